@@ -1,0 +1,268 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config.h"
+#include "size.h"
+
+#include <errno.h>
+#include <stddef.h>
+#include <string.h>
+
+typedef int (*ConfigParser)(const char *value, Config *c, size_t offset, const char **allowed);
+
+typedef struct ConfigKey {
+        const char *section;
+        const char *key;
+        ConfigParser parse;
+        size_t offset;
+        const char *allowed; /* shown in errors */
+} ConfigKey;
+
+#define FIELD(type, c, offset) ((type *)(void *)((char *)(c) + (offset)))
+
+static int parse_bool(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        static const char *const yes[] = {"yes", "true", "on", "1"}, *const no[] = {"no", "false", "off", "0"};
+        (void)allowed;
+        for (unsigned i = 0; i < 4; i++) {
+                if (g_ascii_strcasecmp(v, yes[i]) == 0) {
+                        *FIELD(bool, c, offset) = true;
+                        return 0;
+                }
+                if (g_ascii_strcasecmp(v, no[i]) == 0) {
+                        *FIELD(bool, c, offset) = false;
+                        return 0;
+                }
+        }
+        return -EINVAL;
+}
+
+static int parse_enum(int r, Config *c, size_t offset)
+{
+        if (r < 0)
+                return r;
+        *FIELD(int, c, offset) = r;
+        return 0;
+}
+
+static int parse_policy(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        (void)allowed;
+        return parse_enum(policy_kind_from_string(v), c, offset);
+}
+
+static int parse_vcpu_pin(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        (void)allowed;
+        return parse_enum(vcpu_pin_mode_from_string(v), c, offset);
+}
+
+static int parse_emulator_pin(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        (void)allowed;
+        return parse_enum(emulator_pin_mode_from_string(v), c, offset);
+}
+
+static const char *const bus_names[_BUS_MAX] = {[BUS_SYSTEM] = "system", [BUS_SESSION] = "session", [BUS_NONE] = "none"};
+
+const char *bus_kind_to_string(BusKind b)
+{
+        return b < _BUS_MAX ? bus_names[b] : NULL;
+}
+
+static int parse_bus(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        (void)allowed;
+        for (int i = 0; i < _BUS_MAX; i++)
+                if (strcmp(v, bus_names[i]) == 0)
+                        return parse_enum(i, c, offset);
+        return -EINVAL;
+}
+
+static int parse_cpuset(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        CpuSet *s = NULL;
+        char *msg = NULL;
+        int r = cpuset_parse(v, &s, &msg);
+
+        if (r < 0) {
+                *allowed = msg; /* handed to the caller, which frees it */
+                return r;
+        }
+        cpuset_free(*FIELD(CpuSet *, c, offset));
+        *FIELD(CpuSet *, c, offset) = s;
+        return 0;
+}
+
+static int parse_size(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        (void)allowed;
+        return size_parse(v, FIELD(uint64_t, c, offset));
+}
+
+static int parse_seconds(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        guint64 n;
+        (void)allowed;
+        if (!g_ascii_string_to_unsigned(v, 10, 0, 86400, &n, NULL))
+                return -EINVAL;
+        *FIELD(unsigned, c, offset) = (unsigned)n;
+        return 0;
+}
+
+static int parse_string(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        (void)allowed;
+        if (!*v)
+                return -EINVAL;
+        g_free(*FIELD(char *, c, offset));
+        *FIELD(char *, c, offset) = g_strdup(v);
+        return 0;
+}
+
+static const ConfigKey config_keys[] = {
+        {"Placement", "Policy", parse_policy, offsetof(Config, placement.policy), "explicit, compat"},
+        {"Placement", "VCPUPin", parse_vcpu_pin, offsetof(Config, placement.vcpu_pin), "core, thread, nodeset"},
+        {"Placement", "EmulatorPin", parse_emulator_pin, offsetof(Config, placement.emulator_pin),
+         "siblings, nodeset, none"},
+        {"Placement", "ReservedCPUs", parse_cpuset, offsetof(Config, placement.reserved_cpus),
+         "a CPU list such as 0-1,32-33"},
+        {"Placement", "MemoryReserve", parse_size, offsetof(Config, placement.memory_reserve),
+         "a size in bytes with an optional K, M, G or T suffix"},
+        {"Placement", "Apply", parse_bool, offsetof(Config, apply), "yes, no"},
+        {"Placement", "MemoryBinding", parse_bool, offsetof(Config, memory_binding), "yes, no"},
+        {"Placement", "PlaceRunning", parse_bool, offsetof(Config, place_running), "yes, no"},
+        {"Placement", "ReconcileSec", parse_seconds, offsetof(Config, reconcile_sec),
+         "seconds from 0 (off) to 86400"},
+        {"Libvirt", "URI", parse_string, offsetof(Config, uri), "a libvirt connection URI"},
+        {"DBus", "Bus", parse_bus, offsetof(Config, bus), "system, session, none"},
+};
+
+Config *config_new_default(void)
+{
+        Config *c = g_new0(Config, 1);
+
+        c->placement = (PlacementParams){
+                .policy = POLICY_EXPLICIT,
+                .vcpu_pin = VCPU_PIN_CORE,
+                .emulator_pin = EMULATOR_PIN_SIBLINGS,
+                .reserved_cpus = cpuset_new(),
+                .memory_reserve = 0,
+        };
+        c->apply = true;
+        c->memory_binding = true;
+        c->place_running = true;
+        c->reconcile_sec = 0;
+        c->uri = g_strdup("qemu:///system");
+        c->bus = BUS_SYSTEM;
+        return c;
+}
+
+void config_free(Config *c)
+{
+        if (!c)
+                return;
+        cpuset_free(c->placement.reserved_cpus);
+        g_free(c->uri);
+        g_free(c->path);
+        g_free(c);
+}
+
+static const ConfigKey *find_key(const char *section, const char *key)
+{
+        for (unsigned i = 0; i < G_N_ELEMENTS(config_keys); i++)
+                if (strcmp(config_keys[i].section, section) == 0 && strcmp(config_keys[i].key, key) == 0)
+                        return &config_keys[i];
+        return NULL;
+}
+
+static bool known_section(const char *section)
+{
+        for (unsigned i = 0; i < G_N_ELEMENTS(config_keys); i++)
+                if (strcmp(config_keys[i].section, section) == 0)
+                        return true;
+        return false;
+}
+
+int config_load_data(const char *data, const char *name, Config **ret, char **ret_error)
+{
+        g_autoptr(GKeyFile) kf = g_key_file_new();
+        g_autoptr(GError) error = NULL;
+        g_autoptr(Config) c = config_new_default();
+        g_auto(GStrv) groups = NULL;
+        GString *errors = g_string_new(NULL);
+
+        if (!g_key_file_load_from_data(kf, data, (gsize)-1, G_KEY_FILE_NONE, &error)) {
+                g_string_append_printf(errors, "%s: %s", name, error->message);
+                goto fail;
+        }
+        groups = g_key_file_get_groups(kf, NULL);
+        for (char **g = groups; *g; g++) {
+                g_auto(GStrv) keys = NULL;
+                if (!known_section(*g)) {
+                        g_string_append_printf(errors, "%s%s: unknown section [%s]", errors->len ? "\n" : "",
+                                               name, *g);
+                        continue;
+                }
+                keys = g_key_file_get_keys(kf, *g, NULL, NULL);
+                for (char **k = keys; k && *k; k++) {
+                        const ConfigKey *ck = find_key(*g, *k);
+                        g_autofree char *raw = g_key_file_get_value(kf, *g, *k, NULL);
+                        g_autofree char *value = g_strstrip(g_strdup(raw ? raw : ""));
+                        const char *detail = NULL;
+                        int r;
+
+                        if (!ck) {
+                                g_string_append_printf(errors, "%s%s: unknown key %s= in [%s]",
+                                                       errors->len ? "\n" : "", name, *k, *g);
+                                continue;
+                        }
+                        r = ck->parse(value, c, ck->offset, &detail);
+                        if (r < 0)
+                                g_string_append_printf(errors, "%s%s: [%s] %s=%s: %s; expected %s",
+                                                       errors->len ? "\n" : "", name, *g, *k, value,
+                                                       detail ? detail : (r == -ERANGE ? "out of range" : "invalid value"),
+                                                       ck->allowed);
+                        g_free((char *)detail);
+                }
+        }
+        if (errors->len)
+                goto fail;
+        g_string_free(errors, TRUE);
+        c->path = g_strdup(name);
+        *ret = g_steal_pointer(&c);
+        return 0;
+fail:
+        if (ret_error)
+                *ret_error = g_string_free(errors, FALSE);
+        else
+                g_string_free(errors, TRUE);
+        return -EINVAL;
+}
+
+int config_load_file(const char *path, Config **ret, char **ret_error)
+{
+        g_autofree char *data = NULL;
+        g_autoptr(GError) error = NULL;
+
+        if (!g_file_get_contents(path, &data, NULL, &error)) {
+                int r = error->code == G_FILE_ERROR_NOENT ? -ENOENT : -EIO;
+                if (ret_error)
+                        *ret_error = g_strdup_printf("%s: %s", path, error->message);
+                return r;
+        }
+        return config_load_data(data, path, ret, ret_error);
+}
+
+char *config_format(const Config *c)
+{
+        g_autofree char *reserved = cpuset_format(c->placement.reserved_cpus);
+
+        return g_strdup_printf("[Placement]\nPolicy=%s\nVCPUPin=%s\nEmulatorPin=%s\nReservedCPUs=%s\n"
+                               "MemoryReserve=%llu\nApply=%s\nMemoryBinding=%s\nPlaceRunning=%s\nReconcileSec=%u\n"
+                               "\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=%s\n",
+                               policy_kind_to_string(c->placement.policy),
+                               vcpu_pin_mode_to_string(c->placement.vcpu_pin),
+                               emulator_pin_mode_to_string(c->placement.emulator_pin), reserved,
+                               (unsigned long long)c->placement.memory_reserve, c->apply ? "yes" : "no",
+                               c->memory_binding ? "yes" : "no", c->place_running ? "yes" : "no",
+                               c->reconcile_sec, c->uri, bus_kind_to_string(c->bus));
+}

@@ -1,0 +1,48 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Config: /etc/placementd.conf, an INI file ([Section] Key=value) read with GKeyFile into a plain struct.
+ * Every key lives in one table (config.c) with its parser, default and help; unknown sections or keys
+ * and invalid values are errors, all of them reported together, each naming the file, the key and what
+ * is allowed. Checks that need the host (ReservedCPUs naming CPUs it lacks) are the caller's. A failed
+ * load returns no config at all, so a caller
+ * that already has one keeps it.
+ */
+
+#include <glib.h>
+#include <stdbool.h>
+
+#include "plan.h"
+
+typedef enum BusKind {
+        BUS_SYSTEM,
+        BUS_SESSION,
+        BUS_NONE,
+        _BUS_MAX,
+} BusKind;
+
+typedef struct Config {
+        char *path; /* where it came from; NULL for built-in defaults */
+        PlacementParams placement;
+        bool apply;          /* [Placement] Apply= */
+        bool memory_binding; /* [Placement] MemoryBinding= */
+        bool place_running;  /* [Placement] PlaceRunning= */
+        unsigned reconcile_sec;
+        char *uri; /* [Libvirt] URI= */
+        BusKind bus;
+} Config;
+
+Config *config_new_default(void);
+void config_free(Config *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Config, config_free)
+
+/* Returns 0, -ENOENT when the file does not exist, or another negative errno with *ret_error set. */
+int config_load_file(const char *path, Config **ret, char **ret_error);
+/* Same, from text; name is used in messages. */
+int config_load_data(const char *data, const char *name, Config **ret, char **ret_error);
+
+const char *bus_kind_to_string(BusKind b);
+
+/* Writes the effective configuration as an INI file (for `placementctl config` and tests). */
+char *config_format(const Config *c);

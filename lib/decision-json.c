@@ -1,0 +1,150 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "decision-json.h"
+
+CpuSet *topology_nodes_to_os(const Topology *t, const CpuSet *node_indexes)
+{
+        CpuSet *s = cpuset_new();
+        CPUSET_FOREACH(n, node_indexes)
+        {
+                if ((unsigned)n < t->nnodes)
+                        cpuset_add(s, t->nodes[n].os_index);
+        }
+        return s;
+}
+
+static void add_cpuset(JsonBuilder *b, const char *key, const CpuSet *s)
+{
+        g_autofree char *text = cpuset_format(s);
+        json_builder_set_member_name(b, key);
+        json_builder_add_string_value(b, text);
+}
+
+static void add_node_array(JsonBuilder *b, const char *key, const CpuSet *os)
+{
+        json_builder_set_member_name(b, key);
+        json_builder_begin_array(b);
+        CPUSET_FOREACH(n, os)
+        json_builder_add_int_value(b, n);
+        json_builder_end_array(b);
+}
+
+void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p, gboolean with_candidates)
+{
+        g_autoptr(CpuSet) nodes = topology_nodes_to_os(t, p->nodes);
+        g_autoptr(CpuSet) mem_idx = plan_memory_nodes(p);
+        g_autoptr(CpuSet) mem = topology_nodes_to_os(t, mem_idx);
+
+        json_builder_set_member_name(b, "domain");
+        json_builder_add_string_value(b, p->name);
+        json_builder_set_member_name(b, "vcpus");
+        json_builder_add_int_value(b, p->requested_vcpus);
+        json_builder_set_member_name(b, "memory");
+        json_builder_add_int_value(b, (gint64)p->memory);
+        json_builder_set_member_name(b, "policy");
+        json_builder_add_string_value(b, policy_kind_to_string(p->policy));
+        json_builder_set_member_name(b, "result");
+        json_builder_add_string_value(b, plan_result_to_string(p->result));
+        add_node_array(b, "nodes", nodes);
+        json_builder_set_member_name(b, "vcpu_pins");
+        json_builder_begin_array(b);
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                g_autofree char *s = cpuset_format(p->vcpu_pins[i]);
+                json_builder_add_string_value(b, s);
+        }
+        json_builder_end_array(b);
+        if (p->result == PLAN_UNPLACEABLE)
+                cpuset_clear(mem);
+        add_cpuset(b, "memory_nodes", mem);
+        add_cpuset(b, "emulator_pin", p->emulator_pin);
+        json_builder_set_member_name(b, "shared_vcpus");
+        json_builder_add_int_value(b, p->shared_vcpus);
+        json_builder_set_member_name(b, "reason");
+        json_builder_add_string_value(b, p->reason ? p->reason : "");
+        if (!with_candidates)
+                return;
+        json_builder_set_member_name(b, "candidates");
+        json_builder_begin_array(b);
+        for (unsigned i = 0; i < p->candidates->len; i++) {
+                const PlanCandidate *c = g_ptr_array_index(p->candidates, i);
+                json_builder_begin_object(b);
+                add_node_array(b, "nodes", c->nodes);
+                json_builder_set_member_name(b, "max_distance");
+                json_builder_add_int_value(b, c->max_distance);
+                json_builder_set_member_name(b, "mean_distance");
+                json_builder_add_double_value(b, c->mean_distance);
+                json_builder_set_member_name(b, "free_cores");
+                json_builder_add_int_value(b, c->free_cores);
+                json_builder_set_member_name(b, "free_pus");
+                json_builder_add_int_value(b, c->free_pus);
+                json_builder_set_member_name(b, "free_memory");
+                json_builder_add_int_value(b, (gint64)c->free_memory);
+                json_builder_set_member_name(b, "qualifies");
+                json_builder_add_boolean_value(b, c->qualifies);
+                json_builder_set_member_name(b, "chosen");
+                json_builder_add_boolean_value(b, c->chosen);
+                json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+}
+
+static void add_int(JsonBuilder *b, const char *key, gint64 v)
+{
+        json_builder_set_member_name(b, key);
+        json_builder_add_int_value(b, v);
+}
+
+JsonNode *topology_to_json(const Topology *t, gboolean detailed)
+{
+        g_autoptr(JsonBuilder) b = json_builder_new();
+
+        json_builder_begin_object(b);
+        add_int(b, "nodes", t->nnodes);
+        add_int(b, "packages", t->npackages);
+        add_int(b, "cores", t->ncores);
+        add_int(b, "pus", t->npus);
+        if (detailed) {
+                json_builder_set_member_name(b, "source");
+                json_builder_add_string_value(b, t->source ? t->source : "");
+                add_int(b, "threads_per_core", t->max_threads);
+                json_builder_set_member_name(b, "distances_known");
+                json_builder_add_boolean_value(b, t->distances_known);
+                json_builder_set_member_name(b, "notes");
+                json_builder_begin_array(b);
+                for (unsigned i = 0; t->notes && i < t->notes->len; i++)
+                        json_builder_add_string_value(b, g_ptr_array_index(t->notes, i));
+                json_builder_end_array(b);
+                json_builder_set_member_name(b, "node_list");
+                json_builder_begin_array(b);
+                for (unsigned n = 0; n < t->nnodes; n++) {
+                        json_builder_begin_object(b);
+                        add_int(b, "node", t->nodes[n].os_index);
+                        add_int(b, "memory", (gint64)t->nodes[n].memory);
+                        add_int(b, "cores", t->nodes[n].ncores);
+                        add_int(b, "pus", t->nodes[n].npus);
+                        add_cpuset(b, "cpus", t->nodes[n].cpus);
+                        json_builder_end_object(b);
+                }
+                json_builder_end_array(b);
+                json_builder_set_member_name(b, "distances");
+                json_builder_begin_array(b);
+                for (unsigned i = 0; i < t->nnodes; i++) {
+                        json_builder_begin_array(b);
+                        for (unsigned j = 0; j < t->nnodes; j++) {
+                                uint32_t d = topology_distance(t, i, j);
+                                json_builder_add_int_value(b, d == TOPOLOGY_UNREACHABLE ? -1 : (gint64)d);
+                        }
+                        json_builder_end_array(b);
+                }
+                json_builder_end_array(b);
+        }
+        json_builder_end_object(b);
+        return json_builder_get_root(b);
+}
+
+char *json_to_text(JsonNode *node, gboolean pretty)
+{
+        g_autoptr(JsonGenerator) g = json_generator_new();
+        json_generator_set_root(g, node);
+        json_generator_set_pretty(g, pretty);
+        return json_generator_to_data(g, NULL);
+}

@@ -1,0 +1,29 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * JSON shapes shared by the offline planner, the daemon's D-Bus answers and placementctl --json: one
+ * decision object per domain and one topology summary, so scripts read the same keys everywhere.
+ */
+
+#include <json-glib/json-glib.h>
+
+#include "ledger.h"
+#include "plan.h"
+#include "topology.h"
+
+/* {"domain", "vcpus", "memory", "policy", "result", "nodes": [os...], "vcpu_pins": ["0-1",...],
+ *  "memory_nodes": "0", "emulator_pin": "1", "shared_vcpus", "reason"}; with_candidates adds
+ *  "candidates": [{"nodes", "max_distance", "mean_distance", "free_cores", "free_pus", "free_memory",
+ *  "qualifies", "chosen"}]. Adds the members to an object the builder has open. */
+void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p, gboolean with_candidates);
+
+/* {"source", "nodes", "packages", "cores", "pus", "threads_per_core", "distances_known", "notes": [...],
+ *  "node_list": [{"node", "memory", "cpus", "cores", "package"...}], "distances": [[...]]} */
+JsonNode *topology_to_json(const Topology *t, gboolean detailed);
+
+/* Pretty or compact text of a node; caller frees. */
+char *json_to_text(JsonNode *node, gboolean pretty);
+
+/* Node OS indexes of a set of node indexes, as a new CpuSet. */
+CpuSet *topology_nodes_to_os(const Topology *t, const CpuSet *node_indexes);

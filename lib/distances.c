@@ -1,0 +1,51 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "distances.h"
+#include "topology.h"
+
+static uint32_t *defaults(unsigned n, uint32_t local, uint32_t remote)
+{
+        uint32_t *d = g_new(uint32_t, (gsize)n * n);
+        for (unsigned i = 0; i < n; i++)
+                for (unsigned j = 0; j < n; j++)
+                        d[i * n + j] = i == j ? local : remote;
+        return d;
+}
+
+DistanceVerdict distances_sanitize(unsigned n, const uint32_t *matrix, uint32_t **ret, char **ret_note)
+{
+        bool any_reachable = false;
+
+        if (!matrix) {
+                *ret = defaults(n, TOPOLOGY_LOCAL, TOPOLOGY_REMOTE);
+                if (ret_note && n > 1)
+                        *ret_note = g_strdup("no NUMA distances reported: assuming 10 local, 20 remote");
+                return DISTANCES_MISSING;
+        }
+        for (unsigned i = 0; i < n; i++) {
+                for (unsigned j = 0; j < n; j++) {
+                        uint32_t v = matrix[i * n + j];
+                        if (v == TOPOLOGY_UNREACHABLE)
+                                continue;
+                        any_reachable = true;
+                        if (v < TOPOLOGY_LOCAL || (i == j && v != TOPOLOGY_LOCAL)) {
+                                if (ret_note)
+                                        *ret_note = g_strdup_printf(
+                                                "invalid NUMA distance %u from node %u to node %u (%s): "
+                                                "ignoring the matrix, assuming 10 local, 20 remote",
+                                                v, i, j,
+                                                i == j ? "self distance must be 10" : "must be at least 10");
+                                *ret = defaults(n, TOPOLOGY_LOCAL, TOPOLOGY_REMOTE);
+                                return DISTANCES_INVALID;
+                        }
+                }
+        }
+        if (!any_reachable) {
+                if (ret_note)
+                        *ret_note = g_strdup("every NUMA distance is unreachable: no NUMA information, "
+                                             "treating all nodes as one");
+                *ret = defaults(n, TOPOLOGY_LOCAL, TOPOLOGY_LOCAL);
+                return DISTANCES_FLAT;
+        }
+        *ret = g_memdup2(matrix, sizeof(uint32_t) * n * n);
+        return DISTANCES_OK;
+}

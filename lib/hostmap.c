@@ -1,0 +1,72 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "hostmap.h"
+#include "size.h"
+
+#define CORES_PER_LINE 16u
+
+static char letter(unsigned i)
+{
+        static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
+        return i < sizeof(letters) - 1 ? letters[i] : '*';
+}
+
+char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
+{
+        GString *out = g_string_new(NULL);
+        g_autoptr(GPtrArray) keys = ledger_keys(l);
+        g_autofree int *owner = g_new(int, MAX(t->npus, 1)); /* -1 free, -2 several, else key index */
+        char a[32], b[32];
+
+        for (unsigned p = 0; p < t->npus; p++)
+                owner[p] = -1;
+        for (unsigned k = 0; k < keys->len; k++) {
+                const Plan *plan = ledger_lookup(l, g_ptr_array_index(keys, k));
+                for (unsigned i = 0; i < plan->nvcpus; i++) {
+                        int pu = plan->vcpu_pu[i];
+                        if (pu < 0 || (unsigned)pu >= t->npus)
+                                continue;
+                        owner[pu] = owner[pu] == -1 || owner[pu] == (int)k ? (int)k : -2;
+                }
+        }
+
+        for (unsigned pkg = 0; pkg < t->npackages; pkg++) {
+                g_string_append_printf(out, "package %u\n", t->packages[pkg].os_index);
+                for (unsigned n = 0; n < t->nnodes; n++) {
+                        const TopoNode *node = &t->nodes[n];
+                        unsigned shown = 0;
+                        if (!node->ncores || t->cores[node->core_first].package != pkg)
+                                continue;
+                        g_string_append_printf(out, "  node %u  %s, %s reserved by domains\n", node->os_index,
+                                               size_format(node->memory, a, sizeof(a)),
+                                               size_format(ledger_node_memory(l, n), b, sizeof(b)));
+                        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
+                                const TopoCore *core = &t->cores[c];
+                                if (shown % CORES_PER_LINE == 0)
+                                        g_string_append_printf(out, "%s    cpu %4u ", shown ? "\n" : "",
+                                                               t->pus[core->pu_first].os_index);
+                                g_string_append_c(out, '[');
+                                for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
+                                        char ch = owner[p] == -1 ? '.' : owner[p] == -2 ? '+' : letter((unsigned)owner[p]);
+                                        if (owner[p] == -1 && reserved && cpuset_has(reserved, t->pus[p].os_index))
+                                                ch = '#';
+                                        g_string_append_c(out, ch);
+                                }
+                                g_string_append_c(out, ']');
+                                shown++;
+                        }
+                        g_string_append_c(out, '\n');
+                }
+        }
+        for (unsigned n = 0; n < t->nnodes; n++)
+                if (!t->nodes[n].ncores)
+                        g_string_append_printf(out, "memory-only node %u  %s, %s reserved by domains\n",
+                                               t->nodes[n].os_index, size_format(t->nodes[n].memory, a, sizeof(a)),
+                                               size_format(ledger_node_memory(l, n), b, sizeof(b)));
+        g_string_append(out, "legend: [..] one core, one character per thread; . free, # reserved for the host, "
+                             "+ several domains");
+        for (unsigned k = 0; k < keys->len; k++)
+                g_string_append_printf(out, "%s%c %s", k % 6 == 0 ? "\n  " : ", ", letter(k),
+                                       (const char *)g_ptr_array_index(keys, k));
+        g_string_append_c(out, '\n');
+        return g_string_free(out, FALSE);
+}

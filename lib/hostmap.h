@@ -1,0 +1,14 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * A text map of the host: per package and node, every core as a bracket with one character per PU,
+ * the letter of the domain counted on it ('.' free, '#' reserved for the host, '+' several domains),
+ * followed by a legend. Used by `placementctl plan` and `placementctl map`.
+ */
+
+#include "ledger.h"
+#include "topology.h"
+
+/* Caller frees. reserved may be NULL. */
+char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved);

@@ -1,0 +1,151 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "ledger.h"
+
+#include <errno.h>
+#include <string.h>
+
+struct Ledger {
+        const Topology *topology;
+        unsigned *pu_load;     /* [npus] */
+        unsigned *core_load;   /* [ncores] */
+        uint64_t *node_memory; /* [nnodes] */
+        GHashTable *domains;   /* key -> Plan* */
+};
+
+Ledger *ledger_new(const Topology *t)
+{
+        Ledger *l = g_new0(Ledger, 1);
+
+        l->topology = t;
+        l->pu_load = g_new0(unsigned, MAX(t->npus, 1));
+        l->core_load = g_new0(unsigned, MAX(t->ncores, 1));
+        l->node_memory = g_new0(uint64_t, MAX(t->nnodes, 1));
+        l->domains = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)plan_free);
+        return l;
+}
+
+void ledger_free(Ledger *l)
+{
+        if (!l)
+                return;
+        g_hash_table_destroy(l->domains);
+        g_free(l->pu_load);
+        g_free(l->core_load);
+        g_free(l->node_memory);
+        g_free(l);
+}
+
+const Topology *ledger_topology(const Ledger *l)
+{
+        return l->topology;
+}
+
+static bool plan_fits(const Ledger *l, const Plan *p)
+{
+        if (p->nnode_memory != l->topology->nnodes)
+                return false;
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                if (p->vcpu_pu[i] >= (int)l->topology->npus)
+                        return false;
+        return true;
+}
+
+static void account(Ledger *l, const Plan *p, int sign)
+{
+        const Topology *t = l->topology;
+
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                int pu = p->vcpu_pu[i];
+                if (pu < 0)
+                        continue;
+                l->pu_load[pu] += (unsigned)sign;
+                l->core_load[t->pus[pu].core] += (unsigned)sign;
+        }
+        for (unsigned n = 0; n < t->nnodes; n++)
+                l->node_memory[n] += (uint64_t)(int64_t)sign * p->node_memory[n];
+}
+
+int ledger_commit(Ledger *l, const char *key, Plan *plan)
+{
+        if (g_hash_table_contains(l->domains, key)) {
+                plan_free(plan);
+                return -EEXIST;
+        }
+        if (!plan_fits(l, plan)) {
+                plan_free(plan);
+                return -EINVAL;
+        }
+        account(l, plan, +1);
+        g_hash_table_insert(l->domains, g_strdup(key), plan);
+        return 0;
+}
+
+int ledger_release(Ledger *l, const char *key)
+{
+        Plan *p = g_hash_table_lookup(l->domains, key);
+
+        if (!p)
+                return -ENOENT;
+        account(l, p, -1);
+        g_hash_table_remove(l->domains, key);
+        return 0;
+}
+
+const Plan *ledger_lookup(const Ledger *l, const char *key)
+{
+        return g_hash_table_lookup(l->domains, key);
+}
+
+unsigned ledger_count(const Ledger *l)
+{
+        return g_hash_table_size(l->domains);
+}
+
+static int compare_strings(gconstpointer a, gconstpointer b)
+{
+        return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+GPtrArray *ledger_keys(const Ledger *l)
+{
+        GPtrArray *keys = g_ptr_array_new();
+        GHashTableIter it;
+        gpointer k;
+
+        g_hash_table_iter_init(&it, l->domains);
+        while (g_hash_table_iter_next(&it, &k, NULL))
+                g_ptr_array_add(keys, k);
+        g_ptr_array_sort(keys, compare_strings);
+        return keys;
+}
+
+unsigned ledger_pu_load(const Ledger *l, unsigned pu)
+{
+        return l->pu_load[pu];
+}
+
+unsigned ledger_core_load(const Ledger *l, unsigned core)
+{
+        return l->core_load[core];
+}
+
+bool ledger_core_free(const Ledger *l, unsigned core)
+{
+        return l->core_load[core] == 0;
+}
+
+uint64_t ledger_node_memory(const Ledger *l, unsigned node)
+{
+        return l->node_memory[node];
+}
+
+bool ledger_is_empty(const Ledger *l)
+{
+        for (unsigned i = 0; i < l->topology->npus; i++)
+                if (l->pu_load[i])
+                        return false;
+        for (unsigned i = 0; i < l->topology->nnodes; i++)
+                if (l->node_memory[i])
+                        return false;
+        return true;
+}

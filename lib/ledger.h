@@ -1,0 +1,43 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Ledger: who holds what on one host. It keeps the plan of every domain it was given and derives from
+ * them, per PU, how many vCPUs are counted there; per core, whether it is free; per node, how much
+ * memory is reserved. Releasing a domain subtracts exactly what committing it added, so a later plan
+ * sees the host as if the domain never ran. Keys are opaque strings (the daemon uses UUIDs, the
+ * offline planner domain names).
+ */
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plan.h"
+#include "topology.h"
+
+typedef struct Ledger Ledger;
+
+Ledger *ledger_new(const Topology *t);
+void ledger_free(Ledger *l);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Ledger, ledger_free)
+
+const Topology *ledger_topology(const Ledger *l);
+
+/* Takes ownership of plan. Returns 0, -EEXIST when key is already held (plan is then freed), or
+ * -EINVAL when the plan does not fit this topology (a PU or node index out of range). */
+int ledger_commit(Ledger *l, const char *key, Plan *plan);
+/* Returns 0 or -ENOENT. */
+int ledger_release(Ledger *l, const char *key);
+/* NULL when unknown. */
+const Plan *ledger_lookup(const Ledger *l, const char *key);
+unsigned ledger_count(const Ledger *l);
+/* Keys in a stable (sorted) order; free the array with g_ptr_array_unref. */
+GPtrArray *ledger_keys(const Ledger *l);
+
+unsigned ledger_pu_load(const Ledger *l, unsigned pu);
+unsigned ledger_core_load(const Ledger *l, unsigned core);
+bool ledger_core_free(const Ledger *l, unsigned core);
+uint64_t ledger_node_memory(const Ledger *l, unsigned node);
+/* True when no PU is counted and no memory reserved. */
+bool ledger_is_empty(const Ledger *l);

@@ -1,0 +1,177 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "nodesets.h"
+#include "topology.h"
+
+#include <glib.h>
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct Builder {
+        unsigned nnodes;
+        const uint32_t *distance;
+        GArray *sets;    /* NodeSet */
+        GArray *members; /* unsigned */
+        GHashTable *seen; /* key: member list as string, for deduplication above the exhaustive limit */
+} Builder;
+
+static uint32_t dist(const Builder *b, unsigned i, unsigned j)
+{
+        return b->distance[i * b->nnodes + j];
+}
+
+/* Adds the set of nodes[0..n) (ascending) unless it contains an unreachable pair. */
+static void builder_add(Builder *b, const unsigned *nodes, unsigned n)
+{
+        uint32_t max = 0;
+        uint64_t sum = 0;
+        NodeSet s;
+
+        for (unsigned i = 0; i < n; i++)
+                for (unsigned j = 0; j < n; j++) {
+                        uint32_t d = dist(b, nodes[i], nodes[j]);
+                        if (d == TOPOLOGY_UNREACHABLE)
+                                return;
+                        max = MAX(max, d);
+                        sum += d;
+                }
+        if (b->seen) {
+                GString *key = g_string_new(NULL);
+                for (unsigned i = 0; i < n; i++)
+                        g_string_append_printf(key, "%u,", nodes[i]);
+                if (g_hash_table_contains(b->seen, key->str)) {
+                        g_string_free(key, TRUE);
+                        return;
+                }
+                g_hash_table_add(b->seen, g_string_free(key, FALSE));
+        }
+        s = (NodeSet){
+                .max_distance = max,
+                .mean_distance = (double)sum / ((double)n * n),
+                .first = b->members->len,
+                .nnodes = n,
+        };
+        g_array_append_vals(b->members, nodes, n);
+        g_array_append_val(b->sets, s);
+}
+
+static int compare_sets(const void *pa, const void *pb)
+{
+        const NodeSet *a = pa, *b = pb;
+
+        if (a->max_distance != b->max_distance)
+                return a->max_distance < b->max_distance ? -1 : 1;
+        if (fabs(a->mean_distance - b->mean_distance) > NODESETS_MEAN_EPSILON)
+                return a->mean_distance < b->mean_distance ? -1 : 1;
+        /* Stable: keep enumeration order (first is unique per set). */
+        return a->first < b->first ? -1 : a->first > b->first;
+}
+
+static void enumerate_all(Builder *b)
+{
+        unsigned nodes[NODESETS_EXHAUSTIVE_MAX];
+
+        /* By size, then lexicographically: walk masks ordered by popcount for a natural stable order. */
+        for (unsigned size = 1; size <= b->nnodes; size++)
+                for (uint32_t mask = 1; mask < (UINT32_C(1) << b->nnodes); mask++) {
+                        unsigned n = 0;
+                        if ((unsigned)__builtin_popcount(mask) != size)
+                                continue;
+                        for (unsigned i = 0; i < b->nnodes; i++)
+                                if (mask & (UINT32_C(1) << i))
+                                        nodes[n++] = i;
+                        builder_add(b, nodes, n);
+                }
+}
+
+typedef struct {
+        uint32_t d;
+        unsigned node;
+} ByDistance;
+
+static int compare_by_distance(const void *pa, const void *pb)
+{
+        const ByDistance *a = pa, *b = pb;
+        if (a->d != b->d)
+                return a->d < b->d ? -1 : 1;
+        return a->node < b->node ? -1 : a->node > b->node;
+}
+
+static int compare_unsigned(const void *pa, const void *pb)
+{
+        unsigned a = *(const unsigned *)pa, b = *(const unsigned *)pb;
+        return a < b ? -1 : a > b;
+}
+
+static void enumerate_grown(Builder *b)
+{
+        g_autofree ByDistance *order = g_new(ByDistance, b->nnodes);
+        g_autofree unsigned *set = g_new(unsigned, b->nnodes);
+
+        b->seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        for (unsigned size = 1; size <= b->nnodes; size++)
+                for (unsigned seed = 0; seed < b->nnodes; seed++) {
+                        /* Nodes in distance order from seed; the seed itself comes first (distance 10). */
+                        for (unsigned j = 0; j < b->nnodes; j++)
+                                order[j] = (ByDistance){j == seed ? 0 : dist(b, seed, j), j};
+                        qsort(order, b->nnodes, sizeof(*order), compare_by_distance);
+                        for (unsigned j = 0; j < size; j++)
+                                set[j] = order[j].node;
+                        qsort(set, size, sizeof(*set), compare_unsigned);
+                        builder_add(b, set, size);
+                }
+        g_hash_table_destroy(b->seen);
+        b->seen = NULL;
+}
+
+NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool flat)
+{
+        NodeSetTable *t = g_new0(NodeSetTable, 1);
+        Builder b = {
+                .nnodes = nnodes,
+                .distance = distance,
+                .sets = g_array_new(FALSE, FALSE, sizeof(NodeSet)),
+                .members = g_array_new(FALSE, FALSE, sizeof(unsigned)),
+        };
+
+        t->nnodes = nnodes;
+        if (flat || nnodes == 0) {
+                g_autofree unsigned *all = g_new(unsigned, MAX(nnodes, 1));
+                for (unsigned i = 0; i < nnodes; i++)
+                        all[i] = i;
+                if (nnodes) {
+                        NodeSet s = {TOPOLOGY_LOCAL, TOPOLOGY_LOCAL, 0, 0, nnodes};
+                        g_array_append_vals(b.members, all, nnodes);
+                        g_array_append_val(b.sets, s);
+                }
+                t->exhaustive = true;
+        } else if (nnodes <= NODESETS_EXHAUSTIVE_MAX) {
+                enumerate_all(&b);
+                t->exhaustive = true;
+        } else {
+                enumerate_grown(&b);
+        }
+
+        g_array_sort(b.sets, compare_sets);
+        t->ncandidates = b.sets->len;
+        t->candidates = (NodeSet *)(void *)g_array_free(b.sets, FALSE);
+        t->members = (unsigned *)(void *)g_array_free(b.members, FALSE);
+        for (unsigned i = 0; i < t->ncandidates; i++) {
+                NodeSet *s = &t->candidates[i], *prev = i ? &t->candidates[i - 1] : NULL;
+                s->group = !prev ? 0
+                           : (prev->max_distance == s->max_distance &&
+                              fabs(prev->mean_distance - s->mean_distance) <= NODESETS_MEAN_EPSILON)
+                                   ? prev->group
+                                   : prev->group + 1;
+        }
+        return t;
+}
+
+void nodeset_table_free(NodeSetTable *t)
+{
+        if (!t)
+                return;
+        g_free(t->candidates);
+        g_free(t->members);
+        g_free(t);
+}

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * NodeSetTable: the candidate node sets of a host, ranked once per topology.
+ *
+ * Key = (max distance over all ordered pairs of the set, itself included; mean distance over all |S|^2
+ * pairs), ascending, stable (ties keep enumeration order: smaller sets first, then lower node numbers).
+ * Consecutive candidates with the same max and a mean within 1e-3 form a group; a policy picks the
+ * first group holding a set that qualifies and, inside it, the least loaded set.
+ *
+ * Up to NODESETS_EXHAUSTIVE_MAX nodes every subset is a candidate. Above that, each node grows a set
+ * by adding the remaining nodes in order of distance (ties by index): n sets of each size, deduplicated,
+ * so multi-node sets are still offered on big hosts. Sets containing an unreachable pair, or a node
+ * unreachable from itself, are never candidates. On a flat topology the only candidate is all nodes.
+ */
+
+#include <stdbool.h>
+#include <stdint.h>
+
+#define NODESETS_EXHAUSTIVE_MAX 16u
+#define NODESETS_MEAN_EPSILON   1e-3
+
+typedef struct NodeSet {
+        uint32_t max_distance;
+        double mean_distance;
+        unsigned group;  /* equal (max, mean) rank share a group number */
+        unsigned first;  /* into members[] */
+        unsigned nnodes; /* members[first .. first+nnodes) ascending node indexes */
+} NodeSet;
+
+typedef struct NodeSetTable {
+        unsigned nnodes;
+        unsigned ncandidates;
+        NodeSet *candidates;
+        unsigned *members;
+        bool exhaustive;
+} NodeSetTable;
+
+NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool flat);
+void nodeset_table_free(NodeSetTable *t);
+
+static inline const unsigned *nodeset_members(const NodeSetTable *t, const NodeSet *s)
+{
+        return t->members + s->first;
+}

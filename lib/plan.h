@@ -1,0 +1,108 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Plan: what a policy decided for one domain, as plain data. Policies fill it; the ledger holds it while
+ * the domain runs; the applier turns it into libvirt calls; formatters print it. Node numbers inside a
+ * plan are node INDEXES of the topology it was made on and PU numbers inside vcpu_pu are PU INDEXES;
+ * the cpusets handed to libvirt (vcpu_pins, emulator_pin) hold OS indexes.
+ */
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpuset.h"
+
+typedef enum PolicyKind {
+        POLICY_EXPLICIT,
+        POLICY_COMPAT,
+        _POLICY_MAX,
+} PolicyKind;
+
+typedef enum VcpuPinMode {
+        VCPU_PIN_CORE,    /* each vCPU on all PUs of its own core */
+        VCPU_PIN_THREAD,  /* each vCPU on the first PU of its core */
+        VCPU_PIN_NODESET, /* each vCPU on every PU of the node set; the scheduler balances */
+        _VCPU_PIN_MAX,
+} VcpuPinMode;
+
+typedef enum EmulatorPinMode {
+        EMULATOR_PIN_SIBLINGS, /* idle sibling threads of the domain's own cores */
+        EMULATOR_PIN_NODESET,  /* the node set, minus other domains' cores */
+        EMULATOR_PIN_NONE,
+        _EMULATOR_PIN_MAX,
+} EmulatorPinMode;
+
+typedef enum PlanResult {
+        PLAN_PLACED,
+        PLAN_OVERCOMMITTED,
+        PLAN_UNPLACEABLE,
+        PLAN_ADOPTED, /* pins made by someone else (by hand), recorded so others avoid them */
+        _PLAN_RESULT_MAX,
+} PlanResult;
+
+/* The knobs a policy reads (a part of the config). */
+typedef struct PlacementParams {
+        PolicyKind policy;
+        VcpuPinMode vcpu_pin;
+        EmulatorPinMode emulator_pin;
+        CpuSet *reserved_cpus; /* OS indexes; never given to vCPUs */
+        uint64_t memory_reserve; /* bytes kept free on every node */
+} PlacementParams;
+
+typedef struct PlacementRequest {
+        const char *name;
+        unsigned vcpus;
+        uint64_t memory; /* bytes */
+} PlacementRequest;
+
+/* One ranked candidate node set as the policy saw it. */
+typedef struct PlanCandidate {
+        unsigned rank; /* position in the topology's candidate table */
+        CpuSet *nodes; /* node OS indexes */
+        uint32_t max_distance;
+        double mean_distance;
+        unsigned free_cores;
+        unsigned free_pus;
+        uint64_t free_memory;
+        bool qualifies;
+        bool chosen;
+} PlanCandidate;
+
+typedef struct Plan {
+        char *name;
+        PolicyKind policy;
+        VcpuPinMode vcpu_pin;
+        PlanResult result;
+        unsigned nvcpus;          /* entries in vcpu_pu and vcpu_pins */
+        unsigned requested_vcpus; /* what was asked (differs from nvcpus only for absurd requests) */
+        uint64_t memory;
+        CpuSet *nodes;         /* node indexes of the chosen set (empty when unplaceable) */
+        int *vcpu_pu;          /* [nvcpus] PU index the vCPU is counted on; -1 when not placed */
+        CpuSet **vcpu_pins;    /* [nvcpus] OS indexes to pin vCPU i to; empty when not placed */
+        unsigned nnode_memory; /* topology's node count */
+        uint64_t *node_memory; /* [nnode_memory] bytes reserved on each node index */
+        CpuSet *emulator_pin;  /* OS indexes; empty = leave the emulator alone */
+        unsigned shared_vcpus; /* vCPUs of this domain on a core with another vCPU */
+        char *reason;
+        GPtrArray *candidates; /* PlanCandidate*, ranked, what the policy looked at */
+} Plan;
+
+Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnodes);
+void plan_free(Plan *p);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Plan, plan_free)
+Plan *plan_copy(const Plan *p);
+
+/* Node indexes that hold memory of this plan (the numatune nodeset), as a new set. */
+CpuSet *plan_memory_nodes(const Plan *p);
+
+void plan_candidate_free(PlanCandidate *c);
+
+const char *policy_kind_to_string(PolicyKind k);
+int policy_kind_from_string(const char *s); /* -EINVAL when unknown */
+const char *vcpu_pin_mode_to_string(VcpuPinMode m);
+int vcpu_pin_mode_from_string(const char *s);
+const char *emulator_pin_mode_to_string(EmulatorPinMode m);
+int emulator_pin_mode_from_string(const char *s);
+const char *plan_result_to_string(PlanResult r);

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <stdint.h>
+
+/*
+ * Parses a size: a whole number with an optional binary suffix K, M, G, T (also KiB, MiB, GiB, TiB,
+ * case-insensitive); no suffix means bytes. Returns 0, -EINVAL (syntax) or -ERANGE (overflow).
+ */
+int size_parse(const char *text, uint64_t *ret);
+
+/* "4.0 GiB", "512 MiB", "100 B" into buf (at least 32 bytes); returns buf. */
+char *size_format(uint64_t bytes, char *buf, unsigned len);

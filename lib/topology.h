@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Topology: a read-only snapshot of the host, taken from hwloc once and then plain data.
+ *
+ * Everything is addressed by dense logical indexes (node i, core c, PU p) that count only what can
+ * run vCPUs or hold memory; OS indexes (what libvirt and /sys speak) are kept beside them. Cores are
+ * stored grouped by NUMA node, and the PUs of a core (its SMT siblings) are contiguous, so a node's
+ * cores are cores[node.core_first .. core_first+ncores) and a core's PUs pus[core.pu_first .. +npus).
+ *
+ * Distances are by node index, distance[i * nnodes + j]; TOPOLOGY_UNREACHABLE marks a pair with no
+ * path. A node whose own distance is unreachable is never offered to a domain.
+ */
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpuset.h"
+
+#define TOPOLOGY_UNREACHABLE UINT32_MAX
+#define TOPOLOGY_LOCAL       10u
+#define TOPOLOGY_REMOTE      20u
+
+typedef struct NodeSetTable NodeSetTable;
+
+typedef struct TopoPu {
+        unsigned os_index;
+        unsigned core; /* index into cores[] */
+} TopoPu;
+
+typedef struct TopoCore {
+        unsigned node;     /* index into nodes[] */
+        unsigned package;  /* index into packages[] */
+        unsigned l3;       /* index of its L3 group (dense, host-wide); one group per node when no L3 is known */
+        unsigned os_index; /* hwloc core OS index (informational) */
+        unsigned pu_first; /* index into pus[] */
+        unsigned npus;     /* SMT siblings: 1, 2, 4... */
+} TopoCore;
+
+typedef struct TopoNode {
+        unsigned os_index;
+        uint64_t memory; /* bytes of local memory */
+        unsigned core_first;
+        unsigned ncores; /* 0 for memory-only nodes (CXL, HBM) */
+        unsigned npus;
+        CpuSet *cpus; /* OS indexes of its PUs */
+} TopoNode;
+
+typedef struct TopoPackage {
+        unsigned os_index;
+        CpuSet *nodes; /* node indexes that hold its cores */
+} TopoPackage;
+
+typedef struct Topology {
+        char *source; /* "host", a path, or "synthetic:..." */
+        unsigned nnodes, npackages, ncores, npus, nl3;
+        TopoNode *nodes;
+        TopoPackage *packages;
+        TopoCore *cores;
+        TopoPu *pus;
+        uint32_t *distance;   /* nnodes * nnodes */
+        bool distances_known; /* false: defaults 10/20 were assumed */
+        bool flat;            /* no NUMA information at all: the nodes form one set */
+        unsigned max_threads; /* most PUs in one core */
+        CpuSet *all_pus;      /* OS indexes of every usable PU */
+        GPtrArray *notes;     /* char*: what was odd about the source and how it was handled */
+        NodeSetTable *nodesets;
+
+        /* Private to topology.c: OS index -> pu/node index (-1 when absent), for the lookups below.
+         * A Topology built by hand may leave them NULL; the lookups then search linearly. */
+        int *pu_index_by_os;
+        unsigned pu_index_by_os_len;
+        int *node_index_by_os;
+        unsigned node_index_by_os_len;
+} Topology;
+
+/*
+ * Loads a topology. source is "host" (this machine), "synthetic:DESC" (an hwloc synthetic string), or a
+ * path to an hwloc XML file. Returns 0, or a negative errno with *ret_error set to a message that names
+ * the source and the problem (caller frees).
+ */
+int topology_load(const char *source, Topology **ret, char **ret_error);
+
+/* Builds a topology from plain arrays: for tests and the ranking fixtures. distance may be NULL
+ * (defaults). Each node gets cores_per_node cores of threads_per_core PUs, numbered consecutively. */
+/* Returns NULL when a count is 0 or the host would exceed the limits (CPUSET_MAX PUs, 1024 nodes). */
+Topology *topology_new_uniform(unsigned nnodes, unsigned cores_per_node, unsigned threads_per_core,
+                               uint64_t memory_per_node, const uint32_t *distance);
+
+void topology_free(Topology *t);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Topology, topology_free)
+
+static inline uint32_t topology_distance(const Topology *t, unsigned a, unsigned b)
+{
+        return t->distance[a * t->nnodes + b];
+}
+
+/* Index of the PU with this OS index, or -1. */
+int topology_pu_by_os(const Topology *t, unsigned os_index);
+/* Index of the node with this OS index, or -1. */
+int topology_node_by_os(const Topology *t, unsigned os_index);

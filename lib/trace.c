@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "trace.h"
+#include "size.h"
+
+#include <errno.h>
+#include <string.h>
+
+void trace_event_free(TraceEvent *e)
+{
+        if (!e)
+                return;
+        g_free(e->name);
+        g_free(e);
+}
+
+static const char *check_name(const char *name)
+{
+        if (!*name)
+                return "empty domain name";
+        if (strlen(name) > TRACE_NAME_MAX)
+                return "domain name longer than 256 characters";
+        for (const char *p = name; *p; p++)
+                if (g_ascii_isspace(*p) || g_ascii_iscntrl(*p) || *p == ':')
+                        return "domain name with a blank, control character or ':'";
+        if (!g_utf8_validate(name, -1, NULL))
+                return "domain name is not valid UTF-8";
+        return NULL;
+}
+
+static const char *parse_start(const char *name, const char *vcpus, const char *memory, TraceEvent **ret)
+{
+        guint64 n;
+        uint64_t bytes;
+        const char *bad = check_name(name);
+
+        if (bad)
+                return bad;
+        if (!g_ascii_string_to_unsigned(vcpus, 10, 0, G_MAXUINT, &n, NULL))
+                return "vCPU count must be a whole number";
+        if (size_parse(memory, &bytes) < 0)
+                return "memory must be a size such as 4096M or 4G";
+        *ret = g_new0(TraceEvent, 1);
+        **ret = (TraceEvent){.op = TRACE_START, .name = g_strdup(name), .vcpus = (unsigned)n, .memory = bytes};
+        return NULL;
+}
+
+int trace_parse_spec(const char *spec, TraceEvent **ret, char **ret_error)
+{
+        g_auto(GStrv) parts = g_strsplit(spec, ":", -1);
+        const char *bad;
+
+        if (g_strv_length(parts) != 3) {
+                bad = "expected NAME:VCPUS:MEMORY";
+        } else {
+                bad = parse_start(parts[0], parts[1], parts[2], ret);
+        }
+        if (bad) {
+                if (ret_error)
+                        *ret_error = g_strdup_printf("'%s': %s", spec, bad);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+int trace_parse(const char *text, const char *source, GPtrArray **ret, char **ret_error)
+{
+        g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func((GDestroyNotify)trace_event_free);
+        g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+        unsigned lineno = 0;
+
+        for (char **l = lines; *l; l++) {
+                g_auto(GStrv) words = NULL;
+                g_autofree char *line = g_strstrip(g_strdup(*l));
+                const char *bad = NULL;
+                TraceEvent *e = NULL;
+                unsigned nwords;
+
+                lineno++;
+                if (!*line || line[0] == '#')
+                        continue;
+                words = g_regex_split_simple("[ \t]+", line, 0, 0);
+                nwords = g_strv_length(words);
+                if (events->len >= TRACE_EVENTS_MAX)
+                        bad = "too many events (limit 1000000)";
+                else if (strcmp(words[0], "start") == 0 && nwords == 4)
+                        bad = parse_start(words[1], words[2], words[3], &e);
+                else if (strcmp(words[0], "start") == 0)
+                        bad = "expected 'start NAME VCPUS MEMORY'";
+                else if (strcmp(words[0], "stop") == 0 && nwords == 2) {
+                        bad = check_name(words[1]);
+                        if (!bad) {
+                                e = g_new0(TraceEvent, 1);
+                                *e = (TraceEvent){.op = TRACE_STOP, .name = g_strdup(words[1])};
+                        }
+                } else if (strcmp(words[0], "stop") == 0)
+                        bad = "expected 'stop NAME'";
+                else
+                        bad = "unknown event (expected start or stop)";
+                if (bad) {
+                        if (ret_error)
+                                *ret_error = g_strdup_printf("%s:%u: %s", source, lineno, bad);
+                        return -EINVAL;
+                }
+                e->line = lineno;
+                g_ptr_array_add(events, e);
+        }
+        *ret = g_steal_pointer(&events);
+        return 0;
+}

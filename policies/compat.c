@@ -1,0 +1,42 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * compat: the memory-first behaviour of older planners. A node set qualifies by free memory and free
+ * logical CPUs; vCPUs fill every free thread of a core before moving to the next core, so hyperthread
+ * siblings are shared. Kept as the escape hatch if explicit misbehaves.
+ */
+#include "policy-internal.h"
+
+static unsigned compat_capacity(const HostView *v, unsigned node)
+{
+        return v->node_free_pus[node];
+}
+
+static void compat_assign(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan)
+{
+        g_autofree unsigned *capacity = g_new(unsigned, n);
+        g_autofree unsigned *quota = g_new(unsigned, n);
+        unsigned vcpu = 0;
+
+        for (unsigned i = 0; i < n; i++)
+                capacity[i] = v->node_free_pus[nodes[i]];
+        policy_spread(capacity, n, plan->nvcpus, quota);
+        for (unsigned i = 0; i < n; i++) {
+                const TopoNode *node = &v->t->nodes[nodes[i]];
+                unsigned left = quota[i];
+                for (unsigned c = node->core_first; c < node->core_first + node->ncores && left; c++) {
+                        const TopoCore *core = &v->t->cores[c];
+                        for (unsigned p = core->pu_first; p < core->pu_first + core->npus && left; p++) {
+                                if (!v->pu_usable[p] || ledger_pu_load(v->l, p))
+                                        continue;
+                                plan->vcpu_pu[vcpu++] = (int)p;
+                                left--;
+                        }
+                }
+        }
+}
+
+const PolicyOps policy_compat_ops = {
+        .kind = POLICY_COMPAT,
+        .capacity = compat_capacity,
+        .assign = compat_assign,
+};

@@ -1,0 +1,485 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The policy driver. For one request it:
+ *   1. takes the host as the ledger leaves it (free cores, free PUs, free memory per node);
+ *   2. walks the topology's ranked node sets and finds the first group (equal max and mean distance)
+ *      holding a set that qualifies for the policy; inside that group the least loaded set wins;
+ *   3. if none qualifies but memory fits somewhere, overcommits on the memory-fitting set that offers
+ *      most capacity, using the least loaded cores; if memory fits nowhere, pins nothing;
+ *   4. turns the chosen PUs into pins, spreads the memory over the set, picks the emulator's CPUs and
+ *      writes the reason.
+ */
+#include "policy.h"
+#include "policy-internal.h"
+#include "nodesets.h"
+#include "size.h"
+
+#include <stdio.h>
+#include <string.h>
+
+/* Requests above this are answered with an unplaceable plan instead of allocating for them. */
+#define POLICY_MAX_VCPUS 4096u
+/* How many ranked candidates a plan keeps for explain. */
+#define POLICY_KEEP_CANDIDATES 24u
+
+static const PolicyOps *policy_ops(PolicyKind k)
+{
+        return k == POLICY_COMPAT ? &policy_compat_ops : &policy_explicit_ops;
+}
+
+unsigned policy_spread(const unsigned *capacity, unsigned n, unsigned count, unsigned *quota)
+{
+        g_autofree unsigned *order = g_new(unsigned, MAX(n, 1));
+        unsigned norder = 0;
+
+        for (unsigned i = 0; i < n; i++) {
+                quota[i] = 0;
+                if (capacity[i])
+                        order[norder++] = i;
+        }
+        /* nodes with more room first; insertion sort keeps equal ones in node order */
+        for (unsigned i = 1; i < norder; i++)
+                for (unsigned j = i; j > 0 && capacity[order[j]] > capacity[order[j - 1]]; j--) {
+                        unsigned tmp = order[j];
+                        order[j] = order[j - 1];
+                        order[j - 1] = tmp;
+                }
+        while (count) {
+                bool gave = false;
+                for (unsigned k = 0; k < norder && count; k++) {
+                        unsigned i = order[k];
+                        if (quota[i] < capacity[i]) {
+                                quota[i]++;
+                                count--;
+                                gave = true;
+                        }
+                }
+                if (!gave)
+                        break;
+        }
+        return count;
+}
+
+int policy_core_first_usable_pu(const HostView *v, unsigned core)
+{
+        const TopoCore *c = &v->t->cores[core];
+        for (unsigned p = c->pu_first; p < c->pu_first + c->npus; p++)
+                if (v->pu_usable[p])
+                        return (int)p;
+        return -1;
+}
+
+static void host_view_init(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params)
+{
+        *v = (HostView){.t = t, .l = l, .params = params};
+        v->pu_usable = g_new0(bool, MAX(t->npus, 1));
+        v->core_free = g_new0(bool, MAX(t->ncores, 1));
+        v->node_free_cores = g_new0(unsigned, MAX(t->nnodes, 1));
+        v->node_free_pus = g_new0(unsigned, MAX(t->nnodes, 1));
+        v->node_free_memory = g_new0(uint64_t, MAX(t->nnodes, 1));
+        v->node_usable_pus = g_new0(unsigned, MAX(t->nnodes, 1));
+        v->node_load = g_new0(uint64_t, MAX(t->nnodes, 1));
+
+        for (unsigned p = 0; p < t->npus; p++)
+                v->pu_usable[p] = !(params->reserved_cpus && cpuset_has(params->reserved_cpus, t->pus[p].os_index));
+        for (unsigned c = 0; c < t->ncores; c++) {
+                const TopoCore *core = &t->cores[c];
+                bool whole = ledger_core_free(l, c);
+                for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
+                        if (!v->pu_usable[p]) {
+                                whole = false;
+                                continue;
+                        }
+                        v->node_usable_pus[core->node]++;
+                        v->node_load[core->node] += ledger_pu_load(l, p);
+                        if (!ledger_pu_load(l, p))
+                                v->node_free_pus[core->node]++;
+                }
+                v->core_free[c] = whole;
+                if (whole)
+                        v->node_free_cores[core->node]++;
+        }
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                uint64_t used = ledger_node_memory(l, n) + params->memory_reserve;
+                v->node_free_memory[n] = t->nodes[n].memory > used ? t->nodes[n].memory - used : 0;
+        }
+}
+
+static void host_view_done(HostView *v)
+{
+        g_free(v->pu_usable);
+        g_free(v->core_free);
+        g_free(v->node_free_cores);
+        g_free(v->node_free_pus);
+        g_free(v->node_free_memory);
+        g_free(v->node_usable_pus);
+        g_free(v->node_load);
+}
+
+/* What a candidate set offers, summed over its nodes. */
+typedef struct SetLoad {
+        unsigned capacity, free_cores, free_pus, usable_pus;
+        uint64_t free_memory, load;
+} SetLoad;
+
+static SetLoad set_load(const HostView *v, const PolicyOps *ops, const unsigned *nodes, unsigned n)
+{
+        SetLoad s = {0};
+        for (unsigned i = 0; i < n; i++) {
+                s.capacity += ops->capacity(v, nodes[i]);
+                s.free_cores += v->node_free_cores[nodes[i]];
+                s.free_pus += v->node_free_pus[nodes[i]];
+                s.free_memory += v->node_free_memory[nodes[i]];
+                s.usable_pus += v->node_usable_pus[nodes[i]];
+                s.load += v->node_load[nodes[i]];
+        }
+        return s;
+}
+
+/* Least loaded first: most free cores, then most free memory (lowest node numbers: enumeration order). */
+static bool less_loaded(const SetLoad *a, const SetLoad *b)
+{
+        if (a->free_cores != b->free_cores)
+                return a->free_cores > b->free_cores;
+        return a->free_memory > b->free_memory;
+}
+
+/* For overcommit: more capacity, then lower load per usable PU. */
+static bool better_overcommit(const SetLoad *a, const SetLoad *b)
+{
+        if (a->capacity != b->capacity)
+                return a->capacity > b->capacity;
+        if (a->free_pus != b->free_pus)
+                return a->free_pus > b->free_pus;
+        return a->load * b->usable_pus < b->load * a->usable_pus;
+}
+
+static CpuSet *nodes_os(const Topology *t, const unsigned *nodes, unsigned n)
+{
+        CpuSet *s = cpuset_new();
+        for (unsigned i = 0; i < n; i++)
+                cpuset_add(s, t->nodes[nodes[i]].os_index);
+        return s;
+}
+
+static void keep_candidate(const HostView *v, Plan *plan, unsigned rank, const NodeSet *set, const SetLoad *load,
+                           bool qualifies, bool always)
+{
+        PlanCandidate *c;
+
+        if (plan->candidates->len >= POLICY_KEEP_CANDIDATES && !always)
+                return;
+        c = g_new0(PlanCandidate, 1);
+        *c = (PlanCandidate){
+                .rank = rank,
+                .nodes = nodes_os(v->t, nodeset_members(v->t->nodesets, set), set->nnodes),
+                .max_distance = set->max_distance,
+                .mean_distance = set->mean_distance,
+                .free_cores = load->free_cores,
+                .free_pus = load->free_pus,
+                .free_memory = load->free_memory,
+                .qualifies = qualifies,
+        };
+        g_ptr_array_add(plan->candidates, c);
+}
+
+/* Marks the chosen candidate, adding it when it ranked beyond what the plan keeps. */
+static void mark_chosen(const HostView *v, Plan *plan, unsigned rank, const SetLoad *load, bool qualifies)
+{
+        bool found = false;
+
+        for (unsigned i = 0; i < plan->candidates->len; i++) {
+                PlanCandidate *c = g_ptr_array_index(plan->candidates, i);
+                c->chosen = c->rank == rank;
+                found |= c->chosen;
+        }
+        if (!found) {
+                PlanCandidate *c;
+                keep_candidate(v, plan, rank, &v->t->nodesets->candidates[rank], load, qualifies, true);
+                c = g_ptr_array_index(plan->candidates, plan->candidates->len - 1);
+                c->chosen = true;
+        }
+}
+
+/* Overcommit: each vCPU on the least loaded core (explicit) or PU (compat) of the set, this plan's own
+ * vCPUs counted as they land; ties go to the node holding fewest of them, then the lower index. */
+static void assign_overcommit(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autofree unsigned *extra_pu = g_new0(unsigned, MAX(t->npus, 1));
+        g_autofree unsigned *extra_core = g_new0(unsigned, MAX(t->ncores, 1));
+        g_autofree unsigned *on_node = g_new0(unsigned, MAX(t->nnodes, 1));
+        bool by_core = plan->policy == POLICY_EXPLICIT;
+
+        for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++) {
+                int best = -1;
+                uint64_t best_key[3] = {0};
+
+                for (unsigned i = 0; i < n; i++) {
+                        const TopoNode *node = &t->nodes[nodes[i]];
+                        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
+                                const TopoCore *core = &t->cores[c];
+                                for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
+                                        uint64_t pu_load = ledger_pu_load(v->l, p) + extra_pu[p];
+                                        uint64_t core_load = ledger_core_load(v->l, c) + extra_core[c];
+                                        uint64_t key[3] = {by_core ? core_load : pu_load,
+                                                           by_core ? pu_load : core_load, on_node[nodes[i]]};
+                                        if (!v->pu_usable[p])
+                                                continue;
+                                        if (best < 0 || key[0] < best_key[0] ||
+                                            (key[0] == best_key[0] &&
+                                             (key[1] < best_key[1] ||
+                                              (key[1] == best_key[1] && key[2] < best_key[2])))) {
+                                                best = (int)p;
+                                                memcpy(best_key, key, sizeof(key));
+                                        }
+                                }
+                        }
+                }
+                if (best < 0)
+                        return;
+                plan->vcpu_pu[vcpu] = best;
+                extra_pu[best]++;
+                extra_core[t->pus[best].core]++;
+                on_node[t->cores[t->pus[best].core].node]++;
+        }
+}
+
+static void add_core_pus(const HostView *v, unsigned core, CpuSet *out)
+{
+        const TopoCore *c = &v->t->cores[core];
+        for (unsigned p = c->pu_first; p < c->pu_first + c->npus; p++)
+                if (v->pu_usable[p])
+                        cpuset_add(out, v->t->pus[p].os_index);
+}
+
+static void make_pins(const HostView *v, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autoptr(CpuSet) set_pus = cpuset_new();
+
+        CPUSET_FOREACH(n, plan->nodes)
+        {
+                const TopoNode *node = &t->nodes[n];
+                for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
+                        add_core_pus(v, c, set_pus);
+        }
+        for (unsigned i = 0; i < plan->nvcpus; i++) {
+                int pu = plan->vcpu_pu[i];
+                if (pu < 0)
+                        continue;
+                switch (plan->vcpu_pin) {
+                case VCPU_PIN_CORE:
+                        add_core_pus(v, t->pus[pu].core, plan->vcpu_pins[i]);
+                        break;
+                case VCPU_PIN_THREAD:
+                        cpuset_add(plan->vcpu_pins[i], t->pus[pu].os_index);
+                        break;
+                default:
+                        cpuset_union(plan->vcpu_pins[i], set_pus);
+                        break;
+                }
+        }
+}
+
+static void spread_memory(const HostView *v, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autofree unsigned *vcpus_on = g_new0(unsigned, MAX(t->nnodes, 1));
+        unsigned placed = 0;
+        uint64_t left = plan->memory;
+
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0) {
+                        vcpus_on[t->cores[t->pus[plan->vcpu_pu[i]].core].node]++;
+                        placed++;
+                }
+        /* First pass: in proportion to the vCPUs each node runs. */
+        CPUSET_FOREACH(n, plan->nodes)
+        {
+                uint64_t share = placed ? (uint64_t)((unsigned __int128)plan->memory * vcpus_on[n] / placed) : 0;
+                share = MIN(MIN(share, v->node_free_memory[n]), left);
+                plan->node_memory[n] = share;
+                left -= share;
+        }
+        /* Then whatever did not fit, on the set's nodes with room left (memory-only nodes included). */
+        CPUSET_FOREACH(n, plan->nodes)
+        {
+                uint64_t room = v->node_free_memory[n] - plan->node_memory[n];
+                uint64_t take = MIN(room, left);
+                plan->node_memory[n] += take;
+                left -= take;
+        }
+}
+
+static void pick_emulator(const HostView *v, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autoptr(CpuSet) own_cores = cpuset_new();
+
+        if (plan->result == PLAN_UNPLACEABLE || v->params->emulator_pin == EMULATOR_PIN_NONE)
+                return;
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0)
+                        cpuset_add(own_cores, t->pus[plan->vcpu_pu[i]].core);
+
+        if (v->params->emulator_pin == EMULATOR_PIN_NODESET) {
+                CPUSET_FOREACH(n, plan->nodes)
+                {
+                        const TopoNode *node = &t->nodes[n];
+                        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
+                                if (cpuset_has(own_cores, c) || ledger_core_free(v->l, c))
+                                        add_core_pus(v, c, plan->emulator_pin);
+                }
+        } else {
+                CPUSET_FOREACH(c, own_cores)
+                {
+                        const TopoCore *core = &t->cores[c];
+                        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
+                                bool busy = ledger_pu_load(v->l, p) > 0;
+                                for (unsigned i = 0; i < plan->nvcpus && !busy; i++)
+                                        busy = plan->vcpu_pu[i] == (int)p;
+                                if (v->pu_usable[p] && !busy)
+                                        cpuset_add(plan->emulator_pin, t->pus[p].os_index);
+                        }
+                }
+        }
+        if (cpuset_is_empty(plan->emulator_pin))
+                CPUSET_FOREACH(c, own_cores)
+        add_core_pus(v, (unsigned)c, plan->emulator_pin);
+}
+
+static void count_shared(const HostView *v, Plan *plan)
+{
+        g_autofree unsigned *own = g_new0(unsigned, MAX(v->t->ncores, 1));
+
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0)
+                        own[v->t->pus[plan->vcpu_pu[i]].core]++;
+        plan->shared_vcpus = 0;
+        for (unsigned i = 0; i < plan->nvcpus; i++) {
+                unsigned core;
+                if (plan->vcpu_pu[i] < 0)
+                        continue;
+                core = v->t->pus[plan->vcpu_pu[i]].core;
+                if (own[core] + ledger_core_load(v->l, core) >= 2)
+                        plan->shared_vcpus++;
+        }
+}
+
+static char *format_nodes(const Topology *t, const CpuSet *node_indexes)
+{
+        g_autoptr(CpuSet) os = cpuset_new();
+        g_autofree char *list = NULL;
+
+        CPUSET_FOREACH(n, node_indexes)
+        cpuset_add(os, t->nodes[n].os_index);
+        list = cpuset_format(os);
+        return g_strdup_printf("%s %s", cpuset_count(os) == 1 ? "node" : "nodes", list);
+}
+
+Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *req, const PlacementParams *params)
+{
+        const PolicyOps *ops = policy_ops(params->policy);
+        const NodeSetTable *table = t->nodesets;
+        const char *unit = params->policy == POLICY_EXPLICIT ? "free cores" : "free CPUs";
+        bool absurd = req->vcpus > POLICY_MAX_VCPUS;
+        Plan *plan = plan_new(req->name, absurd ? 0 : req->vcpus, req->memory, t->nnodes);
+        HostView v;
+        int chosen = -1, fallback = -1, group = -1;
+        SetLoad chosen_load = {0}, fallback_load = {0};
+        unsigned group_size = 0;
+        uint64_t most_memory = 0;
+        char a[32], b[32];
+
+        plan->policy = ops->kind;
+        plan->vcpu_pin = params->vcpu_pin;
+        plan->requested_vcpus = req->vcpus;
+        if (req->vcpus == 0 || absurd) {
+                plan->result = PLAN_UNPLACEABLE;
+                plan->reason = req->vcpus == 0
+                                       ? g_strdup("the domain has no vCPUs; nothing pinned")
+                                       : g_strdup_printf("%u vCPUs is more than the %u a plan can hold; nothing pinned",
+                                                         req->vcpus, POLICY_MAX_VCPUS);
+                return plan;
+        }
+        host_view_init(&v, t, l, params);
+
+        for (unsigned r = 0; r < table->ncandidates; r++) {
+                const NodeSet *set = &table->candidates[r];
+                const unsigned *members = nodeset_members(table, set);
+                SetLoad load;
+                bool fits_memory, qualifies;
+
+                if (group >= 0 && set->group != (unsigned)group)
+                        break;
+                load = set_load(&v, ops, members, set->nnodes);
+                fits_memory = load.free_memory >= req->memory;
+                qualifies = fits_memory && load.capacity >= req->vcpus;
+                most_memory = MAX(most_memory, load.free_memory);
+                keep_candidate(&v, plan, r, set, &load, qualifies, false);
+                if (qualifies) {
+                        group = (int)set->group;
+                        group_size++;
+                        if (chosen < 0 || less_loaded(&load, &chosen_load)) {
+                                chosen = (int)r;
+                                chosen_load = load;
+                        }
+                } else if (fits_memory && load.usable_pus > 0 &&
+                           (fallback < 0 || better_overcommit(&load, &fallback_load))) {
+                        fallback = (int)r;
+                        fallback_load = load;
+                }
+        }
+
+        if (chosen >= 0) {
+                const NodeSet *set = &table->candidates[chosen];
+                const unsigned *members = nodeset_members(table, set);
+                for (unsigned i = 0; i < set->nnodes; i++)
+                        cpuset_add(plan->nodes, members[i]);
+                ops->assign(&v, members, set->nnodes, plan);
+                plan->result = PLAN_PLACED;
+                mark_chosen(&v, plan, (unsigned)chosen, &chosen_load, true);
+        } else if (fallback >= 0) {
+                const NodeSet *set = &table->candidates[fallback];
+                const unsigned *members = nodeset_members(table, set);
+                for (unsigned i = 0; i < set->nnodes; i++)
+                        cpuset_add(plan->nodes, members[i]);
+                assign_overcommit(&v, members, set->nnodes, plan);
+                plan->result = PLAN_OVERCOMMITTED;
+                mark_chosen(&v, plan, (unsigned)fallback, &fallback_load, false);
+        } else {
+                plan->result = PLAN_UNPLACEABLE;
+        }
+
+        if (plan->result != PLAN_UNPLACEABLE) {
+                g_autofree char *where = format_nodes(t, plan->nodes);
+                make_pins(&v, plan);
+                spread_memory(&v, plan);
+                count_shared(&v, plan);
+                pick_emulator(&v, plan);
+                if (plan->result == PLAN_PLACED) {
+                        const NodeSet *set = &table->candidates[chosen];
+                        plan->reason = g_strdup_printf(
+                                "%s: %u %s for %u vCPUs, %s free for %s; nearest qualifying set "
+                                "(max distance %u, mean %.2f)%s",
+                                where, chosen_load.capacity, unit, req->vcpus,
+                                size_format(chosen_load.free_memory, a, sizeof(a)),
+                                size_format(req->memory, b, sizeof(b)), set->max_distance, set->mean_distance,
+                                group_size > 1 ? ", least loaded of its equally near sets" : "");
+                } else {
+                        plan->reason = g_strdup_printf(
+                                "no node set has %u %s and %s free; memory fits on %s, which has most room "
+                                "(%u %s): %u vCPUs share a core",
+                                req->vcpus, unit, size_format(req->memory, b, sizeof(b)), where,
+                                fallback_load.capacity, unit, plan->shared_vcpus);
+                }
+        } else {
+                plan->reason = g_strdup_printf("no node set has %s of free memory (the most any set has is %s); "
+                                               "nothing pinned",
+                                               size_format(req->memory, b, sizeof(b)),
+                                               size_format(most_memory, a, sizeof(a)));
+        }
+        host_view_done(&v);
+        return plan;
+}

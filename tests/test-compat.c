@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "test-util.h"
+#include "test-policy-util.h"
+
+START_TEST(test_siblings_shared)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 16, 2, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_COMPAT);
+        p.vcpu_pin = VCPU_PIN_THREAD;
+        const Plan *plan = test_place(t, l, &p, "vm", 32, 8 * GiB);
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_uint_eq(test_plan_node_count(plan), 1);
+        ck_assert_uint_eq(test_max_per_core(t, plan), 2);
+        ck_assert_uint_eq(plan->shared_vcpus, 32);
+        /* fills both threads of a core before the next */
+        ck_assert_int_eq(plan->vcpu_pu[0] + 1, plan->vcpu_pu[1]);
+        ck_assert_uint_eq(t->pus[plan->vcpu_pu[0]].core, t->pus[plan->vcpu_pu[1]].core);
+}
+END_TEST
+
+START_TEST(test_same_ranking_rules)
+{
+        /* With memory on one node short, compat spreads over two. */
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 4 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_COMPAT);
+        const Plan *plan = test_place(t, l, &p, "vm", 2, 6 * GiB);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_uint_eq(test_plan_node_count(plan), 2);
+}
+END_TEST
+
+START_TEST(test_overcommit_compat)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 2, 4 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_COMPAT);
+        const Plan *plan = test_place(t, l, &p, "vm", 6, GiB);
+        unsigned max_load = 0;
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        for (unsigned pu = 0; pu < t->npus; pu++)
+                max_load = MAX(max_load, ledger_pu_load(l, pu));
+        ck_assert_uint_eq(max_load, 2); /* least loaded PUs first: 6 over 4 PUs */
+}
+END_TEST
+
+static Suite *compat_suite(void)
+{
+        Suite *s = suite_create("policy: compat");
+        TCase *tc = tcase_create("core");
+        tcase_add_test(tc, test_siblings_shared);
+        tcase_add_test(tc, test_same_ranking_rules);
+        tcase_add_test(tc, test_overcommit_compat);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(compat_suite)

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+
+#include "config.h"
+#include "test-util.h"
+
+static Config *load_ok(const char *text)
+{
+        Config *c = NULL;
+        g_autofree char *err = NULL;
+        int r = config_load_data(text, "test.conf", &c, &err);
+        ck_assert_msg(r == 0, "load failed: %s", err ? err : "?");
+        return c;
+}
+
+static char *load_fail(const char *text)
+{
+        Config *c = NULL;
+        char *err = NULL;
+        ck_assert_int_eq(config_load_data(text, "test.conf", &c, &err), -EINVAL);
+        ck_assert_ptr_null(c);
+        ck_assert_ptr_nonnull(err);
+        return err;
+}
+
+START_TEST(test_defaults)
+{
+        g_autoptr(Config) c = load_ok("");
+        ck_assert_int_eq(c->placement.policy, POLICY_EXPLICIT);
+        ck_assert_int_eq(c->placement.vcpu_pin, VCPU_PIN_CORE);
+        ck_assert_int_eq(c->placement.emulator_pin, EMULATOR_PIN_SIBLINGS);
+        ck_assert(cpuset_is_empty(c->placement.reserved_cpus));
+        ck_assert_uint_eq(c->placement.memory_reserve, 0);
+        ck_assert(c->apply);
+        ck_assert(c->memory_binding);
+        ck_assert(c->place_running);
+        ck_assert_uint_eq(c->reconcile_sec, 0);
+        ck_assert_str_eq(c->uri, "qemu:///system");
+        ck_assert_int_eq(c->bus, BUS_SYSTEM);
+}
+END_TEST
+
+START_TEST(test_every_key)
+{
+        g_autoptr(Config) c = load_ok("# comment\n[Placement]\nPolicy=compat\nVCPUPin=thread\nEmulatorPin=none\n"
+                                      "ReservedCPUs=0-1,32-33\nMemoryReserve=2G\nApply=no\nMemoryBinding=false\n"
+                                      "PlaceRunning=off\nReconcileSec=60\n[Libvirt]\nURI=test:///default\n"
+                                      "[DBus]\nBus=session\n");
+        g_autofree char *reserved = cpuset_format(c->placement.reserved_cpus);
+        ck_assert_int_eq(c->placement.policy, POLICY_COMPAT);
+        ck_assert_int_eq(c->placement.vcpu_pin, VCPU_PIN_THREAD);
+        ck_assert_int_eq(c->placement.emulator_pin, EMULATOR_PIN_NONE);
+        ck_assert_str_eq(reserved, "0-1,32-33");
+        ck_assert_uint_eq(c->placement.memory_reserve, UINT64_C(2) << 30);
+        ck_assert(!c->apply);
+        ck_assert(!c->memory_binding);
+        ck_assert(!c->place_running);
+        ck_assert_uint_eq(c->reconcile_sec, 60);
+        ck_assert_str_eq(c->uri, "test:///default");
+        ck_assert_int_eq(c->bus, BUS_SESSION);
+        /* the formatted config reads back the same */
+        g_autofree char *text = config_format(c);
+        g_autoptr(Config) again = load_ok(text);
+        g_autofree char *text2 = config_format(again);
+        ck_assert_str_eq(text, text2);
+}
+END_TEST
+
+START_TEST(test_bad_values_name_key_and_allowed)
+{
+        g_autofree char *e1 = load_fail("[Placement]\nPolicy=fastest\n");
+        ck_assert_ptr_nonnull(strstr(e1, "test.conf"));
+        ck_assert_ptr_nonnull(strstr(e1, "Policy=fastest"));
+        ck_assert_ptr_nonnull(strstr(e1, "explicit, compat"));
+        g_autofree char *e2 = load_fail("[Placement]\nReservedCPUs=0-x\n");
+        ck_assert_ptr_nonnull(strstr(e2, "ReservedCPUs"));
+        ck_assert_ptr_nonnull(strstr(e2, "0-x"));
+        g_autofree char *e3 = load_fail("[Placement]\nMemoryReserve=lots\n");
+        ck_assert_ptr_nonnull(strstr(e3, "MemoryReserve"));
+        g_autofree char *e4 = load_fail("[Placement]\nApply=maybe\n");
+        ck_assert_ptr_nonnull(strstr(e4, "yes, no"));
+        g_autofree char *e5 = load_fail("[Placement]\nReconcileSec=-1\n");
+        ck_assert_ptr_nonnull(strstr(e5, "ReconcileSec"));
+        g_autofree char *e6 = load_fail("[DBus]\nBus=tcp\n");
+        ck_assert_ptr_nonnull(strstr(e6, "system, session, none"));
+        g_autofree char *e7 = load_fail("[Libvirt]\nURI=\n");
+        ck_assert_ptr_nonnull(strstr(e7, "URI"));
+        g_autofree char *e8 = load_fail("[Placement]\nVCPUPin=socket\nEmulatorPin=all\n");
+        ck_assert_ptr_nonnull(strstr(e8, "VCPUPin"));
+        ck_assert_ptr_nonnull(strstr(e8, "EmulatorPin"));
+}
+END_TEST
+
+START_TEST(test_unknown_and_syntax)
+{
+        g_autofree char *e1 = load_fail("[Placement]\nPolicyy=explicit\n");
+        ck_assert_ptr_nonnull(strstr(e1, "unknown key Policyy="));
+        g_autofree char *e2 = load_fail("[Scheduler]\nX=1\n");
+        ck_assert_ptr_nonnull(strstr(e2, "unknown section [Scheduler]"));
+        g_autofree char *e3 = load_fail("Policy=explicit\n");
+        ck_assert_ptr_nonnull(strstr(e3, "test.conf"));
+        /* all errors reported together */
+        g_autofree char *e4 = load_fail("[Placement]\nPolicy=x\nFoo=1\n[Bar]\n");
+        ck_assert_ptr_nonnull(strstr(e4, "Policy=x"));
+        ck_assert_ptr_nonnull(strstr(e4, "Foo"));
+        ck_assert_ptr_nonnull(strstr(e4, "[Bar]"));
+}
+END_TEST
+
+START_TEST(test_file)
+{
+        Config *c = NULL;
+        g_autofree char *err = NULL;
+        g_autofree char *shipped = g_build_filename(g_getenv("PLACEMENTD_SRCDIR") ? g_getenv("PLACEMENTD_SRCDIR") : ".",
+                                                    "conf", "placementd.conf", NULL);
+        ck_assert_int_eq(config_load_file("/nonexistent/placementd.conf", &c, &err), -ENOENT);
+        ck_assert_ptr_nonnull(strstr(err, "/nonexistent/placementd.conf"));
+        /* the shipped example parses and equals the defaults (every key documented, commented out) */
+        g_autofree char *err2 = NULL;
+        ck_assert_msg(config_load_file(shipped, &c, &err2) == 0, "%s", err2 ? err2 : "");
+        g_autoptr(Config) def = config_new_default();
+        g_autofree char *a = config_format(c), *b = config_format(def);
+        ck_assert_str_eq(a, b);
+        config_free(c);
+}
+END_TEST
+
+static Suite *config_suite(void)
+{
+        Suite *s = suite_create("config");
+        TCase *tc = tcase_create("core");
+        tcase_add_test(tc, test_defaults);
+        tcase_add_test(tc, test_every_key);
+        tcase_add_test(tc, test_bad_values_name_key_and_allowed);
+        tcase_add_test(tc, test_unknown_and_syntax);
+        tcase_add_test(tc, test_file);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(config_suite)

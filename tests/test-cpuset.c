@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+
+#include "cpuset.h"
+#include "test-util.h"
+
+static char *roundtrip(const char *in)
+{
+        g_autoptr(CpuSet) s = NULL;
+        g_autofree char *err = NULL;
+        ck_assert_int_eq(cpuset_parse(in, &s, &err), 0);
+        return cpuset_format(s);
+}
+
+START_TEST(test_parse_format)
+{
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+                {"", ""},           {"0", "0"},         {"0-3", "0-3"},        {"0-3,8", "0-3,8"},
+                {"0-3,^2", "0-1,3"}, {"3,1,2", "1-3"},  {" 0 - 1", NULL},      {"0-1, 4", "0-1,4"},
+                {"8192", "8192"},   {"0,0,0", "0"},     {"0-7,^0,^7", "1-6"}, {"63-65", "63-65"},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autoptr(CpuSet) s = NULL;
+                int r = cpuset_parse(cases[i].in, &s, NULL);
+                if (!cases[i].out) {
+                        ck_assert_int_lt(r, 0);
+                        continue;
+                }
+                ck_assert_msg(r == 0, "parse '%s' failed", cases[i].in);
+                g_autofree char *out = cpuset_format(s);
+                ck_assert_str_eq(out, cases[i].out);
+        }
+}
+END_TEST
+
+START_TEST(test_errors)
+{
+        static const char *const bad[] = {"a", "1-", "-1", "3-1", "1,,2", "1;2", "^1-3", "1-2-3", "0x10", ","};
+        for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
+                g_autoptr(CpuSet) s = NULL;
+                g_autofree char *err = NULL;
+                ck_assert_msg(cpuset_parse(bad[i], &s, &err) == -EINVAL, "'%s' accepted", bad[i]);
+                ck_assert_ptr_nonnull(err);
+                ck_assert_ptr_null(s);
+        }
+        {
+                g_autoptr(CpuSet) s = NULL;
+                g_autofree char *err = NULL;
+                ck_assert_int_eq(cpuset_parse("0-99999999999", &s, &err), -ERANGE);
+                ck_assert_ptr_nonnull(strstr(err, "8192"));
+        }
+}
+END_TEST
+
+START_TEST(test_operations)
+{
+        g_autoptr(CpuSet) a = cpuset_new();
+        g_autoptr(CpuSet) b = cpuset_new();
+        g_autofree char *text = NULL;
+
+        ck_assert(cpuset_is_empty(a));
+        cpuset_add(a, 1);
+        cpuset_add(a, 200);
+        cpuset_add(b, 200);
+        ck_assert_uint_eq(cpuset_count(a), 2);
+        ck_assert(cpuset_intersects(a, b));
+        ck_assert(!cpuset_equal(a, b));
+        cpuset_subtract(a, b);
+        ck_assert(!cpuset_intersects(a, b));
+        cpuset_union(a, b);
+        text = cpuset_format(a);
+        ck_assert_str_eq(text, "1,200");
+        ck_assert_int_eq(cpuset_next(a, 2), 200);
+        ck_assert_int_eq(cpuset_next(a, 201), -1);
+        cpuset_remove(a, 5000); /* beyond the end: no effect, no crash */
+        g_autoptr(CpuSet) c = cpuset_copy(a);
+        ck_assert(cpuset_equal(a, c));
+        cpuset_clear(c);
+        ck_assert(cpuset_is_empty(c));
+}
+END_TEST
+
+START_TEST(test_equal_sizes)
+{
+        g_autoptr(CpuSet) a = cpuset_new();
+        g_autoptr(CpuSet) b = cpuset_new();
+        cpuset_add(b, 300);
+        cpuset_remove(b, 300);
+        ck_assert(cpuset_equal(a, b));
+        g_autofree char *s = roundtrip("0-3,8");
+        ck_assert_str_eq(s, "0-3,8");
+}
+END_TEST
+
+static Suite *cpuset_suite(void)
+{
+        Suite *s = suite_create("cpuset");
+        TCase *tc = tcase_create("core");
+        tcase_add_test(tc, test_parse_format);
+        tcase_add_test(tc, test_errors);
+        tcase_add_test(tc, test_operations);
+        tcase_add_test(tc, test_equal_sizes);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(cpuset_suite)

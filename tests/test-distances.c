@@ -1,0 +1,71 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "distances.h"
+#include "test-util.h"
+#include "topology.h"
+
+#define E TOPOLOGY_UNREACHABLE
+
+START_TEST(test_missing)
+{
+        g_autofree uint32_t *d = NULL;
+        g_autofree char *note = NULL;
+        ck_assert_int_eq(distances_sanitize(3, NULL, &d, &note), DISTANCES_MISSING);
+        ck_assert_uint_eq(d[0], 10);
+        ck_assert_uint_eq(d[1], 20);
+        ck_assert_uint_eq(d[4], 10);
+        ck_assert_ptr_nonnull(note);
+}
+END_TEST
+
+START_TEST(test_valid_kept)
+{
+        const uint32_t m[] = {10, 21, E, 21, 10, 31, E, 31, 10};
+        g_autofree uint32_t *d = NULL;
+        g_autofree char *note = NULL;
+        ck_assert_int_eq(distances_sanitize(3, m, &d, &note), DISTANCES_OK);
+        ck_assert_mem_eq(d, m, sizeof(m));
+        ck_assert_ptr_null(note);
+}
+END_TEST
+
+START_TEST(test_invalid)
+{
+        const uint32_t self12[] = {12, 20, 20, 10};
+        const uint32_t below[] = {10, 5, 5, 10};
+        const uint32_t zero[] = {10, 0, 0, 10};
+        const uint32_t *cases[] = {self12, below, zero};
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree uint32_t *d = NULL;
+                g_autofree char *note = NULL;
+                ck_assert_int_eq(distances_sanitize(2, cases[i], &d, &note), DISTANCES_INVALID);
+                ck_assert_uint_eq(d[0], 10);
+                ck_assert_uint_eq(d[1], 20);
+                ck_assert_ptr_nonnull(strstr(note, "invalid NUMA distance"));
+        }
+}
+END_TEST
+
+START_TEST(test_flat)
+{
+        const uint32_t m[] = {E, E, E, E};
+        g_autofree uint32_t *d = NULL;
+        g_autofree char *note = NULL;
+        ck_assert_int_eq(distances_sanitize(2, m, &d, &note), DISTANCES_FLAT);
+        ck_assert_uint_eq(d[1], 10);
+        ck_assert_ptr_nonnull(note);
+}
+END_TEST
+
+static Suite *distances_suite(void)
+{
+        Suite *s = suite_create("distances");
+        TCase *tc = tcase_create("core");
+        tcase_add_test(tc, test_missing);
+        tcase_add_test(tc, test_valid_kept);
+        tcase_add_test(tc, test_invalid);
+        tcase_add_test(tc, test_flat);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(distances_suite)

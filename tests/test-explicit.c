@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "test-util.h"
+#include "test-policy-util.h"
+
+/* 2 nodes x 16 cores x 2 threads, 64 GiB each: the host of DESIGN.md. */
+static Topology *host_2x16x2(void)
+{
+        return topology_new_uniform(2, 16, 2, 64 * GiB, NULL);
+}
+
+START_TEST(test_core_rule)
+{
+        static const struct {
+                unsigned vcpus, nodes;
+        } cases[] = {{1, 1}, {16, 1}, {17, 2}, {32, 2}};
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autoptr(Topology) t = host_2x16x2();
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                const Plan *plan = test_place(t, l, &p, "vm", cases[i].vcpus, 8 * GiB);
+
+                ck_assert_int_eq(plan->result, PLAN_PLACED);
+                ck_assert_uint_eq(test_plan_node_count(plan), cases[i].nodes);
+                ck_assert_uint_eq(test_max_per_core(t, plan), 1);
+                ck_assert_uint_eq(plan->shared_vcpus, 0);
+                /* VCPUPin=core: both threads of the vCPU's own core */
+                for (unsigned v = 0; v < plan->nvcpus; v++) {
+                        const TopoCore *core = &t->cores[t->pus[plan->vcpu_pu[v]].core];
+                        ck_assert_uint_eq(cpuset_count(plan->vcpu_pins[v]), 2);
+                        ck_assert(cpuset_has(plan->vcpu_pins[v], t->pus[core->pu_first].os_index));
+                }
+        }
+}
+END_TEST
+
+START_TEST(test_even_spread)
+{
+        g_autoptr(Topology) t = host_2x16x2();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        const Plan *plan = test_place(t, l, &p, "vm", 20, 8 * GiB);
+        unsigned on[2] = {0};
+
+        for (unsigned v = 0; v < plan->nvcpus; v++)
+                on[t->cores[t->pus[plan->vcpu_pu[v]].core].node]++;
+        ck_assert_uint_eq(on[0], 10);
+        ck_assert_uint_eq(on[1], 10);
+        /* memory follows the vCPUs */
+        ck_assert_uint_eq(plan->node_memory[0], 4 * GiB);
+        ck_assert_uint_eq(plan->node_memory[1], 4 * GiB);
+}
+END_TEST
+
+START_TEST(test_alternating_two_vcpu_vms)
+{
+        /* XenServer planner case: two-vCPU VMs on 2 nodes alternate between them. */
+        PolicyKind kinds[] = {POLICY_EXPLICIT, POLICY_COMPAT};
+        for (unsigned k = 0; k < 2; k++) {
+                g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 16 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams p = test_params(kinds[k]);
+                for (unsigned i = 0; i < 4; i++) {
+                        g_autofree char *name = g_strdup_printf("vm%u", i);
+                        const Plan *plan = test_place(t, l, &p, name, 2, 2 * GiB);
+                        ck_assert_int_eq(plan->result, PLAN_PLACED);
+                        ck_assert_uint_eq(test_plan_node_count(plan), 1);
+                        ck_assert_msg(cpuset_has(plan->nodes, i % 2), "%s: vm%u not on node %u",
+                                      policy_kind_to_string(kinds[k]), i, i % 2);
+                }
+        }
+}
+END_TEST
+
+START_TEST(test_opteron_three_nodes)
+{
+        static const uint32_t m[64] = {
+                10, 16, 16, 22, 16, 22, 16, 22, 16, 10, 22, 16, 16, 22, 22, 16, 16, 22, 10, 16, 16, 16,
+                16, 16, 22, 16, 16, 10, 16, 16, 22, 22, 16, 16, 16, 16, 10, 16, 16, 22, 22, 22, 16, 16,
+                16, 10, 22, 16, 16, 22, 16, 22, 16, 22, 10, 16, 22, 16, 16, 22, 22, 16, 16, 10,
+        };
+        g_autoptr(Topology) t = topology_new_uniform(8, 2, 2, 4 * GiB, m);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        /* 5 vCPUs need 3 nodes of 2 free cores; the winner has max distance 16 and the lowest mean */
+        const Plan *plan = test_place(t, l, &p, "vm", 5, GiB);
+        const PlanCandidate *chosen = NULL;
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_uint_eq(test_plan_node_count(plan), 3);
+        for (unsigned i = 0; i < plan->candidates->len; i++) {
+                const PlanCandidate *c = g_ptr_array_index(plan->candidates, i);
+                if (c->chosen)
+                        chosen = c;
+        }
+        ck_assert_ptr_nonnull(chosen);
+        ck_assert_uint_eq(chosen->max_distance, 16);
+        ck_assert_double_le(chosen->mean_distance, 14.0 + 1e-9);
+        ck_assert_uint_eq(test_max_per_core(t, plan), 1);
+}
+END_TEST
+
+START_TEST(test_l3_neighbours)
+{
+        /* one node, two L3 groups of 4 cores; with core 0 taken, 4 vCPUs fit whole in the second group */
+        g_autoptr(Topology) t = topology_new_uniform(1, 8, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+
+        for (unsigned c = 0; c < 8; c++)
+                t->cores[c].l3 = c / 4;
+        t->nl3 = 2;
+        test_place(t, l, &p, "small", 1, GiB);
+        const Plan *plan = test_place(t, l, &p, "vm", 4, GiB);
+        for (unsigned v = 0; v < 4; v++)
+                ck_assert_uint_eq(t->cores[t->pus[plan->vcpu_pu[v]].core].l3, 1);
+        /* the next 3 fill the first group exactly (best fit) */
+        plan = test_place(t, l, &p, "vm2", 3, GiB);
+        for (unsigned v = 0; v < 3; v++)
+                ck_assert_uint_eq(t->cores[t->pus[plan->vcpu_pu[v]].core].l3, 0);
+}
+END_TEST
+
+START_TEST(test_pin_modes)
+{
+        g_autoptr(Topology) t = host_2x16x2();
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        {
+                g_autoptr(Ledger) l = ledger_new(t);
+                p.vcpu_pin = VCPU_PIN_THREAD;
+                const Plan *plan = test_place(t, l, &p, "vm", 4, GiB);
+                for (unsigned v = 0; v < 4; v++)
+                        ck_assert_uint_eq(cpuset_count(plan->vcpu_pins[v]), 1);
+                /* emulator on the idle siblings of its own cores */
+                ck_assert_uint_eq(cpuset_count(plan->emulator_pin), 4);
+                for (unsigned v = 0; v < 4; v++)
+                        ck_assert(!cpuset_intersects(plan->emulator_pin, plan->vcpu_pins[v]));
+        }
+        {
+                g_autoptr(Ledger) l = ledger_new(t);
+                p.vcpu_pin = VCPU_PIN_NODESET;
+                const Plan *plan = test_place(t, l, &p, "vm", 4, GiB);
+                for (unsigned v = 0; v < 4; v++)
+                        ck_assert(cpuset_equal(plan->vcpu_pins[v], t->nodes[0].cpus));
+        }
+        {
+                g_autoptr(Ledger) l = ledger_new(t);
+                p.vcpu_pin = VCPU_PIN_CORE;
+                p.emulator_pin = EMULATOR_PIN_NONE;
+                const Plan *plan = test_place(t, l, &p, "vm", 4, GiB);
+                ck_assert(cpuset_is_empty(plan->emulator_pin));
+        }
+}
+END_TEST
+
+START_TEST(test_emulator_never_on_other_domains)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        p.emulator_pin = EMULATOR_PIN_NODESET;
+        const Plan *a = test_place(t, l, &p, "a", 2, GiB);
+        const Plan *b = test_place(t, l, &p, "b", 1, GiB);
+        for (unsigned v = 0; v < a->nvcpus; v++)
+                ck_assert(!cpuset_intersects(b->emulator_pin, a->vcpu_pins[v]));
+        ck_assert(!cpuset_is_empty(b->emulator_pin));
+}
+END_TEST
+
+START_TEST(test_reserved_cpus_and_memory)
+{
+        g_autoptr(Topology) t = host_2x16x2();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) reserved = NULL;
+        ck_assert_int_eq(cpuset_parse("0-1,32-33", &reserved, NULL), 0);
+        p.reserved_cpus = reserved;
+        p.memory_reserve = 60 * GiB;
+
+        /* 15 free cores per node after the reservation; 8 GiB needs both nodes' 4 GiB */
+        const Plan *plan = test_place(t, l, &p, "vm", 15, 8 * GiB);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_uint_eq(test_plan_node_count(plan), 2);
+        for (unsigned v = 0; v < plan->nvcpus; v++)
+                ck_assert(!cpuset_intersects(plan->vcpu_pins[v], reserved));
+        ck_assert(!cpuset_intersects(plan->emulator_pin, reserved));
+        ck_assert_uint_le(ledger_node_memory(l, 0), 4 * GiB);
+        ck_assert_uint_le(ledger_node_memory(l, 1), 4 * GiB);
+        /* nothing left: memory fits nowhere */
+        plan = test_place(t, l, &p, "more", 1, GiB);
+        ck_assert_int_eq(plan->result, PLAN_UNPLACEABLE);
+}
+END_TEST
+
+START_TEST(test_overcommit)
+{
+        g_autoptr(Topology) t = host_2x16x2();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+
+        test_place(t, l, &p, "a", 24, 8 * GiB);
+        const Plan *plan = test_place(t, l, &p, "b", 16, 8 * GiB);
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        /* 8 free cores remain: 8 vCPUs get them, the other 8 share cores */
+        ck_assert_uint_eq(plan->shared_vcpus, 8 + 0);
+        ck_assert_ptr_nonnull(strstr(plan->reason, "share a core"));
+        for (unsigned v = 0; v < plan->nvcpus; v++)
+                ck_assert_int_ge(plan->vcpu_pu[v], 0);
+        /* a host full twice over still gets plans */
+        plan = test_place(t, l, &p, "c", 64, GiB);
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        ck_assert_uint_eq(plan->shared_vcpus, 64);
+}
+END_TEST
+
+START_TEST(test_absurd_requests)
+{
+        g_autoptr(Topology) t = host_2x16x2();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        const Plan *plan;
+
+        plan = test_place(t, l, &p, "zero", 0, GiB);
+        ck_assert_int_eq(plan->result, PLAN_UNPLACEABLE);
+        plan = test_place(t, l, &p, "huge-mem", 2, UINT64_C(1) << 40);
+        ck_assert_int_eq(plan->result, PLAN_UNPLACEABLE);
+        ck_assert_ptr_nonnull(strstr(plan->reason, "1.0 TiB"));
+        for (unsigned v = 0; v < plan->nvcpus; v++)
+                ck_assert(cpuset_is_empty(plan->vcpu_pins[v]));
+        plan = test_place(t, l, &p, "many", 4096, GiB);
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        plan = test_place(t, l, &p, "too-many", 1u << 30, GiB);
+        ck_assert_int_eq(plan->result, PLAN_UNPLACEABLE);
+        ck_assert_uint_eq(plan->requested_vcpus, 1u << 30);
+        plan = test_place(t, l, &p, "max-mem", 1, UINT64_MAX);
+        ck_assert_int_eq(plan->result, PLAN_UNPLACEABLE);
+        ledger_release(l, "many");
+        plan = test_place(t, l, &p, "no-mem", 1, 0);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ledger_release(l, "zero");
+        ledger_release(l, "huge-mem");
+        ledger_release(l, "too-many");
+        ledger_release(l, "max-mem");
+        ledger_release(l, "no-mem");
+        ck_assert(ledger_is_empty(l));
+}
+END_TEST
+
+START_TEST(test_memory_only_node)
+{
+        /* node 1 has memory but no CPUs (CXL): a domain larger than node 0's memory borrows it */
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+
+        /* turn node 1 into a memory-only node by hand: move its cores' PUs out of reach */
+        t->nodes[1].ncores = 0;
+        t->nodes[1].npus = 0;
+        for (unsigned c = 4; c < 8; c++)
+                t->cores[c].node = 0; /* unreachable through node 1 now; node 0 lists only cores 0-3 */
+        const Plan *plan = test_place(t, l, &p, "vm", 2, 12 * GiB);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert(cpuset_has(plan->nodes, 1));
+        ck_assert_uint_eq(plan->node_memory[0] + plan->node_memory[1], 12 * GiB);
+        ck_assert_uint_le(plan->node_memory[0], 8 * GiB);
+        for (unsigned v = 0; v < 2; v++)
+                ck_assert_uint_lt(t->pus[plan->vcpu_pu[v]].core, 4);
+}
+END_TEST
+
+static Suite *explicit_suite(void)
+{
+        Suite *s = suite_create("policy: explicit");
+        TCase *tc = tcase_create("core");
+        tcase_add_test(tc, test_core_rule);
+        tcase_add_test(tc, test_even_spread);
+        tcase_add_test(tc, test_alternating_two_vcpu_vms);
+        tcase_add_test(tc, test_opteron_three_nodes);
+        tcase_add_test(tc, test_l3_neighbours);
+        tcase_add_test(tc, test_pin_modes);
+        tcase_add_test(tc, test_emulator_never_on_other_domains);
+        tcase_add_test(tc, test_reserved_cpus_and_memory);
+        tcase_add_test(tc, test_overcommit);
+        tcase_add_test(tc, test_absurd_requests);
+        tcase_add_test(tc, test_memory_only_node);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(explicit_suite)

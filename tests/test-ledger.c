@@ -1,0 +1,95 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+
+#include "test-util.h"
+#include "test-policy-util.h"
+
+START_TEST(test_commit_release_exact)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+
+        const Plan *a = test_place(t, l, &p, "a", 3, 2 * GiB);
+        ck_assert_int_eq(a->result, PLAN_PLACED);
+        ck_assert_uint_eq(ledger_count(l), 1);
+        ck_assert(!ledger_is_empty(l));
+        ck_assert_uint_eq(ledger_node_memory(l, 0) + ledger_node_memory(l, 1), 2 * GiB);
+        for (unsigned i = 0; i < a->nvcpus; i++) {
+                unsigned core = t->pus[a->vcpu_pu[i]].core;
+                ck_assert(!ledger_core_free(l, core));
+                ck_assert_uint_eq(ledger_pu_load(l, (unsigned)a->vcpu_pu[i]), 1);
+        }
+        test_place(t, l, &p, "b", 2, 1 * GiB);
+        ck_assert_int_eq(ledger_release(l, "a"), 0);
+        ck_assert_int_eq(ledger_release(l, "a"), -ENOENT);
+        ck_assert_int_eq(ledger_release(l, "b"), 0);
+        ck_assert(ledger_is_empty(l));
+        ck_assert_uint_eq(ledger_count(l), 0);
+}
+END_TEST
+
+START_TEST(test_duplicate_and_foreign)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, GiB, NULL);
+        g_autoptr(Topology) big = topology_new_uniform(2, 2, 1, GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "x", .vcpus = 1, .memory = 1};
+
+        test_place(t, l, &p, "x", 1, 1);
+        ck_assert_int_eq(ledger_commit(l, "x", policy_place(t, l, &req, &p)), -EEXIST);
+        /* a plan made for another topology is refused */
+        g_autoptr(Ledger) other = ledger_new(big);
+        ck_assert_int_eq(ledger_commit(l, "y", policy_place(big, other, &req, &p)), -EINVAL);
+        ck_assert_uint_eq(ledger_count(l), 1);
+}
+END_TEST
+
+START_TEST(test_release_restores_placement)
+{
+        /* A later plan sees the host as if the released domain never ran. */
+        g_autoptr(Topology) t = topology_new_uniform(2, 8, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "probe", .vcpus = 6, .memory = 3 * GiB};
+        g_autoptr(Plan) before = policy_place(t, l, &req, &p);
+
+        test_place(t, l, &p, "a", 4, 4 * GiB);
+        test_place(t, l, &p, "b", 8, 8 * GiB);
+        ledger_release(l, "a");
+        ledger_release(l, "b");
+        g_autoptr(Plan) after = policy_place(t, l, &req, &p);
+        ck_assert(cpuset_equal(before->nodes, after->nodes));
+        for (unsigned i = 0; i < req.vcpus; i++)
+                ck_assert_int_eq(before->vcpu_pu[i], after->vcpu_pu[i]);
+}
+END_TEST
+
+START_TEST(test_keys_sorted)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        test_place(t, l, &p, "zeta", 1, 1);
+        test_place(t, l, &p, "alpha", 1, 1);
+        g_autoptr(GPtrArray) keys = ledger_keys(l);
+        ck_assert_uint_eq(keys->len, 2);
+        ck_assert_str_eq(g_ptr_array_index(keys, 0), "alpha");
+        ck_assert_str_eq(g_ptr_array_index(keys, 1), "zeta");
+}
+END_TEST
+
+static Suite *ledger_suite(void)
+{
+        Suite *s = suite_create("ledger");
+        TCase *tc = tcase_create("core");
+        tcase_add_test(tc, test_commit_release_exact);
+        tcase_add_test(tc, test_duplicate_and_foreign);
+        tcase_add_test(tc, test_release_restores_placement);
+        tcase_add_test(tc, test_keys_sorted);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(ledger_suite)

@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+/* Small helpers for the policy tests: place and commit, look at cores. */
+
+#include "ledger.h"
+#include "policy.h"
+#include "topology.h"
+
+#define GiB (UINT64_C(1) << 30)
+
+static inline PlacementParams test_params(PolicyKind k)
+{
+        return (PlacementParams){.policy = k, .vcpu_pin = VCPU_PIN_CORE, .emulator_pin = EMULATOR_PIN_SIBLINGS};
+}
+
+/* Places and commits; returns the committed plan (owned by the ledger). */
+static inline const Plan *test_place(const Topology *t, Ledger *l, const PlacementParams *p, const char *name,
+                                     unsigned vcpus, uint64_t memory)
+{
+        PlacementRequest req = {.name = name, .vcpus = vcpus, .memory = memory};
+        Plan *plan = policy_place(t, l, &req, p);
+        ck_assert_int_eq(ledger_commit(l, name, plan), 0);
+        return ledger_lookup(l, name);
+}
+
+static inline unsigned test_plan_node_count(const Plan *p)
+{
+        return cpuset_count(p->nodes);
+}
+
+/* Largest number of this plan's vCPUs counted on one core. */
+static inline unsigned test_max_per_core(const Topology *t, const Plan *p)
+{
+        g_autofree unsigned *n = g_new0(unsigned, t->ncores);
+        unsigned max = 0;
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                unsigned core;
+                if (p->vcpu_pu[i] < 0)
+                        continue;
+                core = t->pus[p->vcpu_pu[i]].core;
+                n[core]++;
+                if (n[core] > max)
+                        max = n[core];
+        }
+        return max;
+}

@@ -1,0 +1,22 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "test-util.h"
+
+#include <glib.h>
+#include <stdlib.h>
+
+int test_run_suite(Suite *s)
+{
+        SRunner *sr = srunner_create(s);
+        int failed;
+
+        srunner_run_all(sr, CK_NORMAL);
+        failed = srunner_ntests_failed(sr);
+        srunner_free(sr);
+        return failed == 0 ? EXIT_SUCCESS : EXIT_FAILURE;
+}
+
+char *test_topology_path(const char *name)
+{
+        const char *dir = g_getenv("PLACEMENTD_TOPOLOGIES");
+        return g_build_filename(dir ? dir : "tests/topologies", name, NULL);
+}

@@ -1,0 +1,16 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+#include <check.h>
+
+/* Runs one suite and returns the process exit code (0 when every check passed). */
+int test_run_suite(Suite *s);
+
+/* Path of a fixture under tests/topologies (from $PLACEMENTD_TOPOLOGIES); caller frees. */
+char *test_topology_path(const char *name);
+
+#define TEST_MAIN(make_suite)                                                                                \
+        int main(void)                                                                                       \
+        {                                                                                                    \
+                return test_run_suite(make_suite());                                                         \
+        }

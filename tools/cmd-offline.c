@@ -1,0 +1,287 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* placementctl's offline commands: run the engine on any topology, no daemon needed. */
+#include "placementctl.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <stdio.h>
+#include <string.h>
+
+#include "config.h"
+#include "decision-json.h"
+#include "hostmap.h"
+#include "ledger.h"
+#include "policy.h"
+#include "size.h"
+#include "topology.h"
+#include "trace.h"
+
+static int load_topology(const char *source, Topology **ret)
+{
+        g_autofree char *error = NULL;
+
+        if (!source) {
+                fprintf(stderr, "placementctl: --topology=SOURCE is required (host, FILE.xml or synthetic:DESC)\n");
+                return -EINVAL;
+        }
+        if (topology_load(source, ret, &error) < 0) {
+                fprintf(stderr, "placementctl: %s\n", error);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static void print_topology_human(const Topology *t)
+{
+        char a[32];
+
+        printf("source:   %s\n", t->source);
+        printf("host:     %u NUMA nodes, %u packages, %u cores, %u PUs (up to %u threads per core)\n", t->nnodes,
+               t->npackages, t->ncores, t->npus, t->max_threads);
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                g_autofree char *cpus = cpuset_format(t->nodes[n].cpus);
+                printf("node %-3u  %10s  %3u cores  cpus %s\n", t->nodes[n].os_index,
+                       size_format(t->nodes[n].memory, a, sizeof(a)), t->nodes[n].ncores, *cpus ? cpus : "(none)");
+        }
+        printf("distances%s:\n", t->distances_known ? "" : " (assumed)");
+        for (unsigned i = 0; i < t->nnodes; i++) {
+                printf("  ");
+                for (unsigned j = 0; j < t->nnodes; j++) {
+                        uint32_t d = topology_distance(t, i, j);
+                        if (d == TOPOLOGY_UNREACHABLE)
+                                printf("   -");
+                        else
+                                printf(" %3u", d);
+                }
+                printf("\n");
+        }
+        for (unsigned i = 0; t->notes && i < t->notes->len; i++)
+                printf("note: %s\n", (const char *)g_ptr_array_index(t->notes, i));
+}
+
+int cmd_topology(int argc, char **argv)
+{
+        static const struct option options[] = {
+                {"topology", required_argument, NULL, 't'},
+                {"json", no_argument, NULL, 'j'},
+                {},
+        };
+        g_autoptr(Topology) t = NULL;
+        const char *source = NULL;
+        bool json = false;
+        int c;
+
+        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
+                switch (c) {
+                case 't':
+                        source = optarg;
+                        break;
+                case 'j':
+                        json = true;
+                        break;
+                default:
+                        return EXIT_USAGE;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "placementctl topology: unexpected argument '%s'\n", argv[optind]);
+                return EXIT_USAGE;
+        }
+        if (load_topology(source, &t) < 0)
+                return EXIT_USAGE;
+        if (json) {
+                g_autoptr(JsonNode) node = topology_to_json(t, TRUE);
+                g_autofree char *text = json_to_text(node, TRUE);
+                printf("%s\n", text);
+        } else {
+                print_topology_human(t);
+        }
+        return EXIT_OK;
+}
+
+static void print_decision_human(const Topology *t, const Plan *p)
+{
+        g_autoptr(CpuSet) nodes = topology_nodes_to_os(t, p->nodes);
+        g_autoptr(CpuSet) mem_idx = plan_memory_nodes(p);
+        g_autoptr(CpuSet) mem = topology_nodes_to_os(t, mem_idx);
+        g_autofree char *nodes_text = cpuset_format(nodes);
+        g_autofree char *mem_text = cpuset_format(mem);
+        g_autofree char *emu = cpuset_format(p->emulator_pin);
+        char a[32];
+
+        printf("start %s (%u vCPUs, %s): %s", p->name, p->requested_vcpus, size_format(p->memory, a, sizeof(a)),
+               plan_result_to_string(p->result));
+        if (p->result != PLAN_UNPLACEABLE)
+                printf(" on node%s %s", cpuset_count(nodes) == 1 ? "" : "s", nodes_text);
+        printf(" [%s]\n", policy_kind_to_string(p->policy));
+        if (p->result != PLAN_UNPLACEABLE) {
+                for (unsigned i = 0; i < p->nvcpus; i++) {
+                        g_autofree char *pin = cpuset_format(p->vcpu_pins[i]);
+                        printf("%s vCPU %u -> %s", i % 4 == 0 ? (i ? "\n " : " ") : "  ", i, pin);
+                }
+                printf("\n  memory on node%s %s, emulator on %s\n", cpuset_count(mem) == 1 ? "" : "s", mem_text,
+                       *emu ? emu : "(not pinned)");
+        }
+        printf("  why: %s\n", p->reason);
+}
+
+static int parse_plan_args(int argc, char **argv, const char **source, const char **config_path,
+                           const char **policy, const char **trace_path, bool *json)
+{
+        static const struct option options[] = {
+                {"topology", required_argument, NULL, 't'}, {"config", required_argument, NULL, 'c'},
+                {"policy", required_argument, NULL, 'p'},   {"trace", required_argument, NULL, 'T'},
+                {"json", no_argument, NULL, 'j'},           {},
+        };
+        int c;
+
+        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
+                switch (c) {
+                case 't':
+                        *source = optarg;
+                        break;
+                case 'c':
+                        *config_path = optarg;
+                        break;
+                case 'p':
+                        *policy = optarg;
+                        break;
+                case 'T':
+                        *trace_path = optarg;
+                        break;
+                case 'j':
+                        *json = true;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
+static int read_events(int argc, char **argv, const char *trace_path, GPtrArray **ret)
+{
+        g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func((GDestroyNotify)trace_event_free);
+        g_autofree char *error = NULL;
+
+        if (trace_path && optind < argc) {
+                fprintf(stderr, "placementctl plan: give either --trace=FILE or NAME:VCPUS:MEMORY, not both\n");
+                return -EINVAL;
+        }
+        if (trace_path) {
+                g_autofree char *text = NULL;
+                g_autoptr(GError) gerror = NULL;
+                if (!g_file_get_contents(trace_path, &text, NULL, &gerror)) {
+                        fprintf(stderr, "placementctl plan: %s\n", gerror->message);
+                        return -EINVAL;
+                }
+                if (trace_parse(text, trace_path, ret, &error) < 0) {
+                        fprintf(stderr, "placementctl plan: %s\n", error);
+                        return -EINVAL;
+                }
+                return 0;
+        }
+        if (optind >= argc) {
+                fprintf(stderr, "placementctl plan: nothing to place: give NAME:VCPUS:MEMORY... or --trace=FILE\n");
+                return -EINVAL;
+        }
+        for (int i = optind; i < argc; i++) {
+                TraceEvent *e;
+                if (trace_parse_spec(argv[i], &e, &error) < 0) {
+                        fprintf(stderr, "placementctl plan: %s\n", error);
+                        return -EINVAL;
+                }
+                g_ptr_array_add(events, e);
+        }
+        *ret = g_steal_pointer(&events);
+        return 0;
+}
+
+int cmd_plan_offline(int argc, char **argv)
+{
+        const char *source = NULL, *config_path = NULL, *policy = NULL, *trace_path = NULL;
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(Config) config = NULL;
+        g_autoptr(GPtrArray) events = NULL;
+        g_autoptr(Ledger) ledger = NULL;
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autofree char *error = NULL;
+        bool json = false;
+
+        if (parse_plan_args(argc, argv, &source, &config_path, &policy, &trace_path, &json) < 0)
+                return EXIT_USAGE;
+        if (config_path) {
+                if (config_load_file(config_path, &config, &error) < 0) {
+                        fprintf(stderr, "placementctl plan: %s\n", error);
+                        return EXIT_USAGE;
+                }
+        } else {
+                config = config_new_default();
+        }
+        if (policy) {
+                int k = policy_kind_from_string(policy);
+                if (k < 0) {
+                        fprintf(stderr, "placementctl plan: unknown policy '%s'; expected explicit or compat\n",
+                                policy);
+                        return EXIT_USAGE;
+                }
+                config->placement.policy = (PolicyKind)k;
+        }
+        if (read_events(argc, argv, trace_path, &events) < 0)
+                return EXIT_USAGE;
+        if (load_topology(source, &t) < 0)
+                return EXIT_USAGE;
+
+        ledger = ledger_new(t);
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "topology");
+        json_builder_add_value(b, topology_to_json(t, FALSE));
+        json_builder_set_member_name(b, "decisions");
+        json_builder_begin_array(b);
+        for (unsigned i = 0; i < events->len; i++) {
+                const TraceEvent *e = g_ptr_array_index(events, i);
+                json_builder_begin_object(b);
+                json_builder_set_member_name(b, "event");
+                json_builder_add_string_value(b, e->op == TRACE_START ? "start" : "stop");
+                if (e->op == TRACE_STOP) {
+                        if (ledger_release(ledger, e->name) < 0) {
+                                fprintf(stderr, "placementctl plan: line %u: stop %s: no such running domain\n",
+                                        e->line, e->name);
+                                return EXIT_USAGE;
+                        }
+                        json_builder_set_member_name(b, "domain");
+                        json_builder_add_string_value(b, e->name);
+                        if (!json)
+                                printf("stop %s\n", e->name);
+                } else {
+                        PlacementRequest req = {.name = e->name, .vcpus = e->vcpus, .memory = e->memory};
+                        Plan *plan;
+                        if (ledger_lookup(ledger, e->name)) {
+                                fprintf(stderr, "placementctl plan: %s%u: start %s: already running\n",
+                                        e->line ? "line " : "argument ", e->line ? e->line : i + 1, e->name);
+                                return EXIT_USAGE;
+                        }
+                        plan = policy_place(t, ledger, &req, &config->placement);
+                        decision_json_add_members(b, t, plan, FALSE);
+                        if (!json)
+                                print_decision_human(t, plan);
+                        if (ledger_commit(ledger, e->name, plan) < 0) {
+                                fprintf(stderr, "placementctl plan: %s: plan does not fit the host\n", e->name);
+                                return EXIT_RUNTIME;
+                        }
+                }
+                json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+        json_builder_end_object(b);
+
+        if (json) {
+                g_autoptr(JsonNode) root = json_builder_get_root(b);
+                g_autofree char *text = json_to_text(root, TRUE);
+                printf("%s\n", text);
+        } else {
+                g_autofree char *map = hostmap_render(t, ledger, config->placement.reserved_cpus);
+                printf("\n%s", map);
+        }
+        return EXIT_OK;
+}
