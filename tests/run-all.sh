@@ -1,0 +1,78 @@
+#!/bin/bash
+# Sets up what is missing, builds, and runs every test placementd has:
+#   unit and in-process libvirt tests (-Werror build), the same under ASan+UBSan, the unit tests under
+#   valgrind, and the end-to-end run against a real libvirtd with QEMU (TCG).
+# Each stage prints Check's summary lines; the script ends with "N passed, N failed" and exits non-zero
+# when anything failed. Stages can be picked: tests/run-all.sh unit asan valgrind e2e
+set -uo pipefail
+cd "$(dirname "$0")/.."
+
+SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+stages=("$@")
+((${#stages[@]})) || stages=(format unit asan valgrind e2e)
+passed=0 failed=0 failures=()
+
+stage() {
+        local name=$1
+        shift
+        echo "=== $name"
+        local start=$SECONDS
+        if "$@"; then
+                passed=$((passed + 1))
+                echo "=== $name: ok ($((SECONDS - start)) s)"
+        else
+                failed=$((failed + 1))
+                failures+=("$name")
+                echo "=== $name: FAILED ($((SECONDS - start)) s)"
+        fi
+}
+
+setup() { # dir, meson options...
+        local dir=$1
+        shift
+        [ -f "$dir/build.ninja" ] || meson setup "$dir" "$@" >/dev/null || return 1
+        ninja -C "$dir" >/dev/null
+}
+
+run_format() {
+        local files
+        files=$(git ls-files '*.c' '*.h' 2>/dev/null)
+        [ -n "$files" ] || files=$(find lib policies daemon tools tests bench -name '*.[ch]')
+        # shellcheck disable=SC2086
+        clang-format --dry-run --Werror $files
+}
+
+run_unit() {
+        setup build -Dwerror=true -Dbuildtype=debugoptimized || return 1
+        meson test -C build --no-rebuild -v --suite unit --suite libvirt 2>&1 | grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|Assertion|error" ; return "${PIPESTATUS[0]}"
+}
+
+run_asan() {
+        setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug || return 1
+        ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
+                meson test -C build-asan --no-rebuild -v --suite unit --suite libvirt 2>&1 |
+                grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|Assertion|ERROR|runtime error"
+        return "${PIPESTATUS[0]}"
+}
+
+run_valgrind() {
+        setup build -Dwerror=true || return 1
+        CK_FORK=no meson test -C build --no-rebuild -v --suite unit \
+                --wrapper="valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --suppressions=/usr/share/glib-2.0/valgrind/glib.supp --suppressions=$PWD/tests/valgrind.supp" \
+                2>&1 | grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|==[0-9]+=="
+        return "${PIPESTATUS[0]}"
+}
+
+run_e2e() {
+        $SUDO bash .ci/install-e2e-deps.sh || return 1
+        setup build -Dwerror=true || return 1
+        $SUDO bash tests/e2e/run.sh build
+}
+
+$SUDO bash .ci/install-deps.sh || { echo "installing dependencies failed"; exit 1; }
+for s in "${stages[@]}"; do
+        stage "$s" "run_$s"
+done
+echo "stages: $passed passed, $failed failed${failures:+ (${failures[*]})}"
+echo "$passed passed, $failed failed"
+((failed == 0))

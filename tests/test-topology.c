@@ -1,0 +1,773 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include <errno.h>
+#include <glib.h>
+#include <glib/gstdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "nodesets.h"
+#include "test-util.h"
+#include "topology.h"
+
+#define HOST_2X16X2 "synthetic:pack:2 numa:1(memory=64GB) l3:1 core:16 pu:2"
+#define E           TOPOLOGY_UNREACHABLE
+
+/* hwloc's synthetic "GB" is decimal: 64GB = 64 * 10^9 bytes. */
+#define GB(n) ((uint64_t)(n)*1000000000u)
+
+static const uint32_t opteron_6272[64] = {
+    10, 16, 16, 22, 16, 22, 16, 22, /**/ 16, 10, 22, 16, 16, 22, 22, 16, /**/
+    16, 22, 10, 16, 16, 16, 16, 16, /**/ 22, 16, 16, 10, 16, 16, 22, 22, /**/
+    16, 16, 16, 16, 10, 16, 16, 22, /**/ 22, 22, 16, 16, 16, 10, 22, 16, /**/
+    16, 22, 16, 22, 16, 22, 10, 16, /**/ 22, 16, 16, 22, 22, 16, 16, 10,
+};
+
+static void assert_cpus(const CpuSet *s, const char *expected)
+{
+        g_autofree char *text = cpuset_format(s);
+        ck_assert_str_eq(text, expected);
+}
+
+static bool has_note(const Topology *t, const char *needle)
+{
+        for (unsigned i = 0; i < t->notes->len; i++)
+                if (strstr(g_ptr_array_index(t->notes, i), needle))
+                        return true;
+        return false;
+}
+
+#define ck_assert_note(t, needle) ck_assert_msg(has_note((t), (needle)), "no note containing '%s'", (needle))
+
+/* What must hold for every snapshot, whatever the source. */
+static void check_invariants(const Topology *t)
+{
+        g_autoptr(CpuSet) all = cpuset_new();
+        g_autofree bool *package_used = NULL, *l3_used = NULL;
+        unsigned core = 0, pu = 0, max_threads = 0;
+
+        ck_assert_uint_ge(t->nnodes, 1);
+        ck_assert_ptr_nonnull(t->nodes);
+        ck_assert_ptr_nonnull(t->distance);
+        ck_assert_ptr_nonnull(t->notes);
+        ck_assert_ptr_nonnull(t->nodesets);
+        ck_assert_uint_eq(t->nodesets->nnodes, t->nnodes);
+        ck_assert(!(t->flat && t->distances_known));
+        package_used = g_new0(bool, t->npackages);
+        l3_used = g_new0(bool, t->nl3);
+
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                const TopoNode *node = &t->nodes[n];
+                g_autoptr(CpuSet) cpus = cpuset_new();
+                unsigned npus = 0;
+
+                ck_assert_uint_eq(node->core_first, core);
+                ck_assert_int_eq(topology_node_by_os(t, node->os_index), (int)n);
+                for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
+                        const TopoCore *tc = &t->cores[c];
+
+                        ck_assert_uint_eq(tc->node, n);
+                        ck_assert_uint_eq(tc->pu_first, pu);
+                        ck_assert_uint_ge(tc->npus, 1);
+                        ck_assert_uint_lt(tc->package, t->npackages);
+                        ck_assert_uint_lt(tc->l3, t->nl3);
+                        ck_assert(cpuset_has(t->packages[tc->package].nodes, n));
+                        package_used[tc->package] = true;
+                        l3_used[tc->l3] = true;
+                        max_threads = MAX(max_threads, tc->npus);
+                        for (unsigned p = tc->pu_first; p < tc->pu_first + tc->npus; p++) {
+                                ck_assert_uint_eq(t->pus[p].core, c);
+                                ck_assert_int_eq(topology_pu_by_os(t, t->pus[p].os_index), (int)p);
+                                ck_assert(!cpuset_has(cpus, t->pus[p].os_index));
+                                cpuset_add(cpus, t->pus[p].os_index);
+                                npus++;
+                        }
+                        pu += tc->npus;
+                }
+                core += node->ncores;
+                ck_assert_uint_eq(node->npus, npus);
+                ck_assert(cpuset_equal(node->cpus, cpus));
+                ck_assert(!cpuset_intersects(all, cpus));
+                cpuset_union(all, cpus);
+
+                for (unsigned m = 0; m < t->nnodes; m++) {
+                        uint32_t d = topology_distance(t, n, m);
+                        if (n == m)
+                                ck_assert(d == TOPOLOGY_LOCAL || d == E);
+                        else
+                                ck_assert(d == E || d >= TOPOLOGY_LOCAL);
+                }
+        }
+        ck_assert_uint_eq(core, t->ncores);
+        ck_assert_uint_eq(pu, t->npus);
+        ck_assert_uint_eq(max_threads, t->max_threads);
+        ck_assert(cpuset_equal(all, t->all_pus));
+        ck_assert_uint_eq(cpuset_count(t->all_pus), t->npus);
+        for (unsigned i = 0; i < t->npackages; i++)
+                ck_assert(package_used[i]);
+        for (unsigned i = 0; i < t->nl3; i++)
+                ck_assert(l3_used[i]);
+}
+
+static Topology *load_ok(const char *source)
+{
+        Topology *t = NULL;
+        g_autofree char *error = NULL;
+        int r = topology_load(source, &t, &error);
+
+        ck_assert_msg(r == 0, "%s: %d %s", source, r, error ? error : "(no message)");
+        ck_assert_ptr_null(error);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_str_eq(t->source, source);
+        check_invariants(t);
+        return t;
+}
+
+static Topology *load_fixture(const char *name)
+{
+        g_autofree char *path = test_topology_path(name);
+        return load_ok(path);
+}
+
+static void assert_load_fails(const char *source, int expected, const char *message)
+{
+        Topology *t = NULL;
+        g_autofree char *error = NULL;
+        int r = topology_load(source, &t, &error);
+
+        ck_assert_msg(r == expected, "%s: expected %d, got %d (%s)", source, expected, r,
+                      error ? error : "");
+        ck_assert_ptr_null(t);
+        ck_assert_ptr_nonnull(error);
+        ck_assert_msg(strstr(error, message), "'%s' does not contain '%s'", error, message);
+}
+
+/* Every field but the source. */
+static void assert_same(const Topology *a, const Topology *b)
+{
+        ck_assert_uint_eq(a->nnodes, b->nnodes);
+        ck_assert_uint_eq(a->npackages, b->npackages);
+        ck_assert_uint_eq(a->ncores, b->ncores);
+        ck_assert_uint_eq(a->npus, b->npus);
+        ck_assert_uint_eq(a->nl3, b->nl3);
+        ck_assert_uint_eq(a->max_threads, b->max_threads);
+        ck_assert_int_eq(a->distances_known, b->distances_known);
+        ck_assert_int_eq(a->flat, b->flat);
+        ck_assert(cpuset_equal(a->all_pus, b->all_pus));
+        for (unsigned i = 0; i < a->nnodes; i++) {
+                ck_assert_uint_eq(a->nodes[i].os_index, b->nodes[i].os_index);
+                ck_assert_uint_eq(a->nodes[i].memory, b->nodes[i].memory);
+                ck_assert_uint_eq(a->nodes[i].core_first, b->nodes[i].core_first);
+                ck_assert_uint_eq(a->nodes[i].ncores, b->nodes[i].ncores);
+                ck_assert_uint_eq(a->nodes[i].npus, b->nodes[i].npus);
+                ck_assert(cpuset_equal(a->nodes[i].cpus, b->nodes[i].cpus));
+        }
+        for (unsigned i = 0; i < a->npackages; i++) {
+                ck_assert_uint_eq(a->packages[i].os_index, b->packages[i].os_index);
+                ck_assert(cpuset_equal(a->packages[i].nodes, b->packages[i].nodes));
+        }
+        for (unsigned i = 0; i < a->ncores; i++) {
+                ck_assert_uint_eq(a->cores[i].node, b->cores[i].node);
+                ck_assert_uint_eq(a->cores[i].package, b->cores[i].package);
+                ck_assert_uint_eq(a->cores[i].l3, b->cores[i].l3);
+                ck_assert_uint_eq(a->cores[i].os_index, b->cores[i].os_index);
+                ck_assert_uint_eq(a->cores[i].pu_first, b->cores[i].pu_first);
+                ck_assert_uint_eq(a->cores[i].npus, b->cores[i].npus);
+        }
+        for (unsigned i = 0; i < a->npus; i++) {
+                ck_assert_uint_eq(a->pus[i].os_index, b->pus[i].os_index);
+                ck_assert_uint_eq(a->pus[i].core, b->pus[i].core);
+        }
+        ck_assert_mem_eq(a->distance, b->distance, sizeof(uint32_t) * a->nnodes * a->nnodes);
+        ck_assert_uint_eq(a->notes->len, b->notes->len);
+        for (unsigned i = 0; i < a->notes->len; i++)
+                ck_assert_str_eq(g_ptr_array_index(a->notes, i), g_ptr_array_index(b->notes, i));
+        ck_assert_uint_eq(a->nodesets->ncandidates, b->nodesets->ncandidates);
+        ck_assert_int_eq(a->nodesets->exhaustive, b->nodesets->exhaustive);
+        for (unsigned i = 0; i < a->nodesets->ncandidates; i++) {
+                const NodeSet *x = &a->nodesets->candidates[i], *y = &b->nodesets->candidates[i];
+
+                ck_assert_uint_eq(x->max_distance, y->max_distance);
+                ck_assert_double_eq(x->mean_distance, y->mean_distance);
+                ck_assert_uint_eq(x->group, y->group);
+                ck_assert_uint_eq(x->nnodes, y->nnodes);
+                ck_assert_mem_eq(nodeset_members(a->nodesets, x), nodeset_members(b->nodesets, y),
+                                 sizeof(unsigned) * x->nnodes);
+        }
+}
+
+static void assert_default_distances(const Topology *t)
+{
+        for (unsigned i = 0; i < t->nnodes; i++)
+                for (unsigned j = 0; j < t->nnodes; j++)
+                        ck_assert_uint_eq(topology_distance(t, i, j),
+                                          i == j ? TOPOLOGY_LOCAL : TOPOLOGY_REMOTE);
+}
+
+START_TEST(test_synthetic_2x16x2)
+{
+        g_autoptr(Topology) t = load_ok(HOST_2X16X2);
+
+        ck_assert_uint_eq(t->nnodes, 2);
+        ck_assert_uint_eq(t->npackages, 2);
+        ck_assert_uint_eq(t->ncores, 32);
+        ck_assert_uint_eq(t->npus, 64);
+        ck_assert_uint_eq(t->nl3, 2);
+        ck_assert_uint_eq(t->max_threads, 2);
+        for (unsigned n = 0; n < 2; n++) {
+                ck_assert_uint_eq(t->nodes[n].os_index, n);
+                ck_assert_uint_eq(t->nodes[n].memory, GB(64));
+                ck_assert_uint_eq(t->nodes[n].core_first, 16 * n);
+                ck_assert_uint_eq(t->nodes[n].ncores, 16);
+                ck_assert_uint_eq(t->nodes[n].npus, 32);
+                ck_assert_uint_eq(t->packages[n].os_index, n);
+                ck_assert_uint_eq(cpuset_count(t->packages[n].nodes), 1);
+                ck_assert(cpuset_has(t->packages[n].nodes, n));
+        }
+        assert_cpus(t->nodes[0].cpus, "0-31");
+        assert_cpus(t->nodes[1].cpus, "32-63");
+        assert_cpus(t->all_pus, "0-63");
+        for (unsigned c = 0; c < 32; c++) {
+                ck_assert_uint_eq(t->cores[c].node, c / 16);
+                ck_assert_uint_eq(t->cores[c].package, c / 16);
+                ck_assert_uint_eq(t->cores[c].l3, c / 16);
+                ck_assert_uint_eq(t->cores[c].npus, 2);
+                ck_assert_uint_eq(t->cores[c].pu_first, 2 * c);
+                ck_assert_uint_eq(t->pus[2 * c].os_index, 2 * c);
+                ck_assert_uint_eq(t->pus[2 * c + 1].os_index, 2 * c + 1);
+        }
+        /* No matrix in a synthetic topology: defaults. */
+        ck_assert(!t->distances_known);
+        ck_assert(!t->flat);
+        assert_default_distances(t);
+        ck_assert_note(t, "no NUMA distances");
+        ck_assert_int_eq(topology_pu_by_os(t, 33), 33);
+        ck_assert_int_eq(topology_pu_by_os(t, 64), -1);
+        ck_assert_int_eq(topology_node_by_os(t, 1), 1);
+        ck_assert_int_eq(topology_node_by_os(t, 2), -1);
+}
+END_TEST
+
+START_TEST(test_xml_same_as_synthetic)
+{
+        g_autoptr(Topology) s = load_ok(HOST_2X16X2);
+        g_autoptr(Topology) x = load_fixture("two-node-smt.xml");
+
+        assert_same(s, x);
+}
+END_TEST
+
+START_TEST(test_linux_sibling_numbering)
+{
+        g_autoptr(Topology) t =
+            load_ok("synthetic:pack:2 numa:1(memory=64GB) l3:1 core:16 pu:2(indexes=2*32:1*2)");
+
+        ck_assert_uint_eq(t->ncores, 32);
+        ck_assert_uint_eq(t->npus, 64);
+        for (unsigned c = 0; c < 32; c++) {
+                ck_assert_uint_eq(t->pus[t->cores[c].pu_first].os_index, c);
+                ck_assert_uint_eq(t->pus[t->cores[c].pu_first + 1].os_index, c + 32);
+        }
+        assert_cpus(t->nodes[0].cpus, "0-15,32-47");
+        assert_cpus(t->nodes[1].cpus, "16-31,48-63");
+        ck_assert_int_eq(topology_pu_by_os(t, 32), 1);
+        ck_assert_uint_eq(t->pus[topology_pu_by_os(t, 48)].core, 16);
+}
+END_TEST
+
+START_TEST(test_host)
+{
+        g_autoptr(Topology) t = load_ok("host");
+
+        ck_assert_uint_ge(t->npus, 1);
+        ck_assert_uint_ge(t->ncores, 1);
+        ck_assert_uint_ge(t->npackages, 1);
+        ck_assert_uint_ge(t->max_threads, 1);
+}
+END_TEST
+
+START_TEST(test_opteron_distances)
+{
+        g_autoptr(Topology) t = load_fixture("opteron-6272.xml");
+
+        ck_assert_uint_eq(t->nnodes, 8);
+        ck_assert_uint_eq(t->npackages, 4);
+        ck_assert_uint_eq(t->ncores, 16);
+        ck_assert_uint_eq(t->npus, 32);
+        ck_assert_uint_eq(t->nl3, 8);
+        ck_assert(t->distances_known);
+        ck_assert(!t->flat);
+        ck_assert_mem_eq(t->distance, opteron_6272, sizeof(opteron_6272));
+        ck_assert_uint_eq(t->notes->len, 0);
+        for (unsigned n = 0; n < 8; n++) {
+                ck_assert_uint_eq(t->nodes[n].ncores, 2);
+                ck_assert_uint_eq(t->nodes[n].memory, GB(4));
+                ck_assert_uint_eq(t->cores[2 * n].package, n / 2);
+        }
+        ck_assert_uint_eq(topology_distance(t, 0, 3), 22);
+        ck_assert_uint_eq(topology_distance(t, 4, 7), 22);
+}
+END_TEST
+
+/* A CPU-less (CXL-like) node with an empty cpuset: hwloc gives it the machine's cpuset as locality. */
+START_TEST(test_memory_only_fixture)
+{
+        g_autoptr(Topology) t = load_fixture("memory-only.xml");
+
+        ck_assert_uint_eq(t->nnodes, 3);
+        ck_assert_uint_eq(t->ncores, 4);
+        ck_assert_uint_eq(t->npus, 8);
+        ck_assert_uint_eq(t->nodes[2].os_index, 2);
+        ck_assert_uint_eq(t->nodes[2].memory, GB(8));
+        ck_assert_uint_eq(t->nodes[2].ncores, 0);
+        ck_assert_uint_eq(t->nodes[2].npus, 0);
+        ck_assert(cpuset_is_empty(t->nodes[2].cpus));
+        ck_assert_uint_eq(t->nodes[2].core_first, 4);
+        assert_cpus(t->nodes[0].cpus, "0-3");
+        assert_cpus(t->nodes[1].cpus, "4-7");
+        ck_assert_int_eq(topology_node_by_os(t, 2), 2);
+        ck_assert_note(t, "NUMA node 2 has no usable CPU: kept as a memory-only node");
+        for (unsigned i = 0; i < t->npackages; i++)
+                ck_assert(!cpuset_has(t->packages[i].nodes, 2));
+}
+END_TEST
+
+START_TEST(test_memory_only_synthetic)
+{
+        /* A memory node attached to the machine contains every PU in its cpuset, yet holds no core. */
+        g_autoptr(Topology) t =
+            load_ok("synthetic:[numa(memory=1GB)] pack:2 [numa(memory=2GB)] core:2 pu:1");
+        /* Two nodes attached to the same package: the first gets the cores, the second is memory-only. */
+        g_autoptr(Topology) u =
+            load_ok("synthetic:pack:2 [numa(memory=2GB)] [numa(memory=1GB)] core:2 pu:1");
+
+        ck_assert_uint_eq(t->nnodes, 3);
+        ck_assert_uint_eq(t->nodes[0].ncores, 2);
+        ck_assert_uint_eq(t->nodes[1].ncores, 2);
+        ck_assert_uint_eq(t->nodes[2].ncores, 0);
+        ck_assert_uint_eq(t->nodes[2].os_index, 2);
+        ck_assert_uint_eq(t->nodes[2].memory, GB(1));
+        ck_assert_note(t, "NUMA node 2 has no usable CPU");
+
+        ck_assert_uint_eq(u->nnodes, 4);
+        ck_assert_uint_eq(u->nodes[0].ncores, 2);
+        ck_assert_uint_eq(u->nodes[1].ncores, 0);
+        ck_assert_uint_eq(u->nodes[2].ncores, 2);
+        ck_assert_uint_eq(u->nodes[3].ncores, 0);
+        ck_assert_uint_eq(u->nodes[1].memory, GB(1));
+        assert_cpus(u->nodes[2].cpus, "2-3");
+        ck_assert_note(u, "NUMA node 1 has no usable CPU");
+        ck_assert_note(u, "NUMA node 3 has no usable CPU");
+}
+END_TEST
+
+START_TEST(test_mixed_smt)
+{
+        g_autoptr(Topology) t = load_fixture("mixed-smt.xml");
+
+        ck_assert_uint_eq(t->ncores, 4);
+        ck_assert_uint_eq(t->npus, 6);
+        ck_assert_uint_eq(t->max_threads, 2);
+        ck_assert_uint_eq(t->cores[0].npus, 2);
+        ck_assert_uint_eq(t->cores[1].npus, 2);
+        ck_assert_uint_eq(t->cores[2].npus, 1);
+        ck_assert_uint_eq(t->cores[3].npus, 1);
+        ck_assert_uint_eq(t->pus[t->cores[3].pu_first].os_index, 6);
+        assert_cpus(t->all_pus, "0-4,6");
+        ck_assert_int_eq(topology_pu_by_os(t, 5), -1);
+        ck_assert_note(t, "cores have 1 to 2 threads");
+}
+END_TEST
+
+START_TEST(test_disallowed_and_offline)
+{
+        g_autoptr(Topology) t = load_fixture("disallowed.xml");
+
+        /* PUs 1, 3, 6, 7 not allowed, 8-9 offline: core P#3 (PUs 6-7) has nothing left. */
+        ck_assert_uint_eq(t->nnodes, 2);
+        ck_assert_uint_eq(t->ncores, 3);
+        ck_assert_uint_eq(t->npus, 4);
+        ck_assert_uint_eq(t->max_threads, 2);
+        assert_cpus(t->all_pus, "0,2,4-5");
+        assert_cpus(t->nodes[0].cpus, "0,2");
+        assert_cpus(t->nodes[1].cpus, "4-5");
+        ck_assert_uint_eq(t->nodes[1].ncores, 1);
+        ck_assert_uint_eq(t->cores[0].npus, 1);
+        ck_assert_uint_eq(t->cores[2].os_index, 2);
+        ck_assert_int_eq(topology_pu_by_os(t, 1), -1);
+        ck_assert_int_eq(topology_pu_by_os(t, 4), 2);
+        ck_assert_int_eq(topology_pu_by_os(t, 9), -1);
+        ck_assert_note(t, "4 PUs not in the allowed cpuset, excluded: 1,3,6-7");
+        ck_assert_note(t, "2 PUs offline, excluded: 8-9");
+        ck_assert_note(t, "1 core without any usable PU dropped");
+        ck_assert_note(t, "cores have 1 to 2 threads");
+}
+END_TEST
+
+START_TEST(test_disallowed_node)
+{
+        g_autoptr(Topology) t = load_fixture("disallowed-node.xml");
+
+        ck_assert_uint_eq(t->nnodes, 2);
+        ck_assert_uint_eq(t->npus, 8);
+        ck_assert_uint_eq(t->nodes[0].memory, GB(1));
+        ck_assert_uint_eq(t->nodes[1].memory, 0);
+        ck_assert_uint_eq(t->nodes[1].ncores, 2);
+        ck_assert_note(t, "NUMA node 1 is not in the allowed memory nodes");
+}
+END_TEST
+
+START_TEST(test_pu_without_node)
+{
+        g_autoptr(Topology) t = load_fixture("no-local-node.xml");
+
+        ck_assert_uint_eq(t->nnodes, 1);
+        ck_assert_uint_eq(t->ncores, 4);
+        ck_assert_uint_eq(t->npackages, 2);
+        assert_cpus(t->nodes[0].cpus, "0-7");
+        assert_cpus(t->packages[1].nodes, "0");
+        ck_assert_note(t, "PUs 4-7 are not local to any NUMA node: counted in NUMA node 0");
+}
+END_TEST
+
+START_TEST(test_missing_distances)
+{
+        g_autoptr(Topology) t = load_ok("synthetic:pack:4 numa:1 core:1 pu:1");
+
+        ck_assert_uint_eq(t->nnodes, 4);
+        ck_assert(!t->distances_known);
+        ck_assert(!t->flat);
+        assert_default_distances(t);
+        ck_assert_note(t, "no NUMA distances reported: assuming 10 local, 20 remote");
+}
+END_TEST
+
+START_TEST(test_invalid_self_distance)
+{
+        /* hwloc keeps such a matrix as it is: the check is ours. */
+        g_autoptr(Topology) t = load_fixture("distances-self12.xml");
+
+        ck_assert(!t->distances_known);
+        ck_assert(!t->flat);
+        assert_default_distances(t);
+        ck_assert_note(t, "invalid NUMA distance 12 from node 0 to node 0");
+}
+END_TEST
+
+START_TEST(test_invalid_distance_below_10)
+{
+        g_autoptr(Topology) t = load_fixture("distances-below10.xml");
+
+        ck_assert(!t->distances_known);
+        assert_default_distances(t);
+        ck_assert_note(t, "invalid NUMA distance 5");
+}
+END_TEST
+
+START_TEST(test_all_unreachable_is_flat)
+{
+        g_autoptr(Topology) t = load_fixture("distances-unreachable.xml");
+
+        ck_assert(t->flat);
+        ck_assert(!t->distances_known);
+        for (unsigned i = 0; i < 2; i++)
+                for (unsigned j = 0; j < 2; j++)
+                        ck_assert_uint_eq(topology_distance(t, i, j), TOPOLOGY_LOCAL);
+        ck_assert_note(t, "every NUMA distance is unreachable");
+        ck_assert_uint_eq(t->nodesets->ncandidates, 1);
+        ck_assert_uint_eq(t->nodesets->candidates[0].nnodes, 2);
+}
+END_TEST
+
+START_TEST(test_node_unreachable_from_itself)
+{
+        g_autoptr(Topology) t = load_fixture("distances-node1-unreachable.xml");
+
+        ck_assert(t->distances_known);
+        ck_assert(!t->flat);
+        ck_assert_uint_eq(topology_distance(t, 0, 0), 10);
+        ck_assert_uint_eq(topology_distance(t, 0, 1), E);
+        ck_assert_uint_eq(topology_distance(t, 1, 1), E);
+        ck_assert_note(t, "NUMA node 1 is unreachable from itself");
+}
+END_TEST
+
+START_TEST(test_matrix_dropped_by_hwloc)
+{
+        /* The matrix names node P#9, which does not exist: hwloc drops it without an error. */
+        g_autoptr(Topology) t = load_fixture("distances-unknown-node.xml");
+
+        ck_assert(!t->distances_known);
+        assert_default_distances(t);
+        ck_assert_note(t, "hwloc ignored the distance matrix");
+        ck_assert_note(t, "no NUMA distances reported");
+}
+END_TEST
+
+START_TEST(test_partial_matrix)
+{
+        /* hwloc accepts a matrix over nodes P#0 and P#1 of three; we cannot use it. */
+        g_autoptr(Topology) t = load_fixture("distances-partial.xml");
+
+        ck_assert_uint_eq(t->nnodes, 3);
+        ck_assert(!t->distances_known);
+        assert_default_distances(t);
+        ck_assert_note(t, "the NUMA latency matrix covers 2 of 3 NUMA nodes: ignoring it");
+}
+END_TEST
+
+START_TEST(test_matrix_refused_by_hwloc)
+{
+        /* Too few values: hwloc refuses the whole file. */
+        g_autofree char *path = test_topology_path("distances-truncated.xml");
+        g_autofree char *expected = g_strdup_printf("%s: invalid hwloc XML", path);
+
+        assert_load_fails(path, -EINVAL, expected);
+}
+END_TEST
+
+START_TEST(test_errors)
+{
+        g_autofree char *dir = test_topology_path("");
+        g_autofree char *garbage = NULL;
+        g_autofree char *empty = NULL;
+        g_autofree char *expected = NULL;
+        int fd;
+
+        assert_load_fails("/nonexistent/x.xml", -ENOENT,
+                          "/nonexistent/x.xml: cannot read hwloc XML: No such file or directory");
+        assert_load_fails("synthetic:foo", -EINVAL, "synthetic:foo: invalid hwloc synthetic description");
+        assert_load_fails("synthetic:pack:2 pu:0", -EINVAL,
+                          "synthetic:pack:2 pu:0: invalid hwloc synthetic");
+        assert_load_fails("synthetic:pack:2 core:x pu:1", -EINVAL, "synthetic:pack:2 core:x pu:1: invalid");
+        assert_load_fails("synthetic:", -EINVAL, "synthetic:: empty hwloc synthetic description");
+        assert_load_fails("", -EINVAL, "empty topology source");
+        assert_load_fails(dir, -EISDIR, "cannot read hwloc XML: Is a directory");
+
+        fd = g_file_open_tmp("topology-garbage-XXXXXX.xml", &garbage, NULL);
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(write(fd, "this is not XML\n", 16), 16);
+        close(fd);
+        expected = g_strdup_printf("%s: invalid hwloc XML", garbage);
+        assert_load_fails(garbage, -EINVAL, expected);
+        g_unlink(garbage);
+
+        fd = g_file_open_tmp("topology-empty-XXXXXX.xml", &empty, NULL);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        assert_load_fails(empty, -EINVAL, "the file is empty");
+        g_unlink(empty);
+}
+END_TEST
+
+START_TEST(test_limits)
+{
+        g_autoptr(Topology) t = NULL;
+
+        /* Refused before hwloc builds a billion objects. */
+        assert_load_fails(
+            "synthetic:pack:1000 core:1000 pu:1000", -E2BIG,
+            "synthetic:pack:1000 core:1000 pu:1000: describes 1000000000 PUs, more than the 8192");
+        assert_load_fails("synthetic:pack:99999999999 core:99999999999 pu:99999999999", -E2BIG,
+                          "describes too many PUs");
+        assert_load_fails("synthetic:pack:2 numa:1(memory=1GB) core:4097 pu:1", -E2BIG, "8194 PUs");
+        assert_load_fails("synthetic:numa:1025 pu:1", -E2BIG,
+                          "1025 NUMA nodes, more than the 1024 supported");
+        assert_load_fails("synthetic:pu:2(indexes=0,9000)", -ERANGE, "PU 9000: OS index above the 8192");
+
+        t = load_ok("synthetic:pack:8 numa:1 l3:8 core:64 pu:2");
+        ck_assert_uint_eq(t->npus, 8192);
+        ck_assert_int_eq(topology_pu_by_os(t, 8191), 8191);
+}
+END_TEST
+
+START_TEST(test_environment_does_not_replace_source)
+{
+        g_autoptr(Topology) s = NULL;
+        g_autoptr(Topology) x = NULL;
+
+        g_setenv("HWLOC_XMLFILE", "/nonexistent/hijack.xml", TRUE);
+        g_setenv("HWLOC_SYNTHETIC", "pack:5 numa:1 core:1 pu:1", TRUE);
+        s = load_ok(HOST_2X16X2);
+        x = load_fixture("two-node-smt.xml");
+        g_unsetenv("HWLOC_XMLFILE");
+        g_unsetenv("HWLOC_SYNTHETIC");
+        ck_assert_uint_eq(s->npus, 64);
+        assert_same(s, x);
+}
+END_TEST
+
+START_TEST(test_l3_groups)
+{
+        /* No L3: one group per node. */
+        g_autoptr(Topology) a = load_ok("synthetic:pack:2 numa:1 core:2 pu:1");
+        /* Two L3 per node (CCX-like). */
+        g_autoptr(Topology) b = load_ok("synthetic:pack:2 numa:1 l3:2 core:2 pu:1");
+        /* One L3 over two nodes (sub-NUMA clustering). */
+        g_autoptr(Topology) c = load_ok("synthetic:pack:1 l3:1 group:2 [numa(memory=1GB)] core:2 pu:1");
+
+        ck_assert_uint_eq(a->nl3, 2);
+        ck_assert_uint_eq(a->cores[1].l3, 0);
+        ck_assert_uint_eq(a->cores[2].l3, 1);
+        ck_assert_note(a, "no L3 cache information: one L3 group per NUMA node");
+
+        ck_assert_uint_eq(b->nl3, 4);
+        for (unsigned i = 0; i < 8; i++)
+                ck_assert_uint_eq(b->cores[i].l3, i / 2);
+        ck_assert(!has_note(b, "L3"));
+
+        ck_assert_uint_eq(c->nnodes, 2);
+        ck_assert_uint_eq(c->npackages, 1);
+        assert_cpus(c->packages[0].nodes, "0-1");
+        ck_assert_uint_eq(c->nl3, 1);
+        for (unsigned i = 0; i < 4; i++)
+                ck_assert_uint_eq(c->cores[i].l3, 0);
+}
+END_TEST
+
+START_TEST(test_no_cores_no_packages)
+{
+        g_autoptr(Topology) a = load_ok("synthetic:pack:2 numa:1 pu:2");
+        g_autoptr(Topology) b = load_ok("synthetic:numa:2 core:2 pu:1");
+
+        ck_assert_uint_eq(a->ncores, 4);
+        ck_assert_uint_eq(a->npus, 4);
+        ck_assert_uint_eq(a->max_threads, 1);
+        ck_assert_uint_eq(a->cores[3].os_index, 3);
+        ck_assert_note(a, "no core information for 4 PUs");
+
+        ck_assert_uint_eq(b->npackages, 1);
+        ck_assert_uint_eq(b->packages[0].os_index, 0);
+        assert_cpus(b->packages[0].nodes, "0-1");
+        ck_assert_note(b, "no package information for 4 cores");
+}
+END_TEST
+
+START_TEST(test_uniform_matches_synthetic)
+{
+        g_autoptr(Topology) s = load_ok(HOST_2X16X2);
+        g_autoptr(Topology) u = topology_new_uniform(2, 16, 2, GB(64), NULL);
+
+        ck_assert_ptr_nonnull(u);
+        check_invariants(u);
+        ck_assert_str_eq(u->source, "uniform:2x16x2");
+        assert_same(s, u);
+}
+END_TEST
+
+START_TEST(test_uniform)
+{
+        uint32_t linear[16], bad[4] = {12, 20, 20, 10};
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(Topology) b = NULL;
+        g_autoptr(Topology) one = NULL;
+        g_autoptr(Topology) opteron = NULL;
+
+        for (unsigned i = 0; i < 4; i++)
+                for (unsigned j = 0; j < 4; j++)
+                        linear[i * 4 + j] = 10 + 11 * (i > j ? i - j : j - i);
+        t = topology_new_uniform(4, 3, 1, 1024, linear);
+        ck_assert_ptr_nonnull(t);
+        check_invariants(t);
+        ck_assert_uint_eq(t->ncores, 12);
+        ck_assert_uint_eq(t->npus, 12);
+        ck_assert_uint_eq(t->max_threads, 1);
+        ck_assert_uint_eq(t->npackages, 4);
+        ck_assert_uint_eq(t->nl3, 4);
+        ck_assert(t->distances_known);
+        ck_assert_mem_eq(t->distance, linear, sizeof(linear));
+        ck_assert_uint_eq(t->notes->len, 0);
+        assert_cpus(t->nodes[3].cpus, "9-11");
+        ck_assert_uint_eq(t->nodes[3].memory, 1024);
+        ck_assert_int_eq(topology_pu_by_os(t, 11), 11);
+        ck_assert_int_eq(topology_pu_by_os(t, 12), -1);
+
+        b = topology_new_uniform(2, 1, 4, 0, bad);
+        check_invariants(b);
+        ck_assert(!b->distances_known);
+        assert_default_distances(b);
+        ck_assert_note(b, "invalid NUMA distance 12");
+        assert_cpus(b->nodes[1].cpus, "4-7");
+        ck_assert_uint_eq(b->max_threads, 4);
+
+        one = topology_new_uniform(1, 2, 2, 1, NULL);
+        check_invariants(one);
+        ck_assert_uint_eq(one->notes->len, 0);
+        ck_assert_uint_eq(topology_distance(one, 0, 0), 10);
+
+        opteron = topology_new_uniform(8, 2, 2, GB(4), opteron_6272);
+        check_invariants(opteron);
+        ck_assert(opteron->distances_known);
+
+        ck_assert_ptr_null(topology_new_uniform(0, 1, 1, 0, NULL));
+        ck_assert_ptr_null(topology_new_uniform(1, 0, 1, 0, NULL));
+        ck_assert_ptr_null(topology_new_uniform(1, 1, 0, 0, NULL));
+        ck_assert_ptr_null(topology_new_uniform(2, 4096, 2, 0, NULL));
+        ck_assert_ptr_null(topology_new_uniform(1025, 1, 1, 0, NULL));
+        ck_assert_ptr_null(topology_new_uniform(UINT_MAX, UINT_MAX, UINT_MAX, 0, NULL));
+        topology_free(NULL);
+}
+END_TEST
+
+START_TEST(test_lookup_without_tables)
+{
+        /* A snapshot assembled by hand has no lookup tables: the lookups still work. */
+        TopoPu pus[2] = {{.os_index = 7}, {.os_index = 3}};
+        TopoNode nodes[1] = {{.os_index = 4}};
+        Topology t = {.npus = 2, .pus = pus, .nnodes = 1, .nodes = nodes};
+
+        ck_assert_int_eq(topology_pu_by_os(&t, 3), 1);
+        ck_assert_int_eq(topology_pu_by_os(&t, 5), -1);
+        ck_assert_int_eq(topology_node_by_os(&t, 4), 0);
+        ck_assert_int_eq(topology_node_by_os(&t, 0), -1);
+}
+END_TEST
+
+static Suite *topology_suite(void)
+{
+        Suite *s = suite_create("topology");
+        TCase *load = tcase_create("load");
+        TCase *odd = tcase_create("odd hosts");
+        TCase *distances = tcase_create("distances");
+        TCase *errors = tcase_create("errors");
+        TCase *uniform = tcase_create("uniform");
+
+        tcase_add_test(load, test_synthetic_2x16x2);
+        tcase_add_test(load, test_xml_same_as_synthetic);
+        tcase_add_test(load, test_linux_sibling_numbering);
+        tcase_add_test(load, test_host);
+        tcase_add_test(load, test_environment_does_not_replace_source);
+        suite_add_tcase(s, load);
+
+        tcase_add_test(odd, test_memory_only_fixture);
+        tcase_add_test(odd, test_memory_only_synthetic);
+        tcase_add_test(odd, test_mixed_smt);
+        tcase_add_test(odd, test_disallowed_and_offline);
+        tcase_add_test(odd, test_disallowed_node);
+        tcase_add_test(odd, test_pu_without_node);
+        tcase_add_test(odd, test_l3_groups);
+        tcase_add_test(odd, test_no_cores_no_packages);
+        suite_add_tcase(s, odd);
+
+        tcase_add_test(distances, test_opteron_distances);
+        tcase_add_test(distances, test_missing_distances);
+        tcase_add_test(distances, test_invalid_self_distance);
+        tcase_add_test(distances, test_invalid_distance_below_10);
+        tcase_add_test(distances, test_all_unreachable_is_flat);
+        tcase_add_test(distances, test_node_unreachable_from_itself);
+        tcase_add_test(distances, test_matrix_dropped_by_hwloc);
+        tcase_add_test(distances, test_partial_matrix);
+        tcase_add_test(distances, test_matrix_refused_by_hwloc);
+        suite_add_tcase(s, distances);
+
+        tcase_add_test(errors, test_errors);
+        tcase_add_test(errors, test_limits);
+        suite_add_tcase(s, errors);
+
+        tcase_add_test(uniform, test_uniform_matches_synthetic);
+        tcase_add_test(uniform, test_uniform);
+        tcase_add_test(uniform, test_lookup_without_tables);
+        suite_add_tcase(s, uniform);
+        return s;
+}
+
+TEST_MAIN(topology_suite)

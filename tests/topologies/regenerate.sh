@@ -1,0 +1,67 @@
+#!/bin/sh
+# Regenerates the hwloc XML fixtures of tests/test-topology.c (hwloc 2.x: lstopo, hwloc-annotate).
+# Run from this directory: sh regenerate.sh
+set -eu
+
+synthetic() { lstopo -i "$1" --of xml -f "$2"; }
+
+# name kind n objects... values...: adds a NUMALatency matrix (kind 5 = from OS, means latency).
+annotate() {
+        in=$1 out=$2 n=$3
+        shift 3
+        f=$(mktemp)
+        { echo name=NUMALatency; echo 5; echo "$n"; for arg in "$@"; do echo "$arg"; done; } >"$f"
+        hwloc-annotate "$in" "$out" -- none -- distances "$f"
+        rm -f "$f"
+}
+nodes() { i=0; while [ "$i" -lt "$1" ]; do echo "numa:$i"; i=$((i + 1)); done; }
+
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+# The design's 2 x 16 x 2 host, as XML (must load exactly like the synthetic string).
+synthetic "pack:2 numa:1(memory=64GB) l3:1 core:16 pu:2" two-node-smt.xml
+
+# Opteron 6272-like: 8 nodes of 2 cores x 2 threads, with the SLIT from DESIGN.md.
+synthetic "pack:4 numa:2(memory=4GB) l3:1 core:2 pu:2" "$tmp/opteron.xml"
+annotate "$tmp/opteron.xml" opteron-6272.xml 8 $(nodes 8) \
+        10 16 16 22 16 22 16 22  16 10 22 16 16 22 22 16  16 22 10 16 16 16 16 16  22 16 16 10 16 16 22 22 \
+        16 16 16 16 10 16 16 22  22 22 16 16 16 10 22 16  16 22 16 22 16 22 10 16  22 16 16 22 22 16 16 10
+
+# Two nodes of one single-thread core, with broken matrices.
+synthetic "pack:2 numa:1(memory=1GB) core:1 pu:1" "$tmp/two.xml"
+E=4294967295
+annotate "$tmp/two.xml" distances-self12.xml 2 numa:0 numa:1 12 20 20 10
+annotate "$tmp/two.xml" distances-below10.xml 2 numa:0 numa:1 10 5 5 10
+annotate "$tmp/two.xml" distances-unreachable.xml 2 numa:0 numa:1 $E $E $E $E
+annotate "$tmp/two.xml" distances-node1-unreachable.xml 2 numa:0 numa:1 10 $E $E $E
+# A matrix that leaves node P#2 out.
+synthetic "pack:3 numa:1(memory=1GB) core:1 pu:1" "$tmp/three.xml"
+annotate "$tmp/three.xml" distances-partial.xml 2 numa:0 numa:1 10 20 20 10
+# A matrix naming a node that does not exist (P#9): hwloc drops it silently on load.
+sed 's|<indexes length="4">0 1 </indexes>|<indexes length="4">0 9 </indexes>|' \
+        distances-self12.xml >distances-unknown-node.xml
+# Too few values: hwloc refuses the whole file.
+sed 's|<u64values length="12">12 20 20 10 </u64values>|<u64values length="9">12 20 20 </u64values>|' \
+        distances-self12.xml >distances-truncated.xml
+
+# A CPU-less NUMA node (CXL-like, P#2, 8 GB) with an empty cpuset, attached to the machine.
+synthetic "pack:2 numa:1(memory=2GB) core:2 pu:2" "$tmp/base.xml"
+sed -e '4s/nodeset="0x00000003" complete_nodeset="0x00000003" allowed_nodeset="0x00000003"/nodeset="0x00000007" complete_nodeset="0x00000007" allowed_nodeset="0x00000007"/' \
+    -e '/<object type="Package" os_index="0"/i\    <object type="NUMANode" os_index="2" cpuset="0x0" complete_cpuset="0x0" nodeset="0x00000004" complete_nodeset="0x00000004" gp_index="100" local_memory="8000000000"/>' \
+        "$tmp/base.xml" >memory-only.xml
+
+# Hybrid-like: 4 cores, the last two lost their second thread (PUs 5 and 7 do not exist).
+synthetic "pack:1 numa:1(memory=8GB) l3:1 core:4 pu:2" "$tmp/four.xml"
+sed -e '/<object type="PU" os_index="[57]"/d' -e 's/"0x000000ff"/"0x0000005f"/g' \
+    -e 's/"0x00000030"/"0x00000010"/g' -e 's/"0x000000c0"/"0x00000040"/g' "$tmp/four.xml" >mixed-smt.xml
+
+# PUs 1, 3, 6, 7 not allowed (so core P#3 has no usable PU), PUs 8-9 offline.
+synthetic "pack:2 numa:1(memory=1GB) core:2 pu:2" "$tmp/small.xml"
+sed -e '4s/allowed_cpuset="0x000000ff"/allowed_cpuset="0x00000035"/' \
+    -e '4s/complete_cpuset="0x000000ff"/complete_cpuset="0x000003ff"/' "$tmp/small.xml" >disallowed.xml
+# NUMA node P#1 not allowed (its memory cannot be used).
+sed -e '4s/allowed_nodeset="0x00000003"/allowed_nodeset="0x00000001"/' "$tmp/small.xml" >disallowed-node.xml
+# Package P#1 has no NUMA node: its PUs 4-7 are local to none.
+awk '/<object type="NUMANode" os_index="1"/ { skip = 1 } !skip { print } skip && /<\/object>/ { skip = 0 }' \
+        "$tmp/small.xml" >no-local-node.xml
