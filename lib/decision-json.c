@@ -148,3 +148,43 @@ char *json_to_text(JsonNode *node, gboolean pretty)
         json_generator_set_pretty(g, pretty);
         return json_generator_to_data(g, NULL);
 }
+
+void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decision *d, gboolean with_candidates)
+{
+        if (d->plan) {
+                decision_json_add_members(b, t, d->plan, with_candidates);
+                json_builder_set_member_name(b, "plan_result");
+                json_builder_add_string_value(b, plan_result_to_string(d->plan->result));
+        } else {
+                json_builder_set_member_name(b, "domain");
+                json_builder_add_string_value(b, d->name);
+                json_builder_set_member_name(b, "nodes");
+                json_builder_begin_array(b);
+                json_builder_end_array(b);
+                json_builder_set_member_name(b, "vcpu_pins");
+                json_builder_begin_array(b);
+                json_builder_end_array(b);
+        }
+        /* the decision's own words win over the plan's */
+        json_builder_set_member_name(b, "uuid");
+        json_builder_add_string_value(b, d->uuid);
+        json_builder_set_member_name(b, "result");
+        json_builder_add_string_value(b, decision_result_to_string(d->result));
+        json_builder_set_member_name(b, "reason");
+        json_builder_add_string_value(b, d->reason ? d->reason : "");
+        json_builder_set_member_name(b, "memory_binding");
+        json_builder_add_string_value(b, d->memory_binding ? d->memory_binding : "none");
+        json_builder_set_member_name(b, "apply_error");
+        if (d->apply_error)
+                json_builder_add_string_value(b, d->apply_error);
+        else
+                json_builder_add_null_value(b);
+        json_builder_set_member_name(b, "adopted");
+        json_builder_add_boolean_value(b, d->adopted);
+        json_builder_set_member_name(b, "pinned_by_hand");
+        json_builder_add_boolean_value(b, d->pinned_by_hand);
+        json_builder_set_member_name(b, "decided_usec");
+        json_builder_add_int_value(b, d->decided_usec);
+        json_builder_set_member_name(b, "latency_usec");
+        json_builder_add_int_value(b, (gint64)d->latency_usec);
+}

@@ -8,6 +8,7 @@
 
 #include <json-glib/json-glib.h>
 
+#include "decision.h"
 #include "ledger.h"
 #include "plan.h"
 #include "topology.h"
@@ -27,3 +28,8 @@ char *json_to_text(JsonNode *node, gboolean pretty);
 
 /* Node OS indexes of a set of node indexes, as a new CpuSet. */
 CpuSet *topology_nodes_to_os(const Topology *t, const CpuSet *node_indexes);
+
+/* A daemon decision: the plan's members (when it has a plan) plus "uuid", "result" (the decision's),
+ * "plan_result", "memory_binding", "apply_error", "adopted", "pinned_by_hand", "decided_usec",
+ * "latency_usec". Adds the members to an object the builder has open. */
+void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decision *d, gboolean with_candidates);

@@ -64,9 +64,11 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
                                                size_format(ledger_node_memory(l, n), b, sizeof(b)));
         g_string_append(out, "legend: [..] one core, one character per thread; . free, # reserved for the host, "
                              "+ several domains");
-        for (unsigned k = 0; k < keys->len; k++)
+        for (unsigned k = 0; k < keys->len; k++) {
+                const Plan *plan = ledger_lookup(l, g_ptr_array_index(keys, k));
                 g_string_append_printf(out, "%s%c %s", k % 6 == 0 ? "\n  " : ", ", letter(k),
-                                       (const char *)g_ptr_array_index(keys, k));
+                                       plan->name && *plan->name ? plan->name : (const char *)g_ptr_array_index(keys, k));
+        }
         g_string_append_c(out, '\n');
         return g_string_free(out, FALSE);
 }

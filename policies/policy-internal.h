@@ -39,3 +39,11 @@ unsigned policy_spread(const unsigned *capacity, unsigned n, unsigned count, uns
 
 /* First PU of core c that is usable (not reserved), or -1. */
 int policy_core_first_usable_pu(const HostView *v, unsigned core);
+
+void host_view_init(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params);
+void host_view_done(HostView *v);
+
+/* Spreads plan->memory over plan->nodes: in proportion to the vCPUs on each, then wherever room is left. */
+void policy_spread_memory(const HostView *v, Plan *plan);
+/* Sets plan->shared_vcpus from the ledger and the plan's own vCPUs. */
+void policy_count_shared(const HostView *v, Plan *plan);

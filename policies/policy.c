@@ -69,7 +69,7 @@ int policy_core_first_usable_pu(const HostView *v, unsigned core)
         return -1;
 }
 
-static void host_view_init(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params)
+void host_view_init(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params)
 {
         *v = (HostView){.t = t, .l = l, .params = params};
         v->pu_usable = g_new0(bool, MAX(t->npus, 1));
@@ -105,7 +105,7 @@ static void host_view_init(HostView *v, const Topology *t, const Ledger *l, cons
         }
 }
 
-static void host_view_done(HostView *v)
+void host_view_done(HostView *v)
 {
         g_free(v->pu_usable);
         g_free(v->core_free);
@@ -282,7 +282,7 @@ static void make_pins(const HostView *v, Plan *plan)
         }
 }
 
-static void spread_memory(const HostView *v, Plan *plan)
+void policy_spread_memory(const HostView *v, Plan *plan)
 {
         const Topology *t = v->t;
         g_autofree unsigned *vcpus_on = g_new0(unsigned, MAX(t->nnodes, 1));
@@ -349,7 +349,7 @@ static void pick_emulator(const HostView *v, Plan *plan)
         add_core_pus(v, (unsigned)c, plan->emulator_pin);
 }
 
-static void count_shared(const HostView *v, Plan *plan)
+void policy_count_shared(const HostView *v, Plan *plan)
 {
         g_autofree unsigned *own = g_new0(unsigned, MAX(v->t->ncores, 1));
 
@@ -455,8 +455,8 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
         if (plan->result != PLAN_UNPLACEABLE) {
                 g_autofree char *where = format_nodes(t, plan->nodes);
                 make_pins(&v, plan);
-                spread_memory(&v, plan);
-                count_shared(&v, plan);
+                policy_spread_memory(&v, plan);
+                policy_count_shared(&v, plan);
                 pick_emulator(&v, plan);
                 if (plan->result == PLAN_PLACED) {
                         const NodeSet *set = &table->candidates[chosen];

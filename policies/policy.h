@@ -13,3 +13,12 @@
 
 /* Returns a new plan (never NULL) made with params->policy. The ledger is not changed. */
 Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *req, const PlacementParams *params);
+
+/*
+ * Records pins someone else made (by hand, or the domain's own configuration) as a plan the ledger can
+ * hold, so later placements avoid those CPUs. pins[i] holds vCPU i's CPUs (OS indexes). Each vCPU is
+ * counted on the least loaded PU of its pins; a vCPU allowed on every host CPU floats and is not
+ * counted. Memory is counted on the nodes the counted vCPUs run on, as far as it fits. Never NULL.
+ */
+Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *req, CpuSet *const *pins,
+                   const PlacementParams *params);

@@ -1,12 +1,16 @@
 #!/bin/bash
-# Sets up what is missing, builds, and runs placementd's main job on an embedded default:
-# the example workload placed on the example host, printing each decision and the host map.
+# Sets up what is missing, builds, and runs placementd's main job on an embedded default: the daemon,
+# connected to libvirt's in-process test driver, places a short scripted workload of domain starts and
+# stops on an example host (2 sockets x 2 cores x 2 threads), printing each decision as it happens and
+# the host map at the end. No hypervisor and no root needed (beyond installing packages).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 $SUDO bash .ci/install-deps.sh
-[ -d build ] || meson setup build >/dev/null
+[ -f build/build.ninja ] || meson setup build >/dev/null
 ninja -C build >/dev/null
-exec ./build/tools/placementctl plan --topology="synthetic:pack:2 numa:1(memory=32GiB) l3:1 core:8 pu:2" \
-        --trace=docs/examples/workload.trace "$@"
+exec ./build/daemon/placementd --config=/dev/null --log-level=warning \
+        --connect="test://$PWD/docs/examples/test-host.xml" \
+        --topology="synthetic:pack:2 numa:1(memory=16GiB) l3:1 core:2 pu:2" \
+        --demo=docs/examples/workload.trace "$@"

@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "decision-json.h"
+#include "decision-text.h"
 #include "hostmap.h"
 #include "ledger.h"
 #include "policy.h"
@@ -101,28 +102,8 @@ int cmd_topology(int argc, char **argv)
 
 static void print_decision_human(const Topology *t, const Plan *p)
 {
-        g_autoptr(CpuSet) nodes = topology_nodes_to_os(t, p->nodes);
-        g_autoptr(CpuSet) mem_idx = plan_memory_nodes(p);
-        g_autoptr(CpuSet) mem = topology_nodes_to_os(t, mem_idx);
-        g_autofree char *nodes_text = cpuset_format(nodes);
-        g_autofree char *mem_text = cpuset_format(mem);
-        g_autofree char *emu = cpuset_format(p->emulator_pin);
-        char a[32];
-
-        printf("start %s (%u vCPUs, %s): %s", p->name, p->requested_vcpus, size_format(p->memory, a, sizeof(a)),
-               plan_result_to_string(p->result));
-        if (p->result != PLAN_UNPLACEABLE)
-                printf(" on node%s %s", cpuset_count(nodes) == 1 ? "" : "s", nodes_text);
-        printf(" [%s]\n", policy_kind_to_string(p->policy));
-        if (p->result != PLAN_UNPLACEABLE) {
-                for (unsigned i = 0; i < p->nvcpus; i++) {
-                        g_autofree char *pin = cpuset_format(p->vcpu_pins[i]);
-                        printf("%s vCPU %u -> %s", i % 4 == 0 ? (i ? "\n " : " ") : "  ", i, pin);
-                }
-                printf("\n  memory on node%s %s, emulator on %s\n", cpuset_count(mem) == 1 ? "" : "s", mem_text,
-                       *emu ? emu : "(not pinned)");
-        }
-        printf("  why: %s\n", p->reason);
+        g_autofree char *text = plan_to_text(t, p);
+        printf("start %s", text);
 }
 
 static int parse_plan_args(int argc, char **argv, const char **source, const char **config_path,

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "demo.h"
+
+#include <stdio.h>
+
+#include "hostmap.h"
+#include "log.h"
+#include "trace.h"
+#include "virt-domain.h"
+
+struct Demo {
+        struct event_base *base;
+        Manager *manager;
+        GPtrArray *events;
+        unsigned next, failures, step_ms;
+        bool started;
+        struct event *timer, *deadline;
+};
+
+/* The demo gives libvirt this long to answer before it gives up (a daemon would retry forever). */
+#define DEMO_CONNECT_TIMEOUT_SEC 10
+
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+        Demo *d = arg;
+        (void)fd;
+        (void)what;
+        if (d->started)
+                return;
+        log_error("demo: no libvirt connection after %d s, giving up", DEMO_CONNECT_TIMEOUT_SEC);
+        d->failures++;
+        event_base_loopexit(d->base, NULL);
+}
+
+static void finish(Demo *d)
+{
+        g_autofree char *map = hostmap_render(manager_topology(d->manager), manager_ledger(d->manager),
+                                              manager_config(d->manager)->placement.reserved_cpus);
+        g_autofree char *status = manager_status(d->manager);
+
+        printf("\n%s\n%s", status, map);
+        fflush(stdout);
+        event_base_loopexit(d->base, NULL);
+}
+
+static void step(evutil_socket_t fd, short what, void *arg)
+{
+        Demo *d = arg;
+        struct timeval tv = {.tv_sec = d->step_ms / 1000, .tv_usec = (d->step_ms % 1000) * 1000};
+        virConnectPtr conn = manager_connection(d->manager);
+        const TraceEvent *e;
+        g_autofree char *error = NULL;
+        (void)fd;
+        (void)what;
+
+        if (d->next >= d->events->len) {
+                finish(d);
+                return;
+        }
+        e = g_ptr_array_index(d->events, d->next++);
+        if (!conn) {
+                d->failures++;
+                log_error("demo: not connected, cannot %s %s", e->op == TRACE_START ? "start" : "stop", e->name);
+        } else if (e->op == TRACE_START) {
+                printf("--- start %s\n", e->name);
+                fflush(stdout);
+                if (virt_test_domain_start(conn, e->name, e->vcpus, e->memory, &error) < 0) {
+                        d->failures++;
+                        log_error("demo: %s", error);
+                }
+        } else {
+                printf("--- stop %s\n", e->name);
+                fflush(stdout);
+                if (virt_domain_destroy_by_name(conn, e->name, &error) < 0) {
+                        d->failures++;
+                        log_error("demo: %s", error);
+                }
+        }
+        evtimer_add(d->timer, &tv);
+}
+
+Demo *demo_new(struct event_base *base, Manager *m, GPtrArray *events, unsigned step_ms)
+{
+        Demo *d = g_new0(Demo, 1);
+        d->base = base;
+        d->manager = m;
+        d->events = events;
+        d->step_ms = step_ms;
+        d->timer = evtimer_new(base, step, d);
+        d->deadline = evtimer_new(base, on_deadline, d);
+        evtimer_add(d->deadline, &(struct timeval){.tv_sec = DEMO_CONNECT_TIMEOUT_SEC});
+        return d;
+}
+
+void demo_free(Demo *d)
+{
+        if (!d)
+                return;
+        event_free(d->timer);
+        event_free(d->deadline);
+        g_ptr_array_unref(d->events);
+        g_free(d);
+}
+
+void demo_start(Demo *d)
+{
+        struct timeval zero = {0, 0};
+        if (d->started)
+                return;
+        d->started = true;
+        evtimer_add(d->timer, &zero);
+}
+
+unsigned demo_failures(const Demo *d)
+{
+        return d->failures;
+}

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* placementd: process setup, signals, sd_notify; the work is in the manager. */
+#include <errno.h>
+#include <getopt.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-daemon.h>
+#include <unistd.h>
+
+#include "config.h"
+#include "decision-text.h"
+#include "demo.h"
+#include "log.h"
+#include "manager.h"
+#include "topology.h"
+#include "trace.h"
+#include "virt-domain.h"
+#include "virt-event.h"
+
+#define DEFAULT_CONFIG SYSCONFDIR "/placementd.conf"
+
+typedef struct Args {
+        const char *config;
+        const char *uri;
+        const char *topology;
+        const char *demo;
+        bool foreground;
+} Args;
+
+typedef struct Daemon {
+        struct event_base *base;
+        Manager *manager;
+        Demo *demo;
+        const char *config_path;
+        bool config_explicit;
+        struct event *sigterm, *sigint, *sighup, *watchdog;
+} Daemon;
+
+static void usage(FILE *f)
+{
+        fputs("Usage: placementd [OPTIONS...]\n"
+              "\n"
+              "NUMA- and core-aware vCPU placement for libvirt domains.\n"
+              "\n"
+              "  --config=FILE       configuration file (default " DEFAULT_CONFIG ")\n"
+              "  --connect=URI       libvirt URI (default: [Libvirt] URI=, qemu:///system)\n"
+              "  --topology=SOURCE   host (default), an hwloc XML file, or synthetic:DESC\n"
+              "  --foreground        do not detach when started outside systemd\n"
+              "  --log-level=LEVEL   err, warning, notice, info (default), debug\n"
+              "  --demo=TRACE        start and stop test-driver domains from TRACE, then exit\n"
+              "  --help, --version\n",
+              f);
+}
+
+static int parse_args(int argc, char **argv, Args *a)
+{
+        static const struct option options[] = {
+                {"config", required_argument, NULL, 'c'}, {"connect", required_argument, NULL, 'C'},
+                {"topology", required_argument, NULL, 't'}, {"foreground", no_argument, NULL, 'f'},
+                {"log-level", required_argument, NULL, 'l'}, {"demo", required_argument, NULL, 'd'},
+                {"help", no_argument, NULL, 'h'},          {"version", no_argument, NULL, 'V'},
+                {},
+        };
+        int c, level;
+
+        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
+                switch (c) {
+                case 'c':
+                        a->config = optarg;
+                        break;
+                case 'C':
+                        a->uri = optarg;
+                        break;
+                case 't':
+                        a->topology = optarg;
+                        break;
+                case 'f':
+                        a->foreground = true;
+                        break;
+                case 'l':
+                        if ((level = log_level_from_string(optarg)) < 0) {
+                                fprintf(stderr, "placementd: unknown log level '%s' (err, warning, notice, info, debug)\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
+                        log_set_max_level(level);
+                        break;
+                case 'd':
+                        a->demo = optarg;
+                        a->foreground = true;
+                        break;
+                case 'h':
+                        usage(stdout);
+                        exit(EXIT_SUCCESS);
+                case 'V':
+                        printf("placementd %s\n", PLACEMENTD_VERSION);
+                        exit(EXIT_SUCCESS);
+                default:
+                        return -EINVAL;
+                }
+        }
+        if (optind < argc) {
+                fprintf(stderr, "placementd: unexpected argument '%s'\n", argv[optind]);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* The config at path; a missing default file means the built-in defaults. */
+static int load_config(const char *path, bool explicit_path, Config **ret, char **ret_error)
+{
+        int r = config_load_file(path, ret, ret_error);
+
+        if (r == -ENOENT && !explicit_path) {
+                g_clear_pointer(ret_error, g_free);
+                *ret = config_new_default();
+                return 0;
+        }
+        return r;
+}
+
+static void notify_status(Daemon *d)
+{
+        g_autofree char *status = manager_status(d->manager);
+        sd_notifyf(0, "STATUS=%s", status);
+}
+
+static void on_decision(Manager *m, const Decision *dec, const char *uuid, const char *name, void *userdata)
+{
+        Daemon *d = userdata;
+        (void)uuid;
+
+        if (d->demo) {
+                if (dec) {
+                        g_autofree char *text = decision_to_text(manager_topology(m), dec);
+                        fputs(text, stdout);
+                } else {
+                        printf("%s: stopped, its cores and memory are free again\n", name);
+                }
+                fflush(stdout);
+        }
+        notify_status(d);
+}
+
+static void on_connection(Manager *m, bool connected, void *userdata)
+{
+        Daemon *d = userdata;
+        (void)m;
+
+        notify_status(d);
+        if (connected && d->demo)
+                demo_start(d->demo);
+}
+
+static void reload(Daemon *d)
+{
+        Config *c = NULL;
+        g_autofree char *error = NULL;
+
+        sd_notify(0, "RELOADING=1");
+        if (load_config(d->config_path, d->config_explicit, &c, &error) < 0) {
+                log_error("Reloading the configuration failed, keeping the old one: %s", error);
+        } else {
+                log_info("Configuration reloaded from %s (policy %s)", d->config_path,
+                         policy_kind_to_string(c->placement.policy));
+                manager_set_config(d->manager, c);
+        }
+        sd_notify(0, "READY=1");
+        notify_status(d);
+}
+
+static void on_signal(evutil_socket_t sig, short what, void *arg)
+{
+        Daemon *d = arg;
+        (void)what;
+
+        if (sig == SIGHUP) {
+                reload(d);
+                return;
+        }
+        log_info("Received %s, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
+        sd_notify(0, "STOPPING=1");
+        event_base_loopexit(d->base, NULL);
+}
+
+static void on_watchdog(evutil_socket_t fd, short what, void *arg)
+{
+        (void)fd;
+        (void)what;
+        (void)arg;
+        sd_notify(0, "WATCHDOG=1");
+}
+
+static void setup_watchdog(Daemon *d)
+{
+        uint64_t usec = 0;
+        struct timeval tv;
+
+        if (sd_watchdog_enabled(0, &usec) <= 0 || usec == 0)
+                return;
+        usec /= 2;
+        tv = (struct timeval){.tv_sec = (time_t)(usec / 1000000), .tv_usec = (suseconds_t)(usec % 1000000)};
+        d->watchdog = event_new(d->base, -1, EV_PERSIST, on_watchdog, d);
+        evtimer_add(d->watchdog, &tv);
+}
+
+/* libvirt frees some of its callbacks only from the loop after a connection closes: let it. */
+static void drain(struct event_base *base)
+{
+        for (unsigned i = 0; i < 50 && (virt_event_handle_count() || virt_event_timeout_count()); i++)
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+}
+
+int main(int argc, char **argv)
+{
+        Args args = {.topology = "host"};
+        Daemon d = {0};
+        Topology *topology = NULL;
+        Config *config = NULL;
+        g_autofree char *error = NULL;
+        int r;
+
+        if (parse_args(argc, argv, &args) < 0)
+                return 2;
+        d.config_path = args.config ? args.config : DEFAULT_CONFIG;
+        d.config_explicit = args.config != NULL;
+        if (load_config(d.config_path, d.config_explicit, &config, &error) < 0) {
+                log_error("%s", error);
+                return 2;
+        }
+        if (topology_load(args.topology, &topology, &error) < 0) {
+                log_error("%s", error);
+                config_free(config);
+                return 2;
+        }
+        for (unsigned i = 0; topology->notes && i < topology->notes->len; i++)
+                log_notice("Topology: %s", (const char *)g_ptr_array_index(topology->notes, i));
+        log_info("Topology %s: %u nodes, %u packages, %u cores, %u PUs", topology->source, topology->nnodes,
+                 topology->npackages, topology->ncores, topology->npus);
+
+        if (!args.foreground && !getenv("NOTIFY_SOCKET") && daemon(0, 1) < 0) {
+                log_error_errno(-errno, "Failed to detach: %m");
+                return 1;
+        }
+
+        d.base = event_base_new();
+        if (!d.base || (r = virt_event_register(d.base)) < 0) {
+                log_error("Failed to set up the event loop");
+                return 1;
+        }
+        virt_errors_quiet();
+        d.manager = manager_new(d.base, topology, config, args.uri);
+        if (args.demo) {
+                g_autofree char *text = NULL;
+                GPtrArray *events = NULL;
+                if (!g_file_get_contents(args.demo, &text, NULL, NULL) ||
+                    trace_parse(text, args.demo, &events, &error) < 0) {
+                        log_error("%s", error ? error : "cannot read the demo trace");
+                        manager_free(d.manager);
+                        return 2;
+                }
+                d.demo = demo_new(d.base, d.manager, events, 300);
+        }
+        manager_set_callbacks(d.manager,
+                              &(ManagerCallbacks){.decision_changed = on_decision, .connection_changed = on_connection},
+                              &d);
+
+        signal(SIGPIPE, SIG_IGN);
+        d.sigterm = evsignal_new(d.base, SIGTERM, on_signal, &d);
+        d.sigint = evsignal_new(d.base, SIGINT, on_signal, &d);
+        d.sighup = evsignal_new(d.base, SIGHUP, on_signal, &d);
+        event_add(d.sigterm, NULL);
+        event_add(d.sigint, NULL);
+        event_add(d.sighup, NULL);
+        setup_watchdog(&d);
+
+        manager_start(d.manager);
+        sd_notify(0, "READY=1");
+        notify_status(&d);
+
+        event_base_dispatch(d.base);
+
+        r = d.demo && demo_failures(d.demo) ? 1 : 0;
+        demo_free(d.demo);
+        manager_free(d.manager);
+        drain(d.base);
+        event_free(d.sigterm);
+        event_free(d.sigint);
+        event_free(d.sighup);
+        if (d.watchdog)
+                event_free(d.watchdog);
+        return r;
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The manager's state, shared by manager.c (connection, events, reconcile) and placer.c (one domain). */
+
+#include "manager.h"
+
+typedef enum PlaceOrigin {
+        ORIGIN_STARTED,          /* booted, restored, from snapshot, woken up */
+        ORIGIN_MIGRATED,         /* arrived by migration: carries the source host's pins */
+        ORIGIN_RUNNING_AT_START, /* found running when the daemon started */
+        ORIGIN_RECONCILE,        /* found running after a reconnect or by the periodic reconcile */
+        ORIGIN_REPLACE,          /* asked to place it again */
+} PlaceOrigin;
+
+struct Manager {
+        struct event_base *base;
+        Topology *topology;
+        Config *config;
+        char *uri_override;
+        virConnectPtr conn;
+        int lifecycle_id, tunable_id;
+        bool connected, ever_connected;
+        unsigned backoff_sec, reconnects;
+        struct event *reconnect_ev, *teardown_ev, *reconcile_ev;
+        Ledger *ledger;
+        GHashTable *decisions; /* uuid -> Decision* */
+        ManagerCallbacks cb;
+        void *userdata;
+};
+
+/* placer.c */
+void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec);
+void placer_forget(Manager *m, const char *uuid, const char *why);
+/* A vCPU pin that is not ours was seen (tunable event or drift): adopt the live pins. */
+void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what);
+/* True when the live pins differ from what the decision says. */
+bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d);
+void placer_notify(Manager *m, const Decision *d, const char *uuid, const char *name);

@@ -1,0 +1,439 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The manager's connection to libvirt, its event handlers and reconciliation. */
+#include <errno.h>
+#include <string.h>
+#include <libvirt/virterror.h>
+#include <time.h>
+
+#include "log.h"
+#include "manager-internal.h"
+#include "policy.h"
+#include "virt-domain.h"
+
+#define BACKOFF_MAX_SEC 30u
+
+static void connect_now(Manager *m);
+static void on_close(virConnectPtr conn, int reason, void *opaque);
+
+static uint64_t monotonic_usec(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+const char *manager_uri(const Manager *m)
+{
+        return m->uri_override ? m->uri_override : m->config->uri;
+}
+
+static void set_connected(Manager *m, bool connected)
+{
+        if (m->connected == connected)
+                return;
+        m->connected = connected;
+        if (m->cb.connection_changed)
+                m->cb.connection_changed(m, connected, m->userdata);
+}
+
+static void schedule_reconnect(Manager *m)
+{
+        struct timeval tv = {.tv_sec = m->backoff_sec};
+
+        log_notice("Connecting to %s again in %u s", manager_uri(m), m->backoff_sec);
+        evtimer_add(m->reconnect_ev, &tv);
+        m->backoff_sec = MIN(m->backoff_sec * 2, BACKOFF_MAX_SEC);
+}
+
+static void on_reconnect(evutil_socket_t fd, short what, void *arg)
+{
+        (void)fd;
+        (void)what;
+        connect_now(arg);
+}
+
+/* Drops the connection (from a clean stack, never inside a libvirt callback). */
+static void disconnect(Manager *m)
+{
+        if (!m->conn)
+                return;
+        if (m->lifecycle_id >= 0)
+                virConnectDomainEventDeregisterAny(m->conn, m->lifecycle_id);
+        if (m->tunable_id >= 0)
+                virConnectDomainEventDeregisterAny(m->conn, m->tunable_id);
+        m->lifecycle_id = m->tunable_id = -1;
+        /* every callback must be gone before the close, or the connection outlives it */
+        virConnectUnregisterCloseCallback(m->conn, on_close);
+        virConnectClose(m->conn);
+        m->conn = NULL;
+        set_connected(m, false);
+}
+
+static void on_teardown(evutil_socket_t fd, short what, void *arg)
+{
+        Manager *m = arg;
+        (void)fd;
+        (void)what;
+        disconnect(m);
+        m->reconnects++;
+        schedule_reconnect(m);
+}
+
+static void on_close(virConnectPtr conn, int reason, void *opaque)
+{
+        static const char *const reasons[] = {"an error", "end of file", "keepalive timeout", "a client request"};
+        Manager *m = opaque;
+        struct timeval zero = {0, 0};
+        (void)conn;
+
+        log_warning("Lost the connection to %s (%s)", manager_uri(m),
+                    reason >= 0 && reason < 4 ? reasons[reason] : "unknown reason");
+        if (reason == VIR_CONNECT_CLOSE_REASON_CLIENT)
+                return;
+        evtimer_add(m->teardown_ev, &zero);
+}
+
+static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque)
+{
+        Manager *m = opaque;
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        uint64_t t0 = monotonic_usec();
+        (void)conn;
+
+        virt_domain_uuid(dom, uuid);
+        switch (event) {
+        case VIR_DOMAIN_EVENT_STARTED:
+                placer_place(m, dom, detail == VIR_DOMAIN_EVENT_STARTED_MIGRATED ? ORIGIN_MIGRATED : ORIGIN_STARTED, t0);
+                break;
+        case VIR_DOMAIN_EVENT_RESUMED:
+                /* An incoming migration is placed at STARTED(migrated) already; this catches the others. */
+                if (detail == VIR_DOMAIN_EVENT_RESUMED_MIGRATED && !g_hash_table_contains(m->decisions, uuid))
+                        placer_place(m, dom, ORIGIN_MIGRATED, t0);
+                break;
+        case VIR_DOMAIN_EVENT_STOPPED:
+                placer_forget(m, uuid, "stopped");
+                break;
+        case VIR_DOMAIN_EVENT_SHUTDOWN:
+                if (detail == VIR_DOMAIN_EVENT_SHUTDOWN_FINISHED)
+                        placer_forget(m, uuid, "shut down");
+                break;
+        case VIR_DOMAIN_EVENT_CRASHED:
+                placer_forget(m, uuid, "crashed");
+                break;
+        case VIR_DOMAIN_EVENT_UNDEFINED:
+                placer_forget(m, uuid, "undefined");
+                break;
+        default:
+                break;
+        }
+        return 0;
+}
+
+static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPtr params, int nparams, void *opaque)
+{
+        Manager *m = opaque;
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
+        (void)conn;
+
+        if (!d || !d->plan)
+                return;
+        for (int i = 0; i < nparams; i++) {
+                const char *field = params[i].field;
+                g_autoptr(CpuSet) seen = NULL;
+                guint64 vcpu;
+
+                if (!g_str_has_prefix(field, "cputune.vcpupin") || params[i].type != VIR_TYPED_PARAM_STRING ||
+                    !g_ascii_string_to_unsigned(field + strlen("cputune.vcpupin"), 10, 0, G_MAXUINT, &vcpu, NULL))
+                        continue;
+                if (cpuset_parse(params[i].value.s, &seen, NULL) < 0)
+                        continue;
+                if (vcpu < d->plan->nvcpus && cpuset_equal(seen, d->plan->vcpu_pins[vcpu]))
+                        continue; /* the echo of our own pin */
+                if (d->result == DECISION_ADVISORY && cpuset_equal(seen, m->topology->all_pus))
+                        continue;
+                {
+                        g_autofree char *what = g_strdup_printf("vCPU %u was pinned to %s by someone else",
+                                                                (unsigned)vcpu, params[i].value.s);
+                        placer_adopt_hand_pins(m, dom, what);
+                }
+                return;
+        }
+}
+
+static void reconcile(Manager *m, PlaceOrigin origin)
+{
+        virDomainPtr *doms = NULL;
+        g_autoptr(GHashTable) running = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func(g_free);
+        int n;
+
+        if (!m->conn)
+                return;
+        n = virConnectListAllDomains(m->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+        if (n < 0) {
+                log_warning("Listing running domains failed: %s, ignoring", virGetLastErrorMessage());
+                return;
+        }
+        for (int i = 0; i < n; i++) {
+                char uuid[VIR_UUID_STRING_BUFLEN];
+                const Decision *d;
+                virt_domain_uuid(doms[i], uuid);
+                g_hash_table_add(running, g_strdup(uuid));
+                d = g_hash_table_lookup(m->decisions, uuid);
+                if (!d)
+                        placer_place(m, doms[i], origin, 0);
+                else if (origin == ORIGIN_RECONCILE && placer_pins_drifted(m, doms[i], d))
+                        placer_adopt_hand_pins(m, doms[i], "its vCPU pins drifted from the decision");
+        }
+        {
+                GHashTableIter it;
+                gpointer key;
+                g_hash_table_iter_init(&it, m->decisions);
+                while (g_hash_table_iter_next(&it, &key, NULL))
+                        if (!g_hash_table_contains(running, key))
+                                g_ptr_array_add(gone, g_strdup(key));
+        }
+        for (unsigned i = 0; i < gone->len; i++)
+                placer_forget(m, g_ptr_array_index(gone, i), "no longer running");
+        for (int i = 0; i < n; i++)
+                virDomainFree(doms[i]);
+        free(doms);
+}
+
+void manager_reconcile(Manager *m)
+{
+        reconcile(m, ORIGIN_RECONCILE);
+}
+
+static void on_reconcile(evutil_socket_t fd, short what, void *arg)
+{
+        (void)fd;
+        (void)what;
+        manager_reconcile(arg);
+}
+
+static void arm_reconcile(Manager *m)
+{
+        struct timeval tv = {.tv_sec = m->config->reconcile_sec};
+
+        evtimer_del(m->reconcile_ev);
+        event_free(m->reconcile_ev);
+        m->reconcile_ev = event_new(m->base, -1, EV_PERSIST, on_reconcile, m);
+        if (m->config->reconcile_sec)
+                evtimer_add(m->reconcile_ev, &tv);
+}
+
+static void connect_now(Manager *m)
+{
+        const char *uri = manager_uri(m);
+
+        m->conn = virConnectOpen(uri);
+        if (!m->conn) {
+                log_warning("Cannot connect to %s: %s", uri, virGetLastErrorMessage());
+                schedule_reconnect(m);
+                return;
+        }
+        virConnectRegisterCloseCallback(m->conn, on_close, m, NULL);
+        if (strncmp(uri, "test:", 5) != 0)
+                virConnectSetKeepAlive(m->conn, 5, 3);
+        m->lifecycle_id = virConnectDomainEventRegisterAny(m->conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
+                                                           VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), m, NULL);
+        m->tunable_id = virConnectDomainEventRegisterAny(m->conn, NULL, VIR_DOMAIN_EVENT_ID_TUNABLE,
+                                                         VIR_DOMAIN_EVENT_CALLBACK(on_tunable), m, NULL);
+        if (m->lifecycle_id < 0) {
+                log_warning("Cannot subscribe to domain events on %s: %s", uri, virGetLastErrorMessage());
+                disconnect(m);
+                schedule_reconnect(m);
+                return;
+        }
+        log_info("Connected to %s", uri);
+        m->backoff_sec = 1;
+        set_connected(m, true);
+        reconcile(m, m->ever_connected ? ORIGIN_RECONCILE : ORIGIN_RUNNING_AT_START);
+        m->ever_connected = true;
+}
+
+Manager *manager_new(struct event_base *base, Topology *topology, Config *config, const char *uri)
+{
+        Manager *m = g_new0(Manager, 1);
+
+        m->base = base;
+        m->topology = topology;
+        m->config = config;
+        m->uri_override = g_strdup(uri);
+        m->lifecycle_id = m->tunable_id = -1;
+        m->backoff_sec = 1;
+        m->ledger = ledger_new(topology);
+        m->decisions = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)decision_free);
+        m->reconnect_ev = evtimer_new(base, on_reconnect, m);
+        m->teardown_ev = evtimer_new(base, on_teardown, m);
+        m->reconcile_ev = event_new(base, -1, EV_PERSIST, on_reconcile, m);
+        return m;
+}
+
+void manager_free(Manager *m)
+{
+        if (!m)
+                return;
+        disconnect(m);
+        event_free(m->reconnect_ev);
+        event_free(m->teardown_ev);
+        event_free(m->reconcile_ev);
+        g_hash_table_destroy(m->decisions);
+        ledger_free(m->ledger);
+        topology_free(m->topology);
+        config_free(m->config);
+        g_free(m->uri_override);
+        g_free(m);
+}
+
+void manager_set_callbacks(Manager *m, const ManagerCallbacks *cb, void *userdata)
+{
+        m->cb = *cb;
+        m->userdata = userdata;
+}
+
+int manager_start(Manager *m)
+{
+        arm_reconcile(m);
+        connect_now(m);
+        return 0;
+}
+
+void manager_set_config(Manager *m, Config *config)
+{
+        bool uri_changed = !m->uri_override && g_strcmp0(config->uri, m->config->uri) != 0;
+
+        config_free(m->config);
+        m->config = config;
+        arm_reconcile(m);
+        if (uri_changed) {
+                log_info("Libvirt URI changed to %s: reconnecting", config->uri);
+                disconnect(m);
+                evtimer_del(m->reconnect_ev);
+                m->backoff_sec = 1;
+                connect_now(m);
+        }
+}
+
+const Config *manager_config(const Manager *m)
+{
+        return m->config;
+}
+
+const Topology *manager_topology(const Manager *m)
+{
+        return m->topology;
+}
+
+const Ledger *manager_ledger(const Manager *m)
+{
+        return m->ledger;
+}
+
+bool manager_connected(const Manager *m)
+{
+        return m->connected;
+}
+
+virConnectPtr manager_connection(const Manager *m)
+{
+        return m->conn;
+}
+
+unsigned manager_reconnects(const Manager *m)
+{
+        return m->reconnects;
+}
+
+const Decision *manager_lookup(const Manager *m, const char *name_or_uuid)
+{
+        GHashTableIter it;
+        gpointer value;
+        const Decision *d = g_hash_table_lookup(m->decisions, name_or_uuid);
+
+        if (d)
+                return d;
+        g_hash_table_iter_init(&it, m->decisions);
+        while (g_hash_table_iter_next(&it, NULL, &value))
+                if (strcmp(((const Decision *)value)->name, name_or_uuid) == 0)
+                        return value;
+        return NULL;
+}
+
+static int compare_by_name(gconstpointer a, gconstpointer b)
+{
+        const Decision *x = *(const Decision *const *)a, *y = *(const Decision *const *)b;
+        return strcmp(x->name, y->name);
+}
+
+GPtrArray *manager_list(const Manager *m)
+{
+        GPtrArray *all = g_ptr_array_new();
+        GHashTableIter it;
+        gpointer value;
+
+        g_hash_table_iter_init(&it, m->decisions);
+        while (g_hash_table_iter_next(&it, NULL, &value))
+                g_ptr_array_add(all, value);
+        g_ptr_array_sort(all, compare_by_name);
+        return all;
+}
+
+void manager_count(const Manager *m, unsigned *counts)
+{
+        GHashTableIter it;
+        gpointer value;
+
+        memset(counts, 0, sizeof(unsigned) * _DECISION_RESULT_MAX);
+        g_hash_table_iter_init(&it, m->decisions);
+        while (g_hash_table_iter_next(&it, NULL, &value))
+                counts[((const Decision *)value)->result]++;
+}
+
+Plan *manager_plan(const Manager *m, unsigned vcpus, uint64_t memory)
+{
+        PlacementRequest req = {.name = "(new domain)", .vcpus = vcpus, .memory = memory};
+        return policy_place(m->topology, m->ledger, &req, &m->config->placement);
+}
+
+int manager_replace(Manager *m, const char *name_or_uuid, char **ret_error)
+{
+        const Decision *d = manager_lookup(m, name_or_uuid);
+        virDomainPtr dom;
+
+        if (!d) {
+                *ret_error = g_strdup_printf("no running domain '%s' is known", name_or_uuid);
+                return -ENOENT;
+        }
+        if (!m->conn) {
+                *ret_error = g_strdup("not connected to libvirt");
+                return -ENOTCONN;
+        }
+        dom = virDomainLookupByUUIDString(m->conn, d->uuid);
+        if (!dom) {
+                *ret_error = g_strdup_printf("domain '%s' is gone", name_or_uuid);
+                placer_forget(m, d->uuid, "gone");
+                return -ENOENT;
+        }
+        placer_place(m, dom, ORIGIN_REPLACE, monotonic_usec());
+        virDomainFree(dom);
+        return 0;
+}
+
+char *manager_status(const Manager *m)
+{
+        unsigned counts[_DECISION_RESULT_MAX];
+        GString *s = g_string_new(NULL);
+
+        manager_count(m, counts);
+        g_string_append_printf(s, "%s %s, policy %s%s", m->connected ? "Connected to" : "Waiting for", manager_uri(m),
+                               policy_kind_to_string(m->config->placement.policy),
+                               m->config->apply ? "" : " (advisory)");
+        g_string_append_printf(s, "; %u domains", g_hash_table_size(m->decisions));
+        for (int r = 0; r < _DECISION_RESULT_MAX; r++)
+                if (counts[r])
+                        g_string_append_printf(s, ", %u %s", counts[r], decision_result_to_string((DecisionResult)r));
+        return g_string_free(s, FALSE);
+}

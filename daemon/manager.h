@@ -1,0 +1,68 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Manager: the daemon's state and its reactions. It owns the libvirt connection (reconnecting with
+ * backoff when libvirtd goes away), hears lifecycle and tunable events, places each domain with the
+ * policy, applies the plan through the libvirt adapter, keeps the ledger and one Decision per running
+ * domain, and reconciles with what really runs (at start, after a reconnect, and periodically).
+ */
+
+#include <event2/event.h>
+#include <libvirt/libvirt.h>
+
+#include "config.h"
+#include "decision.h"
+#include "ledger.h"
+#include "topology.h"
+
+typedef struct Manager Manager;
+
+typedef struct ManagerCallbacks {
+        /* A decision was made or changed (d) or a domain was forgotten (d == NULL, uuid and name given). */
+        void (*decision_changed)(Manager *m, const Decision *d, const char *uuid, const char *name, void *userdata);
+        /* The libvirt connection came up or went away. */
+        void (*connection_changed)(Manager *m, bool connected, void *userdata);
+} ManagerCallbacks;
+
+/* Takes ownership of topology and config. uri overrides config->uri when not NULL. */
+Manager *manager_new(struct event_base *base, Topology *topology, Config *config, const char *uri);
+void manager_free(Manager *m);
+
+void manager_set_callbacks(Manager *m, const ManagerCallbacks *cb, void *userdata);
+
+/* Connects now, or schedules retries with backoff when libvirt is not there. Returns 0. */
+int manager_start(Manager *m);
+
+/* Replaces the config (the manager takes ownership). Later decisions use it; reconnects when the URI
+ * changed; re-arms the periodic reconcile. */
+void manager_set_config(Manager *m, Config *config);
+
+const Config *manager_config(const Manager *m);
+const Topology *manager_topology(const Manager *m);
+const Ledger *manager_ledger(const Manager *m);
+bool manager_connected(const Manager *m);
+const char *manager_uri(const Manager *m);
+virConnectPtr manager_connection(const Manager *m);
+unsigned manager_reconnects(const Manager *m);
+
+/* By UUID or name; NULL when unknown. */
+const Decision *manager_lookup(const Manager *m, const char *name_or_uuid);
+/* Every decision, sorted by name (the array does not own them). */
+GPtrArray *manager_list(const Manager *m);
+/* Counts of decisions by result, into counts[_DECISION_RESULT_MAX]. */
+void manager_count(const Manager *m, unsigned *counts);
+
+/* What the policy would do for a new domain now; changes nothing. Caller frees. */
+Plan *manager_plan(const Manager *m, unsigned vcpus, uint64_t memory);
+
+/* Compares what runs with the ledger now: places domains it missed, releases ones that stopped, adopts
+ * pins that drifted. */
+void manager_reconcile(Manager *m);
+
+/* Places one domain again (forgetting its decision first). Returns 0, -ENOENT when unknown or gone,
+ * -ENOTCONN without libvirt. */
+int manager_replace(Manager *m, const char *name_or_uuid, char **ret_error);
+
+/* Human status line for sd_notify STATUS= and `placementctl status`. Caller frees. */
+char *manager_status(const Manager *m);

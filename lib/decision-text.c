@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "decision-text.h"
+#include "decision-json.h"
+#include "size.h"
+
+static void append_body(GString *s, const Topology *t, const Plan *p)
+{
+        g_autoptr(CpuSet) mem_idx = plan_memory_nodes(p);
+        g_autoptr(CpuSet) mem = topology_nodes_to_os(t, mem_idx);
+        g_autofree char *mem_text = cpuset_format(mem);
+        g_autofree char *emu = cpuset_format(p->emulator_pin);
+
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                g_autofree char *pin = cpuset_format(p->vcpu_pins[i]);
+                if (!*pin)
+                        continue;
+                g_string_append_printf(s, "%s vCPU %u -> %s", i % 4 == 0 ? (i ? "\n " : " ") : "  ", i, pin);
+        }
+        g_string_append_printf(s, "\n  memory on node%s %s, emulator on %s\n", cpuset_count(mem) == 1 ? "" : "s",
+                               mem_text, *emu ? emu : "(not pinned)");
+}
+
+static void append_head(GString *s, const Topology *t, const char *name, const Plan *p, const char *result)
+{
+        g_autoptr(CpuSet) nodes = topology_nodes_to_os(t, p->nodes);
+        g_autofree char *nodes_text = cpuset_format(nodes);
+        char a[32];
+
+        g_string_append_printf(s, "%s (%u vCPU%s, %s): %s", name, p->requested_vcpus, p->requested_vcpus == 1 ? "" : "s",
+                               size_format(p->memory, a, sizeof(a)), result);
+        if (!cpuset_is_empty(nodes))
+                g_string_append_printf(s, " on node%s %s", cpuset_count(nodes) == 1 ? "" : "s", nodes_text);
+        g_string_append_printf(s, " [%s]\n", policy_kind_to_string(p->policy));
+}
+
+char *plan_to_text(const Topology *t, const Plan *p)
+{
+        GString *s = g_string_new(NULL);
+
+        append_head(s, t, p->name, p, plan_result_to_string(p->result));
+        if (p->result != PLAN_UNPLACEABLE)
+                append_body(s, t, p);
+        g_string_append_printf(s, "  why: %s\n", p->reason ? p->reason : "");
+        return g_string_free(s, FALSE);
+}
+
+char *decision_to_text(const Topology *t, const Decision *d)
+{
+        GString *s = g_string_new(NULL);
+
+        if (d->plan) {
+                append_head(s, t, d->name, d->plan, decision_result_to_string(d->result));
+                if (d->plan->result != PLAN_UNPLACEABLE)
+                        append_body(s, t, d->plan);
+        } else {
+                g_string_append_printf(s, "%s: %s\n", d->name, decision_result_to_string(d->result));
+        }
+        g_string_append_printf(s, "  why: %s\n", d->reason ? d->reason : "");
+        if (d->plan && d->result != DECISION_SKIPPED)
+                g_string_append_printf(s, "  memory binding: %s\n", d->memory_binding);
+        if (d->apply_error)
+                g_string_append_printf(s, "  error: %s\n", d->apply_error);
+        if (d->adopted)
+                g_string_append(s, "  adopted from its recorded decision\n");
+        return g_string_free(s, FALSE);
+}

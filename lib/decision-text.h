@@ -1,0 +1,15 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Human-readable decisions, shared by placementctl and the daemon's demo output. */
+
+#include "decision.h"
+#include "plan.h"
+#include "topology.h"
+
+/* "start NAME (4 vCPUs, 4.0 GiB): placed on node 0 [explicit]" plus pins, memory, emulator and why,
+ * each line ending in '\n'. Caller frees. */
+char *plan_to_text(const Topology *t, const Plan *p);
+
+/* The same for a daemon decision (its result, memory binding, errors). Caller frees. */
+char *decision_to_text(const Topology *t, const Decision *d);

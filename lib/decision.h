@@ -1,0 +1,44 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Decision: what the daemon knows about one running domain and what it did, as plain data. The
+ * manager keeps one per domain; D-Bus, placementctl and the metadata show it.
+ */
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "plan.h"
+
+typedef enum DecisionResult {
+        DECISION_PLACED,
+        DECISION_OVERCOMMITTED,
+        DECISION_UNPLACEABLE,
+        DECISION_SKIPPED,  /* opted out, or pinned by someone else */
+        DECISION_ADVISORY, /* Apply=no: computed and published, nothing changed */
+        _DECISION_RESULT_MAX,
+} DecisionResult;
+
+typedef struct Decision {
+        char *uuid;
+        char *name;
+        DecisionResult result;
+        Plan *plan;            /* what the ledger holds for it; NULL when it holds nothing */
+        char *reason;          /* why: the plan's reason, or why it was skipped */
+        char *memory_binding;  /* applied, failed, off, advisory, none */
+        char *apply_error;     /* what failed while applying, NULL if nothing */
+        bool adopted;          /* taken over from its recorded decision */
+        bool pinned_by_hand;
+        int64_t decided_usec;  /* CLOCK_REALTIME */
+        uint64_t latency_usec; /* event received -> last pin applied */
+} Decision;
+
+Decision *decision_new(const char *uuid, const char *name);
+void decision_free(Decision *d);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(Decision, decision_free)
+
+const char *decision_result_to_string(DecisionResult r);
+/* The decision result a plan's result stands for. */
+DecisionResult decision_result_from_plan(PlanResult r);

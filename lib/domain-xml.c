@@ -1,0 +1,359 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "domain-xml.h"
+#include "size.h"
+
+#include <errno.h>
+#include <string.h>
+
+typedef enum {
+        TEXT_NONE,
+        TEXT_NAME,
+        TEXT_UUID,
+        TEXT_VCPU,
+        TEXT_MEMORY,
+        TEXT_CURRENT_MEMORY,
+        TEXT_REASON,
+} TextTarget;
+
+typedef struct Parser {
+        DomainSpec *spec;
+        GPtrArray *stack; /* element names */
+        char *prefix;     /* our namespace prefix inside <metadata>, once seen */
+        unsigned meta_depth; /* depth of our <domain> element, 0 = not inside */
+        TextTarget text;
+        GString *buf;
+        uint64_t memory_unit, current_unit;
+        uint64_t memory, current_memory;
+        bool have_current_vcpus;
+} Parser;
+
+void meta_decision_free(MetaDecision *d)
+{
+        if (!d)
+                return;
+        g_free(d->result);
+        g_free(d->policy);
+        g_free(d->vcpu_pin);
+        g_free(d->memory_binding);
+        g_free(d->reason);
+        cpuset_free(d->nodes);
+        cpuset_free(d->emulator);
+        if (d->vcpus) {
+                for (unsigned i = 0; i < d->vcpus->len; i++)
+                        cpuset_free(g_array_index(d->vcpus, MetaVcpu, i).cpuset);
+                g_array_unref(d->vcpus);
+        }
+        if (d->memory)
+                g_array_unref(d->memory);
+        g_free(d);
+}
+
+void domain_spec_free(DomainSpec *s)
+{
+        if (!s)
+                return;
+        g_free(s->name);
+        g_free(s->uuid);
+        g_free(s->meta_policy);
+        meta_decision_free(s->decision);
+        g_free(s);
+}
+
+static const char *attr(const char **names, const char **values, const char *name)
+{
+        for (unsigned i = 0; names[i]; i++)
+                if (strcmp(names[i], name) == 0)
+                        return values[i];
+        return NULL;
+}
+
+static bool in_path(Parser *p, const char *parent, const char *self)
+{
+        unsigned n = p->stack->len;
+        return n >= 2 && strcmp(g_ptr_array_index(p->stack, n - 1), self) == 0 &&
+               strcmp(g_ptr_array_index(p->stack, n - 2), parent) == 0;
+}
+
+static bool is_top(Parser *p, const char *self)
+{
+        return p->stack->len == 2 && strcmp(g_ptr_array_index(p->stack, 0), "domain") == 0 &&
+               strcmp(g_ptr_array_index(p->stack, 1), self) == 0;
+}
+
+static int unit_multiplier(const char *unit, uint64_t *ret)
+{
+        static const struct {
+                const char *name;
+                uint64_t mult;
+        } units[] = {
+                {"b", 1},           {"bytes", 1},         {"KB", 1000},          {"k", 1024},
+                {"KiB", 1024},      {"MB", 1000000},      {"M", 1 << 20},        {"MiB", 1 << 20},
+                {"GB", 1000000000}, {"G", 1 << 30},       {"GiB", 1 << 30},      {"TB", 1000000000000},
+                {"T", UINT64_C(1) << 40}, {"TiB", UINT64_C(1) << 40},
+        };
+        if (!unit) {
+                *ret = 1024;
+                return 0;
+        }
+        for (unsigned i = 0; i < G_N_ELEMENTS(units); i++)
+                if (g_ascii_strcasecmp(unit, units[i].name) == 0) {
+                        *ret = units[i].mult;
+                        return 0;
+                }
+        return -EINVAL;
+}
+
+static bool parse_uint(const char *s, guint64 max, guint64 *ret)
+{
+        return s && g_ascii_string_to_unsigned(g_strstrip((char *)s), 10, 0, max, ret, NULL);
+}
+
+static int parse_set(const char *text, CpuSet **ret, const char *what, GError **error)
+{
+        if (cpuset_parse(text ? text : "", ret, NULL) < 0) {
+                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "invalid %s list '%s'", what,
+                            text);
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* Local name of an element of our namespace, or NULL. */
+static const char *ours(Parser *p, const char *element)
+{
+        size_t n;
+        if (!p->prefix)
+                return NULL;
+        n = strlen(p->prefix);
+        if (strncmp(element, p->prefix, n) == 0 && element[n] == ':')
+                return element + n + 1;
+        return NULL;
+}
+
+static void start_meta(Parser *p, const char *local, const char **names, const char **values, GError **error)
+{
+        DomainSpec *s = p->spec;
+        MetaDecision *d = s->decision;
+
+        if (strcmp(local, "decision") == 0 && !d) {
+                d = s->decision = g_new0(MetaDecision, 1);
+                d->result = g_strdup(attr(names, values, "result"));
+                d->policy = g_strdup(attr(names, values, "policy"));
+                d->vcpu_pin = g_strdup(attr(names, values, "vcpu-pin"));
+                d->memory_binding = g_strdup(attr(names, values, "memory-binding"));
+                d->vcpus = g_array_new(FALSE, TRUE, sizeof(MetaVcpu));
+                d->memory = g_array_new(FALSE, TRUE, sizeof(guint64));
+                if (parse_set(attr(names, values, "nodes"), &d->nodes, "node", error) < 0 ||
+                    parse_set(attr(names, values, "emulator"), &d->emulator, "emulator CPU", error) < 0)
+                        return;
+        } else if (strcmp(local, "vcpu") == 0 && d) {
+                guint64 id, cpu;
+                MetaVcpu v = {0};
+                if (!parse_uint(attr(names, values, "id"), DOMAIN_XML_MAX_VCPUS - 1, &id) ||
+                    !parse_uint(attr(names, values, "cpu"), CPUSET_MAX, &cpu) || d->vcpus->len >= DOMAIN_XML_MAX_VCPUS) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "decision vcpu element needs id and cpu");
+                        return;
+                }
+                if (parse_set(attr(names, values, "cpuset"), &v.cpuset, "vCPU pin", error) < 0)
+                        return;
+                v.id = (unsigned)id;
+                v.cpu = (unsigned)cpu;
+                g_array_append_val(d->vcpus, v);
+        } else if (strcmp(local, "memory") == 0 && d) {
+                guint64 node, bytes;
+                if (!parse_uint(attr(names, values, "node"), CPUSET_MAX, &node) ||
+                    !parse_uint(attr(names, values, "bytes"), G_MAXUINT64, &bytes) || d->memory->len >= 2 * 4096) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "decision memory element needs node and bytes");
+                        return;
+                }
+                g_array_append_val(d->memory, node);
+                g_array_append_val(d->memory, bytes);
+        } else if (strcmp(local, "reason") == 0 && d) {
+                p->text = TEXT_REASON;
+        }
+}
+
+static void on_start(GMarkupParseContext *ctx, const char *element, const char **names, const char **values,
+                     gpointer user_data, GError **error)
+{
+        Parser *p = user_data;
+        DomainSpec *s = p->spec;
+        const char *local;
+        (void)ctx;
+
+        g_ptr_array_add(p->stack, g_strdup(element));
+        g_string_truncate(p->buf, 0);
+        p->text = TEXT_NONE;
+
+        if (p->stack->len == 1 && strcmp(element, "domain") != 0) {
+                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                            "root element is <%s>, not <domain>", element);
+                return;
+        }
+        if (p->stack->len == 3 && strcmp(g_ptr_array_index(p->stack, 1), "metadata") == 0) {
+                for (unsigned i = 0; names[i]; i++)
+                        if (g_str_has_prefix(names[i], "xmlns:") && strcmp(values[i], PLACEMENTD_XMLNS) == 0) {
+                                g_free(p->prefix);
+                                p->prefix = g_strdup(names[i] + 6);
+                                p->meta_depth = p->stack->len;
+                        }
+        }
+        if (p->meta_depth && (local = ours(p, element))) {
+                if (p->stack->len == p->meta_depth) {
+                        if (strcmp(local, "domain") == 0) {
+                                const char *skip = attr(names, values, "skip");
+                                g_free(s->meta_policy);
+                                s->meta_policy = g_strdup(attr(names, values, "policy"));
+                                s->meta_skip = skip && (g_ascii_strcasecmp(skip, "yes") == 0 ||
+                                                        g_ascii_strcasecmp(skip, "true") == 0);
+                        }
+                } else {
+                        start_meta(p, local, names, values, error);
+                }
+                return;
+        }
+        if (is_top(p, "name"))
+                p->text = TEXT_NAME;
+        else if (is_top(p, "uuid"))
+                p->text = TEXT_UUID;
+        else if (is_top(p, "vcpu")) {
+                const char *placement = attr(names, values, "placement"), *current = attr(names, values, "current");
+                guint64 n;
+                p->text = TEXT_VCPU;
+                s->vcpu_auto = placement && strcmp(placement, "auto") == 0;
+                if (current) {
+                        if (!parse_uint(current, DOMAIN_XML_MAX_VCPUS, &n)) {
+                                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                            "invalid <vcpu current='%s'>", current);
+                                return;
+                        }
+                        s->vcpus = (unsigned)n;
+                        p->have_current_vcpus = true;
+                }
+        } else if (is_top(p, "memory") || is_top(p, "currentMemory")) {
+                bool current = is_top(p, "currentMemory");
+                if (unit_multiplier(attr(names, values, "unit"), current ? &p->current_unit : &p->memory_unit) < 0) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "unknown memory unit '%s'",
+                                    attr(names, values, "unit"));
+                        return;
+                }
+                p->text = current ? TEXT_CURRENT_MEMORY : TEXT_MEMORY;
+        } else if (in_path(p, "cputune", "vcpupin") && p->stack->len == 3) {
+                s->has_vcpupin = true;
+        } else if (in_path(p, "cputune", "emulatorpin") && p->stack->len == 3) {
+                s->has_emulatorpin = true;
+        } else if (in_path(p, "numatune", "memory") && p->stack->len == 3) {
+                const char *placement = attr(names, values, "placement");
+                s->numatune_auto = placement && strcmp(placement, "auto") == 0;
+        }
+}
+
+static void on_text(GMarkupParseContext *ctx, const char *text, gsize len, gpointer user_data, GError **error)
+{
+        Parser *p = user_data;
+        (void)ctx;
+        (void)error;
+        if (p->text != TEXT_NONE && p->buf->len + len < 65536)
+                g_string_append_len(p->buf, text, (gssize)len);
+}
+
+static bool memory_value(const char *text, uint64_t unit, uint64_t *ret)
+{
+        guint64 v;
+        if (!parse_uint(text, G_MAXUINT64, &v) || (unit && v > G_MAXUINT64 / unit))
+                return false;
+        *ret = v * unit;
+        return true;
+}
+
+static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_data, GError **error)
+{
+        Parser *p = user_data;
+        DomainSpec *s = p->spec;
+        g_autofree char *text = g_strstrip(g_strdup(p->buf->str));
+        guint64 n;
+        (void)ctx;
+        (void)element;
+
+        switch (p->text) {
+        case TEXT_NAME:
+                g_free(s->name);
+                s->name = g_steal_pointer(&text);
+                break;
+        case TEXT_UUID:
+                g_free(s->uuid);
+                s->uuid = g_steal_pointer(&text);
+                break;
+        case TEXT_VCPU:
+                if (!parse_uint(text, DOMAIN_XML_MAX_VCPUS, &n)) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "invalid <vcpu>%s</vcpu>",
+                                    text);
+                        return;
+                }
+                s->max_vcpus = (unsigned)n;
+                if (!p->have_current_vcpus)
+                        s->vcpus = (unsigned)n;
+                break;
+        case TEXT_MEMORY:
+        case TEXT_CURRENT_MEMORY:
+                if (!memory_value(text, p->text == TEXT_MEMORY ? p->memory_unit : p->current_unit,
+                                  p->text == TEXT_MEMORY ? &p->memory : &p->current_memory)) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "invalid memory size '%s'",
+                                    text);
+                        return;
+                }
+                break;
+        case TEXT_REASON:
+                if (s->decision) {
+                        g_free(s->decision->reason);
+                        s->decision->reason = g_steal_pointer(&text);
+                }
+                break;
+        default:
+                break;
+        }
+        p->text = TEXT_NONE;
+        g_string_truncate(p->buf, 0);
+        if (p->meta_depth && p->stack->len == p->meta_depth)
+                p->meta_depth = 0;
+        g_ptr_array_remove_index(p->stack, p->stack->len - 1);
+}
+
+int domain_xml_parse(const char *xml, DomainSpec **ret, char **ret_error)
+{
+        static const GMarkupParser callbacks = {.start_element = on_start, .end_element = on_end, .text = on_text};
+        g_autoptr(DomainSpec) spec = g_new0(DomainSpec, 1);
+        Parser p = {
+                .spec = spec,
+                .stack = g_ptr_array_new_with_free_func(g_free),
+                .buf = g_string_new(NULL),
+                .memory_unit = 1024,
+                .current_unit = 1024,
+        };
+        GMarkupParseContext *ctx = g_markup_parse_context_new(&callbacks, G_MARKUP_PREFIX_ERROR_POSITION, &p, NULL);
+        g_autoptr(GError) error = NULL;
+        bool ok = xml && g_markup_parse_context_parse(ctx, xml, -1, &error) &&
+                  g_markup_parse_context_end_parse(ctx, &error);
+
+        g_markup_parse_context_free(ctx);
+        g_ptr_array_unref(p.stack);
+        g_string_free(p.buf, TRUE);
+        g_free(p.prefix);
+        if (ok && (!spec->name || !*spec->name)) {
+                ok = false;
+                g_set_error(&error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "domain has no <name>");
+        }
+        if (!ok) {
+                if (ret_error)
+                        *ret_error = g_strdup_printf("invalid domain XML: %s",
+                                                     error ? error->message : "empty document");
+                return -EINVAL;
+        }
+        spec->memory = p.current_memory ? p.current_memory : p.memory;
+        if (spec->vcpus > spec->max_vcpus && spec->max_vcpus)
+                spec->vcpus = spec->max_vcpus;
+        *ret = g_steal_pointer(&spec);
+        return 0;
+}

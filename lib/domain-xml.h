@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Reading libvirt domain XML (as virDomainGetXMLDesc returns it), pure: what placementd needs to know
+ * about a domain. Its size, whether it opted out, and any decision placementd recorded in the domain's
+ * <metadata> under its own namespace:
+ *
+ *   <metadata>
+ *     <placementd:domain xmlns:placementd="https://placementd.org/xmlns/domain/1" skip="no" policy="compat">
+ *       <placementd:decision result="placed" policy="explicit" vcpu-pin="core" nodes="0" emulator="1,3"
+ *                            memory-binding="applied">
+ *         <placementd:vcpu id="0" cpu="0" cpuset="0-1"/>
+ *         <placementd:memory node="0" bytes="4294967296"/>
+ *         <placementd:reason>...</placementd:reason>
+ *       </placementd:decision>
+ *     </placementd:domain>
+ *   </metadata>
+ *
+ * The user writes skip/policy in the persistent definition; placementd writes the decision into the
+ * live definition only, keeping the user's attributes. Any namespace prefix is accepted.
+ */
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "cpuset.h"
+
+#define PLACEMENTD_XMLNS        "https://placementd.org/xmlns/domain/1"
+#define PLACEMENTD_XMLNS_PREFIX "placementd"
+#define DOMAIN_XML_MAX_VCPUS    16384u
+
+typedef struct MetaVcpu {
+        unsigned id;
+        unsigned cpu; /* OS index of the PU the vCPU is counted on */
+        CpuSet *cpuset;
+} MetaVcpu;
+
+/* A decision as recorded in metadata. Node numbers are OS indexes. */
+typedef struct MetaDecision {
+        char *result, *policy, *vcpu_pin, *memory_binding, *reason;
+        CpuSet *nodes;
+        CpuSet *emulator;
+        GArray *vcpus;    /* MetaVcpu */
+        GArray *memory;   /* guint64 pairs: node OS index, bytes */
+} MetaDecision;
+
+typedef struct DomainSpec {
+        char *name;
+        char *uuid;
+        unsigned vcpus;     /* online vCPUs (<vcpu current=...>, else the maximum) */
+        unsigned max_vcpus;
+        uint64_t memory;    /* bytes: <currentMemory>, else <memory> */
+        bool has_vcpupin;   /* <cputune><vcpupin> */
+        bool has_emulatorpin;
+        bool vcpu_auto;     /* <vcpu placement='auto'> */
+        bool numatune_auto; /* <numatune><memory placement='auto'> */
+        bool meta_skip;     /* <placementd:domain skip='yes'> */
+        char *meta_policy;  /* <placementd:domain policy=...>, NULL if unset */
+        MetaDecision *decision; /* NULL if none recorded */
+} DomainSpec;
+
+void domain_spec_free(DomainSpec *s);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(DomainSpec, domain_spec_free)
+void meta_decision_free(MetaDecision *d);
+
+/* Returns 0, or -EINVAL with *ret_error describing what is wrong with the XML. */
+int domain_xml_parse(const char *xml, DomainSpec **ret, char **ret_error);

@@ -1,0 +1,198 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "virt-domain.h"
+
+#include <errno.h>
+#include <libvirt/virterror.h>
+#include <string.h>
+
+static void ignore_error(void *data, virErrorPtr error)
+{
+        (void)data;
+        (void)error;
+}
+
+void virt_errors_quiet(void)
+{
+        virSetErrorFunc(NULL, ignore_error);
+}
+
+/* Converts the last libvirt error: -ENOENT when the domain no longer runs, else -EIO. */
+static int failed(virDomainPtr dom, const char *what, char **ret_error)
+{
+        virErrorPtr e = virGetLastError();
+        /* copy before the next libvirt call resets the thread's last error */
+        g_autofree char *message = g_strdup(e && e->message ? e->message : "unknown libvirt error");
+        bool gone = (e && e->code == VIR_ERR_NO_DOMAIN);
+
+        gone = gone || (dom && virDomainIsActive(dom) != 1);
+        if (ret_error)
+                *ret_error = g_strdup_printf("%s: %s", what, message);
+        return gone ? -ENOENT : -EIO;
+}
+
+/*
+ * Some drivers (libvirt's test driver among them) refuse VIR_DOMAIN_AFFECT_LIVE for some calls but
+ * accept VIR_DOMAIN_AFFECT_CURRENT, which on a running domain means the same thing.
+ */
+static bool live_flag_refused(virDomainPtr dom)
+{
+        virErrorPtr e = virGetLastError();
+        return e && e->code == VIR_ERR_INVALID_ARG && e->message && strstr(e->message, "unsupported flags") &&
+               virDomainIsActive(dom) == 1;
+}
+
+#define CALL_LIVE(call_with_flags)                                                                           \
+        ({                                                                                                   \
+                unsigned _flags = VIR_DOMAIN_AFFECT_LIVE;                                                    \
+                int _r = (call_with_flags);                                                                  \
+                if (_r < 0 && live_flag_refused(dom)) {                                                      \
+                        _flags = VIR_DOMAIN_AFFECT_CURRENT;                                                  \
+                        _r = (call_with_flags);                                                              \
+                }                                                                                            \
+                _r;                                                                                          \
+        })
+
+const char *virt_domain_uuid(virDomainPtr dom, char *buf)
+{
+        if (virDomainGetUUIDString(dom, buf) < 0)
+                strcpy(buf, "");
+        return buf;
+}
+
+int virt_domain_read_spec(virDomainPtr dom, bool inactive, DomainSpec **ret, char **ret_error)
+{
+        unsigned flags = inactive && virDomainIsPersistent(dom) == 1 ? VIR_DOMAIN_XML_INACTIVE : 0;
+        g_autofree char *xml = NULL;
+        char *raw = virDomainGetXMLDesc(dom, flags);
+
+        if (!raw)
+                return failed(dom, "reading the domain definition", ret_error);
+        xml = g_strdup(raw);
+        free(raw);
+        return domain_xml_parse(xml, ret, ret_error);
+}
+
+static unsigned char *cpumap_new(const CpuSet *cpus, int *ret_len)
+{
+        int max = -1;
+        unsigned char *map;
+
+        CPUSET_FOREACH(c, cpus)
+        max = c;
+        *ret_len = VIR_CPU_MAPLEN(max + 1);
+        map = g_malloc0((gsize)*ret_len);
+        CPUSET_FOREACH(c, cpus)
+        VIR_USE_CPU(map, c);
+        return map;
+}
+
+int virt_domain_pin_vcpu(virDomainPtr dom, unsigned vcpu, const CpuSet *cpus, char **ret_error)
+{
+        int len;
+        g_autofree unsigned char *map = cpumap_new(cpus, &len);
+        g_autofree char *what = g_strdup_printf("pinning vCPU %u", vcpu);
+
+        if (CALL_LIVE(virDomainPinVcpuFlags(dom, vcpu, map, len, _flags)) < 0)
+                return failed(dom, what, ret_error);
+        return 0;
+}
+
+int virt_domain_pin_emulator(virDomainPtr dom, const CpuSet *cpus, char **ret_error)
+{
+        int len;
+        g_autofree unsigned char *map = cpumap_new(cpus, &len);
+
+        if (CALL_LIVE(virDomainPinEmulator(dom, map, len, _flags)) < 0)
+                return failed(dom, "pinning the emulator threads", ret_error);
+        return 0;
+}
+
+int virt_domain_set_memory_nodes(virDomainPtr dom, const CpuSet *nodes, char **ret_error)
+{
+        g_autofree char *list = cpuset_format(nodes);
+        virTypedParameter param = {.type = VIR_TYPED_PARAM_STRING};
+
+        g_strlcpy(param.field, VIR_DOMAIN_NUMA_NODESET, sizeof(param.field));
+        param.value.s = list;
+        if (CALL_LIVE(virDomainSetNumaParameters(dom, &param, 1, _flags)) < 0)
+                return failed(dom, "binding memory (numatune)", ret_error);
+        return 0;
+}
+
+int virt_domain_set_metadata(virDomainPtr dom, const char *xml, char **ret_error)
+{
+        if (CALL_LIVE(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, xml,
+                                           xml ? PLACEMENTD_XMLNS_PREFIX : NULL, PLACEMENTD_XMLNS, _flags)) < 0)
+                return failed(dom, "recording the decision in the domain's metadata", ret_error);
+        return 0;
+}
+
+void virt_pins_free(CpuSet **pins, unsigned n)
+{
+        if (!pins)
+                return;
+        for (unsigned i = 0; i < n; i++)
+                cpuset_free(pins[i]);
+        g_free(pins);
+}
+
+int virt_domain_get_vcpu_pins(virDomainPtr dom, unsigned nvcpus, CpuSet ***ret, char **ret_error)
+{
+        int ncpus = virNodeGetCPUMap(virDomainGetConnect(dom), NULL, NULL, 0);
+        int len, got;
+        g_autofree unsigned char *maps = NULL;
+        CpuSet **pins;
+
+        if (ncpus <= 0)
+                return failed(dom, "reading the host CPU count", ret_error);
+        if (nvcpus == 0 || nvcpus > DOMAIN_XML_MAX_VCPUS) {
+                if (ret_error)
+                        *ret_error = g_strdup_printf("cannot read pins of %u vCPUs", nvcpus);
+                return -EINVAL;
+        }
+        len = VIR_CPU_MAPLEN(ncpus);
+        maps = g_malloc0((gsize)len * nvcpus);
+        got = CALL_LIVE(virDomainGetVcpuPinInfo(dom, (int)nvcpus, maps, len, _flags));
+        if (got < 0)
+                return failed(dom, "reading vCPU pins", ret_error);
+        pins = g_new0(CpuSet *, nvcpus);
+        for (unsigned v = 0; v < nvcpus; v++) {
+                pins[v] = cpuset_new();
+                if ((int)v >= got)
+                        continue;
+                for (int c = 0; c < ncpus; c++)
+                        if (VIR_CPU_USABLE(maps, len, (int)v, c))
+                                cpuset_add(pins[v], (unsigned)c);
+        }
+        *ret = pins;
+        return 0;
+}
+
+int virt_test_domain_start(virConnectPtr conn, const char *name, unsigned vcpus, uint64_t memory, char **ret_error)
+{
+        g_autofree char *escaped = g_markup_escape_text(name, -1);
+        g_autofree char *xml = g_strdup_printf("<domain type='test'><name>%s</name><memory unit='KiB'>%llu</memory>"
+                                               "<vcpu>%u</vcpu><os><type>hvm</type></os></domain>",
+                                               escaped, (unsigned long long)(memory / 1024), vcpus);
+        virDomainPtr dom = virDomainCreateXML(conn, xml, 0);
+
+        if (!dom)
+                return failed(NULL, "starting a test domain", ret_error);
+        virDomainFree(dom);
+        return 0;
+}
+
+int virt_domain_destroy_by_name(virConnectPtr conn, const char *name, char **ret_error)
+{
+        virDomainPtr dom = virDomainLookupByName(conn, name);
+        int r = 0;
+
+        if (!dom) {
+                failed(NULL, "looking up the domain", ret_error);
+                return -ENOENT;
+        }
+        if (virDomainDestroy(dom) < 0)
+                r = failed(dom, "destroying the domain", ret_error);
+        virDomainFree(dom);
+        return r;
+}

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The libvirt adapter for one domain: the only place that calls libvirt's domain APIs. libvirt's error
+ * style (-1 + virError) stops here: every function returns 0 or a negative errno and, on failure, a
+ * message in *ret_error (caller frees). -ENOENT always means the domain is gone (destroyed or
+ * undefined meanwhile); other failures are -EIO. Nothing here logs.
+ */
+
+#include <libvirt/libvirt.h>
+#include <stdbool.h>
+
+#include "cpuset.h"
+#include "domain-xml.h"
+
+/* Silences libvirt's default error printing (errors are reported by the callers instead). */
+void virt_errors_quiet(void);
+
+/* Live definition (inactive=false) or the persistent one (inactive=true; for a transient domain the
+ * live one). */
+int virt_domain_read_spec(virDomainPtr dom, bool inactive, DomainSpec **ret, char **ret_error);
+
+int virt_domain_pin_vcpu(virDomainPtr dom, unsigned vcpu, const CpuSet *cpus, char **ret_error);
+int virt_domain_pin_emulator(virDomainPtr dom, const CpuSet *cpus, char **ret_error);
+/* Live numatune nodeset only (never the mode, which a running domain cannot change). */
+int virt_domain_set_memory_nodes(virDomainPtr dom, const CpuSet *nodes, char **ret_error);
+/* Live metadata in placementd's namespace; xml NULL removes it. */
+int virt_domain_set_metadata(virDomainPtr dom, const char *xml, char **ret_error);
+/* Live pins of vCPUs 0..nvcpus-1: a new array of nvcpus CpuSets (free each, then the array). */
+int virt_domain_get_vcpu_pins(virDomainPtr dom, unsigned nvcpus, CpuSet ***ret, char **ret_error);
+void virt_pins_free(CpuSet **pins, unsigned n);
+
+/* UUID string of dom into buf (VIR_UUID_STRING_BUFLEN). */
+const char *virt_domain_uuid(virDomainPtr dom, char *buf);
+
+/* Starts a transient domain of libvirt's test driver (for the demo and tests). */
+int virt_test_domain_start(virConnectPtr conn, const char *name, unsigned vcpus, uint64_t memory, char **ret_error);
+/* Destroys a running domain by name. -ENOENT when there is none. */
+int virt_domain_destroy_by_name(virConnectPtr conn, const char *name, char **ret_error);

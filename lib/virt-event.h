@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Runs libvirt's event loop (handle watches and timeouts) on a libevent event_base, so the daemon has
+ * one loop for libvirt, sd-bus and its own timers. libvirt allows one implementation per process.
+ *
+ * Thread rule: the event_base must be run, and libvirt called, from one thread (the daemon's loop
+ * thread); the bridge takes no locks.
+ *
+ * After virConnectClose, libvirt may keep timeouts and handles registered for a few more loop iterations
+ * and free their data only from the loop: keep running the base until both counts below are back to
+ * what they were before the connection was opened.
+ */
+
+struct event_base;
+
+/*
+ * Registers libvirt's event implementation on base. Call once per process, before any other libvirt
+ * call; base must outlive every libvirt connection. Returns 0, -EINVAL when base is NULL, -EALREADY
+ * when this bridge is already registered, -EBUSY when libvirt already had another implementation
+ * (libvirt keeps the first one it was given), or -ENOMEM.
+ */
+int virt_event_register(struct event_base *base);
+
+/*
+ * Returns the number of handle watches (virEventAddHandle) not yet released: live ones plus removed ones
+ * whose free callback has not run yet. 0 means every free callback ran.
+ */
+unsigned virt_event_handle_count(void);
+
+/* Returns the number of timeouts (virEventAddTimeout) not yet released, counted like the handles. */
+unsigned virt_event_timeout_count(void);

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Adoption: turning pins placementd did not choose into a plan the ledger can hold. */
+#include "policy.h"
+#include "policy-internal.h"
+
+Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *req, CpuSet *const *pins,
+                   const PlacementParams *params)
+{
+        Plan *plan = plan_new(req->name, MIN(req->vcpus, 4096u), req->memory, t->nnodes);
+        g_autofree unsigned *extra = g_new0(unsigned, MAX(t->npus, 1));
+        HostView v;
+
+        plan->policy = params->policy;
+        plan->vcpu_pin = params->vcpu_pin;
+        plan->result = PLAN_ADOPTED;
+        host_view_init(&v, t, l, params);
+        for (unsigned i = 0; i < plan->nvcpus; i++) {
+                int best = -1;
+                unsigned best_load = 0;
+
+                if (!pins[i])
+                        continue;
+                cpuset_union(plan->vcpu_pins[i], pins[i]);
+                if (cpuset_equal(pins[i], t->all_pus) || cpuset_count(pins[i]) >= t->npus)
+                        continue; /* floats over the whole host */
+                CPUSET_FOREACH(os, pins[i])
+                {
+                        int pu = topology_pu_by_os(t, (unsigned)os);
+                        unsigned load;
+                        if (pu < 0)
+                                continue;
+                        load = ledger_pu_load(l, (unsigned)pu) + extra[pu];
+                        if (best < 0 || load < best_load) {
+                                best = pu;
+                                best_load = load;
+                        }
+                }
+                if (best < 0)
+                        continue;
+                plan->vcpu_pu[i] = best;
+                extra[best]++;
+                cpuset_add(plan->nodes, t->cores[t->pus[best].core].node);
+        }
+        policy_spread_memory(&v, plan);
+        policy_count_shared(&v, plan);
+        host_view_done(&v);
+        plan->reason = g_strdup("pins made outside placementd, recorded as they are");
+        return plan;
+}
