@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dbus.h"
 #include "decision-text.h"
 #include "demo.h"
 #include "log.h"
@@ -26,6 +27,8 @@ typedef struct Args {
         const char *uri;
         const char *topology;
         const char *demo;
+        const char *bus;
+        const char *bus_address;
         bool foreground;
 } Args;
 
@@ -33,6 +36,7 @@ typedef struct Daemon {
         struct event_base *base;
         Manager *manager;
         Demo *demo;
+        BusService *bus;
         const char *config_path;
         bool config_explicit;
         struct event *sigterm, *sigint, *sighup, *watchdog;
@@ -49,6 +53,8 @@ static void usage(FILE *f)
               "  --topology=SOURCE   host (default), an hwloc XML file, or synthetic:DESC\n"
               "  --foreground        do not detach when started outside systemd\n"
               "  --log-level=LEVEL   err, warning, notice, info (default), debug\n"
+              "  --bus=BUS           system, session or none (default: [DBus] Bus=, system)\n"
+              "  --bus-address=ADDR  serve on the D-Bus at ADDR instead\n"
               "  --demo=TRACE        start and stop test-driver domains from TRACE, then exit\n"
               "  --help, --version\n",
               f);
@@ -61,6 +67,7 @@ static int parse_args(int argc, char **argv, Args *a)
                 {"topology", required_argument, NULL, 't'}, {"foreground", no_argument, NULL, 'f'},
                 {"log-level", required_argument, NULL, 'l'}, {"demo", required_argument, NULL, 'd'},
                 {"help", no_argument, NULL, 'h'},          {"version", no_argument, NULL, 'V'},
+                {"bus", required_argument, NULL, 'b'},     {"bus-address", required_argument, NULL, 'B'},
                 {},
         };
         int c, level;
@@ -90,6 +97,16 @@ static int parse_args(int argc, char **argv, Args *a)
                 case 'd':
                         a->demo = optarg;
                         a->foreground = true;
+                        break;
+                case 'b':
+                        if (strcmp(optarg, "system") && strcmp(optarg, "session") && strcmp(optarg, "none")) {
+                                fprintf(stderr, "placementd: unknown bus '%s' (system, session, none)\n", optarg);
+                                return -EINVAL;
+                        }
+                        a->bus = optarg;
+                        break;
+                case 'B':
+                        a->bus_address = optarg;
                         break;
                 case 'h':
                         usage(stdout);
@@ -130,8 +147,8 @@ static void notify_status(Daemon *d)
 static void on_decision(Manager *m, const Decision *dec, const char *uuid, const char *name, void *userdata)
 {
         Daemon *d = userdata;
-        (void)uuid;
 
+        bus_service_decision_changed(d->bus, uuid, name, dec ? decision_result_to_string(dec->result) : "stopped");
         if (d->demo) {
                 if (dec) {
                         g_autofree char *text = decision_to_text(manager_topology(m), dec);
@@ -150,25 +167,38 @@ static void on_connection(Manager *m, bool connected, void *userdata)
         (void)m;
 
         notify_status(d);
+        bus_service_state_changed(d->bus);
         if (connected && d->demo)
                 demo_start(d->demo);
 }
 
-static void reload(Daemon *d)
+/* SIGHUP and Reload(): a config that does not load is reported and the old one kept. */
+static int reload(Daemon *d, char **ret_error)
 {
         Config *c = NULL;
         g_autofree char *error = NULL;
+        int r;
 
         sd_notify(0, "RELOADING=1");
-        if (load_config(d->config_path, d->config_explicit, &c, &error) < 0) {
+        r = load_config(d->config_path, d->config_explicit, &c, &error);
+        if (r < 0) {
                 log_error("Reloading the configuration failed, keeping the old one: %s", error);
+                if (ret_error)
+                        *ret_error = g_steal_pointer(&error);
         } else {
                 log_info("Configuration reloaded from %s (policy %s)", d->config_path,
                          policy_kind_to_string(c->placement.policy));
                 manager_set_config(d->manager, c);
+                bus_service_state_changed(d->bus);
         }
         sd_notify(0, "READY=1");
         notify_status(d);
+        return r;
+}
+
+static int reload_hook(void *userdata, char **ret_error)
+{
+        return reload(userdata, ret_error);
 }
 
 static void on_signal(evutil_socket_t sig, short what, void *arg)
@@ -177,7 +207,7 @@ static void on_signal(evutil_socket_t sig, short what, void *arg)
         (void)what;
 
         if (sig == SIGHUP) {
-                reload(d);
+                reload(d, NULL);
                 return;
         }
         log_info("Received %s, stopping", sig == SIGTERM ? "SIGTERM" : "SIGINT");
@@ -276,6 +306,17 @@ int main(int argc, char **argv)
         event_add(d.sighup, NULL);
         setup_watchdog(&d);
 
+        {
+                BusKind kind = manager_config(d.manager)->bus;
+                if (args.bus)
+                        kind = strcmp(args.bus, "system") == 0 ? BUS_SYSTEM
+                               : strcmp(args.bus, "session") == 0 ? BUS_SESSION
+                                                                    : BUS_NONE;
+                if (d.demo && !args.bus && !args.bus_address)
+                        kind = BUS_NONE;
+                d.bus = bus_service_new(d.base, d.manager, kind, args.bus_address, &(BusHooks){.reload = reload_hook},
+                                        &d);
+        }
         manager_start(d.manager);
         sd_notify(0, "READY=1");
         notify_status(&d);
@@ -283,7 +324,9 @@ int main(int argc, char **argv)
         event_base_dispatch(d.base);
 
         r = d.demo && demo_failures(d.demo) ? 1 : 0;
+        manager_set_callbacks(d.manager, &(ManagerCallbacks){0}, NULL);
         demo_free(d.demo);
+        bus_service_free(d.bus);
         manager_free(d.manager);
         drain(d.base);
         event_free(d.sigterm);

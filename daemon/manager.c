@@ -437,3 +437,70 @@ char *manager_status(const Manager *m)
                         g_string_append_printf(s, ", %u %s", counts[r], decision_result_to_string((DecisionResult)r));
         return g_string_free(s, FALSE);
 }
+
+typedef struct {
+        char *uuid, *name, *why;
+} Move;
+
+unsigned manager_rebalance(Manager *m, unsigned max_moves, char **ret_report)
+{
+        g_autoptr(GPtrArray) all = manager_list(m);
+        GArray *moves = g_array_new(FALSE, FALSE, sizeof(Move));
+        GString *report = g_string_new(NULL);
+        unsigned moved = 0;
+
+        if (!m->conn || !m->config->apply) {
+                *ret_report = g_strdup(!m->conn ? "not connected to libvirt: nothing moved"
+                                                : "advisory mode (Apply=no): nothing moved");
+                g_array_unref(moves);
+                g_string_free(report, TRUE);
+                return 0;
+        }
+        /* Decide first, on the ledger as it is; then move. */
+        for (unsigned i = 0; i < all->len; i++) {
+                const Decision *d = g_ptr_array_index(all, i);
+                PlacementParams params = m->config->placement;
+                PlacementRequest req;
+                g_autoptr(Plan) current = NULL;
+                g_autoptr(Plan) candidate = NULL;
+                char *why = NULL;
+
+                if ((d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED) || !d->plan)
+                        continue;
+                current = plan_copy(ledger_lookup(m->ledger, d->uuid));
+                params.policy = current->policy;
+                req = (PlacementRequest){.name = d->name, .vcpus = current->nvcpus, .memory = current->memory};
+                ledger_release(m->ledger, d->uuid);
+                candidate = policy_place(m->topology, m->ledger, &req, &params);
+                ledger_commit(m->ledger, d->uuid, plan_copy(current));
+                if (policy_improves(m->topology, m->ledger, current, candidate, &why)) {
+                        Move mv = {g_strdup(d->uuid), g_strdup(d->name), why};
+                        g_array_append_val(moves, mv);
+                }
+        }
+        for (unsigned i = 0; i < moves->len; i++) {
+                Move *mv = &g_array_index(moves, Move, i);
+                g_autofree char *error = NULL;
+                const Decision *after;
+                if (moved < max_moves && manager_replace(m, mv->uuid, &error) == 0 &&
+                    (after = manager_lookup(m, mv->uuid))) {
+                        moved++;
+                        g_string_append_printf(report, "%s: moved to %u node%s: %s\n", mv->name,
+                                               cpuset_count(after->plan->nodes),
+                                               cpuset_count(after->plan->nodes) == 1 ? "" : "s", mv->why);
+                } else if (moved >= max_moves) {
+                        g_string_append_printf(report, "%s: would improve (%s), over the limit of %u moves\n",
+                                               mv->name, mv->why, max_moves);
+                } else {
+                        g_string_append_printf(report, "%s: not moved: %s\n", mv->name, error ? error : "gone");
+                }
+                g_free(mv->uuid);
+                g_free(mv->name);
+                g_free(mv->why);
+        }
+        if (!report->len)
+                g_string_append(report, "every domain already has its best placement: nothing moved\n");
+        g_array_unref(moves);
+        *ret_report = g_string_free(report, FALSE);
+        return moved;
+}

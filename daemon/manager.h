@@ -66,3 +66,10 @@ int manager_replace(Manager *m, const char *name_or_uuid, char **ret_error);
 
 /* Human status line for sd_notify STATUS= and `placementctl status`. Caller frees. */
 char *manager_status(const Manager *m);
+
+/*
+ * Re-places running domains whose placement would now be better (fewer vCPUs sharing a core, fewer
+ * nodes, nearer nodes), at most max_moves of them, each move a live re-pin. Returns the number of
+ * moves and a report (one line per move, or why nothing moved) in *ret_report.
+ */
+unsigned manager_rebalance(Manager *m, unsigned max_moves, char **ret_report);

@@ -64,3 +64,47 @@ char *decision_to_text(const Topology *t, const Decision *d)
                 g_string_append(s, "  adopted from its recorded decision\n");
         return g_string_free(s, FALSE);
 }
+
+char *plan_explain(const Topology *t, const Plan *p)
+{
+        GString *s = g_string_new(NULL);
+        char a[32];
+        (void)t;
+
+        g_string_append_printf(s, "policy %s, vCPU pins per %s; %u vCPUs, %s\n", policy_kind_to_string(p->policy),
+                               vcpu_pin_mode_to_string(p->vcpu_pin), p->requested_vcpus,
+                               size_format(p->memory, a, sizeof(a)));
+        if (p->candidates->len) {
+                g_string_append(s, "candidate node sets, nearest first (max distance, mean distance):\n");
+                g_string_append_printf(s, "  %-5s %-12s %4s %7s %10s %9s %12s  %s\n", "rank", "nodes", "max", "mean",
+                                       "free cores", "free CPUs", "free memory", "verdict");
+        }
+        for (unsigned i = 0; i < p->candidates->len; i++) {
+                const PlanCandidate *c = g_ptr_array_index(p->candidates, i);
+                g_autofree char *nodes = cpuset_format(c->nodes);
+                g_string_append_printf(s, "  %-5u %-12s %4u %7.2f %10u %9u %12s  %s\n", c->rank + 1, nodes,
+                                       c->max_distance, c->mean_distance, c->free_cores, c->free_pus,
+                                       size_format(c->free_memory, a, sizeof(a)),
+                                       c->chosen ? (c->qualifies ? "chosen" : "chosen (fallback)")
+                                                 : (c->qualifies ? "qualifies" : "too small"));
+        }
+        switch (p->result) {
+        case PLAN_PLACED:
+                g_string_append(s, "rule: the nearest group of sets with room wins; among equally near sets, the one "
+                                   "with most free cores, then most free memory, then lowest node numbers\n");
+                break;
+        case PLAN_OVERCOMMITTED:
+                g_string_append(s, "fallback: no set had room, so the memory-fitting set with most room took it "
+                                   "and the least loaded cores were shared\n");
+                break;
+        case PLAN_UNPLACEABLE:
+                g_string_append(s, "fallback: memory fits on no set, so nothing was pinned\n");
+                break;
+        case PLAN_ADOPTED:
+        default:
+                g_string_append(s, "pins were made outside placementd and recorded as they are\n");
+                break;
+        }
+        g_string_append_printf(s, "outcome: %s\n", p->reason ? p->reason : "");
+        return g_string_free(s, FALSE);
+}

@@ -13,3 +13,7 @@ char *plan_to_text(const Topology *t, const Plan *p);
 
 /* The same for a daemon decision (its result, memory binding, errors). Caller frees. */
 char *decision_to_text(const Topology *t, const Decision *d);
+
+/* The reasoning behind a plan: the ranked candidate node sets with their distances, free cores and
+ * memory, which one won and by which rule, and any fallback. Caller frees. */
+char *plan_explain(const Topology *t, const Plan *p);

@@ -22,3 +22,11 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
  */
 Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *req, CpuSet *const *pins,
                    const PlacementParams *params);
+
+/*
+ * Rebalancing: is candidate (planned with the domain's own plan released) better than current (the
+ * plan the ledger holds for it now)? Better means, in order: fewer vCPUs sharing a core, fewer
+ * nodes, a lower mean distance between its nodes. Returns true and a short human reason in *ret_why.
+ */
+bool policy_improves(const Topology *t, const Ledger *l, const Plan *current, const Plan *candidate,
+                     char **ret_why);

@@ -1,0 +1,534 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "dbus.h"
+
+#include <errno.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+
+#include "bus-event.h"
+#include "decision-json.h"
+#include "decision-text.h"
+#include "hostmap.h"
+#include "log.h"
+
+#define ERROR_NO_SUCH_DOMAIN   "org.placementd1.Error.NoSuchDomain"
+#define ERROR_INVALID_ARGUMENT "org.placementd1.Error.InvalidArgument"
+#define ERROR_NOT_PERMITTED    "org.placementd1.Error.NotPermitted"
+#define ERROR_NOT_CONNECTED    "org.placementd1.Error.NotConnected"
+#define ERROR_FAILED           "org.placementd1.Error.Failed"
+
+#define DOMAIN_ARG_MAX   1024u
+#define PLAN_MAX_VCPUS   4096u
+#define REBALANCE_MOVES  8u
+#define BACKOFF_MAX_SEC  30u
+
+struct BusService {
+        struct event_base *base;
+        Manager *manager;
+        BusKind kind;
+        char *address;
+        BusHooks hooks;
+        void *userdata;
+        sd_bus *bus;
+        BusEvent *event;
+        sd_bus_slot *slot;
+        struct event *retry;
+        unsigned backoff_sec;
+};
+
+static void connect_bus(BusService *s);
+
+/* ---- helpers ---------------------------------------------------------------------------------- */
+
+static int check_root(sd_bus_message *msg, const char *what, sd_bus_error *error)
+{
+        sd_bus_creds *creds = NULL;
+        uid_t uid = (uid_t)-1;
+        int r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT, &creds);
+
+        if (r >= 0 && sd_bus_creds_get_euid(creds, &uid) < 0)
+                r = sd_bus_creds_get_uid(creds, &uid);
+        sd_bus_creds_unref(creds);
+        if (r < 0)
+                return sd_bus_error_setf(error, ERROR_NOT_PERMITTED, "Cannot tell who is asking to %s", what);
+        if (uid != 0)
+                return sd_bus_error_setf(error, ERROR_NOT_PERMITTED, "Only root may %s (caller uid %u)", what,
+                                         (unsigned)uid);
+        return 0;
+}
+
+/* Reads a domain argument and finds its decision. */
+static int read_domain(sd_bus_message *msg, BusService *s, const Decision **ret, sd_bus_error *error)
+{
+        const char *name;
+        int r = sd_bus_message_read(msg, "s", &name);
+
+        if (r < 0)
+                return r;
+        if (!*name || strlen(name) > DOMAIN_ARG_MAX || !g_utf8_validate(name, -1, NULL))
+                return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT,
+                                         "A domain name or UUID of 1 to %u characters is needed", DOMAIN_ARG_MAX);
+        *ret = manager_lookup(s->manager, name);
+        if (!*ret)
+                return sd_bus_error_setf(error, ERROR_NO_SUCH_DOMAIN, "No running domain '%s' is known", name);
+        return 0;
+}
+
+static char *nodes_text(const Topology *t, const CpuSet *idx)
+{
+        g_autoptr(CpuSet) os = topology_nodes_to_os(t, idx);
+        return cpuset_format(os);
+}
+
+/* Appends one decision as (name, uuid, policy, result, nodes, vcpu_pins, memory_nodes, emulator_pin,
+ * memory_binding_applied). */
+static int append_decision(sd_bus_message *reply, const Topology *t, const Decision *d)
+{
+        const Plan *p = d->plan;
+        g_autoptr(CpuSet) empty = cpuset_new();
+        g_autoptr(CpuSet) mem_idx = p ? plan_memory_nodes(p) : cpuset_new();
+        g_autofree char *nodes = nodes_text(t, p ? p->nodes : empty);
+        g_autofree char *mem = nodes_text(t, p && p->result != PLAN_UNPLACEABLE ? mem_idx : empty);
+        g_autofree char *emu = cpuset_format(p ? p->emulator_pin : empty);
+        int r;
+
+        r = sd_bus_message_open_container(reply, 'r', "sssssasssb");
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "sssss", d->name, d->uuid,
+                                          p ? policy_kind_to_string(p->policy) : "", decision_result_to_string(d->result),
+                                          nodes);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "s");
+        for (unsigned i = 0; r >= 0 && p && i < p->nvcpus; i++) {
+                g_autofree char *pin = cpuset_format(p->vcpu_pins[i]);
+                r = sd_bus_message_append(reply, "s", pin);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "ssb", mem, emu, g_strcmp0(d->memory_binding, "applied") == 0);
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        return r;
+}
+
+static char *decisions_json(BusService *s, const Decision *only)
+{
+        const Topology *t = manager_topology(s->manager);
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(GPtrArray) all = only ? NULL : manager_list(s->manager);
+        g_autoptr(JsonNode) root = NULL;
+
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "topology");
+        json_builder_add_value(b, topology_to_json(t, FALSE));
+        json_builder_set_member_name(b, "decisions");
+        json_builder_begin_array(b);
+        for (unsigned i = 0; i < (only ? 1 : all->len); i++) {
+                json_builder_begin_object(b);
+                decision_json_add_decision(b, t, only ? only : g_ptr_array_index(all, i), only != NULL);
+                json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        return json_to_text(root, FALSE);
+}
+
+/* ---- methods ---------------------------------------------------------------------------------- */
+
+static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        BusService *s = userdata;
+        g_autoptr(GPtrArray) all = manager_list(s->manager);
+        sd_bus_message *reply = NULL;
+        int r;
+        (void)error;
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "(sssssasssb)");
+        for (unsigned i = 0; r >= 0 && i < all->len; i++)
+                r = append_decision(reply, manager_topology(s->manager), g_ptr_array_index(all, i));
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        sd_bus_message_unref(reply);
+        return r;
+}
+
+static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        BusService *s = userdata;
+        const Decision *d;
+        sd_bus_message *reply = NULL;
+        int r = read_domain(msg, s, &d, error);
+
+        if (r < 0)
+                return r;
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = append_decision(reply, manager_topology(s->manager), d);
+        if (r >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        sd_bus_message_unref(reply);
+        return r;
+}
+
+static int method_get_json(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        BusService *s = userdata;
+        const char *name;
+        const Decision *d = NULL;
+        g_autofree char *json = NULL;
+        int r = sd_bus_message_read(msg, "s", &name);
+
+        if (r < 0)
+                return r;
+        if (*name) {
+                r = sd_bus_message_rewind(msg, true);
+                if (r >= 0)
+                        r = read_domain(msg, s, &d, error);
+                if (r < 0)
+                        return r;
+        }
+        json = decisions_json(s, d);
+        return sd_bus_reply_method_return(msg, "s", json);
+}
+
+static int method_explain(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        BusService *s = userdata;
+        const Decision *d;
+        g_autofree char *head = NULL, *why = NULL, *text = NULL;
+        int r = read_domain(msg, s, &d, error);
+
+        if (r < 0)
+                return r;
+        head = decision_to_text(manager_topology(s->manager), d);
+        why = d->plan ? plan_explain(manager_topology(s->manager), d->plan) : g_strdup("");
+        text = g_strconcat(head, why, NULL);
+        return sd_bus_reply_method_return(msg, "s", text);
+}
+
+static uint64_t host_memory(const Topology *t)
+{
+        uint64_t sum = 0;
+        for (unsigned n = 0; n < t->nnodes; n++)
+                sum += t->nodes[n].memory;
+        return sum;
+}
+
+static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        BusService *s = userdata;
+        const Topology *t = manager_topology(s->manager);
+        uint32_t vcpus;
+        uint64_t memory;
+        g_autoptr(Plan) p = NULL;
+        g_autoptr(CpuSet) mem_idx = NULL;
+        g_autofree char *nodes = NULL, *mem = NULL, *emu = NULL, *json = NULL;
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+        sd_bus_message *reply = NULL;
+        int r = sd_bus_message_read(msg, "ut", &vcpus, &memory);
+
+        if (r < 0)
+                return r;
+        if (vcpus == 0 || vcpus > PLAN_MAX_VCPUS)
+                return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT, "vCPUs must be between 1 and %u, not %u",
+                                         PLAN_MAX_VCPUS, vcpus);
+        if (memory == 0 || memory > host_memory(t))
+                return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT,
+                                         "Memory must be more than 0 and at most the host's %llu bytes",
+                                         (unsigned long long)host_memory(t));
+        p = manager_plan(s->manager, vcpus, memory);
+        mem_idx = plan_memory_nodes(p);
+        nodes = nodes_text(t, p->nodes);
+        mem = p->result == PLAN_UNPLACEABLE ? g_strdup("") : nodes_text(t, mem_idx);
+        emu = cpuset_format(p->emulator_pin);
+        json_builder_begin_object(b);
+        decision_json_add_members(b, t, p, TRUE);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        json = json_to_text(root, FALSE);
+
+        r = sd_bus_message_new_method_return(msg, &reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "ss", plan_result_to_string(p->result), nodes);
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "s");
+        for (unsigned i = 0; r >= 0 && i < p->nvcpus; i++) {
+                g_autofree char *pin = cpuset_format(p->vcpu_pins[i]);
+                r = sd_bus_message_append(reply, "s", pin);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "ssss", mem, emu, p->reason, json);
+        if (r >= 0)
+                r = sd_bus_send(NULL, reply, NULL);
+        sd_bus_message_unref(reply);
+        return r;
+}
+
+static int method_map(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        BusService *s = userdata;
+        g_autofree char *map = hostmap_render(manager_topology(s->manager), manager_ledger(s->manager),
+                                              manager_config(s->manager)->placement.reserved_cpus);
+        (void)error;
+        return sd_bus_reply_method_return(msg, "s", map);
+}
+
+static int method_status(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        BusService *s = userdata;
+        g_autofree char *status = manager_status(s->manager);
+        (void)error;
+        return sd_bus_reply_method_return(msg, "s", status);
+}
+
+static int method_replace(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        BusService *s = userdata;
+        const Decision *d;
+        g_autofree char *uuid = NULL, *failure = NULL;
+        int r = read_domain(msg, s, &d, error);
+
+        if (r < 0)
+                return r;
+        if ((r = check_root(msg, "re-place a domain", error)) < 0)
+                return r;
+        uuid = g_strdup(d->uuid);
+        r = manager_replace(s->manager, uuid, &failure);
+        if (r == -ENOENT)
+                return sd_bus_error_setf(error, ERROR_NO_SUCH_DOMAIN, "%s", failure);
+        if (r == -ENOTCONN)
+                return sd_bus_error_setf(error, ERROR_NOT_CONNECTED, "%s", failure);
+        if (r < 0)
+                return sd_bus_error_setf(error, ERROR_FAILED, "%s", failure ? failure : "re-placing failed");
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int method_rebalance(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        BusService *s = userdata;
+        g_autofree char *report = NULL;
+        unsigned moved;
+        int r = check_root(msg, "rebalance domains", error);
+
+        if (r < 0)
+                return r;
+        if (!manager_connected(s->manager))
+                return sd_bus_error_setf(error, ERROR_NOT_CONNECTED, "Not connected to libvirt");
+        moved = manager_rebalance(s->manager, REBALANCE_MOVES, &report);
+        return sd_bus_reply_method_return(msg, "us", moved, report);
+}
+
+static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        BusService *s = userdata;
+        g_autofree char *failure = NULL;
+        int r = check_root(msg, "reload the configuration", error);
+
+        if (r < 0)
+                return r;
+        if (s->hooks.reload && s->hooks.reload(s->userdata, &failure) < 0)
+                return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT, "%s", failure ? failure : "reload failed");
+        return sd_bus_reply_method_return(msg, NULL);
+}
+
+/* ---- properties ------------------------------------------------------------------------------- */
+
+static int prop_get(sd_bus *bus, const char *path, const char *interface, const char *property,
+                    sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+        BusService *s = userdata;
+        const Topology *t = manager_topology(s->manager);
+        const Config *c = manager_config(s->manager);
+        (void)bus;
+        (void)path;
+        (void)interface;
+        (void)error;
+
+        if (strcmp(property, "Version") == 0)
+                return sd_bus_message_append(reply, "s", PLACEMENTD_VERSION);
+        if (strcmp(property, "Policy") == 0)
+                return sd_bus_message_append(reply, "s", policy_kind_to_string(c->placement.policy));
+        if (strcmp(property, "Apply") == 0)
+                return sd_bus_message_append(reply, "b", c->apply);
+        if (strcmp(property, "Connected") == 0)
+                return sd_bus_message_append(reply, "b", manager_connected(s->manager));
+        if (strcmp(property, "URI") == 0)
+                return sd_bus_message_append(reply, "s", manager_uri(s->manager));
+        if (strcmp(property, "Nodes") == 0)
+                return sd_bus_message_append(reply, "u", t->nnodes);
+        if (strcmp(property, "Packages") == 0)
+                return sd_bus_message_append(reply, "u", t->npackages);
+        if (strcmp(property, "Cores") == 0)
+                return sd_bus_message_append(reply, "u", t->ncores);
+        if (strcmp(property, "PUs") == 0)
+                return sd_bus_message_append(reply, "u", t->npus);
+        if (strcmp(property, "ThreadsPerCore") == 0)
+                return sd_bus_message_append(reply, "u", t->max_threads);
+        return -ENOENT;
+}
+
+static const sd_bus_vtable manager_vtable[] = {
+        SD_BUS_VTABLE_START(0),
+        SD_BUS_PROPERTY("Version", "s", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Policy", "s", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Apply", "b", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Connected", "b", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("URI", "s", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+        SD_BUS_PROPERTY("Nodes", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Packages", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("Cores", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("PUs", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_PROPERTY("ThreadsPerCore", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+        SD_BUS_METHOD_WITH_NAMES("ListDecisions", "", , "a(sssssasssb)", SD_BUS_PARAM(decisions), method_list, 0),
+        SD_BUS_METHOD_WITH_NAMES("GetDecision", "s", SD_BUS_PARAM(domain), "(sssssasssb)", SD_BUS_PARAM(decision),
+                                 method_get, 0),
+        SD_BUS_METHOD_WITH_NAMES("GetDecisionsJSON", "s", SD_BUS_PARAM(domain), "s", SD_BUS_PARAM(json),
+                                 method_get_json, 0),
+        SD_BUS_METHOD_WITH_NAMES("Explain", "s", SD_BUS_PARAM(domain), "s", SD_BUS_PARAM(text), method_explain, 0),
+        SD_BUS_METHOD_WITH_NAMES("Plan", "ut", SD_BUS_PARAM(vcpus) SD_BUS_PARAM(memory_bytes), "ssasssss",
+                                 SD_BUS_PARAM(result) SD_BUS_PARAM(nodes) SD_BUS_PARAM(vcpu_pins)
+                                         SD_BUS_PARAM(memory_nodes) SD_BUS_PARAM(emulator_pin) SD_BUS_PARAM(reason)
+                                                 SD_BUS_PARAM(json),
+                                 method_plan, 0),
+        SD_BUS_METHOD_WITH_NAMES("GetHostMap", "", , "s", SD_BUS_PARAM(map), method_map, 0),
+        SD_BUS_METHOD_WITH_NAMES("GetStatus", "", , "s", SD_BUS_PARAM(status), method_status, 0),
+        SD_BUS_METHOD_WITH_NAMES("Replace", "s", SD_BUS_PARAM(domain), "", , method_replace, 0),
+        SD_BUS_METHOD_WITH_NAMES("Rebalance", "", , "us", SD_BUS_PARAM(moved) SD_BUS_PARAM(report),
+                                 method_rebalance, 0),
+        SD_BUS_METHOD("Reload", "", "", method_reload, 0),
+        SD_BUS_SIGNAL_WITH_NAMES("DecisionChanged", "sss", SD_BUS_PARAM(uuid) SD_BUS_PARAM(name) SD_BUS_PARAM(result),
+                                 0),
+        SD_BUS_VTABLE_END,
+};
+
+/* ---- connection ------------------------------------------------------------------------------- */
+
+static void drop_bus(BusService *s)
+{
+        bus_event_detach(s->event);
+        s->event = NULL;
+        s->slot = sd_bus_slot_unref(s->slot);
+        if (s->bus) {
+                sd_bus_flush(s->bus);
+                s->bus = sd_bus_close_unref(s->bus);
+        }
+}
+
+static void on_retry(evutil_socket_t fd, short what, void *arg)
+{
+        (void)fd;
+        (void)what;
+        connect_bus(arg);
+}
+
+static void schedule_retry(BusService *s)
+{
+        evtimer_add(s->retry, &(struct timeval){.tv_sec = s->backoff_sec});
+        s->backoff_sec = MIN(s->backoff_sec * 2, BACKOFF_MAX_SEC);
+}
+
+static void on_bus_closed(void *userdata)
+{
+        BusService *s = userdata;
+        log_warning("Lost the D-Bus connection; connecting again in %u s", s->backoff_sec);
+        drop_bus(s);
+        schedule_retry(s);
+}
+
+static int open_bus(BusService *s, sd_bus **ret)
+{
+        sd_bus *bus = NULL;
+        int r;
+
+        if (!s->address)
+                return s->kind == BUS_SESSION ? sd_bus_open_user(ret) : sd_bus_open_system(ret);
+        r = sd_bus_new(&bus);
+        if (r >= 0)
+                r = sd_bus_set_address(bus, s->address);
+        if (r >= 0)
+                r = sd_bus_set_bus_client(bus, 1);
+        if (r >= 0)
+                r = sd_bus_start(bus);
+        if (r < 0) {
+                sd_bus_unref(bus);
+                return r;
+        }
+        *ret = bus;
+        return 0;
+}
+
+static void connect_bus(BusService *s)
+{
+        const char *where = s->address ? s->address : bus_kind_to_string(s->kind);
+        int r = open_bus(s, &s->bus);
+
+        if (r >= 0)
+                r = sd_bus_add_object_vtable(s->bus, &s->slot, BUS_PATH, BUS_INTERFACE, manager_vtable, s);
+        if (r >= 0)
+                r = sd_bus_request_name(s->bus, BUS_NAME, 0);
+        if (r < 0) {
+                log_warning_errno(r, "Cannot serve %s on the %s bus: %m; retrying in %u s", BUS_NAME, where,
+                                  s->backoff_sec);
+                drop_bus(s);
+                schedule_retry(s);
+                return;
+        }
+        s->event = bus_event_attach(s->bus, s->base, on_bus_closed, s);
+        s->backoff_sec = 1;
+        log_info("Serving %s on the %s bus", BUS_NAME, where);
+}
+
+BusService *bus_service_new(struct event_base *base, Manager *m, BusKind kind, const char *address,
+                            const BusHooks *hooks, void *userdata)
+{
+        BusService *s;
+
+        if (kind == BUS_NONE && !address)
+                return NULL;
+        s = g_new0(BusService, 1);
+        s->base = base;
+        s->manager = m;
+        s->kind = kind;
+        s->address = g_strdup(address);
+        s->hooks = *hooks;
+        s->userdata = userdata;
+        s->backoff_sec = 1;
+        s->retry = evtimer_new(base, on_retry, s);
+        connect_bus(s);
+        return s;
+}
+
+void bus_service_free(BusService *s)
+{
+        if (!s)
+                return;
+        drop_bus(s);
+        event_free(s->retry);
+        g_free(s->address);
+        g_free(s);
+}
+
+void bus_service_decision_changed(BusService *s, const char *uuid, const char *name, const char *result)
+{
+        if (!s || !s->bus || !s->event)
+                return;
+        sd_bus_emit_signal(s->bus, BUS_PATH, BUS_INTERFACE, "DecisionChanged", "sss", uuid, name, result);
+        bus_event_kick(s->event);
+}
+
+void bus_service_state_changed(BusService *s)
+{
+        if (!s || !s->bus || !s->event)
+                return;
+        sd_bus_emit_properties_changed(s->bus, BUS_PATH, BUS_INTERFACE, "Policy", "Apply", "Connected", "URI", NULL);
+        bus_event_kick(s->event);
+}

@@ -1,0 +1,35 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The D-Bus API: org.placementd1 at /org/placementd1, interface org.placementd1.Manager. One vtable;
+ * each handler reads its arguments, validates them, checks permission, calls the manager and replies.
+ * The bus connection is re-established with backoff when the bus goes away.
+ */
+
+#include <event2/event.h>
+
+#include "config.h"
+#include "manager.h"
+
+#define BUS_NAME      "org.placementd1"
+#define BUS_PATH      "/org/placementd1"
+#define BUS_INTERFACE "org.placementd1.Manager"
+
+typedef struct BusService BusService;
+
+typedef struct BusHooks {
+        /* Reload the configuration like SIGHUP. Returns 0 or a negative errno with *ret_error set. */
+        int (*reload)(void *userdata, char **ret_error);
+} BusHooks;
+
+/* kind selects the bus unless address is given. Returns NULL for BUS_NONE. Connecting happens in the
+ * background (with retries), so the daemon runs without a bus too. */
+BusService *bus_service_new(struct event_base *base, Manager *m, BusKind kind, const char *address,
+                            const BusHooks *hooks, void *userdata);
+void bus_service_free(BusService *s);
+
+/* Signal DecisionChanged(uuid, name, result); result "stopped" when the domain was forgotten. */
+void bus_service_decision_changed(BusService *s, const char *uuid, const char *name, const char *result);
+/* PropertiesChanged for Policy, Apply, Connected, URI. */
+void bus_service_state_changed(BusService *s);

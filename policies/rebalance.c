@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Whether moving a running domain to a new plan is worth a live re-pin. */
+#include "policy.h"
+
+/* vCPUs of p (committed in l) that sit on a core with another vCPU, as the ledger stands now. */
+static unsigned shared_now(const Topology *t, const Ledger *l, const Plan *p)
+{
+        unsigned n = 0;
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                if (p->vcpu_pu[i] >= 0 && ledger_core_load(l, t->pus[p->vcpu_pu[i]].core) >= 2)
+                        n++;
+        return n;
+}
+
+static double mean_distance(const Topology *t, const CpuSet *nodes)
+{
+        uint64_t sum = 0, n = 0;
+        CPUSET_FOREACH(a, nodes)
+        {
+                CPUSET_FOREACH(b, nodes)
+                {
+                        sum += topology_distance(t, (unsigned)a, (unsigned)b);
+                        n++;
+                }
+        }
+        return n ? (double)sum / (double)n : 0;
+}
+
+bool policy_improves(const Topology *t, const Ledger *l, const Plan *current, const Plan *candidate,
+                     char **ret_why)
+{
+        unsigned shared_old = shared_now(t, l, current), shared_new = candidate->shared_vcpus;
+        unsigned nodes_old = cpuset_count(current->nodes), nodes_new = cpuset_count(candidate->nodes);
+        double dist_old = mean_distance(t, current->nodes), dist_new = mean_distance(t, candidate->nodes);
+
+        if (candidate->result == PLAN_UNPLACEABLE || candidate->nvcpus != current->nvcpus)
+                return false;
+        if (shared_new != shared_old) {
+                if (shared_new > shared_old)
+                        return false;
+                *ret_why = g_strdup_printf("%u vCPUs shared a core, now %u", shared_old, shared_new);
+                return true;
+        }
+        if (nodes_new != nodes_old) {
+                if (nodes_new > nodes_old)
+                        return false;
+                *ret_why = g_strdup_printf("spread over %u nodes, now %u", nodes_old, nodes_new);
+                return true;
+        }
+        if (dist_new + 1e-3 < dist_old) {
+                *ret_why = g_strdup_printf("mean node distance %.2f, now %.2f", dist_old, dist_new);
+                return true;
+        }
+        return false;
+}
