@@ -376,6 +376,8 @@ static int prop_get(sd_bus *bus, const char *path, const char *interface, const 
         return -ENOENT;
 }
 
+/* Every method is open at the sd-bus level (UNPRIVILEGED); Replace, Rebalance and Reload check that the
+ * caller is root themselves, so the refusal carries our error name and says why. */
 static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_VTABLE_START(0),
         SD_BUS_PROPERTY("Version", "s", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
@@ -388,23 +390,23 @@ static const sd_bus_vtable manager_vtable[] = {
         SD_BUS_PROPERTY("Cores", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("PUs", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
         SD_BUS_PROPERTY("ThreadsPerCore", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_METHOD_WITH_NAMES("ListDecisions", "", , "a(sssssasssb)", SD_BUS_PARAM(decisions), method_list, 0),
+        SD_BUS_METHOD_WITH_NAMES("ListDecisions", "", , "a(sssssasssb)", SD_BUS_PARAM(decisions), method_list, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES("GetDecision", "s", SD_BUS_PARAM(domain), "(sssssasssb)", SD_BUS_PARAM(decision),
-                                 method_get, 0),
+                                 method_get, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES("GetDecisionsJSON", "s", SD_BUS_PARAM(domain), "s", SD_BUS_PARAM(json),
-                                 method_get_json, 0),
-        SD_BUS_METHOD_WITH_NAMES("Explain", "s", SD_BUS_PARAM(domain), "s", SD_BUS_PARAM(text), method_explain, 0),
+                                 method_get_json, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("Explain", "s", SD_BUS_PARAM(domain), "s", SD_BUS_PARAM(text), method_explain, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES("Plan", "ut", SD_BUS_PARAM(vcpus) SD_BUS_PARAM(memory_bytes), "ssasssss",
                                  SD_BUS_PARAM(result) SD_BUS_PARAM(nodes) SD_BUS_PARAM(vcpu_pins)
                                          SD_BUS_PARAM(memory_nodes) SD_BUS_PARAM(emulator_pin) SD_BUS_PARAM(reason)
                                                  SD_BUS_PARAM(json),
-                                 method_plan, 0),
-        SD_BUS_METHOD_WITH_NAMES("GetHostMap", "", , "s", SD_BUS_PARAM(map), method_map, 0),
-        SD_BUS_METHOD_WITH_NAMES("GetStatus", "", , "s", SD_BUS_PARAM(status), method_status, 0),
-        SD_BUS_METHOD_WITH_NAMES("Replace", "s", SD_BUS_PARAM(domain), "", , method_replace, 0),
+                                 method_plan, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("GetHostMap", "", , "s", SD_BUS_PARAM(map), method_map, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("GetStatus", "", , "s", SD_BUS_PARAM(status), method_status, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD_WITH_NAMES("Replace", "s", SD_BUS_PARAM(domain), "", , method_replace, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_METHOD_WITH_NAMES("Rebalance", "", , "us", SD_BUS_PARAM(moved) SD_BUS_PARAM(report),
-                                 method_rebalance, 0),
-        SD_BUS_METHOD("Reload", "", "", method_reload, 0),
+                                 method_rebalance, SD_BUS_VTABLE_UNPRIVILEGED),
+        SD_BUS_METHOD("Reload", "", "", method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
         SD_BUS_SIGNAL_WITH_NAMES("DecisionChanged", "sss", SD_BUS_PARAM(uuid) SD_BUS_PARAM(name) SD_BUS_PARAM(result),
                                  0),
         SD_BUS_VTABLE_END,

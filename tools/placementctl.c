@@ -4,9 +4,21 @@
 #include <stdio.h>
 #include <string.h>
 
+#include <glib.h>
+
 static void usage(FILE *f)
 {
         fputs("Usage: placementctl COMMAND [OPTIONS...]\n"
+              "\n"
+              "Ask the running placementd (D-Bus, system bus unless --bus=session or --bus-address=ADDR):\n"
+              "  status                      daemon state, policy, host summary\n"
+              "  list                        every running domain and its decision\n"
+              "  show DOMAIN                 one decision (name or UUID)\n"
+              "  explain DOMAIN              the ranked candidates and the rule that chose\n"
+              "  map                         the host with the domain on each CPU\n"
+              "  plan --vcpus=N --memory=SIZE   what it would do for a new domain now\n"
+              "  reload | rebalance | replace DOMAIN   (root only)\n"
+              "All of them take --json.\n"
               "\n"
               "Offline (no daemon; the engine runs on the given topology):\n"
               "  topology --topology=SOURCE [--json]\n"
@@ -14,13 +26,27 @@ static void usage(FILE *f)
               "       NAME:VCPUS:MEMORY... | --trace=FILE\n"
               "\n"
               "SOURCE is 'host', an hwloc XML file, or 'synthetic:DESC'. MEMORY takes K/M/G/T suffixes.\n"
-              "Exit status: 0 ok, 1 runtime failure, 2 usage or input error.\n",
+              "Exit status: 0 ok, 1 runtime failure, 2 usage or input error, 3 placementd not running,\n"
+              "4 no such domain, 5 permission denied.\n",
               f);
 }
 
+static const char *const online[] = {"status", "list", "show", "explain", "map", "reload", "rebalance", "replace"};
+
 int main(int argc, char **argv)
 {
-        const char *cmd = argc > 1 ? argv[1] : NULL;
+        const char *cmd = NULL;
+
+        /* Options may come before the command (placementctl --json list): move the command to argv[1]. */
+        for (int i = 1; i < argc; i++) {
+                if (argv[i][0] != '-' || strcmp(argv[i], "-") == 0) {
+                        char *c = argv[i];
+                        memmove(argv + 2, argv + 1, sizeof(char *) * (size_t)(i - 1));
+                        argv[1] = c;
+                        break;
+                }
+        }
+        cmd = argc > 1 ? argv[1] : NULL;
 
         if (!cmd) {
                 usage(stderr);
@@ -37,8 +63,15 @@ int main(int argc, char **argv)
         /* Subcommands parse from argv[1] on, with getopt starting after the command name. */
         if (strcmp(cmd, "topology") == 0)
                 return cmd_topology(argc - 1, argv + 1);
-        if (strcmp(cmd, "plan") == 0)
-                return cmd_plan_offline(argc - 1, argv + 1);
+        if (strcmp(cmd, "plan") == 0) {
+                for (int i = 2; i < argc; i++)
+                        if (g_str_has_prefix(argv[i], "--topology"))
+                                return cmd_plan_offline(argc - 1, argv + 1);
+                return cmd_online(argc - 1, argv + 1);
+        }
+        for (unsigned i = 0; i < G_N_ELEMENTS(online); i++)
+                if (strcmp(cmd, online[i]) == 0)
+                        return cmd_online(argc - 1, argv + 1);
         fprintf(stderr, "placementctl: unknown command '%s' (see placementctl --help)\n", cmd);
         return EXIT_USAGE;
 }

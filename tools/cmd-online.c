@@ -1,0 +1,473 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* placementctl's online commands: ask the running daemon over D-Bus. */
+#include "placementctl.h"
+
+#include <errno.h>
+#include <getopt.h>
+#include <json-glib/json-glib.h>
+#include <stdarg.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+
+#include "size.h"
+
+#define BUS_NAME      "org.placementd1"
+#define BUS_PATH      "/org/placementd1"
+#define BUS_INTERFACE "org.placementd1.Manager"
+
+typedef struct Online {
+        const char *bus;     /* system (default), session */
+        const char *address; /* --bus-address */
+        bool json;
+        unsigned vcpus;
+        uint64_t memory;
+        bool have_vcpus, have_memory;
+} Online;
+
+static int parse(int argc, char **argv, Online *o, int nargs, const char *what)
+{
+        static const struct option options[] = {
+                {"json", no_argument, NULL, 'j'},           {"bus", required_argument, NULL, 'b'},
+                {"bus-address", required_argument, NULL, 'A'}, {"vcpus", required_argument, NULL, 'v'},
+                {"memory", required_argument, NULL, 'm'},   {},
+        };
+        guint64 n;
+        int c;
+
+        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
+                switch (c) {
+                case 'j':
+                        o->json = true;
+                        break;
+                case 'b':
+                        if (strcmp(optarg, "system") && strcmp(optarg, "session")) {
+                                fprintf(stderr, "placementctl: unknown bus '%s' (system, session)\n", optarg);
+                                return -EINVAL;
+                        }
+                        o->bus = optarg;
+                        break;
+                case 'A':
+                        o->address = optarg;
+                        break;
+                case 'v':
+                        if (!g_ascii_string_to_unsigned(optarg, 10, 1, 4096, &n, NULL)) {
+                                fprintf(stderr, "placementctl: --vcpus takes a number from 1 to 4096, not '%s'\n", optarg);
+                                return -EINVAL;
+                        }
+                        o->vcpus = (unsigned)n;
+                        o->have_vcpus = true;
+                        break;
+                case 'm':
+                        if (size_parse(optarg, &o->memory) < 0 || o->memory == 0) {
+                                fprintf(stderr, "placementctl: --memory takes a size such as 4G, not '%s'\n", optarg);
+                                return -EINVAL;
+                        }
+                        o->have_memory = true;
+                        break;
+                default:
+                        return -EINVAL;
+                }
+        }
+        if (argc - optind != nargs) {
+                fprintf(stderr, "placementctl %s: %s\n", argv[0],
+                        nargs ? what : "takes no arguments besides options");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static int open_bus(const Online *o, sd_bus **ret)
+{
+        sd_bus *bus = NULL;
+        int r;
+
+        if (!o->address)
+                r = o->bus && strcmp(o->bus, "session") == 0 ? sd_bus_open_user(ret) : sd_bus_open_system(ret);
+        else {
+                r = sd_bus_new(&bus);
+                if (r >= 0)
+                        r = sd_bus_set_address(bus, o->address);
+                if (r >= 0)
+                        r = sd_bus_set_bus_client(bus, 1);
+                if (r >= 0)
+                        r = sd_bus_start(bus);
+                if (r < 0)
+                        sd_bus_unref(bus);
+                else
+                        *ret = bus;
+        }
+        if (r < 0)
+                fprintf(stderr, "placementctl: cannot connect to the %s bus: %s\n",
+                        o->address ? o->address : (o->bus ? o->bus : "system"), strerror(-r));
+        return r;
+}
+
+/* Maps a failed call to a message and an exit code. */
+static int call_failed(const Online *o, const char *method, const sd_bus_error *e, int r)
+{
+        const char *name = e && e->name ? e->name : "";
+
+        if (!strcmp(name, SD_BUS_ERROR_SERVICE_UNKNOWN) || !strcmp(name, SD_BUS_ERROR_NAME_HAS_NO_OWNER) ||
+            !strcmp(name, SD_BUS_ERROR_NO_REPLY) || !strcmp(name, SD_BUS_ERROR_DISCONNECTED)) {
+                fprintf(stderr, "placementctl: placementd is not running (no %s on the %s bus)\n", BUS_NAME,
+                        o->address ? o->address : (o->bus ? o->bus : "system"));
+                return EXIT_NOT_RUNNING;
+        }
+        fprintf(stderr, "placementctl: %s: %s\n", method, e && e->message ? e->message : strerror(-r));
+        if (!strcmp(name, "org.placementd1.Error.NoSuchDomain"))
+                return EXIT_NO_SUCH_DOMAIN;
+        if (!strcmp(name, "org.placementd1.Error.NotPermitted") || !strcmp(name, SD_BUS_ERROR_ACCESS_DENIED))
+                return EXIT_DENIED;
+        if (!strcmp(name, "org.placementd1.Error.InvalidArgument"))
+                return EXIT_USAGE;
+        return EXIT_RUNTIME;
+}
+
+/* Calls method; on success *ret_reply holds the reply. Returns an exit code. */
+static int call(const Online *o, sd_bus *bus, const char *method, sd_bus_message **ret_reply, const char *types, ...)
+{
+        sd_bus_error e = SD_BUS_ERROR_NULL;
+        sd_bus_message *msg = NULL;
+        va_list ap;
+        int r, code = EXIT_OK;
+
+        r = sd_bus_message_new_method_call(bus, &msg, BUS_NAME, BUS_PATH, BUS_INTERFACE, method);
+        if (r >= 0 && types) {
+                va_start(ap, types);
+                r = sd_bus_message_appendv(msg, types, ap);
+                va_end(ap);
+        }
+        if (r >= 0)
+                r = sd_bus_call(bus, msg, 30 * 1000000ULL, &e, ret_reply);
+        if (r < 0)
+                code = call_failed(o, method, &e, r);
+        sd_bus_error_free(&e);
+        sd_bus_message_unref(msg);
+        return code;
+}
+
+static int read_string_reply(sd_bus_message *reply, const char **ret)
+{
+        int r = sd_bus_message_read(reply, "s", ret);
+        if (r < 0)
+                fprintf(stderr, "placementctl: unexpected reply: %s\n", strerror(-r));
+        return r < 0 ? EXIT_RUNTIME : EXIT_OK;
+}
+
+static void print_json(const char *text)
+{
+        g_autoptr(JsonParser) p = json_parser_new();
+        if (json_parser_load_from_data(p, text, -1, NULL)) {
+                g_autoptr(JsonGenerator) g = json_generator_new();
+                g_autofree char *out = NULL;
+                json_generator_set_root(g, json_parser_get_root(p));
+                json_generator_set_pretty(g, TRUE);
+                out = json_generator_to_data(g, NULL);
+                printf("%s\n", out);
+        } else {
+                printf("%s\n", text);
+        }
+}
+
+static bool get_prop(sd_bus *bus, const char *name, char type, void *ret)
+{
+        sd_bus_error e = SD_BUS_ERROR_NULL;
+        int r;
+        if (type == 's') {
+                char *s = NULL;
+                r = sd_bus_get_property_string(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, name, &e, &s);
+                *(char **)ret = s;
+        } else {
+                sd_bus_message *reply = NULL;
+                r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, name, &e, &reply, (char[]){type, 0});
+                if (r >= 0)
+                        r = sd_bus_message_read_basic(reply, type, ret);
+                sd_bus_message_unref(reply);
+        }
+        sd_bus_error_free(&e);
+        return r >= 0;
+}
+
+static int cmd_status(const Online *o, sd_bus *bus)
+{
+        sd_bus_message *reply = NULL;
+        const char *status;
+        g_autofree char *policy = NULL, *version = NULL, *uri = NULL;
+        int apply = 0, connected = 0;
+        uint32_t nodes = 0, packages = 0, cores = 0, pus = 0, threads = 0;
+        int code = call(o, bus, "GetStatus", &reply, NULL);
+
+        if (code)
+                return code;
+        code = read_string_reply(reply, &status);
+        get_prop(bus, "Policy", 's', &policy);
+        get_prop(bus, "Version", 's', &version);
+        get_prop(bus, "URI", 's', &uri);
+        get_prop(bus, "Apply", 'b', &apply);
+        get_prop(bus, "Connected", 'b', &connected);
+        get_prop(bus, "Nodes", 'u', &nodes);
+        get_prop(bus, "Packages", 'u', &packages);
+        get_prop(bus, "Cores", 'u', &cores);
+        get_prop(bus, "PUs", 'u', &pus);
+        get_prop(bus, "ThreadsPerCore", 'u', &threads);
+        if (!code && o->json) {
+                g_autoptr(JsonBuilder) b = json_builder_new();
+                g_autoptr(JsonNode) root = NULL;
+                g_autofree char *text = NULL;
+                json_builder_begin_object(b);
+                json_builder_set_member_name(b, "status");
+                json_builder_add_string_value(b, status);
+                json_builder_set_member_name(b, "version");
+                json_builder_add_string_value(b, version ? version : "");
+                json_builder_set_member_name(b, "policy");
+                json_builder_add_string_value(b, policy ? policy : "");
+                json_builder_set_member_name(b, "apply");
+                json_builder_add_boolean_value(b, apply);
+                json_builder_set_member_name(b, "connected");
+                json_builder_add_boolean_value(b, connected);
+                json_builder_set_member_name(b, "uri");
+                json_builder_add_string_value(b, uri ? uri : "");
+                json_builder_set_member_name(b, "topology");
+                json_builder_begin_object(b);
+                json_builder_set_member_name(b, "nodes");
+                json_builder_add_int_value(b, nodes);
+                json_builder_set_member_name(b, "packages");
+                json_builder_add_int_value(b, packages);
+                json_builder_set_member_name(b, "cores");
+                json_builder_add_int_value(b, cores);
+                json_builder_set_member_name(b, "pus");
+                json_builder_add_int_value(b, pus);
+                json_builder_set_member_name(b, "threads_per_core");
+                json_builder_add_int_value(b, threads);
+                json_builder_end_object(b);
+                json_builder_end_object(b);
+                root = json_builder_get_root(b);
+                text = json_to_string(root, TRUE);
+                printf("%s\n", text);
+        } else if (!code) {
+                printf("placementd %s: %s\n", version ? version : "?", status);
+                printf("host: %u NUMA nodes, %u packages, %u cores, %u PUs (%u threads per core)\n", nodes, packages,
+                       cores, pus, threads);
+        }
+        sd_bus_message_unref(reply);
+        return code;
+}
+
+static int cmd_list(const Online *o, sd_bus *bus)
+{
+        sd_bus_message *reply = NULL;
+        int code, r;
+
+        if (o->json) {
+                const char *json;
+                code = call(o, bus, "GetDecisionsJSON", &reply, "s", "");
+                if (!code && !(code = read_string_reply(reply, &json)))
+                        print_json(json);
+                sd_bus_message_unref(reply);
+                return code;
+        }
+        code = call(o, bus, "ListDecisions", &reply, NULL);
+        if (code)
+                return code;
+        printf("%-20s %-14s %-9s %-6s %-8s %s\n", "DOMAIN", "RESULT", "POLICY", "NODES", "MEM", "VCPU PINS");
+        r = sd_bus_message_enter_container(reply, 'a', "(sssssasssb)");
+        while (r > 0 && (r = sd_bus_message_enter_container(reply, 'r', "sssssasssb")) > 0) {
+                const char *name, *uuid, *policy, *result, *nodes, *pin, *mem, *emu;
+                int applied;
+                GString *pins = g_string_new(NULL);
+                unsigned i = 0;
+                sd_bus_message_read(reply, "sssss", &name, &uuid, &policy, &result, &nodes);
+                sd_bus_message_enter_container(reply, 'a', "s");
+                while (sd_bus_message_read(reply, "s", &pin) > 0) {
+                        g_string_append_printf(pins, "%s%u:%s", i ? " " : "", i, pin);
+                        i++;
+                }
+                sd_bus_message_exit_container(reply);
+                sd_bus_message_read(reply, "ssb", &mem, &emu, &applied);
+                sd_bus_message_exit_container(reply);
+                printf("%-20s %-14s %-9s %-6s %-8s %s\n", name, result, *policy ? policy : "-", *nodes ? nodes : "-",
+                       *mem ? mem : "-", pins->len ? pins->str : "-");
+                g_string_free(pins, TRUE);
+        }
+        sd_bus_message_unref(reply);
+        if (r < 0) {
+                fprintf(stderr, "placementctl: unexpected reply: %s\n", strerror(-r));
+                return EXIT_RUNTIME;
+        }
+        return EXIT_OK;
+}
+
+static int cmd_text(const Online *o, sd_bus *bus, const char *method, const char *domain)
+{
+        sd_bus_message *reply = NULL;
+        const char *text;
+        int code;
+
+        if (o->json && domain) {
+                code = call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
+                if (!code && !(code = read_string_reply(reply, &text)))
+                        print_json(text);
+        } else {
+                code = domain ? call(o, bus, method, &reply, "s", domain) : call(o, bus, method, &reply, NULL);
+                if (!code && !(code = read_string_reply(reply, &text))) {
+                        if (o->json) {
+                                g_autofree char *escaped = g_strescape(text, NULL);
+                                printf("{\"text\": \"%s\"}\n", escaped);
+                        } else {
+                                fputs(text, stdout);
+                        }
+                }
+        }
+        sd_bus_message_unref(reply);
+        return code;
+}
+
+/* Human view of one decision object (the same JSON as `list --json` and the offline plan). */
+static void print_decision(JsonObject *d)
+{
+        JsonArray *pins = json_object_has_member(d, "vcpu_pins") ? json_object_get_array_member(d, "vcpu_pins") : NULL;
+        const char *mem = json_object_has_member(d, "memory_nodes") ? json_object_get_string_member(d, "memory_nodes") : "";
+        const char *emu = json_object_has_member(d, "emulator_pin") ? json_object_get_string_member(d, "emulator_pin") : "";
+        char a[32];
+
+        printf("%s (%s)\n", json_object_get_string_member(d, "domain"), json_object_get_string_member(d, "uuid"));
+        printf("  result:         %s", json_object_get_string_member(d, "result"));
+        if (json_object_has_member(d, "policy"))
+                printf(" [%s]", json_object_get_string_member(d, "policy"));
+        printf("\n");
+        if (json_object_has_member(d, "vcpus"))
+                printf("  size:           %" G_GINT64_FORMAT " vCPUs, %s\n", json_object_get_int_member(d, "vcpus"),
+                       size_format((uint64_t)json_object_get_int_member(d, "memory"), a, sizeof(a)));
+        for (unsigned i = 0; pins && i < json_array_get_length(pins); i++)
+                printf("  vCPU %-3u       %s\n", i, json_array_get_string_element(pins, i));
+        printf("  memory nodes:   %s (binding %s)\n", *mem ? mem : "-",
+               json_object_get_string_member(d, "memory_binding"));
+        printf("  emulator:       %s\n", *emu ? emu : "(not pinned)");
+        if (json_object_get_boolean_member(d, "adopted"))
+                printf("  adopted from its recorded decision\n");
+        if (!json_object_get_null_member(d, "apply_error"))
+                printf("  error:          %s\n", json_object_get_string_member(d, "apply_error"));
+        printf("  why:            %s\n", json_object_get_string_member(d, "reason"));
+}
+
+static int cmd_show(const Online *o, sd_bus *bus, const char *domain)
+{
+        sd_bus_message *reply = NULL;
+        g_autoptr(JsonParser) parser = json_parser_new();
+        const char *text;
+        int code = call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
+
+        if (!code && !(code = read_string_reply(reply, &text))) {
+                if (o->json) {
+                        print_json(text);
+                } else if (json_parser_load_from_data(parser, text, -1, NULL)) {
+                        JsonArray *all = json_object_get_array_member(json_node_get_object(json_parser_get_root(parser)),
+                                                                      "decisions");
+                        for (unsigned i = 0; i < json_array_get_length(all); i++)
+                                print_decision(json_array_get_object_element(all, i));
+                } else {
+                        fprintf(stderr, "placementctl: the daemon sent JSON that does not parse\n");
+                        code = EXIT_RUNTIME;
+                }
+        }
+        sd_bus_message_unref(reply);
+        return code;
+}
+
+static int cmd_plan(const Online *o, sd_bus *bus)
+{
+        sd_bus_message *reply = NULL;
+        const char *result, *nodes, *pin, *mem, *emu, *reason, *json;
+        unsigned i = 0;
+        int code;
+
+        if (!o->have_vcpus || !o->have_memory) {
+                fprintf(stderr, "placementctl plan: give --vcpus=N and --memory=SIZE (or --topology= to plan offline)\n");
+                return EXIT_USAGE;
+        }
+        code = call(o, bus, "Plan", &reply, "ut", o->vcpus, o->memory);
+        if (code)
+                return code;
+        sd_bus_message_read(reply, "ss", &result, &nodes);
+        if (!o->json)
+                printf("%u vCPUs: %s%s%s\n", o->vcpus, result, *nodes ? " on nodes " : "", nodes);
+        sd_bus_message_enter_container(reply, 'a', "s");
+        while (sd_bus_message_read(reply, "s", &pin) > 0) {
+                if (!o->json)
+                        printf("%s vCPU %u -> %s", i % 4 == 0 ? (i ? "\n " : " ") : "  ", i, pin);
+                i++;
+        }
+        sd_bus_message_exit_container(reply);
+        sd_bus_message_read(reply, "ssss", &mem, &emu, &reason, &json);
+        if (o->json)
+                print_json(json);
+        else
+                printf("\n  memory on %s, emulator on %s\n  why: %s\n", *mem ? mem : "-", *emu ? emu : "-", reason);
+        sd_bus_message_unref(reply);
+        return EXIT_OK;
+}
+
+static int cmd_rebalance(const Online *o, sd_bus *bus)
+{
+        sd_bus_message *reply = NULL;
+        const char *report;
+        uint32_t moved;
+        int code = call(o, bus, "Rebalance", &reply, NULL);
+
+        if (code)
+                return code;
+        if (sd_bus_message_read(reply, "us", &moved, &report) < 0) {
+                sd_bus_message_unref(reply);
+                return EXIT_RUNTIME;
+        }
+        if (o->json) {
+                g_autofree char *escaped = g_strescape(report, NULL);
+                printf("{\"moved\": %u, \"report\": \"%s\"}\n", moved, escaped);
+        } else {
+                printf("%s", report);
+        }
+        sd_bus_message_unref(reply);
+        return EXIT_OK;
+}
+
+int cmd_online(int argc, char **argv)
+{
+        const char *cmd = argv[0];
+        Online o = {0};
+        sd_bus *bus = NULL;
+        int code, nargs = 0;
+
+        if (!strcmp(cmd, "show") || !strcmp(cmd, "explain") || !strcmp(cmd, "replace"))
+                nargs = 1;
+        if (parse(argc, argv, &o, nargs, "needs exactly one DOMAIN (name or UUID)") < 0)
+                return EXIT_USAGE;
+        if (open_bus(&o, &bus) < 0)
+                return EXIT_NOT_RUNNING;
+
+        if (!strcmp(cmd, "status"))
+                code = cmd_status(&o, bus);
+        else if (!strcmp(cmd, "list"))
+                code = cmd_list(&o, bus);
+        else if (!strcmp(cmd, "show"))
+                code = cmd_show(&o, bus, argv[optind]);
+        else if (!strcmp(cmd, "explain"))
+                code = cmd_text(&o, bus, "Explain", argv[optind]);
+        else if (!strcmp(cmd, "map"))
+                code = cmd_text(&o, bus, "GetHostMap", NULL);
+        else if (!strcmp(cmd, "plan"))
+                code = cmd_plan(&o, bus);
+        else if (!strcmp(cmd, "reload"))
+                code = call(&o, bus, "Reload", NULL, NULL);
+        else if (!strcmp(cmd, "rebalance"))
+                code = cmd_rebalance(&o, bus);
+        else if (!strcmp(cmd, "replace"))
+                code = call(&o, bus, "Replace", NULL, "s", argv[optind]);
+        else {
+                fprintf(stderr, "placementctl: unknown command '%s'\n", cmd);
+                code = EXIT_USAGE;
+        }
+        sd_bus_flush_close_unref(bus);
+        return code;
+}
