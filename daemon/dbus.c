@@ -17,10 +17,10 @@
 #define ERROR_NOT_CONNECTED    "org.placementd1.Error.NotConnected"
 #define ERROR_FAILED           "org.placementd1.Error.Failed"
 
-#define DOMAIN_ARG_MAX   1024u
-#define PLAN_MAX_VCPUS   4096u
-#define REBALANCE_MOVES  8u
-#define BACKOFF_MAX_SEC  30u
+#define DOMAIN_ARG_MAX  1024u
+#define PLAN_MAX_VCPUS  4096u
+#define REBALANCE_MOVES 8u
+#define BACKOFF_MAX_SEC 30u
 
 struct BusService {
         struct event_base *base;
@@ -44,16 +44,18 @@ static int check_root(sd_bus_message *msg, const char *what, sd_bus_error *error
 {
         sd_bus_creds *creds = NULL;
         uid_t uid = (uid_t)-1;
-        int r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT, &creds);
+        int r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT,
+                                          &creds);
 
         if (r >= 0 && sd_bus_creds_get_euid(creds, &uid) < 0)
                 r = sd_bus_creds_get_uid(creds, &uid);
         sd_bus_creds_unref(creds);
         if (r < 0)
-                return sd_bus_error_setf(error, ERROR_NOT_PERMITTED, "Cannot tell who is asking to %s", what);
+                return sd_bus_error_setf(error, ERROR_NOT_PERMITTED, "Cannot tell who is asking to %s",
+                                         what);
         if (uid != 0)
-                return sd_bus_error_setf(error, ERROR_NOT_PERMITTED, "Only root may %s (caller uid %u)", what,
-                                         (unsigned)uid);
+                return sd_bus_error_setf(error, ERROR_NOT_PERMITTED, "Only root may %s (caller uid %u)",
+                                         what, (unsigned)uid);
         return 0;
 }
 
@@ -67,10 +69,12 @@ static int read_domain(sd_bus_message *msg, BusService *s, const Decision **ret,
                 return r;
         if (!*name || strlen(name) > DOMAIN_ARG_MAX || !g_utf8_validate(name, -1, NULL))
                 return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT,
-                                         "A domain name or UUID of 1 to %u characters is needed", DOMAIN_ARG_MAX);
+                                         "A domain name or UUID of 1 to %u characters is needed",
+                                         DOMAIN_ARG_MAX);
         *ret = manager_lookup(s->manager, name);
         if (!*ret)
-                return sd_bus_error_setf(error, ERROR_NO_SUCH_DOMAIN, "No running domain '%s' is known", name);
+                return sd_bus_error_setf(error, ERROR_NO_SUCH_DOMAIN, "No running domain '%s' is known",
+                                         name);
         return 0;
 }
 
@@ -95,8 +99,8 @@ static int append_decision(sd_bus_message *reply, const Topology *t, const Decis
         r = sd_bus_message_open_container(reply, 'r', "sssssasssb");
         if (r >= 0)
                 r = sd_bus_message_append(reply, "sssss", d->name, d->uuid,
-                                          p ? policy_kind_to_string(p->policy) : "", decision_result_to_string(d->result),
-                                          nodes);
+                                          p ? policy_kind_to_string(p->policy) : "",
+                                          decision_result_to_string(d->result), nodes);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "s");
         for (unsigned i = 0; r >= 0 && p && i < p->nvcpus; i++) {
@@ -106,7 +110,8 @@ static int append_decision(sd_bus_message *reply, const Topology *t, const Decis
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
-                r = sd_bus_message_append(reply, "ssb", mem, emu, g_strcmp0(d->memory_binding, "applied") == 0);
+                r = sd_bus_message_append(reply, "ssb", mem, emu,
+                                          g_strcmp0(d->memory_binding, "applied") == 0);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         return r;
@@ -237,8 +242,8 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         if (r < 0)
                 return r;
         if (vcpus == 0 || vcpus > PLAN_MAX_VCPUS)
-                return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT, "vCPUs must be between 1 and %u, not %u",
-                                         PLAN_MAX_VCPUS, vcpus);
+                return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT,
+                                         "vCPUs must be between 1 and %u, not %u", PLAN_MAX_VCPUS, vcpus);
         if (memory == 0 || memory > host_memory(t))
                 return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT,
                                          "Memory must be more than 0 and at most the host's %llu bytes",
@@ -336,7 +341,8 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         if (r < 0)
                 return r;
         if (s->hooks.reload && s->hooks.reload(s->userdata, &failure) < 0)
-                return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT, "%s", failure ? failure : "reload failed");
+                return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT, "%s",
+                                         failure ? failure : "reload failed");
         return sd_bus_reply_method_return(msg, NULL);
 }
 
@@ -379,37 +385,42 @@ static int prop_get(sd_bus *bus, const char *path, const char *interface, const 
 /* Every method is open at the sd-bus level (UNPRIVILEGED); Replace, Rebalance and Reload check that the
  * caller is root themselves, so the refusal carries our error name and says why. */
 static const sd_bus_vtable manager_vtable[] = {
-        SD_BUS_VTABLE_START(0),
-        SD_BUS_PROPERTY("Version", "s", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("Policy", "s", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("Apply", "b", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("Connected", "b", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("URI", "s", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-        SD_BUS_PROPERTY("Nodes", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("Packages", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("Cores", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("PUs", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_PROPERTY("ThreadsPerCore", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-        SD_BUS_METHOD_WITH_NAMES("ListDecisions", "", , "a(sssssasssb)", SD_BUS_PARAM(decisions), method_list, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_NAMES("GetDecision", "s", SD_BUS_PARAM(domain), "(sssssasssb)", SD_BUS_PARAM(decision),
-                                 method_get, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_NAMES("GetDecisionsJSON", "s", SD_BUS_PARAM(domain), "s", SD_BUS_PARAM(json),
-                                 method_get_json, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_NAMES("Explain", "s", SD_BUS_PARAM(domain), "s", SD_BUS_PARAM(text), method_explain, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_NAMES("Plan", "ut", SD_BUS_PARAM(vcpus) SD_BUS_PARAM(memory_bytes), "ssasssss",
-                                 SD_BUS_PARAM(result) SD_BUS_PARAM(nodes) SD_BUS_PARAM(vcpu_pins)
-                                         SD_BUS_PARAM(memory_nodes) SD_BUS_PARAM(emulator_pin) SD_BUS_PARAM(reason)
-                                                 SD_BUS_PARAM(json),
-                                 method_plan, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_NAMES("GetHostMap", "", , "s", SD_BUS_PARAM(map), method_map, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_NAMES("GetStatus", "", , "s", SD_BUS_PARAM(status), method_status, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_NAMES("Replace", "s", SD_BUS_PARAM(domain), "", , method_replace, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD_WITH_NAMES("Rebalance", "", , "us", SD_BUS_PARAM(moved) SD_BUS_PARAM(report),
-                                 method_rebalance, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_METHOD("Reload", "", "", method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
-        SD_BUS_SIGNAL_WITH_NAMES("DecisionChanged", "sss", SD_BUS_PARAM(uuid) SD_BUS_PARAM(name) SD_BUS_PARAM(result),
-                                 0),
-        SD_BUS_VTABLE_END,
+    SD_BUS_VTABLE_START(0),
+    SD_BUS_PROPERTY("Version", "s", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+    SD_BUS_PROPERTY("Policy", "s", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("Apply", "b", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("Connected", "b", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("URI", "s", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("Nodes", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+    SD_BUS_PROPERTY("Packages", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+    SD_BUS_PROPERTY("Cores", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+    SD_BUS_PROPERTY("PUs", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+    SD_BUS_PROPERTY("ThreadsPerCore", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+    SD_BUS_METHOD_WITH_NAMES("ListDecisions", "", , "a(sssssasssb)", SD_BUS_PARAM(decisions), method_list,
+                             SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("GetDecision", "s", SD_BUS_PARAM(domain), "(sssssasssb)",
+                             SD_BUS_PARAM(decision), method_get, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("GetDecisionsJSON", "s", SD_BUS_PARAM(domain), "s", SD_BUS_PARAM(json),
+                             method_get_json, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("Explain", "s", SD_BUS_PARAM(domain), "s", SD_BUS_PARAM(text), method_explain,
+                             SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("Plan", "ut", SD_BUS_PARAM(vcpus) SD_BUS_PARAM(memory_bytes), "ssasssss",
+                             SD_BUS_PARAM(result) SD_BUS_PARAM(nodes) SD_BUS_PARAM(vcpu_pins)
+                                 SD_BUS_PARAM(memory_nodes) SD_BUS_PARAM(emulator_pin) SD_BUS_PARAM(reason)
+                                     SD_BUS_PARAM(json),
+                             method_plan, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("GetHostMap", "", , "s", SD_BUS_PARAM(map), method_map,
+                             SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("GetStatus", "", , "s", SD_BUS_PARAM(status), method_status,
+                             SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("Replace", "s", SD_BUS_PARAM(domain), "", , method_replace,
+                             SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("Rebalance", "", , "us", SD_BUS_PARAM(moved) SD_BUS_PARAM(report),
+                             method_rebalance, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD("Reload", "", "", method_reload, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_SIGNAL_WITH_NAMES("DecisionChanged", "sss",
+                             SD_BUS_PARAM(uuid) SD_BUS_PARAM(name) SD_BUS_PARAM(result), 0),
+    SD_BUS_VTABLE_END,
 };
 
 /* ---- connection ------------------------------------------------------------------------------- */
@@ -531,6 +542,7 @@ void bus_service_state_changed(BusService *s)
 {
         if (!s || !s->bus || !s->event)
                 return;
-        sd_bus_emit_properties_changed(s->bus, BUS_PATH, BUS_INTERFACE, "Policy", "Apply", "Connected", "URI", NULL);
+        sd_bus_emit_properties_changed(s->bus, BUS_PATH, BUS_INTERFACE, "Policy", "Apply", "Connected",
+                                       "URI", NULL);
         bus_event_kick(s->event);
 }

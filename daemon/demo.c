@@ -60,7 +60,8 @@ static void step(evutil_socket_t fd, short what, void *arg)
         e = g_ptr_array_index(d->events, d->next++);
         if (!conn) {
                 d->failures++;
-                log_error("demo: not connected, cannot %s %s", e->op == TRACE_START ? "start" : "stop", e->name);
+                log_error("demo: not connected, cannot %s %s", e->op == TRACE_START ? "start" : "stop",
+                          e->name);
         } else if (e->op == TRACE_START) {
                 printf("--- start %s\n", e->name);
                 fflush(stdout);

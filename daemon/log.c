@@ -21,7 +21,8 @@ int log_get_max_level(void)
 
 int log_level_from_string(const char *s)
 {
-        static const char *const names[] = {"emerg", "alert", "crit", "err", "warning", "notice", "info", "debug"};
+        static const char *const names[] = {"emerg",   "alert",  "crit", "err",
+                                            "warning", "notice", "info", "debug"};
         guint64 n;
 
         for (int i = 0; i < 8; i++)

@@ -19,10 +19,10 @@ void log_printf(int level, const char *fmt, ...) __attribute__((format(printf, 2
 /* Logs and returns r (a negative errno), for `return log_error_errno(r, ...)`. */
 int log_errno(int level, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 
-#define log_error(...)   log_printf(LOG_ERR, __VA_ARGS__)
-#define log_warning(...) log_printf(LOG_WARNING, __VA_ARGS__)
-#define log_notice(...)  log_printf(LOG_NOTICE, __VA_ARGS__)
-#define log_info(...)    log_printf(LOG_INFO, __VA_ARGS__)
-#define log_debug(...)   log_printf(LOG_DEBUG, __VA_ARGS__)
+#define log_error(...)            log_printf(LOG_ERR, __VA_ARGS__)
+#define log_warning(...)          log_printf(LOG_WARNING, __VA_ARGS__)
+#define log_notice(...)           log_printf(LOG_NOTICE, __VA_ARGS__)
+#define log_info(...)             log_printf(LOG_INFO, __VA_ARGS__)
+#define log_debug(...)            log_printf(LOG_DEBUG, __VA_ARGS__)
 #define log_error_errno(r, ...)   log_errno(LOG_ERR, (r), __VA_ARGS__)
 #define log_warning_errno(r, ...) log_errno(LOG_WARNING, (r), __VA_ARGS__)

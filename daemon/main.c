@@ -63,12 +63,17 @@ static void usage(FILE *f)
 static int parse_args(int argc, char **argv, Args *a)
 {
         static const struct option options[] = {
-                {"config", required_argument, NULL, 'c'}, {"connect", required_argument, NULL, 'C'},
-                {"topology", required_argument, NULL, 't'}, {"foreground", no_argument, NULL, 'f'},
-                {"log-level", required_argument, NULL, 'l'}, {"demo", required_argument, NULL, 'd'},
-                {"help", no_argument, NULL, 'h'},          {"version", no_argument, NULL, 'V'},
-                {"bus", required_argument, NULL, 'b'},     {"bus-address", required_argument, NULL, 'B'},
-                {},
+            {"config", required_argument, NULL, 'c'},
+            {"connect", required_argument, NULL, 'C'},
+            {"topology", required_argument, NULL, 't'},
+            {"foreground", no_argument, NULL, 'f'},
+            {"log-level", required_argument, NULL, 'l'},
+            {"demo", required_argument, NULL, 'd'},
+            {"help", no_argument, NULL, 'h'},
+            {"version", no_argument, NULL, 'V'},
+            {"bus", required_argument, NULL, 'b'},
+            {"bus-address", required_argument, NULL, 'B'},
+            {},
         };
         int c, level;
 
@@ -88,7 +93,9 @@ static int parse_args(int argc, char **argv, Args *a)
                         break;
                 case 'l':
                         if ((level = log_level_from_string(optarg)) < 0) {
-                                fprintf(stderr, "placementd: unknown log level '%s' (err, warning, notice, info, debug)\n",
+                                fprintf(stderr,
+                                        "placementd: unknown log level '%s' (err, warning, notice, info, "
+                                        "debug)\n",
                                         optarg);
                                 return -EINVAL;
                         }
@@ -99,8 +106,10 @@ static int parse_args(int argc, char **argv, Args *a)
                         a->foreground = true;
                         break;
                 case 'b':
-                        if (strcmp(optarg, "system") && strcmp(optarg, "session") && strcmp(optarg, "none")) {
-                                fprintf(stderr, "placementd: unknown bus '%s' (system, session, none)\n", optarg);
+                        if (strcmp(optarg, "system") && strcmp(optarg, "session") &&
+                            strcmp(optarg, "none")) {
+                                fprintf(stderr, "placementd: unknown bus '%s' (system, session, none)\n",
+                                        optarg);
                                 return -EINVAL;
                         }
                         a->bus = optarg;
@@ -148,7 +157,8 @@ static void on_decision(Manager *m, const Decision *dec, const char *uuid, const
 {
         Daemon *d = userdata;
 
-        bus_service_decision_changed(d->bus, uuid, name, dec ? decision_result_to_string(dec->result) : "stopped");
+        bus_service_decision_changed(d->bus, uuid, name,
+                                     dec ? decision_result_to_string(dec->result) : "stopped");
         if (d->demo) {
                 if (dec) {
                         g_autofree char *text = decision_to_text(manager_topology(m), dec);
@@ -293,9 +303,9 @@ int main(int argc, char **argv)
                 }
                 d.demo = demo_new(d.base, d.manager, events, 300);
         }
-        manager_set_callbacks(d.manager,
-                              &(ManagerCallbacks){.decision_changed = on_decision, .connection_changed = on_connection},
-                              &d);
+        manager_set_callbacks(
+            d.manager,
+            &(ManagerCallbacks){.decision_changed = on_decision, .connection_changed = on_connection}, &d);
 
         signal(SIGPIPE, SIG_IGN);
         d.sigterm = evsignal_new(d.base, SIGTERM, on_signal, &d);
@@ -309,13 +319,13 @@ int main(int argc, char **argv)
         {
                 BusKind kind = manager_config(d.manager)->bus;
                 if (args.bus)
-                        kind = strcmp(args.bus, "system") == 0 ? BUS_SYSTEM
+                        kind = strcmp(args.bus, "system") == 0    ? BUS_SYSTEM
                                : strcmp(args.bus, "session") == 0 ? BUS_SESSION
-                                                                    : BUS_NONE;
+                                                                  : BUS_NONE;
                 if (d.demo && !args.bus && !args.bus_address)
                         kind = BUS_NONE;
-                d.bus = bus_service_new(d.base, d.manager, kind, args.bus_address, &(BusHooks){.reload = reload_hook},
-                                        &d);
+                d.bus = bus_service_new(d.base, d.manager, kind, args.bus_address,
+                                        &(BusHooks){.reload = reload_hook}, &d);
         }
         manager_start(d.manager);
         sd_notify(0, "READY=1");

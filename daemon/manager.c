@@ -81,7 +81,8 @@ static void on_teardown(evutil_socket_t fd, short what, void *arg)
 
 static void on_close(virConnectPtr conn, int reason, void *opaque)
 {
-        static const char *const reasons[] = {"an error", "end of file", "keepalive timeout", "a client request"};
+        static const char *const reasons[] = {"an error", "end of file", "keepalive timeout",
+                                              "a client request"};
         Manager *m = opaque;
         struct timeval zero = {0, 0};
         (void)conn;
@@ -103,11 +104,14 @@ static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int det
         virt_domain_uuid(dom, uuid);
         switch (event) {
         case VIR_DOMAIN_EVENT_STARTED:
-                placer_place(m, dom, detail == VIR_DOMAIN_EVENT_STARTED_MIGRATED ? ORIGIN_MIGRATED : ORIGIN_STARTED, t0);
+                placer_place(m, dom,
+                             detail == VIR_DOMAIN_EVENT_STARTED_MIGRATED ? ORIGIN_MIGRATED : ORIGIN_STARTED,
+                             t0);
                 break;
         case VIR_DOMAIN_EVENT_RESUMED:
                 /* An incoming migration is placed at STARTED(migrated) already; this catches the others. */
-                if (detail == VIR_DOMAIN_EVENT_RESUMED_MIGRATED && !g_hash_table_contains(m->decisions, uuid))
+                if (detail == VIR_DOMAIN_EVENT_RESUMED_MIGRATED &&
+                    !g_hash_table_contains(m->decisions, uuid))
                         placer_place(m, dom, ORIGIN_MIGRATED, t0);
                 break;
         case VIR_DOMAIN_EVENT_STOPPED:
@@ -129,7 +133,8 @@ static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int det
         return 0;
 }
 
-static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPtr params, int nparams, void *opaque)
+static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPtr params, int nparams,
+                       void *opaque)
 {
         Manager *m = opaque;
         char uuid[VIR_UUID_STRING_BUFLEN];
@@ -143,8 +148,10 @@ static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPt
                 g_autoptr(CpuSet) seen = NULL;
                 guint64 vcpu;
 
-                if (!g_str_has_prefix(field, "cputune.vcpupin") || params[i].type != VIR_TYPED_PARAM_STRING ||
-                    !g_ascii_string_to_unsigned(field + strlen("cputune.vcpupin"), 10, 0, G_MAXUINT, &vcpu, NULL))
+                if (!g_str_has_prefix(field, "cputune.vcpupin") ||
+                    params[i].type != VIR_TYPED_PARAM_STRING ||
+                    !g_ascii_string_to_unsigned(field + strlen("cputune.vcpupin"), 10, 0, G_MAXUINT, &vcpu,
+                                                NULL))
                         continue;
                 if (cpuset_parse(params[i].value.s, &seen, NULL) < 0)
                         continue;
@@ -428,13 +435,14 @@ char *manager_status(const Manager *m)
         GString *s = g_string_new(NULL);
 
         manager_count(m, counts);
-        g_string_append_printf(s, "%s %s, policy %s%s", m->connected ? "Connected to" : "Waiting for", manager_uri(m),
-                               policy_kind_to_string(m->config->placement.policy),
+        g_string_append_printf(s, "%s %s, policy %s%s", m->connected ? "Connected to" : "Waiting for",
+                               manager_uri(m), policy_kind_to_string(m->config->placement.policy),
                                m->config->apply ? "" : " (advisory)");
         g_string_append_printf(s, "; %u domains", g_hash_table_size(m->decisions));
         for (int r = 0; r < _DECISION_RESULT_MAX; r++)
                 if (counts[r])
-                        g_string_append_printf(s, ", %u %s", counts[r], decision_result_to_string((DecisionResult)r));
+                        g_string_append_printf(s, ", %u %s", counts[r],
+                                               decision_result_to_string((DecisionResult)r));
         return g_string_free(s, FALSE);
 }
 
@@ -469,7 +477,8 @@ unsigned manager_rebalance(Manager *m, unsigned max_moves, char **ret_report)
                         continue;
                 current = plan_copy(ledger_lookup(m->ledger, d->uuid));
                 params.policy = current->policy;
-                req = (PlacementRequest){.name = d->name, .vcpus = current->nvcpus, .memory = current->memory};
+                req =
+                    (PlacementRequest){.name = d->name, .vcpus = current->nvcpus, .memory = current->memory};
                 ledger_release(m->ledger, d->uuid);
                 candidate = policy_place(m->topology, m->ledger, &req, &params);
                 ledger_commit(m->ledger, d->uuid, plan_copy(current));
@@ -489,10 +498,12 @@ unsigned manager_rebalance(Manager *m, unsigned max_moves, char **ret_report)
                                                cpuset_count(after->plan->nodes),
                                                cpuset_count(after->plan->nodes) == 1 ? "" : "s", mv->why);
                 } else if (moved >= max_moves) {
-                        g_string_append_printf(report, "%s: would improve (%s), over the limit of %u moves\n",
+                        g_string_append_printf(report,
+                                               "%s: would improve (%s), over the limit of %u moves\n",
                                                mv->name, mv->why, max_moves);
                 } else {
-                        g_string_append_printf(report, "%s: not moved: %s\n", mv->name, error ? error : "gone");
+                        g_string_append_printf(report, "%s: not moved: %s\n", mv->name,
+                                               error ? error : "gone");
                 }
                 g_free(mv->uuid);
                 g_free(mv->name);

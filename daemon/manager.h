@@ -20,7 +20,8 @@ typedef struct Manager Manager;
 
 typedef struct ManagerCallbacks {
         /* A decision was made or changed (d) or a domain was forgotten (d == NULL, uuid and name given). */
-        void (*decision_changed)(Manager *m, const Decision *d, const char *uuid, const char *name, void *userdata);
+        void (*decision_changed)(Manager *m, const Decision *d, const char *uuid, const char *name,
+                                 void *userdata);
         /* The libvirt connection came up or went away. */
         void (*connection_changed)(Manager *m, bool connected, void *userdata);
 } ManagerCallbacks;

@@ -94,7 +94,8 @@ static void write_metadata(Manager *m, virDomainPtr dom, const Decision *d, cons
 
         if (!d->plan)
                 return;
-        xml = metadata_format(m->topology, d->plan, decision_result_to_string(d->result), d->memory_binding, user);
+        xml = metadata_format(m->topology, d->plan, decision_result_to_string(d->result), d->memory_binding,
+                              user);
         if (virt_domain_set_metadata(dom, xml, &error) < 0)
                 log_warning("%s: %s; a restart will place it anew, ignoring", d->name, error);
 }
@@ -160,8 +161,9 @@ static void log_decision(const Decision *d)
                         if (*s)
                                 g_string_append_printf(pins, "%s%u:%s", pins->len ? " " : "", i, s);
                 }
-        log_info("%s: %s%s%s%s (%s)", d->name, decision_result_to_string(d->result), pins->len ? ", vCPU pins " : "",
-                 pins->str, d->adopted ? ", adopted" : "", d->reason ? d->reason : "");
+        log_info("%s: %s%s%s%s (%s)", d->name, decision_result_to_string(d->result),
+                 pins->len ? ", vCPU pins " : "", pins->str, d->adopted ? ", adopted" : "",
+                 d->reason ? d->reason : "");
         g_string_free(pins, TRUE);
 }
 
@@ -246,8 +248,8 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
                 const char *wanted = (cfg ? cfg : live)->meta_policy;
                 int k = policy_kind_from_string(wanted);
                 if (k < 0)
-                        log_warning("%s: unknown policy '%s' in its metadata (explicit, compat), using %s", live->name,
-                                    wanted, policy_kind_to_string(params.policy));
+                        log_warning("%s: unknown policy '%s' in its metadata (explicit, compat), using %s",
+                                    live->name, wanted, policy_kind_to_string(params.policy));
                 else
                         params.policy = (PolicyKind)k;
         }
@@ -257,7 +259,8 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
                 if (pins) {
                         Plan *occupied = policy_adopt(m->topology, m->ledger, &req, pins, &params);
                         virt_pins_free(pins, live->vcpus);
-                        d = skip(m, uuid, live, "already pinned when placementd found it; pins adopted as they are",
+                        d = skip(m, uuid, live,
+                                 "already pinned when placementd found it; pins adopted as they are",
                                  occupied);
                         log_decision(d);
                         placer_notify(m, d, d->uuid, d->name);
@@ -338,7 +341,8 @@ bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d)
         if (virt_domain_get_vcpu_pins(dom, d->plan->nvcpus, &pins, &error) < 0)
                 return false;
         for (unsigned i = 0; i < d->plan->nvcpus && !drifted; i++)
-                drifted = !cpuset_is_empty(d->plan->vcpu_pins[i]) && !cpuset_equal(pins[i], d->plan->vcpu_pins[i]);
+                drifted =
+                    !cpuset_is_empty(d->plan->vcpu_pins[i]) && !cpuset_equal(pins[i], d->plan->vcpu_pins[i]);
         virt_pins_free(pins, d->plan->nvcpus);
         return drifted;
 }

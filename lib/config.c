@@ -20,7 +20,8 @@ typedef struct ConfigKey {
 
 static int parse_bool(const char *v, Config *c, size_t offset, const char **allowed)
 {
-        static const char *const yes[] = {"yes", "true", "on", "1"}, *const no[] = {"no", "false", "off", "0"};
+        static const char *const yes[] = {"yes", "true", "on", "1"}, *const no[] = {"no", "false", "off",
+                                                                                    "0"};
         (void)allowed;
         for (unsigned i = 0; i < 4; i++) {
                 if (g_ascii_strcasecmp(v, yes[i]) == 0) {
@@ -61,7 +62,8 @@ static int parse_emulator_pin(const char *v, Config *c, size_t offset, const cha
         return parse_enum(emulator_pin_mode_from_string(v), c, offset);
 }
 
-static const char *const bus_names[_BUS_MAX] = {[BUS_SYSTEM] = "system", [BUS_SESSION] = "session", [BUS_NONE] = "none"};
+static const char *const bus_names[_BUS_MAX] = {
+    [BUS_SYSTEM] = "system", [BUS_SESSION] = "session", [BUS_NONE] = "none"};
 
 const char *bus_kind_to_string(BusKind b)
 {
@@ -119,21 +121,21 @@ static int parse_string(const char *v, Config *c, size_t offset, const char **al
 }
 
 static const ConfigKey config_keys[] = {
-        {"Placement", "Policy", parse_policy, offsetof(Config, placement.policy), "explicit, compat"},
-        {"Placement", "VCPUPin", parse_vcpu_pin, offsetof(Config, placement.vcpu_pin), "core, thread, nodeset"},
-        {"Placement", "EmulatorPin", parse_emulator_pin, offsetof(Config, placement.emulator_pin),
-         "siblings, nodeset, none"},
-        {"Placement", "ReservedCPUs", parse_cpuset, offsetof(Config, placement.reserved_cpus),
-         "a CPU list such as 0-1,32-33"},
-        {"Placement", "MemoryReserve", parse_size, offsetof(Config, placement.memory_reserve),
-         "a size in bytes with an optional K, M, G or T suffix"},
-        {"Placement", "Apply", parse_bool, offsetof(Config, apply), "yes, no"},
-        {"Placement", "MemoryBinding", parse_bool, offsetof(Config, memory_binding), "yes, no"},
-        {"Placement", "PlaceRunning", parse_bool, offsetof(Config, place_running), "yes, no"},
-        {"Placement", "ReconcileSec", parse_seconds, offsetof(Config, reconcile_sec),
-         "seconds from 0 (off) to 86400"},
-        {"Libvirt", "URI", parse_string, offsetof(Config, uri), "a libvirt connection URI"},
-        {"DBus", "Bus", parse_bus, offsetof(Config, bus), "system, session, none"},
+    {"Placement", "Policy", parse_policy, offsetof(Config, placement.policy), "explicit, compat"},
+    {"Placement", "VCPUPin", parse_vcpu_pin, offsetof(Config, placement.vcpu_pin), "core, thread, nodeset"},
+    {"Placement", "EmulatorPin", parse_emulator_pin, offsetof(Config, placement.emulator_pin),
+     "siblings, nodeset, none"},
+    {"Placement", "ReservedCPUs", parse_cpuset, offsetof(Config, placement.reserved_cpus),
+     "a CPU list such as 0-1,32-33"},
+    {"Placement", "MemoryReserve", parse_size, offsetof(Config, placement.memory_reserve),
+     "a size in bytes with an optional K, M, G or T suffix"},
+    {"Placement", "Apply", parse_bool, offsetof(Config, apply), "yes, no"},
+    {"Placement", "MemoryBinding", parse_bool, offsetof(Config, memory_binding), "yes, no"},
+    {"Placement", "PlaceRunning", parse_bool, offsetof(Config, place_running), "yes, no"},
+    {"Placement", "ReconcileSec", parse_seconds, offsetof(Config, reconcile_sec),
+     "seconds from 0 (off) to 86400"},
+    {"Libvirt", "URI", parse_string, offsetof(Config, uri), "a libvirt connection URI"},
+    {"DBus", "Bus", parse_bus, offsetof(Config, bus), "system, session, none"},
 };
 
 Config *config_new_default(void)
@@ -141,11 +143,11 @@ Config *config_new_default(void)
         Config *c = g_new0(Config, 1);
 
         c->placement = (PlacementParams){
-                .policy = POLICY_EXPLICIT,
-                .vcpu_pin = VCPU_PIN_CORE,
-                .emulator_pin = EMULATOR_PIN_SIBLINGS,
-                .reserved_cpus = cpuset_new(),
-                .memory_reserve = 0,
+            .policy = POLICY_EXPLICIT,
+            .vcpu_pin = VCPU_PIN_CORE,
+            .emulator_pin = EMULATOR_PIN_SIBLINGS,
+            .reserved_cpus = cpuset_new(),
+            .memory_reserve = 0,
         };
         c->apply = true;
         c->memory_binding = true;
@@ -217,10 +219,11 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
                         }
                         r = ck->parse(value, c, ck->offset, &detail);
                         if (r < 0)
-                                g_string_append_printf(errors, "%s%s: [%s] %s=%s: %s; expected %s",
-                                                       errors->len ? "\n" : "", name, *g, *k, value,
-                                                       detail ? detail : (r == -ERANGE ? "out of range" : "invalid value"),
-                                                       ck->allowed);
+                                g_string_append_printf(
+                                    errors, "%s%s: [%s] %s=%s: %s; expected %s", errors->len ? "\n" : "",
+                                    name, *g, *k, value,
+                                    detail ? detail : (r == -ERANGE ? "out of range" : "invalid value"),
+                                    ck->allowed);
                         g_free((char *)detail);
                 }
         }
@@ -256,13 +259,13 @@ char *config_format(const Config *c)
 {
         g_autofree char *reserved = cpuset_format(c->placement.reserved_cpus);
 
-        return g_strdup_printf("[Placement]\nPolicy=%s\nVCPUPin=%s\nEmulatorPin=%s\nReservedCPUs=%s\n"
-                               "MemoryReserve=%llu\nApply=%s\nMemoryBinding=%s\nPlaceRunning=%s\nReconcileSec=%u\n"
-                               "\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=%s\n",
-                               policy_kind_to_string(c->placement.policy),
-                               vcpu_pin_mode_to_string(c->placement.vcpu_pin),
-                               emulator_pin_mode_to_string(c->placement.emulator_pin), reserved,
-                               (unsigned long long)c->placement.memory_reserve, c->apply ? "yes" : "no",
-                               c->memory_binding ? "yes" : "no", c->place_running ? "yes" : "no",
-                               c->reconcile_sec, c->uri, bus_kind_to_string(c->bus));
+        return g_strdup_printf(
+            "[Placement]\nPolicy=%s\nVCPUPin=%s\nEmulatorPin=%s\nReservedCPUs=%s\n"
+            "MemoryReserve=%llu\nApply=%s\nMemoryBinding=%s\nPlaceRunning=%s\nReconcileSec=%u\n"
+            "\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=%s\n",
+            policy_kind_to_string(c->placement.policy), vcpu_pin_mode_to_string(c->placement.vcpu_pin),
+            emulator_pin_mode_to_string(c->placement.emulator_pin), reserved,
+            (unsigned long long)c->placement.memory_reserve, c->apply ? "yes" : "no",
+            c->memory_binding ? "yes" : "no", c->place_running ? "yes" : "no", c->reconcile_sec, c->uri,
+            bus_kind_to_string(c->bus));
 }

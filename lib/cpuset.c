@@ -194,10 +194,11 @@ int cpuset_parse(const char *text, CpuSet **ret, char **ret_error)
                 if (r < 0) {
                         if (ret_error) {
                                 size_t len = strcspn(item, ",");
-                                *ret_error = r == -ERANGE ? g_strdup_printf("CPU number in '%.*s' exceeds %u",
-                                                                            (int)len, item, CPUSET_MAX)
-                                                          : g_strdup_printf("invalid cpuset item '%.*s' in '%s'",
-                                                                            (int)len, item, text);
+                                *ret_error = r == -ERANGE
+                                                 ? g_strdup_printf("CPU number in '%.*s' exceeds %u",
+                                                                   (int)len, item, CPUSET_MAX)
+                                                 : g_strdup_printf("invalid cpuset item '%.*s' in '%s'",
+                                                                   (int)len, item, text);
                         }
                         return r;
                 }

@@ -149,7 +149,8 @@ char *json_to_text(JsonNode *node, gboolean pretty)
         return json_generator_to_data(g, NULL);
 }
 
-void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decision *d, gboolean with_candidates)
+void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decision *d,
+                                gboolean with_candidates)
 {
         if (d->plan) {
                 decision_json_add_members(b, t, d->plan, with_candidates);

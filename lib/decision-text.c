@@ -16,8 +16,8 @@ static void append_body(GString *s, const Topology *t, const Plan *p)
                         continue;
                 g_string_append_printf(s, "%s vCPU %u -> %s", i % 4 == 0 ? (i ? "\n " : " ") : "  ", i, pin);
         }
-        g_string_append_printf(s, "\n  memory on node%s %s, emulator on %s\n", cpuset_count(mem) == 1 ? "" : "s",
-                               mem_text, *emu ? emu : "(not pinned)");
+        g_string_append_printf(s, "\n  memory on node%s %s, emulator on %s\n",
+                               cpuset_count(mem) == 1 ? "" : "s", mem_text, *emu ? emu : "(not pinned)");
 }
 
 static void append_head(GString *s, const Topology *t, const char *name, const Plan *p, const char *result)
@@ -26,8 +26,9 @@ static void append_head(GString *s, const Topology *t, const char *name, const P
         g_autofree char *nodes_text = cpuset_format(nodes);
         char a[32];
 
-        g_string_append_printf(s, "%s (%u vCPU%s, %s): %s", name, p->requested_vcpus, p->requested_vcpus == 1 ? "" : "s",
-                               size_format(p->memory, a, sizeof(a)), result);
+        g_string_append_printf(s, "%s (%u vCPU%s, %s): %s", name, p->requested_vcpus,
+                               p->requested_vcpus == 1 ? "" : "s", size_format(p->memory, a, sizeof(a)),
+                               result);
         if (!cpuset_is_empty(nodes))
                 g_string_append_printf(s, " on node%s %s", cpuset_count(nodes) == 1 ? "" : "s", nodes_text);
         g_string_append_printf(s, " [%s]\n", policy_kind_to_string(p->policy));
@@ -71,13 +72,13 @@ char *plan_explain(const Topology *t, const Plan *p)
         char a[32];
         (void)t;
 
-        g_string_append_printf(s, "policy %s, vCPU pins per %s; %u vCPUs, %s\n", policy_kind_to_string(p->policy),
-                               vcpu_pin_mode_to_string(p->vcpu_pin), p->requested_vcpus,
-                               size_format(p->memory, a, sizeof(a)));
+        g_string_append_printf(s, "policy %s, vCPU pins per %s; %u vCPUs, %s\n",
+                               policy_kind_to_string(p->policy), vcpu_pin_mode_to_string(p->vcpu_pin),
+                               p->requested_vcpus, size_format(p->memory, a, sizeof(a)));
         if (p->candidates->len) {
                 g_string_append(s, "candidate node sets, nearest first (max distance, mean distance):\n");
-                g_string_append_printf(s, "  %-5s %-12s %4s %7s %10s %9s %12s  %s\n", "rank", "nodes", "max", "mean",
-                                       "free cores", "free CPUs", "free memory", "verdict");
+                g_string_append_printf(s, "  %-5s %-12s %4s %7s %10s %9s %12s  %s\n", "rank", "nodes", "max",
+                                       "mean", "free cores", "free CPUs", "free memory", "verdict");
         }
         for (unsigned i = 0; i < p->candidates->len; i++) {
                 const PlanCandidate *c = g_ptr_array_index(p->candidates, i);
@@ -90,12 +91,14 @@ char *plan_explain(const Topology *t, const Plan *p)
         }
         switch (p->result) {
         case PLAN_PLACED:
-                g_string_append(s, "rule: the nearest group of sets with room wins; among equally near sets, the one "
-                                   "with most free cores, then most free memory, then lowest node numbers\n");
+                g_string_append(
+                    s, "rule: the nearest group of sets with room wins; among equally near sets, the one "
+                       "with most free cores, then most free memory, then lowest node numbers\n");
                 break;
         case PLAN_OVERCOMMITTED:
-                g_string_append(s, "fallback: no set had room, so the memory-fitting set with most room took it "
-                                   "and the least loaded cores were shared\n");
+                g_string_append(
+                    s, "fallback: no set had room, so the memory-fitting set with most room took it "
+                       "and the least loaded cores were shared\n");
                 break;
         case PLAN_UNPLACEABLE:
                 g_string_append(s, "fallback: memory fits on no set, so nothing was pinned\n");

@@ -26,9 +26,9 @@ void decision_free(Decision *d)
 const char *decision_result_to_string(DecisionResult r)
 {
         static const char *const names[_DECISION_RESULT_MAX] = {
-                [DECISION_PLACED] = "placed",     [DECISION_OVERCOMMITTED] = "overcommitted",
-                [DECISION_UNPLACEABLE] = "unplaceable", [DECISION_SKIPPED] = "skipped",
-                [DECISION_ADVISORY] = "advisory",
+            [DECISION_PLACED] = "placed",           [DECISION_OVERCOMMITTED] = "overcommitted",
+            [DECISION_UNPLACEABLE] = "unplaceable", [DECISION_SKIPPED] = "skipped",
+            [DECISION_ADVISORY] = "advisory",
         };
         return r < _DECISION_RESULT_MAX ? names[r] : NULL;
 }

@@ -25,11 +25,11 @@ typedef struct Decision {
         char *uuid;
         char *name;
         DecisionResult result;
-        Plan *plan;            /* what the ledger holds for it; NULL when it holds nothing */
-        char *reason;          /* why: the plan's reason, or why it was skipped */
-        char *memory_binding;  /* applied, failed, off, advisory, none */
-        char *apply_error;     /* what failed while applying, NULL if nothing */
-        bool adopted;          /* taken over from its recorded decision */
+        Plan *plan;           /* what the ledger holds for it; NULL when it holds nothing */
+        char *reason;         /* why: the plan's reason, or why it was skipped */
+        char *memory_binding; /* applied, failed, off, advisory, none */
+        char *apply_error;    /* what failed while applying, NULL if nothing */
+        bool adopted;         /* taken over from its recorded decision */
         bool pinned_by_hand;
         int64_t decided_usec;  /* CLOCK_REALTIME */
         uint64_t latency_usec; /* event received -> last pin applied */

@@ -30,10 +30,10 @@ DistanceVerdict distances_sanitize(unsigned n, const uint32_t *matrix, uint32_t 
                         if (v < TOPOLOGY_LOCAL || (i == j && v != TOPOLOGY_LOCAL)) {
                                 if (ret_note)
                                         *ret_note = g_strdup_printf(
-                                                "invalid NUMA distance %u from node %u to node %u (%s): "
-                                                "ignoring the matrix, assuming 10 local, 20 remote",
-                                                v, i, j,
-                                                i == j ? "self distance must be 10" : "must be at least 10");
+                                            "invalid NUMA distance %u from node %u to node %u (%s): "
+                                            "ignoring the matrix, assuming 10 local, 20 remote",
+                                            v, i, j,
+                                            i == j ? "self distance must be 10" : "must be at least 10");
                                 *ret = defaults(n, TOPOLOGY_LOCAL, TOPOLOGY_REMOTE);
                                 return DISTANCES_INVALID;
                         }

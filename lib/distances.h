@@ -15,10 +15,10 @@
 #include <stdint.h>
 
 typedef enum DistanceVerdict {
-        DISTANCES_OK,       /* used as given (unreachable entries kept) */
-        DISTANCES_MISSING,  /* none given: defaults filled in */
-        DISTANCES_INVALID,  /* rejected: defaults filled in */
-        DISTANCES_FLAT,     /* all unreachable: filled with 10, nodes form one flat set */
+        DISTANCES_OK,      /* used as given (unreachable entries kept) */
+        DISTANCES_MISSING, /* none given: defaults filled in */
+        DISTANCES_INVALID, /* rejected: defaults filled in */
+        DISTANCES_FLAT,    /* all unreachable: filled with 10, nodes form one flat set */
 } DistanceVerdict;
 
 /*

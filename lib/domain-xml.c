@@ -17,8 +17,8 @@ typedef enum {
 
 typedef struct Parser {
         DomainSpec *spec;
-        GPtrArray *stack; /* element names */
-        char *prefix;     /* our namespace prefix inside <metadata>, once seen */
+        GPtrArray *stack;    /* element names */
+        char *prefix;        /* our namespace prefix inside <metadata>, once seen */
         unsigned meta_depth; /* depth of our <domain> element, 0 = not inside */
         TextTarget text;
         GString *buf;
@@ -86,10 +86,20 @@ static int unit_multiplier(const char *unit, uint64_t *ret)
                 const char *name;
                 uint64_t mult;
         } units[] = {
-                {"b", 1},           {"bytes", 1},         {"KB", 1000},          {"k", 1024},
-                {"KiB", 1024},      {"MB", 1000000},      {"M", 1 << 20},        {"MiB", 1 << 20},
-                {"GB", 1000000000}, {"G", 1 << 30},       {"GiB", 1 << 30},      {"TB", 1000000000000},
-                {"T", UINT64_C(1) << 40}, {"TiB", UINT64_C(1) << 40},
+            {"b", 1},
+            {"bytes", 1},
+            {"KB", 1000},
+            {"k", 1024},
+            {"KiB", 1024},
+            {"MB", 1000000},
+            {"M", 1 << 20},
+            {"MiB", 1 << 20},
+            {"GB", 1000000000},
+            {"G", 1 << 30},
+            {"GiB", 1 << 30},
+            {"TB", 1000000000000},
+            {"T", UINT64_C(1) << 40},
+            {"TiB", UINT64_C(1) << 40},
         };
         if (!unit) {
                 *ret = 1024;
@@ -111,8 +121,8 @@ static bool parse_uint(const char *s, guint64 max, guint64 *ret)
 static int parse_set(const char *text, CpuSet **ret, const char *what, GError **error)
 {
         if (cpuset_parse(text ? text : "", ret, NULL) < 0) {
-                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "invalid %s list '%s'", what,
-                            text);
+                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "invalid %s list '%s'",
+                            what, text);
                 return -EINVAL;
         }
         return 0;
@@ -150,7 +160,8 @@ static void start_meta(Parser *p, const char *local, const char **names, const c
                 guint64 id, cpu;
                 MetaVcpu v = {0};
                 if (!parse_uint(attr(names, values, "id"), DOMAIN_XML_MAX_VCPUS - 1, &id) ||
-                    !parse_uint(attr(names, values, "cpu"), CPUSET_MAX, &cpu) || d->vcpus->len >= DOMAIN_XML_MAX_VCPUS) {
+                    !parse_uint(attr(names, values, "cpu"), CPUSET_MAX, &cpu) ||
+                    d->vcpus->len >= DOMAIN_XML_MAX_VCPUS) {
                         g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
                                     "decision vcpu element needs id and cpu");
                         return;
@@ -163,7 +174,8 @@ static void start_meta(Parser *p, const char *local, const char **names, const c
         } else if (strcmp(local, "memory") == 0 && d) {
                 guint64 node, bytes;
                 if (!parse_uint(attr(names, values, "node"), CPUSET_MAX, &node) ||
-                    !parse_uint(attr(names, values, "bytes"), G_MAXUINT64, &bytes) || d->memory->len >= 2 * 4096) {
+                    !parse_uint(attr(names, values, "bytes"), G_MAXUINT64, &bytes) ||
+                    d->memory->len >= 2 * 4096) {
                         g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
                                     "decision memory element needs node and bytes");
                         return;
@@ -194,7 +206,8 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
         }
         if (p->stack->len == 3 && strcmp(g_ptr_array_index(p->stack, 1), "metadata") == 0) {
                 for (unsigned i = 0; names[i]; i++)
-                        if (g_str_has_prefix(names[i], "xmlns:") && strcmp(values[i], PLACEMENTD_XMLNS) == 0) {
+                        if (g_str_has_prefix(names[i], "xmlns:") &&
+                            strcmp(values[i], PLACEMENTD_XMLNS) == 0) {
                                 g_free(p->prefix);
                                 p->prefix = g_strdup(names[i] + 6);
                                 p->meta_depth = p->stack->len;
@@ -219,7 +232,8 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
         else if (is_top(p, "uuid"))
                 p->text = TEXT_UUID;
         else if (is_top(p, "vcpu")) {
-                const char *placement = attr(names, values, "placement"), *current = attr(names, values, "current");
+                const char *placement = attr(names, values, "placement"),
+                           *current = attr(names, values, "current");
                 guint64 n;
                 p->text = TEXT_VCPU;
                 s->vcpu_auto = placement && strcmp(placement, "auto") == 0;
@@ -234,9 +248,10 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 }
         } else if (is_top(p, "memory") || is_top(p, "currentMemory")) {
                 bool current = is_top(p, "currentMemory");
-                if (unit_multiplier(attr(names, values, "unit"), current ? &p->current_unit : &p->memory_unit) < 0) {
-                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "unknown memory unit '%s'",
-                                    attr(names, values, "unit"));
+                if (unit_multiplier(attr(names, values, "unit"),
+                                    current ? &p->current_unit : &p->memory_unit) < 0) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "unknown memory unit '%s'", attr(names, values, "unit"));
                         return;
                 }
                 p->text = current ? TEXT_CURRENT_MEMORY : TEXT_MEMORY;
@@ -250,7 +265,8 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
         }
 }
 
-static void on_text(GMarkupParseContext *ctx, const char *text, gsize len, gpointer user_data, GError **error)
+static void on_text(GMarkupParseContext *ctx, const char *text, gsize len, gpointer user_data,
+                    GError **error)
 {
         Parser *p = user_data;
         (void)ctx;
@@ -288,8 +304,8 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
                 break;
         case TEXT_VCPU:
                 if (!parse_uint(text, DOMAIN_XML_MAX_VCPUS, &n)) {
-                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "invalid <vcpu>%s</vcpu>",
-                                    text);
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "invalid <vcpu>%s</vcpu>", text);
                         return;
                 }
                 s->max_vcpus = (unsigned)n;
@@ -300,8 +316,8 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
         case TEXT_CURRENT_MEMORY:
                 if (!memory_value(text, p->text == TEXT_MEMORY ? p->memory_unit : p->current_unit,
                                   p->text == TEXT_MEMORY ? &p->memory : &p->current_memory)) {
-                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "invalid memory size '%s'",
-                                    text);
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "invalid memory size '%s'", text);
                         return;
                 }
                 break;
@@ -323,16 +339,18 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
 
 int domain_xml_parse(const char *xml, DomainSpec **ret, char **ret_error)
 {
-        static const GMarkupParser callbacks = {.start_element = on_start, .end_element = on_end, .text = on_text};
+        static const GMarkupParser callbacks = {
+            .start_element = on_start, .end_element = on_end, .text = on_text};
         g_autoptr(DomainSpec) spec = g_new0(DomainSpec, 1);
         Parser p = {
-                .spec = spec,
-                .stack = g_ptr_array_new_with_free_func(g_free),
-                .buf = g_string_new(NULL),
-                .memory_unit = 1024,
-                .current_unit = 1024,
+            .spec = spec,
+            .stack = g_ptr_array_new_with_free_func(g_free),
+            .buf = g_string_new(NULL),
+            .memory_unit = 1024,
+            .current_unit = 1024,
         };
-        GMarkupParseContext *ctx = g_markup_parse_context_new(&callbacks, G_MARKUP_PREFIX_ERROR_POSITION, &p, NULL);
+        GMarkupParseContext *ctx =
+            g_markup_parse_context_new(&callbacks, G_MARKUP_PREFIX_ERROR_POSITION, &p, NULL);
         g_autoptr(GError) error = NULL;
         bool ok = xml && g_markup_parse_context_parse(ctx, xml, -1, &error) &&
                   g_markup_parse_context_end_parse(ctx, &error);

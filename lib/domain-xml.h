@@ -42,22 +42,22 @@ typedef struct MetaDecision {
         char *result, *policy, *vcpu_pin, *memory_binding, *reason;
         CpuSet *nodes;
         CpuSet *emulator;
-        GArray *vcpus;    /* MetaVcpu */
-        GArray *memory;   /* guint64 pairs: node OS index, bytes */
+        GArray *vcpus;  /* MetaVcpu */
+        GArray *memory; /* guint64 pairs: node OS index, bytes */
 } MetaDecision;
 
 typedef struct DomainSpec {
         char *name;
         char *uuid;
-        unsigned vcpus;     /* online vCPUs (<vcpu current=...>, else the maximum) */
+        unsigned vcpus; /* online vCPUs (<vcpu current=...>, else the maximum) */
         unsigned max_vcpus;
-        uint64_t memory;    /* bytes: <currentMemory>, else <memory> */
-        bool has_vcpupin;   /* <cputune><vcpupin> */
+        uint64_t memory;  /* bytes: <currentMemory>, else <memory> */
+        bool has_vcpupin; /* <cputune><vcpupin> */
         bool has_emulatorpin;
-        bool vcpu_auto;     /* <vcpu placement='auto'> */
-        bool numatune_auto; /* <numatune><memory placement='auto'> */
-        bool meta_skip;     /* <placementd:domain skip='yes'> */
-        char *meta_policy;  /* <placementd:domain policy=...>, NULL if unset */
+        bool vcpu_auto;         /* <vcpu placement='auto'> */
+        bool numatune_auto;     /* <numatune><memory placement='auto'> */
+        bool meta_skip;         /* <placementd:domain skip='yes'> */
+        char *meta_policy;      /* <placementd:domain policy=...>, NULL if unset */
         MetaDecision *decision; /* NULL if none recorded */
 } DomainSpec;
 

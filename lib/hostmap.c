@@ -36,8 +36,8 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
                         unsigned shown = 0;
                         if (!node->ncores || t->cores[node->core_first].package != pkg)
                                 continue;
-                        g_string_append_printf(out, "  node %u  %s, %s reserved by domains\n", node->os_index,
-                                               size_format(node->memory, a, sizeof(a)),
+                        g_string_append_printf(out, "  node %u  %s, %s reserved by domains\n",
+                                               node->os_index, size_format(node->memory, a, sizeof(a)),
                                                size_format(ledger_node_memory(l, n), b, sizeof(b)));
                         for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
                                 const TopoCore *core = &t->cores[c];
@@ -46,8 +46,11 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
                                                                t->pus[core->pu_first].os_index);
                                 g_string_append_c(out, '[');
                                 for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
-                                        char ch = owner[p] == -1 ? '.' : owner[p] == -2 ? '+' : letter((unsigned)owner[p]);
-                                        if (owner[p] == -1 && reserved && cpuset_has(reserved, t->pus[p].os_index))
+                                        char ch = owner[p] == -1   ? '.'
+                                                  : owner[p] == -2 ? '+'
+                                                                   : letter((unsigned)owner[p]);
+                                        if (owner[p] == -1 && reserved &&
+                                            cpuset_has(reserved, t->pus[p].os_index))
                                                 ch = '#';
                                         g_string_append_c(out, ch);
                                 }
@@ -60,14 +63,17 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
         for (unsigned n = 0; n < t->nnodes; n++)
                 if (!t->nodes[n].ncores)
                         g_string_append_printf(out, "memory-only node %u  %s, %s reserved by domains\n",
-                                               t->nodes[n].os_index, size_format(t->nodes[n].memory, a, sizeof(a)),
+                                               t->nodes[n].os_index,
+                                               size_format(t->nodes[n].memory, a, sizeof(a)),
                                                size_format(ledger_node_memory(l, n), b, sizeof(b)));
-        g_string_append(out, "legend: [..] one core, one character per thread; . free, # reserved for the host, "
-                             "+ several domains");
+        g_string_append(out,
+                        "legend: [..] one core, one character per thread; . free, # reserved for the host, "
+                        "+ several domains");
         for (unsigned k = 0; k < keys->len; k++) {
                 const Plan *plan = ledger_lookup(l, g_ptr_array_index(keys, k));
                 g_string_append_printf(out, "%s%c %s", k % 6 == 0 ? "\n  " : ", ", letter(k),
-                                       plan->name && *plan->name ? plan->name : (const char *)g_ptr_array_index(keys, k));
+                                       plan->name && *plan->name ? plan->name
+                                                                 : (const char *)g_ptr_array_index(keys, k));
         }
         g_string_append_c(out, '\n');
         return g_string_free(out, FALSE);

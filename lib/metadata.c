@@ -24,8 +24,9 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, cons
         }
         CPUSET_FOREACH(n, p->nodes)
         cpuset_add(nodes, t->nodes[n].os_index);
-        g_string_append_printf(s, "><decision result=\"%s\" policy=\"%s\" vcpu-pin=\"%s\" memory-binding=\"%s\"", result,
-                               policy_kind_to_string(p->policy), vcpu_pin_mode_to_string(p->vcpu_pin), memory_binding);
+        g_string_append_printf(
+            s, "><decision result=\"%s\" policy=\"%s\" vcpu-pin=\"%s\" memory-binding=\"%s\"", result,
+            policy_kind_to_string(p->policy), vcpu_pin_mode_to_string(p->vcpu_pin), memory_binding);
         append_set(s, "nodes", nodes);
         append_set(s, "emulator", p->emulator_pin);
         g_string_append(s, ">");
@@ -38,8 +39,8 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, cons
         }
         for (unsigned n = 0; n < p->nnode_memory; n++)
                 if (p->node_memory[n])
-                        g_string_append_printf(s, "<memory node=\"%u\" bytes=\"%llu\"/>", t->nodes[n].os_index,
-                                               (unsigned long long)p->node_memory[n]);
+                        g_string_append_printf(s, "<memory node=\"%u\" bytes=\"%llu\"/>",
+                                               t->nodes[n].os_index, (unsigned long long)p->node_memory[n]);
         g_string_append_printf(s, "<reason>%s</reason></decision></domain>", reason);
         return g_string_free(s, FALSE);
 }
@@ -50,11 +51,11 @@ int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name,
         g_autoptr(Plan) p = plan_new(name, nvcpus, memory, t->nnodes);
         int k;
 
-#define FAIL(...)                                                                                            \
-        do {                                                                                                 \
-                if (ret_error)                                                                               \
-                        *ret_error = g_strdup_printf(__VA_ARGS__);                                           \
-                return -EINVAL;                                                                              \
+#define FAIL(...)                                                                                           \
+        do {                                                                                                \
+                if (ret_error)                                                                              \
+                        *ret_error = g_strdup_printf(__VA_ARGS__);                                          \
+                return -EINVAL;                                                                             \
         } while (0)
 
         if ((k = policy_kind_from_string(d->policy)) < 0)
@@ -63,7 +64,8 @@ int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name,
         k = vcpu_pin_mode_from_string(d->vcpu_pin);
         p->vcpu_pin = k < 0 ? VCPU_PIN_CORE : (VcpuPinMode)k;
         if (!d->vcpus || d->vcpus->len != nvcpus)
-                FAIL("recorded decision has %u vCPUs, the domain runs %u", d->vcpus ? d->vcpus->len : 0, nvcpus);
+                FAIL("recorded decision has %u vCPUs, the domain runs %u", d->vcpus ? d->vcpus->len : 0,
+                     nvcpus);
         for (unsigned i = 0; i < d->vcpus->len; i++) {
                 const MetaVcpu *v = &g_array_index(d->vcpus, MetaVcpu, i);
                 int pu = topology_pu_by_os(t, v->cpu);
@@ -82,7 +84,8 @@ int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name,
                 cpuset_add(p->nodes, (unsigned)idx);
         }
         for (unsigned i = 0; d->memory && i + 1 < d->memory->len; i += 2) {
-                guint64 node = g_array_index(d->memory, guint64, i), bytes = g_array_index(d->memory, guint64, i + 1);
+                guint64 node = g_array_index(d->memory, guint64, i),
+                        bytes = g_array_index(d->memory, guint64, i + 1);
                 int idx = topology_node_by_os(t, (unsigned)node);
                 if (idx < 0)
                         FAIL("recorded memory node %u is not on this host", (unsigned)node);

@@ -10,8 +10,8 @@
 typedef struct Builder {
         unsigned nnodes;
         const uint32_t *distance;
-        GArray *sets;    /* NodeSet */
-        GArray *members; /* unsigned */
+        GArray *sets;     /* NodeSet */
+        GArray *members;  /* unsigned */
         GHashTable *seen; /* key: member list as string, for deduplication above the exhaustive limit */
 } Builder;
 
@@ -46,10 +46,10 @@ static void builder_add(Builder *b, const unsigned *nodes, unsigned n)
                 g_hash_table_add(b->seen, g_string_free(key, FALSE));
         }
         s = (NodeSet){
-                .max_distance = max,
-                .mean_distance = (double)sum / ((double)n * n),
-                .first = b->members->len,
-                .nnodes = n,
+            .max_distance = max,
+            .mean_distance = (double)sum / ((double)n * n),
+            .first = b->members->len,
+            .nnodes = n,
         };
         g_array_append_vals(b->members, nodes, n);
         g_array_append_val(b->sets, s);
@@ -128,10 +128,10 @@ NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool 
 {
         NodeSetTable *t = g_new0(NodeSetTable, 1);
         Builder b = {
-                .nnodes = nnodes,
-                .distance = distance,
-                .sets = g_array_new(FALSE, FALSE, sizeof(NodeSet)),
-                .members = g_array_new(FALSE, FALSE, sizeof(unsigned)),
+            .nnodes = nnodes,
+            .distance = distance,
+            .sets = g_array_new(FALSE, FALSE, sizeof(NodeSet)),
+            .members = g_array_new(FALSE, FALSE, sizeof(unsigned)),
         };
 
         t->nnodes = nnodes;
@@ -161,8 +161,8 @@ NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool 
                 s->group = !prev ? 0
                            : (prev->max_distance == s->max_distance &&
                               fabs(prev->mean_distance - s->mean_distance) <= NODESETS_MEAN_EPSILON)
-                                   ? prev->group
-                                   : prev->group + 1;
+                               ? prev->group
+                               : prev->group + 1;
         }
         return t;
 }

@@ -5,24 +5,24 @@
 #include <string.h>
 
 static const char *const policy_names[_POLICY_MAX] = {
-        [POLICY_EXPLICIT] = "explicit",
-        [POLICY_COMPAT] = "compat",
+    [POLICY_EXPLICIT] = "explicit",
+    [POLICY_COMPAT] = "compat",
 };
 static const char *const vcpu_pin_names[_VCPU_PIN_MAX] = {
-        [VCPU_PIN_CORE] = "core",
-        [VCPU_PIN_THREAD] = "thread",
-        [VCPU_PIN_NODESET] = "nodeset",
+    [VCPU_PIN_CORE] = "core",
+    [VCPU_PIN_THREAD] = "thread",
+    [VCPU_PIN_NODESET] = "nodeset",
 };
 static const char *const emulator_pin_names[_EMULATOR_PIN_MAX] = {
-        [EMULATOR_PIN_SIBLINGS] = "siblings",
-        [EMULATOR_PIN_NODESET] = "nodeset",
-        [EMULATOR_PIN_NONE] = "none",
+    [EMULATOR_PIN_SIBLINGS] = "siblings",
+    [EMULATOR_PIN_NODESET] = "nodeset",
+    [EMULATOR_PIN_NONE] = "none",
 };
 static const char *const result_names[_PLAN_RESULT_MAX] = {
-        [PLAN_PLACED] = "placed",
-        [PLAN_OVERCOMMITTED] = "overcommitted",
-        [PLAN_UNPLACEABLE] = "unplaceable",
-        [PLAN_ADOPTED] = "adopted",
+    [PLAN_PLACED] = "placed",
+    [PLAN_OVERCOMMITTED] = "overcommitted",
+    [PLAN_UNPLACEABLE] = "unplaceable",
+    [PLAN_ADOPTED] = "adopted",
 };
 
 static int lookup(const char *const *names, int n, const char *s)

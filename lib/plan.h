@@ -47,7 +47,7 @@ typedef struct PlacementParams {
         PolicyKind policy;
         VcpuPinMode vcpu_pin;
         EmulatorPinMode emulator_pin;
-        CpuSet *reserved_cpus; /* OS indexes; never given to vCPUs */
+        CpuSet *reserved_cpus;   /* OS indexes; never given to vCPUs */
         uint64_t memory_reserve; /* bytes kept free on every node */
 } PlacementParams;
 

@@ -12,8 +12,8 @@ int size_parse(const char *text, uint64_t *ret)
                 const char *suffix;
                 unsigned shift;
         } units[] = {
-                {"", 0},    {"B", 0},    {"K", 10},   {"KIB", 10}, {"M", 20},
-                {"MIB", 20}, {"G", 30},  {"GIB", 30}, {"T", 40},   {"TIB", 40},
+            {"", 0},     {"B", 0},  {"K", 10},   {"KIB", 10}, {"M", 20},
+            {"MIB", 20}, {"G", 30}, {"GIB", 30}, {"T", 40},   {"TIB", 40},
         };
         const char *p = text;
         uint64_t v = 0;

@@ -31,9 +31,9 @@ typedef struct TopoPu {
 } TopoPu;
 
 typedef struct TopoCore {
-        unsigned node;     /* index into nodes[] */
-        unsigned package;  /* index into packages[] */
-        unsigned l3;       /* index of its L3 group (dense, host-wide); one group per node when no L3 is known */
+        unsigned node;    /* index into nodes[] */
+        unsigned package; /* index into packages[] */
+        unsigned l3; /* index of its L3 group (dense, host-wide); one group per node when no L3 is known */
         unsigned os_index; /* hwloc core OS index (informational) */
         unsigned pu_first; /* index into pus[] */
         unsigned npus;     /* SMT siblings: 1, 2, 4... */

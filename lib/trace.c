@@ -40,7 +40,8 @@ static const char *parse_start(const char *name, const char *vcpus, const char *
         if (size_parse(memory, &bytes) < 0)
                 return "memory must be a size such as 4096M or 4G";
         *ret = g_new0(TraceEvent, 1);
-        **ret = (TraceEvent){.op = TRACE_START, .name = g_strdup(name), .vcpus = (unsigned)n, .memory = bytes};
+        **ret =
+            (TraceEvent){.op = TRACE_START, .name = g_strdup(name), .vcpus = (unsigned)n, .memory = bytes};
         return NULL;
 }
 

@@ -37,19 +37,19 @@ static int failed(virDomainPtr dom, const char *what, char **ret_error)
 static bool live_flag_refused(virDomainPtr dom)
 {
         virErrorPtr e = virGetLastError();
-        return e && e->code == VIR_ERR_INVALID_ARG && e->message && strstr(e->message, "unsupported flags") &&
-               virDomainIsActive(dom) == 1;
+        return e && e->code == VIR_ERR_INVALID_ARG && e->message &&
+               strstr(e->message, "unsupported flags") && virDomainIsActive(dom) == 1;
 }
 
-#define CALL_LIVE(call_with_flags)                                                                           \
-        ({                                                                                                   \
-                unsigned _flags = VIR_DOMAIN_AFFECT_LIVE;                                                    \
-                int _r = (call_with_flags);                                                                  \
-                if (_r < 0 && live_flag_refused(dom)) {                                                      \
-                        _flags = VIR_DOMAIN_AFFECT_CURRENT;                                                  \
-                        _r = (call_with_flags);                                                              \
-                }                                                                                            \
-                _r;                                                                                          \
+#define CALL_LIVE(call_with_flags)                                                                          \
+        ({                                                                                                  \
+                unsigned _flags = VIR_DOMAIN_AFFECT_LIVE;                                                   \
+                int _r = (call_with_flags);                                                                 \
+                if (_r < 0 && live_flag_refused(dom)) {                                                     \
+                        _flags = VIR_DOMAIN_AFFECT_CURRENT;                                                 \
+                        _r = (call_with_flags);                                                             \
+                }                                                                                           \
+                _r;                                                                                         \
         })
 
 const char *virt_domain_uuid(virDomainPtr dom, char *buf)
@@ -122,7 +122,8 @@ int virt_domain_set_memory_nodes(virDomainPtr dom, const CpuSet *nodes, char **r
 int virt_domain_set_metadata(virDomainPtr dom, const char *xml, char **ret_error)
 {
         if (CALL_LIVE(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, xml,
-                                           xml ? PLACEMENTD_XMLNS_PREFIX : NULL, PLACEMENTD_XMLNS, _flags)) < 0)
+                                           xml ? PLACEMENTD_XMLNS_PREFIX : NULL, PLACEMENTD_XMLNS, _flags)) <
+            0)
                 return failed(dom, "recording the decision in the domain's metadata", ret_error);
         return 0;
 }
@@ -168,12 +169,14 @@ int virt_domain_get_vcpu_pins(virDomainPtr dom, unsigned nvcpus, CpuSet ***ret, 
         return 0;
 }
 
-int virt_test_domain_start(virConnectPtr conn, const char *name, unsigned vcpus, uint64_t memory, char **ret_error)
+int virt_test_domain_start(virConnectPtr conn, const char *name, unsigned vcpus, uint64_t memory,
+                           char **ret_error)
 {
         g_autofree char *escaped = g_markup_escape_text(name, -1);
-        g_autofree char *xml = g_strdup_printf("<domain type='test'><name>%s</name><memory unit='KiB'>%llu</memory>"
-                                               "<vcpu>%u</vcpu><os><type>hvm</type></os></domain>",
-                                               escaped, (unsigned long long)(memory / 1024), vcpus);
+        g_autofree char *xml =
+            g_strdup_printf("<domain type='test'><name>%s</name><memory unit='KiB'>%llu</memory>"
+                            "<vcpu>%u</vcpu><os><type>hvm</type></os></domain>",
+                            escaped, (unsigned long long)(memory / 1024), vcpus);
         virDomainPtr dom = virDomainCreateXML(conn, xml, 0);
 
         if (!dom)

@@ -35,6 +35,7 @@ void virt_pins_free(CpuSet **pins, unsigned n);
 const char *virt_domain_uuid(virDomainPtr dom, char *buf);
 
 /* Starts a transient domain of libvirt's test driver (for the demo and tests). */
-int virt_test_domain_start(virConnectPtr conn, const char *name, unsigned vcpus, uint64_t memory, char **ret_error);
+int virt_test_domain_start(virConnectPtr conn, const char *name, unsigned vcpus, uint64_t memory,
+                           char **ret_error);
 /* Destroys a running domain by name. -ENOENT when there is none. */
 int virt_domain_destroy_by_name(virConnectPtr conn, const char *name, char **ret_error);

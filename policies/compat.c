@@ -36,7 +36,7 @@ static void compat_assign(const HostView *v, const unsigned *nodes, unsigned n, 
 }
 
 const PolicyOps policy_compat_ops = {
-        .kind = POLICY_COMPAT,
-        .capacity = compat_capacity,
-        .assign = compat_assign,
+    .kind = POLICY_COMPAT,
+    .capacity = compat_capacity,
+    .assign = compat_assign,
 };

@@ -27,7 +27,8 @@ static int compare_l3_desc(const void *pa, const void *pb)
 }
 
 /* Appends up to want free cores of l3 group on node to out; returns how many. */
-static unsigned take_group(const HostView *v, const TopoNode *node, unsigned l3, unsigned want, unsigned *out)
+static unsigned take_group(const HostView *v, const TopoNode *node, unsigned l3, unsigned want,
+                           unsigned *out)
 {
         unsigned got = 0;
         for (unsigned c = node->core_first; c < node->core_first + node->ncores && got < want; c++)
@@ -85,7 +86,7 @@ static void explicit_assign(const HostView *v, const unsigned *nodes, unsigned n
 }
 
 const PolicyOps policy_explicit_ops = {
-        .kind = POLICY_EXPLICIT,
-        .capacity = explicit_capacity,
-        .assign = explicit_assign,
+    .kind = POLICY_EXPLICIT,
+    .capacity = explicit_capacity,
+    .assign = explicit_assign,
 };

@@ -81,7 +81,8 @@ void host_view_init(HostView *v, const Topology *t, const Ledger *l, const Place
         v->node_load = g_new0(uint64_t, MAX(t->nnodes, 1));
 
         for (unsigned p = 0; p < t->npus; p++)
-                v->pu_usable[p] = !(params->reserved_cpus && cpuset_has(params->reserved_cpus, t->pus[p].os_index));
+                v->pu_usable[p] =
+                    !(params->reserved_cpus && cpuset_has(params->reserved_cpus, t->pus[p].os_index));
         for (unsigned c = 0; c < t->ncores; c++) {
                 const TopoCore *core = &t->cores[c];
                 bool whole = ledger_core_free(l, c);
@@ -162,8 +163,8 @@ static CpuSet *nodes_os(const Topology *t, const unsigned *nodes, unsigned n)
         return s;
 }
 
-static void keep_candidate(const HostView *v, Plan *plan, unsigned rank, const NodeSet *set, const SetLoad *load,
-                           bool qualifies, bool always)
+static void keep_candidate(const HostView *v, Plan *plan, unsigned rank, const NodeSet *set,
+                           const SetLoad *load, bool qualifies, bool always)
 {
         PlanCandidate *c;
 
@@ -171,14 +172,14 @@ static void keep_candidate(const HostView *v, Plan *plan, unsigned rank, const N
                 return;
         c = g_new0(PlanCandidate, 1);
         *c = (PlanCandidate){
-                .rank = rank,
-                .nodes = nodes_os(v->t, nodeset_members(v->t->nodesets, set), set->nnodes),
-                .max_distance = set->max_distance,
-                .mean_distance = set->mean_distance,
-                .free_cores = load->free_cores,
-                .free_pus = load->free_pus,
-                .free_memory = load->free_memory,
-                .qualifies = qualifies,
+            .rank = rank,
+            .nodes = nodes_os(v->t, nodeset_members(v->t->nodesets, set), set->nnodes),
+            .max_distance = set->max_distance,
+            .mean_distance = set->mean_distance,
+            .free_cores = load->free_cores,
+            .free_pus = load->free_pus,
+            .free_memory = load->free_memory,
+            .qualifies = qualifies,
         };
         g_ptr_array_add(plan->candidates, c);
 }
@@ -297,7 +298,8 @@ void policy_spread_memory(const HostView *v, Plan *plan)
         /* First pass: in proportion to the vCPUs each node runs. */
         CPUSET_FOREACH(n, plan->nodes)
         {
-                uint64_t share = placed ? (uint64_t)((unsigned __int128)plan->memory * vcpus_on[n] / placed) : 0;
+                uint64_t share =
+                    placed ? (uint64_t)((unsigned __int128)plan->memory * vcpus_on[n] / placed) : 0;
                 share = MIN(MIN(share, v->node_free_memory[n]), left);
                 plan->node_memory[n] = share;
                 left -= share;
@@ -378,7 +380,8 @@ static char *format_nodes(const Topology *t, const CpuSet *node_indexes)
         return g_strdup_printf("%s %s", cpuset_count(os) == 1 ? "node" : "nodes", list);
 }
 
-Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *req, const PlacementParams *params)
+Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *req,
+                   const PlacementParams *params)
 {
         const PolicyOps *ops = policy_ops(params->policy);
         const NodeSetTable *table = t->nodesets;
@@ -397,10 +400,11 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
         plan->requested_vcpus = req->vcpus;
         if (req->vcpus == 0 || absurd) {
                 plan->result = PLAN_UNPLACEABLE;
-                plan->reason = req->vcpus == 0
-                                       ? g_strdup("the domain has no vCPUs; nothing pinned")
-                                       : g_strdup_printf("%u vCPUs is more than the %u a plan can hold; nothing pinned",
-                                                         req->vcpus, POLICY_MAX_VCPUS);
+                plan->reason =
+                    req->vcpus == 0
+                        ? g_strdup("the domain has no vCPUs; nothing pinned")
+                        : g_strdup_printf("%u vCPUs is more than the %u a plan can hold; nothing pinned",
+                                          req->vcpus, POLICY_MAX_VCPUS);
                 return plan;
         }
         host_view_init(&v, t, l, params);
@@ -461,24 +465,24 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
                 if (plan->result == PLAN_PLACED) {
                         const NodeSet *set = &table->candidates[chosen];
                         plan->reason = g_strdup_printf(
-                                "%s: %u %s for %u vCPUs, %s free for %s; nearest qualifying set "
-                                "(max distance %u, mean %.2f)%s",
-                                where, chosen_load.capacity, unit, req->vcpus,
-                                size_format(chosen_load.free_memory, a, sizeof(a)),
-                                size_format(req->memory, b, sizeof(b)), set->max_distance, set->mean_distance,
-                                group_size > 1 ? ", least loaded of its equally near sets" : "");
+                            "%s: %u %s for %u vCPUs, %s free for %s; nearest qualifying set "
+                            "(max distance %u, mean %.2f)%s",
+                            where, chosen_load.capacity, unit, req->vcpus,
+                            size_format(chosen_load.free_memory, a, sizeof(a)),
+                            size_format(req->memory, b, sizeof(b)), set->max_distance, set->mean_distance,
+                            group_size > 1 ? ", least loaded of its equally near sets" : "");
                 } else {
                         plan->reason = g_strdup_printf(
-                                "no node set has %u %s and %s free; memory fits on %s, which has most room "
-                                "(%u %s): %u vCPUs share a core",
-                                req->vcpus, unit, size_format(req->memory, b, sizeof(b)), where,
-                                fallback_load.capacity, unit, plan->shared_vcpus);
+                            "no node set has %u %s and %s free; memory fits on %s, which has most room "
+                            "(%u %s): %u vCPUs share a core",
+                            req->vcpus, unit, size_format(req->memory, b, sizeof(b)), where,
+                            fallback_load.capacity, unit, plan->shared_vcpus);
                 }
         } else {
-                plan->reason = g_strdup_printf("no node set has %s of free memory (the most any set has is %s); "
-                                               "nothing pinned",
-                                               size_format(req->memory, b, sizeof(b)),
-                                               size_format(most_memory, a, sizeof(a)));
+                plan->reason = g_strdup_printf(
+                    "no node set has %s of free memory (the most any set has is %s); "
+                    "nothing pinned",
+                    size_format(req->memory, b, sizeof(b)), size_format(most_memory, a, sizeof(a)));
         }
         host_view_done(&v);
         return plan;

@@ -12,7 +12,8 @@
 #include "topology.h"
 
 /* Returns a new plan (never NULL) made with params->policy. The ledger is not changed. */
-Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *req, const PlacementParams *params);
+Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *req,
+                   const PlacementParams *params);
 
 /*
  * Records pins someone else made (by hand, or the domain's own configuration) as a plan the ledger can

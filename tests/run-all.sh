@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 stages=("$@")
-((${#stages[@]})) || stages=(format unit asan valgrind e2e)
+((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus e2e)
 passed=0 failed=0 failures=()
 
 stage() {
@@ -61,6 +61,21 @@ run_valgrind() {
                 --wrapper="valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --suppressions=/usr/share/glib-2.0/valgrind/glib.supp --suppressions=$PWD/tests/valgrind.supp" \
                 2>&1 | grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|==[0-9]+=="
         return "${PIPESTATUS[0]}"
+}
+
+run_systemd() {
+        setup build -Dwerror=true || return 1
+        local unit
+        unit=$(mktemp -d)/placementd.service
+        # verify needs the binary where ExecStart points: use the one just built
+        sed "s|^ExecStart=[^ ]*|ExecStart=$PWD/build/daemon/placementd|" build/systemd/placementd.service >"$unit"
+        systemd-analyze verify --man=no "$unit" || return 1
+        systemd-analyze security --offline=true --threshold=20 "$unit" | tail -1
+}
+
+run_dbus() {
+        setup build -Dwerror=true || return 1
+        bash tests/dbus/run.sh build
 }
 
 run_e2e() {

@@ -42,10 +42,11 @@ END_TEST
 
 START_TEST(test_every_key)
 {
-        g_autoptr(Config) c = load_ok("# comment\n[Placement]\nPolicy=compat\nVCPUPin=thread\nEmulatorPin=none\n"
-                                      "ReservedCPUs=0-1,32-33\nMemoryReserve=2G\nApply=no\nMemoryBinding=false\n"
-                                      "PlaceRunning=off\nReconcileSec=60\n[Libvirt]\nURI=test:///default\n"
-                                      "[DBus]\nBus=session\n");
+        g_autoptr(Config) c =
+            load_ok("# comment\n[Placement]\nPolicy=compat\nVCPUPin=thread\nEmulatorPin=none\n"
+                    "ReservedCPUs=0-1,32-33\nMemoryReserve=2G\nApply=no\nMemoryBinding=false\n"
+                    "PlaceRunning=off\nReconcileSec=60\n[Libvirt]\nURI=test:///default\n"
+                    "[DBus]\nBus=session\n");
         g_autofree char *reserved = cpuset_format(c->placement.reserved_cpus);
         ck_assert_int_eq(c->placement.policy, POLICY_COMPAT);
         ck_assert_int_eq(c->placement.vcpu_pin, VCPU_PIN_THREAD);
@@ -111,8 +112,9 @@ START_TEST(test_file)
 {
         Config *c = NULL;
         g_autofree char *err = NULL;
-        g_autofree char *shipped = g_build_filename(g_getenv("PLACEMENTD_SRCDIR") ? g_getenv("PLACEMENTD_SRCDIR") : ".",
-                                                    "conf", "placementd.conf", NULL);
+        g_autofree char *shipped =
+            g_build_filename(g_getenv("PLACEMENTD_SRCDIR") ? g_getenv("PLACEMENTD_SRCDIR") : ".", "conf",
+                             "placementd.conf", NULL);
         ck_assert_int_eq(config_load_file("/nonexistent/placementd.conf", &c, &err), -ENOENT);
         ck_assert_ptr_nonnull(strstr(err, "/nonexistent/placementd.conf"));
         /* the shipped example parses and equals the defaults (every key documented, commented out) */

@@ -17,9 +17,10 @@ START_TEST(test_parse_format)
         static const struct {
                 const char *in, *out;
         } cases[] = {
-                {"", ""},           {"0", "0"},         {"0-3", "0-3"},        {"0-3,8", "0-3,8"},
-                {"0-3,^2", "0-1,3"}, {"3,1,2", "1-3"},  {" 0 - 1", NULL},      {"0-1, 4", "0-1,4"},
-                {"8192", "8192"},   {"0,0,0", "0"},     {"0-7,^0,^7", "1-6"}, {"63-65", "63-65"},
+            {"", ""},           {"0", "0"},           {"0-3", "0-3"},
+            {"0-3,8", "0-3,8"}, {"0-3,^2", "0-1,3"},  {"3,1,2", "1-3"},
+            {" 0 - 1", NULL},   {"0-1, 4", "0-1,4"},  {"8192", "8192"},
+            {"0,0,0", "0"},     {"0-7,^0,^7", "1-6"}, {"63-65", "63-65"},
         };
         for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
                 g_autoptr(CpuSet) s = NULL;
@@ -37,7 +38,8 @@ END_TEST
 
 START_TEST(test_errors)
 {
-        static const char *const bad[] = {"a", "1-", "-1", "3-1", "1,,2", "1;2", "^1-3", "1-2-3", "0x10", ","};
+        static const char *const bad[] = {"a",   "1-",   "-1",    "3-1",  "1,,2",
+                                          "1;2", "^1-3", "1-2-3", "0x10", ","};
         for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
                 g_autoptr(CpuSet) s = NULL;
                 g_autofree char *err = NULL;

@@ -65,7 +65,8 @@ static Manager *new_manager(const char *config_text)
         Manager *m;
 
         ck_assert_int_eq(topology_load(TOPOLOGY, &t, &err), 0);
-        ck_assert_msg(config_load_data(config_text ? config_text : "", "test.conf", &c, &err) == 0, "%s", err);
+        ck_assert_msg(config_load_data(config_text ? config_text : "", "test.conf", &c, &err) == 0, "%s",
+                      err);
         m = manager_new(base, t, c, "test:///default");
         manager_start(m);
         ck_assert(manager_connected(m));
@@ -96,9 +97,10 @@ static bool unknown(void *arg)
 
 static virDomainPtr start_domain(const char *name, unsigned vcpus, const char *extra)
 {
-        g_autofree char *xml = g_strdup_printf("<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>"
-                                               "<vcpu>%u</vcpu><os><type>hvm</type></os>%s</domain>",
-                                               name, vcpus, extra ? extra : "");
+        g_autofree char *xml =
+            g_strdup_printf("<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>"
+                            "<vcpu>%u</vcpu><os><type>hvm</type></os>%s</domain>",
+                            name, vcpus, extra ? extra : "");
         virDomainPtr dom = virDomainCreateXML(conn, xml, 0);
         ck_assert_msg(dom != NULL, "cannot start %s", name);
         return dom;
@@ -183,9 +185,9 @@ START_TEST(test_opt_outs)
         static const struct {
                 const char *name, *extra, *needle;
         } cases[] = {
-                {"m-pinned", "<cputune><vcpupin vcpu='0' cpuset='1'/></cputune>", "vcpupin"},
-                {"m-meta", "<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "' skip='yes'/></metadata>", "skip"},
-                {"m-auto", NULL, "placement='auto'"},
+            {"m-pinned", "<cputune><vcpupin vcpu='0' cpuset='1'/></cputune>", "vcpupin"},
+            {"m-meta", "<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "' skip='yes'/></metadata>", "skip"},
+            {"m-auto", NULL, "placement='auto'"},
         };
         Manager *m = new_manager(NULL);
 
@@ -194,9 +196,9 @@ START_TEST(test_opt_outs)
                 Wait w = {m, cases[i].name};
                 if (i == 2) {
                         g_autofree char *xml = g_strdup_printf(
-                                "<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>"
-                                "<vcpu placement='auto'>2</vcpu><os><type>hvm</type></os></domain>",
-                                cases[i].name);
+                            "<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>"
+                            "<vcpu placement='auto'>2</vcpu><os><type>hvm</type></os></domain>",
+                            cases[i].name);
                         dom = virDomainCreateXML(conn, xml, 0);
                         ck_assert_ptr_nonnull(dom);
                 } else {
@@ -217,8 +219,9 @@ END_TEST
 START_TEST(test_policy_per_domain)
 {
         Manager *m = new_manager(NULL);
-        virDomainPtr dom = start_domain(
-                "m-compat", 2, "<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "' policy='compat'/></metadata>");
+        virDomainPtr dom =
+            start_domain("m-compat", 2,
+                         "<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "' policy='compat'/></metadata>");
         Wait w = {m, "m-compat"};
 
         ck_assert(spin(known, &w, 3000));
@@ -270,7 +273,8 @@ START_TEST(test_hand_pins_adopted)
         ck_assert(cpuset_has(d->plan->vcpu_pins[0], 7));
         ck_assert_uint_eq(cpuset_count(d->plan->vcpu_pins[0]), 1);
         /* the ledger counts it on CPU 7, and it is not re-pinned */
-        ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), (unsigned)topology_pu_by_os(manager_topology(m), 7)), 1);
+        ck_assert_uint_eq(
+            ledger_pu_load(manager_ledger(m), (unsigned)topology_pu_by_os(manager_topology(m), 7)), 1);
         manager_reconcile(m);
         ck_assert(cpuset_has(manager_lookup(m, "m-hand")->plan->vcpu_pins[0], 7));
         virDomainDestroy(dom);

@@ -8,10 +8,10 @@
 #define E TOPOLOGY_UNREACHABLE
 
 const uint32_t opteron[64] = {
-        10, 16, 16, 22, 16, 22, 16, 22, /**/ 16, 10, 22, 16, 16, 22, 22, 16, /**/
-        16, 22, 10, 16, 16, 16, 16, 16, /**/ 22, 16, 16, 10, 16, 16, 22, 22, /**/
-        16, 16, 16, 16, 10, 16, 16, 22, /**/ 22, 22, 16, 16, 16, 10, 22, 16, /**/
-        16, 22, 16, 22, 16, 22, 10, 16, /**/ 22, 16, 16, 22, 22, 16, 16, 10,
+    10, 16, 16, 22, 16, 22, 16, 22, /**/ 16, 10, 22, 16, 16, 22, 22, 16, /**/
+    16, 22, 10, 16, 16, 16, 16, 16, /**/ 22, 16, 16, 10, 16, 16, 22, 22, /**/
+    16, 16, 16, 16, 10, 16, 16, 22, /**/ 22, 22, 16, 16, 16, 10, 22, 16, /**/
+    16, 22, 16, 22, 16, 22, 10, 16, /**/ 22, 16, 16, 22, 22, 16, 16, 10,
 };
 
 /* Rank of the set with exactly these members, or -1. */
@@ -48,8 +48,9 @@ START_TEST(test_opteron)
         /* ranking is sorted by (max, mean) */
         for (unsigned r = 1; r < t->ncandidates; r++) {
                 const NodeSet *p = &t->candidates[r - 1], *s = &t->candidates[r];
-                ck_assert(p->max_distance < s->max_distance ||
-                          (p->max_distance == s->max_distance && p->mean_distance <= s->mean_distance + 1e-3));
+                ck_assert(
+                    p->max_distance < s->max_distance ||
+                    (p->max_distance == s->max_distance && p->mean_distance <= s->mean_distance + 1e-3));
                 ck_assert_uint_ge(s->group, p->group);
         }
         nodeset_table_free(t);

@@ -10,12 +10,13 @@
 
 static inline PlacementParams test_params(PolicyKind k)
 {
-        return (PlacementParams){.policy = k, .vcpu_pin = VCPU_PIN_CORE, .emulator_pin = EMULATOR_PIN_SIBLINGS};
+        return (PlacementParams){
+            .policy = k, .vcpu_pin = VCPU_PIN_CORE, .emulator_pin = EMULATOR_PIN_SIBLINGS};
 }
 
 /* Places and commits; returns the committed plan (owned by the ledger). */
-static inline const Plan *test_place(const Topology *t, Ledger *l, const PlacementParams *p, const char *name,
-                                     unsigned vcpus, uint64_t memory)
+static inline const Plan *test_place(const Topology *t, Ledger *l, const PlacementParams *p,
+                                     const char *name, unsigned vcpus, uint64_t memory)
 {
         PlacementRequest req = {.name = name, .vcpus = vcpus, .memory = memory};
         Plan *plan = policy_place(t, l, &req, p);

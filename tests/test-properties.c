@@ -23,7 +23,8 @@ static Topology *random_topology(GRand *r)
 
         for (unsigned i = 0; i < nodes; i++)
                 for (unsigned j = i; j < nodes; j++)
-                        d[i * nodes + j] = d[j * nodes + i] = i == j ? 10 : (uint32_t)g_rand_int_range(r, 11, 41);
+                        d[i * nodes + j] = d[j * nodes + i] =
+                            i == j ? 10 : (uint32_t)g_rand_int_range(r, 11, 41);
         return topology_new_uniform(nodes, cores, threads, (uint64_t)g_rand_int_range(r, 1, 17) * GiB, d);
 }
 
@@ -53,7 +54,8 @@ static bool some_set_qualifies(const Topology *t, const Ledger *l, const Placeme
 static void check_memory(const Topology *t, const Ledger *l, const PlacementParams *p)
 {
         for (unsigned n = 0; n < t->nnodes; n++) {
-                uint64_t cap = t->nodes[n].memory > p->memory_reserve ? t->nodes[n].memory - p->memory_reserve : 0;
+                uint64_t cap =
+                    t->nodes[n].memory > p->memory_reserve ? t->nodes[n].memory - p->memory_reserve : 0;
                 ck_assert_uint_le(ledger_node_memory(l, n), cap);
         }
 }
@@ -78,13 +80,14 @@ static char *replay(const Topology *t, const PlacementParams *p, guint32 seed, b
                 char *name = g_strdup_printf("vm%u", next++);
                 unsigned vcpus = (unsigned)g_rand_int_range(r, 1, 9);
                 uint64_t memory = (uint64_t)g_rand_int_range(r, 0, 4096) << 20;
-                bool could = check && p->policy == POLICY_EXPLICIT && some_set_qualifies(t, l, p, vcpus, memory);
+                bool could =
+                    check && p->policy == POLICY_EXPLICIT && some_set_qualifies(t, l, p, vcpus, memory);
                 PlacementRequest req = {.name = name, .vcpus = vcpus, .memory = memory};
                 Plan *plan = policy_place(t, l, &req, p);
 
                 if (check && p->policy == POLICY_EXPLICIT) {
-                        ck_assert_msg((plan->result == PLAN_PLACED) == could, "seed %u step %u: %s but could=%d",
-                                      seed, step, plan->reason, could);
+                        ck_assert_msg((plan->result == PLAN_PLACED) == could,
+                                      "seed %u step %u: %s but could=%d", seed, step, plan->reason, could);
                         if (plan->result == PLAN_PLACED) {
                                 ck_assert_uint_eq(test_max_per_core(t, plan), 1);
                                 for (unsigned v = 0; v < plan->nvcpus; v++)

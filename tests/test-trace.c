@@ -8,8 +8,9 @@ START_TEST(test_parse)
 {
         g_autoptr(GPtrArray) ev = NULL;
         g_autofree char *err = NULL;
-        ck_assert_int_eq(trace_parse("# a trace\n\nstart web1 4 4G\n  start db\t8 16384M\nstop web1\n", "t", &ev, &err),
-                         0);
+        ck_assert_int_eq(
+            trace_parse("# a trace\n\nstart web1 4 4G\n  start db\t8 16384M\nstop web1\n", "t", &ev, &err),
+            0);
         ck_assert_uint_eq(ev->len, 3);
         TraceEvent *e = g_ptr_array_index(ev, 1);
         ck_assert_int_eq(e->op, TRACE_START);
@@ -28,14 +29,14 @@ START_TEST(test_errors_name_line)
         static const struct {
                 const char *text, *needle;
         } cases[] = {
-                {"start a 4\n", "t:1: expected 'start NAME VCPUS MEMORY'"},
-                {"\nstart a x 4G\n", "t:2: vCPU count"},
-                {"start a 4 4Q\n", "t:1: memory"},
-                {"stop\n", "t:1: expected 'stop NAME'"},
-                {"launch a 1 1G\n", "t:1: unknown event"},
-                {"start a -1 1G\n", "vCPU count"},
-                {"start a 99999999999 1G\n", "vCPU count"},
-                {"start a 1 99999999999T\n", "memory"},
+            {"start a 4\n", "t:1: expected 'start NAME VCPUS MEMORY'"},
+            {"\nstart a x 4G\n", "t:2: vCPU count"},
+            {"start a 4 4Q\n", "t:1: memory"},
+            {"stop\n", "t:1: expected 'stop NAME'"},
+            {"launch a 1 1G\n", "t:1: unknown event"},
+            {"start a -1 1G\n", "vCPU count"},
+            {"start a 99999999999 1G\n", "vCPU count"},
+            {"start a 1 99999999999T\n", "memory"},
         };
         for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
                 g_autoptr(GPtrArray) ev = NULL;

@@ -9,8 +9,8 @@ int test_run_suite(Suite *s);
 /* Path of a fixture under tests/topologies (from $PLACEMENTD_TOPOLOGIES); caller frees. */
 char *test_topology_path(const char *name);
 
-#define TEST_MAIN(make_suite)                                                                                \
-        int main(void)                                                                                       \
-        {                                                                                                    \
-                return test_run_suite(make_suite());                                                         \
+#define TEST_MAIN(make_suite)                                                                               \
+        int main(void)                                                                                      \
+        {                                                                                                   \
+                return test_run_suite(make_suite());                                                        \
         }

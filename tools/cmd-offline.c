@@ -22,7 +22,8 @@ static int load_topology(const char *source, Topology **ret)
         g_autofree char *error = NULL;
 
         if (!source) {
-                fprintf(stderr, "placementctl: --topology=SOURCE is required (host, FILE.xml or synthetic:DESC)\n");
+                fprintf(stderr,
+                        "placementctl: --topology=SOURCE is required (host, FILE.xml or synthetic:DESC)\n");
                 return -EINVAL;
         }
         if (topology_load(source, ret, &error) < 0) {
@@ -37,12 +38,13 @@ static void print_topology_human(const Topology *t)
         char a[32];
 
         printf("source:   %s\n", t->source);
-        printf("host:     %u NUMA nodes, %u packages, %u cores, %u PUs (up to %u threads per core)\n", t->nnodes,
-               t->npackages, t->ncores, t->npus, t->max_threads);
+        printf("host:     %u NUMA nodes, %u packages, %u cores, %u PUs (up to %u threads per core)\n",
+               t->nnodes, t->npackages, t->ncores, t->npus, t->max_threads);
         for (unsigned n = 0; n < t->nnodes; n++) {
                 g_autofree char *cpus = cpuset_format(t->nodes[n].cpus);
                 printf("node %-3u  %10s  %3u cores  cpus %s\n", t->nodes[n].os_index,
-                       size_format(t->nodes[n].memory, a, sizeof(a)), t->nodes[n].ncores, *cpus ? cpus : "(none)");
+                       size_format(t->nodes[n].memory, a, sizeof(a)), t->nodes[n].ncores,
+                       *cpus ? cpus : "(none)");
         }
         printf("distances%s:\n", t->distances_known ? "" : " (assumed)");
         for (unsigned i = 0; i < t->nnodes; i++) {
@@ -63,9 +65,9 @@ static void print_topology_human(const Topology *t)
 int cmd_topology(int argc, char **argv)
 {
         static const struct option options[] = {
-                {"topology", required_argument, NULL, 't'},
-                {"json", no_argument, NULL, 'j'},
-                {},
+            {"topology", required_argument, NULL, 't'},
+            {"json", no_argument, NULL, 'j'},
+            {},
         };
         g_autoptr(Topology) t = NULL;
         const char *source = NULL;
@@ -110,9 +112,9 @@ static int parse_plan_args(int argc, char **argv, const char **source, const cha
                            const char **policy, const char **trace_path, bool *json)
 {
         static const struct option options[] = {
-                {"topology", required_argument, NULL, 't'}, {"config", required_argument, NULL, 'c'},
-                {"policy", required_argument, NULL, 'p'},   {"trace", required_argument, NULL, 'T'},
-                {"json", no_argument, NULL, 'j'},           {},
+            {"topology", required_argument, NULL, 't'}, {"config", required_argument, NULL, 'c'},
+            {"policy", required_argument, NULL, 'p'},   {"trace", required_argument, NULL, 'T'},
+            {"json", no_argument, NULL, 'j'},           {},
         };
         int c;
 
@@ -146,7 +148,8 @@ static int read_events(int argc, char **argv, const char *trace_path, GPtrArray 
         g_autofree char *error = NULL;
 
         if (trace_path && optind < argc) {
-                fprintf(stderr, "placementctl plan: give either --trace=FILE or NAME:VCPUS:MEMORY, not both\n");
+                fprintf(stderr,
+                        "placementctl plan: give either --trace=FILE or NAME:VCPUS:MEMORY, not both\n");
                 return -EINVAL;
         }
         if (trace_path) {
@@ -163,7 +166,8 @@ static int read_events(int argc, char **argv, const char *trace_path, GPtrArray 
                 return 0;
         }
         if (optind >= argc) {
-                fprintf(stderr, "placementctl plan: nothing to place: give NAME:VCPUS:MEMORY... or --trace=FILE\n");
+                fprintf(stderr,
+                        "placementctl plan: nothing to place: give NAME:VCPUS:MEMORY... or --trace=FILE\n");
                 return -EINVAL;
         }
         for (int i = optind; i < argc; i++) {
@@ -202,7 +206,8 @@ int cmd_plan_offline(int argc, char **argv)
         if (policy) {
                 int k = policy_kind_from_string(policy);
                 if (k < 0) {
-                        fprintf(stderr, "placementctl plan: unknown policy '%s'; expected explicit or compat\n",
+                        fprintf(stderr,
+                                "placementctl plan: unknown policy '%s'; expected explicit or compat\n",
                                 policy);
                         return EXIT_USAGE;
                 }
@@ -226,7 +231,8 @@ int cmd_plan_offline(int argc, char **argv)
                 json_builder_add_string_value(b, e->op == TRACE_START ? "start" : "stop");
                 if (e->op == TRACE_STOP) {
                         if (ledger_release(ledger, e->name) < 0) {
-                                fprintf(stderr, "placementctl plan: line %u: stop %s: no such running domain\n",
+                                fprintf(stderr,
+                                        "placementctl plan: line %u: stop %s: no such running domain\n",
                                         e->line, e->name);
                                 return EXIT_USAGE;
                         }
@@ -247,7 +253,8 @@ int cmd_plan_offline(int argc, char **argv)
                         if (!json)
                                 print_decision_human(t, plan);
                         if (ledger_commit(ledger, e->name, plan) < 0) {
-                                fprintf(stderr, "placementctl plan: %s: plan does not fit the host\n", e->name);
+                                fprintf(stderr, "placementctl plan: %s: plan does not fit the host\n",
+                                        e->name);
                                 return EXIT_RUNTIME;
                         }
                 }

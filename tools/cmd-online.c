@@ -29,9 +29,12 @@ typedef struct Online {
 static int parse(int argc, char **argv, Online *o, int nargs, const char *what)
 {
         static const struct option options[] = {
-                {"json", no_argument, NULL, 'j'},           {"bus", required_argument, NULL, 'b'},
-                {"bus-address", required_argument, NULL, 'A'}, {"vcpus", required_argument, NULL, 'v'},
-                {"memory", required_argument, NULL, 'm'},   {},
+            {"json", no_argument, NULL, 'j'},
+            {"bus", required_argument, NULL, 'b'},
+            {"bus-address", required_argument, NULL, 'A'},
+            {"vcpus", required_argument, NULL, 'v'},
+            {"memory", required_argument, NULL, 'm'},
+            {},
         };
         guint64 n;
         int c;
@@ -43,7 +46,8 @@ static int parse(int argc, char **argv, Online *o, int nargs, const char *what)
                         break;
                 case 'b':
                         if (strcmp(optarg, "system") && strcmp(optarg, "session")) {
-                                fprintf(stderr, "placementctl: unknown bus '%s' (system, session)\n", optarg);
+                                fprintf(stderr, "placementctl: unknown bus '%s' (system, session)\n",
+                                        optarg);
                                 return -EINVAL;
                         }
                         o->bus = optarg;
@@ -53,7 +57,9 @@ static int parse(int argc, char **argv, Online *o, int nargs, const char *what)
                         break;
                 case 'v':
                         if (!g_ascii_string_to_unsigned(optarg, 10, 1, 4096, &n, NULL)) {
-                                fprintf(stderr, "placementctl: --vcpus takes a number from 1 to 4096, not '%s'\n", optarg);
+                                fprintf(stderr,
+                                        "placementctl: --vcpus takes a number from 1 to 4096, not '%s'\n",
+                                        optarg);
                                 return -EINVAL;
                         }
                         o->vcpus = (unsigned)n;
@@ -61,7 +67,8 @@ static int parse(int argc, char **argv, Online *o, int nargs, const char *what)
                         break;
                 case 'm':
                         if (size_parse(optarg, &o->memory) < 0 || o->memory == 0) {
-                                fprintf(stderr, "placementctl: --memory takes a size such as 4G, not '%s'\n", optarg);
+                                fprintf(stderr, "placementctl: --memory takes a size such as 4G, not '%s'\n",
+                                        optarg);
                                 return -EINVAL;
                         }
                         o->have_memory = true;
@@ -84,7 +91,8 @@ static int open_bus(const Online *o, sd_bus **ret)
         int r;
 
         if (!o->address)
-                r = o->bus && strcmp(o->bus, "session") == 0 ? sd_bus_open_user(ret) : sd_bus_open_system(ret);
+                r = o->bus && strcmp(o->bus, "session") == 0 ? sd_bus_open_user(ret)
+                                                             : sd_bus_open_system(ret);
         else {
                 r = sd_bus_new(&bus);
                 if (r >= 0)
@@ -126,7 +134,8 @@ static int call_failed(const Online *o, const char *method, const sd_bus_error *
 }
 
 /* Calls method; on success *ret_reply holds the reply. Returns an exit code. */
-static int call(const Online *o, sd_bus *bus, const char *method, sd_bus_message **ret_reply, const char *types, ...)
+static int call(const Online *o, sd_bus *bus, const char *method, sd_bus_message **ret_reply,
+                const char *types, ...)
 {
         sd_bus_error e = SD_BUS_ERROR_NULL;
         sd_bus_message *msg = NULL;
@@ -181,7 +190,8 @@ static bool get_prop(sd_bus *bus, const char *name, char type, void *ret)
                 *(char **)ret = s;
         } else {
                 sd_bus_message *reply = NULL;
-                r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, name, &e, &reply, (char[]){type, 0});
+                r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, name, &e, &reply,
+                                        (char[]){type, 0});
                 if (r >= 0)
                         r = sd_bus_message_read_basic(reply, type, ret);
                 sd_bus_message_unref(reply);
@@ -248,8 +258,8 @@ static int cmd_status(const Online *o, sd_bus *bus)
                 printf("%s\n", text);
         } else if (!code) {
                 printf("placementd %s: %s\n", version ? version : "?", status);
-                printf("host: %u NUMA nodes, %u packages, %u cores, %u PUs (%u threads per core)\n", nodes, packages,
-                       cores, pus, threads);
+                printf("host: %u NUMA nodes, %u packages, %u cores, %u PUs (%u threads per core)\n", nodes,
+                       packages, cores, pus, threads);
         }
         sd_bus_message_unref(reply);
         return code;
@@ -287,8 +297,8 @@ static int cmd_list(const Online *o, sd_bus *bus)
                 sd_bus_message_exit_container(reply);
                 sd_bus_message_read(reply, "ssb", &mem, &emu, &applied);
                 sd_bus_message_exit_container(reply);
-                printf("%-20s %-14s %-9s %-6s %-8s %s\n", name, result, *policy ? policy : "-", *nodes ? nodes : "-",
-                       *mem ? mem : "-", pins->len ? pins->str : "-");
+                printf("%-20s %-14s %-9s %-6s %-8s %s\n", name, result, *policy ? policy : "-",
+                       *nodes ? nodes : "-", *mem ? mem : "-", pins->len ? pins->str : "-");
                 g_string_free(pins, TRUE);
         }
         sd_bus_message_unref(reply);
@@ -310,7 +320,8 @@ static int cmd_text(const Online *o, sd_bus *bus, const char *method, const char
                 if (!code && !(code = read_string_reply(reply, &text)))
                         print_json(text);
         } else {
-                code = domain ? call(o, bus, method, &reply, "s", domain) : call(o, bus, method, &reply, NULL);
+                code =
+                    domain ? call(o, bus, method, &reply, "s", domain) : call(o, bus, method, &reply, NULL);
                 if (!code && !(code = read_string_reply(reply, &text))) {
                         if (o->json) {
                                 g_autofree char *escaped = g_strescape(text, NULL);
@@ -327,18 +338,25 @@ static int cmd_text(const Online *o, sd_bus *bus, const char *method, const char
 /* Human view of one decision object (the same JSON as `list --json` and the offline plan). */
 static void print_decision(JsonObject *d)
 {
-        JsonArray *pins = json_object_has_member(d, "vcpu_pins") ? json_object_get_array_member(d, "vcpu_pins") : NULL;
-        const char *mem = json_object_has_member(d, "memory_nodes") ? json_object_get_string_member(d, "memory_nodes") : "";
-        const char *emu = json_object_has_member(d, "emulator_pin") ? json_object_get_string_member(d, "emulator_pin") : "";
+        JsonArray *pins =
+            json_object_has_member(d, "vcpu_pins") ? json_object_get_array_member(d, "vcpu_pins") : NULL;
+        const char *mem = json_object_has_member(d, "memory_nodes")
+                              ? json_object_get_string_member(d, "memory_nodes")
+                              : "";
+        const char *emu = json_object_has_member(d, "emulator_pin")
+                              ? json_object_get_string_member(d, "emulator_pin")
+                              : "";
         char a[32];
 
-        printf("%s (%s)\n", json_object_get_string_member(d, "domain"), json_object_get_string_member(d, "uuid"));
+        printf("%s (%s)\n", json_object_get_string_member(d, "domain"),
+               json_object_get_string_member(d, "uuid"));
         printf("  result:         %s", json_object_get_string_member(d, "result"));
         if (json_object_has_member(d, "policy"))
                 printf(" [%s]", json_object_get_string_member(d, "policy"));
         printf("\n");
         if (json_object_has_member(d, "vcpus"))
-                printf("  size:           %" G_GINT64_FORMAT " vCPUs, %s\n", json_object_get_int_member(d, "vcpus"),
+                printf("  size:           %" G_GINT64_FORMAT " vCPUs, %s\n",
+                       json_object_get_int_member(d, "vcpus"),
                        size_format((uint64_t)json_object_get_int_member(d, "memory"), a, sizeof(a)));
         for (unsigned i = 0; pins && i < json_array_get_length(pins); i++)
                 printf("  vCPU %-3u       %s\n", i, json_array_get_string_element(pins, i));
@@ -363,8 +381,8 @@ static int cmd_show(const Online *o, sd_bus *bus, const char *domain)
                 if (o->json) {
                         print_json(text);
                 } else if (json_parser_load_from_data(parser, text, -1, NULL)) {
-                        JsonArray *all = json_object_get_array_member(json_node_get_object(json_parser_get_root(parser)),
-                                                                      "decisions");
+                        JsonArray *all = json_object_get_array_member(
+                            json_node_get_object(json_parser_get_root(parser)), "decisions");
                         for (unsigned i = 0; i < json_array_get_length(all); i++)
                                 print_decision(json_array_get_object_element(all, i));
                 } else {
@@ -384,7 +402,8 @@ static int cmd_plan(const Online *o, sd_bus *bus)
         int code;
 
         if (!o->have_vcpus || !o->have_memory) {
-                fprintf(stderr, "placementctl plan: give --vcpus=N and --memory=SIZE (or --topology= to plan offline)\n");
+                fprintf(stderr, "placementctl plan: give --vcpus=N and --memory=SIZE (or --topology= to "
+                                "plan offline)\n");
                 return EXIT_USAGE;
         }
         code = call(o, bus, "Plan", &reply, "ut", o->vcpus, o->memory);
@@ -404,7 +423,8 @@ static int cmd_plan(const Online *o, sd_bus *bus)
         if (o->json)
                 print_json(json);
         else
-                printf("\n  memory on %s, emulator on %s\n  why: %s\n", *mem ? mem : "-", *emu ? emu : "-", reason);
+                printf("\n  memory on %s, emulator on %s\n  why: %s\n", *mem ? mem : "-", *emu ? emu : "-",
+                       reason);
         sd_bus_message_unref(reply);
         return EXIT_OK;
 }

@@ -31,7 +31,8 @@ static void usage(FILE *f)
               f);
 }
 
-static const char *const online[] = {"status", "list", "show", "explain", "map", "reload", "rebalance", "replace"};
+static const char *const online[] = {"status", "list",   "show",      "explain",
+                                     "map",    "reload", "rebalance", "replace"};
 
 int main(int argc, char **argv)
 {

@@ -2,9 +2,9 @@
 #pragma once
 
 /* Exit codes shared by every placementctl command. */
-#define EXIT_OK      0
-#define EXIT_RUNTIME 1 /* the work failed: daemon unreachable, access denied, a failing call */
-#define EXIT_USAGE   2 /* bad arguments or bad input */
+#define EXIT_OK             0
+#define EXIT_RUNTIME        1 /* the work failed: daemon unreachable, access denied, a failing call */
+#define EXIT_USAGE          2 /* bad arguments or bad input */
 #define EXIT_NOT_RUNNING    3 /* placementd is not on the bus */
 #define EXIT_NO_SUCH_DOMAIN 4
 #define EXIT_DENIED         5 /* the daemon refused: only root may do that */
