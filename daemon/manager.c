@@ -102,6 +102,7 @@ static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int det
         (void)conn;
 
         virt_domain_uuid(dom, uuid);
+        log_debug("%s: lifecycle event %d, detail %d", virDomainGetName(dom), event, detail);
         switch (event) {
         case VIR_DOMAIN_EVENT_STARTED:
                 placer_place(m, dom,
@@ -155,8 +156,10 @@ static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPt
                         continue;
                 if (cpuset_parse(params[i].value.s, &seen, NULL) < 0)
                         continue;
-                if (vcpu < d->plan->nvcpus && cpuset_equal(seen, d->plan->vcpu_pins[vcpu]))
-                        continue; /* the echo of our own pin */
+                if (vcpu < d->plan->nvcpus && cpuset_equal(seen, d->plan->vcpu_pins[vcpu])) {
+                        log_debug("%s: %s=%s is the echo of our own pin", d->name, field, params[i].value.s);
+                        continue;
+                }
                 if (d->result == DECISION_ADVISORY && cpuset_equal(seen, m->topology->all_pus))
                         continue;
                 {
@@ -177,6 +180,7 @@ static void reconcile(Manager *m, PlaceOrigin origin)
 
         if (!m->conn)
                 return;
+        log_debug("Reconciling with what runs on %s", manager_uri(m));
         n = virConnectListAllDomains(m->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
         if (n < 0) {
                 log_warning("Listing running domains failed: %s, ignoring", virGetLastErrorMessage());

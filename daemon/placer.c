@@ -305,6 +305,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         CpuSet **pins = NULL;
         PlacementRequest req;
         Decision *d;
+        Plan *adopted;
         unsigned nvcpus;
 
         if (!old)
@@ -321,7 +322,14 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         d->result = DECISION_SKIPPED;
         d->pinned_by_hand = true;
         d->reason = g_strdup_printf("%s; pins adopted as they are, placementd does not fight them", what);
-        d = record(m, d, policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement));
+        /* what was applied before still stands: the emulator pin and the memory binding */
+        g_free(d->memory_binding);
+        d->memory_binding = g_strdup(old->memory_binding);
+        adopted = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
+        cpuset_union(adopted->emulator_pin, old->plan->emulator_pin);
+        g_free(adopted->reason);
+        adopted->reason = g_strdup(d->reason);
+        d = record(m, d, adopted);
         virt_pins_free(pins, nvcpus);
         write_metadata(m, dom, d, NULL);
         log_decision(d);

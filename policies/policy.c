@@ -202,8 +202,21 @@ static void mark_chosen(const HostView *v, Plan *plan, unsigned rank, const SetL
         }
 }
 
-/* Overcommit: each vCPU on the least loaded core (explicit) or PU (compat) of the set, this plan's own
- * vCPUs counted as they land; ties go to the node holding fewest of them, then the lower index. */
+/* Lexicographic comparison of two keys of n entries. */
+static bool key_less(const uint64_t *a, const uint64_t *b, unsigned n)
+{
+        for (unsigned i = 0; i < n; i++)
+                if (a[i] != b[i])
+                        return a[i] < b[i];
+        return false;
+}
+
+/*
+ * Overcommit: each vCPU on the least loaded core (explicit) or PU (compat) of the set, this plan's own
+ * vCPUs counted as they land. Ties go to the core holding fewest of the domain's own vCPUs (a domain
+ * should not halve itself on one core while another is as busy), then to the node holding fewest of
+ * them, then to the lower index.
+ */
 static void assign_overcommit(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan)
 {
         const Topology *t = v->t;
@@ -214,7 +227,7 @@ static void assign_overcommit(const HostView *v, const unsigned *nodes, unsigned
 
         for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++) {
                 int best = -1;
-                uint64_t best_key[3] = {0};
+                uint64_t best_key[4] = {0};
 
                 for (unsigned i = 0; i < n; i++) {
                         const TopoNode *node = &t->nodes[nodes[i]];
@@ -223,14 +236,11 @@ static void assign_overcommit(const HostView *v, const unsigned *nodes, unsigned
                                 for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
                                         uint64_t pu_load = ledger_pu_load(v->l, p) + extra_pu[p];
                                         uint64_t core_load = ledger_core_load(v->l, c) + extra_core[c];
-                                        uint64_t key[3] = {by_core ? core_load : pu_load,
+                                        uint64_t key[4] = {by_core ? core_load : pu_load, extra_core[c],
                                                            by_core ? pu_load : core_load, on_node[nodes[i]]};
                                         if (!v->pu_usable[p])
                                                 continue;
-                                        if (best < 0 || key[0] < best_key[0] ||
-                                            (key[0] == best_key[0] &&
-                                             (key[1] < best_key[1] ||
-                                              (key[1] == best_key[1] && key[2] < best_key[2])))) {
+                                        if (best < 0 || key_less(key, best_key, 4)) {
                                                 best = (int)p;
                                                 memcpy(best_key, key, sizeof(key));
                                         }

@@ -212,6 +212,36 @@ START_TEST(test_overcommit)
 }
 END_TEST
 
+static void adopt_on(const Topology *t, Ledger *l, const char *name, unsigned cpu)
+{
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = name, .vcpus = 1, .memory = 0};
+        g_autoptr(CpuSet) pin = cpuset_new();
+        CpuSet *pins[1] = {pin};
+        cpuset_add(pin, cpu);
+        ck_assert_int_eq(ledger_commit(l, name, policy_adopt(t, l, &req, pins, &p)), 0);
+}
+
+START_TEST(test_overcommit_does_not_stack_itself)
+{
+        /* 2 single-thread cores: core 1 holds two vCPUs, core 0 one. A 2-vCPU domain takes core 0 first;
+         * then both cores hold two, and its second vCPU goes to core 1 rather than onto its own first. */
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+
+        adopt_on(t, l, "x", 1);
+        adopt_on(t, l, "y", 1);
+        adopt_on(t, l, "z", 0);
+        const Plan *plan = test_place(t, l, &p, "d", 2, GiB);
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        ck_assert_uint_eq(t->pus[plan->vcpu_pu[0]].core, 0);
+        ck_assert_uint_eq(t->pus[plan->vcpu_pu[1]].core, 1);
+        ck_assert_uint_eq(ledger_core_load(l, 0), 2);
+        ck_assert_uint_eq(ledger_core_load(l, 1), 3);
+}
+END_TEST
+
 START_TEST(test_absurd_requests)
 {
         g_autoptr(Topology) t = host_2x16x2();
@@ -280,6 +310,7 @@ static Suite *explicit_suite(void)
         tcase_add_test(tc, test_emulator_never_on_other_domains);
         tcase_add_test(tc, test_reserved_cpus_and_memory);
         tcase_add_test(tc, test_overcommit);
+        tcase_add_test(tc, test_overcommit_does_not_stack_itself);
         tcase_add_test(tc, test_absurd_requests);
         tcase_add_test(tc, test_memory_only_node);
         suite_add_tcase(s, tc);

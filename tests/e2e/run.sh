@@ -1,0 +1,371 @@
+#!/bin/bash
+# shellcheck disable=SC2317 # functions reached through the traps
+# shellcheck source-path=SCRIPTDIR
+# End-to-end test of placementd against a real libvirtd + QEMU (TCG). Run as root from anywhere:
+#   bash tests/e2e/run.sh [BUILD_DIR]          (BUILD_DIR: default "build", relative to the cwd or the repo)
+# Prints "ok N - ..." / "not ok N - ..." per check, diagnostics as "# ...", and last exactly
+# "e2e: N passed, M failed"; exits non-zero when a check failed. Logs are kept on failure (or with E2E_KEEP=1).
+# The reference for every pin is the decision placementd recorded in the domain's metadata: nothing expected
+# is hard-coded. See tests/e2e/README.md.
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+# shellcheck source=libvirt-env.sh
+. "$HERE/libvirt-env.sh"
+
+BUILD=${1:-build}
+if [ ! -d "$BUILD" ] && [ -d "$ROOT/$BUILD" ]; then
+    BUILD=$ROOT/$BUILD
+fi
+BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "e2e: build directory '${1:-build}' not found" >&2; echo "e2e: 0 passed, 1 failed"; exit 1; }
+PLACEMENTD=$BUILD/daemon/placementd
+PLACEMENTCTL=$BUILD/tools/placementctl
+
+NS=https://placementd.org/xmlns/domain/1
+URI=$E2E_LIBVIRT_URI
+A=${E2E_DOMAIN_PREFIX}a
+B=${E2E_DOMAIN_PREFIX}b
+C=${E2E_DOMAIN_PREFIX}c
+
+T0=$(date +%s%N)
+N=0
+PASS=0
+FAIL=0
+PD_PID=
+WORK=$(mktemp -d "${TMPDIR:-/tmp}/placementd-e2e.XXXXXX") || { echo "e2e: 0 passed, 1 failed"; exit 1; }
+CONF=$WORK/placementd.conf
+LOG=$WORK/placementd.log
+: >"$LOG"
+
+# ------------------------------------------------------------------------------------------ reporting
+
+elapsed() { local ms=$((($(date +%s%N) - T0) / 1000000)); printf '%d.%03d' $((ms / 1000)) $((ms % 1000)); }
+diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
+ok() { N=$((N + 1)); PASS=$((PASS + 1)); echo "ok $N - $*"; }
+not_ok() { N=$((N + 1)); FAIL=$((FAIL + 1)); echo "not ok $N - $*"; }
+
+# check DESC CMD...: the command must succeed.
+check() {
+    local desc=$1
+    shift
+    if "$@"; then ok "$desc"; else not_ok "$desc"; fi
+}
+
+# expect DESC EXPECTED ACTUAL: exact comparison of (multi-line) text.
+expect() {
+    if [ "$2" = "$3" ]; then
+        ok "$1"
+    else
+        not_ok "$1"
+        diag "  expected: $(printf '%s' "$2" | tr '\n' ';')" "  actual:   $(printf '%s' "$3" | tr '\n' ';')"
+    fi
+}
+
+# must DESC CMD...: a step without which the rest is meaningless; its failure ends the run.
+must() {
+    local desc=$1
+    shift
+    if "$@"; then ok "$desc"; else not_ok "$desc"; exit 1; fi
+}
+
+# ------------------------------------------------------------------------------------------ helpers
+
+# cpuset_norm LIST: "0-2,5" -> "0,1,2,5" (sorted, unique), so that lists compare whatever their spelling.
+cpuset_norm() {
+    local part a b out=()
+    local IFS=,
+    for part in $1; do
+        part=${part//[[:space:]]/}
+        [ -n "$part" ] || continue
+        if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then
+            a=${BASH_REMATCH[1]} b=${BASH_REMATCH[2]}
+            while [ "$a" -le "$b" ]; do out+=("$a"); a=$((a + 1)); done
+        elif [[ $part =~ ^[0-9]+$ ]]; then
+            out+=("$part")
+        else
+            out+=("?$part")
+        fi
+    done
+    [ "${#out[@]}" -gt 0 ] || return 0
+    printf '%s\n' "${out[@]}" | sort -n -u | paste -sd,
+}
+
+# pins_norm: stdin "INDEX LIST" lines -> same with normalized lists, sorted by index.
+pins_norm() {
+    local idx list
+    while read -r idx list; do
+        [ -n "$idx" ] && echo "$idx $(cpuset_norm "$list")"
+    done | sort -n -k1,1
+}
+
+# attr NAME ELEMENT: the value of attribute NAME in the element text.
+attr() { sed -nE "s/.*[[:space:]]$1=[\"']([^\"']*)[\"'].*/\1/p" <<<"$2"; }
+
+meta() { e2e_virsh metadata "$1" --uri "$NS" --live 2>/dev/null; }
+decision_elem() { grep -oE "<([A-Za-z0-9_]+:)?decision[[:space:]][^>]*>" <<<"$1" | head -n 1; }
+decision_result() { attr result "$(decision_elem "$1")"; }
+decision_emulator() { attr emulator "$(decision_elem "$1")"; }
+# decision_pins XML: "ID CPULIST" per <vcpu> of the recorded decision, normalized.
+decision_pins() {
+    local el
+    grep -oE "<([A-Za-z0-9_]+:)?vcpu[[:space:]][^>]*>" <<<"$1" | while IFS= read -r el; do
+        echo "$(attr id "$el") $(attr cpuset "$el")"
+    done | pins_norm
+}
+affinity() { e2e_vcpu_affinity "$1" | pins_norm; }
+pins_text() { awk '{ printf "%s%s:%s", (NR > 1 ? " " : ""), $1, $2 }' <<<"$1"; }   # "0 1\n1 2" -> "0:1 1:2"
+emulator_affinity() { cpuset_norm "$(e2e_emulator_affinity "$1")"; }
+
+# wait_for TENTHS CMD...: poll CMD every 0.1 s until it succeeds, at most TENTHS/10 s.
+wait_for() {
+    local n=$1 i=0
+    shift
+    while ! "$@"; do
+        [ "$i" -ge "$n" ] && return 1
+        sleep 0.1
+        i=$((i + 1))
+    done
+}
+
+# The daemon's log from line MARK+1 on (MARK from log_mark).
+log_mark() { wc -l <"$LOG"; }
+log_since() { tail -n +"$(($1 + 1))" "$LOG"; }
+log_has() { log_since "$1" | grep -qE -- "$2"; }          # MARK ERE
+log_count() { log_since "$1" | grep -cE -- "$2"; }        # MARK ERE
+
+# has_decision NAME [RESULT]: NAME's live metadata holds a decision (with that result); sets META.
+META=
+has_decision() {
+    META=$(meta "$1") || return 1
+    [ -n "$(decision_elem "$META")" ] || return 1
+    [ -z "${2:-}" ] || [ "$(decision_result "$META")" = "$2" ]
+}
+
+# log_pins MARK NAME: the pins of NAME's last decision line after MARK ("<6>NAME: RESULT, vCPU pins 0:1 1:2-3 (...").
+log_pins() {
+    local line
+    line=$(log_since "$1" | grep -F -- ">$2: " | grep -F ', vCPU pins ' | tail -n 1)
+    [ -n "$line" ] || return 1
+    line=${line#*, vCPU pins }
+    line=${line%% (*}
+    line=${line%, adopted}
+    tr ' ' '\n' <<<"$line" | tr ':' ' ' | pins_norm
+}
+
+pd_alive() { [ -n "$PD_PID" ] && _e2e_pid_alive "$PD_PID"; }
+
+start_placementd() {
+    echo "==== e2e: placementd started at $(elapsed) s ====" >>"$LOG"
+    env -u NOTIFY_SOCKET -u WATCHDOG_USEC "$PLACEMENTD" --config="$CONF" --connect="$URI" --topology=host \
+        --foreground --log-level=debug </dev/null >>"$LOG" 2>&1 &
+    PD_PID=$!
+    diag "placementd pid $PD_PID"
+    sleep 0.2
+    pd_alive
+}
+
+# stop_placementd: SIGTERM, wait up to 10 s (then SIGKILL); sets PD_RC to its exit status.
+PD_RC=
+stop_placementd() {
+    local pid=$PD_PID
+    PD_RC=
+    [ -n "$pid" ] || return 0
+    kill -TERM "$pid" 2>/dev/null
+    if ! _e2e_wait_dead "$pid" 100; then
+        diag "placementd (pid $pid) ignored SIGTERM for 10 s, sending SIGKILL"
+        kill -KILL "$pid" 2>/dev/null
+        _e2e_wait_dead "$pid" 50
+    fi
+    wait "$pid" 2>/dev/null
+    PD_RC=$?
+    PD_PID=
+}
+
+# check_placed NAME VCPUS MARK: the recorded decision, the QEMU threads and the daemon's log agree.
+# Sets DEC_PINS and DEC_RESULT from the decision.
+check_placed() {
+    local name=$1 mark=$3 dec aff emu res lp
+    DEC_PINS='' DEC_RESULT=''
+    if ! wait_for 100 has_decision "$name"; then
+        not_ok "$name: decision recorded in its live metadata within 10 s"
+        diag "  virsh metadata $name: $(meta "$name" | tr '\n' ' ')"
+        not_ok "$name: vCPU thread affinity equals the decision"
+        return 1
+    fi
+    res=$(decision_result "$META")
+    ok "$name: decision recorded in its live metadata (result $res)"
+    dec=$(decision_pins "$META")
+    aff=$(affinity "$name")
+    expect "$name: vCPU thread affinity equals the decision (vCPU:CPUs $(pins_text "$dec"))" "$dec" "$aff"
+    [ "$(wc -l <<<"$dec")" -eq "$2" ] || diag "  the decision lists $(grep -c . <<<"$dec") vCPUs, the domain has $2"
+    emu=$(decision_emulator "$META")
+    if [ -n "$emu" ]; then
+        expect "$name: emulator thread affinity equals the decision ($emu)" "$(cpuset_norm "$emu")" "$(emulator_affinity "$name")"
+    else
+        diag "$name: the decision has no emulator pin"
+    fi
+    wait_for 20 log_pins "$mark" "$name" >/dev/null
+    lp=$(log_pins "$mark" "$name")
+    expect "$name: the daemon's log line names the same pins" "$dec" "$lp"
+    log_since "$mark" | grep -F -- ">$name: " | sed "s/^/#   /"
+    DEC_PINS=$dec
+    DEC_RESULT=$res
+}
+
+# ------------------------------------------------------------------------------------------ cleanup
+
+finish() {
+    local rc=$? s
+    trap - EXIT INT TERM
+    if pd_alive; then
+        stop_placementd
+    fi
+    PD_PID=
+    if ! e2e_libvirt_stop "$WORK"; then
+        not_ok "cleanup: e2e_libvirt_stop (libvirtd, virtlogd and the domains stopped by PID)"
+    fi
+    if [ "$FAIL" -gt 0 ] || [ "$rc" -ne 0 ]; then
+        echo "# ---- last lines of placementd's log ($LOG) ----"
+        tail -n 40 "$LOG" | sed 's/^/#   /'
+        echo "# logs kept in $WORK (placementd.log, libvirtd.log; QEMU: /var/log/libvirt/qemu/)"
+    elif [ -n "${E2E_KEEP:-}" ]; then
+        echo "# logs kept in $WORK"
+    else
+        rm -rf "$WORK"
+    fi
+    s=$(elapsed)
+    echo "# time: $s s"
+    [ "$FAIL" -gt 0 ] || [ "$rc" -eq 0 ] || FAIL=1   # aborted without a failed check: still a failure
+    echo "e2e: $PASS passed, $FAIL failed"
+    [ "$FAIL" -eq 0 ] && exit 0
+    exit 1
+}
+trap finish EXIT
+trap 'echo "# interrupted"; not_ok "run interrupted"; exit 130' INT TERM
+
+# ------------------------------------------------------------------------------------------ 1. libvirtd
+
+must "placementd and placementctl are built in $BUILD" test -x "$PLACEMENTD" -a -x "$PLACEMENTCTL"
+must "e2e_libvirt_start: libvirtd + virtlogd answer on $URI" e2e_libvirt_start "$WORK"
+diag "libvirtd pid $(cat "$WORK/libvirtd.pid"), conf mode $(cat "$WORK/conf-mode"), work dir $WORK"
+
+# ------------------------------------------------------------------------------------------ 2. placementd
+
+TOPO=$("$PLACEMENTCTL" topology --topology=host 2>&1)
+check "placementctl topology --topology=host" test $? -eq 0
+diag "$TOPO"
+NCORES=$(sed -nE 's/^host: .* ([0-9]+) cores, .*/\1/p' <<<"$TOPO")
+ONLINE=$(cpuset_norm "$(cat /sys/devices/system/cpu/online)")
+diag "online CPUs: $ONLINE; cores per placementctl: ${NCORES:-?}"
+[ "${NCORES:-0}" -ge 2 ] || diag "WARNING: fewer than 2 cores; two 1-vCPU domains cannot get a core each"
+
+printf '[Placement]\nReconcileSec=0\n\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=none\n' "$URI" >"$CONF"
+MARK=$(log_mark)
+must "placementd starts (--topology=host, config $CONF)" start_placementd
+check "placementd connects to $URI" wait_for 100 log_has "$MARK" "Connected to $URI"
+
+# ------------------------------------------------------------------------------------------ 3. placement
+
+MARK=$(log_mark)
+must "e2e_domain_start $A 1" e2e_domain_start "$A" 1
+check_placed "$A" 1 "$MARK"
+A_PINS=$DEC_PINS A_RESULT=$DEC_RESULT
+MARK=$(log_mark)
+must "e2e_domain_start $B 1" e2e_domain_start "$B" 1
+check_placed "$B" 1 "$MARK"
+B_PINS=$DEC_PINS B_RESULT=$DEC_RESULT
+expect "$A and $B are both placed (a free core each)" "placed placed" "$A_RESULT $B_RESULT"
+A0=$(awk '$1 == 0 { print $2 }' <<<"$A_PINS")
+B0=$(awk '$1 == 0 { print $2 }' <<<"$B_PINS")
+disjoint() { [ -n "$A0" ] && [ -n "$B0" ] && [ -z "$(comm -12 <(tr , '\n' <<<"$A0" | sort) <(tr , '\n' <<<"$B0" | sort))" ]; }
+check "$A and $B are pinned to disjoint CPUs ($A0 / $B0)" disjoint
+
+# ------------------------------------------------------------------------------------------ 4. hand pin
+
+# Another online CPU than the one the daemon chose for vCPU 0 of $A.
+OTHER=
+for cpu in ${ONLINE//,/ }; do
+    case ",$A0," in *",$cpu,"*) ;; *) OTHER=$cpu; break ;; esac
+done
+MARK=$(log_mark)
+if [ -n "$OTHER" ]; then
+    check "virsh vcpupin $A 0 $OTHER --live (by hand)" e2e_virsh -q vcpupin "$A" 0 "$OTHER" --live
+else
+    not_ok "virsh vcpupin $A 0 <another CPU> --live: no CPU other than '$A0' is online"
+    OTHER=$A0
+fi
+check "daemon log: $A's vCPU 0 pinned to $OTHER by someone else, adopted" \
+    wait_for 50 log_has "$MARK" ">$A: skipped.*vCPU 0 was pinned to $OTHER by someone else"
+if wait_for 50 has_decision "$A" skipped; then
+    ok "$A: metadata decision result becomes \"skipped\""
+    expect "$A: the recorded decision now holds the hand pin" "0 $OTHER" "$(decision_pins "$META")"
+else
+    not_ok "$A: metadata decision result becomes \"skipped\" (is: $(decision_result "$(meta "$A")"))"
+    not_ok "$A: the recorded decision now holds the hand pin"
+fi
+sleep 2
+expect "$A: 2 s later vCPU 0 is still where the user pinned it (not fought)" "0 $OTHER" "$(affinity "$A")"
+log_since "$MARK" | grep -F -- ">$A: " | sed "s/^/#   /"
+
+# ------------------------------------------------------------------------------------------ 5. restart
+
+BEFORE=
+snapshot() {
+    local d
+    for d in "$A" "$B"; do
+        echo "$d vcpus $(affinity "$d" | tr '\n' ';') emulator $(emulator_affinity "$d")"
+    done
+}
+BEFORE=$(snapshot)
+stop_placementd
+expect "placementd exits with status 0 on SIGTERM" 0 "$PD_RC"
+MARK=$(log_mark)
+must "placementd starts again" start_placementd
+check "placementd connects to $URI again" wait_for 100 log_has "$MARK" "Connected to $URI"
+for d in "$A" "$B"; do
+    check "daemon log: running $d adopted from its recorded decision" wait_for 100 log_has "$MARK" ">$d: .*, adopted \("
+done
+log_since "$MARK" | grep -E -- ">($A|$B): " | sed "s/^/#   /"
+sleep 1
+expect "vCPU and emulator affinity of $A and $B unchanged by the restart" "$BEFORE" "$(snapshot)"
+
+# ------------------------------------------------------------------------------------------ 6. libvirtd loss
+
+MARK=$(log_mark)
+must "e2e_libvirt_kill9 (SIGKILL libvirtd)" e2e_libvirt_kill9 "$WORK"
+sleep 2
+T_UP=$(date +%s%N)
+must "e2e_libvirt_restart (libvirtd re-adopts the QEMUs)" e2e_libvirt_restart "$WORK"
+if wait_for 200 log_has "$MARK" "Connected to $URI"; then
+    ok "placementd reconnects by itself ($((($(date +%s%N) - T_UP) / 1000000)) ms after libvirtd was restarted)"
+else
+    not_ok "placementd reconnects by itself within 20 s"
+fi
+log_since "$MARK" | grep -vE '^<7>' | sed "s/^/#   /"
+check "placementd still runs after losing libvirtd" pd_alive
+expect "vCPU and emulator affinity of $A and $B unchanged by the libvirtd loss" "$BEFORE" "$(snapshot)"
+MARK=$(log_mark)
+must "e2e_domain_start $C 1" e2e_domain_start "$C" 1
+check_placed "$C" 1 "$MARK"
+check "placementd still runs (kill -0)" kill -0 "$PD_PID"
+
+# ------------------------------------------------------------------------------------------ 7. release
+
+MARK=$(log_mark)
+check "e2e_domain_destroy $B" e2e_domain_destroy "$B"
+check "daemon log: $B stopped, its cores and memory are free again" \
+    wait_for 50 log_has "$MARK" ">$B: stopped; its cores and memory are free again"
+
+# ------------------------------------------------------------------------------------------ 8. SIGHUP
+
+MARK=$(log_mark)
+printf '[Placement]\nPolicy=bogus\n' >"$CONF"
+kill -HUP "$PD_PID"
+check "SIGHUP with Policy=bogus: 'Reloading the configuration failed, keeping the old one' naming Policy" \
+    wait_for 50 log_has "$MARK" "Reloading the configuration failed, keeping the old one.*Policy"
+log_since "$MARK" | sed "s/^/#   /"
+sleep 0.5
+check "placementd still runs after the failed reload" pd_alive
+
+exit 0
