@@ -34,6 +34,7 @@ struct BusService {
         sd_bus_slot *slot;
         struct event *retry;
         unsigned backoff_sec;
+        bool was_connected;
 };
 
 static void connect_bus(BusService *s);
@@ -300,11 +301,11 @@ static int method_replace(sd_bus_message *msg, void *userdata, sd_bus_error *err
         BusService *s = userdata;
         const Decision *d;
         g_autofree char *uuid = NULL, *failure = NULL;
-        int r = read_domain(msg, s, &d, error);
+        int r = check_root(msg, "re-place a domain", error);
 
         if (r < 0)
                 return r;
-        if ((r = check_root(msg, "re-place a domain", error)) < 0)
+        if ((r = read_domain(msg, s, &d, error)) < 0)
                 return r;
         uuid = g_strdup(d->uuid);
         r = manager_replace(s->manager, uuid, &failure);
@@ -457,16 +458,31 @@ static void on_bus_closed(void *userdata)
         schedule_retry(s);
 }
 
+/* The address without its guid= part: a restarted bus has a new GUID, and sd-bus refuses a mismatch. */
+static char *address_without_guid(const char *address)
+{
+        g_auto(GStrv) parts = g_strsplit(address, ",", -1);
+        GString *out = g_string_new(NULL);
+
+        for (char **p = parts; *p; p++)
+                if (!g_str_has_prefix(*p, "guid="))
+                        g_string_append_printf(out, "%s%s", out->len ? "," : "", *p);
+        return g_string_free(out, FALSE);
+}
+
 static int open_bus(BusService *s, sd_bus **ret)
 {
         sd_bus *bus = NULL;
+        g_autofree char *address = NULL;
         int r;
 
         if (!s->address)
                 return s->kind == BUS_SESSION ? sd_bus_open_user(ret) : sd_bus_open_system(ret);
+        /* after the first connection, any bus at that address will do */
+        address = s->was_connected ? address_without_guid(s->address) : g_strdup(s->address);
         r = sd_bus_new(&bus);
         if (r >= 0)
-                r = sd_bus_set_address(bus, s->address);
+                r = sd_bus_set_address(bus, address);
         if (r >= 0)
                 r = sd_bus_set_bus_client(bus, 1);
         if (r >= 0)
@@ -497,6 +513,7 @@ static void connect_bus(BusService *s)
         }
         s->event = bus_event_attach(s->bus, s->base, on_bus_closed, s);
         s->backoff_sec = 1;
+        s->was_connected = true;
         log_info("Serving %s on the %s bus", BUS_NAME, where);
 }
 

@@ -15,6 +15,7 @@
 #include "demo.h"
 #include "log.h"
 #include "manager.h"
+#include "metrics.h"
 #include "topology.h"
 #include "trace.h"
 #include "virt-domain.h"
@@ -37,6 +38,8 @@ typedef struct Daemon {
         Manager *manager;
         Demo *demo;
         BusService *bus;
+        MetricsServer *metrics;
+        char *metrics_listen; /* what metrics listens on now */
         const char *config_path;
         bool config_explicit;
         struct event *sigterm, *sigint, *sighup, *watchdog;
@@ -182,6 +185,29 @@ static void on_connection(Manager *m, bool connected, void *userdata)
                 demo_start(d->demo);
 }
 
+/* (Re)starts the metrics listener when [Metrics] Listen= changed. Returns 0 or -EADDRNOTAVAIL. */
+static int apply_metrics(Daemon *d)
+{
+        const char *want = manager_config(d->manager)->metrics_listen;
+        g_autofree char *error = NULL;
+
+        if (g_strcmp0(want, d->metrics_listen) == 0)
+                return 0;
+        metrics_server_free(d->metrics);
+        d->metrics = NULL;
+        g_clear_pointer(&d->metrics_listen, g_free);
+        if (!want)
+                return 0;
+        d->metrics = metrics_server_new(d->base, d->manager, want, &error);
+        if (!d->metrics) {
+                log_error("Metrics: %s", error);
+                return -EADDRNOTAVAIL;
+        }
+        d->metrics_listen = g_strdup(want);
+        log_info("Serving metrics on http://%s/metrics", want);
+        return 0;
+}
+
 /* SIGHUP and Reload(): a config that does not load is reported and the old one kept. */
 static int reload(Daemon *d, char **ret_error)
 {
@@ -191,6 +217,7 @@ static int reload(Daemon *d, char **ret_error)
 
         sd_notify(0, "RELOADING=1");
         r = load_config(d->config_path, d->config_explicit, &c, &error);
+        manager_note_reload(d->manager, r >= 0);
         if (r < 0) {
                 log_error("Reloading the configuration failed, keeping the old one: %s", error);
                 if (ret_error)
@@ -200,6 +227,7 @@ static int reload(Daemon *d, char **ret_error)
                          policy_kind_to_string(c->placement.policy));
                 manager_set_config(d->manager, c);
                 bus_service_state_changed(d->bus);
+                apply_metrics(d);
         }
         sd_notify(0, "READY=1");
         notify_status(d);
@@ -327,6 +355,11 @@ int main(int argc, char **argv)
                 d.bus = bus_service_new(d.base, d.manager, kind, args.bus_address,
                                         &(BusHooks){.reload = reload_hook}, &d);
         }
+        if (apply_metrics(&d) < 0) {
+                bus_service_free(d.bus);
+                manager_free(d.manager);
+                return 1;
+        }
         manager_start(d.manager);
         sd_notify(0, "READY=1");
         notify_status(&d);
@@ -336,6 +369,8 @@ int main(int argc, char **argv)
         r = d.demo && demo_failures(d.demo) ? 1 : 0;
         manager_set_callbacks(d.manager, &(ManagerCallbacks){0}, NULL);
         demo_free(d.demo);
+        metrics_server_free(d.metrics);
+        g_free(d.metrics_listen);
         bus_service_free(d.bus);
         manager_free(d.manager);
         drain(d.base);

@@ -27,6 +27,7 @@ struct Manager {
         GHashTable *decisions; /* uuid -> Decision* */
         ManagerCallbacks cb;
         void *userdata;
+        ManagerStats stats;
 };
 
 /* placer.c */

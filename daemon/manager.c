@@ -519,3 +519,18 @@ unsigned manager_rebalance(Manager *m, unsigned max_moves, char **ret_report)
         *ret_report = g_string_free(report, FALSE);
         return moved;
 }
+
+const double manager_latency_bounds[MANAGER_LATENCY_BUCKETS] = {0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025,
+                                                                0.05,   0.1,   0.25,   0.5,   1,    2.5};
+
+const ManagerStats *manager_stats(const Manager *m)
+{
+        return &m->stats;
+}
+
+void manager_note_reload(Manager *m, bool ok)
+{
+        m->stats.reloads++;
+        if (!ok)
+                m->stats.reload_failures++;
+}

@@ -18,6 +18,19 @@
 
 typedef struct Manager Manager;
 
+/* Event-to-pin latency histogram bounds, in seconds (Prometheus "le" buckets; +Inf implied). */
+#define MANAGER_LATENCY_BUCKETS 12
+extern const double manager_latency_bounds[MANAGER_LATENCY_BUCKETS];
+
+/* Counters since the daemon started. */
+typedef struct ManagerStats {
+        uint64_t decisions[_POLICY_MAX][_DECISION_RESULT_MAX]; /* by the plan's policy and the result */
+        uint64_t latency_buckets[MANAGER_LATENCY_BUCKETS + 1]; /* not cumulative; last is +Inf */
+        uint64_t latency_count;
+        double latency_sum; /* seconds */
+        uint64_t reloads, reload_failures;
+} ManagerStats;
+
 typedef struct ManagerCallbacks {
         /* A decision was made or changed (d) or a domain was forgotten (d == NULL, uuid and name given). */
         void (*decision_changed)(Manager *m, const Decision *d, const char *uuid, const char *name,
@@ -64,6 +77,10 @@ void manager_reconcile(Manager *m);
 /* Places one domain again (forgetting its decision first). Returns 0, -ENOENT when unknown or gone,
  * -ENOTCONN without libvirt. */
 int manager_replace(Manager *m, const char *name_or_uuid, char **ret_error);
+
+const ManagerStats *manager_stats(const Manager *m);
+/* Counts a configuration reload (SIGHUP or Reload()). */
+void manager_note_reload(Manager *m, bool ok);
 
 /* Human status line for sd_notify STATUS= and `placementctl status`. Caller frees. */
 char *manager_status(const Manager *m);

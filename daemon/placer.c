@@ -22,6 +22,10 @@ static uint64_t now_usec(clockid_t clock)
 
 void placer_notify(Manager *m, const Decision *d, const char *uuid, const char *name)
 {
+        if (d) {
+                PolicyKind k = d->plan ? d->plan->policy : m->config->placement.policy;
+                m->stats.decisions[k][d->result]++;
+        }
         if (m->cb.decision_changed)
                 m->cb.decision_changed(m, d, uuid, name, m->userdata);
 }
@@ -293,6 +297,15 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
                 write_metadata(m, dom, d, cfg ? cfg : live);
         }
         d->latency_usec = event_usec ? now_usec(CLOCK_MONOTONIC) - event_usec : 0;
+        if (event_usec) {
+                double sec = (double)d->latency_usec / 1e6;
+                unsigned b = 0;
+                while (b < MANAGER_LATENCY_BUCKETS && sec > manager_latency_bounds[b])
+                        b++;
+                m->stats.latency_buckets[b]++;
+                m->stats.latency_count++;
+                m->stats.latency_sum += sec;
+        }
         log_decision(d);
         placer_notify(m, d, d->uuid, d->name);
 }

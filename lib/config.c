@@ -120,6 +120,48 @@ static int parse_string(const char *v, Config *c, size_t offset, const char **al
         return 0;
 }
 
+int config_split_listen(const char *listen, char **ret_host, unsigned *ret_port)
+{
+        const char *colon = strrchr(listen, ':');
+        g_autofree char *host = NULL;
+        guint64 port;
+
+        if (!colon || colon == listen || !g_ascii_string_to_unsigned(colon + 1, 10, 1, 65535, &port, NULL))
+                return -EINVAL;
+        host = g_strndup(listen, (gsize)(colon - listen));
+        if (host[0] == '[') {
+                size_t n = strlen(host);
+                if (n < 3 || host[n - 1] != ']')
+                        return -EINVAL;
+                memmove(host, host + 1, n - 2);
+                host[n - 2] = '\0';
+        } else if (strchr(host, ':')) {
+                return -EINVAL; /* IPv6 needs brackets */
+        }
+        for (const char *p = host; *p; p++)
+                if (!g_ascii_isalnum(*p) && !strchr(".-:_", *p))
+                        return -EINVAL;
+        if (ret_host)
+                *ret_host = g_steal_pointer(&host);
+        if (ret_port)
+                *ret_port = (unsigned)port;
+        return 0;
+}
+
+static int parse_listen(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        (void)allowed;
+        if (!*v) {
+                g_clear_pointer(FIELD(char *, c, offset), g_free);
+                return 0;
+        }
+        if (config_split_listen(v, NULL, NULL) < 0)
+                return -EINVAL;
+        g_free(*FIELD(char *, c, offset));
+        *FIELD(char *, c, offset) = g_strdup(v);
+        return 0;
+}
+
 static const ConfigKey config_keys[] = {
     {"Placement", "Policy", parse_policy, offsetof(Config, placement.policy), "explicit, compat"},
     {"Placement", "VCPUPin", parse_vcpu_pin, offsetof(Config, placement.vcpu_pin), "core, thread, nodeset"},
@@ -136,6 +178,8 @@ static const ConfigKey config_keys[] = {
      "seconds from 0 (off) to 86400"},
     {"Libvirt", "URI", parse_string, offsetof(Config, uri), "a libvirt connection URI"},
     {"DBus", "Bus", parse_bus, offsetof(Config, bus), "system, session, none"},
+    {"Metrics", "Listen", parse_listen, offsetof(Config, metrics_listen),
+     "ADDRESS:PORT such as 127.0.0.1:9464 or [::1]:9464, or empty for off"},
 };
 
 Config *config_new_default(void)
@@ -164,6 +208,7 @@ void config_free(Config *c)
                 return;
         cpuset_free(c->placement.reserved_cpus);
         g_free(c->uri);
+        g_free(c->metrics_listen);
         g_free(c->path);
         g_free(c);
 }
@@ -262,10 +307,10 @@ char *config_format(const Config *c)
         return g_strdup_printf(
             "[Placement]\nPolicy=%s\nVCPUPin=%s\nEmulatorPin=%s\nReservedCPUs=%s\n"
             "MemoryReserve=%llu\nApply=%s\nMemoryBinding=%s\nPlaceRunning=%s\nReconcileSec=%u\n"
-            "\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=%s\n",
+            "\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=%s\n\n[Metrics]\nListen=%s\n",
             policy_kind_to_string(c->placement.policy), vcpu_pin_mode_to_string(c->placement.vcpu_pin),
             emulator_pin_mode_to_string(c->placement.emulator_pin), reserved,
             (unsigned long long)c->placement.memory_reserve, c->apply ? "yes" : "no",
             c->memory_binding ? "yes" : "no", c->place_running ? "yes" : "no", c->reconcile_sec, c->uri,
-            bus_kind_to_string(c->bus));
+            bus_kind_to_string(c->bus), c->metrics_listen ? c->metrics_listen : "");
 }

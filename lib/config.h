@@ -31,7 +31,11 @@ typedef struct Config {
         unsigned reconcile_sec;
         char *uri; /* [Libvirt] URI= */
         BusKind bus;
+        char *metrics_listen; /* [Metrics] Listen=ADDRESS:PORT, NULL = off */
 } Config;
+
+/* Splits "ADDRESS:PORT" or "[IPV6]:PORT" into a host and a port (1-65535). Returns 0 or -EINVAL. */
+int config_split_listen(const char *listen, char **ret_host, unsigned *ret_port);
 
 Config *config_new_default(void);
 void config_free(Config *c);

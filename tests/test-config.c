@@ -127,6 +127,31 @@ START_TEST(test_file)
 }
 END_TEST
 
+START_TEST(test_metrics_listen)
+{
+        static const char *const good[] = {"127.0.0.1:9464", "[::1]:9464", "localhost:1", "0.0.0.0:65535"};
+        static const char *const bad[] = {"9464",     "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536",
+                                          "::1:9464", "[::1]9464",  "a b:1",       ":9464"};
+        for (unsigned i = 0; i < G_N_ELEMENTS(good); i++) {
+                g_autofree char *text = g_strdup_printf("[Metrics]\nListen=%s\n", good[i]);
+                g_autoptr(Config) c = load_ok(text);
+                g_autofree char *host = NULL;
+                unsigned port = 0;
+                ck_assert_str_eq(c->metrics_listen, good[i]);
+                ck_assert_int_eq(config_split_listen(c->metrics_listen, &host, &port), 0);
+                ck_assert_uint_gt(port, 0);
+                ck_assert(!strchr(host, '['));
+        }
+        for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
+                g_autofree char *text = g_strdup_printf("[Metrics]\nListen=%s\n", bad[i]);
+                g_autofree char *err = load_fail(text);
+                ck_assert_msg(strstr(err, "Listen"), "%s: %s", bad[i], err);
+        }
+        g_autoptr(Config) off = load_ok("[Metrics]\nListen=\n");
+        ck_assert_ptr_null(off->metrics_listen);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
         Suite *s = suite_create("config");
@@ -136,6 +161,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_bad_values_name_key_and_allowed);
         tcase_add_test(tc, test_unknown_and_syntax);
         tcase_add_test(tc, test_file);
+        tcase_add_test(tc, test_metrics_listen);
         suite_add_tcase(s, tc);
         return s;
 }

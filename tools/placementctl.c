@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "placementctl.h"
 
+#include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -31,6 +32,17 @@ static void usage(FILE *f)
               f);
 }
 
+/* Options that take a value, so "--bus-address ADDR" is one option, not a command. */
+static bool takes_value(const char *opt)
+{
+        static const char *const with_value[] = {"--bus",    "--bus-address", "--topology", "--config",
+                                                 "--policy", "--trace",       "--vcpus",    "--memory"};
+        for (unsigned i = 0; i < G_N_ELEMENTS(with_value); i++)
+                if (strcmp(opt, with_value[i]) == 0)
+                        return true;
+        return false;
+}
+
 static const char *const online[] = {"status", "list",   "show",      "explain",
                                      "map",    "reload", "rebalance", "replace"};
 
@@ -38,14 +50,20 @@ int main(int argc, char **argv)
 {
         const char *cmd = NULL;
 
-        /* Options may come before the command (placementctl --json list): move the command to argv[1]. */
+        /* Options may come before the command (placementctl --json list, --bus-address ADDR status): move
+         * the command to argv[1], skipping the values of options given as separate words. */
         for (int i = 1; i < argc; i++) {
-                if (argv[i][0] != '-' || strcmp(argv[i], "-") == 0) {
+                if (argv[i][0] == '-' && strcmp(argv[i], "-") != 0) {
+                        if (!strchr(argv[i], '=') && takes_value(argv[i]))
+                                i++;
+                        continue;
+                }
+                {
                         char *c = argv[i];
                         memmove(argv + 2, argv + 1, sizeof(char *) * (size_t)(i - 1));
                         argv[1] = c;
-                        break;
                 }
+                break;
         }
         cmd = argc > 1 ? argv[1] : NULL;
 

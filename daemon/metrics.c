@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "metrics.h"
+
+#include <event2/buffer.h>
+#include <event2/http.h>
+#include <string.h>
+
+#include "virt-stats.h"
+
+struct MetricsServer {
+        Manager *manager;
+        struct evhttp *http;
+};
+
+static void label_escape(GString *out, const char *value)
+{
+        for (const char *p = value; *p; p++) {
+                if (*p == '\\' || *p == '"')
+                        g_string_append_c(out, '\\');
+                if (*p == '\n')
+                        g_string_append(out, "\\n");
+                else
+                        g_string_append_c(out, *p);
+        }
+}
+
+static void header(GString *out, const char *name, const char *type, const char *help)
+{
+        g_string_append_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
+}
+
+static void domain_labels(GString *out, const Decision *d)
+{
+        g_string_append(out, "{domain=\"");
+        label_escape(out, d->name);
+        g_string_append(out, "\",uuid=\"");
+        label_escape(out, d->uuid);
+        g_string_append(out, "\"");
+}
+
+static void render_decisions(GString *out, Manager *m)
+{
+        const ManagerStats *st = manager_stats(m);
+        unsigned counts[_DECISION_RESULT_MAX];
+
+        header(out, "placementd_decisions_total", "counter", "Decisions made, by policy and result.");
+        for (int k = 0; k < _POLICY_MAX; k++)
+                for (int r = 0; r < _DECISION_RESULT_MAX; r++)
+                        g_string_append_printf(
+                            out, "placementd_decisions_total{policy=\"%s\",result=\"%s\"} %llu\n",
+                            policy_kind_to_string((PolicyKind)k),
+                            decision_result_to_string((DecisionResult)r),
+                            (unsigned long long)st->decisions[k][r]);
+        manager_count(m, counts);
+        header(out, "placementd_domains", "gauge", "Running domains placementd knows, by result.");
+        for (int r = 0; r < _DECISION_RESULT_MAX; r++)
+                g_string_append_printf(out, "placementd_domains{result=\"%s\"} %u\n",
+                                       decision_result_to_string((DecisionResult)r), counts[r]);
+
+        header(out, "placementd_event_to_pin_seconds", "histogram",
+               "Time from a domain's start event to its last pin applied.");
+        uint64_t cumulative = 0;
+        for (int b = 0; b < MANAGER_LATENCY_BUCKETS; b++) {
+                cumulative += st->latency_buckets[b];
+                g_string_append_printf(out, "placementd_event_to_pin_seconds_bucket{le=\"%g\"} %llu\n",
+                                       manager_latency_bounds[b], (unsigned long long)cumulative);
+        }
+        cumulative += st->latency_buckets[MANAGER_LATENCY_BUCKETS];
+        g_string_append_printf(out, "placementd_event_to_pin_seconds_bucket{le=\"+Inf\"} %llu\n",
+                               (unsigned long long)cumulative);
+        g_string_append_printf(out, "placementd_event_to_pin_seconds_sum %.9f\n", st->latency_sum);
+        g_string_append_printf(out, "placementd_event_to_pin_seconds_count %llu\n",
+                               (unsigned long long)st->latency_count);
+}
+
+static void render_host(GString *out, Manager *m)
+{
+        const Topology *t = manager_topology(m);
+        const Ledger *l = manager_ledger(m);
+        const Config *c = manager_config(m);
+        uint64_t sharing = 0;
+
+        header(out, "placementd_node_free_cores", "gauge",
+               "Whole cores with no vCPU and no CPU reserved for the host, per NUMA node.");
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                const TopoNode *node = &t->nodes[n];
+                unsigned free_cores = 0;
+                for (unsigned k = node->core_first; k < node->core_first + node->ncores; k++) {
+                        const TopoCore *core = &t->cores[k];
+                        bool reserved = false;
+                        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                                reserved |= cpuset_has(c->placement.reserved_cpus, t->pus[p].os_index);
+                        free_cores += ledger_core_free(l, k) && !reserved;
+                }
+                g_string_append_printf(out, "placementd_node_free_cores{node=\"%u\"} %u\n", node->os_index,
+                                       free_cores);
+        }
+        header(out, "placementd_node_free_memory_bytes", "gauge",
+               "Memory of a NUMA node not held by domains nor kept by MemoryReserve=.");
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                uint64_t used = ledger_node_memory(l, n) + c->placement.memory_reserve;
+                uint64_t mem = t->nodes[n].memory;
+                g_string_append_printf(out, "placementd_node_free_memory_bytes{node=\"%u\"} %llu\n",
+                                       t->nodes[n].os_index,
+                                       (unsigned long long)(mem > used ? mem - used : 0));
+        }
+        for (unsigned k = 0; k < t->ncores; k++)
+                if (ledger_core_load(l, k) >= 2)
+                        sharing += ledger_core_load(l, k);
+        header(out, "placementd_vcpus_sharing_core", "gauge",
+               "vCPUs on a core that holds another vCPU (0 under explicit until the host is full).");
+        g_string_append_printf(out, "placementd_vcpus_sharing_core %llu\n", (unsigned long long)sharing);
+}
+
+static void render_daemon(GString *out, Manager *m)
+{
+        const ManagerStats *st = manager_stats(m);
+
+        header(out, "placementd_libvirt_connected", "gauge", "1 while connected to libvirt.");
+        g_string_append_printf(out, "placementd_libvirt_connected %d\n", manager_connected(m) ? 1 : 0);
+        header(out, "placementd_libvirt_reconnects_total", "counter",
+               "Connections to libvirt lost and retried.");
+        g_string_append_printf(out, "placementd_libvirt_reconnects_total %u\n", manager_reconnects(m));
+        header(out, "placementd_config_reloads_total", "counter", "Configuration reloads, by outcome.");
+        g_string_append_printf(out, "placementd_config_reloads_total{result=\"ok\"} %llu\n",
+                               (unsigned long long)(st->reloads - st->reload_failures));
+        g_string_append_printf(out, "placementd_config_reloads_total{result=\"failed\"} %llu\n",
+                               (unsigned long long)st->reload_failures);
+}
+
+static void render_cpu(GString *out, Manager *m)
+{
+        virConnectPtr conn = manager_connection(m);
+        g_autoptr(GHashTable) stats = NULL;
+        g_autoptr(GPtrArray) all = NULL;
+        static const struct {
+                const char *kind;
+                size_t offset;
+        } kinds[] = {
+            {"vcpu", offsetof(DomainCpuStats, vcpu_ns)},
+            {"host", offsetof(DomainCpuStats, host_ns)},
+            {"user", offsetof(DomainCpuStats, user_ns)},
+            {"system", offsetof(DomainCpuStats, system_ns)},
+        };
+
+        if (!conn || virt_cpu_stats_all(conn, &stats, NULL) < 0)
+                return;
+        all = manager_list(m);
+        header(out, "placementd_domain_cpu_seconds_total", "counter",
+               "Host CPU time of a domain: vcpu = guest vCPUs, host = the host's own work for it (emulator, "
+               "I/O threads, vhost); user and system split the total.");
+        for (unsigned i = 0; i < all->len; i++) {
+                const Decision *d = g_ptr_array_index(all, i);
+                const DomainCpuStats *s = g_hash_table_lookup(stats, d->uuid);
+                if (!s)
+                        continue;
+                for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                        uint64_t ns = *(const uint64_t *)(const void *)((const char *)s + kinds[k].offset);
+                        g_string_append(out, "placementd_domain_cpu_seconds_total");
+                        domain_labels(out, d);
+                        g_string_append_printf(out, ",kind=\"%s\"} %.9f\n", kinds[k].kind, (double)ns / 1e9);
+                }
+        }
+}
+
+char *metrics_render(Manager *m)
+{
+        GString *out = g_string_new(NULL);
+
+        render_decisions(out, m);
+        render_host(out, m);
+        render_daemon(out, m);
+        render_cpu(out, m);
+        return g_string_free(out, FALSE);
+}
+
+static void on_request(struct evhttp_request *req, void *arg)
+{
+        MetricsServer *s = arg;
+        const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
+        struct evbuffer *body;
+        g_autofree char *text = NULL;
+
+        if (evhttp_request_get_command(req) != EVHTTP_REQ_GET || !path || strcmp(path, "/metrics") != 0) {
+                evhttp_send_error(req, HTTP_NOTFOUND, "only GET /metrics is served");
+                return;
+        }
+        text = metrics_render(s->manager);
+        body = evbuffer_new();
+        evbuffer_add(body, text, strlen(text));
+        evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
+                          "text/plain; version=0.0.4");
+        evhttp_send_reply(req, HTTP_OK, "OK", body);
+        evbuffer_free(body);
+}
+
+MetricsServer *metrics_server_new(struct event_base *base, Manager *m, const char *listen, char **ret_error)
+{
+        g_autofree char *host = NULL;
+        unsigned port;
+        MetricsServer *s;
+
+        if (config_split_listen(listen, &host, &port) < 0) {
+                *ret_error = g_strdup_printf("[Metrics] Listen=%s is not ADDRESS:PORT", listen);
+                return NULL;
+        }
+        s = g_new0(MetricsServer, 1);
+        s->manager = m;
+        s->http = evhttp_new(base);
+        if (!s->http || evhttp_bind_socket(s->http, host, (ev_uint16_t)port) < 0) {
+                *ret_error = g_strdup_printf("cannot listen for metrics on %s", listen);
+                metrics_server_free(s);
+                return NULL;
+        }
+        evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET);
+        evhttp_set_max_headers_size(s->http, 8192);
+        evhttp_set_max_body_size(s->http, 0);
+        evhttp_set_timeout(s->http, 10);
+        evhttp_set_gencb(s->http, on_request, s);
+        return s;
+}
+
+void metrics_server_free(MetricsServer *s)
+{
+        if (!s)
+                return;
+        if (s->http)
+                evhttp_free(s->http);
+        g_free(s);
+}

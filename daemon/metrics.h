@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Prometheus metrics over HTTP (GET /metrics) from the daemon's own libevent loop, with libevent's HTTP
+ * server: no second thread, nothing to install. Off unless [Metrics] Listen= is set.
+ */
+
+#include <event2/event.h>
+
+#include "manager.h"
+
+typedef struct MetricsServer MetricsServer;
+
+/* Listens on listen ("ADDRESS:PORT"). Returns NULL with *ret_error set when it cannot. */
+MetricsServer *metrics_server_new(struct event_base *base, Manager *m, const char *listen, char **ret_error);
+void metrics_server_free(MetricsServer *s);
+
+/* The exposition text (Prometheus text format 0.0.4); caller frees. */
+char *metrics_render(Manager *m);

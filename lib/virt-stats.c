@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "virt-stats.h"
+
+#include <errno.h>
+#include <libvirt/virterror.h>
+#include <stdbool.h>
+#include <string.h>
+
+static uint64_t ull(const virTypedParameter *p)
+{
+        switch (p->type) {
+        case VIR_TYPED_PARAM_ULLONG:
+                return p->value.ul;
+        case VIR_TYPED_PARAM_LLONG:
+                return p->value.l > 0 ? (uint64_t)p->value.l : 0;
+        case VIR_TYPED_PARAM_UINT:
+                return p->value.ui;
+        default:
+                return 0;
+        }
+}
+
+int virt_cpu_stats_all(virConnectPtr conn, GHashTable **ret, char **ret_error)
+{
+        virDomainStatsRecordPtr *records = NULL;
+        GHashTable *table;
+        int n = virConnectGetAllDomainStats(conn, VIR_DOMAIN_STATS_CPU_TOTAL | VIR_DOMAIN_STATS_VCPU,
+                                            &records, VIR_CONNECT_GET_ALL_DOMAINS_STATS_ACTIVE);
+
+        if (n < 0) {
+                virErrorPtr e = virGetLastError();
+                bool unsupported =
+                    e && (e->code == VIR_ERR_NO_SUPPORT || e->code == VIR_ERR_ARGUMENT_UNSUPPORTED);
+                if (ret_error)
+                        *ret_error = g_strdup_printf("reading domain CPU statistics: %s",
+                                                     e && e->message ? e->message : "unknown libvirt error");
+                return unsupported ? -ENOTSUP : -EIO;
+        }
+        table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        for (int i = 0; i < n; i++) {
+                DomainCpuStats *s = g_new0(DomainCpuStats, 1);
+                char uuid[VIR_UUID_STRING_BUFLEN];
+
+                for (int k = 0; k < records[i]->nparams; k++) {
+                        const virTypedParameter *p = &records[i]->params[k];
+                        if (strcmp(p->field, "cpu.time") == 0)
+                                s->total_ns = ull(p);
+                        else if (strcmp(p->field, "cpu.user") == 0)
+                                s->user_ns = ull(p);
+                        else if (strcmp(p->field, "cpu.system") == 0)
+                                s->system_ns = ull(p);
+                        else if (strcmp(p->field, "vcpu.current") == 0)
+                                s->nvcpus = (unsigned)ull(p);
+                        else if (g_str_has_prefix(p->field, "vcpu.") && g_str_has_suffix(p->field, ".time"))
+                                s->vcpu_ns += ull(p);
+                }
+                s->host_ns = s->total_ns > s->vcpu_ns ? s->total_ns - s->vcpu_ns : 0;
+                if (virDomainGetUUIDString(records[i]->dom, uuid) == 0)
+                        g_hash_table_replace(table, g_strdup(uuid), s);
+                else
+                        g_free(s);
+        }
+        virDomainStatsRecordListFree(records);
+        *ret = table;
+        return 0;
+}

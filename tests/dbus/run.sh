@@ -1,0 +1,517 @@
+#!/bin/bash
+# shellcheck disable=SC2317 # functions reached through trap
+# Integration test of placementd's D-Bus API with real clients (busctl, gdbus, placementctl) on a private
+# dbus-daemon, the daemon connected to libvirt's in-process test driver (test:///default). Run as root:
+#   bash tests/dbus/run.sh [BUILD_DIR]        (default: build; DBUS_TEST_KEEP=1 keeps the temp dir)
+# One line per check ("ok N - ..." / "not ok N - ..."); the last line is "dbus: N passed, M failed".
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+BUILD=${1:-build}
+[ -d "$BUILD" ] || BUILD=$ROOT/$BUILD
+BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "no build directory ${1:-build}" >&2; exit 2; }
+PLACEMENTD=$BUILD/daemon/placementd
+CTL=$BUILD/tools/placementctl
+TOPOLOGY="synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2"
+NAME=org.placementd1
+OPATH=/org/placementd1
+IFACE=org.placementd1.Manager
+E=org.placementd1.Error
+NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+
+T0=$(date +%s%N)
+PASS=0
+FAIL=0
+N=0
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/placementd-dbus.XXXXXX") || exit 1
+chmod 755 "$TMP" # the non-root client must reach the bus socket
+BUS_PID=
+PD_PID=
+MON_PIDS=()
+ADDR=unix:path=$TMP/bus # no guid=: the restarted bus has a new one, and sd-bus refuses a mismatch
+LOG=$TMP/placementd.log
+CONF=$TMP/placementd.conf
+OUT=$TMP/out
+ERR=$TMP/err
+RC=0
+
+elapsed() { local ms=$((($(date +%s%N) - T0) / 1000000)); printf '%d.%03d' $((ms / 1000)) $((ms % 1000)); }
+ok() { N=$((N + 1)); PASS=$((PASS + 1)); echo "ok $N - $*"; }
+not_ok() { N=$((N + 1)); FAIL=$((FAIL + 1)); echo "not ok $N - $*"; }
+# note TEXT: detail under the last check, TAP comment style, one line.
+note() { echo "#   $(printf '%s' "$*" | head -c 600 | tr '\n' ';')"; }
+# result DESC COND-EXIT-STATUS: ok/not ok with the last command's output as detail on failure.
+result() {
+    if [ "$2" -eq 0 ]; then
+        ok "$1"
+    else
+        not_ok "$1"
+        note "rc=$RC stdout: $(cat "$OUT" 2>/dev/null)"
+        note "stderr: $(cat "$ERR" 2>/dev/null)"
+    fi
+}
+
+stop_pid() { # PID [SIGNAL]: kill and reap within 5 s, then SIGKILL
+    local pid=$1 sig=${2:-TERM} i
+    [ -n "$pid" ] || return 0
+    kill -"$sig" "$pid" 2>/dev/null || return 0
+    for ((i = 0; i < 50; i++)); do
+        kill -0 "$pid" 2>/dev/null || break
+        sleep 0.1
+    done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    return 0
+}
+
+cleanup() {
+    local rc=$? p
+    trap - EXIT INT TERM
+    for p in "${MON_PIDS[@]}"; do stop_pid "$p"; done
+    stop_pid "$PD_PID"
+    stop_pid "$BUS_PID"
+    if [ "$FAIL" -gt 0 ] || [ "$rc" -ne 0 ]; then
+        echo "# ---- last 40 lines of the placementd log ($LOG) ----"
+        tail -n 40 "$LOG" 2>/dev/null | sed 's/^/# /'
+    fi
+    if [ -n "${DBUS_TEST_KEEP:-}" ]; then echo "# kept $TMP"; else rm -rf "$TMP"; fi
+    echo "# time: $(elapsed) s"
+    echo "dbus: $PASS passed, $FAIL failed"
+    [ "$FAIL" -eq 0 ] && [ "$rc" -eq 0 ] && exit 0
+    exit 1
+}
+trap cleanup EXIT
+trap 'echo "# interrupted"; FAIL=$((FAIL + 1)); exit 130' INT TERM
+
+# must DESC CMD...: a step the rest depends on; a failure ends the run.
+must() {
+    local desc=$1
+    shift
+    if "$@"; then ok "$desc"; else not_ok "$desc"; exit 1; fi
+}
+
+# ---- clients -----------------------------------------------------------------------------------------
+# Each runs with a time limit, leaves stdout in $OUT, stderr in $ERR and the exit status in $RC.
+run() { timeout 10 "$@" >"$OUT" 2>"$ERR"; RC=$?; return $RC; }
+bcall() { run busctl --address="$ADDR" call "$NAME" "$OPATH" "$IFACE" "$@"; }
+nb_bcall() { run "${NOBODY[@]}" busctl --address="$ADDR" call "$NAME" "$OPATH" "$IFACE" "$@"; }
+gcall() { # METHOD ARGS...
+    local m=$1
+    shift
+    run gdbus call --address "$ADDR" --dest "$NAME" --object-path "$OPATH" --method "$IFACE.$m" "$@"
+}
+ctl() { run "$CTL" --bus-address="$ADDR" "$@"; }
+nb_ctl() { run "${NOBODY[@]}" "$CTL" --bus-address="$ADDR" "$@"; }
+bprop() { run busctl --address="$ADDR" get-property "$NAME" "$OPATH" "$IFACE" "$1"; }
+gprop() {
+    run gdbus call --address "$ADDR" --dest "$NAME" --object-path "$OPATH" \
+        --method org.freedesktop.DBus.Properties.Get "$IFACE" "$1"
+}
+
+# The D-Bus error name of a failed busctl call (busctl prints only the message; its debug log has the name).
+# Usage: berr [nobody] ARGS-TO-CALL... ; prints the name (empty when the call did not fail).
+berr() {
+    local pre=()
+    if [ "$1" = nobody ]; then pre=("${NOBODY[@]}"); shift; fi
+    SYSTEMD_LOG_LEVEL=debug timeout 10 "${pre[@]}" busctl --address="$ADDR" call "$NAME" "$OPATH" "$IFACE" "$@" \
+        >"$OUT" 2>"$ERR"
+    RC=$?
+    [ "$RC" -ne 0 ] && sed -n 's/.*type=error .*error-name=\([^ ]*\).*/\1/p' "$ERR" | head -n 1
+}
+json_ok() { python3 -m json.tool "$1" >/dev/null 2>&1; }
+alive() { [ -n "$PD_PID" ] && kill -0 "$PD_PID" 2>/dev/null; }
+name_on_bus() { timeout 5 busctl --address="$ADDR" status "$NAME" >/dev/null 2>&1; }
+wait_for() { # SECONDS CMD...: poll every 0.1 s
+    local n=$(($1 * 10)) i
+    shift
+    for ((i = 0; i < n; i++)); do
+        "$@" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+start_bus() { # in the background as our child (so that its end is seen at once), ready once it printed its address
+    : >"$TMP/bus.addr"
+    dbus-daemon --config-file="$TMP/bus.conf" --nofork --print-address=3 3>"$TMP/bus.addr" </dev/null \
+        >>"$TMP/dbus-daemon.log" 2>&1 &
+    BUS_PID=$!
+    wait_for 5 grep -q "^unix:path=$TMP/bus," "$TMP/bus.addr" && kill -0 "$BUS_PID" 2>/dev/null
+}
+start_placementd() {
+    echo "==== placementd start $(date +%T.%N)" >>"$LOG"
+    "$PLACEMENTD" --config="$CONF" --connect=test:///default --topology="$TOPOLOGY" --bus-address="$ADDR" \
+        --foreground --log-level=debug </dev/null >>"$LOG" 2>&1 &
+    PD_PID=$!
+    wait_for 10 name_or_dead && alive && name_on_bus
+}
+name_or_dead() { name_on_bus || ! alive; }
+# dead_within SECONDS PID: the child PID ended within SECONDS; its exit status in $WAIT_RC
+dead_within() {
+    local n=$(($1 * 10)) i
+    for ((i = 0; i < n; i++)); do
+        kill -0 "$2" 2>/dev/null || { wait "$2" 2>/dev/null; WAIT_RC=$?; return 0; }
+        sleep 0.1
+    done
+    return 1
+}
+
+# ---- setup -------------------------------------------------------------------------------------------
+if [ "$(id -u)" -ne 0 ]; then
+    not_ok "running as root (needed for setpriv and for the root-only methods)"
+    exit 1
+fi
+for tool in busctl gdbus dbus-daemon setpriv python3 timeout; do
+    command -v "$tool" >/dev/null || { not_ok "$tool is installed"; exit 1; }
+done
+if [ ! -x "$PLACEMENTD" ] || [ ! -x "$CTL" ]; then not_ok "built binaries in $BUILD"; exit 1; fi
+
+cat >"$TMP/bus.conf" <<EOF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=$TMP/bus</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+  </policy>
+</busconfig>
+EOF
+: >"$CONF"
+
+start_bus
+must "private dbus-daemon started (pid ${BUS_PID:-none}, $ADDR)" kill -0 "${BUS_PID:-0}"
+must "placementd started and owns $NAME within 10 s" start_placementd
+VERSION=$("$PLACEMENTD" --version | awk '{print $2}')
+
+# ---- methods, through busctl and gdbus ---------------------------------------------------------------
+run busctl --address="$ADDR" introspect "$NAME" "$OPATH" "$IFACE"
+missing=
+for m in .ListDecisions .GetDecision .GetDecisionsJSON .Explain .Plan .GetHostMap .GetStatus .Replace \
+    .Rebalance .Reload .DecisionChanged .Version .Policy .Apply .Connected .URI .Nodes .Packages .Cores .PUs \
+    .ThreadsPerCore; do
+    grep -q "^\\$m " "$OUT" || missing="$missing $m"
+done
+result "introspection lists every method, property and the signal${missing:+ (missing:$missing)}" \
+    "$([ -z "$missing" ] && echo 0 || echo 1)"
+
+bcall ListDecisions
+result "busctl ListDecisions contains test placed" "$(grep -q '"test" "[0-9a-f-]*" "explicit" "placed"' "$OUT"; echo $?)"
+UUID=$(sed -n 's/.*"test" "\([0-9a-f-]\{36\}\)".*/\1/p' "$OUT")
+[ -n "$UUID" ] || UUID=unknown-uuid
+gcall ListDecisions
+result "gdbus ListDecisions contains test placed" "$(grep -q "'test', '$UUID', 'explicit', 'placed'" "$OUT"; echo $?)"
+
+bcall GetDecision s test
+result "busctl GetDecision test" "$(grep -q "^(sssssasssb) \"test\" \"$UUID\" \"explicit\" \"placed\"" "$OUT"; echo $?)"
+bcall GetDecision s "$UUID"
+result "busctl GetDecision by UUID $UUID" "$(grep -q "^(sssssasssb) \"test\" \"$UUID\" " "$OUT"; echo $?)"
+gcall GetDecision test
+result "gdbus GetDecision test" "$(grep -q "^(('test', '$UUID', 'explicit', 'placed'" "$OUT"; echo $?)"
+gcall GetDecision "$UUID"
+result "gdbus GetDecision by UUID" "$(grep -q "^(('test', '$UUID', " "$OUT"; echo $?)"
+[ "$(berr GetDecision s nope)" = "$E.NoSuchDomain" ]
+result "busctl GetDecision nope -> NoSuchDomain" $?
+gcall GetDecision nope
+result "gdbus GetDecision nope -> NoSuchDomain" "$(grep -q "$E.NoSuchDomain" "$ERR"; echo $?)"
+
+# GetDecisionsJSON: the reply is one string; gdbus is the reliable way to get it unescaped.
+json_reply() { # ARG FILE: GetDecisionsJSON(ARG) through gdbus, the JSON text into FILE
+    gcall GetDecisionsJSON "$1" && python3 -c '
+import ast, sys
+print(ast.literal_eval(sys.stdin.read().strip())[0])' <"$OUT" >"$2"
+}
+json_reply "" "$TMP/all.json"
+result "gdbus GetDecisionsJSON '' is valid JSON with test in decisions" "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert isinstance(d["decisions"], list) and any(x["domain"] == "test" and x["result"] == "placed" for x in d["decisions"])
+assert d["topology"]["nodes"] == 2' "$TMP/all.json" 2>"$ERR"; echo $?)"
+json_reply test "$TMP/test.json"
+result "gdbus GetDecisionsJSON test is valid JSON with exactly test" "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [x["domain"] for x in d["decisions"]] == ["test"] and d["decisions"][0]["uuid"] == sys.argv[2]' \
+    "$TMP/test.json" "$UUID" 2>"$ERR"; echo $?)"
+bcall GetDecisionsJSON s ""
+result "busctl GetDecisionsJSON '' answers a string with decisions" "$(grep -q '^s "{.*decisions.*test' "$OUT"; echo $?)"
+bcall GetDecisionsJSON s test
+result "busctl GetDecisionsJSON test answers a string" "$(grep -q '^s "{.*\\"domain\\":\\"test\\"' "$OUT"; echo $?)"
+[ "$(berr GetDecisionsJSON s nope)" = "$E.NoSuchDomain" ]
+result "busctl GetDecisionsJSON nope -> NoSuchDomain" $?
+
+bcall Explain s test
+result "busctl Explain test" "$(grep -q '^s "test (2 vCPUs.*candidate.*chosen' "$OUT"; echo $?)"
+gcall Explain test
+result "gdbus Explain test" "$(grep -q "^('test (2 vCPUs.*chosen" "$OUT"; echo $?)"
+
+bcall Plan ut 2 1073741824
+result "busctl Plan 2 vCPUs 1 GiB -> placed" "$(grep -q '^ssasssss "placed" "[0-9]" 2 ' "$OUT"; echo $?)"
+gcall Plan 2 1073741824
+result "gdbus Plan 2 vCPUs 1 GiB -> placed" "$(grep -q "^('placed', '[0-9]', \['[0-9,-]*', '[0-9,-]*'\]" "$OUT"; echo $?)"
+for bad in "0 1073741824:vcpus 0" "5000 1073741824:vcpus 5000" "4097 1073741824:vcpus 4097" "2 0:memory 0" \
+    "2 17179869185:memory one byte beyond the host's 16 GiB" "2 18446744073709551615:memory 2^64-1"; do
+    args=${bad%%:*}
+    # shellcheck disable=SC2086 # two numbers
+    got=$(berr Plan ut $args)
+    [ "$got" = "$E.InvalidArgument" ]
+    result "busctl Plan ${bad#*:} -> InvalidArgument${got:+ (got $got)}" $?
+    result "  daemon alive after it" "$(alive; echo $?)"
+done
+gcall Plan 0 1073741824
+result "gdbus Plan vcpus 0 -> InvalidArgument" "$(grep -q "$E.InvalidArgument" "$ERR"; echo $?)"
+bcall Plan ut 4 17179869184
+result "busctl Plan 4 vCPUs, all 16 GiB of the host -> answered (not an error)" $RC
+
+# Wrong argument types and counts: an error reply, never a crash.
+for bad in "Plan ss a b" "Plan u 2" "Plan utu 2 1 1" "GetDecision u 5" "GetDecision" "Explain as 1 x" \
+    "Replace" "Replace i 1" "ListDecisions s x" "GetHostMap u 1" "Rebalance s x" "Reload b true" "NoSuchMethod"; do
+    # shellcheck disable=SC2086 # split on purpose
+    got=$(berr $bad)
+    [ -n "$got" ] && [ "${got#org.placementd1.}" = "$got" ]
+    result "busctl $bad -> D-Bus error (${got:-none})" $?
+    result "  daemon alive after it" "$(alive; echo $?)"
+done
+
+bcall GetHostMap
+result "busctl GetHostMap" "$(grep -q '^s "package 0.*node 0.*package 1.*node 1.*A test' "$OUT"; echo $?)"
+gcall GetHostMap
+result "gdbus GetHostMap" "$(grep -q "^('package 0" "$OUT"; echo $?)"
+bcall GetStatus
+result "busctl GetStatus" "$(grep -q '^s "Connected to test:///default, policy explicit; 1 domains, 1 placed"' "$OUT"; echo $?)"
+gcall GetStatus
+result "gdbus GetStatus" "$(grep -q "^('Connected to test:///default" "$OUT"; echo $?)"
+
+bcall Replace s test
+result "busctl Replace test as root -> ok" "$([ $RC -eq 0 ] && [ "$(cat "$OUT")" = "" ]; echo $?)"
+bcall GetDecision s test
+result "  test is still placed after Replace" "$(grep -q '"test" "[0-9a-f-]*" "explicit" "placed"' "$OUT"; echo $?)"
+[ "$(berr Replace s nope)" = "$E.NoSuchDomain" ]
+result "busctl Replace nope -> NoSuchDomain" $?
+bcall Rebalance
+result "busctl Rebalance as root returns a report" "$(grep -q '^us [0-9][0-9]* "..*"' "$OUT"; echo $?)"
+gcall Rebalance
+result "gdbus Rebalance as root returns a report" "$(grep -q "^(uint32 [0-9]*, '..*')" "$OUT"; echo $?)"
+bcall Reload
+result "busctl Reload as root -> ok" $RC
+
+HUGE=$(head -c 100000 /dev/zero | tr '\0' x)
+for m in GetDecision GetDecisionsJSON Explain Replace; do
+    got=$(berr "$m" s "$HUGE")
+    [ "$got" = "$E.InvalidArgument" ]
+    result "busctl $m with a 100000-character domain -> InvalidArgument${got:+ (got $got)}" $?
+done
+for m in GetDecision Explain Replace; do
+    got=$(berr "$m" s "")
+    [ "$got" = "$E.InvalidArgument" ]
+    result "busctl $m with an empty domain -> InvalidArgument${got:+ (got $got)}" $?
+done
+got=$(berr GetDecision s "$(head -c 1024 /dev/zero | tr '\0' y)")
+[ "$got" = "$E.NoSuchDomain" ]
+result "busctl GetDecision with a 1024-character domain (the limit) -> NoSuchDomain${got:+ (got $got)}" $?
+got=$(berr GetDecision s "$(head -c 1025 /dev/zero | tr '\0' y)")
+[ "$got" = "$E.InvalidArgument" ]
+result "busctl GetDecision with a 1025-character domain -> InvalidArgument${got:+ (got $got)}" $?
+gcall Explain ""
+result "gdbus Explain '' -> InvalidArgument" "$(grep -q "$E.InvalidArgument" "$ERR"; echo $?)"
+result "daemon alive after the bad arguments" "$(alive; echo $?)"
+
+# ---- properties -------------------------------------------------------------------------------------
+check_prop() { # NAME BUSCTL-EXPECTED GDBUS-EXPECTED
+    bprop "$1"
+    result "busctl get-property $1 = $2" "$([ "$(cat "$OUT")" = "$2" ]; echo $?)"
+    gprop "$1"
+    result "gdbus Properties.Get $1 = $3" "$([ "$(cat "$OUT")" = "$3" ]; echo $?)"
+}
+check_prop Version "s \"$VERSION\"" "(<'$VERSION'>,)"
+check_prop Policy 's "explicit"' "(<'explicit'>,)"
+check_prop Apply 'b true' '(<true>,)'
+check_prop Connected 'b true' '(<true>,)'
+check_prop URI 's "test:///default"' "(<'test:///default'>,)"
+check_prop Nodes 'u 2' '(<uint32 2>,)'
+check_prop Packages 'u 2' '(<uint32 2>,)'
+check_prop Cores 'u 4' '(<uint32 4>,)'
+check_prop PUs 'u 8' '(<uint32 8>,)'
+check_prop ThreadsPerCore 'u 2' '(<uint32 2>,)'
+run gdbus call --address "$ADDR" --dest "$NAME" --object-path "$OPATH" --method org.freedesktop.DBus.Properties.GetAll "$IFACE"
+result "gdbus Properties.GetAll has all 10 properties" "$(
+    for p in Version Policy Apply Connected URI Nodes Packages Cores PUs ThreadsPerCore; do grep -q "'$p'" "$OUT" || exit 1; done; echo 0)"
+
+# ---- signals ----------------------------------------------------------------------------------------
+busctl --address="$ADDR" monitor "$NAME" >"$TMP/busctl-monitor.txt" 2>&1 &
+MON_PIDS+=($!)
+gdbus monitor --address "$ADDR" --dest "$NAME" >"$TMP/gdbus-monitor.txt" 2>&1 &
+MON_PIDS+=($!)
+wait_for 5 grep -q "is owned by" "$TMP/gdbus-monitor.txt"
+wait_for 5 grep -q "Monitoring bus message stream" "$TMP/busctl-monitor.txt"
+bcall Replace s test
+result "busctl Replace test (for the signal)" $RC
+wait_for 3 grep -q "DecisionChanged ('$UUID', 'test', 'placed')" "$TMP/gdbus-monitor.txt"
+result "gdbus monitor saw DecisionChanged($UUID, test, placed)" $?
+wait_for 3 grep -A4 -q "Member=DecisionChanged" "$TMP/busctl-monitor.txt"
+result "busctl monitor saw DecisionChanged with test" \
+    "$(grep -A4 "Member=DecisionChanged" "$TMP/busctl-monitor.txt" | grep -q 'STRING "test";'; echo $?)"
+
+printf '[Placement]\nPolicy=compat\n' >"$CONF"
+bcall Reload
+result "busctl Reload with Policy=compat -> ok" $RC
+wait_for 3 grep -q "PropertiesChanged ('$IFACE', {.*'Policy': <'compat'>" "$TMP/gdbus-monitor.txt"
+result "gdbus monitor saw PropertiesChanged Policy=compat" $?
+wait_for 3 grep -A8 -q "Member=PropertiesChanged" "$TMP/busctl-monitor.txt"
+result "busctl monitor saw PropertiesChanged Policy=compat" \
+    "$(grep -A8 "Member=PropertiesChanged" "$TMP/busctl-monitor.txt" | grep -A2 'STRING "Policy";' | grep -q 'STRING "compat";'; echo $?)"
+bprop Policy
+result "busctl get-property Policy now = compat" "$([ "$(cat "$OUT")" = 's "compat"' ]; echo $?)"
+gprop Policy
+result "gdbus Policy now = compat" "$([ "$(cat "$OUT")" = "(<'compat'>,)" ]; echo $?)"
+
+printf '[Placement]\nPolicy=bogus\n' >"$CONF"
+got=$(berr Reload)
+result "busctl Reload with Policy=bogus fails (${got:-no error}) naming Policy" \
+    "$([ -n "$got" ] && grep -q "Policy" "$ERR"; echo $?)"
+note "error: $(grep -v '^Bus \|^Got message\|^Sent message\|^ *$' "$ERR" | tail -n 1)"
+gcall Reload
+result "gdbus Reload with Policy=bogus fails naming Policy" "$([ $RC -ne 0 ] && grep -q "Policy" "$ERR"; echo $?)"
+ctl reload
+result "placementctl reload with Policy=bogus fails (rc $RC) naming Policy" \
+    "$([ $RC -ne 0 ] && grep -q "Policy" "$ERR"; echo $?)"
+bprop Policy
+result "Policy still compat (the old config is kept)" "$([ "$(cat "$OUT")" = 's "compat"' ]; echo $?)"
+result "daemon alive after the broken config" "$(alive; echo $?)"
+printf '[Placement]\nPolicy=compat\n' >"$CONF"
+for p in "${MON_PIDS[@]}"; do stop_pid "$p"; done
+MON_PIDS=()
+
+# ---- permissions ------------------------------------------------------------------------------------
+nb_bcall ListDecisions
+result "as nobody: busctl ListDecisions works" "$(grep -q '"test"' "$OUT"; echo $?)"
+nb_bcall GetStatus
+result "as nobody: busctl GetStatus works" $RC
+nb_ctl list
+result "as nobody: placementctl list (rc $RC)" "$([ $RC -eq 0 ] && grep -q '^test ' "$OUT"; echo $?)"
+nb_ctl status
+result "as nobody: placementctl status (rc $RC)" "$([ $RC -eq 0 ] && grep -q '^placementd ' "$OUT"; echo $?)"
+for c in "Replace s test" Rebalance Reload; do
+    # shellcheck disable=SC2086
+    got=$(berr nobody $c)
+    [ "$got" = "$E.NotPermitted" ]
+    result "as nobody: busctl $c -> NotPermitted${got:+ (got $got)}" $?
+done
+nb_ctl reload
+result "as nobody: placementctl reload exits 5 (rc $RC)" "$([ $RC -eq 5 ]; echo $?)"
+nb_ctl rebalance
+result "as nobody: placementctl rebalance exits 5 (rc $RC)" "$([ $RC -eq 5 ]; echo $?)"
+nb_ctl replace test
+result "as nobody: placementctl replace test exits 5 (rc $RC)" "$([ $RC -eq 5 ]; echo $?)"
+bprop Policy
+result "  Policy unchanged by the refused calls (compat)" "$([ "$(cat "$OUT")" = 's "compat"' ]; echo $?)"
+
+# ---- placementctl -----------------------------------------------------------------------------------
+ctl status
+result "placementctl status (rc $RC)" "$([ $RC -eq 0 ] && grep -q "^placementd $VERSION: Connected to test:///default, policy compat" "$OUT" &&
+    grep -q '^host: 2 NUMA nodes, 2 packages, 4 cores, 8 PUs (2 threads per core)' "$OUT"; echo $?)"
+ctl status --json
+result "placementctl status --json (rc $RC)" "$([ $RC -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["policy"] == "compat" and d["connected"] is True and d["topology"]["pus"] == 8' "$OUT"; echo $?)"
+ctl list
+result "placementctl list (rc $RC)" "$([ $RC -eq 0 ] && grep -q '^DOMAIN ' "$OUT" && grep -q '^test  *placed  *explicit ' "$OUT"; echo $?)"
+ctl list --json
+result "placementctl list --json: valid JSON with a decisions array (rc $RC)" "$([ $RC -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert isinstance(d["decisions"], list) and d["decisions"][0]["domain"] == "test"' "$OUT"; echo $?)"
+ctl show test
+result "placementctl show test (rc $RC)" "$([ $RC -eq 0 ] && grep -q "^test ($UUID)" "$OUT" && grep -q 'result: *placed' "$OUT"; echo $?)"
+ctl show --json test
+result "placementctl show --json test (rc $RC)" "$([ $RC -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert [x["domain"] for x in d["decisions"]] == ["test"]' "$OUT"; echo $?)"
+ctl show "$UUID"
+result "placementctl show UUID (rc $RC)" "$([ $RC -eq 0 ] && grep -q "^test ($UUID)" "$OUT"; echo $?)"
+ctl explain test
+result "placementctl explain test (rc $RC)" "$([ $RC -eq 0 ] && grep -q 'candidate node sets' "$OUT"; echo $?)"
+ctl explain --json test
+result "placementctl explain --json test is valid JSON (rc $RC)" "$([ $RC -eq 0 ] && json_ok "$OUT"; echo $?)"
+ctl map
+result "placementctl map (rc $RC)" "$([ $RC -eq 0 ] && grep -q '^package 0' "$OUT" && grep -q 'A test' "$OUT"; echo $?)"
+ctl map --json
+result "placementctl map --json is valid JSON (rc $RC)" "$([ $RC -eq 0 ] && json_ok "$OUT"; echo $?)"
+ctl plan --vcpus=2 --memory=1G
+result "placementctl plan --vcpus=2 --memory=1G (rc $RC)" "$([ $RC -eq 0 ] && grep -q '^2 vCPUs: placed on nodes ' "$OUT"; echo $?)"
+ctl plan --vcpus=2 --memory=1G --json
+result "placementctl plan --json is valid JSON (rc $RC)" "$([ $RC -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["vcpus"] == 2 and d["memory"] == 1 << 30 and d["result"] == "placed"' "$OUT"; echo $?)"
+ctl rebalance
+result "placementctl rebalance (rc $RC)" "$([ $RC -eq 0 ] && [ -s "$OUT" ]; echo $?)"
+ctl rebalance --json
+result "placementctl rebalance --json is valid JSON (rc $RC)" "$([ $RC -eq 0 ] && json_ok "$OUT"; echo $?)"
+ctl replace test
+result "placementctl replace test (rc $RC)" "$([ $RC -eq 0 ]; echo $?)"
+ctl reload
+result "placementctl reload (rc $RC)" "$([ $RC -eq 0 ]; echo $?)"
+ctl show nope
+result "placementctl show nope exits 4 (rc $RC)" "$([ $RC -eq 4 ]; echo $?)"
+ctl replace nope
+result "placementctl replace nope exits 4 (rc $RC)" "$([ $RC -eq 4 ]; echo $?)"
+ctl plan --vcpus=0 --memory=1G
+result "placementctl plan --vcpus=0 exits 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
+ctl plan --vcpus=2 --memory=64G
+result "placementctl plan --memory beyond the host exits 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
+ctl frobnicate
+result "placementctl unknown command exits 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
+run "$CTL" --bus-address "$ADDR" status
+result "placementctl --bus-address ADDR status (option value as its own word, before the command) (rc $RC)" \
+    "$([ $RC -eq 0 ]; echo $?)"
+result "daemon alive after the placementctl calls" "$(alive; echo $?)"
+
+# ---- restart under a client -------------------------------------------------------------------------
+OLD=$PD_PID
+WAIT_RC=
+kill -TERM "$PD_PID"
+dead_within 5 "$OLD"
+result "placementd exits within 5 s of SIGTERM, status 0 (status ${WAIT_RC:-none})" "$([ "$WAIT_RC" = 0 ]; echo $?)"
+PD_PID=
+ctl status
+result "placementctl status while placementd is down exits 3 (rc $RC) saying it is not running" \
+    "$([ $RC -eq 3 ] && grep -q 'placementd is not running' "$ERR"; echo $?)"
+ctl list
+result "placementctl list while placementd is down exits 3 (rc $RC)" "$([ $RC -eq 3 ]; echo $?)"
+must "placementd started again and owns $NAME within 10 s" start_placementd
+ctl status
+result "placementctl status after the restart (rc $RC)" "$([ $RC -eq 0 ] && grep -q 'policy compat' "$OUT"; echo $?)"
+bcall GetDecision s test
+result "test placed again after the restart" "$(grep -q '"test" "[0-9a-f-]*" "[a-z]*" "placed"' "$OUT"; echo $?)"
+
+# ---- bus restart ------------------------------------------------------------------------------------
+OLD=$BUS_PID
+{ kill -KILL "$BUS_PID"; dead_within 5 "$OLD"; } 2>/dev/null # no "Killed" job notice
+result "dbus-daemon killed with SIGKILL" $?
+BUS_PID=
+ctl status
+result "placementctl status without a bus exits 3 (rc $RC)" "$([ $RC -eq 3 ]; echo $?)"
+start_bus
+result "new dbus-daemon on the same path $TMP/bus (pid $BUS_PID)" $?
+result "placementd still running after losing the bus" "$(alive; echo $?)"
+T1=$(date +%s%N)
+wait_for 12 name_on_bus
+r=$?
+result "placementd back on the new bus by itself within 12 s (took $((($(date +%s%N) - T1) / 1000000)) ms)" $r
+ctl status
+result "placementctl status works again (rc $RC)" "$([ $RC -eq 0 ] && grep -q 'Connected to test:///default' "$OUT"; echo $?)"
+bprop Connected
+result "Connected still true after the bus restart" "$([ "$(cat "$OUT")" = 'b true' ]; echo $?)"
+nb_ctl list
+result "as nobody: placementctl list on the new bus (rc $RC)" "$([ $RC -eq 0 ] && grep -q '^test ' "$OUT"; echo $?)"
+bcall Replace s test
+result "busctl Replace test as root on the new bus" $RC
+result "daemon alive at the end" "$(alive; echo $?)"
