@@ -10,6 +10,7 @@
 #include "decision-text.h"
 #include "hostmap.h"
 #include "log.h"
+#include "virt-stats.h"
 
 #define ERROR_NO_SUCH_DOMAIN   "org.placementd1.Error.NoSuchDomain"
 #define ERROR_INVALID_ARGUMENT "org.placementd1.Error.InvalidArgument"
@@ -124,6 +125,10 @@ static char *decisions_json(BusService *s, const Decision *only)
         g_autoptr(JsonBuilder) b = json_builder_new();
         g_autoptr(GPtrArray) all = only ? NULL : manager_list(s->manager);
         g_autoptr(JsonNode) root = NULL;
+        g_autoptr(GHashTable) cpu = NULL;
+
+        if (manager_connection(s->manager))
+                virt_cpu_stats_all(manager_connection(s->manager), &cpu, NULL);
 
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "topology");
@@ -131,8 +136,24 @@ static char *decisions_json(BusService *s, const Decision *only)
         json_builder_set_member_name(b, "decisions");
         json_builder_begin_array(b);
         for (unsigned i = 0; i < (only ? 1 : all->len); i++) {
+                const Decision *d = only ? only : g_ptr_array_index(all, i);
+                const DomainCpuStats *st = cpu ? g_hash_table_lookup(cpu, d->uuid) : NULL;
                 json_builder_begin_object(b);
-                decision_json_add_decision(b, t, only ? only : g_ptr_array_index(all, i), only != NULL);
+                decision_json_add_decision(b, t, d, only != NULL);
+                if (st) {
+                        /* host-side CPU time: the guest's vCPUs and the host's own work for it */
+                        json_builder_set_member_name(b, "cpu_seconds");
+                        json_builder_begin_object(b);
+                        json_builder_set_member_name(b, "vcpu");
+                        json_builder_add_double_value(b, (double)st->vcpu_ns / 1e9);
+                        json_builder_set_member_name(b, "host");
+                        json_builder_add_double_value(b, (double)st->host_ns / 1e9);
+                        json_builder_set_member_name(b, "user");
+                        json_builder_add_double_value(b, (double)st->user_ns / 1e9);
+                        json_builder_set_member_name(b, "system");
+                        json_builder_add_double_value(b, (double)st->system_ns / 1e9);
+                        json_builder_end_object(b);
+                }
                 json_builder_end_object(b);
         }
         json_builder_end_array(b);

@@ -1,0 +1,82 @@
+#!/bin/bash
+# The metrics endpoint, scraped by a real client (curl) and validated by Prometheus's own promtool.
+# The daemon runs on libvirt's in-process test driver, whose one running domain ("test") it places.
+#   bash tests/metrics/run.sh [BUILD_DIR]     ends with "metrics: N passed, M failed"
+set -u
+ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
+BUILD=${1:-build}
+[ -d "$BUILD" ] || BUILD=$ROOT/$BUILD
+BUILD=$(cd "$BUILD" && pwd)
+TMP=$(mktemp -d /tmp/placementd-metrics.XXXXXX)
+PID=
+passed=0 failed=0 n=0
+
+check() { # description, command...
+        local what=$1
+        shift
+        n=$((n + 1))
+        if "$@" >/dev/null 2>&1; then
+                passed=$((passed + 1))
+                echo "ok $n - $what"
+        else
+                failed=$((failed + 1))
+                echo "not ok $n - $what"
+        fi
+}
+
+cleanup() {
+        [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
+        if ((failed)); then
+                echo "# placementd log:"
+                tail -20 "$TMP/log" | sed 's/^/#   /'
+        fi
+        rm -rf "$TMP"
+}
+trap cleanup EXIT
+
+# a free loopback port
+PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+URL=http://127.0.0.1:$PORT/metrics
+printf '[Metrics]\nListen=127.0.0.1:%s\n' "$PORT" >"$TMP/conf"
+"$BUILD/daemon/placementd" --config="$TMP/conf" --connect=test:///default --bus=none --foreground \
+        --topology="synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2" 2>"$TMP/log" &
+PID=$!
+for _ in $(seq 100); do
+        curl -fsS "$URL" -o "$TMP/m" 2>/dev/null && break
+        sleep 0.1
+done
+
+metric() { # name-with-labels expected-value
+        grep -qxF "$1 $2" "$TMP/m"
+}
+
+check "GET /metrics answers 200" curl -fsS "$URL" -o "$TMP/m"
+check "Content-Type is the Prometheus text format" \
+        sh -c "curl -fsS -D - -o /dev/null '$URL' | grep -qi '^content-type: text/plain; version=0.0.4'"
+check "promtool check metrics accepts the exposition" sh -c "promtool check metrics <'$TMP/m'"
+check "decisions_total counts the placed domain" metric 'placementd_decisions_total{policy="explicit",result="placed"}' 1
+check "domains gauge: 1 placed" metric 'placementd_domains{result="placed"}' 1
+check "free cores per node: node 0 has none left, node 1 two" \
+        sh -c "grep -qxF 'placementd_node_free_cores{node=\"0\"} 0' '$TMP/m' && grep -qxF 'placementd_node_free_cores{node=\"1\"} 2' '$TMP/m'"
+check "free memory per node is reported" grep -q '^placementd_node_free_memory_bytes{node="1"} 8589934592$' "$TMP/m"
+check "no vCPU shares a core under explicit" metric placementd_vcpus_sharing_core 0
+check "libvirt connected" metric placementd_libvirt_connected 1
+check "event-to-pin histogram has +Inf, sum and count" \
+        sh -c "grep -q '^placementd_event_to_pin_seconds_bucket{le=\"+Inf\"} ' '$TMP/m' && grep -q '^placementd_event_to_pin_seconds_count ' '$TMP/m'"
+check "another path is 404" sh -c "test \"\$(curl -s -o /dev/null -w '%{http_code}' http://127.0.0.1:$PORT/other)\" = 404"
+check "POST is refused" sh -c "test \"\$(curl -s -o /dev/null -w '%{http_code}' -X POST '$URL')\" != 200"
+
+printf '[Metrics]\nListen=127.0.0.1:%s\n[Placement]\nPolicy=bogus\n' "$PORT" >"$TMP/conf"
+kill -HUP "$PID"
+sleep 0.5
+curl -fsS "$URL" -o "$TMP/m"
+check "a failed reload is counted and metrics keep answering" metric 'placementd_config_reloads_total{result="failed"}' 1
+printf '[Metrics]\nListen=127.0.0.1:%s\n' "$PORT" >"$TMP/conf"
+kill -HUP "$PID"
+sleep 0.5
+curl -fsS "$URL" -o "$TMP/m"
+check "a good reload is counted" metric 'placementd_config_reloads_total{result="ok"}' 1
+check "placementd still runs" kill -0 "$PID"
+
+echo "metrics: $passed passed, $failed failed"
+((failed == 0))
