@@ -50,6 +50,8 @@ static Decision *record(Manager *m, Decision *d, Plan *plan)
         ledger_release(m->ledger, d->uuid);
         if (plan) {
                 d->plan = plan_copy(plan);
+                /* the ledger needs the assignment, not the reasoning: the decision keeps that */
+                g_ptr_array_set_size(plan->candidates, 0);
                 if (ledger_commit(m->ledger, d->uuid, plan) < 0)
                         log_warning("%s: its plan does not fit the host's topology, not counted", d->name);
         }

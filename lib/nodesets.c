@@ -140,7 +140,9 @@ NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool 
                 for (unsigned i = 0; i < nnodes; i++)
                         all[i] = i;
                 if (nnodes) {
-                        NodeSet s = {TOPOLOGY_LOCAL, TOPOLOGY_LOCAL, 0, 0, nnodes};
+                        NodeSet s = {.max_distance = TOPOLOGY_LOCAL,
+                                     .mean_distance = TOPOLOGY_LOCAL,
+                                     .nnodes = nnodes};
                         g_array_append_vals(b.members, all, nnodes);
                         g_array_append_val(b.sets, s);
                 }
@@ -156,6 +158,12 @@ NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool 
         t->ncandidates = b.sets->len;
         t->candidates = (NodeSet *)(void *)g_array_free(b.sets, FALSE);
         t->members = (unsigned *)(void *)g_array_free(b.members, FALSE);
+        t->has_masks = nnodes <= NODESETS_EXHAUSTIVE_MAX;
+        for (unsigned i = 0; t->has_masks && i < t->ncandidates; i++) {
+                NodeSet *s = &t->candidates[i];
+                for (unsigned k = 0; k < s->nnodes; k++)
+                        s->mask |= UINT32_C(1) << t->members[s->first + k];
+        }
         for (unsigned i = 0; i < t->ncandidates; i++) {
                 NodeSet *s = &t->candidates[i], *prev = i ? &t->candidates[i - 1] : NULL;
                 s->group = !prev ? 0

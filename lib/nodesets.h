@@ -25,6 +25,7 @@ typedef struct NodeSet {
         uint32_t max_distance;
         double mean_distance;
         unsigned group;  /* equal (max, mean) rank share a group number */
+        uint32_t mask;   /* bit i = node i, when the table has masks (at most 16 nodes), else 0 */
         unsigned first;  /* into members[] */
         unsigned nnodes; /* members[first .. first+nnodes) ascending node indexes */
 } NodeSet;
@@ -35,6 +36,7 @@ typedef struct NodeSetTable {
         NodeSet *candidates;
         unsigned *members;
         bool exhaustive;
+        bool has_masks; /* every candidate's mask is set (nnodes <= NODESETS_EXHAUSTIVE_MAX) */
 } NodeSetTable;
 
 NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool flat);

@@ -78,6 +78,8 @@ void host_view_init(HostView *v, const Topology *t, const Ledger *l, const Place
         v->node_free_pus = g_new0(unsigned, MAX(t->nnodes, 1));
         v->node_free_memory = g_new0(uint64_t, MAX(t->nnodes, 1));
         v->node_usable_pus = g_new0(unsigned, MAX(t->nnodes, 1));
+        v->node_usable_cores = g_new0(unsigned, MAX(t->nnodes, 1));
+        v->node_capacity = g_new0(unsigned, MAX(t->nnodes, 1));
         v->node_load = g_new0(uint64_t, MAX(t->nnodes, 1));
 
         for (unsigned p = 0; p < t->npus; p++)
@@ -99,6 +101,8 @@ void host_view_init(HostView *v, const Topology *t, const Ledger *l, const Place
                 v->core_free[c] = whole;
                 if (whole)
                         v->node_free_cores[core->node]++;
+                if (policy_core_first_usable_pu(v, c) >= 0)
+                        v->node_usable_cores[core->node]++;
         }
         for (unsigned n = 0; n < t->nnodes; n++) {
                 uint64_t used = ledger_node_memory(l, n) + params->memory_reserve;
@@ -114,27 +118,129 @@ void host_view_done(HostView *v)
         g_free(v->node_free_pus);
         g_free(v->node_free_memory);
         g_free(v->node_usable_pus);
+        g_free(v->node_usable_cores);
+        g_free(v->node_capacity);
         g_free(v->node_load);
 }
 
 /* What a candidate set offers, summed over its nodes. */
 typedef struct SetLoad {
-        unsigned capacity, free_cores, free_pus, usable_pus;
+        unsigned capacity, free_cores, free_pus, usable_pus, usable_cores;
         uint64_t free_memory, load;
 } SetLoad;
 
-static SetLoad set_load(const HostView *v, const PolicyOps *ops, const unsigned *nodes, unsigned n)
+static void set_load_add(SetLoad *s, const HostView *v, unsigned node)
+{
+        s->capacity += v->node_capacity[node];
+        s->free_cores += v->node_free_cores[node];
+        s->free_pus += v->node_free_pus[node];
+        s->usable_pus += v->node_usable_pus[node];
+        s->usable_cores += v->node_usable_cores[node];
+        s->free_memory += v->node_free_memory[node];
+        s->load += v->node_load[node];
+}
+
+/*
+ * Set sums. Summing node by node costs |S| per set, and a walk over all 65,535 sets of a 16-node host
+ * would cost ~0.5M node visits. With node masks (at most 16 nodes) a set's sums are the sums of its
+ * low 8 nodes plus those of its high 8 nodes, both from 256-entry tables built once per request: one
+ * addition per field. Sets too big for the request's own size can also be ruled out before summing:
+ * no k nodes hold more than the k best nodes together.
+ */
+typedef struct SetSums {
+        const HostView *v;
+        const NodeSetTable *table;
+        SetLoad lo[256], hi[256]; /* valid when halves */
+        bool halves;
+        unsigned *best_capacity; /* [k] the most capacity any k reachable nodes have */
+        uint64_t *best_memory;   /* [k] the most free memory any k reachable nodes have */
+} SetSums;
+
+static void set_load_sum(SetLoad *a, const SetLoad *b)
+{
+        a->capacity += b->capacity;
+        a->free_cores += b->free_cores;
+        a->free_pus += b->free_pus;
+        a->usable_pus += b->usable_pus;
+        a->usable_cores += b->usable_cores;
+        a->free_memory += b->free_memory;
+        a->load += b->load;
+}
+
+static int compare_unsigned_desc(const void *a, const void *b)
+{
+        unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+        return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int compare_u64_desc(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+        return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static void set_sums_init(SetSums *ss, const HostView *v, const NodeSetTable *table, const CpuSet *reachable)
+{
+        unsigned n = cpuset_count(reachable), k = 0;
+        g_autofree unsigned *cap = g_new0(unsigned, MAX(n, 1));
+        g_autofree uint64_t *mem = g_new0(uint64_t, MAX(n, 1));
+
+        *ss = (SetSums){.v = v, .table = table, .halves = table->has_masks};
+        if (ss->halves)
+                for (unsigned m = 1; m < 256; m++) {
+                        unsigned low = (unsigned)__builtin_ctz(m);
+                        ss->lo[m] = ss->lo[m & (m - 1)];
+                        ss->hi[m] = ss->hi[m & (m - 1)];
+                        if (low < table->nnodes)
+                                set_load_add(&ss->lo[m], v, low);
+                        if (low + 8 < table->nnodes)
+                                set_load_add(&ss->hi[m], v, low + 8);
+                }
+        CPUSET_FOREACH(node, reachable)
+        {
+                cap[k] = v->node_capacity[node];
+                mem[k++] = v->node_free_memory[node];
+        }
+        qsort(cap, n, sizeof(*cap), compare_unsigned_desc);
+        qsort(mem, n, sizeof(*mem), compare_u64_desc);
+        ss->best_capacity = g_new0(unsigned, n + 1);
+        ss->best_memory = g_new0(uint64_t, n + 1);
+        for (k = 0; k < n; k++) {
+                ss->best_capacity[k + 1] = ss->best_capacity[k] + cap[k];
+                ss->best_memory[k + 1] = ss->best_memory[k] + mem[k];
+        }
+}
+
+static void set_sums_done(SetSums *ss)
+{
+        g_free(ss->best_capacity);
+        g_free(ss->best_memory);
+}
+
+/* False when no set of this many nodes can hold the request (checked in O(1)). */
+static bool set_sums_may_fit(const SetSums *ss, const NodeSet *set, unsigned capacity, uint64_t memory)
+{
+        return ss->best_capacity[set->nnodes] >= capacity && ss->best_memory[set->nnodes] >= memory;
+}
+
+static SetLoad set_sums_get(const SetSums *ss, const NodeSet *set)
 {
         SetLoad s = {0};
-        for (unsigned i = 0; i < n; i++) {
-                s.capacity += ops->capacity(v, nodes[i]);
-                s.free_cores += v->node_free_cores[nodes[i]];
-                s.free_pus += v->node_free_pus[nodes[i]];
-                s.free_memory += v->node_free_memory[nodes[i]];
-                s.usable_pus += v->node_usable_pus[nodes[i]];
-                s.load += v->node_load[nodes[i]];
+
+        if (ss->halves) {
+                s = ss->lo[set->mask & 0xff];
+                set_load_sum(&s, &ss->hi[set->mask >> 8]);
+                return s;
         }
+        for (unsigned i = 0; i < set->nnodes; i++)
+                set_load_add(&s, ss->v, nodeset_members(ss->table, set)[i]);
         return s;
+}
+
+/* What a set physically holds for this policy: cores (explicit) or threads (compat), busy or not. */
+static unsigned set_size(const PolicyOps *ops, const SetLoad *s)
+{
+        return ops->kind == POLICY_EXPLICIT ? s->usable_cores : s->usable_pus;
 }
 
 /* Least loaded first: most free cores, then most free memory (lowest node numbers: enumeration order). */
@@ -145,14 +251,14 @@ static bool less_loaded(const SetLoad *a, const SetLoad *b)
         return a->free_memory > b->free_memory;
 }
 
-/* For overcommit: more capacity, then lower load per usable PU. */
-static bool better_overcommit(const SetLoad *a, const SetLoad *b)
+/* For overcommit: does a come closer than b to the target of free cores, then to a core per vCPU? */
+static bool closer_fit(const PolicyOps *ops, const SetLoad *a, const SetLoad *b, unsigned target,
+                       unsigned vcpus)
 {
-        if (a->capacity != b->capacity)
-                return a->capacity > b->capacity;
-        if (a->free_pus != b->free_pus)
-                return a->free_pus > b->free_pus;
-        return a->load * b->usable_pus < b->load * a->usable_pus;
+        unsigned ca = MIN(a->capacity, target), cb = MIN(b->capacity, target);
+        if (ca != cb)
+                return ca > cb;
+        return MIN(set_size(ops, a), vcpus) > MIN(set_size(ops, b), vcpus);
 }
 
 static CpuSet *nodes_os(const Topology *t, const unsigned *nodes, unsigned n)
@@ -220,40 +326,45 @@ static bool key_less(const uint64_t *a, const uint64_t *b, unsigned n)
 static void assign_overcommit(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan)
 {
         const Topology *t = v->t;
-        g_autofree unsigned *extra_pu = g_new0(unsigned, MAX(t->npus, 1));
-        g_autofree unsigned *extra_core = g_new0(unsigned, MAX(t->ncores, 1));
+        g_autofree unsigned *pu_load = g_new0(unsigned, MAX(t->npus, 1));
+        g_autofree unsigned *core_load = g_new0(unsigned, MAX(t->ncores, 1));
+        g_autofree unsigned *own_core = g_new0(unsigned, MAX(t->ncores, 1));
         g_autofree unsigned *on_node = g_new0(unsigned, MAX(t->nnodes, 1));
+        GArray *pus = g_array_new(FALSE, FALSE, sizeof(unsigned)); /* the set's usable PUs */
         bool by_core = plan->policy == POLICY_EXPLICIT;
 
-        for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++) {
+        for (unsigned i = 0; i < n; i++) {
+                const TopoNode *node = &t->nodes[nodes[i]];
+                for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
+                        const TopoCore *core = &t->cores[c];
+                        core_load[c] = ledger_core_load(v->l, c);
+                        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
+                                pu_load[p] = ledger_pu_load(v->l, p);
+                                if (v->pu_usable[p])
+                                        g_array_append_val(pus, p);
+                        }
+                }
+        }
+        for (unsigned vcpu = 0; vcpu < plan->nvcpus && pus->len; vcpu++) {
                 int best = -1;
                 uint64_t best_key[4] = {0};
 
-                for (unsigned i = 0; i < n; i++) {
-                        const TopoNode *node = &t->nodes[nodes[i]];
-                        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
-                                const TopoCore *core = &t->cores[c];
-                                for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
-                                        uint64_t pu_load = ledger_pu_load(v->l, p) + extra_pu[p];
-                                        uint64_t core_load = ledger_core_load(v->l, c) + extra_core[c];
-                                        uint64_t key[4] = {by_core ? core_load : pu_load, extra_core[c],
-                                                           by_core ? pu_load : core_load, on_node[nodes[i]]};
-                                        if (!v->pu_usable[p])
-                                                continue;
-                                        if (best < 0 || key_less(key, best_key, 4)) {
-                                                best = (int)p;
-                                                memcpy(best_key, key, sizeof(key));
-                                        }
-                                }
+                for (unsigned k = 0; k < pus->len; k++) {
+                        unsigned p = g_array_index(pus, unsigned, k), c = t->pus[p].core;
+                        uint64_t key[4] = {by_core ? core_load[c] : pu_load[p], own_core[c],
+                                           by_core ? pu_load[p] : core_load[c], on_node[t->cores[c].node]};
+                        if (best < 0 || key_less(key, best_key, 4)) {
+                                best = (int)p;
+                                memcpy(best_key, key, sizeof(key));
                         }
                 }
-                if (best < 0)
-                        return;
                 plan->vcpu_pu[vcpu] = best;
-                extra_pu[best]++;
-                extra_core[t->pus[best].core]++;
+                pu_load[best]++;
+                core_load[t->pus[best].core]++;
+                own_core[t->pus[best].core]++;
                 on_node[t->cores[t->pus[best].core].node]++;
         }
+        g_array_unref(pus);
 }
 
 static void add_core_pus(const HostView *v, unsigned core, CpuSet *out)
@@ -399,10 +510,12 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
         bool absurd = req->vcpus > POLICY_MAX_VCPUS;
         Plan *plan = plan_new(req->name, absurd ? 0 : req->vcpus, req->memory, t->nnodes);
         HostView v;
+        SetSums sums;
+        SetLoad host = {0};
+        g_autoptr(CpuSet) reachable = cpuset_new();
         int chosen = -1, fallback = -1, group = -1;
         SetLoad chosen_load = {0}, fallback_load = {0};
-        unsigned group_size = 0;
-        uint64_t most_memory = 0;
+        unsigned group_size = 0, target;
         char a[32], b[32];
 
         plan->policy = ops->kind;
@@ -418,20 +531,36 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
                 return plan;
         }
         host_view_init(&v, t, l, params);
-
+        for (unsigned n = 0; n < t->nnodes; n++)
+                v.node_capacity[n] = ops->capacity(&v, n);
         for (unsigned r = 0; r < table->ncandidates; r++) {
                 const NodeSet *set = &table->candidates[r];
-                const unsigned *members = nodeset_members(table, set);
+                for (unsigned i = 0; i < set->nnodes; i++)
+                        cpuset_add(reachable, nodeset_members(table, set)[i]);
+                if (cpuset_count(reachable) == t->nnodes)
+                        break;
+        }
+        CPUSET_FOREACH(n, reachable)
+        set_load_add(&host, &v, (unsigned)n);
+        set_sums_init(&sums, &v, table, reachable);
+
+        /* 1. The nearest group holding a set with room; inside it the least loaded set. When the whole
+         *    host lacks the room, no set has it: skip the walk. */
+        for (unsigned r = 0;
+             host.capacity >= req->vcpus && host.free_memory >= req->memory && r < table->ncandidates; r++) {
+                const NodeSet *set = &table->candidates[r];
                 SetLoad load;
-                bool fits_memory, qualifies;
+                bool qualifies;
 
                 if (group >= 0 && set->group != (unsigned)group)
                         break;
-                load = set_load(&v, ops, members, set->nnodes);
-                fits_memory = load.free_memory >= req->memory;
-                qualifies = fits_memory && load.capacity >= req->vcpus;
-                most_memory = MAX(most_memory, load.free_memory);
-                keep_candidate(&v, plan, r, set, &load, qualifies, false);
+                if (plan->candidates->len >= POLICY_KEEP_CANDIDATES &&
+                    !set_sums_may_fit(&sums, set, req->vcpus, req->memory))
+                        continue;
+                load = set_sums_get(&sums, set);
+                qualifies = load.free_memory >= req->memory && load.capacity >= req->vcpus;
+                if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
+                        keep_candidate(&v, plan, r, set, &load, qualifies, false);
                 if (qualifies) {
                         group = (int)set->group;
                         group_size++;
@@ -439,12 +568,32 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
                                 chosen = (int)r;
                                 chosen_load = load;
                         }
-                } else if (fits_memory && load.usable_pus > 0 &&
-                           (fallback < 0 || better_overcommit(&load, &fallback_load))) {
+                }
+        }
+        /* 2. Nothing has room. Cores first: the fewest vCPUs should share, so the set needs as many free
+         *    cores as the host can offer (target); then locality: the nearest such set that holds the
+         *    memory and, busy or not, a core (a thread under compat) per vCPU. On a full host that is a
+         *    near set, not the whole host. Failing that, the memory-fitting set that comes closest. */
+        target = MIN(req->vcpus, host.capacity);
+        for (unsigned r = 0; chosen < 0 && host.free_memory >= req->memory && r < table->ncandidates; r++) {
+                const NodeSet *set = &table->candidates[r];
+                SetLoad load;
+
+                if (!set_sums_may_fit(&sums, set, 0, req->memory))
+                        continue;
+                load = set_sums_get(&sums, set);
+                if (load.free_memory < req->memory || load.usable_pus == 0)
+                        continue;
+                if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
+                        keep_candidate(&v, plan, r, set, &load, false, false);
+                if (fallback < 0 || closer_fit(ops, &load, &fallback_load, target, req->vcpus)) {
                         fallback = (int)r;
                         fallback_load = load;
                 }
+                if (load.capacity >= target && set_size(ops, &load) >= req->vcpus)
+                        break;
         }
+        set_sums_done(&sums);
 
         if (chosen >= 0) {
                 const NodeSet *set = &table->candidates[chosen];
@@ -483,16 +632,15 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
                             group_size > 1 ? ", least loaded of its equally near sets" : "");
                 } else {
                         plan->reason = g_strdup_printf(
-                            "no node set has %u %s and %s free; memory fits on %s, which has most room "
-                            "(%u %s): %u vCPUs share a core",
+                            "no node set has %u %s and %s free; %s is the nearest that holds the memory "
+                            "(%u %s there): %u vCPUs share a core",
                             req->vcpus, unit, size_format(req->memory, b, sizeof(b)), where,
                             fallback_load.capacity, unit, plan->shared_vcpus);
                 }
         } else {
                 plan->reason = g_strdup_printf(
-                    "no node set has %s of free memory (the most any set has is %s); "
-                    "nothing pinned",
-                    size_format(req->memory, b, sizeof(b)), size_format(most_memory, a, sizeof(a)));
+                    "no node set has %s of free memory (%s free on the whole host); nothing pinned",
+                    size_format(req->memory, b, sizeof(b)), size_format(host.free_memory, a, sizeof(a)));
         }
         host_view_done(&v);
         return plan;

@@ -242,6 +242,23 @@ START_TEST(test_overcommit_does_not_stack_itself)
 }
 END_TEST
 
+START_TEST(test_overcommit_full_host_stays_near)
+{
+        /* Every core taken: sharing is unavoidable, so a 4-vCPU domain stays on one node (4 cores of it)
+         * instead of spreading over the host for nothing. */
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+
+        test_place(t, l, &p, "fill", 8, GiB);
+        const Plan *plan = test_place(t, l, &p, "late", 4, GiB);
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        ck_assert_uint_eq(test_plan_node_count(plan), 1);
+        ck_assert_uint_eq(test_max_per_core(t, plan), 1);
+        ck_assert_uint_eq(plan->shared_vcpus, 4);
+}
+END_TEST
+
 START_TEST(test_absurd_requests)
 {
         g_autoptr(Topology) t = host_2x16x2();
@@ -311,6 +328,7 @@ static Suite *explicit_suite(void)
         tcase_add_test(tc, test_reserved_cpus_and_memory);
         tcase_add_test(tc, test_overcommit);
         tcase_add_test(tc, test_overcommit_does_not_stack_itself);
+        tcase_add_test(tc, test_overcommit_full_host_stays_near);
         tcase_add_test(tc, test_absurd_requests);
         tcase_add_test(tc, test_memory_only_node);
         suite_add_tcase(s, tc);

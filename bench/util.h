@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* Small helpers shared by the benchmarks: a clock, percentiles, option parsing, output files. */
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+#define GiB (UINT64_C(1) << 30)
+
+/* CLOCK_MONOTONIC in nanoseconds. */
+uint64_t bench_now_ns(void);
+
+/* The p-th percentile (0..100, nearest rank) of values[0..n); sorts values. 0 when n is 0. */
+double bench_percentile(double *values, unsigned n, double p);
+
+/* Parses a whole unsigned number; exits with a usage error naming the option when it is not one. */
+unsigned bench_parse_unsigned(const char *option, const char *text);
+
+/* True when BENCH_SIZE=big is set in the environment (the long runs of bench/run --big). */
+bool bench_env_big(void);
+
+/* Opens DIR/NAME for writing (creating DIR); NULL when dir is NULL. Exits on failure. */
+FILE *bench_open_csv(const char *dir, const char *name);
