@@ -11,15 +11,15 @@ typedef struct HostView {
         const Topology *t;
         const Ledger *l;
         const PlacementParams *params;
-        bool *pu_usable;            /* [npus] not reserved for the host */
-        bool *core_free;            /* [ncores] a whole core: every PU usable, no vCPU counted */
-        unsigned *node_free_cores;  /* [nnodes] */
-        unsigned *node_free_pus;    /* [nnodes] usable PUs with no vCPU */
-        uint64_t *node_free_memory; /* [nnodes] after MemoryReserve and what the ledger holds */
-        unsigned *node_usable_pus;  /* [nnodes] PUs not reserved */
+        bool *pu_usable;             /* [npus] not reserved for the host */
+        bool *core_free;             /* [ncores] a whole core: every PU usable, no vCPU counted */
+        unsigned *node_free_cores;   /* [nnodes] */
+        unsigned *node_free_pus;     /* [nnodes] usable PUs with no vCPU */
+        uint64_t *node_free_memory;  /* [nnodes] after MemoryReserve and what the ledger holds */
+        unsigned *node_usable_pus;   /* [nnodes] PUs not reserved */
         unsigned *node_usable_cores; /* [nnodes] cores with at least one PU not reserved */
-        unsigned *node_capacity;    /* [nnodes] what the policy counts: free cores or free PUs */
-        uint64_t *node_load;        /* [nnodes] vCPUs counted on its PUs */
+        unsigned *node_capacity;     /* [nnodes] what the policy counts: free cores or free PUs */
+        uint64_t *node_load;         /* [nnodes] vCPUs counted on its PUs */
 } HostView;
 
 typedef struct PolicyOps {

@@ -370,7 +370,8 @@ static void print_decision(JsonObject *d)
         printf("  why:            %s\n", json_object_get_string_member(d, "reason"));
         if (json_object_has_member(d, "cpu_seconds")) {
                 JsonObject *c = json_object_get_object_member(d, "cpu_seconds");
-                printf("  host CPU time:  %.2f s guest vCPUs, %.2f s host work for it (%.2f s user, %.2f s system)\n",
+                printf("  host CPU time:  %.2f s guest vCPUs, %.2f s host work for it (%.2f s user, %.2f s "
+                       "system)\n",
                        json_object_get_double_member(c, "vcpu"), json_object_get_double_member(c, "host"),
                        json_object_get_double_member(c, "user"), json_object_get_double_member(c, "system"));
         }
