@@ -126,7 +126,11 @@ static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int det
                 placer_forget(m, uuid, "crashed");
                 break;
         case VIR_DOMAIN_EVENT_UNDEFINED:
-                placer_forget(m, uuid, "undefined");
+                /* a running domain whose definition is removed runs on, transient: it still holds cores */
+                if (virDomainIsActive(dom) == 1)
+                        log_debug("%s: undefined but still running, kept", virDomainGetName(dom));
+                else
+                        placer_forget(m, uuid, "undefined");
                 break;
         default:
                 break;

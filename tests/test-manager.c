@@ -316,6 +316,55 @@ START_TEST(test_plan_changes_nothing)
 }
 END_TEST
 
+START_TEST(test_undefined_while_running)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = virDomainDefineXML(conn, "<domain type='test'><name>m-persist</name>"
+                                                    "<memory unit='MiB'>512</memory><vcpu>2</vcpu>"
+                                                    "<os><type>hvm</type></os></domain>");
+        Wait w = {m, "m-persist"};
+
+        ck_assert_ptr_nonnull(dom);
+        ck_assert_int_eq(virDomainCreate(dom), 0);
+        ck_assert(spin(known, &w, 3000));
+        ck_assert_int_eq(virDomainUndefine(dom), 0);
+        spin(NULL, NULL, 100);
+        /* it runs on, transient, and keeps its cores */
+        ck_assert(known(&w));
+        ck_assert_int_eq(manager_lookup(m, "m-persist")->result, DECISION_PLACED);
+        ck_assert_int_eq(virDomainDestroy(dom), 0);
+        ck_assert(spin(unknown, &w, 3000));
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_name_reused)
+{
+        Manager *m = new_manager(NULL);
+        Wait w = {m, "m-again"};
+        virDomainPtr first = start_domain("m-again", 2, NULL);
+        char uuid1[VIR_UUID_STRING_BUFLEN], uuid2[VIR_UUID_STRING_BUFLEN];
+
+        ck_assert(spin(known, &w, 3000));
+        virt_domain_uuid(first, uuid1);
+        ck_assert_int_eq(virDomainDestroy(first), 0);
+        ck_assert(spin(unknown, &w, 3000));
+        virDomainPtr second = start_domain("m-again", 1, NULL);
+        virt_domain_uuid(second, uuid2);
+        ck_assert_str_ne(uuid1, uuid2);
+        ck_assert(spin(known, &w, 3000));
+        const Decision *d = manager_lookup(m, "m-again");
+        ck_assert_str_eq(d->uuid, uuid2);
+        ck_assert_uint_eq(d->plan->nvcpus, 1);
+        ck_assert_ptr_null(manager_lookup(m, uuid1));
+        virDomainDestroy(second);
+        virDomainFree(first);
+        virDomainFree(second);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_suite(void)
 {
         Suite *s = suite_create("manager");
@@ -330,6 +379,8 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_hand_pins_adopted);
         tcase_add_test(tc, test_vanished_before_pin);
         tcase_add_test(tc, test_plan_changes_nothing);
+        tcase_add_test(tc, test_undefined_while_running);
+        tcase_add_test(tc, test_name_reused);
         suite_add_tcase(s, tc);
         return s;
 }
