@@ -6,6 +6,8 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-event.h"
+#include "cpu-json.h"
+#include "virt-cpu.h"
 #include "decision-json.h"
 #include "decision-text.h"
 #include "hostmap.h"
@@ -300,6 +302,42 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         return r;
 }
 
+/* The features a running domain's CPU model hides from it, and the model that would give them back. */
+static int method_cpu_advice(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        BusService *s = userdata;
+        const Decision *d;
+        virConnectPtr conn = manager_connection(s->manager);
+        g_autoptr(VirtCpu) v = NULL;
+        g_autoptr(CpuAdvice) advice = NULL;
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+        g_autofree char *failure = NULL, *json = NULL;
+        virDomainPtr dom;
+        int r = read_domain(msg, s, &d, error);
+
+        if (r < 0)
+                return r;
+        if (!conn)
+                return sd_bus_error_setf(error, ERROR_NOT_CONNECTED, "Not connected to libvirt");
+        dom = virDomainLookupByUUIDString(conn, d->uuid);
+        if (!dom)
+                return sd_bus_error_setf(error, ERROR_NO_SUCH_DOMAIN, "Domain '%s' is gone", d->name);
+        v = virt_cpu_new(conn);
+        r = virt_cpu_advise(v, dom, &advice, &failure);
+        virDomainFree(dom);
+        if (r == -ENOENT)
+                return sd_bus_error_setf(error, ERROR_NO_SUCH_DOMAIN, "%s", failure);
+        if (r < 0)
+                return sd_bus_error_setf(error, ERROR_FAILED, "%s", failure ? failure : "no CPU advice");
+        json_builder_begin_object(b);
+        cpu_advice_json_add_members(b, advice);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        json = json_to_text(root, FALSE);
+        return sd_bus_reply_method_return(msg, "s", json);
+}
+
 static int method_map(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
@@ -431,6 +469,8 @@ static const sd_bus_vtable manager_vtable[] = {
                                  SD_BUS_PARAM(memory_nodes) SD_BUS_PARAM(emulator_pin) SD_BUS_PARAM(reason)
                                      SD_BUS_PARAM(json),
                              method_plan, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("GetCpuAdviceJSON", "s", SD_BUS_PARAM(domain), "s", SD_BUS_PARAM(json),
+                             method_cpu_advice, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_NAMES("GetHostMap", "", , "s", SD_BUS_PARAM(map), method_map,
                              SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_NAMES("GetStatus", "", , "s", SD_BUS_PARAM(status), method_status,

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 stages=("$@")
-((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus metrics e2e)
+((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus metrics e2e cpu)
 passed=0 failed=0 failures=()
 
 stage() {
@@ -82,6 +82,12 @@ run_metrics() {
         $SUDO bash .ci/install-metrics-deps.sh || return 1
         setup build -Dwerror=true || return 1
         bash tests/metrics/run.sh build
+}
+
+run_cpu() {
+        $SUDO bash .ci/install-e2e-deps.sh || return 1
+        setup build -Dwerror=true || return 1
+        $SUDO bash tests/e2e/cpu.sh build
 }
 
 run_e2e() {

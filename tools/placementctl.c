@@ -26,6 +26,11 @@ static void usage(FILE *f)
               "  plan --topology=SOURCE [--config=FILE] [--policy=explicit|compat] [--json]\n"
               "       NAME:VCPUS:MEMORY... | --trace=FILE\n"
               "\n"
+              "Guest CPU models (libvirt directly, no daemon; --connect=URI, default qemu:///system):\n"
+              "  cpu-advice [DOMAIN] [--json]   features each running domain's CPU model hides\n"
+              "  cpu-baseline [--map-only] [--virttype=TYPE] [--json] FILE...\n"
+              "                              the best CPU model all these hosts can run\n"
+              "\n"
               "SOURCE is 'host', an hwloc XML file, or 'synthetic:DESC'. MEMORY takes K/M/G/T suffixes.\n"
               "Exit status: 0 ok, 1 runtime failure, 2 usage or input error, 3 placementd not running,\n"
               "4 no such domain, 5 permission denied.\n",
@@ -82,6 +87,10 @@ int main(int argc, char **argv)
         /* Subcommands parse from argv[1] on, with getopt starting after the command name. */
         if (strcmp(cmd, "topology") == 0)
                 return cmd_topology(argc - 1, argv + 1);
+        if (strcmp(cmd, "cpu-advice") == 0)
+                return cmd_cpu_advice(argc - 1, argv + 1);
+        if (strcmp(cmd, "cpu-baseline") == 0)
+                return cmd_cpu_baseline(argc - 1, argv + 1);
         if (strcmp(cmd, "plan") == 0) {
                 for (int i = 2; i < argc; i++)
                         if (g_str_has_prefix(argv[i], "--topology"))

@@ -13,3 +13,6 @@ int cmd_topology(int argc, char **argv);
 int cmd_plan_offline(int argc, char **argv);
 /* status, list, show, explain, map, plan (online), reload, rebalance, replace */
 int cmd_online(int argc, char **argv);
+/* cpu-advice [DOMAIN], cpu-baseline FILE...: libvirt directly, no daemon (cmd-cpu.c) */
+int cmd_cpu_advice(int argc, char **argv);
+int cmd_cpu_baseline(int argc, char **argv);
