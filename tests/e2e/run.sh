@@ -260,7 +260,9 @@ ONLINE=$(cpuset_norm "$(cat /sys/devices/system/cpu/online)")
 diag "online CPUs: $ONLINE; cores per placementctl: ${NCORES:-?}"
 [ "${NCORES:-0}" -ge 2 ] || diag "WARNING: fewer than 2 cores; two 1-vCPU domains cannot get a core each"
 
-printf '[Placement]\nReconcileSec=0\n\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=none\n' "$URI" >"$CONF"
+METRICS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+printf '[Placement]\nReconcileSec=0\n\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=none\n\n[Metrics]\nListen=127.0.0.1:%s\n' \
+    "$URI" "$METRICS_PORT" >"$CONF"
 MARK=$(log_mark)
 must "placementd starts (--topology=host, config $CONF)" start_placementd
 check "placementd connects to $URI" wait_for 100 log_has "$MARK" "Connected to $URI"
@@ -367,5 +369,52 @@ check "SIGHUP with Policy=bogus: 'Reloading the configuration failed, keeping th
 log_since "$MARK" | sed "s/^/#   /"
 sleep 0.5
 check "placementd still runs after the failed reload" pd_alive
+
+# ------------------------------------------------------------------------------------------ burst + SIGKILL
+# libvirtd killed with SIGKILL in the middle of a burst of starts, then restarted: every running domain
+# ends up placed exactly once, and what the daemon counts (metrics) matches what runs.
+BURST_MARK=$(log_mark)
+(
+    for i in 1 2 3 4 5 6; do e2e_domain_start "${E2E_DOMAIN_PREFIX}burst$i" 1 >/dev/null 2>&1; done
+) &
+BURST_PID=$!
+sleep 0.8
+check "e2e_libvirt_kill9 in the middle of the burst" e2e_libvirt_kill9 "$WORK"
+wait "$BURST_PID" 2>/dev/null
+check "e2e_libvirt_restart after the burst" e2e_libvirt_restart "$WORK"
+check "placementd reconnects after the burst" wait_for 200 log_has "$BURST_MARK" "Connected to $URI"
+burst_running() { e2e_virsh list --name 2>/dev/null | grep -E "^${E2E_DOMAIN_PREFIX}burst" || true; }
+all_burst_decided() {
+    local d
+    for d in $(burst_running); do has_decision "$d" || return 1; done
+}
+check "every running burst domain has a recorded decision" wait_for 100 all_burst_decided
+once_each() {
+    local d c
+    for d in $(burst_running); do
+        c=$(log_count "$BURST_MARK" "<6>$d: (placed|overcommitted|unplaceable|skipped)")
+        [ "$c" -eq 1 ] || { diag "$d decided $c times"; return 1; }
+    done
+}
+check "each of the $(burst_running | wc -l) running burst domains was decided exactly once" once_each
+ledger_matches() {
+    local counted running
+    counted=$(curl -fsS "http://127.0.0.1:$METRICS_PORT/metrics" | awk '/^placementd_domains\{/ { n += $NF } END { print n + 0 }')
+    running=$(e2e_virsh list --name 2>/dev/null | grep -c .)
+    diag "daemon counts $counted domains, libvirt runs $running"
+    [ "$counted" -eq "$running" ]
+}
+check "the daemon's domains match what runs after the SIGKILL" wait_for 50 ledger_matches
+
+# ------------------------------------------------------------------------------------------ metrics
+# Host-side CPU time per domain from real QEMU: guest vCPU time and the host's own work for it.
+cpu_metric_positive() { # domain kind
+    curl -fsS "http://127.0.0.1:$METRICS_PORT/metrics" |
+        awk -v d="domain=\"$1\"" -v k="kind=\"$2\"" 'index($0, "placementd_domain_cpu_seconds_total{") == 1 &&
+            index($0, d) && index($0, k) { found = 1; if ($NF > 0) ok = 1 } END { exit !(found && ok) }'
+}
+check "metrics: $A has guest vCPU time above 0" cpu_metric_positive "$A" vcpu
+check "metrics: $A has host (emulator) time above 0" cpu_metric_positive "$A" host
+check "metrics: $C has system time reported" sh -c "curl -fsS http://127.0.0.1:$METRICS_PORT/metrics | grep -q 'domain=\"$C\".*kind=\"system\"'"
 
 exit 0
