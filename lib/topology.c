@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "topology.h"
+#include "topology-xml.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -768,9 +769,12 @@ int topology_load(const char *source, Topology **ret, char **ret_error)
                                     "%s: describes %" PRIu64 " PUs, more than the %u supported", source, n,
                                     CPUSET_MAX);
         } else if (!g_str_equal(source, "host")) {
+                g_autofree char *why = NULL;
                 r = read_xml(source, &xml, &xml_len, ret_error);
                 if (r < 0)
                         return r;
+                if (topology_xml_precheck(xml, xml_len, &why) < 0)
+                        return fail(ret_error, -EINVAL, "%s: invalid hwloc XML: %s", source, why);
         }
 
         if (hwloc_topology_init(&topo) < 0)

@@ -63,11 +63,31 @@ int trace_parse_spec(const char *spec, TraceEvent **ret, char **ret_error)
         return 0;
 }
 
+/* The words of a line separated by blanks and tabs (no empty words). */
+static char **split_words(const char *line)
+{
+        g_auto(GStrv) parts = g_strsplit_set(line, " \t", -1);
+        GPtrArray *words = g_ptr_array_new();
+
+        for (char **p = parts; *p; p++)
+                if (**p)
+                        g_ptr_array_add(words, g_strdup(*p));
+        g_ptr_array_add(words, NULL);
+        return (char **)g_ptr_array_free(words, FALSE);
+}
+
 int trace_parse(const char *text, const char *source, GPtrArray **ret, char **ret_error)
 {
         g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func((GDestroyNotify)trace_event_free);
-        g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+        g_auto(GStrv) lines = NULL;
         unsigned lineno = 0;
+
+        if (!g_utf8_validate(text, -1, NULL)) {
+                if (ret_error)
+                        *ret_error = g_strdup_printf("%s: not valid UTF-8 text", source);
+                return -EINVAL;
+        }
+        lines = g_strsplit(text, "\n", -1);
 
         for (char **l = lines; *l; l++) {
                 g_auto(GStrv) words = NULL;
@@ -79,7 +99,7 @@ int trace_parse(const char *text, const char *source, GPtrArray **ret, char **re
                 lineno++;
                 if (!*line || line[0] == '#')
                         continue;
-                words = g_regex_split_simple("[ \t]+", line, 0, 0);
+                words = split_words(line);
                 nwords = g_strv_length(words);
                 if (events->len >= TRACE_EVENTS_MAX)
                         bad = "too many events (limit 1000000)";

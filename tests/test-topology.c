@@ -722,6 +722,28 @@ START_TEST(test_lookup_without_tables)
 }
 END_TEST
 
+/* Inputs the fuzzer found that crash hwloc 2.9's XML import: refused before hwloc sees them. */
+START_TEST(test_xml_hwloc_would_crash)
+{
+        static const struct {
+                const char *file, *needle;
+        } cases[] = {
+            {"topology-hwloc-no-complete-cpuset", "has cpuset but no complete_cpuset"},
+            {"topology-hwloc-unterminated-root", "invalid hwloc XML"},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *path =
+                    g_build_filename(g_getenv("PLACEMENTD_SRCDIR") ? g_getenv("PLACEMENTD_SRCDIR") : ".",
+                                     "tests/fuzz/regressions", cases[i].file, NULL);
+                Topology *t = NULL;
+                g_autofree char *err = NULL;
+                ck_assert_int_eq(topology_load(path, &t, &err), -EINVAL);
+                ck_assert_ptr_null(t);
+                ck_assert_msg(strstr(err, cases[i].needle), "%s: %s", cases[i].file, err);
+        }
+}
+END_TEST
+
 static Suite *topology_suite(void)
 {
         Suite *s = suite_create("topology");
@@ -767,6 +789,11 @@ static Suite *topology_suite(void)
         tcase_add_test(uniform, test_uniform);
         tcase_add_test(uniform, test_lookup_without_tables);
         suite_add_tcase(s, uniform);
+        {
+                TCase *fuzzed = tcase_create("fuzzed");
+                tcase_add_test(fuzzed, test_xml_hwloc_would_crash);
+                suite_add_tcase(s, fuzzed);
+        }
         return s;
 }
 
