@@ -296,9 +296,11 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
                         placer_forget(m, uuid, "gone while being pinned");
                         return;
                 }
-                write_metadata(m, dom, d, cfg ? cfg : live);
         }
+        /* event to last pin: the metadata written next is bookkeeping, not placement */
         d->latency_usec = event_usec ? now_usec(CLOCK_MONOTONIC) - event_usec : 0;
+        if (m->config->apply && d->plan->result != PLAN_UNPLACEABLE)
+                write_metadata(m, dom, d, cfg ? cfg : live);
         if (event_usec) {
                 double sec = (double)d->latency_usec / 1e6;
                 unsigned b = 0;

@@ -158,6 +158,17 @@ NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool 
         t->ncandidates = b.sets->len;
         t->candidates = (NodeSet *)(void *)g_array_free(b.sets, FALSE);
         t->members = (unsigned *)(void *)g_array_free(b.members, FALSE);
+        t->size_start = g_new0(unsigned, nnodes + 2);
+        t->by_size = g_new0(unsigned, MAX(t->ncandidates, 1));
+        for (unsigned i = 0; i < t->ncandidates; i++)
+                t->size_start[t->candidates[i].nnodes + 1]++;
+        for (unsigned k = 1; k < nnodes + 2; k++)
+                t->size_start[k] += t->size_start[k - 1];
+        {
+                g_autofree unsigned *fill = g_memdup2(t->size_start, sizeof(unsigned) * (nnodes + 2));
+                for (unsigned i = 0; i < t->ncandidates; i++)
+                        t->by_size[fill[t->candidates[i].nnodes]++] = i;
+        }
         t->has_masks = nnodes <= NODESETS_EXHAUSTIVE_MAX;
         for (unsigned i = 0; t->has_masks && i < t->ncandidates; i++) {
                 NodeSet *s = &t->candidates[i];
@@ -181,5 +192,7 @@ void nodeset_table_free(NodeSetTable *t)
                 return;
         g_free(t->candidates);
         g_free(t->members);
+        g_free(t->by_size);
+        g_free(t->size_start);
         g_free(t);
 }

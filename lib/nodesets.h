@@ -37,6 +37,10 @@ typedef struct NodeSetTable {
         unsigned *members;
         bool exhaustive;
         bool has_masks; /* every candidate's mask is set (nnodes <= NODESETS_EXHAUSTIVE_MAX) */
+        /* Ranks grouped by set size: the sets of k nodes are ranks by_size[size_start[k] ..
+         * size_start[k + 1]), ascending; size_start has nnodes + 2 entries. */
+        unsigned *by_size;
+        unsigned *size_start;
 } NodeSetTable;
 
 NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool flat);

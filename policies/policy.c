@@ -150,10 +150,10 @@ static void set_load_add(SetLoad *s, const HostView *v, unsigned node)
 typedef struct SetSums {
         const HostView *v;
         const NodeSetTable *table;
-        SetLoad lo[256], hi[256]; /* valid when halves */
-        bool halves;
+        SetLoad *lo, *hi;        /* [256] each, when the table is big enough to be worth them */
         unsigned *best_capacity; /* [k] the most capacity any k reachable nodes have */
         uint64_t *best_memory;   /* [k] the most free memory any k reachable nodes have */
+        unsigned *best_size;     /* [k] the most cores (explicit) or threads (compat) any k nodes have */
 } SetSums;
 
 static void set_load_sum(SetLoad *a, const SetLoad *b)
@@ -179,14 +179,21 @@ static int compare_u64_desc(const void *a, const void *b)
         return x < y ? 1 : x > y ? -1 : 0;
 }
 
-static void set_sums_init(SetSums *ss, const HostView *v, const NodeSetTable *table, const CpuSet *reachable)
+/* Below this many candidates, summing node by node is cheaper than building the half tables. */
+#define SUMS_HALVES_MIN_CANDIDATES 256u
+
+static void set_sums_init(SetSums *ss, const HostView *v, const NodeSetTable *table, const CpuSet *reachable,
+                          bool explicit_cores)
 {
         unsigned n = cpuset_count(reachable), k = 0;
         g_autofree unsigned *cap = g_new0(unsigned, MAX(n, 1));
+        g_autofree unsigned *size = g_new0(unsigned, MAX(n, 1));
         g_autofree uint64_t *mem = g_new0(uint64_t, MAX(n, 1));
 
-        *ss = (SetSums){.v = v, .table = table, .halves = table->has_masks};
-        if (ss->halves)
+        *ss = (SetSums){.v = v, .table = table};
+        if (table->has_masks && table->ncandidates >= SUMS_HALVES_MIN_CANDIDATES) {
+                ss->lo = g_new0(SetLoad, 256);
+                ss->hi = g_new0(SetLoad, 256);
                 for (unsigned m = 1; m < 256; m++) {
                         unsigned low = (unsigned)__builtin_ctz(m);
                         ss->lo[m] = ss->lo[m & (m - 1)];
@@ -196,17 +203,22 @@ static void set_sums_init(SetSums *ss, const HostView *v, const NodeSetTable *ta
                         if (low + 8 < table->nnodes)
                                 set_load_add(&ss->hi[m], v, low + 8);
                 }
+        }
         CPUSET_FOREACH(node, reachable)
         {
                 cap[k] = v->node_capacity[node];
+                size[k] = explicit_cores ? v->node_usable_cores[node] : v->node_usable_pus[node];
                 mem[k++] = v->node_free_memory[node];
         }
         qsort(cap, n, sizeof(*cap), compare_unsigned_desc);
+        qsort(size, n, sizeof(*size), compare_unsigned_desc);
         qsort(mem, n, sizeof(*mem), compare_u64_desc);
         ss->best_capacity = g_new0(unsigned, n + 1);
+        ss->best_size = g_new0(unsigned, n + 1);
         ss->best_memory = g_new0(uint64_t, n + 1);
         for (k = 0; k < n; k++) {
                 ss->best_capacity[k + 1] = ss->best_capacity[k] + cap[k];
+                ss->best_size[k + 1] = ss->best_size[k] + size[k];
                 ss->best_memory[k + 1] = ss->best_memory[k] + mem[k];
         }
 }
@@ -214,7 +226,10 @@ static void set_sums_init(SetSums *ss, const HostView *v, const NodeSetTable *ta
 static void set_sums_done(SetSums *ss)
 {
         g_free(ss->best_capacity);
+        g_free(ss->best_size);
         g_free(ss->best_memory);
+        g_free(ss->lo);
+        g_free(ss->hi);
 }
 
 /* False when no set of this many nodes can hold the request (checked in O(1)). */
@@ -223,11 +238,88 @@ static bool set_sums_may_fit(const SetSums *ss, const NodeSet *set, unsigned cap
         return ss->best_capacity[set->nnodes] >= capacity && ss->best_memory[set->nnodes] >= memory;
 }
 
+/* False when no set of this many nodes has the free memory, the free capacity and the size asked. */
+static bool set_sums_may_hold(const SetSums *ss, const NodeSet *set, unsigned capacity, unsigned size,
+                              uint64_t memory)
+{
+        return set_sums_may_fit(ss, set, capacity, memory) && ss->best_size[set->nnodes] >= size;
+}
+
+/* The fewest nodes a set needs to hold capacity, size and memory; nnodes + 1 when no set can. */
+static unsigned set_sums_min_nodes(const SetSums *ss, unsigned capacity, unsigned size, uint64_t memory)
+{
+        for (unsigned k = 1; k <= ss->table->nnodes; k++)
+                if (ss->best_capacity[k] >= capacity && ss->best_size[k] >= size &&
+                    ss->best_memory[k] >= memory)
+                        return k;
+        return ss->table->nnodes + 1;
+}
+
+/*
+ * Walks candidate ranks from `from` on, in rank order, skipping sets of fewer than kmin nodes. When
+ * those are most of the table (a request only the biggest sets can hold), it merges the per-size rank
+ * lists instead of touching every set.
+ */
+typedef struct RankIter {
+        const NodeSetTable *t;
+        unsigned kmin, r;
+        unsigned *pos; /* [nnodes + 1] next index into by_size per size, when merged */
+} RankIter;
+
+static void rank_iter_init(RankIter *it, const NodeSetTable *t, unsigned from, unsigned kmin)
+{
+        unsigned big = kmin <= t->nnodes ? t->ncandidates - t->size_start[kmin] : 0;
+
+        *it = (RankIter){.t = t, .kmin = kmin, .r = from};
+        if (kmin <= 1 || big >= t->ncandidates / 4)
+                return;
+        it->pos = g_new0(unsigned, t->nnodes + 2);
+        for (unsigned k = kmin; k <= t->nnodes; k++) {
+                unsigned lo = t->size_start[k], hi = t->size_start[k + 1];
+                while (lo < hi) { /* first rank >= from */
+                        unsigned mid = lo + (hi - lo) / 2;
+                        if (t->by_size[mid] < from)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                it->pos[k] = lo;
+        }
+}
+
+/* The next rank, or -1. */
+static int rank_iter_next(RankIter *it)
+{
+        const NodeSetTable *t = it->t;
+        int best = -1;
+        unsigned best_k = 0;
+
+        if (!it->pos) {
+                while (it->r < t->ncandidates && t->candidates[it->r].nnodes < it->kmin)
+                        it->r++;
+                return it->r < t->ncandidates ? (int)it->r++ : -1;
+        }
+        for (unsigned k = it->kmin; k <= t->nnodes; k++)
+                if (it->pos[k] < t->size_start[k + 1] &&
+                    (best < 0 || t->by_size[it->pos[k]] < (unsigned)best)) {
+                        best = (int)t->by_size[it->pos[k]];
+                        best_k = k;
+                }
+        if (best >= 0)
+                it->pos[best_k]++;
+        return best;
+}
+
+static void rank_iter_done(RankIter *it)
+{
+        g_free(it->pos);
+}
+
 static SetLoad set_sums_get(const SetSums *ss, const NodeSet *set)
 {
         SetLoad s = {0};
 
-        if (ss->halves) {
+        if (ss->lo) {
                 s = ss->lo[set->mask & 0xff];
                 set_load_sum(&s, &ss->hi[set->mask >> 8]);
                 return s;
@@ -542,56 +634,90 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
         }
         CPUSET_FOREACH(n, reachable)
         set_load_add(&host, &v, (unsigned)n);
-        set_sums_init(&sums, &v, table, reachable);
+        set_sums_init(&sums, &v, table, reachable, ops->kind == POLICY_EXPLICIT);
 
         /* 1. The nearest group holding a set with room; inside it the least loaded set. When the whole
-         *    host lacks the room, no set has it: skip the walk. */
-        for (unsigned r = 0;
-             host.capacity >= req->vcpus && host.free_memory >= req->memory && r < table->ncandidates; r++) {
-                const NodeSet *set = &table->candidates[r];
-                SetLoad load;
-                bool qualifies;
+         *    host lacks the room, no set has it: skip the walk. The first sets are all looked at (for
+         *    explain); after them, sets too small for the request are skipped without being touched. */
+        if (host.capacity >= req->vcpus && host.free_memory >= req->memory) {
+                RankIter it;
+                int rank;
 
-                if (group >= 0 && set->group != (unsigned)group)
-                        break;
-                if (plan->candidates->len >= POLICY_KEEP_CANDIDATES &&
-                    !set_sums_may_fit(&sums, set, req->vcpus, req->memory))
-                        continue;
-                load = set_sums_get(&sums, set);
-                qualifies = load.free_memory >= req->memory && load.capacity >= req->vcpus;
-                if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
-                        keep_candidate(&v, plan, r, set, &load, qualifies, false);
-                if (qualifies) {
-                        group = (int)set->group;
-                        group_size++;
-                        if (chosen < 0 || less_loaded(&load, &chosen_load)) {
-                                chosen = (int)r;
-                                chosen_load = load;
+                rank_iter_init(&it, table, 0, 1);
+                for (unsigned seen = 0; (rank = rank_iter_next(&it)) >= 0; seen++) {
+                        const NodeSet *set = &table->candidates[rank];
+                        SetLoad load;
+                        bool qualifies;
+
+                        if (group >= 0 && set->group != (unsigned)group)
+                                break;
+                        if (seen == POLICY_KEEP_CANDIDATES) {
+                                rank_iter_done(&it);
+                                rank_iter_init(&it, table, (unsigned)rank + 1,
+                                               set_sums_min_nodes(&sums, req->vcpus, 0, req->memory));
+                                if (!set_sums_may_fit(&sums, set, req->vcpus, req->memory))
+                                        continue;
+                        }
+                        load = set_sums_get(&sums, set);
+                        qualifies = load.free_memory >= req->memory && load.capacity >= req->vcpus;
+                        if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
+                                keep_candidate(&v, plan, (unsigned)rank, set, &load, qualifies, false);
+                        if (qualifies) {
+                                group = (int)set->group;
+                                group_size++;
+                                if (chosen < 0 || less_loaded(&load, &chosen_load)) {
+                                        chosen = rank;
+                                        chosen_load = load;
+                                }
                         }
                 }
+                rank_iter_done(&it);
         }
         /* 2. Nothing has room. Cores first: the fewest vCPUs should share, so the set needs as many free
          *    cores as the host can offer (target); then locality: the nearest such set that holds the
          *    memory and, busy or not, a core (a thread under compat) per vCPU. On a full host that is a
          *    near set, not the whole host. Failing that, the memory-fitting set that comes closest. */
         target = MIN(req->vcpus, host.capacity);
-        for (unsigned r = 0; chosen < 0 && host.free_memory >= req->memory && r < table->ncandidates; r++) {
-                const NodeSet *set = &table->candidates[r];
-                SetLoad load;
+        for (unsigned pass = 0; pass < 3 && chosen < 0 && fallback < 0 && host.free_memory >= req->memory;
+             pass++) {
+                /* pass 0: the nearest set with the target's free cores and a core per vCPU; pass 1, when the
+                 * host has fewer cores than vCPUs: the nearest set with the target and every core the host
+                 * has; pass 2 (only when unreachable nodes keep the whole host from being a set): the
+                 * closest fit among all that hold the memory. Passes 0 and 1 skip smaller sets untouched. */
+                unsigned size_goal =
+                    pass == 0 ? req->vcpus : MIN(req->vcpus, sums.best_size[sums.table->nnodes]);
+                RankIter it;
+                int rank;
 
-                if (!set_sums_may_fit(&sums, set, 0, req->memory))
-                        continue;
-                load = set_sums_get(&sums, set);
-                if (load.free_memory < req->memory || load.usable_pus == 0)
-                        continue;
-                if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
-                        keep_candidate(&v, plan, r, set, &load, false, false);
-                if (fallback < 0 || closer_fit(ops, &load, &fallback_load, target, req->vcpus)) {
-                        fallback = (int)r;
-                        fallback_load = load;
+                if (pass == 1 && size_goal == req->vcpus)
+                        continue; /* pass 0 looked for exactly this */
+                rank_iter_init(&it, table, 0,
+                               pass < 2 ? set_sums_min_nodes(&sums, target, size_goal, req->memory) : 1);
+                while ((rank = rank_iter_next(&it)) >= 0) {
+                        unsigned r = (unsigned)rank;
+                        const NodeSet *set = &table->candidates[r];
+                        SetLoad load;
+
+                        if (pass < 2 ? !set_sums_may_hold(&sums, set, target, size_goal, req->memory)
+                                     : !set_sums_may_fit(&sums, set, 0, req->memory))
+                                continue;
+                        load = set_sums_get(&sums, set);
+                        if (load.free_memory < req->memory || load.usable_pus == 0)
+                                continue;
+                        if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
+                                keep_candidate(&v, plan, r, set, &load, false, false);
+                        if (load.capacity >= target && set_size(ops, &load) >= size_goal) {
+                                fallback = (int)r;
+                                fallback_load = load;
+                                break;
+                        }
+                        if (pass == 2 &&
+                            (fallback < 0 || closer_fit(ops, &load, &fallback_load, target, req->vcpus))) {
+                                fallback = (int)r;
+                                fallback_load = load;
+                        }
                 }
-                if (load.capacity >= target && set_size(ops, &load) >= req->vcpus)
-                        break;
+                rank_iter_done(&it);
         }
         set_sums_done(&sums);
 
