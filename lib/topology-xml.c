@@ -18,6 +18,31 @@ static const char *attr(const char **names, const char **values, const char *nam
         return NULL;
 }
 
+/* hwloc's bitmap text: "0x" hex words joined by commas, optionally led by the infinite "0xf...f". */
+static bool bitmap_text_valid(const char *s)
+{
+        if (g_str_has_prefix(s, "0xf...f")) {
+                s += strlen("0xf...f");
+                if (!*s)
+                        return true;
+                if (*s++ != ',')
+                        return false;
+        }
+        for (;;) {
+                unsigned digits = 0;
+                if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+                        return false;
+                for (s += 2; g_ascii_isxdigit(*s); s++)
+                        digits++;
+                if (digits == 0 || digits > 16)
+                        return false;
+                if (!*s)
+                        return true;
+                if (*s++ != ',')
+                        return false;
+        }
+}
+
 static void on_start(GMarkupParseContext *ctx, const char *element, const char **names, const char **values,
                      gpointer user_data, GError **error)
 {
@@ -41,6 +66,14 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                             "an <object> without a type");
                 return;
         }
+        for (unsigned i = 0; names[i]; i++)
+                if ((g_str_has_suffix(names[i], "cpuset") || g_str_has_suffix(names[i], "nodeset")) &&
+                    !bitmap_text_valid(values[i])) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "<object type=\"%s\"> has an invalid %s \"%.32s\"",
+                                    attr(names, values, "type"), names[i], values[i]);
+                        return;
+                }
         for (unsigned i = 0; i < G_N_ELEMENTS(pairs); i++)
                 if (attr(names, values, pairs[i][0]) && !attr(names, values, pairs[i][1])) {
                         g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,

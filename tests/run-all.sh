@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 stages=("$@")
-((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus metrics e2e cpu)
+((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus metrics e2e cpu fuzz)
 passed=0 failed=0 failures=()
 
 stage() {
@@ -88,6 +88,12 @@ run_cpu() {
         $SUDO bash .ci/install-e2e-deps.sh || return 1
         setup build -Dwerror=true || return 1
         $SUDO bash tests/e2e/cpu.sh build
+}
+
+run_fuzz() {
+        $SUDO bash .ci/install-fuzz-deps.sh || return 1
+        # every seed and every saved crash once, then a bounded session per target
+        bash tests/fuzz/run.sh --regress && bash tests/fuzz/run.sh "${FUZZ_SECONDS:-15}"
 }
 
 run_e2e() {
