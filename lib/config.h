@@ -6,8 +6,7 @@
  * Every key lives in one table (config.c) with its parser, default and help; unknown sections or keys
  * and invalid values are errors, all of them reported together, each naming the file, the key and what
  * is allowed. Checks that need the host (ReservedCPUs naming CPUs it lacks) are the caller's. A failed
- * load returns no config at all, so a caller
- * that already has one keeps it.
+ * load returns no config at all, so a caller that already has one keeps it.
  */
 
 #include <glib.h>

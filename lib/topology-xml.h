@@ -5,8 +5,8 @@
  * A check of an hwloc XML topology before hwloc itself reads it. hwloc 2.9's XML import trusts its
  * input: fuzzing found documents that crash it (an unterminated root element; an object with a cpuset
  * but no complete_cpuset; an empty complete_cpuset). Well-formed XML whose objects carry the sets
- * hwloc's own exports always
- * carry passes; anything else is refused with a message naming the problem.
+ * hwloc's own exports always carry, as hwloc writes them, passes; anything else is refused with a
+ * message naming the problem.
  */
 
 #include <glib.h>
