@@ -307,6 +307,15 @@ int main(int argc, char **argv)
                 log_notice("Topology: %s", (const char *)g_ptr_array_index(topology->notes, i));
         log_info("Topology %s: %u nodes, %u packages, %u cores, %u PUs", topology->source, topology->nnodes,
                  topology->npackages, topology->ncores, topology->npus);
+        {
+                /* a CPU the host lacks cannot be reserved: say so rather than fail */
+                g_autoptr(CpuSet) unknown = cpuset_copy(config->placement.reserved_cpus);
+                cpuset_subtract(unknown, topology->all_pus);
+                if (!cpuset_is_empty(unknown)) {
+                        g_autofree char *list = cpuset_format(unknown);
+                        log_warning("ReservedCPUs= names CPUs this host does not have (%s), ignoring those", list);
+                }
+        }
 
         if (!args.foreground && !getenv("NOTIFY_SOCKET") && daemon(0, 1) < 0) {
                 log_error_errno(-errno, "Failed to detach: %m");
