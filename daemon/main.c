@@ -313,7 +313,8 @@ int main(int argc, char **argv)
                 cpuset_subtract(unknown, topology->all_pus);
                 if (!cpuset_is_empty(unknown)) {
                         g_autofree char *list = cpuset_format(unknown);
-                        log_warning("ReservedCPUs= names CPUs this host does not have (%s), ignoring those", list);
+                        log_warning("ReservedCPUs= names CPUs this host does not have (%s), ignoring those",
+                                    list);
                 }
         }
 
