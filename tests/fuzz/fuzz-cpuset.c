@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * cpuset_parse() on any text; what parses must print (cpuset_format) to a canonical list that parses
+ * back to the same set and prints the same again.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "fuzz-util.h"
+#include "cpuset.h"
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+        fuzz_setup();
+        g_autofree char *text = g_strndup((const char *)data, size);
+        g_autoptr(CpuSet) s = NULL, back = NULL, quiet = NULL;
+        g_autofree char *error = NULL, *error2 = NULL, *list = NULL, *list2 = NULL;
+        int r = cpuset_parse(text, &s, &error);
+        int r_quiet = cpuset_parse(text, &quiet, NULL);
+
+        if (r != r_quiet)
+                abort();
+        if (r < 0) {
+                if (s || !error || (r != -EINVAL && r != -ERANGE))
+                        abort();
+                return 0;
+        }
+        if (!s || !quiet || !cpuset_equal(s, quiet))
+                abort();
+        CPUSET_FOREACH(n, s)
+        if ((unsigned)n > CPUSET_MAX)
+                abort();
+
+        list = cpuset_format(s);
+        if (cpuset_parse(list, &back, &error2) < 0) {
+                fprintf(stderr, "'%s' printed as '%s', which does not parse: %s\n", text, list, error2);
+                abort();
+        }
+        if (!cpuset_equal(s, back) || cpuset_count(s) != cpuset_count(back)) {
+                fprintf(stderr, "'%s' printed as '%s', which parses to another set\n", text, list);
+                abort();
+        }
+        list2 = cpuset_format(back);
+        if (strcmp(list, list2) != 0) {
+                fprintf(stderr, "'%s' is not canonical: printed again as '%s'\n", list, list2);
+                abort();
+        }
+        return 0;
+}
