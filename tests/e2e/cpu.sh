@@ -33,28 +33,8 @@ PASS=0
 FAIL=0
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/placementd-e2e-cpu.XXXXXX") || { echo "cpu: 0 passed, 1 failed"; exit 1; }
 
-elapsed() { local ms=$((($(date +%s%N) - T0) / 1000000)); printf '%d.%03d' $((ms / 1000)) $((ms % 1000)); }
-diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
-ok() { N=$((N + 1)); PASS=$((PASS + 1)); echo "ok $N - $*"; }
-not_ok() { N=$((N + 1)); FAIL=$((FAIL + 1)); echo "not ok $N - $*"; }
-check() {
-    local desc=$1
-    shift
-    if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
-expect() {
-    if [ "$2" = "$3" ]; then
-        ok "$1"
-    else
-        not_ok "$1"
-        diag "  expected: $(printf '%s' "$2" | tr '\n' ';')" "  actual:   $(printf '%s' "$3" | tr '\n' ';')"
-    fi
-}
-must() {
-    local desc=$1
-    shift
-    if "$@"; then ok "$desc"; else not_ok "$desc"; exit 1; fi
-}
+# shellcheck source=tap.sh
+. "$HERE/tap.sh"
 
 finish() {
     local rc=$?
