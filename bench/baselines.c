@@ -111,8 +111,7 @@ static void numad(const Occupancy *o, Plan *p)
         }
         /* memory bound to the chosen nodes, most free first, evenly as far as room allows */
         for (unsigned round = 0; round < 2 && left; round++)
-                CPUSET_FOREACH(n, p->nodes)
-                {
+                CPUSET_FOREACH (n, p->nodes) {
                         uint64_t room = occupancy_node_free_memory(o, (unsigned)n) - p->node_memory[n];
                         uint64_t want = round == 0 ? p->memory / cpuset_count(p->nodes) : left;
                         uint64_t take = MIN(MIN(room, want), left);

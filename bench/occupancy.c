@@ -38,8 +38,7 @@ static int least_loaded_pu(const Occupancy *o, const Plan *p)
         const Topology *t = o->t;
         int best_core = -1, best_pu = -1;
 
-        CPUSET_FOREACH(n, p->nodes)
-        {
+        CPUSET_FOREACH (n, p->nodes) {
                 const TopoNode *node = &t->nodes[n];
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
                         if (best_core < 0 || o->core_load[c] < o->core_load[best_core])

@@ -132,8 +132,8 @@ static int apply(Manager *m, virDomainPtr dom, Decision *d)
         } else if (p->result != PLAN_UNPLACEABLE) {
                 g_autoptr(CpuSet) idx = plan_memory_nodes(p);
                 g_autoptr(CpuSet) nodes = cpuset_new();
-                CPUSET_FOREACH(n, idx)
-                cpuset_add(nodes, m->topology->nodes[n].os_index);
+                CPUSET_FOREACH (n, idx)
+                        cpuset_add(nodes, m->topology->nodes[n].os_index);
                 r = virt_domain_set_memory_nodes(dom, nodes, &error);
                 if (r == -ENOENT)
                         return r;

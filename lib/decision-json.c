@@ -4,8 +4,7 @@
 CpuSet *topology_nodes_to_os(const Topology *t, const CpuSet *node_indexes)
 {
         CpuSet *s = cpuset_new();
-        CPUSET_FOREACH(n, node_indexes)
-        {
+        CPUSET_FOREACH (n, node_indexes) {
                 if ((unsigned)n < t->nnodes)
                         cpuset_add(s, t->nodes[n].os_index);
         }
@@ -23,8 +22,8 @@ static void add_node_array(JsonBuilder *b, const char *key, const CpuSet *os)
 {
         json_builder_set_member_name(b, key);
         json_builder_begin_array(b);
-        CPUSET_FOREACH(n, os)
-        json_builder_add_int_value(b, n);
+        CPUSET_FOREACH (n, os)
+                json_builder_add_int_value(b, n);
         json_builder_end_array(b);
 }
 

@@ -22,8 +22,8 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, cons
                 g_autofree char *policy = g_markup_escape_text(spec->meta_policy, -1);
                 g_string_append_printf(s, " policy=\"%s\"", policy);
         }
-        CPUSET_FOREACH(n, p->nodes)
-        cpuset_add(nodes, t->nodes[n].os_index);
+        CPUSET_FOREACH (n, p->nodes)
+                cpuset_add(nodes, t->nodes[n].os_index);
         g_string_append_printf(
             s, "><decision result=\"%s\" policy=\"%s\" vcpu-pin=\"%s\" memory-binding=\"%s\"", result,
             policy_kind_to_string(p->policy), vcpu_pin_mode_to_string(p->vcpu_pin), memory_binding);
@@ -76,8 +76,7 @@ int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name,
                 p->vcpu_pu[v->id] = pu;
                 cpuset_union(p->vcpu_pins[v->id], v->cpuset);
         }
-        CPUSET_FOREACH(n, d->nodes)
-        {
+        CPUSET_FOREACH (n, d->nodes) {
                 int idx = topology_node_by_os(t, (unsigned)n);
                 if (idx < 0)
                         FAIL("recorded node %d is not on this host", n);

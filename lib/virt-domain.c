@@ -77,12 +77,12 @@ static unsigned char *cpumap_new(const CpuSet *cpus, int *ret_len)
         int max = -1;
         unsigned char *map;
 
-        CPUSET_FOREACH(c, cpus)
-        max = c;
+        CPUSET_FOREACH (c, cpus)
+                max = c;
         *ret_len = VIR_CPU_MAPLEN(max + 1);
         map = g_malloc0((gsize)*ret_len);
-        CPUSET_FOREACH(c, cpus)
-        VIR_USE_CPU(map, c);
+        CPUSET_FOREACH (c, cpus)
+                VIR_USE_CPU(map, c);
         return map;
 }
 

@@ -23,8 +23,7 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
                 cpuset_union(plan->vcpu_pins[i], pins[i]);
                 if (cpuset_equal(pins[i], t->all_pus) || cpuset_count(pins[i]) >= t->npus)
                         continue; /* floats over the whole host */
-                CPUSET_FOREACH(os, pins[i])
-                {
+                CPUSET_FOREACH (os, pins[i]) {
                         int pu = topology_pu_by_os(t, (unsigned)os);
                         unsigned load;
                         if (pu < 0)

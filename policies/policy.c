@@ -204,8 +204,7 @@ static void set_sums_init(SetSums *ss, const HostView *v, const NodeSetTable *ta
                                 set_load_add(&ss->hi[m], v, low + 8);
                 }
         }
-        CPUSET_FOREACH(node, reachable)
-        {
+        CPUSET_FOREACH (node, reachable) {
                 cap[k] = v->node_capacity[node];
                 size[k] = explicit_cores ? v->node_usable_cores[node] : v->node_usable_pus[node];
                 mem[k++] = v->node_free_memory[node];
@@ -472,8 +471,7 @@ static void make_pins(const HostView *v, Plan *plan)
         const Topology *t = v->t;
         g_autoptr(CpuSet) set_pus = cpuset_new();
 
-        CPUSET_FOREACH(n, plan->nodes)
-        {
+        CPUSET_FOREACH (n, plan->nodes) {
                 const TopoNode *node = &t->nodes[n];
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
                         add_core_pus(v, c, set_pus);
@@ -509,8 +507,7 @@ void policy_spread_memory(const HostView *v, Plan *plan)
                         placed++;
                 }
         /* First pass: in proportion to the vCPUs each node runs. */
-        CPUSET_FOREACH(n, plan->nodes)
-        {
+        CPUSET_FOREACH (n, plan->nodes) {
                 uint64_t share =
                     placed ? (uint64_t)((unsigned __int128)plan->memory * vcpus_on[n] / placed) : 0;
                 share = MIN(MIN(share, v->node_free_memory[n]), left);
@@ -518,8 +515,7 @@ void policy_spread_memory(const HostView *v, Plan *plan)
                 left -= share;
         }
         /* Then whatever did not fit, on the set's nodes with room left (memory-only nodes included). */
-        CPUSET_FOREACH(n, plan->nodes)
-        {
+        CPUSET_FOREACH (n, plan->nodes) {
                 uint64_t room = v->node_free_memory[n] - plan->node_memory[n];
                 uint64_t take = MIN(room, left);
                 plan->node_memory[n] += take;
@@ -539,16 +535,14 @@ static void pick_emulator(const HostView *v, Plan *plan)
                         cpuset_add(own_cores, t->pus[plan->vcpu_pu[i]].core);
 
         if (v->params->emulator_pin == EMULATOR_PIN_NODESET) {
-                CPUSET_FOREACH(n, plan->nodes)
-                {
+                CPUSET_FOREACH (n, plan->nodes) {
                         const TopoNode *node = &t->nodes[n];
                         for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
                                 if (cpuset_has(own_cores, c) || ledger_core_free(v->l, c))
                                         add_core_pus(v, c, plan->emulator_pin);
                 }
         } else {
-                CPUSET_FOREACH(c, own_cores)
-                {
+                CPUSET_FOREACH (c, own_cores) {
                         const TopoCore *core = &t->cores[c];
                         for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
                                 bool busy = ledger_pu_load(v->l, p) > 0;
@@ -559,9 +553,11 @@ static void pick_emulator(const HostView *v, Plan *plan)
                         }
                 }
         }
-        if (cpuset_is_empty(plan->emulator_pin))
-                CPUSET_FOREACH(c, own_cores)
-        add_core_pus(v, (unsigned)c, plan->emulator_pin);
+        if (cpuset_is_empty(plan->emulator_pin)) {
+                CPUSET_FOREACH (c, own_cores) {
+                        add_core_pus(v, (unsigned)c, plan->emulator_pin);
+                }
+        }
 }
 
 void policy_count_shared(const HostView *v, Plan *plan)
@@ -587,8 +583,8 @@ static char *format_nodes(const Topology *t, const CpuSet *node_indexes)
         g_autoptr(CpuSet) os = cpuset_new();
         g_autofree char *list = NULL;
 
-        CPUSET_FOREACH(n, node_indexes)
-        cpuset_add(os, t->nodes[n].os_index);
+        CPUSET_FOREACH (n, node_indexes)
+                cpuset_add(os, t->nodes[n].os_index);
         list = cpuset_format(os);
         return g_strdup_printf("%s %s", cpuset_count(os) == 1 ? "node" : "nodes", list);
 }
@@ -632,8 +628,8 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
                 if (cpuset_count(reachable) == t->nnodes)
                         break;
         }
-        CPUSET_FOREACH(n, reachable)
-        set_load_add(&host, &v, (unsigned)n);
+        CPUSET_FOREACH (n, reachable)
+                set_load_add(&host, &v, (unsigned)n);
         set_sums_init(&sums, &v, table, reachable, ops->kind == POLICY_EXPLICIT);
 
         /* 1. The nearest group holding a set with room; inside it the least loaded set. When the whole

@@ -15,10 +15,8 @@ static unsigned shared_now(const Topology *t, const Ledger *l, const Plan *p)
 static double mean_distance(const Topology *t, const CpuSet *nodes)
 {
         uint64_t sum = 0, n = 0;
-        CPUSET_FOREACH(a, nodes)
-        {
-                CPUSET_FOREACH(b, nodes)
-                {
+        CPUSET_FOREACH (a, nodes) {
+                CPUSET_FOREACH (b, nodes) {
                         sum += topology_distance(t, (unsigned)a, (unsigned)b);
                         n++;
                 }

@@ -30,9 +30,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         }
         if (!s || !quiet || !cpuset_equal(s, quiet))
                 abort();
-        CPUSET_FOREACH(n, s)
-        if ((unsigned)n > CPUSET_MAX)
-                abort();
+        CPUSET_FOREACH (n, s)
+                if ((unsigned)n > CPUSET_MAX)
+                        abort();
 
         list = cpuset_format(s);
         if (cpuset_parse(list, &back, &error2) < 0) {

@@ -78,8 +78,8 @@ static inline void fuzz_check_plan(const Topology *t, const Ledger *l, const Pla
                    (unsigned long long)p->memory, (unsigned long long)req->memory);
         fuzz_check(p->nnode_memory == t->nnodes, "%u node memory entries on %u nodes", p->nnode_memory,
                    t->nnodes);
-        CPUSET_FOREACH(n, p->nodes)
-        fuzz_check((unsigned)n < t->nnodes, "node index %d of %u", n, t->nnodes);
+        CPUSET_FOREACH (n, p->nodes)
+                fuzz_check((unsigned)n < t->nnodes, "node index %d of %u", n, t->nnodes);
 
         for (unsigned i = 0; i < p->nvcpus; i++) {
                 int pu = p->vcpu_pu[i];
@@ -102,8 +102,9 @@ static inline void fuzz_check_plan(const Topology *t, const Ledger *l, const Pla
                 fuzz_check(!fuzz_reserved(params, os), "vCPU %u on reserved CPU %u", i, os);
                 fuzz_check(cpuset_has(p->vcpu_pins[i], os), "vCPU %u counted on CPU %u but not pinned there",
                            i, os);
-                CPUSET_FOREACH(c, p->vcpu_pins[i])
-                fuzz_check(!fuzz_reserved(params, (unsigned)c), "vCPU %u pinned to reserved CPU %d", i, c);
+                CPUSET_FOREACH (c, p->vcpu_pins[i])
+                        fuzz_check(!fuzz_reserved(params, (unsigned)c), "vCPU %u pinned to reserved CPU %d",
+                                   i, c);
                 on_core[core]++;
                 on_pu[pu]++;
                 if (p->result == PLAN_PLACED && p->policy == POLICY_EXPLICIT)
