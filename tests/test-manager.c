@@ -365,6 +365,36 @@ START_TEST(test_name_reused)
 }
 END_TEST
 
+START_TEST(test_place_running_off)
+{
+        /* test:///default always runs a domain named "test" when the manager starts */
+        Manager *m = new_manager("[Placement]\nPlaceRunning=no\n");
+        const Decision *d = manager_lookup(m, "test");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_int_eq(d->result, DECISION_SKIPPED);
+        ck_assert_ptr_nonnull(strstr(d->reason, "PlaceRunning=no"));
+        free_manager(m);
+
+        m = new_manager(NULL);
+        ck_assert_int_eq(manager_lookup(m, "test")->result, DECISION_PLACED);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_memory_binding_off)
+{
+        Manager *m = new_manager("[Placement]\nMemoryBinding=no\n");
+        virDomainPtr dom = start_domain("m-nomem", 1, NULL);
+        Wait w = {m, "m-nomem"};
+
+        ck_assert(spin(known, &w, 3000));
+        ck_assert_str_eq(manager_lookup(m, "m-nomem")->memory_binding, "off");
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_suite(void)
 {
         Suite *s = suite_create("manager");
@@ -381,6 +411,8 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_plan_changes_nothing);
         tcase_add_test(tc, test_undefined_while_running);
         tcase_add_test(tc, test_name_reused);
+        tcase_add_test(tc, test_place_running_off);
+        tcase_add_test(tc, test_memory_binding_off);
         suite_add_tcase(s, tc);
         return s;
 }
