@@ -13,10 +13,11 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-        fuzz_setup();
         g_autofree char *text = g_strndup((const char *)data, size);
         g_autoptr(Config) c = NULL, again = NULL;
         g_autofree char *error = NULL, *error2 = NULL, *out = NULL, *out2 = NULL;
+
+        fuzz_setup();
 
         if (config_load_data(text, "fuzz.conf", &c, &error) < 0) {
                 if (c || !error)

@@ -14,12 +14,14 @@
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-        fuzz_setup();
         g_autofree char *text = g_strndup((const char *)data, size);
         g_autoptr(CpuSet) s = NULL, back = NULL, quiet = NULL;
         g_autofree char *error = NULL, *error2 = NULL, *list = NULL, *list2 = NULL;
-        int r = cpuset_parse(text, &s, &error);
-        int r_quiet = cpuset_parse(text, &quiet, NULL);
+        int r, r_quiet;
+
+        fuzz_setup();
+        r = cpuset_parse(text, &s, &error);
+        r_quiet = cpuset_parse(text, &quiet, NULL);
 
         if (r != r_quiet)
                 abort();

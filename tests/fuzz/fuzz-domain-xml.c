@@ -60,7 +60,6 @@ static void check_same_plan(const Plan *a, const Plan *b)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-        fuzz_setup();
         g_autofree char *text = g_strndup((const char *)data, size);
         g_autofree char *error = NULL, *plan_error = NULL, *meta = NULL, *xml = NULL, *error2 = NULL,
                         *plan_error2 = NULL;
@@ -69,6 +68,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         g_autoptr(Ledger) l = NULL;
         g_autoptr(Plan) p = NULL, p2 = NULL;
         int r;
+
+        fuzz_setup();
 
         r = domain_xml_parse(text, &spec, &error);
         if (r < 0) {

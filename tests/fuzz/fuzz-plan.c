@@ -3,8 +3,9 @@
  * The placement engine behind the D-Bus Plan(vcpus, memory) method must answer any pair, whatever the
  * daemon's argument checks let through. Input:
  *   [0..4)   vCPUs (little endian)          [4..12) memory in bytes (little endian)
- *   [12]     host shape and parameters      [13]    reserved CPUs 0-7 (bit mask)
- *   then up to 8 earlier placements of 4 bytes: vCPUs, memory in 256 MiB (2 bytes), policy and release
+ *   [12]     policy, pin modes, MemoryReserve [13]    reserved CPUs 0-5 (bit mask), host shape (bits 6-7)
+ *   then up to 8 earlier placements of 4 bytes: vCPUs (mod 40), memory in 256 MiB units (2 bytes), flags
+ *   (bit 0: compat, bit 1: stopped again)
  * Every plan must be valid; committing and releasing the requested plan must leave the ledger as it was;
  * releasing everything must leave it empty.
  */
@@ -48,7 +49,6 @@ static Topology *make_host(unsigned shape)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-        fuzz_setup();
         static const uint64_t reserves[4] = {0, 256u << 20, 3 * FUZZ_GiB, UINT64_MAX};
         g_autoptr(Topology) t = NULL;
         g_autoptr(Ledger) l = NULL;
@@ -59,12 +59,14 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         PlacementRequest req = {.name = "plan"};
         unsigned shape;
 
+        fuzz_setup();
+
         if (size < 12)
                 return 0;
         req.vcpus = (unsigned)read_le(data, 4);
         req.memory = read_le(data + 4, 8);
         shape = size > 12 ? data[12] : 0;
-        for (unsigned i = 0; size > 13 && i < 8; i++)
+        for (unsigned i = 0; size > 13 && i < 6; i++)
                 if (data[13] & (1u << i))
                         cpuset_add(reserved, i);
         params = (PlacementParams){

@@ -42,7 +42,6 @@ static void check_topology(const Topology *t)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-        fuzz_setup();
         static int fd = -1;
         g_autofree char *path = NULL, *error = NULL;
         g_autoptr(Topology) t = NULL;
@@ -55,6 +54,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         };
         PlacementRequest req = {.name = "fuzz", .vcpus = 1 + (unsigned)(size / 32 % 8), .memory = FUZZ_GiB};
         int r;
+
+        fuzz_setup();
 
         if (fd < 0) {
                 fd = memfd_create("fuzz-topology", MFD_CLOEXEC);

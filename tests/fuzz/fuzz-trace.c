@@ -34,11 +34,12 @@ static void check_event(const TraceEvent *e)
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
-        fuzz_setup();
         g_autofree char *text = g_strndup((const char *)data, size);
         g_autoptr(GPtrArray) events = NULL;
         g_autofree char *error = NULL, *spec_error = NULL;
         TraceEvent *e = NULL;
+
+        fuzz_setup();
 
         if (trace_parse(text, "fuzz.trace", &events, &error) < 0) {
                 if (events || !error)
