@@ -105,21 +105,32 @@ static int compare_unsigned(const void *pa, const void *pb)
 
 static void enumerate_grown(Builder *b)
 {
-        g_autofree ByDistance *order = g_new(ByDistance, b->nnodes);
-        g_autofree unsigned *set = g_new(unsigned, b->nnodes);
+        unsigned n = b->nnodes, keep = MIN(n, NODESETS_GROWN_MAX_NODES);
+        g_autofree ByDistance *order = g_new(ByDistance, n);
+        g_autofree unsigned *nearest = g_new(unsigned, (gsize)n * keep); /* per seed, its keep nearest */
+        g_autofree unsigned *set = g_new(unsigned, n);
 
+        for (unsigned seed = 0; seed < n; seed++) {
+                /* nodes in distance order from seed; the seed itself comes first */
+                for (unsigned j = 0; j < n; j++)
+                        order[j] = (ByDistance){j == seed ? 0 : dist(b, seed, j), j};
+                qsort(order, n, sizeof(*order), compare_by_distance);
+                for (unsigned j = 0; j < keep; j++)
+                        nearest[(gsize)seed * keep + j] = order[j].node;
+        }
         b->seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-        for (unsigned size = 1; size <= b->nnodes; size++)
-                for (unsigned seed = 0; seed < b->nnodes; seed++) {
-                        /* Nodes in distance order from seed; the seed itself comes first (distance 10). */
-                        for (unsigned j = 0; j < b->nnodes; j++)
-                                order[j] = (ByDistance){j == seed ? 0 : dist(b, seed, j), j};
-                        qsort(order, b->nnodes, sizeof(*order), compare_by_distance);
-                        for (unsigned j = 0; j < size; j++)
-                                set[j] = order[j].node;
+        for (unsigned size = 1; size <= keep; size++)
+                for (unsigned seed = 0; seed < n; seed++) {
+                        memcpy(set, nearest + (gsize)seed * keep, sizeof(unsigned) * size);
                         qsort(set, size, sizeof(*set), compare_unsigned);
                         builder_add(b, set, size);
                 }
+        /* and the whole host, whatever its size */
+        if (keep < n) {
+                for (unsigned j = 0; j < n; j++)
+                        set[j] = j;
+                builder_add(b, set, n);
+        }
         g_hash_table_destroy(b->seen);
         b->seen = NULL;
 }

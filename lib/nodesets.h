@@ -10,8 +10,9 @@
  * first group holding a set that qualifies and, inside it, the least loaded set.
  *
  * Up to NODESETS_EXHAUSTIVE_MAX nodes every subset is a candidate. Above that, each node grows a set
- * by adding the remaining nodes in order of distance (ties by index): n sets of each size, deduplicated,
- * so multi-node sets are still offered on big hosts. Sets containing an unreachable pair, or a node
+ * by adding the remaining nodes in order of distance (ties by index): n sets of each size up to
+ * NODESETS_GROWN_MAX_NODES, deduplicated, and the whole host, so multi-node sets are still offered on
+ * big hosts. Sets containing an unreachable pair, or a node
  * unreachable from itself, are never candidates. On a flat topology the only candidate is all nodes.
  */
 
@@ -19,6 +20,9 @@
 #include <stdint.h>
 
 #define NODESETS_EXHAUSTIVE_MAX 16u
+/* Above the exhaustive limit, grown sets have at most this many nodes (plus the whole host): a domain
+ * that needs more than 32 nodes' worth of cores or memory is rare, and the table stays small. */
+#define NODESETS_GROWN_MAX_NODES 32u
 #define NODESETS_MEAN_EPSILON   1e-3
 
 typedef struct NodeSet {

@@ -2,6 +2,7 @@
 #include "topology-xml.h"
 
 #include <errno.h>
+#include <hwloc.h>
 #include <stdbool.h>
 #include <string.h>
 
@@ -43,6 +44,17 @@ static bool bitmap_text_valid(const char *s)
         }
 }
 
+/* Both are valid bitmap text: is part a subset of whole? */
+static bool bitmap_included(const char *part, const char *whole)
+{
+        hwloc_bitmap_t a = hwloc_bitmap_alloc(), b = hwloc_bitmap_alloc();
+        bool ok = a && b && hwloc_bitmap_sscanf(a, part) == 0 && hwloc_bitmap_sscanf(b, whole) == 0 &&
+                  hwloc_bitmap_isincluded(a, b);
+        hwloc_bitmap_free(a);
+        hwloc_bitmap_free(b);
+        return ok;
+}
+
 static void on_start(GMarkupParseContext *ctx, const char *element, const char **names, const char **values,
                      gpointer user_data, GError **error)
 {
@@ -74,6 +86,16 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                                     attr(names, values, "type"), names[i], values[i]);
                         return;
                 }
+        for (unsigned i = 0; i < G_N_ELEMENTS(pairs); i++) {
+                const char *part = attr(names, values, pairs[i][0]),
+                           *whole = attr(names, values, pairs[i][1]);
+                if (part && whole && !bitmap_included(part, whole)) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "<object type=\"%s\"> has a %s that is not inside its %s",
+                                    attr(names, values, "type"), pairs[i][0], pairs[i][1]);
+                        return;
+                }
+        }
         for (unsigned i = 0; i < G_N_ELEMENTS(pairs); i++)
                 if (attr(names, values, pairs[i][0]) && !attr(names, values, pairs[i][1])) {
                         g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,

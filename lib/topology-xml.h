@@ -4,9 +4,9 @@
 /*
  * A check of an hwloc XML topology before hwloc itself reads it. hwloc 2.9's XML import trusts its
  * input: fuzzing found documents that crash it (an unterminated root element; an object with a cpuset
- * but no complete_cpuset; an empty complete_cpuset). Well-formed XML whose objects carry the sets
- * hwloc's own exports always carry, as hwloc writes them, passes; anything else is refused with a
- * message naming the problem.
+ * but no complete_cpuset; an empty complete_cpuset; a cpuset outside its complete_cpuset). Well-formed XML
+ * whose objects carry the sets hwloc's own exports always carry, as hwloc writes them, passes; anything else
+ * is refused with a message naming the problem.
  */
 
 #include <glib.h>

@@ -730,6 +730,8 @@ START_TEST(test_xml_hwloc_would_crash)
         } cases[] = {
             {"topology-hwloc-no-complete-cpuset", "has cpuset but no complete_cpuset"},
             {"topology-hwloc-unterminated-root", "invalid hwloc XML"},
+            {"topology-hwloc-empty-complete-cpuset", "has an invalid complete_cpuset"},
+            {"topology-hwloc-cpuset-not-in-complete", "not inside its complete_cpuset"},
         };
         for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
                 g_autofree char *path =
