@@ -107,7 +107,7 @@ static void enumerate_grown(Builder *b)
 {
         unsigned n = b->nnodes, keep = MIN(n, NODESETS_GROWN_MAX_NODES);
         g_autofree ByDistance *order = g_new(ByDistance, n);
-        g_autofree unsigned *nearest = g_new(unsigned, (gsize)n * keep); /* per seed, its keep nearest */
+        g_autofree unsigned *nearest = g_new(unsigned, (gsize)n *keep); /* per seed, its keep nearest */
         g_autofree unsigned *set = g_new(unsigned, n);
 
         for (unsigned seed = 0; seed < n; seed++) {

@@ -23,7 +23,7 @@
 /* Above the exhaustive limit, grown sets have at most this many nodes (plus the whole host): a domain
  * that needs more than 32 nodes' worth of cores or memory is rare, and the table stays small. */
 #define NODESETS_GROWN_MAX_NODES 32u
-#define NODESETS_MEAN_EPSILON   1e-3
+#define NODESETS_MEAN_EPSILON    1e-3
 
 typedef struct NodeSet {
         uint32_t max_distance;
