@@ -399,13 +399,11 @@ static void mark_chosen(const HostView *v, Plan *plan, unsigned rank, const SetL
         }
 }
 
-/* Lexicographic comparison of two keys of n entries. */
-static bool key_less(const uint64_t *a, const uint64_t *b, unsigned n)
+/* Four counts as one number that orders like them, most significant first (each saturates at 65535). */
+static uint64_t pack_key(unsigned a, unsigned b, unsigned c, unsigned d)
 {
-        for (unsigned i = 0; i < n; i++)
-                if (a[i] != b[i])
-                        return a[i] < b[i];
-        return false;
+        return (uint64_t)MIN(a, 0xffffu) << 48 | (uint64_t)MIN(b, 0xffffu) << 32 |
+               (uint64_t)MIN(c, 0xffffu) << 16 | MIN(d, 0xffffu);
 }
 
 /*
@@ -438,15 +436,17 @@ static void assign_overcommit(const HostView *v, const unsigned *nodes, unsigned
         }
         for (unsigned vcpu = 0; vcpu < plan->nvcpus && pus->len; vcpu++) {
                 int best = -1;
-                uint64_t best_key[4] = {0};
+                uint64_t best_key = UINT64_MAX;
 
                 for (unsigned k = 0; k < pus->len; k++) {
                         unsigned p = g_array_index(pus, unsigned, k), c = t->pus[p].core;
-                        uint64_t key[4] = {by_core ? core_load[c] : pu_load[p], own_core[c],
-                                           by_core ? pu_load[p] : core_load[c], on_node[t->cores[c].node]};
-                        if (best < 0 || key_less(key, best_key, 4)) {
+                        /* the four keys of the rule above, most significant first, packed to compare once */
+                        uint64_t key =
+                            pack_key(by_core ? core_load[c] : pu_load[p], own_core[c],
+                                     by_core ? pu_load[p] : core_load[c], on_node[t->cores[c].node]);
+                        if (best < 0 || key < best_key) {
                                 best = (int)p;
-                                memcpy(best_key, key, sizeof(key));
+                                best_key = key;
                         }
                 }
                 plan->vcpu_pu[vcpu] = best;
@@ -604,6 +604,8 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
         int chosen = -1, fallback = -1, group = -1;
         SetLoad chosen_load = {0}, fallback_load = {0};
         unsigned group_size = 0, target;
+        uint32_t need_mask = 0;
+        bool need_all;
         char a[32], b[32];
 
         plan->policy = ops->kind;
@@ -674,6 +676,10 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
          *    memory and, busy or not, a core (a thread under compat) per vCPU. On a full host that is a
          *    near set, not the whole host. Failing that, the memory-fitting set that comes closest. */
         target = MIN(req->vcpus, host.capacity);
+        need_all = table->has_masks && target == host.capacity && host.capacity > 0;
+        for (unsigned n = 0; need_all && n < t->nnodes; n++)
+                if (v.node_capacity[n] > 0)
+                        need_mask |= UINT32_C(1) << n;
         for (unsigned pass = 0; pass < 3 && chosen < 0 && fallback < 0 && host.free_memory >= req->memory;
              pass++) {
                 /* pass 0: the nearest set with the target's free cores and a core per vCPU; pass 1, when the
@@ -696,6 +702,9 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
 
                         if (pass < 2 ? !set_sums_may_hold(&sums, set, target, size_goal, req->memory)
                                      : !set_sums_may_fit(&sums, set, 0, req->memory))
+                                continue;
+                        /* when every free core is wanted, a set must hold every node that has one */
+                        if (pass < 2 && need_all && (set->mask & need_mask) != need_mask)
                                 continue;
                         load = set_sums_get(&sums, set);
                         if (load.free_memory < req->memory || load.usable_pus == 0)
