@@ -294,23 +294,34 @@ END_TEST
 
 START_TEST(test_memory_only_node)
 {
-        /* node 1 has memory but no CPUs (CXL): a domain larger than node 0's memory borrows it */
-        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 8 * GiB, NULL);
-        g_autoptr(Ledger) l = ledger_new(t);
+        /* tests/topologies/memory-only.xml: nodes 0 and 1 with 2 cores and 1.9 GiB each, node 2 with
+         * 7.5 GiB and no CPUs (CXL-like). A domain larger than a CPU node's memory borrows node 2's. */
+        g_autofree char *path = test_topology_path("memory-only.xml");
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(Ledger) l = NULL;
         PlacementParams p = test_params(POLICY_EXPLICIT);
+        int mem_node;
 
-        /* turn node 1 into a memory-only node by hand: move its cores' PUs out of reach */
-        t->nodes[1].ncores = 0;
-        t->nodes[1].npus = 0;
-        for (unsigned c = 4; c < 8; c++)
-                t->cores[c].node = 0; /* unreachable through node 1 now; node 0 lists only cores 0-3 */
-        const Plan *plan = test_place(t, l, &p, "vm", 2, 12 * GiB);
+        ck_assert_int_eq(topology_load(path, &t, NULL), 0);
+        mem_node = topology_node_by_os(t, 2);
+        ck_assert_int_ge(mem_node, 0);
+        ck_assert_uint_eq(t->nodes[mem_node].ncores, 0);
+        l = ledger_new(t);
+        const Plan *plan = test_place(t, l, &p, "vm", 2, 4 * GiB);
         ck_assert_int_eq(plan->result, PLAN_PLACED);
-        ck_assert(cpuset_has(plan->nodes, 1));
-        ck_assert_uint_eq(plan->node_memory[0] + plan->node_memory[1], 12 * GiB);
-        ck_assert_uint_le(plan->node_memory[0], 8 * GiB);
+        ck_assert(cpuset_has(plan->nodes, (unsigned)mem_node));
+        ck_assert_uint_gt(plan->node_memory[mem_node], 0);
+        {
+                uint64_t sum = 0;
+                for (unsigned n = 0; n < t->nnodes; n++) {
+                        sum += plan->node_memory[n];
+                        ck_assert_uint_le(plan->node_memory[n], t->nodes[n].memory);
+                }
+                ck_assert_uint_eq(sum, 4 * GiB);
+        }
         for (unsigned v = 0; v < 2; v++)
-                ck_assert_uint_lt(t->pus[plan->vcpu_pu[v]].core, 4);
+                ck_assert_uint_ne(t->cores[t->pus[plan->vcpu_pu[v]].core].node, (unsigned)mem_node);
+        ck_assert_uint_eq(test_max_per_core(t, plan), 1);
 }
 END_TEST
 
