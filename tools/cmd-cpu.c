@@ -191,6 +191,10 @@ int cmd_cpu_advice(int argc, char **argv)
                 fprintf(stderr, "placementctl cpu-advice: takes at most one DOMAIN (name or UUID)\n");
                 return EXIT_USAGE;
         }
+        if (argc - first == 1 && !*argv[first]) {
+                fprintf(stderr, "placementctl cpu-advice: the DOMAIN is empty (give a name or UUID)\n");
+                return EXIT_USAGE;
+        }
         conn = open_connection(o.uri);
         if (!conn)
                 return EXIT_RUNTIME;

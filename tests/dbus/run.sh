@@ -463,6 +463,13 @@ ctl show nope
 result "placementctl show nope exits 4 (rc $RC)" "$([ $RC -eq 4 ]; echo $?)"
 ctl replace nope
 result "placementctl replace nope exits 4 (rc $RC)" "$([ $RC -eq 4 ]; echo $?)"
+for verb in show explain replace; do
+    ctl $verb ""
+    result "placementctl $verb \"\" is a usage error, exit 2 (rc $RC), printing nothing" \
+        "$([ $RC -eq 2 ] && [ ! -s "$OUT" ]; echo $?)"
+done
+run "$CTL" cpu-advice --connect=test:///default ""
+result "placementctl cpu-advice \"\" is a usage error, exit 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
 ctl plan --vcpus=0 --memory=1G
 result "placementctl plan --vcpus=0 exits 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
 ctl plan --vcpus=2 --memory=64G
