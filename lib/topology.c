@@ -773,8 +773,11 @@ int topology_load(const char *source, Topology **ret, char **ret_error)
                 r = read_xml(source, &xml, &xml_len, ret_error);
                 if (r < 0)
                         return r;
-                if (topology_xml_precheck(xml, xml_len, &why) < 0)
-                        return fail(ret_error, -EINVAL, "%s: invalid hwloc XML: %s", source, why);
+                r = topology_xml_precheck(xml, xml_len, &why);
+                if (r == -EPROTONOSUPPORT)
+                        return fail(ret_error, r, "%s: %s", source, why);
+                if (r < 0)
+                        return fail(ret_error, r, "%s: invalid hwloc XML: %s", source, why);
         }
 
         if (hwloc_topology_init(&topo) < 0)

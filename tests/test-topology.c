@@ -8,6 +8,7 @@
 #include "nodesets.h"
 #include "test-util.h"
 #include "topology.h"
+#include "topology-xml.h"
 
 #define HOST_2X16X2 "synthetic:pack:2 numa:1(memory=64GB) l3:1 core:16 pu:2"
 #define E           TOPOLOGY_UNREACHABLE
@@ -722,6 +723,67 @@ START_TEST(test_lookup_without_tables)
 }
 END_TEST
 
+/* hwloc writes an all-zero 32-bit word as nothing: every host with CPU or node numbers from 64 on. */
+START_TEST(test_big_hosts_xml)
+{
+        g_autoptr(Topology) cpus_xml = load_fixture("big-192-pus.xml");
+        g_autoptr(Topology) cpus = load_ok("synthetic:pack:2 numa:2(memory=16GB) l3:1 core:24 pu:2");
+        g_autoptr(Topology) nodes_xml = load_fixture("big-68-nodes.xml");
+        g_autoptr(Topology) nodes = load_ok("synthetic:pack:2 numa:34(memory=1GB) core:1 pu:1");
+
+        ck_assert_uint_eq(cpus_xml->npus, 192);
+        assert_same(cpus, cpus_xml);
+        ck_assert_uint_eq(nodes_xml->nnodes, 68);
+        assert_same(nodes, nodes_xml);
+}
+END_TEST
+
+static int precheck_one(const char *cpuset)
+{
+        g_autofree char *xml = g_strdup_printf(
+            "<topology version=\"2.0\"><object type=\"Machine\" cpuset=\"%s\" complete_cpuset=\"%s\" "
+            "nodeset=\"0x1\" complete_nodeset=\"0x1\"/></topology>",
+            cpuset, cpuset);
+        g_autofree char *error = NULL;
+
+        return topology_xml_precheck(xml, strlen(xml), &error);
+}
+
+/* Bitmap text as hwloc_bitmap_snprintf() writes it and hwloc_bitmap_sscanf() reads it. */
+START_TEST(test_xml_bitmap_text)
+{
+        static const char *const good[] = {
+            "0x0",         "0x00000003,,0x0", "0x1,,,,0x00000002",    "0xf...f",
+            "0xf...f,0x1", "0xf...f,,0x1",    "0xFFFFFFFF,0xffffffff"};
+        static const char *const bad[] = {"",
+                                          ",",
+                                          "0x1,",
+                                          "0x1,,",
+                                          "1",
+                                          "0x",
+                                          "0xg",
+                                          "0x1;0x2",
+                                          "0xf...f,",
+                                          "0x1 ",
+                                          "0x12345678901234567"};
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(good); i++)
+                ck_assert_msg(precheck_one(good[i]) == 0, "refused \"%s\"", good[i]);
+        for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++)
+                ck_assert_msg(precheck_one(bad[i]) == -EINVAL, "accepted \"%s\"", bad[i]);
+}
+END_TEST
+
+/* hwloc 2.x refuses hwloc 3.0's XML with a bare EINVAL: say what it is and what to do. */
+START_TEST(test_xml_hwloc_3)
+{
+        g_autofree char *path = test_topology_path("hwloc-3.0.xml");
+
+        assert_load_fails(path, -EPROTONOSUPPORT, "XML of hwloc 3.0");
+        assert_load_fails(path, -EPROTONOSUPPORT, "--export-xml-flags v2");
+}
+END_TEST
+
 /* Inputs the fuzzer found that crash hwloc 2.9's XML import: refused before hwloc sees them. */
 START_TEST(test_xml_hwloc_would_crash)
 {
@@ -760,6 +822,9 @@ static Suite *topology_suite(void)
         tcase_add_test(load, test_linux_sibling_numbering);
         tcase_add_test(load, test_host);
         tcase_add_test(load, test_environment_does_not_replace_source);
+        tcase_add_test(load, test_big_hosts_xml);
+        tcase_add_test(load, test_xml_bitmap_text);
+        tcase_add_test(load, test_xml_hwloc_3);
         suite_add_tcase(s, load);
 
         tcase_add_test(odd, test_memory_only_fixture);
