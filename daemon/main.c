@@ -331,11 +331,9 @@ int main(int argc, char **argv)
         virt_errors_quiet();
         d.manager = manager_new(d.base, topology, config, args.uri);
         if (args.demo) {
-                g_autofree char *text = NULL;
                 GPtrArray *events = NULL;
-                if (!g_file_get_contents(args.demo, &text, NULL, NULL) ||
-                    trace_parse(text, args.demo, &events, &error) < 0) {
-                        log_error("%s", error ? error : "cannot read the demo trace");
+                if (trace_load_file(args.demo, &events, &error) < 0) {
+                        log_error("%s", error);
                         manager_free(d.manager);
                         return 2;
                 }

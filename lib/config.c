@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
+#include "file-read.h"
 #include "size.h"
 
 #include <errno.h>
@@ -288,13 +289,12 @@ fail:
 
 int config_load_file(const char *path, Config **ret, char **ret_error)
 {
-        g_autofree char *data = NULL;
-        g_autoptr(GError) error = NULL;
+        g_autofree char *data = NULL, *why = NULL;
+        int r = file_read_bounded(path, CONFIG_FILE_MAX, &data, NULL, &why);
 
-        if (!g_file_get_contents(path, &data, NULL, &error)) {
-                int r = error->code == G_FILE_ERROR_NOENT ? -ENOENT : -EIO;
+        if (r < 0) {
                 if (ret_error)
-                        *ret_error = g_strdup_printf("%s: %s", path, error->message);
+                        *ret_error = g_strdup_printf("%s: %s", path, why);
                 return r;
         }
         return config_load_data(data, path, ret, ret_error);

@@ -14,6 +14,9 @@
 
 #include "plan.h"
 
+/* A configuration file is a few KiB; far larger is not one. */
+#define CONFIG_FILE_MAX (1u << 20)
+
 typedef enum BusKind {
         BUS_SYSTEM,
         BUS_SESSION,
@@ -40,7 +43,8 @@ Config *config_new_default(void);
 void config_free(Config *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Config, config_free)
 
-/* Returns 0, -ENOENT when the file does not exist, or another negative errno with *ret_error set. */
+/* Returns 0, -ENOENT when the file does not exist, or another negative errno with *ret_error set: the file
+ * must be a regular file of at most CONFIG_FILE_MAX bytes without NUL bytes (file-read.h). */
 int config_load_file(const char *path, Config **ret, char **ret_error);
 /* Same, from text; name is used in messages. */
 int config_load_data(const char *data, const char *name, Config **ret, char **ret_error);

@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
@@ -560,6 +561,25 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* Topology files go through the bounded reader: a FIFO does not block, a device is not read. */
+START_TEST(test_xml_not_a_regular_file)
+{
+        g_autofree char *dir = g_dir_make_tmp("test-topology-XXXXXX", NULL);
+        g_autofree char *fifo = g_build_filename(dir, "fifo.xml", NULL);
+        g_autofree char *nul = g_build_filename(dir, "nul.xml", NULL);
+        static const char with_nul[] = "<topology>\n<object type=\"Machine\"/>\0\n</topology>\n";
+
+        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+        ck_assert(g_file_set_contents(nul, with_nul, sizeof(with_nul) - 1, NULL));
+        assert_load_fails(fifo, -EINVAL, "cannot read hwloc XML: a FIFO, not a regular file");
+        assert_load_fails("/dev/zero", -EINVAL, "cannot read hwloc XML: a character device");
+        assert_load_fails(nul, -EINVAL, "cannot read hwloc XML: a NUL byte on line 2");
+        g_unlink(fifo);
+        g_unlink(nul);
+        g_rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_limits)
 {
         g_autoptr(Topology) t = NULL;
@@ -850,6 +870,7 @@ static Suite *topology_suite(void)
 
         tcase_add_test(errors, test_errors);
         tcase_add_test(errors, test_limits);
+        tcase_add_test(errors, test_xml_not_a_regular_file);
         suite_add_tcase(s, errors);
 
         tcase_add_test(uniform, test_uniform_matches_synthetic);
