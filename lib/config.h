@@ -6,7 +6,9 @@
  * Every key lives in one table (config.c) with its parser, default and help; unknown sections or keys
  * and invalid values are errors, all of them reported together, each naming the file, the key and what
  * is allowed. Checks that need the host (ReservedCPUs naming CPUs it lacks) are the caller's. A failed
- * load returns no config at all, so a caller that already has one keeps it.
+ * load returns no config at all, so a caller that already has one keeps it. Keys flagged in the table
+ * as needing a restart ([DBus] Bus=) are not applied by a reload: config_reloadable() keeps their
+ * running values and config_restart_changes() names what was left for a restart.
  */
 
 #include <glib.h>
@@ -50,6 +52,13 @@ int config_load_file(const char *path, Config **ret, char **ret_error);
 int config_load_data(const char *data, const char *name, Config **ret, char **ret_error);
 
 const char *bus_kind_to_string(BusKind b);
+
+/* The keys a reload cannot apply (they need a restart) whose values differ from old to new, each as
+ * "[Section] Key=NEW (running with OLD)"; a NULL-terminated array, empty when there are none. */
+char **config_restart_changes(const Config *old, const Config *new);
+/* A copy of new that keeps old's values of the keys a reload cannot apply: what a reload installs.
+ * NULL only on a bug (new's values always load back). */
+Config *config_reloadable(const Config *old, const Config *new);
 
 /* Writes the effective configuration as an INI file (for `placementctl config` and tests). */
 char *config_format(const Config *c);

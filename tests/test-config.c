@@ -170,6 +170,33 @@ START_TEST(test_file_bounded)
 }
 END_TEST
 
+/* A reload applies what it can and names, without applying them, the keys that need a restart. */
+START_TEST(test_restart_keys)
+{
+        g_autoptr(Config) old = load_ok("[DBus]\nBus=system\n[Placement]\nPolicy=explicit\n");
+        g_autoptr(Config) same = load_ok("[Placement]\nPolicy=compat\n[Metrics]\nListen=127.0.0.1:9\n");
+        g_autoptr(Config) bus = load_ok("[DBus]\nBus=session\n[Placement]\nPolicy=compat\nApply=no\n"
+                                        "ReservedCPUs=0-1\n[Libvirt]\nURI=test:///default\n");
+        g_auto(GStrv) none = config_restart_changes(old, same);
+        g_auto(GStrv) changes = config_restart_changes(old, bus);
+        g_autoptr(Config) applied = config_reloadable(old, bus);
+        g_autofree char *reserved = NULL;
+
+        /* Policy, Listen, Apply and URI apply live */
+        ck_assert_uint_eq(g_strv_length(none), 0);
+        ck_assert_uint_eq(g_strv_length(changes), 1);
+        ck_assert_str_eq(changes[0], "[DBus] Bus=session (running with system)");
+        /* the reload keeps the running bus and takes everything else */
+        ck_assert_int_eq(applied->bus, BUS_SYSTEM);
+        ck_assert_int_eq(applied->placement.policy, POLICY_COMPAT);
+        ck_assert(!applied->apply);
+        ck_assert_str_eq(applied->uri, "test:///default");
+        reserved = cpuset_format(applied->placement.reserved_cpus);
+        ck_assert_str_eq(reserved, "0-1");
+        ck_assert_str_eq(applied->path, "test.conf");
+}
+END_TEST
+
 START_TEST(test_metrics_listen)
 {
         static const char *const good[] = {"127.0.0.1:9464", "[::1]:9464", "localhost:1", "0.0.0.0:65535"};
@@ -205,6 +232,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_unknown_and_syntax);
         tcase_add_test(tc, test_file);
         tcase_add_test(tc, test_file_bounded);
+        tcase_add_test(tc, test_restart_keys);
         tcase_add_test(tc, test_metrics_listen);
         suite_add_tcase(s, tc);
         return s;
