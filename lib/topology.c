@@ -742,6 +742,10 @@ int topology_load(const char *source, Topology **ret, char **ret_error)
                         return fail(ret_error, r, "%s: %s", source, why);
                 if (r < 0)
                         return fail(ret_error, r, "%s: invalid hwloc XML: %s", source, why);
+                g_clear_pointer(&why, g_free);
+                r = topology_xml_trial_load(xml, xml_len, source, &why);
+                if (r < 0)
+                        return fail(ret_error, r, "%s", why);
         }
 
         if (hwloc_topology_init(&topo) < 0)

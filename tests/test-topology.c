@@ -2,6 +2,7 @@
 #include <errno.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
@@ -828,6 +829,45 @@ START_TEST(test_xml_hwloc_would_crash)
 }
 END_TEST
 
+/* The same inputs, past the pre-check, straight to hwloc in a child: each crash is an error here. */
+START_TEST(test_xml_hwloc_crash_contained)
+{
+        static const char *const crashers[] = {
+            "topology-hwloc-no-complete-cpuset", "topology-hwloc-unterminated-root",
+            "topology-hwloc-empty-complete-cpuset", "topology-hwloc-cpuset-not-in-complete",
+            "topology-hwloc-v1-numa-without-cpuset"};
+        g_autofree char *good = test_topology_path("two-node-smt.xml"), *text = NULL, *err = NULL;
+        gsize len = 0;
+
+        ck_assert(g_file_get_contents(good, &text, &len, NULL));
+        ck_assert_int_eq(topology_xml_trial_load(text, len, good, &err), 0);
+        for (unsigned i = 0; i < G_N_ELEMENTS(crashers); i++) {
+                g_autofree char *path =
+                    g_build_filename(g_getenv("PLACEMENTD_SRCDIR") ? g_getenv("PLACEMENTD_SRCDIR") : ".",
+                                     "tests/fuzz/regressions", crashers[i], NULL);
+                g_autofree char *xml = NULL, *error = NULL, *expected = NULL;
+
+                ck_assert(g_file_get_contents(path, &xml, &len, NULL));
+                ck_assert_int_eq(topology_xml_trial_load(xml, len, path, &error), -EINVAL);
+                expected = g_strdup_printf("hwloc crashed reading %s (signal %d", path, SIGSEGV);
+                ck_assert_msg(g_str_has_prefix(error, expected), "%s: %s", crashers[i], error);
+        }
+}
+END_TEST
+
+/* hwloc 1.x XML with a NUMA node that has no cpuset passes the pre-check and crashes hwloc 2.9: the load
+ * fails with an error instead of taking the process down. */
+START_TEST(test_xml_hwloc_crash_is_an_error)
+{
+        g_autofree char *path =
+            g_build_filename(g_getenv("PLACEMENTD_SRCDIR") ? g_getenv("PLACEMENTD_SRCDIR") : ".",
+                             "tests/fuzz/regressions/topology-hwloc-v1-numa-without-cpuset", NULL);
+        g_autofree char *expected = g_strdup_printf("hwloc crashed reading %s (signal %d", path, SIGSEGV);
+
+        assert_load_fails(path, -EINVAL, expected);
+}
+END_TEST
+
 static Suite *topology_suite(void)
 {
         Suite *s = suite_create("topology");
@@ -880,6 +920,8 @@ static Suite *topology_suite(void)
         {
                 TCase *fuzzed = tcase_create("fuzzed");
                 tcase_add_test(fuzzed, test_xml_hwloc_would_crash);
+                tcase_add_test(fuzzed, test_xml_hwloc_crash_contained);
+                tcase_add_test(fuzzed, test_xml_hwloc_crash_is_an_error);
                 suite_add_tcase(s, fuzzed);
         }
         return s;

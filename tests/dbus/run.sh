@@ -499,6 +499,13 @@ for verb in show explain replace; do
 done
 run "$CTL" cpu-advice --connect=test:///default ""
 result "placementctl cpu-advice \"\" is a usage error, exit 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
+CRASHER=$ROOT/tests/fuzz/regressions/topology-hwloc-v1-numa-without-cpuset # crashes hwloc 2.9
+HWLOC_HIDE_ERRORS=2 run "$CTL" topology --topology="$CRASHER"
+result "placementctl topology on XML that crashes hwloc exits 2 (rc $RC) saying so" \
+    "$([ $RC -eq 2 ] && grep -q "hwloc crashed reading $CRASHER (signal" "$ERR"; echo $?)"
+HWLOC_HIDE_ERRORS=2 run "$PLACEMENTD" --topology="$CRASHER" --connect=test:///default --bus=none --foreground
+result "placementd --topology= on XML that crashes hwloc exits 2 (rc $RC) saying so" \
+    "$([ $RC -eq 2 ] && grep -q "hwloc crashed reading $CRASHER (signal" "$ERR"; echo $?)"
 ctl plan --vcpus=0 --memory=1G
 result "placementctl plan --vcpus=0 exits 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
 ctl plan --vcpus=2 --memory=64G
