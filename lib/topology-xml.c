@@ -183,8 +183,12 @@ static G_GNUC_NORETURN void trial_child(const char *xml, gsize len)
         hwloc_topology_t topo;
         int ok;
 
-        /* a hang is a failure too: the default action of SIGALRM ends the child */
-        signal(SIGALRM, SIG_DFL);
+        static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM};
+
+        /* A crash must end the child by its signal, whatever handler the process installed (a sanitizer's
+         * turns SIGSEGV into an exit status); a hang too, by the default action of SIGALRM. */
+        for (unsigned i = 0; i < G_N_ELEMENTS(fatal); i++)
+                signal(fatal[i], SIG_DFL);
         alarm(TOPOLOGY_XML_TRIAL_SEC);
         ok = hwloc_topology_init(&topo) == 0;
         if (ok) {
