@@ -177,18 +177,22 @@ int topology_xml_precheck(const char *xml, gsize len, char **ret_error)
         return 0;
 }
 
-/* The child: hwloc reads the XML as the caller will; 0 when it did, 1 when it refused. */
+/* The child: hwloc reads the XML as the caller will; exits 0 when it did, 1 when it refused. */
 static G_GNUC_NORETURN void trial_child(const char *xml, gsize len)
 {
+        static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM};
         hwloc_topology_t topo;
+        sigset_t unblock;
         int ok;
 
-        static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM};
-
-        /* A crash must end the child by its signal, whatever handler the process installed (a sanitizer's
-         * turns SIGSEGV into an exit status); a hang too, by the default action of SIGALRM. */
-        for (unsigned i = 0; i < G_N_ELEMENTS(fatal); i++)
+        /* A crash must end the child by its signal, whatever handler or mask the process has (a
+         * sanitizer's handler turns SIGSEGV into an exit status); a hang too, by SIGALRM's default. */
+        sigemptyset(&unblock);
+        for (unsigned i = 0; i < G_N_ELEMENTS(fatal); i++) {
                 signal(fatal[i], SIG_DFL);
+                sigaddset(&unblock, fatal[i]);
+        }
+        sigprocmask(SIG_UNBLOCK, &unblock, NULL);
         alarm(TOPOLOGY_XML_TRIAL_SEC);
         ok = hwloc_topology_init(&topo) == 0;
         if (ok) {
