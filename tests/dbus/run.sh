@@ -408,6 +408,11 @@ result "  the old metrics listener still answers on 127.0.0.1:$PORT" $?
 bprop Policy
 result "  and nothing else of the file was applied (Policy still compat)" \
     "$([ "$(cat "$OUT")" = 's "compat"' ]; echo $?)"
+# The same port on another address: the running listener holds the port, so it closes first.
+printf '[Placement]\nPolicy=compat\n[Metrics]\nListen=0.0.0.0:%s\n' "$PORT" >"$CONF"
+bcall Reload
+result "Reload moving metrics to 0.0.0.0:$PORT (the same port) -> ok, answering" \
+    "$([ $RC -eq 0 ] && metrics_up "$PORT" && grep -q "Serving metrics on http://0.0.0.0:$PORT/" "$LOG"; echo $?)"
 printf '[Placement]\nPolicy=compat\n[DBus]\nBus=session\n' >"$CONF"
 bcall Reload
 result "Reload changing [DBus] Bus= -> ok, metrics off" "$([ $RC -eq 0 ] && ! metrics_up "$PORT"; echo $?)"
