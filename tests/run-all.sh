@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 stages=("$@")
-((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus metrics e2e cpu fuzz)
+((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus metrics completion e2e cpu fuzz)
 passed=0 failed=0 failures=()
 
 stage() {
@@ -82,6 +82,12 @@ run_metrics() {
         $SUDO bash .ci/install-metrics-deps.sh || return 1
         setup build -Dwerror=true || return 1
         bash tests/metrics/run.sh build
+}
+
+run_completion() {
+        $SUDO bash .ci/install-package-deps.sh || return 1
+        setup build -Dwerror=true || return 1
+        bash tests/completion/run.sh build
 }
 
 run_cpu() {
