@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 stages=("$@")
-((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus metrics completion e2e cpu fuzz)
+((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus metrics rules completion e2e cpu fuzz)
 passed=0 failed=0 failures=()
 
 stage() {
@@ -82,6 +82,13 @@ run_metrics() {
         $SUDO bash .ci/install-metrics-deps.sh || return 1
         setup build -Dwerror=true || return 1
         bash tests/metrics/run.sh build
+}
+
+# Prometheus rules (promtool check and unit tests) and the Grafana dashboard, against a live scrape.
+run_rules() {
+        $SUDO bash .ci/install-metrics-deps.sh || return 1
+        setup build -Dwerror=true || return 1
+        flock /tmp/placementd-metrics.lock bash tests/rules/run.sh build
 }
 
 run_completion() {
