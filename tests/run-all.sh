@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 stages=("$@")
-((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus metrics rules completion e2e cpu fuzz)
+((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus metrics rules completion package e2e cpu fuzz)
 passed=0 failed=0 failures=()
 
 stage() {
@@ -95,6 +95,12 @@ run_completion() {
         $SUDO bash .ci/install-package-deps.sh || return 1
         setup build -Dwerror=true || return 1
         bash tests/completion/run.sh build
+}
+
+# Builds the Debian package in a copy of the tree, lintian, apt install, systemd-analyze verify, purge.
+run_package() {
+        $SUDO bash .ci/install-package-deps.sh || return 1
+        $SUDO bash tests/package/run.sh
 }
 
 run_cpu() {
