@@ -4,7 +4,7 @@
 # every file in its Debian place, the installed unit through `systemd-analyze verify`, then a purge that
 # leaves nothing behind. Run as root on Debian 12:
 #   bash tests/package/run.sh          ends with "package: N passed, M failed"; prints size, tags, time
-# PACKAGE_CHECK=1 also runs the Check tests inside the package build (the unit stage runs them anyway).
+# The build runs the Check tests as dh_auto_test does; PACKAGE_NOCHECK=1 builds with DEB_BUILD_OPTIONS=nocheck.
 set -u
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
 TMP=$(mktemp -d /tmp/placementd-package.XXXXXX)
@@ -62,11 +62,11 @@ check "debian/changelog's version ($deb_version) is meson's project version ($me
 # The source package first, from the clean copy (the binary build leaves obj-* and debian/placementd).
 check "dpkg-source -b makes the source package" sh -c "cd '$TMP' && dpkg-source -b placementd"
 
-opts=nocheck
-[ "${PACKAGE_CHECK:-0}" = 1 ] && opts=
+env=
+[ "${PACKAGE_NOCHECK:-0}" = 1 ] && env="DEB_BUILD_OPTIONS=nocheck DEB_BUILD_PROFILES=nocheck"
 build_start=$SECONDS
 check "dpkg-buildpackage -us -uc -b builds the package" \
-        sh -c "cd '$TMP/placementd' && DEB_BUILD_OPTIONS='$opts' dpkg-buildpackage -us -uc -b >'$TMP/build.log' 2>&1 ||
+        sh -c "cd '$TMP/placementd' && env $env dpkg-buildpackage -us -uc -b >'$TMP/build.log' 2>&1 ||
                { tail -30 '$TMP/build.log'; exit 1; }"
 build_seconds=$((SECONDS - build_start))
 deb=$(ls "$TMP"/placementd_*.deb 2>/dev/null | head -1)
