@@ -10,7 +10,7 @@ BUILD=${1:-build}
 BUILD=$(cd "$BUILD" && pwd)
 COMPLETION=$ROOT/shell-completion/bash/placementctl
 TMP=$(mktemp -d /tmp/placementd-completion.XXXXXX)
-PD_PID= BUS_PID=
+PD_PID="" BUS_PID=""
 passed=0 failed=0 n=0
 
 check() { # description, command...

@@ -89,7 +89,7 @@ check "lintian reports no warning" sh -c "! grep -q '^W:' '$TMP/lintian'"
 present=$(dpkg-deb --fsys-tarfile "$deb" | tar -tf - | sed -n 's|^\./|/|p' | grep -v '/$' |
         while read -r f; do [ -e "$f" ] && echo "$f"; done)
 if [ -n "$present" ]; then
-        echo "# skip: files the package installs are already on this machine:" $present
+        echo "# skip: files the package installs are already on this machine: $present"
         ((failed)) && exit 1
         exit 77
 fi
