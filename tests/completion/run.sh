@@ -161,17 +161,32 @@ EOF
 dbus-daemon --config-file="$TMP/bus.conf" --fork --print-pid=3 3>"$TMP/bus.pid" || { echo "# skip: no dbus-daemon"; exit 77; }
 BUS_PID=$(cat "$TMP/bus.pid")
 ADDR=unix:path=$TMP/bus
-"$BUILD/daemon/placementd" --config=/dev/null --connect=test:///default --bus-address="$ADDR" --foreground \
+# libvirt's test driver with three running domains; names are the domain owner's, so one is hostile.
+dom() { printf "  <domain type='test'><name>%s</name><memory>1048576</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>\n" "$1"; }
+{
+        echo "<node><cpu><mhz>2000</mhz><model>x86_64</model><active>8</active><max>8</max><nodes>2</nodes>"
+        echo "<sockets>1</sockets><cores>2</cores><threads>2</threads></cpu><memory>33554432</memory>"
+        dom test
+        dom 'web 1'
+        dom '$(touch pwned)'
+        echo "</node>"
+} >"$TMP/host.xml"
+"$BUILD/daemon/placementd" --config=/dev/null --connect="test://$TMP/host.xml" --bus-address="$ADDR" --foreground \
         --topology="synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2" 2>"$TMP/log" &
 PD_PID=$!
 for _ in $(seq 100); do
         placementctl status --bus-address="$ADDR" >/dev/null 2>&1 && break
         sleep 0.1
 done
+cd "$TMP" || exit 1 # where a name that ran as a command would leave its file
 check "the daemon answers on the private bus" placementctl status --bus-address="$ADDR"
 check "show DOMAIN: names from the daemon on --bus-address=ADDR" offers "placementctl show --bus-address=$ADDR " test
 check "explain DOMAIN: --bus-address ADDR after the verb" offers "placementctl explain --bus-address $ADDR t" test
 check "replace DOMAIN: by prefix" offers "placementctl --bus-address=$ADDR replace te" test
+check "names with a space or shell syntax are offered quoted" offers "placementctl show --bus-address=$ADDR " \
+        'web\ 1' '\$\(touch\ pwned\)'
+check "a name is never run as a command" test ! -e "$TMP/pwned"
+check "a quoted name completes from its prefix" offers "placementctl show --bus-address=$ADDR we" 'web\ 1'
 check "no second DOMAIN" offers_nothing "placementctl show --bus-address=$ADDR test "
 check "no daemon, no names (and no error)" offers_nothing "placementctl show --bus-address=unix:path=$TMP/none "
 
