@@ -171,7 +171,8 @@ dom() { printf "  <domain type='test'><name>%s</name><memory>1048576</memory><vc
         dom '$(touch pwned)'
         echo "</node>"
 } >"$TMP/host.xml"
-"$BUILD/daemon/placementd" --config=/dev/null --connect="test://$TMP/host.xml" --bus-address="$ADDR" --foreground \
+: >"$TMP/placementd.conf"
+"$BUILD/daemon/placementd" --config="$TMP/placementd.conf" --connect="test://$TMP/host.xml" --bus-address="$ADDR" --foreground \
         --topology="synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2" 2>"$TMP/log" &
 PD_PID=$!
 for _ in $(seq 100); do
@@ -180,6 +181,7 @@ for _ in $(seq 100); do
 done
 cd "$TMP" || exit 1 # where a name that ran as a command would leave its file
 check "the daemon answers on the private bus" placementctl status --bus-address="$ADDR"
+placementctl status --bus-address="$ADDR" >/dev/null 2>&1 || sed 's/^/#   placementd: /' "$TMP/log" | tail -5
 check "show DOMAIN: names from the daemon on --bus-address=ADDR" offers "placementctl show --bus-address=$ADDR " test
 check "explain DOMAIN: --bus-address ADDR after the verb" offers "placementctl explain --bus-address $ADDR t" test
 check "replace DOMAIN: by prefix" offers "placementctl --bus-address=$ADDR replace te" test
