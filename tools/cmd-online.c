@@ -67,16 +67,25 @@ int ctl_bus_open(Ctl *c)
 }
 
 /* Maps a failed call to a message and an exit code. */
+static bool transport_lost(int r)
+{
+        return r == -ENOTCONN || r == -ECONNRESET || r == -EPIPE || r == -ECONNREFUSED;
+}
+
 static int call_failed(const Ctl *o, const char *method, const sd_bus_error *e, int r)
 {
         const char *name = e && e->name ? e->name : "";
 
+        if (o->host && transport_lost(r) && (!*name || g_str_has_prefix(name, "System.Error."))) {
+                fprintf(stderr, "placementctl: cannot reach %s over ssh (ssh's own message is above): %s\n",
+                        o->host, strerror(-r));
+                return EXIT_NOT_RUNNING;
+        }
         if (!strcmp(name, SD_BUS_ERROR_SERVICE_UNKNOWN) || !strcmp(name, SD_BUS_ERROR_NAME_HAS_NO_OWNER) ||
             !strcmp(name, SD_BUS_ERROR_NO_REPLY) || !strcmp(name, SD_BUS_ERROR_DISCONNECTED)) {
                 if (o->host)
                         fprintf(stderr,
-                                "placementctl: cannot reach placementd on %s: no %s there, or ssh to it "
-                                "failed (see ssh's message above)\n",
+                                "placementctl: placementd is not running on %s (no %s on its system bus)\n",
                                 o->host, BUS_NAME);
                 else
                         fprintf(stderr, "placementctl: placementd is not running (no %s on the %s bus)\n",
