@@ -204,5 +204,7 @@ int verb_plan_offline(Ctl *c, char **args, unsigned nargs)
                 g_autofree char *map = hostmap_render(t, ledger, config->placement.reserved_cpus);
                 printf("\n%s", map);
         }
+        if (c->svg)
+                return map_svg_offline(c, t, ledger, config->placement.reserved_cpus);
         return EXIT_OK;
 }

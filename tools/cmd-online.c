@@ -103,8 +103,8 @@ static int call_failed(const Ctl *o, const char *method, const sd_bus_error *e, 
 }
 
 /* Calls method; on success *ret_reply holds the reply. Returns an exit code. */
-static int call(const Ctl *o, sd_bus *bus, const char *method, sd_bus_message **ret_reply, const char *types,
-                ...)
+int ctl_call(const Ctl *o, sd_bus *bus, const char *method, sd_bus_message **ret_reply, const char *types,
+             ...)
 {
         sd_bus_error e = SD_BUS_ERROR_NULL;
         sd_bus_message *msg = NULL;
@@ -126,7 +126,7 @@ static int call(const Ctl *o, sd_bus *bus, const char *method, sd_bus_message **
         return code;
 }
 
-static int read_string_reply(sd_bus_message *reply, const char **ret)
+int ctl_read_string(sd_bus_message *reply, const char **ret)
 {
         int r = sd_bus_message_read(reply, "s", ret);
         if (r < 0)
@@ -176,11 +176,11 @@ static int cmd_status(const Ctl *o, sd_bus *bus)
         g_autofree char *policy = NULL, *version = NULL, *uri = NULL;
         int apply = 0, connected = 0;
         uint32_t nodes = 0, packages = 0, cores = 0, pus = 0, threads = 0;
-        int code = call(o, bus, "GetStatus", &reply, NULL);
+        int code = ctl_call(o, bus, "GetStatus", &reply, NULL);
 
         if (code)
                 return code;
-        code = read_string_reply(reply, &status);
+        code = ctl_read_string(reply, &status);
         get_prop(bus, "Policy", 's', &policy);
         get_prop(bus, "Version", 's', &version);
         get_prop(bus, "URI", 's', &uri);
@@ -241,13 +241,13 @@ static int cmd_list(const Ctl *o, sd_bus *bus)
 
         if (o->json) {
                 const char *json;
-                code = call(o, bus, "GetDecisionsJSON", &reply, "s", "");
-                if (!code && !(code = read_string_reply(reply, &json)))
+                code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", "");
+                if (!code && !(code = ctl_read_string(reply, &json)))
                         print_json(json);
                 sd_bus_message_unref(reply);
                 return code;
         }
-        code = call(o, bus, "ListDecisions", &reply, NULL);
+        code = ctl_call(o, bus, "ListDecisions", &reply, NULL);
         if (code)
                 return code;
         printf("%-20s %-14s %-9s %-6s %-8s %s\n", "DOMAIN", "RESULT", "POLICY", "NODES", "MEM", "VCPU PINS");
@@ -285,13 +285,13 @@ static int cmd_text(const Ctl *o, sd_bus *bus, const char *method, const char *d
         int code;
 
         if (o->json && domain) {
-                code = call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
-                if (!code && !(code = read_string_reply(reply, &text)))
+                code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
+                if (!code && !(code = ctl_read_string(reply, &text)))
                         print_json(text);
         } else {
-                code =
-                    domain ? call(o, bus, method, &reply, "s", domain) : call(o, bus, method, &reply, NULL);
-                if (!code && !(code = read_string_reply(reply, &text))) {
+                code = domain ? ctl_call(o, bus, method, &reply, "s", domain)
+                              : ctl_call(o, bus, method, &reply, NULL);
+                if (!code && !(code = ctl_read_string(reply, &text))) {
                         if (o->json) {
                                 g_autofree char *escaped = g_strescape(text, NULL);
                                 printf("{\"text\": \"%s\"}\n", escaped);
@@ -351,9 +351,9 @@ static int cmd_show(const Ctl *o, sd_bus *bus, const char *domain)
         sd_bus_message *reply = NULL;
         g_autoptr(JsonParser) parser = json_parser_new();
         const char *text;
-        int code = call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
+        int code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
 
-        if (!code && !(code = read_string_reply(reply, &text))) {
+        if (!code && !(code = ctl_read_string(reply, &text))) {
                 if (o->json) {
                         print_json(text);
                 } else if (json_parser_load_from_data(parser, text, -1, NULL)) {
@@ -382,7 +382,7 @@ static int cmd_plan(const Ctl *o, sd_bus *bus)
                                 "plan offline)\n");
                 return EXIT_USAGE;
         }
-        code = call(o, bus, "Plan", &reply, "ut", o->vcpus, o->memory);
+        code = ctl_call(o, bus, "Plan", &reply, "ut", o->vcpus, o->memory);
         if (code)
                 return code;
         sd_bus_message_read(reply, "ss", &result, &nodes);
@@ -410,7 +410,7 @@ static int cmd_rebalance(const Ctl *o, sd_bus *bus)
         sd_bus_message *reply = NULL;
         const char *report;
         uint32_t moved;
-        int code = call(o, bus, "Rebalance", &reply, NULL);
+        int code = ctl_call(o, bus, "Rebalance", &reply, NULL);
 
         if (code)
                 return code;
@@ -454,8 +454,25 @@ int verb_explain(Ctl *c, char **args, unsigned nargs)
 
 int verb_map(Ctl *c, char **args, unsigned nargs)
 {
+        int code;
+
         (void)args, (void)nargs;
-        return cmd_text(c, c->sd, "GetHostMap", NULL);
+        if (c->topology && !c->svg) {
+                fprintf(stderr, "placementctl map: --topology= names the host to draw with --svg=FILE\n");
+                return EXIT_USAGE;
+        }
+        /* The daemon says which domain is on which PU, not how its host is built: hwloc here draws this
+         * host, or the topology given. */
+        if (c->svg && c->host && !c->topology) {
+                fprintf(stderr,
+                        "placementctl map --svg: with -H, give --topology= that host's hwloc XML (lstopo "
+                        "--of xml there)\n");
+                return EXIT_USAGE;
+        }
+        code = cmd_text(c, c->sd, "GetHostMap", NULL);
+        if (!code && c->svg)
+                code = map_svg_online(c);
+        return code;
 }
 
 int verb_plan(Ctl *c, char **args, unsigned nargs)
@@ -467,7 +484,7 @@ int verb_plan(Ctl *c, char **args, unsigned nargs)
 int verb_reload(Ctl *c, char **args, unsigned nargs)
 {
         (void)args, (void)nargs;
-        return call(c, c->sd, "Reload", NULL, NULL);
+        return ctl_call(c, c->sd, "Reload", NULL, NULL);
 }
 
 int verb_rebalance(Ctl *c, char **args, unsigned nargs)
@@ -479,5 +496,5 @@ int verb_rebalance(Ctl *c, char **args, unsigned nargs)
 int verb_replace(Ctl *c, char **args, unsigned nargs)
 {
         (void)nargs;
-        return call(c, c->sd, "Replace", NULL, "s", args[0]);
+        return ctl_call(c, c->sd, "Replace", NULL, "s", args[0]);
 }

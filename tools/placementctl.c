@@ -46,13 +46,14 @@ static const OptionInfo option_info[_OPT_MAX] = {
     [OPT_HOST] = {"host", 'H', "[USER@]HOST[:PORT]", "the placementd of another host, over SSH"},
     [OPT_VCPUS] = {"vcpus", 0, "N", "plan: vCPUs of the new domain"},
     [OPT_MEMORY] = {"memory", 0, "SIZE", "plan: memory of the new domain"},
-    [OPT_TOPOLOGY] = {"topology", 0, "SOURCE", "work offline on this topology"},
+    [OPT_TOPOLOGY] = {"topology", 0, "SOURCE", "work offline on this topology (map --svg: draw this one)"},
     [OPT_CONFIG] = {"config", 0, "FILE", "offline plan: placement settings from this file"},
     [OPT_POLICY] = {"policy", 0, "explicit|compat", "offline plan: the policy to use"},
     [OPT_TRACE] = {"trace", 0, "FILE", "offline plan: start and stop events from this file"},
     [OPT_CONNECT] = {"connect", 'c', "URI", "libvirt URI (default: qemu:///system)"},
     [OPT_MAP_ONLY] = {"map-only", 0, NULL, "cpu-baseline: use libvirt's CPU map, not QEMU's"},
     [OPT_VIRTTYPE] = {"virttype", 0, "TYPE", "cpu-baseline: the domain type (kvm, qemu)"},
+    [OPT_SVG] = {"svg", 0, "FILE", "map, offline plan: also draw the host into FILE (SVG, by lstopo)"},
     [OPT_HELP] = {"help", 'h', NULL, "show this help"},
     [OPT_VERSION] = {"version", 0, NULL, "show the version"},
 };
@@ -68,7 +69,8 @@ static const Verb verbs[] = {
     {"show", "DOMAIN", "one DOMAIN (name or UUID)", 1, 1, VERB_ONLINE, ONLINE, verb_show, "one decision"},
     {"explain", "DOMAIN", "one DOMAIN (name or UUID)", 1, 1, VERB_ONLINE, ONLINE, verb_explain,
      "the ranked candidates and the rule that chose"},
-    {"map", "", "", 0, 0, VERB_ONLINE, ONLINE, verb_map, "the host with the domain on each CPU"},
+    {"map", "[--svg=FILE [--topology=SOURCE]]", "", 0, 0, VERB_ONLINE,
+     ONLINE | CTL_OPT(SVG) | CTL_OPT(TOPOLOGY), verb_map, "the host with the domain on each CPU"},
     {"plan", "--vcpus=N --memory=SIZE", "", 0, 0, VERB_ONLINE, ONLINE | CTL_OPT(VCPUS) | CTL_OPT(MEMORY),
      verb_plan, "what it would do for a new domain now"},
     {"reload", "", "", 0, 0, VERB_ONLINE, ONLINE, verb_reload, "read the configuration again (root only)"},
@@ -79,9 +81,10 @@ static const Verb verbs[] = {
     {"topology", "--topology=SOURCE", "", 0, 0, VERB_OFFLINE, CTL_OPT(JSON) | CTL_OPT(TOPOLOGY),
      verb_topology, "the host as the engine sees it"},
     {"plan",
-     "--topology=SOURCE [--config=FILE] [--policy=explicit|compat] NAME:VCPUS:MEMORY... | --trace=FILE",
+     "--topology=SOURCE [--config=FILE] [--policy=explicit|compat] [--svg=FILE] NAME:VCPUS:MEMORY... | "
+     "--trace=FILE",
      "NAME:VCPUS:MEMORY...", 0, ANY, VERB_OFFLINE,
-     CTL_OPT(JSON) | CTL_OPT(TOPOLOGY) | CTL_OPT(CONFIG) | CTL_OPT(POLICY) | CTL_OPT(TRACE),
+     CTL_OPT(JSON) | CTL_OPT(TOPOLOGY) | CTL_OPT(CONFIG) | CTL_OPT(POLICY) | CTL_OPT(TRACE) | CTL_OPT(SVG),
      verb_plan_offline, "place these domains in turn, then show the map"},
     {"cpu-advice", "[DOMAIN]", "at most one DOMAIN (name or UUID)", 0, 1, VERB_LIBVIRT, CPU, verb_cpu_advice,
      "features each running domain's CPU model hides"},
@@ -197,6 +200,13 @@ static int set_option(Ctl *c, CtlOption o, const char *arg)
                 break;
         case OPT_VIRTTYPE:
                 c->virttype = arg;
+                break;
+        case OPT_SVG:
+                if (!*arg) {
+                        fprintf(stderr, "placementctl: --svg is empty (give a file name)\n");
+                        return -EINVAL;
+                }
+                c->svg = arg;
                 break;
         case OPT_HELP:
         case OPT_VERSION:

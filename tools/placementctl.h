@@ -5,6 +5,10 @@
 #include <stdint.h>
 #include <systemd/sd-bus.h>
 
+#include "cpuset.h"
+#include "ledger.h"
+#include "topology.h"
+
 /* Exit codes shared by every placementctl command. */
 #define EXIT_OK             0
 #define EXIT_RUNTIME        1 /* the work failed: daemon unreachable, access denied, a failing call */
@@ -28,6 +32,7 @@ typedef enum CtlOption {
         OPT_CONNECT,
         OPT_MAP_ONLY,
         OPT_VIRTTYPE,
+        OPT_SVG,
         OPT_HELP,
         OPT_VERSION,
         _OPT_MAX,
@@ -48,13 +53,23 @@ typedef struct Ctl {
         const char *uri; /* --connect, for the libvirt verbs */
         const char *virttype;
         bool map_only;
-        sd_bus *sd; /* online verbs: the connection the dispatcher opened */
+        const char *svg; /* --svg: draw the host map into this file */
+        sd_bus *sd;      /* online verbs: the connection the dispatcher opened */
 } Ctl;
 
 typedef int (*VerbRun)(Ctl *c, char **args, unsigned nargs);
 
 /* Online verbs (cmd-online.c): ask the running daemon. */
 int ctl_bus_open(Ctl *c);
+/* Calls method with the arguments types, ...; on success *ret_reply holds the reply (may be NULL).
+ * Returns an exit code, after saying why on failure. */
+int ctl_call(const Ctl *c, sd_bus *bus, const char *method, sd_bus_message **ret_reply, const char *types,
+             ...);
+int ctl_read_string(sd_bus_message *reply, const char **ret);
+/* map --svg (cmd-map-svg.c): the daemon's host map drawn by lstopo. */
+int map_svg_online(const Ctl *c);
+/* plan --topology --svg (cmd-map-svg.c) */
+int map_svg_offline(const Ctl *c, const Topology *t, const Ledger *l, const CpuSet *reserved);
 int verb_status(Ctl *c, char **args, unsigned nargs);
 int verb_list(Ctl *c, char **args, unsigned nargs);
 int verb_show(Ctl *c, char **args, unsigned nargs);
