@@ -166,6 +166,12 @@ result "-H ... --json show test is the decision JSON (rc $RC)" "$([ $RC -eq 0 ] 
 import json, sys; d = json.load(open(sys.argv[1]))["decisions"][0]; sys.exit(d["domain"] != "test")' "$OUT"; echo $?)"
 remote map
 result "-H ... map (rc $RC)" "$([ $RC -eq 0 ] && grep -q '^package 0' "$OUT"; echo $?)"
+remote map --svg="$TMP/remote.svg" --topology="$TOPOLOGY"
+result "-H ... map --svg=FILE --topology= that host's (rc $RC) writes the picture" \
+    "$([ $RC -eq 0 ] && grep -q "class='PU'" "$TMP/remote.svg"; echo $?)"
+remote map --svg="$TMP/remote2.svg"
+result "-H ... map --svg without --topology is a usage error: this host is not that one (rc $RC)" \
+    "$([ $RC -eq 2 ] && grep -q 'give --topology=' "$ERR"; echo $?)"
 remote plan --vcpus=2 --memory=1G
 result "-H ... plan --vcpus=2 --memory=1G (rc $RC)" "$([ $RC -eq 0 ] && grep -q '^2 vCPUs: placed' "$OUT"; echo $?)"
 remote show nope
