@@ -2,10 +2,43 @@
 /* map --svg and plan --topology --svg: the host map drawn by lstopo (host-svg.h). */
 #include "placementctl.h"
 
+#include <json-glib/json-glib.h>
 #include <stdio.h>
 
 #include "host-svg.h"
 #include "map-text.h"
+
+/* The names of the daemon's domains, to read the legend of its map with. */
+static int daemon_domains(const Ctl *c, GPtrArray **ret)
+{
+        g_autoptr(JsonParser) parser = json_parser_new();
+        g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+        sd_bus_message *reply = NULL;
+        const char *text;
+        int code = ctl_call(c, c->sd, "GetDecisionsJSON", &reply, "s", "");
+
+        if (!code && !(code = ctl_read_string(reply, &text))) {
+                JsonNode *root =
+                    json_parser_load_from_data(parser, text, -1, NULL) ? json_parser_get_root(parser) : NULL;
+                JsonObject *o = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
+                JsonArray *all = o ? json_object_get_array_member(o, "decisions") : NULL;
+                for (unsigned i = 0; all && i < json_array_get_length(all); i++) {
+                        JsonObject *d = json_array_get_object_element(all, i);
+                        const char *name =
+                            d ? json_object_get_string_member_with_default(d, "domain", NULL) : NULL;
+                        if (name)
+                                g_ptr_array_add(names, g_strdup(name));
+                }
+                if (!all) {
+                        fprintf(stderr, "placementctl map --svg: the daemon's decisions do not parse\n");
+                        code = EXIT_RUNTIME;
+                }
+        }
+        sd_bus_message_unref(reply);
+        if (!code)
+                *ret = g_steal_pointer(&names);
+        return code;
+}
 
 static int draw(const Ctl *c, const Topology *t, const int *owner, const GPtrArray *names)
 {
@@ -21,7 +54,7 @@ static int draw(const Ctl *c, const Topology *t, const int *owner, const GPtrArr
 int map_svg_online(const Ctl *c)
 {
         g_autoptr(Topology) t = NULL;
-        g_autoptr(GPtrArray) names = NULL;
+        g_autoptr(GPtrArray) names = NULL, known = NULL;
         g_autofree char *error = NULL;
         g_autofree int *owner = NULL;
         sd_bus_message *reply = NULL;
@@ -33,9 +66,11 @@ int map_svg_online(const Ctl *c)
                 fprintf(stderr, "placementctl map --svg: %s\n", error);
                 return c->topology ? EXIT_USAGE : EXIT_RUNTIME;
         }
-        code = ctl_call(c, c->sd, "GetHostMap", &reply, NULL);
+        code = daemon_domains(c, &known);
+        if (!code)
+                code = ctl_call(c, c->sd, "GetHostMap", &reply, NULL);
         if (!code && !(code = ctl_read_string(reply, &map)) &&
-            map_text_owners(map, t, &owner, &names, &error) < 0) {
+            map_text_owners(map, t, known, &owner, &names, &error) < 0) {
                 fprintf(stderr, "placementctl map --svg: %s\n", error);
                 code = EXIT_RUNTIME;
         }

@@ -34,26 +34,44 @@ static int parse_cores(const char *line, GArray *owner)
         return s && *s == '\0' ? 0 : -EINVAL;
 }
 
-/* "A web1, B db, C x" (entries may span lines, joined with ", "): name k runs up to ", " and the next
- * letter, so a name may hold commas. */
-static void parse_legend(const char *entries, GPtrArray *names)
+/* The length of entry k's name at s, next being ", " and the letter of entry k + 1. A name may hold that
+ * very text, so it is the longest of the daemon's domain names (known) that s starts with and that the
+ * end or the next entry follows; -1 when none fits. */
+static gssize name_length(const char *s, const char *next, const GPtrArray *known)
+{
+        gssize best = -1;
+
+        for (unsigned i = 0; i < known->len; i++) {
+                const char *n = g_ptr_array_index(known, i);
+                gssize len = (gssize)strlen(n);
+                if (strncmp(s, n, (size_t)len) == 0 && (!s[len] || g_str_has_prefix(s + len, next)) &&
+                    len > best)
+                        best = len;
+        }
+        return best;
+}
+
+/* "A web1, B db, C x" (the legend's lines joined with ", ") into names. */
+static int parse_legend(const char *entries, const GPtrArray *known, GPtrArray *names)
 {
         const char *s = entries;
 
-        for (unsigned k = 0; *s && k < strlen(letters); k++) {
+        for (unsigned k = 0; *s && *s != '*' && k < strlen(letters); k++) {
                 char next[5] = {',', ' ', k + 1 < strlen(letters) ? letters[k + 1] : '*', ' ', 0};
-                const char *end;
+                gssize len;
                 if (s[0] != letters[k] || s[1] != ' ')
-                        return;
+                        return -EINVAL;
                 s += 2;
-                end = strstr(s, next);
-                if (!end)
-                        end = s + strlen(s);
-                g_ptr_array_add(names, g_strndup(s, (gsize)(end - s)));
-                s = *end ? end + 2 : end;
+                len = name_length(s, next, known);
+                if (len < 0)
+                        return -EINVAL;
+                g_ptr_array_add(names, g_strndup(s, (gsize)len));
+                s += len;
+                s += *s ? 2 : 0;
         }
         if (*s == '*')
                 g_ptr_array_add(names, g_strdup("more domains"));
+        return 0;
 }
 
 /* PU indexes in the order the map shows them (lib/hostmap.c: package, node, core, thread). */
@@ -80,8 +98,8 @@ static int fail(char **ret_error, const char *what, const char *line)
         return -EINVAL;
 }
 
-int map_text_owners(const char *text, const Topology *t, int **ret_owner, GPtrArray **ret_names,
-                    char **ret_error)
+int map_text_owners(const char *text, const Topology *t, const GPtrArray *known, int **ret_owner,
+                    GPtrArray **ret_names, char **ret_error)
 {
         g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
         g_autoptr(GArray) shown = g_array_new(FALSE, FALSE, sizeof(int));
@@ -108,7 +126,9 @@ int map_text_owners(const char *text, const Topology *t, int **ret_owner, GPtrAr
                                              shown->len, t->source, t->npus);
                 return -EINVAL;
         }
-        parse_legend(legend->str, names);
+        if (parse_legend(legend->str, known, names) < 0)
+                return fail(ret_error, "the host map's legend does not name the daemon's domains",
+                            legend->str);
         owner = g_new(int, MAX(t->npus, 1));
         for (unsigned i = 0; i < shown->len; i++) {
                 int o = g_array_index(shown, int, i);

@@ -11,7 +11,8 @@
 
 #include "topology.h"
 
-/* Returns 0, or -EINVAL with *ret_error set when the text is not such a map of t. Caller frees
- * *ret_owner (t->npus entries) and unrefs *ret_names. */
-int map_text_owners(const char *text, const Topology *t, int **ret_owner, GPtrArray **ret_names,
-                    char **ret_error);
+/* known: the domain names the daemon lists (a name may hold the legend's ", B "). Returns 0, or
+ * -EINVAL with *ret_error set when the text is not such a map of t. Caller frees *ret_owner (t->npus
+ * entries) and unrefs *ret_names. */
+int map_text_owners(const char *text, const Topology *t, const GPtrArray *known, int **ret_owner,
+                    GPtrArray **ret_names, char **ret_error);

@@ -7,7 +7,8 @@
 #    usage errors (exit 2) found before anything is asked of a daemon;
 #  - --svg: offline (plan --topology) and from a daemon on a private bus (map), on a 2x2x2 synthetic
 #    host with two domains and a reserved CPU, the SVG lstopo drew is read back with xml.etree
-#    (svg-colours.py) and checked against the decisions' JSON (check-picture.py).
+#    (svg-colours.py) and checked against the decisions' JSON (check-picture.py), a domain name that
+#    holds the legend's separator included.
 #   bash tests/ctl/run.sh [BUILD_DIR]        (default: build; CTL_TEST_KEEP=1 keeps the temp dir)
 # TAP-like lines; the last line is "ctl: N passed, M failed".
 set -u
@@ -175,7 +176,15 @@ EOF
 dbus-daemon --config-file="$TMP/bus.conf" --nofork </dev/null >"$TMP/dbus.log" 2>&1 &
 BUS_PID=$!
 must "private dbus-daemon on $ADDR" wait_for 5 test -S "$TMP/bus"
-"$PLACEMENTD" --config="$TMP/reserved.conf" --connect=test:///default --topology="$HOST222" \
+# libvirt's test driver with two domains, one named like the text map's legend ("A web, B db, B db"):
+# the legend is read with the daemon's domain names
+cat >"$TMP/node.xml" <<EOF
+<node>
+  <domain type="test"><name>web, B db</name><memory>1048576</memory><vcpu>2</vcpu><os><type>hvm</type></os></domain>
+  <domain type="test"><name>db</name><memory>1048576</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>
+</node>
+EOF
+"$PLACEMENTD" --config="$TMP/reserved.conf" --connect="test://$TMP/node.xml" --topology="$HOST222" \
     --bus-address="$ADDR" --foreground </dev/null >"$TMP/placementd.log" 2>&1 &
 PD_PID=$!
 must "placementd owns org.placementd1" \
@@ -185,7 +194,7 @@ cp "$OUT" "$TMP/daemon.json"
 run "$CTL" --bus-address="$ADDR" map --svg="$TMP/daemon.svg" --topology="$HOST222"
 result "map --svg=FILE --topology= the daemon's (rc $RC) prints the map and writes the SVG" \
     "$([ $RC -eq 0 ] && grep -q '^package 0' "$OUT" && [ -s "$TMP/daemon.svg" ]; echo $?)"
-picture "daemon: the test domain's PUs in its legend colour, CPU 7 reserved, the rest white" \
+picture "daemon: 'web, B db' and db's PUs in their legend colours, CPU 7 reserved, the rest white" \
     "$TMP/daemon.svg" "$TMP/daemon.json" 7
 HOST_PUS=$("$CTL" --json topology --topology=host 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["pus"])')
 if [ "${HOST_PUS:-0}" != 8 ]; then
