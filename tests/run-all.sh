@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 stages=("$@")
-((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus metrics rules completion package e2e cpu fuzz)
+((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus ctl remote metrics rules completion package e2e cpu fuzz)
 passed=0 failed=0 failures=()
 
 stage() {
@@ -76,6 +76,17 @@ run_systemd() {
 run_dbus() {
         setup build -Dwerror=true || return 1
         bash tests/dbus/run.sh build
+}
+
+run_ctl() {
+        setup build -Dwerror=true || return 1
+        bash tests/ctl/run.sh build
+}
+
+run_remote() {
+        $SUDO bash .ci/install-remote-deps.sh || return 1
+        setup build -Dwerror=true || return 1
+        $SUDO bash tests/remote/run.sh build
 }
 
 run_metrics() {
