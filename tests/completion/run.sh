@@ -76,26 +76,30 @@ offers_nothing() {
         ! grep -q . "$TMP/got" || { echo "'$1' offers: $(tr '\n' ' ' <"$TMP/got")"; return 1; }
 }
 
-# What `placementctl --help` names: "verb" lines and "verb option" pairs. A section header's options
-# (the bus, --connect) and "All of them take --json" belong to every verb of that section; an indented
-# continuation line belongs to the verb above it.
+# What placementctl takes: "verb" lines and "verb option" pairs. Verbs are the indented lines of --help
+# before its "Options:" section, options are that section's long options; whether a verb takes an option is
+# asked of placementctl itself, which refuses an option its verb does not take ("does not apply"). plan has
+# an online and an offline form (--topology picks the offline one): it takes the options of both.
 help_items() {
-        placementctl --help | awk '
-        function opts(s, list,   o) { list = ""; while (match(s, /--[a-z][a-z-]*/)) { list = list " " substr(s, RSTART, RLENGTH); s = substr(s, RSTART + RLENGTH) } return list }
-        /^[A-Z].*:$/ { nsec = 0; secopts = opts($0); next }
-        /^[A-Z]/ { o = opts($0); if (o != "") for (i = 1; i <= nsec; i++) { split(o, a, " "); for (j in a) print sec[i], a[j] } next }
-        /^  [a-z]/ {
-                line = $0; sub(/^  /, "", line)
-                n = split(line, parts, / \| /); last = ""
-                for (k = 1; k <= n; k++) {
-                        split(parts[k], w, " "); verb = w[1]; print verb; last = verb; sec[++nsec] = verb
-                        split(secopts, so, " "); for (j in so) print verb, so[j]
-                }
-                o = opts(line); split(o, a, " "); for (j in a) print last, a[j]
-                next
-        }
-        /^      +/ { o = opts($0); split(o, a, " "); for (j in a) print last, a[j] }
-        ' | sort -u
+        local verb opt arg
+        placementctl --help >"$TMP/help"
+        sed -n '/^Options:/q;s/^  \([a-z][a-z-]*\).*/\1/p' "$TMP/help" | sort -u >"$TMP/verbs"
+        sed -n '/^Options:/,$s/^ *\(-., \)\{0,1\}--\([a-z][a-z-]*=\{0,1\}\).*/\2/p' "$TMP/help" | grep -vx -e help -e version | sort -u >"$TMP/opts"
+        while read -r verb; do
+                echo "$verb"
+                [ "$verb" = help ] && continue
+                while read -r opt; do # "name" or "name=" (takes a value)
+                        arg=--$opt # a value each option accepts, so only the verb can refuse it
+                        case $opt in
+                        vcpus=) arg+=1 ;; memory=) arg+=1G ;; bus=) arg+=system ;; policy=) arg+=explicit ;;
+                        *=) arg+=x ;;
+                        esac
+                        if ! placementctl "$verb" "$arg" </dev/null 2>&1 | grep -q "does not apply" ||
+                                { [ "$verb" = plan ] && ! placementctl plan --topology=synthetic:pu:1 "$arg" </dev/null 2>&1 | grep -q "does not apply"; }; then
+                                echo "$verb --${opt%=}"
+                        fi
+                done <"$TMP/opts"
+        done <"$TMP/verbs"
 }
 
 # missing_from_completion: every verb and option of the help that the completion does not offer.
