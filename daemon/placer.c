@@ -94,6 +94,68 @@ static CpuSet **hand_pins(Manager *m, virDomainPtr dom, unsigned nvcpus)
         return pins;
 }
 
+/* True when the live vCPU pins are the ones the recorded decision md says placementd made. */
+static bool live_pins_recorded(virDomainPtr dom, const MetaDecision *md)
+{
+        CpuSet **pins = NULL;
+        unsigned n = md->vcpus ? md->vcpus->len : 0;
+        bool same = n > 0;
+
+        if (n == 0 || virt_domain_get_vcpu_pins(dom, n, &pins, NULL) < 0)
+                return false;
+        for (unsigned i = 0; i < n && same; i++) {
+                const MetaVcpu *v = &g_array_index(md->vcpus, MetaVcpu, i);
+                same = v->id < n && cpuset_equal(pins[v->id], v->cpuset);
+        }
+        virt_pins_free(pins, n);
+        return same;
+}
+
+/*
+ * The user's own definition, where opt-outs and constraints are read: the persistent (inactive)
+ * definition of a persistent domain, the live one of a transient domain; either stands for the
+ * definition recorded in it when there is one (placementd recorded it before touching the domain, or
+ * the persistent definition was made from the live one). Without a record, pins equal to a recorded
+ * decision are placementd's own. Returns NULL (and says why) when the domain cannot be read.
+ */
+static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
+{
+        g_autoptr(DomainSpec) cfg = NULL;
+        g_autoptr(DomainSpec) user = NULL;
+        g_autofree char *error = NULL;
+        const DomainSpec *src = live;
+        const char *text;
+
+        if (virDomainIsPersistent(dom) == 1) {
+                if (virt_domain_read_spec(dom, true, &cfg, &error) < 0) {
+                        log_warning("%s: %s; using its live definition", live->name, error);
+                        g_clear_pointer(&error, g_free);
+                } else {
+                        src = cfg;
+                }
+        }
+        text = src->definition ? src->definition : src->user_xml;
+        if (!text || domain_xml_parse_definition(text, &user, &error) < 0) {
+                if (src->definition)
+                        log_warning("%s: its recorded definition cannot be read (%s), using the %s one",
+                                    live->name, error, src == cfg ? "persistent" : "live");
+                g_clear_pointer(&error, g_free);
+                if (virt_domain_read_spec(dom, src == cfg, &user, &error) < 0) {
+                        log_warning("%s: %s", live->name, error);
+                        return NULL;
+                }
+                g_clear_pointer(&user->definition, g_free);
+        }
+        g_free(user->name);
+        user->name = g_strdup(src->name);
+        user->meta_skip = src->meta_skip;
+        g_free(user->meta_policy);
+        user->meta_policy = g_strdup(src->meta_policy);
+        if (!src->definition && src->decision && user->has_vcpupin && live_pins_recorded(dom, src->decision))
+                user->has_vcpupin = false;
+        return g_steal_pointer(&user);
+}
+
 static void write_metadata(Manager *m, virDomainPtr dom, const Decision *d, const DomainSpec *user)
 {
         g_autofree char *xml = NULL, *error = NULL;
@@ -214,7 +276,7 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
 {
         char uuid[VIR_UUID_STRING_BUFLEN];
         g_autoptr(DomainSpec) live = NULL;
-        g_autoptr(DomainSpec) cfg = NULL;
+        g_autoptr(DomainSpec) user = NULL;
         g_autofree char *error = NULL;
         PlacementParams params;
         PlacementRequest req;
@@ -239,19 +301,20 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
                 placer_notify(m, d, d->uuid, d->name);
                 return;
         }
-        if (virDomainIsPersistent(dom) == 1 && virt_domain_read_spec(dom, true, &cfg, &error) < 0) {
-                log_warning("%s: %s; using its live definition", live->name, error);
-                g_clear_pointer(&error, g_free);
+        user = user_spec(dom, live);
+        if (!user) {
+                placer_forget(m, uuid, "gone");
+                return;
         }
-        if ((why = opt_out_reason(cfg ? cfg : live))) {
+        if ((why = opt_out_reason(user))) {
                 d = skip(m, uuid, live, why, NULL);
                 log_decision(d);
                 placer_notify(m, d, d->uuid, d->name);
                 return;
         }
         params = m->config->placement;
-        if ((cfg ? cfg : live)->meta_policy) {
-                const char *wanted = (cfg ? cfg : live)->meta_policy;
+        if (user->meta_policy) {
+                const char *wanted = user->meta_policy;
                 int k = policy_kind_from_string(wanted);
                 if (k < 0)
                         log_warning("%s: unknown policy '%s' in its metadata (explicit, compat), using %s",
@@ -260,7 +323,8 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
                         params.policy = (PolicyKind)k;
         }
         req = (PlacementRequest){.name = live->name, .vcpus = live->vcpus, .memory = live->memory};
-        if (origin == ORIGIN_RUNNING_AT_START || origin == ORIGIN_RECONCILE) {
+        /* pins found on a domain that records a decision are placementd's own, not someone else's */
+        if ((origin == ORIGIN_RUNNING_AT_START || origin == ORIGIN_RECONCILE) && !live->decision) {
                 CpuSet **pins = hand_pins(m, dom, live->vcpus);
                 if (pins) {
                         Plan *occupied = policy_adopt(m->topology, m->ledger, &req, pins, &params);
@@ -300,7 +364,7 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
         /* event to last pin: the metadata written next is bookkeeping, not placement */
         d->latency_usec = event_usec ? now_usec(CLOCK_MONOTONIC) - event_usec : 0;
         if (m->config->apply && d->plan->result != PLAN_UNPLACEABLE)
-                write_metadata(m, dom, d, cfg ? cfg : live);
+                write_metadata(m, dom, d, user);
         if (event_usec) {
                 double sec = (double)d->latency_usec / 1e6;
                 unsigned b = 0;
@@ -348,7 +412,13 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         adopted->reason = g_strdup(d->reason);
         d = record(m, d, adopted);
         virt_pins_free(pins, nvcpus);
-        write_metadata(m, dom, d, NULL);
+        {
+                g_autoptr(DomainSpec) live = NULL;
+                g_autoptr(DomainSpec) user = NULL;
+                g_clear_pointer(&error, g_free);
+                if (virt_domain_read_spec(dom, false, &live, &error) == 0 && (user = user_spec(dom, live)))
+                        write_metadata(m, dom, d, user);
+        }
         log_decision(d);
         placer_notify(m, d, d->uuid, d->name);
 }

@@ -22,10 +22,15 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, cons
                 g_autofree char *policy = g_markup_escape_text(spec->meta_policy, -1);
                 g_string_append_printf(s, " policy=\"%s\"", policy);
         }
+        g_string_append(s, ">");
+        if (spec && spec->user_xml) {
+                g_autofree char *definition = g_markup_escape_text(spec->user_xml, -1);
+                g_string_append_printf(s, "<definition>%s</definition>", definition);
+        }
         CPUSET_FOREACH (n, p->nodes)
                 cpuset_add(nodes, t->nodes[n].os_index);
         g_string_append_printf(
-            s, "><decision result=\"%s\" policy=\"%s\" vcpu-pin=\"%s\" memory-binding=\"%s\"", result,
+            s, "<decision result=\"%s\" policy=\"%s\" vcpu-pin=\"%s\" memory-binding=\"%s\"", result,
             policy_kind_to_string(p->policy), vcpu_pin_mode_to_string(p->vcpu_pin), memory_binding);
         append_set(s, "nodes", nodes);
         append_set(s, "emulator", p->emulator_pin);

@@ -13,7 +13,8 @@
 /*
  * XML for virDomainSetMetadata (no namespace: libvirt applies it). result is the decision's result
  * word (placed, overcommitted, advisory...), memory_binding "applied", "failed", "off" or "advisory".
- * The user's skip/policy attributes from spec (may be NULL) are kept. Caller frees.
+ * spec is the user's own definition (may be NULL): its skip/policy attributes are kept and its
+ * user_xml is recorded as <definition>. Caller frees.
  */
 char *metadata_format(const Topology *t, const Plan *p, const char *result, const char *memory_binding,
                       const DomainSpec *spec);

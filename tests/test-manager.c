@@ -395,6 +395,130 @@ START_TEST(test_memory_binding_off)
 }
 END_TEST
 
+/* Cores (topology indexes) that hold vCPUs of more than one counted domain, and cores nobody holds. */
+static void core_usage(Manager *m, unsigned *ret_shared, unsigned *ret_free)
+{
+        const Topology *t = manager_topology(m);
+        unsigned shared = 0, idle = 0;
+        for (unsigned c = 0; c < t->ncores; c++) {
+                unsigned load = ledger_core_load(manager_ledger(m), c);
+                shared += load >= 2;
+                idle += load == 0;
+        }
+        *ret_shared = shared;
+        *ret_free = idle;
+}
+
+START_TEST(test_rebalance_transient)
+{
+        /* "test" holds 2 cores; r-1..r-3 have the other 2, so two of them share one */
+        Manager *m = new_manager(NULL);
+        virDomainPtr doms[3];
+        g_autofree char *report = NULL;
+        unsigned shared, idle, moved;
+
+        for (unsigned i = 0; i < 3; i++) {
+                g_autofree char *name = g_strdup_printf("r-%u", i + 1);
+                Wait w = {m, name};
+                doms[i] = start_domain(name, 1, NULL);
+                ck_assert(spin(known, &w, 3000));
+        }
+        core_usage(m, &shared, &idle);
+        ck_assert_uint_eq(shared, 1);
+        ck_assert_uint_eq(idle, 0);
+        /* the one alone on its core goes: a core is free while two vCPUs still share one */
+        for (unsigned i = 0; i < 3; i++) {
+                const Plan *p = manager_lookup(m, virDomainGetName(doms[i]))->plan;
+                if (ledger_core_load(manager_ledger(m), manager_topology(m)->pus[p->vcpu_pu[0]].core) == 1) {
+                        Wait w = {m, virDomainGetName(doms[i])};
+                        ck_assert_int_eq(virDomainDestroy(doms[i]), 0);
+                        ck_assert(spin(unknown, &w, 3000));
+                        break;
+                }
+        }
+        core_usage(m, &shared, &idle);
+        ck_assert_uint_eq(shared, 1);
+        ck_assert_uint_eq(idle, 1);
+
+        moved = manager_rebalance(m, 4, &report);
+        ck_assert_msg(moved == 1, "%s", report);
+        ck_assert_msg(strstr(report, "moved to 1 node"), "%s", report);
+        core_usage(m, &shared, &idle);
+        ck_assert_uint_eq(shared, 0);
+        ck_assert_uint_eq(idle, 0);
+        for (unsigned i = 0; i < 3; i++) {
+                const Decision *d = manager_lookup(m, virDomainGetName(doms[i]));
+                if (virDomainIsActive(doms[i]) == 1) {
+                        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", d->name, d->reason);
+                        assert_live_pins(doms[i], d->plan);
+                        virDomainDestroy(doms[i]);
+                }
+                virDomainFree(doms[i]);
+        }
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_rebalance_nothing_better)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("r-alone", 1, NULL);
+        Wait w = {m, "r-alone"};
+        g_autofree char *report = NULL;
+
+        ck_assert(spin(known, &w, 3000));
+        ck_assert_uint_eq(manager_rebalance(m, 4, &report), 0);
+        ck_assert_msg(strstr(report, "already has its best placement"), "%s", report);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_replace_transient_keeps_ownership)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("o-trans", 1, NULL);
+        virDomainPtr mine = start_domain("o-mine", 1, "<cputune><vcpupin vcpu='0' cpuset='6'/></cputune>");
+        Wait w = {m, "o-trans"}, w2 = {m, "o-mine"};
+        g_autoptr(DomainSpec) spec = NULL;
+        g_autoptr(DomainSpec) recorded = NULL;
+        g_autofree char *error = NULL;
+
+        ck_assert(spin(known, &w, 3000));
+        ck_assert(spin(known, &w2, 3000));
+        ck_assert_int_eq(manager_lookup(m, "o-trans")->result, DECISION_PLACED);
+        ck_assert_int_eq(manager_lookup(m, "o-mine")->result, DECISION_SKIPPED);
+        /* the user's definition as first seen is recorded beside the decision: no pins of its own */
+        ck_assert_int_eq(virt_domain_read_spec(dom, false, &spec, NULL), 0);
+        ck_assert(spec->has_vcpupin); /* placementd's own pin, in the live XML */
+        ck_assert_ptr_nonnull(spec->definition);
+        ck_assert_int_eq(domain_xml_parse_definition(spec->definition, &recorded, &error), 0);
+        ck_assert(!recorded->has_vcpupin);
+        ck_assert_uint_eq(recorded->max_vcpus, 1);
+
+        /* placed again, its own pins are not the user's opt-out: still placed, still counted */
+        for (unsigned round = 0; round < 2; round++) {
+                ck_assert_int_eq(manager_replace(m, "o-trans", &error), 0);
+                const Decision *d = manager_lookup(m, "o-trans");
+                ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+                ck_assert_ptr_nonnull(ledger_lookup(manager_ledger(m), d->uuid));
+                assert_live_pins(dom, d->plan);
+                /* the user's own pin stays the user's */
+                ck_assert_int_eq(manager_replace(m, "o-mine", &error), 0);
+                ck_assert_int_eq(manager_lookup(m, "o-mine")->result, DECISION_SKIPPED);
+                /* and the record survives a restart of the daemon */
+                free_manager(m);
+                m = new_manager(NULL);
+        }
+        virDomainDestroy(dom);
+        virDomainDestroy(mine);
+        virDomainFree(dom);
+        virDomainFree(mine);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_suite(void)
 {
         Suite *s = suite_create("manager");
@@ -413,6 +537,9 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_name_reused);
         tcase_add_test(tc, test_place_running_off);
         tcase_add_test(tc, test_memory_binding_off);
+        tcase_add_test(tc, test_rebalance_transient);
+        tcase_add_test(tc, test_rebalance_nothing_better);
+        tcase_add_test(tc, test_replace_transient_keeps_ownership);
         suite_add_tcase(s, tc);
         return s;
 }
