@@ -244,15 +244,68 @@ static Decision *skip(Manager *m, const char *uuid, const DomainSpec *live, cons
         return record(m, d, occupied);
 }
 
-static Decision *adopt_recorded(Manager *m, const char *uuid, const DomainSpec *live)
+/* Whether core c holds nothing and may hold vCPUs. */
+static bool core_free(Manager *m, unsigned c)
+{
+        const TopoCore *core = &m->topology->cores[c];
+        const CpuSet *reserved = m->config->placement.reserved_cpus;
+
+        if (ledger_core_load(m->ledger, c) > 0)
+                return false;
+        for (unsigned i = core->pu_first; i < core->pu_first + core->npus; i++)
+                if (reserved && cpuset_has(reserved, m->topology->pus[i].os_index))
+                        return false;
+        return true;
+}
+
+/*
+ * What the ledger and libvirt say about a recorded plan: the live pins must be the recorded ones, and
+ * placementd's own cores must not be held by another domain (an overcommitted one may share only while
+ * no core is free). Returns 0, or -EINVAL with *ret_error.
+ */
+static int check_recorded(Manager *m, virDomainPtr dom, const Plan *p, char **ret_error)
+{
+        CpuSet **pins = NULL;
+        bool held = false, any_free = false;
+
+        if (virt_domain_get_vcpu_pins(dom, p->nvcpus, &pins, ret_error) < 0)
+                return -EINVAL;
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                if (p->vcpu_pu[i] >= 0 && !cpuset_equal(pins[i], p->vcpu_pins[i])) {
+                        g_autofree char *want = cpuset_format(p->vcpu_pins[i]),
+                                        *have = cpuset_format(pins[i]);
+                        *ret_error =
+                            g_strdup_printf("vCPU %u runs on %s, the record says %s", i, have, want);
+                        virt_pins_free(pins, p->nvcpus);
+                        return -EINVAL;
+                }
+        virt_pins_free(pins, p->nvcpus);
+        if (p->result == PLAN_ADOPTED)
+                return 0;
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                held = held || ledger_core_load(m->ledger, m->topology->pus[p->vcpu_pu[i]].core) > 0;
+        for (unsigned c = 0; c < m->topology->ncores && !any_free; c++)
+                any_free = core_free(m, c);
+        if (held && (p->result == PLAN_PLACED || any_free)) {
+                *ret_error = g_strdup_printf("its cores are held by another domain%s",
+                                             any_free ? " while a core is free" : "");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live)
 {
         Plan *plan = NULL;
         g_autofree char *error = NULL;
         Decision *d;
         const MetaDecision *md = live->decision;
 
-        if (metadata_to_plan(m->topology, md, live->name, live->vcpus, live->memory, &plan, &error) < 0) {
-                log_notice("%s: recorded decision not usable here (%s); placing it anew", live->name, error);
+        ledger_release(m->ledger, uuid); /* checked against the others, not against its old self */
+        if (metadata_to_plan(m->topology, md, live->name, live->vcpus, live->memory, &plan, &error) < 0 ||
+            check_recorded(m, dom, plan, &error) < 0) {
+                log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name, error);
+                plan_free(plan);
                 return NULL;
         }
         d = decision_new(uuid, live->name);
@@ -260,15 +313,8 @@ static Decision *adopt_recorded(Manager *m, const char *uuid, const DomainSpec *
         d->reason = g_strdup(plan->reason);
         g_free(d->memory_binding);
         d->memory_binding = g_strdup(md->memory_binding ? md->memory_binding : "none");
-        if (md->result && strcmp(md->result, "skipped") == 0) {
-                d->result = DECISION_SKIPPED;
-                d->pinned_by_hand = true;
-                plan->result = PLAN_ADOPTED;
-        } else if (md->result && strcmp(md->result, "advisory") == 0) {
-                d->result = DECISION_ADVISORY;
-        } else {
-                d->result = decision_result_from_plan(plan->result);
-        }
+        d->result = decision_result_from_plan(plan->result);
+        d->pinned_by_hand = plan->result == PLAN_ADOPTED;
         return record(m, d, plan);
 }
 
@@ -295,8 +341,11 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
                 placer_forget(m, uuid, "gone");
                 return;
         }
+        if (live->decision_error)
+                log_warning("%s: recorded decision unreadable (%s); placing it anew", live->name,
+                            live->decision_error);
         if (origin != ORIGIN_MIGRATED && origin != ORIGIN_REPLACE && live->decision &&
-            (d = adopt_recorded(m, uuid, live))) {
+            (d = adopt_recorded(m, dom, uuid, live))) {
                 log_decision(d);
                 placer_notify(m, d, d->uuid, d->name);
                 return;
@@ -324,7 +373,8 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
         }
         req = (PlacementRequest){.name = live->name, .vcpus = live->vcpus, .memory = live->memory};
         /* pins found on a domain that records a decision are placementd's own, not someone else's */
-        if ((origin == ORIGIN_RUNNING_AT_START || origin == ORIGIN_RECONCILE) && !live->decision) {
+        if ((origin == ORIGIN_RUNNING_AT_START || origin == ORIGIN_RECONCILE) && !live->decision &&
+            !live->decision_error) {
                 CpuSet **pins = hand_pins(m, dom, live->vcpus);
                 if (pins) {
                         Plan *occupied = policy_adopt(m->topology, m->ledger, &req, pins, &params);

@@ -3,6 +3,7 @@
 #include "size.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <string.h>
 
 typedef enum {
@@ -62,6 +63,7 @@ void domain_spec_free(DomainSpec *s)
         meta_decision_free(s->decision);
         g_free(s->definition);
         g_free(s->user_xml);
+        g_free(s->decision_error);
         g_free(s);
 }
 
@@ -124,16 +126,6 @@ static bool parse_uint(const char *s, guint64 max, guint64 *ret)
         return s && g_ascii_string_to_unsigned(g_strstrip((char *)s), 10, 0, max, ret, NULL);
 }
 
-static int parse_set(const char *text, CpuSet **ret, const char *what, GError **error)
-{
-        if (cpuset_parse(text ? text : "", ret, NULL) < 0) {
-                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "invalid %s list '%s'",
-                            what, text);
-                return -EINVAL;
-        }
-        return 0;
-}
-
 /* Local name of an element of our namespace, or NULL. */
 static const char *ours(Parser *p, const char *element)
 {
@@ -146,7 +138,29 @@ static const char *ours(Parser *p, const char *element)
         return NULL;
 }
 
-static void start_meta(Parser *p, const char *local, const char **names, const char **values, GError **error)
+/* A recorded decision that cannot be read is dropped (the domain is then placed anew), never the
+ * domain: the first problem is kept in decision_error. */
+static void G_GNUC_PRINTF(2, 3) meta_fail(Parser *p, const char *format, ...)
+{
+        va_list ap;
+
+        if (p->spec->decision_error)
+                return;
+        va_start(ap, format);
+        p->spec->decision_error = g_strdup_vprintf(format, ap);
+        va_end(ap);
+}
+
+static bool meta_set(Parser *p, const char *text, CpuSet **ret, const char *what)
+{
+        if (cpuset_parse(text ? text : "", ret, NULL) < 0) {
+                meta_fail(p, "invalid recorded %s list '%.64s'", what, text);
+                return false;
+        }
+        return true;
+}
+
+static void start_meta(Parser *p, const char *local, const char **names, const char **values)
 {
         DomainSpec *s = p->spec;
         MetaDecision *d = s->decision;
@@ -159,20 +173,20 @@ static void start_meta(Parser *p, const char *local, const char **names, const c
                 d->memory_binding = g_strdup(attr(names, values, "memory-binding"));
                 d->vcpus = g_array_new(FALSE, TRUE, sizeof(MetaVcpu));
                 d->memory = g_array_new(FALSE, TRUE, sizeof(guint64));
-                if (parse_set(attr(names, values, "nodes"), &d->nodes, "node", error) < 0 ||
-                    parse_set(attr(names, values, "emulator"), &d->emulator, "emulator CPU", error) < 0)
+                if (!meta_set(p, attr(names, values, "nodes"), &d->nodes, "node"))
                         return;
+                meta_set(p, attr(names, values, "emulator"), &d->emulator, "emulator CPU");
         } else if (strcmp(local, "vcpu") == 0 && d) {
                 guint64 id, cpu;
                 MetaVcpu v = {0};
                 if (!parse_uint(attr(names, values, "id"), DOMAIN_XML_MAX_VCPUS - 1, &id) ||
                     !parse_uint(attr(names, values, "cpu"), CPUSET_MAX, &cpu) ||
                     d->vcpus->len >= DOMAIN_XML_MAX_VCPUS) {
-                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
-                                    "decision vcpu element needs id and cpu");
+                        meta_fail(p, "recorded vcpu element needs an id below %u and a cpu below %u",
+                                  DOMAIN_XML_MAX_VCPUS, CPUSET_MAX + 1);
                         return;
                 }
-                if (parse_set(attr(names, values, "cpuset"), &v.cpuset, "vCPU pin", error) < 0)
+                if (!meta_set(p, attr(names, values, "cpuset"), &v.cpuset, "vCPU pin"))
                         return;
                 v.id = (unsigned)id;
                 v.cpu = (unsigned)cpu;
@@ -182,8 +196,7 @@ static void start_meta(Parser *p, const char *local, const char **names, const c
                 if (!parse_uint(attr(names, values, "node"), CPUSET_MAX, &node) ||
                     !parse_uint(attr(names, values, "bytes"), G_MAXUINT64, &bytes) ||
                     d->memory->len >= 2 * 4096) {
-                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
-                                    "decision memory element needs node and bytes");
+                        meta_fail(p, "recorded memory element needs a node and bytes");
                         return;
                 }
                 g_array_append_val(d->memory, node);
@@ -269,7 +282,7 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                                                         g_ascii_strcasecmp(skip, "true") == 0);
                         }
                 } else {
-                        start_meta(p, local, names, values, error);
+                        start_meta(p, local, names, values);
                 }
                 return;
         }
@@ -434,6 +447,8 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
                                                      error ? error->message : "empty document");
                 return -EINVAL;
         }
+        if (spec->decision_error)
+                g_clear_pointer(&spec->decision, meta_decision_free);
         spec->memory = p.current_memory ? p.current_memory : p.memory;
         if (spec->vcpus > spec->max_vcpus && spec->max_vcpus)
                 spec->vcpus = spec->max_vcpus;

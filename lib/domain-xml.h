@@ -65,7 +65,8 @@ typedef struct DomainSpec {
         bool numatune_auto;      /* <numatune><memory placement='auto'> */
         bool meta_skip;          /* <placementd:domain skip='yes'> */
         char *meta_policy;       /* <placementd:domain policy=...>, NULL if unset */
-        MetaDecision *decision;  /* NULL if none recorded */
+        MetaDecision *decision;  /* NULL if none recorded, or not readable */
+        char *decision_error;    /* why a recorded decision could not be read, or NULL */
         char *definition;        /* <placementd:definition> text: the recorded user's definition, or NULL */
         bool definition_too_big; /* one was recorded but exceeds DOMAIN_XML_MAX_DEFINITION */
         char *user_xml; /* this document's own <vcpu>, <cputune>, <numatune>, <cpu><numa> as a snapshot

@@ -7,6 +7,7 @@
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "domain-xml.h"
 #include "log.h"
@@ -519,6 +520,104 @@ START_TEST(test_replace_transient_keeps_ownership)
 }
 END_TEST
 
+START_TEST(test_restore_onto_taken_cores)
+{
+        /* "test" holds node 0; a is placed on node 1, saved; b takes its core; a comes back */
+        Manager *m = new_manager(NULL);
+        virDomainPtr a = start_domain("s-a", 1, NULL), b;
+        Wait wa = {m, "s-a"}, wb = {m, "s-b"};
+        g_autofree char *file =
+            g_strdup_printf("%s/placementd-test-save-%d", g_get_tmp_dir(), (int)getpid());
+        unsigned shared, idle;
+
+        ck_assert(spin(known, &wa, 3000));
+        ck_assert_int_eq(virDomainSave(a, file), 0);
+        ck_assert(spin(unknown, &wa, 3000));
+        b = start_domain("s-b", 1, NULL);
+        ck_assert(spin(known, &wb, 3000));
+        ck_assert_int_eq(virDomainRestore(conn, file), 0);
+        ck_assert(spin(known, &wa, 3000));
+        unlink(file);
+
+        const Decision *d = manager_lookup(m, "s-a");
+        ck_assert_msg(d->result == DECISION_PLACED && !d->adopted, "%s", d->reason);
+        core_usage(m, &shared, &idle);
+        ck_assert_uint_eq(shared, 0);
+        virDomainFree(a);
+        a = virDomainLookupByName(conn, "s-a");
+        assert_live_pins(a, d->plan);
+        assert_live_pins(b, manager_lookup(m, "s-b")->plan);
+        virDomainDestroy(a);
+        virDomainDestroy(b);
+        virDomainFree(a);
+        virDomainFree(b);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_unreadable_record_placed_anew)
+{
+        /* a record the parser cannot read drops the record, never the domain */
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain(
+            "u-bad", 1,
+            "<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "'><p:decision result='placed' "
+            "policy='explicit' vcpu-pin='core' nodes='0'><p:vcpu id='0' cpu='99999' cpuset='0'/>"
+            "</p:decision></p:domain></metadata>");
+        Wait w = {m, "u-bad"};
+        g_autoptr(DomainSpec) spec = NULL;
+
+        ck_assert(spin(known, &w, 3000));
+        const Decision *d = manager_lookup(m, "u-bad");
+        ck_assert_msg(d->result == DECISION_PLACED && !d->adopted, "%s", d->reason);
+        ck_assert_ptr_nonnull(ledger_lookup(manager_ledger(m), d->uuid));
+        assert_live_pins(dom, d->plan);
+        /* and the record is readable again */
+        ck_assert_int_eq(virt_domain_read_spec(dom, false, &spec, NULL), 0);
+        ck_assert_ptr_null(spec->decision_error);
+        ck_assert_ptr_nonnull(spec->decision);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_defined_from_live_xml)
+{
+        /* a persistent definition made from a transient domain's live XML carries placementd's pins
+         * and its record: the record tells they are placementd's, not the user's opt-out */
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("p-live", 1, NULL), other, persistent;
+        Wait w = {m, "p-live"}, wo = {m, "p-other"};
+        char *xml;
+        unsigned shared, idle;
+
+        ck_assert(spin(known, &w, 3000));
+        xml = virDomainGetXMLDesc(dom, 0);
+        ck_assert_int_eq(virDomainDestroy(dom), 0);
+        ck_assert(spin(unknown, &w, 3000));
+        other = start_domain("p-other", 1, NULL); /* takes the core the record names */
+        ck_assert(spin(known, &wo, 3000));
+        persistent = virDomainDefineXML(conn, xml);
+        free(xml);
+        ck_assert_ptr_nonnull(persistent);
+        ck_assert_int_eq(virDomainCreate(persistent), 0);
+        ck_assert(spin(known, &w, 3000));
+        const Decision *d = manager_lookup(m, "p-live");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        core_usage(m, &shared, &idle);
+        ck_assert_uint_eq(shared, 0);
+        assert_live_pins(persistent, d->plan);
+        virDomainDestroy(persistent);
+        virDomainUndefine(persistent);
+        virDomainDestroy(other);
+        virDomainFree(dom);
+        virDomainFree(other);
+        virDomainFree(persistent);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_suite(void)
 {
         Suite *s = suite_create("manager");
@@ -540,6 +639,9 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_rebalance_transient);
         tcase_add_test(tc, test_rebalance_nothing_better);
         tcase_add_test(tc, test_replace_transient_keeps_ownership);
+        tcase_add_test(tc, test_restore_onto_taken_cores);
+        tcase_add_test(tc, test_unreadable_record_placed_anew);
+        tcase_add_test(tc, test_defined_from_live_xml);
         suite_add_tcase(s, tc);
         return s;
 }
