@@ -45,16 +45,23 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
 }
 
 /* Stores d (taking it), committing plan (taken, may be NULL) to the ledger under its UUID. */
-static Decision *record(Manager *m, Decision *d, Plan *plan)
+/* Makes plan (taken, may be NULL) d's plan and what the ledger counts for it. */
+static void commit(Manager *m, Decision *d, Plan *plan)
 {
         ledger_release(m->ledger, d->uuid);
-        if (plan) {
-                d->plan = plan_copy(plan);
-                /* the ledger needs the assignment, not the reasoning: the decision keeps that */
-                g_ptr_array_set_size(plan->candidates, 0);
-                if (ledger_commit(m->ledger, d->uuid, plan) < 0)
-                        log_warning("%s: its plan does not fit the host's topology, not counted", d->name);
-        }
+        g_clear_pointer(&d->plan, plan_free);
+        if (!plan)
+                return;
+        d->plan = plan_copy(plan);
+        /* the ledger needs the assignment, not the reasoning: the decision keeps that */
+        g_ptr_array_set_size(plan->candidates, 0);
+        if (ledger_commit(m->ledger, d->uuid, plan) < 0)
+                log_warning("%s: its plan does not fit the host's topology, not counted", d->name);
+}
+
+static Decision *record(Manager *m, Decision *d, Plan *plan)
+{
+        commit(m, d, plan);
         d->decided_usec = (int64_t)now_usec(CLOCK_REALTIME);
         g_hash_table_replace(m->decisions, d->uuid, d);
         return d;
@@ -168,14 +175,56 @@ static void write_metadata(Manager *m, virDomainPtr dom, const Decision *d, cons
                 log_warning("%s: %s; a restart will place it anew, ignoring", d->name, error);
 }
 
-/* Applies the plan live. Returns 0, or -ENOENT when the domain vanished. Failures are kept in d. */
-static int apply(Manager *m, virDomainPtr dom, Decision *d)
+/* Keeps what failed while applying in d (every failure, not only the first). */
+static void note_failure(Decision *d, char **error)
+{
+        if (!d->apply_error) {
+                d->apply_error = g_steal_pointer(error);
+                return;
+        }
+        {
+                char *both = g_strdup_printf("%s; %s", d->apply_error, *error);
+                g_free(d->apply_error);
+                d->apply_error = both;
+                g_clear_pointer(error, g_free);
+        }
+}
+
+/* Reads the pins back: a pin libvirt accepted but does not show (a CPU it does not know) did not
+ * take. Returns true when every planned pin stands. */
+static bool pins_took(Decision *d, virDomainPtr dom)
 {
         const Plan *p = d->plan;
+        CpuSet **pins = NULL;
         g_autofree char *error = NULL;
-        int r;
+        bool took = true;
+
+        if (virt_domain_get_vcpu_pins(dom, p->nvcpus, &pins, &error) < 0) {
+                log_warning("%s: %s; cannot tell whether its pins took", d->name, error);
+                return true;
+        }
+        for (unsigned i = 0; i < p->nvcpus && took; i++)
+                if (!cpuset_is_empty(p->vcpu_pins[i]) && !cpuset_equal(pins[i], p->vcpu_pins[i])) {
+                        g_autofree char *want = cpuset_format(p->vcpu_pins[i]),
+                                        *have = cpuset_format(pins[i]);
+                        error = g_strdup_printf("vCPU %u was pinned to %s but runs on '%s'", i, want, have);
+                        log_warning("%s: %s", d->name, error);
+                        note_failure(d, &error);
+                        took = false;
+                }
+        virt_pins_free(pins, p->nvcpus);
+        return took;
+}
+
+/* Pins every vCPU, going on past a failure. Returns 0, 1 when a pin failed, -ENOENT when gone. */
+static int apply_vcpu_pins(Decision *d, virDomainPtr dom)
+{
+        const Plan *p = d->plan;
+        bool failed = false;
 
         for (unsigned i = 0; i < p->nvcpus; i++) {
+                g_autofree char *error = NULL;
+                int r;
                 if (cpuset_is_empty(p->vcpu_pins[i]))
                         continue;
                 r = virt_domain_pin_vcpu(dom, i, p->vcpu_pins[i], &error);
@@ -183,39 +232,107 @@ static int apply(Manager *m, virDomainPtr dom, Decision *d)
                         return r;
                 if (r < 0) {
                         log_warning("%s: %s", d->name, error);
-                        g_free(d->apply_error);
-                        d->apply_error = g_steal_pointer(&error);
-                        return 0;
+                        note_failure(d, &error);
+                        failed = true;
                 }
         }
+        return failed || !pins_took(d, dom) ? 1 : 0;
+}
+
+static int apply_memory(Manager *m, virDomainPtr dom, Decision *d)
+{
+        const Plan *p = d->plan;
+        g_autofree char *error = NULL;
+        g_autoptr(CpuSet) idx = NULL;
+        g_autoptr(CpuSet) nodes = cpuset_new();
+        int r;
+
         if (!m->config->memory_binding) {
                 g_free(d->memory_binding);
                 d->memory_binding = g_strdup("off");
-        } else if (p->result != PLAN_UNPLACEABLE) {
-                g_autoptr(CpuSet) idx = plan_memory_nodes(p);
-                g_autoptr(CpuSet) nodes = cpuset_new();
-                CPUSET_FOREACH (n, idx)
-                        cpuset_add(nodes, m->topology->nodes[n].os_index);
-                r = virt_domain_set_memory_nodes(dom, nodes, &error);
-                if (r == -ENOENT)
-                        return r;
-                g_free(d->memory_binding);
-                d->memory_binding = g_strdup(r < 0 ? "failed" : "applied");
-                if (r < 0) {
-                        log_notice("%s: memory binding not applied, vCPU pins stand: %s", d->name, error);
-                        g_free(d->apply_error);
-                        d->apply_error = g_steal_pointer(&error);
-                }
+                return 0;
         }
-        if (!cpuset_is_empty(p->emulator_pin)) {
-                r = virt_domain_pin_emulator(dom, p->emulator_pin, &error);
-                if (r == -ENOENT)
-                        return r;
-                if (r < 0) {
-                        log_warning("%s: %s, ignoring", d->name, error);
-                        g_clear_pointer(&error, g_free);
-                }
+        idx = plan_memory_nodes(p);
+        CPUSET_FOREACH (n, idx)
+                cpuset_add(nodes, m->topology->nodes[n].os_index);
+        r = virt_domain_set_memory_nodes(dom, nodes, &error);
+        if (r == -ENOENT)
+                return r;
+        g_free(d->memory_binding);
+        d->memory_binding = g_strdup(r < 0 ? "failed" : "applied");
+        if (r < 0) {
+                log_notice("%s: memory binding not applied, vCPU pins stand: %s", d->name, error);
+                note_failure(d, &error);
         }
+        return 0;
+}
+
+/* The emulator pin; returns true when it stands as planned. */
+static int apply_emulator(virDomainPtr dom, Decision *d, bool *ret_applied)
+{
+        g_autofree char *error = NULL;
+        int r;
+
+        *ret_applied = true;
+        if (cpuset_is_empty(d->plan->emulator_pin))
+                return 0;
+        r = virt_domain_pin_emulator(dom, d->plan->emulator_pin, &error);
+        if (r == -ENOENT)
+                return r;
+        if (r < 0) {
+                log_warning("%s: %s", d->name, error);
+                note_failure(d, &error);
+                *ret_applied = false;
+        }
+        return 0;
+}
+
+/* After a failed pin the ledger must hold what runs, not what was planned: the live pins, adopted. */
+static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emulator_applied)
+{
+        g_autofree char *error = NULL;
+        PlacementRequest req = {.name = d->name, .vcpus = d->plan->nvcpus, .memory = d->plan->memory};
+        CpuSet **pins = NULL;
+        Plan *runs;
+
+        if (virt_domain_get_vcpu_pins(dom, req.vcpus, &pins, &error) < 0) {
+                log_warning("%s: %s; its plan stays counted", d->name, error);
+                return;
+        }
+        ledger_release(m->ledger, d->uuid); /* adopted among the others, not beside its plan */
+        runs = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
+        virt_pins_free(pins, req.vcpus);
+        runs->policy = d->plan->policy;
+        if (emulator_applied)
+                cpuset_union(runs->emulator_pin, d->plan->emulator_pin);
+        g_free(runs->reason);
+        runs->reason = g_strdup("vCPU pins that really run after a failed apply");
+        d->result = DECISION_FAILED;
+        g_free(d->reason);
+        d->reason = g_strdup_printf("applying the plan failed, the pins that really run are counted (%s)",
+                                    d->plan->reason ? d->plan->reason : "");
+        commit(m, d, runs);
+}
+
+/*
+ * Applies the plan live: every vCPU pin, the memory binding and the emulator pin, each attempted
+ * whatever failed before. Failures are kept in d; when a vCPU pin failed, d becomes `failed` and the
+ * ledger holds the live pins. Returns 0, or -ENOENT when the domain vanished.
+ */
+static int apply(Manager *m, virDomainPtr dom, Decision *d)
+{
+        bool emulator_applied;
+        int pins, r;
+
+        pins = apply_vcpu_pins(d, dom);
+        if (pins < 0)
+                return pins;
+        if (d->plan->result != PLAN_UNPLACEABLE && (r = apply_memory(m, dom, d)) < 0)
+                return r;
+        if ((r = apply_emulator(dom, d, &emulator_applied)) < 0)
+                return r;
+        if (pins > 0)
+                record_what_runs(m, dom, d, emulator_applied);
         return 0;
 }
 

@@ -58,20 +58,25 @@ static bool spin(bool (*done)(void *), void *arg, unsigned ms)
         }
 }
 
-static Manager *new_manager(const char *config_text)
+static Manager *new_manager_on(const char *topology, const char *config_text)
 {
         Topology *t = NULL;
         Config *c = NULL;
         g_autofree char *err = NULL;
         Manager *m;
 
-        ck_assert_int_eq(topology_load(TOPOLOGY, &t, &err), 0);
+        ck_assert_int_eq(topology_load(topology, &t, &err), 0);
         ck_assert_msg(config_load_data(config_text ? config_text : "", "test.conf", &c, &err) == 0, "%s",
                       err);
         m = manager_new(base, t, c, "test:///default");
         manager_start(m);
         ck_assert(manager_connected(m));
         return m;
+}
+
+static Manager *new_manager(const char *config_text)
+{
+        return new_manager_on(TOPOLOGY, config_text);
 }
 
 static void free_manager(Manager *m)
@@ -618,6 +623,48 @@ START_TEST(test_defined_from_live_xml)
 }
 END_TEST
 
+START_TEST(test_failed_pin_recorded)
+{
+        /* 16 CPUs where the test driver has 8: "test" holds 2 cores of node 0, f gets the other 2
+         * there and 4 on node 1, whose pins the driver takes and does not apply */
+        Manager *m = new_manager_on("synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:4 pu:2", NULL);
+        virDomainPtr dom = start_domain("f-half", 6, NULL);
+        Wait w = {m, "f-half"};
+        g_autoptr(DomainSpec) spec = NULL;
+        g_autofree char *text = NULL;
+        unsigned counts[_DECISION_RESULT_MAX];
+
+        ck_assert(spin(known, &w, 3000));
+        const Decision *d = manager_lookup(m, "f-half");
+        ck_assert_msg(d->result == DECISION_FAILED, "%s", decision_result_to_string(d->result));
+        ck_assert_ptr_nonnull(d->apply_error);
+        /* the rest of the apply went on: the memory binding was attempted */
+        ck_assert_str_ne(d->memory_binding, "none");
+        /* what the ledger holds is what runs */
+        assert_live_pins(dom, d->plan);
+        ck_assert_ptr_nonnull(ledger_lookup(manager_ledger(m), d->uuid));
+        for (unsigned i = 0; i < d->plan->nvcpus; i++)
+                ck_assert(cpuset_equal(ledger_lookup(manager_ledger(m), d->uuid)->vcpu_pins[i],
+                                       d->plan->vcpu_pins[i]));
+        /* and it says so: counts, the record */
+        manager_count(m, counts);
+        ck_assert_uint_eq(counts[DECISION_FAILED], 1);
+        ck_assert_int_eq(virt_domain_read_spec(dom, false, &spec, NULL), 0);
+        ck_assert_ptr_nonnull(spec->decision);
+        ck_assert_str_eq(spec->decision->result, "failed");
+        text = manager_status(m);
+        ck_assert_ptr_nonnull(strstr(text, "1 failed"));
+        /* a restart does not adopt a failed apply as placed: it tries again */
+        free_manager(m);
+        m = new_manager_on("synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:4 pu:2", NULL);
+        ck_assert_int_eq(manager_lookup(m, "f-half")->result, DECISION_FAILED);
+        ck_assert(!manager_lookup(m, "f-half")->adopted);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_suite(void)
 {
         Suite *s = suite_create("manager");
@@ -642,6 +689,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_restore_onto_taken_cores);
         tcase_add_test(tc, test_unreadable_record_placed_anew);
         tcase_add_test(tc, test_defined_from_live_xml);
+        tcase_add_test(tc, test_failed_pin_recorded);
         suite_add_tcase(s, tc);
         return s;
 }
