@@ -61,7 +61,11 @@ static void disconnect(Manager *m)
                 virConnectDomainEventDeregisterAny(m->conn, m->lifecycle_id);
         if (m->tunable_id >= 0)
                 virConnectDomainEventDeregisterAny(m->conn, m->tunable_id);
-        m->lifecycle_id = m->tunable_id = -1;
+        if (m->device_added_id >= 0)
+                virConnectDomainEventDeregisterAny(m->conn, m->device_added_id);
+        if (m->device_removed_id >= 0)
+                virConnectDomainEventDeregisterAny(m->conn, m->device_removed_id);
+        m->lifecycle_id = m->tunable_id = m->device_added_id = m->device_removed_id = -1;
         /* every callback must be gone before the close, or the connection outlives it */
         virConnectUnregisterCloseCallback(m->conn, on_close);
         virConnectClose(m->conn);
@@ -148,6 +152,11 @@ static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPt
 
         if (!d || !d->plan)
                 return;
+        /* a hot-added vCPU shows up as a pin of a vCPU the decision does not have */
+        if (placer_resized(m, dom, d)) {
+                placer_place(m, dom, ORIGIN_RESIZED, monotonic_usec());
+                return;
+        }
         for (int i = 0; i < nparams; i++) {
                 const char *field = params[i].field;
                 g_autoptr(CpuSet) seen = NULL;
@@ -175,6 +184,19 @@ static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPt
         }
 }
 
+/* A DIMM (or another device) came or went: the memory the ledger counts may have changed. */
+static void on_device(virConnectPtr conn, virDomainPtr dom, const char *alias, void *opaque)
+{
+        Manager *m = opaque;
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
+        (void)conn;
+
+        log_debug("%s: device %s added or removed", virDomainGetName(dom), alias);
+        if (d && placer_resized(m, dom, d))
+                placer_place(m, dom, ORIGIN_RESIZED, monotonic_usec());
+}
+
 static void reconcile(Manager *m, PlaceOrigin origin)
 {
         virDomainPtr *doms = NULL;
@@ -198,6 +220,8 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                 d = g_hash_table_lookup(m->decisions, uuid);
                 if (!d)
                         placer_place(m, doms[i], origin, 0);
+                else if (origin == ORIGIN_RECONCILE && placer_resized(m, doms[i], d))
+                        placer_place(m, doms[i], ORIGIN_RESIZED, 0);
                 else if (origin == ORIGIN_RECONCILE && placer_pins_drifted(m, doms[i], d))
                         placer_adopt_hand_pins(m, doms[i], "its vCPU pins drifted from the decision");
         }
@@ -256,6 +280,11 @@ static void connect_now(Manager *m)
                                                            VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), m, NULL);
         m->tunable_id = virConnectDomainEventRegisterAny(m->conn, NULL, VIR_DOMAIN_EVENT_ID_TUNABLE,
                                                          VIR_DOMAIN_EVENT_CALLBACK(on_tunable), m, NULL);
+        m->device_added_id = virConnectDomainEventRegisterAny(
+            m->conn, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_ADDED, VIR_DOMAIN_EVENT_CALLBACK(on_device), m, NULL);
+        m->device_removed_id =
+            virConnectDomainEventRegisterAny(m->conn, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
+                                             VIR_DOMAIN_EVENT_CALLBACK(on_device), m, NULL);
         if (m->lifecycle_id < 0) {
                 log_warning("Cannot subscribe to domain events on %s: %s", uri, virGetLastErrorMessage());
                 disconnect(m);
@@ -277,7 +306,7 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->topology = topology;
         m->config = config;
         m->uri_override = g_strdup(uri);
-        m->lifecycle_id = m->tunable_id = -1;
+        m->lifecycle_id = m->tunable_id = m->device_added_id = m->device_removed_id = -1;
         m->backoff_sec = 1;
         m->ledger = ledger_new(topology);
         m->decisions = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)decision_free);

@@ -461,8 +461,8 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
         if (live->decision_error)
                 log_warning("%s: recorded decision unreadable (%s); placing it anew", live->name,
                             live->decision_error);
-        if (origin != ORIGIN_MIGRATED && origin != ORIGIN_REPLACE && live->decision &&
-            (d = adopt_recorded(m, dom, uuid, live))) {
+        if (origin != ORIGIN_MIGRATED && origin != ORIGIN_REPLACE && origin != ORIGIN_RESIZED &&
+            live->decision && (d = adopt_recorded(m, dom, uuid, live))) {
                 log_decision(d);
                 placer_notify(m, d, d->uuid, d->name);
                 return;
@@ -588,6 +588,30 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         }
         log_decision(d);
         placer_notify(m, d, d->uuid, d->name);
+}
+
+bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d)
+{
+        unsigned long kib;
+        int vcpus;
+        (void)m;
+
+        /* an opted-out or hand-pinned domain is not placementd's to re-place */
+        if (!d->plan || d->result == DECISION_SKIPPED)
+                return false;
+        vcpus = virDomainGetVcpusFlags(dom, VIR_DOMAIN_AFFECT_LIVE);
+        kib = virDomainGetMaxMemory(dom);
+        if (vcpus > 0 && (unsigned)vcpus != d->plan->nvcpus) {
+                log_info("%s: %d vCPUs online, its decision counts %u: placing it again", d->name, vcpus,
+                         d->plan->nvcpus);
+                return true;
+        }
+        if (kib > 0 && (uint64_t)kib * 1024 != d->plan->memory) {
+                log_info("%s: %llu KiB of memory, its decision counts %llu KiB: placing it again", d->name,
+                         (unsigned long long)kib, (unsigned long long)(d->plan->memory / 1024));
+                return true;
+        }
+        return false;
 }
 
 bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d)

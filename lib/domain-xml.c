@@ -449,7 +449,8 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
         }
         if (spec->decision_error)
                 g_clear_pointer(&spec->decision, meta_decision_free);
-        spec->memory = p.current_memory ? p.current_memory : p.memory;
+        /* what the guest can use once a balloon deflates: <memory>, DIMMs included */
+        spec->memory = p.memory ? p.memory : p.current_memory;
         if (spec->vcpus > spec->max_vcpus && spec->max_vcpus)
                 spec->vcpus = spec->max_vcpus;
         *ret = g_steal_pointer(&spec);

@@ -58,7 +58,8 @@ typedef struct DomainSpec {
         char *uuid;
         unsigned vcpus; /* online vCPUs (<vcpu current=...>, else the maximum) */
         unsigned max_vcpus;
-        uint64_t memory;  /* bytes: <currentMemory>, else <memory> */
+        uint64_t
+            memory; /* bytes: <memory> (the most the guest can use, DIMMs included), else <currentMemory> */
         bool has_vcpupin; /* <cputune><vcpupin> */
         bool has_emulatorpin;
         bool vcpu_auto;          /* <vcpu placement='auto'> */

@@ -17,7 +17,7 @@
 #include "virt-event.h"
 
 /* 8 PUs: the test driver accepts pins on CPUs 0-7 only. */
-#define TOPOLOGY "synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2"
+#define TOPOLOGY "synthetic:pack:2 numa:1(memory=16GiB) l3:1 core:2 pu:2"
 
 static struct event_base *base;
 static virConnectPtr conn; /* the test's own connection to the same in-process driver */
@@ -627,7 +627,7 @@ START_TEST(test_failed_pin_recorded)
 {
         /* 16 CPUs where the test driver has 8: "test" holds 2 cores of node 0, f gets the other 2
          * there and 4 on node 1, whose pins the driver takes and does not apply */
-        Manager *m = new_manager_on("synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:4 pu:2", NULL);
+        Manager *m = new_manager_on("synthetic:pack:2 numa:1(memory=16GiB) l3:1 core:4 pu:2", NULL);
         virDomainPtr dom = start_domain("f-half", 6, NULL);
         Wait w = {m, "f-half"};
         g_autoptr(DomainSpec) spec = NULL;
@@ -656,9 +656,93 @@ START_TEST(test_failed_pin_recorded)
         ck_assert_ptr_nonnull(strstr(text, "1 failed"));
         /* a restart does not adopt a failed apply as placed: it tries again */
         free_manager(m);
-        m = new_manager_on("synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:4 pu:2", NULL);
+        m = new_manager_on("synthetic:pack:2 numa:1(memory=16GiB) l3:1 core:4 pu:2", NULL);
         ck_assert_int_eq(manager_lookup(m, "f-half")->result, DECISION_FAILED);
         ck_assert(!manager_lookup(m, "f-half")->adopted);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
+/* vCPUs of the domain the ledger counts (placed on a PU). */
+static unsigned counted_vcpus(Manager *m, const char *uuid)
+{
+        const Plan *p = ledger_lookup(manager_ledger(m), uuid);
+        unsigned n = 0;
+        for (unsigned i = 0; p && i < p->nvcpus; i++)
+                n += p->vcpu_pu[i] >= 0;
+        return n;
+}
+
+START_TEST(test_vcpu_hotplug)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = virDomainCreateXML(conn,
+                                              "<domain type='test'><name>h-grow</name>"
+                                              "<memory unit='MiB'>512</memory><vcpu current='1'>2</vcpu>"
+                                              "<os><type>hvm</type></os></domain>",
+                                              0);
+        Wait w = {m, "h-grow"};
+        unsigned shared, idle;
+
+        ck_assert_ptr_nonnull(dom);
+        ck_assert(spin(known, &w, 3000));
+        const Decision *d = manager_lookup(m, "h-grow");
+        ck_assert_uint_eq(d->plan->nvcpus, 1);
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        virt_domain_uuid(dom, uuid);
+
+        /* hot-add: the new vCPU gets a core of its own (the reconcile finds it; the driver sends no event)
+         */
+        ck_assert_int_eq(virDomainSetVcpusFlags(dom, 2, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "h-grow");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        ck_assert_uint_eq(d->plan->nvcpus, 2);
+        ck_assert_uint_eq(counted_vcpus(m, uuid), 2);
+        assert_live_pins(dom, d->plan);
+        core_usage(m, &shared, &idle);
+        ck_assert_uint_eq(shared, 0);
+
+        /* after a restart it is adopted as placementd's own, not "already pinned" */
+        free_manager(m);
+        m = new_manager(NULL);
+        d = manager_lookup(m, "h-grow");
+        ck_assert_msg(d->result == DECISION_PLACED && d->adopted, "%s", d->reason);
+        ck_assert_uint_eq(d->plan->nvcpus, 2);
+
+        /* unplug: its core is given back */
+        ck_assert_int_eq(virDomainSetVcpusFlags(dom, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "h-grow");
+        ck_assert_uint_eq(d->plan->nvcpus, 1);
+        ck_assert_uint_eq(counted_vcpus(m, uuid), 1);
+        core_usage(m, &shared, &idle);
+        ck_assert_uint_eq(idle, 1);
+        /* nothing changed: the next reconcile leaves it be */
+        manager_reconcile(m);
+        ck_assert_ptr_eq(manager_lookup(m, "h-grow"), d);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_memory_counts_maximum)
+{
+        /* the balloon target is not what the guest can use: <memory> is counted */
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("h-mem", 1, "<currentMemory unit='MiB'>128</currentMemory>");
+        Wait w = {m, "h-mem"};
+
+        ck_assert(spin(known, &w, 3000));
+        const Decision *d = manager_lookup(m, "h-mem");
+        ck_assert_uint_eq(d->plan->memory, UINT64_C(512) << 20);
+        /* a balloon change is no reason to move it */
+        ck_assert_int_eq(virDomainSetMemoryFlags(dom, 256 * 1024, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        ck_assert_ptr_eq(manager_lookup(m, "h-mem"), d);
         virDomainDestroy(dom);
         virDomainFree(dom);
         free_manager(m);
@@ -690,6 +774,8 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_unreadable_record_placed_anew);
         tcase_add_test(tc, test_defined_from_live_xml);
         tcase_add_test(tc, test_failed_pin_recorded);
+        tcase_add_test(tc, test_vcpu_hotplug);
+        tcase_add_test(tc, test_memory_counts_maximum);
         suite_add_tcase(s, tc);
         return s;
 }
