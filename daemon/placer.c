@@ -601,9 +601,9 @@ bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d)
                 return false;
         vcpus = virDomainGetVcpusFlags(dom, VIR_DOMAIN_AFFECT_LIVE);
         kib = virDomainGetMaxMemory(dom);
-        if (vcpus > 0 && (unsigned)vcpus != d->plan->nvcpus) {
+        if (vcpus > 0 && (unsigned)vcpus != d->plan->requested_vcpus) {
                 log_info("%s: %d vCPUs online, its decision counts %u: placing it again", d->name, vcpus,
-                         d->plan->nvcpus);
+                         d->plan->requested_vcpus);
                 return true;
         }
         if (kib > 0 && (uint64_t)kib * 1024 != d->plan->memory) {
