@@ -101,29 +101,47 @@ static CpuSet **hand_pins(Manager *m, virDomainPtr dom, unsigned nvcpus)
         return pins;
 }
 
-/* True when the live vCPU pins are the ones the recorded decision md says placementd made. */
-static bool live_pins_recorded(virDomainPtr dom, const MetaDecision *md)
+/* True when the live pins of the nvcpus vCPUs are the ones the recorded decision md says placementd made. */
+static bool live_pins_recorded(virDomainPtr dom, unsigned nvcpus, const MetaDecision *md)
 {
         CpuSet **pins = NULL;
-        unsigned n = md->vcpus ? md->vcpus->len : 0;
-        bool same = n > 0;
+        bool same = md->vcpus && md->vcpus->len > 0;
 
-        if (n == 0 || virt_domain_get_vcpu_pins(dom, n, &pins, NULL) < 0)
+        if (!same || nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, &pins, NULL) < 0)
                 return false;
-        for (unsigned i = 0; i < n && same; i++) {
+        for (unsigned i = 0; i < md->vcpus->len && same; i++) {
                 const MetaVcpu *v = &g_array_index(md->vcpus, MetaVcpu, i);
-                same = v->id < n && cpuset_equal(pins[v->id], v->cpuset);
+                same = v->id < nvcpus && cpuset_equal(pins[v->id], v->cpuset);
         }
-        virt_pins_free(pins, n);
+        virt_pins_free(pins, nvcpus);
         return same;
+}
+
+/* The recorded definition snapshot of src, parsed; NULL (said once) when there is none or it is bad. */
+static DomainSpec *recorded_definition(const DomainSpec *src, const char *name)
+{
+        g_autofree char *error = NULL;
+        DomainSpec *user = NULL;
+
+        if (src->definition_too_big)
+                log_warning("%s: its recorded definition is over %u bytes, not read", name,
+                            DOMAIN_XML_MAX_DEFINITION);
+        if (!src->definition)
+                return NULL;
+        if (domain_xml_parse_definition(src->definition, &user, &error) < 0) {
+                log_warning("%s: its recorded definition cannot be read (%s)", name, error);
+                return NULL;
+        }
+        return user;
 }
 
 /*
  * The user's own definition, where opt-outs and constraints are read: the persistent (inactive)
  * definition of a persistent domain, the live one of a transient domain; either stands for the
  * definition recorded in it when there is one (placementd recorded it before touching the domain, or
- * the persistent definition was made from the live one). Without a record, pins equal to a recorded
- * decision are placementd's own. Returns NULL (and says why) when the domain cannot be read.
+ * the persistent definition was made from the live one). Without a usable record, on a definition
+ * placementd already touched, pins equal to the recorded decision are placementd's own, and no
+ * snapshot is taken from it. Returns NULL (and says why) when the domain cannot be read.
  */
 static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
 {
@@ -131,7 +149,7 @@ static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
         g_autoptr(DomainSpec) user = NULL;
         g_autofree char *error = NULL;
         const DomainSpec *src = live;
-        const char *text;
+        bool recorded;
 
         if (virDomainIsPersistent(dom) == 1) {
                 if (virt_domain_read_spec(dom, true, &cfg, &error) < 0) {
@@ -141,25 +159,29 @@ static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
                         src = cfg;
                 }
         }
-        text = src->definition ? src->definition : src->user_xml;
-        if (!text || domain_xml_parse_definition(text, &user, &error) < 0) {
-                if (src->definition)
-                        log_warning("%s: its recorded definition cannot be read (%s), using the %s one",
-                                    live->name, error, src == cfg ? "persistent" : "live");
+        user = recorded_definition(src, live->name);
+        recorded = user != NULL;
+        if (!user && (!src->user_xml || domain_xml_parse_definition(src->user_xml, &user, &error) < 0)) {
                 g_clear_pointer(&error, g_free);
                 if (virt_domain_read_spec(dom, src == cfg, &user, &error) < 0) {
                         log_warning("%s: %s", live->name, error);
                         return NULL;
                 }
-                g_clear_pointer(&user->definition, g_free);
         }
+        if (!recorded &&
+            (src->decision || src->decision_error || src->definition || src->definition_too_big)) {
+                /* placementd touched this definition and did not record the user's: it is not theirs */
+                g_clear_pointer(&user->user_xml, g_free);
+                if (user->has_vcpupin && src->decision &&
+                    live_pins_recorded(dom, live->vcpus, src->decision))
+                        user->has_vcpupin = false;
+        }
+        g_clear_pointer(&user->definition, g_free);
         g_free(user->name);
         user->name = g_strdup(src->name);
         user->meta_skip = src->meta_skip;
         g_free(user->meta_policy);
         user->meta_policy = g_strdup(src->meta_policy);
-        if (!src->definition && src->decision && user->has_vcpupin && live_pins_recorded(dom, src->decision))
-                user->has_vcpupin = false;
         return g_steal_pointer(&user);
 }
 

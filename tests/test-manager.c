@@ -749,6 +749,43 @@ START_TEST(test_memory_counts_maximum)
 }
 END_TEST
 
+START_TEST(test_record_without_definition)
+{
+        /* recorded before the definition was: live pins equal to the record are placementd's own;
+         * a live pin the record does not explain is the user's */
+        static const struct {
+                const char *name, *pin, *definition;
+                DecisionResult after;
+        } cases[] = {
+            {"l-old", "4-5", "", DECISION_PLACED},
+            {"l-bad", "4-5", "<p:definition>&lt;domain&gt;&lt;vcpu&gt;</p:definition>", DECISION_PLACED},
+            {"l-user", "6-7", "", DECISION_SKIPPED},
+        };
+        Manager *m = new_manager(NULL);
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *extra = g_strdup_printf(
+                    "<cputune><vcpupin vcpu='0' cpuset='%s'/></cputune><metadata><p:domain "
+                    "xmlns:p='" PLACEMENTD_XMLNS
+                    "'>%s<p:decision result='placed' policy='explicit' vcpu-pin='core' nodes='1'>"
+                    "<p:vcpu id='0' cpu='4' cpuset='4-5'/></p:decision></p:domain></metadata>",
+                    cases[i].pin, cases[i].definition);
+                virDomainPtr dom = start_domain(cases[i].name, 1, extra);
+                Wait w = {m, cases[i].name};
+                g_autofree char *error = NULL;
+
+                ck_assert(spin(known, &w, 3000));
+                ck_assert_int_eq(manager_replace(m, cases[i].name, &error), 0);
+                const Decision *d = manager_lookup(m, cases[i].name);
+                ck_assert_msg(d->result == cases[i].after, "%s: %s", cases[i].name, d->reason);
+                virDomainDestroy(dom);
+                ck_assert(spin(unknown, &w, 3000));
+                virDomainFree(dom);
+        }
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_suite(void)
 {
         Suite *s = suite_create("manager");
@@ -776,6 +813,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_failed_pin_recorded);
         tcase_add_test(tc, test_vcpu_hotplug);
         tcase_add_test(tc, test_memory_counts_maximum);
+        tcase_add_test(tc, test_record_without_definition);
         suite_add_tcase(s, tc);
         return s;
 }
