@@ -723,6 +723,15 @@ START_TEST(test_vcpu_hotplug)
         /* nothing changed: the next reconcile leaves it be */
         manager_reconcile(m);
         ck_assert_ptr_eq(manager_lookup(m, "h-grow"), d);
+
+        /* hot-added while the daemon was away: its own pin on vCPU 0 is not someone else's */
+        free_manager(m);
+        ck_assert_int_eq(virDomainSetVcpusFlags(dom, 2, VIR_DOMAIN_AFFECT_LIVE), 0);
+        m = new_manager(NULL);
+        d = manager_lookup(m, "h-grow");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        ck_assert_uint_eq(d->plan->nvcpus, 2);
+        assert_live_pins(dom, d->plan);
         virDomainDestroy(dom);
         virDomainFree(dom);
         free_manager(m);
