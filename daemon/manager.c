@@ -510,7 +510,11 @@ static bool move_one(Manager *m, const char *uuid, const char *name, GString *re
         const Decision *d = g_hash_table_lookup(m->decisions, uuid);
         const Decision *after;
 
-        if (!d || !worth_moving(m, d, &why)) {
+        if (!d) {
+                g_string_append_printf(report, "%s: not moved: gone\n", name);
+                return false;
+        }
+        if (!worth_moving(m, d, &why)) {
                 g_string_append_printf(report, "%s: not moved: the moves before it were enough\n", name);
                 return false;
         }
