@@ -283,13 +283,13 @@ static int apply_memory(Manager *m, virDomainPtr dom, Decision *d)
         g_free(d->memory_binding);
         d->memory_binding = g_strdup(r < 0 ? "failed" : "applied");
         if (r < 0) {
-                log_notice("%s: memory binding not applied, vCPU pins stand: %s", d->name, error);
+                log_notice("%s: memory binding not applied: %s", d->name, error);
                 note_failure(d, &error);
         }
         return 0;
 }
 
-/* The emulator pin; returns true when it stands as planned. */
+/* The emulator pin; *ret_applied says whether it stands as planned. Returns 0 or -ENOENT. */
 static int apply_emulator(virDomainPtr dom, Decision *d, bool *ret_applied)
 {
         g_autofree char *error = NULL;
@@ -317,6 +317,7 @@ static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emu
         CpuSet **pins = NULL;
         Plan *runs;
 
+        d->result = DECISION_FAILED;
         if (virt_domain_get_vcpu_pins(dom, req.vcpus, &pins, &error) < 0) {
                 log_warning("%s: %s; its plan stays counted", d->name, error);
                 return;
@@ -327,9 +328,11 @@ static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emu
         runs->policy = d->plan->policy;
         if (emulator_applied)
                 cpuset_union(runs->emulator_pin, d->plan->emulator_pin);
+        /* the memory binding stands where it was applied */
+        if (g_strcmp0(d->memory_binding, "applied") == 0)
+                memcpy(runs->node_memory, d->plan->node_memory, sizeof(uint64_t) * runs->nnode_memory);
         g_free(runs->reason);
         runs->reason = g_strdup("vCPU pins that really run after a failed apply");
-        d->result = DECISION_FAILED;
         g_free(d->reason);
         d->reason = g_strdup_printf("applying the plan failed, the pins that really run are counted (%s)",
                                     d->plan->reason ? d->plan->reason : "");
