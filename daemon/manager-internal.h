@@ -33,6 +33,8 @@ struct Manager {
 
 /* placer.c */
 void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec);
+/* Adopts the domain's recorded decision when it checks out, quietly; false leaves it to placer_place. */
+bool placer_adopt(Manager *m, virDomainPtr dom);
 void placer_forget(Manager *m, const char *uuid, const char *why);
 /* A vCPU pin that is not ours was seen (tunable event or drift): adopt the live pins. */
 void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what);

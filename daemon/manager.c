@@ -212,6 +212,12 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                 log_warning("Listing running domains failed: %s, ignoring", virGetLastErrorMessage());
                 return;
         }
+        /* recorded decisions first: a domain placed anew must not take the cores another one records */
+        for (int i = 0; i < n; i++) {
+                char uuid[VIR_UUID_STRING_BUFLEN];
+                if (!g_hash_table_contains(m->decisions, virt_domain_uuid(doms[i], uuid)))
+                        placer_adopt(m, doms[i]);
+        }
         for (int i = 0; i < n; i++) {
                 char uuid[VIR_UUID_STRING_BUFLEN];
                 const Decision *d;

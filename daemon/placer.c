@@ -436,7 +436,8 @@ static int check_recorded(Manager *m, virDomainPtr dom, const Plan *p, char **re
         return 0;
 }
 
-static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live)
+static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
+                                bool warn)
 {
         Plan *plan = NULL;
         g_autofree char *error = NULL;
@@ -446,7 +447,9 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         ledger_release(m->ledger, uuid); /* checked against the others, not against its old self */
         if (metadata_to_plan(m->topology, md, live->name, live->vcpus, live->memory, &plan, &error) < 0 ||
             check_recorded(m, dom, plan, &error) < 0) {
-                log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name, error);
+                if (warn)
+                        log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,
+                                    error);
                 plan_free(plan);
                 return NULL;
         }
@@ -458,6 +461,21 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         d->result = decision_result_from_plan(plan->result);
         d->pinned_by_hand = plan->result == PLAN_ADOPTED;
         return record(m, d, plan);
+}
+
+bool placer_adopt(Manager *m, virDomainPtr dom)
+{
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        g_autoptr(DomainSpec) live = NULL;
+        Decision *d;
+
+        virt_domain_uuid(dom, uuid);
+        if (virt_domain_read_spec(dom, false, &live, NULL) < 0 || !live->decision ||
+            !(d = adopt_recorded(m, dom, uuid, live, false)))
+                return false;
+        log_decision(d);
+        placer_notify(m, d, d->uuid, d->name);
+        return true;
 }
 
 void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec)
@@ -487,7 +505,7 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
                 log_warning("%s: recorded decision unreadable (%s); placing it anew", live->name,
                             live->decision_error);
         if (origin != ORIGIN_MIGRATED && origin != ORIGIN_REPLACE && origin != ORIGIN_RESIZED &&
-            live->decision && (d = adopt_recorded(m, dom, uuid, live))) {
+            live->decision && (d = adopt_recorded(m, dom, uuid, live, true))) {
                 log_decision(d);
                 placer_notify(m, d, d->uuid, d->name);
                 return;

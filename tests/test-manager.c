@@ -795,6 +795,40 @@ START_TEST(test_record_without_definition)
 }
 END_TEST
 
+#define UUID_NEW "a0000000-0000-4000-8000-000000000001"
+#define UUID_REC "a0000000-0000-4000-8000-000000000002"
+
+START_TEST(test_restart_adopts_records_first)
+{
+        /* while the daemon is away, a-new (no record) starts beside a-rec, which records the core a-new
+         * would get (UUIDs chosen so that the driver lists a-new first): the restarted daemon adopts
+         * a-rec and gives a-new another core, nothing moves */
+        virDomainPtr fresh = start_domain("a-new", 1, "<uuid>" UUID_NEW "</uuid>");
+        virDomainPtr recorded = start_domain(
+            "a-rec", 1,
+            "<uuid>" UUID_REC
+            "</uuid><cputune><vcpupin vcpu='0' cpuset='0-1'/></cputune><metadata><p:domain "
+            "xmlns:p='" PLACEMENTD_XMLNS
+            "'><p:definition>&lt;domain&gt;&lt;vcpu&gt;1&lt;/vcpu&gt;&lt;/domain&gt;</p:definition>"
+            "<p:decision result='placed' policy='explicit' vcpu-pin='core' nodes='0'>"
+            "<p:vcpu id='0' cpu='0' cpuset='0-1'/></p:decision></p:domain></metadata>");
+        Manager *m = new_manager(NULL);
+        unsigned shared, idle;
+
+        const Decision *d = manager_lookup(m, "a-rec");
+        ck_assert_msg(d->result == DECISION_PLACED && d->adopted, "%s", d->reason);
+        ck_assert(cpuset_has(d->plan->vcpu_pins[0], 0));
+        ck_assert_int_eq(manager_lookup(m, "a-new")->result, DECISION_PLACED);
+        core_usage(m, &shared, &idle);
+        ck_assert_uint_eq(shared, 0);
+        virDomainDestroy(fresh);
+        virDomainDestroy(recorded);
+        virDomainFree(fresh);
+        virDomainFree(recorded);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_suite(void)
 {
         Suite *s = suite_create("manager");
@@ -823,6 +857,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_vcpu_hotplug);
         tcase_add_test(tc, test_memory_counts_maximum);
         tcase_add_test(tc, test_record_without_definition);
+        tcase_add_test(tc, test_restart_adopts_records_first);
         suite_add_tcase(s, tc);
         return s;
 }
