@@ -1,0 +1,83 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Domain XML: the user's definition snapshot and the recorded metadata read back. */
+#include <check.h>
+#include <string.h>
+
+#include "domain-xml.h"
+#include "test-util.h"
+
+#define NS "xmlns:placementd='" PLACEMENTD_XMLNS "'"
+
+START_TEST(test_snapshot_keeps_user_elements)
+{
+        static const char xml[] =
+            "<domain type='kvm'><name>d</name><memory unit='MiB'>512</memory>"
+            "<vcpu placement='static' current='1'>2</vcpu>"
+            "<cputune><vcpupin vcpu='0' cpuset='1&amp;'/><emulatorpin cpuset='0'/></cputune>"
+            "<numatune><memory mode='strict' nodeset='0'/></numatune>"
+            "<cpu mode='host-model'><numa><cell id='0' cpus='0-1' memory='512' unit='MiB'/></numa></cpu>"
+            "<devices><disk/></devices></domain>";
+        g_autoptr(DomainSpec) s = NULL;
+        g_autoptr(DomainSpec) again = NULL;
+
+        ck_assert_int_eq(domain_xml_parse(xml, &s, NULL), 0);
+        ck_assert_str_eq(
+            s->user_xml,
+            "<domain><vcpu placement=\"static\" current=\"1\">2</vcpu>"
+            "<cputune><vcpupin vcpu=\"0\" cpuset=\"1&amp;\"></vcpupin>"
+            "<emulatorpin cpuset=\"0\"></emulatorpin></cputune>"
+            "<numatune><memory mode=\"strict\" nodeset=\"0\"></memory></numatune>"
+            "<cpu><numa><cell id=\"0\" cpus=\"0-1\" memory=\"512\" unit=\"MiB\"></cell></numa></cpu>"
+            "</domain>");
+        /* read back: the same facts, and the same snapshot */
+        ck_assert_int_eq(domain_xml_parse_definition(s->user_xml, &again, NULL), 0);
+        ck_assert(again->has_vcpupin);
+        ck_assert(again->has_emulatorpin);
+        ck_assert_uint_eq(again->vcpus, 1);
+        ck_assert_uint_eq(again->max_vcpus, 2);
+        ck_assert_str_eq(again->user_xml, s->user_xml);
+}
+END_TEST
+
+START_TEST(test_recorded_definition)
+{
+        g_autofree char *big = g_strnfill(DOMAIN_XML_MAX_DEFINITION + 1, 'x');
+        g_autofree char *xml = NULL;
+        g_autoptr(DomainSpec) s = NULL;
+        g_autoptr(DomainSpec) t = NULL;
+
+        xml = g_strdup("<domain><name>d</name><vcpu>1</vcpu><metadata><placementd:domain " NS ">"
+                       "<placementd:definition>&lt;domain&gt;&lt;vcpu&gt;1&lt;/vcpu&gt;&lt;cputune&gt;"
+                       "&lt;vcpupin vcpu='0' cpuset='1'/&gt;&lt;/cputune&gt;&lt;/domain&gt;"
+                       "</placementd:definition></placementd:domain></metadata></domain>");
+        ck_assert_int_eq(domain_xml_parse(xml, &s, NULL), 0);
+        ck_assert_ptr_nonnull(s->definition);
+        ck_assert(!s->has_vcpupin);
+        ck_assert_int_eq(domain_xml_parse_definition(s->definition, &t, NULL), 0);
+        ck_assert(t->has_vcpupin);
+        g_clear_pointer(&s, domain_spec_free);
+
+        /* too big to be the small snapshot placementd writes: not read back */
+        g_free(xml);
+        xml = g_strdup_printf("<domain><name>d</name><metadata><placementd:domain " NS ">"
+                              "<placementd:definition>%s</placementd:definition></placementd:domain>"
+                              "</metadata></domain>",
+                              big);
+        ck_assert_int_eq(domain_xml_parse(xml, &s, NULL), 0);
+        ck_assert_ptr_null(s->definition);
+        ck_assert(s->definition_too_big);
+        ck_assert_int_lt(domain_xml_parse_definition(big, &t, NULL), 0);
+}
+END_TEST
+
+static Suite *domain_xml_suite(void)
+{
+        Suite *s = suite_create("domain xml");
+        TCase *tc = tcase_create("snapshot");
+        tcase_add_test(tc, test_snapshot_keeps_user_elements);
+        tcase_add_test(tc, test_recorded_definition);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(domain_xml_suite)
