@@ -202,7 +202,7 @@ Config *config_new_default(void)
         c->apply = true;
         c->memory_binding = true;
         c->place_running = true;
-        c->reconcile_sec = 0;
+        c->reconcile_sec = 30;
         c->uri = g_strdup("qemu:///system");
         c->bus = BUS_SYSTEM;
         return c;

@@ -36,7 +36,7 @@ START_TEST(test_defaults)
         ck_assert(c->apply);
         ck_assert(c->memory_binding);
         ck_assert(c->place_running);
-        ck_assert_uint_eq(c->reconcile_sec, 0);
+        ck_assert_uint_eq(c->reconcile_sec, 30);
         ck_assert_str_eq(c->uri, "qemu:///system");
         ck_assert_int_eq(c->bus, BUS_SYSTEM);
 }
