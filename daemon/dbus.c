@@ -12,11 +12,11 @@
 #include "decision-text.h"
 #include "hostmap.h"
 #include "log.h"
+#include "polkit.h"
 #include "virt-stats.h"
 
 #define ERROR_NO_SUCH_DOMAIN   "org.placementd1.Error.NoSuchDomain"
 #define ERROR_INVALID_ARGUMENT "org.placementd1.Error.InvalidArgument"
-#define ERROR_NOT_PERMITTED    "org.placementd1.Error.NotPermitted"
 #define ERROR_NOT_CONNECTED    "org.placementd1.Error.NotConnected"
 #define ERROR_FAILED           "org.placementd1.Error.Failed"
 
@@ -34,6 +34,7 @@ struct BusService {
         void *userdata;
         sd_bus *bus;
         BusEvent *event;
+        Polkit *polkit;
         sd_bus_slot *slot;
         struct event *retry;
         unsigned backoff_sec;
@@ -43,25 +44,6 @@ struct BusService {
 static void connect_bus(BusService *s);
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
-
-static int check_root(sd_bus_message *msg, const char *what, sd_bus_error *error)
-{
-        sd_bus_creds *creds = NULL;
-        uid_t uid = (uid_t)-1;
-        int r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT,
-                                          &creds);
-
-        if (r >= 0 && sd_bus_creds_get_euid(creds, &uid) < 0)
-                r = sd_bus_creds_get_uid(creds, &uid);
-        sd_bus_creds_unref(creds);
-        if (r < 0)
-                return sd_bus_error_setf(error, ERROR_NOT_PERMITTED, "Cannot tell who is asking to %s",
-                                         what);
-        if (uid != 0)
-                return sd_bus_error_setf(error, ERROR_NOT_PERMITTED, "Only root may %s (caller uid %u)",
-                                         what, (unsigned)uid);
-        return 0;
-}
 
 /* Reads a domain argument and finds its decision. */
 static int read_domain(sd_bus_message *msg, BusService *s, const Decision **ret, sd_bus_error *error)
@@ -364,15 +346,13 @@ static int method_status(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return sd_bus_reply_method_return(msg, "s", status);
 }
 
-static int method_replace(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+static int do_replace(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
         const Decision *d;
         g_autofree char *uuid = NULL, *failure = NULL;
-        int r = check_root(msg, "re-place a domain", error);
+        int r;
 
-        if (r < 0)
-                return r;
         if ((r = read_domain(msg, s, &d, error)) < 0)
                 return r;
         uuid = g_strdup(d->uuid);
@@ -386,33 +366,48 @@ static int method_replace(sd_bus_message *msg, void *userdata, sd_bus_error *err
         return sd_bus_reply_method_return(msg, NULL);
 }
 
-static int method_rebalance(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+static int method_replace(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        BusService *s = userdata;
+        return polkit_authorize(s->polkit, msg, POLKIT_ACTION_MANAGE, "re-place a domain", do_replace, s,
+                                error);
+}
+
+static int do_rebalance(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
         g_autofree char *report = NULL;
         unsigned moved;
-        int r = check_root(msg, "rebalance domains", error);
 
-        if (r < 0)
-                return r;
         if (!manager_connected(s->manager))
                 return sd_bus_error_setf(error, ERROR_NOT_CONNECTED, "Not connected to libvirt");
         moved = manager_rebalance(s->manager, REBALANCE_MOVES, &report);
         return sd_bus_reply_method_return(msg, "us", moved, report);
 }
 
-static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+static int method_rebalance(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        BusService *s = userdata;
+        return polkit_authorize(s->polkit, msg, POLKIT_ACTION_MANAGE, "rebalance domains", do_rebalance, s,
+                                error);
+}
+
+static int do_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
         g_autofree char *failure = NULL;
-        int r = check_root(msg, "reload the configuration", error);
 
-        if (r < 0)
-                return r;
         if (s->hooks.reload && s->hooks.reload(s->userdata, &failure) < 0)
                 return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT, "%s",
                                          failure ? failure : "reload failed");
         return sd_bus_reply_method_return(msg, NULL);
+}
+
+static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        BusService *s = userdata;
+        return polkit_authorize(s->polkit, msg, POLKIT_ACTION_MANAGE, "reload the configuration", do_reload,
+                                s, error);
 }
 
 /* ---- properties ------------------------------------------------------------------------------- */
@@ -451,8 +446,9 @@ static int prop_get(sd_bus *bus, const char *path, const char *interface, const 
         return -ENOENT;
 }
 
-/* Every method is open at the sd-bus level (UNPRIVILEGED); Replace, Rebalance and Reload check that the
- * caller is root themselves, so the refusal carries our error name and says why. */
+/* Every method is open at the sd-bus level (UNPRIVILEGED); Replace, Rebalance and Reload allow root, and
+ * anyone polkit allows org.placementd1.manage, themselves, so a refusal carries our error name and says why.
+ */
 static const sd_bus_vtable manager_vtable[] = {
     SD_BUS_VTABLE_START(0),
     SD_BUS_PROPERTY("Version", "s", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
@@ -603,6 +599,7 @@ BusService *bus_service_new(struct event_base *base, Manager *m, BusKind kind, c
         s->userdata = userdata;
         s->backoff_sec = 1;
         s->retry = evtimer_new(base, on_retry, s);
+        s->polkit = polkit_new();
         connect_bus(s);
         return s;
 }
@@ -613,6 +610,7 @@ void bus_service_free(BusService *s)
                 return;
         drop_bus(s);
         event_free(s->retry);
+        polkit_free(s->polkit);
         g_free(s->address);
         g_free(s);
 }

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 stages=("$@")
-((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus ctl remote metrics rules completion package e2e cpu fuzz)
+((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus polkit ctl remote metrics rules completion package e2e cpu fuzz)
 passed=0 failed=0 failures=()
 
 stage() {
@@ -76,6 +76,13 @@ run_systemd() {
 run_dbus() {
         setup build -Dwerror=true || return 1
         bash tests/dbus/run.sh build
+}
+
+# Privileged methods through a real polkitd on a system-configuration dbus-daemon the test starts.
+run_polkit() {
+        $SUDO bash .ci/install-polkit-deps.sh || return 1
+        setup build -Dwerror=true || return 1
+        $SUDO bash tests/polkit/run.sh build
 }
 
 run_ctl() {

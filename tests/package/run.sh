@@ -101,6 +101,7 @@ check "apt install ./$(basename "$deb")" \
 
 files=(/usr/sbin/placementd /usr/bin/placementctl /lib/systemd/system/placementd.service
        /usr/share/dbus-1/system.d/org.placementd1.conf /usr/share/dbus-1/interfaces/org.placementd1.Manager.xml
+       /usr/share/polkit-1/actions/org.placementd1.policy
        /etc/placementd.conf /usr/share/man/man8/placementd.8.gz /usr/share/man/man5/placementd.conf.5.gz
        /usr/share/man/man1/placementctl.1.gz /usr/share/bash-completion/completions/placementctl
        /usr/share/doc/placementd/copyright /usr/share/doc/placementd/placementd-metrics.conf

@@ -1,0 +1,179 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "polkit.h"
+
+#include <errno.h>
+#include <glib.h>
+#include <stdbool.h>
+
+#include "log.h"
+
+#define POLKIT_NAME      "org.freedesktop.PolicyKit1"
+#define POLKIT_PATH      "/org/freedesktop/PolicyKit1/Authority"
+#define POLKIT_INTERFACE "org.freedesktop.PolicyKit1.Authority"
+
+struct Polkit {
+        bool unavailable_logged; /* said once that polkit is missing; cleared when it answers again */
+};
+
+/* One question in flight: the method call waiting for polkit's answer. */
+typedef struct PolkitQuery {
+        Polkit *polkit;
+        sd_bus_message *msg;
+        char *action;
+        char *what;
+        uid_t uid;
+        PolkitAllowed allowed;
+        void *userdata;
+} PolkitQuery;
+
+Polkit *polkit_new(void)
+{
+        return g_new0(Polkit, 1);
+}
+
+void polkit_free(Polkit *p)
+{
+        g_free(p);
+}
+
+static void polkit_query_free(void *userdata)
+{
+        PolkitQuery *q = userdata;
+
+        sd_bus_message_unref(q->msg);
+        g_free(q->action);
+        g_free(q->what);
+        g_free(q);
+}
+
+static int sender_uid(sd_bus_message *msg, uid_t *ret)
+{
+        sd_bus_creds *creds = NULL;
+        int r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT,
+                                          &creds);
+
+        if (r >= 0 && sd_bus_creds_get_euid(creds, ret) < 0)
+                r = sd_bus_creds_get_uid(creds, ret);
+        sd_bus_creds_unref(creds);
+        return r;
+}
+
+/* polkit is not there: not running and not activatable, or its activation failed. */
+static bool polkit_missing(const sd_bus_error *e)
+{
+        return sd_bus_error_has_names(e, SD_BUS_ERROR_SERVICE_UNKNOWN, SD_BUS_ERROR_NAME_HAS_NO_OWNER) ||
+               (e->name && g_str_has_prefix(e->name, "org.freedesktop.DBus.Error.Spawn."));
+}
+
+static int deny_root_only(Polkit *p, const sd_bus_error *why, const char *what, uid_t uid,
+                          sd_bus_error *error)
+{
+        if (!p->unavailable_logged)
+                log_warning("polkit is not available (%s); only root may call Replace, Rebalance and Reload",
+                            why->message ? why->message : why->name);
+        p->unavailable_logged = true;
+        return sd_bus_error_setf(error, POLKIT_ERROR_NOT_PERMITTED,
+                                 "Only root may %s (caller uid %u; polkit is not available)", what,
+                                 (unsigned)uid);
+}
+
+/* Reads polkit's (bba{ss}) answer: 1 authorized, 0 not, negative errno for a malformed answer. */
+static int read_verdict(sd_bus_message *reply)
+{
+        int authorized = 0, challenge = 0;
+        int r = sd_bus_message_enter_container(reply, 'r', "bba{ss}");
+
+        if (r >= 0)
+                r = sd_bus_message_read(reply, "bb", &authorized, &challenge);
+
+        return r < 0 ? r : authorized != 0;
+}
+
+static int verdict(PolkitQuery *q, sd_bus_message *reply, sd_bus_error *error)
+{
+        const sd_bus_error *e = sd_bus_message_get_error(reply);
+        int r;
+
+        if (e && polkit_missing(e))
+                return deny_root_only(q->polkit, e, q->what, q->uid, error);
+        if (e)
+                return sd_bus_error_setf(error, POLKIT_ERROR_NOT_PERMITTED,
+                                         "Cannot ask polkit whether uid %u may %s: %s", (unsigned)q->uid,
+                                         q->what, e->message ? e->message : e->name);
+        q->polkit->unavailable_logged = false;
+        r = read_verdict(reply);
+        if (r < 0)
+                return sd_bus_error_setf(error, POLKIT_ERROR_NOT_PERMITTED,
+                                         "polkit's answer about uid %u was malformed", (unsigned)q->uid);
+        if (r == 0)
+                return sd_bus_error_setf(error, POLKIT_ERROR_NOT_PERMITTED,
+                                         "Not permitted to %s (caller uid %u; polkit action %s)", q->what,
+                                         (unsigned)q->uid, q->action);
+        return q->allowed(q->msg, q->userdata, error);
+}
+
+static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+        PolkitQuery *q = userdata;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r = verdict(q, reply, &error);
+        (void)ret_error;
+
+        if (r < 0)
+                sd_bus_reply_method_errno(q->msg, r, &error);
+        sd_bus_error_free(&error);
+        return 0;
+}
+
+static int ask_polkit(PolkitQuery *q, sd_bus_error *error)
+{
+        sd_bus *bus = sd_bus_message_get_bus(q->msg);
+        sd_bus_message *call = NULL;
+        sd_bus_slot *slot = NULL;
+        int r = sd_bus_message_new_method_call(bus, &call, POLKIT_NAME, POLKIT_PATH, POLKIT_INTERFACE,
+                                               "CheckAuthorization");
+
+        /* subject, action, details, flags (0: no interaction), cancellation id */
+        if (r >= 0)
+                r = sd_bus_message_append(call, "(sa{sv})sa{ss}us", "system-bus-name", 1, "name", "s",
+                                          sd_bus_message_get_sender(q->msg), q->action, 0, 0u, "");
+        if (r >= 0)
+                r = sd_bus_call_async(bus, &slot, call, on_polkit_reply, q, 0);
+        sd_bus_message_unref(call);
+        if (r < 0) {
+                polkit_query_free(q);
+                return sd_bus_error_setf(error, POLKIT_ERROR_NOT_PERMITTED,
+                                         "Cannot ask polkit whether uid %u may %s: %s", (unsigned)q->uid,
+                                         q->what, g_strerror(-r));
+        }
+        /* the bus owns the query from here: freed after the answer, or when the connection goes */
+        sd_bus_slot_set_destroy_callback(slot, polkit_query_free);
+        sd_bus_slot_set_floating(slot, 1);
+        sd_bus_slot_unref(slot);
+        return 1;
+}
+
+int polkit_authorize(Polkit *p, sd_bus_message *msg, const char *action, const char *what,
+                     PolkitAllowed allowed, void *userdata, sd_bus_error *error)
+{
+        PolkitQuery *q;
+        uid_t uid = (uid_t)-1;
+
+        if (sender_uid(msg, &uid) < 0)
+                return sd_bus_error_setf(error, POLKIT_ERROR_NOT_PERMITTED,
+                                         "Cannot tell who is asking to %s", what);
+        if (uid == 0)
+                return allowed(msg, userdata, error);
+        if (!sd_bus_message_get_sender(msg))
+                return sd_bus_error_setf(error, POLKIT_ERROR_NOT_PERMITTED,
+                                         "Only root may %s (caller uid %u)", what, (unsigned)uid);
+        q = g_new0(PolkitQuery, 1);
+        *q = (PolkitQuery){.polkit = p,
+                           .msg = sd_bus_message_ref(msg),
+                           .action = g_strdup(action),
+                           .what = g_strdup(what),
+                           .uid = uid,
+                           .allowed = allowed,
+                           .userdata = userdata};
+        return ask_polkit(q, error);
+}
