@@ -122,6 +122,9 @@ check "systemd-analyze verify $man accepts the installed unit" \
 check "the D-Bus policy is well-formed XML with the bus's DTD" \
         sh -c "python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' \
                 /usr/share/dbus-1/system.d/org.placementd1.conf"
+check "the polkit action is well-formed XML" \
+        sh -c "python3 -c 'import sys, xml.dom.minidom; xml.dom.minidom.parse(sys.argv[1])' \
+                /usr/share/polkit-1/actions/org.placementd1.policy"
 check "the completion loads in bash and completes placementctl" \
         bash -c 'source /usr/share/bash-completion/completions/placementctl && complete -p placementctl'
 
