@@ -85,7 +85,6 @@ static int read_verdict(sd_bus_message *reply)
 
         if (r >= 0)
                 r = sd_bus_message_read(reply, "bb", &authorized, &challenge);
-
         return r < 0 ? r : authorized != 0;
 }
 
