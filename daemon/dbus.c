@@ -12,6 +12,7 @@
 #include "decision-text.h"
 #include "hostmap.h"
 #include "log.h"
+#include "ratelimit.h"
 #include "virt-stats.h"
 
 #define ERROR_NO_SUCH_DOMAIN   "org.placementd1.Error.NoSuchDomain"
@@ -19,11 +20,18 @@
 #define ERROR_NOT_PERMITTED    "org.placementd1.Error.NotPermitted"
 #define ERROR_NOT_CONNECTED    "org.placementd1.Error.NotConnected"
 #define ERROR_FAILED           "org.placementd1.Error.Failed"
+#define ERROR_LIMIT_EXCEEDED   "org.placementd1.Error.LimitExceeded"
 
 #define DOMAIN_ARG_MAX  1024u
 #define PLAN_MAX_VCPUS  4096u
 #define REBALANCE_MOVES 8u
 #define BACKOFF_MAX_SEC 30u
+
+/* What one non-root sender (one bus connection) may ask of the query methods: 20 calls at once, then 5
+ * a second. Senders are remembered in a table of at most 1024; GetStatus and properties are free. */
+#define CALLER_RATE    5u
+#define CALLER_BURST   20u
+#define CALLER_SENDERS 1024u
 
 struct BusService {
         struct event_base *base;
@@ -35,6 +43,7 @@ struct BusService {
         sd_bus *bus;
         BusEvent *event;
         sd_bus_slot *slot;
+        RateLimit *callers;
         struct event *retry;
         unsigned backoff_sec;
         bool was_connected;
@@ -44,16 +53,23 @@ static void connect_bus(BusService *s);
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
-static int check_root(sd_bus_message *msg, const char *what, sd_bus_error *error)
+static int sender_uid(sd_bus_message *msg, uid_t *ret)
 {
         sd_bus_creds *creds = NULL;
-        uid_t uid = (uid_t)-1;
         int r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT,
                                           &creds);
 
-        if (r >= 0 && sd_bus_creds_get_euid(creds, &uid) < 0)
-                r = sd_bus_creds_get_uid(creds, &uid);
+        if (r >= 0 && sd_bus_creds_get_euid(creds, ret) < 0)
+                r = sd_bus_creds_get_uid(creds, ret);
         sd_bus_creds_unref(creds);
+        return r;
+}
+
+static int check_root(sd_bus_message *msg, const char *what, sd_bus_error *error)
+{
+        uid_t uid = (uid_t)-1;
+        int r = sender_uid(msg, &uid);
+
         if (r < 0)
                 return sd_bus_error_setf(error, ERROR_NOT_PERMITTED, "Cannot tell who is asking to %s",
                                          what);
@@ -61,6 +77,30 @@ static int check_root(sd_bus_message *msg, const char *what, sd_bus_error *error
                 return sd_bus_error_setf(error, ERROR_NOT_PERMITTED, "Only root may %s (caller uid %u)",
                                          what, (unsigned)uid);
         return 0;
+}
+
+/* Spends one of the sender's calls; refuses with LimitExceeded when it has none left. Root is never
+ * limited: its uid is asked of the bus once, the first time its bucket runs dry. */
+static int charge_sender(BusService *s, sd_bus_message *msg, sd_bus_error *error)
+{
+        const char *sender = sd_bus_message_get_sender(msg);
+        uint64_t now = g_get_monotonic_time();
+        RateVerdict v;
+        uid_t uid;
+
+        if (!sender)
+                return 0; /* a direct connection, not through a bus: nobody else shares it */
+        v = rate_limit_take(s->callers, sender, now);
+        if (v == RATE_UNKNOWN) {
+                bool root = sender_uid(msg, &uid) >= 0 && uid == 0;
+                rate_limit_classify(s->callers, sender, root, now);
+                v = rate_limit_take(s->callers, sender, now);
+        }
+        if (v == RATE_PASS)
+                return 0;
+        return sd_bus_error_setf(error, ERROR_LIMIT_EXCEEDED,
+                                 "Too many calls from %s: at most %u at once and %u per second", sender,
+                                 CALLER_BURST, CALLER_RATE);
 }
 
 /* Reads a domain argument and finds its decision. */
@@ -169,11 +209,13 @@ static char *decisions_json(BusService *s, const Decision *only)
 static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
-        g_autoptr(GPtrArray) all = manager_list(s->manager);
+        g_autoptr(GPtrArray) all = NULL;
         sd_bus_message *reply = NULL;
-        int r;
-        (void)error;
+        int r = charge_sender(s, msg, error);
 
+        if (r < 0)
+                return r;
+        all = manager_list(s->manager);
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(sssssasssb)");
@@ -192,9 +234,9 @@ static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         BusService *s = userdata;
         const Decision *d;
         sd_bus_message *reply = NULL;
-        int r = read_domain(msg, s, &d, error);
+        int r = charge_sender(s, msg, error);
 
-        if (r < 0)
+        if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
                 return r;
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
@@ -211,9 +253,9 @@ static int method_get_json(sd_bus_message *msg, void *userdata, sd_bus_error *er
         const char *name;
         const Decision *d = NULL;
         g_autofree char *json = NULL;
-        int r = sd_bus_message_read(msg, "s", &name);
+        int r = charge_sender(s, msg, error);
 
-        if (r < 0)
+        if (r < 0 || (r = sd_bus_message_read(msg, "s", &name)) < 0)
                 return r;
         if (*name) {
                 r = sd_bus_message_rewind(msg, true);
@@ -231,9 +273,9 @@ static int method_explain(sd_bus_message *msg, void *userdata, sd_bus_error *err
         BusService *s = userdata;
         const Decision *d;
         g_autofree char *head = NULL, *why = NULL, *text = NULL;
-        int r = read_domain(msg, s, &d, error);
+        int r = charge_sender(s, msg, error);
 
-        if (r < 0)
+        if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
                 return r;
         head = decision_to_text(manager_topology(s->manager), d);
         why = d->plan ? plan_explain(manager_topology(s->manager), d->plan) : g_strdup("");
@@ -261,9 +303,9 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         g_autoptr(JsonBuilder) b = json_builder_new();
         g_autoptr(JsonNode) root = NULL;
         sd_bus_message *reply = NULL;
-        int r = sd_bus_message_read(msg, "ut", &vcpus, &memory);
+        int r = charge_sender(s, msg, error);
 
-        if (r < 0)
+        if (r < 0 || (r = sd_bus_message_read(msg, "ut", &vcpus, &memory)) < 0)
                 return r;
         if (vcpus == 0 || vcpus > PLAN_MAX_VCPUS)
                 return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT,
@@ -314,9 +356,9 @@ static int method_cpu_advice(sd_bus_message *msg, void *userdata, sd_bus_error *
         g_autoptr(JsonNode) root = NULL;
         g_autofree char *failure = NULL, *json = NULL;
         virDomainPtr dom;
-        int r = read_domain(msg, s, &d, error);
+        int r = charge_sender(s, msg, error);
 
-        if (r < 0)
+        if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
                 return r;
         if (!conn)
                 return sd_bus_error_setf(error, ERROR_NOT_CONNECTED, "Not connected to libvirt");
@@ -341,9 +383,13 @@ static int method_cpu_advice(sd_bus_message *msg, void *userdata, sd_bus_error *
 static int method_map(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
-        g_autofree char *map = hostmap_render(manager_topology(s->manager), manager_ledger(s->manager),
-                                              manager_config(s->manager)->placement.reserved_cpus);
-        (void)error;
+        g_autofree char *map = NULL;
+        int r = charge_sender(s, msg, error);
+
+        if (r < 0)
+                return r;
+        map = hostmap_render(manager_topology(s->manager), manager_ledger(s->manager),
+                             manager_config(s->manager)->placement.reserved_cpus);
         return sd_bus_reply_method_return(msg, "s", map);
 }
 
@@ -593,6 +639,7 @@ BusService *bus_service_new(struct event_base *base, Manager *m, BusKind kind, c
         s->hooks = *hooks;
         s->userdata = userdata;
         s->backoff_sec = 1;
+        s->callers = rate_limit_new(CALLER_RATE, CALLER_BURST, CALLER_SENDERS);
         s->retry = evtimer_new(base, on_retry, s);
         connect_bus(s);
         return s;
@@ -604,6 +651,7 @@ void bus_service_free(BusService *s)
                 return;
         drop_bus(s);
         event_free(s->retry);
+        rate_limit_free(s->callers);
         g_free(s->address);
         g_free(s);
 }

@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 stages=("$@")
-((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus metrics e2e cpu fuzz)
+((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus metrics attack e2e cpu fuzz)
 passed=0 failed=0 failures=()
 
 stage() {
@@ -82,6 +82,11 @@ run_metrics() {
         $SUDO bash .ci/install-metrics-deps.sh || return 1
         setup build -Dwerror=true || return 1
         bash tests/metrics/run.sh build
+}
+
+run_attack() { # hostile local users: bounded runs of the scripts under tests/attack
+        setup build -Dwerror=true || return 1
+        bash tests/attack/dbus-flood.sh build
 }
 
 run_cpu() {
