@@ -2,8 +2,8 @@
 #pragma once
 
 /*
- * Prometheus metrics over HTTP (GET /metrics) from the daemon's own libevent loop, with libevent's HTTP
- * server: no second thread, nothing to install. Off unless [Metrics] Listen= is set.
+ * Prometheus metrics over HTTP (GET /metrics) from the daemon's own libevent loop, with the small bounded
+ * server of http-server.h: no second thread, nothing to install. Off unless [Metrics] Listen= is set.
  */
 
 #include <event2/event.h>
