@@ -36,6 +36,7 @@
 struct BusService {
         struct event_base *base;
         Manager *manager;
+        const StatsCache *stats;
         BusKind kind;
         char *address;
         BusHooks hooks;
@@ -167,10 +168,7 @@ static char *decisions_json(BusService *s, const Decision *only)
         g_autoptr(JsonBuilder) b = json_builder_new();
         g_autoptr(GPtrArray) all = only ? NULL : manager_list(s->manager);
         g_autoptr(JsonNode) root = NULL;
-        g_autoptr(GHashTable) cpu = NULL;
-
-        if (manager_connection(s->manager))
-                virt_cpu_stats_all(manager_connection(s->manager), &cpu, NULL);
+        g_autoptr(GHashTable) cpu = stats_cache_table(s->stats);
 
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "topology");
@@ -624,8 +622,8 @@ static void connect_bus(BusService *s)
         log_info("Serving %s on the %s bus", BUS_NAME, where);
 }
 
-BusService *bus_service_new(struct event_base *base, Manager *m, BusKind kind, const char *address,
-                            const BusHooks *hooks, void *userdata)
+BusService *bus_service_new(struct event_base *base, Manager *m, const StatsCache *stats, BusKind kind,
+                            const char *address, const BusHooks *hooks, void *userdata)
 {
         BusService *s;
 
@@ -634,6 +632,7 @@ BusService *bus_service_new(struct event_base *base, Manager *m, BusKind kind, c
         s = g_new0(BusService, 1);
         s->base = base;
         s->manager = m;
+        s->stats = stats;
         s->kind = kind;
         s->address = g_strdup(address);
         s->hooks = *hooks;

@@ -39,6 +39,7 @@ typedef struct Daemon {
         Demo *demo;
         BusService *bus;
         MetricsServer *metrics;
+        StatsCache *stats;    /* domain CPU time for metrics and GetDecisionsJSON */
         char *metrics_listen; /* what metrics listens on now */
         const char *config_path;
         bool config_explicit;
@@ -181,6 +182,8 @@ static void on_connection(Manager *m, bool connected, void *userdata)
 
         notify_status(d);
         bus_service_state_changed(d->bus);
+        if (connected)
+                stats_cache_refresh(d->stats);
         if (connected && d->demo)
                 demo_start(d->demo);
 }
@@ -198,7 +201,7 @@ static int apply_metrics(Daemon *d)
         g_clear_pointer(&d->metrics_listen, g_free);
         if (!want)
                 return 0;
-        d->metrics = metrics_server_new(d->base, d->manager, want, &error);
+        d->metrics = metrics_server_new(d->base, d->manager, d->stats, want, &error);
         if (!d->metrics) {
                 log_error("Metrics: %s", error);
                 return -EADDRNOTAVAIL;
@@ -353,6 +356,7 @@ int main(int argc, char **argv)
         event_add(d.sigint, NULL);
         event_add(d.sighup, NULL);
         setup_watchdog(&d);
+        d.stats = stats_cache_new_for_manager(d.base, d.manager);
 
         {
                 BusKind kind = manager_config(d.manager)->bus;
@@ -362,11 +366,12 @@ int main(int argc, char **argv)
                                                                   : BUS_NONE;
                 if (d.demo && !args.bus && !args.bus_address)
                         kind = BUS_NONE;
-                d.bus = bus_service_new(d.base, d.manager, kind, args.bus_address,
+                d.bus = bus_service_new(d.base, d.manager, d.stats, kind, args.bus_address,
                                         &(BusHooks){.reload = reload_hook}, &d);
         }
         if (apply_metrics(&d) < 0) {
                 bus_service_free(d.bus);
+                stats_cache_free(d.stats);
                 manager_free(d.manager);
                 return 1;
         }
@@ -382,6 +387,7 @@ int main(int argc, char **argv)
         metrics_server_free(d.metrics);
         g_free(d.metrics_listen);
         bus_service_free(d.bus);
+        stats_cache_free(d.stats);
         manager_free(d.manager);
         drain(d.base);
         event_free(d.sigterm);

@@ -13,6 +13,7 @@
 
 struct MetricsServer {
         Manager *manager;
+        const StatsCache *stats;
         HttpServer *http;
 };
 
@@ -132,10 +133,9 @@ static void render_daemon(GString *out, Manager *m)
                                (unsigned long long)st->reload_failures);
 }
 
-static void render_cpu(GString *out, Manager *m)
+static void render_cpu(GString *out, Manager *m, const StatsCache *cache)
 {
-        virConnectPtr conn = manager_connection(m);
-        g_autoptr(GHashTable) stats = NULL;
+        g_autoptr(GHashTable) stats = stats_cache_table(cache);
         g_autoptr(GPtrArray) all = NULL;
         static const struct {
                 const char *kind;
@@ -147,7 +147,7 @@ static void render_cpu(GString *out, Manager *m)
             {"system", offsetof(DomainCpuStats, system_ns)},
         };
 
-        if (!conn || virt_cpu_stats_all(conn, &stats, NULL) < 0)
+        if (!stats)
                 return;
         all = manager_list(m);
         header(out, "placementd_domain_cpu_seconds_total", "counter",
@@ -167,21 +167,21 @@ static void render_cpu(GString *out, Manager *m)
         }
 }
 
-char *metrics_render(Manager *m)
+char *metrics_render(Manager *m, const StatsCache *stats)
 {
         GString *out = g_string_new(NULL);
 
         render_decisions(out, m);
         render_host(out, m);
         render_daemon(out, m);
-        render_cpu(out, m);
+        render_cpu(out, m, stats);
         return g_string_free(out, FALSE);
 }
 
 static char *render(void *userdata)
 {
         MetricsServer *s = userdata;
-        return metrics_render(s->manager);
+        return metrics_render(s->manager, s->stats);
 }
 
 static unsigned max_connections(void)
@@ -193,7 +193,8 @@ static unsigned max_connections(void)
         return (unsigned)MIN((rlim_t)METRICS_MAX_CONNECTIONS, MAX(rl.rlim_cur / 4, (rlim_t)1));
 }
 
-MetricsServer *metrics_server_new(struct event_base *base, Manager *m, const char *listen, char **ret_error)
+MetricsServer *metrics_server_new(struct event_base *base, Manager *m, const StatsCache *stats,
+                                  const char *listen, char **ret_error)
 {
         g_autofree char *host = NULL, *error = NULL;
         unsigned port;
@@ -205,6 +206,7 @@ MetricsServer *metrics_server_new(struct event_base *base, Manager *m, const cha
         }
         s = g_new0(MetricsServer, 1);
         s->manager = m;
+        s->stats = stats;
         s->http = http_server_new(base, host, port, max_connections(),
                                   &(HttpResource){.path = "/metrics",
                                                   .content_type = "text/plain; version=0.0.4",
