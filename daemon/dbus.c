@@ -27,11 +27,14 @@
 #define REBALANCE_MOVES 8u
 #define BACKOFF_MAX_SEC 30u
 
-/* What one non-root sender (one bus connection) may ask of the query methods: 20 calls at once, then 5
- * a second. Senders are remembered in a table of at most 1024; GetStatus and properties are free. */
-#define CALLER_RATE    5u
-#define CALLER_BURST   20u
-#define CALLER_SENDERS 1024u
+/* What one non-root sender (one bus connection) may ask of the query methods: 20 tokens at once, then 5
+ * a second. A call costs one token, plus one per 256 vCPUs of a Plan and one per 100 domains of a list
+ * of all of them. Senders are remembered in a table of at most 1024; GetStatus and properties are free. */
+#define CALLER_RATE             5u
+#define CALLER_BURST            20u
+#define CALLER_SENDERS          1024u
+#define CALLER_VCPUS_PER_COST   256u
+#define CALLER_DOMAINS_PER_COST 100u
 
 struct BusService {
         struct event_base *base;
@@ -80,9 +83,9 @@ static int check_root(sd_bus_message *msg, const char *what, sd_bus_error *error
         return 0;
 }
 
-/* Spends one of the sender's calls; refuses with LimitExceeded when it has none left. Root is never
+/* Spends cost of the sender's tokens; refuses with LimitExceeded when it has too few left. Root is never
  * limited: its uid is asked of the bus once, the first time its bucket runs dry. */
-static int charge_sender(BusService *s, sd_bus_message *msg, sd_bus_error *error)
+static int charge_sender(BusService *s, sd_bus_message *msg, unsigned cost, sd_bus_error *error)
 {
         const char *sender = sd_bus_message_get_sender(msg);
         uint64_t now = g_get_monotonic_time();
@@ -91,17 +94,29 @@ static int charge_sender(BusService *s, sd_bus_message *msg, sd_bus_error *error
 
         if (!sender)
                 return 0; /* a direct connection, not through a bus: nobody else shares it */
-        v = rate_limit_take(s->callers, sender, now);
+        v = rate_limit_take(s->callers, sender, cost, now);
         if (v == RATE_UNKNOWN) {
                 bool root = sender_uid(msg, &uid) >= 0 && uid == 0;
                 rate_limit_classify(s->callers, sender, root, now);
-                v = rate_limit_take(s->callers, sender, now);
+                v = rate_limit_take(s->callers, sender, cost, now);
         }
         if (v == RATE_PASS)
                 return 0;
-        return sd_bus_error_setf(error, ERROR_LIMIT_EXCEEDED,
-                                 "Too many calls from %s: at most %u at once and %u per second", sender,
-                                 CALLER_BURST, CALLER_RATE);
+        return sd_bus_error_setf(
+            error, ERROR_LIMIT_EXCEEDED,
+            "Too many calls from %s: %u tokens at once and %u per second, %u for this call", sender,
+            CALLER_BURST, CALLER_RATE, MIN(cost, CALLER_BURST));
+}
+
+/* The cost of a call that lists every domain. */
+static unsigned list_cost(BusService *s)
+{
+        unsigned counts[_DECISION_RESULT_MAX], n = 0;
+
+        manager_count(s->manager, counts);
+        for (int r = 0; r < _DECISION_RESULT_MAX; r++)
+                n += counts[r];
+        return 1 + n / CALLER_DOMAINS_PER_COST;
 }
 
 /* Reads a domain argument and finds its decision. */
@@ -209,7 +224,7 @@ static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         BusService *s = userdata;
         g_autoptr(GPtrArray) all = NULL;
         sd_bus_message *reply = NULL;
-        int r = charge_sender(s, msg, error);
+        int r = charge_sender(s, msg, list_cost(s), error);
 
         if (r < 0)
                 return r;
@@ -232,7 +247,7 @@ static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         BusService *s = userdata;
         const Decision *d;
         sd_bus_message *reply = NULL;
-        int r = charge_sender(s, msg, error);
+        int r = charge_sender(s, msg, 1, error);
 
         if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
                 return r;
@@ -251,9 +266,9 @@ static int method_get_json(sd_bus_message *msg, void *userdata, sd_bus_error *er
         const char *name;
         const Decision *d = NULL;
         g_autofree char *json = NULL;
-        int r = charge_sender(s, msg, error);
+        int r = sd_bus_message_read(msg, "s", &name);
 
-        if (r < 0 || (r = sd_bus_message_read(msg, "s", &name)) < 0)
+        if (r < 0 || (r = charge_sender(s, msg, *name ? 1 : list_cost(s), error)) < 0)
                 return r;
         if (*name) {
                 r = sd_bus_message_rewind(msg, true);
@@ -271,7 +286,7 @@ static int method_explain(sd_bus_message *msg, void *userdata, sd_bus_error *err
         BusService *s = userdata;
         const Decision *d;
         g_autofree char *head = NULL, *why = NULL, *text = NULL;
-        int r = charge_sender(s, msg, error);
+        int r = charge_sender(s, msg, 1, error);
 
         if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
                 return r;
@@ -301,9 +316,10 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         g_autoptr(JsonBuilder) b = json_builder_new();
         g_autoptr(JsonNode) root = NULL;
         sd_bus_message *reply = NULL;
-        int r = charge_sender(s, msg, error);
+        int r = sd_bus_message_read(msg, "ut", &vcpus, &memory);
 
-        if (r < 0 || (r = sd_bus_message_read(msg, "ut", &vcpus, &memory)) < 0)
+        if (r < 0 ||
+            (r = charge_sender(s, msg, 1 + MIN(vcpus, PLAN_MAX_VCPUS) / CALLER_VCPUS_PER_COST, error)) < 0)
                 return r;
         if (vcpus == 0 || vcpus > PLAN_MAX_VCPUS)
                 return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT,
@@ -354,7 +370,7 @@ static int method_cpu_advice(sd_bus_message *msg, void *userdata, sd_bus_error *
         g_autoptr(JsonNode) root = NULL;
         g_autofree char *failure = NULL, *json = NULL;
         virDomainPtr dom;
-        int r = charge_sender(s, msg, error);
+        int r = charge_sender(s, msg, 1, error);
 
         if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
                 return r;
@@ -382,7 +398,7 @@ static int method_map(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
         g_autofree char *map = NULL;
-        int r = charge_sender(s, msg, error);
+        int r = charge_sender(s, msg, 1, error);
 
         if (r < 0)
                 return r;

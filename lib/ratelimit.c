@@ -78,15 +78,16 @@ static Bucket *bucket_of(RateLimit *r, const char *key, uint64_t now_usec)
         return b;
 }
 
-RateVerdict rate_limit_take(RateLimit *r, const char *key, uint64_t now_usec)
+RateVerdict rate_limit_take(RateLimit *r, const char *key, unsigned cost, uint64_t now_usec)
 {
         Bucket *b = bucket_of(r, key, now_usec);
+        double need = MIN((double)MAX(cost, 1u), r->burst);
 
         if (b->class == CLASS_EXEMPT)
                 return RATE_PASS;
         refill(r, b, now_usec);
-        if (b->tokens >= 1) {
-                b->tokens -= 1;
+        if (b->tokens >= need) {
+                b->tokens -= need;
                 return RATE_PASS;
         }
         return b->class == CLASS_UNKNOWN ? RATE_UNKNOWN : RATE_DENY;
