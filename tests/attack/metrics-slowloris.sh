@@ -3,7 +3,8 @@
 # 2,000 slow HTTP clients hold connections to placementd's metrics port while the daemon runs under
 # `ulimit -n 1024` (systemd's default) on libvirt's in-process test driver, starting test domains from a
 # trace (--demo). Checks, under the attack: GetStatus p99 < 100 ms, every domain started is placed, SIGHUP
-# reload and root's Reload() succeed, a fresh scrape is answered, the log is not flooded; and after it:
+# reload and root's Reload() succeed, a fresh scrape is answered, a restarted bus is rejoined, the log is
+# not flooded; and after it:
 # metrics answer at once. Prints descriptors in use and RSS. Run as root:
 #   bash tests/attack/metrics-slowloris.sh [BUILD_DIR]   (ATTACK_SECONDS=N, default 10; SLOW_CLIENTS=N)
 # Ends with "metrics-slowloris: N passed, M failed"; exit 77 when a tool it needs is missing.
@@ -64,10 +65,14 @@ cat >"$TMP/bus.conf" <<EOF
 </busconfig>
 EOF
 ADDR=unix:path=$TMP/bus
-dbus-daemon --config-file="$TMP/bus.conf" --nofork --print-address=3 3>"$TMP/bus.addr" </dev/null \
-        >"$TMP/bus.log" 2>&1 &
-BUS_PID=$!
-for ((i = 0; i < 50; i++)); do grep -q "^unix:" "$TMP/bus.addr" && break; sleep 0.1; done
+start_bus() {
+        : >"$TMP/bus.addr"
+        dbus-daemon --config-file="$TMP/bus.conf" --nofork --print-address=3 3>"$TMP/bus.addr" </dev/null \
+                >>"$TMP/bus.log" 2>&1 &
+        BUS_PID=$!
+        for ((i = 0; i < 50; i++)); do grep -q "^unix:" "$TMP/bus.addr" && break; sleep 0.1; done
+}
+start_bus
 
 PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 URL=http://127.0.0.1:$PORT/metrics
@@ -117,6 +122,27 @@ timeout 10 busctl --address="$ADDR" call org.placementd1 /org/placementd1 org.pl
         >"$TMP/reload" 2>&1
 RC=$?
 check "root's Reload() succeeds under attack$( ((RC)) && echo " ($(head -c 200 "$TMP/reload"))")" $RC
+
+# the bus restarts: the daemon must connect again (a descriptor for the socket, one for credentials)
+kill -KILL "$BUS_PID"
+wait "$BUS_PID" 2>/dev/null
+start_bus
+t0=${EPOCHREALTIME/./}
+for ((i = 0; i < 120; i++)); do
+        timeout 5 busctl --address="$ADDR" status org.placementd1 >/dev/null 2>&1 && break
+        sleep 0.1
+done
+timeout 5 busctl --address="$ADDR" status org.placementd1 >/dev/null 2>&1
+RC=$?
+REJOIN_MS=$(((${EPOCHREALTIME/./} - t0) / 1000))
+kill -0 "$SLOW_PID" 2>/dev/null
+DURING=$?
+echo "# dbus-daemon restarted under attack: placementd back on the bus after $REJOIN_MS ms"
+WHY="$REJOIN_MS ms"
+((RC)) && WHY="not back after $REJOIN_MS ms"
+((DURING)) && WHY="$WHY, but the attack had ended"
+((RC == 0 && DURING == 0))
+check "placementd rejoins a restarted bus while the attack goes on ($WHY)" $?
 
 t0=${EPOCHREALTIME/./}
 curl -fsS --max-time 20 -o /dev/null "$URL" 2>"$TMP/curl"
