@@ -25,11 +25,12 @@ typedef struct HttpConn {
 struct HttpServer {
         struct event_base *base;
         struct evconnlistener *listener;
-        struct event *resume;
+        struct event *resume, *next_turn;
         HttpResource resource;
         char *path;
         char *content_type;
-        unsigned max_connections;
+        unsigned max_connections, accepts_per_turn, accepted_this_turn;
+        bool paused; /* after an accept() failure */
         GQueue conns;
         gint64 last_log_usec;
         bool logged;
@@ -149,6 +150,27 @@ static bool make_room(HttpServer *s)
         return false;
 }
 
+static void on_next_turn(evutil_socket_t fd, short what, void *arg)
+{
+        HttpServer *s = arg;
+        (void)fd;
+        (void)what;
+        s->accepted_this_turn = 0;
+        if (!s->paused)
+                evconnlistener_enable(s->listener);
+}
+
+/* Stops accepting for the rest of this loop turn once accepts_per_turn connections came in. */
+static void count_accept(HttpServer *s)
+{
+        struct timeval zero = {0, 0};
+
+        if (!evtimer_pending(s->next_turn, NULL))
+                evtimer_add(s->next_turn, &zero);
+        if (++s->accepted_this_turn >= s->accepts_per_turn)
+                evconnlistener_disable(s->listener);
+}
+
 static void on_accept(struct evconnlistener *listener, evutil_socket_t fd, struct sockaddr *addr, int len,
                       void *arg)
 {
@@ -160,6 +182,7 @@ static void on_accept(struct evconnlistener *listener, evutil_socket_t fd, struc
         (void)addr;
         (void)len;
 
+        count_accept(s);
         if (!make_room(s)) {
                 close(fd);
                 return;
@@ -192,6 +215,7 @@ static void on_resume(evutil_socket_t fd, short what, void *arg)
         HttpServer *s = arg;
         (void)fd;
         (void)what;
+        s->paused = false;
         evconnlistener_enable(s->listener);
 }
 
@@ -203,6 +227,7 @@ static void on_accept_error(struct evconnlistener *listener, void *arg)
         gint64 now = g_get_monotonic_time();
 
         s->failures++;
+        s->paused = true;
         evconnlistener_disable(listener);
         evtimer_add(s->resume, &(struct timeval){.tv_sec = HTTP_PAUSE_SEC});
         if (s->logged && now - s->last_log_usec < HTTP_LOG_INTERVAL_SEC * G_USEC_PER_SEC) {
@@ -255,6 +280,7 @@ HttpServer *http_server_new(struct event_base *base, const char *host, unsigned 
 
         s->base = base;
         s->max_connections = MAX(max_connections, 1u);
+        s->accepts_per_turn = MAX(s->max_connections / 4, 1u);
         s->path = g_strdup(resource->path);
         s->content_type = g_strdup(resource->content_type);
         s->resource = *resource;
@@ -262,6 +288,7 @@ HttpServer *http_server_new(struct event_base *base, const char *host, unsigned 
         s->resource.content_type = s->content_type;
         g_queue_init(&s->conns);
         s->resume = evtimer_new(base, on_resume, s);
+        s->next_turn = evtimer_new(base, on_next_turn, s);
         s->listener = listen_on(s, host, port, ret_error);
         if (!s->listener) {
                 http_server_free(s);
@@ -280,6 +307,7 @@ void http_server_free(HttpServer *s)
         if (s->listener)
                 evconnlistener_free(s->listener);
         event_free(s->resume);
+        event_free(s->next_turn);
         g_free(s->path);
         g_free(s->content_type);
         g_free(s);

@@ -7,6 +7,9 @@
  * a metrics port may be hostile, and every descriptor they hold is one libvirt and D-Bus lack.
  * - At most max_connections at once; a new client evicts the oldest one that has not finished sending
  *   its request (a slow client cannot keep a fresh scrape out), or is closed when all are answering.
+ *   At most a quarter of max_connections are accepted per turn of the loop, so that a client accepted
+ *   in one turn has its request read before newcomers could evict it, and so that a crowd at the door
+ *   cannot hold the loop.
  * - A request must be complete within HTTP_REQUEST_TIMEOUT_SEC of the connection and hold at most
  *   HTTP_REQUEST_MAX bytes; the answer must be taken within HTTP_WRITE_TIMEOUT_SEC. Every connection
  *   is closed after its answer.

@@ -145,6 +145,32 @@ START_TEST(test_cap_evicts_oldest_unfinished)
 }
 END_TEST
 
+/* A client behind a crowd of newcomers is not evicted before its request is read. */
+START_TEST(test_fresh_client_behind_a_crowd)
+{
+        Fixture f;
+        int slow[4], crowd[20], fresh;
+        g_autofree char *answer = NULL;
+
+        fixture_init(&f, 4);
+        for (unsigned i = 0; i < 4; i++) {
+                slow[i] = client(&f, "GET /metrics HTTP/1.1\r\n");
+                pump(&f, 20);
+        }
+        /* all of these wait in the listen backlog before the server sees any of them */
+        fresh = client(&f, FULL_REQUEST);
+        for (unsigned i = 0; i < G_N_ELEMENTS(crowd); i++)
+                crowd[i] = client(&f, "GET /metrics HTTP/1.1\r\n");
+        answer = answer_of(&f, fresh);
+        ck_assert_msg(g_str_has_prefix(answer, "HTTP/1.1 200 OK\r\n"), "answer: '%s'", answer);
+        for (unsigned i = 0; i < 4; i++)
+                close(slow[i]);
+        for (unsigned i = 0; i < G_N_ELEMENTS(crowd); i++)
+                close(crowd[i]);
+        fixture_done(&f);
+}
+END_TEST
+
 START_TEST(test_pause_when_out_of_descriptors)
 {
         Fixture f;
@@ -185,6 +211,7 @@ static Suite *http_server_suite(void)
         TCase *tc = tcase_create("server");
         tcase_add_test(tc, test_answers);
         tcase_add_test(tc, test_cap_evicts_oldest_unfinished);
+        tcase_add_test(tc, test_fresh_client_behind_a_crowd);
         tcase_add_test(tc, test_pause_when_out_of_descriptors);
         suite_add_tcase(s, tc);
         return s;

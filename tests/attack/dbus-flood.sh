@@ -46,8 +46,7 @@ cleanup() {
         fi
         [ -n "${KEEP:-}" ] || rm -rf "$TMP"
         echo "dbus-flood: $PASS passed, $FAIL failed"
-        ((FAIL == 0))
-        exit
+        exit $((FAIL == 0 ? 0 : 1))
 }
 trap cleanup EXIT
 

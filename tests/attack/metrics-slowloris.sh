@@ -44,8 +44,7 @@ cleanup() {
         fi
         [ -n "${KEEP:-}" ] || rm -rf "$TMP"
         echo "metrics-slowloris: $PASS passed, $FAIL failed"
-        ((FAIL == 0))
-        exit
+        exit $((FAIL == 0 ? 0 : 1))
 }
 trap cleanup EXIT
 
