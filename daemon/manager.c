@@ -362,19 +362,24 @@ unsigned manager_reconnects(const Manager *m)
         return m->reconnects;
 }
 
+/* libvirt's rule: an exact name first, then a UUID in any case (a name may look like another's UUID). */
 const Decision *manager_lookup(const Manager *m, const char *name_or_uuid)
 {
         GHashTableIter it;
         gpointer value;
-        const Decision *d = g_hash_table_lookup(m->decisions, name_or_uuid);
+        const Decision *by_uuid = NULL;
 
-        if (d)
-                return d;
+        if (!*name_or_uuid)
+                return NULL;
         g_hash_table_iter_init(&it, m->decisions);
-        while (g_hash_table_iter_next(&it, NULL, &value))
-                if (strcmp(((const Decision *)value)->name, name_or_uuid) == 0)
-                        return value;
-        return NULL;
+        while (g_hash_table_iter_next(&it, NULL, &value)) {
+                const Decision *d = value;
+                if (strcmp(d->name, name_or_uuid) == 0)
+                        return d;
+                if (!by_uuid && g_ascii_strcasecmp(d->uuid, name_or_uuid) == 0)
+                        by_uuid = d;
+        }
+        return by_uuid;
 }
 
 static int compare_by_name(gconstpointer a, gconstpointer b)

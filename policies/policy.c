@@ -768,6 +768,10 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
                             req->vcpus, unit, size_format(req->memory, b, sizeof(b)), where,
                             fallback_load.capacity, unit, plan->shared_vcpus);
                 }
+        } else if (host.usable_pus == 0 && host.free_memory >= req->memory && params->reserved_cpus) {
+                g_autofree char *reserved = cpuset_format(params->reserved_cpus);
+                plan->reason = g_strdup_printf(
+                    "no CPU is left for vCPUs: ReservedCPUs=%s holds them all; nothing pinned", reserved);
         } else {
                 plan->reason = g_strdup_printf(
                     "no node set has %s of free memory (%s free on the whole host); nothing pinned",

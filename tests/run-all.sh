@@ -58,7 +58,7 @@ run_asan() {
 run_valgrind() {
         setup build -Dwerror=true || return 1
         CK_FORK=no meson test -C build --no-rebuild -v --suite unit \
-                --wrapper="valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --suppressions=/usr/share/glib-2.0/valgrind/glib.supp --suppressions=$PWD/tests/valgrind.supp" \
+                --wrapper="valgrind --quiet --child-silent-after-fork=yes --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --suppressions=/usr/share/glib-2.0/valgrind/glib.supp --suppressions=$PWD/tests/valgrind.supp" \
                 2>&1 | grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|==[0-9]+=="
         return "${PIPESTATUS[0]}"
 }

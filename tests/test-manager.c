@@ -151,6 +151,32 @@ START_TEST(test_start_pin_stop)
 }
 END_TEST
 
+START_TEST(test_lookup_name_before_uuid)
+{
+        /* A domain may be named like another's UUID: the exact name wins, and a UUID matches in any
+         * case (libvirt's rule). */
+        static const char uuid[] = "0f6a4c2e-3b1d-4e5f-8a9b-1c2d3e4f5a6b";
+        Manager *m = new_manager(NULL);
+        virDomainPtr a =
+            start_domain("m-uuid-owner", 1, "<uuid>0f6a4c2e-3b1d-4e5f-8a9b-1c2d3e4f5a6b</uuid>");
+        virDomainPtr b = start_domain(uuid, 1, NULL);
+        Wait wa = {m, "m-uuid-owner"}, wb = {m, uuid};
+        g_autofree char *upper = g_ascii_strup(uuid, -1);
+
+        ck_assert(spin(known, &wa, 3000));
+        ck_assert(spin(known, &wb, 3000));
+        ck_assert_str_eq(manager_lookup(m, uuid)->name, uuid);
+        ck_assert_str_eq(manager_lookup(m, upper)->name, "m-uuid-owner");
+        ck_assert_str_eq(manager_lookup(m, manager_lookup(m, uuid)->uuid)->name, uuid);
+        ck_assert_ptr_null(manager_lookup(m, ""));
+        ck_assert_int_eq(virDomainDestroy(a), 0);
+        ck_assert_int_eq(virDomainDestroy(b), 0);
+        virDomainFree(a);
+        virDomainFree(b);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_restart_adopts)
 {
         Manager *m = new_manager(NULL);
@@ -402,6 +428,7 @@ static Suite *manager_suite(void)
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_start_pin_stop);
+        tcase_add_test(tc, test_lookup_name_before_uuid);
         tcase_add_test(tc, test_restart_adopts);
         tcase_add_test(tc, test_opt_outs);
         tcase_add_test(tc, test_policy_per_domain);

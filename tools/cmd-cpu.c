@@ -13,6 +13,7 @@
 
 #include "cpu-features.h"
 #include "cpu-json.h"
+#include "file-read.h"
 #include "virt-cpu.h"
 #include "virt-domain.h"
 
@@ -191,6 +192,10 @@ int cmd_cpu_advice(int argc, char **argv)
                 fprintf(stderr, "placementctl cpu-advice: takes at most one DOMAIN (name or UUID)\n");
                 return EXIT_USAGE;
         }
+        if (argc - first == 1 && !*argv[first]) {
+                fprintf(stderr, "placementctl cpu-advice: the DOMAIN is empty (give a name or UUID)\n");
+                return EXIT_USAGE;
+        }
         conn = open_connection(o.uri);
         if (!conn)
                 return EXIT_RUNTIME;
@@ -310,11 +315,10 @@ static void host_result_clear(HostResult *h)
 static int read_cpu_file(const char *file, CpuDesc **ret)
 {
         g_autofree char *text = NULL, *error = NULL;
-        g_autoptr(GError) e = NULL;
-        gsize len = 0;
+        size_t len = 0;
 
-        if (!g_file_get_contents(file, &text, &len, &e)) {
-                fprintf(stderr, "placementctl cpu-baseline: %s\n", e->message);
+        if (file_read_bounded(file, CPU_XML_MAX_BYTES, &text, &len, &error) < 0) {
+                fprintf(stderr, "placementctl cpu-baseline: %s: %s\n", file, error);
                 return -EINVAL;
         }
         if (cpu_desc_parse(text, len, ret, &error) < 0) {

@@ -153,13 +153,7 @@ static int read_events(int argc, char **argv, const char *trace_path, GPtrArray 
                 return -EINVAL;
         }
         if (trace_path) {
-                g_autofree char *text = NULL;
-                g_autoptr(GError) gerror = NULL;
-                if (!g_file_get_contents(trace_path, &text, NULL, &gerror)) {
-                        fprintf(stderr, "placementctl plan: %s\n", gerror->message);
-                        return -EINVAL;
-                }
-                if (trace_parse(text, trace_path, ret, &error) < 0) {
+                if (trace_load_file(trace_path, ret, &error) < 0) {
                         fprintf(stderr, "placementctl plan: %s\n", error);
                         return -EINVAL;
                 }

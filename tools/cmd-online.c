@@ -82,6 +82,10 @@ static int parse(int argc, char **argv, Online *o, int nargs, const char *what)
                         nargs ? what : "takes no arguments besides options");
                 return -EINVAL;
         }
+        if (nargs && !*argv[optind]) {
+                fprintf(stderr, "placementctl %s: the DOMAIN is empty (give a name or UUID)\n", argv[0]);
+                return -EINVAL;
+        }
         return 0;
 }
 
