@@ -436,6 +436,10 @@ static int do_replace(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 static int method_replace(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
+        int r = charge_sender(s, msg, 1, error); /* a non-root call costs a question to polkit */
+
+        if (r < 0)
+                return r;
         return polkit_authorize(s->polkit, msg, POLKIT_ACTION_MANAGE, "re-place a domain", do_replace, s,
                                 error);
 }
@@ -455,6 +459,10 @@ static int do_rebalance(sd_bus_message *msg, void *userdata, sd_bus_error *error
 static int method_rebalance(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
+        int r = charge_sender(s, msg, 1, error); /* a non-root call costs a question to polkit */
+
+        if (r < 0)
+                return r;
         return polkit_authorize(s->polkit, msg, POLKIT_ACTION_MANAGE, "rebalance domains", do_rebalance, s,
                                 error);
 }
@@ -473,6 +481,10 @@ static int do_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
+        int r = charge_sender(s, msg, 1, error); /* a non-root call costs a question to polkit */
+
+        if (r < 0)
+                return r;
         return polkit_authorize(s->polkit, msg, POLKIT_ACTION_MANAGE, "reload the configuration", do_reload,
                                 s, error);
 }

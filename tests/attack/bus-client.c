@@ -5,6 +5,8 @@
  *                                      in turn, and prints how many were answered and how many refused
  *   bus-client ADDRESS probe SECONDS   calls GetStatus every 20 ms, one at a time, and prints the
  *                                      latency's p50, p99 and max in milliseconds
+ *   bus-client ADDRESS rebalance COUNT calls Rebalance COUNT times, one at a time on one connection, and
+ *                                      prints how many were answered and each error name with its count
  * Exit status: 0, or 1 when the bus could not be reached or (probe) a call failed.
  */
 #include <glib.h>
@@ -133,17 +135,47 @@ static int probe(sd_bus *bus, unsigned seconds)
         return failed ? 1 : 0;
 }
 
+static int rebalance(sd_bus *bus, unsigned count)
+{
+        g_autoptr(GHashTable) errors = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        unsigned answered = 0;
+        GHashTableIter it;
+        gpointer name, n;
+
+        for (unsigned i = 0; i < count; i++) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                sd_bus_message *reply = NULL;
+
+                if (sd_bus_call_method(bus, DEST, PATH, IFACE, "Rebalance", &error, &reply, "") >= 0) {
+                        answered++;
+                } else {
+                        const char *e = error.name ? error.name : "(none)";
+                        unsigned seen = GPOINTER_TO_UINT(g_hash_table_lookup(errors, e));
+                        g_hash_table_insert(errors, g_strdup(e), GUINT_TO_POINTER(seen + 1));
+                }
+                sd_bus_error_free(&error);
+                sd_bus_message_unref(reply);
+        }
+        printf("rebalance: %u calls, %u answered", count, answered);
+        g_hash_table_iter_init(&it, errors);
+        while (g_hash_table_iter_next(&it, &name, &n))
+                printf(", %u %s", GPOINTER_TO_UINT(n), (const char *)name);
+        printf("\n");
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         sd_bus *bus = NULL;
-        unsigned seconds;
+        unsigned number; /* seconds, or calls */
         int r;
 
-        if (argc != 4 || (strcmp(argv[2], "flood") != 0 && strcmp(argv[2], "probe") != 0)) {
-                fprintf(stderr, "usage: %s ADDRESS flood|probe SECONDS\n", argv[0]);
+        if (argc != 4 || (strcmp(argv[2], "flood") != 0 && strcmp(argv[2], "probe") != 0 &&
+                          strcmp(argv[2], "rebalance") != 0)) {
+                fprintf(stderr, "usage: %s ADDRESS flood|probe SECONDS | rebalance COUNT\n", argv[0]);
                 return 2;
         }
-        seconds = (unsigned)strtoul(argv[3], NULL, 10);
+        number = (unsigned)strtoul(argv[3], NULL, 10);
         r = sd_bus_new(&bus);
         if (r >= 0)
                 r = sd_bus_set_address(bus, argv[1]);
@@ -155,7 +187,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "cannot connect to %s: %s\n", argv[1], strerror(-r));
                 return 1;
         }
-        r = strcmp(argv[2], "flood") == 0 ? flood(bus, seconds) : probe(bus, seconds);
+        r = strcmp(argv[2], "flood") == 0       ? flood(bus, number)
+            : strcmp(argv[2], "rebalance") == 0 ? rebalance(bus, number)
+                                                : probe(bus, number);
         sd_bus_flush_close_unref(bus);
         return r;
 }

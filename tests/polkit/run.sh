@@ -166,6 +166,14 @@ call "${AS_NOBODY[@]}" -- Replace s nosuch
 check "nobody gets NotPermitted for Replace ($ENAME)" "$([ "$ENAME" = org.placementd1.Error.NotPermitted ]; echo $?)"
 check "no fallback while polkit answers" "$([ "$(fallback_lines)" -eq 0 ]; echo $?)"
 
+# Each refusal costs a question to polkit, so privileged calls count against the caller's rate limit like
+# any other: one connection's burst of Rebalance calls ends in LimitExceeded, and polkit is not flooded.
+run_client() { timeout 60 "$@" >"$OUT" 2>"$ERR"; RC=$?; }
+run_client "${AS_NOBODY[@]}" "$BUILD/tests/bus-client" "$ADDR" rebalance 40
+echo "# figure: nobody, one connection: $(cat "$OUT")"
+check "a burst of Rebalance calls from nobody: refused by polkit, then rate limited" "$(
+    grep -q 'NotPermitted' "$OUT" && grep -q 'LimitExceeded' "$OUT"; echo $?)"
+
 # The question is asynchronous: with polkitd frozen, a pending check must not stop the daemon from answering.
 busctl --address="$ADDR" monitor org.freedesktop.PolicyKit1 >"$TMP/monitor.out" 2>&1 &
 MON_PID=$!
