@@ -73,8 +73,34 @@ static const char *opt_out_reason(const DomainSpec *cfg)
         return NULL;
 }
 
-/* Live pins other than "anywhere" mean someone pinned it. Returns the pins or NULL. */
-static CpuSet **hand_pins(Manager *m, virDomainPtr dom, unsigned nvcpus)
+/* The request for dom: its size from the live definition, the user's constraints from user (the spec the
+ * opt-outs come from). */
+static PlacementRequest request_from_spec(const DomainSpec *user, const DomainSpec *live)
+{
+        PlacementRequest req = {
+            .name = live->name,
+            .vcpus = live->vcpus,
+            .memory = live->memory,
+            .allowed_cpus = user->vcpu_cpuset,
+            .keep_emulator = user->has_emulatorpin,
+        };
+
+        if (user->memory_nodeset) {
+                req.memory_nodes = user->memory_nodeset;
+                req.memory_source = MEMORY_SOURCE_USER;
+                req.memory_mode = user->memory_mode;
+        } else if (user->memnode_nodeset) {
+                req.memory_nodes = user->memnode_nodeset;
+                req.memory_source = MEMORY_SOURCE_MEMNODE;
+        }
+        return req;
+}
+
+/*
+ * Live pins other than "anywhere" mean someone pinned it; anywhere is every host CPU, or every host CPU of
+ * <vcpu cpuset> (libvirt's default pin for it). Returns the pins or NULL.
+ */
+static CpuSet **hand_pins(Manager *m, virDomainPtr dom, unsigned nvcpus, const CpuSet *allowed)
 {
         CpuSet **pins = NULL;
         g_autofree char *error = NULL;
@@ -83,9 +109,14 @@ static CpuSet **hand_pins(Manager *m, virDomainPtr dom, unsigned nvcpus)
         if (nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, &pins, &error) < 0)
                 return NULL;
         for (unsigned i = 0; i < nvcpus && !pinned; i++) {
-                g_autoptr(CpuSet) outside = cpuset_copy(m->topology->all_pus);
-                cpuset_subtract(outside, pins[i]);
-                pinned = !cpuset_is_empty(outside);
+                g_autoptr(CpuSet) missing = cpuset_copy(m->topology->all_pus);
+                g_autoptr(CpuSet) forbidden = cpuset_copy(m->topology->all_pus);
+                if (allowed) {
+                        cpuset_subtract(forbidden, allowed);
+                        cpuset_subtract(missing, forbidden); /* the host CPUs of the cpuset */
+                }
+                cpuset_subtract(missing, pins[i]);
+                pinned = !cpuset_is_empty(missing);
         }
         if (!pinned) {
                 virt_pins_free(pins, nvcpus);
@@ -126,7 +157,11 @@ static int apply(Manager *m, virDomainPtr dom, Decision *d)
                         return 0;
                 }
         }
-        if (!m->config->memory_binding) {
+        if (p->keep_memory) {
+                /* bound by the definition, or bound live already in a mode libvirt will not change */
+                g_free(d->memory_binding);
+                d->memory_binding = g_strdup("kept");
+        } else if (!m->config->memory_binding) {
                 g_free(d->memory_binding);
                 d->memory_binding = g_strdup("off");
         } else if (p->result != PLAN_UNPLACEABLE) {
@@ -259,9 +294,9 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
                 else
                         params.policy = (PolicyKind)k;
         }
-        req = (PlacementRequest){.name = live->name, .vcpus = live->vcpus, .memory = live->memory};
+        req = request_from_spec(cfg ? cfg : live, live);
         if (origin == ORIGIN_RUNNING_AT_START || origin == ORIGIN_RECONCILE) {
-                CpuSet **pins = hand_pins(m, dom, live->vcpus);
+                CpuSet **pins = hand_pins(m, dom, live->vcpus, req.allowed_cpus);
                 if (pins) {
                         Plan *occupied = policy_adopt(m->topology, m->ledger, &req, pins, &params);
                         virt_pins_free(pins, live->vcpus);
