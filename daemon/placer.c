@@ -73,8 +73,12 @@ static const char *opt_out_reason(const DomainSpec *cfg)
         return NULL;
 }
 
-/* The request for dom: its size from the live definition, the user's constraints from user (the spec the
- * opt-outs come from). */
+/*
+ * The request for dom: its size from the live definition, the user's constraints from user (the spec the
+ * opt-outs come from). Memory the user does not bind may still be bound already: libvirt changes the
+ * nodeset of a running domain only in restrictive mode, so a live strict, interleave or preferred binding
+ * (placementd's own first binding included) stays where it is, and the vCPUs stay with it.
+ */
 static PlacementRequest request_from_spec(const DomainSpec *user, const DomainSpec *live)
 {
         PlacementRequest req = {
@@ -92,6 +96,10 @@ static PlacementRequest request_from_spec(const DomainSpec *user, const DomainSp
         } else if (user->memnode_nodeset) {
                 req.memory_nodes = user->memnode_nodeset;
                 req.memory_source = MEMORY_SOURCE_MEMNODE;
+        } else if (live->memory_nodeset && live->memory_mode != MEMORY_MODE_RESTRICTIVE) {
+                req.memory_nodes = live->memory_nodeset;
+                req.memory_source = MEMORY_SOURCE_BOUND;
+                req.memory_mode = live->memory_mode;
         }
         return req;
 }

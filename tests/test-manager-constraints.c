@@ -2,7 +2,7 @@
 /*
  * The user's constraints end to end in the manager, against libvirt's test driver (test:///default): the
  * request is built from the definition, the plan stays inside it, the user's memory binding and emulator
- * pin stand.
+ * pin stand, and a live binding libvirt will not change keeps the vCPUs with the memory on replace.
  */
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
@@ -90,6 +90,19 @@ static virDomainPtr start(const char *name, unsigned vcpus, const char *vcpu_att
             name, vcpu_attrs ? vcpu_attrs : "", vcpus, extra ? extra : "");
         virDomainPtr dom = virDomainCreateXML(conn, xml, 0);
         ck_assert_msg(dom != NULL, "cannot start %s", name);
+        return dom;
+}
+
+/* A persistent domain: its definition, unlike the live XML of a transient one, holds no pins of placementd.
+ */
+static virDomainPtr define_and_start(const char *name, unsigned vcpus)
+{
+        g_autofree char *xml =
+            g_strdup_printf("<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>"
+                            "<vcpu>%u</vcpu><os><type>hvm</type></os></domain>",
+                            name, vcpus);
+        virDomainPtr dom = virDomainDefineXML(conn, xml);
+        ck_assert_msg(dom != NULL && virDomainCreate(dom) == 0, "cannot start %s", name);
         return dom;
 }
 
@@ -210,6 +223,48 @@ START_TEST(test_user_emulatorpin_stands)
 }
 END_TEST
 
+START_TEST(test_replace_keeps_vcpus_with_memory)
+{
+        /* a (1 vCPU) binds memory to its node on first placement; libvirt keeps that strict binding */
+        Manager *m = new_manager();
+        virDomainPtr a = define_and_start("c-a", 1), b, c;
+        g_autofree char *error = NULL, *nodeset = NULL;
+        unsigned node;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-a"));
+        d = manager_lookup(m, "c-a");
+        ck_assert_str_eq(d->memory_binding, "applied");
+        ck_assert_uint_eq(cpuset_count(d->plan->nodes), 1);
+        node = (unsigned)cpuset_next(d->plan->nodes, 0);
+        /* b fills the other node, c the rest of a's node; then b goes: the other node is idle */
+        b = start("c-b", 2, NULL, NULL);
+        ck_assert(spin_until_known(m, "c-b"));
+        ck_assert(!cpuset_has(manager_lookup(m, "c-b")->plan->nodes, node));
+        c = start("c-c", 1, NULL, NULL);
+        ck_assert(spin_until_known(m, "c-c"));
+        ck_assert(cpuset_has(manager_lookup(m, "c-c")->plan->nodes, node));
+        stop(b);
+        for (unsigned i = 0; i < 100 && manager_lookup(m, "c-b"); i++)
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+
+        /* replace: the idle node would be better, but the memory cannot follow: a stays with it */
+        ck_assert_int_eq(manager_replace(m, "c-a", &error), 0);
+        d = manager_lookup(m, "c-a");
+        ck_assert_msg(d->plan != NULL, "%s", d->reason);
+        ck_assert_msg(cpuset_has(d->plan->nodes, node) && cpuset_count(d->plan->nodes) == 1, "%s",
+                      d->reason);
+        ck_assert_uint_eq(d->plan->node_memory[node], 512 * MiB);
+        ck_assert_str_eq(d->memory_binding, "kept");
+        ck_assert_msg(strstr(d->reason, "a live binding libvirt cannot change"), "%s", d->reason);
+        nodeset = live_nodeset(a);
+        ck_assert_uint_eq(g_ascii_strtoull(nodeset, NULL, 10), node);
+        stop(a);
+        stop(c);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_constraints_suite(void)
 {
         Suite *s = suite_create("manager constraints");
@@ -219,6 +274,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_vcpu_cpuset_before_and_after_start);
         tcase_add_test(tc, test_user_numatune_stands);
         tcase_add_test(tc, test_user_emulatorpin_stands);
+        tcase_add_test(tc, test_replace_keeps_vcpus_with_memory);
         suite_add_tcase(s, tc);
         return s;
 }
