@@ -138,6 +138,11 @@ static int parse_constraint(const char *text, CpuSet **ret, const char *element,
         g_autofree char *why = NULL;
         g_autoptr(CpuSet) set = NULL;
 
+        if (!text) {
+                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "<%s> needs a %s",
+                            element, name);
+                return -EINVAL;
+        }
         if (cpuset_parse(text, &set, &why) < 0 || cpuset_is_empty(set)) {
                 g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
                             "invalid <%s %s='%s'>: %s", element, name, text,
