@@ -288,6 +288,92 @@ START_TEST(test_constraints_leave_nothing)
 }
 END_TEST
 
+/* A random subset of 0..n-1 (never empty), or NULL about a third of the time. */
+static CpuSet *random_subset(GRand *r, unsigned n)
+{
+        CpuSet *s;
+
+        if (g_rand_int_range(r, 0, 3) == 0)
+                return NULL;
+        s = cpuset_new();
+        for (unsigned i = 0; i < n; i++)
+                if (g_rand_boolean(r))
+                        cpuset_add(s, i);
+        if (cpuset_is_empty(s))
+                cpuset_add(s, (unsigned)g_rand_int_range(r, 0, (gint32)n));
+        return s;
+}
+
+START_TEST(test_random_requests_stay_inside)
+{
+        /* seeded: a failure names the round, which replays the same hosts and requests */
+        g_autoptr(GRand) r = g_rand_new_with_seed(20261130);
+
+        for (unsigned round = 0; round < 400; round++) {
+                unsigned nnodes = (unsigned)g_rand_int_range(r, 1, 5),
+                         ncores = (unsigned)g_rand_int_range(r, 1, 4);
+                g_autoptr(Topology) t =
+                    topology_new_uniform(nnodes, ncores, (unsigned)g_rand_int_range(r, 1, 3), 4 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) allowed = random_subset(r, t->npus);
+                g_autoptr(CpuSet) nodes = random_subset(r, nnodes + 1); /* may name a node the host lacks */
+                PlacementParams p = test_params(kinds[round % 2]);
+                PlacementRequest req = {.name = "vm",
+                                        .vcpus = (unsigned)g_rand_int_range(r, 1, 9),
+                                        .memory = (uint64_t)g_rand_int_range(r, 1, 9) * GiB / 2,
+                                        .allowed_cpus = allowed,
+                                        .memory_nodes = nodes,
+                                        .memory_source = nodes ? MEMORY_SOURCE_USER : MEMORY_SOURCE_NONE,
+                                        .memory_mode = (MemoryMode)g_rand_int_range(r, 0, _MEMORY_MODE_MAX),
+                                        .keep_emulator = g_rand_boolean(r)};
+                g_autoptr(Plan) plan = NULL;
+                uint64_t charged = 0;
+                bool usable = false;
+
+                for (unsigned busy = g_rand_int_range(r, 0, 4); busy > 0; busy--) {
+                        g_autofree char *name = g_strdup_printf("busy%u", busy);
+                        test_place(t, l, &p, name, (unsigned)g_rand_int_range(r, 1, 4), GiB);
+                }
+                plan = policy_place(t, l, &req, &p);
+                for (unsigned pu = 0; pu < t->npus; pu++) {
+                        unsigned node = t->cores[t->pus[pu].core].node;
+                        usable |=
+                            (!allowed || cpuset_has(allowed, pu)) && (!nodes || cpuset_has(nodes, node));
+                }
+                for (unsigned v = 0; v < plan->nvcpus; v++) {
+                        ck_assert_msg(plan->result == PLAN_UNPLACEABLE ||
+                                          !cpuset_is_empty(plan->vcpu_pins[v]),
+                                      "round %u: vCPU %u unpinned", round, v);
+                        CPUSET_FOREACH (cpu, plan->vcpu_pins[v]) {
+                                ck_assert_msg(!allowed || cpuset_has(allowed, (unsigned)cpu),
+                                              "round %u: CPU %d outside the cpuset", round, cpu);
+                                ck_assert_msg(!nodes || cpuset_has(nodes, t->cores[t->pus[cpu].core].node),
+                                              "round %u: CPU %d outside the nodeset", round, cpu);
+                        }
+                }
+                CPUSET_FOREACH (cpu, plan->emulator_pin)
+                        ck_assert_msg(!allowed || cpuset_has(allowed, (unsigned)cpu), "round %u: emulator",
+                                      round);
+                ck_assert_msg(!req.keep_emulator || cpuset_is_empty(plan->emulator_pin), "round %u", round);
+                CPUSET_FOREACH (n, plan->nodes)
+                        ck_assert_msg(!nodes || cpuset_has(nodes, (unsigned)n), "round %u: node %d", round,
+                                      n);
+                for (unsigned n = 0; n < t->nnodes; n++) {
+                        ck_assert_msg(!nodes || !plan->node_memory[n] || cpuset_has(nodes, n),
+                                      "round %u: memory counted on node %u", round, n);
+                        charged += plan->node_memory[n];
+                }
+                /* bound memory is where it is: placed whenever a usable CPU is inside, all of it counted */
+                if (nodes) {
+                        ck_assert_msg((plan->result != PLAN_UNPLACEABLE) == usable, "round %u: %s", round,
+                                      plan->reason);
+                        if (usable)
+                                ck_assert_uint_eq(charged, req.memory);
+                }
+        }
+}
+END_TEST
+
 static Suite *constraints_suite(void)
 {
         Suite *s = suite_create("constraints");
@@ -301,6 +387,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_memory_bound_live_stays);
         tcase_add_test(tc, test_emulatorpin_stands);
         tcase_add_test(tc, test_constraints_leave_nothing);
+        tcase_add_test(tc, test_random_requests_stay_inside);
         suite_add_tcase(s, tc);
         return s;
 }
