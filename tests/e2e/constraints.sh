@@ -31,7 +31,7 @@ NS=https://placementd.org/xmlns/domain/1
 P=${E2E_DOMAIN_PREFIX}
 
 T0=$(date +%s%N)
-N=0 PASS=0 FAIL=0 PD_PID= BUS_PID=
+N=0 PASS=0 FAIL=0 PD_PID='' BUS_PID=''
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/placementd-e2e-constraints.XXXXXX") || exit 1
 LOG=$WORK/placementd.log
 : >"$LOG"
