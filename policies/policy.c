@@ -758,7 +758,6 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
                 return plan;
         }
         host_view_init_for(&v, t, l, params, req);
-        note = constraint_note(t, req, plan);
         for (unsigned n = 0; n < t->nnodes; n++) {
                 v.node_capacity[n] = ops->capacity(&v, n);
                 if (v.node_allowed[n] && n < 32)
@@ -902,7 +901,6 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
                 policy_count_shared(&v, plan);
                 if (!req->keep_emulator)
                         pick_emulator(&v, plan);
-                g_free(note);
                 note = constraint_note(t, req, plan);
                 if (plan->result == PLAN_PLACED) {
                         const NodeSet *set = &table->candidates[chosen];
@@ -921,6 +919,7 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
                             fallback_load.capacity, unit, plan->shared_vcpus, note);
                 }
         } else if (host.usable_pus == 0 && (req->allowed_cpus || bound)) {
+                note = constraint_note(t, req, plan);
                 plan->reason = g_strdup_printf(
                     "no usable CPU of this host lies inside its constraints%s; nothing pinned", note);
         } else {
