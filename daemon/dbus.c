@@ -343,8 +343,17 @@ static int method_map(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         BusService *s = userdata;
         g_autofree char *map = hostmap_render(manager_topology(s->manager), manager_ledger(s->manager),
                                               manager_config(s->manager)->placement.reserved_cpus);
+        g_autoptr(GPtrArray) all = manager_list(s->manager);
+        g_autoptr(GString) text = g_string_new(map);
         (void)error;
-        return sd_bus_reply_method_return(msg, "s", map);
+        /* the map shows the pins that really run; say whose plan did not take */
+        for (unsigned i = 0; i < all->len; i++) {
+                const Decision *d = g_ptr_array_index(all, i);
+                if (d->result == DECISION_FAILED)
+                        g_string_append_printf(text, "failed: %s runs as shown, not as planned: %s\n",
+                                               d->name, d->apply_error ? d->apply_error : "");
+        }
+        return sd_bus_reply_method_return(msg, "s", text->str);
 }
 
 static int method_status(sd_bus_message *msg, void *userdata, sd_bus_error *error)

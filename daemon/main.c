@@ -185,49 +185,107 @@ static void on_connection(Manager *m, bool connected, void *userdata)
                 demo_start(d->demo);
 }
 
-/* (Re)starts the metrics listener when [Metrics] Listen= changed. Returns 0 or -EADDRNOTAVAIL. */
-static int apply_metrics(Daemon *d)
+/* Both ADDRESS:PORT with the same port. */
+static bool same_port(const char *a, const char *b)
 {
-        const char *want = manager_config(d->manager)->metrics_listen;
+        unsigned pa = 0, pb = 0;
+        return a && b && config_split_listen(a, NULL, &pa) == 0 && config_split_listen(b, NULL, &pb) == 0 &&
+               pa == pb;
+}
+
+/*
+ * The metrics listener for want (NULL: off), bound before the running one is dropped, so that a failure
+ * leaves it serving. Only when want reuses the running port must the running one close first; it is
+ * bound again if want cannot be. Returns 0 with *ret (the running server when want is unchanged), or
+ * -EADDRNOTAVAIL with *ret_error.
+ */
+static int metrics_prepare(Daemon *d, const char *want, MetricsServer **ret, char **ret_error)
+{
         g_autofree char *error = NULL;
 
-        if (g_strcmp0(want, d->metrics_listen) == 0)
+        *ret = NULL;
+        if (g_strcmp0(want, d->metrics_listen) == 0) {
+                *ret = d->metrics;
                 return 0;
-        metrics_server_free(d->metrics);
-        d->metrics = NULL;
-        g_clear_pointer(&d->metrics_listen, g_free);
+        }
         if (!want)
                 return 0;
-        d->metrics = metrics_server_new(d->base, d->manager, want, &error);
-        if (!d->metrics) {
-                log_error("Metrics: %s", error);
+        *ret = metrics_server_new(d->base, d->manager, want, &error);
+        if (!*ret && d->metrics && same_port(want, d->metrics_listen)) {
+                metrics_server_free(d->metrics);
+                g_clear_pointer(&error, g_free);
+                *ret = metrics_server_new(d->base, d->manager, want, &error);
+                if (!*ret) {
+                        g_autofree char *again = NULL;
+                        d->metrics = metrics_server_new(d->base, d->manager, d->metrics_listen, &again);
+                        if (!d->metrics) {
+                                log_error("Metrics: %s; metrics are off", again);
+                                g_clear_pointer(&d->metrics_listen, g_free);
+                        }
+                } else {
+                        d->metrics = NULL;
+                }
+        }
+        if (!*ret) {
+                *ret_error = g_strdup_printf("[Metrics] Listen=%s: %s", want, error);
                 return -EADDRNOTAVAIL;
         }
-        d->metrics_listen = g_strdup(want);
-        log_info("Serving metrics on http://%s/metrics", want);
         return 0;
 }
 
-/* SIGHUP and Reload(): a config that does not load is reported and the old one kept. */
+/* Installs what metrics_prepare() made. */
+static void metrics_commit(Daemon *d, MetricsServer *s, const char *listen)
+{
+        if (s == d->metrics && g_strcmp0(listen, d->metrics_listen) == 0)
+                return;
+        metrics_server_free(d->metrics);
+        d->metrics = s;
+        g_free(d->metrics_listen);
+        d->metrics_listen = g_strdup(listen);
+        if (listen)
+                log_info("Serving metrics on http://%s/metrics", listen);
+        else
+                log_info("Metrics are off");
+}
+
+/*
+ * SIGHUP and Reload(): all or nothing. The new file must load and its metrics listener must bind;
+ * otherwise the old configuration stays entirely (metrics included) and the error goes to the log and
+ * to Reload()'s caller. Keys that need a restart ([DBus] Bus=) keep their running values and are named.
+ */
 static int reload(Daemon *d, char **ret_error)
 {
-        Config *c = NULL;
+        g_autoptr(Config) loaded = NULL, c = NULL;
+        g_auto(GStrv) restart = NULL;
         g_autofree char *error = NULL;
+        MetricsServer *metrics = NULL;
         int r;
 
         sd_notify(0, "RELOADING=1");
-        r = load_config(d->config_path, d->config_explicit, &c, &error);
+        r = load_config(d->config_path, d->config_explicit, &loaded, &error);
+        if (r >= 0) {
+                restart = config_restart_changes(manager_config(d->manager), loaded);
+                c = config_reloadable(manager_config(d->manager), loaded);
+                if (!c) {
+                        error = g_strdup("the configuration does not load back (a bug)");
+                        r = -EINVAL;
+                }
+        }
+        if (r >= 0)
+                r = metrics_prepare(d, c->metrics_listen, &metrics, &error);
         manager_note_reload(d->manager, r >= 0);
         if (r < 0) {
                 log_error("Reloading the configuration failed, keeping the old one: %s", error);
                 if (ret_error)
                         *ret_error = g_steal_pointer(&error);
         } else {
+                metrics_commit(d, metrics, c->metrics_listen);
+                for (char **k = restart; *k; k++)
+                        log_warning("Reload: %s takes effect only after a restart, not applied", *k);
                 log_info("Configuration reloaded from %s (policy %s)", d->config_path,
                          policy_kind_to_string(c->placement.policy));
-                manager_set_config(d->manager, c);
+                manager_set_config(d->manager, g_steal_pointer(&c));
                 bus_service_state_changed(d->bus);
-                apply_metrics(d);
         }
         sd_notify(0, "READY=1");
         notify_status(d);
@@ -331,11 +389,9 @@ int main(int argc, char **argv)
         virt_errors_quiet();
         d.manager = manager_new(d.base, topology, config, args.uri);
         if (args.demo) {
-                g_autofree char *text = NULL;
                 GPtrArray *events = NULL;
-                if (!g_file_get_contents(args.demo, &text, NULL, NULL) ||
-                    trace_parse(text, args.demo, &events, &error) < 0) {
-                        log_error("%s", error ? error : "cannot read the demo trace");
+                if (trace_load_file(args.demo, &events, &error) < 0) {
+                        log_error("%s", error);
                         manager_free(d.manager);
                         return 2;
                 }
@@ -365,10 +421,16 @@ int main(int argc, char **argv)
                 d.bus = bus_service_new(d.base, d.manager, kind, args.bus_address,
                                         &(BusHooks){.reload = reload_hook}, &d);
         }
-        if (apply_metrics(&d) < 0) {
-                bus_service_free(d.bus);
-                manager_free(d.manager);
-                return 1;
+        {
+                MetricsServer *metrics = NULL;
+                const char *listen = manager_config(d.manager)->metrics_listen;
+                if (metrics_prepare(&d, listen, &metrics, &error) < 0) {
+                        log_error("%s", error);
+                        bus_service_free(d.bus);
+                        manager_free(d.manager);
+                        return 1;
+                }
+                metrics_commit(&d, metrics, listen);
         }
         manager_start(d.manager);
         sd_notify(0, "READY=1");

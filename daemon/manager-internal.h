@@ -11,6 +11,7 @@ typedef enum PlaceOrigin {
         ORIGIN_RUNNING_AT_START, /* found running when the daemon started */
         ORIGIN_RECONCILE,        /* found running after a reconnect or by the periodic reconcile */
         ORIGIN_REPLACE,          /* asked to place it again */
+        ORIGIN_RESIZED,          /* vCPUs or memory hot-plugged or unplugged while it runs */
 } PlaceOrigin;
 
 struct Manager {
@@ -19,7 +20,7 @@ struct Manager {
         Config *config;
         char *uri_override;
         virConnectPtr conn;
-        int lifecycle_id, tunable_id;
+        int lifecycle_id, tunable_id, device_added_id, device_removed_id;
         bool connected, ever_connected;
         unsigned backoff_sec, reconnects;
         struct event *reconnect_ev, *teardown_ev, *reconcile_ev;
@@ -32,9 +33,13 @@ struct Manager {
 
 /* placer.c */
 void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec);
+/* Adopts the domain's recorded decision when it checks out, quietly; false leaves it to placer_place. */
+bool placer_adopt(Manager *m, virDomainPtr dom);
 void placer_forget(Manager *m, const char *uuid, const char *why);
 /* A vCPU pin that is not ours was seen (tunable event or drift): adopt the live pins. */
 void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what);
+/* True when the online vCPUs or the memory (<memory>) differ from what the decision counts; says so once. */
+bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d);
 /* True when the live pins differ from what the decision says. */
 bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d);
 void placer_notify(Manager *m, const Decision *d, const char *uuid, const char *name);

@@ -61,7 +61,11 @@ static void disconnect(Manager *m)
                 virConnectDomainEventDeregisterAny(m->conn, m->lifecycle_id);
         if (m->tunable_id >= 0)
                 virConnectDomainEventDeregisterAny(m->conn, m->tunable_id);
-        m->lifecycle_id = m->tunable_id = -1;
+        if (m->device_added_id >= 0)
+                virConnectDomainEventDeregisterAny(m->conn, m->device_added_id);
+        if (m->device_removed_id >= 0)
+                virConnectDomainEventDeregisterAny(m->conn, m->device_removed_id);
+        m->lifecycle_id = m->tunable_id = m->device_added_id = m->device_removed_id = -1;
         /* every callback must be gone before the close, or the connection outlives it */
         virConnectUnregisterCloseCallback(m->conn, on_close);
         virConnectClose(m->conn);
@@ -148,6 +152,11 @@ static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPt
 
         if (!d || !d->plan)
                 return;
+        /* a hot-added vCPU shows up as a pin of a vCPU the decision does not have */
+        if (placer_resized(m, dom, d)) {
+                placer_place(m, dom, ORIGIN_RESIZED, monotonic_usec());
+                return;
+        }
         for (int i = 0; i < nparams; i++) {
                 const char *field = params[i].field;
                 g_autoptr(CpuSet) seen = NULL;
@@ -175,6 +184,19 @@ static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPt
         }
 }
 
+/* A DIMM (or another device) came or went: the memory the ledger counts may have changed. */
+static void on_device(virConnectPtr conn, virDomainPtr dom, const char *alias, void *opaque)
+{
+        Manager *m = opaque;
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
+        (void)conn;
+
+        log_debug("%s: device %s added or removed", virDomainGetName(dom), alias);
+        if (d && placer_resized(m, dom, d))
+                placer_place(m, dom, ORIGIN_RESIZED, monotonic_usec());
+}
+
 static void reconcile(Manager *m, PlaceOrigin origin)
 {
         virDomainPtr *doms = NULL;
@@ -190,6 +212,12 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                 log_warning("Listing running domains failed: %s, ignoring", virGetLastErrorMessage());
                 return;
         }
+        /* recorded decisions first: a domain placed anew must not take the cores another one records */
+        for (int i = 0; i < n; i++) {
+                char uuid[VIR_UUID_STRING_BUFLEN];
+                if (!g_hash_table_contains(m->decisions, virt_domain_uuid(doms[i], uuid)))
+                        placer_adopt(m, doms[i]);
+        }
         for (int i = 0; i < n; i++) {
                 char uuid[VIR_UUID_STRING_BUFLEN];
                 const Decision *d;
@@ -198,6 +226,8 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                 d = g_hash_table_lookup(m->decisions, uuid);
                 if (!d)
                         placer_place(m, doms[i], origin, 0);
+                else if (origin == ORIGIN_RECONCILE && placer_resized(m, doms[i], d))
+                        placer_place(m, doms[i], ORIGIN_RESIZED, 0);
                 else if (origin == ORIGIN_RECONCILE && placer_pins_drifted(m, doms[i], d))
                         placer_adopt_hand_pins(m, doms[i], "its vCPU pins drifted from the decision");
         }
@@ -256,6 +286,11 @@ static void connect_now(Manager *m)
                                                            VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), m, NULL);
         m->tunable_id = virConnectDomainEventRegisterAny(m->conn, NULL, VIR_DOMAIN_EVENT_ID_TUNABLE,
                                                          VIR_DOMAIN_EVENT_CALLBACK(on_tunable), m, NULL);
+        m->device_added_id = virConnectDomainEventRegisterAny(
+            m->conn, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_ADDED, VIR_DOMAIN_EVENT_CALLBACK(on_device), m, NULL);
+        m->device_removed_id =
+            virConnectDomainEventRegisterAny(m->conn, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
+                                             VIR_DOMAIN_EVENT_CALLBACK(on_device), m, NULL);
         if (m->lifecycle_id < 0) {
                 log_warning("Cannot subscribe to domain events on %s: %s", uri, virGetLastErrorMessage());
                 disconnect(m);
@@ -277,7 +312,7 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->topology = topology;
         m->config = config;
         m->uri_override = g_strdup(uri);
-        m->lifecycle_id = m->tunable_id = -1;
+        m->lifecycle_id = m->tunable_id = m->device_added_id = m->device_removed_id = -1;
         m->backoff_sec = 1;
         m->ledger = ledger_new(topology);
         m->decisions = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)decision_free);
@@ -362,19 +397,24 @@ unsigned manager_reconnects(const Manager *m)
         return m->reconnects;
 }
 
+/* libvirt's rule: an exact name first, then a UUID in any case (a name may look like another's UUID). */
 const Decision *manager_lookup(const Manager *m, const char *name_or_uuid)
 {
         GHashTableIter it;
         gpointer value;
-        const Decision *d = g_hash_table_lookup(m->decisions, name_or_uuid);
+        const Decision *by_uuid = NULL;
 
-        if (d)
-                return d;
+        if (!*name_or_uuid)
+                return NULL;
         g_hash_table_iter_init(&it, m->decisions);
-        while (g_hash_table_iter_next(&it, NULL, &value))
-                if (strcmp(((const Decision *)value)->name, name_or_uuid) == 0)
-                        return value;
-        return NULL;
+        while (g_hash_table_iter_next(&it, NULL, &value)) {
+                const Decision *d = value;
+                if (strcmp(d->name, name_or_uuid) == 0)
+                        return d;
+                if (!by_uuid && g_ascii_strcasecmp(d->uuid, name_or_uuid) == 0)
+                        by_uuid = d;
+        }
+        return by_uuid;
 }
 
 static int compare_by_name(gconstpointer a, gconstpointer b)
@@ -454,72 +494,94 @@ char *manager_status(const Manager *m)
         return g_string_free(s, FALSE);
 }
 
-typedef struct {
-        char *uuid, *name, *why;
-} Move;
+/* Whether re-placing d on the ledger as it stands now would improve it; *ret_why says how. */
+static bool worth_moving(Manager *m, const Decision *d, char **ret_why)
+{
+        PlacementParams params = m->config->placement;
+        PlacementRequest req;
+        g_autoptr(Plan) current = NULL;
+        g_autoptr(Plan) candidate = NULL;
+
+        if ((d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED) || !d->plan ||
+            !ledger_lookup(m->ledger, d->uuid))
+                return false;
+        current = plan_copy(ledger_lookup(m->ledger, d->uuid));
+        params.policy = current->policy;
+        req = (PlacementRequest){.name = d->name, .vcpus = current->nvcpus, .memory = current->memory};
+        ledger_release(m->ledger, d->uuid);
+        candidate = policy_place(m->topology, m->ledger, &req, &params);
+        ledger_commit(m->ledger, d->uuid, plan_copy(current));
+        return policy_improves(m->topology, m->ledger, current, candidate, ret_why);
+}
+
+/* Moves one domain (by UUID) and says what happened in report. Returns true when it moved. */
+static bool move_one(Manager *m, const char *uuid, const char *name, GString *report)
+{
+        g_autofree char *why = NULL, *error = NULL;
+        const Decision *d = g_hash_table_lookup(m->decisions, uuid);
+        const Decision *after;
+
+        if (!d) {
+                g_string_append_printf(report, "%s: not moved: gone\n", name);
+                return false;
+        }
+        if (!worth_moving(m, d, &why)) {
+                g_string_append_printf(report, "%s: not moved: the moves before it were enough\n", name);
+                return false;
+        }
+        if (manager_replace(m, uuid, &error) < 0 || !(after = g_hash_table_lookup(m->decisions, uuid))) {
+                g_string_append_printf(report, "%s: not moved: %s\n", name, error ? error : "gone");
+                return false;
+        }
+        if (!after->plan || (after->result != DECISION_PLACED && after->result != DECISION_OVERCOMMITTED)) {
+                /* placed again, but it holds no placement now (skipped, unplaceable) */
+                g_string_append_printf(report, "%s: not moved: now %s (%s)\n", name,
+                                       decision_result_to_string(after->result),
+                                       after->reason ? after->reason : "");
+                return false;
+        }
+        g_string_append_printf(report, "%s: moved to %u node%s: %s\n", name,
+                               cpuset_count(after->plan->nodes),
+                               cpuset_count(after->plan->nodes) == 1 ? "" : "s", why);
+        return true;
+}
 
 unsigned manager_rebalance(Manager *m, unsigned max_moves, char **ret_report)
 {
         g_autoptr(GPtrArray) all = manager_list(m);
-        GArray *moves = g_array_new(FALSE, FALSE, sizeof(Move));
+        g_autoptr(GPtrArray) candidates = g_ptr_array_new_with_free_func(g_free);
         GString *report = g_string_new(NULL);
         unsigned moved = 0;
 
         if (!m->conn || !m->config->apply) {
                 *ret_report = g_strdup(!m->conn ? "not connected to libvirt: nothing moved"
                                                 : "advisory mode (Apply=no): nothing moved");
-                g_array_unref(moves);
                 g_string_free(report, TRUE);
                 return 0;
         }
-        /* Decide first, on the ledger as it is; then move. */
+        /* Decide on the ledger as it is; then move one by one, each checked again after the moves
+         * before it (one move often fixes two domains that shared a core). */
         for (unsigned i = 0; i < all->len; i++) {
                 const Decision *d = g_ptr_array_index(all, i);
-                PlacementParams params = m->config->placement;
-                PlacementRequest req;
-                g_autoptr(Plan) current = NULL;
-                g_autoptr(Plan) candidate = NULL;
-                char *why = NULL;
-
-                if ((d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED) || !d->plan)
-                        continue;
-                current = plan_copy(ledger_lookup(m->ledger, d->uuid));
-                params.policy = current->policy;
-                req =
-                    (PlacementRequest){.name = d->name, .vcpus = current->nvcpus, .memory = current->memory};
-                ledger_release(m->ledger, d->uuid);
-                candidate = policy_place(m->topology, m->ledger, &req, &params);
-                ledger_commit(m->ledger, d->uuid, plan_copy(current));
-                if (policy_improves(m->topology, m->ledger, current, candidate, &why)) {
-                        Move mv = {g_strdup(d->uuid), g_strdup(d->name), why};
-                        g_array_append_val(moves, mv);
-                }
+                g_autofree char *why = NULL;
+                if (worth_moving(m, d, &why))
+                        g_ptr_array_add(candidates, g_strdup(d->uuid));
         }
-        for (unsigned i = 0; i < moves->len; i++) {
-                Move *mv = &g_array_index(moves, Move, i);
-                g_autofree char *error = NULL;
-                const Decision *after;
-                if (moved < max_moves && manager_replace(m, mv->uuid, &error) == 0 &&
-                    (after = manager_lookup(m, mv->uuid))) {
-                        moved++;
-                        g_string_append_printf(report, "%s: moved to %u node%s: %s\n", mv->name,
-                                               cpuset_count(after->plan->nodes),
-                                               cpuset_count(after->plan->nodes) == 1 ? "" : "s", mv->why);
-                } else if (moved >= max_moves) {
-                        g_string_append_printf(report,
-                                               "%s: would improve (%s), over the limit of %u moves\n",
-                                               mv->name, mv->why, max_moves);
-                } else {
-                        g_string_append_printf(report, "%s: not moved: %s\n", mv->name,
-                                               error ? error : "gone");
+        for (unsigned i = 0; i < candidates->len; i++) {
+                const char *uuid = g_ptr_array_index(candidates, i);
+                const Decision *d = g_hash_table_lookup(m->decisions, uuid);
+                g_autofree char *name = g_strdup(d ? d->name : uuid);
+
+                if (moved >= max_moves) {
+                        g_string_append_printf(report, "%s: would improve, over the limit of %u moves\n",
+                                               name, max_moves);
+                        continue;
                 }
-                g_free(mv->uuid);
-                g_free(mv->name);
-                g_free(mv->why);
+                if (move_one(m, uuid, name, report))
+                        moved++;
         }
         if (!report->len)
                 g_string_append(report, "every domain already has its best placement: nothing moved\n");
-        g_array_unref(moves);
         *ret_report = g_string_free(report, FALSE);
         return moved;
 }

@@ -60,7 +60,7 @@ const char *manager_uri(const Manager *m);
 virConnectPtr manager_connection(const Manager *m);
 unsigned manager_reconnects(const Manager *m);
 
-/* By UUID or name; NULL when unknown. */
+/* By exact name, else by UUID in any case (libvirt's rule); NULL when unknown or empty. */
 const Decision *manager_lookup(const Manager *m, const char *name_or_uuid);
 /* Every decision, sorted by name (the array does not own them). */
 GPtrArray *manager_list(const Manager *m);

@@ -45,16 +45,23 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
 }
 
 /* Stores d (taking it), committing plan (taken, may be NULL) to the ledger under its UUID. */
-static Decision *record(Manager *m, Decision *d, Plan *plan)
+/* Makes plan (taken, may be NULL) d's plan and what the ledger counts for it. */
+static void commit(Manager *m, Decision *d, Plan *plan)
 {
         ledger_release(m->ledger, d->uuid);
-        if (plan) {
-                d->plan = plan_copy(plan);
-                /* the ledger needs the assignment, not the reasoning: the decision keeps that */
-                g_ptr_array_set_size(plan->candidates, 0);
-                if (ledger_commit(m->ledger, d->uuid, plan) < 0)
-                        log_warning("%s: its plan does not fit the host's topology, not counted", d->name);
-        }
+        g_clear_pointer(&d->plan, plan_free);
+        if (!plan)
+                return;
+        d->plan = plan_copy(plan);
+        /* the ledger needs the assignment, not the reasoning: the decision keeps that */
+        g_ptr_array_set_size(plan->candidates, 0);
+        if (ledger_commit(m->ledger, d->uuid, plan) < 0)
+                log_warning("%s: its plan does not fit the host's topology, not counted", d->name);
+}
+
+static Decision *record(Manager *m, Decision *d, Plan *plan)
+{
+        commit(m, d, plan);
         d->decided_usec = (int64_t)now_usec(CLOCK_REALTIME);
         g_hash_table_replace(m->decisions, d->uuid, d);
         return d;
@@ -133,6 +140,90 @@ static CpuSet **hand_pins(Manager *m, virDomainPtr dom, unsigned nvcpus, const C
         return pins;
 }
 
+/* True when the live pins of the nvcpus vCPUs are the ones the recorded decision md says placementd made. */
+static bool live_pins_recorded(virDomainPtr dom, unsigned nvcpus, const MetaDecision *md)
+{
+        CpuSet **pins = NULL;
+        bool same = md->vcpus && md->vcpus->len > 0;
+
+        if (!same || nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, &pins, NULL) < 0)
+                return false;
+        for (unsigned i = 0; i < md->vcpus->len && same; i++) {
+                const MetaVcpu *v = &g_array_index(md->vcpus, MetaVcpu, i);
+                same = v->id < nvcpus && cpuset_equal(pins[v->id], v->cpuset);
+        }
+        virt_pins_free(pins, nvcpus);
+        return same;
+}
+
+/* The recorded definition snapshot of src, parsed; NULL (said once) when there is none or it is bad. */
+static DomainSpec *recorded_definition(const DomainSpec *src, const char *name)
+{
+        g_autofree char *error = NULL;
+        DomainSpec *user = NULL;
+
+        if (src->definition_too_big)
+                log_warning("%s: its recorded definition is over %u bytes, not read", name,
+                            DOMAIN_XML_MAX_DEFINITION);
+        if (!src->definition)
+                return NULL;
+        if (domain_xml_parse_definition(src->definition, &user, &error) < 0) {
+                log_warning("%s: its recorded definition cannot be read (%s)", name, error);
+                return NULL;
+        }
+        return user;
+}
+
+/*
+ * The user's own definition, where opt-outs and constraints are read: the persistent (inactive)
+ * definition of a persistent domain, the live one of a transient domain; either stands for the
+ * definition recorded in it when there is one (placementd recorded it before touching the domain, or
+ * the persistent definition was made from the live one). Without a usable record, on a definition
+ * placementd already touched, pins equal to the recorded decision are placementd's own, and no
+ * snapshot is taken from it. Returns NULL (and says why) when the domain cannot be read.
+ */
+static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
+{
+        g_autoptr(DomainSpec) cfg = NULL;
+        g_autoptr(DomainSpec) user = NULL;
+        g_autofree char *error = NULL;
+        const DomainSpec *src = live;
+        bool recorded;
+
+        if (virDomainIsPersistent(dom) == 1) {
+                if (virt_domain_read_spec(dom, true, &cfg, &error) < 0) {
+                        log_warning("%s: %s; using its live definition", live->name, error);
+                        g_clear_pointer(&error, g_free);
+                } else {
+                        src = cfg;
+                }
+        }
+        user = recorded_definition(src, live->name);
+        recorded = user != NULL;
+        if (!user && (!src->user_xml || domain_xml_parse_definition(src->user_xml, &user, &error) < 0)) {
+                g_clear_pointer(&error, g_free);
+                if (virt_domain_read_spec(dom, src == cfg, &user, &error) < 0) {
+                        log_warning("%s: %s", live->name, error);
+                        return NULL;
+                }
+        }
+        if (!recorded &&
+            (src->decision || src->decision_error || src->definition || src->definition_too_big)) {
+                /* placementd touched this definition and did not record the user's: it is not theirs */
+                g_clear_pointer(&user->user_xml, g_free);
+                if (user->has_vcpupin && src->decision &&
+                    live_pins_recorded(dom, live->vcpus, src->decision))
+                        user->has_vcpupin = false;
+        }
+        g_clear_pointer(&user->definition, g_free);
+        g_free(user->name);
+        user->name = g_strdup(src->name);
+        user->meta_skip = src->meta_skip;
+        g_free(user->meta_policy);
+        user->meta_policy = g_strdup(src->meta_policy);
+        return g_steal_pointer(&user);
+}
+
 static void write_metadata(Manager *m, virDomainPtr dom, const Decision *d, const DomainSpec *user)
 {
         g_autofree char *xml = NULL, *error = NULL;
@@ -145,14 +236,56 @@ static void write_metadata(Manager *m, virDomainPtr dom, const Decision *d, cons
                 log_warning("%s: %s; a restart will place it anew, ignoring", d->name, error);
 }
 
-/* Applies the plan live. Returns 0, or -ENOENT when the domain vanished. Failures are kept in d. */
-static int apply(Manager *m, virDomainPtr dom, Decision *d)
+/* Keeps what failed while applying in d (every failure, not only the first). */
+static void note_failure(Decision *d, char **error)
+{
+        if (!d->apply_error) {
+                d->apply_error = g_steal_pointer(error);
+                return;
+        }
+        {
+                char *both = g_strdup_printf("%s; %s", d->apply_error, *error);
+                g_free(d->apply_error);
+                d->apply_error = both;
+                g_clear_pointer(error, g_free);
+        }
+}
+
+/* Reads the pins back: a pin libvirt accepted but does not show (a CPU it does not know) did not
+ * take. Returns true when every planned pin stands. */
+static bool pins_took(Decision *d, virDomainPtr dom)
 {
         const Plan *p = d->plan;
+        CpuSet **pins = NULL;
         g_autofree char *error = NULL;
-        int r;
+        bool took = true;
+
+        if (virt_domain_get_vcpu_pins(dom, p->nvcpus, &pins, &error) < 0) {
+                log_warning("%s: %s; cannot tell whether its pins took", d->name, error);
+                return true;
+        }
+        for (unsigned i = 0; i < p->nvcpus && took; i++)
+                if (!cpuset_is_empty(p->vcpu_pins[i]) && !cpuset_equal(pins[i], p->vcpu_pins[i])) {
+                        g_autofree char *want = cpuset_format(p->vcpu_pins[i]),
+                                        *have = cpuset_format(pins[i]);
+                        error = g_strdup_printf("vCPU %u was pinned to %s but runs on '%s'", i, want, have);
+                        log_warning("%s: %s", d->name, error);
+                        note_failure(d, &error);
+                        took = false;
+                }
+        virt_pins_free(pins, p->nvcpus);
+        return took;
+}
+
+/* Pins every vCPU, going on past a failure. Returns 0, 1 when a pin failed, -ENOENT when gone. */
+static int apply_vcpu_pins(Decision *d, virDomainPtr dom)
+{
+        const Plan *p = d->plan;
+        bool failed = false;
 
         for (unsigned i = 0; i < p->nvcpus; i++) {
+                g_autofree char *error = NULL;
+                int r;
                 if (cpuset_is_empty(p->vcpu_pins[i]))
                         continue;
                 r = virt_domain_pin_vcpu(dom, i, p->vcpu_pins[i], &error);
@@ -160,43 +293,116 @@ static int apply(Manager *m, virDomainPtr dom, Decision *d)
                         return r;
                 if (r < 0) {
                         log_warning("%s: %s", d->name, error);
-                        g_free(d->apply_error);
-                        d->apply_error = g_steal_pointer(&error);
-                        return 0;
+                        note_failure(d, &error);
+                        failed = true;
                 }
         }
+        return failed || !pins_took(d, dom) ? 1 : 0;
+}
+
+static int apply_memory(Manager *m, virDomainPtr dom, Decision *d)
+{
+        const Plan *p = d->plan;
+        g_autofree char *error = NULL;
+        g_autoptr(CpuSet) idx = NULL;
+        g_autoptr(CpuSet) nodes = cpuset_new();
+        int r;
+
         if (p->keep_memory) {
                 /* bound by the definition, or bound live already in a mode libvirt will not change */
                 g_free(d->memory_binding);
                 d->memory_binding = g_strdup("kept");
-        } else if (!m->config->memory_binding) {
+                return 0;
+        }
+        if (!m->config->memory_binding) {
                 g_free(d->memory_binding);
                 d->memory_binding = g_strdup("off");
-        } else if (p->result != PLAN_UNPLACEABLE) {
-                g_autoptr(CpuSet) idx = plan_memory_nodes(p);
-                g_autoptr(CpuSet) nodes = cpuset_new();
-                CPUSET_FOREACH (n, idx)
-                        cpuset_add(nodes, m->topology->nodes[n].os_index);
-                r = virt_domain_set_memory_nodes(dom, nodes, &error);
-                if (r == -ENOENT)
-                        return r;
-                g_free(d->memory_binding);
-                d->memory_binding = g_strdup(r < 0 ? "failed" : "applied");
-                if (r < 0) {
-                        log_notice("%s: memory binding not applied, vCPU pins stand: %s", d->name, error);
-                        g_free(d->apply_error);
-                        d->apply_error = g_steal_pointer(&error);
-                }
+                return 0;
         }
-        if (!cpuset_is_empty(p->emulator_pin)) {
-                r = virt_domain_pin_emulator(dom, p->emulator_pin, &error);
-                if (r == -ENOENT)
-                        return r;
-                if (r < 0) {
-                        log_warning("%s: %s, ignoring", d->name, error);
-                        g_clear_pointer(&error, g_free);
-                }
+        idx = plan_memory_nodes(p);
+        CPUSET_FOREACH (n, idx)
+                cpuset_add(nodes, m->topology->nodes[n].os_index);
+        r = virt_domain_set_memory_nodes(dom, nodes, &error);
+        if (r == -ENOENT)
+                return r;
+        g_free(d->memory_binding);
+        d->memory_binding = g_strdup(r < 0 ? "failed" : "applied");
+        if (r < 0) {
+                log_notice("%s: memory binding not applied: %s", d->name, error);
+                note_failure(d, &error);
         }
+        return 0;
+}
+
+/* The emulator pin; *ret_applied says whether it stands as planned. Returns 0 or -ENOENT. */
+static int apply_emulator(virDomainPtr dom, Decision *d, bool *ret_applied)
+{
+        g_autofree char *error = NULL;
+        int r;
+
+        *ret_applied = true;
+        if (cpuset_is_empty(d->plan->emulator_pin))
+                return 0;
+        r = virt_domain_pin_emulator(dom, d->plan->emulator_pin, &error);
+        if (r == -ENOENT)
+                return r;
+        if (r < 0) {
+                log_warning("%s: %s", d->name, error);
+                note_failure(d, &error);
+                *ret_applied = false;
+        }
+        return 0;
+}
+
+/* After a failed pin the ledger must hold what runs, not what was planned: the live pins, adopted. */
+static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emulator_applied)
+{
+        g_autofree char *error = NULL;
+        PlacementRequest req = {.name = d->name, .vcpus = d->plan->nvcpus, .memory = d->plan->memory};
+        CpuSet **pins = NULL;
+        Plan *runs;
+
+        d->result = DECISION_FAILED;
+        if (virt_domain_get_vcpu_pins(dom, req.vcpus, &pins, &error) < 0) {
+                log_warning("%s: %s; its plan stays counted", d->name, error);
+                return;
+        }
+        ledger_release(m->ledger, d->uuid); /* adopted among the others, not beside its plan */
+        runs = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
+        virt_pins_free(pins, req.vcpus);
+        runs->policy = d->plan->policy;
+        if (emulator_applied)
+                cpuset_union(runs->emulator_pin, d->plan->emulator_pin);
+        /* the memory binding stands where it was applied */
+        if (g_strcmp0(d->memory_binding, "applied") == 0 || g_strcmp0(d->memory_binding, "kept") == 0)
+                memcpy(runs->node_memory, d->plan->node_memory, sizeof(uint64_t) * runs->nnode_memory);
+        g_free(runs->reason);
+        runs->reason = g_strdup("vCPU pins that really run after a failed apply");
+        g_free(d->reason);
+        d->reason = g_strdup_printf("applying the plan failed, the pins that really run are counted (%s)",
+                                    d->plan->reason ? d->plan->reason : "");
+        commit(m, d, runs);
+}
+
+/*
+ * Applies the plan live: every vCPU pin, the memory binding and the emulator pin, each attempted
+ * whatever failed before. Failures are kept in d; when a vCPU pin failed, d becomes `failed` and the
+ * ledger holds the live pins. Returns 0, or -ENOENT when the domain vanished.
+ */
+static int apply(Manager *m, virDomainPtr dom, Decision *d)
+{
+        bool emulator_applied;
+        int pins, r;
+
+        pins = apply_vcpu_pins(d, dom);
+        if (pins < 0)
+                return pins;
+        if (d->plan->result != PLAN_UNPLACEABLE && (r = apply_memory(m, dom, d)) < 0)
+                return r;
+        if ((r = apply_emulator(dom, d, &emulator_applied)) < 0)
+                return r;
+        if (pins > 0)
+                record_what_runs(m, dom, d, emulator_applied);
         return 0;
 }
 
@@ -225,15 +431,71 @@ static Decision *skip(Manager *m, const char *uuid, const DomainSpec *live, cons
         return record(m, d, occupied);
 }
 
-static Decision *adopt_recorded(Manager *m, const char *uuid, const DomainSpec *live)
+/* Whether core c holds nothing and may hold vCPUs. */
+static bool core_free(Manager *m, unsigned c)
+{
+        const TopoCore *core = &m->topology->cores[c];
+        const CpuSet *reserved = m->config->placement.reserved_cpus;
+
+        if (ledger_core_load(m->ledger, c) > 0)
+                return false;
+        for (unsigned i = core->pu_first; i < core->pu_first + core->npus; i++)
+                if (reserved && cpuset_has(reserved, m->topology->pus[i].os_index))
+                        return false;
+        return true;
+}
+
+/*
+ * What the ledger and libvirt say about a recorded plan: the live pins must be the recorded ones, and
+ * placementd's own cores must not be held by another domain (an overcommitted one may share only while
+ * no core is free). Returns 0, or -EINVAL with *ret_error.
+ */
+static int check_recorded(Manager *m, virDomainPtr dom, const Plan *p, char **ret_error)
+{
+        CpuSet **pins = NULL;
+        bool held = false, any_free = false;
+
+        if (virt_domain_get_vcpu_pins(dom, p->nvcpus, &pins, ret_error) < 0)
+                return -EINVAL;
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                if (p->vcpu_pu[i] >= 0 && !cpuset_equal(pins[i], p->vcpu_pins[i])) {
+                        g_autofree char *want = cpuset_format(p->vcpu_pins[i]),
+                                        *have = cpuset_format(pins[i]);
+                        *ret_error =
+                            g_strdup_printf("vCPU %u runs on %s, the record says %s", i, have, want);
+                        virt_pins_free(pins, p->nvcpus);
+                        return -EINVAL;
+                }
+        virt_pins_free(pins, p->nvcpus);
+        if (p->result == PLAN_ADOPTED)
+                return 0;
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                held = held || ledger_core_load(m->ledger, m->topology->pus[p->vcpu_pu[i]].core) > 0;
+        for (unsigned c = 0; c < m->topology->ncores && !any_free; c++)
+                any_free = core_free(m, c);
+        if (held && (p->result == PLAN_PLACED || any_free)) {
+                *ret_error = g_strdup_printf("its cores are held by another domain%s",
+                                             any_free ? " while a core is free" : "");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
+                                bool warn)
 {
         Plan *plan = NULL;
         g_autofree char *error = NULL;
         Decision *d;
         const MetaDecision *md = live->decision;
 
-        if (metadata_to_plan(m->topology, md, live->name, live->vcpus, live->memory, &plan, &error) < 0) {
-                log_notice("%s: recorded decision not usable here (%s); placing it anew", live->name, error);
+        ledger_release(m->ledger, uuid); /* checked against the others, not against its old self */
+        if (metadata_to_plan(m->topology, md, live->name, live->vcpus, live->memory, &plan, &error) < 0 ||
+            check_recorded(m, dom, plan, &error) < 0) {
+                if (warn)
+                        log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,
+                                    error);
+                plan_free(plan);
                 return NULL;
         }
         d = decision_new(uuid, live->name);
@@ -241,23 +503,31 @@ static Decision *adopt_recorded(Manager *m, const char *uuid, const DomainSpec *
         d->reason = g_strdup(plan->reason);
         g_free(d->memory_binding);
         d->memory_binding = g_strdup(md->memory_binding ? md->memory_binding : "none");
-        if (md->result && strcmp(md->result, "skipped") == 0) {
-                d->result = DECISION_SKIPPED;
-                d->pinned_by_hand = true;
-                plan->result = PLAN_ADOPTED;
-        } else if (md->result && strcmp(md->result, "advisory") == 0) {
-                d->result = DECISION_ADVISORY;
-        } else {
-                d->result = decision_result_from_plan(plan->result);
-        }
+        d->result = decision_result_from_plan(plan->result);
+        d->pinned_by_hand = plan->result == PLAN_ADOPTED;
         return record(m, d, plan);
+}
+
+bool placer_adopt(Manager *m, virDomainPtr dom)
+{
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        g_autoptr(DomainSpec) live = NULL;
+        Decision *d;
+
+        virt_domain_uuid(dom, uuid);
+        if (virt_domain_read_spec(dom, false, &live, NULL) < 0 || !live->decision ||
+            !(d = adopt_recorded(m, dom, uuid, live, false)))
+                return false;
+        log_decision(d);
+        placer_notify(m, d, d->uuid, d->name);
+        return true;
 }
 
 void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec)
 {
         char uuid[VIR_UUID_STRING_BUFLEN];
         g_autoptr(DomainSpec) live = NULL;
-        g_autoptr(DomainSpec) cfg = NULL;
+        g_autoptr(DomainSpec) user = NULL;
         g_autofree char *error = NULL;
         PlacementParams params;
         PlacementRequest req;
@@ -276,25 +546,29 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
                 placer_forget(m, uuid, "gone");
                 return;
         }
-        if (origin != ORIGIN_MIGRATED && origin != ORIGIN_REPLACE && live->decision &&
-            (d = adopt_recorded(m, uuid, live))) {
+        if (live->decision_error)
+                log_warning("%s: recorded decision unreadable (%s); placing it anew", live->name,
+                            live->decision_error);
+        if (origin != ORIGIN_MIGRATED && origin != ORIGIN_REPLACE && origin != ORIGIN_RESIZED &&
+            live->decision && (d = adopt_recorded(m, dom, uuid, live, true))) {
                 log_decision(d);
                 placer_notify(m, d, d->uuid, d->name);
                 return;
         }
-        if (virDomainIsPersistent(dom) == 1 && virt_domain_read_spec(dom, true, &cfg, &error) < 0) {
-                log_warning("%s: %s; using its live definition", live->name, error);
-                g_clear_pointer(&error, g_free);
+        user = user_spec(dom, live);
+        if (!user) {
+                placer_forget(m, uuid, "gone");
+                return;
         }
-        if ((why = opt_out_reason(cfg ? cfg : live))) {
+        if ((why = opt_out_reason(user))) {
                 d = skip(m, uuid, live, why, NULL);
                 log_decision(d);
                 placer_notify(m, d, d->uuid, d->name);
                 return;
         }
         params = m->config->placement;
-        if ((cfg ? cfg : live)->meta_policy) {
-                const char *wanted = (cfg ? cfg : live)->meta_policy;
+        if (user->meta_policy) {
+                const char *wanted = user->meta_policy;
                 int k = policy_kind_from_string(wanted);
                 if (k < 0)
                         log_warning("%s: unknown policy '%s' in its metadata (explicit, compat), using %s",
@@ -302,8 +576,10 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
                 else
                         params.policy = (PolicyKind)k;
         }
-        req = request_from_spec(cfg ? cfg : live, live);
-        if (origin == ORIGIN_RUNNING_AT_START || origin == ORIGIN_RECONCILE) {
+        req = request_from_spec(user, live);
+        /* pins found on a domain that records a decision are placementd's own, not someone else's */
+        if ((origin == ORIGIN_RUNNING_AT_START || origin == ORIGIN_RECONCILE) && !live->decision &&
+            !live->decision_error) {
                 CpuSet **pins = hand_pins(m, dom, live->vcpus, req.allowed_cpus);
                 if (pins) {
                         Plan *occupied = policy_adopt(m->topology, m->ledger, &req, pins, &params);
@@ -343,7 +619,7 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
         /* event to last pin: the metadata written next is bookkeeping, not placement */
         d->latency_usec = event_usec ? now_usec(CLOCK_MONOTONIC) - event_usec : 0;
         if (m->config->apply && d->plan->result != PLAN_UNPLACEABLE)
-                write_metadata(m, dom, d, cfg ? cfg : live);
+                write_metadata(m, dom, d, user);
         if (event_usec) {
                 double sec = (double)d->latency_usec / 1e6;
                 unsigned b = 0;
@@ -391,9 +667,39 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         adopted->reason = g_strdup(d->reason);
         d = record(m, d, adopted);
         virt_pins_free(pins, nvcpus);
-        write_metadata(m, dom, d, NULL);
+        {
+                g_autoptr(DomainSpec) live = NULL;
+                g_autoptr(DomainSpec) user = NULL;
+                g_clear_pointer(&error, g_free);
+                if (virt_domain_read_spec(dom, false, &live, &error) == 0 && (user = user_spec(dom, live)))
+                        write_metadata(m, dom, d, user);
+        }
         log_decision(d);
         placer_notify(m, d, d->uuid, d->name);
+}
+
+bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d)
+{
+        unsigned long kib;
+        int vcpus;
+        (void)m;
+
+        /* an opted-out or hand-pinned domain is not placementd's to re-place */
+        if (!d->plan || d->result == DECISION_SKIPPED)
+                return false;
+        vcpus = virDomainGetVcpusFlags(dom, VIR_DOMAIN_AFFECT_LIVE);
+        kib = virDomainGetMaxMemory(dom);
+        if (vcpus > 0 && (unsigned)vcpus != d->plan->requested_vcpus) {
+                log_info("%s: %d vCPUs online, its decision counts %u: placing it again", d->name, vcpus,
+                         d->plan->requested_vcpus);
+                return true;
+        }
+        if (kib > 0 && (uint64_t)kib * 1024 != d->plan->memory) {
+                log_info("%s: %llu KiB of memory, its decision counts %llu KiB: placing it again", d->name,
+                         (unsigned long long)kib, (unsigned long long)(d->plan->memory / 1024));
+                return true;
+        }
+        return false;
 }
 
 bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
+#include "file-read.h"
 #include "size.h"
 
 #include <errno.h>
@@ -8,12 +9,17 @@
 
 typedef int (*ConfigParser)(const char *value, Config *c, size_t offset, const char **allowed);
 
+typedef enum ConfigKeyFlags {
+        CONFIG_KEY_RESTART = 1 << 0, /* a reload cannot apply it: only a restart does */
+} ConfigKeyFlags;
+
 typedef struct ConfigKey {
         const char *section;
         const char *key;
         ConfigParser parse;
         size_t offset;
         const char *allowed; /* shown in errors */
+        unsigned flags;      /* ConfigKeyFlags */
 } ConfigKey;
 
 #define FIELD(type, c, offset) ((type *)(void *)((char *)(c) + (offset)))
@@ -177,7 +183,7 @@ static const ConfigKey config_keys[] = {
     {"Placement", "ReconcileSec", parse_seconds, offsetof(Config, reconcile_sec),
      "seconds from 0 (off) to 86400"},
     {"Libvirt", "URI", parse_string, offsetof(Config, uri), "a libvirt connection URI"},
-    {"DBus", "Bus", parse_bus, offsetof(Config, bus), "system, session, none"},
+    {"DBus", "Bus", parse_bus, offsetof(Config, bus), "system, session, none", CONFIG_KEY_RESTART},
     {"Metrics", "Listen", parse_listen, offsetof(Config, metrics_listen),
      "ADDRESS:PORT such as 127.0.0.1:9464 or [::1]:9464, or empty for off"},
 };
@@ -196,7 +202,7 @@ Config *config_new_default(void)
         c->apply = true;
         c->memory_binding = true;
         c->place_running = true;
-        c->reconcile_sec = 0;
+        c->reconcile_sec = 30;
         c->uri = g_strdup("qemu:///system");
         c->bus = BUS_SYSTEM;
         return c;
@@ -288,13 +294,12 @@ fail:
 
 int config_load_file(const char *path, Config **ret, char **ret_error)
 {
-        g_autofree char *data = NULL;
-        g_autoptr(GError) error = NULL;
+        g_autofree char *data = NULL, *why = NULL;
+        int r = file_read_bounded(path, CONFIG_FILE_MAX, &data, NULL, &why);
 
-        if (!g_file_get_contents(path, &data, NULL, &error)) {
-                int r = error->code == G_FILE_ERROR_NOENT ? -ENOENT : -EIO;
+        if (r < 0) {
                 if (ret_error)
-                        *ret_error = g_strdup_printf("%s: %s", path, error->message);
+                        *ret_error = g_strdup_printf("%s: %s", path, why);
                 return r;
         }
         return config_load_data(data, path, ret, ret_error);
@@ -313,4 +318,54 @@ char *config_format(const Config *c)
             (unsigned long long)c->placement.memory_reserve, c->apply ? "yes" : "no",
             c->memory_binding ? "yes" : "no", c->place_running ? "yes" : "no", c->reconcile_sec, c->uri,
             bus_kind_to_string(c->bus), c->metrics_listen ? c->metrics_listen : "");
+}
+
+/* The effective configuration as a key file, for comparing and merging key by key. */
+static GKeyFile *config_key_file(const Config *c)
+{
+        g_autofree char *text = config_format(c);
+        GKeyFile *kf = g_key_file_new();
+
+        g_key_file_load_from_data(kf, text, (gsize)-1, G_KEY_FILE_NONE, NULL);
+        return kf;
+}
+
+char **config_restart_changes(const Config *old, const Config *new)
+{
+        g_autoptr(GKeyFile) a = config_key_file(old), b = config_key_file(new);
+        GPtrArray *changes = g_ptr_array_new();
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(config_keys); i++) {
+                const ConfigKey *k = &config_keys[i];
+                g_autofree char *was = g_key_file_get_value(a, k->section, k->key, NULL);
+                g_autofree char *is = g_key_file_get_value(b, k->section, k->key, NULL);
+
+                if ((k->flags & CONFIG_KEY_RESTART) && g_strcmp0(was, is) != 0)
+                        g_ptr_array_add(changes, g_strdup_printf("[%s] %s=%s (running with %s)", k->section,
+                                                                 k->key, is ? is : "", was ? was : ""));
+        }
+        g_ptr_array_add(changes, NULL);
+        return (char **)g_ptr_array_free(changes, FALSE);
+}
+
+Config *config_reloadable(const Config *old, const Config *new)
+{
+        g_autoptr(GKeyFile) a = config_key_file(old), b = config_key_file(new);
+        g_autofree char *text = NULL;
+        Config *c = NULL;
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(config_keys); i++) {
+                const ConfigKey *k = &config_keys[i];
+                g_autofree char *was = g_key_file_get_value(a, k->section, k->key, NULL);
+
+                if ((k->flags & CONFIG_KEY_RESTART) && was)
+                        g_key_file_set_value(b, k->section, k->key, was);
+        }
+        text = g_key_file_to_data(b, NULL, NULL);
+        /* config_format() output loads back exactly (the config fuzzer checks it) */
+        if (config_load_data(text, new->path ? new->path : "(reload)", &c, NULL) < 0)
+                return NULL;
+        if (!new->path)
+                g_clear_pointer(&c->path, g_free);
+        return c;
 }

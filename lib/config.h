@@ -6,13 +6,18 @@
  * Every key lives in one table (config.c) with its parser, default and help; unknown sections or keys
  * and invalid values are errors, all of them reported together, each naming the file, the key and what
  * is allowed. Checks that need the host (ReservedCPUs naming CPUs it lacks) are the caller's. A failed
- * load returns no config at all, so a caller that already has one keeps it.
+ * load returns no config at all, so a caller that already has one keeps it. Keys flagged in the table
+ * as needing a restart ([DBus] Bus=) are not applied by a reload: config_reloadable() keeps their
+ * running values and config_restart_changes() names what was left for a restart.
  */
 
 #include <glib.h>
 #include <stdbool.h>
 
 #include "plan.h"
+
+/* A configuration file is a few KiB; far larger is not one. */
+#define CONFIG_FILE_MAX (1u << 20)
 
 typedef enum BusKind {
         BUS_SYSTEM,
@@ -40,12 +45,20 @@ Config *config_new_default(void);
 void config_free(Config *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Config, config_free)
 
-/* Returns 0, -ENOENT when the file does not exist, or another negative errno with *ret_error set. */
+/* Returns 0, -ENOENT when the file does not exist, or another negative errno with *ret_error set: the file
+ * must be a regular file of at most CONFIG_FILE_MAX bytes without NUL bytes (file-read.h). */
 int config_load_file(const char *path, Config **ret, char **ret_error);
 /* Same, from text; name is used in messages. */
 int config_load_data(const char *data, const char *name, Config **ret, char **ret_error);
 
 const char *bus_kind_to_string(BusKind b);
+
+/* The keys a reload cannot apply (they need a restart) whose values differ from old to new, each as
+ * "[Section] Key=NEW (running with OLD)"; a NULL-terminated array, empty when there are none. */
+char **config_restart_changes(const Config *old, const Config *new);
+/* A copy of new that keeps old's values of the keys a reload cannot apply: what a reload installs.
+ * NULL only on a bug (new's values always load back). */
+Config *config_reloadable(const Config *old, const Config *new);
 
 /* Writes the effective configuration as an INI file (for `placementctl config` and tests). */
 char *config_format(const Config *c);

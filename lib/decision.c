@@ -28,7 +28,7 @@ const char *decision_result_to_string(DecisionResult r)
         static const char *const names[_DECISION_RESULT_MAX] = {
             [DECISION_PLACED] = "placed",           [DECISION_OVERCOMMITTED] = "overcommitted",
             [DECISION_UNPLACEABLE] = "unplaceable", [DECISION_SKIPPED] = "skipped",
-            [DECISION_ADVISORY] = "advisory",
+            [DECISION_ADVISORY] = "advisory",       [DECISION_FAILED] = "failed",
         };
         return r < _DECISION_RESULT_MAX ? names[r] : NULL;
 }

@@ -18,6 +18,7 @@ typedef enum DecisionResult {
         DECISION_UNPLACEABLE,
         DECISION_SKIPPED,  /* opted out, or pinned by someone else */
         DECISION_ADVISORY, /* Apply=no: computed and published, nothing changed */
+        DECISION_FAILED,   /* applying the plan failed: the plan holds the pins that really run */
         _DECISION_RESULT_MAX,
 } DecisionResult;
 

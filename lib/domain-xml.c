@@ -3,6 +3,7 @@
 #include "size.h"
 
 #include <errno.h>
+#include <stdarg.h>
 #include <string.h>
 
 typedef enum {
@@ -13,6 +14,7 @@ typedef enum {
         TEXT_MEMORY,
         TEXT_CURRENT_MEMORY,
         TEXT_REASON,
+        TEXT_DEFINITION,
 } TextTarget;
 
 typedef struct Parser {
@@ -25,6 +27,9 @@ typedef struct Parser {
         uint64_t memory_unit, current_unit;
         uint64_t memory, current_memory;
         bool have_current_vcpus;
+        GString *capture;       /* serialized user elements (the definition snapshot) */
+        unsigned capture_depth; /* depth of the element being captured, 0 = none */
+        bool definition_overflow;
 } Parser;
 
 void meta_decision_free(MetaDecision *d)
@@ -59,6 +64,9 @@ void domain_spec_free(DomainSpec *s)
         cpuset_free(s->memory_nodeset);
         cpuset_free(s->memnode_nodeset);
         meta_decision_free(s->decision);
+        g_free(s->definition);
+        g_free(s->user_xml);
+        g_free(s->decision_error);
         g_free(s);
 }
 
@@ -119,16 +127,6 @@ static int unit_multiplier(const char *unit, uint64_t *ret)
 static bool parse_uint(const char *s, guint64 max, guint64 *ret)
 {
         return s && g_ascii_string_to_unsigned(g_strstrip((char *)s), 10, 0, max, ret, NULL);
-}
-
-static int parse_set(const char *text, CpuSet **ret, const char *what, GError **error)
-{
-        if (cpuset_parse(text ? text : "", ret, NULL) < 0) {
-                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "invalid %s list '%s'",
-                            what, text);
-                return -EINVAL;
-        }
-        return 0;
 }
 
 /* A constraint list: valid, bounded (CPUSET_MAX) and not empty. */
@@ -218,7 +216,29 @@ static const char *ours(Parser *p, const char *element)
         return NULL;
 }
 
-static void start_meta(Parser *p, const char *local, const char **names, const char **values, GError **error)
+/* A recorded decision that cannot be read is dropped (the domain is then placed anew), never the
+ * domain: the first problem is kept in decision_error. */
+static void G_GNUC_PRINTF(2, 3) meta_fail(Parser *p, const char *format, ...)
+{
+        va_list ap;
+
+        if (p->spec->decision_error)
+                return;
+        va_start(ap, format);
+        p->spec->decision_error = g_strdup_vprintf(format, ap);
+        va_end(ap);
+}
+
+static bool meta_set(Parser *p, const char *text, CpuSet **ret, const char *what)
+{
+        if (cpuset_parse(text ? text : "", ret, NULL) < 0) {
+                meta_fail(p, "invalid recorded %s list '%.64s'", what, text);
+                return false;
+        }
+        return true;
+}
+
+static void start_meta(Parser *p, const char *local, const char **names, const char **values)
 {
         DomainSpec *s = p->spec;
         MetaDecision *d = s->decision;
@@ -231,20 +251,20 @@ static void start_meta(Parser *p, const char *local, const char **names, const c
                 d->memory_binding = g_strdup(attr(names, values, "memory-binding"));
                 d->vcpus = g_array_new(FALSE, TRUE, sizeof(MetaVcpu));
                 d->memory = g_array_new(FALSE, TRUE, sizeof(guint64));
-                if (parse_set(attr(names, values, "nodes"), &d->nodes, "node", error) < 0 ||
-                    parse_set(attr(names, values, "emulator"), &d->emulator, "emulator CPU", error) < 0)
+                if (!meta_set(p, attr(names, values, "nodes"), &d->nodes, "node"))
                         return;
+                meta_set(p, attr(names, values, "emulator"), &d->emulator, "emulator CPU");
         } else if (strcmp(local, "vcpu") == 0 && d) {
                 guint64 id, cpu;
                 MetaVcpu v = {0};
                 if (!parse_uint(attr(names, values, "id"), DOMAIN_XML_MAX_VCPUS - 1, &id) ||
                     !parse_uint(attr(names, values, "cpu"), CPUSET_MAX, &cpu) ||
                     d->vcpus->len >= DOMAIN_XML_MAX_VCPUS) {
-                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
-                                    "decision vcpu element needs id and cpu");
+                        meta_fail(p, "recorded vcpu element needs an id below %u and a cpu below %u",
+                                  DOMAIN_XML_MAX_VCPUS, CPUSET_MAX + 1);
                         return;
                 }
-                if (parse_set(attr(names, values, "cpuset"), &v.cpuset, "vCPU pin", error) < 0)
+                if (!meta_set(p, attr(names, values, "cpuset"), &v.cpuset, "vCPU pin"))
                         return;
                 v.id = (unsigned)id;
                 v.cpu = (unsigned)cpu;
@@ -254,14 +274,50 @@ static void start_meta(Parser *p, const char *local, const char **names, const c
                 if (!parse_uint(attr(names, values, "node"), CPUSET_MAX, &node) ||
                     !parse_uint(attr(names, values, "bytes"), G_MAXUINT64, &bytes) ||
                     d->memory->len >= 2 * 4096) {
-                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
-                                    "decision memory element needs node and bytes");
+                        meta_fail(p, "recorded memory element needs a node and bytes");
                         return;
                 }
                 g_array_append_val(d->memory, node);
                 g_array_append_val(d->memory, bytes);
         } else if (strcmp(local, "reason") == 0 && d) {
                 p->text = TEXT_REASON;
+        }
+}
+
+/* Elements of the user's definition that the snapshot keeps: what says where vCPUs and memory go. */
+static bool is_user_element(Parser *p)
+{
+        unsigned n = p->stack->len;
+        return is_top(p, "vcpu") || is_top(p, "cputune") || is_top(p, "numatune") ||
+               (n == 3 && strcmp(g_ptr_array_index(p->stack, 0), "domain") == 0 &&
+                in_path(p, "cpu", "numa"));
+}
+
+static void capture_start(Parser *p, const char *element, const char **names, const char **values)
+{
+        if (!p->capture_depth && is_user_element(p))
+                p->capture_depth = p->stack->len;
+        if (!p->capture_depth)
+                return;
+        if (p->capture_depth == 3 && p->stack->len == 3)
+                g_string_append(p->capture, "<cpu>");
+        g_string_append_printf(p->capture, "<%s", element);
+        for (unsigned i = 0; names[i]; i++) {
+                g_autofree char *v = g_markup_escape_text(values[i], -1);
+                g_string_append_printf(p->capture, " %s=\"%s\"", names[i], v);
+        }
+        g_string_append(p->capture, ">");
+}
+
+static void capture_end(Parser *p, const char *element)
+{
+        if (!p->capture_depth)
+                return;
+        g_string_append_printf(p->capture, "</%s>", element);
+        if (p->stack->len == p->capture_depth) {
+                if (p->capture_depth == 3)
+                        g_string_append(p->capture, "</cpu>");
+                p->capture_depth = 0;
         }
 }
 
@@ -291,8 +347,11 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                                 p->meta_depth = p->stack->len;
                         }
         }
+        capture_start(p, element, names, values);
         if (p->meta_depth && (local = ours(p, element))) {
-                if (p->stack->len == p->meta_depth) {
+                if (p->stack->len == p->meta_depth + 1 && strcmp(local, "definition") == 0) {
+                        p->text = TEXT_DEFINITION;
+                } else if (p->stack->len == p->meta_depth) {
                         if (strcmp(local, "domain") == 0) {
                                 const char *skip = attr(names, values, "skip");
                                 g_free(s->meta_policy);
@@ -301,7 +360,7 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                                                         g_ascii_strcasecmp(skip, "true") == 0);
                         }
                 } else {
-                        start_meta(p, local, names, values, error);
+                        start_meta(p, local, names, values);
                 }
                 return;
         }
@@ -352,7 +411,13 @@ static void on_text(GMarkupParseContext *ctx, const char *text, gsize len, gpoin
         Parser *p = user_data;
         (void)ctx;
         (void)error;
-        if (p->text != TEXT_NONE && p->buf->len + len < 65536)
+        if (p->capture_depth) {
+                g_autofree char *escaped = g_markup_escape_text(text, (gssize)len);
+                g_string_append(p->capture, escaped);
+        }
+        if (p->text == TEXT_DEFINITION && p->buf->len + len > DOMAIN_XML_MAX_DEFINITION)
+                p->definition_overflow = true;
+        else if (p->text != TEXT_NONE && p->buf->len + len < 65536)
                 g_string_append_len(p->buf, text, (gssize)len);
 }
 
@@ -372,7 +437,6 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
         g_autofree char *text = g_strstrip(g_strdup(p->buf->str));
         guint64 n;
         (void)ctx;
-        (void)element;
 
         switch (p->text) {
         case TEXT_NAME:
@@ -402,6 +466,13 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
                         return;
                 }
                 break;
+        case TEXT_DEFINITION:
+                g_free(s->definition);
+                s->definition = NULL;
+                s->definition_too_big = p->definition_overflow;
+                if (!p->definition_overflow)
+                        s->definition = g_steal_pointer(&text);
+                break;
         case TEXT_REASON:
                 if (s->decision) {
                         g_free(s->decision->reason);
@@ -411,6 +482,7 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
         default:
                 break;
         }
+        capture_end(p, element);
         p->text = TEXT_NONE;
         g_string_truncate(p->buf, 0);
         if (p->meta_depth && p->stack->len == p->meta_depth)
@@ -418,7 +490,7 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
         g_ptr_array_remove_index(p->stack, p->stack->len - 1);
 }
 
-int domain_xml_parse(const char *xml, DomainSpec **ret, char **ret_error)
+static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_error)
 {
         static const GMarkupParser callbacks = {
             .start_element = on_start, .end_element = on_end, .text = on_text};
@@ -429,6 +501,7 @@ int domain_xml_parse(const char *xml, DomainSpec **ret, char **ret_error)
             .buf = g_string_new(NULL),
             .memory_unit = 1024,
             .current_unit = 1024,
+            .capture = g_string_new("<domain>"),
         };
         GMarkupParseContext *ctx =
             g_markup_parse_context_new(&callbacks, G_MARKUP_PREFIX_ERROR_POSITION, &p, NULL);
@@ -440,7 +513,12 @@ int domain_xml_parse(const char *xml, DomainSpec **ret, char **ret_error)
         g_ptr_array_unref(p.stack);
         g_string_free(p.buf, TRUE);
         g_free(p.prefix);
-        if (ok && (!spec->name || !*spec->name)) {
+        g_string_append(p.capture, "</domain>");
+        if (p.capture->len <= DOMAIN_XML_MAX_DEFINITION)
+                spec->user_xml = g_string_free(p.capture, FALSE);
+        else
+                g_string_free(p.capture, TRUE);
+        if (ok && need_name && (!spec->name || !*spec->name)) {
                 ok = false;
                 g_set_error(&error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "domain has no <name>");
         }
@@ -450,9 +528,27 @@ int domain_xml_parse(const char *xml, DomainSpec **ret, char **ret_error)
                                                      error ? error->message : "empty document");
                 return -EINVAL;
         }
-        spec->memory = p.current_memory ? p.current_memory : p.memory;
+        if (spec->decision_error)
+                g_clear_pointer(&spec->decision, meta_decision_free);
+        /* what the guest can use once a balloon deflates: <memory>, DIMMs included */
+        spec->memory = p.memory ? p.memory : p.current_memory;
         if (spec->vcpus > spec->max_vcpus && spec->max_vcpus)
                 spec->vcpus = spec->max_vcpus;
         *ret = g_steal_pointer(&spec);
         return 0;
+}
+
+int domain_xml_parse(const char *xml, DomainSpec **ret, char **ret_error)
+{
+        return parse(xml, true, ret, ret_error);
+}
+
+int domain_xml_parse_definition(const char *xml, DomainSpec **ret, char **ret_error)
+{
+        if (xml && strlen(xml) > DOMAIN_XML_MAX_DEFINITION) {
+                if (ret_error)
+                        *ret_error = g_strdup("recorded definition is too big");
+                return -EINVAL;
+        }
+        return parse(xml, false, ret, ret_error);
 }

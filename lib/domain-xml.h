@@ -19,6 +19,11 @@
  *
  * The user writes skip/policy in the persistent definition; placementd writes the decision into the
  * live definition only, keeping the user's attributes. Any namespace prefix is accepted.
+ *
+ * Beside the decision placementd records the user's own definition as it was before placementd
+ * touched the domain: <placementd:definition> holds, as escaped text, a small document
+ * "<domain><vcpu>..</vcpu><cputune>..</cputune><numatune>..</numatune><cpu><numa>..</numa></cpu></domain>"
+ * read back with domain_xml_parse_definition(). It tells the user's pins from placementd's own.
  */
 
 #include <glib.h>
@@ -32,6 +37,8 @@
 #define PLACEMENTD_XMLNS_PREFIX "placementd"
 #define DOMAIN_XML_MAX_VCPUS    16384u
 #define DOMAIN_XML_MAX_MEMNODES 4096u
+/* Largest recorded definition snapshot, in bytes (a bigger one is not recorded, nor read back) */
+#define DOMAIN_XML_MAX_DEFINITION 32768u
 
 typedef struct MetaVcpu {
         unsigned id;
@@ -53,7 +60,8 @@ typedef struct DomainSpec {
         char *uuid;
         unsigned vcpus; /* online vCPUs (<vcpu current=...>, else the maximum) */
         unsigned max_vcpus;
-        uint64_t memory;      /* bytes: <currentMemory>, else <memory> */
+        uint64_t
+            memory; /* bytes: <memory> (the most the guest can use, DIMMs included), else <currentMemory> */
         bool has_vcpupin;     /* <cputune><vcpupin> */
         bool has_emulatorpin; /* <cputune><emulatorpin> */
         /*
@@ -67,11 +75,16 @@ typedef struct DomainSpec {
         MemoryMode memory_mode;
         CpuSet *memnode_nodeset;
         unsigned nmemnodes;
-        bool vcpu_auto;         /* <vcpu placement='auto'> */
-        bool numatune_auto;     /* <numatune><memory placement='auto'> */
-        bool meta_skip;         /* <placementd:domain skip='yes'> */
-        char *meta_policy;      /* <placementd:domain policy=...>, NULL if unset */
-        MetaDecision *decision; /* NULL if none recorded */
+        bool vcpu_auto;          /* <vcpu placement='auto'> */
+        bool numatune_auto;      /* <numatune><memory placement='auto'> */
+        bool meta_skip;          /* <placementd:domain skip='yes'> */
+        char *meta_policy;       /* <placementd:domain policy=...>, NULL if unset */
+        MetaDecision *decision;  /* NULL if none recorded, or not readable */
+        char *decision_error;    /* why a recorded decision could not be read, or NULL */
+        char *definition;        /* <placementd:definition> text: the recorded user's definition, or NULL */
+        bool definition_too_big; /* one was recorded but exceeds DOMAIN_XML_MAX_DEFINITION */
+        char *user_xml; /* this document's own <vcpu>, <cputune>, <numatune>, <cpu><numa> as a snapshot
+                         * document (see above); NULL when it exceeds DOMAIN_XML_MAX_DEFINITION */
 } DomainSpec;
 
 void domain_spec_free(DomainSpec *s);
@@ -80,3 +93,5 @@ void meta_decision_free(MetaDecision *d);
 
 /* Returns 0, or -EINVAL with *ret_error describing what is wrong with the XML. */
 int domain_xml_parse(const char *xml, DomainSpec **ret, char **ret_error);
+/* Parses a recorded definition snapshot (a <domain> without a name). Same contract. */
+int domain_xml_parse_definition(const char *xml, DomainSpec **ret, char **ret_error);

@@ -2,6 +2,7 @@
 #include "metadata.h"
 
 #include <errno.h>
+#include <string.h>
 
 static void append_set(GString *s, const char *name, const CpuSet *set)
 {
@@ -22,10 +23,15 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, cons
                 g_autofree char *policy = g_markup_escape_text(spec->meta_policy, -1);
                 g_string_append_printf(s, " policy=\"%s\"", policy);
         }
+        g_string_append(s, ">");
+        if (spec && spec->user_xml) {
+                g_autofree char *definition = g_markup_escape_text(spec->user_xml, -1);
+                g_string_append_printf(s, "<definition>%s</definition>", definition);
+        }
         CPUSET_FOREACH (n, p->nodes)
                 cpuset_add(nodes, t->nodes[n].os_index);
         g_string_append_printf(
-            s, "><decision result=\"%s\" policy=\"%s\" vcpu-pin=\"%s\" memory-binding=\"%s\"", result,
+            s, "<decision result=\"%s\" policy=\"%s\" vcpu-pin=\"%s\" memory-binding=\"%s\"", result,
             policy_kind_to_string(p->policy), vcpu_pin_mode_to_string(p->vcpu_pin), memory_binding);
         append_set(s, "nodes", nodes);
         append_set(s, "emulator", p->emulator_pin);
@@ -45,12 +51,6 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, cons
         return g_string_free(s, FALSE);
 }
 
-int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name, unsigned nvcpus,
-                     uint64_t memory, Plan **ret, char **ret_error)
-{
-        g_autoptr(Plan) p = plan_new(name, nvcpus, memory, t->nnodes);
-        int k;
-
 #define FAIL(...)                                                                                           \
         do {                                                                                                \
                 if (ret_error)                                                                              \
@@ -58,43 +58,142 @@ int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name,
                 return -EINVAL;                                                                             \
         } while (0)
 
+/* Free text placementd wrote: bounded, and no control characters (they would forge lines). */
+static bool text_ok(const char *s)
+{
+        if (!s)
+                return true;
+        if (strlen(s) > METADATA_MAX_REASON || !g_utf8_validate(s, -1, NULL))
+                return false;
+        for (const char *c = s; *c; c++)
+                if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                        return false;
+        return true;
+}
+
+static int plan_result(const char *result, PlanResult *ret)
+{
+        if (g_strcmp0(result, "placed") == 0)
+                *ret = PLAN_PLACED;
+        else if (g_strcmp0(result, "overcommitted") == 0)
+                *ret = PLAN_OVERCOMMITTED;
+        else if (g_strcmp0(result, "skipped") == 0)
+                *ret = PLAN_ADOPTED;
+        else
+                return -EINVAL;
+        return 0;
+}
+
+/* The words and free text of the record: known values, bounded text. */
+static int check_words(const MetaDecision *d, Plan *p, char **ret_error)
+{
+        static const char *const bindings[] = {"applied", "kept", "failed", "off", "advisory", "none"};
+        int k;
+
+        if (plan_result(d->result, &p->result) < 0)
+                FAIL("recorded result '%.32s' cannot be adopted", d->result ? d->result : "");
         if ((k = policy_kind_from_string(d->policy)) < 0)
-                FAIL("recorded policy '%s' is unknown", d->policy ? d->policy : "");
+                FAIL("recorded policy '%.32s' is unknown", d->policy ? d->policy : "");
         p->policy = (PolicyKind)k;
-        k = vcpu_pin_mode_from_string(d->vcpu_pin);
-        p->vcpu_pin = k < 0 ? VCPU_PIN_CORE : (VcpuPinMode)k;
-        if (!d->vcpus || d->vcpus->len != nvcpus)
+        if ((k = vcpu_pin_mode_from_string(d->vcpu_pin)) < 0)
+                FAIL("recorded vcpu-pin '%.32s' is unknown", d->vcpu_pin ? d->vcpu_pin : "");
+        p->vcpu_pin = (VcpuPinMode)k;
+        if (d->memory_binding && !g_strv_contains(bindings, d->memory_binding))
+                FAIL("recorded memory-binding '%.32s' is unknown", d->memory_binding);
+        if (!text_ok(d->reason))
+                FAIL("recorded reason is longer than %u bytes or holds control characters",
+                     METADATA_MAX_REASON);
+        return 0;
+}
+
+static bool within(const CpuSet *s, const CpuSet *outer)
+{
+        g_autoptr(CpuSet) outside = cpuset_copy(s);
+        cpuset_subtract(outside, outer);
+        return cpuset_is_empty(outside);
+}
+
+/* The PUs of the node indexes in nodes, as OS indexes. */
+static CpuSet *node_pus(const Topology *t, const CpuSet *nodes)
+{
+        CpuSet *pus = cpuset_new();
+        CPUSET_FOREACH (n, nodes)
+                cpuset_union(pus, t->nodes[n].cpus);
+        return pus;
+}
+
+/* vCPUs: every one once, counted on a PU of its pin set, pins inside allowed (OS indexes). */
+static int check_vcpus(const Topology *t, const MetaDecision *d, const CpuSet *allowed, Plan *p,
+                       char **ret_error)
+{
+        /* a skipped record leaves out the vCPUs that float over the whole host */
+        if (!d->vcpus || d->vcpus->len > p->nvcpus ||
+            (p->result != PLAN_ADOPTED && d->vcpus->len != p->nvcpus))
                 FAIL("recorded decision has %u vCPUs, the domain runs %u", d->vcpus ? d->vcpus->len : 0,
-                     nvcpus);
+                     p->nvcpus);
         for (unsigned i = 0; i < d->vcpus->len; i++) {
                 const MetaVcpu *v = &g_array_index(d->vcpus, MetaVcpu, i);
                 int pu = topology_pu_by_os(t, v->cpu);
-                if (v->id >= nvcpus || p->vcpu_pu[v->id] >= 0)
+                if (v->id >= p->nvcpus || p->vcpu_pu[v->id] >= 0)
                         FAIL("recorded vCPU %u is out of range or repeated", v->id);
                 if (pu < 0)
                         FAIL("recorded CPU %u of vCPU %u is not on this host", v->cpu, v->id);
+                if (!cpuset_has(v->cpuset, v->cpu) || !within(v->cpuset, allowed))
+                        FAIL("recorded pins of vCPU %u are not within its CPU and %s", v->id,
+                             p->result == PLAN_ADOPTED ? "the host" : "its nodes");
                 p->vcpu_pu[v->id] = pu;
                 cpuset_union(p->vcpu_pins[v->id], v->cpuset);
         }
+        return 0;
+}
+
+/* Memory: on the recorded nodes, within each node's size, no more than the domain has in all. */
+static int check_memory(const Topology *t, const MetaDecision *d, Plan *p, char **ret_error)
+{
+        uint64_t total = 0;
+
+        for (unsigned i = 0; d->memory && i + 1 < d->memory->len; i += 2) {
+                guint64 node = g_array_index(d->memory, guint64, i),
+                        bytes = g_array_index(d->memory, guint64, i + 1);
+                int idx = topology_node_by_os(t, (unsigned)node);
+                if (idx < 0 || (p->result != PLAN_ADOPTED && !cpuset_has(p->nodes, (unsigned)idx)))
+                        FAIL("recorded memory node %u is not one of its nodes here", (unsigned)node);
+                if (bytes > p->memory - total || p->node_memory[idx] + bytes > t->nodes[idx].memory)
+                        FAIL("recorded memory on node %u is more than the domain or the node has",
+                             (unsigned)node);
+                p->node_memory[idx] += bytes;
+                total += bytes;
+        }
+        return 0;
+}
+
+int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name, unsigned nvcpus,
+                     uint64_t memory, Plan **ret, char **ret_error)
+{
+        g_autoptr(Plan) p = plan_new(name, nvcpus, memory, t->nnodes);
+        g_autoptr(CpuSet) allowed = NULL;
+        int r;
+
+        if ((r = check_words(d, p, ret_error)) < 0)
+                return r;
         CPUSET_FOREACH (n, d->nodes) {
                 int idx = topology_node_by_os(t, (unsigned)n);
                 if (idx < 0)
                         FAIL("recorded node %d is not on this host", n);
                 cpuset_add(p->nodes, (unsigned)idx);
         }
-        for (unsigned i = 0; d->memory && i + 1 < d->memory->len; i += 2) {
-                guint64 node = g_array_index(d->memory, guint64, i),
-                        bytes = g_array_index(d->memory, guint64, i + 1);
-                int idx = topology_node_by_os(t, (unsigned)node);
-                if (idx < 0)
-                        FAIL("recorded memory node %u is not on this host", (unsigned)node);
-                p->node_memory[idx] += bytes;
-        }
+        if (p->result != PLAN_ADOPTED && cpuset_is_empty(p->nodes))
+                FAIL("recorded decision names no node");
+        /* pins made by hand may be anywhere on the host; placementd's own stay on its nodes */
+        allowed = p->result == PLAN_ADOPTED ? cpuset_copy(t->all_pus) : node_pus(t, p->nodes);
+        if ((r = check_vcpus(t, d, allowed, p, ret_error)) < 0 || (r = check_memory(t, d, p, ret_error)) < 0)
+                return r;
+        if (d->emulator && !within(d->emulator, t->all_pus))
+                FAIL("recorded emulator pin is not within the host");
         if (d->emulator)
                 cpuset_union(p->emulator_pin, d->emulator);
-        p->result = d->result && g_str_equal(d->result, "overcommitted") ? PLAN_OVERCOMMITTED : PLAN_PLACED;
         p->reason = g_strdup(d->reason ? d->reason : "adopted from the domain's recorded decision");
         *ret = g_steal_pointer(&p);
         return 0;
-#undef FAIL
 }
+#undef FAIL

@@ -12,15 +12,25 @@
 
 /*
  * XML for virDomainSetMetadata (no namespace: libvirt applies it). result is the decision's result
- * word (placed, overcommitted, advisory...), memory_binding "applied", "failed", "off" or "advisory".
- * The user's skip/policy attributes from spec (may be NULL) are kept. Caller frees.
+ * word (placed, overcommitted, advisory...), memory_binding "applied", "kept", "failed", "off" or
+ * "advisory".
+ * spec is the user's own definition (may be NULL): its skip/policy attributes are kept and its
+ * user_xml is recorded as <definition>. Caller frees.
  */
 char *metadata_format(const Topology *t, const Plan *p, const char *result, const char *memory_binding,
                       const DomainSpec *spec);
 
+/* Longest recorded reason adopted, in bytes */
+#define METADATA_MAX_REASON 1024u
+
 /*
- * Rebuilds the plan a decision describes, on this topology. Returns 0, or -EINVAL with *ret_error when
- * the decision does not fit (unknown CPU or node, vCPU count differs from nvcpus, unknown policy).
+ * Rebuilds the plan a recorded decision describes, on this topology, for a domain that runs nvcpus
+ * vCPUs with memory bytes. The record is untrusted: returns 0 only when every field checks out (a
+ * result that can be adopted: placed, overcommitted or skipped; known policy, pin mode and memory
+ * binding; a reason of at most METADATA_MAX_REASON bytes without control characters; every vCPU once,
+ * counted on a CPU of its pin set; pins and emulator pin within the host, and within the recorded
+ * nodes unless skipped; memory on the recorded nodes, at most each node's size and the domain's
+ * memory in all). Otherwise -EINVAL with *ret_error naming the first problem.
  */
 int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name, unsigned nvcpus,
                      uint64_t memory, Plan **ret, char **ret_error);

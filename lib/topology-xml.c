@@ -3,12 +3,16 @@
 
 #include <errno.h>
 #include <hwloc.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 typedef struct {
         unsigned depth, objects;
         bool root_seen;
+        char *newer_version; /* the root's version="" when hwloc 2.x cannot read it */
 } Check;
 
 static const char *attr(const char **names, const char **values, const char *name)
@@ -19,7 +23,24 @@ static const char *attr(const char **names, const char **values, const char *nam
         return NULL;
 }
 
-/* hwloc's bitmap text: "0x" hex words joined by commas, optionally led by the infinite "0xf...f". */
+/*
+ * hwloc's bitmap text, as hwloc_bitmap_snprintf() writes it: 32-bit words in hex, "0x" first, the most
+ * significant first, joined by commas; an all-zero word inside is written as nothing ("0x3,,0x0" holds
+ * CPUs 64 and 65); an infinite set starts with "0xf...f". hwloc_bitmap_sscanf() reads each word with
+ * strtoul(), so an empty word is 0. The last word is never empty.
+ */
+static bool bitmap_word_valid(const char *s, const char *end)
+{
+        if (s == end)
+                return true;
+        if (end - s < 3 || s[0] != '0' || (s[1] != 'x' && s[1] != 'X') || end - s > 2 + 16)
+                return false;
+        for (s += 2; s < end; s++)
+                if (!g_ascii_isxdigit(*s))
+                        return false;
+        return true;
+}
+
 static bool bitmap_text_valid(const char *s)
 {
         if (g_str_has_prefix(s, "0xf...f")) {
@@ -30,17 +51,14 @@ static bool bitmap_text_valid(const char *s)
                         return false;
         }
         for (;;) {
-                unsigned digits = 0;
-                if (s[0] != '0' || (s[1] != 'x' && s[1] != 'X'))
+                const char *comma = strchr(s, ',');
+                const char *end = comma ? comma : s + strlen(s);
+
+                if (!bitmap_word_valid(s, end))
                         return false;
-                for (s += 2; g_ascii_isxdigit(*s); s++)
-                        digits++;
-                if (digits == 0 || digits > 16)
-                        return false;
-                if (!*s)
-                        return true;
-                if (*s++ != ',')
-                        return false;
+                if (!comma)
+                        return end > s;
+                s = comma + 1;
         }
 }
 
@@ -64,9 +82,14 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
         (void)ctx;
 
         if (c->depth++ == 0) {
+                const char *version = attr(names, values, "version");
                 if (strcmp(element, "topology") != 0 && strcmp(element, "root") != 0)
                         g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
                                     "root element is <%s>, not <topology>", element);
+                else if (version && g_ascii_strtoull(version, NULL, 10) >= 3) {
+                        c->newer_version = g_strndup(version, 16);
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "newer XML");
+                }
                 c->root_seen = true;
                 return;
         }
@@ -136,9 +159,86 @@ int topology_xml_precheck(const char *xml, gsize len, char **ret_error)
                 g_set_error(&error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
                             "no <object> in the topology");
         }
+        if (c.newer_version) {
+                if (ret_error)
+                        *ret_error = g_strdup_printf(
+                            "XML of hwloc %s (<topology version=\"%s\">), which hwloc 2.x cannot read: "
+                            "export it again with hwloc 3's `lstopo --of xml --export-xml-flags v2 FILE`, "
+                            "or with hwloc 2.x",
+                            c.newer_version, c.newer_version);
+                g_free(c.newer_version);
+                return -EPROTONOSUPPORT;
+        }
         if (!ok) {
                 if (ret_error)
                         *ret_error = g_strdup(error ? error->message : "malformed XML");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* The child: hwloc reads the XML as the caller will; exits 0 when it did, 1 when it refused. */
+static G_GNUC_NORETURN void trial_child(const char *xml, gsize len)
+{
+        static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM};
+        hwloc_topology_t topo;
+        sigset_t unblock;
+        int ok;
+
+        /* A crash must end the child by its signal, whatever handler or mask the process has (a
+         * sanitizer's handler turns SIGSEGV into an exit status); a hang too, by SIGALRM's default. */
+        sigemptyset(&unblock);
+        for (unsigned i = 0; i < G_N_ELEMENTS(fatal); i++) {
+                signal(fatal[i], SIG_DFL);
+                sigaddset(&unblock, fatal[i]);
+        }
+        sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+        alarm(TOPOLOGY_XML_TRIAL_SEC);
+        ok = hwloc_topology_init(&topo) == 0;
+        if (ok) {
+                hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+                ok = hwloc_topology_set_xmlbuffer(topo, xml, (int)len + 1) == 0 &&
+                     hwloc_topology_load(topo) == 0;
+                hwloc_topology_destroy(topo);
+        }
+        _exit(ok ? 0 : 1);
+}
+
+int topology_xml_trial_load(const char *xml, gsize len, const char *name, char **ret_error)
+{
+        int status = 0, e;
+        pid_t pid, r;
+
+        pid = fork();
+        if (pid < 0) {
+                e = errno;
+                if (ret_error)
+                        *ret_error = g_strdup_printf("cannot start a process to read %s with hwloc: %s",
+                                                     name, g_strerror(e));
+                return -e;
+        }
+        if (pid == 0)
+                trial_child(xml, len);
+        do
+                r = waitpid(pid, &status, 0);
+        while (r < 0 && errno == EINTR);
+        if (r < 0) {
+                e = errno;
+                if (ret_error)
+                        *ret_error = g_strdup_printf("cannot wait for the process reading %s with hwloc: %s",
+                                                     name, g_strerror(e));
+                return -e;
+        }
+        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+                if (ret_error)
+                        *ret_error = g_strdup_printf("hwloc did not finish reading %s within %u s", name,
+                                                     TOPOLOGY_XML_TRIAL_SEC);
+                return -ETIMEDOUT;
+        }
+        if (WIFSIGNALED(status)) {
+                if (ret_error)
+                        *ret_error = g_strdup_printf("hwloc crashed reading %s (signal %d, %s)", name,
+                                                     WTERMSIG(status), strsignal(WTERMSIG(status)));
                 return -EINVAL;
         }
         return 0;

@@ -3,15 +3,13 @@
 #include "topology-xml.h"
 
 #include <errno.h>
-#include <fcntl.h>
 #include <hwloc.h>
 #include <inttypes.h>
 #include <stdarg.h>
 #include <string.h>
-#include <sys/stat.h>
-#include <unistd.h>
 
 #include "distances.h"
+#include "file-read.h"
 #include "nodesets.h"
 
 #define SYNTHETIC_PREFIX "synthetic:"
@@ -274,49 +272,15 @@ static uint64_t synthetic_count_pus(const char *desc)
 /* Reads a whole XML file into a NUL-terminated buffer. */
 static int read_xml(const char *path, char **ret, gsize *ret_len, char **ret_error)
 {
-        g_autofree char *buf = NULL;
-        gsize len = 0, size = 0;
-        struct stat st;
-        int fd, e;
+        g_autofree char *buf = NULL, *why = NULL;
+        size_t len = 0;
+        int r = file_read_bounded(path, XML_MAX_BYTES, &buf, &len, &why);
 
-        fd = open(path, O_RDONLY | O_CLOEXEC | O_NOCTTY);
-        if (fd < 0) {
-                e = errno;
-                return fail(ret_error, -e, "%s: cannot read hwloc XML: %s", path, g_strerror(e));
-        }
-        if (fstat(fd, &st) == 0 && S_ISDIR(st.st_mode)) {
-                close(fd);
-                return fail(ret_error, -EISDIR, "%s: cannot read hwloc XML: %s", path, g_strerror(EISDIR));
-        }
-        for (;;) {
-                ssize_t n;
-
-                if (len == size) {
-                        if (size > XML_MAX_BYTES) {
-                                close(fd);
-                                return fail(ret_error, -EFBIG,
-                                            "%s: cannot read hwloc XML: larger than %u MiB, not a topology",
-                                            path, XML_MAX_BYTES >> 20);
-                        }
-                        size = size ? MIN(size * 2, (gsize)XML_MAX_BYTES + 1) : 65536;
-                        buf = g_realloc(buf, size + 1);
-                }
-                n = read(fd, buf + len, size - len);
-                if (n < 0) {
-                        if (errno == EINTR)
-                                continue;
-                        e = errno;
-                        close(fd);
-                        return fail(ret_error, -e, "%s: cannot read hwloc XML: %s", path, g_strerror(e));
-                }
-                if (n == 0)
-                        break;
-                len += (gsize)n;
-        }
-        close(fd);
+        if (r < 0)
+                return fail(ret_error, r, "%s: cannot read hwloc XML: %s%s", path, why,
+                            r == -EFBIG ? ", not a topology" : "");
         if (len == 0)
                 return fail(ret_error, -EINVAL, "%s: invalid hwloc XML: the file is empty", path);
-        buf[len] = '\0';
         *ret = g_steal_pointer(&buf);
         *ret_len = len;
         return 0;
@@ -773,8 +737,15 @@ int topology_load(const char *source, Topology **ret, char **ret_error)
                 r = read_xml(source, &xml, &xml_len, ret_error);
                 if (r < 0)
                         return r;
-                if (topology_xml_precheck(xml, xml_len, &why) < 0)
-                        return fail(ret_error, -EINVAL, "%s: invalid hwloc XML: %s", source, why);
+                r = topology_xml_precheck(xml, xml_len, &why);
+                if (r == -EPROTONOSUPPORT)
+                        return fail(ret_error, r, "%s: %s", source, why);
+                if (r < 0)
+                        return fail(ret_error, r, "%s: invalid hwloc XML: %s", source, why);
+                g_clear_pointer(&why, g_free);
+                r = topology_xml_trial_load(xml, xml_len, source, &why);
+                if (r < 0)
+                        return fail(ret_error, r, "%s", why);
         }
 
         if (hwloc_topology_init(&topo) < 0)

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "trace.h"
+#include "file-read.h"
 #include "size.h"
 
 #include <errno.h>
@@ -127,4 +128,17 @@ int trace_parse(const char *text, const char *source, GPtrArray **ret, char **re
         }
         *ret = g_steal_pointer(&events);
         return 0;
+}
+
+int trace_load_file(const char *path, GPtrArray **ret, char **ret_error)
+{
+        g_autofree char *text = NULL, *why = NULL;
+        int r = file_read_bounded(path, TRACE_FILE_MAX, &text, NULL, &why);
+
+        if (r < 0) {
+                if (ret_error)
+                        *ret_error = g_strdup_printf("%s: %s", path, why);
+                return r;
+        }
+        return trace_parse(text, path, ret, ret_error);
 }

@@ -922,6 +922,10 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
                 note = constraint_note(t, req, plan);
                 plan->reason = g_strdup_printf(
                     "no usable CPU of this host lies inside its constraints%s; nothing pinned", note);
+        } else if (host.usable_pus == 0 && host.free_memory >= req->memory && params->reserved_cpus) {
+                g_autofree char *reserved = cpuset_format(params->reserved_cpus);
+                plan->reason = g_strdup_printf(
+                    "no CPU is left for vCPUs: ReservedCPUs=%s holds them all; nothing pinned", reserved);
         } else {
                 plan->reason = g_strdup_printf(
                     "no node set has %s of free memory (%s free on the whole host); nothing pinned",

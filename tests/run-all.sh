@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 stages=("$@")
-((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus metrics e2e cpu fuzz)
+((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus ctl remote metrics rules completion package e2e cpu fuzz)
 passed=0 failed=0 failures=()
 
 stage() {
@@ -58,7 +58,7 @@ run_asan() {
 run_valgrind() {
         setup build -Dwerror=true || return 1
         CK_FORK=no meson test -C build --no-rebuild -v --suite unit \
-                --wrapper="valgrind --quiet --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --suppressions=/usr/share/glib-2.0/valgrind/glib.supp --suppressions=$PWD/tests/valgrind.supp" \
+                --wrapper="valgrind --quiet --child-silent-after-fork=yes --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --suppressions=/usr/share/glib-2.0/valgrind/glib.supp --suppressions=$PWD/tests/valgrind.supp" \
                 2>&1 | grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|==[0-9]+=="
         return "${PIPESTATUS[0]}"
 }
@@ -78,10 +78,40 @@ run_dbus() {
         bash tests/dbus/run.sh build
 }
 
+run_ctl() {
+        setup build -Dwerror=true || return 1
+        bash tests/ctl/run.sh build
+}
+
+run_remote() {
+        $SUDO bash .ci/install-remote-deps.sh || return 1
+        setup build -Dwerror=true || return 1
+        $SUDO bash tests/remote/run.sh build
+}
+
 run_metrics() {
         $SUDO bash .ci/install-metrics-deps.sh || return 1
         setup build -Dwerror=true || return 1
         bash tests/metrics/run.sh build
+}
+
+# Prometheus rules (promtool check and unit tests) and the Grafana dashboard, against a live scrape.
+run_rules() {
+        $SUDO bash .ci/install-metrics-deps.sh || return 1
+        setup build -Dwerror=true || return 1
+        flock /tmp/placementd-metrics.lock bash tests/rules/run.sh build
+}
+
+run_completion() {
+        $SUDO bash .ci/install-package-deps.sh || return 1
+        setup build -Dwerror=true || return 1
+        bash tests/completion/run.sh build
+}
+
+# Builds the Debian package in a copy of the tree, lintian, apt install, systemd-analyze verify, purge.
+run_package() {
+        $SUDO bash .ci/install-package-deps.sh || return 1
+        $SUDO bash tests/package/run.sh
 }
 
 run_cpu() {

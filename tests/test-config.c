@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <glib/gstdio.h>
+#include <sys/stat.h>
 
 #include "config.h"
 #include "test-util.h"
@@ -34,7 +36,7 @@ START_TEST(test_defaults)
         ck_assert(c->apply);
         ck_assert(c->memory_binding);
         ck_assert(c->place_running);
-        ck_assert_uint_eq(c->reconcile_sec, 0);
+        ck_assert_uint_eq(c->reconcile_sec, 30);
         ck_assert_str_eq(c->uri, "qemu:///system");
         ck_assert_int_eq(c->bus, BUS_SYSTEM);
 }
@@ -127,6 +129,74 @@ START_TEST(test_file)
 }
 END_TEST
 
+static void assert_file_refused(const char *path, int r, const char *needle)
+{
+        Config *c = NULL;
+        g_autofree char *err = NULL;
+
+        ck_assert_int_eq(config_load_file(path, &c, &err), r);
+        ck_assert_ptr_null(c);
+        ck_assert_msg(strstr(err, path) && strstr(err, needle), "%s", err);
+}
+
+/* A NUL byte used to end the file silently (a file of NULs loaded as the defaults, Apply=yes); a FIFO
+ * blocked the load, /dev/zero grew without limit. */
+START_TEST(test_file_bounded)
+{
+        g_autofree char *dir = g_dir_make_tmp("test-config-XXXXXX", NULL);
+        g_autofree char *nuls = g_build_filename(dir, "nuls.conf", NULL);
+        g_autofree char *tail = g_build_filename(dir, "tail.conf", NULL);
+        g_autofree char *fifo = g_build_filename(dir, "fifo.conf", NULL);
+        g_autofree char *big = g_build_filename(dir, "big.conf", NULL);
+        g_autofree char *zeros = g_malloc0(4096), *comment = g_strnfill(CONFIG_FILE_MAX + 1, '#');
+        static const char advisory[] = "[Placement]\nApply=no\n\0Policy=compat\n";
+
+        ck_assert(g_file_set_contents(nuls, zeros, 4096, NULL));
+        ck_assert(g_file_set_contents(tail, advisory, sizeof(advisory) - 1, NULL));
+        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+        ck_assert(g_file_set_contents(big, comment, CONFIG_FILE_MAX + 1, NULL));
+
+        assert_file_refused(nuls, -EINVAL, "a NUL byte on line 1");
+        assert_file_refused(tail, -EINVAL, "a NUL byte on line 3");
+        assert_file_refused(fifo, -EINVAL, "a FIFO, not a regular file");
+        assert_file_refused("/dev/zero", -EINVAL, "a character device, not a regular file");
+        assert_file_refused(big, -EFBIG, "larger than the limit of 1 MiB");
+        assert_file_refused(dir, -EISDIR, "Is a directory");
+        g_unlink(nuls);
+        g_unlink(tail);
+        g_unlink(fifo);
+        g_unlink(big);
+        g_rmdir(dir);
+}
+END_TEST
+
+/* A reload applies what it can and names, without applying them, the keys that need a restart. */
+START_TEST(test_restart_keys)
+{
+        g_autoptr(Config) old = load_ok("[DBus]\nBus=system\n[Placement]\nPolicy=explicit\n");
+        g_autoptr(Config) same = load_ok("[Placement]\nPolicy=compat\n[Metrics]\nListen=127.0.0.1:9\n");
+        g_autoptr(Config) bus = load_ok("[DBus]\nBus=session\n[Placement]\nPolicy=compat\nApply=no\n"
+                                        "ReservedCPUs=0-1\n[Libvirt]\nURI=test:///default\n");
+        g_auto(GStrv) none = config_restart_changes(old, same);
+        g_auto(GStrv) changes = config_restart_changes(old, bus);
+        g_autoptr(Config) applied = config_reloadable(old, bus);
+        g_autofree char *reserved = NULL;
+
+        /* Policy, Listen, Apply and URI apply live */
+        ck_assert_uint_eq(g_strv_length(none), 0);
+        ck_assert_uint_eq(g_strv_length(changes), 1);
+        ck_assert_str_eq(changes[0], "[DBus] Bus=session (running with system)");
+        /* the reload keeps the running bus and takes everything else */
+        ck_assert_int_eq(applied->bus, BUS_SYSTEM);
+        ck_assert_int_eq(applied->placement.policy, POLICY_COMPAT);
+        ck_assert(!applied->apply);
+        ck_assert_str_eq(applied->uri, "test:///default");
+        reserved = cpuset_format(applied->placement.reserved_cpus);
+        ck_assert_str_eq(reserved, "0-1");
+        ck_assert_str_eq(applied->path, "test.conf");
+}
+END_TEST
+
 START_TEST(test_metrics_listen)
 {
         static const char *const good[] = {"127.0.0.1:9464", "[::1]:9464", "localhost:1", "0.0.0.0:65535"};
@@ -161,6 +231,8 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_bad_values_name_key_and_allowed);
         tcase_add_test(tc, test_unknown_and_syntax);
         tcase_add_test(tc, test_file);
+        tcase_add_test(tc, test_file_bounded);
+        tcase_add_test(tc, test_restart_keys);
         tcase_add_test(tc, test_metrics_listen);
         suite_add_tcase(s, tc);
         return s;

@@ -191,6 +191,23 @@ START_TEST(test_reserved_cpus_and_memory)
 }
 END_TEST
 
+START_TEST(test_all_cpus_reserved)
+{
+        /* With every CPU reserved and memory to spare, the reason names the CPUs, not memory. */
+        g_autoptr(Topology) t = host_2x16x2();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) reserved = NULL;
+        ck_assert_int_eq(cpuset_parse("0-63", &reserved, NULL), 0);
+        p.reserved_cpus = reserved;
+
+        const Plan *plan = test_place(t, l, &p, "vm", 2, GiB);
+        ck_assert_int_eq(plan->result, PLAN_UNPLACEABLE);
+        ck_assert_msg(strstr(plan->reason, "ReservedCPUs=0-63") != NULL, "%s", plan->reason);
+        ck_assert_msg(strstr(plan->reason, "memory") == NULL, "%s", plan->reason);
+}
+END_TEST
+
 START_TEST(test_overcommit)
 {
         g_autoptr(Topology) t = host_2x16x2();
@@ -337,6 +354,7 @@ static Suite *explicit_suite(void)
         tcase_add_test(tc, test_pin_modes);
         tcase_add_test(tc, test_emulator_never_on_other_domains);
         tcase_add_test(tc, test_reserved_cpus_and_memory);
+        tcase_add_test(tc, test_all_cpus_reserved);
         tcase_add_test(tc, test_overcommit);
         tcase_add_test(tc, test_overcommit_does_not_stack_itself);
         tcase_add_test(tc, test_overcommit_full_host_stays_near);

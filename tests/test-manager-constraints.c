@@ -200,6 +200,14 @@ START_TEST(test_user_numatune_stands)
         ck_assert_str_eq(d->memory_binding, "kept");
         nodeset = live_nodeset(dom);
         ck_assert_str_eq(nodeset, "1");
+        /* a restarted daemon adopts the record as it is: "kept" is a binding it knows */
+        free_manager(m);
+        m = new_manager();
+        ck_assert(spin_until_known(m, "c-numa"));
+        d = manager_lookup(m, "c-numa");
+        ck_assert_msg(d->adopted, "%s", d->reason);
+        ck_assert_str_eq(d->memory_binding, "kept");
+        ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), 1), 512 * MiB);
         stop(dom);
         free_manager(m);
 }

@@ -7,6 +7,7 @@
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
 #include <time.h>
+#include <unistd.h>
 
 #include "domain-xml.h"
 #include "log.h"
@@ -16,7 +17,7 @@
 #include "virt-event.h"
 
 /* 8 PUs: the test driver accepts pins on CPUs 0-7 only. */
-#define TOPOLOGY "synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2"
+#define TOPOLOGY "synthetic:pack:2 numa:1(memory=16GiB) l3:1 core:2 pu:2"
 
 static struct event_base *base;
 static virConnectPtr conn; /* the test's own connection to the same in-process driver */
@@ -57,20 +58,25 @@ static bool spin(bool (*done)(void *), void *arg, unsigned ms)
         }
 }
 
-static Manager *new_manager(const char *config_text)
+static Manager *new_manager_on(const char *topology, const char *config_text)
 {
         Topology *t = NULL;
         Config *c = NULL;
         g_autofree char *err = NULL;
         Manager *m;
 
-        ck_assert_int_eq(topology_load(TOPOLOGY, &t, &err), 0);
+        ck_assert_int_eq(topology_load(topology, &t, &err), 0);
         ck_assert_msg(config_load_data(config_text ? config_text : "", "test.conf", &c, &err) == 0, "%s",
                       err);
         m = manager_new(base, t, c, "test:///default");
         manager_start(m);
         ck_assert(manager_connected(m));
         return m;
+}
+
+static Manager *new_manager(const char *config_text)
+{
+        return new_manager_on(TOPOLOGY, config_text);
 }
 
 static void free_manager(Manager *m)
@@ -147,6 +153,32 @@ START_TEST(test_start_pin_stop)
         const Decision *other = manager_lookup(m, "test");
         ck_assert_uint_eq(ledger_count(manager_ledger(m)), other ? 1 : 0);
         virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_lookup_name_before_uuid)
+{
+        /* A domain may be named like another's UUID: the exact name wins, and a UUID matches in any
+         * case (libvirt's rule). */
+        static const char uuid[] = "0f6a4c2e-3b1d-4e5f-8a9b-1c2d3e4f5a6b";
+        Manager *m = new_manager(NULL);
+        virDomainPtr a =
+            start_domain("m-uuid-owner", 1, "<uuid>0f6a4c2e-3b1d-4e5f-8a9b-1c2d3e4f5a6b</uuid>");
+        virDomainPtr b = start_domain(uuid, 1, NULL);
+        Wait wa = {m, "m-uuid-owner"}, wb = {m, uuid};
+        g_autofree char *upper = g_ascii_strup(uuid, -1);
+
+        ck_assert(spin(known, &wa, 3000));
+        ck_assert(spin(known, &wb, 3000));
+        ck_assert_str_eq(manager_lookup(m, uuid)->name, uuid);
+        ck_assert_str_eq(manager_lookup(m, upper)->name, "m-uuid-owner");
+        ck_assert_str_eq(manager_lookup(m, manager_lookup(m, uuid)->uuid)->name, uuid);
+        ck_assert_ptr_null(manager_lookup(m, ""));
+        ck_assert_int_eq(virDomainDestroy(a), 0);
+        ck_assert_int_eq(virDomainDestroy(b), 0);
+        virDomainFree(a);
+        virDomainFree(b);
         free_manager(m);
 }
 END_TEST
@@ -395,6 +427,435 @@ START_TEST(test_memory_binding_off)
 }
 END_TEST
 
+/* Cores (topology indexes) that hold vCPUs of more than one counted domain, and cores nobody holds. */
+static void core_usage(Manager *m, unsigned *ret_shared, unsigned *ret_free)
+{
+        const Topology *t = manager_topology(m);
+        unsigned shared = 0, idle = 0;
+        for (unsigned c = 0; c < t->ncores; c++) {
+                unsigned load = ledger_core_load(manager_ledger(m), c);
+                shared += load >= 2;
+                idle += load == 0;
+        }
+        *ret_shared = shared;
+        *ret_free = idle;
+}
+
+START_TEST(test_rebalance_transient)
+{
+        /* "test" holds 2 cores; r-1..r-3 have the other 2, so two of them share one. Without memory
+         * binding: memory placementd bound live cannot follow a domain to another node. */
+        Manager *m = new_manager("[Placement]\nMemoryBinding=no\n");
+        virDomainPtr doms[3];
+        g_autofree char *report = NULL;
+        unsigned shared, idle, moved;
+
+        for (unsigned i = 0; i < 3; i++) {
+                g_autofree char *name = g_strdup_printf("r-%u", i + 1);
+                Wait w = {m, name};
+                doms[i] = start_domain(name, 1, NULL);
+                ck_assert(spin(known, &w, 3000));
+        }
+        core_usage(m, &shared, &idle);
+        ck_assert_uint_eq(shared, 1);
+        ck_assert_uint_eq(idle, 0);
+        /* the one alone on its core goes: a core is free while two vCPUs still share one */
+        for (unsigned i = 0; i < 3; i++) {
+                const Plan *p = manager_lookup(m, virDomainGetName(doms[i]))->plan;
+                if (ledger_core_load(manager_ledger(m), manager_topology(m)->pus[p->vcpu_pu[0]].core) == 1) {
+                        Wait w = {m, virDomainGetName(doms[i])};
+                        ck_assert_int_eq(virDomainDestroy(doms[i]), 0);
+                        ck_assert(spin(unknown, &w, 3000));
+                        break;
+                }
+        }
+        core_usage(m, &shared, &idle);
+        ck_assert_uint_eq(shared, 1);
+        ck_assert_uint_eq(idle, 1);
+
+        moved = manager_rebalance(m, 4, &report);
+        ck_assert_msg(moved == 1, "%s", report);
+        ck_assert_msg(strstr(report, "moved to 1 node"), "%s", report);
+        core_usage(m, &shared, &idle);
+        ck_assert_uint_eq(shared, 0);
+        ck_assert_uint_eq(idle, 0);
+        for (unsigned i = 0; i < 3; i++) {
+                const Decision *d = manager_lookup(m, virDomainGetName(doms[i]));
+                if (virDomainIsActive(doms[i]) == 1) {
+                        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", d->name, d->reason);
+                        assert_live_pins(doms[i], d->plan);
+                        virDomainDestroy(doms[i]);
+                }
+                virDomainFree(doms[i]);
+        }
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_rebalance_nothing_better)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("r-alone", 1, NULL);
+        Wait w = {m, "r-alone"};
+        g_autofree char *report = NULL;
+
+        ck_assert(spin(known, &w, 3000));
+        ck_assert_uint_eq(manager_rebalance(m, 4, &report), 0);
+        ck_assert_msg(strstr(report, "already has its best placement"), "%s", report);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_replace_transient_keeps_ownership)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("o-trans", 1, NULL);
+        virDomainPtr mine = start_domain("o-mine", 1, "<cputune><vcpupin vcpu='0' cpuset='6'/></cputune>");
+        Wait w = {m, "o-trans"}, w2 = {m, "o-mine"};
+        g_autoptr(DomainSpec) spec = NULL;
+        g_autoptr(DomainSpec) recorded = NULL;
+        g_autofree char *error = NULL;
+
+        ck_assert(spin(known, &w, 3000));
+        ck_assert(spin(known, &w2, 3000));
+        ck_assert_int_eq(manager_lookup(m, "o-trans")->result, DECISION_PLACED);
+        ck_assert_int_eq(manager_lookup(m, "o-mine")->result, DECISION_SKIPPED);
+        /* the user's definition as first seen is recorded beside the decision: no pins of its own */
+        ck_assert_int_eq(virt_domain_read_spec(dom, false, &spec, NULL), 0);
+        ck_assert(spec->has_vcpupin); /* placementd's own pin, in the live XML */
+        ck_assert_ptr_nonnull(spec->definition);
+        ck_assert_int_eq(domain_xml_parse_definition(spec->definition, &recorded, &error), 0);
+        ck_assert(!recorded->has_vcpupin);
+        ck_assert_uint_eq(recorded->max_vcpus, 1);
+
+        /* placed again, its own pins are not the user's opt-out: still placed, still counted */
+        for (unsigned round = 0; round < 2; round++) {
+                ck_assert_int_eq(manager_replace(m, "o-trans", &error), 0);
+                const Decision *d = manager_lookup(m, "o-trans");
+                ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+                ck_assert_ptr_nonnull(ledger_lookup(manager_ledger(m), d->uuid));
+                assert_live_pins(dom, d->plan);
+                /* the user's own pin stays the user's */
+                ck_assert_int_eq(manager_replace(m, "o-mine", &error), 0);
+                ck_assert_int_eq(manager_lookup(m, "o-mine")->result, DECISION_SKIPPED);
+                /* and the record survives a restart of the daemon */
+                free_manager(m);
+                m = new_manager(NULL);
+        }
+        virDomainDestroy(dom);
+        virDomainDestroy(mine);
+        virDomainFree(dom);
+        virDomainFree(mine);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_restore_onto_taken_cores)
+{
+        /* "test" holds node 0; a is placed on node 1, saved; b takes its core; a comes back */
+        Manager *m = new_manager(NULL);
+        virDomainPtr a = start_domain("s-a", 1, NULL), b;
+        Wait wa = {m, "s-a"}, wb = {m, "s-b"};
+        g_autofree char *file =
+            g_strdup_printf("%s/placementd-test-save-%d", g_get_tmp_dir(), (int)getpid());
+        unsigned shared, idle;
+
+        ck_assert(spin(known, &wa, 3000));
+        ck_assert_int_eq(virDomainSave(a, file), 0);
+        ck_assert(spin(unknown, &wa, 3000));
+        b = start_domain("s-b", 1, NULL);
+        ck_assert(spin(known, &wb, 3000));
+        ck_assert_int_eq(virDomainRestore(conn, file), 0);
+        ck_assert(spin(known, &wa, 3000));
+        unlink(file);
+
+        const Decision *d = manager_lookup(m, "s-a");
+        ck_assert_msg(d->result == DECISION_PLACED && !d->adopted, "%s", d->reason);
+        core_usage(m, &shared, &idle);
+        ck_assert_uint_eq(shared, 0);
+        virDomainFree(a);
+        a = virDomainLookupByName(conn, "s-a");
+        assert_live_pins(a, d->plan);
+        assert_live_pins(b, manager_lookup(m, "s-b")->plan);
+        virDomainDestroy(a);
+        virDomainDestroy(b);
+        virDomainFree(a);
+        virDomainFree(b);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_unreadable_record_placed_anew)
+{
+        /* a record the parser cannot read drops the record, never the domain */
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain(
+            "u-bad", 1,
+            "<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "'><p:decision result='placed' "
+            "policy='explicit' vcpu-pin='core' nodes='0'><p:vcpu id='0' cpu='99999' cpuset='0'/>"
+            "</p:decision></p:domain></metadata>");
+        Wait w = {m, "u-bad"};
+        g_autoptr(DomainSpec) spec = NULL;
+
+        ck_assert(spin(known, &w, 3000));
+        const Decision *d = manager_lookup(m, "u-bad");
+        ck_assert_msg(d->result == DECISION_PLACED && !d->adopted, "%s", d->reason);
+        ck_assert_ptr_nonnull(ledger_lookup(manager_ledger(m), d->uuid));
+        assert_live_pins(dom, d->plan);
+        /* and the record is readable again */
+        ck_assert_int_eq(virt_domain_read_spec(dom, false, &spec, NULL), 0);
+        ck_assert_ptr_null(spec->decision_error);
+        ck_assert_ptr_nonnull(spec->decision);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_defined_from_live_xml)
+{
+        /* a persistent definition made from a transient domain's live XML carries placementd's pins
+         * and its record: the record tells they are placementd's, not the user's opt-out */
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("p-live", 1, NULL), other, persistent;
+        Wait w = {m, "p-live"}, wo = {m, "p-other"};
+        char *xml;
+        unsigned shared, idle;
+
+        ck_assert(spin(known, &w, 3000));
+        xml = virDomainGetXMLDesc(dom, 0);
+        ck_assert_int_eq(virDomainDestroy(dom), 0);
+        ck_assert(spin(unknown, &w, 3000));
+        other = start_domain("p-other", 1, NULL); /* takes the core the record names */
+        ck_assert(spin(known, &wo, 3000));
+        persistent = virDomainDefineXML(conn, xml);
+        free(xml);
+        ck_assert_ptr_nonnull(persistent);
+        ck_assert_int_eq(virDomainCreate(persistent), 0);
+        ck_assert(spin(known, &w, 3000));
+        const Decision *d = manager_lookup(m, "p-live");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        core_usage(m, &shared, &idle);
+        ck_assert_uint_eq(shared, 0);
+        assert_live_pins(persistent, d->plan);
+        virDomainDestroy(persistent);
+        virDomainUndefine(persistent);
+        virDomainDestroy(other);
+        virDomainFree(dom);
+        virDomainFree(other);
+        virDomainFree(persistent);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_failed_pin_recorded)
+{
+        /* 16 CPUs where the test driver has 8: "test" holds 2 cores of node 0, f gets the other 2
+         * there and 4 on node 1, whose pins the driver takes and does not apply */
+        Manager *m = new_manager_on("synthetic:pack:2 numa:1(memory=16GiB) l3:1 core:4 pu:2", NULL);
+        virDomainPtr dom = start_domain("f-half", 6, NULL);
+        Wait w = {m, "f-half"};
+        g_autoptr(DomainSpec) spec = NULL;
+        g_autofree char *text = NULL;
+        unsigned counts[_DECISION_RESULT_MAX];
+
+        ck_assert(spin(known, &w, 3000));
+        const Decision *d = manager_lookup(m, "f-half");
+        ck_assert_msg(d->result == DECISION_FAILED, "%s", decision_result_to_string(d->result));
+        ck_assert_ptr_nonnull(d->apply_error);
+        /* the rest of the apply went on: the memory binding was attempted */
+        ck_assert_str_ne(d->memory_binding, "none");
+        /* what the ledger holds is what runs */
+        assert_live_pins(dom, d->plan);
+        ck_assert_ptr_nonnull(ledger_lookup(manager_ledger(m), d->uuid));
+        for (unsigned i = 0; i < d->plan->nvcpus; i++)
+                ck_assert(cpuset_equal(ledger_lookup(manager_ledger(m), d->uuid)->vcpu_pins[i],
+                                       d->plan->vcpu_pins[i]));
+        /* and it says so: counts, the record */
+        manager_count(m, counts);
+        ck_assert_uint_eq(counts[DECISION_FAILED], 1);
+        ck_assert_int_eq(virt_domain_read_spec(dom, false, &spec, NULL), 0);
+        ck_assert_ptr_nonnull(spec->decision);
+        ck_assert_str_eq(spec->decision->result, "failed");
+        text = manager_status(m);
+        ck_assert_ptr_nonnull(strstr(text, "1 failed"));
+        /* a restart does not adopt a failed apply as placed: it tries again */
+        free_manager(m);
+        m = new_manager_on("synthetic:pack:2 numa:1(memory=16GiB) l3:1 core:4 pu:2", NULL);
+        ck_assert_int_eq(manager_lookup(m, "f-half")->result, DECISION_FAILED);
+        ck_assert(!manager_lookup(m, "f-half")->adopted);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
+/* vCPUs of the domain the ledger counts (placed on a PU). */
+static unsigned counted_vcpus(Manager *m, const char *uuid)
+{
+        const Plan *p = ledger_lookup(manager_ledger(m), uuid);
+        unsigned n = 0;
+        for (unsigned i = 0; p && i < p->nvcpus; i++)
+                n += p->vcpu_pu[i] >= 0;
+        return n;
+}
+
+START_TEST(test_vcpu_hotplug)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = virDomainCreateXML(conn,
+                                              "<domain type='test'><name>h-grow</name>"
+                                              "<memory unit='MiB'>512</memory><vcpu current='1'>2</vcpu>"
+                                              "<os><type>hvm</type></os></domain>",
+                                              0);
+        Wait w = {m, "h-grow"};
+        unsigned shared, idle;
+
+        ck_assert_ptr_nonnull(dom);
+        ck_assert(spin(known, &w, 3000));
+        const Decision *d = manager_lookup(m, "h-grow");
+        ck_assert_uint_eq(d->plan->nvcpus, 1);
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        virt_domain_uuid(dom, uuid);
+
+        /* hot-add: the new vCPU gets a core of its own (the reconcile finds it; the driver sends no event)
+         */
+        ck_assert_int_eq(virDomainSetVcpusFlags(dom, 2, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "h-grow");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        ck_assert_uint_eq(d->plan->nvcpus, 2);
+        ck_assert_uint_eq(counted_vcpus(m, uuid), 2);
+        assert_live_pins(dom, d->plan);
+        core_usage(m, &shared, &idle);
+        ck_assert_uint_eq(shared, 0);
+
+        /* after a restart it is adopted as placementd's own, not "already pinned" */
+        free_manager(m);
+        m = new_manager(NULL);
+        d = manager_lookup(m, "h-grow");
+        ck_assert_msg(d->result == DECISION_PLACED && d->adopted, "%s", d->reason);
+        ck_assert_uint_eq(d->plan->nvcpus, 2);
+
+        /* unplug: its core is given back */
+        ck_assert_int_eq(virDomainSetVcpusFlags(dom, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "h-grow");
+        ck_assert_uint_eq(d->plan->nvcpus, 1);
+        ck_assert_uint_eq(counted_vcpus(m, uuid), 1);
+        core_usage(m, &shared, &idle);
+        ck_assert_uint_eq(idle, 1);
+        /* nothing changed: the next reconcile leaves it be */
+        manager_reconcile(m);
+        ck_assert_ptr_eq(manager_lookup(m, "h-grow"), d);
+
+        /* hot-added while the daemon was away: its own pin on vCPU 0 is not someone else's */
+        free_manager(m);
+        ck_assert_int_eq(virDomainSetVcpusFlags(dom, 2, VIR_DOMAIN_AFFECT_LIVE), 0);
+        m = new_manager(NULL);
+        d = manager_lookup(m, "h-grow");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        ck_assert_uint_eq(d->plan->nvcpus, 2);
+        assert_live_pins(dom, d->plan);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_memory_counts_maximum)
+{
+        /* the balloon target is not what the guest can use: <memory> is counted */
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("h-mem", 1, "<currentMemory unit='MiB'>128</currentMemory>");
+        Wait w = {m, "h-mem"};
+
+        ck_assert(spin(known, &w, 3000));
+        const Decision *d = manager_lookup(m, "h-mem");
+        ck_assert_uint_eq(d->plan->memory, UINT64_C(512) << 20);
+        /* a balloon change is no reason to move it */
+        ck_assert_int_eq(virDomainSetMemoryFlags(dom, 256 * 1024, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        ck_assert_ptr_eq(manager_lookup(m, "h-mem"), d);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_record_without_definition)
+{
+        /* recorded before the definition was: live pins equal to the record are placementd's own;
+         * a live pin the record does not explain is the user's */
+        static const struct {
+                const char *name, *pin, *definition;
+                DecisionResult after;
+        } cases[] = {
+            {"l-old", "4-5", "", DECISION_PLACED},
+            {"l-bad", "4-5", "<p:definition>&lt;domain&gt;&lt;vcpu&gt;</p:definition>", DECISION_PLACED},
+            {"l-user", "6-7", "", DECISION_SKIPPED},
+        };
+        Manager *m = new_manager(NULL);
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *extra = g_strdup_printf(
+                    "<cputune><vcpupin vcpu='0' cpuset='%s'/></cputune><metadata><p:domain "
+                    "xmlns:p='" PLACEMENTD_XMLNS
+                    "'>%s<p:decision result='placed' policy='explicit' vcpu-pin='core' nodes='1'>"
+                    "<p:vcpu id='0' cpu='4' cpuset='4-5'/></p:decision></p:domain></metadata>",
+                    cases[i].pin, cases[i].definition);
+                virDomainPtr dom = start_domain(cases[i].name, 1, extra);
+                Wait w = {m, cases[i].name};
+                g_autofree char *error = NULL;
+
+                ck_assert(spin(known, &w, 3000));
+                ck_assert_int_eq(manager_replace(m, cases[i].name, &error), 0);
+                const Decision *d = manager_lookup(m, cases[i].name);
+                ck_assert_msg(d->result == cases[i].after, "%s: %s", cases[i].name, d->reason);
+                virDomainDestroy(dom);
+                ck_assert(spin(unknown, &w, 3000));
+                virDomainFree(dom);
+        }
+        free_manager(m);
+}
+END_TEST
+
+#define UUID_NEW "a0000000-0000-4000-8000-000000000001"
+#define UUID_REC "a0000000-0000-4000-8000-000000000002"
+
+START_TEST(test_restart_adopts_records_first)
+{
+        /* while the daemon is away, a-new (no record) starts beside a-rec, which records the core a-new
+         * would get (UUIDs chosen so that the driver lists a-new first): the restarted daemon adopts
+         * a-rec and gives a-new another core, nothing moves */
+        virDomainPtr fresh = start_domain("a-new", 1, "<uuid>" UUID_NEW "</uuid>");
+        virDomainPtr recorded = start_domain(
+            "a-rec", 1,
+            "<uuid>" UUID_REC
+            "</uuid><cputune><vcpupin vcpu='0' cpuset='0-1'/></cputune><metadata><p:domain "
+            "xmlns:p='" PLACEMENTD_XMLNS
+            "'><p:definition>&lt;domain&gt;&lt;vcpu&gt;1&lt;/vcpu&gt;&lt;/domain&gt;</p:definition>"
+            "<p:decision result='placed' policy='explicit' vcpu-pin='core' nodes='0'>"
+            "<p:vcpu id='0' cpu='0' cpuset='0-1'/></p:decision></p:domain></metadata>");
+        Manager *m = new_manager(NULL);
+        unsigned shared, idle;
+
+        const Decision *d = manager_lookup(m, "a-rec");
+        ck_assert_msg(d->result == DECISION_PLACED && d->adopted, "%s", d->reason);
+        ck_assert(cpuset_has(d->plan->vcpu_pins[0], 0));
+        ck_assert_int_eq(manager_lookup(m, "a-new")->result, DECISION_PLACED);
+        core_usage(m, &shared, &idle);
+        ck_assert_uint_eq(shared, 0);
+        virDomainDestroy(fresh);
+        virDomainDestroy(recorded);
+        virDomainFree(fresh);
+        virDomainFree(recorded);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_suite(void)
 {
         Suite *s = suite_create("manager");
@@ -402,6 +863,7 @@ static Suite *manager_suite(void)
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_start_pin_stop);
+        tcase_add_test(tc, test_lookup_name_before_uuid);
         tcase_add_test(tc, test_restart_adopts);
         tcase_add_test(tc, test_opt_outs);
         tcase_add_test(tc, test_policy_per_domain);
@@ -413,6 +875,17 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_name_reused);
         tcase_add_test(tc, test_place_running_off);
         tcase_add_test(tc, test_memory_binding_off);
+        tcase_add_test(tc, test_rebalance_transient);
+        tcase_add_test(tc, test_rebalance_nothing_better);
+        tcase_add_test(tc, test_replace_transient_keeps_ownership);
+        tcase_add_test(tc, test_restore_onto_taken_cores);
+        tcase_add_test(tc, test_unreadable_record_placed_anew);
+        tcase_add_test(tc, test_defined_from_live_xml);
+        tcase_add_test(tc, test_failed_pin_recorded);
+        tcase_add_test(tc, test_vcpu_hotplug);
+        tcase_add_test(tc, test_memory_counts_maximum);
+        tcase_add_test(tc, test_record_without_definition);
+        tcase_add_test(tc, test_restart_adopts_records_first);
         suite_add_tcase(s, tc);
         return s;
 }

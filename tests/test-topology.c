@@ -2,12 +2,15 @@
 #include <errno.h>
 #include <glib.h>
 #include <glib/gstdio.h>
+#include <signal.h>
+#include <sys/stat.h>
 #include <string.h>
 #include <unistd.h>
 
 #include "nodesets.h"
 #include "test-util.h"
 #include "topology.h"
+#include "topology-xml.h"
 
 #define HOST_2X16X2 "synthetic:pack:2 numa:1(memory=64GB) l3:1 core:16 pu:2"
 #define E           TOPOLOGY_UNREACHABLE
@@ -559,6 +562,25 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* Topology files go through the bounded reader: a FIFO does not block, a device is not read. */
+START_TEST(test_xml_not_a_regular_file)
+{
+        g_autofree char *dir = g_dir_make_tmp("test-topology-XXXXXX", NULL);
+        g_autofree char *fifo = g_build_filename(dir, "fifo.xml", NULL);
+        g_autofree char *nul = g_build_filename(dir, "nul.xml", NULL);
+        static const char with_nul[] = "<topology>\n<object type=\"Machine\"/>\0\n</topology>\n";
+
+        ck_assert_int_eq(mkfifo(fifo, 0600), 0);
+        ck_assert(g_file_set_contents(nul, with_nul, sizeof(with_nul) - 1, NULL));
+        assert_load_fails(fifo, -EINVAL, "cannot read hwloc XML: a FIFO, not a regular file");
+        assert_load_fails("/dev/zero", -EINVAL, "cannot read hwloc XML: a character device");
+        assert_load_fails(nul, -EINVAL, "cannot read hwloc XML: a NUL byte on line 2");
+        g_unlink(fifo);
+        g_unlink(nul);
+        g_rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_limits)
 {
         g_autoptr(Topology) t = NULL;
@@ -722,6 +744,67 @@ START_TEST(test_lookup_without_tables)
 }
 END_TEST
 
+/* hwloc writes an all-zero 32-bit word as nothing: every host with CPU or node numbers from 64 on. */
+START_TEST(test_big_hosts_xml)
+{
+        g_autoptr(Topology) cpus_xml = load_fixture("big-192-pus.xml");
+        g_autoptr(Topology) cpus = load_ok("synthetic:pack:2 numa:2(memory=16GB) l3:1 core:24 pu:2");
+        g_autoptr(Topology) nodes_xml = load_fixture("big-68-nodes.xml");
+        g_autoptr(Topology) nodes = load_ok("synthetic:pack:2 numa:34(memory=1GB) core:1 pu:1");
+
+        ck_assert_uint_eq(cpus_xml->npus, 192);
+        assert_same(cpus, cpus_xml);
+        ck_assert_uint_eq(nodes_xml->nnodes, 68);
+        assert_same(nodes, nodes_xml);
+}
+END_TEST
+
+static int precheck_one(const char *cpuset)
+{
+        g_autofree char *xml = g_strdup_printf(
+            "<topology version=\"2.0\"><object type=\"Machine\" cpuset=\"%s\" complete_cpuset=\"%s\" "
+            "nodeset=\"0x1\" complete_nodeset=\"0x1\"/></topology>",
+            cpuset, cpuset);
+        g_autofree char *error = NULL;
+
+        return topology_xml_precheck(xml, strlen(xml), &error);
+}
+
+/* Bitmap text as hwloc_bitmap_snprintf() writes it and hwloc_bitmap_sscanf() reads it. */
+START_TEST(test_xml_bitmap_text)
+{
+        static const char *const good[] = {
+            "0x0",         "0x00000003,,0x0", "0x1,,,,0x00000002",    "0xf...f",
+            "0xf...f,0x1", "0xf...f,,0x1",    "0xFFFFFFFF,0xffffffff"};
+        static const char *const bad[] = {"",
+                                          ",",
+                                          "0x1,",
+                                          "0x1,,",
+                                          "1",
+                                          "0x",
+                                          "0xg",
+                                          "0x1;0x2",
+                                          "0xf...f,",
+                                          "0x1 ",
+                                          "0x12345678901234567"};
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(good); i++)
+                ck_assert_msg(precheck_one(good[i]) == 0, "refused \"%s\"", good[i]);
+        for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++)
+                ck_assert_msg(precheck_one(bad[i]) == -EINVAL, "accepted \"%s\"", bad[i]);
+}
+END_TEST
+
+/* hwloc 2.x refuses hwloc 3.0's XML with a bare EINVAL: say what it is and what to do. */
+START_TEST(test_xml_hwloc_3)
+{
+        g_autofree char *path = test_topology_path("hwloc-3.0.xml");
+
+        assert_load_fails(path, -EPROTONOSUPPORT, "XML of hwloc 3.0");
+        assert_load_fails(path, -EPROTONOSUPPORT, "--export-xml-flags v2");
+}
+END_TEST
+
 /* Inputs the fuzzer found that crash hwloc 2.9's XML import: refused before hwloc sees them. */
 START_TEST(test_xml_hwloc_would_crash)
 {
@@ -746,6 +829,51 @@ START_TEST(test_xml_hwloc_would_crash)
 }
 END_TEST
 
+/* The same inputs, past the pre-check, straight to hwloc in a child: each crash is an error here. */
+START_TEST(test_xml_hwloc_crash_contained)
+{
+        static const char *const crashers[] = {
+            "topology-hwloc-no-complete-cpuset",     "topology-hwloc-unterminated-root",
+            "topology-hwloc-empty-complete-cpuset",  "topology-hwloc-cpuset-not-in-complete",
+            "topology-hwloc-v1-numa-without-cpuset", "topology-hwloc-insert-by-parent"};
+        g_autofree char *good = test_topology_path("two-node-smt.xml"), *text = NULL, *err = NULL;
+        gsize len = 0;
+
+        ck_assert(g_file_get_contents(good, &text, &len, NULL));
+        ck_assert_int_eq(topology_xml_trial_load(text, len, good, &err), 0);
+        for (unsigned i = 0; i < G_N_ELEMENTS(crashers); i++) {
+                g_autofree char *path =
+                    g_build_filename(g_getenv("PLACEMENTD_SRCDIR") ? g_getenv("PLACEMENTD_SRCDIR") : ".",
+                                     "tests/fuzz/regressions", crashers[i], NULL);
+                g_autofree char *xml = NULL, *error = NULL, *expected = NULL;
+
+                ck_assert(g_file_get_contents(path, &xml, &len, NULL));
+                ck_assert_int_eq(topology_xml_trial_load(xml, len, path, &error), -EINVAL);
+                expected = g_strdup_printf("hwloc crashed reading %s (signal %d", path, SIGSEGV);
+                ck_assert_msg(g_str_has_prefix(error, expected), "%s: %s", crashers[i], error);
+        }
+}
+END_TEST
+
+/* Inputs that pass the pre-check and crash hwloc 2.9 (hwloc 1.x XML with a NUMA node that has no cpuset,
+ * found by hand; one the fuzzer found): the load fails with an error instead of taking the process down. */
+START_TEST(test_xml_hwloc_crash_is_an_error)
+{
+        static const char *const crashers[] = {"topology-hwloc-v1-numa-without-cpuset",
+                                               "topology-hwloc-insert-by-parent"};
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(crashers); i++) {
+                g_autofree char *path =
+                    g_build_filename(g_getenv("PLACEMENTD_SRCDIR") ? g_getenv("PLACEMENTD_SRCDIR") : ".",
+                                     "tests/fuzz/regressions", crashers[i], NULL);
+                g_autofree char *expected =
+                    g_strdup_printf("hwloc crashed reading %s (signal %d", path, SIGSEGV);
+
+                assert_load_fails(path, -EINVAL, expected);
+        }
+}
+END_TEST
+
 static Suite *topology_suite(void)
 {
         Suite *s = suite_create("topology");
@@ -760,6 +888,9 @@ static Suite *topology_suite(void)
         tcase_add_test(load, test_linux_sibling_numbering);
         tcase_add_test(load, test_host);
         tcase_add_test(load, test_environment_does_not_replace_source);
+        tcase_add_test(load, test_big_hosts_xml);
+        tcase_add_test(load, test_xml_bitmap_text);
+        tcase_add_test(load, test_xml_hwloc_3);
         suite_add_tcase(s, load);
 
         tcase_add_test(odd, test_memory_only_fixture);
@@ -785,6 +916,7 @@ static Suite *topology_suite(void)
 
         tcase_add_test(errors, test_errors);
         tcase_add_test(errors, test_limits);
+        tcase_add_test(errors, test_xml_not_a_regular_file);
         suite_add_tcase(s, errors);
 
         tcase_add_test(uniform, test_uniform_matches_synthetic);
@@ -794,6 +926,8 @@ static Suite *topology_suite(void)
         {
                 TCase *fuzzed = tcase_create("fuzzed");
                 tcase_add_test(fuzzed, test_xml_hwloc_would_crash);
+                tcase_add_test(fuzzed, test_xml_hwloc_crash_contained);
+                tcase_add_test(fuzzed, test_xml_hwloc_crash_is_an_error);
                 suite_add_tcase(s, fuzzed);
         }
         return s;

@@ -3,7 +3,6 @@
 #include "placementctl.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <json-glib/json-glib.h>
 #include <libvirt/virterror.h>
 #include <stdbool.h>
@@ -13,57 +12,11 @@
 
 #include "cpu-features.h"
 #include "cpu-json.h"
+#include "file-read.h"
 #include "virt-cpu.h"
 #include "virt-domain.h"
 
 #define DEFAULT_URI "qemu:///system"
-
-typedef struct CpuOptions {
-        const char *uri;
-        const char *virttype;
-        bool json;
-        bool map_only;
-} CpuOptions;
-
-/* Parses the options; returns the index of the first argument, or -1 after printing why not. */
-static int parse_options(int argc, char **argv, CpuOptions *o, bool baseline)
-{
-        static const struct option options[] = {
-            {"connect", required_argument, NULL, 'c'},
-            {"json", no_argument, NULL, 'j'},
-            {"map-only", no_argument, NULL, 'm'},
-            {"virttype", required_argument, NULL, 't'},
-            {},
-        };
-        int c;
-
-        *o = (CpuOptions){.uri = DEFAULT_URI};
-        while ((c = getopt_long(argc, argv, "c:", options, NULL)) >= 0) {
-                switch (c) {
-                case 'c':
-                        o->uri = optarg;
-                        break;
-                case 'j':
-                        o->json = true;
-                        break;
-                case 'm':
-                case 't':
-                        if (!baseline) {
-                                fprintf(stderr, "placementctl %s: --%s is an option of cpu-baseline\n",
-                                        argv[0], c == 'm' ? "map-only" : "virttype");
-                                return -1;
-                        }
-                        if (c == 'm')
-                                o->map_only = true;
-                        else
-                                o->virttype = optarg;
-                        break;
-                default:
-                        return -1;
-                }
-        }
-        return optind;
-}
 
 static virConnectPtr open_connection(const char *uri)
 {
@@ -173,7 +126,7 @@ static void unref_domain(gpointer dom)
         virDomainFree(dom);
 }
 
-int cmd_cpu_advice(int argc, char **argv)
+int verb_cpu_advice(Ctl *c, char **args, unsigned nargs)
 {
         g_autoptr(GPtrArray) doms = g_ptr_array_new_with_free_func(unref_domain);
         g_autoptr(GPtrArray) advice = g_ptr_array_new_with_free_func((GDestroyNotify)cpu_advice_free);
@@ -182,26 +135,21 @@ int cmd_cpu_advice(int argc, char **argv)
         g_autofree char *error = NULL;
         const CpuDesc *host = NULL;
         virConnectPtr conn;
-        CpuOptions o;
-        int first = parse_options(argc, argv, &o, false), code = EXIT_OK, r;
+        const Ctl *o = c;
+        const char *uri = c->uri ? c->uri : (c->uri = DEFAULT_URI);
+        int code = EXIT_OK, r;
 
-        if (first < 0)
-                return EXIT_USAGE;
-        if (argc - first > 1) {
-                fprintf(stderr, "placementctl cpu-advice: takes at most one DOMAIN (name or UUID)\n");
-                return EXIT_USAGE;
-        }
-        conn = open_connection(o.uri);
+        conn = open_connection(uri);
         if (!conn)
                 return EXIT_RUNTIME;
         v = virt_cpu_new(conn);
         virConnectClose(conn);
 
-        if (argc - first == 1) {
-                virDomainPtr dom = lookup_domain(conn, argv[first]);
+        if (nargs == 1) {
+                virDomainPtr dom = lookup_domain(conn, args[0]);
                 if (!dom || virDomainIsActive(dom) != 1) {
-                        fprintf(stderr, "placementctl cpu-advice: no running domain '%s' on %s\n",
-                                argv[first], o.uri);
+                        fprintf(stderr, "placementctl cpu-advice: no running domain '%s' on %s\n", args[0],
+                                uri);
                         if (dom)
                                 virDomainFree(dom);
                         return EXIT_NO_SUCH_DOMAIN;
@@ -245,13 +193,13 @@ int cmd_cpu_advice(int argc, char **argv)
                 g_ptr_array_add(advice, a);
         }
 
-        if (o.json) {
+        if (o->json) {
                 g_autoptr(JsonBuilder) b = json_builder_new();
                 g_autoptr(JsonNode) root = NULL;
 
                 json_builder_begin_object(b);
                 json_builder_set_member_name(b, "connection");
-                json_builder_add_string_value(b, o.uri);
+                json_builder_add_string_value(b, uri);
                 json_builder_set_member_name(b, "host");
                 json_builder_begin_object(b);
                 json_builder_set_member_name(b, "model");
@@ -272,7 +220,7 @@ int cmd_cpu_advice(int argc, char **argv)
                 root = json_builder_get_root(b);
                 print_json_node(root);
         } else {
-                printf("host CPU: %s, %s (%s)\n", or_unknown(host->model), or_unknown(host->vendor), o.uri);
+                printf("host CPU: %s, %s (%s)\n", or_unknown(host->model), or_unknown(host->vendor), uri);
                 if (doms->len == 0)
                         printf("no running domains\n");
                 for (unsigned i = 0; i < advice->len; i++) {
@@ -310,11 +258,10 @@ static void host_result_clear(HostResult *h)
 static int read_cpu_file(const char *file, CpuDesc **ret)
 {
         g_autofree char *text = NULL, *error = NULL;
-        g_autoptr(GError) e = NULL;
-        gsize len = 0;
+        size_t len = 0;
 
-        if (!g_file_get_contents(file, &text, &len, &e)) {
-                fprintf(stderr, "placementctl cpu-baseline: %s\n", e->message);
+        if (file_read_bounded(file, CPU_XML_MAX_BYTES, &text, &len, &error) < 0) {
+                fprintf(stderr, "placementctl cpu-baseline: %s: %s\n", file, error);
                 return -EINVAL;
         }
         if (cpu_desc_parse(text, len, ret, &error) < 0) {
@@ -330,7 +277,7 @@ static int read_cpu_file(const char *file, CpuDesc **ret)
         return 0;
 }
 
-static void print_baseline_json(const CpuOptions *o, const VirtCpuBaseline *b, GHashTable *features,
+static void print_baseline_json(const Ctl *o, const VirtCpuBaseline *b, GHashTable *features,
                                 const HostResult *hosts, size_t n, int compared, VirtCpuCompare cmp,
                                 const char *reason)
 {
@@ -392,7 +339,7 @@ static void print_baseline_json(const CpuOptions *o, const VirtCpuBaseline *b, G
         print_json_node(root);
 }
 
-static void print_baseline_text(const CpuOptions *o, const VirtCpuBaseline *b, GHashTable *features,
+static void print_baseline_text(const Ctl *o, const VirtCpuBaseline *b, GHashTable *features,
                                 const HostResult *hosts, size_t n, int compared, VirtCpuCompare cmp,
                                 const char *reason)
 {
@@ -444,7 +391,7 @@ static void print_baseline_text(const CpuOptions *o, const VirtCpuBaseline *b, G
                        reason ? reason : "");
 }
 
-int cmd_cpu_baseline(int argc, char **argv)
+int verb_cpu_baseline(Ctl *c, char **args, unsigned nargs)
 {
         g_autoptr(VirtCpu) v = NULL;
         g_autoptr(GHashTable) features = NULL;
@@ -454,29 +401,22 @@ int cmd_cpu_baseline(int argc, char **argv)
         VirtCpuBaseline b = {0};
         VirtCpuCompare cmp = VIRT_CPU_INCOMPATIBLE;
         virConnectPtr conn;
-        CpuOptions o;
-        int first = parse_options(argc, argv, &o, true), code = EXIT_OK, compared = -1, r;
-        size_t n;
+        const Ctl *o = c;
+        const char *uri = c->uri ? c->uri : (c->uri = DEFAULT_URI);
+        int code = EXIT_OK, compared = -1, r;
+        size_t n = nargs;
 
-        if (first < 0)
-                return EXIT_USAGE;
-        if (first >= argc) {
-                fprintf(stderr, "placementctl cpu-baseline: give one host CPU file per host (the <cpu> of "
-                                "'virsh capabilities' or 'virsh domcapabilities')\n");
-                return EXIT_USAGE;
-        }
-        n = (size_t)(argc - first);
         hosts = g_new0(HostResult, n);
         cpus = g_new0(CpuDesc *, n);
         for (size_t i = 0; i < n; i++) {
-                hosts[i].file = argv[first + (int)i];
+                hosts[i].file = args[i];
                 if (read_cpu_file(hosts[i].file, &hosts[i].cpu) < 0) {
                         code = EXIT_USAGE;
                         goto out;
                 }
                 cpus[i] = hosts[i].cpu;
         }
-        conn = open_connection(o.uri);
+        conn = open_connection(uri);
         if (!conn) {
                 code = EXIT_RUNTIME;
                 goto out;
@@ -484,8 +424,8 @@ int cmd_cpu_baseline(int argc, char **argv)
         v = virt_cpu_new(conn);
         virConnectClose(conn);
 
-        r = virt_cpu_baseline(v, cpus, (const char *const *)&argv[first], n,
-                              o.map_only ? VIRT_CPU_API_MAP : VIRT_CPU_API_AUTO, o.virttype, &b, &error);
+        r = virt_cpu_baseline(v, cpus, (const char *const *)args, n,
+                              o->map_only ? VIRT_CPU_API_MAP : VIRT_CPU_API_AUTO, o->virttype, &b, &error);
         if (r >= 0)
                 r = virt_cpu_features(v, b.cpu, &features, &error);
         for (size_t i = 0; r >= 0 && i < n; i++) {
@@ -506,13 +446,13 @@ int cmd_cpu_baseline(int argc, char **argv)
         }
         /* Whether this host runs it, when the connection can tell. */
         g_clear_pointer(&error, g_free);
-        if (virt_cpu_compare(v, b.cpu, b.api, o.virttype, &cmp, NULL, &reason, &error) == 0)
+        if (virt_cpu_compare(v, b.cpu, b.api, o->virttype, &cmp, NULL, &reason, &error) == 0)
                 compared = 1;
 
-        if (o.json)
-                print_baseline_json(&o, &b, features, hosts, n, compared, cmp, reason);
+        if (o->json)
+                print_baseline_json(o, &b, features, hosts, n, compared, cmp, reason);
         else
-                print_baseline_text(&o, &b, features, hosts, n, compared, cmp, reason);
+                print_baseline_text(o, &b, features, hosts, n, compared, cmp, reason);
         for (size_t i = 0; i < n; i++)
                 if (hosts[i].cannot_run->len)
                         code = EXIT_RUNTIME; /* libvirt's answer is not what it should be */

@@ -3,7 +3,6 @@
 #include "placementctl.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -62,37 +61,14 @@ static void print_topology_human(const Topology *t)
                 printf("note: %s\n", (const char *)g_ptr_array_index(t->notes, i));
 }
 
-int cmd_topology(int argc, char **argv)
+int verb_topology(Ctl *c, char **args, unsigned nargs)
 {
-        static const struct option options[] = {
-            {"topology", required_argument, NULL, 't'},
-            {"json", no_argument, NULL, 'j'},
-            {},
-        };
         g_autoptr(Topology) t = NULL;
-        const char *source = NULL;
-        bool json = false;
-        int c;
 
-        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
-                switch (c) {
-                case 't':
-                        source = optarg;
-                        break;
-                case 'j':
-                        json = true;
-                        break;
-                default:
-                        return EXIT_USAGE;
-                }
-        }
-        if (optind < argc) {
-                fprintf(stderr, "placementctl topology: unexpected argument '%s'\n", argv[optind]);
+        (void)args, (void)nargs;
+        if (load_topology(c->topology, &t) < 0)
                 return EXIT_USAGE;
-        }
-        if (load_topology(source, &t) < 0)
-                return EXIT_USAGE;
-        if (json) {
+        if (c->json) {
                 g_autoptr(JsonNode) node = topology_to_json(t, TRUE);
                 g_autofree char *text = json_to_text(node, TRUE);
                 printf("%s\n", text);
@@ -108,71 +84,31 @@ static void print_decision_human(const Topology *t, const Plan *p)
         printf("start %s", text);
 }
 
-static int parse_plan_args(int argc, char **argv, const char **source, const char **config_path,
-                           const char **policy, const char **trace_path, bool *json)
-{
-        static const struct option options[] = {
-            {"topology", required_argument, NULL, 't'}, {"config", required_argument, NULL, 'c'},
-            {"policy", required_argument, NULL, 'p'},   {"trace", required_argument, NULL, 'T'},
-            {"json", no_argument, NULL, 'j'},           {},
-        };
-        int c;
-
-        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
-                switch (c) {
-                case 't':
-                        *source = optarg;
-                        break;
-                case 'c':
-                        *config_path = optarg;
-                        break;
-                case 'p':
-                        *policy = optarg;
-                        break;
-                case 'T':
-                        *trace_path = optarg;
-                        break;
-                case 'j':
-                        *json = true;
-                        break;
-                default:
-                        return -EINVAL;
-                }
-        }
-        return 0;
-}
-
-static int read_events(int argc, char **argv, const char *trace_path, GPtrArray **ret)
+static int read_events(char **args, unsigned nargs, const char *trace_path, GPtrArray **ret)
 {
         g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func((GDestroyNotify)trace_event_free);
         g_autofree char *error = NULL;
 
-        if (trace_path && optind < argc) {
+        if (trace_path && nargs) {
                 fprintf(stderr,
                         "placementctl plan: give either --trace=FILE or NAME:VCPUS:MEMORY, not both\n");
                 return -EINVAL;
         }
         if (trace_path) {
-                g_autofree char *text = NULL;
-                g_autoptr(GError) gerror = NULL;
-                if (!g_file_get_contents(trace_path, &text, NULL, &gerror)) {
-                        fprintf(stderr, "placementctl plan: %s\n", gerror->message);
-                        return -EINVAL;
-                }
-                if (trace_parse(text, trace_path, ret, &error) < 0) {
+                if (trace_load_file(trace_path, ret, &error) < 0) {
                         fprintf(stderr, "placementctl plan: %s\n", error);
                         return -EINVAL;
                 }
                 return 0;
         }
-        if (optind >= argc) {
+        if (!nargs) {
                 fprintf(stderr,
                         "placementctl plan: nothing to place: give NAME:VCPUS:MEMORY... or --trace=FILE\n");
                 return -EINVAL;
         }
-        for (int i = optind; i < argc; i++) {
+        for (unsigned i = 0; i < nargs; i++) {
                 TraceEvent *e;
-                if (trace_parse_spec(argv[i], &e, &error) < 0) {
+                if (trace_parse_spec(args[i], &e, &error) < 0) {
                         fprintf(stderr, "placementctl plan: %s\n", error);
                         return -EINVAL;
                 }
@@ -182,40 +118,37 @@ static int read_events(int argc, char **argv, const char *trace_path, GPtrArray 
         return 0;
 }
 
-int cmd_plan_offline(int argc, char **argv)
+int verb_plan_offline(Ctl *c, char **args, unsigned nargs)
 {
-        const char *source = NULL, *config_path = NULL, *policy = NULL, *trace_path = NULL;
         g_autoptr(Topology) t = NULL;
         g_autoptr(Config) config = NULL;
         g_autoptr(GPtrArray) events = NULL;
         g_autoptr(Ledger) ledger = NULL;
         g_autoptr(JsonBuilder) b = json_builder_new();
         g_autofree char *error = NULL;
-        bool json = false;
+        bool json = c->json;
 
-        if (parse_plan_args(argc, argv, &source, &config_path, &policy, &trace_path, &json) < 0)
-                return EXIT_USAGE;
-        if (config_path) {
-                if (config_load_file(config_path, &config, &error) < 0) {
+        if (c->config) {
+                if (config_load_file(c->config, &config, &error) < 0) {
                         fprintf(stderr, "placementctl plan: %s\n", error);
                         return EXIT_USAGE;
                 }
         } else {
                 config = config_new_default();
         }
-        if (policy) {
-                int k = policy_kind_from_string(policy);
+        if (c->policy) {
+                int k = policy_kind_from_string(c->policy);
                 if (k < 0) {
                         fprintf(stderr,
                                 "placementctl plan: unknown policy '%s'; expected explicit or compat\n",
-                                policy);
+                                c->policy);
                         return EXIT_USAGE;
                 }
                 config->placement.policy = (PolicyKind)k;
         }
-        if (read_events(argc, argv, trace_path, &events) < 0)
+        if (read_events(args, nargs, c->trace, &events) < 0)
                 return EXIT_USAGE;
-        if (load_topology(source, &t) < 0)
+        if (load_topology(c->topology, &t) < 0)
                 return EXIT_USAGE;
 
         ledger = ledger_new(t);
@@ -271,5 +204,7 @@ int cmd_plan_offline(int argc, char **argv)
                 g_autofree char *map = hostmap_render(t, ledger, config->placement.reserved_cpus);
                 printf("\n%s", map);
         }
+        if (c->svg)
+                return map_svg_offline(c, t, ledger, config->placement.reserved_cpus);
         return EXIT_OK;
 }

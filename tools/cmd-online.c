@@ -3,7 +3,6 @@
 #include "placementctl.h"
 
 #include <errno.h>
-#include <getopt.h>
 #include <json-glib/json-glib.h>
 #include <stdarg.h>
 #include <stdbool.h>
@@ -17,110 +16,80 @@
 #define BUS_PATH      "/org/placementd1"
 #define BUS_INTERFACE "org.placementd1.Manager"
 
-typedef struct Online {
-        const char *bus;     /* system (default), session */
-        const char *address; /* --bus-address */
-        bool json;
-        unsigned vcpus;
-        uint64_t memory;
-        bool have_vcpus, have_memory;
-} Online;
-
-static int parse(int argc, char **argv, Online *o, int nargs, const char *what)
+/* Where the daemon is, for messages. */
+static const char *where(const Ctl *c)
 {
-        static const struct option options[] = {
-            {"json", no_argument, NULL, 'j'},
-            {"bus", required_argument, NULL, 'b'},
-            {"bus-address", required_argument, NULL, 'A'},
-            {"vcpus", required_argument, NULL, 'v'},
-            {"memory", required_argument, NULL, 'm'},
-            {},
-        };
-        guint64 n;
-        int c;
-
-        while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
-                switch (c) {
-                case 'j':
-                        o->json = true;
-                        break;
-                case 'b':
-                        if (strcmp(optarg, "system") && strcmp(optarg, "session")) {
-                                fprintf(stderr, "placementctl: unknown bus '%s' (system, session)\n",
-                                        optarg);
-                                return -EINVAL;
-                        }
-                        o->bus = optarg;
-                        break;
-                case 'A':
-                        o->address = optarg;
-                        break;
-                case 'v':
-                        if (!g_ascii_string_to_unsigned(optarg, 10, 1, 4096, &n, NULL)) {
-                                fprintf(stderr,
-                                        "placementctl: --vcpus takes a number from 1 to 4096, not '%s'\n",
-                                        optarg);
-                                return -EINVAL;
-                        }
-                        o->vcpus = (unsigned)n;
-                        o->have_vcpus = true;
-                        break;
-                case 'm':
-                        if (size_parse(optarg, &o->memory) < 0 || o->memory == 0) {
-                                fprintf(stderr, "placementctl: --memory takes a size such as 4G, not '%s'\n",
-                                        optarg);
-                                return -EINVAL;
-                        }
-                        o->have_memory = true;
-                        break;
-                default:
-                        return -EINVAL;
-                }
-        }
-        if (argc - optind != nargs) {
-                fprintf(stderr, "placementctl %s: %s\n", argv[0],
-                        nargs ? what : "takes no arguments besides options");
-                return -EINVAL;
-        }
-        return 0;
+        if (c->host)
+                return c->host;
+        return c->address ? c->address : (c->bus ? c->bus : "system");
 }
 
-static int open_bus(const Online *o, sd_bus **ret)
+static int open_address(const char *address, sd_bus **ret)
 {
         sd_bus *bus = NULL;
-        int r;
+        int r = sd_bus_new(&bus);
 
-        if (!o->address)
-                r = o->bus && strcmp(o->bus, "session") == 0 ? sd_bus_open_user(ret)
-                                                             : sd_bus_open_system(ret);
-        else {
-                r = sd_bus_new(&bus);
-                if (r >= 0)
-                        r = sd_bus_set_address(bus, o->address);
-                if (r >= 0)
-                        r = sd_bus_set_bus_client(bus, 1);
-                if (r >= 0)
-                        r = sd_bus_start(bus);
-                if (r < 0)
-                        sd_bus_unref(bus);
-                else
-                        *ret = bus;
-        }
+        if (r >= 0)
+                r = sd_bus_set_address(bus, address);
+        if (r >= 0)
+                r = sd_bus_set_bus_client(bus, 1);
+        if (r >= 0)
+                r = sd_bus_start(bus);
         if (r < 0)
-                fprintf(stderr, "placementctl: cannot connect to the %s bus: %s\n",
-                        o->address ? o->address : (o->bus ? o->bus : "system"), strerror(-r));
+                sd_bus_unref(bus);
+        else
+                *ret = bus;
         return r;
 }
 
+int ctl_bus_open(Ctl *c)
+{
+        int r;
+
+        if (c->host && (c->address || c->bus)) {
+                fprintf(stderr, "placementctl: --host reaches the system bus of that host; it does not go "
+                                "with --bus or --bus-address\n");
+                return EXIT_USAGE;
+        }
+        if (c->host)
+                /* ssh -xT HOST systemd-stdio-bridge, as systemctl -H does */
+                r = sd_bus_open_system_remote(&c->sd, c->host);
+        else if (c->address)
+                r = open_address(c->address, &c->sd);
+        else
+                r = c->bus && strcmp(c->bus, "session") == 0 ? sd_bus_open_user(&c->sd)
+                                                             : sd_bus_open_system(&c->sd);
+        if (r < 0) {
+                fprintf(stderr, "placementctl: cannot connect to the %s bus: %s\n", where(c), strerror(-r));
+                return EXIT_NOT_RUNNING;
+        }
+        return EXIT_OK;
+}
+
 /* Maps a failed call to a message and an exit code. */
-static int call_failed(const Online *o, const char *method, const sd_bus_error *e, int r)
+static bool transport_lost(int r)
+{
+        return r == -ENOTCONN || r == -ECONNRESET || r == -EPIPE || r == -ECONNREFUSED;
+}
+
+static int call_failed(const Ctl *o, const char *method, const sd_bus_error *e, int r)
 {
         const char *name = e && e->name ? e->name : "";
 
+        if (o->host && transport_lost(r) && (!*name || g_str_has_prefix(name, "System.Error."))) {
+                fprintf(stderr, "placementctl: cannot reach %s over ssh (ssh's own message is above): %s\n",
+                        o->host, strerror(-r));
+                return EXIT_NOT_RUNNING;
+        }
         if (!strcmp(name, SD_BUS_ERROR_SERVICE_UNKNOWN) || !strcmp(name, SD_BUS_ERROR_NAME_HAS_NO_OWNER) ||
             !strcmp(name, SD_BUS_ERROR_NO_REPLY) || !strcmp(name, SD_BUS_ERROR_DISCONNECTED)) {
-                fprintf(stderr, "placementctl: placementd is not running (no %s on the %s bus)\n", BUS_NAME,
-                        o->address ? o->address : (o->bus ? o->bus : "system"));
+                if (o->host)
+                        fprintf(stderr,
+                                "placementctl: placementd is not running on %s (no %s on its system bus)\n",
+                                o->host, BUS_NAME);
+                else
+                        fprintf(stderr, "placementctl: placementd is not running (no %s on the %s bus)\n",
+                                BUS_NAME, where(o));
                 return EXIT_NOT_RUNNING;
         }
         fprintf(stderr, "placementctl: %s: %s\n", method, e && e->message ? e->message : strerror(-r));
@@ -134,8 +103,8 @@ static int call_failed(const Online *o, const char *method, const sd_bus_error *
 }
 
 /* Calls method; on success *ret_reply holds the reply. Returns an exit code. */
-static int call(const Online *o, sd_bus *bus, const char *method, sd_bus_message **ret_reply,
-                const char *types, ...)
+int ctl_call(const Ctl *o, sd_bus *bus, const char *method, sd_bus_message **ret_reply, const char *types,
+             ...)
 {
         sd_bus_error e = SD_BUS_ERROR_NULL;
         sd_bus_message *msg = NULL;
@@ -157,7 +126,7 @@ static int call(const Online *o, sd_bus *bus, const char *method, sd_bus_message
         return code;
 }
 
-static int read_string_reply(sd_bus_message *reply, const char **ret)
+int ctl_read_string(sd_bus_message *reply, const char **ret)
 {
         int r = sd_bus_message_read(reply, "s", ret);
         if (r < 0)
@@ -200,18 +169,18 @@ static bool get_prop(sd_bus *bus, const char *name, char type, void *ret)
         return r >= 0;
 }
 
-static int cmd_status(const Online *o, sd_bus *bus)
+static int cmd_status(const Ctl *o, sd_bus *bus)
 {
         sd_bus_message *reply = NULL;
         const char *status;
         g_autofree char *policy = NULL, *version = NULL, *uri = NULL;
         int apply = 0, connected = 0;
         uint32_t nodes = 0, packages = 0, cores = 0, pus = 0, threads = 0;
-        int code = call(o, bus, "GetStatus", &reply, NULL);
+        int code = ctl_call(o, bus, "GetStatus", &reply, NULL);
 
         if (code)
                 return code;
-        code = read_string_reply(reply, &status);
+        code = ctl_read_string(reply, &status);
         get_prop(bus, "Policy", 's', &policy);
         get_prop(bus, "Version", 's', &version);
         get_prop(bus, "URI", 's', &uri);
@@ -265,20 +234,20 @@ static int cmd_status(const Online *o, sd_bus *bus)
         return code;
 }
 
-static int cmd_list(const Online *o, sd_bus *bus)
+static int cmd_list(const Ctl *o, sd_bus *bus)
 {
         sd_bus_message *reply = NULL;
         int code, r;
 
         if (o->json) {
                 const char *json;
-                code = call(o, bus, "GetDecisionsJSON", &reply, "s", "");
-                if (!code && !(code = read_string_reply(reply, &json)))
+                code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", "");
+                if (!code && !(code = ctl_read_string(reply, &json)))
                         print_json(json);
                 sd_bus_message_unref(reply);
                 return code;
         }
-        code = call(o, bus, "ListDecisions", &reply, NULL);
+        code = ctl_call(o, bus, "ListDecisions", &reply, NULL);
         if (code)
                 return code;
         printf("%-20s %-14s %-9s %-6s %-8s %s\n", "DOMAIN", "RESULT", "POLICY", "NODES", "MEM", "VCPU PINS");
@@ -309,20 +278,20 @@ static int cmd_list(const Online *o, sd_bus *bus)
         return EXIT_OK;
 }
 
-static int cmd_text(const Online *o, sd_bus *bus, const char *method, const char *domain)
+static int cmd_text(const Ctl *o, sd_bus *bus, const char *method, const char *domain)
 {
         sd_bus_message *reply = NULL;
         const char *text;
         int code;
 
         if (o->json && domain) {
-                code = call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
-                if (!code && !(code = read_string_reply(reply, &text)))
+                code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
+                if (!code && !(code = ctl_read_string(reply, &text)))
                         print_json(text);
         } else {
-                code =
-                    domain ? call(o, bus, method, &reply, "s", domain) : call(o, bus, method, &reply, NULL);
-                if (!code && !(code = read_string_reply(reply, &text))) {
+                code = domain ? ctl_call(o, bus, method, &reply, "s", domain)
+                              : ctl_call(o, bus, method, &reply, NULL);
+                if (!code && !(code = ctl_read_string(reply, &text))) {
                         if (o->json) {
                                 g_autofree char *escaped = g_strescape(text, NULL);
                                 printf("{\"text\": \"%s\"}\n", escaped);
@@ -377,14 +346,14 @@ static void print_decision(JsonObject *d)
         }
 }
 
-static int cmd_show(const Online *o, sd_bus *bus, const char *domain)
+static int cmd_show(const Ctl *o, sd_bus *bus, const char *domain)
 {
         sd_bus_message *reply = NULL;
         g_autoptr(JsonParser) parser = json_parser_new();
         const char *text;
-        int code = call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
+        int code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
 
-        if (!code && !(code = read_string_reply(reply, &text))) {
+        if (!code && !(code = ctl_read_string(reply, &text))) {
                 if (o->json) {
                         print_json(text);
                 } else if (json_parser_load_from_data(parser, text, -1, NULL)) {
@@ -401,19 +370,19 @@ static int cmd_show(const Online *o, sd_bus *bus, const char *domain)
         return code;
 }
 
-static int cmd_plan(const Online *o, sd_bus *bus)
+static int cmd_plan(const Ctl *o, sd_bus *bus)
 {
         sd_bus_message *reply = NULL;
         const char *result, *nodes, *pin, *mem, *emu, *reason, *json;
         unsigned i = 0;
         int code;
 
-        if (!o->have_vcpus || !o->have_memory) {
+        if (!(o->given & CTL_OPT(VCPUS)) || !(o->given & CTL_OPT(MEMORY))) {
                 fprintf(stderr, "placementctl plan: give --vcpus=N and --memory=SIZE (or --topology= to "
                                 "plan offline)\n");
                 return EXIT_USAGE;
         }
-        code = call(o, bus, "Plan", &reply, "ut", o->vcpus, o->memory);
+        code = ctl_call(o, bus, "Plan", &reply, "ut", o->vcpus, o->memory);
         if (code)
                 return code;
         sd_bus_message_read(reply, "ss", &result, &nodes);
@@ -436,12 +405,12 @@ static int cmd_plan(const Online *o, sd_bus *bus)
         return EXIT_OK;
 }
 
-static int cmd_rebalance(const Online *o, sd_bus *bus)
+static int cmd_rebalance(const Ctl *o, sd_bus *bus)
 {
         sd_bus_message *reply = NULL;
         const char *report;
         uint32_t moved;
-        int code = call(o, bus, "Rebalance", &reply, NULL);
+        int code = ctl_call(o, bus, "Rebalance", &reply, NULL);
 
         if (code)
                 return code;
@@ -459,42 +428,73 @@ static int cmd_rebalance(const Online *o, sd_bus *bus)
         return EXIT_OK;
 }
 
-int cmd_online(int argc, char **argv)
+int verb_status(Ctl *c, char **args, unsigned nargs)
 {
-        const char *cmd = argv[0];
-        Online o = {0};
-        sd_bus *bus = NULL;
-        int code, nargs = 0;
+        (void)args, (void)nargs;
+        return cmd_status(c, c->sd);
+}
 
-        if (!strcmp(cmd, "show") || !strcmp(cmd, "explain") || !strcmp(cmd, "replace"))
-                nargs = 1;
-        if (parse(argc, argv, &o, nargs, "needs exactly one DOMAIN (name or UUID)") < 0)
+int verb_list(Ctl *c, char **args, unsigned nargs)
+{
+        (void)args, (void)nargs;
+        return cmd_list(c, c->sd);
+}
+
+int verb_show(Ctl *c, char **args, unsigned nargs)
+{
+        (void)nargs;
+        return cmd_show(c, c->sd, args[0]);
+}
+
+int verb_explain(Ctl *c, char **args, unsigned nargs)
+{
+        (void)nargs;
+        return cmd_text(c, c->sd, "Explain", args[0]);
+}
+
+int verb_map(Ctl *c, char **args, unsigned nargs)
+{
+        int code;
+
+        (void)args, (void)nargs;
+        if (c->topology && !c->svg) {
+                fprintf(stderr, "placementctl map: --topology= names the host to draw with --svg=FILE\n");
                 return EXIT_USAGE;
-        if (open_bus(&o, &bus) < 0)
-                return EXIT_NOT_RUNNING;
-
-        if (!strcmp(cmd, "status"))
-                code = cmd_status(&o, bus);
-        else if (!strcmp(cmd, "list"))
-                code = cmd_list(&o, bus);
-        else if (!strcmp(cmd, "show"))
-                code = cmd_show(&o, bus, argv[optind]);
-        else if (!strcmp(cmd, "explain"))
-                code = cmd_text(&o, bus, "Explain", argv[optind]);
-        else if (!strcmp(cmd, "map"))
-                code = cmd_text(&o, bus, "GetHostMap", NULL);
-        else if (!strcmp(cmd, "plan"))
-                code = cmd_plan(&o, bus);
-        else if (!strcmp(cmd, "reload"))
-                code = call(&o, bus, "Reload", NULL, NULL);
-        else if (!strcmp(cmd, "rebalance"))
-                code = cmd_rebalance(&o, bus);
-        else if (!strcmp(cmd, "replace"))
-                code = call(&o, bus, "Replace", NULL, "s", argv[optind]);
-        else {
-                fprintf(stderr, "placementctl: unknown command '%s'\n", cmd);
-                code = EXIT_USAGE;
         }
-        sd_bus_flush_close_unref(bus);
+        /* The daemon says which domain is on which PU, not how its host is built: hwloc here draws this
+         * host, or the topology given. */
+        if (c->svg && c->host && !c->topology) {
+                fprintf(stderr,
+                        "placementctl map --svg: with -H, give --topology= that host's hwloc XML (lstopo "
+                        "--of xml there)\n");
+                return EXIT_USAGE;
+        }
+        code = cmd_text(c, c->sd, "GetHostMap", NULL);
+        if (!code && c->svg)
+                code = map_svg_online(c);
         return code;
+}
+
+int verb_plan(Ctl *c, char **args, unsigned nargs)
+{
+        (void)args, (void)nargs;
+        return cmd_plan(c, c->sd);
+}
+
+int verb_reload(Ctl *c, char **args, unsigned nargs)
+{
+        (void)args, (void)nargs;
+        return ctl_call(c, c->sd, "Reload", NULL, NULL);
+}
+
+int verb_rebalance(Ctl *c, char **args, unsigned nargs)
+{
+        (void)args, (void)nargs;
+        return cmd_rebalance(c, c->sd);
+}
+
+int verb_replace(Ctl *c, char **args, unsigned nargs)
+{
+        (void)nargs;
+        return ctl_call(c, c->sd, "Replace", NULL, "s", args[0]);
 }

@@ -1,105 +1,324 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* placementctl: one table of verbs, one table of options, one getopt_long pass for both. */
 #include "placementctl.h"
 
-#include <stdbool.h>
+#include <errno.h>
+#include <getopt.h>
+#include <limits.h>
 #include <stdio.h>
 #include <string.h>
 
 #include <glib.h>
 
+#include "size.h"
+
+#define ANY UINT_MAX
+
+typedef enum VerbMode {
+        VERB_ONLINE,  /* asks the running daemon: the dispatcher connects first */
+        VERB_OFFLINE, /* the engine on a given topology */
+        VERB_LIBVIRT, /* libvirt directly */
+        _VERB_MODE_MAX,
+} VerbMode;
+
+typedef struct Verb {
+        const char *name;
+        const char *synopsis; /* arguments and the options only this verb takes, for --help */
+        const char *args;     /* what its arguments are, for the error when their count is wrong */
+        unsigned min_args, max_args;
+        VerbMode mode;
+        unsigned options; /* CTL_OPT() of the options it takes */
+        VerbRun run;
+        const char *help;
+} Verb;
+
+typedef struct OptionInfo {
+        const char *name;
+        int short_name;    /* 0 for none */
+        const char *value; /* NULL for a flag */
+        const char *help;
+} OptionInfo;
+
+static const OptionInfo option_info[_OPT_MAX] = {
+    [OPT_JSON] = {"json", 0, NULL, "JSON instead of text"},
+    [OPT_BUS] = {"bus", 0, "system|session", "the bus placementd is on (default: system)"},
+    [OPT_BUS_ADDRESS] = {"bus-address", 0, "ADDR", "connect to this D-Bus address instead"},
+    [OPT_HOST] = {"host", 'H', "[USER@]HOST[:PORT]", "the placementd of another host, over SSH"},
+    [OPT_VCPUS] = {"vcpus", 0, "N", "plan: vCPUs of the new domain"},
+    [OPT_MEMORY] = {"memory", 0, "SIZE", "plan: memory of the new domain"},
+    [OPT_TOPOLOGY] = {"topology", 0, "SOURCE", "work offline on this topology (map --svg: draw this one)"},
+    [OPT_CONFIG] = {"config", 0, "FILE", "offline plan: placement settings from this file"},
+    [OPT_POLICY] = {"policy", 0, "explicit|compat", "offline plan: the policy to use"},
+    [OPT_TRACE] = {"trace", 0, "FILE", "offline plan: start and stop events from this file"},
+    [OPT_CONNECT] = {"connect", 'c', "URI", "libvirt URI (default: qemu:///system)"},
+    [OPT_MAP_ONLY] = {"map-only", 0, NULL, "cpu-baseline: use libvirt's CPU map, not QEMU's"},
+    [OPT_VIRTTYPE] = {"virttype", 0, "TYPE", "cpu-baseline: the domain type (kvm, qemu)"},
+    [OPT_SVG] = {"svg", 0, "FILE", "map, offline plan: also draw the host into FILE (SVG, by lstopo)"},
+    [OPT_HELP] = {"help", 'h', NULL, "show this help"},
+    [OPT_VERSION] = {"version", 0, NULL, "show the version"},
+};
+
+#define ONLINE CTL_OPT(JSON) | CTL_OPT(BUS) | CTL_OPT(BUS_ADDRESS) | CTL_OPT(HOST)
+#define CPU    CTL_OPT(JSON) | CTL_OPT(CONNECT)
+
+static int verb_help(Ctl *c, char **args, unsigned nargs);
+
+static const Verb verbs[] = {
+    {"status", "", "", 0, 0, VERB_ONLINE, ONLINE, verb_status, "daemon state, policy, host summary"},
+    {"list", "", "", 0, 0, VERB_ONLINE, ONLINE, verb_list, "every running domain and its decision"},
+    {"show", "DOMAIN", "one DOMAIN (name or UUID)", 1, 1, VERB_ONLINE, ONLINE, verb_show, "one decision"},
+    {"explain", "DOMAIN", "one DOMAIN (name or UUID)", 1, 1, VERB_ONLINE, ONLINE, verb_explain,
+     "the ranked candidates and the rule that chose"},
+    {"map", "[--svg=FILE [--topology=SOURCE]]", "", 0, 0, VERB_ONLINE,
+     ONLINE | CTL_OPT(SVG) | CTL_OPT(TOPOLOGY), verb_map, "the host with the domain on each CPU"},
+    {"plan", "--vcpus=N --memory=SIZE", "", 0, 0, VERB_ONLINE, ONLINE | CTL_OPT(VCPUS) | CTL_OPT(MEMORY),
+     verb_plan, "what it would do for a new domain now"},
+    {"reload", "", "", 0, 0, VERB_ONLINE, ONLINE, verb_reload, "read the configuration again (root only)"},
+    {"rebalance", "", "", 0, 0, VERB_ONLINE, ONLINE, verb_rebalance,
+     "move domains where they fit better (root only)"},
+    {"replace", "DOMAIN", "one DOMAIN (name or UUID)", 1, 1, VERB_ONLINE, ONLINE, verb_replace,
+     "place one domain again (root only)"},
+    {"topology", "--topology=SOURCE", "", 0, 0, VERB_OFFLINE, CTL_OPT(JSON) | CTL_OPT(TOPOLOGY),
+     verb_topology, "the host as the engine sees it"},
+    {"plan",
+     "--topology=SOURCE [--config=FILE] [--policy=explicit|compat] [--svg=FILE] NAME:VCPUS:MEMORY... | "
+     "--trace=FILE",
+     "NAME:VCPUS:MEMORY...", 0, ANY, VERB_OFFLINE,
+     CTL_OPT(JSON) | CTL_OPT(TOPOLOGY) | CTL_OPT(CONFIG) | CTL_OPT(POLICY) | CTL_OPT(TRACE) | CTL_OPT(SVG),
+     verb_plan_offline, "place these domains in turn, then show the map"},
+    {"cpu-advice", "[DOMAIN]", "at most one DOMAIN (name or UUID)", 0, 1, VERB_LIBVIRT, CPU, verb_cpu_advice,
+     "features each running domain's CPU model hides"},
+    {"cpu-baseline", "[--map-only] [--virttype=TYPE] FILE...",
+     "one host CPU file per host (the <cpu> of 'virsh capabilities' or 'virsh domcapabilities')", 1, ANY,
+     VERB_LIBVIRT, CPU | CTL_OPT(MAP_ONLY) | CTL_OPT(VIRTTYPE), verb_cpu_baseline,
+     "the best CPU model all these hosts can run"},
+    {"help", "", "", 0, 0, VERB_OFFLINE, 0, verb_help, "show this help"},
+};
+
+static const char *const section[_VERB_MODE_MAX] = {
+    [VERB_ONLINE] = "Ask the running placementd (D-Bus: the system bus, --bus=session, --bus-address=ADDR, "
+                    "or -H HOST over SSH):",
+    [VERB_OFFLINE] = "Offline (no daemon; the engine runs on the given topology):",
+    [VERB_LIBVIRT] = "Guest CPU models (libvirt directly, no daemon):",
+};
+
 static void usage(FILE *f)
 {
-        fputs("Usage: placementctl COMMAND [OPTIONS...]\n"
-              "\n"
-              "Ask the running placementd (D-Bus, system bus unless --bus=session or --bus-address=ADDR):\n"
-              "  status                      daemon state, policy, host summary\n"
-              "  list                        every running domain and its decision\n"
-              "  show DOMAIN                 one decision (name or UUID)\n"
-              "  explain DOMAIN              the ranked candidates and the rule that chose\n"
-              "  map                         the host with the domain on each CPU\n"
-              "  plan --vcpus=N --memory=SIZE   what it would do for a new domain now\n"
-              "  reload | rebalance | replace DOMAIN   (root only)\n"
-              "All of them take --json.\n"
-              "\n"
-              "Offline (no daemon; the engine runs on the given topology):\n"
-              "  topology --topology=SOURCE [--json]\n"
-              "  plan --topology=SOURCE [--config=FILE] [--policy=explicit|compat] [--json]\n"
-              "       NAME:VCPUS:MEMORY... | --trace=FILE\n"
-              "\n"
-              "Guest CPU models (libvirt directly, no daemon; --connect=URI, default qemu:///system):\n"
-              "  cpu-advice [DOMAIN] [--json]   features each running domain's CPU model hides\n"
-              "  cpu-baseline [--map-only] [--virttype=TYPE] [--json] FILE...\n"
-              "                              the best CPU model all these hosts can run\n"
-              "\n"
-              "SOURCE is 'host', an hwloc XML file, or 'synthetic:DESC'. MEMORY takes K/M/G/T suffixes.\n"
+        fputs("Usage: placementctl [OPTIONS...] COMMAND [ARGUMENTS...]\n", f);
+        for (unsigned m = 0; m < _VERB_MODE_MAX; m++) {
+                fprintf(f, "\n%s\n", section[m]);
+                for (unsigned i = 0; i < G_N_ELEMENTS(verbs); i++) {
+                        g_autofree char *call = NULL;
+                        if (verbs[i].mode != m)
+                                continue;
+                        call =
+                            g_strjoin(*verbs[i].synopsis ? " " : "", verbs[i].name, verbs[i].synopsis, NULL);
+                        if (strlen(call) > 27)
+                                fprintf(f, "  %s\n  %-28s %s\n", call, "", verbs[i].help);
+                        else
+                                fprintf(f, "  %-28s %s\n", call, verbs[i].help);
+                }
+        }
+        fputs("\nOptions:\n", f);
+        for (unsigned o = 0; o < _OPT_MAX; o++) {
+                const OptionInfo *i = &option_info[o];
+                g_autofree char *flag = g_strdup_printf(
+                    "%c%c%s--%s%s%s", i->short_name ? '-' : ' ', i->short_name ? i->short_name : ' ',
+                    i->short_name ? ", " : "  ", i->name, i->value ? "=" : "", i->value ? i->value : "");
+                fprintf(f, "  %-32s %s\n", flag, i->help);
+        }
+        fputs("\nSOURCE is 'host', an hwloc XML file, or 'synthetic:DESC'. SIZE takes K/M/G/T suffixes.\n"
               "Exit status: 0 ok, 1 runtime failure, 2 usage or input error, 3 placementd not running,\n"
               "4 no such domain, 5 permission denied.\n",
               f);
 }
 
-/* Options that take a value, so "--bus-address ADDR" is one option, not a command. */
-static bool takes_value(const char *opt)
+static int verb_help(Ctl *c, char **args, unsigned nargs)
 {
-        static const char *const with_value[] = {"--bus",    "--bus-address", "--topology", "--config",
-                                                 "--policy", "--trace",       "--vcpus",    "--memory"};
-        for (unsigned i = 0; i < G_N_ELEMENTS(with_value); i++)
-                if (strcmp(opt, with_value[i]) == 0)
-                        return true;
-        return false;
+        (void)c, (void)args, (void)nargs;
+        usage(stdout);
+        return EXIT_OK;
 }
 
-static const char *const online[] = {"status", "list",   "show",      "explain",
-                                     "map",    "reload", "rebalance", "replace"};
+static int set_option(Ctl *c, CtlOption o, const char *arg)
+{
+        guint64 n;
+
+        c->given |= 1u << o;
+        switch (o) {
+        case OPT_JSON:
+                c->json = true;
+                break;
+        case OPT_BUS:
+                if (strcmp(arg, "system") && strcmp(arg, "session")) {
+                        fprintf(stderr, "placementctl: unknown bus '%s' (system, session)\n", arg);
+                        return -EINVAL;
+                }
+                c->bus = arg;
+                break;
+        case OPT_BUS_ADDRESS:
+                c->address = arg;
+                break;
+        case OPT_HOST:
+                if (!*arg) {
+                        fprintf(stderr, "placementctl: --host is empty (give [USER@]HOST[:PORT])\n");
+                        return -EINVAL;
+                }
+                c->host = arg;
+                break;
+        case OPT_VCPUS:
+                if (!g_ascii_string_to_unsigned(arg, 10, 1, 4096, &n, NULL)) {
+                        fprintf(stderr, "placementctl: --vcpus takes a number from 1 to 4096, not '%s'\n",
+                                arg);
+                        return -EINVAL;
+                }
+                c->vcpus = (unsigned)n;
+                break;
+        case OPT_MEMORY:
+                if (size_parse(arg, &c->memory) < 0 || c->memory == 0) {
+                        fprintf(stderr, "placementctl: --memory takes a size such as 4G, not '%s'\n", arg);
+                        return -EINVAL;
+                }
+                break;
+        case OPT_TOPOLOGY:
+                c->topology = arg;
+                break;
+        case OPT_CONFIG:
+                c->config = arg;
+                break;
+        case OPT_POLICY:
+                c->policy = arg;
+                break;
+        case OPT_TRACE:
+                c->trace = arg;
+                break;
+        case OPT_CONNECT:
+                c->uri = arg;
+                break;
+        case OPT_MAP_ONLY:
+                c->map_only = true;
+                break;
+        case OPT_VIRTTYPE:
+                c->virttype = arg;
+                break;
+        case OPT_SVG:
+                if (!*arg) {
+                        fprintf(stderr, "placementctl: --svg is empty (give a file name)\n");
+                        return -EINVAL;
+                }
+                c->svg = arg;
+                break;
+        case OPT_HELP:
+        case OPT_VERSION:
+        case _OPT_MAX:
+                break;
+        }
+        return 0;
+}
+
+/* Options may come before or after the verb: getopt_long permutes, so the verb and its arguments are
+ * what is left at optind. Returns 0 or -EINVAL after saying why. */
+static int parse_options(int argc, char **argv, Ctl *c)
+{
+        struct option options[_OPT_MAX + 1] = {{0}};
+        GString *shorts = g_string_new(NULL);
+        int r = 0, ch;
+
+        for (unsigned o = 0; o < _OPT_MAX; o++) {
+                const OptionInfo *i = &option_info[o];
+                options[o] = (struct option){i->name, i->value ? required_argument : no_argument, NULL,
+                                             i->short_name ? i->short_name : 0x100 + (int)o};
+                if (i->short_name)
+                        g_string_append_printf(shorts, "%c%s", i->short_name, i->value ? ":" : "");
+        }
+        while (r == 0 && (ch = getopt_long(argc, argv, shorts->str, options, NULL)) >= 0) {
+                unsigned o = _OPT_MAX;
+                for (unsigned k = 0; k < _OPT_MAX; k++)
+                        if (options[k].val == ch)
+                                o = k;
+                r = o == _OPT_MAX ? -EINVAL : set_option(c, (CtlOption)o, optarg);
+        }
+        g_string_free(shorts, TRUE);
+        return r;
+}
+
+/* The row for name; where a verb works both ways (plan), --topology picks the offline one. */
+static const Verb *verb_find(const char *name, bool offline)
+{
+        const Verb *found = NULL;
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(verbs); i++) {
+                bool row_offline = verbs[i].mode != VERB_ONLINE;
+                if (strcmp(verbs[i].name, name))
+                        continue;
+                if (!found || ((found->mode != VERB_ONLINE) != offline && row_offline == offline))
+                        found = &verbs[i];
+        }
+        return found;
+}
+
+static int check_call(const Verb *v, const Ctl *c, char **args, unsigned nargs)
+{
+        unsigned foreign = c->given & ~v->options;
+
+        if (foreign) {
+                fprintf(stderr,
+                        "placementctl %s: --%s does not apply to this command (see placementctl --help)\n",
+                        v->name, option_info[__builtin_ctz(foreign)].name);
+                return -EINVAL;
+        }
+        if (nargs < v->min_args || nargs > v->max_args) {
+                if (v->max_args == 0)
+                        fprintf(stderr, "placementctl %s: takes no arguments besides options\n", v->name);
+                else
+                        fprintf(stderr, "placementctl %s: needs %s\n", v->name, v->args);
+                return -EINVAL;
+        }
+        for (unsigned i = 0; i < nargs; i++)
+                if (!*args[i]) {
+                        fprintf(stderr, "placementctl %s: argument %u is empty (expected %s)\n", v->name,
+                                i + 1, v->args);
+                        return -EINVAL;
+                }
+        return 0;
+}
+
+static int dispatch(Ctl *c, char **args, unsigned nargs)
+{
+        const Verb *v = verb_find(c->verb, c->topology != NULL);
+        int code;
+
+        if (!v) {
+                fprintf(stderr, "placementctl: unknown command '%s' (see placementctl --help)\n", c->verb);
+                return EXIT_USAGE;
+        }
+        if (check_call(v, c, args, nargs) < 0)
+                return EXIT_USAGE;
+        if (v->mode == VERB_ONLINE && (code = ctl_bus_open(c)) != EXIT_OK)
+                return code;
+        code = v->run(c, args, nargs);
+        c->sd = sd_bus_flush_close_unref(c->sd);
+        return code;
+}
 
 int main(int argc, char **argv)
 {
-        const char *cmd = NULL;
+        Ctl c = {0};
 
-        /* Options may come before the command (placementctl --json list, --bus-address ADDR status): move
-         * the command to argv[1], skipping the values of options given as separate words. */
-        for (int i = 1; i < argc; i++) {
-                if (argv[i][0] == '-' && strcmp(argv[i], "-") != 0) {
-                        if (!strchr(argv[i], '=') && takes_value(argv[i]))
-                                i++;
-                        continue;
-                }
-                {
-                        char *c = argv[i];
-                        memmove(argv + 2, argv + 1, sizeof(char *) * (size_t)(i - 1));
-                        argv[1] = c;
-                }
-                break;
-        }
-        cmd = argc > 1 ? argv[1] : NULL;
-
-        if (!cmd) {
-                usage(stderr);
+        if (parse_options(argc, argv, &c) < 0)
                 return EXIT_USAGE;
-        }
-        if (strcmp(cmd, "--help") == 0 || strcmp(cmd, "-h") == 0 || strcmp(cmd, "help") == 0) {
+        if (c.given & CTL_OPT(HELP)) {
                 usage(stdout);
                 return EXIT_OK;
         }
-        if (strcmp(cmd, "--version") == 0) {
+        if (c.given & CTL_OPT(VERSION)) {
                 printf("placementctl %s\n", PLACEMENTD_VERSION);
                 return EXIT_OK;
         }
-        /* Subcommands parse from argv[1] on, with getopt starting after the command name. */
-        if (strcmp(cmd, "topology") == 0)
-                return cmd_topology(argc - 1, argv + 1);
-        if (strcmp(cmd, "cpu-advice") == 0)
-                return cmd_cpu_advice(argc - 1, argv + 1);
-        if (strcmp(cmd, "cpu-baseline") == 0)
-                return cmd_cpu_baseline(argc - 1, argv + 1);
-        if (strcmp(cmd, "plan") == 0) {
-                for (int i = 2; i < argc; i++)
-                        if (g_str_has_prefix(argv[i], "--topology"))
-                                return cmd_plan_offline(argc - 1, argv + 1);
-                return cmd_online(argc - 1, argv + 1);
+        if (optind >= argc) {
+                usage(stderr);
+                return EXIT_USAGE;
         }
-        for (unsigned i = 0; i < G_N_ELEMENTS(online); i++)
-                if (strcmp(cmd, online[i]) == 0)
-                        return cmd_online(argc - 1, argv + 1);
-        fprintf(stderr, "placementctl: unknown command '%s' (see placementctl --help)\n", cmd);
-        return EXIT_USAGE;
+        c.verb = argv[optind];
+        return dispatch(&c, argv + optind + 1, (unsigned)(argc - optind - 1));
 }

@@ -1,6 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
+#include <stdint.h>
+#include <systemd/sd-bus.h>
+
+#include "cpuset.h"
+#include "ledger.h"
+#include "topology.h"
+
 /* Exit codes shared by every placementctl command. */
 #define EXIT_OK             0
 #define EXIT_RUNTIME        1 /* the work failed: daemon unreachable, access denied, a failing call */
@@ -9,10 +17,71 @@
 #define EXIT_NO_SUCH_DOMAIN 4
 #define EXIT_DENIED         5 /* the daemon refused: only root may do that */
 
-int cmd_topology(int argc, char **argv);
-int cmd_plan_offline(int argc, char **argv);
-/* status, list, show, explain, map, plan (online), reload, rebalance, replace */
-int cmd_online(int argc, char **argv);
-/* cpu-advice [DOMAIN], cpu-baseline FILE...: libvirt directly, no daemon (cmd-cpu.c) */
-int cmd_cpu_advice(int argc, char **argv);
-int cmd_cpu_baseline(int argc, char **argv);
+/* Every option placementctl knows; a verb lists the ones it takes as a mask of CTL_OPT(). */
+typedef enum CtlOption {
+        OPT_JSON,
+        OPT_BUS,
+        OPT_BUS_ADDRESS,
+        OPT_HOST,
+        OPT_VCPUS,
+        OPT_MEMORY,
+        OPT_TOPOLOGY,
+        OPT_CONFIG,
+        OPT_POLICY,
+        OPT_TRACE,
+        OPT_CONNECT,
+        OPT_MAP_ONLY,
+        OPT_VIRTTYPE,
+        OPT_SVG,
+        OPT_HELP,
+        OPT_VERSION,
+        _OPT_MAX,
+} CtlOption;
+#define CTL_OPT(o) (1u << OPT_##o)
+
+/* The command line, parsed once for every verb. */
+typedef struct Ctl {
+        const char *verb;
+        unsigned given; /* CTL_OPT() of each option on the command line */
+        bool json;
+        const char *bus;     /* --bus: system (default) or session */
+        const char *address; /* --bus-address */
+        const char *host;    /* -H/--host: [USER@]HOST[:PORT], over SSH */
+        unsigned vcpus;
+        uint64_t memory;
+        const char *topology, *config, *policy, *trace;
+        const char *uri; /* --connect, for the libvirt verbs */
+        const char *virttype;
+        bool map_only;
+        const char *svg; /* --svg: draw the host map into this file */
+        sd_bus *sd;      /* online verbs: the connection the dispatcher opened */
+} Ctl;
+
+typedef int (*VerbRun)(Ctl *c, char **args, unsigned nargs);
+
+/* Online verbs (cmd-online.c): ask the running daemon. */
+int ctl_bus_open(Ctl *c);
+/* Calls method with the arguments types, ...; on success *ret_reply holds the reply (may be NULL).
+ * Returns an exit code, after saying why on failure. */
+int ctl_call(const Ctl *c, sd_bus *bus, const char *method, sd_bus_message **ret_reply, const char *types,
+             ...);
+int ctl_read_string(sd_bus_message *reply, const char **ret);
+/* map --svg (cmd-map-svg.c): the daemon's host map drawn by lstopo. */
+int map_svg_online(const Ctl *c);
+/* plan --topology --svg (cmd-map-svg.c) */
+int map_svg_offline(const Ctl *c, const Topology *t, const Ledger *l, const CpuSet *reserved);
+int verb_status(Ctl *c, char **args, unsigned nargs);
+int verb_list(Ctl *c, char **args, unsigned nargs);
+int verb_show(Ctl *c, char **args, unsigned nargs);
+int verb_explain(Ctl *c, char **args, unsigned nargs);
+int verb_map(Ctl *c, char **args, unsigned nargs);
+int verb_plan(Ctl *c, char **args, unsigned nargs);
+int verb_reload(Ctl *c, char **args, unsigned nargs);
+int verb_rebalance(Ctl *c, char **args, unsigned nargs);
+int verb_replace(Ctl *c, char **args, unsigned nargs);
+/* Offline verbs (cmd-offline.c): the engine on a given topology, no daemon. */
+int verb_topology(Ctl *c, char **args, unsigned nargs);
+int verb_plan_offline(Ctl *c, char **args, unsigned nargs);
+/* Guest CPU models (cmd-cpu.c): libvirt directly, no daemon. */
+int verb_cpu_advice(Ctl *c, char **args, unsigned nargs);
+int verb_cpu_baseline(Ctl *c, char **args, unsigned nargs);

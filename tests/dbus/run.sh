@@ -387,6 +387,40 @@ printf '[Placement]\nPolicy=compat\n' >"$CONF"
 for p in "${MON_PIDS[@]}"; do stop_pid "$p"; done
 MON_PIDS=()
 
+# ---- a reload is atomic -----------------------------------------------------------------------------
+# A free loopback port (asked of the kernel, so no fixed port is bound); 192.0.2.1 (TEST-NET-1) is on no
+# interface, so binding it fails.
+PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+metrics_up() {
+    python3 -c 'import sys, urllib.request
+sys.exit(0 if urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1], timeout=5).status == 200 else 1)'         "$1" 2>/dev/null
+}
+printf '[Placement]\nPolicy=compat\n[Metrics]\nListen=127.0.0.1:%s\n' "$PORT" >"$CONF"
+bcall Reload
+result "Reload turning metrics on (127.0.0.1:$PORT) -> ok" "$([ $RC -eq 0 ] && metrics_up "$PORT"; echo $?)"
+printf '[Placement]\nPolicy=explicit\n[Metrics]\nListen=192.0.2.1:%s\n' "$PORT" >"$CONF"
+got=$(berr Reload)
+result "Reload with an unbindable Listen=192.0.2.1:$PORT fails (${got:-no error}) naming Listen" \
+    "$([ -n "$got" ] && grep -q "Listen=192.0.2.1" "$ERR"; echo $?)"
+note "error: $(grep -v '^Bus \|^Got message\|^Sent message\|^ *$' "$ERR" | tail -n 1)"
+metrics_up "$PORT"
+result "  the old metrics listener still answers on 127.0.0.1:$PORT" $?
+bprop Policy
+result "  and nothing else of the file was applied (Policy still compat)" \
+    "$([ "$(cat "$OUT")" = 's "compat"' ]; echo $?)"
+# The same port on another address: the running listener holds the port, so it closes first.
+printf '[Placement]\nPolicy=compat\n[Metrics]\nListen=0.0.0.0:%s\n' "$PORT" >"$CONF"
+bcall Reload
+result "Reload moving metrics to 0.0.0.0:$PORT (the same port) -> ok, answering" \
+    "$([ $RC -eq 0 ] && metrics_up "$PORT" && grep -q "Serving metrics on http://0.0.0.0:$PORT/" "$LOG"; echo $?)"
+printf '[Placement]\nPolicy=compat\n[DBus]\nBus=session\n' >"$CONF"
+bcall Reload
+result "Reload changing [DBus] Bus= -> ok, metrics off" "$([ $RC -eq 0 ] && ! metrics_up "$PORT"; echo $?)"
+result "  the log names Bus= as needing a restart" \
+    "$(grep -q 'Bus=session (running with system) takes effect only after a restart' "$LOG"; echo $?)"
+result "  still on the bus it started on" "$(name_on_bus; echo $?)"
+printf '[Placement]\nPolicy=compat\n' >"$CONF"
+
 # ---- permissions ------------------------------------------------------------------------------------
 nb_bcall ListDecisions
 result "as nobody: busctl ListDecisions works" "$(grep -q '"test"' "$OUT"; echo $?)"
@@ -463,6 +497,20 @@ ctl show nope
 result "placementctl show nope exits 4 (rc $RC)" "$([ $RC -eq 4 ]; echo $?)"
 ctl replace nope
 result "placementctl replace nope exits 4 (rc $RC)" "$([ $RC -eq 4 ]; echo $?)"
+for verb in show explain replace; do
+    ctl $verb ""
+    result "placementctl $verb \"\" is a usage error, exit 2 (rc $RC), printing nothing" \
+        "$([ $RC -eq 2 ] && [ ! -s "$OUT" ]; echo $?)"
+done
+run "$CTL" cpu-advice --connect=test:///default ""
+result "placementctl cpu-advice \"\" is a usage error, exit 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
+CRASHER=$ROOT/tests/fuzz/regressions/topology-hwloc-v1-numa-without-cpuset # crashes hwloc 2.9
+HWLOC_HIDE_ERRORS=2 run "$CTL" topology --topology="$CRASHER"
+result "placementctl topology on XML that crashes hwloc exits 2 (rc $RC) saying so" \
+    "$([ $RC -eq 2 ] && grep -q "hwloc crashed reading $CRASHER (signal" "$ERR"; echo $?)"
+HWLOC_HIDE_ERRORS=2 run "$PLACEMENTD" --topology="$CRASHER" --connect=test:///default --bus=none --foreground
+result "placementd --topology= on XML that crashes hwloc exits 2 (rc $RC) saying so" \
+    "$([ $RC -eq 2 ] && grep -q "hwloc crashed reading $CRASHER (signal" "$ERR"; echo $?)"
 ctl plan --vcpus=0 --memory=1G
 result "placementctl plan --vcpus=0 exits 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
 ctl plan --vcpus=2 --memory=64G

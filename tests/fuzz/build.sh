@@ -16,6 +16,7 @@ lib_sources=(
         lib/distances.c
         lib/topology.c
         lib/topology-xml.c
+        lib/file-read.c
         lib/nodesets.c
         lib/ledger.c
         lib/plan.c

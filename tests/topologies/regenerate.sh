@@ -65,3 +65,12 @@ sed -e '4s/allowed_nodeset="0x00000003"/allowed_nodeset="0x00000001"/' "$tmp/sma
 # Package P#1 has no NUMA node: its PUs 4-7 are local to none.
 awk '/<object type="NUMANode" os_index="1"/ { skip = 1 } !skip { print } skip && /<\/object>/ { skip = 0 }' \
         "$tmp/small.xml" >no-local-node.xml
+
+# Big hosts: hwloc writes an all-zero 32-bit word of a bitmap as nothing ("0x00000003,,0x0").
+# 192 PUs (CPU numbers up to 191) and 68 NUMA nodes (node numbers up to 67).
+synthetic "pack:2 numa:2(memory=16GB) l3:1 core:24 pu:2" big-192-pus.xml
+synthetic "pack:2 numa:34(memory=1GB) core:1 pu:1" big-68-nodes.xml
+
+# hwloc 3.0's XML (<topology version="3.0">), which hwloc 2.x refuses: the same host with 3.0's header.
+sed -e 's|hwloc2.dtd|hwloc3.dtd|' -e 's|<topology version="2.0">|<topology version="3.0">|' \
+        two-node-smt.xml >hwloc-3.0.xml

@@ -1,0 +1,208 @@
+#!/bin/bash
+# shellcheck disable=SC2317 # functions reached through trap
+# shellcheck source-path=SCRIPTDIR
+# placementctl's command line and its pictures of the host:
+#  - the verb table: --help names every verb and option, each verb it names is one placementctl knows,
+#    options go before or after the verb, an option a verb does not take and a wrong argument count are
+#    usage errors (exit 2) found before anything is asked of a daemon;
+#  - --svg: offline (plan --topology) and from a daemon on a private bus (map), on a 2x2x2 synthetic
+#    host with two domains and a reserved CPU, the SVG lstopo drew is read back with xml.etree
+#    (svg-colours.py) and checked against the decisions' JSON (check-picture.py), a domain name that
+#    holds the legend's separator included.
+#   bash tests/ctl/run.sh [BUILD_DIR]        (default: build; CTL_TEST_KEEP=1 keeps the temp dir)
+# TAP-like lines; the last line is "ctl: N passed, M failed".
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+ROOT=$(cd "$HERE/../.." && pwd)
+BUILD=${1:-build}
+[ -d "$BUILD" ] || BUILD=$ROOT/$BUILD
+BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "no build directory ${1:-build}" >&2; exit 2; }
+PLACEMENTD=$BUILD/daemon/placementd
+CTL=$BUILD/tools/placementctl
+HOST222="synthetic:pack:2 numa:1(memory=4GiB) core:2 pu:2" # 2 packages x 2 cores x 2 threads
+# shellcheck source=../e2e/tap.sh
+. "$ROOT/tests/e2e/tap.sh"
+export N=0 PASS=0 FAIL=0 T0
+T0=$(date +%s%N)
+
+for tool in lstopo python3 dbus-daemon busctl timeout; do
+    command -v "$tool" >/dev/null || { echo "# skip: $tool is not installed"; exit 77; }
+done
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/placementd-ctl.XXXXXX") || exit 1
+BUS_PID='' PD_PID=''
+ADDR=unix:path=$TMP/bus
+OUT=$TMP/out ERR=$TMP/err RC=0
+
+stop_pid() { # PID: TERM, reap within 5 s, then KILL
+    local pid=$1 i
+    [ -n "$pid" ] || return 0
+    kill "$pid" 2>/dev/null || return 0
+    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+    return 0
+}
+cleanup() {
+    local rc=$?
+    trap - EXIT INT TERM
+    stop_pid "$PD_PID"
+    stop_pid "$BUS_PID"
+    if [ -n "${CTL_TEST_KEEP:-}" ]; then diag "kept $TMP"; else rm -rf "$TMP"; fi
+    echo "# time: $(elapsed) s"
+    echo "ctl: $PASS passed, $FAIL failed"
+    [ "$FAIL" -eq 0 ] && [ "$rc" -eq 0 ] && exit 0
+    exit 1
+}
+trap cleanup EXIT
+trap 'diag interrupted; FAIL=$((FAIL + 1)); exit 130' INT TERM
+
+run() { timeout 30 "$@" >"$OUT" 2>"$ERR"; RC=$?; return $RC; }
+result() { # DESC STATUS: ok when STATUS is 0, else not ok with the last command's output
+    if [ "$2" -eq 0 ]; then
+        ok "$1"
+    else
+        not_ok "$1"
+        diag "rc=$RC stdout: $(head -c 600 "$OUT" | tr '\n' ';')" "stderr: $(head -c 600 "$ERR" | tr '\n' ';')"
+    fi
+}
+wait_for() { # SECONDS CMD...: poll every 0.1 s
+    local n=$(($1 * 10)) i
+    shift
+    for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done
+    return 1
+}
+# picture DESC SVG JSON RESERVED...: the SVG's PUs carry the colours the decisions in JSON ask for
+picture() {
+    local desc=$1 svg=$2 json=$3 problems
+    shift 3
+    if problems=$(python3 "$HERE/svg-colours.py" "$svg" 2>&1 >"$svg.colours" &&
+        python3 "$HERE/check-picture.py" "$svg.colours" "$json" "$@" 2>&1); then
+        ok "$desc"
+    else
+        not_ok "$desc"
+        diag "$problems" "$(cat "$svg.colours" 2>/dev/null)"
+    fi
+}
+
+must "placementctl is built in $BUILD" test -x "$CTL"
+
+# ---- the verb table ----------------------------------------------------------------------------------
+VERBS=(status list show explain map plan reload rebalance replace topology cpu-advice cpu-baseline help)
+OPTIONS=(json bus bus-address host vcpus memory topology config policy trace connect map-only virttype svg
+    help version)
+run "$CTL" --help
+missing=
+for v in "${VERBS[@]}"; do grep -Eq "^ +$v( |$)" "$OUT" || missing="$missing $v"; done
+result "--help starts an indented line with every verb${missing:+ (missing:$missing)}" "$([ -z "$missing" ]; echo $?)"
+missing=
+for o in "${OPTIONS[@]}"; do grep -Eq -- "--$o([= ]|$)" "$OUT" || missing="$missing --$o"; done
+result "--help names every long option${missing:+ (missing:$missing)}" "$([ -z "$missing" ]; echo $?)"
+unknown=
+while read -r v; do
+    run "$CTL" "$v" a b c d
+    grep -q "unknown command" "$ERR" && unknown="$unknown $v"
+done < <(sed -n 's/^  \([a-z][a-z-]*\)\( .*\)\{0,1\}$/\1/p' "$OUT")
+result "every verb --help lists is one placementctl runs${unknown:+ (unknown:$unknown)}" "$([ -z "$unknown" ]; echo $?)"
+run "$CTL" --json plan --topology="$HOST222" a:2:1G b:1:512M
+before=$(cat "$OUT")
+run "$CTL" plan a:2:1G b:1:512M --topology="$HOST222" --json
+result "options before and after the verb give the same plan (rc $RC)" \
+    "$([ $RC -eq 0 ] && [ -n "$before" ] && [ "$before" = "$(cat "$OUT")" ]; echo $?)"
+run "$CTL" status --vcpus=2 --bus-address="unix:path=$TMP/nothing-here"
+result "an option the verb does not take is a usage error, exit 2, before connecting (rc $RC)" \
+    "$([ $RC -eq 2 ] && grep -q -- '--vcpus does not apply' "$ERR"; echo $?)"
+run "$CTL" show --bus-address="unix:path=$TMP/nothing-here"
+result "show without DOMAIN exits 2 before connecting (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
+run "$CTL" list extra --bus-address="unix:path=$TMP/nothing-here"
+result "list with an argument exits 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
+run "$CTL" plan --topology="$HOST222" --vcpus=2 a:1:1G
+result "plan --topology takes no --vcpus: exit 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
+run "$CTL" --bus-address="unix:path=$TMP/nothing-here" status
+result "status with no bus there exits 3 (rc $RC)" "$([ $RC -eq 3 ]; echo $?)"
+
+# ---- the offline picture -----------------------------------------------------------------------------
+printf '[Placement]\nReservedCPUs=7\n' >"$TMP/reserved.conf"
+PLAN=(plan --topology="$HOST222" --config="$TMP/reserved.conf" web1:2:1G db:2:1G)
+run "$CTL" --json "${PLAN[@]}"
+cp "$OUT" "$TMP/plan.json"
+run "$CTL" "${PLAN[@]}" --svg="$TMP/plan.svg"
+result "plan --topology --svg=FILE on a 2x2x2 host (rc $RC) prints the plan and writes the SVG" \
+    "$([ $RC -eq 0 ] && grep -q '^start web1' "$OUT" && [ -s "$TMP/plan.svg" ]; echo $?)"
+picture "offline: web1's and db's PUs in their legend colours, CPU 7 reserved, the rest white" \
+    "$TMP/plan.svg" "$TMP/plan.json" 7
+result "offline: the legend names web1 and db and carries placementd's line" \
+    "$(grep -q '^box web1 ' "$TMP/plan.svg.colours" && grep -q '^box db ' "$TMP/plan.svg.colours" &&
+        grep -q '^legend placementd: each PU in the colour' "$TMP/plan.svg.colours"; echo $?)"
+BIG="synthetic:pack:2 numa:1(memory=64GiB) l3:1 core:8 pu:2"
+printf '[Placement]\nReservedCPUs=0,16\n' >"$TMP/big.conf"
+BIGPLAN=(plan --topology="$BIG" --config="$TMP/big.conf" web1:4:8G db:8:32G cache:2:4G build:6:8G ci:3:4G)
+run "$CTL" --json "${BIGPLAN[@]}"
+cp "$OUT" "$TMP/big.json"
+run "$CTL" "${BIGPLAN[@]}" --svg="$TMP/big.svg"
+result "plan --svg on a 2x8x2 host with five domains, two sharing a PU (rc $RC)" "$([ $RC -eq 0 ]; echo $?)"
+python3 "$HERE/svg-colours.py" "$TMP/big.svg" >"$TMP/big.svg.colours" 2>&1
+result "all 32 PUs drawn, none folded into lstopo's '8x total' ($(grep -c '^pu ' "$TMP/big.svg.colours") drawn)" \
+    "$([ "$(grep -c '^pu ' "$TMP/big.svg.colours")" -eq 32 ]; echo $?)"
+result "the PU two domains share is in the 'several domains' colour" \
+    "$(shared=$(sed -n 's/^box several domains //p' "$TMP/big.svg.colours") &&
+        [ -n "$shared" ] && grep -q "^pu 1 $shared\$" "$TMP/big.svg.colours"; echo $?)"
+# lstopo writes names into the SVG as they are: a domain name that is markup must stay text
+EVIL='x"</text><script>alert(1)</script>&'
+run "$CTL" plan --topology="$HOST222" --svg="$TMP/evil.svg" "$EVIL:1:1G"
+result "a domain named like markup: the SVG parses and its legend box holds the name as text (rc $RC)" \
+    "$([ $RC -eq 0 ] && python3 "$HERE/svg-colours.py" "$TMP/evil.svg" | grep -qxF "box $EVIL rgb(141,211,199)" &&
+        ! grep -q '<script>' "$TMP/evil.svg"; echo $?)"
+run "$CTL" "${PLAN[@]}" --svg="$TMP/no-such-dir/plan.svg"
+result "--svg into a directory that does not exist exits 1 saying so (rc $RC)" \
+    "$([ $RC -eq 1 ] && grep -q 'no-such-dir/plan.svg' "$ERR"; echo $?)"
+
+# ---- the daemon's picture ----------------------------------------------------------------------------
+cat >"$TMP/bus.conf" <<EOF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>$ADDR</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow user="*"/>
+    <allow own="*"/>
+    <allow send_destination="*"/>
+    <allow receive_sender="*"/>
+  </policy>
+</busconfig>
+EOF
+dbus-daemon --config-file="$TMP/bus.conf" --nofork </dev/null >"$TMP/dbus.log" 2>&1 &
+BUS_PID=$!
+must "private dbus-daemon on $ADDR" wait_for 5 test -S "$TMP/bus"
+# libvirt's test driver with two domains, one named like the text map's legend ("A web, B db, B db"):
+# the legend is read with the daemon's domain names
+cat >"$TMP/node.xml" <<EOF
+<node>
+  <domain type="test"><name>web, B db</name><memory>1048576</memory><vcpu>2</vcpu><os><type>hvm</type></os></domain>
+  <domain type="test"><name>db</name><memory>1048576</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>
+</node>
+EOF
+"$PLACEMENTD" --config="$TMP/reserved.conf" --connect="test://$TMP/node.xml" --topology="$HOST222" \
+    --bus-address="$ADDR" --foreground </dev/null >"$TMP/placementd.log" 2>&1 &
+PD_PID=$!
+must "placementd owns org.placementd1" \
+    wait_for 10 sh -c "timeout 5 busctl --address='$ADDR' status org.placementd1 >/dev/null 2>&1"
+run "$CTL" --bus-address="$ADDR" --json list
+cp "$OUT" "$TMP/daemon.json"
+run "$CTL" --bus-address="$ADDR" map --svg="$TMP/daemon.svg" --topology="$HOST222"
+result "map --svg=FILE --topology= the daemon's (rc $RC) prints the map and writes the SVG" \
+    "$([ $RC -eq 0 ] && grep -q '^package 0' "$OUT" && [ -s "$TMP/daemon.svg" ]; echo $?)"
+picture "daemon: 'web, B db' and db's PUs in their legend colours, CPU 7 reserved, the rest white" \
+    "$TMP/daemon.svg" "$TMP/daemon.json" 7
+HOST_PUS=$("$CTL" --json topology --topology=host 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["pus"])')
+if [ "${HOST_PUS:-0}" != 8 ]; then
+    run "$CTL" --bus-address="$ADDR" map --svg="$TMP/wrong.svg"
+    result "map --svg drawing this $HOST_PUS-PU host for the daemon's 8-PU one exits 1 asking for --topology= (rc $RC)" \
+        "$([ $RC -eq 1 ] && grep -q 'give --topology=' "$ERR" && [ ! -e "$TMP/wrong.svg" ]; echo $?)"
+else
+    diag "skip: this host has 8 PUs like the daemon's, so a mismatch cannot be shown"
+fi
+run "$CTL" --bus-address="$ADDR" map --topology="$HOST222"
+result "map --topology= without --svg is a usage error (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"

@@ -1,0 +1,141 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Recorded metadata is untrusted: a record is rebuilt into a plan only when every field checks out. */
+#include <check.h>
+#include <string.h>
+
+#include "metadata.h"
+#include "test-util.h"
+
+#define GiB (UINT64_C(1) << 30)
+
+/* 2 nodes x 2 cores x 2 threads: node 0 has CPUs 0-3, node 1 CPUs 4-7; 8 GiB each. */
+static Topology *host(void)
+{
+        return topology_new_uniform(2, 2, 2, 8 * GiB, NULL);
+}
+
+/* A domain of 2 vCPUs and 2 GiB whose record is the placed one below with one field replaced. */
+static int adopt(const char *decision_attrs, const char *body, Plan **ret, char **ret_error)
+{
+        g_autoptr(Topology) t = host();
+        g_autoptr(DomainSpec) s = NULL;
+        g_autofree char *xml = g_strdup_printf(
+            "<domain><name>d</name><vcpu>2</vcpu><memory unit='GiB'>2</memory><metadata>"
+            "<p:domain xmlns:p='" PLACEMENTD_XMLNS "'><p:decision %s>%s</p:decision></p:domain>"
+            "</metadata></domain>",
+            decision_attrs, body);
+
+        ck_assert_int_eq(domain_xml_parse(xml, &s, NULL), 0);
+        if (!s->decision) {
+                *ret_error = g_strdup(s->decision_error);
+                return -EINVAL;
+        }
+        return metadata_to_plan(t, s->decision, s->name, s->vcpus, s->memory, ret, ret_error);
+}
+
+#define ATTRS  "result='placed' policy='explicit' vcpu-pin='core' memory-binding='applied' nodes='0'"
+#define VCPUS  "<p:vcpu id='0' cpu='0' cpuset='0-1'/><p:vcpu id='1' cpu='2' cpuset='2-3'/>"
+#define MEMORY "<p:memory node='0' bytes='2147483648'/>"
+#define REASON "<p:reason>fits</p:reason>"
+
+START_TEST(test_valid_record)
+{
+        g_autoptr(Plan) p = NULL;
+        g_autofree char *error = NULL;
+
+        ck_assert_msg(adopt(ATTRS, VCPUS MEMORY REASON, &p, &error) == 0, "%s", error);
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert_uint_eq(p->node_memory[0], 2 * GiB);
+        ck_assert_int_eq(p->vcpu_pu[1], 2);
+}
+END_TEST
+
+START_TEST(test_bad_records)
+{
+        static const struct {
+                const char *attrs, *body, *needle;
+        } cases[] = {
+            /* unreadable: the record is dropped, not the domain */
+            {ATTRS, "<p:vcpu id='0' cpu='99999' cpuset='0'/>", "cpu below"},
+            {ATTRS " emulator='0-99999'", VCPUS MEMORY, "emulator"},
+            /* results that are not a placement to adopt */
+            {"result='unplaceable' policy='explicit' vcpu-pin='core' nodes='0'", VCPUS, "result"},
+            {"result='advisory' policy='explicit' vcpu-pin='core' nodes='0'", VCPUS, "result"},
+            {"policy='explicit' vcpu-pin='core' nodes='0'", VCPUS, "result"},
+            /* words and text */
+            {"result='placed' policy='explicit' vcpu-pin='everywhere' nodes='0'", VCPUS, "vcpu-pin"},
+            {"result='placed' policy='explicit' vcpu-pin='core' memory-binding='x' nodes='0'", VCPUS,
+             "memory-binding"},
+            {ATTRS, VCPUS "<p:reason>fits\nplacementd: forged line</p:reason>", "control"},
+            /* shape: vCPUs, CPUs, nodes */
+            {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='0-1'/>", "vCPUs"},
+            {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='0-1'/><p:vcpu id='0' cpu='2' cpuset='2-3'/>",
+             "repeated"},
+            {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='0-1'/><p:vcpu id='1' cpu='9' cpuset='9'/>", "not on"},
+            {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='0-5'/><p:vcpu id='1' cpu='2' cpuset='2-3'/>", "nodes"},
+            {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='1'/><p:vcpu id='1' cpu='2' cpuset='2-3'/>", "its CPU"},
+            {"result='placed' policy='explicit' vcpu-pin='core' nodes='5'", VCPUS, "node 5"},
+            {"result='placed' policy='explicit' vcpu-pin='core' nodes=''", VCPUS, "no node"},
+            {ATTRS " emulator='0-9'", VCPUS, "emulator"},
+            /* memory */
+            {ATTRS, VCPUS "<p:memory node='0' bytes='18446744073709551615'/>", "memory"},
+            {ATTRS, VCPUS "<p:memory node='0' bytes='2147483648'/><p:memory node='0' bytes='1'/>", "memory"},
+            {ATTRS, VCPUS "<p:memory node='1' bytes='1'/>", "memory node 1"},
+        };
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autoptr(Plan) p = NULL;
+                g_autofree char *error = NULL;
+                ck_assert_msg(adopt(cases[i].attrs, cases[i].body, &p, &error) == -EINVAL, "case %u adopted",
+                              i);
+                ck_assert_msg(error && strstr(error, cases[i].needle), "case %u: %s", i, error);
+        }
+}
+END_TEST
+
+START_TEST(test_bounded_text)
+{
+        g_autofree char *policy = g_strnfill(65536, 'x');
+        g_autofree char *attrs =
+            g_strdup_printf("result='placed' policy='%s' vcpu-pin='core' nodes='0'", policy);
+        g_autofree char *reason = g_strnfill(METADATA_MAX_REASON + 1, 'r');
+        g_autofree char *body = g_strdup_printf(VCPUS "<p:reason>%s</p:reason>", reason);
+        g_autoptr(Plan) p = NULL;
+        g_autofree char *error = NULL;
+
+        ck_assert_int_eq(adopt(attrs, VCPUS, &p, &error), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(error, "policy"));
+        ck_assert_uint_lt(strlen(error), 200);
+        g_clear_pointer(&error, g_free);
+        ck_assert_int_eq(adopt(ATTRS, body, &p, &error), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(error, "reason"));
+}
+END_TEST
+
+START_TEST(test_skipped_record)
+{
+        /* pins made by hand may be anywhere on the host, and vCPUs left floating are not listed */
+        g_autoptr(Plan) p = NULL;
+        g_autofree char *error = NULL;
+
+        ck_assert_msg(adopt("result='skipped' policy='explicit' vcpu-pin='core' nodes='1'",
+                            "<p:vcpu id='1' cpu='0' cpuset='0,7'/>", &p, &error) == 0,
+                      "%s", error);
+        ck_assert_int_eq(p->result, PLAN_ADOPTED);
+        ck_assert_int_eq(p->vcpu_pu[0], -1);
+}
+END_TEST
+
+static Suite *metadata_suite(void)
+{
+        Suite *s = suite_create("metadata");
+        TCase *tc = tcase_create("adopt");
+        tcase_add_test(tc, test_valid_record);
+        tcase_add_test(tc, test_bad_records);
+        tcase_add_test(tc, test_bounded_text);
+        tcase_add_test(tc, test_skipped_record);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(metadata_suite)

@@ -1,0 +1,187 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "host-svg.h"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <string.h>
+#include <unistd.h>
+
+#define STYLE_RESERVED "Background=#4d4d4d;Text=#ffffff"
+#define STYLE_SHARED   "Background=#d7191c;Text=#ffffff"
+
+static void hwloc_topology_unref(hwloc_topology_t t)
+{
+        hwloc_topology_destroy(t);
+}
+typedef struct hwloc_topology HwlocTopo;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HwlocTopo, hwloc_topology_unref)
+
+/* Light colours that black text reads on, told apart by most eyes (ColorBrewer Set3). */
+static const char *const palette[] = {"#8dd3c7", "#ffffb3", "#bebada", "#fb8072", "#80b1d3", "#fdb462",
+                                      "#b3de69", "#fccde5", "#bc80bd", "#ccebc5", "#ffed6f", "#d9d9d9"};
+
+static char *domain_style(unsigned k)
+{
+        return g_strdup_printf("Background=%s;Text=#000000", palette[k % G_N_ELEMENTS(palette)]);
+}
+
+static int fail(char **ret_error, int r, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static int fail(char **ret_error, int r, const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        *ret_error = g_strdup_vprintf(fmt, ap);
+        va_end(ap);
+        return r;
+}
+
+/* The same hwloc view placementd loaded the Topology from (the source was read once already). */
+static int load_hwloc(const char *source, hwloc_topology_t *ret, char **ret_error)
+{
+        g_autoptr(HwlocTopo) topo = NULL;
+        int r = 0;
+
+        if (hwloc_topology_init(&topo) < 0)
+                return fail(ret_error, -ENOMEM, "cannot initialize hwloc");
+        hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+        /* the legend entries are Misc objects, which hwloc drops by default */
+        hwloc_topology_set_type_filter(topo, HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_ALL);
+        if (g_str_has_prefix(source, "synthetic:"))
+                r = hwloc_topology_set_synthetic(topo, source + strlen("synthetic:"));
+        else if (!g_str_equal(source, "host"))
+                r = hwloc_topology_set_xml(topo, source);
+        if (r < 0 || hwloc_topology_load(topo) < 0)
+                return fail(ret_error, -EINVAL, "%s: hwloc cannot load it again to draw it", source);
+        *ret = g_steal_pointer(&topo);
+        return 0;
+}
+
+static int style_pus(hwloc_topology_t topo, const Topology *t, const int *owner, char **ret_error)
+{
+        for (unsigned p = 0; p < t->npus; p++) {
+                hwloc_obj_t pu = hwloc_get_pu_obj_by_os_index(topo, t->pus[p].os_index);
+                g_autofree char *style = NULL;
+
+                if (!pu)
+                        return fail(ret_error, -EINVAL, "hwloc has no PU P#%u to draw", t->pus[p].os_index);
+                if (owner[p] >= 0)
+                        style = domain_style((unsigned)owner[p]);
+                else if (owner[p] == HOST_PU_SHARED)
+                        style = g_strdup(STYLE_SHARED);
+                else if (owner[p] == HOST_PU_RESERVED)
+                        style = g_strdup(STYLE_RESERVED);
+                if (style && hwloc_obj_add_info(pu, "lstopoStyle", style) < 0)
+                        return fail(ret_error, -ENOMEM, "cannot style PU P#%u", t->pus[p].os_index);
+        }
+        return 0;
+}
+
+/* lstopo's nativesvg writes names and legend lines into the SVG as they are, so a domain called
+ * "</text><script>..." would be markup: escape them for it (hwloc's XML carries the escaped text through),
+ * control characters and invalid UTF-8 replaced first. */
+static char *svg_text(const char *s)
+{
+        g_autofree char *valid = g_utf8_make_valid(s, -1);
+
+        for (char *c = valid; *c; c++)
+                if ((unsigned char)*c < 0x20 || *c == 0x7f)
+                        *c = '?';
+        return g_markup_escape_text(valid, -1);
+}
+
+/* One box per domain in its colour, and one for each special mark in use: lstopo draws them beside the
+ * packages, a legend in the picture's own colours. */
+static int add_legend(hwloc_topology_t topo, const int *owner, unsigned npus, const GPtrArray *names,
+                      char **ret_error)
+{
+        bool shared = false, reserved = false;
+
+        for (unsigned p = 0; p < npus; p++) {
+                shared |= owner[p] == HOST_PU_SHARED;
+                reserved |= owner[p] == HOST_PU_RESERVED;
+        }
+        for (unsigned k = 0; k <= names->len + 1; k++) {
+                g_autofree char *style = NULL, *label = NULL;
+                hwloc_obj_t misc;
+
+                if (k < names->len) {
+                        label = svg_text(g_ptr_array_index(names, k));
+                        style = domain_style(k);
+                } else if (k == names->len && reserved) {
+                        label = g_strdup("reserved for the host");
+                        style = g_strdup(STYLE_RESERVED);
+                } else if (k == names->len + 1 && shared) {
+                        label = g_strdup("several domains");
+                        style = g_strdup(STYLE_SHARED);
+                } else {
+                        continue;
+                }
+                misc = hwloc_topology_insert_misc_object(topo, hwloc_get_root_obj(topo), label);
+                if (!misc || hwloc_obj_add_info(misc, "lstopoStyle", style) < 0)
+                        return fail(ret_error, -ENOMEM, "cannot add the legend entry %s", label);
+        }
+        return 0;
+}
+
+static int run_lstopo(const char *xml, const char *source, const char *path, char **ret_error)
+{
+        g_autofree char *where = svg_text(source);
+        g_autofree char *legend =
+            g_strdup_printf("placementd: each PU in the colour of the domain whose vCPUs "
+                            "run there (boxes at the right); topology %s",
+                            where);
+        /* a file name that starts with '-' is not an option of lstopo */
+        g_autofree char *out = path[0] == '-' ? g_strconcat("./", path, NULL) : g_strdup(path);
+        const char *argv[] = {"lstopo",
+                              "--if",
+                              "xml",
+                              "-i",
+                              xml,
+                              "--of",
+                              "nativesvg",
+                              "-f",
+                              "--no-default-legend",
+                              "--no-factorize",
+                              "--append-legend",
+                              legend,
+                              out,
+                              NULL};
+        g_autofree char *err = NULL;
+        g_autoptr(GError) e = NULL;
+        int status = 0;
+
+        if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL,
+                          NULL, NULL, &err, &status, &e))
+                return fail(ret_error, -ENOENT, "cannot run lstopo (package hwloc): %s", e->message);
+        if (!g_spawn_check_wait_status(status, NULL))
+                return fail(ret_error, -EIO, "lstopo could not draw %s: %s", path, g_strstrip(err));
+        return 0;
+}
+
+int host_svg_write(const Topology *t, const int *owner, const GPtrArray *names, const char *path,
+                   char **ret_error)
+{
+        g_autoptr(HwlocTopo) topo = NULL;
+        g_autoptr(GError) e = NULL;
+        g_autofree char *xml = NULL;
+        int fd, r;
+
+        r = load_hwloc(t->source, &topo, ret_error);
+        if (r >= 0)
+                r = style_pus(topo, t, owner, ret_error);
+        if (r >= 0)
+                r = add_legend(topo, owner, t->npus, names, ret_error);
+        if (r < 0)
+                return r;
+        fd = g_file_open_tmp("placementd-map-XXXXXX.xml", &xml, &e);
+        if (fd < 0)
+                return fail(ret_error, -EIO, "cannot make a temporary file: %s", e->message);
+        close(fd);
+        if (hwloc_topology_export_xml(topo, xml, 0) < 0)
+                r = fail(ret_error, -EIO, "cannot export the topology to %s", xml);
+        else
+                r = run_lstopo(xml, t->source, path, ret_error);
+        unlink(xml);
+        return r;
+}
