@@ -12,6 +12,7 @@
 #include "decision-text.h"
 #include "hostmap.h"
 #include "log.h"
+#include "ratelimit.h"
 #include "virt-stats.h"
 
 #define ERROR_NO_SUCH_DOMAIN   "org.placementd1.Error.NoSuchDomain"
@@ -19,15 +20,26 @@
 #define ERROR_NOT_PERMITTED    "org.placementd1.Error.NotPermitted"
 #define ERROR_NOT_CONNECTED    "org.placementd1.Error.NotConnected"
 #define ERROR_FAILED           "org.placementd1.Error.Failed"
+#define ERROR_LIMIT_EXCEEDED   "org.placementd1.Error.LimitExceeded"
 
 #define DOMAIN_ARG_MAX  1024u
 #define PLAN_MAX_VCPUS  4096u
 #define REBALANCE_MOVES 8u
 #define BACKOFF_MAX_SEC 30u
 
+/* What one non-root sender (one bus connection) may ask of the query methods: 20 tokens at once, then 5
+ * a second. A call costs one token, plus one per 256 vCPUs of a Plan and one per 100 domains of a list
+ * of all of them. Senders are remembered in a table of at most 1024; GetStatus and properties are free. */
+#define CALLER_RATE             5u
+#define CALLER_BURST            20u
+#define CALLER_SENDERS          1024u
+#define CALLER_VCPUS_PER_COST   256u
+#define CALLER_DOMAINS_PER_COST 100u
+
 struct BusService {
         struct event_base *base;
         Manager *manager;
+        const StatsCache *stats;
         BusKind kind;
         char *address;
         BusHooks hooks;
@@ -35,6 +47,7 @@ struct BusService {
         sd_bus *bus;
         BusEvent *event;
         sd_bus_slot *slot;
+        RateLimit *callers;
         struct event *retry;
         unsigned backoff_sec;
         bool was_connected;
@@ -44,16 +57,23 @@ static void connect_bus(BusService *s);
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
-static int check_root(sd_bus_message *msg, const char *what, sd_bus_error *error)
+static int sender_uid(sd_bus_message *msg, uid_t *ret)
 {
         sd_bus_creds *creds = NULL;
-        uid_t uid = (uid_t)-1;
         int r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT,
                                           &creds);
 
-        if (r >= 0 && sd_bus_creds_get_euid(creds, &uid) < 0)
-                r = sd_bus_creds_get_uid(creds, &uid);
+        if (r >= 0 && sd_bus_creds_get_euid(creds, ret) < 0)
+                r = sd_bus_creds_get_uid(creds, ret);
         sd_bus_creds_unref(creds);
+        return r;
+}
+
+static int check_root(sd_bus_message *msg, const char *what, sd_bus_error *error)
+{
+        uid_t uid = (uid_t)-1;
+        int r = sender_uid(msg, &uid);
+
         if (r < 0)
                 return sd_bus_error_setf(error, ERROR_NOT_PERMITTED, "Cannot tell who is asking to %s",
                                          what);
@@ -61,6 +81,42 @@ static int check_root(sd_bus_message *msg, const char *what, sd_bus_error *error
                 return sd_bus_error_setf(error, ERROR_NOT_PERMITTED, "Only root may %s (caller uid %u)",
                                          what, (unsigned)uid);
         return 0;
+}
+
+/* Spends cost of the sender's tokens; refuses with LimitExceeded when it has too few left. Root is never
+ * limited: its uid is asked of the bus once, the first time its bucket runs dry. */
+static int charge_sender(BusService *s, sd_bus_message *msg, unsigned cost, sd_bus_error *error)
+{
+        const char *sender = sd_bus_message_get_sender(msg);
+        uint64_t now = g_get_monotonic_time();
+        RateVerdict v;
+        uid_t uid;
+
+        if (!sender)
+                return 0; /* a direct connection, not through a bus: nobody else shares it */
+        v = rate_limit_take(s->callers, sender, cost, now);
+        if (v == RATE_UNKNOWN) {
+                bool root = sender_uid(msg, &uid) >= 0 && uid == 0;
+                rate_limit_classify(s->callers, sender, root, now);
+                v = rate_limit_take(s->callers, sender, cost, now);
+        }
+        if (v == RATE_PASS)
+                return 0;
+        return sd_bus_error_setf(
+            error, ERROR_LIMIT_EXCEEDED,
+            "Too many calls from %s: %u tokens at once and %u per second, %u for this call", sender,
+            CALLER_BURST, CALLER_RATE, MIN(cost, CALLER_BURST));
+}
+
+/* The cost of a call that lists every domain. */
+static unsigned list_cost(BusService *s)
+{
+        unsigned counts[_DECISION_RESULT_MAX], n = 0;
+
+        manager_count(s->manager, counts);
+        for (int r = 0; r < _DECISION_RESULT_MAX; r++)
+                n += counts[r];
+        return 1 + n / CALLER_DOMAINS_PER_COST;
 }
 
 /* Reads a domain argument and finds its decision. */
@@ -127,10 +183,7 @@ static char *decisions_json(BusService *s, const Decision *only)
         g_autoptr(JsonBuilder) b = json_builder_new();
         g_autoptr(GPtrArray) all = only ? NULL : manager_list(s->manager);
         g_autoptr(JsonNode) root = NULL;
-        g_autoptr(GHashTable) cpu = NULL;
-
-        if (manager_connection(s->manager))
-                virt_cpu_stats_all(manager_connection(s->manager), &cpu, NULL);
+        g_autoptr(GHashTable) cpu = stats_cache_table(s->stats);
 
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "topology");
@@ -169,11 +222,13 @@ static char *decisions_json(BusService *s, const Decision *only)
 static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
-        g_autoptr(GPtrArray) all = manager_list(s->manager);
+        g_autoptr(GPtrArray) all = NULL;
         sd_bus_message *reply = NULL;
-        int r;
-        (void)error;
+        int r = charge_sender(s, msg, list_cost(s), error);
 
+        if (r < 0)
+                return r;
+        all = manager_list(s->manager);
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
                 r = sd_bus_message_open_container(reply, 'a', "(sssssasssb)");
@@ -192,9 +247,9 @@ static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         BusService *s = userdata;
         const Decision *d;
         sd_bus_message *reply = NULL;
-        int r = read_domain(msg, s, &d, error);
+        int r = charge_sender(s, msg, 1, error);
 
-        if (r < 0)
+        if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
                 return r;
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
@@ -213,7 +268,7 @@ static int method_get_json(sd_bus_message *msg, void *userdata, sd_bus_error *er
         g_autofree char *json = NULL;
         int r = sd_bus_message_read(msg, "s", &name);
 
-        if (r < 0)
+        if (r < 0 || (r = charge_sender(s, msg, *name ? 1 : list_cost(s), error)) < 0)
                 return r;
         if (*name) {
                 r = sd_bus_message_rewind(msg, true);
@@ -231,9 +286,9 @@ static int method_explain(sd_bus_message *msg, void *userdata, sd_bus_error *err
         BusService *s = userdata;
         const Decision *d;
         g_autofree char *head = NULL, *why = NULL, *text = NULL;
-        int r = read_domain(msg, s, &d, error);
+        int r = charge_sender(s, msg, 1, error);
 
-        if (r < 0)
+        if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
                 return r;
         head = decision_to_text(manager_topology(s->manager), d);
         why = d->plan ? plan_explain(manager_topology(s->manager), d->plan) : g_strdup("");
@@ -263,7 +318,8 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         sd_bus_message *reply = NULL;
         int r = sd_bus_message_read(msg, "ut", &vcpus, &memory);
 
-        if (r < 0)
+        if (r < 0 ||
+            (r = charge_sender(s, msg, 1 + MIN(vcpus, PLAN_MAX_VCPUS) / CALLER_VCPUS_PER_COST, error)) < 0)
                 return r;
         if (vcpus == 0 || vcpus > PLAN_MAX_VCPUS)
                 return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT,
@@ -314,9 +370,9 @@ static int method_cpu_advice(sd_bus_message *msg, void *userdata, sd_bus_error *
         g_autoptr(JsonNode) root = NULL;
         g_autofree char *failure = NULL, *json = NULL;
         virDomainPtr dom;
-        int r = read_domain(msg, s, &d, error);
+        int r = charge_sender(s, msg, 1, error);
 
-        if (r < 0)
+        if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
                 return r;
         if (!conn)
                 return sd_bus_error_setf(error, ERROR_NOT_CONNECTED, "Not connected to libvirt");
@@ -341,11 +397,17 @@ static int method_cpu_advice(sd_bus_message *msg, void *userdata, sd_bus_error *
 static int method_map(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
-        g_autofree char *map = hostmap_render(manager_topology(s->manager), manager_ledger(s->manager),
-                                              manager_config(s->manager)->placement.reserved_cpus);
-        g_autoptr(GPtrArray) all = manager_list(s->manager);
-        g_autoptr(GString) text = g_string_new(map);
-        (void)error;
+        g_autofree char *map = NULL;
+        g_autoptr(GPtrArray) all = NULL;
+        g_autoptr(GString) text = NULL;
+        int r = charge_sender(s, msg, 1, error);
+
+        if (r < 0)
+                return r;
+        map = hostmap_render(manager_topology(s->manager), manager_ledger(s->manager),
+                             manager_config(s->manager)->placement.reserved_cpus);
+        all = manager_list(s->manager);
+        text = g_string_new(map);
         /* the map shows the pins that really run; say whose plan did not take */
         for (unsigned i = 0; i < all->len; i++) {
                 const Decision *d = g_ptr_array_index(all, i);
@@ -587,8 +649,8 @@ static void connect_bus(BusService *s)
         log_info("Serving %s on the %s bus", BUS_NAME, where);
 }
 
-BusService *bus_service_new(struct event_base *base, Manager *m, BusKind kind, const char *address,
-                            const BusHooks *hooks, void *userdata)
+BusService *bus_service_new(struct event_base *base, Manager *m, const StatsCache *stats, BusKind kind,
+                            const char *address, const BusHooks *hooks, void *userdata)
 {
         BusService *s;
 
@@ -597,11 +659,13 @@ BusService *bus_service_new(struct event_base *base, Manager *m, BusKind kind, c
         s = g_new0(BusService, 1);
         s->base = base;
         s->manager = m;
+        s->stats = stats;
         s->kind = kind;
         s->address = g_strdup(address);
         s->hooks = *hooks;
         s->userdata = userdata;
         s->backoff_sec = 1;
+        s->callers = rate_limit_new(CALLER_RATE, CALLER_BURST, CALLER_SENDERS);
         s->retry = evtimer_new(base, on_retry, s);
         connect_bus(s);
         return s;
@@ -613,6 +677,7 @@ void bus_service_free(BusService *s)
                 return;
         drop_bus(s);
         event_free(s->retry);
+        rate_limit_free(s->callers);
         g_free(s->address);
         g_free(s);
 }

@@ -11,6 +11,7 @@
 
 #include "config.h"
 #include "manager.h"
+#include "stats-cache.h"
 
 #define BUS_NAME      "org.placementd1"
 #define BUS_PATH      "/org/placementd1"
@@ -25,8 +26,8 @@ typedef struct BusHooks {
 
 /* kind selects the bus unless address is given. Returns NULL for BUS_NONE. Connecting happens in the
  * background (with retries), so the daemon runs without a bus too. */
-BusService *bus_service_new(struct event_base *base, Manager *m, BusKind kind, const char *address,
-                            const BusHooks *hooks, void *userdata);
+BusService *bus_service_new(struct event_base *base, Manager *m, const StatsCache *stats, BusKind kind,
+                            const char *address, const BusHooks *hooks, void *userdata);
 void bus_service_free(BusService *s);
 
 /* Signal DecisionChanged(uuid, name, result); result "stopped" when the domain was forgotten. */

@@ -39,6 +39,7 @@ typedef struct Daemon {
         Demo *demo;
         BusService *bus;
         MetricsServer *metrics;
+        StatsCache *stats;    /* domain CPU time for metrics and GetDecisionsJSON */
         char *metrics_listen; /* what metrics listens on now */
         const char *config_path;
         bool config_explicit;
@@ -181,6 +182,8 @@ static void on_connection(Manager *m, bool connected, void *userdata)
 
         notify_status(d);
         bus_service_state_changed(d->bus);
+        if (connected)
+                stats_cache_refresh(d->stats);
         if (connected && d->demo)
                 demo_start(d->demo);
 }
@@ -210,14 +213,15 @@ static int metrics_prepare(Daemon *d, const char *want, MetricsServer **ret, cha
         }
         if (!want)
                 return 0;
-        *ret = metrics_server_new(d->base, d->manager, want, &error);
+        *ret = metrics_server_new(d->base, d->manager, d->stats, want, &error);
         if (!*ret && d->metrics && same_port(want, d->metrics_listen)) {
                 metrics_server_free(d->metrics);
                 g_clear_pointer(&error, g_free);
-                *ret = metrics_server_new(d->base, d->manager, want, &error);
+                *ret = metrics_server_new(d->base, d->manager, d->stats, want, &error);
                 if (!*ret) {
                         g_autofree char *again = NULL;
-                        d->metrics = metrics_server_new(d->base, d->manager, d->metrics_listen, &again);
+                        d->metrics =
+                            metrics_server_new(d->base, d->manager, d->stats, d->metrics_listen, &again);
                         if (!d->metrics) {
                                 log_error("Metrics: %s; metrics are off", again);
                                 g_clear_pointer(&d->metrics_listen, g_free);
@@ -409,6 +413,7 @@ int main(int argc, char **argv)
         event_add(d.sigint, NULL);
         event_add(d.sighup, NULL);
         setup_watchdog(&d);
+        d.stats = stats_cache_new_for_manager(d.base, d.manager);
 
         {
                 BusKind kind = manager_config(d.manager)->bus;
@@ -418,7 +423,7 @@ int main(int argc, char **argv)
                                                                   : BUS_NONE;
                 if (d.demo && !args.bus && !args.bus_address)
                         kind = BUS_NONE;
-                d.bus = bus_service_new(d.base, d.manager, kind, args.bus_address,
+                d.bus = bus_service_new(d.base, d.manager, d.stats, kind, args.bus_address,
                                         &(BusHooks){.reload = reload_hook}, &d);
         }
         {
@@ -427,6 +432,7 @@ int main(int argc, char **argv)
                 if (metrics_prepare(&d, listen, &metrics, &error) < 0) {
                         log_error("%s", error);
                         bus_service_free(d.bus);
+                        stats_cache_free(d.stats);
                         manager_free(d.manager);
                         return 1;
                 }
@@ -444,6 +450,7 @@ int main(int argc, char **argv)
         metrics_server_free(d.metrics);
         g_free(d.metrics_listen);
         bus_service_free(d.bus);
+        stats_cache_free(d.stats);
         manager_free(d.manager);
         drain(d.base);
         event_free(d.sigterm);

@@ -1,15 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "metrics.h"
 
-#include <event2/buffer.h>
-#include <event2/http.h>
 #include <string.h>
+#include <sys/resource.h>
 
+#include "http-server.h"
 #include "virt-stats.h"
+
+/* Scrapers are few: at most this many connections, and never more than a quarter of the descriptor
+ * limit, so that libvirt, D-Bus and the configuration always find descriptors. */
+#define METRICS_MAX_CONNECTIONS 32u
 
 struct MetricsServer {
         Manager *manager;
-        struct evhttp *http;
+        const StatsCache *stats;
+        HttpServer *http;
 };
 
 static void label_escape(GString *out, const char *value)
@@ -128,10 +133,9 @@ static void render_daemon(GString *out, Manager *m)
                                (unsigned long long)st->reload_failures);
 }
 
-static void render_cpu(GString *out, Manager *m)
+static void render_cpu(GString *out, Manager *m, const StatsCache *cache)
 {
-        virConnectPtr conn = manager_connection(m);
-        g_autoptr(GHashTable) stats = NULL;
+        g_autoptr(GHashTable) stats = stats_cache_table(cache);
         g_autoptr(GPtrArray) all = NULL;
         static const struct {
                 const char *kind;
@@ -143,7 +147,7 @@ static void render_cpu(GString *out, Manager *m)
             {"system", offsetof(DomainCpuStats, system_ns)},
         };
 
-        if (!conn || virt_cpu_stats_all(conn, &stats, NULL) < 0)
+        if (!stats)
                 return;
         all = manager_list(m);
         header(out, "placementd_domain_cpu_seconds_total", "counter",
@@ -163,40 +167,36 @@ static void render_cpu(GString *out, Manager *m)
         }
 }
 
-char *metrics_render(Manager *m)
+char *metrics_render(Manager *m, const StatsCache *stats)
 {
         GString *out = g_string_new(NULL);
 
         render_decisions(out, m);
         render_host(out, m);
         render_daemon(out, m);
-        render_cpu(out, m);
+        render_cpu(out, m, stats);
         return g_string_free(out, FALSE);
 }
 
-static void on_request(struct evhttp_request *req, void *arg)
+static char *render(void *userdata)
 {
-        MetricsServer *s = arg;
-        const char *path = evhttp_uri_get_path(evhttp_request_get_evhttp_uri(req));
-        struct evbuffer *body;
-        g_autofree char *text = NULL;
-
-        if (evhttp_request_get_command(req) != EVHTTP_REQ_GET || !path || strcmp(path, "/metrics") != 0) {
-                evhttp_send_error(req, HTTP_NOTFOUND, "only GET /metrics is served");
-                return;
-        }
-        text = metrics_render(s->manager);
-        body = evbuffer_new();
-        evbuffer_add(body, text, strlen(text));
-        evhttp_add_header(evhttp_request_get_output_headers(req), "Content-Type",
-                          "text/plain; version=0.0.4");
-        evhttp_send_reply(req, HTTP_OK, "OK", body);
-        evbuffer_free(body);
+        MetricsServer *s = userdata;
+        return metrics_render(s->manager, s->stats);
 }
 
-MetricsServer *metrics_server_new(struct event_base *base, Manager *m, const char *listen, char **ret_error)
+static unsigned max_connections(void)
 {
-        g_autofree char *host = NULL;
+        struct rlimit rl;
+
+        if (getrlimit(RLIMIT_NOFILE, &rl) < 0 || rl.rlim_cur == RLIM_INFINITY)
+                return METRICS_MAX_CONNECTIONS;
+        return (unsigned)MIN((rlim_t)METRICS_MAX_CONNECTIONS, MAX(rl.rlim_cur / 4, (rlim_t)1));
+}
+
+MetricsServer *metrics_server_new(struct event_base *base, Manager *m, const StatsCache *stats,
+                                  const char *listen, char **ret_error)
+{
+        g_autofree char *host = NULL, *error = NULL;
         unsigned port;
         MetricsServer *s;
 
@@ -206,17 +206,18 @@ MetricsServer *metrics_server_new(struct event_base *base, Manager *m, const cha
         }
         s = g_new0(MetricsServer, 1);
         s->manager = m;
-        s->http = evhttp_new(base);
-        if (!s->http || evhttp_bind_socket(s->http, host, (ev_uint16_t)port) < 0) {
-                *ret_error = g_strdup_printf("cannot listen for metrics on %s", listen);
+        s->stats = stats;
+        s->http = http_server_new(base, host, port, max_connections(),
+                                  &(HttpResource){.path = "/metrics",
+                                                  .content_type = "text/plain; version=0.0.4",
+                                                  .render = render,
+                                                  .userdata = s},
+                                  &error);
+        if (!s->http) {
+                *ret_error = g_strdup_printf("cannot listen for metrics on %s: %s", listen, error);
                 metrics_server_free(s);
                 return NULL;
         }
-        evhttp_set_allowed_methods(s->http, EVHTTP_REQ_GET);
-        evhttp_set_max_headers_size(s->http, 8192);
-        evhttp_set_max_body_size(s->http, 0);
-        evhttp_set_timeout(s->http, 10);
-        evhttp_set_gencb(s->http, on_request, s);
         return s;
 }
 
@@ -224,7 +225,6 @@ void metrics_server_free(MetricsServer *s)
 {
         if (!s)
                 return;
-        if (s->http)
-                evhttp_free(s->http);
+        http_server_free(s->http);
         g_free(s);
 }

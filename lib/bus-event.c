@@ -19,15 +19,18 @@ struct BusEvent {
 
 static void rearm(BusEvent *b);
 
+/* Processes at most BUS_EVENT_BATCH messages, then lets the loop run its other events (timers, signals,
+ * libvirt) before the next batch: a client that keeps the queue full cannot hold the loop. */
 static void dispatch(BusEvent *b)
 {
+        unsigned n = 0;
         int r;
 
         if (b->closed)
                 return;
         do {
                 r = sd_bus_process(b->bus, NULL);
-        } while (r > 0);
+        } while (r > 0 && ++n < BUS_EVENT_BATCH);
         if (r < 0 || !sd_bus_is_open(b->bus)) {
                 b->closed = true;
                 event_del(b->io);
@@ -36,6 +39,8 @@ static void dispatch(BusEvent *b)
                         b->on_closed(b->userdata);
                 return;
         }
+        if (r > 0)
+                bus_event_kick(b); /* more may be waiting: continue on the next loop turn */
         rearm(b);
 }
 

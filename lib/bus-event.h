@@ -3,12 +3,17 @@
 
 /*
  * Runs an sd-bus connection on a libevent event_base: one watch on sd_bus_get_fd() with the events
- * sd_bus_get_events() asks for, one timer for sd_bus_get_timeout(). Everything queued is processed,
- * then both are re-armed. Messages sent from outside a bus callback (signals from libvirt events) are
- * flushed after bus_event_kick(). When the connection closes, on_closed runs (from a clean stack).
+ * sd_bus_get_events() asks for, one timer for sd_bus_get_timeout(). One loop turn processes at most
+ * BUS_EVENT_BATCH messages; when more are waiting, it continues on the next turn (a zero timeout), so
+ * timers, signals and libvirt events run in between however fast clients send. Messages sent from outside a
+ * bus callback (signals from libvirt events) are flushed after bus_event_kick(). When the connection closes,
+ * on_closed runs (from a clean stack).
  */
 
 #include <systemd/sd-bus.h>
+
+/* Messages processed per loop turn. */
+#define BUS_EVENT_BATCH 16u
 
 struct event_base;
 typedef struct BusEvent BusEvent;

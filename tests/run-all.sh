@@ -9,7 +9,7 @@ cd "$(dirname "$0")/.."
 
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 stages=("$@")
-((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus ctl remote metrics rules completion package e2e cpu fuzz)
+((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus ctl remote metrics attack rules completion package e2e cpu fuzz)
 passed=0 failed=0 failures=()
 
 stage() {
@@ -112,6 +112,12 @@ run_completion() {
 run_package() {
         $SUDO bash .ci/install-package-deps.sh || return 1
         $SUDO bash tests/package/run.sh
+}
+
+run_attack() { # hostile local users: bounded runs of the scripts under tests/attack
+        $SUDO bash .ci/install-metrics-deps.sh || return 1
+        setup build -Dwerror=true || return 1
+        bash tests/attack/dbus-flood.sh build && bash tests/attack/metrics-slowloris.sh build
 }
 
 run_cpu() {

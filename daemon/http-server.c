@@ -1,0 +1,336 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "http-server.h"
+
+#include <errno.h>
+#include <event2/buffer.h>
+#include <event2/bufferevent.h>
+#include <event2/listener.h>
+#include <glib.h>
+#include <netinet/in.h>
+#include <stdbool.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+#include "log.h"
+
+typedef struct HttpConn {
+        HttpServer *server;
+        struct bufferevent *bev;
+        struct event *deadline;
+        GList link; /* in server->conns, oldest first */
+        bool answering;
+} HttpConn;
+
+struct HttpServer {
+        struct event_base *base;
+        struct evconnlistener *listener;
+        struct event *resume, *next_turn;
+        HttpResource resource;
+        char *path;
+        char *content_type;
+        unsigned max_connections, accepts_per_turn, accepted_this_turn;
+        bool paused; /* after an accept() failure */
+        GQueue conns;
+        gint64 last_log_usec;
+        bool logged;
+        unsigned failures, unlogged_failures;
+};
+
+static void conn_free(HttpConn *c)
+{
+        g_queue_unlink(&c->server->conns, &c->link);
+        event_free(c->deadline);
+        bufferevent_free(c->bev);
+        g_free(c);
+}
+
+static void respond(HttpConn *c, int status, const char *reason, const char *content_type, const char *body)
+{
+        struct evbuffer *out = bufferevent_get_output(c->bev);
+        size_t len = strlen(body);
+
+        c->answering = true;
+        event_del(c->deadline);
+        bufferevent_disable(c->bev, EV_READ);
+        evbuffer_add_printf(
+            out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
+            status, reason, content_type, len, status == 405 ? "Allow: GET\r\n" : "");
+        evbuffer_add(out, body, len);
+        bufferevent_enable(c->bev, EV_WRITE);
+}
+
+static void respond_error(HttpConn *c, int status, const char *reason)
+{
+        g_autofree char *body = g_strdup_printf("%d %s\n", status, reason);
+        respond(c, status, reason, "text/plain", body);
+}
+
+/* Answers a complete request head: "METHOD TARGET HTTP/1.x", then headers (ignored). */
+static void answer(HttpConn *c, const char *request_line)
+{
+        const HttpResource *r = &c->server->resource;
+        g_auto(GStrv) words = g_strsplit(request_line, " ", -1);
+        g_autofree char *body = NULL;
+        size_t path_len;
+
+        if (g_strv_length(words) != 3 || !g_str_has_prefix(words[2], "HTTP/1.")) {
+                respond_error(c, 400, "Bad Request");
+                return;
+        }
+        if (strcmp(words[0], "GET") != 0) {
+                respond_error(c, 405, "Method Not Allowed");
+                return;
+        }
+        path_len = strcspn(words[1], "?");
+        if (path_len != strlen(r->path) || strncmp(words[1], r->path, path_len) != 0) {
+                respond_error(c, 404, "Not Found");
+                return;
+        }
+        body = r->render(r->userdata);
+        respond(c, 200, "OK", r->content_type, body);
+}
+
+static void on_read(struct bufferevent *bev, void *arg)
+{
+        HttpConn *c = arg;
+        struct evbuffer *in = bufferevent_get_input(bev);
+        struct evbuffer_ptr end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
+        g_autofree char *line = NULL;
+
+        if (c->answering)
+                return;
+        if (end.pos < 0)
+                end = evbuffer_search(in, "\n\n", 2, NULL);
+        if (end.pos < 0 || (size_t)end.pos > HTTP_REQUEST_MAX) {
+                if (evbuffer_get_length(in) > HTTP_REQUEST_MAX)
+                        respond_error(c, 431, "Request Header Fields Too Large");
+                return;
+        }
+        line = evbuffer_readln(in, NULL, EVBUFFER_EOL_CRLF);
+        if (!line || !g_utf8_validate(line, -1, NULL))
+                respond_error(c, 400, "Bad Request");
+        else
+                answer(c, line);
+}
+
+static void on_write(struct bufferevent *bev, void *arg)
+{
+        HttpConn *c = arg;
+        if (c->answering && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+                conn_free(c);
+}
+
+static void on_event(struct bufferevent *bev, short what, void *arg)
+{
+        (void)bev;
+        (void)what; /* end of file, error or timeout: in every case the connection is done */
+        conn_free(arg);
+}
+
+static void on_deadline(evutil_socket_t fd, short what, void *arg)
+{
+        (void)fd;
+        (void)what;
+        conn_free(arg);
+}
+
+/* Makes room for one more connection: closes the oldest one still sending its request. */
+static bool make_room(HttpServer *s)
+{
+        if (s->conns.length < s->max_connections)
+                return true;
+        for (GList *l = s->conns.head; l; l = l->next) {
+                HttpConn *c = l->data;
+                if (!c->answering) {
+                        conn_free(c);
+                        return true;
+                }
+        }
+        return false;
+}
+
+static void on_next_turn(evutil_socket_t fd, short what, void *arg)
+{
+        HttpServer *s = arg;
+        (void)fd;
+        (void)what;
+        s->accepted_this_turn = 0;
+        if (!s->paused)
+                evconnlistener_enable(s->listener);
+}
+
+/* Stops accepting for the rest of this loop turn once accepts_per_turn connections came in. */
+static void count_accept(HttpServer *s)
+{
+        struct timeval zero = {0, 0};
+
+        if (!evtimer_pending(s->next_turn, NULL))
+                evtimer_add(s->next_turn, &zero);
+        if (++s->accepted_this_turn >= s->accepts_per_turn)
+                evconnlistener_disable(s->listener);
+}
+
+static void on_accept(struct evconnlistener *listener, evutil_socket_t fd, struct sockaddr *addr, int len,
+                      void *arg)
+{
+        HttpServer *s = arg;
+        struct timeval request_tv = {.tv_sec = HTTP_REQUEST_TIMEOUT_SEC};
+        struct timeval write_tv = {.tv_sec = HTTP_WRITE_TIMEOUT_SEC};
+        HttpConn *c;
+        (void)listener;
+        (void)addr;
+        (void)len;
+
+        count_accept(s);
+        if (!make_room(s)) {
+                close(fd);
+                return;
+        }
+        c = g_new0(HttpConn, 1);
+        c->server = s;
+        c->link.data = c;
+        c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);
+        c->deadline = evtimer_new(s->base, on_deadline, c);
+        if (!c->bev || !c->deadline) {
+                if (c->bev)
+                        bufferevent_free(c->bev);
+                else
+                        close(fd);
+                if (c->deadline)
+                        event_free(c->deadline);
+                g_free(c);
+                return;
+        }
+        g_queue_push_tail_link(&s->conns, &c->link);
+        bufferevent_setcb(c->bev, on_read, on_write, on_event, c);
+        bufferevent_setwatermark(c->bev, EV_READ, 0, HTTP_REQUEST_MAX + 1);
+        bufferevent_set_timeouts(c->bev, &request_tv, &write_tv);
+        evtimer_add(c->deadline, &request_tv);
+        bufferevent_enable(c->bev, EV_READ);
+}
+
+static void on_resume(evutil_socket_t fd, short what, void *arg)
+{
+        HttpServer *s = arg;
+        (void)fd;
+        (void)what;
+        s->paused = false;
+        evconnlistener_enable(s->listener);
+}
+
+/* accept() failed for a reason other than a client that gave up: pause, and say so now and then. */
+static void on_accept_error(struct evconnlistener *listener, void *arg)
+{
+        HttpServer *s = arg;
+        int err = EVUTIL_SOCKET_ERROR();
+        gint64 now = g_get_monotonic_time();
+
+        s->failures++;
+        s->paused = true;
+        evconnlistener_disable(listener);
+        evtimer_add(s->resume, &(struct timeval){.tv_sec = HTTP_PAUSE_SEC});
+        if (s->logged && now - s->last_log_usec < HTTP_LOG_INTERVAL_SEC * G_USEC_PER_SEC) {
+                s->unlogged_failures++;
+                return;
+        }
+        if (s->unlogged_failures)
+                log_warning(
+                    "Cannot accept metrics connections: %s; pausing for %d s (%u more failures since the "
+                    "last message)",
+                    g_strerror(err), HTTP_PAUSE_SEC, s->unlogged_failures);
+        else
+                log_warning("Cannot accept metrics connections: %s; pausing for %d s", g_strerror(err),
+                            HTTP_PAUSE_SEC);
+        s->logged = true;
+        s->last_log_usec = now;
+        s->unlogged_failures = 0;
+}
+
+static struct evconnlistener *listen_on(HttpServer *s, const char *host, unsigned port, char **ret_error)
+{
+        struct evutil_addrinfo hints = {.ai_family = AF_UNSPEC,
+                                        .ai_socktype = SOCK_STREAM,
+                                        .ai_flags = EVUTIL_AI_PASSIVE | EVUTIL_AI_ADDRCONFIG};
+        struct evutil_addrinfo *ai = NULL;
+        struct evconnlistener *l;
+        char service[8];
+        int r;
+
+        snprintf(service, sizeof(service), "%u", port);
+        r = evutil_getaddrinfo(*host ? host : NULL, service, &hints, &ai);
+        if (r != 0) {
+                *ret_error = g_strdup_printf("cannot resolve %s: %s", host, evutil_gai_strerror(r));
+                return NULL;
+        }
+        l = evconnlistener_new_bind(s->base, on_accept, s,
+                                    LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE, 128,
+                                    ai->ai_addr, (int)ai->ai_addrlen);
+        if (!l)
+                *ret_error =
+                    g_strdup_printf("cannot listen on %s port %u: %s", host, port, g_strerror(errno));
+        evutil_freeaddrinfo(ai);
+        return l;
+}
+
+HttpServer *http_server_new(struct event_base *base, const char *host, unsigned port,
+                            unsigned max_connections, const HttpResource *resource, char **ret_error)
+{
+        HttpServer *s = g_new0(HttpServer, 1);
+
+        s->base = base;
+        s->max_connections = MAX(max_connections, 1u);
+        s->accepts_per_turn = MAX(s->max_connections / 4, 1u);
+        s->path = g_strdup(resource->path);
+        s->content_type = g_strdup(resource->content_type);
+        s->resource = *resource;
+        s->resource.path = s->path;
+        s->resource.content_type = s->content_type;
+        g_queue_init(&s->conns);
+        s->resume = evtimer_new(base, on_resume, s);
+        s->next_turn = evtimer_new(base, on_next_turn, s);
+        s->listener = listen_on(s, host, port, ret_error);
+        if (!s->listener) {
+                http_server_free(s);
+                return NULL;
+        }
+        evconnlistener_set_error_cb(s->listener, on_accept_error);
+        return s;
+}
+
+void http_server_free(HttpServer *s)
+{
+        if (!s)
+                return;
+        while (s->conns.head)
+                conn_free(s->conns.head->data);
+        if (s->listener)
+                evconnlistener_free(s->listener);
+        event_free(s->resume);
+        event_free(s->next_turn);
+        g_free(s->path);
+        g_free(s->content_type);
+        g_free(s);
+}
+
+unsigned http_server_connections(const HttpServer *s)
+{
+        return s->conns.length;
+}
+
+unsigned http_server_accept_failures(const HttpServer *s)
+{
+        return s->failures;
+}
+
+unsigned http_server_port(const HttpServer *s)
+{
+        struct sockaddr_storage ss;
+        socklen_t len = sizeof(ss);
+
+        if (getsockname(evconnlistener_get_fd(s->listener), (struct sockaddr *)&ss, &len) < 0)
+                return 0;
+        if (ss.ss_family == AF_INET6)
+                return ntohs(((struct sockaddr_in6 *)&ss)->sin6_port);
+        return ntohs(((struct sockaddr_in *)&ss)->sin_port);
+}

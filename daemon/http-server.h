@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * A small HTTP/1.1 server for one resource, GET only, on libevent's listener and bufferevents. It
+ * replaces evhttp, which in libevent 2.1 can neither cap its connections nor pause accept(): clients of
+ * a metrics port may be hostile, and every descriptor they hold is one libvirt and D-Bus lack.
+ * - At most max_connections at once; a new client evicts the oldest one that has not finished sending
+ *   its request (a slow client cannot keep a fresh scrape out), or is closed when all are answering.
+ *   At most a quarter of max_connections are accepted per turn of the loop, so that a client accepted
+ *   in one turn has its request read before newcomers could evict it, and so that a crowd at the door
+ *   cannot hold the loop.
+ * - A request must be complete within HTTP_REQUEST_TIMEOUT_SEC of the connection and hold at most
+ *   HTTP_REQUEST_MAX bytes; the answer must be taken within HTTP_WRITE_TIMEOUT_SEC. Every connection
+ *   is closed after its answer.
+ * - When accept() fails for want of descriptors or memory, accepting pauses for HTTP_PAUSE_SEC; the
+ *   failure is logged at most once per HTTP_LOG_INTERVAL_SEC, with the number of failures in between.
+ */
+
+#include <event2/event.h>
+
+#define HTTP_REQUEST_TIMEOUT_SEC 5
+#define HTTP_WRITE_TIMEOUT_SEC   10
+#define HTTP_REQUEST_MAX         8192u
+#define HTTP_PAUSE_SEC           1
+#define HTTP_LOG_INTERVAL_SEC    60
+
+typedef struct HttpServer HttpServer;
+
+/* The body for a GET of the server's path; the server frees it. */
+typedef char *(*HttpRender)(void *userdata);
+
+typedef struct HttpResource {
+        const char *path;         /* "/metrics" */
+        const char *content_type; /* of the body */
+        HttpRender render;
+        void *userdata;
+} HttpResource;
+
+/* Listens on host:port. Returns NULL with *ret_error set when it cannot. */
+HttpServer *http_server_new(struct event_base *base, const char *host, unsigned port,
+                            unsigned max_connections, const HttpResource *resource, char **ret_error);
+void http_server_free(HttpServer *s);
+/* Connections open now. */
+unsigned http_server_connections(const HttpServer *s);
+/* Times accept() failed for want of a resource, logged or not. */
+unsigned http_server_accept_failures(const HttpServer *s);
+/* The port listened on (the one the system chose when asked for port 0). */
+unsigned http_server_port(const HttpServer *s);

@@ -1,0 +1,161 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A D-Bus client for the attack scripts, on sd-bus like the daemon:
+ *   bus-client ADDRESS flood SECONDS   keeps 100 calls in flight, Plan(4096 vCPUs) and GetDecisionsJSON("")
+ *                                      in turn, and prints how many were answered and how many refused
+ *   bus-client ADDRESS probe SECONDS   calls GetStatus every 20 ms, one at a time, and prints the
+ *                                      latency's p50, p99 and max in milliseconds
+ * Exit status: 0, or 1 when the bus could not be reached or (probe) a call failed.
+ */
+#include <glib.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <systemd/sd-bus.h>
+#include <time.h>
+
+#define DEST       "org.placementd1"
+#define PATH       "/org/placementd1"
+#define IFACE      "org.placementd1.Manager"
+#define IN_FLIGHT  100
+#define PROBE_MS   20
+#define PLAN_VCPUS 4096u
+#define PLAN_BYTES (1ull << 30)
+
+typedef struct Flood {
+        sd_bus *bus;
+        uint64_t until_usec, sent, answered, refused;
+        unsigned in_flight;
+        char last_error[128];
+} Flood;
+
+static uint64_t now_usec(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static int send_one(Flood *f);
+
+static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+        Flood *f = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+        (void)error;
+
+        f->in_flight--;
+        if (e) {
+                f->refused++;
+                g_strlcpy(f->last_error, e->name, sizeof(f->last_error));
+        } else {
+                f->answered++;
+        }
+        if (now_usec() < f->until_usec)
+                send_one(f);
+        return 0;
+}
+
+static int send_one(Flood *f)
+{
+        int r = f->sent % 2 ? sd_bus_call_method_async(f->bus, NULL, DEST, PATH, IFACE, "GetDecisionsJSON",
+                                                       on_reply, f, "s", "")
+                            : sd_bus_call_method_async(f->bus, NULL, DEST, PATH, IFACE, "Plan", on_reply, f,
+                                                       "ut", PLAN_VCPUS, (uint64_t)PLAN_BYTES);
+        if (r >= 0) {
+                f->sent++;
+                f->in_flight++;
+        }
+        return r;
+}
+
+static int flood(sd_bus *bus, unsigned seconds)
+{
+        Flood f = {.bus = bus, .until_usec = now_usec() + seconds * 1000000ull};
+
+        for (unsigned i = 0; i < IN_FLIGHT; i++)
+                if (send_one(&f) < 0)
+                        return 1;
+        while (f.in_flight > 0) {
+                int r = sd_bus_process(bus, NULL);
+                if (r < 0)
+                        break;
+                if (r == 0)
+                        sd_bus_wait(bus, 100000);
+                if (now_usec() > f.until_usec + 30 * 1000000ull)
+                        break; /* the daemon stopped answering: report what we have */
+        }
+        printf("flood: %llu sent, %llu answered, %llu refused%s%s\n", (unsigned long long)f.sent,
+               (unsigned long long)f.answered, (unsigned long long)f.refused, f.refused ? " with " : "",
+               f.last_error);
+        return 0;
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+        return x < y ? -1 : x > y;
+}
+
+static int probe(sd_bus *bus, unsigned seconds)
+{
+        g_autoptr(GArray) lat = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+        uint64_t until = now_usec() + seconds * 1000000ull;
+        unsigned failed = 0;
+
+        while (now_usec() < until) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                sd_bus_message *reply = NULL;
+                uint64_t t0 = now_usec(), dt;
+                int r = sd_bus_call_method(bus, DEST, PATH, IFACE, "GetStatus", &error, &reply, "");
+
+                dt = now_usec() - t0;
+                if (r < 0) {
+                        failed++;
+                        fprintf(stderr, "probe: GetStatus failed: %s\n", error.message);
+                } else {
+                        g_array_append_val(lat, dt);
+                }
+                sd_bus_error_free(&error);
+                sd_bus_message_unref(reply);
+                if (dt < PROBE_MS * 1000u)
+                        g_usleep(PROBE_MS * 1000u - dt);
+        }
+        if (lat->len == 0) {
+                printf("probe: no answer\n");
+                return 1;
+        }
+        qsort(lat->data, lat->len, sizeof(uint64_t), cmp_u64);
+        printf("probe: %u calls, %u failed, p50 %.1f ms, p99 %.1f ms, max %.1f ms\n", lat->len, failed,
+               g_array_index(lat, uint64_t, lat->len / 2) / 1000.0,
+               g_array_index(lat, uint64_t, (lat->len * 99) / 100) / 1000.0,
+               g_array_index(lat, uint64_t, lat->len - 1) / 1000.0);
+        return failed ? 1 : 0;
+}
+
+int main(int argc, char **argv)
+{
+        sd_bus *bus = NULL;
+        unsigned seconds;
+        int r;
+
+        if (argc != 4 || (strcmp(argv[2], "flood") != 0 && strcmp(argv[2], "probe") != 0)) {
+                fprintf(stderr, "usage: %s ADDRESS flood|probe SECONDS\n", argv[0]);
+                return 2;
+        }
+        seconds = (unsigned)strtoul(argv[3], NULL, 10);
+        r = sd_bus_new(&bus);
+        if (r >= 0)
+                r = sd_bus_set_address(bus, argv[1]);
+        if (r >= 0)
+                r = sd_bus_set_bus_client(bus, 1);
+        if (r >= 0)
+                r = sd_bus_start(bus);
+        if (r < 0) {
+                fprintf(stderr, "cannot connect to %s: %s\n", argv[1], strerror(-r));
+                return 1;
+        }
+        r = strcmp(argv[2], "flood") == 0 ? flood(bus, seconds) : probe(bus, seconds);
+        sd_bus_flush_close_unref(bus);
+        return r;
+}

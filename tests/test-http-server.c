@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * http-server: the answers, the connection cap with eviction of the oldest unfinished request, and the
+ * pause of accept() when the process has no descriptor left. Real sockets on 127.0.0.1, one loop.
+ */
+#include <arpa/inet.h>
+#include <errno.h>
+#include <event2/event.h>
+#include <fcntl.h>
+#include <glib.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include "http-server.h"
+#include "test-util.h"
+
+#define FULL_REQUEST "GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n"
+
+typedef struct Fixture {
+        struct event_base *base;
+        HttpServer *http;
+        unsigned port;
+} Fixture;
+
+static char *render(void *userdata)
+{
+        (void)userdata;
+        return g_strdup("answer 1\n");
+}
+
+static void fixture_init(Fixture *f, unsigned max_connections)
+{
+        g_autofree char *error = NULL;
+
+        f->base = event_base_new();
+        f->http = http_server_new(
+            f->base, "127.0.0.1", 0, max_connections,
+            &(HttpResource){.path = "/metrics", .content_type = "text/plain", .render = render}, &error);
+        ck_assert_msg(f->http != NULL, "%s", error);
+        f->port = http_server_port(f->http);
+        ck_assert_uint_gt(f->port, 0);
+}
+
+static void fixture_done(Fixture *f)
+{
+        http_server_free(f->http);
+        event_base_free(f->base);
+}
+
+static int client(const Fixture *f, const char *request)
+{
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)f->port)};
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        ck_assert_int_ge(fd, 0);
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        if (request)
+                ck_assert_int_eq(send(fd, request, strlen(request), 0), (ssize_t)strlen(request));
+        return fd;
+}
+
+/* Runs the loop for about ms milliseconds. */
+static void pump(Fixture *f, unsigned ms)
+{
+        struct timeval tv = {.tv_sec = ms / 1000, .tv_usec = (ms % 1000) * 1000};
+        event_base_loopexit(f->base, &tv);
+        event_base_dispatch(f->base);
+}
+
+/* Runs the loop until fd has the whole answer (the server closed it), at most 5 s; returns it. */
+static char *answer_of(Fixture *f, int fd)
+{
+        GString *out = g_string_new(NULL);
+
+        for (unsigned i = 0; i < 500; i++) {
+                char buf[4096];
+                ssize_t n;
+                pump(f, 10);
+                while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+                        g_string_append_len(out, buf, n);
+                if (n == 0)
+                        break;
+        }
+        close(fd);
+        return g_string_free(out, FALSE);
+}
+
+static bool closed_by_server(int fd)
+{
+        char c;
+        return recv(fd, &c, 1, MSG_DONTWAIT) == 0;
+}
+
+START_TEST(test_answers)
+{
+        Fixture f;
+        g_autofree char *ok = NULL, *missing = NULL, *post = NULL, *bad = NULL, *huge = NULL;
+        g_autofree char *big = g_strnfill(HTTP_REQUEST_MAX + 100, 'a');
+        g_autofree char *big_request = g_strdup_printf("GET /metrics HTTP/1.1\r\nX: %s\r\n\r\n", big);
+
+        fixture_init(&f, 8);
+        ok = answer_of(&f, client(&f, FULL_REQUEST));
+        ck_assert_msg(g_str_has_prefix(ok, "HTTP/1.1 200 OK\r\n"), "%s", ok);
+        ck_assert_ptr_nonnull(strstr(ok, "Content-Type: text/plain\r\n"));
+        ck_assert_ptr_nonnull(strstr(ok, "Content-Length: 9\r\n"));
+        ck_assert(g_str_has_suffix(ok, "\r\n\r\nanswer 1\n"));
+        missing = answer_of(&f, client(&f, "GET /other HTTP/1.1\r\n\r\n"));
+        ck_assert_msg(g_str_has_prefix(missing, "HTTP/1.1 404 "), "%s", missing);
+        post = answer_of(&f, client(&f, "POST /metrics HTTP/1.1\r\n\r\n"));
+        ck_assert_msg(g_str_has_prefix(post, "HTTP/1.1 405 ") && strstr(post, "Allow: GET\r\n"), "%s", post);
+        bad = answer_of(&f, client(&f, "hello\r\n\r\n"));
+        ck_assert_msg(g_str_has_prefix(bad, "HTTP/1.1 400 "), "%s", bad);
+        huge = answer_of(&f, client(&f, big_request));
+        ck_assert_msg(g_str_has_prefix(huge, "HTTP/1.1 431 "), "%s", huge);
+        ck_assert_uint_eq(http_server_connections(f.http), 0);
+        fixture_done(&f);
+}
+END_TEST
+
+START_TEST(test_cap_evicts_oldest_unfinished)
+{
+        Fixture f;
+        int slow[4];
+        g_autofree char *fresh = NULL;
+
+        fixture_init(&f, 4);
+        for (unsigned i = 0; i < 4; i++) {
+                slow[i] = client(&f, "GET /metrics HTTP/1.1\r\n");
+                pump(&f, 20);
+        }
+        ck_assert_uint_eq(http_server_connections(f.http), 4);
+        /* a fifth client gets in and is answered; the oldest slow one makes room */
+        fresh = answer_of(&f, client(&f, FULL_REQUEST));
+        ck_assert_msg(g_str_has_prefix(fresh, "HTTP/1.1 200 OK\r\n"), "%s", fresh);
+        ck_assert_uint_le(http_server_connections(f.http), 4);
+        ck_assert(closed_by_server(slow[0]));
+        ck_assert(!closed_by_server(slow[3]));
+        for (unsigned i = 0; i < 4; i++)
+                close(slow[i]);
+        fixture_done(&f);
+}
+END_TEST
+
+/* A client behind a crowd of newcomers is not evicted before its request is read. */
+START_TEST(test_fresh_client_behind_a_crowd)
+{
+        Fixture f;
+        int slow[4], crowd[20], fresh;
+        g_autofree char *answer = NULL;
+
+        fixture_init(&f, 4);
+        for (unsigned i = 0; i < 4; i++) {
+                slow[i] = client(&f, "GET /metrics HTTP/1.1\r\n");
+                pump(&f, 20);
+        }
+        /* all of these wait in the listen backlog before the server sees any of them */
+        fresh = client(&f, FULL_REQUEST);
+        for (unsigned i = 0; i < G_N_ELEMENTS(crowd); i++)
+                crowd[i] = client(&f, "GET /metrics HTTP/1.1\r\n");
+        answer = answer_of(&f, fresh);
+        ck_assert_msg(g_str_has_prefix(answer, "HTTP/1.1 200 OK\r\n"), "answer: '%s'", answer);
+        for (unsigned i = 0; i < 4; i++)
+                close(slow[i]);
+        for (unsigned i = 0; i < G_N_ELEMENTS(crowd); i++)
+                close(crowd[i]);
+        fixture_done(&f);
+}
+END_TEST
+
+START_TEST(test_pause_when_out_of_descriptors)
+{
+        Fixture f;
+        struct rlimit rl;
+        g_autoptr(GArray) filler = g_array_new(FALSE, FALSE, sizeof(int));
+        g_autofree char *answer = NULL;
+        int fd, spare;
+
+        fixture_init(&f, 8);
+        fd = client(&f, FULL_REQUEST);
+        spare = open("/dev/null", O_RDONLY | O_CLOEXEC);
+        ck_assert_int_ge(spare, 0);
+        ck_assert_int_eq(getrlimit(RLIMIT_NOFILE, &rl), 0);
+        rl.rlim_cur = (rlim_t)spare + 16;
+        ck_assert_int_eq(setrlimit(RLIMIT_NOFILE, &rl), 0);
+        for (int d; (d = dup(spare)) >= 0;)
+                g_array_append_val(filler, d);
+        ck_assert_int_eq(errno, EMFILE);
+
+        /* accept() fails: the server pauses instead of trying again on every turn of the loop */
+        pump(&f, 300);
+        ck_assert_uint_eq(http_server_accept_failures(f.http), 1);
+        ck_assert_uint_eq(http_server_connections(f.http), 0);
+
+        /* descriptors back: the waiting client is served after the pause */
+        for (unsigned i = 0; i < filler->len; i++)
+                close(g_array_index(filler, int, i));
+        answer = answer_of(&f, fd);
+        ck_assert_msg(g_str_has_prefix(answer, "HTTP/1.1 200 OK\r\n"), "%s", answer);
+        close(spare);
+        fixture_done(&f);
+}
+END_TEST
+
+static Suite *http_server_suite(void)
+{
+        Suite *s = suite_create("http-server");
+        TCase *tc = tcase_create("server");
+        tcase_add_test(tc, test_answers);
+        tcase_add_test(tc, test_cap_evicts_oldest_unfinished);
+        tcase_add_test(tc, test_fresh_client_behind_a_crowd);
+        tcase_add_test(tc, test_pause_when_out_of_descriptors);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(http_server_suite)
