@@ -80,8 +80,42 @@ static const char *opt_out_reason(const DomainSpec *cfg)
         return NULL;
 }
 
-/* Live pins other than "anywhere" mean someone pinned it. Returns the pins or NULL. */
-static CpuSet **hand_pins(Manager *m, virDomainPtr dom, unsigned nvcpus)
+/*
+ * The request for dom: its size from the live definition, the user's constraints from user (the spec the
+ * opt-outs come from). Memory the user does not bind may still be bound already: libvirt changes the
+ * nodeset of a running domain only in restrictive mode, so a live strict, interleave or preferred binding
+ * (placementd's own first binding included) stays where it is, and the vCPUs stay with it.
+ */
+static PlacementRequest request_from_spec(const DomainSpec *user, const DomainSpec *live)
+{
+        PlacementRequest req = {
+            .name = live->name,
+            .vcpus = live->vcpus,
+            .memory = live->memory,
+            .allowed_cpus = user->vcpu_cpuset,
+            .keep_emulator = user->has_emulatorpin,
+        };
+
+        if (user->memory_nodeset) {
+                req.memory_nodes = user->memory_nodeset;
+                req.memory_source = MEMORY_SOURCE_USER;
+                req.memory_mode = user->memory_mode;
+        } else if (user->memnode_nodeset) {
+                req.memory_nodes = user->memnode_nodeset;
+                req.memory_source = MEMORY_SOURCE_MEMNODE;
+        } else if (live->memory_nodeset && live->memory_mode != MEMORY_MODE_RESTRICTIVE) {
+                req.memory_nodes = live->memory_nodeset;
+                req.memory_source = MEMORY_SOURCE_BOUND;
+                req.memory_mode = live->memory_mode;
+        }
+        return req;
+}
+
+/*
+ * Live pins other than "anywhere" mean someone pinned it; anywhere is every host CPU, or every host CPU of
+ * <vcpu cpuset> (libvirt's default pin for it). Returns the pins or NULL.
+ */
+static CpuSet **hand_pins(Manager *m, virDomainPtr dom, unsigned nvcpus, const CpuSet *allowed)
 {
         CpuSet **pins = NULL;
         g_autofree char *error = NULL;
@@ -90,9 +124,14 @@ static CpuSet **hand_pins(Manager *m, virDomainPtr dom, unsigned nvcpus)
         if (nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, &pins, &error) < 0)
                 return NULL;
         for (unsigned i = 0; i < nvcpus && !pinned; i++) {
-                g_autoptr(CpuSet) outside = cpuset_copy(m->topology->all_pus);
-                cpuset_subtract(outside, pins[i]);
-                pinned = !cpuset_is_empty(outside);
+                g_autoptr(CpuSet) missing = cpuset_copy(m->topology->all_pus);
+                g_autoptr(CpuSet) forbidden = cpuset_copy(m->topology->all_pus);
+                if (allowed) {
+                        cpuset_subtract(forbidden, allowed);
+                        cpuset_subtract(missing, forbidden); /* the host CPUs of the cpuset */
+                }
+                cpuset_subtract(missing, pins[i]);
+                pinned = !cpuset_is_empty(missing);
         }
         if (!pinned) {
                 virt_pins_free(pins, nvcpus);
@@ -269,6 +308,12 @@ static int apply_memory(Manager *m, virDomainPtr dom, Decision *d)
         g_autoptr(CpuSet) nodes = cpuset_new();
         int r;
 
+        if (p->keep_memory) {
+                /* bound by the definition, or bound live already in a mode libvirt will not change */
+                g_free(d->memory_binding);
+                d->memory_binding = g_strdup("kept");
+                return 0;
+        }
         if (!m->config->memory_binding) {
                 g_free(d->memory_binding);
                 d->memory_binding = g_strdup("off");
@@ -329,7 +374,7 @@ static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emu
         if (emulator_applied)
                 cpuset_union(runs->emulator_pin, d->plan->emulator_pin);
         /* the memory binding stands where it was applied */
-        if (g_strcmp0(d->memory_binding, "applied") == 0)
+        if (g_strcmp0(d->memory_binding, "applied") == 0 || g_strcmp0(d->memory_binding, "kept") == 0)
                 memcpy(runs->node_memory, d->plan->node_memory, sizeof(uint64_t) * runs->nnode_memory);
         g_free(runs->reason);
         runs->reason = g_strdup("vCPU pins that really run after a failed apply");
@@ -531,11 +576,11 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
                 else
                         params.policy = (PolicyKind)k;
         }
-        req = (PlacementRequest){.name = live->name, .vcpus = live->vcpus, .memory = live->memory};
+        req = request_from_spec(user, live);
         /* pins found on a domain that records a decision are placementd's own, not someone else's */
         if ((origin == ORIGIN_RUNNING_AT_START || origin == ORIGIN_RECONCILE) && !live->decision &&
             !live->decision_error) {
-                CpuSet **pins = hand_pins(m, dom, live->vcpus);
+                CpuSet **pins = hand_pins(m, dom, live->vcpus, req.allowed_cpus);
                 if (pins) {
                         Plan *occupied = policy_adopt(m->topology, m->ledger, &req, pins, &params);
                         virt_pins_free(pins, live->vcpus);

@@ -28,7 +28,7 @@ typedef struct Decision {
         DecisionResult result;
         Plan *plan;           /* what the ledger holds for it; NULL when it holds nothing */
         char *reason;         /* why: the plan's reason, or why it was skipped */
-        char *memory_binding; /* applied, failed, off, advisory, none */
+        char *memory_binding; /* applied, kept (bound before, left as is), failed, off, advisory, none */
         char *apply_error;    /* what failed while applying, NULL if nothing */
         bool adopted;         /* taken over from its recorded decision */
         bool pinned_by_hand;

@@ -60,6 +60,9 @@ void domain_spec_free(DomainSpec *s)
         g_free(s->name);
         g_free(s->uuid);
         g_free(s->meta_policy);
+        cpuset_free(s->vcpu_cpuset);
+        cpuset_free(s->memory_nodeset);
+        cpuset_free(s->memnode_nodeset);
         meta_decision_free(s->decision);
         g_free(s->definition);
         g_free(s->user_xml);
@@ -124,6 +127,81 @@ static int unit_multiplier(const char *unit, uint64_t *ret)
 static bool parse_uint(const char *s, guint64 max, guint64 *ret)
 {
         return s && g_ascii_string_to_unsigned(g_strstrip((char *)s), 10, 0, max, ret, NULL);
+}
+
+/* A constraint list: valid, bounded (CPUSET_MAX) and not empty. */
+static int parse_constraint(const char *text, CpuSet **ret, const char *element, const char *name,
+                            GError **error)
+{
+        g_autofree char *why = NULL;
+        g_autoptr(CpuSet) set = NULL;
+
+        if (!text) {
+                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "<%s> needs a %s",
+                            element, name);
+                return -EINVAL;
+        }
+        if (cpuset_parse(text, &set, &why) < 0 || cpuset_is_empty(set)) {
+                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                            "invalid <%s %s='%s'>: %s", element, name, text,
+                            why ? why : "the list is empty");
+                return -EINVAL;
+        }
+        cpuset_free(*ret);
+        *ret = g_steal_pointer(&set);
+        return 0;
+}
+
+static int parse_memory_mode(const char *mode, const char *element, MemoryMode *ret, GError **error)
+{
+        int m = mode ? memory_mode_from_string(mode) : MEMORY_MODE_STRICT;
+
+        if (m < 0) {
+                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                            "invalid <%s mode='%s'> (strict, interleave, preferred, restrictive)", element,
+                            mode);
+                return -EINVAL;
+        }
+        *ret = (MemoryMode)m;
+        return 0;
+}
+
+/* <numatune><memory> and <numatune><memnode>: the nodes the user binds memory to. */
+static void start_numatune(Parser *p, const char *element, const char **names, const char **values,
+                           GError **error)
+{
+        DomainSpec *s = p->spec;
+        const char *placement = attr(names, values, "placement"), *nodeset = attr(names, values, "nodeset");
+        g_autoptr(CpuSet) set = NULL;
+        guint64 cell;
+
+        if (strcmp(element, "memory") == 0) {
+                s->numatune_auto = placement && strcmp(placement, "auto") == 0;
+                if (parse_memory_mode(attr(names, values, "mode"), "numatune memory", &s->memory_mode,
+                                      error) < 0)
+                        return;
+                if (nodeset && !s->numatune_auto)
+                        parse_constraint(nodeset, &s->memory_nodeset, "numatune memory", "nodeset", error);
+                return;
+        }
+        if (strcmp(element, "memnode") != 0)
+                return;
+        if (!parse_uint(attr(names, values, "cellid"), DOMAIN_XML_MAX_VCPUS - 1, &cell) ||
+            s->nmemnodes >= DOMAIN_XML_MAX_MEMNODES) {
+                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                            s->nmemnodes >= DOMAIN_XML_MAX_MEMNODES ? "more than %u <memnode> elements"
+                                                                    : "<memnode> needs a cellid below %u",
+                            s->nmemnodes >= DOMAIN_XML_MAX_MEMNODES ? DOMAIN_XML_MAX_MEMNODES
+                                                                    : DOMAIN_XML_MAX_VCPUS);
+                return;
+        }
+        if (parse_memory_mode(attr(names, values, "mode"), "memnode", &(MemoryMode){0}, error) < 0 ||
+            parse_constraint(nodeset, &set, "memnode", "nodeset", error) < 0)
+                return;
+        if (!s->memnode_nodeset)
+                s->memnode_nodeset = cpuset_new();
+        cpuset_union(s->memnode_nodeset, set);
+        s->nmemnodes++;
 }
 
 /* Local name of an element of our namespace, or NULL. */
@@ -296,6 +374,10 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 guint64 n;
                 p->text = TEXT_VCPU;
                 s->vcpu_auto = placement && strcmp(placement, "auto") == 0;
+                if (attr(names, values, "cpuset") && !s->vcpu_auto &&
+                    parse_constraint(attr(names, values, "cpuset"), &s->vcpu_cpuset, "vcpu", "cpuset",
+                                     error) < 0)
+                        return;
                 if (current) {
                         if (!parse_uint(current, DOMAIN_XML_MAX_VCPUS, &n)) {
                                 g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
@@ -318,9 +400,8 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 s->has_vcpupin = true;
         } else if (in_path(p, "cputune", "emulatorpin") && p->stack->len == 3) {
                 s->has_emulatorpin = true;
-        } else if (in_path(p, "numatune", "memory") && p->stack->len == 3) {
-                const char *placement = attr(names, values, "placement");
-                s->numatune_auto = placement && strcmp(placement, "auto") == 0;
+        } else if (p->stack->len == 3 && strcmp(g_ptr_array_index(p->stack, 1), "numatune") == 0) {
+                start_numatune(p, element, names, values, error);
         }
 }
 

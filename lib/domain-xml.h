@@ -31,10 +31,12 @@
 #include <stdint.h>
 
 #include "cpuset.h"
+#include "plan.h"
 
 #define PLACEMENTD_XMLNS        "https://placementd.org/xmlns/domain/1"
 #define PLACEMENTD_XMLNS_PREFIX "placementd"
 #define DOMAIN_XML_MAX_VCPUS    16384u
+#define DOMAIN_XML_MAX_MEMNODES 4096u
 /* Largest recorded definition snapshot, in bytes (a bigger one is not recorded, nor read back) */
 #define DOMAIN_XML_MAX_DEFINITION 32768u
 
@@ -60,8 +62,19 @@ typedef struct DomainSpec {
         unsigned max_vcpus;
         uint64_t
             memory; /* bytes: <memory> (the most the guest can use, DIMMs included), else <currentMemory> */
-        bool has_vcpupin; /* <cputune><vcpupin> */
-        bool has_emulatorpin;
+        bool has_vcpupin;     /* <cputune><vcpupin> */
+        bool has_emulatorpin; /* <cputune><emulatorpin> */
+        /*
+         * The user's static constraints (OS indexes, never empty when set): the host CPUs its vCPUs may use
+         * (<vcpu cpuset=...>), the nodes its memory is bound to (<numatune><memory nodeset=...>, with
+         * its mode, strict when not given) and the nodes its guest cells' memory is bound to (the union of
+         * every <numatune><memnode nodeset=...>).
+         */
+        CpuSet *vcpu_cpuset;
+        CpuSet *memory_nodeset;
+        MemoryMode memory_mode;
+        CpuSet *memnode_nodeset;
+        unsigned nmemnodes;
         bool vcpu_auto;          /* <vcpu placement='auto'> */
         bool numatune_auto;      /* <numatune><memory placement='auto'> */
         bool meta_skip;          /* <placementd:domain skip='yes'> */

@@ -87,7 +87,7 @@ static int plan_result(const char *result, PlanResult *ret)
 /* The words and free text of the record: known values, bounded text. */
 static int check_words(const MetaDecision *d, Plan *p, char **ret_error)
 {
-        static const char *const bindings[] = {"applied", "failed", "off", "advisory", "none"};
+        static const char *const bindings[] = {"applied", "kept", "failed", "off", "advisory", "none"};
         int k;
 
         if (plan_result(d->result, &p->result) < 0)

@@ -12,7 +12,8 @@
 
 /*
  * XML for virDomainSetMetadata (no namespace: libvirt applies it). result is the decision's result
- * word (placed, overcommitted, advisory...), memory_binding "applied", "failed", "off" or "advisory".
+ * word (placed, overcommitted, advisory...), memory_binding "applied", "kept", "failed", "off" or
+ * "advisory".
  * spec is the user's own definition (may be NULL): its skip/policy attributes are kept and its
  * user_xml is recorded as <definition>. Caller frees.
  */

@@ -25,6 +25,13 @@ static const char *const result_names[_PLAN_RESULT_MAX] = {
     [PLAN_ADOPTED] = "adopted",
 };
 
+static const char *const memory_mode_names[_MEMORY_MODE_MAX] = {
+    [MEMORY_MODE_STRICT] = "strict",
+    [MEMORY_MODE_INTERLEAVE] = "interleave",
+    [MEMORY_MODE_PREFERRED] = "preferred",
+    [MEMORY_MODE_RESTRICTIVE] = "restrictive",
+};
+
 static int lookup(const char *const *names, int n, const char *s)
 {
         for (int i = 0; s && i < n; i++)
@@ -66,6 +73,16 @@ int emulator_pin_mode_from_string(const char *s)
 const char *plan_result_to_string(PlanResult r)
 {
         return r < _PLAN_RESULT_MAX ? result_names[r] : NULL;
+}
+
+const char *memory_mode_to_string(MemoryMode m)
+{
+        return m < _MEMORY_MODE_MAX ? memory_mode_names[m] : NULL;
+}
+
+int memory_mode_from_string(const char *s)
+{
+        return lookup(memory_mode_names, _MEMORY_MODE_MAX, s);
 }
 
 void plan_candidate_free(PlanCandidate *c)
@@ -130,6 +147,7 @@ Plan *plan_copy(const Plan *p)
         }
         memcpy(c->node_memory, p->node_memory, sizeof(uint64_t) * p->nnode_memory);
         cpuset_union(c->emulator_pin, p->emulator_pin);
+        c->keep_memory = p->keep_memory;
         c->shared_vcpus = p->shared_vcpus;
         c->reason = g_strdup(p->reason);
         for (unsigned i = 0; i < p->candidates->len; i++) {

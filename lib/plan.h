@@ -51,10 +51,38 @@ typedef struct PlacementParams {
         uint64_t memory_reserve; /* bytes kept free on every node */
 } PlacementParams;
 
+/* How the domain's memory is bound when placementd does not choose it (<numatune><memory mode=...>). */
+typedef enum MemoryMode {
+        MEMORY_MODE_STRICT,
+        MEMORY_MODE_INTERLEAVE,
+        MEMORY_MODE_PREFERRED,
+        MEMORY_MODE_RESTRICTIVE,
+        _MEMORY_MODE_MAX,
+} MemoryMode;
+
+/* Who fixed the memory nodes of a request. */
+typedef enum MemorySource {
+        MEMORY_SOURCE_NONE,    /* nobody: the policy chooses and placementd binds */
+        MEMORY_SOURCE_USER,    /* <numatune><memory nodeset=...> of the definition */
+        MEMORY_SOURCE_MEMNODE, /* only <numatune><memnode> elements: their nodesets together */
+        MEMORY_SOURCE_BOUND,   /* a live binding libvirt will not change any more (not restrictive) */
+        _MEMORY_SOURCE_MAX,
+} MemorySource;
+
+/*
+ * What to place, and the user's constraints on it. Constraints are hard: the plan stays inside them, and
+ * when nothing fits inside, the plan is the least harmful thing inside them (overcommitted), never outside.
+ */
 typedef struct PlacementRequest {
         const char *name;
         unsigned vcpus;
-        uint64_t memory; /* bytes */
+        uint64_t memory;            /* bytes */
+        const CpuSet *allowed_cpus; /* OS indexes (<vcpu cpuset=...>); NULL = every host CPU */
+        const CpuSet
+            *memory_nodes; /* node OS indexes the memory is bound to; NULL when memory_source NONE */
+        MemorySource memory_source;
+        MemoryMode memory_mode;
+        bool keep_emulator; /* the user pins the emulator (<cputune><emulatorpin>): leave it alone */
 } PlacementRequest;
 
 /* One ranked candidate node set as the policy saw it. */
@@ -84,6 +112,7 @@ typedef struct Plan {
         unsigned nnode_memory; /* topology's node count */
         uint64_t *node_memory; /* [nnode_memory] bytes reserved on each node index */
         CpuSet *emulator_pin;  /* OS indexes; empty = leave the emulator alone */
+        bool keep_memory;      /* the memory binding is fixed (the user's or libvirt's): do not bind */
         unsigned shared_vcpus; /* vCPUs of this domain on a core with another vCPU */
         char *reason;
         GPtrArray *candidates; /* PlanCandidate*, ranked, what the policy looked at */
@@ -106,3 +135,5 @@ int vcpu_pin_mode_from_string(const char *s);
 const char *emulator_pin_mode_to_string(EmulatorPinMode m);
 int emulator_pin_mode_from_string(const char *s);
 const char *plan_result_to_string(PlanResult r);
+const char *memory_mode_to_string(MemoryMode m);
+int memory_mode_from_string(const char *s);

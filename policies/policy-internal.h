@@ -11,8 +11,10 @@ typedef struct HostView {
         const Topology *t;
         const Ledger *l;
         const PlacementParams *params;
-        bool *pu_usable;             /* [npus] not reserved for the host */
-        bool *core_free;             /* [ncores] a whole core: every PU usable, no vCPU counted */
+        const PlacementRequest *req; /* its constraints shape the view; NULL = none */
+        bool *node_allowed;          /* [nnodes] inside the request's node and CPU constraints */
+        bool *pu_usable;             /* [npus] not reserved for the host, allowed for the request */
+        bool *core_free;             /* [ncores] no vCPU counted, none of its PUs reserved, one usable */
         unsigned *node_free_cores;   /* [nnodes] */
         unsigned *node_free_pus;     /* [nnodes] usable PUs with no vCPU */
         uint64_t *node_free_memory;  /* [nnodes] after MemoryReserve and what the ledger holds */
@@ -43,6 +45,13 @@ unsigned policy_spread(const unsigned *capacity, unsigned n, unsigned count, uns
 int policy_core_first_usable_pu(const HostView *v, unsigned core);
 
 void host_view_init(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params);
+/*
+ * The host as one request sees it: nodes outside its memory nodes, or whose CPUs its allowed CPUs all
+ * leave out, offer nothing (no PU, no core, no memory); inside them a core counts through its allowed
+ * PUs only. req may be NULL (no constraints).
+ */
+void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params,
+                        const PlacementRequest *req);
 void host_view_done(HostView *v);
 
 /* Spreads plan->memory over plan->nodes: in proportion to the vCPUs on each, then wherever room is left. */

@@ -69,9 +69,47 @@ int policy_core_first_usable_pu(const HostView *v, unsigned core)
         return -1;
 }
 
+/* A node is allowed unless the request's memory nodes leave it out, or it has CPUs and none is allowed. */
+static bool node_allowed(const Topology *t, const PlacementRequest *req, unsigned n)
+{
+        const TopoNode *node = &t->nodes[n];
+
+        if (!req)
+                return true;
+        if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes &&
+            !cpuset_has(req->memory_nodes, node->os_index))
+                return false;
+        if (!req->allowed_cpus || node->ncores == 0)
+                return true;
+        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
+                for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
+                        if (cpuset_has(req->allowed_cpus, t->pus[p].os_index))
+                                return true;
+        return false;
+}
+
+static bool pu_allowed(const HostView *v, unsigned pu)
+{
+        const Topology *t = v->t;
+        const PlacementRequest *req = v->req;
+
+        if (!v->node_allowed[t->cores[t->pus[pu].core].node])
+                return false;
+        return !req || !req->allowed_cpus || cpuset_has(req->allowed_cpus, t->pus[pu].os_index);
+}
+
 void host_view_init(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params)
 {
-        *v = (HostView){.t = t, .l = l, .params = params};
+        host_view_init_for(v, t, l, params, NULL);
+}
+
+void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params,
+                        const PlacementRequest *req)
+{
+        g_autofree bool *reserved = g_new0(bool, MAX(t->npus, 1));
+
+        *v = (HostView){.t = t, .l = l, .params = params, .req = req};
+        v->node_allowed = g_new0(bool, MAX(t->nnodes, 1));
         v->pu_usable = g_new0(bool, MAX(t->npus, 1));
         v->core_free = g_new0(bool, MAX(t->ncores, 1));
         v->node_free_cores = g_new0(unsigned, MAX(t->nnodes, 1));
@@ -82,22 +120,27 @@ void host_view_init(HostView *v, const Topology *t, const Ledger *l, const Place
         v->node_capacity = g_new0(unsigned, MAX(t->nnodes, 1));
         v->node_load = g_new0(uint64_t, MAX(t->nnodes, 1));
 
-        for (unsigned p = 0; p < t->npus; p++)
-                v->pu_usable[p] =
-                    !(params->reserved_cpus && cpuset_has(params->reserved_cpus, t->pus[p].os_index));
+        for (unsigned n = 0; n < t->nnodes; n++)
+                v->node_allowed[n] = node_allowed(t, req, n);
+        for (unsigned p = 0; p < t->npus; p++) {
+                reserved[p] = params->reserved_cpus && cpuset_has(params->reserved_cpus, t->pus[p].os_index);
+                v->pu_usable[p] = !reserved[p] && pu_allowed(v, p);
+        }
         for (unsigned c = 0; c < t->ncores; c++) {
                 const TopoCore *core = &t->cores[c];
+                /* a sibling the host keeps makes the core not whole; one the request may not use does not */
                 bool whole = ledger_core_free(l, c);
                 for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
-                        if (!v->pu_usable[p]) {
+                        if (reserved[p])
                                 whole = false;
+                        if (!v->pu_usable[p])
                                 continue;
-                        }
                         v->node_usable_pus[core->node]++;
                         v->node_load[core->node] += ledger_pu_load(l, p);
                         if (!ledger_pu_load(l, p))
                                 v->node_free_pus[core->node]++;
                 }
+                whole = whole && policy_core_first_usable_pu(v, c) >= 0;
                 v->core_free[c] = whole;
                 if (whole)
                         v->node_free_cores[core->node]++;
@@ -107,11 +150,14 @@ void host_view_init(HostView *v, const Topology *t, const Ledger *l, const Place
         for (unsigned n = 0; n < t->nnodes; n++) {
                 uint64_t used = ledger_node_memory(l, n) + params->memory_reserve;
                 v->node_free_memory[n] = t->nodes[n].memory > used ? t->nodes[n].memory - used : 0;
+                if (!v->node_allowed[n])
+                        v->node_free_memory[n] = 0;
         }
 }
 
 void host_view_done(HostView *v)
 {
+        g_free(v->node_allowed);
         g_free(v->pu_usable);
         g_free(v->core_free);
         g_free(v->node_free_cores);
@@ -589,6 +635,94 @@ static char *format_nodes(const Topology *t, const CpuSet *node_indexes)
         return g_strdup_printf("%s %s", cpuset_count(os) == 1 ? "node" : "nodes", list);
 }
 
+/* Whether every node of set lies inside the request's constraints (a mask test when the table has masks). */
+static bool set_inside(const HostView *v, const NodeSet *set, uint32_t allowed_mask)
+{
+        const unsigned *members;
+
+        if (v->t->nodesets->has_masks)
+                return (set->mask & ~allowed_mask) == 0;
+        members = nodeset_members(v->t->nodesets, set);
+        for (unsigned i = 0; i < set->nnodes; i++)
+                if (!v->node_allowed[members[i]])
+                        return false;
+        return true;
+}
+
+/*
+ * Memory the request binds itself is counted where it is bound: the first node under preferred, an even
+ * share of every node otherwise (strict, interleave and restrictive let it use all of them).
+ */
+static void charge_bound_memory(const HostView *v, const PlacementRequest *req, Plan *plan)
+{
+        g_autoptr(CpuSet) nodes = cpuset_new();
+        uint64_t share, left = plan->memory;
+
+        for (unsigned n = 0; n < v->t->nnodes; n++)
+                if (cpuset_has(req->memory_nodes, v->t->nodes[n].os_index))
+                        cpuset_add(nodes, n);
+        if (cpuset_is_empty(nodes))
+                return;
+        if (req->memory_source != MEMORY_SOURCE_MEMNODE && req->memory_mode == MEMORY_MODE_PREFERRED) {
+                plan->node_memory[cpuset_next(nodes, 0)] = plan->memory;
+                return;
+        }
+        share = plan->memory / cpuset_count(nodes);
+        CPUSET_FOREACH (n, nodes) {
+                plan->node_memory[n] = share;
+                left -= share;
+        }
+        plan->node_memory[cpuset_next(nodes, 0)] += left;
+}
+
+static const char *memory_source_text(const PlacementRequest *req)
+{
+        switch (req->memory_source) {
+        case MEMORY_SOURCE_USER:
+                return "its <numatune><memory> binds";
+        case MEMORY_SOURCE_MEMNODE:
+                return "its <numatune><memnode> elements bind";
+        default:
+                return "a live binding libvirt cannot change on a running domain binds";
+        }
+}
+
+/* What the constraints did, appended to the reason ("" when there are none). */
+static char *constraint_note(const Topology *t, const PlacementRequest *req, const Plan *plan)
+{
+        GString *s = g_string_new(NULL);
+
+        if (req->allowed_cpus) {
+                g_autofree char *list = cpuset_format(req->allowed_cpus);
+                g_string_append_printf(s, "; kept inside <vcpu cpuset='%s'>", list);
+        }
+        if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes) {
+                g_autofree char *list = cpuset_format(req->memory_nodes);
+                g_autoptr(CpuSet) charged = cpuset_new();
+                g_autofree char *where = NULL;
+                for (unsigned n = 0; n < plan->nnode_memory; n++)
+                        if (plan->node_memory[n])
+                                cpuset_add(charged, t->nodes[n].os_index);
+                where = cpuset_format(charged);
+                g_string_append_printf(s,
+                                       "; %s its memory to nodes %s (%s): cores taken there, the binding "
+                                       "left as it is",
+                                       memory_source_text(req), list,
+                                       req->memory_source == MEMORY_SOURCE_MEMNODE
+                                           ? "per cell"
+                                           : memory_mode_to_string(req->memory_mode));
+                if (*where)
+                        g_string_append_printf(s, ", memory counted on %s%s", where,
+                                               req->memory_source != MEMORY_SOURCE_MEMNODE &&
+                                                       req->memory_mode == MEMORY_MODE_PREFERRED
+                                                   ? " (preferred: its first node)"
+                                                   : "");
+        }
+        if (req->keep_emulator)
+                g_string_append(s, "; the emulator stays where <cputune><emulatorpin> puts it");
+        return g_string_free(s, FALSE);
+}
+
 Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *req,
                    const PlacementParams *params)
 {
@@ -604,8 +738,11 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
         int chosen = -1, fallback = -1, group = -1;
         SetLoad chosen_load = {0}, fallback_load = {0};
         unsigned group_size = 0, target;
-        uint32_t need_mask = 0;
-        bool need_all;
+        uint32_t need_mask = 0, allowed_mask = 0;
+        bool need_all, bound = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
+        /* bound memory is where it is: it does not choose the set, it is counted where it is bound */
+        uint64_t memory = bound ? 0 : req->memory;
+        g_autofree char *note = NULL;
         char a[32], b[32];
 
         plan->policy = ops->kind;
@@ -620,9 +757,12 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
                                           req->vcpus, POLICY_MAX_VCPUS);
                 return plan;
         }
-        host_view_init(&v, t, l, params);
-        for (unsigned n = 0; n < t->nnodes; n++)
+        host_view_init_for(&v, t, l, params, req);
+        for (unsigned n = 0; n < t->nnodes; n++) {
                 v.node_capacity[n] = ops->capacity(&v, n);
+                if (v.node_allowed[n] && n < 32)
+                        allowed_mask |= UINT32_C(1) << n;
+        }
         for (unsigned r = 0; r < table->ncandidates; r++) {
                 const NodeSet *set = &table->candidates[r];
                 for (unsigned i = 0; i < set->nnodes; i++)
@@ -637,7 +777,7 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
         /* 1. The nearest group holding a set with room; inside it the least loaded set. When the whole
          *    host lacks the room, no set has it: skip the walk. The first sets are all looked at (for
          *    explain); after them, sets too small for the request are skipped without being touched. */
-        if (host.capacity >= req->vcpus && host.free_memory >= req->memory) {
+        if (host.capacity >= req->vcpus && host.free_memory >= memory) {
                 RankIter it;
                 int rank;
 
@@ -652,12 +792,14 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
                         if (seen == POLICY_KEEP_CANDIDATES) {
                                 rank_iter_done(&it);
                                 rank_iter_init(&it, table, (unsigned)rank + 1,
-                                               set_sums_min_nodes(&sums, req->vcpus, 0, req->memory));
-                                if (!set_sums_may_fit(&sums, set, req->vcpus, req->memory))
+                                               set_sums_min_nodes(&sums, req->vcpus, 0, memory));
+                                if (!set_sums_may_fit(&sums, set, req->vcpus, memory))
                                         continue;
                         }
+                        if (!set_inside(&v, set, allowed_mask))
+                                continue;
                         load = set_sums_get(&sums, set);
-                        qualifies = load.free_memory >= req->memory && load.capacity >= req->vcpus;
+                        qualifies = load.free_memory >= memory && load.capacity >= req->vcpus;
                         if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
                                 keep_candidate(&v, plan, (unsigned)rank, set, &load, qualifies, false);
                         if (qualifies) {
@@ -680,7 +822,7 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
         for (unsigned n = 0; need_all && n < t->nnodes; n++)
                 if (v.node_capacity[n] > 0)
                         need_mask |= UINT32_C(1) << n;
-        for (unsigned pass = 0; pass < 3 && chosen < 0 && fallback < 0 && host.free_memory >= req->memory;
+        for (unsigned pass = 0; pass < 3 && chosen < 0 && fallback < 0 && host.free_memory >= memory;
              pass++) {
                 /* pass 0: the nearest set with the target's free cores and a core per vCPU; pass 1, when the
                  * host has fewer cores than vCPUs: the nearest set with the target and every core the host
@@ -694,20 +836,22 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
                 if (pass == 1 && size_goal == req->vcpus)
                         continue; /* pass 0 looked for exactly this */
                 rank_iter_init(&it, table, 0,
-                               pass < 2 ? set_sums_min_nodes(&sums, target, size_goal, req->memory) : 1);
+                               pass < 2 ? set_sums_min_nodes(&sums, target, size_goal, memory) : 1);
                 while ((rank = rank_iter_next(&it)) >= 0) {
                         unsigned r = (unsigned)rank;
                         const NodeSet *set = &table->candidates[r];
                         SetLoad load;
 
-                        if (pass < 2 ? !set_sums_may_hold(&sums, set, target, size_goal, req->memory)
-                                     : !set_sums_may_fit(&sums, set, 0, req->memory))
+                        if (pass < 2 ? !set_sums_may_hold(&sums, set, target, size_goal, memory)
+                                     : !set_sums_may_fit(&sums, set, 0, memory))
+                                continue;
+                        if (!set_inside(&v, set, allowed_mask))
                                 continue;
                         /* when every free core is wanted, a set must hold every node that has one */
                         if (pass < 2 && need_all && (set->mask & need_mask) != need_mask)
                                 continue;
                         load = set_sums_get(&sums, set);
-                        if (load.free_memory < req->memory || load.usable_pus == 0)
+                        if (load.free_memory < memory || load.usable_pus == 0)
                                 continue;
                         if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
                                 keep_candidate(&v, plan, r, set, &load, false, false);
@@ -749,25 +893,35 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
         if (plan->result != PLAN_UNPLACEABLE) {
                 g_autofree char *where = format_nodes(t, plan->nodes);
                 make_pins(&v, plan);
-                policy_spread_memory(&v, plan);
+                if (bound)
+                        charge_bound_memory(&v, req, plan);
+                else
+                        policy_spread_memory(&v, plan);
+                plan->keep_memory = bound;
                 policy_count_shared(&v, plan);
-                pick_emulator(&v, plan);
+                if (!req->keep_emulator)
+                        pick_emulator(&v, plan);
+                note = constraint_note(t, req, plan);
                 if (plan->result == PLAN_PLACED) {
                         const NodeSet *set = &table->candidates[chosen];
                         plan->reason = g_strdup_printf(
                             "%s: %u %s for %u vCPUs, %s free for %s; nearest qualifying set "
-                            "(max distance %u, mean %.2f)%s",
+                            "(max distance %u, mean %.2f)%s%s",
                             where, chosen_load.capacity, unit, req->vcpus,
                             size_format(chosen_load.free_memory, a, sizeof(a)),
                             size_format(req->memory, b, sizeof(b)), set->max_distance, set->mean_distance,
-                            group_size > 1 ? ", least loaded of its equally near sets" : "");
+                            group_size > 1 ? ", least loaded of its equally near sets" : "", note);
                 } else {
                         plan->reason = g_strdup_printf(
                             "no node set has %u %s and %s free; %s is the nearest that holds the memory "
-                            "(%u %s there): %u vCPUs share a core",
+                            "(%u %s there): %u vCPUs share a core%s",
                             req->vcpus, unit, size_format(req->memory, b, sizeof(b)), where,
-                            fallback_load.capacity, unit, plan->shared_vcpus);
+                            fallback_load.capacity, unit, plan->shared_vcpus, note);
                 }
+        } else if (host.usable_pus == 0 && (req->allowed_cpus || bound)) {
+                note = constraint_note(t, req, plan);
+                plan->reason = g_strdup_printf(
+                    "no usable CPU of this host lies inside its constraints%s; nothing pinned", note);
         } else if (host.usable_pus == 0 && host.free_memory >= req->memory && params->reserved_cpus) {
                 g_autofree char *reserved = cpuset_format(params->reserved_cpus);
                 plan->reason = g_strdup_printf(

@@ -142,7 +142,7 @@ run_fuzz() {
 run_e2e() {
         $SUDO bash .ci/install-e2e-deps.sh || return 1
         setup build -Dwerror=true || return 1
-        $SUDO bash tests/e2e/run.sh build
+        $SUDO bash tests/e2e/run.sh build && $SUDO bash tests/e2e/constraints.sh build
 }
 
 $SUDO bash .ci/install-deps.sh || { echo "installing dependencies failed"; exit 1; }

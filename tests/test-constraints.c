@@ -1,0 +1,395 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The user's static constraints in the engine, under every policy: <vcpu cpuset>, <numatune><memory>
+ * (each mode), <numatune><memnode>, <cputune><emulatorpin>. Each case runs under explicit and compat.
+ */
+#include "test-util.h"
+#include "test-policy-util.h"
+
+#include <string.h>
+
+static const PolicyKind kinds[] = {POLICY_EXPLICIT, POLICY_COMPAT};
+
+/* 2 nodes x 2 cores x 2 threads, 8 GiB each: node 0 = PUs 0-3 (cores 0-1), node 1 = PUs 4-7. */
+static Topology *host(void)
+{
+        return topology_new_uniform(2, 2, 2, 8 * GiB, NULL);
+}
+
+static CpuSet *set_of(const char *list)
+{
+        CpuSet *s = NULL;
+        ck_assert_int_eq(cpuset_parse(list, &s, NULL), 0);
+        return s;
+}
+
+static const Plan *place_req(const Topology *t, Ledger *l, const PlacementParams *p,
+                             const PlacementRequest *req)
+{
+        Plan *plan = policy_place(t, l, req, p);
+        ck_assert_int_eq(ledger_commit(l, req->name, plan), 0);
+        return ledger_lookup(l, req->name);
+}
+
+static void assert_pins_inside(const Plan *plan, const CpuSet *allowed)
+{
+        for (unsigned v = 0; v < plan->nvcpus; v++) {
+                g_autoptr(CpuSet) outside = cpuset_copy(plan->vcpu_pins[v]);
+                ck_assert(!cpuset_is_empty(plan->vcpu_pins[v]));
+                cpuset_subtract(outside, allowed);
+                ck_assert_msg(cpuset_is_empty(outside), "vCPU %u pinned outside the allowed CPUs", v);
+        }
+        g_autoptr(CpuSet) emulator = cpuset_copy(plan->emulator_pin);
+        cpuset_subtract(emulator, allowed);
+        ck_assert(cpuset_is_empty(emulator));
+}
+
+static void assert_reason_has(const Plan *plan, const char *text)
+{
+        ck_assert_msg(strstr(plan->reason, text), "reason '%s' lacks '%s'", plan->reason, text);
+}
+
+START_TEST(test_vcpu_cpuset_keeps_plan_inside)
+{
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = host();
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) allowed = set_of("4-7");
+                PlacementParams p = test_params(kinds[k]);
+                PlacementRequest req = {
+                    .name = "vm", .vcpus = 2, .memory = 2 * GiB, .allowed_cpus = allowed};
+                const Plan *plan = place_req(t, l, &p, &req);
+
+                /* unconstrained, the empty host's first node (0) would win */
+                ck_assert_int_eq(plan->result, PLAN_PLACED);
+                ck_assert_uint_eq(cpuset_count(plan->nodes), 1);
+                ck_assert(cpuset_has(plan->nodes, 1));
+                assert_pins_inside(plan, allowed);
+                ck_assert_uint_eq(plan->node_memory[1], 2 * GiB);
+                ck_assert(!plan->keep_memory);
+                assert_reason_has(plan, "kept inside <vcpu cpuset='4-7'>");
+        }
+}
+END_TEST
+
+START_TEST(test_core_usable_through_allowed_pus)
+{
+        /* one thread of each core of node 0: two cores, each usable through one PU */
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = host();
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) allowed = set_of("0,2");
+                PlacementParams p = test_params(kinds[k]);
+                PlacementRequest req = {.name = "vm", .vcpus = 2, .memory = GiB, .allowed_cpus = allowed};
+                const Plan *plan = place_req(t, l, &p, &req);
+
+                ck_assert_int_eq(plan->result, PLAN_PLACED);
+                ck_assert_uint_eq(test_max_per_core(t, plan), 1);
+                ck_assert_uint_eq(plan->shared_vcpus, 0);
+                assert_pins_inside(plan, allowed);
+                ck_assert_uint_eq(cpuset_count(plan->vcpu_pins[0]), 1);
+                /* the emulator has nowhere of its own inside the cpuset: the domain's CPUs, never outside */
+                ck_assert(!cpuset_is_empty(plan->emulator_pin));
+                /* under explicit the cores are whole for everyone else: a second domain goes to node 1 */
+                if (kinds[k] == POLICY_EXPLICIT) {
+                        const Plan *other = test_place(t, l, &p, "other", 2, GiB);
+                        ck_assert(cpuset_has(other->nodes, 1) && cpuset_count(other->nodes) == 1);
+                }
+        }
+}
+END_TEST
+
+START_TEST(test_full_cpuset_overcommits_inside)
+{
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = host();
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) allowed = set_of("0-3");
+                PlacementParams p = test_params(kinds[k]);
+                PlacementRequest req = {.name = "vm", .vcpus = 2, .memory = GiB, .allowed_cpus = allowed};
+                const Plan *busy = test_place(t, l, &p, "busy", kinds[k] == POLICY_EXPLICIT ? 2 : 4, GiB);
+                const Plan *plan;
+
+                ck_assert(cpuset_has(busy->nodes, 0) && cpuset_count(busy->nodes) == 1);
+                plan = place_req(t, l, &p, &req);
+                /* node 1 is idle, but outside the cpuset: the least harmful thing inside it */
+                ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+                ck_assert(cpuset_has(plan->nodes, 0) && cpuset_count(plan->nodes) == 1);
+                assert_pins_inside(plan, allowed);
+                assert_reason_has(plan, "kept inside <vcpu cpuset='0-3'>");
+        }
+}
+END_TEST
+
+START_TEST(test_numatune_strict_binds_cores_and_memory)
+{
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = host();
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) nodes = set_of("1");
+                PlacementParams p = test_params(kinds[k]);
+                PlacementRequest req = {.name = "vm",
+                                        .vcpus = 2,
+                                        .memory = 2 * GiB,
+                                        .memory_nodes = nodes,
+                                        .memory_source = MEMORY_SOURCE_USER,
+                                        .memory_mode = MEMORY_MODE_STRICT};
+                const Plan *plan = place_req(t, l, &p, &req);
+
+                ck_assert_int_eq(plan->result, PLAN_PLACED);
+                ck_assert(cpuset_has(plan->nodes, 1) && cpuset_count(plan->nodes) == 1);
+                /* counted where the user bound it, and the binding is left alone */
+                ck_assert_uint_eq(plan->node_memory[0], 0);
+                ck_assert_uint_eq(plan->node_memory[1], 2 * GiB);
+                ck_assert_uint_eq(ledger_node_memory(l, 1), 2 * GiB);
+                ck_assert(plan->keep_memory);
+                assert_reason_has(plan, "<numatune><memory> binds its memory to nodes 1 (strict)");
+        }
+}
+END_TEST
+
+START_TEST(test_numatune_modes_charge_memory)
+{
+        static const struct {
+                MemoryMode mode;
+                uint64_t on0, on1;
+        } cases[] = {
+            {MEMORY_MODE_STRICT, 2 * GiB, 2 * GiB},
+            {MEMORY_MODE_INTERLEAVE, 2 * GiB, 2 * GiB},
+            {MEMORY_MODE_RESTRICTIVE, 2 * GiB, 2 * GiB},
+            {MEMORY_MODE_PREFERRED, 4 * GiB, 0},
+        };
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++)
+                for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                        g_autoptr(Topology) t = host();
+                        g_autoptr(Ledger) l = ledger_new(t);
+                        g_autoptr(CpuSet) nodes = set_of("0-1");
+                        PlacementParams p = test_params(kinds[k]);
+                        PlacementRequest req = {.name = "vm",
+                                                .vcpus = 1,
+                                                .memory = 4 * GiB,
+                                                .memory_nodes = nodes,
+                                                .memory_source = MEMORY_SOURCE_USER,
+                                                .memory_mode = cases[i].mode};
+                        const Plan *plan = place_req(t, l, &p, &req);
+
+                        ck_assert_int_eq(plan->result, PLAN_PLACED);
+                        ck_assert_uint_eq(plan->node_memory[0], cases[i].on0);
+                        ck_assert_uint_eq(plan->node_memory[1], cases[i].on1);
+                        if (cases[i].mode == MEMORY_MODE_PREFERRED)
+                                assert_reason_has(plan, "memory counted on 0 (preferred: its first node)");
+                }
+}
+END_TEST
+
+START_TEST(test_memnode_union_bounds_nodes)
+{
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = host();
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) nodes = set_of("1");
+                PlacementParams p = test_params(kinds[k]);
+                PlacementRequest req = {.name = "vm",
+                                        .vcpus = 2,
+                                        .memory = 2 * GiB,
+                                        .memory_nodes = nodes,
+                                        .memory_source = MEMORY_SOURCE_MEMNODE};
+                const Plan *plan = place_req(t, l, &p, &req);
+
+                ck_assert(cpuset_has(plan->nodes, 1) && cpuset_count(plan->nodes) == 1);
+                ck_assert_uint_eq(plan->node_memory[1], 2 * GiB);
+                ck_assert(plan->keep_memory);
+                assert_reason_has(plan, "<memnode>");
+        }
+}
+END_TEST
+
+START_TEST(test_memory_bound_live_stays)
+{
+        /* a binding libvirt will not change: the vCPUs stay with the memory even when node 0 is busy */
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = host();
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) nodes = set_of("0");
+                PlacementParams p = test_params(kinds[k]);
+                PlacementRequest req = {.name = "vm",
+                                        .vcpus = 2,
+                                        .memory = GiB,
+                                        .memory_nodes = nodes,
+                                        .memory_source = MEMORY_SOURCE_BOUND,
+                                        .memory_mode = MEMORY_MODE_STRICT};
+                const Plan *plan;
+
+                test_place(t, l, &p, "busy", kinds[k] == POLICY_EXPLICIT ? 2 : 4, GiB);
+                plan = place_req(t, l, &p, &req);
+                ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+                ck_assert(cpuset_has(plan->nodes, 0) && cpuset_count(plan->nodes) == 1);
+                ck_assert_uint_eq(plan->node_memory[0], GiB);
+                ck_assert(plan->keep_memory);
+                assert_reason_has(plan, "a live binding libvirt cannot change");
+        }
+}
+END_TEST
+
+START_TEST(test_emulatorpin_stands)
+{
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = host();
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams p = test_params(kinds[k]);
+                PlacementRequest req = {.name = "vm", .vcpus = 1, .memory = GiB, .keep_emulator = true};
+                PlacementRequest free_req = {.name = "free", .vcpus = 1, .memory = GiB};
+                const Plan *plan = place_req(t, l, &p, &req);
+
+                ck_assert_int_eq(plan->result, PLAN_PLACED);
+                ck_assert(cpuset_is_empty(plan->emulator_pin));
+                assert_reason_has(plan, "<cputune><emulatorpin>");
+                /* the same request without the user's pin gets one */
+                plan = place_req(t, l, &p, &free_req);
+                ck_assert(!cpuset_is_empty(plan->emulator_pin));
+        }
+}
+END_TEST
+
+START_TEST(test_constraints_leave_nothing)
+{
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = host();
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) allowed = set_of("0-1");
+                g_autoptr(CpuSet) far = set_of("5");
+                g_autoptr(CpuSet) node1 = set_of("1");
+                PlacementParams p = test_params(kinds[k]);
+                PlacementRequest reserved = {
+                    .name = "a", .vcpus = 1, .memory = GiB, .allowed_cpus = allowed};
+                PlacementRequest absent = {.name = "b",
+                                           .vcpus = 1,
+                                           .memory = GiB,
+                                           .memory_nodes = far,
+                                           .memory_source = MEMORY_SOURCE_USER};
+                PlacementRequest disjoint = {.name = "c",
+                                             .vcpus = 1,
+                                             .memory = GiB,
+                                             .allowed_cpus = allowed,
+                                             .memory_nodes = node1,
+                                             .memory_source = MEMORY_SOURCE_USER};
+                const PlacementRequest *reqs[] = {&reserved, &absent, &disjoint};
+
+                p.reserved_cpus = set_of("0-1");
+                for (unsigned i = 0; i < G_N_ELEMENTS(reqs); i++) {
+                        g_autoptr(Plan) plan = policy_place(t, l, reqs[i], &p);
+                        ck_assert_int_eq(plan->result, PLAN_UNPLACEABLE);
+                        for (unsigned v = 0; v < plan->nvcpus; v++)
+                                ck_assert(cpuset_is_empty(plan->vcpu_pins[v]));
+                        assert_reason_has(plan, "no usable CPU of this host lies inside its constraints");
+                }
+                cpuset_free(p.reserved_cpus);
+        }
+}
+END_TEST
+
+/* A random subset of 0..n-1 (never empty), or NULL about a third of the time. */
+static CpuSet *random_subset(GRand *r, unsigned n)
+{
+        CpuSet *s;
+
+        if (g_rand_int_range(r, 0, 3) == 0)
+                return NULL;
+        s = cpuset_new();
+        for (unsigned i = 0; i < n; i++)
+                if (g_rand_boolean(r))
+                        cpuset_add(s, i);
+        if (cpuset_is_empty(s))
+                cpuset_add(s, (unsigned)g_rand_int_range(r, 0, (gint32)n));
+        return s;
+}
+
+START_TEST(test_random_requests_stay_inside)
+{
+        /* seeded: a failure names the round, which replays the same hosts and requests */
+        g_autoptr(GRand) r = g_rand_new_with_seed(20261130);
+
+        for (unsigned round = 0; round < 400; round++) {
+                unsigned nnodes = (unsigned)g_rand_int_range(r, 1, 5),
+                         ncores = (unsigned)g_rand_int_range(r, 1, 4);
+                g_autoptr(Topology) t =
+                    topology_new_uniform(nnodes, ncores, (unsigned)g_rand_int_range(r, 1, 3), 4 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) allowed = random_subset(r, t->npus);
+                g_autoptr(CpuSet) nodes = random_subset(r, nnodes + 1); /* may name a node the host lacks */
+                PlacementParams p = test_params(kinds[round % 2]);
+                PlacementRequest req = {.name = "vm",
+                                        .vcpus = (unsigned)g_rand_int_range(r, 1, 9),
+                                        .memory = (uint64_t)g_rand_int_range(r, 1, 9) * GiB / 2,
+                                        .allowed_cpus = allowed,
+                                        .memory_nodes = nodes,
+                                        .memory_source = nodes ? MEMORY_SOURCE_USER : MEMORY_SOURCE_NONE,
+                                        .memory_mode = (MemoryMode)g_rand_int_range(r, 0, _MEMORY_MODE_MAX),
+                                        .keep_emulator = g_rand_boolean(r)};
+                g_autoptr(Plan) plan = NULL;
+                uint64_t charged = 0;
+                bool usable = false;
+
+                for (unsigned busy = g_rand_int_range(r, 0, 4); busy > 0; busy--) {
+                        g_autofree char *name = g_strdup_printf("busy%u", busy);
+                        test_place(t, l, &p, name, (unsigned)g_rand_int_range(r, 1, 4), GiB);
+                }
+                plan = policy_place(t, l, &req, &p);
+                for (unsigned pu = 0; pu < t->npus; pu++) {
+                        unsigned node = t->cores[t->pus[pu].core].node;
+                        usable |=
+                            (!allowed || cpuset_has(allowed, pu)) && (!nodes || cpuset_has(nodes, node));
+                }
+                for (unsigned v = 0; v < plan->nvcpus; v++) {
+                        ck_assert_msg(plan->result == PLAN_UNPLACEABLE ||
+                                          !cpuset_is_empty(plan->vcpu_pins[v]),
+                                      "round %u: vCPU %u unpinned", round, v);
+                        CPUSET_FOREACH (cpu, plan->vcpu_pins[v]) {
+                                ck_assert_msg(!allowed || cpuset_has(allowed, (unsigned)cpu),
+                                              "round %u: CPU %d outside the cpuset", round, cpu);
+                                ck_assert_msg(!nodes || cpuset_has(nodes, t->cores[t->pus[cpu].core].node),
+                                              "round %u: CPU %d outside the nodeset", round, cpu);
+                        }
+                }
+                CPUSET_FOREACH (cpu, plan->emulator_pin)
+                        ck_assert_msg(!allowed || cpuset_has(allowed, (unsigned)cpu), "round %u: emulator",
+                                      round);
+                ck_assert_msg(!req.keep_emulator || cpuset_is_empty(plan->emulator_pin), "round %u", round);
+                CPUSET_FOREACH (n, plan->nodes)
+                        ck_assert_msg(!nodes || cpuset_has(nodes, (unsigned)n), "round %u: node %d", round,
+                                      n);
+                for (unsigned n = 0; n < t->nnodes; n++) {
+                        ck_assert_msg(!nodes || !plan->node_memory[n] || cpuset_has(nodes, n),
+                                      "round %u: memory counted on node %u", round, n);
+                        charged += plan->node_memory[n];
+                }
+                /* bound memory is where it is: placed whenever a usable CPU is inside, all of it counted */
+                if (nodes) {
+                        ck_assert_msg((plan->result != PLAN_UNPLACEABLE) == usable, "round %u: %s", round,
+                                      plan->reason);
+                        if (usable)
+                                ck_assert_uint_eq(charged, req.memory);
+                }
+        }
+}
+END_TEST
+
+static Suite *constraints_suite(void)
+{
+        Suite *s = suite_create("constraints");
+        TCase *tc = tcase_create("core");
+        tcase_add_test(tc, test_vcpu_cpuset_keeps_plan_inside);
+        tcase_add_test(tc, test_core_usable_through_allowed_pus);
+        tcase_add_test(tc, test_full_cpuset_overcommits_inside);
+        tcase_add_test(tc, test_numatune_strict_binds_cores_and_memory);
+        tcase_add_test(tc, test_numatune_modes_charge_memory);
+        tcase_add_test(tc, test_memnode_union_bounds_nodes);
+        tcase_add_test(tc, test_memory_bound_live_stays);
+        tcase_add_test(tc, test_emulatorpin_stands);
+        tcase_add_test(tc, test_constraints_leave_nothing);
+        tcase_add_test(tc, test_random_requests_stay_inside);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(constraints_suite)

@@ -1,0 +1,290 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The user's constraints end to end in the manager, against libvirt's test driver (test:///default): the
+ * request is built from the definition, the plan stays inside it, the user's memory binding and emulator
+ * pin stand, and a live binding libvirt will not change keeps the vCPUs with the memory on replace.
+ */
+#include <event2/event.h>
+#include <libvirt/libvirt.h>
+#include <string.h>
+#include <time.h>
+
+#include "domain-xml.h"
+#include "log.h"
+#include "manager-internal.h"
+#include "test-util.h"
+#include "virt-domain.h"
+#include "virt-event.h"
+
+/* 8 PUs (the test driver accepts pins on CPUs 0-7 only): node 0 = CPUs 0-3, node 1 = CPUs 4-7. */
+#define TOPOLOGY "synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2"
+#define MiB      (UINT64_C(1) << 20)
+
+static struct event_base *base;
+static virConnectPtr conn;
+
+static void setup(void)
+{
+        if (!base) {
+                base = event_base_new();
+                ck_assert_int_eq(virt_event_register(base), 0);
+                virt_errors_quiet();
+                log_set_max_level(LOG_WARNING);
+        }
+        conn = virConnectOpen("test:///default");
+        ck_assert_ptr_nonnull(conn);
+        /* the driver's own "test" domain would take cores these cases count on */
+        virDomainPtr own = virDomainLookupByName(conn, "test");
+        if (own) {
+                virDomainDestroy(own);
+                virDomainFree(own);
+        }
+}
+
+static void teardown(void)
+{
+        virConnectClose(conn);
+        for (unsigned i = 0; i < 20; i++)
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+}
+
+static bool spin_until_known(Manager *m, const char *name)
+{
+        for (unsigned i = 0; i < 3000; i++) {
+                struct timespec nap = {0, 1000000};
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+                if (manager_lookup(m, name))
+                        return true;
+                nanosleep(&nap, NULL);
+        }
+        return false;
+}
+
+static Manager *new_manager(void)
+{
+        Topology *t = NULL;
+        Config *c = NULL;
+        g_autofree char *err = NULL;
+        Manager *m;
+
+        ck_assert_int_eq(topology_load(TOPOLOGY, &t, &err), 0);
+        ck_assert_int_eq(config_load_data("", "test.conf", &c, &err), 0);
+        m = manager_new(base, t, c, "test:///default");
+        manager_start(m);
+        ck_assert(manager_connected(m));
+        return m;
+}
+
+static void free_manager(Manager *m)
+{
+        manager_free(m);
+        for (unsigned i = 0; i < 20; i++)
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+}
+
+static virDomainPtr start(const char *name, unsigned vcpus, const char *vcpu_attrs, const char *extra)
+{
+        g_autofree char *xml = g_strdup_printf(
+            "<domain type='test'><name>%s</name><memory unit='MiB'>512</memory><vcpu%s>%u</vcpu>"
+            "<os><type>hvm</type></os>%s</domain>",
+            name, vcpu_attrs ? vcpu_attrs : "", vcpus, extra ? extra : "");
+        virDomainPtr dom = virDomainCreateXML(conn, xml, 0);
+        ck_assert_msg(dom != NULL, "cannot start %s", name);
+        return dom;
+}
+
+/* A persistent domain: its definition, unlike the live XML of a transient one, holds no pins of placementd.
+ */
+static virDomainPtr define_and_start(const char *name, unsigned vcpus)
+{
+        g_autofree char *xml =
+            g_strdup_printf("<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>"
+                            "<vcpu>%u</vcpu><os><type>hvm</type></os></domain>",
+                            name, vcpus);
+        virDomainPtr dom = virDomainDefineXML(conn, xml);
+        ck_assert_msg(dom != NULL && virDomainCreate(dom) == 0, "cannot start %s", name);
+        return dom;
+}
+
+static void stop(virDomainPtr dom)
+{
+        virDomainDestroy(dom);
+        if (virDomainIsPersistent(dom) == 1)
+                virDomainUndefine(dom);
+        virDomainFree(dom);
+}
+
+static CpuSet *set_of(const char *list)
+{
+        CpuSet *s = NULL;
+        ck_assert_int_eq(cpuset_parse(list, &s, NULL), 0);
+        return s;
+}
+
+/* Every live vCPU pin of dom lies inside allowed. */
+static void assert_live_pins_inside(virDomainPtr dom, unsigned nvcpus, const CpuSet *allowed)
+{
+        CpuSet **pins = NULL;
+        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, nvcpus, &pins, NULL), 0);
+        for (unsigned i = 0; i < nvcpus; i++) {
+                g_autoptr(CpuSet) outside = cpuset_copy(pins[i]);
+                cpuset_subtract(outside, allowed);
+                ck_assert_msg(cpuset_is_empty(outside), "vCPU %u pinned outside", i);
+        }
+        virt_pins_free(pins, nvcpus);
+}
+
+static char *live_nodeset(virDomainPtr dom)
+{
+        virTypedParameterPtr params = NULL;
+        int n = 0;
+        char *nodeset = NULL;
+
+        ck_assert_int_eq(virDomainGetNumaParameters(dom, NULL, &n, VIR_DOMAIN_AFFECT_LIVE), 0);
+        params = g_new0(virTypedParameter, n);
+        ck_assert_int_eq(virDomainGetNumaParameters(dom, params, &n, VIR_DOMAIN_AFFECT_LIVE), 0);
+        for (int i = 0; i < n; i++)
+                if (strcmp(params[i].field, VIR_DOMAIN_NUMA_NODESET) == 0)
+                        nodeset = g_strdup(params[i].value.s);
+        virTypedParamsClear(params, n);
+        g_free(params);
+        return nodeset;
+}
+
+START_TEST(test_vcpu_cpuset_before_and_after_start)
+{
+        g_autoptr(CpuSet) allowed = set_of("4-7");
+        virDomainPtr before = start("c-before", 2, " cpuset='4-7'", NULL);
+        Manager *m = new_manager();
+        virDomainPtr after;
+        const Decision *d;
+
+        /* running when placementd started */
+        ck_assert(spin_until_known(m, "c-before"));
+        d = manager_lookup(m, "c-before");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert(cpuset_has(d->plan->nodes, 1) && cpuset_count(d->plan->nodes) == 1);
+        assert_live_pins_inside(before, 2, allowed);
+        ck_assert_msg(strstr(d->reason, "kept inside <vcpu cpuset='4-7'>"), "%s", d->reason);
+        stop(before);
+
+        /* started afterwards, on a host whose first node is idle */
+        after = start("c-after", 1, " cpuset='4-7'", NULL);
+        ck_assert(spin_until_known(m, "c-after"));
+        d = manager_lookup(m, "c-after");
+        ck_assert(cpuset_has(d->plan->nodes, 1) && cpuset_count(d->plan->nodes) == 1);
+        assert_live_pins_inside(after, 1, allowed);
+        stop(after);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_user_numatune_stands)
+{
+        Manager *m = new_manager();
+        virDomainPtr dom =
+            start("c-numa", 2, NULL, "<numatune><memory mode='strict' nodeset='1'/></numatune>");
+        g_autoptr(CpuSet) node1 = set_of("4-7");
+        g_autofree char *nodeset = NULL;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-numa"));
+        d = manager_lookup(m, "c-numa");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        /* cores where the memory is, the memory counted there, the binding untouched */
+        ck_assert(cpuset_has(d->plan->nodes, 1) && cpuset_count(d->plan->nodes) == 1);
+        assert_live_pins_inside(dom, 2, node1);
+        ck_assert_uint_eq(d->plan->node_memory[0], 0);
+        ck_assert_uint_eq(d->plan->node_memory[1], 512 * MiB);
+        ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), 1), 512 * MiB);
+        ck_assert_str_eq(d->memory_binding, "kept");
+        nodeset = live_nodeset(dom);
+        ck_assert_str_eq(nodeset, "1");
+        /* a restarted daemon adopts the record as it is: "kept" is a binding it knows */
+        free_manager(m);
+        m = new_manager();
+        ck_assert(spin_until_known(m, "c-numa"));
+        d = manager_lookup(m, "c-numa");
+        ck_assert_msg(d->adopted, "%s", d->reason);
+        ck_assert_str_eq(d->memory_binding, "kept");
+        ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), 1), 512 * MiB);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_user_emulatorpin_stands)
+{
+        Manager *m = new_manager();
+        virDomainPtr dom = start("c-emu", 1, NULL, "<cputune><emulatorpin cpuset='7'/></cputune>");
+        unsigned char map[1] = {0};
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-emu"));
+        d = manager_lookup(m, "c-emu");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert(cpuset_is_empty(d->plan->emulator_pin));
+        ck_assert_int_eq(virDomainGetEmulatorPinInfo(dom, map, 1, VIR_DOMAIN_AFFECT_LIVE), 1);
+        ck_assert_uint_eq(map[0], 0x80);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_replace_keeps_vcpus_with_memory)
+{
+        /* a (1 vCPU) binds memory to its node on first placement; libvirt keeps that strict binding */
+        Manager *m = new_manager();
+        virDomainPtr a = define_and_start("c-a", 1), b, c;
+        g_autofree char *error = NULL, *nodeset = NULL;
+        unsigned node;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-a"));
+        d = manager_lookup(m, "c-a");
+        ck_assert_str_eq(d->memory_binding, "applied");
+        ck_assert_uint_eq(cpuset_count(d->plan->nodes), 1);
+        node = (unsigned)cpuset_next(d->plan->nodes, 0);
+        /* b fills the other node, c the rest of a's node; then b goes: the other node is idle */
+        b = start("c-b", 2, NULL, NULL);
+        ck_assert(spin_until_known(m, "c-b"));
+        ck_assert(!cpuset_has(manager_lookup(m, "c-b")->plan->nodes, node));
+        c = start("c-c", 1, NULL, NULL);
+        ck_assert(spin_until_known(m, "c-c"));
+        ck_assert(cpuset_has(manager_lookup(m, "c-c")->plan->nodes, node));
+        stop(b);
+        for (unsigned i = 0; i < 100 && manager_lookup(m, "c-b"); i++)
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+
+        /* replace: the idle node would be better, but the memory cannot follow: a stays with it */
+        ck_assert_int_eq(manager_replace(m, "c-a", &error), 0);
+        d = manager_lookup(m, "c-a");
+        ck_assert_msg(d->plan != NULL, "%s", d->reason);
+        ck_assert_msg(cpuset_has(d->plan->nodes, node) && cpuset_count(d->plan->nodes) == 1, "%s",
+                      d->reason);
+        ck_assert_uint_eq(d->plan->node_memory[node], 512 * MiB);
+        ck_assert_str_eq(d->memory_binding, "kept");
+        ck_assert_msg(strstr(d->reason, "a live binding libvirt cannot change"), "%s", d->reason);
+        nodeset = live_nodeset(a);
+        ck_assert_uint_eq(g_ascii_strtoull(nodeset, NULL, 10), node);
+        stop(a);
+        stop(c);
+        free_manager(m);
+}
+END_TEST
+
+static Suite *manager_constraints_suite(void)
+{
+        Suite *s = suite_create("manager constraints");
+        TCase *tc = tcase_create("test driver");
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, test_vcpu_cpuset_before_and_after_start);
+        tcase_add_test(tc, test_user_numatune_stands);
+        tcase_add_test(tc, test_user_emulatorpin_stands);
+        tcase_add_test(tc, test_replace_keeps_vcpus_with_memory);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(manager_constraints_suite)
