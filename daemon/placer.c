@@ -445,12 +445,31 @@ static bool core_free(Manager *m, unsigned c)
         return true;
 }
 
+/* True when a domain placementd placed (not one pinned by hand: sharing with that is the user's doing,
+ * and a restart must not undo what the running daemon left alone) counts a vCPU on core c. */
+static bool core_placed_by_other(Manager *m, const char *uuid, unsigned c)
+{
+        GHashTableIter it;
+        gpointer key, value;
+
+        g_hash_table_iter_init(&it, m->decisions);
+        while (g_hash_table_iter_next(&it, &key, &value)) {
+                const Plan *p = ((const Decision *)value)->plan;
+                if (!p || p->result == PLAN_ADOPTED || strcmp(key, uuid) == 0)
+                        continue;
+                for (unsigned i = 0; i < p->nvcpus; i++)
+                        if (p->vcpu_pu[i] >= 0 && m->topology->pus[p->vcpu_pu[i]].core == c)
+                                return true;
+        }
+        return false;
+}
+
 /*
  * What the ledger and libvirt say about a recorded plan: the live pins must be the recorded ones, and
  * placementd's own cores must not be held by another domain (an overcommitted one may share only while
  * no core is free). Returns 0, or -EINVAL with *ret_error.
  */
-static int check_recorded(Manager *m, virDomainPtr dom, const Plan *p, char **ret_error)
+static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, const Plan *p, char **ret_error)
 {
         CpuSet **pins = NULL;
         bool held = false, any_free = false;
@@ -470,7 +489,7 @@ static int check_recorded(Manager *m, virDomainPtr dom, const Plan *p, char **re
         if (p->result == PLAN_ADOPTED)
                 return 0;
         for (unsigned i = 0; i < p->nvcpus; i++)
-                held = held || ledger_core_load(m->ledger, m->topology->pus[p->vcpu_pu[i]].core) > 0;
+                held = held || core_placed_by_other(m, uuid, m->topology->pus[p->vcpu_pu[i]].core);
         for (unsigned c = 0; c < m->topology->ncores && !any_free; c++)
                 any_free = core_free(m, c);
         if (held && (p->result == PLAN_PLACED || any_free)) {
@@ -491,7 +510,7 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
 
         ledger_release(m->ledger, uuid); /* checked against the others, not against its old self */
         if (metadata_to_plan(m->topology, md, live->name, live->vcpus, live->memory, &plan, &error) < 0 ||
-            check_recorded(m, dom, plan, &error) < 0) {
+            check_recorded(m, dom, uuid, plan, &error) < 0) {
                 if (warn)
                         log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,
                                     error);
