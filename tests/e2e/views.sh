@@ -90,7 +90,7 @@ import json, sys
 for d in json.load(sys.stdin).get("decisions", []):
     pins = ";".join("" if p is None else str(p) for p in d.get("vcpu_pins") or [])
     err = (d.get("apply_error") or "").replace("|", "/").replace("\n", " ")
-    print("|".join(str(x) for x in (d.get("domain"), d.get("result"), d.get("vcpus"), d.get("emulator_pin") or "",
+    print("|".join("none" if x is None else str(x) for x in (d.get("domain"), d.get("result"), d.get("vcpus"), d.get("emulator_pin") or "",
           d.get("memory_nodes") or "", d.get("memory_binding") or "", pins, err)))
 ' <<<"$json")
 }
@@ -241,12 +241,17 @@ _views_domain() {
     fi
     if [ -n "$meta" ] && [ "$m_mem" != "$l_nodes" ]; then
         line="$d memory: metadata ${m_mem:-none} (binding ${m_bind:-none}), libvirt ${l_mode:-no mode} ${l_nodes:-none}"
-        for x in ${m_mem//,/ }; do
-            if ! _views_node_exists "$x"; then
-                line="note: $line; node $x does not exist in this kernel${c_err:+ ($c_err)}"
-                break
-            fi
-        done
+        if [ "$m_bind" = none ]; then
+            line="note: $line; the decision says it bound no memory"
+        else
+            # libvirt refused a node this kernel lacks: the machine's limit, not the daemon's fault
+            for x in ${m_mem//,/ }; do
+                if ! _views_node_exists "$x" && [[ $c_err == *"NUMA node $x is unavailable"* ]]; then
+                    line="note: $line; node $x does not exist in this kernel ($c_err)"
+                    break
+                fi
+            done
+        fi
         _views_say "$line"
     fi
     case "$l_mode" in strict | restrictive)
@@ -355,7 +360,7 @@ views_sharing() {
 }
 
 # views_settle TENTHS: poll views_all and views_sharing until both agree, or until the same disagreement was
-# seen for 2 s (the daemon acts within milliseconds of an event: what stays is its answer), or TENTHS/10 s
+# seen three times in a row (the daemon acts within milliseconds of an event: what stays is its answer), or TENTHS/10 s
 # passed; prints the last disagreement (and notes) and returns 1 if they never agreed.
 VIEWS_LAST=
 views_settle() {
@@ -368,7 +373,7 @@ views_settle() {
         [ "$rc" -eq 0 ] && break
         [ "$i" -ge "$n" ] && break
         if [ "$VIEWS_LAST" = "$prev" ]; then same=$((same + 1)); else same=0; fi
-        [ "$same" -ge 4 ] && break
+        [ "$same" -ge 2 ] && break
         prev=$VIEWS_LAST
         sleep 0.5
         i=$((i + 5))
