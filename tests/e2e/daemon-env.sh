@@ -12,6 +12,7 @@
 #   pd_alive                         the daemon process still runs
 #   pdctl ARGS...                    placementctl on the private bus
 #   pd_log_mark / pd_log_since MARK  the daemon's log from a mark on
+#   pd_reap_strays                   stop a daemon on our bus whose PID was lost (cleanup)
 #
 # Public variables: PD_ADDR PD_LOG PD_PID PD_RC PD_CTL PD_BIN PD_DIR.
 # shellcheck disable=SC2034 # PD_RC is read by the scripts that source this file
@@ -123,4 +124,21 @@ pd_kill9() {
     wait "$PD_PID" 2>/dev/null
     PD_RC=$?
     PD_PID=
+}
+
+# pd_reap_strays: stop any placementd still serving our private bus (a daemon whose PID a caller lost, e.g.
+# one started in a subshell). Identified by its command line naming PD_ADDR, stopped by PID. It matters: a
+# stray would keep the descriptors it inherited, such as the lock that serializes the machine's libvirtd.
+pd_reap_strays() {
+    local p cmd
+    [ -n "$PD_ADDR" ] || return 0
+    for p in /proc/[0-9]*; do
+        cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+        case "$cmd" in "$PD_BIN "*"--bus-address=$PD_ADDR "*)
+            kill -TERM "${p#/proc/}" 2>/dev/null
+            _e2e_wait_dead "${p#/proc/}" 50 || kill -KILL "${p#/proc/}" 2>/dev/null
+            ;;
+        esac
+    done
+    return 0
 }

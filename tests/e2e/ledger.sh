@@ -47,6 +47,7 @@ finish() {
     local rc=$? id
     trap - EXIT INT TERM
     pd_stop
+    pd_reap_strays
     dom_cleanup 2>/dev/null
     e2e_libvirt_stop "$WORK" || not_ok "cleanup: e2e_libvirt_stop"
     pd_bus_stop

@@ -55,6 +55,7 @@ finish() {
     local rc=$?
     trap - EXIT INT TERM
     pd_stop
+    pd_reap_strays
     dom_cleanup 2>/dev/null
     e2e_libvirt_stop "$WORK" || not_ok "cleanup: e2e_libvirt_stop"
     pd_bus_stop
@@ -193,9 +194,9 @@ for ((step = 1; step <= STEPS; step++)); do
     pick=${cands[RANDOM % ${#cands[@]}]}
     read -r op d <<<"$pick"
     t=$(date +%s%N)
-    if ! out=$("op_$op" ${d:+"$d"} 2>&1); then
+    if ! "op_$op" ${d:+"$d"} >"$WORK/op.out" 2>&1; then   # not in a subshell: pdrestart sets PD_PID
         # libvirt may refuse (e.g. a save of a just-paused domain): that is not the daemon's failure
-        diag "step $step: $pick: refused: $(tr '\n' ' ' <<<"$out" | head -c 200)"
+        diag "step $step: $pick: refused: $(tr '\n' ' ' <"$WORK/op.out" | head -c 200)"
     fi
     if ! pd_alive; then
         not_ok "step $step: $pick: placementd still runs"
