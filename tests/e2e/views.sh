@@ -369,7 +369,7 @@ views_settle() {
         rc=0
         a=$(views_all) || rc=1
         s=$(_VIEWS_FRESH='' views_sharing) || rc=1
-        VIEWS_LAST=$a${s:+$s$'\n'}
+        VIEWS_LAST=${a:+$a$'\n'}${s:+$s$'\n'}
         [ "$rc" -eq 0 ] && break
         [ "$i" -ge "$n" ] && break
         if [ "$VIEWS_LAST" = "$prev" ]; then same=$((same + 1)); else same=0; fi
