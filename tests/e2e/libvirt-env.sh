@@ -486,7 +486,7 @@ e2e_libvirt_kill9() {
 
 # e2e_libvirt_restart DIR: start libvirtd again (stopping it with SIGTERM first if it still runs, which also
 # leaves QEMU running), wait until it answers and until every running QEMU is re-adopted: listed as running
-# with its monitor free (virsh domcontrol "ok": the reconnect job is over).
+# (or paused) with its monitor free (virsh domcontrol "ok": the reconnect job is over).
 e2e_libvirt_restart() {
     local -
     set +e +o pipefail
@@ -517,7 +517,9 @@ e2e_libvirt_restart() {
             if [ -z "$state" ] && ! e2e_qemu_pid "$name" >/dev/null 2>&1; then
                 continue
             fi
-            [ "$state" = running ] && [ "$ctl" = ok ] || missing="$missing $name(${state:-absent},${ctl:-?})"
+            # a suspended domain comes back paused
+            case "$state" in running | paused) [ "$ctl" = ok ] ;; *) false ;; esac ||
+                missing="$missing $name(${state:-absent},${ctl:-?})"
         done
         [ -z "$missing" ] && return 0
         if [ "$SECONDS" -ge "$deadline" ]; then

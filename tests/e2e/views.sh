@@ -1,0 +1,391 @@
+# shellcheck shell=bash
+# The four views of a placement, and whether they agree. A sourced library (no shell options, nothing runs
+# on load); needs libvirt-env.sh and daemon-env.sh sourced first, python3 (JSON and XML parsing) and
+# hwloc-calc (which CPUs form a core).
+#
+#   views_init TOPOLOGY          core layout of the topology the daemon runs with ('host' or synthetic:...)
+#   views_domain NAME            one running domain: placementctl vs metadata vs libvirt vs kernel
+#   views_all                    every running domain, plus: placementctl lists exactly what libvirt runs
+#   views_sharing                policy explicit: no two domains hold one core while a core is free,
+#                                in the daemon's view (placementctl map) and in the kernel's
+#   views_settle TENTHS          views_all + views_sharing, polled until they agree (at most TENTHS/10 s)
+#   views_vcpu_nodes NAME        the topology's nodes of the CPUs NAME's vCPU threads may run on (kernel)
+#
+# VIEWS_CONSTRAINED="NAME ..." lists domains whose own constraints (<vcpu cpuset>, <numatune>) may force them
+# onto a core another domain holds: sharing that involves them is not counted as avoidable.
+#
+# Each check prints one line per disagreement, naming what each view said, e.g.
+#   e2e-a vCPU 1: placementctl 1, metadata 1, libvirt 0-1, kernel 0-1
+# and returns 1; 0 when everything agrees. Facts of this machine that are not the daemon's fault are printed
+# as "note: ..." and do not fail: a memory binding to a NUMA node the kernel lacks (the fake topologies put
+# CPU 1 on node 1; the machine has node 0 only) fails in libvirt with "NUMA node N is unavailable".
+#
+# The views:
+#   placementctl  `placementctl list --json` (result, vCPU pins, emulator pin, memory nodes) and `map`
+#   metadata      `virsh metadata --live NAME https://placementd.org/xmlns/domain/1` (the recorded decision)
+#   libvirt       `virsh vcpupin/emulatorpin/numatune NAME --live`
+#   kernel        /proc/PID/task/*/status of the domain's QEMU: Cpus_allowed_list of the "CPU n/TCG" threads
+#                 (vCPU n) and of the others (emulator), Mems_allowed_list of all of them
+
+VIEWS_NS=https://placementd.org/xmlns/domain/1
+VIEWS_NCORES=0
+declare -gA VIEWS_CORE_OF=()    # PU -> core index
+declare -ga VIEWS_CORE_PUS=()   # core index -> "PU PU ..." in topology order
+declare -gA VIEWS_NODE_OF=()    # PU -> NUMA node of the topology
+VIEWS_CONSTRAINED=              # domains whose own constraints may force them onto a held core
+VIEWS_CTL_JSON=
+VIEWS_OUT=
+
+# views_cpuset_norm LIST: "0-2,5" -> "0,1,2,5" (sorted, unique); empty stays empty.
+views_cpuset_norm() {
+    local part a b out=()
+    local IFS=,
+    for part in $1; do
+        part=${part//[[:space:]]/}
+        [ -n "$part" ] || continue
+        if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then
+            a=${BASH_REMATCH[1]} b=${BASH_REMATCH[2]}
+            while [ "$a" -le "$b" ]; do out+=("$a"); a=$((a + 1)); done
+        else
+            out+=("$part")
+        fi
+    done
+    [ "${#out[@]}" -gt 0 ] || return 0
+    printf '%s\n' "${out[@]}" | sort -n -u | paste -sd,
+}
+
+_views_say() { VIEWS_OUT+="$*"$'\n'; }
+_views_bad() { grep -v '^note: ' <<<"$VIEWS_OUT" | grep -q .; } # a disagreement beyond notes
+
+views_init() {
+    local src=$1 json c pus p
+    local -a calc=(hwloc-calc)
+    json=$("$PD_CTL" topology --topology="$src" --json) || return 1
+    VIEWS_NCORES=$(python3 -c 'import json,sys; print(json.load(sys.stdin)["cores"])' <<<"$json") || return 1
+    VIEWS_NODE_OF=()
+    while read -r c pus; do
+        for p in $(views_cpuset_norm "$pus" | tr , ' '); do VIEWS_NODE_OF[$p]=$c; done
+    done < <(python3 -c '
+import json, sys
+for n in json.load(sys.stdin)["node_list"]:
+    print(n["node"], n["cpus"])' <<<"$json")
+    case "$src" in synthetic:*) calc+=(-i "${src#synthetic:}") ;; esac   # input options come first
+    calc+=(--physical-output)
+    VIEWS_CORE_OF=()
+    VIEWS_CORE_PUS=()
+    for ((c = 0; c < VIEWS_NCORES; c++)); do
+        pus=$("${calc[@]}" --intersect PU "core:$c") || return 1
+        VIEWS_CORE_PUS[c]=${pus//,/ }
+        for p in ${pus//,/ }; do VIEWS_CORE_OF[$p]=$c; done
+    done
+}
+
+# _views_ctl_fetch: placementctl list --json -> VIEWS_CTL_JSON as lines
+#   NAME|RESULT|VCPUS|EMULATOR|MEMNODES|BINDING|PIN0;PIN1;...|APPLY_ERROR
+_views_ctl_fetch() {
+    local json
+    json=$(pdctl list --json 2>&1) || { _views_say "placementctl list --json failed: $json"; return 1; }
+    VIEWS_CTL_JSON=$(python3 -c '
+import json, sys
+for d in json.load(sys.stdin).get("decisions", []):
+    pins = ";".join("" if p is None else str(p) for p in d.get("vcpu_pins") or [])
+    err = (d.get("apply_error") or "").replace("|", "/").replace("\n", " ")
+    print("|".join("none" if x is None else str(x) for x in (d.get("domain"), d.get("result"), d.get("vcpus"), d.get("emulator_pin") or "",
+          d.get("memory_nodes") or "", d.get("memory_binding") or "", pins, err)))
+' <<<"$json")
+}
+
+# _views_ctl NAME: the placementctl line of NAME (from the last fetch).
+_views_ctl() { awk -F'|' -v n="$1" '$1 == n' <<<"$VIEWS_CTL_JSON"; }
+
+# _views_meta NAME: the recorded decision as lines "result R", "binding B", "emulator E", "vcpu ID CPUSET",
+# "memory NODE"; nothing when there is none.
+_views_meta() {
+    local xml
+    xml=$(e2e_virsh metadata "$1" "$VIEWS_NS" --live 2>/dev/null) || return 0
+    python3 -c '
+import sys, xml.etree.ElementTree as ET
+try:
+    root = ET.fromstring(sys.stdin.read())
+except ET.ParseError:
+    sys.exit(0)
+d = root.find("decision")
+if d is None:
+    sys.exit(0)
+print("result", d.get("result", ""))
+print("binding", d.get("memory-binding", ""))
+print("emulator", d.get("emulator", ""))
+for v in d.findall("vcpu"):
+    print("vcpu", v.get("id"), v.get("cpuset", ""))
+for m in d.findall("memory"):
+    print("memory", m.get("node"))
+' <<<"$xml"
+}
+
+# _views_kernel NAME: lines "vcpu N CPUS MEMS", "main PID CPUS MEMS" and "other TID CPUS MEMS" for every
+# thread of NAME's QEMU.
+_views_kernel() {
+    local pid t comm line cpus mems
+    pid=$(e2e_qemu_pid "$1" 2>/dev/null) || return 1
+    for t in /proc/"$pid"/task/*; do
+        comm=$(cat "$t/comm" 2>/dev/null) || continue
+        cpus='' mems=''
+        while IFS= read -r line; do
+            case "$line" in
+            Cpus_allowed_list:*) cpus=${line#*:} ;;
+            Mems_allowed_list:*) mems=${line#*:} ;;
+            esac
+        done <"$t/status" 2>/dev/null
+        [ -n "$cpus" ] || continue
+        cpus=$(views_cpuset_norm "$cpus") mems=$(views_cpuset_norm "$mems")
+        if [[ $comm =~ ^CPU\ ([0-9]+)/[A-Z]+$ ]]; then
+            echo "vcpu ${BASH_REMATCH[1]} $cpus $mems"
+        elif [ "${t##*/}" = "$pid" ]; then
+            echo "main $pid $cpus $mems"
+        else
+            echo "other ${t##*/} $cpus $mems"
+        fi
+    done | sort -k1,1 -k2n
+}
+
+_views_node_exists() { [ -d "/sys/devices/system/node/node$1" ]; }
+
+# views_domain NAME (fetches placementctl's list unless VIEWS_CTL_JSON is fresh: views_all sets it).
+views_domain() {
+    VIEWS_OUT=
+    [ -n "${_VIEWS_FRESH:-}" ] || _views_ctl_fetch || { printf '%s' "$VIEWS_OUT"; return 1; }
+    _views_domain "$1"
+    printf '%s' "$VIEWS_OUT"
+    ! _views_bad
+}
+
+_views_domain() {
+    local d=$1 ctl meta kern c_res c_n c_emu c_mem c_bind c_pins c_err m_res m_bind m_emu m_mem
+    local l_pins l_emu l_numa l_mode l_nodes k_emu="" i n v m_p c_p l_p k_p online=0 x line
+    local -A mpin=() lpin=() kpin=()
+    local -a cpin=()
+    ctl=$(_views_ctl "$d")
+    meta=$(_views_meta "$d")
+    kern=$(_views_kernel "$d") || { _views_say "$d: libvirt runs it but its QEMU is not in /proc"; return; }
+    if [ -z "$ctl" ]; then
+        _views_say "$d: libvirt runs it, placementctl list does not show it"
+    fi
+    if [ -z "$meta" ]; then
+        _views_say "$d: no decision in its live metadata${ctl:+ (placementctl says ${ctl#*|})}"
+    fi
+    IFS='|' read -r _ c_res c_n c_emu c_mem c_bind c_pins c_err <<<"$ctl"
+    IFS=';' read -ra cpin <<<"$c_pins"
+    m_res=$(awk '$1 == "result" { print $2 }' <<<"$meta")
+    m_bind=$(awk '$1 == "binding" { print $2 }' <<<"$meta")
+    m_emu=$(views_cpuset_norm "$(awk '$1 == "emulator" { print $2 }' <<<"$meta")")
+    m_mem=$(awk '$1 == "memory" { print $2 }' <<<"$meta" | sort -n -u | paste -sd,)
+    while read -r x i v; do [ "$x" = vcpu ] && mpin[$i]=$(views_cpuset_norm "$v"); done <<<"$meta"
+    l_pins=$(e2e_virsh vcpupin "$d" --live 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && NF == 2 { print $1, $2 }')
+    while read -r i v; do [ -n "$i" ] && lpin[$i]=$(views_cpuset_norm "$v"); done <<<"$l_pins"
+    l_emu=$(views_cpuset_norm "$(e2e_virsh emulatorpin "$d" --live 2>/dev/null | sed -nE 's/^[[:space:]]*\*:[[:space:]]*//p')")
+    l_numa=$(e2e_virsh numatune "$d" --live 2>/dev/null)
+    l_mode=$(sed -nE 's/^numa_mode[[:space:]]*:[[:space:]]*//p' <<<"$l_numa")
+    l_nodes=$(views_cpuset_norm "$(sed -nE 's/^numa_nodeset[[:space:]]*:[[:space:]]*//p' <<<"$l_numa")")
+    while read -r x i v m; do
+        case "$x" in
+        vcpu) kpin[$i]=$v online=$((online + 1)) ;;
+        main) k_emu=$v ;;
+        esac
+    done <<<"$kern"
+
+    # result and counts
+    if [ -n "$ctl" ] && [ -n "$meta" ] && [ "$c_res" != "$m_res" ]; then
+        _views_say "$d result: placementctl $c_res, metadata $m_res"
+    fi
+    if [ -n "$ctl" ] && [ "$c_n" != "$online" ]; then
+        _views_say "$d vCPU count: placementctl $c_n, kernel $online online ('CPU n' threads)"
+    fi
+    # vCPU pins: every vCPU any view names
+    for i in $( (printf '%s\n' "${!mpin[@]}" "${!kpin[@]}"; [ "${#cpin[@]}" -eq 0 ] || seq 0 $((${#cpin[@]} - 1))) | sort -n -u); do
+        [ -n "$i" ] || continue
+        m_p=${mpin[$i]-none}
+        c_p=none
+        [ "$i" -lt "${#cpin[@]}" ] && c_p=$(views_cpuset_norm "${cpin[i]}")
+        [ -n "$c_p" ] || c_p=none
+        l_p=${lpin[$i]-none}
+        k_p=${kpin[$i]-offline}
+        if [ -z "$meta" ] && [ -z "$ctl" ]; then
+            [ "$l_p" = "$k_p" ] || [ "$k_p" = offline ] || _views_say "$d vCPU $i: libvirt $l_p, kernel $k_p"
+            continue
+        fi
+        if [ "$k_p" = offline ]; then
+            # a vCPU that does not run: only the daemon's two views must agree about it
+            [ "$c_p" = "$m_p" ] || _views_say "$d vCPU $i (not online): placementctl $c_p, metadata $m_p"
+            [ "$m_p" = none ] || _views_say "$d vCPU $i: metadata pins it to $m_p, kernel has no such vCPU thread"
+            continue
+        fi
+        if [ "$c_p" != "$m_p" ] || [ "$m_p" != "$l_p" ] || [ "$l_p" != "$k_p" ]; then
+            _views_say "$d vCPU $i: placementctl $c_p, metadata $m_p, libvirt $l_p, kernel $k_p"
+        fi
+    done
+    # emulator (QEMU's other threads)
+    c_emu=$(views_cpuset_norm "$c_emu")
+    [ -z "$ctl" ] || [ -z "$meta" ] || [ "$c_emu" = "$m_emu" ] ||
+        _views_say "$d emulator: placementctl ${c_emu:-none}, metadata ${m_emu:-none}"
+    if [ "$l_emu" != "$k_emu" ] || { [ -n "$m_emu" ] && [ "$m_emu" != "$k_emu" ]; }; then
+        _views_say "$d emulator: metadata ${m_emu:-none}, libvirt ${l_emu:-none}, kernel (main thread) $k_emu"
+    fi
+    while read -r x i v m; do
+        [ "$x" = other ] && [ "$v" != "$k_emu" ] && _views_say "$d QEMU thread $i ($(cat "/proc/$(e2e_qemu_pid "$d" 2>/dev/null)/task/$i/comm" 2>/dev/null)): kernel $v, main thread $k_emu"
+    done <<<"$kern"
+    # memory nodes
+    c_mem=$(views_cpuset_norm "$c_mem")
+    if [ -n "$ctl" ] && [ -n "$meta" ]; then
+        [ "$c_mem" = "$m_mem" ] || _views_say "$d memory nodes: placementctl ${c_mem:-none}, metadata ${m_mem:-none}"
+        [ "$c_bind" = "$m_bind" ] || _views_say "$d memory binding: placementctl ${c_bind:-none}, metadata ${m_bind:-none}"
+    fi
+    if [ -n "$meta" ] && [ "$m_mem" != "$l_nodes" ]; then
+        line="$d memory: metadata ${m_mem:-none} (binding ${m_bind:-none}), libvirt ${l_mode:-no mode} ${l_nodes:-none}"
+        if [ "$m_bind" = none ]; then
+            line="note: $line; the decision says it bound no memory"
+        else
+            # libvirt refused a node this kernel lacks: the machine's limit, not the daemon's fault
+            for x in ${m_mem//,/ }; do
+                if ! _views_node_exists "$x" && [[ $c_err == *"NUMA node $x is unavailable"* ]]; then
+                    line="note: $line; node $x does not exist in this kernel ($c_err)"
+                    break
+                fi
+            done
+        fi
+        _views_say "$line"
+    fi
+    case "$l_mode" in strict | restrictive)
+        if [ -n "$l_nodes" ]; then
+            while read -r x i v m; do
+                [ -n "$x" ] && [ "$m" != "$l_nodes" ] &&
+                    _views_say "$d memory of $x $i: libvirt $l_mode $l_nodes, kernel Mems_allowed_list $m"
+            done <<<"$kern"
+        fi
+        ;;
+    esac
+    # a domain the daemon placed whose vCPUs run unpinned is a decision it does not hold
+    [ -n "$ctl" ] && [ "$c_res" = placed ] && [ "${#mpin[@]}" -eq 0 ] &&
+        _views_say "$d: placementctl says placed, the decision pins no vCPU"
+    return 0
+}
+
+views_all() {
+    local d running listed _VIEWS_FRESH=1 rc=0
+    VIEWS_OUT=
+    if ! _views_ctl_fetch; then
+        printf '%s' "$VIEWS_OUT"
+        return 1
+    fi
+    running=$(e2e_virsh list --name 2>/dev/null | grep . | sort)
+    listed=$(cut -d'|' -f1 <<<"$VIEWS_CTL_JSON" | grep . | sort)
+    for d in $(comm -13 <(echo "$running") <(echo "$listed")); do
+        _views_say "$d: placementctl lists it, libvirt does not run it"
+    done
+    for d in $running; do _views_domain "$d"; done
+    printf '%s' "$VIEWS_OUT"
+    _views_bad && rc=1
+    return "$rc"
+}
+
+# _views_holders_from PINLINES: stdin "DOMAIN CPUSET" lines -> "CORE DOMAIN" for every pin that lies in one core.
+_views_holders_from() {
+    local d s c p core
+    while read -r d s; do
+        [ -n "$s" ] || continue
+        core=
+        for p in ${s//,/ }; do
+            c=${VIEWS_CORE_OF[$p]-x}
+            if [ -z "$core" ]; then core=$c; elif [ "$core" != "$c" ]; then core=x; fi
+        done
+        [ -n "$core" ] && [ "$core" != x ] && echo "$core $d"
+    done | sort -u
+}
+
+# _views_sharing_check WHO HOLDERS: prints the violation for one view.
+_views_sharing_check() {
+    local who=$1 holders=$2 c free='' shared=''
+    for ((c = 0; c < VIEWS_NCORES; c++)); do
+        local hs
+        hs=$(awk -v c="$c" '$1 == c { print $2 }' <<<"$holders" | paste -sd,)
+        if [[ $hs == *,* ]] && grep -qwFf <(tr ' ' '\n' <<<"$VIEWS_CONSTRAINED" | grep .) <<<"${hs//,/ }"; then
+            continue # the user's constraint forces it there: not avoidable
+        fi
+        if [ -z "$hs" ]; then
+            free="$free${free:+,}${VIEWS_CORE_PUS[c]// /+}"
+        elif [[ $hs == *,* ]]; then
+            shared="$shared${shared:+; }core of CPUs ${VIEWS_CORE_PUS[c]// /+} held by $hs"
+        fi
+    done
+    if [ -n "$shared" ] && [ -n "$free" ]; then
+        _views_say "sharing ($who): $shared while CPUs $free are free"
+    fi
+}
+
+# _views_map_pins: placementctl map -> "DOMAIN PU" per thread the ledger gives a domain ('+': "+ PU").
+_views_map_pins() {
+    local map
+    map=$(pdctl map 2>/dev/null) || return 1
+    awk -v corepus="$(for ((c = 0; c < VIEWS_NCORES; c++)); do printf '%s|' "${VIEWS_CORE_PUS[c]}"; done)" '
+        BEGIN { n = split(corepus, cp, "|"); core = 0 }
+        /^legend:/ { leg = 1; next }
+        leg { m = split($0, parts, ", "); for (i = 1; i <= m; i++) { s = parts[i]; sub(/^ +/, "", s);
+              name[substr(s, 1, 1)] = substr(s, 3) } next }
+        /^ +cpu +[0-9]+ / { line = $0; while (match(line, /\[[^]]*\]/)) {
+              g = substr(line, RSTART + 1, RLENGTH - 2); line = substr(line, RSTART + RLENGTH)
+              split(cp[core + 1], pus, " "); for (t = 1; t <= length(g); t++) cell[pus[t]] = substr(g, t, 1)
+              core++ } }
+        END { for (p in cell) { ch = cell[p]; if (ch == "." || ch == "#") continue
+              print (ch == "+" ? "+" : name[ch]), p } }' <<<"$map"
+}
+
+views_sharing() {
+    local d kern i v m x ctl_h map_h kern_h pins
+    VIEWS_OUT=
+    [ -n "${_VIEWS_FRESH:-}" ] || _views_ctl_fetch || { printf '%s' "$VIEWS_OUT"; return 1; }
+    # the daemon's view: list's pins, and its map must say the same
+    pins=$(awk -F'|' '{ n = split($7, p, ";"); for (i = 1; i <= n; i++) if (p[i] != "") print $1, p[i] }' <<<"$VIEWS_CTL_JSON" |
+        while read -r d v; do echo "$d $(views_cpuset_norm "$v")"; done)
+    ctl_h=$(_views_holders_from <<<"$pins")
+    map_h=$(_views_map_pins | sort -u | _views_holders_from)
+    if ! grep -q ' +$' <<<"$map_h" && [ "$map_h" != "$ctl_h" ]; then
+        _views_say "cores: placementctl list says $(tr '\n' ' ' <<<"$ctl_h")(core domain), placementctl map says $(tr '\n' ' ' <<<"$map_h")"
+    fi
+    _views_sharing_check "placementctl" "$ctl_h"
+    kern_h=$(for d in $(e2e_virsh list --name 2>/dev/null); do
+        _views_kernel "$d" | while read -r x i v m; do [ "$x" = vcpu ] && echo "$d $v"; done
+    done | _views_holders_from)
+    _views_sharing_check "kernel" "$kern_h"
+    printf '%s' "$VIEWS_OUT"
+    ! _views_bad
+}
+
+# views_settle TENTHS: poll views_all and views_sharing until both agree, or until the same disagreement was
+# seen three times in a row (the daemon acts within milliseconds of an event: what stays is its answer), or TENTHS/10 s
+# passed; prints the last disagreement (and notes) and returns 1 if they never agreed.
+VIEWS_LAST=
+views_settle() {
+    local n=$1 i=0 a s rc prev='' same=0
+    while :; do
+        rc=0
+        a=$(views_all) || rc=1
+        s=$(_VIEWS_FRESH='' views_sharing) || rc=1
+        VIEWS_LAST=${a:+$a$'\n'}${s:+$s$'\n'}
+        [ "$rc" -eq 0 ] && break
+        [ "$i" -ge "$n" ] && break
+        if [ "$VIEWS_LAST" = "$prev" ]; then same=$((same + 1)); else same=0; fi
+        [ "$same" -ge 2 ] && break
+        prev=$VIEWS_LAST
+        sleep 0.5
+        i=$((i + 5))
+    done
+    printf '%s' "$VIEWS_LAST"
+    return "$rc"
+}
+
+views_vcpu_nodes() {
+    local x i v m p
+    _views_kernel "$1" | while read -r x i v m; do
+        [ "$x" = vcpu ] || continue
+        for p in ${v//,/ }; do echo "${VIEWS_NODE_OF[$p]-?}"; done
+    done | sort -n -u | paste -sd,
+}
