@@ -136,12 +136,26 @@ static DomainSpec *recorded_definition(const DomainSpec *src, const char *name)
 }
 
 /*
+ * Whether a snapshot recorded in a persistent definition cfg explains how cfg differs from it: the
+ * same opt-outs, or only pins that are exactly placementd's recorded ones (cfg was made from live XML).
+ * Otherwise the user edited cfg since, and cfg itself stands.
+ */
+static bool snapshot_explains(const DomainSpec *cfg, const DomainSpec *snapshot)
+{
+        if (cfg->vcpu_auto != snapshot->vcpu_auto || cfg->numatune_auto != snapshot->numatune_auto)
+                return false;
+        return cfg->has_vcpupin == snapshot->has_vcpupin ||
+               (cfg->has_vcpupin && domain_spec_pins_recorded(cfg));
+}
+
+/*
  * The user's own definition, where opt-outs and constraints are read: the persistent (inactive)
  * definition of a persistent domain, the live one of a transient domain; either stands for the
  * definition recorded in it when there is one (placementd recorded it before touching the domain, or
- * the persistent definition was made from the live one). Without a usable record, on a definition
- * placementd already touched, pins equal to the recorded decision are placementd's own, and no
- * snapshot is taken from it. Returns NULL (and says why) when the domain cannot be read.
+ * the persistent definition was made from the live one; a persistent definition edited since stands
+ * for itself). Without a usable record, on a definition placementd already touched, pins equal to the
+ * recorded decision are placementd's own, and no snapshot is taken from it. Returns NULL (and says
+ * why) when the domain cannot be read.
  */
 static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
 {
@@ -160,6 +174,8 @@ static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
                 }
         }
         user = recorded_definition(src, live->name);
+        if (user && src == cfg && !snapshot_explains(cfg, user))
+                g_clear_pointer(&user, domain_spec_free);
         recorded = user != NULL;
         if (!user && (!src->user_xml || domain_xml_parse_definition(src->user_xml, &user, &error) < 0)) {
                 g_clear_pointer(&error, g_free);
@@ -173,7 +189,8 @@ static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
                 /* placementd touched this definition and did not record the user's: it is not theirs */
                 g_clear_pointer(&user->user_xml, g_free);
                 if (user->has_vcpupin && src->decision &&
-                    live_pins_recorded(dom, live->vcpus, src->decision))
+                    (src == cfg ? domain_spec_pins_recorded(src)
+                                : live_pins_recorded(dom, live->vcpus, src->decision)))
                         user->has_vcpupin = false;
         }
         g_clear_pointer(&user->definition, g_free);

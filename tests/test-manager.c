@@ -855,6 +855,50 @@ START_TEST(test_restart_adopts_records_first)
 }
 END_TEST
 
+START_TEST(test_persistent_definition_wins_over_snapshot)
+{
+        /* a persistent definition carries a snapshot (it was made from live XML) and then was edited:
+         * the opt-outs it has now stand; the snapshot only tells placementd's own recorded pins apart */
+        static const struct {
+                const char *name, *vcpu, *cputune;
+                DecisionResult want;
+        } cases[] = {
+            {"s-pins", "<vcpu>1</vcpu>", "<cputune><vcpupin vcpu='0' cpuset='6-7'/></cputune>",
+             DECISION_SKIPPED},
+            {"s-auto", "<vcpu placement='auto'>1</vcpu>", "", DECISION_SKIPPED},
+            {"s-own", "<vcpu>1</vcpu>", "<cputune><vcpupin vcpu='0' cpuset='4-5'/></cputune>",
+             DECISION_PLACED},
+        };
+        Manager *m = new_manager(NULL);
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>%s"
+                    "<os><type>hvm</type></os>%s<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "'>"
+                    "<p:definition>&lt;domain&gt;&lt;vcpu&gt;1&lt;/vcpu&gt;&lt;/domain&gt;</p:definition>"
+                    "<p:decision result='placed' policy='explicit' vcpu-pin='core' nodes='0'>"
+                    "<p:vcpu id='0' cpu='4' cpuset='4-5'/></p:decision></p:domain></metadata></domain>",
+                    cases[i].name, cases[i].vcpu, cases[i].cputune);
+                virDomainPtr dom = virDomainDefineXML(conn, xml);
+                Wait w = {m, cases[i].name};
+                g_autofree char *error = NULL;
+
+                ck_assert_ptr_nonnull(dom);
+                ck_assert_int_eq(virDomainCreate(dom), 0);
+                ck_assert(spin(known, &w, 3000));
+                /* a re-placement reads the definition again, whatever the record */
+                ck_assert_int_eq(manager_replace(m, cases[i].name, &error), 0);
+                const Decision *d = manager_lookup(m, cases[i].name);
+                ck_assert_msg(d->result == cases[i].want, "%s: %s", cases[i].name, d->reason);
+                virDomainDestroy(dom);
+                virDomainUndefine(dom);
+                ck_assert(spin(unknown, &w, 3000));
+                virDomainFree(dom);
+        }
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_suite(void)
 {
         Suite *s = suite_create("manager");
@@ -885,6 +929,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_memory_counts_maximum);
         tcase_add_test(tc, test_record_without_definition);
         tcase_add_test(tc, test_restart_adopts_records_first);
+        tcase_add_test(tc, test_persistent_definition_wins_over_snapshot);
         suite_add_tcase(s, tc);
         return s;
 }
