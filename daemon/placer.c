@@ -33,15 +33,17 @@ void placer_notify(Manager *m, const Decision *d, const char *uuid, const char *
 void placer_forget(Manager *m, const char *uuid, const char *why)
 {
         Decision *d = g_hash_table_lookup(m->decisions, uuid);
-        g_autofree char *name = NULL;
+        g_autofree char *name = NULL, *id = NULL;
 
         if (!d)
                 return;
+        /* uuid may be d's own (the caller held the decision): copy what outlives it */
         name = g_strdup(d->name);
-        ledger_release(m->ledger, uuid);
+        id = g_strdup(d->uuid);
+        ledger_release(m->ledger, id);
         log_info("%s: %s; its cores and memory are free again", name, why);
-        g_hash_table_remove(m->decisions, uuid);
-        placer_notify(m, NULL, uuid, name);
+        g_hash_table_remove(m->decisions, id);
+        placer_notify(m, NULL, id, name);
 }
 
 /* Stores d (taking it), committing plan (taken, may be NULL) to the ledger under its UUID. */

@@ -899,6 +899,46 @@ START_TEST(test_persistent_definition_wins_over_snapshot)
 }
 END_TEST
 
+typedef struct {
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        bool forgotten;
+} Forgotten;
+
+static void note_forgotten(Manager *m, const Decision *d, const char *uuid, const char *name, void *userdata)
+{
+        Forgotten *f = userdata;
+        (void)m;
+        (void)name;
+        if (d)
+                return;
+        g_strlcpy(f->uuid, uuid, sizeof(f->uuid));
+        f->forgotten = true;
+}
+
+START_TEST(test_replace_gone_reports_its_uuid)
+{
+        /* replace finds the domain gone before its stop event: the forgotten domain is announced with
+         * its own UUID, read before its decision is freed */
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("g-gone", 1, NULL);
+        Wait w = {m, "g-gone"};
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        Forgotten f = {.forgotten = false};
+        g_autofree char *error = NULL;
+
+        ck_assert(spin(known, &w, 3000));
+        virt_domain_uuid(dom, uuid);
+        manager_set_callbacks(m, &(ManagerCallbacks){.decision_changed = note_forgotten}, &f);
+        ck_assert_int_eq(virDomainDestroy(dom), 0); /* its event not delivered yet */
+        ck_assert_int_eq(manager_replace(m, "g-gone", &error), -ENOENT);
+        ck_assert(f.forgotten);
+        ck_assert_str_eq(f.uuid, uuid);
+        ck_assert_ptr_null(manager_lookup(m, "g-gone"));
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_suite(void)
 {
         Suite *s = suite_create("manager");
@@ -930,6 +970,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_record_without_definition);
         tcase_add_test(tc, test_restart_adopts_records_first);
         tcase_add_test(tc, test_persistent_definition_wins_over_snapshot);
+        tcase_add_test(tc, test_replace_gone_reports_its_uuid);
         suite_add_tcase(s, tc);
         return s;
 }
