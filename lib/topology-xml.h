@@ -4,8 +4,10 @@
 /*
  * A check of an hwloc XML topology before hwloc itself reads it. hwloc 2.9's XML import trusts its
  * input: fuzzing found documents that crash it (an unterminated root element; an object with a cpuset
- * but no complete_cpuset; an empty complete_cpuset; a cpuset outside its complete_cpuset). Well-formed XML
- * whose objects carry the sets hwloc's own exports always carry, as hwloc writes them, passes; anything else
+ * but no complete_cpuset; an empty complete_cpuset; a cpuset outside its complete_cpuset) or make it
+ * size a bitmap to a PU's or NUMA node's OS index (missing, or huge: gigabytes). Well-formed XML whose
+ * objects carry the sets hwloc's own exports always carry, as hwloc writes them, and PUs and NUMA nodes
+ * with an os_index of at most CPUSET_MAX, passes; anything else
  * is refused with a message naming the problem. Bitmaps are read by hwloc's own rules (hwloc_bitmap_sscanf):
  * an all-zero 32-bit word is written as nothing, so big hosts' sets read "0x00000003,,0x0".
  */
