@@ -939,6 +939,37 @@ START_TEST(test_replace_gone_reports_its_uuid)
 }
 END_TEST
 
+static void count_decisions(Manager *m, const Decision *d, const char *uuid, const char *name,
+                            void *userdata)
+{
+        (void)m;
+        (void)uuid;
+        (void)name;
+        if (d)
+                (*(unsigned *)userdata)++;
+}
+
+START_TEST(test_reconcile_before_start_event)
+{
+        /* a reconcile that runs before a domain's start event places it; the event then changes nothing
+         * and announces nothing (each start is placed once) */
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom;
+        unsigned decisions = 0;
+
+        manager_set_callbacks(m, &(ManagerCallbacks){.decision_changed = count_decisions}, &decisions);
+        dom = start_domain("r-early", 1, NULL); /* its event not delivered yet */
+        manager_reconcile(m);
+        ck_assert_uint_eq(decisions, 1);
+        spin(NULL, NULL, 200);
+        ck_assert_uint_eq(decisions, 1);
+        ck_assert_int_eq(manager_lookup(m, "r-early")->result, DECISION_PLACED);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_suite(void)
 {
         Suite *s = suite_create("manager");
@@ -971,6 +1002,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_restart_adopts_records_first);
         tcase_add_test(tc, test_persistent_definition_wins_over_snapshot);
         tcase_add_test(tc, test_replace_gone_reports_its_uuid);
+        tcase_add_test(tc, test_reconcile_before_start_event);
         suite_add_tcase(s, tc);
         return s;
 }
