@@ -463,6 +463,10 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         Decision *d;
         const MetaDecision *md = live->decision;
 
+        /* an opt-out placementd never writes (the user added it to a definition made from live XML)
+         * stands over the record: placer_place() skips the domain */
+        if (live->meta_skip || live->vcpu_auto || live->numatune_auto)
+                return NULL;
         ledger_release(m->ledger, uuid); /* checked against the others, not against its old self */
         if (metadata_to_plan(m->topology, md, live->name, live->vcpus, live->memory, &plan, &error) < 0 ||
             check_recorded(m, dom, plan, &error) < 0) {

@@ -876,7 +876,7 @@ START_TEST(test_persistent_definition_wins_over_snapshot)
                     "<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>%s"
                     "<os><type>hvm</type></os>%s<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "'>"
                     "<p:definition>&lt;domain&gt;&lt;vcpu&gt;1&lt;/vcpu&gt;&lt;/domain&gt;</p:definition>"
-                    "<p:decision result='placed' policy='explicit' vcpu-pin='core' nodes='0'>"
+                    "<p:decision result='placed' policy='explicit' vcpu-pin='core' nodes='1'>"
                     "<p:vcpu id='0' cpu='4' cpuset='4-5'/></p:decision></p:domain></metadata></domain>",
                     cases[i].name, cases[i].vcpu, cases[i].cputune);
                 virDomainPtr dom = virDomainDefineXML(conn, xml);
@@ -970,6 +970,46 @@ START_TEST(test_reconcile_before_start_event)
 }
 END_TEST
 
+START_TEST(test_opt_out_beats_record)
+{
+        /* a definition made from live XML carries placementd's record and pins; the user then opts it
+         * out (skip='yes', placement='auto'): at its next start the opt-out stands, the record is not
+         * adopted */
+        static const struct {
+                const char *name, *skip, *vcpu;
+        } cases[] = {
+            {"o-skip", " skip='yes'", "<vcpu>1</vcpu>"},
+            {"o-auto", "", "<vcpu placement='auto'>1</vcpu>"},
+        };
+        Manager *m = new_manager(NULL);
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>%s"
+                    "<os><type>hvm</type></os><cputune><vcpupin vcpu='0' cpuset='4-5'/></cputune>"
+                    "<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "'%s>"
+                    "<p:definition>&lt;domain&gt;&lt;vcpu&gt;1&lt;/vcpu&gt;&lt;/domain&gt;</p:definition>"
+                    "<p:decision result='placed' policy='explicit' vcpu-pin='core' nodes='1'>"
+                    "<p:vcpu id='0' cpu='4' cpuset='4-5'/></p:decision></p:domain></metadata></domain>",
+                    cases[i].name, cases[i].vcpu, cases[i].skip);
+                virDomainPtr dom = virDomainDefineXML(conn, xml);
+                Wait w = {m, cases[i].name};
+
+                ck_assert_ptr_nonnull(dom);
+                ck_assert_int_eq(virDomainCreate(dom), 0);
+                ck_assert(spin(known, &w, 3000));
+                const Decision *d = manager_lookup(m, cases[i].name);
+                ck_assert_msg(d->result == DECISION_SKIPPED && !d->adopted, "%s: %s", cases[i].name,
+                              d->reason);
+                virDomainDestroy(dom);
+                virDomainUndefine(dom);
+                ck_assert(spin(unknown, &w, 3000));
+                virDomainFree(dom);
+        }
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_suite(void)
 {
         Suite *s = suite_create("manager");
@@ -1003,6 +1043,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_persistent_definition_wins_over_snapshot);
         tcase_add_test(tc, test_replace_gone_reports_its_uuid);
         tcase_add_test(tc, test_reconcile_before_start_event);
+        tcase_add_test(tc, test_opt_out_beats_record);
         suite_add_tcase(s, tc);
         return s;
 }
