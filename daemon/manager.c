@@ -109,6 +109,14 @@ static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int det
         log_debug("%s: lifecycle event %d, detail %d", virDomainGetName(dom), event, detail);
         switch (event) {
         case VIR_DOMAIN_EVENT_STARTED:
+                /* known already: a reconcile that ran before this event placed this run (events come in
+                 * order, so a stop in between would have been seen); an incoming migration is placed
+                 * anew whatever a reconcile adopted from the source host's record */
+                if (detail != VIR_DOMAIN_EVENT_STARTED_MIGRATED &&
+                    g_hash_table_contains(m->decisions, uuid)) {
+                        log_debug("%s: placed by a reconcile before its start event", virDomainGetName(dom));
+                        break;
+                }
                 placer_place(m, dom,
                              detail == VIR_DOMAIN_EVENT_STARTED_MIGRATED ? ORIGIN_MIGRATED : ORIGIN_STARTED,
                              t0);

@@ -33,15 +33,17 @@ void placer_notify(Manager *m, const Decision *d, const char *uuid, const char *
 void placer_forget(Manager *m, const char *uuid, const char *why)
 {
         Decision *d = g_hash_table_lookup(m->decisions, uuid);
-        g_autofree char *name = NULL;
+        g_autofree char *name = NULL, *id = NULL;
 
         if (!d)
                 return;
+        /* uuid may be d's own (the caller held the decision): copy what outlives it */
         name = g_strdup(d->name);
-        ledger_release(m->ledger, uuid);
+        id = g_strdup(d->uuid);
+        ledger_release(m->ledger, id);
         log_info("%s: %s; its cores and memory are free again", name, why);
-        g_hash_table_remove(m->decisions, uuid);
-        placer_notify(m, NULL, uuid, name);
+        g_hash_table_remove(m->decisions, id);
+        placer_notify(m, NULL, id, name);
 }
 
 /* Stores d (taking it), committing plan (taken, may be NULL) to the ledger under its UUID. */
@@ -175,12 +177,26 @@ static DomainSpec *recorded_definition(const DomainSpec *src, const char *name)
 }
 
 /*
+ * Whether a snapshot recorded in a persistent definition cfg explains how cfg differs from it: the
+ * same opt-outs, or only pins that are exactly placementd's recorded ones (cfg was made from live XML).
+ * Otherwise the user edited cfg since, and cfg itself stands.
+ */
+static bool snapshot_explains(const DomainSpec *cfg, const DomainSpec *snapshot)
+{
+        if (cfg->vcpu_auto != snapshot->vcpu_auto || cfg->numatune_auto != snapshot->numatune_auto)
+                return false;
+        return cfg->has_vcpupin == snapshot->has_vcpupin ||
+               (cfg->has_vcpupin && domain_spec_pins_recorded(cfg));
+}
+
+/*
  * The user's own definition, where opt-outs and constraints are read: the persistent (inactive)
  * definition of a persistent domain, the live one of a transient domain; either stands for the
  * definition recorded in it when there is one (placementd recorded it before touching the domain, or
- * the persistent definition was made from the live one). Without a usable record, on a definition
- * placementd already touched, pins equal to the recorded decision are placementd's own, and no
- * snapshot is taken from it. Returns NULL (and says why) when the domain cannot be read.
+ * the persistent definition was made from the live one; a persistent definition edited since stands
+ * for itself). Without a usable record, on a definition placementd already touched, pins equal to the
+ * recorded decision are placementd's own, and no snapshot is taken from it. Returns NULL (and says
+ * why) when the domain cannot be read.
  */
 static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
 {
@@ -199,6 +215,8 @@ static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
                 }
         }
         user = recorded_definition(src, live->name);
+        if (user && src == cfg && !snapshot_explains(cfg, user))
+                g_clear_pointer(&user, domain_spec_free);
         recorded = user != NULL;
         if (!user && (!src->user_xml || domain_xml_parse_definition(src->user_xml, &user, &error) < 0)) {
                 g_clear_pointer(&error, g_free);
@@ -212,7 +230,8 @@ static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
                 /* placementd touched this definition and did not record the user's: it is not theirs */
                 g_clear_pointer(&user->user_xml, g_free);
                 if (user->has_vcpupin && src->decision &&
-                    live_pins_recorded(dom, live->vcpus, src->decision))
+                    (src == cfg ? domain_spec_pins_recorded(src)
+                                : live_pins_recorded(dom, live->vcpus, src->decision)))
                         user->has_vcpupin = false;
         }
         g_clear_pointer(&user->definition, g_free);
@@ -508,6 +527,10 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         Decision *d;
         const MetaDecision *md = live->decision;
 
+        /* an opt-out placementd never writes (the user added it to a definition made from live XML)
+         * stands over the record: placer_place() skips the domain */
+        if (live->meta_skip || live->vcpu_auto || live->numatune_auto)
+                return NULL;
         ledger_release(m->ledger, uuid); /* checked against the others, not against its old self */
         if (metadata_to_plan(m->topology, md, live->name, live->vcpus, live->memory, &plan, &error) < 0 ||
             check_recorded(m, dom, uuid, plan, &error) < 0) {

@@ -59,6 +59,11 @@ void domain_spec_free(DomainSpec *s)
                 return;
         g_free(s->name);
         g_free(s->uuid);
+        if (s->vcpupins) {
+                for (unsigned i = 0; i < s->vcpupins->len; i++)
+                        cpuset_free(g_array_index(s->vcpupins, MetaVcpu, i).cpuset);
+                g_array_unref(s->vcpupins);
+        }
         g_free(s->meta_policy);
         cpuset_free(s->vcpu_cpuset);
         cpuset_free(s->memory_nodeset);
@@ -321,6 +326,25 @@ static void capture_end(Parser *p, const char *element)
         }
 }
 
+/* Keeps a <vcpupin> of the definition, or notes that one could not be kept. */
+static void add_vcpupin(DomainSpec *s, const char **names, const char **values)
+{
+        MetaVcpu v = {0};
+        guint64 id;
+
+        if (!s->vcpupins)
+                s->vcpupins = g_array_new(FALSE, TRUE, sizeof(MetaVcpu));
+        if (s->vcpupins->len >= DOMAIN_XML_MAX_VCPUS ||
+            !parse_uint(attr(names, values, "vcpu"), DOMAIN_XML_MAX_VCPUS - 1, &id) ||
+            cpuset_parse(attr(names, values, "cpuset") ? attr(names, values, "cpuset") : "", &v.cpuset,
+                         NULL) < 0) {
+                s->vcpupins_unreadable = true;
+                return;
+        }
+        v.id = (unsigned)id;
+        g_array_append_val(s->vcpupins, v);
+}
+
 static void on_start(GMarkupParseContext *ctx, const char *element, const char **names, const char **values,
                      gpointer user_data, GError **error)
 {
@@ -398,6 +422,7 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 p->text = current ? TEXT_CURRENT_MEMORY : TEXT_MEMORY;
         } else if (in_path(p, "cputune", "vcpupin") && p->stack->len == 3) {
                 s->has_vcpupin = true;
+                add_vcpupin(s, names, values);
         } else if (in_path(p, "cputune", "emulatorpin") && p->stack->len == 3) {
                 s->has_emulatorpin = true;
         } else if (p->stack->len == 3 && strcmp(g_ptr_array_index(p->stack, 1), "numatune") == 0) {
@@ -551,4 +576,28 @@ int domain_xml_parse_definition(const char *xml, DomainSpec **ret, char **ret_er
                 return -EINVAL;
         }
         return parse(xml, false, ret, ret_error);
+}
+
+bool domain_spec_pins_recorded(const DomainSpec *s)
+{
+        const MetaDecision *d = s->decision;
+        g_autofree const CpuSet **recorded = NULL;
+        unsigned n = s->vcpupins ? s->vcpupins->len : 0;
+
+        if (!d || !d->vcpus || s->vcpupins_unreadable || n != d->vcpus->len)
+                return false;
+        recorded = g_new0(const CpuSet *, DOMAIN_XML_MAX_VCPUS);
+        for (unsigned i = 0; i < d->vcpus->len; i++) {
+                const MetaVcpu *v = &g_array_index(d->vcpus, MetaVcpu, i);
+                if (recorded[v->id])
+                        return false;
+                recorded[v->id] = v->cpuset;
+        }
+        for (unsigned i = 0; i < n; i++) {
+                const MetaVcpu *pin = &g_array_index(s->vcpupins, MetaVcpu, i);
+                if (!recorded[pin->id] || !cpuset_equal(recorded[pin->id], pin->cpuset))
+                        return false;
+                recorded[pin->id] = NULL; /* each once */
+        }
+        return true;
 }

@@ -62,8 +62,10 @@ typedef struct DomainSpec {
         unsigned max_vcpus;
         uint64_t
             memory; /* bytes: <memory> (the most the guest can use, DIMMs included), else <currentMemory> */
-        bool has_vcpupin;     /* <cputune><vcpupin> */
-        bool has_emulatorpin; /* <cputune><emulatorpin> */
+        bool has_vcpupin;         /* <cputune><vcpupin> */
+        GArray *vcpupins;         /* MetaVcpu (cpu unused): each <vcpupin vcpu= cpuset=>, in order */
+        bool vcpupins_unreadable; /* a <vcpupin> not read into vcpupins (bad or too many) */
+        bool has_emulatorpin;     /* <cputune><emulatorpin> */
         /*
          * The user's static constraints (OS indexes, never empty when set): the host CPUs its vCPUs may use
          * (<vcpu cpuset=...>), the nodes its memory is bound to (<numatune><memory nodeset=...>, with
@@ -95,3 +97,10 @@ void meta_decision_free(MetaDecision *d);
 int domain_xml_parse(const char *xml, DomainSpec **ret, char **ret_error);
 /* Parses a recorded definition snapshot (a <domain> without a name). Same contract. */
 int domain_xml_parse_definition(const char *xml, DomainSpec **ret, char **ret_error);
+
+/*
+ * Whether every <vcpupin> of s is the pin its recorded decision gives that vCPU, and s has one for
+ * every recorded vCPU: the pins are placementd's own (s was made from a live definition), not the
+ * user's. False when s records no decision or has a pin it could not read.
+ */
+bool domain_spec_pins_recorded(const DomainSpec *s);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "topology-xml.h"
+#include "cpuset.h"
 
 #include <errno.h>
 #include <hwloc.h>
@@ -73,6 +74,31 @@ static bool bitmap_included(const char *part, const char *whole)
         return ok;
 }
 
+/*
+ * PUs and NUMA nodes carry the OS index hwloc's exports always write, at most CPUSET_MAX: without one,
+ * or with a huge one, hwloc sizes a bitmap to it (gigabytes and many seconds) before placementd could
+ * refuse the index.
+ */
+static bool os_index_valid(const char **names, const char **values, GError **error)
+{
+        const char *type = attr(names, values, "type"), *os = attr(names, values, "os_index");
+
+        if (strcmp(type, "PU") != 0 && strcmp(type, "NUMANode") != 0)
+                return true;
+        if (!os) {
+                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                            "<object type=\"%s\"> has no os_index", type);
+                return false;
+        }
+        if (!g_ascii_string_to_unsigned(os, 10, 0, CPUSET_MAX, NULL, NULL)) {
+                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                            "<object type=\"%s\"> has os_index \"%.32s\", above the %u supported", type, os,
+                            CPUSET_MAX);
+                return false;
+        }
+        return true;
+}
+
 static void on_start(GMarkupParseContext *ctx, const char *element, const char **names, const char **values,
                      gpointer user_data, GError **error)
 {
@@ -101,6 +127,8 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                             "an <object> without a type");
                 return;
         }
+        if (!os_index_valid(names, values, error))
+                return;
         for (unsigned i = 0; names[i]; i++)
                 if ((g_str_has_suffix(names[i], "cpuset") || g_str_has_suffix(names[i], "nodeset")) &&
                     !bitmap_text_valid(values[i])) {

@@ -4,8 +4,10 @@
 /*
  * A check of an hwloc XML topology before hwloc itself reads it. hwloc 2.9's XML import trusts its
  * input: fuzzing found documents that crash it (an unterminated root element; an object with a cpuset
- * but no complete_cpuset; an empty complete_cpuset; a cpuset outside its complete_cpuset). Well-formed XML
- * whose objects carry the sets hwloc's own exports always carry, as hwloc writes them, passes; anything else
+ * but no complete_cpuset; an empty complete_cpuset; a cpuset outside its complete_cpuset) or make it
+ * size a bitmap to a PU's or NUMA node's OS index (missing, or huge: gigabytes). Well-formed XML whose
+ * objects carry the sets hwloc's own exports always carry, as hwloc writes them, and PUs and NUMA nodes
+ * with an os_index of at most CPUSET_MAX, passes; anything else
  * is refused with a message naming the problem. Bitmaps are read by hwloc's own rules (hwloc_bitmap_sscanf):
  * an all-zero 32-bit word is written as nothing, so big hosts' sets read "0x00000003,,0x0".
  */
@@ -22,7 +24,10 @@ int topology_xml_precheck(const char *xml, gsize len, char **ret_error);
 /*
  * hwloc crashes on malformed XML that the pre-check cannot know of. Before the caller loads XML that is
  * not this host's own, hwloc reads it in a child process (fork; the child loads and exits), so that a
- * crash or a hang ends the child, not the daemon or placementctl. Returns 0 when the child ended
+ * crash or a hang ends the child, not the daemon or placementctl. The child runs hwloc (malloc and
+ * all) after fork(), which is safe only while the caller has one thread: placementd and placementctl
+ * load their topology before libvirt, D-Bus or anything else starts a thread; keep it so (a threaded
+ * caller would need posix_spawn of a helper instead). Returns 0 when the child ended
  * normally (hwloc read the file, or refused it: the caller's own load says why); -EINVAL with
  * "hwloc crashed reading NAME (signal N, ...)" when it died by a signal; -ETIMEDOUT when it ran
  * longer than TOPOLOGY_XML_TRIAL_SEC; another negative errno when no child could be made.

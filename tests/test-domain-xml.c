@@ -70,12 +70,46 @@ START_TEST(test_recorded_definition)
 }
 END_TEST
 
+/* Pins of a definition are placementd's own only when they are exactly its recorded ones. */
+START_TEST(test_pins_recorded)
+{
+        static const struct {
+                const char *cputune;
+                bool own;
+        } cases[] = {
+            {"<vcpupin vcpu='1' cpuset='2-3'/><vcpupin vcpu='0' cpuset='0-1'/>", true},
+            {"<vcpupin vcpu='0' cpuset='0-1'/><vcpupin vcpu='1' cpuset='2'/>", false},
+            {"<vcpupin vcpu='0' cpuset='0-1'/>", false},
+            {"<vcpupin vcpu='0' cpuset='0-1'/><vcpupin vcpu='0' cpuset='0-1'/>", false},
+            {"<vcpupin vcpu='0' cpuset='0-1'/><vcpupin vcpu='1' cpuset='2-3'/><vcpupin vcpu='2' "
+             "cpuset='0'/>",
+             false},
+            {"<vcpupin vcpu='0' cpuset='0-1'/><vcpupin vcpu='1' cpuset='bad'/>", false},
+            {"", false},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain><name>d</name><vcpu>3</vcpu><cputune>%s</cputune><metadata><p:domain "
+                    "xmlns:p='" PLACEMENTD_XMLNS "'><p:decision result='placed' policy='explicit' "
+                    "vcpu-pin='core' nodes='0'><p:vcpu id='0' cpu='0' cpuset='0-1'/><p:vcpu id='1' cpu='2' "
+                    "cpuset='2-3'/></p:decision></p:domain></metadata></domain>",
+                    cases[i].cputune);
+                g_autoptr(DomainSpec) spec = NULL;
+                g_autofree char *error = NULL;
+
+                ck_assert_int_eq(domain_xml_parse(xml, &spec, &error), 0);
+                ck_assert_msg(domain_spec_pins_recorded(spec) == cases[i].own, "case %u", i);
+        }
+}
+END_TEST
+
 static Suite *domain_xml_suite(void)
 {
         Suite *s = suite_create("domain xml");
         TCase *tc = tcase_create("snapshot");
         tcase_add_test(tc, test_snapshot_keeps_user_elements);
         tcase_add_test(tc, test_recorded_definition);
+        tcase_add_test(tc, test_pins_recorded);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -856,6 +856,161 @@ START_TEST(test_restart_adopts_records_first)
 }
 END_TEST
 
+START_TEST(test_persistent_definition_wins_over_snapshot)
+{
+        /* a persistent definition carries a snapshot (it was made from live XML) and then was edited:
+         * the opt-outs it has now stand; the snapshot only tells placementd's own recorded pins apart */
+        static const struct {
+                const char *name, *vcpu, *cputune;
+                DecisionResult want;
+        } cases[] = {
+            {"s-pins", "<vcpu>1</vcpu>", "<cputune><vcpupin vcpu='0' cpuset='6-7'/></cputune>",
+             DECISION_SKIPPED},
+            {"s-auto", "<vcpu placement='auto'>1</vcpu>", "", DECISION_SKIPPED},
+            {"s-own", "<vcpu>1</vcpu>", "<cputune><vcpupin vcpu='0' cpuset='4-5'/></cputune>",
+             DECISION_PLACED},
+        };
+        Manager *m = new_manager(NULL);
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>%s"
+                    "<os><type>hvm</type></os>%s<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "'>"
+                    "<p:definition>&lt;domain&gt;&lt;vcpu&gt;1&lt;/vcpu&gt;&lt;/domain&gt;</p:definition>"
+                    "<p:decision result='placed' policy='explicit' vcpu-pin='core' nodes='1'>"
+                    "<p:vcpu id='0' cpu='4' cpuset='4-5'/></p:decision></p:domain></metadata></domain>",
+                    cases[i].name, cases[i].vcpu, cases[i].cputune);
+                virDomainPtr dom = virDomainDefineXML(conn, xml);
+                Wait w = {m, cases[i].name};
+                g_autofree char *error = NULL;
+
+                ck_assert_ptr_nonnull(dom);
+                ck_assert_int_eq(virDomainCreate(dom), 0);
+                ck_assert(spin(known, &w, 3000));
+                /* a re-placement reads the definition again, whatever the record */
+                ck_assert_int_eq(manager_replace(m, cases[i].name, &error), 0);
+                const Decision *d = manager_lookup(m, cases[i].name);
+                ck_assert_msg(d->result == cases[i].want, "%s: %s", cases[i].name, d->reason);
+                virDomainDestroy(dom);
+                virDomainUndefine(dom);
+                ck_assert(spin(unknown, &w, 3000));
+                virDomainFree(dom);
+        }
+        free_manager(m);
+}
+END_TEST
+
+typedef struct {
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        bool forgotten;
+} Forgotten;
+
+static void note_forgotten(Manager *m, const Decision *d, const char *uuid, const char *name, void *userdata)
+{
+        Forgotten *f = userdata;
+        (void)m;
+        (void)name;
+        if (d)
+                return;
+        g_strlcpy(f->uuid, uuid, sizeof(f->uuid));
+        f->forgotten = true;
+}
+
+START_TEST(test_replace_gone_reports_its_uuid)
+{
+        /* replace finds the domain gone before its stop event: the forgotten domain is announced with
+         * its own UUID, read before its decision is freed */
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("g-gone", 1, NULL);
+        Wait w = {m, "g-gone"};
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        Forgotten f = {.forgotten = false};
+        g_autofree char *error = NULL;
+
+        ck_assert(spin(known, &w, 3000));
+        virt_domain_uuid(dom, uuid);
+        manager_set_callbacks(m, &(ManagerCallbacks){.decision_changed = note_forgotten}, &f);
+        ck_assert_int_eq(virDomainDestroy(dom), 0); /* its event not delivered yet */
+        ck_assert_int_eq(manager_replace(m, "g-gone", &error), -ENOENT);
+        ck_assert(f.forgotten);
+        ck_assert_str_eq(f.uuid, uuid);
+        ck_assert_ptr_null(manager_lookup(m, "g-gone"));
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
+static void count_decisions(Manager *m, const Decision *d, const char *uuid, const char *name,
+                            void *userdata)
+{
+        (void)m;
+        (void)uuid;
+        (void)name;
+        if (d)
+                (*(unsigned *)userdata)++;
+}
+
+START_TEST(test_reconcile_before_start_event)
+{
+        /* a reconcile that runs before a domain's start event places it; the event then changes nothing
+         * and announces nothing (each start is placed once) */
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom;
+        unsigned decisions = 0;
+
+        manager_set_callbacks(m, &(ManagerCallbacks){.decision_changed = count_decisions}, &decisions);
+        dom = start_domain("r-early", 1, NULL); /* its event not delivered yet */
+        manager_reconcile(m);
+        ck_assert_uint_eq(decisions, 1);
+        spin(NULL, NULL, 200);
+        ck_assert_uint_eq(decisions, 1);
+        ck_assert_int_eq(manager_lookup(m, "r-early")->result, DECISION_PLACED);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_opt_out_beats_record)
+{
+        /* a definition made from live XML carries placementd's record and pins; the user then opts it
+         * out (skip='yes', placement='auto'): at its next start the opt-out stands, the record is not
+         * adopted */
+        static const struct {
+                const char *name, *skip, *vcpu;
+        } cases[] = {
+            {"o-skip", " skip='yes'", "<vcpu>1</vcpu>"},
+            {"o-auto", "", "<vcpu placement='auto'>1</vcpu>"},
+        };
+        Manager *m = new_manager(NULL);
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>%s"
+                    "<os><type>hvm</type></os><cputune><vcpupin vcpu='0' cpuset='4-5'/></cputune>"
+                    "<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "'%s>"
+                    "<p:definition>&lt;domain&gt;&lt;vcpu&gt;1&lt;/vcpu&gt;&lt;/domain&gt;</p:definition>"
+                    "<p:decision result='placed' policy='explicit' vcpu-pin='core' nodes='1'>"
+                    "<p:vcpu id='0' cpu='4' cpuset='4-5'/></p:decision></p:domain></metadata></domain>",
+                    cases[i].name, cases[i].vcpu, cases[i].skip);
+                virDomainPtr dom = virDomainDefineXML(conn, xml);
+                Wait w = {m, cases[i].name};
+
+                ck_assert_ptr_nonnull(dom);
+                ck_assert_int_eq(virDomainCreate(dom), 0);
+                ck_assert(spin(known, &w, 3000));
+                const Decision *d = manager_lookup(m, cases[i].name);
+                ck_assert_msg(d->result == DECISION_SKIPPED && !d->adopted, "%s: %s", cases[i].name,
+                              d->reason);
+                virDomainDestroy(dom);
+                virDomainUndefine(dom);
+                ck_assert(spin(unknown, &w, 3000));
+                virDomainFree(dom);
+        }
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_suite(void)
 {
         Suite *s = suite_create("manager");
@@ -886,6 +1041,10 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_memory_counts_maximum);
         tcase_add_test(tc, test_record_without_definition);
         tcase_add_test(tc, test_restart_adopts_records_first);
+        tcase_add_test(tc, test_persistent_definition_wins_over_snapshot);
+        tcase_add_test(tc, test_replace_gone_reports_its_uuid);
+        tcase_add_test(tc, test_reconcile_before_start_event);
+        tcase_add_test(tc, test_opt_out_beats_record);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -805,6 +805,29 @@ START_TEST(test_xml_hwloc_3)
 }
 END_TEST
 
+/* A PU or NUMA node without an OS index, or with a huge one, has hwloc 2.9 allocate a bitmap up to that
+ * index (seconds and hundreds of MiB, twice with the trial child): refused before hwloc reads it. */
+START_TEST(test_xml_os_index_checked_first)
+{
+        static const struct {
+                const char *file, *needle;
+        } cases[] = {
+            {"topology-hwloc-pu-without-os-index", "<object type=\"PU\"> has no os_index"},
+            {"topology-hwloc-node-os-index-huge", "<object type=\"NUMANode\"> has os_index \"4000000000\""},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *path =
+                    g_build_filename(g_getenv("PLACEMENTD_SRCDIR") ? g_getenv("PLACEMENTD_SRCDIR") : ".",
+                                     "tests/fuzz/regressions", cases[i].file, NULL);
+                Topology *t = NULL;
+                g_autofree char *err = NULL;
+                ck_assert_int_eq(topology_load(path, &t, &err), -EINVAL);
+                ck_assert_ptr_null(t);
+                ck_assert_msg(strstr(err, cases[i].needle), "%s: %s", cases[i].file, err);
+        }
+}
+END_TEST
+
 /* Inputs the fuzzer found that crash hwloc 2.9's XML import: refused before hwloc sees them. */
 START_TEST(test_xml_hwloc_would_crash)
 {
@@ -926,6 +949,7 @@ static Suite *topology_suite(void)
         {
                 TCase *fuzzed = tcase_create("fuzzed");
                 tcase_add_test(fuzzed, test_xml_hwloc_would_crash);
+                tcase_add_test(fuzzed, test_xml_os_index_checked_first);
                 tcase_add_test(fuzzed, test_xml_hwloc_crash_contained);
                 tcase_add_test(fuzzed, test_xml_hwloc_crash_is_an_error);
                 suite_add_tcase(s, fuzzed);

@@ -149,6 +149,28 @@ static void print_json(const char *text)
         }
 }
 
+/* {"KEY": text} with "moved": moved first when moved >= 0: JSON strings, whatever text holds. */
+static void print_json_text(const char *key, const char *text, int64_t moved)
+{
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonGenerator) g = json_generator_new();
+        g_autoptr(JsonNode) root = NULL;
+        g_autofree char *out = NULL;
+
+        json_builder_begin_object(b);
+        if (moved >= 0) {
+                json_builder_set_member_name(b, "moved");
+                json_builder_add_int_value(b, moved);
+        }
+        json_builder_set_member_name(b, key);
+        json_builder_add_string_value(b, text);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        json_generator_set_root(g, root);
+        out = json_generator_to_data(g, NULL);
+        printf("%s\n", out);
+}
+
 static bool get_prop(sd_bus *bus, const char *name, char type, void *ret)
 {
         sd_bus_error e = SD_BUS_ERROR_NULL;
@@ -293,8 +315,7 @@ static int cmd_text(const Ctl *o, sd_bus *bus, const char *method, const char *d
                               : ctl_call(o, bus, method, &reply, NULL);
                 if (!code && !(code = ctl_read_string(reply, &text))) {
                         if (o->json) {
-                                g_autofree char *escaped = g_strescape(text, NULL);
-                                printf("{\"text\": \"%s\"}\n", escaped);
+                                print_json_text("text", text, -1);
                         } else {
                                 fputs(text, stdout);
                         }
@@ -419,8 +440,7 @@ static int cmd_rebalance(const Ctl *o, sd_bus *bus)
                 return EXIT_RUNTIME;
         }
         if (o->json) {
-                g_autofree char *escaped = g_strescape(report, NULL);
-                printf("{\"moved\": %u, \"report\": \"%s\"}\n", moved, escaped);
+                print_json_text("report", report, moved);
         } else {
                 printf("%s", report);
         }

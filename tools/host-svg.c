@@ -79,15 +79,27 @@ static int style_pus(hwloc_topology_t topo, const Topology *t, const int *owner,
 
 /* lstopo's nativesvg writes names and legend lines into the SVG as they are, so a domain called
  * "</text><script>..." would be markup: escape them for it (hwloc's XML carries the escaped text through),
- * control characters and invalid UTF-8 replaced first. */
+ * control characters and invalid UTF-8 replaced first. hwloc's export drops bytes beyond ASCII ("café"
+ * would read "caf"): those characters go as character references. */
 static char *svg_text(const char *s)
 {
         g_autofree char *valid = g_utf8_make_valid(s, -1);
+        g_autofree char *escaped = NULL;
+        GString *out;
 
         for (char *c = valid; *c; c++)
                 if ((unsigned char)*c < 0x20 || *c == 0x7f)
                         *c = '?';
-        return g_markup_escape_text(valid, -1);
+        escaped = g_markup_escape_text(valid, -1);
+        out = g_string_sized_new(strlen(escaped));
+        for (const char *c = escaped; *c; c = g_utf8_next_char(c)) {
+                gunichar u = g_utf8_get_char(c);
+                if (u < 0x80)
+                        g_string_append_c(out, (char)u);
+                else
+                        g_string_append_printf(out, "&#x%X;", u);
+        }
+        return g_string_free(out, FALSE);
 }
 
 /* One box per domain in its colour, and one for each special mark in use: lstopo draws them beside the

@@ -176,12 +176,13 @@ EOF
 dbus-daemon --config-file="$TMP/bus.conf" --nofork </dev/null >"$TMP/dbus.log" 2>&1 &
 BUS_PID=$!
 must "private dbus-daemon on $ADDR" wait_for 5 test -S "$TMP/bus"
-# libvirt's test driver with two domains, one named like the text map's legend ("A web, B db, B db"):
-# the legend is read with the daemon's domain names
+# libvirt's test driver with three domains, one named like the text map's legend ("A web, B db, B db"):
+# the legend is read with the daemon's domain names; one named beyond ASCII, for --json
 cat >"$TMP/node.xml" <<EOF
 <node>
   <domain type="test"><name>web, B db</name><memory>1048576</memory><vcpu>2</vcpu><os><type>hvm</type></os></domain>
   <domain type="test"><name>db</name><memory>1048576</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>
+  <domain type="test"><name>café</name><memory>1048576</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>
 </node>
 EOF
 "$PLACEMENTD" --config="$TMP/reserved.conf" --connect="test://$TMP/node.xml" --topology="$HOST222" \
@@ -206,3 +207,12 @@ else
 fi
 run "$CTL" --bus-address="$ADDR" map --topology="$HOST222"
 result "map --topology= without --svg is a usage error (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
+
+# --json prints JSON whatever the daemon's text holds: a domain name beyond ASCII is a JSON string
+run "$CTL" --bus-address="$ADDR" --json map
+result "--json map with a domain named 'café' prints JSON holding the name (rc $RC)" \
+    "$([ $RC -eq 0 ] && python3 -c 'import json, sys; assert "café" in json.load(open(sys.argv[1]))["text"]' \
+        "$OUT" 2>"$ERR"; echo $?)"
+run "$CTL" --bus-address="$ADDR" --json rebalance
+result "--json rebalance prints JSON (rc $RC)" \
+    "$([ $RC -eq 0 ] && python3 -c 'import json, sys; json.load(open(sys.argv[1]))["report"]' "$OUT" 2>"$ERR"; echo $?)"
