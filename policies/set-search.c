@@ -100,28 +100,6 @@ void rank_iter_init(RankIter *it, const NodeSetTable *t, unsigned from, unsigned
         }
 }
 
-int rank_iter_next(RankIter *it)
-{
-        const NodeSetTable *t = it->t;
-        int best = -1;
-        unsigned best_k = 0;
-
-        if (!it->pos) {
-                while (it->r < t->ncandidates && t->candidates[it->r].nnodes < it->kmin)
-                        it->r++;
-                return it->r < t->ncandidates ? (int)it->r++ : -1;
-        }
-        for (unsigned k = it->kmin; k <= t->nnodes; k++)
-                if (it->pos[k] < t->size_start[k + 1] &&
-                    (best < 0 || t->by_size[it->pos[k]] < (unsigned)best)) {
-                        best = (int)t->by_size[it->pos[k]];
-                        best_k = k;
-                }
-        if (best >= 0)
-                it->pos[best_k]++;
-        return best;
-}
-
 void rank_iter_done(RankIter *it)
 {
         g_free(it->pos);

@@ -128,7 +128,27 @@ unsigned set_sums_min_nodes(const SetSums *ss, unsigned capacity, unsigned size,
 
 void rank_iter_init(RankIter *it, const NodeSetTable *t, unsigned from, unsigned kmin);
 /* The next rank, or -1. */
-int rank_iter_next(RankIter *it);
+static inline int rank_iter_next(RankIter *it)
+{
+        const NodeSetTable *t = it->t;
+        int best = -1;
+        unsigned best_k = 0;
+
+        if (!it->pos) {
+                while (it->r < t->ncandidates && t->candidates[it->r].nnodes < it->kmin)
+                        it->r++;
+                return it->r < t->ncandidates ? (int)it->r++ : -1;
+        }
+        for (unsigned k = it->kmin; k <= t->nnodes; k++)
+                if (it->pos[k] < t->size_start[k + 1] &&
+                    (best < 0 || t->by_size[it->pos[k]] < (unsigned)best)) {
+                        best = (int)t->by_size[it->pos[k]];
+                        best_k = k;
+                }
+        if (best >= 0)
+                it->pos[best_k]++;
+        return best;
+}
 void rank_iter_done(RankIter *it);
 
 /* Whether every node of set lies inside the request's constraints (a mask test when the table has masks). */
