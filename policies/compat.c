@@ -11,6 +11,11 @@ static unsigned compat_capacity(const HostView *v, unsigned node)
         return v->node_free_pus[node];
 }
 
+static unsigned compat_size(const HostView *v, unsigned node)
+{
+        return v->node_usable_pus[node];
+}
+
 static void compat_assign(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan)
 {
         g_autofree unsigned *capacity = g_new(unsigned, n);
@@ -37,6 +42,9 @@ static void compat_assign(const HostView *v, const unsigned *nodes, unsigned n, 
 
 const PolicyOps policy_compat_ops = {
     .kind = POLICY_COMPAT,
+    .unit = "free CPUs",
     .capacity = compat_capacity,
+    .size = compat_size,
     .assign = compat_assign,
+    .overcommit_by_core = false,
 };

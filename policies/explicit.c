@@ -13,6 +13,11 @@ static unsigned explicit_capacity(const HostView *v, unsigned node)
         return v->node_free_cores[node];
 }
 
+static unsigned explicit_size(const HostView *v, unsigned node)
+{
+        return v->node_usable_cores[node];
+}
+
 typedef struct {
         unsigned l3;
         unsigned nfree;
@@ -87,6 +92,9 @@ static void explicit_assign(const HostView *v, const unsigned *nodes, unsigned n
 
 const PolicyOps policy_explicit_ops = {
     .kind = POLICY_EXPLICIT,
+    .unit = "free cores",
     .capacity = explicit_capacity,
+    .size = explicit_size,
     .assign = explicit_assign,
+    .overcommit_by_core = true,
 };

@@ -1,0 +1,270 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Finishing: pins from the chosen PUs, memory per node, the emulator's CPUs, and the reason. */
+#include "finish.h"
+#include "size.h"
+
+static void add_core_pus(const HostView *v, unsigned core, CpuSet *out)
+{
+        const TopoCore *c = &v->t->cores[core];
+        for (unsigned p = c->pu_first; p < c->pu_first + c->npus; p++)
+                if (v->pu_usable[p])
+                        cpuset_add(out, v->t->pus[p].os_index);
+}
+
+static void make_pins(const HostView *v, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autoptr(CpuSet) set_pus = cpuset_new();
+
+        CPUSET_FOREACH (n, plan->nodes) {
+                const TopoNode *node = &t->nodes[n];
+                for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
+                        add_core_pus(v, c, set_pus);
+        }
+        for (unsigned i = 0; i < plan->nvcpus; i++) {
+                int pu = plan->vcpu_pu[i];
+                if (pu < 0)
+                        continue;
+                switch (plan->vcpu_pin) {
+                case VCPU_PIN_CORE:
+                        add_core_pus(v, t->pus[pu].core, plan->vcpu_pins[i]);
+                        break;
+                case VCPU_PIN_THREAD:
+                        cpuset_add(plan->vcpu_pins[i], t->pus[pu].os_index);
+                        break;
+                default:
+                        cpuset_union(plan->vcpu_pins[i], set_pus);
+                        break;
+                }
+        }
+}
+
+void policy_spread_memory(const HostView *v, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autofree unsigned *vcpus_on = g_new0(unsigned, MAX(t->nnodes, 1));
+        unsigned placed = 0;
+        uint64_t left = plan->memory;
+
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0) {
+                        vcpus_on[t->cores[t->pus[plan->vcpu_pu[i]].core].node]++;
+                        placed++;
+                }
+        /* First pass: in proportion to the vCPUs each node runs. */
+        CPUSET_FOREACH (n, plan->nodes) {
+                uint64_t share =
+                    placed ? (uint64_t)((unsigned __int128)plan->memory * vcpus_on[n] / placed) : 0;
+                share = MIN(MIN(share, v->node_free_memory[n]), left);
+                plan->node_memory[n] = share;
+                left -= share;
+        }
+        /* Then whatever did not fit, on the set's nodes with room left (memory-only nodes included). */
+        CPUSET_FOREACH (n, plan->nodes) {
+                uint64_t room = v->node_free_memory[n] - plan->node_memory[n];
+                uint64_t take = MIN(room, left);
+                plan->node_memory[n] += take;
+                left -= take;
+        }
+}
+
+static void pick_emulator(const HostView *v, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autoptr(CpuSet) own_cores = cpuset_new();
+
+        if (plan->result == PLAN_UNPLACEABLE || v->params->emulator_pin == EMULATOR_PIN_NONE)
+                return;
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0)
+                        cpuset_add(own_cores, t->pus[plan->vcpu_pu[i]].core);
+
+        if (v->params->emulator_pin == EMULATOR_PIN_NODESET) {
+                CPUSET_FOREACH (n, plan->nodes) {
+                        const TopoNode *node = &t->nodes[n];
+                        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
+                                if (cpuset_has(own_cores, c) || ledger_core_free(v->l, c))
+                                        add_core_pus(v, c, plan->emulator_pin);
+                }
+        } else {
+                CPUSET_FOREACH (c, own_cores) {
+                        const TopoCore *core = &t->cores[c];
+                        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
+                                bool busy = ledger_pu_load(v->l, p) > 0;
+                                for (unsigned i = 0; i < plan->nvcpus && !busy; i++)
+                                        busy = plan->vcpu_pu[i] == (int)p;
+                                if (v->pu_usable[p] && !busy)
+                                        cpuset_add(plan->emulator_pin, t->pus[p].os_index);
+                        }
+                }
+        }
+        if (cpuset_is_empty(plan->emulator_pin)) {
+                CPUSET_FOREACH (c, own_cores) {
+                        add_core_pus(v, (unsigned)c, plan->emulator_pin);
+                }
+        }
+}
+
+void policy_count_shared(const HostView *v, Plan *plan)
+{
+        g_autofree unsigned *own = g_new0(unsigned, MAX(v->t->ncores, 1));
+
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0)
+                        own[v->t->pus[plan->vcpu_pu[i]].core]++;
+        plan->shared_vcpus = 0;
+        for (unsigned i = 0; i < plan->nvcpus; i++) {
+                unsigned core;
+                if (plan->vcpu_pu[i] < 0)
+                        continue;
+                core = v->t->pus[plan->vcpu_pu[i]].core;
+                if (own[core] + ledger_core_load(v->l, core) >= 2)
+                        plan->shared_vcpus++;
+        }
+}
+
+static char *format_nodes(const Topology *t, const CpuSet *node_indexes)
+{
+        g_autoptr(CpuSet) os = cpuset_new();
+        g_autofree char *list = NULL;
+
+        CPUSET_FOREACH (n, node_indexes)
+                cpuset_add(os, t->nodes[n].os_index);
+        list = cpuset_format(os);
+        return g_strdup_printf("%s %s", cpuset_count(os) == 1 ? "node" : "nodes", list);
+}
+
+/*
+ * Memory the request binds itself is counted where it is bound: the first node under preferred, an even
+ * share of every node otherwise (strict, interleave and restrictive let it use all of them).
+ */
+static void charge_bound_memory(const HostView *v, const PlacementRequest *req, Plan *plan)
+{
+        g_autoptr(CpuSet) nodes = cpuset_new();
+        uint64_t share, left = plan->memory;
+
+        for (unsigned n = 0; n < v->t->nnodes; n++)
+                if (cpuset_has(req->memory_nodes, v->t->nodes[n].os_index))
+                        cpuset_add(nodes, n);
+        if (cpuset_is_empty(nodes))
+                return;
+        if (req->memory_source != MEMORY_SOURCE_MEMNODE && req->memory_mode == MEMORY_MODE_PREFERRED) {
+                plan->node_memory[cpuset_next(nodes, 0)] = plan->memory;
+                return;
+        }
+        share = plan->memory / cpuset_count(nodes);
+        CPUSET_FOREACH (n, nodes) {
+                plan->node_memory[n] = share;
+                left -= share;
+        }
+        plan->node_memory[cpuset_next(nodes, 0)] += left;
+}
+
+static const char *memory_source_text(const PlacementRequest *req)
+{
+        switch (req->memory_source) {
+        case MEMORY_SOURCE_USER:
+                return "its <numatune><memory> binds";
+        case MEMORY_SOURCE_MEMNODE:
+                return "its <numatune><memnode> elements bind";
+        default:
+                return "a live binding libvirt cannot change on a running domain binds";
+        }
+}
+
+/* What the constraints did, appended to the reason ("" when there are none). */
+static char *constraint_note(const Topology *t, const PlacementRequest *req, const Plan *plan)
+{
+        GString *s = g_string_new(NULL);
+
+        if (req->allowed_cpus) {
+                g_autofree char *list = cpuset_format(req->allowed_cpus);
+                g_string_append_printf(s, "; kept inside <vcpu cpuset='%s'>", list);
+        }
+        if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes) {
+                g_autofree char *list = cpuset_format(req->memory_nodes);
+                g_autoptr(CpuSet) charged = cpuset_new();
+                g_autofree char *where = NULL;
+                for (unsigned n = 0; n < plan->nnode_memory; n++)
+                        if (plan->node_memory[n])
+                                cpuset_add(charged, t->nodes[n].os_index);
+                where = cpuset_format(charged);
+                g_string_append_printf(s,
+                                       "; %s its memory to nodes %s (%s): cores taken there, the binding "
+                                       "left as it is",
+                                       memory_source_text(req), list,
+                                       req->memory_source == MEMORY_SOURCE_MEMNODE
+                                           ? "per cell"
+                                           : memory_mode_to_string(req->memory_mode));
+                if (*where)
+                        g_string_append_printf(s, ", memory counted on %s%s", where,
+                                               req->memory_source != MEMORY_SOURCE_MEMNODE &&
+                                                       req->memory_mode == MEMORY_MODE_PREFERRED
+                                                   ? " (preferred: its first node)"
+                                                   : "");
+        }
+        if (req->keep_emulator)
+                g_string_append(s, "; the emulator stays where <cputune><emulatorpin> puts it");
+        return g_string_free(s, FALSE);
+}
+
+/* The reason of a placed or overcommitted plan. */
+static char *placed_reason(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
+                           const SetChoice *choice, const Plan *plan)
+{
+        const NodeSet *set = &v->t->nodesets->candidates[choice->rank];
+        g_autofree char *where = format_nodes(v->t, plan->nodes);
+        g_autofree char *note = constraint_note(v->t, req, plan);
+        char a[32], b[32];
+
+        if (plan->result == PLAN_PLACED)
+                return g_strdup_printf(
+                    "%s: %u %s for %u vCPUs, %s free for %s; nearest qualifying set "
+                    "(max distance %u, mean %.2f)%s%s",
+                    where, choice->load.capacity, ops->unit, req->vcpus,
+                    size_format(choice->load.free_memory, a, sizeof(a)),
+                    size_format(req->memory, b, sizeof(b)), set->max_distance, set->mean_distance,
+                    choice->group_size > 1 ? ", least loaded of its equally near sets" : "", note);
+        return g_strdup_printf("no node set has %u %s and %s free; %s is the nearest that holds the memory "
+                               "(%u %s there): %u vCPUs share a core%s",
+                               req->vcpus, ops->unit, size_format(req->memory, b, sizeof(b)), where,
+                               choice->load.capacity, ops->unit, plan->shared_vcpus, note);
+}
+
+void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
+                 const SetChoice *choice, Plan *plan)
+{
+        bool bound = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
+
+        make_pins(v, plan);
+        if (bound)
+                charge_bound_memory(v, req, plan);
+        else
+                policy_spread_memory(v, plan);
+        plan->keep_memory = bound;
+        policy_count_shared(v, plan);
+        if (!req->keep_emulator)
+                pick_emulator(v, plan);
+        plan->reason = placed_reason(v, ops, req, choice, plan);
+}
+
+void finish_unplaceable(const HostView *v, const PlacementRequest *req, const SetLoad *host, Plan *plan)
+{
+        const PlacementParams *params = v->params;
+        bool bound = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
+        char a[32], b[32];
+
+        if (host->usable_pus == 0 && (req->allowed_cpus || bound)) {
+                g_autofree char *note = constraint_note(v->t, req, plan);
+                plan->reason = g_strdup_printf(
+                    "no usable CPU of this host lies inside its constraints%s; nothing pinned", note);
+        } else if (host->usable_pus == 0 && host->free_memory >= req->memory && params->reserved_cpus) {
+                g_autofree char *reserved = cpuset_format(params->reserved_cpus);
+                plan->reason = g_strdup_printf(
+                    "no CPU is left for vCPUs: ReservedCPUs=%s holds them all; nothing pinned", reserved);
+        } else {
+                plan->reason = g_strdup_printf(
+                    "no node set has %s of free memory (%s free on the whole host); nothing pinned",
+                    size_format(req->memory, b, sizeof(b)), size_format(host->free_memory, a, sizeof(a)));
+        }
+}

@@ -1,0 +1,117 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The host view: free cores, free PUs and free memory per node as the ledger leaves them, inside one
+ * request's constraints and outside the host's reserved CPUs.
+ */
+#include "host-view.h"
+
+int policy_core_first_usable_pu(const HostView *v, unsigned core)
+{
+        const TopoCore *c = &v->t->cores[core];
+        for (unsigned p = c->pu_first; p < c->pu_first + c->npus; p++)
+                if (v->pu_usable[p])
+                        return (int)p;
+        return -1;
+}
+
+/* A node is allowed unless the request's memory nodes leave it out, or it has CPUs and none is allowed. */
+static bool node_allowed(const Topology *t, const PlacementRequest *req, unsigned n)
+{
+        const TopoNode *node = &t->nodes[n];
+
+        if (!req)
+                return true;
+        if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes &&
+            !cpuset_has(req->memory_nodes, node->os_index))
+                return false;
+        if (!req->allowed_cpus || node->ncores == 0)
+                return true;
+        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
+                for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
+                        if (cpuset_has(req->allowed_cpus, t->pus[p].os_index))
+                                return true;
+        return false;
+}
+
+static bool pu_allowed(const HostView *v, unsigned pu)
+{
+        const Topology *t = v->t;
+        const PlacementRequest *req = v->req;
+
+        if (!v->node_allowed[t->cores[t->pus[pu].core].node])
+                return false;
+        return !req || !req->allowed_cpus || cpuset_has(req->allowed_cpus, t->pus[pu].os_index);
+}
+
+void host_view_init(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params)
+{
+        host_view_init_for(v, t, l, params, NULL);
+}
+
+void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params,
+                        const PlacementRequest *req)
+{
+        g_autofree bool *reserved = g_new0(bool, MAX(t->npus, 1));
+
+        *v = (HostView){.t = t, .l = l, .params = params, .req = req};
+        v->node_allowed = g_new0(bool, MAX(t->nnodes, 1));
+        v->pu_usable = g_new0(bool, MAX(t->npus, 1));
+        v->core_free = g_new0(bool, MAX(t->ncores, 1));
+        v->node_free_cores = g_new0(unsigned, MAX(t->nnodes, 1));
+        v->node_free_pus = g_new0(unsigned, MAX(t->nnodes, 1));
+        v->node_free_memory = g_new0(uint64_t, MAX(t->nnodes, 1));
+        v->node_usable_pus = g_new0(unsigned, MAX(t->nnodes, 1));
+        v->node_usable_cores = g_new0(unsigned, MAX(t->nnodes, 1));
+        v->node_capacity = g_new0(unsigned, MAX(t->nnodes, 1));
+        v->node_size = g_new0(unsigned, MAX(t->nnodes, 1));
+        v->node_load = g_new0(uint64_t, MAX(t->nnodes, 1));
+
+        for (unsigned n = 0; n < t->nnodes; n++)
+                v->node_allowed[n] = node_allowed(t, req, n);
+        for (unsigned p = 0; p < t->npus; p++) {
+                reserved[p] = params->reserved_cpus && cpuset_has(params->reserved_cpus, t->pus[p].os_index);
+                v->pu_usable[p] = !reserved[p] && pu_allowed(v, p);
+        }
+        for (unsigned c = 0; c < t->ncores; c++) {
+                const TopoCore *core = &t->cores[c];
+                /* a sibling the host keeps makes the core not whole; one the request may not use does not */
+                bool whole = ledger_core_free(l, c);
+                for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
+                        if (reserved[p])
+                                whole = false;
+                        if (!v->pu_usable[p])
+                                continue;
+                        v->node_usable_pus[core->node]++;
+                        v->node_load[core->node] += ledger_pu_load(l, p);
+                        if (!ledger_pu_load(l, p))
+                                v->node_free_pus[core->node]++;
+                }
+                whole = whole && policy_core_first_usable_pu(v, c) >= 0;
+                v->core_free[c] = whole;
+                if (whole)
+                        v->node_free_cores[core->node]++;
+                if (policy_core_first_usable_pu(v, c) >= 0)
+                        v->node_usable_cores[core->node]++;
+        }
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                uint64_t used = ledger_node_memory(l, n) + params->memory_reserve;
+                v->node_free_memory[n] = t->nodes[n].memory > used ? t->nodes[n].memory - used : 0;
+                if (!v->node_allowed[n])
+                        v->node_free_memory[n] = 0;
+        }
+}
+
+void host_view_done(HostView *v)
+{
+        g_free(v->node_allowed);
+        g_free(v->pu_usable);
+        g_free(v->core_free);
+        g_free(v->node_free_cores);
+        g_free(v->node_free_pus);
+        g_free(v->node_free_memory);
+        g_free(v->node_usable_pus);
+        g_free(v->node_usable_cores);
+        g_free(v->node_capacity);
+        g_free(v->node_size);
+        g_free(v->node_load);
+}

@@ -1,0 +1,39 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* The host as one request sees it: what each node, core and PU offers once the ledger is counted. */
+
+#include "ledger.h"
+#include "plan.h"
+#include "topology.h"
+
+typedef struct HostView {
+        const Topology *t;
+        const Ledger *l;
+        const PlacementParams *params;
+        const PlacementRequest *req; /* its constraints shape the view; NULL = none */
+        bool *node_allowed;          /* [nnodes] inside the request's node and CPU constraints */
+        bool *pu_usable;             /* [npus] not reserved for the host, allowed for the request */
+        bool *core_free;             /* [ncores] no vCPU counted, none of its PUs reserved, one usable */
+        unsigned *node_free_cores;   /* [nnodes] */
+        unsigned *node_free_pus;     /* [nnodes] usable PUs with no vCPU */
+        uint64_t *node_free_memory;  /* [nnodes] after MemoryReserve and what the ledger holds */
+        unsigned *node_usable_pus;   /* [nnodes] PUs not reserved */
+        unsigned *node_usable_cores; /* [nnodes] cores with at least one PU not reserved */
+        unsigned *node_capacity;     /* [nnodes] what the policy counts as room (PolicyOps.capacity) */
+        unsigned *node_size;         /* [nnodes] what the policy counts as size (PolicyOps.size) */
+        uint64_t *node_load;         /* [nnodes] vCPUs counted on its PUs */
+} HostView;
+
+void host_view_init(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params);
+/*
+ * The host as one request sees it: nodes outside its memory nodes, or whose CPUs its allowed CPUs all
+ * leave out, offer nothing (no PU, no core, no memory); inside them a core counts through its allowed
+ * PUs only. req may be NULL (no constraints).
+ */
+void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params,
+                        const PlacementRequest *req);
+void host_view_done(HostView *v);
+
+/* First PU of core c that is usable (not reserved), or -1. */
+int policy_core_first_usable_pu(const HostView *v, unsigned core);

@@ -1,0 +1,235 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The set search: set sums, rank iteration, candidate keeping, and the walk that finds the nearest set
+ * with room for a request.
+ */
+#include "set-search.h"
+
+#include <stdlib.h>
+
+static int compare_unsigned_desc(const void *a, const void *b)
+{
+        unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+        return x < y ? 1 : x > y ? -1 : 0;
+}
+
+static int compare_u64_desc(const void *a, const void *b)
+{
+        uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+        return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Below this many candidates, summing node by node is cheaper than building the half tables. */
+#define SUMS_HALVES_MIN_CANDIDATES 256u
+
+static void set_sums_init(SetSums *ss, const HostView *v, const NodeSetTable *table, const CpuSet *reachable)
+{
+        unsigned n = cpuset_count(reachable), k = 0;
+        g_autofree unsigned *cap = g_new0(unsigned, MAX(n, 1));
+        g_autofree unsigned *size = g_new0(unsigned, MAX(n, 1));
+        g_autofree uint64_t *mem = g_new0(uint64_t, MAX(n, 1));
+
+        *ss = (SetSums){.v = v, .table = table};
+        if (table->has_masks && table->ncandidates >= SUMS_HALVES_MIN_CANDIDATES) {
+                ss->lo = g_new0(SetLoad, 256);
+                ss->hi = g_new0(SetLoad, 256);
+                for (unsigned m = 1; m < 256; m++) {
+                        unsigned low = (unsigned)__builtin_ctz(m);
+                        ss->lo[m] = ss->lo[m & (m - 1)];
+                        ss->hi[m] = ss->hi[m & (m - 1)];
+                        if (low < table->nnodes)
+                                set_load_add(&ss->lo[m], v, low);
+                        if (low + 8 < table->nnodes)
+                                set_load_add(&ss->hi[m], v, low + 8);
+                }
+        }
+        CPUSET_FOREACH (node, reachable) {
+                cap[k] = v->node_capacity[node];
+                size[k] = v->node_size[node];
+                mem[k++] = v->node_free_memory[node];
+        }
+        qsort(cap, n, sizeof(*cap), compare_unsigned_desc);
+        qsort(size, n, sizeof(*size), compare_unsigned_desc);
+        qsort(mem, n, sizeof(*mem), compare_u64_desc);
+        ss->best_capacity = g_new0(unsigned, n + 1);
+        ss->best_size = g_new0(unsigned, n + 1);
+        ss->best_memory = g_new0(uint64_t, n + 1);
+        for (k = 0; k < n; k++) {
+                ss->best_capacity[k + 1] = ss->best_capacity[k] + cap[k];
+                ss->best_size[k + 1] = ss->best_size[k] + size[k];
+                ss->best_memory[k + 1] = ss->best_memory[k] + mem[k];
+        }
+}
+
+static void set_sums_done(SetSums *ss)
+{
+        g_free(ss->best_capacity);
+        g_free(ss->best_size);
+        g_free(ss->best_memory);
+        g_free(ss->lo);
+        g_free(ss->hi);
+}
+
+unsigned set_sums_min_nodes(const SetSums *ss, unsigned capacity, unsigned size, uint64_t memory)
+{
+        for (unsigned k = 1; k <= ss->table->nnodes; k++)
+                if (ss->best_capacity[k] >= capacity && ss->best_size[k] >= size &&
+                    ss->best_memory[k] >= memory)
+                        return k;
+        return ss->table->nnodes + 1;
+}
+
+void rank_iter_init(RankIter *it, const NodeSetTable *t, unsigned from, unsigned kmin)
+{
+        unsigned big = kmin <= t->nnodes ? t->ncandidates - t->size_start[kmin] : 0;
+
+        *it = (RankIter){.t = t, .kmin = kmin, .r = from};
+        if (kmin <= 1 || big >= t->ncandidates / 4)
+                return;
+        it->pos = g_new0(unsigned, t->nnodes + 2);
+        for (unsigned k = kmin; k <= t->nnodes; k++) {
+                unsigned lo = t->size_start[k], hi = t->size_start[k + 1];
+                while (lo < hi) { /* first rank >= from */
+                        unsigned mid = lo + (hi - lo) / 2;
+                        if (t->by_size[mid] < from)
+                                lo = mid + 1;
+                        else
+                                hi = mid;
+                }
+                it->pos[k] = lo;
+        }
+}
+
+void rank_iter_done(RankIter *it)
+{
+        g_free(it->pos);
+}
+
+/* Least loaded first: most free cores, then most free memory (lowest node numbers: enumeration order). */
+static bool less_loaded(const SetLoad *a, const SetLoad *b)
+{
+        if (a->free_cores != b->free_cores)
+                return a->free_cores > b->free_cores;
+        return a->free_memory > b->free_memory;
+}
+
+static CpuSet *nodes_os(const Topology *t, const unsigned *nodes, unsigned n)
+{
+        CpuSet *s = cpuset_new();
+        for (unsigned i = 0; i < n; i++)
+                cpuset_add(s, t->nodes[nodes[i]].os_index);
+        return s;
+}
+
+void keep_candidate(const HostView *v, Plan *plan, unsigned rank, const NodeSet *set, const SetLoad *load,
+                    bool qualifies, bool always)
+{
+        PlanCandidate *c;
+
+        if (plan->candidates->len >= POLICY_KEEP_CANDIDATES && !always)
+                return;
+        c = g_new0(PlanCandidate, 1);
+        *c = (PlanCandidate){
+            .rank = rank,
+            .nodes = nodes_os(v->t, nodeset_members(v->t->nodesets, set), set->nnodes),
+            .max_distance = set->max_distance,
+            .mean_distance = set->mean_distance,
+            .free_cores = load->free_cores,
+            .free_pus = load->free_pus,
+            .free_memory = load->free_memory,
+            .qualifies = qualifies,
+        };
+        g_ptr_array_add(plan->candidates, c);
+}
+
+void mark_chosen(const HostView *v, Plan *plan, unsigned rank, const SetLoad *load, bool qualifies)
+{
+        bool found = false;
+
+        for (unsigned i = 0; i < plan->candidates->len; i++) {
+                PlanCandidate *c = g_ptr_array_index(plan->candidates, i);
+                c->chosen = c->rank == rank;
+                found |= c->chosen;
+        }
+        if (!found) {
+                PlanCandidate *c;
+                keep_candidate(v, plan, rank, &v->t->nodesets->candidates[rank], load, qualifies, true);
+                c = g_ptr_array_index(plan->candidates, plan->candidates->len - 1);
+                c->chosen = true;
+        }
+}
+
+void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory)
+{
+        const Topology *t = v->t;
+        const NodeSetTable *table = t->nodesets;
+        g_autoptr(CpuSet) reachable = cpuset_new();
+
+        *s = (SetSearch){.v = v, .ops = ops, .table = table, .vcpus = vcpus, .memory = memory};
+        for (unsigned n = 0; n < t->nnodes && n < 32; n++)
+                if (v->node_allowed[n])
+                        s->allowed_mask |= UINT32_C(1) << n;
+        for (unsigned r = 0; r < table->ncandidates; r++) {
+                const NodeSet *set = &table->candidates[r];
+                for (unsigned i = 0; i < set->nnodes; i++)
+                        cpuset_add(reachable, nodeset_members(table, set)[i]);
+                if (cpuset_count(reachable) == t->nnodes)
+                        break;
+        }
+        CPUSET_FOREACH (n, reachable)
+                set_load_add(&s->host, v, (unsigned)n);
+        set_sums_init(&s->sums, v, table, reachable);
+}
+
+void set_search_done(SetSearch *s)
+{
+        set_sums_done(&s->sums);
+}
+
+/*
+ * When the whole host lacks the room, no set has it: the walk is skipped. The first sets are all looked
+ * at (for explain); after them, sets too small for the request are skipped without being touched.
+ */
+bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
+{
+        const NodeSetTable *table = s->table;
+        int group = -1;
+        RankIter it;
+        int rank;
+
+        *out = (SetChoice){.rank = -1};
+        if (s->host.capacity < s->vcpus || s->host.free_memory < s->memory)
+                return false;
+        rank_iter_init(&it, table, 0, 1);
+        for (unsigned seen = 0; (rank = rank_iter_next(&it)) >= 0; seen++) {
+                const NodeSet *set = &table->candidates[rank];
+                SetLoad load;
+                bool qualifies;
+
+                if (group >= 0 && set->group != (unsigned)group)
+                        break;
+                if (seen == POLICY_KEEP_CANDIDATES) {
+                        rank_iter_done(&it);
+                        rank_iter_init(&it, table, (unsigned)rank + 1,
+                                       set_sums_min_nodes(&s->sums, s->vcpus, 0, s->memory));
+                        if (!set_sums_may_fit(&s->sums, set, s->vcpus, s->memory))
+                                continue;
+                }
+                if (!set_inside(s->v, set, s->allowed_mask))
+                        continue;
+                load = set_sums_get(&s->sums, set);
+                qualifies = load.free_memory >= s->memory && load.capacity >= s->vcpus;
+                if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
+                        keep_candidate(s->v, plan, (unsigned)rank, set, &load, qualifies, false);
+                if (qualifies) {
+                        group = (int)set->group;
+                        out->group_size++;
+                        if (out->rank < 0 || less_loaded(&load, &out->load)) {
+                                out->rank = rank;
+                                out->load = load;
+                        }
+                }
+        }
+        rank_iter_done(&it);
+        return out->rank >= 0;
+}

@@ -1,0 +1,172 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The set search: one request's walk over the topology's ranked node sets (nodesets.h), with each set's
+ * sums taken in O(1) and the first candidates kept on the plan for explain.
+ */
+
+#include "nodesets.h"
+#include "policy-internal.h"
+
+/* How many ranked candidates a plan keeps for explain. */
+#define POLICY_KEEP_CANDIDATES 24u
+
+/* What a candidate set offers, summed over its nodes. */
+typedef struct SetLoad {
+        unsigned capacity, free_cores, free_pus, usable_pus, size;
+        uint64_t free_memory, load;
+} SetLoad;
+
+/*
+ * Set sums. Summing node by node costs |S| per set, and a walk over all 65,535 sets of a 16-node host
+ * would cost ~0.5M node visits. With node masks (at most 16 nodes) a set's sums are the sums of its
+ * low 8 nodes plus those of its high 8 nodes, both from 256-entry tables built once per request: one
+ * addition per field. Sets too big for the request's own size can also be ruled out before summing:
+ * no k nodes hold more than the k best nodes together.
+ */
+typedef struct SetSums {
+        const HostView *v;
+        const NodeSetTable *table;
+        SetLoad *lo, *hi;        /* [256] each, when the table is big enough to be worth them */
+        unsigned *best_capacity; /* [k] the most capacity any k reachable nodes have */
+        uint64_t *best_memory;   /* [k] the most free memory any k reachable nodes have */
+        unsigned *best_size;     /* [k] the most size (PolicyOps.size) any k nodes have */
+} SetSums;
+
+/*
+ * Walks candidate ranks from `from` on, in rank order, skipping sets of fewer than kmin nodes. When
+ * those are most of the table (a request only the biggest sets can hold), it merges the per-size rank
+ * lists instead of touching every set.
+ */
+typedef struct RankIter {
+        const NodeSetTable *t;
+        unsigned kmin, r;
+        unsigned *pos; /* [nnodes + 1] next index into by_size per size, when merged */
+} RankIter;
+
+/* One request's search: the host view with the policy's capacity and size filled in, and its sums. */
+typedef struct SetSearch {
+        const HostView *v;
+        const PolicyOps *ops;
+        const NodeSetTable *table;
+        SetSums sums;
+        SetLoad host;          /* every reachable node together */
+        uint32_t allowed_mask; /* nodes inside the request's constraints (the first 32) */
+        unsigned vcpus;
+        uint64_t memory; /* the free memory a set must hold (0 when the request binds its own) */
+} SetSearch;
+
+/* The set a search settled on. */
+typedef struct SetChoice {
+        int rank; /* -1: none */
+        SetLoad load;
+        unsigned group_size; /* qualifying sets in its group of equally near sets */
+} SetChoice;
+
+void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory);
+void set_search_done(SetSearch *s);
+
+/*
+ * The nearest group holding a set with room (capacity for every vCPU and the memory); inside it the
+ * least loaded set. Keeps the first candidates on plan. False (out->rank -1) when no set has room.
+ */
+bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out);
+
+static inline void set_load_add(SetLoad *s, const HostView *v, unsigned node)
+{
+        s->capacity += v->node_capacity[node];
+        s->free_cores += v->node_free_cores[node];
+        s->free_pus += v->node_free_pus[node];
+        s->usable_pus += v->node_usable_pus[node];
+        s->size += v->node_size[node];
+        s->free_memory += v->node_free_memory[node];
+        s->load += v->node_load[node];
+}
+
+static inline void set_load_sum(SetLoad *a, const SetLoad *b)
+{
+        a->capacity += b->capacity;
+        a->free_cores += b->free_cores;
+        a->free_pus += b->free_pus;
+        a->usable_pus += b->usable_pus;
+        a->size += b->size;
+        a->free_memory += b->free_memory;
+        a->load += b->load;
+}
+
+static inline SetLoad set_sums_get(const SetSums *ss, const NodeSet *set)
+{
+        SetLoad s = {0};
+
+        if (ss->lo) {
+                s = ss->lo[set->mask & 0xff];
+                set_load_sum(&s, &ss->hi[set->mask >> 8]);
+                return s;
+        }
+        for (unsigned i = 0; i < set->nnodes; i++)
+                set_load_add(&s, ss->v, nodeset_members(ss->table, set)[i]);
+        return s;
+}
+
+/* False when no set of this many nodes can hold the request (checked in O(1)). */
+static inline bool set_sums_may_fit(const SetSums *ss, const NodeSet *set, unsigned capacity,
+                                    uint64_t memory)
+{
+        return ss->best_capacity[set->nnodes] >= capacity && ss->best_memory[set->nnodes] >= memory;
+}
+
+/* False when no set of this many nodes has the free memory, the free capacity and the size asked. */
+static inline bool set_sums_may_hold(const SetSums *ss, const NodeSet *set, unsigned capacity, unsigned size,
+                                     uint64_t memory)
+{
+        return set_sums_may_fit(ss, set, capacity, memory) && ss->best_size[set->nnodes] >= size;
+}
+
+/* The fewest nodes a set needs to hold capacity, size and memory; nnodes + 1 when no set can. */
+unsigned set_sums_min_nodes(const SetSums *ss, unsigned capacity, unsigned size, uint64_t memory);
+
+void rank_iter_init(RankIter *it, const NodeSetTable *t, unsigned from, unsigned kmin);
+/* The next rank, or -1. */
+static inline int rank_iter_next(RankIter *it)
+{
+        const NodeSetTable *t = it->t;
+        int best = -1;
+        unsigned best_k = 0;
+
+        if (!it->pos) {
+                while (it->r < t->ncandidates && t->candidates[it->r].nnodes < it->kmin)
+                        it->r++;
+                return it->r < t->ncandidates ? (int)it->r++ : -1;
+        }
+        for (unsigned k = it->kmin; k <= t->nnodes; k++)
+                if (it->pos[k] < t->size_start[k + 1] &&
+                    (best < 0 || t->by_size[it->pos[k]] < (unsigned)best)) {
+                        best = (int)t->by_size[it->pos[k]];
+                        best_k = k;
+                }
+        if (best >= 0)
+                it->pos[best_k]++;
+        return best;
+}
+void rank_iter_done(RankIter *it);
+
+/* Whether every node of set lies inside the request's constraints (a mask test when the table has masks). */
+static inline bool set_inside(const HostView *v, const NodeSet *set, uint32_t allowed_mask)
+{
+        const unsigned *members;
+
+        if (v->t->nodesets->has_masks)
+                return (set->mask & ~allowed_mask) == 0;
+        members = nodeset_members(v->t->nodesets, set);
+        for (unsigned i = 0; i < set->nnodes; i++)
+                if (!v->node_allowed[members[i]])
+                        return false;
+        return true;
+}
+
+/* Keeps set on plan for explain, unless plan keeps enough already and always is false. */
+void keep_candidate(const HostView *v, Plan *plan, unsigned rank, const NodeSet *set, const SetLoad *load,
+                    bool qualifies, bool always);
+/* Marks the chosen candidate, adding it when it ranked beyond what the plan keeps. */
+void mark_chosen(const HostView *v, Plan *plan, unsigned rank, const SetLoad *load, bool qualifies);
