@@ -11,8 +11,13 @@
 # Last line: "ledger: N passed, M failed, T todo, B todo passed". See tests/e2e/README.md.
 set -u
 
-# Scenarios that fail on today's daemon (the list shrinks as the fixes land).
-LEDGER_TODO=${LEDGER_TODO-"1 2 3a 3b 3c 4a 4b 4c 4d 5 6 7 8"}
+# Scenarios that fail on today's daemon, each with its reason (take one off the list when it passes):
+#   6b: QEMU restored from a save image starts under the emulator pin its saved XML carries (libvirt sets it
+#       with sched_setaffinity on the whole process); the kernel keeps that mask for every thread when the
+#       cgroup's cpuset widens later, and virDomainPinEmulator resets only the main thread. So after the
+#       hot-add widens the emulator pin from 0 to 0-1, QEMU's other threads (IO mon_iothread, call_rcu,
+#       a worker) still run on CPU 0 only.
+LEDGER_TODO=${LEDGER_TODO-"6b"}
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -35,6 +40,10 @@ BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "ledger: build directory '${1:
 TOPO_2N="synthetic:pack:1 numa:2(memory=1GiB) core:1 pu:1"   # CPU 0 on node 0, CPU 1 on node 1
 TOPO_SMT="synthetic:pack:1 numa:1(memory=2GiB) core:1 pu:2"  # CPUs 0-1 are the two threads of one core
 TOPO_3C="synthetic:pack:1 numa:1(memory=2GiB) core:3 pu:1"   # a CPU 2 that does not exist: pins to it fail
+# Two cores on one node: a move between them never leaves the memory behind. The scenarios about a move or an
+# adoption check run here, so that after the step no sharing remains; on TOPO_2N the memory binding
+# placementd makes on the first placement (strict, one-shot in libvirt) keeps the vCPUs on node 0 for good.
+TOPO_2C="synthetic:pack:1 numa:1(memory=2GiB) core:2 pu:1"
 
 P=$E2E_DOMAIN_PREFIX
 T0=$(date +%s%N)
@@ -166,8 +175,9 @@ live_numa() { e2e_virsh numatune "$1" --live 2>/dev/null | awk -F': *' '/numa_mo
 # ------------------------------------------------------------------------------------------- scenarios
 
 # 1: rebalance must not crash on a transient domain: three 1-vCPU domains on two cores, destroy one, rebalance.
+# On two cores of one node the rebalance really moves a domain (see TOPO_2C); the sharing must be gone.
 sc_1() {
-    scenario 1 "$TOPO_2N" "rebalance with transient domains" || return
+    scenario 1 "$TOPO_2C" "rebalance with transient domains" || return
     local d gone
     for d in a b c; do step "virsh create ${P}1$d" dom_create "${P}1$d" "$(vcpu 1)" && agree "create ${P}1$d"; done
     # destroy the one that does not share its core with the overcommitted third: rebalance then has a move
@@ -193,9 +203,10 @@ sc_2() {
     expect_eq "${P}2c is still placed after rebalance (not skipped)" placed "$(ctl_field "${P}2c" result)"
 }
 
-# 3a: a recorded decision brought back by restore must be checked against the ledger.
+# 3a: a recorded decision brought back by restore must be checked against the ledger. On TOPO_2C: the domain
+# placed anew must take the free core (on TOPO_2N its live memory binding would keep it on node 0).
 sc_3a() {
-    scenario 3a "$TOPO_2N" "save, another domain starts, restore" || return
+    scenario 3a "$TOPO_2C" "save, another domain starts, restore" || return
     step "virsh create ${P}3a" dom_create "${P}3a" "$(vcpu 1)" && agree "create ${P}3a"
     step "virsh save ${P}3a" vx save "${P}3a" "$E2E_LIBVIRT_DIR/${P}3a.save" && agree "save ${P}3a"
     step "virsh create ${P}3b" dom_create "${P}3b" "$(vcpu 1)" && agree "create ${P}3b"
@@ -204,7 +215,7 @@ sc_3a() {
 
 # 3b: the same through managedsave + start of a persistent domain.
 sc_3b() {
-    scenario 3b "$TOPO_2N" "managedsave, another domain starts, start" || return
+    scenario 3b "$TOPO_2C" "managedsave, another domain starts, start" || return
     step "virsh define + start ${P}3c" dom_define "${P}3c" "$(vcpu 1)" && step "virsh start ${P}3c" vx start "${P}3c" &&
         agree "start ${P}3c"
     step "virsh managedsave ${P}3c" vx managedsave "${P}3c" && agree "managedsave ${P}3c"
@@ -214,7 +225,7 @@ sc_3b() {
 
 # 3c: a persistent definition made from the live XML carries placementd's metadata and pins.
 sc_3c() {
-    scenario 3c "$TOPO_2N" "persistent definition made from the live XML" || return
+    scenario 3c "$TOPO_2C" "persistent definition made from the live XML" || return
     step "virsh create ${P}3e" dom_create "${P}3e" "$(vcpu 1)" && agree "create ${P}3e"
     step "virsh dumpxml ${P}3e (live) > file" sh -c "virsh -c '$E2E_LIBVIRT_URI' dumpxml '${P}3e' >'$E2E_LIBVIRT_DIR/${P}3e.live.xml'"
     step "virsh destroy ${P}3e" vx destroy "${P}3e" && agree "destroy ${P}3e"
@@ -298,6 +309,10 @@ sc_5() {
     step "virsh create ${P}5b" dom_create "${P}5b" "$(vcpu 1)" && agree "create ${P}5b"
     step "virsh create ${P}5c (overcommitted)" dom_create "${P}5c" "$(vcpu 1)" && agree "create ${P}5c"
     step "virsh destroy ${P}5b" vx destroy "${P}5b" && agree_views "destroy ${P}5b"
+    # Both are bound (strict, by placementd's first placement) to node 0, which libvirt will not change on a
+    # running domain: that binding is a constraint (placementd.conf(5)), so they stay on node 0's one core
+    # while node 1's is free. The views must still agree; where the vCPUs run is checked by mem_follows.
+    VIEWS_CONSTRAINED="${P}5a ${P}5c"
     step "placementctl rebalance" pdctl rebalance && agree "rebalance"
     step "${P}5a: vCPUs stay with its memory" mem_follows "${P}5a"
     step "${P}5c: vCPUs stay with its memory" mem_follows "${P}5c"
@@ -308,16 +323,32 @@ sc_5() {
 }
 
 # 6: vCPU hot-add is seen, placed and counted; a restart does not take the daemon's own pins for the user's.
+# On TOPO_2C the hot-added vCPU has a free core on the node holding the memory.
 sc_6() {
     local mark
-    scenario 6 "$TOPO_2N" "vCPU hot-add (setvcpus --live)" || return
+    scenario 6 "$TOPO_2C" "vCPU hot-add (setvcpus --live)" || return
+    # libvirt sends no event for setvcpus: the hot-added vCPU is caught at the next reconcile (1 s here)
+    pd_stop
+    step "placementd starts with ReconcileSec=1" pd_start "$TOPO_2C" ReconcileSec=1
     step "virsh create ${P}6a with <vcpu current='1'>2</vcpu>" dom_create "${P}6a" "$(vcpu_cur 1 2)" && agree "create ${P}6a"
     step "virsh setvcpus ${P}6a 2 --live" vx setvcpus "${P}6a" 2 --live && agree "setvcpus ${P}6a 2 --live"
     pd_stop
     mark=$(pd_log_mark)
-    step "placementd restarts" pd_start "$TOPO_2N" && agree "restart of placementd"
+    step "placementd restarts" pd_start "$TOPO_2C" ReconcileSec=1 && agree "restart of placementd"
     step "the restarted daemon does not call ${P}6a 'already pinned when placementd found it'" \
         sh -c "! tail -n +$((mark + 1)) '$PD_LOG' | grep -F '${P}6a' | grep -F 'already pinned'"
+}
+
+# 6b: the same hot-add on a domain restored from its managed save (its XML carries placementd's pins).
+sc_6b() {
+    scenario 6b "$TOPO_2C" "vCPU hot-add after managedsave + start" || return
+    pd_stop
+    step "placementd starts with ReconcileSec=1" pd_start "$TOPO_2C" ReconcileSec=1
+    step "virsh define + start ${P}6b with <vcpu current='1'>2</vcpu>" dom_define "${P}6b" "$(vcpu_cur 1 2)" &&
+        step "virsh start ${P}6b" vx start "${P}6b" && agree "start ${P}6b"
+    step "virsh managedsave ${P}6b" vx managedsave "${P}6b" && agree "managedsave ${P}6b"
+    step "virsh start ${P}6b (from its managed save)" vx start "${P}6b" && agree "start ${P}6b from its managed save"
+    step "virsh setvcpus ${P}6b 2 --live" vx setvcpus "${P}6b" 2 --live && agree "setvcpus ${P}6b 2 --live"
 }
 
 # 7: memory hot-add (a DIMM) is followed: what the ledger counts is the domain's live memory.
@@ -360,7 +391,7 @@ must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 diag "LEDGER_TODO=\"$LEDGER_TODO\""
 
-for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 4a 4b 4c 4d 5 6 7 8}; do
+for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 4a 4b 4c 4d 5 6 6b 7 8}; do
     s0=$(date +%s)
     "sc_$id"
     TAP_TODO=

@@ -4,7 +4,7 @@
 # Seeded randomized lifecycle test on a real libvirtd + QEMU (TCG): random operations on a few small domains
 # (define/start/create/destroy/undefine/save/restore/managedsave/suspend/resume/setvcpus/hand pins/replace/
 # rebalance/placementd restart/libvirtd restart), and after every step the four views agree (views.sh) and no
-# two domains hold one core while a core is free (policy explicit). Run as root:
+# new placement holds a core another domain holds while a core is free (policy explicit). Run as root:
 #   SEED=1234 STEPS=40 bash tests/e2e/lifecycle.sh [BUILD_DIR]
 # SEED (default: random) is printed first and with every failure; the same seed replays the same choices as
 # long as libvirt answers the same way. The run stops at the first step whose views disagree (the state is
@@ -14,14 +14,19 @@
 # Last line: "lifecycle: N passed, M failed (seed S)".
 set -u
 
-# Operations excluded until the daemon handles them (see docs/reliability.md for what each breaks).
-# "overcommit" is not an operation: listed, no start makes the vCPUs outnumber the cores (a destroy then
-# leaves two domains on one core while another is free: the daemon does not re-place on a release).
-LIFECYCLE_TODO_OPS=${LIFECYCLE_TODO_OPS-"save restore managedsave setvcpus replace rebalance overcommit"}
+# Operations excluded until the daemon handles them (docs/reliability.md). "overcommit" is not an operation:
+# listed, no start makes the vCPUs outnumber the cores.
+#   setvcpus: after a restore (save/restore, managedsave + start) QEMU's threads keep the emulator pin its
+#   saved XML carried as their kernel affinity mask; the hot-add widens the emulator pin and only the main
+#   thread follows (ledger.sh scenario 6b, TODO). Without a restore it passes (ledger.sh scenario 6).
+LIFECYCLE_TODO_OPS=${LIFECYCLE_TODO_OPS-"setvcpus"}
 SEED=${SEED:-$(((RANDOM << 15) | RANDOM))}
 STEPS=${STEPS:-40}
 TOPOLOGY=${LIFECYCLE_TOPOLOGY:-host}
 MAX_RUNNING=${LIFECYCLE_MAX_RUNNING:-3}
+# libvirt sends no event for a vCPU hot-add (setvcpus): the daemon catches it at its next reconcile, so the
+# walk runs it with a 1 s period (the views are polled for up to 10 s after every step).
+PD_CONF=(ReconcileSec=1)
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
@@ -130,7 +135,7 @@ op_setvcpus() { e2e_virsh setvcpus "$1" "$(awk '{ print $2 }' <<<"${SHAPE[$1]}")
 op_handpin() { e2e_virsh vcpupin "$1" 0 "$(free_cpu)" --live; }
 op_replace() { pdctl replace "$1"; }
 op_rebalance() { pdctl rebalance; }
-op_pdrestart() { pd_stop && pd_start "$TOPOLOGY"; }
+op_pdrestart() { pd_stop && pd_start "$TOPOLOGY" "${PD_CONF[@]}"; }
 op_lvrestart() {
     local mark
     mark=$(pd_log_mark)
@@ -201,7 +206,7 @@ must "pd_env_init" pd_env_init "$BUILD" "$WORK"
 must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 must "views_init $TOPOLOGY" views_init "$TOPOLOGY"
-must "placementd starts (topology $TOPOLOGY)" pd_start "$TOPOLOGY"
+must "placementd starts (topology $TOPOLOGY)" pd_start "$TOPOLOGY" "${PD_CONF[@]}"
 
 for ((step = 1; step <= STEPS; step++)); do
     mapfile -t cands < <(candidates | while read -r op d; do allowed "$op" && echo "$op${d:+ $d}"; done)
@@ -218,6 +223,16 @@ for ((step = 1; step <= STEPS; step++)); do
         diag "$FAILED_AT"
         break
     fi
+    # The sharing invariant is what placementd promises today: a NEW placement never shares a core while one
+    # is free. It does not heal sharing a release leaves behind (destroy the domain that had a core to itself:
+    # the two on the other core stay), so after a step only the domain it placed counts; after a rebalance
+    # and a placementd restart (whose adoption re-places a record that shares while a core is free) every
+    # domain does. Sharing with a hand-pinned domain is the user's doing (views.sh).
+    case "$op" in
+    create | start | restore | setvcpus | replace) VIEWS_SHARING_ONLY=$d ;;
+    rebalance | pdrestart) VIEWS_SHARING_ONLY= ;;
+    *) VIEWS_SHARING_ONLY=- ;;
+    esac
     if views=$(views_settle 100); then
         ok "step $step: $pick ($((($(date +%s%N) - t) / 1000000)) ms)"
         [ -z "$views" ] || diag "$views"

@@ -12,7 +12,11 @@
 #   views_vcpu_nodes NAME        the topology's nodes of the CPUs NAME's vCPU threads may run on (kernel)
 #
 # VIEWS_CONSTRAINED="NAME ..." lists domains whose own constraints (<vcpu cpuset>, <numatune>) may force them
-# onto a core another domain holds: sharing that involves them is not counted as avoidable.
+# onto a core another domain holds: sharing that involves them is not counted as avoidable. Nor is sharing
+# that involves a domain placementctl lists as `skipped` (pinned by hand, or opted out): the user put it there.
+# VIEWS_SHARING_ONLY="NAME ..." (empty: every domain) counts only sharing that involves one of these domains
+# ("-" names none): placementd promises that a NEW placement never shares a core while one is free; it does
+# not heal sharing that a release leaves behind (two domains on one core after the third is destroyed).
 #
 # Each check prints one line per disagreement, naming what each view said, e.g.
 #   e2e-a vCPU 1: placementctl 1, metadata 1, libvirt 0-1, kernel 0-1
@@ -33,6 +37,7 @@ declare -gA VIEWS_CORE_OF=()    # PU -> core index
 declare -ga VIEWS_CORE_PUS=()   # core index -> "PU PU ..." in topology order
 declare -gA VIEWS_NODE_OF=()    # PU -> NUMA node of the topology
 VIEWS_CONSTRAINED=              # domains whose own constraints may force them onto a held core
+VIEWS_SHARING_ONLY=             # only sharing that involves these domains counts (empty: all; "-": none)
 VIEWS_CTL_JSON=
 VIEWS_OUT=
 
@@ -161,7 +166,7 @@ views_domain() {
 
 _views_domain() {
     local d=$1 ctl meta kern c_res c_n c_emu c_mem c_bind c_pins c_err m_res m_bind m_emu m_mem
-    local l_pins l_emu l_numa l_mode l_nodes k_emu="" i n v m_p c_p l_p k_p online=0 x line
+    local l_pins l_emu l_numa l_mode l_nodes l_cell_nodes k_emu="" i n v m_p c_p l_p k_p online=0 x line
     local -A mpin=() lpin=() kpin=()
     local -a cpin=()
     ctl=$(_views_ctl "$d")
@@ -186,6 +191,11 @@ _views_domain() {
     l_numa=$(e2e_virsh numatune "$d" --live 2>/dev/null)
     l_mode=$(sed -nE 's/^numa_mode[[:space:]]*:[[:space:]]*//p' <<<"$l_numa")
     l_nodes=$(views_cpuset_norm "$(sed -nE 's/^numa_nodeset[[:space:]]*:[[:space:]]*//p' <<<"$l_numa")")
+    # per guest cell bindings (<numatune><memnode>) are not in `virsh numatune`: libvirt's nodes are then
+    # the union of the live XML's memnode nodesets (QEMU binds each cell's memory; no cgroup is involved)
+    l_cell_nodes=
+    [ -n "$l_nodes" ] || l_cell_nodes=$(views_cpuset_norm "$(e2e_virsh dumpxml "$d" 2>/dev/null |
+        sed -nE "s/^.*<memnode [^>]*nodeset='([^']*)'.*$/\1/p" | paste -sd,)")
     while read -r x i v m; do
         case "$x" in
         vcpu) kpin[$i]=$v online=$((online + 1)) ;;
@@ -239,8 +249,9 @@ _views_domain() {
         [ "$c_mem" = "$m_mem" ] || _views_say "$d memory nodes: placementctl ${c_mem:-none}, metadata ${m_mem:-none}"
         [ "$c_bind" = "$m_bind" ] || _views_say "$d memory binding: placementctl ${c_bind:-none}, metadata ${m_bind:-none}"
     fi
-    if [ -n "$meta" ] && [ "$m_mem" != "$l_nodes" ]; then
+    if [ -n "$meta" ] && [ "$m_mem" != "${l_nodes:-$l_cell_nodes}" ]; then
         line="$d memory: metadata ${m_mem:-none} (binding ${m_bind:-none}), libvirt ${l_mode:-no mode} ${l_nodes:-none}"
+        [ -z "$l_cell_nodes" ] || line+=" (memnode ${l_cell_nodes})"
         if [ "$m_bind" = none ]; then
             line="note: $line; the decision says it bound no memory"
         else
@@ -301,14 +312,27 @@ _views_holders_from() {
     done | sort -u
 }
 
+# _views_any_of "A,B,..." "NAME ...": one of A, B, ... is one of the names (exact match).
+_views_any_of() {
+    local h n
+    for h in ${1//,/ }; do
+        for n in $2; do [ "$h" = "$n" ] && return 0; done
+    done
+    return 1
+}
+
 # _views_sharing_check WHO HOLDERS: prints the violation for one view.
 _views_sharing_check() {
-    local who=$1 holders=$2 c free='' shared=''
+    local who=$1 holders=$2 c free='' shared='' exempt
+    exempt="$VIEWS_CONSTRAINED $(awk -F'|' '$2 == "skipped" { print $1 }' <<<"$VIEWS_CTL_JSON" | paste -sd' ')"
     for ((c = 0; c < VIEWS_NCORES; c++)); do
         local hs
         hs=$(awk -v c="$c" '$1 == c { print $2 }' <<<"$holders" | paste -sd,)
-        if [[ $hs == *,* ]] && grep -qwFf <(tr ' ' '\n' <<<"$VIEWS_CONSTRAINED" | grep .) <<<"${hs//,/ }"; then
-            continue # the user's constraint forces it there: not avoidable
+        if [[ $hs == *,* ]] && _views_any_of "$hs" "$exempt"; then
+            continue # the user's constraint or pin forces it there: not avoidable
+        fi
+        if [[ $hs == *,* ]] && [ -n "$VIEWS_SHARING_ONLY" ] && ! _views_any_of "$hs" "$VIEWS_SHARING_ONLY"; then
+            continue # sharing no placement of this step made (placementd does not heal it)
         fi
         if [ -z "$hs" ]; then
             free="$free${free:+,}${VIEWS_CORE_PUS[c]// /+}"
