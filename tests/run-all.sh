@@ -46,7 +46,7 @@ run_format() {
 
 run_unit() {
         setup build -Dwerror=true -Dbuildtype=debugoptimized || return 1
-        meson test -C build --no-rebuild -v --suite unit --suite libvirt 2>&1 | grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|Assertion|error" ; return "${PIPESTATUS[0]}"
+        meson test -C build --no-rebuild -v --suite unit --suite libvirt --suite layering 2>&1 | grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|Assertion|error|layering:" ; return "${PIPESTATUS[0]}"
 }
 
 run_asan() {

@@ -9,7 +9,9 @@
 
 #include "nodesets.h"
 #include "test-util.h"
+#include "topology-load.h"
 #include "topology.h"
+#include "topology-xml-trial.h"
 #include "topology-xml.h"
 
 #define HOST_2X16X2 "synthetic:pack:2 numa:1(memory=64GB) l3:1 core:16 pu:2"

@@ -1,0 +1,606 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "topology-load.h"
+#include "topology-build.h"
+#include "topology-xml-trial.h"
+#include "topology-xml.h"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <inttypes.h>
+#include <stdarg.h>
+#include <string.h>
+
+#include "file-read.h"
+
+#define SYNTHETIC_PREFIX "synthetic:"
+/* An hwloc XML export of an 8192-PU host is a few MiB: anything far above is not a topology. */
+#define XML_MAX_BYTES (64u << 20)
+
+typedef struct hwloc_topology HwlocTopology;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HwlocTopology, hwloc_topology_destroy)
+typedef struct hwloc_bitmap_s HwlocBitmap;
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HwlocBitmap, hwloc_bitmap_free)
+
+/* A core as found in hwloc, before cores are grouped by node. */
+typedef struct PreCore {
+        hwloc_obj_t obj; /* the Core, or the PU itself when hwloc knows no cores */
+        unsigned node;
+        unsigned npus;
+        bool orphan; /* not local to any NUMA node */
+} PreCore;
+
+static int fail(char **ret_error, int r, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
+static int fail(char **ret_error, int r, const char *fmt, ...)
+{
+        va_list ap;
+
+        if (ret_error) {
+                va_start(ap, fmt);
+                *ret_error = g_strdup_vprintf(fmt, ap);
+                va_end(ap);
+        }
+        return r;
+}
+
+/*
+ * Number of PUs an hwloc synthetic description asks for (the product of its level arities, memory
+ * children in brackets skipped), saturated; 0 when it cannot be read that simply (hwloc judges it then).
+ * Lets absurd sizes be refused before hwloc builds millions of objects.
+ */
+static uint64_t synthetic_count_pus(const char *desc)
+{
+        uint64_t total = 1;
+        const char *p = desc;
+        bool any = false;
+
+        for (;;) {
+                const char *start, *end, *num, *paren = NULL;
+                uint64_t v = 0;
+                int depth = 0;
+
+                while (g_ascii_isspace(*p))
+                        p++;
+                if (*p == '\0')
+                        break;
+                if (*p == '[') {
+                        for (; *p; p++) {
+                                if (*p == '[')
+                                        depth++;
+                                else if (*p == ']' && --depth == 0) {
+                                        p++;
+                                        break;
+                                }
+                        }
+                        continue;
+                }
+                start = p;
+                for (; *p && (depth > 0 || !g_ascii_isspace(*p)); p++) {
+                        if (*p == '(') {
+                                if (!paren)
+                                        paren = p;
+                                depth++;
+                        } else if (*p == ')') {
+                                depth--;
+                        }
+                }
+                end = paren ? paren : p;
+                num = memchr(start, ':', (size_t)(end - start));
+                num = num ? num + 1 : start;
+                if (num == end)
+                        return 0;
+                for (const char *q = num; q < end; q++) {
+                        if (!g_ascii_isdigit(*q))
+                                return 0;
+                        v = MIN(v * 10 + (uint64_t)(*q - '0'), (uint64_t)UINT32_MAX);
+                }
+                total = v && total > UINT64_MAX / v ? UINT64_MAX : total * v;
+                any = true;
+        }
+        return any ? total : 0;
+}
+
+/* Reads a whole XML file into a NUL-terminated buffer. */
+static int read_xml(const char *path, char **ret, gsize *ret_len, char **ret_error)
+{
+        g_autofree char *buf = NULL, *why = NULL;
+        size_t len = 0;
+        int r = file_read_bounded(path, XML_MAX_BYTES, &buf, &len, &why);
+
+        if (r < 0)
+                return fail(ret_error, r, "%s: cannot read hwloc XML: %s%s", path, why,
+                            r == -EFBIG ? ", not a topology" : "");
+        if (len == 0)
+                return fail(ret_error, -EINVAL, "%s: invalid hwloc XML: the file is empty", path);
+        *ret = g_steal_pointer(&buf);
+        *ret_len = len;
+        return 0;
+}
+
+/* The object a NUMA node is attached to (its first non-memory ancestor). */
+static hwloc_obj_t numa_attachment(hwloc_obj_t numa)
+{
+        hwloc_obj_t a = numa->parent;
+
+        while (a && hwloc_obj_type_is_memory(a->type))
+                a = a->parent;
+        return a;
+}
+
+/* Node index of the nearest NUMA node attached to obj or one of its ancestors, or -1. */
+static int numa_local(GHashTable *attached, hwloc_obj_t obj)
+{
+        for (hwloc_obj_t a = obj; a; a = a->parent) {
+                gpointer v;
+
+                if (g_hash_table_lookup_extended(attached, a, NULL, &v))
+                        return GPOINTER_TO_INT(v);
+        }
+        return -1;
+}
+
+static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached, char **ret_error)
+{
+        hwloc_const_nodeset_t allowed = hwloc_topology_get_allowed_nodeset(topo);
+        g_autoptr(CpuSet) seen = cpuset_new();
+        int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
+
+        if (n <= 0)
+                return fail(ret_error, -ENODEV, "%s: hwloc reports no NUMA node", t->source);
+        if ((unsigned)n > TOPOLOGY_NODES_MAX)
+                return fail(ret_error, -E2BIG, "%s: %d NUMA nodes, more than the %u supported", t->source, n,
+                            TOPOLOGY_NODES_MAX);
+        t->nodes = g_new0(TopoNode, n);
+        t->nnodes = (unsigned)n;
+        for (unsigned i = 0; i < t->nnodes; i++) {
+                hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i);
+                hwloc_obj_t at = numa_attachment(obj);
+                TopoNode *node = &t->nodes[i];
+
+                node->cpus = cpuset_new();
+                if (obj->os_index == HWLOC_UNKNOWN_INDEX)
+                        return fail(ret_error, -EINVAL, "%s: NUMA node L#%u has no OS index", t->source, i);
+                if (obj->os_index > CPUSET_MAX)
+                        return fail(ret_error, -ERANGE, "%s: NUMA node %u: OS index above the %u supported",
+                                    t->source, obj->os_index, CPUSET_MAX);
+                if (cpuset_has(seen, obj->os_index))
+                        return fail(ret_error, -EINVAL, "%s: two NUMA nodes have OS index %u", t->source,
+                                    obj->os_index);
+                cpuset_add(seen, obj->os_index);
+                node->os_index = obj->os_index;
+                node->memory = obj->attr->numanode.local_memory;
+                if (allowed && !hwloc_bitmap_isset(allowed, obj->os_index)) {
+                        topology_note(t,
+                                      "NUMA node %u is not in the allowed memory nodes: its memory "
+                                      "is not counted",
+                                      node->os_index);
+                        node->memory = 0;
+                }
+                /* The first node (by hwloc logical index) attached to an object gets its cores. */
+                if (at && !g_hash_table_contains(attached, at))
+                        g_hash_table_insert(attached, at, GINT_TO_POINTER((int)i));
+        }
+        return 0;
+}
+
+static void note_cpus(Topology *t, const CpuSet *cpus, const char *what)
+{
+        g_autofree char *list = NULL;
+        unsigned n = cpuset_count(cpus);
+
+        if (n == 0)
+                return;
+        list = cpuset_format(cpus);
+        topology_note(t, "%u PU%s %s: %s", n, n == 1 ? "" : "s", what, list);
+}
+
+/*
+ * Collects the usable PUs (allowed and online) in hwloc logical order and the cores they belong to,
+ * in order of first appearance. pu_os[k] and pu_pre[k] describe the k-th usable PU.
+ */
+static int collect_pus(Topology *t, hwloc_topology_t topo, GHashTable *attached, GArray *pre,
+                       unsigned *pu_os, unsigned *pu_pre, unsigned *ret_npus, char **ret_error)
+{
+        hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(topo);
+        hwloc_const_cpuset_t online = hwloc_topology_get_topology_cpuset(topo);
+        hwloc_const_cpuset_t complete = hwloc_topology_get_complete_cpuset(topo);
+        g_autoptr(GHashTable) core_index = g_hash_table_new(g_direct_hash, g_direct_equal);
+        g_autoptr(CpuSet) seen = cpuset_new();
+        g_autoptr(CpuSet) disallowed = cpuset_new();
+        g_autoptr(CpuSet) offline = cpuset_new();
+        g_autoptr(CpuSet) orphans = cpuset_new();
+        g_autoptr(HwlocBitmap) usable = hwloc_bitmap_alloc();
+        unsigned n = 0, without_core = 0, dropped = 0;
+        hwloc_obj_t obj = NULL;
+
+        while ((obj = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_PU, obj))) {
+                unsigned os = obj->os_index;
+                hwloc_obj_t core;
+                gpointer v;
+                unsigned k;
+
+                if (os == HWLOC_UNKNOWN_INDEX)
+                        return fail(ret_error, -EINVAL, "%s: PU L#%u has no OS index", t->source,
+                                    obj->logical_index);
+                if (os > CPUSET_MAX)
+                        return fail(ret_error, -ERANGE, "%s: PU %u: OS index above the %u supported",
+                                    t->source, os, CPUSET_MAX);
+                if (cpuset_has(seen, os))
+                        return fail(ret_error, -EINVAL, "%s: two PUs have OS index %u", t->source, os);
+                cpuset_add(seen, os);
+                if (allowed && !hwloc_bitmap_isset(allowed, os)) {
+                        cpuset_add(disallowed, os);
+                        continue;
+                }
+                if (online && !hwloc_bitmap_isset(online, os)) {
+                        cpuset_add(offline, os);
+                        continue;
+                }
+                hwloc_bitmap_set(usable, os);
+
+                core = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_CORE, obj);
+                if (!core) {
+                        core = obj;
+                        without_core++;
+                }
+                if (g_hash_table_lookup_extended(core_index, core, NULL, &v)) {
+                        k = GPOINTER_TO_UINT(v);
+                } else {
+                        PreCore c = {.obj = core};
+                        int node = numa_local(attached, core);
+
+                        if (node < 0) {
+                                c.orphan = true;
+                                node = 0;
+                        }
+                        c.node = (unsigned)node;
+                        k = pre->len;
+                        g_array_append_val(pre, c);
+                        g_hash_table_insert(core_index, core, GUINT_TO_POINTER(k));
+                }
+                g_array_index(pre, PreCore, k).npus++;
+                if (g_array_index(pre, PreCore, k).orphan)
+                        cpuset_add(orphans, os);
+                pu_os[n] = os;
+                pu_pre[n] = k;
+                n++;
+        }
+
+        /* Offline PUs are not objects at all in hwloc 2: they are in the complete cpuset only. */
+        if (complete && online) {
+                int os;
+
+                for (os = hwloc_bitmap_next(complete, -1); os >= 0 && (unsigned)os <= CPUSET_MAX;
+                     os = hwloc_bitmap_next(complete, os))
+                        if (!hwloc_bitmap_isset(online, (unsigned)os))
+                                cpuset_add(offline, (unsigned)os);
+        }
+        obj = NULL;
+        while ((obj = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_CORE, obj)))
+                if (obj->cpuset && !hwloc_bitmap_intersects(obj->cpuset, usable))
+                        dropped++;
+
+        note_cpus(t, disallowed, "not in the allowed cpuset, excluded");
+        note_cpus(t, offline, "offline, excluded");
+        if (dropped)
+                topology_note(t, "%u core%s without any usable PU dropped", dropped,
+                              dropped == 1 ? "" : "s");
+        if (without_core)
+                topology_note(t, "no core information for %u PU%s: each counts as a core of its own",
+                              without_core, without_core == 1 ? "" : "s");
+        if (!cpuset_is_empty(orphans)) {
+                g_autofree char *list = cpuset_format(orphans);
+                topology_note(t, "PUs %s are not local to any NUMA node: counted in NUMA node %u", list,
+                              t->nodes[0].os_index);
+        }
+        if (n == 0)
+                return fail(ret_error, -ENODEV, "%s: no usable CPU (%u offline, %u not allowed)", t->source,
+                            cpuset_count(offline), cpuset_count(disallowed));
+        *ret_npus = n;
+        return 0;
+}
+
+static gint compare_logical(gconstpointer a, gconstpointer b)
+{
+        hwloc_obj_t x = *(hwloc_obj_t const *)a, y = *(hwloc_obj_t const *)b;
+
+        return x->logical_index < y->logical_index ? -1 : x->logical_index > y->logical_index;
+}
+
+/* Packages in hwloc logical order, only those holding a usable core; one stand-in when hwloc has none. */
+static void build_packages(Topology *t, hwloc_topology_t topo, hwloc_obj_t *core_obj)
+{
+        g_autoptr(GHashTable) index = g_hash_table_new(g_direct_hash, g_direct_equal);
+        g_autoptr(GPtrArray) found = g_ptr_array_new();
+        unsigned without = 0;
+
+        for (unsigned c = 0; c < t->ncores; c++) {
+                hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, core_obj[c]);
+
+                if (!pkg)
+                        without++;
+                else if (!g_hash_table_contains(index, pkg)) {
+                        g_hash_table_add(index, pkg);
+                        g_ptr_array_add(found, pkg);
+                }
+        }
+        g_ptr_array_sort(found, compare_logical);
+        t->npackages = found->len + (without ? 1 : 0);
+        t->packages = g_new0(TopoPackage, t->npackages);
+        for (unsigned i = 0; i < t->npackages; i++) {
+                t->packages[i].nodes = cpuset_new();
+                if (i < found->len) {
+                        hwloc_obj_t pkg = g_ptr_array_index(found, i);
+                        t->packages[i].os_index = pkg->os_index;
+                        g_hash_table_insert(index, pkg, GUINT_TO_POINTER(i));
+                } else {
+                        t->packages[i].os_index = found->len ? HWLOC_UNKNOWN_INDEX : 0;
+                }
+        }
+        for (unsigned c = 0; c < t->ncores; c++) {
+                hwloc_obj_t pkg = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, core_obj[c]);
+                unsigned p = pkg ? GPOINTER_TO_UINT(g_hash_table_lookup(index, pkg)) : found->len;
+
+                t->cores[c].package = p;
+                cpuset_add(t->packages[p].nodes, t->cores[c].node);
+        }
+        if (without)
+                topology_note(t, "no package information for %u core%s: counted as one package", without,
+                              without == 1 ? "" : "s");
+}
+
+/* Dense L3 group numbers in core order; cores without an L3 cache are grouped by node. */
+static void build_l3(Topology *t, hwloc_topology_t topo, hwloc_obj_t *core_obj)
+{
+        g_autoptr(GHashTable) index = g_hash_table_new(g_direct_hash, g_direct_equal);
+        g_autofree int *node_group = g_new(int, t->nnodes);
+        unsigned without = 0, with = 0;
+
+        for (unsigned i = 0; i < t->nnodes; i++)
+                node_group[i] = -1;
+        for (unsigned c = 0; c < t->ncores; c++) {
+                hwloc_obj_t l3 = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_L3CACHE, core_obj[c]);
+                gpointer v;
+
+                if (l3) {
+                        with++;
+                        if (!g_hash_table_lookup_extended(index, l3, NULL, &v)) {
+                                v = GUINT_TO_POINTER(t->nl3++);
+                                g_hash_table_insert(index, l3, v);
+                        }
+                        t->cores[c].l3 = GPOINTER_TO_UINT(v);
+                } else {
+                        unsigned n = t->cores[c].node;
+
+                        without++;
+                        if (node_group[n] < 0)
+                                node_group[n] = (int)t->nl3++;
+                        t->cores[c].l3 = (unsigned)node_group[n];
+                }
+        }
+        if (without && !with)
+                topology_note(t, "no L3 cache information: one L3 group per NUMA node");
+        else if (without)
+                topology_note(t, "%u core%s without an L3 cache: grouped by NUMA node", without,
+                              without == 1 ? "" : "s");
+}
+
+/*
+ * The NUMA latency matrix by our node indexes, or NULL (with a note when it is unusable or when the XML
+ * file held a matrix that hwloc dropped). Values >= UINT32_MAX become TOPOLOGY_UNREACHABLE.
+ */
+static uint32_t *read_distances(Topology *t, hwloc_topology_t topo, const char *xml)
+{
+        struct hwloc_distances_s *d = NULL;
+        g_autofree bool *covered = NULL;
+        uint32_t *m = NULL;
+        unsigned nr = 1, n = t->nnodes, ncovered = 0;
+        bool bad = false;
+
+        if (hwloc_distances_get_by_name(topo, "NUMALatency", &nr, &d, 0) < 0 || nr == 0) {
+                nr = 1;
+                if (hwloc_distances_get_by_type(topo, HWLOC_OBJ_NUMANODE, &nr, &d,
+                                                HWLOC_DISTANCES_KIND_MEANS_LATENCY, 0) < 0 ||
+                    nr == 0) {
+                        unsigned all = 0;
+
+                        if (xml && strstr(xml, "<distances") &&
+                            hwloc_distances_get(topo, &all, NULL, 0, 0) == 0 && all == 0)
+                                topology_note(t,
+                                              "hwloc ignored the distance matrix in %s (it names objects "
+                                              "that do not exist, or is malformed)",
+                                              t->source);
+                        return NULL;
+                }
+        }
+
+        covered = g_new0(bool, n);
+        m = g_new(uint32_t, (gsize)n * n);
+        for (unsigned i = 0; i < d->nbobjs && !bad; i++) {
+                hwloc_obj_t o = d->objs[i];
+
+                if (!o || o->type != HWLOC_OBJ_NUMANODE || o->logical_index >= n ||
+                    covered[o->logical_index])
+                        bad = true;
+                else {
+                        covered[o->logical_index] = true;
+                        ncovered++;
+                }
+        }
+        if (bad) {
+                topology_note(t, "the NUMA latency matrix holds objects other than distinct NUMA nodes: "
+                                 "ignoring it");
+                g_clear_pointer(&m, g_free);
+        } else if (ncovered != n) {
+                topology_note(t, "the NUMA latency matrix covers %u of %u NUMA nodes: ignoring it", ncovered,
+                              n);
+                g_clear_pointer(&m, g_free);
+        } else {
+                for (unsigned i = 0; i < n; i++)
+                        for (unsigned j = 0; j < n; j++) {
+                                hwloc_uint64_t v = d->values[i * n + j];
+                                unsigned a = d->objs[i]->logical_index, b = d->objs[j]->logical_index;
+
+                                m[a * n + b] = v >= UINT32_MAX ? TOPOLOGY_UNREACHABLE : (uint32_t)v;
+                        }
+        }
+        hwloc_distances_release(topo, d);
+        return m;
+}
+
+static int topology_build(const char *source, hwloc_topology_t topo, const char *xml, Topology **ret,
+                          char **ret_error)
+{
+        g_autoptr(Topology) t = topology_alloc(source);
+        g_autoptr(GHashTable) attached = g_hash_table_new(g_direct_hash, g_direct_equal);
+        g_autoptr(GArray) pre = g_array_new(FALSE, TRUE, sizeof(PreCore));
+        g_autofree unsigned *pu_os = NULL, *pu_pre = NULL, *order = NULL, *filled = NULL, *next = NULL;
+        g_autofree hwloc_obj_t *core_obj = NULL;
+        unsigned npus = 0, min_threads = UINT_MAX;
+        int nall, r;
+
+        r = build_nodes(t, topo, attached, ret_error);
+        if (r < 0)
+                return r;
+
+        nall = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
+        if (nall <= 0)
+                return fail(ret_error, -ENODEV, "%s: hwloc reports no PU", source);
+        if ((unsigned)nall > CPUSET_MAX)
+                return fail(ret_error, -E2BIG, "%s: %d PUs, more than the %u supported", source, nall,
+                            CPUSET_MAX);
+        pu_os = g_new(unsigned, nall);
+        pu_pre = g_new(unsigned, nall);
+        r = collect_pus(t, topo, attached, pre, pu_os, pu_pre, &npus, ret_error);
+        if (r < 0)
+                return r;
+
+        /* Cores grouped by node (stable: hwloc logical order inside a node), PUs of a core contiguous. */
+        t->ncores = pre->len;
+        t->npus = npus;
+        t->cores = g_new0(TopoCore, t->ncores);
+        t->pus = g_new0(TopoPu, t->npus);
+        order = g_new(unsigned, t->ncores);
+        core_obj = g_new(hwloc_obj_t, t->ncores);
+        next = g_new0(unsigned, t->nnodes + 1);
+        for (unsigned k = 0; k < pre->len; k++)
+                next[g_array_index(pre, PreCore, k).node + 1]++;
+        for (unsigned i = 0; i < t->nnodes; i++) {
+                next[i + 1] += next[i];
+                t->nodes[i].core_first = next[i];
+                t->nodes[i].ncores = next[i + 1] - next[i];
+        }
+        for (unsigned k = 0; k < pre->len; k++) {
+                const PreCore *p = &g_array_index(pre, PreCore, k);
+                unsigned c = next[p->node]++;
+
+                order[k] = c;
+                core_obj[c] = p->obj;
+                t->cores[c].node = p->node;
+                t->cores[c].os_index = p->obj->os_index;
+                t->cores[c].npus = p->npus;
+        }
+        for (unsigned c = 0, first = 0; c < t->ncores; c++) {
+                t->cores[c].pu_first = first;
+                first += t->cores[c].npus;
+                t->max_threads = MAX(t->max_threads, t->cores[c].npus);
+                min_threads = MIN(min_threads, t->cores[c].npus);
+        }
+        filled = g_new0(unsigned, t->ncores);
+        for (unsigned k = 0; k < npus; k++) {
+                unsigned c = order[pu_pre[k]];
+                unsigned p = t->cores[c].pu_first + filled[c]++;
+
+                t->pus[p].os_index = pu_os[k];
+                t->pus[p].core = c;
+                t->nodes[t->cores[c].node].npus++;
+                cpuset_add(t->nodes[t->cores[c].node].cpus, pu_os[k]);
+                cpuset_add(t->all_pus, pu_os[k]);
+        }
+
+        build_packages(t, topo, core_obj);
+        build_l3(t, topo, core_obj);
+
+        if (min_threads != t->max_threads)
+                topology_note(t, "cores have %u to %u threads", min_threads, t->max_threads);
+        for (unsigned i = 0; i < t->nnodes; i++) {
+                if (t->nodes[i].ncores == 0)
+                        topology_note(t, "NUMA node %u has no usable CPU: kept as a memory-only node",
+                                      t->nodes[i].os_index);
+        }
+
+        topology_finish(t, read_distances(t, topo, xml));
+        *ret = g_steal_pointer(&t);
+        return 0;
+}
+
+int topology_load(const char *source, Topology **ret, char **ret_error)
+{
+        g_autoptr(HwlocTopology) topo = NULL;
+        g_autofree char *xml = NULL;
+        const char *desc = NULL;
+        gsize xml_len = 0;
+        int r, e;
+
+        if (!source || !*source)
+                return fail(
+                    ret_error, -EINVAL,
+                    "empty topology source: expected \"host\", \"synthetic:DESC\" or an hwloc XML file");
+        if (g_str_has_prefix(source, SYNTHETIC_PREFIX)) {
+                uint64_t n;
+
+                desc = source + strlen(SYNTHETIC_PREFIX);
+                if (!*desc)
+                        return fail(ret_error, -EINVAL, "%s: empty hwloc synthetic description", source);
+                n = synthetic_count_pus(desc);
+                if (n == UINT64_MAX)
+                        return fail(ret_error, -E2BIG,
+                                    "%s: describes too many PUs, more than the %u supported", source,
+                                    CPUSET_MAX);
+                if (n > CPUSET_MAX)
+                        return fail(ret_error, -E2BIG,
+                                    "%s: describes %" PRIu64 " PUs, more than the %u supported", source, n,
+                                    CPUSET_MAX);
+        } else if (!g_str_equal(source, "host")) {
+                g_autofree char *why = NULL;
+                r = read_xml(source, &xml, &xml_len, ret_error);
+                if (r < 0)
+                        return r;
+                r = topology_xml_precheck(xml, xml_len, &why);
+                if (r == -EPROTONOSUPPORT)
+                        return fail(ret_error, r, "%s: %s", source, why);
+                if (r < 0)
+                        return fail(ret_error, r, "%s: invalid hwloc XML: %s", source, why);
+                g_clear_pointer(&why, g_free);
+                r = topology_xml_trial_load(xml, xml_len, source, &why);
+                if (r < 0)
+                        return fail(ret_error, r, "%s", why);
+        }
+
+        if (hwloc_topology_init(&topo) < 0)
+                return fail(ret_error, -ENOMEM, "%s: cannot initialize hwloc", source);
+        /* Keep disallowed PUs so that what gets excluded can be told; they are filtered here. */
+        hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+        /* An explicit backend also keeps HWLOC_XMLFILE / HWLOC_SYNTHETIC from replacing the source. */
+        if (desc) {
+                if (hwloc_topology_set_synthetic(topo, desc) < 0)
+                        return fail(ret_error, -EINVAL, "%s: invalid hwloc synthetic description", source);
+        } else if (xml) {
+                errno = 0;
+                if (hwloc_topology_set_xmlbuffer(topo, xml, (int)xml_len + 1) < 0) {
+                        e = errno > 0 ? errno : EINVAL;
+                        return fail(ret_error, -e, "%s: invalid hwloc XML: %s", source, g_strerror(e));
+                }
+        }
+        errno = 0;
+        if (hwloc_topology_load(topo) < 0) {
+                e = errno > 0 ? errno : EINVAL;
+                if (desc)
+                        return fail(ret_error, -e, "%s: invalid hwloc synthetic description: %s", source,
+                                    g_strerror(e));
+                if (xml)
+                        return fail(ret_error, -e, "%s: invalid hwloc XML: %s", source, g_strerror(e));
+                return fail(ret_error, -e, "%s: hwloc cannot discover this machine: %s", source,
+                            g_strerror(e));
+        }
+        return topology_build(source, topo, xml, ret, ret_error);
+}
