@@ -73,7 +73,7 @@ pkgs=(glib-2.0 json-glib-1.0 hwloc libvirt libevent libsystemd)
 read -r -a pkg_cflags <<<"$(pkg-config --cflags "${pkgs[@]}")"
 read -r -a pkg_libs <<<"$(pkg-config --libs "${pkgs[@]}")"
 # shellcheck disable=SC2054 # the commas belong to -fsanitize=
-cflags=(-g -O1 -std=c11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+cflags=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
         -fno-omit-frame-pointer -D_GNU_SOURCE "-DPLACEMENTD_VERSION=\"${version:-0}\""
         "-DSYSCONFDIR=\"/etc\"" -Wall -Wno-unused-parameter
         -I"$root/lib/core" -I"$root/lib/host" -I"$root/policies" "${pkg_cflags[@]}")
