@@ -772,7 +772,8 @@ static int precheck_one(const char *cpuset)
         return topology_xml_precheck(xml, strlen(xml), &error);
 }
 
-/* Bitmap text as hwloc_bitmap_snprintf() writes it and hwloc_bitmap_sscanf() reads it. */
+/* Bitmap text as hwloc_bitmap_snprintf() writes it and hwloc_bitmap_sscanf() reads it. A leading empty
+ * word is never written, and hwloc_bitmap_sscanf() aborts on one. */
 START_TEST(test_xml_bitmap_text)
 {
         static const char *const good[] = {
@@ -788,7 +789,9 @@ START_TEST(test_xml_bitmap_text)
                                           "0x1;0x2",
                                           "0xf...f,",
                                           "0x1 ",
-                                          "0x12345678901234567"};
+                                          "0x12345678901234567",
+                                          ",0x1",
+                                          ",0x00000001,,0x00000001"};
 
         for (unsigned i = 0; i < G_N_ELEMENTS(good); i++)
                 ck_assert_msg(precheck_one(good[i]) == 0, "refused \"%s\"", good[i]);

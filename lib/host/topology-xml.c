@@ -25,7 +25,8 @@ static const char *attr(const char **names, const char **values, const char *nam
  * hwloc's bitmap text, as hwloc_bitmap_snprintf() writes it: 32-bit words in hex, "0x" first, the most
  * significant first, joined by commas; an all-zero word inside is written as nothing ("0x3,,0x0" holds
  * CPUs 64 and 65); an infinite set starts with "0xf...f". hwloc_bitmap_sscanf() reads each word with
- * strtoul(), so an empty word is 0. The last word is never empty.
+ * strtoul(), so an empty word is 0. The first and the last word are never empty (hwloc_bitmap_sscanf()
+ * miscounts the words of text that starts with a comma, and aborts).
  */
 static bool bitmap_word_valid(const char *s, const char *end)
 {
@@ -41,6 +42,8 @@ static bool bitmap_word_valid(const char *s, const char *end)
 
 static bool bitmap_text_valid(const char *s)
 {
+        if (*s == ',')
+                return false;
         if (g_str_has_prefix(s, "0xf...f")) {
                 s += strlen("0xf...f");
                 if (!*s)
