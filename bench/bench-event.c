@@ -27,6 +27,7 @@
 
 #include "log.h"
 #include "manager-internal.h"
+#include "topology-load.h"
 #include "util.h"
 #include "virt-domain.h"
 #include "virt-event.h"

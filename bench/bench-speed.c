@@ -17,6 +17,7 @@
 #include "nodesets.h"
 #include "occupancy.h"
 #include "setscan.h"
+#include "topology-load.h"
 #include "util.h"
 
 static const unsigned request_sizes[] = {1, 4, 16, 64};

@@ -65,8 +65,10 @@ static gint compare_events(gconstpointer pa, gconstpointer pb)
 {
         const SimEvent *a = pa, *b = pb;
 
-        if (a->time != b->time)
-                return a->time < b->time ? -1 : 1;
+        if (a->time < b->time)
+                return -1;
+        if (a->time > b->time)
+                return 1;
         if (a->start != b->start)
                 return a->start ? 1 : -1;
         return a->id < b->id ? -1 : a->id > b->id;

@@ -4,7 +4,7 @@
 /*
  * Workloads for the simulator: domains arriving and leaving. Generated from a seed (Poisson arrivals,
  * exponential lifetimes, a cloud-like size mix) so that the offered load is a chosen fraction of the
- * host's cores, or read from a trace file (lib/trace.h), one event per time unit.
+ * host's cores, or read from a trace file (lib/core/trace.h), one event per time unit.
  */
 
 #include <glib.h>

@@ -3,7 +3,8 @@
 
 /*
  * Daemon logging: one line per message on stderr with a "<N>" syslog priority prefix, which journald
- * turns into the message's priority. Only daemon code logs; lib/ and policies/ return errors instead.
+ * turns into the message's priority. Only daemon code logs; lib/core, lib/host and policies/ return errors
+ * instead.
  */
 
 #include <errno.h>

@@ -17,6 +17,7 @@
 #include "manager.h"
 #include "metrics.h"
 #include "topology.h"
+#include "topology-load.h"
 #include "trace.h"
 #include "virt-domain.h"
 #include "virt-event.h"

@@ -46,7 +46,7 @@ run_format() {
 
 run_unit() {
         setup build -Dwerror=true -Dbuildtype=debugoptimized || return 1
-        meson test -C build --no-rebuild -v --suite unit --suite libvirt 2>&1 | grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|Assertion|error" ; return "${PIPESTATUS[0]}"
+        meson test -C build --no-rebuild -v --suite unit --suite libvirt --suite layering 2>&1 | grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|Assertion|error" ; return "${PIPESTATUS[0]}"
 }
 
 run_asan() {
@@ -59,9 +59,8 @@ run_asan() {
 
 run_valgrind() {
         setup build -Dwerror=true || return 1
-        CK_FORK=no meson test -C build --no-rebuild -v --suite unit \
-                --wrapper="valgrind --quiet --child-silent-after-fork=yes --error-exitcode=99 --leak-check=full --errors-for-leak-kinds=definite,indirect --suppressions=/usr/share/glib-2.0/valgrind/glib.supp --suppressions=$PWD/tests/valgrind.supp" \
-                2>&1 | grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|==[0-9]+=="
+        meson test -C build --no-rebuild -v --setup valgrind --suite unit 2>&1 |
+                grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|==[0-9]+=="
         return "${PIPESTATUS[0]}"
 }
 

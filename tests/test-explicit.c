@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "test-util.h"
 #include "test-policy-util.h"
+#include "topology-load.h"
 
 /* 2 nodes x 16 cores x 2 threads, 64 GiB each: the host of DESIGN.md. */
 static Topology *host_2x16x2(void)

@@ -13,6 +13,7 @@
 #include "log.h"
 #include "manager-internal.h"
 #include "test-util.h"
+#include "topology-load.h"
 #include "virt-domain.h"
 #include "virt-event.h"
 

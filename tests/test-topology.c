@@ -9,7 +9,9 @@
 
 #include "nodesets.h"
 #include "test-util.h"
+#include "topology-load.h"
 #include "topology.h"
+#include "topology-xml-trial.h"
 #include "topology-xml.h"
 
 #define HOST_2X16X2 "synthetic:pack:2 numa:1(memory=64GB) l3:1 core:16 pu:2"
@@ -770,7 +772,8 @@ static int precheck_one(const char *cpuset)
         return topology_xml_precheck(xml, strlen(xml), &error);
 }
 
-/* Bitmap text as hwloc_bitmap_snprintf() writes it and hwloc_bitmap_sscanf() reads it. */
+/* Bitmap text as hwloc_bitmap_snprintf() writes it and hwloc_bitmap_sscanf() reads it. A leading empty
+ * word is never written, and hwloc_bitmap_sscanf() aborts on one. */
 START_TEST(test_xml_bitmap_text)
 {
         static const char *const good[] = {
@@ -786,7 +789,9 @@ START_TEST(test_xml_bitmap_text)
                                           "0x1;0x2",
                                           "0xf...f,",
                                           "0x1 ",
-                                          "0x12345678901234567"};
+                                          "0x12345678901234567",
+                                          ",0x1",
+                                          ",0x00000001,,0x00000001"};
 
         for (unsigned i = 0; i < G_N_ELEMENTS(good); i++)
                 ck_assert_msg(precheck_one(good[i]) == 0, "refused \"%s\"", good[i]);

@@ -7,6 +7,7 @@
 
 #include "host-svg.h"
 #include "map-text.h"
+#include "topology-load.h"
 
 /* The names of the daemon's domains, to read the legend of its map with. */
 static int daemon_domains(const Ctl *c, GPtrArray **ret)

@@ -14,6 +14,7 @@
 #include "policy.h"
 #include "size.h"
 #include "topology.h"
+#include "topology-load.h"
 #include "trace.h"
 
 static int load_topology(const char *source, Topology **ret)

@@ -1,8 +1,8 @@
 #!/bin/bash
 # Builds every libFuzzer target in tests/fuzz (fuzz-*.c) with clang, ASan and UBSan.
 #   tests/fuzz/build.sh [OUTDIR]        (default: build-fuzz, relative to the source root)
-# The project's lib/ and policies/ sources are listed below (keep them in step with lib/meson.build and
-# policies/meson.build: the build warns and follows meson when they differ); they are compiled with the
+# The project's lib/core, lib/host and policies/ sources are listed below (keep them in step with their
+# meson.build files: the build warns and follows meson when they differ); they are compiled with the
 # same instrumentation into one static archive, so a target links only what it uses. Not linked:
 # daemon/main.c, tools/.
 set -euo pipefail
@@ -12,30 +12,33 @@ out=${1:-build-fuzz}
 case $out in /*) ;; *) out=$root/$out ;; esac
 
 lib_sources=(
-        lib/cpuset.c
-        lib/distances.c
-        lib/topology.c
-        lib/topology-xml.c
-        lib/file-read.c
-        lib/nodesets.c
-        lib/ledger.c
-        lib/plan.c
-        lib/config.c
-        lib/size.c
-        lib/trace.c
-        lib/decision-json.c
-        lib/hostmap.c
-        lib/decision-text.c
-        lib/domain-xml.c
-        lib/metadata.c
-        lib/decision.c
-        lib/virt-event.c
-        lib/virt-domain.c
-        lib/bus-event.c
-        lib/virt-stats.c
-        lib/cpu-features.c
-        lib/cpu-json.c
-        lib/virt-cpu.c
+        lib/core/cpuset.c
+        lib/core/distances.c
+        lib/core/topology.c
+        lib/core/file-read.c
+        lib/core/nodesets.c
+        lib/core/ledger.c
+        lib/core/plan.c
+        lib/core/config.c
+        lib/core/size.c
+        lib/core/trace.c
+        lib/core/decision-json.c
+        lib/core/hostmap.c
+        lib/core/decision-text.c
+        lib/core/domain-xml.c
+        lib/core/metadata.c
+        lib/core/decision.c
+        lib/core/ratelimit.c
+        lib/core/cpu-features.c
+        lib/core/cpu-json.c
+        lib/host/topology-load.c
+        lib/host/topology-xml.c
+        lib/host/topology-xml-trial.c
+        lib/host/virt-event.c
+        lib/host/virt-domain.c
+        lib/host/bus-event.c
+        lib/host/virt-stats.c
+        lib/host/virt-cpu.c
         policies/policy.c
         policies/explicit.c
         policies/compat.c
@@ -51,11 +54,12 @@ fi
 
 # The meson lists are what the project builds: warn when they moved on, and follow them (a source this list
 # lacks is added, one that no longer exists is dropped) so that the fuzz build does not break meanwhile.
-mapfile -t in_meson < <( (sed -n "s/^[[:space:]]*'\([^']*\.c\)',*$/lib\/\1/p" "$root/lib/meson.build"
-                          sed -n "s/^[[:space:]]*'\([^']*\.c\)',*$/policies\/\1/p" "$root/policies/meson.build") | sort)
+mapfile -t in_meson < <(for dir in lib/core lib/host policies; do
+                                sed -n "s|^[[:space:]]*'\([^']*\.c\)',*$|$dir/\1|p" "$root/$dir/meson.build"
+                        done | sort)
 listed=$(printf '%s\n' "${lib_sources[@]}" | sort)
 if [ "$listed" != "$(printf '%s\n' "${in_meson[@]}")" ]; then
-        echo "build.sh: warning: update lib_sources in tests/fuzz/build.sh; lib/meson.build + policies/meson.build" \
+        echo "build.sh: warning: update lib_sources in tests/fuzz/build.sh; lib/core, lib/host, policies meson.build" \
                 "differ:" >&2
         diff <(echo "$listed") <(printf '%s\n' "${in_meson[@]}") | sed -n 's/^< /  only here: /p; s/^> /  only in meson: /p' >&2 || true
 fi
@@ -69,10 +73,10 @@ pkgs=(glib-2.0 json-glib-1.0 hwloc libvirt libevent libsystemd)
 read -r -a pkg_cflags <<<"$(pkg-config --cflags "${pkgs[@]}")"
 read -r -a pkg_libs <<<"$(pkg-config --libs "${pkgs[@]}")"
 # shellcheck disable=SC2054 # the commas belong to -fsanitize=
-cflags=(-g -O1 -std=c11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
+cflags=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-recover=undefined
         -fno-omit-frame-pointer -D_GNU_SOURCE "-DPLACEMENTD_VERSION=\"${version:-0}\""
         "-DSYSCONFDIR=\"/etc\"" -Wall -Wno-unused-parameter
-        -I"$root/lib" -I"$root/policies" -I"$root/daemon" "${pkg_cflags[@]}")
+        -I"$root/lib/core" -I"$root/lib/host" -I"$root/policies" "${pkg_cflags[@]}")
 
 rm -rf "$out/obj"
 mkdir -p "$out/obj"

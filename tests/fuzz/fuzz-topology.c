@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "fuzz-util.h"
+#include "topology-load.h"
 
 static void check_topology(const Topology *t)
 {

@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "topology.h"
+#include "topology-load.h"
+#include "topology-build.h"
+#include "topology-xml-trial.h"
 #include "topology-xml.h"
 
 #include <errno.h>
@@ -8,15 +10,11 @@
 #include <stdarg.h>
 #include <string.h>
 
-#include "distances.h"
 #include "file-read.h"
-#include "nodesets.h"
 
 #define SYNTHETIC_PREFIX "synthetic:"
 /* An hwloc XML export of an 8192-PU host is a few MiB: anything far above is not a topology. */
 #define XML_MAX_BYTES (64u << 20)
-/* Linux's MAX_NUMNODES (NODES_SHIFT 10). */
-#define NODES_MAX 1024u
 
 typedef struct hwloc_topology HwlocTopology;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HwlocTopology, hwloc_topology_destroy)
@@ -42,174 +40,6 @@ static int fail(char **ret_error, int r, const char *fmt, ...)
                 va_end(ap);
         }
         return r;
-}
-
-static void topology_note(Topology *t, const char *fmt, ...) G_GNUC_PRINTF(2, 3);
-static void topology_note(Topology *t, const char *fmt, ...)
-{
-        va_list ap;
-
-        va_start(ap, fmt);
-        g_ptr_array_add(t->notes, g_strdup_vprintf(fmt, ap));
-        va_end(ap);
-}
-
-static Topology *topology_alloc(const char *source)
-{
-        Topology *t = g_new0(Topology, 1);
-
-        t->source = g_strdup(source);
-        t->notes = g_ptr_array_new_with_free_func(g_free);
-        t->all_pus = cpuset_new();
-        return t;
-}
-
-void topology_free(Topology *t)
-{
-        if (!t)
-                return;
-        if (t->nodes)
-                for (unsigned i = 0; i < t->nnodes; i++)
-                        cpuset_free(t->nodes[i].cpus);
-        if (t->packages)
-                for (unsigned i = 0; i < t->npackages; i++)
-                        cpuset_free(t->packages[i].nodes);
-        g_free(t->nodes);
-        g_free(t->packages);
-        g_free(t->cores);
-        g_free(t->pus);
-        g_free(t->distance);
-        cpuset_free(t->all_pus);
-        if (t->notes)
-                g_ptr_array_unref(t->notes);
-        if (t->nodesets)
-                nodeset_table_free(t->nodesets);
-        g_free(t->pu_index_by_os);
-        g_free(t->node_index_by_os);
-        g_free(t->source);
-        g_free(t);
-}
-
-int topology_pu_by_os(const Topology *t, unsigned os_index)
-{
-        if (t->pu_index_by_os)
-                return os_index < t->pu_index_by_os_len ? t->pu_index_by_os[os_index] : -1;
-        for (unsigned i = 0; i < t->npus; i++) /* built by hand, without the lookup table */
-                if (t->pus[i].os_index == os_index)
-                        return (int)i;
-        return -1;
-}
-
-int topology_node_by_os(const Topology *t, unsigned os_index)
-{
-        if (t->node_index_by_os)
-                return os_index < t->node_index_by_os_len ? t->node_index_by_os[os_index] : -1;
-        for (unsigned i = 0; i < t->nnodes; i++)
-                if (t->nodes[i].os_index == os_index)
-                        return (int)i;
-        return -1;
-}
-
-/* Fills the OS index lookup tables; the OS indexes were checked to be at most CPUSET_MAX and unique. */
-static void topology_index(Topology *t)
-{
-        unsigned len = 0;
-
-        for (unsigned i = 0; i < t->npus; i++)
-                len = MAX(len, t->pus[i].os_index + 1);
-        t->pu_index_by_os_len = len;
-        t->pu_index_by_os = g_new(int, MAX(len, 1u));
-        for (unsigned i = 0; i < len; i++)
-                t->pu_index_by_os[i] = -1;
-        for (unsigned i = 0; i < t->npus; i++)
-                t->pu_index_by_os[t->pus[i].os_index] = (int)i;
-
-        len = 0;
-        for (unsigned i = 0; i < t->nnodes; i++)
-                len = MAX(len, t->nodes[i].os_index + 1);
-        t->node_index_by_os_len = len;
-        t->node_index_by_os = g_new(int, MAX(len, 1u));
-        for (unsigned i = 0; i < len; i++)
-                t->node_index_by_os[i] = -1;
-        for (unsigned i = 0; i < t->nnodes; i++)
-                t->node_index_by_os[t->nodes[i].os_index] = (int)i;
-}
-
-/* Runs the distance matrix through distances_sanitize() and sets the verdict flags; frees matrix. */
-static void topology_set_distances(Topology *t, uint32_t *matrix)
-{
-        g_autofree char *note = NULL;
-        DistanceVerdict v;
-
-        v = distances_sanitize(t->nnodes, matrix, &t->distance, &note);
-        g_free(matrix);
-        t->distances_known = v == DISTANCES_OK;
-        t->flat = v == DISTANCES_FLAT;
-        if (note)
-                g_ptr_array_add(t->notes, g_steal_pointer(&note));
-        if (v != DISTANCES_OK)
-                return;
-        for (unsigned i = 0; i < t->nnodes; i++)
-                if (topology_distance(t, i, i) == TOPOLOGY_UNREACHABLE)
-                        topology_note(t, "NUMA node %u is unreachable from itself: it is never offered",
-                                      t->nodes[i].os_index);
-}
-
-Topology *topology_new_uniform(unsigned nnodes, unsigned cores_per_node, unsigned threads_per_core,
-                               uint64_t memory_per_node, const uint32_t *distance)
-{
-        g_autoptr(Topology) t = NULL;
-        g_autofree char *source = NULL;
-        uint64_t npus = (uint64_t)nnodes * cores_per_node * threads_per_core;
-
-        if (nnodes == 0 || nnodes > NODES_MAX || cores_per_node == 0 || threads_per_core == 0 ||
-            cores_per_node > CPUSET_MAX || threads_per_core > CPUSET_MAX || npus > CPUSET_MAX)
-                return NULL;
-
-        source = g_strdup_printf("uniform:%ux%ux%u", nnodes, cores_per_node, threads_per_core);
-        t = topology_alloc(source);
-        t->nnodes = t->npackages = t->nl3 = nnodes;
-        t->ncores = nnodes * cores_per_node;
-        t->npus = (unsigned)npus;
-        t->max_threads = threads_per_core;
-        t->nodes = g_new0(TopoNode, nnodes);
-        t->packages = g_new0(TopoPackage, nnodes);
-        t->cores = g_new0(TopoCore, t->ncores);
-        t->pus = g_new0(TopoPu, t->npus);
-
-        for (unsigned n = 0; n < nnodes; n++) {
-                TopoNode *node = &t->nodes[n];
-
-                node->os_index = n;
-                node->memory = memory_per_node;
-                node->core_first = n * cores_per_node;
-                node->ncores = cores_per_node;
-                node->npus = cores_per_node * threads_per_core;
-                node->cpus = cpuset_new();
-                t->packages[n].os_index = n;
-                t->packages[n].nodes = cpuset_new();
-                cpuset_add(t->packages[n].nodes, n);
-        }
-        for (unsigned c = 0; c < t->ncores; c++) {
-                TopoCore *core = &t->cores[c];
-
-                core->node = core->package = core->l3 = c / cores_per_node;
-                core->os_index = c;
-                core->pu_first = c * threads_per_core;
-                core->npus = threads_per_core;
-                for (unsigned k = 0; k < threads_per_core; k++) {
-                        unsigned p = c * threads_per_core + k;
-
-                        t->pus[p].os_index = p;
-                        t->pus[p].core = c;
-                        cpuset_add(t->nodes[core->node].cpus, p);
-                        cpuset_add(t->all_pus, p);
-                }
-        }
-        topology_set_distances(t, distance ? g_memdup2(distance, sizeof(uint32_t) * nnodes * nnodes) : NULL);
-        topology_index(t);
-        t->nodesets = nodeset_table_new(t->nnodes, t->distance, t->flat);
-        return g_steal_pointer(&t);
 }
 
 /*
@@ -316,9 +146,9 @@ static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached,
 
         if (n <= 0)
                 return fail(ret_error, -ENODEV, "%s: hwloc reports no NUMA node", t->source);
-        if ((unsigned)n > NODES_MAX)
+        if ((unsigned)n > TOPOLOGY_NODES_MAX)
                 return fail(ret_error, -E2BIG, "%s: %d NUMA nodes, more than the %u supported", t->source, n,
-                            NODES_MAX);
+                            TOPOLOGY_NODES_MAX);
         t->nodes = g_new0(TopoNode, n);
         t->nnodes = (unsigned)n;
         for (unsigned i = 0; i < t->nnodes; i++) {
@@ -698,9 +528,7 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
                                       t->nodes[i].os_index);
         }
 
-        topology_set_distances(t, read_distances(t, topo, xml));
-        topology_index(t);
-        t->nodesets = nodeset_table_new(t->nnodes, t->distance, t->flat);
+        topology_finish(t, read_distances(t, topo, xml));
         *ret = g_steal_pointer(&t);
         return 0;
 }

@@ -2,7 +2,8 @@
 #pragma once
 
 /*
- * Topology: a read-only snapshot of the host, taken from hwloc once and then plain data.
+ * Topology: a read-only snapshot of the host, taken from hwloc once and then plain data. Loading it
+ * (hwloc, XML files, synthetic descriptions) is the host layer's job: lib/host/topology-load.h.
  *
  * Everything is addressed by dense logical indexes (node i, core c, PU p) that count only what can
  * run vCPUs or hold memory; OS indexes (what libvirt and /sys speak) are kept beside them. Cores are
@@ -22,6 +23,8 @@
 #define TOPOLOGY_UNREACHABLE UINT32_MAX
 #define TOPOLOGY_LOCAL       10u
 #define TOPOLOGY_REMOTE      20u
+/* Linux's MAX_NUMNODES (NODES_SHIFT 10). */
+#define TOPOLOGY_NODES_MAX 1024u
 
 typedef struct NodeSetTable NodeSetTable;
 
@@ -75,13 +78,6 @@ typedef struct Topology {
         int *node_index_by_os;
         unsigned node_index_by_os_len;
 } Topology;
-
-/*
- * Loads a topology. source is "host" (this machine), "synthetic:DESC" (an hwloc synthetic string), or a
- * path to an hwloc XML file. Returns 0, or a negative errno with *ret_error set to a message that names
- * the source and the problem (caller frees).
- */
-int topology_load(const char *source, Topology **ret, char **ret_error);
 
 /* Builds a topology from plain arrays: for tests and the ranking fixtures. distance may be NULL
  * (defaults). Each node gets cores_per_node cores of threads_per_core PUs, numbered consecutively. */

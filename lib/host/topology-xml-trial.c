@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "topology-xml-trial.h"
+
+#include <errno.h>
+#include <hwloc.h>
+#include <signal.h>
+#include <string.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+/* The child: hwloc reads the XML as the caller will; exits 0 when it did, 1 when it refused. */
+static G_GNUC_NORETURN void trial_child(const char *xml, gsize len)
+{
+        static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM};
+        hwloc_topology_t topo;
+        sigset_t unblock;
+        int ok;
+
+        /* A crash must end the child by its signal, whatever handler or mask the process has (a
+         * sanitizer's handler turns SIGSEGV into an exit status); a hang too, by SIGALRM's default. */
+        sigemptyset(&unblock);
+        for (unsigned i = 0; i < G_N_ELEMENTS(fatal); i++) {
+                signal(fatal[i], SIG_DFL);
+                sigaddset(&unblock, fatal[i]);
+        }
+        sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+        alarm(TOPOLOGY_XML_TRIAL_SEC);
+        ok = hwloc_topology_init(&topo) == 0;
+        if (ok) {
+                hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+                ok = hwloc_topology_set_xmlbuffer(topo, xml, (int)len + 1) == 0 &&
+                     hwloc_topology_load(topo) == 0;
+                hwloc_topology_destroy(topo);
+        }
+        _exit(ok ? 0 : 1);
+}
+
+int topology_xml_trial_load(const char *xml, gsize len, const char *name, char **ret_error)
+{
+        int status = 0, e;
+        pid_t pid, r;
+
+        pid = fork();
+        if (pid < 0) {
+                e = errno;
+                if (ret_error)
+                        *ret_error = g_strdup_printf("cannot start a process to read %s with hwloc: %s",
+                                                     name, g_strerror(e));
+                return -e;
+        }
+        if (pid == 0)
+                trial_child(xml, len);
+        do
+                r = waitpid(pid, &status, 0);
+        while (r < 0 && errno == EINTR);
+        if (r < 0) {
+                e = errno;
+                if (ret_error)
+                        *ret_error = g_strdup_printf("cannot wait for the process reading %s with hwloc: %s",
+                                                     name, g_strerror(e));
+                return -e;
+        }
+        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
+                if (ret_error)
+                        *ret_error = g_strdup_printf("hwloc did not finish reading %s within %u s", name,
+                                                     TOPOLOGY_XML_TRIAL_SEC);
+                return -ETIMEDOUT;
+        }
+        if (WIFSIGNALED(status)) {
+                if (ret_error)
+                        *ret_error = g_strdup_printf("hwloc crashed reading %s (signal %d, %s)", name,
+                                                     WTERMSIG(status), strsignal(WTERMSIG(status)));
+                return -EINVAL;
+        }
+        return 0;
+}

@@ -1,0 +1,2 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#error "core and policies may not include <systemd/sd-login.h>: see docs/architecture.md"
