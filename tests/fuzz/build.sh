@@ -44,6 +44,10 @@ lib_sources=(
         policies/compat.c
         policies/adopt.c
         policies/rebalance.c
+        policies/host-view.c
+        policies/set-search.c
+        policies/overcommit.c
+        policies/finish.c
 )
 
 CC=${CC:-clang}
