@@ -23,7 +23,6 @@
 #define ERROR_LIMIT_EXCEEDED   "org.placementd1.Error.LimitExceeded"
 
 #define DOMAIN_ARG_MAX  1024u
-#define PLAN_MAX_VCPUS  4096u
 #define REBALANCE_MOVES 8u
 #define BACKOFF_MAX_SEC 30u
 

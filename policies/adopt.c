@@ -6,7 +6,7 @@
 Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *req, CpuSet *const *pins,
                    const PlacementParams *params)
 {
-        Plan *plan = plan_new(req->name, MIN(req->vcpus, 4096u), req->memory, t->nnodes);
+        Plan *plan = plan_new(req->name, MIN(req->vcpus, PLAN_MAX_VCPUS), req->memory, t->nnodes);
         g_autofree unsigned *extra = g_new0(unsigned, MAX(t->npus, 1));
         HostView v;
 

@@ -14,9 +14,6 @@
 #include "finish.h"
 #include "overcommit.h"
 
-/* Requests above this are answered with an unplaceable plan instead of allocating for them. */
-#define POLICY_MAX_VCPUS 4096u
-
 /* One row per policy: what it decides, by kind. */
 static const PolicyOps *const policy_table[_POLICY_MAX] = {
     [POLICY_EXPLICIT] = &policy_explicit_ops,
@@ -86,14 +83,14 @@ static Plan *unplaceable_request(const PlacementRequest *req, Plan *plan)
         plan->reason = req->vcpus == 0
                            ? g_strdup("the domain has no vCPUs; nothing pinned")
                            : g_strdup_printf("%u vCPUs is more than the %u a plan can hold; nothing pinned",
-                                             req->vcpus, POLICY_MAX_VCPUS);
+                                             req->vcpus, PLAN_MAX_VCPUS);
         return plan;
 }
 
 Plan *policy_place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l, const PlacementRequest *req,
                        const PlacementParams *params)
 {
-        bool absurd = req->vcpus > POLICY_MAX_VCPUS;
+        bool absurd = req->vcpus > PLAN_MAX_VCPUS;
         Plan *plan = plan_new(req->name, absurd ? 0 : req->vcpus, req->memory, t->nnodes);
         /* bound memory is where it is: it does not choose the set, it is counted where it is bound */
         bool bound = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;

@@ -10,6 +10,7 @@
 
 #include <glib.h>
 
+#include "plan.h"
 #include "size.h"
 
 #define ANY UINT_MAX
@@ -167,9 +168,9 @@ static int set_option(Ctl *c, CtlOption o, const char *arg)
                 c->host = arg;
                 break;
         case OPT_VCPUS:
-                if (!g_ascii_string_to_unsigned(arg, 10, 1, 4096, &n, NULL)) {
-                        fprintf(stderr, "placementctl: --vcpus takes a number from 1 to 4096, not '%s'\n",
-                                arg);
+                if (!g_ascii_string_to_unsigned(arg, 10, 1, PLAN_MAX_VCPUS, &n, NULL)) {
+                        fprintf(stderr, "placementctl: --vcpus takes a number from 1 to %u, not '%s'\n",
+                                PLAN_MAX_VCPUS, arg);
                         return -EINVAL;
                 }
                 c->vcpus = (unsigned)n;

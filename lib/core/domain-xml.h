@@ -35,8 +35,11 @@
 
 #define PLACEMENTD_XMLNS        "https://placementd.org/xmlns/domain/1"
 #define PLACEMENTD_XMLNS_PREFIX "placementd"
+/* The parser reads domains up to libvirt's own vCPU limit; placement requests are capped separately, at
+ * PLAN_MAX_VCPUS (plan.h). */
 #define DOMAIN_XML_MAX_VCPUS    16384u
 #define DOMAIN_XML_MAX_MEMNODES 4096u
+G_STATIC_ASSERT(DOMAIN_XML_MAX_VCPUS >= PLAN_MAX_VCPUS);
 /* Largest recorded definition snapshot, in bytes (a bigger one is not recorded, nor read back) */
 #define DOMAIN_XML_MAX_DEFINITION 32768u
 

@@ -14,6 +14,11 @@
 
 #include "cpuset.h"
 
+/* The most vCPUs one placement request may ask for: the D-Bus API and placementctl reject more, and the
+ * engine answers a larger request (e.g. adopted from domain XML, which may legally describe up to
+ * DOMAIN_XML_MAX_VCPUS, libvirt's own limit) with an unplaceable plan instead of allocating for it. */
+#define PLAN_MAX_VCPUS 4096u
+
 typedef enum PolicyKind {
         POLICY_EXPLICIT,
         POLICY_COMPAT,
