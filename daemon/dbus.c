@@ -16,12 +16,6 @@
 #include "ratelimit.h"
 #include "virt-stats.h"
 
-#define ERROR_NO_SUCH_DOMAIN   "org.placementd1.Error.NoSuchDomain"
-#define ERROR_INVALID_ARGUMENT "org.placementd1.Error.InvalidArgument"
-#define ERROR_NOT_CONNECTED    "org.placementd1.Error.NotConnected"
-#define ERROR_FAILED           "org.placementd1.Error.Failed"
-#define ERROR_LIMIT_EXCEEDED   "org.placementd1.Error.LimitExceeded"
-
 #define DOMAIN_ARG_MAX  1024u
 #define REBALANCE_MOVES 8u
 #define BACKOFF_MAX_SEC 30u
@@ -89,7 +83,7 @@ static int charge_sender(BusService *s, sd_bus_message *msg, unsigned cost, sd_b
         if (v == RATE_PASS)
                 return 0;
         return sd_bus_error_setf(
-            error, ERROR_LIMIT_EXCEEDED,
+            error, BUS_ERROR_LIMIT_EXCEEDED,
             "Too many calls from %s: %u tokens at once and %u per second, %u for this call", sender,
             CALLER_BURST, CALLER_RATE, MIN(cost, CALLER_BURST));
 }
@@ -114,12 +108,12 @@ static int read_domain(sd_bus_message *msg, BusService *s, const Decision **ret,
         if (r < 0)
                 return r;
         if (!*name || strlen(name) > DOMAIN_ARG_MAX || !g_utf8_validate(name, -1, NULL))
-                return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT,
+                return sd_bus_error_setf(error, BUS_ERROR_INVALID_ARGUMENT,
                                          "A domain name or UUID of 1 to %u characters is needed",
                                          DOMAIN_ARG_MAX);
         *ret = manager_lookup(s->manager, name);
         if (!*ret)
-                return sd_bus_error_setf(error, ERROR_NO_SUCH_DOMAIN, "No running domain '%s' is known",
+                return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DOMAIN, "No running domain '%s' is known",
                                          name);
         return 0;
 }
@@ -308,10 +302,10 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
             (r = charge_sender(s, msg, 1 + MIN(vcpus, PLAN_MAX_VCPUS) / CALLER_VCPUS_PER_COST, error)) < 0)
                 return r;
         if (vcpus == 0 || vcpus > PLAN_MAX_VCPUS)
-                return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT,
+                return sd_bus_error_setf(error, BUS_ERROR_INVALID_ARGUMENT,
                                          "vCPUs must be between 1 and %u, not %u", PLAN_MAX_VCPUS, vcpus);
         if (memory == 0 || memory > host_memory(t))
-                return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT,
+                return sd_bus_error_setf(error, BUS_ERROR_INVALID_ARGUMENT,
                                          "Memory must be more than 0 and at most the host's %llu bytes",
                                          (unsigned long long)host_memory(t));
         p = manager_plan(s->manager, vcpus, memory);
@@ -361,17 +355,17 @@ static int method_cpu_advice(sd_bus_message *msg, void *userdata, sd_bus_error *
         if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
                 return r;
         if (!conn)
-                return sd_bus_error_setf(error, ERROR_NOT_CONNECTED, "Not connected to libvirt");
+                return sd_bus_error_setf(error, BUS_ERROR_NOT_CONNECTED, "Not connected to libvirt");
         dom = virDomainLookupByUUIDString(conn, d->uuid);
         if (!dom)
-                return sd_bus_error_setf(error, ERROR_NO_SUCH_DOMAIN, "Domain '%s' is gone", d->name);
+                return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DOMAIN, "Domain '%s' is gone", d->name);
         v = virt_cpu_new(conn);
         r = virt_cpu_advise(v, dom, &advice, &failure);
         virDomainFree(dom);
         if (r == -ENOENT)
-                return sd_bus_error_setf(error, ERROR_NO_SUCH_DOMAIN, "%s", failure);
+                return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DOMAIN, "%s", failure);
         if (r < 0)
-                return sd_bus_error_setf(error, ERROR_FAILED, "%s", failure ? failure : "no CPU advice");
+                return sd_bus_error_setf(error, BUS_ERROR_FAILED, "%s", failure ? failure : "no CPU advice");
         json_builder_begin_object(b);
         cpu_advice_json_add_members(b, advice);
         json_builder_end_object(b);
@@ -424,11 +418,12 @@ static int do_replace(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         uuid = g_strdup(d->uuid);
         r = manager_replace(s->manager, uuid, &failure);
         if (r == -ENOENT)
-                return sd_bus_error_setf(error, ERROR_NO_SUCH_DOMAIN, "%s", failure);
+                return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DOMAIN, "%s", failure);
         if (r == -ENOTCONN)
-                return sd_bus_error_setf(error, ERROR_NOT_CONNECTED, "%s", failure);
+                return sd_bus_error_setf(error, BUS_ERROR_NOT_CONNECTED, "%s", failure);
         if (r < 0)
-                return sd_bus_error_setf(error, ERROR_FAILED, "%s", failure ? failure : "re-placing failed");
+                return sd_bus_error_setf(error, BUS_ERROR_FAILED, "%s",
+                                         failure ? failure : "re-placing failed");
         return sd_bus_reply_method_return(msg, NULL);
 }
 
@@ -439,7 +434,7 @@ static int method_replace(sd_bus_message *msg, void *userdata, sd_bus_error *err
 
         if (r < 0)
                 return r;
-        return polkit_authorize(s->polkit, msg, POLKIT_ACTION_MANAGE, "re-place a domain", do_replace, s,
+        return polkit_authorize(s->polkit, msg, BUS_POLKIT_ACTION_MANAGE, "re-place a domain", do_replace, s,
                                 error);
 }
 
@@ -450,7 +445,7 @@ static int do_rebalance(sd_bus_message *msg, void *userdata, sd_bus_error *error
         unsigned moved;
 
         if (!manager_connected(s->manager))
-                return sd_bus_error_setf(error, ERROR_NOT_CONNECTED, "Not connected to libvirt");
+                return sd_bus_error_setf(error, BUS_ERROR_NOT_CONNECTED, "Not connected to libvirt");
         moved = manager_rebalance(s->manager, REBALANCE_MOVES, &report);
         return sd_bus_reply_method_return(msg, "us", moved, report);
 }
@@ -462,8 +457,8 @@ static int method_rebalance(sd_bus_message *msg, void *userdata, sd_bus_error *e
 
         if (r < 0)
                 return r;
-        return polkit_authorize(s->polkit, msg, POLKIT_ACTION_MANAGE, "rebalance domains", do_rebalance, s,
-                                error);
+        return polkit_authorize(s->polkit, msg, BUS_POLKIT_ACTION_MANAGE, "rebalance domains", do_rebalance,
+                                s, error);
 }
 
 static int do_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -472,7 +467,7 @@ static int do_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         g_autofree char *failure = NULL;
 
         if (s->hooks.reload && s->hooks.reload(s->userdata, &failure) < 0)
-                return sd_bus_error_setf(error, ERROR_INVALID_ARGUMENT, "%s",
+                return sd_bus_error_setf(error, BUS_ERROR_INVALID_ARGUMENT, "%s",
                                          failure ? failure : "reload failed");
         return sd_bus_reply_method_return(msg, NULL);
 }
@@ -484,8 +479,8 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 
         if (r < 0)
                 return r;
-        return polkit_authorize(s->polkit, msg, POLKIT_ACTION_MANAGE, "reload the configuration", do_reload,
-                                s, error);
+        return polkit_authorize(s->polkit, msg, BUS_POLKIT_ACTION_MANAGE, "reload the configuration",
+                                do_reload, s, error);
 }
 
 /* ---- properties ------------------------------------------------------------------------------- */

@@ -9,13 +9,10 @@
 
 #include <event2/event.h>
 
+#include "bus-api.h"
 #include "config.h"
 #include "manager.h"
 #include "stats-cache.h"
-
-#define BUS_NAME      "org.placementd1"
-#define BUS_PATH      "/org/placementd1"
-#define BUS_INTERFACE "org.placementd1.Manager"
 
 typedef struct BusService BusService;
 

@@ -5,6 +5,7 @@
 #include <glib.h>
 #include <stdbool.h>
 
+#include "bus-api.h"
 #include "log.h"
 
 #define POLKIT_NAME      "org.freedesktop.PolicyKit1"
@@ -72,7 +73,7 @@ static int deny_root_only(Polkit *p, const sd_bus_error *why, const char *what, 
                 log_warning("polkit is not available (%s); only root may call Replace, Rebalance and Reload",
                             why->message ? why->message : why->name);
         p->unavailable_logged = true;
-        return sd_bus_error_setf(error, POLKIT_ERROR_NOT_PERMITTED,
+        return sd_bus_error_setf(error, BUS_ERROR_NOT_PERMITTED,
                                  "Only root may %s (caller uid %u; polkit is not available)", what,
                                  (unsigned)uid);
 }
@@ -96,16 +97,16 @@ static int verdict(PolkitQuery *q, sd_bus_message *reply, sd_bus_error *error)
         if (e && polkit_missing(e))
                 return deny_root_only(q->polkit, e, q->what, q->uid, error);
         if (e)
-                return sd_bus_error_setf(error, POLKIT_ERROR_NOT_PERMITTED,
+                return sd_bus_error_setf(error, BUS_ERROR_NOT_PERMITTED,
                                          "Cannot ask polkit whether uid %u may %s: %s", (unsigned)q->uid,
                                          q->what, e->message ? e->message : e->name);
         q->polkit->unavailable_logged = false;
         r = read_verdict(reply);
         if (r < 0)
-                return sd_bus_error_setf(error, POLKIT_ERROR_NOT_PERMITTED,
+                return sd_bus_error_setf(error, BUS_ERROR_NOT_PERMITTED,
                                          "polkit's answer about uid %u was malformed", (unsigned)q->uid);
         if (r == 0)
-                return sd_bus_error_setf(error, POLKIT_ERROR_NOT_PERMITTED,
+                return sd_bus_error_setf(error, BUS_ERROR_NOT_PERMITTED,
                                          "Not permitted to %s (caller uid %u; polkit action %s)", q->what,
                                          (unsigned)q->uid, q->action);
         return q->allowed(q->msg, q->userdata, error);
@@ -141,7 +142,7 @@ static int ask_polkit(PolkitQuery *q, sd_bus_error *error)
         sd_bus_message_unref(call);
         if (r < 0) {
                 polkit_query_free(q);
-                return sd_bus_error_setf(error, POLKIT_ERROR_NOT_PERMITTED,
+                return sd_bus_error_setf(error, BUS_ERROR_NOT_PERMITTED,
                                          "Cannot ask polkit whether uid %u may %s: %s", (unsigned)q->uid,
                                          q->what, g_strerror(-r));
         }
@@ -159,13 +160,13 @@ int polkit_authorize(Polkit *p, sd_bus_message *msg, const char *action, const c
         uid_t uid = (uid_t)-1;
 
         if (sender_uid(msg, &uid) < 0)
-                return sd_bus_error_setf(error, POLKIT_ERROR_NOT_PERMITTED,
-                                         "Cannot tell who is asking to %s", what);
+                return sd_bus_error_setf(error, BUS_ERROR_NOT_PERMITTED, "Cannot tell who is asking to %s",
+                                         what);
         if (uid == 0)
                 return allowed(msg, userdata, error);
         if (!sd_bus_message_get_sender(msg))
-                return sd_bus_error_setf(error, POLKIT_ERROR_NOT_PERMITTED,
-                                         "Only root may %s (caller uid %u)", what, (unsigned)uid);
+                return sd_bus_error_setf(error, BUS_ERROR_NOT_PERMITTED, "Only root may %s (caller uid %u)",
+                                         what, (unsigned)uid);
         q = g_new0(PolkitQuery, 1);
         *q = (PolkitQuery){.polkit = p,
                            .msg = sd_bus_message_ref(msg),

@@ -11,9 +11,6 @@
 
 #include <systemd/sd-bus.h>
 
-#define POLKIT_ACTION_MANAGE       "org.placementd1.manage"
-#define POLKIT_ERROR_NOT_PERMITTED "org.placementd1.Error.NotPermitted"
-
 typedef struct Polkit Polkit;
 
 /* The method body, run once the caller is allowed. Replies itself, or returns a negative errno with *error

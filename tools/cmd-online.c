@@ -10,11 +10,8 @@
 #include <string.h>
 #include <systemd/sd-bus.h>
 
+#include "bus-api.h"
 #include "size.h"
-
-#define BUS_NAME      "org.placementd1"
-#define BUS_PATH      "/org/placementd1"
-#define BUS_INTERFACE "org.placementd1.Manager"
 
 /* Where the daemon is, for messages. */
 static const char *where(const Ctl *c)
@@ -93,11 +90,11 @@ static int call_failed(const Ctl *o, const char *method, const sd_bus_error *e, 
                 return EXIT_NOT_RUNNING;
         }
         fprintf(stderr, "placementctl: %s: %s\n", method, e && e->message ? e->message : strerror(-r));
-        if (!strcmp(name, "org.placementd1.Error.NoSuchDomain"))
+        if (!strcmp(name, BUS_ERROR_NO_SUCH_DOMAIN))
                 return EXIT_NO_SUCH_DOMAIN;
-        if (!strcmp(name, "org.placementd1.Error.NotPermitted") || !strcmp(name, SD_BUS_ERROR_ACCESS_DENIED))
+        if (!strcmp(name, BUS_ERROR_NOT_PERMITTED) || !strcmp(name, SD_BUS_ERROR_ACCESS_DENIED))
                 return EXIT_DENIED;
-        if (!strcmp(name, "org.placementd1.Error.InvalidArgument"))
+        if (!strcmp(name, BUS_ERROR_INVALID_ARGUMENT))
                 return EXIT_USAGE;
         return EXIT_RUNTIME;
 }
