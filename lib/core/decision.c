@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "decision.h"
 
+#include "string-table.h"
+
 Decision *decision_new(const char *uuid, const char *name)
 {
         Decision *d = g_new0(Decision, 1);
@@ -23,15 +25,12 @@ void decision_free(Decision *d)
         g_free(d);
 }
 
-const char *decision_result_to_string(DecisionResult r)
-{
-        static const char *const names[_DECISION_RESULT_MAX] = {
-            [DECISION_PLACED] = "placed",           [DECISION_OVERCOMMITTED] = "overcommitted",
-            [DECISION_UNPLACEABLE] = "unplaceable", [DECISION_SKIPPED] = "skipped",
-            [DECISION_ADVISORY] = "advisory",       [DECISION_FAILED] = "failed",
-        };
-        return r < _DECISION_RESULT_MAX ? names[r] : NULL;
-}
+static const char *const decision_result_table[_DECISION_RESULT_MAX] = {
+    [DECISION_PLACED] = "placed",           [DECISION_OVERCOMMITTED] = "overcommitted",
+    [DECISION_UNPLACEABLE] = "unplaceable", [DECISION_SKIPPED] = "skipped",
+    [DECISION_ADVISORY] = "advisory",       [DECISION_FAILED] = "failed",
+};
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(decision_result, DecisionResult, _DECISION_RESULT_MAX)
 
 DecisionResult decision_result_from_plan(PlanResult r)
 {

@@ -4,86 +4,43 @@
 #include <errno.h>
 #include <string.h>
 
-static const char *const policy_names[_POLICY_MAX] = {
+#include "string-table.h"
+
+static const char *const policy_kind_table[_POLICY_MAX] = {
     [POLICY_EXPLICIT] = "explicit",
     [POLICY_COMPAT] = "compat",
 };
-static const char *const vcpu_pin_names[_VCPU_PIN_MAX] = {
+DEFINE_STRING_TABLE_LOOKUP(policy_kind, PolicyKind, _POLICY_MAX)
+
+static const char *const vcpu_pin_mode_table[_VCPU_PIN_MAX] = {
     [VCPU_PIN_CORE] = "core",
     [VCPU_PIN_THREAD] = "thread",
     [VCPU_PIN_NODESET] = "nodeset",
 };
-static const char *const emulator_pin_names[_EMULATOR_PIN_MAX] = {
+DEFINE_STRING_TABLE_LOOKUP(vcpu_pin_mode, VcpuPinMode, _VCPU_PIN_MAX)
+
+static const char *const emulator_pin_mode_table[_EMULATOR_PIN_MAX] = {
     [EMULATOR_PIN_SIBLINGS] = "siblings",
     [EMULATOR_PIN_NODESET] = "nodeset",
     [EMULATOR_PIN_NONE] = "none",
 };
-static const char *const result_names[_PLAN_RESULT_MAX] = {
+DEFINE_STRING_TABLE_LOOKUP(emulator_pin_mode, EmulatorPinMode, _EMULATOR_PIN_MAX)
+
+static const char *const plan_result_table[_PLAN_RESULT_MAX] = {
     [PLAN_PLACED] = "placed",
     [PLAN_OVERCOMMITTED] = "overcommitted",
     [PLAN_UNPLACEABLE] = "unplaceable",
     [PLAN_ADOPTED] = "adopted",
 };
+DEFINE_STRING_TABLE_LOOKUP_TO_STRING(plan_result, PlanResult, _PLAN_RESULT_MAX)
 
-static const char *const memory_mode_names[_MEMORY_MODE_MAX] = {
+static const char *const memory_mode_table[_MEMORY_MODE_MAX] = {
     [MEMORY_MODE_STRICT] = "strict",
     [MEMORY_MODE_INTERLEAVE] = "interleave",
     [MEMORY_MODE_PREFERRED] = "preferred",
     [MEMORY_MODE_RESTRICTIVE] = "restrictive",
 };
-
-static int lookup(const char *const *names, int n, const char *s)
-{
-        for (int i = 0; s && i < n; i++)
-                if (strcmp(names[i], s) == 0)
-                        return i;
-        return -EINVAL;
-}
-
-const char *policy_kind_to_string(PolicyKind k)
-{
-        return k < _POLICY_MAX ? policy_names[k] : NULL;
-}
-
-int policy_kind_from_string(const char *s)
-{
-        return lookup(policy_names, _POLICY_MAX, s);
-}
-
-const char *vcpu_pin_mode_to_string(VcpuPinMode m)
-{
-        return m < _VCPU_PIN_MAX ? vcpu_pin_names[m] : NULL;
-}
-
-int vcpu_pin_mode_from_string(const char *s)
-{
-        return lookup(vcpu_pin_names, _VCPU_PIN_MAX, s);
-}
-
-const char *emulator_pin_mode_to_string(EmulatorPinMode m)
-{
-        return m < _EMULATOR_PIN_MAX ? emulator_pin_names[m] : NULL;
-}
-
-int emulator_pin_mode_from_string(const char *s)
-{
-        return lookup(emulator_pin_names, _EMULATOR_PIN_MAX, s);
-}
-
-const char *plan_result_to_string(PlanResult r)
-{
-        return r < _PLAN_RESULT_MAX ? result_names[r] : NULL;
-}
-
-const char *memory_mode_to_string(MemoryMode m)
-{
-        return m < _MEMORY_MODE_MAX ? memory_mode_names[m] : NULL;
-}
-
-int memory_mode_from_string(const char *s)
-{
-        return lookup(memory_mode_names, _MEMORY_MODE_MAX, s);
-}
+DEFINE_STRING_TABLE_LOOKUP(memory_mode, MemoryMode, _MEMORY_MODE_MAX)
 
 void plan_candidate_free(PlanCandidate *c)
 {
