@@ -1,5 +1,6 @@
 #!/bin/bash
-# Sets up what is missing, builds, and runs every test placementd has: unit and in-process libvirt tests
+# Sets up what is missing, builds, and runs every test placementd has: formatting, shellcheck over every
+# shell script, unit and in-process libvirt tests
 # (-Werror build), the same under ASan+UBSan, the unit tests under valgrind, the systemd unit, D-Bus,
 # polkit, placementctl (verb table, -H over ssh), metrics, attacks by local users, Prometheus rules, bash
 # completion, the Debian package, the end-to-end runs against a real libvirtd with QEMU (TCG), CPU-model
@@ -12,7 +13,7 @@ cd "$(dirname "$0")/.." || exit 1
 
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 stages=("$@")
-((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus polkit ctl remote metrics attack rules completion package e2e cpu fuzz)
+((${#stages[@]})) || stages=(format shellcheck unit asan valgrind systemd dbus polkit ctl remote metrics attack rules completion package e2e cpu fuzz)
 passed=0 failed=0 skipped=0 failures=()
 
 stage() {
@@ -64,6 +65,16 @@ run_format() {
         [ -n "$files" ] || files=$(find lib policies daemon tools tests bench -name '*.[ch]')
         # shellcheck disable=SC2086
         clang-format --dry-run --Werror $files
+}
+
+# Every shell script of the project: tests, scripts, CI, the bash completion. A warning is fixed, or
+# silenced at its line with a "# shellcheck disable=SCnnnn # reason" comment.
+run_shellcheck() {
+        local files
+        mapfile -t files < <(git ls-files 'tests/*.sh' 'scripts/*.sh' '.ci/*' 'shell-completion/bash/*')
+        ((${#files[@]})) || return 1
+        echo "shellcheck: ${#files[@]} files"
+        shellcheck -x -P SCRIPTDIR "${files[@]}"
 }
 
 run_unit() {
