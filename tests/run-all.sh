@@ -1,10 +1,9 @@
 #!/bin/bash
 # Sets up what is missing, builds, and runs every test placementd has: formatting, shellcheck over every
-# shell script, unit and in-process libvirt tests
-# (-Werror build), the same under ASan+UBSan, the unit tests under valgrind, the systemd unit, D-Bus,
-# polkit, placementctl (verb table, -H over ssh), metrics, attacks by local users, Prometheus rules, bash
-# completion, the Debian package, the end-to-end runs against a real libvirtd with QEMU (TCG), CPU-model
-# advice, and a bounded fuzzing run (the stage list below).
+# shell script, unit and in-process libvirt tests (-Werror build), the same under ASan+UBSan, the unit tests
+# under valgrind, the systemd unit, D-Bus, polkit, placementctl (verb table, -H over ssh), metrics, attacks
+# by local users, Prometheus rules, bash completion, the Debian package, the end-to-end runs against a real
+# libvirtd with QEMU (TCG), CPU-model advice, and a bounded fuzzing run (the stage list below).
 # Each stage prints Check's summary lines; the script ends with "N passed, N failed, N skipped" and exits
 # non-zero when anything failed. A stage whose script exits 77 (its environment cannot run it) is skipped,
 # not failed. Stages can be picked: tests/run-all.sh unit asan valgrind e2e
