@@ -192,8 +192,8 @@ VERSION=$("$PLACEMENTD" --version | awk '{print $2}')
 # ---- methods, through busctl and gdbus ---------------------------------------------------------------
 run busctl --address="$ADDR" introspect "$NAME" "$OPATH" "$IFACE"
 missing=
-for m in .ListDecisions .GetDecision .GetDecisionsJSON .Explain .Plan .GetHostMap .GetStatus .Replace \
-    .Rebalance .Reload .DecisionChanged .Version .Policy .Apply .Connected .URI .Nodes .Packages .Cores .PUs \
+for m in .ListDecisions .GetDecision .GetDecisionsJSON .Explain .Plan .GetCpuAdviceJSON .GetHostMap .GetStatus \
+    .Replace .Rebalance .Reload .DecisionChanged .Version .Policy .Apply .Connected .URI .Nodes .Packages .Cores .PUs \
     .ThreadsPerCore; do
     grep -q "^\\$m " "$OUT" || missing="$missing $m"
 done
@@ -215,7 +215,8 @@ manager_iface() { # XML file -> one normalised tag a line
 }
 run busctl --address="$ADDR" introspect --xml-interface "$NAME" "$OPATH"
 cp "$OUT" "$TMP/live.xml"
-if manager_iface "$TMP/live.xml" >"$TMP/live.iface" && manager_iface "$ROOT/docs/org.placementd1.xml" >"$TMP/doc.iface"; then
+if manager_iface "$TMP/live.xml" >"$TMP/live.iface" &&
+    manager_iface "$ROOT/docs/org.placementd1.xml" >"$TMP/doc.iface"; then
     # on failure the detail is the drift: lines only in the docs (-) or only in the daemon (+)
     diff -U0 "$TMP/doc.iface" "$TMP/live.iface" | grep '^[-+]<' >"$OUT"
     drift=$((!PIPESTATUS[0] ? 0 : 1))
