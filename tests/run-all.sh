@@ -1,32 +1,54 @@
 #!/bin/bash
-# Sets up what is missing, builds, and runs every test placementd has: unit and in-process libvirt tests
-# (-Werror build), the same under ASan+UBSan, the unit tests under valgrind, the systemd unit, D-Bus,
-# polkit, placementctl (verb table, -H over ssh), metrics, attacks by local users, Prometheus rules, bash
-# completion, the Debian package, the end-to-end runs against a real libvirtd with QEMU (TCG), CPU-model
-# advice, and a bounded fuzzing run (the stage list below).
-# Each stage prints Check's summary lines; the script ends with "N passed, N failed" and exits non-zero
-# when anything failed. Stages can be picked: tests/run-all.sh unit asan valgrind e2e
+# Sets up what is missing, builds, and runs every test placementd has: formatting, shellcheck over every
+# shell script, unit and in-process libvirt tests (-Werror build), the same under ASan+UBSan, the unit tests
+# under valgrind, the systemd unit, D-Bus, polkit, placementctl (verb table, -H over ssh), metrics, attacks
+# by local users, Prometheus rules, bash completion, the Debian package, the end-to-end runs against a real
+# libvirtd with QEMU (TCG), CPU-model advice, and a bounded fuzzing run (the stage list below).
+# Each stage prints Check's summary lines; the script ends with "N passed, N failed, N skipped" and exits
+# non-zero when anything failed. A stage whose script exits 77 (its environment cannot run it) is skipped,
+# not failed. Stages can be picked: tests/run-all.sh unit asan valgrind e2e
 set -uo pipefail
-cd "$(dirname "$0")/.."
+cd "$(dirname "$0")/.." || exit 1
 
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 stages=("$@")
-((${#stages[@]})) || stages=(format unit asan valgrind systemd dbus polkit ctl remote metrics attack rules completion package e2e cpu fuzz)
-passed=0 failed=0 failures=()
+((${#stages[@]})) || stages=(format shellcheck unit asan valgrind systemd dbus polkit ctl remote metrics attack rules completion package e2e cpu fuzz)
+passed=0 failed=0 skipped=0 failures=()
 
 stage() {
         local name=$1
         shift
         echo "=== $name"
         local start=$SECONDS
-        if "$@"; then
+        "$@"
+        local rc=$?
+        if ((rc == 0)); then
                 passed=$((passed + 1))
                 echo "=== $name: ok ($((SECONDS - start)) s)"
+        elif ((rc == 77)); then
+                skipped=$((skipped + 1))
+                echo "=== $name: skipped ($((SECONDS - start)) s)"
         else
                 failed=$((failed + 1))
                 failures+=("$name")
                 echo "=== $name: FAILED ($((SECONDS - start)) s)"
         fi
+}
+
+# For stages of several scripts: "part CMD..." runs each in turn; outcome then returns 1 if one failed,
+# 77 if all of them were skipped (exit 77), else 0.
+part() {
+        "$@"
+        case $? in
+        0) ran=1 ;;
+        77) ;;
+        *) bad=1 ;;
+        esac
+}
+outcome() {
+        ((bad)) && return 1
+        ((ran)) && return 0
+        return 77
 }
 
 setup() { # dir, meson options...
@@ -42,6 +64,16 @@ run_format() {
         [ -n "$files" ] || files=$(find lib policies daemon tools tests bench -name '*.[ch]')
         # shellcheck disable=SC2086
         clang-format --dry-run --Werror $files
+}
+
+# Every shell script of the project: tests, scripts, CI, the bash completion. A warning is fixed, or
+# silenced at its line with a "# shellcheck disable=SCnnnn # reason" comment.
+run_shellcheck() {
+        local files
+        mapfile -t files < <(git ls-files 'tests/*.sh' 'scripts/*.sh' '.ci/*' 'shell-completion/bash/*')
+        ((${#files[@]})) || return 1
+        echo "shellcheck: ${#files[@]} files"
+        shellcheck -x -P SCRIPTDIR "${files[@]}"
 }
 
 run_unit() {
@@ -125,7 +157,10 @@ run_package() {
 run_attack() { # hostile local users: bounded runs of the scripts under tests/attack
         $SUDO bash .ci/install-metrics-deps.sh || return 1
         setup build -Dwerror=true || return 1
-        bash tests/attack/dbus-flood.sh build && bash tests/attack/metrics-slowloris.sh build
+        local bad=0 ran=0
+        part bash tests/attack/dbus-flood.sh build
+        part bash tests/attack/metrics-slowloris.sh build
+        outcome
 }
 
 run_cpu() {
@@ -143,20 +178,20 @@ run_fuzz() {
 # run.sh (the basics), ledger.sh (one scenario per way the record and the host can drift apart; known
 # failures are TAP TODO) and lifecycle.sh (a seeded random walk, LIFECYCLE_STEPS steps; the seed is printed).
 run_e2e() {
-        local rc=0
+        local bad=0 ran=0
         $SUDO bash .ci/install-e2e-deps.sh || return 1
         setup build -Dwerror=true || return 1
-        $SUDO bash tests/e2e/run.sh build || rc=1
-        $SUDO bash tests/e2e/constraints.sh build || rc=1
-        $SUDO bash tests/e2e/ledger.sh build || rc=1
-        $SUDO env STEPS="${LIFECYCLE_STEPS:-40}" bash tests/e2e/lifecycle.sh build || rc=1
-        return "$rc"
+        part $SUDO bash tests/e2e/run.sh build
+        part $SUDO bash tests/e2e/constraints.sh build
+        part $SUDO bash tests/e2e/ledger.sh build
+        part $SUDO env STEPS="${LIFECYCLE_STEPS:-40}" bash tests/e2e/lifecycle.sh build
+        outcome
 }
 
 $SUDO bash .ci/install-deps.sh || { echo "installing dependencies failed"; exit 1; }
 for s in "${stages[@]}"; do
         stage "$s" "run_$s"
 done
-echo "stages: $passed passed, $failed failed${failures:+ (${failures[*]})}"
-echo "$passed passed, $failed failed"
+echo "stages: $passed passed, $failed failed, $skipped skipped${failures:+ (failed: ${failures[*]})}"
+echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))

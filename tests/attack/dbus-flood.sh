@@ -23,7 +23,7 @@ NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 P99_BOUND_MS=100
 PLACE_BOUND_MS=1000
 PASS=0 FAIL=0 N=0
-PD_PID= BUS_PID=
+PD_PID='' BUS_PID=''
 
 ok() { N=$((N + 1)); PASS=$((PASS + 1)); echo "ok $N - $*"; }
 not_ok() { N=$((N + 1)); FAIL=$((FAIL + 1)); echo "not ok $N - $*"; }
@@ -33,7 +33,7 @@ check() { if [ "$2" -eq 0 ]; then ok "$1"; else not_ok "$1"; fi; }
 for tool in dbus-daemon setpriv; do
         command -v "$tool" >/dev/null || { echo "# SKIP: $tool is missing"; exit 77; }
 done
-[ -x "$PLACEMENTD" ] && [ -x "$CLIENT" ] || { echo "not built: $PLACEMENTD $CLIENT" >&2; exit 2; }
+{ [ -x "$PLACEMENTD" ] && [ -x "$CLIENT" ]; } || { echo "not built: $PLACEMENTD $CLIENT" >&2; exit 2; }
 
 TMP=$(mktemp -d /tmp/placementd-flood.XXXXXX) || exit 1
 chmod 755 "$TMP"
@@ -93,6 +93,7 @@ sleep 0.1 # the flood is under way: its first calls are the costliest (each clie
 "${NOBODY[@]}" "$CLIENT" "$ADDR" probe "$((SECONDS_FLOOD - 1))" >"$TMP/probe" 2>&1
 PROBE_RC=$?
 FLOOD_END=${EPOCHREALTIME/./}
+# shellcheck disable=SC2046 # one word per PID: the clients are waited for one by one
 wait $(jobs -p | grep -vx -e "$PD_PID" -e "$BUS_PID") 2>/dev/null
 for ((c = 0; c < CLIENTS; c++)); do echo "# client $c $(cat "$TMP/flood.$c")"; done
 echo "# $(cat "$TMP/probe")"

@@ -22,7 +22,7 @@ TOPOLOGY="synthetic:pack:2 numa:1(memory=16GiB) l3:1 core:2 pu:2"
 P99_BOUND_MS=100
 SCRAPE_BOUND_S=5
 PASS=0 FAIL=0 N=0
-PD_PID= BUS_PID= SLOW_PID=
+PD_PID='' BUS_PID='' SLOW_PID=''
 
 ok() { N=$((N + 1)); PASS=$((PASS + 1)); echo "ok $N - $*"; }
 not_ok() { N=$((N + 1)); FAIL=$((FAIL + 1)); echo "not ok $N - $*"; }
@@ -32,7 +32,7 @@ check() { if [ "$2" -eq 0 ]; then ok "$1"; else not_ok "$1"; fi; }
 for tool in dbus-daemon busctl curl python3; do
         command -v "$tool" >/dev/null || { echo "# SKIP: $tool is missing"; exit 77; }
 done
-[ -x "$PLACEMENTD" ] && [ -x "$CLIENT" ] || { echo "not built: $PLACEMENTD $CLIENT" >&2; exit 2; }
+{ [ -x "$PLACEMENTD" ] && [ -x "$CLIENT" ]; } || { echo "not built: $PLACEMENTD $CLIENT" >&2; exit 2; }
 
 TMP=$(mktemp -d /tmp/placementd-slowloris.XXXXXX) || exit 1
 cleanup() {
@@ -90,7 +90,7 @@ PD_PID=$!
 for ((i = 0; i < 100; i++)); do curl -fsS -o /dev/null "$URL" 2>/dev/null && break; sleep 0.1; done
 curl -fsS -o /dev/null "$URL"
 check "metrics answer before the attack" $?
-FDS_BEFORE=$(ls "/proc/$PD_PID/fd" | wc -l)
+FDS_BEFORE=$(find "/proc/$PD_PID/fd" -mindepth 1 -maxdepth 1 | wc -l)
 LOG_BEFORE=$(wc -l <"$TMP/log")
 
 cpu_ticks() { awk '{print $14 + $15}' "/proc/$PD_PID/stat"; }
@@ -100,7 +100,7 @@ SLOW_PID=$!
 ATTACK_START=${EPOCHREALTIME/./}
 sleep 2 # the clients are connected
 
-FDS=$(ls "/proc/$PD_PID/fd" | wc -l)
+FDS=$(find "/proc/$PD_PID/fd" -mindepth 1 -maxdepth 1 | wc -l)
 RSS=$(awk '/VmRSS/ {print $2}' "/proc/$PD_PID/status")
 echo "# under attack: placementd holds $FDS descriptors (before: $FDS_BEFORE, limit 1024), RSS $RSS KiB"
 

@@ -120,6 +120,7 @@ check "the completion is registered for placementctl" complete -p placementctl
 help_items >"$TMP/items"
 check "the help names verbs and options ($(grep -vc ' ' "$TMP/items") verbs, $(grep -c ' ' "$TMP/items") verb options)" \
         sh -c "grep -qx status '$TMP/items' && grep -qx 'plan --trace' '$TMP/items' && grep -qx 'cpu-advice --connect' '$TMP/items' && grep -qx 'rebalance --json' '$TMP/items'"
+# shellcheck disable=SC2016 # the inner sh expands $(cat), not this one
 check "every verb and option of placementctl --help completes" sh -c 'test -z "$(cat)" || { cat; exit 1; }' \
         < <(missing_from_completion)
 
@@ -172,6 +173,7 @@ dom() { printf "  <domain type='test'><name>%s</name><memory>1048576</memory><vc
         echo "<sockets>1</sockets><cores>2</cores><threads>2</threads></cpu><memory>33554432</memory>"
         dom test
         dom 'web 1'
+        # shellcheck disable=SC2016 # a literal hostile domain name: it must never be expanded
         dom '$(touch pwned)'
         echo "</node>"
 } >"$TMP/host.xml"

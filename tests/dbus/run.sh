@@ -192,13 +192,39 @@ VERSION=$("$PLACEMENTD" --version | awk '{print $2}')
 # ---- methods, through busctl and gdbus ---------------------------------------------------------------
 run busctl --address="$ADDR" introspect "$NAME" "$OPATH" "$IFACE"
 missing=
-for m in .ListDecisions .GetDecision .GetDecisionsJSON .Explain .Plan .GetHostMap .GetStatus .Replace \
-    .Rebalance .Reload .DecisionChanged .Version .Policy .Apply .Connected .URI .Nodes .Packages .Cores .PUs \
+for m in .ListDecisions .GetDecision .GetDecisionsJSON .Explain .Plan .GetCpuAdviceJSON .GetHostMap .GetStatus \
+    .Replace .Rebalance .Reload .DecisionChanged .Version .Policy .Apply .Connected .URI .Nodes .Packages .Cores .PUs \
     .ThreadsPerCore; do
     grep -q "^\\$m " "$OUT" || missing="$missing $m"
 done
 result "introspection lists every method, property and the signal${missing:+ (missing:$missing)}" \
     "$([ -z "$missing" ] && echo 0 || echo 1)"
+
+# The published interface file must be what the daemon exports: methods, arguments, properties, signals
+# and annotations of $IFACE, compared tag by tag (comments, layout and attribute order do not count).
+manager_iface() { # XML file -> one normalised tag a line
+    perl -0777 -ne 's/<!--.*?-->//gs;
+        /<interface\s+name="\Q'"$IFACE"'\E"\s*>(.*?)<\/interface>/s or exit 1;
+        my $b = $1;
+        while ($b =~ /<(\/?)(\w+)([^>]*?)(\/?)>/g) {
+            my ($close, $tag, $self) = ($1, $2, $4);
+            my @attrs = sort($3 =~ /(\w+="[^"]*")/g);
+            print "<$close$tag", (map { " $_" } @attrs), ">\n";
+            print "</$tag>\n" if $self;
+        }' "$1"
+}
+run busctl --address="$ADDR" introspect --xml-interface "$NAME" "$OPATH"
+cp "$OUT" "$TMP/live.xml"
+if manager_iface "$TMP/live.xml" >"$TMP/live.iface" &&
+    manager_iface "$ROOT/docs/org.placementd1.xml" >"$TMP/doc.iface"; then
+    # on failure the detail is the drift: lines only in the docs (-) or only in the daemon (+)
+    diff -U0 "$TMP/doc.iface" "$TMP/live.iface" | grep '^[-+]<' >"$OUT"
+    drift=$((!PIPESTATUS[0] ? 0 : 1))
+else
+    echo "no $IFACE interface in the daemon's or the docs' introspection XML" >"$ERR"
+    drift=2
+fi
+result "docs/org.placementd1.xml describes $IFACE exactly as the daemon exports it" "$drift"
 
 bcall ListDecisions
 result "busctl ListDecisions contains test placed" "$(grep -q '"test" "[0-9a-f-]*" "explicit" "placed"' "$OUT"; echo $?)"

@@ -69,7 +69,7 @@ check "dpkg-buildpackage -us -uc -b builds the package" \
         sh -c "cd '$TMP/placementd' && env $env dpkg-buildpackage -us -uc -b >'$TMP/build.log' 2>&1 ||
                { tail -30 '$TMP/build.log'; exit 1; }"
 build_seconds=$((SECONDS - build_start))
-deb=$(ls "$TMP"/placementd_*.deb 2>/dev/null | head -1)
+deb=$(find "$TMP" -maxdepth 1 -name 'placementd_*.deb' | head -1)
 if [ -z "$deb" ]; then
         echo "package: $passed passed, $((failed + 1)) failed (no .deb)"
         exit 1
