@@ -51,18 +51,6 @@ static void connect_bus(BusService *s);
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
-static int sender_uid(sd_bus_message *msg, uid_t *ret)
-{
-        sd_bus_creds *creds = NULL;
-        int r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT,
-                                          &creds);
-
-        if (r >= 0 && sd_bus_creds_get_euid(creds, ret) < 0)
-                r = sd_bus_creds_get_uid(creds, ret);
-        sd_bus_creds_unref(creds);
-        return r;
-}
-
 /* Spends cost of the sender's tokens; refuses with LimitExceeded when it has too few left. Root is never
  * limited: its uid is asked of the bus once, the first time its bucket runs dry. */
 static int charge_sender(BusService *s, sd_bus_message *msg, unsigned cost, sd_bus_error *error)
@@ -76,7 +64,7 @@ static int charge_sender(BusService *s, sd_bus_message *msg, unsigned cost, sd_b
                 return 0; /* a direct connection, not through a bus: nobody else shares it */
         v = rate_limit_take(s->callers, sender, cost, now);
         if (v == RATE_UNKNOWN) {
-                bool root = sender_uid(msg, &uid) >= 0 && uid == 0;
+                bool root = polkit_sender_uid(msg, &uid) >= 0 && uid == 0;
                 rate_limit_classify(s->callers, sender, root, now);
                 v = rate_limit_take(s->callers, sender, cost, now);
         }

@@ -47,7 +47,7 @@ static void polkit_query_free(void *userdata)
         g_free(q);
 }
 
-static int sender_uid(sd_bus_message *msg, uid_t *ret)
+int polkit_sender_uid(sd_bus_message *msg, uid_t *ret)
 {
         sd_bus_creds *creds = NULL;
         int r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT,
@@ -159,7 +159,7 @@ int polkit_authorize(Polkit *p, sd_bus_message *msg, const char *action, const c
         PolkitQuery *q;
         uid_t uid = (uid_t)-1;
 
-        if (sender_uid(msg, &uid) < 0)
+        if (polkit_sender_uid(msg, &uid) < 0)
                 return sd_bus_error_setf(error, BUS_ERROR_NOT_PERMITTED, "Cannot tell who is asking to %s",
                                          what);
         if (uid == 0)

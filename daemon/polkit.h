@@ -9,6 +9,7 @@
  * arrives. Without polkit on the bus only root is allowed, and the daemon says so once per outage.
  */
 
+#include <sys/types.h>
 #include <systemd/sd-bus.h>
 
 typedef struct Polkit Polkit;
@@ -16,6 +17,9 @@ typedef struct Polkit Polkit;
 /* The method body, run once the caller is allowed. Replies itself, or returns a negative errno with *error
  * set (the reply is then the error). */
 typedef int (*PolkitAllowed)(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+
+/* The (effective) uid of msg's sender, asked of the bus. Returns 0 or a negative errno. */
+int polkit_sender_uid(sd_bus_message *msg, uid_t *ret);
 
 Polkit *polkit_new(void);
 void polkit_free(Polkit *p);

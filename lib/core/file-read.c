@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "file-read.h"
+#include "ret-error.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -7,19 +8,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-static int fail(char **ret_error, int r, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-static int fail(char **ret_error, int r, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (ret_error) {
-                va_start(ap, fmt);
-                *ret_error = g_strdup_vprintf(fmt, ap);
-                va_end(ap);
-        }
-        return r;
-}
 
 char *file_limit_format(size_t max)
 {
@@ -80,25 +68,25 @@ int file_read_bounded(const char *path, size_t max, char **ret, size_t *ret_len,
         fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
         if (fd < 0) {
                 e = errno;
-                return fail(ret_error, -e, "%s", g_strerror(e));
+                return ret_error_set(ret_error, -e, "%s", g_strerror(e));
         }
         if (fstat(fd, &st) < 0) {
                 e = errno;
                 close(fd);
-                return fail(ret_error, -e, "%s", g_strerror(e));
+                return ret_error_set(ret_error, -e, "%s", g_strerror(e));
         }
         if (S_ISDIR(st.st_mode)) {
                 close(fd);
-                return fail(ret_error, -EISDIR, "%s", g_strerror(EISDIR));
+                return ret_error_set(ret_error, -EISDIR, "%s", g_strerror(EISDIR));
         }
         if (!S_ISREG(st.st_mode)) {
                 close(fd);
-                return fail(ret_error, -EINVAL, "%s, not a regular file", file_kind(st.st_mode));
+                return ret_error_set(ret_error, -EINVAL, "%s, not a regular file", file_kind(st.st_mode));
         }
         limit = file_limit_format(max);
         if (st.st_size < 0 || (guint64)st.st_size > max) {
                 close(fd);
-                return fail(ret_error, -EFBIG, "larger than the limit of %s", limit);
+                return ret_error_set(ret_error, -EFBIG, "larger than the limit of %s", limit);
         }
         /* st_size is a hint only (/proc files say 0, files grow): read up to the limit plus one. */
         size = MIN((size_t)st.st_size, max) + 2;
@@ -106,16 +94,16 @@ int file_read_bounded(const char *path, size_t max, char **ret, size_t *ret_len,
         n = read_upto(fd, &buf, &size, max);
         close(fd);
         if (n < 0)
-                return fail(ret_error, (int)n, "%s", g_strerror((int)-n));
+                return ret_error_set(ret_error, (int)n, "%s", g_strerror((int)-n));
         if ((size_t)n > max)
-                return fail(ret_error, -EFBIG, "larger than the limit of %s", limit);
+                return ret_error_set(ret_error, -EFBIG, "larger than the limit of %s", limit);
         buf[n] = '\0';
         nul = memchr(buf, '\0', (size_t)n);
         if (nul) {
                 unsigned line = 1;
                 for (const char *p = buf; p < nul; p++)
                         line += *p == '\n';
-                return fail(ret_error, -EINVAL, "a NUL byte on line %u (not a text file)", line);
+                return ret_error_set(ret_error, -EINVAL, "a NUL byte on line %u (not a text file)", line);
         }
         *ret = g_steal_pointer(&buf);
         if (ret_len)

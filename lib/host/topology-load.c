@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "topology-load.h"
+#include "ret-error.h"
 #include "topology-build.h"
 #include "topology-xml-trial.h"
 #include "topology-xml.h"
@@ -28,19 +29,6 @@ typedef struct PreCore {
         unsigned npus;
         bool orphan; /* not local to any NUMA node */
 } PreCore;
-
-static int fail(char **ret_error, int r, const char *fmt, ...) G_GNUC_PRINTF(3, 4);
-static int fail(char **ret_error, int r, const char *fmt, ...)
-{
-        va_list ap;
-
-        if (ret_error) {
-                va_start(ap, fmt);
-                *ret_error = g_strdup_vprintf(fmt, ap);
-                va_end(ap);
-        }
-        return r;
-}
 
 /*
  * Number of PUs an hwloc synthetic description asks for (the product of its level arities, memory
@@ -107,10 +95,10 @@ static int read_xml(const char *path, char **ret, gsize *ret_len, char **ret_err
         int r = file_read_bounded(path, XML_MAX_BYTES, &buf, &len, &why);
 
         if (r < 0)
-                return fail(ret_error, r, "%s: cannot read hwloc XML: %s%s", path, why,
-                            r == -EFBIG ? ", not a topology" : "");
+                return ret_error_set(ret_error, r, "%s: cannot read hwloc XML: %s%s", path, why,
+                                     r == -EFBIG ? ", not a topology" : "");
         if (len == 0)
-                return fail(ret_error, -EINVAL, "%s: invalid hwloc XML: the file is empty", path);
+                return ret_error_set(ret_error, -EINVAL, "%s: invalid hwloc XML: the file is empty", path);
         *ret = g_steal_pointer(&buf);
         *ret_len = len;
         return 0;
@@ -145,10 +133,10 @@ static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached,
         int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
 
         if (n <= 0)
-                return fail(ret_error, -ENODEV, "%s: hwloc reports no NUMA node", t->source);
+                return ret_error_set(ret_error, -ENODEV, "%s: hwloc reports no NUMA node", t->source);
         if ((unsigned)n > TOPOLOGY_NODES_MAX)
-                return fail(ret_error, -E2BIG, "%s: %d NUMA nodes, more than the %u supported", t->source, n,
-                            TOPOLOGY_NODES_MAX);
+                return ret_error_set(ret_error, -E2BIG, "%s: %d NUMA nodes, more than the %u supported",
+                                     t->source, n, TOPOLOGY_NODES_MAX);
         t->nodes = g_new0(TopoNode, n);
         t->nnodes = (unsigned)n;
         for (unsigned i = 0; i < t->nnodes; i++) {
@@ -158,13 +146,15 @@ static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached,
 
                 node->cpus = cpuset_new();
                 if (obj->os_index == HWLOC_UNKNOWN_INDEX)
-                        return fail(ret_error, -EINVAL, "%s: NUMA node L#%u has no OS index", t->source, i);
+                        return ret_error_set(ret_error, -EINVAL, "%s: NUMA node L#%u has no OS index",
+                                             t->source, i);
                 if (obj->os_index > CPUSET_MAX)
-                        return fail(ret_error, -ERANGE, "%s: NUMA node %u: OS index above the %u supported",
-                                    t->source, obj->os_index, CPUSET_MAX);
+                        return ret_error_set(ret_error, -ERANGE,
+                                             "%s: NUMA node %u: OS index above the %u supported", t->source,
+                                             obj->os_index, CPUSET_MAX);
                 if (cpuset_has(seen, obj->os_index))
-                        return fail(ret_error, -EINVAL, "%s: two NUMA nodes have OS index %u", t->source,
-                                    obj->os_index);
+                        return ret_error_set(ret_error, -EINVAL, "%s: two NUMA nodes have OS index %u",
+                                             t->source, obj->os_index);
                 cpuset_add(seen, obj->os_index);
                 node->os_index = obj->os_index;
                 node->memory = obj->attr->numanode.local_memory;
@@ -219,13 +209,15 @@ static int collect_pus(Topology *t, hwloc_topology_t topo, GHashTable *attached,
                 unsigned k;
 
                 if (os == HWLOC_UNKNOWN_INDEX)
-                        return fail(ret_error, -EINVAL, "%s: PU L#%u has no OS index", t->source,
-                                    obj->logical_index);
+                        return ret_error_set(ret_error, -EINVAL, "%s: PU L#%u has no OS index", t->source,
+                                             obj->logical_index);
                 if (os > CPUSET_MAX)
-                        return fail(ret_error, -ERANGE, "%s: PU %u: OS index above the %u supported",
-                                    t->source, os, CPUSET_MAX);
+                        return ret_error_set(ret_error, -ERANGE,
+                                             "%s: PU %u: OS index above the %u supported", t->source, os,
+                                             CPUSET_MAX);
                 if (cpuset_has(seen, os))
-                        return fail(ret_error, -EINVAL, "%s: two PUs have OS index %u", t->source, os);
+                        return ret_error_set(ret_error, -EINVAL, "%s: two PUs have OS index %u", t->source,
+                                             os);
                 cpuset_add(seen, os);
                 if (allowed && !hwloc_bitmap_isset(allowed, os)) {
                         cpuset_add(disallowed, os);
@@ -293,8 +285,8 @@ static int collect_pus(Topology *t, hwloc_topology_t topo, GHashTable *attached,
                               t->nodes[0].os_index);
         }
         if (n == 0)
-                return fail(ret_error, -ENODEV, "%s: no usable CPU (%u offline, %u not allowed)", t->source,
-                            cpuset_count(offline), cpuset_count(disallowed));
+                return ret_error_set(ret_error, -ENODEV, "%s: no usable CPU (%u offline, %u not allowed)",
+                                     t->source, cpuset_count(offline), cpuset_count(disallowed));
         *ret_npus = n;
         return 0;
 }
@@ -464,10 +456,10 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
 
         nall = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_PU);
         if (nall <= 0)
-                return fail(ret_error, -ENODEV, "%s: hwloc reports no PU", source);
+                return ret_error_set(ret_error, -ENODEV, "%s: hwloc reports no PU", source);
         if ((unsigned)nall > CPUSET_MAX)
-                return fail(ret_error, -E2BIG, "%s: %d PUs, more than the %u supported", source, nall,
-                            CPUSET_MAX);
+                return ret_error_set(ret_error, -E2BIG, "%s: %d PUs, more than the %u supported", source,
+                                     nall, CPUSET_MAX);
         pu_os = g_new(unsigned, nall);
         pu_pre = g_new(unsigned, nall);
         r = collect_pus(t, topo, attached, pre, pu_os, pu_pre, &npus, ret_error);
@@ -542,7 +534,7 @@ int topology_load(const char *source, Topology **ret, char **ret_error)
         int r, e;
 
         if (!source || !*source)
-                return fail(
+                return ret_error_set(
                     ret_error, -EINVAL,
                     "empty topology source: expected \"host\", \"synthetic:DESC\" or an hwloc XML file");
         if (g_str_has_prefix(source, SYNTHETIC_PREFIX)) {
@@ -550,16 +542,17 @@ int topology_load(const char *source, Topology **ret, char **ret_error)
 
                 desc = source + strlen(SYNTHETIC_PREFIX);
                 if (!*desc)
-                        return fail(ret_error, -EINVAL, "%s: empty hwloc synthetic description", source);
+                        return ret_error_set(ret_error, -EINVAL, "%s: empty hwloc synthetic description",
+                                             source);
                 n = synthetic_count_pus(desc);
                 if (n == UINT64_MAX)
-                        return fail(ret_error, -E2BIG,
-                                    "%s: describes too many PUs, more than the %u supported", source,
-                                    CPUSET_MAX);
+                        return ret_error_set(ret_error, -E2BIG,
+                                             "%s: describes too many PUs, more than the %u supported",
+                                             source, CPUSET_MAX);
                 if (n > CPUSET_MAX)
-                        return fail(ret_error, -E2BIG,
-                                    "%s: describes %" PRIu64 " PUs, more than the %u supported", source, n,
-                                    CPUSET_MAX);
+                        return ret_error_set(ret_error, -E2BIG,
+                                             "%s: describes %" PRIu64 " PUs, more than the %u supported",
+                                             source, n, CPUSET_MAX);
         } else if (!g_str_equal(source, "host")) {
                 g_autofree char *why = NULL;
                 r = read_xml(source, &xml, &xml_len, ret_error);
@@ -567,40 +560,43 @@ int topology_load(const char *source, Topology **ret, char **ret_error)
                         return r;
                 r = topology_xml_precheck(xml, xml_len, &why);
                 if (r == -EPROTONOSUPPORT)
-                        return fail(ret_error, r, "%s: %s", source, why);
+                        return ret_error_set(ret_error, r, "%s: %s", source, why);
                 if (r < 0)
-                        return fail(ret_error, r, "%s: invalid hwloc XML: %s", source, why);
+                        return ret_error_set(ret_error, r, "%s: invalid hwloc XML: %s", source, why);
                 g_clear_pointer(&why, g_free);
                 r = topology_xml_trial_load(xml, xml_len, source, &why);
                 if (r < 0)
-                        return fail(ret_error, r, "%s", why);
+                        return ret_error_set(ret_error, r, "%s", why);
         }
 
         if (hwloc_topology_init(&topo) < 0)
-                return fail(ret_error, -ENOMEM, "%s: cannot initialize hwloc", source);
+                return ret_error_set(ret_error, -ENOMEM, "%s: cannot initialize hwloc", source);
         /* Keep disallowed PUs so that what gets excluded can be told; they are filtered here. */
         hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
         /* An explicit backend also keeps HWLOC_XMLFILE / HWLOC_SYNTHETIC from replacing the source. */
         if (desc) {
                 if (hwloc_topology_set_synthetic(topo, desc) < 0)
-                        return fail(ret_error, -EINVAL, "%s: invalid hwloc synthetic description", source);
+                        return ret_error_set(ret_error, -EINVAL, "%s: invalid hwloc synthetic description",
+                                             source);
         } else if (xml) {
                 errno = 0;
                 if (hwloc_topology_set_xmlbuffer(topo, xml, (int)xml_len + 1) < 0) {
                         e = errno > 0 ? errno : EINVAL;
-                        return fail(ret_error, -e, "%s: invalid hwloc XML: %s", source, g_strerror(e));
+                        return ret_error_set(ret_error, -e, "%s: invalid hwloc XML: %s", source,
+                                             g_strerror(e));
                 }
         }
         errno = 0;
         if (hwloc_topology_load(topo) < 0) {
                 e = errno > 0 ? errno : EINVAL;
                 if (desc)
-                        return fail(ret_error, -e, "%s: invalid hwloc synthetic description: %s", source,
-                                    g_strerror(e));
+                        return ret_error_set(ret_error, -e, "%s: invalid hwloc synthetic description: %s",
+                                             source, g_strerror(e));
                 if (xml)
-                        return fail(ret_error, -e, "%s: invalid hwloc XML: %s", source, g_strerror(e));
-                return fail(ret_error, -e, "%s: hwloc cannot discover this machine: %s", source,
-                            g_strerror(e));
+                        return ret_error_set(ret_error, -e, "%s: invalid hwloc XML: %s", source,
+                                             g_strerror(e));
+                return ret_error_set(ret_error, -e, "%s: hwloc cannot discover this machine: %s", source,
+                                     g_strerror(e));
         }
         return topology_build(source, topo, xml, ret, ret_error);
 }
