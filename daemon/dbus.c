@@ -26,6 +26,7 @@
 #define CALLER_RATE             5u
 #define CALLER_BURST            20u
 #define CALLER_SENDERS          1024u
+#define CALLER_UID_CACHE        4096u
 #define CALLER_VCPUS_PER_COST   256u
 #define CALLER_DOMAINS_PER_COST 100u
 
@@ -42,6 +43,7 @@ struct BusService {
         Polkit *polkit;
         sd_bus_slot *slot;
         RateLimit *callers;
+        GHashTable *sender_uids; /* unique name -> uid + 1 (0: the bus would not say) */
         struct event *retry;
         unsigned backoff_sec;
         bool was_connected;
@@ -51,29 +53,60 @@ static void connect_bus(BusService *s);
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
-/* Spends cost of the sender's tokens; refuses with LimitExceeded when it has too few left. Root is never
- * limited: its uid is asked of the bus once, the first time its bucket runs dry. */
+/* The uid of a sender, asked of the bus once per connection: unique names are never reused on a bus, so
+ * the answer is kept in a bounded cache (emptied when full). Returns 0, or -ENXIO when the bus would not
+ * say. */
+static int caller_uid(BusService *s, sd_bus_message *msg, const char *sender, uid_t *ret)
+{
+        gpointer v;
+        uid_t uid;
+
+        if (!g_hash_table_lookup_extended(s->sender_uids, sender, NULL, &v)) {
+                v = GUINT_TO_POINTER(polkit_sender_uid(msg, &uid) >= 0 ? (guint)uid + 1u : 0u);
+                if (g_hash_table_size(s->sender_uids) >= CALLER_UID_CACHE)
+                        g_hash_table_remove_all(s->sender_uids);
+                g_hash_table_insert(s->sender_uids, g_strdup(sender), v);
+        }
+        if (GPOINTER_TO_UINT(v) == 0)
+                return -ENXIO;
+        *ret = (uid_t)(GPOINTER_TO_UINT(v) - 1u);
+        return 0;
+}
+
+/*
+ * Spends cost of the caller's tokens; refuses with LimitExceeded when it has too few left. The account is
+ * the caller's user, as dbus-broker accounts per user: every connection of one uid draws on one bucket, so
+ * opening more connections buys no more calls (a sender the bus will not name is its own account). Root is
+ * never limited.
+ */
 static int charge_sender(BusService *s, sd_bus_message *msg, unsigned cost, sd_bus_error *error)
 {
         const char *sender = sd_bus_message_get_sender(msg);
         uint64_t now = g_get_monotonic_time();
+        char key[32];
+        const char *account = sender;
         RateVerdict v;
         uid_t uid;
 
         if (!sender)
                 return 0; /* a direct connection, not through a bus: nobody else shares it */
-        v = rate_limit_take(s->callers, sender, cost, now);
+        if (caller_uid(s, msg, sender, &uid) == 0) {
+                if (uid == 0)
+                        return 0;
+                g_snprintf(key, sizeof(key), "uid %u", (unsigned)uid);
+                account = key;
+        }
+        v = rate_limit_take(s->callers, account, cost, now);
         if (v == RATE_UNKNOWN) {
-                bool root = polkit_sender_uid(msg, &uid) >= 0 && uid == 0;
-                rate_limit_classify(s->callers, sender, root, now);
-                v = rate_limit_take(s->callers, sender, cost, now);
+                rate_limit_classify(s->callers, account, false, now);
+                v = rate_limit_take(s->callers, account, cost, now);
         }
         if (v == RATE_PASS)
                 return 0;
         return sd_bus_error_setf(
             error, BUS_ERROR_LIMIT_EXCEEDED,
-            "Too many calls from %s: %u tokens at once and %u per second, %u for this call", sender,
-            CALLER_BURST, CALLER_RATE, MIN(cost, CALLER_BURST));
+            "Too many calls from %s (%s): %u tokens at once and %u per second, %u for this call", sender,
+            account, CALLER_BURST, CALLER_RATE, MIN(cost, CALLER_BURST));
 }
 
 /* The cost of a call that lists every domain. */
@@ -661,6 +694,7 @@ BusService *bus_service_new(struct event_base *base, Manager *m, const StatsCach
         s->userdata = userdata;
         s->backoff_sec = 1;
         s->callers = rate_limit_new(CALLER_RATE, CALLER_BURST, CALLER_SENDERS);
+        s->sender_uids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         s->retry = evtimer_new(base, on_retry, s);
         s->polkit = polkit_new();
         connect_bus(s);
@@ -675,6 +709,7 @@ void bus_service_free(BusService *s)
         event_free(s->retry);
         polkit_free(s->polkit);
         rate_limit_free(s->callers);
+        g_hash_table_unref(s->sender_uids);
         g_free(s->address);
         g_free(s);
 }

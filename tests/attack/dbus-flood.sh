@@ -19,6 +19,7 @@ CLIENT=$BUILD/tests/bus-client
 SECONDS_FLOOD=${ATTACK_SECONDS:-5}
 CLIENTS=4
 TOPOLOGY="synthetic:pack:2 numa:1(memory=16GiB) l3:1 core:2 pu:2"
+DAEMON_USER=(setpriv --reuid=daemon --regid=daemon --clear-groups)
 NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 P99_BOUND_MS=100
 PLACE_BOUND_MS=1000
@@ -125,6 +126,17 @@ check "the flood is refused with org.placementd1.Error.LimitExceeded" $?
 echo "# root $(cat "$TMP/flood.root")"
 grep -q " 0 refused" "$TMP/flood.root"
 check "root is not limited" $?
+# One user, many connections: each busctl call is a new connection with a new unique name, and all of them
+# draw on the user's one account (20 tokens at once, 5 a second), so new connections buy no more calls.
+refused=0
+for ((i = 0; i < 40; i++)); do
+        "${DAEMON_USER[@]}" busctl --address="$ADDR" call org.placementd1 /org/placementd1 \
+                org.placementd1.Manager ListDecisions >/dev/null 2>"$TMP/busctl.err" ||
+                { grep -q "Too many calls" "$TMP/busctl.err" && refused=$((refused + 1)); }
+done
+echo "# 40 ListDecisions from user daemon, each on its own connection: $refused refused"
+((refused >= 10))
+check "connections of one user share one account ($refused of 40 refused)" $?
 kill -0 "$PD_PID" 2>/dev/null
 check "placementd is alive" $?
 echo "# placementd RSS: $(awk '/VmRSS/ {print $2, $3}' "/proc/$PD_PID/status" 2>/dev/null || echo gone)"
