@@ -10,7 +10,7 @@ SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 $SUDO bash .ci/install-deps.sh
 [ -f build/build.ninja ] || meson setup build >/dev/null
 ninja -C build >/dev/null
-exec ./build/daemon/placementd --config=/dev/null --log-level=warning \
+exec ./build/daemon/placementd --config=conf/placementd.conf --log-level=warning \
         --connect="test://$PWD/docs/examples/test-host.xml" \
         --topology="synthetic:pack:2 numa:1(memory=16GiB) l3:1 core:2 pu:2" \
         --demo=docs/examples/workload.trace "$@"

@@ -12,7 +12,7 @@ cd "$(dirname "$0")/.." || exit 1
 
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 stages=("$@")
-((${#stages[@]})) || stages=(format shellcheck unit asan valgrind systemd dbus polkit ctl remote metrics attack rules completion package e2e cpu fuzz)
+((${#stages[@]})) || stages=(format shellcheck unit demo asan valgrind systemd dbus polkit ctl remote metrics attack rules completion package e2e cpu fuzz)
 passed=0 failed=0 skipped=0 failures=()
 
 stage() {
@@ -94,6 +94,14 @@ run_valgrind() {
         meson test -C build --no-rebuild -v --setup valgrind --suite unit 2>&1 |
                 grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|==[0-9]+=="
         return "${PIPESTATUS[0]}"
+}
+
+# README's first command: the daemon places the example workload on the test driver and prints the map.
+run_demo() {
+        local out
+        out=$(bash scripts/demo.sh 2>&1) || { printf '%s\n' "$out" | tail -20; return 1; }
+        printf '%s\n' "$out" | tail -3
+        grep -q '^legend:' <<<"$out"
 }
 
 run_systemd() {
