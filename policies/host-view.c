@@ -94,7 +94,8 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
                         v->node_usable_cores[core->node]++;
         }
         for (unsigned n = 0; n < t->nnodes; n++) {
-                uint64_t used = ledger_node_memory(l, n) + params->memory_reserve;
+                uint64_t held = ledger_node_memory(l, n), reserve = params->memory_reserve;
+                uint64_t used = held > UINT64_MAX - reserve ? UINT64_MAX : held + reserve;
                 v->node_free_memory[n] = t->nodes[n].memory > used ? t->nodes[n].memory - used : 0;
                 if (!v->node_allowed[n])
                         v->node_free_memory[n] = 0;

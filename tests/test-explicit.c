@@ -209,6 +209,20 @@ START_TEST(test_all_cpus_reserved)
 }
 END_TEST
 
+START_TEST(test_huge_reserve)
+{
+        /* MemoryReserve= near 2^64 leaves no memory, even beside memory domains hold (no wrap-around). */
+        g_autoptr(Topology) t = host_2x16x2();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+
+        ck_assert_int_eq(test_place(t, l, &p, "a", 2, GiB)->result, PLAN_PLACED);
+        p.memory_reserve = UINT64_MAX;
+        const Plan *plan = test_place(t, l, &p, "b", 2, GiB);
+        ck_assert_msg(plan->result == PLAN_UNPLACEABLE, "%s", plan->reason);
+}
+END_TEST
+
 START_TEST(test_overcommit)
 {
         g_autoptr(Topology) t = host_2x16x2();
@@ -356,6 +370,7 @@ static Suite *explicit_suite(void)
         tcase_add_test(tc, test_emulator_never_on_other_domains);
         tcase_add_test(tc, test_reserved_cpus_and_memory);
         tcase_add_test(tc, test_all_cpus_reserved);
+        tcase_add_test(tc, test_huge_reserve);
         tcase_add_test(tc, test_overcommit);
         tcase_add_test(tc, test_overcommit_does_not_stack_itself);
         tcase_add_test(tc, test_overcommit_full_host_stays_near);
