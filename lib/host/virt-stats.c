@@ -20,6 +20,41 @@ static uint64_t ull(const virTypedParameter *p)
         }
 }
 
+void domain_cpu_stats_free(DomainCpuStats *s)
+{
+        if (!s)
+                return;
+        g_free(s->vcpu_time_ns);
+        g_free(s);
+}
+
+/* vcpu.N.time: N into *ret_index. */
+static bool vcpu_time_field(const char *field, unsigned *ret_index)
+{
+        guint64 n;
+        const char *dot;
+        g_autofree char *digits = NULL;
+
+        if (!g_str_has_prefix(field, "vcpu.") || !g_str_has_suffix(field, ".time"))
+                return false;
+        dot = strchr(field + 5, '.');
+        digits = g_strndup(field + 5, (gsize)(dot - (field + 5)));
+        if (!g_ascii_string_to_unsigned(digits, 10, 0, VIRT_STATS_MAX_VCPUS - 1, &n, NULL))
+                return false;
+        *ret_index = (unsigned)n;
+        return true;
+}
+
+static void add_vcpu_time(DomainCpuStats *s, unsigned index, uint64_t ns)
+{
+        if (index >= s->nvcpu_times) {
+                s->vcpu_time_ns = g_renew(uint64_t, s->vcpu_time_ns, index + 1);
+                memset(s->vcpu_time_ns + s->nvcpu_times, 0, sizeof(uint64_t) * (index + 1 - s->nvcpu_times));
+                s->nvcpu_times = index + 1;
+        }
+        s->vcpu_time_ns[index] = ns;
+}
+
 int virt_cpu_stats_all(virConnectPtr conn, GHashTable **ret, char **ret_error)
 {
         virDomainStatsRecordPtr *records = NULL;
@@ -36,7 +71,8 @@ int virt_cpu_stats_all(virConnectPtr conn, GHashTable **ret, char **ret_error)
                                                      e && e->message ? e->message : "unknown libvirt error");
                 return unsupported ? -ENOTSUP : -EIO;
         }
-        table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        table =
+            g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)domain_cpu_stats_free);
         for (int i = 0; i < n; i++) {
                 DomainCpuStats *s = g_new0(DomainCpuStats, 1);
                 char uuid[VIR_UUID_STRING_BUFLEN];
@@ -51,14 +87,19 @@ int virt_cpu_stats_all(virConnectPtr conn, GHashTable **ret, char **ret_error)
                                 s->system_ns = ull(p);
                         else if (strcmp(p->field, "vcpu.current") == 0)
                                 s->nvcpus = (unsigned)ull(p);
-                        else if (g_str_has_prefix(p->field, "vcpu.") && g_str_has_suffix(p->field, ".time"))
+                        else if (g_str_has_prefix(p->field, "vcpu.") &&
+                                 g_str_has_suffix(p->field, ".time")) {
+                                unsigned index;
                                 s->vcpu_ns += ull(p);
+                                if (vcpu_time_field(p->field, &index))
+                                        add_vcpu_time(s, index, ull(p));
+                        }
                 }
                 s->host_ns = s->total_ns > s->vcpu_ns ? s->total_ns - s->vcpu_ns : 0;
                 if (virDomainGetUUIDString(records[i]->dom, uuid) == 0)
                         g_hash_table_replace(table, g_strdup(uuid), s);
                 else
-                        g_free(s);
+                        domain_cpu_stats_free(s);
         }
         virDomainStatsRecordListFree(records);
         *ret = table;
