@@ -1,14 +1,13 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "load-monitor.h"
 
-#include <string.h>
-
 /* One domain: its smoothed load and the counters of the last sample. */
 typedef struct LoadEntry {
         DomainLoad *load;
         uint64_t when_usec;
         unsigned nvcpus;
-        uint64_t *vcpu_ns; /* [nvcpus] */
+        uint64_t *vcpu_ns;   /* [nvcpus] ran */
+        uint64_t *vcpu_wait; /* [nvcpus] ready but waiting for a host CPU */
         uint64_t host_ns;
         uint64_t generation; /* the last sample that held it */
 } LoadEntry;
@@ -22,6 +21,7 @@ static void load_entry_free(LoadEntry *e)
 {
         domain_load_free(e->load);
         g_free(e->vcpu_ns);
+        g_free(e->vcpu_wait);
         g_free(e);
 }
 
@@ -59,17 +59,25 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
         if (comparable) {
                 uint64_t elapsed_ns = (now_usec - e->when_usec) * 1000;
                 g_autofree double *busy = g_new(double, n);
+                /* what it ran plus what it waited to run: a vCPU that shares a CPU with another busy one
+                 * runs half the time but wants all of it */
                 for (unsigned i = 0; i < n; i++)
-                        busy[i] = load_fraction(e->vcpu_ns[i], s->vcpu_time_ns[i], elapsed_ns);
+                        busy[i] =
+                            load_fraction(e->vcpu_ns[i], s->vcpu_time_ns[i], elapsed_ns) +
+                            (s->vcpu_wait_ns ? load_fraction(e->vcpu_wait[i], s->vcpu_wait_ns[i], elapsed_ns)
+                                             : 0);
                 domain_load_update(e->load, busy, n, load_fraction(e->host_ns, s->host_ns, elapsed_ns),
                                    (double)elapsed_ns / 1e9, LOAD_HALF_LIFE_SEC, NULL);
         }
         if (e->nvcpus != n) {
                 e->vcpu_ns = g_renew(uint64_t, e->vcpu_ns, MAX(n, 1));
+                e->vcpu_wait = g_renew(uint64_t, e->vcpu_wait, MAX(n, 1));
                 e->nvcpus = n;
         }
-        if (n)
-                memcpy(e->vcpu_ns, s->vcpu_time_ns, sizeof(uint64_t) * n);
+        for (unsigned i = 0; i < n; i++) {
+                e->vcpu_ns[i] = s->vcpu_time_ns[i];
+                e->vcpu_wait[i] = s->vcpu_wait_ns ? s->vcpu_wait_ns[i] : 0;
+        }
         e->host_ns = s->host_ns;
         e->when_usec = now_usec;
         return load_class(e->load) != before;

@@ -69,12 +69,30 @@ START_TEST(test_hotplug_restarts_counters)
 }
 END_TEST
 
+START_TEST(test_waiting_counts_as_busy)
+{
+        /* two busy vCPUs time-sharing one CPU: each ran half the second and waited the other half */
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t zero[] = {0}, half[] = {500000000};
+        g_autoptr(GHashTable) s0 = sample("u", 1, zero, 0);
+        g_autoptr(GHashTable) s1 = sample("u", 1, half, 0);
+        DomainCpuStats *st0 = g_hash_table_lookup(s0, "u"), *st1 = g_hash_table_lookup(s1, "u");
+
+        st0->vcpu_wait_ns = g_memdup2(zero, sizeof(zero));
+        st1->vcpu_wait_ns = g_memdup2(half, sizeof(half));
+        load_monitor_update(lm, s0, 1000000);
+        load_monitor_update(lm, s1, 2000000);
+        ck_assert(NEAR(load_monitor_lookup(lm, "u")->vcpu_busy[0], 1.0));
+}
+END_TEST
+
 static Suite *load_monitor_suite(void)
 {
         Suite *s = suite_create("load monitor");
         TCase *tc = tcase_create("samples");
         tcase_add_test(tc, test_two_samples_make_a_load);
         tcase_add_test(tc, test_hotplug_restarts_counters);
+        tcase_add_test(tc, test_waiting_counts_as_busy);
         suite_add_tcase(s, tc);
         return s;
 }
