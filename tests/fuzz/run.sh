@@ -5,6 +5,8 @@
 #   tests/fuzz/run.sh --regress              replay tests/fuzz/corpus/<name>/* and
 #                                            tests/fuzz/regressions/<name>-* once through each target
 # The build goes to $FUZZ_BUILD_DIR (default build-fuzz); crash inputs are kept in its artifacts/.
+# Fuzzing starts from libFuzzer's seed $FUZZ_SEED (default: a random one); the seed is printed first, and
+# the same seed with the same corpus repeats the same inputs.
 # Prints "fuzz <name>: ok (...)" or the crash per target, then "fuzz: N passed, M failed"; exits
 # non-zero when a target failed.
 set -uo pipefail
@@ -43,6 +45,8 @@ work=$(mktemp -d /tmp/placementd-fuzz.XXXXXX)
 trap 'rm -rf "$work"' EXIT
 mkdir -p "$out/artifacts"
 common=(-timeout=10 -rss_limit_mb=2048)
+seed=${FUZZ_SEED:-$(((RANDOM << 15 | RANDOM) + 1))}
+[ "$mode" = regress ] || echo "fuzz: seed $seed (FUZZ_SEED=$seed repeats this run)"
 
 # Prints the sanitizer, libFuzzer or fuzz check report of a log (at most $2 lines), indented.
 report() {
@@ -85,7 +89,7 @@ for src in "$here"/fuzz-*.c; do
 
         mkdir -p "$work/$name"
         [ ${#seeds[@]} -eq 0 ] || cp "${seeds[@]}" "$work/$name/"
-        "$out/$target" "${common[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+        "$out/$target" "${common[@]}" -seed="$seed" -max_total_time="$seconds" -print_final_stats=1 \
                 -artifact_prefix="$out/artifacts/$name-" "$work/$name" >"$log" 2>&1
         rc=$?
         if [ $rc -eq 0 ]; then
