@@ -35,7 +35,7 @@ golden() {
         fi
 }
 
-tap_begin
+tap_begin '' # no summary line: meson reads TAP
 [[ -z ${UPDATE_GOLDEN:-} ]] || mkdir -p "$here/explain"
 while IFS='|' read -r name topology trace config explain; do
         name=$(trim "$name")

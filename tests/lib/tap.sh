@@ -12,6 +12,7 @@
 #   ok DESC / not_ok DESC       one result; while TAP_TODO holds a reason they are "# TODO" (TODO, BONUS)
 #   check DESC CMD...           ok when CMD succeeds (TAP_CAPTURE=1: its output is shown only on failure)
 #   result DESC STATUS          ok when STATUS is 0; else not ok with the last `run`'s RC, $OUT and $ERR
+#                               (when the suite set them)
 #   expect DESC EXPECTED ACTUAL exact comparison of (multi-line) text
 #   must DESC CMD...            a step without which the rest is meaningless: its failure ends the run
 #   diag TEXT...                one "# " line per line of TEXT
@@ -20,9 +21,9 @@
 #   tap_build [DIR]             BUILD (absolute; default build, relative to the cwd or ROOT), PLACEMENTD,
 #                               PLACEMENTCTL
 #   tap_tmpdir NAME [KEEP]      TAP_TMP, a fresh directory removed at exit unless KEEP is non-empty (or
-#                               TAP_KEEP_FAILED=1 and the suite failed); OUT, ERR and RC for `run`
-#   run CMD...                  CMD with a time limit (RUN_TIMEOUT, default 30 s): stdout in $OUT, stderr in
-#                               $ERR, exit status in $RC (and returned)
+#                               TAP_KEEP_FAILED=1 and the suite failed)
+#   run CMD...                  CMD with a time limit (RUN_TIMEOUT, default 30 s): stdout in the file $OUT,
+#                               stderr in $ERR (the suite sets both), exit status in $RC (and returned)
 #   wait_for SECONDS CMD...     poll CMD every 0.1 s until it succeeds
 #   pid_alive PID / stop_pid PID [SIGNAL]   a live process (not a zombie); stop one, reaped, KILL after 5 s
 #   free_port                   a free TCP port on 127.0.0.1, asked of the kernel
@@ -52,32 +53,29 @@ PD_PID=
 PD_LOG=
 BUS_PID=
 BUS_ADDR=
-OUT=/dev/null ERR=/dev/null RC=0
+OUT='' ERR='' RC=0
 
 elapsed() { local ms=$((($(date +%s%N) - T0) / 1000000)); printf '%d.%03d' $((ms / 1000)) $((ms % 1000)); }
 diag() { printf '%s\n' "$@" | sed 's/^/# /'; }
 
 # TAP TODO: while TAP_TODO is set (to the reason), checks are reported with "# TODO $TAP_TODO": a failure
 # counts in TODO (not FAIL), a pass in BONUS (a known failure that no longer fails: take it off the list).
-ok() {
+ok() { _tap_line 1 "$@"; }
+not_ok() { _tap_line 0 "$@"; }
+_tap_line() { # PASSED DESC...
+    local passed=$1 word=ok todo=
+    shift
     N=$((N + 1))
+    ((passed)) || word="not ok"
     if [ -n "$TAP_TODO" ]; then
-        BONUS=$((BONUS + 1))
-        echo "ok $N - $* # TODO $TAP_TODO"
-    else
+        todo=" # TODO $TAP_TODO"
+        if ((passed)); then BONUS=$((BONUS + 1)); else TODO=$((TODO + 1)); fi
+    elif ((passed)); then
         PASS=$((PASS + 1))
-        echo "ok $N - $*"
-    fi
-}
-not_ok() {
-    N=$((N + 1))
-    if [ -n "$TAP_TODO" ]; then
-        TODO=$((TODO + 1))
-        echo "not ok $N - $* # TODO $TAP_TODO"
     else
         FAIL=$((FAIL + 1))
-        echo "not ok $N - $*"
     fi
+    echo "$word $N - $*$todo"
 }
 
 check() {
@@ -102,8 +100,8 @@ result() {
         ok "$1"
     else
         not_ok "$1"
-        echo "#   rc=$RC stdout: $(head -c 600 "$OUT" 2>/dev/null | tr '\n' ';')"
-        echo "#   stderr: $(tail -c 600 "$ERR" 2>/dev/null | tr '\n' ';')"
+        [ -z "$OUT" ] || echo "#   rc=$RC stdout: $(head -c 600 "$OUT" 2>/dev/null | tr '\n' ';')"
+        [ -z "$ERR" ] || echo "#   stderr: $(tail -c 600 "$ERR" 2>/dev/null | tr '\n' ';')"
     fi
 }
 
@@ -183,6 +181,7 @@ _tap_exit() {
     exit "$failed"
 }
 
+# shellcheck disable=SC2034 # PLACEMENTD and PLACEMENTCTL are for the suites
 tap_build() {
     BUILD=${1:-build}
     [ -d "$BUILD" ] || BUILD=$ROOT/$BUILD
@@ -194,7 +193,6 @@ tap_build() {
 tap_tmpdir() {
     TAP_TMP=$(mktemp -d "${TMPDIR:-/tmp}/placementd-$1.XXXXXX") || { echo "Bail out! mktemp"; exit 2; }
     TAP_KEEP=${2:-}
-    OUT=$TAP_TMP/out ERR=$TAP_TMP/err RC=0
 }
 
 run() {
@@ -230,10 +228,10 @@ stop_pid() {
         pid_alive "$pid" || break
         sleep 0.1
     done
-    pid_alive "$pid" && kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
+    pid_alive "$pid" && kill -KILL "$pid"
+    wait "$pid"
     return 0
-}
+} 2>/dev/null # also bash's "Killed" notice when it reaps a child killed by a signal
 
 free_port() {
     python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
