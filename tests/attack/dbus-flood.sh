@@ -12,6 +12,8 @@ set -u
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=../lib/tap.sh
 . "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
+# shellcheck source=demo.sh
+. "$(dirname "${BASH_SOURCE[0]}")/demo.sh"
 tap_build "${1:-}"
 CLIENT=$BUILD/tests/bus-client
 SECONDS_FLOOD=${ATTACK_SECONDS:-5}
@@ -44,7 +46,6 @@ for ((i = 0; i < (SECONDS_FLOOD * 10 / 3 + 40) / 2; i++)); do
         printf 'start d%d 1 1G\nstop d%d\n' "$i" "$i"
 done >"$TMP/trace"
 
-stamp() { while IFS= read -r line; do printf '%s %s\n' "${EPOCHREALTIME/./}" "$line"; done; }
 : >"$TMP/conf"
 "$PLACEMENTD" --config="$TMP/conf" --connect=test:///default --topology="$TOPOLOGY" --bus-address="$ADDR" \
         --foreground --demo="$TMP/trace" </dev/null 2>"$TMP/log" > >(stamp >"$TMP/out") &
@@ -65,25 +66,16 @@ for ((c = 0; c < CLIENTS; c++)); do echo "# client $c $(cat "$TMP/flood.$c")"; d
 echo "# $(cat "$TMP/probe")"
 
 # GetStatus latency under the flood
-read -r P50 P99 MAX < <(sed -n 's/.*p50 \([0-9.]*\) ms, p99 \([0-9.]*\) ms, max \([0-9.]*\) ms.*/\1 \2 \3/p' "$TMP/probe")
+probe_figures
 echo "# GetStatus under $CLIENTS flooding clients: p50 ${P50:-?} ms, p99 ${P99:-?} ms, max ${MAX:-?} ms"
-[ "$PROBE_RC" -eq 0 ] && [ -n "${P99:-}" ] && awk -v p="$P99" -v b="$P99_BOUND_MS" 'BEGIN { exit !(p < b) }'
+p99_below "$P99_BOUND_MS"
 result "GetStatus p99 ${P99:-?} ms < $P99_BOUND_MS ms while flooded" $?
 
 # domains started during the flood: each placed, and how long it took
-worst=0 started=0 placed=0
-while read -r t name; do
-        ((t >= FLOOD_START && t <= FLOOD_END)) || continue
-        started=$((started + 1))
-        d=$(awk -v n="$name" '$2 == n && $3 ~ /^\(/ { print $1; exit }' "$TMP/out")
-        [ -n "$d" ] || continue
-        placed=$((placed + 1))
-        ms=$(((d - t) / 1000))
-        ((ms > worst)) && worst=$ms
-done < <(awk '$2 == "---" && $3 == "start" { print $1, $4 }' "$TMP/out")
-echo "# domains started during the flood: $started, placed: $placed, slowest placement ${worst} ms"
-((started > 0 && placed == started && worst < PLACE_BOUND_MS))
-result "every domain started during the flood is placed within $PLACE_BOUND_MS ms ($placed of $started, slowest $worst ms)" $?
+placements "$FLOOD_START" "$FLOOD_END"
+echo "# domains started during the flood: $STARTED, placed: $PLACED, slowest placement ${WORST} ms"
+((STARTED > 0 && PLACED == STARTED && WORST < PLACE_BOUND_MS))
+result "every domain started during the flood is placed within $PLACE_BOUND_MS ms ($PLACED of $STARTED, slowest $WORST ms)" $?
 
 grep -q "refused with org.placementd1.Error.LimitExceeded" "$TMP"/flood.*
 result "the flood is refused with org.placementd1.Error.LimitExceeded" $?

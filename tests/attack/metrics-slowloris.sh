@@ -13,6 +13,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source-path=SCRIPTDIR
 # shellcheck source=../lib/tap.sh
 . "$HERE/../lib/tap.sh"
+# shellcheck source=demo.sh
+. "$HERE/demo.sh"
 tap_build "${1:-}"
 CLIENT=$BUILD/tests/bus-client
 ATTACK=${ATTACK_SECONDS:-10}
@@ -46,7 +48,6 @@ printf '[Metrics]\nListen=127.0.0.1:%s\n' "$PORT" >"$TMP/conf"
 for ((i = 0; i < (ATTACK * 10 / 3 + 30) / 2; i++)); do
         printf 'start d%d 1 1G\nstop d%d\n' "$i" "$i"
 done >"$TMP/trace"
-stamp() { while IFS= read -r line; do printf '%s %s\n' "${EPOCHREALTIME/./}" "$line"; done; }
 (
         ulimit -n 1024
         exec "$PLACEMENTD" --config="$TMP/conf" --connect=test:///default --topology="$TOPOLOGY" \
@@ -72,9 +73,9 @@ echo "# under attack: placementd holds $FDS descriptors (before: $FDS_BEFORE, li
 
 "$CLIENT" "$ADDR" probe 3 >"$TMP/probe" 2>&1
 PROBE_RC=$?
-read -r P50 P99 MAX < <(sed -n 's/.*p50 \([0-9.]*\) ms, p99 \([0-9.]*\) ms, max \([0-9.]*\) ms.*/\1 \2 \3/p' "$TMP/probe")
+probe_figures
 echo "# GetStatus under attack: p50 ${P50:-?} ms, p99 ${P99:-?} ms, max ${MAX:-?} ms"
-[ "$PROBE_RC" -eq 0 ] && [ -n "${P99:-}" ] && awk -v p="$P99" -v b="$P99_BOUND_MS" 'BEGIN { exit !(p < b) }'
+p99_below "$P99_BOUND_MS"
 result "GetStatus p99 ${P99:-?} ms < $P99_BOUND_MS ms under attack" $?
 
 kill -HUP "$PD_PID"
@@ -127,19 +128,10 @@ RC=$?
 echo "# the first scrape after the attack took $(((${EPOCHREALTIME/./} - t0) / 1000)) ms"
 result "metrics answer within $SCRAPE_BOUND_S s once the attack ends" $RC
 
-worst=0 started=0 placed=0
-while read -r t name; do
-        ((t >= ATTACK_START && t <= ATTACK_END)) || continue
-        started=$((started + 1))
-        d=$(awk -v n="$name" '$2 == n && $3 ~ /^\(/ { print $1; exit }' "$TMP/out")
-        [ -n "$d" ] || continue
-        placed=$((placed + 1))
-        ms=$(((d - t) / 1000))
-        ((ms > worst)) && worst=$ms
-done < <(awk '$2 == "---" && $3 == "start" { print $1, $4 }' "$TMP/out")
-echo "# domains started during the attack: $started, placed: $placed, slowest placement ${worst} ms"
-((started > 0 && placed == started))
-result "every domain started during the attack is placed ($placed of $started)" $?
+placements "$ATTACK_START" "$ATTACK_END"
+echo "# domains started during the attack: $STARTED, placed: $PLACED, slowest placement ${WORST} ms"
+((STARTED > 0 && PLACED == STARTED))
+result "every domain started during the attack is placed ($PLACED of $STARTED)" $?
 
 LOG_LINES=$(($(wc -l <"$TMP/log") - LOG_BEFORE))
 LOG_BYTES=$(wc -c <"$TMP/log")

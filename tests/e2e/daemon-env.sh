@@ -7,7 +7,7 @@
 #   pd_bus_start / pd_bus_stop       private dbus-daemon (our child), address in PD_ADDR
 #   pd_start TOPOLOGY [CONF-LINES]   placementd --topology=TOPOLOGY, waits until it owns its name and is
 #                                    connected to libvirt; CONF-LINES go into [Placement] (ReconcileSec=0 default)
-#   pd_stop                          SIGTERM (SIGKILL after 10 s); exit status in PD_RC
+#   pd_stop                          SIGTERM (SIGKILL after 10 s); exit status in PD_RC (placementd_stop)
 #   pd_kill9                         SIGKILL, as a crash would
 #   pd_alive                         the daemon process still runs
 #   pdctl ARGS...                    placementctl on the private bus
@@ -79,19 +79,7 @@ pd_start() {
     return 1
 }
 
-pd_stop() {
-    local pid=$PD_PID
-    PD_RC=
-    [ -n "$pid" ] || return 0
-    kill -TERM "$pid" 2>/dev/null
-    if ! _e2e_wait_dead "$pid" 100; then
-        kill -KILL "$pid" 2>/dev/null
-        _e2e_wait_dead "$pid" 50
-    fi
-    wait "$pid" 2>/dev/null
-    PD_RC=$?
-    PD_PID=
-}
+pd_stop() { placementd_stop; }
 
 pd_kill9() {
     [ -n "$PD_PID" ] || return 0

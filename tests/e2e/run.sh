@@ -112,23 +112,6 @@ start_placementd() {
     placementd_alive
 }
 
-# stop_placementd: SIGTERM, wait up to 10 s (then SIGKILL); sets PD_RC to its exit status.
-PD_RC=
-stop_placementd() {
-    local pid=$PD_PID
-    PD_RC=
-    [ -n "$pid" ] || return 0
-    kill -TERM "$pid" 2>/dev/null
-    if ! _e2e_wait_dead "$pid" 100; then
-        diag "placementd (pid $pid) ignored SIGTERM for 10 s, sending SIGKILL"
-        kill -KILL "$pid" 2>/dev/null
-        _e2e_wait_dead "$pid" 50
-    fi
-    wait "$pid" 2>/dev/null
-    PD_RC=$?
-    PD_PID=
-}
-
 # check_placed NAME VCPUS MARK: the recorded decision, the QEMU threads and the daemon's log agree.
 # Sets DEC_PINS and DEC_RESULT from the decision.
 check_placed() {
@@ -164,7 +147,7 @@ check_placed() {
 
 tap_cleanup() {
     if placementd_alive; then
-        stop_placementd
+        placementd_stop
     fi
     PD_PID=
     if ! e2e_libvirt_stop "$WORK"; then
@@ -248,7 +231,7 @@ snapshot() {
     done
 }
 BEFORE=$(snapshot)
-stop_placementd
+placementd_stop
 expect "placementd exits with status 0 on SIGTERM" 0 "$PD_RC"
 MARK=$(log_mark)
 must "placementd starts again" start_placementd

@@ -34,6 +34,7 @@
 #                               after a marker line; the last TAP_LOG_LINES lines of PD_LOG (and of each file
 #                               given to tap_log) are printed when the suite fails
 #   placementd_alive            the daemon still runs
+#   placementd_stop             SIGTERM, SIGKILL after 10 s; its exit status in PD_RC
 #   elapsed                     seconds since tap_begin, as "S.mmm"
 
 ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
@@ -51,6 +52,7 @@ TAP_LOG_LINES=30
 TAP_LOGS=()
 PD_PID=
 PD_LOG=
+PD_RC=
 BUS_PID=
 BUS_ADDR=
 OUT='' ERR='' RC=0
@@ -273,3 +275,21 @@ placementd_start() {
     PD_PID=$!
 }
 placementd_alive() { pid_alive "$PD_PID"; }
+# shellcheck disable=SC2034 # PD_RC is for the suites
+placementd_stop() {
+    local pid=$PD_PID i
+    PD_RC=
+    [ -n "$pid" ] || return 0
+    kill -TERM "$pid" 2>/dev/null
+    for ((i = 0; i < 100; i++)); do
+        pid_alive "$pid" || break
+        sleep 0.1
+    done
+    if pid_alive "$pid"; then
+        diag "placementd (pid $pid) ignored SIGTERM for 10 s, sending SIGKILL"
+        kill -KILL "$pid" 2>/dev/null
+    fi
+    wait "$pid" 2>/dev/null
+    PD_RC=$?
+    PD_PID=
+}
