@@ -8,7 +8,8 @@
 #                               tap_cleanup (when the suite defines it) runs, then the log and the temporary
 #                               directory are dealt with, the plan and summary printed (no summary without
 #                               NAME: pure TAP, for meson); exit status 0 when no check failed, 77 for a
-#                               skip, 1 otherwise
+#                               skip, 1 otherwise; TAP_COUNT_TODO=1 adds the TODO counts to the summary,
+#                               TAP_SUFFIX is appended to it
 #   ok DESC / not_ok DESC       one result; while TAP_TODO holds a reason they are "# TODO" (TODO, BONUS)
 #   check DESC CMD...           ok when CMD succeeds (TAP_CAPTURE=1: its output is shown only on failure)
 #   result DESC STATUS          ok when STATUS is 0; else not ok with the last `run`'s RC, $OUT and $ERR
@@ -33,6 +34,7 @@
 #   placementd_start ARGS...    $PLACEMENTD ARGS --foreground, our child (PD_PID), output appended to $PD_LOG
 #                               after a marker line; the last TAP_LOG_LINES lines of PD_LOG (and of each file
 #                               given to tap_log) are printed when the suite fails
+#   tap_log FILE...             more logs to print the tail of when the suite fails
 #   placementd_alive            the daemon still runs
 #   placementd_stop             SIGTERM, SIGKILL after 10 s; its exit status in PD_RC
 #   elapsed                     seconds since tap_begin, as "S.mmm"
