@@ -2,10 +2,19 @@
 #include "topology.h"
 #include "topology-build.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <string.h>
 
 #include "distances.h"
 #include "nodesets.h"
+#include "string-table.h"
+
+static const char *const node_kind_table[_NODE_KIND_MAX] = {
+    [NODE_KIND_DRAM] = "dram", [NODE_KIND_HBM] = "hbm", [NODE_KIND_NVM] = "nvm",
+    [NODE_KIND_CXL] = "cxl",   [NODE_KIND_GPU] = "gpu",
+};
+DEFINE_STRING_TABLE_LOOKUP(node_kind, NodeKind, _NODE_KIND_MAX)
 
 void topology_note(Topology *t, const char *fmt, ...)
 {
@@ -48,6 +57,11 @@ void topology_free(Topology *t)
                 nodeset_table_free(t->nodesets);
         g_free(t->pu_index_by_os);
         g_free(t->node_index_by_os);
+        if (t->core_kind_names)
+                for (unsigned i = 0; i < t->ncore_kinds; i++)
+                        g_free(t->core_kind_names[i]);
+        g_free(t->core_kind_names);
+        g_free(t->core_kind_max_mhz);
         g_free(t->source);
         g_free(t);
 }
@@ -165,6 +179,7 @@ Topology *topology_new_uniform(unsigned nnodes, unsigned cores_per_node, unsigne
                 core->node = core->package = core->l3 = c / cores_per_node;
                 core->os_index = c;
                 core->pu_first = c * threads_per_core;
+                core->l2 = c;
                 core->npus = threads_per_core;
                 for (unsigned k = 0; k < threads_per_core; k++) {
                         unsigned p = c * threads_per_core + k;

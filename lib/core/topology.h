@@ -28,6 +28,24 @@
 
 typedef struct NodeSetTable NodeSetTable;
 
+/*
+ * What a NUMA node's memory is, from hwloc's subtype of the node ("GPUMemory", "MCDRAM", "HBM", "NVM",
+ * "SPM", "CXL-DRAM"...). DRAM is the first tier. GPU memory is never given to guests. HBM, NVM and CXL
+ * are lower tiers: used first only when PlacementParams.memory_tiers names them, otherwise only when no
+ * set of first-tier nodes has room.
+ */
+typedef enum NodeKind {
+        NODE_KIND_DRAM,
+        NODE_KIND_HBM,
+        NODE_KIND_NVM,
+        NODE_KIND_CXL,
+        NODE_KIND_GPU,
+        _NODE_KIND_MAX,
+} NodeKind;
+
+const char *node_kind_to_string(NodeKind k);
+int node_kind_from_string(const char *s); /* -EINVAL when unknown */
+
 typedef struct TopoPu {
         unsigned os_index;
         unsigned core; /* index into cores[] */
@@ -40,6 +58,10 @@ typedef struct TopoCore {
         unsigned os_index; /* hwloc core OS index (informational) */
         unsigned pu_first; /* index into pus[] */
         unsigned npus;     /* SMT siblings: 1, 2, 4... */
+        /* Added for hybrid CPUs (hwloc cpukinds) and cache clusters: */
+        unsigned kind_rank; /* 0 = the most performant core kind of the host, 1 the next... */
+        bool no_l3;         /* hwloc knows L3 caches on this host, and this core is under none */
+        unsigned l2; /* index of its L2 cluster (dense, host-wide); a core of its own when none is known */
 } TopoCore;
 
 typedef struct TopoNode {
@@ -49,6 +71,9 @@ typedef struct TopoNode {
         unsigned ncores; /* 0 for memory-only nodes (CXL, HBM) */
         unsigned npus;
         CpuSet *cpus; /* OS indexes of its PUs */
+        /* Added for memory kinds and CPUs without a local node: */
+        NodeKind kind;
+        bool no_local_memory; /* a stand-in for CPUs local to no NUMA node: no memory, OS index not a node */
 } TopoNode;
 
 typedef struct TopoPackage {
@@ -77,6 +102,12 @@ typedef struct Topology {
         unsigned pu_index_by_os_len;
         int *node_index_by_os;
         unsigned node_index_by_os_len;
+
+        /* Added for hybrid CPUs: hwloc cpukinds, ranked most performant first. 0 kinds when none is known
+         * (every core then has kind_rank 0). */
+        unsigned ncore_kinds;
+        char **core_kind_names;      /* [ncore_kinds] hwloc's CoreType info, or NULL */
+        unsigned *core_kind_max_mhz; /* [ncore_kinds] hwloc's FrequencyMaxMHz info, 0 when unknown */
 } Topology;
 
 /* Builds a topology from plain arrays: for tests and the ranking fixtures. distance may be NULL

@@ -2,6 +2,7 @@
 #include "topology-load.h"
 #include "ret-error.h"
 #include "topology-build.h"
+#include "topology-kinds.h"
 #include "topology-xml-trial.h"
 #include "topology-xml.h"
 
@@ -143,6 +144,8 @@ static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached,
                 hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i);
                 hwloc_obj_t at = numa_attachment(obj);
                 TopoNode *node = &t->nodes[i];
+                bool unknown;
+                gpointer v;
 
                 node->cpus = cpuset_new();
                 if (obj->os_index == HWLOC_UNKNOWN_INDEX)
@@ -165,8 +168,18 @@ static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached,
                                       node->os_index);
                         node->memory = 0;
                 }
-                /* The first node (by hwloc logical index) attached to an object gets its cores. */
-                if (at && !g_hash_table_contains(attached, at))
+                node->kind = topology_node_kind(obj, &unknown);
+                if (unknown)
+                        topology_note(t, "NUMA node %u has memory of unknown kind \"%s\": counted as DRAM",
+                                      node->os_index, obj->subtype);
+                if (node->kind == NODE_KIND_GPU)
+                        topology_note(t, "NUMA node %u is GPU memory: never given to domains",
+                                      node->os_index);
+                /* The first DRAM node (by hwloc logical index) attached to an object gets its cores; the
+                 * first node of another kind only when no DRAM node is attached there. */
+                if (at &&
+                    (!g_hash_table_lookup_extended(attached, at, NULL, &v) ||
+                     (node->kind == NODE_KIND_DRAM && t->nodes[GPOINTER_TO_INT(v)].kind != NODE_KIND_DRAM)))
                         g_hash_table_insert(attached, at, GINT_TO_POINTER((int)i));
         }
         return 0;
@@ -369,10 +382,12 @@ static void build_l3(Topology *t, hwloc_topology_t topo, hwloc_obj_t *core_obj)
                         t->cores[c].l3 = (unsigned)node_group[n];
                 }
         }
+        for (unsigned c = 0; with && c < t->ncores; c++)
+                t->cores[c].no_l3 = !hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_L3CACHE, core_obj[c]);
         if (without && !with)
                 topology_note(t, "no L3 cache information: one L3 group per NUMA node");
         else if (without)
-                topology_note(t, "%u core%s without an L3 cache: grouped by NUMA node", without,
+                topology_note(t, "%u core%s without an L3 cache: grouped by NUMA node, used last", without,
                               without == 1 ? "" : "s");
 }
 
@@ -511,6 +526,8 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
 
         build_packages(t, topo, core_obj);
         build_l3(t, topo, core_obj);
+        topology_load_l2(t, topo, core_obj);
+        topology_load_core_kinds(t, topo, core_obj);
 
         if (min_threads != t->max_threads)
                 topology_note(t, "cores have %u to %u threads", min_threads, t->max_threads);
