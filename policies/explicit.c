@@ -148,9 +148,21 @@ static void explicit_assign(const HostView *v, const unsigned *nodes, unsigned n
         g_autofree unsigned *cores = g_new(unsigned, MAX(plan->nvcpus, 1));
         unsigned vcpu = 0;
 
+        unsigned left;
+
+        /* CPUs local to no NUMA node take only what the real nodes cannot */
         for (unsigned i = 0; i < n; i++)
-                capacity[i] = v->node_free_cores[nodes[i]];
-        policy_spread(capacity, n, plan->nvcpus, quota);
+                capacity[i] = v->t->nodes[nodes[i]].no_local_memory ? 0 : v->node_free_cores[nodes[i]];
+        left = policy_spread(capacity, n, plan->nvcpus, quota);
+        if (left) {
+                g_autofree unsigned *extra = g_new(unsigned, n);
+                for (unsigned i = 0; i < n; i++)
+                        capacity[i] =
+                            v->t->nodes[nodes[i]].no_local_memory ? v->node_free_cores[nodes[i]] : 0;
+                policy_spread(capacity, n, left, extra);
+                for (unsigned i = 0; i < n; i++)
+                        quota[i] += extra[i];
+        }
         for (unsigned i = 0; i < n; i++) {
                 if (!quota[i])
                         continue;

@@ -123,15 +123,26 @@ void policy_count_shared(const HostView *v, Plan *plan)
         }
 }
 
+/* "nodes 0-1", and the CPUs local to no NUMA node by their CPUs: they are no node's, never local. */
 static char *format_nodes(const Topology *t, const CpuSet *node_indexes)
 {
         g_autoptr(CpuSet) os = cpuset_new();
-        g_autofree char *list = NULL;
+        g_autoptr(CpuSet) orphans = cpuset_new();
+        g_autofree char *list = NULL, *cpus = NULL;
 
-        CPUSET_FOREACH (n, node_indexes)
-                cpuset_add(os, t->nodes[n].os_index);
+        CPUSET_FOREACH (n, node_indexes) {
+                if (t->nodes[n].no_local_memory)
+                        cpuset_union(orphans, t->nodes[n].cpus);
+                else
+                        cpuset_add(os, t->nodes[n].os_index);
+        }
         list = cpuset_format(os);
-        return g_strdup_printf("%s %s", cpuset_count(os) == 1 ? "node" : "nodes", list);
+        if (cpuset_is_empty(orphans))
+                return g_strdup_printf("%s %s", cpuset_count(os) == 1 ? "node" : "nodes", list);
+        cpus = cpuset_format(orphans);
+        return g_strdup_printf("%s%s%s%sCPUs %s (local to no NUMA node)",
+                               cpuset_count(os) == 1 ? "node " : "", cpuset_count(os) > 1 ? "nodes " : "",
+                               list, *list ? " with " : "", cpus);
 }
 
 /*

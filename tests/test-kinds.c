@@ -272,6 +272,43 @@ START_TEST(test_core_kinds_modes)
 }
 END_TEST
 
+/* A socket whose node is offline: its CPUs are no node's. A 12-vCPU domain goes to the two real nodes'
+ * cores, not to the socket without memory; only when the real nodes are full are those CPUs used, and
+ * the reason does not call them a node's. */
+START_TEST(test_no_local_node_last)
+{
+        g_autoptr(Topology) t = load("no-local-node-3s.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        unsigned orphan = t->nnodes - 1;
+        const Plan *p;
+
+        ck_assert_uint_eq(t->nnodes, 3);
+        ck_assert(t->nodes[orphan].no_local_memory);
+        ck_assert_uint_eq(t->nodes[0].ncores, 8);
+        p = test_place(t, l, &params, "a", 12, 8 * GiB);
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert(!cpuset_has(p->nodes, orphan));
+        for (unsigned v = 0; v < p->nvcpus; v++)
+                ck_assert_uint_ne(vcpu_core(t, p, v)->node, orphan);
+        ck_assert_uint_eq(p->node_memory[orphan], 0);
+        /* 4 real cores left: a 6-vCPU domain gets them and 2 of the CPUs without a node, memory on real
+         * nodes */
+        p = test_place(t, l, &params, "b", 6, 4 * GiB);
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        {
+                unsigned on_orphan = 0;
+                for (unsigned v = 0; v < p->nvcpus; v++)
+                        on_orphan += vcpu_core(t, p, v)->node == orphan;
+                ck_assert_uint_eq(on_orphan, 2);
+        }
+        ck_assert_uint_eq(p->node_memory[orphan], 0);
+        ck_assert_uint_eq(p->node_memory[0] + p->node_memory[1], 4 * GiB);
+        ck_assert_reason(p, "nodes 0-1 with CPUs 32-47 (local to no NUMA node)");
+        ck_assert(!strstr(p->reason, "1024"));
+}
+END_TEST
+
 static Suite *kinds_suite(void)
 {
         Suite *s = suite_create("kinds");
@@ -289,6 +326,7 @@ static Suite *kinds_suite(void)
         tcase_add_test(cores, test_alder_lake_one_kind);
         tcase_add_test(cores, test_l2_cluster_fill);
         tcase_add_test(cores, test_core_kinds_modes);
+        tcase_add_test(cores, test_no_local_node_last);
         suite_add_tcase(s, memory);
         suite_add_tcase(s, cores);
         return s;

@@ -146,6 +146,8 @@ JsonNode *topology_to_json(const Topology *t, gboolean detailed)
                         add_cpuset(b, "cpus", t->nodes[n].cpus);
                         json_builder_set_member_name(b, "kind");
                         json_builder_add_string_value(b, node_kind_to_string(t->nodes[n].kind));
+                        json_builder_set_member_name(b, "no_local_memory");
+                        json_builder_add_boolean_value(b, t->nodes[n].no_local_memory);
                         json_builder_end_object(b);
                 }
                 json_builder_end_array(b);

@@ -131,9 +131,35 @@ static void topology_set_distances(Topology *t, uint32_t *matrix)
                                       t->nodes[i].os_index);
 }
 
+/*
+ * The stand-in node for CPUs local to no NUMA node is farther from every node, itself included, than
+ * any two real nodes are: every set of real nodes ranks before any set holding it, and it is never a
+ * set's nearest node.
+ */
+static void topology_push_no_local_node(Topology *t)
+{
+        uint32_t far = TOPOLOGY_REMOTE;
+
+        if (t->flat)
+                return;
+        for (unsigned i = 0; i < t->nnodes; i++)
+                for (unsigned j = 0; j < t->nnodes; j++) {
+                        uint32_t d = topology_distance(t, i, j);
+                        if (!t->nodes[i].no_local_memory && !t->nodes[j].no_local_memory &&
+                            d != TOPOLOGY_UNREACHABLE)
+                                far = MAX(far, d);
+                }
+        far += TOPOLOGY_LOCAL;
+        for (unsigned i = 0; i < t->nnodes; i++)
+                for (unsigned j = 0; j < t->nnodes; j++)
+                        if (t->nodes[i].no_local_memory || t->nodes[j].no_local_memory)
+                                t->distance[i * t->nnodes + j] = far;
+}
+
 void topology_finish(Topology *t, uint32_t *distance)
 {
         topology_set_distances(t, distance);
+        topology_push_no_local_node(t);
         topology_index(t);
         t->nodesets = nodeset_table_new(t->nnodes, t->distance, t->flat);
 }

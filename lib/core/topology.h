@@ -25,6 +25,8 @@
 #define TOPOLOGY_REMOTE      20u
 /* Linux's MAX_NUMNODES (NODES_SHIFT 10). */
 #define TOPOLOGY_NODES_MAX 1024u
+/* The OS index of the stand-in node for CPUs local to no NUMA node: no Linux node has it. */
+#define TOPOLOGY_NO_LOCAL_NODE TOPOLOGY_NODES_MAX
 
 typedef struct NodeSetTable NodeSetTable;
 
