@@ -292,9 +292,11 @@ START_TEST(test_no_local_node_last)
         for (unsigned v = 0; v < p->nvcpus; v++)
                 ck_assert_uint_ne(vcpu_core(t, p, v)->node, orphan);
         ck_assert_uint_eq(p->node_memory[orphan], 0);
-        /* 4 real cores left: a 6-vCPU domain gets them and 2 of the CPUs without a node, memory on real
-         * nodes */
-        p = test_place(t, l, &params, "b", 6, 4 * GiB);
+        ck_assert_int_eq(ledger_release(l, "a"), 0);
+        test_place(t, l, &params, "a", 8, 8 * GiB);
+        /* 8 real cores left: a 10-vCPU domain gets them and only 2 of the CPUs without a node (not an
+         * even share), memory on real nodes */
+        p = test_place(t, l, &params, "b", 10, 4 * GiB);
         ck_assert_int_eq(p->result, PLAN_PLACED);
         {
                 unsigned on_orphan = 0;
