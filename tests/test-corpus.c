@@ -75,6 +75,8 @@ static NodeKind subtype_kind(const char *subtype)
                 return NODE_KIND_HBM;
         if (strcmp(subtype, "CXL-DRAM") == 0)
                 return NODE_KIND_CXL;
+        if (strcmp(subtype, "NVM") == 0)
+                return NODE_KIND_NVM;
         ck_abort_msg("subtype %s: add it to subtype_kind()", subtype);
         return NODE_KIND_DRAM;
 }

@@ -116,6 +116,23 @@ START_TEST(test_lower_tier_last_resort)
 }
 END_TEST
 
+/* Persistent memory onlined as kmem DAX (hwloc 2.9 turns its DAXType into the NVM subtype): nearer than
+ * the other socket's DRAM, yet a domain too big for its node's DRAM gets the other socket's DRAM. */
+START_TEST(test_pmem_dax)
+{
+        g_autoptr(Topology) t = load("pmem-dax.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        const Plan *p;
+
+        ck_assert_int_eq(t->nodes[1].kind, NODE_KIND_NVM);
+        ck_assert_int_eq(t->nodes[3].kind, NODE_KIND_NVM);
+        p = test_place(t, l, &params, "a", 4, 40 * GiB);
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert_uint_eq(memory_of_kind(t, p, NODE_KIND_NVM), 0);
+}
+END_TEST
+
 /* KNL SNC4 flat: MCDRAM holds memory only once every DRAM node is short of it. */
 START_TEST(test_knl_mcdram)
 {
@@ -322,6 +339,7 @@ static Suite *kinds_suite(void)
         tcase_add_test(memory, test_cxl_lower_tier);
         tcase_add_test(memory, test_lower_tier_last_resort);
         tcase_add_test(memory, test_knl_mcdram);
+        tcase_add_test(memory, test_pmem_dax);
         tcase_add_test(cores, test_core_kinds_loaded);
         tcase_add_test(cores, test_arrow_lake_p_cores_first);
         tcase_add_test(cores, test_gb10_big_first);

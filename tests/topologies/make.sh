@@ -86,6 +86,13 @@ lstopo -i "[numa(memory=128GB)] pack:2 [numa(memory=32GB)] l3:1 core:4 pu:2" --o
 subtype "$tmp/cxl.xml" CXL-DRAM 2
 distances cxl-expander.xml "$tmp/cxl.xml" 3 10 21 14 21 10 26 14 26 10
 
+# Persistent memory (Optane PMem in App Direct, onlined with kmem): each socket a DRAM node with the cores
+# and a CPU-less DAX node marked with a DAXType info (from which hwloc's memory tiers make the NVM subtype).
+lstopo -i "pack:2 [numa(memory=32GB)] [numa(memory=128GB)] l3:1 core:4 pu:2" --of xml -f pmem-dax.xml
+hwloc-annotate pmem-dax.xml pmem-dax.xml numa:1 info DAXType NVM
+hwloc-annotate pmem-dax.xml pmem-dax.xml numa:3 info DAXType NVM
+distances pmem-dax.xml pmem-dax.xml 4 10 17 21 28 17 10 28 21 21 28 10 17 28 21 17 10
+
 # Alder/Raptor Lake: 4 P-cores with 2 threads and an L2 each, 8 E-cores in 2 modules sharing an L2,
 # one L3. Built from 6 L2s of 4 cores x 2 threads, keeping one core of each of the first four.
 d="pack:1 [numa(memory=32GB)] l3:1 l2:6 core:4 pu:2"
@@ -129,8 +136,8 @@ distances twenty-nodes.xml "$tmp/twenty.xml" 20 $(linear 20 12 32 10)
 # What hwloc counts in each: file, NUMA nodes, cores, PUs, CPU kinds, then NUMA nodes per subtype.
 {
         echo "# file nodes cores pus cpukinds subtypes(name=count,...) -- written by make.sh from hwloc-calc and lstopo"
-        for f in xeon-2s-smt epyc-2s-nps1 power9-gpu knl-snc4-flat cxl-expander alder-lake arrow-lake gb10 \
-                no-local-node-3s twenty-nodes; do
+        for f in xeon-2s-smt epyc-2s-nps1 power9-gpu knl-snc4-flat cxl-expander pmem-dax alder-lake \
+                arrow-lake gb10 no-local-node-3s twenty-nodes; do
                 x=$f.xml
                 kinds=$(lstopo -i "$x" --cpukinds --of console 2>/dev/null | grep -c '^CPU kind' || true)
                 subtypes=$(lstopo -i "$x" --of console --only numa -v 2>/dev/null |
