@@ -75,3 +75,6 @@ synthetic "pack:2 numa:34(memory=1GB) core:1 pu:1" big-68-nodes.xml
 # hwloc 3.0's XML (<topology version="3.0">), which hwloc 2.x refuses: the same host with 3.0's header.
 sed -e 's|hwloc2.dtd|hwloc3.dtd|' -e 's|<topology version="2.0">|<topology version="3.0">|' \
         two-node-smt.xml >hwloc-3.0.xml
+
+# Two sockets of two NUMA nodes each, no distance matrix: nodes of one package must count as nearer.
+synthetic "pack:2 numa:2(memory=16GB) core:12 pu:2" two-sockets-no-slit.xml
