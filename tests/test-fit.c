@@ -18,6 +18,105 @@ static Topology *load_fixture(const char *name)
         return t;
 }
 
+/* Commits a domain of one vCPU on each of the given cores (first thread), no memory. */
+static void occupy(const Topology *t, Ledger *l, const char *name, const unsigned *cores, unsigned n)
+{
+        Plan *plan = plan_new(name, n, 0, t->nnodes);
+
+        plan->result = PLAN_PLACED;
+        for (unsigned i = 0; i < n; i++) {
+                const TopoCore *c = &t->cores[cores[i]];
+                plan->vcpu_pu[i] = (int)c->pu_first;
+                cpuset_add(plan->vcpu_pins[i], t->pus[c->pu_first].os_index);
+                cpuset_add(plan->nodes, c->node);
+        }
+        ck_assert_int_eq(ledger_commit(l, name, plan), 0);
+}
+
+/* The L3 groups (TopoCore.l3) the plan's vCPUs run in, as a set. */
+static CpuSet *plan_l3s(const Topology *t, const Plan *plan)
+{
+        CpuSet *s = cpuset_new();
+        for (unsigned v = 0; v < plan->nvcpus; v++)
+                cpuset_add(s, t->cores[t->pus[plan->vcpu_pu[v]].core].l3);
+        return s;
+}
+
+/* Occupies every core of node n's L3 groups except `leave` cores in each group (leave[g] of group g). */
+static void occupy_node(const Topology *t, Ledger *l, const char *name, unsigned n, const unsigned *leave)
+{
+        const TopoNode *node = &t->nodes[n];
+        g_autofree unsigned *cores = g_new(unsigned, node->ncores);
+        g_autofree unsigned *seen = g_new0(unsigned, t->nl3);
+        unsigned first_l3 = t->cores[node->core_first].l3, k = 0;
+
+        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
+                unsigned g = t->cores[c].l3;
+                if (seen[g]++ >= leave[g - first_l3])
+                        cores[k++] = c;
+        }
+        if (k)
+                occupy(t, l, name, cores, k);
+}
+
+START_TEST(test_l3_fit_four_nodes)
+{
+        /* 4 nodes of 4 L3 x 6 cores. Node 0 has a busy core in every L3 (20 free cores, 5 at most in one
+         * L3); node 1 has one whole free L3 (6 free cores); nodes 2 and 3 a free core per L3. A 6-vCPU
+         * domain goes to node 1's free L3, not 5+1 over two of node 0's. */
+        g_autoptr(Topology) t = load_fixture("four-l3-per-node.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        static const unsigned five[4] = {5, 5, 5, 5}, one_l3[4] = {0, 6, 0, 0}, ones[4] = {1, 1, 1, 1};
+
+        ck_assert_uint_eq(t->nnodes, 4);
+        ck_assert_uint_eq(t->nl3, 16);
+        occupy_node(t, l, "a", 0, five);
+        occupy_node(t, l, "b", 1, one_l3);
+        occupy_node(t, l, "c", 2, ones);
+        occupy_node(t, l, "d", 3, ones);
+        const Plan *plan = test_place(t, l, &p, "vm", 6, 8 * GiB);
+        g_autoptr(CpuSet) l3s = plan_l3s(t, plan);
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_msg(cpuset_has(plan->nodes, 1) && test_plan_node_count(plan) == 1, "%s", plan->reason);
+        ck_assert_uint_eq(cpuset_count(l3s), 1);
+        ck_assert_msg(strstr(plan->reason, "fits one L3") != NULL, "%s", plan->reason);
+}
+END_TEST
+
+START_TEST(test_l3_fit_epyc)
+{
+        /* 2x EPYC 9654 in NPS1: 2 nodes of 12 CCDs x 8 cores. Node 0 has a busy core in every CCD (84 free
+         * cores, 7 at most in one CCD), node 1 only one idle CCD: 8 vCPUs take that CCD, not 7+1. */
+        g_autoptr(Topology) t = load_fixture("epyc-9654-nps1.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        unsigned seven[12], one_ccd[12] = {0};
+
+        ck_assert_uint_eq(t->nnodes, 2);
+        ck_assert_uint_eq(t->nl3, 24);
+        for (unsigned g = 0; g < 12; g++)
+                seven[g] = 7;
+        one_ccd[5] = 8;
+        occupy_node(t, l, "a", 0, seven);
+        occupy_node(t, l, "b", 1, one_ccd);
+        const Plan *plan = test_place(t, l, &p, "vm", 8, 16 * GiB);
+        g_autoptr(CpuSet) l3s = plan_l3s(t, plan);
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_msg(cpuset_has(plan->nodes, 1), "%s", plan->reason);
+        ck_assert_uint_eq(cpuset_count(l3s), 1);
+        ck_assert_uint_eq(cpuset_next(l3s, 0), 12 + 5);
+        /* with a free core back in every CCD of node 0, both fit: the least loaded wins again */
+        ck_assert_int_eq(ledger_release(l, "vm"), 0);
+        ck_assert_int_eq(ledger_release(l, "a"), 0);
+        plan = test_place(t, l, &p, "vm", 8, 16 * GiB);
+        ck_assert_msg(cpuset_has(plan->nodes, 0), "%s", plan->reason);
+        ck_assert_msg(strstr(plan->reason, "L3") == NULL, "%s", plan->reason);
+}
+END_TEST
+
 START_TEST(test_sockets_without_slit)
 {
         /* 2 sockets x 2 nodes x 12 cores, no matrix. A small domain on node 0, then 20 vCPUs: nodes 2 and
@@ -39,6 +138,8 @@ static Suite *fit_suite(void)
 {
         Suite *s = suite_create("policy: fit");
         TCase *tc = tcase_create("fit");
+        tcase_add_test(tc, test_l3_fit_four_nodes);
+        tcase_add_test(tc, test_l3_fit_epyc);
         tcase_add_test(tc, test_sockets_without_slit);
         suite_add_tcase(s, tc);
         return s;
