@@ -47,3 +47,5 @@ unsigned policy_spread(const unsigned *capacity, unsigned n, unsigned count, uns
 void policy_spread_memory(const HostView *v, Plan *plan);
 /* Sets plan->shared_vcpus from the ledger and the plan's own vCPUs. */
 void policy_count_shared(const HostView *v, Plan *plan);
+/* Whether a PU of core is kept for the host (ReservedCPUs=): its other PUs share the core with host work. */
+bool policy_core_reserved(const HostView *v, unsigned core);

@@ -117,6 +117,39 @@ START_TEST(test_l3_fit_epyc)
 }
 END_TEST
 
+START_TEST(test_reserved_threads_rank_last)
+{
+        /* ReservedCPUs=1,3,5 on 1 node x 8 cores x 2 threads: cores 0-2 keep a thread for the host, 5 cores
+         * are wholly free. 7 vCPUs: the 5 free cores first, then 2 beside reserved threads; no vCPU beside
+         * another while a core is idle, and the reason says where they share. */
+        g_autoptr(Topology) t = topology_new_uniform(1, 8, 2, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) reserved = NULL;
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        unsigned beside = 0;
+
+        ck_assert_int_eq(cpuset_parse("1,3,5", &reserved, NULL), 0);
+        p.reserved_cpus = reserved;
+        const Plan *plan = test_place(t, l, &p, "vm", 7, 8 * GiB);
+        g_autofree unsigned *on = g_new0(unsigned, t->ncores);
+
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        for (unsigned v = 0; v < plan->nvcpus; v++) {
+                unsigned c = t->pus[plan->vcpu_pu[v]].core;
+                on[c]++;
+                beside += c < 3;
+                ck_assert(!cpuset_intersects(plan->vcpu_pins[v], reserved));
+        }
+        for (unsigned c = 3; c < 8; c++)
+                ck_assert_msg(on[c] == 1, "core %u holds %u vCPUs: %s", c, on[c], plan->reason);
+        ck_assert_uint_eq(beside, 2);
+        ck_assert_uint_eq(plan->shared_vcpus, 0);
+        ck_assert_msg(strstr(plan->reason, "0 vCPUs share") == NULL, "%s", plan->reason);
+        ck_assert_msg(strstr(plan->reason, "2 run beside reserved CPUs (ReservedCPUs=1,3,5)") != NULL, "%s",
+                      plan->reason);
+}
+END_TEST
+
 START_TEST(test_sockets_without_slit)
 {
         /* 2 sockets x 2 nodes x 12 cores, no matrix. A small domain on node 0, then 20 vCPUs: nodes 2 and
@@ -140,6 +173,7 @@ static Suite *fit_suite(void)
         TCase *tc = tcase_create("fit");
         tcase_add_test(tc, test_l3_fit_four_nodes);
         tcase_add_test(tc, test_l3_fit_epyc);
+        tcase_add_test(tc, test_reserved_threads_rank_last);
         tcase_add_test(tc, test_sockets_without_slit);
         suite_add_tcase(s, tc);
         return s;
