@@ -228,11 +228,11 @@ static char *sharing_note(const HostView *v, const Plan *plan)
                 return g_strdup_printf("%u vCPUs share a core", plan->shared_vcpus);
         reserved = cpuset_format(v->params->reserved_cpus);
         if (!plan->shared_vcpus)
-                return g_strdup_printf("no vCPU shares a core with another, %u run beside reserved CPUs "
+                return g_strdup_printf("no vCPU shares a core with another, %u %s beside reserved CPUs "
                                        "(ReservedCPUs=%s)",
-                                       beside, reserved);
-        return g_strdup_printf("%u vCPUs share a core, %u more run beside reserved CPUs (ReservedCPUs=%s)",
-                               plan->shared_vcpus, beside, reserved);
+                                       beside, beside == 1 ? "runs" : "run", reserved);
+        return g_strdup_printf("%u vCPUs share a core, %u more %s beside reserved CPUs (ReservedCPUs=%s)",
+                               plan->shared_vcpus, beside, beside == 1 ? "runs" : "run", reserved);
 }
 
 /* How the set was chosen among its equally near sets, for the reason ("" when it was the only one). */

@@ -147,6 +147,12 @@ START_TEST(test_reserved_threads_rank_last)
         ck_assert_msg(strstr(plan->reason, "0 vCPUs share") == NULL, "%s", plan->reason);
         ck_assert_msg(strstr(plan->reason, "2 run beside reserved CPUs (ReservedCPUs=1,3,5)") != NULL, "%s",
                       plan->reason);
+        /* 2 more: the last core beside a reserved thread, then one beside another vCPU */
+        plan = test_place(t, l, &p, "vm2", 2, GiB);
+        ck_assert_uint_eq(t->pus[plan->vcpu_pu[0]].core, 2);
+        ck_assert_uint_eq(plan->shared_vcpus, 1);
+        ck_assert_msg(strstr(plan->reason, "1 vCPUs share a core, 1 more runs beside reserved CPUs") != NULL,
+                      "%s", plan->reason);
 }
 END_TEST
 
