@@ -58,11 +58,11 @@ unsigned distances_assume_packages(unsigned n, uint32_t *matrix, const TopoPacka
         for (unsigned k = 0; k < npackages; k++) {
                 CPUSET_FOREACH (i, packages[k].nodes) {
                         CPUSET_FOREACH (j, packages[k].nodes) {
-                                uint32_t *d = &matrix[(gsize)i * n + j];
+                                gsize at = (gsize)i * n + (unsigned)j;
                                 if (i == j || (unsigned)i >= n || (unsigned)j >= n ||
-                                    *d == TOPOLOGY_SAME_PACKAGE)
+                                    matrix[at] == TOPOLOGY_SAME_PACKAGE)
                                         continue;
-                                *d = TOPOLOGY_SAME_PACKAGE;
+                                matrix[at] = TOPOLOGY_SAME_PACKAGE;
                                 set++;
                         }
                 }
