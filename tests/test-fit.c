@@ -4,6 +4,8 @@
  * decides between equally near sets, cores beside reserved threads come after wholly free ones, and
  * without a distance matrix a socket's nodes are nearer than another socket's.
  */
+#include "nodesets.h"
+#include "policy-internal.h"
 #include "test-util.h"
 #include "test-policy-util.h"
 #include "topology-load.h"
@@ -117,6 +119,126 @@ START_TEST(test_l3_fit_epyc)
 }
 END_TEST
 
+/* Free cores of node n in its best L3 group, from the ledger alone. */
+static unsigned oracle_l3_room(const Topology *t, const Ledger *l, unsigned n)
+{
+        g_autofree unsigned *room = g_new0(unsigned, t->nl3);
+        unsigned best = 0;
+
+        for (unsigned c = t->nodes[n].core_first; c < t->nodes[n].core_first + t->nodes[n].ncores; c++) {
+                room[t->cores[c].l3] += ledger_core_free(l, c);
+                best = MAX(best, room[t->cores[c].l3]);
+        }
+        return best;
+}
+
+/* Whether each node's share of vcpus (split by free cores, as explicit splits) fits its best L3 group. */
+static bool oracle_fits(const Topology *t, const Ledger *l, const NodeSet *set, unsigned vcpus)
+{
+        const unsigned *members = nodeset_members(t->nodesets, set);
+        g_autofree unsigned *free = g_new0(unsigned, set->nnodes);
+        g_autofree unsigned *share = g_new0(unsigned, set->nnodes);
+
+        for (unsigned i = 0; i < set->nnodes; i++)
+                for (unsigned c = 0; c < t->ncores; c++)
+                        free[i] += t->cores[c].node == members[i] && ledger_core_free(l, c);
+        policy_spread(free, set->nnodes, vcpus, share);
+        for (unsigned i = 0; i < set->nnodes; i++)
+                if (share[i] > oracle_l3_room(t, l, members[i]))
+                        return false;
+        return true;
+}
+
+static unsigned oracle_free_cores(const Topology *t, const Ledger *l, const NodeSet *set)
+{
+        unsigned n = 0;
+        for (unsigned c = 0; c < t->ncores; c++)
+                for (unsigned i = 0; i < set->nnodes; i++)
+                        n += t->cores[c].node == nodeset_members(t->nodesets, set)[i] &&
+                             ledger_core_free(l, c);
+        return n;
+}
+
+/* A random host of 1-5 nodes with 1-3 L3 groups each, cores taken at random. */
+static Topology *random_l3_host(GRand *r, Ledger **ret_ledger)
+{
+        unsigned nodes = (unsigned)g_rand_int_range(r, 1, 6), cores = (unsigned)g_rand_int_range(r, 2, 10);
+        unsigned groups = (unsigned)g_rand_int_range(r, 1, 4), nbusy = 0;
+        g_autofree uint32_t *d = g_new(uint32_t, nodes * nodes);
+        g_autofree unsigned *busy = NULL;
+        Topology *t;
+
+        for (unsigned i = 0; i < nodes; i++)
+                for (unsigned j = i; j < nodes; j++)
+                        d[i * nodes + j] = d[j * nodes + i] =
+                            i == j ? 10 : (uint32_t)g_rand_int_range(r, 11, 14);
+        t = topology_new_uniform(nodes, cores, (unsigned)g_rand_int_range(r, 1, 3), 16 * GiB, d);
+        t->nl3 = nodes * groups;
+        for (unsigned c = 0; c < t->ncores; c++)
+                t->cores[c].l3 = t->cores[c].node * groups + (c % cores) * groups / cores;
+        *ret_ledger = ledger_new(t);
+        busy = g_new(unsigned, t->ncores);
+        for (unsigned c = 0; c < t->ncores; c++)
+                if (g_rand_int_range(r, 0, 5) < 2)
+                        busy[nbusy++] = c;
+        if (nbusy)
+                occupy(t, *ret_ledger, "busy", busy, nbusy);
+        return t;
+}
+
+START_TEST(test_l3_fit_oracle)
+{
+        /* On random hosts: when a qualifying set of the chosen group has every node's share in one L3
+         * group, the chosen set has too; and a node's share that fits one L3 group runs in one. */
+        unsigned decided = 0;
+
+        for (guint32 seed = 1; seed <= 400; seed++) {
+                g_autoptr(GRand) r = g_rand_new_with_seed(seed);
+                g_autoptr(Ledger) l = NULL;
+                g_autoptr(Topology) t = random_l3_host(r, &l);
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                unsigned vcpus = (unsigned)g_rand_int_range(r, 1, 9);
+                PlacementRequest req = {.name = "vm", .vcpus = vcpus, .memory = GiB};
+                g_autoptr(Plan) plan = policy_place(t, l, &req, &p);
+                const NodeSet *chosen = NULL;
+                bool any_fits = false;
+
+                if (plan->result != PLAN_PLACED)
+                        continue;
+                for (unsigned i = 0; i < plan->candidates->len; i++) {
+                        const PlanCandidate *c = g_ptr_array_index(plan->candidates, i);
+                        if (c->chosen)
+                                chosen = &t->nodesets->candidates[c->rank];
+                }
+                ck_assert_ptr_nonnull(chosen);
+                for (unsigned k = 0; k < t->nodesets->ncandidates; k++) {
+                        const NodeSet *set = &t->nodesets->candidates[k];
+                        if (set->group == chosen->group && oracle_free_cores(t, l, set) >= vcpus)
+                                any_fits |= oracle_fits(t, l, set, vcpus);
+                }
+                ck_assert_msg(!any_fits || oracle_fits(t, l, chosen, vcpus), "seed %u: %s", seed,
+                              plan->reason);
+                decided += any_fits && strstr(plan->reason, "fits one L3") != NULL;
+                for (unsigned i = 0; i < chosen->nnodes; i++) {
+                        unsigned n = nodeset_members(t->nodesets, chosen)[i], share = 0;
+                        g_autoptr(CpuSet) l3s = cpuset_new();
+                        for (unsigned v = 0; v < plan->nvcpus; v++) {
+                                const TopoCore *core = &t->cores[t->pus[plan->vcpu_pu[v]].core];
+                                if (core->node == n) {
+                                        share++;
+                                        cpuset_add(l3s, core->l3);
+                                }
+                        }
+                        if (share && share <= oracle_l3_room(t, l, n))
+                                ck_assert_msg(cpuset_count(l3s) == 1, "seed %u node %u: %s", seed, n,
+                                              plan->reason);
+                }
+        }
+        /* the L3 decided some of them (the check above is not vacuous) */
+        ck_assert_uint_gt(decided, 0);
+}
+END_TEST
+
 START_TEST(test_reserved_threads_rank_last)
 {
         /* ReservedCPUs=1,3,5 on 1 node x 8 cores x 2 threads: cores 0-2 keep a thread for the host, 5 cores
@@ -179,6 +301,7 @@ static Suite *fit_suite(void)
         TCase *tc = tcase_create("fit");
         tcase_add_test(tc, test_l3_fit_four_nodes);
         tcase_add_test(tc, test_l3_fit_epyc);
+        tcase_add_test(tc, test_l3_fit_oracle);
         tcase_add_test(tc, test_reserved_threads_rank_last);
         tcase_add_test(tc, test_sockets_without_slit);
         suite_add_tcase(s, tc);
