@@ -33,54 +33,58 @@ static unsigned core_free_pus(const HostView *v, unsigned c)
         return n;
 }
 
-/* Gives the next vCPUs of plan the free PUs of core c, as many as *left allows. */
-static void take_core(const HostView *v, unsigned c, unsigned *left, unsigned *vcpu, Plan *plan)
+/* Appends the free PUs of core c to out[*got..), up to want in all. */
+static void take_core(const HostView *v, unsigned c, unsigned want, unsigned *got, unsigned *out)
 {
         const TopoCore *core = &v->t->cores[c];
 
-        for (unsigned p = core->pu_first; p < core->pu_first + core->npus && *left; p++)
-                if (pu_free(v, p)) {
-                        plan->vcpu_pu[(*vcpu)++] = (int)p;
-                        (*left)--;
-                }
+        for (unsigned p = core->pu_first; p < core->pu_first + core->npus && *got < want; p++)
+                if (pu_free(v, p))
+                        out[(*got)++] = p;
 }
 
 /*
- * One node's share, as kubelet's static policy takes CPUs: whole free cores while the share holds all of
- * a core's threads; then free threads of cores already in use (by a vCPU or a reserved thread), those
- * with fewest free threads first; only then part of a whole core.
+ * want free PUs of a node into out, as kubelet's static policy takes CPUs: whole free cores while want
+ * holds all of a core's threads; then free threads of cores already in use (by a vCPU or a reserved
+ * thread), those with fewest free threads first; only then part of a whole core.
  */
-static void fill_node(const HostView *v, unsigned node_index, unsigned left, unsigned *vcpu, Plan *plan)
+static void pick_pus(const HostView *v, unsigned node_index, unsigned want, unsigned *out)
 {
         const TopoNode *node = &v->t->nodes[node_index];
-        unsigned end = node->core_first + node->ncores;
+        unsigned end = node->core_first + node->ncores, got = 0;
         g_autofree bool *taken = g_new0(bool, MAX(node->ncores, 1));
 
-        for (unsigned c = node->core_first; c < end && left; c++)
-                if (v->core_free[c] && core_free_pus(v, c) <= left) {
-                        take_core(v, c, &left, vcpu, plan);
+        for (unsigned c = node->core_first; c < end && got < want; c++)
+                if (v->core_free[c] && core_free_pus(v, c) <= want - got) {
+                        take_core(v, c, want, &got, out);
                         taken[c - node->core_first] = true;
                 }
-        for (unsigned k = 1; k <= v->t->max_threads && left; k++)
-                for (unsigned c = node->core_first; c < end && left; c++)
+        for (unsigned k = 1; k <= v->t->max_threads && got < want; k++)
+                for (unsigned c = node->core_first; c < end && got < want; c++)
                         if (!v->core_free[c] && core_free_pus(v, c) == k)
-                                take_core(v, c, &left, vcpu, plan);
-        for (unsigned c = node->core_first; c < end && left; c++)
+                                take_core(v, c, want, &got, out);
+        for (unsigned c = node->core_first; c < end && got < want; c++)
                 if (v->core_free[c] && !taken[c - node->core_first])
-                        take_core(v, c, &left, vcpu, plan);
+                        take_core(v, c, want, &got, out);
 }
 
 static void compat_assign(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan)
 {
         g_autofree unsigned *capacity = g_new(unsigned, n);
         g_autofree unsigned *quota = g_new(unsigned, n);
+        g_autofree unsigned *pus = g_new(unsigned, MAX(plan->nvcpus, 1));
         unsigned vcpu = 0;
 
         for (unsigned i = 0; i < n; i++)
                 capacity[i] = v->node_free_pus[nodes[i]];
         policy_spread(capacity, n, plan->nvcpus, quota);
-        for (unsigned i = 0; i < n; i++)
-                fill_node(v, nodes[i], quota[i], &vcpu, plan);
+        for (unsigned i = 0; i < n; i++) {
+                if (!quota[i])
+                        continue;
+                pick_pus(v, nodes[i], quota[i], pus);
+                for (unsigned k = 0; k < quota[i]; k++)
+                        plan->vcpu_pu[vcpu++] = (int)pus[k];
+        }
 }
 
 const PolicyOps policy_compat_ops = {
