@@ -16,6 +16,11 @@ static unsigned explicit_capacity(const HostView *v, unsigned node)
         return v->node_free_cores[node];
 }
 
+static unsigned explicit_core_room(const HostView *v, unsigned core)
+{
+        return v->core_free[core];
+}
+
 static unsigned explicit_size(const HostView *v, unsigned node)
 {
         return v->node_usable_cores[node];
@@ -179,4 +184,5 @@ const PolicyOps policy_explicit_ops = {
     .size = explicit_size,
     .assign = explicit_assign,
     .overcommit_by_core = true,
+    .core_room = explicit_core_room,
 };

@@ -61,6 +61,18 @@ unsigned policy_spread(const unsigned *capacity, unsigned n, unsigned count, uns
         return count;
 }
 
+bool policy_core_reserved(const HostView *v, unsigned core)
+{
+        const TopoCore *c = &v->t->cores[core];
+
+        if (!v->params->reserved_cpus)
+                return false;
+        for (unsigned p = c->pu_first; p < c->pu_first + c->npus; p++)
+                if (cpuset_has(v->params->reserved_cpus, v->t->pus[p].os_index))
+                        return true;
+        return false;
+}
+
 /* Gives plan the nodes of the chosen set and its vCPUs PUs there: the policy's way when the set has room. */
 static void take_set(const HostView *v, const PolicyOps *ops, const SetChoice *choice, Plan *plan)
 {

@@ -457,6 +457,28 @@ START_TEST(test_missing_distances)
 }
 END_TEST
 
+START_TEST(test_missing_distances_packages)
+{
+        /* two sockets of two nodes, no matrix (lstopo of a synthetic host): a socket's nodes are nearer */
+        g_autoptr(Topology) t = load_fixture("two-sockets-no-slit.xml");
+        static const uint32_t expected[16] = {10, 11, 20, 20, 11, 10, 20, 20,
+                                              20, 20, 10, 11, 20, 20, 11, 10};
+
+        ck_assert_uint_eq(t->nnodes, 4);
+        ck_assert_uint_eq(t->npackages, 2);
+        ck_assert(!t->distances_known);
+        ck_assert(!t->flat);
+        ck_assert_mem_eq(t->distance, expected, sizeof(expected));
+        ck_assert_note(t,
+                       "no NUMA distances reported: assuming 10 local, 20 remote, 11 between nodes of one "
+                       "package");
+        /* the nearest two-node sets are the sockets */
+        ck_assert_uint_eq(t->nodesets->candidates[4].nnodes, 2);
+        ck_assert_uint_eq(t->nodesets->candidates[4].max_distance, 11);
+        ck_assert_uint_eq(t->nodesets->candidates[5].max_distance, 11);
+}
+END_TEST
+
 START_TEST(test_invalid_self_distance)
 {
         /* hwloc keeps such a matrix as it is: the check is ours. */
@@ -944,6 +966,7 @@ static Suite *topology_suite(void)
 
         tcase_add_test(distances, test_opteron_distances);
         tcase_add_test(distances, test_missing_distances);
+        tcase_add_test(distances, test_missing_distances_packages);
         tcase_add_test(distances, test_invalid_self_distance);
         tcase_add_test(distances, test_invalid_distance_below_10);
         tcase_add_test(distances, test_all_unreachable_is_flat);

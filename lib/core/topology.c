@@ -111,7 +111,10 @@ static void topology_index(Topology *t)
                 t->node_index_by_os[t->nodes[i].os_index] = (int)i;
 }
 
-/* Runs the distance matrix through distances_sanitize() and sets the verdict flags; frees matrix. */
+/*
+ * Runs the distance matrix through distances_sanitize() and sets the verdict flags; frees matrix. Defaults
+ * put nodes of one package nearer than nodes of different packages.
+ */
 static void topology_set_distances(Topology *t, uint32_t *matrix)
 {
         g_autofree char *note = NULL;
@@ -121,6 +124,13 @@ static void topology_set_distances(Topology *t, uint32_t *matrix)
         g_free(matrix);
         t->distances_known = v == DISTANCES_OK;
         t->flat = v == DISTANCES_FLAT;
+        if ((v == DISTANCES_MISSING || v == DISTANCES_INVALID) &&
+            distances_assume_packages(t->nnodes, t->distance, t->packages, t->npackages) && note) {
+                char *more =
+                    g_strdup_printf("%s, %u between nodes of one package", note, TOPOLOGY_SAME_PACKAGE);
+                g_free(note);
+                note = more;
+        }
         if (note)
                 g_ptr_array_add(t->notes, g_steal_pointer(&note));
         if (v != DISTANCES_OK)

@@ -23,6 +23,8 @@
 #define TOPOLOGY_UNREACHABLE UINT32_MAX
 #define TOPOLOGY_LOCAL       10u
 #define TOPOLOGY_REMOTE      20u
+/* Assumed between two nodes of one package when the host reports no usable distances. */
+#define TOPOLOGY_SAME_PACKAGE 11u
 /* Linux's MAX_NUMNODES (NODES_SHIFT 10). */
 #define TOPOLOGY_NODES_MAX 1024u
 /* The OS index of the stand-in node for CPUs local to no NUMA node: no Linux node has it. */
@@ -91,7 +93,7 @@ typedef struct Topology {
         TopoCore *cores;
         TopoPu *pus;
         uint32_t *distance;   /* nnodes * nnodes */
-        bool distances_known; /* false: defaults 10/20 were assumed */
+        bool distances_known; /* false: defaults assumed (10 local, 11 in one package, 20 across) */
         bool flat;            /* no NUMA information at all: the nodes form one set */
         unsigned max_threads; /* most PUs in one core */
         CpuSet *all_pus;      /* OS indexes of every usable PU */
