@@ -20,7 +20,9 @@ static uint64_t pack_key(unsigned a, unsigned b, unsigned c, unsigned d)
 
 /*
  * Each vCPU on the least loaded core (by core: explicit) or PU (compat) of the set, this plan's own
- * vCPUs counted as they land. Ties go to the core holding fewest of the domain's own vCPUs (a domain
+ * vCPUs counted as they land. A core with a reserved thread (ReservedCPUs=) ranks after cores as loaded
+ * without one: its free thread shares the core with host work, so it comes after wholly free cores and
+ * before cores with one more vCPU. Ties go to the core holding fewest of the domain's own vCPUs (a domain
  * should not halve itself on one core while another is as busy), then to the node holding fewest of
  * them, then to the lower index.
  */
@@ -29,6 +31,7 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
 {
         const Topology *t = v->t;
         g_autofree unsigned *pu_load = g_new0(unsigned, MAX(t->npus, 1));
+        /* twice the vCPUs on the core, plus one when it has a reserved thread */
         g_autofree unsigned *core_load = g_new0(unsigned, MAX(t->ncores, 1));
         g_autofree unsigned *own_core = g_new0(unsigned, MAX(t->ncores, 1));
         g_autofree unsigned *on_node = g_new0(unsigned, MAX(t->nnodes, 1));
@@ -39,7 +42,7 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                 const TopoNode *node = &t->nodes[nodes[i]];
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
                         const TopoCore *core = &t->cores[c];
-                        core_load[c] = ledger_core_load(v->l, c);
+                        core_load[c] = 2 * ledger_core_load(v->l, c) + policy_core_reserved(v, c);
                         for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
                                 pu_load[p] = ledger_pu_load(v->l, p);
                                 if (v->pu_usable[p])
@@ -64,7 +67,7 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                 }
                 plan->vcpu_pu[vcpu] = best;
                 pu_load[best]++;
-                core_load[t->pus[best].core]++;
+                core_load[t->pus[best].core] += 2;
                 own_core[t->pus[best].core]++;
                 on_node[t->cores[t->pus[best].core].node]++;
         }
