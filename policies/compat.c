@@ -4,6 +4,7 @@
  * logical CPUs; vCPUs fill every free thread of a core before moving to the next core, so hyperthread
  * siblings are shared. Kept as the escape hatch if explicit misbehaves.
  */
+#include "cells.h"
 #include "policy-internal.h"
 
 static unsigned compat_capacity(const HostView *v, unsigned node)
@@ -18,23 +19,25 @@ static unsigned compat_size(const HostView *v, unsigned node)
 
 static void compat_assign(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan)
 {
-        g_autofree unsigned *capacity = g_new(unsigned, n);
-        g_autofree unsigned *quota = g_new(unsigned, n);
-        unsigned vcpu = 0;
+        g_autofree unsigned *capacity = g_new(unsigned, MAX(n, 1));
+        g_autofree int *vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
 
         for (unsigned i = 0; i < n; i++)
                 capacity[i] = v->node_free_pus[nodes[i]];
-        policy_spread(capacity, n, plan->nvcpus, quota);
+        cells_vcpu_nodes(v, nodes, n, capacity, plan, vcpu_node);
         for (unsigned i = 0; i < n; i++) {
                 const TopoNode *node = &v->t->nodes[nodes[i]];
-                unsigned left = quota[i];
-                for (unsigned c = node->core_first; c < node->core_first + node->ncores && left; c++) {
+                unsigned vcpu = 0;
+                for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
                         const TopoCore *core = &v->t->cores[c];
-                        for (unsigned p = core->pu_first; p < core->pu_first + core->npus && left; p++) {
+                        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
                                 if (!v->pu_usable[p] || ledger_pu_load(v->l, p))
                                         continue;
+                                while (vcpu < plan->nvcpus && vcpu_node[vcpu] != (int)nodes[i])
+                                        vcpu++;
+                                if (vcpu == plan->nvcpus)
+                                        break;
                                 plan->vcpu_pu[vcpu++] = (int)p;
-                                left--;
                         }
                 }
         }

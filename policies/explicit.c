@@ -4,6 +4,7 @@
  * can hold the node's share (the tightest such group, to keep larger groups whole for larger domains),
  * otherwise from the groups with most free cores first, so neighbouring vCPU numbers share an L3.
  */
+#include "cells.h"
 #include "policy-internal.h"
 
 #include <stdlib.h>
@@ -73,20 +74,23 @@ static void pick_cores(const HostView *v, unsigned node_index, unsigned want, un
 
 static void explicit_assign(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan)
 {
-        g_autofree unsigned *capacity = g_new(unsigned, n);
-        g_autofree unsigned *quota = g_new(unsigned, n);
+        g_autofree unsigned *capacity = g_new(unsigned, MAX(n, 1));
+        g_autofree int *vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
         g_autofree unsigned *cores = g_new(unsigned, MAX(plan->nvcpus, 1));
-        unsigned vcpu = 0;
 
         for (unsigned i = 0; i < n; i++)
                 capacity[i] = v->node_free_cores[nodes[i]];
-        policy_spread(capacity, n, plan->nvcpus, quota);
+        cells_vcpu_nodes(v, nodes, n, capacity, plan, vcpu_node);
         for (unsigned i = 0; i < n; i++) {
-                if (!quota[i])
+                unsigned want = 0, k = 0;
+                for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++)
+                        want += vcpu_node[vcpu] == (int)nodes[i];
+                if (!want)
                         continue;
-                pick_cores(v, nodes[i], quota[i], cores);
-                for (unsigned k = 0; k < quota[i]; k++)
-                        plan->vcpu_pu[vcpu++] = policy_core_first_usable_pu(v, cores[k]);
+                pick_cores(v, nodes[i], want, cores);
+                for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++)
+                        if (vcpu_node[vcpu] == (int)nodes[i])
+                                plan->vcpu_pu[vcpu] = policy_core_first_usable_pu(v, cores[k++]);
         }
 }
 

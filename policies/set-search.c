@@ -4,6 +4,7 @@
  * with room for a request.
  */
 #include "set-search.h"
+#include "cells.h"
 
 #include <stdlib.h>
 
@@ -219,6 +220,8 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                         continue;
                 load = set_sums_get(&s->sums, set);
                 qualifies = load.free_memory >= s->memory && load.capacity >= s->vcpus;
+                if (qualifies && s->cells_whole)
+                        qualifies = cells_fit(s->v, nodeset_members(table, set), set->nnodes, plan);
                 if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
                         keep_candidate(s->v, plan, (unsigned)rank, set, &load, qualifies, false);
                 if (qualifies) {
