@@ -248,6 +248,18 @@ static char *constraint_note(const Topology *t, const PlacementRequest *req, con
         return g_string_free(s, FALSE);
 }
 
+/* "4.0 GiB", or "96.0 MiB in 2.0 MiB hugepages" for hugepage-backed memory; into buf. */
+static const char *memory_text(const PlacementRequest *req, uint64_t bytes, char *buf, size_t len)
+{
+        char a[32], b[32];
+
+        if (!req->hugepage_size)
+                return size_format(bytes, buf, len);
+        g_snprintf(buf, len, "%s in %s hugepages", size_format(bytes, a, sizeof(a)),
+                   size_format(req->hugepage_size, b, sizeof(b)));
+        return buf;
+}
+
 /* The reason of a placed or overcommitted plan. */
 static char *placed_reason(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
                            const SetChoice *choice, const Plan *plan)
@@ -257,7 +269,7 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         g_autofree char *constraints = constraint_note(v->t, req, plan);
         g_autofree char *cells = cells_note(v->t, plan);
         g_autofree char *note = g_strconcat(cells, constraints, NULL);
-        char a[32], b[32];
+        char a[32], b[64];
 
         if (plan->result == PLAN_PLACED)
                 return g_strdup_printf(
@@ -265,11 +277,11 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                     "(max distance %u, mean %.2f)%s%s",
                     where, choice->load.capacity, ops->unit, req->vcpus,
                     size_format(choice->load.free_memory, a, sizeof(a)),
-                    size_format(req->memory, b, sizeof(b)), set->max_distance, set->mean_distance,
+                    memory_text(req, req->memory, b, sizeof(b)), set->max_distance, set->mean_distance,
                     choice->group_size > 1 ? ", least loaded of its equally near sets" : "", note);
         return g_strdup_printf("no node set has %u %s and %s free; %s is the nearest that holds the memory "
                                "(%u %s there): %u vCPUs share a core%s",
-                               req->vcpus, ops->unit, size_format(req->memory, b, sizeof(b)), where,
+                               req->vcpus, ops->unit, memory_text(req, req->memory, b, sizeof(b)), where,
                                choice->load.capacity, ops->unit, plan->shared_vcpus, note);
 }
 
@@ -295,7 +307,7 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
 {
         const PlacementParams *params = v->params;
         bool bound = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
-        char a[32], b[32];
+        char a[64], b[64];
 
         if (host->usable_pus == 0 && (req->allowed_cpus || bound)) {
                 g_autofree char *note = constraint_note(v->t, req, plan);
@@ -305,6 +317,12 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                 g_autofree char *reserved = cpuset_format(params->reserved_cpus);
                 plan->reason = g_strdup_printf(
                     "no CPU is left for vCPUs: ReservedCPUs=%s holds them all; nothing pinned", reserved);
+        } else if (req->hugepage_size) {
+                plan->reason = g_strdup_printf(
+                    "no node set has %s free (%s free on the whole host; hugepage-backed memory never "
+                    "takes general memory); nothing pinned",
+                    memory_text(req, req->memory, b, sizeof(b)),
+                    memory_text(req, host->free_memory, a, sizeof(a)));
         } else {
                 plan->reason = g_strdup_printf(
                     "no node set has %s of free memory (%s free on the whole host); nothing pinned",

@@ -54,7 +54,7 @@ typedef struct SetSearch {
         SetLoad host;          /* every reachable node together */
         uint32_t allowed_mask; /* nodes inside the request's constraints (the first 32) */
         unsigned vcpus;
-        uint64_t memory; /* the free memory a set must hold (0 when the request binds its own) */
+        uint64_t memory;  /* the free memory a set must hold (0 when the request binds its own) */
         bool cells_whole; /* a set qualifies only with room for each guest cell on one node */
 } SetSearch;
 
