@@ -8,6 +8,9 @@
 
 #include <string.h>
 
+#include "decision-json.h"
+#include "definition-snippet.h"
+
 static const PolicyKind kinds[] = {POLICY_EXPLICIT, POLICY_COMPAT};
 
 static CpuSet *set_of(const char *list)
@@ -224,6 +227,41 @@ START_TEST(test_vcpus_even_when_memory_is)
 }
 END_TEST
 
+/* The definition snippet of a cell plan: a vcpupin per vCPU, the memory nodes and a memnode per cell. */
+START_TEST(test_definition_snippet)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 1, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+        g_autofree char *xml = NULL, *error = NULL;
+        Cells c;
+        cells_make(&c, lists, 2, 1 * GiB);
+        g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 4, 2 * GiB, &c);
+
+        json_builder_begin_object(b);
+        decision_json_add_members(b, t, p, FALSE);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        xml = definition_snippet(json_node_get_object(root), &error);
+        ck_assert_msg(xml, "%s", error);
+        ck_assert_str_eq(xml, "<cputune>\n"
+                              "  <vcpupin vcpu='0' cpuset='0'/>\n"
+                              "  <vcpupin vcpu='1' cpuset='1'/>\n"
+                              "  <vcpupin vcpu='2' cpuset='2'/>\n"
+                              "  <vcpupin vcpu='3' cpuset='3'/>\n"
+                              "  <emulatorpin cpuset='0-3'/>\n"
+                              "</cputune>\n"
+                              "<numatune>\n"
+                              "  <memory mode='strict' nodeset='0-1'/>\n"
+                              "  <memnode cellid='0' mode='strict' nodeset='0'/>\n"
+                              "  <memnode cellid='1' mode='strict' nodeset='1'/>\n"
+                              "</numatune>\n");
+        cells_clear(&c);
+}
+END_TEST
+
 static Suite *cells_suite(void)
 {
         Suite *s = suite_create("cells");
@@ -235,6 +273,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_cell_too_big_for_a_node);
         tcase_add_test(tc, test_vcpus_follow_memory);
         tcase_add_test(tc, test_vcpus_even_when_memory_is);
+        tcase_add_test(tc, test_definition_snippet);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -11,6 +11,7 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-api.h"
+#include "definition-snippet.h"
 #include "size.h"
 
 /* Where the daemon is, for messages. */
@@ -461,6 +462,46 @@ int verb_show(Ctl *c, char **args, unsigned nargs)
 {
         (void)nargs;
         return cmd_show(c, c->sd, args[0]);
+}
+
+/* The <cputune>/<numatune> that would hold each matching decision in the domain's definition. */
+static int cmd_snippet(const Ctl *o, sd_bus *bus, const char *domain)
+{
+        sd_bus_message *reply = NULL;
+        g_autoptr(JsonParser) parser = json_parser_new();
+        const char *text;
+        int code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
+
+        if (!code && !(code = ctl_read_string(reply, &text))) {
+                JsonArray *all = NULL;
+                if (json_parser_load_from_data(parser, text, -1, NULL))
+                        all = json_object_get_array_member(
+                            json_node_get_object(json_parser_get_root(parser)), "decisions");
+                if (!all)
+                        fprintf(stderr, "placementctl: the daemon sent JSON that does not parse\n");
+                for (unsigned i = 0; all && i < json_array_get_length(all); i++) {
+                        JsonObject *d = json_array_get_object_element(all, i);
+                        g_autofree char *error = NULL;
+                        g_autofree char *xml = definition_snippet(d, &error);
+                        printf("<!-- %s: %s -->\n", json_object_get_string_member(d, "domain"),
+                               xml ? "what its definition needs to hold this decision from its start"
+                                   : error);
+                        if (xml)
+                                fputs(xml, stdout);
+                        else
+                                code = EXIT_RUNTIME;
+                }
+                if (!all)
+                        code = EXIT_RUNTIME;
+        }
+        sd_bus_message_unref(reply);
+        return code;
+}
+
+int verb_snippet(Ctl *c, char **args, unsigned nargs)
+{
+        (void)nargs;
+        return cmd_snippet(c, c->sd, args[0]);
 }
 
 int verb_explain(Ctl *c, char **args, unsigned nargs)

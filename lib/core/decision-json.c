@@ -27,6 +27,32 @@ static void add_node_array(JsonBuilder *b, const char *key, const CpuSet *os)
         json_builder_end_array(b);
 }
 
+/* "hugepage_size" and "cells": [{"id", "vcpus", "nodes": [os...], "memory"}], only when the plan has them.
+ */
+static void add_guest_shape(JsonBuilder *b, const Topology *t, const Plan *p)
+{
+        if (p->hugepage_size) {
+                json_builder_set_member_name(b, "hugepage_size");
+                json_builder_add_int_value(b, (gint64)p->hugepage_size);
+        }
+        if (!p->ncells)
+                return;
+        json_builder_set_member_name(b, "cells");
+        json_builder_begin_array(b);
+        for (unsigned i = 0; i < p->ncells; i++) {
+                g_autoptr(CpuSet) nodes = topology_nodes_to_os(t, p->cells[i].nodes);
+                json_builder_begin_object(b);
+                json_builder_set_member_name(b, "id");
+                json_builder_add_int_value(b, p->cells[i].id);
+                add_cpuset(b, "vcpus", p->cells[i].vcpus);
+                add_node_array(b, "nodes", nodes);
+                json_builder_set_member_name(b, "memory");
+                json_builder_add_int_value(b, (gint64)p->cells[i].memory);
+                json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+}
+
 void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p, gboolean with_candidates)
 {
         g_autoptr(CpuSet) nodes = topology_nodes_to_os(t, p->nodes);
@@ -59,6 +85,7 @@ void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p,
         json_builder_add_int_value(b, p->shared_vcpus);
         json_builder_set_member_name(b, "reason");
         json_builder_add_string_value(b, p->reason ? p->reason : "");
+        add_guest_shape(b, t, p);
         if (!with_candidates)
                 return;
         json_builder_set_member_name(b, "candidates");

@@ -16,7 +16,9 @@
 /* {"domain", "vcpus", "memory", "policy", "result", "nodes": [os...], "vcpu_pins": ["0-1",...],
  *  "memory_nodes": "0", "emulator_pin": "1", "shared_vcpus", "reason"}; with_candidates adds
  *  "candidates": [{"nodes", "max_distance", "mean_distance", "free_cores", "free_pus", "free_memory",
- *  "qualifies", "chosen"}]. Adds the members to an object the builder has open. */
+ *  "qualifies", "chosen"}]. Adds the members to an object the builder has open. A hugepage-backed plan
+ *  adds "hugepage_size" (bytes per page), one with guest cells "cells": [{"id", "vcpus": "0-3",
+ *  "nodes": [os...], "memory"}]. */
 void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p, gboolean with_candidates);
 
 /* {"source", "nodes", "packages", "cores", "pus", "threads_per_core", "distances_known", "notes": [...],
