@@ -324,6 +324,27 @@ static int cmd_text(const Ctl *o, sd_bus *bus, const char *method, const char *d
 }
 
 /* Human view of one decision object (the same JSON as `list --json` and the offline plan). */
+/* The guest cells of a decision and where they went, and its hugepage size. */
+static void print_guest_shape(JsonObject *d)
+{
+        JsonArray *cells =
+            json_object_has_member(d, "cells") ? json_object_get_array_member(d, "cells") : NULL;
+        char a[32];
+
+        if (json_object_has_member(d, "hugepage_size"))
+                printf("  memory backing: hugepages of %s\n",
+                       size_format((uint64_t)json_object_get_int_member(d, "hugepage_size"), a, sizeof(a)));
+        for (unsigned i = 0; cells && i < json_array_get_length(cells); i++) {
+                JsonObject *c = json_array_get_object_element(cells, i);
+                JsonArray *nodes = json_object_get_array_member(c, "nodes");
+                printf("  guest cell %-3" G_GINT64_FORMAT " vCPUs %s on node",
+                       json_object_get_int_member(c, "id"), json_object_get_string_member(c, "vcpus"));
+                for (unsigned k = 0; nodes && k < json_array_get_length(nodes); k++)
+                        printf("%s%" G_GINT64_FORMAT, k ? "," : " ", json_array_get_int_element(nodes, k));
+                printf("\n");
+        }
+}
+
 static void print_decision(JsonObject *d)
 {
         JsonArray *pins =
@@ -351,6 +372,7 @@ static void print_decision(JsonObject *d)
         printf("  memory nodes:   %s (binding %s)\n", *mem ? mem : "-",
                json_object_get_string_member(d, "memory_binding"));
         printf("  emulator:       %s\n", *emu ? emu : "(not pinned)");
+        print_guest_shape(d);
         if (json_object_get_boolean_member(d, "adopted"))
                 printf("  adopted from its recorded decision\n");
         if (!json_object_get_null_member(d, "apply_error"))

@@ -119,6 +119,29 @@ static void add_int(JsonBuilder *b, const char *key, gint64 v)
         json_builder_add_int_value(b, v);
 }
 
+void hugepages_json_add(JsonBuilder *b, const Topology *t, const Ledger *l)
+{
+        bool any = false;
+
+        for (unsigned n = 0; n < t->nnodes; n++)
+                any |= t->nodes[n].nhugepages > 0;
+        if (!any)
+                return;
+        json_builder_set_member_name(b, "hugepages");
+        json_builder_begin_array(b);
+        for (unsigned n = 0; n < t->nnodes; n++)
+                for (unsigned i = 0; i < t->nodes[n].nhugepages; i++) {
+                        uint64_t size = t->nodes[n].hugepages[i].size;
+                        json_builder_begin_object(b);
+                        add_int(b, "node", t->nodes[n].os_index);
+                        add_int(b, "page_size", (gint64)size);
+                        add_int(b, "pages", (gint64)t->nodes[n].hugepages[i].count);
+                        add_int(b, "free_bytes", (gint64)ledger_node_free_hugepages(l, n, size));
+                        json_builder_end_object(b);
+                }
+        json_builder_end_array(b);
+}
+
 JsonNode *topology_to_json(const Topology *t, gboolean detailed)
 {
         g_autoptr(JsonBuilder) b = json_builder_new();

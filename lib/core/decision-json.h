@@ -25,6 +25,10 @@ void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p,
  *  "node_list": [{"node", "memory", "cpus", "cores", "package"...}], "distances": [[...]]} */
 JsonNode *topology_to_json(const Topology *t, gboolean detailed);
 
+/* "hugepages": [{"node", "page_size", "pages", "free_bytes"}], one per node and page size, when the host has
+ * hugepage pools (nothing otherwise). Adds the member to an object the builder has open. */
+void hugepages_json_add(JsonBuilder *b, const Topology *t, const Ledger *l);
+
 /* Pretty or compact text of a node; caller frees. */
 char *json_to_text(JsonNode *node, gboolean pretty);
 
