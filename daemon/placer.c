@@ -401,7 +401,10 @@ static int apply_emulator(virDomainPtr dom, Decision *d, bool *ret_applied)
 static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emulator_applied)
 {
         g_autofree char *error = NULL;
-        PlacementRequest req = {.name = d->name, .vcpus = d->plan->nvcpus, .memory = d->plan->memory};
+        PlacementRequest req = {.name = d->name,
+                                .vcpus = d->plan->nvcpus,
+                                .memory = d->plan->memory,
+                                .hugepage_size = d->plan->hugepage_size};
         CpuSet **pins = NULL;
         Plan *runs;
 
@@ -737,7 +740,10 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
                         log_warning("%s: %s, ignoring", old->name, error);
                 return;
         }
-        req = (PlacementRequest){.name = old->name, .vcpus = nvcpus, .memory = old->plan->memory};
+        req = (PlacementRequest){.name = old->name,
+                                 .vcpus = nvcpus,
+                                 .memory = old->plan->memory,
+                                 .hugepage_size = old->plan->hugepage_size};
         ledger_release(m->ledger, uuid);
         d = decision_new(uuid, old->name);
         d->result = DECISION_SKIPPED;

@@ -105,6 +105,27 @@ START_TEST(test_general_memory_apart_from_pools)
 }
 END_TEST
 
+/* Pins made by hand on a hugepage-backed domain: its memory is still held in the pool. */
+START_TEST(test_adopted_pins_keep_memory_in_pool)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "hand", .vcpus = 1, .memory = 32 * MiB, .hugepage_size = PAGE2};
+        CpuSet *pin = cpuset_new();
+        Plan *p;
+
+        cpuset_add(pin, 5); /* node 1 */
+        p = policy_adopt(t, l, &req, &pin, &params);
+        cpuset_free(pin);
+        ck_assert_uint_eq(p->hugepage_size, PAGE2);
+        ck_assert_uint_eq(p->node_memory[1], 32 * MiB);
+        ck_assert_int_eq(ledger_commit(l, "hand", p), 0);
+        ck_assert_uint_eq(ledger_node_hugepages(l, 1, PAGE2), 32 * MiB);
+        ck_assert_uint_eq(ledger_node_memory(l, 1), 0);
+}
+END_TEST
+
 static Suite *hugepages_suite(void)
 {
         Suite *s = suite_create("hugepages");
@@ -113,6 +134,7 @@ static Suite *hugepages_suite(void)
         tcase_add_test(tc, test_short_pool_is_unplaceable);
         tcase_add_test(tc, test_no_pool_of_that_size);
         tcase_add_test(tc, test_general_memory_apart_from_pools);
+        tcase_add_test(tc, test_adopted_pins_keep_memory_in_pool);
         suite_add_tcase(s, tc);
         return s;
 }
