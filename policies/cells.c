@@ -119,10 +119,16 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
                        int *vcpu_node)
 {
         g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
-        g_autofree int64_t *left = g_new(int64_t, MAX(n, 1));
+        g_autofree uint64_t *left = g_new(uint64_t, MAX(n, 1));
+        uint64_t size = 0, per_core;
 
+        /* the domain shares anyway: a cell may share a node's cores as much as the domain must share the
+         * set's */
         for (unsigned i = 0; i < n; i++)
-                left[i] = (int64_t)v->node_size[nodes[i]];
+                size += v->node_size[nodes[i]];
+        per_core = size ? MAX((plan->nvcpus + size - 1) / size, 1) : 1;
+        for (unsigned i = 0; i < n; i++)
+                left[i] = v->node_size[nodes[i]] * per_core;
         for (unsigned i = 0; i < plan->ncells; i++)
                 order[i] = (CellOrder){plan, i};
         qsort(order, plan->ncells, sizeof(*order), compare_cells);
@@ -134,7 +140,7 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
                 int best = -1;
 
                 for (unsigned i = 0; i < n && k; i++)
-                        if (v->node_size[nodes[i]] >= k && (best < 0 || left[i] > left[best]))
+                        if (left[i] >= k && (best < 0 || left[i] > left[best]))
                                 best = (int)i;
                 if (best < 0)
                         continue;

@@ -24,8 +24,9 @@ bool cells_pack(const HostView *v, const unsigned *nodes, unsigned n, unsigned *
                 const Plan *plan, int *vcpu_node);
 
 /*
- * For a domain that shares cores anyway: each cell on one node big enough for it (busy or not), the one
- * with most size left after the cells already there. vcpu_node as for cells_pack.
+ * For a domain that shares cores anyway: each cell on one node where its vCPUs share that node's cores no
+ * more than the domain's vCPUs must share the set's (busy or not), the one with most room left after the
+ * cells already there; a cell no node holds so is split. vcpu_node as for cells_pack.
  */
 void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
                        int *vcpu_node);

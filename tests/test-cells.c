@@ -146,6 +146,42 @@ START_TEST(test_overcommit_keeps_cells_whole)
 }
 END_TEST
 
+/* Cells of 2 vCPUs on nodes of one core (the real-libvirtd e2e host): 4 vCPUs on 2 cores share anyway,
+ * so each cell stays whole on its node rather than split to share with the other cell. */
+START_TEST(test_overcommit_small_nodes_keep_cells_whole)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 1, 1, 1 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        Cells c;
+        int nodes[2];
+        cells_make(&c, lists, 2, 32 << 20);
+        g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 4, 64 << 20, &c);
+
+        ck_assert_int_eq(p->result, PLAN_OVERCOMMITTED);
+        assert_cells_whole(t, p, &c, nodes);
+        ck_assert_int_eq(nodes[0], 0);
+        ck_assert_int_eq(nodes[1], 1);
+        cells_clear(&c);
+}
+END_TEST
+
+/* ... but a cell that would crowd one node's cores beyond what the domain must share is split. */
+START_TEST(test_overcommit_splits_a_crowding_cell)
+{
+        static const char *const lists[] = {"0-15"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 1, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        Cells c;
+        cells_make(&c, lists, 1, 2 * GiB);
+        g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 16, 2 * GiB, &c);
+
+        ck_assert_int_eq(p->result, PLAN_OVERCOMMITTED);
+        ck_assert_uint_eq(test_max_per_core(t, p), 2);
+        cells_clear(&c);
+}
+END_TEST
+
 /* Three 5-vCPU cells on two 8-core nodes: 16 free cores hold 15 vCPUs, so the domain is placed, not
  * overcommitted; two cells stay whole and one is split, and the reason says so. */
 START_TEST(test_cells_split_rather_than_overcommit)
@@ -269,6 +305,8 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_three_cells_not_split);
         tcase_add_test(tc, test_interleaved_cells);
         tcase_add_test(tc, test_overcommit_keeps_cells_whole);
+        tcase_add_test(tc, test_overcommit_small_nodes_keep_cells_whole);
+        tcase_add_test(tc, test_overcommit_splits_a_crowding_cell);
         tcase_add_test(tc, test_cells_split_rather_than_overcommit);
         tcase_add_test(tc, test_cell_too_big_for_a_node);
         tcase_add_test(tc, test_vcpus_follow_memory);
