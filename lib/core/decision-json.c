@@ -119,6 +119,22 @@ static void add_int(JsonBuilder *b, const char *key, gint64 v)
         json_builder_add_int_value(b, v);
 }
 
+/* "hugepages": [{"size", "count"}] of a node that has pools (outside its "memory"). */
+static void add_node_pools(JsonBuilder *b, const TopoNode *node)
+{
+        if (!node->nhugepages)
+                return;
+        json_builder_set_member_name(b, "hugepages");
+        json_builder_begin_array(b);
+        for (unsigned i = 0; i < node->nhugepages; i++) {
+                json_builder_begin_object(b);
+                add_int(b, "size", (gint64)node->hugepages[i].size);
+                add_int(b, "count", (gint64)node->hugepages[i].count);
+                json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+}
+
 void hugepages_json_add(JsonBuilder *b, const Topology *t, const Ledger *l)
 {
         bool any = false;
@@ -171,6 +187,7 @@ JsonNode *topology_to_json(const Topology *t, gboolean detailed)
                         add_int(b, "cores", t->nodes[n].ncores);
                         add_int(b, "pus", t->nodes[n].npus);
                         add_cpuset(b, "cpus", t->nodes[n].cpus);
+                        add_node_pools(b, &t->nodes[n]);
                         json_builder_end_object(b);
                 }
                 json_builder_end_array(b);
