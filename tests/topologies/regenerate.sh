@@ -75,3 +75,15 @@ synthetic "pack:2 numa:34(memory=1GB) core:1 pu:1" big-68-nodes.xml
 # hwloc 3.0's XML (<topology version="3.0">), which hwloc 2.x refuses: the same host with 3.0's header.
 sed -e 's|hwloc2.dtd|hwloc3.dtd|' -e 's|<topology version="2.0">|<topology version="3.0">|' \
         two-node-smt.xml >hwloc-3.0.xml
+
+# Hugepage pools (hwloc's page types; synthetic descriptions have none): two nodes of 1 GiB and 4 cores,
+# node 0 with 32 x 2 MiB pages, node 1 with 64, the base 4 KiB page count lowered to match, as the Linux
+# backend writes them (local_memory still counts the pools).
+synthetic "pack:1 numa:2(memory=1GiB) core:4 pu:1" "$tmp/pages.xml"
+awk '/<page_type size="4096" count="262144"\/>/ {
+        n++
+        sub(/count="262144"/, n == 1 ? "count=\"245760\"" : "count=\"229376\"")
+        print
+        sub(/size="4096" count="[0-9]*"/, n == 1 ? "size=\"2097152\" count=\"32\"" : "size=\"2097152\" count=\"64\"")
+}
+{ print }' "$tmp/pages.xml" >two-node-hugepages.xml
