@@ -258,7 +258,7 @@ void cells_record_nodes(const Topology *t, Plan *plan)
         }
 }
 
-char *cells_note(const Topology *t, const Plan *plan)
+char *cells_note(const Topology *t, const Plan *plan, bool memnodes)
 {
         GString *s = g_string_new(NULL);
 
@@ -276,5 +276,9 @@ char *cells_note(const Topology *t, const Plan *plan)
                                        cpuset_count(os) > 1 ? "nodes" : "node", list,
                                        cpuset_count(os) > 1 ? " (split: no node had room for it)" : "");
         }
+        /* libvirt binds a cell's memory to a node only from the definition: say what it needs */
+        if (s->len && !memnodes)
+                g_string_append(s, " (each cell's memory follows only a <numatune><memnode> per cell in the "
+                                   "definition: placementctl snippet)");
         return g_string_free(s, FALSE);
 }

@@ -44,5 +44,6 @@ bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan 
 
 /* Fills plan->cells[].nodes from where their vCPUs went. */
 void cells_record_nodes(const Topology *t, Plan *plan);
-/* What the reason says of the cells: "" or "; guest cells: 0 on node 1, 1 on node 0". */
-char *cells_note(const Topology *t, const Plan *plan);
+/* What the reason says of the cells: "" or "; guest cells: 0 on node 1, 1 on node 0", and unless the
+ * definition binds them (memnodes), that only the definition can bind each cell's memory. */
+char *cells_note(const Topology *t, const Plan *plan, bool memnodes);

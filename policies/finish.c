@@ -267,7 +267,7 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         const NodeSet *set = &v->t->nodesets->candidates[choice->rank];
         g_autofree char *where = format_nodes(v->t, plan->nodes);
         g_autofree char *constraints = constraint_note(v->t, req, plan);
-        g_autofree char *cells = cells_note(v->t, plan);
+        g_autofree char *cells = cells_note(v->t, plan, req->memory_source == MEMORY_SOURCE_MEMNODE);
         g_autofree char *note = g_strconcat(cells, constraints, NULL);
         char a[32], b[64];
 

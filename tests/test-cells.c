@@ -99,6 +99,10 @@ START_TEST(test_three_cells_not_split)
                 ck_assert_uint_eq(p->ncells, 3);
                 ck_assert(cpuset_has(p->cells[1].nodes, (unsigned)nodes[1]));
                 ck_assert_msg(strstr(p->reason, "guest cells: 0 on node"), "%s", p->reason);
+                ck_assert_msg(strstr(p->reason,
+                                     "<numatune><memnode> per cell in the definition: placementctl "
+                                     "snippet"),
+                              "%s", p->reason);
                 cells_clear(&c);
         }
 }
