@@ -114,6 +114,30 @@ static PlacementRequest request_from_spec(const DomainSpec *user, const DomainSp
 }
 
 /*
+ * The guest shape of the request: the user's guest cells (a new array, req->cells points into it; NULL
+ * when none) and, for hugepage-backed memory, its page size (the host's default when it names none).
+ */
+static PlacementCell *request_add_shape(Manager *m, const DomainSpec *user, const DomainSpec *live,
+                                        PlacementRequest *req)
+{
+        PlacementCell *cells = NULL;
+
+        if (live->hugepages)
+                req->hugepage_size =
+                    live->hugepage_size ? live->hugepage_size : topology_default_hugepage_size(m->topology);
+        if (!user->cells || user->cells->len == 0)
+                return NULL;
+        cells = g_new0(PlacementCell, user->cells->len);
+        for (unsigned i = 0; i < user->cells->len; i++) {
+                const DomainCell *c = &g_array_index(user->cells, DomainCell, i);
+                cells[i] = (PlacementCell){.id = c->id, .vcpus = c->vcpus, .memory = c->memory};
+        }
+        req->cells = cells;
+        req->ncells = user->cells->len;
+        return cells;
+}
+
+/*
  * Live pins other than "anywhere" mean someone pinned it; anywhere is every host CPU, or every host CPU of
  * <vcpu cpuset> (libvirt's default pin for it). Returns the pins or NULL.
  */
@@ -378,7 +402,10 @@ static int apply_emulator(virDomainPtr dom, Decision *d, bool *ret_applied)
 static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emulator_applied)
 {
         g_autofree char *error = NULL;
-        PlacementRequest req = {.name = d->name, .vcpus = d->plan->nvcpus, .memory = d->plan->memory};
+        PlacementRequest req = {.name = d->name,
+                                .vcpus = d->plan->nvcpus,
+                                .memory = d->plan->memory,
+                                .hugepage_size = d->plan->hugepage_size};
         CpuSet **pins = NULL;
         Plan *runs;
 
@@ -520,6 +547,23 @@ static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, const 
         return 0;
 }
 
+/* A recorded plan of a hugepage-backed domain holds its memory in the pools of its page size. */
+static int adopt_hugepages(Manager *m, const DomainSpec *live, Plan *plan, char **ret_error)
+{
+        if (!live->hugepages)
+                return 0;
+        plan->hugepage_size =
+            live->hugepage_size ? live->hugepage_size : topology_default_hugepage_size(m->topology);
+        for (unsigned n = 0; n < plan->nnode_memory; n++)
+                if (plan->node_memory[n] &&
+                    plan->node_memory[n] > ledger_node_free_hugepages(m->ledger, n, plan->hugepage_size)) {
+                        *ret_error = g_strdup_printf("its hugepage memory on node %u exceeds the free pool",
+                                                     m->topology->nodes[n].os_index);
+                        return -EINVAL;
+                }
+        return 0;
+}
+
 static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
                                 bool warn)
 {
@@ -534,7 +578,7 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 return NULL;
         ledger_release(m->ledger, uuid); /* checked against the others, not against its old self */
         if (metadata_to_plan(m->topology, md, live->name, live->vcpus, live->memory, &plan, &error) < 0 ||
-            check_recorded(m, dom, uuid, plan, &error) < 0) {
+            check_recorded(m, dom, uuid, plan, &error) < 0 || adopt_hugepages(m, live, plan, &error) < 0) {
                 if (warn)
                         log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,
                                     error);
@@ -572,6 +616,7 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
         g_autoptr(DomainSpec) live = NULL;
         g_autoptr(DomainSpec) user = NULL;
         g_autofree char *error = NULL;
+        g_autofree PlacementCell *cells = NULL;
         PlacementParams params;
         PlacementRequest req;
         const char *why;
@@ -620,6 +665,7 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
                         params.policy = (PolicyKind)k;
         }
         req = request_from_spec(user, live);
+        cells = request_add_shape(m, user, live, &req);
         /* pins found on a domain that records a decision are placementd's own, not someone else's */
         if ((origin == ORIGIN_RUNNING_AT_START || origin == ORIGIN_RECONCILE) && !live->decision &&
             !live->decision_error) {
@@ -695,7 +741,10 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
                         log_warning("%s: %s, ignoring", old->name, error);
                 return;
         }
-        req = (PlacementRequest){.name = old->name, .vcpus = nvcpus, .memory = old->plan->memory};
+        req = (PlacementRequest){.name = old->name,
+                                 .vcpus = nvcpus,
+                                 .memory = old->plan->memory,
+                                 .hugepage_size = old->plan->hugepage_size};
         ledger_release(m->ledger, uuid);
         d = decision_new(uuid, old->name);
         d->result = DECISION_SKIPPED;
