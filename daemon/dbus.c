@@ -189,6 +189,7 @@ static char *decisions_json(BusService *s, const Decision *only)
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "topology");
         json_builder_add_value(b, topology_to_json(t, FALSE));
+        hugepages_json_add(b, t, manager_ledger(s->manager));
         json_builder_set_member_name(b, "decisions");
         json_builder_begin_array(b);
         for (unsigned i = 0; i < (only ? 1 : all->len); i++) {

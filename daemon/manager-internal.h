@@ -56,6 +56,7 @@ typedef struct PlacerRequest {
         PlacementRequest req;
         PlacementParams params;
         DomainSpec *live, *user; /* what req points into */
+        PlacementCell *cells;    /* its guest cells, what req.cells points to */
 } PlacerRequest;
 void placer_request_free(PlacerRequest *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PlacerRequest, placer_request_free)

@@ -78,6 +78,30 @@ static void render_decisions(GString *out, Manager *m)
                                (unsigned long long)st->latency_count);
 }
 
+/* Hugepage pools, apart from general memory: their size and what domains leave free, by node and page size.
+ */
+static void render_hugepages(GString *out, const Topology *t, const Ledger *l)
+{
+        static const char *const names[2] = {"placementd_node_hugepages_bytes",
+                                             "placementd_node_free_hugepages_bytes"};
+        static const char *const help[2] = {
+            "Memory of a NUMA node's hugepage pool of one page size (never counted as general memory).",
+            "Memory of a NUMA node's hugepage pool of one page size not held by hugepage-backed domains."};
+
+        for (unsigned k = 0; k < 2; k++) {
+                header(out, names[k], "gauge", help[k]);
+                for (unsigned n = 0; n < t->nnodes; n++)
+                        for (unsigned i = 0; i < t->nodes[n].nhugepages; i++) {
+                                uint64_t size = t->nodes[n].hugepages[i].size;
+                                uint64_t v = k ? ledger_node_free_hugepages(l, n, size)
+                                               : topology_node_hugepage_bytes(t, n, size);
+                                g_string_append_printf(out, "%s{node=\"%u\",page_size=\"%llu\"} %llu\n",
+                                                       names[k], t->nodes[n].os_index,
+                                                       (unsigned long long)size, (unsigned long long)v);
+                        }
+        }
+}
+
 static void render_host(GString *out, Manager *m)
 {
         const Topology *t = manager_topology(m);
@@ -109,6 +133,7 @@ static void render_host(GString *out, Manager *m)
                                        t->nodes[n].os_index,
                                        (unsigned long long)(mem > used ? mem - used : 0));
         }
+        render_hugepages(out, t, l);
         for (unsigned k = 0; k < t->ncores; k++)
                 if (ledger_core_load(l, k) >= 2)
                         sharing += ledger_core_load(l, k);

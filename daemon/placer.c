@@ -44,8 +44,7 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
         ledger_release(m->ledger, id);
         log_info("%s: %s; its cores and memory are free again", name, why);
         g_hash_table_remove(m->decisions, id);
-        placer_notify(m, NULL, id, name);
-        manager_heal_soon(m, name);
+        placer_notify(m, NULL, id, name);        manager_heal_soon(m, name);
 }
 
 /* Stores d (taking it), committing plan (taken, may be NULL) to the ledger under its UUID. */
@@ -113,6 +112,30 @@ static PlacementRequest request_from_spec(const DomainSpec *user, const DomainSp
                 req.memory_mode = live->memory_mode;
         }
         return req;
+}
+
+/*
+ * The guest shape of the request: the user's guest cells (a new array, req->cells points into it; NULL
+ * when none) and, for hugepage-backed memory, its page size (the host's default when it names none).
+ */
+static PlacementCell *request_add_shape(Manager *m, const DomainSpec *user, const DomainSpec *live,
+                                        PlacementRequest *req)
+{
+        PlacementCell *cells = NULL;
+
+        if (live->hugepages)
+                req->hugepage_size =
+                    live->hugepage_size ? live->hugepage_size : topology_default_hugepage_size(m->topology);
+        if (!user->cells || user->cells->len == 0)
+                return NULL;
+        cells = g_new0(PlacementCell, user->cells->len);
+        for (unsigned i = 0; i < user->cells->len; i++) {
+                const DomainCell *c = &g_array_index(user->cells, DomainCell, i);
+                cells[i] = (PlacementCell){.id = c->id, .vcpus = c->vcpus, .memory = c->memory};
+        }
+        req->cells = cells;
+        req->ncells = user->cells->len;
+        return cells;
 }
 
 /*
@@ -380,7 +403,10 @@ static int apply_emulator(virDomainPtr dom, Decision *d, bool *ret_applied)
 static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emulator_applied)
 {
         g_autofree char *error = NULL;
-        PlacementRequest req = {.name = d->name, .vcpus = d->plan->nvcpus, .memory = d->plan->memory};
+        PlacementRequest req = {.name = d->name,
+                                .vcpus = d->plan->nvcpus,
+                                .memory = d->plan->memory,
+                                .hugepage_size = d->plan->hugepage_size};
         CpuSet **pins = NULL;
         Plan *runs;
 
@@ -522,6 +548,23 @@ static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, const 
         return 0;
 }
 
+/* A recorded plan of a hugepage-backed domain holds its memory in the pools of its page size. */
+static int adopt_hugepages(Manager *m, const DomainSpec *live, Plan *plan, char **ret_error)
+{
+        if (!live->hugepages)
+                return 0;
+        plan->hugepage_size =
+            live->hugepage_size ? live->hugepage_size : topology_default_hugepage_size(m->topology);
+        for (unsigned n = 0; n < plan->nnode_memory; n++)
+                if (plan->node_memory[n] &&
+                    plan->node_memory[n] > ledger_node_free_hugepages(m->ledger, n, plan->hugepage_size)) {
+                        *ret_error = g_strdup_printf("its hugepage memory on node %u exceeds the free pool",
+                                                     m->topology->nodes[n].os_index);
+                        return -EINVAL;
+                }
+        return 0;
+}
+
 static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
                                 bool warn)
 {
@@ -536,7 +579,7 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 return NULL;
         ledger_release(m->ledger, uuid); /* checked against the others, not against its old self */
         if (metadata_to_plan(m->topology, md, live->name, live->vcpus, live->memory, &plan, &error) < 0 ||
-            check_recorded(m, dom, uuid, plan, &error) < 0) {
+            check_recorded(m, dom, uuid, plan, &error) < 0 || adopt_hugepages(m, live, plan, &error) < 0) {
                 if (warn)
                         log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,
                                     error);
@@ -588,8 +631,8 @@ static PlacementParams params_for(Manager *m, const DomainSpec *user, const char
                 const char *wanted = user->meta_policy;
                 int k = policy_kind_from_string(wanted);
                 if (k < 0)
-                        log_warning("%s: unknown policy '%s' in its metadata (explicit, compat), using %s",
-                                    name, wanted, policy_kind_to_string(params.policy));
+                        log_warning("%s: unknown policy '%s' in its metadata (explicit, compat), using %s", name,
+                                    wanted, policy_kind_to_string(params.policy));
                 else
                         params.policy = (PolicyKind)k;
         }
@@ -642,6 +685,7 @@ void placer_request_free(PlacerRequest *r)
                 return;
         domain_spec_free(r->live);
         domain_spec_free(r->user);
+        g_free(r->cells);
         g_free(r);
 }
 
@@ -651,11 +695,12 @@ PlacerRequest *placer_request(Manager *m, virDomainPtr dom)
         g_autofree char *error = NULL;
         char uuid[VIR_UUID_STRING_BUFLEN];
 
-        if (virt_domain_read_spec(dom, false, &r->live, &error) < 0 ||
-            !(r->user = user_spec(dom, r->live)) || opt_out_reason(r->user))
+        if (virt_domain_read_spec(dom, false, &r->live, &error) < 0 || !(r->user = user_spec(dom, r->live)) ||
+            opt_out_reason(r->user))
                 return NULL;
         r->params = params_for(m, r->user, r->live->name);
         r->req = request_from_spec(r->user, r->live);
+        r->cells = request_add_shape(m, r->user, r->live, &r->req);
         add_load(m, virt_domain_uuid(dom, uuid), &r->req);
         return g_steal_pointer(&r);
 }
@@ -673,6 +718,7 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
         g_autoptr(DomainSpec) live = NULL;
         g_autoptr(DomainSpec) user = NULL;
         g_autofree char *error = NULL;
+        g_autofree PlacementCell *cells = NULL;
         g_autofree double *pu_busy = NULL;
         PlacementParams params;
         PlacementRequest req;
@@ -695,7 +741,8 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
                 log_warning("%s: recorded decision unreadable (%s); placing it anew", live->name,
                             live->decision_error);
         if (origin != ORIGIN_MIGRATED && origin != ORIGIN_REPLACE && origin != ORIGIN_RESIZED &&
-            origin != ORIGIN_HEAL && live->decision && (d = adopt_recorded(m, dom, uuid, live, true))) {
+            origin != ORIGIN_HEAL &&
+            live->decision && (d = adopt_recorded(m, dom, uuid, live, true))) {
                 log_decision(d);
                 placer_notify(m, d, d->uuid, d->name);
                 return;
@@ -713,6 +760,7 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
         }
         params = params_for(m, user, live->name);
         req = request_from_spec(user, live);
+        cells = request_add_shape(m, user, live, &req);
         add_load(m, uuid, &req);
         /* pins found on a domain that records a decision are placementd's own, not someone else's */
         if ((origin == ORIGIN_RUNNING_AT_START || origin == ORIGIN_RECONCILE) && !live->decision &&
@@ -765,7 +813,10 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
                         log_warning("%s: %s, ignoring", old->name, error);
                 return;
         }
-        req = (PlacementRequest){.name = old->name, .vcpus = nvcpus, .memory = old->plan->memory};
+        req = (PlacementRequest){.name = old->name,
+                                 .vcpus = nvcpus,
+                                 .memory = old->plan->memory,
+                                 .hugepage_size = old->plan->hugepage_size};
         ledger_release(m->ledger, uuid);
         d = decision_new(uuid, old->name);
         d->result = DECISION_SKIPPED;

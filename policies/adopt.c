@@ -8,12 +8,15 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
 {
         Plan *plan = plan_new(req->name, MIN(req->vcpus, PLAN_MAX_VCPUS), req->memory, t->nnodes);
         g_autofree unsigned *extra = g_new0(unsigned, MAX(t->npus, 1));
+        /* hugepage-backed memory is counted in the pools of its size, whoever pinned the vCPUs */
+        PlacementRequest pages = {.name = req->name, .hugepage_size = req->hugepage_size};
         HostView v;
 
         plan->policy = params->policy;
         plan->vcpu_pin = params->vcpu_pin;
         plan->result = PLAN_ADOPTED;
-        host_view_init(&v, t, l, params);
+        plan->hugepage_size = req->hugepage_size;
+        host_view_init_for(&v, t, l, params, req->hugepage_size ? &pages : NULL);
         for (unsigned i = 0; i < plan->nvcpus; i++) {
                 int best = -1;
                 unsigned best_load = 0;

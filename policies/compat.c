@@ -5,6 +5,7 @@
  * siblings are shared, and an odd vCPU takes a thread beside a busy one before it breaks a whole core
  * (as kubelet's static policy does). Kept as the escape hatch if explicit misbehaves.
  */
+#include "cells.h"
 #include "policy-internal.h"
 
 static unsigned compat_capacity(const HostView *v, unsigned node)
@@ -46,9 +47,10 @@ static void take_core(const HostView *v, unsigned c, unsigned want, unsigned *go
 /*
  * want free PUs of a node into out, as kubelet's static policy takes CPUs: whole free cores while want
  * holds all of a core's threads; then free threads of cores already in use (by a vCPU or a reserved
- * thread), those with fewest free threads first; only then part of a whole core.
+ * thread), those with fewest free threads first; only then part of a whole core. Returns how many it
+ * found (want, when the node's free PUs were counted into the quota).
  */
-static void pick_pus(const HostView *v, unsigned node_index, unsigned want, unsigned *out)
+static unsigned pick_pus(const HostView *v, unsigned node_index, unsigned want, unsigned *out)
 {
         const TopoNode *node = &v->t->nodes[node_index];
         unsigned end = node->core_first + node->ncores, got = 0;
@@ -66,24 +68,29 @@ static void pick_pus(const HostView *v, unsigned node_index, unsigned want, unsi
         for (unsigned c = node->core_first; c < end && got < want; c++)
                 if (v->core_free[c] && !taken[c - node->core_first])
                         take_core(v, c, want, &got, out);
+        return got;
 }
 
 static void compat_assign(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan)
 {
-        g_autofree unsigned *capacity = g_new(unsigned, n);
-        g_autofree unsigned *quota = g_new(unsigned, n);
+        g_autofree unsigned *capacity = g_new(unsigned, MAX(n, 1));
+        g_autofree int *vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
         g_autofree unsigned *pus = g_new(unsigned, MAX(plan->nvcpus, 1));
-        unsigned vcpu = 0;
 
         for (unsigned i = 0; i < n; i++)
                 capacity[i] = v->node_free_pus[nodes[i]];
-        policy_spread(capacity, n, plan->nvcpus, quota);
+        cells_vcpu_nodes(v, nodes, n, capacity, plan, vcpu_node);
         for (unsigned i = 0; i < n; i++) {
-                if (!quota[i])
+                unsigned want = 0, got, k = 0;
+
+                for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++)
+                        want += vcpu_node[vcpu] == (int)nodes[i];
+                if (!want)
                         continue;
-                pick_pus(v, nodes[i], quota[i], pus);
-                for (unsigned k = 0; k < quota[i]; k++)
-                        plan->vcpu_pu[vcpu++] = (int)pus[k];
+                got = pick_pus(v, nodes[i], want, pus);
+                for (unsigned vcpu = 0; vcpu < plan->nvcpus && k < got; vcpu++)
+                        if (vcpu_node[vcpu] == (int)nodes[i])
+                                plan->vcpu_pu[vcpu] = (int)pus[k++];
         }
 }
 

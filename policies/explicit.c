@@ -6,6 +6,7 @@
  * domains), otherwise from the groups with most free cores first, so neighbouring vCPU numbers share an
  * L3; inside an L3 group the same rule picks L2 clusters (E-core modules).
  */
+#include "cells.h"
 #include "policy-internal.h"
 
 #include <stdlib.h>
@@ -146,34 +147,44 @@ static void pick_cores(const HostView *v, unsigned node_index, unsigned want, un
         }
 }
 
-static void explicit_assign(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan)
+/* vCPUs the real nodes could not take go to the CPUs local to no NUMA node in nodes[0..n), if any. */
+static void give_rest_to_nodeless(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
+                                  int *vcpu_node)
 {
-        g_autofree unsigned *capacity = g_new(unsigned, n);
-        g_autofree unsigned *quota = g_new(unsigned, n);
-        g_autofree unsigned *cores = g_new(unsigned, MAX(plan->nvcpus, 1));
         unsigned vcpu = 0;
 
-        unsigned left;
+        for (unsigned i = 0; i < n; i++) {
+                unsigned room = v->t->nodes[nodes[i]].no_local_memory ? v->node_free_cores[nodes[i]] : 0;
+
+                for (; vcpu < plan->nvcpus && room; vcpu++)
+                        if (vcpu_node[vcpu] < 0) {
+                                vcpu_node[vcpu] = (int)nodes[i];
+                                room--;
+                        }
+        }
+}
+
+static void explicit_assign(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan)
+{
+        g_autofree unsigned *capacity = g_new(unsigned, MAX(n, 1));
+        g_autofree int *vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
+        g_autofree unsigned *cores = g_new(unsigned, MAX(plan->nvcpus, 1));
 
         /* CPUs local to no NUMA node take only what the real nodes cannot */
         for (unsigned i = 0; i < n; i++)
                 capacity[i] = v->t->nodes[nodes[i]].no_local_memory ? 0 : v->node_free_cores[nodes[i]];
-        left = policy_spread(capacity, n, plan->nvcpus, quota);
-        if (left) {
-                g_autofree unsigned *extra = g_new(unsigned, n);
-                for (unsigned i = 0; i < n; i++)
-                        capacity[i] =
-                            v->t->nodes[nodes[i]].no_local_memory ? v->node_free_cores[nodes[i]] : 0;
-                policy_spread(capacity, n, left, extra);
-                for (unsigned i = 0; i < n; i++)
-                        quota[i] += extra[i];
-        }
+        cells_vcpu_nodes(v, nodes, n, capacity, plan, vcpu_node);
+        give_rest_to_nodeless(v, nodes, n, plan, vcpu_node);
         for (unsigned i = 0; i < n; i++) {
-                if (!quota[i])
+                unsigned want = 0, k = 0;
+                for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++)
+                        want += vcpu_node[vcpu] == (int)nodes[i];
+                if (!want)
                         continue;
-                pick_cores(v, nodes[i], quota[i], cores);
-                for (unsigned k = 0; k < quota[i]; k++)
-                        plan->vcpu_pu[vcpu++] = policy_core_first_usable_pu(v, cores[k]);
+                pick_cores(v, nodes[i], want, cores);
+                for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++)
+                        if (vcpu_node[vcpu] == (int)nodes[i])
+                                plan->vcpu_pu[vcpu] = policy_core_first_usable_pu(v, cores[k++]);
         }
 }
 

@@ -1,7 +1,10 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Finishing: pins from the chosen PUs, memory per node, the emulator's CPUs, and the reason. */
 #include "finish.h"
+#include "cells.h"
 #include "load-rules.h"
+
+#include <string.h>
 #include "size.h"
 
 static void add_core_pus(const HostView *v, unsigned core, CpuSet *out)
@@ -40,26 +43,63 @@ static void make_pins(const HostView *v, Plan *plan)
         }
 }
 
+/* Charges up to amount on the set's nodes in proportion to vcpus_on, within their free memory. */
+static uint64_t charge_by_vcpus(const HostView *v, Plan *plan, const unsigned *vcpus_on, unsigned placed,
+                                uint64_t amount)
+{
+        uint64_t charged = 0;
+
+        CPUSET_FOREACH (n, plan->nodes) {
+                uint64_t share = placed ? (uint64_t)((unsigned __int128)amount * vcpus_on[n] / placed) : 0;
+                share = MIN(MIN(share, v->node_free_memory[n] - plan->node_memory[n]), amount - charged);
+                plan->node_memory[n] += share;
+                charged += share;
+        }
+        return charged;
+}
+
+/* Counts on vcpus_on[node] the placed vCPUs of plan in vcpus (NULL: those of no guest cell); returns them.
+ */
+static unsigned count_vcpus(const Topology *t, const Plan *plan, const CpuSet *vcpus, unsigned *vcpus_on)
+{
+        unsigned placed = 0;
+
+        memset(vcpus_on, 0, sizeof(*vcpus_on) * MAX(t->nnodes, 1));
+        for (unsigned i = 0; i < plan->nvcpus; i++) {
+                bool in_cell = false;
+                if (plan->vcpu_pu[i] < 0)
+                        continue;
+                for (unsigned c = 0; !vcpus && c < plan->ncells && !in_cell; c++)
+                        in_cell = cpuset_has(plan->cells[c].vcpus, i);
+                if (vcpus ? !cpuset_has(vcpus, i) : in_cell)
+                        continue;
+                vcpus_on[t->cores[t->pus[plan->vcpu_pu[i]].core].node]++;
+                placed++;
+        }
+        return placed;
+}
+
 void policy_spread_memory(const HostView *v, Plan *plan)
 {
         const Topology *t = v->t;
         g_autofree unsigned *vcpus_on = g_new0(unsigned, MAX(t->nnodes, 1));
-        unsigned placed = 0;
+        unsigned placed;
         uint64_t left = plan->memory;
 
-        for (unsigned i = 0; i < plan->nvcpus; i++)
-                if (plan->vcpu_pu[i] >= 0) {
-                        vcpus_on[t->cores[t->pus[plan->vcpu_pu[i]].core].node]++;
-                        placed++;
-                }
-        /* First pass: in proportion to the vCPUs each node runs. */
-        CPUSET_FOREACH (n, plan->nodes) {
-                uint64_t share =
-                    placed ? (uint64_t)((unsigned __int128)plan->memory * vcpus_on[n] / placed) : 0;
-                share = MIN(MIN(share, v->node_free_memory[n]), left);
-                plan->node_memory[n] = share;
-                left -= share;
+        /* First: each guest cell's memory where its vCPUs run, then the rest in proportion to the vCPUs of
+         * no cell (of all of them when every vCPU has a cell). */
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                placed = count_vcpus(t, plan, plan->cells[c].vcpus, vcpus_on);
+                left -= charge_by_vcpus(v, plan, vcpus_on, placed, MIN(plan->cells[c].memory, left));
         }
+        placed = count_vcpus(t, plan, NULL, vcpus_on);
+        if (!placed) {
+                g_autoptr(CpuSet) all = cpuset_new();
+                for (unsigned i = 0; i < plan->nvcpus; i++)
+                        cpuset_add(all, i);
+                placed = count_vcpus(t, plan, all, vcpus_on);
+        }
+        left -= charge_by_vcpus(v, plan, vcpus_on, placed, left);
         /* Then whatever did not fit, on the set's nodes with room left (memory-only nodes included). */
         CPUSET_FOREACH (n, plan->nodes) {
                 uint64_t room = v->node_free_memory[n] - plan->node_memory[n];
@@ -259,27 +299,41 @@ static const char *group_note(const SetChoice *choice)
         return ", least loaded of its equally near sets";
 }
 
+/* "4.0 GiB", or "96.0 MiB in 2.0 MiB hugepages" for hugepage-backed memory; into buf. */
+static const char *memory_text(const PlacementRequest *req, uint64_t bytes, char *buf, size_t len)
+{
+        char a[32], b[32];
+
+        if (!req->hugepage_size)
+                return size_format(bytes, buf, len);
+        g_snprintf(buf, len, "%s in %s hugepages", size_format(bytes, a, sizeof(a)),
+                   size_format(req->hugepage_size, b, sizeof(b)));
+        return buf;
+}
+
 /* The reason of a placed or overcommitted plan. */
 static char *placed_reason(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
                            const SetChoice *choice, const Plan *plan)
 {
         const NodeSet *set = &v->t->nodesets->candidates[choice->rank];
         g_autofree char *where = format_nodes(v->t, plan->nodes);
-        g_autofree char *note = constraint_note(v->t, req, plan);
+        g_autofree char *constraints = constraint_note(v->t, req, plan);
+        g_autofree char *cells = cells_note(v->t, plan, req->memory_source == MEMORY_SOURCE_MEMNODE);
+        g_autofree char *note = g_strconcat(cells, constraints, NULL);
         g_autofree char *sharing = NULL;
-        char a[32], b[32];
+        char a[32], b[64];
 
         if (plan->result == PLAN_PLACED)
                 return g_strdup_printf("%s: %u %s for %u vCPUs, %s free for %s; nearest qualifying set "
                                        "(max distance %u, mean %.2f)%s%s",
                                        where, choice->load.capacity, ops->unit, req->vcpus,
                                        size_format(choice->load.free_memory, a, sizeof(a)),
-                                       size_format(req->memory, b, sizeof(b)), set->max_distance,
+                                       memory_text(req, req->memory, b, sizeof(b)), set->max_distance,
                                        set->mean_distance, group_note(choice), note);
         sharing = sharing_note(v, plan);
         return g_strdup_printf("no node set has %u %s and %s free; %s is the nearest that holds the memory "
                                "(%u %s there): %s%s",
-                               req->vcpus, ops->unit, size_format(req->memory, b, sizeof(b)), where,
+                               req->vcpus, ops->unit, memory_text(req, req->memory, b, sizeof(b)), where,
                                choice->load.capacity, ops->unit, sharing, note);
 }
 
@@ -289,6 +343,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         bool bound = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
 
         make_pins(v, plan);
+        cells_record_nodes(v->t, plan);
         if (bound)
                 charge_bound_memory(v, req, plan);
         else
@@ -305,7 +360,7 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
 {
         const PlacementParams *params = v->params;
         bool bound = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
-        char a[32], b[32];
+        char a[64], b[64];
 
         if (host->usable_pus == 0 && (req->allowed_cpus || bound)) {
                 g_autofree char *note = constraint_note(v->t, req, plan);
@@ -315,6 +370,12 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                 g_autofree char *reserved = cpuset_format(params->reserved_cpus);
                 plan->reason = g_strdup_printf(
                     "no CPU is left for vCPUs: ReservedCPUs=%s holds them all; nothing pinned", reserved);
+        } else if (req->hugepage_size) {
+                plan->reason = g_strdup_printf(
+                    "no node set has %s free (%s free on the whole host; hugepage-backed memory never "
+                    "takes general memory); nothing pinned",
+                    memory_text(req, req->memory, b, sizeof(b)),
+                    memory_text(req, host->free_memory, a, sizeof(a)));
         } else {
                 plan->reason = g_strdup_printf(
                     "no node set has %s of free memory (%s free on the whole host); nothing pinned",

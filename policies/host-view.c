@@ -109,6 +109,8 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
                 uint64_t held = ledger_node_memory(l, n), reserve = params->memory_reserve;
                 uint64_t used = held > UINT64_MAX - reserve ? UINT64_MAX : held + reserve;
                 v->node_free_memory[n] = t->nodes[n].memory > used ? t->nodes[n].memory - used : 0;
+                if (req && req->hugepage_size) /* its memory comes from the pools, never general memory */
+                        v->node_free_memory[n] = ledger_node_free_hugepages(l, n, req->hugepage_size);
                 if (!v->node_allowed[n] || !host_view_memory_usable(params, t->nodes[n].kind))
                         v->node_free_memory[n] = 0;
         }

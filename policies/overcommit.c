@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Overcommit: the set a request with no room goes to, and the least loaded cores it shares there. */
 #include "overcommit.h"
+#include "cells.h"
 
 /* For overcommit: does a come closer than b to the target of capacity, then to the size of a vCPU each? */
 static bool closer_fit(const SetLoad *a, const SetLoad *b, unsigned target, unsigned vcpus)
@@ -35,8 +36,12 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
         g_autofree unsigned *core_load = g_new0(unsigned, MAX(t->ncores, 1));
         g_autofree unsigned *own_core = g_new0(unsigned, MAX(t->ncores, 1));
         g_autofree unsigned *on_node = g_new0(unsigned, MAX(t->nnodes, 1));
+        g_autofree int *vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
         GArray *pus = g_array_new(FALSE, FALSE, sizeof(unsigned)); /* the set's usable PUs */
         bool by_core = ops->overcommit_by_core;
+
+        /* a guest cell stays on one node that is big enough for it, busy or not */
+        cells_pack_shared(v, nodes, n, plan, vcpu_node);
 
         for (unsigned i = 0; i < n; i++) {
                 const TopoNode *node = &t->nodes[nodes[i]];
@@ -56,6 +61,8 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
 
                 for (unsigned k = 0; k < pus->len; k++) {
                         unsigned p = g_array_index(pus, unsigned, k), c = t->pus[p].core;
+                        if (vcpu_node[vcpu] >= 0 && t->cores[c].node != (unsigned)vcpu_node[vcpu])
+                                continue;
                         /* the four keys of the rule above, most significant first, packed to compare once */
                         uint64_t key =
                             pack_key(by_core ? core_load[c] : pu_load[p], own_core[c],

@@ -12,9 +12,18 @@
  */
 #include "policy.h"
 #include "finish.h"
+#include "cells.h"
 #include "load-rules.h"
 #include "memory-tiers.h"
 #include "overcommit.h"
+
+/* The walk once more, with guest cells allowed to split: the candidates of the first walk are dropped. */
+static bool set_search_room_again(SetSearch *s, Plan *plan, SetChoice *out)
+{
+        s->cells_whole = false;
+        g_ptr_array_set_size(plan->candidates, 0);
+        return set_search_room(s, plan, out);
+}
 
 /* One row per policy: what it decides, by kind. */
 static const PolicyOps *const policy_table[_POLICY_MAX] = {
@@ -120,14 +129,19 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
         plan->requested_vcpus = req->vcpus;
         if (req->vcpus == 0 || absurd)
                 return unplaceable_request(req, plan);
+        cells_init_plan(req, plan);
+        plan->hugepage_size = req->hugepage_size;
         host_view_init_for(&v, t, l, params, req);
         for (unsigned n = 0; n < t->nnodes; n++) {
                 v.node_capacity[n] = ops->capacity(&v, n);
                 v.node_size[n] = ops->size(&v, n);
         }
         set_search_init(&search, &v, ops, req->vcpus, bound ? 0 : req->memory);
+        search.cells_whole = plan->ncells > 0;
         if (set_search_room(&search, plan, &choice))
                 plan->result = PLAN_PLACED;
+        else if (search.cells_whole && set_search_room_again(&search, plan, &choice))
+                plan->result = PLAN_PLACED; /* room, but only by splitting a cell */
         else if (overcommit_search(&search, plan, &choice))
                 plan->result = PLAN_OVERCOMMITTED;
         else

@@ -4,6 +4,7 @@
  * with room for a request.
  */
 #include "set-search.h"
+#include "cells.h"
 
 #include <stdlib.h>
 
@@ -189,23 +190,29 @@ static void l3_room_init(SetSearch *s)
         }
 }
 
-/* Whether each node's share of the vCPUs (split as PolicyOps.assign splits them) fits one L3 group. */
-static bool set_fits_l3(const SetSearch *s, const NodeSet *set)
+/* Whether each node's share of the vCPUs (split as PolicyOps.assign splits them: cells whole, the rest
+ * where the memory goes) fits one L3 group. */
+static bool set_fits_l3(const SetSearch *s, const NodeSet *set, const Plan *plan)
 {
         const unsigned *members = nodeset_members(s->table, set);
         g_autofree unsigned *capacity = NULL;
-        g_autofree unsigned *share = NULL;
+        g_autofree int *vcpu_node = NULL;
 
         if (!s->l3_matters)
                 return true;
         capacity = g_new(unsigned, set->nnodes);
-        share = g_new(unsigned, set->nnodes);
+        vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
         for (unsigned i = 0; i < set->nnodes; i++)
                 capacity[i] = s->v->node_capacity[members[i]];
-        policy_spread(capacity, set->nnodes, s->vcpus, share);
-        for (unsigned i = 0; i < set->nnodes; i++)
-                if (share[i] > s->node_l3_room[members[i]])
+        cells_vcpu_nodes(s->v, members, set->nnodes, capacity, plan, vcpu_node);
+        for (unsigned i = 0; i < set->nnodes; i++) {
+                unsigned share = 0;
+
+                for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++)
+                        share += vcpu_node[vcpu] == (int)members[i];
+                if (share > s->node_l3_room[members[i]])
                         return false;
+        }
         return true;
 }
 
@@ -271,10 +278,12 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                         continue;
                 load = set_sums_get(&s->sums, set);
                 qualifies = load.free_memory >= s->memory && load.capacity >= s->vcpus;
+                if (qualifies && s->cells_whole)
+                        qualifies = cells_fit(s->v, nodeset_members(table, set), set->nnodes, plan);
                 if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
                         keep_candidate(s->v, plan, (unsigned)rank, set, &load, qualifies, false);
                 if (qualifies) {
-                        bool fits = set_fits_l3(s, set);
+                        bool fits = set_fits_l3(s, set, plan);
 
                         group = (int)set->group;
                         out->group_size++;

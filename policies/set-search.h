@@ -59,6 +59,7 @@ typedef struct SetSearch {
          * node offers less in its best group than in all (otherwise every share fits and it is not asked) */
         unsigned *node_l3_room; /* [nnodes] */
         bool l3_matters;
+        bool cells_whole; /* a set qualifies only with room for each guest cell on one node */
 } SetSearch;
 
 /* The set a search settled on. */

@@ -193,6 +193,7 @@ run_e2e() {
         setup build -Dwerror=true || return 1
         part $SUDO bash tests/e2e/run.sh build
         part $SUDO bash tests/e2e/constraints.sh build
+        part $SUDO bash tests/e2e/guest-shapes.sh build
         part $SUDO bash tests/e2e/ledger.sh build
         part $SUDO env STEPS="${LIFECYCLE_STEPS:-40}" bash tests/e2e/lifecycle.sh build
         part $SUDO bash tests/e2e/heal.sh build

@@ -37,6 +37,16 @@ static char *dump(const DomainSpec *s)
                                s->memory_nodeset ? memory_mode_to_string(s->memory_mode) : "-");
         append_set(out, "memnode-nodeset", s->memnode_nodeset);
         g_string_append_printf(out, "memnodes=%u\n", s->nmemnodes);
+        /* the guest shape, only when the definition has one (older fixtures stay as they are) */
+        for (unsigned i = 0; s->cells && i < s->cells->len; i++) {
+                const DomainCell *c = &g_array_index(s->cells, DomainCell, i);
+                g_autofree char *list = cpuset_format(c->vcpus);
+                g_string_append_printf(out, "cell=%u cpus=%s memory=%" G_GUINT64_FORMAT "\n", c->id,
+                                       *list ? list : "-", c->memory);
+        }
+        if (s->hugepages)
+                g_string_append_printf(out, "hugepages=%" G_GUINT64_FORMAT "%s\n", s->hugepage_size,
+                                       s->hugepage_sizes_differ ? " (sizes differ)" : "");
         return g_string_free(out, FALSE);
 }
 

@@ -232,6 +232,55 @@ START_TEST(test_user_emulatorpin_stands)
 }
 END_TEST
 
+/* Interleaved guest cells (0,2 and 1,3) from the definition: each cell's vCPUs pinned on one node. */
+START_TEST(test_guest_cells_pinned_per_node)
+{
+        Manager *m = new_manager();
+        virDomainPtr dom = start("c-cells", 4, NULL,
+                                 "<cpu><numa><cell id='0' cpus='0,2' memory='256' unit='MiB'/>"
+                                 "<cell id='1' cpus='1,3' memory='256' unit='MiB'/></numa></cpu>");
+        g_autoptr(CpuSet) node0 = set_of("0-3");
+        g_autoptr(CpuSet) node1 = set_of("4-7");
+        CpuSet **pins = NULL;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-cells"));
+        d = manager_lookup(m, "c-cells");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert_uint_eq(d->plan->ncells, 2);
+        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, 4, &pins, NULL), 0);
+        for (unsigned v = 0; v < 4; v++) {
+                g_autoptr(CpuSet) outside = cpuset_copy(pins[v]);
+                cpuset_subtract(outside, v % 2 ? node1 : node0);
+                ck_assert_msg(cpuset_is_empty(outside), "vCPU %u of cell %u pinned off its node (%s)", v,
+                              v % 2, d->reason);
+        }
+        virt_pins_free(pins, 4);
+        ck_assert_uint_eq(d->plan->node_memory[0], 256 * MiB);
+        ck_assert_uint_eq(d->plan->node_memory[1], 256 * MiB);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
+/* Hugepage-backed memory on a host without hugepage pools: unplaceable, never counted in general memory. */
+START_TEST(test_hugepages_without_pool)
+{
+        Manager *m = new_manager();
+        virDomainPtr dom = start("c-huge", 1, NULL, "<memoryBacking><hugepages/></memoryBacking>");
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-huge"));
+        d = manager_lookup(m, "c-huge");
+        ck_assert_int_eq(d->result, DECISION_UNPLACEABLE);
+        ck_assert_msg(strstr(d->reason, "512.0 MiB in 2.0 MiB hugepages"), "%s", d->reason);
+        ck_assert_uint_eq(
+            ledger_node_memory(manager_ledger(m), 0) + ledger_node_memory(manager_ledger(m), 1), 0);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_replace_keeps_vcpus_with_memory)
 {
         /* a (1 vCPU) binds memory to its node on first placement; libvirt keeps that strict binding */
@@ -284,6 +333,8 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_user_numatune_stands);
         tcase_add_test(tc, test_user_emulatorpin_stands);
         tcase_add_test(tc, test_replace_keeps_vcpus_with_memory);
+        tcase_add_test(tc, test_guest_cells_pinned_per_node);
+        tcase_add_test(tc, test_hugepages_without_pool);
         suite_add_tcase(s, tc);
         return s;
 }

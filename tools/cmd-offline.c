@@ -3,6 +3,7 @@
 #include "placementctl.h"
 
 #include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -56,6 +57,20 @@ static void print_core_kinds(const Topology *t)
         }
 }
 
+/* "hugepages node 0: 32 x 2.0 MiB (64.0 MiB)", one line per pool; the pools are not in the memory above. */
+static void print_pools(const Topology *t)
+{
+        char a[32], b[32];
+
+        for (unsigned n = 0; n < t->nnodes; n++)
+                for (unsigned i = 0; i < t->nodes[n].nhugepages; i++) {
+                        const TopoPages *pool = &t->nodes[n].hugepages[i];
+                        printf("hugepages node %u: %" PRIu64 " x %s (%s)\n", t->nodes[n].os_index,
+                               pool->count, size_format(pool->size, a, sizeof(a)),
+                               size_format(topology_node_hugepage_bytes(t, n, pool->size), b, sizeof(b)));
+                }
+}
+
 static void print_topology_human(const Topology *t)
 {
         char a[32];
@@ -77,6 +92,7 @@ static void print_topology_human(const Topology *t)
                        t->nodes[n].no_local_memory ? "  (local to no NUMA node: used last)" : "");
         }
         print_core_kinds(t);
+        print_pools(t);
         printf("distances%s:\n", t->distances_known ? "" : " (assumed)");
         for (unsigned i = 0; i < t->nnodes; i++) {
                 printf("  ");

@@ -11,6 +11,7 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-api.h"
+#include "definition-snippet.h"
 #include "size.h"
 
 /* Where the daemon is, for messages. */
@@ -323,6 +324,27 @@ static int cmd_text(const Ctl *o, sd_bus *bus, const char *method, const char *d
 }
 
 /* Human view of one decision object (the same JSON as `list --json` and the offline plan). */
+/* The guest cells of a decision and where they went, and its hugepage size. */
+static void print_guest_shape(JsonObject *d)
+{
+        JsonArray *cells =
+            json_object_has_member(d, "cells") ? json_object_get_array_member(d, "cells") : NULL;
+        char a[32];
+
+        if (json_object_has_member(d, "hugepage_size"))
+                printf("  memory backing: hugepages of %s\n",
+                       size_format((uint64_t)json_object_get_int_member(d, "hugepage_size"), a, sizeof(a)));
+        for (unsigned i = 0; cells && i < json_array_get_length(cells); i++) {
+                JsonObject *c = json_array_get_object_element(cells, i);
+                JsonArray *nodes = json_object_get_array_member(c, "nodes");
+                printf("  guest cell %-3" G_GINT64_FORMAT " vCPUs %s on node",
+                       json_object_get_int_member(c, "id"), json_object_get_string_member(c, "vcpus"));
+                for (unsigned k = 0; nodes && k < json_array_get_length(nodes); k++)
+                        printf("%s%" G_GINT64_FORMAT, k ? "," : " ", json_array_get_int_element(nodes, k));
+                printf("\n");
+        }
+}
+
 static void print_decision(JsonObject *d)
 {
         JsonArray *pins =
@@ -350,6 +372,7 @@ static void print_decision(JsonObject *d)
         printf("  memory nodes:   %s (binding %s)\n", *mem ? mem : "-",
                json_object_get_string_member(d, "memory_binding"));
         printf("  emulator:       %s\n", *emu ? emu : "(not pinned)");
+        print_guest_shape(d);
         if (json_object_get_boolean_member(d, "adopted"))
                 printf("  adopted from its recorded decision\n");
         if (!json_object_get_null_member(d, "apply_error"))
@@ -473,6 +496,46 @@ int verb_show(Ctl *c, char **args, unsigned nargs)
 {
         (void)nargs;
         return cmd_show(c, c->sd, args[0]);
+}
+
+/* The <cputune>/<numatune> that would hold each matching decision in the domain's definition. */
+static int cmd_snippet(const Ctl *o, sd_bus *bus, const char *domain)
+{
+        sd_bus_message *reply = NULL;
+        g_autoptr(JsonParser) parser = json_parser_new();
+        const char *text;
+        int code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
+
+        if (!code && !(code = ctl_read_string(reply, &text))) {
+                JsonArray *all = NULL;
+                if (json_parser_load_from_data(parser, text, -1, NULL))
+                        all = json_object_get_array_member(
+                            json_node_get_object(json_parser_get_root(parser)), "decisions");
+                if (!all)
+                        fprintf(stderr, "placementctl: the daemon sent JSON that does not parse\n");
+                for (unsigned i = 0; all && i < json_array_get_length(all); i++) {
+                        JsonObject *d = json_array_get_object_element(all, i);
+                        g_autofree char *error = NULL;
+                        g_autofree char *xml = definition_snippet(d, &error);
+                        printf("<!-- %s: %s -->\n", json_object_get_string_member(d, "domain"),
+                               xml ? "what its definition needs to hold this decision from its start"
+                                   : error);
+                        if (xml)
+                                fputs(xml, stdout);
+                        else
+                                code = EXIT_RUNTIME;
+                }
+                if (!all)
+                        code = EXIT_RUNTIME;
+        }
+        sd_bus_message_unref(reply);
+        return code;
+}
+
+int verb_snippet(Ctl *c, char **args, unsigned nargs)
+{
+        (void)nargs;
+        return cmd_snippet(c, c->sd, args[0]);
 }
 
 int verb_explain(Ctl *c, char **args, unsigned nargs)

@@ -68,6 +68,8 @@ static const Verb verbs[] = {
     {"status", "", "", 0, 0, VERB_ONLINE, ONLINE, verb_status, "daemon state, policy, host summary"},
     {"list", "", "", 0, 0, VERB_ONLINE, ONLINE, verb_list, "every running domain and its decision"},
     {"show", "DOMAIN", "one DOMAIN (name or UUID)", 1, 1, VERB_ONLINE, ONLINE, verb_show, "one decision"},
+    {"snippet", "DOMAIN", "one DOMAIN (name or UUID)", 1, 1, VERB_ONLINE, ONLINE, verb_snippet,
+     "the <cputune>/<numatune> its definition needs to hold the decision"},
     {"explain", "DOMAIN", "one DOMAIN (name or UUID)", 1, 1, VERB_ONLINE, ONLINE, verb_explain,
      "the ranked candidates and the rule that chose"},
     {"map", "[--svg=FILE [--topology=SOURCE]]", "", 0, 0, VERB_ONLINE,

@@ -73,6 +73,7 @@ int map_svg_offline(const Ctl *c, const Topology *t, const Ledger *l, const CpuS
 int verb_status(Ctl *c, char **args, unsigned nargs);
 int verb_list(Ctl *c, char **args, unsigned nargs);
 int verb_show(Ctl *c, char **args, unsigned nargs);
+int verb_snippet(Ctl *c, char **args, unsigned nargs);
 int verb_explain(Ctl *c, char **args, unsigned nargs);
 int verb_map(Ctl *c, char **args, unsigned nargs);
 int verb_plan(Ctl *c, char **args, unsigned nargs);

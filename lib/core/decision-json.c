@@ -27,6 +27,32 @@ static void add_node_array(JsonBuilder *b, const char *key, const CpuSet *os)
         json_builder_end_array(b);
 }
 
+/* "hugepage_size" and "cells": [{"id", "vcpus", "nodes": [os...], "memory"}], only when the plan has them.
+ */
+static void add_guest_shape(JsonBuilder *b, const Topology *t, const Plan *p)
+{
+        if (p->hugepage_size) {
+                json_builder_set_member_name(b, "hugepage_size");
+                json_builder_add_int_value(b, (gint64)p->hugepage_size);
+        }
+        if (!p->ncells)
+                return;
+        json_builder_set_member_name(b, "cells");
+        json_builder_begin_array(b);
+        for (unsigned i = 0; i < p->ncells; i++) {
+                g_autoptr(CpuSet) nodes = topology_nodes_to_os(t, p->cells[i].nodes);
+                json_builder_begin_object(b);
+                json_builder_set_member_name(b, "id");
+                json_builder_add_int_value(b, p->cells[i].id);
+                add_cpuset(b, "vcpus", p->cells[i].vcpus);
+                add_node_array(b, "nodes", nodes);
+                json_builder_set_member_name(b, "memory");
+                json_builder_add_int_value(b, (gint64)p->cells[i].memory);
+                json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+}
+
 void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p, gboolean with_candidates)
 {
         g_autoptr(CpuSet) nodes = topology_nodes_to_os(t, p->nodes);
@@ -59,6 +85,7 @@ void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p,
         json_builder_add_int_value(b, p->shared_vcpus);
         json_builder_set_member_name(b, "reason");
         json_builder_add_string_value(b, p->reason ? p->reason : "");
+        add_guest_shape(b, t, p);
         if (!with_candidates)
                 return;
         json_builder_set_member_name(b, "candidates");
@@ -115,6 +142,45 @@ static void add_core_kinds(JsonBuilder *b, const Topology *t)
         json_builder_end_array(b);
 }
 
+/* "hugepages": [{"size", "count"}] of a node that has pools (outside its "memory"). */
+static void add_node_pools(JsonBuilder *b, const TopoNode *node)
+{
+        if (!node->nhugepages)
+                return;
+        json_builder_set_member_name(b, "hugepages");
+        json_builder_begin_array(b);
+        for (unsigned i = 0; i < node->nhugepages; i++) {
+                json_builder_begin_object(b);
+                add_int(b, "size", (gint64)node->hugepages[i].size);
+                add_int(b, "count", (gint64)node->hugepages[i].count);
+                json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+}
+
+void hugepages_json_add(JsonBuilder *b, const Topology *t, const Ledger *l)
+{
+        bool any = false;
+
+        for (unsigned n = 0; n < t->nnodes; n++)
+                any |= t->nodes[n].nhugepages > 0;
+        if (!any)
+                return;
+        json_builder_set_member_name(b, "hugepages");
+        json_builder_begin_array(b);
+        for (unsigned n = 0; n < t->nnodes; n++)
+                for (unsigned i = 0; i < t->nodes[n].nhugepages; i++) {
+                        uint64_t size = t->nodes[n].hugepages[i].size;
+                        json_builder_begin_object(b);
+                        add_int(b, "node", t->nodes[n].os_index);
+                        add_int(b, "page_size", (gint64)size);
+                        add_int(b, "pages", (gint64)t->nodes[n].hugepages[i].count);
+                        add_int(b, "free_bytes", (gint64)ledger_node_free_hugepages(l, n, size));
+                        json_builder_end_object(b);
+                }
+        json_builder_end_array(b);
+}
+
 JsonNode *topology_to_json(const Topology *t, gboolean detailed)
 {
         g_autoptr(JsonBuilder) b = json_builder_new();
@@ -148,6 +214,7 @@ JsonNode *topology_to_json(const Topology *t, gboolean detailed)
                         json_builder_add_string_value(b, node_kind_to_string(t->nodes[n].kind));
                         json_builder_set_member_name(b, "no_local_memory");
                         json_builder_add_boolean_value(b, t->nodes[n].no_local_memory);
+                        add_node_pools(b, &t->nodes[n]);
                         json_builder_end_object(b);
                 }
                 json_builder_end_array(b);

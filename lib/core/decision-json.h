@@ -17,12 +17,18 @@
 /* {"domain", "vcpus", "memory", "policy", "result", "nodes": [os...], "vcpu_pins": ["0-1",...],
  *  "memory_nodes": "0", "emulator_pin": "1", "shared_vcpus", "reason"}; with_candidates adds
  *  "candidates": [{"nodes", "max_distance", "mean_distance", "free_cores", "free_pus", "free_memory",
- *  "qualifies", "chosen"}]. Adds the members to an object the builder has open. */
+ *  "qualifies", "chosen"}]. Adds the members to an object the builder has open. A hugepage-backed plan
+ *  adds "hugepage_size" (bytes per page), one with guest cells "cells": [{"id", "vcpus": "0-3",
+ *  "nodes": [os...], "memory"}]. */
 void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p, gboolean with_candidates);
 
 /* {"source", "nodes", "packages", "cores", "pus", "threads_per_core", "distances_known", "notes": [...],
  *  "node_list": [{"node", "memory", "cpus", "cores", "package"...}], "distances": [[...]]} */
 JsonNode *topology_to_json(const Topology *t, gboolean detailed);
+
+/* "hugepages": [{"node", "page_size", "pages", "free_bytes"}], one per node and page size, when the host has
+ * hugepage pools (nothing otherwise). Adds the member to an object the builder has open. */
+void hugepages_json_add(JsonBuilder *b, const Topology *t, const Ledger *l);
 
 /* Pretty or compact text of a node; caller frees. */
 char *json_to_text(JsonNode *node, gboolean pretty);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "domain-xml.h"
+#include "domain-xml-numa.h"
 #include "size.h"
 
 #include <errno.h>
@@ -72,6 +73,7 @@ void domain_spec_free(DomainSpec *s)
         g_free(s->definition);
         g_free(s->user_xml);
         g_free(s->decision_error);
+        domain_xml_numa_free(s);
         g_free(s);
 }
 
@@ -96,7 +98,7 @@ static bool is_top(Parser *p, const char *self)
                strcmp(g_ptr_array_index(p->stack, 1), self) == 0;
 }
 
-static int unit_multiplier(const char *unit, uint64_t *ret)
+int domain_xml_unit_multiplier(const char *unit, uint64_t *ret)
 {
         static const struct {
                 const char *name;
@@ -413,8 +415,8 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 }
         } else if (is_top(p, "memory") || is_top(p, "currentMemory")) {
                 bool current = is_top(p, "currentMemory");
-                if (unit_multiplier(attr(names, values, "unit"),
-                                    current ? &p->current_unit : &p->memory_unit) < 0) {
+                if (domain_xml_unit_multiplier(attr(names, values, "unit"),
+                                               current ? &p->current_unit : &p->memory_unit) < 0) {
                         g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
                                     "unknown memory unit '%s'", attr(names, values, "unit"));
                         return;
@@ -427,6 +429,13 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 s->has_emulatorpin = true;
         } else if (p->stack->len == 3 && strcmp(g_ptr_array_index(p->stack, 1), "numatune") == 0) {
                 start_numatune(p, element, names, values, error);
+        } else if (p->stack->len == 4 && in_path(p, "numa", "cell") &&
+                   strcmp(g_ptr_array_index(p->stack, 1), "cpu") == 0) {
+                domain_xml_numa_cell(s, names, values, error);
+        } else if ((p->stack->len == 3 && in_path(p, "memoryBacking", "hugepages")) ||
+                   (p->stack->len == 4 && in_path(p, "hugepages", "page") &&
+                    strcmp(g_ptr_array_index(p->stack, 1), "memoryBacking") == 0)) {
+                domain_xml_numa_hugepages(s, p->stack->len == 4, names, values, error);
         }
 }
 
@@ -543,6 +552,8 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
                 spec->user_xml = g_string_free(p.capture, FALSE);
         else
                 g_string_free(p.capture, TRUE);
+        if (ok && domain_xml_numa_check(spec, &error) < 0)
+                ok = false;
         if (ok && need_name && (!spec->name || !*spec->name)) {
                 ok = false;
                 g_set_error(&error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "domain has no <name>");

@@ -58,6 +58,13 @@ typedef struct MetaDecision {
         GArray *memory; /* guint64 pairs: node OS index, bytes */
 } MetaDecision;
 
+/* A guest NUMA cell of the definition (<cpu><numa><cell>). */
+typedef struct DomainCell {
+        unsigned id;
+        CpuSet *vcpus;   /* guest vCPU numbers (cpus=...); empty for a memory-only cell */
+        uint64_t memory; /* bytes */
+} DomainCell;
+
 typedef struct DomainSpec {
         char *name;
         char *uuid;
@@ -90,6 +97,11 @@ typedef struct DomainSpec {
         bool definition_too_big; /* one was recorded but exceeds DOMAIN_XML_MAX_DEFINITION */
         char *user_xml; /* this document's own <vcpu>, <cputune>, <numatune>, <cpu><numa> as a snapshot
                          * document (see above); NULL when it exceeds DOMAIN_XML_MAX_DEFINITION */
+        /* Guest shape (domain-xml-numa.c; added after the fields above) */
+        GArray *cells;              /* DomainCell, in the definition's order; NULL when it has none */
+        bool hugepages;             /* <memoryBacking><hugepages> */
+        uint64_t hugepage_size;     /* bytes of its page size; 0 = the host's default hugepage size */
+        bool hugepage_sizes_differ; /* its <page> elements name different sizes for different cells */
 } DomainSpec;
 
 void domain_spec_free(DomainSpec *s);

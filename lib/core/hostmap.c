@@ -10,6 +10,20 @@ static char letter(unsigned i)
         return i < sizeof(letters) - 1 ? letters[i] : '*';
 }
 
+/* One line per hugepage pool of node n: "    hugepages 2.0 MiB: 64.0 MiB free of 128.0 MiB". */
+static void append_pools(GString *out, const Topology *t, const Ledger *l, unsigned n)
+{
+        char a[32], b[32], c[32];
+
+        for (unsigned i = 0; i < t->nodes[n].nhugepages; i++) {
+                uint64_t size = t->nodes[n].hugepages[i].size;
+                g_string_append_printf(out, "    hugepages %s: %s free of %s\n",
+                                       size_format(size, a, sizeof(a)),
+                                       size_format(ledger_node_free_hugepages(l, n, size), b, sizeof(b)),
+                                       size_format(topology_node_hugepage_bytes(t, n, size), c, sizeof(c)));
+        }
+}
+
 char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
 {
         GString *out = g_string_new(NULL);
@@ -39,6 +53,7 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
                         g_string_append_printf(out, "  node %u  %s, %s reserved by domains\n",
                                                node->os_index, size_format(node->memory, a, sizeof(a)),
                                                size_format(ledger_node_memory(l, n), b, sizeof(b)));
+                        append_pools(out, t, l, n);
                         for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
                                 const TopoCore *core = &t->cores[c];
                                 if (shown % CORES_PER_LINE == 0)
@@ -60,12 +75,14 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
                         g_string_append_c(out, '\n');
                 }
         }
-        for (unsigned n = 0; n < t->nnodes; n++)
-                if (!t->nodes[n].ncores)
-                        g_string_append_printf(out, "memory-only node %u  %s, %s reserved by domains\n",
-                                               t->nodes[n].os_index,
-                                               size_format(t->nodes[n].memory, a, sizeof(a)),
-                                               size_format(ledger_node_memory(l, n), b, sizeof(b)));
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                if (t->nodes[n].ncores)
+                        continue;
+                g_string_append_printf(out, "memory-only node %u  %s, %s reserved by domains\n",
+                                       t->nodes[n].os_index, size_format(t->nodes[n].memory, a, sizeof(a)),
+                                       size_format(ledger_node_memory(l, n), b, sizeof(b)));
+                append_pools(out, t, l, n);
+        }
         g_string_append(out,
                         "legend: [..] one core, one character per thread; . free, # reserved for the host, "
                         "+ several domains");

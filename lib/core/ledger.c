@@ -10,6 +10,8 @@ struct Ledger {
         unsigned *core_load;   /* [ncores] */
         uint64_t *node_memory; /* [nnodes] */
         GHashTable *domains;   /* key -> Plan* */
+        uint64_t **hugepages;  /* [nnodes][node's nhugepages] bytes held in each pool, apart from memory */
+        unsigned nnodes;       /* of hugepages[]: ledger_free() may run after the topology is gone */
 };
 
 Ledger *ledger_new(const Topology *t)
@@ -21,6 +23,10 @@ Ledger *ledger_new(const Topology *t)
         l->core_load = g_new0(unsigned, MAX(t->ncores, 1));
         l->node_memory = g_new0(uint64_t, MAX(t->nnodes, 1));
         l->domains = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)plan_free);
+        l->nnodes = t->nnodes;
+        l->hugepages = g_new0(uint64_t *, MAX(t->nnodes, 1));
+        for (unsigned n = 0; n < t->nnodes; n++)
+                l->hugepages[n] = g_new0(uint64_t, MAX(t->nodes[n].nhugepages, 1));
         return l;
 }
 
@@ -32,6 +38,9 @@ void ledger_free(Ledger *l)
         g_free(l->pu_load);
         g_free(l->core_load);
         g_free(l->node_memory);
+        for (unsigned n = 0; n < l->nnodes; n++)
+                g_free(l->hugepages[n]);
+        g_free(l->hugepages);
         g_free(l);
 }
 
@@ -40,10 +49,23 @@ const Topology *ledger_topology(const Ledger *l)
         return l->topology;
 }
 
+/* Index of node's pool of pages of size, or -1. */
+static int pool_index(const Topology *t, unsigned node, uint64_t size)
+{
+        for (unsigned i = 0; i < t->nodes[node].nhugepages; i++)
+                if (t->nodes[node].hugepages[i].size == size)
+                        return (int)i;
+        return -1;
+}
+
 static bool plan_fits(const Ledger *l, const Plan *p)
 {
         if (p->nnode_memory != l->topology->nnodes)
                 return false;
+        /* hugepage memory is held in a pool of its size: a node without one cannot hold it */
+        for (unsigned n = 0; p->hugepage_size && n < p->nnode_memory; n++)
+                if (p->node_memory[n] && pool_index(l->topology, n, p->hugepage_size) < 0)
+                        return false;
         for (unsigned i = 0; i < p->nvcpus; i++)
                 if (p->vcpu_pu[i] >= (int)l->topology->npus)
                         return false;
@@ -61,8 +83,13 @@ static void account(Ledger *l, const Plan *p, int sign)
                 l->pu_load[pu] += (unsigned)sign;
                 l->core_load[t->pus[pu].core] += (unsigned)sign;
         }
-        for (unsigned n = 0; n < t->nnodes; n++)
-                l->node_memory[n] += (uint64_t)(int64_t)sign * p->node_memory[n];
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                uint64_t *held = &l->node_memory[n];
+                if (p->hugepage_size)
+                        held = &l->hugepages[n][pool_index(t, n, p->hugepage_size)];
+                if (p->node_memory[n])
+                        *held += (uint64_t)(int64_t)sign * p->node_memory[n];
+        }
 }
 
 int ledger_commit(Ledger *l, const char *key, Plan *plan)
@@ -139,6 +166,19 @@ uint64_t ledger_node_memory(const Ledger *l, unsigned node)
         return l->node_memory[node];
 }
 
+uint64_t ledger_node_hugepages(const Ledger *l, unsigned node, uint64_t size)
+{
+        int i = pool_index(l->topology, node, size);
+        return i < 0 ? 0 : l->hugepages[node][i];
+}
+
+uint64_t ledger_node_free_hugepages(const Ledger *l, unsigned node, uint64_t size)
+{
+        uint64_t pool = topology_node_hugepage_bytes(l->topology, node, size);
+        uint64_t held = ledger_node_hugepages(l, node, size);
+        return pool > held ? pool - held : 0;
+}
+
 bool ledger_is_empty(const Ledger *l)
 {
         for (unsigned i = 0; i < l->topology->npus; i++)
@@ -147,5 +187,9 @@ bool ledger_is_empty(const Ledger *l)
         for (unsigned i = 0; i < l->topology->nnodes; i++)
                 if (l->node_memory[i])
                         return false;
+        for (unsigned n = 0; n < l->topology->nnodes; n++)
+                for (unsigned i = 0; i < l->topology->nodes[n].nhugepages; i++)
+                        if (l->hugepages[n][i])
+                                return false;
         return true;
 }

@@ -39,5 +39,9 @@ unsigned ledger_pu_load(const Ledger *l, unsigned pu);
 unsigned ledger_core_load(const Ledger *l, unsigned core);
 bool ledger_core_free(const Ledger *l, unsigned core);
 uint64_t ledger_node_memory(const Ledger *l, unsigned node);
+/* Bytes domains hold in node's pool of hugepages of size (never part of ledger_node_memory). */
+uint64_t ledger_node_hugepages(const Ledger *l, unsigned node, uint64_t size);
+/* Free bytes in node's pool of hugepages of size: the pool less what domains hold there. */
+uint64_t ledger_node_free_hugepages(const Ledger *l, unsigned node, uint64_t size);
 /* True when no PU is counted and no memory reserved. */
 bool ledger_is_empty(const Ledger *l);

@@ -91,6 +91,7 @@ void plan_free(Plan *p)
         cpuset_free(p->nodes);
         cpuset_free(p->emulator_pin);
         g_ptr_array_unref(p->candidates);
+        plan_set_cells(p, 0);
         g_free(p->reason);
         g_free(p->name);
         g_free(p);
@@ -120,7 +121,32 @@ Plan *plan_copy(const Plan *p)
                 cc->nodes = cpuset_copy(pc->nodes);
                 g_ptr_array_add(c->candidates, cc);
         }
+        c->hugepage_size = p->hugepage_size;
+        plan_set_cells(c, p->ncells);
+        for (unsigned i = 0; i < p->ncells; i++) {
+                c->cells[i].id = p->cells[i].id;
+                c->cells[i].memory = p->cells[i].memory;
+                cpuset_union(c->cells[i].vcpus, p->cells[i].vcpus);
+                cpuset_union(c->cells[i].nodes, p->cells[i].nodes);
+        }
         return c;
+}
+
+void plan_set_cells(Plan *p, unsigned ncells)
+{
+        for (unsigned i = 0; i < p->ncells; i++) {
+                cpuset_free(p->cells[i].vcpus);
+                cpuset_free(p->cells[i].nodes);
+        }
+        g_clear_pointer(&p->cells, g_free);
+        p->ncells = ncells;
+        if (!ncells)
+                return;
+        p->cells = g_new0(PlanCell, ncells);
+        for (unsigned i = 0; i < ncells; i++) {
+                p->cells[i].vcpus = cpuset_new();
+                p->cells[i].nodes = cpuset_new();
+        }
 }
 
 CpuSet *plan_memory_nodes(const Plan *p)

@@ -68,6 +68,14 @@ typedef struct PlacementParams {
         CoreKindsMode core_kinds; /* CoreKinds= */
 } PlacementParams;
 
+/* One guest NUMA cell of a request (<cpu><numa><cell>): its vCPUs go to one host node when one holds them.
+ */
+typedef struct PlacementCell {
+        unsigned id;         /* the cell's id (<cell id=...>, what <memnode cellid=...> names) */
+        const CpuSet *vcpus; /* guest vCPU numbers; may be empty (a memory-only cell) */
+        uint64_t memory;     /* bytes */
+} PlacementCell;
+
 /* How the domain's memory is bound when placementd does not choose it (<numatune><memory mode=...>). */
 typedef enum MemoryMode {
         MEMORY_MODE_STRICT,
@@ -100,6 +108,10 @@ typedef struct PlacementRequest {
         MemorySource memory_source;
         MemoryMode memory_mode;
         bool keep_emulator; /* the user pins the emulator (<cputune><emulatorpin>): leave it alone */
+        /* Guest NUMA cells and hugepage backing (added after the fields above) */
+        const PlacementCell *cells; /* [ncells] in the definition's order */
+        unsigned ncells;
+        uint64_t hugepage_size; /* bytes per page when its memory is hugepage-backed; 0 = ordinary memory */
         /* Measured load (lib/core/load.h). It decides only when cores are short: busy vCPUs then get
          * cores of their own first and idle ones share; busy host-side threads get a core no vCPU uses. */
         const double *vcpu_busy; /* [vcpus] smoothed busy fraction per vCPU; NULL = unknown: all busy */
@@ -107,6 +119,14 @@ typedef struct PlacementRequest {
         const double *pu_busy;   /* [npus] what the ledger's domains keep busy per PU index
                                   * (load_pu_busy()); NULL = unknown: each counted vCPU busy */
 } PlacementRequest;
+
+/* Where one guest NUMA cell of a plan went. */
+typedef struct PlanCell {
+        unsigned id;   /* <cell id=...> */
+        CpuSet *vcpus; /* guest vCPU numbers */
+        CpuSet *nodes; /* node indexes its vCPUs (or, without vCPUs, its memory) went to */
+        uint64_t memory;
+} PlanCell;
 
 /* One ranked candidate node set as the policy saw it. */
 typedef struct PlanCandidate {
@@ -139,12 +159,19 @@ typedef struct Plan {
         unsigned shared_vcpus; /* vCPUs of this domain on a core with another vCPU */
         char *reason;
         GPtrArray *candidates; /* PlanCandidate*, ranked, what the policy looked at */
+        /* Guest NUMA cells and hugepages (added after the fields above) */
+        uint64_t hugepage_size; /* node_memory is counted in hugepages of this size; 0 = ordinary memory */
+        unsigned ncells;        /* entries in cells: the request's guest NUMA cells */
+        PlanCell *cells;        /* [ncells] */
 } Plan;
 
 Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnodes);
 void plan_free(Plan *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Plan, plan_free)
 Plan *plan_copy(const Plan *p);
+
+/* Gives plan room for ncells cells (each with empty vcpus and nodes). */
+void plan_set_cells(Plan *p, unsigned ncells);
 
 /* Node indexes that hold memory of this plan (the numatune nodeset), as a new set. */
 CpuSet *plan_memory_nodes(const Plan *p);

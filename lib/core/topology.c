@@ -40,8 +40,10 @@ void topology_free(Topology *t)
         if (!t)
                 return;
         if (t->nodes)
-                for (unsigned i = 0; i < t->nnodes; i++)
+                for (unsigned i = 0; i < t->nnodes; i++) {
                         cpuset_free(t->nodes[i].cpus);
+                        g_free(t->nodes[i].hugepages);
+                }
         if (t->packages)
                 for (unsigned i = 0; i < t->npackages; i++)
                         cpuset_free(t->packages[i].nodes);

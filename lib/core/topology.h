@@ -68,6 +68,12 @@ typedef struct TopoCore {
         unsigned l2; /* index of its L2 cluster (dense, host-wide); a core of its own when none is known */
 } TopoCore;
 
+/* A pool of hugepages of one size on one node (what the kernel has set aside: nr_hugepages). */
+typedef struct TopoPages {
+        uint64_t size;  /* bytes per page */
+        uint64_t count; /* pages in the pool */
+} TopoPages;
+
 typedef struct TopoNode {
         unsigned os_index;
         uint64_t memory; /* bytes of local memory */
@@ -78,6 +84,9 @@ typedef struct TopoNode {
         /* Added for memory kinds and CPUs without a local node: */
         NodeKind kind;
         bool no_local_memory; /* a stand-in for CPUs local to no NUMA node: no memory, OS index not a node */
+        /* Hugepage pools (added after the fields above); never counted in memory */
+        TopoPages *hugepages; /* [nhugepages], sizes ascending */
+        unsigned nhugepages;
 } TopoNode;
 
 typedef struct TopoPackage {
@@ -127,6 +136,14 @@ static inline uint32_t topology_distance(const Topology *t, unsigned a, unsigned
 {
         return t->distance[a * t->nnodes + b];
 }
+
+/* Sets node's pool of pages of size to count pages (adds the size when new, keeping sizes ascending). */
+void topology_node_set_hugepages(Topology *t, unsigned node, uint64_t size, uint64_t count);
+/* Bytes in node's pool of pages of size (0 when it has none). */
+uint64_t topology_node_hugepage_bytes(const Topology *t, unsigned node, uint64_t size);
+/* The page size a domain asking for hugepages without a size gets: the smallest pool size any node
+ * has, else 2 MiB (the x86-64 default). */
+uint64_t topology_default_hugepage_size(const Topology *t);
 
 /* Index of the PU with this OS index, or -1. */
 int topology_pu_by_os(const Topology *t, unsigned os_index);

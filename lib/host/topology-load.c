@@ -127,6 +127,28 @@ static int numa_local(GHashTable *attached, hwloc_obj_t obj)
         return -1;
 }
 
+/*
+ * The node's hugepage pools: every page size hwloc lists above the smallest (the base page). hwloc's
+ * local memory includes the pools, which general memory cannot use: they are taken out of it.
+ */
+static void load_hugepages(Topology *t, unsigned node, hwloc_obj_t obj)
+{
+        const struct hwloc_numanode_attr_s *a = &obj->attr->numanode;
+        TopoNode *n = &t->nodes[node];
+        uint64_t base = UINT64_MAX;
+
+        for (unsigned k = 0; k < a->page_types_len; k++)
+                base = MIN(base, a->page_types[k].size);
+        for (unsigned k = 0; k < a->page_types_len; k++)
+                if (a->page_types[k].size > base && a->page_types[k].count) {
+                        const struct hwloc_memory_page_type_s *pt = &a->page_types[k];
+                        uint64_t bytes;
+                        topology_node_set_hugepages(t, node, pt->size, pt->count);
+                        bytes = topology_node_hugepage_bytes(t, node, pt->size);
+                        n->memory = n->memory > bytes ? n->memory - bytes : 0;
+                }
+}
+
 static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached, char **ret_error)
 {
         hwloc_const_nodeset_t allowed = hwloc_topology_get_allowed_nodeset(topo);
@@ -161,12 +183,14 @@ static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached,
                 cpuset_add(seen, obj->os_index);
                 node->os_index = obj->os_index;
                 node->memory = obj->attr->numanode.local_memory;
+                load_hugepages(t, i, obj);
                 if (allowed && !hwloc_bitmap_isset(allowed, obj->os_index)) {
                         topology_note(t,
                                       "NUMA node %u is not in the allowed memory nodes: its memory "
                                       "is not counted",
                                       node->os_index);
                         node->memory = 0;
+                        node->nhugepages = 0;
                 }
                 node->kind = topology_node_kind(obj, &unknown);
                 if (unknown)

@@ -82,6 +82,14 @@ run "$CTL" plan --topology="$HOST222" --vcpus=2 a:1:1G
 result "plan --topology takes no --vcpus: exit 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
 run "$CTL" --bus-address="unix:path=$TMP/nothing-here" status
 result "status with no bus there exits 3 (rc $RC)" "$([ $RC -eq 3 ]; echo $?)"
+run "$CTL" plan --topology="$ROOT/tests/topologies/two-node-hugepages.xml" vm:1:1G
+result "the map shows each node's hugepage pool apart from its memory (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q '^  node 0  960.0 MiB' "$OUT" && grep -q '^    hugepages 2.0 MiB: 128.0 MiB free of 128.0 MiB$' "$OUT"; echo $?)"
+run "$CTL" topology --topology="$ROOT/tests/topologies/two-node-hugepages.xml"
+result "topology lists each node's hugepage pools (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q '^hugepages node 1: 64 x 2.0 MiB (128.0 MiB)$' "$OUT"; echo $?)"
+run "$CTL" snippet --bus-address="unix:path=$TMP/nothing-here"
+result "snippet without DOMAIN exits 2 before connecting (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
 
 # ---- kinds: memory kinds per node, CPU kinds, CPUs local to no node, MemoryTiers= -----------------------
 TOPOS=$ROOT/tests/topologies

@@ -53,3 +53,13 @@ sleep 0.5
 curl -fsS "$URL" -o "$TMP/m"
 check "a good reload is counted" metric 'placementd_config_reloads_total{result="ok"}' 1
 check "placementd still runs" kill -0 "$PD_PID"
+
+# hugepage pools, apart from general memory: node 0 has 32 x 2 MiB, node 1 64 x 2 MiB, all free
+placementd_stop
+placementd_start --config="$TMP/conf" --connect=test:///default --bus=none \
+        --topology="$ROOT/tests/topologies/two-node-hugepages.xml"
+wait_for 10 scrape
+check "hugepage pool per node and page size" metric 'placementd_node_hugepages_bytes{node="1",page_size="2097152"}' 134217728
+check "free hugepages per node and page size" metric 'placementd_node_free_hugepages_bytes{node="0",page_size="2097152"}' 67108864
+check "general memory leaves the pools out" metric 'placementd_node_free_memory_bytes{node="0"}' 1006632960
+check "promtool accepts it" sh -c "promtool check metrics <'$TMP/m'"

@@ -82,3 +82,14 @@ synthetic "pack:2 numa:2(memory=16GB) core:12 pu:2" two-sockets-no-slit.xml
 # shape of 2x EPYC 9654 in NPS1 (one node per socket, 12 CCDs of 8 cores each).
 synthetic "pack:4 numa:1(memory=64GB) l3:4 core:6 pu:2" four-l3-per-node.xml
 synthetic "pack:2 numa:1(memory=384GB) l3:12 core:8 pu:2" epyc-9654-nps1.xml
+# Hugepage pools (hwloc's page types; synthetic descriptions have none): two nodes of 1 GiB and 4 cores,
+# node 0 with 32 x 2 MiB pages, node 1 with 64, the base 4 KiB page count lowered to match, as the Linux
+# backend writes them (local_memory still counts the pools).
+synthetic "pack:1 numa:2(memory=1GiB) core:4 pu:1" "$tmp/pages.xml"
+awk '/<page_type size="4096" count="262144"\/>/ {
+        n++
+        sub(/count="262144"/, n == 1 ? "count=\"245760\"" : "count=\"229376\"")
+        print
+        sub(/size="4096" count="[0-9]*"/, n == 1 ? "size=\"2097152\" count=\"32\"" : "size=\"2097152\" count=\"64\"")
+}
+{ print }' "$tmp/pages.xml" >two-node-hugepages.xml

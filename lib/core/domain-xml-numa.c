@@ -1,0 +1,137 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Guest NUMA cells and hugepage backing of a domain definition (see domain-xml-numa.h). */
+#include "domain-xml-numa.h"
+
+#include <errno.h>
+#include <stdarg.h>
+#include <string.h>
+
+static const char *attr(const char **names, const char **values, const char *name)
+{
+        for (unsigned i = 0; names[i]; i++)
+                if (strcmp(names[i], name) == 0)
+                        return values[i];
+        return NULL;
+}
+
+static void G_GNUC_PRINTF(2, 3) fail(GError **error, const char *format, ...)
+{
+        g_autofree char *message = NULL;
+        va_list ap;
+
+        va_start(ap, format);
+        message = g_strdup_vprintf(format, ap);
+        va_end(ap);
+        g_set_error_literal(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, message);
+}
+
+/* A size attribute with its unit (KiB when none), in bytes; false when either is bad or it overflows. */
+static bool size_attr(const char *text, const char *unit, uint64_t *ret)
+{
+        uint64_t mult;
+        guint64 v;
+
+        if (!text || domain_xml_unit_multiplier(unit, &mult) < 0 ||
+            !g_ascii_string_to_unsigned(text, 10, 0, G_MAXUINT64, &v, NULL) || v > G_MAXUINT64 / mult)
+                return false;
+        *ret = v * mult;
+        return true;
+}
+
+void domain_xml_numa_cell(DomainSpec *s, const char **names, const char **values, GError **error)
+{
+        const char *id = attr(names, values, "id"), *cpus = attr(names, values, "cpus");
+        const char *memory = attr(names, values, "memory"), *unit = attr(names, values, "unit");
+        g_autofree char *why = NULL;
+        DomainCell cell = {0};
+        guint64 n;
+
+        if (s->cells && s->cells->len >= DOMAIN_XML_MAX_CELLS) {
+                fail(error, "more than %u guest NUMA cells (<cpu><numa><cell>)", DOMAIN_XML_MAX_CELLS);
+                return;
+        }
+        if (!id || !g_ascii_string_to_unsigned(id, 10, 0, DOMAIN_XML_MAX_CELLS - 1, &n, NULL)) {
+                fail(error, "<cell id='%s'>: a guest NUMA cell needs an id below %u", id ? id : "",
+                     DOMAIN_XML_MAX_CELLS);
+                return;
+        }
+        cell.id = (unsigned)n;
+        if (!size_attr(memory, unit, &cell.memory)) {
+                fail(error, "<cell id='%u'>: invalid memory='%s' unit='%s'", cell.id, memory ? memory : "",
+                     unit ? unit : "KiB");
+                return;
+        }
+        if (cpuset_parse(cpus ? cpus : "", &cell.vcpus, &why) < 0) {
+                fail(error, "<cell id='%u'>: invalid cpus='%s': %s", cell.id, cpus, why ? why : "");
+                return;
+        }
+        if (!s->cells)
+                s->cells = g_array_new(FALSE, TRUE, sizeof(DomainCell));
+        g_array_append_val(s->cells, cell);
+}
+
+void domain_xml_numa_hugepages(DomainSpec *s, bool page, const char **names, const char **values,
+                               GError **error)
+{
+        const char *size = attr(names, values, "size"), *unit = attr(names, values, "unit");
+        uint64_t bytes;
+
+        s->hugepages = true;
+        if (!page)
+                return;
+        if (!size_attr(size, unit, &bytes) || bytes == 0) {
+                fail(error, "invalid <hugepages><page size='%s' unit='%s'>", size ? size : "",
+                     unit ? unit : "KiB");
+                return;
+        }
+        /* the size without a nodeset covers every cell the others leave out: it is the domain's own */
+        if (s->hugepage_size && s->hugepage_size != bytes)
+                s->hugepage_sizes_differ = true;
+        if (!s->hugepage_size || !attr(names, values, "nodeset"))
+                s->hugepage_size = bytes;
+}
+
+int domain_xml_numa_check(const DomainSpec *s, GError **error)
+{
+        g_autoptr(CpuSet) seen = cpuset_new();
+        g_autoptr(CpuSet) ids = cpuset_new();
+
+        for (unsigned i = 0; s->cells && i < s->cells->len; i++) {
+                const DomainCell *c = &g_array_index(s->cells, DomainCell, i);
+                int last = -1;
+
+                if (cpuset_has(ids, c->id)) {
+                        fail(error, "two guest NUMA cells have id %u", c->id);
+                        return -EINVAL;
+                }
+                cpuset_add(ids, c->id);
+                CPUSET_FOREACH (v, c->vcpus)
+                        last = v;
+                if (last >= 0 && s->max_vcpus && (unsigned)last >= s->max_vcpus) {
+                        fail(error, "<cell id='%u'> names vCPU %d, but the domain has %u vCPUs", c->id, last,
+                             s->max_vcpus);
+                        return -EINVAL;
+                }
+                if (cpuset_intersects(seen, c->vcpus)) {
+                        g_autoptr(CpuSet) both = cpuset_copy(seen);
+                        g_autoptr(CpuSet) only = cpuset_copy(seen);
+                        g_autofree char *list = NULL;
+                        cpuset_subtract(only, c->vcpus);
+                        cpuset_subtract(both, only);
+                        list = cpuset_format(both);
+                        fail(error, "<cell id='%u'> names vCPUs %s that another cell holds", c->id, list);
+                        return -EINVAL;
+                }
+                cpuset_union(seen, c->vcpus);
+        }
+        return 0;
+}
+
+void domain_xml_numa_free(DomainSpec *s)
+{
+        if (!s->cells)
+                return;
+        for (unsigned i = 0; i < s->cells->len; i++)
+                cpuset_free(g_array_index(s->cells, DomainCell, i).vcpus);
+        g_clear_pointer(&s->cells, g_array_unref);
+}

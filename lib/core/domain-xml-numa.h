@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The guest shape of a domain definition, read beside domain-xml.c's parser: guest NUMA cells
+ * (<cpu><numa><cell id cpus memory unit>) and hugepage backing (<memoryBacking><hugepages><page size
+ * unit nodeset>). Elements are collected as the parser meets them; domain_xml_numa_check() then
+ * validates them against the whole definition (the <vcpu> count may come after <cpu>).
+ */
+
+#include <glib.h>
+#include <stdint.h>
+
+#include "domain-xml.h"
+
+/* More guest cells than QEMU accepts (MAX_NODES 128) with room to spare. */
+#define DOMAIN_XML_MAX_CELLS 256u
+/* Most <page> elements read from one <hugepages>. */
+#define DOMAIN_XML_MAX_PAGES 64u
+
+/* Bytes per unit of libvirt's memory unit names; NULL means KiB. Returns 0 or -EINVAL. */
+int domain_xml_unit_multiplier(const char *unit, uint64_t *ret);
+
+/* <cpu><numa><cell>: one guest cell. Sets *error when it is malformed. */
+void domain_xml_numa_cell(DomainSpec *s, const char **names, const char **values, GError **error);
+/* <memoryBacking><hugepages> (page == false) and its <page> children (page == true). */
+void domain_xml_numa_hugepages(DomainSpec *s, bool page, const char **names, const char **values,
+                               GError **error);
+/* Cross-checks cells against the vCPU count: vCPUs inside it, no vCPU in two cells, ids unique. */
+int domain_xml_numa_check(const DomainSpec *s, GError **error);
+void domain_xml_numa_free(DomainSpec *s);

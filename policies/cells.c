@@ -1,0 +1,284 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Guest NUMA cells on host nodes, and the split of a domain's vCPUs over its set (see cells.h). */
+#include "cells.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+void cells_init_plan(const PlacementRequest *req, Plan *plan)
+{
+        plan_set_cells(plan, req->ncells);
+        for (unsigned i = 0; i < req->ncells; i++) {
+                plan->cells[i].id = req->cells[i].id;
+                plan->cells[i].memory = req->cells[i].memory;
+                CPUSET_FOREACH (vcpu, req->cells[i].vcpus)
+                        if ((unsigned)vcpu < plan->nvcpus)
+                                cpuset_add(plan->cells[i].vcpus, (unsigned)vcpu);
+        }
+}
+
+static bool memory_bound(const HostView *v)
+{
+        return v->req && v->req->memory_source != MEMORY_SOURCE_NONE && v->req->memory_nodes;
+}
+
+/* Whether some node of the host could hold the cell whole: its vCPUs and its memory. */
+static bool cell_fits_a_node(const HostView *v, const PlanCell *c, bool count_memory)
+{
+        unsigned k = cpuset_count(c->vcpus);
+
+        for (unsigned n = 0; n < v->t->nnodes; n++)
+                if (v->node_size[n] >= k && (!count_memory || v->node_free_memory[n] >= c->memory))
+                        return true;
+        return false;
+}
+
+typedef struct {
+        const Plan *plan;
+        unsigned cell;
+} CellOrder;
+
+static int compare_cells(const void *pa, const void *pb)
+{
+        const CellOrder *a = pa, *b = pb;
+        const PlanCell *x = &a->plan->cells[a->cell], *y = &b->plan->cells[b->cell];
+        unsigned kx = cpuset_count(x->vcpus), ky = cpuset_count(y->vcpus);
+
+        if (kx != ky)
+                return kx > ky ? -1 : 1;
+        if (x->memory != y->memory)
+                return x->memory > y->memory ? -1 : 1;
+        return a->cell < b->cell ? -1 : a->cell > b->cell;
+}
+
+/* One packing pass: worst fit (most room left) or best fit (least room that holds it). */
+static bool pack_pass(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
+                      uint64_t *mem_room, const Plan *plan, const CellOrder *order, bool worst,
+                      int *vcpu_node)
+{
+        bool whole = true;
+
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                vcpu_node[i] = -1;
+        for (unsigned o = 0; o < plan->ncells; o++) {
+                const PlanCell *c = &plan->cells[order[o].cell];
+                unsigned k = cpuset_count(c->vcpus);
+                int best = -1;
+
+                if (k == 0)
+                        continue;
+                for (unsigned i = 0; i < n; i++) {
+                        if (room[i] < k || (mem_room && mem_room[i] < c->memory))
+                                continue;
+                        if (best < 0 || (worst ? room[i] > room[best] : room[i] < room[best]))
+                                best = (int)i;
+                }
+                if (best < 0) {
+                        whole = whole && !cell_fits_a_node(v, c, mem_room != NULL);
+                        continue;
+                }
+                room[best] -= k;
+                if (mem_room)
+                        mem_room[best] -= c->memory;
+                CPUSET_FOREACH (vcpu, c->vcpus)
+                        vcpu_node[vcpu] = (int)nodes[best];
+        }
+        return whole;
+}
+
+bool cells_pack(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room, uint64_t *mem_room,
+                const Plan *plan, int *vcpu_node)
+{
+        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
+        g_autofree unsigned *room1 = g_memdup2(room, sizeof(*room) * MAX(n, 1));
+        g_autofree unsigned *room2 = g_memdup2(room, sizeof(*room) * MAX(n, 1));
+        g_autofree uint64_t *mem1 = mem_room ? g_memdup2(mem_room, sizeof(*mem_room) * MAX(n, 1)) : NULL;
+        g_autofree uint64_t *mem2 = mem_room ? g_memdup2(mem_room, sizeof(*mem_room) * MAX(n, 1)) : NULL;
+        g_autofree int *best_fit = g_new(int, MAX(plan->nvcpus, 1));
+        bool whole;
+
+        for (unsigned i = 0; i < plan->ncells; i++)
+                order[i] = (CellOrder){plan, i};
+        qsort(order, plan->ncells, sizeof(*order), compare_cells);
+        /* worst fit spreads the load; best fit packs tighter when worst fit leaves a cell out */
+        whole = pack_pass(v, nodes, n, room1, mem1, plan, order, true, vcpu_node);
+        if (!whole && pack_pass(v, nodes, n, room2, mem2, plan, order, false, best_fit)) {
+                memcpy(vcpu_node, best_fit, sizeof(*vcpu_node) * plan->nvcpus);
+                memcpy(room, room2, sizeof(*room) * n);
+                if (mem_room)
+                        memcpy(mem_room, mem2, sizeof(*mem_room) * n);
+                return true;
+        }
+        memcpy(room, room1, sizeof(*room) * n);
+        if (mem_room)
+                memcpy(mem_room, mem1, sizeof(*mem_room) * n);
+        return whole;
+}
+
+void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
+                       int *vcpu_node)
+{
+        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
+        g_autofree uint64_t *left = g_new(uint64_t, MAX(n, 1));
+        uint64_t size = 0, per_core;
+
+        /* the domain shares anyway: a cell may share a node's cores as much as the domain must share the
+         * set's */
+        for (unsigned i = 0; i < n; i++)
+                size += v->node_size[nodes[i]];
+        per_core = size ? MAX((plan->nvcpus + size - 1) / size, 1) : 1;
+        for (unsigned i = 0; i < n; i++)
+                left[i] = v->node_size[nodes[i]] * per_core;
+        for (unsigned i = 0; i < plan->ncells; i++)
+                order[i] = (CellOrder){plan, i};
+        qsort(order, plan->ncells, sizeof(*order), compare_cells);
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                vcpu_node[i] = -1;
+        for (unsigned o = 0; o < plan->ncells; o++) {
+                const PlanCell *c = &plan->cells[order[o].cell];
+                unsigned k = cpuset_count(c->vcpus);
+                int best = -1;
+
+                for (unsigned i = 0; i < n && k; i++)
+                        if (left[i] >= k && (best < 0 || left[i] > left[best]))
+                                best = (int)i;
+                if (best < 0)
+                        continue;
+                left[best] -= k;
+                CPUSET_FOREACH (vcpu, c->vcpus)
+                        vcpu_node[vcpu] = (int)nodes[best];
+        }
+}
+
+bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan)
+{
+        g_autofree unsigned *room = g_new(unsigned, MAX(n, 1));
+        g_autofree uint64_t *mem_room = g_new(uint64_t, MAX(n, 1));
+        g_autofree int *vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
+
+        for (unsigned i = 0; i < n; i++) {
+                room[i] = v->node_capacity[nodes[i]];
+                mem_room[i] = v->node_free_memory[nodes[i]];
+        }
+        return cells_pack(v, nodes, n, room, memory_bound(v) ? NULL : mem_room, plan, vcpu_node);
+}
+
+/*
+ * Splits count vCPUs over nodes[0..n) evenly over their room, as policy_spread does, unless the memory
+ * cannot follow that split (a node lacks the free memory for its share, so the rest lands elsewhere):
+ * then in proportion to where the memory lands, as far as the room allows.
+ */
+static void split_with_memory(const unsigned *room, const uint64_t *mem_room, unsigned n, unsigned count,
+                              uint64_t memory, unsigned *quota)
+{
+        g_autofree uint64_t *mem = g_new0(uint64_t, MAX(n, 1));
+        uint64_t left = memory;
+        unsigned given = 0;
+        bool moved = false;
+
+        policy_spread(room, n, count, quota);
+        if (!mem_room || !count || !memory)
+                return;
+        for (unsigned i = 0; i < n; i++) {
+                uint64_t share = (uint64_t)((unsigned __int128)memory * quota[i] / count);
+                moved |= share > mem_room[i];
+                mem[i] = MIN(MIN(share, mem_room[i]), left);
+                left -= mem[i];
+        }
+        if (!moved)
+                return;
+        for (unsigned i = 0; i < n; i++) {
+                uint64_t take = MIN(mem_room[i] - mem[i], left);
+                mem[i] += take;
+                left -= take;
+        }
+        for (unsigned i = 0; i < n; i++) {
+                quota[i] = MIN(room[i], (unsigned)((unsigned __int128)count * mem[i] / memory));
+                given += quota[i];
+        }
+        /* the remainder to the nodes furthest below their proportional share */
+        while (given < count) {
+                int best = -1;
+                __int128 best_gap = 0;
+                for (unsigned i = 0; i < n; i++) {
+                        __int128 gap = (__int128)count * mem[i] - (__int128)quota[i] * memory;
+                        if (quota[i] < room[i] && (best < 0 || gap > best_gap)) {
+                                best = (int)i;
+                                best_gap = gap;
+                        }
+                }
+                if (best < 0)
+                        break;
+                quota[best]++;
+                given++;
+        }
+}
+
+void cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, const unsigned *capacity,
+                      const Plan *plan, int *vcpu_node)
+{
+        g_autofree unsigned *room = g_memdup2(capacity, sizeof(*capacity) * MAX(n, 1));
+        g_autofree uint64_t *mem_room = g_new(uint64_t, MAX(n, 1));
+        g_autofree unsigned *quota = g_new0(unsigned, MAX(n, 1));
+        bool bound = memory_bound(v);
+        uint64_t memory = plan->memory;
+        unsigned rest = 0, i = 0;
+
+        for (unsigned k = 0; k < n; k++)
+                mem_room[k] = v->node_free_memory[nodes[k]];
+        cells_pack(v, nodes, n, room, bound ? NULL : mem_room, plan, vcpu_node);
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                int first = cpuset_next(plan->cells[c].vcpus, 0);
+                if (first >= 0 && vcpu_node[first] >= 0)
+                        memory -= MIN(memory, plan->cells[c].memory);
+        }
+        for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++)
+                rest += vcpu_node[vcpu] < 0;
+        split_with_memory(room, bound ? NULL : mem_room, n, rest, memory, quota);
+        for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++) {
+                if (vcpu_node[vcpu] >= 0)
+                        continue;
+                while (i < n && quota[i] == 0)
+                        i++;
+                if (i == n)
+                        break;
+                vcpu_node[vcpu] = (int)nodes[i];
+                quota[i]--;
+        }
+}
+
+void cells_record_nodes(const Topology *t, Plan *plan)
+{
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                PlanCell *cell = &plan->cells[c];
+                cpuset_clear(cell->nodes);
+                CPUSET_FOREACH (vcpu, cell->vcpus)
+                        if (plan->vcpu_pu[vcpu] >= 0)
+                                cpuset_add(cell->nodes, t->cores[t->pus[plan->vcpu_pu[vcpu]].core].node);
+        }
+}
+
+char *cells_note(const Topology *t, const Plan *plan, bool memnodes)
+{
+        GString *s = g_string_new(NULL);
+
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                const PlanCell *cell = &plan->cells[c];
+                g_autoptr(CpuSet) os = cpuset_new();
+                g_autofree char *list = NULL;
+
+                if (cpuset_is_empty(cell->nodes))
+                        continue;
+                CPUSET_FOREACH (node, cell->nodes)
+                        cpuset_add(os, t->nodes[node].os_index);
+                list = cpuset_format(os);
+                g_string_append_printf(s, "%s%u on %s %s%s", s->len ? ", " : "; guest cells: ", cell->id,
+                                       cpuset_count(os) > 1 ? "nodes" : "node", list,
+                                       cpuset_count(os) > 1 ? " (split: no node had room for it)" : "");
+        }
+        /* libvirt binds a cell's memory to a node only from the definition: say what it needs */
+        if (s->len && !memnodes)
+                g_string_append(s, " (each cell's memory follows only a <numatune><memnode> per cell in the "
+                                   "definition: placementctl snippet)");
+        return g_string_free(s, FALSE);
+}

@@ -1,0 +1,49 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Guest NUMA cells and where a domain's vCPUs go among the nodes of its set. A guest cell is a promise
+ * to the guest that its vCPUs share memory: each cell's vCPUs go to one host node, and its memory with
+ * them. Without cells the same rule holds for the domain as a whole: its vCPUs go where its memory goes.
+ */
+
+#include "policy-internal.h"
+
+/* Copies the request's cells into plan->cells (vCPU numbers the plan holds only). */
+void cells_init_plan(const PlacementRequest *req, Plan *plan);
+
+/*
+ * Puts each cell of plan whose vCPUs one node of the host could hold on one node of nodes[0..n): the
+ * biggest cells first, each on the node with most room left, else (when that leaves one out) on the
+ * tightest node. room[i] is what node nodes[i] has for vCPUs, mem_room[i] for memory (NULL: memory is not
+ * counted); both are reduced by what the cells take. vcpu_node[v] receives the node index of vCPU v, or
+ * -1 for a vCPU of no cell or of a cell left out. Returns false when a cell one node could hold was left
+ * out.
+ */
+bool cells_pack(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room, uint64_t *mem_room,
+                const Plan *plan, int *vcpu_node);
+
+/*
+ * For a domain that shares cores anyway: each cell on one node where its vCPUs share that node's cores no
+ * more than the domain's vCPUs must share the set's (busy or not), the one with most room left after the
+ * cells already there; a cell no node holds so is split. vcpu_node as for cells_pack.
+ */
+void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
+                       int *vcpu_node);
+
+/*
+ * The node index every vCPU of plan goes to inside nodes[0..n), whose capacity[] has room for them:
+ * cells whole on one node each where they fit, the other vCPUs over the room left in proportion to where
+ * the memory will go (evenly when every node has the memory for an even share).
+ */
+void cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, const unsigned *capacity,
+                      const Plan *plan, int *vcpu_node);
+
+/* Whether the set nodes[0..n) has room for every cell of plan on one node each (see cells_pack). */
+bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan);
+
+/* Fills plan->cells[].nodes from where their vCPUs went. */
+void cells_record_nodes(const Topology *t, Plan *plan);
+/* What the reason says of the cells: "" or "; guest cells: 0 on node 1, 1 on node 0", and unless the
+ * definition binds them (memnodes), that only the definition can bind each cell's memory. */
+char *cells_note(const Topology *t, const Plan *plan, bool memnodes);

@@ -1,0 +1,323 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Guest NUMA cells in the engine: each cell's vCPUs on one host node, its memory counted there, whole
+ * even when the domain overcommits; and without cells, a domain's vCPUs go where its memory goes.
+ */
+#include "test-util.h"
+#include "test-policy-util.h"
+
+#include <string.h>
+
+#include "decision-json.h"
+#include "definition-snippet.h"
+
+static const PolicyKind kinds[] = {POLICY_EXPLICIT, POLICY_COMPAT};
+
+static CpuSet *set_of(const char *list)
+{
+        CpuSet *s = NULL;
+        ck_assert_int_eq(cpuset_parse(list, &s, NULL), 0);
+        return s;
+}
+
+/* Cells from lists of vCPUs ("0-3", "4-7", ...), each with memory bytes. */
+typedef struct {
+        PlacementCell cells[8];
+        CpuSet *sets[8];
+        unsigned n;
+} Cells;
+
+static void cells_make(Cells *c, const char *const *lists, unsigned n, uint64_t memory)
+{
+        *c = (Cells){.n = n};
+        for (unsigned i = 0; i < n; i++) {
+                c->sets[i] = set_of(lists[i]);
+                c->cells[i] = (PlacementCell){.id = i, .vcpus = c->sets[i], .memory = memory};
+        }
+}
+
+static void cells_clear(Cells *c)
+{
+        for (unsigned i = 0; i < c->n; i++)
+                cpuset_free(c->sets[i]);
+}
+
+static int node_of(const Topology *t, const Plan *p, unsigned vcpu)
+{
+        ck_assert_int_ge(p->vcpu_pu[vcpu], 0);
+        return (int)t->cores[t->pus[p->vcpu_pu[vcpu]].core].node;
+}
+
+/* Every cell's vCPUs on one node; returns that node per cell in nodes_out. */
+static void assert_cells_whole(const Topology *t, const Plan *p, const Cells *c, int *nodes_out)
+{
+        for (unsigned i = 0; i < c->n; i++) {
+                int node = -1;
+                CPUSET_FOREACH (v, c->sets[i]) {
+                        int here = node_of(t, p, (unsigned)v);
+                        if (node < 0)
+                                node = here;
+                        ck_assert_msg(here == node, "cell %u split: vCPU %d on node %d, others on %d (%s)",
+                                      i, v, here, node, p->reason);
+                }
+                nodes_out[i] = node;
+        }
+}
+
+static Plan *place(const Topology *t, const Ledger *l, PolicyKind k, unsigned vcpus, uint64_t memory,
+                   const Cells *c)
+{
+        PlacementParams params = test_params(k);
+        PlacementRequest req = {.name = "vm",
+                                .vcpus = vcpus,
+                                .memory = memory,
+                                .cells = c ? c->cells : NULL,
+                                .ncells = c ? c->n : 0};
+        return policy_place(t, l, &req, &params);
+}
+
+/* 12 vCPUs in cells 0-3/4-7/8-11 with 8 free cores per node: came out 0-5 / 6-11, cell 1 split. */
+START_TEST(test_three_cells_not_split)
+{
+        static const char *const lists[] = {"0-3", "4-7", "8-11"};
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t =
+                    topology_new_uniform(2, 8, kinds[k] == POLICY_COMPAT ? 1 : 2, 16 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                Cells c;
+                int nodes[3];
+                cells_make(&c, lists, 3, 2 * GiB);
+                g_autoptr(Plan) p = place(t, l, kinds[k], 12, 6 * GiB, &c);
+
+                ck_assert_int_eq(p->result, PLAN_PLACED);
+                assert_cells_whole(t, p, &c, nodes);
+                ck_assert_int_ne(nodes[0], nodes[1]);
+                /* each cell's memory on its node */
+                ck_assert_uint_eq(p->node_memory[0] + p->node_memory[1], 6 * GiB);
+                ck_assert_uint_eq(p->node_memory[nodes[1]], 2 * GiB);
+                ck_assert_uint_eq(p->node_memory[nodes[0]], nodes[0] == nodes[2] ? 4 * GiB : 2 * GiB);
+                ck_assert_uint_eq(p->ncells, 3);
+                ck_assert(cpuset_has(p->cells[1].nodes, (unsigned)nodes[1]));
+                ck_assert_msg(strstr(p->reason, "guest cells: 0 on node"), "%s", p->reason);
+                ck_assert_msg(strstr(p->reason,
+                                     "<numatune><memnode> per cell in the definition: placementctl "
+                                     "snippet"),
+                              "%s", p->reason);
+                cells_clear(&c);
+        }
+}
+END_TEST
+
+/* Interleaved cells 0,2,4,6 / 1,3,5,7 on two 4-core nodes: both used to be split. */
+START_TEST(test_interleaved_cells)
+{
+        static const char *const lists[] = {"0,2,4,6", "1,3,5,7"};
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = topology_new_uniform(2, 4, 1, 16 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                Cells c;
+                int nodes[2];
+                cells_make(&c, lists, 2, 4 * GiB);
+                g_autoptr(Plan) p = place(t, l, kinds[k], 8, 8 * GiB, &c);
+
+                ck_assert_int_eq(p->result, PLAN_PLACED);
+                assert_cells_whole(t, p, &c, nodes);
+                ck_assert_int_ne(nodes[0], nodes[1]);
+                ck_assert_uint_eq(p->node_memory[0], 4 * GiB);
+                ck_assert_uint_eq(p->node_memory[1], 4 * GiB);
+                cells_clear(&c);
+        }
+}
+
+END_TEST
+
+/* Overcommitted (12 vCPUs on 8 cores): vCPUs share, but each cell stays on one node. */
+START_TEST(test_overcommit_keeps_cells_whole)
+{
+        static const char *const lists[] = {"0-3", "4-7", "8-11"};
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = topology_new_uniform(2, 4, 1, 16 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                Cells c;
+                int nodes[3];
+                cells_make(&c, lists, 3, 1 * GiB);
+                g_autoptr(Plan) p = place(t, l, kinds[k], 12, 3 * GiB, &c);
+
+                ck_assert_int_eq(p->result, PLAN_OVERCOMMITTED);
+                assert_cells_whole(t, p, &c, nodes);
+                cells_clear(&c);
+        }
+}
+END_TEST
+
+/* Cells of 2 vCPUs on nodes of one core (the real-libvirtd e2e host): 4 vCPUs on 2 cores share anyway,
+ * so each cell stays whole on its node rather than split to share with the other cell. */
+START_TEST(test_overcommit_small_nodes_keep_cells_whole)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 1, 1, 1 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        Cells c;
+        int nodes[2];
+        cells_make(&c, lists, 2, 32 << 20);
+        g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 4, 64 << 20, &c);
+
+        ck_assert_int_eq(p->result, PLAN_OVERCOMMITTED);
+        assert_cells_whole(t, p, &c, nodes);
+        ck_assert_int_eq(nodes[0], 0);
+        ck_assert_int_eq(nodes[1], 1);
+        cells_clear(&c);
+}
+END_TEST
+
+/* ... but a cell that would crowd one node's cores beyond what the domain must share is split. */
+START_TEST(test_overcommit_splits_a_crowding_cell)
+{
+        static const char *const lists[] = {"0-15"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 1, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        Cells c;
+        cells_make(&c, lists, 1, 2 * GiB);
+        g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 16, 2 * GiB, &c);
+
+        ck_assert_int_eq(p->result, PLAN_OVERCOMMITTED);
+        ck_assert_uint_eq(test_max_per_core(t, p), 2);
+        cells_clear(&c);
+}
+END_TEST
+
+/* Three 5-vCPU cells on two 8-core nodes: 16 free cores hold 15 vCPUs, so the domain is placed, not
+ * overcommitted; two cells stay whole and one is split, and the reason says so. */
+START_TEST(test_cells_split_rather_than_overcommit)
+{
+        static const char *const lists[] = {"0-4", "5-9", "10-14"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 8, 1, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        Cells c;
+        unsigned whole = 0;
+        cells_make(&c, lists, 3, 1 * GiB);
+        g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 15, 3 * GiB, &c);
+
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert_uint_eq(test_max_per_core(t, p), 1);
+        for (unsigned i = 0; i < 3; i++)
+                whole += cpuset_count(p->cells[i].nodes) == 1;
+        ck_assert_uint_eq(whole, 2);
+        ck_assert_msg(strstr(p->reason, "(split: no node had room for it)"), "%s", p->reason);
+        cells_clear(&c);
+}
+END_TEST
+
+/* A cell bigger than any node (6 vCPUs, 4-core nodes) goes over the nearest set that holds it. */
+START_TEST(test_cell_too_big_for_a_node)
+{
+        static const char *const lists[] = {"0-5", "6-7"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 1, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        Cells c;
+        cells_make(&c, lists, 2, 1 * GiB);
+        g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 8, 2 * GiB, &c);
+
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert_uint_eq(test_max_per_core(t, p), 1);
+        ck_assert_uint_eq(cpuset_count(p->cells[0].nodes), 2);
+        ck_assert_uint_eq(cpuset_count(p->cells[1].nodes), 1);
+        cells_clear(&c);
+}
+END_TEST
+
+/* Without cells, vCPUs follow the memory: node 0 has 1 GiB free, node 1 4 GiB; a 6-vCPU 4.5 GiB domain
+ * puts 3.5 GiB on node 1, so 4 of its vCPUs go there, not an even 3 + 3. */
+START_TEST(test_vcpus_follow_memory)
+{
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = topology_new_uniform(2, 4, 1, 4 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                Plan *held = plan_new("held", 0, 3 * GiB, t->nnodes);
+                unsigned on[2] = {0, 0};
+
+                held->node_memory[0] = 3 * GiB;
+                ck_assert_int_eq(ledger_commit(l, "held", held), 0);
+                g_autoptr(Plan) p = place(t, l, kinds[k], 6, 4 * GiB + GiB / 2, NULL);
+
+                ck_assert_int_eq(p->result, PLAN_PLACED);
+                for (unsigned v = 0; v < p->nvcpus; v++)
+                        on[node_of(t, p, v)]++;
+                ck_assert_uint_eq(on[0], 2);
+                ck_assert_uint_eq(on[1], 4);
+                ck_assert_uint_eq(p->node_memory[0], 1 * GiB);
+                ck_assert_uint_eq(p->node_memory[1], 3 * GiB + GiB / 2);
+        }
+}
+END_TEST
+
+/* With room for an even split of the memory, the split stays even. */
+START_TEST(test_vcpus_even_when_memory_is)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        unsigned on[2] = {0, 0};
+        g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 6, 12 * GiB, NULL);
+
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        for (unsigned v = 0; v < p->nvcpus; v++)
+                on[node_of(t, p, v)]++;
+        ck_assert_uint_eq(on[0], 3);
+        ck_assert_uint_eq(on[1], 3);
+}
+END_TEST
+
+/* The definition snippet of a cell plan: a vcpupin per vCPU, the memory nodes and a memnode per cell. */
+START_TEST(test_definition_snippet)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 1, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+        g_autofree char *xml = NULL, *error = NULL;
+        Cells c;
+        cells_make(&c, lists, 2, 1 * GiB);
+        g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 4, 2 * GiB, &c);
+
+        json_builder_begin_object(b);
+        decision_json_add_members(b, t, p, FALSE);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        xml = definition_snippet(json_node_get_object(root), &error);
+        ck_assert_msg(xml, "%s", error);
+        ck_assert_str_eq(xml, "<cputune>\n"
+                              "  <vcpupin vcpu='0' cpuset='0'/>\n"
+                              "  <vcpupin vcpu='1' cpuset='1'/>\n"
+                              "  <vcpupin vcpu='2' cpuset='2'/>\n"
+                              "  <vcpupin vcpu='3' cpuset='3'/>\n"
+                              "  <emulatorpin cpuset='0-3'/>\n"
+                              "</cputune>\n"
+                              "<numatune>\n"
+                              "  <memory mode='strict' nodeset='0-1'/>\n"
+                              "  <memnode cellid='0' mode='strict' nodeset='0'/>\n"
+                              "  <memnode cellid='1' mode='strict' nodeset='1'/>\n"
+                              "</numatune>\n");
+        cells_clear(&c);
+}
+END_TEST
+
+static Suite *cells_suite(void)
+{
+        Suite *s = suite_create("cells");
+        TCase *tc = tcase_create("core");
+        tcase_add_test(tc, test_three_cells_not_split);
+        tcase_add_test(tc, test_interleaved_cells);
+        tcase_add_test(tc, test_overcommit_keeps_cells_whole);
+        tcase_add_test(tc, test_overcommit_small_nodes_keep_cells_whole);
+        tcase_add_test(tc, test_overcommit_splits_a_crowding_cell);
+        tcase_add_test(tc, test_cells_split_rather_than_overcommit);
+        tcase_add_test(tc, test_cell_too_big_for_a_node);
+        tcase_add_test(tc, test_vcpus_follow_memory);
+        tcase_add_test(tc, test_vcpus_even_when_memory_is);
+        tcase_add_test(tc, test_definition_snippet);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(cells_suite)

@@ -1,0 +1,142 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Hugepage-backed memory: the topology's per-node pools (hwloc page types, tests/topologies/
+ * two-node-hugepages.xml: node 0 has 32 x 2 MiB, node 1 64 x 2 MiB, out of 1 GiB each), a domain counted
+ * against the free pages of its size and never general memory, general memory never against the pools.
+ */
+#include "test-util.h"
+#include "test-policy-util.h"
+
+#include <string.h>
+
+#include "topology-load.h"
+
+#define MiB   (UINT64_C(1) << 20)
+#define PAGE2 (2 * MiB)
+
+static Topology *load(void)
+{
+        g_autofree char *path = test_topology_path("two-node-hugepages.xml");
+        g_autofree char *error = NULL;
+        Topology *t = NULL;
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        return t;
+}
+
+static Plan *place(const Topology *t, const Ledger *l, const char *name, uint64_t memory, uint64_t page)
+{
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = name, .vcpus = 1, .memory = memory, .hugepage_size = page};
+        return policy_place(t, l, &req, &params);
+}
+
+START_TEST(test_loader_reads_pools)
+{
+        g_autoptr(Topology) t = load();
+
+        ck_assert_uint_eq(t->nnodes, 2);
+        ck_assert_uint_eq(t->nodes[0].nhugepages, 1);
+        ck_assert_uint_eq(t->nodes[0].hugepages[0].size, PAGE2);
+        ck_assert_uint_eq(t->nodes[0].hugepages[0].count, 32);
+        ck_assert_uint_eq(topology_node_hugepage_bytes(t, 1, PAGE2), 128 * MiB);
+        /* the pools are not general memory */
+        ck_assert_uint_eq(t->nodes[0].memory, 960 * MiB);
+        ck_assert_uint_eq(t->nodes[1].memory, 896 * MiB);
+        ck_assert_uint_eq(topology_default_hugepage_size(t), PAGE2);
+}
+END_TEST
+
+/* A 96 MiB hugepage guest with 64 MiB of 2 MiB pages free was "placed, 6.4 GiB free" and then failed to
+ * start: it is unplaceable, and the reason says it is the hugepages that are short. */
+START_TEST(test_short_pool_is_unplaceable)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        Plan *first = place(t, l, "first", 128 * MiB, PAGE2);
+
+        ck_assert_int_eq(first->result, PLAN_PLACED);
+        ck_assert_uint_eq(first->node_memory[1], 128 * MiB);
+        ck_assert_int_eq(ledger_commit(l, "first", first), 0);
+        ck_assert_uint_eq(ledger_node_hugepages(l, 1, PAGE2), 128 * MiB);
+        ck_assert_uint_eq(ledger_node_memory(l, 1), 0);
+        ck_assert_uint_eq(ledger_node_free_hugepages(l, 0, PAGE2), 64 * MiB);
+
+        g_autoptr(Plan) p = place(t, l, "vm", 96 * MiB, PAGE2);
+        ck_assert_int_eq(p->result, PLAN_UNPLACEABLE);
+        ck_assert_msg(strstr(p->reason, "no node set has 96.0 MiB in 2.0 MiB hugepages free"), "%s",
+                      p->reason);
+        ck_assert_msg(strstr(p->reason, "64.0 MiB in 2.0 MiB hugepages free on the whole host"), "%s",
+                      p->reason);
+
+        /* released, the pool is whole again */
+        ck_assert_int_eq(ledger_release(l, "first"), 0);
+        ck_assert(ledger_is_empty(l));
+}
+END_TEST
+
+/* A page size no node has a pool of is unplaceable too (1 GiB pages here). */
+START_TEST(test_no_pool_of_that_size)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) p = place(t, l, "vm", 1024 * MiB, 1024 * MiB);
+
+        ck_assert_int_eq(p->result, PLAN_UNPLACEABLE);
+        ck_assert_msg(strstr(p->reason, "1.0 GiB hugepages"), "%s", p->reason);
+}
+END_TEST
+
+/* General memory never counts the pools: 1000 MiB of ordinary memory fits no single node (960 and 896
+ * MiB outside the pools), and hugepage domains leave general memory as it was. */
+START_TEST(test_general_memory_apart_from_pools)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        Plan *hp = place(t, l, "hp", 64 * MiB, PAGE2);
+
+        ck_assert_int_eq(ledger_commit(l, "hp", hp), 0);
+        g_autoptr(Plan) p = place(t, l, "vm", 1000 * MiB, 0);
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert_uint_eq(cpuset_count(p->nodes), 2);
+        ck_assert_uint_eq(p->node_memory[0] + p->node_memory[1], 1000 * MiB);
+        ck_assert_uint_le(p->node_memory[0], 960 * MiB);
+        ck_assert_uint_eq(ledger_node_memory(l, 0) + ledger_node_memory(l, 1), 0);
+}
+END_TEST
+
+/* Pins made by hand on a hugepage-backed domain: its memory is still held in the pool. */
+START_TEST(test_adopted_pins_keep_memory_in_pool)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "hand", .vcpus = 1, .memory = 32 * MiB, .hugepage_size = PAGE2};
+        CpuSet *pin = cpuset_new();
+        Plan *p;
+
+        cpuset_add(pin, 5); /* node 1 */
+        p = policy_adopt(t, l, &req, &pin, &params);
+        cpuset_free(pin);
+        ck_assert_uint_eq(p->hugepage_size, PAGE2);
+        ck_assert_uint_eq(p->node_memory[1], 32 * MiB);
+        ck_assert_int_eq(ledger_commit(l, "hand", p), 0);
+        ck_assert_uint_eq(ledger_node_hugepages(l, 1, PAGE2), 32 * MiB);
+        ck_assert_uint_eq(ledger_node_memory(l, 1), 0);
+}
+END_TEST
+
+static Suite *hugepages_suite(void)
+{
+        Suite *s = suite_create("hugepages");
+        TCase *tc = tcase_create("core");
+        tcase_add_test(tc, test_loader_reads_pools);
+        tcase_add_test(tc, test_short_pool_is_unplaceable);
+        tcase_add_test(tc, test_no_pool_of_that_size);
+        tcase_add_test(tc, test_general_memory_apart_from_pools);
+        tcase_add_test(tc, test_adopted_pins_keep_memory_in_pool);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(hugepages_suite)
