@@ -44,7 +44,8 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
         ledger_release(m->ledger, id);
         log_info("%s: %s; its cores and memory are free again", name, why);
         g_hash_table_remove(m->decisions, id);
-        placer_notify(m, NULL, id, name);        manager_heal_soon(m, name);
+        placer_notify(m, NULL, id, name);
+        manager_heal_soon(m, name);
 }
 
 /* Stores d (taking it), committing plan (taken, may be NULL) to the ledger under its UUID. */
@@ -631,8 +632,8 @@ static PlacementParams params_for(Manager *m, const DomainSpec *user, const char
                 const char *wanted = user->meta_policy;
                 int k = policy_kind_from_string(wanted);
                 if (k < 0)
-                        log_warning("%s: unknown policy '%s' in its metadata (explicit, compat), using %s", name,
-                                    wanted, policy_kind_to_string(params.policy));
+                        log_warning("%s: unknown policy '%s' in its metadata (explicit, compat), using %s",
+                                    name, wanted, policy_kind_to_string(params.policy));
                 else
                         params.policy = (PolicyKind)k;
         }
@@ -695,8 +696,8 @@ PlacerRequest *placer_request(Manager *m, virDomainPtr dom)
         g_autofree char *error = NULL;
         char uuid[VIR_UUID_STRING_BUFLEN];
 
-        if (virt_domain_read_spec(dom, false, &r->live, &error) < 0 || !(r->user = user_spec(dom, r->live)) ||
-            opt_out_reason(r->user))
+        if (virt_domain_read_spec(dom, false, &r->live, &error) < 0 ||
+            !(r->user = user_spec(dom, r->live)) || opt_out_reason(r->user))
                 return NULL;
         r->params = params_for(m, r->user, r->live->name);
         r->req = request_from_spec(r->user, r->live);
@@ -741,8 +742,7 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
                 log_warning("%s: recorded decision unreadable (%s); placing it anew", live->name,
                             live->decision_error);
         if (origin != ORIGIN_MIGRATED && origin != ORIGIN_REPLACE && origin != ORIGIN_RESIZED &&
-            origin != ORIGIN_HEAL &&
-            live->decision && (d = adopt_recorded(m, dom, uuid, live, true))) {
+            origin != ORIGIN_HEAL && live->decision && (d = adopt_recorded(m, dom, uuid, live, true))) {
                 log_decision(d);
                 placer_notify(m, d, d->uuid, d->name);
                 return;
