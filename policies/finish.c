@@ -208,6 +208,15 @@ static char *constraint_note(const Topology *t, const PlacementRequest *req, con
         return g_string_free(s, FALSE);
 }
 
+/* How the set was picked among its equally near ones (Fit=), or "" when it was the only one. */
+static const char *group_rule(const HostView *v, const SetChoice *choice)
+{
+        if (choice->group_size <= 1)
+                return "";
+        return v->params->fit == FIT_PACK ? ", fullest of its equally near sets (Fit=pack)"
+                                          : ", least loaded of its equally near sets";
+}
+
 /* The reason of a placed or overcommitted plan. */
 static char *placed_reason(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
                            const SetChoice *choice, const Plan *plan)
@@ -218,13 +227,12 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         char a[32], b[32];
 
         if (plan->result == PLAN_PLACED)
-                return g_strdup_printf(
-                    "%s: %u %s for %u vCPUs, %s free for %s; nearest qualifying set "
-                    "(max distance %u, mean %.2f)%s%s",
-                    where, choice->load.capacity, ops->unit, req->vcpus,
-                    size_format(choice->load.free_memory, a, sizeof(a)),
-                    size_format(req->memory, b, sizeof(b)), set->max_distance, set->mean_distance,
-                    choice->group_size > 1 ? ", least loaded of its equally near sets" : "", note);
+                return g_strdup_printf("%s: %u %s for %u vCPUs, %s free for %s; nearest qualifying set "
+                                       "(max distance %u, mean %.2f)%s%s",
+                                       where, choice->load.capacity, ops->unit, req->vcpus,
+                                       size_format(choice->load.free_memory, a, sizeof(a)),
+                                       size_format(req->memory, b, sizeof(b)), set->max_distance,
+                                       set->mean_distance, group_rule(v, choice), note);
         return g_strdup_printf("no node set has %u %s and %s free; %s is the nearest that holds the memory "
                                "(%u %s there): %u vCPUs share a core%s",
                                req->vcpus, ops->unit, size_format(req->memory, b, sizeof(b)), where,

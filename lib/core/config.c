@@ -68,6 +68,12 @@ static int parse_emulator_pin(const char *v, Config *c, size_t offset, const cha
         return parse_enum(emulator_pin_mode_from_string(v), c, offset);
 }
 
+static int parse_fit(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        (void)allowed;
+        return parse_enum(fit_mode_from_string(v), c, offset);
+}
+
 static const char *const bus_names[_BUS_MAX] = {
     [BUS_SYSTEM] = "system", [BUS_SESSION] = "session", [BUS_NONE] = "none"};
 
@@ -186,6 +192,8 @@ static const ConfigKey config_keys[] = {
     {"DBus", "Bus", parse_bus, offsetof(Config, bus), "system, session, none", CONFIG_KEY_RESTART},
     {"Metrics", "Listen", parse_listen, offsetof(Config, metrics_listen),
      "ADDRESS:PORT such as 127.0.0.1:9464 or [::1]:9464, or empty for off"},
+    /* added rows */
+    {"Placement", "Fit", parse_fit, offsetof(Config, placement.fit), "spread, pack"},
 };
 
 Config *config_new_default(void)
@@ -312,12 +320,13 @@ char *config_format(const Config *c)
         return g_strdup_printf(
             "[Placement]\nPolicy=%s\nVCPUPin=%s\nEmulatorPin=%s\nReservedCPUs=%s\n"
             "MemoryReserve=%llu\nApply=%s\nMemoryBinding=%s\nPlaceRunning=%s\nReconcileSec=%u\n"
-            "\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=%s\n\n[Metrics]\nListen=%s\n",
+            "Fit=%s\n\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=%s\n\n[Metrics]\nListen=%s\n",
             policy_kind_to_string(c->placement.policy), vcpu_pin_mode_to_string(c->placement.vcpu_pin),
             emulator_pin_mode_to_string(c->placement.emulator_pin), reserved,
             (unsigned long long)c->placement.memory_reserve, c->apply ? "yes" : "no",
-            c->memory_binding ? "yes" : "no", c->place_running ? "yes" : "no", c->reconcile_sec, c->uri,
-            bus_kind_to_string(c->bus), c->metrics_listen ? c->metrics_listen : "");
+            c->memory_binding ? "yes" : "no", c->place_running ? "yes" : "no", c->reconcile_sec,
+            fit_mode_to_string(c->placement.fit), c->uri, bus_kind_to_string(c->bus),
+            c->metrics_listen ? c->metrics_listen : "");
 }
 
 /* The effective configuration as a key file, for comparing and merging key by key. */

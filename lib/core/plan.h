@@ -39,6 +39,13 @@ typedef enum EmulatorPinMode {
         _EMULATOR_PIN_MAX,
 } EmulatorPinMode;
 
+/* Which qualifying set of the nearest group a domain takes ([Placement] Fit=). */
+typedef enum FitMode {
+        FIT_SPREAD, /* the least loaded: most free cores, then most free memory */
+        FIT_PACK,   /* the fullest: fewest free cores, then least free memory; big holes stay whole */
+        _FIT_MAX,
+} FitMode;
+
 typedef enum PlanResult {
         PLAN_PLACED,
         PLAN_OVERCOMMITTED,
@@ -54,6 +61,7 @@ typedef struct PlacementParams {
         EmulatorPinMode emulator_pin;
         CpuSet *reserved_cpus;   /* OS indexes; never given to vCPUs */
         uint64_t memory_reserve; /* bytes kept free on every node */
+        FitMode fit;             /* added: [Placement] Fit= */
 } PlacementParams;
 
 /* How the domain's memory is bound when placementd does not choose it (<numatune><memory mode=...>). */
@@ -142,3 +150,5 @@ int emulator_pin_mode_from_string(const char *s);
 const char *plan_result_to_string(PlanResult r);
 const char *memory_mode_to_string(MemoryMode m);
 int memory_mode_from_string(const char *s);
+const char *fit_mode_to_string(FitMode m);
+int fit_mode_from_string(const char *s);
