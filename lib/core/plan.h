@@ -96,6 +96,12 @@ typedef struct PlacementRequest {
         MemorySource memory_source;
         MemoryMode memory_mode;
         bool keep_emulator; /* the user pins the emulator (<cputune><emulatorpin>): leave it alone */
+        /* Measured load (lib/core/load.h). It decides only when cores are short: busy vCPUs then get
+         * cores of their own first and idle ones share; busy host-side threads get a core no vCPU uses. */
+        const double *vcpu_busy; /* [vcpus] smoothed busy fraction per vCPU; NULL = unknown: all busy */
+        double host_busy;        /* cores its host-side threads keep busy; read only with vcpu_busy */
+        const double *pu_busy;   /* [npus] what the ledger's domains keep busy per PU index
+                                  * (load_pu_busy()); NULL = unknown: each counted vCPU busy */
 } PlacementRequest;
 
 /* One ranked candidate node set as the policy saw it. */
