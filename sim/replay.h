@@ -1,0 +1,100 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Replay: a trace (lib/core/trace.h) run through the engine and the healer the daemon runs, on a
+ * topology, with time. What `placementctl simulate` prints and what bench/ scores.
+ *
+ * Starts, stops and load changes happen at the current time; `tick S` lets S seconds pass (a trace with
+ * no tick at all is replayed as if one second passed after each event). While time passes the replay
+ * measures every domain's load as the daemon does: one raw sample per interval (its mean over the
+ * interval), smoothed by lib/core/load.h with the daemon's half-life; the engine sees only what was
+ * measured (a domain is unknown, so all busy, until its first sample). After each measurement a heal
+ * pass (policies/heal.h) may move domains, each at most once per cool-down.
+ *
+ * Every figure is weighted by time: the state between two events counts for the seconds it held. They
+ * are scored from the domains' TRUE load (sim/contention.h), and against the bound no placement could
+ * beat at each instant.
+ *
+ * The engine is the default placer; bench/ plugs in baselines (SimPlacer) to be scored the same way.
+ */
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "load.h"
+#include "occupancy.h"
+#include "plan.h"
+#include "topology.h"
+
+/* What the daemon measures by default: one sample every this many seconds. */
+#define SIM_LOAD_INTERVAL_SEC 10.0
+/* A domain a heal pass moved is not moved again for this long. */
+#define SIM_HEAL_COOLDOWN_SEC 300.0
+/* The largest fit is asked in domains of this much memory per vCPU. */
+#define SIM_FIT_MEMORY_PER_VCPU (UINT64_C(2) << 30)
+
+/* One running domain. */
+typedef struct SimDomain {
+        char *name;
+        unsigned vcpus;
+        uint64_t memory;
+        double busy, host;                   /* its true load now (the trace's) */
+        double busy_sum, host_sum, sum_time; /* integrals since its last sample */
+        DomainLoad *load;                    /* what was measured, smoothed */
+        Plan *plan;                          /* its current plan (the sim's copy) */
+        double last_move;                    /* when it last moved; negative: never */
+} SimDomain;
+
+/* A placer other than the engine (bench baselines). */
+typedef struct SimPlacer {
+        /* A new domain's plan, on the host as o (the running plans) leaves it. Never NULL. */
+        Plan *(*place)(void *data, const Occupancy *o, const PlacementRequest *req);
+        /* Called after each measurement, when not NULL: a new plan for at most one running domain
+         * (*ret_index into domains), or NULL. o counts every running plan. */
+        Plan *(*rebalance)(void *data, const Occupancy *o, SimDomain *const *domains, unsigned n,
+                           unsigned *ret_index);
+        /* How often rebalance runs (seconds); 0: after every measurement. */
+        double rebalance_sec;
+        void *data;
+} SimPlacer;
+
+typedef struct SimParams {
+        const PlacementParams *placement; /* the engine's settings (Policy=, Fit=, ...) */
+        bool heal;                        /* heal passes after measurements */
+        bool use_load;                    /* measured load goes into requests */
+        double interval_sec;              /* measurement interval */
+        double sibling_loss;              /* what a busy pair on siblings loses (0.4) */
+        const SimPlacer *placer;          /* NULL: the engine */
+} SimParams;
+
+/* The defaults `placementctl simulate` runs with. */
+void sim_params_default(SimParams *p, const PlacementParams *placement);
+
+typedef struct SimReport {
+        double seconds; /* time the trace covers */
+        unsigned starts, stops, overcommitted, unplaceable;
+        double shared_vcpu_fraction;    /* vCPUs on a core with another vCPU / resident vCPUs */
+        double busy_contended_fraction; /* busy vCPUs on a core with another busy thread / busy vCPUs */
+        double capacity_lost;           /* cores, time mean */
+        double bound_capacity_lost;     /* what no placement could beat, time mean */
+        double bound_busy_contended_fraction;
+        unsigned moves;
+        uint64_t memory_moved_bytes;
+        double mean_memory_distance; /* vCPU to its memory, by bytes; local = 10 */
+        unsigned largest_fit_min;
+        double largest_fit_mean;
+        double busy_vcpus_mean; /* busy vCPUs resident, time mean */
+        double vcpus_mean;      /* resident vCPUs, time mean */
+        double place_seconds;   /* wall time in the placer and the healer */
+        unsigned decisions;     /* placements and heal passes timed in place_seconds */
+} SimReport;
+
+/*
+ * Replays trace (TraceEvent*) on t. Returns 0 and fills *ret, or -EINVAL with *ret_error naming the
+ * line (a start of a running name, a stop or load of one not running).
+ */
+int sim_replay(const Topology *t, const SimParams *p, const GPtrArray *trace, SimReport *ret,
+               char **ret_error);
