@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Finishing: pins from the chosen PUs, memory per node, the emulator's CPUs, and the reason. */
 #include "finish.h"
+#include "load-rules.h"
 #include "size.h"
 
 static void add_core_pus(const HostView *v, unsigned core, CpuSet *out)
@@ -75,6 +76,8 @@ static void pick_emulator(const HostView *v, Plan *plan)
 
         if (plan->result == PLAN_UNPLACEABLE || v->params->emulator_pin == EMULATOR_PIN_NONE)
                 return;
+        if (load_pick_emulator(v, plan))
+                return; /* busy host-side threads: a core of their own */
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 if (plan->vcpu_pu[i] >= 0)
                         cpuset_add(own_cores, t->pus[plan->vcpu_pu[i]].core);
@@ -254,6 +257,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         if (!req->keep_emulator)
                 pick_emulator(v, plan);
         plan->reason = placed_reason(v, ops, req, choice, plan);
+        load_note_reason(v, ops->overcommit_by_core, plan);
 }
 
 void finish_unplaceable(const HostView *v, const PlacementRequest *req, const SetLoad *host, Plan *plan)
