@@ -210,6 +210,18 @@ static void bench_build(const Options *o, FILE *csv, Goals *goals)
 
 /* ---- decisions ---- */
 
+/* One cell (--vcpus): each ledger alone, to tell a slow state from noise. */
+static void print_per_ledger(const Topology *t, Ledger **states, unsigned nstates, PolicyKind policy,
+                             const Options *o)
+{
+        for (unsigned k = 0; k < nstates; k++) {
+                DecisionTiming c =
+                    time_decisions(t, &states[k], 1, policy, o->only_vcpus, o->reps, o->budget_ms);
+                printf("|   ledger %u alone | | %.1f / %.1f%s (max %.1f) |\n", k, c.p50, c.p99,
+                       result_mark(c.result), c.max);
+        }
+}
+
 static void bench_decisions(const Options *o, FILE *csv, Goals *goals)
 {
         for (PolicyKind policy = POLICY_EXPLICIT; policy <= POLICY_COMPAT; policy++) {
@@ -281,6 +293,8 @@ static void bench_decisions(const Options *o, FILE *csv, Goals *goals)
                                                 goals->big64_nodes = c.nodes;
                                 }
                                 printf("\n");
+                                if (o->only_vcpus && nstates > 1)
+                                        print_per_ledger(t, states, nstates, policy, o);
                                 for (unsigned k = 0; k < nstates; k++)
                                         ledger_free(states[k]);
                         }
