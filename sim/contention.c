@@ -101,7 +101,9 @@ double contention_bound(const Topology *t, unsigned busy_threads, double loss, u
         double lost = 0;
 
         if (ret_contended)
-                *ret_contended = busy_threads <= cores ? 0 : MIN(busy_threads, 2 * (busy_threads - cores));
+                /* x cores with two or more busy threads hold y >= 2x of them, the others at most one each:
+                 * y >= busy - cores + x, least with every extra one stacked on a single core */
+                *ret_contended = busy_threads <= cores ? 0 : busy_threads - cores + 1;
         while (left) {
                 int best = -1;
                 double best_cost = INFINITY;

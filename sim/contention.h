@@ -47,7 +47,8 @@ double contention_core_lost(unsigned busy, unsigned npus, double loss);
  * The bound: the least capacity any placement of busy_threads busy threads loses on t, whatever the
  * domains' sizes, memory and nodes: while there are more busy threads than usable cores, the excess must
  * double up (then triple up) on cores, the cheapest cores first. Also the fewest busy vCPUs that must
- * contend (*ret_contended). Host-side threads are left out (a placement can spread them thin), so this
- * stays a lower bound.
+ * contend (*ret_contended): busy - cores + 1 when busy exceeds the cores (the extra ones stacked on one
+ * core; a different placement from the one that loses least). Host-side threads are left out (a placement
+ * can spread them thin), so this stays a lower bound.
  */
 double contention_bound(const Topology *t, unsigned busy_threads, double loss, unsigned *ret_contended);

@@ -56,6 +56,12 @@ static double now_sec(void)
         return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
+/* Whether counts (starts, moves) count yet: after the warm-up. */
+static bool measuring(const Sim *s)
+{
+        return s->now >= s->p->measure_from;
+}
+
 static void sim_domain_free(SimDomain *d)
 {
         if (!d)
@@ -115,8 +121,6 @@ static void distance_of(const Topology *t, const Plan *p, StateFigures *f)
 static void refresh(Sim *s)
 {
         g_autofree ContentionDomain *cd = g_new0(ContentionDomain, MAX(s->domains->len, 1));
-        unsigned busy_vcpus = 0;
-
         if (!s->dirty)
                 return;
         occupancy_rebuild(s->occ, s->plans);
@@ -125,12 +129,24 @@ static void refresh(Sim *s)
         for (unsigned i = 0; i < s->domains->len; i++) {
                 const SimDomain *d = g_ptr_array_index(s->domains, i);
                 cd[i] = (ContentionDomain){.plan = d->plan, .busy = d->busy, .host = d->host};
-                busy_vcpus += d->busy >= LOAD_BUSY_THRESHOLD ? d->vcpus : 0;
                 distance_of(s->t, d->plan, &s->fig);
         }
         s->fig.c = contention_measure(s->t, cd, s->domains->len, s->p->sibling_loss);
-        s->fig.bound_lost = contention_bound(s->t, busy_vcpus, s->p->sibling_loss, &s->fig.bound_contended);
+        /* the busy vCPUs this run placed: a domain nothing could hold (memory) holds no core either */
+        s->fig.bound_lost =
+            contention_bound(s->t, s->fig.c.busy_vcpus, s->p->sibling_loss, &s->fig.bound_contended);
         s->dirty = false;
+}
+
+/* Domains' load integrals, for their next sample. */
+static void integrate_load(Sim *s, double dt)
+{
+        for (unsigned i = 0; i < s->domains->len; i++) {
+                SimDomain *d = g_ptr_array_index(s->domains, i);
+                d->busy_sum += d->busy * dt;
+                d->host_sum += d->host * dt;
+                d->sum_time += dt;
+        }
 }
 
 /* The state holds for dt seconds. */
@@ -138,6 +154,11 @@ static void record(Sim *s, double dt)
 {
         const StateFigures *f = &s->fig;
 
+        integrate_load(s, dt);
+        if (s->now + dt <= s->p->measure_from)
+                return;
+        if (s->now < s->p->measure_from)
+                dt = s->now + dt - s->p->measure_from;
         refresh(s);
         s->t_total += dt;
         s->t_vcpus += f->c.vcpus * dt;
@@ -151,12 +172,6 @@ static void record(Sim *s, double dt)
         s->t_distance_vcpus += f->distance_vcpus * dt;
         s->t_fit += f->fit * dt;
         s->r->largest_fit_min = MIN(s->r->largest_fit_min, f->fit);
-        for (unsigned i = 0; i < s->domains->len; i++) {
-                SimDomain *d = g_ptr_array_index(s->domains, i);
-                d->busy_sum += d->busy * dt;
-                d->host_sum += d->host * dt;
-                d->sum_time += dt;
-        }
 }
 
 /* One measurement: every domain's mean load since its last sample goes into its smoothed load. */
@@ -200,8 +215,10 @@ static void move_domain(Sim *s, unsigned i, Plan *plan, uint64_t moved)
         d->plan = plan;
         s->plans->pdata[i] = plan;
         d->last_move = s->now;
-        s->r->moves++;
-        s->r->memory_moved_bytes += moved;
+        if (measuring(s)) {
+                s->r->moves++;
+                s->r->memory_moved_bytes += moved;
+        }
         s->dirty = true;
 }
 
@@ -315,9 +332,11 @@ static void start(Sim *s, const TraceEvent *e)
         s->r->decisions++;
         if (s->ledger)
                 ledger_commit(s->ledger, d->name, plan_copy(d->plan));
-        s->r->starts++;
-        s->r->overcommitted += d->plan->result == PLAN_OVERCOMMITTED;
-        s->r->unplaceable += d->plan->result == PLAN_UNPLACEABLE;
+        if (measuring(s)) {
+                s->r->starts++;
+                s->r->overcommitted += d->plan->result == PLAN_OVERCOMMITTED;
+                s->r->unplaceable += d->plan->result == PLAN_UNPLACEABLE;
+        }
         g_ptr_array_add(s->domains, d);
         g_ptr_array_add(s->plans, d->plan);
         s->dirty = true;
@@ -331,7 +350,7 @@ static void stop(Sim *s, unsigned i)
                 ledger_release(s->ledger, d->name);
         g_ptr_array_remove_index(s->plans, i);
         g_ptr_array_remove_index(s->domains, i); /* frees d and its plan */
-        s->r->stops++;
+        s->r->stops += measuring(s);
         s->dirty = true;
 }
 

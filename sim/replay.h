@@ -68,6 +68,7 @@ typedef struct SimParams {
         double interval_sec;              /* measurement interval */
         double sibling_loss;              /* what a busy pair on siblings loses (0.4) */
         const SimPlacer *placer;          /* NULL: the engine */
+        double measure_from;              /* figures count from this time on (a warm-up before it) */
 } SimParams;
 
 /* The defaults `placementctl simulate` runs with. */
