@@ -43,7 +43,7 @@ static const char *const row_names[_ROW_MAX] = {
     [ROW_EXPLICIT_LOAD] = "explicit + load",
     [ROW_EXPLICIT_HEAL] = "explicit + heal",
     [ROW_EXPLICIT_HEAL_LOAD] = "explicit + heal + load",
-    [ROW_EXPLICIT_HEAL_LOAD_PACK] = "explicit + heal + load, Fit=pack",
+    [ROW_EXPLICIT_HEAL_LOAD_PACK] = "explicit + heal + load (Fit=pack)",
     [ROW_COMPAT] = "compat",
     [ROW_NUMAD] = "baseline: numad on measured load",
     [ROW_NOVA] = "baseline: nova-prefer",
