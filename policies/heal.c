@@ -262,10 +262,12 @@ static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParam
         return m;
 }
 
-/* Worst first: most contended busy vCPUs, then most nodes, then by key (stable). */
+/* Worst first: most contended busy vCPUs, then overcommitted before placed (the domain that had to
+ * share moves, not the one whose cores it shares), then most nodes, then by key (stable). */
 typedef struct HealOrder {
         const HealDomain *hd;
         unsigned contended, nodes;
+        bool overcommitted;
 } HealOrder;
 
 static int order_compare(gconstpointer pa, gconstpointer pb)
@@ -274,6 +276,8 @@ static int order_compare(gconstpointer pa, gconstpointer pb)
 
         if (a->contended != b->contended)
                 return a->contended > b->contended ? -1 : 1;
+        if (a->overcommitted != b->overcommitted)
+                return a->overcommitted ? -1 : 1;
         if (a->nodes != b->nodes)
                 return a->nodes > b->nodes ? -1 : 1;
         return strcmp(a->hd->key, b->hd->key);
@@ -312,10 +316,11 @@ int policy_heal(const Topology *t, const Ledger *l, const PlacementParams *p, co
         for (unsigned i = 0; i < n; i++) {
                 const Plan *cur = ledger_lookup(h->l, domains[i]->key);
                 HealOrder o = {.hd = domains[i]};
-                if (domains[i]->cooling || !may_gain(h, cur, &domains[i]->request))
+                if (domains[i]->cooling || domains[i]->fixed || !may_gain(h, cur, &domains[i]->request))
                         continue;
                 o.contended = own_contended(h, cur, &domains[i]->request);
                 o.nodes = cpuset_count(cur->nodes);
+                o.overcommitted = cur->result == PLAN_OVERCOMMITTED;
                 g_array_append_val(order, o);
         }
         g_array_sort(order, order_compare);

@@ -45,6 +45,7 @@ typedef struct HealDomain {
         PlacementRequest request; /* its size, constraints and load, as a re-placement would ask */
         PolicyKind policy;        /* the policy it is placed with */
         bool cooling;             /* moved too recently (the caller's cool-down): not moved now */
+        bool fixed; /* counted with its load but never moved (e.g. the caller has no request for it) */
 } HealDomain;
 
 /* One move a pass proposes. */

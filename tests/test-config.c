@@ -70,6 +70,38 @@ START_TEST(test_every_key)
 }
 END_TEST
 
+START_TEST(test_heal_and_load_keys)
+{
+        g_autoptr(Config) d = load_ok("");
+        g_autoptr(Config) c = load_ok("[Placement]\nHeal=no\nHealMaxMoves=5\nHealInterval=0\n"
+                                      "HealMemoryBudget=512M\nLoadInterval=20\n");
+        g_autofree char *text = config_format(c);
+        g_autoptr(Config) again = load_ok(text);
+        g_autofree char *e1 = load_fail("[Placement]\nHealMaxMoves=1001\nLoadInterval=1h\n");
+        g_autofree char *e2 = load_fail("[Placement]\nHeal=sometimes\nHealMemoryBudget=-1\n");
+
+        /* on by default: a few moves per pass, a few seconds after a departure */
+        ck_assert(d->heal);
+        ck_assert_uint_eq(d->heal_max_moves, 2);
+        ck_assert_uint_eq(d->heal_interval_sec, 5);
+        ck_assert_uint_eq(d->heal_memory_budget, UINT64_C(8) << 30);
+        ck_assert_uint_eq(d->load_interval_sec, 5);
+        ck_assert(!c->heal);
+        ck_assert_uint_eq(c->heal_max_moves, 5);
+        ck_assert_uint_eq(c->heal_interval_sec, 0);
+        ck_assert_uint_eq(c->heal_memory_budget, UINT64_C(512) << 20);
+        ck_assert_uint_eq(c->load_interval_sec, 20);
+        ck_assert_ptr_nonnull(strstr(text, "Heal=no\nHealMaxMoves=5\n"));
+        ck_assert(!again->heal);
+        ck_assert_uint_eq(again->heal_memory_budget, UINT64_C(512) << 20);
+        ck_assert_ptr_nonnull(strstr(e1, "HealMaxMoves=1001"));
+        ck_assert_ptr_nonnull(strstr(e1, "moves from 0 to 1000"));
+        ck_assert_ptr_nonnull(strstr(e1, "LoadInterval=1h"));
+        ck_assert_ptr_nonnull(strstr(e2, "Heal=sometimes"));
+        ck_assert_ptr_nonnull(strstr(e2, "HealMemoryBudget=-1"));
+}
+END_TEST
+
 START_TEST(test_bad_values_name_key_and_allowed)
 {
         g_autofree char *e1 = load_fail("[Placement]\nPolicy=fastest\n");
@@ -232,6 +264,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_defaults);
         tcase_add_test(tc, test_every_key);
         tcase_add_test(tc, test_bad_values_name_key_and_allowed);
+        tcase_add_test(tc, test_heal_and_load_keys);
         tcase_add_test(tc, test_unknown_and_syntax);
         tcase_add_test(tc, test_file);
         tcase_add_test(tc, test_file_bounded);
