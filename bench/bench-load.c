@@ -114,21 +114,19 @@ static void parse_options(int argc, char **argv, Options *o)
         }
 }
 
-static void row_params(Row row, const PlacementParams *explicit_spread, const PlacementParams *explicit_pack,
-                       const PlacementParams *compat, SimParams *p)
+/* The daemon's defaults (heal on, load every 5 s), then what the row turns off or changes. */
+static void row_params(Row row, const Config *spread, const Config *pack, const Config *compat, SimParams *p)
 {
-        sim_params_default(p, explicit_spread);
+        sim_params_from_config(p, row == ROW_EXPLICIT_HEAL_LOAD_PACK ? pack
+                                  : row == ROW_COMPAT                ? compat
+                                                                     : spread);
         p->heal =
             row == ROW_EXPLICIT_HEAL || row == ROW_EXPLICIT_HEAL_LOAD || row == ROW_EXPLICIT_HEAL_LOAD_PACK;
         p->use_load =
             row == ROW_EXPLICIT_LOAD || row == ROW_EXPLICIT_HEAL_LOAD || row == ROW_EXPLICIT_HEAL_LOAD_PACK;
-        if (row == ROW_EXPLICIT_HEAL_LOAD_PACK)
-                p->placement = explicit_pack;
-        if (row == ROW_COMPAT)
-                p->placement = compat;
         if (row == ROW_NUMAD) {
                 p->placer = numad_load_placer();
-                p->use_load = true;
+                p->use_load = true; /* numad measures; it rebalances every scan (numad-load.h) */
         }
         if (row == ROW_NOVA)
                 p->placer = baseline_placer(BASELINE_NOVA_PREFER);
@@ -225,7 +223,7 @@ static void run_cell(const BenchHost *h, const Topology *t, unsigned load, const
                 g_autofree char *error = NULL;
                 uint64_t t0 = bench_now_ns();
 
-                row_params((Row)row, &spread->placement, &pack->placement, &compat->placement, &p);
+                row_params((Row)row, spread, pack, compat, &p);
                 p.measure_from = w->warmup * o->lifetime_sec;
                 if (sim_replay(t, &p, trace, &cell.r[row], &error) < 0) {
                         fprintf(stderr, "bench-load: %s: %s\n", h->name, error);
@@ -286,6 +284,7 @@ int main(int argc, char **argv)
         Options o;
         FILE *csv;
         Goals goals = {0};
+        g_autoptr(Config) defaults = config_new_default();
 
         parse_options(argc, argv, &o);
         csv = bench_open_csv(o.csv_dir, "load.csv");
@@ -295,10 +294,13 @@ int main(int argc, char **argv)
                         "bound_busy_contended_fraction,shared_vcpu_fraction,busy_vcpus_mean,starts,moves,"
                         "memory_moved_bytes,mean_memory_distance,largest_fit_mean,largest_fit_min,"
                         "overcommitted,unplaceable,vcpus_mean,seconds\n");
-        printf("## Placement under load\n\n%u arrivals per run, seed %u, mean lifetime %u s; load measured "
-               "every "
-               "%.0f s; a busy pair on siblings loses %.0f%% each.\n",
-               o.arrivals, o.seed, o.lifetime_sec, SIM_LOAD_INTERVAL_SEC, 100 * CONTENTION_SIBLING_LOSS);
+        printf("## Placement under load\n\n%u arrivals per run, seed %u, mean lifetime %u s; the daemon's "
+               "defaults: "
+               "load measured every %u s, a heal pass %u s after a departure or a load change, at most %u "
+               "moves; "
+               "a busy pair on siblings loses %.0f%% each.\n",
+               o.arrivals, o.seed, o.lifetime_sec, defaults->load_interval_sec, defaults->heal_interval_sec,
+               defaults->heal_max_moves, 100 * CONTENTION_SIBLING_LOSS);
         for (unsigned i = 0; i < bench_nquality_hosts; i++) {
                 const BenchHost *h = &bench_quality_hosts[i];
                 g_autoptr(Topology) t = NULL;

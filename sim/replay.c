@@ -8,6 +8,7 @@
 #include "trace.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <math.h>
 #include <time.h>
 
@@ -30,6 +31,7 @@ typedef struct Sim {
         Occupancy *occ;
         SetScan *scan;
         double now, next_sample, next_rebalance;
+        double heal_at; /* when the armed heal pass runs; negative: none armed */
         bool dirty;
         StateFigures fig;
         /* integrals */
@@ -38,13 +40,16 @@ typedef struct Sim {
         SimReport *r;
 } Sim;
 
-void sim_params_default(SimParams *p, const PlacementParams *placement)
+void sim_params_from_config(SimParams *p, const Config *c)
 {
         *p = (SimParams){
-            .placement = placement,
-            .heal = true,
-            .use_load = true,
-            .interval_sec = SIM_LOAD_INTERVAL_SEC,
+            .placement = &c->placement,
+            .heal = c->heal && c->apply && c->heal_max_moves > 0,
+            .use_load = c->load_interval_sec > 0,
+            .interval_sec = c->load_interval_sec,
+            .heal_interval_sec = c->heal_interval_sec,
+            .heal_max_moves = c->heal_max_moves,
+            .heal_memory_budget = c->heal_memory_budget,
             .sibling_loss = CONTENTION_SIBLING_LOSS,
         };
 }
@@ -174,12 +179,30 @@ static void record(Sim *s, double dt)
         s->r->largest_fit_min = MIN(s->r->largest_fit_min, f->fit);
 }
 
-/* One measurement: every domain's mean load since its last sample goes into its smoothed load. */
+/* Arms a heal pass HealInterval from now, unless one is armed (the daemon's debounce). */
+static void heal_soon(Sim *s)
+{
+        if (s->p->heal && !s->p->placer && s->heal_at < 0)
+                s->heal_at = s->now + s->p->heal_interval_sec;
+}
+
+/* A domain's load class as the daemon tells changes: its busy vCPUs and whether its host threads are busy.
+ */
+static unsigned load_class(const DomainLoad *l)
+{
+        if (!l->known)
+                return UINT_MAX;
+        return domain_load_busy_vcpus(l, l->nvcpus) * 2 + (l->host_busy >= LOAD_BUSY_THRESHOLD);
+}
+
+/* One measurement: every domain's mean load since its last sample goes into its smoothed load. A class
+ * that changed arms a heal pass, as in the daemon. */
 static void measure(Sim *s)
 {
         for (unsigned i = 0; i < s->domains->len; i++) {
                 SimDomain *d = g_ptr_array_index(s->domains, i);
                 g_autofree double *busy = NULL;
+                unsigned before = load_class(d->load);
                 if (!(d->sum_time > 0))
                         continue;
                 busy = g_new(double, d->vcpus);
@@ -189,6 +212,8 @@ static void measure(Sim *s)
                 domain_load_update(d->load, busy, d->vcpus, d->host_sum / d->sum_time, d->sum_time,
                                    LOAD_HALF_LIFE_SEC, NULL);
                 d->busy_sum = d->host_sum = d->sum_time = 0;
+                if (load_class(d->load) != before)
+                        heal_soon(s);
         }
 }
 
@@ -228,8 +253,8 @@ static void heal(Sim *s)
         g_autofree HealDomain *hd = g_new0(HealDomain, MAX(s->domains->len, 1));
         g_autofree HealDomain **hdp = g_new0(HealDomain *, MAX(s->domains->len, 1));
         HealParams hp = {
-            .max_moves = HEAL_DEFAULT_MAX_MOVES,
-            .memory_budget = HEAL_DEFAULT_MEMORY_BUDGET,
+            .max_moves = s->p->heal_max_moves,
+            .memory_budget = s->p->heal_memory_budget,
             .min_gain = HEAL_DEFAULT_MIN_GAIN,
             .min_distance_gain = HEAL_DEFAULT_MIN_DISTANCE_GAIN,
         };
@@ -243,6 +268,8 @@ static void heal(Sim *s)
                     .request = request_for(s, d, pu_busy),
                     .policy = s->p->placement->policy,
                     .cooling = d->last_move >= 0 && s->now - d->last_move < SIM_HEAL_COOLDOWN_SEC,
+                    /* as the daemon: only what it placed or overcommitted moves */
+                    .fixed = d->plan->result != PLAN_PLACED && d->plan->result != PLAN_OVERCOMMITTED,
                 };
                 hdp[i] = &hd[i];
         }
@@ -257,6 +284,8 @@ static void heal(Sim *s)
                 if (i >= 0)
                         move_domain(s, (unsigned)i, plan_copy(mv->plan), mv->memory_moved);
         }
+        if (moves->len && moves->len >= hp.max_moves)
+                heal_soon(s); /* moves left over */
 }
 
 static void rebalance(Sim *s)
@@ -275,32 +304,44 @@ static void rebalance(Sim *s)
                 plan_free(plan);
 }
 
-/* After a measurement: the healer (engine) or the placer's own periodic work. */
+/* A measurement falls due: load, then the placer's own periodic work (a baseline's). */
 static void periodic(Sim *s)
 {
         const SimPlacer *pl = s->p->placer;
 
         measure(s);
-        if (!pl && s->p->heal) {
-                heal(s);
-        } else if (pl && pl->rebalance && s->now >= s->next_rebalance - 1e-9) {
+        if (pl && pl->rebalance && s->now >= s->next_rebalance - 1e-9) {
                 rebalance(s);
                 s->next_rebalance = s->now + MAX(pl->rebalance_sec, s->p->interval_sec);
         }
 }
 
-/* Lets seconds pass: the state holds, and measurements fall due on the way. */
+/* Lets seconds pass: the state holds, and measurements and heal passes fall due on the way. */
 static void advance(Sim *s, double seconds)
 {
-        while (seconds > 1e-12) {
-                double piece = MIN(seconds, s->next_sample - s->now);
-                record(s, piece);
-                s->now += piece;
-                seconds -= piece;
+        double end = s->now + seconds;
+
+        for (;;) {
+                double next = MIN(end, s->next_sample);
+                if (s->heal_at >= 0 && s->heal_at <= s->now + 1e-9) {
+                        s->heal_at = -1;
+                        heal(s);
+                }
+                if (s->heal_at >= 0)
+                        next = MIN(next, s->heal_at);
+                if (next > s->now) {
+                        record(s, next - s->now);
+                        s->now = next;
+                }
                 if (s->now >= s->next_sample - 1e-9) {
                         s->next_sample += s->p->interval_sec;
                         periodic(s);
+                        continue;
                 }
+                if (s->heal_at >= 0 && s->heal_at <= s->now + 1e-9)
+                        continue;
+                if (s->now >= end - 1e-12)
+                        break;
         }
 }
 
@@ -352,6 +393,7 @@ static void stop(Sim *s, unsigned i)
         g_ptr_array_remove_index(s->domains, i); /* frees d and its plan */
         s->r->stops += measuring(s);
         s->dirty = true;
+        heal_soon(s);
 }
 
 static int event(Sim *s, const TraceEvent *e, char **ret_error)
@@ -437,7 +479,8 @@ int sim_replay(const Topology *t, const SimParams *p, const GPtrArray *trace, Si
             .plans = g_ptr_array_new(),
             .occ = occupancy_new(t),
             .scan = setscan_new(t),
-            .next_sample = p->interval_sec,
+            .next_sample = p->use_load || p->placer ? p->interval_sec : INFINITY,
+            .heal_at = -1,
             .dirty = true,
             .r = ret,
         };

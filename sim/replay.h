@@ -6,11 +6,14 @@
  * topology, with time. What `placementctl simulate` prints and what bench/ scores.
  *
  * Starts, stops and load changes happen at the current time; `tick S` lets S seconds pass (a trace with
- * no tick at all is replayed as if one second passed after each event). While time passes the replay
- * measures every domain's load as the daemon does: one raw sample per interval (its mean over the
- * interval), smoothed by lib/core/load.h with the daemon's half-life; the engine sees only what was
- * measured (a domain is unknown, so all busy, until its first sample). After each measurement a heal
- * pass (policies/heal.h) may move domains, each at most once per cool-down.
+ * no tick at all is replayed as if one second passed after each event). The replay follows the daemon's
+ * configuration and timing ([Placement] LoadInterval=, Heal=, HealInterval=, HealMaxMoves=,
+ * HealMemoryBudget=): every LoadInterval seconds each domain's load is measured (its mean over the
+ * interval, one raw sample) and smoothed by lib/core/load.h with the daemon's half-life; the engine sees
+ * only what was measured (a domain is unknown, so all busy, until its first sample). A departure, or a
+ * measurement that changes a domain's load class (its busy vCPUs, busy host-side threads), arms one heal
+ * pass (policies/heal.h) HealInterval seconds later; a pass that used all its moves arms another; a
+ * moved domain is not moved again for SIM_HEAL_COOLDOWN_SEC.
  *
  * Every figure is weighted by time: the state between two events counts for the seconds it held. They
  * are scored from the domains' TRUE load (sim/contention.h), and against the bound no placement could
@@ -29,10 +32,8 @@
 #include "plan.h"
 #include "topology.h"
 
-/* What the daemon measures by default: one sample every this many seconds. */
-#define SIM_LOAD_INTERVAL_SEC 10.0
-/* A domain a heal pass moved is not moved again for this long. */
-#define SIM_HEAL_COOLDOWN_SEC 300.0
+/* A domain a heal pass moved is not moved again for this long (the daemon's, daemon/healer.c). */
+#define SIM_HEAL_COOLDOWN_SEC 600.0
 /* The largest fit is asked in domains of this much memory per vCPU. */
 #define SIM_FIT_MEMORY_PER_VCPU (UINT64_C(2) << 30)
 
@@ -63,16 +64,19 @@ typedef struct SimPlacer {
 
 typedef struct SimParams {
         const PlacementParams *placement; /* the engine's settings (Policy=, Fit=, ...) */
-        bool heal;                        /* heal passes after measurements */
-        bool use_load;                    /* measured load goes into requests */
-        double interval_sec;              /* measurement interval */
+        bool heal;                        /* Heal= (and Apply=yes, HealMaxMoves= above 0) */
+        bool use_load;                    /* LoadInterval= above 0: load is measured and used */
+        double interval_sec;              /* LoadInterval= */
+        double heal_interval_sec;         /* HealInterval= */
+        unsigned heal_max_moves;          /* HealMaxMoves= */
+        uint64_t heal_memory_budget;      /* HealMemoryBudget= */
         double sibling_loss;              /* what a busy pair on siblings loses (0.4) */
         const SimPlacer *placer;          /* NULL: the engine */
         double measure_from;              /* figures count from this time on (a warm-up before it) */
 } SimParams;
 
-/* The defaults `placementctl simulate` runs with. */
-void sim_params_default(SimParams *p, const PlacementParams *placement);
+/* What the daemon would do with configuration c (which must outlive p). */
+void sim_params_from_config(SimParams *p, const Config *c);
 
 typedef struct SimReport {
         double seconds; /* time the trace covers */

@@ -98,12 +98,13 @@ START_TEST(test_bound_below_every_policy)
                 ck_assert_int_eq(trace_parse(body, "random", &trace, &error), 0);
                 for (unsigned k = 0; k < _POLICY_MAX; k++)
                         for (unsigned mode = 0; mode < 4; mode++) {
-                                PlacementParams pp = test_params((PolicyKind)k);
+                                g_autoptr(Config) c = config_new_default();
                                 SimParams p;
                                 SimReport rep;
                                 g_autofree char *err = NULL;
 
-                                sim_params_default(&p, &pp);
+                                c->placement.policy = (PolicyKind)k;
+                                sim_params_from_config(&p, c);
                                 p.heal = mode & 1;
                                 p.use_load = mode & 2;
                                 ck_assert_int_eq(sim_replay(t, &p, trace, &rep, &err), 0);

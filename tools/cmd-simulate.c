@@ -147,7 +147,7 @@ int verb_simulate(Ctl *c, char **args, unsigned nargs)
                 fprintf(stderr, SIMULATE ": %s\n", error);
                 return EXIT_USAGE;
         }
-        sim_params_default(&p, &config->placement);
+        sim_params_from_config(&p, config);
         if (c->given & CTL_OPT(SIBLING_LOSS))
                 p.sibling_loss = c->sibling_loss;
         if (sim_replay(t, &p, trace, &r, &error) < 0) {

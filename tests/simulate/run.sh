@@ -2,10 +2,10 @@
 # SPDX-License-Identifier: LGPL-2.1-or-later
 # placementctl simulate on small traces whose figures are worked out by hand (each trace says its host):
 #   heal.trace (2x2x2): 0-20 s a, b, c resident, c's 2 busy vCPUs on a's cores: 4 of 6 vCPUs share and
-#     contend, 2 cores x 0.8 lost; b stops at 20 s; the measurement at 30 s lets the healer move c onto
-#     b's node (1 move, its 1 GiB); 30-60 s nothing shares. vCPU-seconds 6x20 + 4x40 = 280, shared
-#     4x20 + 4x10 = 120: 3/7; lost 1.6 x 30/60 = 0.8; bound: 6 busy on 4 cores 0-20 s: 1.6 x 20/60;
-#     largest fit 2 vCPUs from 20 to 30 s, else 0: 1/3.
+#     contend, 2 cores x 0.8 lost; b stops at 20 s, which arms a heal pass HealInterval=5 s later: at 25 s
+#     the healer moves c onto b's node (1 move, its 1 GiB); 25-60 s nothing shares. vCPU-seconds
+#     6x20 + 4x40 = 280, shared 4x20 + 4x5 = 100: 5/14; lost 1.6 x 25/60; bound: 6 busy on 4 cores
+#     0-20 s: 1.6 x 20/60; largest fit 2 vCPUs from 20 to 25 s, else 0: 1/6.
 #   contended.trace (1x2x2): 4 busy vCPUs on 2 cores for 10 s: all contend, 1.6 cores lost, the bound too;
 #     --sibling-loss=0.75: a pair delivers one core, 2 lost.
 #   idle.trace (1x2x2): the idle domain shares with the busy one (2/3 of vCPU-seconds shared) and no busy
@@ -49,9 +49,9 @@ figures() {
 }
 
 figures "heal.trace: figures worked out by hand, one heal move of 1 GiB" "$H222" heal.trace \
-        '{"shared_vcpu_fraction": 3/7, "busy_contended_fraction": 3/7, "capacity_lost": 0.8,
+        '{"shared_vcpu_fraction": 5/14, "busy_contended_fraction": 5/14, "capacity_lost": 1.6 * 25/60,
           "bound_capacity_lost": 1.6/3, "moves": 1, "memory_moved_bytes": 1 << 30,
-          "mean_memory_distance": 10.0, "largest_fit_min": 0, "largest_fit_mean": 1/3, "seconds": 60.0,
+          "mean_memory_distance": 10.0, "largest_fit_min": 0, "largest_fit_mean": 1/6, "seconds": 60.0,
           "starts": 3, "stops": 1, "overcommitted": 1}'
 figures "contended.trace: every busy vCPU contends, 1.6 cores lost, equal to the bound" "$H122" contended.trace \
         '{"shared_vcpu_fraction": 1.0, "busy_contended_fraction": 1.0, "capacity_lost": 1.6,
@@ -74,7 +74,7 @@ report "--json holds every documented key" "${PIPESTATUS[0]}"
 
 out=$("$ctl" simulate --topology="$H222" --trace="$here/heal.trace")
 report "the text output is a table with the same figures" \
-        "$(grep -Eq '^capacity lost \(cores\) +0\.80 +0\.53$' <<<"$out" && grep -Eq '^moves +1 ' <<<"$out"; echo $?)"
+        "$(grep -Eq '^capacity lost \(cores\) +0\.67 +0\.53$' <<<"$out" && grep -Eq '^moves +1 ' <<<"$out"; echo $?)"
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/placementd-simulate.XXXXXX") || exit 1
 trap 'rm -rf "$tmp"' EXIT
