@@ -194,9 +194,10 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
         g_free(a.pos);
 }
 
-/* Enumerating the sets that hold every needed node beats the walk up to this many other nodes (4096 sets).
+/* Enumerating the sets that hold every needed node, and sorting them, beats the walk up to this many other
+ * nodes (256 sets); with more, sorting them costs more than the walk spends reaching a set that holds all.
  */
-#define SUPERSETS_MAX_OTHER_NODES 12
+#define SUPERSETS_MAX_OTHER_NODES 8
 
 static int compare_unsigned(const void *a, const void *b)
 {
