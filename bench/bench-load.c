@@ -53,7 +53,7 @@ static void usage(FILE *f)
 {
         fprintf(f, "Usage: bench-load [--arrivals=N] [--seed=N] [--load=PCT]... [--host=NAME]\n"
                    "                  [--lifetime-sec=N] [--csv=DIR]\n"
-                   "Defaults: 300 arrivals per run (1500 with BENCH_SIZE=big), seed 42, loads 50 90 120,\n"
+                   "Defaults: 1000 arrivals per run (3000 with BENCH_SIZE=big), seed 42, loads 50 90 120,\n"
                    "mean lifetime 600 s.\n");
 }
 
@@ -71,7 +71,7 @@ static void parse_options(int argc, char **argv, Options *o)
         };
         int c;
 
-        *o = (Options){.arrivals = bench_env_big() ? 1500 : 300, .seed = 42, .lifetime_sec = 600};
+        *o = (Options){.arrivals = bench_env_big() ? 3000 : 1000, .seed = 42, .lifetime_sec = 600};
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
                 switch (c) {
                 case 'a':
