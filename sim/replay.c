@@ -10,7 +10,6 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
-#include <time.h>
 
 /* The state's figures, recomputed when it changes and weighted by the seconds it holds. */
 typedef struct StateFigures {
@@ -52,13 +51,6 @@ void sim_params_from_config(SimParams *p, const Config *c)
             .heal_memory_budget = c->heal_memory_budget,
             .sibling_loss = CONTENTION_SIBLING_LOSS,
         };
-}
-
-static double now_sec(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
 }
 
 /* Whether counts (starts, moves) count yet: after the warm-up. */
@@ -259,7 +251,6 @@ static void heal(Sim *s)
             .min_distance_gain = HEAL_DEFAULT_MIN_DISTANCE_GAIN,
         };
         g_autoptr(GPtrArray) moves = NULL;
-        double t0 = now_sec();
 
         for (unsigned i = 0; i < s->domains->len; i++) {
                 const SimDomain *d = g_ptr_array_index(s->domains, i);
@@ -276,8 +267,6 @@ static void heal(Sim *s)
         /* the domains are the ledger's and the parameters valid: a pass cannot fail */
         if (policy_heal(s->t, s->ledger, s->p->placement, &hp, hdp, s->domains->len, &moves, NULL) < 0)
                 return;
-        s->r->place_seconds += now_sec() - t0;
-        s->r->decisions++;
         for (unsigned m = 0; m < moves->len; m++) {
                 const HealMove *mv = g_ptr_array_index(moves, m);
                 int i = find_domain(s, mv->key);
@@ -350,7 +339,6 @@ static void start(Sim *s, const TraceEvent *e)
         SimDomain *d = g_new0(SimDomain, 1);
         g_autofree double *pu_busy = NULL;
         PlacementRequest req;
-        double t0;
 
         *d = (SimDomain){.name = g_strdup(e->name),
                          .vcpus = e->vcpus,
@@ -362,15 +350,12 @@ static void start(Sim *s, const TraceEvent *e)
         if (s->ledger && s->p->use_load)
                 pu_busy = load_pu_busy(s->ledger, lookup_load, s);
         req = request_for(s, d, pu_busy);
-        t0 = now_sec();
         if (s->p->placer) {
                 refresh(s);
                 d->plan = s->p->placer->place(s->p->placer->data, s->occ, &req);
         } else {
                 d->plan = policy_place(s->t, s->ledger, &req, s->p->placement);
         }
-        s->r->place_seconds += now_sec() - t0;
-        s->r->decisions++;
         if (s->ledger)
                 ledger_commit(s->ledger, d->name, plan_copy(d->plan));
         if (measuring(s)) {

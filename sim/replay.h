@@ -93,8 +93,6 @@ typedef struct SimReport {
         double largest_fit_mean;
         double busy_vcpus_mean; /* busy vCPUs resident, time mean */
         double vcpus_mean;      /* resident vCPUs, time mean */
-        double place_seconds;   /* wall time in the placer and the healer */
-        unsigned decisions;     /* placements and heal passes timed in place_seconds */
 } SimReport;
 
 /*
