@@ -10,6 +10,7 @@
 #     --sibling-loss=0.75: a pair delivers one core, 2 lost.
 #   idle.trace (1x2x2): the idle domain shares with the busy one (2/3 of vCPU-seconds shared) and no busy
 #     vCPU contends: an idle neighbour costs nothing.
+#   heal.trace with Heal=no in --config: c stays beside a, 1.6 cores lost over the whole 60 s, 6/7 shared.
 # Also: every --json key the documentation names, errors naming the trace's line, and the example trace.
 #   bash tests/simulate/run.sh PLACEMENTCTL
 set -u
@@ -61,6 +62,12 @@ figures "contended.trace --sibling-loss=0.75: a busy pair delivers one core, 2 l
 figures "idle.trace: the idle domain shares, no busy vCPU contends" "$H122" idle.trace \
         '{"shared_vcpu_fraction": 2/3, "busy_contended_fraction": 0.0, "capacity_lost": 0.0, "moves": 0}'
 
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/placementd-simulate.XXXXXX") || exit 1
+trap 'rm -rf "$tmp"' EXIT
+printf '[Placement]\nHeal=no\n' >"$tmp/no-heal.conf"
+figures "heal.trace --config with Heal=no: c stays on a's cores, 1.6 cores lost all 60 s, no move" "$H222" \
+        heal.trace '{"moves": 0, "capacity_lost": 1.6, "shared_vcpu_fraction": 6/7}' --config="$tmp/no-heal.conf"
+
 out=$("$ctl" simulate --topology="$H222" --trace="$here/heal.trace" --json)
 python3 -c '
 import json, sys
@@ -76,8 +83,6 @@ out=$("$ctl" simulate --topology="$H222" --trace="$here/heal.trace")
 report "the text output is a table with the same figures" \
         "$(grep -Eq '^capacity lost \(cores\) +0\.67 +0\.53$' <<<"$out" && grep -Eq '^moves +1 ' <<<"$out"; echo $?)"
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/placementd-simulate.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
 printf 'start a 1 1G\ntick 5\nstop b\n' >"$tmp/unknown.trace"
 out=$("$ctl" simulate --topology="$H222" --trace="$tmp/unknown.trace" 2>&1)
 rc=$?
