@@ -227,7 +227,8 @@ static GArray *superset_ranks(const NodeSetTable *table, uint32_t need_mask, uns
                 if (!sub)
                         break;
         }
-        qsort(ranks->data, ranks->len, sizeof(unsigned), compare_unsigned);
+        if (ranks->len > 1)
+                qsort(ranks->data, ranks->len, sizeof(unsigned), compare_unsigned);
         return ranks;
 }
 

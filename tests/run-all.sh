@@ -78,13 +78,13 @@ run_shellcheck() {
 
 run_unit() {
         setup build -Dwerror=true -Dbuildtype=debugoptimized || return 1
-        meson test -C build --no-rebuild -v --suite unit --suite libvirt --suite layering 2>&1 | grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|Assertion|error" ; return "${PIPESTATUS[0]}"
+        meson test -C build --no-rebuild -v --suite unit --suite libvirt --suite layering --suite simulate 2>&1 | grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|Assertion|error" ; return "${PIPESTATUS[0]}"
 }
 
 run_asan() {
         setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug || return 1
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-                meson test -C build-asan --no-rebuild -v --suite unit --suite libvirt 2>&1 |
+                meson test -C build-asan --no-rebuild -v --suite unit --suite libvirt --suite simulate 2>&1 |
                 grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|Assertion|ERROR|runtime error"
         return "${PIPESTATUS[0]}"
 }
