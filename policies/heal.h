@@ -9,11 +9,11 @@
  * A move is taken only when it is worth a live re-pin, judged on the whole host and on the domain:
  *   - the domain improves (policy_improves(): fewer of its vCPUs share a core, fewer nodes, nearer
  *     nodes) or fewer of its busy vCPUs (LOAD_BUSY_THRESHOLD) contend with another busy thread;
- *   - the host gets no worse: no more busy vCPUs contending, no more vCPUs sharing a core;
- *   - and the gain clears the hysteresis: at least min_gain fewer busy vCPUs contending, or one node
- *     fewer, or the mean node distance lower by min_distance_gain. With load unknown every vCPU is busy,
- *     so "busy vCPUs contending" is "vCPUs sharing".
- * The host's (contended, shared, nodes, distance) therefore falls strictly with every move, so repeated
+ *   - and the host gains past the hysteresis: at least min_gain fewer busy vCPUs contending on the host
+ *     (idle vCPUs may then share more: that is the point); or, with contention unchanged and no more
+ *     vCPUs sharing a core, one node fewer, or the mean node distance lower by min_distance_gain. With
+ *     load unknown every vCPU is busy, so "busy vCPUs contending" is "vCPUs sharing".
+ * The host's (contended, nodes, distance) therefore falls strictly with every move, so repeated
  * passes over unchanged load settle and never ping-pong; a per-domain cool-down (the caller's clock)
  * keeps changing load from moving one domain back and forth.
  *

@@ -134,6 +134,50 @@ START_TEST(test_busy_host_threads_own_core)
 }
 END_TEST
 
+/* Seeded random hosts and workloads: whenever a domain has room, its vCPUs land where they would without
+ * load, whatever the load says (cores first holds: every vCPU its own core). */
+START_TEST(test_property_room_means_no_change)
+{
+        for (unsigned seed = 1; seed <= 30; seed++) {
+                GRand *r = g_rand_new_with_seed(seed);
+                g_autoptr(Topology) t = topology_new_uniform(
+                    (unsigned)g_rand_int_range(r, 1, 5), (unsigned)g_rand_int_range(r, 1, 7),
+                    (unsigned)g_rand_int_range(r, 1, 3), 16 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autofree double *pu_busy = g_new0(double, t->npus);
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+
+                for (unsigned step = 0; step < 40; step++) {
+                        g_autofree char *name = g_strdup_printf("d%u", step);
+                        unsigned vcpus = (unsigned)g_rand_int_range(r, 1, 5);
+                        g_autofree double *busy = g_new(double, vcpus);
+                        PlacementRequest with = {.name = name,
+                                                 .vcpus = vcpus,
+                                                 .memory = GiB / 4,
+                                                 .vcpu_busy = busy,
+                                                 .host_busy = g_rand_double(r),
+                                                 .pu_busy = pu_busy};
+                        PlacementRequest without = {.name = name, .vcpus = vcpus, .memory = GiB / 4};
+                        g_autoptr(Plan) a = NULL;
+                        Plan *b;
+
+                        for (unsigned i = 0; i < vcpus; i++)
+                                busy[i] = g_rand_double(r);
+                        a = policy_place(t, l, &with, &p);
+                        b = policy_place(t, l, &without, &p);
+                        ck_assert_int_eq(a->result, b->result);
+                        for (unsigned i = 0; b->result == PLAN_PLACED && i < vcpus; i++)
+                                ck_assert_int_eq(a->vcpu_pu[i], b->vcpu_pu[i]);
+                        for (unsigned i = 0; i < b->nvcpus; i++)
+                                if (b->vcpu_pu[i] >= 0)
+                                        pu_busy[b->vcpu_pu[i]] += busy[i];
+                        ck_assert_int_eq(ledger_commit(l, name, b), 0);
+                }
+                g_rand_free(r);
+        }
+}
+END_TEST
+
 static Suite *load_rules_suite(void)
 {
         Suite *s = suite_create("load rules");
@@ -142,6 +186,7 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_busy_avoid_busy_cores);
         tcase_add_test(tc, test_free_cores_unchanged);
         tcase_add_test(tc, test_busy_host_threads_own_core);
+        tcase_add_test(tc, test_property_room_means_no_change);
         suite_add_tcase(s, tc);
         return s;
 }
