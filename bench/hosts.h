@@ -35,7 +35,8 @@ uint32_t *bench_host_distances(const BenchHost *h);
 /* Builds the topology (candidate table included). Exits when the engine refuses it. */
 Topology *bench_host_build(const BenchHost *h);
 /* The same host as an hwloc synthetic source ("synthetic:pack:... numa:...(memory=...) core:... pu:..."),
- * for timing topology_load(); hwloc carries no distances there, so 10/20 is assumed. g_free it. */
+ * for timing topology_load(); hwloc carries no distances there, so 10/11/20 by package is assumed.
+ * g_free it. */
 char *bench_host_synthetic(const BenchHost *h);
 unsigned bench_host_pus(const BenchHost *h);
 unsigned bench_host_cores(const BenchHost *h);

@@ -342,7 +342,8 @@ static int apply_memory(Manager *m, virDomainPtr dom, Decision *d)
         }
         idx = plan_memory_nodes(p);
         CPUSET_FOREACH (n, idx)
-                cpuset_add(nodes, m->topology->nodes[n].os_index);
+                if (!m->topology->nodes[n].no_local_memory) /* a stand-in, not a node libvirt knows */
+                        cpuset_add(nodes, m->topology->nodes[n].os_index);
         r = virt_domain_set_memory_nodes(dom, nodes, &error);
         if (r == -ENOENT)
                 return r;

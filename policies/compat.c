@@ -2,7 +2,8 @@
 /*
  * compat: the memory-first behaviour of older planners. A node set qualifies by free memory and free
  * logical CPUs; vCPUs fill every free thread of a core before moving to the next core, so hyperthread
- * siblings are shared. Kept as the escape hatch if explicit misbehaves.
+ * siblings are shared, and an odd vCPU takes a thread beside a busy one before it breaks a whole core
+ * (as kubelet's static policy does). Kept as the escape hatch if explicit misbehaves.
  */
 #include "policy-internal.h"
 
@@ -16,27 +17,73 @@ static unsigned compat_size(const HostView *v, unsigned node)
         return v->node_usable_pus[node];
 }
 
+static bool pu_free(const HostView *v, unsigned p)
+{
+        return v->pu_usable[p] && !ledger_pu_load(v->l, p);
+}
+
+/* Free PUs of core c (counted up to the core's size). */
+static unsigned core_free_pus(const HostView *v, unsigned c)
+{
+        const TopoCore *core = &v->t->cores[c];
+        unsigned n = 0;
+
+        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                n += pu_free(v, p);
+        return n;
+}
+
+/* Appends the free PUs of core c to out[*got..), up to want in all. */
+static void take_core(const HostView *v, unsigned c, unsigned want, unsigned *got, unsigned *out)
+{
+        const TopoCore *core = &v->t->cores[c];
+
+        for (unsigned p = core->pu_first; p < core->pu_first + core->npus && *got < want; p++)
+                if (pu_free(v, p))
+                        out[(*got)++] = p;
+}
+
+/*
+ * want free PUs of a node into out, as kubelet's static policy takes CPUs: whole free cores while want
+ * holds all of a core's threads; then free threads of cores already in use (by a vCPU or a reserved
+ * thread), those with fewest free threads first; only then part of a whole core.
+ */
+static void pick_pus(const HostView *v, unsigned node_index, unsigned want, unsigned *out)
+{
+        const TopoNode *node = &v->t->nodes[node_index];
+        unsigned end = node->core_first + node->ncores, got = 0;
+        g_autofree bool *taken = g_new0(bool, MAX(node->ncores, 1));
+
+        for (unsigned c = node->core_first; c < end && got < want; c++)
+                if (v->core_free[c] && core_free_pus(v, c) <= want - got) {
+                        take_core(v, c, want, &got, out);
+                        taken[c - node->core_first] = true;
+                }
+        for (unsigned k = 1; k <= v->t->max_threads && got < want; k++)
+                for (unsigned c = node->core_first; c < end && got < want; c++)
+                        if (!v->core_free[c] && core_free_pus(v, c) == k)
+                                take_core(v, c, want, &got, out);
+        for (unsigned c = node->core_first; c < end && got < want; c++)
+                if (v->core_free[c] && !taken[c - node->core_first])
+                        take_core(v, c, want, &got, out);
+}
+
 static void compat_assign(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan)
 {
         g_autofree unsigned *capacity = g_new(unsigned, n);
         g_autofree unsigned *quota = g_new(unsigned, n);
+        g_autofree unsigned *pus = g_new(unsigned, MAX(plan->nvcpus, 1));
         unsigned vcpu = 0;
 
         for (unsigned i = 0; i < n; i++)
                 capacity[i] = v->node_free_pus[nodes[i]];
         policy_spread(capacity, n, plan->nvcpus, quota);
         for (unsigned i = 0; i < n; i++) {
-                const TopoNode *node = &v->t->nodes[nodes[i]];
-                unsigned left = quota[i];
-                for (unsigned c = node->core_first; c < node->core_first + node->ncores && left; c++) {
-                        const TopoCore *core = &v->t->cores[c];
-                        for (unsigned p = core->pu_first; p < core->pu_first + core->npus && left; p++) {
-                                if (!v->pu_usable[p] || ledger_pu_load(v->l, p))
-                                        continue;
-                                plan->vcpu_pu[vcpu++] = (int)p;
-                                left--;
-                        }
-                }
+                if (!quota[i])
+                        continue;
+                pick_pus(v, nodes[i], quota[i], pus);
+                for (unsigned k = 0; k < quota[i]; k++)
+                        plan->vcpu_pu[vcpu++] = (int)pus[k];
         }
 }
 

@@ -1,16 +1,24 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * explicit: one free physical core per vCPU. Within a node, cores are taken from one L3 group when one
- * can hold the node's share (the tightest such group, to keep larger groups whole for larger domains),
- * otherwise from the groups with most free cores first, so neighbouring vCPU numbers share an L3.
+ * explicit: one free physical core per vCPU. Within a node, cores of one kind (hybrid CPUs: the most
+ * performant kind that has enough free cores; cores outside any L3 last) are taken from one L3 group
+ * when one can hold the node's share (the tightest such group, to keep larger groups whole for larger
+ * domains), otherwise from the groups with most free cores first, so neighbouring vCPU numbers share an
+ * L3; inside an L3 group the same rule picks L2 clusters (E-core modules).
  */
 #include "policy-internal.h"
 
 #include <stdlib.h>
+#include <string.h>
 
 static unsigned explicit_capacity(const HostView *v, unsigned node)
 {
         return v->node_free_cores[node];
+}
+
+static unsigned explicit_core_room(const HostView *v, unsigned core)
+{
+        return v->core_free[core];
 }
 
 static unsigned explicit_size(const HostView *v, unsigned node)
@@ -19,56 +27,123 @@ static unsigned explicit_size(const HostView *v, unsigned node)
 }
 
 typedef struct {
-        unsigned l3;
+        unsigned id;
         unsigned nfree;
-} L3Count;
+} GroupCount;
 
-static int compare_l3_desc(const void *pa, const void *pb)
+static int compare_groups_desc(const void *pa, const void *pb)
 {
-        const L3Count *a = pa, *b = pb;
+        const GroupCount *a = pa, *b = pb;
         if (a->nfree != b->nfree)
                 return a->nfree > b->nfree ? -1 : 1;
-        return a->l3 < b->l3 ? -1 : a->l3 > b->l3;
+        return a->id < b->id ? -1 : a->id > b->id;
 }
 
-/* Appends up to want free cores of l3 group on node to out; returns how many. */
-static unsigned take_group(const HostView *v, const TopoNode *node, unsigned l3, unsigned want,
-                           unsigned *out)
+/* Cache levels cores are grouped by, outermost first; past the last, cores go in index order. */
+enum { LEVEL_L3, LEVEL_L2, _LEVEL_MAX };
+
+static unsigned group_of(const TopoCore *c, unsigned level)
 {
-        unsigned got = 0;
-        for (unsigned c = node->core_first; c < node->core_first + node->ncores && got < want; c++)
-                if (v->core_free[c] && v->t->cores[c].l3 == l3)
-                        out[got++] = c;
-        return got;
+        return level == LEVEL_L3 ? c->l3 : c->l2;
 }
 
-static void pick_cores(const HostView *v, unsigned node_index, unsigned want, unsigned *out)
+/*
+ * Takes want of the free cores cand[0..n) (ascending) into out, by cache level: all from the tightest
+ * group that holds them (keeping larger groups whole for larger domains), else from the groups with most
+ * free cores first; inside a group, the same by the next level. Returns how many were taken.
+ */
+static unsigned take_grouped(const Topology *t, const unsigned *cand, unsigned n, unsigned want,
+                             unsigned level, unsigned *out)
 {
-        const TopoNode *node = &v->t->nodes[node_index];
-        g_autofree L3Count *groups = g_new0(L3Count, node->ncores + 1);
+        g_autofree GroupCount *groups = NULL;
+        g_autofree unsigned *sub = NULL;
         unsigned ngroups = 0, got = 0;
         int best = -1;
 
-        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
-                unsigned g;
-                if (!v->core_free[c])
-                        continue;
-                for (g = 0; g < ngroups && groups[g].l3 != v->t->cores[c].l3; g++)
+        want = MIN(want, n);
+        if (level == _LEVEL_MAX || want == 0) {
+                memcpy(out, cand, sizeof(*out) * want);
+                return want;
+        }
+        groups = g_new0(GroupCount, n);
+        sub = g_new(unsigned, n);
+        for (unsigned i = 0; i < n; i++) {
+                unsigned id = group_of(&t->cores[cand[i]], level), g;
+                for (g = 0; g < ngroups && groups[g].id != id; g++)
                         ;
                 if (g == ngroups)
-                        groups[ngroups++] = (L3Count){v->t->cores[c].l3, 0};
+                        groups[ngroups++] = (GroupCount){id, 0};
                 groups[g].nfree++;
         }
         for (unsigned g = 0; g < ngroups; g++)
                 if (groups[g].nfree >= want && (best < 0 || groups[g].nfree < groups[best].nfree))
                         best = (int)g;
-        if (best >= 0) {
-                take_group(v, node, groups[best].l3, want, out);
-                return;
+        if (best < 0)
+                qsort(groups, ngroups, sizeof(*groups), compare_groups_desc);
+        for (unsigned g = best < 0 ? 0 : (unsigned)best; g < ngroups && got < want; g++) {
+                unsigned nsub = 0;
+                for (unsigned i = 0; i < n; i++)
+                        if (group_of(&t->cores[cand[i]], level) == groups[g].id)
+                                sub[nsub++] = cand[i];
+                got += take_grouped(t, sub, nsub, want - got, level + 1, out + got);
         }
-        qsort(groups, ngroups, sizeof(*groups), compare_l3_desc);
-        for (unsigned g = 0; g < ngroups && got < want; g++)
-                got += take_group(v, node, groups[g].l3, want - got, out + got);
+        return got;
+}
+
+/* The order cores are used in: cores under an L3 before those under none, then the most performant kind
+ * first (CoreKinds=any: kinds alike). Lower is used first. */
+static unsigned core_class(const HostView *v, unsigned c)
+{
+        const TopoCore *core = &v->t->cores[c];
+        unsigned rank = v->params->core_kinds == CORE_KINDS_ANY ? 0 : MIN(core->kind_rank, 0xffffu);
+
+        return (core->no_l3 ? 1u << 16 : 0) | rank;
+}
+
+/*
+ * want free cores of a node: all of one class (kind) when one has that many, the first such class;
+ * otherwise the classes in order, each as far as it goes. Within a class, by L3 then L2 (take_grouped).
+ */
+static void pick_cores(const HostView *v, unsigned node_index, unsigned want, unsigned *out)
+{
+        const TopoNode *node = &v->t->nodes[node_index];
+        g_autofree unsigned *cand = g_new(unsigned, node->ncores + 1);
+        g_autofree unsigned *cls = g_new(unsigned, node->ncores + 1);
+        g_autofree unsigned *sub = g_new(unsigned, node->ncores + 1);
+        unsigned n = 0, got = 0, fits = UINT_MAX, next = 0;
+
+        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
+                if (v->core_free[c]) {
+                        cls[n] = core_class(v, c);
+                        cand[n++] = c;
+                }
+        /* the first class with want free cores */
+        for (unsigned i = 0; i < n; i++) {
+                unsigned count = 0;
+                for (unsigned j = 0; j < n; j++)
+                        count += cls[j] == cls[i];
+                if (count >= want && cls[i] < fits)
+                        fits = cls[i];
+        }
+        while (got < want) {
+                unsigned k = fits, nsub = 0;
+
+                if (fits == UINT_MAX) { /* the next class up from `next` */
+                        k = UINT_MAX;
+                        for (unsigned i = 0; i < n; i++)
+                                if (cls[i] >= next && cls[i] < k)
+                                        k = cls[i];
+                        if (k == UINT_MAX)
+                                break;
+                        next = k + 1;
+                }
+                for (unsigned i = 0; i < n; i++)
+                        if (cls[i] == k)
+                                sub[nsub++] = cand[i];
+                got += take_grouped(v->t, sub, nsub, want - got, LEVEL_L3, out + got);
+                if (fits != UINT_MAX)
+                        break;
+        }
 }
 
 static void explicit_assign(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan)
@@ -78,9 +153,21 @@ static void explicit_assign(const HostView *v, const unsigned *nodes, unsigned n
         g_autofree unsigned *cores = g_new(unsigned, MAX(plan->nvcpus, 1));
         unsigned vcpu = 0;
 
+        unsigned left;
+
+        /* CPUs local to no NUMA node take only what the real nodes cannot */
         for (unsigned i = 0; i < n; i++)
-                capacity[i] = v->node_free_cores[nodes[i]];
-        policy_spread(capacity, n, plan->nvcpus, quota);
+                capacity[i] = v->t->nodes[nodes[i]].no_local_memory ? 0 : v->node_free_cores[nodes[i]];
+        left = policy_spread(capacity, n, plan->nvcpus, quota);
+        if (left) {
+                g_autofree unsigned *extra = g_new(unsigned, n);
+                for (unsigned i = 0; i < n; i++)
+                        capacity[i] =
+                            v->t->nodes[nodes[i]].no_local_memory ? v->node_free_cores[nodes[i]] : 0;
+                policy_spread(capacity, n, left, extra);
+                for (unsigned i = 0; i < n; i++)
+                        quota[i] += extra[i];
+        }
         for (unsigned i = 0; i < n; i++) {
                 if (!quota[i])
                         continue;
@@ -97,4 +184,5 @@ const PolicyOps policy_explicit_ops = {
     .size = explicit_size,
     .assign = explicit_assign,
     .overcommit_by_core = true,
+    .core_room = explicit_core_room,
 };

@@ -126,15 +126,26 @@ void policy_count_shared(const HostView *v, Plan *plan)
         }
 }
 
+/* "nodes 0-1", and the CPUs local to no NUMA node by their CPUs: they are no node's, never local. */
 static char *format_nodes(const Topology *t, const CpuSet *node_indexes)
 {
         g_autoptr(CpuSet) os = cpuset_new();
-        g_autofree char *list = NULL;
+        g_autoptr(CpuSet) orphans = cpuset_new();
+        g_autofree char *list = NULL, *cpus = NULL;
 
-        CPUSET_FOREACH (n, node_indexes)
-                cpuset_add(os, t->nodes[n].os_index);
+        CPUSET_FOREACH (n, node_indexes) {
+                if (t->nodes[n].no_local_memory)
+                        cpuset_union(orphans, t->nodes[n].cpus);
+                else
+                        cpuset_add(os, t->nodes[n].os_index);
+        }
         list = cpuset_format(os);
-        return g_strdup_printf("%s %s", cpuset_count(os) == 1 ? "node" : "nodes", list);
+        if (cpuset_is_empty(orphans))
+                return g_strdup_printf("%s %s", cpuset_count(os) == 1 ? "node" : "nodes", list);
+        cpus = cpuset_format(orphans);
+        return g_strdup_printf("%s%s%s%sCPUs %s (local to no NUMA node)",
+                               cpuset_count(os) == 1 ? "node " : "", cpuset_count(os) > 1 ? "nodes " : "",
+                               list, *list ? " with " : "", cpus);
 }
 
 /*
@@ -211,13 +222,48 @@ static char *constraint_note(const Topology *t, const PlacementRequest *req, con
         return g_string_free(s, FALSE);
 }
 
-/* How the set was picked among its equally near ones (Fit=), or "" when it was the only one. */
-static const char *group_rule(const HostView *v, const SetChoice *choice)
+/*
+ * Who the vCPUs of an overcommitted plan share cores with: other vCPUs (plan->shared_vcpus), and the
+ * host's reserved threads (the other vCPUs, alone on a core beside ReservedCPUs=).
+ */
+static char *sharing_note(const HostView *v, const Plan *plan)
 {
+        g_autofree unsigned *own = g_new0(unsigned, MAX(v->t->ncores, 1));
+        g_autofree char *reserved = NULL;
+        unsigned beside = 0;
+
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0)
+                        own[v->t->pus[plan->vcpu_pu[i]].core]++;
+        for (unsigned c = 0; c < v->t->ncores; c++)
+                if (own[c] == 1 && ledger_core_load(v->l, c) == 0 && policy_core_reserved(v, c))
+                        beside++;
+        if (!beside)
+                return g_strdup_printf("%u vCPUs share a core", plan->shared_vcpus);
+        reserved = cpuset_format(v->params->reserved_cpus);
+        if (!plan->shared_vcpus)
+                return g_strdup_printf("no vCPU shares a core with another, %u %s beside reserved CPUs "
+                                       "(ReservedCPUs=%s)",
+                                       beside, beside == 1 ? "runs" : "run", reserved);
+        return g_strdup_printf("%u vCPUs share a core, %u more %s beside reserved CPUs (ReservedCPUs=%s)",
+                               plan->shared_vcpus, beside, beside == 1 ? "runs" : "run", reserved);
+}
+
+/* How the set was chosen among its equally near sets (L3 fit, then Fit=), for the reason ("" when it was
+ * the only one). */
+static const char *group_note(const HostView *v, const SetChoice *choice)
+{
+        bool pack = v->params->fit == FIT_PACK;
+
         if (choice->group_size <= 1)
                 return "";
-        return v->params->fit == FIT_PACK ? ", fullest of its equally near sets (Fit=pack)"
-                                          : ", least loaded of its equally near sets";
+        if (choice->l3_fit && choice->l3_unfit > 0)
+                return pack ? ", fullest of its equally near sets where each node's share fits one L3 cache "
+                              "(Fit=pack)"
+                            : ", least loaded of its equally near sets where each node's share fits one L3 "
+                              "cache";
+        return pack ? ", fullest of its equally near sets (Fit=pack)"
+                    : ", least loaded of its equally near sets";
 }
 
 /* The reason of a placed or overcommitted plan. */
@@ -227,6 +273,7 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         const NodeSet *set = &v->t->nodesets->candidates[choice->rank];
         g_autofree char *where = format_nodes(v->t, plan->nodes);
         g_autofree char *note = constraint_note(v->t, req, plan);
+        g_autofree char *sharing = NULL;
         char a[32], b[32];
 
         if (plan->result == PLAN_PLACED)
@@ -235,11 +282,12 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                                        where, choice->load.capacity, ops->unit, req->vcpus,
                                        size_format(choice->load.free_memory, a, sizeof(a)),
                                        size_format(req->memory, b, sizeof(b)), set->max_distance,
-                                       set->mean_distance, group_rule(v, choice), note);
+                                       set->mean_distance, group_note(v, choice), note);
+        sharing = sharing_note(v, plan);
         return g_strdup_printf("no node set has %u %s and %s free; %s is the nearest that holds the memory "
-                               "(%u %s there): %u vCPUs share a core%s",
+                               "(%u %s there): %s%s",
                                req->vcpus, ops->unit, size_format(req->memory, b, sizeof(b)), where,
-                               choice->load.capacity, ops->unit, plan->shared_vcpus, note);
+                               choice->load.capacity, ops->unit, sharing, note);
 }
 
 void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,

@@ -33,12 +33,24 @@ static bool node_allowed(const Topology *t, const PlacementRequest *req, unsigne
         return false;
 }
 
+/* GPU memory never holds a domain's memory; a lower tier only when MemoryTiers= names its kind. */
+bool host_view_memory_usable(const PlacementParams *params, NodeKind kind)
+{
+        if (kind == NODE_KIND_GPU)
+                return false;
+        return kind == NODE_KIND_DRAM || (params->memory_tiers & (1u << kind));
+}
+
 static bool pu_allowed(const HostView *v, unsigned pu)
 {
         const Topology *t = v->t;
         const PlacementRequest *req = v->req;
+        const TopoCore *core = &t->cores[t->pus[pu].core];
 
-        if (!v->node_allowed[t->cores[t->pus[pu].core].node])
+        if (!v->node_allowed[core->node])
+                return false;
+        /* CoreKinds=performance-only leaves the other kinds to the host */
+        if (v->params->core_kinds == CORE_KINDS_PERFORMANCE_ONLY && core->kind_rank > 0)
                 return false;
         return !req || !req->allowed_cpus || cpuset_has(req->allowed_cpus, t->pus[pu].os_index);
 }
@@ -97,7 +109,7 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
                 uint64_t held = ledger_node_memory(l, n), reserve = params->memory_reserve;
                 uint64_t used = held > UINT64_MAX - reserve ? UINT64_MAX : held + reserve;
                 v->node_free_memory[n] = t->nodes[n].memory > used ? t->nodes[n].memory - used : 0;
-                if (!v->node_allowed[n])
+                if (!v->node_allowed[n] || !host_view_memory_usable(params, t->nodes[n].kind))
                         v->node_free_memory[n] = 0;
         }
 }

@@ -35,5 +35,8 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
                         const PlacementRequest *req);
 void host_view_done(HostView *v);
 
+/* Whether memory of this kind may hold domains' memory under params (MemoryTiers=; never GPU memory). */
+bool host_view_memory_usable(const PlacementParams *params, NodeKind kind);
+
 /* First PU of core c that is usable (not reserved), or -1. */
 int policy_core_first_usable_pu(const HostView *v, unsigned core);

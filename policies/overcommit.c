@@ -110,7 +110,9 @@ static uint64_t leaf_key(const AssignState *a, unsigned p)
 
 /*
  * Each vCPU on the least loaded core (by core: explicit) or PU (compat) of the set, this plan's own
- * vCPUs counted as they land. Ties go to the core holding fewest of the domain's own vCPUs (a domain
+ * vCPUs counted as they land. A core with a reserved thread (ReservedCPUs=) ranks after cores as loaded
+ * without one: its free thread shares the core with host work, so it comes after wholly free cores and
+ * before cores with one more vCPU. Ties go to the core holding fewest of the domain's own vCPUs (a domain
  * should not halve itself on one core while another is as busy), then to the node holding fewest of
  * them, then to the lower index.
  */
@@ -140,7 +142,8 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                 range[i] = npus;
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
                         const TopoCore *core = &t->cores[c];
-                        a.core_load[c] = ledger_core_load(v->l, c);
+                        /* twice the vCPUs on the core, plus one when it has a reserved thread */
+                        a.core_load[c] = 2 * ledger_core_load(v->l, c) + policy_core_reserved(v, c);
                         for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
                                 a.pu_load[p] = ledger_pu_load(v->l, p);
                                 if (v->pu_usable[p]) {
@@ -177,7 +180,7 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                 node = t->cores[c].node;
                 plan->vcpu_pu[vcpu] = (int)best;
                 a.pu_load[best]++;
-                a.core_load[c]++;
+                a.core_load[c] += 2;
                 a.own_core[c]++;
                 a.on_node[node]++;
                 for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)

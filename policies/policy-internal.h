@@ -22,6 +22,9 @@ typedef struct PolicyOps {
         void (*assign)(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan);
         /* Overcommitted, vCPUs go to the least loaded core first (true) or the least loaded PU (false). */
         bool overcommit_by_core;
+        /* The room one core offers, in capacity's unit (1 for a free core, or its free PUs), so that the set
+         * search can tell whether a node's share fits one L3 group. NULL: the L3 does not choose sets. */
+        unsigned (*core_room)(const HostView *v, unsigned core);
 } PolicyOps;
 
 extern const PolicyOps policy_explicit_ops;
@@ -44,3 +47,5 @@ unsigned policy_spread(const unsigned *capacity, unsigned n, unsigned count, uns
 void policy_spread_memory(const HostView *v, Plan *plan);
 /* Sets plan->shared_vcpus from the ledger and the plan's own vCPUs. */
 void policy_count_shared(const HostView *v, Plan *plan);
+/* Whether a PU of core is kept for the host (ReservedCPUs=): its other PUs share the core with host work. */
+bool policy_core_reserved(const HostView *v, unsigned core);

@@ -13,6 +13,7 @@
 #include "policy.h"
 #include "finish.h"
 #include "load-rules.h"
+#include "memory-tiers.h"
 #include "overcommit.h"
 
 /* One row per policy: what it decides, by kind. */
@@ -61,6 +62,18 @@ unsigned policy_spread(const unsigned *capacity, unsigned n, unsigned count, uns
         return count;
 }
 
+bool policy_core_reserved(const HostView *v, unsigned core)
+{
+        const TopoCore *c = &v->t->cores[core];
+
+        if (!v->params->reserved_cpus)
+                return false;
+        for (unsigned p = c->pu_first; p < c->pu_first + c->npus; p++)
+                if (cpuset_has(v->params->reserved_cpus, v->t->pus[p].os_index))
+                        return true;
+        return false;
+}
+
 /* Gives plan the nodes of the chosen set and its vCPUs PUs there: the policy's way when the set has room. */
 static void take_set(const HostView *v, const PolicyOps *ops, const SetChoice *choice, Plan *plan)
 {
@@ -90,8 +103,8 @@ static Plan *unplaceable_request(const PlacementRequest *req, Plan *plan)
         return plan;
 }
 
-Plan *policy_place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l, const PlacementRequest *req,
-                       const PlacementParams *params)
+static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l,
+                        const PlacementRequest *req, const PlacementParams *params)
 {
         bool absurd = req->vcpus > PLAN_MAX_VCPUS;
         Plan *plan = plan_new(req->name, absurd ? 0 : req->vcpus, req->memory, t->nnodes);
@@ -130,6 +143,30 @@ Plan *policy_place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l,
         }
         host_view_done(&v);
         return plan;
+}
+
+/* Places with the first tiers of memory; without room there, again with the lower tiers too
+ * (memory-tiers.h). */
+Plan *policy_place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l, const PlacementRequest *req,
+                       const PlacementParams *params)
+{
+        g_autoptr(Plan) plan = place_once(ops, t, l, req, params);
+        unsigned held = memory_tiers_held_back(t, params);
+
+        if (plan->result != PLAN_PLACED && held && req->vcpus && req->vcpus <= PLAN_MAX_VCPUS) {
+                PlacementParams wide = *params;
+                g_autoptr(Plan) lower = NULL;
+
+                wide.memory_tiers |= held;
+                lower = place_once(ops, t, l, req, &wide);
+                if (lower->result == PLAN_PLACED ||
+                    (plan->result == PLAN_UNPLACEABLE && lower->result == PLAN_OVERCOMMITTED)) {
+                        memory_tiers_note(t, true, lower);
+                        return g_steal_pointer(&lower);
+                }
+        }
+        memory_tiers_note(t, false, plan);
+        return g_steal_pointer(&plan);
 }
 
 Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *req,

@@ -174,6 +174,56 @@ void mark_chosen(const HostView *v, Plan *plan, unsigned rank, const SetLoad *lo
         }
 }
 
+/* The most room one L3 group of each node offers (its cores on that node), from the room per core. */
+static void l3_room_init(SetSearch *s)
+{
+        const Topology *t = s->v->t;
+        unsigned nl3 = 0;
+        g_autofree unsigned *room = NULL;
+
+        s->node_l3_room = g_new0(unsigned, MAX(t->nnodes, 1));
+        for (unsigned c = 0; c < t->ncores; c++)
+                nl3 = MAX(nl3, t->cores[c].l3 + 1);
+        room = g_new0(unsigned, MAX(nl3, 1));
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                const TopoNode *node = &t->nodes[n];
+                unsigned end = node->core_first + node->ncores, best = 0;
+
+                if (!s->ops->core_room) {
+                        s->node_l3_room[n] = s->v->node_capacity[n];
+                        continue;
+                }
+                for (unsigned c = node->core_first; c < end; c++)
+                        room[t->cores[c].l3] += s->ops->core_room(s->v, c);
+                for (unsigned c = node->core_first; c < end; c++)
+                        best = MAX(best, room[t->cores[c].l3]);
+                for (unsigned c = node->core_first; c < end; c++)
+                        room[t->cores[c].l3] = 0;
+                s->node_l3_room[n] = best;
+                s->l3_matters |= best < s->v->node_capacity[n];
+        }
+}
+
+/* Whether each node's share of the vCPUs (split as PolicyOps.assign splits them) fits one L3 group. */
+static bool set_fits_l3(const SetSearch *s, const NodeSet *set)
+{
+        const unsigned *members = nodeset_members(s->table, set);
+        g_autofree unsigned *capacity = NULL;
+        g_autofree unsigned *share = NULL;
+
+        if (!s->l3_matters)
+                return true;
+        capacity = g_new(unsigned, set->nnodes);
+        share = g_new(unsigned, set->nnodes);
+        for (unsigned i = 0; i < set->nnodes; i++)
+                capacity[i] = s->v->node_capacity[members[i]];
+        policy_spread(capacity, set->nnodes, s->vcpus, share);
+        for (unsigned i = 0; i < set->nnodes; i++)
+                if (share[i] > s->node_l3_room[members[i]])
+                        return false;
+        return true;
+}
+
 void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory)
 {
         const Topology *t = v->t;
@@ -194,11 +244,13 @@ void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsi
         CPUSET_FOREACH (n, reachable)
                 set_load_add(&s->host, v, (unsigned)n);
         set_sums_init(&s->sums, v, table, reachable);
+        l3_room_init(s);
 }
 
 void set_search_done(SetSearch *s)
 {
         set_sums_done(&s->sums);
+        g_free(s->node_l3_room);
 }
 
 /*
@@ -237,11 +289,16 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                 if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
                         keep_candidate(s->v, plan, (unsigned)rank, set, &load, qualifies, false);
                 if (qualifies) {
+                        bool fits = set_fits_l3(s, set);
+
                         group = (int)set->group;
                         out->group_size++;
-                        if (out->rank < 0 || fits_better(s->v->params, &load, &out->load)) {
+                        out->l3_unfit += !fits;
+                        if (out->rank < 0 || (fits && !out->l3_fit) ||
+                            (fits == out->l3_fit && fits_better(s->v->params, &load, &out->load))) {
                                 out->rank = rank;
                                 out->load = load;
+                                out->l3_fit = fits;
                         }
                 }
         }

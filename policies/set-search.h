@@ -55,6 +55,10 @@ typedef struct SetSearch {
         uint32_t allowed_mask; /* nodes inside the request's constraints (the first 32) */
         unsigned vcpus;
         uint64_t memory; /* the free memory a set must hold (0 when the request binds its own) */
+        /* L3 fit: the most room one L3 group of each node offers (PolicyOps.core_room), and whether any
+         * node offers less in its best group than in all (otherwise every share fits and it is not asked) */
+        unsigned *node_l3_room; /* [nnodes] */
+        bool l3_matters;
 } SetSearch;
 
 /* The set a search settled on. */
@@ -62,15 +66,18 @@ typedef struct SetChoice {
         int rank; /* -1: none */
         SetLoad load;
         unsigned group_size; /* qualifying sets in its group of equally near sets */
+        bool l3_fit;         /* each node's share of the vCPUs fits the room of one of its L3 groups */
+        unsigned l3_unfit;   /* qualifying sets of its group where some node's share does not */
 } SetChoice;
 
 void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory);
 void set_search_done(SetSearch *s);
 
 /*
- * The nearest group holding a set with room (capacity for every vCPU and the memory); inside it the
- * least loaded set (Fit=spread) or the fullest (Fit=pack). Keeps the first candidates on plan. False
- * (out->rank -1) when no set has room.
+ * The nearest group holding a set with room (capacity for every vCPU and the memory); inside it a set
+ * where each node's share fits one L3 group before one where it does not, then the least loaded set
+ * (Fit=spread) or the fullest (Fit=pack). Keeps the first candidates on plan. False (out->rank -1) when
+ * no set has room.
  */
 bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out);
 

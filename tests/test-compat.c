@@ -46,6 +46,40 @@ START_TEST(test_overcommit_compat)
 }
 END_TEST
 
+/* The PU indexes of the plan's vCPUs, in vCPU order, as "a,b,c". */
+static char *plan_pus(const Plan *plan)
+{
+        GString *s = g_string_new(NULL);
+        for (unsigned v = 0; v < plan->nvcpus; v++)
+                g_string_append_printf(s, "%s%d", v ? "," : "", plan->vcpu_pu[v]);
+        return g_string_free(s, FALSE);
+}
+
+START_TEST(test_fills_half_used_cores)
+{
+        /* 1 node x 4 cores x 2 threads; core 3 half used (PU 6), cores 0-2 whole. Like kubelet's static
+         * policy, compat takes whole cores for pairs of vCPUs and a thread beside a busy one for the odd
+         * vCPU, before it breaks a whole core. */
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_COMPAT);
+        g_autofree char *one = NULL, *three = NULL, *last = NULL;
+
+        test_place(t, l, &p, "a", 6, GiB);
+        ck_assert_int_eq(test_place(t, l, &p, "b", 1, GiB)->vcpu_pu[0], 6);
+        ck_assert_int_eq(ledger_release(l, "a"), 0);
+
+        one = plan_pus(test_place(t, l, &p, "c", 1, GiB));
+        ck_assert_str_eq(one, "7");
+        ck_assert_int_eq(ledger_release(l, "c"), 0);
+        three = plan_pus(test_place(t, l, &p, "d", 3, GiB));
+        ck_assert_str_eq(three, "0,1,7");
+        /* no half-used core left: the odd vCPU breaks the next whole core */
+        last = plan_pus(test_place(t, l, &p, "e", 1, GiB));
+        ck_assert_str_eq(last, "2");
+}
+END_TEST
+
 static Suite *compat_suite(void)
 {
         Suite *s = suite_create("policy: compat");
@@ -53,6 +87,7 @@ static Suite *compat_suite(void)
         tcase_add_test(tc, test_siblings_shared);
         tcase_add_test(tc, test_same_ranking_rules);
         tcase_add_test(tc, test_overcommit_compat);
+        tcase_add_test(tc, test_fills_half_used_cores);
         suite_add_tcase(s, tc);
         return s;
 }

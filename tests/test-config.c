@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 
 #include "config.h"
+#include "topology.h"
 #include "test-util.h"
 
 static Config *load_ok(const char *text)
@@ -257,6 +258,31 @@ START_TEST(test_metrics_listen)
 }
 END_TEST
 
+/* MemoryTiers= names lower-tier memory kinds used like DRAM; GPU memory is refused; CoreKinds= a mode. */
+START_TEST(test_kinds_keys)
+{
+        g_autoptr(Config) def = load_ok("");
+        g_autoptr(Config) c =
+            load_ok("[Placement]\nMemoryTiers=hbm, cxl dram\nCoreKinds=performance-only\n");
+        g_autoptr(Config) back = NULL;
+        g_autofree char *text = config_format(c);
+        g_autofree char *gpu = load_fail("[Placement]\nMemoryTiers=dram,gpu\n");
+        g_autofree char *unknown = load_fail("[Placement]\nMemoryTiers=optane\n");
+        g_autofree char *mode = load_fail("[Placement]\nCoreKinds=efficiency-first\n");
+
+        ck_assert_uint_eq(def->placement.memory_tiers, 0);
+        ck_assert_int_eq(def->placement.core_kinds, CORE_KINDS_PERFORMANCE_FIRST);
+        ck_assert_uint_eq(c->placement.memory_tiers, (1u << NODE_KIND_HBM) | (1u << NODE_KIND_CXL));
+        ck_assert_int_eq(c->placement.core_kinds, CORE_KINDS_PERFORMANCE_ONLY);
+        ck_assert_msg(strstr(text, "MemoryTiers=hbm,cxl\nCoreKinds=performance-only\n"), "%s", text);
+        back = load_ok(text);
+        ck_assert_uint_eq(back->placement.memory_tiers, c->placement.memory_tiers);
+        ck_assert_msg(strstr(gpu, "GPU memory is never given to guests"), "%s", gpu);
+        ck_assert_msg(strstr(unknown, "unknown memory kind 'optane'"), "%s", unknown);
+        ck_assert_msg(strstr(mode, "performance-first, performance-only, any"), "%s", mode);
+}
+END_TEST
+
 static Suite *config_suite(void)
 {
         Suite *s = suite_create("config");
@@ -270,6 +296,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_file_bounded);
         tcase_add_test(tc, test_restart_keys);
         tcase_add_test(tc, test_metrics_listen);
+        tcase_add_test(tc, test_kinds_keys);
         suite_add_tcase(s, tc);
         return s;
 }

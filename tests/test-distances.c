@@ -56,6 +56,33 @@ START_TEST(test_flat)
 }
 END_TEST
 
+START_TEST(test_assume_packages)
+{
+        /* nodes 0-1 on package 0, nodes 2-3 on package 1: 11 inside a package, 20 across */
+        g_autoptr(CpuSet) a = cpuset_new();
+        g_autoptr(CpuSet) b = cpuset_new();
+        TopoPackage packages[2] = {{.os_index = 0, .nodes = a}, {.os_index = 1, .nodes = b}};
+        g_autofree uint32_t *d = NULL;
+
+        cpuset_add(a, 0);
+        cpuset_add(a, 1);
+        cpuset_add(b, 2);
+        cpuset_add(b, 3);
+        ck_assert_int_eq(distances_sanitize(4, NULL, &d, NULL), DISTANCES_MISSING);
+        ck_assert_uint_eq(distances_assume_packages(4, d, packages, 2), 4);
+        for (unsigned i = 0; i < 4; i++)
+                for (unsigned j = 0; j < 4; j++)
+                        ck_assert_uint_eq(d[i * 4 + j], i == j ? 10 : i / 2 == j / 2 ? 11 : 20);
+        /* one node per package: nothing to assume */
+        cpuset_remove(a, 1);
+        cpuset_remove(b, 3);
+        g_clear_pointer(&d, g_free);
+        distances_sanitize(4, NULL, &d, NULL);
+        ck_assert_uint_eq(distances_assume_packages(4, d, packages, 2), 0);
+        ck_assert_uint_eq(d[1], 20);
+}
+END_TEST
+
 static Suite *distances_suite(void)
 {
         Suite *s = suite_create("distances");
@@ -64,6 +91,7 @@ static Suite *distances_suite(void)
         tcase_add_test(tc, test_valid_kept);
         tcase_add_test(tc, test_invalid);
         tcase_add_test(tc, test_flat);
+        tcase_add_test(tc, test_assume_packages);
         suite_add_tcase(s, tc);
         return s;
 }

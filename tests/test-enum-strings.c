@@ -5,6 +5,7 @@
 
 #include "decision.h"
 #include "plan.h"
+#include "topology.h"
 
 /* Every value names itself and reads back as itself; past the end there is no name. */
 #define CHECK_ROUND_TRIP(name, max)                                                                         \
@@ -27,6 +28,8 @@ START_TEST(test_round_trips)
         CHECK_ROUND_TRIP(vcpu_pin_mode, _VCPU_PIN_MAX);
         CHECK_ROUND_TRIP(emulator_pin_mode, _EMULATOR_PIN_MAX);
         CHECK_ROUND_TRIP(memory_mode, _MEMORY_MODE_MAX);
+        CHECK_ROUND_TRIP(core_kinds_mode, _CORE_KINDS_MAX);
+        CHECK_ROUND_TRIP(node_kind, _NODE_KIND_MAX);
         CHECK_ROUND_TRIP(fit_mode, _FIT_MAX);
 }
 END_TEST

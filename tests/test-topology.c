@@ -96,8 +96,8 @@ static void check_invariants(const Topology *t)
 
                 for (unsigned m = 0; m < t->nnodes; m++) {
                         uint32_t d = topology_distance(t, n, m);
-                        if (n == m)
-                                ck_assert(d == TOPOLOGY_LOCAL || d == E);
+                        if (n == m) /* the stand-in for CPUs local to no node is far even from itself */
+                                ck_assert(d == TOPOLOGY_LOCAL || d == E || node->no_local_memory);
                         else
                                 ck_assert(d == E || d >= TOPOLOGY_LOCAL);
                 }
@@ -425,12 +425,23 @@ START_TEST(test_pu_without_node)
 {
         g_autoptr(Topology) t = load_fixture("no-local-node.xml");
 
-        ck_assert_uint_eq(t->nnodes, 1);
+        /* kept apart on a stand-in node without memory, farther than any real node, even from itself */
+        ck_assert_uint_eq(t->nnodes, 2);
         ck_assert_uint_eq(t->ncores, 4);
         ck_assert_uint_eq(t->npackages, 2);
-        assert_cpus(t->nodes[0].cpus, "0-7");
-        assert_cpus(t->packages[1].nodes, "0");
-        ck_assert_note(t, "PUs 4-7 are not local to any NUMA node: counted in NUMA node 0");
+        assert_cpus(t->nodes[0].cpus, "0-3");
+        assert_cpus(t->nodes[1].cpus, "4-7");
+        ck_assert(!t->nodes[0].no_local_memory);
+        ck_assert(t->nodes[1].no_local_memory);
+        ck_assert_uint_eq(t->nodes[1].os_index, TOPOLOGY_NO_LOCAL_NODE);
+        ck_assert_uint_eq(t->nodes[1].memory, 0);
+        ck_assert_uint_eq(topology_distance(t, 0, 0), 10);
+        ck_assert_uint_gt(topology_distance(t, 0, 1), TOPOLOGY_REMOTE);
+        ck_assert_uint_eq(topology_distance(t, 1, 1), topology_distance(t, 0, 1));
+        assert_cpus(t->packages[1].nodes, "1");
+        ck_assert_note(t,
+                       "PUs 4-7 are not local to any NUMA node: kept apart as node 1024 (no local memory), "
+                       "used last");
 }
 END_TEST
 
@@ -443,6 +454,28 @@ START_TEST(test_missing_distances)
         ck_assert(!t->flat);
         assert_default_distances(t);
         ck_assert_note(t, "no NUMA distances reported: assuming 10 local, 20 remote");
+}
+END_TEST
+
+START_TEST(test_missing_distances_packages)
+{
+        /* two sockets of two nodes, no matrix (lstopo of a synthetic host): a socket's nodes are nearer */
+        g_autoptr(Topology) t = load_fixture("two-sockets-no-slit.xml");
+        static const uint32_t expected[16] = {10, 11, 20, 20, 11, 10, 20, 20,
+                                              20, 20, 10, 11, 20, 20, 11, 10};
+
+        ck_assert_uint_eq(t->nnodes, 4);
+        ck_assert_uint_eq(t->npackages, 2);
+        ck_assert(!t->distances_known);
+        ck_assert(!t->flat);
+        ck_assert_mem_eq(t->distance, expected, sizeof(expected));
+        ck_assert_note(t,
+                       "no NUMA distances reported: assuming 10 local, 20 remote, 11 between nodes of one "
+                       "package");
+        /* the nearest two-node sets are the sockets */
+        ck_assert_uint_eq(t->nodesets->candidates[4].nnodes, 2);
+        ck_assert_uint_eq(t->nodesets->candidates[4].max_distance, 11);
+        ck_assert_uint_eq(t->nodesets->candidates[5].max_distance, 11);
 }
 END_TEST
 
@@ -933,6 +966,7 @@ static Suite *topology_suite(void)
 
         tcase_add_test(distances, test_opteron_distances);
         tcase_add_test(distances, test_missing_distances);
+        tcase_add_test(distances, test_missing_distances_packages);
         tcase_add_test(distances, test_invalid_self_distance);
         tcase_add_test(distances, test_invalid_distance_below_10);
         tcase_add_test(distances, test_all_unreachable_is_flat);

@@ -33,19 +33,50 @@ static int load_topology(const char *source, Topology **ret)
         return 0;
 }
 
+/* One line per CPU kind, most performant first: its name, frequency and CPUs. */
+static void print_core_kinds(const Topology *t)
+{
+        for (unsigned k = 0; k < t->ncore_kinds; k++) {
+                g_autoptr(CpuSet) cpus = cpuset_new();
+                g_autofree char *list = NULL;
+                unsigned ncores = 0;
+
+                for (unsigned c = 0; c < t->ncores; c++) {
+                        if (t->cores[c].kind_rank != k)
+                                continue;
+                        ncores++;
+                        for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus;
+                             p++)
+                                cpuset_add(cpus, t->pus[p].os_index);
+                }
+                list = cpuset_format(cpus);
+                printf("core kind %u  %-16s %5u MHz  %3u cores  cpus %s\n", k,
+                       t->core_kind_names[k] ? t->core_kind_names[k] : "(unnamed)", t->core_kind_max_mhz[k],
+                       ncores, *list ? list : "(none)");
+        }
+}
+
 static void print_topology_human(const Topology *t)
 {
         char a[32];
 
         printf("source:   %s\n", t->source);
-        printf("host:     %u NUMA nodes, %u packages, %u cores, %u PUs (up to %u threads per core)\n",
-               t->nnodes, t->npackages, t->ncores, t->npus, t->max_threads);
+        unsigned stand_ins = 0;
+
+        for (unsigned n = 0; n < t->nnodes; n++)
+                stand_ins += t->nodes[n].no_local_memory;
+        printf("host:     %u NUMA nodes%s, %u packages, %u cores, %u PUs (up to %u threads per core)\n",
+               t->nnodes - stand_ins, stand_ins ? " (and CPUs local to none)" : "", t->npackages, t->ncores,
+               t->npus, t->max_threads);
         for (unsigned n = 0; n < t->nnodes; n++) {
                 g_autofree char *cpus = cpuset_format(t->nodes[n].cpus);
-                printf("node %-3u  %10s  %3u cores  cpus %s\n", t->nodes[n].os_index,
-                       size_format(t->nodes[n].memory, a, sizeof(a)), t->nodes[n].ncores,
-                       *cpus ? cpus : "(none)");
+                printf("node %-3u  %10s  %-4s  %3u cores  cpus %s%s\n", t->nodes[n].os_index,
+                       size_format(t->nodes[n].memory, a, sizeof(a)),
+                       t->nodes[n].no_local_memory ? "none" : node_kind_to_string(t->nodes[n].kind),
+                       t->nodes[n].ncores, *cpus ? cpus : "(none)",
+                       t->nodes[n].no_local_memory ? "  (local to no NUMA node: used last)" : "");
         }
+        print_core_kinds(t);
         printf("distances%s:\n", t->distances_known ? "" : " (assumed)");
         for (unsigned i = 0; i < t->nnodes; i++) {
                 printf("  ");

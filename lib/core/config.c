@@ -2,6 +2,7 @@
 #include "config.h"
 #include "file-read.h"
 #include "size.h"
+#include "topology.h"
 
 #include <errno.h>
 #include <stddef.h>
@@ -72,6 +73,49 @@ static int parse_fit(const char *v, Config *c, size_t offset, const char **allow
 {
         (void)allowed;
         return parse_enum(fit_mode_from_string(v), c, offset);
+}
+
+static int parse_core_kinds(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        (void)allowed;
+        return parse_enum(core_kinds_mode_from_string(v), c, offset);
+}
+
+/* A list of memory kinds (commas or spaces between them); "dram" is always a first tier, "gpu" never is. */
+static int parse_memory_tiers(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        g_auto(GStrv) words = g_strsplit_set(v, ", ", -1);
+        unsigned mask = 0;
+
+        for (char **w = words; *w; w++) {
+                int k;
+
+                if (!**w)
+                        continue;
+                k = node_kind_from_string(*w);
+                if (k == NODE_KIND_GPU) {
+                        *allowed = g_strdup("GPU memory is never given to guests");
+                        return -EINVAL;
+                }
+                if (k < 0) {
+                        *allowed = g_strdup_printf("unknown memory kind '%s'", *w);
+                        return -EINVAL;
+                }
+                if (k != NODE_KIND_DRAM)
+                        mask |= 1u << k;
+        }
+        *FIELD(unsigned, c, offset) = mask;
+        return 0;
+}
+
+char *config_format_memory_tiers(unsigned mask)
+{
+        GString *s = g_string_new(NULL);
+
+        for (int k = NODE_KIND_DRAM + 1; k < _NODE_KIND_MAX; k++)
+                if (mask & (1u << k))
+                        g_string_append_printf(s, "%s%s", s->len ? "," : "", node_kind_to_string(k));
+        return g_string_free(s, FALSE);
 }
 
 static const char *const bus_names[_BUS_MAX] = {
@@ -212,6 +256,11 @@ static const ConfigKey config_keys[] = {
     {"DBus", "Bus", parse_bus, offsetof(Config, bus), "system, session, none", CONFIG_KEY_RESTART},
     {"Metrics", "Listen", parse_listen, offsetof(Config, metrics_listen),
      "ADDRESS:PORT such as 127.0.0.1:9464 or [::1]:9464, or empty for off"},
+    /* Added for memory kinds and hybrid CPUs: */
+    {"Placement", "MemoryTiers", parse_memory_tiers, offsetof(Config, placement.memory_tiers),
+     "a list of hbm, nvm, cxl (memory kinds used like DRAM), or empty"},
+    {"Placement", "CoreKinds", parse_core_kinds, offsetof(Config, placement.core_kinds),
+     "performance-first, performance-only, any"},
     /* healing and measured load */
     {"Placement", "Heal", parse_bool, offsetof(Config, heal), "yes, no"},
     {"Placement", "HealMaxMoves", parse_count, offsetof(Config, heal_max_moves), "moves from 0 to 1000"},
@@ -349,18 +398,20 @@ int config_load_file(const char *path, Config **ret, char **ret_error)
 char *config_format(const Config *c)
 {
         g_autofree char *reserved = cpuset_format(c->placement.reserved_cpus);
+        g_autofree char *tiers = config_format_memory_tiers(c->placement.memory_tiers);
 
         return g_strdup_printf(
             "[Placement]\nPolicy=%s\nVCPUPin=%s\nEmulatorPin=%s\nReservedCPUs=%s\n"
             "MemoryReserve=%llu\nApply=%s\nMemoryBinding=%s\nPlaceRunning=%s\nReconcileSec=%u\n"
+            "MemoryTiers=%s\nCoreKinds=%s\n"
             "Heal=%s\nHealMaxMoves=%u\nHealInterval=%u\nHealMemoryBudget=%llu\nLoadInterval=%u\nFit=%s\n"
             "\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=%s\n\n[Metrics]\nListen=%s\n",
             policy_kind_to_string(c->placement.policy), vcpu_pin_mode_to_string(c->placement.vcpu_pin),
             emulator_pin_mode_to_string(c->placement.emulator_pin), reserved,
             (unsigned long long)c->placement.memory_reserve, c->apply ? "yes" : "no",
-            c->memory_binding ? "yes" : "no", c->place_running ? "yes" : "no", c->reconcile_sec,
-            c->heal ? "yes" : "no", c->heal_max_moves, c->heal_interval_sec,
-            (unsigned long long)c->heal_memory_budget, c->load_interval_sec,
+            c->memory_binding ? "yes" : "no", c->place_running ? "yes" : "no", c->reconcile_sec, tiers,
+            core_kinds_mode_to_string(c->placement.core_kinds), c->heal ? "yes" : "no", c->heal_max_moves,
+            c->heal_interval_sec, (unsigned long long)c->heal_memory_budget, c->load_interval_sec,
             fit_mode_to_string(c->placement.fit), c->uri, bus_kind_to_string(c->bus),
             c->metrics_listen ? c->metrics_listen : "");
 }

@@ -66,5 +66,8 @@ char **config_restart_changes(const Config *old, const Config *new);
  * NULL only on a bug (new's values always load back). */
 Config *config_reloadable(const Config *old, const Config *new);
 
+/* MemoryTiers= as written: the lower-tier kinds of mask (1 << NodeKind bits), comma-separated. */
+char *config_format_memory_tiers(unsigned mask);
+
 /* Writes the effective configuration as an INI file (for `placementctl config` and tests). */
 char *config_format(const Config *c);

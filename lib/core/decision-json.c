@@ -92,6 +92,29 @@ static void add_int(JsonBuilder *b, const char *key, gint64 v)
         json_builder_add_int_value(b, v);
 }
 
+/* "core_kinds": the host's CPU kinds, most performant first (empty when it has one kind). */
+static void add_core_kinds(JsonBuilder *b, const Topology *t)
+{
+        json_builder_set_member_name(b, "core_kinds");
+        json_builder_begin_array(b);
+        for (unsigned k = 0; k < t->ncore_kinds; k++) {
+                g_autoptr(CpuSet) cpus = cpuset_new();
+
+                for (unsigned c = 0; c < t->ncores; c++)
+                        for (unsigned p = t->cores[c].pu_first;
+                             t->cores[c].kind_rank == k && p < t->cores[c].pu_first + t->cores[c].npus; p++)
+                                cpuset_add(cpus, t->pus[p].os_index);
+                json_builder_begin_object(b);
+                add_int(b, "rank", k);
+                json_builder_set_member_name(b, "name");
+                json_builder_add_string_value(b, t->core_kind_names[k] ? t->core_kind_names[k] : "");
+                add_int(b, "max_mhz", t->core_kind_max_mhz[k]);
+                add_cpuset(b, "cpus", cpus);
+                json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+}
+
 JsonNode *topology_to_json(const Topology *t, gboolean detailed)
 {
         g_autoptr(JsonBuilder) b = json_builder_new();
@@ -121,9 +144,14 @@ JsonNode *topology_to_json(const Topology *t, gboolean detailed)
                         add_int(b, "cores", t->nodes[n].ncores);
                         add_int(b, "pus", t->nodes[n].npus);
                         add_cpuset(b, "cpus", t->nodes[n].cpus);
+                        json_builder_set_member_name(b, "kind");
+                        json_builder_add_string_value(b, node_kind_to_string(t->nodes[n].kind));
+                        json_builder_set_member_name(b, "no_local_memory");
+                        json_builder_add_boolean_value(b, t->nodes[n].no_local_memory);
                         json_builder_end_object(b);
                 }
                 json_builder_end_array(b);
+                add_core_kinds(b, t);
                 json_builder_set_member_name(b, "distances");
                 json_builder_begin_array(b);
                 for (unsigned i = 0; i < t->nnodes; i++) {

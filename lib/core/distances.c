@@ -49,3 +49,23 @@ DistanceVerdict distances_sanitize(unsigned n, const uint32_t *matrix, uint32_t 
         *ret = g_memdup2(matrix, sizeof(uint32_t) * n * n);
         return DISTANCES_OK;
 }
+
+unsigned distances_assume_packages(unsigned n, uint32_t *matrix, const TopoPackage *packages,
+                                   unsigned npackages)
+{
+        unsigned set = 0;
+
+        for (unsigned k = 0; k < npackages; k++) {
+                CPUSET_FOREACH (i, packages[k].nodes) {
+                        CPUSET_FOREACH (j, packages[k].nodes) {
+                                gsize at = (gsize)i * n + (unsigned)j;
+                                if (i == j || (unsigned)i >= n || (unsigned)j >= n ||
+                                    matrix[at] == TOPOLOGY_SAME_PACKAGE)
+                                        continue;
+                                matrix[at] = TOPOLOGY_SAME_PACKAGE;
+                                set++;
+                        }
+                }
+        }
+        return set;
+}

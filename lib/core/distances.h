@@ -9,10 +9,17 @@
  * reachable self distance other than 10, makes the whole matrix untrustworthy: it is replaced by the
  * defaults (10 local, 20 remote). A matrix of nothing but unreachable entries carries no NUMA
  * information: all nodes are treated as one flat set.
+ *
+ * Where the defaults stand in for a missing or untrustworthy matrix, the host's packages still say
+ * something: nodes of one package are nearer than nodes of different packages (every multi-socket host
+ * whose firmware reports distances shows it, e.g. 10-12 inside a socket, 20-32 across), so such pairs
+ * are assumed TOPOLOGY_SAME_PACKAGE apart (distances_assume_packages()).
  */
 
 #include <glib.h>
 #include <stdint.h>
+
+#include "topology.h"
 
 typedef enum DistanceVerdict {
         DISTANCES_OK,      /* used as given (unreachable entries kept) */
@@ -26,3 +33,11 @@ typedef enum DistanceVerdict {
  * When the verdict is not DISTANCES_OK and ret_note is not NULL, *ret_note says why (caller frees).
  */
 DistanceVerdict distances_sanitize(unsigned n, const uint32_t *matrix, uint32_t **ret, char **ret_note);
+
+/*
+ * For a matrix distances_sanitize() filled with defaults (MISSING or INVALID): sets every two distinct
+ * nodes that share one of packages[0..npackages) (TopoPackage.nodes, node indexes below n) to
+ * TOPOLOGY_SAME_PACKAGE. Returns how many ordered pairs it set (0: the packages say nothing).
+ */
+unsigned distances_assume_packages(unsigned n, uint32_t *matrix, const TopoPackage *packages,
+                                   unsigned npackages);

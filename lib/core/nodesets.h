@@ -7,7 +7,8 @@
  * Key = (max distance over all ordered pairs of the set, itself included; mean distance over all |S|^2
  * pairs), ascending, stable (ties keep enumeration order: smaller sets first, then lower node numbers).
  * Consecutive candidates with the same max and a mean within 1e-3 form a group; a policy picks the
- * first group holding a set that qualifies and, inside it, the least loaded set.
+ * first group holding a set that qualifies and, inside it, a set whose node shares fit one L3 group each
+ * before the others, then the least loaded set.
  *
  * Up to NODESETS_EXHAUSTIVE_MAX nodes every subset is a candidate. Above that, each node grows a set
  * by adding the remaining nodes in order of distance (ties by index): n sets of each size up to

@@ -26,6 +26,13 @@ static const char *const emulator_pin_mode_table[_EMULATOR_PIN_MAX] = {
 };
 DEFINE_STRING_TABLE_LOOKUP(emulator_pin_mode, EmulatorPinMode, _EMULATOR_PIN_MAX)
 
+static const char *const core_kinds_mode_table[_CORE_KINDS_MAX] = {
+    [CORE_KINDS_PERFORMANCE_FIRST] = "performance-first",
+    [CORE_KINDS_PERFORMANCE_ONLY] = "performance-only",
+    [CORE_KINDS_ANY] = "any",
+};
+DEFINE_STRING_TABLE_LOOKUP(core_kinds_mode, CoreKindsMode, _CORE_KINDS_MAX)
+
 static const char *const plan_result_table[_PLAN_RESULT_MAX] = {
     [PLAN_PLACED] = "placed",
     [PLAN_OVERCOMMITTED] = "overcommitted",

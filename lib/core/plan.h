@@ -46,6 +46,15 @@ typedef enum FitMode {
         _FIT_MAX,
 } FitMode;
 
+/* Which cores of a hybrid host (hwloc cpukinds: P/E, big/LITTLE) vCPUs get. */
+typedef enum CoreKindsMode {
+        CORE_KINDS_PERFORMANCE_FIRST, /* fastest kind first, one kind per domain where it fits, then slower
+                                       */
+        CORE_KINDS_PERFORMANCE_ONLY,  /* the most performant kind only: the others are left to the host */
+        CORE_KINDS_ANY,               /* kinds ignored: cores in topology order */
+        _CORE_KINDS_MAX,
+} CoreKindsMode;
+
 typedef enum PlanResult {
         PLAN_PLACED,
         PLAN_OVERCOMMITTED,
@@ -61,7 +70,10 @@ typedef struct PlacementParams {
         EmulatorPinMode emulator_pin;
         CpuSet *reserved_cpus;   /* OS indexes; never given to vCPUs */
         uint64_t memory_reserve; /* bytes kept free on every node */
-        FitMode fit;             /* added: [Placement] Fit= */
+        /* Added for memory kinds and hybrid CPUs: */
+        unsigned memory_tiers;    /* bit 1 << NodeKind per lower-tier kind used like DRAM (MemoryTiers=) */
+        CoreKindsMode core_kinds; /* CoreKinds= */
+        FitMode fit;              /* added: [Placement] Fit= */
 } PlacementParams;
 
 /* How the domain's memory is bound when placementd does not choose it (<numatune><memory mode=...>). */
@@ -154,6 +166,8 @@ int vcpu_pin_mode_from_string(const char *s);
 const char *emulator_pin_mode_to_string(EmulatorPinMode m);
 int emulator_pin_mode_from_string(const char *s);
 const char *plan_result_to_string(PlanResult r);
+const char *core_kinds_mode_to_string(CoreKindsMode m);
+int core_kinds_mode_from_string(const char *s);
 const char *memory_mode_to_string(MemoryMode m);
 int memory_mode_from_string(const char *s);
 const char *fit_mode_to_string(FitMode m);

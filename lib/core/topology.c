@@ -2,10 +2,19 @@
 #include "topology.h"
 #include "topology-build.h"
 
+#include <errno.h>
 #include <stdarg.h>
+#include <string.h>
 
 #include "distances.h"
 #include "nodesets.h"
+#include "string-table.h"
+
+static const char *const node_kind_table[_NODE_KIND_MAX] = {
+    [NODE_KIND_DRAM] = "dram", [NODE_KIND_HBM] = "hbm", [NODE_KIND_NVM] = "nvm",
+    [NODE_KIND_CXL] = "cxl",   [NODE_KIND_GPU] = "gpu",
+};
+DEFINE_STRING_TABLE_LOOKUP(node_kind, NodeKind, _NODE_KIND_MAX)
 
 void topology_note(Topology *t, const char *fmt, ...)
 {
@@ -48,6 +57,11 @@ void topology_free(Topology *t)
                 nodeset_table_free(t->nodesets);
         g_free(t->pu_index_by_os);
         g_free(t->node_index_by_os);
+        if (t->core_kind_names)
+                for (unsigned i = 0; i < t->ncore_kinds; i++)
+                        g_free(t->core_kind_names[i]);
+        g_free(t->core_kind_names);
+        g_free(t->core_kind_max_mhz);
         g_free(t->source);
         g_free(t);
 }
@@ -97,7 +111,10 @@ static void topology_index(Topology *t)
                 t->node_index_by_os[t->nodes[i].os_index] = (int)i;
 }
 
-/* Runs the distance matrix through distances_sanitize() and sets the verdict flags; frees matrix. */
+/*
+ * Runs the distance matrix through distances_sanitize() and sets the verdict flags; frees matrix. Defaults
+ * put nodes of one package nearer than nodes of different packages.
+ */
 static void topology_set_distances(Topology *t, uint32_t *matrix)
 {
         g_autofree char *note = NULL;
@@ -107,6 +124,13 @@ static void topology_set_distances(Topology *t, uint32_t *matrix)
         g_free(matrix);
         t->distances_known = v == DISTANCES_OK;
         t->flat = v == DISTANCES_FLAT;
+        if ((v == DISTANCES_MISSING || v == DISTANCES_INVALID) &&
+            distances_assume_packages(t->nnodes, t->distance, t->packages, t->npackages) && note) {
+                char *more =
+                    g_strdup_printf("%s, %u between nodes of one package", note, TOPOLOGY_SAME_PACKAGE);
+                g_free(note);
+                note = more;
+        }
         if (note)
                 g_ptr_array_add(t->notes, g_steal_pointer(&note));
         if (v != DISTANCES_OK)
@@ -117,9 +141,35 @@ static void topology_set_distances(Topology *t, uint32_t *matrix)
                                       t->nodes[i].os_index);
 }
 
+/*
+ * The stand-in node for CPUs local to no NUMA node is farther from every node, itself included, than
+ * any two real nodes are: every set of real nodes ranks before any set holding it, and it is never a
+ * set's nearest node.
+ */
+static void topology_push_no_local_node(Topology *t)
+{
+        uint32_t far = TOPOLOGY_REMOTE;
+
+        if (t->flat)
+                return;
+        for (unsigned i = 0; i < t->nnodes; i++)
+                for (unsigned j = 0; j < t->nnodes; j++) {
+                        uint32_t d = topology_distance(t, i, j);
+                        if (!t->nodes[i].no_local_memory && !t->nodes[j].no_local_memory &&
+                            d != TOPOLOGY_UNREACHABLE)
+                                far = MAX(far, d);
+                }
+        far += TOPOLOGY_LOCAL;
+        for (unsigned i = 0; i < t->nnodes; i++)
+                for (unsigned j = 0; j < t->nnodes; j++)
+                        if (t->nodes[i].no_local_memory || t->nodes[j].no_local_memory)
+                                t->distance[i * t->nnodes + j] = far;
+}
+
 void topology_finish(Topology *t, uint32_t *distance)
 {
         topology_set_distances(t, distance);
+        topology_push_no_local_node(t);
         topology_index(t);
         t->nodesets = nodeset_table_new(t->nnodes, t->distance, t->flat);
 }
@@ -165,6 +215,7 @@ Topology *topology_new_uniform(unsigned nnodes, unsigned cores_per_node, unsigne
                 core->node = core->package = core->l3 = c / cores_per_node;
                 core->os_index = c;
                 core->pu_first = c * threads_per_core;
+                core->l2 = c;
                 core->npus = threads_per_core;
                 for (unsigned k = 0; k < threads_per_core; k++) {
                         unsigned p = c * threads_per_core + k;

@@ -23,10 +23,32 @@
 #define TOPOLOGY_UNREACHABLE UINT32_MAX
 #define TOPOLOGY_LOCAL       10u
 #define TOPOLOGY_REMOTE      20u
+/* Assumed between two nodes of one package when the host reports no usable distances. */
+#define TOPOLOGY_SAME_PACKAGE 11u
 /* Linux's MAX_NUMNODES (NODES_SHIFT 10). */
 #define TOPOLOGY_NODES_MAX 1024u
+/* The OS index of the stand-in node for CPUs local to no NUMA node: no Linux node has it. */
+#define TOPOLOGY_NO_LOCAL_NODE TOPOLOGY_NODES_MAX
 
 typedef struct NodeSetTable NodeSetTable;
+
+/*
+ * What a NUMA node's memory is, from hwloc's subtype of the node ("GPUMemory", "MCDRAM", "HBM", "NVM",
+ * "SPM", "CXL-DRAM"...). DRAM is the first tier. GPU memory is never given to guests. HBM, NVM and CXL
+ * are lower tiers: used first only when PlacementParams.memory_tiers names them, otherwise only when no
+ * set of first-tier nodes has room.
+ */
+typedef enum NodeKind {
+        NODE_KIND_DRAM,
+        NODE_KIND_HBM,
+        NODE_KIND_NVM,
+        NODE_KIND_CXL,
+        NODE_KIND_GPU,
+        _NODE_KIND_MAX,
+} NodeKind;
+
+const char *node_kind_to_string(NodeKind k);
+int node_kind_from_string(const char *s); /* -EINVAL when unknown */
 
 typedef struct TopoPu {
         unsigned os_index;
@@ -40,6 +62,10 @@ typedef struct TopoCore {
         unsigned os_index; /* hwloc core OS index (informational) */
         unsigned pu_first; /* index into pus[] */
         unsigned npus;     /* SMT siblings: 1, 2, 4... */
+        /* Added for hybrid CPUs (hwloc cpukinds) and cache clusters: */
+        unsigned kind_rank; /* 0 = the most performant core kind of the host, 1 the next... */
+        bool no_l3;         /* hwloc knows L3 caches on this host, and this core is under none */
+        unsigned l2; /* index of its L2 cluster (dense, host-wide); a core of its own when none is known */
 } TopoCore;
 
 typedef struct TopoNode {
@@ -49,6 +75,9 @@ typedef struct TopoNode {
         unsigned ncores; /* 0 for memory-only nodes (CXL, HBM) */
         unsigned npus;
         CpuSet *cpus; /* OS indexes of its PUs */
+        /* Added for memory kinds and CPUs without a local node: */
+        NodeKind kind;
+        bool no_local_memory; /* a stand-in for CPUs local to no NUMA node: no memory, OS index not a node */
 } TopoNode;
 
 typedef struct TopoPackage {
@@ -64,7 +93,7 @@ typedef struct Topology {
         TopoCore *cores;
         TopoPu *pus;
         uint32_t *distance;   /* nnodes * nnodes */
-        bool distances_known; /* false: defaults 10/20 were assumed */
+        bool distances_known; /* false: defaults assumed (10 local, 11 in one package, 20 across) */
         bool flat;            /* no NUMA information at all: the nodes form one set */
         unsigned max_threads; /* most PUs in one core */
         CpuSet *all_pus;      /* OS indexes of every usable PU */
@@ -77,6 +106,12 @@ typedef struct Topology {
         unsigned pu_index_by_os_len;
         int *node_index_by_os;
         unsigned node_index_by_os_len;
+
+        /* Added for hybrid CPUs: hwloc cpukinds, ranked most performant first. 0 kinds when none is known
+         * (every core then has kind_rank 0). */
+        unsigned ncore_kinds;
+        char **core_kind_names;      /* [ncore_kinds] hwloc's CoreType info, or NULL */
+        unsigned *core_kind_max_mhz; /* [ncore_kinds] hwloc's FrequencyMaxMHz info, 0 when unknown */
 } Topology;
 
 /* Builds a topology from plain arrays: for tests and the ranking fixtures. distance may be NULL

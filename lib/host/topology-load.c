@@ -2,6 +2,7 @@
 #include "topology-load.h"
 #include "ret-error.h"
 #include "topology-build.h"
+#include "topology-kinds.h"
 #include "topology-xml-trial.h"
 #include "topology-xml.h"
 
@@ -143,6 +144,8 @@ static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached,
                 hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i);
                 hwloc_obj_t at = numa_attachment(obj);
                 TopoNode *node = &t->nodes[i];
+                bool unknown;
+                gpointer v;
 
                 node->cpus = cpuset_new();
                 if (obj->os_index == HWLOC_UNKNOWN_INDEX)
@@ -165,11 +168,40 @@ static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached,
                                       node->os_index);
                         node->memory = 0;
                 }
-                /* The first node (by hwloc logical index) attached to an object gets its cores. */
-                if (at && !g_hash_table_contains(attached, at))
+                node->kind = topology_node_kind(obj, &unknown);
+                if (unknown)
+                        topology_note(t, "NUMA node %u has memory of unknown kind \"%s\": counted as DRAM",
+                                      node->os_index, obj->subtype);
+                if (node->kind == NODE_KIND_GPU)
+                        topology_note(t, "NUMA node %u is GPU memory: never given to domains",
+                                      node->os_index);
+                /* The first DRAM node (by hwloc logical index) attached to an object gets its cores; the
+                 * first node of another kind only when no DRAM node is attached there. */
+                if (at &&
+                    (!g_hash_table_lookup_extended(attached, at, NULL, &v) ||
+                     (node->kind == NODE_KIND_DRAM && t->nodes[GPOINTER_TO_INT(v)].kind != NODE_KIND_DRAM)))
                         g_hash_table_insert(attached, at, GINT_TO_POINTER((int)i));
         }
         return 0;
+}
+
+/*
+ * Appends the stand-in node for CPUs local to no NUMA node (their node is offline, or the export was
+ * restricted): no memory, OS index TOPOLOGY_NO_LOCAL_NODE (above any Linux node number), never local to
+ * anything; topology_finish() puts it farther than every real node so that sets use it last.
+ */
+static void add_no_local_node(Topology *t)
+{
+        TopoNode *node;
+
+        t->nodes = g_renew(TopoNode, t->nodes, t->nnodes + 1);
+        node = &t->nodes[t->nnodes++];
+        *node = (TopoNode){
+            .os_index = TOPOLOGY_NO_LOCAL_NODE,
+            .cpus = cpuset_new(),
+            .kind = NODE_KIND_DRAM,
+            .no_local_memory = true,
+        };
 }
 
 static void note_cpus(Topology *t, const CpuSet *cpus, const char *what)
@@ -242,7 +274,7 @@ static int collect_pus(Topology *t, hwloc_topology_t topo, GHashTable *attached,
 
                         if (node < 0) {
                                 c.orphan = true;
-                                node = 0;
+                                node = (int)t->nnodes; /* the stand-in node add_no_local_node() adds */
                         }
                         c.node = (unsigned)node;
                         k = pre->len;
@@ -281,8 +313,11 @@ static int collect_pus(Topology *t, hwloc_topology_t topo, GHashTable *attached,
                               without_core, without_core == 1 ? "" : "s");
         if (!cpuset_is_empty(orphans)) {
                 g_autofree char *list = cpuset_format(orphans);
-                topology_note(t, "PUs %s are not local to any NUMA node: counted in NUMA node %u", list,
-                              t->nodes[0].os_index);
+                topology_note(t,
+                              "PUs %s are not local to any NUMA node: kept apart as node %u (no local "
+                              "memory), used last",
+                              list, TOPOLOGY_NO_LOCAL_NODE);
+                add_no_local_node(t);
         }
         if (n == 0)
                 return ret_error_set(ret_error, -ENODEV, "%s: no usable CPU (%u offline, %u not allowed)",
@@ -369,11 +404,27 @@ static void build_l3(Topology *t, hwloc_topology_t topo, hwloc_obj_t *core_obj)
                         t->cores[c].l3 = (unsigned)node_group[n];
                 }
         }
+        for (unsigned c = 0; with && c < t->ncores; c++)
+                t->cores[c].no_l3 = !hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_L3CACHE, core_obj[c]);
         if (without && !with)
                 topology_note(t, "no L3 cache information: one L3 group per NUMA node");
         else if (without)
-                topology_note(t, "%u core%s without an L3 cache: grouped by NUMA node", without,
+                topology_note(t, "%u core%s without an L3 cache: grouped by NUMA node, used last", without,
                               without == 1 ? "" : "s");
+}
+
+/* The n x n matrix m grown by a last row and column (local 10, remote 20 until topology_finish()). */
+static uint32_t *with_no_local_node(uint32_t *m, unsigned n)
+{
+        uint32_t *big = g_new(uint32_t, (gsize)(n + 1) * (n + 1));
+
+        for (unsigned i = 0; i <= n; i++)
+                for (unsigned j = 0; j <= n; j++)
+                        big[i * (n + 1) + j] = i < n && j < n ? m[i * n + j]
+                                               : i == j       ? TOPOLOGY_LOCAL
+                                                              : TOPOLOGY_REMOTE;
+        g_free(m);
+        return big;
 }
 
 /*
@@ -385,7 +436,8 @@ static uint32_t *read_distances(Topology *t, hwloc_topology_t topo, const char *
         struct hwloc_distances_s *d = NULL;
         g_autofree bool *covered = NULL;
         uint32_t *m = NULL;
-        unsigned nr = 1, n = t->nnodes, ncovered = 0;
+        /* hwloc's matrix covers the real nodes; the stand-in for CPUs without one (last) gets a row later */
+        unsigned nr = 1, n = t->nnodes - (t->nodes[t->nnodes - 1].no_local_memory ? 1 : 0), ncovered = 0;
         bool bad = false;
 
         if (hwloc_distances_get_by_name(topo, "NUMALatency", &nr, &d, 0) < 0 || nr == 0) {
@@ -436,7 +488,7 @@ static uint32_t *read_distances(Topology *t, hwloc_topology_t topo, const char *
                         }
         }
         hwloc_distances_release(topo, d);
-        return m;
+        return m && n < t->nnodes ? with_no_local_node(m, n) : m;
 }
 
 static int topology_build(const char *source, hwloc_topology_t topo, const char *xml, Topology **ret,
@@ -511,6 +563,8 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
 
         build_packages(t, topo, core_obj);
         build_l3(t, topo, core_obj);
+        topology_load_l2(t, topo, core_obj);
+        topology_load_core_kinds(t, topo, core_obj);
 
         if (min_threads != t->max_threads)
                 topology_note(t, "cores have %u to %u threads", min_threads, t->max_threads);

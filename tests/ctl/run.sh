@@ -9,6 +9,8 @@
 #    host with two domains and a reserved CPU, the SVG lstopo drew is read back with xml.etree
 #    (svg-colours.py) and checked against the decisions' JSON (check-picture.py), a domain name that
 #    holds the legend's separator included.
+#  - topology on corpus shapes (tests/topologies/make.sh): memory kinds, CPU kinds, CPUs local to no
+#    NUMA node; plan --config with MemoryTiers=.
 #   bash tests/ctl/run.sh [BUILD_DIR]        (default: build; CTL_TEST_KEEP=1 keeps the temp dir)
 # TAP-like lines; the last line is "ctl: N passed, M failed".
 set -u
@@ -120,6 +122,28 @@ run "$CTL" plan --topology="$HOST222" --vcpus=2 a:1:1G
 result "plan --topology takes no --vcpus: exit 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
 run "$CTL" --bus-address="unix:path=$TMP/nothing-here" status
 result "status with no bus there exits 3 (rc $RC)" "$([ $RC -eq 3 ]; echo $?)"
+
+# ---- kinds: memory kinds per node, CPU kinds, CPUs local to no node, MemoryTiers= -----------------------
+TOPOS=$ROOT/tests/topologies
+run "$CTL" topology --topology="$TOPOS/power9-gpu.xml"
+result "topology names each node's memory kind (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -Eq '^node 0 .* dram ' "$OUT" && [ "$(grep -Ec '^node [2-5] .* gpu ' "$OUT")" -eq 4 ]; echo $?)"
+run "$CTL" --json topology --topology="$TOPOS/alder-lake.xml"
+result "topology --json lists the CPU kinds, most performant first, and each node's kind (rc $RC)" \
+    "$([ $RC -eq 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+k=d["core_kinds"]; assert [x["name"] for x in k]==["IntelCore","IntelAtom"] and k[0]["max_mhz"]==5400
+assert d["node_list"][0]["kind"]=="dram" and d["node_list"][0]["no_local_memory"] is False' "$OUT"; echo $?)"
+run "$CTL" topology --topology="$TOPOS/no-local-node-3s.xml"
+result "topology shows CPUs local to no NUMA node apart (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q '^host: *2 NUMA nodes (and CPUs local to none)' "$OUT" &&
+        grep -Eq '^node 1024 .* none .*cpus 32-47  \(local to no NUMA node: used last\)' "$OUT"; echo $?)"
+printf '[Placement]\nMemoryTiers=cxl\n' >"$TMP/tiers.conf"
+run "$CTL" --json plan --topology="$TOPOS/cxl-expander.xml" big:4:40G
+first=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["decisions"][0]["memory_nodes"])' "$OUT" 2>&1)
+run "$CTL" --json plan --topology="$TOPOS/cxl-expander.xml" --config="$TMP/tiers.conf" big:4:40G
+tiered=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["decisions"][0]["memory_nodes"])' "$OUT" 2>&1)
+result "MemoryTiers=cxl lets the nearer CXL node hold memory DRAM would otherwise hold ($first, then $tiered)" \
+    "$([ "$first" = "0-1" ] && [ "$tiered" = "0,2" ]; echo $?)"
 
 # ---- the offline picture -----------------------------------------------------------------------------
 printf '[Placement]\nReservedCPUs=7\n' >"$TMP/reserved.conf"

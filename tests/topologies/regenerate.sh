@@ -75,3 +75,10 @@ synthetic "pack:2 numa:34(memory=1GB) core:1 pu:1" big-68-nodes.xml
 # hwloc 3.0's XML (<topology version="3.0">), which hwloc 2.x refuses: the same host with 3.0's header.
 sed -e 's|hwloc2.dtd|hwloc3.dtd|' -e 's|<topology version="2.0">|<topology version="3.0">|' \
         two-node-smt.xml >hwloc-3.0.xml
+
+# Two sockets of two NUMA nodes each, no distance matrix: nodes of one package must count as nearer.
+synthetic "pack:2 numa:2(memory=16GB) core:12 pu:2" two-sockets-no-slit.xml
+# Several L3 groups per NUMA node: 4 nodes of 4 L3 x 6 cores (a Xeon with sub-NUMA L3 slices), and the
+# shape of 2x EPYC 9654 in NPS1 (one node per socket, 12 CCDs of 8 cores each).
+synthetic "pack:4 numa:1(memory=64GB) l3:4 core:6 pu:2" four-l3-per-node.xml
+synthetic "pack:2 numa:1(memory=384GB) l3:12 core:8 pu:2" epyc-9654-nps1.xml

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "memory-tiers.h"
+#include "host-view.h"
+#include "size.h"
+
+unsigned memory_tiers_held_back(const Topology *t, const PlacementParams *params)
+{
+        unsigned held = 0;
+
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                NodeKind k = t->nodes[n].kind;
+
+                if (t->nodes[n].memory && k != NODE_KIND_GPU && !host_view_memory_usable(params, k))
+                        held |= 1u << k;
+        }
+        return held;
+}
+
+static void append(Plan *plan, const char *text)
+{
+        g_autofree char *old = plan->reason;
+
+        plan->reason = g_strconcat(old ? old : "", text, NULL);
+}
+
+void memory_tiers_note(const Topology *t, bool last_resort, Plan *plan)
+{
+        g_autoptr(GString) s = g_string_new(NULL);
+        g_autoptr(CpuSet) gpu = cpuset_new();
+
+        for (unsigned n = 0; n < t->nnodes && n < plan->nnode_memory; n++) {
+                const TopoNode *node = &t->nodes[n];
+                char a[32];
+
+                if (node->kind == NODE_KIND_GPU)
+                        cpuset_add(gpu, node->os_index);
+                if (node->kind == NODE_KIND_DRAM || !plan->node_memory[n] || plan->keep_memory)
+                        continue;
+                g_string_append_printf(s, "%s%s on node %u (%s)", s->len ? ", " : "; ",
+                                       size_format(plan->node_memory[n], a, sizeof(a)), node->os_index,
+                                       node_kind_to_string(node->kind));
+        }
+        if (s->len)
+                g_string_append(s, last_resort ? ": a lower tier of memory, used since no set of DRAM nodes "
+                                                 "has room"
+                                               : ": a first tier by MemoryTiers=");
+        if (plan->result == PLAN_UNPLACEABLE && !cpuset_is_empty(gpu)) {
+                g_autofree char *list = cpuset_format(gpu);
+                g_string_append_printf(s, "; GPU memory (node%s %s) is never given to domains",
+                                       cpuset_count(gpu) == 1 ? "" : "s", list);
+        }
+        if (s->len)
+                append(plan, s->str);
+}

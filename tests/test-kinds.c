@@ -1,0 +1,396 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Memory kinds (GPU memory, HBM, CXL) and core kinds (P/E, big/LITTLE) on hosts of the corpus. */
+#include "test-util.h"
+#include "test-policy-util.h"
+#include "domain-xml.h"
+#include "metadata.h"
+#include "topology-load.h"
+
+#include <string.h>
+
+static Topology *load(const char *name)
+{
+        g_autofree char *path = test_topology_path(name);
+        g_autofree char *error = NULL;
+        Topology *t = NULL;
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s: %s", name, error);
+        return t;
+}
+
+static const TopoCore *vcpu_core(const Topology *t, const Plan *p, unsigned v)
+{
+        ck_assert_int_ge(p->vcpu_pu[v], 0);
+        return &t->cores[t->pus[p->vcpu_pu[v]].core];
+}
+
+static uint64_t memory_of_kind(const Topology *t, const Plan *p, NodeKind kind)
+{
+        uint64_t sum = 0;
+
+        for (unsigned n = 0; n < t->nnodes; n++)
+                if (t->nodes[n].kind == kind)
+                        sum += p->node_memory[n];
+        return sum;
+}
+
+#define ck_assert_reason(p, needle)                                                                         \
+        ck_assert_msg(strstr((p)->reason, (needle)), "reason '%s' lacks '%s'", (p)->reason, (needle))
+
+START_TEST(test_node_kinds_loaded)
+{
+        g_autoptr(Topology) p9 = load("power9-gpu.xml");
+        g_autoptr(Topology) knl = load("knl-snc4-flat.xml");
+        g_autoptr(Topology) cxl = load("cxl-expander.xml");
+
+        for (unsigned n = 0; n < p9->nnodes; n++)
+                ck_assert_int_eq(p9->nodes[n].kind, n < 2 ? NODE_KIND_DRAM : NODE_KIND_GPU);
+        for (unsigned n = 0; n < knl->nnodes; n++) {
+                ck_assert_int_eq(knl->nodes[n].kind, n % 2 ? NODE_KIND_HBM : NODE_KIND_DRAM);
+                /* each cluster's cores belong to its DRAM node, not its MCDRAM */
+                ck_assert_uint_eq(knl->nodes[n].ncores, n % 2 ? 0 : 4);
+        }
+        ck_assert_int_eq(cxl->nodes[2].kind, NODE_KIND_CXL);
+}
+END_TEST
+
+/* POWER9 with GPU memory as NUMA nodes: once DRAM is full, a domain is not given GPU memory. */
+START_TEST(test_never_gpu_memory)
+{
+        g_autoptr(Topology) t = load("power9-gpu.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        const Plan *p;
+
+        test_place(t, l, &params, "a", 2, 235 * GiB);
+        test_place(t, l, &params, "b", 2, 235 * GiB);
+        p = test_place(t, l, &params, "c", 2, 12 * GiB);
+        ck_assert_uint_eq(memory_of_kind(t, p, NODE_KIND_GPU), 0);
+        ck_assert_int_eq(p->result, PLAN_UNPLACEABLE);
+        ck_assert_reason(p, "GPU memory (nodes 2-5) is never given to domains");
+        /* even when lower tiers are opened to everything */
+        params.memory_tiers = ~0u;
+        p = test_place(t, l, &params, "d", 2, 1 * GiB);
+        ck_assert_uint_eq(memory_of_kind(t, p, NODE_KIND_GPU), 0);
+}
+END_TEST
+
+/* A CXL expander nearer to socket 0 than socket 1's DRAM: a domain too big for node 0 goes to DRAM on
+ * both sockets, not to CXL; with MemoryTiers=cxl it may use the nearer CXL memory. */
+START_TEST(test_cxl_lower_tier)
+{
+        g_autoptr(Topology) t = load("cxl-expander.xml");
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+
+        {
+                g_autoptr(Ledger) l = ledger_new(t);
+                const Plan *p = test_place(t, l, &params, "big", 4, 40 * GiB);
+
+                ck_assert_int_eq(p->result, PLAN_PLACED);
+                ck_assert_uint_eq(memory_of_kind(t, p, NODE_KIND_CXL), 0);
+                ck_assert_uint_eq(memory_of_kind(t, p, NODE_KIND_DRAM), 40 * GiB);
+                ck_assert(!strstr(p->reason, "cxl"));
+        }
+        {
+                g_autoptr(Ledger) l = ledger_new(t);
+                const Plan *p;
+
+                params.memory_tiers = 1u << NODE_KIND_CXL;
+                p = test_place(t, l, &params, "big", 4, 40 * GiB);
+                ck_assert_int_eq(p->result, PLAN_PLACED);
+                ck_assert_uint_gt(memory_of_kind(t, p, NODE_KIND_CXL), 0);
+                ck_assert_reason(p, "(cxl): a first tier by MemoryTiers=");
+        }
+}
+END_TEST
+
+/* When no set of DRAM nodes has room, the lower tier is used, and the reason says so. */
+START_TEST(test_lower_tier_last_resort)
+{
+        g_autoptr(Topology) t = load("cxl-expander.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        const Plan *p = test_place(t, l, &params, "huge", 4, 80 * GiB);
+
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert_uint_gt(memory_of_kind(t, p, NODE_KIND_CXL), 0);
+        ck_assert_reason(p, "a lower tier of memory, used since no set of DRAM nodes has room");
+}
+END_TEST
+
+/* Persistent memory onlined as kmem DAX (hwloc 2.9 turns its DAXType into the NVM subtype): nearer than
+ * the other socket's DRAM, yet a domain too big for its node's DRAM gets the other socket's DRAM. */
+START_TEST(test_pmem_dax)
+{
+        g_autoptr(Topology) t = load("pmem-dax.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        const Plan *p;
+
+        ck_assert_int_eq(t->nodes[1].kind, NODE_KIND_NVM);
+        ck_assert_int_eq(t->nodes[3].kind, NODE_KIND_NVM);
+        p = test_place(t, l, &params, "a", 4, 40 * GiB);
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert_uint_eq(memory_of_kind(t, p, NODE_KIND_NVM), 0);
+}
+END_TEST
+
+/* KNL SNC4 flat: MCDRAM holds memory only once every DRAM node is short of it. */
+START_TEST(test_knl_mcdram)
+{
+        g_autoptr(Topology) t = load("knl-snc4-flat.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        const Plan *p = test_place(t, l, &params, "a", 4, 20 * GiB);
+
+        ck_assert_uint_eq(memory_of_kind(t, p, NODE_KIND_HBM), 0);
+        p = test_place(t, l, &params, "b", 4, 80 * GiB);
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert_uint_gt(memory_of_kind(t, p, NODE_KIND_HBM), 0);
+        ck_assert_reason(p, "(hbm)");
+}
+END_TEST
+
+START_TEST(test_core_kinds_loaded)
+{
+        g_autoptr(Topology) al = load("alder-lake.xml");
+        g_autoptr(Topology) ar = load("arrow-lake.xml");
+        g_autoptr(Topology) xeon = load("xeon-2s-smt.xml");
+        unsigned p = 0, e = 0, no_l3 = 0;
+
+        ck_assert_uint_eq(al->ncore_kinds, 2);
+        ck_assert_str_eq(al->core_kind_names[0], "IntelCore");
+        ck_assert_uint_eq(al->core_kind_max_mhz[0], 5400);
+        for (unsigned c = 0; c < al->ncores; c++) {
+                p += al->cores[c].kind_rank == 0;
+                e += al->cores[c].kind_rank == 1;
+        }
+        ck_assert_uint_eq(p, 4);
+        ck_assert_uint_eq(e, 8);
+        /* E-cores share an L2 by modules of four, P-cores have their own */
+        ck_assert_uint_eq(al->cores[4].l2, al->cores[7].l2);
+        ck_assert_uint_ne(al->cores[7].l2, al->cores[8].l2);
+        ck_assert_uint_ne(al->cores[0].l2, al->cores[1].l2);
+
+        ck_assert_uint_eq(ar->ncore_kinds, 3);
+        for (unsigned c = 0; c < ar->ncores; c++) {
+                no_l3 += ar->cores[c].no_l3;
+                ck_assert(!ar->cores[c].no_l3 || ar->cores[c].kind_rank == 2);
+        }
+        ck_assert_uint_eq(no_l3, 2);
+        ck_assert_uint_eq(xeon->ncore_kinds, 0);
+}
+END_TEST
+
+/* Arrow Lake: the first small domains get P-cores, not the low-power cores outside the L3. */
+START_TEST(test_arrow_lake_p_cores_first)
+{
+        g_autoptr(Topology) t = load("arrow-lake.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+
+        for (unsigned i = 0; i < 14; i++) {
+                g_autofree char *name = g_strdup_printf("vm%u", i);
+                const Plan *p = test_place(t, l, &params, name, 1, 1 * GiB);
+                const TopoCore *c = vcpu_core(t, p, 0);
+
+                /* 4 P-cores, then the 8 E-cores, then the 2 low-power ones */
+                ck_assert_uint_eq(c->kind_rank, i < 4 ? 0 : i < 12 ? 1 : 2);
+                ck_assert(c->no_l3 == (i >= 12));
+        }
+}
+END_TEST
+
+/* NVIDIA GB10: big cores (numbered after the little ones) are taken first. */
+START_TEST(test_gb10_big_first)
+{
+        g_autoptr(Topology) t = load("gb10.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        const Plan *p = test_place(t, l, &params, "a", 4, 4 * GiB);
+
+        for (unsigned v = 0; v < 4; v++)
+                ck_assert_uint_eq(vcpu_core(t, p, v)->kind_rank, 0);
+        /* one cluster (L3) holds them */
+        for (unsigned v = 1; v < 4; v++)
+                ck_assert_uint_eq(vcpu_core(t, p, v)->l3, vcpu_core(t, p, 0)->l3);
+}
+END_TEST
+
+/* Alder Lake: with 2 P-cores left, a 4-vCPU domain goes whole to one E-core module, not 2 P + 2 E. */
+START_TEST(test_alder_lake_one_kind)
+{
+        g_autoptr(Topology) t = load("alder-lake.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        const Plan *p;
+
+        p = test_place(t, l, &params, "a", 2, 1 * GiB);
+        ck_assert_uint_eq(vcpu_core(t, p, 0)->kind_rank, 0);
+        ck_assert_uint_eq(vcpu_core(t, p, 1)->kind_rank, 0);
+        p = test_place(t, l, &params, "b", 4, 1 * GiB);
+        for (unsigned v = 0; v < 4; v++) {
+                ck_assert_uint_eq(vcpu_core(t, p, v)->kind_rank, 1);
+                ck_assert_uint_eq(vcpu_core(t, p, v)->l2, vcpu_core(t, p, 0)->l2);
+        }
+        /* the 2 P-cores left still go to a 2-vCPU domain */
+        p = test_place(t, l, &params, "c", 2, 1 * GiB);
+        ck_assert_uint_eq(vcpu_core(t, p, 0)->kind_rank, 0);
+        ck_assert_uint_eq(vcpu_core(t, p, 1)->kind_rank, 0);
+}
+END_TEST
+
+/* E-core modules: a module is filled before another is opened. */
+START_TEST(test_l2_cluster_fill)
+{
+        g_autoptr(Topology) t = load("alder-lake.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        const Plan *p;
+
+        test_place(t, l, &params, "p", 4, 1 * GiB); /* the P-cores */
+        p = test_place(t, l, &params, "a", 3, 1 * GiB);
+        ck_assert_uint_eq(vcpu_core(t, p, 0)->l2, vcpu_core(t, p, 2)->l2);
+        /* 1 core left in that module, 4 in the other: a 2-vCPU domain takes 2 of the other, unsplit */
+        p = test_place(t, l, &params, "b", 2, 1 * GiB);
+        ck_assert_uint_eq(vcpu_core(t, p, 0)->l2, vcpu_core(t, p, 1)->l2);
+        /* and a 1-vCPU domain the module's last core, leaving 2 whole cores of the other together */
+        p = test_place(t, l, &params, "c", 1, 1 * GiB);
+        ck_assert_uint_eq(vcpu_core(t, p, 0)->kind_rank, 1);
+        {
+                const Plan *a = ledger_lookup(l, "a");
+                ck_assert_uint_eq(vcpu_core(t, p, 0)->l2, vcpu_core(t, a, 0)->l2);
+        }
+}
+END_TEST
+
+/* CoreKinds=performance-only leaves E-cores to the host; CoreKinds=any takes cores in topology order. */
+START_TEST(test_core_kinds_modes)
+{
+        g_autoptr(Topology) t = load("gb10.xml");
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+
+        {
+                g_autoptr(Ledger) l = ledger_new(t);
+                const Plan *p;
+
+                params.core_kinds = CORE_KINDS_PERFORMANCE_ONLY;
+                p = test_place(t, l, &params, "a", 12, 4 * GiB);
+                ck_assert_int_eq(p->result, PLAN_OVERCOMMITTED);
+                for (unsigned v = 0; v < p->nvcpus; v++)
+                        ck_assert_uint_eq(vcpu_core(t, p, v)->kind_rank, 0);
+        }
+        {
+                g_autoptr(Ledger) l = ledger_new(t);
+                const Plan *p;
+
+                params.core_kinds = CORE_KINDS_ANY;
+                p = test_place(t, l, &params, "a", 1, 4 * GiB);
+                ck_assert_uint_eq(vcpu_core(t, p, 0)->kind_rank, 1);
+        }
+}
+END_TEST
+
+/* A socket whose node is offline: its CPUs are no node's. A 12-vCPU domain goes to the two real nodes'
+ * cores, not to the socket without memory; only when the real nodes are full are those CPUs used, and
+ * the reason does not call them a node's. */
+START_TEST(test_no_local_node_last)
+{
+        g_autoptr(Topology) t = load("no-local-node-3s.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        unsigned orphan = t->nnodes - 1;
+        const Plan *p;
+
+        ck_assert_uint_eq(t->nnodes, 3);
+        ck_assert(t->nodes[orphan].no_local_memory);
+        ck_assert_uint_eq(t->nodes[0].ncores, 8);
+        p = test_place(t, l, &params, "a", 12, 8 * GiB);
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert(!cpuset_has(p->nodes, orphan));
+        for (unsigned v = 0; v < p->nvcpus; v++)
+                ck_assert_uint_ne(vcpu_core(t, p, v)->node, orphan);
+        ck_assert_uint_eq(p->node_memory[orphan], 0);
+        ck_assert_int_eq(ledger_release(l, "a"), 0);
+        test_place(t, l, &params, "a", 8, 8 * GiB);
+        /* 8 real cores left: a 10-vCPU domain gets them and only 2 of the CPUs without a node (not an
+         * even share), memory on real nodes */
+        p = test_place(t, l, &params, "b", 10, 4 * GiB);
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        {
+                unsigned on_orphan = 0;
+                for (unsigned v = 0; v < p->nvcpus; v++)
+                        on_orphan += vcpu_core(t, p, v)->node == orphan;
+                ck_assert_uint_eq(on_orphan, 2);
+        }
+        ck_assert_uint_eq(p->node_memory[orphan], 0);
+        ck_assert_uint_eq(p->node_memory[0] + p->node_memory[1], 4 * GiB);
+        ck_assert_reason(p, "nodes 0-1 with CPUs 32-47 (local to no NUMA node)");
+        ck_assert(!strstr(p->reason, "1024"));
+}
+END_TEST
+
+/* A record as libvirt stores it: its elements in placementd's namespace, under a prefix; frees record. */
+static char *prefixed(char *record)
+{
+        g_autoptr(GRegex) re = g_regex_new("<(/?)", 0, 0, NULL);
+        char *out = g_regex_replace(re, record, -1, 0, "<\\1p:", 0, NULL);
+
+        g_free(record);
+        return out;
+}
+
+/* A plan that uses CPUs local to no node is recorded and adopted back as it was (a daemon restart). */
+START_TEST(test_no_local_node_metadata)
+{
+        g_autoptr(Topology) t = load("no-local-node-3s.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autoptr(DomainSpec) spec = NULL;
+        g_autoptr(Plan) back = NULL;
+        g_autofree char *record = NULL, *xml = NULL, *error = NULL;
+        const Plan *p;
+
+        test_place(t, l, &params, "a", 16, 8 * GiB);
+        p = test_place(t, l, &params, "b", 4, 4 * GiB);
+        ck_assert(cpuset_has(p->nodes, t->nnodes - 1));
+        record = prefixed(metadata_format(t, p, "placed", "applied", NULL));
+        ck_assert(g_str_has_prefix(record, "<p:domain>"));
+        xml = g_strdup_printf("<domain><name>b</name><vcpu>4</vcpu><memory unit='GiB'>4</memory>"
+                              "<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "'>%s</metadata></domain>",
+                              record + strlen("<p:domain>"));
+        ck_assert_int_eq(domain_xml_parse(xml, &spec, NULL), 0);
+        ck_assert_msg(spec->decision, "%s: %s", record, spec->decision_error);
+        ck_assert_msg(metadata_to_plan(t, spec->decision, "b", 4, 4 * GiB, &back, &error) == 0, "%s", error);
+        ck_assert(cpuset_equal(back->nodes, p->nodes));
+        ck_assert_int_eq(memcmp(back->vcpu_pu, p->vcpu_pu, sizeof(int) * 4), 0);
+        ck_assert_uint_eq(back->node_memory[t->nnodes - 1], 0);
+}
+END_TEST
+
+static Suite *kinds_suite(void)
+{
+        Suite *s = suite_create("kinds");
+        TCase *memory = tcase_create("memory");
+        TCase *cores = tcase_create("cores");
+
+        tcase_add_test(memory, test_node_kinds_loaded);
+        tcase_add_test(memory, test_never_gpu_memory);
+        tcase_add_test(memory, test_cxl_lower_tier);
+        tcase_add_test(memory, test_lower_tier_last_resort);
+        tcase_add_test(memory, test_knl_mcdram);
+        tcase_add_test(memory, test_pmem_dax);
+        tcase_add_test(cores, test_core_kinds_loaded);
+        tcase_add_test(cores, test_arrow_lake_p_cores_first);
+        tcase_add_test(cores, test_gb10_big_first);
+        tcase_add_test(cores, test_alder_lake_one_kind);
+        tcase_add_test(cores, test_l2_cluster_fill);
+        tcase_add_test(cores, test_core_kinds_modes);
+        tcase_add_test(cores, test_no_local_node_last);
+        tcase_add_test(cores, test_no_local_node_metadata);
+        suite_add_tcase(s, memory);
+        suite_add_tcase(s, cores);
+        return s;
+}
+
+TEST_MAIN(kinds_suite)
