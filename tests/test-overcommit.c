@@ -2,7 +2,8 @@
 /*
  * Overcommit's PU choice against the plain scan it replaced: every vCPU on the PU with the least key
  * (load, own vCPUs on the core, the other load, own vCPUs on the node; by core for explicit, by PU for
- * compat), the first in node-then-PU order on ties. Random ledgers on random hosts, both policies.
+ * compat; a core with a reserved thread half a vCPU busier), the first in node-then-PU order on ties.
+ * Random ledgers, reserved CPUs and hosts, both policies.
  */
 #include "test-util.h"
 #include "test-policy-util.h"
@@ -15,8 +16,19 @@ static bool key_less(const unsigned *a, const unsigned *b)
         return false;
 }
 
-/* The reference: one scan over every PU of plan's nodes per vCPU, the ledger as it was. */
-static void reference(const Topology *t, const Ledger *l, bool by_core, const Plan *plan, int *out)
+/* Whether core c has a PU in reserved (OS indexes). */
+static bool core_reserved(const Topology *t, const CpuSet *reserved, unsigned c)
+{
+        for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
+                if (cpuset_has(reserved, t->pus[p].os_index))
+                        return true;
+        return false;
+}
+
+/* The reference: one scan over every usable PU of plan's nodes per vCPU, the ledger as it was; a core
+ * with a reserved thread counts half a vCPU busier. */
+static void reference(const Topology *t, const Ledger *l, const CpuSet *reserved, bool by_core,
+                      const Plan *plan, int *out)
 {
         g_autofree unsigned *pu_load = g_new0(unsigned, t->npus), *core_load = g_new0(unsigned, t->ncores);
         g_autofree unsigned *own = g_new0(unsigned, t->ncores), *on_node = g_new0(unsigned, t->nnodes);
@@ -24,7 +36,7 @@ static void reference(const Topology *t, const Ledger *l, bool by_core, const Pl
         for (unsigned p = 0; p < t->npus; p++)
                 pu_load[p] = ledger_pu_load(l, p);
         for (unsigned c = 0; c < t->ncores; c++)
-                core_load[c] = ledger_core_load(l, c);
+                core_load[c] = 2 * ledger_core_load(l, c) + core_reserved(t, reserved, c);
         for (unsigned v = 0; v < plan->nvcpus; v++) {
                 int best = -1;
                 unsigned best_key[4] = {0};
@@ -33,6 +45,8 @@ static void reference(const Topology *t, const Ledger *l, bool by_core, const Pl
                         for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
                                 for (unsigned p = t->cores[c].pu_first;
                                      p < t->cores[c].pu_first + t->cores[c].npus; p++) {
+                                        if (cpuset_has(reserved, t->pus[p].os_index))
+                                                continue;
                                         unsigned key[4] = {by_core ? core_load[c] : pu_load[p], own[c],
                                                            by_core ? pu_load[p] : core_load[c], on_node[n]};
                                         if (best < 0 || key_less(key, best_key)) {
@@ -43,7 +57,7 @@ static void reference(const Topology *t, const Ledger *l, bool by_core, const Pl
                 }
                 out[v] = best;
                 pu_load[best]++;
-                core_load[t->pus[best].core]++;
+                core_load[t->pus[best].core] += 2;
                 own[t->pus[best].core]++;
                 on_node[t->cores[t->pus[best].core].node]++;
         }
@@ -62,11 +76,16 @@ START_TEST(test_same_pus_as_the_scan)
                 g_autoptr(Topology) t = topology_new_uniform(nodes, cores, threads, 64 * GiB, NULL);
                 g_autoptr(Ledger) l = ledger_new(t);
                 PlacementParams p = test_params(kind);
+                g_autoptr(CpuSet) reserved = cpuset_new();
                 unsigned fill = (unsigned)g_rand_int_range(r, 0, (gint32)(2 * t->npus));
                 PlacementRequest req = {.name = "probe", .memory = GiB};
                 g_autoptr(Plan) plan = NULL;
                 g_autofree int *want = NULL;
 
+                for (unsigned pu = 0; pu < t->npus; pu++)
+                        if (g_rand_int_range(r, 0, 8) == 0)
+                                cpuset_add(reserved, t->pus[pu].os_index);
+                p.reserved_cpus = reserved;
                 for (unsigned i = 0; i < fill; i++) {
                         g_autofree char *name = g_strdup_printf("d%u", i);
                         test_place(t, l, &p, name, (unsigned)g_rand_int_range(r, 1, 4), GiB);
@@ -76,7 +95,7 @@ START_TEST(test_same_pus_as_the_scan)
                 if (plan->result != PLAN_OVERCOMMITTED)
                         continue;
                 want = g_new(int, plan->nvcpus);
-                reference(t, l, kind == POLICY_EXPLICIT, plan, want);
+                reference(t, l, reserved, kind == POLICY_EXPLICIT, plan, want);
                 for (unsigned v = 0; v < plan->nvcpus; v++)
                         ck_assert_msg(plan->vcpu_pu[v] == want[v],
                                       "round %u (%ux%ux%u, %s): vCPU %u on PU %d, the scan %d", round, nodes,
