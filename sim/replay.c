@@ -464,7 +464,8 @@ int sim_replay(const Topology *t, const SimParams *p, const GPtrArray *trace, Si
             .plans = g_ptr_array_new(),
             .occ = occupancy_new(t),
             .scan = setscan_new(t),
-            .next_sample = p->use_load || p->placer ? p->interval_sec : INFINITY,
+            /* no measurements without an interval (LoadInterval=0), as in the daemon */
+            .next_sample = (p->use_load || p->placer) && p->interval_sec > 0 ? p->interval_sec : INFINITY,
             .heal_at = -1,
             .dirty = true,
             .r = ret,
