@@ -60,9 +60,10 @@ static unsigned *busy_first(const PlacementRequest *req, unsigned nvcpus)
 }
 
 /*
- * A busy vCPU: the core least busy with other threads, then the least loaded, then the one with fewest of
- * its own vCPUs, then the least loaded PU, then the node with fewest of its vCPUs. An idle vCPU: a core
- * that already runs something before a free one, then the least busy, and the same ties.
+ * A busy vCPU: the core least busy with other threads, then the least loaded (a reserved thread counting
+ * half a vCPU, as in overcommit_assign), then the one with fewest of its own vCPUs, then the least loaded
+ * PU, then the node with fewest of its vCPUs. An idle vCPU: a core that already runs something before a
+ * free one, then the least busy, and the same ties.
  */
 void load_overcommit_assign(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan)
 {
@@ -80,7 +81,8 @@ void load_overcommit_assign(const HostView *v, const unsigned *nodes, unsigned n
                 const TopoNode *node = &t->nodes[nodes[i]];
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
                         const TopoCore *core = &t->cores[c];
-                        core_load[c] = ledger_core_load(v->l, c);
+                        /* as overcommit_assign counts it: twice the vCPUs, plus one for a reserved thread */
+                        core_load[c] = 2 * ledger_core_load(v->l, c) + policy_core_reserved(v, c);
                         busy[c] = core_busy(v, c);
                         for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
                                 pu_load[p] = ledger_pu_load(v->l, p);
@@ -106,7 +108,7 @@ void load_overcommit_assign(const HostView *v, const unsigned *nodes, unsigned n
                 }
                 plan->vcpu_pu[vcpu] = best;
                 pu_load[best]++;
-                core_load[t->pus[best].core]++;
+                core_load[t->pus[best].core] += 2;
                 busy[t->pus[best].core] += vcpu_busy(req, vcpu);
                 own_core[t->pus[best].core]++;
                 on_node[t->cores[t->pus[best].core].node]++;

@@ -9,7 +9,7 @@
  * free cores to busy vCPUs. Busy host-side threads get a free core of their own on the domain's nodes.
  */
 
-#include "host-view.h"
+#include "policy-internal.h"
 
 /* Whether the request brings load the overcommit assignment should follow (by-core policies only). */
 bool load_overcommit_applies(const HostView *v, bool by_core);

@@ -178,6 +178,52 @@ START_TEST(test_property_room_means_no_change)
 }
 END_TEST
 
+/* Measured load that says every vCPU is busy decides as unknown load does, overcommitted and with reserved
+ * threads too: the load-aware assignment orders cores as the plain one. */
+START_TEST(test_property_all_busy_as_unknown)
+{
+        for (unsigned seed = 1; seed <= 30; seed++) {
+                GRand *r = g_rand_new_with_seed(seed);
+                g_autoptr(Topology) t =
+                    topology_new_uniform((unsigned)g_rand_int_range(r, 1, 4),
+                                         (unsigned)g_rand_int_range(r, 1, 5), 2, 16 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autofree double *pu_busy = g_new0(double, t->npus);
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                g_autoptr(CpuSet) reserved = cpuset_new();
+
+                cpuset_add(reserved, t->pus[1].os_index);
+                p.reserved_cpus = reserved;
+                for (unsigned step = 0; step < 30; step++) {
+                        g_autofree char *name = g_strdup_printf("d%u", step);
+                        unsigned vcpus = (unsigned)g_rand_int_range(r, 1, 6);
+                        g_autofree double *busy = g_new(double, vcpus);
+                        PlacementRequest with = {.name = name,
+                                                 .vcpus = vcpus,
+                                                 .memory = GiB / 8,
+                                                 .vcpu_busy = busy,
+                                                 .pu_busy = pu_busy};
+                        PlacementRequest without = {.name = name, .vcpus = vcpus, .memory = GiB / 8};
+                        g_autoptr(Plan) a = NULL;
+                        Plan *b;
+
+                        for (unsigned i = 0; i < vcpus; i++)
+                                busy[i] = 1.0;
+                        a = policy_place(t, l, &with, &p);
+                        b = policy_place(t, l, &without, &p);
+                        ck_assert_int_eq(a->result, b->result);
+                        for (unsigned i = 0; i < vcpus; i++)
+                                ck_assert_int_eq(a->vcpu_pu[i], b->vcpu_pu[i]);
+                        for (unsigned i = 0; i < b->nvcpus; i++)
+                                if (b->vcpu_pu[i] >= 0)
+                                        pu_busy[b->vcpu_pu[i]] += 1.0;
+                        ck_assert_int_eq(ledger_commit(l, name, b), 0);
+                }
+                g_rand_free(r);
+        }
+}
+END_TEST
+
 static Suite *load_rules_suite(void)
 {
         Suite *s = suite_create("load rules");
@@ -187,6 +233,7 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_free_cores_unchanged);
         tcase_add_test(tc, test_busy_host_threads_own_core);
         tcase_add_test(tc, test_property_room_means_no_change);
+        tcase_add_test(tc, test_property_all_busy_as_unknown);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -194,6 +194,33 @@ START_TEST(test_heal_off)
 }
 END_TEST
 
+START_TEST(test_unplug_heals)
+{
+        /* b gives back one of its two vCPUs: the core it frees goes to one of c's shared vCPUs */
+        Manager *m = new_manager("[Placement]\nHealInterval=1\n");
+        virDomainPtr a = start(m, "h-a", 2), b = start(m, "h-b", 2), c = start(m, "h-c", 2);
+
+        ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_OVERCOMMITTED);
+        ck_assert_uint_eq(shared_vcpus(m), 4);
+        ck_assert_int_eq(virDomainSetVcpusFlags(b, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m); /* what the periodic reconcile does: it sees the unplug */
+        ck_assert_uint_eq(manager_lookup(m, "h-b")->plan->nvcpus, 1);
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 0);
+        spin(2500);
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
+        ck_assert_uint_eq(shared_vcpus(m), 2);
+        ck_assert(g_str_has_prefix(manager_lookup(m, "h-c")->reason, "healed: "));
+        virDomainDestroy(a);
+        virDomainDestroy(b);
+        virDomainDestroy(c);
+        virDomainFree(a);
+        virDomainFree(b);
+        virDomainFree(c);
+        manager_free(m);
+        spin(20);
+}
+END_TEST
+
 static Suite *manager_heal_suite(void)
 {
         Suite *s = suite_create("manager heal");
@@ -201,6 +228,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_burst_of_stops_one_heal);
         tcase_add_test(tc, test_heal_off);
+        tcase_add_test(tc, test_unplug_heals);
         suite_add_tcase(s, tc);
         return s;
 }

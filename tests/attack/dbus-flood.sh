@@ -9,12 +9,12 @@
 #   bash tests/attack/dbus-flood.sh [BUILD_DIR]     (ATTACK_SECONDS=N sets the flood's length, default 5)
 # Ends with "dbus-flood: N passed, M failed"; exit 77 when a tool it needs is missing.
 set -u
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-BUILD=${1:-build}
-[ -d "$BUILD" ] || BUILD=$ROOT/$BUILD
-BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "no build directory ${1:-build}" >&2; exit 2; }
-PLACEMENTD=$BUILD/daemon/placementd
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=../lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
+# shellcheck source=demo.sh
+. "$(dirname "${BASH_SOURCE[0]}")/demo.sh"
+tap_build "${1:-}"
 CLIENT=$BUILD/tests/bus-client
 SECONDS_FLOOD=${ATTACK_SECONDS:-5}
 CLIENTS=4
@@ -23,68 +23,34 @@ DAEMON_USER=(setpriv --reuid=daemon --regid=daemon --clear-groups)
 NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 P99_BOUND_MS=100
 PLACE_BOUND_MS=1000
-PASS=0 FAIL=0 N=0
-PD_PID='' BUS_PID=''
 
-ok() { N=$((N + 1)); PASS=$((PASS + 1)); echo "ok $N - $*"; }
-not_ok() { N=$((N + 1)); FAIL=$((FAIL + 1)); echo "not ok $N - $*"; }
-check() { if [ "$2" -eq 0 ]; then ok "$1"; else not_ok "$1"; fi; }
-
-[ "$(id -u)" -eq 0 ] || { echo "# SKIP: needs root (setpriv)"; exit 77; }
-for tool in dbus-daemon setpriv; do
-        command -v "$tool" >/dev/null || { echo "# SKIP: $tool is missing"; exit 77; }
-done
+need_root "setpriv"
+need dbus-daemon setpriv
 { [ -x "$PLACEMENTD" ] && [ -x "$CLIENT" ]; } || { echo "not built: $PLACEMENTD $CLIENT" >&2; exit 2; }
 
-TMP=$(mktemp -d /tmp/placementd-flood.XXXXXX) || exit 1
+tap_begin dbus-flood
+tap_tmpdir flood "${KEEP:-}"
+TMP=$TAP_TMP
 chmod 755 "$TMP"
-cleanup() {
-        trap - EXIT
-        for p in $PD_PID $BUS_PID; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-        if ((FAIL)); then
-                echo "# last lines of the placementd log:"
-                tail -n 15 "$TMP/log" | sed 's/^/#   /'
-        fi
-        [ -n "${KEEP:-}" ] || rm -rf "$TMP"
-        echo "dbus-flood: $PASS passed, $FAIL failed"
-        exit $((FAIL == 0 ? 0 : 1))
+PD_LOG=$TMP/log
+tap_cleanup() {
+        stop_pid "$PD_PID"
+        bus_stop
 }
-trap cleanup EXIT
 
-cat >"$TMP/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$TMP/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-  </policy>
-</busconfig>
-EOF
-ADDR=unix:path=$TMP/bus
-dbus-daemon --config-file="$TMP/bus.conf" --nofork --print-address=3 3>"$TMP/bus.addr" </dev/null \
-        >"$TMP/bus.log" 2>&1 &
-BUS_PID=$!
+bus_start "$TMP"
+ADDR=$BUS_ADDR
 
 # The trace outlasts the flood: a start or stop every 300 ms, first during the flood's warm-up.
 for ((i = 0; i < (SECONDS_FLOOD * 10 / 3 + 40) / 2; i++)); do
         printf 'start d%d 1 1G\nstop d%d\n' "$i" "$i"
 done >"$TMP/trace"
-for ((i = 0; i < 50; i++)); do grep -q "^unix:" "$TMP/bus.addr" && break; sleep 0.1; done
 
-stamp() { while IFS= read -r line; do printf '%s %s\n' "${EPOCHREALTIME/./}" "$line"; done; }
 : >"$TMP/conf"
 "$PLACEMENTD" --config="$TMP/conf" --connect=test:///default --topology="$TOPOLOGY" --bus-address="$ADDR" \
         --foreground --demo="$TMP/trace" </dev/null 2>"$TMP/log" > >(stamp >"$TMP/out") &
 PD_PID=$!
-for ((i = 0; i < 100; i++)); do grep -q "Serving org.placementd1" "$TMP/log" && break; sleep 0.1; done
-grep -q "Serving org.placementd1" "$TMP/log"
-check "placementd serves org.placementd1 on the private bus" $?
+check "placementd serves org.placementd1 on the private bus" wait_for 10 grep -q "Serving org.placementd1" "$TMP/log"
 
 FLOOD_START=${EPOCHREALTIME/./}
 for ((c = 0; c < CLIENTS; c++)); do
@@ -100,32 +66,23 @@ for ((c = 0; c < CLIENTS; c++)); do echo "# client $c $(cat "$TMP/flood.$c")"; d
 echo "# $(cat "$TMP/probe")"
 
 # GetStatus latency under the flood
-read -r P50 P99 MAX < <(sed -n 's/.*p50 \([0-9.]*\) ms, p99 \([0-9.]*\) ms, max \([0-9.]*\) ms.*/\1 \2 \3/p' "$TMP/probe")
+probe_figures
 echo "# GetStatus under $CLIENTS flooding clients: p50 ${P50:-?} ms, p99 ${P99:-?} ms, max ${MAX:-?} ms"
-[ "$PROBE_RC" -eq 0 ] && [ -n "${P99:-}" ] && awk -v p="$P99" -v b="$P99_BOUND_MS" 'BEGIN { exit !(p < b) }'
-check "GetStatus p99 ${P99:-?} ms < $P99_BOUND_MS ms while flooded" $?
+p99_below "$P99_BOUND_MS"
+result "GetStatus p99 ${P99:-?} ms < $P99_BOUND_MS ms while flooded" $?
 
 # domains started during the flood: each placed, and how long it took
-worst=0 started=0 placed=0
-while read -r t name; do
-        ((t >= FLOOD_START && t <= FLOOD_END)) || continue
-        started=$((started + 1))
-        d=$(awk -v n="$name" '$2 == n && $3 ~ /^\(/ { print $1; exit }' "$TMP/out")
-        [ -n "$d" ] || continue
-        placed=$((placed + 1))
-        ms=$(((d - t) / 1000))
-        ((ms > worst)) && worst=$ms
-done < <(awk '$2 == "---" && $3 == "start" { print $1, $4 }' "$TMP/out")
-echo "# domains started during the flood: $started, placed: $placed, slowest placement ${worst} ms"
-((started > 0 && placed == started && worst < PLACE_BOUND_MS))
-check "every domain started during the flood is placed within $PLACE_BOUND_MS ms ($placed of $started, slowest $worst ms)" $?
+placements "$FLOOD_START" "$FLOOD_END"
+echo "# domains started during the flood: $STARTED, placed: $PLACED, slowest placement ${WORST} ms"
+((STARTED > 0 && PLACED == STARTED && WORST < PLACE_BOUND_MS))
+result "every domain started during the flood is placed within $PLACE_BOUND_MS ms ($PLACED of $STARTED, slowest $WORST ms)" $?
 
 grep -q "refused with org.placementd1.Error.LimitExceeded" "$TMP"/flood.*
-check "the flood is refused with org.placementd1.Error.LimitExceeded" $?
+result "the flood is refused with org.placementd1.Error.LimitExceeded" $?
 "$CLIENT" "$ADDR" flood 1 >"$TMP/flood.root" 2>&1
 echo "# root $(cat "$TMP/flood.root")"
 grep -q " 0 refused" "$TMP/flood.root"
-check "root is not limited" $?
+result "root is not limited" $?
 # One user, many connections: each busctl call is a new connection with a new unique name, and all of them
 # draw on the user's one account (20 tokens at once, 5 a second), so new connections buy no more calls.
 refused=0
@@ -136,9 +93,9 @@ for ((i = 0; i < 40; i++)); do
 done
 echo "# 40 ListDecisions from user daemon, each on its own connection: $refused refused"
 ((refused >= 10))
-check "connections of one user share one account ($refused of 40 refused)" $?
+result "connections of one user share one account ($refused of 40 refused)" $?
 kill -0 "$PD_PID" 2>/dev/null
-check "placementd is alive" $?
+result "placementd is alive" $?
 echo "# placementd RSS: $(awk '/VmRSS/ {print $2, $3}' "/proc/$PD_PID/status" 2>/dev/null || echo gone)"
 
 # SIGTERM in the middle of a flood: the daemon stops within a second
@@ -156,5 +113,5 @@ kill -0 "$PD_PID" 2>/dev/null
 STILL=$?
 echo "# SIGTERM under the flood: placementd gone after $STOP_MS ms"
 ((STILL != 0))
-check "SIGTERM under the flood stops the daemon within 1 s ($STOP_MS ms)" $?
+result "SIGTERM under the flood stops the daemon within 1 s ($STOP_MS ms)" $?
 wait "${FLOODERS[@]}" 2>/dev/null

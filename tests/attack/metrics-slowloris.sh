@@ -10,77 +10,44 @@
 # Ends with "metrics-slowloris: N passed, M failed"; exit 77 when a tool it needs is missing.
 set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-BUILD=${1:-build}
-[ -d "$BUILD" ] || BUILD=$ROOT/$BUILD
-BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "no build directory ${1:-build}" >&2; exit 2; }
-PLACEMENTD=$BUILD/daemon/placementd
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=../lib/tap.sh
+. "$HERE/../lib/tap.sh"
+# shellcheck source=demo.sh
+. "$HERE/demo.sh"
+tap_build "${1:-}"
 CLIENT=$BUILD/tests/bus-client
 ATTACK=${ATTACK_SECONDS:-10}
 SLOW=${SLOW_CLIENTS:-2000}
 TOPOLOGY="synthetic:pack:2 numa:1(memory=16GiB) l3:1 core:2 pu:2"
 P99_BOUND_MS=100
 SCRAPE_BOUND_S=5
-PASS=0 FAIL=0 N=0
-PD_PID='' BUS_PID='' SLOW_PID=''
+SLOW_PID=''
 
-ok() { N=$((N + 1)); PASS=$((PASS + 1)); echo "ok $N - $*"; }
-not_ok() { N=$((N + 1)); FAIL=$((FAIL + 1)); echo "not ok $N - $*"; }
-check() { if [ "$2" -eq 0 ]; then ok "$1"; else not_ok "$1"; fi; }
-
-[ "$(id -u)" -eq 0 ] || { echo "# SKIP: needs root (to raise the clients' descriptor limit)"; exit 77; }
-for tool in dbus-daemon busctl curl python3; do
-        command -v "$tool" >/dev/null || { echo "# SKIP: $tool is missing"; exit 77; }
-done
+need_root "to raise the clients' descriptor limit"
+need dbus-daemon busctl curl python3
 { [ -x "$PLACEMENTD" ] && [ -x "$CLIENT" ]; } || { echo "not built: $PLACEMENTD $CLIENT" >&2; exit 2; }
 
-TMP=$(mktemp -d /tmp/placementd-slowloris.XXXXXX) || exit 1
-cleanup() {
-        trap - EXIT
-        for p in $SLOW_PID $PD_PID $BUS_PID; do kill "$p" 2>/dev/null && wait "$p" 2>/dev/null; done
-        if ((FAIL)); then
-                echo "# last lines of the placementd log:"
-                tail -n 15 "$TMP/log" | cut -c1-300 | sed 's/^/#   /'
-        fi
-        [ -n "${KEEP:-}" ] || rm -rf "$TMP"
-        echo "metrics-slowloris: $PASS passed, $FAIL failed"
-        exit $((FAIL == 0 ? 0 : 1))
+tap_begin metrics-slowloris
+tap_tmpdir slowloris "${KEEP:-}"
+TMP=$TAP_TMP
+PD_LOG=$TMP/log
+tap_cleanup() {
+        stop_pid "$SLOW_PID"
+        stop_pid "$PD_PID"
+        bus_stop
 }
-trap cleanup EXIT
 
-cat >"$TMP/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$TMP/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-  </policy>
-</busconfig>
-EOF
-ADDR=unix:path=$TMP/bus
-start_bus() {
-        : >"$TMP/bus.addr"
-        dbus-daemon --config-file="$TMP/bus.conf" --nofork --print-address=3 3>"$TMP/bus.addr" </dev/null \
-                >>"$TMP/bus.log" 2>&1 &
-        BUS_PID=$!
-        for ((i = 0; i < 50; i++)); do grep -q "^unix:" "$TMP/bus.addr" && break; sleep 0.1; done
-}
-start_bus
+bus_start "$TMP"
+ADDR=$BUS_ADDR
 
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 URL=http://127.0.0.1:$PORT/metrics
 printf '[Metrics]\nListen=127.0.0.1:%s\n' "$PORT" >"$TMP/conf"
 # the trace outlasts the attack: a start or stop every 300 ms
 for ((i = 0; i < (ATTACK * 10 / 3 + 30) / 2; i++)); do
         printf 'start d%d 1 1G\nstop d%d\n' "$i" "$i"
 done >"$TMP/trace"
-stamp() { while IFS= read -r line; do printf '%s %s\n' "${EPOCHREALTIME/./}" "$line"; done; }
 (
         ulimit -n 1024
         exec "$PLACEMENTD" --config="$TMP/conf" --connect=test:///default --topology="$TOPOLOGY" \
@@ -89,7 +56,7 @@ stamp() { while IFS= read -r line; do printf '%s %s\n' "${EPOCHREALTIME/./}" "$l
 PD_PID=$!
 for ((i = 0; i < 100; i++)); do curl -fsS -o /dev/null "$URL" 2>/dev/null && break; sleep 0.1; done
 curl -fsS -o /dev/null "$URL"
-check "metrics answer before the attack" $?
+result "metrics answer before the attack" $?
 FDS_BEFORE=$(find "/proc/$PD_PID/fd" -mindepth 1 -maxdepth 1 | wc -l)
 LOG_BEFORE=$(wc -l <"$TMP/log")
 
@@ -106,26 +73,25 @@ echo "# under attack: placementd holds $FDS descriptors (before: $FDS_BEFORE, li
 
 "$CLIENT" "$ADDR" probe 3 >"$TMP/probe" 2>&1
 PROBE_RC=$?
-read -r P50 P99 MAX < <(sed -n 's/.*p50 \([0-9.]*\) ms, p99 \([0-9.]*\) ms, max \([0-9.]*\) ms.*/\1 \2 \3/p' "$TMP/probe")
+probe_figures
 echo "# GetStatus under attack: p50 ${P50:-?} ms, p99 ${P99:-?} ms, max ${MAX:-?} ms"
-[ "$PROBE_RC" -eq 0 ] && [ -n "${P99:-}" ] && awk -v p="$P99" -v b="$P99_BOUND_MS" 'BEGIN { exit !(p < b) }'
-check "GetStatus p99 ${P99:-?} ms < $P99_BOUND_MS ms under attack" $?
+p99_below "$P99_BOUND_MS"
+result "GetStatus p99 ${P99:-?} ms < $P99_BOUND_MS ms under attack" $?
 
 kill -HUP "$PD_PID"
 for ((i = 0; i < 30; i++)); do grep -q "Configuration reloaded\|Reloading the configuration failed" "$TMP/log" && break; sleep 0.1; done
 grep -q "Configuration reloaded" "$TMP/log"
 RC=$?
-check "SIGHUP reload succeeds under attack$(grep -m1 -o "Reloading the configuration failed.*" "$TMP/log" | head -c 200 | sed 's/^/ (/; s/$/)/')" $RC
+result "SIGHUP reload succeeds under attack$(grep -m1 -o "Reloading the configuration failed.*" "$TMP/log" | head -c 200 | sed 's/^/ (/; s/$/)/')" $RC
 
 timeout 10 busctl --address="$ADDR" call org.placementd1 /org/placementd1 org.placementd1.Manager Reload \
         >"$TMP/reload" 2>&1
 RC=$?
-check "root's Reload() succeeds under attack$( ((RC)) && echo " ($(head -c 200 "$TMP/reload"))")" $RC
+result "root's Reload() succeeds under attack$( ((RC)) && echo " ($(head -c 200 "$TMP/reload"))")" $RC
 
 # the bus restarts: the daemon must connect again (a descriptor for the socket, one for credentials)
-kill -KILL "$BUS_PID"
-wait "$BUS_PID" 2>/dev/null
-start_bus
+stop_pid "$BUS_PID" KILL
+bus_start "$TMP"
 t0=${EPOCHREALTIME/./}
 for ((i = 0; i < 120; i++)); do
         timeout 5 busctl --address="$ADDR" status org.placementd1 >/dev/null 2>&1 && break
@@ -141,14 +107,14 @@ WHY="$REJOIN_MS ms"
 ((RC)) && WHY="not back after $REJOIN_MS ms"
 ((DURING)) && WHY="$WHY, but the attack had ended"
 ((RC == 0 && DURING == 0))
-check "placementd rejoins a restarted bus while the attack goes on ($WHY)" $?
+result "placementd rejoins a restarted bus while the attack goes on ($WHY)" $?
 
 t0=${EPOCHREALTIME/./}
 curl -fsS --max-time 20 -o /dev/null "$URL" 2>"$TMP/curl"
 SCRAPE_RC=$?
 SCRAPE_MS=$(((${EPOCHREALTIME/./} - t0) / 1000))
 echo "# a fresh scrape under attack: exit $SCRAPE_RC after $SCRAPE_MS ms $(head -c 200 "$TMP/curl")"
-check "a fresh scrape is answered under attack ($SCRAPE_MS ms)" "$SCRAPE_RC"
+result "a fresh scrape is answered under attack ($SCRAPE_MS ms)" "$SCRAPE_RC"
 
 wait "$SLOW_PID"
 SLOW_PID=
@@ -160,26 +126,17 @@ t0=${EPOCHREALTIME/./}
 curl -fsS --max-time "$SCRAPE_BOUND_S" -o /dev/null "$URL"
 RC=$?
 echo "# the first scrape after the attack took $(((${EPOCHREALTIME/./} - t0) / 1000)) ms"
-check "metrics answer within $SCRAPE_BOUND_S s once the attack ends" $RC
+result "metrics answer within $SCRAPE_BOUND_S s once the attack ends" $RC
 
-worst=0 started=0 placed=0
-while read -r t name; do
-        ((t >= ATTACK_START && t <= ATTACK_END)) || continue
-        started=$((started + 1))
-        d=$(awk -v n="$name" '$2 == n && $3 ~ /^\(/ { print $1; exit }' "$TMP/out")
-        [ -n "$d" ] || continue
-        placed=$((placed + 1))
-        ms=$(((d - t) / 1000))
-        ((ms > worst)) && worst=$ms
-done < <(awk '$2 == "---" && $3 == "start" { print $1, $4 }' "$TMP/out")
-echo "# domains started during the attack: $started, placed: $placed, slowest placement ${worst} ms"
-((started > 0 && placed == started))
-check "every domain started during the attack is placed ($placed of $started)" $?
+placements "$ATTACK_START" "$ATTACK_END"
+echo "# domains started during the attack: $STARTED, placed: $PLACED, slowest placement ${WORST} ms"
+((STARTED > 0 && PLACED == STARTED))
+result "every domain started during the attack is placed ($PLACED of $STARTED)" $?
 
 LOG_LINES=$(($(wc -l <"$TMP/log") - LOG_BEFORE))
 LOG_BYTES=$(wc -c <"$TMP/log")
 echo "# the log grew by $LOG_LINES lines ($LOG_BYTES bytes in all)"
 ((LOG_LINES < 50))
-check "the log is not flooded ($LOG_LINES lines)" $?
+result "the log is not flooded ($LOG_LINES lines)" $?
 kill -0 "$PD_PID" 2>/dev/null
-check "placementd still runs" $?
+result "placementd still runs" $?

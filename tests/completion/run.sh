@@ -4,37 +4,22 @@
 # must complete, option values complete, and domain names come from a running daemon on a private bus.
 #   bash tests/completion/run.sh [BUILD_DIR]     ends with "completion: N passed, M failed"
 set -u
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BUILD=${1:-build}
-[ -d "$BUILD" ] || BUILD=$ROOT/$BUILD
-BUILD=$(cd "$BUILD" && pwd)
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=../lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
+tap_build "${1:-}"
 COMPLETION=$ROOT/shell-completion/bash/placementctl
-TMP=$(mktemp -d /tmp/placementd-completion.XXXXXX)
-PD_PID="" BUS_PID=""
-passed=0 failed=0 n=0
-
-check() { # description, command...
-        local what=$1
-        shift
-        n=$((n + 1))
-        if "$@" >"$TMP/out" 2>&1; then
-                passed=$((passed + 1))
-                echo "ok $n - $what"
-        else
-                failed=$((failed + 1))
-                echo "not ok $n - $what"
-                sed 's/^/#   /' "$TMP/out" | tail -20
-        fi
+[ -r /usr/share/bash-completion/bash_completion ] || tap_skip "bash-completion is not installed"
+tap_begin completion
+tap_tmpdir completion
+TMP=$TAP_TMP
+TAP_CAPTURE=1
+PD_LOG=$TMP/log
+tap_cleanup() {
+        stop_pid "$PD_PID"
+        bus_stop
 }
 
-cleanup() {
-        [ -n "$PD_PID" ] && kill "$PD_PID" 2>/dev/null && wait "$PD_PID" 2>/dev/null
-        [ -n "$BUS_PID" ] && kill "$BUS_PID" 2>/dev/null
-        rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-[ -r /usr/share/bash-completion/bash_completion ] || { echo "# skip: bash-completion is not installed"; exit 77; }
 # shellcheck source=/dev/null
 source /usr/share/bash-completion/bash_completion
 PATH=$BUILD/tools:$PATH # domain names come from this placementctl
@@ -156,17 +141,8 @@ check "--connect: a URI is completed after its colon" offers "placementctl cpu-a
 check "a value typed for --bus-address is not mistaken for a verb" offers "placementctl --bus-address=unix:path=/x " status
 
 # ---- domain names from a running daemon ----------------------------------------------------------------
-cat >"$TMP/bus.conf" <<EOF
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$TMP/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default"><allow send_destination="*" eavesdrop="true"/><allow eavesdrop="true"/><allow own="*"/></policy>
-</busconfig>
-EOF
-dbus-daemon --config-file="$TMP/bus.conf" --fork --print-pid=3 3>"$TMP/bus.pid" || { echo "# skip: no dbus-daemon"; exit 77; }
-BUS_PID=$(cat "$TMP/bus.pid")
-ADDR=unix:path=$TMP/bus
+bus_start "$TMP" || tap_skip "no dbus-daemon"
+ADDR=$BUS_ADDR
 # libvirt's test driver with three running domains; names are the domain owner's, so one is hostile.
 dom() { printf "  <domain type='test'><name>%s</name><memory>1048576</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>\n" "$1"; }
 {
@@ -179,13 +155,10 @@ dom() { printf "  <domain type='test'><name>%s</name><memory>1048576</memory><vc
         echo "</node>"
 } >"$TMP/host.xml"
 : >"$TMP/placementd.conf"
-"$BUILD/daemon/placementd" --config="$TMP/placementd.conf" --connect="test://$TMP/host.xml" --bus-address="$ADDR" --foreground \
-        --topology="synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2" 2>"$TMP/log" &
-PD_PID=$!
-for _ in $(seq 100); do
-        placementctl status --bus-address="$ADDR" >/dev/null 2>&1 && break
-        sleep 0.1
-done
+placementd_start --config="$TMP/placementd.conf" --connect="test://$TMP/host.xml" --bus-address="$ADDR" \
+        --topology="synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2"
+answers() { placementctl status --bus-address="$ADDR" >/dev/null 2>&1; }
+wait_for 10 answers
 cd "$TMP" || exit 1 # where a name that ran as a command would leave its file
 check "the daemon answers on the private bus" placementctl status --bus-address="$ADDR"
 placementctl status --bus-address="$ADDR" >/dev/null 2>&1 || sed 's/^/#   placementd: /' "$TMP/log" | tail -5
@@ -198,6 +171,3 @@ check "a name is never run as a command" test ! -e "$TMP/pwned"
 check "a quoted name completes from its prefix" offers "placementctl show --bus-address=$ADDR we" 'web\ 1'
 check "no second DOMAIN" offers_nothing "placementctl show --bus-address=$ADDR test "
 check "no daemon, no names (and no error)" offers_nothing "placementctl show --bus-address=unix:path=$TMP/none "
-
-echo "completion: $passed passed, $failed failed"
-((failed == 0))

@@ -16,64 +16,24 @@
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-BUILD=${1:-build}
-[ -d "$BUILD" ] || BUILD=$ROOT/$BUILD
-BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "no build directory ${1:-build}" >&2; exit 2; }
-PLACEMENTD=$BUILD/daemon/placementd
-CTL=$BUILD/tools/placementctl
+# shellcheck source=../lib/tap.sh
+. "$HERE/../lib/tap.sh"
+tap_build "${1:-}"
+CTL=$PLACEMENTCTL
 HOST222="synthetic:pack:2 numa:1(memory=4GiB) core:2 pu:2" # 2 packages x 2 cores x 2 threads
-# shellcheck source=../e2e/tap.sh
-. "$ROOT/tests/e2e/tap.sh"
-export N=0 PASS=0 FAIL=0 T0
-T0=$(date +%s%N)
 
-for tool in lstopo python3 dbus-daemon busctl timeout; do
-    command -v "$tool" >/dev/null || { echo "# skip: $tool is not installed"; exit 77; }
-done
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/placementd-ctl.XXXXXX") || exit 1
-BUS_PID='' PD_PID=''
+need lstopo python3 dbus-daemon busctl timeout
+tap_begin ctl
+tap_tmpdir ctl "${CTL_TEST_KEEP:-}"
+TMP=$TAP_TMP
 ADDR=unix:path=$TMP/bus
 OUT=$TMP/out ERR=$TMP/err RC=0
-
-stop_pid() { # PID: TERM, reap within 5 s, then KILL
-    local pid=$1 i
-    [ -n "$pid" ] || return 0
-    kill "$pid" 2>/dev/null || return 0
-    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    return 0
-}
-cleanup() {
-    local rc=$?
-    trap - EXIT INT TERM
+PD_LOG=$TMP/placementd.log
+tap_cleanup() {
     stop_pid "$PD_PID"
-    stop_pid "$BUS_PID"
-    if [ -n "${CTL_TEST_KEEP:-}" ]; then diag "kept $TMP"; else rm -rf "$TMP"; fi
-    echo "# time: $(elapsed) s"
-    echo "ctl: $PASS passed, $FAIL failed"
-    [ "$FAIL" -eq 0 ] && [ "$rc" -eq 0 ] && exit 0
-    exit 1
+    bus_stop
 }
-trap cleanup EXIT
-trap 'diag interrupted; FAIL=$((FAIL + 1)); exit 130' INT TERM
 
-run() { timeout 30 "$@" >"$OUT" 2>"$ERR"; RC=$?; return $RC; }
-result() { # DESC STATUS: ok when STATUS is 0, else not ok with the last command's output
-    if [ "$2" -eq 0 ]; then
-        ok "$1"
-    else
-        not_ok "$1"
-        diag "rc=$RC stdout: $(head -c 600 "$OUT" | tr '\n' ';')" "stderr: $(head -c 600 "$ERR" | tr '\n' ';')"
-    fi
-}
-wait_for() { # SECONDS CMD...: poll every 0.1 s
-    local n=$(($1 * 10)) i
-    shift
-    for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done
-    return 1
-}
 # picture DESC SVG JSON RESERVED...: the SVG's PUs carry the colours the decisions in JSON ask for
 picture() {
     local desc=$1 svg=$2 json=$3 problems
@@ -182,24 +142,7 @@ result "--svg into a directory that does not exist exits 1 saying so (rc $RC)" \
     "$([ $RC -eq 1 ] && grep -q 'no-such-dir/plan.svg' "$ERR"; echo $?)"
 
 # ---- the daemon's picture ----------------------------------------------------------------------------
-cat >"$TMP/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>$ADDR</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*"/>
-    <allow receive_sender="*"/>
-  </policy>
-</busconfig>
-EOF
-dbus-daemon --config-file="$TMP/bus.conf" --nofork </dev/null >"$TMP/dbus.log" 2>&1 &
-BUS_PID=$!
-must "private dbus-daemon on $ADDR" wait_for 5 test -S "$TMP/bus"
+must "private dbus-daemon on $ADDR" bus_start "$TMP"
 # libvirt's test driver with three domains, one named like the text map's legend ("A web, B db, B db"):
 # the legend is read with the daemon's domain names; one named beyond ASCII, for --json
 cat >"$TMP/node.xml" <<EOF
@@ -209,11 +152,9 @@ cat >"$TMP/node.xml" <<EOF
   <domain type="test"><name>café</name><memory>1048576</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>
 </node>
 EOF
-"$PLACEMENTD" --config="$TMP/reserved.conf" --connect="test://$TMP/node.xml" --topology="$HOST222" \
-    --bus-address="$ADDR" --foreground </dev/null >"$TMP/placementd.log" 2>&1 &
-PD_PID=$!
-must "placementd owns org.placementd1" \
-    wait_for 10 sh -c "timeout 5 busctl --address='$ADDR' status org.placementd1 >/dev/null 2>&1"
+placementd_start --config="$TMP/reserved.conf" --connect="test://$TMP/node.xml" --topology="$HOST222" \
+    --bus-address="$ADDR"
+must "placementd owns org.placementd1" wait_for 10 bus_has org.placementd1
 run "$CTL" --bus-address="$ADDR" --json list
 cp "$OUT" "$TMP/daemon.json"
 run "$CTL" --bus-address="$ADDR" map --svg="$TMP/daemon.svg" --topology="$HOST222"

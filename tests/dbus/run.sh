@@ -6,13 +6,11 @@
 # One line per check ("ok N - ..." / "not ok N - ..."); the last line is "dbus: N passed, M failed".
 set -u
 
-HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-BUILD=${1:-build}
-[ -d "$BUILD" ] || BUILD=$ROOT/$BUILD
-BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "no build directory ${1:-build}" >&2; exit 2; }
-PLACEMENTD=$BUILD/daemon/placementd
-CTL=$BUILD/tools/placementctl
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=../lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
+tap_build "${1:-}"
+CTL=$PLACEMENTCTL
 TOPOLOGY="synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2"
 NAME=org.placementd1
 OPATH=/org/placementd1
@@ -20,80 +18,32 @@ IFACE=org.placementd1.Manager
 E=org.placementd1.Error
 NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
 
-T0=$(date +%s%N)
-PASS=0
-FAIL=0
-N=0
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/placementd-dbus.XXXXXX") || exit 1
+tap_begin dbus
+tap_tmpdir dbus "${DBUS_TEST_KEEP:-}"
+TMP=$TAP_TMP
 chmod 755 "$TMP" # the non-root client must reach the bus socket
-BUS_PID=
-PD_PID=
 MON_PIDS=()
-ADDR=unix:path=$TMP/bus # no guid=: the restarted bus has a new one, and sd-bus refuses a mismatch
+ADDR=unix:path=$TMP/bus
 LOG=$TMP/placementd.log
+PD_LOG=$LOG
 CONF=$TMP/placementd.conf
 OUT=$TMP/out
 ERR=$TMP/err
 RC=0
+RUN_TIMEOUT=10
 
-elapsed() { local ms=$((($(date +%s%N) - T0) / 1000000)); printf '%d.%03d' $((ms / 1000)) $((ms % 1000)); }
-ok() { N=$((N + 1)); PASS=$((PASS + 1)); echo "ok $N - $*"; }
-not_ok() { N=$((N + 1)); FAIL=$((FAIL + 1)); echo "not ok $N - $*"; }
 # note TEXT: detail under the last check, TAP comment style, one line.
 note() { echo "#   $(printf '%s' "$*" | head -c 600 | tr '\n' ';')"; }
-# result DESC COND-EXIT-STATUS: ok/not ok with the last command's output as detail on failure.
-result() {
-    if [ "$2" -eq 0 ]; then
-        ok "$1"
-    else
-        not_ok "$1"
-        note "rc=$RC stdout: $(cat "$OUT" 2>/dev/null)"
-        note "stderr: $(cat "$ERR" 2>/dev/null)"
-    fi
-}
 
-stop_pid() { # PID [SIGNAL]: kill and reap within 5 s, then SIGKILL
-    local pid=$1 sig=${2:-TERM} i
-    [ -n "$pid" ] || return 0
-    kill -"$sig" "$pid" 2>/dev/null || return 0
-    for ((i = 0; i < 50; i++)); do
-        kill -0 "$pid" 2>/dev/null || break
-        sleep 0.1
-    done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    return 0
-}
-
-cleanup() {
-    local rc=$? p
-    trap - EXIT INT TERM
+tap_cleanup() {
+    local p
     for p in "${MON_PIDS[@]}"; do stop_pid "$p"; done
     stop_pid "$PD_PID"
-    stop_pid "$BUS_PID"
-    if [ "$FAIL" -gt 0 ] || [ "$rc" -ne 0 ]; then
-        echo "# ---- last 40 lines of the placementd log ($LOG) ----"
-        tail -n 40 "$LOG" 2>/dev/null | sed 's/^/# /'
-    fi
-    if [ -n "${DBUS_TEST_KEEP:-}" ]; then echo "# kept $TMP"; else rm -rf "$TMP"; fi
-    echo "# time: $(elapsed) s"
-    echo "dbus: $PASS passed, $FAIL failed"
-    [ "$FAIL" -eq 0 ] && [ "$rc" -eq 0 ] && exit 0
-    exit 1
-}
-trap cleanup EXIT
-trap 'echo "# interrupted"; FAIL=$((FAIL + 1)); exit 130' INT TERM
-
-# must DESC CMD...: a step the rest depends on; a failure ends the run.
-must() {
-    local desc=$1
-    shift
-    if "$@"; then ok "$desc"; else not_ok "$desc"; exit 1; fi
+    bus_stop
 }
 
 # ---- clients -----------------------------------------------------------------------------------------
 # Each runs with a time limit, leaves stdout in $OUT, stderr in $ERR and the exit status in $RC.
-run() { timeout 10 "$@" >"$OUT" 2>"$ERR"; RC=$?; return $RC; }
 bcall() { run busctl --address="$ADDR" call "$NAME" "$OPATH" "$IFACE" "$@"; }
 nb_bcall() { run "${NOBODY[@]}" busctl --address="$ADDR" call "$NAME" "$OPATH" "$IFACE" "$@"; }
 gcall() { # METHOD ARGS...
@@ -120,30 +70,11 @@ berr() {
     [ "$RC" -ne 0 ] && sed -n 's/.*type=error .*error-name=\([^ ]*\).*/\1/p' "$ERR" | head -n 1
 }
 json_ok() { python3 -m json.tool "$1" >/dev/null 2>&1; }
-alive() { [ -n "$PD_PID" ] && kill -0 "$PD_PID" 2>/dev/null; }
-name_on_bus() { timeout 5 busctl --address="$ADDR" status "$NAME" >/dev/null 2>&1; }
-wait_for() { # SECONDS CMD...: poll every 0.1 s
-    local n=$(($1 * 10)) i
-    shift
-    for ((i = 0; i < n; i++)); do
-        "$@" && return 0
-        sleep 0.1
-    done
-    return 1
-}
-
-start_bus() { # in the background as our child (so that its end is seen at once), ready once it printed its address
-    : >"$TMP/bus.addr"
-    dbus-daemon --config-file="$TMP/bus.conf" --nofork --print-address=3 3>"$TMP/bus.addr" </dev/null \
-        >>"$TMP/dbus-daemon.log" 2>&1 &
-    BUS_PID=$!
-    wait_for 5 grep -q "^unix:path=$TMP/bus," "$TMP/bus.addr" && kill -0 "$BUS_PID" 2>/dev/null
-}
+alive() { placementd_alive; }
+name_on_bus() { bus_has "$NAME"; }
 start_placementd() {
-    echo "==== placementd start $(date +%T.%N)" >>"$LOG"
-    "$PLACEMENTD" --config="$CONF" --connect=test:///default --topology="$TOPOLOGY" --bus-address="$ADDR" \
-        --foreground --log-level=debug </dev/null >>"$LOG" 2>&1 &
-    PD_PID=$!
+    placementd_start --config="$CONF" --connect=test:///default --topology="$TOPOLOGY" --bus-address="$ADDR" \
+        --log-level=debug
     wait_for 10 name_or_dead && alive && name_on_bus
 }
 name_or_dead() { name_on_bus || ! alive; }
@@ -167,24 +98,9 @@ for tool in busctl gdbus dbus-daemon setpriv python3 timeout; do
 done
 if [ ! -x "$PLACEMENTD" ] || [ ! -x "$CTL" ]; then not_ok "built binaries in $BUILD"; exit 1; fi
 
-cat >"$TMP/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$TMP/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-  </policy>
-</busconfig>
-EOF
 : >"$CONF"
 
-start_bus
+bus_start "$TMP"
 must "private dbus-daemon started (pid ${BUS_PID:-none}, $ADDR)" kill -0 "${BUS_PID:-0}"
 must "placementd started and owns $NAME within 10 s" start_placementd
 VERSION=$("$PLACEMENTD" --version | awk '{print $2}')
@@ -576,7 +492,7 @@ result "dbus-daemon killed with SIGKILL" $?
 BUS_PID=
 ctl status
 result "placementctl status without a bus exits 3 (rc $RC)" "$([ $RC -eq 3 ]; echo $?)"
-start_bus
+bus_start "$TMP"
 result "new dbus-daemon on the same path $TMP/bus (pid $BUS_PID)" $?
 result "placementd still running after losing the bus" "$(alive; echo $?)"
 T1=$(date +%s%N)

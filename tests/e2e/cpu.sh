@@ -10,9 +10,10 @@
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=libvirt-env.sh
 . "$HERE/libvirt-env.sh"
+# shellcheck source=../lib/tap.sh
+. "$HERE/../lib/tap.sh"
 
 BUILD=${1:-build}
 if [ ! -d "$BUILD" ] && [ -d "$ROOT/$BUILD" ]; then
@@ -27,36 +28,17 @@ DEF=${E2E_DOMAIN_PREFIX}cpu-default # no <cpu>: QEMU's qemu64
 MAX=${E2E_DOMAIN_PREFIX}cpu-max     # <cpu mode='maximum'/>
 HM=${E2E_DOMAIN_PREFIX}cpu-hm       # persistent, <cpu mode='host-model'/>
 
-T0=$(date +%s%N)
-N=0
-PASS=0
-FAIL=0
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/placementd-e2e-cpu.XXXXXX") || { echo "cpu: 0 passed, 1 failed"; exit 1; }
+tap_begin cpu
+tap_tmpdir e2e-cpu "${E2E_KEEP:-}"
+TAP_KEEP_FAILED=1
+WORK=$TAP_TMP
 
-# shellcheck source=tap.sh
-. "$HERE/tap.sh"
-
-finish() {
-    local rc=$?
-    trap - EXIT INT TERM
+tap_cleanup() {
     e2e_virsh destroy "$HM" >/dev/null 2>&1
     e2e_virsh undefine "$HM" >/dev/null 2>&1
-    if ! e2e_libvirt_stop "$WORK"; then
-        FAIL=$((FAIL + 1))
-        echo "not ok - e2e_libvirt_stop during cleanup"
-    fi
-    if [ "$FAIL" -gt 0 ] || [ "$rc" -ne 0 ] || [ -n "${E2E_KEEP:-}" ]; then
-        diag "logs kept in $WORK (libvirtd.log; placementctl output: *.out, *.json)"
-    else
-        rm -rf "$WORK"
-    fi
-    diag "time: $(elapsed) s"
-    echo "cpu: $PASS passed, $FAIL failed"
-    [ "$FAIL" -eq 0 ] && [ "$rc" -eq 0 ] && exit 0
-    exit 1
+    e2e_libvirt_stop "$WORK" || not_ok "e2e_libvirt_stop during cleanup"
+    tap_log "$WORK/libvirtd.log"
 }
-trap finish EXIT
-trap 'diag interrupted; FAIL=$((FAIL + 1)); exit 130' INT TERM
 
 # json FILE EXPR: evaluate a Python expression on the JSON document d (and helper dom(name)).
 json() {

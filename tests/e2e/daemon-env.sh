@@ -1,13 +1,13 @@
 # shellcheck shell=bash
 # placementd on a private D-Bus for the end-to-end scenarios (ledger.sh, lifecycle.sh). A sourced library:
-# it sets no shell options and runs nothing on load. Needs libvirt-env.sh sourced first (e2e_virsh,
-# _e2e_pid_alive, _e2e_wait_dead) and dbus-daemon.
+# it sets no shell options and runs nothing on load. Needs libvirt-env.sh (e2e_virsh, _e2e_pid_alive,
+# _e2e_wait_dead) and tests/lib/tap.sh (bus_start, placementd_start) sourced, and dbus-daemon.
 #
 #   pd_env_init BUILD DIR            binaries from BUILD, state in DIR (bus socket, config, log)
 #   pd_bus_start / pd_bus_stop       private dbus-daemon (our child), address in PD_ADDR
 #   pd_start TOPOLOGY [CONF-LINES]   placementd --topology=TOPOLOGY, waits until it owns its name and is
 #                                    connected to libvirt; CONF-LINES go into [Placement] (ReconcileSec=0 default)
-#   pd_stop                          SIGTERM (SIGKILL after 10 s); exit status in PD_RC
+#   pd_stop                          SIGTERM (SIGKILL after 10 s); exit status in PD_RC (placementd_stop)
 #   pd_kill9                         SIGKILL, as a crash would
 #   pd_alive                         the daemon process still runs
 #   pdctl ARGS...                    placementctl on the private bus
@@ -29,6 +29,7 @@ PD_BUS_PID=
 pd_env_init() {
     PD_BIN=$1/daemon/placementd
     PD_CTL=$1/tools/placementctl
+    PLACEMENTD=$PD_BIN
     PD_DIR=$2
     PD_LOG=$PD_DIR/placementd.log
     PD_ADDR=unix:path=$PD_DIR/bus
@@ -37,37 +38,14 @@ pd_env_init() {
 }
 
 pd_bus_start() {
-    local i
-    cat >"$PD_DIR/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$PD_DIR/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-  </policy>
-</busconfig>
-EOF
-    : >"$PD_DIR/bus.addr"
-    dbus-daemon --config-file="$PD_DIR/bus.conf" --nofork --print-address=3 3>"$PD_DIR/bus.addr" \
-        </dev/null >>"$PD_DIR/dbus-daemon.log" 2>&1 &
-    PD_BUS_PID=$!
-    for ((i = 0; i < 50; i++)); do
-        grep -q "^unix:path=$PD_DIR/bus," "$PD_DIR/bus.addr" 2>/dev/null && return 0
-        sleep 0.1
-    done
-    return 1
+    bus_start "$PD_DIR"
+    local r=$?
+    PD_BUS_PID=$BUS_PID
+    return $r
 }
 
 pd_bus_stop() {
-    [ -n "$PD_BUS_PID" ] || return 0
-    kill -TERM "$PD_BUS_PID" 2>/dev/null
-    wait "$PD_BUS_PID" 2>/dev/null
+    stop_pid "$PD_BUS_PID"
     PD_BUS_PID=
 }
 
@@ -88,11 +66,8 @@ pd_start() {
         printf 'ReconcileSec=0\n\n[Libvirt]\nURI=%s\n' "$E2E_LIBVIRT_URI"
     } | awk -F= '!seen[$1]++' >"$PD_DIR/placementd.conf"
     mark=$(pd_log_mark)
-    echo "==== placementd started at $(date +%T.%N) (topology $PD_TOPOLOGY) ====" >>"$PD_LOG"
-    env -u NOTIFY_SOCKET -u WATCHDOG_USEC "$PD_BIN" --config="$PD_DIR/placementd.conf" \
-        --connect="$E2E_LIBVIRT_URI" --topology="$PD_TOPOLOGY" --bus-address="$PD_ADDR" --foreground \
-        --log-level=debug </dev/null >>"$PD_LOG" 2>&1 &
-    PD_PID=$!
+    placementd_start --config="$PD_DIR/placementd.conf" --connect="$E2E_LIBVIRT_URI" --topology="$PD_TOPOLOGY" \
+        --bus-address="$PD_ADDR" --log-level=debug
     for ((i = 0; i < 150; i++)); do
         pd_alive || return 1
         if pd_log_since "$mark" | grep -q "Connected to $E2E_LIBVIRT_URI" &&
@@ -104,19 +79,7 @@ pd_start() {
     return 1
 }
 
-pd_stop() {
-    local pid=$PD_PID
-    PD_RC=
-    [ -n "$pid" ] || return 0
-    kill -TERM "$pid" 2>/dev/null
-    if ! _e2e_wait_dead "$pid" 100; then
-        kill -KILL "$pid" 2>/dev/null
-        _e2e_wait_dead "$pid" 50
-    fi
-    wait "$pid" 2>/dev/null
-    PD_RC=$?
-    PD_PID=
-}
+pd_stop() { placementd_stop; }
 
 pd_kill9() {
     [ -n "$PD_PID" ] || return 0

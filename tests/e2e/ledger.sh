@@ -20,7 +20,6 @@ set -u
 LEDGER_TODO=${LEDGER_TODO-"6b"}
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=libvirt-env.sh
 . "$HERE/libvirt-env.sh"
 # shellcheck source=daemon-env.sh
@@ -29,12 +28,10 @@ ROOT=$(cd "$HERE/../.." && pwd)
 . "$HERE/views.sh"
 # shellcheck source=domains.sh
 . "$HERE/domains.sh"
-# shellcheck source=tap.sh
-. "$HERE/tap.sh"
+# shellcheck source=../lib/tap.sh
+. "$HERE/../lib/tap.sh"
 
-BUILD=${1:-build}
-[ -d "$BUILD" ] || BUILD=$ROOT/$BUILD
-BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "ledger: build directory '${1:-build}' not found"; exit 1; }
+tap_build "${1:-}"
 
 # The issue's two fake topologies: their CPUs are the machine's real CPUs 0 and 1, so pins are real.
 TOPO_2N="synthetic:pack:1 numa:2(memory=1GiB) core:1 pu:1"   # CPU 0 on node 0, CPU 1 on node 1
@@ -46,15 +43,16 @@ TOPO_3C="synthetic:pack:1 numa:1(memory=2GiB) core:3 pu:1"   # a CPU 2 that does
 TOPO_2C="synthetic:pack:1 numa:1(memory=2GiB) core:2 pu:1"
 
 P=$E2E_DOMAIN_PREFIX
-T0=$(date +%s%N)
-N=0 PASS=0 FAIL=0
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/placementd-ledger.XXXXXX") || exit 1
+tap_begin ledger
+tap_tmpdir ledger "${E2E_KEEP:-}"
+TAP_KEEP_FAILED=1
+TAP_COUNT_TODO=1
+WORK=$TAP_TMP
 declare -A RESULTS=()
 SC=
 
-finish() {
-    local rc=$? id
-    trap - EXIT INT TERM
+tap_cleanup() {
+    local id
     pd_stop
     pd_reap_strays
     dom_cleanup 2>/dev/null
@@ -62,18 +60,7 @@ finish() {
     pd_bus_stop
     echo "# scenario results on this daemon:"
     for id in $(printf '%s\n' "${!RESULTS[@]}" | sort -V); do echo "#   $id: ${RESULTS[$id]}"; done
-    if [ "$FAIL" -gt 0 ] || [ "$rc" -ne 0 ] || [ -n "${E2E_KEEP:-}" ]; then
-        echo "# logs kept in $WORK (placementd.log, libvirtd.log)"
-    else
-        rm -rf "$WORK"
-    fi
-    echo "# time: $(elapsed) s"
-    [ "$FAIL" -gt 0 ] || [ "$rc" -eq 0 ] || FAIL=1
-    echo "ledger: $PASS passed, $FAIL failed, $TODO todo, $BONUS todo passed"
-    [ "$FAIL" -eq 0 ]
 }
-trap finish EXIT
-trap 'not_ok "run interrupted"; exit 130' INT TERM
 
 # ------------------------------------------------------------------------------------------- scenario steps
 

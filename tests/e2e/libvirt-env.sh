@@ -52,6 +52,8 @@ E2E_LIBVIRT_CONF_MODE=${E2E_LIBVIRT_CONF_MODE:-auto}
 E2E_LIBVIRT_DIR=${E2E_LIBVIRT_DIR:-}
 E2E_QEMU_RUN_DIR=${E2E_QEMU_RUN_DIR:-/run/libvirt/qemu}
 _E2E_LIB_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../lib/tap.sh
+. "$_E2E_LIB_HERE/../lib/tap.sh" # pid_alive
 E2E_DOMAIN_TEMPLATE=${E2E_DOMAIN_TEMPLATE:-$_E2E_LIB_HERE/domain.xml.in}
 _E2E_CONF_MARK_BEGIN='# >>> placementd e2e (tests/e2e/libvirt-env.sh) >>>'
 _E2E_CONF_MARK_END='# <<< placementd e2e <<<'
@@ -73,15 +75,10 @@ _e2e_dir_arg() {
     mkdir -p -- "$2" && (cd -- "$2" && pwd)
 }
 
-# _e2e_pid_alive PID: true if the process exists and is not a zombie. Daemons reparented to a PID 1 that
-# reaps lazily (the CI init does) stay zombies for a while, and kill -0 succeeds on zombies.
-_e2e_pid_alive() {
-    local stat
-    case "${1:-}" in '' | *[!0-9]*) return 1 ;; esac
-    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
-    stat=${stat##*) }
-    [ "${stat:0:1}" != Z ] && [ "${stat:0:1}" != X ]
-}
+# _e2e_pid_alive PID: true if the process exists and is not a zombie (tests/lib/tap.sh's pid_alive). Daemons
+# reparented to a PID 1 that reaps lazily (the CI init does) stay zombies for a while, and kill -0 succeeds
+# on zombies.
+_e2e_pid_alive() { pid_alive "$@"; }
 
 # _e2e_pidfile_pid FILE COMM: print the PID in FILE if that process is alive and its comm is COMM.
 _e2e_pidfile_pid() {

@@ -29,7 +29,6 @@ MAX_RUNNING=${LIFECYCLE_MAX_RUNNING:-3}
 PD_CONF=(ReconcileSec=1)
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=libvirt-env.sh
 . "$HERE/libvirt-env.sh"
 # shellcheck source=daemon-env.sh
@@ -38,47 +37,34 @@ ROOT=$(cd "$HERE/../.." && pwd)
 . "$HERE/views.sh"
 # shellcheck source=domains.sh
 . "$HERE/domains.sh"
-# shellcheck source=tap.sh
-. "$HERE/tap.sh"
+# shellcheck source=../lib/tap.sh
+. "$HERE/../lib/tap.sh"
 
 echo "# lifecycle: SEED=$SEED STEPS=$STEPS topology $TOPOLOGY"
 echo "# LIFECYCLE_TODO_OPS=\"$LIFECYCLE_TODO_OPS\""
 RANDOM=$SEED
 
-BUILD=${1:-build}
-[ -d "$BUILD" ] || BUILD=$ROOT/$BUILD
-BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "lifecycle: build directory '${1:-build}' not found"; exit 1; }
+tap_build "${1:-}"
 
-T0=$(date +%s%N)
-N=0 PASS=0 FAIL=0
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/placementd-lifecycle.XXXXXX") || exit 1
+tap_begin lifecycle
+tap_tmpdir lifecycle "${E2E_KEEP:-}"
+TAP_KEEP_FAILED=1
+TAP_SUFFIX=" (seed $SEED)"
+WORK=$TAP_TMP
 P=${E2E_DOMAIN_PREFIX}lc
 NAMES=("${P}0" "${P}1" "${P}2" "${P}3")
 # The shapes: 1 vCPU; 1 of 2 (hot-add); 2 vCPUs; 1 of 2.
 declare -A SHAPE=([${P}0]="1 1" [${P}1]="1 2" [${P}2]="2 2" [${P}3]="1 2")
 FAILED_AT=
 
-finish() {
-    local rc=$?
-    trap - EXIT INT TERM
+tap_cleanup() {
     pd_stop
     pd_reap_strays
     dom_cleanup 2>/dev/null
     e2e_libvirt_stop "$WORK" || not_ok "cleanup: e2e_libvirt_stop"
     pd_bus_stop
     [ -z "$FAILED_AT" ] || echo "# FAILED: SEED=$SEED $FAILED_AT"
-    if [ "$FAIL" -gt 0 ] || [ "$rc" -ne 0 ] || [ -n "${E2E_KEEP:-}" ]; then
-        echo "# logs kept in $WORK (placementd.log, libvirtd.log)"
-    else
-        rm -rf "$WORK"
-    fi
-    echo "# time: $(elapsed) s"
-    [ "$FAIL" -gt 0 ] || [ "$rc" -eq 0 ] || FAIL=1
-    echo "lifecycle: $PASS passed, $FAIL failed (seed $SEED)"
-    [ "$FAIL" -eq 0 ]
 }
-trap finish EXIT
-trap 'not_ok "run interrupted"; exit 130' INT TERM
 
 # ------------------------------------------------------------------------------------------- state
 

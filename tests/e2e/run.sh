@@ -10,17 +10,12 @@
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=libvirt-env.sh
 . "$HERE/libvirt-env.sh"
+# shellcheck source=../lib/tap.sh
+. "$HERE/../lib/tap.sh"
 
-BUILD=${1:-build}
-if [ ! -d "$BUILD" ] && [ -d "$ROOT/$BUILD" ]; then
-    BUILD=$ROOT/$BUILD
-fi
-BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "e2e: build directory '${1:-build}' not found" >&2; echo "e2e: 0 passed, 1 failed"; exit 1; }
-PLACEMENTD=$BUILD/daemon/placementd
-PLACEMENTCTL=$BUILD/tools/placementctl
+tap_build "${1:-}"
 
 NS=https://placementd.org/xmlns/domain/1
 URI=$E2E_LIBVIRT_URI
@@ -28,20 +23,14 @@ A=${E2E_DOMAIN_PREFIX}a
 B=${E2E_DOMAIN_PREFIX}b
 C=${E2E_DOMAIN_PREFIX}c
 
-T0=$(date +%s%N)
-N=0
-PASS=0
-FAIL=0
-PD_PID=
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/placementd-e2e.XXXXXX") || { echo "e2e: 0 passed, 1 failed"; exit 1; }
+tap_begin e2e
+tap_tmpdir e2e "${E2E_KEEP:-}"
+TAP_KEEP_FAILED=1
+WORK=$TAP_TMP
 CONF=$WORK/placementd.conf
 LOG=$WORK/placementd.log
+PD_LOG=$LOG
 : >"$LOG"
-
-# ------------------------------------------------------------------------------------------ reporting
-
-# shellcheck source=tap.sh
-. "$HERE/tap.sh"
 
 # ------------------------------------------------------------------------------------------ helpers
 
@@ -91,17 +80,6 @@ affinity() { e2e_vcpu_affinity "$1" | pins_norm; }
 pins_text() { awk '{ printf "%s%s:%s", (NR > 1 ? " " : ""), $1, $2 }' <<<"$1"; }   # "0 1\n1 2" -> "0:1 1:2"
 emulator_affinity() { cpuset_norm "$(e2e_emulator_affinity "$1")"; }
 
-# wait_for TENTHS CMD...: poll CMD every 0.1 s until it succeeds, at most TENTHS/10 s.
-wait_for() {
-    local n=$1 i=0
-    shift
-    while ! "$@"; do
-        [ "$i" -ge "$n" ] && return 1
-        sleep 0.1
-        i=$((i + 1))
-    done
-}
-
 # The daemon's log from line MARK+1 on (MARK from log_mark).
 log_mark() { wc -l <"$LOG"; }
 log_since() { tail -n +"$(($1 + 1))" "$LOG"; }
@@ -127,33 +105,11 @@ log_pins() {
     tr ' ' '\n' <<<"$line" | tr ':' ' ' | pins_norm
 }
 
-pd_alive() { [ -n "$PD_PID" ] && _e2e_pid_alive "$PD_PID"; }
-
 start_placementd() {
-    echo "==== e2e: placementd started at $(elapsed) s ====" >>"$LOG"
-    env -u NOTIFY_SOCKET -u WATCHDOG_USEC "$PLACEMENTD" --config="$CONF" --connect="$URI" --topology=host \
-        --foreground --log-level=debug </dev/null >>"$LOG" 2>&1 &
-    PD_PID=$!
+    placementd_start --config="$CONF" --connect="$URI" --topology=host --log-level=debug
     diag "placementd pid $PD_PID"
     sleep 0.2
-    pd_alive
-}
-
-# stop_placementd: SIGTERM, wait up to 10 s (then SIGKILL); sets PD_RC to its exit status.
-PD_RC=
-stop_placementd() {
-    local pid=$PD_PID
-    PD_RC=
-    [ -n "$pid" ] || return 0
-    kill -TERM "$pid" 2>/dev/null
-    if ! _e2e_wait_dead "$pid" 100; then
-        diag "placementd (pid $pid) ignored SIGTERM for 10 s, sending SIGKILL"
-        kill -KILL "$pid" 2>/dev/null
-        _e2e_wait_dead "$pid" 50
-    fi
-    wait "$pid" 2>/dev/null
-    PD_RC=$?
-    PD_PID=
+    placementd_alive
 }
 
 # check_placed NAME VCPUS MARK: the recorded decision, the QEMU threads and the daemon's log agree.
@@ -161,7 +117,7 @@ stop_placementd() {
 check_placed() {
     local name=$1 mark=$3 dec aff emu res lp
     DEC_PINS='' DEC_RESULT=''
-    if ! wait_for 100 has_decision "$name"; then
+    if ! wait_for 10 has_decision "$name"; then
         not_ok "$name: decision recorded in its live metadata within 10 s"
         diag "  virsh metadata $name: $(meta "$name" | tr '\n' ' ')"
         not_ok "$name: vCPU thread affinity equals the decision"
@@ -179,7 +135,7 @@ check_placed() {
     else
         diag "$name: the decision has no emulator pin"
     fi
-    wait_for 20 log_pins "$mark" "$name" >/dev/null
+    wait_for 2 log_pins "$mark" "$name" >/dev/null
     lp=$(log_pins "$mark" "$name")
     expect "$name: the daemon's log line names the same pins" "$dec" "$lp"
     log_since "$mark" | grep -F -- ">$name: " | sed "s/^/#   /"
@@ -189,34 +145,15 @@ check_placed() {
 
 # ------------------------------------------------------------------------------------------ cleanup
 
-finish() {
-    local rc=$? s
-    trap - EXIT INT TERM
-    if pd_alive; then
-        stop_placementd
+tap_cleanup() {
+    if placementd_alive; then
+        placementd_stop
     fi
     PD_PID=
     if ! e2e_libvirt_stop "$WORK"; then
         not_ok "cleanup: e2e_libvirt_stop (libvirtd, virtlogd and the domains stopped by PID)"
     fi
-    if [ "$FAIL" -gt 0 ] || [ "$rc" -ne 0 ]; then
-        echo "# ---- last lines of placementd's log ($LOG) ----"
-        tail -n 40 "$LOG" | sed 's/^/#   /'
-        echo "# logs kept in $WORK (placementd.log, libvirtd.log; QEMU: /var/log/libvirt/qemu/)"
-    elif [ -n "${E2E_KEEP:-}" ]; then
-        echo "# logs kept in $WORK"
-    else
-        rm -rf "$WORK"
-    fi
-    s=$(elapsed)
-    echo "# time: $s s"
-    [ "$FAIL" -gt 0 ] || [ "$rc" -eq 0 ] || FAIL=1   # aborted without a failed check: still a failure
-    echo "e2e: $PASS passed, $FAIL failed"
-    [ "$FAIL" -eq 0 ] && exit 0
-    exit 1
 }
-trap finish EXIT
-trap 'echo "# interrupted"; not_ok "run interrupted"; exit 130' INT TERM
 
 # ------------------------------------------------------------------------------------------ 1. libvirtd
 
@@ -234,12 +171,12 @@ ONLINE=$(cpuset_norm "$(cat /sys/devices/system/cpu/online)")
 diag "online CPUs: $ONLINE; cores per placementctl: ${NCORES:-?}"
 [ "${NCORES:-0}" -ge 2 ] || diag "WARNING: fewer than 2 cores; two 1-vCPU domains cannot get a core each"
 
-METRICS_PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+METRICS_PORT=$(free_port)
 printf '[Placement]\nReconcileSec=0\n\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=none\n\n[Metrics]\nListen=127.0.0.1:%s\n' \
     "$URI" "$METRICS_PORT" >"$CONF"
 MARK=$(log_mark)
 must "placementd starts (--topology=host, config $CONF)" start_placementd
-check "placementd connects to $URI" wait_for 100 log_has "$MARK" "Connected to $URI"
+check "placementd connects to $URI" wait_for 10 log_has "$MARK" "Connected to $URI"
 
 # ------------------------------------------------------------------------------------------ 3. placement
 
@@ -272,8 +209,8 @@ else
     OTHER=$A0
 fi
 check "daemon log: $A's vCPU 0 pinned to $OTHER by someone else, adopted" \
-    wait_for 50 log_has "$MARK" ">$A: skipped.*vCPU 0 was pinned to $OTHER by someone else"
-if wait_for 50 has_decision "$A" skipped; then
+    wait_for 5 log_has "$MARK" ">$A: skipped.*vCPU 0 was pinned to $OTHER by someone else"
+if wait_for 5 has_decision "$A" skipped; then
     ok "$A: metadata decision result becomes \"skipped\""
     expect "$A: the recorded decision now holds the hand pin" "0 $OTHER" "$(decision_pins "$META")"
 else
@@ -294,13 +231,13 @@ snapshot() {
     done
 }
 BEFORE=$(snapshot)
-stop_placementd
+placementd_stop
 expect "placementd exits with status 0 on SIGTERM" 0 "$PD_RC"
 MARK=$(log_mark)
 must "placementd starts again" start_placementd
-check "placementd connects to $URI again" wait_for 100 log_has "$MARK" "Connected to $URI"
+check "placementd connects to $URI again" wait_for 10 log_has "$MARK" "Connected to $URI"
 for d in "$A" "$B"; do
-    check "daemon log: running $d adopted from its recorded decision" wait_for 100 log_has "$MARK" ">$d: .*, adopted \("
+    check "daemon log: running $d adopted from its recorded decision" wait_for 10 log_has "$MARK" ">$d: .*, adopted \("
 done
 log_since "$MARK" | grep -E -- ">($A|$B): " | sed "s/^/#   /"
 sleep 1
@@ -313,13 +250,13 @@ must "e2e_libvirt_kill9 (SIGKILL libvirtd)" e2e_libvirt_kill9 "$WORK"
 sleep 2
 T_UP=$(date +%s%N)
 must "e2e_libvirt_restart (libvirtd re-adopts the QEMUs)" e2e_libvirt_restart "$WORK"
-if wait_for 200 log_has "$MARK" "Connected to $URI"; then
+if wait_for 20 log_has "$MARK" "Connected to $URI"; then
     ok "placementd reconnects by itself ($((($(date +%s%N) - T_UP) / 1000000)) ms after libvirtd was restarted)"
 else
     not_ok "placementd reconnects by itself within 20 s"
 fi
 log_since "$MARK" | grep -vE '^<7>' | sed "s/^/#   /"
-check "placementd still runs after losing libvirtd" pd_alive
+check "placementd still runs after losing libvirtd" placementd_alive
 expect "vCPU and emulator affinity of $A and $B unchanged by the libvirtd loss" "$BEFORE" "$(snapshot)"
 MARK=$(log_mark)
 must "e2e_domain_start $C 1" e2e_domain_start "$C" 1
@@ -331,7 +268,7 @@ check "placementd still runs (kill -0)" kill -0 "$PD_PID"
 MARK=$(log_mark)
 check "e2e_domain_destroy $B" e2e_domain_destroy "$B"
 check "daemon log: $B stopped, its cores and memory are free again" \
-    wait_for 50 log_has "$MARK" ">$B: stopped; its cores and memory are free again"
+    wait_for 5 log_has "$MARK" ">$B: stopped; its cores and memory are free again"
 
 # ------------------------------------------------------------------------------------------ 8. SIGHUP
 
@@ -339,10 +276,10 @@ MARK=$(log_mark)
 printf '[Placement]\nPolicy=bogus\n' >"$CONF"
 kill -HUP "$PD_PID"
 check "SIGHUP with Policy=bogus: 'Reloading the configuration failed, keeping the old one' naming Policy" \
-    wait_for 50 log_has "$MARK" "Reloading the configuration failed, keeping the old one.*Policy"
+    wait_for 5 log_has "$MARK" "Reloading the configuration failed, keeping the old one.*Policy"
 log_since "$MARK" | sed "s/^/#   /"
 sleep 0.5
-check "placementd still runs after the failed reload" pd_alive
+check "placementd still runs after the failed reload" placementd_alive
 
 # ------------------------------------------------------------------------------------------ burst + SIGKILL
 # libvirtd killed with SIGKILL in the middle of a burst of starts, then restarted: every running domain
@@ -356,13 +293,13 @@ sleep 0.8
 check "e2e_libvirt_kill9 in the middle of the burst" e2e_libvirt_kill9 "$WORK"
 wait "$BURST_PID" 2>/dev/null
 check "e2e_libvirt_restart after the burst" e2e_libvirt_restart "$WORK"
-check "placementd reconnects after the burst" wait_for 200 log_has "$BURST_MARK" "Connected to $URI"
+check "placementd reconnects after the burst" wait_for 20 log_has "$BURST_MARK" "Connected to $URI"
 burst_running() { e2e_virsh list --name 2>/dev/null | grep -E "^${E2E_DOMAIN_PREFIX}burst" || true; }
 all_burst_decided() {
     local d
     for d in $(burst_running); do has_decision "$d" || return 1; done
 }
-check "every running burst domain has a recorded decision" wait_for 100 all_burst_decided
+check "every running burst domain has a recorded decision" wait_for 10 all_burst_decided
 once_each() {
     local d c
     for d in $(burst_running); do
@@ -378,7 +315,7 @@ ledger_matches() {
     diag "daemon counts $counted domains, libvirt runs $running"
     [ "$counted" -eq "$running" ]
 }
-check "the daemon's domains match what runs after the SIGKILL" wait_for 50 ledger_matches
+check "the daemon's domains match what runs after the SIGKILL" wait_for 5 ledger_matches
 
 # ------------------------------------------------------------------------------------------ metrics
 # Host-side CPU time per domain from real QEMU: guest vCPU time and the host's own work for it.

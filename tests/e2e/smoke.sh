@@ -8,77 +8,34 @@ set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=libvirt-env.sh
 . "$HERE/libvirt-env.sh"
+# shellcheck source=../lib/tap.sh
+. "$HERE/../lib/tap.sh"
 
-T0=$(date +%s%N)
-PASS=0
-FAIL=0
 A=${E2E_DOMAIN_PREFIX}smoke-a
 B=${E2E_DOMAIN_PREFIX}smoke-b
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/placementd-e2e-smoke.XXXXXX") || exit 1
 EVPID=
+tap_begin "e2e smoke"
+tap_tmpdir e2e-smoke "${E2E_KEEP:-}"
+TAP_KEEP_FAILED=1
+WORK=$TAP_TMP
 
-elapsed() { local ms=$((($(date +%s%N) - T0) / 1000000)); printf '%d.%03d' $((ms / 1000)) $((ms % 1000)); }
-ok() { PASS=$((PASS + 1)); echo "ok   $*  [$(elapsed) s]"; }
-not_ok() { FAIL=$((FAIL + 1)); echo "FAIL $*  [$(elapsed) s]"; }
-
-# check DESC CMD...: the command must succeed.
-check() {
-    local desc=$1
-    shift
-    if "$@"; then ok "$desc"; else not_ok "$desc"; fi
-}
-
-# expect DESC EXPECTED ACTUAL: exact comparison of (multi-line) text.
-expect() {
-    if [ "$2" = "$3" ]; then
-        ok "$1"
-    else
-        not_ok "$1"
-        echo "     expected: $(printf '%s' "$2" | tr '\n' ';')"
-        echo "     actual:   $(printf '%s' "$3" | tr '\n' ';')"
-    fi
-}
-
-finish() {
-    local rc=$?
-    trap - EXIT INT TERM
-    [ -n "$EVPID" ] && kill "$EVPID" 2>/dev/null
-    if ! e2e_libvirt_stop "$WORK"; then
-        FAIL=$((FAIL + 1))
-        echo "FAIL e2e_libvirt_stop during cleanup"
-    fi
+tap_cleanup() {
+    stop_pid "$EVPID"
+    e2e_libvirt_stop "$WORK" || not_ok "e2e_libvirt_stop during cleanup"
     if [ -n "$(_e2e_live_pids libvirtd)$(_e2e_live_pids virtlogd)" ]; then
-        FAIL=$((FAIL + 1))
-        echo "FAIL daemons still running after cleanup: libvirtd=[$(_e2e_live_pids libvirtd)] virtlogd=[$(_e2e_live_pids virtlogd)]"
+        not_ok "daemons still running after cleanup: libvirtd=[$(_e2e_live_pids libvirtd)] virtlogd=[$(_e2e_live_pids virtlogd)]"
     fi
-    if [ "$FAIL" -gt 0 ] || [ "$rc" -ne 0 ] || [ -n "${E2E_KEEP:-}" ]; then
-        echo "logs kept in $WORK (libvirtd.log, virtlogd.log; QEMU: /var/log/libvirt/qemu/)"
-    else
-        rm -rf "$WORK"
-    fi
-    echo "time: $(elapsed) s"
-    echo "e2e smoke: $PASS passed, $FAIL failed"
-    [ "$FAIL" -eq 0 ] && [ "$rc" -eq 0 ] && exit 0
-    exit 1
+    tap_log "$WORK/libvirtd.log" "$WORK/virtlogd.log"
 }
-trap finish EXIT
-trap 'echo "interrupted"; FAIL=$((FAIL + 1)); exit 130' INT TERM
 
 not() { ! "$@"; }
 quietly() { "$@" >/dev/null 2>&1; }
-
-# A step whose failure makes the rest meaningless ends the run (the EXIT trap cleans up).
-must() {
-    local desc=$1
-    shift
-    if "$@"; then ok "$desc"; else not_ok "$desc"; exit 1; fi
-}
 
 machine_cgroups() { find /sys/fs/cgroup -maxdepth 5 -type d -name machine 2>/dev/null | sort; }
 CG_BEFORE=$(machine_cgroups)
 
 must "e2e_libvirt_start (conf mode $E2E_LIBVIRT_CONF_MODE)" e2e_libvirt_start "$WORK"
-echo "     libvirtd pid $(cat "$WORK/libvirtd.pid"), virtlogd pid $(cat "$WORK/virtlogd.pid"), conf mode $(cat "$WORK/conf-mode")"
+diag "libvirtd pid $(cat "$WORK/libvirtd.pid"), virtlogd pid $(cat "$WORK/virtlogd.pid"), conf mode $(cat "$WORK/conf-mode")"
 check "qemu:///system reports a QEMU hypervisor" grep -q "Running hypervisor: QEMU" <<<"$(e2e_virsh version 2>&1)"
 
 must "e2e_domain_start $A 2" e2e_domain_start "$A" 2

@@ -7,6 +7,7 @@
  */
 
 #include <errno.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,6 +16,9 @@
 #include "plan.h"
 #include "policy.h"
 #include "topology.h"
+
+/* The one symbol each target defines: libFuzzer calls it, and so does replay.c in an ordinary build. */
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
 #define FUZZ_GiB (UINT64_C(1) << 30)
 

@@ -5,12 +5,16 @@
 #   tests/fuzz/run.sh --regress              replay tests/fuzz/corpus/<name>/* and
 #                                            tests/fuzz/regressions/<name>-* once through each target
 # The build goes to $FUZZ_BUILD_DIR (default build-fuzz); crash inputs are kept in its artifacts/.
-# Prints "fuzz <name>: ok (...)" or the crash per target, then "fuzz: N passed, M failed"; exits
-# non-zero when a target failed.
+# Fuzzing starts from libFuzzer's seed $FUZZ_SEED (default: a random one); the seed is printed first, and
+# the same seed with the same corpus repeats the same inputs.
+# Prints "ok N - <name> (...)" or "not ok N - <name> ..." and the crash per target, then
+# "fuzz: N passed, M failed"; exits non-zero when a target failed.
 set -uo pipefail
 
 here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
+# shellcheck source=../lib/tap.sh
+. "$here/../lib/tap.sh"
+root=$ROOT
 out=${FUZZ_BUILD_DIR:-$root/build-fuzz}
 case $out in /*) ;; *) out=$root/$out ;; esac
 
@@ -39,10 +43,13 @@ export UBSAN_OPTIONS=${UBSAN_OPTIONS:-print_stacktrace=1:halt_on_error=1}
 export LSAN_OPTIONS=${LSAN_OPTIONS:-suppressions=$here/lsan.supp:print_suppressions=0}
 export HWLOC_HIDE_ERRORS=2
 
-work=$(mktemp -d /tmp/placementd-fuzz.XXXXXX)
-trap 'rm -rf "$work"' EXIT
+tap_begin fuzz
+tap_tmpdir fuzz
+work=$TAP_TMP
 mkdir -p "$out/artifacts"
 common=(-timeout=10 -rss_limit_mb=2048)
+seed=${FUZZ_SEED:-$(((RANDOM << 15 | RANDOM) + 1))}
+[ "$mode" = regress ] || diag "seed $seed (FUZZ_SEED=$seed repeats this run)"
 
 # Prints the sanitizer, libFuzzer or fuzz check report of a log (at most $2 lines), indented.
 report() {
@@ -52,8 +59,6 @@ report() {
                 sed 's/^/    /'
 }
 
-passed=0
-failed=0
 for src in "$here"/fuzz-*.c; do
         target=$(basename "$src" .c)
         name=${target#fuzz-}
@@ -65,40 +70,35 @@ for src in "$here"/fuzz-*.c; do
         if [ "$mode" = regress ]; then
                 # One run per input, so that every failing one is reported.
                 bad=0
+                : >"$log"
                 for input in "${seeds[@]}"; do
-                        if ! "$out/$target" "${common[@]}" "$input" >"$log" 2>&1; then
-                                [ $bad -gt 0 ] || echo "fuzz $name: FAILED"
+                        if ! "$out/$target" "${common[@]}" "$input" >"$work/input.log" 2>&1; then
                                 bad=$((bad + 1))
-                                echo "    input ${input#"$root"/}:"
-                                report "$log" 30
+                                { echo "    input ${input#"$root"/}:"; report "$work/input.log" 30; } >>"$log"
                         fi
                 done
                 if [ $bad -eq 0 ]; then
-                        echo "fuzz $name: ok (${#seeds[@]} inputs)"
-                        passed=$((passed + 1))
+                        ok "$name (${#seeds[@]} inputs)"
                 else
-                        echo "fuzz $name: $bad of ${#seeds[@]} inputs failed"
-                        failed=$((failed + 1))
+                        not_ok "$name: $bad of ${#seeds[@]} inputs failed"
+                        sed 's/^/#/' "$log"
                 fi
                 continue
         fi
 
         mkdir -p "$work/$name"
         [ ${#seeds[@]} -eq 0 ] || cp "${seeds[@]}" "$work/$name/"
-        "$out/$target" "${common[@]}" -max_total_time="$seconds" -print_final_stats=1 \
+        "$out/$target" "${common[@]}" -seed="$seed" -max_total_time="$seconds" -print_final_stats=1 \
                 -artifact_prefix="$out/artifacts/$name-" "$work/$name" >"$log" 2>&1
         rc=$?
         if [ $rc -eq 0 ]; then
                 runs=$(sed -n 's/^stat::number_of_executed_units: *//p' "$log" | tail -n1)
-                echo "fuzz $name: ok (${runs:-?} runs)"
-                passed=$((passed + 1))
+                ok "$name (${runs:-?} runs)"
         else
-                echo "fuzz $name: FAILED (exit $rc)"
-                report "$log" 60
-                grep -h -m1 "Test unit written to" "$log" | sed 's/^.*Test unit written to/    input saved to/'
-                failed=$((failed + 1))
+                not_ok "$name (exit $rc)"
+                {
+                        report "$log" 60
+                        grep -h -m1 "Test unit written to" "$log" | sed 's/^.*Test unit written to/    input saved to/'
+                } | sed 's/^/#/'
         fi
 done
-
-echo "fuzz: $passed passed, $failed failed"
-[ $failed -eq 0 ]

@@ -1,42 +1,57 @@
 #!/bin/bash
 # SPDX-License-Identifier: LGPL-2.1-or-later
-# Holds the placement engine to its checked-in decisions: runs `placementctl plan --json` for every case of
-# tests/golden/cases with both policies and compares the output byte for byte with tests/golden/*.json.
-# Usage: check.sh PLACEMENTCTL [--update]   (--update rewrites the golden files after an intended change)
+# Holds the placement engine to its checked-in decisions, byte for byte, with both policies for every case
+# of tests/golden/cases:
+#   check.sh plan PLACEMENTCTL       `placementctl plan --json` against tests/golden/NAME-POLICY.json
+#   check.sh explain GOLDEN-EXPLAIN  what `explain` says of each decision (build/tests/golden-explain) against
+#                                    tests/golden/explain/NAME-POLICY.txt, for the cases marked explain
+# UPDATE_GOLDEN=1 (or --update as the third argument) rewrites the golden files after an intended change.
 set -u
-ctl=$(realpath "${1:?usage: check.sh PLACEMENTCTL [--update]}") || exit 1
-update=${2:-}
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-failed=0 n=0
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=../lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
+
+mode=${1:-}
+[[ $mode == plan || $mode == explain ]] || { echo "usage: check.sh plan|explain PROGRAM [--update]" >&2; exit 2; }
+prog=$(realpath "${2:?usage: check.sh plan|explain PROGRAM [--update]}") || exit 2
+[[ ${3:-} != --update ]] || UPDATE_GOLDEN=1
+here=$ROOT/tests/golden
 
 trim() { local s=$1; s=${s#"${s%%[![:space:]]*}"}; printf '%s' "${s%"${s##*[![:space:]]}"}"; }
 
-while IFS='|' read -r name topology trace config; do
+# golden FILE DESC CMD...: CMD's output is FILE's content (or becomes it, under UPDATE_GOLDEN=1).
+golden() {
+        local file=$1 desc=$2 out
+        shift 2
+        if ! out=$(cd "$ROOT" && "$@" 2>&1); then
+                not_ok "$desc: ${prog##*/} failed: $out"
+        elif [[ -n ${UPDATE_GOLDEN:-} ]]; then
+                printf '%s\n' "$out" >"$file"
+                ok "$desc (written)"
+        elif diff -u "$file" <(printf '%s\n' "$out") | sed 's/^/# /'; ((!PIPESTATUS[0])); then
+                ok "$desc"
+        else
+                not_ok "$desc: differs from ${file#"$ROOT"/}"
+        fi
+}
+
+tap_begin '' # no summary line: meson reads TAP
+[[ -z ${UPDATE_GOLDEN:-} ]] || mkdir -p "$here/explain"
+while IFS='|' read -r name topology trace config explain; do
         name=$(trim "$name")
         [[ -z $name || $name == \#* ]] && continue
-        topology=$(trim "$topology") trace=$(trim "$trace") config=$(trim "$config")
-        [[ $topology == synthetic:* ]] || topology=$root/$topology
-        args=(plan "--topology=$topology" "--trace=$root/$trace" --json)
-        [[ $config == - ]] || args+=("--config=$root/$config")
+        topology=$(trim "$topology") trace=$ROOT/$(trim "$trace") config=$(trim "$config")
+        [[ $topology == synthetic:* ]] || topology=$ROOT/$topology
+        [[ $config == - ]] || config=$ROOT/$config
+        [[ $mode == plan || $(trim "${explain:-}") == explain ]] || continue
         for policy in explicit compat; do
-                golden=$here/$name-$policy.json
-                n=$((n + 1))
-                if ! out=$(cd "$root" && "$ctl" "${args[@]}" "--policy=$policy" 2>&1); then
-                        echo "not ok $n - $name $policy: placementctl failed: $out"
-                        failed=1
-                        continue
-                fi
-                if [[ $update == --update ]]; then
-                        printf '%s\n' "$out" >"$golden"
-                        echo "ok $n - $name $policy (written)"
-                elif diff -u "$golden" <(printf '%s\n' "$out"); then
-                        echo "ok $n - $name $policy"
+                if [[ $mode == plan ]]; then
+                        args=(plan "--topology=$topology" "--trace=$trace" --json "--policy=$policy")
+                        [[ $config == - ]] || args+=("--config=$config")
+                        golden "$here/$name-$policy.json" "$name $policy" "$prog" "${args[@]}"
                 else
-                        echo "not ok $n - $name $policy: differs from ${golden#"$root"/}"
-                        failed=1
+                        golden "$here/explain/$name-$policy.txt" "$name $policy" \
+                                "$prog" "$topology" "$trace" "$config" "$policy"
                 fi
         done
 done <"$here/cases"
-echo "1..$n"
-exit "$failed"

@@ -3,48 +3,24 @@
 # The daemon runs on libvirt's in-process test driver, whose one running domain ("test") it places.
 #   bash tests/metrics/run.sh [BUILD_DIR]     ends with "metrics: N passed, M failed"
 set -u
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BUILD=${1:-build}
-[ -d "$BUILD" ] || BUILD=$ROOT/$BUILD
-BUILD=$(cd "$BUILD" && pwd)
-TMP=$(mktemp -d /tmp/placementd-metrics.XXXXXX)
-PID=
-passed=0 failed=0 n=0
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=../lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
+tap_build "${1:-}"
+tap_begin metrics
+tap_tmpdir metrics
+TMP=$TAP_TMP
+TAP_CAPTURE=1
+PD_LOG=$TMP/log
+tap_cleanup() { stop_pid "$PD_PID"; }
 
-check() { # description, command...
-        local what=$1
-        shift
-        n=$((n + 1))
-        if "$@" >/dev/null 2>&1; then
-                passed=$((passed + 1))
-                echo "ok $n - $what"
-        else
-                failed=$((failed + 1))
-                echo "not ok $n - $what"
-        fi
-}
-
-cleanup() {
-        [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-        if ((failed)); then
-                echo "# placementd log:"
-                tail -20 "$TMP/log" | sed 's/^/#   /'
-        fi
-        rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-# a free loopback port
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 URL=http://127.0.0.1:$PORT/metrics
 printf '[Metrics]\nListen=127.0.0.1:%s\n' "$PORT" >"$TMP/conf"
-"$BUILD/daemon/placementd" --config="$TMP/conf" --connect=test:///default --bus=none --foreground \
-        --topology="synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2" 2>"$TMP/log" &
-PID=$!
-for _ in $(seq 100); do
-        curl -fsS "$URL" -o "$TMP/m" 2>/dev/null && break
-        sleep 0.1
-done
+placementd_start --config="$TMP/conf" --connect=test:///default --bus=none \
+        --topology="synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2"
+scrape() { curl -fsS "$URL" -o "$TMP/m" 2>/dev/null; }
+wait_for 10 scrape
 
 metric() { # name-with-labels expected-value
         grep -qxF "$1 $2" "$TMP/m"
@@ -67,16 +43,13 @@ check "another path is 404" sh -c "test \"\$(curl -s -o /dev/null -w '%{http_cod
 check "POST is refused" sh -c "test \"\$(curl -s -o /dev/null -w '%{http_code}' -X POST '$URL')\" != 200"
 
 printf '[Metrics]\nListen=127.0.0.1:%s\n[Placement]\nPolicy=bogus\n' "$PORT" >"$TMP/conf"
-kill -HUP "$PID"
+kill -HUP "$PD_PID"
 sleep 0.5
 curl -fsS "$URL" -o "$TMP/m"
 check "a failed reload is counted and metrics keep answering" metric 'placementd_config_reloads_total{result="failed"}' 1
 printf '[Metrics]\nListen=127.0.0.1:%s\n' "$PORT" >"$TMP/conf"
-kill -HUP "$PID"
+kill -HUP "$PD_PID"
 sleep 0.5
 curl -fsS "$URL" -o "$TMP/m"
 check "a good reload is counted" metric 'placementd_config_reloads_total{result="ok"}' 1
-check "placementd still runs" kill -0 "$PID"
-
-echo "metrics: $passed passed, $failed failed"
-((failed == 0))
+check "placementd still runs" kill -0 "$PD_PID"

@@ -6,42 +6,27 @@
 #   bash tests/package/run.sh          ends with "package: N passed, M failed"; prints size, tags, time
 # The build runs the Check tests as dh_auto_test does; PACKAGE_NOCHECK=1 builds with DEB_BUILD_OPTIONS=nocheck.
 set -u
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-TMP=$(mktemp -d /tmp/placementd-package.XXXXXX)
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=../lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
 START=$SECONDS
-passed=0 failed=0 n=0 installed=0
-
-check() { # description, command...
-        local what=$1
-        shift
-        n=$((n + 1))
-        if "$@" >"$TMP/out" 2>&1; then
-                passed=$((passed + 1))
-                echo "ok $n - $what"
-        else
-                failed=$((failed + 1))
-                echo "not ok $n - $what"
-                sed 's/^/#   /' "$TMP/out" | tail -20
-        fi
-}
+installed=0
+need_root "installing a package"
+tap_begin package
+tap_tmpdir package
+TMP=$TAP_TMP
+TAP_CAPTURE=1
 
 # Other work on the machine may hold dpkg's lock for a while: wait for it instead of failing.
 APT=(apt-get -y -qq -o DPkg::Lock::Timeout=300)
 
-cleanup() {
+tap_cleanup() {
         ((installed)) && DEBIAN_FRONTEND=noninteractive "${APT[@]}" purge placementd >/dev/null 2>&1
-        rm -rf "$TMP"
 }
-trap cleanup EXIT
 
-if [ "$(id -u)" -ne 0 ]; then
-        echo "# skip: installing a package needs root"
-        exit 77
-fi
 # An operator's own installation is not ours to replace and purge.
 if dpkg-query -W -f='${db:Status-Status}' placementd 2>/dev/null | grep -qx installed; then
-        echo "# skip: placementd is already installed on this machine"
-        exit 77
+        tap_skip "placementd is already installed on this machine"
 fi
 
 # ---- build -----------------------------------------------------------------------------------------
@@ -70,10 +55,7 @@ check "dpkg-buildpackage -us -uc -b builds the package" \
                { tail -30 '$TMP/build.log'; exit 1; }"
 build_seconds=$((SECONDS - build_start))
 deb=$(find "$TMP" -maxdepth 1 -name 'placementd_*.deb' | head -1)
-if [ -z "$deb" ]; then
-        echo "package: $passed passed, $((failed + 1)) failed (no .deb)"
-        exit 1
-fi
+[ -n "$deb" ] || { diag "no .deb was built"; exit 1; }
 check "the repository holds no new file after the build" \
         sh -c "git -C '$ROOT' status --porcelain --ignored 2>/dev/null | diff '$TMP/status' -"
 
@@ -89,9 +71,7 @@ check "lintian reports no warning" sh -c "! grep -q '^W:' '$TMP/lintian'"
 present=$(dpkg-deb --fsys-tarfile "$deb" | tar -tf - | sed -n 's|^\./|/|p' | grep -v '/$' |
         while read -r f; do [ -e "$f" ] && echo "$f"; done)
 if [ -n "$present" ]; then
-        echo "# skip: files the package installs are already on this machine: $present"
-        ((failed)) && exit 1
-        exit 77
+        tap_skip "files the package installs are already on this machine: $present"
 fi
 check "the package lists /etc/placementd.conf as a conffile" \
         sh -c "dpkg-deb --ctrl-tarfile '$deb' | tar -xOf - ./conffiles | grep -qx /etc/placementd.conf"
@@ -148,5 +128,3 @@ printf '# figures: .deb %s bytes, installed size %s KiB, %s lintian tags (%s), b
         "$(stat -c %s "$deb")" "$(dpkg-deb -f "$deb" Installed-Size)" "$(grep -c . "$TMP/lintian")" \
         "$(sed -E 's/^([A-Z]): [^:]+: ([^ ]+).*/\1:\2/' "$TMP/lintian" | sort -u | tr '\n' ' ' | sed 's/ $//')" "$build_seconds" \
         "$((SECONDS - START))"
-echo "package: $passed passed, $failed failed"
-((failed == 0))

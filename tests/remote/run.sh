@@ -11,105 +11,40 @@
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
-BUILD=${1:-build}
-[ -d "$BUILD" ] || BUILD=$ROOT/$BUILD
-BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "no build directory ${1:-build}" >&2; exit 2; }
-PLACEMENTD=$BUILD/daemon/placementd
-CTL=$BUILD/tools/placementctl
+# shellcheck source=../lib/tap.sh
+. "$HERE/../lib/tap.sh"
+tap_build "${1:-}"
+CTL=$PLACEMENTCTL
 TOPOLOGY="synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2"
-# shellcheck source=../e2e/tap.sh
-. "$ROOT/tests/e2e/tap.sh"
-export N=0 PASS=0 FAIL=0 T0
-T0=$(date +%s%N)
 
-if [ "$(id -u)" -ne 0 ]; then echo "# skip: needs root (sshd, login as root)"; exit 77; fi
-for tool in sshd ssh ssh-keygen systemd-stdio-bridge dbus-daemon python3 timeout; do
-    PATH=$PATH:/usr/sbin command -v "$tool" >/dev/null || { echo "# skip: $tool is not installed"; exit 77; }
-done
+need_root "sshd, login as root"
+need sshd ssh ssh-keygen systemd-stdio-bridge dbus-daemon python3 timeout
 SSHD=$(PATH=$PATH:/usr/sbin command -v sshd)
 SSH=$(command -v ssh)
 
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/placementd-remote.XXXXXX") || exit 1
-BUS_PID='' PD_PID='' SSHD_PID=''
+tap_begin remote
+tap_tmpdir remote "${REMOTE_TEST_KEEP:-}"
+TMP=$TAP_TMP
+SSHD_PID=''
 ADDR=unix:path=$TMP/bus
 OUT=$TMP/out ERR=$TMP/err RC=0
-
-stop_pid() { # PID: TERM, reap within 5 s, then KILL
-    local pid=$1 i
-    [ -n "$pid" ] || return 0
-    kill "$pid" 2>/dev/null || return 0
-    for ((i = 0; i < 50; i++)); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && kill -KILL "$pid" 2>/dev/null
-    wait "$pid" 2>/dev/null
-    return 0
-}
-cleanup() {
-    local rc=$?
-    trap - EXIT INT TERM
+PD_LOG=$TMP/placementd.log
+tap_log "$TMP/sshd.log"
+tap_cleanup() {
     stop_pid "$PD_PID"
     stop_pid "$SSHD_PID"
-    stop_pid "$BUS_PID"
-    if [ "$FAIL" -gt 0 ] || [ "$rc" -ne 0 ]; then
-        diag "---- sshd log ----" "$(tail -n 20 "$TMP/sshd.log" 2>/dev/null)"
-        diag "---- placementd log ----" "$(tail -n 20 "$TMP/placementd.log" 2>/dev/null)"
-    fi
-    if [ -n "${REMOTE_TEST_KEEP:-}" ]; then diag "kept $TMP"; else rm -rf "$TMP"; fi
-    echo "# time: $(elapsed) s"
-    echo "remote: $PASS passed, $FAIL failed"
-    [ "$FAIL" -eq 0 ] && [ "$rc" -eq 0 ] && exit 0
-    exit 1
+    bus_stop
 }
-trap cleanup EXIT
-trap 'diag interrupted; FAIL=$((FAIL + 1)); exit 130' INT TERM
 
-run() { timeout 30 "$@" >"$OUT" 2>"$ERR"; RC=$?; return $RC; }
-# result DESC STATUS: ok when STATUS is 0, else not ok with the last command's output.
-result() {
-    if [ "$2" -eq 0 ]; then
-        ok "$1"
-    else
-        not_ok "$1"
-        diag "rc=$RC stdout: $(head -c 600 "$OUT" | tr '\n' ';')" "stderr: $(head -c 600 "$ERR" | tr '\n' ';')"
-    fi
-}
-wait_for() { # SECONDS CMD...: poll every 0.1 s
-    local n=$(($1 * 10)) i
-    shift
-    for ((i = 0; i < n; i++)); do "$@" && return 0; sleep 0.1; done
-    return 1
-}
-free_port() {
-    python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])'
-}
 remote() { run env PATH="$TMP/bin:$PATH" "$CTL" -H root@127.0.0.1 "$@"; }
 local_ctl() { timeout 10 "$CTL" --bus-address="$ADDR" "$@" 2>&1; }
 
 # ---- "the remote host": a private bus and placementd on it -------------------------------------------
-cat >"$TMP/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>$ADDR</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow user="*"/>
-    <allow own="*"/>
-    <allow send_destination="*"/>
-    <allow receive_sender="*"/>
-  </policy>
-</busconfig>
-EOF
-dbus-daemon --config-file="$TMP/bus.conf" --nofork </dev/null >"$TMP/dbus.log" 2>&1 &
-BUS_PID=$!
-must "private dbus-daemon on $ADDR" wait_for 5 test -S "$TMP/bus"
+must "private dbus-daemon on $ADDR" bus_start "$TMP"
 : >"$TMP/placementd.conf"
-"$PLACEMENTD" --config="$TMP/placementd.conf" --connect=test:///default --topology="$TOPOLOGY" \
-    --bus-address="$ADDR" --foreground </dev/null >"$TMP/placementd.log" 2>&1 &
-PD_PID=$!
-must "placementd owns org.placementd1 on the private bus" \
-    wait_for 10 sh -c "timeout 5 busctl --address='$ADDR' status org.placementd1 >/dev/null 2>&1"
+placementd_start --config="$TMP/placementd.conf" --connect=test:///default --topology="$TOPOLOGY" \
+    --bus-address="$ADDR"
+must "placementd owns org.placementd1 on the private bus" wait_for 10 bus_has org.placementd1
 
 # ---- sshd on 127.0.0.1, the client key good only for the bridge to that bus --------------------------
 PORT=$(free_port)

@@ -4,40 +4,20 @@
 # daemon runs on libvirt's in-process test driver, as in tests/metrics/run.sh, and is scraped with curl).
 #   bash tests/rules/run.sh [BUILD_DIR]     ends with "rules: N passed, M failed"
 set -u
-ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/../.." && pwd)
-BUILD=${1:-build}
-[ -d "$BUILD" ] || BUILD=$ROOT/$BUILD
-BUILD=$(cd "$BUILD" && pwd)
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=../lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
+tap_build "${1:-}"
 RULES=$ROOT/monitoring/prometheus/placementd.rules.yml
 TESTS=$ROOT/monitoring/prometheus/placementd.rules.test.yml
 DASHBOARD=$ROOT/monitoring/grafana/placementd.json
-TMP=$(mktemp -d /tmp/placementd-rules.XXXXXX)
-PID=
-passed=0 failed=0 n=0
-
-check() { # description, command...
-        local what=$1
-        shift
-        n=$((n + 1))
-        if "$@" >"$TMP/out" 2>&1; then
-                passed=$((passed + 1))
-                echo "ok $n - $what"
-        else
-                failed=$((failed + 1))
-                echo "not ok $n - $what"
-                sed 's/^/#   /' "$TMP/out" | tail -20
-        fi
-}
-
-cleanup() {
-        [ -n "$PID" ] && kill "$PID" 2>/dev/null && wait "$PID" 2>/dev/null
-        rm -rf "$TMP"
-}
-trap cleanup EXIT
-
-for tool in promtool curl python3; do
-        command -v "$tool" >/dev/null || { echo "# skip: $tool is not installed"; exit 77; }
-done
+need promtool curl python3
+tap_begin rules
+tap_tmpdir rules
+TMP=$TAP_TMP
+TAP_CAPTURE=1
+PD_LOG=$TMP/log
+tap_cleanup() { stop_pid "$PD_PID"; }
 
 check "promtool check rules" promtool check rules "$RULES"
 check "promtool test rules (alert and recording rule cases)" promtool test rules "$TESTS"
@@ -49,15 +29,12 @@ assert panels and all(t["expr"] for p in panels for t in p["targets"]), "a panel
 ' "$DASHBOARD"
 
 # ---- the names, against a live scrape ----------------------------------------------------------------
-PORT=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
+PORT=$(free_port)
 printf '[Metrics]\nListen=127.0.0.1:%s\n' "$PORT" >"$TMP/conf"
-"$BUILD/daemon/placementd" --config="$TMP/conf" --connect=test:///default --bus=none --foreground \
-        --topology="synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2" 2>"$TMP/log" &
-PID=$!
-for _ in $(seq 100); do
-        curl -fsS "http://127.0.0.1:$PORT/metrics" -o "$TMP/scrape" 2>/dev/null && break
-        sleep 0.1
-done
+placementd_start --config="$TMP/conf" --connect=test:///default --bus=none \
+        --topology="synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2"
+scrape() { curl -fsS "http://127.0.0.1:$PORT/metrics" -o "$TMP/scrape" 2>/dev/null; }
+wait_for 10 scrape
 check "a running placementd was scraped" test -s "$TMP/scrape"
 
 # Exported names: every sample's name, every declared family, and a histogram's _bucket/_sum/_count.
@@ -96,5 +73,3 @@ check "a misspelt metric and an unrecorded rule name are reported" \
 echo "# figures: $(grep -c -- '- alert:' "$RULES") alerts, $(grep -c -- '- record:' "$RULES") recording rules," \
         "$(grep -c -- '- eval_time:' "$TESTS") alert cases, $(grep -c -- '- expr:' "$TESTS") expression cases," \
         "$(python3 -c 'import json,sys; print(sum(p["type"] != "row" for p in json.load(open(sys.argv[1]))["panels"]))' "$DASHBOARD") dashboard panels"
-echo "rules: $passed passed, $failed failed"
-((failed == 0))
