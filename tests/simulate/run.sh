@@ -14,17 +14,21 @@
 # Also: every --json key the documentation names, errors naming the trace's line, and the example trace.
 #   bash tests/simulate/run.sh PLACEMENTCTL
 set -u
-ctl=$(realpath "${1:?usage: run.sh PLACEMENTCTL}") || exit 1
-here=$(cd "$(dirname "$0")" && pwd)
-root=$(cd "$here/../.." && pwd)
-command -v python3 >/dev/null || { echo "1..0 # skip: python3 is not installed"; exit 77; }
-n=0 failed=0
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=../lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
+
+ctl=$(realpath "${1:?usage: run.sh PLACEMENTCTL}") || exit 2
+here=$ROOT/tests/simulate
+need python3
+tap_begin '' # no summary line: meson reads TAP
+tap_tmpdir simulate
+tmp=$TAP_TMP
 H222="synthetic:pack:2 numa:1(memory=4GiB) core:2 pu:2"
 H122="synthetic:numa:1(memory=16GiB) core:2 pu:2"
 
 report() { # DESC STATUS
-        n=$((n + 1))
-        if [ "$2" -eq 0 ]; then echo "ok $n - $1"; else echo "not ok $n - $1"; failed=1; fi
+        if [ "$2" -eq 0 ]; then ok "$1"; else not_ok "$1"; fi
 }
 # figures DESC TOPOLOGY TRACE EXPECTED-PYTHON-DICT [OPTIONS...]: the --json keys hold these values
 # shellcheck disable=SC2016 # python source
@@ -62,8 +66,6 @@ figures "contended.trace --sibling-loss=0.75: a busy pair delivers one core, 2 l
 figures "idle.trace: the idle domain shares, no busy vCPU contends" "$H122" idle.trace \
         '{"shared_vcpu_fraction": 2/3, "busy_contended_fraction": 0.0, "capacity_lost": 0.0, "moves": 0}'
 
-tmp=$(mktemp -d "${TMPDIR:-/tmp}/placementd-simulate.XXXXXX") || exit 1
-trap 'rm -rf "$tmp"' EXIT
 printf '[Placement]\nHeal=no\n' >"$tmp/no-heal.conf"
 figures "heal.trace --config with Heal=no: c stays on a's cores, 1.6 cores lost all 60 s, no move" "$H222" \
         heal.trace '{"moves": 0, "capacity_lost": 1.6, "shared_vcpu_fraction": 6/7}' --config="$tmp/no-heal.conf"
@@ -103,7 +105,7 @@ report "--sibling-loss=1.5: exit 2 (rc $rc)" "$([ $rc -eq 2 ] && grep -q "fracti
 # the documented example, bounded: both policies run to the end and report sane fractions
 for policy in explicit compat; do
         out=$("$ctl" simulate --topology="synthetic:pack:2 numa:1(memory=16GiB) core:4 pu:2" \
-                --trace="$root/docs/examples/load.trace" --policy=$policy --json 2>&1)
+                --trace="$ROOT/docs/examples/load.trace" --policy=$policy --json 2>&1)
         python3 -c '
 import json, sys
 r = json.load(sys.stdin)
@@ -111,5 +113,3 @@ ok = r["seconds"] == 780 and 0 <= r["shared_vcpu_fraction"] <= 1 and r["capacity
 sys.exit(0 if ok else 1)' <<<"$out"
         report "docs/examples/load.trace with $policy: 780 s replayed, capacity lost not below the bound" $?
 done
-echo "1..$n"
-exit $failed
