@@ -39,9 +39,10 @@ static void add(GArray *timed, double time, unsigned rank, TraceEvent *e)
         g_array_append_val(timed, t);
 }
 
-GPtrArray *load_trace_generate(const Workload *w, double lifetime_sec, guint32 seed)
+/* w as a trace, a time unit lasting unit_sec; loads drawn from r, or none (every vCPU busy) without r. */
+static GPtrArray *build_trace(const Workload *w, double unit_sec, GRand *r)
 {
-        g_autoptr(GRand) r = g_rand_new_with_seed(seed);
+        double lifetime_sec = unit_sec;
         g_autoptr(GArray) timed = g_array_new(FALSE, FALSE, sizeof(Timed));
         g_autofree double *stop_at = g_new(double, MAX(w->ndomains, 1));
         GPtrArray *trace = g_ptr_array_new_with_free_func((GDestroyNotify)trace_event_free);
@@ -64,10 +65,15 @@ GPtrArray *load_trace_generate(const Workload *w, double lifetime_sec, guint32 s
                         add(timed, t, 0, event_new(TRACE_STOP, ev->id));
                         continue;
                 }
-                busy = g_rand_double(r) < LOAD_BUSY_SHARE;
                 e = event_new(TRACE_START, ev->id);
                 e->vcpus = ev->vcpus;
                 e->memory = ev->memory;
+                e->busy = 1;
+                if (!r) {
+                        add(timed, t, 2, e);
+                        continue;
+                }
+                busy = g_rand_double(r) < LOAD_BUSY_SHARE;
                 e->busy = draw_busy(r, busy);
                 if (g_rand_double(r) < LOAD_HOST_SHARE) {
                         e->host = g_rand_double_range(r, 0.5, 1.5);
@@ -100,4 +106,15 @@ GPtrArray *load_trace_generate(const Workload *w, double lifetime_sec, guint32 s
                 g_ptr_array_add(trace, tick);
         }
         return trace;
+}
+
+GPtrArray *load_trace_generate(const Workload *w, double lifetime_sec, guint32 seed)
+{
+        g_autoptr(GRand) r = g_rand_new_with_seed(seed);
+        return build_trace(w, lifetime_sec, r);
+}
+
+GPtrArray *workload_trace(const Workload *w)
+{
+        return build_trace(w, 1.0, NULL);
 }

@@ -21,3 +21,5 @@
 
 /* A new GPtrArray of TraceEvent* (freeing them) for w, whose time unit becomes lifetime_sec seconds. */
 GPtrArray *load_trace_generate(const Workload *w, double lifetime_sec, guint32 seed);
+/* w as it is, without load (every vCPU busy), one second per time unit: what bench-quality replays. */
+GPtrArray *workload_trace(const Workload *w);

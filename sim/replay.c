@@ -135,6 +135,18 @@ static void refresh(Sim *s)
         s->dirty = false;
 }
 
+static SimView view(Sim *s)
+{
+        refresh(s);
+        return (SimView){.t = s->t,
+                         .ledger = s->ledger,
+                         .occ = s->occ,
+                         .plans = s->plans,
+                         .scan = s->scan,
+                         .largest_fit = s->fig.fit,
+                         .now = s->now};
+}
+
 /* Domains' load integrals, for their next sample. */
 static void integrate_load(Sim *s, double dt)
 {
@@ -152,6 +164,10 @@ static void record(Sim *s, double dt)
         const StateFigures *f = &s->fig;
 
         integrate_load(s, dt);
+        if (s->p->observer && s->p->observer->state) {
+                SimView v = view(s);
+                s->p->observer->state(s->p->observer->data, &v, s->now, dt);
+        }
         if (s->now + dt <= s->p->measure_from)
                 return;
         if (s->now < s->p->measure_from)
@@ -350,6 +366,10 @@ static void start(Sim *s, const TraceEvent *e)
         if (s->ledger && s->p->use_load)
                 pu_busy = load_pu_busy(s->ledger, lookup_load, s);
         req = request_for(s, d, pu_busy);
+        if (s->p->observer && s->p->observer->before_start) {
+                SimView v = view(s);
+                s->p->observer->before_start(s->p->observer->data, &v, e);
+        }
         if (s->p->placer) {
                 refresh(s);
                 d->plan = s->p->placer->place(s->p->placer->data, s->occ, &req);
@@ -413,6 +433,14 @@ static int event(Sim *s, const TraceEvent *e, char **ret_error)
         case TRACE_TICK:
                 advance(s, e->seconds);
                 break;
+        }
+        if (!bad && e->op != TRACE_TICK && s->p->observer && s->p->observer->after_event) {
+                SimView v = view(s);
+                const Plan *started =
+                    e->op == TRACE_START
+                        ? ((SimDomain *)g_ptr_array_index(s->domains, s->domains->len - 1))->plan
+                        : NULL;
+                s->p->observer->after_event(s->p->observer->data, &v, e, started);
         }
         if (bad) {
                 if (ret_error)

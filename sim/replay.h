@@ -29,8 +29,11 @@
 #include "config.h"
 #include "load.h"
 #include "occupancy.h"
+#include "ledger.h"
 #include "plan.h"
+#include "setscan.h"
 #include "topology.h"
+#include "trace.h"
 
 /* A domain a heal pass moved is not moved again for this long (the daemon's, daemon/healer.c). */
 #define SIM_HEAL_COOLDOWN_SEC 600.0
@@ -62,6 +65,28 @@ typedef struct SimPlacer {
         void *data;
 } SimPlacer;
 
+/* The host as the replay holds it, for an observer: every figure up to date. */
+typedef struct SimView {
+        const Topology *t;
+        const Ledger *ledger; /* the engine's; NULL with a placer */
+        const Occupancy *occ;
+        GPtrArray *plans; /* Plan*, the running domains' in start order */
+        const SetScan *scan;
+        unsigned largest_fit; /* setscan_largest_fit() at SIM_FIT_MEMORY_PER_VCPU */
+        double now;
+} SimView;
+
+/* Sees the replay as it goes (bench/ scores its own figures this way); any member may be NULL. */
+typedef struct SimObserver {
+        /* A start is about to be placed on the host as it is. */
+        void (*before_start)(void *data, const SimView *v, const TraceEvent *e);
+        /* An event was applied; started is the new plan of a start, NULL otherwise. */
+        void (*after_event)(void *data, const SimView *v, const TraceEvent *e, const Plan *started);
+        /* The state held from `from` for dt seconds (warm-up included). */
+        void (*state)(void *data, const SimView *v, double from, double dt);
+        void *data;
+} SimObserver;
+
 typedef struct SimParams {
         const PlacementParams *placement; /* the engine's settings (Policy=, Fit=, ...) */
         bool heal;                        /* Heal= (and Apply=yes, HealMaxMoves= above 0) */
@@ -73,6 +98,7 @@ typedef struct SimParams {
         double sibling_loss;              /* what a busy pair on siblings loses (0.4) */
         const SimPlacer *placer;          /* NULL: the engine */
         double measure_from;              /* figures count from this time on (a warm-up before it) */
+        const SimObserver *observer;      /* NULL: none */
 } SimParams;
 
 /* What the daemon would do with configuration c (which must outlive p). */
