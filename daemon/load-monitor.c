@@ -49,6 +49,17 @@ static unsigned load_class(const DomainLoad *l)
         return domain_load_busy_vcpus(l, l->nvcpus) * 2 + (l->host_busy >= LOAD_BUSY_THRESHOLD);
 }
 
+/*
+ * A vCPU's busy fraction: what it ran plus what it waited for a host CPU, the wait counted up to as much
+ * as it ran. Two busy vCPUs time-sharing one CPU each run half the time and wait the other half: both
+ * fully busy. An idle vCPU that wakes often on a loaded host waits a little at every wake-up, which can
+ * add up to far more than it runs: it stays idle.
+ */
+static double vcpu_busy(double ran, double waited)
+{
+        return ran + MIN(waited, ran);
+}
+
 /* Folds the sample s into e; true when e's class changed. */
 static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_usec)
 {
@@ -59,13 +70,11 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
         if (comparable) {
                 uint64_t elapsed_ns = (now_usec - e->when_usec) * 1000;
                 g_autofree double *busy = g_new(double, n);
-                /* what it ran plus what it waited to run: a vCPU that shares a CPU with another busy one
-                 * runs half the time but wants all of it */
                 for (unsigned i = 0; i < n; i++)
-                        busy[i] =
-                            load_fraction(e->vcpu_ns[i], s->vcpu_time_ns[i], elapsed_ns) +
-                            (s->vcpu_wait_ns ? load_fraction(e->vcpu_wait[i], s->vcpu_wait_ns[i], elapsed_ns)
-                                             : 0);
+                        busy[i] = vcpu_busy(
+                            load_fraction(e->vcpu_ns[i], s->vcpu_time_ns[i], elapsed_ns),
+                            s->vcpu_wait_ns ? load_fraction(e->vcpu_wait[i], s->vcpu_wait_ns[i], elapsed_ns)
+                                            : 0);
                 domain_load_update(e->load, busy, n, load_fraction(e->host_ns, s->host_ns, elapsed_ns),
                                    (double)elapsed_ns / 1e9, LOAD_HALF_LIFE_SEC, NULL);
         }

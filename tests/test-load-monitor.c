@@ -86,6 +86,23 @@ START_TEST(test_waiting_counts_as_busy)
 }
 END_TEST
 
+START_TEST(test_waking_often_stays_idle)
+{
+        /* ran 50 ms of a second, waited 450 ms in many short waits on a loaded host: not busy */
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t zero[] = {0}, ran[] = {50000000}, waited[] = {450000000};
+        g_autoptr(GHashTable) s0 = sample("u", 1, zero, 0);
+        g_autoptr(GHashTable) s1 = sample("u", 1, ran, 0);
+
+        ((DomainCpuStats *)g_hash_table_lookup(s0, "u"))->vcpu_wait_ns = g_memdup2(zero, sizeof(zero));
+        ((DomainCpuStats *)g_hash_table_lookup(s1, "u"))->vcpu_wait_ns = g_memdup2(waited, sizeof(waited));
+        load_monitor_update(lm, s0, 1000000);
+        load_monitor_update(lm, s1, 2000000);
+        ck_assert(NEAR(load_monitor_lookup(lm, "u")->vcpu_busy[0], 0.1));
+        ck_assert_uint_eq(domain_load_busy_vcpus(load_monitor_lookup(lm, "u"), 1), 0);
+}
+END_TEST
+
 static Suite *load_monitor_suite(void)
 {
         Suite *s = suite_create("load monitor");
@@ -93,6 +110,7 @@ static Suite *load_monitor_suite(void)
         tcase_add_test(tc, test_two_samples_make_a_load);
         tcase_add_test(tc, test_hotplug_restarts_counters);
         tcase_add_test(tc, test_waiting_counts_as_busy);
+        tcase_add_test(tc, test_waking_often_stays_idle);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -19,56 +19,36 @@
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=libvirt-env.sh
 . "$HERE/libvirt-env.sh"
 # shellcheck source=daemon-env.sh
 . "$HERE/daemon-env.sh"
-# shellcheck source=tap.sh
-. "$HERE/tap.sh"
+# shellcheck source=../lib/tap.sh
+. "$HERE/../lib/tap.sh"
 
-BUILD=${1:-build}
-[ -d "$BUILD" ] || BUILD=$ROOT/$BUILD
-BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "heal: build directory '${1:-build}' not found"; exit 1; }
+tap_build "${1:-}"
 KERNEL=${HEAL_GUEST_KERNEL:-/var/cache/placementd-e2e/vmlinuz}
 BUSYBOX=${HEAL_BUSYBOX:-/bin/busybox}
 TOPO="synthetic:pack:1 numa:1(memory=2GiB) core:2 pu:1" # core 0 = CPU 0, core 1 = CPU 1
 P=${E2E_DOMAIN_PREFIX}heal-
 WAIT_LOAD=${HEAL_WAIT_LOAD:-60} # seconds for a kernel guest to show as busy (TCG on a shared machine)
 
-if [ "$(id -u)" -ne 0 ]; then
-    echo "heal: needs root (real libvirtd), skipped"
-    exit 77
-fi
+need_root "a real libvirtd"
 if [ ! -s "$KERNEL" ] || ! "$BUSYBOX" true 2>/dev/null; then
-    echo "heal: no guest kernel at $KERNEL or no static busybox at $BUSYBOX (.ci/install-e2e-deps.sh), skipped"
-    exit 77
+    tap_skip "no guest kernel at $KERNEL or no static busybox at $BUSYBOX (.ci/install-e2e-deps.sh)"
 fi
 
-T0=$(date +%s%N)
-N=0 PASS=0 FAIL=0
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/placementd-heal.XXXXXX") || exit 1
+tap_begin heal
+tap_tmpdir heal "${E2E_KEEP:-}"
+TAP_KEEP_FAILED=1
+WORK=$TAP_TMP
 
-finish() {
-    local rc=$?
-    trap - EXIT INT TERM
+tap_cleanup() {
     pd_stop
     pd_reap_strays 2>/dev/null
     e2e_libvirt_stop "$WORK" || not_ok "cleanup: e2e_libvirt_stop"
     pd_bus_stop
-    if [ "$FAIL" -gt 0 ] || [ "$rc" -ne 0 ] || [ -n "${E2E_KEEP:-}" ]; then
-        echo "# logs kept in $WORK (placementd.log, libvirtd.log)"
-    else
-        rm -rf "$WORK"
-    fi
-    echo "# time: $(elapsed) s"
-    [ "$FAIL" -gt 0 ] || [ "$rc" -eq 0 ] || FAIL=1
-    echo "heal: $PASS passed, $FAIL failed"
-    [ "$FAIL" -eq 0 ] && exit 0
-    exit 1
 }
-trap finish EXIT
-trap 'not_ok "run interrupted"; exit 130' INT TERM
 
 # The busy guests' initramfs: busybox and an init that spins for ever.
 make_busy_guest() {
