@@ -3,7 +3,11 @@
 # on Debian 12: no systemd as PID 1, no /dev/kvm. Idempotent and quiet; safe to rerun.
 set -euo pipefail
 
-PKGS=(libvirt-daemon libvirt-daemon-driver-qemu qemu-system-x86 libvirt-clients)
+# busybox-static: the shell of the busy guests' initramfs (tests/e2e/heal.sh); it also writes the cpio.
+PKGS=(libvirt-daemon libvirt-daemon-driver-qemu qemu-system-x86 libvirt-clients busybox-static)
+# A kernel for guests that really run (tests/e2e/heal.sh): Debian's cloud kernel, unpacked into this cache
+# rather than installed, so that no initramfs is generated for this machine and /boot stays as it is.
+GUEST_KERNEL_DIR=/var/cache/placementd-e2e
 
 if [ "$(id -u)" -ne 0 ]; then
     echo "install-e2e-deps: must run as root" >&2
@@ -46,4 +50,21 @@ if ! getent passwd libvirt-qemu >/dev/null; then
     else
         useradd -r -M -d /var/lib/libvirt -s /usr/sbin/nologin -U libvirt-qemu
     fi
+fi
+
+# The guest kernel: the image package linux-image-cloud-amd64 points at, downloaded and unpacked.
+if [ ! -s "$GUEST_KERNEL_DIR/vmlinuz" ]; then
+    mkdir -p "$GUEST_KERNEL_DIR"
+    pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ && !p {print $2; p = 1}')
+    if [ -z "$pkg" ]; then
+        apt-get -qq update
+        pkg=$(apt-cache depends linux-image-cloud-amd64 | awk '/Depends: linux-image-[0-9]/ && !p {print $2; p = 1}')
+    fi
+    tmp=$(mktemp -d)
+    chmod 755 "$tmp"   # apt's download user writes there
+    (cd "$tmp" && apt-get -qq download "$pkg" >/dev/null 2>&1)
+    dpkg-deb --fsys-tarfile "$tmp"/"$pkg"_*.deb | tar -x -C "$tmp" --wildcards './boot/vmlinuz-*'
+    mv "$tmp"/boot/vmlinuz-* "$GUEST_KERNEL_DIR/vmlinuz.new"
+    mv "$GUEST_KERNEL_DIR/vmlinuz.new" "$GUEST_KERNEL_DIR/vmlinuz"
+    rm -rf "$tmp"
 fi

@@ -197,6 +197,7 @@ static char *decisions_json(BusService *s, const Decision *only)
                 const DomainCpuStats *st = cpu ? g_hash_table_lookup(cpu, d->uuid) : NULL;
                 json_builder_begin_object(b);
                 decision_json_add_decision(b, t, d, only != NULL);
+                decision_json_add_load(b, manager_load(s->manager, d->uuid));
                 if (st) {
                         /* host-side CPU time: the guest's vCPUs and the host's own work for it */
                         json_builder_set_member_name(b, "cpu_seconds");
@@ -538,6 +539,10 @@ static int prop_get(sd_bus *bus, const char *path, const char *interface, const 
                 return sd_bus_message_append(reply, "u", t->npus);
         if (strcmp(property, "ThreadsPerCore") == 0)
                 return sd_bus_message_append(reply, "u", t->max_threads);
+        if (strcmp(property, "Heal") == 0)
+                return sd_bus_message_append(reply, "b", c->heal);
+        if (strcmp(property, "HealMoves") == 0)
+                return sd_bus_message_append(reply, "t", manager_stats(s->manager)->heal_moves);
         return -ENOENT;
 }
 
@@ -556,6 +561,9 @@ static const sd_bus_vtable manager_vtable[] = {
     SD_BUS_PROPERTY("Cores", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
     SD_BUS_PROPERTY("PUs", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
     SD_BUS_PROPERTY("ThreadsPerCore", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
+    /* healing: whether it is on, and how many domains it moved since the daemon started */
+    SD_BUS_PROPERTY("Heal", "b", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
+    SD_BUS_PROPERTY("HealMoves", "t", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EXPLICIT),
     SD_BUS_METHOD_WITH_NAMES("ListDecisions", "", , "a(sssssasssb)", SD_BUS_PARAM(decisions), method_list,
                              SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_NAMES("GetDecision", "s", SD_BUS_PARAM(domain), "(sssssasssb)",
@@ -728,6 +736,6 @@ void bus_service_state_changed(BusService *s)
         if (!s || !s->bus || !s->event)
                 return;
         sd_bus_emit_properties_changed(s->bus, BUS_PATH, BUS_INTERFACE, "Policy", "Apply", "Connected",
-                                       "URI", NULL);
+                                       "URI", "Heal", NULL);
         bus_event_kick(s->event);
 }

@@ -189,6 +189,13 @@ static void on_connection(Manager *m, bool connected, void *userdata)
                 demo_start(d->demo);
 }
 
+/* Every bulk statistics sample also measures load. */
+static void on_stats(GHashTable *table, void *userdata)
+{
+        Daemon *d = userdata;
+        manager_note_stats(d->manager, table);
+}
+
 /* Both ADDRESS:PORT with the same port. */
 static bool same_port(const char *a, const char *b)
 {
@@ -290,6 +297,8 @@ static int reload(Daemon *d, char **ret_error)
                 log_info("Configuration reloaded from %s (policy %s)", d->config_path,
                          policy_kind_to_string(c->placement.policy));
                 manager_set_config(d->manager, g_steal_pointer(&c));
+                stats_cache_set_interval(
+                    d->stats, stats_cache_interval_for(manager_config(d->manager)->load_interval_sec));
                 bus_service_state_changed(d->bus);
         }
         sd_notify(0, "READY=1");
@@ -415,6 +424,7 @@ int main(int argc, char **argv)
         event_add(d.sighup, NULL);
         setup_watchdog(&d);
         d.stats = stats_cache_new_for_manager(d.base, d.manager);
+        stats_cache_set_listener(d.stats, on_stats, &d);
 
         {
                 BusKind kind = manager_config(d.manager)->bus;

@@ -3,6 +3,8 @@
 
 /* The manager's state, shared by manager.c (connection, events, reconcile) and placer.c (one domain). */
 
+#include "domain-xml.h"
+#include "load-monitor.h"
 #include "manager.h"
 
 typedef enum PlaceOrigin {
@@ -12,6 +14,7 @@ typedef enum PlaceOrigin {
         ORIGIN_RECONCILE,        /* found running after a reconnect or by the periodic reconcile */
         ORIGIN_REPLACE,          /* asked to place it again */
         ORIGIN_RESIZED,          /* vCPUs or memory hot-plugged or unplugged while it runs */
+        ORIGIN_HEAL,             /* moved by healing onto what freed up */
 } PlaceOrigin;
 
 struct Manager {
@@ -29,6 +32,10 @@ struct Manager {
         ManagerCallbacks cb;
         void *userdata;
         ManagerStats stats;
+        /* Measured load and healing (load-monitor.h, healer.c). */
+        LoadMonitor *load;
+        struct event *heal_ev;
+        GHashTable *heal_moved; /* uuid -> uint64_t*: CLOCK_MONOTONIC usec of its last heal move */
 };
 
 /* placer.c */
@@ -43,3 +50,21 @@ bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d);
 /* True when the live pins differ from what the decision says. */
 bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d);
 void placer_notify(Manager *m, const Decision *d, const char *uuid, const char *name);
+
+/* What a re-placement of a domain would ask now: its request (constraints and load) and params. */
+typedef struct PlacerRequest {
+        PlacementRequest req;
+        PlacementParams params;
+        DomainSpec *live, *user; /* what req points into */
+        PlacementCell *cells;    /* req.cells, when the user defines guest cells */
+} PlacerRequest;
+void placer_request_free(PlacerRequest *r);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(PlacerRequest, placer_request_free)
+/* NULL when the domain is gone, unreadable or opted out (not placementd's to move). */
+PlacerRequest *placer_request(Manager *m, virDomainPtr dom);
+/* Applies plan (taken), made for r, as dom's new decision; note leads its reason. */
+void placer_apply_plan(Manager *m, virDomainPtr dom, const PlacerRequest *r, Plan *plan, const char *note);
+
+/* healer.c */
+void healer_init(Manager *m);
+void healer_done(Manager *m);

@@ -327,6 +327,8 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->reconnect_ev = evtimer_new(base, on_reconnect, m);
         m->teardown_ev = evtimer_new(base, on_teardown, m);
         m->reconcile_ev = event_new(base, -1, EV_PERSIST, on_reconcile, m);
+        m->load = load_monitor_new();
+        healer_init(m);
         return m;
 }
 
@@ -338,6 +340,8 @@ void manager_free(Manager *m)
         event_free(m->reconnect_ev);
         event_free(m->teardown_ev);
         event_free(m->reconcile_ev);
+        healer_done(m);
+        load_monitor_free(m->load);
         g_hash_table_destroy(m->decisions);
         ledger_free(m->ledger);
         topology_free(m->topology);
@@ -607,4 +611,17 @@ void manager_note_reload(Manager *m, bool ok)
         m->stats.reloads++;
         if (!ok)
                 m->stats.reload_failures++;
+}
+
+void manager_note_stats(Manager *m, GHashTable *stats)
+{
+        if (!m->config->load_interval_sec)
+                return;
+        if (load_monitor_update(m->load, stats, monotonic_usec()) > 0)
+                manager_heal_soon(m, "measured load changed");
+}
+
+const DomainLoad *manager_load(const Manager *m, const char *uuid)
+{
+        return load_monitor_lookup(m->load, uuid);
 }

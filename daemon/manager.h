@@ -14,6 +14,7 @@
 #include "config.h"
 #include "decision.h"
 #include "ledger.h"
+#include "load.h"
 #include "topology.h"
 
 typedef struct Manager Manager;
@@ -29,6 +30,8 @@ typedef struct ManagerStats {
         uint64_t latency_count;
         double latency_sum; /* seconds */
         uint64_t reloads, reload_failures;
+        /* healing: passes run, domains moved, bytes of memory those moves put on other nodes */
+        uint64_t heal_passes, heal_moves, heal_memory_moved;
 } ManagerStats;
 
 typedef struct ManagerCallbacks {
@@ -91,3 +94,19 @@ char *manager_status(const Manager *m);
  * moves and a report (one line per move, or why nothing moved) in *ret_report.
  */
 unsigned manager_rebalance(Manager *m, unsigned max_moves, char **ret_report);
+
+/* Folds one bulk statistics sample (UUID -> DomainCpuStats, virt-stats.h) into the measured load; when
+ * a domain becomes busy or idle, heals soon. */
+void manager_note_stats(Manager *m, GHashTable *stats);
+/* The measured load of the domain with uuid; NULL while unknown. */
+const DomainLoad *manager_load(const Manager *m, const char *uuid);
+
+/*
+ * Healing (docs/running.md): a pass HealInterval= seconds after the first of a burst of departures
+ * (debounced: one pass for the burst), then every HealInterval= while moves are left. Does nothing when
+ * Heal=no, in advisory mode or without libvirt. why names what freed up, for the log.
+ */
+void manager_heal_soon(Manager *m, const char *why);
+/* One heal pass now: at most HealMaxMoves= moves. Returns the moves made; *ret_report (may be NULL)
+ * gets one line per move or why nothing moved. */
+unsigned manager_heal(Manager *m, char **ret_report);

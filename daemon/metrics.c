@@ -156,6 +156,51 @@ static void render_daemon(GString *out, Manager *m)
                                (unsigned long long)(st->reloads - st->reload_failures));
         g_string_append_printf(out, "placementd_config_reloads_total{result=\"failed\"} %llu\n",
                                (unsigned long long)st->reload_failures);
+        header(out, "placementd_heal_passes_total", "counter",
+               "Heal passes run after departures or load changes.");
+        g_string_append_printf(out, "placementd_heal_passes_total %llu\n",
+                               (unsigned long long)st->heal_passes);
+        header(out, "placementd_heal_moves_total", "counter", "Domains moved by healing without a request.");
+        g_string_append_printf(out, "placementd_heal_moves_total %llu\n",
+                               (unsigned long long)st->heal_moves);
+        header(out, "placementd_heal_memory_moved_bytes_total", "counter",
+               "Memory the heal moves put on other nodes.");
+        g_string_append_printf(out, "placementd_heal_memory_moved_bytes_total %llu\n",
+                               (unsigned long long)st->heal_memory_moved);
+}
+
+/* Measured load (smoothed): per vCPU busy fraction, and the cores a domain's host-side threads keep busy. */
+static void render_load(GString *out, Manager *m)
+{
+        g_autoptr(GPtrArray) all = manager_list(m);
+        bool any = false;
+
+        for (unsigned i = 0; i < all->len && !any; i++)
+                any = manager_load(m, ((const Decision *)g_ptr_array_index(all, i))->uuid) != NULL;
+        if (!any)
+                return;
+        header(out, "placementd_domain_vcpu_busy_ratio", "gauge",
+               "Smoothed fraction of time each vCPU ran (30 s half-life); 0.5 and over counts as busy.");
+        for (unsigned i = 0; i < all->len; i++) {
+                const Decision *d = g_ptr_array_index(all, i);
+                const DomainLoad *l = manager_load(m, d->uuid);
+                for (unsigned v = 0; l && v < l->nvcpus; v++) {
+                        g_string_append(out, "placementd_domain_vcpu_busy_ratio");
+                        domain_labels(out, d);
+                        g_string_append_printf(out, ",vcpu=\"%u\"} %.4f\n", v, l->vcpu_busy[v]);
+                }
+        }
+        header(out, "placementd_domain_host_busy_cores", "gauge",
+               "Smoothed cores a domain's host-side threads (emulator, I/O threads, vhost) keep busy.");
+        for (unsigned i = 0; i < all->len; i++) {
+                const Decision *d = g_ptr_array_index(all, i);
+                const DomainLoad *l = manager_load(m, d->uuid);
+                if (!l)
+                        continue;
+                g_string_append(out, "placementd_domain_host_busy_cores");
+                domain_labels(out, d);
+                g_string_append_printf(out, "} %.4f\n", l->host_busy);
+        }
 }
 
 static void render_cpu(GString *out, Manager *m, const StatsCache *cache)
@@ -200,6 +245,7 @@ char *metrics_render(Manager *m, const StatsCache *stats)
         render_host(out, m);
         render_daemon(out, m);
         render_cpu(out, m, stats);
+        render_load(out, m);
         return g_string_free(out, FALSE);
 }
 

@@ -7,6 +7,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "load-monitor.h"
 #include "log.h"
 #include "manager-internal.h"
 #include "metadata.h"
@@ -44,6 +45,7 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
         log_info("%s: %s; its cores and memory are free again", name, why);
         g_hash_table_remove(m->decisions, id);
         placer_notify(m, NULL, id, name);
+        manager_heal_soon(m, name);
 }
 
 /* Stores d (taking it), committing plan (taken, may be NULL) to the ledger under its UUID. */
@@ -610,88 +612,44 @@ bool placer_adopt(Manager *m, virDomainPtr dom)
         return true;
 }
 
-void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec)
+/* The measured load of the domain with uuid into req, when known for its vCPU count. */
+static void add_load(Manager *m, const char *uuid, PlacementRequest *req)
 {
-        char uuid[VIR_UUID_STRING_BUFLEN];
-        g_autoptr(DomainSpec) live = NULL;
-        g_autoptr(DomainSpec) user = NULL;
-        g_autofree char *error = NULL;
-        g_autofree PlacementCell *cells = NULL;
-        PlacementParams params;
-        PlacementRequest req;
-        const char *why;
-        Decision *d;
-        Plan *plan;
-        int r;
+        const DomainLoad *l = load_monitor_lookup(m->load, uuid);
 
-        virt_domain_uuid(dom, uuid);
-        r = virt_domain_read_spec(dom, false, &live, &error);
-        if (r < 0) {
-                if (r == -ENOENT)
-                        log_info("%s: gone before it could be placed", virDomainGetName(dom));
-                else
-                        log_warning("%s: %s, not placed", virDomainGetName(dom), error);
-                placer_forget(m, uuid, "gone");
+        if (!l || l->nvcpus != req->vcpus)
                 return;
-        }
-        if (live->decision_error)
-                log_warning("%s: recorded decision unreadable (%s); placing it anew", live->name,
-                            live->decision_error);
-        if (origin != ORIGIN_MIGRATED && origin != ORIGIN_REPLACE && origin != ORIGIN_RESIZED &&
-            live->decision && (d = adopt_recorded(m, dom, uuid, live, true))) {
-                log_decision(d);
-                placer_notify(m, d, d->uuid, d->name);
-                return;
-        }
-        user = user_spec(dom, live);
-        if (!user) {
-                placer_forget(m, uuid, "gone");
-                return;
-        }
-        if ((why = opt_out_reason(user))) {
-                d = skip(m, uuid, live, why, NULL);
-                log_decision(d);
-                placer_notify(m, d, d->uuid, d->name);
-                return;
-        }
-        params = m->config->placement;
+        req->vcpu_busy = domain_load_vcpu_busy(l);
+        req->host_busy = l->host_busy;
+}
+
+/* The policy's params for the domain: the config's, with the policy its metadata asks for. */
+static PlacementParams params_for(Manager *m, const DomainSpec *user, const char *name)
+{
+        PlacementParams params = m->config->placement;
+
         if (user->meta_policy) {
                 const char *wanted = user->meta_policy;
                 int k = policy_kind_from_string(wanted);
                 if (k < 0)
                         log_warning("%s: unknown policy '%s' in its metadata (explicit, compat), using %s",
-                                    live->name, wanted, policy_kind_to_string(params.policy));
+                                    name, wanted, policy_kind_to_string(params.policy));
                 else
                         params.policy = (PolicyKind)k;
         }
-        req = request_from_spec(user, live);
-        cells = request_add_shape(m, user, live, &req);
-        /* pins found on a domain that records a decision are placementd's own, not someone else's */
-        if ((origin == ORIGIN_RUNNING_AT_START || origin == ORIGIN_RECONCILE) && !live->decision &&
-            !live->decision_error) {
-                CpuSet **pins = hand_pins(m, dom, live->vcpus, req.allowed_cpus);
-                if (pins) {
-                        Plan *occupied = policy_adopt(m->topology, m->ledger, &req, pins, &params);
-                        virt_pins_free(pins, live->vcpus);
-                        d = skip(m, uuid, live,
-                                 "already pinned when placementd found it; pins adopted as they are",
-                                 occupied);
-                        log_decision(d);
-                        placer_notify(m, d, d->uuid, d->name);
-                        return;
-                }
-                if (origin == ORIGIN_RUNNING_AT_START && !m->config->place_running) {
-                        d = skip(m, uuid, live, "running before placementd started (PlaceRunning=no)", NULL);
-                        log_decision(d);
-                        placer_notify(m, d, d->uuid, d->name);
-                        return;
-                }
-        }
+        return params;
+}
 
-        ledger_release(m->ledger, uuid); /* a re-placement sees the host without its old self */
-        plan = policy_place(m->topology, m->ledger, &req, &params);
-        d = decision_new(uuid, live->name);
-        d->reason = g_strdup(plan->reason);
+/*
+ * Records plan (taken) as dom's decision, applies it, writes the metadata, logs and notifies. note, when
+ * given, leads the decision's reason (why it was placed again).
+ */
+static void place_plan(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
+                       const DomainSpec *user, Plan *plan, uint64_t event_usec, const char *note)
+{
+        Decision *d = decision_new(uuid, live->name);
+
+        d->reason = note ? g_strdup_printf("%s; %s", note, plan->reason) : g_strdup(plan->reason);
         d->result = m->config->apply ? decision_result_from_plan(plan->result) : DECISION_ADVISORY;
         if (!m->config->apply) {
                 g_free(d->memory_binding);
@@ -720,6 +678,120 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
         }
         log_decision(d);
         placer_notify(m, d, d->uuid, d->name);
+}
+
+void placer_request_free(PlacerRequest *r)
+{
+        if (!r)
+                return;
+        domain_spec_free(r->live);
+        domain_spec_free(r->user);
+        g_free(r->cells);
+        g_free(r);
+}
+
+PlacerRequest *placer_request(Manager *m, virDomainPtr dom)
+{
+        g_autoptr(PlacerRequest) r = g_new0(PlacerRequest, 1);
+        g_autofree char *error = NULL;
+        char uuid[VIR_UUID_STRING_BUFLEN];
+
+        if (virt_domain_read_spec(dom, false, &r->live, &error) < 0 ||
+            !(r->user = user_spec(dom, r->live)) || opt_out_reason(r->user))
+                return NULL;
+        r->params = params_for(m, r->user, r->live->name);
+        r->req = request_from_spec(r->user, r->live);
+        r->cells = request_add_shape(m, r->user, r->live, &r->req);
+        add_load(m, virt_domain_uuid(dom, uuid), &r->req);
+        return g_steal_pointer(&r);
+}
+
+void placer_apply_plan(Manager *m, virDomainPtr dom, const PlacerRequest *r, Plan *plan, const char *note)
+{
+        char uuid[VIR_UUID_STRING_BUFLEN];
+
+        place_plan(m, dom, virt_domain_uuid(dom, uuid), r->live, r->user, plan, 0, note);
+}
+
+void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec)
+{
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        g_autoptr(DomainSpec) live = NULL;
+        g_autoptr(DomainSpec) user = NULL;
+        g_autofree char *error = NULL;
+        g_autofree double *pu_busy = NULL;
+        g_autofree PlacementCell *cells = NULL;
+        PlacementParams params;
+        PlacementRequest req;
+        const char *why;
+        Decision *d;
+        Plan *plan;
+        int r;
+
+        virt_domain_uuid(dom, uuid);
+        r = virt_domain_read_spec(dom, false, &live, &error);
+        if (r < 0) {
+                if (r == -ENOENT)
+                        log_info("%s: gone before it could be placed", virDomainGetName(dom));
+                else
+                        log_warning("%s: %s, not placed", virDomainGetName(dom), error);
+                placer_forget(m, uuid, "gone");
+                return;
+        }
+        if (live->decision_error)
+                log_warning("%s: recorded decision unreadable (%s); placing it anew", live->name,
+                            live->decision_error);
+        if (origin != ORIGIN_MIGRATED && origin != ORIGIN_REPLACE && origin != ORIGIN_RESIZED &&
+            origin != ORIGIN_HEAL && live->decision && (d = adopt_recorded(m, dom, uuid, live, true))) {
+                log_decision(d);
+                placer_notify(m, d, d->uuid, d->name);
+                return;
+        }
+        user = user_spec(dom, live);
+        if (!user) {
+                placer_forget(m, uuid, "gone");
+                return;
+        }
+        if ((why = opt_out_reason(user))) {
+                d = skip(m, uuid, live, why, NULL);
+                log_decision(d);
+                placer_notify(m, d, d->uuid, d->name);
+                return;
+        }
+        params = params_for(m, user, live->name);
+        req = request_from_spec(user, live);
+        cells = request_add_shape(m, user, live, &req);
+        add_load(m, uuid, &req);
+        /* pins found on a domain that records a decision are placementd's own, not someone else's */
+        if ((origin == ORIGIN_RUNNING_AT_START || origin == ORIGIN_RECONCILE) && !live->decision &&
+            !live->decision_error) {
+                CpuSet **pins = hand_pins(m, dom, live->vcpus, req.allowed_cpus);
+                if (pins) {
+                        Plan *occupied = policy_adopt(m->topology, m->ledger, &req, pins, &params);
+                        virt_pins_free(pins, live->vcpus);
+                        d = skip(m, uuid, live,
+                                 "already pinned when placementd found it; pins adopted as they are",
+                                 occupied);
+                        log_decision(d);
+                        placer_notify(m, d, d->uuid, d->name);
+                        return;
+                }
+                if (origin == ORIGIN_RUNNING_AT_START && !m->config->place_running) {
+                        d = skip(m, uuid, live, "running before placementd started (PlaceRunning=no)", NULL);
+                        log_decision(d);
+                        placer_notify(m, d, d->uuid, d->name);
+                        return;
+                }
+        }
+
+        ledger_release(m->ledger, uuid); /* a re-placement sees the host without its old self */
+        /* what the others keep busy, once anything is measured (unknown: every vCPU busy) */
+        if (load_monitor_known(m->load))
+                req.pu_busy = pu_busy = load_pu_busy(m->ledger, load_monitor_lookup_cb, m->load);
+        plan = policy_place(m->topology, m->ledger, &req, &params);
+        place_plan(m, dom, uuid, live, user, plan, event_usec, NULL);
+        if (origin == ORIGIN_RESIZED)
+                manager_heal_soon(m, "a domain was resized");
 }
 
 void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)

@@ -13,6 +13,8 @@ struct StatsCache {
         void *userdata;
         GHashTable *table;
         bool failing; /* the last fetch failed and said so: say it again only after a success */
+        StatsListener listener;
+        void *listener_data;
 };
 
 static void arm(StatsCache *c)
@@ -31,6 +33,8 @@ void stats_cache_refresh(StatsCache *c)
         if (r >= 0) {
                 c->table = table;
                 c->failing = false;
+                if (c->listener)
+                        c->listener(table, c->listener_data);
         } else if (!c->failing) {
                 c->failing = true;
                 if (r == -ENOTSUP || r == -ENOTCONN)
@@ -74,7 +78,24 @@ static int fetch_from_manager(void *userdata, GHashTable **ret, char **ret_error
 
 StatsCache *stats_cache_new_for_manager(struct event_base *base, Manager *m)
 {
-        return stats_cache_new(base, STATS_CACHE_INTERVAL_MS, fetch_from_manager, m);
+        return stats_cache_new(base, stats_cache_interval_for(manager_config(m)->load_interval_sec),
+                               fetch_from_manager, m);
+}
+
+void stats_cache_set_listener(StatsCache *c, StatsListener listener, void *userdata)
+{
+        c->listener = listener;
+        c->listener_data = userdata;
+}
+
+void stats_cache_set_interval(StatsCache *c, unsigned interval_ms)
+{
+        c->interval_ms = MAX(interval_ms, 1u);
+}
+
+unsigned stats_cache_interval_for(unsigned load_interval_sec)
+{
+        return load_interval_sec ? load_interval_sec * 1000u : STATS_CACHE_INTERVAL_MS;
 }
 
 void stats_cache_free(StatsCache *c)

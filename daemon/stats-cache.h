@@ -30,3 +30,11 @@ void stats_cache_refresh(StatsCache *c);
 /* The last figures (a new reference), or NULL when there are none: not connected, not supported by
  * the driver, or the last fetch failed. */
 GHashTable *stats_cache_table(const StatsCache *c);
+
+/* Called with every successful fetch's table (measured load: manager_note_stats()). */
+typedef void (*StatsListener)(GHashTable *table, void *userdata);
+void stats_cache_set_listener(StatsCache *c, StatsListener listener, void *userdata);
+/* Fetches every interval_ms from the next fetch on ([Placement] LoadInterval=). */
+void stats_cache_set_interval(StatsCache *c, unsigned interval_ms);
+/* The interval a config asks for: LoadInterval= seconds, or STATS_CACHE_INTERVAL_MS when that is 0. */
+unsigned stats_cache_interval_for(unsigned load_interval_sec);

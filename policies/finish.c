@@ -2,6 +2,7 @@
 /* Finishing: pins from the chosen PUs, memory per node, the emulator's CPUs, and the reason. */
 #include "finish.h"
 #include "cells.h"
+#include "load-rules.h"
 
 #include <string.h>
 #include "size.h"
@@ -115,6 +116,8 @@ static void pick_emulator(const HostView *v, Plan *plan)
 
         if (plan->result == PLAN_UNPLACEABLE || v->params->emulator_pin == EMULATOR_PIN_NONE)
                 return;
+        if (load_pick_emulator(v, plan))
+                return; /* busy host-side threads: a core of their own */
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 if (plan->vcpu_pu[i] >= 0)
                         cpuset_add(own_cores, t->pus[plan->vcpu_pu[i]].core);
@@ -286,14 +289,21 @@ static char *sharing_note(const HostView *v, const Plan *plan)
                                plan->shared_vcpus, beside, beside == 1 ? "runs" : "run", reserved);
 }
 
-/* How the set was chosen among its equally near sets, for the reason ("" when it was the only one). */
-static const char *group_note(const SetChoice *choice)
+/* How the set was chosen among its equally near sets (L3 fit, then Fit=), for the reason ("" when it was
+ * the only one). */
+static const char *group_note(const HostView *v, const SetChoice *choice)
 {
+        bool pack = v->params->fit == FIT_PACK;
+
         if (choice->group_size <= 1)
                 return "";
         if (choice->l3_fit && choice->l3_unfit > 0)
-                return ", least loaded of its equally near sets where each node's share fits one L3 cache";
-        return ", least loaded of its equally near sets";
+                return pack ? ", fullest of its equally near sets where each node's share fits one L3 cache "
+                              "(Fit=pack)"
+                            : ", least loaded of its equally near sets where each node's share fits one L3 "
+                              "cache";
+        return pack ? ", fullest of its equally near sets (Fit=pack)"
+                    : ", least loaded of its equally near sets";
 }
 
 /* "4.0 GiB", or "96.0 MiB in 2.0 MiB hugepages" for hugepage-backed memory; into buf. */
@@ -326,7 +336,7 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                                        where, choice->load.capacity, ops->unit, req->vcpus,
                                        size_format(choice->load.free_memory, a, sizeof(a)),
                                        memory_text(req, req->memory, b, sizeof(b)), set->max_distance,
-                                       set->mean_distance, group_note(choice), note);
+                                       set->mean_distance, group_note(v, choice), note);
         sharing = sharing_note(v, plan);
         return g_strdup_printf("no node set has %u %s and %s free; %s is the nearest that holds the memory "
                                "(%u %s there): %s%s",
@@ -350,6 +360,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         if (!req->keep_emulator)
                 pick_emulator(v, plan);
         plan->reason = placed_reason(v, ops, req, choice, plan);
+        load_note_reason(v, ops->overcommit_by_core, plan);
 }
 
 void finish_unplaceable(const HostView *v, const PlacementRequest *req, const SetLoad *host, Plan *plan)

@@ -78,13 +78,13 @@ run_shellcheck() {
 
 run_unit() {
         setup build -Dwerror=true -Dbuildtype=debugoptimized || return 1
-        meson test -C build --no-rebuild -v --suite unit --suite golden --suite libvirt --suite layering --suite fuzz 2>&1 | grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|Assertion|error" ; return "${PIPESTATUS[0]}"
+        meson test -C build --no-rebuild -v --suite unit --suite golden --suite libvirt --suite layering --suite fuzz --suite simulate 2>&1 | grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|Assertion|error" ; return "${PIPESTATUS[0]}"
 }
 
 run_asan() {
         setup build-asan -Dwerror=true -Db_sanitize=address,undefined -Db_lundef=false -Dbuildtype=debug || return 1
         ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 UBSAN_OPTIONS=halt_on_error=1:print_stacktrace=1 \
-                meson test -C build-asan --no-rebuild -v --suite unit --suite golden --suite libvirt --suite fuzz 2>&1 |
+                meson test -C build-asan --no-rebuild -v --suite unit --suite golden --suite libvirt --suite fuzz --suite simulate 2>&1 |
                 grep -E "Checks:|^ *[0-9]+/[0-9]+ |FAIL|Assertion|ERROR|runtime error"
         return "${PIPESTATUS[0]}"
 }
@@ -185,7 +185,8 @@ run_fuzz() {
 }
 
 # run.sh (the basics), ledger.sh (one scenario per way the record and the host can drift apart; known
-# failures are TAP TODO) and lifecycle.sh (a seeded random walk, LIFECYCLE_STEPS steps; the seed is printed).
+# failures are TAP TODO), lifecycle.sh (a seeded random walk, LIFECYCLE_STEPS steps; the seed is printed) and
+# heal.sh (guests that burn CPU: measured load and healing after departures, read in /proc; about 20 s).
 run_e2e() {
         local bad=0 ran=0
         $SUDO bash .ci/install-e2e-deps.sh || return 1
@@ -195,6 +196,7 @@ run_e2e() {
         part $SUDO bash tests/e2e/guest-shapes.sh build
         part $SUDO bash tests/e2e/ledger.sh build
         part $SUDO env STEPS="${LIFECYCLE_STEPS:-40}" bash tests/e2e/lifecycle.sh build
+        part $SUDO bash tests/e2e/heal.sh build
         outcome
 }
 

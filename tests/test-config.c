@@ -48,7 +48,7 @@ START_TEST(test_every_key)
         g_autoptr(Config) c =
             load_ok("# comment\n[Placement]\nPolicy=compat\nVCPUPin=thread\nEmulatorPin=none\n"
                     "ReservedCPUs=0-1,32-33\nMemoryReserve=2G\nApply=no\nMemoryBinding=false\n"
-                    "PlaceRunning=off\nReconcileSec=60\n[Libvirt]\nURI=test:///default\n"
+                    "PlaceRunning=off\nReconcileSec=60\nFit=pack\n[Libvirt]\nURI=test:///default\n"
                     "[DBus]\nBus=session\n");
         g_autofree char *reserved = cpuset_format(c->placement.reserved_cpus);
         ck_assert_int_eq(c->placement.policy, POLICY_COMPAT);
@@ -60,6 +60,7 @@ START_TEST(test_every_key)
         ck_assert(!c->memory_binding);
         ck_assert(!c->place_running);
         ck_assert_uint_eq(c->reconcile_sec, 60);
+        ck_assert_int_eq(c->placement.fit, FIT_PACK);
         ck_assert_str_eq(c->uri, "test:///default");
         ck_assert_int_eq(c->bus, BUS_SESSION);
         /* the formatted config reads back the same */
@@ -67,6 +68,38 @@ START_TEST(test_every_key)
         g_autoptr(Config) again = load_ok(text);
         g_autofree char *text2 = config_format(again);
         ck_assert_str_eq(text, text2);
+}
+END_TEST
+
+START_TEST(test_heal_and_load_keys)
+{
+        g_autoptr(Config) d = load_ok("");
+        g_autoptr(Config) c = load_ok("[Placement]\nHeal=no\nHealMaxMoves=5\nHealInterval=0\n"
+                                      "HealMemoryBudget=512M\nLoadInterval=20\n");
+        g_autofree char *text = config_format(c);
+        g_autoptr(Config) again = load_ok(text);
+        g_autofree char *e1 = load_fail("[Placement]\nHealMaxMoves=1001\nLoadInterval=1h\n");
+        g_autofree char *e2 = load_fail("[Placement]\nHeal=sometimes\nHealMemoryBudget=-1\n");
+
+        /* on by default: a few moves per pass, a few seconds after a departure */
+        ck_assert(d->heal);
+        ck_assert_uint_eq(d->heal_max_moves, 2);
+        ck_assert_uint_eq(d->heal_interval_sec, 5);
+        ck_assert_uint_eq(d->heal_memory_budget, UINT64_C(8) << 30);
+        ck_assert_uint_eq(d->load_interval_sec, 5);
+        ck_assert(!c->heal);
+        ck_assert_uint_eq(c->heal_max_moves, 5);
+        ck_assert_uint_eq(c->heal_interval_sec, 0);
+        ck_assert_uint_eq(c->heal_memory_budget, UINT64_C(512) << 20);
+        ck_assert_uint_eq(c->load_interval_sec, 20);
+        ck_assert_ptr_nonnull(strstr(text, "Heal=no\nHealMaxMoves=5\n"));
+        ck_assert(!again->heal);
+        ck_assert_uint_eq(again->heal_memory_budget, UINT64_C(512) << 20);
+        ck_assert_ptr_nonnull(strstr(e1, "HealMaxMoves=1001"));
+        ck_assert_ptr_nonnull(strstr(e1, "moves from 0 to 1000"));
+        ck_assert_ptr_nonnull(strstr(e1, "LoadInterval=1h"));
+        ck_assert_ptr_nonnull(strstr(e2, "Heal=sometimes"));
+        ck_assert_ptr_nonnull(strstr(e2, "HealMemoryBudget=-1"));
 }
 END_TEST
 
@@ -85,6 +118,8 @@ START_TEST(test_bad_values_name_key_and_allowed)
         ck_assert_ptr_nonnull(strstr(e4, "yes, no"));
         g_autofree char *e5 = load_fail("[Placement]\nReconcileSec=-1\n");
         ck_assert_ptr_nonnull(strstr(e5, "ReconcileSec"));
+        g_autofree char *e_fit = load_fail("[Placement]\nFit=tight\n");
+        ck_assert_msg(strstr(e_fit, "Fit=tight") && strstr(e_fit, "spread, pack"), "%s", e_fit);
         g_autofree char *e6 = load_fail("[DBus]\nBus=tcp\n");
         ck_assert_ptr_nonnull(strstr(e6, "system, session, none"));
         g_autofree char *e7 = load_fail("[Libvirt]\nURI=\n");
@@ -255,6 +290,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_defaults);
         tcase_add_test(tc, test_every_key);
         tcase_add_test(tc, test_bad_values_name_key_and_allowed);
+        tcase_add_test(tc, test_heal_and_load_keys);
         tcase_add_test(tc, test_unknown_and_syntax);
         tcase_add_test(tc, test_file);
         tcase_add_test(tc, test_file_bounded);

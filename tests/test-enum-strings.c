@@ -30,6 +30,7 @@ START_TEST(test_round_trips)
         CHECK_ROUND_TRIP(memory_mode, _MEMORY_MODE_MAX);
         CHECK_ROUND_TRIP(core_kinds_mode, _CORE_KINDS_MAX);
         CHECK_ROUND_TRIP(node_kind, _NODE_KIND_MAX);
+        CHECK_ROUND_TRIP(fit_mode, _FIT_MAX);
 }
 END_TEST
 
@@ -39,6 +40,7 @@ START_TEST(test_names)
         ck_assert_str_eq(vcpu_pin_mode_to_string(VCPU_PIN_NODESET), "nodeset");
         ck_assert_str_eq(emulator_pin_mode_to_string(EMULATOR_PIN_NONE), "none");
         ck_assert_str_eq(memory_mode_to_string(MEMORY_MODE_RESTRICTIVE), "restrictive");
+        ck_assert_str_eq(fit_mode_to_string(FIT_PACK), "pack");
         ck_assert_str_eq(plan_result_to_string(PLAN_ADOPTED), "adopted");
         ck_assert_ptr_null(plan_result_to_string(_PLAN_RESULT_MAX));
         ck_assert_str_eq(decision_result_to_string(DECISION_FAILED), "failed");

@@ -378,6 +378,18 @@ static void print_decision(JsonObject *d)
         if (!json_object_get_null_member(d, "apply_error"))
                 printf("  error:          %s\n", json_object_get_string_member(d, "apply_error"));
         printf("  why:            %s\n", json_object_get_string_member(d, "reason"));
+        if (json_object_has_member(d, "load") && !json_object_get_null_member(d, "load")) {
+                JsonObject *l = json_object_get_object_member(d, "load");
+                JsonArray *busy = json_object_get_array_member(l, "vcpu_busy");
+                printf("  load:           %" G_GINT64_FORMAT " busy vCPU%s (",
+                       json_object_get_int_member(l, "busy_vcpus"),
+                       json_object_get_int_member(l, "busy_vcpus") == 1 ? "" : "s");
+                for (unsigned i = 0; i < json_array_get_length(busy); i++)
+                        printf("%s%.2f", i ? " " : "", json_array_get_double_element(busy, i));
+                printf("), host-side threads %.2f cores\n", json_object_get_double_member(l, "host_busy"));
+        } else if (json_object_has_member(d, "load")) {
+                printf("  load:           not measured yet\n");
+        }
         if (json_object_has_member(d, "cpu_seconds")) {
                 JsonObject *c = json_object_get_object_member(d, "cpu_seconds");
                 printf("  host CPU time:  %.2f s guest vCPUs, %.2f s host work for it (%.2f s user, %.2f s "

@@ -69,6 +69,12 @@ static int parse_emulator_pin(const char *v, Config *c, size_t offset, const cha
         return parse_enum(emulator_pin_mode_from_string(v), c, offset);
 }
 
+static int parse_fit(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        (void)allowed;
+        return parse_enum(fit_mode_from_string(v), c, offset);
+}
+
 static int parse_core_kinds(const char *v, Config *c, size_t offset, const char **allowed)
 {
         (void)allowed;
@@ -212,6 +218,26 @@ static int parse_listen(const char *v, Config *c, size_t offset, const char **al
         return 0;
 }
 
+static int parse_count(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        guint64 n;
+        (void)allowed;
+        if (!g_ascii_string_to_unsigned(v, 10, 0, 1000, &n, NULL))
+                return -EINVAL;
+        *FIELD(unsigned, c, offset) = (unsigned)n;
+        return 0;
+}
+
+static int parse_interval(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        guint64 n;
+        (void)allowed;
+        if (!g_ascii_string_to_unsigned(v, 10, 0, 3600, &n, NULL))
+                return -EINVAL;
+        *FIELD(unsigned, c, offset) = (unsigned)n;
+        return 0;
+}
+
 static const ConfigKey config_keys[] = {
     {"Placement", "Policy", parse_policy, offsetof(Config, placement.policy), "explicit, compat"},
     {"Placement", "VCPUPin", parse_vcpu_pin, offsetof(Config, placement.vcpu_pin), "core, thread, nodeset"},
@@ -235,6 +261,16 @@ static const ConfigKey config_keys[] = {
      "a list of hbm, nvm, cxl (memory kinds used like DRAM), or empty"},
     {"Placement", "CoreKinds", parse_core_kinds, offsetof(Config, placement.core_kinds),
      "performance-first, performance-only, any"},
+    /* healing and measured load */
+    {"Placement", "Heal", parse_bool, offsetof(Config, heal), "yes, no"},
+    {"Placement", "HealMaxMoves", parse_count, offsetof(Config, heal_max_moves), "moves from 0 to 1000"},
+    {"Placement", "HealInterval", parse_interval, offsetof(Config, heal_interval_sec),
+     "seconds from 0 to 3600"},
+    {"Placement", "HealMemoryBudget", parse_size, offsetof(Config, heal_memory_budget),
+     "a size in bytes with an optional K, M, G or T suffix"},
+    {"Placement", "LoadInterval", parse_interval, offsetof(Config, load_interval_sec),
+     "seconds from 0 (off) to 3600"},
+    {"Placement", "Fit", parse_fit, offsetof(Config, placement.fit), "spread, pack"},
 };
 
 Config *config_new_default(void)
@@ -254,6 +290,11 @@ Config *config_new_default(void)
         c->reconcile_sec = 30;
         c->uri = g_strdup("qemu:///system");
         c->bus = BUS_SYSTEM;
+        c->heal = true;
+        c->heal_max_moves = 2;
+        c->heal_interval_sec = 5;
+        c->heal_memory_budget = UINT64_C(8) << 30;
+        c->load_interval_sec = 5;
         return c;
 }
 
@@ -363,12 +404,15 @@ char *config_format(const Config *c)
             "[Placement]\nPolicy=%s\nVCPUPin=%s\nEmulatorPin=%s\nReservedCPUs=%s\n"
             "MemoryReserve=%llu\nApply=%s\nMemoryBinding=%s\nPlaceRunning=%s\nReconcileSec=%u\n"
             "MemoryTiers=%s\nCoreKinds=%s\n"
+            "Heal=%s\nHealMaxMoves=%u\nHealInterval=%u\nHealMemoryBudget=%llu\nLoadInterval=%u\nFit=%s\n"
             "\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=%s\n\n[Metrics]\nListen=%s\n",
             policy_kind_to_string(c->placement.policy), vcpu_pin_mode_to_string(c->placement.vcpu_pin),
             emulator_pin_mode_to_string(c->placement.emulator_pin), reserved,
             (unsigned long long)c->placement.memory_reserve, c->apply ? "yes" : "no",
             c->memory_binding ? "yes" : "no", c->place_running ? "yes" : "no", c->reconcile_sec, tiers,
-            core_kinds_mode_to_string(c->placement.core_kinds), c->uri, bus_kind_to_string(c->bus),
+            core_kinds_mode_to_string(c->placement.core_kinds), c->heal ? "yes" : "no", c->heal_max_moves,
+            c->heal_interval_sec, (unsigned long long)c->heal_memory_budget, c->load_interval_sec,
+            fit_mode_to_string(c->placement.fit), c->uri, bus_kind_to_string(c->bus),
             c->metrics_listen ? c->metrics_listen : "");
 }
 

@@ -36,6 +36,12 @@ typedef struct Config {
         char *uri; /* [Libvirt] URI= */
         BusKind bus;
         char *metrics_listen; /* [Metrics] Listen=ADDRESS:PORT, NULL = off */
+        /* Healing after departures and measured load (docs/running.md). */
+        bool heal;                   /* [Placement] Heal= */
+        unsigned heal_max_moves;     /* [Placement] HealMaxMoves=: moves per heal pass */
+        unsigned heal_interval_sec;  /* [Placement] HealInterval=: debounce, and the spacing of passes */
+        uint64_t heal_memory_budget; /* [Placement] HealMemoryBudget=: bytes changing nodes per pass */
+        unsigned load_interval_sec;  /* [Placement] LoadInterval=: seconds between samples, 0 = off */
 } Config;
 
 /* Splits "ADDRESS:PORT" or "[IPV6]:PORT" into a host and a port (1-65535). Returns 0 or -EINVAL. */

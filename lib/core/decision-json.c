@@ -283,3 +283,25 @@ void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decisio
         json_builder_set_member_name(b, "latency_usec");
         json_builder_add_int_value(b, (gint64)d->latency_usec);
 }
+
+void decision_json_add_load(JsonBuilder *b, const DomainLoad *l)
+{
+        json_builder_set_member_name(b, "load");
+        if (!l || !l->known) {
+                json_builder_add_null_value(b);
+                return;
+        }
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "vcpu_busy");
+        json_builder_begin_array(b);
+        for (unsigned i = 0; i < l->nvcpus; i++)
+                json_builder_add_double_value(b, l->vcpu_busy[i]);
+        json_builder_end_array(b);
+        json_builder_set_member_name(b, "busy_vcpus");
+        json_builder_add_int_value(b, domain_load_busy_vcpus(l, l->nvcpus));
+        json_builder_set_member_name(b, "host_busy");
+        json_builder_add_double_value(b, l->host_busy);
+        json_builder_set_member_name(b, "sampled_sec");
+        json_builder_add_double_value(b, l->sampled_sec);
+        json_builder_end_object(b);
+}

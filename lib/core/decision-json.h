@@ -10,6 +10,7 @@
 
 #include "decision.h"
 #include "ledger.h"
+#include "load.h"
 #include "plan.h"
 #include "topology.h"
 
@@ -40,3 +41,7 @@ CpuSet *topology_nodes_to_os(const Topology *t, const CpuSet *node_indexes);
  * "latency_usec". Adds the members to an object the builder has open. */
 void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decision *d,
                                 gboolean with_candidates);
+
+/* Adds "load": the domain's measured load (per-vCPU busy fractions, busy vCPUs, host-side cores busy,
+ * seconds sampled), or null while it is unknown. */
+void decision_json_add_load(JsonBuilder *b, const DomainLoad *l);

@@ -20,6 +20,61 @@ static uint64_t ull(const virTypedParameter *p)
         }
 }
 
+void domain_cpu_stats_free(DomainCpuStats *s)
+{
+        if (!s)
+                return;
+        g_free(s->vcpu_time_ns);
+        g_free(s->vcpu_wait_ns);
+        g_free(s);
+}
+
+/* vcpu.N.SUFFIX: N into *ret_index. */
+static bool vcpu_field(const char *field, const char *suffix, unsigned *ret_index)
+{
+        guint64 n;
+        const char *dot;
+        g_autofree char *digits = NULL;
+
+        if (!g_str_has_prefix(field, "vcpu.") || !(dot = strchr(field + 5, '.')) ||
+            strcmp(dot + 1, suffix) != 0)
+                return false;
+        digits = g_strndup(field + 5, (gsize)(dot - (field + 5)));
+        if (!g_ascii_string_to_unsigned(digits, 10, 0, VIRT_STATS_MAX_VCPUS - 1, &n, NULL))
+                return false;
+        *ret_index = (unsigned)n;
+        return true;
+}
+
+static void grow_vcpus(DomainCpuStats *s, unsigned index)
+{
+        if (index < s->nvcpu_times)
+                return;
+        s->vcpu_time_ns = g_renew(uint64_t, s->vcpu_time_ns, index + 1);
+        s->vcpu_wait_ns = g_renew(uint64_t, s->vcpu_wait_ns, index + 1);
+        memset(s->vcpu_time_ns + s->nvcpu_times, 0, sizeof(uint64_t) * (index + 1 - s->nvcpu_times));
+        memset(s->vcpu_wait_ns + s->nvcpu_times, 0, sizeof(uint64_t) * (index + 1 - s->nvcpu_times));
+        s->nvcpu_times = index + 1;
+}
+
+/* Per-vCPU fields: time, and delay (preferred) or wait. */
+static void add_vcpu_field(DomainCpuStats *s, const virTypedParameter *p, bool *has_delay)
+{
+        unsigned index;
+
+        if (vcpu_field(p->field, "time", &index)) {
+                grow_vcpus(s, index);
+                s->vcpu_time_ns[index] = ull(p);
+        } else if (vcpu_field(p->field, "delay", &index)) {
+                grow_vcpus(s, index);
+                s->vcpu_wait_ns[index] = ull(p);
+                *has_delay = true;
+        } else if (!*has_delay && vcpu_field(p->field, "wait", &index)) {
+                grow_vcpus(s, index);
+                s->vcpu_wait_ns[index] = ull(p);
+        }
+}
+
 int virt_cpu_stats_all(virConnectPtr conn, GHashTable **ret, char **ret_error)
 {
         virDomainStatsRecordPtr *records = NULL;
@@ -36,10 +91,12 @@ int virt_cpu_stats_all(virConnectPtr conn, GHashTable **ret, char **ret_error)
                                                      e && e->message ? e->message : "unknown libvirt error");
                 return unsupported ? -ENOTSUP : -EIO;
         }
-        table = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        table =
+            g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)domain_cpu_stats_free);
         for (int i = 0; i < n; i++) {
                 DomainCpuStats *s = g_new0(DomainCpuStats, 1);
                 char uuid[VIR_UUID_STRING_BUFLEN];
+                bool has_delay = false;
 
                 for (int k = 0; k < records[i]->nparams; k++) {
                         const virTypedParameter *p = &records[i]->params[k];
@@ -53,12 +110,14 @@ int virt_cpu_stats_all(virConnectPtr conn, GHashTable **ret, char **ret_error)
                                 s->nvcpus = (unsigned)ull(p);
                         else if (g_str_has_prefix(p->field, "vcpu.") && g_str_has_suffix(p->field, ".time"))
                                 s->vcpu_ns += ull(p);
+                        if (g_str_has_prefix(p->field, "vcpu."))
+                                add_vcpu_field(s, p, &has_delay);
                 }
                 s->host_ns = s->total_ns > s->vcpu_ns ? s->total_ns - s->vcpu_ns : 0;
                 if (virDomainGetUUIDString(records[i]->dom, uuid) == 0)
                         g_hash_table_replace(table, g_strdup(uuid), s);
                 else
-                        g_free(s);
+                        domain_cpu_stats_free(s);
         }
         virDomainStatsRecordListFree(records);
         *ret = table;

@@ -1,0 +1,205 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The cost of healing and of measuring load at 1000 domains (prints figures, asserts no time):
+ *
+ *   heal pass   1000 domains of 1-2 vCPUs on a 256-PU host (16 nodes x 8 cores x 2 threads: about 10
+ *               vCPUs per core, every domain overcommitted), 100 of them stopped, measured load on each; one
+ *               policy_heal() pass with the daemon's limits (HealMaxMoves=2) and with no limit, against
+ *               the cost of one policy_place() decision per domain;
+ *   load update one LoadMonitor update of a 1000-domain sample (4 vCPUs each) and load_pu_busy();
+ *   bulk call   virConnectGetAllDomainStats on libvirt's test driver with 1000 running domains, when
+ *               the driver answers it (it reports no CPU statistics: the figure is the call alone).
+ */
+#include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
+#include <stdio.h>
+#include <stdlib.h>
+
+#include "heal.h"
+#include "load-monitor.h"
+#include "policy.h"
+#include "topology-load.h"
+#include "util.h"
+#include "virt-domain.h"
+#include "virt-stats.h"
+
+#define TOPOLOGY "synthetic:pack:4 numa:4(memory=64GiB) l3:1 core:8 pu:2"
+#define DOMAINS  1000u
+#define ROUNDS   20u
+
+static double ms_since(uint64_t t0)
+{
+        return (double)(bench_now_ns() - t0) / 1e6;
+}
+
+typedef struct Fleet {
+        Topology *t;
+        Ledger *l;
+        char *names[DOMAINS];
+        double *busy[DOMAINS];
+        unsigned vcpus[DOMAINS];
+        bool gone[DOMAINS];
+} Fleet;
+
+static void fleet_fill(Fleet *f, const PlacementParams *p)
+{
+        g_autofree char *error = NULL;
+        GRand *rand = g_rand_new_with_seed(12);
+
+        if (topology_load(TOPOLOGY, &f->t, &error) < 0) {
+                fprintf(stderr, "bench-heal: %s\n", error);
+                exit(1);
+        }
+        f->l = ledger_new(f->t);
+        for (unsigned i = 0; i < DOMAINS; i++) {
+                PlacementRequest req = {.vcpus = 1 + (unsigned)g_rand_int_range(rand, 0, 2),
+                                        .memory = GiB / 2};
+                f->names[i] = g_strdup_printf("d%04u", i);
+                f->vcpus[i] = req.vcpus;
+                f->busy[i] = g_new(double, req.vcpus);
+                for (unsigned v = 0; v < req.vcpus; v++)
+                        f->busy[i][v] = g_rand_double(rand);
+                req.name = f->names[i];
+                ledger_commit(f->l, f->names[i], policy_place(f->t, f->l, &req, p));
+        }
+        for (unsigned i = 0; i < DOMAINS; i += 10) {
+                ledger_release(f->l, f->names[i]);
+                f->gone[i] = true;
+        }
+        g_rand_free(rand);
+}
+
+static void bench_heal_pass(void)
+{
+        PlacementParams p = {
+            .policy = POLICY_EXPLICIT, .vcpu_pin = VCPU_PIN_CORE, .emulator_pin = EMULATOR_PIN_SIBLINGS};
+        Fleet f = {0};
+        HealDomain hds[DOMAINS];
+        HealDomain *ptrs[DOMAINS];
+        unsigned n = 0, moves_all = 0, vcpus = 0;
+        double pass_ms[2] = {0}, decide_ms;
+        uint64_t t0;
+
+        fleet_fill(&f, &p);
+        for (unsigned i = 0; i < DOMAINS; i++) {
+                if (f.gone[i])
+                        continue;
+                hds[n] = (HealDomain){.key = f.names[i],
+                                      .request = {.name = f.names[i],
+                                                  .vcpus = f.vcpus[i],
+                                                  .memory = GiB / 2,
+                                                  .vcpu_busy = f.busy[i]},
+                                      .policy = POLICY_EXPLICIT};
+                ptrs[n] = &hds[n];
+                vcpus += f.vcpus[i];
+                n++;
+        }
+        for (unsigned k = 0; k < 2; k++) {
+                HealParams hp = {.max_moves = k == 0 ? 2 : DOMAINS,
+                                 .memory_budget = UINT64_C(8) << 30,
+                                 .min_gain = HEAL_DEFAULT_MIN_GAIN,
+                                 .min_distance_gain = HEAL_DEFAULT_MIN_DISTANCE_GAIN};
+                t0 = bench_now_ns();
+                for (unsigned r = 0; r < ROUNDS; r++) {
+                        GPtrArray *moves = NULL;
+                        policy_heal(f.t, f.l, &p, &hp, ptrs, n, &moves, NULL);
+                        if (k == 1)
+                                moves_all = moves->len;
+                        g_ptr_array_unref(moves);
+                }
+                pass_ms[k] = ms_since(t0) / ROUNDS;
+        }
+        /* one decision per domain: each placed again on the ledger without itself */
+        t0 = bench_now_ns();
+        for (unsigned i = 0; i < n; i++) {
+                Plan *cur = plan_copy(ledger_lookup(f.l, hds[i].key));
+                ledger_release(f.l, hds[i].key);
+                plan_free(policy_place(f.t, f.l, &hds[i].request, &p));
+                ledger_commit(f.l, hds[i].key, cur);
+        }
+        decide_ms = ms_since(t0);
+        printf("heal pass, %u domains (%u vCPUs on %u cores), measured load, 100 stopped:\n", n, vcpus,
+               f.t->ncores);
+        printf("  HealMaxMoves=2:        %8.3f ms per pass\n", pass_ms[0]);
+        printf("  no move limit:         %8.3f ms per pass (%u moves)\n", pass_ms[1], moves_all);
+        printf("  one decision a domain: %8.3f ms (%.1f us each)\n", decide_ms, decide_ms * 1000 / n);
+        for (unsigned i = 0; i < DOMAINS; i++) {
+                g_free(f.names[i]);
+                g_free(f.busy[i]);
+        }
+        ledger_free(f.l);
+        topology_free(f.t);
+}
+
+static GHashTable *fake_sample(unsigned round)
+{
+        GHashTable *t =
+            g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)domain_cpu_stats_free);
+        for (unsigned i = 0; i < DOMAINS; i++) {
+                DomainCpuStats *s = g_new0(DomainCpuStats, 1);
+                s->nvcpus = s->nvcpu_times = 4;
+                s->vcpu_time_ns = g_new(uint64_t, 4);
+                for (unsigned v = 0; v < 4; v++)
+                        s->vcpu_time_ns[v] = (uint64_t)round * 5000000000u * (v + 1) / 5;
+                s->host_ns = (uint64_t)round * 500000000u;
+                g_hash_table_insert(t, g_strdup_printf("00000000-0000-0000-0000-%012u", i), s);
+        }
+        return t;
+}
+
+static void bench_load_update(void)
+{
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        double ms = 0;
+
+        for (unsigned r = 0; r <= ROUNDS; r++) {
+                g_autoptr(GHashTable) sample = fake_sample(r);
+                uint64_t t0 = bench_now_ns();
+                load_monitor_update(lm, sample, (uint64_t)(r + 1) * 5000000);
+                if (r)
+                        ms += ms_since(t0);
+        }
+        printf("load update, %u domains of 4 vCPUs: %.3f ms per sample (%u known)\n", DOMAINS, ms / ROUNDS,
+               load_monitor_known(lm));
+}
+
+static void bench_bulk_call(void)
+{
+        virConnectPtr conn = virConnectOpen("test:///default");
+        g_autoptr(GHashTable) table = NULL;
+        g_autofree char *error = NULL;
+        uint64_t t0;
+        double ms;
+        int r;
+
+        if (!conn)
+                return;
+        for (unsigned i = 0; i < DOMAINS; i++) {
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain type='test'><name>bulk-%04u</name><memory unit='MiB'>64</memory><vcpu>4</vcpu>"
+                    "<os><type>hvm</type></os></domain>",
+                    i);
+                virDomainPtr d = virDomainCreateXML(conn, xml, 0);
+                if (d)
+                        virDomainFree(d);
+        }
+        t0 = bench_now_ns();
+        r = virt_cpu_stats_all(conn, &table, &error);
+        ms = ms_since(t0);
+        if (r < 0)
+                printf("bulk call on the test driver, %u domains: %.3f ms, no statistics (%s)\n", DOMAINS,
+                       ms, error);
+        else
+                printf("bulk call on the test driver, %u domains: %.3f ms, %u records\n", DOMAINS, ms,
+                       g_hash_table_size(table));
+        virConnectClose(conn);
+}
+
+int main(void)
+{
+        virSetErrorFunc(NULL, NULL);
+        bench_heal_pass();
+        bench_load_update();
+        bench_bulk_call();
+        return 0;
+}

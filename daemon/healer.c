@@ -1,0 +1,208 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Healing in the daemon: after departures (debounced), one pure heal pass (policies/heal.h) over the
+ * domains placementd placed, then each move applied like any placement: pins, numatune, emulator,
+ * metadata, the decision and its signal. A moved domain cools down before it may move again.
+ */
+#include <time.h>
+
+#include "heal.h"
+#include "log.h"
+#include "manager-internal.h"
+#include "size.h"
+#include "virt-domain.h"
+
+/* A domain heal moved is not moved again for this long, whatever its load does meanwhile. */
+#define HEAL_COOLDOWN_USEC (600 * G_USEC_PER_SEC)
+
+static uint64_t monotonic_usec(void)
+{
+        struct timespec ts;
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
+}
+
+static void on_heal(evutil_socket_t fd, short what, void *arg)
+{
+        (void)fd;
+        (void)what;
+        manager_heal(arg, NULL);
+}
+
+void healer_init(Manager *m)
+{
+        m->heal_ev = evtimer_new(m->base, on_heal, m);
+        m->heal_moved = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+}
+
+void healer_done(Manager *m)
+{
+        if (m->heal_ev)
+                event_free(m->heal_ev);
+        if (m->heal_moved)
+                g_hash_table_destroy(m->heal_moved);
+}
+
+static bool heal_enabled(const Manager *m)
+{
+        return m->config->heal && m->config->apply && m->conn && m->config->heal_max_moves > 0;
+}
+
+void manager_heal_soon(Manager *m, const char *why)
+{
+        struct timeval tv = {.tv_sec = m->config->heal_interval_sec};
+
+        if (!heal_enabled(m) || evtimer_pending(m->heal_ev, NULL))
+                return;
+        log_debug("Healing in %u s (%s)", m->config->heal_interval_sec, why);
+        evtimer_add(m->heal_ev, &tv);
+}
+
+/* One domain of the pass: what policy_heal sees, and what applying its move needs. */
+typedef struct HealEntry {
+        HealDomain hd;
+        char *key, *name;  /* copies: applying a move replaces the decision they came from */
+        PlacerRequest *pr; /* NULL: fixed */
+        virDomainPtr dom;
+} HealEntry;
+
+static void heal_entry_clear(HealEntry *e)
+{
+        g_free(e->key);
+        g_free(e->name);
+        placer_request_free(e->pr);
+        if (e->dom)
+                virDomainFree(e->dom);
+}
+
+/* Whether plan p may gain from a move, as the ledger shows it: a vCPU on a core with another, or more
+ * than one node. The pure pass judges the rest (load, hysteresis). */
+static bool may_gain(const Manager *m, const Plan *p)
+{
+        if (p->result != PLAN_PLACED && p->result != PLAN_OVERCOMMITTED)
+                return false;
+        if (cpuset_count(p->nodes) > 1)
+                return true;
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                if (p->vcpu_pu[i] >= 0 &&
+                    ledger_core_load(m->ledger, m->topology->pus[p->vcpu_pu[i]].core) >= 2)
+                        return true;
+        return false;
+}
+
+static bool cooling(const Manager *m, const char *uuid, uint64_t now)
+{
+        const uint64_t *when = g_hash_table_lookup(m->heal_moved, uuid);
+        return when && now - *when < HEAL_COOLDOWN_USEC;
+}
+
+/* Fills e for decision d: movable (with its request read from libvirt) or fixed (counted with its load). */
+static void entry_init(Manager *m, HealEntry *e, const Decision *d, uint64_t now)
+{
+        const Plan *p = ledger_lookup(m->ledger, d->uuid);
+        const DomainLoad *l = load_monitor_lookup(m->load, d->uuid);
+
+        e->key = g_strdup(d->uuid);
+        e->name = g_strdup(d->name);
+        e->hd = (HealDomain){.key = e->key,
+                             .request = {.name = e->name, .vcpus = p->nvcpus, .memory = p->memory},
+                             .policy = p->policy,
+                             .fixed = true};
+        if (l && l->nvcpus == p->nvcpus) {
+                e->hd.request.vcpu_busy = domain_load_vcpu_busy(l);
+                e->hd.request.host_busy = l->host_busy;
+        }
+        if ((d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED) || !may_gain(m, p))
+                return;
+        e->hd.cooling = cooling(m, d->uuid, now);
+        if (e->hd.cooling || !(e->dom = virDomainLookupByUUIDString(m->conn, e->key)) ||
+            !(e->pr = placer_request(m, e->dom)) || e->pr->req.vcpus != p->nvcpus)
+                return; /* gone, opted out since, or resized: reconcile and placement see to it */
+        e->hd.request = e->pr->req;
+        e->hd.policy = e->pr->params.policy;
+        e->hd.fixed = false;
+}
+
+/* Applies one move; says so in the log and in report. */
+static void apply_move(Manager *m, HealEntry *e, HealMove *mv, uint64_t now, GString *report)
+{
+        g_autofree char *note = g_strdup_printf("healed: %s", mv->why);
+        g_autofree char *name = g_strdup(mv->name);
+        const Decision *after;
+        char a[32];
+
+        placer_apply_plan(m, e->dom, e->pr, g_steal_pointer(&mv->plan), note);
+        after = g_hash_table_lookup(m->decisions, mv->key);
+        if (!after) {
+                g_string_append_printf(report, "%s: not moved: gone\n", name);
+                return;
+        }
+        log_info("%s: healed without a request: %s; %s of memory changed nodes", name, mv->why,
+                 size_format(mv->memory_moved, a, sizeof(a)));
+        g_string_append_printf(report, "%s: moved: %s (%s of memory changed nodes)\n", name, mv->why, a);
+        g_hash_table_replace(m->heal_moved, g_strdup(mv->key), g_memdup2(&now, sizeof(now)));
+        m->stats.heal_moves++;
+        m->stats.heal_memory_moved += mv->memory_moved;
+}
+
+unsigned manager_heal(Manager *m, char **ret_report)
+{
+        g_autoptr(GPtrArray) all = NULL;
+        g_autoptr(GPtrArray) moves = NULL;
+        g_autofree HealEntry *entries = NULL;
+        g_autofree HealDomain **ptrs = NULL;
+        g_autofree char *error = NULL;
+        GString *report = g_string_new(NULL);
+        HealParams hp = {.max_moves = m->config->heal_max_moves,
+                         .memory_budget = m->config->heal_memory_budget,
+                         .min_gain = HEAL_DEFAULT_MIN_GAIN,
+                         .min_distance_gain = HEAL_DEFAULT_MIN_DISTANCE_GAIN};
+        uint64_t now = monotonic_usec();
+        unsigned n = 0, moved = 0;
+
+        if (!heal_enabled(m)) {
+                g_string_append(report,
+                                "healing is off (Heal=no, HealMaxMoves=0, advisory mode or no libvirt)\n");
+                goto out;
+        }
+        m->stats.heal_passes++;
+        all = manager_list(m);
+        entries = g_new0(HealEntry, MAX(all->len, 1));
+        ptrs = g_new0(HealDomain *, MAX(all->len, 1));
+        for (unsigned i = 0; i < all->len; i++) {
+                const Decision *d = g_ptr_array_index(all, i);
+                if (!d->plan || !ledger_lookup(m->ledger, d->uuid))
+                        continue;
+                entry_init(m, &entries[n], d, now);
+                ptrs[n] = &entries[n].hd;
+                n++;
+        }
+        if (policy_heal(m->topology, m->ledger, &m->config->placement, &hp, ptrs, n, &moves, &error) < 0) {
+                log_warning("Healing failed: %s, ignoring", error);
+                g_string_append_printf(report, "healing failed: %s\n", error);
+                goto out;
+        }
+        for (unsigned i = 0; i < moves->len; i++) {
+                HealMove *mv = g_ptr_array_index(moves, i);
+                for (unsigned k = 0; k < n; k++)
+                        if (!entries[k].hd.fixed && strcmp(entries[k].hd.key, mv->key) == 0) {
+                                apply_move(m, &entries[k], mv, now, report);
+                                moved++;
+                                break;
+                        }
+        }
+        if (!report->len)
+                g_string_append(report, "nothing to heal: no move would be worth it\n");
+        log_debug("Heal pass: %u move%s", moved, moved == 1 ? "" : "s");
+        /* more may be left: the next pass one interval later */
+        if (moved && moved >= hp.max_moves)
+                manager_heal_soon(m, "moves left over");
+out:
+        for (unsigned k = 0; k < n; k++)
+                heal_entry_clear(&entries[k]);
+        if (ret_report)
+                *ret_report = g_string_free(report, FALSE);
+        else
+                g_string_free(report, TRUE);
+        return moved;
+}

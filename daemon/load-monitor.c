@@ -1,0 +1,143 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "load-monitor.h"
+
+/* One domain: its smoothed load and the counters of the last sample. */
+typedef struct LoadEntry {
+        DomainLoad *load;
+        uint64_t when_usec;
+        unsigned nvcpus;
+        uint64_t *vcpu_ns;   /* [nvcpus] ran */
+        uint64_t *vcpu_wait; /* [nvcpus] ready but waiting for a host CPU */
+        uint64_t host_ns;
+        uint64_t generation; /* the last sample that held it */
+} LoadEntry;
+
+struct LoadMonitor {
+        GHashTable *entries; /* uuid -> LoadEntry* */
+        uint64_t generation;
+};
+
+static void load_entry_free(LoadEntry *e)
+{
+        domain_load_free(e->load);
+        g_free(e->vcpu_ns);
+        g_free(e->vcpu_wait);
+        g_free(e);
+}
+
+LoadMonitor *load_monitor_new(void)
+{
+        LoadMonitor *lm = g_new0(LoadMonitor, 1);
+        lm->entries =
+            g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)load_entry_free);
+        return lm;
+}
+
+void load_monitor_free(LoadMonitor *lm)
+{
+        if (!lm)
+                return;
+        g_hash_table_destroy(lm->entries);
+        g_free(lm);
+}
+
+/* The class heal and placement react to: busy vCPUs, and whether host-side threads are busy. */
+static unsigned load_class(const DomainLoad *l)
+{
+        if (!l->known)
+                return G_MAXUINT;
+        return domain_load_busy_vcpus(l, l->nvcpus) * 2 + (l->host_busy >= LOAD_BUSY_THRESHOLD);
+}
+
+/*
+ * A vCPU's busy fraction: what it ran plus what it waited for a host CPU, the wait counted up to as much
+ * as it ran. Two busy vCPUs time-sharing one CPU each run half the time and wait the other half: both
+ * fully busy. An idle vCPU that wakes often on a loaded host waits a little at every wake-up, which can
+ * add up to far more than it runs: it stays idle.
+ */
+static double vcpu_busy(double ran, double waited)
+{
+        return ran + MIN(waited, ran);
+}
+
+/* Folds the sample s into e; true when e's class changed. */
+static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_usec)
+{
+        unsigned before = load_class(e->load);
+        unsigned n = s->nvcpu_times;
+        bool comparable = e->when_usec && now_usec > e->when_usec && e->nvcpus == n && n > 0;
+
+        if (comparable) {
+                uint64_t elapsed_ns = (now_usec - e->when_usec) * 1000;
+                g_autofree double *busy = g_new(double, n);
+                for (unsigned i = 0; i < n; i++)
+                        busy[i] = vcpu_busy(
+                            load_fraction(e->vcpu_ns[i], s->vcpu_time_ns[i], elapsed_ns),
+                            s->vcpu_wait_ns ? load_fraction(e->vcpu_wait[i], s->vcpu_wait_ns[i], elapsed_ns)
+                                            : 0);
+                domain_load_update(e->load, busy, n, load_fraction(e->host_ns, s->host_ns, elapsed_ns),
+                                   (double)elapsed_ns / 1e9, LOAD_HALF_LIFE_SEC, NULL);
+        }
+        if (e->nvcpus != n) {
+                e->vcpu_ns = g_renew(uint64_t, e->vcpu_ns, MAX(n, 1));
+                e->vcpu_wait = g_renew(uint64_t, e->vcpu_wait, MAX(n, 1));
+                e->nvcpus = n;
+        }
+        for (unsigned i = 0; i < n; i++) {
+                e->vcpu_ns[i] = s->vcpu_time_ns[i];
+                e->vcpu_wait[i] = s->vcpu_wait_ns ? s->vcpu_wait_ns[i] : 0;
+        }
+        e->host_ns = s->host_ns;
+        e->when_usec = now_usec;
+        return load_class(e->load) != before;
+}
+
+unsigned load_monitor_update(LoadMonitor *lm, GHashTable *stats, uint64_t now_usec)
+{
+        GHashTableIter it;
+        gpointer key, value;
+        unsigned changed = 0;
+
+        lm->generation++;
+        g_hash_table_iter_init(&it, stats);
+        while (g_hash_table_iter_next(&it, &key, &value)) {
+                LoadEntry *e = g_hash_table_lookup(lm->entries, key);
+                if (!e) {
+                        e = g_new0(LoadEntry, 1);
+                        e->load = domain_load_new();
+                        g_hash_table_insert(lm->entries, g_strdup(key), e);
+                }
+                e->generation = lm->generation;
+                if (entry_update(e, value, now_usec))
+                        changed++;
+        }
+        g_hash_table_iter_init(&it, lm->entries);
+        while (g_hash_table_iter_next(&it, NULL, &value))
+                if (((LoadEntry *)value)->generation != lm->generation)
+                        g_hash_table_iter_remove(&it);
+        return changed;
+}
+
+const DomainLoad *load_monitor_lookup(const LoadMonitor *lm, const char *uuid)
+{
+        const LoadEntry *e = lm ? g_hash_table_lookup(lm->entries, uuid) : NULL;
+        return e && e->load->known ? e->load : NULL;
+}
+
+const DomainLoad *load_monitor_lookup_cb(const char *uuid, void *lm)
+{
+        return load_monitor_lookup(lm, uuid);
+}
+
+unsigned load_monitor_known(const LoadMonitor *lm)
+{
+        GHashTableIter it;
+        gpointer value;
+        unsigned n = 0;
+
+        g_hash_table_iter_init(&it, lm->entries);
+        while (g_hash_table_iter_next(&it, NULL, &value))
+                if (((LoadEntry *)value)->load->known)
+                        n++;
+        return n;
+}

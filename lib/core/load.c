@@ -1,0 +1,124 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "load.h"
+
+#include <errno.h>
+#include <math.h>
+
+#include "ret-error.h"
+
+DomainLoad *domain_load_new(void)
+{
+        return g_new0(DomainLoad, 1);
+}
+
+void domain_load_free(DomainLoad *l)
+{
+        if (!l)
+                return;
+        g_free(l->vcpu_busy);
+        g_free(l);
+}
+
+static bool valid_value(double x)
+{
+        return isfinite(x) && x >= 0;
+}
+
+static int check_sample(const double *vcpu_busy, unsigned nvcpus, double host_busy, double interval_sec,
+                        double half_life_sec, char **ret_error)
+{
+        if (!valid_value(interval_sec) || interval_sec <= 0)
+                return ret_error_set(ret_error, -EINVAL, "the sampling interval must be a positive number");
+        if (!valid_value(half_life_sec) || half_life_sec <= 0)
+                return ret_error_set(ret_error, -EINVAL,
+                                     "the smoothing half-life must be a positive number");
+        if (!valid_value(host_busy))
+                return ret_error_set(ret_error, -EINVAL, "host-side load must be a number >= 0");
+        if (nvcpus && !vcpu_busy)
+                return ret_error_set(ret_error, -EINVAL, "%u vCPUs but no busy fractions", nvcpus);
+        for (unsigned i = 0; i < nvcpus; i++)
+                if (!valid_value(vcpu_busy[i]))
+                        return ret_error_set(ret_error, -EINVAL,
+                                             "vCPU %u: busy fraction must be a number >= 0", i);
+        return 0;
+}
+
+int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, double host_busy,
+                       double interval_sec, double half_life_sec, char **ret_error)
+{
+        int r = check_sample(vcpu_busy, nvcpus, host_busy, interval_sec, half_life_sec, ret_error);
+        double w = 1.0 - exp2(-interval_sec / half_life_sec);
+        unsigned old = l->known ? l->nvcpus : 0;
+
+        if (r < 0)
+                return r;
+        if (nvcpus != l->nvcpus) {
+                l->vcpu_busy = g_renew(double, l->vcpu_busy, MAX(nvcpus, 1));
+                l->nvcpus = nvcpus;
+        }
+        for (unsigned i = 0; i < nvcpus; i++) {
+                double x = MIN(vcpu_busy[i], 1.0);
+                l->vcpu_busy[i] = i < old ? l->vcpu_busy[i] + w * (x - l->vcpu_busy[i]) : x;
+        }
+        host_busy = MIN(host_busy, LOAD_HOST_BUSY_MAX);
+        l->host_busy = l->known ? l->host_busy + w * (host_busy - l->host_busy) : host_busy;
+        l->known = true;
+        l->sampled_sec += interval_sec;
+        return 0;
+}
+
+const double *domain_load_vcpu_busy(const DomainLoad *l)
+{
+        return l && l->known ? l->vcpu_busy : NULL;
+}
+
+unsigned domain_load_busy_vcpus(const DomainLoad *l, unsigned nvcpus)
+{
+        unsigned n = 0;
+
+        if (!l || !l->known)
+                return nvcpus;
+        for (unsigned i = 0; i < l->nvcpus; i++)
+                if (l->vcpu_busy[i] >= LOAD_BUSY_THRESHOLD)
+                        n++;
+        return n;
+}
+
+double load_fraction(uint64_t prev_ns, uint64_t now_ns, uint64_t elapsed_ns)
+{
+        if (elapsed_ns == 0 || now_ns <= prev_ns)
+                return 0;
+        return (double)(now_ns - prev_ns) / (double)elapsed_ns;
+}
+
+/* Adds what one domain (plan p, load dl or NULL) keeps busy to busy[npus]. */
+static void add_domain(const Topology *t, const Plan *p, const DomainLoad *dl, double *busy)
+{
+        const double *vb = domain_load_vcpu_busy(dl);
+        unsigned npins = 0;
+
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                if (p->vcpu_pu[i] >= 0 && (unsigned)p->vcpu_pu[i] < t->npus)
+                        busy[p->vcpu_pu[i]] += vb && i < dl->nvcpus ? vb[i] : 1.0;
+        if (!vb || dl->host_busy <= 0 || !p->emulator_pin)
+                return;
+        npins = cpuset_count(p->emulator_pin);
+        CPUSET_FOREACH (os, p->emulator_pin) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                if (pu >= 0)
+                        busy[pu] += dl->host_busy / npins;
+        }
+}
+
+double *load_pu_busy(const Ledger *l, LoadLookup lookup, void *userdata)
+{
+        const Topology *t = ledger_topology(l);
+        double *busy = g_new0(double, MAX(t->npus, 1));
+        g_autoptr(GPtrArray) keys = ledger_keys(l);
+
+        for (unsigned k = 0; k < keys->len; k++) {
+                const char *key = g_ptr_array_index(keys, k);
+                add_domain(t, ledger_lookup(l, key), lookup ? lookup(key, userdata) : NULL, busy);
+        }
+        return busy;
+}

@@ -1,0 +1,66 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Load: how busy a domain is, as the engine sees it. Per vCPU, the smoothed fraction of time it ran;
+ * per domain, the smoothed number of cores its host-side threads (emulator, I/O threads, vhost) kept
+ * busy. Raw samples (one per interval, from the daemon's bulk stats call or a simulator's trace) go
+ * through an exponentially weighted moving average whose weight depends on the interval, so a sample
+ * every 5 s and one every 20 s smooth alike. A domain is "unknown" until its first sample; the engine
+ * then treats every vCPU as busy, which is what it did before load was measured.
+ */
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "ledger.h"
+
+/* A vCPU at least this busy is "busy": it gets a core of its own before an idle one does. */
+#define LOAD_BUSY_THRESHOLD 0.5
+/* The smoothing half-life: a step in load shows half after this long (daemon and simulator alike). */
+#define LOAD_HALF_LIFE_SEC 30.0
+/* The most host-side cores a domain is counted with (a bad counter must not look like a huge host). */
+#define LOAD_HOST_BUSY_MAX 1024.0
+
+typedef struct DomainLoad {
+        bool known;         /* false until a first sample */
+        unsigned nvcpus;    /* entries in vcpu_busy */
+        double *vcpu_busy;  /* [nvcpus] smoothed busy fraction of each vCPU, 0..1 */
+        double host_busy;   /* smoothed cores busy with its host-side threads, >= 0 */
+        double sampled_sec; /* time covered by the samples so far */
+} DomainLoad;
+
+DomainLoad *domain_load_new(void);
+void domain_load_free(DomainLoad *l);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(DomainLoad, domain_load_free)
+
+/*
+ * Folds one raw sample into l: vcpu_busy[0..nvcpus) the fraction of the last interval_sec each vCPU
+ * ran (clamped to 0..1), host_busy the cores its host-side threads kept busy over it. The first sample
+ * is taken as it is; later ones weigh 1 - 2^(-interval/half_life). A vCPU count that changed (hot-plug)
+ * keeps the smoothed values of the vCPUs that stay and takes the sample for new ones. Returns 0, or
+ * -EINVAL (l unchanged, message in *ret_error) for a non-finite or negative value or interval.
+ */
+int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, double host_busy,
+                       double interval_sec, double half_life_sec, char **ret_error);
+
+/* The smoothed per-vCPU fractions, or NULL while unknown (what PlacementRequest.vcpu_busy takes). */
+const double *domain_load_vcpu_busy(const DomainLoad *l);
+/* vCPUs at least LOAD_BUSY_THRESHOLD busy; every vCPU (nvcpus) while unknown. */
+unsigned domain_load_busy_vcpus(const DomainLoad *l, unsigned nvcpus);
+
+/* The fraction of elapsed_ns that a counter going from prev_ns to now_ns ran: 0 when it went back or
+ * no time passed; not clamped (a domain's host threads can keep several cores busy). */
+double load_fraction(uint64_t prev_ns, uint64_t now_ns, uint64_t elapsed_ns);
+
+/* Looks up the load of the ledger domain with key; NULL when unknown. */
+typedef const DomainLoad *(*LoadLookup)(const char *key, void *userdata);
+
+/*
+ * What every domain in l keeps busy on each PU index (what PlacementRequest.pu_busy takes): each vCPU
+ * counts its busy fraction on the PU it is counted on (1 when its load is unknown), and its host-side
+ * threads count host_busy spread evenly over the PUs of its emulator pin. Returns a new array of
+ * topology->npus entries.
+ */
+double *load_pu_busy(const Ledger *l, LoadLookup lookup, void *userdata);

@@ -1,0 +1,337 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* One heal pass: which domains to move onto what freed up, each move worth its re-pin (heal.h). */
+#include "heal.h"
+
+#include <errno.h>
+#include <string.h>
+
+#include "load.h"
+#include "policy.h"
+#include "ret-error.h"
+
+/* The host as the pass sees it: a scratch ledger the moves are made on, and what is busy where. */
+typedef struct HealHost {
+        const Topology *t;
+        Ledger *l;
+        double *pu_busy;   /* [npus] busy fractions of vCPUs and host-side shares (the engine's input) */
+        unsigned *core_nb; /* [ncores] busy vCPUs counted on the core */
+        double *core_hb;   /* [ncores] host-side load counted on the core */
+} HealHost;
+
+/* The host-wide measures a move must not worsen (see heal.h). */
+typedef struct HealScore {
+        unsigned contended; /* busy vCPUs on a core with another busy vCPU or busy host-side threads */
+        unsigned shared;    /* vCPUs on a core with another vCPU */
+} HealScore;
+
+void heal_move_free(HealMove *m)
+{
+        if (!m)
+                return;
+        g_free(m->key);
+        g_free(m->name);
+        plan_free(m->plan);
+        g_free(m->why);
+        g_free(m);
+}
+
+static double vcpu_busy(const PlacementRequest *req, unsigned i)
+{
+        return req && req->vcpu_busy && i < req->vcpus ? req->vcpu_busy[i] : 1.0;
+}
+
+/* Adds (sign +1) or removes (-1) what plan p of a domain asking req keeps busy. req NULL: all busy. */
+static void account(HealHost *h, const Plan *p, const PlacementRequest *req, int sign)
+{
+        const Topology *t = h->t;
+        bool host_known = req && req->vcpu_busy && req->host_busy > 0 && !cpuset_is_empty(p->emulator_pin);
+
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                int pu = p->vcpu_pu[i];
+                double b = vcpu_busy(req, i);
+                if (pu < 0)
+                        continue;
+                h->pu_busy[pu] += sign * b;
+                if (b >= LOAD_BUSY_THRESHOLD)
+                        h->core_nb[t->pus[pu].core] += (unsigned)sign;
+        }
+        if (!host_known)
+                return;
+        CPUSET_FOREACH (os, p->emulator_pin) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                double share = req->host_busy / cpuset_count(p->emulator_pin);
+                if (pu < 0)
+                        continue;
+                h->pu_busy[pu] += sign * share;
+                h->core_hb[t->pus[pu].core] += sign * share;
+        }
+}
+
+static bool core_contended(const HealHost *h, unsigned c)
+{
+        return h->core_nb[c] >= 2 || (h->core_nb[c] >= 1 && h->core_hb[c] >= LOAD_BUSY_THRESHOLD);
+}
+
+/* The score of the cores in cores (a set of core indexes). */
+static HealScore score_cores(const HealHost *h, const CpuSet *cores)
+{
+        HealScore s = {0};
+
+        CPUSET_FOREACH (c, cores) {
+                unsigned load = ledger_core_load(h->l, (unsigned)c);
+                if (core_contended(h, (unsigned)c))
+                        s.contended += h->core_nb[c];
+                if (load >= 2)
+                        s.shared += load;
+        }
+        return s;
+}
+
+/* Busy vCPUs of plan p (domain asking req) that contend, as h stands with p counted. */
+static unsigned own_contended(const HealHost *h, const Plan *p, const PlacementRequest *req)
+{
+        unsigned n = 0;
+
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                if (p->vcpu_pu[i] >= 0 && vcpu_busy(req, i) >= LOAD_BUSY_THRESHOLD &&
+                    core_contended(h, h->t->pus[p->vcpu_pu[i]].core))
+                        n++;
+        return n;
+}
+
+static void add_cores(const Topology *t, const Plan *p, CpuSet *cores)
+{
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                if (p->vcpu_pu[i] >= 0)
+                        cpuset_add(cores, t->pus[p->vcpu_pu[i]].core);
+        CPUSET_FOREACH (os, p->emulator_pin) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                if (pu >= 0)
+                        cpuset_add(cores, t->pus[pu].core);
+        }
+}
+
+static double mean_distance(const Topology *t, const CpuSet *nodes)
+{
+        uint64_t sum = 0, n = 0;
+
+        CPUSET_FOREACH (a, nodes)
+                CPUSET_FOREACH (b, nodes) {
+                        sum += topology_distance(t, (unsigned)a, (unsigned)b);
+                        n++;
+                }
+        return n ? (double)sum / (double)n : 0;
+}
+
+/* Bytes of current's memory that candidate puts on other nodes. */
+static uint64_t memory_moved(const Plan *current, const Plan *candidate)
+{
+        uint64_t moved = 0;
+
+        if (candidate->keep_memory)
+                return 0;
+        for (unsigned n = 0; n < current->nnode_memory && n < candidate->nnode_memory; n++)
+                if (current->node_memory[n] > candidate->node_memory[n])
+                        moved += current->node_memory[n] - candidate->node_memory[n];
+        return moved;
+}
+
+static HealHost *heal_host_new(const Topology *t, const Ledger *l, GHashTable *by_key)
+{
+        HealHost *h = g_new0(HealHost, 1);
+        g_autoptr(GPtrArray) keys = ledger_keys(l);
+
+        h->t = t;
+        h->l = ledger_new(t);
+        h->pu_busy = g_new0(double, MAX(t->npus, 1));
+        h->core_nb = g_new0(unsigned, MAX(t->ncores, 1));
+        h->core_hb = g_new0(double, MAX(t->ncores, 1));
+        for (unsigned k = 0; k < keys->len; k++) {
+                const char *key = g_ptr_array_index(keys, k);
+                const Plan *p = ledger_lookup(l, key);
+                const HealDomain *hd = g_hash_table_lookup(by_key, key);
+                ledger_commit(h->l, key, plan_copy(p));
+                account(h, p, hd ? &hd->request : NULL, +1);
+        }
+        return h;
+}
+
+static void heal_host_free(HealHost *h)
+{
+        if (!h)
+                return;
+        ledger_free(h->l);
+        g_free(h->pu_busy);
+        g_free(h->core_nb);
+        g_free(h->core_hb);
+        g_free(h);
+}
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HealHost, heal_host_free)
+
+/* Whether a domain with plan p could gain from a move at all: it contends or spans nodes. */
+static bool may_gain(const HealHost *h, const Plan *p, const PlacementRequest *req)
+{
+        if (p->result != PLAN_PLACED && p->result != PLAN_OVERCOMMITTED)
+                return false;
+        return own_contended(h, p, req) > 0 || cpuset_count(p->nodes) > 1;
+}
+
+/* The hysteresis (heal.h): what makes a candidate worth its move, or NULL. */
+static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, const Plan *cand,
+                   HealScore before, HealScore after, unsigned own_before, unsigned own_after,
+                   char *improves_why)
+{
+        unsigned nodes_old = cpuset_count(cur->nodes), nodes_new = cpuset_count(cand->nodes);
+        double dist_old = mean_distance(t, cur->nodes), dist_new = mean_distance(t, cand->nodes);
+
+        if (!improves_why && own_after >= own_before)
+                return NULL; /* the domain itself does not improve */
+        if (after.contended + hp->min_gain <= before.contended)
+                return g_strdup_printf("%u busy vCPUs contended for a core, now %u%s%s", before.contended,
+                                       after.contended, improves_why ? "; " : "",
+                                       improves_why ? improves_why : "");
+        if (after.contended != before.contended || after.shared > before.shared || nodes_new > nodes_old)
+                return NULL;
+        if (nodes_new < nodes_old)
+                return g_strdup_printf("spread over %u nodes, now %u", nodes_old, nodes_new);
+        if (dist_new + hp->min_distance_gain <= dist_old && dist_new + 1e-9 < dist_old)
+                return g_strdup_printf("mean node distance %.2f, now %.2f", dist_old, dist_new);
+        return NULL;
+}
+
+/*
+ * Plans hd again on h without its current plan; when the move is worth it (and fits what is left of the
+ * memory budget) makes it on h and returns it, else leaves h as it was and returns NULL.
+ */
+static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParams *hp, const HealDomain *hd,
+                          uint64_t budget_left)
+{
+        const Topology *t = h->t;
+        g_autoptr(Plan) current = plan_copy(ledger_lookup(h->l, hd->key));
+        g_autoptr(Plan) candidate = NULL;
+        g_autoptr(CpuSet) cores = cpuset_new();
+        g_autofree char *improves = NULL;
+        PlacementParams params = *p;
+        PlacementRequest req = hd->request;
+        HealScore before, after;
+        unsigned own_before, own_after;
+        uint64_t moved;
+        char *why;
+        HealMove *m;
+
+        if (!may_gain(h, current, &hd->request))
+                return NULL;
+        own_before = own_contended(h, current, &hd->request);
+        add_cores(t, current, cores);
+        params.policy = hd->policy;
+        ledger_release(h->l, hd->key);
+        account(h, current, &hd->request, -1);
+        req.pu_busy = h->pu_busy;
+        candidate = policy_place(t, h->l, &req, &params);
+        add_cores(t, candidate, cores);
+        /* the score of the touched cores without the domain, then with it where it is and where it would go
+         */
+        ledger_commit(h->l, hd->key, plan_copy(current));
+        account(h, current, &hd->request, +1);
+        before = score_cores(h, cores);
+        policy_improves(t, h->l, current, candidate, &improves);
+        ledger_release(h->l, hd->key);
+        account(h, current, &hd->request, -1);
+        ledger_commit(h->l, hd->key, plan_copy(candidate));
+        account(h, candidate, &hd->request, +1);
+        after = score_cores(h, cores);
+        own_after = own_contended(h, candidate, &hd->request);
+        moved = memory_moved(current, candidate);
+        why = candidate->result == PLAN_UNPLACEABLE || candidate->nvcpus != current->nvcpus ||
+                      moved > budget_left
+                  ? NULL
+                  : worth(t, hp, current, candidate, before, after, own_before, own_after, improves);
+        if (!why) {
+                ledger_release(h->l, hd->key);
+                account(h, candidate, &hd->request, -1);
+                ledger_commit(h->l, hd->key, g_steal_pointer(&current));
+                account(h, ledger_lookup(h->l, hd->key), &hd->request, +1);
+                return NULL;
+        }
+        m = g_new0(HealMove, 1);
+        m->key = g_strdup(hd->key);
+        m->name = g_strdup(hd->request.name ? hd->request.name : hd->key);
+        m->plan = g_steal_pointer(&candidate);
+        m->why = why;
+        m->memory_moved = moved;
+        return m;
+}
+
+/* Worst first: most contended busy vCPUs, then overcommitted before placed (the domain that had to
+ * share moves, not the one whose cores it shares), then most nodes, then by key (stable). */
+typedef struct HealOrder {
+        const HealDomain *hd;
+        unsigned contended, nodes;
+        bool overcommitted;
+} HealOrder;
+
+static int order_compare(gconstpointer pa, gconstpointer pb)
+{
+        const HealOrder *a = pa, *b = pb;
+
+        if (a->contended != b->contended)
+                return a->contended > b->contended ? -1 : 1;
+        if (a->overcommitted != b->overcommitted)
+                return a->overcommitted ? -1 : 1;
+        if (a->nodes != b->nodes)
+                return a->nodes > b->nodes ? -1 : 1;
+        return strcmp(a->hd->key, b->hd->key);
+}
+
+static int check_domains(const Ledger *l, HealDomain *const *domains, unsigned n, GHashTable *by_key,
+                         char **ret_error)
+{
+        for (unsigned i = 0; i < n; i++) {
+                const char *key = domains[i]->key;
+                if (!key || !ledger_lookup(l, key))
+                        return ret_error_set(ret_error, -EINVAL, "domain '%s' is not in the ledger",
+                                             key ? key : "(null)");
+                if (!g_hash_table_insert(by_key, (gpointer)key, domains[i]))
+                        return ret_error_set(ret_error, -EINVAL, "domain '%s' is given twice", key);
+        }
+        return 0;
+}
+
+int policy_heal(const Topology *t, const Ledger *l, const PlacementParams *p, const HealParams *hp,
+                HealDomain *const *domains, unsigned n, GPtrArray **ret_moves, char **ret_error)
+{
+        g_autoptr(GHashTable) by_key = g_hash_table_new(g_str_hash, g_str_equal);
+        g_autoptr(GPtrArray) moves = g_ptr_array_new_with_free_func((GDestroyNotify)heal_move_free);
+        g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(HealOrder));
+        g_autoptr(HealHost) h = NULL;
+        uint64_t used = 0;
+        int r;
+
+        if (hp->min_gain == 0)
+                return ret_error_set(ret_error, -EINVAL, "the minimum gain of a move must be at least 1");
+        r = check_domains(l, domains, n, by_key, ret_error);
+        if (r < 0)
+                return r;
+        h = heal_host_new(t, l, by_key);
+        for (unsigned i = 0; i < n; i++) {
+                const Plan *cur = ledger_lookup(h->l, domains[i]->key);
+                HealOrder o = {.hd = domains[i]};
+                if (domains[i]->cooling || domains[i]->fixed || !may_gain(h, cur, &domains[i]->request))
+                        continue;
+                o.contended = own_contended(h, cur, &domains[i]->request);
+                o.nodes = cpuset_count(cur->nodes);
+                o.overcommitted = cur->result == PLAN_OVERCOMMITTED;
+                g_array_append_val(order, o);
+        }
+        g_array_sort(order, order_compare);
+        for (unsigned i = 0; i < order->len && moves->len < hp->max_moves; i++) {
+                const HealDomain *hd = g_array_index(order, HealOrder, i).hd;
+                HealMove *m = try_move(h, p, hp, hd, hp->memory_budget - used);
+                if (!m)
+                        continue;
+                used += m->memory_moved;
+                g_ptr_array_add(moves, m);
+        }
+        *ret_moves = g_steal_pointer(&moves);
+        return 0;
+}

@@ -1,0 +1,70 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Healing: after cores or memory free up, move running domains onto them without being asked. One
+ * pass is pure: it takes the host as the ledger holds it and the domains it may move, and returns the
+ * moves in the order to apply them, each planned on the ledger as the moves before it leave it.
+ *
+ * A move is taken only when it is worth a live re-pin, judged on the whole host and on the domain:
+ *   - the domain improves (policy_improves(): fewer of its vCPUs share a core, fewer nodes, nearer
+ *     nodes) or fewer of its busy vCPUs (LOAD_BUSY_THRESHOLD) contend with another busy thread;
+ *   - and the host gains past the hysteresis: at least min_gain fewer busy vCPUs contending on the host
+ *     (idle vCPUs may then share more: that is the point); or, with contention unchanged and no more
+ *     vCPUs sharing a core, one node fewer, or the mean node distance lower by min_distance_gain. With
+ *     load unknown every vCPU is busy, so "busy vCPUs contending" is "vCPUs sharing".
+ * The host's (contended, nodes, distance) therefore falls strictly with every move, so repeated
+ * passes over unchanged load settle and never ping-pong; a per-domain cool-down (the caller's clock)
+ * keeps changing load from moving one domain back and forth.
+ *
+ * Constraints are the request's: a move is a policy_place() of the domain's own PlacementRequest, so it
+ * stays inside <vcpu cpuset>, bound memory stays where it is bound (the vCPUs stay on its nodes) and
+ * nothing outside them is ever proposed.
+ */
+
+#include "ledger.h"
+#include "plan.h"
+#include "topology.h"
+
+typedef struct HealParams {
+        unsigned max_moves;       /* at most this many moves per pass */
+        uint64_t memory_budget;   /* bytes of memory that may change nodes per pass, all moves together */
+        unsigned min_gain;        /* fewest busy vCPUs a move must stop contending (>= 1) ... */
+        double min_distance_gain; /* ... or the least fall of the mean node distance, for nearness alone */
+} HealParams;
+
+/* Defaults: what [Placement] Heal=yes takes when HealMaxMoves= and HealMemoryBudget= are not given. */
+#define HEAL_DEFAULT_MAX_MOVES         2u
+#define HEAL_DEFAULT_MEMORY_BUDGET     (UINT64_C(8) << 30)
+#define HEAL_DEFAULT_MIN_GAIN          1u
+#define HEAL_DEFAULT_MIN_DISTANCE_GAIN 1.0
+
+/* One domain a pass may move. The ledger holds its current plan under key. */
+typedef struct HealDomain {
+        const char *key;          /* its ledger key */
+        PlacementRequest request; /* its size, constraints and load, as a re-placement would ask */
+        PolicyKind policy;        /* the policy it is placed with */
+        bool cooling;             /* moved too recently (the caller's cool-down): not moved now */
+        bool fixed; /* counted with its load but never moved (e.g. the caller has no request for it) */
+} HealDomain;
+
+/* One move a pass proposes. */
+typedef struct HealMove {
+        char *key;
+        char *name;
+        Plan *plan;            /* the new plan, made on the ledger the moves before it leave */
+        char *why;             /* what improves, for the log and the report */
+        uint64_t memory_moved; /* bytes of its memory that change nodes */
+} HealMove;
+
+void heal_move_free(HealMove *m);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(HealMove, heal_move_free)
+
+/*
+ * One heal pass over domains[0..n). Returns 0 and, in *ret_moves, a new array of HealMove* (possibly
+ * empty; it frees them), at most hp->max_moves, with at most hp->memory_budget bytes moved in all; the
+ * ledger is not changed. Returns -EINVAL with *ret_error when a domain's key is not in the ledger, is
+ * given twice, or hp->min_gain is 0.
+ */
+int policy_heal(const Topology *t, const Ledger *l, const PlacementParams *p, const HealParams *hp,
+                HealDomain *const *domains, unsigned n, GPtrArray **ret_moves, char **ret_error);

@@ -1,0 +1,26 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Where measured load decides (PlacementRequest.vcpu_busy, host_busy, pu_busy). Only when it matters:
+ * a request with room for every vCPU is placed as without load (a core each). When cores are short,
+ * the busy vCPUs (LOAD_BUSY_THRESHOLD) go first, each to the core least busy with other threads, and
+ * the idle ones share: they take cores that already run something, the least busy first, and leave
+ * free cores to busy vCPUs. Busy host-side threads get a free core of their own on the domain's nodes.
+ */
+
+#include "policy-internal.h"
+
+/* Whether the request brings load the overcommit assignment should follow (by-core policies only). */
+bool load_overcommit_applies(const HostView *v, bool by_core);
+
+/* Each vCPU of plan a PU inside nodes[0..n) (PLAN_OVERCOMMITTED), by load as above. */
+void load_overcommit_assign(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan);
+
+/* When the request's host-side threads are busy, pins the emulator to a free core of plan's nodes that
+ * no vCPU uses (the least busy) and returns true; false (plan unchanged) otherwise. */
+bool load_pick_emulator(const HostView *v, Plan *plan);
+
+/* Says in plan's reason where load decided (an overcommit by load, a core of their own for busy
+ * host-side threads). */
+void load_note_reason(const HostView *v, bool by_core, Plan *plan);

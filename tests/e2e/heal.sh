@@ -1,0 +1,178 @@
+#!/bin/bash
+# shellcheck disable=SC2317 # functions reached through the traps
+# shellcheck source-path=SCRIPTDIR
+# Healing and measured load on a real libvirtd + QEMU (TCG), with guests that really burn CPU: Debian's cloud
+# kernel booting a busybox initramfs whose init spins, next to an idle one (no OS: the firmware halts). The
+# fake topology's two cores are the machine's CPUs 0 and 1, so the pins are real; the kernel's view is read in
+# /proc (Cpus_allowed_list of each "CPU n/TCG" thread). Run as root:
+#   flock /tmp/placementd-e2e.lock bash tests/e2e/heal.sh [BUILD_DIR]
+# The story, about a minute:
+#   1. busy-1 and idle start: each gets a core of its own;
+#   2. once their load is measured, busy-2 starts with no core free: it shares idle's core, not busy-1's
+#      (measured load decides where cores are short);
+#   3. busy-3 starts: the host is full, it shares a busy guest's core (they contend);
+#   4. a burst of departures (idle, and the busy guest busy-3 does not share with) frees a core: without any
+#      request, healing moves one of the two contending guests there; the two busy guests left end on cores
+#      of their own, and the log says heal did it.
+# Exits 77 (skip) when the guest kernel or busybox is missing (.ci/install-e2e-deps.sh provides them) or when
+# this is not root. Last line: "heal: N passed, M failed".
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=libvirt-env.sh
+. "$HERE/libvirt-env.sh"
+# shellcheck source=daemon-env.sh
+. "$HERE/daemon-env.sh"
+# shellcheck source=../lib/tap.sh
+. "$HERE/../lib/tap.sh"
+
+tap_build "${1:-}"
+KERNEL=${HEAL_GUEST_KERNEL:-/var/cache/placementd-e2e/vmlinuz}
+BUSYBOX=${HEAL_BUSYBOX:-/bin/busybox}
+TOPO="synthetic:pack:1 numa:1(memory=2GiB) core:2 pu:1" # core 0 = CPU 0, core 1 = CPU 1
+P=${E2E_DOMAIN_PREFIX}heal-
+WAIT_LOAD=${HEAL_WAIT_LOAD:-60} # seconds for a kernel guest to show as busy (TCG on a shared machine)
+
+need_root "a real libvirtd"
+if [ ! -s "$KERNEL" ] || ! "$BUSYBOX" true 2>/dev/null; then
+    tap_skip "no guest kernel at $KERNEL or no static busybox at $BUSYBOX (.ci/install-e2e-deps.sh)"
+fi
+
+tap_begin heal
+tap_tmpdir heal "${E2E_KEEP:-}"
+TAP_KEEP_FAILED=1
+WORK=$TAP_TMP
+
+tap_cleanup() {
+    pd_stop
+    pd_reap_strays 2>/dev/null
+    e2e_libvirt_stop "$WORK" || not_ok "cleanup: e2e_libvirt_stop"
+    pd_bus_stop
+}
+
+# The busy guests' initramfs: busybox and an init that spins for ever.
+make_busy_guest() {
+    local root=$WORK/initramfs
+    mkdir -p "$root/bin" "$root/proc" "$root/dev" || return 1
+    cp "$BUSYBOX" "$root/bin/busybox" || return 1
+    printf '#!/bin/busybox sh\n# burn the CPU: this guest is busy\nwhile :; do :; done\n' >"$root/init"
+    chmod 755 "$root/init"
+    (cd "$root" && find . | "$BUSYBOX" cpio -o -H newc 2>/dev/null) >"$WORK/busy.cpio" || return 1
+    sed -e "s|<type arch='x86_64'>hvm</type>|<type arch='x86_64'>hvm</type><kernel>$KERNEL</kernel><initrd>$WORK/busy.cpio</initrd><cmdline>console=ttyS0 quiet panic=-1</cmdline>|" \
+        -e "s|<memory unit='MiB'>64</memory>|<memory unit='MiB'>256</memory>|" \
+        -e "s|<currentMemory unit='MiB'>64</currentMemory>|<currentMemory unit='MiB'>256</currentMemory>|" \
+        "$HERE/domain.xml.in" >"$WORK/busy.xml.in"
+    grep -q '<kernel>' "$WORK/busy.xml.in"
+}
+
+start_busy() { E2E_DOMAIN_TEMPLATE=$WORK/busy.xml.in e2e_domain_start "$1" 1; }
+
+# cpu_of NAME: the CPUs the kernel lets the domain's only vCPU thread run on.
+cpu_of() { e2e_vcpu_affinity "$1" | awk '$1 == 0 {print $2}'; }
+
+# busy_vcpus NAME: what `placementctl show` says of its measured load ("" while not measured).
+busy_vcpus() { pdctl show "$1" 2>/dev/null | sed -n 's/^  load: *\([0-9]*\) busy vCPU.*/\1/p'; }
+load_line() { pdctl show "$1" 2>/dev/null | grep '^  load:'; }
+
+# wait_load NAME WANT: poll until the domain's measured busy vCPUs are WANT.
+wait_load() {
+    local i
+    for ((i = 0; i < WAIT_LOAD * 2; i++)); do
+        [ "$(busy_vcpus "$1")" = "$2" ] && return 0
+        sleep 0.5
+    done
+    return 1
+}
+
+# wait_known NAME: poll until placementd knows the domain.
+wait_known() {
+    local i
+    for ((i = 0; i < 100; i++)); do
+        pdctl show "$1" >/dev/null 2>&1 && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
+result_of() { pdctl show "$1" 2>/dev/null | sed -n 's/^  result: *\([a-z]*\).*/\1/p'; }
+
+# ------------------------------------------------------------------------------------------------ the run
+
+check "the busy guests' initramfs and domain template" make_busy_guest
+if ! e2e_libvirt_start "$WORK" >"$WORK/start.out" 2>&1; then
+    not_ok "libvirtd starts"
+    diag "$(cat "$WORK/start.out")"
+    exit 1
+fi
+ok "libvirtd starts"
+if ! pd_env_init "$BUILD" "$WORK" || ! pd_bus_start; then
+    not_ok "private bus"
+    exit 1
+fi
+if ! pd_start "$TOPO" HealInterval=1 LoadInterval=1; then
+    not_ok "placementd starts on $TOPO"
+    exit 1
+fi
+ok "placementd starts on $TOPO (HealInterval=1, LoadInterval=1)"
+
+# 1. a busy guest and an idle one, a core each
+check "${P}busy-1 (kernel, spinning) starts" start_busy "${P}busy-1"
+check "${P}idle (no OS) starts" e2e_domain_start "${P}idle" 1
+wait_known "${P}busy-1" && wait_known "${P}idle"
+B1=$(cpu_of "${P}busy-1")
+I=$(cpu_of "${P}idle")
+check "busy-1 and idle each run on a core of their own (CPU $B1, CPU $I)" test -n "$B1" -a -n "$I" -a "$B1" != "$I"
+if wait_load "${P}busy-1" 1 && wait_load "${P}idle" 0; then
+    ok "measured: busy-1 busy, idle idle"
+else
+    not_ok "measured: busy-1 busy, idle idle"
+fi
+diag "busy-1 $(load_line "${P}busy-1")" "idle   $(load_line "${P}idle")"
+
+# 2. no core is free: a busy arrival shares the idle guest's core, not the busy one's
+check "${P}busy-2 starts" start_busy "${P}busy-2"
+wait_known "${P}busy-2"
+B2=$(cpu_of "${P}busy-2")
+check "busy-2 ($(result_of "${P}busy-2")) shares idle's CPU $I, not busy-1's CPU $B1 (got $B2)" test "$B2" = "$I"
+diag "busy-2 why: $(pdctl show "${P}busy-2" | sed -n 's/^  why: *//p')"
+
+# 3. a third busy guest: it has to share a busy guest's core
+check "${P}busy-3 starts" start_busy "${P}busy-3"
+wait_known "${P}busy-3"
+B3=$(cpu_of "${P}busy-3")
+if [ "$B3" = "$B1" ]; then
+    STAY=${P}busy-1 LEAVE=${P}busy-2
+else
+    STAY=${P}busy-2 LEAVE=${P}busy-1
+fi
+check "busy-3 ($(result_of "${P}busy-3")) shares a busy guest's CPU ($B3: $STAY's)" test "$B3" = "$(cpu_of "$STAY")"
+wait_load "${P}busy-3" 1 || true
+diag "$STAY $(load_line "$STAY")" "busy-3 $(load_line "${P}busy-3")"
+
+# 4. departures: idle and the other busy guest leave; healing separates busy-3 and STAY by itself
+mark=$(pd_log_mark)
+if e2e_domain_destroy "${P}idle" && e2e_domain_destroy "$LEAVE"; then
+    ok "a burst of departures: ${P}idle and $LEAVE are destroyed"
+else
+    not_ok "a burst of departures: ${P}idle and $LEAVE are destroyed"
+fi
+healed=
+for ((i = 0; i < 100; i++)); do
+    healed=$(pd_log_since "$mark" | sed -n "s/^.*\(${P}busy-[0-9]\): healed without a request.*/\1/p" | head -1)
+    [ -n "$healed" ] && break
+    sleep 0.1
+done
+check "placementd healed ${healed:-nobody} (busy-3 or $STAY) without a request (log)" \
+    test -n "$healed" -a \( "$healed" = "${P}busy-3" -o "$healed" = "$STAY" \)
+diag "$(pd_log_since "$mark" | grep -E 'healed|Heal pass|free again' | sed 's/^/log: /')"
+C1=$(cpu_of "$STAY")
+C3=$(cpu_of "${P}busy-3")
+check "/proc: $STAY on CPU $C1, busy-3 on CPU $C3: each on a core of its own" test -n "$C1" -a -n "$C3" -a "$C1" != "$C3"
+if [ -n "$healed" ]; then
+    why=$(pdctl show "$healed" | sed -n 's/^  why: *//p')
+    check "$healed's decision says it was healed ($why)" grep -q '^healed: ' <<<"$why"
+    check "$healed is placed now ($(result_of "$healed"))" test "$(result_of "$healed")" = placed
+fi
+sleep 1.5 # one more HealInterval: nothing is left to move
+check "no other heal move: $(pd_log_since "$mark" | grep -c 'healed without a request') in the log" \
+    test "$(pd_log_since "$mark" | grep -c 'healed without a request')" = 1

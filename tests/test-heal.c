@@ -1,0 +1,333 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* policy_heal(): moves onto what freed up, only improvements, bounded, settling, inside constraints. */
+#include "test-util.h"
+#include "heal.h"
+#include "load.h"
+#include "test-policy-util.h"
+
+static const HealParams heal_defaults = {
+    .max_moves = 8,
+    .memory_budget = UINT64_MAX,
+    .min_gain = HEAL_DEFAULT_MIN_GAIN,
+    .min_distance_gain = HEAL_DEFAULT_MIN_DISTANCE_GAIN,
+};
+
+/* The domains of l that the test lets heal move, with plain requests (no constraints, load unknown). */
+typedef struct Domains {
+        HealDomain d[16];
+        HealDomain *ptr[16];
+        unsigned n;
+} Domains;
+
+static HealDomain *domains_add(Domains *ds, const Ledger *l, const char *key)
+{
+        const Plan *p = ledger_lookup(l, key);
+        HealDomain *hd = &ds->d[ds->n];
+
+        ck_assert_ptr_nonnull(p);
+        *hd = (HealDomain){.key = key,
+                           .request = {.name = key, .vcpus = p->nvcpus, .memory = p->memory},
+                           .policy = POLICY_EXPLICIT};
+        ds->ptr[ds->n++] = hd;
+        return hd;
+}
+
+static GPtrArray *heal(const Topology *t, const Ledger *l, const HealParams *hp, Domains *ds)
+{
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        GPtrArray *moves = NULL;
+        g_autofree char *error = NULL;
+
+        ck_assert_int_eq(policy_heal(t, l, &p, hp, ds->ptr, ds->n, &moves, &error), 0);
+        ck_assert_ptr_null(error);
+        return moves;
+}
+
+/* Makes the moves on l. */
+static void apply_moves(Ledger *l, GPtrArray *moves)
+{
+        for (unsigned i = 0; i < moves->len; i++) {
+                HealMove *m = g_ptr_array_index(moves, i);
+                ck_assert_int_eq(ledger_release(l, m->key), 0);
+                ck_assert_int_eq(ledger_commit(l, m->key, plan_copy(m->plan)), 0);
+        }
+}
+
+/* One node of 4 single-PU cores: a and b hold them all, c (2 vCPUs) shares a's; then b leaves. */
+static Ledger *after_departure(const Topology *t)
+{
+        Ledger *l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+
+        test_place(t, l, &p, "a", 2, GiB);
+        test_place(t, l, &p, "b", 2, GiB);
+        ck_assert_int_eq(test_place(t, l, &p, "c", 2, GiB)->result, PLAN_OVERCOMMITTED);
+        ck_assert_int_eq(ledger_release(l, "b"), 0);
+        return l;
+}
+
+START_TEST(test_moves_onto_freed_cores)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = after_departure(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        g_autoptr(GPtrArray) again = NULL;
+        Domains ds = {0};
+        HealMove *m;
+
+        domains_add(&ds, l, "a");
+        domains_add(&ds, l, "c");
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_int_eq(m->plan->result, PLAN_PLACED);
+        ck_assert_uint_eq(m->plan->shared_vcpus, 0);
+        ck_assert_ptr_nonnull(strstr(m->why, "4 busy vCPUs contended for a core, now 0"));
+        ck_assert_uint_eq(m->memory_moved, 0); /* one node: nothing changes nodes */
+        /* the pass did not touch the ledger; once the move is made, nothing is left to do */
+        ck_assert_uint_eq(ledger_core_load(l, t->pus[m->plan->vcpu_pu[0]].core) +
+                              ledger_core_load(l, t->pus[m->plan->vcpu_pu[1]].core),
+                          0);
+        apply_moves(l, moves);
+        again = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(again->len, 0);
+}
+END_TEST
+
+START_TEST(test_nothing_for_nothing)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(GPtrArray) moves = NULL;
+        Domains ds = {0};
+
+        test_place(t, l, &p, "a", 3, GiB);
+        test_place(t, l, &p, "b", 3, GiB);
+        test_place(t, l, &p, "c", 1, GiB);
+        ck_assert_int_eq(ledger_release(l, "b"), 0);
+        domains_add(&ds, l, "a");
+        domains_add(&ds, l, "c");
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 0); /* every one has its own cores on one node already */
+}
+END_TEST
+
+START_TEST(test_bounded_moves)
+{
+        /* two overcommitted domains, room for both after the departure; one move allowed per pass */
+        g_autoptr(Topology) t = topology_new_uniform(1, 6, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        HealParams hp = heal_defaults;
+        g_autoptr(GPtrArray) moves = NULL;
+        Domains ds = {0};
+
+        test_place(t, l, &p, "big", 4, GiB);
+        test_place(t, l, &p, "b", 2, GiB);
+        test_place(t, l, &p, "c", 1, GiB);
+        test_place(t, l, &p, "d", 1, GiB);
+        ck_assert_int_eq(ledger_release(l, "b"), 0);
+        domains_add(&ds, l, "big");
+        domains_add(&ds, l, "c");
+        domains_add(&ds, l, "d");
+        hp.max_moves = 1;
+        moves = heal(t, l, &hp, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+        g_clear_pointer(&moves, g_ptr_array_unref);
+        hp.max_moves = 0;
+        moves = heal(t, l, &hp, &ds);
+        ck_assert_uint_eq(moves->len, 0);
+}
+END_TEST
+
+START_TEST(test_cooling_not_moved)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = after_departure(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        Domains ds = {0};
+
+        domains_add(&ds, l, "a")->cooling = true;
+        domains_add(&ds, l, "c")->cooling = true;
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 0);
+}
+END_TEST
+
+START_TEST(test_constraints_never_crossed)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = after_departure(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        g_autoptr(CpuSet) allowed = cpuset_new();
+        const Plan *c = ledger_lookup(l, "c");
+        Domains ds = {0};
+
+        /* c may run only where it runs now: the freed cores are outside its <vcpu cpuset> */
+        for (unsigned i = 0; i < c->nvcpus; i++)
+                cpuset_union(allowed, c->vcpu_pins[i]);
+        domains_add(&ds, l, "c")->request.allowed_cpus = allowed;
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 0);
+}
+END_TEST
+
+/* Two nodes of 2 single-PU cores, a on one, b on the other, c (2 vCPUs) overcommitted; then the domain
+ * on the node c does not use leaves: healing c moves its memory. Returns c's node. */
+static unsigned two_nodes_departure(const Topology *t, Ledger *l)
+{
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        const Plan *a, *c;
+
+        a = test_place(t, l, &p, "a", 2, GiB);
+        test_place(t, l, &p, "b", 2, GiB);
+        c = test_place(t, l, &p, "c", 2, GiB);
+        ck_assert_int_eq(c->result, PLAN_OVERCOMMITTED);
+        ck_assert_uint_eq(cpuset_count(c->nodes), 1);
+        ck_assert_int_eq(ledger_release(l, cpuset_equal(a->nodes, c->nodes) ? "b" : "a"), 0);
+        return (unsigned)cpuset_next(ledger_lookup(l, "c")->nodes, 0);
+}
+
+START_TEST(test_memory_budget)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        HealParams hp = heal_defaults;
+        g_autoptr(GPtrArray) none = NULL;
+        g_autoptr(GPtrArray) moves = NULL;
+        Domains ds = {0};
+        HealMove *m;
+        unsigned node = two_nodes_departure(t, l);
+
+        domains_add(&ds, l, "c");
+        hp.memory_budget = GiB - 1;
+        none = heal(t, l, &hp, &ds);
+        ck_assert_uint_eq(none->len, 0);
+        hp.memory_budget = GiB;
+        moves = heal(t, l, &hp, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_uint_eq(m->memory_moved, GiB);
+        ck_assert(!cpuset_has(m->plan->nodes, node));
+}
+END_TEST
+
+START_TEST(test_bound_memory_stays)
+{
+        /* memory libvirt will not move (a live strict binding): the vCPUs stay with it, nothing moves */
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        g_autoptr(CpuSet) bound = cpuset_new();
+        Domains ds = {0};
+        HealDomain *c;
+
+        cpuset_add(bound, t->nodes[two_nodes_departure(t, l)].os_index);
+        c = domains_add(&ds, l, "c");
+        c->request.memory_nodes = bound;
+        c->request.memory_source = MEMORY_SOURCE_BOUND;
+        c->request.memory_mode = MEMORY_MODE_STRICT;
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 0);
+}
+END_TEST
+
+START_TEST(test_idle_sharing_left_alone)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = after_departure(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        double idle[] = {0.05, 0.1}, busy[] = {0.9, 0.8};
+        Domains ds = {0};
+
+        /* a is idle: c sharing with it costs nobody anything, so c is not moved for it */
+        domains_add(&ds, l, "a")->request.vcpu_busy = idle;
+        domains_add(&ds, l, "c")->request.vcpu_busy = busy;
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 0);
+        /* once a is busy too, the two contend and c moves */
+        ds.d[0].request.vcpu_busy = busy;
+        g_clear_pointer(&moves, g_ptr_array_unref);
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+}
+END_TEST
+
+/* A churned host: repeated passes settle (no ping-pong) and never worsen the host's sharing. */
+START_TEST(test_settles)
+{
+        g_autoptr(Topology) t = topology_new_uniform(4, 4, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        static const char *names[] = {"d0", "d1", "d2", "d3", "d4", "d5", "d6", "d7", "d8", "d9"};
+        static const unsigned sizes[] = {3, 5, 2, 6, 1, 4, 3, 2, 5, 4};
+        Domains ds = {0};
+        unsigned passes = 0, total = 0;
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(names); i++)
+                test_place(t, l, &p, names[i], sizes[i], 2 * GiB);
+        ck_assert_int_eq(ledger_release(l, "d1"), 0);
+        ck_assert_int_eq(ledger_release(l, "d3"), 0);
+        ck_assert_int_eq(ledger_release(l, "d8"), 0);
+        for (unsigned i = 0; i < G_N_ELEMENTS(names); i++)
+                if (i != 1 && i != 3 && i != 8)
+                        domains_add(&ds, l, names[i]);
+        for (;;) {
+                g_autoptr(GPtrArray) moves = heal(
+                    t, l,
+                    &(HealParams){
+                        .max_moves = 1, .memory_budget = UINT64_MAX, .min_gain = 1, .min_distance_gain = 1},
+                    &ds);
+                if (!moves->len)
+                        break;
+                apply_moves(l, moves);
+                total += moves->len;
+                ck_assert_uint_lt(++passes, 20);
+        }
+        ck_assert_uint_le(total, ds.n); /* at most one move per domain here */
+}
+END_TEST
+
+START_TEST(test_bad_input)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = after_departure(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        HealParams hp = heal_defaults;
+        GPtrArray *moves = NULL;
+        g_autofree char *e1 = NULL, *e2 = NULL, *e3 = NULL;
+        Domains ds = {0};
+
+        domains_add(&ds, l, "c");
+        domains_add(&ds, l, "c");
+        ck_assert_int_eq(policy_heal(t, l, &p, &hp, ds.ptr, 2, &moves, &e1), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(e1, "twice"));
+        ds.d[1].key = "b"; /* left */
+        ck_assert_int_eq(policy_heal(t, l, &p, &hp, ds.ptr, 2, &moves, &e2), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(e2, "'b' is not in the ledger"));
+        hp.min_gain = 0;
+        ck_assert_int_eq(policy_heal(t, l, &p, &hp, ds.ptr, 1, &moves, &e3), -EINVAL);
+        ck_assert_ptr_null(moves);
+}
+END_TEST
+
+static Suite *heal_suite(void)
+{
+        Suite *s = suite_create("heal");
+        TCase *tc = tcase_create("pass");
+        tcase_add_test(tc, test_moves_onto_freed_cores);
+        tcase_add_test(tc, test_nothing_for_nothing);
+        tcase_add_test(tc, test_bounded_moves);
+        tcase_add_test(tc, test_cooling_not_moved);
+        tcase_add_test(tc, test_constraints_never_crossed);
+        tcase_add_test(tc, test_memory_budget);
+        tcase_add_test(tc, test_bound_memory_stays);
+        tcase_add_test(tc, test_idle_sharing_left_alone);
+        tcase_add_test(tc, test_settles);
+        tcase_add_test(tc, test_bad_input);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(heal_suite)

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The load monitor: CPU-time counters of bulk statistics samples in, smoothed load out. */
+#include <math.h>
+
+#include "test-util.h"
+#include "load-monitor.h"
+
+#define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
+
+/* A sample of one domain: its vCPUs' cumulative times and the host-side time, in ns. */
+static GHashTable *sample(const char *uuid, unsigned n, const uint64_t *vcpu_ns, uint64_t host_ns)
+{
+        GHashTable *t =
+            g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)domain_cpu_stats_free);
+        DomainCpuStats *s = g_new0(DomainCpuStats, 1);
+
+        s->nvcpu_times = s->nvcpus = n;
+        s->vcpu_time_ns = g_memdup2(vcpu_ns, sizeof(uint64_t) * n);
+        s->host_ns = host_ns;
+        g_hash_table_insert(t, g_strdup(uuid), s);
+        return t;
+}
+
+START_TEST(test_two_samples_make_a_load)
+{
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t t0[] = {0, 0}, t1[] = {UINT64_C(900000000), 1000}; /* 0.9 s and 1 us in 1 s */
+        g_autoptr(GHashTable) s0 = sample("u", 2, t0, 0);
+        g_autoptr(GHashTable) s1 = sample("u", 2, t1, UINT64_C(2000000000)); /* 2 host cores */
+        g_autoptr(GHashTable) none = g_hash_table_new(g_str_hash, g_str_equal);
+        const DomainLoad *l;
+
+        ck_assert_uint_eq(load_monitor_update(lm, s0, 1000000), 0);
+        ck_assert_ptr_null(load_monitor_lookup(lm, "u")); /* one reading is no fraction yet */
+        ck_assert_uint_eq(load_monitor_update(lm, s1, 2000000), 1);
+        l = load_monitor_lookup(lm, "u");
+        ck_assert_ptr_nonnull(l);
+        ck_assert(NEAR(l->vcpu_busy[0], 0.9));
+        ck_assert(NEAR(l->vcpu_busy[1], 1e-6));
+        ck_assert(NEAR(l->host_busy, 2.0));
+        ck_assert_uint_eq(domain_load_busy_vcpus(l, 2), 1);
+        ck_assert_uint_eq(load_monitor_known(lm), 1);
+        /* counters that stood still for a second: idle for a second, smoothed, still busy; no change */
+        ck_assert_uint_eq(load_monitor_update(lm, s1, 3000000), 0);
+        l = load_monitor_lookup(lm, "u");
+        ck_assert(l->vcpu_busy[0] < 0.9 && l->vcpu_busy[0] > 0.85);
+        ck_assert_uint_eq(domain_load_busy_vcpus(l, 2), 1);
+        /* gone from a sample: forgotten */
+        load_monitor_update(lm, none, 4000000);
+        ck_assert_ptr_null(load_monitor_lookup(lm, "u"));
+}
+END_TEST
+
+START_TEST(test_hotplug_restarts_counters)
+{
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t one[] = {0}, one_later[] = {500000000}, two[] = {600000000, 999000000000};
+        g_autoptr(GHashTable) s0 = sample("u", 1, one, 0);
+        g_autoptr(GHashTable) s1 = sample("u", 1, one_later, 0);
+        g_autoptr(GHashTable) s2 = sample("u", 2, two, 0);
+
+        load_monitor_update(lm, s0, 1000000);
+        load_monitor_update(lm, s1, 2000000);
+        ck_assert(NEAR(load_monitor_lookup(lm, "u")->vcpu_busy[0], 0.5));
+        /* a new vCPU has no earlier reading: the sample only starts its counters */
+        load_monitor_update(lm, s2, 3000000);
+        ck_assert_uint_eq(load_monitor_lookup(lm, "u")->nvcpus, 1);
+        ck_assert(NEAR(load_monitor_lookup(lm, "u")->vcpu_busy[0], 0.5));
+}
+END_TEST
+
+START_TEST(test_waiting_counts_as_busy)
+{
+        /* two busy vCPUs time-sharing one CPU: each ran half the second and waited the other half */
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t zero[] = {0}, half[] = {500000000};
+        g_autoptr(GHashTable) s0 = sample("u", 1, zero, 0);
+        g_autoptr(GHashTable) s1 = sample("u", 1, half, 0);
+        DomainCpuStats *st0 = g_hash_table_lookup(s0, "u"), *st1 = g_hash_table_lookup(s1, "u");
+
+        st0->vcpu_wait_ns = g_memdup2(zero, sizeof(zero));
+        st1->vcpu_wait_ns = g_memdup2(half, sizeof(half));
+        load_monitor_update(lm, s0, 1000000);
+        load_monitor_update(lm, s1, 2000000);
+        ck_assert(NEAR(load_monitor_lookup(lm, "u")->vcpu_busy[0], 1.0));
+}
+END_TEST
+
+START_TEST(test_waking_often_stays_idle)
+{
+        /* ran 50 ms of a second, waited 450 ms in many short waits on a loaded host: not busy */
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t zero[] = {0}, ran[] = {50000000}, waited[] = {450000000};
+        g_autoptr(GHashTable) s0 = sample("u", 1, zero, 0);
+        g_autoptr(GHashTable) s1 = sample("u", 1, ran, 0);
+
+        ((DomainCpuStats *)g_hash_table_lookup(s0, "u"))->vcpu_wait_ns = g_memdup2(zero, sizeof(zero));
+        ((DomainCpuStats *)g_hash_table_lookup(s1, "u"))->vcpu_wait_ns = g_memdup2(waited, sizeof(waited));
+        load_monitor_update(lm, s0, 1000000);
+        load_monitor_update(lm, s1, 2000000);
+        ck_assert(NEAR(load_monitor_lookup(lm, "u")->vcpu_busy[0], 0.1));
+        ck_assert_uint_eq(domain_load_busy_vcpus(load_monitor_lookup(lm, "u"), 1), 0);
+}
+END_TEST
+
+static Suite *load_monitor_suite(void)
+{
+        Suite *s = suite_create("load monitor");
+        TCase *tc = tcase_create("samples");
+        tcase_add_test(tc, test_two_samples_make_a_load);
+        tcase_add_test(tc, test_hotplug_restarts_counters);
+        tcase_add_test(tc, test_waiting_counts_as_busy);
+        tcase_add_test(tc, test_waking_often_stays_idle);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(load_monitor_suite)

@@ -1,0 +1,241 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Load where it decides: busy vCPUs and busy host threads first when cores are short, nothing else. */
+#include "test-util.h"
+#include "load.h"
+#include "test-policy-util.h"
+
+/* Commits a plan for name with vCPUs on the given PUs (a domain placed earlier). */
+static void hold(const Topology *t, Ledger *l, const char *name, unsigned n, const unsigned *pus)
+{
+        Plan *p = plan_new(name, n, GiB, t->nnodes);
+        for (unsigned i = 0; i < n; i++) {
+                p->vcpu_pu[i] = (int)pus[i];
+                cpuset_add(p->vcpu_pins[i], t->pus[pus[i]].os_index);
+                cpuset_add(p->nodes, t->cores[t->pus[pus[i]].core].node);
+        }
+        p->result = PLAN_PLACED;
+        ck_assert_int_eq(ledger_commit(l, name, p), 0);
+}
+
+static unsigned core_of(const Topology *t, const Plan *p, unsigned vcpu)
+{
+        ck_assert_int_ge(p->vcpu_pu[vcpu], 0);
+        return t->pus[p->vcpu_pu[vcpu]].core;
+}
+
+START_TEST(test_busy_get_own_cores_when_short)
+{
+        /* 4 single-PU cores; an idle domain holds cores 0 and 1; c has 4 vCPUs, 0 and 2 busy */
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        unsigned held[] = {0, 1};
+        double idle_pus[] = {0.05, 0.05, 0, 0}, c_busy[] = {0.9, 0.1, 0.8, 0.0};
+        PlacementRequest req = {
+            .name = "c", .vcpus = 4, .memory = GiB, .vcpu_busy = c_busy, .pu_busy = idle_pus};
+        g_autoptr(Plan) plan = NULL;
+
+        hold(t, l, "idle", 2, held);
+        plan = policy_place(t, l, &req, &p);
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        /* the busy ones take the free cores, each its own; the idle ones share the idle domain's */
+        ck_assert_uint_ge(core_of(t, plan, 0), 2);
+        ck_assert_uint_ge(core_of(t, plan, 2), 2);
+        ck_assert_uint_ne(core_of(t, plan, 0), core_of(t, plan, 2));
+        ck_assert_uint_lt(core_of(t, plan, 1), 2);
+        ck_assert_uint_lt(core_of(t, plan, 3), 2);
+        ck_assert_ptr_nonnull(strstr(plan->reason, "by measured load"));
+}
+END_TEST
+
+START_TEST(test_busy_avoid_busy_cores)
+{
+        /* cores 0-1 run a busy domain, cores 2-3 an idle one; a busy 2-vCPU domain shares the idle's */
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        unsigned busy_pus[] = {0, 1}, idle_pus[] = {2, 3};
+        double pu_busy[] = {1, 1, 0.1, 0.1}, c_busy[] = {1, 1};
+        PlacementRequest req = {
+            .name = "c", .vcpus = 2, .memory = GiB, .vcpu_busy = c_busy, .pu_busy = pu_busy};
+        g_autoptr(Plan) plan = NULL;
+
+        hold(t, l, "busy", 2, busy_pus);
+        hold(t, l, "idle", 2, idle_pus);
+        plan = policy_place(t, l, &req, &p);
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        ck_assert_uint_ge(core_of(t, plan, 0), 2);
+        ck_assert_uint_ge(core_of(t, plan, 1), 2);
+        /* unknown load (every vCPU busy): today's rule, the lowest cores */
+        req.vcpu_busy = NULL;
+        req.pu_busy = NULL;
+        g_clear_pointer(&plan, plan_free);
+        plan = policy_place(t, l, &req, &p);
+        ck_assert_uint_eq(core_of(t, plan, 0), 0);
+}
+END_TEST
+
+/* With room for every vCPU, load changes nothing: the same plan as without it. */
+START_TEST(test_free_cores_unchanged)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        double busy[] = {0.0, 1.0, 0.2, 0.9, 0.0};
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        PlacementRequest with = {
+            .name = "d", .vcpus = 5, .memory = GiB, .vcpu_busy = busy, .host_busy = 0.2, .pu_busy = pu_busy};
+        PlacementRequest without = {.name = "d", .vcpus = 5, .memory = GiB};
+        g_autoptr(Plan) a = NULL;
+        g_autoptr(Plan) b = NULL;
+
+        test_place(t, l, &p, "x", 3, GiB);
+        a = policy_place(t, l, &with, &p);
+        b = policy_place(t, l, &without, &p);
+        ck_assert_int_eq(a->result, PLAN_PLACED);
+        ck_assert_uint_eq(a->shared_vcpus, 0);
+        for (unsigned i = 0; i < 5; i++)
+                ck_assert_int_eq(a->vcpu_pu[i], b->vcpu_pu[i]);
+        ck_assert(cpuset_equal(a->emulator_pin, b->emulator_pin));
+        ck_assert_str_eq(a->reason, b->reason);
+}
+END_TEST
+
+START_TEST(test_busy_host_threads_own_core)
+{
+        /* 2 nodes of 4 cores x 2 threads; d's host-side threads keep 1.5 cores busy */
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        double busy[] = {1, 1};
+        PlacementRequest req = {.name = "d", .vcpus = 2, .memory = GiB, .vcpu_busy = busy, .host_busy = 1.5};
+        g_autoptr(Plan) plan = policy_place(t, l, &req, &p);
+        g_autoptr(Plan) quiet = NULL;
+        int first = cpuset_next(plan->emulator_pin, 0);
+        unsigned core;
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_int_ge(first, 0);
+        core = t->pus[topology_pu_by_os(t, (unsigned)first)].core;
+        /* a core no vCPU uses, on the domain's own node, all of it */
+        ck_assert_uint_ne(core, core_of(t, plan, 0));
+        ck_assert_uint_ne(core, core_of(t, plan, 1));
+        ck_assert(cpuset_has(plan->nodes, t->cores[core].node));
+        ck_assert_uint_eq(cpuset_count(plan->emulator_pin), 2);
+        for (unsigned i = 0; i < 2; i++)
+                ck_assert(!cpuset_intersects(plan->emulator_pin, plan->vcpu_pins[i]));
+        ck_assert_ptr_nonnull(strstr(plan->reason, "busy host-side threads"));
+        /* quiet host threads stay on the siblings of the domain's cores */
+        req.host_busy = 0.2;
+        quiet = policy_place(t, l, &req, &p);
+        first = cpuset_next(quiet->emulator_pin, 0);
+        core = t->pus[topology_pu_by_os(t, (unsigned)first)].core;
+        ck_assert(core == core_of(t, quiet, 0) || core == core_of(t, quiet, 1));
+}
+END_TEST
+
+/* Seeded random hosts and workloads: whenever a domain has room, its vCPUs land where they would without
+ * load, whatever the load says (cores first holds: every vCPU its own core). */
+START_TEST(test_property_room_means_no_change)
+{
+        for (unsigned seed = 1; seed <= 30; seed++) {
+                GRand *r = g_rand_new_with_seed(seed);
+                g_autoptr(Topology) t = topology_new_uniform(
+                    (unsigned)g_rand_int_range(r, 1, 5), (unsigned)g_rand_int_range(r, 1, 7),
+                    (unsigned)g_rand_int_range(r, 1, 3), 16 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autofree double *pu_busy = g_new0(double, t->npus);
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+
+                for (unsigned step = 0; step < 40; step++) {
+                        g_autofree char *name = g_strdup_printf("d%u", step);
+                        unsigned vcpus = (unsigned)g_rand_int_range(r, 1, 5);
+                        g_autofree double *busy = g_new(double, vcpus);
+                        PlacementRequest with = {.name = name,
+                                                 .vcpus = vcpus,
+                                                 .memory = GiB / 4,
+                                                 .vcpu_busy = busy,
+                                                 .host_busy = g_rand_double(r),
+                                                 .pu_busy = pu_busy};
+                        PlacementRequest without = {.name = name, .vcpus = vcpus, .memory = GiB / 4};
+                        g_autoptr(Plan) a = NULL;
+                        Plan *b;
+
+                        for (unsigned i = 0; i < vcpus; i++)
+                                busy[i] = g_rand_double(r);
+                        a = policy_place(t, l, &with, &p);
+                        b = policy_place(t, l, &without, &p);
+                        ck_assert_int_eq(a->result, b->result);
+                        for (unsigned i = 0; b->result == PLAN_PLACED && i < vcpus; i++)
+                                ck_assert_int_eq(a->vcpu_pu[i], b->vcpu_pu[i]);
+                        for (unsigned i = 0; i < b->nvcpus; i++)
+                                if (b->vcpu_pu[i] >= 0)
+                                        pu_busy[b->vcpu_pu[i]] += busy[i];
+                        ck_assert_int_eq(ledger_commit(l, name, b), 0);
+                }
+                g_rand_free(r);
+        }
+}
+END_TEST
+
+/* Measured load that says every vCPU is busy decides as unknown load does, overcommitted and with reserved
+ * threads too: the load-aware assignment orders cores as the plain one. */
+START_TEST(test_property_all_busy_as_unknown)
+{
+        for (unsigned seed = 1; seed <= 30; seed++) {
+                GRand *r = g_rand_new_with_seed(seed);
+                g_autoptr(Topology) t =
+                    topology_new_uniform((unsigned)g_rand_int_range(r, 1, 4),
+                                         (unsigned)g_rand_int_range(r, 1, 5), 2, 16 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autofree double *pu_busy = g_new0(double, t->npus);
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                g_autoptr(CpuSet) reserved = cpuset_new();
+
+                cpuset_add(reserved, t->pus[1].os_index);
+                p.reserved_cpus = reserved;
+                for (unsigned step = 0; step < 30; step++) {
+                        g_autofree char *name = g_strdup_printf("d%u", step);
+                        unsigned vcpus = (unsigned)g_rand_int_range(r, 1, 6);
+                        g_autofree double *busy = g_new(double, vcpus);
+                        PlacementRequest with = {.name = name,
+                                                 .vcpus = vcpus,
+                                                 .memory = GiB / 8,
+                                                 .vcpu_busy = busy,
+                                                 .pu_busy = pu_busy};
+                        PlacementRequest without = {.name = name, .vcpus = vcpus, .memory = GiB / 8};
+                        g_autoptr(Plan) a = NULL;
+                        Plan *b;
+
+                        for (unsigned i = 0; i < vcpus; i++)
+                                busy[i] = 1.0;
+                        a = policy_place(t, l, &with, &p);
+                        b = policy_place(t, l, &without, &p);
+                        ck_assert_int_eq(a->result, b->result);
+                        for (unsigned i = 0; i < vcpus; i++)
+                                ck_assert_int_eq(a->vcpu_pu[i], b->vcpu_pu[i]);
+                        for (unsigned i = 0; i < b->nvcpus; i++)
+                                if (b->vcpu_pu[i] >= 0)
+                                        pu_busy[b->vcpu_pu[i]] += 1.0;
+                        ck_assert_int_eq(ledger_commit(l, name, b), 0);
+                }
+                g_rand_free(r);
+        }
+}
+END_TEST
+
+static Suite *load_rules_suite(void)
+{
+        Suite *s = suite_create("load rules");
+        TCase *tc = tcase_create("decides");
+        tcase_add_test(tc, test_busy_get_own_cores_when_short);
+        tcase_add_test(tc, test_busy_avoid_busy_cores);
+        tcase_add_test(tc, test_free_cores_unchanged);
+        tcase_add_test(tc, test_busy_host_threads_own_core);
+        tcase_add_test(tc, test_property_room_means_no_change);
+        tcase_add_test(tc, test_property_all_busy_as_unknown);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(load_rules_suite)

@@ -1,0 +1,135 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Load smoothing (lib/core/load.h): samples in, smoothed per-vCPU and host-side load out. */
+#include <math.h>
+
+#include "test-util.h"
+#include "load.h"
+#include "policy.h"
+#include "test-policy-util.h"
+
+#define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
+
+START_TEST(test_unknown_until_sampled)
+{
+        g_autoptr(DomainLoad) l = domain_load_new();
+        double one[] = {0.25, 1.0};
+
+        ck_assert_ptr_null(domain_load_vcpu_busy(l));
+        ck_assert_uint_eq(domain_load_busy_vcpus(l, 3), 3); /* unknown: every vCPU busy */
+        ck_assert_int_eq(domain_load_update(l, one, 2, 0.5, 10, LOAD_HALF_LIFE_SEC, NULL), 0);
+        ck_assert(l->known);
+        /* the first sample is taken as it is */
+        ck_assert(NEAR(domain_load_vcpu_busy(l)[0], 0.25));
+        ck_assert(NEAR(l->host_busy, 0.5));
+        ck_assert_uint_eq(domain_load_busy_vcpus(l, 2), 1);
+}
+END_TEST
+
+START_TEST(test_half_life)
+{
+        g_autoptr(DomainLoad) coarse = domain_load_new();
+        g_autoptr(DomainLoad) fine = domain_load_new();
+        double idle = 0, busy = 1;
+
+        ck_assert_int_eq(domain_load_update(coarse, &idle, 1, 0, 10, 30, NULL), 0);
+        ck_assert_int_eq(domain_load_update(fine, &idle, 1, 0, 10, 30, NULL), 0);
+        /* a step to fully busy shows half after one half-life, however often it is sampled */
+        ck_assert_int_eq(domain_load_update(coarse, &busy, 1, 2, 30, 30, NULL), 0);
+        for (int i = 0; i < 6; i++)
+                ck_assert_int_eq(domain_load_update(fine, &busy, 1, 2, 5, 30, NULL), 0);
+        ck_assert(NEAR(coarse->vcpu_busy[0], 0.5));
+        ck_assert(NEAR(fine->vcpu_busy[0], 0.5));
+        ck_assert(NEAR(coarse->host_busy, 1.0));
+        ck_assert(NEAR(fine->host_busy, 1.0));
+        ck_assert(NEAR(fine->sampled_sec, 40));
+}
+END_TEST
+
+START_TEST(test_bad_samples)
+{
+        g_autoptr(DomainLoad) l = domain_load_new();
+        double ok = 0.5, nan_ = NAN, neg = -0.1, over = 7;
+        g_autofree char *e1 = NULL, *e2 = NULL, *e3 = NULL, *e4 = NULL;
+
+        ck_assert_int_eq(domain_load_update(l, &nan_, 1, 0, 10, 30, &e1), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(e1, "vCPU 0"));
+        ck_assert_int_eq(domain_load_update(l, &neg, 1, 0, 10, 30, &e2), -EINVAL);
+        ck_assert_int_eq(domain_load_update(l, &ok, 1, INFINITY, 10, 30, &e3), -EINVAL);
+        ck_assert_int_eq(domain_load_update(l, &ok, 1, 0, 0, 30, &e4), -EINVAL);
+        ck_assert_ptr_nonnull(strstr(e4, "interval"));
+        ck_assert(!l->known); /* nothing taken from a bad sample */
+        /* a vCPU runs at most all the time */
+        ck_assert_int_eq(domain_load_update(l, &over, 1, 1e9, 10, 30, NULL), 0);
+        ck_assert(NEAR(l->vcpu_busy[0], 1.0));
+        ck_assert(NEAR(l->host_busy, LOAD_HOST_BUSY_MAX));
+}
+END_TEST
+
+START_TEST(test_hotplug_keeps_smoothing)
+{
+        g_autoptr(DomainLoad) l = domain_load_new();
+        double two[] = {1, 1}, three[] = {0, 0, 0.75};
+
+        ck_assert_int_eq(domain_load_update(l, two, 2, 0, 10, 30, NULL), 0);
+        ck_assert_int_eq(domain_load_update(l, three, 3, 0, 30, 30, NULL), 0);
+        ck_assert_uint_eq(l->nvcpus, 3);
+        ck_assert(NEAR(l->vcpu_busy[0], 0.5));  /* smoothed */
+        ck_assert(NEAR(l->vcpu_busy[2], 0.75)); /* new: the sample */
+        ck_assert_int_eq(domain_load_update(l, two, 1, 0, 30, 30, NULL), 0);
+        ck_assert_uint_eq(l->nvcpus, 1);
+}
+END_TEST
+
+START_TEST(test_fraction)
+{
+        ck_assert(NEAR(load_fraction(100, 600, 1000), 0.5));
+        ck_assert(NEAR(load_fraction(600, 100, 1000), 0));  /* went back (a restart): no load */
+        ck_assert(NEAR(load_fraction(0, 500, 0), 0));       /* no time passed */
+        ck_assert(NEAR(load_fraction(0, 3000, 1000), 3.0)); /* several host threads */
+}
+END_TEST
+
+static const DomainLoad *lookup_b(const char *key, void *userdata)
+{
+        return strcmp(key, "b") == 0 ? userdata : NULL;
+}
+
+START_TEST(test_pu_busy)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(DomainLoad) lb = domain_load_new();
+        double b_busy[] = {0.25};
+        g_autofree double *busy = NULL;
+        const Plan *a, *b;
+        double sum = 0;
+
+        a = test_place(t, l, &p, "a", 1, GiB);
+        b = test_place(t, l, &p, "b", 1, GiB);
+        ck_assert_int_eq(domain_load_update(lb, b_busy, 1, 1.0, 10, 30, NULL), 0);
+        busy = load_pu_busy(l, lookup_b, lb);
+        ck_assert(NEAR(busy[a->vcpu_pu[0]], 1.0)); /* unknown: busy */
+        ck_assert(busy[b->vcpu_pu[0]] >= 0.25 - 1e-9);
+        for (unsigned i = 0; i < t->npus; i++)
+                sum += busy[i];
+        /* a 1 + b's vCPU 0.25 + its host threads 1.0, on its emulator's PUs */
+        ck_assert(NEAR(sum, 2.25));
+}
+END_TEST
+
+static Suite *load_suite(void)
+{
+        Suite *s = suite_create("load");
+        TCase *tc = tcase_create("smoothing");
+        tcase_add_test(tc, test_unknown_until_sampled);
+        tcase_add_test(tc, test_half_life);
+        tcase_add_test(tc, test_bad_samples);
+        tcase_add_test(tc, test_hotplug_keeps_smoothing);
+        tcase_add_test(tc, test_fraction);
+        tcase_add_test(tc, test_pu_busy);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(load_suite)

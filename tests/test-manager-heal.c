@@ -1,0 +1,236 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Healing in the manager, against libvirt's test driver (test:///default): a burst of departures leads to
+ * one heal pass a HealInterval later, which moves an overcommitted domain onto the freed cores without
+ * a request, applied live like any placement; Heal=no leaves it where it is.
+ */
+#include <event2/event.h>
+#include <libvirt/libvirt.h>
+#include <string.h>
+#include <time.h>
+
+#include "log.h"
+#include "manager-internal.h"
+#include "test-util.h"
+#include "topology-load.h"
+#include "virt-domain.h"
+#include "virt-event.h"
+
+/* 4 cores of 2 threads: CPUs 0-7, all the test driver accepts pins on. */
+#define TOPOLOGY "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:4 pu:2"
+
+static struct event_base *base;
+static virConnectPtr conn;
+
+static void setup(void)
+{
+        virDomainPtr own;
+
+        if (!base) {
+                base = event_base_new();
+                ck_assert_int_eq(virt_event_register(base), 0);
+                virt_errors_quiet();
+                log_set_max_level(LOG_WARNING);
+        }
+        conn = virConnectOpen("test:///default");
+        ck_assert_ptr_nonnull(conn);
+        /* the driver's own "test" domain would hold cores these cases count on */
+        own = virDomainLookupByName(conn, "test");
+        if (own) {
+                virDomainDestroy(own);
+                virDomainFree(own);
+        }
+}
+
+static void teardown(void)
+{
+        virConnectClose(conn);
+        for (unsigned i = 0; i < 20; i++)
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+}
+
+/* Runs the loop for ms milliseconds. */
+static void spin(unsigned ms)
+{
+        for (unsigned i = 0; i < ms; i++) {
+                struct timespec nap = {0, 1000000};
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+                nanosleep(&nap, NULL);
+        }
+}
+
+static bool spin_until(Manager *m, const char *name, bool want_known)
+{
+        for (unsigned i = 0; i < 3000; i++) {
+                if ((manager_lookup(m, name) != NULL) == want_known)
+                        return true;
+                spin(1);
+        }
+        return false;
+}
+
+static Manager *new_manager(const char *config_text)
+{
+        Topology *t = NULL;
+        Config *c = NULL;
+        g_autofree char *err = NULL;
+        Manager *m;
+
+        ck_assert_int_eq(topology_load(TOPOLOGY, &t, &err), 0);
+        ck_assert_msg(config_load_data(config_text, "test.conf", &c, &err) == 0, "%s", err);
+        m = manager_new(base, t, c, "test:///default");
+        manager_start(m);
+        ck_assert(manager_connected(m));
+        return m;
+}
+
+static virDomainPtr start(Manager *m, const char *name, unsigned vcpus)
+{
+        g_autofree char *xml =
+            g_strdup_printf("<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>"
+                            "<vcpu>%u</vcpu><os><type>hvm</type></os></domain>",
+                            name, vcpus);
+        virDomainPtr dom = virDomainCreateXML(conn, xml, 0);
+
+        ck_assert_msg(dom != NULL, "cannot start %s", name);
+        ck_assert(spin_until(m, name, true));
+        return dom;
+}
+
+static void stop(Manager *m, virDomainPtr dom)
+{
+        g_autofree char *name = g_strdup(virDomainGetName(dom));
+
+        ck_assert_int_eq(virDomainDestroy(dom), 0);
+        ck_assert(spin_until(m, name, false));
+        virDomainFree(dom);
+}
+
+/* vCPUs on a core with another vCPU, as the ledger counts them. */
+static unsigned shared_vcpus(Manager *m)
+{
+        const Topology *t = manager_topology(m);
+        unsigned n = 0;
+
+        for (unsigned c = 0; c < t->ncores; c++)
+                if (ledger_core_load(manager_ledger(m), c) >= 2)
+                        n += ledger_core_load(manager_ledger(m), c);
+        return n;
+}
+
+static void assert_live_pins(virDomainPtr dom, const Plan *p)
+{
+        CpuSet **pins = NULL;
+
+        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, p->nvcpus, &pins, NULL), 0);
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                ck_assert(cpuset_equal(pins[i], p->vcpu_pins[i]));
+        virt_pins_free(pins, p->nvcpus);
+}
+
+/* a (2 vCPUs), b and e (1 each) fill the 4 cores; c (2 vCPUs) has to share. */
+static void fill(Manager *m, virDomainPtr doms[4])
+{
+        doms[0] = start(m, "h-a", 2);
+        doms[1] = start(m, "h-b", 1);
+        doms[2] = start(m, "h-e", 1);
+        doms[3] = start(m, "h-c", 2);
+        ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_OVERCOMMITTED);
+        ck_assert_uint_eq(shared_vcpus(m), 4);
+}
+
+START_TEST(test_burst_of_stops_one_heal)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=1\n");
+        virDomainPtr doms[4];
+        const Decision *c;
+
+        fill(m, doms);
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 0);
+        /* a burst: two departures within the debounce interval */
+        stop(m, doms[1]);
+        stop(m, doms[2]);
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 0); /* not at once: debounced */
+        spin(2500);
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 1);
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
+        c = manager_lookup(m, "h-c");
+        ck_assert_msg(c->result == DECISION_PLACED, "%s", c->reason);
+        ck_assert_msg(g_str_has_prefix(c->reason, "healed: "), "%s", c->reason);
+        ck_assert_ptr_nonnull(strstr(c->reason, "contended for a core, now 0"));
+        ck_assert_uint_eq(shared_vcpus(m), 0);
+        assert_live_pins(doms[3], c->plan);
+        /* nothing left to do: no further pass moves anything */
+        ck_assert_uint_eq(manager_heal(m, NULL), 0);
+        virDomainDestroy(doms[0]);
+        virDomainFree(doms[0]);
+        virDomainDestroy(doms[3]);
+        virDomainFree(doms[3]);
+        manager_free(m);
+        spin(20);
+}
+END_TEST
+
+START_TEST(test_heal_off)
+{
+        Manager *m = new_manager("[Placement]\nHeal=no\nHealInterval=1\n");
+        virDomainPtr doms[4];
+        g_autofree char *report = NULL;
+
+        fill(m, doms);
+        stop(m, doms[1]);
+        stop(m, doms[2]);
+        spin(1500);
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 0);
+        ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_OVERCOMMITTED);
+        ck_assert_uint_eq(manager_heal(m, &report), 0);
+        ck_assert_ptr_nonnull(strstr(report, "healing is off"));
+        virDomainDestroy(doms[0]);
+        virDomainFree(doms[0]);
+        virDomainDestroy(doms[3]);
+        virDomainFree(doms[3]);
+        manager_free(m);
+        spin(20);
+}
+END_TEST
+
+START_TEST(test_unplug_heals)
+{
+        /* b gives back one of its two vCPUs: the core it frees goes to one of c's shared vCPUs */
+        Manager *m = new_manager("[Placement]\nHealInterval=1\n");
+        virDomainPtr a = start(m, "h-a", 2), b = start(m, "h-b", 2), c = start(m, "h-c", 2);
+
+        ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_OVERCOMMITTED);
+        ck_assert_uint_eq(shared_vcpus(m), 4);
+        ck_assert_int_eq(virDomainSetVcpusFlags(b, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m); /* what the periodic reconcile does: it sees the unplug */
+        ck_assert_uint_eq(manager_lookup(m, "h-b")->plan->nvcpus, 1);
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 0);
+        spin(2500);
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
+        ck_assert_uint_eq(shared_vcpus(m), 2);
+        ck_assert(g_str_has_prefix(manager_lookup(m, "h-c")->reason, "healed: "));
+        virDomainDestroy(a);
+        virDomainDestroy(b);
+        virDomainDestroy(c);
+        virDomainFree(a);
+        virDomainFree(b);
+        virDomainFree(c);
+        manager_free(m);
+        spin(20);
+}
+END_TEST
+
+static Suite *manager_heal_suite(void)
+{
+        Suite *s = suite_create("manager heal");
+        TCase *tc = tcase_create("heal");
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_add_test(tc, test_burst_of_stops_one_heal);
+        tcase_add_test(tc, test_heal_off);
+        tcase_add_test(tc, test_unplug_heals);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(manager_heal_suite)
