@@ -7,14 +7,13 @@
 
 #include "bus-event.h"
 #include "cpu-json.h"
-#include "virt-cpu.h"
 #include "decision-json.h"
 #include "decision-text.h"
 #include "hostmap.h"
 #include "log.h"
 #include "polkit.h"
 #include "ratelimit.h"
-#include "virt-stats.h"
+#include "cpu-stats.h"
 
 #define DOMAIN_ARG_MAX  1024u
 #define REBALANCE_MOVES 8u
@@ -365,25 +364,19 @@ static int method_cpu_advice(sd_bus_message *msg, void *userdata, sd_bus_error *
 {
         BusService *s = userdata;
         const Decision *d;
-        virConnectPtr conn = manager_connection(s->manager);
-        g_autoptr(VirtCpu) v = NULL;
         g_autoptr(CpuAdvice) advice = NULL;
         g_autoptr(JsonBuilder) b = json_builder_new();
         g_autoptr(JsonNode) root = NULL;
         g_autofree char *failure = NULL, *json = NULL;
-        virDomainPtr dom;
         int r = charge_sender(s, msg, 1, error);
 
         if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
                 return r;
-        if (!conn)
-                return sd_bus_error_setf(error, BUS_ERROR_NOT_CONNECTED, "Not connected to libvirt");
-        dom = virDomainLookupByUUIDString(conn, d->uuid);
-        if (!dom)
+        r = manager_cpu_advice(s->manager, d->uuid, &advice, &failure);
+        if (r == -ENOTCONN)
+                return sd_bus_error_setf(error, BUS_ERROR_NOT_CONNECTED, "%s", failure);
+        if (r == -ENOENT && !failure)
                 return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DOMAIN, "Domain '%s' is gone", d->name);
-        v = virt_cpu_new(conn);
-        r = virt_cpu_advise(v, dom, &advice, &failure);
-        virDomainFree(dom);
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DOMAIN, "%s", failure);
         if (r < 0)

@@ -19,7 +19,6 @@
 #include "topology.h"
 #include "topology-load.h"
 #include "trace.h"
-#include "virt-domain.h"
 #include "virt-event.h"
 
 #define DEFAULT_CONFIG SYSCONFDIR "/placementd.conf"

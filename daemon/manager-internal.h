@@ -4,6 +4,7 @@
 /* The manager's state, shared by manager.c (connection, events, reconcile) and placer.c (one domain). */
 
 #include "manager.h"
+#include "virt-conn.h"
 
 typedef enum PlaceOrigin {
         ORIGIN_STARTED,          /* booted, restored, from snapshot, woken up */
@@ -19,8 +20,7 @@ struct Manager {
         Topology *topology;
         Config *config;
         char *uri_override;
-        virConnectPtr conn;
-        int lifecycle_id, tunable_id, device_added_id, device_removed_id;
+        VirtConn *conn; /* NULL while not connected */
         bool connected, ever_connected;
         unsigned backoff_sec, reconnects;
         struct event *reconnect_ev, *teardown_ev, *reconcile_ev;

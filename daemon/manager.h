@@ -9,14 +9,15 @@
  */
 
 #include <event2/event.h>
-#include <libvirt/libvirt.h>
 
 #include "config.h"
+#include "cpu-features.h"
 #include "decision.h"
 #include "ledger.h"
 #include "topology.h"
 
 typedef struct Manager Manager;
+typedef struct VirtConn VirtConn; /* virt-conn.h */
 
 /* Event-to-pin latency histogram bounds, in seconds (Prometheus "le" buckets; +Inf implied). */
 #define MANAGER_LATENCY_BUCKETS 12
@@ -57,7 +58,8 @@ const Topology *manager_topology(const Manager *m);
 const Ledger *manager_ledger(const Manager *m);
 bool manager_connected(const Manager *m);
 const char *manager_uri(const Manager *m);
-virConnectPtr manager_connection(const Manager *m);
+/* The libvirt connection (virt-conn.h), NULL while not connected. Borrowed. */
+VirtConn *manager_connection(const Manager *m);
 unsigned manager_reconnects(const Manager *m);
 
 /* By exact name, else by UUID in any case (libvirt's rule); NULL when unknown or empty. */
@@ -77,6 +79,14 @@ void manager_reconcile(Manager *m);
 /* Places one domain again (forgetting its decision first). Returns 0, -ENOENT when unknown or gone,
  * -ENOTCONN without libvirt. */
 int manager_replace(Manager *m, const char *name_or_uuid, char **ret_error);
+
+/* Host CPU time of every running domain: a table from UUID to DomainCpuStats (caller unrefs). -ENOTCONN
+ * without libvirt, -ENOTSUP when the driver has no such statistics. */
+int manager_cpu_stats(Manager *m, GHashTable **ret, char **ret_error);
+
+/* CPU model advice for one running domain (by UUID). -ENOTCONN without libvirt, -ENOENT when it is gone,
+ * else what virt_cpu_advise() returns. */
+int manager_cpu_advice(Manager *m, const char *uuid, CpuAdvice **ret, char **ret_error);
 
 const ManagerStats *manager_stats(const Manager *m);
 /* Counts a configuration reload (SIGHUP or Reload()). */

@@ -230,7 +230,7 @@ static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
         const DomainSpec *src = live;
         bool recorded;
 
-        if (virDomainIsPersistent(dom) == 1) {
+        if (virt_domain_is_persistent(dom)) {
                 if (virt_domain_read_spec(dom, true, &cfg, &error) < 0) {
                         log_warning("%s: %s; using its live definition", live->name, error);
                         g_clear_pointer(&error, g_free);
@@ -628,9 +628,9 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
         r = virt_domain_read_spec(dom, false, &live, &error);
         if (r < 0) {
                 if (r == -ENOENT)
-                        log_info("%s: gone before it could be placed", virDomainGetName(dom));
+                        log_info("%s: gone before it could be placed", virt_domain_name(dom));
                 else
-                        log_warning("%s: %s, not placed", virDomainGetName(dom), error);
+                        log_warning("%s: %s, not placed", virt_domain_name(dom), error);
                 placer_forget(m, uuid, "gone");
                 return;
         }
@@ -772,23 +772,22 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
 
 bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d)
 {
-        unsigned long kib;
-        int vcpus;
+        unsigned vcpus;
+        uint64_t memory;
         (void)m;
 
         /* an opted-out or hand-pinned domain is not placementd's to re-place */
         if (!d->plan || d->result == DECISION_SKIPPED)
                 return false;
-        vcpus = virDomainGetVcpusFlags(dom, VIR_DOMAIN_AFFECT_LIVE);
-        kib = virDomainGetMaxMemory(dom);
-        if (vcpus > 0 && (unsigned)vcpus != d->plan->requested_vcpus) {
-                log_info("%s: %d vCPUs online, its decision counts %u: placing it again", d->name, vcpus,
+        virt_domain_live_size(dom, &vcpus, &memory);
+        if (vcpus > 0 && vcpus != d->plan->requested_vcpus) {
+                log_info("%s: %u vCPUs online, its decision counts %u: placing it again", d->name, vcpus,
                          d->plan->requested_vcpus);
                 return true;
         }
-        if (kib > 0 && (uint64_t)kib * 1024 != d->plan->memory) {
+        if (memory > 0 && memory != d->plan->memory) {
                 log_info("%s: %llu KiB of memory, its decision counts %llu KiB: placing it again", d->name,
-                         (unsigned long long)kib, (unsigned long long)(d->plan->memory / 1024));
+                         (unsigned long long)(memory / 1024), (unsigned long long)(d->plan->memory / 1024));
                 return true;
         }
         return false;

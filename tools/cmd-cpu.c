@@ -15,6 +15,7 @@
 #include "file-read.h"
 #include "virt-cpu.h"
 #include "virt-domain.h"
+#include "virt-event.h"
 
 #define DEFAULT_URI "qemu:///system"
 

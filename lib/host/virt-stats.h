@@ -11,14 +11,7 @@
 #include <libvirt/libvirt.h>
 #include <stdint.h>
 
-typedef struct DomainCpuStats {
-        uint64_t total_ns;  /* cpu.time: every thread of the domain */
-        uint64_t user_ns;   /* cpu.user */
-        uint64_t system_ns; /* cpu.system */
-        uint64_t vcpu_ns;   /* sum of vcpu.N.time */
-        uint64_t host_ns;   /* total - vcpu: emulator, I/O threads, vhost work charged to it */
-        unsigned nvcpus;
-} DomainCpuStats;
+#include "cpu-stats.h"
 
 /* All running domains: a table from UUID string to DomainCpuStats (caller unrefs). -ENOTSUP when the
  * driver has no such statistics (libvirt's test driver). */
