@@ -5,6 +5,7 @@
 #include <string.h>
 #include <systemd/sd-bus.h>
 
+#include "bus-cleanup.h"
 #include "bus-event.h"
 #include "cpu-json.h"
 #include "decision-json.h"
@@ -224,7 +225,7 @@ static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
         g_autoptr(GPtrArray) all = NULL;
-        sd_bus_message *reply = NULL;
+        g_autoptr(sd_bus_message) reply = NULL;
         int r = charge_sender(s, msg, list_cost(s), error);
 
         if (r < 0)
@@ -239,7 +240,6 @@ static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
                 r = sd_bus_send(NULL, reply, NULL);
-        sd_bus_message_unref(reply);
         return r;
 }
 
@@ -247,7 +247,7 @@ static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
         const Decision *d;
-        sd_bus_message *reply = NULL;
+        g_autoptr(sd_bus_message) reply = NULL;
         int r = charge_sender(s, msg, 1, error);
 
         if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
@@ -257,7 +257,6 @@ static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 r = append_decision(reply, manager_topology(s->manager), d);
         if (r >= 0)
                 r = sd_bus_send(NULL, reply, NULL);
-        sd_bus_message_unref(reply);
         return r;
 }
 
@@ -316,7 +315,7 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         g_autofree char *nodes = NULL, *mem = NULL, *emu = NULL, *json = NULL;
         g_autoptr(JsonBuilder) b = json_builder_new();
         g_autoptr(JsonNode) root = NULL;
-        sd_bus_message *reply = NULL;
+        g_autoptr(sd_bus_message) reply = NULL;
         int r = sd_bus_message_read(msg, "ut", &vcpus, &memory);
 
         if (r < 0 ||
@@ -355,7 +354,6 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 r = sd_bus_message_append(reply, "ssss", mem, emu, p->reason, json);
         if (r >= 0)
                 r = sd_bus_send(NULL, reply, NULL);
-        sd_bus_message_unref(reply);
         return r;
 }
 
@@ -626,7 +624,7 @@ static char *address_without_guid(const char *address)
 
 static int open_bus(BusService *s, sd_bus **ret)
 {
-        sd_bus *bus = NULL;
+        g_autoptr(sd_bus) bus = NULL;
         g_autofree char *address = NULL;
         int r;
 
@@ -641,11 +639,9 @@ static int open_bus(BusService *s, sd_bus **ret)
                 r = sd_bus_set_bus_client(bus, 1);
         if (r >= 0)
                 r = sd_bus_start(bus);
-        if (r < 0) {
-                sd_bus_unref(bus);
+        if (r < 0)
                 return r;
-        }
-        *ret = bus;
+        *ret = g_steal_pointer(&bus);
         return 0;
 }
 

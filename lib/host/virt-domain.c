@@ -191,25 +191,22 @@ int virt_test_domain_start(virConnectPtr conn, const char *name, unsigned vcpus,
             g_strdup_printf("<domain type='test'><name>%s</name><memory unit='KiB'>%llu</memory>"
                             "<vcpu>%u</vcpu><os><type>hvm</type></os></domain>",
                             escaped, (unsigned long long)(memory / 1024), vcpus);
-        virDomainPtr dom = virDomainCreateXML(conn, xml, 0);
+        g_autoptr(virDomain) dom = virDomainCreateXML(conn, xml, 0);
 
         if (!dom)
                 return failed(NULL, "starting a test domain", ret_error);
-        virDomainFree(dom);
         return 0;
 }
 
 int virt_domain_destroy_by_name(virConnectPtr conn, const char *name, char **ret_error)
 {
-        virDomainPtr dom = virDomainLookupByName(conn, name);
-        int r = 0;
+        g_autoptr(virDomain) dom = virDomainLookupByName(conn, name);
 
         if (!dom) {
                 failed(NULL, "looking up the domain", ret_error);
                 return -ENOENT;
         }
         if (virDomainDestroy(dom) < 0)
-                r = failed(dom, "destroying the domain", ret_error);
-        virDomainFree(dom);
-        return r;
+                return failed(dom, "destroying the domain", ret_error);
+        return 0;
 }

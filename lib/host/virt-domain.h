@@ -13,6 +13,7 @@
 
 #include "cpuset.h"
 #include "domain-xml.h"
+#include "virt-cleanup.h"
 
 /* Live definition (inactive=false) or the persistent one (inactive=true; for a transient domain the
  * live one). */

@@ -4,7 +4,9 @@
 #include <event2/event.h>
 #include <systemd/sd-bus.h>
 
+#include "bus-cleanup.h"
 #include "cpu-stats.h"
+#include "event-cleanup.h"
 #include "manager.h"
 #include "virt-event.h"
 
