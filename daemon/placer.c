@@ -610,9 +610,113 @@ bool placer_adopt(Manager *m, virDomainPtr dom)
         return true;
 }
 
-void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec)
+/* Says what was decided: in the log and to the manager's listeners. */
+static void announce(Manager *m, const Decision *d)
 {
-        char uuid[VIR_UUID_STRING_BUFLEN];
+        log_decision(d);
+        placer_notify(m, d, d->uuid, d->name);
+}
+
+/* The configured parameters, with the policy the domain's metadata asks for when it names one. */
+static PlacementParams params_for(Manager *m, const DomainSpec *user, const char *name)
+{
+        PlacementParams params = m->config->placement;
+        int k;
+
+        if (!user->meta_policy)
+                return params;
+        k = policy_kind_from_string(user->meta_policy);
+        if (k < 0)
+                log_warning("%s: unknown policy '%s' in its metadata (explicit, compat), using %s", name,
+                            user->meta_policy, policy_kind_to_string(params.policy));
+        else
+                params.policy = (PolicyKind)k;
+        return params;
+}
+
+/*
+ * A domain found running (at start or by a reconcile) that records no decision: pins found on it are
+ * someone else's and adopted as they are, and PlaceRunning=no leaves it alone at start. Returns the
+ * skip decision, or NULL when it is to be placed.
+ */
+static Decision *found_running(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
+                               const PlacementRequest *req, const PlacementParams *params,
+                               PlaceOrigin origin)
+{
+        CpuSet **pins;
+        Plan *occupied;
+
+        if ((origin != ORIGIN_RUNNING_AT_START && origin != ORIGIN_RECONCILE) || live->decision ||
+            live->decision_error)
+                return NULL;
+        pins = hand_pins(m, dom, live->vcpus, req->allowed_cpus);
+        if (pins) {
+                occupied = policy_adopt(m->topology, m->ledger, req, pins, params);
+                virt_pins_free(pins, live->vcpus);
+                return skip(m, uuid, live,
+                            "already pinned when placementd found it; pins adopted as they are", occupied);
+        }
+        if (origin == ORIGIN_RUNNING_AT_START && !m->config->place_running)
+                return skip(m, uuid, live, "running before placementd started (PlaceRunning=no)", NULL);
+        return NULL;
+}
+
+/* Asks the policy and records its plan (advisory when Apply=no). */
+static Decision *decide(Manager *m, const char *uuid, const DomainSpec *live, const PlacementRequest *req,
+                        const PlacementParams *params)
+{
+        Plan *plan;
+        Decision *d;
+
+        ledger_release(m->ledger, uuid); /* a re-placement sees the host without its old self */
+        plan = policy_place(m->topology, m->ledger, req, params);
+        d = decision_new(uuid, live->name);
+        d->reason = g_strdup(plan->reason);
+        d->result = m->config->apply ? decision_result_from_plan(plan->result) : DECISION_ADVISORY;
+        if (!m->config->apply) {
+                g_free(d->memory_binding);
+                d->memory_binding = g_strdup("advisory");
+        }
+        return record(m, d, plan);
+}
+
+/* Counts the time from the event to the last pin in the latency histogram. */
+static void note_latency(Manager *m, uint64_t latency_usec)
+{
+        double sec = (double)latency_usec / 1e6;
+        unsigned b = 0;
+
+        while (b < MANAGER_LATENCY_BUCKETS && sec > manager_latency_bounds[b])
+                b++;
+        m->stats.latency_buckets[b]++;
+        m->stats.latency_count++;
+        m->stats.latency_sum += sec;
+}
+
+/* Applies d's plan (when Apply=yes and it has one) and records it in the domain. Returns -ENOENT when
+ * the domain vanished meanwhile (then forgotten), else 0. */
+static int carry_out(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user, uint64_t event_usec)
+{
+        bool apply_it = m->config->apply && d->plan->result != PLAN_UNPLACEABLE;
+
+        if (apply_it && apply(m, dom, d) == -ENOENT) {
+                log_info("%s: gone while being pinned", d->name);
+                placer_forget(m, d->uuid, "gone while being pinned");
+                return -ENOENT;
+        }
+        /* event to last pin: the metadata written next is bookkeeping, not placement */
+        d->latency_usec = event_usec ? now_usec(CLOCK_MONOTONIC) - event_usec : 0;
+        if (apply_it)
+                write_metadata(m, dom, d, user);
+        if (event_usec)
+                note_latency(m, d->latency_usec);
+        return 0;
+}
+
+/* Reads dom and decides; returns the decision to announce, or NULL when dom is gone (and forgotten). */
+static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrigin origin,
+                       uint64_t event_usec)
+{
         g_autoptr(DomainSpec) live = NULL;
         g_autoptr(DomainSpec) user = NULL;
         g_autofree char *error = NULL;
@@ -621,10 +725,8 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
         PlacementRequest req;
         const char *why;
         Decision *d;
-        Plan *plan;
         int r;
 
-        virt_domain_uuid(dom, uuid);
         r = virt_domain_read_spec(dom, false, &live, &error);
         if (r < 0) {
                 if (r == -ENOENT)
@@ -632,94 +734,37 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
                 else
                         log_warning("%s: %s, not placed", virt_domain_name(dom), error);
                 placer_forget(m, uuid, "gone");
-                return;
+                return NULL;
         }
         if (live->decision_error)
                 log_warning("%s: recorded decision unreadable (%s); placing it anew", live->name,
                             live->decision_error);
         if (origin != ORIGIN_MIGRATED && origin != ORIGIN_REPLACE && origin != ORIGIN_RESIZED &&
-            live->decision && (d = adopt_recorded(m, dom, uuid, live, true))) {
-                log_decision(d);
-                placer_notify(m, d, d->uuid, d->name);
-                return;
-        }
+            live->decision && (d = adopt_recorded(m, dom, uuid, live, true)))
+                return d;
         user = user_spec(dom, live);
         if (!user) {
                 placer_forget(m, uuid, "gone");
-                return;
+                return NULL;
         }
-        if ((why = opt_out_reason(user))) {
-                d = skip(m, uuid, live, why, NULL);
-                log_decision(d);
-                placer_notify(m, d, d->uuid, d->name);
-                return;
-        }
-        params = m->config->placement;
-        if (user->meta_policy) {
-                const char *wanted = user->meta_policy;
-                int k = policy_kind_from_string(wanted);
-                if (k < 0)
-                        log_warning("%s: unknown policy '%s' in its metadata (explicit, compat), using %s",
-                                    live->name, wanted, policy_kind_to_string(params.policy));
-                else
-                        params.policy = (PolicyKind)k;
-        }
+        if ((why = opt_out_reason(user)))
+                return skip(m, uuid, live, why, NULL);
+        params = params_for(m, user, live->name);
         req = request_from_spec(user, live);
         cells = request_add_shape(m, user, live, &req);
-        /* pins found on a domain that records a decision are placementd's own, not someone else's */
-        if ((origin == ORIGIN_RUNNING_AT_START || origin == ORIGIN_RECONCILE) && !live->decision &&
-            !live->decision_error) {
-                CpuSet **pins = hand_pins(m, dom, live->vcpus, req.allowed_cpus);
-                if (pins) {
-                        Plan *occupied = policy_adopt(m->topology, m->ledger, &req, pins, &params);
-                        virt_pins_free(pins, live->vcpus);
-                        d = skip(m, uuid, live,
-                                 "already pinned when placementd found it; pins adopted as they are",
-                                 occupied);
-                        log_decision(d);
-                        placer_notify(m, d, d->uuid, d->name);
-                        return;
-                }
-                if (origin == ORIGIN_RUNNING_AT_START && !m->config->place_running) {
-                        d = skip(m, uuid, live, "running before placementd started (PlaceRunning=no)", NULL);
-                        log_decision(d);
-                        placer_notify(m, d, d->uuid, d->name);
-                        return;
-                }
-        }
+        if ((d = found_running(m, dom, uuid, live, &req, &params, origin)))
+                return d;
+        d = decide(m, uuid, live, &req, &params);
+        return carry_out(m, dom, d, user, event_usec) < 0 ? NULL : d;
+}
 
-        ledger_release(m->ledger, uuid); /* a re-placement sees the host without its old self */
-        plan = policy_place(m->topology, m->ledger, &req, &params);
-        d = decision_new(uuid, live->name);
-        d->reason = g_strdup(plan->reason);
-        d->result = m->config->apply ? decision_result_from_plan(plan->result) : DECISION_ADVISORY;
-        if (!m->config->apply) {
-                g_free(d->memory_binding);
-                d->memory_binding = g_strdup("advisory");
-        }
-        d = record(m, d, plan);
-        if (m->config->apply && d->plan->result != PLAN_UNPLACEABLE) {
-                if (apply(m, dom, d) == -ENOENT) {
-                        log_info("%s: gone while being pinned", d->name);
-                        placer_forget(m, uuid, "gone while being pinned");
-                        return;
-                }
-        }
-        /* event to last pin: the metadata written next is bookkeeping, not placement */
-        d->latency_usec = event_usec ? now_usec(CLOCK_MONOTONIC) - event_usec : 0;
-        if (m->config->apply && d->plan->result != PLAN_UNPLACEABLE)
-                write_metadata(m, dom, d, user);
-        if (event_usec) {
-                double sec = (double)d->latency_usec / 1e6;
-                unsigned b = 0;
-                while (b < MANAGER_LATENCY_BUCKETS && sec > manager_latency_bounds[b])
-                        b++;
-                m->stats.latency_buckets[b]++;
-                m->stats.latency_count++;
-                m->stats.latency_sum += sec;
-        }
-        log_decision(d);
-        placer_notify(m, d, d->uuid, d->name);
+void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec)
+{
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        const Decision *d = place(m, dom, virt_domain_uuid(dom, uuid), origin, event_usec);
+
+        if (d)
+                announce(m, d);
 }
 
 void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
