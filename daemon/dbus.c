@@ -172,7 +172,7 @@ static int append_decision(sd_bus_message *reply, const Topology *t, const Decis
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
                 r = sd_bus_message_append(reply, "ssb", mem, emu,
-                                          g_strcmp0(d->memory_binding, "applied") == 0);
+                                          d->memory_binding == MEMORY_BINDING_APPLIED);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         return r;

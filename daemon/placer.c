@@ -353,13 +353,11 @@ static int apply_memory(Manager *m, virDomainPtr dom, Decision *d)
 
         if (p->keep_memory) {
                 /* bound by the definition, or bound live already in a mode libvirt will not change */
-                g_free(d->memory_binding);
-                d->memory_binding = g_strdup("kept");
+                d->memory_binding = MEMORY_BINDING_KEPT;
                 return 0;
         }
         if (!m->config->memory_binding) {
-                g_free(d->memory_binding);
-                d->memory_binding = g_strdup("off");
+                d->memory_binding = MEMORY_BINDING_OFF;
                 return 0;
         }
         idx = plan_memory_nodes(p);
@@ -369,8 +367,7 @@ static int apply_memory(Manager *m, virDomainPtr dom, Decision *d)
         r = virt_domain_set_memory_nodes(dom, nodes, &error);
         if (r == -ENOENT)
                 return r;
-        g_free(d->memory_binding);
-        d->memory_binding = g_strdup(r < 0 ? "failed" : "applied");
+        d->memory_binding = r < 0 ? MEMORY_BINDING_FAILED : MEMORY_BINDING_APPLIED;
         if (r < 0) {
                 log_notice("%s: memory binding not applied: %s", d->name, error);
                 note_failure(d, &error);
@@ -421,7 +418,7 @@ static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emu
         if (emulator_applied)
                 cpuset_union(runs->emulator_pin, d->plan->emulator_pin);
         /* the memory binding stands where it was applied */
-        if (g_strcmp0(d->memory_binding, "applied") == 0 || g_strcmp0(d->memory_binding, "kept") == 0)
+        if (d->memory_binding == MEMORY_BINDING_APPLIED || d->memory_binding == MEMORY_BINDING_KEPT)
                 memcpy(runs->node_memory, d->plan->node_memory, sizeof(uint64_t) * runs->nnode_memory);
         g_free(runs->reason);
         runs->reason = g_strdup("vCPU pins that really run after a failed apply");
@@ -564,6 +561,13 @@ static int adopt_hugepages(Manager *m, const DomainSpec *live, Plan *plan, char 
         return 0;
 }
 
+/* The memory binding a record names (metadata_to_plan() checked the word); none when it names none. */
+static MemoryBinding recorded_binding(const MetaDecision *md)
+{
+        int b = memory_binding_from_string(md->memory_binding);
+        return b < 0 ? MEMORY_BINDING_NONE : (MemoryBinding)b;
+}
+
 static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
                                 bool warn)
 {
@@ -588,8 +592,7 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         d = decision_new(uuid, live->name);
         d->adopted = true;
         d->reason = g_strdup(plan->reason);
-        g_free(d->memory_binding);
-        d->memory_binding = g_strdup(md->memory_binding ? md->memory_binding : "none");
+        d->memory_binding = recorded_binding(md);
         d->result = decision_result_from_plan(plan->result);
         d->pinned_by_hand = plan->result == PLAN_ADOPTED;
         return record(m, d, plan);
@@ -674,8 +677,7 @@ static Decision *decide(Manager *m, const char *uuid, const DomainSpec *live, co
         d->reason = g_strdup(plan->reason);
         d->result = m->config->apply ? decision_result_from_plan(plan->result) : DECISION_ADVISORY;
         if (!m->config->apply) {
-                g_free(d->memory_binding);
-                d->memory_binding = g_strdup("advisory");
+                d->memory_binding = MEMORY_BINDING_ADVISORY;
         }
         return record(m, d, plan);
 }
@@ -796,8 +798,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         d->pinned_by_hand = true;
         d->reason = g_strdup_printf("%s; pins adopted as they are, placementd does not fight them", what);
         /* what was applied before still stands: the emulator pin and the memory binding */
-        g_free(d->memory_binding);
-        d->memory_binding = g_strdup(old->memory_binding);
+        d->memory_binding = old->memory_binding;
         adopted = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
         cpuset_union(adopted->emulator_pin, old->plan->emulator_pin);
         g_free(adopted->reason);

@@ -268,7 +268,7 @@ void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decisio
         json_builder_set_member_name(b, "reason");
         json_builder_add_string_value(b, d->reason ? d->reason : "");
         json_builder_set_member_name(b, "memory_binding");
-        json_builder_add_string_value(b, d->memory_binding ? d->memory_binding : "none");
+        json_builder_add_string_value(b, memory_binding_to_string(d->memory_binding));
         json_builder_set_member_name(b, "apply_error");
         if (d->apply_error)
                 json_builder_add_string_value(b, d->apply_error);

@@ -58,7 +58,8 @@ char *decision_to_text(const Topology *t, const Decision *d)
         }
         g_string_append_printf(s, "  why: %s\n", d->reason ? d->reason : "");
         if (d->plan && d->result != DECISION_SKIPPED)
-                g_string_append_printf(s, "  memory binding: %s\n", d->memory_binding);
+                g_string_append_printf(s, "  memory binding: %s\n",
+                                       memory_binding_to_string(d->memory_binding));
         if (d->apply_error)
                 g_string_append_printf(s, "  error: %s\n", d->apply_error);
         if (d->adopted)
