@@ -4,6 +4,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "hostmap.h"
 #include "log.h"
 #include "manager-internal.h"
 #include "policy.h"
@@ -462,6 +463,22 @@ int manager_cpu_advice(Manager *m, const char *uuid, CpuAdvice **ret, char **ret
                 return -ENOENT;
         v = virt_cpu_new(virt_conn_get(m->conn));
         return virt_cpu_advise(v, dom, ret, ret_error);
+}
+
+char *manager_host_map(const Manager *m)
+{
+        g_autofree char *map = hostmap_render(m->topology, m->ledger, m->config->placement.reserved_cpus);
+        g_autoptr(GPtrArray) all = manager_list(m);
+        GString *text = g_string_new(map);
+
+        /* the map shows the pins that really run; say whose plan did not take */
+        for (unsigned i = 0; i < all->len; i++) {
+                const Decision *d = g_ptr_array_index(all, i);
+                if (d->result == DECISION_FAILED)
+                        g_string_append_printf(text, "failed: %s runs as shown, not as planned: %s\n",
+                                               d->name, d->apply_error ? d->apply_error : "");
+        }
+        return g_string_free(text, FALSE);
 }
 
 char *manager_status(const Manager *m)

@@ -92,6 +92,10 @@ const ManagerStats *manager_stats(const Manager *m);
 /* Counts a configuration reload (SIGHUP or Reload()). */
 void manager_note_reload(Manager *m, bool ok);
 
+/* The host map (hostmap.h) of what the ledger counts, and a line for each domain whose plan did not take
+ * (the map shows the pins that really run). Caller frees. */
+char *manager_host_map(const Manager *m);
+
 /* Human status line for sd_notify STATUS= and `placementctl status`. Caller frees. */
 char *manager_status(const Manager *m);
 

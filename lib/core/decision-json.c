@@ -283,3 +283,57 @@ void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decisio
         json_builder_set_member_name(b, "latency_usec");
         json_builder_add_int_value(b, (gint64)d->latency_usec);
 }
+
+/* Host-side CPU time: the guest's vCPUs and the host's own work for it, in seconds. */
+static void add_cpu_seconds(JsonBuilder *b, const DomainCpuStats *st)
+{
+        json_builder_set_member_name(b, "cpu_seconds");
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "vcpu");
+        json_builder_add_double_value(b, (double)st->vcpu_ns / 1e9);
+        json_builder_set_member_name(b, "host");
+        json_builder_add_double_value(b, (double)st->host_ns / 1e9);
+        json_builder_set_member_name(b, "user");
+        json_builder_add_double_value(b, (double)st->user_ns / 1e9);
+        json_builder_set_member_name(b, "system");
+        json_builder_add_double_value(b, (double)st->system_ns / 1e9);
+        json_builder_end_object(b);
+}
+
+char *decisions_to_json(const Topology *t, const Ledger *l, const Decision *const *ds, unsigned n,
+                        gboolean with_candidates, GHashTable *cpu)
+{
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "topology");
+        json_builder_add_value(b, topology_to_json(t, FALSE));
+        hugepages_json_add(b, t, l);
+        json_builder_set_member_name(b, "decisions");
+        json_builder_begin_array(b);
+        for (unsigned i = 0; i < n; i++) {
+                const DomainCpuStats *st = cpu ? g_hash_table_lookup(cpu, ds[i]->uuid) : NULL;
+                json_builder_begin_object(b);
+                decision_json_add_decision(b, t, ds[i], with_candidates);
+                if (st)
+                        add_cpu_seconds(b, st);
+                json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        return json_to_text(root, FALSE);
+}
+
+char *plan_to_json(const Topology *t, const Plan *p)
+{
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+
+        json_builder_begin_object(b);
+        decision_json_add_members(b, t, p, TRUE);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        return json_to_text(root, FALSE);
+}

@@ -8,6 +8,7 @@
 
 #include <json-glib/json-glib.h>
 
+#include "cpu-stats.h"
 #include "decision.h"
 #include "ledger.h"
 #include "plan.h"
@@ -40,3 +41,13 @@ CpuSet *topology_nodes_to_os(const Topology *t, const CpuSet *node_indexes);
  * "latency_usec". Adds the members to an object the builder has open. */
 void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decision *d,
                                 gboolean with_candidates);
+
+/* {"topology": {...}, "hugepages": ..., "decisions": [{decision members, "cpu_seconds": {"vcpu", "host",
+ * "user", "system"}}]}: the daemon's GetDecisionsJSON. "hugepages" (hugepages_json_add()) is l's pools;
+ * cpu_seconds is there for a decision whose UUID cpu (UUID -> DomainCpuStats, may be NULL) holds.
+ * with_candidates for one domain's answer. Compact; caller frees. */
+char *decisions_to_json(const Topology *t, const Ledger *l, const Decision *const *ds, unsigned n,
+                        gboolean with_candidates, GHashTable *cpu);
+
+/* One plan's members (decision_json_add_members() with candidates) as a compact object; caller frees. */
+char *plan_to_json(const Topology *t, const Plan *p);

@@ -112,3 +112,11 @@ char *plan_explain(const Topology *t, const Plan *p)
         g_string_append_printf(s, "outcome: %s\n", p->reason ? p->reason : "");
         return g_string_free(s, FALSE);
 }
+
+char *decision_explain(const Topology *t, const Decision *d)
+{
+        g_autofree char *head = decision_to_text(t, d);
+        g_autofree char *why = d->plan ? plan_explain(t, d->plan) : g_strdup("");
+
+        return g_strconcat(head, why, NULL);
+}
