@@ -5,15 +5,16 @@
  * Load monitor: turns the CPU-time counters of the bulk statistics call (virt-stats.h, one call per
  * interval for every domain) into smoothed load (load.h). A vCPU's load is the time it ran plus the time
  * it was ready but waited for a host CPU (counted up to as much as it ran), over the interval: two busy
- * vCPUs time-sharing one CPU each run half the time, and each is still fully busy. A domain's load is unknown until two samples
- * are seen (a fraction needs two counter readings); a domain missing from a sample is forgotten.
+ * vCPUs time-sharing one CPU each run half the time, and each is still fully busy. A domain's load is
+ * unknown until two samples are seen (a fraction needs two counter readings); a domain missing from a sample
+ * is forgotten.
  */
 
 #include <glib.h>
 #include <stdint.h>
 
 #include "load.h"
-#include "virt-stats.h"
+#include "cpu-stats.h"
 
 typedef struct LoadMonitor LoadMonitor;
 

@@ -6,6 +6,7 @@
 #include "domain-xml.h"
 #include "load-monitor.h"
 #include "manager.h"
+#include "virt-conn.h"
 
 typedef enum PlaceOrigin {
         ORIGIN_STARTED,          /* booted, restored, from snapshot, woken up */
@@ -22,8 +23,7 @@ struct Manager {
         Topology *topology;
         Config *config;
         char *uri_override;
-        virConnectPtr conn;
-        int lifecycle_id, tunable_id, device_added_id, device_removed_id;
+        VirtConn *conn; /* NULL while not connected */
         bool connected, ever_connected;
         unsigned backoff_sec, reconnects;
         struct event *reconnect_ev, *teardown_ev, *reconcile_ev;

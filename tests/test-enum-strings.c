@@ -31,6 +31,7 @@ START_TEST(test_round_trips)
         CHECK_ROUND_TRIP(core_kinds_mode, _CORE_KINDS_MAX);
         CHECK_ROUND_TRIP(node_kind, _NODE_KIND_MAX);
         CHECK_ROUND_TRIP(fit_mode, _FIT_MAX);
+        CHECK_ROUND_TRIP(memory_binding, _MEMORY_BINDING_MAX);
 }
 END_TEST
 
@@ -46,6 +47,13 @@ START_TEST(test_names)
         ck_assert_str_eq(decision_result_to_string(DECISION_FAILED), "failed");
         ck_assert_str_eq(decision_result_to_string(DECISION_PLACED), "placed");
         ck_assert_ptr_null(decision_result_to_string(_DECISION_RESULT_MAX));
+        /* the words recorded in metadata and shown by JSON and text: a restart reads them back */
+        ck_assert_str_eq(memory_binding_to_string(MEMORY_BINDING_NONE), "none");
+        ck_assert_str_eq(memory_binding_to_string(MEMORY_BINDING_APPLIED), "applied");
+        ck_assert_str_eq(memory_binding_to_string(MEMORY_BINDING_KEPT), "kept");
+        ck_assert_str_eq(memory_binding_to_string(MEMORY_BINDING_FAILED), "failed");
+        ck_assert_str_eq(memory_binding_to_string(MEMORY_BINDING_OFF), "off");
+        ck_assert_str_eq(memory_binding_to_string(MEMORY_BINDING_ADVISORY), "advisory");
         for (int i = 0; i < _DECISION_RESULT_MAX; i++)
                 ck_assert_ptr_nonnull(decision_result_to_string(i));
         for (int i = 0; i < _PLAN_RESULT_MAX; i++)
