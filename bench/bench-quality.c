@@ -166,12 +166,12 @@ static void write_csv_row(FILE *f, const char *host, const char *load, SimPolicy
                 return;
         fprintf(f,
                 "%s,%s,%s,%u,%" G_GUINT64_FORMAT ",%.3f,%" G_GUINT64_FORMAT ",%.3f,%" G_GUINT64_FORMAT
-                ",%.3f,%u,%u,%u,%.4f,%.4f,%u,%u,%u,%u,%.3f,%u,%u,%.3f,%.3f\n",
+                ",%.3f,%u,%u,%u,%.4f,%.4f,%u,%u,%u,%u,%.3f,%u,%u,%.3f\n",
                 host, load, sim_policy_name(p), m->starts, m->vcpus_started, metrics_shared_share(m),
                 m->shared_at_start, metrics_start_shared_share(m), m->avoidable, metrics_overspread_share(m),
                 m->overspread, m->overspread_overcommitted, m->judged, metrics_mean_distance(m),
                 metrics_mean_distance_placed(m), m->placed, m->overcommitted, m->unplaceable, m->fit_min,
-                metrics_fit_mean(m), r->checks, r->mismatches, r->seconds, r->place_seconds);
+                metrics_fit_mean(m), r->checks, r->mismatches, r->seconds);
 }
 
 static void run_one(const BenchHost *h, const Topology *t, const Workload *w, const char *load,
@@ -223,7 +223,7 @@ int main(int argc, char **argv)
                              "overcommitted,judged,"
                              "mean_distance,mean_distance_placed,"
                              "placed,overcommitted,unplaceable,fit_min,fit_mean,crosscheck_checks,"
-                             "crosscheck_mismatches,sim_seconds,place_seconds\n");
+                             "crosscheck_mismatches,sim_seconds\n");
         if (series)
                 fprintf(series, "host,load_pct,policy,time,largest_fit\n");
 

@@ -17,6 +17,8 @@
 #include "nodesets.h"
 #include "occupancy.h"
 #include "setscan.h"
+#include "heal.h"
+#include "policy.h"
 #include "topology-load.h"
 #include "util.h"
 
@@ -210,6 +212,18 @@ static void bench_build(const Options *o, FILE *csv, Goals *goals)
 
 /* ---- decisions ---- */
 
+/* One cell (--vcpus): each ledger alone, to tell a slow state from noise. */
+static void print_per_ledger(const Topology *t, Ledger **states, unsigned nstates, PolicyKind policy,
+                             const Options *o)
+{
+        for (unsigned k = 0; k < nstates; k++) {
+                DecisionTiming c =
+                    time_decisions(t, &states[k], 1, policy, o->only_vcpus, o->reps, o->budget_ms);
+                printf("|   ledger %u alone | | %.1f / %.1f%s (max %.1f) |\n", k, c.p50, c.p99,
+                       result_mark(c.result), c.max);
+        }
+}
+
 static void bench_decisions(const Options *o, FILE *csv, Goals *goals)
 {
         for (PolicyKind policy = POLICY_EXPLICIT; policy <= POLICY_COMPAT; policy++) {
@@ -281,6 +295,8 @@ static void bench_decisions(const Options *o, FILE *csv, Goals *goals)
                                                 goals->big64_nodes = c.nodes;
                                 }
                                 printf("\n");
+                                if (o->only_vcpus && nstates > 1)
+                                        print_per_ledger(t, states, nstates, policy, o);
                                 for (unsigned k = 0; k < nstates; k++)
                                         ledger_free(states[k]);
                         }
@@ -389,11 +405,89 @@ static const char *verdict(double measured, double goal)
         return measured <= 0 ? "not measured" : measured < goal ? "met" : "NOT met";
 }
 
+/* ---- a heal pass ---- */
+
+#define HEAL_DOMAINS 1000u
+#define HEAL_PASSES  7u
+
+/*
+ * A heal pass over many domains against one decision per domain: 1000 1-vCPU domains (1 GiB each) placed by
+ * explicit on the 1024-PU / 16-node host (512 cores, so about half share), then every tenth stops, and a
+ * pass over the 900 left (default limits, load unknown) is timed, median of 7.
+ */
+static void bench_heal(const Options *o, FILE *csv, double *ret_pass_us, double *ret_decisions_us)
+{
+        static const BenchHost host = {.name = "heal",
+                                       .nnodes = 16,
+                                       .cores_per_node = 32,
+                                       .threads_per_core = 2,
+                                       .memory_per_node = 64 * GiB,
+                                       .nodes_per_package = 4,
+                                       .same_package = 12,
+                                       .remote = 22,
+                                       .hop_step = 10};
+        g_autoptr(Topology) t = bench_host_build(&host);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
+        PlacementParams params = {
+            .policy = POLICY_EXPLICIT, .vcpu_pin = VCPU_PIN_CORE, .emulator_pin = EMULATOR_PIN_SIBLINGS};
+        HealParams hp = {HEAL_DEFAULT_MAX_MOVES, HEAL_DEFAULT_MEMORY_BUDGET, HEAL_DEFAULT_MIN_GAIN,
+                         HEAL_DEFAULT_MIN_DISTANCE_GAIN};
+        g_autofree HealDomain *hd = g_new0(HealDomain, HEAL_DOMAINS);
+        g_autofree HealDomain **hdp = g_new0(HealDomain *, HEAL_DOMAINS);
+        double times[HEAL_PASSES];
+        unsigned n = 0, moves = 0;
+        DecisionTiming one;
+
+        for (unsigned i = 0; i < HEAL_DOMAINS; i++) {
+                char *name = g_strdup_printf("d%u", i);
+                PlacementRequest req = {.name = name, .vcpus = 1, .memory = GiB};
+                g_ptr_array_add(names, name);
+                ledger_commit(l, name, policy_place(t, l, &req, &params));
+        }
+        for (unsigned i = 0; i < HEAL_DOMAINS; i += 10)
+                ledger_release(l, g_ptr_array_index(names, i));
+        for (unsigned i = 0; i < HEAL_DOMAINS; i++) {
+                if (i % 10 == 0)
+                        continue;
+                hd[n] = (HealDomain){.key = g_ptr_array_index(names, i), .policy = POLICY_EXPLICIT};
+                hd[n].request = (PlacementRequest){.name = hd[n].key, .vcpus = 1, .memory = GiB};
+                hdp[n] = &hd[n];
+                n++;
+        }
+        for (unsigned k = 0; k < HEAL_PASSES; k++) {
+                g_autoptr(GPtrArray) out = NULL;
+                uint64_t t0 = bench_now_ns();
+                if (policy_heal(t, l, &params, &hp, hdp, n, &out, NULL) < 0) {
+                        fprintf(stderr, "bench-speed: the heal pass failed\n");
+                        exit(1);
+                }
+                times[k] = (double)(bench_now_ns() - t0) / 1e3;
+                moves = out->len;
+        }
+        one = time_decisions(t, &l, 1, POLICY_EXPLICIT, 1, o->reps, o->budget_ms);
+        *ret_pass_us = bench_percentile(times, HEAL_PASSES, 50);
+        *ret_decisions_us = one.p50 * n;
+        printf("\n### A heal pass\n\n%u 1-vCPU domains on %s (%u cores), every tenth stopped: one pass over "
+               "the "
+               "%u left (median of %u) against one 1-vCPU decision per domain on the same ledger.\n\n",
+               HEAL_DOMAINS, host_label(&host), t->ncores, n, HEAL_PASSES);
+        printf("| domains | heal pass | moves proposed | decision p50 | %u decisions "
+               "|\n|---:|---:|---:|---:|---:|\n",
+               n);
+        printf("| %u | %.1f ms | %u | %.1f us | %.1f ms |\n", n, *ret_pass_us / 1e3, moves, one.p50,
+               *ret_decisions_us / 1e3);
+        if (csv)
+                fprintf(csv, "domains,pass_us,moves,decision_p50_us\n%u,%.1f,%u,%.2f\n", n, *ret_pass_us,
+                        moves, one.p50);
+}
+
 int main(int argc, char **argv)
 {
         Options o;
         Goals goals = {0};
         FILE *build_csv, *speed_csv, *res_csv, *scan_csv;
+        double heal_pass_us = 0, heal_decisions_us = 0;
 
         parse_options(argc, argv, &o);
         build_csv = bench_open_csv(o.csv_dir, "build.csv");
@@ -423,6 +517,12 @@ int main(int argc, char **argv)
         if (!o.no_residents)
                 bench_residents(&o, res_csv);
         bench_scan_fix(&o, scan_csv);
+        if (!o.only_pus && !o.only_nodes && !o.only_vcpus) {
+                FILE *heal_csv = bench_open_csv(o.csv_dir, "heal.csv");
+                bench_heal(&o, heal_csv, &heal_pass_us, &heal_decisions_us);
+                if (heal_csv)
+                        fclose(heal_csv);
+        }
 
         printf("\n### Goals (worst p99 over every request size, fill and policy)\n\n");
         printf("| goal | measured | verdict |\n|---|---:|---|\n");
@@ -441,6 +541,12 @@ int main(int argc, char **argv)
             !goals.big64_multi && !goals.big64_nodes     ? "not measured"
             : goals.big64_multi && goals.big64_nodes > 1 ? "met"
                                                          : "NOT met");
+        printf("| a heal pass over %u domains costs less than one decision per domain | %.1f ms against "
+               "%.1f ms | %s |\n",
+               HEAL_DOMAINS - HEAL_DOMAINS / 10, heal_pass_us / 1e3, heal_decisions_us / 1e3,
+               heal_decisions_us <= 0             ? "not measured"
+               : heal_pass_us < heal_decisions_us ? "met"
+                                                  : "NOT met");
         if (build_csv)
                 fclose(build_csv);
         if (speed_csv)

@@ -1,13 +1,20 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The quality benchmark's replay: the workload as a trace through sim/replay.c (the replay `placementctl
+ * simulate` and bench-load run), without load or heal, scored by bench/metrics.c through its observer.
+ */
 #include "simulate.h"
 #include "baselines.h"
 #include "config.h"
-#include "ledger.h"
+#include "load-workload.h"
+#include "numad-load.h"
 #include "policy.h"
+#include "replay.h"
 #include "setscan.h"
 #include "util.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 
 /* Every how many measured events the largest fit is checked against the engine itself. */
 #define CROSSCHECK_EVERY 37u
@@ -30,31 +37,24 @@ bool sim_policy_is_engine(SimPolicy p)
         return p == SIM_EXPLICIT || p == SIM_COMPAT;
 }
 
-typedef struct Sim {
-        const Topology *t;
-        SimPolicy policy;
-        Config *config;    /* defaults; placement.policy set per run */
-        Ledger *ledger;    /* engine policies */
-        GPtrArray *plans;  /* Plan*, residents, oldest first (owned) */
-        GHashTable *by_id; /* domain id -> Plan* */
-        Occupancy *occ;
-        SetScan *scan;
-} Sim;
+/* What the observer keeps between calls. */
+typedef struct Score {
+        const Workload *w;
+        const SimSeries *series;
+        SimResult *out;
+        bool engine;
+        StartContext ctx;
+        unsigned measured, npoints;
+        double step, next_point;
+} Score;
 
-static Plan *place(Sim *s, const SimEvent *e, const char *name)
+static bool in_window(const Score *sc, double time)
 {
-        PlacementRequest req = {.name = name, .vcpus = e->vcpus, .memory = e->memory};
-
-        if (sim_policy_is_engine(s->policy))
-                return policy_place(s->t, s->ledger, &req, &s->config->placement);
-        return baseline_place(s->policy == SIM_FIRST_FIT ? BASELINE_FIRST_FIT
-                              : s->policy == SIM_NUMAD   ? BASELINE_NUMAD
-                                                         : BASELINE_NOVA_PREFER,
-                              s->occ, &req);
+        return time >= sc->w->warmup && time <= sc->w->end;
 }
 
 /* Does explicit itself agree with setscan's largest fit on this ledger? */
-static bool crosscheck(const Sim *s, unsigned fit)
+static bool crosscheck(const Topology *t, const Ledger *l, unsigned fit)
 {
         g_autoptr(Config) c = config_new_default();
         PlacementRequest req = {.name = "probe"};
@@ -65,117 +65,101 @@ static bool crosscheck(const Sim *s, unsigned fit)
                 g_autoptr(Plan) p = NULL;
                 req.vcpus = v;
                 req.memory = v * METRICS_FIT_MEMORY_PER_VCPU;
-                p = policy_place(s->t, s->ledger, &req, &c->placement);
+                p = policy_place(t, l, &req, &c->placement);
                 ok &= (p->result == PLAN_PLACED) == (v <= fit);
         }
         return ok;
 }
 
-static void start(Sim *s, const SimEvent *e, bool measure, SimResult *out)
+static void before_start(void *data, const SimView *v, const TraceEvent *e)
 {
-        g_autofree char *name = g_strdup_printf("d%u", e->id);
-        StartContext ctx = {0};
-        uint64_t t0;
-        Plan *p;
+        Score *sc = data;
 
-        if (measure) {
-                ctx.min_nodes_free = setscan_min_nodes_free(s->scan, e->vcpus, e->memory);
-                if (!ctx.min_nodes_free)
-                        ctx.min_nodes_capacity = setscan_min_nodes_capacity(s->scan, e->vcpus, e->memory);
-        }
-        t0 = bench_now_ns();
-        p = place(s, e, name);
-        out->place_seconds += (double)(bench_now_ns() - t0) / 1e9;
-        if (s->ledger && ledger_commit(s->ledger, name, plan_copy(p)) < 0) {
-                fprintf(stderr, "bench: the ledger refused the plan of %s\n", name);
-                exit(1);
-        }
-        g_ptr_array_add(s->plans, p);
-        g_hash_table_insert(s->by_id, GUINT_TO_POINTER(e->id), p);
-        occupancy_rebuild(s->occ, s->plans);
-        if (measure)
-                metrics_record_start(&out->m, s->occ, p, &ctx);
+        sc->ctx = (StartContext){0};
+        if (!in_window(sc, v->now))
+                return;
+        sc->ctx.min_nodes_free = setscan_min_nodes_free(v->scan, e->vcpus, e->memory);
+        if (!sc->ctx.min_nodes_free)
+                sc->ctx.min_nodes_capacity = setscan_min_nodes_capacity(v->scan, e->vcpus, e->memory);
 }
 
-static void stop(Sim *s, const SimEvent *e)
+static void after_event(void *data, const SimView *v, const TraceEvent *e, const Plan *started)
 {
-        Plan *p = g_hash_table_lookup(s->by_id, GUINT_TO_POINTER(e->id));
-        g_autofree char *name = g_strdup_printf("d%u", e->id);
+        Score *sc = data;
 
-        if (!p)
+        (void)e;
+        if (!in_window(sc, v->now))
                 return;
-        if (s->ledger)
-                ledger_release(s->ledger, name);
-        g_hash_table_remove(s->by_id, GUINT_TO_POINTER(e->id));
-        g_ptr_array_remove(s->plans, p); /* frees it */
-        occupancy_rebuild(s->occ, s->plans);
+        if (started)
+                metrics_record_start(&sc->out->m, v->occ, started, &sc->ctx);
+        if (sc->engine && sc->measured++ % CROSSCHECK_EVERY == 0) {
+                sc->out->checks++;
+                sc->out->mismatches += !crosscheck(v->t, v->ledger, v->largest_fit);
+        }
+}
+
+static void state(void *data, const SimView *v, double from, double dt)
+{
+        Score *sc = data;
+        double lo = MAX(from, sc->w->warmup), hi = MIN(from + dt, sc->w->end);
+
+        if (hi > lo)
+                metrics_record_state(&sc->out->m, v->occ, v->plans, v->largest_fit, hi - lo);
+        while (sc->npoints < sc->series->points && sc->next_point < from + dt) {
+                SimPoint pt = {sc->next_point, v->largest_fit};
+                g_array_append_val(sc->out->series, pt);
+                sc->next_point = sc->w->warmup + sc->step * ++sc->npoints;
+        }
+}
+
+static const SimPlacer *placer_of(SimPolicy p)
+{
+        switch (p) {
+        case SIM_FIRST_FIT:
+                return baseline_placer(BASELINE_FIRST_FIT);
+        case SIM_NUMAD:
+                return baseline_placer(BASELINE_NUMAD);
+        case SIM_NOVA_PREFER:
+                return baseline_placer(BASELINE_NOVA_PREFER);
+        default:
+                return NULL;
+        }
 }
 
 void simulate(const Topology *t, const Workload *w, SimPolicy policy, const SimSeries *series,
               SimResult *out)
 {
-        Sim s = {
-            .t = t,
-            .policy = policy,
-            .config = config_new_default(),
-            .ledger = sim_policy_is_engine(policy) ? ledger_new(t) : NULL,
-            .plans = g_ptr_array_new_with_free_func((GDestroyNotify)plan_free),
-            .by_id = g_hash_table_new(g_direct_hash, g_direct_equal),
-            .occ = occupancy_new(t),
-            .scan = setscan_new(t),
-        };
+        g_autoptr(Config) config = config_new_default();
+        g_autoptr(GPtrArray) trace = workload_trace(w);
         double span = series->window > 0 ? MIN(series->window, w->end - w->warmup) : w->end - w->warmup;
-        double step = series->points ? span / series->points : 0, next_point = w->warmup;
-        unsigned npoints = 0;
-        double prev_time = 0;
-        unsigned fit = 0, measured = 0;
+        Score sc = {
+            .w = w,
+            .series = series,
+            .out = out,
+            .engine = sim_policy_is_engine(policy),
+            .step = series->points ? span / series->points : 0,
+            .next_point = w->warmup,
+        };
+        SimObserver observer = {
+            .before_start = before_start, .after_event = after_event, .state = state, .data = &sc};
+        g_autofree char *error = NULL;
+        SimReport report;
+        SimParams p;
         uint64_t t0 = bench_now_ns();
 
         *out = (SimResult){.series = g_array_new(FALSE, FALSE, sizeof(SimPoint))};
         metrics_init(&out->m);
-        s.config->placement.policy = policy == SIM_COMPAT ? POLICY_COMPAT : POLICY_EXPLICIT;
-        setscan_update(s.scan, s.occ);
-        fit = setscan_largest_fit(s.scan, METRICS_FIT_MEMORY_PER_VCPU);
-
-        for (unsigned i = 0; i < w->events->len; i++) {
-                const SimEvent *e = &g_array_index(w->events, SimEvent, i);
-                double from = MAX(prev_time, w->warmup), to = MIN(e->time, w->end);
-                bool measure = e->time >= w->warmup && e->time <= w->end;
-
-                /* the state since the previous event held until now */
-                if (to > from)
-                        metrics_record_state(&out->m, s.occ, s.plans, fit, to - from);
-                prev_time = e->time;
-                while (npoints < series->points && next_point < e->time) {
-                        SimPoint pt = {next_point, fit};
-                        g_array_append_val(out->series, pt);
-                        next_point = w->warmup + step * ++npoints;
-                }
-
-                if (e->start)
-                        start(&s, e, measure, out);
-                else
-                        stop(&s, e);
-                setscan_update(s.scan, s.occ);
-                fit = setscan_largest_fit(s.scan, METRICS_FIT_MEMORY_PER_VCPU);
-
-                if (!measure)
-                        continue;
-                if (s.ledger && measured++ % CROSSCHECK_EVERY == 0) {
-                        out->checks++;
-                        out->mismatches += !crosscheck(&s, fit);
-                }
+        config->placement.policy = policy == SIM_COMPAT ? POLICY_COMPAT : POLICY_EXPLICIT;
+        sim_params_from_config(&p, config);
+        p.heal = false;
+        p.use_load = false;
+        p.placer = placer_of(policy);
+        p.observer = &observer;
+        if (sim_replay(t, &p, trace, &report, &error) < 0) {
+                fprintf(stderr, "bench: %s\n", error);
+                exit(1);
         }
-        if (w->end > MAX(prev_time, w->warmup))
-                metrics_record_state(&out->m, s.occ, s.plans, fit, w->end - MAX(prev_time, w->warmup));
         out->seconds = (double)(bench_now_ns() - t0) / 1e9;
-
-        ledger_free(s.ledger);
-        g_ptr_array_unref(s.plans);
-        g_hash_table_destroy(s.by_id);
-        occupancy_free(s.occ);
-        setscan_free(s.scan);
-        config_free(s.config);
 }
 
 void sim_result_clear(SimResult *r)

@@ -2,9 +2,10 @@
 #pragma once
 
 /*
- * The trace-driven simulator: replays a workload on a topology under one policy. explicit and compat run
- * the real engine (policy_place() on a Ledger, then ledger_commit()/ledger_release()); the baselines run
- * bench/baselines.c. Every policy is scored by bench/metrics.c from the same Occupancy model.
+ * The quality benchmark's simulator: replays a workload on a topology under one policy through
+ * sim/replay.c (no load, no heal). explicit and compat run the real engine (policy_place() on a Ledger);
+ * the baselines run bench/baselines.c. Every policy is scored by bench/metrics.c from the same Occupancy
+ * model, through the replay's observer.
  */
 
 #include <glib.h>
@@ -32,8 +33,7 @@ typedef struct SimResult {
         GArray *series;  /* SimPoint: the largest fit sampled at regular times (SimSeries) */
         unsigned checks; /* engine policies: largest fit cross-checked against policy_place() */
         unsigned mismatches;
-        double seconds;       /* wall time of the replay */
-        double place_seconds; /* of which in policy_place()/baseline_place() */
+        double seconds; /* wall time of the replay */
 } SimResult;
 
 const char *sim_policy_name(SimPolicy p);

@@ -129,6 +129,8 @@ Workload *workload_from_trace(const GPtrArray *trace)
                     .time = i, .start = e->op == TRACE_START, .vcpus = e->vcpus, .memory = e->memory};
                 gpointer id;
 
+                if (e->op != TRACE_START && e->op != TRACE_STOP)
+                        continue; /* loads and ticks: one event per time unit here */
                 if (ev.start) {
                         ev.id = w->ndomains++;
                         /* a name may come back after it stopped: the newest start owns it */

@@ -5,16 +5,15 @@
 #include <string.h>
 #include <systemd/sd-bus.h>
 
+#include "bus-cleanup.h"
 #include "bus-event.h"
 #include "cpu-json.h"
-#include "virt-cpu.h"
 #include "decision-json.h"
 #include "decision-text.h"
-#include "hostmap.h"
 #include "log.h"
 #include "polkit.h"
 #include "ratelimit.h"
-#include "virt-stats.h"
+#include "cpu-stats.h"
 
 #define DOMAIN_ARG_MAX  1024u
 #define REBALANCE_MOVES 8u
@@ -172,52 +171,10 @@ static int append_decision(sd_bus_message *reply, const Topology *t, const Decis
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
                 r = sd_bus_message_append(reply, "ssb", mem, emu,
-                                          g_strcmp0(d->memory_binding, "applied") == 0);
+                                          d->memory_binding == MEMORY_BINDING_APPLIED);
         if (r >= 0)
                 r = sd_bus_message_close_container(reply);
         return r;
-}
-
-static char *decisions_json(BusService *s, const Decision *only)
-{
-        const Topology *t = manager_topology(s->manager);
-        g_autoptr(JsonBuilder) b = json_builder_new();
-        g_autoptr(GPtrArray) all = only ? NULL : manager_list(s->manager);
-        g_autoptr(JsonNode) root = NULL;
-        g_autoptr(GHashTable) cpu = stats_cache_table(s->stats);
-
-        json_builder_begin_object(b);
-        json_builder_set_member_name(b, "topology");
-        json_builder_add_value(b, topology_to_json(t, FALSE));
-        hugepages_json_add(b, t, manager_ledger(s->manager));
-        json_builder_set_member_name(b, "decisions");
-        json_builder_begin_array(b);
-        for (unsigned i = 0; i < (only ? 1 : all->len); i++) {
-                const Decision *d = only ? only : g_ptr_array_index(all, i);
-                const DomainCpuStats *st = cpu ? g_hash_table_lookup(cpu, d->uuid) : NULL;
-                json_builder_begin_object(b);
-                decision_json_add_decision(b, t, d, only != NULL);
-                decision_json_add_load(b, manager_load(s->manager, d->uuid));
-                if (st) {
-                        /* host-side CPU time: the guest's vCPUs and the host's own work for it */
-                        json_builder_set_member_name(b, "cpu_seconds");
-                        json_builder_begin_object(b);
-                        json_builder_set_member_name(b, "vcpu");
-                        json_builder_add_double_value(b, (double)st->vcpu_ns / 1e9);
-                        json_builder_set_member_name(b, "host");
-                        json_builder_add_double_value(b, (double)st->host_ns / 1e9);
-                        json_builder_set_member_name(b, "user");
-                        json_builder_add_double_value(b, (double)st->user_ns / 1e9);
-                        json_builder_set_member_name(b, "system");
-                        json_builder_add_double_value(b, (double)st->system_ns / 1e9);
-                        json_builder_end_object(b);
-                }
-                json_builder_end_object(b);
-        }
-        json_builder_end_array(b);
-        json_builder_end_object(b);
-        root = json_builder_get_root(b);
-        return json_to_text(root, FALSE);
 }
 
 /* ---- methods ---------------------------------------------------------------------------------- */
@@ -226,7 +183,7 @@ static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
         g_autoptr(GPtrArray) all = NULL;
-        sd_bus_message *reply = NULL;
+        g_autoptr(sd_bus_message) reply = NULL;
         int r = charge_sender(s, msg, list_cost(s), error);
 
         if (r < 0)
@@ -241,7 +198,6 @@ static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 r = sd_bus_message_close_container(reply);
         if (r >= 0)
                 r = sd_bus_send(NULL, reply, NULL);
-        sd_bus_message_unref(reply);
         return r;
 }
 
@@ -249,7 +205,7 @@ static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
         const Decision *d;
-        sd_bus_message *reply = NULL;
+        g_autoptr(sd_bus_message) reply = NULL;
         int r = charge_sender(s, msg, 1, error);
 
         if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
@@ -259,15 +215,27 @@ static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                 r = append_decision(reply, manager_topology(s->manager), d);
         if (r >= 0)
                 r = sd_bus_send(NULL, reply, NULL);
-        sd_bus_message_unref(reply);
         return r;
+}
+
+/* The measured load of each of ds[0..n) (NULL where unknown), for decisions_to_json(). */
+static const DomainLoad **loads_of(BusService *s, const Decision *const *ds, unsigned n)
+{
+        const DomainLoad **loads = g_new0(const DomainLoad *, MAX(n, 1));
+
+        for (unsigned i = 0; i < n; i++)
+                loads[i] = manager_load(s->manager, ds[i]->uuid);
+        return loads;
 }
 
 static int method_get_json(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
+        const Topology *t = manager_topology(s->manager);
         const char *name;
         const Decision *d = NULL;
+        g_autoptr(GPtrArray) all = NULL;
+        g_autoptr(GHashTable) cpu = stats_cache_table(s->stats);
         g_autofree char *json = NULL;
         int r = sd_bus_message_read(msg, "s", &name);
 
@@ -280,7 +248,16 @@ static int method_get_json(sd_bus_message *msg, void *userdata, sd_bus_error *er
                 if (r < 0)
                         return r;
         }
-        json = decisions_json(s, d);
+        if (d) {
+                g_autofree const DomainLoad **loads = loads_of(s, &d, 1);
+                json = decisions_to_json(t, manager_ledger(s->manager), &d, 1, TRUE, cpu, loads);
+        } else {
+                g_autofree const DomainLoad **loads = NULL;
+                all = manager_list(s->manager);
+                loads = loads_of(s, (const Decision *const *)all->pdata, all->len);
+                json = decisions_to_json(t, manager_ledger(s->manager), (const Decision *const *)all->pdata,
+                                         all->len, FALSE, cpu, loads);
+        }
         return sd_bus_reply_method_return(msg, "s", json);
 }
 
@@ -288,14 +265,12 @@ static int method_explain(sd_bus_message *msg, void *userdata, sd_bus_error *err
 {
         BusService *s = userdata;
         const Decision *d;
-        g_autofree char *head = NULL, *why = NULL, *text = NULL;
+        g_autofree char *text = NULL;
         int r = charge_sender(s, msg, 1, error);
 
         if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
                 return r;
-        head = decision_to_text(manager_topology(s->manager), d);
-        why = d->plan ? plan_explain(manager_topology(s->manager), d->plan) : g_strdup("");
-        text = g_strconcat(head, why, NULL);
+        text = decision_explain(manager_topology(s->manager), d);
         return sd_bus_reply_method_return(msg, "s", text);
 }
 
@@ -307,6 +282,29 @@ static uint64_t host_memory(const Topology *t)
         return sum;
 }
 
+/* Appends a plan as (result, nodes, vcpu_pins, memory_nodes, emulator_pin, reason, json). */
+static int append_plan(sd_bus_message *reply, const Topology *t, const Plan *p)
+{
+        g_autoptr(CpuSet) mem_idx = plan_memory_nodes(p);
+        g_autofree char *nodes = nodes_text(t, p->nodes);
+        g_autofree char *mem = p->result == PLAN_UNPLACEABLE ? g_strdup("") : nodes_text(t, mem_idx);
+        g_autofree char *emu = cpuset_format(p->emulator_pin);
+        g_autofree char *json = plan_to_json(t, p);
+        int r = sd_bus_message_append(reply, "ss", plan_result_to_string(p->result), nodes);
+
+        if (r >= 0)
+                r = sd_bus_message_open_container(reply, 'a', "s");
+        for (unsigned i = 0; r >= 0 && i < p->nvcpus; i++) {
+                g_autofree char *pin = cpuset_format(p->vcpu_pins[i]);
+                r = sd_bus_message_append(reply, "s", pin);
+        }
+        if (r >= 0)
+                r = sd_bus_message_close_container(reply);
+        if (r >= 0)
+                r = sd_bus_message_append(reply, "ssss", mem, emu, p->reason, json);
+        return r;
+}
+
 static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
@@ -314,11 +312,7 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         uint32_t vcpus;
         uint64_t memory;
         g_autoptr(Plan) p = NULL;
-        g_autoptr(CpuSet) mem_idx = NULL;
-        g_autofree char *nodes = NULL, *mem = NULL, *emu = NULL, *json = NULL;
-        g_autoptr(JsonBuilder) b = json_builder_new();
-        g_autoptr(JsonNode) root = NULL;
-        sd_bus_message *reply = NULL;
+        g_autoptr(sd_bus_message) reply = NULL;
         int r = sd_bus_message_read(msg, "ut", &vcpus, &memory);
 
         if (r < 0 ||
@@ -332,32 +326,11 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
                                          "Memory must be more than 0 and at most the host's %llu bytes",
                                          (unsigned long long)host_memory(t));
         p = manager_plan(s->manager, vcpus, memory);
-        mem_idx = plan_memory_nodes(p);
-        nodes = nodes_text(t, p->nodes);
-        mem = p->result == PLAN_UNPLACEABLE ? g_strdup("") : nodes_text(t, mem_idx);
-        emu = cpuset_format(p->emulator_pin);
-        json_builder_begin_object(b);
-        decision_json_add_members(b, t, p, TRUE);
-        json_builder_end_object(b);
-        root = json_builder_get_root(b);
-        json = json_to_text(root, FALSE);
-
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
-                r = sd_bus_message_append(reply, "ss", plan_result_to_string(p->result), nodes);
-        if (r >= 0)
-                r = sd_bus_message_open_container(reply, 'a', "s");
-        for (unsigned i = 0; r >= 0 && i < p->nvcpus; i++) {
-                g_autofree char *pin = cpuset_format(p->vcpu_pins[i]);
-                r = sd_bus_message_append(reply, "s", pin);
-        }
-        if (r >= 0)
-                r = sd_bus_message_close_container(reply);
-        if (r >= 0)
-                r = sd_bus_message_append(reply, "ssss", mem, emu, p->reason, json);
+                r = append_plan(reply, t, p);
         if (r >= 0)
                 r = sd_bus_send(NULL, reply, NULL);
-        sd_bus_message_unref(reply);
         return r;
 }
 
@@ -366,34 +339,22 @@ static int method_cpu_advice(sd_bus_message *msg, void *userdata, sd_bus_error *
 {
         BusService *s = userdata;
         const Decision *d;
-        virConnectPtr conn = manager_connection(s->manager);
-        g_autoptr(VirtCpu) v = NULL;
         g_autoptr(CpuAdvice) advice = NULL;
-        g_autoptr(JsonBuilder) b = json_builder_new();
-        g_autoptr(JsonNode) root = NULL;
         g_autofree char *failure = NULL, *json = NULL;
-        virDomainPtr dom;
         int r = charge_sender(s, msg, 1, error);
 
         if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
                 return r;
-        if (!conn)
-                return sd_bus_error_setf(error, BUS_ERROR_NOT_CONNECTED, "Not connected to libvirt");
-        dom = virDomainLookupByUUIDString(conn, d->uuid);
-        if (!dom)
+        r = manager_cpu_advice(s->manager, d->uuid, &advice, &failure);
+        if (r == -ENOTCONN)
+                return sd_bus_error_setf(error, BUS_ERROR_NOT_CONNECTED, "%s", failure);
+        if (r == -ENOENT && !failure)
                 return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DOMAIN, "Domain '%s' is gone", d->name);
-        v = virt_cpu_new(conn);
-        r = virt_cpu_advise(v, dom, &advice, &failure);
-        virDomainFree(dom);
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DOMAIN, "%s", failure);
         if (r < 0)
                 return sd_bus_error_setf(error, BUS_ERROR_FAILED, "%s", failure ? failure : "no CPU advice");
-        json_builder_begin_object(b);
-        cpu_advice_json_add_members(b, advice);
-        json_builder_end_object(b);
-        root = json_builder_get_root(b);
-        json = json_to_text(root, FALSE);
+        json = cpu_advice_to_json(advice);
         return sd_bus_reply_method_return(msg, "s", json);
 }
 
@@ -401,24 +362,12 @@ static int method_map(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
         g_autofree char *map = NULL;
-        g_autoptr(GPtrArray) all = NULL;
-        g_autoptr(GString) text = NULL;
         int r = charge_sender(s, msg, 1, error);
 
         if (r < 0)
                 return r;
-        map = hostmap_render(manager_topology(s->manager), manager_ledger(s->manager),
-                             manager_config(s->manager)->placement.reserved_cpus);
-        all = manager_list(s->manager);
-        text = g_string_new(map);
-        /* the map shows the pins that really run; say whose plan did not take */
-        for (unsigned i = 0; i < all->len; i++) {
-                const Decision *d = g_ptr_array_index(all, i);
-                if (d->result == DECISION_FAILED)
-                        g_string_append_printf(text, "failed: %s runs as shown, not as planned: %s\n",
-                                               d->name, d->apply_error ? d->apply_error : "");
-        }
-        return sd_bus_reply_method_return(msg, "s", text->str);
+        map = manager_host_map(s->manager);
+        return sd_bus_reply_method_return(msg, "s", map);
 }
 
 static int method_status(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -508,62 +457,54 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 
 /* ---- properties ------------------------------------------------------------------------------- */
 
+/*
+ * The properties, one row each: name, signature, whether it changes (EMITS_CHANGE, announced by
+ * bus_service_state_changed()) or not (CONST), and its value, an expression of the BusService s. The
+ * vtable rows and the getter both come from this one table.
+ */
+#define BUS_PROPERTIES(X)                                                                                   \
+        X("Version", "s", CONST, PLACEMENTD_VERSION)                                                        \
+        X("Policy", "s", EMITS_CHANGE, policy_kind_to_string(manager_config(s->manager)->placement.policy)) \
+        X("Apply", "b", EMITS_CHANGE, manager_config(s->manager)->apply)                                    \
+        X("Connected", "b", EMITS_CHANGE, manager_connected(s->manager))                                    \
+        X("URI", "s", EMITS_CHANGE, manager_uri(s->manager))                                                \
+        X("Nodes", "u", CONST, manager_topology(s->manager)->nnodes)                                        \
+        X("Packages", "u", CONST, manager_topology(s->manager)->npackages)                                  \
+        X("Cores", "u", CONST, manager_topology(s->manager)->ncores)                                        \
+        X("PUs", "u", CONST, manager_topology(s->manager)->npus)                                            \
+        X("ThreadsPerCore", "u", CONST, manager_topology(s->manager)->max_threads)                          \
+        /* healing: whether it is on, and how many domains it moved since the daemon started */             \
+        X("Heal", "b", EMITS_CHANGE, manager_config(s->manager)->heal)                                      \
+        X("HealMoves", "t", EXPLICIT, manager_stats(s->manager)->heal_moves)
+
 static int prop_get(sd_bus *bus, const char *path, const char *interface, const char *property,
                     sd_bus_message *reply, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
-        const Topology *t = manager_topology(s->manager);
-        const Config *c = manager_config(s->manager);
         (void)bus;
         (void)path;
         (void)interface;
         (void)error;
 
-        if (strcmp(property, "Version") == 0)
-                return sd_bus_message_append(reply, "s", PLACEMENTD_VERSION);
-        if (strcmp(property, "Policy") == 0)
-                return sd_bus_message_append(reply, "s", policy_kind_to_string(c->placement.policy));
-        if (strcmp(property, "Apply") == 0)
-                return sd_bus_message_append(reply, "b", c->apply);
-        if (strcmp(property, "Connected") == 0)
-                return sd_bus_message_append(reply, "b", manager_connected(s->manager));
-        if (strcmp(property, "URI") == 0)
-                return sd_bus_message_append(reply, "s", manager_uri(s->manager));
-        if (strcmp(property, "Nodes") == 0)
-                return sd_bus_message_append(reply, "u", t->nnodes);
-        if (strcmp(property, "Packages") == 0)
-                return sd_bus_message_append(reply, "u", t->npackages);
-        if (strcmp(property, "Cores") == 0)
-                return sd_bus_message_append(reply, "u", t->ncores);
-        if (strcmp(property, "PUs") == 0)
-                return sd_bus_message_append(reply, "u", t->npus);
-        if (strcmp(property, "ThreadsPerCore") == 0)
-                return sd_bus_message_append(reply, "u", t->max_threads);
-        if (strcmp(property, "Heal") == 0)
-                return sd_bus_message_append(reply, "b", c->heal);
-        if (strcmp(property, "HealMoves") == 0)
-                return sd_bus_message_append(reply, "t", manager_stats(s->manager)->heal_moves);
+#define PROPERTY_VALUE(name, signature, flags, value)                                                       \
+        if (strcmp(property, name) == 0)                                                                    \
+                return sd_bus_message_append(reply, signature, value);
+        BUS_PROPERTIES(PROPERTY_VALUE)
+#undef PROPERTY_VALUE
         return -ENOENT;
 }
+
+#define PROPERTY_ROW(name, signature, flags, value)                                                         \
+        SD_BUS_PROPERTY(name, signature, prop_get, 0, SD_BUS_VTABLE_PROPERTY_##flags),
 
 /* Every method is open at the sd-bus level (UNPRIVILEGED); Replace, Rebalance and Reload allow root, and
  * anyone polkit allows org.placementd1.manage, themselves, so a refusal carries our error name and says why.
  */
 static const sd_bus_vtable manager_vtable[] = {
     SD_BUS_VTABLE_START(0),
-    SD_BUS_PROPERTY("Version", "s", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-    SD_BUS_PROPERTY("Policy", "s", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-    SD_BUS_PROPERTY("Apply", "b", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-    SD_BUS_PROPERTY("Connected", "b", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-    SD_BUS_PROPERTY("URI", "s", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-    SD_BUS_PROPERTY("Nodes", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-    SD_BUS_PROPERTY("Packages", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-    SD_BUS_PROPERTY("Cores", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-    SD_BUS_PROPERTY("PUs", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-    SD_BUS_PROPERTY("ThreadsPerCore", "u", prop_get, 0, SD_BUS_VTABLE_PROPERTY_CONST),
-    /* healing: whether it is on, and how many domains it moved since the daemon started */
-    SD_BUS_PROPERTY("Heal", "b", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
-    SD_BUS_PROPERTY("HealMoves", "t", prop_get, 0, SD_BUS_VTABLE_PROPERTY_EXPLICIT),
+    /* clang-format off: the rows end in their own commas */
+    BUS_PROPERTIES(PROPERTY_ROW)
+    /* clang-format on */
     SD_BUS_METHOD_WITH_NAMES("ListDecisions", "", , "a(sssssasssb)", SD_BUS_PARAM(decisions), method_list,
                              SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_NAMES("GetDecision", "s", SD_BUS_PARAM(domain), "(sssssasssb)",
@@ -641,7 +582,7 @@ static char *address_without_guid(const char *address)
 
 static int open_bus(BusService *s, sd_bus **ret)
 {
-        sd_bus *bus = NULL;
+        g_autoptr(sd_bus) bus = NULL;
         g_autofree char *address = NULL;
         int r;
 
@@ -656,11 +597,9 @@ static int open_bus(BusService *s, sd_bus **ret)
                 r = sd_bus_set_bus_client(bus, 1);
         if (r >= 0)
                 r = sd_bus_start(bus);
-        if (r < 0) {
-                sd_bus_unref(bus);
+        if (r < 0)
                 return r;
-        }
-        *ret = bus;
+        *ret = g_steal_pointer(&bus);
         return 0;
 }
 

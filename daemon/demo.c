@@ -6,6 +6,7 @@
 #include "hostmap.h"
 #include "log.h"
 #include "trace.h"
+#include "virt-conn.h"
 #include "virt-domain.h"
 
 struct Demo {
@@ -47,7 +48,8 @@ static void step(evutil_socket_t fd, short what, void *arg)
 {
         Demo *d = arg;
         struct timeval tv = {.tv_sec = d->step_ms / 1000, .tv_usec = (d->step_ms % 1000) * 1000};
-        virConnectPtr conn = manager_connection(d->manager);
+        VirtConn *vc = manager_connection(d->manager);
+        virConnectPtr conn = vc ? virt_conn_get(vc) : NULL;
         const TraceEvent *e;
         g_autofree char *error = NULL;
         (void)fd;

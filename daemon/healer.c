@@ -10,6 +10,8 @@
 #include "log.h"
 #include "manager-internal.h"
 #include "size.h"
+#include "virt-cleanup.h"
+#include "virt-conn.h"
 #include "virt-domain.h"
 
 /* A domain heal moved is not moved again for this long, whatever its load does meanwhile. */
@@ -68,11 +70,11 @@ typedef struct HealEntry {
 
 static void heal_entry_clear(HealEntry *e)
 {
+        g_autoptr(virDomain) dom = g_steal_pointer(&e->dom); /* released on return */
+
         g_free(e->key);
         g_free(e->name);
         placer_request_free(e->pr);
-        if (e->dom)
-                virDomainFree(e->dom);
 }
 
 /* Whether plan p may gain from a move, as the ledger shows it: a vCPU on a core with another, or more
@@ -115,7 +117,7 @@ static void entry_init(Manager *m, HealEntry *e, const Decision *d, uint64_t now
         if ((d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED) || !may_gain(m, p))
                 return;
         e->hd.cooling = cooling(m, d->uuid, now);
-        if (e->hd.cooling || !(e->dom = virDomainLookupByUUIDString(m->conn, e->key)) ||
+        if (e->hd.cooling || virt_conn_lookup_uuid(m->conn, e->key, &e->dom, NULL) < 0 ||
             !(e->pr = placer_request(m, e->dom)) || e->pr->req.vcpus != p->nvcpus)
                 return; /* gone, opted out since, or resized: reconcile and placement see to it */
         e->hd.request = e->pr->req;

@@ -14,7 +14,7 @@
 #include <stdint.h>
 
 #include "load.h"
-#include "virt-stats.h"
+#include "cpu-stats.h"
 
 typedef struct LoadMonitor LoadMonitor;
 

@@ -13,13 +13,13 @@
 #include "dbus.h"
 #include "decision-text.h"
 #include "demo.h"
+#include "event-cleanup.h"
 #include "log.h"
 #include "manager.h"
 #include "metrics.h"
 #include "topology.h"
 #include "topology-load.h"
 #include "trace.h"
-#include "virt-domain.h"
 #include "virt-event.h"
 
 #define DEFAULT_CONFIG SYSCONFDIR "/placementd.conf"
@@ -65,6 +65,7 @@ static void usage(FILE *f)
               f);
 }
 
+/* Returns 1 to run, 0 when --help or --version answered already, or -EINVAL. */
 static int parse_args(int argc, char **argv, Args *a)
 {
         static const struct option options[] = {
@@ -124,10 +125,10 @@ static int parse_args(int argc, char **argv, Args *a)
                         break;
                 case 'h':
                         usage(stdout);
-                        exit(EXIT_SUCCESS);
+                        return 0;
                 case 'V':
                         printf("placementd %s\n", PLACEMENTD_VERSION);
-                        exit(EXIT_SUCCESS);
+                        return 0;
                 default:
                         return -EINVAL;
                 }
@@ -136,7 +137,7 @@ static int parse_args(int argc, char **argv, Args *a)
                 fprintf(stderr, "placementd: unexpected argument '%s'\n", argv[optind]);
                 return -EINVAL;
         }
-        return 0;
+        return 1;
 }
 
 /* The config at path; a missing default file means the built-in defaults. */
@@ -353,121 +354,153 @@ static void drain(struct event_base *base)
                 event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
 }
 
-int main(int argc, char **argv)
+/* Releases what the daemon holds, users before what they use; the event base is its caller's. */
+static void daemon_done(Daemon *d)
 {
-        Args args = {.topology = "host"};
-        Daemon d = {0};
-        Topology *topology = NULL;
-        Config *config = NULL;
-        g_autofree char *error = NULL;
-        int r;
+        if (d->manager)
+                manager_set_callbacks(d->manager, &(ManagerCallbacks){0}, NULL);
+        g_clear_pointer(&d->demo, demo_free);
+        g_clear_pointer(&d->metrics, metrics_server_free);
+        g_clear_pointer(&d->metrics_listen, g_free);
+        g_clear_pointer(&d->bus, bus_service_free);
+        g_clear_pointer(&d->stats, stats_cache_free);
+        g_clear_pointer(&d->manager, manager_free);
+        if (d->base)
+                drain(d->base);
+        g_clear_pointer(&d->sigterm, event_free);
+        g_clear_pointer(&d->sigint, event_free);
+        g_clear_pointer(&d->sighup, event_free);
+        g_clear_pointer(&d->watchdog, event_free);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Daemon, daemon_done)
 
-        if (parse_args(argc, argv, &args) < 0)
-                return 2;
-        d.config_path = args.config ? args.config : DEFAULT_CONFIG;
-        d.config_explicit = args.config != NULL;
-        if (load_config(d.config_path, d.config_explicit, &config, &error) < 0) {
-                log_error("%s", error);
-                return 2;
-        }
-        if (topology_load(args.topology, &topology, &error) < 0) {
-                log_error("%s", error);
-                config_free(config);
-                return 2;
-        }
+/* Says what the topology is, and what of ReservedCPUs= it lacks. */
+static void log_topology(const Topology *topology, const Config *config)
+{
+        g_autoptr(CpuSet) unknown = cpuset_copy(config->placement.reserved_cpus);
+
         for (unsigned i = 0; topology->notes && i < topology->notes->len; i++)
                 log_notice("Topology: %s", (const char *)g_ptr_array_index(topology->notes, i));
         log_info("Topology %s: %u nodes, %u packages, %u cores, %u PUs", topology->source, topology->nnodes,
                  topology->npackages, topology->ncores, topology->npus);
-        {
-                /* a CPU the host lacks cannot be reserved: say so rather than fail */
-                g_autoptr(CpuSet) unknown = cpuset_copy(config->placement.reserved_cpus);
-                cpuset_subtract(unknown, topology->all_pus);
-                if (!cpuset_is_empty(unknown)) {
-                        g_autofree char *list = cpuset_format(unknown);
-                        log_warning("ReservedCPUs= names CPUs this host does not have (%s), ignoring those",
-                                    list);
-                }
+        /* a CPU the host lacks cannot be reserved: say so rather than fail */
+        cpuset_subtract(unknown, topology->all_pus);
+        if (!cpuset_is_empty(unknown)) {
+                g_autofree char *list = cpuset_format(unknown);
+                log_warning("ReservedCPUs= names CPUs this host does not have (%s), ignoring those", list);
         }
+}
 
+static void setup_signals(Daemon *d)
+{
+        signal(SIGPIPE, SIG_IGN);
+        d->sigterm = evsignal_new(d->base, SIGTERM, on_signal, d);
+        d->sigint = evsignal_new(d->base, SIGINT, on_signal, d);
+        d->sighup = evsignal_new(d->base, SIGHUP, on_signal, d);
+        event_add(d->sigterm, NULL);
+        event_add(d->sigint, NULL);
+        event_add(d->sighup, NULL);
+}
+
+/* The demo's trace, when --demo= asks for one. Returns 0 or -errno with *ret_error. */
+static int setup_demo(Daemon *d, const char *trace, char **ret_error)
+{
+        GPtrArray *events = NULL;
+        int r;
+
+        if (!trace)
+                return 0;
+        r = trace_load_file(trace, &events, ret_error);
+        if (r < 0)
+                return r;
+        d->demo = demo_new(d->base, d->manager, events, 300);
+        return 0;
+}
+
+/* --bus= over [DBus] Bus=; a demo serves no bus unless asked to. */
+static BusKind bus_kind(const Daemon *d, const Args *args)
+{
+        if (args->bus)
+                return strcmp(args->bus, "system") == 0    ? BUS_SYSTEM
+                       : strcmp(args->bus, "session") == 0 ? BUS_SESSION
+                                                           : BUS_NONE;
+        if (d->demo && !args->bus_address)
+                return BUS_NONE;
+        return manager_config(d->manager)->bus;
+}
+
+static int setup_metrics(Daemon *d, char **ret_error)
+{
+        MetricsServer *metrics = NULL;
+        const char *listen = manager_config(d->manager)->metrics_listen;
+        int r = metrics_prepare(d, listen, &metrics, ret_error);
+
+        if (r < 0)
+                return r;
+        metrics_commit(d, metrics, listen);
+        return 0;
+}
+
+/* The whole daemon; one way out, every resource released on it (the event base last). */
+static int run(int argc, char **argv)
+{
+        Args args = {.topology = "host"};
+        g_autoptr(Config) config = NULL;
+        g_autoptr(Topology) topology = NULL;
+        g_autofree char *error = NULL;
+        g_autoptr(event_base) base = NULL;
+        g_auto(Daemon) d = {0};
+        int r;
+
+        r = parse_args(argc, argv, &args);
+        if (r <= 0)
+                return r < 0 ? 2 : 0;
+        d.config_path = args.config ? args.config : DEFAULT_CONFIG;
+        d.config_explicit = args.config != NULL;
+        if (load_config(d.config_path, d.config_explicit, &config, &error) < 0 ||
+            topology_load(args.topology, &topology, &error) < 0) {
+                log_error("%s", error);
+                return 2;
+        }
+        log_topology(topology, config);
         if (!args.foreground && !getenv("NOTIFY_SOCKET") && daemon(0, 1) < 0) {
                 log_error_errno(-errno, "Failed to detach: %m");
                 return 1;
         }
-
-        d.base = event_base_new();
-        if (!d.base || (r = virt_event_register(d.base)) < 0) {
+        base = event_base_new();
+        if (!base || virt_event_register(base) < 0) {
                 log_error("Failed to set up the event loop");
                 return 1;
         }
         virt_errors_quiet();
-        d.manager = manager_new(d.base, topology, config, args.uri);
-        if (args.demo) {
-                GPtrArray *events = NULL;
-                if (trace_load_file(args.demo, &events, &error) < 0) {
-                        log_error("%s", error);
-                        manager_free(d.manager);
-                        return 2;
-                }
-                d.demo = demo_new(d.base, d.manager, events, 300);
+        d.base = base;
+        d.manager = manager_new(base, g_steal_pointer(&topology), g_steal_pointer(&config), args.uri);
+        if (setup_demo(&d, args.demo, &error) < 0) {
+                log_error("%s", error);
+                return 2;
         }
         manager_set_callbacks(
             d.manager,
             &(ManagerCallbacks){.decision_changed = on_decision, .connection_changed = on_connection}, &d);
-
-        signal(SIGPIPE, SIG_IGN);
-        d.sigterm = evsignal_new(d.base, SIGTERM, on_signal, &d);
-        d.sigint = evsignal_new(d.base, SIGINT, on_signal, &d);
-        d.sighup = evsignal_new(d.base, SIGHUP, on_signal, &d);
-        event_add(d.sigterm, NULL);
-        event_add(d.sigint, NULL);
-        event_add(d.sighup, NULL);
+        setup_signals(&d);
         setup_watchdog(&d);
-        d.stats = stats_cache_new_for_manager(d.base, d.manager);
+        d.stats = stats_cache_new_for_manager(base, d.manager);
         stats_cache_set_listener(d.stats, on_stats, &d);
-
-        {
-                BusKind kind = manager_config(d.manager)->bus;
-                if (args.bus)
-                        kind = strcmp(args.bus, "system") == 0    ? BUS_SYSTEM
-                               : strcmp(args.bus, "session") == 0 ? BUS_SESSION
-                                                                  : BUS_NONE;
-                if (d.demo && !args.bus && !args.bus_address)
-                        kind = BUS_NONE;
-                d.bus = bus_service_new(d.base, d.manager, d.stats, kind, args.bus_address,
-                                        &(BusHooks){.reload = reload_hook}, &d);
-        }
-        {
-                MetricsServer *metrics = NULL;
-                const char *listen = manager_config(d.manager)->metrics_listen;
-                if (metrics_prepare(&d, listen, &metrics, &error) < 0) {
-                        log_error("%s", error);
-                        bus_service_free(d.bus);
-                        stats_cache_free(d.stats);
-                        manager_free(d.manager);
-                        return 1;
-                }
-                metrics_commit(&d, metrics, listen);
+        d.bus = bus_service_new(base, d.manager, d.stats, bus_kind(&d, &args), args.bus_address,
+                                &(BusHooks){.reload = reload_hook}, &d);
+        if (setup_metrics(&d, &error) < 0) {
+                log_error("%s", error);
+                return 1;
         }
         manager_start(d.manager);
         sd_notify(0, "READY=1");
         notify_status(&d);
 
-        event_base_dispatch(d.base);
+        event_base_dispatch(base);
+        return d.demo && demo_failures(d.demo) ? 1 : 0;
+}
 
-        r = d.demo && demo_failures(d.demo) ? 1 : 0;
-        manager_set_callbacks(d.manager, &(ManagerCallbacks){0}, NULL);
-        demo_free(d.demo);
-        metrics_server_free(d.metrics);
-        g_free(d.metrics_listen);
-        bus_service_free(d.bus);
-        stats_cache_free(d.stats);
-        manager_free(d.manager);
-        drain(d.base);
-        event_free(d.sigterm);
-        event_free(d.sigint);
-        event_free(d.sighup);
-        if (d.watchdog)
-                event_free(d.watchdog);
-        return r;
+int main(int argc, char **argv)
+{
+        return run(argc, argv);
 }

@@ -6,6 +6,7 @@
 #include "domain-xml.h"
 #include "load-monitor.h"
 #include "manager.h"
+#include "virt-conn.h"
 
 typedef enum PlaceOrigin {
         ORIGIN_STARTED,          /* booted, restored, from snapshot, woken up */
@@ -22,8 +23,7 @@ struct Manager {
         Topology *topology;
         Config *config;
         char *uri_override;
-        virConnectPtr conn;
-        int lifecycle_id, tunable_id, device_added_id, device_removed_id;
+        VirtConn *conn; /* NULL while not connected */
         bool connected, ever_connected;
         unsigned backoff_sec, reconnects;
         struct event *reconnect_ev, *teardown_ev, *reconcile_ev;
@@ -56,7 +56,7 @@ typedef struct PlacerRequest {
         PlacementRequest req;
         PlacementParams params;
         DomainSpec *live, *user; /* what req points into */
-        PlacementCell *cells;    /* its guest cells, what req.cells points to */
+        PlacementCell *cells;    /* req.cells, when the user defines guest cells */
 } PlacerRequest;
 void placer_request_free(PlacerRequest *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PlacerRequest, placer_request_free)

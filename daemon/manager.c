@@ -2,18 +2,20 @@
 /* The manager's connection to libvirt, its event handlers and reconciliation. */
 #include <errno.h>
 #include <string.h>
-#include <libvirt/virterror.h>
 #include <time.h>
 
+#include "hostmap.h"
 #include "log.h"
 #include "manager-internal.h"
 #include "policy.h"
+#include "ret-error.h"
+#include "virt-cpu.h"
 #include "virt-domain.h"
+#include "virt-stats.h"
 
 #define BACKOFF_MAX_SEC 30u
 
 static void connect_now(Manager *m);
-static void on_close(virConnectPtr conn, int reason, void *opaque);
 
 static uint64_t monotonic_usec(void)
 {
@@ -57,19 +59,7 @@ static void disconnect(Manager *m)
 {
         if (!m->conn)
                 return;
-        if (m->lifecycle_id >= 0)
-                virConnectDomainEventDeregisterAny(m->conn, m->lifecycle_id);
-        if (m->tunable_id >= 0)
-                virConnectDomainEventDeregisterAny(m->conn, m->tunable_id);
-        if (m->device_added_id >= 0)
-                virConnectDomainEventDeregisterAny(m->conn, m->device_added_id);
-        if (m->device_removed_id >= 0)
-                virConnectDomainEventDeregisterAny(m->conn, m->device_removed_id);
-        m->lifecycle_id = m->tunable_id = m->device_added_id = m->device_removed_id = -1;
-        /* every callback must be gone before the close, or the connection outlives it */
-        virConnectUnregisterCloseCallback(m->conn, on_close);
-        virConnectClose(m->conn);
-        m->conn = NULL;
+        g_clear_pointer(&m->conn, virt_conn_free);
         set_connected(m, false);
 }
 
@@ -83,30 +73,25 @@ static void on_teardown(evutil_socket_t fd, short what, void *arg)
         schedule_reconnect(m);
 }
 
-static void on_close(virConnectPtr conn, int reason, void *opaque)
+static void on_close(int reason, void *opaque)
 {
-        static const char *const reasons[] = {"an error", "end of file", "keepalive timeout",
-                                              "a client request"};
         Manager *m = opaque;
         struct timeval zero = {0, 0};
-        (void)conn;
 
-        log_warning("Lost the connection to %s (%s)", manager_uri(m),
-                    reason >= 0 && reason < 4 ? reasons[reason] : "unknown reason");
+        log_warning("Lost the connection to %s (%s)", manager_uri(m), virt_close_reason_to_string(reason));
         if (reason == VIR_CONNECT_CLOSE_REASON_CLIENT)
                 return;
         evtimer_add(m->teardown_ev, &zero);
 }
 
-static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque)
+static void on_lifecycle(virDomainPtr dom, int event, int detail, void *opaque)
 {
         Manager *m = opaque;
         char uuid[VIR_UUID_STRING_BUFLEN];
         uint64_t t0 = monotonic_usec();
-        (void)conn;
 
         virt_domain_uuid(dom, uuid);
-        log_debug("%s: lifecycle event %d, detail %d", virDomainGetName(dom), event, detail);
+        log_debug("%s: lifecycle event %d, detail %d", virt_domain_name(dom), event, detail);
         switch (event) {
         case VIR_DOMAIN_EVENT_STARTED:
                 /* known already: a reconcile that ran before this event placed this run (events come in
@@ -114,7 +99,7 @@ static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int det
                  * anew whatever a reconcile adopted from the source host's record */
                 if (detail != VIR_DOMAIN_EVENT_STARTED_MIGRATED &&
                     g_hash_table_contains(m->decisions, uuid)) {
-                        log_debug("%s: placed by a reconcile before its start event", virDomainGetName(dom));
+                        log_debug("%s: placed by a reconcile before its start event", virt_domain_name(dom));
                         break;
                 }
                 placer_place(m, dom,
@@ -139,24 +124,21 @@ static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int det
                 break;
         case VIR_DOMAIN_EVENT_UNDEFINED:
                 /* a running domain whose definition is removed runs on, transient: it still holds cores */
-                if (virDomainIsActive(dom) == 1)
-                        log_debug("%s: undefined but still running, kept", virDomainGetName(dom));
+                if (virt_domain_is_active(dom))
+                        log_debug("%s: undefined but still running, kept", virt_domain_name(dom));
                 else
                         placer_forget(m, uuid, "undefined");
                 break;
         default:
                 break;
         }
-        return 0;
 }
 
-static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPtr params, int nparams,
-                       void *opaque)
+static void on_tunable(virDomainPtr dom, virTypedParameterPtr params, int nparams, void *opaque)
 {
         Manager *m = opaque;
         char uuid[VIR_UUID_STRING_BUFLEN];
         const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
-        (void)conn;
 
         if (!d || !d->plan)
                 return;
@@ -193,14 +175,13 @@ static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPt
 }
 
 /* A DIMM (or another device) came or went: the memory the ledger counts may have changed. */
-static void on_device(virConnectPtr conn, virDomainPtr dom, const char *alias, void *opaque)
+static void on_device(virDomainPtr dom, const char *alias, void *opaque)
 {
         Manager *m = opaque;
         char uuid[VIR_UUID_STRING_BUFLEN];
         const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
-        (void)conn;
 
-        log_debug("%s: device %s added or removed", virDomainGetName(dom), alias);
+        log_debug("%s: device %s added or removed", virt_domain_name(dom), alias);
         if (d && placer_resized(m, dom, d))
                 placer_place(m, dom, ORIGIN_RESIZED, monotonic_usec());
 }
@@ -210,23 +191,23 @@ static void reconcile(Manager *m, PlaceOrigin origin)
         virDomainPtr *doms = NULL;
         g_autoptr(GHashTable) running = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func(g_free);
-        int n;
+        g_autofree char *error = NULL;
+        unsigned n;
 
         if (!m->conn)
                 return;
         log_debug("Reconciling with what runs on %s", manager_uri(m));
-        n = virConnectListAllDomains(m->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
-        if (n < 0) {
-                log_warning("Listing running domains failed: %s, ignoring", virGetLastErrorMessage());
+        if (virt_conn_list_running(m->conn, &doms, &n, &error) < 0) {
+                log_warning("%s, ignoring", error);
                 return;
         }
         /* recorded decisions first: a domain placed anew must not take the cores another one records */
-        for (int i = 0; i < n; i++) {
+        for (unsigned i = 0; i < n; i++) {
                 char uuid[VIR_UUID_STRING_BUFLEN];
                 if (!g_hash_table_contains(m->decisions, virt_domain_uuid(doms[i], uuid)))
                         placer_adopt(m, doms[i]);
         }
-        for (int i = 0; i < n; i++) {
+        for (unsigned i = 0; i < n; i++) {
                 char uuid[VIR_UUID_STRING_BUFLEN];
                 const Decision *d;
                 virt_domain_uuid(doms[i], uuid);
@@ -249,9 +230,7 @@ static void reconcile(Manager *m, PlaceOrigin origin)
         }
         for (unsigned i = 0; i < gone->len; i++)
                 placer_forget(m, g_ptr_array_index(gone, i), "no longer running");
-        for (int i = 0; i < n; i++)
-                virDomainFree(doms[i]);
-        free(doms);
+        virt_domains_free(doms, n);
 }
 
 void manager_reconcile(Manager *m)
@@ -279,29 +258,13 @@ static void arm_reconcile(Manager *m)
 
 static void connect_now(Manager *m)
 {
+        static const VirtConnEvents events = {
+            .lifecycle = on_lifecycle, .tunable = on_tunable, .device = on_device, .closed = on_close};
         const char *uri = manager_uri(m);
+        g_autofree char *error = NULL;
 
-        m->conn = virConnectOpen(uri);
-        if (!m->conn) {
-                log_warning("Cannot connect to %s: %s", uri, virGetLastErrorMessage());
-                schedule_reconnect(m);
-                return;
-        }
-        virConnectRegisterCloseCallback(m->conn, on_close, m, NULL);
-        if (strncmp(uri, "test:", 5) != 0)
-                virConnectSetKeepAlive(m->conn, 5, 3);
-        m->lifecycle_id = virConnectDomainEventRegisterAny(m->conn, NULL, VIR_DOMAIN_EVENT_ID_LIFECYCLE,
-                                                           VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle), m, NULL);
-        m->tunable_id = virConnectDomainEventRegisterAny(m->conn, NULL, VIR_DOMAIN_EVENT_ID_TUNABLE,
-                                                         VIR_DOMAIN_EVENT_CALLBACK(on_tunable), m, NULL);
-        m->device_added_id = virConnectDomainEventRegisterAny(
-            m->conn, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_ADDED, VIR_DOMAIN_EVENT_CALLBACK(on_device), m, NULL);
-        m->device_removed_id =
-            virConnectDomainEventRegisterAny(m->conn, NULL, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
-                                             VIR_DOMAIN_EVENT_CALLBACK(on_device), m, NULL);
-        if (m->lifecycle_id < 0) {
-                log_warning("Cannot subscribe to domain events on %s: %s", uri, virGetLastErrorMessage());
-                disconnect(m);
+        if (virt_conn_open(uri, &events, m, &m->conn, &error) < 0) {
+                log_warning("%s", error);
                 schedule_reconnect(m);
                 return;
         }
@@ -320,7 +283,6 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->topology = topology;
         m->config = config;
         m->uri_override = g_strdup(uri);
-        m->lifecycle_id = m->tunable_id = m->device_added_id = m->device_removed_id = -1;
         m->backoff_sec = 1;
         m->ledger = ledger_new(topology);
         m->decisions = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)decision_free);
@@ -399,7 +361,7 @@ bool manager_connected(const Manager *m)
         return m->connected;
 }
 
-virConnectPtr manager_connection(const Manager *m)
+VirtConn *manager_connection(const Manager *m)
 {
         return m->conn;
 }
@@ -468,7 +430,7 @@ Plan *manager_plan(const Manager *m, unsigned vcpus, uint64_t memory)
 int manager_replace(Manager *m, const char *name_or_uuid, char **ret_error)
 {
         const Decision *d = manager_lookup(m, name_or_uuid);
-        virDomainPtr dom;
+        g_autoptr(virDomain) dom = NULL;
 
         if (!d) {
                 *ret_error = g_strdup_printf("no running domain '%s' is known", name_or_uuid);
@@ -478,15 +440,49 @@ int manager_replace(Manager *m, const char *name_or_uuid, char **ret_error)
                 *ret_error = g_strdup("not connected to libvirt");
                 return -ENOTCONN;
         }
-        dom = virDomainLookupByUUIDString(m->conn, d->uuid);
-        if (!dom) {
+        if (virt_conn_lookup_uuid(m->conn, d->uuid, &dom, NULL) < 0) {
                 *ret_error = g_strdup_printf("domain '%s' is gone", name_or_uuid);
                 placer_forget(m, d->uuid, "gone");
                 return -ENOENT;
         }
         placer_place(m, dom, ORIGIN_REPLACE, monotonic_usec());
-        virDomainFree(dom);
         return 0;
+}
+
+int manager_cpu_stats(Manager *m, GHashTable **ret, char **ret_error)
+{
+        if (!m->conn)
+                return ret_error_set(ret_error, -ENOTCONN, "not connected to libvirt");
+        return virt_cpu_stats_all(virt_conn_get(m->conn), ret, ret_error);
+}
+
+int manager_cpu_advice(Manager *m, const char *uuid, CpuAdvice **ret, char **ret_error)
+{
+        g_autoptr(virDomain) dom = NULL;
+        g_autoptr(VirtCpu) v = NULL;
+
+        if (!m->conn)
+                return ret_error_set(ret_error, -ENOTCONN, "Not connected to libvirt");
+        if (virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0)
+                return -ENOENT;
+        v = virt_cpu_new(virt_conn_get(m->conn));
+        return virt_cpu_advise(v, dom, ret, ret_error);
+}
+
+char *manager_host_map(const Manager *m)
+{
+        g_autofree char *map = hostmap_render(m->topology, m->ledger, m->config->placement.reserved_cpus);
+        g_autoptr(GPtrArray) all = manager_list(m);
+        GString *text = g_string_new(map);
+
+        /* the map shows the pins that really run; say whose plan did not take */
+        for (unsigned i = 0; i < all->len; i++) {
+                const Decision *d = g_ptr_array_index(all, i);
+                if (d->result == DECISION_FAILED)
+                        g_string_append_printf(text, "failed: %s runs as shown, not as planned: %s\n",
+                                               d->name, d->apply_error ? d->apply_error : "");
+        }
+        return g_string_free(text, FALSE);
 }
 
 char *manager_status(const Manager *m)

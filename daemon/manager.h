@@ -9,15 +9,16 @@
  */
 
 #include <event2/event.h>
-#include <libvirt/libvirt.h>
 
 #include "config.h"
+#include "cpu-features.h"
 #include "decision.h"
 #include "ledger.h"
 #include "load.h"
 #include "topology.h"
 
 typedef struct Manager Manager;
+typedef struct VirtConn VirtConn; /* virt-conn.h */
 
 /* Event-to-pin latency histogram bounds, in seconds (Prometheus "le" buckets; +Inf implied). */
 #define MANAGER_LATENCY_BUCKETS 12
@@ -60,7 +61,8 @@ const Topology *manager_topology(const Manager *m);
 const Ledger *manager_ledger(const Manager *m);
 bool manager_connected(const Manager *m);
 const char *manager_uri(const Manager *m);
-virConnectPtr manager_connection(const Manager *m);
+/* The libvirt connection (virt-conn.h), NULL while not connected. Borrowed. */
+VirtConn *manager_connection(const Manager *m);
 unsigned manager_reconnects(const Manager *m);
 
 /* By exact name, else by UUID in any case (libvirt's rule); NULL when unknown or empty. */
@@ -81,9 +83,21 @@ void manager_reconcile(Manager *m);
  * -ENOTCONN without libvirt. */
 int manager_replace(Manager *m, const char *name_or_uuid, char **ret_error);
 
+/* Host CPU time of every running domain: a table from UUID to DomainCpuStats (caller unrefs). -ENOTCONN
+ * without libvirt, -ENOTSUP when the driver has no such statistics. */
+int manager_cpu_stats(Manager *m, GHashTable **ret, char **ret_error);
+
+/* CPU model advice for one running domain (by UUID). -ENOTCONN without libvirt, -ENOENT when it is gone,
+ * else what virt_cpu_advise() returns. */
+int manager_cpu_advice(Manager *m, const char *uuid, CpuAdvice **ret, char **ret_error);
+
 const ManagerStats *manager_stats(const Manager *m);
 /* Counts a configuration reload (SIGHUP or Reload()). */
 void manager_note_reload(Manager *m, bool ok);
+
+/* The host map (hostmap.h) of what the ledger counts, and a line for each domain whose plan did not take
+ * (the map shows the pins that really run). Caller frees. */
+char *manager_host_map(const Manager *m);
 
 /* Human status line for sd_notify STATUS= and `placementctl status`. Caller frees. */
 char *manager_status(const Manager *m);

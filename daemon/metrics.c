@@ -5,7 +5,7 @@
 #include <sys/resource.h>
 
 #include "http-server.h"
-#include "virt-stats.h"
+#include "cpu-stats.h"
 
 /* Scrapers are few: at most this many connections, and never more than a quarter of the descriptor
  * limit, so that libvirt, D-Bus and the configuration always find descriptors. */

@@ -232,7 +232,7 @@ static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
         const DomainSpec *src = live;
         bool recorded;
 
-        if (virDomainIsPersistent(dom) == 1) {
+        if (virt_domain_is_persistent(dom)) {
                 if (virt_domain_read_spec(dom, true, &cfg, &error) < 0) {
                         log_warning("%s: %s; using its live definition", live->name, error);
                         g_clear_pointer(&error, g_free);
@@ -355,13 +355,11 @@ static int apply_memory(Manager *m, virDomainPtr dom, Decision *d)
 
         if (p->keep_memory) {
                 /* bound by the definition, or bound live already in a mode libvirt will not change */
-                g_free(d->memory_binding);
-                d->memory_binding = g_strdup("kept");
+                d->memory_binding = MEMORY_BINDING_KEPT;
                 return 0;
         }
         if (!m->config->memory_binding) {
-                g_free(d->memory_binding);
-                d->memory_binding = g_strdup("off");
+                d->memory_binding = MEMORY_BINDING_OFF;
                 return 0;
         }
         idx = plan_memory_nodes(p);
@@ -371,8 +369,7 @@ static int apply_memory(Manager *m, virDomainPtr dom, Decision *d)
         r = virt_domain_set_memory_nodes(dom, nodes, &error);
         if (r == -ENOENT)
                 return r;
-        g_free(d->memory_binding);
-        d->memory_binding = g_strdup(r < 0 ? "failed" : "applied");
+        d->memory_binding = r < 0 ? MEMORY_BINDING_FAILED : MEMORY_BINDING_APPLIED;
         if (r < 0) {
                 log_notice("%s: memory binding not applied: %s", d->name, error);
                 note_failure(d, &error);
@@ -423,7 +420,7 @@ static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emu
         if (emulator_applied)
                 cpuset_union(runs->emulator_pin, d->plan->emulator_pin);
         /* the memory binding stands where it was applied */
-        if (g_strcmp0(d->memory_binding, "applied") == 0 || g_strcmp0(d->memory_binding, "kept") == 0)
+        if (d->memory_binding == MEMORY_BINDING_APPLIED || d->memory_binding == MEMORY_BINDING_KEPT)
                 memcpy(runs->node_memory, d->plan->node_memory, sizeof(uint64_t) * runs->nnode_memory);
         g_free(runs->reason);
         runs->reason = g_strdup("vCPU pins that really run after a failed apply");
@@ -566,6 +563,13 @@ static int adopt_hugepages(Manager *m, const DomainSpec *live, Plan *plan, char 
         return 0;
 }
 
+/* The memory binding a record names (metadata_to_plan() checked the word); none when it names none. */
+static MemoryBinding recorded_binding(const MetaDecision *md)
+{
+        int b = memory_binding_from_string(md->memory_binding);
+        return b < 0 ? MEMORY_BINDING_NONE : (MemoryBinding)b;
+}
+
 static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
                                 bool warn)
 {
@@ -590,8 +594,7 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         d = decision_new(uuid, live->name);
         d->adopted = true;
         d->reason = g_strdup(plan->reason);
-        g_free(d->memory_binding);
-        d->memory_binding = g_strdup(md->memory_binding ? md->memory_binding : "none");
+        d->memory_binding = recorded_binding(md);
         d->result = decision_result_from_plan(plan->result);
         d->pinned_by_hand = plan->result == PLAN_ADOPTED;
         return record(m, d, plan);
@@ -623,61 +626,115 @@ static void add_load(Manager *m, const char *uuid, PlacementRequest *req)
         req->host_busy = l->host_busy;
 }
 
-/* The policy's params for the domain: the config's, with the policy its metadata asks for. */
+/* Says what was decided: in the log and to the manager's listeners. */
+static void announce(Manager *m, const Decision *d)
+{
+        log_decision(d);
+        placer_notify(m, d, d->uuid, d->name);
+}
+
+/* The configured parameters, with the policy the domain's metadata asks for when it names one. */
 static PlacementParams params_for(Manager *m, const DomainSpec *user, const char *name)
 {
         PlacementParams params = m->config->placement;
+        int k;
 
-        if (user->meta_policy) {
-                const char *wanted = user->meta_policy;
-                int k = policy_kind_from_string(wanted);
-                if (k < 0)
-                        log_warning("%s: unknown policy '%s' in its metadata (explicit, compat), using %s",
-                                    name, wanted, policy_kind_to_string(params.policy));
-                else
-                        params.policy = (PolicyKind)k;
-        }
+        if (!user->meta_policy)
+                return params;
+        k = policy_kind_from_string(user->meta_policy);
+        if (k < 0)
+                log_warning("%s: unknown policy '%s' in its metadata (explicit, compat), using %s", name,
+                            user->meta_policy, policy_kind_to_string(params.policy));
+        else
+                params.policy = (PolicyKind)k;
         return params;
 }
 
 /*
- * Records plan (taken) as dom's decision, applies it, writes the metadata, logs and notifies. note, when
- * given, leads the decision's reason (why it was placed again).
+ * A domain found running (at start or by a reconcile) that records no decision: pins found on it are
+ * someone else's and adopted as they are, and PlaceRunning=no leaves it alone at start. Returns the
+ * skip decision, or NULL when it is to be placed.
  */
-static void place_plan(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
-                       const DomainSpec *user, Plan *plan, uint64_t event_usec, const char *note)
+static Decision *found_running(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
+                               const PlacementRequest *req, const PlacementParams *params,
+                               PlaceOrigin origin)
+{
+        CpuSet **pins;
+        Plan *occupied;
+
+        if ((origin != ORIGIN_RUNNING_AT_START && origin != ORIGIN_RECONCILE) || live->decision ||
+            live->decision_error)
+                return NULL;
+        pins = hand_pins(m, dom, live->vcpus, req->allowed_cpus);
+        if (pins) {
+                occupied = policy_adopt(m->topology, m->ledger, req, pins, params);
+                virt_pins_free(pins, live->vcpus);
+                return skip(m, uuid, live,
+                            "already pinned when placementd found it; pins adopted as they are", occupied);
+        }
+        if (origin == ORIGIN_RUNNING_AT_START && !m->config->place_running)
+                return skip(m, uuid, live, "running before placementd started (PlaceRunning=no)", NULL);
+        return NULL;
+}
+
+/* Records plan (taken) as the domain's decision (advisory when Apply=no); note, when given, leads its
+ * reason (why it was placed again). */
+static Decision *record_plan(Manager *m, const char *uuid, const DomainSpec *live, Plan *plan,
+                             const char *note)
 {
         Decision *d = decision_new(uuid, live->name);
 
         d->reason = note ? g_strdup_printf("%s; %s", note, plan->reason) : g_strdup(plan->reason);
         d->result = m->config->apply ? decision_result_from_plan(plan->result) : DECISION_ADVISORY;
-        if (!m->config->apply) {
-                g_free(d->memory_binding);
-                d->memory_binding = g_strdup("advisory");
-        }
-        d = record(m, d, plan);
-        if (m->config->apply && d->plan->result != PLAN_UNPLACEABLE) {
-                if (apply(m, dom, d) == -ENOENT) {
-                        log_info("%s: gone while being pinned", d->name);
-                        placer_forget(m, uuid, "gone while being pinned");
-                        return;
-                }
+        if (!m->config->apply)
+                d->memory_binding = MEMORY_BINDING_ADVISORY;
+        return record(m, d, plan);
+}
+
+/* Asks the policy, on the host without the domain's old self, and records its plan. */
+static Decision *decide(Manager *m, const char *uuid, const DomainSpec *live, PlacementRequest *req,
+                        const PlacementParams *params)
+{
+        g_autofree double *pu_busy = NULL;
+
+        ledger_release(m->ledger, uuid); /* a re-placement sees the host without its old self */
+        /* what the others keep busy, once anything is measured (unknown: every vCPU busy) */
+        if (load_monitor_known(m->load))
+                req->pu_busy = pu_busy = load_pu_busy(m->ledger, load_monitor_lookup_cb, m->load);
+        return record_plan(m, uuid, live, policy_place(m->topology, m->ledger, req, params), NULL);
+}
+
+/* Counts the time from the event to the last pin in the latency histogram. */
+static void note_latency(Manager *m, uint64_t latency_usec)
+{
+        double sec = (double)latency_usec / 1e6;
+        unsigned b = 0;
+
+        while (b < MANAGER_LATENCY_BUCKETS && sec > manager_latency_bounds[b])
+                b++;
+        m->stats.latency_buckets[b]++;
+        m->stats.latency_count++;
+        m->stats.latency_sum += sec;
+}
+
+/* Applies d's plan (when Apply=yes and it has one) and records it in the domain. Returns -ENOENT when
+ * the domain vanished meanwhile (then forgotten), else 0. */
+static int carry_out(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user, uint64_t event_usec)
+{
+        bool apply_it = m->config->apply && d->plan->result != PLAN_UNPLACEABLE;
+
+        if (apply_it && apply(m, dom, d) == -ENOENT) {
+                log_info("%s: gone while being pinned", d->name);
+                placer_forget(m, d->uuid, "gone while being pinned");
+                return -ENOENT;
         }
         /* event to last pin: the metadata written next is bookkeeping, not placement */
         d->latency_usec = event_usec ? now_usec(CLOCK_MONOTONIC) - event_usec : 0;
-        if (m->config->apply && d->plan->result != PLAN_UNPLACEABLE)
+        if (apply_it)
                 write_metadata(m, dom, d, user);
-        if (event_usec) {
-                double sec = (double)d->latency_usec / 1e6;
-                unsigned b = 0;
-                while (b < MANAGER_LATENCY_BUCKETS && sec > manager_latency_bounds[b])
-                        b++;
-                m->stats.latency_buckets[b]++;
-                m->stats.latency_count++;
-                m->stats.latency_sum += sec;
-        }
-        log_decision(d);
-        placer_notify(m, d, d->uuid, d->name);
+        if (event_usec)
+                note_latency(m, d->latency_usec);
+        return 0;
 }
 
 void placer_request_free(PlacerRequest *r)
@@ -709,87 +766,65 @@ PlacerRequest *placer_request(Manager *m, virDomainPtr dom)
 void placer_apply_plan(Manager *m, virDomainPtr dom, const PlacerRequest *r, Plan *plan, const char *note)
 {
         char uuid[VIR_UUID_STRING_BUFLEN];
+        Decision *d = record_plan(m, virt_domain_uuid(dom, uuid), r->live, plan, note);
 
-        place_plan(m, dom, virt_domain_uuid(dom, uuid), r->live, r->user, plan, 0, note);
+        if (carry_out(m, dom, d, r->user, 0) == 0)
+                announce(m, d);
 }
 
-void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec)
+/* Reads dom and decides; returns the decision to announce, or NULL when dom is gone (and forgotten). */
+static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrigin origin,
+                       uint64_t event_usec)
 {
-        char uuid[VIR_UUID_STRING_BUFLEN];
         g_autoptr(DomainSpec) live = NULL;
         g_autoptr(DomainSpec) user = NULL;
         g_autofree char *error = NULL;
         g_autofree PlacementCell *cells = NULL;
-        g_autofree double *pu_busy = NULL;
         PlacementParams params;
         PlacementRequest req;
         const char *why;
         Decision *d;
-        Plan *plan;
         int r;
 
-        virt_domain_uuid(dom, uuid);
         r = virt_domain_read_spec(dom, false, &live, &error);
         if (r < 0) {
                 if (r == -ENOENT)
-                        log_info("%s: gone before it could be placed", virDomainGetName(dom));
+                        log_info("%s: gone before it could be placed", virt_domain_name(dom));
                 else
-                        log_warning("%s: %s, not placed", virDomainGetName(dom), error);
+                        log_warning("%s: %s, not placed", virt_domain_name(dom), error);
                 placer_forget(m, uuid, "gone");
-                return;
+                return NULL;
         }
         if (live->decision_error)
                 log_warning("%s: recorded decision unreadable (%s); placing it anew", live->name,
                             live->decision_error);
         if (origin != ORIGIN_MIGRATED && origin != ORIGIN_REPLACE && origin != ORIGIN_RESIZED &&
-            origin != ORIGIN_HEAL && live->decision && (d = adopt_recorded(m, dom, uuid, live, true))) {
-                log_decision(d);
-                placer_notify(m, d, d->uuid, d->name);
-                return;
-        }
+            origin != ORIGIN_HEAL && live->decision && (d = adopt_recorded(m, dom, uuid, live, true)))
+                return d;
         user = user_spec(dom, live);
         if (!user) {
                 placer_forget(m, uuid, "gone");
-                return;
+                return NULL;
         }
-        if ((why = opt_out_reason(user))) {
-                d = skip(m, uuid, live, why, NULL);
-                log_decision(d);
-                placer_notify(m, d, d->uuid, d->name);
-                return;
-        }
+        if ((why = opt_out_reason(user)))
+                return skip(m, uuid, live, why, NULL);
         params = params_for(m, user, live->name);
         req = request_from_spec(user, live);
         cells = request_add_shape(m, user, live, &req);
         add_load(m, uuid, &req);
-        /* pins found on a domain that records a decision are placementd's own, not someone else's */
-        if ((origin == ORIGIN_RUNNING_AT_START || origin == ORIGIN_RECONCILE) && !live->decision &&
-            !live->decision_error) {
-                CpuSet **pins = hand_pins(m, dom, live->vcpus, req.allowed_cpus);
-                if (pins) {
-                        Plan *occupied = policy_adopt(m->topology, m->ledger, &req, pins, &params);
-                        virt_pins_free(pins, live->vcpus);
-                        d = skip(m, uuid, live,
-                                 "already pinned when placementd found it; pins adopted as they are",
-                                 occupied);
-                        log_decision(d);
-                        placer_notify(m, d, d->uuid, d->name);
-                        return;
-                }
-                if (origin == ORIGIN_RUNNING_AT_START && !m->config->place_running) {
-                        d = skip(m, uuid, live, "running before placementd started (PlaceRunning=no)", NULL);
-                        log_decision(d);
-                        placer_notify(m, d, d->uuid, d->name);
-                        return;
-                }
-        }
+        if ((d = found_running(m, dom, uuid, live, &req, &params, origin)))
+                return d;
+        d = decide(m, uuid, live, &req, &params);
+        return carry_out(m, dom, d, user, event_usec) < 0 ? NULL : d;
+}
 
-        ledger_release(m->ledger, uuid); /* a re-placement sees the host without its old self */
-        /* what the others keep busy, once anything is measured (unknown: every vCPU busy) */
-        if (load_monitor_known(m->load))
-                req.pu_busy = pu_busy = load_pu_busy(m->ledger, load_monitor_lookup_cb, m->load);
-        plan = policy_place(m->topology, m->ledger, &req, &params);
-        place_plan(m, dom, uuid, live, user, plan, event_usec, NULL);
+void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec)
+{
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        const Decision *d = place(m, dom, virt_domain_uuid(dom, uuid), origin, event_usec);
+
+        if (d)
+                announce(m, d);
         if (origin == ORIGIN_RESIZED)
                 manager_heal_soon(m, "a domain was resized");
 }
@@ -823,8 +858,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         d->pinned_by_hand = true;
         d->reason = g_strdup_printf("%s; pins adopted as they are, placementd does not fight them", what);
         /* what was applied before still stands: the emulator pin and the memory binding */
-        g_free(d->memory_binding);
-        d->memory_binding = g_strdup(old->memory_binding);
+        d->memory_binding = old->memory_binding;
         adopted = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
         cpuset_union(adopted->emulator_pin, old->plan->emulator_pin);
         g_free(adopted->reason);
@@ -844,23 +878,22 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
 
 bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d)
 {
-        unsigned long kib;
-        int vcpus;
+        unsigned vcpus;
+        uint64_t memory;
         (void)m;
 
         /* an opted-out or hand-pinned domain is not placementd's to re-place */
         if (!d->plan || d->result == DECISION_SKIPPED)
                 return false;
-        vcpus = virDomainGetVcpusFlags(dom, VIR_DOMAIN_AFFECT_LIVE);
-        kib = virDomainGetMaxMemory(dom);
-        if (vcpus > 0 && (unsigned)vcpus != d->plan->requested_vcpus) {
-                log_info("%s: %d vCPUs online, its decision counts %u: placing it again", d->name, vcpus,
+        virt_domain_live_size(dom, &vcpus, &memory);
+        if (vcpus > 0 && vcpus != d->plan->requested_vcpus) {
+                log_info("%s: %u vCPUs online, its decision counts %u: placing it again", d->name, vcpus,
                          d->plan->requested_vcpus);
                 return true;
         }
-        if (kib > 0 && (uint64_t)kib * 1024 != d->plan->memory) {
+        if (memory > 0 && memory != d->plan->memory) {
                 log_info("%s: %llu KiB of memory, its decision counts %llu KiB: placing it again", d->name,
-                         (unsigned long long)kib, (unsigned long long)(d->plan->memory / 1024));
+                         (unsigned long long)(memory / 1024), (unsigned long long)(d->plan->memory / 1024));
                 return true;
         }
         return false;

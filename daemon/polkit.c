@@ -6,6 +6,7 @@
 #include <stdbool.h>
 
 #include "bus-api.h"
+#include "bus-cleanup.h"
 #include "log.h"
 
 #define POLKIT_NAME      "org.freedesktop.PolicyKit1"
@@ -49,13 +50,12 @@ static void polkit_query_free(void *userdata)
 
 int polkit_sender_uid(sd_bus_message *msg, uid_t *ret)
 {
-        sd_bus_creds *creds = NULL;
+        g_autoptr(sd_bus_creds) creds = NULL;
         int r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT,
                                           &creds);
 
         if (r >= 0 && sd_bus_creds_get_euid(creds, ret) < 0)
                 r = sd_bus_creds_get_uid(creds, ret);
-        sd_bus_creds_unref(creds);
         return r;
 }
 
@@ -128,8 +128,8 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
 static int ask_polkit(PolkitQuery *q, sd_bus_error *error)
 {
         sd_bus *bus = sd_bus_message_get_bus(q->msg);
-        sd_bus_message *call = NULL;
-        sd_bus_slot *slot = NULL;
+        g_autoptr(sd_bus_message) call = NULL;
+        g_autoptr(sd_bus_slot) slot = NULL;
         int r = sd_bus_message_new_method_call(bus, &call, POLKIT_NAME, POLKIT_PATH, POLKIT_INTERFACE,
                                                "CheckAuthorization");
 
@@ -139,7 +139,6 @@ static int ask_polkit(PolkitQuery *q, sd_bus_error *error)
                                           sd_bus_message_get_sender(q->msg), q->action, 0, 0u, "");
         if (r >= 0)
                 r = sd_bus_call_async(bus, &slot, call, on_polkit_reply, q, 0);
-        sd_bus_message_unref(call);
         if (r < 0) {
                 polkit_query_free(q);
                 return sd_bus_error_setf(error, BUS_ERROR_NOT_PERMITTED,
@@ -149,7 +148,6 @@ static int ask_polkit(PolkitQuery *q, sd_bus_error *error)
         /* the bus owns the query from here: freed after the answer, or when the connection goes */
         sd_bus_slot_set_destroy_callback(slot, polkit_query_free);
         sd_bus_slot_set_floating(slot, 1);
-        sd_bus_slot_unref(slot);
         return 1;
 }
 

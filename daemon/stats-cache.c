@@ -4,7 +4,6 @@
 #include <errno.h>
 
 #include "log.h"
-#include "virt-stats.h"
 
 struct StatsCache {
         struct event *timer;
@@ -67,13 +66,7 @@ StatsCache *stats_cache_new(struct event_base *base, unsigned interval_ms, Stats
 
 static int fetch_from_manager(void *userdata, GHashTable **ret, char **ret_error)
 {
-        virConnectPtr conn = manager_connection(userdata);
-
-        if (!conn) {
-                *ret_error = g_strdup("not connected to libvirt");
-                return -ENOTCONN;
-        }
-        return virt_cpu_stats_all(conn, ret, ret_error);
+        return manager_cpu_stats(userdata, ret, ret_error);
 }
 
 StatsCache *stats_cache_new_for_manager(struct event_base *base, Manager *m)

@@ -289,14 +289,21 @@ static char *sharing_note(const HostView *v, const Plan *plan)
                                plan->shared_vcpus, beside, beside == 1 ? "runs" : "run", reserved);
 }
 
-/* How the set was chosen among its equally near sets, for the reason ("" when it was the only one). */
-static const char *group_note(const SetChoice *choice)
+/* How the set was chosen among its equally near sets (L3 fit, then Fit=), for the reason ("" when it was
+ * the only one). */
+static const char *group_note(const HostView *v, const SetChoice *choice)
 {
+        bool pack = v->params->fit == FIT_PACK;
+
         if (choice->group_size <= 1)
                 return "";
         if (choice->l3_fit && choice->l3_unfit > 0)
-                return ", least loaded of its equally near sets where each node's share fits one L3 cache";
-        return ", least loaded of its equally near sets";
+                return pack ? ", fullest of its equally near sets where each node's share fits one L3 cache "
+                              "(Fit=pack)"
+                            : ", least loaded of its equally near sets where each node's share fits one L3 "
+                              "cache";
+        return pack ? ", fullest of its equally near sets (Fit=pack)"
+                    : ", least loaded of its equally near sets";
 }
 
 /* "4.0 GiB", or "96.0 MiB in 2.0 MiB hugepages" for hugepage-backed memory; into buf. */
@@ -329,7 +336,7 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                                        where, choice->load.capacity, ops->unit, req->vcpus,
                                        size_format(choice->load.free_memory, a, sizeof(a)),
                                        memory_text(req, req->memory, b, sizeof(b)), set->max_distance,
-                                       set->mean_distance, group_note(choice), note);
+                                       set->mean_distance, group_note(v, choice), note);
         sharing = sharing_note(v, plan);
         return g_strdup_printf("no node set has %u %s and %s free; %s is the nearest that holds the memory "
                                "(%u %s there): %s%s",

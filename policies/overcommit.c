@@ -3,6 +3,9 @@
 #include "overcommit.h"
 #include "cells.h"
 
+#include <limits.h>
+#include <stdlib.h>
+
 /* For overcommit: does a come closer than b to the target of capacity, then to the size of a vCPU each? */
 static bool closer_fit(const SetLoad *a, const SetLoad *b, unsigned target, unsigned vcpus)
 {
@@ -20,6 +23,93 @@ static uint64_t pack_key(unsigned a, unsigned b, unsigned c, unsigned d)
 }
 
 /*
+ * The choice below, made fast. A PU's key has four parts, (load, own vCPUs on its core, the other load,
+ * own vCPUs on its node); the first three change only for the PUs of the core a vCPU lands on, the last
+ * for every PU of that node. So the set's usable PUs sit in one array, node by node, under a min
+ * segment tree over (first three parts, position); each node's best PU is one range query, and a vCPU
+ * takes the best of the nodes' bests by (full key, position). A vCPU then costs O(threads x log PUs +
+ * nodes) instead of O(PUs), and the choice is the same PU as a scan of all PUs in array order would make.
+ */
+typedef struct KeyTree {
+        unsigned n, size; /* leaves, and the power of two above them */
+        uint64_t *key;    /* [n] each leaf's first three parts, packed */
+        unsigned *best;   /* [2 * size] leaf index of each subtree's minimum; UINT_MAX for none */
+} KeyTree;
+
+static unsigned key_min(const KeyTree *k, unsigned a, unsigned b)
+{
+        if (a == UINT_MAX)
+                return b;
+        if (b == UINT_MAX)
+                return a;
+        return k->key[b] < k->key[a] ? b : a; /* equal keys: the lower position, a's side is lower */
+}
+
+static void key_tree_init(KeyTree *k, unsigned n)
+{
+        k->n = n;
+        for (k->size = 1; k->size < MAX(n, 1); k->size *= 2)
+                ;
+        k->key = g_new0(uint64_t, MAX(n, 1));
+        k->best = g_new(unsigned, 2 * k->size);
+        for (unsigned i = 0; i < 2 * k->size; i++)
+                k->best[i] = UINT_MAX;
+}
+
+static void key_tree_build(KeyTree *k)
+{
+        for (unsigned i = 0; i < k->n; i++)
+                k->best[k->size + i] = i;
+        for (unsigned i = k->size - 1; i >= 1; i--)
+                k->best[i] = key_min(k, k->best[2 * i], k->best[2 * i + 1]);
+}
+
+static void key_tree_set(KeyTree *k, unsigned leaf, uint64_t key)
+{
+        k->key[leaf] = key;
+        for (unsigned i = (k->size + leaf) / 2; i >= 1; i /= 2)
+                k->best[i] = key_min(k, k->best[2 * i], k->best[2 * i + 1]);
+}
+
+/* The leaf with the least key in [lo, hi), lowest position on ties; UINT_MAX when empty. */
+static unsigned key_tree_query(const KeyTree *k, unsigned lo, unsigned hi)
+{
+        unsigned left = UINT_MAX, right = UINT_MAX;
+
+        for (lo += k->size, hi += k->size; lo < hi; lo /= 2, hi /= 2) {
+                if (lo & 1)
+                        left = key_min(k, left, k->best[lo++]);
+                if (hi & 1)
+                        right = key_min(k, k->best[--hi], right);
+        }
+        return key_min(k, left, right);
+}
+
+static void key_tree_done(KeyTree *k)
+{
+        g_free(k->key);
+        g_free(k->best);
+}
+
+/* The loads overcommit_assign() follows, counted as vCPUs land. */
+typedef struct AssignState {
+        const Topology *t;
+        bool by_core;
+        unsigned *pu_load, *core_load, *own_core, *on_node; /* by index */
+        unsigned *pus;                                      /* [n] the set's usable PUs, node by node */
+        unsigned *pos;                                      /* [npus] position in pus, UINT_MAX if absent */
+} AssignState;
+
+/* The first three parts of PU p's key, packed to compare once (pack_key()'s top 48 bits). */
+static uint64_t leaf_key(const AssignState *a, unsigned p)
+{
+        unsigned c = a->t->pus[p].core;
+        return pack_key(a->by_core ? a->core_load[c] : a->pu_load[p], a->own_core[c],
+                        a->by_core ? a->pu_load[p] : a->core_load[c], 0) >>
+               16;
+}
+
+/*
  * Each vCPU on the least loaded core (by core: explicit) or PU (compat) of the set, this plan's own
  * vCPUs counted as they land. A core with a reserved thread (ReservedCPUs=) ranks after cores as loaded
  * without one: its free thread shares the core with host work, so it comes after wholly free cores and
@@ -31,54 +121,135 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                        Plan *plan)
 {
         const Topology *t = v->t;
-        g_autofree unsigned *pu_load = g_new0(unsigned, MAX(t->npus, 1));
-        /* twice the vCPUs on the core, plus one when it has a reserved thread */
-        g_autofree unsigned *core_load = g_new0(unsigned, MAX(t->ncores, 1));
-        g_autofree unsigned *own_core = g_new0(unsigned, MAX(t->ncores, 1));
-        g_autofree unsigned *on_node = g_new0(unsigned, MAX(t->nnodes, 1));
+        AssignState a = {
+            .t = t,
+            .by_core = ops->overcommit_by_core,
+            .pu_load = g_new0(unsigned, MAX(t->npus, 1)),
+            .core_load = g_new0(unsigned, MAX(t->ncores, 1)),
+            .own_core = g_new0(unsigned, MAX(t->ncores, 1)),
+            .on_node = g_new0(unsigned, MAX(t->nnodes, 1)),
+            .pus = g_new(unsigned, MAX(t->npus, 1)),
+            .pos = g_new(unsigned, MAX(t->npus, 1)),
+        };
+        g_autofree unsigned *range = g_new0(unsigned, n + 1); /* node i's PUs: pus[range[i]..range[i+1]) */
+        g_autofree unsigned *node_best = g_new(unsigned, MAX(n, 1));
         g_autofree int *vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
-        GArray *pus = g_array_new(FALSE, FALSE, sizeof(unsigned)); /* the set's usable PUs */
-        bool by_core = ops->overcommit_by_core;
+        unsigned npus = 0;
+        KeyTree k;
+
+        for (unsigned p = 0; p < t->npus; p++)
+                a.pos[p] = UINT_MAX;
 
         /* a guest cell stays on one node that is big enough for it, busy or not */
         cells_pack_shared(v, nodes, n, plan, vcpu_node);
-
         for (unsigned i = 0; i < n; i++) {
                 const TopoNode *node = &t->nodes[nodes[i]];
+                range[i] = npus;
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
                         const TopoCore *core = &t->cores[c];
-                        core_load[c] = 2 * ledger_core_load(v->l, c) + policy_core_reserved(v, c);
+                        /* twice the vCPUs on the core, plus one when it has a reserved thread */
+                        a.core_load[c] = 2 * ledger_core_load(v->l, c) + policy_core_reserved(v, c);
                         for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
-                                pu_load[p] = ledger_pu_load(v->l, p);
-                                if (v->pu_usable[p])
-                                        g_array_append_val(pus, p);
+                                a.pu_load[p] = ledger_pu_load(v->l, p);
+                                if (v->pu_usable[p]) {
+                                        a.pos[p] = npus;
+                                        a.pus[npus++] = p;
+                                }
                         }
                 }
         }
-        for (unsigned vcpu = 0; vcpu < plan->nvcpus && pus->len; vcpu++) {
-                int best = -1;
+        range[n] = npus;
+        key_tree_init(&k, npus);
+        for (unsigned i = 0; i < npus; i++)
+                k.key[i] = leaf_key(&a, a.pus[i]);
+        key_tree_build(&k);
+        for (unsigned i = 0; i < n; i++)
+                node_best[i] = key_tree_query(&k, range[i], range[i + 1]);
+
+        for (unsigned vcpu = 0; vcpu < plan->nvcpus && npus; vcpu++) {
+                unsigned best_node = UINT_MAX, best, c, node;
                 uint64_t best_key = UINT64_MAX;
 
-                for (unsigned k = 0; k < pus->len; k++) {
-                        unsigned p = g_array_index(pus, unsigned, k), c = t->pus[p].core;
-                        if (vcpu_node[vcpu] >= 0 && t->cores[c].node != (unsigned)vcpu_node[vcpu])
-                                continue;
-                        /* the four keys of the rule above, most significant first, packed to compare once */
-                        uint64_t key =
-                            pack_key(by_core ? core_load[c] : pu_load[p], own_core[c],
-                                     by_core ? pu_load[p] : core_load[c], on_node[t->cores[c].node]);
-                        if (best < 0 || key < best_key) {
-                                best = (int)p;
-                                best_key = key;
+                /* the vCPU's cell's node when it has one with a usable PU, else any node of the set */
+                for (int restrict_to_cell = vcpu_node[vcpu] >= 0;
+                     restrict_to_cell >= 0 && best_node == UINT_MAX; restrict_to_cell--)
+                        for (unsigned i = 0; i < n; i++) {
+                                uint64_t key;
+                                if (node_best[i] == UINT_MAX ||
+                                    (restrict_to_cell && nodes[i] != (unsigned)vcpu_node[vcpu]))
+                                        continue;
+                                key = k.key[node_best[i]] << 16 | MIN(a.on_node[nodes[i]], 0xffffu);
+                                if (best_node == UINT_MAX || key < best_key) { /* ties: the earlier node */
+                                        best_node = i;
+                                        best_key = key;
+                                }
                         }
-                }
-                plan->vcpu_pu[vcpu] = best;
-                pu_load[best]++;
-                core_load[t->pus[best].core] += 2;
-                own_core[t->pus[best].core]++;
-                on_node[t->cores[t->pus[best].core].node]++;
+                best = a.pus[node_best[best_node]];
+                c = t->pus[best].core;
+                node = t->cores[c].node;
+                plan->vcpu_pu[vcpu] = (int)best;
+                a.pu_load[best]++;
+                a.core_load[c] += 2;
+                a.own_core[c]++;
+                a.on_node[node]++;
+                for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
+                        if (a.pos[p] != UINT_MAX)
+                                key_tree_set(&k, a.pos[p], leaf_key(&a, p));
+                node_best[best_node] = key_tree_query(&k, range[best_node], range[best_node + 1]);
         }
-        g_array_unref(pus);
+        key_tree_done(&k);
+        g_free(a.pu_load);
+        g_free(a.core_load);
+        g_free(a.own_core);
+        g_free(a.on_node);
+        g_free(a.pus);
+        g_free(a.pos);
+}
+
+/* Enumerating the sets that hold every needed node, and sorting them, beats the walk up to this many other
+ * nodes (256 sets); with more, sorting them costs more than the walk spends reaching a set that holds all.
+ */
+#define SUPERSETS_MAX_OTHER_NODES 8
+
+static int compare_unsigned(const void *a, const void *b)
+{
+        unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
+        return x < y ? -1 : x > y;
+}
+
+/*
+ * When a set must hold every node of need_mask, the walk in rank order rejects every other set untouched;
+ * on a 16-node host with the free cores on 9 nodes it passes over thousands of them to reach the 128 that
+ * qualify. Those are the supersets of need_mask: their ranks (of kmin nodes or more), ascending, straight
+ * from the table's mask index, so the caller sees the same sets in the same order. NULL when there are
+ * too many of them or the table has no mask index (the walk is then as cheap).
+ */
+static GArray *superset_ranks(const NodeSetTable *table, uint32_t need_mask, unsigned kmin)
+{
+        uint32_t others = (uint32_t)((UINT64_C(1) << table->nnodes) - 1) & ~need_mask;
+        GArray *ranks;
+
+        if (!table->rank_of_mask || __builtin_popcount(others) > SUPERSETS_MAX_OTHER_NODES)
+                return NULL;
+        ranks = g_array_new(FALSE, FALSE, sizeof(unsigned));
+        for (uint32_t sub = others;; sub = (sub - 1) & others) {
+                unsigned r = table->rank_of_mask[need_mask | sub];
+                if (r != UINT_MAX && table->candidates[r].nnodes >= kmin)
+                        g_array_append_val(ranks, r);
+                if (!sub)
+                        break;
+        }
+        if (ranks->len > 1)
+                qsort(ranks->data, ranks->len, sizeof(unsigned), compare_unsigned);
+        return ranks;
+}
+
+/* The next rank of the walk: from list when there is one (*next its position), else from it. */
+static int next_rank(RankIter *it, const GArray *list, unsigned *next)
+{
+        if (!list)
+                return rank_iter_next(it);
+        return *next < list->len ? (int)g_array_index(list, unsigned, (*next)++) : -1;
 }
 
 /*
@@ -90,12 +261,13 @@ static bool search_pass(const SetSearch *s, Plan *plan, unsigned pass, unsigned 
 {
         const NodeSetTable *table = s->table;
         bool need_all = need_mask != 0;
+        unsigned kmin = pass < 2 ? set_sums_min_nodes(&s->sums, target, size_goal, s->memory) : 1, next = 0;
+        g_autoptr(GArray) supersets = pass < 2 && need_all ? superset_ranks(table, need_mask, kmin) : NULL;
         RankIter it;
         int rank;
 
-        rank_iter_init(&it, table, 0,
-                       pass < 2 ? set_sums_min_nodes(&s->sums, target, size_goal, s->memory) : 1);
-        while ((rank = rank_iter_next(&it)) >= 0) {
+        rank_iter_init(&it, table, 0, kmin);
+        while ((rank = next_rank(&it, supersets, &next)) >= 0) {
                 unsigned r = (unsigned)rank;
                 const NodeSet *set = &table->candidates[r];
                 SetLoad load;

@@ -106,12 +106,27 @@ void rank_iter_done(RankIter *it)
         g_free(it->pos);
 }
 
-/* Least loaded first: most free cores, then most free memory (lowest node numbers: enumeration order). */
+/* Least loaded first (Fit=spread): most free cores, then most free memory (lowest node numbers:
+ * enumeration order). */
 static bool less_loaded(const SetLoad *a, const SetLoad *b)
 {
         if (a->free_cores != b->free_cores)
                 return a->free_cores > b->free_cores;
         return a->free_memory > b->free_memory;
+}
+
+/* Fullest first (Fit=pack): fewest free cores, then least free memory, so that big holes stay whole. */
+static bool more_full(const SetLoad *a, const SetLoad *b)
+{
+        if (a->free_cores != b->free_cores)
+                return a->free_cores < b->free_cores;
+        return a->free_memory < b->free_memory;
+}
+
+/* Whether a qualifying set should win over b, the best so far in the group, by the params' Fit=. */
+static bool fits_better(const PlacementParams *params, const SetLoad *a, const SetLoad *b)
+{
+        return params->fit == FIT_PACK ? more_full(a, b) : less_loaded(a, b);
 }
 
 static CpuSet *nodes_os(const Topology *t, const unsigned *nodes, unsigned n)
@@ -289,7 +304,7 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                         out->group_size++;
                         out->l3_unfit += !fits;
                         if (out->rank < 0 || (fits && !out->l3_fit) ||
-                            (fits == out->l3_fit && less_loaded(&load, &out->load))) {
+                            (fits == out->l3_fit && fits_better(s->v->params, &load, &out->load))) {
                                 out->rank = rank;
                                 out->load = load;
                                 out->l3_fit = fits;

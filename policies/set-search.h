@@ -76,8 +76,9 @@ void set_search_done(SetSearch *s);
 
 /*
  * The nearest group holding a set with room (capacity for every vCPU and the memory); inside it a set
- * where each node's share fits one L3 group before one where it does not, then the least loaded set.
- * Keeps the first candidates on plan. False (out->rank -1) when no set has room.
+ * where each node's share fits one L3 group before one where it does not, then the least loaded set
+ * (Fit=spread) or the fullest (Fit=pack). Keeps the first candidates on plan. False (out->rank -1) when
+ * no set has room.
  */
 bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out);
 

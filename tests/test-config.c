@@ -48,7 +48,7 @@ START_TEST(test_every_key)
         g_autoptr(Config) c =
             load_ok("# comment\n[Placement]\nPolicy=compat\nVCPUPin=thread\nEmulatorPin=none\n"
                     "ReservedCPUs=0-1,32-33\nMemoryReserve=2G\nApply=no\nMemoryBinding=false\n"
-                    "PlaceRunning=off\nReconcileSec=60\n[Libvirt]\nURI=test:///default\n"
+                    "PlaceRunning=off\nReconcileSec=60\nFit=pack\n[Libvirt]\nURI=test:///default\n"
                     "[DBus]\nBus=session\n");
         g_autofree char *reserved = cpuset_format(c->placement.reserved_cpus);
         ck_assert_int_eq(c->placement.policy, POLICY_COMPAT);
@@ -60,6 +60,7 @@ START_TEST(test_every_key)
         ck_assert(!c->memory_binding);
         ck_assert(!c->place_running);
         ck_assert_uint_eq(c->reconcile_sec, 60);
+        ck_assert_int_eq(c->placement.fit, FIT_PACK);
         ck_assert_str_eq(c->uri, "test:///default");
         ck_assert_int_eq(c->bus, BUS_SESSION);
         /* the formatted config reads back the same */
@@ -117,6 +118,8 @@ START_TEST(test_bad_values_name_key_and_allowed)
         ck_assert_ptr_nonnull(strstr(e4, "yes, no"));
         g_autofree char *e5 = load_fail("[Placement]\nReconcileSec=-1\n");
         ck_assert_ptr_nonnull(strstr(e5, "ReconcileSec"));
+        g_autofree char *e_fit = load_fail("[Placement]\nFit=tight\n");
+        ck_assert_msg(strstr(e_fit, "Fit=tight") && strstr(e_fit, "spread, pack"), "%s", e_fit);
         g_autofree char *e6 = load_fail("[DBus]\nBus=tcp\n");
         ck_assert_ptr_nonnull(strstr(e6, "system, session, none"));
         g_autofree char *e7 = load_fail("[Libvirt]\nURI=\n");

@@ -5,6 +5,7 @@
 #include <string.h>
 
 #include "cpu-features.h"
+#include "cpu-json.h"
 #include "test-util.h"
 
 #define LIBVIRT_X86_FEATURES "/usr/share/libvirt/cpu_map/x86_features.xml"
@@ -479,6 +480,26 @@ START_TEST(test_advice_host_cpu_modes)
 }
 END_TEST
 
+/* GetCpuAdviceJSON's answer: the advice's members as one compact object. */
+START_TEST(test_advice_json)
+{
+        g_autoptr(GHashTable) host = set_of("aes avx2");
+        g_autoptr(CpuDesc) guest = parse_ok("<domain><name>d</name><cpu mode='host-model'/></domain>");
+        g_autoptr(CpuAdvice) a = cpu_advice_compute("d", guest, NULL, host, NULL, NULL);
+        g_autofree char *json = cpu_advice_to_json(a);
+        g_autoptr(JsonNode) root = json_from_string(json, NULL);
+        JsonObject *o;
+
+        ck_assert_ptr_nonnull(root);
+        o = json_node_get_object(root);
+        ck_assert_str_eq(json_object_get_string_member(o, "domain"), "d");
+        ck_assert_str_eq(json_object_get_string_member(o, "mode"), "host-model");
+        ck_assert_str_eq(json_object_get_string_member(o, "verdict"), "host-cpu");
+        ck_assert(json_object_get_null_member(o, "suggested"));
+        ck_assert_ptr_null(strchr(json, '\n'));
+}
+END_TEST
+
 START_TEST(test_advice_qemu64_on_a_modern_host)
 {
         /* qemu64 as libvirt shows it live; the sets stand for the expanded models. */
@@ -570,6 +591,7 @@ static Suite *cpu_features_suite(void)
         suite_add_tcase(s, t);
         t = tcase_create("advice");
         tcase_add_test(t, test_advice_host_cpu_modes);
+        tcase_add_test(t, test_advice_json);
         tcase_add_test(t, test_advice_qemu64_on_a_modern_host);
         tcase_add_test(t, test_advice_verdicts);
         suite_add_tcase(s, t);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "decision-json.h"
+#include "decision-text.h"
 #include "hostmap.h"
 #include "test-util.h"
 #include "test-policy-util.h"
@@ -53,12 +54,89 @@ START_TEST(test_map)
 }
 END_TEST
 
+/* GetDecisionsJSON's document: the topology, every decision, and CPU time where statistics have it. */
+START_TEST(test_decisions_document)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 16, 2, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(Decision) a = decision_new("uuid-a", "a");
+        g_autoptr(Decision) b = decision_new("uuid-b", "b");
+        g_autoptr(GHashTable) cpu = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, g_free);
+        DomainCpuStats *st = g_new0(DomainCpuStats, 1);
+        const Decision *both[] = {a, b};
+        g_autofree char *all = NULL, *one = NULL;
+        g_autoptr(JsonNode) root = NULL, single = NULL;
+        JsonArray *ds;
+
+        a->plan = plan_copy(test_place(t, l, &p, "a", 2, GiB));
+        a->memory_binding = MEMORY_BINDING_APPLIED;
+        *st = (DomainCpuStats){.vcpu_ns = 1500000000, .host_ns = 250000000, .user_ns = 1, .system_ns = 2};
+        g_hash_table_insert(cpu, (gpointer) "uuid-a", st);
+
+        all = decisions_to_json(t, l, both, 2, FALSE, cpu, NULL);
+        root = json_from_string(all, NULL);
+        ck_assert_ptr_nonnull(root);
+        ck_assert(json_object_has_member(
+            json_object_get_object_member(json_node_get_object(root), "topology"), "nodes"));
+        ds = json_object_get_array_member(json_node_get_object(root), "decisions");
+        ck_assert_uint_eq(json_array_get_length(ds), 2);
+        JsonObject *first = json_array_get_object_element(ds, 0);
+        ck_assert_str_eq(json_object_get_string_member(first, "uuid"), "uuid-a");
+        ck_assert_str_eq(json_object_get_string_member(first, "memory_binding"), "applied");
+        ck_assert(!json_object_has_member(first, "candidates"));
+        JsonObject *secs = json_object_get_object_member(first, "cpu_seconds");
+        ck_assert_double_eq(json_object_get_double_member(secs, "vcpu"), 1.5);
+        ck_assert_double_eq(json_object_get_double_member(secs, "host"), 0.25);
+        ck_assert(!json_object_has_member(json_array_get_object_element(ds, 1), "cpu_seconds"));
+        ck_assert_str_eq(
+            json_object_get_string_member(json_array_get_object_element(ds, 1), "memory_binding"), "none");
+
+        one = decisions_to_json(t, l, both, 1, TRUE, NULL, NULL);
+        single = json_from_string(one, NULL);
+        ds = json_object_get_array_member(json_node_get_object(single), "decisions");
+        ck_assert_uint_eq(json_array_get_length(ds), 1);
+        ck_assert(json_object_has_member(json_array_get_object_element(ds, 0), "candidates"));
+        ck_assert(!json_object_has_member(json_array_get_object_element(ds, 0), "cpu_seconds"));
+}
+END_TEST
+
+/* Plan()'s JSON: the plan's members with its candidates; Explain(): the decision, then the reasoning. */
+START_TEST(test_plan_and_explain)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 16, 2, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        const Plan *plan = test_place(t, l, &p, "web1", 4, 4 * GiB);
+        g_autofree char *json = plan_to_json(t, plan);
+        g_autoptr(JsonNode) root = json_from_string(json, NULL);
+        g_autoptr(Decision) d = decision_new("uuid-w", "web1");
+        g_autofree char *text = NULL, *head = NULL, *why = NULL;
+
+        ck_assert_ptr_nonnull(root);
+        ck_assert_str_eq(json_object_get_string_member(json_node_get_object(root), "domain"), "web1");
+        ck_assert(json_object_has_member(json_node_get_object(root), "candidates"));
+        ck_assert_ptr_null(strchr(json, '\n'));
+
+        d->plan = plan_copy(plan);
+        d->result = DECISION_PLACED;
+        text = decision_explain(t, d);
+        head = decision_to_text(t, d);
+        why = plan_explain(t, plan);
+        ck_assert(g_str_has_prefix(text, head));
+        ck_assert(g_str_has_suffix(text, why));
+        ck_assert_uint_eq(strlen(text), strlen(head) + strlen(why));
+}
+END_TEST
+
 static Suite *json_suite(void)
 {
         Suite *s = suite_create("decision json");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_decision_shape);
         tcase_add_test(tc, test_map);
+        tcase_add_test(tc, test_decisions_document);
+        tcase_add_test(tc, test_plan_and_explain);
         suite_add_tcase(s, tc);
         return s;
 }

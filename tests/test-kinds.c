@@ -354,7 +354,7 @@ START_TEST(test_no_local_node_metadata)
         test_place(t, l, &params, "a", 16, 8 * GiB);
         p = test_place(t, l, &params, "b", 4, 4 * GiB);
         ck_assert(cpuset_has(p->nodes, t->nnodes - 1));
-        record = prefixed(metadata_format(t, p, "placed", "applied", NULL));
+        record = prefixed(metadata_format(t, p, "placed", MEMORY_BINDING_APPLIED, NULL));
         ck_assert(g_str_has_prefix(record, "<p:domain>"));
         xml = g_strdup_printf("<domain><name>b</name><vcpu>4</vcpu><memory unit='GiB'>4</memory>"
                               "<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "'>%s</metadata></domain>",

@@ -4,6 +4,7 @@
 
 #include "test-util.h"
 #include "load-monitor.h"
+#include "virt-stats.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
 

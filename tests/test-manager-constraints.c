@@ -198,7 +198,7 @@ START_TEST(test_user_numatune_stands)
         ck_assert_uint_eq(d->plan->node_memory[0], 0);
         ck_assert_uint_eq(d->plan->node_memory[1], 512 * MiB);
         ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), 1), 512 * MiB);
-        ck_assert_str_eq(d->memory_binding, "kept");
+        ck_assert_int_eq(d->memory_binding, MEMORY_BINDING_KEPT);
         nodeset = live_nodeset(dom);
         ck_assert_str_eq(nodeset, "1");
         /* a restarted daemon adopts the record as it is: "kept" is a binding it knows */
@@ -207,7 +207,7 @@ START_TEST(test_user_numatune_stands)
         ck_assert(spin_until_known(m, "c-numa"));
         d = manager_lookup(m, "c-numa");
         ck_assert_msg(d->adopted, "%s", d->reason);
-        ck_assert_str_eq(d->memory_binding, "kept");
+        ck_assert_int_eq(d->memory_binding, MEMORY_BINDING_KEPT);
         ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), 1), 512 * MiB);
         stop(dom);
         free_manager(m);
@@ -292,7 +292,7 @@ START_TEST(test_replace_keeps_vcpus_with_memory)
 
         ck_assert(spin_until_known(m, "c-a"));
         d = manager_lookup(m, "c-a");
-        ck_assert_str_eq(d->memory_binding, "applied");
+        ck_assert_int_eq(d->memory_binding, MEMORY_BINDING_APPLIED);
         ck_assert_uint_eq(cpuset_count(d->plan->nodes), 1);
         node = (unsigned)cpuset_next(d->plan->nodes, 0);
         /* b fills the other node, c the rest of a's node; then b goes: the other node is idle */
@@ -313,7 +313,7 @@ START_TEST(test_replace_keeps_vcpus_with_memory)
         ck_assert_msg(cpuset_has(d->plan->nodes, node) && cpuset_count(d->plan->nodes) == 1, "%s",
                       d->reason);
         ck_assert_uint_eq(d->plan->node_memory[node], 512 * MiB);
-        ck_assert_str_eq(d->memory_binding, "kept");
+        ck_assert_int_eq(d->memory_binding, MEMORY_BINDING_KEPT);
         ck_assert_msg(strstr(d->reason, "a live binding libvirt cannot change"), "%s", d->reason);
         nodeset = live_nodeset(a);
         ck_assert_uint_eq(g_ascii_strtoull(nodeset, NULL, 10), node);

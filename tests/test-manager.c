@@ -135,7 +135,7 @@ START_TEST(test_start_pin_stop)
         const Decision *d = manager_lookup(m, "m-web");
         ck_assert_int_eq(d->result, DECISION_PLACED);
         ck_assert_uint_eq(d->plan->nvcpus, 2);
-        ck_assert_str_eq(d->memory_binding, "applied");
+        ck_assert_int_eq(d->memory_binding, MEMORY_BINDING_APPLIED);
         /* one whole core each */
         ck_assert_uint_eq(cpuset_count(d->plan->vcpu_pins[0]), 2);
         ck_assert(!cpuset_intersects(d->plan->vcpu_pins[0], d->plan->vcpu_pins[1]));
@@ -421,7 +421,7 @@ START_TEST(test_memory_binding_off)
         Wait w = {m, "m-nomem"};
 
         ck_assert(spin(known, &w, 3000));
-        ck_assert_str_eq(manager_lookup(m, "m-nomem")->memory_binding, "off");
+        ck_assert_int_eq(manager_lookup(m, "m-nomem")->memory_binding, MEMORY_BINDING_OFF);
         virDomainDestroy(dom);
         virDomainFree(dom);
         free_manager(m);
@@ -667,7 +667,7 @@ START_TEST(test_failed_pin_recorded)
         ck_assert_msg(d->result == DECISION_FAILED, "%s", decision_result_to_string(d->result));
         ck_assert_ptr_nonnull(d->apply_error);
         /* the rest of the apply went on: the memory binding was attempted */
-        ck_assert_str_ne(d->memory_binding, "none");
+        ck_assert_int_ne(d->memory_binding, MEMORY_BINDING_NONE);
         /* what the ledger holds is what runs */
         assert_live_pins(dom, d->plan);
         ck_assert_ptr_nonnull(ledger_lookup(manager_ledger(m), d->uuid));

@@ -31,7 +31,7 @@ START_TEST(test_errors_name_line)
         static const struct {
                 const char *text, *needle;
         } cases[] = {
-            {"start a 4\n", "t:1: expected 'start NAME VCPUS MEMORY'"},
+            {"start a 4\n", "t:1: expected 'start NAME VCPUS MEMORY [busy=F] [host=F]'"},
             {"\nstart a x 4G\n", "t:2: vCPU count"},
             {"start a 4 4Q\n", "t:1: memory"},
             {"stop\n", "t:1: expected 'stop NAME'"},
@@ -100,6 +100,85 @@ START_TEST(test_load_file)
 }
 END_TEST
 
+START_TEST(test_load_and_tick)
+{
+        g_autoptr(GPtrArray) ev = NULL;
+        g_autofree char *err = NULL;
+        TraceEvent *e;
+
+        ck_assert_int_eq(trace_parse("start idle 2 1G busy=0.05\n"
+                                     "start web 4 4G host=0.5 busy=0.75\n"
+                                     "start full 1 1G\n"
+                                     "tick 5\n"
+                                     "load web busy=1\n"
+                                     "load idle busy=0 host=1.25\n"
+                                     "tick 0.5\n",
+                                     "t", &ev, &err),
+                         0);
+        ck_assert_uint_eq(ev->len, 7);
+        e = g_ptr_array_index(ev, 0);
+        ck_assert_int_eq(e->op, TRACE_START);
+        ck_assert_double_eq(e->busy, 0.05);
+        ck_assert(!e->has_host);
+        e = g_ptr_array_index(ev, 1);
+        ck_assert_double_eq(e->busy, 0.75);
+        ck_assert_double_eq(e->host, 0.5);
+        ck_assert(e->has_host);
+        e = g_ptr_array_index(ev, 2);
+        ck_assert_double_eq(e->busy, 1.0); /* a start without busy= is busy */
+        ck_assert_double_eq(e->host, 0.0);
+        e = g_ptr_array_index(ev, 3);
+        ck_assert_int_eq(e->op, TRACE_TICK);
+        ck_assert_double_eq(e->seconds, 5.0);
+        ck_assert_uint_eq(e->line, 4);
+        e = g_ptr_array_index(ev, 4);
+        ck_assert_int_eq(e->op, TRACE_LOAD);
+        ck_assert_str_eq(e->name, "web");
+        ck_assert_double_eq(e->busy, 1.0);
+        ck_assert(!e->has_host);
+        e = g_ptr_array_index(ev, 5);
+        ck_assert_double_eq(e->busy, 0.0);
+        ck_assert_double_eq(e->host, 1.25);
+        e = g_ptr_array_index(ev, 6);
+        ck_assert_double_eq(e->seconds, 0.5);
+}
+END_TEST
+
+START_TEST(test_load_and_tick_errors)
+{
+        static const struct {
+                const char *text, *needle;
+        } cases[] = {
+            {"start a 1 1G busy=1.5\n", "t:1: busy= must be a fraction from 0 to 1"},
+            {"start a 1 1G busy=-0.5\n", "t:1: busy= must be a fraction"},
+            {"start a 1 1G busy=nan\n", "t:1: busy= must be a fraction"},
+            {"start a 1 1G busy=1e-1\n", "t:1: busy= must be a fraction"},
+            {"start a 1 1G busy=\n", "t:1: busy= must be a fraction"},
+            {"start a 1 1G busy=0.5 busy=0.5\n", "t:1: busy= or host= given twice"},
+            {"start a 1 1G host=5000\n", "t:1: host= must be a number of cores"},
+            {"start a 1 1G fast\n", "t:1: expected busy=F or host=F"},
+            {"start a 1 1G busy=1 host=1 x\n", "t:1: expected 'start NAME VCPUS MEMORY [busy=F] [host=F]'"},
+            {"\nload a\n", "t:2: expected 'load NAME busy=F [host=F]'"},
+            {"load a host=1\n", "t:1: expected 'load NAME busy=F [host=F]'"},
+            {"load a:b busy=1\n", "t:1: domain name with a blank"},
+            {"load a busy=0.1 host=0.1 busy=0.2\n", "t:1: expected 'load NAME busy=F [host=F]'"},
+            {"tick\n", "t:1: expected 'tick SECONDS'"},
+            {"tick 0\n", "t:1: tick takes seconds, more than 0"},
+            {"tick -5\n", "t:1: tick takes seconds"},
+            {"tick inf\n", "t:1: tick takes seconds"},
+            {"tick 99999999999\n", "t:1: tick takes seconds"},
+            {"tick 5 5\n", "t:1: expected 'tick SECONDS'"},
+            {"sleep 5\n", "t:1: unknown event (expected start, stop, load or tick)"},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autoptr(GPtrArray) ev = NULL;
+                g_autofree char *err = NULL;
+                ck_assert_int_eq(trace_parse(cases[i].text, "t", &ev, &err), -EINVAL);
+                ck_assert_msg(strstr(err, cases[i].needle), "'%s' gave '%s'", cases[i].text, err);
+        }
+}
+END_TEST
+
 static Suite *trace_suite(void)
 {
         Suite *s = suite_create("trace");
@@ -108,6 +187,8 @@ static Suite *trace_suite(void)
         tcase_add_test(tc, test_errors_name_line);
         tcase_add_test(tc, test_spec);
         tcase_add_test(tc, test_load_file);
+        tcase_add_test(tc, test_load_and_tick);
+        tcase_add_test(tc, test_load_and_tick_errors);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -17,6 +17,7 @@
 #include "test-util.h"
 #include "virt-cpu.h"
 #include "virt-domain.h"
+#include "virt-event.h"
 
 static virConnectPtr conn;
 static VirtCpu *v;

@@ -15,6 +15,7 @@
 #include "file-read.h"
 #include "virt-cpu.h"
 #include "virt-domain.h"
+#include "virt-event.h"
 
 #define DEFAULT_URI "qemu:///system"
 
@@ -134,7 +135,7 @@ int verb_cpu_advice(Ctl *c, char **args, unsigned nargs)
         g_autoptr(VirtCpu) v = NULL;
         g_autofree char *error = NULL;
         const CpuDesc *host = NULL;
-        virConnectPtr conn;
+        g_autoptr(virConnect) conn = NULL;
         const Ctl *o = c;
         const char *uri = c->uri ? c->uri : (c->uri = DEFAULT_URI);
         int code = EXIT_OK, r;
@@ -143,18 +144,15 @@ int verb_cpu_advice(Ctl *c, char **args, unsigned nargs)
         if (!conn)
                 return EXIT_RUNTIME;
         v = virt_cpu_new(conn);
-        virConnectClose(conn);
 
         if (nargs == 1) {
-                virDomainPtr dom = lookup_domain(conn, args[0]);
+                g_autoptr(virDomain) dom = lookup_domain(conn, args[0]);
                 if (!dom || virDomainIsActive(dom) != 1) {
                         fprintf(stderr, "placementctl cpu-advice: no running domain '%s' on %s\n", args[0],
                                 uri);
-                        if (dom)
-                                virDomainFree(dom);
                         return EXIT_NO_SUCH_DOMAIN;
                 }
-                g_ptr_array_add(doms, dom);
+                g_ptr_array_add(doms, g_steal_pointer(&dom));
         } else {
                 virDomainPtr *list = NULL;
                 int n = virConnectListAllDomains(conn, &list, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
@@ -400,7 +398,7 @@ int verb_cpu_baseline(Ctl *c, char **args, unsigned nargs)
         g_autofree char *error = NULL, *reason = NULL;
         VirtCpuBaseline b = {0};
         VirtCpuCompare cmp = VIRT_CPU_INCOMPATIBLE;
-        virConnectPtr conn;
+        g_autoptr(virConnect) conn = NULL;
         const Ctl *o = c;
         const char *uri = c->uri ? c->uri : (c->uri = DEFAULT_URI);
         int code = EXIT_OK, compared = -1, r;
@@ -422,7 +420,6 @@ int verb_cpu_baseline(Ctl *c, char **args, unsigned nargs)
                 goto out;
         }
         v = virt_cpu_new(conn);
-        virConnectClose(conn);
 
         r = virt_cpu_baseline(v, cpus, (const char *const *)args, n,
                               o->map_only ? VIRT_CPU_API_MAP : VIRT_CPU_API_AUTO, o->virttype, &b, &error);

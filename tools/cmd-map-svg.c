@@ -5,6 +5,7 @@
 #include <json-glib/json-glib.h>
 #include <stdio.h>
 
+#include "bus-cleanup.h"
 #include "host-svg.h"
 #include "map-text.h"
 #include "topology-load.h"
@@ -14,7 +15,7 @@ static int daemon_domains(const Ctl *c, GPtrArray **ret)
 {
         g_autoptr(JsonParser) parser = json_parser_new();
         g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-        sd_bus_message *reply = NULL;
+        g_autoptr(sd_bus_message) reply = NULL;
         const char *text;
         int code = ctl_call(c, c->sd, "GetDecisionsJSON", &reply, "s", "");
 
@@ -35,7 +36,6 @@ static int daemon_domains(const Ctl *c, GPtrArray **ret)
                         code = EXIT_RUNTIME;
                 }
         }
-        sd_bus_message_unref(reply);
         if (!code)
                 *ret = g_steal_pointer(&names);
         return code;
@@ -58,7 +58,7 @@ int map_svg_online(const Ctl *c)
         g_autoptr(GPtrArray) names = NULL, known = NULL;
         g_autofree char *error = NULL;
         g_autofree int *owner = NULL;
-        sd_bus_message *reply = NULL;
+        g_autoptr(sd_bus_message) reply = NULL;
         const char *map, *source = c->topology ? c->topology : "host";
         int code;
 
@@ -75,7 +75,6 @@ int map_svg_online(const Ctl *c)
                 fprintf(stderr, "placementctl map --svg: %s\n", error);
                 code = EXIT_RUNTIME;
         }
-        sd_bus_message_unref(reply);
         return code ? code : draw(c, t, owner, names);
 }
 

@@ -207,6 +207,8 @@ int verb_plan_offline(Ctl *c, char **args, unsigned nargs)
         json_builder_begin_array(b);
         for (unsigned i = 0; i < events->len; i++) {
                 const TraceEvent *e = g_ptr_array_index(events, i);
+                if (e->op == TRACE_LOAD || e->op == TRACE_TICK)
+                        continue; /* load and time are for `simulate`; a plan places by vCPU counts */
                 json_builder_begin_object(b);
                 json_builder_set_member_name(b, "event");
                 json_builder_add_string_value(b, e->op == TRACE_START ? "start" : "stop");

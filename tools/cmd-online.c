@@ -11,6 +11,7 @@
 #include <systemd/sd-bus.h>
 
 #include "bus-api.h"
+#include "bus-cleanup.h"
 #include "definition-snippet.h"
 #include "size.h"
 
@@ -24,7 +25,7 @@ static const char *where(const Ctl *c)
 
 static int open_address(const char *address, sd_bus **ret)
 {
-        sd_bus *bus = NULL;
+        g_autoptr(sd_bus) bus = NULL;
         int r = sd_bus_new(&bus);
 
         if (r >= 0)
@@ -33,10 +34,8 @@ static int open_address(const char *address, sd_bus **ret)
                 r = sd_bus_set_bus_client(bus, 1);
         if (r >= 0)
                 r = sd_bus_start(bus);
-        if (r < 0)
-                sd_bus_unref(bus);
-        else
-                *ret = bus;
+        if (r >= 0)
+                *ret = g_steal_pointer(&bus);
         return r;
 }
 
@@ -105,7 +104,7 @@ int ctl_call(const Ctl *o, sd_bus *bus, const char *method, sd_bus_message **ret
              ...)
 {
         sd_bus_error e = SD_BUS_ERROR_NULL;
-        sd_bus_message *msg = NULL;
+        g_autoptr(sd_bus_message) msg = NULL;
         va_list ap;
         int r, code = EXIT_OK;
 
@@ -120,7 +119,6 @@ int ctl_call(const Ctl *o, sd_bus *bus, const char *method, sd_bus_message **ret
         if (r < 0)
                 code = call_failed(o, method, &e, r);
         sd_bus_error_free(&e);
-        sd_bus_message_unref(msg);
         return code;
 }
 
@@ -178,12 +176,11 @@ static bool get_prop(sd_bus *bus, const char *name, char type, void *ret)
                 r = sd_bus_get_property_string(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, name, &e, &s);
                 *(char **)ret = s;
         } else {
-                sd_bus_message *reply = NULL;
+                g_autoptr(sd_bus_message) reply = NULL;
                 r = sd_bus_get_property(bus, BUS_NAME, BUS_PATH, BUS_INTERFACE, name, &e, &reply,
                                         (char[]){type, 0});
                 if (r >= 0)
                         r = sd_bus_message_read_basic(reply, type, ret);
-                sd_bus_message_unref(reply);
         }
         sd_bus_error_free(&e);
         return r >= 0;
@@ -191,7 +188,7 @@ static bool get_prop(sd_bus *bus, const char *name, char type, void *ret)
 
 static int cmd_status(const Ctl *o, sd_bus *bus)
 {
-        sd_bus_message *reply = NULL;
+        g_autoptr(sd_bus_message) reply = NULL;
         const char *status;
         g_autofree char *policy = NULL, *version = NULL, *uri = NULL;
         int apply = 0, connected = 0;
@@ -250,13 +247,12 @@ static int cmd_status(const Ctl *o, sd_bus *bus)
                 printf("host: %u NUMA nodes, %u packages, %u cores, %u PUs (%u threads per core)\n", nodes,
                        packages, cores, pus, threads);
         }
-        sd_bus_message_unref(reply);
         return code;
 }
 
 static int cmd_list(const Ctl *o, sd_bus *bus)
 {
-        sd_bus_message *reply = NULL;
+        g_autoptr(sd_bus_message) reply = NULL;
         int code, r;
 
         if (o->json) {
@@ -264,7 +260,6 @@ static int cmd_list(const Ctl *o, sd_bus *bus)
                 code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", "");
                 if (!code && !(code = ctl_read_string(reply, &json)))
                         print_json(json);
-                sd_bus_message_unref(reply);
                 return code;
         }
         code = ctl_call(o, bus, "ListDecisions", &reply, NULL);
@@ -290,7 +285,6 @@ static int cmd_list(const Ctl *o, sd_bus *bus)
                        *nodes ? nodes : "-", *mem ? mem : "-", pins->len ? pins->str : "-");
                 g_string_free(pins, TRUE);
         }
-        sd_bus_message_unref(reply);
         if (r < 0) {
                 fprintf(stderr, "placementctl: unexpected reply: %s\n", strerror(-r));
                 return EXIT_RUNTIME;
@@ -300,7 +294,7 @@ static int cmd_list(const Ctl *o, sd_bus *bus)
 
 static int cmd_text(const Ctl *o, sd_bus *bus, const char *method, const char *domain)
 {
-        sd_bus_message *reply = NULL;
+        g_autoptr(sd_bus_message) reply = NULL;
         const char *text;
         int code;
 
@@ -319,7 +313,6 @@ static int cmd_text(const Ctl *o, sd_bus *bus, const char *method, const char *d
                         }
                 }
         }
-        sd_bus_message_unref(reply);
         return code;
 }
 
@@ -401,7 +394,7 @@ static void print_decision(JsonObject *d)
 
 static int cmd_show(const Ctl *o, sd_bus *bus, const char *domain)
 {
-        sd_bus_message *reply = NULL;
+        g_autoptr(sd_bus_message) reply = NULL;
         g_autoptr(JsonParser) parser = json_parser_new();
         const char *text;
         int code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
@@ -419,13 +412,12 @@ static int cmd_show(const Ctl *o, sd_bus *bus, const char *domain)
                         code = EXIT_RUNTIME;
                 }
         }
-        sd_bus_message_unref(reply);
         return code;
 }
 
 static int cmd_plan(const Ctl *o, sd_bus *bus)
 {
-        sd_bus_message *reply = NULL;
+        g_autoptr(sd_bus_message) reply = NULL;
         const char *result, *nodes, *pin, *mem, *emu, *reason, *json;
         unsigned i = 0;
         int code;
@@ -454,29 +446,25 @@ static int cmd_plan(const Ctl *o, sd_bus *bus)
         else
                 printf("\n  memory on %s, emulator on %s\n  why: %s\n", *mem ? mem : "-", *emu ? emu : "-",
                        reason);
-        sd_bus_message_unref(reply);
         return EXIT_OK;
 }
 
 static int cmd_rebalance(const Ctl *o, sd_bus *bus)
 {
-        sd_bus_message *reply = NULL;
+        g_autoptr(sd_bus_message) reply = NULL;
         const char *report;
         uint32_t moved;
         int code = ctl_call(o, bus, "Rebalance", &reply, NULL);
 
         if (code)
                 return code;
-        if (sd_bus_message_read(reply, "us", &moved, &report) < 0) {
-                sd_bus_message_unref(reply);
+        if (sd_bus_message_read(reply, "us", &moved, &report) < 0)
                 return EXIT_RUNTIME;
-        }
         if (o->json) {
                 print_json_text("report", report, moved);
         } else {
                 printf("%s", report);
         }
-        sd_bus_message_unref(reply);
         return EXIT_OK;
 }
 
@@ -501,7 +489,7 @@ int verb_show(Ctl *c, char **args, unsigned nargs)
 /* The <cputune>/<numatune> that would hold each matching decision in the domain's definition. */
 static int cmd_snippet(const Ctl *o, sd_bus *bus, const char *domain)
 {
-        sd_bus_message *reply = NULL;
+        g_autoptr(sd_bus_message) reply = NULL;
         g_autoptr(JsonParser) parser = json_parser_new();
         const char *text;
         int code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
@@ -528,7 +516,6 @@ static int cmd_snippet(const Ctl *o, sd_bus *bus, const char *domain)
                 if (!all)
                         code = EXIT_RUNTIME;
         }
-        sd_bus_message_unref(reply);
         return code;
 }
 

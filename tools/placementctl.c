@@ -57,6 +57,8 @@ static const OptionInfo option_info[_OPT_MAX] = {
     [OPT_SVG] = {"svg", 0, "FILE", "map, offline plan: also draw the host into FILE (SVG, by lstopo)"},
     [OPT_HELP] = {"help", 'h', NULL, "show this help"},
     [OPT_VERSION] = {"version", 0, NULL, "show the version"},
+    [OPT_SIBLING_LOSS] = {"sibling-loss", 0, "F",
+                          "simulate: throughput two busy siblings each lose (default 0.4)"},
 };
 
 #define ONLINE CTL_OPT(JSON) | CTL_OPT(BUS) | CTL_OPT(BUS_ADDRESS) | CTL_OPT(HOST)
@@ -89,6 +91,11 @@ static const Verb verbs[] = {
      "NAME:VCPUS:MEMORY...", 0, ANY, VERB_OFFLINE,
      CTL_OPT(JSON) | CTL_OPT(TOPOLOGY) | CTL_OPT(CONFIG) | CTL_OPT(POLICY) | CTL_OPT(TRACE) | CTL_OPT(SVG),
      verb_plan_offline, "place these domains in turn, then show the map"},
+    {"simulate", "--topology=SOURCE [--config=FILE] [--policy=P] --trace=FILE [--sibling-loss=F]", "", 0, 0,
+     VERB_OFFLINE,
+     CTL_OPT(JSON) | CTL_OPT(TOPOLOGY) | CTL_OPT(CONFIG) | CTL_OPT(POLICY) | CTL_OPT(TRACE) |
+         CTL_OPT(SIBLING_LOSS),
+     verb_simulate, "replay a trace with load through the engine and the healer; score it"},
     {"cpu-advice", "[DOMAIN]", "at most one DOMAIN (name or UUID)", 0, 1, VERB_LIBVIRT, CPU, verb_cpu_advice,
      "features each running domain's CPU model hides"},
     {"cpu-baseline", "[--map-only] [--virttype=TYPE] FILE...",
@@ -141,6 +148,21 @@ static int verb_help(Ctl *c, char **args, unsigned nargs)
         (void)c, (void)args, (void)nargs;
         usage(stdout);
         return EXIT_OK;
+}
+
+/* A plain decimal fraction from 0 to 1. */
+static bool parse_loss(const char *arg, double *ret)
+{
+        char *end = NULL;
+        double d;
+
+        if (!*arg || strspn(arg, "0123456789.") != strlen(arg))
+                return false;
+        d = g_ascii_strtod(arg, &end);
+        if (*end || !(d >= 0 && d <= 1))
+                return false;
+        *ret = d;
+        return true;
 }
 
 static int set_option(Ctl *c, CtlOption o, const char *arg)
@@ -210,6 +232,14 @@ static int set_option(Ctl *c, CtlOption o, const char *arg)
                         return -EINVAL;
                 }
                 c->svg = arg;
+                break;
+        case OPT_SIBLING_LOSS:
+                if (!parse_loss(arg, &c->sibling_loss)) {
+                        fprintf(stderr,
+                                "placementctl: --sibling-loss takes a fraction from 0 to 1, not '%s'\n",
+                                arg);
+                        return -EINVAL;
+                }
                 break;
         case OPT_HELP:
         case OPT_VERSION:

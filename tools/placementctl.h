@@ -35,6 +35,7 @@ typedef enum CtlOption {
         OPT_SVG,
         OPT_HELP,
         OPT_VERSION,
+        OPT_SIBLING_LOSS, /* added: simulate */
         _OPT_MAX,
 } CtlOption;
 #define CTL_OPT(o) (1u << OPT_##o)
@@ -53,8 +54,9 @@ typedef struct Ctl {
         const char *uri; /* --connect, for the libvirt verbs */
         const char *virttype;
         bool map_only;
-        const char *svg; /* --svg: draw the host map into this file */
-        sd_bus *sd;      /* online verbs: the connection the dispatcher opened */
+        const char *svg;     /* --svg: draw the host map into this file */
+        sd_bus *sd;          /* online verbs: the connection the dispatcher opened */
+        double sibling_loss; /* --sibling-loss, simulate */
 } Ctl;
 
 typedef int (*VerbRun)(Ctl *c, char **args, unsigned nargs);
@@ -83,6 +85,8 @@ int verb_replace(Ctl *c, char **args, unsigned nargs);
 /* Offline verbs (cmd-offline.c): the engine on a given topology, no daemon. */
 int verb_topology(Ctl *c, char **args, unsigned nargs);
 int verb_plan_offline(Ctl *c, char **args, unsigned nargs);
+/* simulate (cmd-simulate.c): a trace replayed through the engine and the healer. */
+int verb_simulate(Ctl *c, char **args, unsigned nargs);
 /* Guest CPU models (cmd-cpu.c): libvirt directly, no daemon. */
 int verb_cpu_advice(Ctl *c, char **args, unsigned nargs);
 int verb_cpu_baseline(Ctl *c, char **args, unsigned nargs);

@@ -69,6 +69,12 @@ static int parse_emulator_pin(const char *v, Config *c, size_t offset, const cha
         return parse_enum(emulator_pin_mode_from_string(v), c, offset);
 }
 
+static int parse_fit(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        (void)allowed;
+        return parse_enum(fit_mode_from_string(v), c, offset);
+}
+
 static int parse_core_kinds(const char *v, Config *c, size_t offset, const char **allowed)
 {
         (void)allowed;
@@ -264,6 +270,7 @@ static const ConfigKey config_keys[] = {
      "a size in bytes with an optional K, M, G or T suffix"},
     {"Placement", "LoadInterval", parse_interval, offsetof(Config, load_interval_sec),
      "seconds from 0 (off) to 3600"},
+    {"Placement", "Fit", parse_fit, offsetof(Config, placement.fit), "spread, pack"},
 };
 
 Config *config_new_default(void)
@@ -397,15 +404,16 @@ char *config_format(const Config *c)
             "[Placement]\nPolicy=%s\nVCPUPin=%s\nEmulatorPin=%s\nReservedCPUs=%s\n"
             "MemoryReserve=%llu\nApply=%s\nMemoryBinding=%s\nPlaceRunning=%s\nReconcileSec=%u\n"
             "MemoryTiers=%s\nCoreKinds=%s\n"
-            "Heal=%s\nHealMaxMoves=%u\nHealInterval=%u\nHealMemoryBudget=%llu\nLoadInterval=%u\n"
+            "Heal=%s\nHealMaxMoves=%u\nHealInterval=%u\nHealMemoryBudget=%llu\nLoadInterval=%u\nFit=%s\n"
             "\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=%s\n\n[Metrics]\nListen=%s\n",
             policy_kind_to_string(c->placement.policy), vcpu_pin_mode_to_string(c->placement.vcpu_pin),
             emulator_pin_mode_to_string(c->placement.emulator_pin), reserved,
             (unsigned long long)c->placement.memory_reserve, c->apply ? "yes" : "no",
             c->memory_binding ? "yes" : "no", c->place_running ? "yes" : "no", c->reconcile_sec, tiers,
             core_kinds_mode_to_string(c->placement.core_kinds), c->heal ? "yes" : "no", c->heal_max_moves,
-            c->heal_interval_sec, (unsigned long long)c->heal_memory_budget, c->load_interval_sec, c->uri,
-            bus_kind_to_string(c->bus), c->metrics_listen ? c->metrics_listen : "");
+            c->heal_interval_sec, (unsigned long long)c->heal_memory_budget, c->load_interval_sec,
+            fit_mode_to_string(c->placement.fit), c->uri, bus_kind_to_string(c->bus),
+            c->metrics_listen ? c->metrics_listen : "");
 }
 
 /* The effective configuration as a key file, for comparing and merging key by key. */

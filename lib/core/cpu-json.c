@@ -67,3 +67,17 @@ void cpu_advice_json_add_members(JsonBuilder *b, const CpuAdvice *a)
         cpu_json_add_feature_list(b, "loses", a->suggested_loses);
         json_builder_end_object(b);
 }
+
+char *cpu_advice_to_json(const CpuAdvice *a)
+{
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+        g_autoptr(JsonGenerator) gen = json_generator_new();
+
+        json_builder_begin_object(b);
+        cpu_advice_json_add_members(b, a);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        json_generator_set_root(gen, root);
+        return json_generator_to_data(gen, NULL);
+}

@@ -17,5 +17,7 @@
 
 /* Adds the members above to an object the builder has open. */
 void cpu_advice_json_add_members(JsonBuilder *b, const CpuAdvice *a);
+/* The same as a compact object; caller frees. */
+char *cpu_advice_to_json(const CpuAdvice *a);
 /* A feature list: ["aes", ...]. */
 void cpu_json_add_feature_list(JsonBuilder *b, const char *key, const GPtrArray *names);

@@ -268,7 +268,7 @@ void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decisio
         json_builder_set_member_name(b, "reason");
         json_builder_add_string_value(b, d->reason ? d->reason : "");
         json_builder_set_member_name(b, "memory_binding");
-        json_builder_add_string_value(b, d->memory_binding ? d->memory_binding : "none");
+        json_builder_add_string_value(b, memory_binding_to_string(d->memory_binding));
         json_builder_set_member_name(b, "apply_error");
         if (d->apply_error)
                 json_builder_add_string_value(b, d->apply_error);
@@ -304,4 +304,59 @@ void decision_json_add_load(JsonBuilder *b, const DomainLoad *l)
         json_builder_set_member_name(b, "sampled_sec");
         json_builder_add_double_value(b, l->sampled_sec);
         json_builder_end_object(b);
+}
+
+/* Host-side CPU time: the guest's vCPUs and the host's own work for it, in seconds. */
+static void add_cpu_seconds(JsonBuilder *b, const DomainCpuStats *st)
+{
+        json_builder_set_member_name(b, "cpu_seconds");
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "vcpu");
+        json_builder_add_double_value(b, (double)st->vcpu_ns / 1e9);
+        json_builder_set_member_name(b, "host");
+        json_builder_add_double_value(b, (double)st->host_ns / 1e9);
+        json_builder_set_member_name(b, "user");
+        json_builder_add_double_value(b, (double)st->user_ns / 1e9);
+        json_builder_set_member_name(b, "system");
+        json_builder_add_double_value(b, (double)st->system_ns / 1e9);
+        json_builder_end_object(b);
+}
+
+char *decisions_to_json(const Topology *t, const Ledger *l, const Decision *const *ds, unsigned n,
+                        gboolean with_candidates, GHashTable *cpu, const DomainLoad *const *loads)
+{
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "topology");
+        json_builder_add_value(b, topology_to_json(t, FALSE));
+        hugepages_json_add(b, t, l);
+        json_builder_set_member_name(b, "decisions");
+        json_builder_begin_array(b);
+        for (unsigned i = 0; i < n; i++) {
+                const DomainCpuStats *st = cpu ? g_hash_table_lookup(cpu, ds[i]->uuid) : NULL;
+                json_builder_begin_object(b);
+                decision_json_add_decision(b, t, ds[i], with_candidates);
+                if (st)
+                        add_cpu_seconds(b, st);
+                decision_json_add_load(b, loads ? loads[i] : NULL);
+                json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        return json_to_text(root, FALSE);
+}
+
+char *plan_to_json(const Topology *t, const Plan *p)
+{
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+
+        json_builder_begin_object(b);
+        decision_json_add_members(b, t, p, TRUE);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        return json_to_text(root, FALSE);
 }

@@ -8,6 +8,7 @@
 
 #include <json-glib/json-glib.h>
 
+#include "cpu-stats.h"
 #include "decision.h"
 #include "ledger.h"
 #include "load.h"
@@ -45,3 +46,13 @@ void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decisio
 /* Adds "load": the domain's measured load (per-vCPU busy fractions, busy vCPUs, host-side cores busy,
  * seconds sampled), or null while it is unknown. */
 void decision_json_add_load(JsonBuilder *b, const DomainLoad *l);
+/* {"topology": {...}, "hugepages": ..., "decisions": [{decision members, "cpu_seconds": {"vcpu", "host",
+ * "user", "system"}}]}: the daemon's GetDecisionsJSON. "hugepages" (hugepages_json_add()) is l's pools;
+ * cpu_seconds is there for a decision whose UUID cpu (UUID -> DomainCpuStats, may be NULL) holds;
+ * "load" (decision_json_add_load()) is loads[i], null when loads is NULL or loads[i] is.
+ * with_candidates for one domain's answer. Compact; caller frees. */
+char *decisions_to_json(const Topology *t, const Ledger *l, const Decision *const *ds, unsigned n,
+                        gboolean with_candidates, GHashTable *cpu, const DomainLoad *const *loads);
+
+/* One plan's members (decision_json_add_members() with candidates) as a compact object; caller frees. */
+char *plan_to_json(const Topology *t, const Plan *p);

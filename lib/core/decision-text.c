@@ -58,7 +58,8 @@ char *decision_to_text(const Topology *t, const Decision *d)
         }
         g_string_append_printf(s, "  why: %s\n", d->reason ? d->reason : "");
         if (d->plan && d->result != DECISION_SKIPPED)
-                g_string_append_printf(s, "  memory binding: %s\n", d->memory_binding);
+                g_string_append_printf(s, "  memory binding: %s\n",
+                                       memory_binding_to_string(d->memory_binding));
         if (d->apply_error)
                 g_string_append_printf(s, "  error: %s\n", d->apply_error);
         if (d->adopted)
@@ -110,4 +111,12 @@ char *plan_explain(const Topology *t, const Plan *p)
         }
         g_string_append_printf(s, "outcome: %s\n", p->reason ? p->reason : "");
         return g_string_free(s, FALSE);
+}
+
+char *decision_explain(const Topology *t, const Decision *d)
+{
+        g_autofree char *head = decision_to_text(t, d);
+        g_autofree char *why = d->plan ? plan_explain(t, d->plan) : g_strdup("");
+
+        return g_strconcat(head, why, NULL);
 }

@@ -17,3 +17,7 @@ char *decision_to_text(const Topology *t, const Decision *d);
 /* The reasoning behind a plan: the ranked candidate node sets with their distances, free cores and
  * memory, which one won and by which rule, and any fallback. Caller frees. */
 char *plan_explain(const Topology *t, const Plan *p);
+
+/* decision_to_text() followed by plan_explain() of its plan (when it has one): the daemon's Explain().
+ * Caller frees. */
+char *decision_explain(const Topology *t, const Decision *d);

@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "decision.h"
 
+#include <errno.h>
+#include <string.h>
+
 #include "string-table.h"
 
 Decision *decision_new(const char *uuid, const char *name)
@@ -8,7 +11,6 @@ Decision *decision_new(const char *uuid, const char *name)
         Decision *d = g_new0(Decision, 1);
         d->uuid = g_strdup(uuid);
         d->name = g_strdup(name);
-        d->memory_binding = g_strdup("none");
         return d;
 }
 
@@ -20,7 +22,6 @@ void decision_free(Decision *d)
         g_free(d->name);
         plan_free(d->plan);
         g_free(d->reason);
-        g_free(d->memory_binding);
         g_free(d->apply_error);
         g_free(d);
 }
@@ -31,6 +32,13 @@ static const char *const decision_result_table[_DECISION_RESULT_MAX] = {
     [DECISION_ADVISORY] = "advisory",       [DECISION_FAILED] = "failed",
 };
 DEFINE_STRING_TABLE_LOOKUP_TO_STRING(decision_result, DecisionResult, _DECISION_RESULT_MAX)
+
+static const char *const memory_binding_table[_MEMORY_BINDING_MAX] = {
+    [MEMORY_BINDING_NONE] = "none", [MEMORY_BINDING_APPLIED] = "applied",
+    [MEMORY_BINDING_KEPT] = "kept", [MEMORY_BINDING_FAILED] = "failed",
+    [MEMORY_BINDING_OFF] = "off",   [MEMORY_BINDING_ADVISORY] = "advisory",
+};
+DEFINE_STRING_TABLE_LOOKUP(memory_binding, MemoryBinding, _MEMORY_BINDING_MAX)
 
 DecisionResult decision_result_from_plan(PlanResult r)
 {

@@ -22,15 +22,26 @@ typedef enum DecisionResult {
         _DECISION_RESULT_MAX,
 } DecisionResult;
 
+/* What became of the domain's memory binding; its name is what metadata, JSON and text show. */
+typedef enum MemoryBinding {
+        MEMORY_BINDING_NONE,     /* nothing decided about memory (nothing applied yet) */
+        MEMORY_BINDING_APPLIED,  /* the plan's nodes bound live */
+        MEMORY_BINDING_KEPT,     /* bound before (definition or live, in a mode libvirt keeps), left as is */
+        MEMORY_BINDING_FAILED,   /* binding it failed */
+        MEMORY_BINDING_OFF,      /* MemoryBinding=no */
+        MEMORY_BINDING_ADVISORY, /* Apply=no: nothing changed */
+        _MEMORY_BINDING_MAX,
+} MemoryBinding;
+
 typedef struct Decision {
         char *uuid;
         char *name;
         DecisionResult result;
-        Plan *plan;           /* what the ledger holds for it; NULL when it holds nothing */
-        char *reason;         /* why: the plan's reason, or why it was skipped */
-        char *memory_binding; /* applied, kept (bound before, left as is), failed, off, advisory, none */
-        char *apply_error;    /* what failed while applying, NULL if nothing */
-        bool adopted;         /* taken over from its recorded decision */
+        Plan *plan;                   /* what the ledger holds for it; NULL when it holds nothing */
+        char *reason;                 /* why: the plan's reason, or why it was skipped */
+        MemoryBinding memory_binding; /* MEMORY_BINDING_NONE until applied or adopted */
+        char *apply_error;            /* what failed while applying, NULL if nothing */
+        bool adopted;                 /* taken over from its recorded decision */
         bool pinned_by_hand;
         int64_t decided_usec;  /* CLOCK_REALTIME */
         uint64_t latency_usec; /* event received -> last pin applied */
@@ -41,5 +52,7 @@ void decision_free(Decision *d);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Decision, decision_free)
 
 const char *decision_result_to_string(DecisionResult r);
+const char *memory_binding_to_string(MemoryBinding b);
+int memory_binding_from_string(const char *s);
 /* The decision result a plan's result stands for. */
 DecisionResult decision_result_from_plan(PlanResult r);

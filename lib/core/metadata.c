@@ -10,7 +10,7 @@ static void append_set(GString *s, const char *name, const CpuSet *set)
         g_string_append_printf(s, " %s=\"%s\"", name, text);
 }
 
-char *metadata_format(const Topology *t, const Plan *p, const char *result, const char *memory_binding,
+char *metadata_format(const Topology *t, const Plan *p, const char *result, MemoryBinding memory_binding,
                       const DomainSpec *spec)
 {
         GString *s = g_string_new("<domain");
@@ -32,7 +32,8 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, cons
                 cpuset_add(nodes, t->nodes[n].os_index);
         g_string_append_printf(
             s, "<decision result=\"%s\" policy=\"%s\" vcpu-pin=\"%s\" memory-binding=\"%s\"", result,
-            policy_kind_to_string(p->policy), vcpu_pin_mode_to_string(p->vcpu_pin), memory_binding);
+            policy_kind_to_string(p->policy), vcpu_pin_mode_to_string(p->vcpu_pin),
+            memory_binding_to_string(memory_binding));
         append_set(s, "nodes", nodes);
         append_set(s, "emulator", p->emulator_pin);
         g_string_append(s, ">");
@@ -87,7 +88,6 @@ static int plan_result(const char *result, PlanResult *ret)
 /* The words and free text of the record: known values, bounded text. */
 static int check_words(const MetaDecision *d, Plan *p, char **ret_error)
 {
-        static const char *const bindings[] = {"applied", "kept", "failed", "off", "advisory", "none"};
         int k;
 
         if (plan_result(d->result, &p->result) < 0)
@@ -98,7 +98,7 @@ static int check_words(const MetaDecision *d, Plan *p, char **ret_error)
         if ((k = vcpu_pin_mode_from_string(d->vcpu_pin)) < 0)
                 FAIL("recorded vcpu-pin '%.32s' is unknown", d->vcpu_pin ? d->vcpu_pin : "");
         p->vcpu_pin = (VcpuPinMode)k;
-        if (d->memory_binding && !g_strv_contains(bindings, d->memory_binding))
+        if (d->memory_binding && memory_binding_from_string(d->memory_binding) < 0)
                 FAIL("recorded memory-binding '%.32s' is unknown", d->memory_binding);
         if (!text_ok(d->reason))
                 FAIL("recorded reason is longer than %u bytes or holds control characters",

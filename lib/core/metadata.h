@@ -6,18 +6,18 @@
  * `virsh dumpxml` shows it, read back so a restarted daemon adopts the domain exactly as it runs.
  */
 
+#include "decision.h"
 #include "domain-xml.h"
 #include "plan.h"
 #include "topology.h"
 
 /*
  * XML for virDomainSetMetadata (no namespace: libvirt applies it). result is the decision's result
- * word (placed, overcommitted, advisory...), memory_binding "applied", "kept", "failed", "off" or
- * "advisory".
+ * word (placed, overcommitted, advisory...), memory_binding what became of the memory binding.
  * spec is the user's own definition (may be NULL): its skip/policy attributes are kept and its
  * user_xml is recorded as <definition>. Caller frees.
  */
-char *metadata_format(const Topology *t, const Plan *p, const char *result, const char *memory_binding,
+char *metadata_format(const Topology *t, const Plan *p, const char *result, MemoryBinding memory_binding,
                       const DomainSpec *spec);
 
 /* Longest recorded reason adopted, in bytes */

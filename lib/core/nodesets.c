@@ -186,6 +186,12 @@ NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool 
                 for (unsigned k = 0; k < s->nnodes; k++)
                         s->mask |= UINT32_C(1) << t->members[s->first + k];
         }
+        if (t->has_masks) {
+                t->rank_of_mask = g_new(unsigned, (gsize)1 << nnodes);
+                memset(t->rank_of_mask, 0xff, sizeof(unsigned) << nnodes); /* UINT_MAX: no candidate */
+                for (unsigned i = 0; i < t->ncandidates; i++)
+                        t->rank_of_mask[t->candidates[i].mask] = i;
+        }
         for (unsigned i = 0; i < t->ncandidates; i++) {
                 NodeSet *s = &t->candidates[i], *prev = i ? &t->candidates[i - 1] : NULL;
                 s->group = !prev ? 0
@@ -205,5 +211,6 @@ void nodeset_table_free(NodeSetTable *t)
         g_free(t->members);
         g_free(t->by_size);
         g_free(t->size_start);
+        g_free(t->rank_of_mask);
         g_free(t);
 }

@@ -46,6 +46,9 @@ typedef struct NodeSetTable {
          * size_start[k + 1]), ascending; size_start has nnodes + 2 entries. */
         unsigned *by_size;
         unsigned *size_start;
+        /* added: when has_masks, [1 << nnodes]: the rank of the candidate with that mask, UINT_MAX for a
+         * mask that is no candidate; NULL otherwise */
+        unsigned *rank_of_mask;
 } NodeSetTable;
 
 NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool flat);

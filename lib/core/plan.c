@@ -49,6 +49,12 @@ static const char *const memory_mode_table[_MEMORY_MODE_MAX] = {
 };
 DEFINE_STRING_TABLE_LOOKUP(memory_mode, MemoryMode, _MEMORY_MODE_MAX)
 
+static const char *const fit_mode_table[_FIT_MAX] = {
+    [FIT_SPREAD] = "spread",
+    [FIT_PACK] = "pack",
+};
+DEFINE_STRING_TABLE_LOOKUP(fit_mode, FitMode, _FIT_MAX)
+
 void plan_candidate_free(PlanCandidate *c)
 {
         if (!c)

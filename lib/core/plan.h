@@ -39,6 +39,13 @@ typedef enum EmulatorPinMode {
         _EMULATOR_PIN_MAX,
 } EmulatorPinMode;
 
+/* Which qualifying set of the nearest group a domain takes ([Placement] Fit=). */
+typedef enum FitMode {
+        FIT_SPREAD, /* the least loaded: most free cores, then most free memory */
+        FIT_PACK,   /* the fullest: fewest free cores, then least free memory; big holes stay whole */
+        _FIT_MAX,
+} FitMode;
+
 /* Which cores of a hybrid host (hwloc cpukinds: P/E, big/LITTLE) vCPUs get. */
 typedef enum CoreKindsMode {
         CORE_KINDS_PERFORMANCE_FIRST, /* fastest kind first, one kind per domain where it fits, then slower
@@ -66,6 +73,7 @@ typedef struct PlacementParams {
         /* Added for memory kinds and hybrid CPUs: */
         unsigned memory_tiers;    /* bit 1 << NodeKind per lower-tier kind used like DRAM (MemoryTiers=) */
         CoreKindsMode core_kinds; /* CoreKinds= */
+        FitMode fit;              /* added: [Placement] Fit= */
 } PlacementParams;
 
 /* One guest NUMA cell of a request (<cpu><numa><cell>): its vCPUs go to one host node when one holds them.
@@ -189,3 +197,5 @@ const char *core_kinds_mode_to_string(CoreKindsMode m);
 int core_kinds_mode_from_string(const char *s);
 const char *memory_mode_to_string(MemoryMode m);
 int memory_mode_from_string(const char *s);
+const char *fit_mode_to_string(FitMode m);
+int fit_mode_from_string(const char *s);

@@ -41,8 +41,8 @@ static const char *parse_start(const char *name, const char *vcpus, const char *
         if (size_parse(memory, &bytes) < 0)
                 return "memory must be a size such as 4096M or 4G";
         *ret = g_new0(TraceEvent, 1);
-        **ret =
-            (TraceEvent){.op = TRACE_START, .name = g_strdup(name), .vcpus = (unsigned)n, .memory = bytes};
+        **ret = (TraceEvent){
+            .op = TRACE_START, .name = g_strdup(name), .vcpus = (unsigned)n, .memory = bytes, .busy = 1};
         return NULL;
 }
 
@@ -77,6 +77,94 @@ static char **split_words(const char *line)
         return (char **)g_ptr_array_free(words, FALSE);
 }
 
+/* A fraction or a count of cores: a plain decimal number from 0 to max (no sign, exponent, inf or nan). */
+static bool parse_fraction(const char *text, double max, double *ret)
+{
+        char *end = NULL;
+        double d;
+
+        if (!*text || strspn(text, "0123456789.") != strlen(text))
+                return false;
+        d = g_ascii_strtod(text, &end);
+        if (*end || !(d >= 0 && d <= max))
+                return false;
+        *ret = d;
+        return true;
+}
+
+/* The busy= and host= words after a start's or a load's fixed words, each at most once. */
+static const char *parse_load_options(char **words, TraceEvent *e)
+{
+        bool seen_busy = false;
+
+        for (char **w = words; *w; w++) {
+                if (g_str_has_prefix(*w, "busy=") && !seen_busy) {
+                        if (!parse_fraction(*w + 5, 1.0, &e->busy))
+                                return "busy= must be a fraction from 0 to 1 such as 0.25";
+                        seen_busy = true;
+                } else if (g_str_has_prefix(*w, "host=") && !e->has_host) {
+                        if (!parse_fraction(*w + 5, TRACE_HOST_MAX, &e->host))
+                                return "host= must be a number of cores from 0 to 4096 such as 0.5";
+                        e->has_host = true;
+                } else if (g_str_has_prefix(*w, "busy=") || g_str_has_prefix(*w, "host=")) {
+                        return "busy= or host= given twice";
+                } else {
+                        return "expected busy=F or host=F after the domain";
+                }
+        }
+        if (e->op == TRACE_LOAD && !seen_busy)
+                return "expected 'load NAME busy=F [host=F]'";
+        return NULL;
+}
+
+/* start NAME VCPUS MEMORY [busy=F] [host=F] */
+static const char *parse_start_line(char **words, unsigned nwords, TraceEvent **ret)
+{
+        const char *bad;
+
+        if (nwords < 4 || nwords > 6)
+                return "expected 'start NAME VCPUS MEMORY [busy=F] [host=F]'";
+        bad = parse_start(words[1], words[2], words[3], ret);
+        if (!bad)
+                bad = parse_load_options(words + 4, *ret);
+        if (bad)
+                g_clear_pointer(ret, trace_event_free);
+        return bad;
+}
+
+/* load NAME busy=F [host=F] */
+static const char *parse_load_line(char **words, unsigned nwords, TraceEvent **ret)
+{
+        g_autoptr(TraceEvent) e = NULL;
+        const char *bad;
+
+        if (nwords < 3 || nwords > 4)
+                return "expected 'load NAME busy=F [host=F]'";
+        bad = check_name(words[1]);
+        if (bad)
+                return bad;
+        e = g_new0(TraceEvent, 1);
+        *e = (TraceEvent){.op = TRACE_LOAD, .name = g_strdup(words[1])};
+        bad = parse_load_options(words + 2, e);
+        if (!bad)
+                *ret = g_steal_pointer(&e);
+        return bad;
+}
+
+/* tick SECONDS */
+static const char *parse_tick_line(char **words, unsigned nwords, TraceEvent **ret)
+{
+        double seconds;
+
+        if (nwords != 2)
+                return "expected 'tick SECONDS'";
+        if (!parse_fraction(words[1], TRACE_TICK_MAX, &seconds) || seconds <= 0)
+                return "tick takes seconds, more than 0 and at most a year, such as 5 or 0.5";
+        *ret = g_new0(TraceEvent, 1);
+        **ret = (TraceEvent){.op = TRACE_TICK, .seconds = seconds};
+        return NULL;
+}
+
 int trace_parse(const char *text, const char *source, GPtrArray **ret, char **ret_error)
 {
         g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func((GDestroyNotify)trace_event_free);
@@ -104,10 +192,8 @@ int trace_parse(const char *text, const char *source, GPtrArray **ret, char **re
                 nwords = g_strv_length(words);
                 if (events->len >= TRACE_EVENTS_MAX)
                         bad = "too many events (limit 1000000)";
-                else if (strcmp(words[0], "start") == 0 && nwords == 4)
-                        bad = parse_start(words[1], words[2], words[3], &e);
                 else if (strcmp(words[0], "start") == 0)
-                        bad = "expected 'start NAME VCPUS MEMORY'";
+                        bad = parse_start_line(words, nwords, &e);
                 else if (strcmp(words[0], "stop") == 0 && nwords == 2) {
                         bad = check_name(words[1]);
                         if (!bad) {
@@ -116,8 +202,12 @@ int trace_parse(const char *text, const char *source, GPtrArray **ret, char **re
                         }
                 } else if (strcmp(words[0], "stop") == 0)
                         bad = "expected 'stop NAME'";
+                else if (strcmp(words[0], "load") == 0)
+                        bad = parse_load_line(words, nwords, &e);
+                else if (strcmp(words[0], "tick") == 0)
+                        bad = parse_tick_line(words, nwords, &e);
                 else
-                        bad = "unknown event (expected start or stop)";
+                        bad = "unknown event (expected start, stop, load or tick)";
                 if (bad) {
                         if (ret_error)
                                 *ret_error = g_strdup_printf("%s:%u: %s", source, lineno, bad);

@@ -3,22 +3,34 @@
 
 /*
  * Workload traces for the offline planner and the simulator: one event per line,
- *     start NAME VCPUS MEMORY      (MEMORY with an optional K/M/G/T suffix, binary)
+ *     start NAME VCPUS MEMORY [busy=F] [host=F]   (MEMORY with an optional K/M/G/T suffix, binary)
+ *     load NAME busy=F [host=F]
  *     stop NAME
+ *     tick SECONDS
  * with blank lines and '#' comments ignored. The command line form NAME:VCPUS:MEMORY is a start.
+ * busy= is the fraction of each vCPU's time spent running (0 to 1; a start without it is busy=1), host=
+ * the host-side threads' (emulator, I/O threads, vhost) busy time in cores (0 to TRACE_HOST_MAX; 0 when
+ * not given). A load line changes a running domain's load from then on; tick lets SECONDS pass (more
+ * than 0, at most TRACE_TICK_MAX). Only the simulator reads loads and ticks; the planner ignores them.
  */
 
 #include <glib.h>
+#include <stdbool.h>
 #include <stdint.h>
 
 #define TRACE_NAME_MAX   256u
 #define TRACE_EVENTS_MAX 1000000u
 /* A trace file: room for the most events at about 64 bytes a line. */
 #define TRACE_FILE_MAX (64u << 20)
+/* The most host-side cores a domain's load line may claim, and the longest tick (a year). */
+#define TRACE_HOST_MAX 4096.0
+#define TRACE_TICK_MAX (365.0 * 86400.0)
 
 typedef enum TraceOp {
         TRACE_START,
         TRACE_STOP,
+        TRACE_LOAD, /* a running domain's load changes */
+        TRACE_TICK, /* time passes */
 } TraceOp;
 
 typedef struct TraceEvent {
@@ -27,9 +39,15 @@ typedef struct TraceEvent {
         unsigned vcpus;
         uint64_t memory;
         unsigned line; /* 1-based; 0 for command line specs */
+        /* load (start and load lines) and time (tick lines) */
+        double busy;    /* fraction of each vCPU busy, 0..1; 1 when a start does not say */
+        double host;    /* host-side threads' busy cores; 0 when not given */
+        bool has_host;  /* host= was given (a load line without it keeps the domain's host load) */
+        double seconds; /* tick */
 } TraceEvent;
 
 void trace_event_free(TraceEvent *e);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(TraceEvent, trace_event_free)
 
 /* Parses a whole trace into events (a GPtrArray of TraceEvent* that frees them). Returns 0 or -EINVAL
  * with *ret_error naming the source, the line and the problem. */

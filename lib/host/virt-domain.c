@@ -5,17 +5,6 @@
 #include <libvirt/virterror.h>
 #include <string.h>
 
-static void ignore_error(void *data, virErrorPtr error)
-{
-        (void)data;
-        (void)error;
-}
-
-void virt_errors_quiet(void)
-{
-        virSetErrorFunc(NULL, ignore_error);
-}
-
 /* Converts the last libvirt error: -ENOENT when the domain no longer runs, else -EIO. */
 static int failed(virDomainPtr dom, const char *what, char **ret_error)
 {
@@ -57,6 +46,31 @@ const char *virt_domain_uuid(virDomainPtr dom, char *buf)
         if (virDomainGetUUIDString(dom, buf) < 0)
                 strcpy(buf, "");
         return buf;
+}
+
+const char *virt_domain_name(virDomainPtr dom)
+{
+        const char *name = virDomainGetName(dom);
+        return name ? name : "";
+}
+
+bool virt_domain_is_active(virDomainPtr dom)
+{
+        return virDomainIsActive(dom) == 1;
+}
+
+bool virt_domain_is_persistent(virDomainPtr dom)
+{
+        return virDomainIsPersistent(dom) == 1;
+}
+
+void virt_domain_live_size(virDomainPtr dom, unsigned *ret_vcpus, uint64_t *ret_memory)
+{
+        int vcpus = virDomainGetVcpusFlags(dom, VIR_DOMAIN_AFFECT_LIVE);
+        unsigned long kib = virDomainGetMaxMemory(dom);
+
+        *ret_vcpus = vcpus > 0 ? (unsigned)vcpus : 0;
+        *ret_memory = (uint64_t)kib * 1024;
 }
 
 int virt_domain_read_spec(virDomainPtr dom, bool inactive, DomainSpec **ret, char **ret_error)
@@ -177,25 +191,22 @@ int virt_test_domain_start(virConnectPtr conn, const char *name, unsigned vcpus,
             g_strdup_printf("<domain type='test'><name>%s</name><memory unit='KiB'>%llu</memory>"
                             "<vcpu>%u</vcpu><os><type>hvm</type></os></domain>",
                             escaped, (unsigned long long)(memory / 1024), vcpus);
-        virDomainPtr dom = virDomainCreateXML(conn, xml, 0);
+        g_autoptr(virDomain) dom = virDomainCreateXML(conn, xml, 0);
 
         if (!dom)
                 return failed(NULL, "starting a test domain", ret_error);
-        virDomainFree(dom);
         return 0;
 }
 
 int virt_domain_destroy_by_name(virConnectPtr conn, const char *name, char **ret_error)
 {
-        virDomainPtr dom = virDomainLookupByName(conn, name);
-        int r = 0;
+        g_autoptr(virDomain) dom = virDomainLookupByName(conn, name);
 
         if (!dom) {
                 failed(NULL, "looking up the domain", ret_error);
                 return -ENOENT;
         }
         if (virDomainDestroy(dom) < 0)
-                r = failed(dom, "destroying the domain", ret_error);
-        virDomainFree(dom);
-        return r;
+                return failed(dom, "destroying the domain", ret_error);
+        return 0;
 }

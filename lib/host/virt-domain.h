@@ -13,9 +13,7 @@
 
 #include "cpuset.h"
 #include "domain-xml.h"
-
-/* Silences libvirt's default error printing (errors are reported by the callers instead). */
-void virt_errors_quiet(void);
+#include "virt-cleanup.h"
 
 /* Live definition (inactive=false) or the persistent one (inactive=true; for a transient domain the
  * live one). */
@@ -33,6 +31,14 @@ void virt_pins_free(CpuSet **pins, unsigned n);
 
 /* UUID string of dom into buf (VIR_UUID_STRING_BUFLEN). */
 const char *virt_domain_uuid(virDomainPtr dom, char *buf);
+/* The domain's name (borrowed from dom), "" when libvirt cannot say. */
+const char *virt_domain_name(virDomainPtr dom);
+/* Whether it runs / has a persistent definition; false also when libvirt cannot say. */
+bool virt_domain_is_active(virDomainPtr dom);
+bool virt_domain_is_persistent(virDomainPtr dom);
+/* Online vCPUs and the memory ceiling (<memory>, bytes) of a running domain; a figure libvirt cannot give
+ * is 0. */
+void virt_domain_live_size(virDomainPtr dom, unsigned *ret_vcpus, uint64_t *ret_memory);
 
 /* Starts a transient domain of libvirt's test driver (for the demo and tests). */
 int virt_test_domain_start(virConnectPtr conn, const char *name, unsigned vcpus, uint64_t memory,

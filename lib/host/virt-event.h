@@ -31,3 +31,7 @@ unsigned virt_event_handle_count(void);
 
 /* Returns the number of timeouts (virEventAddTimeout) not yet released, counted like the handles. */
 unsigned virt_event_timeout_count(void);
+
+/* Silences libvirt's default error printing (errors are reported by the callers instead). Process-wide,
+ * like the event implementation: call once at start. */
+void virt_errors_quiet(void);

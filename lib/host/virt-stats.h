@@ -11,20 +11,7 @@
 #include <libvirt/libvirt.h>
 #include <stdint.h>
 
-typedef struct DomainCpuStats {
-        uint64_t total_ns;  /* cpu.time: every thread of the domain */
-        uint64_t user_ns;   /* cpu.user */
-        uint64_t system_ns; /* cpu.system */
-        uint64_t vcpu_ns;   /* sum of vcpu.N.time */
-        uint64_t host_ns;   /* total - vcpu: emulator, I/O threads, vhost work charged to it */
-        unsigned nvcpus;
-        /* Per vCPU (added for measured load), by N for N below nvcpu_times: vcpu.N.time, what it ran, and
-         * vcpu.N.delay (or vcpu.N.wait where libvirt has no delay), how long it was ready but waited for a
-         * host CPU (steal time to the guest); 0 where libvirt reports neither. */
-        unsigned nvcpu_times;
-        uint64_t *vcpu_time_ns;
-        uint64_t *vcpu_wait_ns;
-} DomainCpuStats;
+#include "cpu-stats.h"
 
 /* The most vCPU indexes read per domain: libvirt's own limit on vCPUs is this order too. */
 #define VIRT_STATS_MAX_VCPUS 4096u

@@ -39,6 +39,7 @@ lib_sources=(
         lib/host/bus-event.c
         lib/host/virt-stats.c
         lib/host/virt-cpu.c
+        lib/host/virt-conn.c
         policies/policy.c
         policies/explicit.c
         policies/compat.c

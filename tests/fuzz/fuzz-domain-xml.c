@@ -102,8 +102,9 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_commit_release(l, spec->uuid ? spec->uuid : spec->name, p);
         fuzz_check(ledger_is_empty(l), "ledger not empty after release");
 
-        meta = metadata_format(
-            t, p, p->result == PLAN_ADOPTED ? "skipped" : plan_result_to_string(p->result), "applied", spec);
+        meta =
+            metadata_format(t, p, p->result == PLAN_ADOPTED ? "skipped" : plan_result_to_string(p->result),
+                            MEMORY_BINDING_APPLIED, spec);
         xml = wrap_metadata(spec, meta);
         if (domain_xml_parse(xml, &spec2, &error2) < 0) {
                 fprintf(stderr, "metadata written for the plan does not read back: %s\n%s\n", error2, xml);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * trace_parse() and trace_parse_spec() on any text. Failures must say why; every start event of a
- * trace must read back the same from its NAME:VCPUS:BYTES command line form.
+ * trace must read back the same from its NAME:VCPUS:BYTES command line form; loads and ticks stay in
+ * their ranges.
  */
 #include <stdint.h>
 #include <stdio.h>
@@ -16,7 +17,15 @@ static void check_event(const TraceEvent *e)
         g_autofree char *spec = NULL, *error = NULL;
         TraceEvent *back = NULL;
 
+        if (e && e->op == TRACE_TICK) { /* time passing has no domain, only a length */
+                if (e->name || !(e->seconds > 0 && e->seconds <= TRACE_TICK_MAX))
+                        abort();
+                return;
+        }
         if (!e || !e->name || !*e->name || strlen(e->name) > TRACE_NAME_MAX)
+                abort();
+        /* load read from start and load lines stays within what the lines may say */
+        if (!(e->busy >= 0 && e->busy <= 1) || !(e->host >= 0 && e->host <= TRACE_HOST_MAX))
                 abort();
         if (e->op != TRACE_START)
                 return;

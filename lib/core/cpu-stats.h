@@ -1,0 +1,25 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Host-side CPU time of one running domain: what the guest's vCPUs ran and what the host spent for the
+ * domain besides them (emulator and I/O threads, vhost), split into user and system time. Plain data:
+ * lib/host/virt-stats.c reads it from libvirt, the daemon serves it.
+ */
+
+#include <stdint.h>
+
+typedef struct DomainCpuStats {
+        uint64_t total_ns;  /* cpu.time: every thread of the domain */
+        uint64_t user_ns;   /* cpu.user */
+        uint64_t system_ns; /* cpu.system */
+        uint64_t vcpu_ns;   /* sum of vcpu.N.time */
+        uint64_t host_ns;   /* total - vcpu: emulator, I/O threads, vhost work charged to it */
+        unsigned nvcpus;
+        /* Per vCPU (added for measured load), by N for N below nvcpu_times: vcpu.N.time, what it ran, and
+         * vcpu.N.delay (or vcpu.N.wait where libvirt has no delay), how long it was ready but waited for a
+         * host CPU (steal time to the guest); 0 where libvirt reports neither. */
+        unsigned nvcpu_times;
+        uint64_t *vcpu_time_ns;
+        uint64_t *vcpu_wait_ns;
+} DomainCpuStats;

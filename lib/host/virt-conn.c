@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "virt-conn.h"
+
+#include <errno.h>
+#include <libvirt/virterror.h>
+#include <stdbool.h>
+#include <stdlib.h>
+
+#include "ret-error.h"
+
+#define KEEPALIVE_INTERVAL_SEC 5
+#define KEEPALIVE_COUNT        3
+
+enum { EV_LIFECYCLE, EV_TUNABLE, EV_DEVICE_ADDED, EV_DEVICE_REMOVED, _EV_MAX };
+
+struct VirtConn {
+        virConnectPtr conn;
+        VirtConnEvents events;
+        void *userdata;
+        int ids[_EV_MAX]; /* callback ids; -1 when not subscribed */
+        bool close_cb;
+};
+
+static const char *last_error(void)
+{
+        const char *m = virGetLastErrorMessage();
+        return m ? m : "unknown libvirt error";
+}
+
+static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque)
+{
+        VirtConn *c = opaque;
+        (void)conn;
+
+        if (c->events.lifecycle)
+                c->events.lifecycle(dom, event, detail, c->userdata);
+        return 0;
+}
+
+static void on_tunable(virConnectPtr conn, virDomainPtr dom, virTypedParameterPtr params, int nparams,
+                       void *opaque)
+{
+        VirtConn *c = opaque;
+        (void)conn;
+
+        if (c->events.tunable)
+                c->events.tunable(dom, params, nparams, c->userdata);
+}
+
+static void on_device(virConnectPtr conn, virDomainPtr dom, const char *alias, void *opaque)
+{
+        VirtConn *c = opaque;
+        (void)conn;
+
+        if (c->events.device)
+                c->events.device(dom, alias, c->userdata);
+}
+
+static void on_close(virConnectPtr conn, int reason, void *opaque)
+{
+        VirtConn *c = opaque;
+        (void)conn;
+
+        if (c->events.closed)
+                c->events.closed(reason, c->userdata);
+}
+
+static int subscribe(VirtConn *c, int which, int id, virConnectDomainEventGenericCallback cb)
+{
+        c->ids[which] = virConnectDomainEventRegisterAny(c->conn, NULL, id, cb, c, NULL);
+        return c->ids[which];
+}
+
+int virt_conn_open(const char *uri, const VirtConnEvents *events, void *userdata, VirtConn **ret,
+                   char **ret_error)
+{
+        g_autoptr(VirtConn) c = g_new0(VirtConn, 1);
+
+        for (int i = 0; i < _EV_MAX; i++)
+                c->ids[i] = -1;
+        c->events = *events;
+        c->userdata = userdata;
+        c->conn = virConnectOpen(uri);
+        if (!c->conn)
+                return ret_error_set(ret_error, -ECONNREFUSED, "Cannot connect to %s: %s", uri,
+                                     last_error());
+        c->close_cb = virConnectRegisterCloseCallback(c->conn, on_close, c, NULL) == 0;
+        if (!g_str_has_prefix(uri, "test:"))
+                virConnectSetKeepAlive(c->conn, KEEPALIVE_INTERVAL_SEC, KEEPALIVE_COUNT);
+        subscribe(c, EV_LIFECYCLE, VIR_DOMAIN_EVENT_ID_LIFECYCLE, VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle));
+        subscribe(c, EV_TUNABLE, VIR_DOMAIN_EVENT_ID_TUNABLE, VIR_DOMAIN_EVENT_CALLBACK(on_tunable));
+        subscribe(c, EV_DEVICE_ADDED, VIR_DOMAIN_EVENT_ID_DEVICE_ADDED,
+                  VIR_DOMAIN_EVENT_CALLBACK(on_device));
+        subscribe(c, EV_DEVICE_REMOVED, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
+                  VIR_DOMAIN_EVENT_CALLBACK(on_device));
+        if (c->ids[EV_LIFECYCLE] < 0)
+                return ret_error_set(ret_error, -EIO, "Cannot subscribe to domain events on %s: %s", uri,
+                                     last_error());
+        *ret = g_steal_pointer(&c);
+        return 0;
+}
+
+void virt_conn_free(VirtConn *c)
+{
+        if (!c)
+                return;
+        if (c->conn) {
+                for (int i = 0; i < _EV_MAX; i++)
+                        if (c->ids[i] >= 0)
+                                virConnectDomainEventDeregisterAny(c->conn, c->ids[i]);
+                /* every callback must be gone before the close, or the connection outlives it */
+                if (c->close_cb)
+                        virConnectUnregisterCloseCallback(c->conn, on_close);
+                virConnectClose(c->conn);
+        }
+        g_free(c);
+}
+
+virConnectPtr virt_conn_get(const VirtConn *c)
+{
+        return c->conn;
+}
+
+int virt_conn_list_running(VirtConn *c, virDomainPtr **ret, unsigned *ret_n, char **ret_error)
+{
+        virDomainPtr *doms = NULL;
+        int n = virConnectListAllDomains(c->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+
+        if (n < 0)
+                return ret_error_set(ret_error, -EIO, "Listing running domains failed: %s", last_error());
+        *ret = doms;
+        *ret_n = (unsigned)n;
+        return 0;
+}
+
+void virt_domains_free(virDomainPtr *doms, unsigned n)
+{
+        for (unsigned i = 0; doms && i < n; i++)
+                virDomainFree(doms[i]);
+        free(doms);
+}
+
+int virt_conn_lookup_uuid(VirtConn *c, const char *uuid, virDomainPtr *ret, char **ret_error)
+{
+        virDomainPtr dom = virDomainLookupByUUIDString(c->conn, uuid);
+
+        if (!dom)
+                return ret_error_set(ret_error, -ENOENT, "no domain with UUID %s: %s", uuid, last_error());
+        *ret = dom;
+        return 0;
+}
+
+const char *virt_close_reason_to_string(int reason)
+{
+        static const char *const reasons[] = {
+            [VIR_CONNECT_CLOSE_REASON_ERROR] = "an error",
+            [VIR_CONNECT_CLOSE_REASON_EOF] = "end of file",
+            [VIR_CONNECT_CLOSE_REASON_KEEPALIVE] = "keepalive timeout",
+            [VIR_CONNECT_CLOSE_REASON_CLIENT] = "a client request",
+        };
+        return reason >= 0 && reason < (int)G_N_ELEMENTS(reasons) ? reasons[reason] : "unknown reason";
+}

@@ -1,0 +1,55 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The libvirt adapter for a connection: the only place that opens, watches and closes one. It opens the
+ * URI, turns on keepalive (5 s, 3 missed; not for test: URIs, whose driver runs in process), subscribes
+ * to the domain events the daemon reacts to and to the close callback, lists running domains and looks
+ * one up. libvirt's error style stops here: 0 or a negative errno, and a message in *ret_error (caller
+ * frees). Nothing here logs.
+ *
+ * The callbacks run from libvirt's event loop (virt-event.h), inside libvirt: they must not close the
+ * connection themselves (schedule that on the loop instead).
+ */
+
+#include <glib.h>
+#include <libvirt/libvirt.h>
+
+#include "virt-cleanup.h"
+
+typedef struct VirtConnEvents {
+        /* VIR_DOMAIN_EVENT_ID_LIFECYCLE: event is a virDomainEventType, detail its detail. */
+        void (*lifecycle)(virDomainPtr dom, int event, int detail, void *userdata);
+        /* VIR_DOMAIN_EVENT_ID_TUNABLE: the tunables that changed (vCPU pins among them). */
+        void (*tunable)(virDomainPtr dom, virTypedParameterPtr params, int nparams, void *userdata);
+        /* VIR_DOMAIN_EVENT_ID_DEVICE_ADDED and _REMOVED: the device's alias. */
+        void (*device)(virDomainPtr dom, const char *alias, void *userdata);
+        /* The connection closed under us: reason is a virConnectCloseReason. */
+        void (*closed)(int reason, void *userdata);
+} VirtConnEvents;
+
+typedef struct VirtConn VirtConn;
+
+/*
+ * Opens uri and subscribes to events (each callback may be NULL). Lifecycle events are required; the
+ * others are taken where the driver has them. Returns 0, -ECONNREFUSED when libvirt cannot connect, or
+ * -EIO when it cannot subscribe.
+ */
+int virt_conn_open(const char *uri, const VirtConnEvents *events, void *userdata, VirtConn **ret,
+                   char **ret_error);
+/* Unsubscribes every callback, then closes (nothing is called after this). Accepts NULL. */
+void virt_conn_free(VirtConn *c);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(VirtConn, virt_conn_free)
+
+/* The connection, for the other adapters (virt-domain.h, virt-stats.h, virt-cpu.h). Borrowed. */
+virConnectPtr virt_conn_get(const VirtConn *c);
+
+/* Every running domain: a new array of *ret_n references (virt_domains_free()). Returns 0 or -EIO. */
+int virt_conn_list_running(VirtConn *c, virDomainPtr **ret, unsigned *ret_n, char **ret_error);
+void virt_domains_free(virDomainPtr *doms, unsigned n);
+
+/* The domain with this UUID (a new reference), or -ENOENT when there is none. */
+int virt_conn_lookup_uuid(VirtConn *c, const char *uuid, virDomainPtr *ret, char **ret_error);
+
+/* What a virConnectCloseReason means, in words. */
+const char *virt_close_reason_to_string(int reason);

@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "contention.h"
+#include "load.h"
+
+#include <math.h>
+
+double contention_core_lost(unsigned busy, unsigned npus, double loss)
+{
+        double delivered;
+
+        if (busy < 2)
+                return 0;
+        delivered = MAX(1.0, MIN(busy, MAX(npus, 1)) * (1.0 - loss));
+        return busy - delivered;
+}
+
+/* Spreads a domain's host-side load evenly over its emulator pin (its vCPUs' PUs without one). */
+static void add_host_load(const Topology *t, const ContentionDomain *d, double *pu_host)
+{
+        const Plan *p = d->plan;
+        unsigned n = 0;
+
+        if (!(d->host > 0))
+                return;
+        if (p->emulator_pin && !cpuset_is_empty(p->emulator_pin)) {
+                n = cpuset_count(p->emulator_pin);
+                CPUSET_FOREACH (os, p->emulator_pin) {
+                        int pu = topology_pu_by_os(t, (unsigned)os);
+                        if (pu >= 0)
+                                pu_host[pu] += d->host / n;
+                }
+                return;
+        }
+        for (unsigned v = 0; v < p->nvcpus; v++)
+                n += p->vcpu_pu[v] >= 0;
+        for (unsigned v = 0; v < p->nvcpus; v++)
+                if (p->vcpu_pu[v] >= 0)
+                        pu_host[p->vcpu_pu[v]] += d->host / n;
+}
+
+ContentionSample contention_measure(const Topology *t, const ContentionDomain *domains, unsigned n,
+                                    double loss)
+{
+        g_autofree unsigned *core_vcpus = g_new0(unsigned, MAX(t->ncores, 1));
+        g_autofree unsigned *core_busy = g_new0(unsigned, MAX(t->ncores, 1));
+        g_autofree double *pu_host = g_new0(double, MAX(t->npus, 1));
+        ContentionSample s = {0};
+
+        for (unsigned i = 0; i < n; i++) {
+                const Plan *p = domains[i].plan;
+                bool busy = domains[i].busy >= LOAD_BUSY_THRESHOLD;
+                for (unsigned v = 0; v < p->nvcpus; v++) {
+                        if (p->vcpu_pu[v] < 0)
+                                continue;
+                        core_vcpus[t->pus[p->vcpu_pu[v]].core]++;
+                        core_busy[t->pus[p->vcpu_pu[v]].core] += busy;
+                }
+                add_host_load(t, &domains[i], pu_host);
+        }
+        for (unsigned pu = 0; pu < t->npus; pu++)
+                core_busy[t->pus[pu].core] += pu_host[pu] >= LOAD_BUSY_THRESHOLD;
+        for (unsigned i = 0; i < n; i++) {
+                const Plan *p = domains[i].plan;
+                bool busy = domains[i].busy >= LOAD_BUSY_THRESHOLD;
+                for (unsigned v = 0; v < p->nvcpus; v++) {
+                        unsigned c;
+                        if (p->vcpu_pu[v] < 0)
+                                continue;
+                        c = t->pus[p->vcpu_pu[v]].core;
+                        s.vcpus++;
+                        s.shared_vcpus += core_vcpus[c] >= 2;
+                        s.busy_vcpus += busy;
+                        s.busy_contended += busy && core_busy[c] >= 2;
+                }
+        }
+        for (unsigned c = 0; c < t->ncores; c++)
+                s.capacity_lost += contention_core_lost(core_busy[c], t->cores[c].npus, loss);
+        return s;
+}
+
+/* Cores of each size (PUs per core) the host has, for the bound: [max_threads + 1]. */
+static unsigned *cores_by_size(const Topology *t)
+{
+        unsigned *count = g_new0(unsigned, t->max_threads + 2);
+
+        for (unsigned c = 0; c < t->ncores; c++)
+                count[MIN(t->cores[c].npus, t->max_threads + 1)]++;
+        return count;
+}
+
+/*
+ * Greedy by layers: the k-th busy thread of every core of one size costs the same, so the threads go
+ * layer by layer to the cheapest (size, k) first. Exact while each core's cost grows by at least as much
+ * with every further thread (cores of up to two PUs, any loss up to 0.5, and single-PU cores).
+ */
+double contention_bound(const Topology *t, unsigned busy_threads, double loss, unsigned *ret_contended)
+{
+        g_autofree unsigned *count = cores_by_size(t);
+        g_autofree unsigned *layer = g_new0(unsigned, t->max_threads + 2); /* next layer per size */
+        unsigned left = busy_threads, cores = t->ncores;
+        double lost = 0;
+
+        if (ret_contended)
+                /* x cores with two or more busy threads hold y >= 2x of them, the others at most one each:
+                 * y >= busy - cores + x, least with every extra one stacked on a single core */
+                *ret_contended = busy_threads <= cores ? 0 : busy_threads - cores + 1;
+        while (left) {
+                int best = -1;
+                double best_cost = INFINITY;
+                unsigned take;
+                for (unsigned size = 0; size <= t->max_threads + 1; size++) {
+                        double cost;
+                        if (!count[size])
+                                continue;
+                        cost = contention_core_lost(layer[size] + 1, size, loss) -
+                               contention_core_lost(layer[size], size, loss);
+                        if (cost < best_cost) {
+                                best = (int)size;
+                                best_cost = cost;
+                        }
+                }
+                if (best < 0)
+                        break; /* no cores at all */
+                take = MIN(left, count[best]);
+                lost += take * best_cost;
+                left -= take;
+                layer[best]++;
+        }
+        return lost;
+}

@@ -1,0 +1,54 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Contention: what the host as the plans leave it costs the domains' real load, and what no placement
+ * could beat. Scored from each plan's vcpu_pu (floating vCPUs: where occupancy.h's ideal scheduler put
+ * them) and the domains' TRUE load (not what the daemon measured), identically for every policy.
+ *
+ * A "busy thread" is a busy vCPU (busy >= LOAD_BUSY_THRESHOLD) or a PU that a domain's host-side threads
+ * keep at least that busy (its host= load spread evenly over its emulator pin, or over its vCPUs' PUs
+ * when it has none). A core with b >= 2 busy threads delivers max(1, min(b, PUs) * (1 - loss)) cores of
+ * work instead of b: each busy pair on two siblings loses `loss` (0.4, the XenServer measurement) of each
+ * one's throughput, 0.8 cores; two busy threads time-sharing one PU lose one core.
+ */
+
+#include <glib.h>
+
+#include "plan.h"
+#include "topology.h"
+
+/* The loss of two busy siblings when the caller does not choose (DESIGN.md: 40-75%, the low end). */
+#define CONTENTION_SIBLING_LOSS 0.4
+
+/* One domain as the scorer sees it. */
+typedef struct ContentionDomain {
+        const Plan *plan;
+        double busy; /* true fraction of each vCPU busy, 0..1 */
+        double host; /* true host-side busy cores */
+} ContentionDomain;
+
+typedef struct ContentionSample {
+        unsigned vcpus;          /* placed vCPUs */
+        unsigned shared_vcpus;   /* on a core with another vCPU */
+        unsigned busy_vcpus;     /* busy >= LOAD_BUSY_THRESHOLD */
+        unsigned busy_contended; /* busy vCPUs on a core with another busy thread */
+        double capacity_lost;    /* cores */
+} ContentionSample;
+
+/* Scores domains[0..n) on t with the given sibling loss (0..1). */
+ContentionSample contention_measure(const Topology *t, const ContentionDomain *domains, unsigned n,
+                                    double loss);
+
+/* What a core with busy busy threads on npus PUs loses, in cores. */
+double contention_core_lost(unsigned busy, unsigned npus, double loss);
+
+/*
+ * The bound: the least capacity any placement of busy_threads busy threads loses on t, whatever the
+ * domains' sizes, memory and nodes: while there are more busy threads than usable cores, the excess must
+ * double up (then triple up) on cores, the cheapest cores first. Also the fewest busy vCPUs that must
+ * contend (*ret_contended): busy - cores + 1 when busy exceeds the cores (the extra ones stacked on one
+ * core; a different placement from the one that loses least). Host-side threads are left out (a placement
+ * can spread them thin), so this stays a lower bound.
+ */
+double contention_bound(const Topology *t, unsigned busy_threads, double loss, unsigned *ret_contended);

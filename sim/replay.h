@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Replay: a trace (lib/core/trace.h) run through the engine and the healer the daemon runs, on a
+ * topology, with time. What `placementctl simulate` prints and what bench/ scores.
+ *
+ * Starts, stops and load changes happen at the current time; `tick S` lets S seconds pass (a trace with
+ * no tick at all is replayed as if one second passed after each event). The replay follows the daemon's
+ * configuration and timing ([Placement] LoadInterval=, Heal=, HealInterval=, HealMaxMoves=,
+ * HealMemoryBudget=): every LoadInterval seconds each domain's load is measured (its mean over the
+ * interval, one raw sample) and smoothed by lib/core/load.h with the daemon's half-life; the engine sees
+ * only what was measured (a domain is unknown, so all busy, until its first sample). A departure, or a
+ * measurement that changes a domain's load class (its busy vCPUs, busy host-side threads), arms one heal
+ * pass (policies/heal.h) HealInterval seconds later; a pass that used all its moves arms another; a
+ * moved domain is not moved again for SIM_HEAL_COOLDOWN_SEC.
+ *
+ * Every figure is weighted by time: the state between two events counts for the seconds it held. They
+ * are scored from the domains' TRUE load (sim/contention.h), and against the bound no placement could
+ * beat at each instant.
+ *
+ * The engine is the default placer; bench/ plugs in baselines (SimPlacer) to be scored the same way.
+ */
+
+#include <glib.h>
+#include <stdbool.h>
+#include <stdint.h>
+
+#include "config.h"
+#include "load.h"
+#include "occupancy.h"
+#include "ledger.h"
+#include "plan.h"
+#include "setscan.h"
+#include "topology.h"
+#include "trace.h"
+
+/* A domain a heal pass moved is not moved again for this long (the daemon's, daemon/healer.c). */
+#define SIM_HEAL_COOLDOWN_SEC 600.0
+/* The largest fit is asked in domains of this much memory per vCPU. */
+#define SIM_FIT_MEMORY_PER_VCPU (UINT64_C(2) << 30)
+
+/* One running domain. */
+typedef struct SimDomain {
+        char *name;
+        unsigned vcpus;
+        uint64_t memory;
+        double busy, host;                   /* its true load now (the trace's) */
+        double busy_sum, host_sum, sum_time; /* integrals since its last sample */
+        DomainLoad *load;                    /* what was measured, smoothed */
+        Plan *plan;                          /* its current plan (the sim's copy) */
+        double last_move;                    /* when it last moved; negative: never */
+} SimDomain;
+
+/* A placer other than the engine (bench baselines). */
+typedef struct SimPlacer {
+        /* A new domain's plan, on the host as o (the running plans) leaves it. Never NULL. */
+        Plan *(*place)(void *data, const Occupancy *o, const PlacementRequest *req);
+        /* Called after each measurement, when not NULL: a new plan for at most one running domain
+         * (*ret_index into domains), or NULL. o counts every running plan. */
+        Plan *(*rebalance)(void *data, const Occupancy *o, SimDomain *const *domains, unsigned n,
+                           unsigned *ret_index);
+        /* How often rebalance runs (seconds); 0: after every measurement. */
+        double rebalance_sec;
+        void *data;
+} SimPlacer;
+
+/* The host as the replay holds it, for an observer: every figure up to date. */
+typedef struct SimView {
+        const Topology *t;
+        const Ledger *ledger; /* the engine's; NULL with a placer */
+        const Occupancy *occ;
+        GPtrArray *plans; /* Plan*, the running domains' in start order */
+        const SetScan *scan;
+        unsigned largest_fit; /* setscan_largest_fit() at SIM_FIT_MEMORY_PER_VCPU */
+        double now;
+} SimView;
+
+/* Sees the replay as it goes (bench/ scores its own figures this way); any member may be NULL. */
+typedef struct SimObserver {
+        /* A start is about to be placed on the host as it is. */
+        void (*before_start)(void *data, const SimView *v, const TraceEvent *e);
+        /* An event was applied; started is the new plan of a start, NULL otherwise. */
+        void (*after_event)(void *data, const SimView *v, const TraceEvent *e, const Plan *started);
+        /* The state held from `from` for dt seconds (warm-up included). */
+        void (*state)(void *data, const SimView *v, double from, double dt);
+        void *data;
+} SimObserver;
+
+typedef struct SimParams {
+        const PlacementParams *placement; /* the engine's settings (Policy=, Fit=, ...) */
+        bool heal;                        /* Heal= (and Apply=yes, HealMaxMoves= above 0) */
+        bool use_load;                    /* LoadInterval= above 0: load is measured and used */
+        double interval_sec;              /* LoadInterval= */
+        double heal_interval_sec;         /* HealInterval= */
+        unsigned heal_max_moves;          /* HealMaxMoves= */
+        uint64_t heal_memory_budget;      /* HealMemoryBudget= */
+        double sibling_loss;              /* what a busy pair on siblings loses (0.4) */
+        const SimPlacer *placer;          /* NULL: the engine */
+        double measure_from;              /* figures count from this time on (a warm-up before it) */
+        const SimObserver *observer;      /* NULL: none */
+} SimParams;
+
+/* What the daemon would do with configuration c (which must outlive p). */
+void sim_params_from_config(SimParams *p, const Config *c);
+
+typedef struct SimReport {
+        double seconds; /* time the trace covers */
+        unsigned starts, stops, overcommitted, unplaceable;
+        double shared_vcpu_fraction;    /* vCPUs on a core with another vCPU / resident vCPUs */
+        double busy_contended_fraction; /* busy vCPUs on a core with another busy thread / busy vCPUs */
+        double capacity_lost;           /* cores, time mean */
+        double bound_capacity_lost;     /* what no placement could beat, time mean */
+        double bound_busy_contended_fraction;
+        unsigned moves;
+        uint64_t memory_moved_bytes;
+        double mean_memory_distance; /* vCPU to its memory, by bytes; local = 10 */
+        unsigned largest_fit_min;
+        double largest_fit_mean;
+        double busy_vcpus_mean; /* busy vCPUs resident, time mean */
+        double vcpus_mean;      /* resident vCPUs, time mean */
+} SimReport;
+
+/*
+ * Replays trace (TraceEvent*) on t. Returns 0 and fills *ret, or -EINVAL with *ret_error naming the
+ * line (a start of a running name, a stop or load of one not running).
+ */
+int sim_replay(const Topology *t, const SimParams *p, const GPtrArray *trace, SimReport *ret,
+               char **ret_error);

@@ -1,0 +1,115 @@
+#!/bin/bash
+# SPDX-License-Identifier: LGPL-2.1-or-later
+# placementctl simulate on small traces whose figures are worked out by hand (each trace says its host):
+#   heal.trace (2x2x2): 0-20 s a, b, c resident, c's 2 busy vCPUs on a's cores: 4 of 6 vCPUs share and
+#     contend, 2 cores x 0.8 lost; b stops at 20 s, which arms a heal pass HealInterval=5 s later: at 25 s
+#     the healer moves c onto b's node (1 move, its 1 GiB); 25-60 s nothing shares. vCPU-seconds
+#     6x20 + 4x40 = 280, shared 4x20 + 4x5 = 100: 5/14; lost 1.6 x 25/60; bound: 6 busy on 4 cores
+#     0-20 s: 1.6 x 20/60; largest fit 2 vCPUs from 20 to 25 s, else 0: 1/6.
+#   contended.trace (1x2x2): 4 busy vCPUs on 2 cores for 10 s: all contend, 1.6 cores lost, the bound too;
+#     --sibling-loss=0.75: a pair delivers one core, 2 lost.
+#   idle.trace (1x2x2): the idle domain shares with the busy one (2/3 of vCPU-seconds shared) and no busy
+#     vCPU contends: an idle neighbour costs nothing.
+#   heal.trace with Heal=no in --config: c stays beside a, 1.6 cores lost over the whole 60 s, 6/7 shared.
+# Also: every --json key the documentation names, errors naming the trace's line, and the example trace.
+#   bash tests/simulate/run.sh PLACEMENTCTL
+set -u
+# shellcheck source-path=SCRIPTDIR
+# shellcheck source=../lib/tap.sh
+. "$(dirname "${BASH_SOURCE[0]}")/../lib/tap.sh"
+
+ctl=$(realpath "${1:?usage: run.sh PLACEMENTCTL}") || exit 2
+here=$ROOT/tests/simulate
+need python3
+tap_begin '' # no summary line: meson reads TAP
+tap_tmpdir simulate
+tmp=$TAP_TMP
+H222="synthetic:pack:2 numa:1(memory=4GiB) core:2 pu:2"
+H122="synthetic:numa:1(memory=16GiB) core:2 pu:2"
+
+report() { # DESC STATUS
+        if [ "$2" -eq 0 ]; then ok "$1"; else not_ok "$1"; fi
+}
+# figures DESC TOPOLOGY TRACE EXPECTED-PYTHON-DICT [OPTIONS...]: the --json keys hold these values
+# shellcheck disable=SC2016 # python source
+check_py='
+import json, sys
+got = json.load(sys.stdin)
+want = eval(sys.argv[1])
+bad = [f"{k}: {got.get(k)!r}, expected {v!r}" for k, v in want.items()
+       if not (k in got and (abs(got[k] - v) < 1e-9 if isinstance(v, float) else got[k] == v))]
+if bad:
+    print("\n".join(bad))
+sys.exit(1 if bad else 0)
+'
+figures() {
+        local desc=$1 topology=$2 trace=$3 expected=$4 out
+        shift 4
+        if ! out=$("$ctl" simulate --topology="$topology" --trace="$here/$trace" --json "$@" 2>&1); then
+                report "$desc: placementctl failed: $out" 1
+                return
+        fi
+        python3 -c "$check_py" "$expected" <<<"$out" 2>&1 | sed 's/^/# /'
+        report "$desc" "${PIPESTATUS[0]}"
+}
+
+figures "heal.trace: figures worked out by hand, one heal move of 1 GiB" "$H222" heal.trace \
+        '{"shared_vcpu_fraction": 5/14, "busy_contended_fraction": 5/14, "capacity_lost": 1.6 * 25/60,
+          "bound_capacity_lost": 1.6/3, "moves": 1, "memory_moved_bytes": 1 << 30,
+          "mean_memory_distance": 10.0, "largest_fit_min": 0, "largest_fit_mean": 1/6, "seconds": 60.0,
+          "starts": 3, "stops": 1, "overcommitted": 1}'
+figures "contended.trace: every busy vCPU contends, 1.6 cores lost, equal to the bound" "$H122" contended.trace \
+        '{"shared_vcpu_fraction": 1.0, "busy_contended_fraction": 1.0, "capacity_lost": 1.6,
+          "bound_capacity_lost": 1.6, "moves": 0}'
+figures "contended.trace --sibling-loss=0.75: a busy pair delivers one core, 2 lost" "$H122" contended.trace \
+        '{"capacity_lost": 2.0, "bound_capacity_lost": 2.0, "sibling_loss": 0.75}' --sibling-loss=0.75
+figures "idle.trace: the idle domain shares, no busy vCPU contends" "$H122" idle.trace \
+        '{"shared_vcpu_fraction": 2/3, "busy_contended_fraction": 0.0, "capacity_lost": 0.0, "moves": 0}'
+
+printf '[Placement]\nHeal=no\n' >"$tmp/no-heal.conf"
+figures "heal.trace --config with Heal=no: c stays on a's cores, 1.6 cores lost all 60 s, no move" "$H222" \
+        heal.trace '{"moves": 0, "capacity_lost": 1.6, "shared_vcpu_fraction": 6/7}' --config="$tmp/no-heal.conf"
+
+out=$("$ctl" simulate --topology="$H222" --trace="$here/heal.trace" --json)
+python3 -c '
+import json, sys
+keys = {"shared_vcpu_fraction", "busy_contended_fraction", "capacity_lost", "moves", "memory_moved_bytes",
+        "mean_memory_distance", "largest_fit_min", "largest_fit_mean"}
+missing = keys - json.load(sys.stdin).keys()
+if missing:
+    print(" ".join(sorted(missing)))
+sys.exit(1 if missing else 0)' <<<"$out" | sed 's/^/# missing: /'
+report "--json holds every documented key" "${PIPESTATUS[0]}"
+
+out=$("$ctl" simulate --topology="$H222" --trace="$here/heal.trace")
+report "the text output is a table with the same figures" \
+        "$(grep -Eq '^capacity lost \(cores\) +0\.67 +0\.53$' <<<"$out" && grep -Eq '^moves +1 ' <<<"$out"; echo $?)"
+
+printf 'start a 1 1G\ntick 5\nstop b\n' >"$tmp/unknown.trace"
+out=$("$ctl" simulate --topology="$H222" --trace="$tmp/unknown.trace" 2>&1)
+rc=$?
+report "a stop of a domain not running: exit 2 naming the file and line 3 (rc $rc)" \
+        "$([ $rc -eq 2 ] && grep -q "unknown.trace: line 3: stop b: no such running domain" <<<"$out"; echo $?)"
+printf 'start a 1 1G busy=2\n' >"$tmp/bad.trace"
+out=$("$ctl" simulate --topology="$H222" --trace="$tmp/bad.trace" 2>&1)
+rc=$?
+report "busy=2: exit 2 naming line 1 (rc $rc)" \
+        "$([ $rc -eq 2 ] && grep -q "bad.trace:1: busy= must be a fraction" <<<"$out"; echo $?)"
+out=$("$ctl" simulate --topology="$H222" 2>&1)
+rc=$?
+report "no --trace: exit 2 (rc $rc)" "$([ $rc -eq 2 ] && grep -q -- "--trace=FILE" <<<"$out"; echo $?)"
+out=$("$ctl" simulate --topology="$H222" --trace="$here/heal.trace" --sibling-loss=1.5 2>&1)
+rc=$?
+report "--sibling-loss=1.5: exit 2 (rc $rc)" "$([ $rc -eq 2 ] && grep -q "fraction from 0 to 1" <<<"$out"; echo $?)"
+
+# the documented example, bounded: both policies run to the end and report sane fractions
+for policy in explicit compat; do
+        out=$("$ctl" simulate --topology="synthetic:pack:2 numa:1(memory=16GiB) core:4 pu:2" \
+                --trace="$ROOT/docs/examples/load.trace" --policy=$policy --json 2>&1)
+        python3 -c '
+import json, sys
+r = json.load(sys.stdin)
+ok = r["seconds"] == 780 and 0 <= r["shared_vcpu_fraction"] <= 1 and r["capacity_lost"] >= r["bound_capacity_lost"] - 1e-9
+sys.exit(0 if ok else 1)' <<<"$out"
+        report "docs/examples/load.trace with $policy: 780 s replayed, capacity lost not below the bound" $?
+done

@@ -1,0 +1,133 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The bound of sim/contention.h: what no placement can beat is never beaten, here checked by enumeration. */
+#include "test-util.h"
+#include "test-policy-util.h"
+
+#include "contention.h"
+#include "replay.h"
+#include "trace.h"
+
+START_TEST(test_core_lost)
+{
+        ck_assert_double_eq_tol(contention_core_lost(0, 2, 0.4), 0, 1e-12);
+        ck_assert_double_eq_tol(contention_core_lost(1, 2, 0.4), 0, 1e-12);
+        ck_assert_double_eq_tol(contention_core_lost(2, 2, 0.4), 0.8, 1e-12); /* a busy pair of siblings */
+        ck_assert_double_eq_tol(contention_core_lost(3, 2, 0.4), 1.8, 1e-12);
+        ck_assert_double_eq_tol(contention_core_lost(2, 1, 0.4), 1.0, 1e-12); /* two on one PU: one core */
+        ck_assert_double_eq_tol(contention_core_lost(2, 2, 0.75), 1.0, 1e-12);
+}
+END_TEST
+
+/* The least capacity lost over every assignment of the vCPUs (busy[i] each) to the host's PUs. */
+static double enumerate_best(const Topology *t, const double *busy, unsigned nvcpus)
+{
+        g_autoptr(Plan) p = plan_new("all", nvcpus, 0, t->nnodes);
+        g_autofree ContentionDomain *d = g_new0(ContentionDomain, nvcpus);
+        g_autofree Plan **single = g_new0(Plan *, nvcpus);
+        unsigned total = 1;
+        double best = G_MAXDOUBLE;
+
+        for (unsigned v = 0; v < nvcpus; v++) {
+                single[v] = plan_new("one", 1, 0, t->nnodes);
+                d[v] = (ContentionDomain){.plan = single[v], .busy = busy[v]};
+                total *= t->npus;
+        }
+        for (unsigned code = 0; code < total; code++) {
+                unsigned c = code;
+                for (unsigned v = 0; v < nvcpus; v++, c /= t->npus)
+                        single[v]->vcpu_pu[0] = (int)(c % t->npus);
+                best = MIN(best, contention_measure(t, d, nvcpus, 0.4).capacity_lost);
+        }
+        for (unsigned v = 0; v < nvcpus; v++)
+                plan_free(single[v]);
+        return best;
+}
+
+/* On hosts small enough to try every placement, the bound is at most the best one (and here equal). */
+START_TEST(test_bound_against_every_placement)
+{
+        static const struct {
+                unsigned cores, threads;
+                double busy[6];
+                unsigned n;
+        } cases[] = {
+            {2, 2, {1, 1, 1, 0}, 4},
+            {2, 2, {1, 1, 1, 1, 1}, 5},
+            {3, 2, {1, 1, 0.2, 1, 1}, 5},
+            {2, 1, {1, 1, 1}, 3},
+            {3, 2, {0.7, 0.7, 0.7, 0.7, 0.7, 0.7}, 6},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autoptr(Topology) t =
+                    topology_new_uniform(1, cases[i].cores, cases[i].threads, 4 * GiB, NULL);
+                unsigned busy = 0, contended;
+                double best, bound;
+
+                for (unsigned v = 0; v < cases[i].n; v++)
+                        busy += cases[i].busy[v] >= 0.5;
+                best = enumerate_best(t, cases[i].busy, cases[i].n);
+                bound = contention_bound(t, busy, 0.4, &contended);
+                ck_assert_msg(bound <= best + 1e-9, "case %u: bound %.3f above the best placement %.3f", i,
+                              bound, best);
+                ck_assert_msg(bound >= best - 1e-9, "case %u: bound %.3f below the best placement %.3f", i,
+                              bound, best);
+        }
+}
+END_TEST
+
+/* Random traces on a tiny host: no policy of the engine, with or without heal and load, beats the bound. */
+START_TEST(test_bound_below_every_policy)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 2, 8 * GiB, NULL);
+        g_autoptr(GRand) r = g_rand_new_with_seed(7);
+
+        for (unsigned round = 0; round < 20; round++) {
+                GString *text = g_string_new(NULL);
+                g_autoptr(GPtrArray) trace = NULL;
+                g_autofree char *error = NULL;
+                g_autofree char *body = NULL;
+
+                for (unsigned i = 0; i < 12; i++) {
+                        g_string_append_printf(text, "start d%u %d 1G busy=%.2f\ntick %d\n", i,
+                                               g_rand_int_range(r, 1, 4), g_rand_double(r),
+                                               g_rand_int_range(r, 1, 30));
+                        if (i >= 3)
+                                g_string_append_printf(text, "stop d%u\n", i - 3);
+                }
+                body = g_string_free(text, FALSE);
+                ck_assert_int_eq(trace_parse(body, "random", &trace, &error), 0);
+                for (unsigned k = 0; k < _POLICY_MAX; k++)
+                        for (unsigned mode = 0; mode < 4; mode++) {
+                                g_autoptr(Config) c = config_new_default();
+                                SimParams p;
+                                SimReport rep;
+                                g_autofree char *err = NULL;
+
+                                c->placement.policy = (PolicyKind)k;
+                                sim_params_from_config(&p, c);
+                                p.heal = mode & 1;
+                                p.use_load = mode & 2;
+                                ck_assert_int_eq(sim_replay(t, &p, trace, &rep, &err), 0);
+                                ck_assert_msg(rep.bound_capacity_lost <= rep.capacity_lost + 1e-9,
+                                              "round %u, %s, mode %u: bound %.4f above %.4f", round,
+                                              policy_kind_to_string(k), mode, rep.bound_capacity_lost,
+                                              rep.capacity_lost);
+                                ck_assert(rep.bound_busy_contended_fraction <=
+                                          rep.busy_contended_fraction + 1e-9);
+                        }
+        }
+}
+END_TEST
+
+static Suite *bound_suite(void)
+{
+        Suite *s = suite_create("bound");
+        TCase *tc = tcase_create("core");
+        tcase_add_test(tc, test_core_lost);
+        tcase_add_test(tc, test_bound_against_every_placement);
+        tcase_add_test(tc, test_bound_below_every_policy);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(bound_suite)

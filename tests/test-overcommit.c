@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Overcommit's PU choice against the plain scan it replaced: every vCPU on the PU with the least key
+ * (load, own vCPUs on the core, the other load, own vCPUs on the node; by core for explicit, by PU for
+ * compat; a core with a reserved thread half a vCPU busier), the first in node-then-PU order on ties.
+ * Random ledgers, reserved CPUs and hosts, both policies.
+ */
+#include "test-util.h"
+#include "test-policy-util.h"
+
+static bool key_less(const unsigned *a, const unsigned *b)
+{
+        for (unsigned i = 0; i < 4; i++)
+                if (a[i] != b[i])
+                        return a[i] < b[i];
+        return false;
+}
+
+/* Whether core c has a PU in reserved (OS indexes). */
+static bool core_reserved(const Topology *t, const CpuSet *reserved, unsigned c)
+{
+        for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
+                if (cpuset_has(reserved, t->pus[p].os_index))
+                        return true;
+        return false;
+}
+
+/* The reference: one scan over every usable PU of plan's nodes per vCPU, the ledger as it was; a core
+ * with a reserved thread counts half a vCPU busier. */
+static void reference(const Topology *t, const Ledger *l, const CpuSet *reserved, bool by_core,
+                      const Plan *plan, int *out)
+{
+        g_autofree unsigned *pu_load = g_new0(unsigned, t->npus), *core_load = g_new0(unsigned, t->ncores);
+        g_autofree unsigned *own = g_new0(unsigned, t->ncores), *on_node = g_new0(unsigned, t->nnodes);
+
+        for (unsigned p = 0; p < t->npus; p++)
+                pu_load[p] = ledger_pu_load(l, p);
+        for (unsigned c = 0; c < t->ncores; c++)
+                core_load[c] = 2 * ledger_core_load(l, c) + core_reserved(t, reserved, c);
+        for (unsigned v = 0; v < plan->nvcpus; v++) {
+                int best = -1;
+                unsigned best_key[4] = {0};
+                CPUSET_FOREACH (n, plan->nodes) {
+                        const TopoNode *node = &t->nodes[n];
+                        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
+                                for (unsigned p = t->cores[c].pu_first;
+                                     p < t->cores[c].pu_first + t->cores[c].npus; p++) {
+                                        if (cpuset_has(reserved, t->pus[p].os_index))
+                                                continue;
+                                        unsigned key[4] = {by_core ? core_load[c] : pu_load[p], own[c],
+                                                           by_core ? pu_load[p] : core_load[c], on_node[n]};
+                                        if (best < 0 || key_less(key, best_key)) {
+                                                best = (int)p;
+                                                memcpy(best_key, key, sizeof(key));
+                                        }
+                                }
+                }
+                out[v] = best;
+                pu_load[best]++;
+                core_load[t->pus[best].core] += 2;
+                own[t->pus[best].core]++;
+                on_node[t->cores[t->pus[best].core].node]++;
+        }
+}
+
+START_TEST(test_same_pus_as_the_scan)
+{
+        g_autoptr(GRand) r = g_rand_new_with_seed(11);
+        unsigned compared = 0;
+
+        for (unsigned round = 0; round < 300; round++) {
+                unsigned nodes = (unsigned)g_rand_int_range(r, 1, 7),
+                         cores = (unsigned)g_rand_int_range(r, 1, 6);
+                unsigned threads = (unsigned)g_rand_int_range(r, 1, 3);
+                PolicyKind kind = g_rand_boolean(r) ? POLICY_EXPLICIT : POLICY_COMPAT;
+                g_autoptr(Topology) t = topology_new_uniform(nodes, cores, threads, 64 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams p = test_params(kind);
+                g_autoptr(CpuSet) reserved = cpuset_new();
+                unsigned fill = (unsigned)g_rand_int_range(r, 0, (gint32)(2 * t->npus));
+                PlacementRequest req = {.name = "probe", .memory = GiB};
+                g_autoptr(Plan) plan = NULL;
+                g_autofree int *want = NULL;
+
+                for (unsigned pu = 0; pu < t->npus; pu++)
+                        if (g_rand_int_range(r, 0, 8) == 0)
+                                cpuset_add(reserved, t->pus[pu].os_index);
+                p.reserved_cpus = reserved;
+                for (unsigned i = 0; i < fill; i++) {
+                        g_autofree char *name = g_strdup_printf("d%u", i);
+                        test_place(t, l, &p, name, (unsigned)g_rand_int_range(r, 1, 4), GiB);
+                }
+                req.vcpus = (unsigned)g_rand_int_range(r, 1, (gint32)(2 * t->npus + 2));
+                plan = policy_place(t, l, &req, &p);
+                if (plan->result != PLAN_OVERCOMMITTED)
+                        continue;
+                want = g_new(int, plan->nvcpus);
+                reference(t, l, reserved, kind == POLICY_EXPLICIT, plan, want);
+                for (unsigned v = 0; v < plan->nvcpus; v++)
+                        ck_assert_msg(plan->vcpu_pu[v] == want[v],
+                                      "round %u (%ux%ux%u, %s): vCPU %u on PU %d, the scan %d", round, nodes,
+                                      cores, threads, policy_kind_to_string(kind), v, plan->vcpu_pu[v],
+                                      want[v]);
+                compared++;
+        }
+        ck_assert_uint_ge(compared, 50); /* enough overcommitted plans were compared */
+}
+END_TEST
+
+static Suite *overcommit_suite(void)
+{
+        Suite *s = suite_create("overcommit");
+        TCase *tc = tcase_create("core");
+        tcase_add_test(tc, test_same_pus_as_the_scan);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(overcommit_suite)

@@ -1,0 +1,162 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* placementctl simulate: replay a trace through the engine and the healer (sim/replay.h), offline. */
+#include "placementctl.h"
+
+#include <errno.h>
+#include <stdio.h>
+
+#include <json-glib/json-glib.h>
+
+#include "config.h"
+#include "replay.h"
+#include "size.h"
+#include "topology-load.h"
+#include "trace.h"
+
+#define SIMULATE "placementctl simulate"
+
+/* The settings: --config's (or the defaults), with --policy on top. Returns 0 or -EINVAL after saying why.
+ */
+static int simulate_config(const Ctl *c, Config **ret)
+{
+        g_autoptr(Config) config = NULL;
+        g_autofree char *error = NULL;
+
+        if (c->config) {
+                if (config_load_file(c->config, &config, &error) < 0) {
+                        fprintf(stderr, SIMULATE ": %s\n", error);
+                        return -EINVAL;
+                }
+        } else {
+                config = config_new_default();
+        }
+        if (c->policy) {
+                int k = policy_kind_from_string(c->policy);
+                if (k < 0) {
+                        fprintf(stderr, SIMULATE ": unknown policy '%s'; expected explicit or compat\n",
+                                c->policy);
+                        return -EINVAL;
+                }
+                config->placement.policy = (PolicyKind)k;
+        }
+        *ret = g_steal_pointer(&config);
+        return 0;
+}
+
+static void print_json(const Topology *t, const Config *config, const SimParams *p, const SimReport *r)
+{
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonGenerator) g = json_generator_new();
+        g_autoptr(JsonNode) root = NULL;
+        g_autofree char *text = NULL;
+        const struct {
+                const char *key;
+                double value;
+        } figures[] = {
+            {"shared_vcpu_fraction", r->shared_vcpu_fraction},
+            {"busy_contended_fraction", r->busy_contended_fraction},
+            {"capacity_lost", r->capacity_lost},
+            {"mean_memory_distance", r->mean_memory_distance},
+            {"largest_fit_mean", r->largest_fit_mean},
+            {"bound_capacity_lost", r->bound_capacity_lost},
+            {"bound_busy_contended_fraction", r->bound_busy_contended_fraction},
+            {"vcpus_mean", r->vcpus_mean},
+            {"busy_vcpus_mean", r->busy_vcpus_mean},
+            {"seconds", r->seconds},
+            {"sibling_loss", p->sibling_loss},
+        };
+
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "topology");
+        json_builder_add_string_value(b, t->source);
+        json_builder_set_member_name(b, "policy");
+        json_builder_add_string_value(b, policy_kind_to_string(config->placement.policy));
+        json_builder_set_member_name(b, "fit");
+        json_builder_add_string_value(b, fit_mode_to_string(config->placement.fit));
+        for (unsigned i = 0; i < G_N_ELEMENTS(figures); i++) {
+                json_builder_set_member_name(b, figures[i].key);
+                json_builder_add_double_value(b, figures[i].value);
+        }
+        json_builder_set_member_name(b, "moves");
+        json_builder_add_int_value(b, r->moves);
+        json_builder_set_member_name(b, "memory_moved_bytes");
+        json_builder_add_int_value(b, (gint64)r->memory_moved_bytes);
+        json_builder_set_member_name(b, "largest_fit_min");
+        json_builder_add_int_value(b, r->largest_fit_min);
+        json_builder_set_member_name(b, "starts");
+        json_builder_add_int_value(b, r->starts);
+        json_builder_set_member_name(b, "stops");
+        json_builder_add_int_value(b, r->stops);
+        json_builder_set_member_name(b, "overcommitted");
+        json_builder_add_int_value(b, r->overcommitted);
+        json_builder_set_member_name(b, "unplaceable");
+        json_builder_add_int_value(b, r->unplaceable);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        json_generator_set_root(g, root);
+        json_generator_set_pretty(g, TRUE);
+        text = json_generator_to_data(g, NULL);
+        printf("%s\n", text);
+}
+
+static void print_human(const Topology *t, const Config *config, const SimParams *p, const SimReport *r)
+{
+        char moved[32];
+
+        printf(
+            "%s, policy %s, Fit=%s: %u starts, %u stops over %.0f s (%u overcommitted, %u unplaceable)\n\n",
+            t->source, policy_kind_to_string(config->placement.policy),
+            fit_mode_to_string(config->placement.fit), r->starts, r->stops, r->seconds, r->overcommitted,
+            r->unplaceable);
+        printf("%-28s %10s %10s\n", "time-weighted", "run", "bound");
+        printf("%-28s %9.1f%% %10s\n", "vCPUs on a shared core", 100 * r->shared_vcpu_fraction, "");
+        printf("%-28s %9.1f%% %9.1f%%\n", "busy vCPUs contended", 100 * r->busy_contended_fraction,
+               100 * r->bound_busy_contended_fraction);
+        printf("%-28s %10.2f %10.2f\n", "capacity lost (cores)", r->capacity_lost, r->bound_capacity_lost);
+        printf("%-28s %10.2f %10s\n", "vCPU-memory distance", r->mean_memory_distance, "");
+        printf("%-28s %10u %10s\n", "largest fit, min (vCPUs)", r->largest_fit_min, "");
+        printf("%-28s %10.1f %10s\n", "largest fit, mean (vCPUs)", r->largest_fit_mean, "");
+        printf("%-28s %10u %10s\n", "moves", r->moves, "");
+        printf("%-28s %10s %10s\n", "memory moved", size_format(r->memory_moved_bytes, moved, sizeof(moved)),
+               "");
+        printf("\nA busy pair of siblings loses %.0f%% of each one's throughput (--sibling-loss).\n",
+               100 * p->sibling_loss);
+}
+
+int verb_simulate(Ctl *c, char **args, unsigned nargs)
+{
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(Config) config = NULL;
+        g_autoptr(GPtrArray) trace = NULL;
+        g_autofree char *error = NULL;
+        SimParams p;
+        SimReport r;
+
+        (void)args, (void)nargs;
+        if (!c->topology || !c->trace) {
+                fprintf(stderr, SIMULATE ": --topology=SOURCE and --trace=FILE are required\n");
+                return EXIT_USAGE;
+        }
+        if (simulate_config(c, &config) < 0)
+                return EXIT_USAGE;
+        if (trace_load_file(c->trace, &trace, &error) < 0) {
+                fprintf(stderr, SIMULATE ": %s\n", error);
+                return EXIT_USAGE;
+        }
+        if (topology_load(c->topology, &t, &error) < 0) {
+                fprintf(stderr, SIMULATE ": %s\n", error);
+                return EXIT_USAGE;
+        }
+        sim_params_from_config(&p, config);
+        if (c->given & CTL_OPT(SIBLING_LOSS))
+                p.sibling_loss = c->sibling_loss;
+        if (sim_replay(t, &p, trace, &r, &error) < 0) {
+                fprintf(stderr, SIMULATE ": %s: %s\n", c->trace, error);
+                return EXIT_USAGE;
+        }
+        if (c->json)
+                print_json(t, config, &p, &r);
+        else
+                print_human(t, config, &p, &r);
+        return EXIT_OK;
+}
