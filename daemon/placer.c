@@ -8,6 +8,7 @@
 #include <time.h>
 
 #include "load-monitor.h"
+#include "domain-request.h"
 #include "log.h"
 #include "manager-internal.h"
 #include "metadata.h"
@@ -69,50 +70,6 @@ static Decision *record(Manager *m, Decision *d, Plan *plan)
         d->decided_usec = (int64_t)now_usec(CLOCK_REALTIME);
         g_hash_table_replace(m->decisions, d->uuid, d);
         return d;
-}
-
-static const char *opt_out_reason(const DomainSpec *cfg)
-{
-        if (cfg->meta_skip)
-                return "opted out with <placementd:domain skip='yes'/>";
-        if (cfg->has_vcpupin)
-                return "its definition pins vCPUs itself (<cputune><vcpupin>)";
-        if (cfg->vcpu_auto)
-                return "<vcpu placement='auto'>: libvirt and numad place it";
-        if (cfg->numatune_auto)
-                return "<numatune><memory placement='auto'>: libvirt and numad place it";
-        return NULL;
-}
-
-/*
- * The request for dom: its size from the live definition, the user's constraints from user (the spec the
- * opt-outs come from). Memory the user does not bind may still be bound already: libvirt changes the
- * nodeset of a running domain only in restrictive mode, so a live strict, interleave or preferred binding
- * (placementd's own first binding included) stays where it is, and the vCPUs stay with it.
- */
-static PlacementRequest request_from_spec(const DomainSpec *user, const DomainSpec *live)
-{
-        PlacementRequest req = {
-            .name = live->name,
-            .vcpus = live->vcpus,
-            .memory = live->memory,
-            .allowed_cpus = user->vcpu_cpuset,
-            .keep_emulator = user->has_emulatorpin,
-        };
-
-        if (user->memory_nodeset) {
-                req.memory_nodes = user->memory_nodeset;
-                req.memory_source = MEMORY_SOURCE_USER;
-                req.memory_mode = user->memory_mode;
-        } else if (user->memnode_nodeset) {
-                req.memory_nodes = user->memnode_nodeset;
-                req.memory_source = MEMORY_SOURCE_MEMNODE;
-        } else if (live->memory_nodeset && live->memory_mode != MEMORY_MODE_RESTRICTIVE) {
-                req.memory_nodes = live->memory_nodeset;
-                req.memory_source = MEMORY_SOURCE_BOUND;
-                req.memory_mode = live->memory_mode;
-        }
-        return req;
 }
 
 /*
@@ -259,6 +216,9 @@ static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
                     (src == cfg ? domain_spec_pins_recorded(src)
                                 : live_pins_recorded(dom, live->vcpus, src->decision)))
                         user->has_vcpupin = false;
+                /* the I/O threads the record says placementd pinned are its own */
+                if (user->iothreadpins && src->decision && src->decision->iothreads)
+                        cpuset_subtract(user->iothreadpins, src->decision->iothreads);
         }
         g_clear_pointer(&user->definition, g_free);
         g_free(user->name);
@@ -397,8 +357,28 @@ static int apply_emulator(virDomainPtr dom, Decision *d, bool *ret_applied)
         return 0;
 }
 
+/* The I/O thread pins, each attempted whatever failed before; *ret_applied says whether all stand as
+ * planned. Returns 0 or -ENOENT. */
+static int apply_iothreads(virDomainPtr dom, Decision *d, bool *ret_applied)
+{
+        *ret_applied = true;
+        CPUSET_FOREACH (id, d->plan->iothreads) {
+                g_autofree char *error = NULL;
+                int r = virt_domain_pin_iothread(dom, (unsigned)id, d->plan->iothread_pin, &error);
+                if (r == -ENOENT)
+                        return r;
+                if (r < 0) {
+                        log_warning("%s: %s", d->name, error);
+                        note_failure(d, &error);
+                        *ret_applied = false;
+                }
+        }
+        return 0;
+}
+
 /* After a failed pin the ledger must hold what runs, not what was planned: the live pins, adopted. */
-static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emulator_applied)
+static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emulator_applied,
+                             bool iothreads_applied)
 {
         g_autofree char *error = NULL;
         PlacementRequest req = {.name = d->name,
@@ -419,6 +399,10 @@ static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emu
         runs->policy = d->plan->policy;
         if (emulator_applied)
                 cpuset_union(runs->emulator_pin, d->plan->emulator_pin);
+        if (iothreads_applied) {
+                cpuset_union(runs->iothreads, d->plan->iothreads);
+                cpuset_union(runs->iothread_pin, d->plan->iothread_pin);
+        }
         /* the memory binding stands where it was applied */
         if (d->memory_binding == MEMORY_BINDING_APPLIED || d->memory_binding == MEMORY_BINDING_KEPT)
                 memcpy(runs->node_memory, d->plan->node_memory, sizeof(uint64_t) * runs->nnode_memory);
@@ -431,13 +415,13 @@ static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emu
 }
 
 /*
- * Applies the plan live: every vCPU pin, the memory binding and the emulator pin, each attempted
- * whatever failed before. Failures are kept in d; when a vCPU pin failed, d becomes `failed` and the
- * ledger holds the live pins. Returns 0, or -ENOENT when the domain vanished.
+ * Applies the plan live: every vCPU pin, the memory binding, the emulator and I/O thread pins, each
+ * attempted whatever failed before. Failures are kept in d; when a vCPU pin failed, d becomes `failed` and
+ * the ledger holds the live pins. Returns 0, or -ENOENT when the domain vanished.
  */
 static int apply(Manager *m, virDomainPtr dom, Decision *d)
 {
-        bool emulator_applied;
+        bool emulator_applied, iothreads_applied;
         int pins, r;
 
         pins = apply_vcpu_pins(d, dom);
@@ -447,8 +431,10 @@ static int apply(Manager *m, virDomainPtr dom, Decision *d)
                 return r;
         if ((r = apply_emulator(dom, d, &emulator_applied)) < 0)
                 return r;
+        if ((r = apply_iothreads(dom, d, &iothreads_applied)) < 0)
+                return r;
         if (pins > 0)
-                record_what_runs(m, dom, d, emulator_applied);
+                record_what_runs(m, dom, d, emulator_applied, iothreads_applied);
         return 0;
 }
 
@@ -754,10 +740,10 @@ PlacerRequest *placer_request(Manager *m, virDomainPtr dom)
         char uuid[VIR_UUID_STRING_BUFLEN];
 
         if (virt_domain_read_spec(dom, false, &r->live, &error) < 0 ||
-            !(r->user = user_spec(dom, r->live)) || opt_out_reason(r->user))
+            !(r->user = user_spec(dom, r->live)) || domain_spec_opt_out(r->user))
                 return NULL;
         r->params = params_for(m, r->user, r->live->name);
-        r->req = request_from_spec(r->user, r->live);
+        r->req = domain_request(r->user, r->live);
         r->cells = request_add_shape(m, r->user, r->live, &r->req);
         add_load(m, virt_domain_uuid(dom, uuid), &r->req);
         return g_steal_pointer(&r);
@@ -806,10 +792,10 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
                 placer_forget(m, uuid, "gone");
                 return NULL;
         }
-        if ((why = opt_out_reason(user)))
+        if ((why = domain_spec_opt_out(user)))
                 return skip(m, uuid, live, why, NULL);
         params = params_for(m, user, live->name);
-        req = request_from_spec(user, live);
+        req = domain_request(user, live);
         cells = request_add_shape(m, user, live, &req);
         add_load(m, uuid, &req);
         if ((d = found_running(m, dom, uuid, live, &req, &params, origin)))
@@ -857,10 +843,12 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         d->result = DECISION_SKIPPED;
         d->pinned_by_hand = true;
         d->reason = g_strdup_printf("%s; pins adopted as they are, placementd does not fight them", what);
-        /* what was applied before still stands: the emulator pin and the memory binding */
+        /* what was applied before still stands: the emulator and I/O thread pins, the memory binding */
         d->memory_binding = old->memory_binding;
         adopted = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
         cpuset_union(adopted->emulator_pin, old->plan->emulator_pin);
+        cpuset_union(adopted->iothreads, old->plan->iothreads);
+        cpuset_union(adopted->iothread_pin, old->plan->iothread_pin);
         g_free(adopted->reason);
         adopted->reason = g_strdup(d->reason);
         d = record(m, d, adopted);

@@ -109,43 +109,137 @@ void policy_spread_memory(const HostView *v, Plan *plan)
         }
 }
 
-static void pick_emulator(const HostView *v, Plan *plan)
+/* Where the emulator and I/O threads of a plan went (the last resort is said in the reason). */
+typedef enum HousekeepingPlace {
+        HOUSEKEEPING_NONE,      /* not pinned */
+        HOUSEKEEPING_ELSEWHERE, /* siblings, housekeeping CPUs, free cores or the node set */
+        HOUSEKEEPING_OWN_CORES, /* nothing else: the domain's own vCPU cores */
+} HousekeepingPlace;
+
+/* Whether core c holds a vCPU of this plan. */
+static bool own_core(const HostView *v, const Plan *plan, unsigned c)
+{
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0 && v->t->pus[plan->vcpu_pu[i]].core == c)
+                        return true;
+        return false;
+}
+
+/* The idle sibling threads of the plan's own cores. */
+static void add_idle_siblings(const HostView *v, const Plan *plan, CpuSet *out)
 {
         const Topology *t = v->t;
-        g_autoptr(CpuSet) own_cores = cpuset_new();
 
-        if (plan->result == PLAN_UNPLACEABLE || v->params->emulator_pin == EMULATOR_PIN_NONE)
-                return;
-        if (load_pick_emulator(v, plan))
-                return; /* busy host-side threads: a core of their own */
-        for (unsigned i = 0; i < plan->nvcpus; i++)
-                if (plan->vcpu_pu[i] >= 0)
-                        cpuset_add(own_cores, t->pus[plan->vcpu_pu[i]].core);
-
-        if (v->params->emulator_pin == EMULATOR_PIN_NODESET) {
-                CPUSET_FOREACH (n, plan->nodes) {
-                        const TopoNode *node = &t->nodes[n];
-                        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
-                                if (cpuset_has(own_cores, c) || ledger_core_free(v->l, c))
-                                        add_core_pus(v, c, plan->emulator_pin);
-                }
-        } else {
-                CPUSET_FOREACH (c, own_cores) {
-                        const TopoCore *core = &t->cores[c];
-                        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
-                                bool busy = ledger_pu_load(v->l, p) > 0;
-                                for (unsigned i = 0; i < plan->nvcpus && !busy; i++)
-                                        busy = plan->vcpu_pu[i] == (int)p;
-                                if (v->pu_usable[p] && !busy)
-                                        cpuset_add(plan->emulator_pin, t->pus[p].os_index);
-                        }
+        for (unsigned c = 0; c < t->ncores; c++) {
+                const TopoCore *core = &t->cores[c];
+                if (!own_core(v, plan, c))
+                        continue;
+                for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
+                        bool busy = ledger_pu_load(v->l, p) > 0;
+                        for (unsigned i = 0; i < plan->nvcpus && !busy; i++)
+                                busy = plan->vcpu_pu[i] == (int)p;
+                        if (v->pu_usable[p] && !busy)
+                                cpuset_add(out, t->pus[p].os_index);
                 }
         }
-        if (cpuset_is_empty(plan->emulator_pin)) {
-                CPUSET_FOREACH (c, own_cores) {
-                        add_core_pus(v, (unsigned)c, plan->emulator_pin);
+}
+
+/*
+ * The housekeeping CPUs (HousekeepingCPUs=, else ReservedCPUs=) inside the request's CPUs on cores
+ * without vCPUs: those on the plan's nodes, else every one (their work is small, a core of its own is
+ * not).
+ */
+static void add_housekeeping(const HostView *v, const PlacementRequest *req, const Plan *plan, CpuSet *out)
+{
+        const Topology *t = v->t;
+        const CpuSet *hk =
+            v->params->housekeeping_cpus ? v->params->housekeeping_cpus : v->params->reserved_cpus;
+
+        for (unsigned pass = 0; pass < 2 && hk && cpuset_is_empty(out); pass++)
+                for (unsigned p = 0; p < t->npus; p++) {
+                        unsigned c = t->pus[p].core, os = t->pus[p].os_index;
+                        if (!cpuset_has(hk, os) ||
+                            (req->allowed_cpus && !cpuset_has(req->allowed_cpus, os)) ||
+                            ledger_core_load(v->l, c) > 0 || own_core(v, plan, c) ||
+                            (pass == 0 && !cpuset_has(plan->nodes, t->cores[c].node)))
+                                continue;
+                        cpuset_add(out, os);
+                }
+}
+
+/* The set's cores no vCPU holds (with_own: and the plan's own cores), usable PUs only. */
+static void add_set_cores(const HostView *v, const Plan *plan, bool with_own, CpuSet *out)
+{
+        const Topology *t = v->t;
+
+        CPUSET_FOREACH (n, plan->nodes) {
+                const TopoNode *node = &t->nodes[n];
+                for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
+                        bool own = own_core(v, plan, c);
+                        if ((own && with_own) || (!own && ledger_core_free(v->l, c)))
+                                add_core_pus(v, c, out);
                 }
         }
+}
+
+/*
+ * The CPUs of the emulator and I/O threads. EmulatorPin=nodeset: the set minus other domains' cores.
+ * siblings: the idle siblings of its own cores, else the housekeeping CPUs, else the set's free cores;
+ * the domain's own cores only when nothing else is left.
+ */
+static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementRequest *req, Plan *plan,
+                                           CpuSet *out)
+{
+        if (v->params->emulator_pin == EMULATOR_PIN_NONE)
+                return HOUSEKEEPING_NONE;
+        if (load_pick_emulator(v, plan)) {
+                /* busy host-side threads: a core of their own (it fills the plan's emulator pin) */
+                cpuset_union(out, plan->emulator_pin);
+                cpuset_clear(plan->emulator_pin);
+                return HOUSEKEEPING_ELSEWHERE;
+        }
+        switch (v->params->emulator_pin) {
+        case EMULATOR_PIN_NODESET:
+                add_set_cores(v, plan, true, out);
+                break;
+        default:
+                add_idle_siblings(v, plan, out);
+                if (cpuset_is_empty(out))
+                        add_housekeeping(v, req, plan, out);
+                if (cpuset_is_empty(out))
+                        add_set_cores(v, plan, false, out);
+                break;
+        }
+        if (!cpuset_is_empty(out))
+                return HOUSEKEEPING_ELSEWHERE;
+        for (unsigned c = 0; c < v->t->ncores; c++)
+                if (own_core(v, plan, c))
+                        add_core_pus(v, c, out);
+        return cpuset_is_empty(out) ? HOUSEKEEPING_NONE : HOUSEKEEPING_OWN_CORES;
+}
+
+/* The emulator (unless the user pins it) and the I/O threads the user does not pin go to the CPUs
+ * pick_housekeeping() chooses. Returns where they went. */
+static HousekeepingPlace pin_housekeeping(const HostView *v, const PlacementRequest *req, Plan *plan)
+{
+        g_autoptr(CpuSet) cpus = cpuset_new();
+        HousekeepingPlace where;
+
+        if (req->iothreads) {
+                cpuset_union(plan->iothreads, req->iothreads);
+                if (req->kept_iothreads)
+                        cpuset_subtract(plan->iothreads, req->kept_iothreads);
+        }
+        if (req->keep_emulator && cpuset_is_empty(plan->iothreads))
+                return HOUSEKEEPING_NONE;
+        where = pick_housekeeping(v, req, plan, cpus);
+        if (!req->keep_emulator)
+                cpuset_union(plan->emulator_pin, cpus);
+        if (cpuset_is_empty(cpus))
+                cpuset_clear(plan->iothreads);
+        else if (!cpuset_is_empty(plan->iothreads))
+                cpuset_union(plan->iothread_pin, cpus);
+        return where;
 }
 
 void policy_count_shared(const HostView *v, Plan *plan)
@@ -226,6 +320,20 @@ static const char *memory_source_text(const PlacementRequest *req)
         }
 }
 
+/* The I/O threads the user pins, for the reason. */
+static void iothread_note(const PlacementRequest *req, GString *s)
+{
+        g_autofree char *ids = NULL;
+        bool one;
+
+        if (!req->kept_iothreads || cpuset_is_empty(req->kept_iothreads))
+                return;
+        ids = cpuset_format(req->kept_iothreads);
+        one = cpuset_count(req->kept_iothreads) == 1;
+        g_string_append_printf(s, "; I/O thread%s %s stay%s where <cputune><iothreadpin> puts %s",
+                               one ? "" : "s", ids, one ? "s" : "", one ? "it" : "them");
+}
+
 /* What the constraints did, appended to the reason ("" when there are none). */
 static char *constraint_note(const Topology *t, const PlacementRequest *req, const Plan *plan)
 {
@@ -259,6 +367,7 @@ static char *constraint_note(const Topology *t, const PlacementRequest *req, con
         }
         if (req->keep_emulator)
                 g_string_append(s, "; the emulator stays where <cputune><emulatorpin> puts it");
+        iothread_note(req, s);
         return g_string_free(s, FALSE);
 }
 
@@ -348,6 +457,8 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
                  const SetChoice *choice, Plan *plan)
 {
         bool bound = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
+        g_autofree char *reason = NULL;
+        HousekeepingPlace where;
 
         make_pins(v, plan);
         cells_record_nodes(v->t, plan);
@@ -357,9 +468,19 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
                 policy_spread_memory(v, plan);
         plan->keep_memory = bound;
         policy_count_shared(v, plan);
-        if (!req->keep_emulator)
-                pick_emulator(v, plan);
-        plan->reason = placed_reason(v, ops, req, choice, plan);
+        where = pin_housekeeping(v, req, plan);
+        reason = placed_reason(v, ops, req, choice, plan);
+        if (where == HOUSEKEEPING_OWN_CORES)
+                plan->reason = g_strdup_printf("%s; %s its own cores: no idle sibling, housekeeping CPU or "
+                                               "free core is left",
+                                               reason,
+                                               cpuset_is_empty(plan->emulator_pin)
+                                                   ? "its I/O threads share"
+                                                   : (cpuset_is_empty(plan->iothreads)
+                                                          ? "the emulator shares"
+                                                          : "the emulator and I/O threads share"));
+        else
+                plan->reason = g_steal_pointer(&reason);
         load_note_reason(v, ops->overcommit_by_core, plan);
 }
 

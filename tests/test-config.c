@@ -206,6 +206,30 @@ START_TEST(test_file_bounded)
 }
 END_TEST
 
+/* HousekeepingCPUs= follows ReservedCPUs= unless given; empty means none. */
+START_TEST(test_housekeeping_cpus)
+{
+        g_autoptr(Config) unset = load_ok("[Placement]\nReservedCPUs=0-1\n");
+        g_autoptr(Config) given = load_ok("[Placement]\nReservedCPUs=0-1\nHousekeepingCPUs=2,34\n");
+        g_autoptr(Config) none = load_ok("[Placement]\nReservedCPUs=0-1\nHousekeepingCPUs=\n");
+        g_autoptr(Config) again = NULL;
+        g_autofree char *list = cpuset_format(given->placement.housekeeping_cpus);
+        g_autofree char *text = config_format(unset), *text2 = NULL;
+        g_autofree char *e1 = load_fail("[Placement]\nHousekeepingCPUs=2-x\n");
+
+        ck_assert_ptr_null(unset->placement.housekeeping_cpus);
+        ck_assert_str_eq(list, "2,34");
+        ck_assert(none->placement.housekeeping_cpus && cpuset_is_empty(none->placement.housekeeping_cpus));
+        /* the effective list is written, and reads back the same */
+        ck_assert_ptr_nonnull(strstr(text, "HousekeepingCPUs=0-1\n"));
+        again = load_ok(text);
+        text2 = config_format(again);
+        ck_assert_str_eq(text, text2);
+        ck_assert_ptr_nonnull(strstr(e1, "HousekeepingCPUs=2-x"));
+        ck_assert_ptr_nonnull(strstr(e1, "a CPU list"));
+}
+END_TEST
+
 /* A reload applies what it can and names, without applying them, the keys that need a restart. */
 START_TEST(test_restart_keys)
 {
@@ -294,6 +318,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_unknown_and_syntax);
         tcase_add_test(tc, test_file);
         tcase_add_test(tc, test_file_bounded);
+        tcase_add_test(tc, test_housekeeping_cpus);
         tcase_add_test(tc, test_restart_keys);
         tcase_add_test(tc, test_metrics_listen);
         tcase_add_test(tc, test_kinds_keys);

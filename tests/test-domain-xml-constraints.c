@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * Domain XML parser fixtures: every tests/domain-xml/NAME.xml is parsed and its constraint and opt-out
- * fields printed one per line, compared with NAME.expected. An expected file that starts with "error: "
- * names the start of the error the XML must be refused with.
+ * fields printed one per line (the I/O thread lines only when it has I/O threads), compared with
+ * NAME.expected. An expected file that starts with "error: " names the start of the error the XML must
+ * be refused with.
  */
 #include "test-util.h"
 
@@ -47,6 +48,10 @@ static char *dump(const DomainSpec *s)
         if (s->hugepages)
                 g_string_append_printf(out, "hugepages=%" G_GUINT64_FORMAT "%s\n", s->hugepage_size,
                                        s->hugepage_sizes_differ ? " (sizes differ)" : "");
+        if (s->iothreads || s->iothreadpins) {
+                append_set(out, "iothreads", s->iothreads);
+                append_set(out, "iothreadpins", s->iothreadpins);
+        }
         return g_string_free(out, FALSE);
 }
 

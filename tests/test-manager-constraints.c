@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The user's constraints end to end in the manager, against libvirt's test driver (test:///default): the
- * request is built from the definition, the plan stays inside it, the user's memory binding and emulator
- * pin stand, and a live binding libvirt will not change keeps the vCPUs with the memory on replace.
+ * request is built from the definition, the plan stays inside it, the user's memory binding, emulator
+ * and I/O thread pins stand, the other I/O threads are pinned, and a live binding libvirt will not change
+ * keeps the vCPUs with the memory on replace.
  */
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
@@ -281,6 +282,63 @@ START_TEST(test_hugepages_without_pool)
 }
 END_TEST
 
+/* The live pin of I/O thread id of dom as a CPU bitmap (CPUs 0-7), or -1 when it has none. */
+static int iothread_map(virDomainPtr dom, unsigned id)
+{
+        virDomainIOThreadInfoPtr *info = NULL;
+        int n = virDomainGetIOThreadInfo(dom, &info, VIR_DOMAIN_AFFECT_LIVE), map = -1;
+
+        for (int i = 0; i < n; i++) {
+                if (info[i]->iothread_id == id && info[i]->cpumaplen > 0)
+                        map = info[i]->cpumap[0];
+                virDomainIOThreadInfoFree(info[i]);
+        }
+        free(info);
+        return map;
+}
+
+START_TEST(test_iothreads_pinned_user_pin_stands)
+{
+        /* I/O thread 1 goes where the emulator goes; the user's pin of I/O thread 2 stands */
+        Manager *m = new_manager();
+        virDomainPtr dom = start("c-io", 1, NULL,
+                                 "<iothreads>2</iothreads><cputune><iothreadpin iothread='2' cpuset='7'/>"
+                                 "</cputune>");
+        g_autofree char *ids = NULL, *pin = NULL;
+        unsigned char emulator[1] = {0};
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-io"));
+        d = manager_lookup(m, "c-io");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ids = cpuset_format(d->plan->iothreads);
+        ck_assert_str_eq(ids, "1");
+        ck_assert(cpuset_equal(d->plan->iothread_pin, d->plan->emulator_pin));
+        ck_assert_int_eq(virDomainGetEmulatorPinInfo(dom, emulator, 1, VIR_DOMAIN_AFFECT_LIVE), 1);
+        ck_assert_int_eq(iothread_map(dom, 1), emulator[0]);
+        ck_assert_int_eq(iothread_map(dom, 2), 0x80);
+        ck_assert_msg(strstr(d->reason, "I/O thread 2 stays where <cputune><iothreadpin> puts it"), "%s",
+                      d->reason);
+        pin = cpuset_format(d->plan->iothread_pin);
+        free_manager(m);
+
+        /* a restarted daemon reads the I/O threads back from the recorded decision */
+        m = new_manager();
+        ck_assert(spin_until_known(m, "c-io"));
+        d = manager_lookup(m, "c-io");
+        ck_assert(d->adopted);
+        g_free(ids);
+        ids = cpuset_format(d->plan->iothreads);
+        ck_assert_str_eq(ids, "1");
+        {
+                g_autofree char *again = cpuset_format(d->plan->iothread_pin);
+                ck_assert_str_eq(again, pin);
+        }
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_replace_keeps_vcpus_with_memory)
 {
         /* a (1 vCPU) binds memory to its node on first placement; libvirt keeps that strict binding */
@@ -335,6 +393,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_replace_keeps_vcpus_with_memory);
         tcase_add_test(tc, test_guest_cells_pinned_per_node);
         tcase_add_test(tc, test_hugepages_without_pool);
+        tcase_add_test(tc, test_iothreads_pinned_user_pin_stands);
         suite_add_tcase(s, tc);
         return s;
 }

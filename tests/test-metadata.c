@@ -81,6 +81,13 @@ START_TEST(test_bad_records)
             {ATTRS, VCPUS "<p:memory node='0' bytes='18446744073709551615'/>", "memory"},
             {ATTRS, VCPUS "<p:memory node='0' bytes='2147483648'/><p:memory node='0' bytes='1'/>", "memory"},
             {ATTRS, VCPUS "<p:memory node='1' bytes='1'/>", "memory node 1"},
+            /* I/O threads */
+            {ATTRS " iothreads='1-2'", VCPUS MEMORY, "both"},
+            {ATTRS " iothread-pin='1'", VCPUS MEMORY, "both"},
+            {ATTRS " iothreads='0-1' iothread-pin='1'", VCPUS MEMORY, "id 0"},
+            {ATTRS " iothreads='1' iothread-pin='0-9'", VCPUS MEMORY, "I/O thread pin"},
+            {ATTRS " iothreads='1' iothread-pin=''", VCPUS MEMORY, "I/O thread pin"},
+            {ATTRS " iothreads='x' iothread-pin='1'", VCPUS MEMORY, "I/O thread id"},
         };
 
         for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -90,6 +97,35 @@ START_TEST(test_bad_records)
                               i);
                 ck_assert_msg(error && strstr(error, cases[i].needle), "case %u: %s", i, error);
         }
+}
+END_TEST
+
+START_TEST(test_iothreads_read_back)
+{
+        /* metadata_format() records the I/O threads placementd pinned; the record comes back into the plan
+         */
+        g_autoptr(Topology) t = host();
+        g_autoptr(Plan) p = NULL, placed = plan_new("d", 2, 2 * GiB, t->nnodes);
+        g_autofree char *error = NULL, *meta = NULL, *ids = NULL, *pin = NULL;
+
+        cpuset_add(placed->iothreads, 1);
+        cpuset_add(placed->iothreads, 3);
+        cpuset_add(placed->iothread_pin, 1);
+        cpuset_add(placed->iothread_pin, 3);
+        meta = metadata_format(t, placed, "placed", MEMORY_BINDING_APPLIED, NULL);
+        ck_assert_msg(strstr(meta, " iothreads=\"1,3\" iothread-pin=\"1,3\""), "%s", meta);
+
+        ck_assert_msg(adopt(ATTRS " iothreads='1,3' iothread-pin='1,3'", VCPUS MEMORY REASON, &p, &error) ==
+                          0,
+                      "%s", error);
+        ids = cpuset_format(p->iothreads);
+        pin = cpuset_format(p->iothread_pin);
+        ck_assert_str_eq(ids, "1,3");
+        ck_assert_str_eq(pin, "1,3");
+        /* a record made before I/O threads were pinned adopts with none */
+        g_clear_pointer(&p, plan_free);
+        ck_assert_int_eq(adopt(ATTRS, VCPUS MEMORY REASON, &p, &error), 0);
+        ck_assert(cpuset_is_empty(p->iothreads) && cpuset_is_empty(p->iothread_pin));
 }
 END_TEST
 
@@ -132,6 +168,7 @@ static Suite *metadata_suite(void)
         TCase *tc = tcase_create("adopt");
         tcase_add_test(tc, test_valid_record);
         tcase_add_test(tc, test_bad_records);
+        tcase_add_test(tc, test_iothreads_read_back);
         tcase_add_test(tc, test_bounded_text);
         tcase_add_test(tc, test_skipped_record);
         suite_add_tcase(s, tc);

@@ -366,6 +366,9 @@ static void print_decision(JsonObject *d)
                json_object_get_string_member(d, "memory_binding"));
         printf("  emulator:       %s\n", *emu ? emu : "(not pinned)");
         print_guest_shape(d);
+        if (json_object_has_member(d, "iothreads"))
+                printf("  I/O threads:    %s on %s\n", json_object_get_string_member(d, "iothreads"),
+                       json_object_get_string_member(d, "iothread_pin"));
         if (json_object_get_boolean_member(d, "adopted"))
                 printf("  adopted from its recorded decision\n");
         if (!json_object_get_null_member(d, "apply_error"))

@@ -271,6 +271,9 @@ static const ConfigKey config_keys[] = {
     {"Placement", "LoadInterval", parse_interval, offsetof(Config, load_interval_sec),
      "seconds from 0 (off) to 3600"},
     {"Placement", "Fit", parse_fit, offsetof(Config, placement.fit), "spread, pack"},
+    /* added: where emulator and I/O threads go when no idle sibling is left; unset = ReservedCPUs= */
+    {"Placement", "HousekeepingCPUs", parse_cpuset, offsetof(Config, placement.housekeeping_cpus),
+     "a CPU list such as 0-1,32-33, or empty for none"},
 };
 
 Config *config_new_default(void)
@@ -303,6 +306,7 @@ void config_free(Config *c)
         if (!c)
                 return;
         cpuset_free(c->placement.reserved_cpus);
+        cpuset_free(c->placement.housekeeping_cpus);
         g_free(c->uri);
         g_free(c->metrics_listen);
         g_free(c->path);
@@ -399,12 +403,16 @@ char *config_format(const Config *c)
 {
         g_autofree char *reserved = cpuset_format(c->placement.reserved_cpus);
         g_autofree char *tiers = config_format_memory_tiers(c->placement.memory_tiers);
+        /* the effective list: unset follows ReservedCPUs= */
+        g_autofree char *housekeeping = cpuset_format(
+            c->placement.housekeeping_cpus ? c->placement.housekeeping_cpus : c->placement.reserved_cpus);
 
         return g_strdup_printf(
             "[Placement]\nPolicy=%s\nVCPUPin=%s\nEmulatorPin=%s\nReservedCPUs=%s\n"
             "MemoryReserve=%llu\nApply=%s\nMemoryBinding=%s\nPlaceRunning=%s\nReconcileSec=%u\n"
             "MemoryTiers=%s\nCoreKinds=%s\n"
             "Heal=%s\nHealMaxMoves=%u\nHealInterval=%u\nHealMemoryBudget=%llu\nLoadInterval=%u\nFit=%s\n"
+            "HousekeepingCPUs=%s\n"
             "\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=%s\n\n[Metrics]\nListen=%s\n",
             policy_kind_to_string(c->placement.policy), vcpu_pin_mode_to_string(c->placement.vcpu_pin),
             emulator_pin_mode_to_string(c->placement.emulator_pin), reserved,
@@ -412,7 +420,7 @@ char *config_format(const Config *c)
             c->memory_binding ? "yes" : "no", c->place_running ? "yes" : "no", c->reconcile_sec, tiers,
             core_kinds_mode_to_string(c->placement.core_kinds), c->heal ? "yes" : "no", c->heal_max_moves,
             c->heal_interval_sec, (unsigned long long)c->heal_memory_budget, c->load_interval_sec,
-            fit_mode_to_string(c->placement.fit), c->uri, bus_kind_to_string(c->bus),
+            fit_mode_to_string(c->placement.fit), housekeeping, c->uri, bus_kind_to_string(c->bus),
             c->metrics_listen ? c->metrics_listen : "");
 }
 

@@ -81,6 +81,10 @@ void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p,
                 cpuset_clear(mem);
         add_cpuset(b, "memory_nodes", mem);
         add_cpuset(b, "emulator_pin", p->emulator_pin);
+        if (!cpuset_is_empty(p->iothreads)) {
+                add_cpuset(b, "iothreads", p->iothreads);
+                add_cpuset(b, "iothread_pin", p->iothread_pin);
+        }
         json_builder_set_member_name(b, "shared_vcpus");
         json_builder_add_int_value(b, p->shared_vcpus);
         json_builder_set_member_name(b, "reason");

@@ -16,7 +16,8 @@
 #include "topology.h"
 
 /* {"domain", "vcpus", "memory", "policy", "result", "nodes": [os...], "vcpu_pins": ["0-1",...],
- *  "memory_nodes": "0", "emulator_pin": "1", "shared_vcpus", "reason"}; with_candidates adds
+ *  "memory_nodes": "0", "emulator_pin": "1", "shared_vcpus", "reason"}, and "iothreads": "1-2" (ids),
+ *  "iothread_pin": "1" when the plan pins I/O threads; with_candidates adds
  *  "candidates": [{"nodes", "max_distance", "mean_distance", "free_cores", "free_pus", "free_memory",
  *  "qualifies", "chosen"}]. Adds the members to an object the builder has open. A hugepage-backed plan
  *  adds "hugepage_size" (bytes per page), one with guest cells "cells": [{"id", "vcpus": "0-3",

@@ -18,6 +18,11 @@ static void append_body(GString *s, const Topology *t, const Plan *p)
         }
         g_string_append_printf(s, "\n  memory on node%s %s, emulator on %s\n",
                                cpuset_count(mem) == 1 ? "" : "s", mem_text, *emu ? emu : "(not pinned)");
+        if (!cpuset_is_empty(p->iothreads)) {
+                g_autofree char *ids = cpuset_format(p->iothreads), *pin = cpuset_format(p->iothread_pin);
+                g_string_append_printf(s, "  I/O thread%s %s on %s\n",
+                                       cpuset_count(p->iothreads) == 1 ? "" : "s", ids, pin);
+        }
 }
 
 static void append_head(GString *s, const Topology *t, const char *name, const Plan *p, const char *result)

@@ -16,6 +16,7 @@ typedef enum {
         TEXT_CURRENT_MEMORY,
         TEXT_REASON,
         TEXT_DEFINITION,
+        TEXT_IOTHREADS,
 } TextTarget;
 
 typedef struct Parser {
@@ -31,6 +32,7 @@ typedef struct Parser {
         GString *capture;       /* serialized user elements (the definition snapshot) */
         unsigned capture_depth; /* depth of the element being captured, 0 = none */
         bool definition_overflow;
+        unsigned iothread_count; /* <iothreads> */
 } Parser;
 
 void meta_decision_free(MetaDecision *d)
@@ -44,6 +46,8 @@ void meta_decision_free(MetaDecision *d)
         g_free(d->reason);
         cpuset_free(d->nodes);
         cpuset_free(d->emulator);
+        cpuset_free(d->iothreads);
+        cpuset_free(d->iothread_pin);
         if (d->vcpus) {
                 for (unsigned i = 0; i < d->vcpus->len; i++)
                         cpuset_free(g_array_index(d->vcpus, MetaVcpu, i).cpuset);
@@ -74,6 +78,8 @@ void domain_spec_free(DomainSpec *s)
         g_free(s->user_xml);
         g_free(s->decision_error);
         domain_xml_numa_free(s);
+        cpuset_free(s->iothreads);
+        cpuset_free(s->iothreadpins);
         g_free(s);
 }
 
@@ -245,6 +251,22 @@ static bool meta_set(Parser *p, const char *text, CpuSet **ret, const char *what
         return true;
 }
 
+/* The recorded I/O threads: both attributes or neither (a record made before placementd pinned them). */
+static void start_meta_iothreads(Parser *p, MetaDecision *d, const char **names, const char **values)
+{
+        const char *ids = attr(names, values, "iothreads"), *pin = attr(names, values, "iothread-pin");
+
+        if (!ids && !pin)
+                return;
+        if (!ids || !pin) {
+                meta_fail(p, "recorded I/O threads need both iothreads and iothread-pin");
+                return;
+        }
+        if (meta_set(p, ids, &d->iothreads, "I/O thread id") && cpuset_has(d->iothreads, 0))
+                meta_fail(p, "recorded I/O thread id 0 (libvirt numbers them from 1)");
+        meta_set(p, pin, &d->iothread_pin, "I/O thread CPU");
+}
+
 static void start_meta(Parser *p, const char *local, const char **names, const char **values)
 {
         DomainSpec *s = p->spec;
@@ -260,7 +282,9 @@ static void start_meta(Parser *p, const char *local, const char **names, const c
                 d->memory = g_array_new(FALSE, TRUE, sizeof(guint64));
                 if (!meta_set(p, attr(names, values, "nodes"), &d->nodes, "node"))
                         return;
-                meta_set(p, attr(names, values, "emulator"), &d->emulator, "emulator CPU");
+                if (!meta_set(p, attr(names, values, "emulator"), &d->emulator, "emulator CPU"))
+                        return;
+                start_meta_iothreads(p, d, names, values);
         } else if (strcmp(local, "vcpu") == 0 && d) {
                 guint64 id, cpu;
                 MetaVcpu v = {0};
@@ -347,6 +371,48 @@ static void add_vcpupin(DomainSpec *s, const char **names, const char **values)
         g_array_append_val(s->vcpupins, v);
 }
 
+/* An I/O thread id attribute: 1 to DOMAIN_XML_MAX_IOTHREADS. */
+static bool iothread_id(const char *element, const char *name, const char *text, guint64 *ret,
+                        GError **error)
+{
+        if (parse_uint(text, DOMAIN_XML_MAX_IOTHREADS, ret) && *ret > 0)
+                return true;
+        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                    "invalid <%s %s='%s'> (an I/O thread id from 1 to %u)", element, name, text ? text : "",
+                    DOMAIN_XML_MAX_IOTHREADS);
+        return false;
+}
+
+/* <iothreadids><iothread id=...> and <cputune><iothreadpin iothread=...>: the ids, into *set. */
+static void add_iothread(const char *element, const char *name, const char **names, const char **values,
+                         CpuSet **set, GError **error)
+{
+        guint64 id;
+
+        if (!iothread_id(element, name, attr(names, values, name), &id, error))
+                return;
+        if (!*set)
+                *set = cpuset_new();
+        cpuset_add(*set, (unsigned)id);
+}
+
+/* Ids for the I/O threads <iothreads> counts beyond <iothreadids>: the lowest free ones, as libvirt
+ * gives them. Both are at most DOMAIN_XML_MAX_IOTHREADS, so the ids stay within it. */
+static void complete_iothreads(DomainSpec *s, unsigned count)
+{
+        unsigned next = 1;
+
+        if (!s->iothreads && count == 0)
+                return;
+        if (!s->iothreads)
+                s->iothreads = cpuset_new();
+        while (cpuset_count(s->iothreads) < count) {
+                while (cpuset_has(s->iothreads, next))
+                        next++;
+                cpuset_add(s->iothreads, next);
+        }
+}
+
 static void on_start(GMarkupParseContext *ctx, const char *element, const char **names, const char **values,
                      gpointer user_data, GError **error)
 {
@@ -427,6 +493,12 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 add_vcpupin(s, names, values);
         } else if (in_path(p, "cputune", "emulatorpin") && p->stack->len == 3) {
                 s->has_emulatorpin = true;
+        } else if (is_top(p, "iothreads")) {
+                p->text = TEXT_IOTHREADS;
+        } else if (in_path(p, "iothreadids", "iothread") && p->stack->len == 3) {
+                add_iothread("iothread", "id", names, values, &s->iothreads, error);
+        } else if (in_path(p, "cputune", "iothreadpin") && p->stack->len == 3) {
+                add_iothread("iothreadpin", "iothread", names, values, &s->iothreadpins, error);
         } else if (p->stack->len == 3 && strcmp(g_ptr_array_index(p->stack, 1), "numatune") == 0) {
                 start_numatune(p, element, names, values, error);
         } else if (p->stack->len == 4 && in_path(p, "numa", "cell") &&
@@ -507,6 +579,15 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
                 if (!p->definition_overflow)
                         s->definition = g_steal_pointer(&text);
                 break;
+        case TEXT_IOTHREADS:
+                if (!parse_uint(text, DOMAIN_XML_MAX_IOTHREADS, &n)) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "invalid <iothreads>%s</iothreads> (a count up to %u)", text,
+                                    DOMAIN_XML_MAX_IOTHREADS);
+                        return;
+                }
+                p->iothread_count = (unsigned)n;
+                break;
         case TEXT_REASON:
                 if (s->decision) {
                         g_free(s->decision->reason);
@@ -554,6 +635,8 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
                 g_string_free(p.capture, TRUE);
         if (ok && domain_xml_numa_check(spec, &error) < 0)
                 ok = false;
+        if (ok)
+                complete_iothreads(spec, p.iothread_count);
         if (ok && need_name && (!spec->name || !*spec->name)) {
                 ok = false;
                 g_set_error(&error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "domain has no <name>");

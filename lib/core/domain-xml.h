@@ -9,7 +9,7 @@
  *   <metadata>
  *     <placementd:domain xmlns:placementd="https://placementd.org/xmlns/domain/1" skip="no" policy="compat">
  *       <placementd:decision result="placed" policy="explicit" vcpu-pin="core" nodes="0" emulator="1,3"
- *                            memory-binding="applied">
+ *                            iothreads="1-2" iothread-pin="1,3" memory-binding="applied">
  *         <placementd:vcpu id="0" cpu="0" cpuset="0-1"/>
  *         <placementd:memory node="0" bytes="4294967296"/>
  *         <placementd:reason>...</placementd:reason>
@@ -40,6 +40,8 @@
 #define DOMAIN_XML_MAX_VCPUS    16384u
 #define DOMAIN_XML_MAX_MEMNODES 4096u
 G_STATIC_ASSERT(DOMAIN_XML_MAX_VCPUS >= PLAN_MAX_VCPUS);
+/* I/O thread ids (and their count) the parser accepts: libvirt numbers them from 1 */
+#define DOMAIN_XML_MAX_IOTHREADS CPUSET_MAX
 /* Largest recorded definition snapshot, in bytes (a bigger one is not recorded, nor read back) */
 #define DOMAIN_XML_MAX_DEFINITION 32768u
 
@@ -56,6 +58,9 @@ typedef struct MetaDecision {
         CpuSet *emulator;
         GArray *vcpus;  /* MetaVcpu */
         GArray *memory; /* guint64 pairs: node OS index, bytes */
+        /* added: the I/O threads placementd pinned (ids) and where (OS indexes); NULL when not recorded */
+        CpuSet *iothreads;
+        CpuSet *iothread_pin;
 } MetaDecision;
 
 /* A guest NUMA cell of the definition (<cpu><numa><cell>). */
@@ -102,6 +107,13 @@ typedef struct DomainSpec {
         bool hugepages;             /* <memoryBacking><hugepages> */
         uint64_t hugepage_size;     /* bytes of its page size; 0 = the host's default hugepage size */
         bool hugepage_sizes_differ; /* its <page> elements name different sizes for different cells */
+        /*
+         * added: I/O threads. iothreads holds the id of every one (<iothreadids>, completed up to the
+         * count of <iothreads> with the lowest free ids, as libvirt numbers them), iothreadpins the ids
+         * the definition pins itself (<cputune><iothreadpin iothread=...>); NULL when there are none.
+         */
+        CpuSet *iothreads;
+        CpuSet *iothreadpins;
 } DomainSpec;
 
 void domain_spec_free(DomainSpec *s);

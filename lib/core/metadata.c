@@ -36,6 +36,10 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, Memo
             memory_binding_to_string(memory_binding));
         append_set(s, "nodes", nodes);
         append_set(s, "emulator", p->emulator_pin);
+        if (!cpuset_is_empty(p->iothreads)) {
+                append_set(s, "iothreads", p->iothreads);
+                append_set(s, "iothread-pin", p->iothread_pin);
+        }
         g_string_append(s, ">");
         for (unsigned i = 0; i < p->nvcpus; i++) {
                 g_autofree char *pins = cpuset_format(p->vcpu_pins[i]);
@@ -167,6 +171,18 @@ static int check_memory(const Topology *t, const MetaDecision *d, Plan *p, char 
         return 0;
 }
 
+/* I/O threads: pinned within the host; ids placementd pinned, as many as libvirt allows. */
+static int check_iothreads(const Topology *t, const MetaDecision *d, Plan *p, char **ret_error)
+{
+        if (!d->iothreads || cpuset_is_empty(d->iothreads))
+                return 0;
+        if (!d->iothread_pin || cpuset_is_empty(d->iothread_pin) || !within(d->iothread_pin, t->all_pus))
+                FAIL("recorded I/O thread pin is empty or not within the host");
+        cpuset_union(p->iothreads, d->iothreads);
+        cpuset_union(p->iothread_pin, d->iothread_pin);
+        return 0;
+}
+
 int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name, unsigned nvcpus,
                      uint64_t memory, Plan **ret, char **ret_error)
 {
@@ -192,6 +208,8 @@ int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name,
                 FAIL("recorded emulator pin is not within the host");
         if (d->emulator)
                 cpuset_union(p->emulator_pin, d->emulator);
+        if ((r = check_iothreads(t, d, p, ret_error)) < 0)
+                return r;
         p->reason = g_strdup(d->reason ? d->reason : "adopted from the domain's recorded decision");
         *ret = g_steal_pointer(&p);
         return 0;

@@ -28,9 +28,9 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, Memo
  * vCPUs with memory bytes. The record is untrusted: returns 0 only when every field checks out (a
  * result that can be adopted: placed, overcommitted or skipped; known policy, pin mode and memory
  * binding; a reason of at most METADATA_MAX_REASON bytes without control characters; every vCPU once,
- * counted on a CPU of its pin set; pins and emulator pin within the host, and within the recorded
- * nodes unless skipped; memory on the recorded nodes, at most each node's size and the domain's
- * memory in all). Otherwise -EINVAL with *ret_error naming the first problem.
+ * counted on a CPU of its pin set; pins, emulator and I/O thread pins within the host, and vCPU pins
+ * within the recorded nodes unless skipped; memory on the recorded nodes, at most each node's size and
+ * the domain's memory in all). Otherwise -EINVAL with *ret_error naming the first problem.
  */
 int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name, unsigned nvcpus,
                      uint64_t memory, Plan **ret, char **ret_error);

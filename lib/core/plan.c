@@ -81,6 +81,8 @@ Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnod
         p->nnode_memory = nnodes;
         p->node_memory = g_new0(uint64_t, MAX(nnodes, 1));
         p->emulator_pin = cpuset_new();
+        p->iothreads = cpuset_new();
+        p->iothread_pin = cpuset_new();
         p->candidates = g_ptr_array_new_with_free_func((GDestroyNotify)plan_candidate_free);
         return p;
 }
@@ -96,6 +98,8 @@ void plan_free(Plan *p)
         g_free(p->node_memory);
         cpuset_free(p->nodes);
         cpuset_free(p->emulator_pin);
+        cpuset_free(p->iothreads);
+        cpuset_free(p->iothread_pin);
         g_ptr_array_unref(p->candidates);
         plan_set_cells(p, 0);
         g_free(p->reason);
@@ -118,6 +122,8 @@ Plan *plan_copy(const Plan *p)
         }
         memcpy(c->node_memory, p->node_memory, sizeof(uint64_t) * p->nnode_memory);
         cpuset_union(c->emulator_pin, p->emulator_pin);
+        cpuset_union(c->iothreads, p->iothreads);
+        cpuset_union(c->iothread_pin, p->iothread_pin);
         c->keep_memory = p->keep_memory;
         c->shared_vcpus = p->shared_vcpus;
         c->reason = g_strdup(p->reason);

@@ -74,6 +74,9 @@ typedef struct PlacementParams {
         unsigned memory_tiers;    /* bit 1 << NodeKind per lower-tier kind used like DRAM (MemoryTiers=) */
         CoreKindsMode core_kinds; /* CoreKinds= */
         FitMode fit;              /* added: [Placement] Fit= */
+        /* added: OS indexes for the emulator and I/O threads when no idle sibling is left for them
+         * (HousekeepingCPUs=); NULL = reserved_cpus */
+        CpuSet *housekeeping_cpus;
 } PlacementParams;
 
 /* One guest NUMA cell of a request (<cpu><numa><cell>): its vCPUs go to one host node when one holds them.
@@ -126,6 +129,10 @@ typedef struct PlacementRequest {
         double host_busy;        /* cores its host-side threads keep busy; read only with vcpu_busy */
         const double *pu_busy;   /* [npus] what the ledger's domains keep busy per PU index
                                   * (load_pu_busy()); NULL = unknown: each counted vCPU busy */
+        /* added: I/O threads. The ids of the domain's I/O threads (<iothreads>), and those the user pins
+         * (<cputune><iothreadpin>), which are left alone; NULL = none */
+        const CpuSet *iothreads;
+        const CpuSet *kept_iothreads;
 } PlacementRequest;
 
 /* Where one guest NUMA cell of a plan went. */
@@ -171,6 +178,10 @@ typedef struct Plan {
         uint64_t hugepage_size; /* node_memory is counted in hugepages of this size; 0 = ordinary memory */
         unsigned ncells;        /* entries in cells: the request's guest NUMA cells */
         PlanCell *cells;        /* [ncells] */
+        /* added: the ids of the I/O threads placementd pins, all to iothread_pin (OS indexes; empty =
+         * none pinned) */
+        CpuSet *iothreads;
+        CpuSet *iothread_pin;
 } Plan;
 
 Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnodes);

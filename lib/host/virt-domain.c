@@ -121,6 +121,17 @@ int virt_domain_pin_emulator(virDomainPtr dom, const CpuSet *cpus, char **ret_er
         return 0;
 }
 
+int virt_domain_pin_iothread(virDomainPtr dom, unsigned id, const CpuSet *cpus, char **ret_error)
+{
+        int len;
+        g_autofree unsigned char *map = cpumap_new(cpus, &len);
+        g_autofree char *what = g_strdup_printf("pinning I/O thread %u", id);
+
+        if (CALL_LIVE(virDomainPinIOThread(dom, id, map, len, _flags)) < 0)
+                return failed(dom, what, ret_error);
+        return 0;
+}
+
 int virt_domain_set_memory_nodes(virDomainPtr dom, const CpuSet *nodes, char **ret_error)
 {
         g_autofree char *list = cpuset_format(nodes);

@@ -21,6 +21,8 @@ int virt_domain_read_spec(virDomainPtr dom, bool inactive, DomainSpec **ret, cha
 
 int virt_domain_pin_vcpu(virDomainPtr dom, unsigned vcpu, const CpuSet *cpus, char **ret_error);
 int virt_domain_pin_emulator(virDomainPtr dom, const CpuSet *cpus, char **ret_error);
+/* Live pin of the I/O thread with this id (<iothreadids>). */
+int virt_domain_pin_iothread(virDomainPtr dom, unsigned id, const CpuSet *cpus, char **ret_error);
 /* Live numatune nodeset only (never the mode, which a running domain cannot change). */
 int virt_domain_set_memory_nodes(virDomainPtr dom, const CpuSet *nodes, char **ret_error);
 /* Live metadata in placementd's namespace; xml NULL removes it. */

@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "domain-request.h"
+#include "file-read.h"
+
+const char *domain_spec_opt_out(const DomainSpec *user)
+{
+        if (user->meta_skip)
+                return "opted out with <placementd:domain skip='yes'/>";
+        if (user->has_vcpupin)
+                return "its definition pins vCPUs itself (<cputune><vcpupin>)";
+        if (user->vcpu_auto)
+                return "<vcpu placement='auto'>: libvirt and numad place it";
+        if (user->numatune_auto)
+                return "<numatune><memory placement='auto'>: libvirt and numad place it";
+        return NULL;
+}
+
+PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
+{
+        PlacementRequest req = {
+            .name = live->name,
+            .vcpus = live->vcpus,
+            .memory = live->memory,
+            .allowed_cpus = user->vcpu_cpuset,
+            .keep_emulator = user->has_emulatorpin,
+            .iothreads = live->iothreads,
+            .kept_iothreads = user->iothreadpins,
+        };
+
+        if (user->memory_nodeset) {
+                req.memory_nodes = user->memory_nodeset;
+                req.memory_source = MEMORY_SOURCE_USER;
+                req.memory_mode = user->memory_mode;
+        } else if (user->memnode_nodeset) {
+                req.memory_nodes = user->memnode_nodeset;
+                req.memory_source = MEMORY_SOURCE_MEMNODE;
+        } else if (live->memory_nodeset && live->memory_mode != MEMORY_MODE_RESTRICTIVE) {
+                req.memory_nodes = live->memory_nodeset;
+                req.memory_source = MEMORY_SOURCE_BOUND;
+                req.memory_mode = live->memory_mode;
+        }
+        return req;
+}
+
+int domain_file_load(const char *path, DomainSpec **ret, char **ret_error)
+{
+        g_autofree char *text = NULL, *why = NULL;
+        int r = file_read_bounded(path, DOMAIN_FILE_MAX, &text, NULL, &why);
+
+        if (r < 0) {
+                if (ret_error)
+                        *ret_error = g_strdup_printf("%s: %s", path, why);
+                return r;
+        }
+        if ((r = domain_xml_parse(text, ret, &why)) < 0 && ret_error)
+                *ret_error = g_strdup_printf("%s: %s", path, why);
+        return r;
+}

@@ -1,0 +1,31 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * From a domain's definitions to what the engine is asked: its opt-outs and its placement request. The
+ * daemon (on libvirt's definitions) and the offline planner (on domain XML files) read a domain through
+ * these, so both apply the same rules.
+ */
+
+#include "domain-xml.h"
+#include "plan.h"
+
+/* A domain XML file is tens of KiB; far larger is not one. */
+#define DOMAIN_FILE_MAX (4u << 20)
+
+/* Why the user's definition opts the domain out of placement (skip metadata, its own <vcpupin>,
+ * placement='auto'), or NULL when it does not. */
+const char *domain_spec_opt_out(const DomainSpec *user);
+
+/*
+ * The request for a domain: its size and I/O threads from the live definition, the user's constraints
+ * from user (the definition the opt-outs come from; both may be the same). Memory the user does not bind
+ * may still be bound already: libvirt changes the nodeset of a running domain only in restrictive mode,
+ * so a live strict, interleave or preferred binding (placementd's own first binding included) stays where
+ * it is, and the vCPUs stay with it. The request points into user and live.
+ */
+PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live);
+
+/* Reads and parses a domain XML file: a regular file of at most DOMAIN_FILE_MAX bytes without NUL bytes
+ * (file-read.h). Returns 0 or a negative errno with *ret_error naming the file and the problem. */
+int domain_file_load(const char *path, DomainSpec **ret, char **ret_error);

@@ -1,0 +1,234 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Where the emulator and I/O threads go (EmulatorPin=siblings): the idle siblings of the domain's own
+ * cores, else the housekeeping CPUs (HousekeepingCPUs=, by default ReservedCPUs=), else the free cores of
+ * its node set, and its own vCPU cores only when nothing else is left, which the reason says. I/O threads
+ * go where the emulator goes, except those the user pins (<cputune><iothreadpin>).
+ */
+#include <string.h>
+
+#include "test-util.h"
+#include "test-policy-util.h"
+
+static CpuSet *set_of(const char *list)
+{
+        CpuSet *s = NULL;
+        ck_assert_int_eq(cpuset_parse(list, &s, NULL), 0);
+        return s;
+}
+
+static Plan *place(const Topology *t, Ledger *l, const PlacementParams *p, const PlacementRequest *req)
+{
+        Plan *plan = policy_place(t, l, req, p);
+        ck_assert_int_eq(ledger_commit(l, req->name, plan), 0);
+        return (Plan *)ledger_lookup(l, req->name);
+}
+
+static void assert_set(const CpuSet *s, const char *want)
+{
+        g_autofree char *got = cpuset_format(s);
+        ck_assert_str_eq(got, want);
+}
+
+/* No vCPU of plan on any CPU of s. */
+static void assert_off_vcpus(const Plan *plan, const CpuSet *s)
+{
+        for (unsigned v = 0; v < plan->nvcpus; v++)
+                ck_assert_msg(!cpuset_intersects(s, plan->vcpu_pins[v]), "vCPU %u shares with the emulator",
+                              v);
+}
+
+static const PolicyKind kinds[] = {POLICY_EXPLICIT, POLICY_COMPAT};
+
+START_TEST(test_no_smt_reserved_cpus_take_the_emulator)
+{
+        /* 2 nodes x 4 cores, no SMT: CPU 0 reserved, so the default housekeeping set is {0} */
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = topology_new_uniform(2, 4, 1, 8 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) reserved = set_of("0");
+                PlacementParams p = test_params(kinds[k]);
+                PlacementRequest req = {.name = "vm", .vcpus = 2, .memory = GiB};
+                const Plan *plan;
+
+                p.reserved_cpus = reserved;
+                plan = place(t, l, &p, &req);
+                ck_assert_int_eq(plan->result, PLAN_PLACED);
+                assert_set(plan->emulator_pin, "0");
+                assert_off_vcpus(plan, plan->emulator_pin);
+                ck_assert_ptr_null(strstr(plan->reason, "its own cores"));
+        }
+}
+END_TEST
+
+START_TEST(test_housekeeping_cpus_setting)
+{
+        /* HousekeepingCPUs= wins over ReservedCPUs=; on the domain's nodes first, else anywhere */
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) reserved = set_of("0,7");
+        g_autoptr(CpuSet) near = set_of("3,7");
+        g_autoptr(CpuSet) far = set_of("0");
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest a = {.name = "a", .vcpus = 2, .memory = GiB};
+        PlacementRequest b = {.name = "b", .vcpus = 1, .memory = GiB};
+        const Plan *plan;
+
+        p.reserved_cpus = reserved;
+        p.housekeeping_cpus = near;
+        plan = place(t, l, &p, &a);
+        ck_assert(cpuset_has(plan->nodes, 0) && cpuset_count(plan->nodes) == 1);
+        assert_set(plan->emulator_pin, "3");
+        assert_off_vcpus(plan, plan->emulator_pin);
+
+        /* none on node 1, where b goes: the one on node 0 */
+        p.housekeeping_cpus = far;
+        plan = place(t, l, &p, &b);
+        ck_assert(cpuset_has(plan->nodes, 1) && cpuset_count(plan->nodes) == 1);
+        assert_set(plan->emulator_pin, "0");
+}
+END_TEST
+
+START_TEST(test_housekeeping_never_on_vcpus)
+{
+        /* a housekeeping CPU another domain runs a vCPU on is not used; nor one outside <vcpu cpuset> */
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) housekeeping = set_of("0,3");
+        g_autoptr(CpuSet) allowed = set_of("1-2");
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest a = {.name = "a", .vcpus = 1, .memory = GiB};
+        PlacementRequest b = {.name = "b", .vcpus = 1, .memory = GiB, .allowed_cpus = allowed};
+        const Plan *pa, *pb;
+
+        p.housekeeping_cpus = housekeeping;
+        pa = place(t, l, &p, &a);
+        assert_set(pa->vcpu_pins[0], "0"); /* not reserved: vCPUs may take it */
+        assert_set(pa->emulator_pin, "3");
+        pb = place(t, l, &p, &b);
+        assert_set(pb->vcpu_pins[0], "1");
+        /* 0 holds a's vCPU, 3 is outside the cpuset: the free core inside it */
+        assert_set(pb->emulator_pin, "2");
+}
+END_TEST
+
+START_TEST(test_no_housekeeping_free_cores_of_the_set)
+{
+        /* HousekeepingCPUs= empty and nothing reserved: the set's free cores, not its own */
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "vm", .vcpus = 2, .memory = GiB};
+        const Plan *plan = place(t, l, &p, &req);
+
+        ck_assert(cpuset_has(plan->nodes, 0) && cpuset_count(plan->nodes) == 1);
+        assert_set(plan->emulator_pin, "2-3");
+        assert_off_vcpus(plan, plan->emulator_pin);
+}
+END_TEST
+
+START_TEST(test_own_cores_only_when_nothing_else)
+{
+        /* one node of 2 cores without SMT, nothing reserved, a domain fills it: its own cores, said */
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "vm", .vcpus = 2, .memory = GiB};
+        const Plan *plan = place(t, l, &p, &req);
+
+        assert_set(plan->emulator_pin, "0-1");
+        ck_assert_msg(strstr(plan->reason,
+                             "the emulator shares its own cores: no idle sibling, housekeeping "
+                             "CPU or free core is left"),
+                      "%s", plan->reason);
+}
+END_TEST
+
+START_TEST(test_idle_siblings_first)
+{
+        /* with SMT the idle siblings of its own cores come before the housekeeping CPUs */
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) reserved = set_of("6-7");
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "vm", .vcpus = 2, .memory = GiB};
+        const Plan *plan;
+
+        p.reserved_cpus = reserved;
+        plan = place(t, l, &p, &req);
+        assert_set(plan->emulator_pin, "1,3");
+        /* compat fills both threads: no idle sibling, so the housekeeping CPUs */
+        p.policy = POLICY_COMPAT;
+        req.name = "compat";
+        plan = place(t, l, &p, &req);
+        assert_set(plan->emulator_pin, "6-7");
+}
+END_TEST
+
+START_TEST(test_iothreads_follow_the_emulator)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) reserved = set_of("0");
+        g_autoptr(CpuSet) iothreads = set_of("1-3");
+        g_autoptr(CpuSet) kept = set_of("2");
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "vm", .vcpus = 2, .memory = GiB, .iothreads = iothreads};
+        const Plan *plan;
+
+        p.reserved_cpus = reserved;
+        plan = place(t, l, &p, &req);
+        assert_set(plan->iothreads, "1-3");
+        assert_set(plan->iothread_pin, "0");
+        ck_assert(cpuset_equal(plan->iothread_pin, plan->emulator_pin));
+
+        /* the user's <iothreadpin> and <emulatorpin> stand: the others still get pinned */
+        ledger_release(l, "vm");
+        req.kept_iothreads = kept;
+        req.keep_emulator = true;
+        plan = place(t, l, &p, &req);
+        assert_set(plan->iothreads, "1,3");
+        assert_set(plan->iothread_pin, "0");
+        ck_assert(cpuset_is_empty(plan->emulator_pin));
+        ck_assert_msg(strstr(plan->reason, "I/O thread 2 stays where <cputune><iothreadpin> puts it"), "%s",
+                      plan->reason);
+
+        /* EmulatorPin=none leaves them all alone */
+        ledger_release(l, "vm");
+        p.emulator_pin = EMULATOR_PIN_NONE;
+        plan = place(t, l, &p, &req);
+        ck_assert(cpuset_is_empty(plan->iothreads) && cpuset_is_empty(plan->iothread_pin));
+}
+END_TEST
+
+START_TEST(test_unplaceable_pins_nothing)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) iothreads = set_of("1");
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "vm", .vcpus = 1, .memory = 4 * GiB, .iothreads = iothreads};
+        const Plan *plan = place(t, l, &p, &req);
+
+        ck_assert_int_eq(plan->result, PLAN_UNPLACEABLE);
+        ck_assert(cpuset_is_empty(plan->iothreads) && cpuset_is_empty(plan->emulator_pin));
+}
+END_TEST
+
+static Suite *housekeeping_suite(void)
+{
+        Suite *s = suite_create("housekeeping");
+        TCase *tc = tcase_create("core");
+        tcase_add_test(tc, test_no_smt_reserved_cpus_take_the_emulator);
+        tcase_add_test(tc, test_housekeeping_cpus_setting);
+        tcase_add_test(tc, test_housekeeping_never_on_vcpus);
+        tcase_add_test(tc, test_no_housekeeping_free_cores_of_the_set);
+        tcase_add_test(tc, test_own_cores_only_when_nothing_else);
+        tcase_add_test(tc, test_idle_siblings_first);
+        tcase_add_test(tc, test_iothreads_follow_the_emulator);
+        tcase_add_test(tc, test_unplaceable_pins_nothing);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(housekeeping_suite)
