@@ -168,7 +168,7 @@ START_TEST(test_load_and_tick_errors)
             {"tick inf\n", "t:1: tick takes seconds"},
             {"tick 99999999999\n", "t:1: tick takes seconds"},
             {"tick 5 5\n", "t:1: expected 'tick SECONDS'"},
-            {"sleep 5\n", "t:1: unknown event (expected start, stop, load or tick)"},
+            {"sleep 5\n", "t:1: unknown event (expected start, domain, stop, load or tick)"},
         };
         for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
                 g_autoptr(GPtrArray) ev = NULL;

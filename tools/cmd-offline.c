@@ -10,6 +10,7 @@
 #include "config.h"
 #include "decision-json.h"
 #include "decision-text.h"
+#include "domain-request.h"
 #include "hostmap.h"
 #include "ledger.h"
 #include "policy.h"
@@ -126,38 +127,56 @@ int verb_topology(Ctl *c, char **args, unsigned nargs)
         return EXIT_OK;
 }
 
-static void print_decision_human(const Topology *t, const Plan *p)
+static void print_decision_human(const Topology *t, const Plan *p, bool explain)
 {
         g_autofree char *text = plan_to_text(t, p);
         printf("start %s", text);
+        if (explain) {
+                g_autofree char *why = plan_explain(t, p);
+                printf("%s\n", why);
+        }
 }
 
-static int read_events(char **args, unsigned nargs, const char *trace_path, GPtrArray **ret)
+/* The --domain files in the order given, then the NAME:VCPUS:MEMORY arguments; or the trace. */
+static int read_events(const Ctl *c, char **args, unsigned nargs, GPtrArray **ret)
 {
         g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func((GDestroyNotify)trace_event_free);
         g_autofree char *error = NULL;
+        bool given = nargs || c->domains->len;
 
-        if (trace_path && nargs) {
+        if (c->trace && given) {
                 fprintf(stderr,
-                        "placementctl plan: give either --trace=FILE or NAME:VCPUS:MEMORY, not both\n");
+                        "placementctl %s: give either --trace=FILE or --domain=FILE.xml and "
+                        "NAME:VCPUS:MEMORY, not both\n",
+                        c->verb);
                 return -EINVAL;
         }
-        if (trace_path) {
-                if (trace_load_file(trace_path, ret, &error) < 0) {
-                        fprintf(stderr, "placementctl plan: %s\n", error);
+        if (c->trace) {
+                if (trace_load_file(c->trace, ret, &error) < 0) {
+                        fprintf(stderr, "placementctl %s: %s\n", c->verb, error);
                         return -EINVAL;
                 }
                 return 0;
         }
-        if (!nargs) {
+        if (!given) {
                 fprintf(stderr,
-                        "placementctl plan: nothing to place: give NAME:VCPUS:MEMORY... or --trace=FILE\n");
+                        "placementctl %s: nothing to place: give --domain=FILE.xml, NAME:VCPUS:MEMORY... or "
+                        "--trace=FILE\n",
+                        c->verb);
                 return -EINVAL;
+        }
+        for (unsigned i = 0; i < c->domains->len; i++) {
+                TraceEvent *e;
+                if (trace_domain_event(g_ptr_array_index(c->domains, i), &e, &error) < 0) {
+                        fprintf(stderr, "placementctl %s: %s\n", c->verb, error);
+                        return -EINVAL;
+                }
+                g_ptr_array_add(events, e);
         }
         for (unsigned i = 0; i < nargs; i++) {
                 TraceEvent *e;
                 if (trace_parse_spec(args[i], &e, &error) < 0) {
-                        fprintf(stderr, "placementctl plan: %s\n", error);
+                        fprintf(stderr, "placementctl %s: %s\n", c->verb, error);
                         return -EINVAL;
                 }
                 g_ptr_array_add(events, e);
@@ -166,20 +185,67 @@ static int read_events(char **args, unsigned nargs, const char *trace_path, GPtr
         return 0;
 }
 
-int verb_plan_offline(Ctl *c, char **args, unsigned nargs)
+/* A domain whose definition opts out: placed by nobody, held by nobody, as the daemon skips it. */
+static void skip_domain(JsonBuilder *b, const TraceEvent *e, const char *why, bool json)
 {
-        g_autoptr(Topology) t = NULL;
+        char a[32];
+
+        json_builder_set_member_name(b, "domain");
+        json_builder_add_string_value(b, e->name);
+        json_builder_set_member_name(b, "vcpus");
+        json_builder_add_int_value(b, e->vcpus);
+        json_builder_set_member_name(b, "memory");
+        json_builder_add_int_value(b, (gint64)e->memory);
+        json_builder_set_member_name(b, "result");
+        json_builder_add_string_value(b, "skipped");
+        json_builder_set_member_name(b, "reason");
+        json_builder_add_string_value(b, why);
+        if (!json)
+                printf("start %s (%u vCPU%s, %s): skipped\n  why: %s\n", e->name, e->vcpus,
+                       e->vcpus == 1 ? "" : "s", size_format(e->memory, a, sizeof(a)), why);
+}
+
+/* One start: the domain's own constraints and opt-outs when it comes from domain XML. Returns an exit
+ * code. */
+static int start_domain(const Ctl *c, const Topology *t, const Config *config, Ledger *ledger,
+                        GHashTable *skipped, JsonBuilder *b, const TraceEvent *e, unsigned i, bool explain)
+{
+        PlacementRequest req = {.name = e->name, .vcpus = e->vcpus, .memory = e->memory};
+        const char *why = e->domain ? domain_spec_opt_out(e->domain) : NULL;
+        Plan *plan;
+
+        if (ledger_lookup(ledger, e->name) || g_hash_table_contains(skipped, e->name)) {
+                fprintf(stderr, "placementctl %s: %s%u: start %s: already running\n", c->verb,
+                        e->line ? "line " : "argument ", e->line ? e->line : i + 1, e->name);
+                return EXIT_USAGE;
+        }
+        if (why) {
+                g_hash_table_add(skipped, g_strdup(e->name));
+                skip_domain(b, e, why, c->json);
+                return EXIT_OK;
+        }
+        if (e->domain)
+                req = domain_request(e->domain, e->domain);
+        plan = policy_place(t, ledger, &req, &config->placement);
+        decision_json_add_members(b, t, plan, explain);
+        if (!c->json)
+                print_decision_human(t, plan, explain);
+        if (ledger_commit(ledger, e->name, plan) < 0) {
+                fprintf(stderr, "placementctl %s: %s: plan does not fit the host\n", c->verb, e->name);
+                return EXIT_RUNTIME;
+        }
+        return EXIT_OK;
+}
+
+static int load_config(const Ctl *c, Config **ret)
+{
         g_autoptr(Config) config = NULL;
-        g_autoptr(GPtrArray) events = NULL;
-        g_autoptr(Ledger) ledger = NULL;
-        g_autoptr(JsonBuilder) b = json_builder_new();
         g_autofree char *error = NULL;
-        bool json = c->json;
 
         if (c->config) {
                 if (config_load_file(c->config, &config, &error) < 0) {
-                        fprintf(stderr, "placementctl plan: %s\n", error);
-                        return EXIT_USAGE;
+                        fprintf(stderr, "placementctl %s: %s\n", c->verb, error);
+                        return -EINVAL;
                 }
         } else {
                 config = config_new_default();
@@ -188,15 +254,29 @@ int verb_plan_offline(Ctl *c, char **args, unsigned nargs)
                 int k = policy_kind_from_string(c->policy);
                 if (k < 0) {
                         fprintf(stderr,
-                                "placementctl plan: unknown policy '%s'; expected explicit or compat\n",
-                                c->policy);
-                        return EXIT_USAGE;
+                                "placementctl %s: unknown policy '%s'; expected explicit or compat\n",
+                                c->verb, c->policy);
+                        return -EINVAL;
                 }
                 config->placement.policy = (PolicyKind)k;
         }
-        if (read_events(args, nargs, c->trace, &events) < 0)
-                return EXIT_USAGE;
-        if (load_topology(c->topology, &t) < 0)
+        *ret = g_steal_pointer(&config);
+        return 0;
+}
+
+/* plan and explain: every event in turn on one ledger; explain adds the candidates of each start. */
+static int run_offline(Ctl *c, char **args, unsigned nargs, bool explain)
+{
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(Config) config = NULL;
+        g_autoptr(GPtrArray) events = NULL;
+        g_autoptr(Ledger) ledger = NULL;
+        g_autoptr(GHashTable) skipped = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        bool json = c->json;
+
+        if (load_config(c, &config) < 0 || read_events(c, args, nargs, &events) < 0 ||
+            load_topology(c->topology, &t) < 0)
                 return EXIT_USAGE;
 
         ledger = ledger_new(t);
@@ -213,10 +293,10 @@ int verb_plan_offline(Ctl *c, char **args, unsigned nargs)
                 json_builder_set_member_name(b, "event");
                 json_builder_add_string_value(b, e->op == TRACE_START ? "start" : "stop");
                 if (e->op == TRACE_STOP) {
-                        if (ledger_release(ledger, e->name) < 0) {
+                        if (!g_hash_table_remove(skipped, e->name) && ledger_release(ledger, e->name) < 0) {
                                 fprintf(stderr,
-                                        "placementctl plan: line %u: stop %s: no such running domain\n",
-                                        e->line, e->name);
+                                        "placementctl %s: line %u: stop %s: no such running domain\n",
+                                        c->verb, e->line, e->name);
                                 return EXIT_USAGE;
                         }
                         json_builder_set_member_name(b, "domain");
@@ -224,22 +304,9 @@ int verb_plan_offline(Ctl *c, char **args, unsigned nargs)
                         if (!json)
                                 printf("stop %s\n", e->name);
                 } else {
-                        PlacementRequest req = {.name = e->name, .vcpus = e->vcpus, .memory = e->memory};
-                        Plan *plan;
-                        if (ledger_lookup(ledger, e->name)) {
-                                fprintf(stderr, "placementctl plan: %s%u: start %s: already running\n",
-                                        e->line ? "line " : "argument ", e->line ? e->line : i + 1, e->name);
-                                return EXIT_USAGE;
-                        }
-                        plan = policy_place(t, ledger, &req, &config->placement);
-                        decision_json_add_members(b, t, plan, FALSE);
-                        if (!json)
-                                print_decision_human(t, plan);
-                        if (ledger_commit(ledger, e->name, plan) < 0) {
-                                fprintf(stderr, "placementctl plan: %s: plan does not fit the host\n",
-                                        e->name);
-                                return EXIT_RUNTIME;
-                        }
+                        int code = start_domain(c, t, config, ledger, skipped, b, e, i, explain);
+                        if (code != EXIT_OK)
+                                return code;
                 }
                 json_builder_end_object(b);
         }
@@ -250,11 +317,21 @@ int verb_plan_offline(Ctl *c, char **args, unsigned nargs)
                 g_autoptr(JsonNode) root = json_builder_get_root(b);
                 g_autofree char *text = json_to_text(root, TRUE);
                 printf("%s\n", text);
-        } else {
+        } else if (!explain) {
                 g_autofree char *map = hostmap_render(t, ledger, config->placement.reserved_cpus);
                 printf("\n%s", map);
         }
         if (c->svg)
                 return map_svg_offline(c, t, ledger, config->placement.reserved_cpus);
         return EXIT_OK;
+}
+
+int verb_plan_offline(Ctl *c, char **args, unsigned nargs)
+{
+        return run_offline(c, args, nargs, false);
+}
+
+int verb_explain_offline(Ctl *c, char **args, unsigned nargs)
+{
+        return run_offline(c, args, nargs, true);
 }

@@ -59,6 +59,8 @@ static const OptionInfo option_info[_OPT_MAX] = {
     [OPT_VERSION] = {"version", 0, NULL, "show the version"},
     [OPT_SIBLING_LOSS] = {"sibling-loss", 0, "F",
                           "simulate: throughput two busy siblings each lose (default 0.4)"},
+    [OPT_DOMAIN] = {"domain", 0, "FILE.xml",
+                    "offline plan, explain: a domain from libvirt domain XML (repeatable)"},
 };
 
 #define ONLINE CTL_OPT(JSON) | CTL_OPT(BUS) | CTL_OPT(BUS_ADDRESS) | CTL_OPT(HOST)
@@ -86,16 +88,24 @@ static const Verb verbs[] = {
     {"topology", "--topology=SOURCE", "", 0, 0, VERB_OFFLINE, CTL_OPT(JSON) | CTL_OPT(TOPOLOGY),
      verb_topology, "the host as the engine sees it"},
     {"plan",
-     "--topology=SOURCE [--config=FILE] [--policy=explicit|compat] [--svg=FILE] NAME:VCPUS:MEMORY... | "
-     "--trace=FILE",
+     "--topology=SOURCE [--config=FILE] [--policy=explicit|compat] [--svg=FILE] [--domain=FILE.xml...] "
+     "[NAME:VCPUS:MEMORY...] | --trace=FILE",
      "NAME:VCPUS:MEMORY...", 0, ANY, VERB_OFFLINE,
-     CTL_OPT(JSON) | CTL_OPT(TOPOLOGY) | CTL_OPT(CONFIG) | CTL_OPT(POLICY) | CTL_OPT(TRACE) | CTL_OPT(SVG),
+     CTL_OPT(JSON) | CTL_OPT(TOPOLOGY) | CTL_OPT(CONFIG) | CTL_OPT(POLICY) | CTL_OPT(TRACE) | CTL_OPT(SVG) |
+         CTL_OPT(DOMAIN),
      verb_plan_offline, "place these domains in turn, then show the map"},
     {"simulate", "--topology=SOURCE [--config=FILE] [--policy=P] --trace=FILE [--sibling-loss=F]", "", 0, 0,
      VERB_OFFLINE,
      CTL_OPT(JSON) | CTL_OPT(TOPOLOGY) | CTL_OPT(CONFIG) | CTL_OPT(POLICY) | CTL_OPT(TRACE) |
          CTL_OPT(SIBLING_LOSS),
      verb_simulate, "replay a trace with load through the engine and the healer; score it"},
+    {"explain",
+     "--topology=SOURCE [--config=FILE] [--policy=explicit|compat] [--domain=FILE.xml...] "
+     "[NAME:VCPUS:MEMORY...] | --trace=FILE",
+     "NAME:VCPUS:MEMORY...", 0, ANY, VERB_OFFLINE,
+     CTL_OPT(JSON) | CTL_OPT(TOPOLOGY) | CTL_OPT(CONFIG) | CTL_OPT(POLICY) | CTL_OPT(TRACE) |
+         CTL_OPT(DOMAIN),
+     verb_explain_offline, "place these domains in turn, with the candidates each one saw"},
     {"cpu-advice", "[DOMAIN]", "at most one DOMAIN (name or UUID)", 0, 1, VERB_LIBVIRT, CPU, verb_cpu_advice,
      "features each running domain's CPU model hides"},
     {"cpu-baseline", "[--map-only] [--virttype=TYPE] FILE...",
@@ -226,6 +236,13 @@ static int set_option(Ctl *c, CtlOption o, const char *arg)
         case OPT_VIRTTYPE:
                 c->virttype = arg;
                 break;
+        case OPT_DOMAIN:
+                if (!*arg) {
+                        fprintf(stderr, "placementctl: --domain is empty (give a domain XML file)\n");
+                        return -EINVAL;
+                }
+                g_ptr_array_add(c->domains, (char *)arg);
+                break;
         case OPT_SVG:
                 if (!*arg) {
                         fprintf(stderr, "placementctl: --svg is empty (give a file name)\n");
@@ -336,7 +353,8 @@ static int dispatch(Ctl *c, char **args, unsigned nargs)
 
 int main(int argc, char **argv)
 {
-        Ctl c = {0};
+        g_autoptr(GPtrArray) domains = g_ptr_array_new();
+        Ctl c = {.domains = domains};
 
         if (parse_options(argc, argv, &c) < 0)
                 return EXIT_USAGE;

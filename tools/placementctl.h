@@ -3,6 +3,7 @@
 
 #include <stdbool.h>
 #include <stdint.h>
+#include <glib.h>
 #include <systemd/sd-bus.h>
 
 #include "cpuset.h"
@@ -36,6 +37,7 @@ typedef enum CtlOption {
         OPT_HELP,
         OPT_VERSION,
         OPT_SIBLING_LOSS, /* added: simulate */
+        OPT_DOMAIN,       /* added: offline plan/explain, repeatable */
         _OPT_MAX,
 } CtlOption;
 #define CTL_OPT(o) (1u << OPT_##o)
@@ -57,6 +59,7 @@ typedef struct Ctl {
         const char *svg;     /* --svg: draw the host map into this file */
         sd_bus *sd;          /* online verbs: the connection the dispatcher opened */
         double sibling_loss; /* --sibling-loss, simulate */
+        GPtrArray *domains;  /* added: --domain=FILE.xml (char *), in order */
 } Ctl;
 
 typedef int (*VerbRun)(Ctl *c, char **args, unsigned nargs);
@@ -87,6 +90,7 @@ int verb_topology(Ctl *c, char **args, unsigned nargs);
 int verb_plan_offline(Ctl *c, char **args, unsigned nargs);
 /* simulate (cmd-simulate.c): a trace replayed through the engine and the healer. */
 int verb_simulate(Ctl *c, char **args, unsigned nargs);
+int verb_explain_offline(Ctl *c, char **args, unsigned nargs);
 /* Guest CPU models (cmd-cpu.c): libvirt directly, no daemon. */
 int verb_cpu_advice(Ctl *c, char **args, unsigned nargs);
 int verb_cpu_baseline(Ctl *c, char **args, unsigned nargs);

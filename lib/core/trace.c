@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "trace.h"
+#include "domain-request.h"
 #include "file-read.h"
 #include "size.h"
 
@@ -11,6 +12,7 @@ void trace_event_free(TraceEvent *e)
         if (!e)
                 return;
         g_free(e->name);
+        domain_spec_free(e->domain);
         g_free(e);
 }
 
@@ -62,6 +64,40 @@ int trace_parse_spec(const char *spec, TraceEvent **ret, char **ret_error)
                 return -EINVAL;
         }
         return 0;
+}
+
+int trace_domain_event(const char *path, TraceEvent **ret, char **ret_error)
+{
+        g_autoptr(DomainSpec) spec = NULL;
+        const char *bad;
+        int r = domain_file_load(path, &spec, ret_error);
+
+        if (r < 0)
+                return r;
+        if ((bad = check_name(spec->name))) {
+                if (ret_error)
+                        *ret_error = g_strdup_printf("%s: %s", path, bad);
+                return -EINVAL;
+        }
+        *ret = g_new0(TraceEvent, 1);
+        **ret = (TraceEvent){.op = TRACE_START,
+                             .name = g_strdup(spec->name),
+                             .vcpus = spec->vcpus,
+                             .memory = spec->memory,
+                             .busy = 1,
+                             .domain = g_steal_pointer(&spec)};
+        return 0;
+}
+
+/* 'domain FILE.xml' of the trace source: a relative path is taken from the trace's directory. */
+static char *parse_domain_line(const char *path, const char *source, TraceEvent **ret)
+{
+        g_autofree char *dir = g_path_get_dirname(source);
+        g_autofree char *full =
+            g_path_is_absolute(path) ? g_strdup(path) : g_build_filename(dir, path, NULL);
+        char *error = NULL;
+
+        return trace_domain_event(full, ret, &error) < 0 ? error : NULL;
 }
 
 /* The words of a line separated by blanks and tabs (no empty words). */
@@ -181,6 +217,7 @@ int trace_parse(const char *text, const char *source, GPtrArray **ret, char **re
         for (char **l = lines; *l; l++) {
                 g_auto(GStrv) words = NULL;
                 g_autofree char *line = g_strstrip(g_strdup(*l));
+                g_autofree char *domain_error = NULL;
                 const char *bad = NULL;
                 TraceEvent *e = NULL;
                 unsigned nwords;
@@ -206,8 +243,12 @@ int trace_parse(const char *text, const char *source, GPtrArray **ret, char **re
                         bad = parse_load_line(words, nwords, &e);
                 else if (strcmp(words[0], "tick") == 0)
                         bad = parse_tick_line(words, nwords, &e);
+                else if (strcmp(words[0], "domain") == 0 && nwords == 2)
+                        bad = domain_error = parse_domain_line(words[1], source, &e);
+                else if (strcmp(words[0], "domain") == 0)
+                        bad = "expected 'domain FILE.xml'";
                 else
-                        bad = "unknown event (expected start, stop, load or tick)";
+                        bad = "unknown event (expected start, domain, stop, load or tick)";
                 if (bad) {
                         if (ret_error)
                                 *ret_error = g_strdup_printf("%s:%u: %s", source, lineno, bad);

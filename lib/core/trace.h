@@ -4,6 +4,7 @@
 /*
  * Workload traces for the offline planner and the simulator: one event per line,
  *     start NAME VCPUS MEMORY [busy=F] [host=F]   (MEMORY with an optional K/M/G/T suffix, binary)
+ *     domain FILE.xml              (a start of the domain a libvirt domain XML file defines)
  *     load NAME busy=F [host=F]
  *     stop NAME
  *     tick SECONDS
@@ -12,11 +13,15 @@
  * the host-side threads' (emulator, I/O threads, vhost) busy time in cores (0 to TRACE_HOST_MAX; 0 when
  * not given). A load line changes a running domain's load from then on; tick lets SECONDS pass (more
  * than 0, at most TRACE_TICK_MAX). Only the simulator reads loads and ticks; the planner ignores them.
+ * A relative FILE.xml is taken from the directory of the trace (the source given to trace_parse()); the
+ * file is read as domain_file_load() reads it (domain-request.h).
  */
 
 #include <glib.h>
 #include <stdbool.h>
 #include <stdint.h>
+
+#include "domain-xml.h"
 
 #define TRACE_NAME_MAX   256u
 #define TRACE_EVENTS_MAX 1000000u
@@ -44,6 +49,8 @@ typedef struct TraceEvent {
         double host;    /* host-side threads' busy cores; 0 when not given */
         bool has_host;  /* host= was given (a load line without it keeps the domain's host load) */
         double seconds; /* tick */
+        /* added: the domain of a 'domain FILE.xml' start (its name, vCPUs and memory are above), or NULL */
+        DomainSpec *domain;
 } TraceEvent;
 
 void trace_event_free(TraceEvent *e);
@@ -59,3 +66,7 @@ int trace_load_file(const char *path, GPtrArray **ret, char **ret_error);
 
 /* Parses NAME:VCPUS:MEMORY. Returns 0 or -EINVAL with *ret_error set. */
 int trace_parse_spec(const char *spec, TraceEvent **ret, char **ret_error);
+
+/* A start of the domain the libvirt domain XML file path defines (read with domain_file_load()). Returns
+ * 0 or a negative errno with *ret_error naming the file and the problem. */
+int trace_domain_event(const char *path, TraceEvent **ret, char **ret_error);

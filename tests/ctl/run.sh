@@ -52,7 +52,7 @@ must "placementctl is built in $BUILD" test -x "$CTL"
 # ---- the verb table ----------------------------------------------------------------------------------
 VERBS=(status list show explain map plan reload rebalance replace topology simulate cpu-advice cpu-baseline help)
 OPTIONS=(json bus bus-address host vcpus memory topology config policy trace connect map-only virttype svg
-    help version sibling-loss)
+    help version sibling-loss domain)
 run "$CTL" --help
 missing=
 for v in "${VERBS[@]}"; do grep -Eq "^ +$v( |$)" "$OUT" || missing="$missing $v"; done

@@ -1,0 +1,128 @@
+#!/bin/bash
+# shellcheck source-path=SCRIPTDIR
+# placementctl plan/explain --topology on libvirt domain XML (tests/ctl/domains/*.xml): the offline
+# planner reads a definition with the daemon's parser and applies the daemon's rules: <vcpu cpuset>,
+# <numatune><memory nodeset>, <emulatorpin>/<iothreadpin> standing, the other I/O threads pinned, and
+# placement='auto' or skip='yes' skipped. --domain repeats and mixes with NAME:VCPUS:MEMORY; a trace takes
+# 'domain FILE.xml' lines (relative to the trace). The files are untrusted: a directory, a device, a file
+# over 4 MiB, bad XML and a bad constraint are refused with exit 2 and the file named.
+#   bash tests/ctl/domains.sh PLACEMENTCTL        TAP; the last line is the plan
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+CTL=$(realpath "${1:?usage: domains.sh PLACEMENTCTL}") || exit 1
+D=$HERE/domains
+HOST="synthetic:pack:2 numa:1(memory=4GiB) core:2 pu:2" # node 0 = CPUs 0-3, node 1 = CPUs 4-7
+# shellcheck source=../e2e/tap.sh
+. "$HERE/../e2e/tap.sh"
+N=0 PASS=0 FAIL=0
+command -v python3 >/dev/null || { echo "1..0 # SKIP python3 is not installed"; exit 77; }
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/placementd-domains.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+OUT=$TMP/out ERR=$TMP/err RC=0
+
+run() { "$CTL" "$@" >"$OUT" 2>"$ERR"; RC=$?; }
+# json DESC PYTHON: PYTHON (an expression over d, the JSON output, and dec(NAME), its decision) holds
+json() {
+    local why
+    if [ "$RC" -eq 0 ] && why=$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+def dec(name):
+    return [x for x in d["decisions"] if x.get("domain") == name and x["event"] == "start"][-1]
+assert eval("(" + sys.argv[2] + ")"), sys.argv[2]
+' "$OUT" "$2" 2>&1); then
+        ok "$1"
+    else
+        not_ok "$1"
+        diag "rc=$RC" "$why" "$(head -c 800 "$OUT")" "$(cat "$ERR")"
+    fi
+}
+# refused DESC NEEDLE: exit 2 and stderr holds NEEDLE
+refused() {
+    if [ "$RC" -eq 2 ] && grep -qF -- "$2" "$ERR"; then ok "$1"; else not_ok "$1"; diag "rc=$RC" "$(cat "$ERR")"; fi
+}
+
+run plan --topology="$HOST" --json --domain="$D/cpuset.xml"
+json "<vcpu cpuset='4-7'>: node 1, every pin inside 4-7, the reason says so" \
+    'dec("cpuset")["nodes"] == [1] and all(p in ("4-5", "6-7") for p in dec("cpuset")["vcpu_pins"]) and
+     "kept inside <vcpu cpuset='"'"'4-7'"'"'>" in dec("cpuset")["reason"] and dec("cpuset")["vcpus"] == 2 and
+     dec("cpuset")["memory"] == 1 << 30'
+
+run plan --topology="$HOST" --json --domain="$D/numatune.xml"
+json "<numatune><memory mode='strict' nodeset='1'>: cores on node 1, the binding kept" \
+    'dec("numatune")["nodes"] == [1] and dec("numatune")["memory_nodes"] == "1" and
+     "its <numatune><memory> binds its memory to nodes 1 (strict)" in dec("numatune")["reason"]'
+
+run plan --topology="$HOST" --json --domain="$D/pinned-threads.xml"
+json "<emulatorpin> and <iothreadpin iothread='2'> stand; I/O thread 1 is pinned beside the vCPU" \
+    'dec("pinned-threads")["emulator_pin"] == "" and dec("pinned-threads")["iothreads"] == "1" and
+     dec("pinned-threads")["iothread_pin"] == "1" and
+     "<cputune><emulatorpin>" in dec("pinned-threads")["reason"] and
+     "I/O thread 2 stays where <cputune><iothreadpin> puts it" in dec("pinned-threads")["reason"]'
+
+run plan --topology="$HOST" --json --domain="$D/iothreads.xml"
+json "<iothreads>2</iothreads>: both I/O threads go where the emulator goes" \
+    'dec("iothreads")["iothreads"] == "1-2" and dec("iothreads")["iothread_pin"] == dec("iothreads")["emulator_pin"] != ""'
+
+run plan --topology="$HOST" --json --domain="$D/auto.xml" --domain="$D/skip.xml" web:4:1G
+json "placement='auto' and skip='yes' are skipped and hold nothing: web still gets all 4 cores" \
+    'dec("auto")["result"] == "skipped" and "placement='"'"'auto'"'"'" in dec("auto")["reason"] and
+     dec("skip")["result"] == "skipped" and "skip='"'"'yes'"'"'" in dec("skip")["reason"] and
+     dec("web")["result"] == "placed"'
+
+run plan --topology="$HOST" --json web:1:512M --domain="$D/cpuset.xml" --domain="$D/iothreads.xml"
+json "--domain repeats and mixes with NAME:VCPUS:MEMORY: the files first, in order" \
+    '[x["domain"] for x in d["decisions"]] == ["cpuset", "iothreads", "web"]'
+
+run plan --topology="$HOST" --domain="$D/cpuset.xml" --domain="$D/auto.xml"
+if [ "$RC" -eq 0 ] && grep -q '^start cpuset (2 vCPUs, 1.0 GiB): placed on node 1' "$OUT" &&
+    grep -q '^start auto (2 vCPUs, 512.0 MiB): skipped' "$OUT" && grep -q '^legend:' "$OUT"; then
+    ok "text: decisions, the skipped one and the map"
+else
+    not_ok "text: decisions, the skipped one and the map"
+    diag "$(cat "$OUT" "$ERR")"
+fi
+
+run plan --topology="$HOST" --json --trace="$D/workload.trace"
+json "trace: 'domain FILE.xml' lines beside the trace, stopped by name, the skipped one too" \
+    '[(x["event"], x["domain"]) for x in d["decisions"]] == [("start", "cpuset"), ("start", "web"),
+     ("start", "auto"), ("stop", "auto"), ("stop", "cpuset"), ("start", "cpuset")] and
+     dec("cpuset")["nodes"] == [1]'
+
+run explain --topology="$HOST" --json --domain="$D/cpuset.xml"
+json "explain --topology --domain: the candidates, node 0 left out by the cpuset" \
+    'len(dec("cpuset")["candidates"]) > 0 and all(0 not in c["nodes"] for c in dec("cpuset")["candidates"])'
+run explain --topology="$HOST" --domain="$D/cpuset.xml"
+if [ "$RC" -eq 0 ] && grep -q '^candidate node sets' "$OUT" && grep -q '^outcome: node 1' "$OUT"; then
+    ok "explain text: candidates and outcome"
+else
+    not_ok "explain text: candidates and outcome"
+    diag "$(cat "$OUT" "$ERR")"
+fi
+
+# untrusted files
+run plan --topology="$HOST" --domain="$D"
+refused "a directory is refused, named" "$D: "
+run plan --topology="$HOST" --domain=/dev/zero
+refused "a device is refused without reading it" "/dev/zero: a character device, not a regular file"
+head -c $((4 * 1024 * 1024 + 1)) /dev/zero | tr '\0' ' ' >"$TMP/big.xml"
+run plan --topology="$HOST" --domain="$TMP/big.xml"
+refused "a file over 4 MiB is refused" "larger than the limit of 4 MiB"
+printf '<domain><name>x</name><vcpu>1</vcpu>' >"$TMP/cut.xml"
+run plan --topology="$HOST" --domain="$TMP/cut.xml"
+refused "XML cut short is refused" "$TMP/cut.xml: invalid domain XML"
+run plan --topology="$HOST" --domain="$D/bad-cpuset.xml"
+refused "a bad <vcpu cpuset> is refused, the element named" "invalid <vcpu cpuset='0-x'>"
+run plan --topology="$HOST" --domain="$TMP/none.xml"
+refused "a missing file is refused" "$TMP/none.xml: "
+printf 'domain %s\n' "$TMP/cut.xml" >"$TMP/t.trace"
+run plan --topology="$HOST" --trace="$TMP/t.trace"
+refused "a bad file in a trace names the trace line" "t.trace:1: $TMP/cut.xml: invalid domain XML"
+run plan --topology="$HOST" --domain="$D/cpuset.xml" --domain="$D/cpuset.xml"
+refused "the same domain twice is already running" "start cpuset: already running"
+run plan --topology="$HOST" --trace="$D/workload.trace" --domain="$D/cpuset.xml"
+refused "--trace and --domain together are a usage error" "not both"
+
+echo "1..$N"
+[ "$FAIL" -eq 0 ]
