@@ -36,6 +36,41 @@ START_TEST(test_decision_shape)
 }
 END_TEST
 
+START_TEST(test_iothreads_only_when_pinned)
+{
+        /* "iothreads" and "iothread_pin" appear when the plan pins I/O threads, and only then */
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) ids = cpuset_new();
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "io", .vcpus = 1, .memory = GiB, .iothreads = ids};
+        g_autoptr(Plan) with = NULL;
+        const Plan *without = test_place(t, l, &p, "plain", 1, GiB);
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+        JsonObject *o;
+
+        cpuset_add(ids, 1);
+        cpuset_add(ids, 2);
+        with = policy_place(t, l, &req, &p);
+        json_builder_begin_array(b);
+        json_builder_begin_object(b);
+        decision_json_add_members(b, t, with, FALSE);
+        json_builder_end_object(b);
+        json_builder_begin_object(b);
+        decision_json_add_members(b, t, without, FALSE);
+        json_builder_end_object(b);
+        json_builder_end_array(b);
+        root = json_builder_get_root(b);
+        o = json_array_get_object_element(json_node_get_array(root), 0);
+        ck_assert_str_eq(json_object_get_string_member(o, "iothreads"), "1-2");
+        ck_assert_str_eq(json_object_get_string_member(o, "iothread_pin"),
+                         json_object_get_string_member(o, "emulator_pin"));
+        o = json_array_get_object_element(json_node_get_array(root), 1);
+        ck_assert(!json_object_has_member(o, "iothreads") && !json_object_has_member(o, "iothread_pin"));
+}
+END_TEST
+
 START_TEST(test_map)
 {
         g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 8 * GiB, NULL);
@@ -134,6 +169,7 @@ static Suite *json_suite(void)
         Suite *s = suite_create("decision json");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_decision_shape);
+        tcase_add_test(tc, test_iothreads_only_when_pinned);
         tcase_add_test(tc, test_map);
         tcase_add_test(tc, test_decisions_document);
         tcase_add_test(tc, test_plan_and_explain);

@@ -179,6 +179,50 @@ START_TEST(test_load_and_tick_errors)
 }
 END_TEST
 
+/* 'domain FILE.xml': the domain a definition file defines, the path taken from the trace's directory. */
+START_TEST(test_domain_lines)
+{
+        g_autofree char *dir = g_dir_make_tmp("test-trace-XXXXXX", NULL);
+        g_autofree char *xml = g_build_filename(dir, "db.xml", NULL);
+        g_autofree char *bad = g_build_filename(dir, "bad.xml", NULL);
+        g_autofree char *trace = g_build_filename(dir, "t.trace", NULL);
+        g_autofree char *err = NULL, *err2 = NULL, *err3 = NULL;
+        g_autoptr(GPtrArray) ev = NULL;
+        TraceEvent *e;
+
+        ck_assert(g_file_set_contents(xml,
+                                      "<domain><name>db</name><vcpu cpuset='4-7'>3</vcpu>"
+                                      "<memory unit='GiB'>2</memory><iothreads>1</iothreads></domain>",
+                                      -1, NULL));
+        ck_assert(g_file_set_contents(bad, "<domain><name>db</name><vcpu>x</vcpu></domain>", -1, NULL));
+        ck_assert(g_file_set_contents(trace, "start web 1 1G\ndomain db.xml\nstop db\n", -1, NULL));
+        ck_assert_msg(trace_load_file(trace, &ev, &err) == 0, "%s", err);
+        ck_assert_uint_eq(ev->len, 3);
+        e = g_ptr_array_index(ev, 1);
+        ck_assert_int_eq(e->op, TRACE_START);
+        ck_assert_str_eq(e->name, "db");
+        ck_assert_uint_eq(e->vcpus, 3);
+        ck_assert_uint_eq(e->memory, UINT64_C(2) << 30);
+        ck_assert_uint_eq(e->line, 2);
+        ck_assert_ptr_nonnull(e->domain);
+        ck_assert(e->domain->vcpu_cpuset && cpuset_has(e->domain->vcpu_cpuset, 4));
+        ck_assert(e->domain->iothreads && cpuset_has(e->domain->iothreads, 1));
+        ck_assert_ptr_null(((TraceEvent *)g_ptr_array_index(ev, 0))->domain);
+
+        g_clear_pointer(&ev, g_ptr_array_unref);
+        ck_assert(g_file_set_contents(trace, "domain bad.xml\n", -1, NULL));
+        ck_assert_int_eq(trace_load_file(trace, &ev, &err2), -EINVAL);
+        ck_assert_msg(strstr(err2, "t.trace:1: ") && strstr(err2, "bad.xml: invalid domain XML"), "%s",
+                      err2);
+        ck_assert_int_eq(trace_parse("domain a.xml b.xml\n", "t", &ev, &err3), -EINVAL);
+        ck_assert_msg(strstr(err3, "t:1: expected 'domain FILE.xml'"), "%s", err3);
+        g_unlink(xml);
+        g_unlink(bad);
+        g_unlink(trace);
+        g_rmdir(dir);
+}
+END_TEST
+
 static Suite *trace_suite(void)
 {
         Suite *s = suite_create("trace");
@@ -189,6 +233,7 @@ static Suite *trace_suite(void)
         tcase_add_test(tc, test_load_file);
         tcase_add_test(tc, test_load_and_tick);
         tcase_add_test(tc, test_load_and_tick_errors);
+        tcase_add_test(tc, test_domain_lines);
         suite_add_tcase(s, tc);
         return s;
 }
