@@ -31,6 +31,7 @@ lib_sources=(
         lib/core/ratelimit.c
         lib/core/cpu-features.c
         lib/core/cpu-json.c
+        lib/core/domain-request.c
         lib/host/topology-load.c
         lib/host/topology-xml.c
         lib/host/topology-xml-trial.c

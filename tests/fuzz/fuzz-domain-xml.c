@@ -49,6 +49,9 @@ static void check_same_plan(const Plan *a, const Plan *b)
                    "policy, pin mode or result differ");
         fuzz_check(cpuset_equal(a->nodes, b->nodes) && cpuset_equal(a->emulator_pin, b->emulator_pin),
                    "nodes or emulator pins differ");
+        fuzz_check(cpuset_equal(a->iothreads, b->iothreads) &&
+                       cpuset_equal(a->iothread_pin, b->iothread_pin),
+                   "I/O thread pins differ");
         for (unsigned i = 0; i < a->nvcpus; i++)
                 fuzz_check(a->vcpu_pu[i] == b->vcpu_pu[i] && cpuset_equal(a->vcpu_pins[i], b->vcpu_pins[i]),
                            "vCPU %u differs", i);
