@@ -13,6 +13,7 @@
 #include "domain-xml.h"
 #include "log.h"
 #include "manager-internal.h"
+#include "metadata.h"
 #include "test-util.h"
 #include "topology-load.h"
 #include "virt-domain.h"
@@ -339,6 +340,30 @@ START_TEST(test_iothreads_pinned_user_pin_stands)
 }
 END_TEST
 
+START_TEST(test_own_iothread_pins_without_snapshot)
+{
+        /* a record without the user's definition (too big to keep): the live <iothreadpin> of the I/O
+         * threads it says placementd pinned are placementd's own, so a replace pins them again */
+        Manager *m = new_manager();
+        virDomainPtr dom = start("c-io2", 1, NULL, "<iothreads>1</iothreads>");
+        g_autofree char *meta = NULL, *error = NULL, *ids = NULL;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-io2"));
+        d = manager_lookup(m, "c-io2");
+        ck_assert(!cpuset_is_empty(d->plan->iothreads));
+        meta = metadata_format(manager_topology(m), d->plan, "placed", "applied", NULL);
+        ck_assert_msg(virt_domain_set_metadata(dom, meta, &error) == 0, "%s", error);
+        ck_assert_msg(manager_replace(m, "c-io2", &error) == 0, "%s", error);
+        d = manager_lookup(m, "c-io2");
+        ids = cpuset_format(d->plan->iothreads);
+        ck_assert_str_eq(ids, "1");
+        ck_assert_msg(!strstr(d->reason, "iothreadpin"), "%s", d->reason);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_replace_keeps_vcpus_with_memory)
 {
         /* a (1 vCPU) binds memory to its node on first placement; libvirt keeps that strict binding */
@@ -394,6 +419,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_guest_cells_pinned_per_node);
         tcase_add_test(tc, test_hugepages_without_pool);
         tcase_add_test(tc, test_iothreads_pinned_user_pin_stands);
+        tcase_add_test(tc, test_own_iothread_pins_without_snapshot);
         suite_add_tcase(s, tc);
         return s;
 }
