@@ -73,30 +73,6 @@ static Decision *record(Manager *m, Decision *d, Plan *plan)
 }
 
 /*
- * The guest shape of the request: the user's guest cells (a new array, req->cells points into it; NULL
- * when none) and, for hugepage-backed memory, its page size (the host's default when it names none).
- */
-static PlacementCell *request_add_shape(Manager *m, const DomainSpec *user, const DomainSpec *live,
-                                        PlacementRequest *req)
-{
-        PlacementCell *cells = NULL;
-
-        if (live->hugepages)
-                req->hugepage_size =
-                    live->hugepage_size ? live->hugepage_size : topology_default_hugepage_size(m->topology);
-        if (!user->cells || user->cells->len == 0)
-                return NULL;
-        cells = g_new0(PlacementCell, user->cells->len);
-        for (unsigned i = 0; i < user->cells->len; i++) {
-                const DomainCell *c = &g_array_index(user->cells, DomainCell, i);
-                cells[i] = (PlacementCell){.id = c->id, .vcpus = c->vcpus, .memory = c->memory};
-        }
-        req->cells = cells;
-        req->ncells = user->cells->len;
-        return cells;
-}
-
-/*
  * Live pins other than "anywhere" mean someone pinned it; anywhere is every host CPU, or every host CPU of
  * <vcpu cpuset> (libvirt's default pin for it). Returns the pins or NULL.
  */
@@ -744,7 +720,8 @@ PlacerRequest *placer_request(Manager *m, virDomainPtr dom)
                 return NULL;
         r->params = params_for(m, r->user, r->live->name);
         r->req = domain_request(r->user, r->live);
-        r->cells = request_add_shape(m, r->user, r->live, &r->req);
+        r->cells =
+            domain_request_shape(r->user, r->live, topology_default_hugepage_size(m->topology), &r->req);
         add_load(m, virt_domain_uuid(dom, uuid), &r->req);
         return g_steal_pointer(&r);
 }
@@ -796,7 +773,7 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
                 return skip(m, uuid, live, why, NULL);
         params = params_for(m, user, live->name);
         req = domain_request(user, live);
-        cells = request_add_shape(m, user, live, &req);
+        cells = domain_request_shape(user, live, topology_default_hugepage_size(m->topology), &req);
         add_load(m, uuid, &req);
         if ((d = found_running(m, dom, uuid, live, &req, &params, origin)))
                 return d;

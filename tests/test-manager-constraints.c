@@ -352,7 +352,7 @@ START_TEST(test_own_iothread_pins_without_snapshot)
         ck_assert(spin_until_known(m, "c-io2"));
         d = manager_lookup(m, "c-io2");
         ck_assert(!cpuset_is_empty(d->plan->iothreads));
-        meta = metadata_format(manager_topology(m), d->plan, "placed", "applied", NULL);
+        meta = metadata_format(manager_topology(m), d->plan, "placed", MEMORY_BINDING_APPLIED, NULL);
         ck_assert_msg(virt_domain_set_metadata(dom, meta, &error) == 0, "%s", error);
         ck_assert_msg(manager_replace(m, "c-io2", &error) == 0, "%s", error);
         d = manager_lookup(m, "c-io2");

@@ -212,6 +212,7 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
 {
         PlacementRequest req = {.name = e->name, .vcpus = e->vcpus, .memory = e->memory};
         const char *why = e->domain ? domain_spec_opt_out(e->domain) : NULL;
+        g_autofree PlacementCell *cells = NULL;
         Plan *plan;
 
         if (ledger_lookup(ledger, e->name) || g_hash_table_contains(skipped, e->name)) {
@@ -224,8 +225,10 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
                 skip_domain(b, e, why, c->json);
                 return EXIT_OK;
         }
-        if (e->domain)
+        if (e->domain) {
                 req = domain_request(e->domain, e->domain);
+                cells = domain_request_shape(e->domain, e->domain, topology_default_hugepage_size(t), &req);
+        }
         plan = policy_place(t, ledger, &req, &config->placement);
         decision_json_add_members(b, t, plan, explain);
         if (!c->json)

@@ -42,6 +42,25 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
         return req;
 }
 
+PlacementCell *domain_request_shape(const DomainSpec *user, const DomainSpec *live,
+                                    uint64_t default_hugepage_size, PlacementRequest *req)
+{
+        PlacementCell *cells = NULL;
+
+        if (live->hugepages)
+                req->hugepage_size = live->hugepage_size ? live->hugepage_size : default_hugepage_size;
+        if (!user->cells || user->cells->len == 0)
+                return NULL;
+        cells = g_new0(PlacementCell, user->cells->len);
+        for (unsigned i = 0; i < user->cells->len; i++) {
+                const DomainCell *c = &g_array_index(user->cells, DomainCell, i);
+                cells[i] = (PlacementCell){.id = c->id, .vcpus = c->vcpus, .memory = c->memory};
+        }
+        req->cells = cells;
+        req->ncells = user->cells->len;
+        return cells;
+}
+
 int domain_file_load(const char *path, DomainSpec **ret, char **ret_error)
 {
         g_autofree char *text = NULL, *why = NULL;

@@ -26,6 +26,14 @@ const char *domain_spec_opt_out(const DomainSpec *user);
  */
 PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live);
 
+/*
+ * The guest shape of the request: the user's guest cells (a new array, req->cells points into it; NULL
+ * when none) and, for hugepage-backed memory, its page size (default_hugepage_size, the host's, when it
+ * names none).
+ */
+PlacementCell *domain_request_shape(const DomainSpec *user, const DomainSpec *live,
+                                    uint64_t default_hugepage_size, PlacementRequest *req);
+
 /* Reads and parses a domain XML file: a regular file of at most DOMAIN_FILE_MAX bytes without NUL bytes
  * (file-read.h). Returns 0 or a negative errno with *ret_error naming the file and the problem. */
 int domain_file_load(const char *path, DomainSpec **ret, char **ret_error);

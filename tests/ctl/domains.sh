@@ -2,8 +2,9 @@
 # shellcheck source-path=SCRIPTDIR
 # placementctl plan/explain --topology on libvirt domain XML (tests/ctl/domains/*.xml): the offline
 # planner reads a definition with the daemon's parser and applies the daemon's rules: <vcpu cpuset>,
-# <numatune><memory nodeset>, <emulatorpin>/<iothreadpin> standing, the other I/O threads pinned, and
-# placement='auto' or skip='yes' skipped. --domain repeats and mixes with NAME:VCPUS:MEMORY; a trace takes
+# <numatune><memory nodeset>, <emulatorpin>/<iothreadpin> standing, the other I/O threads pinned, guest
+# cells each on one node, hugepage-backed memory counted in hugepages, and placement='auto' or
+# skip='yes' skipped. --domain repeats and mixes with NAME:VCPUS:MEMORY; a trace takes
 # 'domain FILE.xml' lines (relative to the trace). The files are untrusted: a directory, a device, a file
 # over 4 MiB, bad XML and a bad constraint are refused with exit 2 and the file named.
 #   bash tests/ctl/domains.sh PLACEMENTCTL        TAP; the last line is the plan
@@ -13,8 +14,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 CTL=$(realpath "${1:?usage: domains.sh PLACEMENTCTL}") || exit 1
 D=$HERE/domains
 HOST="synthetic:pack:2 numa:1(memory=4GiB) core:2 pu:2" # node 0 = CPUs 0-3, node 1 = CPUs 4-7
-# shellcheck source=../e2e/tap.sh
-. "$HERE/../e2e/tap.sh"
+# shellcheck source=../lib/tap.sh
+. "$HERE/../lib/tap.sh"
 N=0 PASS=0 FAIL=0
 command -v python3 >/dev/null || { echo "1..0 # SKIP python3 is not installed"; exit 77; }
 TMP=$(mktemp -d "${TMPDIR:-/tmp}/placementd-domains.XXXXXX") || exit 1
@@ -64,6 +65,16 @@ json "<emulatorpin> and <iothreadpin iothread='2'> stand; I/O thread 1 is pinned
 run plan --topology="$HOST" --json --domain="$D/iothreads.xml"
 json "<iothreads>2</iothreads>: both I/O threads go where the emulator goes" \
     'dec("iothreads")["iothreads"] == "1-2" and dec("iothreads")["iothread_pin"] == dec("iothreads")["emulator_pin"] != ""'
+
+run plan --topology="$HOST" --json --domain="$D/cells.xml"
+json "guest cells 0,2 and 1,3: each cell's vCPUs on one node, as the daemon places them" \
+    '[(c["id"], c["vcpus"], c["nodes"]) for c in dec("cells")["cells"]] == [(0, "0,2", [0]), (1, "1,3", [1])] and
+     all(dec("cells")["vcpu_pins"][v] in (("0-1", "2-3") if v % 2 == 0 else ("4-5", "6-7")) for v in range(4))'
+
+run plan --topology="$HOST" --json --domain="$D/hugepages.xml"
+json "<hugepages/> on a host without pools: unplaceable, never counted in general memory" \
+    'dec("hugepages")["result"] == "unplaceable" and dec("hugepages")["hugepage_size"] == 2 << 20 and
+     "hugepage-backed memory never takes general memory" in dec("hugepages")["reason"]'
 
 run plan --topology="$HOST" --json --domain="$D/auto.xml" --domain="$D/skip.xml" web:4:1G
 json "placement='auto' and skip='yes' are skipped and hold nothing: web still gets all 4 cores" \

@@ -34,8 +34,8 @@ N=0 PASS=0 FAIL=0 PD_PID=''
 WORK=$(mktemp -d "${TMPDIR:-/tmp}/placementd-e2e-iothreads.XXXXXX") || exit 1
 LOG=$WORK/placementd.log
 : >"$LOG"
-# shellcheck source=tap.sh
-. "$HERE/tap.sh"
+# shellcheck source=../lib/tap.sh
+. "$HERE/../lib/tap.sh"
 
 wait_for() { # TENTHS CMD...
     local n=$1 i=0
