@@ -392,8 +392,9 @@ static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emu
 
 /*
  * Applies the plan live: every vCPU pin, the memory binding, the emulator and I/O thread pins, each
- * attempted whatever failed before. Failures are kept in d; when a vCPU pin failed, d becomes `failed` and
- * the ledger holds the live pins. Returns 0, or -ENOENT when the domain vanished.
+ * attempted whatever failed before. Failures are kept in d; when a vCPU, emulator or I/O thread pin failed,
+ * d becomes `failed` and the ledger holds the live vCPU pins and the pins that took. Returns 0, or -ENOENT
+ * when the domain vanished.
  */
 static int apply(Manager *m, virDomainPtr dom, Decision *d)
 {
@@ -409,7 +410,7 @@ static int apply(Manager *m, virDomainPtr dom, Decision *d)
                 return r;
         if ((r = apply_iothreads(dom, d, &iothreads_applied)) < 0)
                 return r;
-        if (pins > 0)
+        if (pins > 0 || !emulator_applied || !iothreads_applied)
                 record_what_runs(m, dom, d, emulator_applied, iothreads_applied);
         return 0;
 }
