@@ -18,6 +18,29 @@ START_TEST(test_core_lost)
 }
 END_TEST
 
+/* The part of the loss busy host-side threads add: a's emulator on the sibling of its busy vCPU loses a
+ * busy pair's 0.8 cores to them; b's two busy vCPUs on one core lose 0.8 without them. */
+START_TEST(test_host_lost)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 2, 8 * GiB, NULL);
+        g_autoptr(Plan) a = plan_new("a", 1, GiB, t->nnodes), b = plan_new("b", 2, GiB, t->nnodes);
+        ContentionDomain d[] = {{.plan = a, .busy = 1, .host = 1}, {.plan = b, .busy = 1}};
+        ContentionSample s;
+
+        a->vcpu_pu[0] = 0;
+        cpuset_add(a->emulator_pin, t->pus[1].os_index);
+        b->vcpu_pu[0] = 2;
+        b->vcpu_pu[1] = 3;
+        s = contention_measure(t, d, 2, 0.4);
+        ck_assert_double_eq_tol(s.capacity_lost, 1.6, 1e-12);
+        ck_assert_double_eq_tol(s.host_lost, 0.8, 1e-12);
+        d[0].host = 0.4; /* below the busy threshold: not a busy thread */
+        s = contention_measure(t, d, 2, 0.4);
+        ck_assert_double_eq_tol(s.capacity_lost, 0.8, 1e-12);
+        ck_assert_double_eq_tol(s.host_lost, 0, 1e-12);
+}
+END_TEST
+
 /* The least capacity lost over every assignment of the vCPUs (busy[i] each) to the host's PUs. */
 static double enumerate_best(const Topology *t, const double *busy, unsigned nvcpus)
 {
@@ -124,6 +147,7 @@ static Suite *bound_suite(void)
         Suite *s = suite_create("bound");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_core_lost);
+        tcase_add_test(tc, test_host_lost);
         tcase_add_test(tc, test_bound_against_every_placement);
         tcase_add_test(tc, test_bound_below_every_policy);
         suite_add_tcase(s, tc);
