@@ -37,6 +37,11 @@ static double core_busy(const HostView *v, unsigned c)
         return sum;
 }
 
+bool load_core_held(const HostView *v, unsigned c)
+{
+        return v->req && v->req->pu_busy && core_busy(v, c) >= LOAD_BUSY_THRESHOLD;
+}
+
 static bool key_less(const unsigned *a, const unsigned *b)
 {
         for (unsigned k = 0; k < KEYS; k++)
@@ -115,28 +120,55 @@ void load_overcommit_assign(const HostView *v, const unsigned *nodes, unsigned n
         }
 }
 
+/* What core c would run busy: what the ledger's domains keep busy there (as measured), plus plan's own
+ * vCPUs on it; *ret_own whether plan has a vCPU there, *ret_own_busy a busy one. */
+static double busy_with_plan(const HostView *v, const Plan *plan, unsigned c, bool *ret_own,
+                             bool *ret_own_busy)
+{
+        double sum = v->req->pu_busy ? core_busy(v, c) : ledger_core_load(v->l, c);
+
+        *ret_own = *ret_own_busy = false;
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0 && v->t->pus[plan->vcpu_pu[i]].core == c) {
+                        sum += vcpu_busy(v->req, i);
+                        *ret_own = true;
+                        *ret_own_busy |= vcpu_busy(v->req, i) >= LOAD_BUSY_THRESHOLD;
+                }
+        return sum;
+}
+
+/*
+ * Busy host-side threads beside a busy vCPU cost both. A free core of their own first (the least busy
+ * with other domains' threads), else the least busy core of plan's nodes that runs nothing busy (idle
+ * vCPUs only). When none of the domain's vCPUs is busy, the siblings of its own cores already run
+ * nothing busy: no free core is taken from a busy guest for them.
+ */
 bool load_pick_emulator(const HostView *v, Plan *plan)
 {
         const Topology *t = v->t;
         const PlacementRequest *req = v->req;
-        g_autoptr(CpuSet) own = cpuset_new();
         double best_busy = 0;
+        bool best_free = false, any_busy = false;
         int best = -1;
 
         if (!req || !req->vcpu_busy || req->host_busy < LOAD_BUSY_THRESHOLD)
                 return false;
         for (unsigned i = 0; i < plan->nvcpus; i++)
-                if (plan->vcpu_pu[i] >= 0)
-                        cpuset_add(own, t->pus[plan->vcpu_pu[i]].core);
+                any_busy |= plan->vcpu_pu[i] >= 0 && vcpu_busy(req, i) >= LOAD_BUSY_THRESHOLD;
+        if (!any_busy)
+                return false;
         CPUSET_FOREACH (n, plan->nodes) {
                 const TopoNode *node = &t->nodes[n];
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
-                        double b = req->pu_busy ? core_busy(v, c) : 0;
-                        if (!v->core_free[c] || cpuset_has(own, c))
+                        bool own, own_busy, is_free;
+                        double b = busy_with_plan(v, plan, c, &own, &own_busy);
+                        is_free = v->core_free[c] && !own;
+                        if (own_busy || b >= LOAD_BUSY_THRESHOLD || policy_core_first_usable_pu(v, c) < 0)
                                 continue;
-                        if (best < 0 || b < best_busy) {
+                        if (best < 0 || (is_free && !best_free) || (is_free == best_free && b < best_busy)) {
                                 best = (int)c;
                                 best_busy = b;
+                                best_free = is_free;
                         }
                 }
         }
@@ -166,8 +198,9 @@ void load_note_reason(const HostView *v, bool by_core, Plan *plan)
                 plan->reason = reason;
         }
         if (dedicated) {
-                reason = g_strdup_printf("%s; busy host-side threads (%.1f cores) on a core of their own",
-                                         plan->reason, req->host_busy);
+                reason =
+                    g_strdup_printf("%s; busy host-side threads (%.1f cores) on a core no busy vCPU uses",
+                                    plan->reason, req->host_busy);
                 g_free(plan->reason);
                 plan->reason = reason;
         }
