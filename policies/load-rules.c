@@ -137,33 +137,24 @@ static double busy_with_plan(const HostView *v, const Plan *plan, unsigned c, bo
         return sum;
 }
 
-/*
- * Busy host-side threads beside a busy vCPU cost both. A free core of their own first (the least busy
- * with other domains' threads), else the least busy core of plan's nodes that runs nothing busy (idle
- * vCPUs only). When none of the domain's vCPUs is busy, the siblings of its own cores already run
- * nothing busy: no free core is taken from a busy guest for them.
- */
-bool load_pick_emulator(const HostView *v, Plan *plan)
+/* The core for busy host-side threads among plan's nodes, not in taken: a free one first (the least
+ * busy with other domains' threads), else, unless only_free, the least busy that runs nothing busy (idle
+ * vCPUs only); -1 when none. */
+static int pick_host_core(const HostView *v, const Plan *plan, const CpuSet *taken, bool only_free)
 {
         const Topology *t = v->t;
-        const PlacementRequest *req = v->req;
         double best_busy = 0;
-        bool best_free = false, any_busy = false;
+        bool best_free = false;
         int best = -1;
 
-        if (!req || !req->vcpu_busy || req->host_busy < LOAD_BUSY_THRESHOLD)
-                return false;
-        for (unsigned i = 0; i < plan->nvcpus; i++)
-                any_busy |= plan->vcpu_pu[i] >= 0 && vcpu_busy(req, i) >= LOAD_BUSY_THRESHOLD;
-        if (!any_busy)
-                return false;
         CPUSET_FOREACH (n, plan->nodes) {
                 const TopoNode *node = &t->nodes[n];
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
                         bool own, own_busy, is_free;
                         double b = busy_with_plan(v, plan, c, &own, &own_busy);
                         is_free = v->core_free[c] && !own;
-                        if (own_busy || b >= LOAD_BUSY_THRESHOLD || policy_core_first_usable_pu(v, c) < 0)
+                        if (own_busy || b >= LOAD_BUSY_THRESHOLD || cpuset_has(taken, c) ||
+                            (only_free && !is_free) || policy_core_first_usable_pu(v, c) < 0)
                                 continue;
                         if (best < 0 || (is_free && !best_free) || (is_free == best_free && b < best_busy)) {
                                 best = (int)c;
@@ -172,11 +163,41 @@ bool load_pick_emulator(const HostView *v, Plan *plan)
                         }
                 }
         }
-        if (best < 0)
+        return best;
+}
+
+/*
+ * Busy host-side threads beside a busy vCPU cost both. They get a core no busy vCPU uses (see
+ * pick_host_core()), and further free cores while their load would keep each of the PUs they have at
+ * least LOAD_BUSY_THRESHOLD busy (1.5 cores of vhost on one core of two threads is a busy pair). When
+ * none of the domain's vCPUs is busy, the siblings of its own cores already run nothing busy: no free
+ * core is taken from a busy guest for them.
+ */
+bool load_pick_emulator(const HostView *v, Plan *plan)
+{
+        const Topology *t = v->t;
+        const PlacementRequest *req = v->req;
+        g_autoptr(CpuSet) taken = cpuset_new();
+        bool any_busy = false;
+        int c;
+
+        if (!req || !req->vcpu_busy || req->host_busy < LOAD_BUSY_THRESHOLD)
                 return false;
-        for (unsigned p = t->cores[best].pu_first; p < t->cores[best].pu_first + t->cores[best].npus; p++)
-                if (v->pu_usable[p])
-                        cpuset_add(plan->emulator_pin, t->pus[p].os_index);
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                any_busy |= plan->vcpu_pu[i] >= 0 && vcpu_busy(req, i) >= LOAD_BUSY_THRESHOLD;
+        if (!any_busy)
+                return false;
+        for (bool first = true;
+             (c = pick_host_core(v, plan, taken, !first)) >= 0 &&
+             (first || req->host_busy / cpuset_count(plan->emulator_pin) >= LOAD_BUSY_THRESHOLD);
+             first = false) {
+                cpuset_add(taken, (unsigned)c);
+                for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
+                        if (v->pu_usable[p])
+                                cpuset_add(plan->emulator_pin, t->pus[p].os_index);
+                if (cpuset_is_empty(plan->emulator_pin))
+                        return false;
+        }
         return !cpuset_is_empty(plan->emulator_pin);
 }
 

@@ -110,21 +110,31 @@ START_TEST(test_busy_host_threads_own_core)
         double busy[] = {1, 1};
         PlacementRequest req = {.name = "d", .vcpus = 2, .memory = GiB, .vcpu_busy = busy, .host_busy = 1.5};
         g_autoptr(Plan) plan = policy_place(t, l, &req, &p);
-        g_autoptr(Plan) quiet = NULL;
+        g_autoptr(Plan) quiet = NULL, one = NULL;
         int first = cpuset_next(plan->emulator_pin, 0);
         unsigned core;
 
         ck_assert_int_eq(plan->result, PLAN_PLACED);
         ck_assert_int_ge(first, 0);
         core = t->pus[topology_pu_by_os(t, (unsigned)first)].core;
-        /* a core no vCPU uses, on the domain's own node, all of it */
+        /* cores no vCPU uses, on the domain's own node, all of them: two, since 1.5 cores of work on the
+         * two threads of one core would keep both busy (a busy pair) */
         ck_assert_uint_ne(core, core_of(t, plan, 0));
         ck_assert_uint_ne(core, core_of(t, plan, 1));
         ck_assert(cpuset_has(plan->nodes, t->cores[core].node));
-        ck_assert_uint_eq(cpuset_count(plan->emulator_pin), 2);
+        ck_assert_uint_eq(cpuset_count(plan->emulator_pin), 4);
+        CPUSET_FOREACH (os, plan->emulator_pin)
+                ck_assert(
+                    cpuset_has(plan->nodes, t->cores[t->pus[topology_pu_by_os(t, (unsigned)os)].core].node));
         for (unsigned i = 0; i < 2; i++)
                 ck_assert(!cpuset_intersects(plan->emulator_pin, plan->vcpu_pins[i]));
         ck_assert_ptr_nonnull(strstr(plan->reason, "busy host-side threads"));
+        /* 0.8 cores: one core, each thread under half busy */
+        req.host_busy = 0.8;
+        one = policy_place(t, l, &req, &p);
+        ck_assert_uint_eq(cpuset_count(one->emulator_pin), 2);
+        for (unsigned i = 0; i < 2; i++)
+                ck_assert(!cpuset_intersects(one->emulator_pin, one->vcpu_pins[i]));
         /* quiet host threads stay on the siblings of the domain's cores */
         req.host_busy = 0.2;
         quiet = policy_place(t, l, &req, &p);
