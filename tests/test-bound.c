@@ -41,6 +41,32 @@ START_TEST(test_host_lost)
 }
 END_TEST
 
+/* The replay's diagnosis switch oracle_load: the engine sees the true load at the first placement. A busy
+ * domain whose host-side threads keep 1.5 cores busy, placed before they are measured, has them on its
+ * own core's sibling (a busy pair, 0.8 cores lost, all of it to host threads); known at once, they get
+ * cores of their own. Heal is off, so the first plan holds. */
+START_TEST(test_replay_oracle_load)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Config) c = config_new_default();
+        g_autoptr(GPtrArray) trace = NULL;
+        g_autofree char *error = NULL;
+        SimParams p;
+        SimReport unknown, known;
+
+        ck_assert_int_eq(trace_parse("start a 1 1G busy=1 host=1.5\ntick 100\n", "t", &trace, &error), 0);
+        sim_params_from_config(&p, c);
+        p.heal = false;
+        ck_assert_int_eq(sim_replay(t, &p, trace, &unknown, &error), 0);
+        ck_assert_double_eq_tol(unknown.capacity_lost, 0.8, 1e-9);
+        ck_assert_double_eq_tol(unknown.host_capacity_lost, 0.8, 1e-9);
+        p.oracle_load = true;
+        ck_assert_int_eq(sim_replay(t, &p, trace, &known, &error), 0);
+        ck_assert_double_eq_tol(known.capacity_lost, 0, 1e-9);
+        ck_assert_double_eq_tol(known.host_capacity_lost, 0, 1e-9);
+}
+END_TEST
+
 /* The least capacity lost over every assignment of the vCPUs (busy[i] each) to the host's PUs. */
 static double enumerate_best(const Topology *t, const double *busy, unsigned nvcpus)
 {
@@ -148,6 +174,7 @@ static Suite *bound_suite(void)
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_core_lost);
         tcase_add_test(tc, test_host_lost);
+        tcase_add_test(tc, test_replay_oracle_load);
         tcase_add_test(tc, test_bound_against_every_placement);
         tcase_add_test(tc, test_bound_below_every_policy);
         suite_add_tcase(s, tc);
