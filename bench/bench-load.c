@@ -24,6 +24,7 @@ typedef struct Options {
         unsigned arrivals, seed, lifetime_sec;
         const char *csv_dir, *host_filter;
         unsigned loads[8], nloads;
+        bool breakdown;
 } Options;
 
 typedef enum Row {
@@ -51,10 +52,13 @@ static const char *const row_names[_ROW_MAX] = {
 
 static void usage(FILE *f)
 {
-        fprintf(f, "Usage: bench-load [--arrivals=N] [--seed=N] [--load=PCT]... [--host=NAME]\n"
-                   "                  [--lifetime-sec=N] [--csv=DIR]\n"
-                   "Defaults: 1000 arrivals per run (3000 with BENCH_SIZE=big), seed 42, loads 50 90 120,\n"
-                   "mean lifetime 600 s.\n");
+        fprintf(
+            f,
+            "Usage: bench-load [--arrivals=N] [--seed=N] [--load=PCT]... [--host=NAME]\n"
+            "                  [--lifetime-sec=N] [--csv=DIR] [--breakdown]\n"
+            "Defaults: 1000 arrivals per run (3000 with BENCH_SIZE=big), seed 42, loads 50 90 120,\n"
+            "mean lifetime 600 s. --breakdown: also where explicit + heal + load loses against the\n"
+            "bound, by cause (load known at once, a heal pass every interval, no move cap or cool-down).\n");
 }
 
 static void parse_options(int argc, char **argv, Options *o)
@@ -66,6 +70,7 @@ static void parse_options(int argc, char **argv, Options *o)
             {"host", required_argument, NULL, 'H'},
             {"lifetime-sec", required_argument, NULL, 'L'},
             {"csv", required_argument, NULL, 'c'},
+            {"breakdown", no_argument, NULL, 'b'},
             {"help", no_argument, NULL, 'h'},
             {},
         };
@@ -95,6 +100,9 @@ static void parse_options(int argc, char **argv, Options *o)
                         break;
                 case 'c':
                         o->csv_dir = optarg;
+                        break;
+                case 'b':
+                        o->breakdown = true;
                         break;
                 case 'h':
                         usage(stdout);
@@ -197,6 +205,48 @@ static void check_goals(const Cell *c, unsigned load, Goals *g)
                                                                              today->busy_contended_fraction);
 }
 
+/*
+ * Where explicit + heal + load loses against the bound: the same replay with each limit lifted in turn
+ * (cumulatively), so each step's drop is what that cause costs; and of each, what busy host-side threads
+ * add. What is left after the last step is what placing whole domains, with memory, one at a time costs.
+ */
+static void run_breakdown(const Topology *t, const Config *spread, const GPtrArray *trace, double from,
+                          const SimReport *base)
+{
+        static const char *const steps[] = {"explicit + heal + load (the daemon)", "+ load known at once",
+                                            "+ a heal pass every interval", "+ no move cap, no cool-down"};
+        double prev = base->capacity_lost;
+
+        printf("\nWhere it loses (explicit + heal + load, each limit lifted in turn; bound %.2f):\n\n"
+               "| step | capacity lost | of it, busy host threads | step's gain | / bound | busy vCPUs "
+               "contended | moves per domain |\n|---|---:|---:|---:|---:|---:|---:|\n",
+               base->bound_capacity_lost);
+        for (unsigned k = 0; k < G_N_ELEMENTS(steps); k++) {
+                SimReport r = *base;
+                SimParams p;
+                g_autofree char *error = NULL;
+                char ratio[32] = "(bound 0)";
+
+                if (k > 0) {
+                        sim_params_from_config(&p, spread);
+                        p.measure_from = from;
+                        p.oracle_load = k >= 1;
+                        p.heal_every_interval = k >= 2;
+                        p.heal_unbounded = k >= 3;
+                        if (sim_replay(t, &p, trace, &r, &error) < 0) {
+                                fprintf(stderr, "bench-load: breakdown: %s\n", error);
+                                exit(1);
+                        }
+                }
+                if (r.bound_capacity_lost > 1e-9)
+                        g_snprintf(ratio, sizeof(ratio), "%.2fx", r.capacity_lost / r.bound_capacity_lost);
+                printf("| %s | %.2f | %.2f | %+.2f | %s | %.1f%% | %.2f |\n", steps[k], r.capacity_lost,
+                       r.host_capacity_lost, k ? prev - r.capacity_lost : 0.0, ratio,
+                       100 * r.busy_contended_fraction, r.starts ? (double)r.moves / r.starts : 0);
+                prev = r.capacity_lost;
+        }
+}
+
 static void run_cell(const BenchHost *h, const Topology *t, unsigned load, const Options *o, FILE *csv,
                      Goals *g)
 {
@@ -249,6 +299,9 @@ static void run_cell(const BenchHost *h, const Topology *t, unsigned load, const
         printf("\nResident: %.1f vCPUs, of them %.1f busy, on %u cores (time means); %.0f s simulated; "
                "replays took %.2f s.\n",
                cell.r[0].vcpus_mean, cell.r[0].busy_vcpus_mean, t->ncores, cell.r[0].seconds, wall);
+        if (o->breakdown)
+                run_breakdown(t, spread, trace, w->warmup * o->lifetime_sec,
+                              &cell.r[ROW_EXPLICIT_HEAL_LOAD]);
         check_goals(&cell, load, g);
 }
 

@@ -77,21 +77,6 @@ static void heal_entry_clear(HealEntry *e)
         placer_request_free(e->pr);
 }
 
-/* Whether plan p may gain from a move, as the ledger shows it: a vCPU on a core with another, or more
- * than one node. The pure pass judges the rest (load, hysteresis). */
-static bool may_gain(const Manager *m, const Plan *p)
-{
-        if (p->result != PLAN_PLACED && p->result != PLAN_OVERCOMMITTED)
-                return false;
-        if (cpuset_count(p->nodes) > 1)
-                return true;
-        for (unsigned i = 0; i < p->nvcpus; i++)
-                if (p->vcpu_pu[i] >= 0 &&
-                    ledger_core_load(m->ledger, m->topology->pus[p->vcpu_pu[i]].core) >= 2)
-                        return true;
-        return false;
-}
-
 static bool cooling(const Manager *m, const char *uuid, uint64_t now)
 {
         const uint64_t *when = g_hash_table_lookup(m->heal_moved, uuid);
@@ -99,7 +84,7 @@ static bool cooling(const Manager *m, const char *uuid, uint64_t now)
 }
 
 /* Fills e for decision d: movable (with its request read from libvirt) or fixed (counted with its load). */
-static void entry_init(Manager *m, HealEntry *e, const Decision *d, uint64_t now)
+static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double *pu_busy, uint64_t now)
 {
         const Plan *p = ledger_lookup(m->ledger, d->uuid);
         const DomainLoad *l = load_monitor_lookup(m->load, d->uuid);
@@ -114,7 +99,9 @@ static void entry_init(Manager *m, HealEntry *e, const Decision *d, uint64_t now
                 e->hd.request.vcpu_busy = domain_load_vcpu_busy(l);
                 e->hd.request.host_busy = l->host_busy;
         }
-        if ((d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED) || !may_gain(m, p))
+        /* the pass's own test is dearer: only those that could gain are read from libvirt */
+        if ((d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED) ||
+            !heal_may_gain(m->topology, m->ledger, p, e->hd.request.vcpu_busy, pu_busy))
                 return;
         e->hd.cooling = cooling(m, d->uuid, now);
         if (e->hd.cooling || virt_conn_lookup_uuid(m->conn, e->key, &e->dom, NULL) < 0 ||
@@ -154,6 +141,7 @@ unsigned manager_heal(Manager *m, char **ret_report)
         g_autofree HealEntry *entries = NULL;
         g_autofree HealDomain **ptrs = NULL;
         g_autofree char *error = NULL;
+        g_autofree double *pu_busy = NULL;
         GString *report = g_string_new(NULL);
         HealParams hp = {.max_moves = m->config->heal_max_moves,
                          .memory_budget = m->config->heal_memory_budget,
@@ -169,13 +157,15 @@ unsigned manager_heal(Manager *m, char **ret_report)
         }
         m->stats.heal_passes++;
         all = manager_list(m);
+        if (load_monitor_known(m->load)) /* what busy threads run where, as placement sees it */
+                pu_busy = load_pu_busy(m->ledger, load_monitor_lookup_cb, m->load);
         entries = g_new0(HealEntry, MAX(all->len, 1));
         ptrs = g_new0(HealDomain *, MAX(all->len, 1));
         for (unsigned i = 0; i < all->len; i++) {
                 const Decision *d = g_ptr_array_index(all, i);
                 if (!d->plan || !ledger_lookup(m->ledger, d->uuid))
                         continue;
-                entry_init(m, &entries[n], d, now);
+                entry_init(m, &entries[n], d, pu_busy, now);
                 ptrs[n] = &entries[n].hd;
                 n++;
         }

@@ -176,6 +176,31 @@ static bool may_gain(const HealHost *h, const Plan *p, const PlacementRequest *r
         return own_contended(h, p, req) > 0 || cpuset_count(p->nodes) > 1;
 }
 
+bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const double *vcpu_busy,
+                   const double *pu_busy)
+{
+        if (p->result != PLAN_PLACED && p->result != PLAN_OVERCOMMITTED)
+                return false;
+        if (cpuset_count(p->nodes) > 1)
+                return true;
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                const TopoCore *core;
+                double b = vcpu_busy ? vcpu_busy[i] : 1.0, others = -b;
+                if (p->vcpu_pu[i] < 0)
+                        continue;
+                core = &t->cores[t->pus[p->vcpu_pu[i]].core];
+                if (ledger_core_load(l, t->pus[p->vcpu_pu[i]].core) >= 2)
+                        return true;
+                if (!pu_busy || b < LOAD_BUSY_THRESHOLD)
+                        continue;
+                for (unsigned pu = core->pu_first; pu < core->pu_first + core->npus; pu++)
+                        others += pu_busy[pu];
+                if (others >= LOAD_BUSY_THRESHOLD)
+                        return true; /* busy host-side threads beside it */
+        }
+        return false;
+}
+
 /* The hysteresis (heal.h): what makes a candidate worth its move, or NULL. */
 static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, const Plan *cand,
                    HealScore before, HealScore after, unsigned own_before, unsigned own_after,

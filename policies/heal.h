@@ -61,6 +61,16 @@ void heal_move_free(HealMove *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HealMove, heal_move_free)
 
 /*
+ * Whether the domain with plan p (in l) could gain from a move at all, cheaply, before a caller builds
+ * its request: it is placed or overcommitted and spans nodes, or one of its vCPUs shares a core with
+ * another vCPU, or (with measured load: vcpu_busy its vCPUs', NULL when unknown = all busy; pu_busy as
+ * PlacementRequest.pu_busy takes it, NULL when nothing is measured) a busy vCPU's core also runs busy
+ * host-side threads, its own or another domain's. A pass judges the rest.
+ */
+bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const double *vcpu_busy,
+                   const double *pu_busy);
+
+/*
  * One heal pass over domains[0..n). Returns 0 and, in *ret_moves, a new array of HealMove* (possibly
  * empty; it frees them), at most hp->max_moves, with at most hp->memory_budget bytes moved in all; the
  * ledger is not changed. Returns -EINVAL with *ret_error when a domain's key is not in the ledger, is

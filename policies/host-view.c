@@ -4,6 +4,7 @@
  * request's constraints and outside the host's reserved CPUs.
  */
 #include "host-view.h"
+#include "load-rules.h"
 
 int policy_core_first_usable_pu(const HostView *v, unsigned core)
 {
@@ -86,8 +87,9 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
         }
         for (unsigned c = 0; c < t->ncores; c++) {
                 const TopoCore *core = &t->cores[c];
-                /* a sibling the host keeps makes the core not whole; one the request may not use does not */
-                bool whole = ledger_core_free(l, c);
+                /* a sibling the host keeps makes the core not whole; one the request may not use does not;
+                 * busy host-side threads keep a core as a vCPU would */
+                bool whole = ledger_core_free(l, c) && !load_core_held(v, c);
                 for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
                         if (reserved[p])
                                 whole = false;

@@ -37,6 +37,11 @@ static double core_busy(const HostView *v, unsigned c)
         return sum;
 }
 
+bool load_core_held(const HostView *v, unsigned c)
+{
+        return v->req && v->req->pu_busy && core_busy(v, c) >= LOAD_BUSY_THRESHOLD;
+}
+
 static bool key_less(const unsigned *a, const unsigned *b)
 {
         for (unsigned k = 0; k < KEYS; k++)
@@ -115,36 +120,84 @@ void load_overcommit_assign(const HostView *v, const unsigned *nodes, unsigned n
         }
 }
 
+/* What core c would run busy: what the ledger's domains keep busy there (as measured), plus plan's own
+ * vCPUs on it; *ret_own whether plan has a vCPU there, *ret_own_busy a busy one. */
+static double busy_with_plan(const HostView *v, const Plan *plan, unsigned c, bool *ret_own,
+                             bool *ret_own_busy)
+{
+        double sum = v->req->pu_busy ? core_busy(v, c) : ledger_core_load(v->l, c);
+
+        *ret_own = *ret_own_busy = false;
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0 && v->t->pus[plan->vcpu_pu[i]].core == c) {
+                        sum += vcpu_busy(v->req, i);
+                        *ret_own = true;
+                        *ret_own_busy |= vcpu_busy(v->req, i) >= LOAD_BUSY_THRESHOLD;
+                }
+        return sum;
+}
+
+/* The core for busy host-side threads among plan's nodes, not in taken: a free one first (the least
+ * busy with other domains' threads), else, unless only_free, the least busy that runs nothing busy (idle
+ * vCPUs only); -1 when none. */
+static int pick_host_core(const HostView *v, const Plan *plan, const CpuSet *taken, bool only_free)
+{
+        const Topology *t = v->t;
+        double best_busy = 0;
+        bool best_free = false;
+        int best = -1;
+
+        CPUSET_FOREACH (n, plan->nodes) {
+                const TopoNode *node = &t->nodes[n];
+                for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
+                        bool own, own_busy, is_free;
+                        double b = busy_with_plan(v, plan, c, &own, &own_busy);
+                        is_free = v->core_free[c] && !own;
+                        if (own_busy || b >= LOAD_BUSY_THRESHOLD || cpuset_has(taken, c) ||
+                            (only_free && !is_free) || policy_core_first_usable_pu(v, c) < 0)
+                                continue;
+                        if (best < 0 || (is_free && !best_free) || (is_free == best_free && b < best_busy)) {
+                                best = (int)c;
+                                best_busy = b;
+                                best_free = is_free;
+                        }
+                }
+        }
+        return best;
+}
+
+/*
+ * Busy host-side threads beside a busy vCPU cost both. They get a core no busy vCPU uses (see
+ * pick_host_core()), and further free cores while their load would keep each of the PUs they have at
+ * least LOAD_BUSY_THRESHOLD busy (1.5 cores of vhost on one core of two threads is a busy pair). When
+ * none of the domain's vCPUs is busy, the siblings of its own cores already run nothing busy: no free
+ * core is taken from a busy guest for them.
+ */
 bool load_pick_emulator(const HostView *v, Plan *plan)
 {
         const Topology *t = v->t;
         const PlacementRequest *req = v->req;
-        g_autoptr(CpuSet) own = cpuset_new();
-        double best_busy = 0;
-        int best = -1;
+        g_autoptr(CpuSet) taken = cpuset_new();
+        bool any_busy = false;
+        int c;
 
         if (!req || !req->vcpu_busy || req->host_busy < LOAD_BUSY_THRESHOLD)
                 return false;
         for (unsigned i = 0; i < plan->nvcpus; i++)
-                if (plan->vcpu_pu[i] >= 0)
-                        cpuset_add(own, t->pus[plan->vcpu_pu[i]].core);
-        CPUSET_FOREACH (n, plan->nodes) {
-                const TopoNode *node = &t->nodes[n];
-                for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
-                        double b = req->pu_busy ? core_busy(v, c) : 0;
-                        if (!v->core_free[c] || cpuset_has(own, c))
-                                continue;
-                        if (best < 0 || b < best_busy) {
-                                best = (int)c;
-                                best_busy = b;
-                        }
-                }
-        }
-        if (best < 0)
+                any_busy |= plan->vcpu_pu[i] >= 0 && vcpu_busy(req, i) >= LOAD_BUSY_THRESHOLD;
+        if (!any_busy)
                 return false;
-        for (unsigned p = t->cores[best].pu_first; p < t->cores[best].pu_first + t->cores[best].npus; p++)
-                if (v->pu_usable[p])
-                        cpuset_add(plan->emulator_pin, t->pus[p].os_index);
+        for (bool first = true;
+             (c = pick_host_core(v, plan, taken, !first)) >= 0 &&
+             (first || req->host_busy / cpuset_count(plan->emulator_pin) >= LOAD_BUSY_THRESHOLD);
+             first = false) {
+                cpuset_add(taken, (unsigned)c);
+                for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
+                        if (v->pu_usable[p])
+                                cpuset_add(plan->emulator_pin, t->pus[p].os_index);
+                if (cpuset_is_empty(plan->emulator_pin))
+                        return false;
+        }
         return !cpuset_is_empty(plan->emulator_pin);
 }
 
@@ -166,8 +219,9 @@ void load_note_reason(const HostView *v, bool by_core, Plan *plan)
                 plan->reason = reason;
         }
         if (dedicated) {
-                reason = g_strdup_printf("%s; busy host-side threads (%.1f cores) on a core of their own",
-                                         plan->reason, req->host_busy);
+                reason =
+                    g_strdup_printf("%s; busy host-side threads (%.1f cores) on a core no busy vCPU uses",
+                                    plan->reason, req->host_busy);
                 g_free(plan->reason);
                 plan->reason = reason;
         }

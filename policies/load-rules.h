@@ -6,10 +6,15 @@
  * a request with room for every vCPU is placed as without load (a core each). When cores are short,
  * the busy vCPUs (LOAD_BUSY_THRESHOLD) go first, each to the core least busy with other threads, and
  * the idle ones share: they take cores that already run something, the least busy first, and leave
- * free cores to busy vCPUs. Busy host-side threads get a free core of their own on the domain's nodes.
+ * free cores to busy vCPUs. Busy host-side threads get a free core of their own on the domain's nodes,
+ * and such a core stays theirs: no vCPU counts it as free while they keep it busy.
  */
 
 #include "policy-internal.h"
+
+/* Whether core c, which no vCPU holds, is kept busy by some domain's host-side threads (the request's
+ * pu_busy sums to LOAD_BUSY_THRESHOLD or more on it): not a free core then. False without pu_busy. */
+bool load_core_held(const HostView *v, unsigned c);
 
 /* Whether the request brings load the overcommit assignment should follow (by-core policies only). */
 bool load_overcommit_applies(const HostView *v, bool by_core);

@@ -44,6 +44,7 @@ ContentionSample contention_measure(const Topology *t, const ContentionDomain *d
         g_autofree unsigned *core_vcpus = g_new0(unsigned, MAX(t->ncores, 1));
         g_autofree unsigned *core_busy = g_new0(unsigned, MAX(t->ncores, 1));
         g_autofree double *pu_host = g_new0(double, MAX(t->npus, 1));
+        g_autofree unsigned *core_host = g_new0(unsigned, MAX(t->ncores, 1));
         ContentionSample s = {0};
 
         for (unsigned i = 0; i < n; i++) {
@@ -57,8 +58,10 @@ ContentionSample contention_measure(const Topology *t, const ContentionDomain *d
                 }
                 add_host_load(t, &domains[i], pu_host);
         }
-        for (unsigned pu = 0; pu < t->npus; pu++)
+        for (unsigned pu = 0; pu < t->npus; pu++) {
                 core_busy[t->pus[pu].core] += pu_host[pu] >= LOAD_BUSY_THRESHOLD;
+                core_host[t->pus[pu].core] += pu_host[pu] >= LOAD_BUSY_THRESHOLD;
+        }
         for (unsigned i = 0; i < n; i++) {
                 const Plan *p = domains[i].plan;
                 bool busy = domains[i].busy >= LOAD_BUSY_THRESHOLD;
@@ -73,8 +76,12 @@ ContentionSample contention_measure(const Topology *t, const ContentionDomain *d
                         s.busy_contended += busy && core_busy[c] >= 2;
                 }
         }
-        for (unsigned c = 0; c < t->ncores; c++)
-                s.capacity_lost += contention_core_lost(core_busy[c], t->cores[c].npus, loss);
+        for (unsigned c = 0; c < t->ncores; c++) {
+                double lost = contention_core_lost(core_busy[c], t->cores[c].npus, loss);
+                s.capacity_lost += lost;
+                s.host_lost +=
+                    lost - contention_core_lost(core_busy[c] - core_host[c], t->cores[c].npus, loss);
+        }
         return s;
 }
 

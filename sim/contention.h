@@ -34,6 +34,7 @@ typedef struct ContentionSample {
         unsigned busy_vcpus;     /* busy >= LOAD_BUSY_THRESHOLD */
         unsigned busy_contended; /* busy vCPUs on a core with another busy thread */
         double capacity_lost;    /* cores */
+        double host_lost;        /* of capacity_lost: what the cores' busy host-side threads add */
 } ContentionSample;
 
 /* Scores domains[0..n) on t with the given sibling loss (0..1). */

@@ -36,6 +36,7 @@ typedef struct Sim {
         /* integrals */
         double t_total, t_vcpus, t_shared, t_busy, t_contended, t_lost, t_bound_lost, t_bound_contended;
         double t_distance_sum, t_distance_vcpus, t_fit;
+        double t_host_lost;
         SimReport *r;
 } Sim;
 
@@ -179,6 +180,7 @@ static void record(Sim *s, double dt)
         s->t_busy += f->c.busy_vcpus * dt;
         s->t_contended += f->c.busy_contended * dt;
         s->t_lost += f->c.capacity_lost * dt;
+        s->t_host_lost += f->c.host_lost * dt;
         s->t_bound_lost += f->bound_lost * dt;
         s->t_bound_contended += f->bound_contended * dt;
         s->t_distance_sum += f->distance_sum * dt;
@@ -203,6 +205,19 @@ static unsigned load_class(const DomainLoad *l)
         return domain_load_busy_vcpus(l, l->nvcpus) * 2 + (l->host_busy >= LOAD_BUSY_THRESHOLD);
 }
 
+/* Diagnosis (oracle_load): what was measured becomes the true load itself, at once. */
+static void oracle_learn(const Sim *s, SimDomain *d)
+{
+        g_autofree double *busy = g_new(double, MAX(d->vcpus, 1));
+
+        if (!s->p->oracle_load)
+                return;
+        for (unsigned v = 0; v < d->vcpus; v++)
+                busy[v] = d->busy;
+        d->load->known = false; /* a first sample is taken as it is, unsmoothed */
+        domain_load_update(d->load, busy, d->vcpus, d->host, 1.0, LOAD_HALF_LIFE_SEC, NULL);
+}
+
 /* One measurement: every domain's mean load since its last sample goes into its smoothed load. A class
  * that changed arms a heal pass, as in the daemon. */
 static void measure(Sim *s)
@@ -213,6 +228,10 @@ static void measure(Sim *s)
                 unsigned before = load_class(d->load);
                 if (!(d->sum_time > 0))
                         continue;
+                if (s->p->oracle_load) {
+                        d->busy_sum = d->host_sum = d->sum_time = 0;
+                        continue; /* known from the start (oracle_learn) */
+                }
                 busy = g_new(double, d->vcpus);
                 for (unsigned v = 0; v < d->vcpus; v++)
                         busy[v] = d->busy_sum / d->sum_time;
@@ -261,8 +280,8 @@ static void heal(Sim *s)
         g_autofree HealDomain *hd = g_new0(HealDomain, MAX(s->domains->len, 1));
         g_autofree HealDomain **hdp = g_new0(HealDomain *, MAX(s->domains->len, 1));
         HealParams hp = {
-            .max_moves = s->p->heal_max_moves,
-            .memory_budget = s->p->heal_memory_budget,
+            .max_moves = s->p->heal_unbounded ? UINT_MAX : s->p->heal_max_moves,
+            .memory_budget = s->p->heal_unbounded ? UINT64_MAX : s->p->heal_memory_budget,
             .min_gain = HEAL_DEFAULT_MIN_GAIN,
             .min_distance_gain = HEAL_DEFAULT_MIN_DISTANCE_GAIN,
         };
@@ -274,7 +293,8 @@ static void heal(Sim *s)
                     .key = d->name,
                     .request = request_for(s, d, pu_busy),
                     .policy = s->p->placement->policy,
-                    .cooling = d->last_move >= 0 && s->now - d->last_move < SIM_HEAL_COOLDOWN_SEC,
+                    .cooling = !s->p->heal_unbounded && d->last_move >= 0 &&
+                               s->now - d->last_move < SIM_HEAL_COOLDOWN_SEC,
                     /* as the daemon: only what it placed or overcommitted moves */
                     .fixed = d->plan->result != PLAN_PLACED && d->plan->result != PLAN_OVERCOMMITTED,
                 };
@@ -315,6 +335,8 @@ static void periodic(Sim *s)
         const SimPlacer *pl = s->p->placer;
 
         measure(s);
+        if (s->p->heal_every_interval)
+                heal_soon(s);
         if (pl && pl->rebalance && s->now >= s->next_rebalance - 1e-9) {
                 rebalance(s);
                 s->next_rebalance = s->now + MAX(pl->rebalance_sec, s->p->interval_sec);
@@ -363,6 +385,7 @@ static void start(Sim *s, const TraceEvent *e)
                          .host = e->host,
                          .load = domain_load_new(),
                          .last_move = -1};
+        oracle_learn(s, d);
         if (s->ledger && s->p->use_load)
                 pu_busy = load_pu_busy(s->ledger, lookup_load, s);
         req = request_for(s, d, pu_busy);
@@ -424,9 +447,13 @@ static int event(Sim *s, const TraceEvent *e, char **ret_error)
                         bad = "no such running domain";
                 } else {
                         SimDomain *d = g_ptr_array_index(s->domains, i);
+                        unsigned before = load_class(d->load);
                         d->busy = e->busy;
                         if (e->has_host)
                                 d->host = e->host;
+                        oracle_learn(s, d);
+                        if (s->p->oracle_load && load_class(d->load) != before)
+                                heal_soon(s);
                         s->dirty = true;
                 }
                 break;
@@ -473,6 +500,7 @@ static void report(Sim *s)
         r->bound_busy_contended_fraction = s->t_busy > 0 ? s->t_bound_contended / s->t_busy : 0;
         r->capacity_lost = t > 0 ? s->t_lost / t : 0;
         r->bound_capacity_lost = t > 0 ? s->t_bound_lost / t : 0;
+        r->host_capacity_lost = t > 0 ? s->t_host_lost / t : 0;
         r->mean_memory_distance = s->t_distance_vcpus > 0 ? s->t_distance_sum / s->t_distance_vcpus : 0;
         r->largest_fit_mean = t > 0 ? s->t_fit / t : 0;
         r->busy_vcpus_mean = t > 0 ? s->t_busy / t : 0;

@@ -99,6 +99,10 @@ typedef struct SimParams {
         const SimPlacer *placer;          /* NULL: the engine */
         double measure_from;              /* figures count from this time on (a warm-up before it) */
         const SimObserver *observer;      /* NULL: none */
+        /* Diagnosis only (bench/ breaks the gap to the bound down by cause; the daemon has none of them): */
+        bool oracle_load;         /* the engine and healer see the true load at once, unsmoothed */
+        bool heal_every_interval; /* a heal pass at every measurement, armed or not */
+        bool heal_unbounded;      /* no move cap, memory budget or cool-down */
 } SimParams;
 
 /* What the daemon would do with configuration c (which must outlive p). */
@@ -117,8 +121,9 @@ typedef struct SimReport {
         double mean_memory_distance; /* vCPU to its memory, by bytes; local = 10 */
         unsigned largest_fit_min;
         double largest_fit_mean;
-        double busy_vcpus_mean; /* busy vCPUs resident, time mean */
-        double vcpus_mean;      /* resident vCPUs, time mean */
+        double busy_vcpus_mean;    /* busy vCPUs resident, time mean */
+        double vcpus_mean;         /* resident vCPUs, time mean */
+        double host_capacity_lost; /* of capacity_lost: what busy host-side threads add, time mean */
 } SimReport;
 
 /*

@@ -18,6 +18,55 @@ START_TEST(test_core_lost)
 }
 END_TEST
 
+/* The part of the loss busy host-side threads add: a's emulator on the sibling of its busy vCPU loses a
+ * busy pair's 0.8 cores to them; b's two busy vCPUs on one core lose 0.8 without them. */
+START_TEST(test_host_lost)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 2, 8 * GiB, NULL);
+        g_autoptr(Plan) a = plan_new("a", 1, GiB, t->nnodes), b = plan_new("b", 2, GiB, t->nnodes);
+        ContentionDomain d[] = {{.plan = a, .busy = 1, .host = 1}, {.plan = b, .busy = 1}};
+        ContentionSample s;
+
+        a->vcpu_pu[0] = 0;
+        cpuset_add(a->emulator_pin, t->pus[1].os_index);
+        b->vcpu_pu[0] = 2;
+        b->vcpu_pu[1] = 3;
+        s = contention_measure(t, d, 2, 0.4);
+        ck_assert_double_eq_tol(s.capacity_lost, 1.6, 1e-12);
+        ck_assert_double_eq_tol(s.host_lost, 0.8, 1e-12);
+        d[0].host = 0.4; /* below the busy threshold: not a busy thread */
+        s = contention_measure(t, d, 2, 0.4);
+        ck_assert_double_eq_tol(s.capacity_lost, 0.8, 1e-12);
+        ck_assert_double_eq_tol(s.host_lost, 0, 1e-12);
+}
+END_TEST
+
+/* The replay's diagnosis switch oracle_load: the engine sees the true load at the first placement. A busy
+ * domain whose host-side threads keep 1.5 cores busy, placed before they are measured, has them on its
+ * own core's sibling (a busy pair, 0.8 cores lost, all of it to host threads); known at once, they get
+ * cores of their own. Heal is off, so the first plan holds. */
+START_TEST(test_replay_oracle_load)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Config) c = config_new_default();
+        g_autoptr(GPtrArray) trace = NULL;
+        g_autofree char *error = NULL;
+        SimParams p;
+        SimReport unknown, known;
+
+        ck_assert_int_eq(trace_parse("start a 1 1G busy=1 host=1.5\ntick 100\n", "t", &trace, &error), 0);
+        sim_params_from_config(&p, c);
+        p.heal = false;
+        ck_assert_int_eq(sim_replay(t, &p, trace, &unknown, &error), 0);
+        ck_assert_double_eq_tol(unknown.capacity_lost, 0.8, 1e-9);
+        ck_assert_double_eq_tol(unknown.host_capacity_lost, 0.8, 1e-9);
+        p.oracle_load = true;
+        ck_assert_int_eq(sim_replay(t, &p, trace, &known, &error), 0);
+        ck_assert_double_eq_tol(known.capacity_lost, 0, 1e-9);
+        ck_assert_double_eq_tol(known.host_capacity_lost, 0, 1e-9);
+}
+END_TEST
+
 /* The least capacity lost over every assignment of the vCPUs (busy[i] each) to the host's PUs. */
 static double enumerate_best(const Topology *t, const double *busy, unsigned nvcpus)
 {
@@ -124,6 +173,8 @@ static Suite *bound_suite(void)
         Suite *s = suite_create("bound");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_core_lost);
+        tcase_add_test(tc, test_host_lost);
+        tcase_add_test(tc, test_replay_oracle_load);
         tcase_add_test(tc, test_bound_against_every_placement);
         tcase_add_test(tc, test_bound_below_every_policy);
         suite_add_tcase(s, tc);

@@ -312,6 +312,43 @@ START_TEST(test_bad_input)
 }
 END_TEST
 
+/* The cheap test before a pass: sharing a core or spanning nodes, and now busy host-side threads beside a
+ * busy vCPU too (the domain's own on its sibling, or another's); never an idle vCPU beside them. */
+START_TEST(test_may_gain)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        Plan *a = plan_new("a", 1, GiB, t->nnodes), *b = plan_new("b", 2, GiB, t->nnodes);
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        double busy[] = {1}, idle[] = {0.1};
+
+        a->vcpu_pu[0] = 0; /* core 0; its emulator on PU 1, the sibling */
+        cpuset_add(a->vcpu_pins[0], t->pus[0].os_index);
+        cpuset_add(a->emulator_pin, t->pus[1].os_index);
+        cpuset_add(a->nodes, 0);
+        a->result = PLAN_PLACED;
+        ck_assert_int_eq(ledger_commit(l, "a", a), 0);
+        ck_assert(!heal_may_gain(t, l, a, NULL, NULL)); /* nothing measured: a core of its own */
+        pu_busy[0] = 1;
+        ck_assert(!heal_may_gain(t, l, a, busy, pu_busy));
+        pu_busy[1] = 1.2; /* its host-side threads are busy, beside its busy vCPU */
+        ck_assert(heal_may_gain(t, l, a, busy, pu_busy));
+        ck_assert(heal_may_gain(t, l, a, NULL, pu_busy)); /* its own load unknown: busy */
+        pu_busy[0] = 0.1;
+        ck_assert(!heal_may_gain(t, l, a, idle, pu_busy)); /* an idle vCPU loses nothing */
+        /* two vCPUs on one core, or two nodes: as before */
+        b->vcpu_pu[0] = 2, b->vcpu_pu[1] = 3;
+        cpuset_add(b->nodes, 0);
+        b->result = PLAN_OVERCOMMITTED;
+        ck_assert_int_eq(ledger_commit(l, "b", b), 0);
+        ck_assert(heal_may_gain(t, l, b, NULL, NULL));
+        cpuset_add(a->nodes, 1);
+        ck_assert(heal_may_gain(t, l, a, NULL, NULL));
+        a->result = PLAN_UNPLACEABLE;
+        ck_assert(!heal_may_gain(t, l, a, busy, pu_busy));
+}
+END_TEST
+
 static Suite *heal_suite(void)
 {
         Suite *s = suite_create("heal");
@@ -326,6 +363,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_idle_sharing_left_alone);
         tcase_add_test(tc, test_settles);
         tcase_add_test(tc, test_bad_input);
+        tcase_add_test(tc, test_may_gain);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -110,27 +110,116 @@ START_TEST(test_busy_host_threads_own_core)
         double busy[] = {1, 1};
         PlacementRequest req = {.name = "d", .vcpus = 2, .memory = GiB, .vcpu_busy = busy, .host_busy = 1.5};
         g_autoptr(Plan) plan = policy_place(t, l, &req, &p);
-        g_autoptr(Plan) quiet = NULL;
+        g_autoptr(Plan) quiet = NULL, one = NULL;
         int first = cpuset_next(plan->emulator_pin, 0);
         unsigned core;
 
         ck_assert_int_eq(plan->result, PLAN_PLACED);
         ck_assert_int_ge(first, 0);
         core = t->pus[topology_pu_by_os(t, (unsigned)first)].core;
-        /* a core no vCPU uses, on the domain's own node, all of it */
+        /* cores no vCPU uses, on the domain's own node, all of them: two, since 1.5 cores of work on the
+         * two threads of one core would keep both busy (a busy pair) */
         ck_assert_uint_ne(core, core_of(t, plan, 0));
         ck_assert_uint_ne(core, core_of(t, plan, 1));
         ck_assert(cpuset_has(plan->nodes, t->cores[core].node));
-        ck_assert_uint_eq(cpuset_count(plan->emulator_pin), 2);
+        ck_assert_uint_eq(cpuset_count(plan->emulator_pin), 4);
+        CPUSET_FOREACH (os, plan->emulator_pin)
+                ck_assert(
+                    cpuset_has(plan->nodes, t->cores[t->pus[topology_pu_by_os(t, (unsigned)os)].core].node));
         for (unsigned i = 0; i < 2; i++)
                 ck_assert(!cpuset_intersects(plan->emulator_pin, plan->vcpu_pins[i]));
         ck_assert_ptr_nonnull(strstr(plan->reason, "busy host-side threads"));
+        /* 0.8 cores: one core, each thread under half busy */
+        req.host_busy = 0.8;
+        one = policy_place(t, l, &req, &p);
+        ck_assert_uint_eq(cpuset_count(one->emulator_pin), 2);
+        for (unsigned i = 0; i < 2; i++)
+                ck_assert(!cpuset_intersects(one->emulator_pin, one->vcpu_pins[i]));
         /* quiet host threads stay on the siblings of the domain's cores */
         req.host_busy = 0.2;
         quiet = policy_place(t, l, &req, &p);
         first = cpuset_next(quiet->emulator_pin, 0);
         core = t->pus[topology_pu_by_os(t, (unsigned)first)].core;
         ck_assert(core == core_of(t, quiet, 0) || core == core_of(t, quiet, 1));
+}
+END_TEST
+
+/* The core a domain's busy host-side threads were given holds no vCPU in the ledger, yet it is busy: a
+ * later domain's busy vCPUs get cores that are really free, and only share it when cores are short. */
+START_TEST(test_host_thread_core_is_held)
+{
+        /* 1 node of 4 cores x 2 threads: a holds core 0, its host-side threads (0.6 cores) a PU of core 1 */
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        double pu_busy[] = {1, 0, 0.6, 0, 0, 0, 0, 0}, busy[] = {1, 1, 1};
+        PlacementRequest req = {
+            .name = "b", .vcpus = 2, .memory = GiB, .vcpu_busy = busy, .pu_busy = pu_busy};
+        g_autoptr(Plan) two = NULL, three = NULL;
+        unsigned on_host_core = 0;
+
+        hold(t, l, "a", 1, (unsigned[]){0});
+        two = policy_place(t, l, &req, &p);
+        ck_assert_int_eq(two->result, PLAN_PLACED);
+        for (unsigned i = 0; i < 2; i++)
+                ck_assert_uint_ne(core_of(t, two, i), 1);
+        /* three busy vCPUs on two free cores: one must share, the least busy core (the host threads') */
+        req.vcpus = 3;
+        three = policy_place(t, l, &req, &p);
+        ck_assert_int_eq(three->result, PLAN_OVERCOMMITTED);
+        for (unsigned i = 0; i < 3; i++) {
+                ck_assert_uint_ne(core_of(t, three, i), 0);
+                on_host_core += core_of(t, three, i) == 1;
+        }
+        ck_assert_uint_eq(on_host_core, 1);
+}
+END_TEST
+
+/* Busy host-side threads of a domain whose vCPUs are idle stay beside them: nothing busy shares with
+ * them there, and the free cores stay for busy vCPUs. */
+START_TEST(test_idle_domain_keeps_host_threads)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        double busy[] = {0.1, 0.1};
+        PlacementRequest req = {
+            .name = "d", .vcpus = 2, .memory = GiB, .vcpu_busy = busy, .host_busy = 1.5, .pu_busy = pu_busy};
+        g_autoptr(Plan) plan = policy_place(t, l, &req, &p);
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert(!cpuset_is_empty(plan->emulator_pin));
+        CPUSET_FOREACH (os, plan->emulator_pin) {
+                unsigned core = t->pus[topology_pu_by_os(t, (unsigned)os)].core;
+                ck_assert(core == core_of(t, plan, 0) || core == core_of(t, plan, 1));
+        }
+        ck_assert_ptr_null(strstr(plan->reason, "busy host-side threads"));
+}
+END_TEST
+
+/* No free core left: busy host-side threads of a busy domain go to a core that runs only idle vCPUs, not
+ * beside the domain's own busy ones. */
+START_TEST(test_host_threads_beside_idle_when_full)
+{
+        /* 1 node of 3 cores x 2 threads: an idle domain holds core 0; d takes cores 1 and 2 */
+        g_autoptr(Topology) t = topology_new_uniform(1, 3, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        double pu_busy[] = {0.1, 0.1, 0, 0, 0, 0}, busy[] = {1, 1};
+        PlacementRequest req = {
+            .name = "d", .vcpus = 2, .memory = GiB, .vcpu_busy = busy, .host_busy = 1.0, .pu_busy = pu_busy};
+        g_autoptr(Plan) plan = NULL;
+
+        hold(t, l, "idle", 2, (unsigned[]){0, 1});
+        plan = policy_place(t, l, &req, &p);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_uint_ne(core_of(t, plan, 0), 0);
+        ck_assert_uint_ne(core_of(t, plan, 1), 0);
+        ck_assert_uint_eq(cpuset_count(plan->emulator_pin), 2);
+        CPUSET_FOREACH (os, plan->emulator_pin)
+                ck_assert_uint_eq(t->pus[topology_pu_by_os(t, (unsigned)os)].core, 0);
+        ck_assert_ptr_nonnull(strstr(plan->reason, "busy host-side threads"));
 }
 END_TEST
 
@@ -232,6 +321,9 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_busy_avoid_busy_cores);
         tcase_add_test(tc, test_free_cores_unchanged);
         tcase_add_test(tc, test_busy_host_threads_own_core);
+        tcase_add_test(tc, test_host_thread_core_is_held);
+        tcase_add_test(tc, test_idle_domain_keeps_host_threads);
+        tcase_add_test(tc, test_host_threads_beside_idle_when_full);
         tcase_add_test(tc, test_property_room_means_no_change);
         tcase_add_test(tc, test_property_all_busy_as_unknown);
         suite_add_tcase(s, tc);
