@@ -2,7 +2,8 @@
 /*
  * Healing in the manager, against libvirt's test driver (test:///default): a burst of departures leads to
  * one heal pass a HealInterval later, which moves an overcommitted domain onto the freed cores without
- * a request, applied live like any placement; Heal=no leaves it where it is.
+ * a request, applied live like any placement; Heal=no leaves it where it is. Rebalance runs the same pass
+ * at once: it moves what can improve and never claims a move a domain's own constraints forbid.
  */
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
