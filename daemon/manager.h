@@ -103,9 +103,10 @@ char *manager_host_map(const Manager *m);
 char *manager_status(const Manager *m);
 
 /*
- * Re-places running domains whose placement would now be better (fewer vCPUs sharing a core, fewer
- * nodes, nearer nodes), at most max_moves of them, each move a live re-pin. Returns the number of
- * moves and a report (one line per move, or why nothing moved) in *ret_report.
+ * The manual heal pass (healer.c), run now: each domain placementd placed is planned with its own
+ * request (constraints and load), only moves the host gains from are taken, at most max_moves of them
+ * within HealMemoryBudget=, no cool-down; each move a live re-pin. Returns the number of moves and a
+ * report (one line per move, or why nothing moved) in *ret_report.
  */
 unsigned manager_rebalance(Manager *m, unsigned max_moves, char **ret_report);
 

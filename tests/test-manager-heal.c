@@ -2,7 +2,8 @@
 /*
  * Healing in the manager, against libvirt's test driver (test:///default): a burst of departures leads to
  * one heal pass a HealInterval later, which moves an overcommitted domain onto the freed cores without
- * a request, applied live like any placement; Heal=no leaves it where it is.
+ * a request, applied live like any placement; Heal=no leaves it where it is. Rebalance runs the same pass
+ * at once: it moves what can improve and never claims a move a domain's own constraints forbid.
  */
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
@@ -84,17 +85,23 @@ static Manager *new_manager(const char *config_text)
         return m;
 }
 
-static virDomainPtr start(Manager *m, const char *name, unsigned vcpus)
+/* Starts a domain whose <vcpu> element carries vcpu_attrs (e.g. " cpuset='0-1'"). */
+static virDomainPtr start_xml(Manager *m, const char *name, unsigned vcpus, const char *vcpu_attrs)
 {
         g_autofree char *xml =
             g_strdup_printf("<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>"
-                            "<vcpu>%u</vcpu><os><type>hvm</type></os></domain>",
-                            name, vcpus);
+                            "<vcpu%s>%u</vcpu><os><type>hvm</type></os></domain>",
+                            name, vcpu_attrs, vcpus);
         virDomainPtr dom = virDomainCreateXML(conn, xml, 0);
 
         ck_assert_msg(dom != NULL, "cannot start %s", name);
         ck_assert(spin_until(m, name, true));
         return dom;
+}
+
+static virDomainPtr start(Manager *m, const char *name, unsigned vcpus)
+{
+        return start_xml(m, name, vcpus, "");
 }
 
 static void stop(Manager *m, virDomainPtr dom)
@@ -221,6 +228,41 @@ START_TEST(test_unplug_heals)
 }
 END_TEST
 
+START_TEST(test_rebalance_keeps_constraints)
+{
+        /* k's <vcpu cpuset> holds both its vCPUs on core 0; f shares a core until b leaves. Rebalance
+         * then moves f, and does not claim to move k, whose own cpuset keeps it from the freed core. */
+        Manager *m = new_manager("[Placement]\nHeal=no\n");
+        virDomainPtr k = start_xml(m, "h-k", 2, " cpuset='0-1'");
+        virDomainPtr a = start(m, "h-a", 2), b = start(m, "h-b", 1), f = start(m, "h-f", 2);
+        g_autofree char *report = NULL;
+        g_autoptr(Plan) k_before = NULL;
+        unsigned moved, shared;
+
+        ck_assert_int_eq(manager_lookup(m, "h-f")->result, DECISION_OVERCOMMITTED);
+        k_before = plan_copy(manager_lookup(m, "h-k")->plan);
+        stop(m, b);
+        shared = shared_vcpus(m);
+        moved = manager_rebalance(m, 4, &report);
+        ck_assert_msg(moved == 1, "%s", report);
+        ck_assert_msg(strstr(report, "h-f: moved to 1 node: "), "%s", report);
+        ck_assert_msg(!strstr(report, "h-k: moved"), "%s", report);
+        ck_assert_uint_lt(shared_vcpus(m), shared);
+        ck_assert(cpuset_equal(manager_lookup(m, "h-k")->plan->vcpu_pins[0], k_before->vcpu_pins[0]));
+        ck_assert(cpuset_equal(manager_lookup(m, "h-k")->plan->vcpu_pins[1], k_before->vcpu_pins[1]));
+        assert_live_pins(f, manager_lookup(m, "h-f")->plan);
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
+        virDomainDestroy(k);
+        virDomainDestroy(a);
+        virDomainDestroy(f);
+        virDomainFree(k);
+        virDomainFree(a);
+        virDomainFree(f);
+        manager_free(m);
+        spin(20);
+}
+END_TEST
+
 static Suite *manager_heal_suite(void)
 {
         Suite *s = suite_create("manager heal");
@@ -229,6 +271,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_burst_of_stops_one_heal);
         tcase_add_test(tc, test_heal_off);
         tcase_add_test(tc, test_unplug_heals);
+        tcase_add_test(tc, test_rebalance_keeps_constraints);
         suite_add_tcase(s, tc);
         return s;
 }
