@@ -23,7 +23,7 @@
 typedef struct Options {
         unsigned arrivals, seed, lifetime_sec;
         const char *csv_dir, *host_filter;
-        unsigned loads[8], nloads;
+        BenchLoads loads;
         bool breakdown;
 } Options;
 
@@ -86,11 +86,7 @@ static void parse_options(int argc, char **argv, Options *o)
                         o->seed = bench_parse_unsigned("--seed", optarg);
                         break;
                 case 'l':
-                        if (o->nloads == G_N_ELEMENTS(o->loads)) {
-                                fprintf(stderr, "bench-load: at most %zu --load\n", G_N_ELEMENTS(o->loads));
-                                exit(2);
-                        }
-                        o->loads[o->nloads++] = bench_parse_unsigned("--load", optarg);
+                        bench_loads_add(&o->loads, "bench-load", optarg);
                         break;
                 case 'H':
                         o->host_filter = optarg;
@@ -104,22 +100,13 @@ static void parse_options(int argc, char **argv, Options *o)
                 case 'b':
                         o->breakdown = true;
                         break;
-                case 'h':
-                        usage(stdout);
-                        exit(0);
                 default:
-                        usage(stderr);
-                        exit(2);
+                        bench_usage_exit(usage, c == 'h');
                 }
         }
-        if (optind < argc || o->arrivals == 0 || o->lifetime_sec == 0) {
-                usage(stderr);
-                exit(2);
-        }
-        if (!o->nloads) {
-                o->loads[0] = 50, o->loads[1] = 90, o->loads[2] = 120;
-                o->nloads = 3;
-        }
+        if (optind < argc || o->arrivals == 0 || o->lifetime_sec == 0)
+                bench_usage_exit(usage, false);
+        bench_loads_default(&o->loads);
 }
 
 /* The daemon's defaults (heal on, load every 5 s), then what the row turns off or changes. */
@@ -360,8 +347,8 @@ int main(int argc, char **argv)
                 if (o.host_filter && strcmp(o.host_filter, h->name))
                         continue;
                 t = bench_host_build(h);
-                for (unsigned l = 0; l < o.nloads; l++)
-                        run_cell(h, t, o.loads[l], &o, csv, &goals);
+                for (unsigned l = 0; l < o.loads.n; l++)
+                        run_cell(h, t, o.loads.pct[l], &o, csv, &goals);
         }
         print_goals(&goals);
         if (csv)

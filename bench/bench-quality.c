@@ -20,7 +20,7 @@ typedef struct Options {
         unsigned arrivals, seed;
         SimSeries series;
         const char *csv_dir, *host_filter, *trace_path;
-        unsigned loads[8], nloads;
+        BenchLoads loads;
 } Options;
 
 static void usage(FILE *f)
@@ -59,12 +59,7 @@ static void parse_options(int argc, char **argv, Options *o)
                         o->seed = bench_parse_unsigned("--seed", optarg);
                         break;
                 case 'l':
-                        if (o->nloads == G_N_ELEMENTS(o->loads)) {
-                                fprintf(stderr, "bench-quality: at most %zu --load\n",
-                                        G_N_ELEMENTS(o->loads));
-                                exit(2);
-                        }
-                        o->loads[o->nloads++] = bench_parse_unsigned("--load", optarg);
+                        bench_loads_add(&o->loads, "bench-quality", optarg);
                         break;
                 case 'H':
                         o->host_filter = optarg;
@@ -81,22 +76,13 @@ static void parse_options(int argc, char **argv, Options *o)
                 case 'c':
                         o->csv_dir = optarg;
                         break;
-                case 'h':
-                        usage(stdout);
-                        exit(0);
                 default:
-                        usage(stderr);
-                        exit(2);
+                        bench_usage_exit(usage, c == 'h');
                 }
         }
-        if (optind < argc || o->arrivals == 0) {
-                usage(stderr);
-                exit(2);
-        }
-        if (!o->nloads) {
-                o->loads[0] = 50, o->loads[1] = 90, o->loads[2] = 120;
-                o->nloads = 3;
-        }
+        if (optind < argc || o->arrivals == 0)
+                bench_usage_exit(usage, false);
+        bench_loads_default(&o->loads);
 }
 
 /* Time mean of the vCPUs the workload asks to be resident, over its window, as % of the host's cores. */
@@ -258,17 +244,17 @@ int main(int argc, char **argv)
                         run_one(h, t, trace, "trace", &o, csv, series, &totals);
                         continue;
                 }
-                for (unsigned li = 0; li < o.nloads; li++) {
+                for (unsigned li = 0; li < o.loads.n; li++) {
                         WorkloadSpec spec = {
-                            .seed = o.seed + hi * 1000 + o.loads[li],
+                            .seed = o.seed + hi * 1000 + o.loads.pct[li],
                             .host_cores = t->ncores,
-                            .load = o.loads[li] / 100.0,
+                            .load = o.loads.pct[li] / 100.0,
                             .arrivals = o.arrivals,
                             .mean_lifetime = 1.0,
                             .warmup_lifetimes = 3.0,
                         };
                         g_autoptr(Workload) w = workload_generate(&spec);
-                        g_autofree char *load = g_strdup_printf("%u", o.loads[li]);
+                        g_autofree char *load = g_strdup_printf("%u", o.loads.pct[li]);
                         run_one(h, t, w, load, &o, csv, series, &totals);
                 }
         }

@@ -19,6 +19,20 @@ double bench_percentile(double *values, unsigned n, double p);
 /* Parses a whole unsigned number; exits with a usage error naming the option when it is not one. */
 unsigned bench_parse_unsigned(const char *option, const char *text);
 
+/* The --load=PCT values of a benchmark run, in the order given. */
+typedef struct BenchLoads {
+        unsigned pct[8];
+        unsigned n;
+} BenchLoads;
+
+/* Adds one --load=PCT; exits with a usage error naming prog past the eighth. */
+void bench_loads_add(BenchLoads *l, const char *prog, const char *text);
+/* When no --load was given: 50, 90 and 120%. */
+void bench_loads_default(BenchLoads *l);
+
+/* Prints usage and exits: to stdout with 0 when asked for (--help), else to stderr with 2. */
+G_GNUC_NORETURN void bench_usage_exit(void (*usage)(FILE *f), bool asked);
+
 /* True when BENCH_SIZE=big is set in the environment (the long runs of bench/run --big). */
 bool bench_env_big(void);
 
