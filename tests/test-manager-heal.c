@@ -9,12 +9,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "log.h"
+#include "manager-fixture.h"
 #include "manager-internal.h"
 #include "test-util.h"
-#include "topology-load.h"
 #include "virt-domain.h"
-#include "virt-event.h"
 
 /* 4 cores of 2 threads: CPUs 0-7, all the test driver accepts pins on. */
 #define TOPOLOGY "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:4 pu:2"
@@ -24,29 +22,12 @@ static virConnectPtr conn;
 
 static void setup(void)
 {
-        virDomainPtr own;
-
-        if (!base) {
-                base = event_base_new();
-                ck_assert_int_eq(virt_event_register(base), 0);
-                virt_errors_quiet();
-                log_set_max_level(LOG_WARNING);
-        }
-        conn = virConnectOpen("test:///default");
-        ck_assert_ptr_nonnull(conn);
-        /* the driver's own "test" domain would hold cores these cases count on */
-        own = virDomainLookupByName(conn, "test");
-        if (own) {
-                virDomainDestroy(own);
-                virDomainFree(own);
-        }
+        fixture_open(&base, &conn, true);
 }
 
 static void teardown(void)
 {
-        virConnectClose(conn);
-        for (unsigned i = 0; i < 20; i++)
-                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        fixture_close(base, conn);
 }
 
 /* Runs the loop for ms milliseconds. */
@@ -71,17 +52,7 @@ static bool spin_until(Manager *m, const char *name, bool want_known)
 
 static Manager *new_manager(const char *config_text)
 {
-        Topology *t = NULL;
-        Config *c = NULL;
-        g_autofree char *err = NULL;
-        Manager *m;
-
-        ck_assert_int_eq(topology_load(TOPOLOGY, &t, &err), 0);
-        ck_assert_msg(config_load_data(config_text, "test.conf", &c, &err) == 0, "%s", err);
-        m = manager_new(base, t, c, "test:///default");
-        manager_start(m);
-        ck_assert(manager_connected(m));
-        return m;
+        return fixture_manager_new(base, TOPOLOGY, config_text);
 }
 
 static virDomainPtr start(Manager *m, const char *name, unsigned vcpus)
