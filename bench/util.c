@@ -64,6 +64,29 @@ void bench_loads_default(BenchLoads *l)
         *l = (BenchLoads){.pct = {50, 90, 120}, .n = 3};
 }
 
+bool bench_run_option(BenchRunOptions *o, const char *prog, int c, const char *arg)
+{
+        switch (c) {
+        case 'a':
+                o->arrivals = bench_parse_unsigned("--arrivals", arg);
+                return true;
+        case 's':
+                o->seed = bench_parse_unsigned("--seed", arg);
+                return true;
+        case 'l':
+                bench_loads_add(&o->loads, prog, arg);
+                return true;
+        case 'H':
+                o->host_filter = arg;
+                return true;
+        case 'c':
+                o->csv_dir = arg;
+                return true;
+        default:
+                return false;
+        }
+}
+
 void bench_usage_exit(void (*usage)(FILE *f), bool asked)
 {
         usage(asked ? stdout : stderr);
