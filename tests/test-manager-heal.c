@@ -110,6 +110,17 @@ static void fill(Manager *m, virDomainPtr doms[4])
         ck_assert_uint_eq(shared_vcpus(m), 4);
 }
 
+/* The end of a case that filled the host and stopped b and e: a and c destroyed, then the manager. */
+static void unfill(Manager *m, virDomainPtr doms[4])
+{
+        virDomainDestroy(doms[0]);
+        virDomainFree(doms[0]);
+        virDomainDestroy(doms[3]);
+        virDomainFree(doms[3]);
+        manager_free(m);
+        spin(20);
+}
+
 START_TEST(test_burst_of_stops_one_heal)
 {
         Manager *m = new_manager("[Placement]\nHealInterval=1\n");
@@ -133,12 +144,7 @@ START_TEST(test_burst_of_stops_one_heal)
         assert_live_pins(doms[3], c->plan);
         /* nothing left to do: no further pass moves anything */
         ck_assert_uint_eq(manager_heal(m, NULL), 0);
-        virDomainDestroy(doms[0]);
-        virDomainFree(doms[0]);
-        virDomainDestroy(doms[3]);
-        virDomainFree(doms[3]);
-        manager_free(m);
-        spin(20);
+        unfill(m, doms);
 }
 END_TEST
 
@@ -156,12 +162,7 @@ START_TEST(test_heal_off)
         ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_OVERCOMMITTED);
         ck_assert_uint_eq(manager_heal(m, &report), 0);
         ck_assert_ptr_nonnull(strstr(report, "healing is off"));
-        virDomainDestroy(doms[0]);
-        virDomainFree(doms[0]);
-        virDomainDestroy(doms[3]);
-        virDomainFree(doms[3]);
-        manager_free(m);
-        spin(20);
+        unfill(m, doms);
 }
 END_TEST
 
