@@ -1,7 +1,7 @@
 # shellcheck shell=bash
-# placementd on a private D-Bus for the end-to-end scenarios (ledger.sh, lifecycle.sh, heal.sh, guest-shapes.sh),
-# and the decision it records in a domain (also iothreads.sh). A sourced library:
-# it sets no shell options and runs nothing on load. Needs libvirt-env.sh (e2e_virsh, _e2e_pid_alive,
+# placementd on a private D-Bus for the end-to-end scenarios (ledger.sh, lifecycle.sh, heal.sh,
+# guest-shapes.sh), and the decision it records in a domain (also iothreads.sh, constraints.sh). A sourced
+# library: it sets no shell options and runs nothing on load. Needs libvirt-env.sh (e2e_virsh, _e2e_pid_alive,
 # _e2e_wait_dead) and tests/lib/tap.sh (bus_start, placementd_start) sourced, and dbus-daemon.
 #
 #   pd_env_init BUILD DIR            binaries from BUILD, state in DIR (bus socket, config, log)
