@@ -26,14 +26,8 @@ tap_build "${1:-}"
 TOPOLOGY='synthetic:pack:1 numa:2(memory=1GiB) core:1 pu:1'
 P=${E2E_DOMAIN_PREFIX}
 
-[ "$(nproc)" -ge 2 ] || tap_skip "needs 2 CPUs"
-tap_begin e2e-constraints
-tap_tmpdir e2e-constraints "${E2E_KEEP:-}"
-TAP_KEEP_FAILED=1
-WORK=$TAP_TMP
-LOG=$WORK/placementd.log
-PD_LOG=$LOG
-: >"$LOG"
+e2e_suite_begin e2e-constraints
+LOG=$PD_LOG
 
 vcpu0() { e2e_vcpu_affinity "$1" | awk '$1 == 0 { print $2 }'; }
 mems() { awk '/^Mems_allowed_list/ { print $2 }' "/proc/$(e2e_qemu_pid "$1")/status"; }

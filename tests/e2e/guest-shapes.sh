@@ -28,11 +28,7 @@ PAGES=48 # 96 MiB of 2 MiB pages
 HP_SYS=/sys/devices/system/node/node0/hugepages/hugepages-2048kB
 SKIP_WHY='' OLD_PAGES='' MOUNTED=''
 
-[ "$(nproc)" -ge 2 ] || tap_skip "needs 2 CPUs"
-tap_begin e2e-guest-shapes
-tap_tmpdir e2e-guest "${E2E_KEEP:-}"
-TAP_KEEP_FAILED=1
-WORK=$TAP_TMP
+e2e_suite_begin e2e-guest-shapes
 
 # The recorded pins as "vCPU cpuset" lines, in the format of e2e_vcpu_affinity.
 recorded_pins() {

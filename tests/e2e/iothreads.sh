@@ -26,14 +26,8 @@ tap_build "${1:-}"
 TOPOLOGY='synthetic:pack:1 numa:1(memory=2GiB) core:2 pu:1'
 P=${E2E_DOMAIN_PREFIX}
 
-[ "$(nproc)" -ge 2 ] || tap_skip "needs 2 CPUs"
-tap_begin e2e-iothreads
-tap_tmpdir e2e-iothreads "${E2E_KEEP:-}"
-TAP_KEEP_FAILED=1
-WORK=$TAP_TMP
-LOG=$WORK/placementd.log
-PD_LOG=$LOG
-: >"$LOG"
+e2e_suite_begin e2e-iothreads
+LOG=$PD_LOG
 
 vcpu0() { e2e_vcpu_affinity "$1" | awk '$1 == 0 { print $2 }'; }
 # iothread NAME ID: Cpus_allowed_list of the QEMU thread of I/O thread ID ("IO iothreadID"; QEMU names its

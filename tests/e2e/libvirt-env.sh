@@ -19,8 +19,9 @@
 # caller's options come back on return). Daemons and QEMUs are only ever stopped by PID (from DIR's pid files
 # or libvirt's /run/libvirt/qemu/NAME.pid, checked against /proc), never by name.
 #
-# Also public: e2e_virsh ARGS (virsh -c $E2E_LIBVIRT_URI with a timeout), e2e_qemu_pid NAME, and
-# e2e_virsh_vcpupin NAME (libvirt's view of the pins, in the format of e2e_vcpu_affinity).
+# Also public: e2e_virsh ARGS (virsh -c $E2E_LIBVIRT_URI with a timeout), e2e_qemu_pid NAME,
+# e2e_virsh_vcpupin NAME (libvirt's view of the pins, in the format of e2e_vcpu_affinity), and
+# e2e_suite_begin NAME, the frame of a suite on tests/lib/tap.sh whose pins are the machine's CPUs.
 #
 # Settings (environment, all optional):
 #   E2E_LIBVIRT_URI            qemu:///system
@@ -61,6 +62,19 @@ _E2E_CONF_MARK_END='# <<< placementd e2e <<<'
 _E2E_CONF_COMMENT='#placementd-e2e# '
 
 # ---------------------------------------------------------------------------------------------- helpers
+
+# e2e_suite_begin NAME: exits 77 with fewer than 2 CPUs; else tap_begin NAME, the work directory WORK (kept
+# when the suite fails, or always with E2E_KEEP set) and the daemon's log PD_LOG in it, created empty.
+# shellcheck disable=SC2034 # WORK is for the suites
+e2e_suite_begin() {
+    [ "$(nproc)" -ge 2 ] || tap_skip "needs 2 CPUs"
+    tap_begin "$1"
+    tap_tmpdir "$1" "${E2E_KEEP:-}"
+    TAP_KEEP_FAILED=1
+    WORK=$TAP_TMP
+    PD_LOG=$WORK/placementd.log
+    : >"$PD_LOG"
+}
 
 _e2e_err() { echo "e2e: $*" >&2; }
 
