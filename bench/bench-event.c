@@ -102,26 +102,18 @@ static void parse_options(int argc, char **argv, Options *o)
                         break;
                 case 'l':
                         o->log_level = log_level_from_string(optarg);
-                        if (o->log_level < 0) {
-                                usage(stderr);
-                                exit(2);
-                        }
+                        if (o->log_level < 0)
+                                bench_usage_exit(usage, false);
                         break;
                 case 'c':
                         o->csv_dir = optarg;
                         break;
-                case 'h':
-                        usage(stdout);
-                        exit(0);
                 default:
-                        usage(stderr);
-                        exit(2);
+                        bench_usage_exit(usage, c == 'h');
                 }
         }
-        if (optind < argc || o->domains == 0 || o->domains > 99999 || o->vcpus == 0 || o->vcpus > 8) {
-                usage(stderr);
-                exit(2);
-        }
+        if (optind < argc || o->domains == 0 || o->domains > 99999 || o->vcpus == 0 || o->vcpus > 8)
+                bench_usage_exit(usage, false);
 }
 
 /* The index of one of our domains ("ev-00042" -> 42), or -1. */

@@ -21,9 +21,8 @@
 #include "workload.h"
 
 typedef struct Options {
-        unsigned arrivals, seed, lifetime_sec;
-        const char *csv_dir, *host_filter;
-        unsigned loads[8], nloads;
+        BenchRunOptions run;
+        unsigned lifetime_sec;
         bool breakdown;
 } Options;
 
@@ -64,62 +63,32 @@ static void usage(FILE *f)
 static void parse_options(int argc, char **argv, Options *o)
 {
         static const struct option options[] = {
-            {"arrivals", required_argument, NULL, 'a'},
-            {"seed", required_argument, NULL, 's'},
-            {"load", required_argument, NULL, 'l'},
-            {"host", required_argument, NULL, 'H'},
+            BENCH_RUN_OPTIONS,
             {"lifetime-sec", required_argument, NULL, 'L'},
-            {"csv", required_argument, NULL, 'c'},
             {"breakdown", no_argument, NULL, 'b'},
             {"help", no_argument, NULL, 'h'},
             {},
         };
         int c;
 
-        *o = (Options){.arrivals = bench_env_big() ? 3000 : 1000, .seed = 42, .lifetime_sec = 600};
+        *o = (Options){.run.arrivals = bench_env_big() ? 3000 : 1000, .run.seed = 42, .lifetime_sec = 600};
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
+                if (bench_run_option(&o->run, "bench-load", c, optarg))
+                        continue;
                 switch (c) {
-                case 'a':
-                        o->arrivals = bench_parse_unsigned("--arrivals", optarg);
-                        break;
-                case 's':
-                        o->seed = bench_parse_unsigned("--seed", optarg);
-                        break;
-                case 'l':
-                        if (o->nloads == G_N_ELEMENTS(o->loads)) {
-                                fprintf(stderr, "bench-load: at most %zu --load\n", G_N_ELEMENTS(o->loads));
-                                exit(2);
-                        }
-                        o->loads[o->nloads++] = bench_parse_unsigned("--load", optarg);
-                        break;
-                case 'H':
-                        o->host_filter = optarg;
-                        break;
                 case 'L':
                         o->lifetime_sec = bench_parse_unsigned("--lifetime-sec", optarg);
-                        break;
-                case 'c':
-                        o->csv_dir = optarg;
                         break;
                 case 'b':
                         o->breakdown = true;
                         break;
-                case 'h':
-                        usage(stdout);
-                        exit(0);
                 default:
-                        usage(stderr);
-                        exit(2);
+                        bench_usage_exit(usage, c == 'h');
                 }
         }
-        if (optind < argc || o->arrivals == 0 || o->lifetime_sec == 0) {
-                usage(stderr);
-                exit(2);
-        }
-        if (!o->nloads) {
-                o->loads[0] = 50, o->loads[1] = 90, o->loads[2] = 120;
-                o->nloads = 3;
-        }
+        if (optind < argc || o->run.arrivals == 0 || o->lifetime_sec == 0)
+                bench_usage_exit(usage, false);
+        bench_loads_default(&o->run.loads);
 }
 
 /* The daemon's defaults (heal on, load every 5 s), then what the row turns off or changes. */
@@ -250,14 +219,14 @@ static void run_breakdown(const Topology *t, const Config *spread, const GPtrArr
 static void run_cell(const BenchHost *h, const Topology *t, unsigned load, const Options *o, FILE *csv,
                      Goals *g)
 {
-        WorkloadSpec spec = {.seed = o->seed + load,
+        WorkloadSpec spec = {.seed = o->run.seed + load,
                              .host_cores = t->ncores,
                              .load = load / 100.0,
-                             .arrivals = o->arrivals,
+                             .arrivals = o->run.arrivals,
                              .mean_lifetime = 1,
                              .warmup_lifetimes = 3};
         g_autoptr(Workload) w = workload_generate(&spec);
-        g_autoptr(GPtrArray) trace = load_trace_generate(w, o->lifetime_sec, o->seed + 7 * load);
+        g_autoptr(GPtrArray) trace = load_trace_generate(w, o->lifetime_sec, o->run.seed + 7 * load);
         g_autoptr(Config) spread = config_new_default(), pack = config_new_default(),
                           compat = config_new_default();
         Cell cell = {0};
@@ -340,7 +309,7 @@ int main(int argc, char **argv)
         g_autoptr(Config) defaults = config_new_default();
 
         parse_options(argc, argv, &o);
-        csv = bench_open_csv(o.csv_dir, "load.csv");
+        csv = bench_open_csv(o.run.csv_dir, "load.csv");
         if (csv)
                 fprintf(csv,
                         "host,load,policy,capacity_lost,bound_capacity_lost,busy_contended_fraction,"
@@ -352,16 +321,16 @@ int main(int argc, char **argv)
                "load measured every %u s, a heal pass %u s after a departure or a load change, at most %u "
                "moves; "
                "a busy pair on siblings loses %.0f%% each.\n",
-               o.arrivals, o.seed, o.lifetime_sec, defaults->load_interval_sec, defaults->heal_interval_sec,
-               defaults->heal_max_moves, 100 * CONTENTION_SIBLING_LOSS);
+               o.run.arrivals, o.run.seed, o.lifetime_sec, defaults->load_interval_sec,
+               defaults->heal_interval_sec, defaults->heal_max_moves, 100 * CONTENTION_SIBLING_LOSS);
         for (unsigned i = 0; i < bench_nquality_hosts; i++) {
                 const BenchHost *h = &bench_quality_hosts[i];
                 g_autoptr(Topology) t = NULL;
-                if (o.host_filter && strcmp(o.host_filter, h->name))
+                if (o.run.host_filter && strcmp(o.run.host_filter, h->name))
                         continue;
                 t = bench_host_build(h);
-                for (unsigned l = 0; l < o.nloads; l++)
-                        run_cell(h, t, o.loads[l], &o, csv, &goals);
+                for (unsigned l = 0; l < o.run.loads.n; l++)
+                        run_cell(h, t, o.run.loads.pct[l], &o, csv, &goals);
         }
         print_goals(&goals);
         if (csv)

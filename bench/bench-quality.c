@@ -17,10 +17,9 @@
 #include "workload.h"
 
 typedef struct Options {
-        unsigned arrivals, seed;
+        BenchRunOptions run;
         SimSeries series;
-        const char *csv_dir, *host_filter, *trace_path;
-        unsigned loads[8], nloads;
+        const char *trace_path;
 } Options;
 
 static void usage(FILE *f)
@@ -36,39 +35,20 @@ static void usage(FILE *f)
 static void parse_options(int argc, char **argv, Options *o)
 {
         static const struct option options[] = {
-            {"arrivals", required_argument, NULL, 'a'},
-            {"seed", required_argument, NULL, 's'},
-            {"load", required_argument, NULL, 'l'},
-            {"host", required_argument, NULL, 'H'},
+            BENCH_RUN_OPTIONS,
             {"trace", required_argument, NULL, 't'},
             {"series-points", required_argument, NULL, 'p'},
             {"series-window", required_argument, NULL, 'w'},
-            {"csv", required_argument, NULL, 'c'},
             {"help", no_argument, NULL, 'h'},
             {},
         };
         int c;
 
-        *o = (Options){.arrivals = bench_env_big() ? 10000 : 2000, .seed = 42, .series = {100, 25}};
+        *o = (Options){.run.arrivals = bench_env_big() ? 10000 : 2000, .run.seed = 42, .series = {100, 25}};
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
+                if (bench_run_option(&o->run, "bench-quality", c, optarg))
+                        continue;
                 switch (c) {
-                case 'a':
-                        o->arrivals = bench_parse_unsigned("--arrivals", optarg);
-                        break;
-                case 's':
-                        o->seed = bench_parse_unsigned("--seed", optarg);
-                        break;
-                case 'l':
-                        if (o->nloads == G_N_ELEMENTS(o->loads)) {
-                                fprintf(stderr, "bench-quality: at most %zu --load\n",
-                                        G_N_ELEMENTS(o->loads));
-                                exit(2);
-                        }
-                        o->loads[o->nloads++] = bench_parse_unsigned("--load", optarg);
-                        break;
-                case 'H':
-                        o->host_filter = optarg;
-                        break;
                 case 't':
                         o->trace_path = optarg;
                         break;
@@ -78,25 +58,13 @@ static void parse_options(int argc, char **argv, Options *o)
                 case 'w':
                         o->series.window = bench_parse_unsigned("--series-window", optarg);
                         break;
-                case 'c':
-                        o->csv_dir = optarg;
-                        break;
-                case 'h':
-                        usage(stdout);
-                        exit(0);
                 default:
-                        usage(stderr);
-                        exit(2);
+                        bench_usage_exit(usage, c == 'h');
                 }
         }
-        if (optind < argc || o->arrivals == 0) {
-                usage(stderr);
-                exit(2);
-        }
-        if (!o->nloads) {
-                o->loads[0] = 50, o->loads[1] = 90, o->loads[2] = 120;
-                o->nloads = 3;
-        }
+        if (optind < argc || o->run.arrivals == 0)
+                bench_usage_exit(usage, false);
+        bench_loads_default(&o->run.loads);
 }
 
 /* Time mean of the vCPUs the workload asks to be resident, over its window, as % of the host's cores. */
@@ -215,8 +183,8 @@ int main(int argc, char **argv)
         parse_options(argc, argv, &o);
         if (o.trace_path)
                 trace = load_trace(o.trace_path);
-        csv = bench_open_csv(o.csv_dir, "quality.csv");
-        series = bench_open_csv(o.csv_dir, "fragmentation.csv");
+        csv = bench_open_csv(o.run.csv_dir, "quality.csv");
+        series = bench_open_csv(o.run.csv_dir, "fragmentation.csv");
         if (csv)
                 fprintf(csv, "host,load_pct,policy,starts,vcpus_started,shared_pct,shared_at_start,"
                              "shared_at_start_pct,avoidable,overspread_pct,overspread,overspread_"
@@ -235,7 +203,7 @@ int main(int argc, char **argv)
                        "first "
                        "3 lifetimes not measured. Sizes 1/2/4/8/16/32 vCPUs (weights 30/30/20/12/5/3, none "
                        "above the host's cores), 2/4/8 GiB per vCPU (weights 1/2/1).\n",
-                       o.seed, o.arrivals);
+                       o.run.seed, o.run.arrivals);
         printf(
             "Shared: a vCPU on a core holding another vCPU. Avoidable: shared at start although a candidate "
             "node set had free whole cores and memory for the whole domain. Over-spread: vCPUs and memory "
@@ -248,7 +216,7 @@ int main(int argc, char **argv)
                 const BenchHost *h = &bench_quality_hosts[hi];
                 g_autoptr(Topology) t = NULL;
 
-                if (o.host_filter && !strstr(h->name, o.host_filter))
+                if (o.run.host_filter && !strstr(h->name, o.run.host_filter))
                         continue;
                 any = true;
                 t = bench_host_build(h);
@@ -258,22 +226,22 @@ int main(int argc, char **argv)
                         run_one(h, t, trace, "trace", &o, csv, series, &totals);
                         continue;
                 }
-                for (unsigned li = 0; li < o.nloads; li++) {
+                for (unsigned li = 0; li < o.run.loads.n; li++) {
                         WorkloadSpec spec = {
-                            .seed = o.seed + hi * 1000 + o.loads[li],
+                            .seed = o.run.seed + hi * 1000 + o.run.loads.pct[li],
                             .host_cores = t->ncores,
-                            .load = o.loads[li] / 100.0,
-                            .arrivals = o.arrivals,
+                            .load = o.run.loads.pct[li] / 100.0,
+                            .arrivals = o.run.arrivals,
                             .mean_lifetime = 1.0,
                             .warmup_lifetimes = 3.0,
                         };
                         g_autoptr(Workload) w = workload_generate(&spec);
-                        g_autofree char *load = g_strdup_printf("%u", o.loads[li]);
+                        g_autofree char *load = g_strdup_printf("%u", o.run.loads.pct[li]);
                         run_one(h, t, w, load, &o, csv, series, &totals);
                 }
         }
         if (!any) {
-                fprintf(stderr, "bench-quality: no host matches '%s'\n", o.host_filter);
+                fprintf(stderr, "bench-quality: no host matches '%s'\n", o.run.host_filter);
                 return 2;
         }
         printf("\nChecks: explicit avoidable contention %" G_GUINT64_FORMAT

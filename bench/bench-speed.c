@@ -100,19 +100,13 @@ static void parse_options(int argc, char **argv, Options *o)
                 case 'R':
                         o->no_residents = true;
                         break;
-                case 'h':
-                        usage(stdout);
-                        exit(0);
                 default:
-                        usage(stderr);
-                        exit(2);
+                        bench_usage_exit(usage, c == 'h');
                 }
         }
         if (optind < argc || !o->reps || !o->states ||
-            (o->only_fill >= 0 && o->only_fill != 0 && o->only_fill != 90)) {
-                usage(stderr);
-                exit(2);
-        }
+            (o->only_fill >= 0 && o->only_fill != 0 && o->only_fill != 90))
+                bench_usage_exit(usage, false);
 }
 
 static double ms_since(uint64_t t0)

@@ -48,6 +48,51 @@ unsigned bench_parse_unsigned(const char *option, const char *text)
         return (unsigned)v;
 }
 
+void bench_loads_add(BenchLoads *l, const char *prog, const char *text)
+{
+        if (l->n == G_N_ELEMENTS(l->pct)) {
+                fprintf(stderr, "%s: at most %zu --load\n", prog, G_N_ELEMENTS(l->pct));
+                exit(2);
+        }
+        l->pct[l->n++] = bench_parse_unsigned("--load", text);
+}
+
+void bench_loads_default(BenchLoads *l)
+{
+        if (l->n)
+                return;
+        *l = (BenchLoads){.pct = {50, 90, 120}, .n = 3};
+}
+
+bool bench_run_option(BenchRunOptions *o, const char *prog, int c, const char *arg)
+{
+        switch (c) {
+        case 'a':
+                o->arrivals = bench_parse_unsigned("--arrivals", arg);
+                return true;
+        case 's':
+                o->seed = bench_parse_unsigned("--seed", arg);
+                return true;
+        case 'l':
+                bench_loads_add(&o->loads, prog, arg);
+                return true;
+        case 'H':
+                o->host_filter = arg;
+                return true;
+        case 'c':
+                o->csv_dir = arg;
+                return true;
+        default:
+                return false;
+        }
+}
+
+void bench_usage_exit(void (*usage)(FILE *f), bool asked)
+{
+        usage(asked ? stdout : stderr);
+        exit(asked ? 0 : 2);
+}
+
 bool bench_env_big(void)
 {
         const char *s = g_getenv("BENCH_SIZE");

@@ -313,6 +313,20 @@ static int apply_memory(Manager *m, virDomainPtr dom, Decision *d)
         return 0;
 }
 
+/* A host-thread pin's result r: -ENOENT (the domain is gone) is passed up; another failure is logged and
+ * noted, and clears *applied. Returns 0 or -ENOENT. */
+static int pin_outcome(Decision *d, int r, char **error, bool *applied)
+{
+        if (r == -ENOENT)
+                return r;
+        if (r < 0) {
+                log_warning("%s: %s", d->name, *error);
+                note_failure(d, error);
+                *applied = false;
+        }
+        return 0;
+}
+
 /* The emulator pin; *ret_applied says whether it stands as planned. Returns 0 or -ENOENT. */
 static int apply_emulator(virDomainPtr dom, Decision *d, bool *ret_applied)
 {
@@ -323,14 +337,7 @@ static int apply_emulator(virDomainPtr dom, Decision *d, bool *ret_applied)
         if (cpuset_is_empty(d->plan->emulator_pin))
                 return 0;
         r = virt_domain_pin_emulator(dom, d->plan->emulator_pin, &error);
-        if (r == -ENOENT)
-                return r;
-        if (r < 0) {
-                log_warning("%s: %s", d->name, error);
-                note_failure(d, &error);
-                *ret_applied = false;
-        }
-        return 0;
+        return pin_outcome(d, r, &error, ret_applied);
 }
 
 /* The I/O thread pins, each attempted whatever failed before; *ret_applied says whether all stand as
@@ -341,13 +348,8 @@ static int apply_iothreads(virDomainPtr dom, Decision *d, bool *ret_applied)
         CPUSET_FOREACH (id, d->plan->iothreads) {
                 g_autofree char *error = NULL;
                 int r = virt_domain_pin_iothread(dom, (unsigned)id, d->plan->iothread_pin, &error);
-                if (r == -ENOENT)
+                if (pin_outcome(d, r, &error, ret_applied) < 0)
                         return r;
-                if (r < 0) {
-                        log_warning("%s: %s", d->name, error);
-                        note_failure(d, &error);
-                        *ret_applied = false;
-                }
         }
         return 0;
 }

@@ -8,7 +8,6 @@
  */
 #include "test-util.h"
 #include "test-policy-util.h"
-#include "topology-load.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -56,16 +55,6 @@ static GPtrArray *load_expected(void)
         return all;
 }
 
-static Topology *load(const char *name)
-{
-        g_autofree char *path = test_topology_path(name);
-        g_autofree char *error = NULL;
-        Topology *t = NULL;
-
-        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s: %s", name, error);
-        return t;
-}
-
 /* The memory kind placementd gives an hwloc subtype that make.sh uses. */
 static NodeKind subtype_kind(const char *subtype)
 {
@@ -87,7 +76,7 @@ START_TEST(test_counts_match_hwloc)
 
         for (unsigned i = 0; i < all->len; i++) {
                 const Expected *e = g_ptr_array_index(all, i);
-                g_autoptr(Topology) t = load(e->file);
+                g_autoptr(Topology) t = test_topology_load(e->file);
                 unsigned real = 0, by_kind[_NODE_KIND_MAX] = {0}, want[_NODE_KIND_MAX] = {0};
 
                 for (unsigned n = 0; n < t->nnodes; n++)
@@ -204,7 +193,7 @@ START_TEST(test_engine_invariants)
 
         for (unsigned i = 0; i < all->len; i++) {
                 const Expected *e = g_ptr_array_index(all, i);
-                g_autoptr(Topology) t = load(e->file);
+                g_autoptr(Topology) t = test_topology_load(e->file);
                 g_autoptr(Ledger) a = run_sequence(t, e->file, 24);
                 g_autoptr(Ledger) b = run_sequence(t, e->file, 24);
 

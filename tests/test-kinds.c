@@ -4,19 +4,8 @@
 #include "test-policy-util.h"
 #include "domain-xml.h"
 #include "metadata.h"
-#include "topology-load.h"
 
 #include <string.h>
-
-static Topology *load(const char *name)
-{
-        g_autofree char *path = test_topology_path(name);
-        g_autofree char *error = NULL;
-        Topology *t = NULL;
-
-        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s: %s", name, error);
-        return t;
-}
 
 static const TopoCore *vcpu_core(const Topology *t, const Plan *p, unsigned v)
 {
@@ -39,9 +28,9 @@ static uint64_t memory_of_kind(const Topology *t, const Plan *p, NodeKind kind)
 
 START_TEST(test_node_kinds_loaded)
 {
-        g_autoptr(Topology) p9 = load("power9-gpu.xml");
-        g_autoptr(Topology) knl = load("knl-snc4-flat.xml");
-        g_autoptr(Topology) cxl = load("cxl-expander.xml");
+        g_autoptr(Topology) p9 = test_topology_load("power9-gpu.xml");
+        g_autoptr(Topology) knl = test_topology_load("knl-snc4-flat.xml");
+        g_autoptr(Topology) cxl = test_topology_load("cxl-expander.xml");
 
         for (unsigned n = 0; n < p9->nnodes; n++)
                 ck_assert_int_eq(p9->nodes[n].kind, n < 2 ? NODE_KIND_DRAM : NODE_KIND_GPU);
@@ -57,7 +46,7 @@ END_TEST
 /* POWER9 with GPU memory as NUMA nodes: once DRAM is full, a domain is not given GPU memory. */
 START_TEST(test_never_gpu_memory)
 {
-        g_autoptr(Topology) t = load("power9-gpu.xml");
+        g_autoptr(Topology) t = test_topology_load("power9-gpu.xml");
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams params = test_params(POLICY_EXPLICIT);
         const Plan *p;
@@ -79,7 +68,7 @@ END_TEST
  * both sockets, not to CXL; with MemoryTiers=cxl it may use the nearer CXL memory. */
 START_TEST(test_cxl_lower_tier)
 {
-        g_autoptr(Topology) t = load("cxl-expander.xml");
+        g_autoptr(Topology) t = test_topology_load("cxl-expander.xml");
         PlacementParams params = test_params(POLICY_EXPLICIT);
 
         {
@@ -107,7 +96,7 @@ END_TEST
 /* When no set of DRAM nodes has room, the lower tier is used, and the reason says so. */
 START_TEST(test_lower_tier_last_resort)
 {
-        g_autoptr(Topology) t = load("cxl-expander.xml");
+        g_autoptr(Topology) t = test_topology_load("cxl-expander.xml");
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams params = test_params(POLICY_EXPLICIT);
         const Plan *p = test_place(t, l, &params, "huge", 4, 80 * GiB);
@@ -122,7 +111,7 @@ END_TEST
  * the other socket's DRAM, yet a domain too big for its node's DRAM gets the other socket's DRAM. */
 START_TEST(test_pmem_dax)
 {
-        g_autoptr(Topology) t = load("pmem-dax.xml");
+        g_autoptr(Topology) t = test_topology_load("pmem-dax.xml");
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams params = test_params(POLICY_EXPLICIT);
         const Plan *p;
@@ -138,7 +127,7 @@ END_TEST
 /* KNL SNC4 flat: MCDRAM holds memory only once every DRAM node is short of it. */
 START_TEST(test_knl_mcdram)
 {
-        g_autoptr(Topology) t = load("knl-snc4-flat.xml");
+        g_autoptr(Topology) t = test_topology_load("knl-snc4-flat.xml");
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams params = test_params(POLICY_EXPLICIT);
         const Plan *p = test_place(t, l, &params, "a", 4, 20 * GiB);
@@ -153,9 +142,9 @@ END_TEST
 
 START_TEST(test_core_kinds_loaded)
 {
-        g_autoptr(Topology) al = load("alder-lake.xml");
-        g_autoptr(Topology) ar = load("arrow-lake.xml");
-        g_autoptr(Topology) xeon = load("xeon-2s-smt.xml");
+        g_autoptr(Topology) al = test_topology_load("alder-lake.xml");
+        g_autoptr(Topology) ar = test_topology_load("arrow-lake.xml");
+        g_autoptr(Topology) xeon = test_topology_load("xeon-2s-smt.xml");
         unsigned p = 0, e = 0, no_l3 = 0;
 
         ck_assert_uint_eq(al->ncore_kinds, 2);
@@ -185,7 +174,7 @@ END_TEST
 /* Arrow Lake: the first small domains get P-cores, not the low-power cores outside the L3. */
 START_TEST(test_arrow_lake_p_cores_first)
 {
-        g_autoptr(Topology) t = load("arrow-lake.xml");
+        g_autoptr(Topology) t = test_topology_load("arrow-lake.xml");
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams params = test_params(POLICY_EXPLICIT);
 
@@ -204,7 +193,7 @@ END_TEST
 /* NVIDIA GB10: big cores (numbered after the little ones) are taken first. */
 START_TEST(test_gb10_big_first)
 {
-        g_autoptr(Topology) t = load("gb10.xml");
+        g_autoptr(Topology) t = test_topology_load("gb10.xml");
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams params = test_params(POLICY_EXPLICIT);
         const Plan *p = test_place(t, l, &params, "a", 4, 4 * GiB);
@@ -220,7 +209,7 @@ END_TEST
 /* Alder Lake: with 2 P-cores left, a 4-vCPU domain goes whole to one E-core module, not 2 P + 2 E. */
 START_TEST(test_alder_lake_one_kind)
 {
-        g_autoptr(Topology) t = load("alder-lake.xml");
+        g_autoptr(Topology) t = test_topology_load("alder-lake.xml");
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams params = test_params(POLICY_EXPLICIT);
         const Plan *p;
@@ -243,7 +232,7 @@ END_TEST
 /* E-core modules: a module is filled before another is opened. */
 START_TEST(test_l2_cluster_fill)
 {
-        g_autoptr(Topology) t = load("alder-lake.xml");
+        g_autoptr(Topology) t = test_topology_load("alder-lake.xml");
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams params = test_params(POLICY_EXPLICIT);
         const Plan *p;
@@ -267,7 +256,7 @@ END_TEST
 /* CoreKinds=performance-only leaves E-cores to the host; CoreKinds=any takes cores in topology order. */
 START_TEST(test_core_kinds_modes)
 {
-        g_autoptr(Topology) t = load("gb10.xml");
+        g_autoptr(Topology) t = test_topology_load("gb10.xml");
         PlacementParams params = test_params(POLICY_EXPLICIT);
 
         {
@@ -296,7 +285,7 @@ END_TEST
  * the reason does not call them a node's. */
 START_TEST(test_no_local_node_last)
 {
-        g_autoptr(Topology) t = load("no-local-node-3s.xml");
+        g_autoptr(Topology) t = test_topology_load("no-local-node-3s.xml");
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams params = test_params(POLICY_EXPLICIT);
         unsigned orphan = t->nnodes - 1;
@@ -343,7 +332,7 @@ static char *prefixed(char *record)
 /* A plan that uses CPUs local to no node is recorded and adopted back as it was (a daemon restart). */
 START_TEST(test_no_local_node_metadata)
 {
-        g_autoptr(Topology) t = load("no-local-node-3s.xml");
+        g_autoptr(Topology) t = test_topology_load("no-local-node-3s.xml");
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams params = test_params(POLICY_EXPLICIT);
         g_autoptr(DomainSpec) spec = NULL;

@@ -11,13 +11,11 @@
 #include <time.h>
 
 #include "domain-xml.h"
-#include "log.h"
+#include "manager-fixture.h"
 #include "manager-internal.h"
 #include "metadata.h"
 #include "test-util.h"
-#include "topology-load.h"
 #include "virt-domain.h"
-#include "virt-event.h"
 
 /* 8 PUs (the test driver accepts pins on CPUs 0-7 only): node 0 = CPUs 0-3, node 1 = CPUs 4-7. */
 #define TOPOLOGY "synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2"
@@ -28,27 +26,12 @@ static virConnectPtr conn;
 
 static void setup(void)
 {
-        if (!base) {
-                base = event_base_new();
-                ck_assert_int_eq(virt_event_register(base), 0);
-                virt_errors_quiet();
-                log_set_max_level(LOG_WARNING);
-        }
-        conn = virConnectOpen("test:///default");
-        ck_assert_ptr_nonnull(conn);
-        /* the driver's own "test" domain would take cores these cases count on */
-        virDomainPtr own = virDomainLookupByName(conn, "test");
-        if (own) {
-                virDomainDestroy(own);
-                virDomainFree(own);
-        }
+        fixture_open(&base, &conn, true);
 }
 
 static void teardown(void)
 {
-        virConnectClose(conn);
-        for (unsigned i = 0; i < 20; i++)
-                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        fixture_close(base, conn);
 }
 
 static bool spin_until_known(Manager *m, const char *name)
@@ -65,17 +48,7 @@ static bool spin_until_known(Manager *m, const char *name)
 
 static Manager *new_manager(void)
 {
-        Topology *t = NULL;
-        Config *c = NULL;
-        g_autofree char *err = NULL;
-        Manager *m;
-
-        ck_assert_int_eq(topology_load(TOPOLOGY, &t, &err), 0);
-        ck_assert_int_eq(config_load_data("", "test.conf", &c, &err), 0);
-        m = manager_new(base, t, c, "test:///default");
-        manager_start(m);
-        ck_assert(manager_connected(m));
-        return m;
+        return fixture_manager_new(base, TOPOLOGY, NULL);
 }
 
 static void free_manager(Manager *m)

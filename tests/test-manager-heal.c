@@ -10,12 +10,10 @@
 #include <string.h>
 #include <time.h>
 
-#include "log.h"
+#include "manager-fixture.h"
 #include "manager-internal.h"
 #include "test-util.h"
-#include "topology-load.h"
 #include "virt-domain.h"
-#include "virt-event.h"
 
 /* 4 cores of 2 threads: CPUs 0-7, all the test driver accepts pins on. */
 #define TOPOLOGY "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:4 pu:2"
@@ -25,29 +23,12 @@ static virConnectPtr conn;
 
 static void setup(void)
 {
-        virDomainPtr own;
-
-        if (!base) {
-                base = event_base_new();
-                ck_assert_int_eq(virt_event_register(base), 0);
-                virt_errors_quiet();
-                log_set_max_level(LOG_WARNING);
-        }
-        conn = virConnectOpen("test:///default");
-        ck_assert_ptr_nonnull(conn);
-        /* the driver's own "test" domain would hold cores these cases count on */
-        own = virDomainLookupByName(conn, "test");
-        if (own) {
-                virDomainDestroy(own);
-                virDomainFree(own);
-        }
+        fixture_open(&base, &conn, true);
 }
 
 static void teardown(void)
 {
-        virConnectClose(conn);
-        for (unsigned i = 0; i < 20; i++)
-                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        fixture_close(base, conn);
 }
 
 /* Runs the loop for ms milliseconds. */
@@ -72,17 +53,7 @@ static bool spin_until(Manager *m, const char *name, bool want_known)
 
 static Manager *new_manager(const char *config_text)
 {
-        Topology *t = NULL;
-        Config *c = NULL;
-        g_autofree char *err = NULL;
-        Manager *m;
-
-        ck_assert_int_eq(topology_load(TOPOLOGY, &t, &err), 0);
-        ck_assert_msg(config_load_data(config_text, "test.conf", &c, &err) == 0, "%s", err);
-        m = manager_new(base, t, c, "test:///default");
-        manager_start(m);
-        ck_assert(manager_connected(m));
-        return m;
+        return fixture_manager_new(base, TOPOLOGY, config_text);
 }
 
 /* Starts a domain whose <vcpu> element carries vcpu_attrs (e.g. " cpuset='0-1'"). */
@@ -146,6 +117,17 @@ static void fill(Manager *m, virDomainPtr doms[4])
         ck_assert_uint_eq(shared_vcpus(m), 4);
 }
 
+/* The end of a case that filled the host and stopped b and e: a and c destroyed, then the manager. */
+static void unfill(Manager *m, virDomainPtr doms[4])
+{
+        virDomainDestroy(doms[0]);
+        virDomainFree(doms[0]);
+        virDomainDestroy(doms[3]);
+        virDomainFree(doms[3]);
+        manager_free(m);
+        spin(20);
+}
+
 START_TEST(test_burst_of_stops_one_heal)
 {
         Manager *m = new_manager("[Placement]\nHealInterval=1\n");
@@ -169,12 +151,7 @@ START_TEST(test_burst_of_stops_one_heal)
         assert_live_pins(doms[3], c->plan);
         /* nothing left to do: no further pass moves anything */
         ck_assert_uint_eq(manager_heal(m, NULL), 0);
-        virDomainDestroy(doms[0]);
-        virDomainFree(doms[0]);
-        virDomainDestroy(doms[3]);
-        virDomainFree(doms[3]);
-        manager_free(m);
-        spin(20);
+        unfill(m, doms);
 }
 END_TEST
 
@@ -192,12 +169,7 @@ START_TEST(test_heal_off)
         ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_OVERCOMMITTED);
         ck_assert_uint_eq(manager_heal(m, &report), 0);
         ck_assert_ptr_nonnull(strstr(report, "healing is off"));
-        virDomainDestroy(doms[0]);
-        virDomainFree(doms[0]);
-        virDomainDestroy(doms[3]);
-        virDomainFree(doms[3]);
-        manager_free(m);
-        spin(20);
+        unfill(m, doms);
 }
 END_TEST
 

@@ -10,12 +10,10 @@
 #include <unistd.h>
 
 #include "domain-xml.h"
-#include "log.h"
+#include "manager-fixture.h"
 #include "manager-internal.h"
 #include "test-util.h"
-#include "topology-load.h"
 #include "virt-domain.h"
-#include "virt-event.h"
 
 /* 8 PUs: the test driver accepts pins on CPUs 0-7 only. */
 #define TOPOLOGY "synthetic:pack:2 numa:1(memory=16GiB) l3:1 core:2 pu:2"
@@ -25,21 +23,12 @@ static virConnectPtr conn; /* the test's own connection to the same in-process d
 
 static void setup(void)
 {
-        if (!base) {
-                base = event_base_new();
-                ck_assert_int_eq(virt_event_register(base), 0);
-                virt_errors_quiet();
-                log_set_max_level(LOG_WARNING);
-        }
-        conn = virConnectOpen("test:///default");
-        ck_assert_ptr_nonnull(conn);
+        fixture_open(&base, &conn, false);
 }
 
 static void teardown(void)
 {
-        virConnectClose(conn);
-        for (unsigned i = 0; i < 20; i++)
-                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        fixture_close(base, conn);
 }
 
 /* Runs the loop for up to ms, or until done(arg) holds. */
@@ -61,18 +50,7 @@ static bool spin(bool (*done)(void *), void *arg, unsigned ms)
 
 static Manager *new_manager_on(const char *topology, const char *config_text)
 {
-        Topology *t = NULL;
-        Config *c = NULL;
-        g_autofree char *err = NULL;
-        Manager *m;
-
-        ck_assert_int_eq(topology_load(topology, &t, &err), 0);
-        ck_assert_msg(config_load_data(config_text ? config_text : "", "test.conf", &c, &err) == 0, "%s",
-                      err);
-        m = manager_new(base, t, c, "test:///default");
-        manager_start(m);
-        ck_assert(manager_connected(m));
-        return m;
+        return fixture_manager_new(base, topology, config_text);
 }
 
 static Manager *new_manager(const char *config_text)

@@ -4,6 +4,8 @@
 #include <glib.h>
 #include <stdlib.h>
 
+#include "topology-load.h"
+
 int test_run_suite(Suite *s)
 {
         SRunner *sr = srunner_create(s);
@@ -19,4 +21,14 @@ char *test_topology_path(const char *name)
 {
         const char *dir = g_getenv("PLACEMENTD_TOPOLOGIES");
         return g_build_filename(dir ? dir : "tests/topologies", name, NULL);
+}
+
+Topology *test_topology_load(const char *name)
+{
+        g_autofree char *path = test_topology_path(name);
+        g_autofree char *error = NULL;
+        Topology *t = NULL;
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s: %s", name, error);
+        return t;
 }

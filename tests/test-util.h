@@ -3,11 +3,16 @@
 
 #include <check.h>
 
+#include "topology.h"
+
 /* Runs one suite and returns the process exit code (0 when every check passed). */
 int test_run_suite(Suite *s);
 
 /* Path of a fixture under tests/topologies (from $PLACEMENTD_TOPOLOGIES); caller frees. */
 char *test_topology_path(const char *name);
+
+/* The fixture tests/topologies/NAME loaded; fails the test when it does not load. */
+Topology *test_topology_load(const char *name);
 
 #define TEST_MAIN(make_suite)                                                                               \
         int main(void)                                                                                      \

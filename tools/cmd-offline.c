@@ -240,7 +240,7 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
         return EXIT_OK;
 }
 
-static int load_config(const Ctl *c, Config **ret)
+int ctl_load_config(const Ctl *c, Config **ret)
 {
         g_autoptr(Config) config = NULL;
         g_autofree char *error = NULL;
@@ -278,7 +278,7 @@ static int run_offline(Ctl *c, char **args, unsigned nargs, bool explain)
         g_autoptr(JsonBuilder) b = json_builder_new();
         bool json = c->json;
 
-        if (load_config(c, &config) < 0 || read_events(c, args, nargs, &events) < 0 ||
+        if (ctl_load_config(c, &config) < 0 || read_events(c, args, nargs, &events) < 0 ||
             load_topology(c->topology, &t) < 0)
                 return EXIT_USAGE;
 

@@ -15,34 +15,6 @@
 
 #define SIMULATE "placementctl simulate"
 
-/* The settings: --config's (or the defaults), with --policy on top. Returns 0 or -EINVAL after saying why.
- */
-static int simulate_config(const Ctl *c, Config **ret)
-{
-        g_autoptr(Config) config = NULL;
-        g_autofree char *error = NULL;
-
-        if (c->config) {
-                if (config_load_file(c->config, &config, &error) < 0) {
-                        fprintf(stderr, SIMULATE ": %s\n", error);
-                        return -EINVAL;
-                }
-        } else {
-                config = config_new_default();
-        }
-        if (c->policy) {
-                int k = policy_kind_from_string(c->policy);
-                if (k < 0) {
-                        fprintf(stderr, SIMULATE ": unknown policy '%s'; expected explicit or compat\n",
-                                c->policy);
-                        return -EINVAL;
-                }
-                config->placement.policy = (PolicyKind)k;
-        }
-        *ret = g_steal_pointer(&config);
-        return 0;
-}
-
 static void print_json(const Topology *t, const Config *config, const SimParams *p, const SimReport *r)
 {
         g_autoptr(JsonBuilder) b = json_builder_new();
@@ -137,7 +109,7 @@ int verb_simulate(Ctl *c, char **args, unsigned nargs)
                 fprintf(stderr, SIMULATE ": --topology=SOURCE and --trace=FILE are required\n");
                 return EXIT_USAGE;
         }
-        if (simulate_config(c, &config) < 0)
+        if (ctl_load_config(c, &config) < 0)
                 return EXIT_USAGE;
         if (trace_load_file(c->trace, &trace, &error) < 0) {
                 fprintf(stderr, SIMULATE ": %s\n", error);

@@ -6,6 +6,7 @@
 #include <glib.h>
 #include <systemd/sd-bus.h>
 
+#include "config.h"
 #include "cpuset.h"
 #include "ledger.h"
 #include "topology.h"
@@ -86,6 +87,9 @@ int verb_reload(Ctl *c, char **args, unsigned nargs);
 int verb_rebalance(Ctl *c, char **args, unsigned nargs);
 int verb_replace(Ctl *c, char **args, unsigned nargs);
 /* Offline verbs (cmd-offline.c): the engine on a given topology, no daemon. */
+/* The settings: --config's (or the defaults), with --policy on top. Returns 0 or -EINVAL after saying why,
+ * under the verb's name. */
+int ctl_load_config(const Ctl *c, Config **ret);
 int verb_topology(Ctl *c, char **args, unsigned nargs);
 int verb_plan_offline(Ctl *c, char **args, unsigned nargs);
 /* simulate (cmd-simulate.c): a trace replayed through the engine and the healer. */

@@ -17,27 +17,18 @@ set -u
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=libvirt-env.sh
 . "$HERE/libvirt-env.sh"
+# shellcheck source=daemon-env.sh
+. "$HERE/daemon-env.sh"
 # shellcheck source=../lib/tap.sh
 . "$HERE/../lib/tap.sh"
 
 tap_build "${1:-}"
 TOPOLOGY='synthetic:pack:1 numa:2(memory=1GiB) core:1 pu:1'
-NS=https://placementd.org/xmlns/domain/1
 P=${E2E_DOMAIN_PREFIX}
 
-[ "$(nproc)" -ge 2 ] || tap_skip "needs 2 CPUs"
-tap_begin e2e-constraints
-tap_tmpdir e2e-constraints "${E2E_KEEP:-}"
-TAP_KEEP_FAILED=1
-WORK=$TAP_TMP
-LOG=$WORK/placementd.log
-PD_LOG=$LOG
-: >"$LOG"
+e2e_suite_begin e2e-constraints
+LOG=$PD_LOG
 
-meta() { e2e_virsh metadata "$1" --uri "$NS" --live 2>/dev/null; }
-decision() { grep -oE "<([A-Za-z0-9_]+:)?decision[[:space:]][^>]*>" <<<"$(meta "$1")" | head -n 1; }
-attr() { sed -nE "s/.*[[:space:]]$1=[\"']([^\"']*)[\"'].*/\1/p" <<<"$2"; }
-decided() { [ -n "$(decision "$1")" ]; }
 vcpu0() { e2e_vcpu_affinity "$1" | awk '$1 == 0 { print $2 }'; }
 mems() { awk '/^Mems_allowed_list/ { print $2 }' "/proc/$(e2e_qemu_pid "$1")/status"; }
 live_nodeset() { e2e_virsh numatune "$1" --live | awk '/numa_nodeset/ { print $3 }'; }
@@ -76,8 +67,8 @@ must "placementd serves org.placementd1 on the private bus" wait_for 20 bus_has 
 
 # 1. <vcpu cpuset>: node 0 is idle, yet the domain may only run on CPU 1 (node 1).
 must "start ${P}cpuset with <vcpu cpuset='1'>" start "${P}cpuset" "" " cpuset='1'"
-check "${P}cpuset: decision recorded" wait_for 10 decided "${P}cpuset"
-expect "${P}cpuset: placed on node 1" "placed 1" "$(attr result "$(decision "${P}cpuset")") $(attr nodes "$(decision "${P}cpuset")")"
+check "${P}cpuset: decision recorded" wait_for 10 pd_decided "${P}cpuset"
+expect "${P}cpuset: placed on node 1" "placed 1" "$(pd_attr result "$(pd_decision "${P}cpuset")") $(pd_attr nodes "$(pd_decision "${P}cpuset")")"
 expect "${P}cpuset: vCPU 0 runs on CPU 1 (/proc)" "1" "$(vcpu0 "${P}cpuset")"
 check "${P}cpuset: the reason names the cpuset" sh -c "grep -q \"kept inside <vcpu cpuset='1'>\" '$LOG'"
 must "destroy ${P}cpuset" e2e_domain_destroy "${P}cpuset"
@@ -85,25 +76,25 @@ must "destroy ${P}cpuset" e2e_domain_destroy "${P}cpuset"
 # 2. placementd's own first binding: ${P}bound lands on node 0 (first node) and binds its memory there.
 #    Persistent: its definition, unlike a transient domain's live XML, does not show placementd's own pins.
 must "define and start ${P}bound" start "${P}bound" "" "" persistent
-check "${P}bound: decision recorded" wait_for 10 decided "${P}bound"
+check "${P}bound: decision recorded" wait_for 10 pd_decided "${P}bound"
 expect "${P}bound: on node 0, memory bound live by placementd" "0 applied 0" \
-    "$(attr nodes "$(decision "${P}bound")") $(attr memory-binding "$(decision "${P}bound")") $(live_nodeset "${P}bound")"
+    "$(pd_attr nodes "$(pd_decision "${P}bound")") $(pd_attr memory-binding "$(pd_decision "${P}bound")") $(live_nodeset "${P}bound")"
 
 # 3. the user's strict nodeset 0: node 1 is idle, yet cores come from node 0 where the memory is.
 must "start ${P}strict with <numatune><memory mode='strict' nodeset='0'>" \
     start "${P}strict" "<numatune><memory mode='strict' nodeset='0'/></numatune>" ""
-check "${P}strict: decision recorded" wait_for 10 decided "${P}strict"
+check "${P}strict: decision recorded" wait_for 10 pd_decided "${P}strict"
 expect "${P}strict: overcommitted on node 0, binding kept" "overcommitted 0 kept" \
-    "$(attr result "$(decision "${P}strict")") $(attr nodes "$(decision "${P}strict")") $(attr memory-binding "$(decision "${P}strict")")"
+    "$(pd_attr result "$(pd_decision "${P}strict")") $(pd_attr nodes "$(pd_decision "${P}strict")") $(pd_attr memory-binding "$(pd_decision "${P}strict")")"
 expect "${P}strict: vCPU 0 on CPU 0, memory on node 0 (/proc)" "0 0" "$(vcpu0 "${P}strict") $(mems "${P}strict")"
 expect "${P}strict: libvirt's nodeset unchanged" "0" "$(live_nodeset "${P}strict")"
 
 # 4. the user's emulator pin stands.
 must "start ${P}emu with <cputune><emulatorpin cpuset='1'>" \
     start "${P}emu" "<cputune><emulatorpin cpuset='1'/></cputune>" ""
-check "${P}emu: decision recorded" wait_for 10 decided "${P}emu"
+check "${P}emu: decision recorded" wait_for 10 pd_decided "${P}emu"
 expect "${P}emu: no emulator pin in the decision, QEMU's main thread still on CPU 1" " 1" \
-    "$(attr emulator "$(decision "${P}emu")") $(e2e_emulator_affinity "${P}emu")"
+    "$(pd_attr emulator "$(pd_decision "${P}emu")") $(e2e_emulator_affinity "${P}emu")"
 must "destroy ${P}emu" e2e_domain_destroy "${P}emu"
 
 # 5. node 1 is idle now and node 0 holds ${P}bound and ${P}strict: a replace of ${P}bound would move it to
@@ -112,7 +103,7 @@ mark=$(wc -l <"$LOG")
 check "placementctl replace ${P}bound" ctl replace "${P}bound"
 sleep 0.5
 expect "${P}bound: still on node 0 with its memory (decision, /proc vCPU and memory)" "0 kept 0 0" \
-    "$(attr nodes "$(decision "${P}bound")") $(attr memory-binding "$(decision "${P}bound")") $(vcpu0 "${P}bound") $(mems "${P}bound")"
+    "$(pd_attr nodes "$(pd_decision "${P}bound")") $(pd_attr memory-binding "$(pd_decision "${P}bound")") $(vcpu0 "${P}bound") $(mems "${P}bound")"
 check "${P}bound: the reason says the memory cannot follow" \
     sh -c "tail -n +$((mark + 1)) '$LOG' | grep -q 'a live binding libvirt cannot change'"
 check "placementd still runs" kill -0 "$PD_PID"

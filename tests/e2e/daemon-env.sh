@@ -1,6 +1,7 @@
 # shellcheck shell=bash
-# placementd on a private D-Bus for the end-to-end scenarios (ledger.sh, lifecycle.sh). A sourced library:
-# it sets no shell options and runs nothing on load. Needs libvirt-env.sh (e2e_virsh, _e2e_pid_alive,
+# placementd on a private D-Bus for the end-to-end scenarios (ledger.sh, lifecycle.sh, heal.sh,
+# guest-shapes.sh), and the decision it records in a domain (also iothreads.sh, constraints.sh). A sourced
+# library: it sets no shell options and runs nothing on load. Needs libvirt-env.sh (e2e_virsh, _e2e_pid_alive,
 # _e2e_wait_dead) and tests/lib/tap.sh (bus_start, placementd_start) sourced, and dbus-daemon.
 #
 #   pd_env_init BUILD DIR            binaries from BUILD, state in DIR (bus socket, config, log)
@@ -13,6 +14,11 @@
 #   pdctl ARGS...                    placementctl on the private bus
 #   pd_log_mark / pd_log_since MARK  the daemon's log from a mark on
 #   pd_reap_strays                   stop a daemon on our bus whose PID was lost (cleanup)
+# What placementd records in a domain's live metadata (needs only libvirt-env.sh; no pd_env_init):
+#   pd_meta NAME                     the metadata, as `virsh metadata --live` prints it
+#   pd_decision NAME                 its <decision ...> start tag (nothing when none is recorded)
+#   pd_decided NAME                  a decision is recorded
+#   pd_attr ATTR TAG                 the value of ATTR in the start tag TAG
 #
 # Public variables: PD_ADDR PD_LOG PD_PID PD_RC PD_CTL PD_BIN PD_DIR.
 # shellcheck disable=SC2034 # PD_RC is read by the scripts that source this file
@@ -105,3 +111,9 @@ pd_reap_strays() {
     done
     return 0
 }
+
+PD_NS=https://placementd.org/xmlns/domain/1
+pd_meta() { e2e_virsh metadata "$1" --uri "$PD_NS" --live 2>/dev/null; }
+pd_decision() { grep -oE "<([A-Za-z0-9_]+:)?decision[[:space:]][^>]*>" <<<"$(pd_meta "$1")" | head -n 1; }
+pd_decided() { [ -n "$(pd_decision "$1")" ]; }
+pd_attr() { sed -nE "s/.*[[:space:]]$1=[\"']([^\"']*)[\"'].*/\1/p" <<<"$2"; }

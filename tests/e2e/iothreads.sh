@@ -15,41 +15,20 @@
 set -u
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
-ROOT=$(cd "$HERE/../.." && pwd)
 # shellcheck source=libvirt-env.sh
 . "$HERE/libvirt-env.sh"
-
-BUILD=${1:-build}
-if [ ! -d "$BUILD" ] && [ -d "$ROOT/$BUILD" ]; then
-    BUILD=$ROOT/$BUILD
-fi
-BUILD=$(cd "$BUILD" 2>/dev/null && pwd) || { echo "e2e-iothreads: 0 passed, 1 failed"; exit 1; }
-PLACEMENTD=$BUILD/daemon/placementd
-TOPOLOGY='synthetic:pack:1 numa:1(memory=2GiB) core:2 pu:1'
-NS=https://placementd.org/xmlns/domain/1
-P=${E2E_DOMAIN_PREFIX}
-
-T0=$(date +%s%N)
-N=0 PASS=0 FAIL=0 PD_PID=''
-WORK=$(mktemp -d "${TMPDIR:-/tmp}/placementd-e2e-iothreads.XXXXXX") || exit 1
-LOG=$WORK/placementd.log
-: >"$LOG"
+# shellcheck source=daemon-env.sh
+. "$HERE/daemon-env.sh"
 # shellcheck source=../lib/tap.sh
 . "$HERE/../lib/tap.sh"
 
-wait_for() { # TENTHS CMD...
-    local n=$1 i=0
-    shift
-    while ! "$@"; do
-        [ "$i" -ge "$n" ] && return 1
-        sleep 0.1
-        i=$((i + 1))
-    done
-}
-meta() { e2e_virsh metadata "$1" --uri "$NS" --live 2>/dev/null; }
-decision() { grep -oE "<([A-Za-z0-9_]+:)?decision[[:space:]][^>]*>" <<<"$(meta "$1")" | head -n 1; }
-attr() { sed -nE "s/.*[[:space:]]$1=[\"']([^\"']*)[\"'].*/\1/p" <<<"$2"; }
-decided() { [ -n "$(decision "$1")" ]; }
+tap_build "${1:-}"
+TOPOLOGY='synthetic:pack:1 numa:1(memory=2GiB) core:2 pu:1'
+P=${E2E_DOMAIN_PREFIX}
+
+e2e_suite_begin e2e-iothreads
+LOG=$PD_LOG
+
 vcpu0() { e2e_vcpu_affinity "$1" | awk '$1 == 0 { print $2 }'; }
 # iothread NAME ID: Cpus_allowed_list of the QEMU thread of I/O thread ID ("IO iothreadID"; QEMU names its
 # threads because libvirt passes debug-threads=on)
@@ -67,43 +46,17 @@ iothread() {
 iothreadinfo() { e2e_virsh iothreadinfo "$1" --live | awk '$1 ~ /^[0-9]+$/ { print $1, $2 }' | sort -n | tr '\n' ';'; }
 
 # start NAME SNIPPET: a 1-vCPU transient domain from the e2e template, SNIPPET before <os>
-start() {
-    sed -e "s/@NAME@/$1/g" -e "s/@VCPUS@/1/g" -e "s|<os>|$2<os>|" "$E2E_DOMAIN_TEMPLATE" >"$WORK/$1.xml"
-    e2e_virsh create "$WORK/$1.xml" >/dev/null
-}
+start() { e2e_domain_start "$1" 1 "$2"; }
 start_placementd() {
-    env -u NOTIFY_SOCKET "$PLACEMENTD" --config="$WORK/placementd.conf" --topology="$TOPOLOGY" --foreground \
-        --log-level=debug </dev/null >>"$LOG" 2>&1 &
-    PD_PID=$!
-    wait_for 300 grep -q "Connected to" "$LOG"
-}
-stop_placementd() {
-    [ -n "$PD_PID" ] || return 0
-    kill -TERM "$PD_PID" 2>/dev/null && wait "$PD_PID" 2>/dev/null
-    PD_PID=''
+    placementd_start --config="$WORK/placementd.conf" --topology="$TOPOLOGY" --log-level=debug
+    wait_for 30 grep -q "Connected to" "$LOG"
 }
 
-finish() {
-    local rc=$?
-    trap - EXIT INT TERM
-    stop_placementd
+tap_cleanup() {
+    placementd_stop
     e2e_libvirt_stop "$WORK" || not_ok "cleanup: e2e_libvirt_stop"
-    if [ "$FAIL" -gt 0 ] || [ "$rc" -ne 0 ]; then
-        tail -n 30 "$LOG" | sed 's/^/#   /'
-        echo "# logs kept in $WORK"
-        [ "$FAIL" -gt 0 ] || FAIL=1
-    else
-        rm -rf "$WORK"
-    fi
-    echo "# time: $(elapsed) s"
-    echo "e2e-iothreads: $PASS passed, $FAIL failed"
-    [ "$FAIL" -eq 0 ] && exit 0
-    exit 1
 }
-trap finish EXIT
-trap 'not_ok "run interrupted"; exit 130' INT TERM
 
-[ "$(nproc)" -ge 2 ] || { echo "# needs 2 CPUs"; trap - EXIT; exit 77; }
 must "built daemon in $BUILD" test -x "$PLACEMENTD"
 must "e2e_libvirt_start" e2e_libvirt_start "$WORK"
 printf '[Placement]\nReservedCPUs=0\nReconcileSec=0\n\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=none\n' \
@@ -112,22 +65,22 @@ must "placementd connects" start_placementd
 
 # 1. two I/O threads: with no sibling on this host they go with the emulator to the housekeeping CPU 0.
 must "start ${P}io with <iothreads>2</iothreads>" start "${P}io" "<iothreads>2</iothreads>"
-check "${P}io: decision recorded" wait_for 100 decided "${P}io"
-D=$(decision "${P}io")
+check "${P}io: decision recorded" wait_for 10 pd_decided "${P}io"
+D=$(pd_decision "${P}io")
 expect "${P}io: placed, I/O threads 1-2 and the emulator on CPU 0 (decision)" "placed 1-2 0 0" \
-    "$(attr result "$D") $(attr iothreads "$D") $(attr iothread-pin "$D") $(attr emulator "$D")"
+    "$(pd_attr result "$D") $(pd_attr iothreads "$D") $(pd_attr iothread-pin "$D") $(pd_attr emulator "$D")"
 expect "${P}io: vCPU 0 on CPU 1 (/proc), its own core left to it" "1" "$(vcpu0 "${P}io")"
 expect "${P}io: I/O threads 1 and 2 run where the decision says (/proc)" \
-    "$(attr iothread-pin "$D") $(attr iothread-pin "$D")" "$(iothread "${P}io" 1) $(iothread "${P}io" 2)"
+    "$(pd_attr iothread-pin "$D") $(pd_attr iothread-pin "$D")" "$(iothread "${P}io" 1) $(iothread "${P}io" 2)"
 expect "${P}io: libvirt shows the same I/O thread pins" "1 0;2 0;" "$(iothreadinfo "${P}io")"
 
 # 2. the user's pin of I/O thread 1 stands; I/O thread 2 is placementd's.
 must "start ${P}iopin with <iothreadpin iothread='1' cpuset='1'/>" \
     start "${P}iopin" "<iothreads>2</iothreads><cputune><iothreadpin iothread='1' cpuset='1'/></cputune>"
-check "${P}iopin: decision recorded" wait_for 100 decided "${P}iopin"
-D=$(decision "${P}iopin")
+check "${P}iopin: decision recorded" wait_for 10 pd_decided "${P}iopin"
+D=$(pd_decision "${P}iopin")
 expect "${P}iopin: the decision pins I/O thread 2 only, to CPU 0" "2 0" \
-    "$(attr iothreads "$D") $(attr iothread-pin "$D")"
+    "$(pd_attr iothreads "$D") $(pd_attr iothread-pin "$D")"
 expect "${P}iopin: I/O thread 1 stays on CPU 1, I/O thread 2 on CPU 0 (/proc)" "1 0" \
     "$(iothread "${P}iopin" 1) $(iothread "${P}iopin" 2)"
 check "${P}iopin: the reason names the user's pin" \
@@ -137,10 +90,10 @@ check "${P}iopin: the reason names the user's pin" \
 #    make the adoption depend on which record is read first) and moves nothing.
 must "destroy ${P}iopin" e2e_domain_destroy "${P}iopin"
 BEFORE="$(iothread "${P}io" 1) $(iothread "${P}io" 2)"
-stop_placementd
+placementd_stop
 mark=$(wc -l <"$LOG")
 must "placementd starts again" start_placementd
-check "${P}io adopted" wait_for 100 sh -c "tail -n +$((mark + 1)) '$LOG' | grep -q '^<6>${P}io: placed, .*, adopted ('"
+check "${P}io adopted" wait_for 10 sh -c "tail -n +$((mark + 1)) '$LOG' | grep -q '^<6>${P}io: placed, .*, adopted ('"
 expect "no I/O thread moved by the restart (/proc)" "$BEFORE" "$(iothread "${P}io" 1) $(iothread "${P}io" 2)"
 check "placementd still runs" kill -0 "$PD_PID"
 exit 0

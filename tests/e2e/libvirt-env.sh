@@ -7,6 +7,7 @@
 #   . tests/e2e/libvirt-env.sh
 #   e2e_libvirt_start "$dir"            # virtlogd + libvirtd, waits until qemu:///system answers
 #   e2e_domain_start e2e-a 2            # transient domain from domain.xml.in (64 MiB, 2 vCPUs)
+#   e2e_domain_start e2e-b 1 '<iothreads>2</iothreads>'   # the same with XML added before <os>
 #   e2e_vcpu_affinity e2e-a             # "0 0-1" / "1 0-1": vCPU index, Cpus_allowed_list of its thread
 #   e2e_emulator_affinity e2e-a         # Cpus_allowed_list of QEMU's main thread
 #   e2e_libvirt_kill9 "$dir"; e2e_libvirt_restart "$dir"   # QEMU keeps running, libvirtd re-adopts it
@@ -18,8 +19,9 @@
 # caller's options come back on return). Daemons and QEMUs are only ever stopped by PID (from DIR's pid files
 # or libvirt's /run/libvirt/qemu/NAME.pid, checked against /proc), never by name.
 #
-# Also public: e2e_virsh ARGS (virsh -c $E2E_LIBVIRT_URI with a timeout), e2e_qemu_pid NAME, and
-# e2e_virsh_vcpupin NAME (libvirt's view of the pins, in the format of e2e_vcpu_affinity).
+# Also public: e2e_virsh ARGS (virsh -c $E2E_LIBVIRT_URI with a timeout), e2e_qemu_pid NAME,
+# e2e_virsh_vcpupin NAME (libvirt's view of the pins, in the format of e2e_vcpu_affinity), and
+# e2e_suite_begin NAME, the frame of a suite on tests/lib/tap.sh whose pins are the machine's CPUs.
 #
 # Settings (environment, all optional):
 #   E2E_LIBVIRT_URI            qemu:///system
@@ -60,6 +62,19 @@ _E2E_CONF_MARK_END='# <<< placementd e2e <<<'
 _E2E_CONF_COMMENT='#placementd-e2e# '
 
 # ---------------------------------------------------------------------------------------------- helpers
+
+# e2e_suite_begin NAME: exits 77 with fewer than 2 CPUs; else tap_begin NAME, the work directory WORK (kept
+# when the suite fails, or always with E2E_KEEP set) and the daemon's log PD_LOG in it, created empty.
+# shellcheck disable=SC2034 # WORK is for the suites
+e2e_suite_begin() {
+    [ "$(nproc)" -ge 2 ] || tap_skip "needs 2 CPUs"
+    tap_begin "$1"
+    tap_tmpdir "$1" "${E2E_KEEP:-}"
+    TAP_KEEP_FAILED=1
+    WORK=$TAP_TMP
+    PD_LOG=$WORK/placementd.log
+    : >"$PD_LOG"
+}
 
 _e2e_err() { echo "e2e: $*" >&2; }
 
@@ -531,11 +546,12 @@ e2e_libvirt_restart() {
 
 # ------------------------------------------------------------------------------------------- domains
 
-# e2e_domain_start NAME VCPUS: create a transient domain from the template; returns once QEMU runs.
+# e2e_domain_start NAME VCPUS [SNIPPET]: create a transient domain from the template, SNIPPET (XML, no "|" or
+# "&") before its <os>; returns once QEMU runs.
 e2e_domain_start() {
     local -
     set +e +o pipefail
-    local name=${1:-} vcpus=${2:-} xml out log size
+    local name=${1:-} vcpus=${2:-} snippet=${3:-} xml out log size
     _e2e_valid_name "$name" || return 1
     case "$vcpus" in '' | *[!0-9]* | 0)
         _e2e_err "e2e_domain_start: VCPUS must be a positive integer (got '$vcpus')"
@@ -547,7 +563,7 @@ e2e_domain_start() {
         return 1
     fi
     xml=$(mktemp "${E2E_LIBVIRT_DIR:-${TMPDIR:-/tmp}}/$name.XXXXXX.xml") || return 1
-    sed -e "s/@NAME@/$name/g" -e "s/@VCPUS@/$vcpus/g" "$E2E_DOMAIN_TEMPLATE" >"$xml"
+    sed -e "s/@NAME@/$name/g" -e "s/@VCPUS@/$vcpus/g" -e "s|<os>|$snippet<os>|" "$E2E_DOMAIN_TEMPLATE" >"$xml"
     log=/var/log/libvirt/qemu/$name.log
     size=$(stat -c %s "$log" 2>/dev/null) || size=0
     if ! out=$(e2e_virsh create "$xml" 2>&1); then

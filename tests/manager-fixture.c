@@ -1,0 +1,52 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "manager-fixture.h"
+
+#include <check.h>
+
+#include "log.h"
+#include "topology-load.h"
+#include "virt-event.h"
+
+void fixture_open(struct event_base **base, virConnectPtr *conn, bool drop_own)
+{
+        virDomainPtr own;
+
+        if (!*base) {
+                *base = event_base_new();
+                ck_assert_int_eq(virt_event_register(*base), 0);
+                virt_errors_quiet();
+                log_set_max_level(LOG_WARNING);
+        }
+        *conn = virConnectOpen("test:///default");
+        ck_assert_ptr_nonnull(*conn);
+        if (!drop_own)
+                return;
+        own = virDomainLookupByName(*conn, "test");
+        if (own) {
+                virDomainDestroy(own);
+                virDomainFree(own);
+        }
+}
+
+void fixture_close(struct event_base *base, virConnectPtr conn)
+{
+        virConnectClose(conn);
+        for (unsigned i = 0; i < 20; i++)
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+}
+
+Manager *fixture_manager_new(struct event_base *base, const char *topology, const char *config_text)
+{
+        Topology *t = NULL;
+        Config *c = NULL;
+        g_autofree char *err = NULL;
+        Manager *m;
+
+        ck_assert_msg(topology_load(topology, &t, &err) == 0, "%s", err);
+        ck_assert_msg(config_load_data(config_text ? config_text : "", "test.conf", &c, &err) == 0, "%s",
+                      err);
+        m = manager_new(base, t, c, "test:///default");
+        manager_start(m);
+        ck_assert(manager_connected(m));
+        return m;
+}

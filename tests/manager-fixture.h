@@ -1,0 +1,20 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What the manager's in-process tests run on: the libevent loop and libvirt's test driver. */
+
+#include <event2/event.h>
+#include <libvirt/libvirt.h>
+#include <stdbool.h>
+
+#include "manager.h"
+
+/* Per test: *base (made once, with libvirt's events on it and logging cut to warnings) and a new
+ * connection *conn to test:///default; with drop_own, the driver's own "test" domain destroyed, as it
+ * would hold cores a test counts on. */
+void fixture_open(struct event_base **base, virConnectPtr *conn, bool drop_own);
+/* Closes conn and lets the loop run what that leaves behind. */
+void fixture_close(struct event_base *base, virConnectPtr conn);
+/* A manager on topology (a topology_load() source) with config_text (NULL: the defaults), started and
+ * connected to test:///default. */
+Manager *fixture_manager_new(struct event_base *base, const char *topology, const char *config_text);
