@@ -43,6 +43,8 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
 /* Adopts the domain's recorded decision when it checks out, quietly; false leaves it to placer_place. */
 bool placer_adopt(Manager *m, virDomainPtr dom);
 void placer_forget(Manager *m, const char *uuid, const char *why);
+/* Writes d's metadata again after a write that failed (d->unrecorded), e.g. when libvirtd went away. */
+void placer_record_again(Manager *m, virDomainPtr dom, Decision *d);
 /* A vCPU pin that is not ours was seen (tunable event or drift): adopt the live pins. */
 void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what);
 /* True when the online vCPUs or the memory (<memory>) differ from what the decision counts; says so once. */

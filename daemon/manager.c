@@ -219,6 +219,8 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                         placer_place(m, doms[i], ORIGIN_RESIZED, 0);
                 else if (origin == ORIGIN_RECONCILE && placer_pins_drifted(m, doms[i], d))
                         placer_adopt_hand_pins(m, doms[i], "its vCPU pins drifted from the decision");
+                else if (origin == ORIGIN_RECONCILE && d->unrecorded)
+                        placer_record_again(m, doms[i], g_hash_table_lookup(m->decisions, uuid));
         }
         {
                 GHashTableIter it;

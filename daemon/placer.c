@@ -205,7 +205,7 @@ static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
         return g_steal_pointer(&user);
 }
 
-static void write_metadata(Manager *m, virDomainPtr dom, const Decision *d, const DomainSpec *user)
+static void write_metadata(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user)
 {
         g_autofree char *xml = NULL, *error = NULL;
 
@@ -213,8 +213,22 @@ static void write_metadata(Manager *m, virDomainPtr dom, const Decision *d, cons
                 return;
         xml = metadata_format(m->topology, d->plan, decision_result_to_string(d->result), d->memory_binding,
                               user);
-        if (virt_domain_set_metadata(dom, xml, &error) < 0)
-                log_warning("%s: %s; a restart will place it anew, ignoring", d->name, error);
+        d->unrecorded = virt_domain_set_metadata(dom, xml, &error) < 0;
+        if (d->unrecorded)
+                log_warning("%s: %s; the next reconcile records it again", d->name, error);
+}
+
+void placer_record_again(Manager *m, virDomainPtr dom, Decision *d)
+{
+        g_autoptr(DomainSpec) live = NULL;
+        g_autoptr(DomainSpec) user = NULL;
+        g_autofree char *error = NULL;
+
+        if (virt_domain_read_spec(dom, false, &live, &error) < 0 || !(user = user_spec(dom, live)))
+                return; /* gone or unreadable: the reconcile's next round sees to it */
+        write_metadata(m, dom, d, user);
+        if (!d->unrecorded)
+                log_info("%s: decision recorded in its metadata again", d->name);
 }
 
 /* Keeps what failed while applying in d (every failure, not only the first). */

@@ -136,6 +136,39 @@ START_TEST(test_start_pin_stop)
 }
 END_TEST
 
+/* A decision whose metadata write failed (libvirtd went away mid-burst): the next reconcile records it. */
+START_TEST(test_reconcile_records_again)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("m-rerecord", 1, NULL);
+        Wait w = {m, "m-rerecord"};
+        g_autoptr(DomainSpec) spec = NULL;
+        Decision *d;
+
+        ck_assert(spin(known, &w, 3000));
+        d = (Decision *)manager_lookup(m, "m-rerecord");
+        /* as if the write had failed: no metadata, the decision marked unrecorded */
+        ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, NULL, NULL, PLACEMENTD_XMLNS,
+                                              VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+        ck_assert_int_eq(virt_domain_read_spec(dom, false, &spec, NULL), 0);
+        ck_assert_ptr_null(spec->decision);
+        g_clear_pointer(&spec, domain_spec_free);
+        d->unrecorded = true;
+
+        manager_reconcile(m);
+        ck_assert_ptr_eq(manager_lookup(m, "m-rerecord"), d); /* the same decision, not placed anew */
+        ck_assert(!d->unrecorded);
+        ck_assert_int_eq(virt_domain_read_spec(dom, false, &spec, NULL), 0);
+        ck_assert_ptr_nonnull(spec->decision);
+        ck_assert_str_eq(spec->decision->result, "placed");
+
+        ck_assert_int_eq(virDomainDestroy(dom), 0);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_lookup_name_before_uuid)
 {
         /* A domain may be named like another's UUID: the exact name wins, and a UUID matches in any
@@ -997,6 +1030,7 @@ static Suite *manager_suite(void)
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_start_pin_stop);
+        tcase_add_test(tc, test_reconcile_records_again);
         tcase_add_test(tc, test_lookup_name_before_uuid);
         tcase_add_test(tc, test_restart_adopts);
         tcase_add_test(tc, test_opt_outs);

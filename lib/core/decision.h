@@ -45,6 +45,7 @@ typedef struct Decision {
         bool pinned_by_hand;
         int64_t decided_usec;  /* CLOCK_REALTIME */
         uint64_t latency_usec; /* event received -> last pin applied */
+        bool unrecorded; /* writing its metadata failed (libvirtd went away): the next reconcile writes it */
 } Decision;
 
 Decision *decision_new(const char *uuid, const char *name);
