@@ -8,6 +8,7 @@
 #include <json-glib/json-glib.h>
 
 #include "config.h"
+#include "decision-json.h"
 #include "replay.h"
 #include "size.h"
 #include "topology-load.h"
@@ -18,7 +19,6 @@
 static void print_json(const Topology *t, const Config *config, const SimParams *p, const SimReport *r)
 {
         g_autoptr(JsonBuilder) b = json_builder_new();
-        g_autoptr(JsonGenerator) g = json_generator_new();
         g_autoptr(JsonNode) root = NULL;
         g_autofree char *text = NULL;
         const struct {
@@ -65,9 +65,7 @@ static void print_json(const Topology *t, const Config *config, const SimParams 
         json_builder_add_int_value(b, r->unplaceable);
         json_builder_end_object(b);
         root = json_builder_get_root(b);
-        json_generator_set_root(g, root);
-        json_generator_set_pretty(g, TRUE);
-        text = json_generator_to_data(g, NULL);
+        text = json_to_text(root, TRUE);
         printf("%s\n", text);
 }
 
