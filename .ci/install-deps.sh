@@ -7,12 +7,6 @@ packages=(meson ninja-build pkg-config gcc libvirt-dev libhwloc-dev libevent-dev
           libjson-glib-dev libsystemd-dev check hwloc dbus libvirt-clients systemd valgrind clang-format
           shellcheck)
 
-missing=()
-for p in "${packages[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# shellcheck source-path=SCRIPTDIR source=apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+apt_install_missing install-deps "${packages[@]}"

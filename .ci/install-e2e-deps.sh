@@ -13,33 +13,9 @@ if [ "$(id -u)" -ne 0 ]; then
     echo "install-e2e-deps: must run as root" >&2
     exit 1
 fi
-
-missing=()
-for p in "${PKGS[@]}"; do
-    st=$(dpkg-query -W -f='${db:Status-Status}' "$p" 2>/dev/null || true)
-    [ "$st" = installed ] || missing+=("$p")
-done
-
-if [ "${#missing[@]}" -gt 0 ]; then
-    export DEBIAN_FRONTEND=noninteractive
-    apt_get() { apt-get -qq -o=Dpkg::Use-Pty=0 "$@"; }
-    # Refresh the package lists only when they are absent or cannot resolve a package we need.
-    need_update=0
-    ls /var/lib/apt/lists/*_Packages* >/dev/null 2>&1 || need_update=1   # may be .lz4-compressed
-    if [ "$need_update" = 0 ]; then
-        for p in "${missing[@]}"; do
-            apt-cache show "$p" >/dev/null 2>&1 || { need_update=1; break; }
-        done
-    fi
-    if [ "$need_update" = 1 ]; then
-        apt_get update
-    fi
-    # A stale list can point at files the mirror has dropped: retry once after an update.
-    if ! apt_get install -y --no-install-recommends "${missing[@]}" >/dev/null; then
-        apt_get update
-        apt_get install -y --no-install-recommends "${missing[@]}" >/dev/null
-    fi
-fi
+# shellcheck source-path=SCRIPTDIR source=apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+apt_install_missing install-e2e-deps "${PKGS[@]}"
 
 # libvirtd (9.0) resolves its compiled-in QEMU user "libvirt-qemu" at start-up, before qemu.conf is read,
 # and refuses to start the QEMU driver without it, even with user = "root" in qemu.conf.

@@ -7,19 +7,9 @@ set -euo pipefail
 packages=(clang libclang-rt-14-dev pkg-config libvirt-dev libhwloc-dev libevent-dev libglib2.0-dev
           libjson-glib-dev libsystemd-dev)
 
-missing=()
-for p in "${packages[@]}"; do
-        dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-        if [ "$(id -u)" -ne 0 ]; then
-                echo "install-fuzz-deps: missing ${missing[*]}; run as root to install them" >&2
-                exit 1
-        fi
-        export DEBIAN_FRONTEND=noninteractive
-        apt-get update -qq
-        apt-get install -y -qq --no-install-recommends "${missing[@]}" >/dev/null
-fi
+# shellcheck source-path=SCRIPTDIR source=apt.sh
+. "$(dirname "${BASH_SOURCE[0]}")/apt.sh"
+apt_install_missing install-fuzz-deps "${packages[@]}"
 
 # clang 14 finds libFuzzer in compiler-rt: fail here, not in the middle of the build.
 rt=$(clang -print-resource-dir)/lib/linux/libclang_rt.fuzzer-$(uname -m).a
