@@ -42,6 +42,25 @@ bool load_core_held(const HostView *v, unsigned c)
         return v->req && v->req->pu_busy && core_busy(v, c) >= LOAD_BUSY_THRESHOLD;
 }
 
+unsigned load_calm_capacity(HostView *v)
+{
+        const Topology *t = v->t;
+        unsigned busy = 0;
+
+        for (unsigned n = 0; n < t->nnodes; n++)
+                v->node_capacity[n] = 0;
+        for (unsigned c = 0; c < t->ncores; c++) {
+                bool calm = v->core_free[c] || (v->req->pu_busy && !policy_core_reserved(v, c) &&
+                                                policy_core_first_usable_pu(v, c) >= 0 &&
+                                                core_busy(v, c) < LOAD_BUSY_THRESHOLD);
+                if (calm && v->node_allowed[t->cores[c].node])
+                        v->node_capacity[t->cores[c].node]++;
+        }
+        for (unsigned i = 0; i < v->req->vcpus; i++)
+                busy += vcpu_busy(v->req, i) >= LOAD_BUSY_THRESHOLD;
+        return busy;
+}
+
 static bool key_less(const unsigned *a, const unsigned *b)
 {
         for (unsigned k = 0; k < KEYS; k++)
@@ -138,9 +157,9 @@ static double busy_with_plan(const HostView *v, const Plan *plan, unsigned c, bo
 }
 
 /* The core for busy host-side threads among plan's nodes, not in taken: a free one first (the least
- * busy with other domains' threads), else, unless only_free, the least busy that runs nothing busy (idle
- * vCPUs only); -1 when none. */
-static int pick_host_core(const HostView *v, const Plan *plan, const CpuSet *taken, bool only_free)
+ * busy with other domains' threads), else the least busy that runs nothing busy (idle vCPUs only); -1
+ * when none. */
+static int pick_host_core(const HostView *v, const Plan *plan, const CpuSet *taken)
 {
         const Topology *t = v->t;
         double best_busy = 0;
@@ -154,7 +173,7 @@ static int pick_host_core(const HostView *v, const Plan *plan, const CpuSet *tak
                         double b = busy_with_plan(v, plan, c, &own, &own_busy);
                         is_free = v->core_free[c] && !own;
                         if (own_busy || b >= LOAD_BUSY_THRESHOLD || cpuset_has(taken, c) ||
-                            (only_free && !is_free) || policy_core_first_usable_pu(v, c) < 0)
+                            policy_core_first_usable_pu(v, c) < 0)
                                 continue;
                         if (best < 0 || (is_free && !best_free) || (is_free == best_free && b < best_busy)) {
                                 best = (int)c;
@@ -168,8 +187,9 @@ static int pick_host_core(const HostView *v, const Plan *plan, const CpuSet *tak
 
 /*
  * Busy host-side threads beside a busy vCPU cost both. They get a core no busy vCPU uses (see
- * pick_host_core()), and further free cores while their load would keep each of the PUs they have at
- * least LOAD_BUSY_THRESHOLD busy (1.5 cores of vhost on one core of two threads is a busy pair). When
+ * pick_host_core()), and further such cores, free ones first, then ones whose vCPUs are idle, while their
+ * load would keep each of the PUs they have at least LOAD_BUSY_THRESHOLD busy (1.5 cores of vhost on one
+ * core of two threads is a busy pair; over two cores no thread is half busy). When
  * none of the domain's vCPUs is busy, the siblings of its own cores already run nothing busy: no free
  * core is taken from a busy guest for them.
  */
@@ -188,7 +208,7 @@ bool load_pick_emulator(const HostView *v, Plan *plan)
         if (!any_busy)
                 return false;
         for (bool first = true;
-             (c = pick_host_core(v, plan, taken, !first)) >= 0 &&
+             (c = pick_host_core(v, plan, taken)) >= 0 &&
              (first || req->host_busy / cpuset_count(plan->emulator_pin) >= LOAD_BUSY_THRESHOLD);
              first = false) {
                 cpuset_add(taken, (unsigned)c);
@@ -211,10 +231,9 @@ void load_note_reason(const HostView *v, bool by_core, Plan *plan)
         for (unsigned i = 0; i < plan->nvcpus && dedicated; i++)
                 dedicated = !cpuset_intersects(plan->emulator_pin, plan->vcpu_pins[i]);
         if (plan->result == PLAN_OVERCOMMITTED && load_overcommit_applies(v, by_core)) {
-                reason =
-                    g_strdup_printf("%s; by measured load: busy vCPUs on the least busy cores, idle ones "
-                                    "share",
-                                    plan->reason);
+                reason = g_strdup_printf("%s; by measured load: the set by its cores that run nothing busy, "
+                                         "busy vCPUs on the least busy cores, idle ones share",
+                                         plan->reason);
                 g_free(plan->reason);
                 plan->reason = reason;
         }

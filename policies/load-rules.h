@@ -19,6 +19,15 @@ bool load_core_held(const HostView *v, unsigned c);
 /* Whether the request brings load the overcommit assignment should follow (by-core policies only). */
 bool load_overcommit_applies(const HostView *v, bool by_core);
 
+/*
+ * Room as an overcommit by load counts it (load_overcommit_applies()): fills v->node_capacity with each
+ * node's calm cores, the free ones and those whose vCPUs are all idle (measured), with a usable PU and no
+ * reserved thread, and returns the request's busy vCPUs (every vCPU while its load is unknown). A busy
+ * vCPU beside idle ones loses nothing, so the set for an overcommitted domain is the nearest with a calm
+ * core per busy vCPU, not the nearest with memory. With every vCPU busy the calm cores are the free ones.
+ */
+unsigned load_calm_capacity(HostView *v);
+
 /* Each vCPU of plan a PU inside nodes[0..n) (PLAN_OVERCOMMITTED), by load as above. */
 void load_overcommit_assign(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan);
 

@@ -302,7 +302,7 @@ static bool search_pass(const SetSearch *s, Plan *plan, unsigned pass, unsigned 
 bool overcommit_search(const SetSearch *s, Plan *plan, SetChoice *out)
 {
         const HostView *v = s->v;
-        unsigned target = MIN(s->vcpus, s->host.capacity);
+        unsigned target = MIN(s->wanted, s->host.capacity);
         bool need_all = s->table->has_masks && target == s->host.capacity && s->host.capacity > 0;
         uint32_t need_mask = 0;
 

@@ -7,10 +7,10 @@
 
 /*
  * Cores first: the fewest vCPUs should share, so the set needs as much capacity as the host can offer
- * (the target); then locality: the nearest such set that holds the memory and, busy or not, the size of
- * a vCPU each. On a full host that is a near set, not the whole host. Failing that, the memory-fitting
- * set that comes closest. Keeps the candidates it looks at on plan. False (out->rank -1) when memory
- * fits nowhere.
+ * (the target: SetSearch.wanted, every vCPU unless measured load says fewer are busy); then locality: the
+ * nearest such set that holds the memory and, busy or not, the size of a vCPU each. On a full host that is a
+ * near set, not the whole host. Failing that, the memory-fitting set that comes closest. Keeps the
+ * candidates it looks at on plan. False (out->rank -1) when memory fits nowhere.
  */
 bool overcommit_search(const SetSearch *s, Plan *plan, SetChoice *out);
 

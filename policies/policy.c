@@ -17,6 +17,8 @@
 #include "memory-tiers.h"
 #include "overcommit.h"
 
+#include <string.h>
+
 /* The walk once more, with guest cells allowed to split: the candidates of the first walk are dropped. */
 static bool set_search_room_again(SetSearch *s, Plan *plan, SetChoice *out)
 {
@@ -112,6 +114,34 @@ static Plan *unplaceable_request(const PlacementRequest *req, Plan *plan)
         return plan;
 }
 
+/*
+ * Overcommit by measured load: the set is the nearest with a calm core per busy vCPU
+ * (load_calm_capacity()) instead of a free core per vCPU. v's capacities are restored, and the choice
+ * reports the set's free capacity the policy's way.
+ */
+static bool overcommit_search_by_load(HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory,
+                                      Plan *plan, SetChoice *out)
+{
+        const NodeSetTable *table = v->t->nodesets;
+        g_autofree unsigned *saved = g_memdup2(v->node_capacity, sizeof(unsigned) * MAX(v->t->nnodes, 1));
+        unsigned busy = load_calm_capacity(v);
+        SetSearch s;
+        bool found;
+
+        set_search_init(&s, v, ops, vcpus, memory); /* its sums over the calm cores */
+        s.wanted = busy;
+        found = overcommit_search(&s, plan, out);
+        set_search_done(&s);
+        memcpy(v->node_capacity, saved, sizeof(unsigned) * MAX(v->t->nnodes, 1));
+        if (found) {
+                const NodeSet *set = &table->candidates[out->rank];
+                out->load = (SetLoad){0};
+                for (unsigned i = 0; i < set->nnodes; i++)
+                        set_load_add(&out->load, v, nodeset_members(table, set)[i]);
+        }
+        return found;
+}
+
 static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l,
                         const PlacementRequest *req, const PlacementParams *params)
 {
@@ -142,7 +172,9 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
                 plan->result = PLAN_PLACED;
         else if (search.cells_whole && set_search_room_again(&search, plan, &choice))
                 plan->result = PLAN_PLACED; /* room, but only by splitting a cell */
-        else if (overcommit_search(&search, plan, &choice))
+        else if (load_overcommit_applies(&v, ops->overcommit_by_core)
+                     ? overcommit_search_by_load(&v, ops, req->vcpus, bound ? 0 : req->memory, plan, &choice)
+                     : overcommit_search(&search, plan, &choice))
                 plan->result = PLAN_OVERCOMMITTED;
         else
                 plan->result = PLAN_UNPLACEABLE;

@@ -237,7 +237,8 @@ void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsi
         const NodeSetTable *table = t->nodesets;
         g_autoptr(CpuSet) reachable = cpuset_new();
 
-        *s = (SetSearch){.v = v, .ops = ops, .table = table, .vcpus = vcpus, .memory = memory};
+        *s = (SetSearch){
+            .v = v, .ops = ops, .table = table, .vcpus = vcpus, .wanted = vcpus, .memory = memory};
         for (unsigned n = 0; n < t->nnodes && n < 32; n++)
                 if (v->node_allowed[n])
                         s->allowed_mask |= UINT32_C(1) << n;

@@ -54,6 +54,7 @@ typedef struct SetSearch {
         SetLoad host;          /* every reachable node together */
         uint32_t allowed_mask; /* nodes inside the request's constraints (the first 32) */
         unsigned vcpus;
+        unsigned wanted; /* overcommit: the capacity a set should offer (vCPUs, or busy vCPUs by load) */
         uint64_t memory; /* the free memory a set must hold (0 when the request binds its own) */
         /* L3 fit: the most room one L3 group of each node offers (PolicyOps.core_room), and whether any
          * node offers less in its best group than in all (otherwise every share fits and it is not asked) */

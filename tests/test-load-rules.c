@@ -313,6 +313,75 @@ START_TEST(test_property_all_busy_as_unknown)
 }
 END_TEST
 
+/* No free core anywhere: a busy domain goes to the node whose cores run only idle vCPUs, not to the
+ * nearest node with memory, where every core runs a busy one. */
+START_TEST(test_overcommit_set_by_calm_cores)
+{
+        /* 2 nodes of 2 cores x 2 threads; node 0's cores run busy vCPUs, node 1's idle ones */
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        unsigned busy_pus[] = {0, 2}, idle_pus[] = {4, 6};
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        double c_busy[] = {1.0}, c_idle[] = {0.05};
+        PlacementRequest req = {
+            .name = "c", .vcpus = 1, .memory = GiB, .vcpu_busy = c_busy, .pu_busy = pu_busy};
+        g_autoptr(Plan) plan = NULL, idle = NULL, unknown = NULL;
+
+        hold(t, l, "busy", 2, busy_pus);
+        hold(t, l, "idle", 2, idle_pus);
+        pu_busy[0] = pu_busy[2] = 1.0;
+        pu_busy[4] = pu_busy[6] = 0.1;
+        plan = policy_place(t, l, &req, &p);
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        ck_assert_uint_eq(t->cores[core_of(t, plan, 0)].node, 1);
+        ck_assert(cpuset_has(plan->nodes, 1) && cpuset_count(plan->nodes) == 1);
+        /* the reason still counts free cores, as every overcommit's does */
+        ck_assert_ptr_nonnull(strstr(plan->reason, "(0 free cores there)"));
+        /* an idle domain has no busy vCPU to find a core for: the nearest node with memory */
+        req.vcpu_busy = c_idle;
+        idle = policy_place(t, l, &req, &p);
+        ck_assert_uint_eq(t->cores[core_of(t, idle, 0)].node, 0);
+        /* unknown load counts every vCPU busy, and so does everything counted: no calm core, node 0 */
+        req.vcpu_busy = NULL;
+        req.pu_busy = NULL;
+        unknown = policy_place(t, l, &req, &p);
+        ck_assert_uint_eq(t->cores[core_of(t, unknown, 0)].node, 0);
+}
+END_TEST
+
+/* Busy host-side threads with one free core left: the further core their load needs is one whose vCPUs
+ * are idle, not the same core's two threads both kept busy. */
+START_TEST(test_host_threads_spread_onto_calm_core)
+{
+        /* 1 node of 4 cores x 2 threads: core 0 for d's busy vCPU, core 1 free, cores 2 and 3 run idle
+         * vCPUs */
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        unsigned idle_pus[] = {4, 6};
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        double busy[] = {1.0};
+        PlacementRequest req = {
+            .name = "d", .vcpus = 1, .memory = GiB, .vcpu_busy = busy, .host_busy = 1.5, .pu_busy = pu_busy};
+        g_autoptr(Plan) plan = NULL;
+        unsigned cores = 0;
+
+        hold(t, l, "idle", 2, idle_pus);
+        pu_busy[4] = pu_busy[6] = 0.1;
+        plan = policy_place(t, l, &req, &p);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        /* 1.5 cores over 4 threads: none at half busy; no thread of a busy vCPU's core */
+        ck_assert_uint_eq(cpuset_count(plan->emulator_pin), 4);
+        ck_assert(!cpuset_intersects(plan->emulator_pin, plan->vcpu_pins[0]));
+        /* the free core first, then one of the idle vCPUs' */
+        ck_assert(cpuset_has(plan->emulator_pin, t->pus[t->cores[1].pu_first].os_index));
+        for (unsigned c = 2; c < 4; c++)
+                cores += cpuset_has(plan->emulator_pin, t->pus[t->cores[c].pu_first].os_index);
+        ck_assert_uint_eq(cores, 1);
+}
+END_TEST
+
 static Suite *load_rules_suite(void)
 {
         Suite *s = suite_create("load rules");
@@ -324,6 +393,8 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_host_thread_core_is_held);
         tcase_add_test(tc, test_idle_domain_keeps_host_threads);
         tcase_add_test(tc, test_host_threads_beside_idle_when_full);
+        tcase_add_test(tc, test_overcommit_set_by_calm_cores);
+        tcase_add_test(tc, test_host_threads_spread_onto_calm_core);
         tcase_add_test(tc, test_property_room_means_no_change);
         tcase_add_test(tc, test_property_all_busy_as_unknown);
         suite_add_tcase(s, tc);
