@@ -29,3 +29,9 @@ unsigned fill_ledger(Ledger *l, const Topology *t, double target, guint32 seed, 
  * up to reps decisions within budget_ms, never fewer than DECISIONS_MIN (or reps). */
 DecisionTiming time_decisions(const Topology *t, Ledger **states, unsigned nstates, PolicyKind policy,
                               unsigned vcpus, unsigned reps, unsigned budget_ms);
+
+/* The same with measured load, as the daemon decides once it has measured: every other resident
+ * domain busy (0.8 per vCPU), the rest idle (0.1), and the request's vCPUs alternately busy and idle.
+ * On a full host that is the overcommit by load (policies/load-rules.h). */
+DecisionTiming time_decisions_loaded(const Topology *t, Ledger **states, unsigned nstates, PolicyKind policy,
+                                     unsigned vcpus, unsigned reps, unsigned budget_ms);
