@@ -6,17 +6,9 @@
 
 #include "load.h"
 
-#define KEYS 5
-
 static double vcpu_busy(const PlacementRequest *req, unsigned i)
 {
         return req->vcpu_busy ? req->vcpu_busy[i] : 1.0;
-}
-
-/* Busy fraction as a small integer key (hundredths). */
-static unsigned busy_key(double b)
-{
-        return (unsigned)MIN(b * 100 + 0.5, 1e6);
 }
 
 bool load_overcommit_applies(const HostView *v, bool by_core)
@@ -25,7 +17,7 @@ bool load_overcommit_applies(const HostView *v, bool by_core)
 }
 
 /* What the ledger's domains keep busy on core c: the measured sum, or a busy vCPU per counted vCPU. */
-static double core_busy(const HostView *v, unsigned c)
+double load_core_busy(const HostView *v, unsigned c)
 {
         const TopoCore *core = &v->t->cores[c];
         double sum = 0;
@@ -39,7 +31,7 @@ static double core_busy(const HostView *v, unsigned c)
 
 bool load_core_held(const HostView *v, unsigned c)
 {
-        return v->req && v->req->pu_busy && core_busy(v, c) >= LOAD_BUSY_THRESHOLD;
+        return v->req && v->req->pu_busy && load_core_busy(v, c) >= LOAD_BUSY_THRESHOLD;
 }
 
 unsigned load_calm_capacity(HostView *v)
@@ -52,7 +44,7 @@ unsigned load_calm_capacity(HostView *v)
         for (unsigned c = 0; c < t->ncores; c++) {
                 bool calm = v->core_free[c] || (v->req->pu_busy && !policy_core_reserved(v, c) &&
                                                 policy_core_first_usable_pu(v, c) >= 0 &&
-                                                core_busy(v, c) < LOAD_BUSY_THRESHOLD);
+                                                load_core_busy(v, c) < LOAD_BUSY_THRESHOLD);
                 if (calm && v->node_allowed[t->cores[c].node])
                         v->node_capacity[t->cores[c].node]++;
         }
@@ -61,90 +53,12 @@ unsigned load_calm_capacity(HostView *v)
         return busy;
 }
 
-static bool key_less(const unsigned *a, const unsigned *b)
-{
-        for (unsigned k = 0; k < KEYS; k++)
-                if (a[k] != b[k])
-                        return a[k] < b[k];
-        return false;
-}
-
-/* The vCPUs of plan, busy ones first, each group in vCPU order. */
-static unsigned *busy_first(const PlacementRequest *req, unsigned nvcpus)
-{
-        unsigned *order = g_new(unsigned, MAX(nvcpus, 1)), k = 0;
-
-        for (unsigned i = 0; i < nvcpus; i++)
-                if (vcpu_busy(req, i) >= LOAD_BUSY_THRESHOLD)
-                        order[k++] = i;
-        for (unsigned i = 0; i < nvcpus; i++)
-                if (vcpu_busy(req, i) < LOAD_BUSY_THRESHOLD)
-                        order[k++] = i;
-        return order;
-}
-
-/*
- * A busy vCPU: the core least busy with other threads, then the least loaded (a reserved thread counting
- * half a vCPU, as in overcommit_assign), then the one with fewest of its own vCPUs, then the least loaded
- * PU, then the node with fewest of its vCPUs. An idle vCPU: a core that already runs something before a
- * free one, then the least busy, and the same ties.
- */
-void load_overcommit_assign(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan)
-{
-        const Topology *t = v->t;
-        const PlacementRequest *req = v->req;
-        g_autofree unsigned *pu_load = g_new0(unsigned, MAX(t->npus, 1));
-        g_autofree unsigned *core_load = g_new0(unsigned, MAX(t->ncores, 1));
-        g_autofree double *busy = g_new0(double, MAX(t->ncores, 1));
-        g_autofree unsigned *own_core = g_new0(unsigned, MAX(t->ncores, 1));
-        g_autofree unsigned *on_node = g_new0(unsigned, MAX(t->nnodes, 1));
-        g_autofree unsigned *order = busy_first(req, plan->nvcpus);
-        g_autoptr(GArray) pus = g_array_new(FALSE, FALSE, sizeof(unsigned));
-
-        for (unsigned i = 0; i < n; i++) {
-                const TopoNode *node = &t->nodes[nodes[i]];
-                for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
-                        const TopoCore *core = &t->cores[c];
-                        /* as overcommit_assign counts it: twice the vCPUs, plus one for a reserved thread */
-                        core_load[c] = 2 * ledger_core_load(v->l, c) + policy_core_reserved(v, c);
-                        busy[c] = core_busy(v, c);
-                        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
-                                pu_load[p] = ledger_pu_load(v->l, p);
-                                if (v->pu_usable[p])
-                                        g_array_append_val(pus, p);
-                        }
-                }
-        }
-        for (unsigned k = 0; k < plan->nvcpus && pus->len; k++) {
-                unsigned vcpu = order[k], best_key[KEYS] = {0};
-                bool is_busy = vcpu_busy(req, vcpu) >= LOAD_BUSY_THRESHOLD;
-                int best = -1;
-
-                for (unsigned i = 0; i < pus->len; i++) {
-                        unsigned p = g_array_index(pus, unsigned, i), c = t->pus[p].core;
-                        unsigned key[KEYS] = {is_busy ? busy_key(busy[c]) : core_load[c] == 0,
-                                              is_busy ? core_load[c] : busy_key(busy[c]), own_core[c],
-                                              pu_load[p], on_node[t->cores[c].node]};
-                        if (best < 0 || key_less(key, best_key)) {
-                                best = (int)p;
-                                memcpy(best_key, key, sizeof(key));
-                        }
-                }
-                plan->vcpu_pu[vcpu] = best;
-                pu_load[best]++;
-                core_load[t->pus[best].core] += 2;
-                busy[t->pus[best].core] += vcpu_busy(req, vcpu);
-                own_core[t->pus[best].core]++;
-                on_node[t->cores[t->pus[best].core].node]++;
-        }
-}
-
 /* What core c would run busy: what the ledger's domains keep busy there (as measured), plus plan's own
  * vCPUs on it; *ret_own whether plan has a vCPU there, *ret_own_busy a busy one. */
 static double busy_with_plan(const HostView *v, const Plan *plan, unsigned c, bool *ret_own,
                              bool *ret_own_busy)
 {
-        double sum = v->req->pu_busy ? core_busy(v, c) : ledger_core_load(v->l, c);
+        double sum = v->req->pu_busy ? load_core_busy(v, c) : ledger_core_load(v->l, c);
 
         *ret_own = *ret_own_busy = false;
         for (unsigned i = 0; i < plan->nvcpus; i++)

@@ -28,8 +28,10 @@ bool load_overcommit_applies(const HostView *v, bool by_core);
  */
 unsigned load_calm_capacity(HostView *v);
 
-/* Each vCPU of plan a PU inside nodes[0..n) (PLAN_OVERCOMMITTED), by load as above. */
-void load_overcommit_assign(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan);
+/* What the ledger's domains keep busy on core c: the request's measured pu_busy summed over the core's
+ * PUs, or, without measurements, one busy vCPU per counted vCPU. The assignment by load
+ * (overcommit_assign(), overcommit.h) ranks cores by it. */
+double load_core_busy(const HostView *v, unsigned c);
 
 /* When the request's host-side threads are busy, pins the emulator to a free core of plan's nodes that
  * no vCPU uses (the least busy) and returns true; false (plan unchanged) otherwise. */

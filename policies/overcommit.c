@@ -2,6 +2,8 @@
 /* Overcommit: the set a request with no room goes to, and the least loaded cores it shares there. */
 #include "overcommit.h"
 #include "cells.h"
+#include "load-rules.h"
+#include "load.h"
 
 #include <limits.h>
 #include <stdlib.h>
@@ -91,22 +93,76 @@ static void key_tree_done(KeyTree *k)
         g_free(k->best);
 }
 
+/* What a PU's key weighs: counts (load unknown or not used), or measured load for a busy or an idle vCPU. */
+typedef enum KeyMode { KEY_COUNT, KEY_BUSY, KEY_IDLE } KeyMode;
+
 /* The loads overcommit_assign() follows, counted as vCPUs land. */
 typedef struct AssignState {
         const Topology *t;
         bool by_core;
+        KeyMode mode;
         unsigned *pu_load, *core_load, *own_core, *on_node; /* by index */
+        double *busy;                                       /* [ncores] busy threads' load (by load) */
         unsigned *pus;                                      /* [n] the set's usable PUs, node by node */
         unsigned *pos;                                      /* [npus] position in pus, UINT_MAX if absent */
 } AssignState;
 
-/* The first three parts of PU p's key, packed to compare once (pack_key()'s top 48 bits). */
+/* Busy fraction in hundredths, as a key part. */
+static unsigned busy_key(double b)
+{
+        return (unsigned)MIN(b * 100 + 0.5, 1e6);
+}
+
+/* Four key parts of 12 bits each (saturating), most significant first, in 48 bits. */
+static uint64_t pack12(unsigned a, unsigned b, unsigned c, unsigned d)
+{
+        return (uint64_t)MIN(a, 0xfffu) << 36 | (uint64_t)MIN(b, 0xfffu) << 24 |
+               (uint64_t)MIN(c, 0xfffu) << 12 | MIN(d, 0xfffu);
+}
+
+/* The first parts of PU p's key, packed to compare once into 48 bits (the node's part goes below them). */
 static uint64_t leaf_key(const AssignState *a, unsigned p)
 {
         unsigned c = a->t->pus[p].core;
-        return pack_key(a->by_core ? a->core_load[c] : a->pu_load[p], a->own_core[c],
-                        a->by_core ? a->pu_load[p] : a->core_load[c], 0) >>
-               16;
+
+        switch (a->mode) {
+        case KEY_BUSY: /* the core least busy with other threads, then the least loaded */
+                return pack12(busy_key(a->busy[c]), a->core_load[c], a->own_core[c], a->pu_load[p]);
+        case KEY_IDLE: /* a core that runs something before a free one, then the least busy */
+                return pack12(a->core_load[c] == 0, busy_key(a->busy[c]), a->own_core[c], a->pu_load[p]);
+        case KEY_COUNT:
+        default:
+                return pack_key(a->by_core ? a->core_load[c] : a->pu_load[p], a->own_core[c],
+                                a->by_core ? a->pu_load[p] : a->core_load[c], 0) >>
+                       16;
+        }
+}
+
+static double vcpu_busy(const PlacementRequest *req, unsigned i)
+{
+        return req && req->vcpu_busy ? req->vcpu_busy[i] : 1.0;
+}
+
+/* The order vCPUs are assigned in: by number; by load the busy ones first, each group by number. */
+static unsigned *assign_order(const PlacementRequest *req, unsigned nvcpus, bool by_load)
+{
+        unsigned *order = g_new(unsigned, MAX(nvcpus, 1)), k = 0;
+
+        for (int pass = 0; pass < 2; pass++)
+                for (unsigned i = 0; i < nvcpus; i++)
+                        if (!by_load ? pass == 0 : (vcpu_busy(req, i) >= LOAD_BUSY_THRESHOLD) == (pass == 0))
+                                order[k++] = i;
+        return order;
+}
+
+/* Every leaf's key again (the mode changed), and each node's best. */
+static void rekey(const AssignState *a, KeyTree *k, const unsigned *range, unsigned n, unsigned *node_best)
+{
+        for (unsigned i = 0; i < k->n; i++)
+                k->key[i] = leaf_key(a, a->pus[i]);
+        key_tree_build(k);
+        for (unsigned i = 0; i < n; i++)
+                node_best[i] = key_tree_query(k, range[i], range[i + 1]);
 }
 
 /*
@@ -115,25 +171,30 @@ static uint64_t leaf_key(const AssignState *a, unsigned p)
  * without one: its free thread shares the core with host work, so it comes after wholly free cores and
  * before cores with one more vCPU. Ties go to the core holding fewest of the domain's own vCPUs (a domain
  * should not halve itself on one core while another is as busy), then to the node holding fewest of
- * them, then to the lower index.
+ * them, then to the lower index. With measured load (load_overcommit_applies()) the keys are load-rules.h's:
+ * busy vCPUs first, each on the core least busy with other threads; idle ones after, sharing.
  */
 void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *nodes, unsigned n,
                        Plan *plan)
 {
         const Topology *t = v->t;
+        bool by_load = load_overcommit_applies(v, ops->overcommit_by_core);
         AssignState a = {
             .t = t,
             .by_core = ops->overcommit_by_core,
+            .mode = by_load ? KEY_BUSY : KEY_COUNT,
             .pu_load = g_new0(unsigned, MAX(t->npus, 1)),
             .core_load = g_new0(unsigned, MAX(t->ncores, 1)),
             .own_core = g_new0(unsigned, MAX(t->ncores, 1)),
             .on_node = g_new0(unsigned, MAX(t->nnodes, 1)),
+            .busy = g_new0(double, MAX(t->ncores, 1)),
             .pus = g_new(unsigned, MAX(t->npus, 1)),
             .pos = g_new(unsigned, MAX(t->npus, 1)),
         };
         g_autofree unsigned *range = g_new0(unsigned, n + 1); /* node i's PUs: pus[range[i]..range[i+1]) */
         g_autofree unsigned *node_best = g_new(unsigned, MAX(n, 1));
         g_autofree int *vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
+        g_autofree unsigned *order = assign_order(v->req, plan->nvcpus, by_load);
         unsigned npus = 0;
         KeyTree k;
 
@@ -149,6 +210,8 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                         const TopoCore *core = &t->cores[c];
                         /* twice the vCPUs on the core, plus one when it has a reserved thread */
                         a.core_load[c] = 2 * ledger_core_load(v->l, c) + policy_core_reserved(v, c);
+                        if (by_load)
+                                a.busy[c] = load_core_busy(v, c);
                         for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
                                 a.pu_load[p] = ledger_pu_load(v->l, p);
                                 if (v->pu_usable[p]) {
@@ -160,16 +223,16 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
         }
         range[n] = npus;
         key_tree_init(&k, npus);
-        for (unsigned i = 0; i < npus; i++)
-                k.key[i] = leaf_key(&a, a.pus[i]);
-        key_tree_build(&k);
-        for (unsigned i = 0; i < n; i++)
-                node_best[i] = key_tree_query(&k, range[i], range[i + 1]);
+        rekey(&a, &k, range, n, node_best);
 
-        for (unsigned vcpu = 0; vcpu < plan->nvcpus && npus; vcpu++) {
-                unsigned best_node = UINT_MAX, best, c, node;
+        for (unsigned j = 0; j < plan->nvcpus && npus; j++) {
+                unsigned vcpu = order[j], best_node = UINT_MAX, best, c, node;
                 uint64_t best_key = UINT64_MAX;
 
+                if (by_load && a.mode == KEY_BUSY && vcpu_busy(v->req, vcpu) < LOAD_BUSY_THRESHOLD) {
+                        a.mode = KEY_IDLE; /* the busy vCPUs are placed: the idle ones share */
+                        rekey(&a, &k, range, n, node_best);
+                }
                 /* the vCPU's cell's node when it has one with a usable PU, else any node of the set */
                 for (int restrict_to_cell = vcpu_node[vcpu] >= 0;
                      restrict_to_cell >= 0 && best_node == UINT_MAX; restrict_to_cell--)
@@ -192,6 +255,8 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                 a.core_load[c] += 2;
                 a.own_core[c]++;
                 a.on_node[node]++;
+                if (by_load)
+                        a.busy[c] += vcpu_busy(v->req, vcpu);
                 for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
                         if (a.pos[p] != UINT_MAX)
                                 key_tree_set(&k, a.pos[p], leaf_key(&a, p));
@@ -202,6 +267,7 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
         g_free(a.core_load);
         g_free(a.own_core);
         g_free(a.on_node);
+        g_free(a.busy);
         g_free(a.pus);
         g_free(a.pos);
 }

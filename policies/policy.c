@@ -97,8 +97,6 @@ static void take_set(const HostView *v, const PolicyOps *ops, const SetChoice *c
                 cpuset_add(plan->nodes, members[i]);
         if (placed)
                 ops->assign(v, members, set->nnodes, plan);
-        else if (load_overcommit_applies(v, ops->overcommit_by_core))
-                load_overcommit_assign(v, members, set->nnodes, plan);
         else
                 overcommit_assign(v, ops, members, set->nnodes, plan);
         mark_chosen(v, plan, (unsigned)choice->rank, &choice->load, placed);

@@ -150,6 +150,38 @@ START_TEST(test_overcommit_keeps_cells_whole)
 }
 END_TEST
 
+/* With measured load too: busy vCPUs go first and idle ones share, and still each cell stays on one node
+ * (the assignment by load once ignored cells). */
+START_TEST(test_overcommit_by_load_keeps_cells_whole)
+{
+        static const char *const lists[] = {"0-3", "4-7", "8-11"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 1, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        double busy[12];
+        Cells c;
+        int nodes[3];
+
+        for (unsigned i = 0; i < 12; i++)
+                busy[i] = i % 2 ? 0.1 : 0.9;
+        cells_make(&c, lists, 3, 1 * GiB);
+        PlacementRequest req = {.name = "vm",
+                                .vcpus = 12,
+                                .memory = 3 * GiB,
+                                .cells = c.cells,
+                                .ncells = c.n,
+                                .vcpu_busy = busy,
+                                .pu_busy = pu_busy};
+        g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+
+        ck_assert_int_eq(p->result, PLAN_OVERCOMMITTED);
+        ck_assert_ptr_nonnull(strstr(p->reason, "by measured load"));
+        assert_cells_whole(t, p, &c, nodes);
+        cells_clear(&c);
+}
+END_TEST
+
 /* Cells of 2 vCPUs on nodes of one core (the real-libvirtd e2e host): 4 vCPUs on 2 cores share anyway,
  * so each cell stays whole on its node rather than split to share with the other cell. */
 START_TEST(test_overcommit_small_nodes_keep_cells_whole)
@@ -309,6 +341,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_three_cells_not_split);
         tcase_add_test(tc, test_interleaved_cells);
         tcase_add_test(tc, test_overcommit_keeps_cells_whole);
+        tcase_add_test(tc, test_overcommit_by_load_keeps_cells_whole);
         tcase_add_test(tc, test_overcommit_small_nodes_keep_cells_whole);
         tcase_add_test(tc, test_overcommit_splits_a_crowding_cell);
         tcase_add_test(tc, test_cells_split_rather_than_overcommit);

@@ -3,6 +3,9 @@
 #include "test-util.h"
 #include "load.h"
 #include "test-policy-util.h"
+#include "overcommit.h"
+
+#include <string.h>
 
 /* Commits a plan for name with vCPUs on the given PUs (a domain placed earlier). */
 static void hold(const Topology *t, Ledger *l, const char *name, unsigned n, const unsigned *pus)
@@ -382,6 +385,124 @@ START_TEST(test_host_threads_spread_onto_calm_core)
 }
 END_TEST
 
+/* The rule of overcommit_assign() by load (overcommit.h, load-rules.h) as a plain scan of every PU per vCPU,
+ * lexicographic keys, first PU in node, core and PU order on ties: the reference a faster assignment must
+ * equal. */
+static unsigned ref_busy_key(double b)
+{
+        return (unsigned)MIN(b * 100 + 0.5, 1e6);
+}
+
+static bool ref_less(const unsigned *a, const unsigned *b)
+{
+        for (unsigned j = 0; j < 5; j++)
+                if (a[j] != b[j])
+                        return a[j] < b[j];
+        return false;
+}
+
+static void reference_assign(const HostView *v, const unsigned *nodes, unsigned n, Plan *plan)
+{
+        const Topology *t = v->t;
+        const PlacementRequest *req = v->req;
+        g_autofree unsigned *pu_load = g_new0(unsigned, t->npus);
+        g_autofree unsigned *core_load = g_new0(unsigned, t->ncores);
+        g_autofree double *busy = g_new0(double, t->ncores);
+        g_autofree unsigned *own_core = g_new0(unsigned, t->ncores);
+        g_autofree unsigned *on_node = g_new0(unsigned, t->nnodes);
+        g_autofree unsigned *pus = g_new(unsigned, t->npus);
+        g_autofree unsigned *order = g_new(unsigned, plan->nvcpus);
+        unsigned npus = 0, k = 0;
+
+        for (int pass = 0; pass < 2; pass++)
+                for (unsigned i = 0; i < plan->nvcpus; i++)
+                        if ((req->vcpu_busy[i] >= LOAD_BUSY_THRESHOLD) == (pass == 0))
+                                order[k++] = i;
+        for (unsigned i = 0; i < n; i++) {
+                const TopoNode *node = &t->nodes[nodes[i]];
+                for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
+                        const TopoCore *core = &t->cores[c];
+                        core_load[c] = 2 * ledger_core_load(v->l, c) + policy_core_reserved(v, c);
+                        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
+                                busy[c] += req->pu_busy[p];
+                                pu_load[p] = ledger_pu_load(v->l, p);
+                                if (v->pu_usable[p])
+                                        pus[npus++] = p;
+                        }
+                }
+        }
+        for (k = 0; k < plan->nvcpus && npus; k++) {
+                unsigned vcpu = order[k], best_key[5] = {0};
+                bool is_busy = req->vcpu_busy[vcpu] >= LOAD_BUSY_THRESHOLD;
+                int best = -1;
+
+                for (unsigned i = 0; i < npus; i++) {
+                        unsigned p = pus[i], c = t->pus[p].core;
+                        unsigned key[5] = {is_busy ? ref_busy_key(busy[c]) : core_load[c] == 0,
+                                           is_busy ? core_load[c] : ref_busy_key(busy[c]), own_core[c],
+                                           pu_load[p], on_node[t->cores[c].node]};
+                        if (best < 0 || ref_less(key, best_key)) {
+                                best = (int)p;
+                                memcpy(best_key, key, sizeof(key));
+                        }
+                }
+                plan->vcpu_pu[vcpu] = best;
+                pu_load[best]++;
+                core_load[t->pus[best].core] += 2;
+                busy[t->pus[best].core] += req->vcpu_busy[vcpu];
+                own_core[t->pus[best].core]++;
+                on_node[t->cores[t->pus[best].core].node]++;
+        }
+}
+
+/* The assignment by load equals the plain scan on random hosts, ledgers, loads and reserved threads. */
+START_TEST(test_property_assign_matches_scan)
+{
+        for (unsigned seed = 1; seed <= 300; seed++) {
+                g_autoptr(GRand) r = g_rand_new_with_seed(seed);
+                g_autoptr(Topology) t = topology_new_uniform(
+                    (unsigned)g_rand_int_range(r, 1, 5), (unsigned)g_rand_int_range(r, 1, 7),
+                    (unsigned)g_rand_int_range(r, 1, 3), 16 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autofree double *pu_busy = g_new0(double, t->npus);
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                g_autoptr(CpuSet) reserved = cpuset_new();
+                unsigned vcpus = (unsigned)g_rand_int_range(r, 1, 3 * t->npus), residents;
+                g_autofree double *busy = g_new(double, vcpus);
+                g_autofree unsigned *nodes = g_new(unsigned, t->nnodes);
+                PlacementRequest req = {
+                    .name = "x", .vcpus = vcpus, .memory = GiB, .vcpu_busy = busy, .pu_busy = pu_busy};
+                g_autoptr(Plan) fast = plan_new("x", vcpus, GiB, t->nnodes);
+                g_autoptr(Plan) slow = plan_new("x", vcpus, GiB, t->nnodes);
+                HostView v;
+
+                if (g_rand_boolean(r))
+                        cpuset_add(reserved, t->pus[g_rand_int_range(r, 0, (gint32)t->npus)].os_index);
+                p.reserved_cpus = reserved;
+                residents = (unsigned)g_rand_int_range(r, 0, 2 * t->npus);
+                for (unsigned d = 0; d < residents; d++) {
+                        g_autofree char *name = g_strdup_printf("r%u", d);
+                        unsigned pu = (unsigned)g_rand_int_range(r, 0, (gint32)t->npus);
+                        hold(t, l, name, 1, &pu);
+                        /* a few load levels, so that ties happen */
+                        pu_busy[pu] += g_rand_int_range(r, 0, 4) * 0.3;
+                }
+                for (unsigned i = 0; i < vcpus; i++)
+                        busy[i] = g_rand_int_range(r, 0, 4) * 0.3;
+                for (unsigned i = 0; i < t->nnodes; i++)
+                        nodes[i] = t->nnodes - 1 - i; /* not in index order */
+                host_view_init_for(&v, t, l, &p, &req);
+                overcommit_assign(&v, &policy_explicit_ops, nodes, t->nnodes, fast);
+                reference_assign(&v, nodes, t->nnodes, slow);
+                host_view_done(&v);
+                for (unsigned i = 0; i < vcpus; i++)
+                        ck_assert_msg(fast->vcpu_pu[i] == slow->vcpu_pu[i],
+                                      "seed %u vCPU %u: PU %d, scan %d", seed, i, fast->vcpu_pu[i],
+                                      slow->vcpu_pu[i]);
+        }
+}
+END_TEST
+
 static Suite *load_rules_suite(void)
 {
         Suite *s = suite_create("load rules");
@@ -395,6 +516,7 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_host_threads_beside_idle_when_full);
         tcase_add_test(tc, test_overcommit_set_by_calm_cores);
         tcase_add_test(tc, test_host_threads_spread_onto_calm_core);
+        tcase_add_test(tc, test_property_assign_matches_scan);
         tcase_add_test(tc, test_property_room_means_no_change);
         tcase_add_test(tc, test_property_all_busy_as_unknown);
         suite_add_tcase(s, tc);
