@@ -26,20 +26,32 @@ static void make_pins(const HostView *v, Plan *plan)
                         add_core_pus(v, c, set_pus);
         }
         for (unsigned i = 0; i < plan->nvcpus; i++) {
-                int pu = plan->vcpu_pu[i];
-                if (pu < 0)
+                if (plan->vcpu_pu[i] < 0)
                         continue;
-                switch (plan->vcpu_pin) {
-                case VCPU_PIN_CORE:
-                        add_core_pus(v, t->pus[pu].core, plan->vcpu_pins[i]);
-                        break;
-                case VCPU_PIN_THREAD:
-                        cpuset_add(plan->vcpu_pins[i], t->pus[pu].os_index);
-                        break;
-                default:
+                if (plan->vcpu_pin == VCPU_PIN_CORE || plan->vcpu_pin == VCPU_PIN_THREAD)
+                        policy_pin_vcpu(v, plan, i);
+                else
                         cpuset_union(plan->vcpu_pins[i], set_pus);
-                        break;
-                }
+        }
+}
+
+void policy_pin_vcpu(const HostView *v, Plan *plan, unsigned i)
+{
+        int pu = plan->vcpu_pu[i];
+
+        if (pu < 0)
+                return;
+        switch (plan->vcpu_pin) {
+        case VCPU_PIN_CORE:
+                cpuset_clear(plan->vcpu_pins[i]);
+                add_core_pus(v, v->t->pus[pu].core, plan->vcpu_pins[i]);
+                break;
+        case VCPU_PIN_THREAD:
+                cpuset_clear(plan->vcpu_pins[i]);
+                cpuset_add(plan->vcpu_pins[i], v->t->pus[pu].os_index);
+                break;
+        default:
+                break; /* the whole set: moving inside it changes no pin */
         }
 }
 

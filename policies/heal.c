@@ -224,46 +224,40 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
         return NULL;
 }
 
+/* Puts plan `to` in place of `from` for hd on h. */
+static void swap_plan(HealHost *h, const HealDomain *hd, const Plan *from, const Plan *to)
+{
+        ledger_release(h->l, hd->key);
+        account(h, from, &hd->request, -1);
+        ledger_commit(h->l, hd->key, plan_copy(to));
+        account(h, to, &hd->request, +1);
+}
+
 /*
- * Plans hd again on h without its current plan; when the move is worth it (and fits what is left of the
- * memory budget) makes it on h and returns it, else leaves h as it was and returns NULL.
+ * Judges candidate for hd, whose current plan h holds: when the move is worth it (and fits what is left
+ * of the memory budget) returns it, with the busy vCPUs then contending on the cores it touches in
+ * *ret_after; else NULL. h is left as it was.
  */
-static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParams *hp, const HealDomain *hd,
-                          uint64_t budget_left)
+static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, const Plan *current,
+                       const Plan *candidate, uint64_t budget_left, int *ret_gain)
 {
         const Topology *t = h->t;
-        g_autoptr(Plan) current = plan_copy(ledger_lookup(h->l, hd->key));
-        g_autoptr(Plan) candidate = NULL;
         g_autoptr(CpuSet) cores = cpuset_new();
         g_autofree char *improves = NULL;
-        PlacementParams params = *p;
-        PlacementRequest req = hd->request;
         HealScore before, after;
-        unsigned own_before, own_after;
+        unsigned own_before = own_contended(h, current, &hd->request), own_after;
         uint64_t moved;
         char *why;
         HealMove *m;
 
-        if (!may_gain(h, current, &hd->request))
-                return NULL;
-        own_before = own_contended(h, current, &hd->request);
         add_cores(t, current, cores);
-        params.policy = hd->policy;
-        ledger_release(h->l, hd->key);
-        account(h, current, &hd->request, -1);
-        req.pu_busy = h->pu_busy;
-        candidate = policy_place(t, h->l, &req, &params);
         add_cores(t, candidate, cores);
-        /* the score of the touched cores without the domain, then with it where it is and where it would go
-         */
-        ledger_commit(h->l, hd->key, plan_copy(current));
-        account(h, current, &hd->request, +1);
+        /* the score of the touched cores with the domain where it is, then where it would go */
         before = score_cores(h, cores);
-        policy_improves(t, h->l, current, candidate, &improves);
         ledger_release(h->l, hd->key);
-        account(h, current, &hd->request, -1);
-        ledger_commit(h->l, hd->key, plan_copy(candidate));
-        account(h, candidate, &hd->request, +1);
+        policy_improves(t, h->l, current, candidate, &improves);
+        ledger_commit(h->l, hd->key, plan_copy(current));
+        swap_plan(h, hd, current, candidate);
         after = score_cores(h, cores);
         own_after = own_contended(h, candidate, &hd->request);
         moved = memory_moved(current, candidate);
@@ -271,19 +265,57 @@ static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParam
                       moved > budget_left
                   ? NULL
                   : worth(t, hp, current, candidate, before, after, own_before, own_after, improves);
-        if (!why) {
-                ledger_release(h->l, hd->key);
-                account(h, candidate, &hd->request, -1);
-                ledger_commit(h->l, hd->key, g_steal_pointer(&current));
-                account(h, ledger_lookup(h->l, hd->key), &hd->request, +1);
+        swap_plan(h, hd, candidate, current);
+        if (!why)
                 return NULL;
-        }
+        *ret_gain = (int)before.contended - (int)after.contended;
         m = g_new0(HealMove, 1);
         m->key = g_strdup(hd->key);
         m->name = g_strdup(hd->request.name ? hd->request.name : hd->key);
-        m->plan = g_steal_pointer(&candidate);
+        m->plan = plan_copy(candidate);
         m->why = why;
         m->memory_moved = moved;
+        return m;
+}
+
+/*
+ * Plans hd again on h without its current plan, two ways: inside its own nodes (policy_repin_local(): no
+ * memory moves) and anew (policy_place()). Of those worth their move, the one after which fewer busy
+ * vCPUs contend is made on h and returned (on a tie the re-pin, which moves no memory); else h is left as
+ * it was and NULL returned.
+ */
+static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParams *hp, const HealDomain *hd,
+                          uint64_t budget_left)
+{
+        const Topology *t = h->t;
+        g_autoptr(Plan) current = plan_copy(ledger_lookup(h->l, hd->key));
+        g_autoptr(Plan) local = NULL, anew = NULL;
+        PlacementParams params = *p;
+        PlacementRequest req = hd->request;
+        HealMove *m = NULL, *other;
+        int local_gain = 0, anew_gain = 0;
+
+        if (!may_gain(h, current, &hd->request))
+                return NULL;
+        params.policy = hd->policy;
+        ledger_release(h->l, hd->key);
+        account(h, current, &hd->request, -1);
+        req.pu_busy = h->pu_busy;
+        local = policy_repin_local(t, h->l, &req, &params, current);
+        anew = policy_place(t, h->l, &req, &params);
+        ledger_commit(h->l, hd->key, plan_copy(current));
+        account(h, current, &hd->request, +1);
+        if (local)
+                m = judge(h, hp, hd, current, local, budget_left, &local_gain);
+        other = judge(h, hp, hd, current, anew, budget_left, &anew_gain);
+        if (other && (!m || anew_gain > local_gain)) {
+                heal_move_free(m);
+                m = other;
+        } else {
+                heal_move_free(other);
+        }
+        if (m)
+                swap_plan(h, hd, current, m->plan);
         return m;
 }
 

@@ -45,6 +45,8 @@ unsigned policy_spread(const unsigned *capacity, unsigned n, unsigned count, uns
 
 /* Spreads plan->memory over plan->nodes: in proportion to the vCPUs on each, then wherever room is left. */
 void policy_spread_memory(const HostView *v, Plan *plan);
+/* Pins vCPU i of plan by plan->vcpu_pin: its core's usable PUs, its PU, or (the set) left as it is. */
+void policy_pin_vcpu(const HostView *v, Plan *plan, unsigned i);
 /* Sets plan->shared_vcpus from the ledger and the plan's own vCPUs. */
 void policy_count_shared(const HostView *v, Plan *plan);
 /* Whether a PU of core is kept for the host (ReservedCPUs=): its other PUs share the core with host work. */

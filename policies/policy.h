@@ -25,6 +25,16 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
                    const PlacementParams *params);
 
 /*
+ * Re-pinning inside the domain's own nodes, by measured load (req->vcpu_busy and req->pu_busy, the
+ * ledger l without the domain): each busy vCPU of current on a core where other busy threads run moves
+ * to the least busy core of its own node that runs nothing busy, inside the request's constraints.
+ * Memory, nodes, emulator and I/O thread pins stay as they are. Returns the new plan, or NULL when the
+ * load is not measured or no busy vCPU can move.
+ */
+Plan *policy_repin_local(const Topology *t, const Ledger *l, const PlacementRequest *req,
+                         const PlacementParams *params, const Plan *current);
+
+/*
  * Rebalancing: is candidate (planned with the domain's own plan released) better than current (the
  * plan the ledger holds for it now)? Better means, in order: fewer vCPUs sharing a core, fewer
  * nodes, a lower mean distance between its nodes. Returns true and a short human reason in *ret_why.

@@ -5,6 +5,8 @@
 #include "load.h"
 #include "test-policy-util.h"
 
+#include <string.h>
+
 static const HealParams heal_defaults = {
     .max_moves = 8,
     .memory_budget = UINT64_MAX,
@@ -349,6 +351,91 @@ START_TEST(test_may_gain)
 }
 END_TEST
 
+/* Commits a plan for key: one vCPU per PU of pus[0..n), its memory on node. */
+static void hold_on(const Topology *t, Ledger *l, const char *key, unsigned n, const unsigned *pus,
+                    unsigned node)
+{
+        Plan *p = plan_new(key, n, GiB, t->nnodes);
+
+        for (unsigned i = 0; i < n; i++) {
+                const TopoCore *c = &t->cores[t->pus[pus[i]].core];
+                p->vcpu_pu[i] = (int)pus[i];
+                for (unsigned q = c->pu_first; q < c->pu_first + c->npus; q++)
+                        cpuset_add(p->vcpu_pins[i], t->pus[q].os_index);
+        }
+        cpuset_add(p->nodes, node);
+        p->node_memory[node] = GiB;
+        p->result = PLAN_PLACED;
+        ck_assert_int_eq(ledger_commit(l, key, p), 0);
+}
+
+/*
+ * A busy vCPU beside another busy one, and a core of idle vCPUs on the same node: heal re-pins it there
+ * (no memory moves) rather than moving the domain to the free node, which would gain no more. With the
+ * calm core outside the domain's <vcpu cpuset>, the re-pin is not offered.
+ */
+START_TEST(test_repin_inside_node)
+{
+        /* 2 nodes of 4 cores x 2 threads; node 0: x (busy) on cores 0-1, i (idle) on cores 2-3, y (busy)
+         * on core 0's second thread; node 1 free */
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        g_autoptr(CpuSet) allowed = NULL;
+        g_autoptr(Plan) none = NULL;
+        unsigned x_pus[] = {0, 2}, i_pus[] = {4, 6}, y_pus[] = {1};
+        double busy2[] = {1, 1}, idle2[] = {0.1, 0.1}, busy1[] = {1};
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        Domains ds = {0};
+        const HealMove *m;
+        unsigned core;
+
+        hold_on(t, l, "x", 2, x_pus, 0);
+        hold_on(t, l, "i", 2, i_pus, 0);
+        hold_on(t, l, "y", 1, y_pus, 0);
+        domains_add(&ds, l, "x")->request.vcpu_busy = busy2;
+        domains_add(&ds, l, "i")->request.vcpu_busy = idle2;
+        domains_add(&ds, l, "y")->request.vcpu_busy = busy1;
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_uint_eq(m->memory_moved, 0);
+        ck_assert_ptr_nonnull(strstr(m->plan->reason, "re-pinned inside its nodes"));
+        ck_assert(cpuset_has(m->plan->nodes, 0) && cpuset_count(m->plan->nodes) == 1);
+        ck_assert_uint_eq(m->plan->node_memory[0], GiB);
+        ck_assert(m->plan->keep_memory); /* the daemon binds nothing again */
+        core = t->pus[m->plan->vcpu_pu[0]].core;
+        ck_assert(core == 2 || core == 3); /* beside an idle vCPU: nothing busy there */
+        ck_assert(cpuset_has(m->plan->vcpu_pins[0], t->pus[t->cores[core].pu_first].os_index));
+        ck_assert_uint_eq(cpuset_count(m->plan->vcpu_pins[0]), 2);
+
+        /* the re-pin itself: inside the request's CPUs only, and only with measured load */
+        {
+                g_autofree double *pu_busy = g_new0(double, t->npus);
+                PlacementRequest req = {
+                    .name = "y", .vcpus = 1, .memory = GiB, .vcpu_busy = busy1, .pu_busy = pu_busy};
+                const Plan *y = ledger_lookup(l, "y");
+                g_autoptr(Ledger) without = ledger_new(t);
+                g_autoptr(Plan) moved = NULL;
+                pu_busy[0] = pu_busy[2] = 1;
+                pu_busy[4] = pu_busy[6] = 0.1;
+                hold_on(t, without, "x", 2, x_pus, 0);
+                hold_on(t, without, "i", 2, i_pus, 0);
+                moved = policy_repin_local(t, without, &req, &p, y);
+                ck_assert_ptr_nonnull(moved);
+                ck_assert_uint_ge(t->pus[moved->vcpu_pu[0]].core, 2);
+                ck_assert_uint_le(t->pus[moved->vcpu_pu[0]].core, 3);
+                ck_assert_int_eq(cpuset_parse("0-3", &allowed, NULL), 0);
+                req.allowed_cpus = allowed;
+                none = policy_repin_local(t, without, &req, &p, y);
+                ck_assert_ptr_null(none);
+                req.allowed_cpus = NULL;
+                req.vcpu_busy = NULL;
+                ck_assert_ptr_null(policy_repin_local(t, without, &req, &p, y));
+        }
+}
+END_TEST
+
 static Suite *heal_suite(void)
 {
         Suite *s = suite_create("heal");
@@ -364,6 +451,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_settles);
         tcase_add_test(tc, test_bad_input);
         tcase_add_test(tc, test_may_gain);
+        tcase_add_test(tc, test_repin_inside_node);
         suite_add_tcase(s, tc);
         return s;
 }
