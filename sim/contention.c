@@ -100,11 +100,12 @@ static unsigned *cores_by_size(const Topology *t)
  * layer by layer to the cheapest (size, k) first. Exact while each core's cost grows by at least as much
  * with every further thread (cores of up to two PUs, any loss up to 0.5, and single-PU cores).
  */
-double contention_bound(const Topology *t, unsigned busy_threads, double loss, unsigned *ret_contended)
+double contention_bound(const Topology *t, unsigned busy_threads, double loss, unsigned *ret_contended,
+                        unsigned *ret_paired)
 {
         g_autofree unsigned *count = cores_by_size(t);
         g_autofree unsigned *layer = g_new0(unsigned, t->max_threads + 2); /* next layer per size */
-        unsigned left = busy_threads, cores = t->ncores;
+        unsigned left = busy_threads, cores = t->ncores, paired = 0;
         double lost = 0;
 
         if (ret_contended)
@@ -129,9 +130,13 @@ double contention_bound(const Topology *t, unsigned busy_threads, double loss, u
                 if (best < 0)
                         break; /* no cores at all */
                 take = MIN(left, count[best]);
+                /* a second thread makes both contend, each further one itself */
+                paired += layer[best] == 1 ? 2 * take : layer[best] >= 2 ? take : 0;
                 lost += take * best_cost;
                 left -= take;
                 layer[best]++;
         }
+        if (ret_paired)
+                *ret_paired = paired;
         return lost;
 }

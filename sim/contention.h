@@ -49,7 +49,11 @@ double contention_core_lost(unsigned busy, unsigned npus, double loss);
  * domains' sizes, memory and nodes: while there are more busy threads than usable cores, the excess must
  * double up (then triple up) on cores, the cheapest cores first. Also the fewest busy vCPUs that must
  * contend (*ret_contended): busy - cores + 1 when busy exceeds the cores (the extra ones stacked on one
- * core; a different placement from the one that loses least). Host-side threads are left out (a placement
- * can spread them thin), so this stays a lower bound.
+ * core; a different placement from the one that loses least), and how many contend in the placement that
+ * loses least (*ret_paired: every busy thread on a core with two or more; with two-thread cores and a
+ * loss up to 0.5, twice the excess while it is at most the cores). Fewer contending than *ret_paired
+ * costs capacity. Host-side threads are left out (a placement can spread them thin), so this stays a
+ * lower bound. Either pointer may be NULL.
  */
-double contention_bound(const Topology *t, unsigned busy_threads, double loss, unsigned *ret_contended);
+double contention_bound(const Topology *t, unsigned busy_threads, double loss, unsigned *ret_contended,
+                        unsigned *ret_paired);

@@ -16,6 +16,7 @@ typedef struct StateFigures {
         ContentionSample c;
         double bound_lost;
         unsigned bound_contended;
+        unsigned bound_paired;
         double distance_sum; /* over placed vCPUs */
         unsigned distance_vcpus;
         unsigned fit;
@@ -36,7 +37,7 @@ typedef struct Sim {
         /* integrals */
         double t_total, t_vcpus, t_shared, t_busy, t_contended, t_lost, t_bound_lost, t_bound_contended;
         double t_distance_sum, t_distance_vcpus, t_fit;
-        double t_host_lost;
+        double t_host_lost, t_bound_paired;
         SimReport *r;
 } Sim;
 
@@ -131,8 +132,8 @@ static void refresh(Sim *s)
         }
         s->fig.c = contention_measure(s->t, cd, s->domains->len, s->p->sibling_loss);
         /* the busy vCPUs this run placed: a domain nothing could hold (memory) holds no core either */
-        s->fig.bound_lost =
-            contention_bound(s->t, s->fig.c.busy_vcpus, s->p->sibling_loss, &s->fig.bound_contended);
+        s->fig.bound_lost = contention_bound(s->t, s->fig.c.busy_vcpus, s->p->sibling_loss,
+                                             &s->fig.bound_contended, &s->fig.bound_paired);
         s->dirty = false;
 }
 
@@ -183,6 +184,7 @@ static void record(Sim *s, double dt)
         s->t_host_lost += f->c.host_lost * dt;
         s->t_bound_lost += f->bound_lost * dt;
         s->t_bound_contended += f->bound_contended * dt;
+        s->t_bound_paired += f->bound_paired * dt;
         s->t_distance_sum += f->distance_sum * dt;
         s->t_distance_vcpus += f->distance_vcpus * dt;
         s->t_fit += f->fit * dt;
@@ -498,6 +500,7 @@ static void report(Sim *s)
         r->shared_vcpu_fraction = s->t_vcpus > 0 ? s->t_shared / s->t_vcpus : 0;
         r->busy_contended_fraction = s->t_busy > 0 ? s->t_contended / s->t_busy : 0;
         r->bound_busy_contended_fraction = s->t_busy > 0 ? s->t_bound_contended / s->t_busy : 0;
+        r->bound_paired_contended_fraction = s->t_busy > 0 ? s->t_bound_paired / s->t_busy : 0;
         r->capacity_lost = t > 0 ? s->t_lost / t : 0;
         r->bound_capacity_lost = t > 0 ? s->t_bound_lost / t : 0;
         r->host_capacity_lost = t > 0 ? s->t_host_lost / t : 0;

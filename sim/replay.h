@@ -115,7 +115,8 @@ typedef struct SimReport {
         double busy_contended_fraction; /* busy vCPUs on a core with another busy thread / busy vCPUs */
         double capacity_lost;           /* cores, time mean */
         double bound_capacity_lost;     /* what no placement could beat, time mean */
-        double bound_busy_contended_fraction;
+        double bound_busy_contended_fraction;   /* the fewest busy vCPUs any placement has contending */
+        double bound_paired_contended_fraction; /* those contending where the bound loses least */
         unsigned moves;
         uint64_t memory_moved_bytes;
         double mean_memory_distance; /* vCPU to its memory, by bytes; local = 10 */

@@ -32,6 +32,7 @@ static void print_json(const Topology *t, const Config *config, const SimParams 
             {"largest_fit_mean", r->largest_fit_mean},
             {"bound_capacity_lost", r->bound_capacity_lost},
             {"bound_busy_contended_fraction", r->bound_busy_contended_fraction},
+            {"bound_paired_contended_fraction", r->bound_paired_contended_fraction},
             {"vcpus_mean", r->vcpus_mean},
             {"busy_vcpus_mean", r->busy_vcpus_mean},
             {"seconds", r->seconds},
@@ -82,6 +83,8 @@ static void print_human(const Topology *t, const Config *config, const SimParams
         printf("%-28s %9.1f%% %10s\n", "vCPUs on a shared core", 100 * r->shared_vcpu_fraction, "");
         printf("%-28s %9.1f%% %9.1f%%\n", "busy vCPUs contended", 100 * r->busy_contended_fraction,
                100 * r->bound_busy_contended_fraction);
+        printf("%-28s %10s %9.1f%%\n", "  where it loses least", "",
+               100 * r->bound_paired_contended_fraction);
         printf("%-28s %10.2f %10.2f\n", "capacity lost (cores)", r->capacity_lost, r->bound_capacity_lost);
         printf("%-28s %10.2f %10s\n", "vCPU-memory distance", r->mean_memory_distance, "");
         printf("%-28s %10u %10s\n", "largest fit, min (vCPUs)", r->largest_fit_min, "");

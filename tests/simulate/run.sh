@@ -60,7 +60,8 @@ figures "heal.trace: figures worked out by hand, one heal move of 1 GiB" "$H222"
           "starts": 3, "stops": 1, "overcommitted": 1}'
 figures "contended.trace: every busy vCPU contends, 1.6 cores lost, equal to the bound" "$H122" contended.trace \
         '{"shared_vcpu_fraction": 1.0, "busy_contended_fraction": 1.0, "capacity_lost": 1.6,
-          "bound_capacity_lost": 1.6, "moves": 0}'
+          "bound_capacity_lost": 1.6, "bound_busy_contended_fraction": 0.75,
+          "bound_paired_contended_fraction": 1.0, "moves": 0}'
 figures "contended.trace --sibling-loss=0.75: a busy pair delivers one core, 2 lost" "$H122" contended.trace \
         '{"capacity_lost": 2.0, "bound_capacity_lost": 2.0, "sibling_loss": 0.75}' --sibling-loss=0.75
 figures "idle.trace: the idle domain shares, no busy vCPU contends" "$H122" idle.trace \
