@@ -14,6 +14,7 @@ typedef struct HealHost {
         const Topology *t;
         Ledger *l;
         double *pu_busy;   /* [npus] busy fractions of vCPUs and host-side shares (the engine's input) */
+        double *pu_host;   /* [npus] host-side shares alone */
         unsigned *core_nb; /* [ncores] busy vCPUs counted on the core */
         double *core_hb;   /* [ncores] host-side load counted on the core */
 } HealHost;
@@ -21,6 +22,8 @@ typedef struct HealHost {
 /* The host-wide measures a move must not worsen (see heal.h). */
 typedef struct HealScore {
         unsigned contended; /* busy vCPUs on a core with another busy vCPU or busy host-side threads */
+        unsigned
+            host_contended; /* busy host-side threads (a PU's share) on a core with another busy thread */
         unsigned shared;    /* vCPUs on a core with another vCPU */
 } HealScore;
 
@@ -63,6 +66,7 @@ static void account(HealHost *h, const Plan *p, const PlacementRequest *req, int
                 if (pu < 0)
                         continue;
                 h->pu_busy[pu] += sign * share;
+                h->pu_host[pu] += sign * share;
                 h->core_hb[t->pus[pu].core] += sign * share;
         }
 }
@@ -70,6 +74,18 @@ static void account(HealHost *h, const Plan *p, const PlacementRequest *req, int
 static bool core_contended(const HealHost *h, unsigned c)
 {
         return h->core_nb[c] >= 2 || (h->core_nb[c] >= 1 && h->core_hb[c] >= LOAD_BUSY_THRESHOLD);
+}
+
+/* Busy host-side threads of core c that run beside another busy thread: its PUs whose host-side share is
+ * LOAD_BUSY_THRESHOLD or more, when with the busy vCPUs there they are two or more. */
+static unsigned core_host_contended(const HealHost *h, unsigned c)
+{
+        const TopoCore *core = &h->t->cores[c];
+        unsigned busy = 0;
+
+        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                busy += h->pu_host[p] >= LOAD_BUSY_THRESHOLD;
+        return busy && busy + h->core_nb[c] >= 2 ? busy : 0;
 }
 
 /* The score of the cores in cores (a set of core indexes). */
@@ -81,6 +97,7 @@ static HealScore score_cores(const HealHost *h, const CpuSet *cores)
                 unsigned load = ledger_core_load(h->l, (unsigned)c);
                 if (core_contended(h, (unsigned)c))
                         s.contended += h->core_nb[c];
+                s.host_contended += core_host_contended(h, (unsigned)c);
                 if (load >= 2)
                         s.shared += load;
         }
@@ -96,6 +113,23 @@ static unsigned own_contended(const HealHost *h, const Plan *p, const PlacementR
                 if (p->vcpu_pu[i] >= 0 && vcpu_busy(req, i) >= LOAD_BUSY_THRESHOLD &&
                     core_contended(h, h->t->pus[p->vcpu_pu[i]].core))
                         n++;
+        return n;
+}
+
+/* Busy host-side threads contending on the cores of p's emulator pin (its own threads and any beside
+ * them), as h stands with p counted. */
+static unsigned own_host_contended(const HealHost *h, const Plan *p)
+{
+        g_autoptr(CpuSet) cores = cpuset_new();
+        unsigned n = 0;
+
+        CPUSET_FOREACH (os, p->emulator_pin) {
+                int pu = topology_pu_by_os(h->t, (unsigned)os);
+                if (pu >= 0)
+                        cpuset_add(cores, h->t->pus[pu].core);
+        }
+        CPUSET_FOREACH (c, cores)
+                n += core_host_contended(h, (unsigned)c);
         return n;
 }
 
@@ -144,6 +178,7 @@ static HealHost *heal_host_new(const Topology *t, const Ledger *l, GHashTable *b
         h->t = t;
         h->l = ledger_new(t);
         h->pu_busy = g_new0(double, MAX(t->npus, 1));
+        h->pu_host = g_new0(double, MAX(t->npus, 1));
         h->core_nb = g_new0(unsigned, MAX(t->ncores, 1));
         h->core_hb = g_new0(double, MAX(t->ncores, 1));
         for (unsigned k = 0; k < keys->len; k++) {
@@ -162,6 +197,7 @@ static void heal_host_free(HealHost *h)
                 return;
         ledger_free(h->l);
         g_free(h->pu_busy);
+        g_free(h->pu_host);
         g_free(h->core_nb);
         g_free(h->core_hb);
         g_free(h);
@@ -173,7 +209,7 @@ static bool may_gain(const HealHost *h, const Plan *p, const PlacementRequest *r
 {
         if (p->result != PLAN_PLACED && p->result != PLAN_OVERCOMMITTED)
                 return false;
-        return own_contended(h, p, req) > 0 || cpuset_count(p->nodes) > 1;
+        return own_contended(h, p, req) > 0 || own_host_contended(h, p) > 0 || cpuset_count(p->nodes) > 1;
 }
 
 bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const double *vcpu_busy,
@@ -198,6 +234,20 @@ bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const doub
                 if (others >= LOAD_BUSY_THRESHOLD)
                         return true; /* busy host-side threads beside it */
         }
+        if (!pu_busy)
+                return false;
+        CPUSET_FOREACH (os, p->emulator_pin) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                const TopoCore *core;
+                unsigned busy = 0;
+                if (pu < 0)
+                        continue;
+                core = &t->cores[t->pus[pu].core];
+                for (unsigned q = core->pu_first; q < core->pu_first + core->npus; q++)
+                        busy += pu_busy[q] >= LOAD_BUSY_THRESHOLD;
+                if (pu_busy[pu] >= LOAD_BUSY_THRESHOLD && busy >= 2)
+                        return true; /* its host-side threads run busy beside another busy thread */
+        }
         return false;
 }
 
@@ -216,6 +266,11 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
                                        after.contended, improves_why ? "; " : "",
                                        improves_why ? improves_why : "");
         if (after.contended != before.contended || after.shared > before.shared || nodes_new > nodes_old)
+                return NULL;
+        if (after.host_contended + hp->min_gain <= before.host_contended)
+                return g_strdup_printf("%u busy host-side threads contended for a core, now %u",
+                                       before.host_contended, after.host_contended);
+        if (after.host_contended > before.host_contended)
                 return NULL;
         if (nodes_new < nodes_old)
                 return g_strdup_printf("spread over %u nodes, now %u", nodes_old, nodes_new);
@@ -245,7 +300,8 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
         g_autoptr(CpuSet) cores = cpuset_new();
         g_autofree char *improves = NULL;
         HealScore before, after;
-        unsigned own_before = own_contended(h, current, &hd->request), own_after;
+        unsigned own_before = own_contended(h, current, &hd->request) + own_host_contended(h, current),
+                 own_after;
         uint64_t moved;
         char *why;
         HealMove *m;
@@ -259,7 +315,7 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
         ledger_commit(h->l, hd->key, plan_copy(current));
         swap_plan(h, hd, current, candidate);
         after = score_cores(h, cores);
-        own_after = own_contended(h, candidate, &hd->request);
+        own_after = own_contended(h, candidate, &hd->request) + own_host_contended(h, candidate);
         moved = memory_moved(current, candidate);
         why = candidate->result == PLAN_UNPLACEABLE || candidate->nvcpus != current->nvcpus ||
                       moved > budget_left

@@ -9,13 +9,16 @@
  * A move is taken only when it is worth a live re-pin, judged on the whole host and on the domain:
  *   - the domain improves (policy_improves(): fewer of its vCPUs share a core, fewer nodes, nearer
  *     nodes) or fewer of its busy vCPUs (LOAD_BUSY_THRESHOLD) contend with another busy thread;
+ *     or its busy host-side threads (a PU where its share is LOAD_BUSY_THRESHOLD or more) run beside
+ *     fewer busy threads;
  *   - and the host gains past the hysteresis: at least min_gain fewer busy vCPUs contending on the host
- *     (idle vCPUs may then share more: that is the point); or, with contention unchanged and no more
- *     vCPUs sharing a core, one node fewer, or the mean node distance lower by min_distance_gain. With
- *     load unknown every vCPU is busy, so "busy vCPUs contending" is "vCPUs sharing".
- * The host's (contended, nodes, distance) therefore falls strictly with every move, so repeated
- * passes over unchanged load settle and never ping-pong; a per-domain cool-down (the caller's clock)
- * keeps changing load from moving one domain back and forth.
+ *     (idle vCPUs may then share more: that is the point); or, with that unchanged and no more vCPUs
+ *     sharing a core, at least min_gain fewer busy host-side threads contending; or, with neither more,
+ *     one node fewer, or the mean node distance lower by min_distance_gain. With load unknown every vCPU
+ *     is busy, so "busy vCPUs contending" is "vCPUs sharing".
+ * The host's (contended, host threads contended, nodes, distance) therefore falls strictly with every
+ * move, so repeated passes over unchanged load settle and never ping-pong; a per-domain cool-down (the
+ * caller's clock) keeps changing load from moving one domain back and forth.
  *
  * Constraints are the request's: a move is a policy_place() of the domain's own PlacementRequest, so it
  * stays inside <vcpu cpuset>, bound memory stays where it is bound (the vCPUs stay on its nodes) and
@@ -65,7 +68,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(HealMove, heal_move_free)
  * its request: it is placed or overcommitted and spans nodes, or one of its vCPUs shares a core with
  * another vCPU, or (with measured load: vcpu_busy its vCPUs', NULL when unknown = all busy; pu_busy as
  * PlacementRequest.pu_busy takes it, NULL when nothing is measured) a busy vCPU's core also runs busy
- * host-side threads, its own or another domain's. A pass judges the rest.
+ * host-side threads, its own or another domain's, or a busy PU of its emulator pin shares its core with
+ * another busy PU (its host-side threads a busy pair themselves). A pass judges the rest.
  */
 bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const double *vcpu_busy,
                    const double *pu_busy);

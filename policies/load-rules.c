@@ -70,10 +70,9 @@ static double busy_with_plan(const HostView *v, const Plan *plan, unsigned c, bo
         return sum;
 }
 
-/* The core for busy host-side threads among plan's nodes, not in taken: a free one first (the least
- * busy with other domains' threads), else the least busy that runs nothing busy (idle vCPUs only); -1
- * when none. */
-static int pick_host_core(const HostView *v, const Plan *plan, const CpuSet *taken)
+/* The core for busy host-side threads among plan's nodes, not in taken, that runs nothing busy: a free
+ * one first (free_first) or last, then the least busy with other domains' threads; -1 when none. */
+static int pick_host_core(const HostView *v, const Plan *plan, const CpuSet *taken, bool free_first)
 {
         const Topology *t = v->t;
         double best_busy = 0;
@@ -89,7 +88,8 @@ static int pick_host_core(const HostView *v, const Plan *plan, const CpuSet *tak
                         if (own_busy || b >= LOAD_BUSY_THRESHOLD || cpuset_has(taken, c) ||
                             policy_core_first_usable_pu(v, c) < 0)
                                 continue;
-                        if (best < 0 || (is_free && !best_free) || (is_free == best_free && b < best_busy)) {
+                        if (best < 0 || (is_free != best_free && is_free == free_first) ||
+                            (is_free == best_free && b < best_busy)) {
                                 best = (int)c;
                                 best_busy = b;
                                 best_free = is_free;
@@ -122,7 +122,7 @@ bool load_pick_emulator(const HostView *v, Plan *plan)
         if (!any_busy)
                 return false;
         for (bool first = true;
-             (c = pick_host_core(v, plan, taken)) >= 0 &&
+             (c = pick_host_core(v, plan, taken, true)) >= 0 &&
              (first || req->host_busy / cpuset_count(plan->emulator_pin) >= LOAD_BUSY_THRESHOLD);
              first = false) {
                 cpuset_add(taken, (unsigned)c);
@@ -133,6 +133,48 @@ bool load_pick_emulator(const HostView *v, Plan *plan)
                         return false;
         }
         return !cpuset_is_empty(plan->emulator_pin);
+}
+
+/* Whether two of the PUs of set (OS indexes) share a core. */
+static bool has_pair(const Topology *t, const CpuSet *set)
+{
+        g_autoptr(CpuSet) cores = cpuset_new();
+
+        CPUSET_FOREACH (os, set) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                if (pu < 0)
+                        continue;
+                if (cpuset_has(cores, t->pus[pu].core))
+                        return true;
+                cpuset_add(cores, t->pus[pu].core);
+        }
+        return false;
+}
+
+void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out)
+{
+        const Topology *t = v->t;
+        const PlacementRequest *req = v->req;
+        g_autoptr(CpuSet) taken = cpuset_new();
+        int c;
+
+        if (!req || !req->vcpu_busy || req->host_busy < LOAD_BUSY_THRESHOLD || cpuset_is_empty(out))
+                return;
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0 && vcpu_busy(req, i) >= LOAD_BUSY_THRESHOLD)
+                        return; /* load_pick_emulator() decides for a domain with a busy vCPU */
+        CPUSET_FOREACH (os, out) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                if (pu >= 0)
+                        cpuset_add(taken, t->pus[pu].core);
+        }
+        while (req->host_busy / cpuset_count(out) >= LOAD_BUSY_THRESHOLD && has_pair(t, out) &&
+               (c = pick_host_core(v, plan, taken, false)) >= 0) {
+                cpuset_add(taken, (unsigned)c);
+                for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
+                        if (v->pu_usable[p])
+                                cpuset_add(out, t->pus[p].os_index);
+        }
 }
 
 void load_note_reason(const HostView *v, bool by_core, Plan *plan)

@@ -37,6 +37,15 @@ double load_core_busy(const HostView *v, unsigned c);
  * no vCPU uses (the least busy) and returns true; false (plan unchanged) otherwise. */
 bool load_pick_emulator(const HostView *v, Plan *plan);
 
+/*
+ * A domain none of whose vCPUs is busy keeps its host-side threads where EmulatorPin= put them (out, OS
+ * indexes), but while two of those threads share a core and their measured load would keep each at least
+ * LOAD_BUSY_THRESHOLD busy (1.4 cores of vhost on the two threads of one core are a busy pair) they
+ * spread onto further cores of plan's nodes that run nothing busy, cores of idle vCPUs before free ones.
+ * Without measured busy host-side threads, or with a busy vCPU (load_pick_emulator()), out is left alone.
+ */
+void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out);
+
 /* Says in plan's reason where load decided (an overcommit by load, a core of their own for busy
  * host-side threads). */
 void load_note_reason(const HostView *v, bool by_core, Plan *plan);

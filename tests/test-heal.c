@@ -436,6 +436,57 @@ START_TEST(test_repin_inside_node)
 }
 END_TEST
 
+/* An idle domain whose busy host-side threads are a busy pair on one core: heal places it anew so they
+ * run beside nothing busy, though no busy vCPU contends anywhere. */
+START_TEST(test_heals_host_thread_pair)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL, again = NULL;
+        double idle[] = {0.1};
+        Plan *d = plan_new("d", 1, GiB, t->nnodes);
+        Domains ds = {0};
+        HealDomain *hd;
+        const HealMove *m;
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+
+        d->vcpu_pu[0] = 0;
+        cpuset_add(d->vcpu_pins[0], 0);
+        cpuset_add(d->vcpu_pins[0], 1);
+        cpuset_add(d->emulator_pin, 2); /* both threads of core 1: 0.7 busy each */
+        cpuset_add(d->emulator_pin, 3);
+        cpuset_add(d->nodes, 0);
+        d->node_memory[0] = GiB;
+        d->result = PLAN_PLACED;
+        ck_assert_int_eq(ledger_commit(l, "d", d), 0);
+        hd = domains_add(&ds, l, "d");
+        hd->request.vcpu_busy = idle;
+        hd->request.host_busy = 1.4;
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_ptr_nonnull(strstr(m->why, "busy host-side threads contended"));
+        ck_assert(!cpuset_is_empty(m->plan->emulator_pin));
+        if (1.4 / cpuset_count(m->plan->emulator_pin) >= LOAD_BUSY_THRESHOLD) { /* then no two on a core */
+                g_autoptr(CpuSet) cores = cpuset_new();
+                CPUSET_FOREACH (os, m->plan->emulator_pin) {
+                        unsigned core = t->pus[topology_pu_by_os(t, (unsigned)os)].core;
+                        ck_assert(!cpuset_has(cores, core));
+                        cpuset_add(cores, core);
+                }
+        }
+        /* the daemon's cheap test sees it too: its emulator's two threads both busy */
+        pu_busy[2] = pu_busy[3] = 0.7;
+        ck_assert(heal_may_gain(t, l, d, idle, pu_busy));
+        pu_busy[3] = 0;
+        ck_assert(!heal_may_gain(t, l, d, idle, pu_busy));
+        /* once moved, nothing more to gain */
+        apply_moves(l, moves);
+        again = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(again->len, 0);
+}
+END_TEST
+
 static Suite *heal_suite(void)
 {
         Suite *s = suite_create("heal");
@@ -452,6 +503,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_bad_input);
         tcase_add_test(tc, test_may_gain);
         tcase_add_test(tc, test_repin_inside_node);
+        tcase_add_test(tc, test_heals_host_thread_pair);
         suite_add_tcase(s, tc);
         return s;
 }

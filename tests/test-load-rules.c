@@ -3,6 +3,7 @@
 #include "test-util.h"
 #include "load.h"
 #include "test-policy-util.h"
+#include "load-rules.h"
 #include "overcommit.h"
 
 #include <string.h>
@@ -503,6 +504,58 @@ START_TEST(test_property_assign_matches_scan)
 }
 END_TEST
 
+/* An idle domain's busy host-side threads on the two threads of one core are a busy pair: they spread onto
+ * a core of idle vCPUs (before a free one); on threads of different cores, or under half busy each, or
+ * for a domain with a busy vCPU, they are left where they are. */
+START_TEST(test_idle_domain_host_pair_spreads)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        double idle[] = {0.1}, busy[] = {0.9};
+        PlacementRequest req = {
+            .name = "d", .vcpus = 1, .memory = GiB, .vcpu_busy = idle, .host_busy = 1.4, .pu_busy = pu_busy};
+        g_autoptr(Plan) d = plan_new("d", 1, GiB, t->nnodes);
+        g_autoptr(CpuSet) out = cpuset_new(), apart = cpuset_new();
+        HostView v;
+
+        hold(t, l, "i", 1, (unsigned[]){4}); /* an idle vCPU on core 2; core 3 free; d's own on core 0 */
+        pu_busy[4] = 0.1;
+        d->vcpu_pu[0] = 0;
+        cpuset_add(d->nodes, 0);
+        host_view_init_for(&v, t, l, &p, &req);
+        cpuset_add(out, 2); /* both threads of core 1 */
+        cpuset_add(out, 3);
+        load_spread_idle_host(&v, d, out);
+        ck_assert_uint_eq(cpuset_count(out), 4); /* 0.35 each: no thread half busy */
+        /* a core of idle vCPUs (its own on core 0, or i's on core 2), not the free core 3 */
+        ck_assert((cpuset_has(out, 0) && cpuset_has(out, 1)) || (cpuset_has(out, 4) && cpuset_has(out, 5)));
+        ck_assert(!cpuset_has(out, 6) && !cpuset_has(out, 7));
+        /* one thread on each of two cores: no pair, nothing to spread */
+        cpuset_add(apart, 1);
+        cpuset_add(apart, 3);
+        load_spread_idle_host(&v, d, apart);
+        ck_assert_uint_eq(cpuset_count(apart), 2);
+        host_view_done(&v);
+        /* under half busy each, or a busy vCPU (load_pick_emulator()'s): left alone */
+        req.host_busy = 0.8;
+        host_view_init_for(&v, t, l, &p, &req);
+        cpuset_clear(out);
+        cpuset_add(out, 2);
+        cpuset_add(out, 3);
+        load_spread_idle_host(&v, d, out);
+        ck_assert_uint_eq(cpuset_count(out), 2);
+        host_view_done(&v);
+        req.host_busy = 1.4;
+        req.vcpu_busy = busy;
+        host_view_init_for(&v, t, l, &p, &req);
+        load_spread_idle_host(&v, d, out);
+        ck_assert_uint_eq(cpuset_count(out), 2);
+        host_view_done(&v);
+}
+END_TEST
+
 static Suite *load_rules_suite(void)
 {
         Suite *s = suite_create("load rules");
@@ -513,6 +566,7 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_busy_host_threads_own_core);
         tcase_add_test(tc, test_host_thread_core_is_held);
         tcase_add_test(tc, test_idle_domain_keeps_host_threads);
+        tcase_add_test(tc, test_idle_domain_host_pair_spreads);
         tcase_add_test(tc, test_host_threads_beside_idle_when_full);
         tcase_add_test(tc, test_overcommit_set_by_calm_cores);
         tcase_add_test(tc, test_host_threads_spread_onto_calm_core);
