@@ -21,10 +21,9 @@ typedef struct HealHost {
 
 /* The host-wide measures a move must not worsen (see heal.h). */
 typedef struct HealScore {
-        unsigned contended; /* busy vCPUs on a core with another busy vCPU or busy host-side threads */
-        unsigned
-            host_contended; /* busy host-side threads (a PU's share) on a core with another busy thread */
-        unsigned shared;    /* vCPUs on a core with another vCPU */
+        unsigned contended;      /* busy vCPUs on a core with another busy vCPU or busy host-side threads */
+        unsigned host_contended; /* busy host-side PUs on a core with another busy thread */
+        unsigned shared;         /* vCPUs on a core with another vCPU */
 } HealScore;
 
 void heal_move_free(HealMove *m)
@@ -290,8 +289,8 @@ static void swap_plan(HealHost *h, const HealDomain *hd, const Plan *from, const
 
 /*
  * Judges candidate for hd, whose current plan h holds: when the move is worth it (and fits what is left
- * of the memory budget) returns it, with the busy vCPUs then contending on the cores it touches in
- * *ret_after; else NULL. h is left as it was.
+ * of the memory budget) returns it, with how many fewer busy vCPUs contend on the host after it in
+ * *ret_gain; else NULL. h is left as it was.
  */
 static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, const Plan *current,
                        const Plan *candidate, uint64_t budget_left, int *ret_gain)

@@ -2,8 +2,6 @@
 /* Measured load where it decides: busy vCPUs and busy host threads first when cores are short. */
 #include "load-rules.h"
 
-#include <string.h>
-
 #include "load.h"
 
 static double vcpu_busy(const PlacementRequest *req, unsigned i)

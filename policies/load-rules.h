@@ -4,6 +4,7 @@
 /*
  * Where measured load decides (PlacementRequest.vcpu_busy, host_busy, pu_busy). Only when it matters:
  * a request with room for every vCPU is placed as without load (a core each). When cores are short,
+ * the set is the nearest with a calm core (free, or running only idle vCPUs) per busy vCPU, and there
  * the busy vCPUs (LOAD_BUSY_THRESHOLD) go first, each to the core least busy with other threads, and
  * the idle ones share: they take cores that already run something, the least busy first, and leave
  * free cores to busy vCPUs. Busy host-side threads get a free core of their own on the domain's nodes,
