@@ -45,6 +45,13 @@ bool placer_adopt(Manager *m, virDomainPtr dom);
 void placer_forget(Manager *m, const char *uuid, const char *why);
 /* Writes d's metadata again after a write that failed (d->unrecorded), e.g. when libvirtd went away. */
 void placer_record_again(Manager *m, virDomainPtr dom, Decision *d);
+/*
+ * The I/O threads as they run now, against d (a placed or overcommitted decision): one added live
+ * (virsh iothreadadd, which sends no event) that may run on every CPU is pinned by the decision's rule
+ * (its I/O thread pin, else its emulator's); one of d's that someone pinned elsewhere is theirs from
+ * then on; one removed is dropped. Records d again when it changed, and returns whether it did.
+ */
+bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d);
 /* A vCPU pin that is not ours was seen (tunable event or drift): adopt the live pins. */
 void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what);
 /* True when the online vCPUs or the memory (<memory>) differ from what the decision counts; says so once. */

@@ -152,6 +152,11 @@ static void on_tunable(virDomainPtr dom, virTypedParameterPtr params, int nparam
                 g_autoptr(CpuSet) seen = NULL;
                 guint64 vcpu;
 
+                /* someone pinned one of its I/O threads (or one came and was pinned at once) */
+                if (g_str_has_prefix(field, "cputune.iothreadpin")) {
+                        placer_follow_iothreads(m, dom, g_hash_table_lookup(m->decisions, uuid));
+                        continue;
+                }
                 if (!g_str_has_prefix(field, "cputune.vcpupin") ||
                     params[i].type != VIR_TYPED_PARAM_STRING ||
                     !g_ascii_string_to_unsigned(field + strlen("cputune.vcpupin"), 10, 0, G_MAXUINT, &vcpu,
@@ -221,6 +226,8 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                         placer_adopt_hand_pins(m, doms[i], "its vCPU pins drifted from the decision");
                 else if (origin == ORIGIN_RECONCILE && d->unrecorded)
                         placer_record_again(m, doms[i], g_hash_table_lookup(m->decisions, uuid));
+                else if (origin == ORIGIN_RECONCILE)
+                        placer_follow_iothreads(m, doms[i], g_hash_table_lookup(m->decisions, uuid));
         }
         {
                 GHashTableIter it;

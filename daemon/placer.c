@@ -218,17 +218,93 @@ static void write_metadata(Manager *m, virDomainPtr dom, Decision *d, const Doma
                 log_warning("%s: %s; the next reconcile records it again", d->name, error);
 }
 
-void placer_record_again(Manager *m, virDomainPtr dom, Decision *d)
+/* Writes d into dom's metadata again; false when dom is gone or unreadable. */
+static bool record_again(Manager *m, virDomainPtr dom, Decision *d)
 {
         g_autoptr(DomainSpec) live = NULL;
         g_autoptr(DomainSpec) user = NULL;
         g_autofree char *error = NULL;
 
         if (virt_domain_read_spec(dom, false, &live, &error) < 0 || !(user = user_spec(dom, live)))
-                return; /* gone or unreadable: the reconcile's next round sees to it */
+                return false; /* gone or unreadable: the reconcile's next round sees to it */
         write_metadata(m, dom, d, user);
-        if (!d->unrecorded)
+        return true;
+}
+
+void placer_record_again(Manager *m, virDomainPtr dom, Decision *d)
+{
+        if (record_again(m, dom, d) && !d->unrecorded)
                 log_info("%s: decision recorded in its metadata again", d->name);
+}
+
+/* Whether pins lets a thread run on every CPU placementd knows (nobody pinned it). */
+static bool runs_anywhere(const Manager *m, const CpuSet *pins)
+{
+        g_autoptr(CpuSet) missing = cpuset_copy(m->topology->all_pus);
+
+        cpuset_subtract(missing, pins);
+        return cpuset_is_empty(missing);
+}
+
+bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
+{
+        g_autofree unsigned *ids = NULL;
+        g_autofree char *error = NULL;
+        g_autoptr(CpuSet) live = cpuset_new();
+        g_autoptr(CpuSet) gone = NULL;
+        CpuSet **pins = NULL;
+        const CpuSet *rule;
+        unsigned n = 0;
+        bool changed = false;
+
+        if (!d->plan || (d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED))
+                return false;
+        if (virt_domain_get_iothreads(dom, &ids, &pins, &n, &error) < 0) {
+                log_debug("%s: %s", d->name, error);
+                return false;
+        }
+        rule = !cpuset_is_empty(d->plan->iothread_pin) ? d->plan->iothread_pin : d->plan->emulator_pin;
+        for (unsigned i = 0; i < n; i++) {
+                g_autofree char *list = cpuset_format(pins[i]);
+                g_autofree char *pin_error = NULL;
+
+                cpuset_add(live, ids[i]);
+                if (cpuset_has(d->plan->iothreads, ids[i])) {
+                        if (cpuset_equal(pins[i], d->plan->iothread_pin))
+                                continue;
+                        log_info("%s: I/O thread %u was pinned to %s by someone else: left there", d->name,
+                                 ids[i], list);
+                        cpuset_remove(d->plan->iothreads, ids[i]);
+                        changed = true;
+                        continue;
+                }
+                if (cpuset_is_empty(rule) || !runs_anywhere(m, pins[i]))
+                        continue; /* no rule to follow (the emulator is left alone), or pinned by someone */
+                if (virt_domain_pin_iothread(dom, ids[i], rule, &pin_error) < 0) {
+                        log_warning("%s: I/O thread %u added live: %s", d->name, ids[i], pin_error);
+                        continue;
+                }
+                if (cpuset_is_empty(d->plan->iothread_pin))
+                        cpuset_union(d->plan->iothread_pin, rule);
+                cpuset_add(d->plan->iothreads, ids[i]);
+                {
+                        g_autofree char *to = cpuset_format(rule);
+                        log_info("%s: I/O thread %u added live: pinned to %s, as the decision's I/O threads",
+                                 d->name, ids[i], to);
+                }
+                changed = true;
+        }
+        virt_pins_free(pins, n);
+        gone = cpuset_copy(d->plan->iothreads);
+        cpuset_subtract(gone, live);
+        CPUSET_FOREACH (id, gone) {
+                log_info("%s: I/O thread %d is gone", d->name, id);
+                cpuset_remove(d->plan->iothreads, (unsigned)id);
+                changed = true;
+        }
+        if (changed)
+                record_again(m, dom, d);
+        return changed;
 }
 
 /* Keeps what failed while applying in d (every failure, not only the first). */

@@ -2,6 +2,7 @@
 #include "virt-domain.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <libvirt/virterror.h>
 #include <string.h>
 
@@ -191,6 +192,33 @@ int virt_domain_get_vcpu_pins(virDomainPtr dom, unsigned nvcpus, CpuSet ***ret, 
                                 cpuset_add(pins[v], (unsigned)c);
         }
         *ret = pins;
+        return 0;
+}
+
+int virt_domain_get_iothreads(virDomainPtr dom, unsigned **ret_ids, CpuSet ***ret_pins, unsigned *ret_n,
+                              char **ret_error)
+{
+        virDomainIOThreadInfoPtr *info = NULL;
+        int n = CALL_LIVE(virDomainGetIOThreadInfo(dom, &info, _flags));
+        CpuSet **pins;
+        unsigned *ids;
+
+        if (n < 0)
+                return failed(dom, "reading the I/O threads", ret_error);
+        ids = g_new0(unsigned, MAX(n, 1));
+        pins = g_new0(CpuSet *, MAX(n, 1));
+        for (int i = 0; i < n; i++) {
+                ids[i] = info[i]->iothread_id;
+                pins[i] = cpuset_new();
+                for (int c = 0; c < info[i]->cpumaplen * 8; c++)
+                        if (VIR_CPU_USED(info[i]->cpumap, c))
+                                cpuset_add(pins[i], (unsigned)c);
+                virDomainIOThreadInfoFree(info[i]);
+        }
+        free(info);
+        *ret_ids = ids;
+        *ret_pins = pins;
+        *ret_n = (unsigned)n;
         return 0;
 }
 

@@ -30,6 +30,10 @@ int virt_domain_set_metadata(virDomainPtr dom, const char *xml, char **ret_error
 /* Live pins of vCPUs 0..nvcpus-1: a new array of nvcpus CpuSets (free each, then the array). */
 int virt_domain_get_vcpu_pins(virDomainPtr dom, unsigned nvcpus, CpuSet ***ret, char **ret_error);
 void virt_pins_free(CpuSet **pins, unsigned n);
+/* The live I/O threads, *ret_n of them: (*ret_ids)[i] the id of the i-th (g_free the array), (*ret_pins)[i]
+ * where it may run (virt_pins_free()). */
+int virt_domain_get_iothreads(virDomainPtr dom, unsigned **ret_ids, CpuSet ***ret_pins, unsigned *ret_n,
+                              char **ret_error);
 
 /* UUID string of dom into buf (VIR_UUID_STRING_BUFLEN). */
 const char *virt_domain_uuid(virDomainPtr dom, char *buf);

@@ -11,6 +11,9 @@
 #   2. a guest with <cputune><iothreadpin iothread='1' cpuset='1'/>: I/O thread 1 stays on CPU 1, I/O
 #      thread 2 is pinned to CPU 0, and the decision leaves I/O thread 1 out.
 #   3. placementd restarted: it adopts the first guest from its record and moves no I/O thread.
+#   4. I/O threads changed live (libvirt 9.0 sends no event for iothreadadd or iothreaddel): one added is
+#      pinned by the decision's rule at the next reconcile; one the user pins is left where they put it,
+#      and never pinned back; one removed leaves the decision.
 # Prints "ok N - ..." / "not ok N - ...", and last "e2e-iothreads: N passed, M failed".
 set -u
 
@@ -59,7 +62,7 @@ tap_cleanup() {
 
 must "built daemon in $BUILD" test -x "$PLACEMENTD"
 must "e2e_libvirt_start" e2e_libvirt_start "$WORK"
-printf '[Placement]\nReservedCPUs=0\nReconcileSec=0\n\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=none\n' \
+printf '[Placement]\nReservedCPUs=0\nReconcileSec=2\n\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=none\n' \
     "$E2E_LIBVIRT_URI" >"$WORK/placementd.conf"
 must "placementd connects" start_placementd
 
@@ -96,4 +99,23 @@ must "placementd starts again" start_placementd
 check "${P}io adopted" wait_for 10 sh -c "tail -n +$((mark + 1)) '$LOG' | grep -q '^<6>${P}io: placed, .*, adopted ('"
 expect "no I/O thread moved by the restart (/proc)" "$BEFORE" "$(iothread "${P}io" 1) $(iothread "${P}io" 2)"
 check "placementd still runs" kill -0 "$PD_PID"
+
+# 4. I/O threads changed live, seen by the reconcile (every 2 s here).
+iothreads_recorded() { pd_attr iothreads "$(pd_decision "$1")"; }
+recorded_is() { [ "$(iothreads_recorded "$1")" = "$2" ]; }
+must "virsh iothreadadd ${P}io 3" e2e_virsh iothreadadd "${P}io" 3 --live
+check "I/O thread 3 pinned by the decision's rule (log)" \
+    wait_for 15 grep -q "^<6>${P}io: I/O thread 3 added live: pinned to 0," "$LOG"
+expect "I/O thread 3 runs on CPU 0 (/proc)" "0" "$(iothread "${P}io" 3)"
+check "the decision records I/O threads 1-3" wait_for 10 recorded_is "${P}io" 1-3
+must "virsh iothreadpin ${P}io 2 1 (the user's)" e2e_virsh iothreadpin "${P}io" 2 1 --live
+check "the user's pin of I/O thread 2 is noticed (log)" \
+    wait_for 15 grep -q "^<6>${P}io: I/O thread 2 was pinned to 1 by someone else: left there" "$LOG"
+sleep 5 # two more reconcile rounds
+expect "I/O thread 2 stays where the user put it (/proc)" "1" "$(iothread "${P}io" 2)"
+check "the decision keeps I/O threads 1 and 3" wait_for 10 recorded_is "${P}io" 1,3
+must "virsh iothreaddel ${P}io 3" e2e_virsh iothreaddel "${P}io" 3 --live
+check "I/O thread 3 leaves the decision (log)" wait_for 15 grep -q "^<6>${P}io: I/O thread 3 is gone" "$LOG"
+check "the decision keeps I/O thread 1" wait_for 10 recorded_is "${P}io" 1
+expect "no vCPU moved meanwhile (/proc)" "1" "$(vcpu0 "${P}io")"
 exit 0
