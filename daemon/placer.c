@@ -268,6 +268,10 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
                 g_autofree char *list = cpuset_format(pins[i]);
                 g_autofree char *pin_error = NULL;
 
+                if (ids[i] == 0 || ids[i] > DOMAIN_XML_MAX_IOTHREADS) {
+                        log_debug("%s: I/O thread id %u is out of range: not followed", d->name, ids[i]);
+                        continue; /* as the definition parser refuses it; a set that large is not kept */
+                }
                 cpuset_add(live, ids[i]);
                 if (cpuset_has(d->plan->iothreads, ids[i])) {
                         if (cpuset_equal(pins[i], d->plan->iothread_pin))
