@@ -218,6 +218,31 @@ static void print_per_ledger(const Topology *t, Ledger **states, unsigned nstate
         }
 }
 
+/* The request sizes as table columns after the row header (lead, e.g. "| host |"), and the rule below. */
+static void print_size_columns(const char *lead, const char *rule)
+{
+        printf("%s", lead);
+        for (unsigned s = 0; s < NSIZES; s++)
+                printf(" %u vCPU |", request_sizes[s]);
+        printf("\n%s", rule);
+        for (unsigned s = 0; s < NSIZES; s++)
+                printf("---:|");
+        printf("\n");
+}
+
+/* Counts a cell's p99 into the goal its host belongs to. */
+static void note_goal(Goals *goals, const BenchHost *h, double p99)
+{
+        if (bench_host_pus(h) <= 256 && h->nnodes <= 16)
+                goals->small_p99 = MAX(goals->small_p99, p99);
+        else if (bench_host_pus(h) <= 256)
+                goals->small64_p99 = MAX(goals->small64_p99, p99);
+        else if (h->nnodes == 16)
+                goals->big16_p99 = MAX(goals->big16_p99, p99);
+        else
+                goals->big64_p99 = MAX(goals->big64_p99, p99);
+}
+
 static void bench_decisions(const Options *o, FILE *csv, Goals *goals)
 {
         for (PolicyKind policy = POLICY_EXPLICIT; policy <= POLICY_COMPAT; policy++) {
@@ -228,13 +253,7 @@ static void bench_decisions(const Options *o, FILE *csv, Goals *goals)
                     "overcommitted (no set had the room), \"un\": unplaceable. 90%% full: %u different "
                     "ledgers filled by explicit with the cloud mix until 90%% of the cores hold a vCPU.\n\n",
                     o->states);
-                printf("| host | fill |");
-                for (unsigned s = 0; s < NSIZES; s++)
-                        printf(" %u vCPU |", request_sizes[s]);
-                printf("\n|---|---|");
-                for (unsigned s = 0; s < NSIZES; s++)
-                        printf("---:|");
-                printf("\n");
+                print_size_columns("| host | fill |", "|---|---|");
                 for (unsigned i = 0; i < bench_nspeed_hosts; i++) {
                         const BenchHost *h = &bench_speed_hosts[i];
                         g_autoptr(Topology) t = NULL;
@@ -276,14 +295,7 @@ static void bench_decisions(const Options *o, FILE *csv, Goals *goals)
                                                     h->nnodes, h->cores_per_node, h->threads_per_core,
                                                     full ? "90" : "0", request_sizes[s], c.samples, c.p50,
                                                     c.p99, c.max, plan_result_to_string(c.result), c.nodes);
-                                        if (bench_host_pus(h) <= 256 && h->nnodes <= 16)
-                                                goals->small_p99 = MAX(goals->small_p99, c.p99);
-                                        else if (bench_host_pus(h) <= 256)
-                                                goals->small64_p99 = MAX(goals->small64_p99, c.p99);
-                                        else if (h->nnodes == 16)
-                                                goals->big16_p99 = MAX(goals->big16_p99, c.p99);
-                                        else
-                                                goals->big64_p99 = MAX(goals->big64_p99, c.p99);
+                                        note_goal(goals, h, c.p99);
                                         if (h->nnodes == 64 && bench_host_pus(h) == 1024 && !full &&
                                             request_sizes[s] == 64 && policy == POLICY_EXPLICIT)
                                                 goals->big64_nodes = c.nodes;
@@ -305,13 +317,8 @@ static void bench_decisions_loaded(const Options *o, FILE *csv, Goals *goals)
                "microseconds\n\nThe same requests and ledgers as above, with load as the daemon has it "
                "once measured: every other resident domain busy (0.8 per vCPU), the rest idle (0.1); the "
                "request's vCPUs alternately busy and idle. Overcommitted (\"oc\") decisions then choose "
-               "the set by calm cores and assign by load (policies/load-rules.h).\n\n| host |");
-        for (unsigned s = 0; s < NSIZES; s++)
-                printf(" %u vCPU |", request_sizes[s]);
-        printf("\n|---|");
-        for (unsigned s = 0; s < NSIZES; s++)
-                printf("---:|");
-        printf("\n");
+               "the set by calm cores and assign by load (policies/load-rules.h).\n\n");
+        print_size_columns("| host |", "|---|");
         for (unsigned i = 0; i < bench_nspeed_hosts; i++) {
                 const BenchHost *h = &bench_speed_hosts[i];
                 g_autoptr(Topology) t = NULL;
@@ -343,14 +350,7 @@ static void bench_decisions_loaded(const Options *o, FILE *csv, Goals *goals)
                                         bench_host_pus(h), h->nnodes, h->cores_per_node, h->threads_per_core,
                                         request_sizes[s], c.samples, c.p50, c.p99, c.max,
                                         plan_result_to_string(c.result), c.nodes);
-                        if (bench_host_pus(h) <= 256 && h->nnodes <= 16)
-                                goals->small_p99 = MAX(goals->small_p99, c.p99);
-                        else if (bench_host_pus(h) <= 256)
-                                goals->small64_p99 = MAX(goals->small64_p99, c.p99);
-                        else if (h->nnodes == 16)
-                                goals->big16_p99 = MAX(goals->big16_p99, c.p99);
-                        else
-                                goals->big64_p99 = MAX(goals->big64_p99, c.p99);
+                        note_goal(goals, h, c.p99);
                 }
                 printf("\n");
                 for (unsigned k = 0; k < o->states; k++)
