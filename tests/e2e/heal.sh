@@ -3,13 +3,14 @@
 # shellcheck source-path=SCRIPTDIR
 # Healing and measured load on a real libvirtd + QEMU (TCG), with guests that really burn CPU: Debian's cloud
 # kernel booting a busybox initramfs whose init spins, next to an idle one (no OS: the firmware halts). The
-# fake topology's two cores are the machine's CPUs 0 and 1, so the pins are real; the kernel's view is read in
-# /proc (Cpus_allowed_list of each "CPU n/TCG" thread). Run as root:
+# fake topology's two nodes of one core each are the machine's CPUs 0 and 1, so the pins are real; the
+# kernel's view is read in /proc (Cpus_allowed_list of each "CPU n/TCG" thread). Memory is left unbound
+# (MemoryBinding=no) so that healing may move a guest to the other node. Run as root:
 #   flock /tmp/placementd-e2e.lock bash tests/e2e/heal.sh [BUILD_DIR]
 # The story, about a minute:
 #   1. busy-1 and idle start: each gets a core of its own;
-#   2. once their load is measured, busy-2 starts with no core free: it shares idle's core, not busy-1's
-#      (measured load decides where cores are short);
+#   2. once their load is measured, busy-2 starts with no core free: it goes to idle's node and core, not
+#      busy-1's (measured load decides where cores are short: the set by cores that run nothing busy);
 #   3. busy-3 starts: the host is full, it shares a busy guest's core (they contend);
 #   4. a burst of departures (idle, and the busy guest busy-3 does not share with) frees a core: without any
 #      request, healing moves one of the two contending guests there; the two busy guests left end on cores
@@ -29,7 +30,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 tap_build "${1:-}"
 KERNEL=${HEAL_GUEST_KERNEL:-/var/cache/placementd-e2e/vmlinuz}
 BUSYBOX=${HEAL_BUSYBOX:-/bin/busybox}
-TOPO="synthetic:pack:1 numa:1(memory=2GiB) core:2 pu:1" # core 0 = CPU 0, core 1 = CPU 1
+TOPO="synthetic:pack:1 numa:2(memory=1GiB) core:1 pu:1" # node 0 = CPU 0, node 1 = CPU 1
 P=${E2E_DOMAIN_PREFIX}heal-
 WAIT_LOAD=${HEAL_WAIT_LOAD:-60} # seconds for a kernel guest to show as busy (TCG on a shared machine)
 
@@ -109,11 +110,12 @@ if ! pd_env_init "$BUILD" "$WORK" || ! pd_bus_start; then
     not_ok "private bus"
     exit 1
 fi
-if ! pd_start "$TOPO" HealInterval=1 LoadInterval=1; then
+# memory left unbound (MemoryBinding=no) so that healing may move a guest to the other node
+if ! pd_start "$TOPO" HealInterval=1 LoadInterval=1 MemoryBinding=no; then
     not_ok "placementd starts on $TOPO"
     exit 1
 fi
-ok "placementd starts on $TOPO (HealInterval=1, LoadInterval=1)"
+ok "placementd starts on $TOPO (HealInterval=1, LoadInterval=1, MemoryBinding=no)"
 
 # 1. a busy guest and an idle one, a core each
 check "${P}busy-1 (kernel, spinning) starts" start_busy "${P}busy-1"
