@@ -48,8 +48,9 @@ void placer_record_again(Manager *m, virDomainPtr dom, Decision *d);
 /*
  * The I/O threads as they run now, against d (a placed or overcommitted decision): one added live
  * (virsh iothreadadd, which sends no event) that may run on every CPU is pinned by the decision's rule
- * (its I/O thread pin, else its emulator's); one of d's that someone pinned elsewhere is theirs from
- * then on; one removed is dropped. Records d again when it changed, and returns whether it did.
+ * (its I/O thread pin, else its emulator's), and one that already runs just there is counted with them;
+ * one of d's that someone pinned elsewhere is theirs from then on; one removed is dropped. Records d
+ * again when it changed, and returns whether it did.
  */
 bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d);
 /* A vCPU pin that is not ours was seen (tunable event or drift): adopt the live pins. */

@@ -282,9 +282,10 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
                         changed = true;
                         continue;
                 }
-                if (cpuset_is_empty(rule) || !runs_anywhere(m, pins[i]))
+                if (cpuset_is_empty(rule) || (!runs_anywhere(m, pins[i]) && !cpuset_equal(pins[i], rule)))
                         continue; /* no rule to follow (the emulator is left alone), or pinned by someone */
-                if (virt_domain_pin_iothread(dom, ids[i], rule, &pin_error) < 0) {
+                if (!cpuset_equal(pins[i], rule) &&
+                    virt_domain_pin_iothread(dom, ids[i], rule, &pin_error) < 0) {
                         log_warning("%s: I/O thread %u added live: %s", d->name, ids[i], pin_error);
                         continue;
                 }
