@@ -307,8 +307,11 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
                 cpuset_remove(d->plan->iothreads, (unsigned)id);
                 changed = true;
         }
-        if (changed)
+        if (changed) {
                 record_again(m, dom, d);
+                if (m->cb.decision_changed) /* a signal, not a new decision: the counts stay */
+                        m->cb.decision_changed(m, d, d->uuid, d->name, m->userdata);
+        }
         return changed;
 }
 
