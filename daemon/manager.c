@@ -139,6 +139,7 @@ static void on_tunable(virDomainPtr dom, virTypedParameterPtr params, int nparam
         Manager *m = opaque;
         char uuid[VIR_UUID_STRING_BUFLEN];
         const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
+        bool iothreads_read = false;
 
         if (!d || !d->plan)
                 return;
@@ -152,9 +153,12 @@ static void on_tunable(virDomainPtr dom, virTypedParameterPtr params, int nparam
                 g_autoptr(CpuSet) seen = NULL;
                 guint64 vcpu;
 
-                /* someone pinned one of its I/O threads (or one came and was pinned at once) */
+                /* someone pinned one of its I/O threads (or one came and was pinned at once): the live
+                 * I/O threads are read once, whatever the event holds */
                 if (g_str_has_prefix(field, "cputune.iothreadpin")) {
-                        placer_follow_iothreads(m, dom, g_hash_table_lookup(m->decisions, uuid));
+                        if (!iothreads_read)
+                                placer_follow_iothreads(m, dom, g_hash_table_lookup(m->decisions, uuid));
+                        iothreads_read = true;
                         continue;
                 }
                 if (!g_str_has_prefix(field, "cputune.vcpupin") ||

@@ -9,6 +9,11 @@ static double vcpu_busy(const PlacementRequest *req, unsigned i)
         return req->vcpu_busy ? req->vcpu_busy[i] : 1.0;
 }
 
+unsigned load_busy_key(double b)
+{
+        return (unsigned)MIN(b * 100 + 0.5, 1e6);
+}
+
 bool load_overcommit_applies(const HostView *v, bool by_core)
 {
         return by_core && v->req && (v->req->vcpu_busy || v->req->pu_busy);

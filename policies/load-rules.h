@@ -17,6 +17,9 @@
  * pu_busy sums to LOAD_BUSY_THRESHOLD or more on it): not a free core then. False without pu_busy. */
 bool load_core_held(const HostView *v, unsigned c);
 
+/* A busy fraction in hundredths: how the rules compare loads (exact to 0.01, no float equality). */
+unsigned load_busy_key(double b);
+
 /* Whether the request brings load the overcommit assignment should follow (by-core policies only). */
 bool load_overcommit_applies(const HostView *v, bool by_core);
 

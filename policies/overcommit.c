@@ -107,12 +107,6 @@ typedef struct AssignState {
         unsigned *pos;                                      /* [npus] position in pus, UINT_MAX if absent */
 } AssignState;
 
-/* Busy fraction in hundredths, as a key part. */
-static unsigned busy_key(double b)
-{
-        return (unsigned)MIN(b * 100 + 0.5, 1e6);
-}
-
 /* Four key parts of 12 bits each (saturating), most significant first, in 48 bits. */
 static uint64_t pack12(unsigned a, unsigned b, unsigned c, unsigned d)
 {
@@ -127,9 +121,10 @@ static uint64_t leaf_key(const AssignState *a, unsigned p)
 
         switch (a->mode) {
         case KEY_BUSY: /* the core least busy with other threads, then the least loaded */
-                return pack12(busy_key(a->busy[c]), a->core_load[c], a->own_core[c], a->pu_load[p]);
+                return pack12(load_busy_key(a->busy[c]), a->core_load[c], a->own_core[c], a->pu_load[p]);
         case KEY_IDLE: /* a core that runs something before a free one, then the least busy */
-                return pack12(a->core_load[c] == 0, busy_key(a->busy[c]), a->own_core[c], a->pu_load[p]);
+                return pack12(a->core_load[c] == 0, load_busy_key(a->busy[c]), a->own_core[c],
+                              a->pu_load[p]);
         case KEY_COUNT:
         default:
                 return pack_key(a->by_core ? a->core_load[c] : a->pu_load[p], a->own_core[c],

@@ -9,12 +9,6 @@
 #include "load.h"
 #include "policy-internal.h"
 
-/* Busy fractions compare in hundredths, as the assignment by load ranks them (overcommit.c). */
-static unsigned hundredths(double b)
-{
-        return (unsigned)MIN(b * 100 + 0.5, 1e6);
-}
-
 /* The least busy core of node, other than from, that runs nothing busy and has a usable PU and no
  * reserved one; ties: the fewest vCPUs, then the lowest index. -1 when none. */
 static int calm_core(const HostView *v, const double *busy, const unsigned *load, unsigned node,
@@ -27,8 +21,8 @@ static int calm_core(const HostView *v, const double *busy, const unsigned *load
                 if (c == from || busy[c] >= LOAD_BUSY_THRESHOLD || policy_core_reserved(v, c) ||
                     policy_core_first_usable_pu(v, c) < 0)
                         continue;
-                if (best < 0 || hundredths(busy[c]) < hundredths(busy[best]) ||
-                    (hundredths(busy[c]) == hundredths(busy[best]) && load[c] < load[best]))
+                if (best < 0 || load_busy_key(busy[c]) < load_busy_key(busy[best]) ||
+                    (load_busy_key(busy[c]) == load_busy_key(busy[best]) && load[c] < load[best]))
                         best = (int)c;
         }
         return best;

@@ -38,6 +38,18 @@ static void print_json(const Topology *t, const Config *config, const SimParams 
             {"seconds", r->seconds},
             {"sibling_loss", p->sibling_loss},
         };
+        const struct {
+                const char *key;
+                gint64 value;
+        } counts[] = {
+            {"moves", r->moves},
+            {"memory_moved_bytes", (gint64)r->memory_moved_bytes},
+            {"largest_fit_min", r->largest_fit_min},
+            {"starts", r->starts},
+            {"stops", r->stops},
+            {"overcommitted", r->overcommitted},
+            {"unplaceable", r->unplaceable},
+        };
 
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "topology");
@@ -50,20 +62,10 @@ static void print_json(const Topology *t, const Config *config, const SimParams 
                 json_builder_set_member_name(b, figures[i].key);
                 json_builder_add_double_value(b, figures[i].value);
         }
-        json_builder_set_member_name(b, "moves");
-        json_builder_add_int_value(b, r->moves);
-        json_builder_set_member_name(b, "memory_moved_bytes");
-        json_builder_add_int_value(b, (gint64)r->memory_moved_bytes);
-        json_builder_set_member_name(b, "largest_fit_min");
-        json_builder_add_int_value(b, r->largest_fit_min);
-        json_builder_set_member_name(b, "starts");
-        json_builder_add_int_value(b, r->starts);
-        json_builder_set_member_name(b, "stops");
-        json_builder_add_int_value(b, r->stops);
-        json_builder_set_member_name(b, "overcommitted");
-        json_builder_add_int_value(b, r->overcommitted);
-        json_builder_set_member_name(b, "unplaceable");
-        json_builder_add_int_value(b, r->unplaceable);
+        for (unsigned i = 0; i < G_N_ELEMENTS(counts); i++) {
+                json_builder_set_member_name(b, counts[i].key);
+                json_builder_add_int_value(b, counts[i].value);
+        }
         json_builder_end_object(b);
         root = json_builder_get_root(b);
         text = json_to_text(root, TRUE);
