@@ -389,11 +389,6 @@ END_TEST
 /* The rule of overcommit_assign() by load (overcommit.h, load-rules.h) as a plain scan of every PU per vCPU,
  * lexicographic keys, first PU in node, core and PU order on ties: the reference a faster assignment must
  * equal. */
-static unsigned ref_busy_key(double b)
-{
-        return (unsigned)MIN(b * 100 + 0.5, 1e6);
-}
-
 static bool ref_less(const unsigned *a, const unsigned *b)
 {
         for (unsigned j = 0; j < 5; j++)
@@ -439,8 +434,8 @@ static void reference_assign(const HostView *v, const unsigned *nodes, unsigned 
 
                 for (unsigned i = 0; i < npus; i++) {
                         unsigned p = pus[i], c = t->pus[p].core;
-                        unsigned key[5] = {is_busy ? ref_busy_key(busy[c]) : core_load[c] == 0,
-                                           is_busy ? core_load[c] : ref_busy_key(busy[c]), own_core[c],
+                        unsigned key[5] = {is_busy ? load_busy_key(busy[c]) : core_load[c] == 0,
+                                           is_busy ? core_load[c] : load_busy_key(busy[c]), own_core[c],
                                            pu_load[p], on_node[t->cores[c].node]};
                         if (best < 0 || ref_less(key, best_key)) {
                                 best = (int)p;
