@@ -334,21 +334,22 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
 }
 
 /*
- * Plans hd again on h without its current plan, two ways: inside its own nodes (policy_repin_local(): no
- * memory moves) and anew (policy_place()). Of those worth their move, the one after which fewer busy
- * vCPUs contend is made on h and returned (on a tie the re-pin, which moves no memory); else h is left as
- * it was and NULL returned.
+ * Plans hd again on h without its current plan, three ways: inside its own nodes (policy_repin_local():
+ * no memory moves), anew (policy_place()), and onto the nearest node with a calm core, its memory left
+ * where it is (policy_repin_near()). Of those worth their move, the one after which fewer busy vCPUs
+ * contend is made on h and returned; on a tie the first of re-pin inside, anew (the vCPUs stay with
+ * their memory), nearest node. Else h is left as it was and NULL returned.
  */
 static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParams *hp, const HealDomain *hd,
                           uint64_t budget_left)
 {
         const Topology *t = h->t;
         g_autoptr(Plan) current = plan_copy(ledger_lookup(h->l, hd->key));
-        g_autoptr(Plan) local = NULL, anew = NULL;
+        Plan *candidates[3] = {NULL, NULL, NULL};
         PlacementParams params = *p;
         PlacementRequest req = hd->request;
-        HealMove *m = NULL, *other;
-        int local_gain = 0, anew_gain = 0;
+        HealMove *m = NULL;
+        int best_gain = 0;
 
         if (!may_gain(h, current, &hd->request))
                 return NULL;
@@ -356,18 +357,25 @@ static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParam
         ledger_release(h->l, hd->key);
         account(h, current, &hd->request, -1);
         req.pu_busy = h->pu_busy;
-        local = policy_repin_local(t, h->l, &req, &params, current);
-        anew = policy_place(t, h->l, &req, &params);
+        candidates[0] = policy_repin_local(t, h->l, &req, &params, current);
+        candidates[1] = policy_place(t, h->l, &req, &params);
+        candidates[2] = policy_repin_near(t, h->l, &req, &params, current);
         ledger_commit(h->l, hd->key, plan_copy(current));
         account(h, current, &hd->request, +1);
-        if (local)
-                m = judge(h, hp, hd, current, local, budget_left, &local_gain);
-        other = judge(h, hp, hd, current, anew, budget_left, &anew_gain);
-        if (other && (!m || anew_gain > local_gain)) {
-                heal_move_free(m);
-                m = other;
-        } else {
-                heal_move_free(other);
+        for (unsigned k = 0; k < G_N_ELEMENTS(candidates); k++) {
+                HealMove *other;
+                int gain = 0;
+                if (!candidates[k])
+                        continue;
+                other = judge(h, hp, hd, current, candidates[k], budget_left, &gain);
+                if (other && (!m || gain > best_gain)) {
+                        heal_move_free(m);
+                        m = other;
+                        best_gain = gain;
+                } else {
+                        heal_move_free(other);
+                }
+                plan_free(candidates[k]);
         }
         if (m)
                 swap_plan(h, hd, current, m->plan);

@@ -35,6 +35,16 @@ Plan *policy_repin_local(const Topology *t, const Ledger *l, const PlacementRequ
                          const PlacementParams *params, const Plan *current);
 
 /*
+ * policy_repin_local(), and a busy vCPU that finds no such core in its nodes moves to one on the node
+ * nearest to its memory that has one (cores first, then locality); its memory stays where it is and the
+ * node joins the plan's nodes. Never for a domain with guest NUMA cells, never outside the request's
+ * constraints (bound memory keeps its vCPUs on its nodes). vCPUs away from the memory go back to a free
+ * core of its nodes in both. Returns NULL when nothing moves.
+ */
+Plan *policy_repin_near(const Topology *t, const Ledger *l, const PlacementRequest *req,
+                        const PlacementParams *params, const Plan *current);
+
+/*
  * Rebalancing: is candidate (planned with the domain's own plan released) better than current (the
  * plan the ledger holds for it now)? Better means, in order: fewer vCPUs sharing a core, fewer
  * nodes, a lower mean distance between its nodes. Returns true and a short human reason in *ret_why.

@@ -1,62 +1,159 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Re-pinning inside a domain's own nodes by measured load (policy.h): the smallest move that stops a
- * busy vCPU from sharing a core with another busy thread, when its own node has a core that runs
- * nothing busy. No memory moves, so heal tries it before placing the domain anew.
+ * Re-pinning by measured load (policy.h): the smallest moves that stop a busy vCPU from sharing a core
+ * with another busy thread. No memory moves, so heal tries them before placing the domain anew: first
+ * a core of the vCPU's own node (or of its memory's nodes) that runs nothing busy; with `near`, when
+ * none is left there, such a core on the nearest node that has one (cores first, then locality). vCPUs
+ * away from the domain's memory go back to a free core of its memory's nodes when one is free.
  */
 #include "policy.h"
 #include "load-rules.h"
 #include "load.h"
 #include "policy-internal.h"
 
-/* The least busy core of node, other than from, that runs nothing busy and has a usable PU and no
- * reserved one; ties: the fewest vCPUs, then the lowest index. -1 when none. */
-static int calm_core(const HostView *v, const double *busy, const unsigned *load, unsigned node,
-                     unsigned from)
+typedef struct Repin {
+        const HostView *v;
+        double *busy;      /* [ncores] busy threads' load per core, the domain's vCPUs counted */
+        unsigned *load;    /* [ncores] vCPUs per core */
+        unsigned *pu_load; /* [npus] */
+        CpuSet *home;      /* node indexes holding the domain's memory (its nodes without memory) */
+} Repin;
+
+static bool calm(const Repin *r, unsigned c, unsigned from)
 {
-        const TopoNode *n = &v->t->nodes[node];
+        return c != from && r->busy[c] < LOAD_BUSY_THRESHOLD && !policy_core_reserved(r->v, c) &&
+               policy_core_first_usable_pu(r->v, c) >= 0;
+}
+
+/* The least busy core of node, other than from, that runs nothing busy and has a usable PU and no
+ * reserved one (free_only: and no vCPU at all); ties: the fewest vCPUs, then the lowest index. -1 when
+ * none. */
+static int calm_core(const Repin *r, unsigned node, unsigned from, bool free_only)
+{
+        const TopoNode *n = &r->v->t->nodes[node];
         int best = -1;
 
         for (unsigned c = n->core_first; c < n->core_first + n->ncores; c++) {
-                if (c == from || busy[c] >= LOAD_BUSY_THRESHOLD || policy_core_reserved(v, c) ||
-                    policy_core_first_usable_pu(v, c) < 0)
+                if (!calm(r, c, from) || (free_only && r->load[c]))
                         continue;
-                if (best < 0 || load_busy_key(busy[c]) < load_busy_key(busy[best]) ||
-                    (load_busy_key(busy[c]) == load_busy_key(busy[best]) && load[c] < load[best]))
+                if (best < 0 || load_busy_key(r->busy[c]) < load_busy_key(r->busy[best]) ||
+                    (load_busy_key(r->busy[c]) == load_busy_key(r->busy[best]) &&
+                     r->load[c] < r->load[best]))
                         best = (int)c;
         }
         return best;
 }
 
-/* The usable PU of core c with the fewest vCPUs (pu_load), the first on ties. */
-static unsigned calm_pu(const HostView *v, const unsigned *pu_load, unsigned c)
+/* The best calm core over the nodes of set (calm_core()'s order across them), or -1. */
+static int calm_core_in(const Repin *r, const CpuSet *set, unsigned from, bool free_only)
 {
-        const TopoCore *core = &v->t->cores[c];
+        int best = -1;
+
+        CPUSET_FOREACH (n, set) {
+                int c = calm_core(r, (unsigned)n, from, free_only);
+                if (c >= 0 && (best < 0 || load_busy_key(r->busy[c]) < load_busy_key(r->busy[best]) ||
+                               (load_busy_key(r->busy[c]) == load_busy_key(r->busy[best]) &&
+                                r->load[c] < r->load[best])))
+                        best = c;
+        }
+        return best;
+}
+
+/* A calm core on the node nearest to the domain's memory that has one, other than the home nodes; -1. */
+static int calm_core_near(const Repin *r, unsigned from)
+{
+        const Topology *t = r->v->t;
+        uint32_t best_distance = UINT32_MAX;
+        int best = -1;
+
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                uint32_t d = UINT32_MAX;
+                int c;
+                if (cpuset_has(r->home, n) || !r->v->node_allowed[n])
+                        continue;
+                CPUSET_FOREACH (h, r->home)
+                        d = MIN(d, topology_distance(t, (unsigned)h, n));
+                if (d >= best_distance || (c = calm_core(r, n, from, false)) < 0)
+                        continue;
+                best = c;
+                best_distance = d;
+        }
+        return best;
+}
+
+/* The usable PU of core c with the fewest vCPUs (pu_load), the first on ties. */
+static unsigned calm_pu(const Repin *r, unsigned c)
+{
+        const TopoCore *core = &r->v->t->cores[c];
         int best = -1;
 
         for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
-                if (v->pu_usable[p] && (best < 0 || pu_load[p] < pu_load[best]))
+                if (r->v->pu_usable[p] && (best < 0 || r->pu_load[p] < r->pu_load[best]))
                         best = (int)p;
         return (unsigned)best;
 }
 
-Plan *policy_repin_local(const Topology *t, const Ledger *l, const PlacementRequest *req,
-                         const PlacementParams *params, const Plan *current)
+static void move_vcpu(Repin *r, Plan *plan, unsigned i, double b, unsigned to)
+{
+        const Topology *t = r->v->t;
+        int pu = plan->vcpu_pu[i];
+        unsigned from = t->pus[pu].core, p = calm_pu(r, to);
+
+        r->busy[from] -= b;
+        r->load[from]--;
+        r->pu_load[pu]--;
+        r->busy[to] += b;
+        r->load[to]++;
+        r->pu_load[p]++;
+        plan->vcpu_pu[i] = (int)p;
+        policy_pin_vcpu(r->v, plan, i);
+}
+
+/* plan->nodes: the nodes holding its memory or running its vCPUs. */
+static void renew_nodes(const Topology *t, Plan *plan, const CpuSet *home)
+{
+        g_autoptr(CpuSet) nodes = cpuset_copy(home);
+
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0)
+                        cpuset_add(nodes, t->cores[t->pus[plan->vcpu_pu[i]].core].node);
+        cpuset_free(plan->nodes);
+        plan->nodes = g_steal_pointer(&nodes);
+}
+
+static CpuSet *home_nodes(const Plan *p)
+{
+        CpuSet *home = cpuset_new();
+
+        for (unsigned n = 0; n < p->nnode_memory; n++)
+                if (p->node_memory[n])
+                        cpuset_add(home, n);
+        if (cpuset_is_empty(home))
+                cpuset_union(home, p->nodes);
+        return home;
+}
+
+static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *req,
+                   const PlacementParams *params, const Plan *current, bool near)
 {
         g_autoptr(Plan) plan = NULL;
         g_autofree double *busy = NULL;
         g_autofree unsigned *load = NULL, *pu_load = NULL;
-        unsigned moved = 0;
+        g_autoptr(CpuSet) home = NULL;
+        unsigned moved = 0, away = 0, back = 0;
         HostView v;
+        Repin r;
 
         if (!req->vcpu_busy || !req->pu_busy || req->vcpus != current->nvcpus ||
             (current->result != PLAN_PLACED && current->result != PLAN_OVERCOMMITTED))
                 return NULL;
         host_view_init_for(&v, t, l, params, req);
         plan = plan_copy(current);
+        home = home_nodes(plan);
         busy = g_new0(double, MAX(t->ncores, 1));
         load = g_new0(unsigned, MAX(t->ncores, 1));
         pu_load = g_new0(unsigned, MAX(t->npus, 1));
+        r = (Repin){.v = &v, .busy = busy, .load = load, .pu_load = pu_load, .home = home};
         for (unsigned c = 0; c < t->ncores; c++) {
                 busy[c] = load_core_busy(&v, c);
                 load[c] = ledger_core_load(l, c);
@@ -69,41 +166,77 @@ Plan *policy_repin_local(const Topology *t, const Ledger *l, const PlacementRequ
                         load[t->pus[plan->vcpu_pu[i]].core]++;
                         pu_load[plan->vcpu_pu[i]]++;
                 }
+        /* back with its memory: a vCPU away from it, onto a free core there */
+        for (unsigned i = 0; i < plan->nvcpus; i++) {
+                int pu = plan->vcpu_pu[i], to;
+                if (pu < 0 || cpuset_has(home, t->cores[t->pus[pu].core].node))
+                        continue;
+                to = calm_core_in(&r, home, t->pus[pu].core, true);
+                if (to < 0)
+                        continue;
+                move_vcpu(&r, plan, i, req->vcpu_busy[i], (unsigned)to);
+                back++;
+        }
+        /* off a core where it contends: its own node (or its memory's), then with near the nearest */
         for (unsigned i = 0; i < plan->nvcpus; i++) {
                 double b = req->vcpu_busy[i];
                 int pu = plan->vcpu_pu[i], to;
-                unsigned from, p;
+                unsigned from, node;
 
                 if (pu < 0 || b < LOAD_BUSY_THRESHOLD)
                         continue;
                 from = t->pus[pu].core;
+                node = t->cores[from].node;
                 if (busy[from] - b < LOAD_BUSY_THRESHOLD)
                         continue; /* nothing else busy beside it */
-                to = calm_core(&v, busy, load, t->cores[from].node, from);
+                to = cpuset_has(home, node) ? calm_core(&r, node, from, false)
+                                            : calm_core_in(&r, home, from, false);
+                if (to < 0 && near && !plan->ncells)
+                        to = calm_core_near(&r, from);
                 if (to < 0)
                         continue;
-                p = calm_pu(&v, pu_load, (unsigned)to);
-                busy[from] -= b;
-                load[from]--;
-                pu_load[pu]--;
-                busy[to] += b;
-                load[to]++;
-                pu_load[p]++;
-                plan->vcpu_pu[i] = (int)p;
-                policy_pin_vcpu(&v, plan, i);
+                away += !cpuset_has(home, t->cores[to].node);
+                move_vcpu(&r, plan, i, b, (unsigned)to);
                 moved++;
         }
-        if (moved) {
+        if (moved || back) {
+                g_autofree char *where = NULL;
                 plan->keep_memory = true; /* where it is: no binding to make again */
+                renew_nodes(t, plan, home);
                 policy_count_shared(&v, plan);
                 if (!plan->shared_vcpus)
                         plan->result = PLAN_PLACED;
                 g_free(plan->reason);
-                plan->reason =
-                    g_strdup_printf("re-pinned inside its nodes by measured load: %u busy vCPU%s moved "
-                                    "to cores that run nothing busy; memory and nodes as they were",
-                                    moved, moved == 1 ? "" : "s");
+                if (away)
+                        plan->reason = g_strdup_printf(
+                            "re-pinned by measured load: %u busy vCPU%s moved to cores that run nothing "
+                            "busy, "
+                            "%u of them on the nearest node with one (none was left on its own); memory "
+                            "stays where it is",
+                            moved, moved == 1 ? "" : "s", away);
+                else if (moved)
+                        plan->reason = g_strdup_printf(
+                            "re-pinned inside its nodes by measured load: %u busy vCPU%s moved to cores "
+                            "that run nothing busy; memory and nodes as they were",
+                            moved, moved == 1 ? "" : "s");
+                else
+                        plan->reason = g_strdup_printf("re-pinned by measured load: %u vCPU%s back on free "
+                                                       "cores of the nodes that hold "
+                                                       "its memory",
+                                                       back, back == 1 ? "" : "s");
         }
         host_view_done(&v);
-        return moved ? g_steal_pointer(&plan) : NULL;
+        return moved || back ? g_steal_pointer(&plan) : NULL;
+}
+
+Plan *policy_repin_local(const Topology *t, const Ledger *l, const PlacementRequest *req,
+                         const PlacementParams *params, const Plan *current)
+{
+        return repin(t, l, req, params, current, false);
+}
+
+Plan *policy_repin_near(const Topology *t, const Ledger *l, const PlacementRequest *req,
+                        const PlacementParams *params, const Plan *current)
+{
+        return repin(t, l, req, params, current, true);
 }

@@ -436,6 +436,110 @@ START_TEST(test_repin_inside_node)
 }
 END_TEST
 
+/*
+ * A busy vCPU beside another busy one on a node with no calm core left, and none on the next node
+ * either: with its memory unable to move (budget 0) heal re-pins it to a calm core of the nearest node
+ * that has one and leaves the memory where it is; with the budget, placing the domain anew (its vCPUs
+ * with its memory) wins the tie. Once its own node frees a core it goes back. Memory bound by the user,
+ * or guest NUMA cells, keep it on its nodes.
+ */
+START_TEST(test_repin_near_when_memory_cannot_move)
+{
+        /* 3 nodes of 2 cores x 2 threads, node 1 nearer to node 0 than node 2 is; node 0: x (busy) on both
+         * cores, y (busy) beside it on core 0; node 1: z (busy) on both cores; node 2 free */
+        const uint32_t distance[] = {10, 20, 30, 20, 10, 20, 30, 20, 10};
+        g_autoptr(Topology) t = topology_new_uniform(3, 2, 2, 8 * GiB, distance);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL, anew = NULL, back = NULL, bound = NULL;
+        g_autoptr(CpuSet) node0 = cpuset_new();
+        unsigned x_pus[] = {0, 2}, y_pus[] = {1}, z_pus[] = {4, 6};
+        double busy2[] = {1, 1}, busy1[] = {1};
+        HealParams hp = heal_defaults;
+        Domains ds = {0};
+        HealDomain *y;
+        const HealMove *m;
+
+        hold_on(t, l, "x", 2, x_pus, 0);
+        hold_on(t, l, "y", 1, y_pus, 0);
+        hold_on(t, l, "z", 2, z_pus, 1);
+        domains_add(&ds, l, "x")->request.vcpu_busy = busy2;
+        y = domains_add(&ds, l, "y");
+        y->request.vcpu_busy = busy1;
+        domains_add(&ds, l, "z")->request.vcpu_busy = busy2;
+        ds.d[0].fixed = ds.d[2].fixed = true;
+
+        hp.memory_budget = 0;
+        moves = heal(t, l, &hp, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_str_eq(m->key, "y");
+        ck_assert_uint_eq(m->memory_moved, 0);
+        ck_assert_uint_eq(t->cores[t->pus[m->plan->vcpu_pu[0]].core].node, 2);
+        ck_assert_uint_eq(m->plan->node_memory[0], GiB);
+        ck_assert_uint_eq(m->plan->node_memory[2], 0);
+        ck_assert(cpuset_has(m->plan->nodes, 0) && cpuset_has(m->plan->nodes, 2));
+        ck_assert_uint_eq(cpuset_count(m->plan->nodes), 2);
+        ck_assert(m->plan->keep_memory);
+        ck_assert_ptr_nonnull(strstr(m->plan->reason, "nearest node"));
+        ck_assert_ptr_nonnull(strstr(m->why, "2 busy vCPUs contended for a core, now 0"));
+
+        /* with room in the budget the vCPUs go with their memory instead */
+        anew = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(anew->len, 1);
+        m = g_ptr_array_index(anew, 0);
+        ck_assert_uint_eq(m->memory_moved, GiB);
+        ck_assert_uint_eq(m->plan->node_memory[2], GiB);
+        ck_assert_uint_eq(cpuset_count(m->plan->nodes), 1);
+
+        /* memory bound by the user keeps the vCPUs on its nodes: nothing to do without a move of it */
+        cpuset_add(node0, t->nodes[0].os_index);
+        y->request.memory_nodes = node0;
+        y->request.memory_source = MEMORY_SOURCE_USER;
+        bound = heal(t, l, &hp, &ds);
+        ck_assert_uint_eq(bound->len, 0);
+        y->request.memory_nodes = NULL;
+        y->request.memory_source = MEMORY_SOURCE_NONE;
+
+        /* guest NUMA cells: the re-pin itself offers nothing off its nodes */
+        {
+                g_autofree double *pu_busy = g_new0(double, t->npus);
+                PlacementRequest req = {
+                    .name = "y", .vcpus = 1, .memory = GiB, .vcpu_busy = busy1, .pu_busy = pu_busy};
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                g_autoptr(Ledger) without = ledger_new(t);
+                g_autoptr(Plan) cells = plan_copy(ledger_lookup(l, "y"));
+                g_autoptr(Plan) near = NULL, kept = NULL;
+                pu_busy[0] = pu_busy[2] = pu_busy[4] = pu_busy[6] = 1;
+                hold_on(t, without, "x", 2, x_pus, 0);
+                hold_on(t, without, "z", 2, z_pus, 1);
+                near = policy_repin_near(t, without, &req, &p, cells);
+                ck_assert_ptr_nonnull(near);
+                ck_assert_uint_eq(t->cores[t->pus[near->vcpu_pu[0]].core].node, 2);
+                ck_assert_ptr_null(policy_repin_local(t, without, &req, &p, cells));
+                plan_set_cells(cells, 1);
+                kept = policy_repin_near(t, without, &req, &p, cells);
+                ck_assert_ptr_null(kept);
+        }
+
+        /* made; x leaves: y's vCPU goes back to a free core beside its memory, nothing else moves */
+        apply_moves(l, moves);
+        ck_assert_int_eq(ledger_release(l, "x"), 0);
+        ds.d[0] = ds.d[2];
+        ds.ptr[0] = &ds.d[0];
+        ds.ptr[2] = NULL;
+        ds.n = 2;
+        ds.ptr[1] = &ds.d[1];
+        back = heal(t, l, &hp, &ds);
+        ck_assert_uint_eq(back->len, 1);
+        m = g_ptr_array_index(back, 0);
+        ck_assert_str_eq(m->key, "y");
+        ck_assert_uint_eq(m->memory_moved, 0);
+        ck_assert_uint_eq(t->cores[t->pus[m->plan->vcpu_pu[0]].core].node, 0);
+        ck_assert_uint_eq(cpuset_count(m->plan->nodes), 1);
+        ck_assert_ptr_nonnull(strstr(m->why, "spread over 2 nodes, now 1"));
+}
+END_TEST
+
 /* An idle domain whose busy host-side threads are a busy pair on one core: heal places it anew so they
  * run beside nothing busy, though no busy vCPU contends anywhere. */
 START_TEST(test_heals_host_thread_pair)
@@ -503,6 +607,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_bad_input);
         tcase_add_test(tc, test_may_gain);
         tcase_add_test(tc, test_repin_inside_node);
+        tcase_add_test(tc, test_repin_near_when_memory_cannot_move);
         tcase_add_test(tc, test_heals_host_thread_pair);
         suite_add_tcase(s, tc);
         return s;
