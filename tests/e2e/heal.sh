@@ -7,14 +7,18 @@
 # kernel's view is read in /proc (Cpus_allowed_list of each "CPU n/TCG" thread). Memory is left unbound
 # (MemoryBinding=no) so that healing may move a guest to the other node. Run as root:
 #   flock /tmp/placementd-e2e.lock bash tests/e2e/heal.sh [BUILD_DIR]
-# The story, about a minute:
+# The story, about a minute and a half:
 #   1. busy-1 and idle start: each gets a core of its own;
 #   2. once their load is measured, busy-2 starts with no core free: it goes to idle's node and core, not
 #      busy-1's (measured load decides where cores are short: the set by cores that run nothing busy);
 #   3. busy-3 starts: the host is full, it shares a busy guest's core (they contend);
 #   4. a burst of departures (idle, and the busy guest busy-3 does not share with) frees a core: without any
 #      request, healing moves one of the two contending guests there; the two busy guests left end on cores
-#      of their own, and the log says heal did it.
+#      of their own, and the log says heal did it;
+#   5. restarted with HealMemoryBudget=0 (memory may not move): busy-4 shares a busy guest's core; when the
+#      other busy guest leaves, healing re-pins one of the pair to the freed core on the other node and
+#      leaves its memory where it was (the nearest node with a calm core);
+#   6. a restart adopts that decision (a vCPU away from its memory) as it stands and moves nothing.
 # Exits 77 (skip) when the guest kernel or busybox is missing (.ci/install-e2e-deps.sh provides them) or when
 # this is not root. Last line: "heal: N passed, M failed".
 set -u
@@ -178,3 +182,69 @@ fi
 sleep 1.5 # one more HealInterval: nothing is left to move
 check "no other heal move: $(pd_log_since "$mark" | grep -c 'healed without a request') in the log" \
     test "$(pd_log_since "$mark" | grep -c 'healed without a request')" = 1
+
+# 5. memory that may not move (HealMemoryBudget=0): placementd restarts with it and adopts both guests; a
+#    busy arrival shares one's core; when the other leaves, healing re-pins one of the contending pair to
+#    the freed core on the other node and leaves its memory where it is
+pd_stop
+if pd_start "$TOPO" HealInterval=1 LoadInterval=1 MemoryBinding=no HealMemoryBudget=0; then
+    ok "placementd restarts with HealMemoryBudget=0"
+else
+    not_ok "placementd restarts with HealMemoryBudget=0"
+    exit 1
+fi
+check "${P}busy-4 starts" start_busy "${P}busy-4"
+wait_known "${P}busy-4"
+B4=$(cpu_of "${P}busy-4")
+if [ "$B4" = "$(cpu_of "$STAY")" ]; then
+    PARTNER=$STAY OTHER=${P}busy-3
+else
+    PARTNER=${P}busy-3 OTHER=$STAY
+fi
+check "busy-4 ($(result_of "${P}busy-4")) shares $PARTNER's CPU $B4" test "$B4" = "$(cpu_of "$PARTNER")"
+wait_load "${P}busy-4" 1 || true
+mark=$(pd_log_mark)
+check "$OTHER leaves" e2e_domain_destroy "$OTHER"
+healed=
+for ((i = 0; i < 100; i++)); do
+    healed=$(pd_log_since "$mark" | sed -n "s/^.*\(${P}busy-[0-9]\): healed without a request.*/\1/p" | head -1)
+    [ -n "$healed" ] && break
+    sleep 0.1
+done
+check "placementd healed ${healed:-nobody} (busy-4 or $PARTNER) without a request (log)" \
+    test -n "$healed" -a \( "$healed" = "${P}busy-4" -o "$healed" = "$PARTNER" \)
+diag "$(pd_log_since "$mark" | grep -E 'healed|Heal pass|free again' | sed 's/^/log: /')"
+C4=$(cpu_of "${P}busy-4")
+CP=$(cpu_of "$PARTNER")
+check "/proc: busy-4 on CPU $C4, $PARTNER on CPU $CP: each on a core of its own" \
+    test -n "$C4" -a -n "$CP" -a "$C4" != "$CP"
+if [ -n "$healed" ]; then
+    shown=$(pdctl show "$healed")
+    diag "$shown"
+    HC=$(cpu_of "$healed")
+    MEM=$(sed -n 's/^  memory nodes: *\([0-9]*\) .*/\1/p' <<<"$shown")
+    NODES=$(pd_attr nodes "$(pd_decision "$healed")")
+    check "$healed went to the nearest node with a free core, its memory left (why)" \
+        grep -q 'nearest node with one' <<<"$shown"
+    # node i is CPU i on this topology
+    check "$healed runs on node $HC with its memory on node ${MEM:-?}; its recorded nodes: ${NODES:-?}" \
+        test -n "$MEM" -a "$MEM" != "$HC" -a "$NODES" = 0-1
+
+    # 6. a restart adopts the re-pinned decision as it stands (its vCPU away from its memory) and moves nothing
+    pd_stop
+    mark=$(pd_log_mark)
+    if pd_start "$TOPO" HealInterval=1 LoadInterval=1 MemoryBinding=no HealMemoryBudget=0; then
+        ok "placementd restarts again"
+    else
+        not_ok "placementd restarts again"
+        exit 1
+    fi
+    sleep 1.5
+    check "$healed is adopted from its recorded decision (log)" \
+        grep -q "$healed: .*, adopted (" <<<"$(pd_log_since "$mark")"
+    check "after the restart $healed still runs on CPU $HC, busy-4 on $C4, $PARTNER on $CP" \
+        test "$(cpu_of "$healed")" = "$HC" -a "$(cpu_of "${P}busy-4")" = "$C4" -a "$(cpu_of "$PARTNER")" = "$CP"
+    check "its decision still spans nodes 0-1 with memory on node $MEM" \
+        test "$(pdctl show "$healed" | sed -n 's/^  memory nodes: *\([0-9]*\) .*/\1/p')" = "$MEM" -a \
+        "$(pd_attr nodes "$(pd_decision "$healed")")" = 0-1
+fi
