@@ -15,9 +15,6 @@
 #include "virt-conn.h"
 #include "virt-domain.h"
 
-/* A domain heal moved is not moved again for this long, whatever its load does meanwhile. */
-#define HEAL_COOLDOWN_USEC (600 * G_USEC_PER_SEC)
-
 static uint64_t monotonic_usec(void)
 {
         struct timespec ts;
@@ -80,8 +77,8 @@ static void heal_entry_clear(HealEntry *e)
 
 static bool cooling(const Manager *m, const char *uuid, uint64_t now)
 {
-        const uint64_t *when = g_hash_table_lookup(m->heal_moved, uuid);
-        return when && now - *when < HEAL_COOLDOWN_USEC;
+        const uint64_t *until = g_hash_table_lookup(m->heal_moved, uuid);
+        return until && now < *until;
 }
 
 /* One pass: healing's own (cool-down kept, moves reported as healed) or the operator's Rebalance. */
@@ -128,6 +125,7 @@ static void apply_move(Manager *m, HealEntry *e, HealMove *mv, const HealPass *p
         g_autofree char *note = g_strdup_printf("%s: %s", pass->manual ? "rebalanced" : "healed", mv->why);
         g_autofree char *name = g_strdup(mv->name);
         const Decision *after;
+        uint64_t until;
         char a[32];
 
         placer_apply_plan(m, e->dom, e->pr, g_steal_pointer(&mv->plan), note);
@@ -147,8 +145,10 @@ static void apply_move(Manager *m, HealEntry *e, HealMove *mv, const HealPass *p
                 g_string_append_printf(pass->report, "%s: moved: %s (%s of memory changed nodes)\n", name,
                                        mv->why, a);
         }
-        /* healing leaves it alone for a while either way: it would not move it back at once */
-        g_hash_table_replace(m->heal_moved, g_strdup(mv->key), g_memdup2(&pass->now, sizeof(pass->now)));
+        /* healing leaves it alone for a while either way (heal_move_cooldown_sec()): it would not move it
+         * back at once */
+        until = pass->now + (uint64_t)heal_move_cooldown_sec(mv) * G_USEC_PER_SEC;
+        g_hash_table_replace(m->heal_moved, g_strdup(mv->key), g_memdup2(&until, sizeof(until)));
         m->stats.heal_moves++;
         m->stats.heal_memory_moved += mv->memory_moved;
 }

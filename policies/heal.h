@@ -63,6 +63,16 @@ typedef struct HealMove {
 void heal_move_free(HealMove *m);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HealMove, heal_move_free)
 
+/* How long a moved domain is left alone by later passes (the caller's clock, HealDomain.cooling): long
+ * after a move that changed nodes for memory (moving it back would copy it again), short after one that
+ * moved no memory (a re-pin, a few pin calls): it keeps changing load from moving either back and forth. */
+#define HEAL_COOLDOWN_SEC       600u
+#define HEAL_REPIN_COOLDOWN_SEC 60u
+static inline unsigned heal_move_cooldown_sec(const HealMove *m)
+{
+        return m->memory_moved ? HEAL_COOLDOWN_SEC : HEAL_REPIN_COOLDOWN_SEC;
+}
+
 /*
  * Whether the domain with plan p (in l) could gain from a move at all, cheaply, before a caller builds
  * its request: it is placed or overcommitted and spans nodes, or one of its vCPUs shares a core with

@@ -268,7 +268,6 @@ static void move_domain(Sim *s, unsigned i, Plan *plan, uint64_t moved)
         plan_free(d->plan);
         d->plan = plan;
         s->plans->pdata[i] = plan;
-        d->last_move = s->now;
         if (measuring(s)) {
                 s->r->moves++;
                 s->r->memory_moved_bytes += moved;
@@ -295,8 +294,7 @@ static void heal(Sim *s)
                     .key = d->name,
                     .request = request_for(s, d, pu_busy),
                     .policy = s->p->placement->policy,
-                    .cooling = !s->p->heal_unbounded && d->last_move >= 0 &&
-                               s->now - d->last_move < SIM_HEAL_COOLDOWN_SEC,
+                    .cooling = !s->p->heal_unbounded && s->now < d->cool_until,
                     /* as the daemon: only what it placed or overcommitted moves */
                     .fixed = d->plan->result != PLAN_PLACED && d->plan->result != PLAN_OVERCOMMITTED,
                 };
@@ -308,8 +306,11 @@ static void heal(Sim *s)
         for (unsigned m = 0; m < moves->len; m++) {
                 const HealMove *mv = g_ptr_array_index(moves, m);
                 int i = find_domain(s, mv->key);
-                if (i >= 0)
-                        move_domain(s, (unsigned)i, plan_copy(mv->plan), mv->memory_moved);
+                if (i < 0)
+                        continue;
+                move_domain(s, (unsigned)i, plan_copy(mv->plan), mv->memory_moved);
+                ((SimDomain *)g_ptr_array_index(s->domains, i))->cool_until =
+                    s->now + heal_move_cooldown_sec(mv);
         }
         if (moves->len && moves->len >= hp.max_moves)
                 heal_soon(s); /* moves left over */
@@ -386,7 +387,7 @@ static void start(Sim *s, const TraceEvent *e)
                          .busy = e->busy,
                          .host = e->host,
                          .load = domain_load_new(),
-                         .last_move = -1};
+                         .cool_until = -1};
         oracle_learn(s, d);
         if (s->ledger && s->p->use_load)
                 pu_busy = load_pu_busy(s->ledger, lookup_load, s);

@@ -13,7 +13,8 @@
  * only what was measured (a domain is unknown, so all busy, until its first sample). A departure, or a
  * measurement that changes a domain's load class (its busy vCPUs, busy host-side threads), arms one heal
  * pass (policies/heal.h) HealInterval seconds later; a pass that used all its moves arms another; a
- * moved domain is not moved again for SIM_HEAL_COOLDOWN_SEC.
+ * moved domain is left alone for heal_move_cooldown_sec() (policies/heal.h: 600 s after a move of memory,
+ * 60 s after one that moved none).
  *
  * Every figure is weighted by time: the state between two events counts for the seconds it held. They
  * are scored from the domains' TRUE load (sim/contention.h), and against the bound no placement could
@@ -35,8 +36,6 @@
 #include "topology.h"
 #include "trace.h"
 
-/* A domain a heal pass moved is not moved again for this long (the daemon's, daemon/healer.c). */
-#define SIM_HEAL_COOLDOWN_SEC 600.0
 /* The largest fit is asked in domains of this much memory per vCPU. */
 #define SIM_FIT_MEMORY_PER_VCPU (UINT64_C(2) << 30)
 
@@ -49,7 +48,7 @@ typedef struct SimDomain {
         double busy_sum, host_sum, sum_time; /* integrals since its last sample */
         DomainLoad *load;                    /* what was measured, smoothed */
         Plan *plan;                          /* its current plan (the sim's copy) */
-        double last_move;                    /* when it last moved; negative: never */
+        double cool_until;                   /* a heal pass leaves it alone until then (heal.h) */
 } SimDomain;
 
 /* A placer other than the engine (bench baselines). */

@@ -482,6 +482,8 @@ START_TEST(test_repin_near_when_memory_cannot_move)
         ck_assert(m->plan->keep_memory);
         ck_assert_ptr_nonnull(strstr(m->plan->reason, "nearest node"));
         ck_assert_ptr_nonnull(strstr(m->why, "2 busy vCPUs contended for a core, now 0"));
+        /* it moved no memory: later passes leave it alone for a short while only */
+        ck_assert_uint_eq(heal_move_cooldown_sec(m), HEAL_REPIN_COOLDOWN_SEC);
 
         /* with room in the budget the vCPUs go with their memory instead */
         anew = heal(t, l, &heal_defaults, &ds);
@@ -490,6 +492,8 @@ START_TEST(test_repin_near_when_memory_cannot_move)
         ck_assert_uint_eq(m->memory_moved, GiB);
         ck_assert_uint_eq(m->plan->node_memory[2], GiB);
         ck_assert_uint_eq(cpuset_count(m->plan->nodes), 1);
+        ck_assert_uint_eq(heal_move_cooldown_sec(m), HEAL_COOLDOWN_SEC);
+        ck_assert_uint_gt(HEAL_COOLDOWN_SEC, HEAL_REPIN_COOLDOWN_SEC);
 
         /* memory bound by the user keeps the vCPUs on its nodes: nothing to do without a move of it */
         cpuset_add(node0, t->nodes[0].os_index);
