@@ -388,8 +388,10 @@ static int apply_memory(Manager *m, virDomainPtr dom, Decision *d)
         int r;
 
         if (p->keep_memory) {
-                /* bound by the definition, or bound live already in a mode libvirt will not change */
-                d->memory_binding = MEMORY_BINDING_KEPT;
+                /* bound by the definition, or bound live already in a mode libvirt will not change; a
+                 * re-pin keeps what it had (placer_apply_plan()) */
+                if (d->memory_binding != MEMORY_BINDING_APPLIED && d->memory_binding != MEMORY_BINDING_OFF)
+                        d->memory_binding = MEMORY_BINDING_KEPT;
                 return 0;
         }
         if (!m->config->memory_binding) {
@@ -830,7 +832,14 @@ PlacerRequest *placer_request(Manager *m, virDomainPtr dom)
 void placer_apply_plan(Manager *m, virDomainPtr dom, const PlacerRequest *r, Plan *plan, const char *note)
 {
         char uuid[VIR_UUID_STRING_BUFLEN];
-        Decision *d = record_plan(m, virt_domain_uuid(dom, uuid), r->live, plan, note);
+        const Decision *old = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
+        MemoryBinding was = old ? old->memory_binding : MEMORY_BINDING_NONE;
+        Decision *d = record_plan(m, uuid, r->live, plan, note);
+
+        /* a move that leaves the memory where it is (a re-pin) leaves its binding as it stood: applied
+         * by placementd, or off */
+        if (d->plan && d->plan->keep_memory && (was == MEMORY_BINDING_APPLIED || was == MEMORY_BINDING_OFF))
+                d->memory_binding = was;
 
         if (carry_out(m, dom, d, r->user, 0) == 0)
                 announce(m, d);

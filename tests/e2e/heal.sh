@@ -229,6 +229,8 @@ if [ -n "$healed" ]; then
     # node i is CPU i on this topology
     check "$healed runs on node $HC with its memory on node ${MEM:-?}; its recorded nodes: ${NODES:-?}" \
         test -n "$MEM" -a "$MEM" != "$HC" -a "$NODES" = 0-1
+    # MemoryBinding=no: nothing was bound before the re-pin, and nothing is after it
+    check "its memory binding is still off (MemoryBinding=no)" grep -q '^  memory nodes: .*(binding off)' <<<"$shown"
 
     # 6. a restart adopts the re-pinned decision as it stands (its vCPU away from its memory) and moves nothing
     pd_stop
