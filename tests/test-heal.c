@@ -436,6 +436,19 @@ START_TEST(test_repin_inside_node)
 }
 END_TEST
 
+/* The one move of moves: domain key's, with no memory moved and its vCPU 0 on node. */
+static const HealMove *one_repin(const Topology *t, GPtrArray *moves, const char *key, unsigned node)
+{
+        const HealMove *m;
+
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_str_eq(m->key, key);
+        ck_assert_uint_eq(m->memory_moved, 0);
+        ck_assert_uint_eq(t->cores[t->pus[m->plan->vcpu_pu[0]].core].node, node);
+        return m;
+}
+
 /*
  * A busy vCPU beside another busy one on a node with no calm core left, and none on the next node
  * either: with its memory unable to move (budget 0) heal re-pins it to a calm core of the nearest node
@@ -455,7 +468,7 @@ START_TEST(test_repin_near_when_memory_cannot_move)
         unsigned x_pus[] = {0, 2}, y_pus[] = {1}, z_pus[] = {4, 6};
         double busy2[] = {1, 1}, busy1[] = {1};
         HealParams hp = heal_defaults;
-        Domains ds = {0};
+        Domains ds = {0}, after = {0};
         HealDomain *y;
         const HealMove *m;
 
@@ -470,11 +483,7 @@ START_TEST(test_repin_near_when_memory_cannot_move)
 
         hp.memory_budget = 0;
         moves = heal(t, l, &hp, &ds);
-        ck_assert_uint_eq(moves->len, 1);
-        m = g_ptr_array_index(moves, 0);
-        ck_assert_str_eq(m->key, "y");
-        ck_assert_uint_eq(m->memory_moved, 0);
-        ck_assert_uint_eq(t->cores[t->pus[m->plan->vcpu_pu[0]].core].node, 2);
+        m = one_repin(t, moves, "y", 2);
         ck_assert_uint_eq(m->plan->node_memory[0], GiB);
         ck_assert_uint_eq(m->plan->node_memory[2], 0);
         ck_assert(cpuset_has(m->plan->nodes, 0) && cpuset_has(m->plan->nodes, 2));
@@ -528,17 +537,11 @@ START_TEST(test_repin_near_when_memory_cannot_move)
         /* made; x leaves: y's vCPU goes back to a free core beside its memory, nothing else moves */
         apply_moves(l, moves);
         ck_assert_int_eq(ledger_release(l, "x"), 0);
-        ds.d[0] = ds.d[2];
-        ds.ptr[0] = &ds.d[0];
-        ds.ptr[2] = NULL;
-        ds.n = 2;
-        ds.ptr[1] = &ds.d[1];
-        back = heal(t, l, &hp, &ds);
-        ck_assert_uint_eq(back->len, 1);
-        m = g_ptr_array_index(back, 0);
-        ck_assert_str_eq(m->key, "y");
-        ck_assert_uint_eq(m->memory_moved, 0);
-        ck_assert_uint_eq(t->cores[t->pus[m->plan->vcpu_pu[0]].core].node, 0);
+        domains_add(&after, l, "y")->request.vcpu_busy = busy1;
+        domains_add(&after, l, "z")->request.vcpu_busy = busy2;
+        after.d[1].fixed = true;
+        back = heal(t, l, &hp, &after);
+        m = one_repin(t, back, "y", 0);
         ck_assert_uint_eq(cpuset_count(m->plan->nodes), 1);
         ck_assert_ptr_nonnull(strstr(m->why, "spread over 2 nodes, now 1"));
 }

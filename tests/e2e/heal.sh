@@ -99,6 +99,19 @@ wait_known() {
     return 1
 }
 
+# wait_healed MARK: poll up to 10 s for a busy guest healed without a request in the log since MARK; sets
+# healed to its name ("" when none) and logs heal's lines as diagnostics.
+wait_healed() {
+    local i
+    healed=
+    for ((i = 0; i < 100; i++)); do
+        healed=$(pd_log_since "$1" | sed -n "s/^.*\(${P}busy-[0-9]\): healed without a request.*/\1/p" | head -1)
+        [ -n "$healed" ] && break
+        sleep 0.1
+    done
+    diag "$(pd_log_since "$1" | grep -E 'healed|Heal pass|free again' | sed 's/^/log: /')"
+}
+
 result_of() { pdctl show "$1" 2>/dev/null | sed -n 's/^  result: *\([a-z]*\).*/\1/p'; }
 
 # ------------------------------------------------------------------------------------------------ the run
@@ -162,15 +175,9 @@ if e2e_domain_destroy "${P}idle" && e2e_domain_destroy "$LEAVE"; then
 else
     not_ok "a burst of departures: ${P}idle and $LEAVE are destroyed"
 fi
-healed=
-for ((i = 0; i < 100; i++)); do
-    healed=$(pd_log_since "$mark" | sed -n "s/^.*\(${P}busy-[0-9]\): healed without a request.*/\1/p" | head -1)
-    [ -n "$healed" ] && break
-    sleep 0.1
-done
+wait_healed "$mark"
 check "placementd healed ${healed:-nobody} (busy-3 or $STAY) without a request (log)" \
     test -n "$healed" -a \( "$healed" = "${P}busy-3" -o "$healed" = "$STAY" \)
-diag "$(pd_log_since "$mark" | grep -E 'healed|Heal pass|free again' | sed 's/^/log: /')"
 C1=$(cpu_of "$STAY")
 C3=$(cpu_of "${P}busy-3")
 check "/proc: $STAY on CPU $C1, busy-3 on CPU $C3: each on a core of its own" test -n "$C1" -a -n "$C3" -a "$C1" != "$C3"
@@ -205,15 +212,9 @@ check "busy-4 ($(result_of "${P}busy-4")) shares $PARTNER's CPU $B4" test "$B4" 
 wait_load "${P}busy-4" 1 || true
 mark=$(pd_log_mark)
 check "$OTHER leaves" e2e_domain_destroy "$OTHER"
-healed=
-for ((i = 0; i < 100; i++)); do
-    healed=$(pd_log_since "$mark" | sed -n "s/^.*\(${P}busy-[0-9]\): healed without a request.*/\1/p" | head -1)
-    [ -n "$healed" ] && break
-    sleep 0.1
-done
+wait_healed "$mark"
 check "placementd healed ${healed:-nobody} (busy-4 or $PARTNER) without a request (log)" \
     test -n "$healed" -a \( "$healed" = "${P}busy-4" -o "$healed" = "$PARTNER" \)
-diag "$(pd_log_since "$mark" | grep -E 'healed|Heal pass|free again' | sed 's/^/log: /')"
 C4=$(cpu_of "${P}busy-4")
 CP=$(cpu_of "$PARTNER")
 check "/proc: busy-4 on CPU $C4, $PARTNER on CPU $CP: each on a core of its own" \
