@@ -812,6 +812,25 @@ void placer_request_free(PlacerRequest *r)
         g_free(r);
 }
 
+/* Whether the live memory binding req carries is the one placementd applied: its decision says so and
+ * names the same nodes. Heal may then run a busy vCPU on another node's calm core, the memory staying
+ * bound where it is (PlacementRequest.memory_own). */
+static bool own_binding(const Manager *m, const char *uuid, const PlacementRequest *req)
+{
+        const Decision *d = g_hash_table_lookup(m->decisions, uuid);
+        g_autoptr(CpuSet) idx = NULL;
+        g_autoptr(CpuSet) nodes = cpuset_new();
+
+        if (req->memory_source != MEMORY_SOURCE_BOUND || !d || !d->plan ||
+            d->memory_binding != MEMORY_BINDING_APPLIED)
+                return false;
+        idx = plan_memory_nodes(d->plan);
+        CPUSET_FOREACH (n, idx)
+                if (!m->topology->nodes[n].no_local_memory)
+                        cpuset_add(nodes, m->topology->nodes[n].os_index);
+        return cpuset_equal(nodes, req->memory_nodes);
+}
+
 PlacerRequest *placer_request(Manager *m, virDomainPtr dom)
 {
         g_autoptr(PlacerRequest) r = g_new0(PlacerRequest, 1);
@@ -826,6 +845,7 @@ PlacerRequest *placer_request(Manager *m, virDomainPtr dom)
         r->cells =
             domain_request_shape(r->user, r->live, topology_default_hugepage_size(m->topology), &r->req);
         add_load(m, virt_domain_uuid(dom, uuid), &r->req);
+        r->req.memory_own = own_binding(m, uuid, &r->req);
         return g_steal_pointer(&r);
 }
 

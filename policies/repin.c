@@ -141,12 +141,20 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
         g_autofree unsigned *load = NULL, *pu_load = NULL;
         g_autoptr(CpuSet) home = NULL;
         unsigned moved = 0, away = 0, back = 0;
+        PlacementRequest relaxed;
         HostView v;
         Repin r;
 
         if (!req->vcpu_busy || !req->pu_busy || req->vcpus != current->nvcpus ||
             (current->result != PLAN_PLACED && current->result != PLAN_OVERCOMMITTED))
                 return NULL;
+        if (near && req->memory_source == MEMORY_SOURCE_BOUND && req->memory_own) {
+                /* placementd's own binding: the memory stays, the vCPUs may leave its nodes */
+                relaxed = *req;
+                relaxed.memory_nodes = NULL;
+                relaxed.memory_source = MEMORY_SOURCE_NONE;
+                req = &relaxed;
+        }
         host_view_init_for(&v, t, l, params, req);
         plan = plan_copy(current);
         home = home_nodes(plan);

@@ -51,6 +51,7 @@ void sim_params_from_config(SimParams *p, const Config *c)
             .heal_interval_sec = c->heal_interval_sec,
             .heal_max_moves = c->heal_max_moves,
             .heal_memory_budget = c->heal_memory_budget,
+            .memory_binding = c->memory_binding && c->apply,
             .sibling_loss = CONTENTION_SIBLING_LOSS,
         };
 }
@@ -68,6 +69,7 @@ static void sim_domain_free(SimDomain *d)
         g_free(d->name);
         domain_load_free(d->load);
         plan_free(d->plan);
+        cpuset_free(d->bound_nodes);
         g_free(d);
 }
 
@@ -91,6 +93,13 @@ static PlacementRequest request_for(const Sim *s, const SimDomain *d, const doub
 {
         PlacementRequest req = {.name = d->name, .vcpus = d->vcpus, .memory = d->memory};
 
+        if (d->bound_nodes) {
+                /* the daemon's own binding, as a re-placement reads it from the live definition */
+                req.memory_nodes = d->bound_nodes;
+                req.memory_source = MEMORY_SOURCE_BOUND;
+                req.memory_mode = MEMORY_MODE_STRICT;
+                req.memory_own = true;
+        }
         if (s->p->use_load) {
                 req.vcpu_busy = domain_load_vcpu_busy(d->load);
                 req.host_busy = d->load->host_busy;
@@ -401,6 +410,13 @@ static void start(Sim *s, const TraceEvent *e)
                 d->plan = s->p->placer->place(s->p->placer->data, s->occ, &req);
         } else {
                 d->plan = policy_place(s->t, s->ledger, &req, s->p->placement);
+                if (s->p->memory_binding &&
+                    (d->plan->result == PLAN_PLACED || d->plan->result == PLAN_OVERCOMMITTED)) {
+                        g_autoptr(CpuSet) idx = plan_memory_nodes(d->plan);
+                        d->bound_nodes = cpuset_new();
+                        CPUSET_FOREACH (n, idx)
+                                cpuset_add(d->bound_nodes, s->t->nodes[n].os_index);
+                }
         }
         if (s->ledger)
                 ledger_commit(s->ledger, d->name, plan_copy(d->plan));

@@ -8,13 +8,15 @@
  * Starts, stops and load changes happen at the current time; `tick S` lets S seconds pass (a trace with
  * no tick at all is replayed as if one second passed after each event). The replay follows the daemon's
  * configuration and timing ([Placement] LoadInterval=, Heal=, HealInterval=, HealMaxMoves=,
- * HealMemoryBudget=): every LoadInterval seconds each domain's load is measured (its mean over the
- * interval, one raw sample) and smoothed by lib/core/load.h with the daemon's half-life; the engine sees
- * only what was measured (a domain is unknown, so all busy, until its first sample). A departure, or a
+ * HealMemoryBudget=, MemoryBinding=): every LoadInterval seconds each domain's load is measured (its mean
+ * over the interval, one raw sample) and smoothed by lib/core/load.h with the daemon's half-life; the engine
+ * sees only what was measured (a domain is unknown, so all busy, until its first sample). A departure, or a
  * measurement that changes a domain's load class (its busy vCPUs, busy host-side threads), arms one heal
  * pass (policies/heal.h) HealInterval seconds later; a pass that used all its moves arms another; a
  * moved domain is left alone for heal_move_cooldown_sec() (policies/heal.h: 600 s after a move of memory,
- * 60 s after one that moved none).
+ * 60 s after one that moved none). With MemoryBinding=yes a domain's memory is bound once, to the nodes
+ * of its first plan, and later requests carry that binding (MEMORY_SOURCE_BOUND, placementd's own), as
+ * the daemon's do on a running domain.
  *
  * Every figure is weighted by time: the state between two events counts for the seconds it held. They
  * are scored from the domains' TRUE load (sim/contention.h), and against the bound no placement could
@@ -49,6 +51,8 @@ typedef struct SimDomain {
         DomainLoad *load;                    /* what was measured, smoothed */
         Plan *plan;                          /* its current plan (the sim's copy) */
         double cool_until;                   /* a heal pass leaves it alone until then (heal.h) */
+        CpuSet *bound_nodes; /* node OS indexes its memory was bound to when placed (MemoryBinding=yes);
+                              * NULL: unbound. Bound once, as libvirt allows on a running domain */
 } SimDomain;
 
 /* A placer other than the engine (bench baselines). */
@@ -94,6 +98,7 @@ typedef struct SimParams {
         double heal_interval_sec;         /* HealInterval= */
         unsigned heal_max_moves;          /* HealMaxMoves= */
         uint64_t heal_memory_budget;      /* HealMemoryBudget= */
+        bool memory_binding;              /* MemoryBinding= (with Apply=yes): memory bound once, at start */
         double sibling_loss;              /* what a busy pair on siblings loses (0.4) */
         const SimPlacer *placer;          /* NULL: the engine */
         double measure_from;              /* figures count from this time on (a warm-up before it) */

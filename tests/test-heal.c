@@ -453,8 +453,9 @@ static const HealMove *one_repin(const Topology *t, GPtrArray *moves, const char
  * A busy vCPU beside another busy one on a node with no calm core left, and none on the next node
  * either: with its memory unable to move (budget 0) heal re-pins it to a calm core of the nearest node
  * that has one and leaves the memory where it is; with the budget, placing the domain anew (its vCPUs
- * with its memory) wins the tie. Once its own node frees a core it goes back. Memory bound by the user,
- * or guest NUMA cells, keep it on its nodes.
+ * with its memory) wins the tie. Once its own node frees a core it goes back. Memory bound by the user
+ * or by someone else live, or guest NUMA cells, keep it on its nodes; a live binding placementd made
+ * itself does not (the memory stays, bound).
  */
 START_TEST(test_repin_near_when_memory_cannot_move)
 {
@@ -463,7 +464,7 @@ START_TEST(test_repin_near_when_memory_cannot_move)
         const uint32_t distance[] = {10, 20, 30, 20, 10, 20, 30, 20, 10};
         g_autoptr(Topology) t = topology_new_uniform(3, 2, 2, 8 * GiB, distance);
         g_autoptr(Ledger) l = ledger_new(t);
-        g_autoptr(GPtrArray) moves = NULL, anew = NULL, back = NULL, bound = NULL;
+        g_autoptr(GPtrArray) moves = NULL, anew = NULL, back = NULL, bound = NULL, others = NULL, own = NULL;
         g_autoptr(CpuSet) node0 = cpuset_new();
         unsigned x_pus[] = {0, 2}, y_pus[] = {1}, z_pus[] = {4, 6};
         double busy2[] = {1, 1}, busy1[] = {1};
@@ -504,14 +505,24 @@ START_TEST(test_repin_near_when_memory_cannot_move)
         ck_assert_uint_eq(heal_move_cooldown_sec(m), HEAL_COOLDOWN_SEC);
         ck_assert_uint_gt(HEAL_COOLDOWN_SEC, HEAL_REPIN_COOLDOWN_SEC);
 
-        /* memory bound by the user keeps the vCPUs on its nodes: nothing to do without a move of it */
+        /* memory bound by the user, or live by someone else, keeps the vCPUs on its nodes: nothing to do
+         * without a move of it; a live binding placementd applied itself lets the vCPU go, memory kept */
         cpuset_add(node0, t->nodes[0].os_index);
         y->request.memory_nodes = node0;
         y->request.memory_source = MEMORY_SOURCE_USER;
-        bound = heal(t, l, &hp, &ds);
+        bound = heal(t, l, &heal_defaults, &ds);
         ck_assert_uint_eq(bound->len, 0);
+        y->request.memory_source = MEMORY_SOURCE_BOUND;
+        others = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(others->len, 0);
+        y->request.memory_own = true;
+        own = heal(t, l, &heal_defaults, &ds);
+        m = one_repin(t, own, "y", 2);
+        ck_assert_uint_eq(m->plan->node_memory[0], GiB);
+        ck_assert(m->plan->keep_memory);
         y->request.memory_nodes = NULL;
         y->request.memory_source = MEMORY_SOURCE_NONE;
+        y->request.memory_own = false;
 
         /* guest NUMA cells: the re-pin itself offers nothing off its nodes */
         {

@@ -133,6 +133,10 @@ typedef struct PlacementRequest {
          * (<cputune><iothreadpin>), which are left alone; NULL = none */
         const CpuSet *iothreads;
         const CpuSet *kept_iothreads;
+        /* added: the live binding (MEMORY_SOURCE_BOUND) is the one placementd applied itself, so a heal
+         * re-pin may run a busy vCPU on a calm core of another node when the bound nodes have none left
+         * (policy_repin_near(): cores first, then locality); the memory stays bound where it is */
+        bool memory_own;
 } PlacementRequest;
 
 /* Where one guest NUMA cell of a plan went. */

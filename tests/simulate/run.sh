@@ -3,9 +3,12 @@
 # placementctl simulate on small traces whose figures are worked out by hand (each trace says its host):
 #   heal.trace (2x2x2): 0-20 s a, b, c resident, c's 2 busy vCPUs on a's cores: 4 of 6 vCPUs share and
 #     contend, 2 cores x 0.8 lost; b stops at 20 s, which arms a heal pass HealInterval=5 s later: at 25 s
-#     the healer moves c onto b's node (1 move, its 1 GiB); 25-60 s nothing shares. vCPU-seconds
-#     6x20 + 4x40 = 280, shared 4x20 + 4x5 = 100: 5/14; lost 1.6 x 25/60; bound: 6 busy on 4 cores
-#     0-20 s: 1.6 x 20/60; largest fit 2 vCPUs from 20 to 25 s, else 0: 1/6.
+#     the healer moves c's vCPUs onto b's node; 25-60 s nothing shares. vCPU-seconds 6x20 + 4x40 = 280,
+#     shared 4x20 + 4x5 = 100: 5/14; lost 1.6 x 25/60; bound: 6 busy on 4 cores 0-20 s: 1.6 x 20/60;
+#     largest fit 2 vCPUs from 20 to 25 s, else 0: 1/6. c's memory was bound at start (MemoryBinding=yes,
+#     once, as libvirt allows): it stays on a's node, 0 bytes moved, and c's 2 vCPUs run 20 away from it
+#     for 35 s: distance (280 x 10 + 2 x 35 x 10) / 280 = 12.5. With MemoryBinding=no the move takes the
+#     memory along: 1 GiB moved, distance 10.
 #   contended.trace (1x2x2): 4 busy vCPUs on 2 cores for 10 s: all contend, 1.6 cores lost, the bound too;
 #     --sibling-loss=0.75: a pair delivers one core, 2 lost.
 #   idle.trace (1x2x2): the idle domain shares with the busy one (2/3 of vCPU-seconds shared) and no busy
@@ -53,11 +56,15 @@ figures() {
         report "$desc" "${PIPESTATUS[0]}"
 }
 
-figures "heal.trace: figures worked out by hand, one heal move of 1 GiB" "$H222" heal.trace \
+figures "heal.trace: figures worked out by hand, one heal move, the bound memory left" "$H222" heal.trace \
         '{"shared_vcpu_fraction": 5/14, "busy_contended_fraction": 5/14, "capacity_lost": 1.6 * 25/60,
-          "bound_capacity_lost": 1.6/3, "moves": 1, "memory_moved_bytes": 1 << 30,
-          "mean_memory_distance": 10.0, "largest_fit_min": 0, "largest_fit_mean": 1/6, "seconds": 60.0,
+          "bound_capacity_lost": 1.6/3, "moves": 1, "memory_moved_bytes": 0,
+          "mean_memory_distance": 12.5, "largest_fit_min": 0, "largest_fit_mean": 1/6, "seconds": 60.0,
           "starts": 3, "stops": 1, "overcommitted": 1}'
+printf '[Placement]\nMemoryBinding=no\n' >"$tmp/unbound.conf"
+figures "heal.trace --config with MemoryBinding=no: the move takes c's 1 GiB along" "$H222" heal.trace \
+        '{"capacity_lost": 1.6 * 25/60, "moves": 1, "memory_moved_bytes": 1 << 30, "mean_memory_distance": 10.0}' \
+        --config="$tmp/unbound.conf"
 figures "contended.trace: every busy vCPU contends, 1.6 cores lost, equal to the bound" "$H122" contended.trace \
         '{"shared_vcpu_fraction": 1.0, "busy_contended_fraction": 1.0, "capacity_lost": 1.6,
           "bound_capacity_lost": 1.6, "bound_busy_contended_fraction": 0.75,
