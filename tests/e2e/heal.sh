@@ -5,7 +5,7 @@
 # kernel booting a busybox initramfs whose init spins, next to an idle one (no OS: the firmware halts). The
 # fake topology's two nodes of one core each are the machine's CPUs 0 and 1, so the pins are real; the
 # kernel's view is read in /proc (Cpus_allowed_list of each "CPU n/TCG" thread). Memory is left unbound
-# (MemoryBinding=no) so that healing may move a guest to the other node. Run as root:
+# (MemoryBinding=no) so that healing may move a guest to the other node; step 5 binds it. Run as root:
 #   flock /tmp/placementd-e2e.lock bash tests/e2e/heal.sh [BUILD_DIR]
 # The story, about a minute and a half:
 #   1. busy-1 and idle start: each gets a core of its own;
@@ -15,9 +15,10 @@
 #   4. a burst of departures (idle, and the busy guest busy-3 does not share with) frees a core: without any
 #      request, healing moves one of the two contending guests there; the two busy guests left end on cores
 #      of their own, and the log says heal did it;
-#   5. restarted with HealMemoryBudget=0 (memory may not move): busy-4 shares a busy guest's core; when the
-#      other busy guest leaves, healing re-pins one of the pair to the freed core on the other node and
-#      leaves its memory where it was (the nearest node with a calm core);
+#   5. restarted with MemoryBinding=yes: busy-4 shares a busy guest's core on node 0 and placementd binds
+#      its memory there (strict, which libvirt will not change on a running domain); when the other busy
+#      guest leaves, healing re-pins busy-4 to the freed core on node 1 and leaves the binding as it is
+#      (the nearest node with a calm core; placementd's own binding);
 #   6. a restart adopts that decision (a vCPU away from its memory) as it stands and moves nothing.
 # Exits 77 (skip) when the guest kernel or busybox is missing (.ci/install-e2e-deps.sh provides them) or when
 # this is not root. Last line: "heal: N passed, M failed".
@@ -190,14 +191,16 @@ sleep 1.5 # one more HealInterval: nothing is left to move
 check "no other heal move: $(pd_log_since "$mark" | grep -c 'healed without a request') in the log" \
     test "$(pd_log_since "$mark" | grep -c 'healed without a request')" = 1
 
-# 5. memory that may not move (HealMemoryBudget=0): placementd restarts with it and adopts both guests; a
-#    busy arrival shares one's core; when the other leaves, healing re-pins one of the contending pair to
-#    the freed core on the other node and leaves its memory where it is
+# 5. memory that cannot move: placementd restarts with MemoryBinding=yes and adopts both guests (placed
+#    unbound). busy-4 arrives with no core free, overcommitted on node 0, and placementd binds its memory
+#    there (strict; libvirt will not change that binding on a running domain). When the other busy guest
+#    leaves node 1, healing re-pins busy-4's vCPU to the freed core and leaves the binding as it is.
+numa_of() { e2e_virsh numatune "$1" --live 2>/dev/null | awk -F': *' '/numa_mode|numa_nodeset/ { printf "%s%s", sep, $2; sep = " " }'; }
 pd_stop
-if pd_start "$TOPO" HealInterval=1 LoadInterval=1 MemoryBinding=no HealMemoryBudget=0; then
-    ok "placementd restarts with HealMemoryBudget=0"
+if pd_start "$TOPO" HealInterval=1 LoadInterval=1 MemoryBinding=yes; then
+    ok "placementd restarts with MemoryBinding=yes"
 else
-    not_ok "placementd restarts with HealMemoryBudget=0"
+    not_ok "placementd restarts with MemoryBinding=yes"
     exit 1
 fi
 check "${P}busy-4 starts" start_busy "${P}busy-4"
@@ -208,46 +211,42 @@ if [ "$B4" = "$(cpu_of "$STAY")" ]; then
 else
     PARTNER=${P}busy-3 OTHER=$STAY
 fi
-check "busy-4 ($(result_of "${P}busy-4")) shares $PARTNER's CPU $B4" test "$B4" = "$(cpu_of "$PARTNER")"
+check "busy-4 ($(result_of "${P}busy-4")) shares $PARTNER's CPU $B4 on node 0" \
+    test "$B4" = 0 -a "$B4" = "$(cpu_of "$PARTNER")"
+check "busy-4's memory is bound live to node 0 by placementd (numatune: $(numa_of "${P}busy-4"))" \
+    test "$(numa_of "${P}busy-4")" = "strict 0"
 wait_load "${P}busy-4" 1 || true
 mark=$(pd_log_mark)
 check "$OTHER leaves" e2e_domain_destroy "$OTHER"
 wait_healed "$mark"
-check "placementd healed ${healed:-nobody} (busy-4 or $PARTNER) without a request (log)" \
-    test -n "$healed" -a \( "$healed" = "${P}busy-4" -o "$healed" = "$PARTNER" \)
+check "placementd healed ${healed:-nobody} (busy-4, the overcommitted one) without a request (log)" \
+    test "$healed" = "${P}busy-4"
 C4=$(cpu_of "${P}busy-4")
 CP=$(cpu_of "$PARTNER")
-check "/proc: busy-4 on CPU $C4, $PARTNER on CPU $CP: each on a core of its own" \
-    test -n "$C4" -a -n "$CP" -a "$C4" != "$CP"
-if [ -n "$healed" ]; then
-    shown=$(pdctl show "$healed")
-    diag "$shown"
-    HC=$(cpu_of "$healed")
-    MEM=$(sed -n 's/^  memory nodes: *\([0-9]*\) .*/\1/p' <<<"$shown")
-    NODES=$(pd_attr nodes "$(pd_decision "$healed")")
-    check "$healed went to the nearest node with a free core, its memory left (why)" \
-        grep -q 'nearest node with one' <<<"$shown"
-    # node i is CPU i on this topology
-    check "$healed runs on node $HC with its memory on node ${MEM:-?}; its recorded nodes: ${NODES:-?}" \
-        test -n "$MEM" -a "$MEM" != "$HC" -a "$NODES" = 0-1
-    # MemoryBinding=no: nothing was bound before the re-pin, and nothing is after it
-    check "its memory binding is still off (MemoryBinding=no)" grep -q '^  memory nodes: .*(binding off)' <<<"$shown"
+check "/proc: busy-4 on CPU $C4, $PARTNER on CPU $CP: each on a core of its own" test "$C4" = 1 -a "$CP" = 0
+shown=$(pdctl show "${P}busy-4")
+diag "$shown"
+NODES=$(pd_attr nodes "$(pd_decision "${P}busy-4")")
+check "busy-4 went to the nearest node with a free core, its memory left (why)" \
+    grep -q 'nearest node with one' <<<"$shown"
+check "its live binding is unchanged ($(numa_of "${P}busy-4")), the decision says applied, nodes ${NODES:-?}" \
+    test "$(numa_of "${P}busy-4")" = "strict 0" -a "$NODES" = 0-1 -a \
+    -n "$(grep '^  memory nodes: *0 (binding applied)' <<<"$shown")"
 
-    # 6. a restart adopts the re-pinned decision as it stands (its vCPU away from its memory) and moves nothing
-    pd_stop
-    mark=$(pd_log_mark)
-    if pd_start "$TOPO" HealInterval=1 LoadInterval=1 MemoryBinding=no HealMemoryBudget=0; then
-        ok "placementd restarts again"
-    else
-        not_ok "placementd restarts again"
-        exit 1
-    fi
-    sleep 1.5
-    check "$healed is adopted from its recorded decision (log)" \
-        grep -q "$healed: .*, adopted (" <<<"$(pd_log_since "$mark")"
-    check "after the restart $healed still runs on CPU $HC, busy-4 on $C4, $PARTNER on $CP" \
-        test "$(cpu_of "$healed")" = "$HC" -a "$(cpu_of "${P}busy-4")" = "$C4" -a "$(cpu_of "$PARTNER")" = "$CP"
-    check "its decision still spans nodes 0-1 with memory on node $MEM" \
-        test "$(pdctl show "$healed" | sed -n 's/^  memory nodes: *\([0-9]*\) .*/\1/p')" = "$MEM" -a \
-        "$(pd_attr nodes "$(pd_decision "$healed")")" = 0-1
+# 6. a restart adopts the re-pinned decision as it stands (its vCPU away from its memory) and moves nothing
+pd_stop
+mark=$(pd_log_mark)
+if pd_start "$TOPO" HealInterval=1 LoadInterval=1 MemoryBinding=yes; then
+    ok "placementd restarts again"
+else
+    not_ok "placementd restarts again"
+    exit 1
 fi
+sleep 1.5
+check "busy-4 is adopted from its recorded decision (log)" \
+    grep -q "${P}busy-4: .*, adopted (" <<<"$(pd_log_since "$mark")"
+check "after the restart busy-4 still runs on CPU $C4, $PARTNER on $CP" \
+    test "$(cpu_of "${P}busy-4")" = "$C4" -a "$(cpu_of "$PARTNER")" = "$CP"
+check "its decision still spans nodes 0-1, memory bound to node 0" \
+    test "$(pd_attr nodes "$(pd_decision "${P}busy-4")")" = 0-1 -a "$(numa_of "${P}busy-4")" = "strict 0" -a \
+    -n "$(pdctl show "${P}busy-4" | grep '^  memory nodes: *0 (binding applied)')"
