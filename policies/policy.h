@@ -37,9 +37,10 @@ Plan *policy_repin_local(const Topology *t, const Ledger *l, const PlacementRequ
 /*
  * policy_repin_local(), and a busy vCPU that finds no such core in its nodes moves to one on the node
  * nearest to its memory that has one (cores first, then locality); its memory stays where it is and the
- * node joins the plan's nodes. Never for a domain with guest NUMA cells, never outside the request's
- * constraints (bound memory keeps its vCPUs on its nodes). vCPUs away from the memory go back to a free
- * core of its nodes in both. Returns NULL when nothing moves.
+ * node joins the plan's nodes. Never for a domain with guest NUMA cells or pinned by VcpuPin=nodeset
+ * (its pins are the whole set), never outside the request's constraints (bound memory keeps its vCPUs
+ * on its nodes, unless PlacementRequest.memory_own says placementd bound it). vCPUs away from the memory go
+ * back to a free core of its nodes in both. Returns NULL when nothing moves.
  */
 Plan *policy_repin_near(const Topology *t, const Ledger *l, const PlacementRequest *req,
                         const PlacementParams *params, const Plan *current);

@@ -199,7 +199,8 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
                         continue; /* nothing else busy beside it */
                 to = cpuset_has(home, node) ? calm_core(&r, node, from, false)
                                             : calm_core_in(&r, home, from, false);
-                if (to < 0 && near && !plan->ncells)
+                /* VcpuPin=nodeset pins every vCPU to the whole set: off it, nothing would move it */
+                if (to < 0 && near && !plan->ncells && plan->vcpu_pin != VCPU_PIN_NODESET)
                         to = calm_core_near(&r, from);
                 if (to < 0)
                         continue;

@@ -543,6 +543,10 @@ START_TEST(test_repin_near_when_memory_cannot_move)
                 plan_set_cells(cells, 1);
                 kept = policy_repin_near(t, without, &req, &p, cells);
                 ck_assert_ptr_null(kept);
+                /* VcpuPin=nodeset: its pins are its nodes; off them the count would lie */
+                plan_set_cells(cells, 0);
+                cells->vcpu_pin = VCPU_PIN_NODESET;
+                ck_assert_ptr_null(policy_repin_near(t, without, &req, &p, cells));
         }
 
         /* made; x leaves: y's vCPU goes back to a free core beside its memory, nothing else moves */
