@@ -20,9 +20,11 @@
  * move, so repeated passes over unchanged load settle and never ping-pong; a per-domain cool-down (the
  * caller's clock) keeps changing load from moving one domain back and forth.
  *
- * Constraints are the request's: a move is a policy_place() of the domain's own PlacementRequest, so it
- * stays inside <vcpu cpuset>, bound memory stays where it is bound (the vCPUs stay on its nodes) and
- * nothing outside them is ever proposed.
+ * Constraints are the request's: a move is a policy_place() of the domain's own PlacementRequest or a
+ * re-pin of it (policy_repin_local(), policy_repin_near()), so it stays inside <vcpu cpuset>, bound
+ * memory stays where it is bound (the vCPUs stay on its nodes, except that a re-pin may run a busy one
+ * on another node's calm core when placementd made the binding itself: PlacementRequest.memory_own)
+ * and nothing outside them is ever proposed.
  */
 
 #include "ledger.h"
