@@ -412,10 +412,14 @@ static void start(Sim *s, const TraceEvent *e)
                 d->plan = policy_place(s->t, s->ledger, &req, s->p->placement);
                 if (s->p->memory_binding &&
                     (d->plan->result == PLAN_PLACED || d->plan->result == PLAN_OVERCOMMITTED)) {
+                        /* as the daemon binds it: the nodes libvirt knows (not a stand-in) */
                         g_autoptr(CpuSet) idx = plan_memory_nodes(d->plan);
                         d->bound_nodes = cpuset_new();
                         CPUSET_FOREACH (n, idx)
-                                cpuset_add(d->bound_nodes, s->t->nodes[n].os_index);
+                                if (!s->t->nodes[n].no_local_memory)
+                                        cpuset_add(d->bound_nodes, s->t->nodes[n].os_index);
+                        if (cpuset_is_empty(d->bound_nodes))
+                                g_clear_pointer(&d->bound_nodes, cpuset_free);
                 }
         }
         if (s->ledger)
