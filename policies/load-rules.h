@@ -6,8 +6,8 @@
  * a request with room for every vCPU is placed as without load (a core each). When cores are short,
  * the set is the nearest with a calm core (free, or running only idle vCPUs) per busy vCPU, and there
  * the busy vCPUs (LOAD_BUSY_THRESHOLD) go first, each to the core least busy with other threads, and
- * the idle ones share: they take cores that already run something, the least busy first, and leave
- * free cores to busy vCPUs. Busy host-side threads get a free core of their own on the domain's nodes,
+ * the idle ones after them the same way: the free cores left first, then they share, beside idle vCPUs
+ * before busy ones. Busy host-side threads get a free core of their own on the domain's nodes,
  * and such a core stays theirs: no vCPU counts it as free while they keep it busy.
  */
 

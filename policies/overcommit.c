@@ -93,8 +93,8 @@ static void key_tree_done(KeyTree *k)
         g_free(k->best);
 }
 
-/* What a PU's key weighs: counts (load unknown or not used), or measured load for a busy or an idle vCPU. */
-typedef enum KeyMode { KEY_COUNT, KEY_BUSY, KEY_IDLE } KeyMode;
+/* What a PU's key weighs: counts (load unknown or not used), or measured load. */
+typedef enum KeyMode { KEY_COUNT, KEY_BUSY } KeyMode;
 
 /* The loads overcommit_assign() follows, counted as vCPUs land. */
 typedef struct AssignState {
@@ -122,9 +122,6 @@ static uint64_t leaf_key(const AssignState *a, unsigned p)
         switch (a->mode) {
         case KEY_BUSY: /* the core least busy with other threads, then the least loaded */
                 return pack12(load_busy_key(a->busy[c]), a->core_load[c], a->own_core[c], a->pu_load[p]);
-        case KEY_IDLE: /* a core that runs something before a free one, then the least busy */
-                return pack12(a->core_load[c] == 0, load_busy_key(a->busy[c]), a->own_core[c],
-                              a->pu_load[p]);
         case KEY_COUNT:
         default:
                 return pack_key(a->by_core ? a->core_load[c] : a->pu_load[p], a->own_core[c],
@@ -150,7 +147,7 @@ static unsigned *assign_order(const PlacementRequest *req, unsigned nvcpus, bool
         return order;
 }
 
-/* Every leaf's key again (the mode changed), and each node's best. */
+/* Every leaf's key, and each node's best. */
 static void rekey(const AssignState *a, KeyTree *k, const unsigned *range, unsigned n, unsigned *node_best)
 {
         for (unsigned i = 0; i < k->n; i++)
@@ -167,7 +164,8 @@ static void rekey(const AssignState *a, KeyTree *k, const unsigned *range, unsig
  * before cores with one more vCPU. Ties go to the core holding fewest of the domain's own vCPUs (a domain
  * should not halve itself on one core while another is as busy), then to the node holding fewest of
  * them, then to the lower index. With measured load (load_overcommit_applies()) the keys are load-rules.h's:
- * busy vCPUs first, each on the core least busy with other threads; idle ones after, sharing.
+ * busy vCPUs first, each on the core least busy with other threads; idle ones after them the same way,
+ * so they take the free cores the busy ones left before they share.
  */
 void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *nodes, unsigned n,
                        Plan *plan)
@@ -224,10 +222,6 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                 unsigned vcpu = order[j], best_node = UINT_MAX, best, c, node;
                 uint64_t best_key = UINT64_MAX;
 
-                if (by_load && a.mode == KEY_BUSY && vcpu_busy(v->req, vcpu) < LOAD_BUSY_THRESHOLD) {
-                        a.mode = KEY_IDLE; /* the busy vCPUs are placed: the idle ones share */
-                        rekey(&a, &k, range, n, node_best);
-                }
                 /* the vCPU's cell's node when it has one with a usable PU, else any node of the set */
                 for (int restrict_to_cell = vcpu_node[vcpu] >= 0;
                      restrict_to_cell >= 0 && best_node == UINT_MAX; restrict_to_cell--)

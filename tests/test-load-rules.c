@@ -52,6 +52,28 @@ START_TEST(test_busy_get_own_cores_when_short)
 }
 END_TEST
 
+/* Cores short, every vCPU idle: the free core is taken before anything shares (no vCPU shares a core a
+ * free core could have taken), and the one left over shares with the idle domain. Seen on a real host:
+ * both idle vCPUs went beside the idle guest and left the other CPU free. */
+START_TEST(test_idle_take_free_core_before_sharing)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        unsigned held[] = {1};
+        double pu_busy[] = {0, 0.02}, c_idle[] = {0.03, 0.01};
+        PlacementRequest req = {
+            .name = "c", .vcpus = 2, .memory = GiB, .vcpu_busy = c_idle, .pu_busy = pu_busy};
+        g_autoptr(Plan) plan = NULL;
+
+        hold(t, l, "idle", 1, held);
+        plan = policy_place(t, l, &req, &p);
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        ck_assert_uint_ne(core_of(t, plan, 0), core_of(t, plan, 1));
+        ck_assert_uint_eq(plan->shared_vcpus, 1);
+}
+END_TEST
+
 START_TEST(test_busy_avoid_busy_cores)
 {
         /* cores 0-1 run a busy domain, cores 2-3 an idle one; a busy 2-vCPU domain shares the idle's */
@@ -429,14 +451,12 @@ static void reference_assign(const HostView *v, const unsigned *nodes, unsigned 
         }
         for (k = 0; k < plan->nvcpus && npus; k++) {
                 unsigned vcpu = order[k], best_key[5] = {0};
-                bool is_busy = req->vcpu_busy[vcpu] >= LOAD_BUSY_THRESHOLD;
                 int best = -1;
 
                 for (unsigned i = 0; i < npus; i++) {
                         unsigned p = pus[i], c = t->pus[p].core;
-                        unsigned key[5] = {is_busy ? load_busy_key(busy[c]) : core_load[c] == 0,
-                                           is_busy ? core_load[c] : load_busy_key(busy[c]), own_core[c],
-                                           pu_load[p], on_node[t->cores[c].node]};
+                        unsigned key[5] = {load_busy_key(busy[c]), core_load[c], own_core[c], pu_load[p],
+                                           on_node[t->cores[c].node]};
                         if (best < 0 || ref_less(key, best_key)) {
                                 best = (int)p;
                                 memcpy(best_key, key, sizeof(key));
@@ -557,6 +577,7 @@ static Suite *load_rules_suite(void)
         TCase *tc = tcase_create("decides");
         tcase_add_test(tc, test_busy_get_own_cores_when_short);
         tcase_add_test(tc, test_busy_avoid_busy_cores);
+        tcase_add_test(tc, test_idle_take_free_core_before_sharing);
         tcase_add_test(tc, test_free_cores_unchanged);
         tcase_add_test(tc, test_busy_host_threads_own_core);
         tcase_add_test(tc, test_host_thread_core_is_held);
