@@ -27,21 +27,35 @@ static unsigned core_of(const Topology *t, const Plan *p, unsigned vcpu)
         return t->pus[p->vcpu_pu[vcpu]].core;
 }
 
+/* Places c (nvcpus, measured vcpu_busy) on one node of single-PU cores beside an idle domain holding the
+ * first nheld cores (pu_busy as measured): it must be overcommitted. */
+static Plan *place_beside_idle(unsigned ncores, unsigned nheld, const double *pu_busy,
+                               const double *vcpu_busy, unsigned nvcpus, Topology **ret_t)
+{
+        Topology *t = topology_new_uniform(1, ncores, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autofree unsigned *held = g_new(unsigned, nheld);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {
+            .name = "c", .vcpus = nvcpus, .memory = GiB, .vcpu_busy = vcpu_busy, .pu_busy = pu_busy};
+        Plan *plan;
+
+        for (unsigned i = 0; i < nheld; i++)
+                held[i] = i;
+        hold(t, l, "idle", nheld, held);
+        plan = policy_place(t, l, &req, &p);
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        *ret_t = t;
+        return plan;
+}
+
 START_TEST(test_busy_get_own_cores_when_short)
 {
         /* 4 single-PU cores; an idle domain holds cores 0 and 1; c has 4 vCPUs, 0 and 2 busy */
-        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
-        g_autoptr(Ledger) l = ledger_new(t);
-        PlacementParams p = test_params(POLICY_EXPLICIT);
-        unsigned held[] = {0, 1};
+        g_autoptr(Topology) t = NULL;
         double idle_pus[] = {0.05, 0.05, 0, 0}, c_busy[] = {0.9, 0.1, 0.8, 0.0};
-        PlacementRequest req = {
-            .name = "c", .vcpus = 4, .memory = GiB, .vcpu_busy = c_busy, .pu_busy = idle_pus};
-        g_autoptr(Plan) plan = NULL;
+        g_autoptr(Plan) plan = place_beside_idle(4, 2, idle_pus, c_busy, 4, &t);
 
-        hold(t, l, "idle", 2, held);
-        plan = policy_place(t, l, &req, &p);
-        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
         /* the busy ones take the free cores, each its own; the idle ones share the idle domain's */
         ck_assert_uint_ge(core_of(t, plan, 0), 2);
         ck_assert_uint_ge(core_of(t, plan, 2), 2);
@@ -57,18 +71,11 @@ END_TEST
  * both idle vCPUs went beside the idle guest and left the other CPU free. */
 START_TEST(test_idle_take_free_core_before_sharing)
 {
-        g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, 8 * GiB, NULL);
-        g_autoptr(Ledger) l = ledger_new(t);
-        PlacementParams p = test_params(POLICY_EXPLICIT);
-        unsigned held[] = {1};
-        double pu_busy[] = {0, 0.02}, c_idle[] = {0.03, 0.01};
-        PlacementRequest req = {
-            .name = "c", .vcpus = 2, .memory = GiB, .vcpu_busy = c_idle, .pu_busy = pu_busy};
-        g_autoptr(Plan) plan = NULL;
+        /* 2 single-PU cores; an idle domain holds core 0; c's 2 vCPUs are idle */
+        g_autoptr(Topology) t = NULL;
+        double pu_busy[] = {0.02, 0}, c_idle[] = {0.03, 0.01};
+        g_autoptr(Plan) plan = place_beside_idle(2, 1, pu_busy, c_idle, 2, &t);
 
-        hold(t, l, "idle", 1, held);
-        plan = policy_place(t, l, &req, &p);
-        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
         ck_assert_uint_ne(core_of(t, plan, 0), core_of(t, plan, 1));
         ck_assert_uint_eq(plan->shared_vcpus, 1);
 }
