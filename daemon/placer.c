@@ -384,7 +384,7 @@ static int apply_memory(Manager *m, virDomainPtr dom, Decision *d)
         const Plan *p = d->plan;
         g_autofree char *error = NULL;
         g_autoptr(CpuSet) idx = NULL;
-        g_autoptr(CpuSet) nodes = cpuset_new();
+        g_autoptr(CpuSet) nodes = NULL;
         int r;
 
         if (p->keep_memory) {
@@ -399,9 +399,7 @@ static int apply_memory(Manager *m, virDomainPtr dom, Decision *d)
                 return 0;
         }
         idx = plan_memory_nodes(p);
-        CPUSET_FOREACH (n, idx)
-                if (!m->topology->nodes[n].no_local_memory) /* a stand-in, not a node libvirt knows */
-                        cpuset_add(nodes, m->topology->nodes[n].os_index);
+        nodes = topology_bindable_nodes(m->topology, idx);
         r = virt_domain_set_memory_nodes(dom, nodes, &error);
         if (r == -ENOENT)
                 return r;
@@ -819,15 +817,13 @@ static bool own_binding(const Manager *m, const char *uuid, const PlacementReque
 {
         const Decision *d = g_hash_table_lookup(m->decisions, uuid);
         g_autoptr(CpuSet) idx = NULL;
-        g_autoptr(CpuSet) nodes = cpuset_new();
+        g_autoptr(CpuSet) nodes = NULL;
 
         if (req->memory_source != MEMORY_SOURCE_BOUND || !d || !d->plan ||
             d->memory_binding != MEMORY_BINDING_APPLIED)
                 return false;
         idx = plan_memory_nodes(d->plan);
-        CPUSET_FOREACH (n, idx)
-                if (!m->topology->nodes[n].no_local_memory)
-                        cpuset_add(nodes, m->topology->nodes[n].os_index);
+        nodes = topology_bindable_nodes(m->topology, idx);
         return cpuset_equal(nodes, req->memory_nodes);
 }
 

@@ -25,6 +25,13 @@ static bool calm(const Repin *r, unsigned c, unsigned from)
                policy_core_first_usable_pu(r->v, c) >= 0;
 }
 
+/* Whether core c ranks before core best (-1: none yet): less busy, then fewer vCPUs. */
+static bool calmer(const Repin *r, unsigned c, int best)
+{
+        return best < 0 || load_busy_key(r->busy[c]) < load_busy_key(r->busy[best]) ||
+               (load_busy_key(r->busy[c]) == load_busy_key(r->busy[best]) && r->load[c] < r->load[best]);
+}
+
 /* The least busy core of node, other than from, that runs nothing busy and has a usable PU and no
  * reserved one (free_only: and no vCPU at all); ties: the fewest vCPUs, then the lowest index. -1 when
  * none. */
@@ -36,9 +43,7 @@ static int calm_core(const Repin *r, unsigned node, unsigned from, bool free_onl
         for (unsigned c = n->core_first; c < n->core_first + n->ncores; c++) {
                 if (!calm(r, c, from) || (free_only && r->load[c]))
                         continue;
-                if (best < 0 || load_busy_key(r->busy[c]) < load_busy_key(r->busy[best]) ||
-                    (load_busy_key(r->busy[c]) == load_busy_key(r->busy[best]) &&
-                     r->load[c] < r->load[best]))
+                if (calmer(r, c, best))
                         best = (int)c;
         }
         return best;
@@ -51,9 +56,7 @@ static int calm_core_in(const Repin *r, const CpuSet *set, unsigned from, bool f
 
         CPUSET_FOREACH (n, set) {
                 int c = calm_core(r, (unsigned)n, from, free_only);
-                if (c >= 0 && (best < 0 || load_busy_key(r->busy[c]) < load_busy_key(r->busy[best]) ||
-                               (load_busy_key(r->busy[c]) == load_busy_key(r->busy[best]) &&
-                                r->load[c] < r->load[best])))
+                if (c >= 0 && calmer(r, (unsigned)c, best))
                         best = c;
         }
         return best;

@@ -414,10 +414,7 @@ static void start(Sim *s, const TraceEvent *e)
                     (d->plan->result == PLAN_PLACED || d->plan->result == PLAN_OVERCOMMITTED)) {
                         /* as the daemon binds it: the nodes libvirt knows (not a stand-in) */
                         g_autoptr(CpuSet) idx = plan_memory_nodes(d->plan);
-                        d->bound_nodes = cpuset_new();
-                        CPUSET_FOREACH (n, idx)
-                                if (!s->t->nodes[n].no_local_memory)
-                                        cpuset_add(d->bound_nodes, s->t->nodes[n].os_index);
+                        d->bound_nodes = topology_bindable_nodes(s->t, idx);
                         if (cpuset_is_empty(d->bound_nodes))
                                 g_clear_pointer(&d->bound_nodes, cpuset_free);
                 }

@@ -88,6 +88,16 @@ int topology_node_by_os(const Topology *t, unsigned os_index)
         return -1;
 }
 
+CpuSet *topology_bindable_nodes(const Topology *t, const CpuSet *node_indexes)
+{
+        CpuSet *s = cpuset_new();
+
+        CPUSET_FOREACH (n, node_indexes)
+                if ((unsigned)n < t->nnodes && !t->nodes[n].no_local_memory)
+                        cpuset_add(s, t->nodes[n].os_index);
+        return s;
+}
+
 /* Fills the OS index lookup tables; the OS indexes were checked to be at most CPUSET_MAX and unique. */
 static void topology_index(Topology *t)
 {

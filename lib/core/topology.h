@@ -149,3 +149,6 @@ uint64_t topology_default_hugepage_size(const Topology *t);
 int topology_pu_by_os(const Topology *t, unsigned os_index);
 /* Index of the node with this OS index, or -1. */
 int topology_node_by_os(const Topology *t, unsigned os_index);
+/* The OS indexes of node_indexes that libvirt can bind memory to: a stand-in (no_local_memory) is not a
+ * node libvirt knows. A new set. */
+CpuSet *topology_bindable_nodes(const Topology *t, const CpuSet *node_indexes);
