@@ -256,6 +256,15 @@ static HousekeepingPlace pin_housekeeping(const HostView *v, const PlacementRequ
         return where;
 }
 
+void finish_housekeeping(const HostView *v, const PlacementRequest *req, Plan *plan)
+{
+        if (!req->keep_emulator)
+                cpuset_clear(plan->emulator_pin);
+        cpuset_clear(plan->iothreads);
+        cpuset_clear(plan->iothread_pin);
+        pin_housekeeping(v, req, plan);
+}
+
 void policy_count_shared(const HostView *v, Plan *plan)
 {
         g_autofree unsigned *own = g_new0(unsigned, MAX(v->t->ncores, 1));

@@ -7,6 +7,7 @@
  * away from the domain's memory go back to a free core of its memory's nodes when one is free.
  */
 #include "policy.h"
+#include "finish.h"
 #include "load-rules.h"
 #include "load.h"
 #include "policy-internal.h"
@@ -14,14 +15,30 @@
 typedef struct Repin {
         const HostView *v;
         double *busy;      /* [ncores] busy threads' load per core, the domain's vCPUs counted */
+        double *pu_busy;   /* [npus] the same per PU */
         unsigned *load;    /* [ncores] vCPUs per core */
         unsigned *pu_load; /* [npus] */
         CpuSet *home;      /* node indexes holding the domain's memory (its nodes without memory) */
+        double leaving;    /* what stays busy on the core the vCPU being moved leaves (0: a free core) */
 } Repin;
 
+/*
+ * Whether core c, other than from, runs nothing busy for the vCPU being moved: its threads together
+ * under LOAD_BUSY_THRESHOLD; or, for a vCPU that leaves a busy thread behind (r->leaving), none of its
+ * threads half busy and all of them together less busy than what it leaves (a core of several idle
+ * vCPUs has no busy thread to pair with, and less to share than the busy one beside it now).
+ */
 static bool calm(const Repin *r, unsigned c, unsigned from)
 {
-        return c != from && r->busy[c] < LOAD_BUSY_THRESHOLD && !policy_core_reserved(r->v, c) &&
+        const TopoCore *core = &r->v->t->cores[c];
+        bool quiet = r->busy[c] < LOAD_BUSY_THRESHOLD;
+
+        if (!quiet && r->leaving >= LOAD_BUSY_THRESHOLD && r->busy[c] < r->leaving) {
+                quiet = true;
+                for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                        quiet &= r->pu_busy[p] < LOAD_BUSY_THRESHOLD;
+        }
+        return c != from && quiet && !policy_core_reserved(r->v, c) &&
                policy_core_first_usable_pu(r->v, c) >= 0;
 }
 
@@ -84,15 +101,20 @@ static int calm_core_near(const Repin *r, unsigned from)
         return best;
 }
 
-/* The usable PU of core c with the fewest vCPUs (pu_load), the first on ties. */
+/* The usable PU of core c that is least busy, then has the fewest vCPUs (pu_load), the first on ties. */
 static unsigned calm_pu(const Repin *r, unsigned c)
 {
         const TopoCore *core = &r->v->t->cores[c];
         int best = -1;
 
-        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
-                if (r->v->pu_usable[p] && (best < 0 || r->pu_load[p] < r->pu_load[best]))
+        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
+                if (!r->v->pu_usable[p])
+                        continue;
+                if (best < 0 || load_busy_key(r->pu_busy[p]) < load_busy_key(r->pu_busy[best]) ||
+                    (load_busy_key(r->pu_busy[p]) == load_busy_key(r->pu_busy[best]) &&
+                     r->pu_load[p] < r->pu_load[best]))
                         best = (int)p;
+        }
         return (unsigned)best;
 }
 
@@ -105,9 +127,11 @@ static void move_vcpu(Repin *r, Plan *plan, unsigned i, double b, unsigned to)
         r->busy[from] -= b;
         r->load[from]--;
         r->pu_load[pu]--;
+        r->pu_busy[pu] -= b;
         r->busy[to] += b;
         r->load[to]++;
         r->pu_load[p]++;
+        r->pu_busy[p] += b;
         plan->vcpu_pu[i] = (int)p;
         policy_pin_vcpu(r->v, plan, i);
 }
@@ -140,7 +164,7 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
                    const PlacementParams *params, const Plan *current, bool near)
 {
         g_autoptr(Plan) plan = NULL;
-        g_autofree double *busy = NULL;
+        g_autofree double *busy = NULL, *pu_busy = NULL;
         g_autofree unsigned *load = NULL, *pu_load = NULL;
         g_autoptr(CpuSet) home = NULL;
         unsigned moved = 0, away = 0, back = 0;
@@ -164,18 +188,23 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
         busy = g_new0(double, MAX(t->ncores, 1));
         load = g_new0(unsigned, MAX(t->ncores, 1));
         pu_load = g_new0(unsigned, MAX(t->npus, 1));
-        r = (Repin){.v = &v, .busy = busy, .load = load, .pu_load = pu_load, .home = home};
+        pu_busy = g_new0(double, MAX(t->npus, 1));
+        r = (Repin){
+            .v = &v, .busy = busy, .pu_busy = pu_busy, .load = load, .pu_load = pu_load, .home = home};
         for (unsigned c = 0; c < t->ncores; c++) {
                 busy[c] = load_core_busy(&v, c);
                 load[c] = ledger_core_load(l, c);
         }
-        for (unsigned p = 0; p < t->npus; p++)
+        for (unsigned p = 0; p < t->npus; p++) {
                 pu_load[p] = ledger_pu_load(l, p);
+                pu_busy[p] = req->pu_busy[p];
+        }
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 if (plan->vcpu_pu[i] >= 0) {
                         busy[t->pus[plan->vcpu_pu[i]].core] += req->vcpu_busy[i];
                         load[t->pus[plan->vcpu_pu[i]].core]++;
                         pu_load[plan->vcpu_pu[i]]++;
+                        pu_busy[plan->vcpu_pu[i]] += req->vcpu_busy[i];
                 }
         /* back with its memory: a vCPU away from it, onto a free core there */
         for (unsigned i = 0; i < plan->nvcpus; i++) {
@@ -200,6 +229,7 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
                 node = t->cores[from].node;
                 if (busy[from] - b < LOAD_BUSY_THRESHOLD)
                         continue; /* nothing else busy beside it */
+                r.leaving = busy[from] - b;
                 to = cpuset_has(home, node) ? calm_core(&r, node, from, false)
                                             : calm_core_in(&r, home, from, false);
                 /* VcpuPin=nodeset pins every vCPU to the whole set: off it, nothing would move it */
@@ -216,6 +246,7 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
                 plan->keep_memory = true; /* where it is: no binding to make again */
                 renew_nodes(t, plan, home);
                 policy_count_shared(&v, plan);
+                finish_housekeeping(&v, req, plan); /* EmulatorPin=siblings: its new cores' siblings */
                 if (!plan->shared_vcpus)
                         plan->result = PLAN_PLACED;
                 g_free(plan->reason);

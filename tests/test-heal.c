@@ -436,6 +436,62 @@ START_TEST(test_repin_inside_node)
 }
 END_TEST
 
+/*
+ * No core of the node is less than half busy in all, but one runs only idle vCPUs, none of its threads
+ * half busy: a busy vCPU beside another busy one is re-pinned there, to its least busy thread. Not when
+ * one of that core's threads is half busy, nor when the core is as busy as the one it would leave.
+ * The emulator, on the sibling of the vCPU's core (EmulatorPin=siblings), goes with it.
+ */
+START_TEST(test_repin_beside_idle_threads)
+{
+        /* 1 node of 2 cores x 2 threads: x and y busy on core 0's two threads; i, j, k idle on core 1 */
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) without = ledger_new(t);
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        unsigned x_pus[] = {0}, y_pus[] = {1}, i_pus[] = {2}, j_pus[] = {3}, k_pus[] = {3};
+        double busy1[] = {0.8};
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {
+            .name = "y", .vcpus = 1, .memory = GiB, .vcpu_busy = busy1, .pu_busy = pu_busy};
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) moved = NULL, half = NULL, even = NULL;
+        Plan *y;
+
+        hold_on(t, without, "x", 1, x_pus, 0);
+        hold_on(t, without, "i", 1, i_pus, 0);
+        hold_on(t, without, "j", 1, j_pus, 0);
+        hold_on(t, without, "k", 1, k_pus, 0);
+        hold_on(t, l, "y", 1, y_pus, 0);
+        y = (Plan *)ledger_lookup(l, "y");
+        cpuset_add(y->emulator_pin, t->pus[1].os_index); /* its own thread: no idle sibling */
+        pu_busy[0] = 0.8;                                /* x */
+        pu_busy[2] = 0.3;                                /* i */
+        pu_busy[3] = 0.15 + 0.15;                        /* j and k */
+
+        /* core 1 runs 0.6 in all, none of it a busy thread: y goes there, to PU 2 or 3 */
+        moved = policy_repin_local(t, without, &req, &p, y);
+        ck_assert_ptr_nonnull(moved);
+        ck_assert_uint_eq(t->pus[moved->vcpu_pu[0]].core, 1);
+        ck_assert_ptr_nonnull(strstr(moved->reason, "re-pinned inside its nodes"));
+        /* its emulator left core 0 (beside x now) for its new core */
+        ck_assert(!cpuset_is_empty(moved->emulator_pin));
+        CPUSET_FOREACH (os, moved->emulator_pin)
+                ck_assert_uint_eq(t->pus[topology_pu_by_os(t, (unsigned)os)].core, 1);
+
+        /* one thread of core 1 half busy (0.55): a busy thread to pair with, no move */
+        pu_busy[2] = 0.05;
+        pu_busy[3] = 0.55;
+        half = policy_repin_local(t, without, &req, &p, y);
+        ck_assert_ptr_null(half);
+
+        /* x only 0.6 busy, core 1 as busy in all: nothing to gain */
+        pu_busy[0] = 0.6;
+        pu_busy[2] = pu_busy[3] = 0.3;
+        even = policy_repin_local(t, without, &req, &p, y);
+        ck_assert_ptr_null(even);
+}
+END_TEST
+
 /* The one move of moves: domain key's, with no memory moved and its vCPU 0 on node. */
 static const HealMove *one_repin(const Topology *t, GPtrArray *moves, const char *key, unsigned node)
 {
@@ -629,6 +685,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_bad_input);
         tcase_add_test(tc, test_may_gain);
         tcase_add_test(tc, test_repin_inside_node);
+        tcase_add_test(tc, test_repin_beside_idle_threads);
         tcase_add_test(tc, test_repin_near_when_memory_cannot_move);
         tcase_add_test(tc, test_heals_host_thread_pair);
         suite_add_tcase(s, tc);
