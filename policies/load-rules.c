@@ -102,13 +102,55 @@ static int pick_host_core(const HostView *v, const Plan *plan, const CpuSet *tak
         return best;
 }
 
+/* Whether PU p is a thread no vCPU runs on (the plan's own counted) and that nothing else keeps busy. */
+static bool idle_thread(const HostView *v, const Plan *plan, unsigned p)
+{
+        if (!v->pu_usable[p] || ledger_pu_load(v->l, p) > 0 ||
+            (v->req->pu_busy && v->req->pu_busy[p] >= LOAD_BUSY_THRESHOLD))
+                return false;
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] == (int)p)
+                        return false;
+        return true;
+}
+
+/*
+ * The last resort of load_pick_emulator(): while the host-side load would still keep each PU of the
+ * emulator pin at least LOAD_BUSY_THRESHOLD busy, the idle sibling threads of the domain's own cores join
+ * it, the cores of its idle vCPUs first: its own guest, not another's, runs beside them, and no thread is
+ * kept half busy (1.2 cores of vhost over one free core and its own vCPU's sibling: 0.4 each).
+ */
+static void add_own_siblings(const HostView *v, Plan *plan)
+{
+        const Topology *t = v->t;
+        double host = v->req->host_busy;
+
+        for (int busy = 0; busy <= 1; busy++)
+                for (unsigned i = 0; i < plan->nvcpus; i++) {
+                        const TopoCore *core;
+                        if (host / cpuset_count(plan->emulator_pin) < LOAD_BUSY_THRESHOLD)
+                                return;
+                        if (plan->vcpu_pu[i] < 0 ||
+                            (vcpu_busy(v->req, i) >= LOAD_BUSY_THRESHOLD) != (busy == 1))
+                                continue;
+                        core = &t->cores[t->pus[plan->vcpu_pu[i]].core];
+                        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                                if (!cpuset_has(plan->emulator_pin, t->pus[p].os_index) &&
+                                    idle_thread(v, plan, p)) {
+                                        cpuset_add(plan->emulator_pin, t->pus[p].os_index);
+                                        break;
+                                }
+                }
+}
+
 /*
  * Busy host-side threads beside a busy vCPU cost both. They get a core no busy vCPU uses (see
  * pick_host_core()), and further such cores, free ones first, then ones whose vCPUs are idle, while their
  * load would keep each of the PUs they have at least LOAD_BUSY_THRESHOLD busy (1.5 cores of vhost on one
- * core of two threads is a busy pair; over two cores no thread is half busy). When
- * none of the domain's vCPUs is busy, the siblings of its own cores already run nothing busy: no free
- * core is taken from a busy guest for them.
+ * core of two threads is a busy pair; over two cores no thread is half busy); when no such core is
+ * left, the idle siblings of the domain's own cores (add_own_siblings()). When none of the domain's
+ * vCPUs is busy, the siblings of its own cores already run nothing busy: no free core is taken from a
+ * busy guest for them.
  */
 bool load_pick_emulator(const HostView *v, Plan *plan)
 {
@@ -135,7 +177,10 @@ bool load_pick_emulator(const HostView *v, Plan *plan)
                 if (cpuset_is_empty(plan->emulator_pin))
                         return false;
         }
-        return !cpuset_is_empty(plan->emulator_pin);
+        if (cpuset_is_empty(plan->emulator_pin))
+                return false;
+        add_own_siblings(v, plan);
+        return true;
 }
 
 /* Whether two of the PUs of set (OS indexes) share a core. */
@@ -183,12 +228,22 @@ void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out)
 void load_note_reason(const HostView *v, bool by_core, Plan *plan)
 {
         const PlacementRequest *req = v->req;
-        bool dedicated = req && req->vcpu_busy && req->host_busy >= LOAD_BUSY_THRESHOLD &&
+        bool busy_host = req && req->vcpu_busy && req->host_busy >= LOAD_BUSY_THRESHOLD &&
                          !cpuset_is_empty(plan->emulator_pin);
+        bool dedicated = busy_host, elsewhere = false;
         char *reason;
 
         for (unsigned i = 0; i < plan->nvcpus && dedicated; i++)
                 dedicated = !cpuset_intersects(plan->emulator_pin, plan->vcpu_pins[i]);
+        if (busy_host && !dedicated) /* add_own_siblings(): a core of their own, and its own siblings */
+                CPUSET_FOREACH (os, plan->emulator_pin) {
+                        int pu = topology_pu_by_os(v->t, (unsigned)os);
+                        bool own = false;
+                        for (unsigned i = 0; i < plan->nvcpus && pu >= 0; i++)
+                                own |= plan->vcpu_pu[i] >= 0 &&
+                                       v->t->pus[plan->vcpu_pu[i]].core == v->t->pus[pu].core;
+                        elsewhere |= pu >= 0 && !own;
+                }
         if (plan->result == PLAN_OVERCOMMITTED && load_overcommit_applies(v, by_core)) {
                 reason = g_strdup_printf("%s; by measured load: the set by its cores that run nothing busy, "
                                          "busy vCPUs on the least busy cores, idle ones share",
@@ -196,10 +251,14 @@ void load_note_reason(const HostView *v, bool by_core, Plan *plan)
                 g_free(plan->reason);
                 plan->reason = reason;
         }
-        if (dedicated) {
+        if (dedicated || elsewhere) {
                 reason =
-                    g_strdup_printf("%s; busy host-side threads (%.1f cores) on a core no busy vCPU uses",
-                                    plan->reason, req->host_busy);
+                    g_strdup_printf("%s; busy host-side threads (%.1f cores) on a core no busy vCPU uses%s",
+                                    plan->reason, req->host_busy,
+                                    dedicated ? ""
+                                    : req->host_busy / cpuset_count(plan->emulator_pin) < LOAD_BUSY_THRESHOLD
+                                        ? " and beside its own vCPUs, no thread half busy"
+                                        : " and beside its own vCPUs");
                 g_free(plan->reason);
                 plan->reason = reason;
         }

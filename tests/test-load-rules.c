@@ -232,7 +232,8 @@ START_TEST(test_idle_domain_keeps_host_threads)
 END_TEST
 
 /* No free core left: busy host-side threads of a busy domain go to a core that runs only idle vCPUs, not
- * beside the domain's own busy ones. */
+ * beside the domain's own busy ones; a cores' worth of them (0.5 on each of its two threads) also takes
+ * one idle sibling of the domain's own cores. */
 START_TEST(test_host_threads_beside_idle_when_full)
 {
         /* 1 node of 3 cores x 2 threads: an idle domain holds core 0; d takes cores 1 and 2 */
@@ -244,15 +245,61 @@ START_TEST(test_host_threads_beside_idle_when_full)
             .name = "d", .vcpus = 2, .memory = GiB, .vcpu_busy = busy, .host_busy = 1.0, .pu_busy = pu_busy};
         g_autoptr(Plan) plan = NULL;
 
+        unsigned on_idle = 0;
+
         hold(t, l, "idle", 2, (unsigned[]){0, 1});
         plan = policy_place(t, l, &req, &p);
         ck_assert_int_eq(plan->result, PLAN_PLACED);
         ck_assert_uint_ne(core_of(t, plan, 0), 0);
         ck_assert_uint_ne(core_of(t, plan, 1), 0);
-        ck_assert_uint_eq(cpuset_count(plan->emulator_pin), 2);
-        CPUSET_FOREACH (os, plan->emulator_pin)
-                ck_assert_uint_eq(t->pus[topology_pu_by_os(t, (unsigned)os)].core, 0);
+        ck_assert_uint_eq(cpuset_count(plan->emulator_pin), 3);
+        CPUSET_FOREACH (os, plan->emulator_pin) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                on_idle += t->pus[pu].core == 0;
+                ck_assert(t->pus[pu].core == 0 || (int)pu != plan->vcpu_pu[0]);
+                ck_assert(t->pus[pu].core == 0 || (int)pu != plan->vcpu_pu[1]);
+        }
+        ck_assert_uint_eq(on_idle, 2);
         ck_assert_ptr_nonnull(strstr(plan->reason, "busy host-side threads"));
+}
+END_TEST
+
+/*
+ * One free core is all that runs nothing busy: 1.2 cores of a busy domain's host-side threads over its
+ * two threads would keep both half busy (a busy pair), so an idle sibling of the domain's own core joins
+ * them (0.4 each); never a thread of the other guest's busy core.
+ */
+START_TEST(test_host_threads_take_own_sibling_when_short)
+{
+        /* 1 node of 3 cores x 2 threads: b busy on both threads of core 2 */
+        g_autoptr(Topology) t = topology_new_uniform(1, 3, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        double pu_busy[] = {0, 0, 0, 0, 0.9, 0.9}, busy[] = {0.9};
+        PlacementRequest req = {
+            .name = "d", .vcpus = 1, .memory = GiB, .vcpu_busy = busy, .host_busy = 1.2, .pu_busy = pu_busy};
+        g_autoptr(Plan) plan = NULL, light = NULL;
+        unsigned own = 0, mine;
+
+        hold(t, l, "b", 2, (unsigned[]){4, 5});
+        plan = policy_place(t, l, &req, &p);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        mine = core_of(t, plan, 0);
+        ck_assert_uint_lt(mine, 2);
+        ck_assert_uint_eq(cpuset_count(plan->emulator_pin), 3);
+        CPUSET_FOREACH (os, plan->emulator_pin) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                ck_assert_uint_ne(t->pus[pu].core, 2);
+                ck_assert_int_ne(pu, plan->vcpu_pu[0]);
+                own += t->pus[pu].core == mine;
+        }
+        ck_assert_uint_eq(own, 1);
+        ck_assert_ptr_nonnull(strstr(plan->reason, "beside its own vCPUs"));
+        /* 0.8 cores fit the free core's two threads under half busy each: its own core stays out */
+        req.host_busy = 0.8;
+        light = policy_place(t, l, &req, &p);
+        ck_assert_uint_eq(cpuset_count(light->emulator_pin), 2);
+        ck_assert(!cpuset_intersects(light->emulator_pin, light->vcpu_pins[0]));
 }
 END_TEST
 
@@ -591,6 +638,7 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_idle_domain_keeps_host_threads);
         tcase_add_test(tc, test_idle_domain_host_pair_spreads);
         tcase_add_test(tc, test_host_threads_beside_idle_when_full);
+        tcase_add_test(tc, test_host_threads_take_own_sibling_when_short);
         tcase_add_test(tc, test_overcommit_set_by_calm_cores);
         tcase_add_test(tc, test_host_threads_spread_onto_calm_core);
         tcase_add_test(tc, test_property_assign_matches_scan);
