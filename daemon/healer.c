@@ -48,14 +48,25 @@ static bool heal_enabled(const Manager *m)
         return m->config->heal && m->config->apply && m->conn && m->config->heal_max_moves > 0;
 }
 
-void manager_heal_soon(Manager *m, const char *why)
+/* Arms the heal pass seconds from now, unless one is armed already (it runs first, for both). */
+static void heal_in(Manager *m, unsigned seconds, const char *why)
 {
-        struct timeval tv = {.tv_sec = m->config->heal_interval_sec};
+        struct timeval tv = {.tv_sec = seconds};
 
         if (!heal_enabled(m) || evtimer_pending(m->heal_ev, NULL))
                 return;
-        log_debug("Healing in %u s (%s)", m->config->heal_interval_sec, why);
+        log_debug("Healing in %u s (%s)", seconds, why);
         evtimer_add(m->heal_ev, &tv);
+}
+
+void manager_heal_soon(Manager *m, const char *why)
+{
+        heal_in(m, m->config->heal_interval_sec, why);
+}
+
+void manager_heal_now(Manager *m, const char *why)
+{
+        heal_in(m, 0, why);
 }
 
 /* One domain of the pass: what policy_heal sees, and what applying its move needs. */

@@ -535,7 +535,7 @@ void manager_note_stats(Manager *m, GHashTable *stats)
         if (!m->config->load_interval_sec)
                 return;
         if (load_monitor_update(m->load, stats, monotonic_usec()) > 0)
-                manager_heal_soon(m, "measured load changed");
+                manager_heal_now(m, "measured load changed");
 }
 
 const DomainLoad *manager_load(const Manager *m, const char *uuid)

@@ -122,6 +122,10 @@ const DomainLoad *manager_load(const Manager *m, const char *uuid);
  * Heal=no, in advisory mode or without libvirt. why names what freed up, for the log.
  */
 void manager_heal_soon(Manager *m, const char *why);
+/* The same pass at the loop's next turn, for a measurement that changed a domain's load class: every
+ * domain's load comes in one bulk sample, so there is no burst to wait for (a pass already armed runs
+ * as armed). */
+void manager_heal_now(Manager *m, const char *why);
 /* One heal pass now: at most HealMaxMoves= moves. Returns the moves made; *ret_report (may be NULL)
  * gets one line per move or why nothing moved. */
 unsigned manager_heal(Manager *m, char **ret_report);

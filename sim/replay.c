@@ -207,6 +207,13 @@ static void heal_soon(Sim *s)
                 s->heal_at = s->now + s->p->heal_interval_sec;
 }
 
+/* A measurement changed a load class: the pass runs now unless one is armed (manager_heal_now()). */
+static void heal_at_once(Sim *s)
+{
+        if (s->p->heal && !s->p->placer && s->heal_at < 0)
+                s->heal_at = s->now;
+}
+
 /* A domain's load class as the daemon tells changes: its busy vCPUs and whether its host threads are busy.
  */
 static unsigned load_class(const DomainLoad *l)
@@ -251,7 +258,7 @@ static void measure(Sim *s)
                                    LOAD_HALF_LIFE_SEC, NULL);
                 d->busy_sum = d->host_sum = d->sum_time = 0;
                 if (load_class(d->load) != before)
-                        heal_soon(s);
+                        heal_at_once(s);
         }
 }
 
@@ -473,7 +480,7 @@ static int event(Sim *s, const TraceEvent *e, char **ret_error)
                                 d->host = e->host;
                         oracle_learn(s, d);
                         if (s->p->oracle_load && load_class(d->load) != before)
-                                heal_soon(s);
+                                heal_at_once(s);
                         s->dirty = true;
                 }
                 break;

@@ -2,8 +2,9 @@
 /*
  * Healing in the manager, against libvirt's test driver (test:///default): a burst of departures leads to
  * one heal pass a HealInterval later, which moves an overcommitted domain onto the freed cores without
- * a request, applied live like any placement; Heal=no leaves it where it is. Rebalance runs the same pass
- * at once: it moves what can improve and never claims a move a domain's own constraints forbid.
+ * a request, applied live like any placement; Heal=no leaves it where it is. A measurement that changes
+ * a domain's load class runs a pass at once. Rebalance runs the same pass at once: it moves what can
+ * improve and never claims a move a domain's own constraints forbid.
  */
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
@@ -14,6 +15,7 @@
 #include "manager-internal.h"
 #include "test-util.h"
 #include "virt-domain.h"
+#include "virt-stats.h"
 
 /* 4 cores of 2 threads: CPUs 0-7, all the test driver accepts pins on. */
 #define TOPOLOGY "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:4 pu:2"
@@ -155,6 +157,45 @@ START_TEST(test_burst_of_stops_one_heal)
 }
 END_TEST
 
+/* One bulk statistics sample: the one domain uuid, one vCPU that has run vcpu_ns. */
+static GHashTable *sample(const char *uuid, uint64_t vcpu_ns)
+{
+        GHashTable *t =
+            g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)domain_cpu_stats_free);
+        DomainCpuStats *s = g_new0(DomainCpuStats, 1);
+
+        s->nvcpu_times = s->nvcpus = 1;
+        s->vcpu_time_ns = g_memdup2(&vcpu_ns, sizeof(vcpu_ns));
+        g_hash_table_insert(t, g_strdup(uuid), s);
+        return t;
+}
+
+/* Departures wait HealInterval= for more to join them; a measurement that changes a domain's load class
+ * comes with every other domain's in one bulk sample, so its pass runs at the loop's next turn. */
+START_TEST(test_load_change_heals_at_once)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        virDomainPtr a = start(m, "h-a", 1);
+        g_autofree char *uuid = g_strdup(manager_lookup(m, "h-a")->uuid);
+        g_autoptr(GHashTable) first = sample(uuid, 0), second = sample(uuid, UINT64_C(80000000));
+
+        manager_note_stats(m, first); /* one reading: no load yet */
+        spin(100);
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 0);
+        manager_note_stats(m, second); /* measured: unknown to busy */
+        spin(20);
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 1);
+        /* the same again: no class change, no pass */
+        manager_note_stats(m, second);
+        spin(20);
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 1);
+        virDomainDestroy(a);
+        virDomainFree(a);
+        manager_free(m);
+        spin(20);
+}
+END_TEST
+
 START_TEST(test_heal_off)
 {
         Manager *m = new_manager("[Placement]\nHeal=no\nHealInterval=1\n");
@@ -242,6 +283,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_burst_of_stops_one_heal);
         tcase_add_test(tc, test_heal_off);
+        tcase_add_test(tc, test_load_change_heals_at_once);
         tcase_add_test(tc, test_unplug_heals);
         tcase_add_test(tc, test_rebalance_keeps_constraints);
         suite_add_tcase(s, tc);
