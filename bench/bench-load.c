@@ -387,7 +387,8 @@ int main(int argc, char **argv)
                         "overcommitted,unplaceable,vcpus_mean,seconds,bound_paired_contended_fraction\n");
         printf("## Placement under load\n\n%u arrivals per run, seed %u, mean lifetime %u s; the daemon's "
                "defaults: "
-               "load measured every %u s, a heal pass %u s after a departure or a load change, at most %u "
+               "load measured every %u s, a heal pass %u s after a departure and right after a load change, "
+               "at most %u "
                "moves; "
                "a busy pair on siblings loses %.0f%% each.\n",
                o.run.arrivals, o.run.seed, o.lifetime_sec, defaults->load_interval_sec,
