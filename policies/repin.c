@@ -148,6 +148,28 @@ static void renew_nodes(const Topology *t, Plan *plan, const CpuSet *home)
         plan->nodes = g_steal_pointer(&nodes);
 }
 
+/*
+ * The domain's own busy host-side threads count where they run (an even share of req->host_busy on each
+ * PU of its emulator pin), as its vCPUs do: a busy vCPU with them on its sibling is beside a busy thread
+ * and moves like one beside another guest's (its emulator and I/O threads are then chosen again).
+ */
+static void add_own_host(const Topology *t, const PlacementRequest *req, const Plan *plan, double *busy,
+                         double *pu_busy)
+{
+        double share;
+
+        if (req->host_busy < LOAD_BUSY_THRESHOLD || cpuset_is_empty(plan->emulator_pin))
+                return;
+        share = req->host_busy / cpuset_count(plan->emulator_pin);
+        CPUSET_FOREACH (os, plan->emulator_pin) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                if (pu < 0)
+                        continue;
+                busy[t->pus[pu].core] += share;
+                pu_busy[pu] += share;
+        }
+}
+
 static CpuSet *home_nodes(const Plan *p)
 {
         CpuSet *home = cpuset_new();
@@ -206,6 +228,7 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
                         pu_load[plan->vcpu_pu[i]]++;
                         pu_busy[plan->vcpu_pu[i]] += req->vcpu_busy[i];
                 }
+        add_own_host(t, req, plan, busy, pu_busy);
         /* back with its memory: a vCPU away from it, onto a free core there */
         for (unsigned i = 0; i < plan->nvcpus; i++) {
                 int pu = plan->vcpu_pu[i], to;

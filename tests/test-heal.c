@@ -492,6 +492,44 @@ START_TEST(test_repin_beside_idle_threads)
 }
 END_TEST
 
+/*
+ * A busy vCPU whose own busy host-side threads run on its sibling has a busy thread beside it too: the
+ * re-pin moves it to a core that runs nothing busy, and its host-side threads get their own threads
+ * again (the core it left and its new sibling: 0.4 cores each). Quiet host-side threads keep it put.
+ */
+START_TEST(test_repin_off_own_host_threads)
+{
+        /* 1 node of 2 cores x 2 threads: d's busy vCPU on PU 0, its host-side threads (1.2 cores) on PU 1 */
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Ledger) without = ledger_new(t);
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        double busy1[] = {0.9};
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "d",
+                                .vcpus = 1,
+                                .memory = GiB,
+                                .vcpu_busy = busy1,
+                                .host_busy = 1.2,
+                                .pu_busy = pu_busy};
+        g_autoptr(Plan) moved = NULL, quiet = NULL;
+        Plan *d;
+
+        hold_on(t, l, "d", 1, (unsigned[]){0}, 0);
+        d = (Plan *)ledger_lookup(l, "d");
+        cpuset_add(d->emulator_pin, t->pus[1].os_index);
+        moved = policy_repin_local(t, without, &req, &p, d);
+        ck_assert_ptr_nonnull(moved);
+        ck_assert_uint_eq(t->pus[moved->vcpu_pu[0]].core, 1);
+        ck_assert_uint_eq(cpuset_count(moved->emulator_pin), 3);
+        ck_assert(!cpuset_has(moved->emulator_pin, t->pus[moved->vcpu_pu[0]].os_index));
+        /* 0.3 cores of host-side work beside it: not a busy thread, nothing to gain */
+        req.host_busy = 0.3;
+        quiet = policy_repin_local(t, without, &req, &p, d);
+        ck_assert_ptr_null(quiet);
+}
+END_TEST
+
 /* The one move of moves: domain key's, with no memory moved and its vCPU 0 on node. */
 static const HealMove *one_repin(const Topology *t, GPtrArray *moves, const char *key, unsigned node)
 {
@@ -686,6 +724,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_may_gain);
         tcase_add_test(tc, test_repin_inside_node);
         tcase_add_test(tc, test_repin_beside_idle_threads);
+        tcase_add_test(tc, test_repin_off_own_host_threads);
         tcase_add_test(tc, test_repin_near_when_memory_cannot_move);
         tcase_add_test(tc, test_heals_host_thread_pair);
         suite_add_tcase(s, tc);
