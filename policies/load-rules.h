@@ -7,8 +7,9 @@
  * the set is the nearest with a calm core (free, or running only idle vCPUs) per busy vCPU, and there
  * the busy vCPUs (LOAD_BUSY_THRESHOLD) go first, each to the core least busy with other threads, and
  * the idle ones after them the same way: the free cores left first, then they share, beside idle vCPUs
- * before busy ones. Busy host-side threads get a free core of their own on the domain's nodes,
- * and such a core stays theirs: no vCPU counts it as free while they keep it busy.
+ * before busy ones. Busy host-side threads get a free core of their own on the domain's nodes (more,
+ * then the domain's own idle siblings, until none of their threads is half busy), and such a core stays
+ * theirs: no vCPU counts it as free while they keep it busy.
  */
 
 #include "policy-internal.h"
@@ -37,8 +38,10 @@ unsigned load_calm_capacity(HostView *v);
  * (overcommit_assign(), overcommit.h) ranks cores by it. */
 double load_core_busy(const HostView *v, unsigned c);
 
-/* When the request's host-side threads are busy, pins the emulator to a free core of plan's nodes that
- * no vCPU uses (the least busy) and returns true; false (plan unchanged) otherwise. */
+/* When the request's host-side threads are busy and a vCPU of plan is, pins the emulator to cores of
+ * plan's nodes that run nothing busy, free ones first, until no thread of them is half busy, and when
+ * those run out, to idle siblings of plan's own cores too; returns true. False (plan unchanged) when no
+ * such core is left or the rule does not apply. */
 bool load_pick_emulator(const HostView *v, Plan *plan);
 
 /*

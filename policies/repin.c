@@ -42,11 +42,18 @@ static bool calm(const Repin *r, unsigned c, unsigned from)
                policy_core_first_usable_pu(r->v, c) >= 0;
 }
 
-/* Whether core c ranks before core best (-1: none yet): less busy, then fewer vCPUs. */
+/* Whether a core or PU as busy as b with n vCPUs ranks before one as busy as best_b with best_n: less
+ * busy (to the hundredth), then fewer vCPUs. */
+static bool ranks_before(double b, unsigned n, double best_b, unsigned best_n)
+{
+        return load_busy_key(b) < load_busy_key(best_b) ||
+               (load_busy_key(b) == load_busy_key(best_b) && n < best_n);
+}
+
+/* Whether core c ranks before core best (-1: none yet). */
 static bool calmer(const Repin *r, unsigned c, int best)
 {
-        return best < 0 || load_busy_key(r->busy[c]) < load_busy_key(r->busy[best]) ||
-               (load_busy_key(r->busy[c]) == load_busy_key(r->busy[best]) && r->load[c] < r->load[best]);
+        return best < 0 || ranks_before(r->busy[c], r->load[c], r->busy[best], r->load[best]);
 }
 
 /* The least busy core of node, other than from, that runs nothing busy and has a usable PU and no
@@ -107,14 +114,10 @@ static unsigned calm_pu(const Repin *r, unsigned c)
         const TopoCore *core = &r->v->t->cores[c];
         int best = -1;
 
-        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
-                if (!r->v->pu_usable[p])
-                        continue;
-                if (best < 0 || load_busy_key(r->pu_busy[p]) < load_busy_key(r->pu_busy[best]) ||
-                    (load_busy_key(r->pu_busy[p]) == load_busy_key(r->pu_busy[best]) &&
-                     r->pu_load[p] < r->pu_load[best]))
+        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                if (r->v->pu_usable[p] && (best < 0 || ranks_before(r->pu_busy[p], r->pu_load[p],
+                                                                    r->pu_busy[best], r->pu_load[best])))
                         best = (int)p;
-        }
         return (unsigned)best;
 }
 

@@ -200,18 +200,17 @@ static void record(Sim *s, double dt)
         s->r->largest_fit_min = MIN(s->r->largest_fit_min, f->fit);
 }
 
-/* Arms a heal pass HealInterval from now, unless one is armed (the daemon's debounce). */
-static void heal_soon(Sim *s)
+/* Arms a heal pass seconds from now, unless one is armed (daemon/healer.c's heal_in()). */
+static void heal_in(Sim *s, double seconds)
 {
         if (s->p->heal && !s->p->placer && s->heal_at < 0)
-                s->heal_at = s->now + s->p->heal_interval_sec;
+                s->heal_at = s->now + seconds;
 }
 
-/* A measurement changed a load class: the pass runs now unless one is armed (manager_heal_now()). */
-static void heal_at_once(Sim *s)
+/* After departures: HealInterval from now (the daemon's debounce, manager_heal_soon()). */
+static void heal_soon(Sim *s)
 {
-        if (s->p->heal && !s->p->placer && s->heal_at < 0)
-                s->heal_at = s->now;
+        heal_in(s, s->p->heal_interval_sec);
 }
 
 /* A domain's load class as the daemon tells changes: its busy vCPUs and whether its host threads are busy.
@@ -258,7 +257,7 @@ static void measure(Sim *s)
                                    LOAD_HALF_LIFE_SEC, NULL);
                 d->busy_sum = d->host_sum = d->sum_time = 0;
                 if (load_class(d->load) != before)
-                        heal_at_once(s);
+                        heal_in(s, 0); /* a load class changed: at once (manager_heal_now()) */
         }
 }
 
@@ -480,7 +479,7 @@ static int event(Sim *s, const TraceEvent *e, char **ret_error)
                                 d->host = e->host;
                         oracle_learn(s, d);
                         if (s->p->oracle_load && load_class(d->load) != before)
-                                heal_at_once(s);
+                                heal_in(s, 0); /* a load class changed: at once (manager_heal_now()) */
                         s->dirty = true;
                 }
                 break;
