@@ -76,7 +76,7 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
                             s->vcpu_wait_ns ? load_fraction(e->vcpu_wait[i], s->vcpu_wait_ns[i], elapsed_ns)
                                             : 0);
                 domain_load_update(e->load, busy, n, load_fraction(e->host_ns, s->host_ns, elapsed_ns),
-                                   (double)elapsed_ns / 1e9, LOAD_HALF_LIFE_SEC, NULL);
+                                   (double)elapsed_ns / 1e9, LOAD_HALF_LIFE, NULL);
         }
         if (e->nvcpus != n) {
                 e->vcpu_ns = g_renew(uint64_t, e->vcpu_ns, MAX(n, 1));

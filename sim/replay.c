@@ -232,7 +232,7 @@ static void oracle_learn(const Sim *s, SimDomain *d)
         for (unsigned v = 0; v < d->vcpus; v++)
                 busy[v] = d->busy;
         d->load->known = false; /* a first sample is taken as it is, unsmoothed */
-        domain_load_update(d->load, busy, d->vcpus, d->host, 1.0, LOAD_HALF_LIFE_SEC, NULL);
+        domain_load_update(d->load, busy, d->vcpus, d->host, 1.0, LOAD_HALF_LIFE, NULL);
 }
 
 /* One measurement: every domain's mean load since its last sample goes into its smoothed load. A class
@@ -254,7 +254,7 @@ static void measure(Sim *s)
                         busy[v] = d->busy_sum / d->sum_time;
                 /* values are the trace's, validated: the update cannot fail */
                 domain_load_update(d->load, busy, d->vcpus, d->host_sum / d->sum_time, d->sum_time,
-                                   LOAD_HALF_LIFE_SEC, NULL);
+                                   LOAD_HALF_LIFE, NULL);
                 d->busy_sum = d->host_sum = d->sum_time = 0;
                 if (load_class(d->load) != before)
                         heal_in(s, 0); /* a load class changed: at once (manager_heal_now()) */

@@ -9,9 +9,9 @@
  * no tick at all is replayed as if one second passed after each event). The replay follows the daemon's
  * configuration and timing ([Placement] LoadInterval=, Heal=, HealInterval=, HealMaxMoves=,
  * HealMemoryBudget=, MemoryBinding=): every LoadInterval seconds each domain's load is measured (its mean
- * over the interval, one raw sample) and smoothed by lib/core/load.h with the daemon's half-life; the engine
- * sees only what was measured (a domain is unknown, so all busy, until its first sample). A departure arms
- * one heal pass (policies/heal.h) HealInterval seconds later (later departures join it); a measurement
+ * over the interval, one raw sample) and smoothed by lib/core/load.h with the daemon's half-lives; the
+ * engine sees only what was measured (a domain is unknown, so all busy, until its first sample). A departure
+ * arms one heal pass (policies/heal.h) HealInterval seconds later (later departures join it); a measurement
  * that changes a domain's load class (its busy vCPUs, busy host-side threads) runs one right after it
  * unless one is armed; a pass that used all its moves arms another; a
  * moved domain is left alone for heal_move_cooldown_sec() (policies/heal.h: 600 s after a move of memory,

@@ -8,6 +8,8 @@
 #include "test-policy-util.h"
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
+/* One half-life both ways: the interval arithmetic alone. */
+#define EVEN30 ((LoadHalfLife){.rise_sec = 30, .fall_sec = 30})
 
 START_TEST(test_unknown_until_sampled)
 {
@@ -16,7 +18,7 @@ START_TEST(test_unknown_until_sampled)
 
         ck_assert_ptr_null(domain_load_vcpu_busy(l));
         ck_assert_uint_eq(domain_load_busy_vcpus(l, 3), 3); /* unknown: every vCPU busy */
-        ck_assert_int_eq(domain_load_update(l, one, 2, 0.5, 10, LOAD_HALF_LIFE_SEC, NULL), 0);
+        ck_assert_int_eq(domain_load_update(l, one, 2, 0.5, 10, LOAD_HALF_LIFE, NULL), 0);
         ck_assert(l->known);
         /* the first sample is taken as it is */
         ck_assert(NEAR(domain_load_vcpu_busy(l)[0], 0.25));
@@ -31,17 +33,45 @@ START_TEST(test_half_life)
         g_autoptr(DomainLoad) fine = domain_load_new();
         double idle = 0, busy = 1;
 
-        ck_assert_int_eq(domain_load_update(coarse, &idle, 1, 0, 10, 30, NULL), 0);
-        ck_assert_int_eq(domain_load_update(fine, &idle, 1, 0, 10, 30, NULL), 0);
+        ck_assert_int_eq(domain_load_update(coarse, &idle, 1, 0, 10, EVEN30, NULL), 0);
+        ck_assert_int_eq(domain_load_update(fine, &idle, 1, 0, 10, EVEN30, NULL), 0);
         /* a step to fully busy shows half after one half-life, however often it is sampled */
-        ck_assert_int_eq(domain_load_update(coarse, &busy, 1, 2, 30, 30, NULL), 0);
+        ck_assert_int_eq(domain_load_update(coarse, &busy, 1, 2, 30, EVEN30, NULL), 0);
         for (int i = 0; i < 6; i++)
-                ck_assert_int_eq(domain_load_update(fine, &busy, 1, 2, 5, 30, NULL), 0);
+                ck_assert_int_eq(domain_load_update(fine, &busy, 1, 2, 5, EVEN30, NULL), 0);
         ck_assert(NEAR(coarse->vcpu_busy[0], 0.5));
         ck_assert(NEAR(fine->vcpu_busy[0], 0.5));
         ck_assert(NEAR(coarse->host_busy, 1.0));
         ck_assert(NEAR(fine->host_busy, 1.0));
         ck_assert(NEAR(fine->sampled_sec, 40));
+}
+END_TEST
+
+START_TEST(test_rises_show_sooner)
+{
+        g_autoptr(DomainLoad) up = domain_load_new();
+        g_autoptr(DomainLoad) down = domain_load_new();
+        double quiet = 0.05, idle = 0, busy = 1;
+
+        ck_assert_int_eq(domain_load_update(up, &quiet, 1, 0, 5, LOAD_HALF_LIFE, NULL), 0);
+        ck_assert_int_eq(domain_load_update(down, &busy, 1, 2, 5, LOAD_HALF_LIFE, NULL), 0);
+        /* ten seconds of a step, two samples at the default LoadInterval= */
+        for (int i = 0; i < 2; i++) {
+                ck_assert_int_eq(domain_load_update(up, &busy, 1, 2, 5, LOAD_HALF_LIFE, NULL), 0);
+                ck_assert_int_eq(domain_load_update(down, &idle, 1, 0, 5, LOAD_HALF_LIFE, NULL), 0);
+        }
+        /* a vCPU that turned busy is seen busy, host-side threads likewise */
+        ck_assert(NEAR(up->vcpu_busy[0], 0.525)); /* half of the way from 0.05 to 1 */
+        ck_assert_uint_eq(domain_load_busy_vcpus(up, 1), 1);
+        ck_assert(NEAR(up->host_busy, 1.0));
+        /* one that turned idle still counts as busy: a lull does not give its core away */
+        ck_assert(NEAR(down->vcpu_busy[0], exp2(-10.0 / LOAD_FALL_HALF_LIFE_SEC)));
+        ck_assert_uint_eq(domain_load_busy_vcpus(down, 1), 1);
+        /* and is idle after the fall's half-life */
+        for (int i = 0; i < 4; i++)
+                ck_assert_int_eq(domain_load_update(down, &idle, 1, 0, 5, LOAD_HALF_LIFE, NULL), 0);
+        ck_assert(NEAR(down->vcpu_busy[0], 0.5));
+        ck_assert(NEAR(down->host_busy, 1.0));
 }
 END_TEST
 
@@ -51,15 +81,18 @@ START_TEST(test_bad_samples)
         double ok = 0.5, nan_ = NAN, neg = -0.1, over = 7;
         g_autofree char *e1 = NULL, *e2 = NULL, *e3 = NULL, *e4 = NULL;
 
-        ck_assert_int_eq(domain_load_update(l, &nan_, 1, 0, 10, 30, &e1), -EINVAL);
+        ck_assert_int_eq(domain_load_update(l, &nan_, 1, 0, 10, EVEN30, &e1), -EINVAL);
         ck_assert_ptr_nonnull(strstr(e1, "vCPU 0"));
-        ck_assert_int_eq(domain_load_update(l, &neg, 1, 0, 10, 30, &e2), -EINVAL);
-        ck_assert_int_eq(domain_load_update(l, &ok, 1, INFINITY, 10, 30, &e3), -EINVAL);
-        ck_assert_int_eq(domain_load_update(l, &ok, 1, 0, 0, 30, &e4), -EINVAL);
+        ck_assert_int_eq(domain_load_update(l, &neg, 1, 0, 10, EVEN30, &e2), -EINVAL);
+        ck_assert_int_eq(domain_load_update(l, &ok, 1, INFINITY, 10, EVEN30, &e3), -EINVAL);
+        ck_assert_int_eq(domain_load_update(l, &ok, 1, 0, 0, EVEN30, &e4), -EINVAL);
+        ck_assert_int_eq(
+            domain_load_update(l, &ok, 1, 0, 10, (LoadHalfLife){.rise_sec = 0, .fall_sec = 30}, NULL),
+            -EINVAL);
         ck_assert_ptr_nonnull(strstr(e4, "interval"));
         ck_assert(!l->known); /* nothing taken from a bad sample */
         /* a vCPU runs at most all the time */
-        ck_assert_int_eq(domain_load_update(l, &over, 1, 1e9, 10, 30, NULL), 0);
+        ck_assert_int_eq(domain_load_update(l, &over, 1, 1e9, 10, EVEN30, NULL), 0);
         ck_assert(NEAR(l->vcpu_busy[0], 1.0));
         ck_assert(NEAR(l->host_busy, LOAD_HOST_BUSY_MAX));
 }
@@ -70,12 +103,12 @@ START_TEST(test_hotplug_keeps_smoothing)
         g_autoptr(DomainLoad) l = domain_load_new();
         double two[] = {1, 1}, three[] = {0, 0, 0.75};
 
-        ck_assert_int_eq(domain_load_update(l, two, 2, 0, 10, 30, NULL), 0);
-        ck_assert_int_eq(domain_load_update(l, three, 3, 0, 30, 30, NULL), 0);
+        ck_assert_int_eq(domain_load_update(l, two, 2, 0, 10, EVEN30, NULL), 0);
+        ck_assert_int_eq(domain_load_update(l, three, 3, 0, 30, EVEN30, NULL), 0);
         ck_assert_uint_eq(l->nvcpus, 3);
         ck_assert(NEAR(l->vcpu_busy[0], 0.5));  /* smoothed */
         ck_assert(NEAR(l->vcpu_busy[2], 0.75)); /* new: the sample */
-        ck_assert_int_eq(domain_load_update(l, two, 1, 0, 30, 30, NULL), 0);
+        ck_assert_int_eq(domain_load_update(l, two, 1, 0, 30, EVEN30, NULL), 0);
         ck_assert_uint_eq(l->nvcpus, 1);
 }
 END_TEST
@@ -107,7 +140,7 @@ START_TEST(test_pu_busy)
 
         a = test_place(t, l, &p, "a", 1, GiB);
         b = test_place(t, l, &p, "b", 1, GiB);
-        ck_assert_int_eq(domain_load_update(lb, b_busy, 1, 1.0, 10, 30, NULL), 0);
+        ck_assert_int_eq(domain_load_update(lb, b_busy, 1, 1.0, 10, EVEN30, NULL), 0);
         busy = load_pu_busy(l, lookup_b, lb);
         ck_assert(NEAR(busy[a->vcpu_pu[0]], 1.0)); /* unknown: busy */
         ck_assert(busy[b->vcpu_pu[0]] >= 0.25 - 1e-9);
@@ -124,6 +157,7 @@ static Suite *load_suite(void)
         TCase *tc = tcase_create("smoothing");
         tcase_add_test(tc, test_unknown_until_sampled);
         tcase_add_test(tc, test_half_life);
+        tcase_add_test(tc, test_rises_show_sooner);
         tcase_add_test(tc, test_bad_samples);
         tcase_add_test(tc, test_hotplug_keeps_smoothing);
         tcase_add_test(tc, test_fraction);

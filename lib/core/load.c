@@ -25,13 +25,13 @@ static bool valid_value(double x)
 }
 
 static int check_sample(const double *vcpu_busy, unsigned nvcpus, double host_busy, double interval_sec,
-                        double half_life_sec, char **ret_error)
+                        LoadHalfLife hl, char **ret_error)
 {
         if (!valid_value(interval_sec) || interval_sec <= 0)
                 return ret_error_set(ret_error, -EINVAL, "the sampling interval must be a positive number");
-        if (!valid_value(half_life_sec) || half_life_sec <= 0)
+        if (!valid_value(hl.rise_sec) || hl.rise_sec <= 0 || !valid_value(hl.fall_sec) || hl.fall_sec <= 0)
                 return ret_error_set(ret_error, -EINVAL,
-                                     "the smoothing half-life must be a positive number");
+                                     "the smoothing half-lives must be positive numbers");
         if (!valid_value(host_busy))
                 return ret_error_set(ret_error, -EINVAL, "host-side load must be a number >= 0");
         if (nvcpus && !vcpu_busy)
@@ -43,11 +43,18 @@ static int check_sample(const double *vcpu_busy, unsigned nvcpus, double host_bu
         return 0;
 }
 
-int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, double host_busy,
-                       double interval_sec, double half_life_sec, char **ret_error)
+/* old moved towards the sample x by the weight of an interval_sec step, rising or falling. */
+static double smooth(double old, double x, double interval_sec, LoadHalfLife hl)
 {
-        int r = check_sample(vcpu_busy, nvcpus, host_busy, interval_sec, half_life_sec, ret_error);
-        double w = 1.0 - exp2(-interval_sec / half_life_sec);
+        double half_life = x > old ? hl.rise_sec : hl.fall_sec;
+
+        return old + (1.0 - exp2(-interval_sec / half_life)) * (x - old);
+}
+
+int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, double host_busy,
+                       double interval_sec, LoadHalfLife hl, char **ret_error)
+{
+        int r = check_sample(vcpu_busy, nvcpus, host_busy, interval_sec, hl, ret_error);
         unsigned old = l->known ? l->nvcpus : 0;
 
         if (r < 0)
@@ -58,10 +65,10 @@ int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, 
         }
         for (unsigned i = 0; i < nvcpus; i++) {
                 double x = MIN(vcpu_busy[i], 1.0);
-                l->vcpu_busy[i] = i < old ? l->vcpu_busy[i] + w * (x - l->vcpu_busy[i]) : x;
+                l->vcpu_busy[i] = i < old ? smooth(l->vcpu_busy[i], x, interval_sec, hl) : x;
         }
         host_busy = MIN(host_busy, LOAD_HOST_BUSY_MAX);
-        l->host_busy = l->known ? l->host_busy + w * (host_busy - l->host_busy) : host_busy;
+        l->host_busy = l->known ? smooth(l->host_busy, host_busy, interval_sec, hl) : host_busy;
         l->known = true;
         l->sampled_sec += interval_sec;
         return 0;

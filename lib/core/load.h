@@ -18,8 +18,22 @@
 
 /* A vCPU at least this busy is "busy": it gets a core of its own before an idle one does. */
 #define LOAD_BUSY_THRESHOLD 0.5
-/* The smoothing half-life: a step in load shows half after this long (daemon and simulator alike). */
-#define LOAD_HALF_LIFE_SEC 30.0
+/*
+ * How fast the smoothing follows a step in load: half of a rise shows after rise_sec, half of a fall after
+ * fall_sec. Rises show sooner: a vCPU that turns busy shares its core for as long as it is not seen, one
+ * that turns idle only keeps its core a little longer, and a short lull does not give its core away.
+ */
+typedef struct LoadHalfLife {
+        double rise_sec;
+        double fall_sec;
+} LoadHalfLife;
+
+/* The daemon's and the simulator's: a vCPU that turns fully busy counts as busy after about 10 s (two
+ * samples at LoadInterval=5), one that turns idle after about 30 s. */
+#define LOAD_RISE_HALF_LIFE_SEC 10.0
+#define LOAD_FALL_HALF_LIFE_SEC 30.0
+#define LOAD_HALF_LIFE                                                                                      \
+        ((LoadHalfLife){.rise_sec = LOAD_RISE_HALF_LIFE_SEC, .fall_sec = LOAD_FALL_HALF_LIFE_SEC})
 /* The most host-side cores a domain is counted with (a bad counter must not look like a huge host). */
 #define LOAD_HOST_BUSY_MAX 1024.0
 
@@ -38,12 +52,13 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(DomainLoad, domain_load_free)
 /*
  * Folds one raw sample into l: vcpu_busy[0..nvcpus) the fraction of the last interval_sec each vCPU
  * ran (clamped to 0..1), host_busy the cores its host-side threads kept busy over it. The first sample
- * is taken as it is; later ones weigh 1 - 2^(-interval/half_life). A vCPU count that changed (hot-plug)
+ * is taken as it is; later ones weigh 1 - 2^(-interval/half_life), with hl.rise_sec where the sample is
+ * above the smoothed value and hl.fall_sec where it is below. A vCPU count that changed (hot-plug)
  * keeps the smoothed values of the vCPUs that stay and takes the sample for new ones. Returns 0, or
- * -EINVAL (l unchanged, message in *ret_error) for a non-finite or negative value or interval.
+ * -EINVAL (l unchanged, message in *ret_error) for a non-finite or negative value, interval or half-life.
  */
 int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, double host_busy,
-                       double interval_sec, double half_life_sec, char **ret_error);
+                       double interval_sec, LoadHalfLife hl, char **ret_error);
 
 /* The smoothed per-vCPU fractions, or NULL while unknown (what PlacementRequest.vcpu_busy takes). */
 const double *domain_load_vcpu_busy(const DomainLoad *l);
