@@ -8,11 +8,10 @@
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
 
-/* A sample of one domain: its vCPUs' cumulative times and the host-side time, in ns. */
-static GHashTable *sample(const char *uuid, unsigned n, const uint64_t *vcpu_ns, uint64_t host_ns)
+/* Adds a domain to sample t: its vCPUs' cumulative times and the host-side time, in ns. */
+static GHashTable *add(GHashTable *t, const char *uuid, unsigned n, const uint64_t *vcpu_ns,
+                       uint64_t host_ns)
 {
-        GHashTable *t =
-            g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)domain_cpu_stats_free);
         DomainCpuStats *s = g_new0(DomainCpuStats, 1);
 
         s->nvcpu_times = s->nvcpus = n;
@@ -20,6 +19,14 @@ static GHashTable *sample(const char *uuid, unsigned n, const uint64_t *vcpu_ns,
         s->host_ns = host_ns;
         g_hash_table_insert(t, g_strdup(uuid), s);
         return t;
+}
+
+/* A sample of one domain. */
+static GHashTable *sample(const char *uuid, unsigned n, const uint64_t *vcpu_ns, uint64_t host_ns)
+{
+        return add(
+            g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)domain_cpu_stats_free),
+            uuid, n, vcpu_ns, host_ns);
 }
 
 START_TEST(test_two_samples_make_a_load)
@@ -49,6 +56,31 @@ START_TEST(test_two_samples_make_a_load)
         /* gone from a sample: forgotten */
         load_monitor_update(lm, none, 4000000);
         ck_assert_ptr_null(load_monitor_lookup(lm, "u"));
+}
+END_TEST
+
+#define SEC UINT64_C(1000000000)
+
+START_TEST(test_turning_busy_seen_in_two_samples)
+{
+        /* every 5 s (LoadInterval=5): "up" idle (0.05), then fully busy; "down" busy, then idle */
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t up[] = {0, SEC / 4, SEC / 4 + 5 * SEC, SEC / 4 + 10 * SEC};
+        uint64_t down[] = {0, 5 * SEC, 5 * SEC, 5 * SEC};
+        unsigned changed[4];
+
+        for (unsigned i = 0; i < 4; i++) {
+                g_autoptr(GHashTable) s = sample("up", 1, &up[i], 0);
+                add(s, "down", 1, &down[i], 0);
+                changed[i] = load_monitor_update(lm, s, (uint64_t)(i + 1) * 5 * G_USEC_PER_SEC);
+        }
+        /* after 5 s of it "up" is not busy yet, after 10 s it is: a class change for the heal pass */
+        ck_assert_uint_eq(changed[2], 0);
+        ck_assert_uint_eq(changed[3], 1);
+        ck_assert_uint_eq(domain_load_busy_vcpus(load_monitor_lookup(lm, "up"), 1), 1);
+        /* 10 s idle is a lull: "down" keeps counting as busy */
+        ck_assert_uint_eq(domain_load_busy_vcpus(load_monitor_lookup(lm, "down"), 1), 1);
+        ck_assert(load_monitor_lookup(lm, "down")->vcpu_busy[0] > 0.75);
 }
 END_TEST
 
@@ -109,6 +141,7 @@ static Suite *load_monitor_suite(void)
         Suite *s = suite_create("load monitor");
         TCase *tc = tcase_create("samples");
         tcase_add_test(tc, test_two_samples_make_a_load);
+        tcase_add_test(tc, test_turning_busy_seen_in_two_samples);
         tcase_add_test(tc, test_hotplug_restarts_counters);
         tcase_add_test(tc, test_waiting_counts_as_busy);
         tcase_add_test(tc, test_waking_often_stays_idle);
