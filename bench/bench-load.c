@@ -385,15 +385,13 @@ int main(int argc, char **argv)
                         "bound_busy_contended_fraction,shared_vcpu_fraction,busy_vcpus_mean,starts,moves,"
                         "memory_moved_bytes,mean_memory_distance,largest_fit_mean,largest_fit_min,"
                         "overcommitted,unplaceable,vcpus_mean,seconds,bound_paired_contended_fraction\n");
-        printf(
-            "## Placement under load\n\n%u arrivals per run, seed %u, mean lifetime %u s; the daemon's "
-            "defaults: "
-            "load measured every %u s (half-life %.0f s rising, %.0f s falling), a heal pass %u s after a "
-            "departure and right after a load change, at most %u moves; "
-            "a busy pair on siblings loses %.0f%% each.\n",
-            o.run.arrivals, o.run.seed, o.lifetime_sec, defaults->load_interval_sec, LOAD_RISE_HALF_LIFE_SEC,
-            LOAD_FALL_HALF_LIFE_SEC, defaults->heal_interval_sec, defaults->heal_max_moves,
-            100 * CONTENTION_SIBLING_LOSS);
+        printf("## Placement under load\n\n%u arrivals per run, seed %u, mean lifetime %u s; the daemon's "
+               "defaults: load measured every %u s (half-life %.0f s rising, %.0f s falling), "
+               "a heal pass %u s after a departure and right after a load change, at most %u moves; "
+               "a busy pair on siblings loses %.0f%% each.\n",
+               o.run.arrivals, o.run.seed, o.lifetime_sec, defaults->load_interval_sec,
+               LOAD_RISE_HALF_LIFE_SEC, LOAD_FALL_HALF_LIFE_SEC, defaults->heal_interval_sec,
+               defaults->heal_max_moves, 100 * CONTENTION_SIBLING_LOSS);
         for (unsigned i = 0; i < bench_nquality_hosts; i++) {
                 const BenchHost *h = &bench_quality_hosts[i];
                 g_autoptr(Topology) t = NULL;
