@@ -3,9 +3,9 @@
 # 2,000 slow HTTP clients hold connections to placementd's metrics port while the daemon runs under
 # `ulimit -n 1024` (systemd's default) on libvirt's in-process test driver, starting test domains from a
 # trace (--demo). Checks, under the attack: GetStatus p99 < 100 ms, every domain started is placed, SIGHUP
-# reload and root's Reload() succeed, a fresh scrape is answered, a restarted bus is rejoined, the log is
-# not flooded; and after it:
-# metrics answer at once. Prints descriptors in use and RSS. Run as root:
+# reload and root's Reload() succeed, a fresh scrape is answered (within three tries), a restarted bus is
+# rejoined, the log is not flooded; and after it: metrics answer at once. Prints descriptors in use and
+# RSS. Run as root:
 #   bash tests/attack/metrics-slowloris.sh [BUILD_DIR]   (ATTACK_SECONDS=N, default 10; SLOW_CLIENTS=N)
 # Ends with "metrics-slowloris: N passed, M failed"; exit 77 when a tool it needs is missing.
 set -u
@@ -109,12 +109,18 @@ WHY="$REJOIN_MS ms"
 ((RC == 0 && DURING == 0))
 result "placementd rejoins a restarted bus while the attack goes on ($WHY)" $?
 
+# A scraper comes back at its next interval: a connection closed before its request was read (at full
+# capacity the oldest unfinished request is closed for each new connection, and the flood opens thousands
+# a second) is tried again, up to three times.
 t0=${EPOCHREALTIME/./}
-curl -fsS --max-time 20 -o /dev/null "$URL" 2>"$TMP/curl"
-SCRAPE_RC=$?
-SCRAPE_MS=$(((${EPOCHREALTIME/./} - t0) / 1000))
-echo "# a fresh scrape under attack: exit $SCRAPE_RC after $SCRAPE_MS ms $(head -c 200 "$TMP/curl")"
-result "a fresh scrape is answered under attack ($SCRAPE_MS ms)" "$SCRAPE_RC"
+for ((try = 1; try <= 3; try++)); do
+        curl -fsS --max-time 20 -o /dev/null "$URL" 2>"$TMP/curl"
+        SCRAPE_RC=$?
+        SCRAPE_MS=$(((${EPOCHREALTIME/./} - t0) / 1000))
+        echo "# a fresh scrape under attack, try $try: exit $SCRAPE_RC after $SCRAPE_MS ms $(head -c 200 "$TMP/curl")"
+        ((SCRAPE_RC == 0)) && break
+done
+result "a fresh scrape is answered under attack ($SCRAPE_MS ms, try $((try > 3 ? 3 : try)) of 3)" "$SCRAPE_RC"
 
 wait "$SLOW_PID"
 SLOW_PID=
