@@ -128,15 +128,6 @@ typedef enum HousekeepingPlace {
         HOUSEKEEPING_OWN_CORES, /* nothing else: the domain's own vCPU cores */
 } HousekeepingPlace;
 
-/* Whether core c holds a vCPU of this plan. */
-static bool own_core(const HostView *v, const Plan *plan, unsigned c)
-{
-        for (unsigned i = 0; i < plan->nvcpus; i++)
-                if (plan->vcpu_pu[i] >= 0 && v->t->pus[plan->vcpu_pu[i]].core == c)
-                        return true;
-        return false;
-}
-
 /* The idle sibling threads of the plan's own cores. */
 static void add_idle_siblings(const HostView *v, const Plan *plan, CpuSet *out)
 {
@@ -144,15 +135,11 @@ static void add_idle_siblings(const HostView *v, const Plan *plan, CpuSet *out)
 
         for (unsigned c = 0; c < t->ncores; c++) {
                 const TopoCore *core = &t->cores[c];
-                if (!own_core(v, plan, c))
+                if (!policy_own_core(v, plan, c))
                         continue;
-                for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
-                        bool busy = ledger_pu_load(v->l, p) > 0;
-                        for (unsigned i = 0; i < plan->nvcpus && !busy; i++)
-                                busy = plan->vcpu_pu[i] == (int)p;
-                        if (v->pu_usable[p] && !busy)
+                for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                        if (policy_pu_vacant(v, plan, p))
                                 cpuset_add(out, t->pus[p].os_index);
-                }
         }
 }
 
@@ -172,7 +159,7 @@ static void add_housekeeping(const HostView *v, const PlacementRequest *req, con
                         unsigned c = t->pus[p].core, os = t->pus[p].os_index;
                         if (!cpuset_has(hk, os) ||
                             (req->allowed_cpus && !cpuset_has(req->allowed_cpus, os)) ||
-                            ledger_core_load(v->l, c) > 0 || own_core(v, plan, c) ||
+                            ledger_core_load(v->l, c) > 0 || policy_own_core(v, plan, c) ||
                             (pass == 0 && !cpuset_has(plan->nodes, t->cores[c].node)))
                                 continue;
                         cpuset_add(out, os);
@@ -187,7 +174,7 @@ static void add_set_cores(const HostView *v, const Plan *plan, bool with_own, Cp
         CPUSET_FOREACH (n, plan->nodes) {
                 const TopoNode *node = &t->nodes[n];
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
-                        bool own = own_core(v, plan, c);
+                        bool own = policy_own_core(v, plan, c);
                         if ((own && with_own) || (!own && ledger_core_free(v->l, c)))
                                 add_core_pus(v, c, out);
                 }
@@ -227,7 +214,7 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
                 return HOUSEKEEPING_ELSEWHERE;
         }
         for (unsigned c = 0; c < v->t->ncores; c++)
-                if (own_core(v, plan, c))
+                if (policy_own_core(v, plan, c))
                         add_core_pus(v, c, out);
         return cpuset_is_empty(out) ? HOUSEKEEPING_NONE : HOUSEKEEPING_OWN_CORES;
 }

@@ -105,13 +105,8 @@ static int pick_host_core(const HostView *v, const Plan *plan, const CpuSet *tak
 /* Whether PU p is a thread no vCPU runs on (the plan's own counted) and that nothing else keeps busy. */
 static bool idle_thread(const HostView *v, const Plan *plan, unsigned p)
 {
-        if (!v->pu_usable[p] || ledger_pu_load(v->l, p) > 0 ||
-            (v->req->pu_busy && v->req->pu_busy[p] >= LOAD_BUSY_THRESHOLD))
-                return false;
-        for (unsigned i = 0; i < plan->nvcpus; i++)
-                if (plan->vcpu_pu[i] == (int)p)
-                        return false;
-        return true;
+        return policy_pu_vacant(v, plan, p) &&
+               !(v->req->pu_busy && v->req->pu_busy[p] >= LOAD_BUSY_THRESHOLD);
 }
 
 /*
@@ -238,11 +233,7 @@ void load_note_reason(const HostView *v, bool by_core, Plan *plan)
         if (busy_host && !dedicated) /* add_own_siblings(): a core of their own, and its own siblings */
                 CPUSET_FOREACH (os, plan->emulator_pin) {
                         int pu = topology_pu_by_os(v->t, (unsigned)os);
-                        bool own = false;
-                        for (unsigned i = 0; i < plan->nvcpus && pu >= 0; i++)
-                                own |= plan->vcpu_pu[i] >= 0 &&
-                                       v->t->pus[plan->vcpu_pu[i]].core == v->t->pus[pu].core;
-                        elsewhere |= pu >= 0 && !own;
+                        elsewhere |= pu >= 0 && !policy_own_core(v, plan, v->t->pus[pu].core);
                 }
         if (plan->result == PLAN_OVERCOMMITTED && load_overcommit_applies(v, by_core)) {
                 reason = g_strdup_printf("%s; by measured load: the set by its cores that run nothing busy, "

@@ -51,3 +51,7 @@ void policy_pin_vcpu(const HostView *v, Plan *plan, unsigned i);
 void policy_count_shared(const HostView *v, Plan *plan);
 /* Whether a PU of core is kept for the host (ReservedCPUs=): its other PUs share the core with host work. */
 bool policy_core_reserved(const HostView *v, unsigned core);
+/* Whether core c holds a vCPU of plan. */
+bool policy_own_core(const HostView *v, const Plan *plan, unsigned c);
+/* Whether PU p is usable and no vCPU runs on it, neither another domain's (the ledger) nor plan's. */
+bool policy_pu_vacant(const HostView *v, const Plan *plan, unsigned p);

@@ -85,6 +85,24 @@ bool policy_core_reserved(const HostView *v, unsigned core)
         return false;
 }
 
+bool policy_own_core(const HostView *v, const Plan *plan, unsigned c)
+{
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0 && v->t->pus[plan->vcpu_pu[i]].core == c)
+                        return true;
+        return false;
+}
+
+bool policy_pu_vacant(const HostView *v, const Plan *plan, unsigned p)
+{
+        if (!v->pu_usable[p] || ledger_pu_load(v->l, p) > 0)
+                return false;
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] == (int)p)
+                        return false;
+        return true;
+}
+
 /* Gives plan the nodes of the chosen set and its vCPUs PUs there: the policy's way when the set has room. */
 static void take_set(const HostView *v, const PolicyOps *ops, const SetChoice *choice, Plan *plan)
 {
