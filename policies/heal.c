@@ -169,24 +169,30 @@ static uint64_t memory_moved(const Plan *current, const Plan *candidate)
         return moved;
 }
 
+typedef struct HostFill {
+        HealHost *h;
+        GHashTable *by_key;
+} HostFill;
+
+static void fill_one(const char *key, const Plan *p, void *userdata)
+{
+        const HostFill *f = userdata;
+        const HealDomain *hd = g_hash_table_lookup(f->by_key, key);
+
+        account(f->h, p, hd ? &hd->request : NULL, +1);
+}
+
 static HealHost *heal_host_new(const Topology *t, const Ledger *l, GHashTable *by_key)
 {
         HealHost *h = g_new0(HealHost, 1);
-        g_autoptr(GPtrArray) keys = ledger_keys(l);
 
         h->t = t;
-        h->l = ledger_new(t);
+        h->l = ledger_new_over(l); /* the moves are tried on it, never on l */
         h->pu_busy = g_new0(double, MAX(t->npus, 1));
         h->pu_host = g_new0(double, MAX(t->npus, 1));
         h->core_nb = g_new0(unsigned, MAX(t->ncores, 1));
         h->core_hb = g_new0(double, MAX(t->ncores, 1));
-        for (unsigned k = 0; k < keys->len; k++) {
-                const char *key = g_ptr_array_index(keys, k);
-                const Plan *p = ledger_lookup(l, key);
-                const HealDomain *hd = g_hash_table_lookup(by_key, key);
-                ledger_commit(h->l, key, plan_copy(p));
-                account(h, p, hd ? &hd->request : NULL, +1);
-        }
+        ledger_foreach(l, fill_one, &(HostFill){h, by_key});
         return h;
 }
 
@@ -333,6 +339,72 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
         return m;
 }
 
+/* What the busy vCPUs on core c add to the host's contended count when n of them run there. */
+static unsigned core_contended_with(const HealHost *h, unsigned c, unsigned n)
+{
+        return n >= 2 || (n >= 1 && h->core_hb[c] >= LOAD_BUSY_THRESHOLD) ? n : 0;
+}
+
+/*
+ * The most busy vCPUs contending on the host that any move of p's domain (asking req) could take off:
+ * what its busy vCPUs add where they are, less the least they add anywhere. One alone on a calm core
+ * (no busy vCPU, host-side load under LOAD_BUSY_THRESHOLD, once the domain is off it) adds nothing;
+ * every other one adds at least itself.
+ */
+static unsigned max_contended_gain(const HealHost *h, const Plan *p, const PlacementRequest *req)
+{
+        const Topology *t = h->t;
+        g_autofree unsigned *own = g_new0(unsigned, MAX(t->ncores, 1));
+        unsigned busy = 0, calm = 0, now = 0, least;
+
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                if (vcpu_busy(req, i) < LOAD_BUSY_THRESHOLD)
+                        continue;
+                busy++;
+                if (p->vcpu_pu[i] >= 0)
+                        own[t->pus[p->vcpu_pu[i]].core]++;
+        }
+        for (unsigned c = 0; c < t->ncores; c++) {
+                unsigned rest = h->core_nb[c] - own[c];
+                if (own[c])
+                        now += core_contended_with(h, c, h->core_nb[c]) - core_contended_with(h, c, rest);
+                calm += rest == 0 && h->core_hb[c] < LOAD_BUSY_THRESHOLD;
+        }
+        least = busy > calm ? busy - calm : 0;
+        return now > least ? now - least : 0;
+}
+
+/*
+ * Whether some move of p's domain could pass worth()'s host-wide test, cheaply, before three plans
+ * are made: fewer busy vCPUs contending (max_contended_gain()), or, at most as many, fewer busy
+ * host-side threads contending (only where its own host-side load is counted or its busy vCPUs run
+ * beside busy host-side threads), fewer nodes (it spans more than one) or nearer ones (a node nearer to
+ * itself than its own).
+ */
+static bool could_gain(const HealHost *h, const HealParams *hp, const Plan *p, const PlacementRequest *req)
+{
+        const Topology *t = h->t;
+
+        if (cpuset_count(p->nodes) > 1)
+                return true;
+        if (req->vcpu_busy && req->host_busy > 0 && !cpuset_is_empty(p->emulator_pin))
+                return true;
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                const TopoCore *core;
+                if (p->vcpu_pu[i] < 0 || vcpu_busy(req, i) < LOAD_BUSY_THRESHOLD)
+                        continue;
+                core = &t->cores[t->pus[p->vcpu_pu[i]].core];
+                for (unsigned pu = core->pu_first; pu < core->pu_first + core->npus; pu++)
+                        if (h->pu_host[pu] >= LOAD_BUSY_THRESHOLD)
+                                return true;
+        }
+        CPUSET_FOREACH (n, p->nodes)
+                for (unsigned m = 0; m < t->nnodes; m++)
+                        if (topology_distance(t, m, m) < topology_distance(t, (unsigned)n, (unsigned)n))
+                                return true;
+        return max_contended_gain(h, p, req) >= hp->min_gain;
+}
+
 /*
  * Plans hd again on h without its current plan, three ways: inside its own nodes (policy_repin_local():
  * no memory moves), anew (policy_place()), and onto the nearest node with a calm core, its memory left
@@ -344,15 +416,17 @@ static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParam
                           uint64_t budget_left)
 {
         const Topology *t = h->t;
-        g_autoptr(Plan) current = plan_copy(ledger_lookup(h->l, hd->key));
+        const Plan *now = ledger_lookup(h->l, hd->key);
+        g_autoptr(Plan) current = NULL;
         Plan *candidates[3] = {NULL, NULL, NULL};
         PlacementParams params = *p;
         PlacementRequest req = hd->request;
         HealMove *m = NULL;
         int best_gain = 0;
 
-        if (!may_gain(h, current, &hd->request))
+        if (!may_gain(h, now, &hd->request) || !could_gain(h, hp, now, &hd->request))
                 return NULL;
+        current = plan_copy(now);
         params.policy = hd->policy;
         ledger_release(h->l, hd->key);
         account(h, current, &hd->request, -1);

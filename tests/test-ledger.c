@@ -80,6 +80,88 @@ START_TEST(test_keys_sorted)
 }
 END_TEST
 
+/* The counts of two ledgers on t agree PU by PU and node by node. */
+static void assert_same_counts(const Topology *t, const Ledger *a, const Ledger *b)
+{
+        for (unsigned pu = 0; pu < t->npus; pu++)
+                ck_assert_uint_eq(ledger_pu_load(a, pu), ledger_pu_load(b, pu));
+        for (unsigned c = 0; c < t->ncores; c++)
+                ck_assert_uint_eq(ledger_core_load(a, c), ledger_core_load(b, c));
+        for (unsigned n = 0; n < t->nnodes; n++)
+                ck_assert_uint_eq(ledger_node_memory(a, n), ledger_node_memory(b, n));
+        ck_assert_uint_eq(ledger_count(a), ledger_count(b));
+}
+
+static void count_one(const char *key, const Plan *p, void *userdata)
+{
+        (void)key;
+        (void)p;
+        (*(unsigned *)userdata)++;
+}
+
+/* A ledger over another: the same host to start with; releases, commits and a domain released and
+ * committed again there change its counts and lookups, never the base's; a plain ledger that makes the
+ * same changes agrees with it count for count. */
+START_TEST(test_over_leaves_base)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) base = ledger_new(t);
+        g_autoptr(Ledger) twin = ledger_new(t);
+        g_autoptr(Ledger) over = NULL;
+        g_autoptr(GPtrArray) keys = NULL;
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        const Plan *a;
+        Plan *moved;
+        unsigned n = 0;
+
+        test_place(t, base, &p, "a", 3, 2 * GiB);
+        test_place(t, base, &p, "b", 4, GiB);
+        test_place(t, twin, &p, "a", 3, 2 * GiB);
+        test_place(t, twin, &p, "b", 4, GiB);
+        over = ledger_new_over(base);
+        assert_same_counts(t, over, base);
+        a = ledger_lookup(base, "a");
+        ck_assert_ptr_eq(ledger_lookup(over, "a"), a); /* looked up in base, not copied */
+        ck_assert_int_eq(ledger_commit(over, "a", plan_copy(a)), -EEXIST);
+
+        /* a moves: released, then committed again on other PUs; c arrives; b leaves */
+        moved = plan_copy(a);
+        for (unsigned i = 0; i < moved->nvcpus; i++)
+                moved->vcpu_pu[i] = (int)t->npus - 1 - (int)i;
+        ck_assert_int_eq(ledger_release(over, "a"), 0);
+        ck_assert_ptr_null(ledger_lookup(over, "a"));
+        ck_assert_int_eq(ledger_release(over, "a"), -ENOENT);
+        ck_assert_int_eq(ledger_commit(over, "a", plan_copy(moved)), 0);
+        ck_assert_int_eq(ledger_release(twin, "a"), 0);
+        ck_assert_int_eq(ledger_commit(twin, "a", moved), 0);
+        test_place(t, over, &p, "c", 2, GiB);
+        test_place(t, twin, &p, "c", 2, GiB);
+        ck_assert_int_eq(ledger_release(over, "b"), 0);
+        ck_assert_int_eq(ledger_release(twin, "b"), 0);
+        assert_same_counts(t, over, twin);
+        ck_assert_uint_eq(ledger_count(over), 2);
+        ledger_foreach(over, count_one, &n);
+        ck_assert_uint_eq(n, 2);
+        keys = ledger_keys(over);
+        ck_assert_uint_eq(keys->len, 2);
+        ck_assert_str_eq(g_ptr_array_index(keys, 0), "a");
+        ck_assert_str_eq(g_ptr_array_index(keys, 1), "c");
+        ck_assert_int_eq(ledger_lookup(over, "a")->vcpu_pu[0], (int)t->npus - 1);
+
+        /* the base is as it was */
+        ck_assert_ptr_eq(ledger_lookup(base, "a"), a);
+        ck_assert_ptr_nonnull(ledger_lookup(base, "b"));
+        ck_assert_ptr_null(ledger_lookup(base, "c"));
+        ck_assert_uint_eq(ledger_count(base), 2);
+        g_clear_pointer(&over, ledger_free);
+        g_clear_pointer(&twin, ledger_free);
+        twin = ledger_new(t);
+        test_place(t, twin, &p, "a", 3, 2 * GiB);
+        test_place(t, twin, &p, "b", 4, GiB);
+        assert_same_counts(t, base, twin);
+}
+END_TEST
+
 static Suite *ledger_suite(void)
 {
         Suite *s = suite_create("ledger");
@@ -88,6 +170,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_duplicate_and_foreign);
         tcase_add_test(tc, test_release_restores_placement);
         tcase_add_test(tc, test_keys_sorted);
+        tcase_add_test(tc, test_over_leaves_base);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -9,7 +9,9 @@ struct Ledger {
         unsigned *pu_load;     /* [npus] */
         unsigned *core_load;   /* [ncores] */
         uint64_t *node_memory; /* [nnodes] */
-        GHashTable *domains;   /* key -> Plan* */
+        GHashTable *domains;   /* key -> Plan*: its own */
+        const Ledger *base;    /* ledger_new_over(): domains of base not in released are held too */
+        GHashTable *released;  /* keys of base's domains released here; NULL without base */
         uint64_t **hugepages;  /* [nnodes][node's nhugepages] bytes held in each pool, apart from memory */
         unsigned nnodes;       /* of hugepages[]: ledger_free() may run after the topology is gone */
 };
@@ -30,11 +32,28 @@ Ledger *ledger_new(const Topology *t)
         return l;
 }
 
+Ledger *ledger_new_over(const Ledger *base)
+{
+        const Topology *t = base->topology;
+        Ledger *l = ledger_new(t);
+
+        l->base = base;
+        l->released = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        memcpy(l->pu_load, base->pu_load, sizeof(*l->pu_load) * t->npus);
+        memcpy(l->core_load, base->core_load, sizeof(*l->core_load) * t->ncores);
+        memcpy(l->node_memory, base->node_memory, sizeof(*l->node_memory) * t->nnodes);
+        for (unsigned n = 0; n < t->nnodes; n++)
+                memcpy(l->hugepages[n], base->hugepages[n], sizeof(**l->hugepages) * t->nodes[n].nhugepages);
+        return l;
+}
+
 void ledger_free(Ledger *l)
 {
         if (!l)
                 return;
         g_hash_table_destroy(l->domains);
+        if (l->released)
+                g_hash_table_destroy(l->released);
         g_free(l->pu_load);
         g_free(l->core_load);
         g_free(l->node_memory);
@@ -92,9 +111,15 @@ static void account(Ledger *l, const Plan *p, int sign)
         }
 }
 
+/* The plan of base's domain key while this ledger holds it, else NULL. */
+static const Plan *from_base(const Ledger *l, const char *key)
+{
+        return l->base && !g_hash_table_contains(l->released, key) ? ledger_lookup(l->base, key) : NULL;
+}
+
 int ledger_commit(Ledger *l, const char *key, Plan *plan)
 {
-        if (g_hash_table_contains(l->domains, key)) {
+        if (g_hash_table_contains(l->domains, key) || from_base(l, key)) {
                 plan_free(plan);
                 return -EEXIST;
         }
@@ -110,22 +135,64 @@ int ledger_commit(Ledger *l, const char *key, Plan *plan)
 int ledger_release(Ledger *l, const char *key)
 {
         Plan *p = g_hash_table_lookup(l->domains, key);
+        const Plan *bp;
 
-        if (!p)
+        if (p) {
+                account(l, p, -1);
+                g_hash_table_remove(l->domains, key);
+                return 0;
+        }
+        if (!(bp = from_base(l, key)))
                 return -ENOENT;
-        account(l, p, -1);
-        g_hash_table_remove(l->domains, key);
+        account(l, bp, -1);
+        g_hash_table_add(l->released, g_strdup(key));
         return 0;
 }
 
 const Plan *ledger_lookup(const Ledger *l, const char *key)
 {
-        return g_hash_table_lookup(l->domains, key);
+        const Plan *p = g_hash_table_lookup(l->domains, key);
+        return p ? p : from_base(l, key);
 }
 
 unsigned ledger_count(const Ledger *l)
 {
-        return g_hash_table_size(l->domains);
+        unsigned n = g_hash_table_size(l->domains);
+        return l->base ? n + ledger_count(l->base) - g_hash_table_size(l->released) : n;
+}
+
+typedef struct ForeachBase {
+        const Ledger *l;
+        void (*fn)(const char *key, const Plan *p, void *userdata);
+        void *userdata;
+} ForeachBase;
+
+/* base's domains this ledger still holds from it */
+static void foreach_base(const char *key, const Plan *p, void *userdata)
+{
+        const ForeachBase *f = userdata;
+
+        if (!g_hash_table_contains(f->l->released, key) && !g_hash_table_contains(f->l->domains, key))
+                f->fn(key, p, f->userdata);
+}
+
+void ledger_foreach(const Ledger *l, void (*fn)(const char *key, const Plan *p, void *userdata),
+                    void *userdata)
+{
+        GHashTableIter it;
+        gpointer k, v;
+
+        g_hash_table_iter_init(&it, l->domains);
+        while (g_hash_table_iter_next(&it, &k, &v))
+                fn(k, v, userdata);
+        if (l->base)
+                ledger_foreach(l->base, foreach_base, &(ForeachBase){l, fn, userdata});
+}
+
+static void add_key(const char *key, const Plan *p, void *userdata)
+{
+        (void)p;
+        g_ptr_array_add(userdata, (gpointer)key);
 }
 
 static int compare_strings(gconstpointer a, gconstpointer b)
@@ -136,12 +203,8 @@ static int compare_strings(gconstpointer a, gconstpointer b)
 GPtrArray *ledger_keys(const Ledger *l)
 {
         GPtrArray *keys = g_ptr_array_new();
-        GHashTableIter it;
-        gpointer k;
 
-        g_hash_table_iter_init(&it, l->domains);
-        while (g_hash_table_iter_next(&it, &k, NULL))
-                g_ptr_array_add(keys, k);
+        ledger_foreach(l, add_key, keys);
         g_ptr_array_sort(keys, compare_strings);
         return keys;
 }

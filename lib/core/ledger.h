@@ -19,6 +19,12 @@
 typedef struct Ledger Ledger;
 
 Ledger *ledger_new(const Topology *t);
+/*
+ * A ledger to try plans on that starts as base holds the host, at the cost of its counts, not of its
+ * plans: base's domains are looked up in base until released here; what is committed here is this
+ * ledger's own. base must outlive it and not change while it lives. Changing it never changes base.
+ */
+Ledger *ledger_new_over(const Ledger *base);
 void ledger_free(Ledger *l);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Ledger, ledger_free)
 
@@ -34,6 +40,10 @@ const Plan *ledger_lookup(const Ledger *l, const char *key);
 unsigned ledger_count(const Ledger *l);
 /* Keys in a stable (sorted) order; free the array with g_ptr_array_unref. */
 GPtrArray *ledger_keys(const Ledger *l);
+/* Calls fn for each domain, in no particular order (cheaper than ledger_keys() when order does not
+ * matter). l must not change meanwhile. */
+void ledger_foreach(const Ledger *l, void (*fn)(const char *key, const Plan *p, void *userdata),
+                    void *userdata);
 
 unsigned ledger_pu_load(const Ledger *l, unsigned pu);
 unsigned ledger_core_load(const Ledger *l, unsigned core);
