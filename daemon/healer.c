@@ -4,6 +4,13 @@
  * domains placementd placed, then each move applied like any placement: pins, numatune, emulator,
  * metadata, the decision and its signal. A moved domain cools down before it may move again.
  * The operator's Rebalance is the same pass run at once: its own move limit, no cool-down.
+ *
+ * A pass plans each domain that could gain with its request as a re-placement would ask it, read from
+ * libvirt: a pass of healing's own reuses what an earlier pass read (until the domain's decision, its
+ * definition or the configuration changes, or HEAL_REQUEST_MAX_AGE_SEC pass) and reads at most
+ * HEAL_READS_PER_PASS domains; Rebalance reads every one. Before a move is applied the domain is read
+ * again, and a request that no longer asks the same stops the pass there: a move is never made on what
+ * the user changed since.
  */
 #include <time.h>
 
@@ -14,6 +21,31 @@
 #include "virt-cleanup.h"
 #include "virt-conn.h"
 #include "virt-domain.h"
+
+/* Domains one pass of healing's own reads from libvirt at most (a read is two definitions, a round trip
+ * each); candidates left unread stay where they are in this pass, and the next pass comes one
+ * HealInterval= later. */
+#define HEAL_READS_PER_PASS 64u
+/* A request read longer ago than this is read again: libvirt sends no event for some changes (a live
+ * numatune, placementd's own metadata), and a looser constraint would otherwise wait for the next event. */
+#define HEAL_REQUEST_MAX_AGE_SEC 300u
+
+/* What a heal pass read of one domain. Reference-counted: a pass's entries hold it while a move may
+ * drop it from m->heal_requests. */
+typedef struct HealRead {
+        PlacerRequest *pr; /* NULL: not placementd's to move (gone, unreadable, opted out) */
+        uint64_t usec;     /* CLOCK_MONOTONIC when read */
+} HealRead;
+
+static void heal_read_clear(HealRead *r)
+{
+        placer_request_free(r->pr);
+}
+
+static void heal_read_unref(HealRead *r)
+{
+        g_rc_box_release_full(r, (GDestroyNotify)heal_read_clear);
+}
 
 static uint64_t monotonic_usec(void)
 {
@@ -33,6 +65,8 @@ void healer_init(Manager *m)
 {
         m->heal_ev = evtimer_new(m->base, on_heal, m);
         m->heal_moved = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+        m->heal_requests =
+            g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)heal_read_unref);
 }
 
 void healer_done(Manager *m)
@@ -41,6 +75,18 @@ void healer_done(Manager *m)
                 event_free(m->heal_ev);
         if (m->heal_moved)
                 g_hash_table_destroy(m->heal_moved);
+        if (m->heal_requests)
+                g_hash_table_destroy(m->heal_requests);
+}
+
+void healer_forget_request(Manager *m, const char *uuid)
+{
+        if (!m->heal_requests)
+                return;
+        if (uuid)
+                g_hash_table_remove(m->heal_requests, uuid);
+        else
+                g_hash_table_remove_all(m->heal_requests);
 }
 
 static bool heal_enabled(const Manager *m)
@@ -69,21 +115,19 @@ void manager_heal_now(Manager *m, const char *why)
         heal_in(m, 0, why);
 }
 
-/* One domain of the pass: what policy_heal sees, and what applying its move needs. */
+/* One domain of the pass: what policy_heal sees, and what it was planned with. */
 typedef struct HealEntry {
         HealDomain hd;
-        char *key, *name;  /* copies: applying a move replaces the decision they came from */
-        PlacerRequest *pr; /* NULL: fixed */
-        virDomainPtr dom;
+        char *key, *name; /* copies: applying a move replaces the decision they came from */
+        HealRead *read;   /* a reference; NULL: fixed */
 } HealEntry;
 
 static void heal_entry_clear(HealEntry *e)
 {
-        g_autoptr(virDomain) dom = g_steal_pointer(&e->dom); /* released on return */
-
         g_free(e->key);
         g_free(e->name);
-        placer_request_free(e->pr);
+        if (e->read)
+                heal_read_unref(e->read);
 }
 
 static bool cooling(const Manager *m, const char *uuid, uint64_t now)
@@ -95,55 +139,121 @@ static bool cooling(const Manager *m, const char *uuid, uint64_t now)
 /* One pass: healing's own (cool-down kept, moves reported as healed) or the operator's Rebalance. */
 typedef struct HealPass {
         HealParams params;
-        bool manual; /* asked for: no cool-down, and the report says where each domain went */
+        bool manual; /* asked for: no cool-down, every candidate read, the report says where each went */
         uint64_t now;
         GString *report;
+        unsigned reads;  /* domains read to plan them */
+        unsigned unread; /* candidates left unread (HEAL_READS_PER_PASS) */
+        bool stopped;    /* a domain changed since it was read: the moves after it were not applied */
 } HealPass;
 
-/* Fills e for decision d: movable (with its request read from libvirt) or fixed (counted with its load). */
-static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double *pu_busy,
-                       const HealPass *pass)
+/* Reads the domain with uuid as a re-placement would ask it; NULL when gone, unreadable or opted out. */
+static PlacerRequest *read_request(Manager *m, const char *uuid, virDomainPtr *ret_dom)
+{
+        g_autoptr(virDomain) dom = NULL;
+        PlacerRequest *pr;
+
+        m->stats.heal_reads++;
+        if (virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0 || !(pr = placer_request(m, dom)))
+                return NULL;
+        if (ret_dom)
+                *ret_dom = g_steal_pointer(&dom);
+        return pr;
+}
+
+/* What the pass plans the domain with uuid on: an earlier pass's read while it holds, else a read now
+ * (kept for later passes) unless this pass has read its share. Returns a new reference, or NULL when
+ * not read. */
+static HealRead *request_for(Manager *m, const char *uuid, HealPass *pass)
+{
+        HealRead *r = g_hash_table_lookup(m->heal_requests, uuid);
+
+        if (r && !pass->manual && pass->now - r->usec < (uint64_t)HEAL_REQUEST_MAX_AGE_SEC * G_USEC_PER_SEC)
+                return g_rc_box_acquire(r);
+        if (!pass->manual && pass->reads >= HEAL_READS_PER_PASS) {
+                pass->unread++;
+                return NULL;
+        }
+        pass->reads++;
+        r = g_rc_box_new0(HealRead);
+        r->usec = pass->now;
+        r->pr = read_request(m, uuid, NULL);
+        if (r->pr) { /* load is the monitor's at each pass, not what it was at the read */
+                r->pr->req.vcpu_busy = NULL;
+                r->pr->req.host_busy = 0;
+        }
+        g_hash_table_replace(m->heal_requests, g_strdup(uuid), g_rc_box_acquire(r));
+        return r;
+}
+
+/* Fills e for decision d: movable (with its request as libvirt gave it) or fixed (counted with its load). */
+static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double *pu_busy, HealPass *pass)
 {
         const Plan *p = ledger_lookup(m->ledger, d->uuid);
         const DomainLoad *l = load_monitor_lookup(m->load, d->uuid);
+        const double *vcpu_busy = NULL;
+        double host_busy = 0;
 
+        if (l && l->nvcpus == p->nvcpus) {
+                vcpu_busy = domain_load_vcpu_busy(l);
+                host_busy = l->host_busy;
+        }
         e->key = g_strdup(d->uuid);
         e->name = g_strdup(d->name);
         e->hd = (HealDomain){.key = e->key,
-                             .request = {.name = e->name, .vcpus = p->nvcpus, .memory = p->memory},
+                             .request = {.name = e->name,
+                                         .vcpus = p->nvcpus,
+                                         .memory = p->memory,
+                                         .vcpu_busy = vcpu_busy,
+                                         .host_busy = host_busy},
                              .policy = p->policy,
                              .fixed = true};
-        if (l && l->nvcpus == p->nvcpus) {
-                e->hd.request.vcpu_busy = domain_load_vcpu_busy(l);
-                e->hd.request.host_busy = l->host_busy;
-        }
-        /* the pass's own test is dearer: only those that could gain are read from libvirt */
+        /* the pass's own test is dearer: only those that could gain are planned with their request */
         if ((d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED) ||
-            !heal_may_gain(m->topology, m->ledger, p, e->hd.request.vcpu_busy, pu_busy))
+            !heal_may_gain(m->topology, m->ledger, p, vcpu_busy, pu_busy))
                 return;
         e->hd.cooling = !pass->manual && cooling(m, d->uuid, pass->now);
-        if (e->hd.cooling || virt_conn_lookup_uuid(m->conn, e->key, &e->dom, NULL) < 0 ||
-            !(e->pr = placer_request(m, e->dom)) || e->pr->req.vcpus != p->nvcpus)
+        if (e->hd.cooling || !(e->read = request_for(m, e->key, pass)))
+                return;
+        if (!e->read->pr || e->read->pr->req.vcpus != p->nvcpus)
                 return; /* gone, opted out since, or resized: reconcile and placement see to it */
-        e->hd.request = e->pr->req;
-        e->hd.policy = e->pr->params.policy;
+        e->hd.request = e->read->pr->req;
+        e->hd.request.vcpu_busy = vcpu_busy;
+        e->hd.request.host_busy = host_busy;
+        e->hd.policy = e->read->pr->params.policy;
         e->hd.fixed = false;
 }
 
-/* Applies one move; says so in the log and in the pass's report. */
-static void apply_move(Manager *m, HealEntry *e, HealMove *mv, const HealPass *pass)
+/*
+ * Applies one move, once the domain read now asks what it was planned with; says so in the log and in
+ * the pass's report. False when it does not (gone, opted out, a constraint changed): the moves after it
+ * were planned on this one and are not applied either.
+ */
+static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
 {
         g_autofree char *note = g_strdup_printf("%s: %s", pass->manual ? "rebalanced" : "healed", mv->why);
         g_autofree char *name = g_strdup(mv->name);
+        g_autoptr(virDomain) dom = NULL;
+        g_autoptr(PlacerRequest) now = read_request(m, e->key, &dom);
+        const PlacerRequest *then = e->read->pr;
         const Decision *after;
         uint64_t until;
         char a[32];
 
-        placer_apply_plan(m, e->dom, e->pr, g_steal_pointer(&mv->plan), note);
+        if (!now || now->params.policy != then->params.policy ||
+            !placement_request_same_asks(&now->req, &then->req)) {
+                const char *what = now ? "its definition changed" : "gone or opted out";
+                log_info("%s: not %s: %s since it was read; the moves after it wait for the next pass", name,
+                         pass->manual ? "rebalanced" : "healed", what);
+                g_string_append_printf(pass->report, "%s: not moved: %s since it was read\n", name, what);
+                healer_forget_request(m, e->key);
+                return false;
+        }
+        placer_apply_plan(m, dom, now, g_steal_pointer(&mv->plan), note);
         after = g_hash_table_lookup(m->decisions, mv->key);
         if (!after) {
                 g_string_append_printf(pass->report, "%s: not moved: gone\n", name);
-                return;
+                return true;
         }
         size_format(mv->memory_moved, a, sizeof(a));
         if (pass->manual) {
@@ -162,24 +272,28 @@ static void apply_move(Manager *m, HealEntry *e, HealMove *mv, const HealPass *p
         g_hash_table_replace(m->heal_moved, g_strdup(mv->key), g_memdup2(&until, sizeof(until)));
         m->stats.heal_moves++;
         m->stats.heal_memory_moved += mv->memory_moved;
+        return true;
 }
 
 /* Runs one pass: plans every domain placementd placed with its real request, applies the moves. */
-static unsigned heal_pass(Manager *m, const HealPass *pass)
+static unsigned heal_pass(Manager *m, HealPass *pass)
 {
-        g_autoptr(GPtrArray) all = manager_list(m);
+        unsigned count = g_hash_table_size(m->decisions), n = 0, moved = 0;
         g_autoptr(GPtrArray) moves = NULL;
-        g_autofree HealEntry *entries = g_new0(HealEntry, MAX(all->len, 1));
-        g_autofree HealDomain **ptrs = g_new0(HealDomain *, MAX(all->len, 1));
+        g_autofree HealEntry *entries = g_new0(HealEntry, MAX(count, 1));
+        g_autofree HealDomain **ptrs = g_new0(HealDomain *, MAX(count, 1));
         g_autofree char *error = NULL;
         g_autofree double *pu_busy = NULL;
-        unsigned n = 0, moved = 0;
+        GHashTableIter it;
+        gpointer value;
 
         m->stats.heal_passes++;
         if (load_monitor_known(m->load)) /* what busy threads run where, as placement sees it */
                 pu_busy = load_pu_busy(m->ledger, load_monitor_lookup_cb, m->load);
-        for (unsigned i = 0; i < all->len; i++) {
-                const Decision *d = g_ptr_array_index(all, i);
+        /* in no particular order: the pass orders them itself */
+        g_hash_table_iter_init(&it, m->decisions);
+        while (g_hash_table_iter_next(&it, NULL, &value)) {
+                const Decision *d = value;
                 if (!d->plan || !ledger_lookup(m->ledger, d->uuid))
                         continue;
                 entry_init(m, &entries[n], d, pu_busy, pass);
@@ -192,12 +306,14 @@ static unsigned heal_pass(Manager *m, const HealPass *pass)
                 g_string_append_printf(pass->report, "%s failed: %s\n",
                                        pass->manual ? "rebalancing" : "healing", error);
         }
-        for (unsigned i = 0; moves && i < moves->len; i++) {
+        for (unsigned i = 0; moves && i < moves->len && !pass->stopped; i++) {
                 HealMove *mv = g_ptr_array_index(moves, i);
                 for (unsigned k = 0; k < n; k++)
                         if (!entries[k].hd.fixed && strcmp(entries[k].hd.key, mv->key) == 0) {
-                                apply_move(m, &entries[k], mv, pass);
-                                moved++;
+                                if (apply_move(m, &entries[k], mv, pass))
+                                        moved++;
+                                else
+                                        pass->stopped = true;
                                 break;
                         }
         }
@@ -224,10 +340,15 @@ unsigned manager_heal(Manager *m, char **ret_report)
         moved = heal_pass(m, &pass);
         if (!pass.report->len)
                 g_string_append(pass.report, "nothing to heal: no move would be worth it\n");
-        log_debug("Heal pass: %u move%s", moved, moved == 1 ? "" : "s");
+        log_debug("Heal pass: %u move%s, %u domain%s read, %u left unread", moved, moved == 1 ? "" : "s",
+                  pass.reads, pass.reads == 1 ? "" : "s", pass.unread);
         /* more may be left: the next pass one interval later */
         if (moved && moved >= pass.params.max_moves)
                 manager_heal_soon(m, "moves left over");
+        else if (pass.unread)
+                manager_heal_soon(m, "domains left unread");
+        else if (pass.stopped)
+                manager_heal_soon(m, "a domain changed since it was read");
 out:
         if (ret_report)
                 *ret_report = g_string_free(pass.report, FALSE);

@@ -35,7 +35,8 @@ struct Manager {
         /* Measured load and healing (load-monitor.h, healer.c). */
         LoadMonitor *load;
         struct event *heal_ev;
-        GHashTable *heal_moved; /* uuid -> uint64_t*: CLOCK_MONOTONIC usec of its last heal move */
+        GHashTable *heal_moved;    /* uuid -> uint64_t*: CLOCK_MONOTONIC usec of its last heal move */
+        GHashTable *heal_requests; /* uuid -> HealRead*: what heal passes read of a domain (healer.c) */
 };
 
 /* placer.c */
@@ -78,3 +79,6 @@ void placer_apply_plan(Manager *m, virDomainPtr dom, const PlacerRequest *r, Pla
 /* healer.c */
 void healer_init(Manager *m);
 void healer_done(Manager *m);
+/* Drops what heal passes read of the domain with uuid (NULL: of every domain): its decision, its
+ * definition or the configuration changed, so the next pass that may move it reads it again. */
+void healer_forget_request(Manager *m, const char *uuid);

@@ -60,6 +60,7 @@ static void disconnect(Manager *m)
         if (!m->conn)
                 return;
         g_clear_pointer(&m->conn, virt_conn_free);
+        healer_forget_request(m, NULL); /* events may be missed until the reconnect */
         set_connected(m, false);
 }
 
@@ -92,6 +93,7 @@ static void on_lifecycle(virDomainPtr dom, int event, int detail, void *opaque)
 
         virt_domain_uuid(dom, uuid);
         log_debug("%s: lifecycle event %d, detail %d", virt_domain_name(dom), event, detail);
+        healer_forget_request(m, uuid); /* e.g. defined anew while it runs: the user's definition changed */
         switch (event) {
         case VIR_DOMAIN_EVENT_STARTED:
                 /* known already: a reconcile that ran before this event placed this run (events come in
@@ -141,6 +143,7 @@ static void on_tunable(virDomainPtr dom, virTypedParameterPtr params, int nparam
         const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
         bool iothreads_read = false;
 
+        healer_forget_request(m, uuid); /* a pin or a tunable changed */
         if (!d || !d->plan)
                 return;
         /* a hot-added vCPU shows up as a pin of a vCPU the decision does not have */
@@ -191,6 +194,7 @@ static void on_device(virDomainPtr dom, const char *alias, void *opaque)
         const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
 
         log_debug("%s: device %s added or removed", virt_domain_name(dom), alias);
+        healer_forget_request(m, uuid);
         if (d && placer_resized(m, dom, d))
                 placer_place(m, dom, ORIGIN_RESIZED, monotonic_usec());
 }
@@ -344,6 +348,7 @@ void manager_set_config(Manager *m, Config *config)
 
         config_free(m->config);
         m->config = config;
+        healer_forget_request(m, NULL); /* a request carries the configured policy */
         arm_reconcile(m);
         if (uri_changed) {
                 log_info("Libvirt URI changed to %s: reconnecting", config->uri);

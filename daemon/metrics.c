@@ -167,6 +167,10 @@ static void render_daemon(GString *out, Manager *m)
                "Memory the heal moves put on other nodes.");
         g_string_append_printf(out, "placementd_heal_memory_moved_bytes_total %llu\n",
                                (unsigned long long)st->heal_memory_moved);
+        header(out, "placementd_heal_domain_reads_total", "counter",
+               "Domains heal passes read from libvirt: to plan them, and again before moving them.");
+        g_string_append_printf(out, "placementd_heal_domain_reads_total %llu\n",
+                               (unsigned long long)st->heal_reads);
 }
 
 /* Measured load (smoothed): per vCPU busy fraction, and the cores a domain's host-side threads keep busy. */

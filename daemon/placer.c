@@ -43,6 +43,7 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
         name = g_strdup(d->name);
         id = g_strdup(d->uuid);
         ledger_release(m->ledger, id);
+        healer_forget_request(m, id);
         log_info("%s: %s; its cores and memory are free again", name, why);
         g_hash_table_remove(m->decisions, id);
         placer_notify(m, NULL, id, name);
@@ -66,6 +67,7 @@ static void commit(Manager *m, Decision *d, Plan *plan)
 
 static Decision *record(Manager *m, Decision *d, Plan *plan)
 {
+        healer_forget_request(m, d->uuid); /* what heal read was asked of the old decision */
         commit(m, d, plan);
         d->decided_usec = (int64_t)now_usec(CLOCK_REALTIME);
         g_hash_table_replace(m->decisions, d->uuid, d);
@@ -308,6 +310,7 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
                 changed = true;
         }
         if (changed) {
+                healer_forget_request(m, d->uuid); /* its I/O threads are part of what it asks */
                 record_again(m, dom, d);
                 if (m->cb.decision_changed) /* a signal, not a new decision: the counts stay */
                         m->cb.decision_changed(m, d, d->uuid, d->name, m->userdata);

@@ -4,13 +4,15 @@
  * one heal pass a HealInterval later, which moves an overcommitted domain onto the freed cores without
  * a request, applied live like any placement; Heal=no leaves it where it is. A measurement that changes
  * a domain's load class runs a pass at once. Rebalance runs the same pass at once: it moves what can
- * improve and never claims a move a domain's own constraints forbid.
+ * improve and never claims a move a domain's own constraints forbid. A pass reuses what earlier passes
+ * read of a domain, reads a bounded number of domains, and moves nothing the user changed since.
  */
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
 #include <string.h>
 #include <time.h>
 
+#include "domain-xml.h"
 #include "manager-fixture.h"
 #include "manager-internal.h"
 #include "test-util.h"
@@ -276,6 +278,99 @@ START_TEST(test_rebalance_keeps_constraints)
 }
 END_TEST
 
+/* Passes after the first plan on what it read: a pass over the same domains reads none of them, and a
+ * move reads only the domain it moves (once more, before moving it). */
+START_TEST(test_later_passes_read_nothing)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        virDomainPtr doms[4];
+        uint64_t first;
+
+        fill(m, doms);
+        ck_assert_uint_eq(manager_heal(m, NULL), 0); /* full: nothing to gain */
+        first = manager_stats(m)->heal_reads;
+        ck_assert_uint_gt(first, 0); /* the domains that share a core */
+        ck_assert_uint_eq(manager_heal(m, NULL), 0);
+        ck_assert_uint_eq(manager_stats(m)->heal_reads, first);
+        stop(m, doms[1]);
+        stop(m, doms[2]);
+        ck_assert_uint_eq(manager_heal(m, NULL), 1);
+        ck_assert_uint_eq(manager_stats(m)->heal_reads, first + 1);
+        ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_PLACED);
+        assert_live_pins(doms[3], manager_lookup(m, "h-c")->plan);
+        unfill(m, doms);
+}
+END_TEST
+
+/* A domain that opts out (or asks for another policy) after a pass read it, through metadata, which
+ * sends no event placementd follows: the next pass plans it on the old read, reads it again before the
+ * move, and leaves it where it is. */
+START_TEST(test_changed_since_read_not_moved)
+{
+        static const char *const metadata[] = {"<domain skip='yes'/>", "<domain policy='compat'/>"};
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(metadata); i++) {
+                Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+                virDomainPtr doms[4];
+                g_autofree char *report = NULL;
+                g_autoptr(Plan) before = NULL;
+                const Decision *c;
+
+                fill(m, doms);
+                ck_assert_uint_eq(manager_heal(m, NULL), 0); /* reads h-c, among others */
+                before = plan_copy(manager_lookup(m, "h-c")->plan);
+                ck_assert_int_eq(virDomainSetMetadata(doms[3], VIR_DOMAIN_METADATA_ELEMENT, metadata[i],
+                                                      PLACEMENTD_XMLNS_PREFIX, PLACEMENTD_XMLNS,
+                                                      VIR_DOMAIN_AFFECT_LIVE),
+                                 0);
+                spin(20);
+                stop(m, doms[1]);
+                stop(m, doms[2]);
+                ck_assert_uint_eq(manager_heal(m, &report), 0);
+                ck_assert_msg(strstr(report, "h-c: not moved: ") && strstr(report, "since it was read"),
+                              "%s", report);
+                c = manager_lookup(m, "h-c");
+                ck_assert_int_eq(c->result, DECISION_OVERCOMMITTED);
+                for (unsigned v = 0; v < before->nvcpus; v++)
+                        ck_assert(cpuset_equal(c->plan->vcpu_pins[v], before->vcpu_pins[v]));
+                assert_live_pins(doms[3], before);
+                ck_assert_uint_eq(manager_stats(m)->heal_moves, 0);
+                unfill(m, doms);
+        }
+}
+END_TEST
+
+/* More domains that could gain than one pass reads: the pass reads its share, the next one comes a
+ * HealInterval= later for the rest, and after that nothing is read again. */
+START_TEST(test_reads_per_pass_bounded)
+{
+        /* memory for all of them: every one is placed, overcommitted on the 4 cores */
+        Manager *m = fixture_manager_new(base, "synthetic:pack:1 numa:1(memory=64GiB) l3:1 core:4 pu:2",
+                                         "[Placement]\nHealInterval=1\n");
+        virDomainPtr doms[70];
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(doms); i++) {
+                g_autofree char *name = g_strdup_printf("h-%02u", i);
+                doms[i] = start(m, name, 1);
+        }
+        ck_assert_uint_eq(manager_heal(m, NULL), 0);
+        ck_assert_uint_eq(manager_stats(m)->heal_reads, 64);
+        spin(1500); /* the pass for the rest */
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 2);
+        ck_assert_uint_eq(manager_stats(m)->heal_reads, G_N_ELEMENTS(doms));
+        ck_assert_uint_eq(manager_heal(m, NULL), 0);
+        ck_assert_uint_eq(manager_stats(m)->heal_reads, G_N_ELEMENTS(doms));
+        spin(1500); /* and none after it */
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 3);
+        for (unsigned i = 0; i < G_N_ELEMENTS(doms); i++) {
+                virDomainDestroy(doms[i]);
+                virDomainFree(doms[i]);
+        }
+        manager_free(m);
+        spin(20);
+}
+END_TEST
+
 static Suite *manager_heal_suite(void)
 {
         Suite *s = suite_create("manager heal");
@@ -286,6 +381,9 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_load_change_heals_at_once);
         tcase_add_test(tc, test_unplug_heals);
         tcase_add_test(tc, test_rebalance_keeps_constraints);
+        tcase_add_test(tc, test_later_passes_read_nothing);
+        tcase_add_test(tc, test_changed_since_read_not_moved);
+        tcase_add_test(tc, test_reads_per_pass_bounded);
         suite_add_tcase(s, tc);
         return s;
 }

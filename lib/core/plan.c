@@ -172,3 +172,25 @@ CpuSet *plan_memory_nodes(const Plan *p)
                 cpuset_union(s, p->nodes);
         return s;
 }
+
+/* Both NULL, or both sets and equal. */
+static bool same_set(const CpuSet *a, const CpuSet *b)
+{
+        return a == b || (a && b && cpuset_equal(a, b));
+}
+
+bool placement_request_same_asks(const PlacementRequest *a, const PlacementRequest *b)
+{
+        if (g_strcmp0(a->name, b->name) != 0 || a->vcpus != b->vcpus || a->memory != b->memory ||
+            !same_set(a->allowed_cpus, b->allowed_cpus) || a->memory_source != b->memory_source ||
+            !same_set(a->memory_nodes, b->memory_nodes) || a->memory_mode != b->memory_mode ||
+            a->keep_emulator != b->keep_emulator || a->ncells != b->ncells ||
+            a->hugepage_size != b->hugepage_size || !same_set(a->iothreads, b->iothreads) ||
+            !same_set(a->kept_iothreads, b->kept_iothreads) || a->memory_own != b->memory_own)
+                return false;
+        for (unsigned i = 0; i < a->ncells; i++)
+                if (a->cells[i].id != b->cells[i].id || a->cells[i].memory != b->cells[i].memory ||
+                    !same_set(a->cells[i].vcpus, b->cells[i].vcpus))
+                        return false;
+        return true;
+}

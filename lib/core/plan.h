@@ -139,6 +139,13 @@ typedef struct PlacementRequest {
         bool memory_own;
 } PlacementRequest;
 
+/*
+ * Whether a and b ask the same of a placement: the same size, guest cells, hugepages, I/O threads and
+ * constraints (CPUs, memory binding and its mode, kept emulator and I/O threads, memory_own). Load is
+ * not compared: it is measured, not asked for.
+ */
+bool placement_request_same_asks(const PlacementRequest *a, const PlacementRequest *b);
+
 /* Where one guest NUMA cell of a plan went. */
 typedef struct PlanCell {
         unsigned id;   /* <cell id=...> */

@@ -1,0 +1,128 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * placement_request_same_asks(): two reads of a domain ask the same when nothing the user controls
+ * changed between them, and differ when any one constraint did. The healer plans on a request it read
+ * earlier and re-reads the domain before it moves it: this is what tells it the user changed something.
+ */
+#include "test-util.h"
+
+#include <string.h>
+
+#include "domain-request.h"
+
+/* The reference: 4 vCPUs in two guest cells, hugepages, two I/O threads, its memory bound to node 0. */
+#define BASE                                                                                                \
+        "<domain type='kvm'><name>g</name><memory unit='MiB'>2048</memory>"                                 \
+        "<memoryBacking><hugepages/></memoryBacking>"                                                       \
+        "<vcpu cpuset='0-7'>4</vcpu><iothreads>2</iothreads>"                                               \
+        "<cpu><numa><cell id='0' cpus='0-1' memory='1024' unit='MiB'/>"                                     \
+        "<cell id='1' cpus='2-3' memory='1024' unit='MiB'/></numa></cpu>"                                   \
+        "<numatune><memory mode='strict' nodeset='0'/></numatune>"                                          \
+        "<os><type>hvm</type></os></domain>"
+
+/* One read of xml: its request (pointing into the spec and the cells kept here). */
+typedef struct Read {
+        DomainSpec *spec;
+        PlacementCell *cells;
+        PlacementRequest req;
+} Read;
+
+static void read_xml(Read *r, const char *xml)
+{
+        g_autofree char *error = NULL;
+
+        ck_assert_msg(domain_xml_parse(xml, &r->spec, &error) == 0, "%s", error);
+        r->req = domain_request(r->spec, r->spec);
+        r->cells = domain_request_shape(r->spec, r->spec, 2 << 20, &r->req);
+}
+
+static void read_clear(Read *r)
+{
+        domain_spec_free(r->spec);
+        g_free(r->cells);
+}
+
+/* BASE with its first occurrence of from replaced by to. */
+static char *edited(const char *from, const char *to)
+{
+        const char *at = strstr(BASE, from);
+
+        ck_assert_msg(at, "'%s' is not in the reference", from);
+        return g_strdup_printf("%.*s%s%s", (int)(at - BASE), BASE, to, at + strlen(from));
+}
+
+START_TEST(test_same_read_same_asks)
+{
+        Read a = {0}, b = {0};
+        double busy[4] = {0.9, 0.1, 0.0, 1.0};
+
+        read_xml(&a, BASE);
+        read_xml(&b, BASE);
+        ck_assert(placement_request_same_asks(&a.req, &b.req));
+        /* load is measured, not asked for */
+        b.req.vcpu_busy = busy;
+        b.req.host_busy = 1.5;
+        ck_assert(placement_request_same_asks(&a.req, &b.req));
+        read_clear(&a);
+        read_clear(&b);
+}
+END_TEST
+
+START_TEST(test_each_change_differs)
+{
+        static const struct {
+                const char *what, *from, *to;
+        } cases[] = {
+            {"name", "<name>g</name>", "<name>h</name>"},
+            {"vCPUs", "0-7'>4<", "0-7'>5<"},
+            {"memory", "2048</memory>", "4096</memory>"},
+            {"<vcpu cpuset>", "cpuset='0-7'", "cpuset='0-3'"},
+            {"no <vcpu cpuset>", " cpuset='0-7'", ""},
+            {"numatune nodeset", "nodeset='0'", "nodeset='1'"},
+            {"numatune mode", "mode='strict'", "mode='interleave'"},
+            {"no numatune", "<numatune><memory mode='strict' nodeset='0'/></numatune>", ""},
+            {"emulator pinned", "<os>", "<cputune><emulatorpin cpuset='1'/></cputune><os>"},
+            {"I/O threads", "<iothreads>2<", "<iothreads>3<"},
+            {"I/O thread pinned", "<os>", "<cputune><iothreadpin iothread='1' cpuset='2'/></cputune><os>"},
+            {"cell vCPUs", "cpus='2-3'", "cpus='2'"},
+            {"cell memory", "cpus='0-1' memory='1024'", "cpus='0-1' memory='512'"},
+            {"hugepage size", "<hugepages/>", "<hugepages><page size='1' unit='GiB'/></hugepages>"},
+            {"no hugepages", "<memoryBacking><hugepages/></memoryBacking>", ""},
+        };
+        Read a = {0};
+
+        read_xml(&a, BASE);
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml = edited(cases[i].from, cases[i].to);
+                Read b = {0};
+
+                read_xml(&b, xml);
+                ck_assert_msg(!placement_request_same_asks(&a.req, &b.req), "%s: taken as the same",
+                              cases[i].what);
+                ck_assert_msg(!placement_request_same_asks(&b.req, &a.req), "%s: taken as the same",
+                              cases[i].what);
+                read_clear(&b);
+        }
+        /* and what only the daemon knows: the live binding is its own */
+        {
+                Read b = {0};
+                read_xml(&b, BASE);
+                b.req.memory_own = true;
+                ck_assert(!placement_request_same_asks(&a.req, &b.req));
+                read_clear(&b);
+        }
+        read_clear(&a);
+}
+END_TEST
+
+static Suite *request_same_suite(void)
+{
+        Suite *s = suite_create("request same");
+        TCase *tc = tcase_create("asks");
+        tcase_add_test(tc, test_same_read_same_asks);
+        tcase_add_test(tc, test_each_change_differs);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(request_same_suite)
