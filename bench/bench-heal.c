@@ -12,11 +12,14 @@
  *   daemon pass the daemon's own pass (manager_heal()) on the test driver, 1000 domains of 1 vCPU
  *               placed by a Manager on 4 cores, load unknown: every domain shares a core, so each is a
  *               candidate. The passes that read the domains first (64 a pass, each read two definitions
- *               from libvirt), then passes on what they read, then Rebalance, which reads every one.
+ *               from libvirt; the heap's growth over them is what the daemon keeps of the reads), then
+ *               passes on what they read beside one decision per domain, then Rebalance, which reads
+ *               every one.
  */
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 
@@ -213,7 +216,8 @@ static void bench_daemon_pass(void)
         virConnectPtr conn = NULL;
         Manager *m = NULL;
         unsigned before, moved = 0, reading_passes = 0;
-        double pass_ms[DAEMON_ROUNDS], decide_ms[DAEMON_ROUNDS], reading_ms = 0, rebalance_ms = 0;
+        double pass_ms[DAEMON_ROUNDS], decide_ms[DAEMON_ROUNDS], reading_ms = 0, rebalance_ms = 0, kept;
+        size_t heap_before;
 
         if (!base || virt_event_register(base) < 0 ||
             topology_load("synthetic:pack:2 numa:1(memory=1024GiB) l3:1 core:2 pu:2", &t, &error) < 0) {
@@ -238,7 +242,9 @@ static void bench_daemon_pass(void)
                        ledger_count(manager_ledger(m)) < before + i + 1)
                         ;
         }
-        /* the passes that read: until one reads nothing */
+        /* the passes that read: until one reads nothing; what the daemon keeps of the reads is what the
+         * heap grew by meanwhile */
+        heap_before = mallinfo2().uordblks;
         for (unsigned r = 0; r < DOMAINS; r++) {
                 uint64_t reads = manager_stats(m)->heal_reads, t0 = bench_now_ns();
                 double one_ms;
@@ -250,6 +256,7 @@ static void bench_daemon_pass(void)
                 reading_passes++;
                 reading_ms = MAX(reading_ms, one_ms);
         }
+        kept = (double)mallinfo2().uordblks - (double)heap_before;
         /* then passes on what was read, each beside the yardstick on the same host: one decision a
          * domain (a 1-vCPU domain placed on it 1000 times); medians, as the machine may be busy */
         for (unsigned r = 0; r < DAEMON_ROUNDS; r++) {
@@ -271,8 +278,9 @@ static void bench_daemon_pass(void)
         }
         printf("daemon heal pass on the test driver, %u domains placed (load unknown, each a candidate):\n",
                ledger_count(manager_ledger(m)) - before);
-        printf("  passes that read:      %8.3f ms at most (%u passes, 64 domains read each)\n", reading_ms,
-               reading_passes);
+        printf("  passes that read:      %8.3f ms at most (%u passes, 64 domains read each); kept %.0f KiB, "
+               "%.1f KiB a domain\n",
+               reading_ms, reading_passes, kept / 1024, kept / 1024 / DOMAINS);
         printf("  later passes:          %8.3f ms per pass, median of %u, nothing read (%u moves in all)\n",
                bench_percentile(pass_ms, DAEMON_ROUNDS, 50), DAEMON_ROUNDS, moved);
         printf("  one decision a domain: %8.3f ms on the same host, median of %u\n",
