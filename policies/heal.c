@@ -13,10 +13,11 @@
 typedef struct HealHost {
         const Topology *t;
         Ledger *l;
-        double *pu_busy;   /* [npus] busy fractions of vCPUs and host-side shares (the engine's input) */
-        double *pu_host;   /* [npus] host-side shares alone */
-        unsigned *core_nb; /* [ncores] busy vCPUs counted on the core */
-        double *core_hb;   /* [ncores] host-side load counted on the core */
+        double *pu_busy;       /* [npus] busy fractions of vCPUs and host-side shares (the engine's input) */
+        double *pu_host;       /* [npus] host-side shares alone */
+        unsigned *core_nb;     /* [ncores] busy vCPUs counted on the core */
+        double *core_hb;       /* [ncores] host-side load counted on the core */
+        uint32_t min_distance; /* the least node distance of the topology (its own nodes' included) */
 } HealHost;
 
 /* The host-wide measures a move must not worsen (see heal.h). */
@@ -193,6 +194,10 @@ static HealHost *heal_host_new(const Topology *t, const Ledger *l, GHashTable *b
         h->core_nb = g_new0(unsigned, MAX(t->ncores, 1));
         h->core_hb = g_new0(double, MAX(t->ncores, 1));
         ledger_foreach(l, fill_one, &(HostFill){h, by_key});
+        h->min_distance = UINT32_MAX;
+        for (unsigned a = 0; a < t->nnodes; a++)
+                for (unsigned b = 0; b < t->nnodes; b++)
+                        h->min_distance = MIN(h->min_distance, topology_distance(t, a, b));
         return h;
 }
 
@@ -378,8 +383,8 @@ static unsigned max_contended_gain(const HealHost *h, const Plan *p, const Place
  * Whether some move of p's domain could pass worth()'s host-wide test, cheaply, before three plans
  * are made: fewer busy vCPUs contending (max_contended_gain()), or, at most as many, fewer busy
  * host-side threads contending (only where its own host-side load is counted or its busy vCPUs run
- * beside busy host-side threads), fewer nodes (it spans more than one) or nearer ones (a node nearer to
- * itself than its own).
+ * beside busy host-side threads), fewer nodes (it spans more than one) or nearer ones (some distance of
+ * the topology is less than its node's own).
  */
 static bool could_gain(const HealHost *h, const HealParams *hp, const Plan *p, const PlacementRequest *req)
 {
@@ -398,10 +403,9 @@ static bool could_gain(const HealHost *h, const HealParams *hp, const Plan *p, c
                         if (h->pu_host[pu] >= LOAD_BUSY_THRESHOLD)
                                 return true;
         }
-        CPUSET_FOREACH (n, p->nodes)
-                for (unsigned m = 0; m < t->nnodes; m++)
-                        if (topology_distance(t, m, m) < topology_distance(t, (unsigned)n, (unsigned)n))
-                                return true;
+        CPUSET_FOREACH (n, p->nodes) /* a mean distance is no less than the least one */
+                if (h->min_distance < topology_distance(t, (unsigned)n, (unsigned)n))
+                        return true;
         return max_contended_gain(h, p, req) >= hp->min_gain;
 }
 
