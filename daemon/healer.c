@@ -7,8 +7,9 @@
  *
  * A pass plans each domain that could gain with its request as a re-placement would ask it, read from
  * libvirt: a pass of healing's own reuses what an earlier pass read (until the domain's decision, its
- * definition or the configuration changes, or HEAL_REQUEST_MAX_AGE_SEC pass) and reads at most
- * HEAL_READS_PER_PASS domains; Rebalance reads every one. Before a move is applied the domain is read
+ * definition or the configuration changes) and reads at most HEAL_READS_PER_PASS domains, those never
+ * read first, then those read longer than HEAL_REQUEST_MAX_AGE_SEC ago (planned on that older read when
+ * the pass has read its share); Rebalance reads every one. Before a move is applied the domain is read
  * again, and a request that no longer asks the same stops the pass there: a move is never made on what
  * the user changed since.
  */
@@ -22,12 +23,13 @@
 #include "virt-conn.h"
 #include "virt-domain.h"
 
-/* Domains one pass of healing's own reads from libvirt at most (a read is two definitions, a round trip
- * each); candidates left unread stay where they are in this pass, and the next pass comes one
- * HealInterval= later. */
+/* Domains one pass of healing's own reads from libvirt at most (a read is the lookup and two
+ * definitions, a round trip each); candidates never read that are left over stay where they are in this
+ * pass, and the next pass comes one HealInterval= later. */
 #define HEAL_READS_PER_PASS 64u
-/* A request read longer ago than this is read again: libvirt sends no event for some changes (a live
- * numatune, placementd's own metadata), and a looser constraint would otherwise wait for the next event. */
+/* A request read longer ago than this is read again when the pass has reads to spare: libvirt sends no
+ * event for some changes (a live numatune, placementd's own metadata), and a looser constraint would
+ * otherwise wait for the next event. Until then the pass plans on it (the read before a move checks it). */
 #define HEAL_REQUEST_MAX_AGE_SEC 300u
 
 /* What a heal pass read of one domain. Reference-counted: a pass's entries hold it while a move may
@@ -67,6 +69,7 @@ void healer_init(Manager *m)
         m->heal_moved = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
         m->heal_requests =
             g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)heal_read_unref);
+        m->heal_read_max_age_usec = (uint64_t)HEAL_REQUEST_MAX_AGE_SEC * G_USEC_PER_SEC;
 }
 
 void healer_done(Manager *m)
@@ -115,11 +118,21 @@ void manager_heal_now(Manager *m, const char *why)
         heal_in(m, 0, why);
 }
 
+/* Whether a pass has a domain's request: a candidate the pass may move needs one. */
+typedef enum HealNeed {
+        NEED_NONE,    /* not a candidate (or cooling): counted where it is */
+        NEED_READ,    /* never read, or dropped since (healer_forget_request()) */
+        NEED_REFRESH, /* read longer than HEAL_REQUEST_MAX_AGE_SEC ago */
+        NEED_HELD,    /* read recently enough */
+} HealNeed;
+
 /* One domain of the pass: what policy_heal sees, and what it was planned with. */
 typedef struct HealEntry {
         HealDomain hd;
         char *key, *name; /* copies: applying a move replaces the decision they came from */
-        HealRead *read;   /* a reference; NULL: fixed */
+        unsigned nvcpus;  /* as the ledger counts them */
+        HealNeed need;
+        HealRead *read; /* a reference; NULL while not read */
 } HealEntry;
 
 static void heal_entry_clear(HealEntry *e)
@@ -143,7 +156,7 @@ typedef struct HealPass {
         uint64_t now;
         GString *report;
         unsigned reads;  /* domains read to plan them */
-        unsigned unread; /* candidates left unread (HEAL_READS_PER_PASS) */
+        unsigned unread; /* candidates never read and left so (HEAL_READS_PER_PASS) */
         bool stopped;    /* a domain changed since it was read: the moves after it were not applied */
 } HealPass;
 
@@ -161,38 +174,37 @@ static PlacerRequest *read_request(Manager *m, const char *uuid, virDomainPtr *r
         return pr;
 }
 
-/* What the pass plans the domain with uuid on: an earlier pass's read while it holds, else a read now
- * (kept for later passes) unless this pass has read its share. Returns a new reference, or NULL when
- * not read. */
-static HealRead *request_for(Manager *m, const char *uuid, HealPass *pass)
+/* Reads e's domain now, keeps the read for later passes and plans e on it. */
+static void entry_read(Manager *m, HealEntry *e, HealPass *pass)
 {
-        HealRead *r = g_hash_table_lookup(m->heal_requests, uuid);
+        HealRead *r = g_rc_box_new0(HealRead);
 
-        if (r && !pass->manual && pass->now - r->usec < (uint64_t)HEAL_REQUEST_MAX_AGE_SEC * G_USEC_PER_SEC)
-                return g_rc_box_acquire(r);
-        if (!pass->manual && pass->reads >= HEAL_READS_PER_PASS) {
-                pass->unread++;
-                return NULL;
-        }
         pass->reads++;
-        r = g_rc_box_new0(HealRead);
         r->usec = pass->now;
-        r->pr = read_request(m, uuid, NULL);
+        r->pr = read_request(m, e->key, NULL);
         if (r->pr) { /* load is the monitor's at each pass, not what it was at the read */
                 r->pr->req.vcpu_busy = NULL;
                 r->pr->req.host_busy = 0;
         }
-        g_hash_table_replace(m->heal_requests, g_strdup(uuid), g_rc_box_acquire(r));
-        return r;
+        g_hash_table_replace(m->heal_requests, g_strdup(e->key), g_rc_box_acquire(r));
+        if (e->read)
+                heal_read_unref(e->read);
+        e->read = r;
 }
 
-/* Fills e for decision d: movable (with its request as libvirt gave it) or fixed (counted with its load). */
-static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double *pu_busy, HealPass *pass)
+/*
+ * Fills e for decision d, fixed (counted where it is, with its load), and says whether the pass would
+ * move it and has its request: a candidate (placed or overcommitted, one that could gain, not cooling)
+ * takes what an earlier pass read when it holds (e->read).
+ */
+static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double *pu_busy,
+                       const HealPass *pass)
 {
         const Plan *p = ledger_lookup(m->ledger, d->uuid);
         const DomainLoad *l = load_monitor_lookup(m->load, d->uuid);
         const double *vcpu_busy = NULL;
         double host_busy = 0;
+        HealRead *r;
 
         if (l && l->nvcpus == p->nvcpus) {
                 vcpu_busy = domain_load_vcpu_busy(l);
@@ -200,6 +212,7 @@ static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double
         }
         e->key = g_strdup(d->uuid);
         e->name = g_strdup(d->name);
+        e->nvcpus = p->nvcpus;
         e->hd = (HealDomain){.key = e->key,
                              .request = {.name = e->name,
                                          .vcpus = p->nvcpus,
@@ -208,15 +221,48 @@ static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double
                                          .host_busy = host_busy},
                              .policy = p->policy,
                              .fixed = true};
+        e->need = NEED_NONE;
         /* the pass's own test is dearer: only those that could gain are planned with their request */
         if ((d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED) ||
             !heal_may_gain(m->topology, m->ledger, p, vcpu_busy, pu_busy))
                 return;
         e->hd.cooling = !pass->manual && cooling(m, d->uuid, pass->now);
-        if (e->hd.cooling || !(e->read = request_for(m, e->key, pass)))
+        if (e->hd.cooling)
                 return;
-        if (!e->read->pr || e->read->pr->req.vcpus != p->nvcpus)
-                return; /* gone, opted out since, or resized: reconcile and placement see to it */
+        r = pass->manual ? NULL : g_hash_table_lookup(m->heal_requests, d->uuid);
+        if (!r) {
+                e->need = NEED_READ;
+                return;
+        }
+        e->read = g_rc_box_acquire(r);
+        e->need = pass->now - r->usec < m->heal_read_max_age_usec ? NEED_HELD : NEED_REFRESH;
+}
+
+/* Reads what the pass needs, within its share (every one for Rebalance): never-read candidates first,
+ * then those read long ago (planned on that read when none are left). */
+static void entries_read(Manager *m, HealEntry *entries, unsigned n, HealPass *pass)
+{
+        for (unsigned k = 0; k < n; k++) {
+                if (entries[k].need != NEED_READ)
+                        continue;
+                if (pass->manual || pass->reads < HEAL_READS_PER_PASS)
+                        entry_read(m, &entries[k], pass);
+                else
+                        pass->unread++;
+        }
+        for (unsigned k = 0; k < n; k++)
+                if (entries[k].need == NEED_REFRESH && pass->reads < HEAL_READS_PER_PASS)
+                        entry_read(m, &entries[k], pass);
+}
+
+/* Makes e movable, with its request as libvirt gave it (and the load measured now), once it has one. */
+static void entry_movable(HealEntry *e)
+{
+        const double *vcpu_busy = e->hd.request.vcpu_busy;
+        double host_busy = e->hd.request.host_busy;
+
+        if (e->need == NEED_NONE || !e->read || !e->read->pr || e->read->pr->req.vcpus != e->nvcpus)
+                return; /* unread, gone, opted out since, or resized: reconcile and placement see to it */
         e->hd.request = e->read->pr->req;
         e->hd.request.vcpu_busy = vcpu_busy;
         e->hd.request.host_busy = host_busy;
@@ -300,6 +346,9 @@ static unsigned heal_pass(Manager *m, HealPass *pass)
                 ptrs[n] = &entries[n].hd;
                 n++;
         }
+        entries_read(m, entries, n, pass); /* once every candidate is known: never-read ones first */
+        for (unsigned k = 0; k < n; k++)
+                entry_movable(&entries[k]);
         if (policy_heal(m->topology, m->ledger, &m->config->placement, &pass->params, ptrs, n, &moves,
                         &error) < 0) {
                 log_warning("%s failed: %s, ignoring", pass->manual ? "Rebalancing" : "Healing", error);

@@ -37,6 +37,8 @@ struct Manager {
         struct event *heal_ev;
         GHashTable *heal_moved;    /* uuid -> uint64_t*: CLOCK_MONOTONIC usec of its last heal move */
         GHashTable *heal_requests; /* uuid -> HealRead*: what heal passes read of a domain (healer.c) */
+        uint64_t
+            heal_read_max_age_usec; /* a read older than this is read again (HEAL_REQUEST_MAX_AGE_SEC) */
 };
 
 /* placer.c */

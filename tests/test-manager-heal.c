@@ -362,6 +362,37 @@ START_TEST(test_reads_per_pass_bounded)
         ck_assert_uint_eq(manager_stats(m)->heal_reads, G_N_ELEMENTS(doms));
         spin(1500); /* and none after it */
         ck_assert_uint_eq(manager_stats(m)->heal_passes, 3);
+        ck_assert_uint_eq(g_hash_table_size(m->heal_requests), G_N_ELEMENTS(doms));
+        for (unsigned i = 0; i < G_N_ELEMENTS(doms); i++) {
+                virDomainDestroy(doms[i]);
+                virDomainFree(doms[i]);
+        }
+        manager_free(m);
+        spin(20);
+}
+END_TEST
+
+/* Reads grown old are read again as far as a pass's share goes, after every domain never read; the
+ * others are planned on as they were read. */
+START_TEST(test_old_reads_after_new_ones)
+{
+        Manager *m = fixture_manager_new(base, "synthetic:pack:1 numa:1(memory=64GiB) l3:1 core:4 pu:2",
+                                         "[Placement]\nHealInterval=60\n");
+        virDomainPtr doms[70];
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(doms); i++) {
+                g_autofree char *name = g_strdup_printf("h-%02u", i);
+                doms[i] = start(m, name, 1);
+        }
+        ck_assert_uint_eq(manager_heal(m, NULL), 0);
+        ck_assert_uint_eq(manager_stats(m)->heal_reads, 64);
+        ck_assert_uint_eq(g_hash_table_size(m->heal_requests), 64);
+        m->heal_read_max_age_usec = 0; /* every read is old from now on */
+        ck_assert_uint_eq(manager_heal(m, NULL), 0);
+        ck_assert_uint_eq(manager_stats(m)->heal_reads, 128);
+        ck_assert_uint_eq(g_hash_table_size(m->heal_requests), G_N_ELEMENTS(doms)); /* the 6 first */
+        ck_assert_uint_eq(manager_heal(m, NULL), 0);
+        ck_assert_uint_eq(manager_stats(m)->heal_reads, 192);
         for (unsigned i = 0; i < G_N_ELEMENTS(doms); i++) {
                 virDomainDestroy(doms[i]);
                 virDomainFree(doms[i]);
@@ -384,6 +415,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_later_passes_read_nothing);
         tcase_add_test(tc, test_changed_since_read_not_moved);
         tcase_add_test(tc, test_reads_per_pass_bounded);
+        tcase_add_test(tc, test_old_reads_after_new_ones);
         suite_add_tcase(s, tc);
         return s;
 }
