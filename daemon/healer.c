@@ -28,7 +28,7 @@
  * pass, and the next pass comes one HealInterval= later. */
 #define HEAL_READS_PER_PASS 64u
 /* A request read longer ago than this is read again when the pass has reads to spare: libvirt sends no
- * event for some changes (a live numatune, placementd's own metadata), and a looser constraint would
+ * event for some changes (a live numatune, an I/O thread added live), and a looser constraint would
  * otherwise wait for the next event. Until then the pass plans on it (the read before a move checks it). */
 #define HEAL_REQUEST_MAX_AGE_SEC 300u
 

@@ -199,6 +199,19 @@ static void on_device(virDomainPtr dom, const char *alias, void *opaque)
                 placer_place(m, dom, ORIGIN_RESIZED, monotonic_usec());
 }
 
+/* placementd's metadata changed (the user's opt-out or policy, or placementd's own record): what heal
+ * read of the domain may no longer be what it asks. */
+static void on_metadata(virDomainPtr dom, int type, const char *nsuri, void *opaque)
+{
+        Manager *m = opaque;
+        char uuid[VIR_UUID_STRING_BUFLEN];
+
+        if (type != VIR_DOMAIN_METADATA_ELEMENT || g_strcmp0(nsuri, PLACEMENTD_XMLNS) != 0)
+                return;
+        log_debug("%s: placementd's metadata changed", virt_domain_name(dom));
+        healer_forget_request(m, virt_domain_uuid(dom, uuid));
+}
+
 static void reconcile(Manager *m, PlaceOrigin origin)
 {
         virDomainPtr *doms = NULL;
@@ -275,8 +288,11 @@ static void arm_reconcile(Manager *m)
 
 static void connect_now(Manager *m)
 {
-        static const VirtConnEvents events = {
-            .lifecycle = on_lifecycle, .tunable = on_tunable, .device = on_device, .closed = on_close};
+        static const VirtConnEvents events = {.lifecycle = on_lifecycle,
+                                              .tunable = on_tunable,
+                                              .device = on_device,
+                                              .metadata = on_metadata,
+                                              .closed = on_close};
         const char *uri = manager_uri(m);
         g_autofree char *error = NULL;
 

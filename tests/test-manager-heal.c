@@ -5,7 +5,8 @@
  * a request, applied live like any placement; Heal=no leaves it where it is. A measurement that changes
  * a domain's load class runs a pass at once. Rebalance runs the same pass at once: it moves what can
  * improve and never claims a move a domain's own constraints forbid. A pass reuses what earlier passes
- * read of a domain, reads a bounded number of domains, and moves nothing the user changed since.
+ * read of a domain (until an event says it changed), reads a bounded number of domains, and moves
+ * nothing the user changed since.
  */
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
@@ -119,6 +120,7 @@ static void fill(Manager *m, virDomainPtr doms[4])
         doms[3] = start(m, "h-c", 2);
         ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_OVERCOMMITTED);
         ck_assert_uint_eq(shared_vcpus(m), 4);
+        spin(20); /* the metadata events of placementd's own records */
 }
 
 /* The end of a case that filled the host and stopped b and e: a and c destroyed, then the manager. */
@@ -302,10 +304,75 @@ START_TEST(test_later_passes_read_nothing)
 }
 END_TEST
 
-/* A domain that opts out (or asks for another policy) after a pass read it, through metadata, which
- * sends no event placementd follows: the next pass plans it on the old read, reads it again before the
- * move, and leaves it where it is. */
+/* h-c where it was, overcommitted. */
+static void assert_c_stayed(Manager *m, virDomainPtr c, const Plan *before)
+{
+        const Decision *d = manager_lookup(m, "h-c");
+
+        ck_assert_int_eq(d->result, DECISION_OVERCOMMITTED);
+        for (unsigned v = 0; v < before->nvcpus; v++)
+                ck_assert(cpuset_equal(d->plan->vcpu_pins[v], before->vcpu_pins[v]));
+        assert_live_pins(c, before);
+}
+
+/* A domain that changes after a pass read it, where libvirt sends no event (an I/O thread added live):
+ * the next pass plans it on the old read, reads it again before the move, and leaves it where it is;
+ * the next pass, one HealInterval= later, plans it as it is now. */
 START_TEST(test_changed_since_read_not_moved)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=1\n");
+        virDomainPtr doms[4];
+        g_autofree char *report = NULL;
+        g_autoptr(Plan) before = NULL;
+
+        fill(m, doms);
+        ck_assert_uint_eq(manager_heal(m, NULL), 0); /* reads h-c, among others */
+        before = plan_copy(manager_lookup(m, "h-c")->plan);
+        ck_assert_int_eq(virDomainAddIOThread(doms[3], 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        spin(20);
+        stop(m, doms[1]);
+        stop(m, doms[2]);
+        ck_assert_uint_eq(manager_heal(m, &report), 0);
+        ck_assert_msg(strstr(report, "h-c: not moved: its definition changed since it was read"), "%s",
+                      report);
+        assert_c_stayed(m, doms[3], before);
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 0); /* nor the moves planned after it */
+        spin(1500);                                         /* the next pass reads it again and moves it */
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
+        ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_PLACED);
+        assert_live_pins(doms[3], manager_lookup(m, "h-c")->plan);
+        unfill(m, doms);
+}
+END_TEST
+
+/* A domain gone between the pass's plan and its move (its stop not yet seen): not moved. */
+START_TEST(test_gone_since_read_not_moved)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        virDomainPtr doms[4];
+        g_autofree char *report = NULL;
+
+        fill(m, doms);
+        ck_assert_uint_eq(manager_heal(m, NULL), 0);
+        stop(m, doms[1]);
+        stop(m, doms[2]);
+        ck_assert_int_eq(virDomainDestroy(doms[3]), 0); /* its event waits in the loop */
+        ck_assert_uint_eq(manager_heal(m, &report), 0);
+        ck_assert_msg(strstr(report, "h-c: not moved: gone or opted out since it was read"), "%s", report);
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 0);
+        ck_assert(spin_until(m, "h-c", false));
+        virDomainDestroy(doms[0]);
+        virDomainFree(doms[0]);
+        virDomainFree(doms[3]);
+        manager_free(m);
+        spin(20);
+}
+END_TEST
+
+/* placementd's metadata changed (an opt-out, another policy; libvirt sends an event): what the pass read
+ * is dropped and the next pass reads the domain as it is now (an opted-out one is not moved), with no
+ * move refused for a change since its read. */
+START_TEST(test_metadata_change_read_again)
 {
         static const char *const metadata[] = {"<domain skip='yes'/>", "<domain policy='compat'/>"};
 
@@ -314,27 +381,26 @@ START_TEST(test_changed_since_read_not_moved)
                 virDomainPtr doms[4];
                 g_autofree char *report = NULL;
                 g_autoptr(Plan) before = NULL;
-                const Decision *c;
+                uint64_t reads;
 
                 fill(m, doms);
                 ck_assert_uint_eq(manager_heal(m, NULL), 0); /* reads h-c, among others */
+                ck_assert(g_hash_table_contains(m->heal_requests, manager_lookup(m, "h-c")->uuid));
                 before = plan_copy(manager_lookup(m, "h-c")->plan);
                 ck_assert_int_eq(virDomainSetMetadata(doms[3], VIR_DOMAIN_METADATA_ELEMENT, metadata[i],
                                                       PLACEMENTD_XMLNS_PREFIX, PLACEMENTD_XMLNS,
                                                       VIR_DOMAIN_AFFECT_LIVE),
                                  0);
                 spin(20);
+                ck_assert(!g_hash_table_contains(m->heal_requests, manager_lookup(m, "h-c")->uuid));
                 stop(m, doms[1]);
                 stop(m, doms[2]);
-                ck_assert_uint_eq(manager_heal(m, &report), 0);
-                ck_assert_msg(strstr(report, "h-c: not moved: ") && strstr(report, "since it was read"),
-                              "%s", report);
-                c = manager_lookup(m, "h-c");
-                ck_assert_int_eq(c->result, DECISION_OVERCOMMITTED);
-                for (unsigned v = 0; v < before->nvcpus; v++)
-                        ck_assert(cpuset_equal(c->plan->vcpu_pins[v], before->vcpu_pins[v]));
-                assert_live_pins(doms[3], before);
-                ck_assert_uint_eq(manager_stats(m)->heal_moves, 0);
+                reads = manager_stats(m)->heal_reads;
+                manager_heal(m, &report);
+                ck_assert_msg(!strstr(report, "since it was read"), "%s", report);
+                ck_assert_uint_gt(manager_stats(m)->heal_reads, reads); /* h-c read as it is now */
+                if (i == 0) /* the domain it shares cores with may take the freed ones */
+                        assert_c_stayed(m, doms[3], before);
                 unfill(m, doms);
         }
 }
@@ -353,6 +419,7 @@ START_TEST(test_reads_per_pass_bounded)
                 g_autofree char *name = g_strdup_printf("h-%02u", i);
                 doms[i] = start(m, name, 1);
         }
+        spin(50); /* the metadata events of placementd's own records */
         ck_assert_uint_eq(manager_heal(m, NULL), 0);
         ck_assert_uint_eq(manager_stats(m)->heal_reads, 64);
         spin(1500); /* the pass for the rest */
@@ -384,6 +451,7 @@ START_TEST(test_old_reads_after_new_ones)
                 g_autofree char *name = g_strdup_printf("h-%02u", i);
                 doms[i] = start(m, name, 1);
         }
+        spin(50); /* the metadata events of placementd's own records */
         ck_assert_uint_eq(manager_heal(m, NULL), 0);
         ck_assert_uint_eq(manager_stats(m)->heal_reads, 64);
         ck_assert_uint_eq(g_hash_table_size(m->heal_requests), 64);
@@ -414,6 +482,8 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_rebalance_keeps_constraints);
         tcase_add_test(tc, test_later_passes_read_nothing);
         tcase_add_test(tc, test_changed_since_read_not_moved);
+        tcase_add_test(tc, test_gone_since_read_not_moved);
+        tcase_add_test(tc, test_metadata_change_read_again);
         tcase_add_test(tc, test_reads_per_pass_bounded);
         tcase_add_test(tc, test_old_reads_after_new_ones);
         suite_add_tcase(s, tc);

@@ -11,7 +11,7 @@
 #define KEEPALIVE_INTERVAL_SEC 5
 #define KEEPALIVE_COUNT        3
 
-enum { EV_LIFECYCLE, EV_TUNABLE, EV_DEVICE_ADDED, EV_DEVICE_REMOVED, _EV_MAX };
+enum { EV_LIFECYCLE, EV_TUNABLE, EV_DEVICE_ADDED, EV_DEVICE_REMOVED, EV_METADATA, _EV_MAX };
 
 struct VirtConn {
         virConnectPtr conn;
@@ -65,6 +65,15 @@ static void on_close(virConnectPtr conn, int reason, void *opaque)
                 c->events.closed(reason, c->userdata);
 }
 
+static void on_metadata(virConnectPtr conn, virDomainPtr dom, int type, const char *nsuri, void *opaque)
+{
+        VirtConn *c = opaque;
+        (void)conn;
+
+        if (c->events.metadata)
+                c->events.metadata(dom, type, nsuri, c->userdata);
+}
+
 static int subscribe(VirtConn *c, int which, int id, virConnectDomainEventGenericCallback cb)
 {
         c->ids[which] = virConnectDomainEventRegisterAny(c->conn, NULL, id, cb, c, NULL);
@@ -93,6 +102,8 @@ int virt_conn_open(const char *uri, const VirtConnEvents *events, void *userdata
                   VIR_DOMAIN_EVENT_CALLBACK(on_device));
         subscribe(c, EV_DEVICE_REMOVED, VIR_DOMAIN_EVENT_ID_DEVICE_REMOVED,
                   VIR_DOMAIN_EVENT_CALLBACK(on_device));
+        subscribe(c, EV_METADATA, VIR_DOMAIN_EVENT_ID_METADATA_CHANGE,
+                  VIR_DOMAIN_EVENT_CALLBACK(on_metadata));
         if (c->ids[EV_LIFECYCLE] < 0)
                 return ret_error_set(ret_error, -EIO, "Cannot subscribe to domain events on %s: %s", uri,
                                      last_error());

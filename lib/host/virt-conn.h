@@ -24,6 +24,9 @@ typedef struct VirtConnEvents {
         void (*tunable)(virDomainPtr dom, virTypedParameterPtr params, int nparams, void *userdata);
         /* VIR_DOMAIN_EVENT_ID_DEVICE_ADDED and _REMOVED: the device's alias. */
         void (*device)(virDomainPtr dom, const char *alias, void *userdata);
+        /* VIR_DOMAIN_EVENT_ID_METADATA_CHANGE: type is a virDomainMetadataType, nsuri the element's
+         * namespace (NULL for the title and description). */
+        void (*metadata)(virDomainPtr dom, int type, const char *nsuri, void *userdata);
         /* The connection closed under us: reason is a virConnectCloseReason. */
         void (*closed)(int reason, void *userdata);
 } VirtConnEvents;
