@@ -406,20 +406,36 @@ START_TEST(test_metadata_change_read_again)
 }
 END_TEST
 
-/* More domains that could gain than one pass reads: the pass reads its share, the next one comes a
- * HealInterval= later for the rest, and after that nothing is read again. */
-START_TEST(test_reads_per_pass_bounded)
-{
-        /* memory for all of them: every one is placed, overcommitted on the 4 cores */
-        Manager *m = fixture_manager_new(base, "synthetic:pack:1 numa:1(memory=64GiB) l3:1 core:4 pu:2",
-                                         "[Placement]\nHealInterval=1\n");
-        virDomainPtr doms[70];
+/* A manager on 4 cores with memory for 70 domains of 1 vCPU: every one placed, overcommitted. */
+#define CROWD_TOPOLOGY "synthetic:pack:1 numa:1(memory=64GiB) l3:1 core:4 pu:2"
 
-        for (unsigned i = 0; i < G_N_ELEMENTS(doms); i++) {
+static void crowd(Manager *m, virDomainPtr *doms, unsigned n)
+{
+        for (unsigned i = 0; i < n; i++) {
                 g_autofree char *name = g_strdup_printf("h-%02u", i);
                 doms[i] = start(m, name, 1);
         }
         spin(50); /* the metadata events of placementd's own records */
+}
+
+static void uncrowd(Manager *m, virDomainPtr *doms, unsigned n)
+{
+        for (unsigned i = 0; i < n; i++) {
+                virDomainDestroy(doms[i]);
+                virDomainFree(doms[i]);
+        }
+        manager_free(m);
+        spin(20);
+}
+
+/* More domains that could gain than one pass reads: the pass reads its share, the next one comes a
+ * HealInterval= later for the rest, and after that nothing is read again. */
+START_TEST(test_reads_per_pass_bounded)
+{
+        Manager *m = fixture_manager_new(base, CROWD_TOPOLOGY, "[Placement]\nHealInterval=1\n");
+        virDomainPtr doms[70];
+
+        crowd(m, doms, G_N_ELEMENTS(doms));
         ck_assert_uint_eq(manager_heal(m, NULL), 0);
         ck_assert_uint_eq(manager_stats(m)->heal_reads, 64);
         spin(1500); /* the pass for the rest */
@@ -430,12 +446,7 @@ START_TEST(test_reads_per_pass_bounded)
         spin(1500); /* and none after it */
         ck_assert_uint_eq(manager_stats(m)->heal_passes, 3);
         ck_assert_uint_eq(g_hash_table_size(m->heal_requests), G_N_ELEMENTS(doms));
-        for (unsigned i = 0; i < G_N_ELEMENTS(doms); i++) {
-                virDomainDestroy(doms[i]);
-                virDomainFree(doms[i]);
-        }
-        manager_free(m);
-        spin(20);
+        uncrowd(m, doms, G_N_ELEMENTS(doms));
 }
 END_TEST
 
@@ -443,15 +454,10 @@ END_TEST
  * others are planned on as they were read. */
 START_TEST(test_old_reads_after_new_ones)
 {
-        Manager *m = fixture_manager_new(base, "synthetic:pack:1 numa:1(memory=64GiB) l3:1 core:4 pu:2",
-                                         "[Placement]\nHealInterval=60\n");
+        Manager *m = fixture_manager_new(base, CROWD_TOPOLOGY, "[Placement]\nHealInterval=60\n");
         virDomainPtr doms[70];
 
-        for (unsigned i = 0; i < G_N_ELEMENTS(doms); i++) {
-                g_autofree char *name = g_strdup_printf("h-%02u", i);
-                doms[i] = start(m, name, 1);
-        }
-        spin(50); /* the metadata events of placementd's own records */
+        crowd(m, doms, G_N_ELEMENTS(doms));
         ck_assert_uint_eq(manager_heal(m, NULL), 0);
         ck_assert_uint_eq(manager_stats(m)->heal_reads, 64);
         ck_assert_uint_eq(g_hash_table_size(m->heal_requests), 64);
@@ -461,12 +467,7 @@ START_TEST(test_old_reads_after_new_ones)
         ck_assert_uint_eq(g_hash_table_size(m->heal_requests), G_N_ELEMENTS(doms)); /* the 6 first */
         ck_assert_uint_eq(manager_heal(m, NULL), 0);
         ck_assert_uint_eq(manager_stats(m)->heal_reads, 192);
-        for (unsigned i = 0; i < G_N_ELEMENTS(doms); i++) {
-                virDomainDestroy(doms[i]);
-                virDomainFree(doms[i]);
-        }
-        manager_free(m);
-        spin(20);
+        uncrowd(m, doms, G_N_ELEMENTS(doms));
 }
 END_TEST
 
