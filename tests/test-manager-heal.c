@@ -337,7 +337,8 @@ START_TEST(test_changed_since_read_not_moved)
                       report);
         assert_c_stayed(m, doms[3], before);
         ck_assert_uint_eq(manager_stats(m)->heal_moves, 0); /* nor the moves planned after it */
-        spin(1500);                                         /* the next pass reads it again and moves it */
+        /* the next pass reads it again and moves it */
+        spin(1500);
         ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
         ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_PLACED);
         assert_live_pins(doms[3], manager_lookup(m, "h-c")->plan);
