@@ -31,8 +31,8 @@ typedef struct ManagerStats {
         uint64_t latency_count;
         double latency_sum; /* seconds */
         uint64_t reloads, reload_failures;
-        /* healing: passes run, domains moved, bytes of memory those moves put on other nodes, domain
-         * definitions the passes read from libvirt */
+        /* healing: passes run, domains moved, bytes of memory those moves put on other nodes, domains
+         * the passes read from libvirt (to plan them, and again before a move) */
         uint64_t heal_passes, heal_moves, heal_memory_moved, heal_reads;
 } ManagerStats;
 

@@ -18,6 +18,7 @@ typedef struct HealHost {
         unsigned *core_nb;     /* [ncores] busy vCPUs counted on the core */
         double *core_hb;       /* [ncores] host-side load counted on the core */
         uint32_t min_distance; /* the least node distance of the topology (its own nodes' included) */
+        unsigned *own;         /* [ncores] scratch for max_contended_gain(), all 0 between calls */
 } HealHost;
 
 /* The host-wide measures a move must not worsen (see heal.h). */
@@ -193,6 +194,7 @@ static HealHost *heal_host_new(const Topology *t, const Ledger *l, GHashTable *b
         h->pu_host = g_new0(double, MAX(t->npus, 1));
         h->core_nb = g_new0(unsigned, MAX(t->ncores, 1));
         h->core_hb = g_new0(double, MAX(t->ncores, 1));
+        h->own = g_new0(unsigned, MAX(t->ncores, 1));
         ledger_foreach(l, fill_one, &(HostFill){h, by_key});
         h->min_distance = UINT32_MAX;
         for (unsigned a = 0; a < t->nnodes; a++)
@@ -210,6 +212,7 @@ static void heal_host_free(HealHost *h)
         g_free(h->pu_host);
         g_free(h->core_nb);
         g_free(h->core_hb);
+        g_free(h->own);
         g_free(h);
 }
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HealHost, heal_host_free)
@@ -359,7 +362,7 @@ static unsigned core_contended_with(const HealHost *h, unsigned c, unsigned n)
 static unsigned max_contended_gain(const HealHost *h, const Plan *p, const PlacementRequest *req)
 {
         const Topology *t = h->t;
-        g_autofree unsigned *own = g_new0(unsigned, MAX(t->ncores, 1));
+        unsigned *own = h->own; /* busy vCPUs of the domain per core; cleared again below */
         unsigned busy = 0, calm = 0, now = 0, least;
 
         for (unsigned i = 0; i < p->nvcpus; i++) {
@@ -374,6 +377,7 @@ static unsigned max_contended_gain(const HealHost *h, const Plan *p, const Place
                 if (own[c])
                         now += core_contended_with(h, c, h->core_nb[c]) - core_contended_with(h, c, rest);
                 calm += rest == 0 && h->core_hb[c] < LOAD_BUSY_THRESHOLD;
+                own[c] = 0;
         }
         least = busy > calm ? busy - calm : 0;
         return now > least ? now - least : 0;
