@@ -10,8 +10,9 @@
  * definition or the configuration changes) and reads at most HEAL_READS_PER_PASS domains, those never
  * read first, then those read longer than HEAL_REQUEST_MAX_AGE_SEC ago (planned on that older read when
  * the pass has read its share); Rebalance reads every one. Before a move is applied the domain is read
- * again, and a request that no longer asks the same stops the pass there: a move is never made on what
- * the user changed since.
+ * again, and a request that no longer asks the same is not moved: a move is never made on what the user
+ * changed since. The moves planned after it were planned on its move, so the pass plans the rest again
+ * with it where it is (at most HEAL_PLANS_PER_PASS plans a pass).
  */
 #include <time.h>
 
@@ -31,6 +32,11 @@
  * event for some changes (a live numatune, an I/O thread added live), and a looser constraint would
  * otherwise wait for the next event. Until then the pass plans on it (the read before a move checks it). */
 #define HEAL_REQUEST_MAX_AGE_SEC 300u
+/* Plans one pass makes at most: a move refused because its domain changed since it was read leaves the
+ * moves planned after it to a new plan, with that domain where it is. Bounded, so that domains changed in
+ * a loop (without events) cost a pass a few policy passes, not one per domain; the rest waits for the next
+ * pass, one HealInterval= later. */
+#define HEAL_PLANS_PER_PASS 3u
 
 /* What a heal pass read of one domain. Reference-counted: a pass's entries hold it while a move may
  * drop it from m->heal_requests. */
@@ -155,9 +161,11 @@ typedef struct HealPass {
         bool manual; /* asked for: no cool-down, every candidate read, the report says where each went */
         uint64_t now;
         GString *report;
-        unsigned reads;  /* domains read to plan them */
-        unsigned unread; /* candidates never read and left so (HEAL_READS_PER_PASS) */
-        bool stopped;    /* a domain changed since it was read: the moves after it were not applied */
+        unsigned reads;        /* domains read to plan them */
+        unsigned unread;       /* candidates never read and left so (HEAL_READS_PER_PASS) */
+        unsigned refused;      /* moves not made: the domain changed since it was read */
+        unsigned plans;        /* policy passes made (HEAL_PLANS_PER_PASS) */
+        uint64_t memory_moved; /* bytes the pass's moves took to other nodes */
 } HealPass;
 
 /* Reads the domain with uuid as a re-placement would ask it; NULL when gone, unreadable or opted out. */
@@ -174,22 +182,32 @@ static PlacerRequest *read_request(Manager *m, const char *uuid, virDomainPtr *r
         return pr;
 }
 
-/* Reads e's domain now, keeps the read for later passes and plans e on it. */
-static void entry_read(Manager *m, HealEntry *e, HealPass *pass)
+/* Keeps pr (taken; NULL: not placementd's to move) as what later passes plan the domain with key on, read
+ * at usec; returns the table's reference. */
+static HealRead *keep_read(Manager *m, const char *key, PlacerRequest *pr, uint64_t usec)
 {
         HealRead *r = g_rc_box_new0(HealRead);
 
-        pass->reads++;
-        r->usec = pass->now;
-        r->pr = read_request(m, e->key, NULL);
+        r->usec = usec;
+        r->pr = pr;
         if (r->pr) { /* load is the monitor's at each pass, not what it was at the read */
                 r->pr->req.vcpu_busy = NULL;
                 r->pr->req.host_busy = 0;
         }
-        g_hash_table_replace(m->heal_requests, g_strdup(e->key), g_rc_box_acquire(r));
+        g_hash_table_replace(m->heal_requests, g_strdup(key), r);
+        return r;
+}
+
+/* Reads e's domain now, keeps the read for later passes and plans e on it. */
+static void entry_read(Manager *m, HealEntry *e, HealPass *pass)
+{
+        HealRead *r;
+
+        pass->reads++;
+        r = keep_read(m, e->key, read_request(m, e->key, NULL), pass->now);
         if (e->read)
                 heal_read_unref(e->read);
-        e->read = r;
+        e->read = g_rc_box_acquire(r);
 }
 
 /*
@@ -272,8 +290,8 @@ static void entry_movable(HealEntry *e)
 
 /*
  * Applies one move, once the domain read now asks what it was planned with; says so in the log and in
- * the pass's report. False when it does not (gone, opted out, a constraint changed): the moves after it
- * were planned on this one and are not applied either.
+ * the pass's report. False when it does not (gone, opted out, a constraint changed): what was read now is
+ * kept for the next pass, and the moves after it, planned on this one, are planned again.
  */
 static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
 {
@@ -289,10 +307,10 @@ static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
         if (!now || now->params.policy != then->params.policy ||
             !placement_request_same_asks(&now->req, &then->req)) {
                 const char *what = now ? "its definition changed" : "gone or opted out";
-                log_info("%s: not %s: %s since it was read; the moves after it wait for the next pass", name,
+                log_info("%s: not %s: %s since it was read; left where it is", name,
                          pass->manual ? "rebalanced" : "healed", what);
                 g_string_append_printf(pass->report, "%s: not moved: %s since it was read\n", name, what);
-                healer_forget_request(m, e->key);
+                keep_read(m, e->key, g_steal_pointer(&now), pass->now);
                 return false;
         }
         placer_apply_plan(m, dom, now, g_steal_pointer(&mv->plan), note);
@@ -318,17 +336,69 @@ static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
         g_hash_table_replace(m->heal_moved, g_strdup(mv->key), g_memdup2(&until, sizeof(until)));
         m->stats.heal_moves++;
         m->stats.heal_memory_moved += mv->memory_moved;
+        pass->memory_moved += mv->memory_moved;
         return true;
+}
+
+/* The entry mv moves; NULL when none (a plan moves only entries not fixed). */
+static HealEntry *entry_of(HealEntry *entries, unsigned n, const HealMove *mv)
+{
+        for (unsigned k = 0; k < n; k++)
+                if (!entries[k].hd.fixed && strcmp(entries[k].hd.key, mv->key) == 0)
+                        return &entries[k];
+        return NULL;
+}
+
+/*
+ * Plans the pass's domains on the ledger as it is and applies the moves in order, within what is left of
+ * the pass's moves and memory. True when a move was refused (its domain changed since it was read): the
+ * moves after it were planned on it and are left for a new plan. A domain moved or refused is fixed
+ * where it is for the rest of the pass.
+ */
+static bool plan_and_apply(Manager *m, HealEntry *entries, unsigned n, HealPass *pass, unsigned *moved)
+{
+        HealParams params = pass->params;
+        g_autoptr(GPtrArray) moves = NULL;
+        g_autofree HealDomain **ptrs = g_new0(HealDomain *, MAX(n, 1));
+        g_autofree char *error = NULL;
+        unsigned np = 0;
+
+        params.max_moves -= *moved;
+        params.memory_budget -= MIN(pass->memory_moved, params.memory_budget);
+        for (unsigned k = 0; k < n; k++)
+                if (ledger_lookup(m->ledger, entries[k].key)) /* a move may have found one gone */
+                        ptrs[np++] = &entries[k].hd;
+        pass->plans++;
+        if (policy_heal(m->topology, m->ledger, &m->config->placement, &params, ptrs, np, &moves, &error) <
+            0) {
+                log_warning("%s failed: %s, ignoring", pass->manual ? "Rebalancing" : "Healing", error);
+                g_string_append_printf(pass->report, "%s failed: %s\n",
+                                       pass->manual ? "rebalancing" : "healing", error);
+                return false;
+        }
+        for (unsigned i = 0; i < moves->len; i++) {
+                HealMove *mv = g_ptr_array_index(moves, i);
+                HealEntry *e = entry_of(entries, n, mv);
+                bool made;
+
+                if (!e)
+                        continue;
+                made = apply_move(m, e, mv, pass);
+                e->hd.fixed = true;
+                if (!made) {
+                        pass->refused++;
+                        return true;
+                }
+                (*moved)++;
+        }
+        return false;
 }
 
 /* Runs one pass: plans every domain placementd placed with its real request, applies the moves. */
 static unsigned heal_pass(Manager *m, HealPass *pass)
 {
         unsigned count = g_hash_table_size(m->decisions), n = 0, moved = 0;
-        g_autoptr(GPtrArray) moves = NULL;
         g_autofree HealEntry *entries = g_new0(HealEntry, MAX(count, 1));
-        g_autofree HealDomain **ptrs = g_new0(HealDomain *, MAX(count, 1));
-        g_autofree char *error = NULL;
         g_autofree double *pu_busy = NULL;
         GHashTableIter it;
         gpointer value;
@@ -342,30 +412,18 @@ static unsigned heal_pass(Manager *m, HealPass *pass)
                 const Decision *d = value;
                 if (!d->plan || !ledger_lookup(m->ledger, d->uuid))
                         continue;
-                entry_init(m, &entries[n], d, pu_busy, pass);
-                ptrs[n] = &entries[n].hd;
-                n++;
+                entry_init(m, &entries[n++], d, pu_busy, pass);
         }
         entries_read(m, entries, n, pass); /* once every candidate is known: never-read ones first */
         for (unsigned k = 0; k < n; k++)
                 entry_movable(&entries[k]);
-        if (policy_heal(m->topology, m->ledger, &m->config->placement, &pass->params, ptrs, n, &moves,
-                        &error) < 0) {
-                log_warning("%s failed: %s, ignoring", pass->manual ? "Rebalancing" : "Healing", error);
-                g_string_append_printf(pass->report, "%s failed: %s\n",
-                                       pass->manual ? "rebalancing" : "healing", error);
-        }
-        for (unsigned i = 0; moves && i < moves->len && !pass->stopped; i++) {
-                HealMove *mv = g_ptr_array_index(moves, i);
-                for (unsigned k = 0; k < n; k++)
-                        if (!entries[k].hd.fixed && strcmp(entries[k].hd.key, mv->key) == 0) {
-                                if (apply_move(m, &entries[k], mv, pass))
-                                        moved++;
-                                else
-                                        pass->stopped = true;
-                                break;
-                        }
-        }
+        while (plan_and_apply(m, entries, n, pass, &moved) && moved < pass->params.max_moves)
+                if (pass->plans == HEAL_PLANS_PER_PASS) {
+                        log_info(
+                            "%s: %u domains changed since they were read; the rest waits for the next pass",
+                            pass->manual ? "Rebalancing" : "Healing", pass->refused);
+                        break;
+                }
         for (unsigned k = 0; k < n; k++)
                 heal_entry_clear(&entries[k]);
         return moved;
@@ -389,14 +447,15 @@ unsigned manager_heal(Manager *m, char **ret_report)
         moved = heal_pass(m, &pass);
         if (!pass.report->len)
                 g_string_append(pass.report, "nothing to heal: no move would be worth it\n");
-        log_debug("Heal pass: %u move%s, %u domain%s read, %u left unread", moved, moved == 1 ? "" : "s",
-                  pass.reads, pass.reads == 1 ? "" : "s", pass.unread);
+        log_debug("Heal pass: %u move%s, %u domain%s read, %u left unread, %u refused, %u plan%s", moved,
+                  moved == 1 ? "" : "s", pass.reads, pass.reads == 1 ? "" : "s", pass.unread, pass.refused,
+                  pass.plans, pass.plans == 1 ? "" : "s");
         /* more may be left: the next pass one interval later */
         if (moved && moved >= pass.params.max_moves)
                 manager_heal_soon(m, "moves left over");
         else if (pass.unread)
                 manager_heal_soon(m, "domains left unread");
-        else if (pass.stopped)
+        else if (pass.refused) /* planned now with what it asks now */
                 manager_heal_soon(m, "a domain changed since it was read");
 out:
         if (ret_report)

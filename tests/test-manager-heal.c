@@ -315,33 +315,82 @@ static void assert_c_stayed(Manager *m, virDomainPtr c, const Plan *before)
         assert_live_pins(c, before);
 }
 
-/* A domain that changes after a pass read it, where libvirt sends no event (an I/O thread added live):
- * the next pass plans it on the old read, reads it again before the move, and leaves it where it is;
- * the next pass, one HealInterval= later, plans it as it is now. */
-START_TEST(test_changed_since_read_not_moved)
+/* fill() with h-a held to cores 0-1 by its <vcpu cpuset>: only h-c can take cores that free up. */
+static void fill_held(Manager *m, virDomainPtr doms[4])
 {
-        Manager *m = new_manager("[Placement]\nHealInterval=1\n");
-        virDomainPtr doms[4];
-        g_autofree char *report = NULL;
-        g_autoptr(Plan) before = NULL;
+        doms[0] = start_xml(m, "h-a", 2, " cpuset='0-3'");
+        doms[1] = start(m, "h-b", 1);
+        doms[2] = start(m, "h-e", 1);
+        doms[3] = start(m, "h-c", 2);
+        ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_OVERCOMMITTED);
+        ck_assert_uint_eq(shared_vcpus(m), 4);
+        spin(20);
+}
 
-        fill(m, doms);
+/* After a pass read every domain, h-c gains an I/O thread live (libvirt sends no event for it) and h-b
+ * and h-e stop; returns h-c's plan from before. */
+static Plan *change_c_free_two(Manager *m, virDomainPtr doms[4])
+{
+        Plan *before;
+
         ck_assert_uint_eq(manager_heal(m, NULL), 0); /* reads h-c, among others */
         before = plan_copy(manager_lookup(m, "h-c")->plan);
         ck_assert_int_eq(virDomainAddIOThread(doms[3], 1, VIR_DOMAIN_AFFECT_LIVE), 0);
         spin(20);
         stop(m, doms[1]);
         stop(m, doms[2]);
+        return before;
+}
+
+/* A domain that changes after a pass read it, where libvirt sends no event (an I/O thread added live):
+ * the next pass plans it on the old read, reads it again before the move and leaves it where it is,
+ * keeping what it read; the pass after that, one HealInterval= later, moves it as it is now. */
+START_TEST(test_changed_since_read_not_moved)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=1\n");
+        virDomainPtr doms[4];
+        g_autofree char *report = NULL;
+        g_autoptr(Plan) before = NULL;
+        uint64_t reads;
+
+        fill_held(m, doms);
+        before = change_c_free_two(m, doms);
         ck_assert_uint_eq(manager_heal(m, &report), 0);
         ck_assert_msg(strstr(report, "h-c: not moved: its definition changed since it was read"), "%s",
                       report);
         assert_c_stayed(m, doms[3], before);
-        ck_assert_uint_eq(manager_stats(m)->heal_moves, 0); /* nor the moves planned after it */
-        /* the next pass reads it again and moves it */
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 0);
+        /* the next pass moves it, on what the refusal read: only the read before the move */
+        reads = manager_stats(m)->heal_reads;
         spin(1500);
         ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
+        ck_assert_uint_eq(manager_stats(m)->heal_reads, reads + 1);
         ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_PLACED);
         assert_live_pins(doms[3], manager_lookup(m, "h-c")->plan);
+        unfill(m, doms);
+}
+END_TEST
+
+/* The moves a pass planned after a refused one were planned on it: the pass plans them again with the
+ * changed domain where it is, and makes them. Here h-a, which shares cores with h-c, takes the freed
+ * ones instead. */
+START_TEST(test_refused_move_plans_the_rest)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        virDomainPtr doms[4];
+        g_autofree char *report = NULL;
+        g_autoptr(Plan) before = NULL;
+
+        fill(m, doms);
+        before = change_c_free_two(m, doms);
+        ck_assert_uint_eq(manager_heal(m, &report), 1);
+        ck_assert_msg(strstr(report, "h-c: not moved: its definition changed since it was read"), "%s",
+                      report);
+        ck_assert_msg(strstr(report, "h-a: moved"), "%s", report);
+        for (unsigned v = 0; v < before->nvcpus; v++)
+                ck_assert(cpuset_equal(manager_lookup(m, "h-c")->plan->vcpu_pins[v], before->vcpu_pins[v]));
+        assert_live_pins(doms[0], manager_lookup(m, "h-a")->plan);
+        ck_assert_uint_eq(shared_vcpus(m), 0); /* h-c where it was, alone on its cores now */
         unfill(m, doms);
 }
 END_TEST
@@ -353,7 +402,7 @@ START_TEST(test_gone_since_read_not_moved)
         virDomainPtr doms[4];
         g_autofree char *report = NULL;
 
-        fill(m, doms);
+        fill_held(m, doms);
         ck_assert_uint_eq(manager_heal(m, NULL), 0);
         stop(m, doms[1]);
         stop(m, doms[2]);
@@ -365,6 +414,62 @@ START_TEST(test_gone_since_read_not_moved)
         virDomainDestroy(doms[0]);
         virDomainFree(doms[0]);
         virDomainFree(doms[3]);
+        manager_free(m);
+        spin(20);
+}
+END_TEST
+
+/* Lines of report that contain what. */
+static unsigned count_lines(const char *report, const char *what)
+{
+        unsigned n = 0;
+
+        for (const char *at = report; (at = strstr(at, what)); at += strlen(what))
+                n++;
+        return n;
+}
+
+/* Every domain a pass could move changed since it was read (as a tenant changing their domains in a
+ * loop would have it): the pass plans again after each refused move, at most three plans in all, and
+ * moves none; what the refusals read is kept, so the next pass moves them as they are now. */
+START_TEST(test_changed_in_a_loop_bounded)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        virDomainPtr doms[8];
+        g_autofree char *report = NULL;
+        g_autofree char *next = NULL;
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(doms); i++) { /* two 1-vCPU domains on each core */
+                g_autofree char *name = g_strdup_printf("h-%02u", i);
+                doms[i] = start(m, name, 1);
+        }
+        spin(50);
+        ck_assert_uint_eq(shared_vcpus(m), 8);
+        ck_assert_uint_eq(manager_heal(m, NULL), 0);
+        for (unsigned i = 0; i < G_N_ELEMENTS(doms); i++)
+                ck_assert_int_eq(virDomainAddIOThread(doms[i], 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        for (unsigned i = 0; i < G_N_ELEMENTS(doms); i++) { /* empty cores 0 and 1 (CPUs 0-3) */
+                const Decision *d = manager_lookup(m, virDomainGetName(doms[i]));
+                if (cpuset_next(d->plan->vcpu_pins[0], 0) < 4) {
+                        stop(m, doms[i]);
+                        doms[i] = NULL;
+                }
+        }
+        ck_assert_uint_eq(shared_vcpus(m), 4);
+        ck_assert_uint_eq(manager_heal(m, &report), 0);
+        ck_assert_uint_eq(count_lines(report, "not moved: its definition changed since it was read"), 3);
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 0);
+        ck_assert_uint_eq(shared_vcpus(m), 4);
+        /* the refused three were read as they are now; the fourth, read before its change, is refused in
+         * the next pass and that pass plans again without it */
+        ck_assert_uint_eq(manager_heal(m, &next), 2);
+        ck_assert_uint_le(count_lines(next, "not moved"), 1);
+        ck_assert_uint_eq(shared_vcpus(m), 0);
+        for (unsigned i = 0; i < G_N_ELEMENTS(doms); i++)
+                if (doms[i]) {
+                        virDomainDestroy(doms[i]);
+                        virDomainFree(doms[i]);
+                }
         manager_free(m);
         spin(20);
 }
@@ -484,6 +589,8 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_rebalance_keeps_constraints);
         tcase_add_test(tc, test_later_passes_read_nothing);
         tcase_add_test(tc, test_changed_since_read_not_moved);
+        tcase_add_test(tc, test_refused_move_plans_the_rest);
+        tcase_add_test(tc, test_changed_in_a_loop_bounded);
         tcase_add_test(tc, test_gone_since_read_not_moved);
         tcase_add_test(tc, test_metadata_change_read_again);
         tcase_add_test(tc, test_reads_per_pass_bounded);
