@@ -9,6 +9,10 @@
 #include "policy.h"
 #include "ret-error.h"
 
+/* Cores less load beside a domain's contending busy vCPUs that make a move better for it when as many
+ * contend (own_better()): a tenth of a core, so that a move is never made for a rounding difference. */
+#define HEAL_MIN_BESIDE_GAIN 0.1
+
 /* The host as the pass sees it: a scratch ledger the moves are made on, and what is busy where. */
 typedef struct HealHost {
         const Topology *t;
@@ -115,6 +119,26 @@ static unsigned own_contended(const HealHost *h, const Plan *p, const PlacementR
                     core_contended(h, h->t->pus[p->vcpu_pu[i]].core))
                         n++;
         return n;
+}
+
+/* The load beside p's busy vCPUs that contend (as h stands with p counted): on each one's core, what its
+ * other threads run. Two busy vCPUs paired count each other's load; one beside host-side threads theirs. */
+static double own_beside(const HealHost *h, const Plan *p, const PlacementRequest *req)
+{
+        const Topology *t = h->t;
+        double sum = 0;
+
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                const TopoCore *core;
+                if (p->vcpu_pu[i] < 0 || vcpu_busy(req, i) < LOAD_BUSY_THRESHOLD ||
+                    !core_contended(h, t->pus[p->vcpu_pu[i]].core))
+                        continue;
+                core = &t->cores[t->pus[p->vcpu_pu[i]].core];
+                for (unsigned q = core->pu_first; q < core->pu_first + core->npus; q++)
+                        sum += h->pu_busy[q];
+                sum -= vcpu_busy(req, i);
+        }
+        return sum;
 }
 
 /* Busy host-side threads contending on the cores of p's emulator pin (its own threads and any beside
@@ -264,15 +288,38 @@ bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const doub
         return false;
 }
 
+/* What a move does for the domain itself: its busy vCPUs and busy host-side threads that contend, and
+ * the load beside its busy vCPUs that contend. */
+typedef struct HealOwn {
+        unsigned contended;
+        double beside;
+} HealOwn;
+
+static HealOwn own_score(const HealHost *h, const Plan *p, const PlacementRequest *req)
+{
+        return (HealOwn){.contended = own_contended(h, p, req) + own_host_contended(h, p),
+                         .beside = own_beside(h, p, req)};
+}
+
+/* Whether the domain is better off: fewer of its busy threads contend, or as many with at least
+ * HEAL_MIN_BESIDE_GAIN cores less load beside its busy vCPUs (a busy neighbour traded for host-side
+ * threads under half busy each, which heal still counts as contending when they are half busy together). */
+static bool own_better(HealOwn before, HealOwn after)
+{
+        return after.contended < before.contended ||
+               (after.contended == before.contended &&
+                after.beside + HEAL_MIN_BESIDE_GAIN <= before.beside + 1e-9);
+}
+
 /* The hysteresis (heal.h): what makes a candidate worth its move, or NULL. */
 static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, const Plan *cand,
-                   HealScore before, HealScore after, unsigned own_before, unsigned own_after,
+                   HealScore before, HealScore after, HealOwn own_before, HealOwn own_after,
                    char *improves_why)
 {
         unsigned nodes_old = cpuset_count(cur->nodes), nodes_new = cpuset_count(cand->nodes);
         double dist_old = mean_distance(t, cur->nodes), dist_new = mean_distance(t, cand->nodes);
 
-        if (!improves_why && own_after >= own_before)
+        if (!improves_why && !own_better(own_before, own_after))
                 return NULL; /* the domain itself does not improve */
         if (after.contended + hp->min_gain <= before.contended)
                 return g_strdup_printf("%u busy vCPUs contended for a core, now %u%s%s", before.contended,
@@ -313,8 +360,7 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
         g_autoptr(CpuSet) cores = cpuset_new();
         g_autofree char *improves = NULL;
         HealScore before, after;
-        unsigned own_before = own_contended(h, current, &hd->request) + own_host_contended(h, current),
-                 own_after;
+        HealOwn own_before = own_score(h, current, &hd->request), own_after;
         uint64_t moved;
         char *why;
         HealMove *m;
@@ -328,7 +374,7 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
         ledger_commit(h->l, hd->key, plan_copy(current));
         swap_plan(h, hd, current, candidate);
         after = score_cores(h, cores);
-        own_after = own_contended(h, candidate, &hd->request) + own_host_contended(h, candidate);
+        own_after = own_score(h, candidate, &hd->request);
         moved = memory_moved(current, candidate);
         why = candidate->result == PLAN_UNPLACEABLE || candidate->nvcpus != current->nvcpus ||
                       moved > budget_left

@@ -10,7 +10,8 @@
  *   - the domain improves (policy_improves(): fewer of its vCPUs share a core, fewer nodes, nearer
  *     nodes) or fewer of its busy vCPUs (LOAD_BUSY_THRESHOLD) contend with another busy thread;
  *     or its busy host-side threads (a PU where its share is LOAD_BUSY_THRESHOLD or more) run beside
- *     fewer busy threads;
+ *     fewer busy threads; or as many contend with at least a tenth of a core less load beside its
+ *     busy vCPUs (a busy neighbour traded for host-side threads each under half busy);
  *   - and the host gains past the hysteresis: at least min_gain fewer busy vCPUs contending on the host
  *     (idle vCPUs may then share more: that is the point); or, with that unchanged and no more vCPUs
  *     sharing a core, at least min_gain fewer busy host-side threads contending; or, with neither more,

@@ -3,8 +3,9 @@
  * Re-pinning by measured load (policy.h): the smallest moves that stop a busy vCPU from sharing a core
  * with another busy thread. No memory moves, so heal tries them before placing the domain anew: first
  * a core of the vCPU's own node (or of its memory's nodes) that runs nothing busy; with `near`, when
- * none is left there, such a core on the nearest node that has one (cores first, then locality). vCPUs
- * away from the domain's memory go back to a free core of its memory's nodes when one is free.
+ * none is left there, such a core on the nearest node that has one (cores first, then locality; a core
+ * under half busy in all before one only less busy than what the vCPU leaves). vCPUs away from the
+ * domain's memory go back to a free core of its memory's nodes when one is free.
  */
 #include "policy.h"
 #include "finish.h"
@@ -87,7 +88,7 @@ static int calm_core_in(const Repin *r, const CpuSet *set, unsigned from, bool f
 }
 
 /* A calm core on the node nearest to the domain's memory that has one, other than the home nodes; -1. */
-static int calm_core_near(const Repin *r, unsigned from)
+static int nearest_calm_core(const Repin *r, unsigned from)
 {
         const Topology *t = r->v->t;
         uint32_t best_distance = UINT32_MAX;
@@ -106,6 +107,23 @@ static int calm_core_near(const Repin *r, unsigned from)
                 best_distance = d;
         }
         return best;
+}
+
+/*
+ * nearest_calm_core(), a core that runs nothing busy at all (under LOAD_BUSY_THRESHOLD in all) first:
+ * only when no other node has one, a core merely less busy than what the vCPU leaves (calm()), which
+ * heal still counts as contended when its threads together are half busy. The vCPU leaves its memory's
+ * nodes either way; a node further off costs it less than a busy neighbour.
+ */
+static int calm_core_near(const Repin *r, unsigned from)
+{
+        Repin quiet = *r;
+        int c;
+
+        quiet.leaving = 0; /* calm() then takes only what runs under LOAD_BUSY_THRESHOLD in all */
+        if ((c = nearest_calm_core(&quiet, from)) >= 0)
+                return c;
+        return nearest_calm_core(r, from);
 }
 
 /* The usable PU of core c that is least busy, then has the fewest vCPUs (pu_load), the first on ties. */

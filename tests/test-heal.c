@@ -656,6 +656,85 @@ START_TEST(test_repin_near_when_memory_cannot_move)
 }
 END_TEST
 
+/*
+ * With no calm core left on its own node, a busy vCPU beside another busy one goes to the nearest node
+ * with a core that runs nothing busy at all before a nearer node whose cores are only less busy than
+ * what it leaves (idle vCPUs at 0.3 on each thread: heal would count it contending there still); with
+ * no such core anywhere, the nearer node's.
+ */
+START_TEST(test_repin_near_prefers_quiet_core)
+{
+        /* 3 nodes of 2 cores x 2 threads, node 1 nearer to node 0 than node 2 is; node 0: x (busy) on
+         * both cores, y (busy) beside it on core 0; node 1: idle vCPUs at 0.3 on all four threads */
+        const uint32_t distance[] = {10, 20, 30, 20, 10, 20, 30, 20, 10};
+        g_autoptr(Topology) t = topology_new_uniform(3, 2, 2, 8 * GiB, distance);
+        g_autoptr(Ledger) without = ledger_new(t);
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        double busy1[] = {1};
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {
+            .name = "y", .vcpus = 1, .memory = GiB, .vcpu_busy = busy1, .pu_busy = pu_busy};
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) far = NULL, near = NULL;
+
+        hold_on(t, without, "x", 2, (unsigned[]){0, 2}, 0);
+        hold_on(t, without, "i", 4, (unsigned[]){4, 5, 6, 7}, 1);
+        hold_on(t, l, "y", 1, (unsigned[]){1}, 0);
+        pu_busy[0] = pu_busy[2] = 1;
+        pu_busy[4] = pu_busy[5] = pu_busy[6] = pu_busy[7] = 0.3;
+        far = policy_repin_near(t, without, &req, &p, ledger_lookup(l, "y"));
+        ck_assert_ptr_nonnull(far);
+        ck_assert_uint_eq(t->cores[t->pus[far->vcpu_pu[0]].core].node, 2);
+        /* node 2 as busy as node 1: the nearer one */
+        hold_on(t, without, "j", 4, (unsigned[]){8, 9, 10, 11}, 2);
+        pu_busy[8] = pu_busy[9] = pu_busy[10] = pu_busy[11] = 0.3;
+        near = policy_repin_near(t, without, &req, &p, ledger_lookup(l, "y"));
+        ck_assert_ptr_nonnull(near);
+        ck_assert_uint_eq(t->cores[t->pus[near->vcpu_pu[0]].core].node, 1);
+}
+END_TEST
+
+/*
+ * A busy vCPU beside another busy one, the node's other core running an idle vCPU and another domain's
+ * host-side threads at 0.3 on each thread: heal counts it contending there too (0.6 together), but the
+ * move takes 0.35 cores off what runs beside it and leaves the other busy vCPU alone, so it is made.
+ * Host-side threads at 0.45 each leave it as loaded beside as it is (0.95 against 1.0): not moved.
+ */
+START_TEST(test_repin_trades_busy_neighbour_for_host_threads)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL, level = NULL;
+        double busy_x[] = {1}, busy_y[] = {0.9}, idle[] = {0.05};
+        Domains ds = {0};
+        HealDomain *h;
+        Plan *hp;
+        const HealMove *m;
+
+        hold_on(t, l, "x", 1, (unsigned[]){0}, 0);
+        hold_on(t, l, "y", 1, (unsigned[]){1}, 0);
+        hold_on(t, l, "h", 1, (unsigned[]){2}, 0);
+        hp = (Plan *)ledger_lookup(l, "h");
+        cpuset_add(hp->emulator_pin, t->pus[2].os_index);
+        cpuset_add(hp->emulator_pin, t->pus[3].os_index);
+        domains_add(&ds, l, "x")->request.vcpu_busy = busy_x;
+        domains_add(&ds, l, "y")->request.vcpu_busy = busy_y;
+        h = domains_add(&ds, l, "h");
+        h->request.vcpu_busy = idle;
+        h->request.host_busy = 0.6;
+        ds.d[0].fixed = h->fixed = true;
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_str_eq(m->key, "y");
+        ck_assert_uint_eq(t->pus[m->plan->vcpu_pu[0]].core, 1);
+        ck_assert_ptr_nonnull(strstr(m->why, "2 busy vCPUs contended for a core, now 1"));
+        h->request.host_busy = 0.9;
+        level = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(level->len, 0);
+}
+END_TEST
+
 /* An idle domain whose busy host-side threads are a busy pair on one core: heal places it anew so they
  * run beside nothing busy, though no busy vCPU contends anywhere. */
 START_TEST(test_heals_host_thread_pair)
@@ -727,6 +806,8 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_repin_off_own_host_threads);
         tcase_add_test(tc, test_repin_near_when_memory_cannot_move);
         tcase_add_test(tc, test_heals_host_thread_pair);
+        tcase_add_test(tc, test_repin_near_prefers_quiet_core);
+        tcase_add_test(tc, test_repin_trades_busy_neighbour_for_host_threads);
         suite_add_tcase(s, tc);
         return s;
 }
