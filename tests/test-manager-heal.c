@@ -111,16 +111,22 @@ static void assert_live_pins(virDomainPtr dom, const Plan *p)
         virt_pins_free(pins, p->nvcpus);
 }
 
-/* a (2 vCPUs), b and e (1 each) fill the 4 cores; c (2 vCPUs) has to share. */
-static void fill(Manager *m, virDomainPtr doms[4])
+/* a (2 vCPUs, its <vcpu> element carrying a_attrs), b and e (1 each) fill the 4 cores; c (2 vCPUs) has
+ * to share. */
+static void fill_with(Manager *m, virDomainPtr doms[4], const char *a_attrs)
 {
-        doms[0] = start(m, "h-a", 2);
+        doms[0] = start_xml(m, "h-a", 2, a_attrs);
         doms[1] = start(m, "h-b", 1);
         doms[2] = start(m, "h-e", 1);
         doms[3] = start(m, "h-c", 2);
         ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_OVERCOMMITTED);
         ck_assert_uint_eq(shared_vcpus(m), 4);
         spin(20); /* the metadata events of placementd's own records */
+}
+
+static void fill(Manager *m, virDomainPtr doms[4])
+{
+        fill_with(m, doms, "");
 }
 
 /* The end of a case that filled the host and stopped b and e: a and c destroyed, then the manager. */
@@ -318,13 +324,7 @@ static void assert_c_stayed(Manager *m, virDomainPtr c, const Plan *before)
 /* fill() with h-a held to cores 0-1 by its <vcpu cpuset>: only h-c can take cores that free up. */
 static void fill_held(Manager *m, virDomainPtr doms[4])
 {
-        doms[0] = start_xml(m, "h-a", 2, " cpuset='0-3'");
-        doms[1] = start(m, "h-b", 1);
-        doms[2] = start(m, "h-e", 1);
-        doms[3] = start(m, "h-c", 2);
-        ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_OVERCOMMITTED);
-        ck_assert_uint_eq(shared_vcpus(m), 4);
-        spin(20);
+        fill_with(m, doms, " cpuset='0-3'");
 }
 
 /* After a pass read every domain, h-c gains an I/O thread live (libvirt sends no event for it) and h-b
@@ -387,8 +387,7 @@ START_TEST(test_refused_move_plans_the_rest)
         ck_assert_msg(strstr(report, "h-c: not moved: its definition changed since it was read"), "%s",
                       report);
         ck_assert_msg(strstr(report, "h-a: moved"), "%s", report);
-        for (unsigned v = 0; v < before->nvcpus; v++)
-                ck_assert(cpuset_equal(manager_lookup(m, "h-c")->plan->vcpu_pins[v], before->vcpu_pins[v]));
+        assert_c_stayed(m, doms[3], before);
         assert_live_pins(doms[0], manager_lookup(m, "h-a")->plan);
         ck_assert_uint_eq(shared_vcpus(m), 0); /* h-c where it was, alone on its cores now */
         unfill(m, doms);
