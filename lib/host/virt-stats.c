@@ -79,8 +79,12 @@ int virt_cpu_stats_all(virConnectPtr conn, GHashTable **ret, char **ret_error)
 {
         virDomainStatsRecordPtr *records = NULL;
         GHashTable *table;
-        int n = virConnectGetAllDomainStats(conn, VIR_DOMAIN_STATS_CPU_TOTAL | VIR_DOMAIN_STATS_VCPU,
-                                            &records, VIR_CONNECT_GET_ALL_DOMAINS_STATS_ACTIVE);
+        /* NOWAIT: a domain whose job is held (a monitor that does not answer, a start cut short by a
+         * libvirtd restart) would otherwise keep the call, and the daemon's loop, for libvirt's 30 s job
+         * timeout at every sample; the CPU times come from the kernel and need no job */
+        int n = virConnectGetAllDomainStats(
+            conn, VIR_DOMAIN_STATS_CPU_TOTAL | VIR_DOMAIN_STATS_VCPU, &records,
+            VIR_CONNECT_GET_ALL_DOMAINS_STATS_ACTIVE | VIR_CONNECT_GET_ALL_DOMAINS_STATS_NOWAIT);
 
         if (n < 0) {
                 virErrorPtr e = virGetLastError();

@@ -328,4 +328,22 @@ check "metrics: $A has guest vCPU time above 0" cpu_metric_positive "$A" vcpu
 check "metrics: $A has host (emulator) time above 0" cpu_metric_positive "$A" host
 check "metrics: $C has system time reported" sh -c "curl -fsS http://127.0.0.1:$METRICS_PORT/metrics | grep -q 'domain=\"$C\".*kind=\"system\"'"
 
+# ------------------------------------------------------------------------------------------ a wedged domain
+# $C's QEMU stopped (SIGSTOP) while a monitor command holds its job: libvirt keeps the job until QEMU
+# answers, and any call that needs it waits 30 s. The daemon's load sample (every 5 s) must not: its
+# metrics answer within 3 s through two samples. Then QEMU runs again and the job ends.
+C_PID=$(e2e_qemu_pid "$C")
+metrics_quick() { curl -fsS --max-time 3 "http://127.0.0.1:$METRICS_PORT/metrics" >/dev/null; }
+if [ -n "$C_PID" ] && kill -STOP "$C_PID"; then
+    (e2e_virsh qemu-monitor-command "$C" '{"execute":"query-status"}' >/dev/null 2>&1 &)
+    sleep 6
+    check "metrics answer while $C's job is held" metrics_quick
+    sleep 6
+    check "metrics still answer a sample later" metrics_quick
+    kill -CONT "$C_PID"
+    check "placementd still runs with $C wedged and released" placementd_alive
+else
+    check "stop $C's QEMU (pid ${C_PID:-none})" false
+fi
+
 exit 0
