@@ -30,6 +30,9 @@ static const char *check_name(const char *name)
         return NULL;
 }
 
+/* the engine's limit (libvirt's own), spelled out in the message below */
+G_STATIC_ASSERT(PLAN_MAX_VCPUS == 4096);
+
 static const char *parse_start(const char *name, const char *vcpus, const char *memory, TraceEvent **ret)
 {
         guint64 n;
@@ -38,8 +41,8 @@ static const char *parse_start(const char *name, const char *vcpus, const char *
 
         if (bad)
                 return bad;
-        if (!g_ascii_string_to_unsigned(vcpus, 10, 0, G_MAXUINT, &n, NULL))
-                return "vCPU count must be a whole number";
+        if (!g_ascii_string_to_unsigned(vcpus, 10, 1, PLAN_MAX_VCPUS, &n, NULL))
+                return "vCPU count must be a whole number from 1 to 4096";
         if (size_parse(memory, &bytes) < 0)
                 return "memory must be a size such as 4096M or 4G";
         *ret = g_new0(TraceEvent, 1);
