@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "trace.h"
 #include "domain-request.h"
+#include "domain-xml.h"
 #include "file-read.h"
 #include "size.h"
 
@@ -30,8 +31,9 @@ static const char *check_name(const char *name)
         return NULL;
 }
 
-/* the engine's limit (libvirt's own), spelled out in the message below */
-G_STATIC_ASSERT(PLAN_MAX_VCPUS == 4096);
+/* A trace takes what a domain definition can hold (libvirt's own limit), spelled out in the message below;
+ * the engine answers a start above PLAN_MAX_VCPUS with an unplaceable plan, as the daemon does. */
+G_STATIC_ASSERT(DOMAIN_XML_MAX_VCPUS == 16384);
 
 static const char *parse_start(const char *name, const char *vcpus, const char *memory, TraceEvent **ret)
 {
@@ -41,8 +43,8 @@ static const char *parse_start(const char *name, const char *vcpus, const char *
 
         if (bad)
                 return bad;
-        if (!g_ascii_string_to_unsigned(vcpus, 10, 1, PLAN_MAX_VCPUS, &n, NULL))
-                return "vCPU count must be a whole number from 1 to 4096";
+        if (!g_ascii_string_to_unsigned(vcpus, 10, 1, DOMAIN_XML_MAX_VCPUS, &n, NULL))
+                return "vCPU count must be a whole number from 1 to 16384";
         if (size_parse(memory, &bytes) < 0)
                 return "memory must be a size such as 4096M or 4G";
         *ret = g_new0(TraceEvent, 1);
