@@ -25,7 +25,8 @@
 #                               TAP_KEEP_FAILED=1 and the suite failed)
 #   run CMD...                  CMD with a time limit (RUN_TIMEOUT, default 30 s): stdout in the file $OUT,
 #                               stderr in $ERR (the suite sets both), exit status in $RC (and returned)
-#   wait_for SECONDS CMD...     poll CMD every 0.1 s until it succeeds
+#   wait_for SECONDS CMD...     poll CMD every 0.1 s until it succeeds, for SECONDS of wall time in all
+#                               (a CMD that blocks counts its time: no try starts after the deadline)
 #   pid_alive PID / stop_pid PID [SIGNAL]   a live process (not a zombie); stop one, reaped, KILL after 5 s
 #   free_port                   a free TCP port on 127.0.0.1, asked of the kernel
 #   bus_start DIR [CONFIG]      a private dbus-daemon, our child, on unix:path=DIR/bus (BUS_ADDR, BUS_PID);
@@ -206,13 +207,12 @@ run() {
 }
 
 wait_for() {
-    local n=$(($1 * 10)) i
+    local end=$((${EPOCHREALTIME//[!0-9]/} + $1 * 1000000))
     shift
-    for ((i = 0; i < n; i++)); do
-        "$@" && return 0
+    until "$@"; do
+        ((${EPOCHREALTIME//[!0-9]/} < end)) || return 1
         sleep 0.1
     done
-    return 1
 }
 
 # pid_alive PID: the process exists and is not a zombie (kill -0 succeeds on a child not yet reaped).
