@@ -496,12 +496,12 @@ static int event(Sim *s, const TraceEvent *e, char **ret_error)
                 s->p->observer->after_event(s->p->observer->data, &v, e, started);
         }
         if (bad) {
-                if (ret_error)
-                        *ret_error = g_strdup_printf("line %u: %s %s: %s", e->line,
-                                                     e->op == TRACE_START  ? "start"
-                                                     : e->op == TRACE_STOP ? "stop"
-                                                                           : "load",
-                                                     e->name, bad);
+                const char *op = e->op == TRACE_START ? "start" : e->op == TRACE_STOP ? "stop" : "load";
+                if (ret_error && s->p->source)
+                        *ret_error =
+                            g_strdup_printf("%s:%u: %s %s: %s", s->p->source, e->line, op, e->name, bad);
+                else if (ret_error)
+                        *ret_error = g_strdup_printf("line %u: %s %s: %s", e->line, op, e->name, bad);
                 return -EINVAL;
         }
         return 0;

@@ -104,6 +104,7 @@ typedef struct SimParams {
         const SimPlacer *placer;          /* NULL: the engine */
         double measure_from;              /* figures count from this time on (a warm-up before it) */
         const SimObserver *observer;      /* NULL: none */
+        const char *source;               /* the trace's file, for messages (FILE:LINE: ...); NULL: none */
         /* Diagnosis only (bench/ breaks the gap to the bound down by cause; the daemon has none of them): */
         bool oracle_load;         /* the engine and healer see the true load at once, unsmoothed */
         bool heal_every_interval; /* a heal pass at every measurement, armed or not */
@@ -134,7 +135,8 @@ typedef struct SimReport {
 
 /*
  * Replays trace (TraceEvent*) on t. Returns 0 and fills *ret, or -EINVAL with *ret_error naming the
- * line (a start of a running name, a stop or load of one not running).
+ * line as the trace parser does, "SOURCE:LINE: EVENT NAME: problem" (a start of a running name, a stop or
+ * load of one not running; "line LINE: ..." without p->source).
  */
 int sim_replay(const Topology *t, const SimParams *p, const GPtrArray *trace, SimReport *ret,
                char **ret_error);

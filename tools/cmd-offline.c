@@ -297,9 +297,8 @@ static int run_offline(Ctl *c, char **args, unsigned nargs, bool explain)
                 json_builder_add_string_value(b, e->op == TRACE_START ? "start" : "stop");
                 if (e->op == TRACE_STOP) {
                         if (!g_hash_table_remove(skipped, e->name) && ledger_release(ledger, e->name) < 0) {
-                                fprintf(stderr,
-                                        "placementctl %s: line %u: stop %s: no such running domain\n",
-                                        c->verb, e->line, e->name);
+                                fprintf(stderr, "placementctl %s: %s:%u: stop %s: no such running domain\n",
+                                        c->verb, c->trace, e->line, e->name);
                                 return EXIT_USAGE;
                         }
                         json_builder_set_member_name(b, "domain");

@@ -125,8 +125,9 @@ int verb_simulate(Ctl *c, char **args, unsigned nargs)
         sim_params_from_config(&p, config);
         if (c->given & CTL_OPT(SIBLING_LOSS))
                 p.sibling_loss = c->sibling_loss;
+        p.source = c->trace;
         if (sim_replay(t, &p, trace, &r, &error) < 0) {
-                fprintf(stderr, SIMULATE ": %s: %s\n", c->trace, error);
+                fprintf(stderr, SIMULATE ": %s\n", error);
                 return EXIT_USAGE;
         }
         if (c->json)

@@ -97,7 +97,11 @@ printf 'start a 1 1G\ntick 5\nstop b\n' >"$tmp/unknown.trace"
 out=$("$ctl" simulate --topology="$H222" --trace="$tmp/unknown.trace" 2>&1)
 rc=$?
 report "a stop of a domain not running: exit 2 naming the file and line 3 (rc $rc)" \
-        "$([ $rc -eq 2 ] && grep -q "unknown.trace: line 3: stop b: no such running domain" <<<"$out"; echo $?)"
+        "$([ $rc -eq 2 ] && grep -q "unknown.trace:3: stop b: no such running domain" <<<"$out"; echo $?)"
+out=$("$ctl" plan --topology="$H222" --trace="$tmp/unknown.trace" 2>&1)
+rc=$?
+report "plan says the same of it, as the parser names a line: FILE:LINE (rc $rc)" \
+        "$([ $rc -eq 2 ] && grep -q "^placementctl plan: $tmp/unknown.trace:3: stop b: no such running domain" <<<"$out"; echo $?)"
 printf 'start a 1 1G busy=2\n' >"$tmp/bad.trace"
 out=$("$ctl" simulate --topology="$H222" --trace="$tmp/bad.trace" 2>&1)
 rc=$?
