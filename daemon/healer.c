@@ -297,6 +297,7 @@ static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
 {
         g_autofree char *note = g_strdup_printf("%s: %s", pass->manual ? "rebalanced" : "healed", mv->why);
         g_autofree char *name = g_strdup(mv->name);
+        g_autofree char *error = NULL;
         g_autoptr(virDomain) dom = NULL;
         g_autoptr(PlacerRequest) now = read_request(m, e->key, &dom);
         const PlacerRequest *then = e->read->pr;
@@ -310,6 +311,13 @@ static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
                 log_info("%s: not %s: %s since it was read; left where it is", name,
                          pass->manual ? "rebalanced" : "healed", what);
                 g_string_append_printf(pass->report, "%s: not moved: %s since it was read\n", name, what);
+                keep_read(m, e->key, g_steal_pointer(&now), pass->now);
+                return false;
+        }
+        if (virt_domain_job_held(dom, &error) < 0) { /* each pin would wait for the job */
+                log_info("%s: not %s: %s; left where it is", name, pass->manual ? "rebalanced" : "healed",
+                         error);
+                g_string_append_printf(pass->report, "%s: not moved: %s\n", name, error);
                 keep_read(m, e->key, g_steal_pointer(&now), pass->now);
                 return false;
         }

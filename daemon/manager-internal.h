@@ -39,6 +39,7 @@ struct Manager {
         GHashTable *heal_requests; /* uuid -> HealRead*: what heal passes read of a domain (healer.c) */
         uint64_t
             heal_read_max_age_usec; /* a read older than this is read again (HEAL_REQUEST_MAX_AGE_SEC) */
+        struct event *held_ev;      /* looks at domains whose job libvirt held again (held.c) */
 };
 
 /* placer.c */
@@ -77,6 +78,14 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(PlacerRequest, placer_request_free)
 PlacerRequest *placer_request(Manager *m, virDomainPtr dom);
 /* Applies plan (taken), made for r, as dom's new decision; note leads its reason. */
 void placer_apply_plan(Manager *m, virDomainPtr dom, const PlacerRequest *r, Plan *plan, const char *note);
+
+/* held.c: a domain whose plan waits for libvirt to release its job (Decision.job_held) is placed again once
+ * it does; held_retry_soon() arms the look (a few seconds on) unless it is armed. */
+void held_init(Manager *m);
+void held_done(Manager *m);
+void held_retry_soon(Manager *m);
+/* The look itself: each such domain whose job is free now is placed again. */
+void held_retry_now(Manager *m);
 
 /* healer.c */
 void healer_init(Manager *m);

@@ -324,6 +324,7 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->reconcile_ev = event_new(base, -1, EV_PERSIST, on_reconcile, m);
         m->load = load_monitor_new();
         healer_init(m);
+        held_init(m);
         return m;
 }
 
@@ -335,6 +336,7 @@ void manager_free(Manager *m)
         event_free(m->reconnect_ev);
         event_free(m->teardown_ev);
         event_free(m->reconcile_ev);
+        held_done(m);
         healer_done(m);
         load_monitor_free(m->load);
         g_hash_table_destroy(m->decisions);

@@ -215,7 +215,8 @@ static void write_metadata(Manager *m, virDomainPtr dom, Decision *d, const Doma
                 return;
         xml = metadata_format(m->topology, d->plan, decision_result_to_string(d->result), d->memory_binding,
                               user);
-        d->unrecorded = virt_domain_set_metadata(dom, xml, &error) < 0;
+        d->unrecorded =
+            virt_domain_job_held(dom, &error) < 0 || virt_domain_set_metadata(dom, xml, &error) < 0;
         if (d->unrecorded)
                 log_warning("%s: %s; the next reconcile records it again", d->name, error);
 }
@@ -261,7 +262,9 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
 
         if (!d->plan || (d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED))
                 return false;
-        if (virt_domain_get_iothreads(dom, &ids, &pins, &n, &error) < 0) {
+        /* reading the live I/O threads takes the domain's job: a held one is looked at next round */
+        if (virt_domain_job_held(dom, &error) < 0 ||
+            virt_domain_get_iothreads(dom, &ids, &pins, &n, &error) < 0) {
                 log_debug("%s: %s", d->name, error);
                 return false;
         }
@@ -359,7 +362,8 @@ static bool pins_took(Decision *d, virDomainPtr dom)
         return took;
 }
 
-/* Pins every vCPU, going on past a failure. Returns 0, 1 when a pin failed, -ENOENT when gone. */
+/* Pins every vCPU, going on past a failure. Returns 0, 1 when a pin failed, -ENOENT when gone, -EBUSY
+ * when libvirt gave up waiting for the domain's job (the rest would wait as long: not tried). */
 static int apply_vcpu_pins(Decision *d, virDomainPtr dom)
 {
         const Plan *p = d->plan;
@@ -371,7 +375,9 @@ static int apply_vcpu_pins(Decision *d, virDomainPtr dom)
                 if (cpuset_is_empty(p->vcpu_pins[i]))
                         continue;
                 r = virt_domain_pin_vcpu(dom, i, p->vcpu_pins[i], &error);
-                if (r == -ENOENT)
+                if (r == -EBUSY)
+                        note_failure(d, &error);
+                if (r == -ENOENT || r == -EBUSY)
                         return r;
                 if (r < 0) {
                         log_warning("%s: %s", d->name, error);
@@ -404,7 +410,9 @@ static int apply_memory(Manager *m, virDomainPtr dom, Decision *d)
         idx = plan_memory_nodes(p);
         nodes = topology_bindable_nodes(m->topology, idx);
         r = virt_domain_set_memory_nodes(dom, nodes, &error);
-        if (r == -ENOENT)
+        if (r == -EBUSY)
+                note_failure(d, &error);
+        if (r == -ENOENT || r == -EBUSY)
                 return r;
         d->memory_binding = r < 0 ? MEMORY_BINDING_FAILED : MEMORY_BINDING_APPLIED;
         if (r < 0) {
@@ -414,8 +422,9 @@ static int apply_memory(Manager *m, virDomainPtr dom, Decision *d)
         return 0;
 }
 
-/* A host-thread pin's result r: -ENOENT (the domain is gone) is passed up; another failure is logged and
- * noted, and clears *applied. Returns 0 or -ENOENT. */
+/* A host-thread pin's result r: -ENOENT (the domain is gone) is passed up, and -EBUSY (its job held)
+ * noted and passed up; another failure is logged and noted, and clears *applied. Returns 0, -ENOENT or
+ * -EBUSY. */
 static int pin_outcome(Decision *d, int r, char **error, bool *applied)
 {
         if (r == -ENOENT)
@@ -425,10 +434,10 @@ static int pin_outcome(Decision *d, int r, char **error, bool *applied)
                 note_failure(d, error);
                 *applied = false;
         }
-        return 0;
+        return r == -EBUSY ? r : 0;
 }
 
-/* The emulator pin; *ret_applied says whether it stands as planned. Returns 0 or -ENOENT. */
+/* The emulator pin; *ret_applied says whether it stands as planned. Returns 0, -ENOENT or -EBUSY. */
 static int apply_emulator(virDomainPtr dom, Decision *d, bool *ret_applied)
 {
         g_autofree char *error = NULL;
@@ -441,8 +450,8 @@ static int apply_emulator(virDomainPtr dom, Decision *d, bool *ret_applied)
         return pin_outcome(d, r, &error, ret_applied);
 }
 
-/* The I/O thread pins, each attempted whatever failed before; *ret_applied says whether all stand as
- * planned. Returns 0 or -ENOENT. */
+/* The I/O thread pins, each attempted whatever failed before but a held job; *ret_applied says whether
+ * all stand as planned. Returns 0, -ENOENT or -EBUSY. */
 static int apply_iothreads(virDomainPtr dom, Decision *d, bool *ret_applied)
 {
         *ret_applied = true;
@@ -493,27 +502,53 @@ static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emu
         commit(m, d, runs);
 }
 
+/* libvirt holds a job on the domain: what is left of the plan is not tried (each call would wait 30 s
+ * for the job, and the daemon with it). The ledger holds what runs; held.c places it again once the job
+ * is released. */
+static void wait_for_job(Manager *m, virDomainPtr dom, Decision *d, bool emulator_applied,
+                         bool iothreads_applied)
+{
+        g_autofree char *planned = g_strdup(d->plan->reason ? d->plan->reason : "");
+
+        d->job_held = true;
+        log_warning("%s: %s; placed again once libvirt releases it", d->name, d->apply_error);
+        record_what_runs(m, dom, d, emulator_applied, iothreads_applied);
+        g_free(d->reason);
+        d->reason = g_strdup_printf("libvirt holds a job on the domain: the plan waits for it, the pins "
+                                    "that really run are counted (%s)",
+                                    planned);
+        held_retry_soon(m);
+}
+
 /*
  * Applies the plan live: every vCPU pin, the memory binding, the emulator and I/O thread pins, each
  * attempted whatever failed before. Failures are kept in d; when a vCPU, emulator or I/O thread pin failed,
- * d becomes `failed` and the ledger holds the live vCPU pins and the pins that took. Returns 0, or -ENOENT
- * when the domain vanished.
+ * d becomes `failed` and the ledger holds the live vCPU pins and the pins that took. A job libvirt holds
+ * on the domain stops it (wait_for_job()). Returns 0, or -ENOENT when the domain vanished.
  */
 static int apply(Manager *m, virDomainPtr dom, Decision *d)
 {
-        bool emulator_applied, iothreads_applied;
-        int pins, r;
+        bool emulator_applied = false, iothreads_applied = false;
+        g_autofree char *error = NULL;
+        int pins, r = 0;
 
-        pins = apply_vcpu_pins(d, dom);
-        if (pins < 0)
-                return pins;
-        if (d->plan->result != PLAN_UNPLACEABLE && (r = apply_memory(m, dom, d)) < 0)
+        if (virt_domain_job_held(dom, &error) < 0) {
+                note_failure(d, &error);
+                r = pins = -EBUSY;
+        } else if ((r = pins = apply_vcpu_pins(d, dom)) > 0) {
+                r = 0;
+        }
+        if (r == 0 && d->plan->result != PLAN_UNPLACEABLE)
+                r = apply_memory(m, dom, d);
+        if (r == 0)
+                r = apply_emulator(dom, d, &emulator_applied);
+        if (r == 0)
+                r = apply_iothreads(dom, d, &iothreads_applied);
+        if (r == -ENOENT)
                 return r;
-        if ((r = apply_emulator(dom, d, &emulator_applied)) < 0)
-                return r;
-        if ((r = apply_iothreads(dom, d, &iothreads_applied)) < 0)
-                return r;
-        if (pins > 0 || !emulator_applied || !iothreads_applied)
+        if (r == -EBUSY)
+                wait_for_job(m, dom, d, emulator_applied, iothreads_applied);
+        else if (pins > 0 || !emulator_applied || !iothreads_applied)
                 record_what_runs(m, dom, d, emulator_applied, iothreads_applied);
         return 0;
 }
@@ -796,7 +831,7 @@ static int carry_out(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec
         }
         /* event to last pin: the metadata written next is bookkeeping, not placement */
         d->latency_usec = event_usec ? now_usec(CLOCK_MONOTONIC) - event_usec : 0;
-        if (apply_it)
+        if (apply_it && !d->job_held) /* a held job: the record the domain has stays until it is placed */
                 write_metadata(m, dom, d, user);
         if (event_usec)
                 note_latency(m, d->latency_usec);

@@ -371,6 +371,38 @@ START_TEST(test_changed_since_read_not_moved)
 }
 END_TEST
 
+/* libvirt holds a job on h-c (QEMU not answering its monitor; the test driver says so from the guest
+ * time: 10000 + N seconds is "occupied" for N ms): each pin would wait 30 s for the job, so the move is
+ * refused and h-c stays where it is, without a pin tried; the next pass with the job released moves it. */
+START_TEST(test_held_job_not_moved)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        virDomainPtr doms[4];
+        g_autofree char *report = NULL, *again = NULL;
+        g_autoptr(Plan) before = NULL;
+
+        fill_held(m, doms);
+        before = plan_copy(manager_lookup(m, "h-c")->plan);
+        ck_assert_int_eq(virDomainSetTime(doms[3], 10000 + 12000, 0, 0), 0);
+        stop(m, doms[1]);
+        stop(m, doms[2]);
+        ck_assert_uint_eq(manager_heal(m, &report), 0);
+        ck_assert_msg(strstr(report,
+                             "h-c: not moved: libvirt has held a job on the domain for 12.0 s (a monitor "
+                             "command QEMU has not answered)"),
+                      "%s", report);
+        assert_c_stayed(m, doms[3], before);
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 0);
+        /* released: moved onto the freed cores */
+        ck_assert_int_eq(virDomainSetTime(doms[3], 627319920, 0, 0), 0);
+        ck_assert_uint_eq(manager_heal(m, &again), 1);
+        ck_assert_msg(strstr(again, "h-c: moved"), "%s", again);
+        ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_PLACED);
+        assert_live_pins(doms[3], manager_lookup(m, "h-c")->plan);
+        unfill(m, doms);
+}
+END_TEST
+
 /* The moves a pass planned after a refused one were planned on it: the pass plans them again with the
  * changed domain where it is, and makes them. Here h-a, which shares cores with h-c, takes the freed
  * ones instead. */
@@ -589,6 +621,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_later_passes_read_nothing);
         tcase_add_test(tc, test_changed_since_read_not_moved);
         tcase_add_test(tc, test_refused_move_plans_the_rest);
+        tcase_add_test(tc, test_held_job_not_moved);
         tcase_add_test(tc, test_changed_in_a_loop_bounded);
         tcase_add_test(tc, test_gone_since_read_not_moved);
         tcase_add_test(tc, test_metadata_change_read_again);

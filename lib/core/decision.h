@@ -46,6 +46,8 @@ typedef struct Decision {
         int64_t decided_usec;  /* CLOCK_REALTIME */
         uint64_t latency_usec; /* event received -> last pin applied */
         bool unrecorded; /* writing its metadata failed (libvirtd went away): the next reconcile writes it */
+        bool job_held;   /* libvirt held a job on the domain: its plan was not (fully) applied, the ledger
+                            holds its live pins, and it is placed again once the job is released */
 } Decision;
 
 Decision *decision_new(const char *uuid, const char *name);

@@ -6,18 +6,38 @@
 #include <libvirt/virterror.h>
 #include <string.h>
 
-/* Converts the last libvirt error: -ENOENT when the domain no longer runs, else -EIO. */
+/* Converts the last libvirt error: -ENOENT when the domain no longer runs, -EBUSY when libvirt gave up
+ * waiting for the domain's job, else -EIO. */
 static int failed(virDomainPtr dom, const char *what, char **ret_error)
 {
         virErrorPtr e = virGetLastError();
         /* copy before the next libvirt call resets the thread's last error */
         g_autofree char *message = g_strdup(e && e->message ? e->message : "unknown libvirt error");
         bool gone = (e && e->code == VIR_ERR_NO_DOMAIN);
+        bool held = (e && e->code == VIR_ERR_OPERATION_TIMEOUT);
 
         gone = gone || (dom && virDomainIsActive(dom) != 1);
         if (ret_error)
                 *ret_error = g_strdup_printf("%s: %s", what, message);
-        return gone ? -ENOENT : -EIO;
+        return gone ? -ENOENT : held ? -EBUSY : -EIO;
+}
+
+int virt_domain_job_held(virDomainPtr dom, char **ret_error)
+{
+        virDomainControlInfo info;
+
+        if (virDomainGetControlInfo(dom, &info, 0) < 0)
+                return 0; /* not running, or a driver that cannot say: the call itself will tell */
+        if ((info.state != VIR_DOMAIN_CONTROL_JOB && info.state != VIR_DOMAIN_CONTROL_OCCUPIED) ||
+            info.stateTime < VIRT_JOB_STUCK_MS)
+                return 0;
+        if (ret_error)
+                *ret_error = g_strdup_printf(
+                    "libvirt has held a job on the domain for %.1f s (%s): not waiting for it",
+                    (double)info.stateTime / 1000,
+                    info.state == VIR_DOMAIN_CONTROL_OCCUPIED ? "a monitor command QEMU has not answered"
+                                                              : "another job runs");
+        return -EBUSY;
 }
 
 /*

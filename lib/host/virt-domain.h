@@ -5,7 +5,11 @@
  * The libvirt adapter for one domain: the only place that calls libvirt's domain APIs. libvirt's error
  * style (-1 + virError) stops here: every function returns 0 or a negative errno and, on failure, a
  * message in *ret_error (caller frees). -ENOENT always means the domain is gone (destroyed or
- * undefined meanwhile); other failures are -EIO. Nothing here logs.
+ * undefined meanwhile); -EBUSY that libvirt holds a job on it (a call that needs the job waited
+ * libvirt's 30 s for it and gave up); other failures are -EIO. Nothing here logs.
+ *
+ * Which calls need the domain's job (QEMU driver): the pins, numatune and metadata writes, and reading
+ * the live I/O threads. Reading the definition, the vCPU pins and the live size does not.
  */
 
 #include <libvirt/libvirt.h>
@@ -14,6 +18,15 @@
 #include "cpuset.h"
 #include "domain-xml.h"
 #include "virt-cleanup.h"
+
+/* A job libvirt has held on a domain this long is taken as stuck (QEMU stopped or not answering its
+ * monitor, a long migration or dump): a call that needs the job would wait up to 30 s for it. Shorter
+ * jobs are the everyday ones (a start, another tool's query) and are waited for. */
+#define VIRT_JOB_STUCK_MS 1000u
+/* 0 when calls that need dom's job may go ahead; -EBUSY, with a message, when libvirt has held a job on
+ * it for VIRT_JOB_STUCK_MS or more. Answered at once (virDomainGetControlInfo takes no job); a domain
+ * libvirt cannot say of counts as free. */
+int virt_domain_job_held(virDomainPtr dom, char **ret_error);
 
 /* Live definition (inactive=false) or the persistent one (inactive=true; for a transient domain the
  * live one). */
