@@ -478,7 +478,8 @@ unsigned manager_rebalance(Manager *m, unsigned max_moves, char **ret_report)
         HealPass pass = {.params = {.max_moves = max_moves,
                                     .memory_budget = m->config->heal_memory_budget,
                                     .min_gain = HEAL_DEFAULT_MIN_GAIN,
-                                    .min_distance_gain = HEAL_DEFAULT_MIN_DISTANCE_GAIN},
+                                    .min_distance_gain = HEAL_DEFAULT_MIN_DISTANCE_GAIN,
+                                    .undo_sharing = true},
                          .manual = true,
                          .now = monotonic_usec(),
                          .report = g_string_new(NULL)};

@@ -241,12 +241,29 @@ static void heal_host_free(HealHost *h)
 }
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HealHost, heal_host_free)
 
-/* Whether a domain with plan p could gain from a move at all: it contends or spans nodes. */
-static bool may_gain(const HealHost *h, const Plan *p, const PlacementRequest *req)
+/* Whether a vCPU of p shares its core while some core holds no vCPU at all (sharing that arose when cores
+ * were short). */
+static bool shares_while_free(const HealHost *h, const Plan *p)
+{
+        const Topology *t = h->t;
+        bool shares = false;
+
+        for (unsigned i = 0; i < p->nvcpus && !shares; i++)
+                shares = p->vcpu_pu[i] >= 0 && ledger_core_load(h->l, t->pus[p->vcpu_pu[i]].core) >= 2;
+        for (unsigned c = 0; shares && c < t->ncores; c++)
+                if (ledger_core_free(h->l, c))
+                        return true;
+        return false;
+}
+
+/* Whether a domain with plan p could gain from a move at all: it contends or spans nodes, or (in a pass
+ * that undoes sharing) shares a core while another is free. */
+static bool may_gain(const HealHost *h, const HealParams *hp, const Plan *p, const PlacementRequest *req)
 {
         if (p->result != PLAN_PLACED && p->result != PLAN_OVERCOMMITTED)
                 return false;
-        return own_contended(h, p, req) > 0 || own_host_contended(h, p) > 0 || cpuset_count(p->nodes) > 1;
+        return own_contended(h, p, req) > 0 || own_host_contended(h, p) > 0 || cpuset_count(p->nodes) > 1 ||
+               (hp->undo_sharing && shares_while_free(h, p));
 }
 
 bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const double *vcpu_busy,
@@ -332,6 +349,8 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
                                        before.host_contended, after.host_contended);
         if (after.host_contended > before.host_contended)
                 return NULL;
+        if (hp->undo_sharing && after.shared + hp->min_gain <= before.shared)
+                return g_strdup_printf("%u vCPUs shared a core, now %u", before.shared, after.shared);
         if (nodes_new < nodes_old)
                 return g_strdup_printf("spread over %u nodes, now %u", nodes_old, nodes_new);
         if (dist_new + hp->min_distance_gain <= dist_old && dist_new + 1e-9 < dist_old)
@@ -369,9 +388,13 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
         add_cores(t, candidate, cores);
         /* the score of the touched cores with the domain where it is, then where it would go */
         before = score_cores(h, cores);
-        ledger_release(h->l, hd->key);
-        policy_improves(t, h->l, current, candidate, &improves);
-        ledger_commit(h->l, hd->key, plan_copy(current));
+        if (hp->undo_sharing) { /* its own sharing, with it counted as it runs */
+                policy_improves(t, h->l, current, candidate, &improves);
+        } else {
+                ledger_release(h->l, hd->key);
+                policy_improves(t, h->l, current, candidate, &improves);
+                ledger_commit(h->l, hd->key, plan_copy(current));
+        }
         swap_plan(h, hd, current, candidate);
         after = score_cores(h, cores);
         own_after = own_score(h, candidate, &hd->request);
@@ -433,14 +456,15 @@ static unsigned max_contended_gain(const HealHost *h, const Plan *p, const Place
  * Whether some move of p's domain could pass worth()'s host-wide test, cheaply, before three plans
  * are made: fewer busy vCPUs contending (max_contended_gain()), or, at most as many, fewer busy
  * host-side threads contending (only where its own host-side load is counted or its busy vCPUs run
- * beside busy host-side threads), fewer nodes (it spans more than one) or nearer ones (some distance of
- * the topology is less than its node's own).
+ * beside busy host-side threads), fewer vCPUs sharing a core (a pass that undoes sharing, and it shares
+ * one while another is free), fewer nodes (it spans more than one) or nearer ones (some distance of the
+ * topology is less than its node's own).
  */
 static bool could_gain(const HealHost *h, const HealParams *hp, const Plan *p, const PlacementRequest *req)
 {
         const Topology *t = h->t;
 
-        if (cpuset_count(p->nodes) > 1)
+        if (cpuset_count(p->nodes) > 1 || (hp->undo_sharing && shares_while_free(h, p)))
                 return true;
         if (req->vcpu_busy && req->host_busy > 0 && !cpuset_is_empty(p->emulator_pin))
                 return true;
@@ -478,7 +502,7 @@ static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParam
         HealMove *m = NULL;
         int best_gain = 0;
 
-        if (!may_gain(h, now, &hd->request) || !could_gain(h, hp, now, &hd->request))
+        if (!may_gain(h, hp, now, &hd->request) || !could_gain(h, hp, now, &hd->request))
                 return NULL;
         current = plan_copy(now);
         params.policy = hd->policy;
@@ -564,7 +588,7 @@ int policy_heal(const Topology *t, const Ledger *l, const PlacementParams *p, co
         for (unsigned i = 0; i < n; i++) {
                 const Plan *cur = ledger_lookup(h->l, domains[i]->key);
                 HealOrder o = {.hd = domains[i]};
-                if (domains[i]->cooling || domains[i]->fixed || !may_gain(h, cur, &domains[i]->request))
+                if (domains[i]->cooling || domains[i]->fixed || !may_gain(h, hp, cur, &domains[i]->request))
                         continue;
                 o.contended = own_contended(h, cur, &domains[i]->request);
                 o.nodes = cpuset_count(cur->nodes);

@@ -21,6 +21,14 @@
  * move, so repeated passes over unchanged load settle and never ping-pong; a per-domain cool-down (the
  * caller's clock) keeps changing load from moving one domain back and forth.
  *
+ * A pass that was asked for (HealParams.undo_sharing: Rebalance) also undoes sharing that arose when
+ * cores were short, however idle the vCPUs: a domain with a vCPU on a shared core moves while a core is
+ * free when fewer of its vCPUs share one (policy_improves(), with it counted) and, with busy vCPUs and
+ * host-side threads contending no more, at least min_gain fewer vCPUs share a core on the host (the
+ * tuple then has "shared" after the host threads). Passes not asked for leave idle sharing alone: it
+ * costs nothing measurable, and the free cores it would take serve busy arrivals better (the
+ * simulator's figures, docs/performance.md).
+ *
  * Constraints are the request's: a move is a policy_place() of the domain's own PlacementRequest or a
  * re-pin of it (policy_repin_local(), policy_repin_near()), so it stays inside <vcpu cpuset>, bound
  * memory stays where it is bound (the vCPUs stay on its nodes, except that a re-pin may run a busy one
@@ -37,6 +45,7 @@ typedef struct HealParams {
         uint64_t memory_budget;   /* bytes of memory that may change nodes per pass, all moves together */
         unsigned min_gain;        /* fewest busy vCPUs a move must stop contending (>= 1) ... */
         double min_distance_gain; /* ... or the least fall of the mean node distance, for nearness alone */
+        bool undo_sharing;        /* an asked-for pass (Rebalance): see below */
 } HealParams;
 
 /* Defaults: what [Placement] Heal=yes takes when HealMaxMoves= and HealMemoryBudget= are not given. */

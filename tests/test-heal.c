@@ -256,6 +256,58 @@ START_TEST(test_idle_sharing_left_alone)
 }
 END_TEST
 
+/* A pass asked for (Rebalance) undoes sharing that arose when cores were short once cores are free,
+ * however idle the vCPUs: every vCPU gets a core of its own while there are cores for it. */
+START_TEST(test_rebalance_undoes_idle_sharing)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = after_departure(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        g_autoptr(GPtrArray) again = NULL;
+        double idle[] = {0.05, 0.1}, busy[] = {0.9, 0.8};
+        HealParams asked = heal_defaults;
+        Domains ds = {0};
+        HealMove *m;
+
+        asked.undo_sharing = true;
+        domains_add(&ds, l, "a")->request.vcpu_busy = idle;
+        domains_add(&ds, l, "c")->request.vcpu_busy = busy;
+        moves = heal(t, l, &asked, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_str_eq(m->key, "c"); /* the overcommitted one moves, not the one whose cores it shares */
+        ck_assert_uint_eq(m->plan->shared_vcpus, 0);
+        ck_assert_msg(strstr(m->why, "vCPUs shared a core, now 0"), "%s", m->why);
+        apply_moves(l, moves);
+        again = heal(t, l, &asked, &ds);
+        ck_assert_uint_eq(again->len, 0);
+}
+END_TEST
+
+/* With no core free, idle vCPUs sharing is what the load rules want: even an asked-for pass moves
+ * nothing for it. */
+START_TEST(test_idle_sharing_left_alone_when_cores_short)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(GPtrArray) moves = NULL;
+        double idle[] = {0.05, 0.1}, busy[] = {0.9, 0.8};
+        HealParams asked = heal_defaults;
+        Domains ds = {0};
+
+        asked.undo_sharing = true;
+        test_place(t, l, &p, "a", 2, GiB);
+        test_place(t, l, &p, "b", 2, GiB);
+        ck_assert_int_eq(test_place(t, l, &p, "c", 2, GiB)->result, PLAN_OVERCOMMITTED);
+        domains_add(&ds, l, "a")->request.vcpu_busy = idle;
+        domains_add(&ds, l, "b")->request.vcpu_busy = busy;
+        domains_add(&ds, l, "c")->request.vcpu_busy = busy;
+        moves = heal(t, l, &asked, &ds);
+        ck_assert_uint_eq(moves->len, 0);
+}
+END_TEST
+
 /* A churned host: repeated passes settle (no ping-pong) and never worsen the host's sharing. */
 START_TEST(test_settles)
 {
@@ -798,6 +850,8 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_memory_budget);
         tcase_add_test(tc, test_bound_memory_stays);
         tcase_add_test(tc, test_idle_sharing_left_alone);
+        tcase_add_test(tc, test_rebalance_undoes_idle_sharing);
+        tcase_add_test(tc, test_idle_sharing_left_alone_when_cores_short);
         tcase_add_test(tc, test_settles);
         tcase_add_test(tc, test_bad_input);
         tcase_add_test(tc, test_may_gain);

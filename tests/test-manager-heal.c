@@ -371,6 +371,49 @@ START_TEST(test_changed_since_read_not_moved)
 }
 END_TEST
 
+/* Every running domain measured idle: two bulk samples 100 ms apart in which no vCPU ran. */
+static void all_idle(Manager *m)
+{
+        for (unsigned k = 0; k < 2; k++) {
+                g_autoptr(GPtrArray) all = manager_list(m);
+                g_autoptr(GHashTable) t = g_hash_table_new_full(g_str_hash, g_str_equal, g_free,
+                                                                (GDestroyNotify)domain_cpu_stats_free);
+                for (unsigned i = 0; i < all->len; i++) {
+                        const Decision *d = g_ptr_array_index(all, i);
+                        DomainCpuStats *st = g_new0(DomainCpuStats, 1);
+                        st->nvcpus = st->nvcpu_times = d->plan ? d->plan->nvcpus : 1;
+                        st->vcpu_time_ns = g_new0(uint64_t, st->nvcpus);
+                        g_hash_table_insert(t, g_strdup(d->uuid), st);
+                }
+                manager_note_stats(m, t);
+                spin(100);
+        }
+}
+
+/* Measured idle, h-c sharing h-a's cores after h-b and h-e leave: healing leaves it there (it costs
+ * nothing measurable), Rebalance, asked for, gives every vCPU a core of its own. */
+START_TEST(test_rebalance_undoes_idle_sharing)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        virDomainPtr doms[4];
+        g_autofree char *report = NULL;
+
+        fill(m, doms);
+        all_idle(m);
+        ck_assert_ptr_nonnull(manager_load(m, manager_lookup(m, "h-c")->uuid));
+        stop(m, doms[1]);
+        stop(m, doms[2]);
+        ck_assert_uint_eq(manager_heal(m, NULL), 0);
+        ck_assert_uint_eq(shared_vcpus(m), 4);
+        ck_assert_uint_eq(manager_rebalance(m, 4, &report), 1);
+        ck_assert_msg(strstr(report, "h-c: moved") && strstr(report, "vCPUs shared a core, now 0"), "%s",
+                      report);
+        ck_assert_uint_eq(shared_vcpus(m), 0);
+        assert_live_pins(doms[3], manager_lookup(m, "h-c")->plan);
+        unfill(m, doms);
+}
+END_TEST
+
 /* libvirt holds a job on h-c (QEMU not answering its monitor; the test driver says so from the guest
  * time: 10000 + N seconds is "occupied" for N ms): each pin would wait 30 s for the job, so the move is
  * refused and h-c stays where it is, without a pin tried; the next pass with the job released moves it. */
@@ -622,6 +665,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_changed_since_read_not_moved);
         tcase_add_test(tc, test_refused_move_plans_the_rest);
         tcase_add_test(tc, test_held_job_not_moved);
+        tcase_add_test(tc, test_rebalance_undoes_idle_sharing);
         tcase_add_test(tc, test_changed_in_a_loop_bounded);
         tcase_add_test(tc, test_gone_since_read_not_moved);
         tcase_add_test(tc, test_metadata_change_read_again);
