@@ -39,6 +39,9 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/domains.sh"
 # shellcheck source=../lib/tap.sh
 . "$HERE/../lib/tap.sh"
+# A heal move after a restore widens the emulator pin past the mask QEMU's other threads took from the saved
+# definition (the setvcpus case above, reached without a hot-add): a note, not a failure, in the walk.
+VIEWS_THREADS_NARROWER=1
 
 echo "# lifecycle: SEED=$SEED STEPS=$STEPS topology $TOPOLOGY"
 echo "# LIFECYCLE_TODO_OPS=\"$LIFECYCLE_TODO_OPS\""
