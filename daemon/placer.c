@@ -215,10 +215,22 @@ static void write_metadata(Manager *m, virDomainPtr dom, Decision *d, const Doma
                 return;
         xml = metadata_format(m->topology, d->plan, decision_result_to_string(d->result), d->memory_binding,
                               user);
-        d->unrecorded =
-            virt_domain_job_held(dom, &error) < 0 || virt_domain_set_metadata(dom, xml, &error) < 0;
+        d->unrecorded = virt_domain_set_metadata(dom, xml, &error) < 0;
         if (d->unrecorded)
                 log_warning("%s: %s; the next reconcile records it again", d->name, error);
+}
+
+/* Whether dom's job is free for a metadata write that nothing before it looked at (after an apply or an
+ * I/O thread read, the look was made there); else d stays unrecorded and the next reconcile writes it. */
+static bool free_to_record(virDomainPtr dom, Decision *d)
+{
+        g_autofree char *error = NULL;
+
+        if (virt_domain_job_held(dom, &error) == 0)
+                return true;
+        d->unrecorded = true;
+        log_warning("%s: %s; the next reconcile records it again", d->name, error);
+        return false;
 }
 
 /* Writes d into dom's metadata again; false when dom is gone or unreadable. */
@@ -236,7 +248,7 @@ static bool record_again(Manager *m, virDomainPtr dom, Decision *d)
 
 void placer_record_again(Manager *m, virDomainPtr dom, Decision *d)
 {
-        if (record_again(m, dom, d) && !d->unrecorded)
+        if (free_to_record(dom, d) && record_again(m, dom, d) && !d->unrecorded)
                 log_info("%s: decision recorded in its metadata again", d->name);
 }
 
@@ -998,7 +1010,8 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
                 g_autoptr(DomainSpec) live = NULL;
                 g_autoptr(DomainSpec) user = NULL;
                 g_clear_pointer(&error, g_free);
-                if (virt_domain_read_spec(dom, false, &live, &error) == 0 && (user = user_spec(dom, live)))
+                if (free_to_record(dom, d) && virt_domain_read_spec(dom, false, &live, &error) == 0 &&
+                    (user = user_spec(dom, live)))
                         write_metadata(m, dom, d, user);
         }
         log_decision(d);

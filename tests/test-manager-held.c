@@ -4,9 +4,9 @@
  * call that needs the job would wait libvirt's 30 s for it, and the daemon's loop with it. Against
  * libvirt's test driver, which reports a held job from the guest time (virDomainSetTime): 10000 + N
  * seconds is "occupied" (a monitor command) for N ms, below 10000 "a background job" for that many ms.
- * Nothing waits: the plan waits for the job, the ledger counts what runs, no record is written, and the
- * domain is placed once the job is released; a job held briefly (a start, another tool's query) is
- * waited for as before.
+ * Nothing waits: the plan waits for the job, the ledger counts what runs, no record is written (nor one
+ * written again by the reconcile), and the domain is placed once the job is released; a job held briefly (a
+ * start, another tool's query) is waited for as before.
  */
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
@@ -219,6 +219,38 @@ START_TEST(test_reconcile_skips_held_job)
 }
 END_TEST
 
+/* A decision whose metadata write failed is written again by the reconcile, not while the job is held. */
+START_TEST(test_record_again_waits_for_held_job)
+{
+        Manager *m = new_manager();
+        virDomainPtr dom = start("j-rec", 1, 0);
+        Decision *d;
+        g_autofree char *before = NULL, *after = NULL;
+
+        ck_assert(spin_until(m, "j-rec", DECISION_PLACED, 3000));
+        d = (Decision *)manager_lookup(m, "j-rec");
+        /* as if the write had failed: no metadata, the decision marked unrecorded */
+        ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, NULL, NULL, PLACEMENTD_XMLNS,
+                                              VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+        d->unrecorded = true;
+        ck_assert_int_eq(virDomainSetTime(dom, OCCUPIED_12S, 0, 0), 0);
+        manager_reconcile(m);
+        ck_assert(d->unrecorded);
+        before = recorded(dom);
+        ck_assert_str_eq(before, "");
+        ck_assert_int_eq(virDomainSetTime(dom, RELEASED, 0, 0), 0);
+        manager_reconcile(m);
+        ck_assert_ptr_eq(manager_lookup(m, "j-rec"), d);
+        ck_assert(!d->unrecorded);
+        after = recorded(dom);
+        ck_assert_str_eq(after, "placed");
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        manager_free(m);
+}
+END_TEST
+
 static Suite *manager_held_suite(void)
 {
         Suite *s = suite_create("manager held job");
@@ -229,6 +261,7 @@ static Suite *manager_held_suite(void)
         tcase_add_test(tc, test_brief_job_waited_for);
         tcase_add_test(tc, test_replace_waits_for_held_job);
         tcase_add_test(tc, test_reconcile_skips_held_job);
+        tcase_add_test(tc, test_record_again_waits_for_held_job);
         suite_add_tcase(s, tc);
         return s;
 }
