@@ -457,10 +457,12 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                                        memory_text(req, req->memory, b, sizeof(b)), set->max_distance,
                                        set->mean_distance, group_note(v, choice), note);
         sharing = sharing_note(v, plan);
-        return g_strdup_printf("no node set has %u %s and %s free; %s is the nearest that holds the memory "
-                               "(%u %s there): %s%s",
-                               req->vcpus, ops->unit, memory_text(req, req->memory, b, sizeof(b)), where,
-                               choice->load.capacity, ops->unit, sharing, note);
+        return g_strdup_printf(
+            "no node set has %u %s and %s free; %s is the nearest that holds the memory"
+            "%s (%u %s there): %s%s",
+            req->vcpus, ops->unit, memory_text(req, req->memory, b, sizeof(b)), where,
+            choice->least_busy ? ", of its equally near sets the one whose least busy core runs least" : "",
+            choice->load.capacity, ops->unit, sharing, note);
 }
 
 void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,

@@ -37,6 +37,14 @@ bool load_core_held(const HostView *v, unsigned c)
         return v->req && v->req->pu_busy && load_core_busy(v, c) >= LOAD_BUSY_THRESHOLD;
 }
 
+/* A core a busy vCPU may take without contending: free, or (measured) under half busy in all. */
+static bool core_calm(const HostView *v, unsigned c)
+{
+        return v->core_free[c] ||
+               (v->req->pu_busy && !policy_core_reserved(v, c) && policy_core_first_usable_pu(v, c) >= 0 &&
+                load_core_busy(v, c) < LOAD_BUSY_THRESHOLD);
+}
+
 unsigned load_calm_capacity(HostView *v)
 {
         const Topology *t = v->t;
@@ -44,16 +52,27 @@ unsigned load_calm_capacity(HostView *v)
 
         for (unsigned n = 0; n < t->nnodes; n++)
                 v->node_capacity[n] = 0;
-        for (unsigned c = 0; c < t->ncores; c++) {
-                bool calm = v->core_free[c] || (v->req->pu_busy && !policy_core_reserved(v, c) &&
-                                                policy_core_first_usable_pu(v, c) >= 0 &&
-                                                load_core_busy(v, c) < LOAD_BUSY_THRESHOLD);
-                if (calm && v->node_allowed[t->cores[c].node])
+        for (unsigned c = 0; c < t->ncores; c++)
+                if (core_calm(v, c) && v->node_allowed[t->cores[c].node])
                         v->node_capacity[t->cores[c].node]++;
-        }
         for (unsigned i = 0; i < v->req->vcpus; i++)
                 busy += vcpu_busy(v->req, i) >= LOAD_BUSY_THRESHOLD;
         return busy;
+}
+
+void load_node_least_busy(const HostView *v, double *out)
+{
+        const Topology *t = v->t;
+
+        for (unsigned n = 0; n < t->nnodes; n++)
+                out[n] = LOAD_NO_CORE;
+        for (unsigned c = 0; c < t->ncores; c++) {
+                unsigned n = t->cores[c].node;
+
+                if (v->node_allowed[n] && !core_calm(v, c) && !policy_core_reserved(v, c) &&
+                    policy_core_first_usable_pu(v, c) >= 0)
+                        out[n] = MIN(out[n], load_core_busy(v, c));
+        }
 }
 
 /* What core c would run busy: what the ledger's domains keep busy there (as measured), plus plan's own

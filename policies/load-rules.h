@@ -33,6 +33,17 @@ bool load_overcommit_applies(const HostView *v, bool by_core);
  */
 unsigned load_calm_capacity(HostView *v);
 
+/* node_least_busy's value for a node with no core that is not calm. */
+#define LOAD_NO_CORE 1e9
+
+/*
+ * For an overcommit by load whose busy vCPUs outnumber the calm cores: fills out[nnodes] with the load
+ * (load_core_busy()) of each allowed node's least busy usable core that is not calm, LOAD_NO_CORE when it
+ * has none. The busy vCPUs beyond the calm cores share such cores, so among equally near sets the one whose
+ * least busy such core runs least is where they lose least (SetSearch.node_least_busy).
+ */
+void load_node_least_busy(const HostView *v, double *out);
+
 /* What the ledger's domains keep busy on core c: the request's measured pu_busy summed over the core's
  * PUs, or, without measurements, one busy vCPU per counted vCPU. The assignment by load
  * (overcommit_assign(), overcommit.h) ranks cores by it. */

@@ -307,9 +307,22 @@ static int next_rank(RankIter *it, const GArray *list, unsigned *next)
         return *next < list->len ? (int)g_array_index(list, unsigned, (*next)++) : -1;
 }
 
+/* The load of the least busy core of set's nodes that is not calm (SetSearch.node_least_busy). */
+static double set_least_busy(const SetSearch *s, const NodeSet *set)
+{
+        double least = s->node_least_busy[nodeset_members(s->table, set)[0]];
+
+        for (unsigned i = 1; i < set->nnodes; i++)
+                least = MIN(least, s->node_least_busy[nodeset_members(s->table, set)[i]]);
+        return least;
+}
+
 /*
  * One pass over the ranked sets: the first that holds target, size_goal and the memory (passes 0 and 1,
- * which skip smaller sets untouched), or the closest fit among all that hold the memory (pass 2).
+ * which skip smaller sets untouched), or the closest fit among all that hold the memory (pass 2). With
+ * SetSearch.node_least_busy, passes 0 and 1 go on through the first qualifying set's group of equally
+ * near sets and take the one whose least busy core runs least (the first of equals); the others kept for
+ * explain are marked busier, or as busy when their least busy core runs as much.
  */
 static bool search_pass(const SetSearch *s, Plan *plan, unsigned pass, unsigned target, unsigned size_goal,
                         uint32_t need_mask, SetChoice *out)
@@ -318,6 +331,8 @@ static bool search_pass(const SetSearch *s, Plan *plan, unsigned pass, unsigned 
         bool need_all = need_mask != 0;
         unsigned kmin = pass < 2 ? set_sums_min_nodes(&s->sums, target, size_goal, s->memory) : 1, next = 0;
         g_autoptr(GArray) supersets = pass < 2 && need_all ? superset_ranks(table, need_mask, kmin) : NULL;
+        double best_busy = 0;
+        int group = -1, first = -1;
         RankIter it;
         int rank;
 
@@ -327,6 +342,8 @@ static bool search_pass(const SetSearch *s, Plan *plan, unsigned pass, unsigned 
                 const NodeSet *set = &table->candidates[r];
                 SetLoad load;
 
+                if (group >= 0 && set->group != (unsigned)group)
+                        break;
                 if (pass < 2 ? !set_sums_may_hold(&s->sums, set, target, size_goal, s->memory)
                              : !set_sums_may_fit(&s->sums, set, 0, s->memory))
                         continue;
@@ -341,9 +358,30 @@ static bool search_pass(const SetSearch *s, Plan *plan, unsigned pass, unsigned 
                 if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
                         keep_candidate(s->v, plan, r, set, &load, false, false);
                 if (load.capacity >= target && load.size >= size_goal) {
-                        out->rank = (int)r;
-                        out->load = load;
-                        break;
+                        PlanCandidate *kept =
+                            plan->candidates->len
+                                ? g_ptr_array_index(plan->candidates, plan->candidates->len - 1)
+                                : NULL;
+                        double busy;
+
+                        if (!s->node_least_busy || pass == 2) {
+                                out->rank = (int)r;
+                                out->load = load;
+                                break;
+                        }
+                        busy = set_least_busy(s, set);
+                        if (kept && kept->rank == r)
+                                kept->busier = true; /* unless chosen: mark_chosen() says so */
+                        if (out->rank < 0) {
+                                group = (int)set->group;
+                                first = (int)r;
+                        }
+                        if (out->rank < 0 || busy < best_busy) {
+                                out->rank = (int)r;
+                                out->load = load;
+                                best_busy = busy;
+                        }
+                        continue;
                 }
                 if (pass == 2 && (out->rank < 0 || closer_fit(&load, &out->load, target, s->vcpus))) {
                         out->rank = (int)r;
@@ -351,6 +389,15 @@ static bool search_pass(const SetSearch *s, Plan *plan, unsigned pass, unsigned 
                 }
         }
         rank_iter_done(&it);
+        out->least_busy = first >= 0 && out->rank != first;
+        for (unsigned i = 0; first >= 0 && i < plan->candidates->len; i++) {
+                PlanCandidate *c = g_ptr_array_index(plan->candidates, i);
+                if (c->busier && (c->rank == (unsigned)out->rank ||
+                                  set_least_busy(s, &table->candidates[c->rank]) <= best_busy)) {
+                        c->busier = false;
+                        c->as_busy = c->rank != (unsigned)out->rank; /* as calm, further in rank order */
+                }
+        }
         return out->rank >= 0;
 }
 

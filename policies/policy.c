@@ -132,8 +132,10 @@ static Plan *unplaceable_request(const PlacementRequest *req, Plan *plan)
 
 /*
  * Overcommit by measured load: the set is the nearest with a calm core per busy vCPU
- * (load_calm_capacity()) instead of a free core per vCPU. v's capacities are restored, and the choice
- * reports the set's free capacity the policy's way.
+ * (load_calm_capacity()) instead of a free core per vCPU; when the host has fewer calm cores than busy
+ * vCPUs, of the nearest sets with all it has, the one whose least busy other core runs least
+ * (load_node_least_busy()). v's capacities are restored, and the choice reports the set's free capacity the
+ * policy's way.
  */
 static bool overcommit_search_by_load(HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory,
                                       Plan *plan, SetChoice *out)
@@ -141,11 +143,17 @@ static bool overcommit_search_by_load(HostView *v, const PolicyOps *ops, unsigne
         const NodeSetTable *table = v->t->nodesets;
         g_autofree unsigned *saved = g_memdup2(v->node_capacity, sizeof(unsigned) * MAX(v->t->nnodes, 1));
         unsigned busy = load_calm_capacity(v);
+        g_autofree double *least_busy = NULL;
         SetSearch s;
         bool found;
 
         set_search_init(&s, v, ops, vcpus, memory); /* its sums over the calm cores */
         s.wanted = busy;
+        if (busy > s.host.capacity) { /* some busy vCPU shares a busy core: where it runs least */
+                least_busy = g_new(double, MAX(v->t->nnodes, 1));
+                load_node_least_busy(v, least_busy);
+                s.node_least_busy = least_busy;
+        }
         found = overcommit_search(&s, plan, out);
         set_search_done(&s);
         memcpy(v->node_capacity, saved, sizeof(unsigned) * MAX(v->t->nnodes, 1));
@@ -155,6 +163,25 @@ static bool overcommit_search_by_load(HostView *v, const PolicyOps *ops, unsigne
                 for (unsigned i = 0; i < set->nnodes; i++)
                         set_load_add(&out->load, v, nodeset_members(table, set)[i]);
         }
+        return found;
+}
+
+/* Overcommit by counted vCPUs; a policy that shares by core takes, of the nearest sets with the most free
+ * cores, the one whose least loaded other core holds the fewest vCPUs (what measured load does with every
+ * vCPU busy). */
+static bool overcommit_search_counted(const HostView *v, const PolicyOps *ops, SetSearch *s, Plan *plan,
+                                      SetChoice *out)
+{
+        g_autofree double *least_busy = NULL;
+        bool found;
+
+        if (ops->overcommit_by_core && v->req && s->wanted > s->host.capacity) {
+                least_busy = g_new(double, MAX(v->t->nnodes, 1));
+                load_node_least_busy(v, least_busy);
+                s->node_least_busy = least_busy;
+        }
+        found = overcommit_search(s, plan, out);
+        s->node_least_busy = NULL;
         return found;
 }
 
@@ -190,7 +217,7 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
                 plan->result = PLAN_PLACED; /* room, but only by splitting a cell */
         else if (load_overcommit_applies(&v, ops->overcommit_by_core)
                      ? overcommit_search_by_load(&v, ops, req->vcpus, bound ? 0 : req->memory, plan, &choice)
-                     : overcommit_search(&search, plan, &choice))
+                     : overcommit_search_counted(&v, ops, &search, plan, &choice))
                 plan->result = PLAN_OVERCOMMITTED;
         else
                 plan->result = PLAN_UNPLACEABLE;

@@ -61,6 +61,10 @@ typedef struct SetSearch {
         unsigned *node_l3_room; /* [nnodes] */
         bool l3_matters;
         bool cells_whole; /* a set qualifies only with room for each guest cell on one node */
+        /* overcommit by measured load with too few calm cores for the busy vCPUs: per node, the load of
+         * its least busy core that is not calm (a big value when none); inside the nearest group the set
+         * whose such core runs least wins, the others' busy vCPUs sharing it. NULL otherwise. */
+        const double *node_least_busy; /* [nnodes] */
 } SetSearch;
 
 /* The set a search settled on. */
@@ -70,6 +74,7 @@ typedef struct SetChoice {
         unsigned group_size; /* qualifying sets in its group of equally near sets */
         bool l3_fit;         /* each node's share of the vCPUs fits the room of one of its L3 groups */
         unsigned l3_unfit;   /* qualifying sets of its group where some node's share does not */
+        bool least_busy;     /* overcommit: chosen in its group by its least busy core (node_least_busy) */
 } SetChoice;
 
 void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory);

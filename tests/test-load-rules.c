@@ -430,6 +430,68 @@ START_TEST(test_overcommit_set_by_calm_cores)
 }
 END_TEST
 
+/* Places a busy 1-vCPU domain (load unknown) on 2 nodes of ncores single-PU cores, each core held by a
+ * domain of its own and measured busy as given: no core is calm, so it shares one. Returns its node. */
+static unsigned place_among_busy_cores(unsigned ncores, const double *core_busy, char **ret_reason)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, ncores, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        PlacementRequest req = {.name = "c", .vcpus = 1, .memory = GiB, .pu_busy = pu_busy};
+        g_autoptr(Plan) plan = NULL;
+
+        for (unsigned pu = 0; pu < t->npus; pu++) {
+                g_autofree char *name = g_strdup_printf("held%u", pu);
+                hold(t, l, name, 1, &pu);
+                pu_busy[pu] = core_busy[pu];
+        }
+        plan = policy_place(t, l, &req, &p);
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        ck_assert_uint_eq(cpuset_count(plan->nodes), 1);
+        *ret_reason = g_strdup(plan->reason);
+        return t->cores[core_of(t, plan, 0)].node;
+}
+
+/* No core is calm: a busy arrival goes to the node whose least busy core runs least, not simply the first
+ * node. Seen on a real host: a busy guest's core (0.72 + 0.27 of its host-side threads) against an idle
+ * guest's (0.12, and 0.52 of host-side threads still starting up): the new busy guest shared the busy one.
+ */
+START_TEST(test_overcommit_set_by_least_busy_core)
+{
+        double busy_first[] = {0.99, 0.64}, busy_last[] = {0.64, 0.99};
+        double nodes_of_two[] = {1.0, 0.6, 0.9, 0.9}, even[] = {0.8, 0.8};
+        g_autofree char *why = NULL, *why2 = NULL, *why3 = NULL, *why4 = NULL;
+
+        ck_assert_uint_eq(place_among_busy_cores(1, busy_first, &why), 1);
+        ck_assert_ptr_nonnull(strstr(why, "the one whose least busy core runs least (0 free cores there)"));
+        ck_assert_uint_eq(place_among_busy_cores(1, busy_last, &why2), 0);
+        /* the node's least busy core counts, not its sum */
+        ck_assert_uint_eq(place_among_busy_cores(2, nodes_of_two, &why3), 0);
+        /* equals: the nearest first, as before */
+        ck_assert_uint_eq(place_among_busy_cores(1, even, &why4), 0);
+}
+END_TEST
+
+/* Without measured load the same rule counts vCPUs: node 0's cores hold two each, node 1's one each. */
+START_TEST(test_overcommit_set_by_least_loaded_core_counted)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        unsigned full[] = {0, 1, 2, 3}, half[] = {4, 6};
+        PlacementRequest req = {.name = "c", .vcpus = 1, .memory = GiB};
+        g_autoptr(Plan) plan = NULL;
+
+        hold(t, l, "full", 4, full);
+        hold(t, l, "half", 2, half);
+        plan = policy_place(t, l, &req, &p);
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        ck_assert_uint_eq(t->cores[core_of(t, plan, 0)].node, 1);
+        ck_assert_ptr_nonnull(strstr(plan->reason, "the one whose least busy core runs least"));
+}
+END_TEST
+
 /* Busy host-side threads with one free core left: the further core their load needs is one whose vCPUs
  * are idle, not the same core's two threads both kept busy. */
 START_TEST(test_host_threads_spread_onto_calm_core)
@@ -640,6 +702,8 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_host_threads_beside_idle_when_full);
         tcase_add_test(tc, test_host_threads_take_own_sibling_when_short);
         tcase_add_test(tc, test_overcommit_set_by_calm_cores);
+        tcase_add_test(tc, test_overcommit_set_by_least_busy_core);
+        tcase_add_test(tc, test_overcommit_set_by_least_loaded_core_counted);
         tcase_add_test(tc, test_host_threads_spread_onto_calm_core);
         tcase_add_test(tc, test_property_assign_matches_scan);
         tcase_add_test(tc, test_property_room_means_no_change);

@@ -72,6 +72,18 @@ char *decision_to_text(const Topology *t, const Decision *d)
         return g_string_free(s, FALSE);
 }
 
+/* What explain says of a candidate set. */
+static const char *verdict(const PlanCandidate *c)
+{
+        if (c->chosen)
+                return c->qualifies ? "chosen" : "chosen (fallback)";
+        if (c->busier)
+                return "busier cores";
+        if (c->as_busy)
+                return "as busy, further";
+        return c->qualifies ? "qualifies" : "too small";
+}
+
 char *plan_explain(const Topology *t, const Plan *p)
 {
         GString *s = g_string_new(NULL);
@@ -91,9 +103,7 @@ char *plan_explain(const Topology *t, const Plan *p)
                 g_autofree char *nodes = cpuset_format(c->nodes);
                 g_string_append_printf(s, "  %-5u %-12s %4u %7.2f %10u %9u %12s  %s\n", c->rank + 1, nodes,
                                        c->max_distance, c->mean_distance, c->free_cores, c->free_pus,
-                                       size_format(c->free_memory, a, sizeof(a)),
-                                       c->chosen ? (c->qualifies ? "chosen" : "chosen (fallback)")
-                                                 : (c->qualifies ? "qualifies" : "too small"));
+                                       size_format(c->free_memory, a, sizeof(a)), verdict(c));
         }
         switch (p->result) {
         case PLAN_PLACED:

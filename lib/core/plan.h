@@ -165,6 +165,8 @@ typedef struct PlanCandidate {
         uint64_t free_memory;
         bool qualifies;
         bool chosen;
+        /* overcommit by load: offered what the chosen set did, its least busy core ran more / as much */
+        bool busier, as_busy;
 } PlanCandidate;
 
 typedef struct Plan {
