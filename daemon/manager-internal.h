@@ -40,6 +40,7 @@ struct Manager {
         uint64_t
             heal_read_max_age_usec; /* a read older than this is read again (HEAL_REQUEST_MAX_AGE_SEC) */
         struct event *held_ev;      /* looks at domains whose job libvirt held again (held.c) */
+        GHashTable *interrupted;    /* uuid -> Plan*: applies the lost connection cut off (interrupted.c) */
 };
 
 /* placer.c */
@@ -86,6 +87,17 @@ void held_done(Manager *m);
 void held_retry_soon(Manager *m);
 /* The look itself: each such domain whose job is free now is placed again. */
 void held_retry_now(Manager *m);
+
+/* interrupted.c: the plan of an apply the lost connection to libvirtd cut off is kept (a copy) until the
+ * reconcile after the reconnect reads the domain. interrupted_claim() takes it out: when the domain
+ * records no decision and its live vCPU pins are the plan's (or none), the pins, emulator pin, memory
+ * binding and I/O thread pins the plan would have made are dropped from user (they are placementd's, not
+ * the user's) and it returns true: the domain is placed anew. interrupted_clear() drops what is left
+ * (domains gone meanwhile). */
+void interrupted_note(Manager *m, const char *uuid, const Plan *plan);
+bool interrupted_claim(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
+                       DomainSpec *user);
+void interrupted_clear(Manager *m);
 
 /* healer.c */
 void healer_init(Manager *m);

@@ -260,6 +260,7 @@ static void reconcile(Manager *m, PlaceOrigin origin)
         }
         for (unsigned i = 0; i < gone->len; i++)
                 placer_forget(m, g_ptr_array_index(gone, i), "no longer running");
+        interrupted_clear(m); /* the domains left in it are gone: every running one was read above */
         virt_domains_free(doms, n);
 }
 
@@ -319,6 +320,7 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->backoff_sec = 1;
         m->ledger = ledger_new(topology);
         m->decisions = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)decision_free);
+        m->interrupted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)plan_free);
         m->reconnect_ev = evtimer_new(base, on_reconnect, m);
         m->teardown_ev = evtimer_new(base, on_teardown, m);
         m->reconcile_ev = event_new(base, -1, EV_PERSIST, on_reconcile, m);
@@ -340,6 +342,7 @@ void manager_free(Manager *m)
         healer_done(m);
         load_monitor_free(m->load);
         g_hash_table_destroy(m->decisions);
+        g_hash_table_destroy(m->interrupted);
         ledger_free(m->ledger);
         topology_free(m->topology);
         config_free(m->config);

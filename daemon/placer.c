@@ -837,6 +837,14 @@ static int carry_out(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec
         bool apply_it = m->config->apply && d->plan->result != PLAN_UNPLACEABLE;
 
         if (apply_it && apply(m, dom, d) == -ENOENT) {
+                if (!virt_domain_connection_alive(dom)) {
+                        /* not gone: the pins made so far stay, with nothing to say they are ours */
+                        interrupted_note(m, d->uuid, d->plan);
+                        placer_forget(m, d->uuid,
+                                      "the connection to libvirtd was lost while it was being pinned; "
+                                      "placed again once it is back");
+                        return -ENOENT;
+                }
                 log_info("%s: gone while being pinned", d->name);
                 placer_forget(m, d->uuid, "gone while being pinned");
                 return -ENOENT;
@@ -923,6 +931,7 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
         PlacementRequest req;
         const char *why;
         Decision *d;
+        bool ours;
         int r;
 
         r = virt_domain_read_spec(dom, false, &live, &error);
@@ -945,13 +954,14 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
                 placer_forget(m, uuid, "gone");
                 return NULL;
         }
+        ours = interrupted_claim(m, dom, uuid, live, user);
         if ((why = domain_spec_opt_out(user)))
                 return skip(m, uuid, live, why, NULL);
         params = params_for(m, user, live->name);
         req = domain_request(user, live);
         cells = domain_request_shape(user, live, topology_default_hugepage_size(m->topology), &req);
         add_load(m, uuid, &req);
-        if ((d = found_running(m, dom, uuid, live, &req, &params, origin)))
+        if (!ours && (d = found_running(m, dom, uuid, live, &req, &params, origin)))
                 return d;
         d = decide(m, uuid, live, &req, &params);
         return carry_out(m, dom, d, user, event_usec) < 0 ? NULL : d;

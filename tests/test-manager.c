@@ -327,6 +327,66 @@ START_TEST(test_hand_pins_adopted)
 }
 END_TEST
 
+/* What the manager holds of a placed domain after libvirtd went away in the middle of its apply: the pins
+ * made so far stay on the domain, no record says they are placementd's, and the decision is forgotten. */
+static char *cut_off(Manager *m, virDomainPtr dom, const char *name)
+{
+        char uuid[VIR_UUID_STRING_BUFLEN];
+
+        ck_assert_int_eq(virDomainGetUUIDString(dom, uuid), 0);
+        ck_assert_int_eq(virt_domain_set_metadata(dom, NULL, NULL), 0);
+        placer_forget(m, uuid, "the connection was lost while it was being pinned (test)");
+        ck_assert_ptr_null(manager_lookup(m, name));
+        return g_strdup(uuid);
+}
+
+/* Seen on a real libvirtd killed during a burst of starts: after the reconnect the reconcile read the pins
+ * an interrupted apply made as the user's and left the domain unplaced. */
+START_TEST(test_apply_cut_off_by_lost_connection)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("m-cut", 2, NULL);
+        Wait w = {m, "m-cut"};
+        g_autoptr(Plan) plan = NULL;
+        g_autofree char *uuid = NULL, *again = NULL;
+        g_autoptr(DomainSpec) live = NULL;
+        const Decision *d;
+
+        ck_assert(spin(known, &w, 3000));
+        plan = plan_copy(manager_lookup(m, "m-cut")->plan);
+        /* without the plan kept: its own pins read as the definition's, and it is not placed */
+        uuid = cut_off(m, dom, "m-cut");
+        manager_reconcile(m);
+        d = manager_lookup(m, "m-cut");
+        ck_assert_int_eq(d->result, DECISION_SKIPPED);
+        ck_assert_ptr_nonnull(strstr(d->reason, "pins vCPUs itself"));
+        /* with it: placed anew, recorded, and pinned as planned */
+        again = cut_off(m, dom, "m-cut");
+        interrupted_note(m, again, plan);
+        manager_reconcile(m);
+        d = manager_lookup(m, "m-cut");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert(!d->pinned_by_hand);
+        assert_live_pins(dom, d->plan);
+        ck_assert_int_eq(virt_domain_read_spec(dom, false, &live, NULL), 0);
+        ck_assert_ptr_nonnull(live->decision);
+        /* the kept plan is used once */
+        ck_assert_uint_eq(g_hash_table_size(m->interrupted), 0);
+        /* pins someone made since are not the plan's: taken as found */
+        g_free(again);
+        again = cut_off(m, dom, "m-cut");
+        interrupted_note(m, again, plan);
+        ck_assert_int_eq(
+            virDomainPinVcpuFlags(dom, 0, &(unsigned char){1u << 7}, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
+        manager_reconcile(m);
+        ck_assert_int_eq(manager_lookup(m, "m-cut")->result, DECISION_SKIPPED);
+        ck_assert_uint_eq(g_hash_table_size(m->interrupted), 0);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_vanished_before_pin)
 {
         Manager *m = new_manager(NULL);
@@ -1090,6 +1150,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_advisory);
         tcase_add_test(tc, test_hand_pins_adopted);
         tcase_add_test(tc, test_vanished_before_pin);
+        tcase_add_test(tc, test_apply_cut_off_by_lost_connection);
         tcase_add_test(tc, test_plan_changes_nothing);
         tcase_add_test(tc, test_undefined_while_running);
         tcase_add_test(tc, test_name_reused);

@@ -22,6 +22,12 @@ static int failed(virDomainPtr dom, const char *what, char **ret_error)
         return gone ? -ENOENT : held ? -EBUSY : -EIO;
 }
 
+bool virt_domain_connection_alive(virDomainPtr dom)
+{
+        virConnectPtr conn = virDomainGetConnect(dom);
+        return conn && virConnectIsAlive(conn) == 1;
+}
+
 int virt_domain_job_held(virDomainPtr dom, char **ret_error)
 {
         virDomainControlInfo info;

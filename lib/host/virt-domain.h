@@ -32,6 +32,10 @@ int virt_domain_job_held(virDomainPtr dom, char **ret_error);
  * live one). */
 int virt_domain_read_spec(virDomainPtr dom, bool inactive, DomainSpec **ret, char **ret_error);
 
+/* Whether dom's connection to libvirtd still stands (a call that failed on a closed one says nothing of
+ * the domain). */
+bool virt_domain_connection_alive(virDomainPtr dom);
+
 int virt_domain_pin_vcpu(virDomainPtr dom, unsigned vcpu, const CpuSet *cpus, char **ret_error);
 int virt_domain_pin_emulator(virDomainPtr dom, const CpuSet *cpus, char **ret_error);
 /* Live pin of the I/O thread with this id (<iothreadids>). */

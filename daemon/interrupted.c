@@ -1,0 +1,78 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Plans whose apply the lost connection to libvirtd cut off. The pins made before the loss stay on the
+ * running domain, and no record says they are placementd's: without this, the reconcile after the
+ * reconnect would read them as the user's (<cputune><vcpupin> in a transient domain's live definition)
+ * and leave the domain unplaced. Each plan is kept until that reconcile reads the domain.
+ */
+#include "log.h"
+#include "manager-internal.h"
+#include "virt-domain.h"
+
+void interrupted_note(Manager *m, const char *uuid, const Plan *plan)
+{
+        g_hash_table_replace(m->interrupted, g_strdup(uuid), plan_copy(plan));
+}
+
+void interrupted_clear(Manager *m)
+{
+        g_hash_table_remove_all(m->interrupted);
+}
+
+/* Whether every live vCPU pin of dom is either the plan's pin for it or none (every host CPU, or every
+ * CPU of allowed), and at least one is the plan's. */
+static bool pins_are_plans(const Manager *m, virDomainPtr dom, const Plan *plan, unsigned nvcpus,
+                           const CpuSet *allowed)
+{
+        g_autoptr(CpuSet) anywhere = cpuset_copy(m->topology->all_pus);
+        CpuSet **pins = NULL;
+        bool ours = true, any = false;
+
+        if (allowed) { /* libvirt's default pin for <vcpu cpuset>: the host CPUs of the cpuset */
+                g_autoptr(CpuSet) forbidden = cpuset_copy(m->topology->all_pus);
+                cpuset_subtract(forbidden, allowed);
+                cpuset_subtract(anywhere, forbidden);
+        }
+        if (nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, &pins, NULL) < 0)
+                return false;
+        for (unsigned i = 0; i < nvcpus && ours; i++) {
+                g_autoptr(CpuSet) missing = cpuset_copy(anywhere);
+                bool planned = i < plan->nvcpus && !cpuset_is_empty(plan->vcpu_pins[i]) &&
+                               cpuset_equal(pins[i], plan->vcpu_pins[i]);
+
+                cpuset_subtract(missing, pins[i]);
+                any |= planned;
+                ours = planned || cpuset_is_empty(missing);
+        }
+        virt_pins_free(pins, nvcpus);
+        return ours && any;
+}
+
+bool interrupted_claim(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
+                       DomainSpec *user)
+{
+        g_autoptr(Plan) plan = NULL;
+        gpointer key = NULL, value = NULL;
+
+        if (!g_hash_table_steal_extended(m->interrupted, uuid, &key, &value))
+                return false;
+        g_free(key);
+        plan = value;
+        if (live->decision || !pins_are_plans(m, dom, plan, live->vcpus, user->vcpu_cpuset))
+                return false; /* recorded after all, or pinned by someone since: as found */
+        /* placementd placed it, so its definition pinned nothing itself; what the live one pins now the
+         * interrupted apply made */
+        user->has_vcpupin = false;
+        if (user->vcpupins)
+                g_array_set_size(user->vcpupins, 0);
+        if (!cpuset_is_empty(plan->emulator_pin))
+                user->has_emulatorpin = false;
+        if (!plan->keep_memory)
+                g_clear_pointer(&user->memory_nodeset, cpuset_free);
+        if (user->iothreadpins && plan->iothreads)
+                cpuset_subtract(user->iothreadpins, plan->iothreads);
+        g_clear_pointer(&user->user_xml, g_free); /* not the user's: placementd touched it */
+        log_info("%s: its pins are the ones an apply cut off by the lost connection made; placing it again",
+                 live->name);
+        return true;
+}
