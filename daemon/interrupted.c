@@ -60,18 +60,19 @@ bool interrupted_claim(Manager *m, virDomainPtr dom, const char *uuid, const Dom
         plan = value;
         if (live->decision || !pins_are_plans(m, dom, plan, live->vcpus, user->vcpu_cpuset))
                 return false; /* recorded after all, or pinned by someone since: as found */
-        /* placementd placed it, so its definition pinned nothing itself; what the live one pins now the
-         * interrupted apply made */
-        user->has_vcpupin = false;
-        if (user->vcpupins)
-                g_array_set_size(user->vcpupins, 0);
-        if (!cpuset_is_empty(plan->emulator_pin))
-                user->has_emulatorpin = false;
-        if (!plan->keep_memory)
-                g_clear_pointer(&user->memory_nodeset, cpuset_free);
-        if (user->iothreadpins && plan->iothreads)
-                cpuset_subtract(user->iothreadpins, plan->iothreads);
-        g_clear_pointer(&user->user_xml, g_free); /* not the user's: placementd touched it */
+        /* placementd placed it, so its definition pinned no vCPU itself: when user shows pins, it was
+         * read from the live definition (a transient domain), and what that pins the interrupted apply
+         * made */
+        if (user->has_vcpupin) {
+                user->has_vcpupin = false;
+                if (!cpuset_is_empty(plan->emulator_pin))
+                        user->has_emulatorpin = false;
+                if (!plan->keep_memory)
+                        g_clear_pointer(&user->memory_nodeset, cpuset_free);
+                if (user->iothreadpins && plan->iothreads)
+                        cpuset_subtract(user->iothreadpins, plan->iothreads);
+                g_clear_pointer(&user->user_xml, g_free); /* not the user's: placementd touched it */
+        }
         log_info("%s: its pins are the ones an apply cut off by the lost connection made; placing it again",
                  live->name);
         return true;

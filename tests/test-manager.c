@@ -387,6 +387,42 @@ START_TEST(test_apply_cut_off_by_lost_connection)
 }
 END_TEST
 
+/* The same for a persistent domain: its inactive definition pins nothing, and the reconcile took the cut
+ * apply's pins for someone else's ("already pinned when placementd found it", adopted half-made). */
+START_TEST(test_apply_cut_off_persistent)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = virDomainDefineXML(conn, "<domain type='test'><name>m-cut-p</name>"
+                                                    "<memory unit='MiB'>512</memory><vcpu>2</vcpu>"
+                                                    "<os><type>hvm</type></os></domain>");
+        Wait w = {m, "m-cut-p"};
+        g_autoptr(Plan) plan = NULL;
+        g_autofree char *uuid = NULL, *again = NULL;
+        const Decision *d;
+
+        ck_assert_ptr_nonnull(dom);
+        ck_assert_int_eq(virDomainCreate(dom), 0);
+        ck_assert(spin(known, &w, 3000));
+        plan = plan_copy(manager_lookup(m, "m-cut-p")->plan);
+        uuid = cut_off(m, dom, "m-cut-p");
+        manager_reconcile(m);
+        d = manager_lookup(m, "m-cut-p");
+        ck_assert_int_eq(d->result, DECISION_SKIPPED);
+        ck_assert(d->pinned_by_hand);
+        again = cut_off(m, dom, "m-cut-p");
+        interrupted_note(m, again, plan);
+        manager_reconcile(m);
+        d = manager_lookup(m, "m-cut-p");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert(!d->pinned_by_hand);
+        assert_live_pins(dom, d->plan);
+        virDomainDestroy(dom);
+        virDomainUndefine(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_vanished_before_pin)
 {
         Manager *m = new_manager(NULL);
@@ -1151,6 +1187,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_hand_pins_adopted);
         tcase_add_test(tc, test_vanished_before_pin);
         tcase_add_test(tc, test_apply_cut_off_by_lost_connection);
+        tcase_add_test(tc, test_apply_cut_off_persistent);
         tcase_add_test(tc, test_plan_changes_nothing);
         tcase_add_test(tc, test_undefined_while_running);
         tcase_add_test(tc, test_name_reused);
