@@ -50,3 +50,15 @@ Manager *fixture_manager_new(struct event_base *base, const char *topology, cons
         ck_assert(manager_connected(m));
         return m;
 }
+
+virDomainPtr fixture_define_and_start(virConnectPtr conn, const char *name, unsigned vcpus)
+{
+        g_autofree char *xml =
+            g_strdup_printf("<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>"
+                            "<vcpu>%u</vcpu><os><type>hvm</type></os></domain>",
+                            name, vcpus);
+        virDomainPtr dom = virDomainDefineXML(conn, xml);
+
+        ck_assert_msg(dom != NULL && virDomainCreate(dom) == 0, "cannot start %s", name);
+        return dom;
+}

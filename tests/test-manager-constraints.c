@@ -73,13 +73,7 @@ static virDomainPtr start(const char *name, unsigned vcpus, const char *vcpu_att
  */
 static virDomainPtr define_and_start(const char *name, unsigned vcpus)
 {
-        g_autofree char *xml =
-            g_strdup_printf("<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>"
-                            "<vcpu>%u</vcpu><os><type>hvm</type></os></domain>",
-                            name, vcpus);
-        virDomainPtr dom = virDomainDefineXML(conn, xml);
-        ck_assert_msg(dom != NULL && virDomainCreate(dom) == 0, "cannot start %s", name);
-        return dom;
+        return fixture_define_and_start(conn, name, vcpus);
 }
 
 static void stop(virDomainPtr dom)

@@ -328,8 +328,10 @@ START_TEST(test_hand_pins_adopted)
 END_TEST
 
 /* What the manager holds of a placed domain after libvirtd went away in the middle of its apply: the pins
- * made so far stay on the domain, no record says they are placementd's, and the decision is forgotten. */
-static char *cut_off(Manager *m, virDomainPtr dom, const char *name)
+ * made so far stay on the domain, no record says they are placementd's, and the decision is forgotten.
+ * With plan, the manager keeps it as the cut apply's. Then the reconcile after the reconnect runs. */
+static const Decision *cut_off_and_reconcile(Manager *m, virDomainPtr dom, const char *name,
+                                             const Plan *plan)
 {
         char uuid[VIR_UUID_STRING_BUFLEN];
 
@@ -337,50 +339,55 @@ static char *cut_off(Manager *m, virDomainPtr dom, const char *name)
         ck_assert_int_eq(virt_domain_set_metadata(dom, NULL, NULL), 0);
         placer_forget(m, uuid, "the connection was lost while it was being pinned (test)");
         ck_assert_ptr_null(manager_lookup(m, name));
-        return g_strdup(uuid);
+        if (plan)
+                interrupted_note(m, uuid, plan);
+        manager_reconcile(m);
+        ck_assert_uint_eq(g_hash_table_size(m->interrupted), 0); /* a kept plan is used once */
+        ck_assert_ptr_nonnull(manager_lookup(m, name));
+        return manager_lookup(m, name);
 }
 
-/* Seen on a real libvirtd killed during a burst of starts: after the reconnect the reconcile read the pins
- * an interrupted apply made as the user's and left the domain unplaced. */
-START_TEST(test_apply_cut_off_by_lost_connection)
+/* Places dom (named name, running) as usual, then cuts its apply off twice: without the plan kept (the
+ * reconcile's verdict is returned in *ret_before) and with it, where it must be placed anew, recorded, and
+ * pinned as planned. Returns the kept plan. */
+static Plan *cut_off_twice(Manager *m, virDomainPtr dom, const char *name, DecisionResult *ret_before,
+                           bool *ret_by_hand)
 {
-        Manager *m = new_manager(NULL);
-        virDomainPtr dom = start_domain("m-cut", 2, NULL);
-        Wait w = {m, "m-cut"};
-        g_autoptr(Plan) plan = NULL;
-        g_autofree char *uuid = NULL, *again = NULL;
+        Wait w = {m, name};
         g_autoptr(DomainSpec) live = NULL;
         const Decision *d;
+        Plan *plan;
 
         ck_assert(spin(known, &w, 3000));
-        plan = plan_copy(manager_lookup(m, "m-cut")->plan);
-        /* without the plan kept: its own pins read as the definition's, and it is not placed */
-        uuid = cut_off(m, dom, "m-cut");
-        manager_reconcile(m);
-        d = manager_lookup(m, "m-cut");
-        ck_assert_int_eq(d->result, DECISION_SKIPPED);
-        ck_assert_ptr_nonnull(strstr(d->reason, "pins vCPUs itself"));
-        /* with it: placed anew, recorded, and pinned as planned */
-        again = cut_off(m, dom, "m-cut");
-        interrupted_note(m, again, plan);
-        manager_reconcile(m);
-        d = manager_lookup(m, "m-cut");
+        plan = plan_copy(manager_lookup(m, name)->plan);
+        d = cut_off_and_reconcile(m, dom, name, NULL);
+        *ret_before = d->result;
+        *ret_by_hand = d->pinned_by_hand;
+        d = cut_off_and_reconcile(m, dom, name, plan);
         ck_assert_int_eq(d->result, DECISION_PLACED);
         ck_assert(!d->pinned_by_hand);
         assert_live_pins(dom, d->plan);
         ck_assert_int_eq(virt_domain_read_spec(dom, false, &live, NULL), 0);
         ck_assert_ptr_nonnull(live->decision);
-        /* the kept plan is used once */
-        ck_assert_uint_eq(g_hash_table_size(m->interrupted), 0);
+        return plan;
+}
+
+/* Seen on a real libvirtd killed during a burst of starts: after the reconnect the reconcile read the pins
+ * an interrupted apply made in a transient domain's live definition as the user's, and never placed it. */
+START_TEST(test_apply_cut_off_by_lost_connection)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("m-cut", 2, NULL);
+        g_autoptr(Plan) plan = NULL;
+        DecisionResult before;
+        bool by_hand;
+
+        plan = cut_off_twice(m, dom, "m-cut", &before, &by_hand);
+        ck_assert_int_eq(before, DECISION_SKIPPED); /* "its definition pins vCPUs itself" */
         /* pins someone made since are not the plan's: taken as found */
-        g_free(again);
-        again = cut_off(m, dom, "m-cut");
-        interrupted_note(m, again, plan);
         ck_assert_int_eq(
             virDomainPinVcpuFlags(dom, 0, &(unsigned char){1u << 7}, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
-        manager_reconcile(m);
-        ck_assert_int_eq(manager_lookup(m, "m-cut")->result, DECISION_SKIPPED);
-        ck_assert_uint_eq(g_hash_table_size(m->interrupted), 0);
+        ck_assert_int_eq(cut_off_and_reconcile(m, dom, "m-cut", plan)->result, DECISION_SKIPPED);
         virDomainDestroy(dom);
         virDomainFree(dom);
         free_manager(m);
@@ -392,30 +399,14 @@ END_TEST
 START_TEST(test_apply_cut_off_persistent)
 {
         Manager *m = new_manager(NULL);
-        virDomainPtr dom = virDomainDefineXML(conn, "<domain type='test'><name>m-cut-p</name>"
-                                                    "<memory unit='MiB'>512</memory><vcpu>2</vcpu>"
-                                                    "<os><type>hvm</type></os></domain>");
-        Wait w = {m, "m-cut-p"};
+        virDomainPtr dom = fixture_define_and_start(conn, "m-cut-p", 2);
         g_autoptr(Plan) plan = NULL;
-        g_autofree char *uuid = NULL, *again = NULL;
-        const Decision *d;
+        DecisionResult before;
+        bool by_hand;
 
-        ck_assert_ptr_nonnull(dom);
-        ck_assert_int_eq(virDomainCreate(dom), 0);
-        ck_assert(spin(known, &w, 3000));
-        plan = plan_copy(manager_lookup(m, "m-cut-p")->plan);
-        uuid = cut_off(m, dom, "m-cut-p");
-        manager_reconcile(m);
-        d = manager_lookup(m, "m-cut-p");
-        ck_assert_int_eq(d->result, DECISION_SKIPPED);
-        ck_assert(d->pinned_by_hand);
-        again = cut_off(m, dom, "m-cut-p");
-        interrupted_note(m, again, plan);
-        manager_reconcile(m);
-        d = manager_lookup(m, "m-cut-p");
-        ck_assert_int_eq(d->result, DECISION_PLACED);
-        ck_assert(!d->pinned_by_hand);
-        assert_live_pins(dom, d->plan);
+        plan = cut_off_twice(m, dom, "m-cut-p", &before, &by_hand);
+        ck_assert_int_eq(before, DECISION_SKIPPED);
+        ck_assert(by_hand);
         virDomainDestroy(dom);
         virDomainUndefine(dom);
         virDomainFree(dom);
@@ -459,13 +450,9 @@ END_TEST
 START_TEST(test_undefined_while_running)
 {
         Manager *m = new_manager(NULL);
-        virDomainPtr dom = virDomainDefineXML(conn, "<domain type='test'><name>m-persist</name>"
-                                                    "<memory unit='MiB'>512</memory><vcpu>2</vcpu>"
-                                                    "<os><type>hvm</type></os></domain>");
+        virDomainPtr dom = fixture_define_and_start(conn, "m-persist", 2);
         Wait w = {m, "m-persist"};
 
-        ck_assert_ptr_nonnull(dom);
-        ck_assert_int_eq(virDomainCreate(dom), 0);
         ck_assert(spin(known, &w, 3000));
         ck_assert_int_eq(virDomainUndefine(dom), 0);
         spin(NULL, NULL, 100);
