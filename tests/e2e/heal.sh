@@ -17,10 +17,11 @@
 #   4. a burst of departures (idle, and the busy guest busy-3 does not share with) frees a core: without any
 #      request, healing moves one of the two contending guests there; the two busy guests left end on cores
 #      of their own, and the log says heal did it;
-#   5. restarted with MemoryBinding=yes: busy-4 shares the less busy guest's core and placementd binds its
-#      memory to that node (strict, which libvirt will not change on a running domain); when the other
-#      busy guest leaves, healing re-pins busy-4 to the freed core on the other node and leaves the binding
-#      as it is (the nearest node with a calm core; placementd's own binding);
+#   5. busy-4 starts while placementd is stopped, which restarts with MemoryBinding=yes and places it
+#      before any load is measured: beside the busy guest on node 0 (the only node this machine can bind
+#      memory to), its memory bound there (strict, which libvirt will not change on a running domain);
+#      when the other busy guest leaves, healing re-pins busy-4 to the freed core on node 1 and leaves the
+#      binding as it is (the nearest node with a calm core; placementd's own binding);
 #   6. a restart adopts that decision (a vCPU away from its memory) as it stands and moves nothing.
 # Exits 77 (skip) when the guest kernel or busybox is missing (.ci/install-e2e-deps.sh provides them) or when
 # this is not root. Last line: "heal: N passed, M failed".
@@ -210,33 +211,33 @@ sleep 1.5 # one more HealInterval: nothing is left to move
 check "no other heal move: $(pd_log_since "$mark" | grep -c 'healed without a request') in the log" \
     test "$(pd_log_since "$mark" | grep -c 'healed without a request')" = 1
 
-# 5. memory that cannot move: placementd restarts with MemoryBinding=yes and adopts both guests (placed
-#    unbound). busy-4 arrives with no core free, overcommitted beside the less busy of the two, and
-#    placementd binds its memory to that node (strict; libvirt will not change that binding on a running
-#    domain). When the other busy guest leaves the other node, healing re-pins busy-4's vCPU to the freed
-#    core and leaves the binding as it is.
+# 5. memory that cannot move: busy-4 starts while placementd is stopped; placementd restarts with
+#    MemoryBinding=yes, adopts both busy guests (placed unbound) and places busy-4 before any load is
+#    measured: no core free and both as busy by count, so it is overcommitted on the nearest node, node 0
+#    (the only node this machine can bind memory to), and placementd binds its memory there (strict;
+#    libvirt will not change that binding on a running domain). When the busy guest on node 1 leaves,
+#    healing re-pins busy-4's vCPU to the freed core and leaves the binding as it is.
 numa_of() { e2e_virsh numatune "$1" --live 2>/dev/null | awk -F': *' '/numa_mode|numa_nodeset/ { printf "%s%s", sep, $2; sep = " " }'; }
 pd_stop
+check "${P}busy-4 starts while placementd is stopped" start_busy "${P}busy-4"
 if pd_start "$TOPO" HealInterval=1 LoadInterval=1 MemoryBinding=yes; then
     ok "placementd restarts with MemoryBinding=yes"
 else
     not_ok "placementd restarts with MemoryBinding=yes"
     exit 1
 fi
-check "${P}busy-4 starts" start_busy "${P}busy-4"
 wait_known "${P}busy-4"
-wait_load "${P}busy-4" 1 || true
 B4=$(cpu_of "${P}busy-4") # CPU n is node n
-if [ "$B4" = "$(cpu_of "$STAY")" ]; then
+if [ "$(cpu_of "$STAY")" = 0 ]; then
     PARTNER=$STAY OTHER=${P}busy-3
 else
     PARTNER=${P}busy-3 OTHER=$STAY
 fi
-FREED=$((1 - ${B4:-0}))
-check "busy-4 ($(result_of "${P}busy-4")) shares $PARTNER's CPU $B4 (node $B4)" \
-    test -n "$B4" -a "$B4" = "$(cpu_of "$PARTNER")"
-check "busy-4's memory is bound live to node $B4 by placementd (numatune: $(numa_of "${P}busy-4"))" \
-    test "$(numa_of "${P}busy-4")" = "strict $B4"
+check "busy-4 ($(result_of "${P}busy-4")) shares $PARTNER's CPU $B4 on node 0" \
+    test "$B4" = 0 -a "$B4" = "$(cpu_of "$PARTNER")"
+check "busy-4's memory is bound live to node 0 by placementd (numatune: $(numa_of "${P}busy-4"))" \
+    test "$(numa_of "${P}busy-4")" = "strict 0"
+wait_load "${P}busy-4" 1 || true
 mark=$(pd_log_mark)
 check "$OTHER leaves" e2e_domain_destroy "$OTHER"
 wait_healed "$mark"
@@ -244,15 +245,15 @@ check "placementd healed ${healed:-nobody} (busy-4, the overcommitted one) witho
     test "$healed" = "${P}busy-4"
 C4=$(cpu_of "${P}busy-4")
 CP=$(cpu_of "$PARTNER")
-check "/proc: busy-4 on CPU $C4, $PARTNER on CPU $CP: each on a core of its own" test "$C4" = "$FREED" -a "$CP" = "$B4"
+check "/proc: busy-4 on CPU $C4, $PARTNER on CPU $CP: each on a core of its own" test "$C4" = 1 -a "$CP" = 0
 shown=$(pdctl show "${P}busy-4")
 diag "$shown"
 NODES=$(pd_attr nodes "$(pd_decision "${P}busy-4")")
 check "busy-4 went to the nearest node with a free core, its memory left (why)" \
     grep -q 'nearest node with one' <<<"$shown"
 check "its live binding is unchanged ($(numa_of "${P}busy-4")), the decision says applied, nodes ${NODES:-?}" \
-    test "$(numa_of "${P}busy-4")" = "strict $B4" -a "$NODES" = 0-1 -a \
-    -n "$(grep "^  memory nodes: *$B4 (binding applied)" <<<"$shown")"
+    test "$(numa_of "${P}busy-4")" = "strict 0" -a "$NODES" = 0-1 -a \
+    -n "$(grep '^  memory nodes: *0 (binding applied)' <<<"$shown")"
 
 # 6. a restart adopts the re-pinned decision as it stands (its vCPU away from its memory) and moves nothing
 pd_stop
@@ -268,6 +269,6 @@ check "busy-4 is adopted from its recorded decision (log)" \
     grep -q "${P}busy-4: .*, adopted (" <<<"$(pd_log_since "$mark")"
 check "after the restart busy-4 still runs on CPU $C4, $PARTNER on $CP" \
     test "$(cpu_of "${P}busy-4")" = "$C4" -a "$(cpu_of "$PARTNER")" = "$CP"
-check "its decision still spans nodes 0-1, memory bound to node $B4" \
-    test "$(pd_attr nodes "$(pd_decision "${P}busy-4")")" = 0-1 -a "$(numa_of "${P}busy-4")" = "strict $B4" -a \
-    -n "$(pdctl show "${P}busy-4" | grep "^  memory nodes: *$B4 (binding applied)")"
+check "its decision still spans nodes 0-1, memory bound to node 0" \
+    test "$(pd_attr nodes "$(pd_decision "${P}busy-4")")" = 0-1 -a "$(numa_of "${P}busy-4")" = "strict 0" -a \
+    -n "$(pdctl show "${P}busy-4" | grep '^  memory nodes: *0 (binding applied)')"
