@@ -24,25 +24,17 @@ void interrupted_clear(Manager *m)
 static bool pins_are_plans(const Manager *m, virDomainPtr dom, const Plan *plan, unsigned nvcpus,
                            const CpuSet *allowed)
 {
-        g_autoptr(CpuSet) anywhere = cpuset_copy(m->topology->all_pus);
         CpuSet **pins = NULL;
         bool ours = true, any = false;
 
-        if (allowed) { /* libvirt's default pin for <vcpu cpuset>: the host CPUs of the cpuset */
-                g_autoptr(CpuSet) forbidden = cpuset_copy(m->topology->all_pus);
-                cpuset_subtract(forbidden, allowed);
-                cpuset_subtract(anywhere, forbidden);
-        }
         if (nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, &pins, NULL) < 0)
                 return false;
         for (unsigned i = 0; i < nvcpus && ours; i++) {
-                g_autoptr(CpuSet) missing = cpuset_copy(anywhere);
                 bool planned = i < plan->nvcpus && !cpuset_is_empty(plan->vcpu_pins[i]) &&
                                cpuset_equal(pins[i], plan->vcpu_pins[i]);
 
-                cpuset_subtract(missing, pins[i]);
                 any |= planned;
-                ours = planned || cpuset_is_empty(missing);
+                ours = planned || placer_runs_anywhere(m, pins[i], allowed);
         }
         virt_pins_free(pins, nvcpus);
         return ours && any;

@@ -48,6 +48,9 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
 /* Adopts the domain's recorded decision when it checks out, quietly; false leaves it to placer_place. */
 bool placer_adopt(Manager *m, virDomainPtr dom);
 void placer_forget(Manager *m, const char *uuid, const char *why);
+/* Whether a thread pinned to pins may run on every CPU placementd knows, or on every one of allowed
+ * (libvirt's default pin for <vcpu cpuset>) when given: nobody pinned it. */
+bool placer_runs_anywhere(const Manager *m, const CpuSet *pins, const CpuSet *allowed);
 /* Writes d's metadata again after a write that failed (d->unrecorded), e.g. when libvirtd went away. */
 void placer_record_again(Manager *m, virDomainPtr dom, Decision *d);
 /*

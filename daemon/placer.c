@@ -74,6 +74,19 @@ static Decision *record(Manager *m, Decision *d, Plan *plan)
         return d;
 }
 
+bool placer_runs_anywhere(const Manager *m, const CpuSet *pins, const CpuSet *allowed)
+{
+        g_autoptr(CpuSet) missing = cpuset_copy(m->topology->all_pus);
+
+        if (allowed) { /* the host CPUs of the cpuset */
+                g_autoptr(CpuSet) forbidden = cpuset_copy(m->topology->all_pus);
+                cpuset_subtract(forbidden, allowed);
+                cpuset_subtract(missing, forbidden);
+        }
+        cpuset_subtract(missing, pins);
+        return cpuset_is_empty(missing);
+}
+
 /*
  * Live pins other than "anywhere" mean someone pinned it; anywhere is every host CPU, or every host CPU of
  * <vcpu cpuset> (libvirt's default pin for it). Returns the pins or NULL.
@@ -86,16 +99,8 @@ static CpuSet **hand_pins(Manager *m, virDomainPtr dom, unsigned nvcpus, const C
 
         if (nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, &pins, &error) < 0)
                 return NULL;
-        for (unsigned i = 0; i < nvcpus && !pinned; i++) {
-                g_autoptr(CpuSet) missing = cpuset_copy(m->topology->all_pus);
-                g_autoptr(CpuSet) forbidden = cpuset_copy(m->topology->all_pus);
-                if (allowed) {
-                        cpuset_subtract(forbidden, allowed);
-                        cpuset_subtract(missing, forbidden); /* the host CPUs of the cpuset */
-                }
-                cpuset_subtract(missing, pins[i]);
-                pinned = !cpuset_is_empty(missing);
-        }
+        for (unsigned i = 0; i < nvcpus && !pinned; i++)
+                pinned = !placer_runs_anywhere(m, pins[i], allowed);
         if (!pinned) {
                 virt_pins_free(pins, nvcpus);
                 return NULL;
@@ -252,15 +257,6 @@ void placer_record_again(Manager *m, virDomainPtr dom, Decision *d)
                 log_info("%s: decision recorded in its metadata again", d->name);
 }
 
-/* Whether pins lets a thread run on every CPU placementd knows (nobody pinned it). */
-static bool runs_anywhere(const Manager *m, const CpuSet *pins)
-{
-        g_autoptr(CpuSet) missing = cpuset_copy(m->topology->all_pus);
-
-        cpuset_subtract(missing, pins);
-        return cpuset_is_empty(missing);
-}
-
 bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
 {
         g_autofree unsigned *ids = NULL;
@@ -299,7 +295,8 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
                         changed = true;
                         continue;
                 }
-                if (cpuset_is_empty(rule) || (!runs_anywhere(m, pins[i]) && !cpuset_equal(pins[i], rule)))
+                if (cpuset_is_empty(rule) ||
+                    (!placer_runs_anywhere(m, pins[i], NULL) && !cpuset_equal(pins[i], rule)))
                         continue; /* no rule to follow (the emulator is left alone), or pinned by someone */
                 if (!cpuset_equal(pins[i], rule) &&
                     virt_domain_pin_iothread(dom, ids[i], rule, &pin_error) < 0) {
