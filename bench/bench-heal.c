@@ -168,7 +168,7 @@ static void bench_load_update(void)
         for (unsigned r = 0; r <= ROUNDS; r++) {
                 g_autoptr(GHashTable) sample = fake_sample(r);
                 uint64_t t0 = bench_now_ns();
-                load_monitor_update(lm, sample, (uint64_t)(r + 1) * 5000000);
+                load_monitor_update(lm, sample, (uint64_t)(r + 1) * 5000000, 0);
                 if (r)
                         ms += ms_since(t0);
         }

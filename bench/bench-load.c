@@ -111,7 +111,8 @@ static void row_params(Row row, const Config *spread, const Config *pack, const 
             row == ROW_EXPLICIT_LOAD || row == ROW_EXPLICIT_HEAL_LOAD || row == ROW_EXPLICIT_HEAL_LOAD_PACK;
         if (row == ROW_NUMAD) {
                 p->placer = numad_load_placer();
-                p->use_load = true; /* numad measures; it rebalances every scan (numad-load.h) */
+                p->use_load = true;     /* numad measures; it rebalances every scan (numad-load.h) */
+                p->load_warmup_sec = 0; /* and takes a process's second scan as its load */
         }
         if (row == ROW_NOVA)
                 p->placer = baseline_placer(BASELINE_NOVA_PREFER);
@@ -386,12 +387,13 @@ int main(int argc, char **argv)
                         "memory_moved_bytes,mean_memory_distance,largest_fit_mean,largest_fit_min,"
                         "overcommitted,unplaceable,vcpus_mean,seconds,bound_paired_contended_fraction\n");
         printf("## Placement under load\n\n%u arrivals per run, seed %u, mean lifetime %u s; the daemon's "
-               "defaults: load measured every %u s (half-life %.0f s rising, %.0f s falling), "
+               "defaults: load measured every %u s (half-life %.0f s rising, %.0f s falling, a domain's "
+               "first %u s set aside), "
                "a heal pass %u s after a departure and right after a load change, at most %u moves; "
                "a busy pair on siblings loses %.0f%% each.\n",
                o.run.arrivals, o.run.seed, o.lifetime_sec, defaults->load_interval_sec,
-               LOAD_RISE_HALF_LIFE_SEC, LOAD_FALL_HALF_LIFE_SEC, defaults->heal_interval_sec,
-               defaults->heal_max_moves, 100 * CONTENTION_SIBLING_LOSS);
+               LOAD_RISE_HALF_LIFE_SEC, LOAD_FALL_HALF_LIFE_SEC, defaults->load_warmup_sec,
+               defaults->heal_interval_sec, defaults->heal_max_moves, 100 * CONTENTION_SIBLING_LOSS);
         for (unsigned i = 0; i < bench_nquality_hosts; i++) {
                 const BenchHost *h = &bench_quality_hosts[i];
                 g_autoptr(Topology) t = NULL;

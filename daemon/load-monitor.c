@@ -61,7 +61,7 @@ static double vcpu_busy(double ran, double waited)
 }
 
 /* Folds the sample s into e; true when e's class changed. */
-static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_usec)
+static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_usec, double warmup_sec)
 {
         unsigned before = load_class(e->load);
         unsigned n = s->nvcpu_times;
@@ -76,7 +76,7 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
                             s->vcpu_wait_ns ? load_fraction(e->vcpu_wait[i], s->vcpu_wait_ns[i], elapsed_ns)
                                             : 0);
                 domain_load_update(e->load, busy, n, load_fraction(e->host_ns, s->host_ns, elapsed_ns),
-                                   (double)elapsed_ns / 1e9, LOAD_HALF_LIFE, NULL);
+                                   (double)elapsed_ns / 1e9, LOAD_SMOOTHING(warmup_sec), NULL);
         }
         if (e->nvcpus != n) {
                 e->vcpu_ns = g_renew(uint64_t, e->vcpu_ns, MAX(n, 1));
@@ -92,7 +92,7 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
         return load_class(e->load) != before;
 }
 
-unsigned load_monitor_update(LoadMonitor *lm, GHashTable *stats, uint64_t now_usec)
+unsigned load_monitor_update(LoadMonitor *lm, GHashTable *stats, uint64_t now_usec, unsigned warmup_sec)
 {
         GHashTableIter it;
         gpointer key, value;
@@ -108,7 +108,7 @@ unsigned load_monitor_update(LoadMonitor *lm, GHashTable *stats, uint64_t now_us
                         g_hash_table_insert(lm->entries, g_strdup(key), e);
                 }
                 e->generation = lm->generation;
-                if (entry_update(e, value, now_usec))
+                if (entry_update(e, value, now_usec, warmup_sec))
                         changed++;
         }
         g_hash_table_iter_init(&it, lm->entries);

@@ -6,8 +6,8 @@
  * interval for every domain) into smoothed load (load.h). A vCPU's load is the time it ran plus the time
  * it was ready but waited for a host CPU (counted up to as much as it ran), over the interval: two busy
  * vCPUs time-sharing one CPU each run half the time, and each is still fully busy. A domain's load is
- * unknown until two samples are seen (a fraction needs two counter readings); a domain missing from a sample
- * is forgotten.
+ * unknown until two samples are seen (a fraction needs two counter readings) and its start-up is over
+ * (load.h: the warm-up); a domain missing from a sample is forgotten.
  */
 
 #include <glib.h>
@@ -23,11 +23,12 @@ void load_monitor_free(LoadMonitor *lm);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(LoadMonitor, load_monitor_free)
 
 /*
- * Folds one sample (UUID -> DomainCpuStats) taken at now_usec (CLOCK_MONOTONIC) into the loads. A vCPU
- * count that changed starts the domain's counters again. Returns how many domains changed class: became
- * known, or gained or lost a busy vCPU, or their host-side threads became busy or quiet.
+ * Folds one sample (UUID -> DomainCpuStats) taken at now_usec (CLOCK_MONOTONIC) into the loads; a domain's
+ * samples over its first warmup_sec seconds seen are set aside as its start-up ([Placement] LoadWarmup=).
+ * A vCPU count that changed starts the domain's counters again. Returns how many domains changed class:
+ * became known, or gained or lost a busy vCPU, or their host-side threads became busy or quiet.
  */
-unsigned load_monitor_update(LoadMonitor *lm, GHashTable *stats, uint64_t now_usec);
+unsigned load_monitor_update(LoadMonitor *lm, GHashTable *stats, uint64_t now_usec, unsigned warmup_sec);
 
 /* The smoothed load of the domain with uuid; NULL when unknown. */
 const DomainLoad *load_monitor_lookup(const LoadMonitor *lm, const char *uuid);

@@ -560,7 +560,7 @@ void manager_note_stats(Manager *m, GHashTable *stats)
 {
         if (!m->config->load_interval_sec)
                 return;
-        if (load_monitor_update(m->load, stats, monotonic_usec()) > 0)
+        if (load_monitor_update(m->load, stats, monotonic_usec(), m->config->load_warmup_sec) > 0)
                 manager_heal_now(m, "measured load changed");
 }
 

@@ -48,6 +48,7 @@ void sim_params_from_config(SimParams *p, const Config *c)
             .heal = c->heal && c->apply && c->heal_max_moves > 0,
             .use_load = c->load_interval_sec > 0,
             .interval_sec = c->load_interval_sec,
+            .load_warmup_sec = c->load_warmup_sec,
             .heal_interval_sec = c->heal_interval_sec,
             .heal_max_moves = c->heal_max_moves,
             .heal_memory_budget = c->heal_memory_budget,
@@ -232,7 +233,7 @@ static void oracle_learn(const Sim *s, SimDomain *d)
         for (unsigned v = 0; v < d->vcpus; v++)
                 busy[v] = d->busy;
         d->load->known = false; /* a first sample is taken as it is, unsmoothed */
-        domain_load_update(d->load, busy, d->vcpus, d->host, 1.0, LOAD_HALF_LIFE, NULL);
+        domain_load_update(d->load, busy, d->vcpus, d->host, 1.0, LOAD_SMOOTHING(0), NULL);
 }
 
 /* One measurement: every domain's mean load since its last sample goes into its smoothed load. A class
@@ -254,7 +255,7 @@ static void measure(Sim *s)
                         busy[v] = d->busy_sum / d->sum_time;
                 /* values are the trace's, validated: the update cannot fail */
                 domain_load_update(d->load, busy, d->vcpus, d->host_sum / d->sum_time, d->sum_time,
-                                   LOAD_HALF_LIFE, NULL);
+                                   LOAD_SMOOTHING(s->p->load_warmup_sec), NULL);
                 d->busy_sum = d->host_sum = d->sum_time = 0;
                 if (load_class(d->load) != before)
                         heal_in(s, 0); /* a load class changed: at once (manager_heal_now()) */

@@ -9,8 +9,9 @@
  * no tick at all is replayed as if one second passed after each event). The replay follows the daemon's
  * configuration and timing ([Placement] LoadInterval=, Heal=, HealInterval=, HealMaxMoves=,
  * HealMemoryBudget=, MemoryBinding=): every LoadInterval seconds each domain's load is measured (its mean
- * over the interval, one raw sample) and smoothed by lib/core/load.h with the daemon's half-lives; the
- * engine sees only what was measured (a domain is unknown, so all busy, until its first sample). A departure
+ * over the interval, one raw sample) and smoothed by lib/core/load.h with the daemon's half-lives and
+ * LoadWarmup=; the engine sees only what was measured (a domain is unknown, so all busy, until its first
+ * sample after the warm-up). A departure
  * arms one heal pass (policies/heal.h) HealInterval seconds later (later departures join it); a measurement
  * that changes a domain's load class (its busy vCPUs, busy host-side threads) runs one right after it
  * unless one is armed; a pass that used all its moves arms another; a
@@ -96,6 +97,7 @@ typedef struct SimParams {
         bool heal;                        /* Heal= (and Apply=yes, HealMaxMoves= above 0) */
         bool use_load;                    /* LoadInterval= above 0: load is measured and used */
         double interval_sec;              /* LoadInterval= */
+        double load_warmup_sec;           /* LoadWarmup=: a domain's first samples set aside */
         double heal_interval_sec;         /* HealInterval= */
         unsigned heal_max_moves;          /* HealMaxMoves= */
         uint64_t heal_memory_budget;      /* HealMemoryBudget= */

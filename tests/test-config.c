@@ -75,11 +75,12 @@ START_TEST(test_heal_and_load_keys)
 {
         g_autoptr(Config) d = load_ok("");
         g_autoptr(Config) c = load_ok("[Placement]\nHeal=no\nHealMaxMoves=5\nHealInterval=0\n"
-                                      "HealMemoryBudget=512M\nLoadInterval=20\n");
+                                      "HealMemoryBudget=512M\nLoadInterval=20\nLoadWarmup=0\n");
         g_autofree char *text = config_format(c);
         g_autoptr(Config) again = load_ok(text);
         g_autofree char *e1 = load_fail("[Placement]\nHealMaxMoves=1001\nLoadInterval=1h\n");
         g_autofree char *e2 = load_fail("[Placement]\nHeal=sometimes\nHealMemoryBudget=-1\n");
+        g_autofree char *e3 = load_fail("[Placement]\nLoadWarmup=-5\n");
 
         /* on by default: a few moves per pass, a few seconds after a departure */
         ck_assert(d->heal);
@@ -87,11 +88,14 @@ START_TEST(test_heal_and_load_keys)
         ck_assert_uint_eq(d->heal_interval_sec, 5);
         ck_assert_uint_eq(d->heal_memory_budget, UINT64_C(8) << 30);
         ck_assert_uint_eq(d->load_interval_sec, 5);
+        ck_assert_uint_eq(d->load_warmup_sec, 5);
         ck_assert(!c->heal);
         ck_assert_uint_eq(c->heal_max_moves, 5);
         ck_assert_uint_eq(c->heal_interval_sec, 0);
         ck_assert_uint_eq(c->heal_memory_budget, UINT64_C(512) << 20);
         ck_assert_uint_eq(c->load_interval_sec, 20);
+        ck_assert_uint_eq(c->load_warmup_sec, 0);
+        ck_assert_uint_eq(again->load_warmup_sec, 0);
         ck_assert_ptr_nonnull(strstr(text, "Heal=no\nHealMaxMoves=5\n"));
         ck_assert(!again->heal);
         ck_assert_uint_eq(again->heal_memory_budget, UINT64_C(512) << 20);
@@ -100,6 +104,8 @@ START_TEST(test_heal_and_load_keys)
         ck_assert_ptr_nonnull(strstr(e1, "LoadInterval=1h"));
         ck_assert_ptr_nonnull(strstr(e2, "Heal=sometimes"));
         ck_assert_ptr_nonnull(strstr(e2, "HealMemoryBudget=-1"));
+        ck_assert_ptr_nonnull(strstr(e3, "LoadWarmup=-5"));
+        ck_assert_ptr_nonnull(strstr(e3, "seconds from 0 to 3600"));
 }
 END_TEST
 

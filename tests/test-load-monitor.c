@@ -38,9 +38,9 @@ START_TEST(test_two_samples_make_a_load)
         g_autoptr(GHashTable) none = g_hash_table_new(g_str_hash, g_str_equal);
         const DomainLoad *l;
 
-        ck_assert_uint_eq(load_monitor_update(lm, s0, 1000000), 0);
+        ck_assert_uint_eq(load_monitor_update(lm, s0, 1000000, 0), 0);
         ck_assert_ptr_null(load_monitor_lookup(lm, "u")); /* one reading is no fraction yet */
-        ck_assert_uint_eq(load_monitor_update(lm, s1, 2000000), 1);
+        ck_assert_uint_eq(load_monitor_update(lm, s1, 2000000, 0), 1);
         l = load_monitor_lookup(lm, "u");
         ck_assert_ptr_nonnull(l);
         ck_assert(NEAR(l->vcpu_busy[0], 0.9));
@@ -49,12 +49,12 @@ START_TEST(test_two_samples_make_a_load)
         ck_assert_uint_eq(domain_load_busy_vcpus(l, 2), 1);
         ck_assert_uint_eq(load_monitor_known(lm), 1);
         /* counters that stood still for a second: idle for a second, smoothed, still busy; no change */
-        ck_assert_uint_eq(load_monitor_update(lm, s1, 3000000), 0);
+        ck_assert_uint_eq(load_monitor_update(lm, s1, 3000000, 0), 0);
         l = load_monitor_lookup(lm, "u");
         ck_assert(l->vcpu_busy[0] < 0.9 && l->vcpu_busy[0] > 0.85);
         ck_assert_uint_eq(domain_load_busy_vcpus(l, 2), 1);
         /* gone from a sample: forgotten */
-        load_monitor_update(lm, none, 4000000);
+        load_monitor_update(lm, none, 4000000, 0);
         ck_assert_ptr_null(load_monitor_lookup(lm, "u"));
 }
 END_TEST
@@ -72,7 +72,7 @@ START_TEST(test_turning_busy_seen_in_two_samples)
         for (unsigned i = 0; i < 4; i++) {
                 g_autoptr(GHashTable) s = sample("up", 1, &up[i], 0);
                 add(s, "down", 1, &down[i], 0);
-                changed[i] = load_monitor_update(lm, s, (uint64_t)(i + 1) * 5 * G_USEC_PER_SEC);
+                changed[i] = load_monitor_update(lm, s, (uint64_t)(i + 1) * 5 * G_USEC_PER_SEC, 0);
         }
         /* after 5 s of it "up" is not busy yet, after 10 s it is: a class change for the heal pass */
         ck_assert_uint_eq(changed[2], 0);
@@ -92,11 +92,11 @@ START_TEST(test_hotplug_restarts_counters)
         g_autoptr(GHashTable) s1 = sample("u", 1, one_later, 0);
         g_autoptr(GHashTable) s2 = sample("u", 2, two, 0);
 
-        load_monitor_update(lm, s0, 1000000);
-        load_monitor_update(lm, s1, 2000000);
+        load_monitor_update(lm, s0, 1000000, 0);
+        load_monitor_update(lm, s1, 2000000, 0);
         ck_assert(NEAR(load_monitor_lookup(lm, "u")->vcpu_busy[0], 0.5));
         /* a new vCPU has no earlier reading: the sample only starts its counters */
-        load_monitor_update(lm, s2, 3000000);
+        load_monitor_update(lm, s2, 3000000, 0);
         ck_assert_uint_eq(load_monitor_lookup(lm, "u")->nvcpus, 1);
         ck_assert(NEAR(load_monitor_lookup(lm, "u")->vcpu_busy[0], 0.5));
 }
@@ -113,8 +113,8 @@ START_TEST(test_waiting_counts_as_busy)
 
         st0->vcpu_wait_ns = g_memdup2(zero, sizeof(zero));
         st1->vcpu_wait_ns = g_memdup2(half, sizeof(half));
-        load_monitor_update(lm, s0, 1000000);
-        load_monitor_update(lm, s1, 2000000);
+        load_monitor_update(lm, s0, 1000000, 0);
+        load_monitor_update(lm, s1, 2000000, 0);
         ck_assert(NEAR(load_monitor_lookup(lm, "u")->vcpu_busy[0], 1.0));
 }
 END_TEST
@@ -129,10 +129,53 @@ START_TEST(test_waking_often_stays_idle)
 
         ((DomainCpuStats *)g_hash_table_lookup(s0, "u"))->vcpu_wait_ns = g_memdup2(zero, sizeof(zero));
         ((DomainCpuStats *)g_hash_table_lookup(s1, "u"))->vcpu_wait_ns = g_memdup2(waited, sizeof(waited));
-        load_monitor_update(lm, s0, 1000000);
-        load_monitor_update(lm, s1, 2000000);
+        load_monitor_update(lm, s0, 1000000, 0);
+        load_monitor_update(lm, s1, 2000000, 0);
         ck_assert(NEAR(load_monitor_lookup(lm, "u")->vcpu_busy[0], 0.1));
         ck_assert_uint_eq(domain_load_busy_vcpus(load_monitor_lookup(lm, "u"), 1), 0);
+}
+END_TEST
+
+/*
+ * A guest as a real host showed it (libvirtd + QEMU, sampled every second): for its first 3 s its emulator
+ * thread builds the machine (0.46 cores) while its vCPU barely runs (0.04), then its vCPU spins. Taken
+ * from its first sample on, 11 s in it reads an idle vCPU and busy-looking host threads; with the
+ * start-up set aside it is unknown (counted busy, as at its start) and then busy at once.
+ */
+static const DomainLoad *start_up(LoadMonitor *lm, unsigned warmup_sec, unsigned *ret_changed)
+{
+        uint64_t vcpu = 0, host = 0;
+
+        *ret_changed = 0;
+        for (unsigned s = 0; s <= 11; s++) {
+                g_autoptr(GHashTable) t = NULL;
+                if (s > 0) {
+                        vcpu += s <= 3 ? SEC / 25 : SEC;
+                        host += s <= 3 ? SEC * 46 / 100 : SEC / 50;
+                }
+                t = sample("u", 1, &vcpu, host);
+                *ret_changed += load_monitor_update(lm, t, (uint64_t)(s + 1) * G_USEC_PER_SEC, warmup_sec);
+                if (s > 0 && s < 11 && warmup_sec == 10)
+                        ck_assert_ptr_null(load_monitor_lookup(lm, "u")); /* start-up: unknown */
+        }
+        return load_monitor_lookup(lm, "u");
+}
+
+START_TEST(test_start_up_set_aside)
+{
+        g_autoptr(LoadMonitor) taken = load_monitor_new();
+        g_autoptr(LoadMonitor) aside = load_monitor_new();
+        unsigned changed_taken, changed_aside;
+        const DomainLoad *lt = start_up(taken, 0, &changed_taken);
+        const DomainLoad *la = start_up(aside, 10, &changed_aside);
+
+        ck_assert_uint_eq(domain_load_busy_vcpus(lt, 1), 0);
+        ck_assert(lt->host_busy > 0.3);
+        ck_assert_uint_eq(domain_load_busy_vcpus(la, 1), 1);
+        ck_assert(NEAR(la->vcpu_busy[0], 1.0));
+        ck_assert(NEAR(la->host_busy, 0.02));
+        ck_assert_uint_eq(changed_aside, 1); /* one class change: unknown to busy */
+        ck_assert_uint_ge(changed_taken, 1);
 }
 END_TEST
 
@@ -145,6 +188,7 @@ static Suite *load_monitor_suite(void)
         tcase_add_test(tc, test_hotplug_restarts_counters);
         tcase_add_test(tc, test_waiting_counts_as_busy);
         tcase_add_test(tc, test_waking_often_stays_idle);
+        tcase_add_test(tc, test_start_up_set_aside);
         suite_add_tcase(s, tc);
         return s;
 }

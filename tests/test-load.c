@@ -9,7 +9,7 @@
 
 #define NEAR(a, b) (fabs((a) - (b)) < 1e-9)
 /* One half-life both ways: the interval arithmetic alone. */
-#define EVEN30 ((LoadHalfLife){.rise_sec = 30, .fall_sec = 30})
+#define EVEN30 ((LoadSmoothing){.rise_sec = 30, .fall_sec = 30})
 
 START_TEST(test_unknown_until_sampled)
 {
@@ -18,7 +18,7 @@ START_TEST(test_unknown_until_sampled)
 
         ck_assert_ptr_null(domain_load_vcpu_busy(l));
         ck_assert_uint_eq(domain_load_busy_vcpus(l, 3), 3); /* unknown: every vCPU busy */
-        ck_assert_int_eq(domain_load_update(l, one, 2, 0.5, 10, LOAD_HALF_LIFE, NULL), 0);
+        ck_assert_int_eq(domain_load_update(l, one, 2, 0.5, 10, LOAD_SMOOTHING(0), NULL), 0);
         ck_assert(l->known);
         /* the first sample is taken as it is */
         ck_assert(NEAR(domain_load_vcpu_busy(l)[0], 0.25));
@@ -53,12 +53,12 @@ START_TEST(test_rises_show_sooner)
         g_autoptr(DomainLoad) down = domain_load_new();
         double quiet = 0.05, idle = 0, busy = 1;
 
-        ck_assert_int_eq(domain_load_update(up, &quiet, 1, 0, 5, LOAD_HALF_LIFE, NULL), 0);
-        ck_assert_int_eq(domain_load_update(down, &busy, 1, 2, 5, LOAD_HALF_LIFE, NULL), 0);
+        ck_assert_int_eq(domain_load_update(up, &quiet, 1, 0, 5, LOAD_SMOOTHING(0), NULL), 0);
+        ck_assert_int_eq(domain_load_update(down, &busy, 1, 2, 5, LOAD_SMOOTHING(0), NULL), 0);
         /* ten seconds of a step, two samples at the default LoadInterval= */
         for (int i = 0; i < 2; i++) {
-                ck_assert_int_eq(domain_load_update(up, &busy, 1, 2, 5, LOAD_HALF_LIFE, NULL), 0);
-                ck_assert_int_eq(domain_load_update(down, &idle, 1, 0, 5, LOAD_HALF_LIFE, NULL), 0);
+                ck_assert_int_eq(domain_load_update(up, &busy, 1, 2, 5, LOAD_SMOOTHING(0), NULL), 0);
+                ck_assert_int_eq(domain_load_update(down, &idle, 1, 0, 5, LOAD_SMOOTHING(0), NULL), 0);
         }
         /* a vCPU that turned busy is seen busy, host-side threads likewise */
         ck_assert(NEAR(up->vcpu_busy[0], 0.525)); /* half of the way from 0.05 to 1 */
@@ -69,7 +69,7 @@ START_TEST(test_rises_show_sooner)
         ck_assert_uint_eq(domain_load_busy_vcpus(down, 1), 1);
         /* and is idle after the fall's half-life */
         for (int i = 0; i < 4; i++)
-                ck_assert_int_eq(domain_load_update(down, &idle, 1, 0, 5, LOAD_HALF_LIFE, NULL), 0);
+                ck_assert_int_eq(domain_load_update(down, &idle, 1, 0, 5, LOAD_SMOOTHING(0), NULL), 0);
         ck_assert(NEAR(down->vcpu_busy[0], 0.5));
         ck_assert(NEAR(down->host_busy, 1.0));
 }
@@ -87,7 +87,7 @@ START_TEST(test_bad_samples)
         ck_assert_int_eq(domain_load_update(l, &ok, 1, INFINITY, 10, EVEN30, &e3), -EINVAL);
         ck_assert_int_eq(domain_load_update(l, &ok, 1, 0, 0, EVEN30, &e4), -EINVAL);
         ck_assert_int_eq(
-            domain_load_update(l, &ok, 1, 0, 10, (LoadHalfLife){.rise_sec = 0, .fall_sec = 30}, NULL),
+            domain_load_update(l, &ok, 1, 0, 10, (LoadSmoothing){.rise_sec = 0, .fall_sec = 30}, NULL),
             -EINVAL);
         ck_assert_ptr_nonnull(strstr(e4, "interval"));
         ck_assert(!l->known); /* nothing taken from a bad sample */
@@ -110,6 +110,61 @@ START_TEST(test_hotplug_keeps_smoothing)
         ck_assert(NEAR(l->vcpu_busy[2], 0.75)); /* new: the sample */
         ck_assert_int_eq(domain_load_update(l, two, 1, 0, 30, EVEN30, NULL), 0);
         ck_assert_uint_eq(l->nvcpus, 1);
+}
+END_TEST
+
+/* Samples a domain gets over intervals of interval_sec, with a warm-up of 10 s, until its load is known;
+ * returns how many were set aside. */
+static unsigned set_aside(double interval_sec)
+{
+        g_autoptr(DomainLoad) l = domain_load_new();
+        double busy = 1;
+        unsigned n = 0;
+
+        for (; n < 100; n++) {
+                ck_assert_int_eq(domain_load_update(l, &busy, 1, 0, interval_sec, LOAD_SMOOTHING(10), NULL),
+                                 0);
+                if (l->known)
+                        break;
+        }
+        ck_assert(l->known);
+        ck_assert(NEAR(l->sampled_sec, interval_sec)); /* only the sample after the warm-up counts */
+        ck_assert(NEAR(l->warmup_sec, n * interval_sec));
+        return n;
+}
+
+START_TEST(test_warmup_sets_start_up_aside)
+{
+        g_autoptr(DomainLoad) l = domain_load_new();
+        double start_up = 0.04, busy = 1;
+
+        /* a sample at least half in the first 10 s is start-up */
+        ck_assert_uint_eq(set_aside(5), 2);
+        ck_assert_uint_eq(set_aside(1), 10);
+        ck_assert_uint_eq(set_aside(6), 2);  /* 6-12 s: two thirds in it */
+        ck_assert_uint_eq(set_aside(8), 1);  /* 8-16 s: a quarter */
+        ck_assert_uint_eq(set_aside(30), 0); /* a third: the long sample is the domain's load */
+        ck_assert_uint_eq(set_aside(4.9999), 2);
+        ck_assert_uint_eq(set_aside(5.0001), 2);
+        /* the first sample after it is taken as it is: no trace of the start-up */
+        for (int i = 0; i < 3; i++)
+                ck_assert_int_eq(domain_load_update(l, &start_up, 1, 0.46, 5, LOAD_SMOOTHING(10), NULL), 0);
+        ck_assert(l->known);
+        ck_assert(NEAR(l->vcpu_busy[0], 0.04));
+        ck_assert(NEAR(l->host_busy, 0.46));
+        l->known = false;
+        l->warmup_sec = 0;
+        for (int i = 0; i < 3; i++)
+                ck_assert_int_eq(domain_load_update(l, i < 2 ? &start_up : &busy, 1, i < 2 ? 0.46 : 0, 5,
+                                                    LOAD_SMOOTHING(10), NULL),
+                                 0);
+        ck_assert(NEAR(l->vcpu_busy[0], 1.0));
+        ck_assert(NEAR(l->host_busy, 0));
+        /* once known, nothing is set aside again; a bad warm-up is refused */
+        ck_assert_int_eq(domain_load_update(l, &start_up, 1, 0, 5, LOAD_SMOOTHING(1000), NULL), 0);
+        ck_assert(l->vcpu_busy[0] < 1.0);
+        ck_assert_int_eq(domain_load_update(l, &busy, 1, 0, 5, LOAD_SMOOTHING(-1), NULL), -EINVAL);
+        ck_assert_int_eq(domain_load_update(l, &busy, 1, 0, 5, LOAD_SMOOTHING(NAN), NULL), -EINVAL);
 }
 END_TEST
 
@@ -160,6 +215,7 @@ static Suite *load_suite(void)
         tcase_add_test(tc, test_rises_show_sooner);
         tcase_add_test(tc, test_bad_samples);
         tcase_add_test(tc, test_hotplug_keeps_smoothing);
+        tcase_add_test(tc, test_warmup_sets_start_up_aside);
         tcase_add_test(tc, test_fraction);
         tcase_add_test(tc, test_pu_busy);
         suite_add_tcase(s, tc);

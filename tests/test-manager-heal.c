@@ -56,9 +56,13 @@ static bool spin_until(Manager *m, const char *name, bool want_known)
         return false;
 }
 
+/* config_text's [Placement] section gets LoadWarmup=0: the samples these tests make, 100 ms apart, are
+ * taken from the first (test_start_up_heals_nothing keeps the default). */
 static Manager *new_manager(const char *config_text)
 {
-        return fixture_manager_new(base, TOPOLOGY, config_text);
+        g_autofree char *text = g_strconcat(config_text, "LoadWarmup=0\n", NULL);
+
+        return fixture_manager_new(base, TOPOLOGY, text);
 }
 
 /* Starts a domain whose <vcpu> element carries vcpu_attrs (e.g. " cpuset='0-1'"). */
@@ -179,6 +183,28 @@ static GHashTable *sample(const char *uuid, uint64_t vcpu_ns)
         g_hash_table_insert(t, g_strdup(uuid), s);
         return t;
 }
+
+/* A domain's first samples are its start-up (LoadWarmup=, 5 s by default): they make no load and run
+ * no heal pass; the domain stays counted busy, as it was placed. */
+START_TEST(test_start_up_heals_nothing)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nHealInterval=60\n");
+        virDomainPtr a = start(m, "h-a", 1);
+        g_autofree char *uuid = g_strdup(manager_lookup(m, "h-a")->uuid);
+        g_autoptr(GHashTable) first = sample(uuid, 0), second = sample(uuid, UINT64_C(80000000));
+
+        manager_note_stats(m, first);
+        spin(100);
+        manager_note_stats(m, second); /* taken with LoadWarmup=0: test_load_change_heals_at_once */
+        spin(20);
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 0);
+        ck_assert_ptr_null(manager_load(m, uuid));
+        virDomainDestroy(a);
+        virDomainFree(a);
+        manager_free(m);
+        spin(20);
+}
+END_TEST
 
 /* Departures wait HealInterval= for more to join them; a measurement that changes a domain's load class
  * comes with every other domain's in one bulk sample, so its pass runs at the loop's next turn. */
@@ -658,6 +684,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_burst_of_stops_one_heal);
         tcase_add_test(tc, test_heal_off);
+        tcase_add_test(tc, test_start_up_heals_nothing);
         tcase_add_test(tc, test_load_change_heals_at_once);
         tcase_add_test(tc, test_unplug_heals);
         tcase_add_test(tc, test_rebalance_keeps_constraints);

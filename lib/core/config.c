@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
 #include "file-read.h"
+#include "load.h"
 #include "size.h"
 #include "topology.h"
 
@@ -270,6 +271,7 @@ static const ConfigKey config_keys[] = {
      "a size in bytes with an optional K, M, G or T suffix"},
     {"Placement", "LoadInterval", parse_interval, offsetof(Config, load_interval_sec),
      "seconds from 0 (off) to 3600"},
+    {"Placement", "LoadWarmup", parse_interval, offsetof(Config, load_warmup_sec), "seconds from 0 to 3600"},
     {"Placement", "Fit", parse_fit, offsetof(Config, placement.fit), "spread, pack"},
     /* added: where emulator and I/O threads go when no idle sibling is left; unset = ReservedCPUs= */
     {"Placement", "HousekeepingCPUs", parse_cpuset, offsetof(Config, placement.housekeeping_cpus),
@@ -298,6 +300,7 @@ Config *config_new_default(void)
         c->heal_interval_sec = 5;
         c->heal_memory_budget = UINT64_C(8) << 30;
         c->load_interval_sec = 5;
+        c->load_warmup_sec = (unsigned)LOAD_WARMUP_SEC;
         return c;
 }
 
@@ -411,7 +414,9 @@ char *config_format(const Config *c)
             "[Placement]\nPolicy=%s\nVCPUPin=%s\nEmulatorPin=%s\nReservedCPUs=%s\n"
             "MemoryReserve=%llu\nApply=%s\nMemoryBinding=%s\nPlaceRunning=%s\nReconcileSec=%u\n"
             "MemoryTiers=%s\nCoreKinds=%s\n"
-            "Heal=%s\nHealMaxMoves=%u\nHealInterval=%u\nHealMemoryBudget=%llu\nLoadInterval=%u\nFit=%s\n"
+            "Heal=%s\nHealMaxMoves=%u\nHealInterval=%u\nHealMemoryBudget=%llu\nLoadInterval=%u\nLoadWarmup=%"
+            "u\n"
+            "Fit=%s\n"
             "HousekeepingCPUs=%s\n"
             "\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=%s\n\n[Metrics]\nListen=%s\n",
             policy_kind_to_string(c->placement.policy), vcpu_pin_mode_to_string(c->placement.vcpu_pin),
@@ -420,8 +425,8 @@ char *config_format(const Config *c)
             c->memory_binding ? "yes" : "no", c->place_running ? "yes" : "no", c->reconcile_sec, tiers,
             core_kinds_mode_to_string(c->placement.core_kinds), c->heal ? "yes" : "no", c->heal_max_moves,
             c->heal_interval_sec, (unsigned long long)c->heal_memory_budget, c->load_interval_sec,
-            fit_mode_to_string(c->placement.fit), housekeeping, c->uri, bus_kind_to_string(c->bus),
-            c->metrics_listen ? c->metrics_listen : "");
+            c->load_warmup_sec, fit_mode_to_string(c->placement.fit), housekeeping, c->uri,
+            bus_kind_to_string(c->bus), c->metrics_listen ? c->metrics_listen : "");
 }
 
 /* The effective configuration as a key file, for comparing and merging key by key. */

@@ -42,6 +42,7 @@ typedef struct Config {
         unsigned heal_interval_sec;  /* [Placement] HealInterval=: debounce, and the spacing of passes */
         uint64_t heal_memory_budget; /* [Placement] HealMemoryBudget=: bytes changing nodes per pass */
         unsigned load_interval_sec;  /* [Placement] LoadInterval=: seconds between samples, 0 = off */
+        unsigned load_warmup_sec;    /* [Placement] LoadWarmup=: a domain's first seconds set aside */
 } Config;
 
 /* Splits "ADDRESS:PORT" or "[IPV6]:PORT" into a host and a port (1-65535). Returns 0 or -EINVAL. */

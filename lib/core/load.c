@@ -25,13 +25,15 @@ static bool valid_value(double x)
 }
 
 static int check_sample(const double *vcpu_busy, unsigned nvcpus, double host_busy, double interval_sec,
-                        LoadHalfLife hl, char **ret_error)
+                        LoadSmoothing sm, char **ret_error)
 {
         if (!valid_value(interval_sec) || interval_sec <= 0)
                 return ret_error_set(ret_error, -EINVAL, "the sampling interval must be a positive number");
-        if (!valid_value(hl.rise_sec) || hl.rise_sec <= 0 || !valid_value(hl.fall_sec) || hl.fall_sec <= 0)
+        if (!valid_value(sm.rise_sec) || sm.rise_sec <= 0 || !valid_value(sm.fall_sec) || sm.fall_sec <= 0)
                 return ret_error_set(ret_error, -EINVAL,
                                      "the smoothing half-lives must be positive numbers");
+        if (!valid_value(sm.warmup_sec))
+                return ret_error_set(ret_error, -EINVAL, "the warm-up must be a number >= 0");
         if (!valid_value(host_busy))
                 return ret_error_set(ret_error, -EINVAL, "host-side load must be a number >= 0");
         if (nvcpus && !vcpu_busy)
@@ -44,31 +46,44 @@ static int check_sample(const double *vcpu_busy, unsigned nvcpus, double host_bu
 }
 
 /* old moved towards the sample x by the weight of an interval_sec step, rising or falling. */
-static double smooth(double old, double x, double interval_sec, LoadHalfLife hl)
+static double smooth(double old, double x, double interval_sec, LoadSmoothing sm)
 {
-        double half_life = x > old ? hl.rise_sec : hl.fall_sec;
+        double half_life = x > old ? sm.rise_sec : sm.fall_sec;
 
         return old + (1.0 - exp2(-interval_sec / half_life)) * (x - old);
 }
 
-int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, double host_busy,
-                       double interval_sec, LoadHalfLife hl, char **ret_error)
+/* True when at least half of a sample of interval_sec that follows the warm-up samples seen so far still
+ * lies in the warm-up. */
+static bool in_warmup(const DomainLoad *l, double interval_sec, LoadSmoothing sm)
 {
-        int r = check_sample(vcpu_busy, nvcpus, host_busy, interval_sec, hl, ret_error);
+        double left = sm.warmup_sec - l->warmup_sec;
+
+        return !l->known && left > 0 && 2 * MIN(left, interval_sec) >= interval_sec;
+}
+
+int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, double host_busy,
+                       double interval_sec, LoadSmoothing sm, char **ret_error)
+{
+        int r = check_sample(vcpu_busy, nvcpus, host_busy, interval_sec, sm, ret_error);
         unsigned old = l->known ? l->nvcpus : 0;
 
         if (r < 0)
                 return r;
+        if (in_warmup(l, interval_sec, sm)) {
+                l->warmup_sec += interval_sec;
+                return 0;
+        }
         if (nvcpus != l->nvcpus) {
                 l->vcpu_busy = g_renew(double, l->vcpu_busy, MAX(nvcpus, 1));
                 l->nvcpus = nvcpus;
         }
         for (unsigned i = 0; i < nvcpus; i++) {
                 double x = MIN(vcpu_busy[i], 1.0);
-                l->vcpu_busy[i] = i < old ? smooth(l->vcpu_busy[i], x, interval_sec, hl) : x;
+                l->vcpu_busy[i] = i < old ? smooth(l->vcpu_busy[i], x, interval_sec, sm) : x;
         }
         host_busy = MIN(host_busy, LOAD_HOST_BUSY_MAX);
-        l->host_busy = l->known ? smooth(l->host_busy, host_busy, interval_sec, hl) : host_busy;
+        l->host_busy = l->known ? smooth(l->host_busy, host_busy, interval_sec, sm) : host_busy;
         l->known = true;
         l->sampled_sec += interval_sec;
         return 0;

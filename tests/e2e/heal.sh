@@ -7,13 +7,14 @@
 # kernel's view is read in /proc (Cpus_allowed_list of each "CPU n/TCG" thread). Memory is left unbound
 # (MemoryBinding=no) so that healing may move a guest to the other node; step 5 binds it. Run as root:
 #   flock /tmp/placementd-e2e.lock bash tests/e2e/heal.sh [BUILD_DIR]
-# The story, about a minute and a half:
+# The story, about a minute:
 #   1. busy-1 and idle start: each gets a core of its own;
-#   2. once their load is measured (idle's host-side threads too: QEMU's start-up work counts there for a
-#      few seconds), busy-2 starts with no core free: it goes to idle's node and core, not busy-1's
+#   2. once their load is measured (after their start-up, set aside for LoadWarmup=, 5 s: idle's
+#      host-side threads read calm too), busy-2 starts with no core free: it goes to idle's node and core, not busy-1's
 #      (measured load decides where cores are short: no core runs nothing busy, so the set whose least
 #      busy core runs least);
-#   3. busy-3 starts: the host is full, it shares a busy guest's core (they contend);
+#   3. busy-3 starts: the host is full, it shares a busy guest's core (they contend), and stays there while
+#      it starts (its start-up is not read as its load);
 #   4. a burst of departures (idle, and the busy guest busy-3 does not share with) frees a core: without any
 #      request, healing moves one of the two contending guests there; the two busy guests left end on cores
 #      of their own, and the log says heal did it;
@@ -97,7 +98,7 @@ wait_load() {
 host_cores() { load_line "$1" | sed -n 's/.*host-side threads \([0-9.]*\) cores.*/\1/p'; }
 
 # wait_calm NAME: poll until the domain's host-side threads are measured under half a core (QEMU's own
-# start-up work is counted there for the first seconds).
+# start-up work would count there if it were not set aside).
 wait_calm() {
     local i h
     for ((i = 0; i < WAIT_LOAD * 2; i++)); do
@@ -174,13 +175,18 @@ B2=$(cpu_of "${P}busy-2")
 check "busy-2 ($(result_of "${P}busy-2")) shares idle's CPU $I, not busy-1's CPU $B1 (got $B2)" test "$B2" = "$I"
 diag "busy-2 why: $(pdctl show "${P}busy-2" | sed -n 's/^  why: *//p')"
 
-# 3. a third busy guest: it has to share a busy guest's core. Which one is read once its load is measured:
-#    while it starts, QEMU's own work reads as busy host-side threads and its vCPU as idle, and healing may
-#    move it from one busy guest to the other meanwhile.
+# 3. a third busy guest: it has to share a busy guest's core. While it starts, QEMU's own work would read
+#    as busy host-side threads and its vCPU as idle; that start-up is set aside (LoadWarmup=, 5 s), so it
+#    counts as busy until its load is measured, and nothing moves it from one busy guest to the other.
 check "${P}busy-3 starts" start_busy "${P}busy-3"
 wait_known "${P}busy-3"
-wait_load "${P}busy-3" 1 || true
 B3=$(cpu_of "${P}busy-3")
+wait_load "${P}busy-3" 1 || true
+check "busy-3 stays on CPU $B3 while it starts, until its load is measured ($(cpu_of "${P}busy-3"))" \
+    test -n "$B3" -a "$(cpu_of "${P}busy-3")" = "$B3"
+H3=$(host_cores "${P}busy-3")
+check "busy-3's load leaves its start-up out: host-side threads ${H3:-?} cores, under 0.2" \
+    awk -v h="${H3:-9}" 'BEGIN { exit !(h < 0.2) }'
 if [ "$B3" = "$(cpu_of "${P}busy-1")" ]; then
     STAY=${P}busy-1 LEAVE=${P}busy-2
 else
