@@ -367,6 +367,11 @@ void manager_set_config(Manager *m, Config *config)
 {
         bool uri_changed = !m->uri_override && g_strcmp0(config->uri, m->config->uri) != 0;
 
+        if (!config->load_interval_sec && m->config->load_interval_sec) {
+                /* measuring turned off: every vCPU counts as busy again, not as it last read */
+                load_monitor_free(m->load);
+                m->load = load_monitor_new();
+        }
         config_free(m->config);
         m->config = config;
         healer_forget_request(m, NULL); /* a request carries the configured policy */

@@ -206,6 +206,34 @@ START_TEST(test_start_up_heals_nothing)
 }
 END_TEST
 
+/* A reload that turns measuring off (LoadInterval=0) forgets what was measured: every vCPU counts as busy
+ * again, as the setting says, not as it last read; turned on again, load is measured anew. */
+START_TEST(test_load_off_on_reload_forgets)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        virDomainPtr a = start(m, "h-a", 1);
+        g_autofree char *uuid = g_strdup(manager_lookup(m, "h-a")->uuid);
+        g_autoptr(GHashTable) first = sample(uuid, 0), second = sample(uuid, 0);
+        Config *c = NULL;
+        g_autofree char *err = NULL;
+
+        manager_note_stats(m, first);
+        spin(100);
+        manager_note_stats(m, second);
+        ck_assert_ptr_nonnull(manager_load(m, uuid)); /* measured idle */
+        ck_assert_int_eq(config_load_data("[Placement]\nLoadInterval=0\n", "test.conf", &c, &err), 0);
+        manager_set_config(m, c);
+        ck_assert_ptr_null(manager_load(m, uuid));
+        manager_note_stats(m, first); /* what a metrics scrape may still fetch: not taken */
+        manager_note_stats(m, second);
+        ck_assert_ptr_null(manager_load(m, uuid));
+        virDomainDestroy(a);
+        virDomainFree(a);
+        manager_free(m);
+        spin(20);
+}
+END_TEST
+
 /* Departures wait HealInterval= for more to join them; a measurement that changes a domain's load class
  * comes with every other domain's in one bulk sample, so its pass runs at the loop's next turn. */
 START_TEST(test_load_change_heals_at_once)
@@ -686,6 +714,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_heal_off);
         tcase_add_test(tc, test_start_up_heals_nothing);
         tcase_add_test(tc, test_load_change_heals_at_once);
+        tcase_add_test(tc, test_load_off_on_reload_forgets);
         tcase_add_test(tc, test_unplug_heals);
         tcase_add_test(tc, test_rebalance_keeps_constraints);
         tcase_add_test(tc, test_later_passes_read_nothing);
