@@ -9,6 +9,7 @@ typedef struct LoadEntry {
         uint64_t *vcpu_ns;   /* [nvcpus] ran */
         uint64_t *vcpu_wait; /* [nvcpus] ready but waiting for a host CPU */
         uint64_t host_ns;
+        uint64_t total_ns;   /* cpu.time: a new QEMU (the domain restarted) starts it again */
         uint64_t generation; /* the last sample that held it */
 } LoadEntry;
 
@@ -88,6 +89,7 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
                 e->vcpu_wait[i] = s->vcpu_wait_ns ? s->vcpu_wait_ns[i] : 0;
         }
         e->host_ns = s->host_ns;
+        e->total_ns = s->total_ns;
         e->when_usec = now_usec;
         return load_class(e->load) != before;
 }
@@ -101,14 +103,21 @@ unsigned load_monitor_update(LoadMonitor *lm, GHashTable *stats, uint64_t now_us
         lm->generation++;
         g_hash_table_iter_init(&it, stats);
         while (g_hash_table_iter_next(&it, &key, &value)) {
+                const DomainCpuStats *s = value;
                 LoadEntry *e = g_hash_table_lookup(lm->entries, key);
+                if (e && s->total_ns && s->total_ns < e->total_ns) {
+                        /* stopped and started again between two samples: a new guest, start-up and all
+                         * (placed anew on its start: no heal pass for it) */
+                        g_hash_table_remove(lm->entries, key);
+                        e = NULL;
+                }
                 if (!e) {
                         e = g_new0(LoadEntry, 1);
                         e->load = domain_load_new();
                         g_hash_table_insert(lm->entries, g_strdup(key), e);
                 }
                 e->generation = lm->generation;
-                if (entry_update(e, value, now_usec, warmup_sec))
+                if (entry_update(e, s, now_usec, warmup_sec))
                         changed++;
         }
         g_hash_table_iter_init(&it, lm->entries);
@@ -116,6 +125,11 @@ unsigned load_monitor_update(LoadMonitor *lm, GHashTable *stats, uint64_t now_us
                 if (((LoadEntry *)value)->generation != lm->generation)
                         g_hash_table_iter_remove(&it);
         return changed;
+}
+
+void load_monitor_forget(LoadMonitor *lm, const char *uuid)
+{
+        g_hash_table_remove(lm->entries, uuid);
 }
 
 const DomainLoad *load_monitor_lookup(const LoadMonitor *lm, const char *uuid)

@@ -25,11 +25,15 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(LoadMonitor, load_monitor_free)
 /*
  * Folds one sample (UUID -> DomainCpuStats) taken at now_usec (CLOCK_MONOTONIC) into the loads; a domain's
  * samples over its first warmup_sec seconds seen are set aside as its start-up ([Placement] LoadWarmup=).
- * A vCPU count that changed starts the domain's counters again. Returns how many domains changed class:
- * became known, or gained or lost a busy vCPU, or their host-side threads became busy or quiet.
+ * A vCPU count that changed starts the domain's counters again; a domain whose cpu.time went back was
+ * started again since the last sample and is measured anew, warm-up and all. Returns how many domains
+ * changed class: became known, or gained or lost a busy vCPU, or their host-side threads became busy or
+ * quiet.
  */
 unsigned load_monitor_update(LoadMonitor *lm, GHashTable *stats, uint64_t now_usec, unsigned warmup_sec);
 
+/* Forgets the domain with uuid (it stopped): its next start is measured anew. */
+void load_monitor_forget(LoadMonitor *lm, const char *uuid);
 /* The smoothed load of the domain with uuid; NULL when unknown. */
 const DomainLoad *load_monitor_lookup(const LoadMonitor *lm, const char *uuid);
 /* A LoadLookup (load.h) over lm, for load_pu_busy(). */

@@ -37,6 +37,7 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
         Decision *d = g_hash_table_lookup(m->decisions, uuid);
         g_autofree char *name = NULL, *id = NULL;
 
+        load_monitor_forget(m->load, uuid); /* its next start is a new guest to measure */
         if (!d)
                 return;
         /* uuid may be d's own (the caller held the decision): copy what outlives it */

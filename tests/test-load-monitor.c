@@ -179,6 +179,29 @@ START_TEST(test_start_up_set_aside)
 }
 END_TEST
 
+/* Stopped and started again between two samples: the new QEMU's cpu.time starts from 0. The old life's
+ * load is not the new guest's: it is measured anew, its start-up set aside. */
+START_TEST(test_restart_measured_anew)
+{
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t v0[] = {0}, v1[] = {SEC}, v2[] = {SEC / 100}, v3[] = {SEC / 50};
+        g_autoptr(GHashTable) s0 = sample("u", 1, v0, 0), s1 = sample("u", 1, v1, 0);
+        g_autoptr(GHashTable) s2 = sample("u", 1, v2, 0), s3 = sample("u", 1, v3, 0);
+
+        ((DomainCpuStats *)g_hash_table_lookup(s0, "u"))->total_ns = 100 * SEC;
+        ((DomainCpuStats *)g_hash_table_lookup(s1, "u"))->total_ns = 101 * SEC;
+        ((DomainCpuStats *)g_hash_table_lookup(s2, "u"))->total_ns = SEC / 10; /* a new QEMU */
+        ((DomainCpuStats *)g_hash_table_lookup(s3, "u"))->total_ns = SEC / 5;
+        load_monitor_update(lm, s0, 1 * G_USEC_PER_SEC, 0);
+        load_monitor_update(lm, s1, 2 * G_USEC_PER_SEC, 0);
+        ck_assert_uint_eq(domain_load_busy_vcpus(load_monitor_lookup(lm, "u"), 1), 1);
+        ck_assert_uint_eq(load_monitor_update(lm, s2, 3 * G_USEC_PER_SEC, 0), 0);
+        ck_assert_ptr_null(load_monitor_lookup(lm, "u")); /* one reading of the new guest */
+        load_monitor_update(lm, s3, 4 * G_USEC_PER_SEC, 0);
+        ck_assert(NEAR(load_monitor_lookup(lm, "u")->vcpu_busy[0], 0.01)); /* not smoothed with the old */
+}
+END_TEST
+
 static Suite *load_monitor_suite(void)
 {
         Suite *s = suite_create("load monitor");
@@ -189,6 +212,7 @@ static Suite *load_monitor_suite(void)
         tcase_add_test(tc, test_waiting_counts_as_busy);
         tcase_add_test(tc, test_waking_often_stays_idle);
         tcase_add_test(tc, test_start_up_set_aside);
+        tcase_add_test(tc, test_restart_measured_anew);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -234,6 +234,27 @@ START_TEST(test_load_off_on_reload_forgets)
 }
 END_TEST
 
+/* A domain that stops leaves its measured load behind: started again, it is a new guest to measure. */
+START_TEST(test_stop_forgets_load)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        virDomainPtr a = start(m, "h-a", 1);
+        g_autofree char *uuid = g_strdup(manager_lookup(m, "h-a")->uuid);
+        g_autoptr(GHashTable) first = sample(uuid, 0), second = sample(uuid, UINT64_C(80000000));
+
+        manager_note_stats(m, first);
+        spin(100);
+        manager_note_stats(m, second);
+        ck_assert_ptr_nonnull(manager_load(m, uuid));
+        virDomainDestroy(a);
+        ck_assert(spin_until(m, "h-a", false));
+        ck_assert_ptr_null(manager_load(m, uuid));
+        virDomainFree(a);
+        manager_free(m);
+        spin(20);
+}
+END_TEST
+
 /* Departures wait HealInterval= for more to join them; a measurement that changes a domain's load class
  * comes with every other domain's in one bulk sample, so its pass runs at the loop's next turn. */
 START_TEST(test_load_change_heals_at_once)
@@ -715,6 +736,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_start_up_heals_nothing);
         tcase_add_test(tc, test_load_change_heals_at_once);
         tcase_add_test(tc, test_load_off_on_reload_forgets);
+        tcase_add_test(tc, test_stop_forgets_load);
         tcase_add_test(tc, test_unplug_heals);
         tcase_add_test(tc, test_rebalance_keeps_constraints);
         tcase_add_test(tc, test_later_passes_read_nothing);
