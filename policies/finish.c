@@ -447,7 +447,7 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         g_autofree char *cells = cells_note(v->t, plan, req->memory_source == MEMORY_SOURCE_MEMNODE);
         g_autofree char *note = g_strconcat(cells, constraints, NULL);
         g_autofree char *sharing = NULL;
-        char a[32], b[64];
+        char a[32], b[64], busiest[96] = "";
 
         if (plan->result == PLAN_PLACED)
                 return g_strdup_printf("%s: %u %s for %u vCPUs, %s free for %s; nearest qualifying set "
@@ -457,12 +457,17 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                                        memory_text(req, req->memory, b, sizeof(b)), set->max_distance,
                                        set->mean_distance, group_note(v, choice), note);
         sharing = sharing_note(v, plan);
-        return g_strdup_printf(
-            "no node set has %u %s and %s free; %s is the nearest that holds the memory"
-            "%s (%u %s there): %s%s",
-            req->vcpus, ops->unit, memory_text(req, req->memory, b, sizeof(b)), where,
-            choice->least_busy ? ", of its equally near sets the one whose least busy core runs least" : "",
-            choice->load.capacity, ops->unit, sharing, note);
+        if (choice->busy_cores > 1)
+                g_snprintf(busiest, sizeof(busiest),
+                           ", of its equally near sets the one whose %u least busy cores run least",
+                           choice->busy_cores);
+        else if (choice->least_busy)
+                g_strlcpy(busiest, ", of its equally near sets the one whose least busy core runs least",
+                          sizeof(busiest));
+        return g_strdup_printf("no node set has %u %s and %s free; %s is the nearest that holds the memory"
+                               "%s (%u %s there): %s%s",
+                               req->vcpus, ops->unit, memory_text(req, req->memory, b, sizeof(b)), where,
+                               busiest, choice->load.capacity, ops->unit, sharing, note);
 }
 
 void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,

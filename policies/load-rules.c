@@ -4,6 +4,9 @@
 
 #include "load.h"
 
+#include <stdlib.h>
+#include <string.h>
+
 static double vcpu_busy(const PlacementRequest *req, unsigned i)
 {
         return req->vcpu_busy ? req->vcpu_busy[i] : 1.0;
@@ -60,19 +63,45 @@ unsigned load_calm_capacity(HostView *v)
         return busy;
 }
 
-void load_node_least_busy(const HostView *v, double *out)
+static int compare_double(const void *a, const void *b)
+{
+        double x = *(const double *)a, y = *(const double *)b;
+
+        return (x > y) - (x < y);
+}
+
+/* Whether core c is one a busy vCPU beyond the calm cores may share: allowed, usable, not calm. */
+static bool busy_core(const HostView *v, unsigned c)
+{
+        return v->node_allowed[v->t->cores[c].node] && !core_calm(v, c) && !policy_core_reserved(v, c) &&
+               policy_core_first_usable_pu(v, c) >= 0;
+}
+
+void load_node_busy_cores(const HostView *v, NodeBusyCores *out)
 {
         const Topology *t = v->t;
+        g_autofree unsigned *next = g_new0(unsigned, t->nnodes + 1);
 
+        out->first = g_new0(unsigned, t->nnodes + 1);
+        out->load = g_new(double, MAX(t->ncores, 1));
+        for (unsigned c = 0; c < t->ncores; c++)
+                if (busy_core(v, c))
+                        out->first[t->cores[c].node + 1]++;
         for (unsigned n = 0; n < t->nnodes; n++)
-                out[n] = LOAD_NO_CORE;
-        for (unsigned c = 0; c < t->ncores; c++) {
-                unsigned n = t->cores[c].node;
+                out->first[n + 1] += out->first[n];
+        memcpy(next, out->first, sizeof(unsigned) * (t->nnodes + 1));
+        for (unsigned c = 0; c < t->ncores; c++)
+                if (busy_core(v, c))
+                        out->load[next[t->cores[c].node]++] = load_core_busy(v, c);
+        for (unsigned n = 0; n < t->nnodes; n++)
+                qsort(out->load + out->first[n], out->first[n + 1] - out->first[n], sizeof(double),
+                      compare_double);
+}
 
-                if (v->node_allowed[n] && !core_calm(v, c) && !policy_core_reserved(v, c) &&
-                    policy_core_first_usable_pu(v, c) >= 0)
-                        out[n] = MIN(out[n], load_core_busy(v, c));
-        }
+void load_node_busy_cores_clear(NodeBusyCores *c)
+{
+        g_clear_pointer(&c->load, g_free);
+        g_clear_pointer(&c->first, g_free);
 }
 
 /* What core c would run busy: what the ledger's domains keep busy there (as measured), plus plan's own

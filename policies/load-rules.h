@@ -13,6 +13,7 @@
  */
 
 #include "policy-internal.h"
+#include "set-search.h"
 
 /* Whether core c, which no vCPU holds, is kept busy by some domain's host-side threads (the request's
  * pu_busy sums to LOAD_BUSY_THRESHOLD or more on it): not a free core then. False without pu_busy. */
@@ -33,16 +34,26 @@ bool load_overcommit_applies(const HostView *v, bool by_core);
  */
 unsigned load_calm_capacity(HostView *v);
 
-/* node_least_busy's value for a node with no core that is not calm. */
+/* What a busy vCPU beyond the cores of a set that are not calm counts: one more than any core can run. */
 #define LOAD_NO_CORE 1e9
 
 /*
- * For an overcommit by load whose busy vCPUs outnumber the calm cores: fills out[nnodes] with the load
- * (load_core_busy()) of each allowed node's least busy usable core that is not calm, LOAD_NO_CORE when it
- * has none. The busy vCPUs beyond the calm cores share such cores, so among equally near sets the one whose
- * least busy such core runs least is where they lose least (SetSearch.node_least_busy).
+ * Per node, the loads of its allowed usable cores that are not calm, least busy first
+ * (load_node_busy_cores()).
  */
-void load_node_least_busy(const HostView *v, double *out);
+struct NodeBusyCores {
+        double *load;    /* node by node, each node's in ascending order */
+        unsigned *first; /* [nnodes + 1]: node n's are load[first[n]] to load[first[n + 1] - 1] */
+};
+
+/*
+ * For an overcommit by load whose busy vCPUs outnumber the calm cores: fills out with the load
+ * (load_core_busy()) of each allowed node's usable cores that are not calm. The busy vCPUs beyond the calm
+ * cores share such cores, the least busy first, so among equally near sets the one whose least busy such
+ * cores run least is where they lose least (SetSearch.node_busy). Free with load_node_busy_cores_clear().
+ */
+void load_node_busy_cores(const HostView *v, NodeBusyCores *out);
+void load_node_busy_cores_clear(NodeBusyCores *c);
 
 /* What the ledger's domains keep busy on core c: the request's measured pu_busy summed over the core's
  * PUs, or, without measurements, one busy vCPU per counted vCPU. The assignment by load

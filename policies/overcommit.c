@@ -307,22 +307,47 @@ static int next_rank(RankIter *it, const GArray *list, unsigned *next)
         return *next < list->len ? (int)g_array_index(list, unsigned, (*next)++) : -1;
 }
 
-/* The load of the least busy core of set's nodes that is not calm (SetSearch.node_least_busy). */
-static double set_least_busy(const SetSearch *s, const NodeSet *set)
+/*
+ * What the busy vCPUs beyond set's calm cores (capacity) would run beside: the summed load of its least
+ * busy cores that are not calm, one per such vCPU, at most SET_BUSY_CORES_COMPARED (SetSearch.node_busy);
+ * LOAD_NO_CORE for each vCPU the set has no such core for. O(nodes x SET_BUSY_CORES_COMPARED) at most.
+ */
+static unsigned busy_cores_compared(const SetSearch *s, unsigned capacity)
 {
-        double least = s->node_least_busy[nodeset_members(s->table, set)[0]];
+        return s->wanted > capacity ? MIN(s->wanted - capacity, SET_BUSY_CORES_COMPARED) : 1;
+}
 
-        for (unsigned i = 1; i < set->nnodes; i++)
-                least = MIN(least, s->node_least_busy[nodeset_members(s->table, set)[i]]);
-        return least;
+static double set_busy_sum(const SetSearch *s, const NodeSet *set, unsigned capacity)
+{
+        const NodeBusyCores *b = s->node_busy;
+        const unsigned *members = nodeset_members(s->table, set);
+        unsigned extra = busy_cores_compared(s, capacity);
+        double least[SET_BUSY_CORES_COMPARED]; /* the least busy so far, ascending */
+        unsigned n = 0;
+        double sum = 0;
+
+        for (unsigned i = 0; i < set->nnodes; i++)
+                for (unsigned j = b->first[members[i]]; j < b->first[members[i] + 1]; j++) {
+                        double x = b->load[j];
+                        unsigned k;
+                        if (n == extra && x >= least[n - 1])
+                                break; /* the node's others run as much or more */
+                        k = n < extra ? n++ : n - 1;
+                        for (; k > 0 && least[k - 1] > x; k--)
+                                least[k] = least[k - 1];
+                        least[k] = x;
+                }
+        for (unsigned k = 0; k < n; k++)
+                sum += least[k];
+        return sum + (extra - n) * LOAD_NO_CORE;
 }
 
 /*
  * One pass over the ranked sets: the first that holds target, size_goal and the memory (passes 0 and 1,
  * which skip smaller sets untouched), or the closest fit among all that hold the memory (pass 2). With
- * SetSearch.node_least_busy, passes 0 and 1 go on through the first qualifying set's group of equally
- * near sets and take the one whose least busy core runs least (the first of equals); the others kept for
- * explain are marked busier, or as busy when their least busy core runs as much.
+ * SetSearch.node_busy, passes 0 and 1 go on through the first qualifying set's group of equally near sets
+ * and take the one whose least busy cores run least (set_busy_sum(); the first of equals); the others
+ * kept for explain are marked busier, or as busy when their least busy cores run as much.
  */
 static bool search_pass(const SetSearch *s, Plan *plan, unsigned pass, unsigned target, unsigned size_goal,
                         uint32_t need_mask, SetChoice *out)
@@ -364,12 +389,12 @@ static bool search_pass(const SetSearch *s, Plan *plan, unsigned pass, unsigned 
                                 : NULL;
                         double busy;
 
-                        if (!s->node_least_busy || pass == 2) {
+                        if (!s->node_busy || pass == 2) {
                                 out->rank = (int)r;
                                 out->load = load;
                                 break;
                         }
-                        busy = set_least_busy(s, set);
+                        busy = set_busy_sum(s, set, load.capacity);
                         if (kept && kept->rank == r)
                                 kept->busier = true; /* unless chosen: mark_chosen() says so */
                         if (out->rank < 0) {
@@ -390,10 +415,12 @@ static bool search_pass(const SetSearch *s, Plan *plan, unsigned pass, unsigned 
         }
         rank_iter_done(&it);
         out->least_busy = first >= 0 && out->rank != first;
+        out->busy_cores = out->least_busy ? busy_cores_compared(s, out->load.capacity) : 0;
         for (unsigned i = 0; first >= 0 && i < plan->candidates->len; i++) {
                 PlanCandidate *c = g_ptr_array_index(plan->candidates, i);
+                const NodeSet *set = &table->candidates[c->rank];
                 if (c->busier && (c->rank == (unsigned)out->rank ||
-                                  set_least_busy(s, &table->candidates[c->rank]) <= best_busy)) {
+                                  set_busy_sum(s, set, set_sums_get(&s->sums, set).capacity) <= best_busy)) {
                         c->busier = false;
                         c->as_busy = c->rank != (unsigned)out->rank; /* as calm, further in rank order */
                 }

@@ -134,7 +134,7 @@ static Plan *unplaceable_request(const PlacementRequest *req, Plan *plan)
  * Overcommit by measured load: the set is the nearest with a calm core per busy vCPU
  * (load_calm_capacity()) instead of a free core per vCPU; when the host has fewer calm cores than busy
  * vCPUs, of the nearest sets with all it has, the one whose least busy other core runs least
- * (load_node_least_busy()). v's capacities are restored, and the choice reports the set's free capacity the
+ * (load_node_busy_cores()). v's capacities are restored, and the choice reports the set's free capacity the
  * policy's way.
  */
 static bool overcommit_search_by_load(HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory,
@@ -143,19 +143,19 @@ static bool overcommit_search_by_load(HostView *v, const PolicyOps *ops, unsigne
         const NodeSetTable *table = v->t->nodesets;
         g_autofree unsigned *saved = g_memdup2(v->node_capacity, sizeof(unsigned) * MAX(v->t->nnodes, 1));
         unsigned busy = load_calm_capacity(v);
-        g_autofree double *least_busy = NULL;
+        NodeBusyCores node_busy = {0};
         SetSearch s;
         bool found;
 
         set_search_init(&s, v, ops, vcpus, memory); /* its sums over the calm cores */
         s.wanted = busy;
         if (busy > s.host.capacity) { /* some busy vCPU shares a busy core: where it runs least */
-                least_busy = g_new(double, MAX(v->t->nnodes, 1));
-                load_node_least_busy(v, least_busy);
-                s.node_least_busy = least_busy;
+                load_node_busy_cores(v, &node_busy);
+                s.node_busy = &node_busy;
         }
         found = overcommit_search(&s, plan, out);
         set_search_done(&s);
+        load_node_busy_cores_clear(&node_busy);
         memcpy(v->node_capacity, saved, sizeof(unsigned) * MAX(v->t->nnodes, 1));
         if (found) {
                 const NodeSet *set = &table->candidates[out->rank];
@@ -172,16 +172,16 @@ static bool overcommit_search_by_load(HostView *v, const PolicyOps *ops, unsigne
 static bool overcommit_search_counted(const HostView *v, const PolicyOps *ops, SetSearch *s, Plan *plan,
                                       SetChoice *out)
 {
-        g_autofree double *least_busy = NULL;
+        NodeBusyCores node_busy = {0};
         bool found;
 
         if (ops->overcommit_by_core && v->req && s->wanted > s->host.capacity) {
-                least_busy = g_new(double, MAX(v->t->nnodes, 1));
-                load_node_least_busy(v, least_busy);
-                s->node_least_busy = least_busy;
+                load_node_busy_cores(v, &node_busy);
+                s->node_busy = &node_busy;
         }
         found = overcommit_search(s, plan, out);
-        s->node_least_busy = NULL;
+        s->node_busy = NULL;
+        load_node_busy_cores_clear(&node_busy);
         return found;
 }
 

@@ -11,6 +11,13 @@
 
 /* How many ranked candidates a plan keeps for explain. */
 #define POLICY_KEEP_CANDIDATES 24u
+/* How many of a set's least busy cores an overcommit by load compares sets on (SetSearch.node_busy): the
+ * busy vCPUs beyond the calm cores, up to this many; enough to tell one quiet core among busy ones from
+ * several half-busy ones, and a bound on the cost per set. */
+#define SET_BUSY_CORES_COMPARED 8u
+
+/* Per node, the loads of its cores that are not calm (load-rules.h). */
+typedef struct NodeBusyCores NodeBusyCores;
 
 /* What a candidate set offers, summed over its nodes. */
 typedef struct SetLoad {
@@ -61,10 +68,11 @@ typedef struct SetSearch {
         unsigned *node_l3_room; /* [nnodes] */
         bool l3_matters;
         bool cells_whole; /* a set qualifies only with room for each guest cell on one node */
-        /* overcommit by measured load with too few calm cores for the busy vCPUs: per node, the load of
-         * its least busy core that is not calm (a big value when none); inside the nearest group the set
-         * whose such core runs least wins, the others' busy vCPUs sharing it. NULL otherwise. */
-        const double *node_least_busy; /* [nnodes] */
+        /* overcommit by measured load with too few calm cores for the busy vCPUs: per node, the loads of
+         * its cores that are not calm; inside the nearest group the set whose least busy such cores, one
+         * per busy vCPU beyond its calm cores (at most SET_BUSY_CORES_COMPARED), run least wins. NULL
+         * otherwise. */
+        const NodeBusyCores *node_busy;
 } SetSearch;
 
 /* The set a search settled on. */
@@ -74,7 +82,8 @@ typedef struct SetChoice {
         unsigned group_size; /* qualifying sets in its group of equally near sets */
         bool l3_fit;         /* each node's share of the vCPUs fits the room of one of its L3 groups */
         unsigned l3_unfit;   /* qualifying sets of its group where some node's share does not */
-        bool least_busy;     /* overcommit: chosen in its group by its least busy core (node_least_busy) */
+        bool least_busy;     /* overcommit: chosen in its group by its least busy cores (node_busy) */
+        unsigned busy_cores; /* how many of them were compared, when least_busy */
 } SetChoice;
 
 void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory);

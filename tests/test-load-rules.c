@@ -430,15 +430,16 @@ START_TEST(test_overcommit_set_by_calm_cores)
 }
 END_TEST
 
-/* Places a busy 1-vCPU domain (load unknown) on 2 nodes of ncores single-PU cores, each core held by a
- * domain of its own and measured busy as given: no core is calm, so it shares one. Returns its node. */
-static unsigned place_among_busy_cores(unsigned ncores, const double *core_busy, char **ret_reason)
+/* Places a busy domain of vcpus (load unknown) on 2 nodes of ncores single-PU cores, each core held by a
+ * domain of its own and measured busy as given: no core is calm, so it shares. Returns its node. */
+static unsigned place_busy_among_busy_cores(unsigned vcpus, unsigned ncores, const double *core_busy,
+                                            char **ret_reason)
 {
         g_autoptr(Topology) t = topology_new_uniform(2, ncores, 1, 8 * GiB, NULL);
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams p = test_params(POLICY_EXPLICIT);
         g_autofree double *pu_busy = g_new0(double, t->npus);
-        PlacementRequest req = {.name = "c", .vcpus = 1, .memory = GiB, .pu_busy = pu_busy};
+        PlacementRequest req = {.name = "c", .vcpus = vcpus, .memory = GiB, .pu_busy = pu_busy};
         g_autoptr(Plan) plan = NULL;
 
         for (unsigned pu = 0; pu < t->npus; pu++) {
@@ -451,6 +452,11 @@ static unsigned place_among_busy_cores(unsigned ncores, const double *core_busy,
         ck_assert_uint_eq(cpuset_count(plan->nodes), 1);
         *ret_reason = g_strdup(plan->reason);
         return t->cores[core_of(t, plan, 0)].node;
+}
+
+static unsigned place_among_busy_cores(unsigned ncores, const double *core_busy, char **ret_reason)
+{
+        return place_busy_among_busy_cores(1, ncores, core_busy, ret_reason);
 }
 
 /* No core is calm: a busy arrival goes to the node whose least busy core runs least, not simply the first
@@ -470,6 +476,22 @@ START_TEST(test_overcommit_set_by_least_busy_core)
         ck_assert_uint_eq(place_among_busy_cores(2, nodes_of_two, &why3), 0);
         /* equals: the nearest first, as before */
         ck_assert_uint_eq(place_among_busy_cores(1, even, &why4), 0);
+}
+END_TEST
+
+/* Several busy vCPUs beyond the calm cores share as many cores: a node with one quiet core among very busy
+ * ones is where one vCPU loses least, not three. */
+START_TEST(test_overcommit_set_by_least_busy_cores_summed)
+{
+        double one_quiet[] = {0.5, 0.9, 1.0, 0.6, 0.7, 0.8};
+        g_autofree char *why1 = NULL, *why2 = NULL, *why3 = NULL;
+        unsigned n3;
+
+        ck_assert_uint_eq(place_busy_among_busy_cores(1, 3, one_quiet, &why1), 0); /* 0.5 against 0.6 */
+        ck_assert_uint_eq(place_busy_among_busy_cores(2, 3, one_quiet, &why2), 1); /* 1.4 against 1.3 */
+        n3 = place_busy_among_busy_cores(3, 3, one_quiet, &why3);                  /* 2.4 against 2.1 */
+        ck_assert_msg(n3 == 1, "%s", why3);
+        ck_assert_ptr_nonnull(strstr(why3, "the one whose 3 least busy cores run least"));
 }
 END_TEST
 
@@ -703,6 +725,7 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_host_threads_take_own_sibling_when_short);
         tcase_add_test(tc, test_overcommit_set_by_calm_cores);
         tcase_add_test(tc, test_overcommit_set_by_least_busy_core);
+        tcase_add_test(tc, test_overcommit_set_by_least_busy_cores_summed);
         tcase_add_test(tc, test_overcommit_set_by_least_loaded_core_counted);
         tcase_add_test(tc, test_host_threads_spread_onto_calm_core);
         tcase_add_test(tc, test_property_assign_matches_scan);
