@@ -184,53 +184,68 @@ static GHashTable *sample(const char *uuid, uint64_t vcpu_ns)
         return t;
 }
 
-/* A domain's first samples are its start-up (LoadWarmup=, 5 s by default): they make no load and run
- * no heal pass; the domain stays counted busy, as it was placed. */
-START_TEST(test_start_up_heals_nothing)
+/* Starts the 1-vCPU domain h-a; its UUID in *ret_uuid. */
+static virDomainPtr start_a(Manager *m, char **ret_uuid)
 {
-        Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nHealInterval=60\n");
         virDomainPtr a = start(m, "h-a", 1);
-        g_autofree char *uuid = g_strdup(manager_lookup(m, "h-a")->uuid);
-        g_autoptr(GHashTable) first = sample(uuid, 0), second = sample(uuid, UINT64_C(80000000));
+
+        *ret_uuid = g_strdup(manager_lookup(m, "h-a")->uuid);
+        return a;
+}
+
+/* Two bulk samples of the domain with uuid, 100 ms apart, in which its one vCPU ran vcpu_ns. */
+static void measure(Manager *m, const char *uuid, uint64_t vcpu_ns)
+{
+        g_autoptr(GHashTable) first = sample(uuid, 0), second = sample(uuid, vcpu_ns);
 
         manager_note_stats(m, first);
         spin(100);
-        manager_note_stats(m, second); /* taken with LoadWarmup=0: test_load_change_heals_at_once */
+        manager_note_stats(m, second);
         spin(20);
-        ck_assert_uint_eq(manager_stats(m)->heal_passes, 0);
-        ck_assert_ptr_null(manager_load(m, uuid));
+}
+
+/* Destroys a, then frees m. */
+static void done(Manager *m, virDomainPtr a)
+{
         virDomainDestroy(a);
         virDomainFree(a);
         manager_free(m);
         spin(20);
 }
+
+/* A domain's first samples are its start-up (LoadWarmup=, 5 s by default): they make no load and run
+ * no heal pass; the domain stays counted busy, as it was placed. */
+START_TEST(test_start_up_heals_nothing)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nHealInterval=60\n");
+        g_autofree char *uuid = NULL;
+        virDomainPtr a = start_a(m, &uuid);
+
+        measure(m, uuid, UINT64_C(80000000)); /* taken with LoadWarmup=0: test_load_change_heals_at_once */
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 0);
+        ck_assert_ptr_null(manager_load(m, uuid));
+        done(m, a);
+}
 END_TEST
 
 /* A reload that turns measuring off (LoadInterval=0) forgets what was measured: every vCPU counts as busy
- * again, as the setting says, not as it last read; turned on again, load is measured anew. */
+ * again, as the setting says, not as it last read. */
 START_TEST(test_load_off_on_reload_forgets)
 {
         Manager *m = new_manager("[Placement]\nHealInterval=60\n");
-        virDomainPtr a = start(m, "h-a", 1);
-        g_autofree char *uuid = g_strdup(manager_lookup(m, "h-a")->uuid);
-        g_autoptr(GHashTable) first = sample(uuid, 0), second = sample(uuid, 0);
+        g_autofree char *uuid = NULL;
+        virDomainPtr a = start_a(m, &uuid);
         Config *c = NULL;
         g_autofree char *err = NULL;
 
-        manager_note_stats(m, first);
-        spin(100);
-        manager_note_stats(m, second);
+        measure(m, uuid, 0);
         ck_assert_ptr_nonnull(manager_load(m, uuid)); /* measured idle */
         ck_assert_int_eq(config_load_data("[Placement]\nLoadInterval=0\n", "test.conf", &c, &err), 0);
         manager_set_config(m, c);
         ck_assert_ptr_null(manager_load(m, uuid));
-        manager_note_stats(m, first); /* what a metrics scrape may still fetch: not taken */
-        manager_note_stats(m, second);
+        measure(m, uuid, 0); /* what a metrics scrape may still fetch: not taken */
         ck_assert_ptr_null(manager_load(m, uuid));
-        virDomainDestroy(a);
-        virDomainFree(a);
-        manager_free(m);
-        spin(20);
+        done(m, a);
 }
 END_TEST
 
@@ -238,13 +253,10 @@ END_TEST
 START_TEST(test_stop_forgets_load)
 {
         Manager *m = new_manager("[Placement]\nHealInterval=60\n");
-        virDomainPtr a = start(m, "h-a", 1);
-        g_autofree char *uuid = g_strdup(manager_lookup(m, "h-a")->uuid);
-        g_autoptr(GHashTable) first = sample(uuid, 0), second = sample(uuid, UINT64_C(80000000));
+        g_autofree char *uuid = NULL;
+        virDomainPtr a = start_a(m, &uuid);
 
-        manager_note_stats(m, first);
-        spin(100);
-        manager_note_stats(m, second);
+        measure(m, uuid, UINT64_C(80000000));
         ck_assert_ptr_nonnull(manager_load(m, uuid));
         virDomainDestroy(a);
         ck_assert(spin_until(m, "h-a", false));
@@ -260,8 +272,8 @@ END_TEST
 START_TEST(test_load_change_heals_at_once)
 {
         Manager *m = new_manager("[Placement]\nHealInterval=60\n");
-        virDomainPtr a = start(m, "h-a", 1);
-        g_autofree char *uuid = g_strdup(manager_lookup(m, "h-a")->uuid);
+        g_autofree char *uuid = NULL;
+        virDomainPtr a = start_a(m, &uuid);
         g_autoptr(GHashTable) first = sample(uuid, 0), second = sample(uuid, UINT64_C(80000000));
 
         manager_note_stats(m, first); /* one reading: no load yet */
@@ -274,10 +286,7 @@ START_TEST(test_load_change_heals_at_once)
         manager_note_stats(m, second);
         spin(20);
         ck_assert_uint_eq(manager_stats(m)->heal_passes, 1);
-        virDomainDestroy(a);
-        virDomainFree(a);
-        manager_free(m);
-        spin(20);
+        done(m, a);
 }
 END_TEST
 
