@@ -246,9 +246,11 @@ static void measure(Sim *s)
                 unsigned before = load_class(d->load);
                 if (!(d->sum_time > 0))
                         continue;
-                if (s->p->oracle_load) {
+                if (s->p->oracle_load || !d->read) {
+                        /* the daemon's first bulk call after a start reads counters, not a fraction */
+                        d->read = true;
                         d->busy_sum = d->host_sum = d->sum_time = 0;
-                        continue; /* known from the start (oracle_learn) */
+                        continue; /* with oracle_load: known from the start (oracle_learn) */
                 }
                 busy = g_new(double, d->vcpus);
                 for (unsigned v = 0; v < d->vcpus; v++)

@@ -10,8 +10,9 @@
  * configuration and timing ([Placement] LoadInterval=, Heal=, HealInterval=, HealMaxMoves=,
  * HealMemoryBudget=, MemoryBinding=): every LoadInterval seconds each domain's load is measured (its mean
  * over the interval, one raw sample) and smoothed by lib/core/load.h with the daemon's half-lives and
- * LoadWarmup=; the engine sees only what was measured (a domain is unknown, so all busy, until its first
- * sample after the warm-up). A departure
+ * LoadWarmup=; the engine sees only what was measured. As in the daemon, a domain's first measurement
+ * after its start only reads its counters (a fraction needs two readings), and it is unknown, so all
+ * busy, until its first sample after the warm-up. A departure
  * arms one heal pass (policies/heal.h) HealInterval seconds later (later departures join it); a measurement
  * that changes a domain's load class (its busy vCPUs, busy host-side threads) runs one right after it
  * unless one is armed; a pass that used all its moves arms another; a
@@ -50,6 +51,7 @@ typedef struct SimDomain {
         uint64_t memory;
         double busy, host;                   /* its true load now (the trace's) */
         double busy_sum, host_sum, sum_time; /* integrals since its last sample */
+        bool read;                           /* its counters were read once (a first measurement) */
         DomainLoad *load;                    /* what was measured, smoothed */
         Plan *plan;                          /* its current plan (the sim's copy) */
         double cool_until;                   /* a heal pass leaves it alone until then (heal.h) */

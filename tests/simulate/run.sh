@@ -14,6 +14,10 @@
 #   idle.trace (1x2x2): the idle domain shares with the busy one (2/3 of vCPU-seconds shared) and no busy
 #     vCPU contends: an idle neighbour costs nothing.
 #   heal.trace with Heal=no in --config: c stays beside a, 1.6 cores lost over the whole 60 s, 6/7 shared.
+#   learn.trace (1x2x1): load is learned as the daemon learns it. The measurement at 5 s only reads the
+#     counters (a fraction needs two readings); with LoadWarmup=0 the one at 10 s makes i known idle and
+#     heal moves b2 onto i's core at once: b1 and b2 contend 7-10 s, 2 x 3 of 33 busy vCPU-seconds. With
+#     the default LoadWarmup=5 the 5-10 s sample is i's start-up, set aside: known at 15 s, 2 x 8 of 33.
 # Also: every --json key the documentation names, errors naming the trace's line, and the example trace.
 #   bash tests/simulate/run.sh PLACEMENTCTL
 set -u
@@ -29,6 +33,7 @@ tap_tmpdir simulate
 tmp=$TAP_TMP
 H222="synthetic:pack:2 numa:1(memory=4GiB) core:2 pu:2"
 H122="synthetic:numa:1(memory=16GiB) core:2 pu:2"
+H121="synthetic:numa:1(memory=16GiB) core:2 pu:1"
 
 report() { # DESC STATUS
         if [ "$2" -eq 0 ]; then ok "$1"; else not_ok "$1"; fi
@@ -73,6 +78,12 @@ figures "contended.trace --sibling-loss=0.75: a busy pair delivers one core, 2 l
         '{"capacity_lost": 2.0, "bound_capacity_lost": 2.0, "sibling_loss": 0.75}' --sibling-loss=0.75
 figures "idle.trace: the idle domain shares, no busy vCPU contends" "$H122" idle.trace \
         '{"shared_vcpu_fraction": 2/3, "busy_contended_fraction": 0.0, "capacity_lost": 0.0, "moves": 0}'
+
+printf '[Placement]\nLoadWarmup=0\n' >"$tmp/no-warmup.conf"
+figures "learn.trace: the first reading is no sample, i known at 10 s, b2 healed then" "$H121" learn.trace \
+        '{"busy_contended_fraction": 6/33, "moves": 1}' --config="$tmp/no-warmup.conf"
+figures "learn.trace: with the warm-up i is known at 15 s" "$H121" learn.trace \
+        '{"busy_contended_fraction": 16/33, "moves": 1}'
 
 printf '[Placement]\nHeal=no\n' >"$tmp/no-heal.conf"
 figures "heal.trace --config with Heal=no: c stays on a's cores, 1.6 cores lost all 60 s, no move" "$H222" \
