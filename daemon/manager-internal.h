@@ -47,8 +47,8 @@ struct Manager {
 void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec);
 /* Adopts the domain's recorded decision when it checks out, quietly; false leaves it to placer_place. */
 bool placer_adopt(Manager *m, virDomainPtr dom);
-/* The domain with uuid no longer runs (why, for the log): its decision, cores, memory and measured load go.
- */
+/* The domain with uuid no longer runs (why, for the log): its decision, its cores and memory in the
+ * ledger and its measured load go. */
 void placer_forget(Manager *m, const char *uuid, const char *why);
 /* Whether a thread pinned to pins may run on every CPU placementd knows, or on every one of allowed
  * (libvirt's default pin for <vcpu cpuset>) when given: nobody pinned it. */

@@ -414,9 +414,8 @@ char *config_format(const Config *c)
             "[Placement]\nPolicy=%s\nVCPUPin=%s\nEmulatorPin=%s\nReservedCPUs=%s\n"
             "MemoryReserve=%llu\nApply=%s\nMemoryBinding=%s\nPlaceRunning=%s\nReconcileSec=%u\n"
             "MemoryTiers=%s\nCoreKinds=%s\n"
-            "Heal=%s\nHealMaxMoves=%u\nHealInterval=%u\nHealMemoryBudget=%llu\nLoadInterval=%u\nLoadWarmup=%"
-            "u\n"
-            "Fit=%s\n"
+            "Heal=%s\nHealMaxMoves=%u\nHealInterval=%u\nHealMemoryBudget=%llu\n"
+            "LoadInterval=%u\nLoadWarmup=%u\nFit=%s\n"
             "HousekeepingCPUs=%s\n"
             "\n[Libvirt]\nURI=%s\n\n[DBus]\nBus=%s\n\n[Metrics]\nListen=%s\n",
             policy_kind_to_string(c->placement.policy), vcpu_pin_mode_to_string(c->placement.vcpu_pin),
