@@ -128,7 +128,8 @@ result "offline: the legend names web1 and db and carries placementd's line" \
         grep -q '^legend placementd: each PU in the colour' "$TMP/plan.svg.colours"; echo $?)"
 BIG="synthetic:pack:2 numa:1(memory=64GiB) l3:1 core:8 pu:2"
 printf '[Placement]\nReservedCPUs=0,16\n' >"$TMP/big.conf"
-BIGPLAN=(plan --topology="$BIG" --config="$TMP/big.conf" web1:4:8G db:8:32G cache:2:4G build:6:8G ci:3:4G)
+# 31 vCPUs on the 30 PUs left: one PU holds vCPUs of two domains
+BIGPLAN=(plan --topology="$BIG" --config="$TMP/big.conf" web1:4:8G db:8:32G cache:2:4G build:6:8G ci:11:4G)
 run "$CTL" --json "${BIGPLAN[@]}"
 cp "$OUT" "$TMP/big.json"
 run "$CTL" "${BIGPLAN[@]}" --svg="$TMP/big.svg"
@@ -136,9 +137,21 @@ result "plan --svg on a 2x8x2 host with five domains, two sharing a PU (rc $RC)"
 python3 "$HERE/svg-colours.py" "$TMP/big.svg" >"$TMP/big.svg.colours" 2>&1
 result "all 32 PUs drawn, none folded into lstopo's '8x total' ($(grep -c '^pu ' "$TMP/big.svg.colours") drawn)" \
     "$([ "$(grep -c '^pu ' "$TMP/big.svg.colours")" -eq 32 ]; echo $?)"
-result "the PU two domains share is in the 'several domains' colour" \
-    "$(shared=$(sed -n 's/^box several domains //p' "$TMP/big.svg.colours") &&
-        [ -n "$shared" ] && grep -q "^pu 1 $shared\$" "$TMP/big.svg.colours"; echo $?)"
+# the PUs drawn in the 'several domains' colour, each one that vCPUs of two domains or more are pinned to
+SEVERAL=$(sed -n 's/^box several domains //p' "$TMP/big.svg.colours")
+SHARED_PUS=$(sed -n "s/^pu \([0-9]*\) ${SEVERAL:-none}\$/\1/p" "$TMP/big.svg.colours" | xargs)
+UNSHARED=$(python3 -c '
+import json, sys
+owners = {}
+for d in json.load(open(sys.argv[1]))["decisions"]:
+    for pins in d["vcpu_pins"]:
+        for part in pins.split(","):
+            lo, _, hi = part.partition("-")
+            for pu in range(int(lo), int(hi or lo) + 1):
+                owners.setdefault(pu, set()).add(d["domain"])
+print(" ".join(pu for pu in sys.argv[2].split() if len(owners.get(int(pu), ())) < 2))' "$TMP/big.json" "$SHARED_PUS" 2>&1)
+result "a PU two domains share is in the 'several domains' colour (${SHARED_PUS:-none})${UNSHARED:+ (pinned for one domain only: $UNSHARED)}" \
+    "$([ -n "$SEVERAL" ] && [ -n "$SHARED_PUS" ] && [ -z "$UNSHARED" ]; echo $?)"
 # lstopo writes names into the SVG as they are: a domain name that is markup must stay text
 EVIL='x"</text><script>alert(1)</script>&'
 run "$CTL" plan --topology="$HOST222" --svg="$TMP/evil.svg" "$EVIL:1:1G"
