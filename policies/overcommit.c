@@ -307,16 +307,18 @@ static int next_rank(RankIter *it, const GArray *list, unsigned *next)
         return *next < list->len ? (int)g_array_index(list, unsigned, (*next)++) : -1;
 }
 
-/*
- * What the busy vCPUs beyond set's calm cores (capacity) would run beside: the summed load of its least
- * busy cores that are not calm, one per such vCPU, at most SET_BUSY_CORES_COMPARED (SetSearch.node_busy);
- * LOAD_NO_CORE for each vCPU the set has no such core for. O(nodes x SET_BUSY_CORES_COMPARED) at most.
- */
+/* How many cores set_busy_sum() sums for a set of capacity calm cores: one per busy vCPU beyond them, at
+ * most SET_BUSY_CORES_COMPARED. */
 static unsigned busy_cores_compared(const SetSearch *s, unsigned capacity)
 {
         return s->wanted > capacity ? MIN(s->wanted - capacity, SET_BUSY_CORES_COMPARED) : 1;
 }
 
+/*
+ * What the busy vCPUs beyond set's calm cores (capacity) would run beside: the summed load of its least
+ * busy cores that are not calm, busy_cores_compared() of them (SetSearch.node_busy); LOAD_NO_CORE for each
+ * the set has no such core for. O(nodes x SET_BUSY_CORES_COMPARED) at most.
+ */
 static double set_busy_sum(const SetSearch *s, const NodeSet *set, unsigned capacity)
 {
         const NodeBusyCores *b = s->node_busy;

@@ -133,9 +133,9 @@ static Plan *unplaceable_request(const PlacementRequest *req, Plan *plan)
 /*
  * Overcommit by measured load: the set is the nearest with a calm core per busy vCPU
  * (load_calm_capacity()) instead of a free core per vCPU; when the host has fewer calm cores than busy
- * vCPUs, of the nearest sets with all it has, the one whose least busy other core runs least
- * (load_node_busy_cores()). v's capacities are restored, and the choice reports the set's free capacity the
- * policy's way.
+ * vCPUs, of the nearest sets with all it has, the one whose least busy other cores, one per busy vCPU
+ * beyond its calm cores, run least (load_node_busy_cores()). v's capacities are restored, and the choice
+ * reports the set's free capacity the policy's way.
  */
 static bool overcommit_search_by_load(HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory,
                                       Plan *plan, SetChoice *out)
@@ -167,8 +167,8 @@ static bool overcommit_search_by_load(HostView *v, const PolicyOps *ops, unsigne
 }
 
 /* Overcommit by counted vCPUs; a policy that shares by core takes, of the nearest sets with the most free
- * cores, the one whose least loaded other core holds the fewest vCPUs (what measured load does with every
- * vCPU busy). */
+ * cores, the one whose least loaded other cores, one per vCPU beyond its free cores, hold the fewest vCPUs
+ * (what measured load does with every vCPU busy). */
 static bool overcommit_search_counted(const HostView *v, const PolicyOps *ops, SetSearch *s, Plan *plan,
                                       SetChoice *out)
 {
