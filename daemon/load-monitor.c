@@ -10,6 +10,7 @@ typedef struct LoadEntry {
         uint64_t *vcpu_wait; /* [nvcpus] ready but waiting for a host CPU */
         uint64_t host_ns;
         uint64_t total_ns;   /* cpu.time: a new QEMU (the domain restarted) starts it again */
+        bool paused;         /* the guest was paused at the last sample */
         uint64_t generation; /* the last sample that held it */
 } LoadEntry;
 
@@ -61,12 +62,17 @@ static double vcpu_busy(double ran, double waited)
         return ran + MIN(waited, ran);
 }
 
-/* Folds the sample s into e; true when e's class changed. */
+/*
+ * Folds the sample s into e; true when e's class changed. A sample with the guest paused at either end
+ * is set aside (its vCPUs stood still for some of it, which is no measure of its load): the load is held
+ * as it was before the pause, the counters are only read.
+ */
 static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_usec, double warmup_sec)
 {
         unsigned before = load_class(e->load);
         unsigned n = s->nvcpu_times;
-        bool comparable = e->when_usec && now_usec > e->when_usec && e->nvcpus == n && n > 0;
+        bool comparable =
+            e->when_usec && now_usec > e->when_usec && e->nvcpus == n && n > 0 && !e->paused && !s->paused;
 
         if (comparable) {
                 uint64_t elapsed_ns = (now_usec - e->when_usec) * 1000;
@@ -90,6 +96,7 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
         }
         e->host_ns = s->host_ns;
         e->total_ns = s->total_ns;
+        e->paused = e->load->paused = s->paused;
         e->when_usec = now_usec;
         return load_class(e->load) != before;
 }

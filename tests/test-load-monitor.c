@@ -202,6 +202,60 @@ START_TEST(test_restart_measured_anew)
 }
 END_TEST
 
+/*
+ * A busy guest paused for a minute (virsh suspend, a snapshot, a migration's last step): its counters
+ * stand still, which would read as idle and, smoothed, let it drop to idle; heal could then put a busy
+ * guest on its core and move one of them again at the resume. The samples that touch the pause are set
+ * aside (the one it began in too: that one is part paused), the load is held as it was before it, and
+ * after the resume it is measured again from the first whole running interval.
+ */
+START_TEST(test_paused_load_held)
+{
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t vcpu = 0, host = 0;
+        unsigned changed = 0, s = 0;
+        const DomainLoad *l;
+
+        for (; s <= 70; s++) {
+                g_autoptr(GHashTable) t = NULL;
+                bool paused = s >= 4 && s < 64;
+                if (s > 0 && !paused) {
+                        vcpu += SEC;
+                        host += SEC / 50;
+                }
+                if (s == 4)
+                        vcpu += SEC / 2; /* paused half way through that interval */
+                t = sample("u", 1, &vcpu, host);
+                ((DomainCpuStats *)g_hash_table_lookup(t, "u"))->paused = paused;
+                changed += load_monitor_update(lm, t, (uint64_t)(s + 1) * G_USEC_PER_SEC, 0);
+                l = load_monitor_lookup(lm, "u");
+                if (s < 1)
+                        continue;
+                ck_assert_ptr_nonnull(l);
+                ck_assert_msg(NEAR(l->vcpu_busy[0], 1.0), "second %u: %f", s, l->vcpu_busy[0]);
+                ck_assert(NEAR(l->host_busy, 0.02));
+                ck_assert(l->paused == paused);
+        }
+        ck_assert_uint_eq(changed, 1);          /* unknown to busy, nothing after */
+        ck_assert(NEAR(l->sampled_sec, 3 + 6)); /* the seconds before the pause and after the resume */
+}
+END_TEST
+
+/* A guest paused before its load is known (started paused) stays unknown: counted busy, as placed. */
+START_TEST(test_paused_from_start_unknown)
+{
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t vcpu = 0;
+
+        for (unsigned s = 0; s < 10; s++) {
+                g_autoptr(GHashTable) t = sample("u", 1, &vcpu, 0);
+                ((DomainCpuStats *)g_hash_table_lookup(t, "u"))->paused = true;
+                ck_assert_uint_eq(load_monitor_update(lm, t, (uint64_t)(s + 1) * G_USEC_PER_SEC, 0), 0);
+                ck_assert_ptr_null(load_monitor_lookup(lm, "u"));
+        }
+}
+END_TEST
+
 static Suite *load_monitor_suite(void)
 {
         Suite *s = suite_create("load monitor");
@@ -213,6 +267,8 @@ static Suite *load_monitor_suite(void)
         tcase_add_test(tc, test_waking_often_stays_idle);
         tcase_add_test(tc, test_start_up_set_aside);
         tcase_add_test(tc, test_restart_measured_anew);
+        tcase_add_test(tc, test_paused_load_held);
+        tcase_add_test(tc, test_paused_from_start_unknown);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -382,7 +382,10 @@ static void print_decision(JsonObject *d)
                        json_object_get_int_member(l, "busy_vcpus") == 1 ? "" : "s");
                 for (unsigned i = 0; i < json_array_get_length(busy); i++)
                         printf("%s%.2f", i ? " " : "", json_array_get_double_element(busy, i));
-                printf("), host-side threads %.2f cores\n", json_object_get_double_member(l, "host_busy"));
+                printf("), host-side threads %.2f cores%s\n", json_object_get_double_member(l, "host_busy"),
+                       json_object_get_boolean_member_with_default(l, "paused", FALSE)
+                           ? "; paused: held as it was before the pause"
+                           : "");
         } else if (json_object_has_member(d, "load")) {
                 printf("  load:           not measured yet\n");
         }

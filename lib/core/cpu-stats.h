@@ -7,6 +7,7 @@
  * lib/host/virt-stats.c reads it from libvirt, the daemon serves it.
  */
 
+#include <stdbool.h>
 #include <stdint.h>
 
 typedef struct DomainCpuStats {
@@ -22,4 +23,6 @@ typedef struct DomainCpuStats {
         unsigned nvcpu_times;
         uint64_t *vcpu_time_ns;
         uint64_t *vcpu_wait_ns;
+        /* state.state: paused or suspended by the guest (PM), not running; its vCPUs stand still */
+        bool paused;
 } DomainCpuStats;

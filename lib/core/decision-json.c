@@ -307,6 +307,8 @@ void decision_json_add_load(JsonBuilder *b, const DomainLoad *l)
         json_builder_add_double_value(b, l->host_busy);
         json_builder_set_member_name(b, "sampled_sec");
         json_builder_add_double_value(b, l->sampled_sec);
+        json_builder_set_member_name(b, "paused");
+        json_builder_add_boolean_value(b, l->paused);
         json_builder_end_object(b);
 }
 

@@ -55,6 +55,7 @@ typedef struct DomainLoad {
         double host_busy;   /* smoothed cores busy with its host-side threads, >= 0 */
         double sampled_sec; /* time covered by the samples so far */
         double warmup_sec;  /* time covered by start-up samples set aside */
+        bool paused;        /* the guest is paused: the load is held as it was before the pause */
 } DomainLoad;
 
 DomainLoad *domain_load_new(void);

@@ -83,7 +83,7 @@ int virt_cpu_stats_all(virConnectPtr conn, GHashTable **ret, char **ret_error)
          * libvirtd restart) would otherwise keep the call, and the daemon's loop, for libvirt's 30 s job
          * timeout at every sample; the CPU times come from the kernel and need no job */
         int n = virConnectGetAllDomainStats(
-            conn, VIR_DOMAIN_STATS_CPU_TOTAL | VIR_DOMAIN_STATS_VCPU, &records,
+            conn, VIR_DOMAIN_STATS_STATE | VIR_DOMAIN_STATS_CPU_TOTAL | VIR_DOMAIN_STATS_VCPU, &records,
             VIR_CONNECT_GET_ALL_DOMAINS_STATS_ACTIVE | VIR_CONNECT_GET_ALL_DOMAINS_STATS_NOWAIT);
 
         if (n < 0) {
@@ -110,6 +110,9 @@ int virt_cpu_stats_all(virConnectPtr conn, GHashTable **ret, char **ret_error)
                                 s->user_ns = ull(p);
                         else if (strcmp(p->field, "cpu.system") == 0)
                                 s->system_ns = ull(p);
+                        else if (strcmp(p->field, "state.state") == 0 && p->type == VIR_TYPED_PARAM_INT)
+                                s->paused =
+                                    p->value.i == VIR_DOMAIN_PAUSED || p->value.i == VIR_DOMAIN_PMSUSPENDED;
                         else if (strcmp(p->field, "vcpu.current") == 0)
                                 s->nvcpus = (unsigned)ull(p);
                         else if (g_str_has_prefix(p->field, "vcpu.") && g_str_has_suffix(p->field, ".time"))

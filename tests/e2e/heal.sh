@@ -18,6 +18,7 @@
 #   4. a burst of departures (idle, and the busy guest busy-3 does not share with) frees a core: without any
 #      request, healing moves one of the two contending guests there; the two busy guests left end on cores
 #      of their own, and the log says heal did it;
+#   4b. a busy guest is paused for a few seconds: its load is held as it was, not read as idle;
 #   5. busy-4 starts while placementd is stopped, which restarts with MemoryBinding=yes and places it
 #      before any load is measured: beside the busy guest on node 0 (the only node this machine can bind
 #      memory to), its memory bound there (strict, which libvirt will not change on a running domain);
@@ -216,6 +217,28 @@ fi
 sleep 1.5 # one more HealInterval: nothing is left to move
 check "no other heal move: $(pd_log_since "$mark" | grep -c 'healed without a request') in the log" \
     test "$(pd_log_since "$mark" | grep -c 'healed without a request')" = 1
+
+# 4b. a pause: STAY's vCPU stands still while it is paused, which is no measure of its load; its load is
+#     held as it was (not left to fade to idle, which would invite a busy guest onto its core) and said to
+#     be held, and after the resume it is measured again.
+busy_of() { load_line "$1" | sed -n 's/^  load: *[0-9]* busy vCPUs* (\([0-9.]*\)).*/\1/p'; }
+wait_paused_note() { # NAME yes|no: poll until show says (or no longer says) the load is held for a pause
+    local i
+    for ((i = 0; i < 50; i++)); do
+        if load_line "$1" | grep -q 'paused: held'; then [ "$2" = yes ] && return 0; else [ "$2" = no ] && return 0; fi
+        sleep 0.2
+    done
+    return 1
+}
+check "$STAY is paused (virsh suspend)" e2e_virsh -q suspend "$STAY"
+check "show says $STAY's load is held while it is paused" wait_paused_note "$STAY" yes
+HELD=$(busy_of "$STAY")
+sleep 3 # three samples of a vCPU that stands still: read as load, 1.00 would fall under 0.94
+check "$STAY's load is held while paused: busy ${HELD:-?} then $(busy_of "$STAY") three seconds later" \
+    test -n "$HELD" -a "$(busy_of "$STAY")" = "$HELD" -a "$(busy_vcpus "$STAY")" = 1
+check "$STAY is resumed (virsh resume)" e2e_virsh -q resume "$STAY"
+check "after the resume show no longer says it is held" wait_paused_note "$STAY" no
+diag "$STAY $(load_line "$STAY")"
 
 # 5. memory that cannot move: busy-4 starts while placementd is stopped; placementd restarts with
 #    MemoryBinding=yes, adopts both busy guests (placed unbound) and places busy-4 before any load is
