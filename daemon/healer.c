@@ -2,7 +2,8 @@
 /*
  * Healing in the daemon: after departures (debounced), one pure heal pass (policies/heal.h) over the
  * domains placementd placed, then each move applied like any placement: pins, numatune, emulator,
- * metadata, the decision and its signal. A moved domain cools down before it may move again.
+ * metadata, the decision and its signal. A moved domain cools down before it may move again; a pass
+ * that held one back that could gain arms the next pass for when its cool-down ends.
  * The operator's Rebalance is the same pass run at once: its own move limit, no cool-down.
  *
  * A pass plans each domain that could gain with its request as a re-placement would ask it, read from
@@ -32,6 +33,9 @@
  * event for some changes (a live numatune, an I/O thread added live), and a looser constraint would
  * otherwise wait for the next event. Until then the pass plans on it (the read before a move checks it). */
 #define HEAL_REQUEST_MAX_AGE_SEC 300u
+/* Added to a pass armed for the end of a cool-down, which must not find it still running: libevent's
+ * coarse clock may wake it a few ms early. */
+#define HEAL_TIMER_SLACK_USEC 20000u
 /* Plans one pass makes at most: a move refused because its domain changed since it was read leaves the
  * moves planned after it to a new plan, with that domain where it is. Bounded, so that domains changed in
  * a loop (without events) cost a pass a few policy passes, not one per domain; the rest waits for the next
@@ -103,20 +107,24 @@ static bool heal_enabled(const Manager *m)
         return m->config->heal && m->config->apply && m->conn && m->config->heal_max_moves > 0;
 }
 
-/* Arms the heal pass seconds from now, unless one is armed already (it runs first, for both). */
-static void heal_in(Manager *m, unsigned seconds, const char *why)
+/* Arms the heal pass usec from now, unless one is armed as soon or sooner (it runs for both); a later
+ * one is brought forward: a measured load that changed is not kept waiting for departures' debounce. */
+static void heal_in(Manager *m, uint64_t usec, const char *why)
 {
-        struct timeval tv = {.tv_sec = seconds};
+        struct timeval tv = {.tv_sec = (time_t)(usec / G_USEC_PER_SEC),
+                             .tv_usec = (suseconds_t)(usec % G_USEC_PER_SEC)};
+        uint64_t due = monotonic_usec() + usec;
 
-        if (!heal_enabled(m) || evtimer_pending(m->heal_ev, NULL))
+        if (!heal_enabled(m) || (evtimer_pending(m->heal_ev, NULL) && m->heal_due_usec <= due))
                 return;
-        log_debug("Healing in %u s (%s)", seconds, why);
-        evtimer_add(m->heal_ev, &tv);
+        log_debug("Healing in %.1f s (%s)", (double)usec / G_USEC_PER_SEC, why);
+        m->heal_due_usec = due;
+        evtimer_add(m->heal_ev, &tv); /* a pending one is moved */
 }
 
 void manager_heal_soon(Manager *m, const char *why)
 {
-        heal_in(m, m->config->heal_interval_sec, why);
+        heal_in(m, (uint64_t)m->config->heal_interval_sec * G_USEC_PER_SEC, why);
 }
 
 void manager_heal_now(Manager *m, const char *why)
@@ -149,10 +157,11 @@ static void heal_entry_clear(HealEntry *e)
                 heal_read_unref(e->read);
 }
 
-static bool cooling(const Manager *m, const char *uuid, uint64_t now)
+/* When the domain with uuid may move again (CLOCK_MONOTONIC usec); 0: it never moved. */
+static uint64_t cool_until(const Manager *m, const char *uuid)
 {
         const uint64_t *until = g_hash_table_lookup(m->heal_moved, uuid);
-        return until && now < *until;
+        return until ? *until : 0;
 }
 
 /* One pass: healing's own (cool-down kept, moves reported as healed) or the operator's Rebalance. */
@@ -166,6 +175,7 @@ typedef struct HealPass {
         unsigned refused;      /* moves not made: the domain changed since it was read */
         unsigned plans;        /* policy passes made (HEAL_PLANS_PER_PASS) */
         uint64_t memory_moved; /* bytes the pass's moves took to other nodes */
+        uint64_t cooled;       /* the first end of a cool-down that held back one that could gain; 0: none */
 } HealPass;
 
 /* Reads the domain with uuid as a re-placement would ask it; NULL when gone, unreadable or opted out. */
@@ -215,8 +225,7 @@ static void entry_read(Manager *m, HealEntry *e, HealPass *pass)
  * move it and has its request: a candidate (placed or overcommitted, one that could gain, not cooling)
  * takes what an earlier pass read when it holds (e->read).
  */
-static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double *pu_busy,
-                       const HealPass *pass)
+static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double *pu_busy, HealPass *pass)
 {
         const Plan *p = ledger_lookup(m->ledger, d->uuid);
         const DomainLoad *l = load_monitor_lookup(m->load, d->uuid);
@@ -244,9 +253,12 @@ static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double
         if ((d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED) ||
             !heal_may_gain(m->topology, m->ledger, p, vcpu_busy, pu_busy))
                 return;
-        e->hd.cooling = !pass->manual && cooling(m, d->uuid, pass->now);
-        if (e->hd.cooling)
+        e->hd.cooling = !pass->manual && pass->now < cool_until(m, d->uuid);
+        if (e->hd.cooling) { /* looked at again when its cool-down ends */
+                if (!pass->cooled || cool_until(m, d->uuid) < pass->cooled)
+                        pass->cooled = cool_until(m, d->uuid);
                 return;
+        }
         r = pass->manual ? NULL : g_hash_table_lookup(m->heal_requests, d->uuid);
         if (!r) {
                 e->need = NEED_READ;
@@ -465,6 +477,8 @@ unsigned manager_heal(Manager *m, char **ret_report)
                 manager_heal_soon(m, "domains left unread");
         else if (pass.refused) /* planned now with what it asks now */
                 manager_heal_soon(m, "a domain changed since it was read");
+        else if (pass.cooled) /* nothing else would look at it again */
+                heal_in(m, pass.cooled - pass.now + HEAL_TIMER_SLACK_USEC, "a cool-down ends");
 out:
         if (ret_report)
                 *ret_report = g_string_free(pass.report, FALSE);

@@ -35,6 +35,7 @@ struct Manager {
         /* Measured load and healing (load-monitor.h, healer.c). */
         LoadMonitor *load;
         struct event *heal_ev;
+        uint64_t heal_due_usec;    /* CLOCK_MONOTONIC usec heal_ev is armed for, while it is pending */
         GHashTable *heal_moved;    /* uuid -> uint64_t*: CLOCK_MONOTONIC usec of its last heal move */
         GHashTable *heal_requests; /* uuid -> HealRead*: what heal passes read of a domain (healer.c) */
         uint64_t

@@ -201,10 +201,10 @@ static void record(Sim *s, double dt)
         s->r->largest_fit_min = MIN(s->r->largest_fit_min, f->fit);
 }
 
-/* Arms a heal pass seconds from now, unless one is armed (daemon/healer.c's heal_in()). */
+/* Arms a heal pass seconds from now, unless one is armed as soon or sooner (daemon/healer.c's heal_in()). */
 static void heal_in(Sim *s, double seconds)
 {
-        if (s->p->heal && !s->p->placer && s->heal_at < 0)
+        if (s->p->heal && !s->p->placer && (s->heal_at < 0 || s->heal_at > s->now + seconds))
                 s->heal_at = s->now + seconds;
 }
 
@@ -305,6 +305,7 @@ static void heal(Sim *s)
             .min_distance_gain = HEAL_DEFAULT_MIN_DISTANCE_GAIN,
         };
         g_autoptr(GPtrArray) moves = NULL;
+        double cooled = INFINITY;
 
         for (unsigned i = 0; i < s->domains->len; i++) {
                 const SimDomain *d = g_ptr_array_index(s->domains, i);
@@ -317,6 +318,10 @@ static void heal(Sim *s)
                     .fixed = d->plan->result != PLAN_PLACED && d->plan->result != PLAN_OVERCOMMITTED,
                 };
                 hdp[i] = &hd[i];
+                /* as the daemon: a cooling domain that could gain is looked at again when it ends */
+                if (hd[i].cooling && !hd[i].fixed && d->cool_until < cooled &&
+                    heal_may_gain(s->t, s->ledger, d->plan, hd[i].request.vcpu_busy, pu_busy))
+                        cooled = d->cool_until;
         }
         /* the domains are the ledger's and the parameters valid: a pass cannot fail */
         if (policy_heal(s->t, s->ledger, s->p->placement, &hp, hdp, s->domains->len, &moves, NULL) < 0)
@@ -332,6 +337,8 @@ static void heal(Sim *s)
         }
         if (moves->len && moves->len >= hp.max_moves)
                 heal_soon(s); /* moves left over */
+        else if (isfinite(cooled))
+                heal_in(s, cooled - s->now); /* when the first cool-down that held one back ends */
 }
 
 static void rebalance(Sim *s)

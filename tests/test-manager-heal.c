@@ -290,6 +290,59 @@ START_TEST(test_load_change_heals_at_once)
 }
 END_TEST
 
+/* A load class that changes while departures' pass waits out HealInterval= is not kept waiting for it:
+ * the pass is brought forward to the loop's next turn. */
+START_TEST(test_load_change_not_held_by_debounce)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        g_autofree char *uuid = NULL;
+        virDomainPtr a = start_a(m, &uuid);
+        virDomainPtr b = start(m, "h-b", 1);
+
+        stop(m, b); /* a departure: a pass in 60 s */
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 0);
+        measure(m, uuid, UINT64_C(80000000)); /* measured: unknown to busy */
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 1);
+        spin(100); /* one pass did for both */
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 1);
+        done(m, a);
+}
+END_TEST
+
+/* A domain held back by its cool-down when a pass could have moved it is looked at again when the
+ * cool-down ends, without another departure or load change to run a pass. */
+START_TEST(test_cooling_looked_at_again)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        virDomainPtr doms[4];
+        struct timespec ts;
+        uint64_t until;
+        unsigned i;
+
+        fill(m, doms);
+        stop(m, doms[1]);
+        stop(m, doms[2]); /* departures: a pass in 60 s */
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        /* a and c, which share cores, moved a moment ago: cooling for 0.7 s more */
+        until = (uint64_t)ts.tv_sec * G_USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000 + 700 * 1000;
+        g_hash_table_replace(m->heal_moved, g_strdup(manager_lookup(m, "h-a")->uuid),
+                             g_memdup2(&until, sizeof(until)));
+        g_hash_table_replace(m->heal_moved, g_strdup(manager_lookup(m, "h-c")->uuid),
+                             g_memdup2(&until, sizeof(until)));
+        ck_assert_uint_eq(manager_heal(m, NULL), 0); /* both cooling: nothing moves */
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 1);
+        for (i = 0; i < 2500 && manager_stats(m)->heal_moves == 0; i++)
+                spin(1);
+        ck_assert_msg(i < 2500, "no pass when the cool-downs ended");
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 2); /* a pass of its own, the departures' too */
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
+        ck_assert_uint_eq(shared_vcpus(m), 0);
+        spin(200);
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 2);
+        unfill(m, doms);
+}
+END_TEST
+
 START_TEST(test_heal_off)
 {
         Manager *m = new_manager("[Placement]\nHeal=no\nHealInterval=1\n");
@@ -741,6 +794,8 @@ static Suite *manager_heal_suite(void)
         TCase *tc = tcase_create("heal");
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_burst_of_stops_one_heal);
+        tcase_add_test(tc, test_load_change_not_held_by_debounce);
+        tcase_add_test(tc, test_cooling_looked_at_again);
         tcase_add_test(tc, test_heal_off);
         tcase_add_test(tc, test_start_up_heals_nothing);
         tcase_add_test(tc, test_load_change_heals_at_once);
