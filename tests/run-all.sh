@@ -186,7 +186,7 @@ run_fuzz() {
         $SUDO bash .ci/install-fuzz-deps.sh || return 1
         # every seed and every saved crash once, then a bounded session per target from a fixed seed (CI
         # repeats the same inputs; FUZZ_SEED= picks another)
-        bash tests/fuzz/run.sh --regress && FUZZ_SEED=${FUZZ_SEED:-1} bash tests/fuzz/run.sh "${FUZZ_SECONDS:-15}"
+        bash tests/fuzz/run.sh --regress && FUZZ_SEED=${FUZZ_SEED:-1} bash tests/fuzz/run.sh "${FUZZ_SECONDS:-8}"
 }
 
 # run.sh (the basics), ledger.sh (one scenario per way the record and the host can drift apart; known
