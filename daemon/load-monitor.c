@@ -9,9 +9,10 @@ typedef struct LoadEntry {
         uint64_t *vcpu_ns;   /* [nvcpus] ran */
         uint64_t *vcpu_wait; /* [nvcpus] ready but waiting for a host CPU */
         uint64_t host_ns;
-        uint64_t total_ns;   /* cpu.time: a new QEMU (the domain restarted) starts it again */
-        bool paused;         /* the guest was paused at the last sample */
-        uint64_t generation; /* the last sample that held it */
+        uint64_t total_ns;     /* cpu.time: a new QEMU (the domain restarted) starts it again */
+        bool paused;           /* the guest was paused at the last sample */
+        uint64_t started_usec; /* its start, when seen (load_monitor_started()); 0: not known */
+        uint64_t generation;   /* the last sample that held it */
 } LoadEntry;
 
 struct LoadMonitor {
@@ -74,6 +75,9 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
         bool comparable =
             e->when_usec && now_usec > e->when_usec && e->nvcpus == n && n > 0 && !e->paused && !s->paused;
 
+        if (!e->when_usec && e->started_usec && now_usec > e->started_usec)
+                /* the first reading: the start-up began at the start, not here */
+                e->load->warmup_sec = (double)(now_usec - e->started_usec) / G_USEC_PER_SEC;
         if (comparable) {
                 uint64_t elapsed_ns = (now_usec - e->when_usec) * 1000;
                 g_autofree double *busy = g_new(double, n);
@@ -132,6 +136,16 @@ unsigned load_monitor_update(LoadMonitor *lm, GHashTable *stats, uint64_t now_us
                 if (((LoadEntry *)value)->generation != lm->generation)
                         g_hash_table_iter_remove(&it);
         return changed;
+}
+
+void load_monitor_started(LoadMonitor *lm, const char *uuid, uint64_t usec)
+{
+        LoadEntry *e = g_new0(LoadEntry, 1);
+
+        e->load = domain_load_new();
+        e->started_usec = usec;
+        e->generation = lm->generation;
+        g_hash_table_replace(lm->entries, g_strdup(uuid), e);
 }
 
 void load_monitor_forget(LoadMonitor *lm, const char *uuid)

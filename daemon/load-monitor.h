@@ -24,7 +24,8 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(LoadMonitor, load_monitor_free)
 
 /*
  * Folds one sample (UUID -> DomainCpuStats) taken at now_usec (CLOCK_MONOTONIC) into the loads; a domain's
- * samples over its first warmup_sec seconds seen are set aside as its start-up ([Placement] LoadWarmup=).
+ * samples over its first warmup_sec seconds are set aside as its start-up ([Placement] LoadWarmup=),
+ * counted from its start when load_monitor_started() said when, else from its first reading.
  * A vCPU count that changed starts the domain's counters again; a domain whose cpu.time went back was
  * started again since the last sample and is measured anew, warm-up and all. Returns how many domains
  * changed class: became known, or gained or lost a busy vCPU, or their host-side threads became busy or
@@ -32,6 +33,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(LoadMonitor, load_monitor_free)
  */
 unsigned load_monitor_update(LoadMonitor *lm, GHashTable *stats, uint64_t now_usec, unsigned warmup_sec);
 
+/* The domain with uuid started at usec (CLOCK_MONOTONIC; its start event): measured anew, its warm-up
+ * counted from then. Dropped by the next sample that does not hold it. */
+void load_monitor_started(LoadMonitor *lm, const char *uuid, uint64_t usec);
 /* Forgets the domain with uuid (it stopped): its next start is measured anew. */
 void load_monitor_forget(LoadMonitor *lm, const char *uuid);
 /* The smoothed load of the domain with uuid; NULL when unknown. */

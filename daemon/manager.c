@@ -104,6 +104,7 @@ static void on_lifecycle(virDomainPtr dom, int event, int detail, void *opaque)
                         log_debug("%s: placed by a reconcile before its start event", virt_domain_name(dom));
                         break;
                 }
+                load_monitor_started(m->load, uuid, t0); /* its start-up counts from here */
                 placer_place(m, dom,
                              detail == VIR_DOMAIN_EVENT_STARTED_MIGRATED ? ORIGIN_MIGRATED : ORIGIN_STARTED,
                              t0);

@@ -247,8 +247,10 @@ static void measure(Sim *s)
                 if (!(d->sum_time > 0))
                         continue;
                 if (s->p->oracle_load || !d->read) {
-                        /* the daemon's first bulk call after a start reads counters, not a fraction */
+                        /* the daemon's first bulk call after a start reads counters, not a fraction;
+                         * its warm-up counts from the start event it saw */
                         d->read = true;
+                        d->load->warmup_sec = d->sum_time;
                         d->busy_sum = d->host_sum = d->sum_time = 0;
                         continue; /* with oracle_load: known from the start (oracle_learn) */
                 }

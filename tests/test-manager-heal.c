@@ -228,6 +228,24 @@ START_TEST(test_start_up_heals_nothing)
 }
 END_TEST
 
+/* The warm-up counts from the domain's start event, not from placementd's first reading of it: read
+ * 0.9 s after its start and again a second later, LoadWarmup=1 is over for most of that sample. */
+START_TEST(test_warmup_from_start_event)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nHealInterval=60\nLoadWarmup=1\n");
+        g_autofree char *uuid = NULL;
+        virDomainPtr a = start_a(m, &uuid);
+        g_autoptr(GHashTable) first = sample(uuid, 0), second = sample(uuid, UINT64_C(900000000));
+
+        spin(900);
+        manager_note_stats(m, first);
+        spin(1000);
+        manager_note_stats(m, second);
+        ck_assert_ptr_nonnull(manager_load(m, uuid));
+        done(m, a);
+}
+END_TEST
+
 /* A reload that turns measuring off (LoadInterval=0) forgets what was measured: every vCPU counts as busy
  * again, as the setting says, not as it last read. */
 START_TEST(test_load_off_on_reload_forgets)
@@ -798,6 +816,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_cooling_looked_at_again);
         tcase_add_test(tc, test_heal_off);
         tcase_add_test(tc, test_start_up_heals_nothing);
+        tcase_add_test(tc, test_warmup_from_start_event);
         tcase_add_test(tc, test_load_change_heals_at_once);
         tcase_add_test(tc, test_load_off_on_reload_forgets);
         tcase_add_test(tc, test_stop_forgets_load);

@@ -54,7 +54,8 @@ typedef struct DomainLoad {
         double *vcpu_busy;  /* [nvcpus] smoothed busy fraction of each vCPU, 0..1 */
         double host_busy;   /* smoothed cores busy with its host-side threads, >= 0 */
         double sampled_sec; /* time covered by the samples so far */
-        double warmup_sec;  /* time covered by start-up samples set aside */
+        double warmup_sec;  /* of the warm-up, the time past: samples set aside, and before the first
+                             * reading when the start was seen */
         bool paused;        /* the guest is paused: the load is held as it was before the pause */
 } DomainLoad;
 

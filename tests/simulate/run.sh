@@ -16,8 +16,9 @@
 #   heal.trace with Heal=no in --config: c stays beside a, 1.6 cores lost over the whole 60 s, 6/7 shared.
 #   learn.trace (1x2x1): load is learned as the daemon learns it. The measurement at 5 s only reads the
 #     counters (a fraction needs two readings); with LoadWarmup=0 the one at 10 s makes i known idle and
-#     heal moves b2 onto i's core at once: b1 and b2 contend 7-10 s, 2 x 3 of 33 busy vCPU-seconds. With
-#     the default LoadWarmup=5 the 5-10 s sample is i's start-up, set aside: known at 15 s, 2 x 8 of 33.
+#     heal moves b2 onto i's core at once: b1 and b2 contend 7-10 s, 2 x 3 of 33 busy vCPU-seconds. The
+#     warm-up counts from the start: the default LoadWarmup=5 is over at the first reading, the same;
+#     LoadWarmup=8 has 3 s of the 5-10 s sample, set it aside: known at 15 s, 2 x 8 of 33.
 # Also: every --json key the documentation names, errors naming the trace's line, and the example trace.
 #   bash tests/simulate/run.sh PLACEMENTCTL
 set -u
@@ -82,8 +83,11 @@ figures "idle.trace: the idle domain shares, no busy vCPU contends" "$H122" idle
 printf '[Placement]\nLoadWarmup=0\n' >"$tmp/no-warmup.conf"
 figures "learn.trace: the first reading is no sample, i known at 10 s, b2 healed then" "$H121" learn.trace \
         '{"busy_contended_fraction": 6/33, "moves": 1}' --config="$tmp/no-warmup.conf"
-figures "learn.trace: with the warm-up i is known at 15 s" "$H121" learn.trace \
-        '{"busy_contended_fraction": 16/33, "moves": 1}'
+figures "learn.trace: the default warm-up counts from the start, over by the first reading" "$H121" \
+        learn.trace '{"busy_contended_fraction": 6/33, "moves": 1}'
+printf '[Placement]\nLoadWarmup=8\n' >"$tmp/warmup-8.conf"
+figures "learn.trace: an 8 s warm-up sets the 5-10 s sample aside, i known at 15 s" "$H121" learn.trace \
+        '{"busy_contended_fraction": 16/33, "moves": 1}' --config="$tmp/warmup-8.conf"
 
 printf '[Placement]\nHeal=no\n' >"$tmp/no-heal.conf"
 figures "heal.trace --config with Heal=no: c stays on a's cores, 1.6 cores lost all 60 s, no move" "$H222" \
