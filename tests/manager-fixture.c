@@ -5,6 +5,7 @@
 
 #include "log.h"
 #include "topology-load.h"
+#include "virt-domain.h"
 #include "virt-event.h"
 
 void fixture_open(struct event_base **base, virConnectPtr *conn, bool drop_own)
@@ -61,4 +62,16 @@ virDomainPtr fixture_define_and_start(virConnectPtr conn, const char *name, unsi
 
         ck_assert_msg(dom != NULL && virDomainCreate(dom) == 0, "cannot start %s", name);
         return dom;
+}
+
+void fixture_assert_live_pins(virDomainPtr dom, const Plan *p)
+{
+        CpuSet **pins = NULL;
+
+        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, p->nvcpus, &pins, NULL), 0);
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                g_autofree char *want = cpuset_format(p->vcpu_pins[i]), *have = cpuset_format(pins[i]);
+                ck_assert_msg(g_strcmp0(have, want) == 0, "vCPU %u pinned to %s, planned %s", i, have, want);
+        }
+        virt_pins_free(pins, p->nvcpus);
 }

@@ -21,3 +21,5 @@ Manager *fixture_manager_new(struct event_base *base, const char *topology, cons
 /* Defines a persistent domain of vcpus vCPUs and 512 MiB on conn and starts it (its definition, unlike the
  * live XML of a transient one, holds no pins of placementd). */
 virDomainPtr fixture_define_and_start(virConnectPtr conn, const char *name, unsigned vcpus);
+/* Asserts that dom's live vCPU pins, as libvirt reads them, are plan p's (a failure names the vCPU). */
+void fixture_assert_live_pins(virDomainPtr dom, const Plan *p);

@@ -105,16 +105,6 @@ static unsigned shared_vcpus(Manager *m)
         return n;
 }
 
-static void assert_live_pins(virDomainPtr dom, const Plan *p)
-{
-        CpuSet **pins = NULL;
-
-        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, p->nvcpus, &pins, NULL), 0);
-        for (unsigned i = 0; i < p->nvcpus; i++)
-                ck_assert(cpuset_equal(pins[i], p->vcpu_pins[i]));
-        virt_pins_free(pins, p->nvcpus);
-}
-
 /* a (2 vCPUs, its <vcpu> element carrying a_attrs), b and e (1 each) fill the 4 cores; c (2 vCPUs) has
  * to share. */
 static void fill_with(Manager *m, virDomainPtr doms[4], const char *a_attrs)
@@ -164,7 +154,7 @@ START_TEST(test_burst_of_stops_one_heal)
         ck_assert_msg(g_str_has_prefix(c->reason, "healed: "), "%s", c->reason);
         ck_assert_ptr_nonnull(strstr(c->reason, "contended for a core, now 0"));
         ck_assert_uint_eq(shared_vcpus(m), 0);
-        assert_live_pins(doms[3], c->plan);
+        fixture_assert_live_pins(doms[3], c->plan);
         /* nothing left to do: no further pass moves anything */
         ck_assert_uint_eq(manager_heal(m, NULL), 0);
         unfill(m, doms);
@@ -327,26 +317,32 @@ START_TEST(test_load_change_not_held_by_debounce)
 }
 END_TEST
 
+/* The domain name cools down for ms milliseconds more, as after a heal move. */
+static void cooling_for(Manager *m, const char *name, unsigned ms)
+{
+        struct timespec ts;
+        uint64_t until;
+
+        clock_gettime(CLOCK_MONOTONIC, &ts);
+        until = (uint64_t)ts.tv_sec * G_USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000 + (uint64_t)ms * 1000;
+        g_hash_table_replace(m->heal_moved, g_strdup(manager_lookup(m, name)->uuid),
+                             g_memdup2(&until, sizeof(until)));
+}
+
 /* A domain held back by its cool-down when a pass could have moved it is looked at again when the
  * cool-down ends, without another departure or load change to run a pass. */
 START_TEST(test_cooling_looked_at_again)
 {
         Manager *m = new_manager("[Placement]\nHealInterval=60\n");
         virDomainPtr doms[4];
-        struct timespec ts;
-        uint64_t until;
         unsigned i;
 
         fill(m, doms);
         stop(m, doms[1]);
         stop(m, doms[2]); /* departures: a pass in 60 s */
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        /* a and c, which share cores, moved a moment ago: cooling for 0.7 s more */
-        until = (uint64_t)ts.tv_sec * G_USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000 + 700 * 1000;
-        g_hash_table_replace(m->heal_moved, g_strdup(manager_lookup(m, "h-a")->uuid),
-                             g_memdup2(&until, sizeof(until)));
-        g_hash_table_replace(m->heal_moved, g_strdup(manager_lookup(m, "h-c")->uuid),
-                             g_memdup2(&until, sizeof(until)));
+        /* a and c, which share cores, moved a moment ago */
+        cooling_for(m, "h-a", 700);
+        cooling_for(m, "h-c", 700);
         ck_assert_uint_eq(manager_heal(m, NULL), 0); /* both cooling: nothing moves */
         ck_assert_uint_eq(manager_stats(m)->heal_passes, 1);
         for (i = 0; i < 2500 && manager_stats(m)->heal_moves == 0; i++)
@@ -428,7 +424,7 @@ START_TEST(test_rebalance_keeps_constraints)
         ck_assert_uint_lt(shared_vcpus(m), shared);
         ck_assert(cpuset_equal(manager_lookup(m, "h-k")->plan->vcpu_pins[0], k_before->vcpu_pins[0]));
         ck_assert(cpuset_equal(manager_lookup(m, "h-k")->plan->vcpu_pins[1], k_before->vcpu_pins[1]));
-        assert_live_pins(f, manager_lookup(m, "h-f")->plan);
+        fixture_assert_live_pins(f, manager_lookup(m, "h-f")->plan);
         ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
         virDomainDestroy(k);
         virDomainDestroy(a);
@@ -460,7 +456,7 @@ START_TEST(test_later_passes_read_nothing)
         ck_assert_uint_eq(manager_heal(m, NULL), 1);
         ck_assert_uint_eq(manager_stats(m)->heal_reads, first + 1);
         ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_PLACED);
-        assert_live_pins(doms[3], manager_lookup(m, "h-c")->plan);
+        fixture_assert_live_pins(doms[3], manager_lookup(m, "h-c")->plan);
         unfill(m, doms);
 }
 END_TEST
@@ -473,7 +469,7 @@ static void assert_c_stayed(Manager *m, virDomainPtr c, const Plan *before)
         ck_assert_int_eq(d->result, DECISION_OVERCOMMITTED);
         for (unsigned v = 0; v < before->nvcpus; v++)
                 ck_assert(cpuset_equal(d->plan->vcpu_pins[v], before->vcpu_pins[v]));
-        assert_live_pins(c, before);
+        fixture_assert_live_pins(c, before);
 }
 
 /* fill() with h-a held to cores 0-1 by its <vcpu cpuset>: only h-c can take cores that free up. */
@@ -521,7 +517,7 @@ START_TEST(test_changed_since_read_not_moved)
         ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
         ck_assert_uint_eq(manager_stats(m)->heal_reads, reads + 1);
         ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_PLACED);
-        assert_live_pins(doms[3], manager_lookup(m, "h-c")->plan);
+        fixture_assert_live_pins(doms[3], manager_lookup(m, "h-c")->plan);
         unfill(m, doms);
 }
 END_TEST
@@ -564,7 +560,7 @@ START_TEST(test_rebalance_undoes_idle_sharing)
         ck_assert_msg(strstr(report, "h-c: moved") && strstr(report, "vCPUs shared a core, now 0"), "%s",
                       report);
         ck_assert_uint_eq(shared_vcpus(m), 0);
-        assert_live_pins(doms[3], manager_lookup(m, "h-c")->plan);
+        fixture_assert_live_pins(doms[3], manager_lookup(m, "h-c")->plan);
         unfill(m, doms);
 }
 END_TEST
@@ -596,7 +592,7 @@ START_TEST(test_held_job_not_moved)
         ck_assert_uint_eq(manager_heal(m, &again), 1);
         ck_assert_msg(strstr(again, "h-c: moved"), "%s", again);
         ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_PLACED);
-        assert_live_pins(doms[3], manager_lookup(m, "h-c")->plan);
+        fixture_assert_live_pins(doms[3], manager_lookup(m, "h-c")->plan);
         unfill(m, doms);
 }
 END_TEST
@@ -618,7 +614,7 @@ START_TEST(test_refused_move_plans_the_rest)
                       report);
         ck_assert_msg(strstr(report, "h-a: moved"), "%s", report);
         assert_c_stayed(m, doms[3], before);
-        assert_live_pins(doms[0], manager_lookup(m, "h-a")->plan);
+        fixture_assert_live_pins(doms[0], manager_lookup(m, "h-a")->plan);
         ck_assert_uint_eq(shared_vcpus(m), 0); /* h-c where it was, alone on its cores now */
         unfill(m, doms);
 }

@@ -66,18 +66,6 @@ static virDomainPtr start(const char *name, unsigned vcpus, long long held_time)
         return dom;
 }
 
-static void assert_live_pins(virDomainPtr dom, const Plan *p)
-{
-        CpuSet **pins = NULL;
-
-        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, p->nvcpus, &pins, NULL), 0);
-        for (unsigned i = 0; i < p->nvcpus; i++) {
-                g_autofree char *want = cpuset_format(p->vcpu_pins[i]), *have = cpuset_format(pins[i]);
-                ck_assert_str_eq(have, want);
-        }
-        virt_pins_free(pins, p->nvcpus);
-}
-
 /* The result recorded in dom's metadata, "" when none. */
 static char *recorded(virDomainPtr dom)
 {
@@ -105,7 +93,7 @@ static void assert_waits(Manager *m, virDomainPtr dom, const char *name, const c
                       d->reason);
         ck_assert_msg(!strstr(d->reason, "after a failed apply"), "%s", d->reason); /* what was planned */
         /* the ledger counts what runs; no record is written (that call needs the job too) */
-        assert_live_pins(dom, d->plan);
+        fixture_assert_live_pins(dom, d->plan);
         counted = ledger_lookup(manager_ledger(m), d->uuid);
         ck_assert_ptr_nonnull(counted);
         for (unsigned i = 0; i < d->plan->nvcpus; i++)
@@ -143,7 +131,7 @@ START_TEST(test_start_waits_for_held_job)
         ck_assert(!d->job_held);
         ck_assert_ptr_null(d->apply_error);
         ck_assert_uint_eq(cpuset_count(d->plan->vcpu_pins[0]), 2); /* a core each */
-        assert_live_pins(dom, d->plan);
+        fixture_assert_live_pins(dom, d->plan);
         rec = recorded(dom);
         ck_assert_str_eq(rec, "placed");
         virDomainDestroy(dom);
@@ -161,7 +149,7 @@ START_TEST(test_brief_job_waited_for)
 
         ck_assert(spin_until(m, "j-brief", DECISION_PLACED, 3000));
         ck_assert(!manager_lookup(m, "j-brief")->job_held);
-        assert_live_pins(dom, manager_lookup(m, "j-brief")->plan);
+        fixture_assert_live_pins(dom, manager_lookup(m, "j-brief")->plan);
         rec = recorded(dom);
         ck_assert_str_eq(rec, "placed");
         virDomainDestroy(dom);
@@ -184,11 +172,11 @@ START_TEST(test_replace_waits_for_held_job)
         ck_assert_int_eq(virDomainSetTime(dom, OCCUPIED_12S, 0, 0), 0);
         ck_assert_int_eq(manager_replace(m, "j-again", &error), 0);
         assert_waits(m, dom, "j-again", "placed"); /* its record is still what runs */
-        assert_live_pins(dom, before);             /* what it had stands */
+        fixture_assert_live_pins(dom, before);     /* what it had stands */
         ck_assert_int_eq(virDomainSetTime(dom, RELEASED, 0, 0), 0);
         held_retry_now(m);
         ck_assert_int_eq(manager_lookup(m, "j-again")->result, DECISION_PLACED);
-        assert_live_pins(dom, manager_lookup(m, "j-again")->plan);
+        fixture_assert_live_pins(dom, manager_lookup(m, "j-again")->plan);
         virDomainDestroy(dom);
         virDomainFree(dom);
         manager_free(m);

@@ -91,17 +91,6 @@ static virDomainPtr start_domain(const char *name, unsigned vcpus, const char *e
         return dom;
 }
 
-static void assert_live_pins(virDomainPtr dom, const Plan *p)
-{
-        CpuSet **pins = NULL;
-        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, p->nvcpus, &pins, NULL), 0);
-        for (unsigned i = 0; i < p->nvcpus; i++) {
-                g_autofree char *want = cpuset_format(p->vcpu_pins[i]), *have = cpuset_format(pins[i]);
-                ck_assert_str_eq(have, want);
-        }
-        virt_pins_free(pins, p->nvcpus);
-}
-
 START_TEST(test_start_pin_stop)
 {
         Manager *m = new_manager(NULL);
@@ -117,7 +106,7 @@ START_TEST(test_start_pin_stop)
         /* one whole core each */
         ck_assert_uint_eq(cpuset_count(d->plan->vcpu_pins[0]), 2);
         ck_assert(!cpuset_intersects(d->plan->vcpu_pins[0], d->plan->vcpu_pins[1]));
-        assert_live_pins(dom, d->plan);
+        fixture_assert_live_pins(dom, d->plan);
         /* the decision is in the live metadata */
         ck_assert_int_eq(virt_domain_read_spec(dom, false, &spec, NULL), 0);
         ck_assert_ptr_nonnull(spec->decision);
@@ -216,7 +205,7 @@ START_TEST(test_restart_adopts)
                 ck_assert(cpuset_equal(d->plan->vcpu_pins[i], before->vcpu_pins[i]));
                 ck_assert_int_eq(d->plan->vcpu_pu[i], before->vcpu_pu[i]);
         }
-        assert_live_pins(dom, before);
+        fixture_assert_live_pins(dom, before);
         ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), (unsigned)before->vcpu_pu[0]), 1);
         virDomainDestroy(dom);
         virDomainFree(dom);
@@ -366,7 +355,7 @@ static Plan *cut_off_twice(Manager *m, virDomainPtr dom, const char *name, Decis
         d = cut_off_and_reconcile(m, dom, name, plan);
         ck_assert_int_eq(d->result, DECISION_PLACED);
         ck_assert(!d->pinned_by_hand);
-        assert_live_pins(dom, d->plan);
+        fixture_assert_live_pins(dom, d->plan);
         ck_assert_int_eq(virt_domain_read_spec(dom, false, &live, NULL), 0);
         ck_assert_ptr_nonnull(live->decision);
         return plan;
@@ -578,7 +567,7 @@ START_TEST(test_rebalance_transient)
                 const Decision *d = manager_lookup(m, virDomainGetName(doms[i]));
                 if (virDomainIsActive(doms[i]) == 1) {
                         ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", d->name, d->reason);
-                        assert_live_pins(doms[i], d->plan);
+                        fixture_assert_live_pins(doms[i], d->plan);
                         virDomainDestroy(doms[i]);
                 }
                 virDomainFree(doms[i]);
@@ -631,7 +620,7 @@ START_TEST(test_replace_transient_keeps_ownership)
                 const Decision *d = manager_lookup(m, "o-trans");
                 ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
                 ck_assert_ptr_nonnull(ledger_lookup(manager_ledger(m), d->uuid));
-                assert_live_pins(dom, d->plan);
+                fixture_assert_live_pins(dom, d->plan);
                 /* the user's own pin stays the user's */
                 ck_assert_int_eq(manager_replace(m, "o-mine", &error), 0);
                 ck_assert_int_eq(manager_lookup(m, "o-mine")->result, DECISION_SKIPPED);
@@ -672,8 +661,8 @@ START_TEST(test_restore_onto_taken_cores)
         ck_assert_uint_eq(shared, 0);
         virDomainFree(a);
         a = virDomainLookupByName(conn, "s-a");
-        assert_live_pins(a, d->plan);
-        assert_live_pins(b, manager_lookup(m, "s-b")->plan);
+        fixture_assert_live_pins(a, d->plan);
+        fixture_assert_live_pins(b, manager_lookup(m, "s-b")->plan);
         virDomainDestroy(a);
         virDomainDestroy(b);
         virDomainFree(a);
@@ -698,7 +687,7 @@ START_TEST(test_unreadable_record_placed_anew)
         const Decision *d = manager_lookup(m, "u-bad");
         ck_assert_msg(d->result == DECISION_PLACED && !d->adopted, "%s", d->reason);
         ck_assert_ptr_nonnull(ledger_lookup(manager_ledger(m), d->uuid));
-        assert_live_pins(dom, d->plan);
+        fixture_assert_live_pins(dom, d->plan);
         /* and the record is readable again */
         ck_assert_int_eq(virt_domain_read_spec(dom, false, &spec, NULL), 0);
         ck_assert_ptr_null(spec->decision_error);
@@ -734,7 +723,7 @@ START_TEST(test_defined_from_live_xml)
         ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
         core_usage(m, &shared, &idle);
         ck_assert_uint_eq(shared, 0);
-        assert_live_pins(persistent, d->plan);
+        fixture_assert_live_pins(persistent, d->plan);
         virDomainDestroy(persistent);
         virDomainUndefine(persistent);
         virDomainDestroy(other);
@@ -763,7 +752,7 @@ START_TEST(test_failed_pin_recorded)
         /* the rest of the apply went on: the memory binding was attempted */
         ck_assert_int_ne(d->memory_binding, MEMORY_BINDING_NONE);
         /* what the ledger holds is what runs */
-        assert_live_pins(dom, d->plan);
+        fixture_assert_live_pins(dom, d->plan);
         ck_assert_ptr_nonnull(ledger_lookup(manager_ledger(m), d->uuid));
         for (unsigned i = 0; i < d->plan->nvcpus; i++)
                 ck_assert(cpuset_equal(ledger_lookup(manager_ledger(m), d->uuid)->vcpu_pins[i],
@@ -823,7 +812,7 @@ START_TEST(test_vcpu_hotplug)
         ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
         ck_assert_uint_eq(d->plan->nvcpus, 2);
         ck_assert_uint_eq(counted_vcpus(m, uuid), 2);
-        assert_live_pins(dom, d->plan);
+        fixture_assert_live_pins(dom, d->plan);
         core_usage(m, &shared, &idle);
         ck_assert_uint_eq(shared, 0);
 
@@ -853,7 +842,7 @@ START_TEST(test_vcpu_hotplug)
         d = manager_lookup(m, "h-grow");
         ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
         ck_assert_uint_eq(d->plan->nvcpus, 2);
-        assert_live_pins(dom, d->plan);
+        fixture_assert_live_pins(dom, d->plan);
         virDomainDestroy(dom);
         virDomainFree(dom);
         free_manager(m);
