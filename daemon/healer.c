@@ -251,7 +251,7 @@ static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double
         e->need = NEED_NONE;
         /* the pass's own test is dearer: only those that could gain are planned with their request */
         if ((d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED) ||
-            !heal_may_gain(m->topology, m->ledger, p, vcpu_busy, pu_busy))
+            !heal_may_gain(m->topology, m->ledger, p, vcpu_busy, host_busy, pu_busy))
                 return;
         e->hd.cooling = !pass->manual && pass->now < cool_until(m, d->uuid);
         if (e->hd.cooling) { /* looked at again when its cool-down ends */

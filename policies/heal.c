@@ -18,7 +18,6 @@ typedef struct HealHost {
         const Topology *t;
         Ledger *l;
         double *pu_busy;       /* [npus] busy fractions of vCPUs and host-side shares (the engine's input) */
-        double *pu_host;       /* [npus] host-side shares alone */
         unsigned *core_nb;     /* [ncores] busy vCPUs counted on the core */
         double *core_hb;       /* [ncores] host-side load counted on the core */
         uint32_t min_distance; /* the least node distance of the topology (its own nodes' included) */
@@ -27,9 +26,9 @@ typedef struct HealHost {
 
 /* The host-wide measures a move must not worsen (see heal.h). */
 typedef struct HealScore {
-        unsigned contended;      /* busy vCPUs on a core with another busy vCPU or busy host-side threads */
-        unsigned host_contended; /* busy host-side PUs on a core with another busy thread */
-        unsigned shared;         /* vCPUs on a core with another vCPU */
+        unsigned contended; /* busy vCPUs on a core with another busy vCPU or busy host-side threads */
+        unsigned shared;    /* vCPUs on a core with another vCPU */
+        double host_excess; /* host-side load beside another busy thread, in cores (core_excess()) */
 } HealScore;
 
 void heal_move_free(HealMove *m)
@@ -71,7 +70,6 @@ static void account(HealHost *h, const Plan *p, const PlacementRequest *req, int
                 if (pu < 0)
                         continue;
                 h->pu_busy[pu] += sign * share;
-                h->pu_host[pu] += sign * share;
                 h->core_hb[t->pus[pu].core] += sign * share;
         }
 }
@@ -81,16 +79,15 @@ static bool core_contended(const HealHost *h, unsigned c)
         return h->core_nb[c] >= 2 || (h->core_nb[c] >= 1 && h->core_hb[c] >= LOAD_BUSY_THRESHOLD);
 }
 
-/* Busy host-side threads of core c that run beside another busy thread: its PUs whose host-side share is
- * LOAD_BUSY_THRESHOLD or more, when with the busy vCPUs there they are two or more. */
-static unsigned core_host_contended(const HealHost *h, unsigned c)
+/*
+ * The host-side load of core c that runs beside another busy thread, in cores: all of it on a core with a
+ * busy vCPU, what is over one thread's worth on a core without (a quarter of a core beside each of four
+ * busy vCPUs is a core of it, as one busy thread beside one of them would be; 1.4 cores of it alone on a
+ * core is 0.4). What it costs grows with it (sim/contention.h), however thin it is spread.
+ */
+static double core_excess(const HealHost *h, unsigned c)
 {
-        const TopoCore *core = &h->t->cores[c];
-        unsigned busy = 0;
-
-        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
-                busy += h->pu_host[p] >= LOAD_BUSY_THRESHOLD;
-        return busy && busy + h->core_nb[c] >= 2 ? busy : 0;
+        return h->core_nb[c] ? h->core_hb[c] : MAX(0.0, h->core_hb[c] - 1.0);
 }
 
 /* The score of the cores in cores (a set of core indexes). */
@@ -102,9 +99,9 @@ static HealScore score_cores(const HealHost *h, const CpuSet *cores)
                 unsigned load = ledger_core_load(h->l, (unsigned)c);
                 if (core_contended(h, (unsigned)c))
                         s.contended += h->core_nb[c];
-                s.host_contended += core_host_contended(h, (unsigned)c);
                 if (load >= 2)
                         s.shared += load;
+                s.host_excess += core_excess(h, (unsigned)c);
         }
         return s;
 }
@@ -141,23 +138,6 @@ static double own_beside(const HealHost *h, const Plan *p, const PlacementReques
         return sum;
 }
 
-/* Busy host-side threads contending on the cores of p's emulator pin (its own threads and any beside
- * them), as h stands with p counted. */
-static unsigned own_host_contended(const HealHost *h, const Plan *p)
-{
-        g_autoptr(CpuSet) cores = cpuset_new();
-        unsigned n = 0;
-
-        CPUSET_FOREACH (os, p->emulator_pin) {
-                int pu = topology_pu_by_os(h->t, (unsigned)os);
-                if (pu >= 0)
-                        cpuset_add(cores, h->t->pus[pu].core);
-        }
-        CPUSET_FOREACH (c, cores)
-                n += core_host_contended(h, (unsigned)c);
-        return n;
-}
-
 static void add_cores(const Topology *t, const Plan *p, CpuSet *cores)
 {
         for (unsigned i = 0; i < p->nvcpus; i++)
@@ -168,6 +148,19 @@ static void add_cores(const Topology *t, const Plan *p, CpuSet *cores)
                 if (pu >= 0)
                         cpuset_add(cores, t->pus[pu].core);
         }
+}
+
+/* The host-side load beside busy threads (core_excess()) on the cores p runs on, its vCPUs' and its
+ * emulator pin's, as h stands with p counted: its own and other domains'. */
+static double own_host_excess(const HealHost *h, const Plan *p)
+{
+        g_autoptr(CpuSet) cores = cpuset_new();
+        double sum = 0;
+
+        add_cores(h->t, p, cores);
+        CPUSET_FOREACH (c, cores)
+                sum += core_excess(h, (unsigned)c);
+        return sum;
 }
 
 static double mean_distance(const Topology *t, const CpuSet *nodes)
@@ -215,7 +208,6 @@ static HealHost *heal_host_new(const Topology *t, const Ledger *l, GHashTable *b
         h->t = t;
         h->l = ledger_new_over(l); /* the moves are tried on it, never on l */
         h->pu_busy = g_new0(double, MAX(t->npus, 1));
-        h->pu_host = g_new0(double, MAX(t->npus, 1));
         h->core_nb = g_new0(unsigned, MAX(t->ncores, 1));
         h->core_hb = g_new0(double, MAX(t->ncores, 1));
         h->own = g_new0(unsigned, MAX(t->ncores, 1));
@@ -233,7 +225,6 @@ static void heal_host_free(HealHost *h)
                 return;
         ledger_free(h->l);
         g_free(h->pu_busy);
-        g_free(h->pu_host);
         g_free(h->core_nb);
         g_free(h->core_hb);
         g_free(h->own);
@@ -262,12 +253,37 @@ static bool may_gain(const HealHost *h, const HealParams *hp, const Plan *p, con
 {
         if (p->result != PLAN_PLACED && p->result != PLAN_OVERCOMMITTED)
                 return false;
-        return own_contended(h, p, req) > 0 || own_host_contended(h, p) > 0 || cpuset_count(p->nodes) > 1 ||
-               (hp->undo_sharing && shares_while_free(h, p));
+        return own_contended(h, p, req) > 0 || own_host_excess(h, p) >= LOAD_BUSY_THRESHOLD ||
+               cpuset_count(p->nodes) > 1 || (hp->undo_sharing && shares_while_free(h, p));
+}
+
+/* Whether a busy vCPU of p (vcpu_busy NULL: all busy) runs on core c. */
+static bool busy_vcpu_on(const Topology *t, const Plan *p, const double *vcpu_busy, unsigned c)
+{
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                if (p->vcpu_pu[i] >= 0 && t->pus[p->vcpu_pu[i]].core == c &&
+                    (vcpu_busy ? vcpu_busy[i] : 1.0) >= LOAD_BUSY_THRESHOLD)
+                        return true;
+        return false;
+}
+
+/* The part of host_busy that p's emulator pin puts on the cores of its own busy vCPUs. */
+static double own_host_share_beside(const Topology *t, const Plan *p, const double *vcpu_busy,
+                                    double host_busy)
+{
+        unsigned beside = 0;
+
+        if (!vcpu_busy || !(host_busy > 0) || cpuset_is_empty(p->emulator_pin))
+                return 0;
+        CPUSET_FOREACH (os, p->emulator_pin) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                beside += pu >= 0 && busy_vcpu_on(t, p, vcpu_busy, t->pus[pu].core);
+        }
+        return host_busy * beside / cpuset_count(p->emulator_pin);
 }
 
 bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const double *vcpu_busy,
-                   const double *pu_busy)
+                   double host_busy, const double *pu_busy)
 {
         if (p->result != PLAN_PLACED && p->result != PLAN_OVERCOMMITTED)
                 return false;
@@ -288,6 +304,8 @@ bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const doub
                 if (others >= LOAD_BUSY_THRESHOLD)
                         return true; /* busy host-side threads beside it */
         }
+        if (own_host_share_beside(t, p, vcpu_busy, host_busy) >= LOAD_BUSY_THRESHOLD)
+                return true; /* its own host-side load beside its busy vCPUs, however thin */
         if (!pu_busy)
                 return false;
         CPUSET_FOREACH (os, p->emulator_pin) {
@@ -310,22 +328,29 @@ bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const doub
 typedef struct HealOwn {
         unsigned contended;
         double beside;
+        double host_excess; /* own_host_excess() */
 } HealOwn;
 
 static HealOwn own_score(const HealHost *h, const Plan *p, const PlacementRequest *req)
 {
-        return (HealOwn){.contended = own_contended(h, p, req) + own_host_contended(h, p),
-                         .beside = own_beside(h, p, req)};
+        return (HealOwn){.contended = own_contended(h, p, req),
+                         .beside = own_beside(h, p, req),
+                         .host_excess = own_host_excess(h, p)};
 }
 
-/* Whether the domain is better off: fewer of its busy threads contend, or as many with at least
- * HEAL_MIN_BESIDE_GAIN cores less load beside its busy vCPUs (a busy neighbour traded for host-side
- * threads under half busy each, which heal still counts as contending when they are half busy together). */
+/* Whether the domain is better off: fewer of its busy vCPUs contend, or as many with at least
+ * HEAL_MIN_BESIDE_GAIN cores less load beside its busy vCPUs that contend (a busy neighbour traded for
+ * host-side threads under half busy each, which heal still counts as contending when they are half busy
+ * together), or, with no more of that, at least LOAD_BUSY_THRESHOLD cores less host-side load beside busy
+ * threads on the cores it runs on (own_host_excess(): spread thin over its busy vCPUs' siblings, none of
+ * it half busy anywhere, or more than a core's worth on one core of its own). */
 static bool own_better(HealOwn before, HealOwn after)
 {
-        return after.contended < before.contended ||
-               (after.contended == before.contended &&
-                after.beside + HEAL_MIN_BESIDE_GAIN <= before.beside + 1e-9);
+        if (after.contended != before.contended)
+                return after.contended < before.contended;
+        return after.beside + HEAL_MIN_BESIDE_GAIN <= before.beside + 1e-9 ||
+               (after.beside <= before.beside + 1e-9 &&
+                after.host_excess + LOAD_BUSY_THRESHOLD <= before.host_excess + 1e-9);
 }
 
 /* The hysteresis (heal.h): what makes a candidate worth its move, or NULL. */
@@ -344,10 +369,10 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
                                        improves_why ? improves_why : "");
         if (after.contended != before.contended || after.shared > before.shared || nodes_new > nodes_old)
                 return NULL;
-        if (after.host_contended + hp->min_gain <= before.host_contended)
-                return g_strdup_printf("%u busy host-side threads contended for a core, now %u",
-                                       before.host_contended, after.host_contended);
-        if (after.host_contended > before.host_contended)
+        if (after.host_excess + LOAD_BUSY_THRESHOLD <= before.host_excess + 1e-9)
+                return g_strdup_printf("%.1f cores of host-side load beside busy threads, now %.1f",
+                                       before.host_excess, after.host_excess);
+        if (after.host_excess > before.host_excess + HEAL_MIN_BESIDE_GAIN)
                 return NULL;
         if (hp->undo_sharing && after.shared + hp->min_gain <= before.shared)
                 return g_strdup_printf("%u vCPUs shared a core, now %u", before.shared, after.shared);
@@ -455,10 +480,10 @@ static unsigned max_contended_gain(const HealHost *h, const Plan *p, const Place
 /*
  * Whether some move of p's domain could pass worth()'s host-wide test, cheaply, before three plans
  * are made: fewer busy vCPUs contending (max_contended_gain()), or, at most as many, fewer busy
- * host-side threads contending (only where its own host-side load is counted or its busy vCPUs run
- * beside busy host-side threads), fewer vCPUs sharing a core (a pass that undoes sharing, and it shares
- * one while another is free), fewer nodes (it spans more than one) or nearer ones (some distance of the
- * topology is less than its node's own).
+ * host-side threads contending or less host-side load beside busy vCPUs (only where its own host-side
+ * load is counted or half a core of it runs on its busy vCPUs' cores), fewer vCPUs sharing a core (a pass
+ * that undoes sharing, and it shares one while another is free), fewer nodes (it spans more than one) or
+ * nearer ones (some distance of the topology is less than its node's own).
  */
 static bool could_gain(const HealHost *h, const HealParams *hp, const Plan *p, const PlacementRequest *req)
 {
@@ -468,15 +493,8 @@ static bool could_gain(const HealHost *h, const HealParams *hp, const Plan *p, c
                 return true;
         if (req->vcpu_busy && req->host_busy > 0 && !cpuset_is_empty(p->emulator_pin))
                 return true;
-        for (unsigned i = 0; i < p->nvcpus; i++) {
-                const TopoCore *core;
-                if (p->vcpu_pu[i] < 0 || vcpu_busy(req, i) < LOAD_BUSY_THRESHOLD)
-                        continue;
-                core = &t->cores[t->pus[p->vcpu_pu[i]].core];
-                for (unsigned pu = core->pu_first; pu < core->pu_first + core->npus; pu++)
-                        if (h->pu_host[pu] >= LOAD_BUSY_THRESHOLD)
-                                return true;
-        }
+        if (own_host_excess(h, p) >= LOAD_BUSY_THRESHOLD)
+                return true;
         CPUSET_FOREACH (n, p->nodes) /* a mean distance is no less than the least one */
                 if (h->min_distance < topology_distance(t, (unsigned)n, (unsigned)n))
                         return true;

@@ -150,50 +150,15 @@ static int pick_host_core(const HostView *v, const Plan *plan, const CpuSet *tak
         return best;
 }
 
-/* Whether PU p is a thread no vCPU runs on (the plan's own counted) and that nothing else keeps busy. */
-static bool idle_thread(const HostView *v, const Plan *plan, unsigned p)
-{
-        return policy_pu_vacant(v, plan, p) &&
-               !(v->req->pu_busy && v->req->pu_busy[p] >= LOAD_BUSY_THRESHOLD);
-}
-
-/*
- * The last resort of load_pick_emulator(): while the host-side load would still keep each PU of the
- * emulator pin at least LOAD_BUSY_THRESHOLD busy, the idle sibling threads of the domain's own cores join
- * it, the cores of its idle vCPUs first: its own guest, not another's, runs beside them, and no thread is
- * kept half busy (1.2 cores of vhost over one free core and its own vCPU's sibling: 0.4 each).
- */
-static void add_own_siblings(const HostView *v, Plan *plan)
-{
-        const Topology *t = v->t;
-        double host = v->req->host_busy;
-
-        for (int busy = 0; busy <= 1; busy++)
-                for (unsigned i = 0; i < plan->nvcpus; i++) {
-                        const TopoCore *core;
-                        if (host / cpuset_count(plan->emulator_pin) < LOAD_BUSY_THRESHOLD)
-                                return;
-                        if (plan->vcpu_pu[i] < 0 ||
-                            (vcpu_busy(v->req, i) >= LOAD_BUSY_THRESHOLD) != (busy == 1))
-                                continue;
-                        core = &t->cores[t->pus[plan->vcpu_pu[i]].core];
-                        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
-                                if (!cpuset_has(plan->emulator_pin, t->pus[p].os_index) &&
-                                    idle_thread(v, plan, p)) {
-                                        cpuset_add(plan->emulator_pin, t->pus[p].os_index);
-                                        break;
-                                }
-                }
-}
-
 /*
  * Busy host-side threads beside a busy vCPU cost both. They get a core no busy vCPU uses (see
  * pick_host_core()), and further such cores, free ones first, then ones whose vCPUs are idle, while their
  * load would keep each of the PUs they have at least LOAD_BUSY_THRESHOLD busy (1.5 cores of vhost on one
- * core of two threads is a busy pair; over two cores no thread is half busy); when no such core is
- * left, the idle siblings of the domain's own cores (add_own_siblings()). When none of the domain's
- * vCPUs is busy, the siblings of its own cores already run nothing busy: no free core is taken from a
- * busy guest for them.
+ * core of two threads is a busy pair; over two cores no thread is half busy). When no such core is left
+ * they keep what they have: a busy vCPU's sibling would put part of their load beside a busy vCPU, which
+ * costs more than the same share beside nothing busy (contention.h). When none of the domain's vCPUs is
+ * busy, the siblings of its own cores already run nothing busy: no free core is taken from a busy guest
+ * for them.
  */
 bool load_pick_emulator(const HostView *v, Plan *plan)
 {
@@ -220,24 +185,21 @@ bool load_pick_emulator(const HostView *v, Plan *plan)
                 if (cpuset_is_empty(plan->emulator_pin))
                         return false;
         }
-        if (cpuset_is_empty(plan->emulator_pin))
-                return false;
-        add_own_siblings(v, plan);
-        return true;
+        return !cpuset_is_empty(plan->emulator_pin);
 }
 
-/* Whether two of the PUs of set (OS indexes) share a core. */
-static bool has_pair(const Topology *t, const CpuSet *set)
+/* Whether host cores of host-side load spread evenly over set (OS indexes) put a busy thread's worth
+ * or more on some core beyond its first thread: two of set's PUs on a core at LOAD_BUSY_THRESHOLD each,
+ * or one PU alone asked for twice that. */
+static bool core_overloaded(const Topology *t, const CpuSet *set, double host)
 {
-        g_autoptr(CpuSet) cores = cpuset_new();
+        g_autofree unsigned *on_core = g_new0(unsigned, MAX(t->ncores, 1));
+        double share = host / cpuset_count(set);
 
         CPUSET_FOREACH (os, set) {
                 int pu = topology_pu_by_os(t, (unsigned)os);
-                if (pu < 0)
-                        continue;
-                if (cpuset_has(cores, t->pus[pu].core))
+                if (pu >= 0 && ++on_core[t->pus[pu].core] * share >= 2 * LOAD_BUSY_THRESHOLD)
                         return true;
-                cpuset_add(cores, t->pus[pu].core);
         }
         return false;
 }
@@ -259,8 +221,7 @@ void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out)
                 if (pu >= 0)
                         cpuset_add(taken, t->pus[pu].core);
         }
-        while (req->host_busy / cpuset_count(out) >= LOAD_BUSY_THRESHOLD && has_pair(t, out) &&
-               (c = pick_host_core(v, plan, taken, false)) >= 0) {
+        while (core_overloaded(t, out, req->host_busy) && (c = pick_host_core(v, plan, taken, false)) >= 0) {
                 cpuset_add(taken, (unsigned)c);
                 for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
                         if (v->pu_usable[p])
@@ -278,7 +239,7 @@ void load_note_reason(const HostView *v, bool by_core, Plan *plan)
 
         for (unsigned i = 0; i < plan->nvcpus && dedicated; i++)
                 dedicated = !cpuset_intersects(plan->emulator_pin, plan->vcpu_pins[i]);
-        if (busy_host && !dedicated) /* add_own_siblings(): a core of their own, and its own siblings */
+        if (busy_host && !dedicated) /* a core of their own, and cores of its own idle vCPUs */
                 CPUSET_FOREACH (os, plan->emulator_pin) {
                         int pu = topology_pu_by_os(v->t, (unsigned)os);
                         elsewhere |= pu >= 0 && !policy_own_core(v, plan, v->t->pus[pu].core);

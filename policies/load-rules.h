@@ -61,16 +61,17 @@ void load_node_busy_cores_clear(NodeBusyCores *c);
 double load_core_busy(const HostView *v, unsigned c);
 
 /* When the request's host-side threads are busy and a vCPU of plan is, pins the emulator to cores of
- * plan's nodes that run nothing busy, free ones first, until no thread of them is half busy, and when
- * those run out, to idle siblings of plan's own cores too; returns true. False (plan unchanged) when no
- * such core is left or the rule does not apply. */
+ * plan's nodes that run nothing busy (a free core, else one whose vCPUs are idle, its own or others'),
+ * free ones first, until no thread of them is half busy; never a busy vCPU's sibling. Returns true.
+ * False (plan unchanged) when no such core is left or the rule does not apply. */
 bool load_pick_emulator(const HostView *v, Plan *plan);
 
 /*
  * A domain none of whose vCPUs is busy keeps its host-side threads where EmulatorPin= put them (out, OS
- * indexes), but while two of those threads share a core and their measured load would keep each at least
- * LOAD_BUSY_THRESHOLD busy (1.4 cores of vhost on the two threads of one core are a busy pair) they
- * spread onto further cores of plan's nodes that run nothing busy, cores of idle vCPUs before free ones.
+ * indexes), but while their measured load would put a busy thread's worth on some core beyond its first
+ * thread (1.4 cores of vhost on the two threads of one core are a busy pair; 1.8 on one thread alone are
+ * nearly two busy threads time-sharing it) they spread onto further cores of plan's nodes that run nothing
+ * busy, cores of idle vCPUs before free ones.
  * Without measured busy host-side threads, or with a busy vCPU (load_pick_emulator()), out is left alone.
  */
 void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out);

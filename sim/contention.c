@@ -38,13 +38,27 @@ static void add_host_load(const Topology *t, const ContentionDomain *d, double *
                         pu_host[p->vcpu_pu[v]] += d->host / n;
 }
 
+/*
+ * What core c loses with busy busy vCPUs and host cores of host-side load on it: a busy thread's worth of
+ * the loss for each core of host-side load, pro rata (a quarter of a busy thread beside each of four busy
+ * vCPUs costs what one busy thread beside one of them does).
+ */
+static double core_lost_with_host(unsigned busy, double host, unsigned npus, double loss)
+{
+        unsigned whole = (unsigned)floor(host);
+        double lower = contention_core_lost(busy + whole, npus, loss);
+
+        return lower + (host - whole) * (contention_core_lost(busy + whole + 1, npus, loss) - lower);
+}
+
 ContentionSample contention_measure(const Topology *t, const ContentionDomain *domains, unsigned n,
                                     double loss)
 {
         g_autofree unsigned *core_vcpus = g_new0(unsigned, MAX(t->ncores, 1));
         g_autofree unsigned *core_busy = g_new0(unsigned, MAX(t->ncores, 1));
         g_autofree double *pu_host = g_new0(double, MAX(t->npus, 1));
-        g_autofree unsigned *core_host = g_new0(unsigned, MAX(t->ncores, 1));
+        g_autofree double *core_host = g_new0(double, MAX(t->ncores, 1));
+        g_autofree unsigned *core_host_busy = g_new0(unsigned, MAX(t->ncores, 1));
         ContentionSample s = {0};
 
         for (unsigned i = 0; i < n; i++) {
@@ -59,8 +73,8 @@ ContentionSample contention_measure(const Topology *t, const ContentionDomain *d
                 add_host_load(t, &domains[i], pu_host);
         }
         for (unsigned pu = 0; pu < t->npus; pu++) {
-                core_busy[t->pus[pu].core] += pu_host[pu] >= LOAD_BUSY_THRESHOLD;
-                core_host[t->pus[pu].core] += pu_host[pu] >= LOAD_BUSY_THRESHOLD;
+                core_host[t->pus[pu].core] += pu_host[pu];
+                core_host_busy[t->pus[pu].core] += pu_host[pu] >= LOAD_BUSY_THRESHOLD;
         }
         for (unsigned i = 0; i < n; i++) {
                 const Plan *p = domains[i].plan;
@@ -73,14 +87,14 @@ ContentionSample contention_measure(const Topology *t, const ContentionDomain *d
                         s.vcpus++;
                         s.shared_vcpus += core_vcpus[c] >= 2;
                         s.busy_vcpus += busy;
-                        s.busy_contended += busy && core_busy[c] >= 2;
+                        s.busy_contended += busy && core_busy[c] + core_host_busy[c] >= 2;
                 }
         }
         for (unsigned c = 0; c < t->ncores; c++) {
-                double lost = contention_core_lost(core_busy[c], t->cores[c].npus, loss);
+                double alone = contention_core_lost(core_busy[c], t->cores[c].npus, loss);
+                double lost = core_lost_with_host(core_busy[c], core_host[c], t->cores[c].npus, loss);
                 s.capacity_lost += lost;
-                s.host_lost +=
-                    lost - contention_core_lost(core_busy[c] - core_host[c], t->cores[c].npus, loss);
+                s.host_lost += lost - alone;
         }
         return s;
 }

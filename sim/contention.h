@@ -6,11 +6,15 @@
  * could beat. Scored from each plan's vcpu_pu (floating vCPUs: where occupancy.h's ideal scheduler put
  * them) and the domains' TRUE load (not what the daemon measured), identically for every policy.
  *
- * A "busy thread" is a busy vCPU (busy >= LOAD_BUSY_THRESHOLD) or a PU that a domain's host-side threads
- * keep at least that busy (its host= load spread evenly over its emulator pin, or over its vCPUs' PUs
- * when it has none). A core with b >= 2 busy threads delivers max(1, min(b, PUs) * (1 - loss)) cores of
- * work instead of b: each busy pair on two siblings loses `loss` (0.4, the XenServer measurement) of each
- * one's throughput, 0.8 cores; two busy threads time-sharing one PU lose one core.
+ * A "busy thread" is a busy vCPU (busy >= LOAD_BUSY_THRESHOLD). A core with b >= 2 busy threads
+ * delivers max(1, min(b, PUs) * (1 - loss)) cores of work instead of b: each busy pair on two siblings
+ * loses `loss` (0.4, the XenServer measurement) of each one's throughput, 0.8 cores; two busy threads
+ * time-sharing one PU lose one core. A domain's host= load is spread evenly over its emulator pin (over
+ * its vCPUs' PUs when it has none), and each core of it on a core costs what a busy thread there would,
+ * pro rata: how the host-side work is cut into threads is not known, and this way spreading it thinner
+ * beside busy vCPUs saves nothing (1.0 core of it beside four busy vCPUs, a quarter each, loses what one
+ * busy thread beside one of them does). For busy_contended a PU the host-side load keeps busy counts as a
+ * busy thread.
  */
 
 #include <glib.h>
@@ -34,7 +38,7 @@ typedef struct ContentionSample {
         unsigned busy_vcpus;     /* busy >= LOAD_BUSY_THRESHOLD */
         unsigned busy_contended; /* busy vCPUs on a core with another busy thread */
         double capacity_lost;    /* cores */
-        double host_lost;        /* of capacity_lost: what the cores' busy host-side threads add */
+        double host_lost;        /* of capacity_lost: what the host-side load on the cores adds */
 } ContentionSample;
 
 /* Scores domains[0..n) on t with the given sibling loss (0..1). */
@@ -52,7 +56,7 @@ double contention_core_lost(unsigned busy, unsigned npus, double loss);
  * core; a different placement from the one that loses least), and how many contend in the placement that
  * loses least (*ret_paired: every busy thread on a core with two or more; with two-thread cores and a
  * loss up to 0.5, twice the excess while it is at most the cores). Fewer contending than *ret_paired
- * costs capacity. Host-side threads are left out (a placement can spread them thin), so this stays a
+ * costs capacity. Host-side load is left out (it can only add to what a placement loses), so this stays a
  * lower bound. Either pointer may be NULL.
  */
 double contention_bound(const Topology *t, unsigned busy_threads, double loss, unsigned *ret_contended,

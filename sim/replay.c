@@ -322,7 +322,8 @@ static void heal(Sim *s)
                 hdp[i] = &hd[i];
                 /* as the daemon: a cooling domain that could gain is looked at again when it ends */
                 if (hd[i].cooling && !hd[i].fixed && d->cool_until < cooled &&
-                    heal_may_gain(s->t, s->ledger, d->plan, hd[i].request.vcpu_busy, pu_busy))
+                    heal_may_gain(s->t, s->ledger, d->plan, hd[i].request.vcpu_busy, hd[i].request.host_busy,
+                                  pu_busy))
                         cooled = d->cool_until;
         }
         /* the domains are the ledger's and the parameters valid: a pass cannot fail */

@@ -34,17 +34,57 @@ START_TEST(test_host_lost)
         s = contention_measure(t, d, 2, 0.4);
         ck_assert_double_eq_tol(s.capacity_lost, 1.6, 1e-12);
         ck_assert_double_eq_tol(s.host_lost, 0.8, 1e-12);
-        d[0].host = 0.4; /* below the busy threshold: not a busy thread */
+        d[0].host = 0.4; /* 0.4 of a busy thread beside the busy vCPU: 0.4 of what a busy pair loses */
         s = contention_measure(t, d, 2, 0.4);
-        ck_assert_double_eq_tol(s.capacity_lost, 0.8, 1e-12);
-        ck_assert_double_eq_tol(s.host_lost, 0, 1e-12);
+        ck_assert_double_eq_tol(s.capacity_lost, 0.8 + 0.32, 1e-12);
+        ck_assert_double_eq_tol(s.host_lost, 0.32, 1e-12);
+        ck_assert_uint_eq(s.busy_contended, 2); /* b's pair; a's vCPU beside a PU not half busy */
+}
+END_TEST
+
+/*
+ * Host-side load spread thin beside busy vCPUs costs what it costs in one place: one core of it over the
+ * four siblings of a 4-vCPU busy domain's cores (a quarter each) loses what one busy thread beside one of
+ * them does; on a core that runs nothing busy it costs nothing until it is more than one thread's worth.
+ */
+START_TEST(test_host_load_spread_thin)
+{
+        /* 1 node of 6 cores x 2 threads: a's busy vCPUs on PUs 0, 2, 4, 6 (cores 0-3) */
+        g_autoptr(Topology) t = topology_new_uniform(1, 6, 2, 8 * GiB, NULL);
+        g_autoptr(Plan) a = plan_new("a", 4, GiB, t->nnodes);
+        ContentionDomain d[] = {{.plan = a, .busy = 1, .host = 1}};
+        ContentionSample thin, one, calm;
+
+        for (unsigned v = 0; v < 4; v++) {
+                a->vcpu_pu[v] = (int)(2 * v);
+                cpuset_add(a->emulator_pin, t->pus[2 * v + 1].os_index);
+        }
+        thin = contention_measure(t, d, 1, 0.4);
+        ck_assert_double_eq_tol(thin.capacity_lost, 0.8, 1e-12);
+        ck_assert_double_eq_tol(thin.host_lost, 0.8, 1e-12);
+        ck_assert_uint_eq(thin.busy_contended, 0); /* no PU half busy */
+        cpuset_clear(a->emulator_pin);
+        cpuset_add(a->emulator_pin, t->pus[1].os_index);
+        one = contention_measure(t, d, 1, 0.4);
+        ck_assert_double_eq_tol(one.capacity_lost, thin.capacity_lost, 1e-12);
+        ck_assert_uint_eq(one.busy_contended, 1);
+        cpuset_clear(a->emulator_pin); /* core 4: nothing busy there */
+        cpuset_add(a->emulator_pin, t->pus[8].os_index);
+        cpuset_add(a->emulator_pin, t->pus[9].os_index);
+        calm = contention_measure(t, d, 1, 0.4);
+        ck_assert_double_eq_tol(calm.capacity_lost, 0, 1e-12);
+        d[0].host = 1.6; /* more than one thread's worth on one core: 0.6 of a busy pair */
+        calm = contention_measure(t, d, 1, 0.4);
+        ck_assert_double_eq_tol(calm.capacity_lost, 0.6 * 0.8, 1e-12);
+        ck_assert_double_eq_tol(calm.host_lost, 0.6 * 0.8, 1e-12);
 }
 END_TEST
 
 /* The replay's diagnosis switch oracle_load: the engine sees the true load at the first placement. A busy
  * domain whose host-side threads keep 1.5 cores busy, placed before they are measured, has them on its
- * own core's sibling (a busy pair, 0.8 cores lost, all of it to host threads); known at once, they get
- * cores of their own. Heal is off, so the first plan holds. */
+ * own core's sibling (a busy pair and half a third busy thread on one core of two PUs: 2.5 cores asked
+ * of it, 1.2 delivered, 1.3 lost, all of it to host threads); known at once, they get cores of their own.
+ * Heal is off, so the first plan holds. */
 START_TEST(test_replay_oracle_load)
 {
         g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
@@ -58,8 +98,8 @@ START_TEST(test_replay_oracle_load)
         sim_params_from_config(&p, c);
         p.heal = false;
         ck_assert_int_eq(sim_replay(t, &p, trace, &unknown, &error), 0);
-        ck_assert_double_eq_tol(unknown.capacity_lost, 0.8, 1e-9);
-        ck_assert_double_eq_tol(unknown.host_capacity_lost, 0.8, 1e-9);
+        ck_assert_double_eq_tol(unknown.capacity_lost, 1.3, 1e-9);
+        ck_assert_double_eq_tol(unknown.host_capacity_lost, 1.3, 1e-9);
         p.oracle_load = true;
         ck_assert_int_eq(sim_replay(t, &p, trace, &known, &error), 0);
         ck_assert_double_eq_tol(known.capacity_lost, 0, 1e-9);
@@ -146,8 +186,9 @@ START_TEST(test_bound_below_every_policy)
                 g_autofree char *body = NULL;
 
                 for (unsigned i = 0; i < 12; i++) {
-                        g_string_append_printf(text, "start d%u %d 1G busy=%.2f\ntick %d\n", i,
+                        g_string_append_printf(text, "start d%u %d 1G busy=%.2f host=%.2f\ntick %d\n", i,
                                                g_rand_int_range(r, 1, 4), g_rand_double(r),
+                                               i % 3 ? 0 : 1.5 * g_rand_double(r),
                                                g_rand_int_range(r, 1, 30));
                         if (i >= 3)
                                 g_string_append_printf(text, "stop d%u\n", i - 3);
@@ -183,6 +224,7 @@ static Suite *bound_suite(void)
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_core_lost);
         tcase_add_test(tc, test_host_lost);
+        tcase_add_test(tc, test_host_load_spread_thin);
         tcase_add_test(tc, test_replay_oracle_load);
         tcase_add_test(tc, test_bound_against_every_placement);
         tcase_add_test(tc, test_bound_below_every_policy);

@@ -382,24 +382,24 @@ START_TEST(test_may_gain)
         cpuset_add(a->nodes, 0);
         a->result = PLAN_PLACED;
         ck_assert_int_eq(ledger_commit(l, "a", a), 0);
-        ck_assert(!heal_may_gain(t, l, a, NULL, NULL)); /* nothing measured: a core of its own */
+        ck_assert(!heal_may_gain(t, l, a, NULL, 0, NULL)); /* nothing measured: a core of its own */
         pu_busy[0] = 1;
-        ck_assert(!heal_may_gain(t, l, a, busy, pu_busy));
+        ck_assert(!heal_may_gain(t, l, a, busy, 0, pu_busy));
         pu_busy[1] = 1.2; /* its host-side threads are busy, beside its busy vCPU */
-        ck_assert(heal_may_gain(t, l, a, busy, pu_busy));
-        ck_assert(heal_may_gain(t, l, a, NULL, pu_busy)); /* its own load unknown: busy */
+        ck_assert(heal_may_gain(t, l, a, busy, 1.2, pu_busy));
+        ck_assert(heal_may_gain(t, l, a, NULL, 0, pu_busy)); /* its own load unknown: busy */
         pu_busy[0] = 0.1;
-        ck_assert(!heal_may_gain(t, l, a, idle, pu_busy)); /* an idle vCPU loses nothing */
+        ck_assert(!heal_may_gain(t, l, a, idle, 1.2, pu_busy)); /* an idle vCPU loses nothing */
         /* two vCPUs on one core, or two nodes: as before */
         b->vcpu_pu[0] = 2, b->vcpu_pu[1] = 3;
         cpuset_add(b->nodes, 0);
         b->result = PLAN_OVERCOMMITTED;
         ck_assert_int_eq(ledger_commit(l, "b", b), 0);
-        ck_assert(heal_may_gain(t, l, b, NULL, NULL));
+        ck_assert(heal_may_gain(t, l, b, NULL, 0, NULL));
         cpuset_add(a->nodes, 1);
-        ck_assert(heal_may_gain(t, l, a, NULL, NULL));
+        ck_assert(heal_may_gain(t, l, a, NULL, 0, NULL));
         a->result = PLAN_UNPLACEABLE;
-        ck_assert(!heal_may_gain(t, l, a, busy, pu_busy));
+        ck_assert(!heal_may_gain(t, l, a, busy, 1.2, pu_busy));
 }
 END_TEST
 
@@ -546,8 +546,9 @@ END_TEST
 
 /*
  * A busy vCPU whose own busy host-side threads run on its sibling has a busy thread beside it too: the
- * re-pin moves it to a core that runs nothing busy, and its host-side threads get their own threads
- * again (the core it left and its new sibling: 0.4 cores each). Quiet host-side threads keep it put.
+ * re-pin moves it to a core that runs nothing busy, and its host-side threads get the core it left, both
+ * threads (0.6 each, but beside nothing busy; its new sibling would put some beside it). Quiet host-side
+ * threads keep it put.
  */
 START_TEST(test_repin_off_own_host_threads)
 {
@@ -573,8 +574,8 @@ START_TEST(test_repin_off_own_host_threads)
         moved = policy_repin_local(t, without, &req, &p, d);
         ck_assert_ptr_nonnull(moved);
         ck_assert_uint_eq(t->pus[moved->vcpu_pu[0]].core, 1);
-        ck_assert_uint_eq(cpuset_count(moved->emulator_pin), 3);
-        ck_assert(!cpuset_has(moved->emulator_pin, t->pus[moved->vcpu_pu[0]].os_index));
+        ck_assert_uint_eq(cpuset_count(moved->emulator_pin), 2);
+        ck_assert(!cpuset_intersects(moved->emulator_pin, moved->vcpu_pins[0]));
         /* 0.3 cores of host-side work beside it: not a busy thread, nothing to gain */
         req.host_busy = 0.3;
         quiet = policy_repin_local(t, without, &req, &p, d);
@@ -787,13 +788,14 @@ START_TEST(test_repin_trades_busy_neighbour_for_host_threads)
 }
 END_TEST
 
-/* An idle domain whose busy host-side threads are a busy pair on one core: heal places it anew so they
- * run beside nothing busy, though no busy vCPU contends anywhere. */
+/* An idle domain whose busy host-side threads are a busy pair on one core (1.8 cores of them, 0.8 over
+ * one thread's worth): heal places it anew so they run beside nothing busy, though no busy vCPU contends
+ * anywhere. 1.4 cores of them there (0.4 over) is not worth a move. */
 START_TEST(test_heals_host_thread_pair)
 {
         g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
         g_autoptr(Ledger) l = ledger_new(t);
-        g_autoptr(GPtrArray) moves = NULL, again = NULL;
+        g_autoptr(GPtrArray) moves = NULL, again = NULL, light = NULL;
         double idle[] = {0.1};
         Plan *d = plan_new("d", 1, GiB, t->nnodes);
         Domains ds = {0};
@@ -804,7 +806,7 @@ START_TEST(test_heals_host_thread_pair)
         d->vcpu_pu[0] = 0;
         cpuset_add(d->vcpu_pins[0], 0);
         cpuset_add(d->vcpu_pins[0], 1);
-        cpuset_add(d->emulator_pin, 2); /* both threads of core 1: 0.7 busy each */
+        cpuset_add(d->emulator_pin, 2); /* both threads of core 1: 0.9 busy each */
         cpuset_add(d->emulator_pin, 3);
         cpuset_add(d->nodes, 0);
         d->node_memory[0] = GiB;
@@ -813,12 +815,15 @@ START_TEST(test_heals_host_thread_pair)
         hd = domains_add(&ds, l, "d");
         hd->request.vcpu_busy = idle;
         hd->request.host_busy = 1.4;
+        light = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(light->len, 0);
+        hd->request.host_busy = 1.8;
         moves = heal(t, l, &heal_defaults, &ds);
         ck_assert_uint_eq(moves->len, 1);
         m = g_ptr_array_index(moves, 0);
-        ck_assert_ptr_nonnull(strstr(m->why, "busy host-side threads contended"));
+        ck_assert_ptr_nonnull(strstr(m->why, "0.8 cores of host-side load beside busy threads, now 0.0"));
         ck_assert(!cpuset_is_empty(m->plan->emulator_pin));
-        if (1.4 / cpuset_count(m->plan->emulator_pin) >= LOAD_BUSY_THRESHOLD) { /* then no two on a core */
+        if (1.8 / cpuset_count(m->plan->emulator_pin) >= LOAD_BUSY_THRESHOLD) { /* then no two on a core */
                 g_autoptr(CpuSet) cores = cpuset_new();
                 CPUSET_FOREACH (os, m->plan->emulator_pin) {
                         unsigned core = t->pus[topology_pu_by_os(t, (unsigned)os)].core;
@@ -827,14 +832,75 @@ START_TEST(test_heals_host_thread_pair)
                 }
         }
         /* the daemon's cheap test sees it too: its emulator's two threads both busy */
-        pu_busy[2] = pu_busy[3] = 0.7;
-        ck_assert(heal_may_gain(t, l, d, idle, pu_busy));
+        pu_busy[2] = pu_busy[3] = 0.9;
+        ck_assert(heal_may_gain(t, l, d, idle, 1.8, pu_busy));
         pu_busy[3] = 0;
-        ck_assert(!heal_may_gain(t, l, d, idle, pu_busy));
+        ck_assert(!heal_may_gain(t, l, d, idle, 1.8, pu_busy));
         /* once moved, nothing more to gain */
         apply_moves(l, moves);
         again = heal(t, l, &heal_defaults, &ds);
         ck_assert_uint_eq(again->len, 0);
+}
+END_TEST
+
+/*
+ * A 4-vCPU busy domain placed before its load was known has its emulator on its own cores' siblings; one
+ * core of host-side work there runs a quarter of a busy thread beside each busy vCPU, none half busy. Heal
+ * sees the core of load beside them and moves the emulator to cores that run nothing busy; 0.3 cores of
+ * it (less than half a busy thread beside them in all) is left where it is.
+ */
+START_TEST(test_heals_host_load_beside_own_vcpus)
+{
+        /* 1 node of 8 cores x 2 threads: d's busy vCPUs on PUs 0, 2, 4, 6, its emulator on 1, 3, 5, 7 */
+        g_autoptr(Topology) t = topology_new_uniform(1, 8, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL, quiet = NULL, again = NULL;
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        double busy[] = {1, 1, 1, 1};
+        g_autoptr(CpuSet) own = cpuset_new();
+        Domains ds = {0};
+        HealDomain *hd;
+        const HealMove *m;
+        Plan *d;
+
+        hold_on(t, l, "d", 4, (unsigned[]){0, 2, 4, 6}, 0);
+        d = (Plan *)ledger_lookup(l, "d");
+        for (unsigned v = 0; v < 4; v++) {
+                cpuset_add(d->emulator_pin, t->pus[2 * v + 1].os_index);
+                cpuset_add(own, t->pus[2 * v].core);
+                pu_busy[2 * v] = 1;
+                pu_busy[2 * v + 1] = 0.25;
+        }
+        hd = domains_add(&ds, l, "d");
+        hd->request.vcpu_busy = busy;
+        hd->request.host_busy = 1.0;
+        ck_assert(heal_may_gain(t, l, d, busy, 1.0, pu_busy));
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_ptr_nonnull(strstr(m->why, "host-side load beside busy threads"));
+        ck_assert_uint_eq(m->memory_moved, 0);
+        ck_assert(!cpuset_is_empty(m->plan->emulator_pin));
+        CPUSET_FOREACH (os, m->plan->emulator_pin) {
+                unsigned core = t->pus[topology_pu_by_os(t, (unsigned)os)].core;
+                for (unsigned v = 0; v < 4; v++)
+                        ck_assert_uint_ne(core, t->pus[m->plan->vcpu_pu[v]].core);
+        }
+        apply_moves(l, moves);
+        again = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(again->len, 0);
+        /* 0.3 cores over the four siblings: under half a busy thread beside them */
+        ck_assert_int_eq(ledger_release(l, "d"), 0);
+        hold_on(t, l, "d", 4, (unsigned[]){0, 2, 4, 6}, 0);
+        d = (Plan *)ledger_lookup(l, "d");
+        for (unsigned v = 0; v < 4; v++) {
+                cpuset_add(d->emulator_pin, t->pus[2 * v + 1].os_index);
+                pu_busy[2 * v + 1] = 0.3 / 4;
+        }
+        hd->request.host_busy = 0.3;
+        ck_assert(!heal_may_gain(t, l, d, busy, 0.3, pu_busy));
+        quiet = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(quiet->len, 0);
 }
 END_TEST
 
@@ -858,6 +924,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_repin_inside_node);
         tcase_add_test(tc, test_repin_beside_idle_threads);
         tcase_add_test(tc, test_repin_off_own_host_threads);
+        tcase_add_test(tc, test_heals_host_load_beside_own_vcpus);
         tcase_add_test(tc, test_repin_near_when_memory_cannot_move);
         tcase_add_test(tc, test_heals_host_thread_pair);
         tcase_add_test(tc, test_repin_near_prefers_quiet_core);

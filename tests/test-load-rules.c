@@ -232,8 +232,8 @@ START_TEST(test_idle_domain_keeps_host_threads)
 END_TEST
 
 /* No free core left: busy host-side threads of a busy domain go to a core that runs only idle vCPUs, not
- * beside the domain's own busy ones; a cores' worth of them (0.5 on each of its two threads) also takes
- * one idle sibling of the domain's own cores. */
+ * beside the domain's own busy ones; a core's worth of them (0.5 on each of its two threads) stays there:
+ * a busy vCPU's sibling would put part of it beside a busy vCPU. */
 START_TEST(test_host_threads_beside_idle_when_full)
 {
         /* 1 node of 3 cores x 2 threads: an idle domain holds core 0; d takes cores 1 and 2 */
@@ -252,7 +252,7 @@ START_TEST(test_host_threads_beside_idle_when_full)
         ck_assert_int_eq(plan->result, PLAN_PLACED);
         ck_assert_uint_ne(core_of(t, plan, 0), 0);
         ck_assert_uint_ne(core_of(t, plan, 1), 0);
-        ck_assert_uint_eq(cpuset_count(plan->emulator_pin), 3);
+        ck_assert_uint_eq(cpuset_count(plan->emulator_pin), 2);
         CPUSET_FOREACH (os, plan->emulator_pin) {
                 int pu = topology_pu_by_os(t, (unsigned)os);
                 on_idle += t->pus[pu].core == 0;
@@ -265,41 +265,49 @@ START_TEST(test_host_threads_beside_idle_when_full)
 END_TEST
 
 /*
- * One free core is all that runs nothing busy: 1.2 cores of a busy domain's host-side threads over its
- * two threads would keep both half busy (a busy pair), so an idle sibling of the domain's own core joins
- * them (0.4 each); never a thread of the other guest's busy core.
+ * One free core is all that runs nothing busy but the core of the domain's own idle vCPU: 1.2 cores of
+ * its host-side threads over the free core's two threads would keep both half busy (a busy pair), so the
+ * idle vCPU's core joins them (0.3 each); never its busy vCPU's core (what went there would run beside
+ * the busy vCPU), nor the other guest's busy core. With no idle vCPU they keep the free core alone.
  */
 START_TEST(test_host_threads_take_own_sibling_when_short)
 {
-        /* 1 node of 3 cores x 2 threads: b busy on both threads of core 2 */
-        g_autoptr(Topology) t = topology_new_uniform(1, 3, 2, 8 * GiB, NULL);
+        /* 1 node of 4 cores x 2 threads: b busy on both threads of core 3 */
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams p = test_params(POLICY_EXPLICIT);
-        double pu_busy[] = {0, 0, 0, 0, 0.9, 0.9}, busy[] = {0.9};
+        double pu_busy[] = {0, 0, 0, 0, 0, 0, 0.9, 0.9}, busy[] = {0.9, 0.1}, all_busy[] = {0.9, 0.9};
         PlacementRequest req = {
-            .name = "d", .vcpus = 1, .memory = GiB, .vcpu_busy = busy, .host_busy = 1.2, .pu_busy = pu_busy};
-        g_autoptr(Plan) plan = NULL, light = NULL;
-        unsigned own = 0, mine;
+            .name = "d", .vcpus = 2, .memory = GiB, .vcpu_busy = busy, .host_busy = 1.2, .pu_busy = pu_busy};
+        g_autoptr(Plan) plan = NULL, light = NULL, no_idle = NULL;
+        unsigned on_idle = 0;
 
-        hold(t, l, "b", 2, (unsigned[]){4, 5});
+        hold(t, l, "b", 2, (unsigned[]){6, 7});
         plan = policy_place(t, l, &req, &p);
         ck_assert_int_eq(plan->result, PLAN_PLACED);
-        mine = core_of(t, plan, 0);
-        ck_assert_uint_lt(mine, 2);
-        ck_assert_uint_eq(cpuset_count(plan->emulator_pin), 3);
         CPUSET_FOREACH (os, plan->emulator_pin) {
                 int pu = topology_pu_by_os(t, (unsigned)os);
-                ck_assert_uint_ne(t->pus[pu].core, 2);
-                ck_assert_int_ne(pu, plan->vcpu_pu[0]);
-                own += t->pus[pu].core == mine;
+                ck_assert_uint_ne(t->pus[pu].core, 3);
+                ck_assert_uint_ne(t->pus[pu].core, core_of(t, plan, 0));
+                on_idle += t->pus[pu].core == core_of(t, plan, 1);
         }
-        ck_assert_uint_eq(own, 1);
+        ck_assert_uint_gt(on_idle, 0);
+        ck_assert_uint_gt(cpuset_count(plan->emulator_pin), on_idle);
         ck_assert_ptr_nonnull(strstr(plan->reason, "beside its own vCPUs"));
-        /* 0.8 cores fit the free core's two threads under half busy each: its own core stays out */
+        /* 0.8 cores fit the free core's two threads under half busy each: its own cores stay out */
         req.host_busy = 0.8;
         light = policy_place(t, l, &req, &p);
         ck_assert_uint_eq(cpuset_count(light->emulator_pin), 2);
         ck_assert(!cpuset_intersects(light->emulator_pin, light->vcpu_pins[0]));
+        ck_assert(!cpuset_intersects(light->emulator_pin, light->vcpu_pins[1]));
+        /* both vCPUs busy: the free core alone, half busy or not */
+        req.host_busy = 1.2;
+        req.vcpu_busy = all_busy;
+        no_idle = policy_place(t, l, &req, &p);
+        ck_assert_uint_eq(cpuset_count(no_idle->emulator_pin), 2);
+        ck_assert(!cpuset_intersects(no_idle->emulator_pin, no_idle->vcpu_pins[0]));
+        ck_assert(!cpuset_intersects(no_idle->emulator_pin, no_idle->vcpu_pins[1]));
+        ck_assert_ptr_null(strstr(no_idle->reason, "beside its own vCPUs"));
 }
 END_TEST
 

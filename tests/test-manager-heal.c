@@ -162,16 +162,28 @@ START_TEST(test_burst_of_stops_one_heal)
 END_TEST
 
 /* One bulk statistics sample: the one domain uuid, one vCPU that has run vcpu_ns. */
-static GHashTable *sample(const char *uuid, uint64_t vcpu_ns)
+/* One bulk sample of the domain with uuid: each of its n vCPUs ran vcpu_ns, its host-side threads host_ns.
+ */
+static GHashTable *sample_n(const char *uuid, unsigned n, uint64_t vcpu_ns, uint64_t host_ns)
 {
         GHashTable *t =
             g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)domain_cpu_stats_free);
         DomainCpuStats *s = g_new0(DomainCpuStats, 1);
 
-        s->nvcpu_times = s->nvcpus = 1;
-        s->vcpu_time_ns = g_memdup2(&vcpu_ns, sizeof(vcpu_ns));
+        s->nvcpu_times = s->nvcpus = n;
+        s->vcpu_time_ns = g_new0(uint64_t, n);
+        for (unsigned i = 0; i < n; i++)
+                s->vcpu_time_ns[i] = vcpu_ns;
+        s->vcpu_ns = n * vcpu_ns;
+        s->host_ns = host_ns;
+        s->total_ns = s->vcpu_ns + host_ns;
         g_hash_table_insert(t, g_strdup(uuid), s);
         return t;
+}
+
+static GHashTable *sample(const char *uuid, uint64_t vcpu_ns)
+{
+        return sample_n(uuid, 1, vcpu_ns, 0);
 }
 
 /* Starts the 1-vCPU domain h-a; its UUID in *ret_uuid. */
@@ -354,6 +366,44 @@ START_TEST(test_cooling_looked_at_again)
         spin(200);
         ck_assert_uint_eq(manager_stats(m)->heal_passes, 2);
         unfill(m, doms);
+}
+END_TEST
+
+/*
+ * A busy 3-vCPU domain's emulator runs on its own cores' siblings, as it was placed before its load was
+ * known; its host-side threads measured at about a core, a third of it on each sibling (no PU half busy).
+ * The measurement's pass moves the emulator to the core no vCPU uses, with the vCPUs left where they are.
+ */
+START_TEST(test_host_load_beside_own_vcpus_moved)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        const Topology *t = manager_topology(m);
+        virDomainPtr d = start(m, "h-d", 3);
+        g_autofree char *uuid = g_strdup(manager_lookup(m, "h-d")->uuid);
+        g_autoptr(Plan) before = plan_copy(ledger_lookup(manager_ledger(m), uuid));
+        /* busy over the 100 ms; 1.2 cores of host-side work, 0.4 on each sibling (less as the clock runs) */
+        g_autoptr(GHashTable) first = sample_n(uuid, 3, 0, 0),
+                              second = sample_n(uuid, 3, UINT64_C(95000000), UINT64_C(120000000));
+        const Plan *after;
+
+        ck_assert_uint_eq(cpuset_count(before->emulator_pin), 3); /* its cores' siblings */
+        manager_note_stats(m, first);
+        spin(100);
+        manager_note_stats(m, second);
+        for (unsigned i = 0; i < 2500 && manager_stats(m)->heal_moves == 0; i++)
+                spin(1);
+        ck_assert_uint_eq(manager_stats(m)->heal_passes, 1);
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
+        after = ledger_lookup(manager_ledger(m), uuid);
+        for (unsigned i = 0; i < 3; i++)
+                ck_assert_int_eq(after->vcpu_pu[i], before->vcpu_pu[i]);
+        CPUSET_FOREACH (os, after->emulator_pin) {
+                unsigned core = t->pus[topology_pu_by_os(t, (unsigned)os)].core;
+                for (unsigned i = 0; i < 3; i++)
+                        ck_assert_uint_ne(core, t->pus[after->vcpu_pu[i]].core);
+        }
+        ck_assert(!cpuset_is_empty(after->emulator_pin));
+        done(m, d);
 }
 END_TEST
 
@@ -828,6 +878,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_metadata_change_read_again);
         tcase_add_test(tc, test_reads_per_pass_bounded);
         tcase_add_test(tc, test_old_reads_after_new_ones);
+        tcase_add_test(tc, test_host_load_beside_own_vcpus_moved);
         suite_add_tcase(s, tc);
         return s;
 }

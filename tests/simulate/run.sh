@@ -19,6 +19,10 @@
 #     heal moves b2 onto i's core at once: b1 and b2 contend 7-10 s, 2 x 3 of 33 busy vCPU-seconds. The
 #     warm-up counts from the start: the default LoadWarmup=5 is over at the first reading, the same;
 #     LoadWarmup=8 has 3 s of the 5-10 s sample, set it aside: known at 15 s, 2 x 8 of 33.
+#   host.trace (1x8x2): one core of host-side load spread over the siblings of 4 busy vCPUs' cores costs
+#     what one busy thread beside one of them does (0.8 cores) until the load is known at 10 s and heal
+#     moves the emulator to a core of its own: 0.8 x 10/120; no busy vCPU has a half busy PU beside it.
+#     With Heal=no it stays: 0.8 all 120 s.
 # Also: every --json key the documentation names, errors naming the trace's line, and the example trace.
 #   bash tests/simulate/run.sh PLACEMENTCTL
 set -u
@@ -92,6 +96,11 @@ figures "learn.trace: an 8 s warm-up sets the 5-10 s sample aside, i known at 15
 printf '[Placement]\nHeal=no\n' >"$tmp/no-heal.conf"
 figures "heal.trace --config with Heal=no: c stays on a's cores, 1.6 cores lost all 60 s, no move" "$H222" \
         heal.trace '{"moves": 0, "capacity_lost": 1.6, "shared_vcpu_fraction": 6/7}' --config="$tmp/no-heal.conf"
+H182="synthetic:numa:1(memory=16GiB) core:8 pu:2"
+figures "host.trace: host-side load spread thin beside busy vCPUs is healed once known" "$H182" host.trace \
+        '{"capacity_lost": 0.8 * 10/120, "busy_contended_fraction": 0.0, "moves": 1, "memory_moved_bytes": 0}'
+figures "host.trace --config with Heal=no: it stays beside them, 0.8 cores lost all 120 s" "$H182" host.trace \
+        '{"capacity_lost": 0.8, "moves": 0}' --config="$tmp/no-heal.conf"
 
 out=$("$ctl" simulate --topology="$H222" --trace="$here/heal.trace" --json)
 python3 -c '
