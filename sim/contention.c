@@ -14,14 +14,15 @@ double contention_core_lost(unsigned busy, unsigned npus, double loss)
         return busy - delivered;
 }
 
-/* Spreads a domain's host-side load evenly over its emulator pin (its vCPUs' PUs without one). */
-static void add_host_load(const Topology *t, const ContentionDomain *d, double *pu_host)
+/* Spreads a domain's host-side load evenly over its emulator pin (its vCPUs' PUs without one); returns
+ * how much it spread (0 for a domain with neither). */
+static double add_host_load(const Topology *t, const ContentionDomain *d, double *pu_host)
 {
         const Plan *p = d->plan;
         unsigned n = 0;
 
         if (!(d->host > 0))
-                return;
+                return 0;
         if (p->emulator_pin && !cpuset_is_empty(p->emulator_pin)) {
                 n = cpuset_count(p->emulator_pin);
                 CPUSET_FOREACH (os, p->emulator_pin) {
@@ -29,13 +30,14 @@ static void add_host_load(const Topology *t, const ContentionDomain *d, double *
                         if (pu >= 0)
                                 pu_host[pu] += d->host / n;
                 }
-                return;
+                return d->host;
         }
         for (unsigned v = 0; v < p->nvcpus; v++)
                 n += p->vcpu_pu[v] >= 0;
         for (unsigned v = 0; v < p->nvcpus; v++)
                 if (p->vcpu_pu[v] >= 0)
                         pu_host[p->vcpu_pu[v]] += d->host / n;
+        return n ? d->host : 0;
 }
 
 /*
@@ -70,7 +72,7 @@ ContentionSample contention_measure(const Topology *t, const ContentionDomain *d
                         core_vcpus[t->pus[p->vcpu_pu[v]].core]++;
                         core_busy[t->pus[p->vcpu_pu[v]].core] += busy;
                 }
-                add_host_load(t, &domains[i], pu_host);
+                s.host_load += add_host_load(t, &domains[i], pu_host);
         }
         for (unsigned pu = 0; pu < t->npus; pu++) {
                 core_host[t->pus[pu].core] += pu_host[pu];
@@ -112,24 +114,20 @@ static unsigned *cores_by_size(const Topology *t)
 /*
  * Greedy by layers: the k-th busy thread of every core of one size costs the same, so the threads go
  * layer by layer to the cheapest (size, k) first. Exact while each core's cost grows by at least as much
- * with every further thread (cores of up to two PUs, any loss up to 0.5, and single-PU cores).
+ * with every further thread (cores of up to two PUs, any loss up to 0.5, and single-PU cores); amount
+ * may be fractional (host-side load, which divides), the last layer then partly filled, as
+ * contention_measure() charges it. *ret_paired (may be NULL): the threads on cores with two or more.
  */
-double contention_bound(const Topology *t, unsigned busy_threads, double loss, unsigned *ret_contended,
-                        unsigned *ret_paired)
+static double layers(const Topology *t, double amount, double loss, unsigned *ret_paired)
 {
         g_autofree unsigned *count = cores_by_size(t);
         g_autofree unsigned *layer = g_new0(unsigned, t->max_threads + 2); /* next layer per size */
-        unsigned left = busy_threads, cores = t->ncores, paired = 0;
-        double lost = 0;
+        unsigned paired = 0;
+        double lost = 0, left = amount;
 
-        if (ret_contended)
-                /* x cores with two or more busy threads hold y >= 2x of them, the others at most one each:
-                 * y >= busy - cores + x, least with every extra one stacked on a single core */
-                *ret_contended = busy_threads <= cores ? 0 : busy_threads - cores + 1;
-        while (left) {
+        while (left > 1e-12) {
                 int best = -1;
-                double best_cost = INFINITY;
-                unsigned take;
+                double best_cost = INFINITY, take;
                 for (unsigned size = 0; size <= t->max_threads + 1; size++) {
                         double cost;
                         if (!count[size])
@@ -145,7 +143,7 @@ double contention_bound(const Topology *t, unsigned busy_threads, double loss, u
                         break; /* no cores at all */
                 take = MIN(left, count[best]);
                 /* a second thread makes both contend, each further one itself */
-                paired += layer[best] == 1 ? 2 * take : layer[best] >= 2 ? take : 0;
+                paired += layer[best] == 1 ? 2 * (unsigned)take : layer[best] >= 2 ? (unsigned)take : 0;
                 lost += take * best_cost;
                 left -= take;
                 layer[best]++;
@@ -153,4 +151,18 @@ double contention_bound(const Topology *t, unsigned busy_threads, double loss, u
         if (ret_paired)
                 *ret_paired = paired;
         return lost;
+}
+
+double contention_bound(const Topology *t, unsigned busy_threads, double host, double loss,
+                        unsigned *ret_contended, unsigned *ret_paired)
+{
+        unsigned cores = t->ncores;
+
+        if (ret_contended)
+                /* x cores with two or more busy threads hold y >= 2x of them, the others at most one each:
+                 * y >= busy - cores + x, least with every extra one stacked on a single core */
+                *ret_contended = busy_threads <= cores ? 0 : busy_threads - cores + 1;
+        if (ret_paired)
+                layers(t, busy_threads, loss, ret_paired);
+        return layers(t, busy_threads + MAX(host, 0.0), loss, NULL);
 }

@@ -39,6 +39,7 @@ typedef struct ContentionSample {
         unsigned busy_contended; /* busy vCPUs on a core with another busy thread */
         double capacity_lost;    /* cores */
         double host_lost;        /* of capacity_lost: what the host-side load on the cores adds */
+        double host_load;        /* host-side load of the domains scored, in cores */
 } ContentionSample;
 
 /* Scores domains[0..n) on t with the given sibling loss (0..1). */
@@ -49,15 +50,16 @@ ContentionSample contention_measure(const Topology *t, const ContentionDomain *d
 double contention_core_lost(unsigned busy, unsigned npus, double loss);
 
 /*
- * The bound: the least capacity any placement of busy_threads busy threads loses on t, whatever the
- * domains' sizes, memory and nodes: while there are more busy threads than usable cores, the excess must
- * double up (then triple up) on cores, the cheapest cores first. Also the fewest busy vCPUs that must
- * contend (*ret_contended): busy - cores + 1 when busy exceeds the cores (the extra ones stacked on one
- * core; a different placement from the one that loses least), and how many contend in the placement that
- * loses least (*ret_paired: every busy thread on a core with two or more; with two-thread cores and a
- * loss up to 0.5, twice the excess while it is at most the cores). Fewer contending than *ret_paired
- * costs capacity. Host-side load is left out (it can only add to what a placement loses), so this stays a
- * lower bound. Either pointer may be NULL.
+ * The bound: the least capacity any placement of busy_threads busy threads and host cores of host-side
+ * load loses on t, whatever the domains' sizes, memory and nodes: while there is more busy work than
+ * usable cores, the excess must double up (then triple up) on cores, the cheapest cores first. The
+ * host-side load is taken as divisible, as contention_measure() charges it pro rata, so any placement
+ * of it (and of the vCPUs, which do not divide) loses at least this much. Also the fewest busy vCPUs
+ * that must contend (*ret_contended): busy - cores + 1 when busy exceeds the cores (the extra ones
+ * stacked on one core; a different placement from the one that loses least), and how many contend in
+ * the placement of the busy vCPUs alone that loses least (*ret_paired: every busy thread on a core with
+ * two or more; with two-thread cores and a loss up to 0.5, twice the excess while it is at most the
+ * cores). Fewer contending than *ret_paired costs capacity. Either pointer may be NULL.
  */
-double contention_bound(const Topology *t, unsigned busy_threads, double loss, unsigned *ret_contended,
-                        unsigned *ret_paired);
+double contention_bound(const Topology *t, unsigned busy_threads, double host, double loss,
+                        unsigned *ret_contended, unsigned *ret_paired);

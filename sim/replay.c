@@ -142,8 +142,9 @@ static void refresh(Sim *s)
         }
         s->fig.c = contention_measure(s->t, cd, s->domains->len, s->p->sibling_loss);
         /* the busy vCPUs this run placed: a domain nothing could hold (memory) holds no core either */
-        s->fig.bound_lost = contention_bound(s->t, s->fig.c.busy_vcpus, s->p->sibling_loss,
-                                             &s->fig.bound_contended, &s->fig.bound_paired);
+        s->fig.bound_lost =
+            contention_bound(s->t, s->fig.c.busy_vcpus, s->fig.c.host_load, s->p->sibling_loss,
+                             &s->fig.bound_contended, &s->fig.bound_paired);
         s->dirty = false;
 }
 

@@ -80,6 +80,32 @@ START_TEST(test_host_load_spread_thin)
 }
 END_TEST
 
+/* Host-side load enters the bound as divisible load: two busy vCPUs and one core of host-side work on
+ * two cores of two threads must put a busy thread's worth beside busy vCPUs somewhere (0.8 cores), and
+ * a placement that halves it between the two cores loses exactly that. */
+START_TEST(test_bound_with_host)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 2, 8 * GiB, NULL);
+        g_autoptr(Plan) a = plan_new("a", 2, GiB, t->nnodes);
+        ContentionDomain d[] = {{.plan = a, .busy = 1, .host = 1}};
+        ContentionSample s;
+
+        ck_assert_double_eq_tol(contention_bound(t, 2, 0, 0.4, NULL, NULL), 0, 1e-12);
+        ck_assert_double_eq_tol(contention_bound(t, 2, 1.0, 0.4, NULL, NULL), 0.8, 1e-12);
+        ck_assert_double_eq_tol(contention_bound(t, 1, 1.0, 0.4, NULL, NULL), 0, 1e-12);
+        /* four busy vCPUs fill both cores; half a core more is half of a third thread's 1.0 */
+        ck_assert_double_eq_tol(contention_bound(t, 4, 0.5, 0.4, NULL, NULL), 1.6 + 0.5, 1e-12);
+        a->vcpu_pu[0] = 0;
+        a->vcpu_pu[1] = 2;
+        cpuset_add(a->emulator_pin, t->pus[1].os_index);
+        cpuset_add(a->emulator_pin, t->pus[3].os_index);
+        s = contention_measure(t, d, 1, 0.4);
+        ck_assert_double_eq_tol(s.host_load, 1.0, 1e-12);
+        ck_assert_double_eq_tol(s.capacity_lost, contention_bound(t, 2, s.host_load, 0.4, NULL, NULL),
+                                1e-12);
+}
+END_TEST
+
 /* The replay's diagnosis switch oracle_load: the engine sees the true load at the first placement. A busy
  * domain whose host-side threads keep 1.5 cores busy, placed before they are measured, has them on its
  * own core's sibling (a busy pair and half a third busy thread on one core of two PUs: 2.5 cores asked
@@ -162,7 +188,7 @@ START_TEST(test_bound_against_every_placement)
                 for (unsigned v = 0; v < cases[i].n; v++)
                         busy += cases[i].busy[v] >= 0.5;
                 best = enumerate_best(t, cases[i].busy, cases[i].n, &best_contended);
-                bound = contention_bound(t, busy, 0.4, &contended, &paired);
+                bound = contention_bound(t, busy, 0, 0.4, &contended, &paired);
                 ck_assert_msg(paired == best_contended, "case %u: %u contend where it loses least, not %u",
                               i, best_contended, paired);
                 ck_assert_msg(bound <= best + 1e-9, "case %u: bound %.3f above the best placement %.3f", i,
@@ -225,6 +251,7 @@ static Suite *bound_suite(void)
         tcase_add_test(tc, test_core_lost);
         tcase_add_test(tc, test_host_lost);
         tcase_add_test(tc, test_host_load_spread_thin);
+        tcase_add_test(tc, test_bound_with_host);
         tcase_add_test(tc, test_replay_oracle_load);
         tcase_add_test(tc, test_bound_against_every_placement);
         tcase_add_test(tc, test_bound_below_every_policy);
