@@ -257,31 +257,6 @@ static bool may_gain(const HealHost *h, const HealParams *hp, const Plan *p, con
                cpuset_count(p->nodes) > 1 || (hp->undo_sharing && shares_while_free(h, p));
 }
 
-/* Whether a busy vCPU of p (vcpu_busy NULL: all busy) runs on core c. */
-static bool busy_vcpu_on(const Topology *t, const Plan *p, const double *vcpu_busy, unsigned c)
-{
-        for (unsigned i = 0; i < p->nvcpus; i++)
-                if (p->vcpu_pu[i] >= 0 && t->pus[p->vcpu_pu[i]].core == c &&
-                    (vcpu_busy ? vcpu_busy[i] : 1.0) >= LOAD_BUSY_THRESHOLD)
-                        return true;
-        return false;
-}
-
-/* The part of host_busy that p's emulator pin puts on the cores of its own busy vCPUs. */
-static double own_host_share_beside(const Topology *t, const Plan *p, const double *vcpu_busy,
-                                    double host_busy)
-{
-        unsigned beside = 0;
-
-        if (!vcpu_busy || !(host_busy > 0) || cpuset_is_empty(p->emulator_pin))
-                return 0;
-        CPUSET_FOREACH (os, p->emulator_pin) {
-                int pu = topology_pu_by_os(t, (unsigned)os);
-                beside += pu >= 0 && busy_vcpu_on(t, p, vcpu_busy, t->pus[pu].core);
-        }
-        return host_busy * beside / cpuset_count(p->emulator_pin);
-}
-
 bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const double *vcpu_busy,
                    double host_busy, const double *pu_busy)
 {
@@ -304,7 +279,7 @@ bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const doub
                 if (others >= LOAD_BUSY_THRESHOLD)
                         return true; /* busy host-side threads beside it */
         }
-        if (own_host_share_beside(t, p, vcpu_busy, host_busy) >= LOAD_BUSY_THRESHOLD)
+        if (load_own_host_beside(t, p, vcpu_busy, host_busy) >= LOAD_BUSY_THRESHOLD)
                 return true; /* its own host-side load beside its busy vCPUs, however thin */
         if (!pu_busy)
                 return false;

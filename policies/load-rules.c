@@ -121,16 +121,17 @@ static double busy_with_plan(const HostView *v, const Plan *plan, unsigned c, bo
         return sum;
 }
 
-/* The core for busy host-side threads among plan's nodes, not in taken, that runs nothing busy: a free
- * one first (free_first) or last, then the least busy with other domains' threads; -1 when none. */
-static int pick_host_core(const HostView *v, const Plan *plan, const CpuSet *taken, bool free_first)
+/* The core for busy host-side threads among nodes, not in taken, that runs nothing busy: a free one
+ * first (free_first) or last, then the least busy with other domains' threads; -1 when none. */
+static int pick_host_core_in(const HostView *v, const Plan *plan, const CpuSet *nodes, const CpuSet *taken,
+                             bool free_first)
 {
         const Topology *t = v->t;
         double best_busy = 0;
         bool best_free = false;
         int best = -1;
 
-        CPUSET_FOREACH (n, plan->nodes) {
+        CPUSET_FOREACH (n, nodes) {
                 const TopoNode *node = &t->nodes[n];
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
                         bool own, own_busy, is_free;
@@ -150,12 +151,46 @@ static int pick_host_core(const HostView *v, const Plan *plan, const CpuSet *tak
         return best;
 }
 
+static int pick_host_core(const HostView *v, const Plan *plan, const CpuSet *taken, bool free_first)
+{
+        return pick_host_core_in(v, plan, plan->nodes, taken, free_first);
+}
+
+/* When plan's nodes have no core for them: such a core on the allowed node nearest to plan's nodes that
+ * has one (the nearest first, then the lowest); -1 when none. */
+static int nearest_host_core(const HostView *v, const Plan *plan, const CpuSet *taken)
+{
+        const Topology *t = v->t;
+        g_autoptr(CpuSet) one = cpuset_new();
+        uint32_t best_distance = UINT32_MAX;
+        int best = -1;
+
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                uint32_t d = UINT32_MAX;
+                int c;
+                if (cpuset_has(plan->nodes, n) || !v->node_allowed[n])
+                        continue;
+                CPUSET_FOREACH (h, plan->nodes)
+                        d = MIN(d, topology_distance(t, (unsigned)h, n));
+                if (d >= best_distance)
+                        continue;
+                cpuset_clear(one);
+                cpuset_add(one, n);
+                if ((c = pick_host_core_in(v, plan, one, taken, true)) < 0)
+                        continue;
+                best = c;
+                best_distance = d;
+        }
+        return best;
+}
+
 /*
  * Busy host-side threads beside a busy vCPU cost both. They get a core no busy vCPU uses (see
  * pick_host_core()), and further such cores, free ones first, then ones whose vCPUs are idle, while their
  * load would keep each of the PUs they have at least LOAD_BUSY_THRESHOLD busy (1.5 cores of vhost on one
- * core of two threads is a busy pair; over two cores no thread is half busy). When no such core is left
- * they keep what they have: a busy vCPU's sibling would put part of their load beside a busy vCPU, which
+ * core of two threads is a busy pair; over two cores no thread is half busy). When plan's nodes have
+ * none at all, the nearest allowed node's (nearest_host_core()). When no further core is left they keep
+ * what they have: a busy vCPU's sibling would put part of their load beside a busy vCPU, which
  * costs more than the same share beside nothing busy (contention.h). When none of the domain's vCPUs is
  * busy, the siblings of its own cores already run nothing busy: no free core is taken from a busy guest
  * for them.
@@ -175,7 +210,8 @@ bool load_pick_emulator(const HostView *v, Plan *plan)
         if (!any_busy)
                 return false;
         for (bool first = true;
-             (c = pick_host_core(v, plan, taken, true)) >= 0 &&
+             ((c = pick_host_core(v, plan, taken, true)) >= 0 ||
+              (first && (c = nearest_host_core(v, plan, taken)) >= 0)) &&
              (first || req->host_busy / cpuset_count(plan->emulator_pin) >= LOAD_BUSY_THRESHOLD);
              first = false) {
                 cpuset_add(taken, (unsigned)c);
@@ -234,7 +270,7 @@ void load_note_reason(const HostView *v, bool by_core, Plan *plan)
         const PlacementRequest *req = v->req;
         bool busy_host = req && req->vcpu_busy && req->host_busy >= LOAD_BUSY_THRESHOLD &&
                          !cpuset_is_empty(plan->emulator_pin);
-        bool dedicated = busy_host, elsewhere = false;
+        bool dedicated = busy_host, elsewhere = false, away = false;
         char *reason;
 
         for (unsigned i = 0; i < plan->nvcpus && dedicated; i++)
@@ -244,6 +280,11 @@ void load_note_reason(const HostView *v, bool by_core, Plan *plan)
                         int pu = topology_pu_by_os(v->t, (unsigned)os);
                         elsewhere |= pu >= 0 && !policy_own_core(v, plan, v->t->pus[pu].core);
                 }
+        if (busy_host)
+                CPUSET_FOREACH (os, plan->emulator_pin) {
+                        int pu = topology_pu_by_os(v->t, (unsigned)os);
+                        away |= pu >= 0 && !cpuset_has(plan->nodes, v->t->cores[v->t->pus[pu].core].node);
+                }
         if (plan->result == PLAN_OVERCOMMITTED && load_overcommit_applies(v, by_core)) {
                 reason = g_strdup_printf("%s; by measured load: the set by its cores that run nothing busy, "
                                          "busy vCPUs on the least busy cores, idle ones share",
@@ -252,13 +293,13 @@ void load_note_reason(const HostView *v, bool by_core, Plan *plan)
                 plan->reason = reason;
         }
         if (dedicated || elsewhere) {
-                reason =
-                    g_strdup_printf("%s; busy host-side threads (%.1f cores) on a core no busy vCPU uses%s",
-                                    plan->reason, req->host_busy,
-                                    dedicated ? ""
-                                    : req->host_busy / cpuset_count(plan->emulator_pin) < LOAD_BUSY_THRESHOLD
-                                        ? " and beside its own vCPUs, no thread half busy"
-                                        : " and beside its own vCPUs");
+                reason = g_strdup_printf(
+                    "%s; busy host-side threads (%.1f cores) on a core no busy vCPU uses%s%s", plan->reason,
+                    req->host_busy, away ? " of the nearest node with one (none was left on its own)" : "",
+                    dedicated ? ""
+                    : req->host_busy / cpuset_count(plan->emulator_pin) < LOAD_BUSY_THRESHOLD
+                        ? " and beside its own vCPUs, no thread half busy"
+                        : " and beside its own vCPUs");
                 g_free(plan->reason);
                 plan->reason = reason;
         }

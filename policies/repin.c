@@ -211,6 +211,7 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
         g_autofree unsigned *load = NULL, *pu_load = NULL;
         g_autoptr(CpuSet) home = NULL;
         unsigned moved = 0, away = 0, back = 0;
+        bool emulator = false, emulator_away = false;
         PlacementRequest relaxed;
         HostView v;
         Repin r;
@@ -285,6 +286,30 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
                 move_vcpu(&r, plan, i, b, (unsigned)to);
                 moved++;
         }
+        /* nothing to move but its own busy host-side threads, beside its busy vCPUs: those alone */
+        if (!moved && !back && !req->keep_emulator) {
+                double was = load_own_host_beside(t, plan, req->vcpu_busy, req->host_busy);
+                if (was >= LOAD_BUSY_THRESHOLD) {
+                        finish_housekeeping(&v, req, plan);
+                        emulator = load_own_host_beside(t, plan, req->vcpu_busy, req->host_busy) +
+                                       LOAD_BUSY_THRESHOLD <=
+                                   was + 1e-9;
+                        CPUSET_FOREACH (os, plan->emulator_pin) {
+                                int pu = topology_pu_by_os(t, (unsigned)os);
+                                emulator_away |=
+                                    pu >= 0 && !cpuset_has(home, t->cores[t->pus[pu].core].node);
+                        }
+                }
+        }
+        if (emulator) {
+                plan->keep_memory = true;
+                g_free(plan->reason);
+                plan->reason = g_strdup_printf(
+                    "re-pinned by measured load: its busy host-side threads (%.1f cores) moved off its busy "
+                    "vCPUs' cores to cores that run nothing busy%s; vCPUs and memory stay where they are",
+                    req->host_busy,
+                    emulator_away ? " on the nearest node with one (none was left on its own)" : "");
+        }
         if (moved || back) {
                 g_autofree char *where = NULL;
                 plan->keep_memory = true; /* where it is: no binding to make again */
@@ -313,7 +338,7 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
                                                        back, back == 1 ? "" : "s");
         }
         host_view_done(&v);
-        return moved || back ? g_steal_pointer(&plan) : NULL;
+        return moved || back || emulator ? g_steal_pointer(&plan) : NULL;
 }
 
 Plan *policy_repin_local(const Topology *t, const Ledger *l, const PlacementRequest *req,

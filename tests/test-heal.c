@@ -904,6 +904,60 @@ START_TEST(test_heals_host_load_beside_own_vcpus)
 }
 END_TEST
 
+/*
+ * A busy domain that fills its node's cores has its host-side threads on its own busy vCPUs' siblings and
+ * no calm core left on its node. With its memory bound by placementd itself (or not bound), the threads
+ * alone move to a calm core of the nearest node (cores first, then locality); vCPUs and memory stay.
+ * Memory bound by the user keeps everything on its node: no move.
+ */
+START_TEST(test_host_threads_to_nearest_node_when_node_full)
+{
+        /* 3 nodes of 2 cores x 2 threads, node 1 nearer to node 0 than node 2; d fills node 0 */
+        const uint32_t distance[] = {10, 20, 30, 20, 10, 20, 30, 20, 10};
+        g_autoptr(Topology) t = topology_new_uniform(3, 2, 2, 8 * GiB, distance);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) own = NULL, user = NULL;
+        g_autoptr(CpuSet) node0 = cpuset_new();
+        double busy[] = {1, 1};
+        Domains ds = {0};
+        HealDomain *hd;
+        const HealMove *m;
+        Plan *d;
+
+        hold_on(t, l, "d", 2, (unsigned[]){0, 2}, 0);
+        d = (Plan *)ledger_lookup(l, "d");
+        cpuset_add(d->emulator_pin, t->pus[1].os_index);
+        cpuset_add(d->emulator_pin, t->pus[3].os_index);
+        hd = domains_add(&ds, l, "d");
+        hd->request.vcpu_busy = busy;
+        hd->request.host_busy = 0.8; /* 0.4 on each sibling: no busy vCPU counts as contending */
+        cpuset_add(node0, t->nodes[0].os_index);
+        hd->request.memory_nodes = node0;
+        hd->request.memory_source = MEMORY_SOURCE_BOUND;
+        hd->request.memory_own = true;
+        own = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(own->len, 1);
+        m = g_ptr_array_index(own, 0);
+        ck_assert_msg(strstr(m->why, "0.8 cores of host-side load beside busy threads, now 0.0"), "%s",
+                      m->why);
+        ck_assert_msg(strstr(m->plan->reason, "host-side threads (0.8 cores) moved off"), "%s",
+                      m->plan->reason);
+        ck_assert_ptr_nonnull(strstr(m->plan->reason, "nearest node"));
+        ck_assert_uint_eq(m->memory_moved, 0);
+        ck_assert_int_eq(m->plan->vcpu_pu[0], 0);
+        ck_assert_int_eq(m->plan->vcpu_pu[1], 2);
+        ck_assert(!cpuset_is_empty(m->plan->emulator_pin));
+        CPUSET_FOREACH (os, m->plan->emulator_pin)
+                ck_assert_uint_eq(t->cores[t->pus[topology_pu_by_os(t, (unsigned)os)].core].node, 1);
+        ck_assert_uint_eq(heal_move_cooldown_sec(m), HEAL_REPIN_COOLDOWN_SEC);
+        /* bound by the user: node 0 is all the request allows */
+        hd->request.memory_source = MEMORY_SOURCE_USER;
+        hd->request.memory_own = false;
+        user = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(user->len, 0);
+}
+END_TEST
+
 static Suite *heal_suite(void)
 {
         Suite *s = suite_create("heal");
@@ -925,6 +979,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_repin_beside_idle_threads);
         tcase_add_test(tc, test_repin_off_own_host_threads);
         tcase_add_test(tc, test_heals_host_load_beside_own_vcpus);
+        tcase_add_test(tc, test_host_threads_to_nearest_node_when_node_full);
         tcase_add_test(tc, test_repin_near_when_memory_cannot_move);
         tcase_add_test(tc, test_heals_host_thread_pair);
         tcase_add_test(tc, test_repin_near_prefers_quiet_core);

@@ -265,6 +265,42 @@ START_TEST(test_host_threads_beside_idle_when_full)
 END_TEST
 
 /*
+ * A busy domain that fills its node's cores: no core there runs nothing busy for its busy host-side
+ * threads, so they take a free core of the nearest node (cores first, then locality) rather than its
+ * busy vCPUs' siblings. Memory bound by the user to its node keeps them there.
+ */
+START_TEST(test_host_threads_on_nearest_node_when_full)
+{
+        /* 3 nodes of 2 cores x 2 threads, node 1 nearer to node 0 than node 2 */
+        const uint32_t distance[] = {10, 20, 30, 20, 10, 20, 30, 20, 10};
+        g_autoptr(Topology) t = topology_new_uniform(3, 2, 2, 8 * GiB, distance);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        double pu_busy[12] = {0}, busy[] = {1, 1};
+        g_autoptr(CpuSet) node0 = cpuset_new();
+        PlacementRequest req = {
+            .name = "d", .vcpus = 2, .memory = GiB, .vcpu_busy = busy, .host_busy = 1.0, .pu_busy = pu_busy};
+        g_autoptr(Plan) plan = NULL, bound = NULL;
+
+        plan = policy_place(t, l, &req, &p);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_uint_eq(t->cores[core_of(t, plan, 0)].node, 0);
+        ck_assert_uint_eq(t->cores[core_of(t, plan, 1)].node, 0);
+        ck_assert(!cpuset_is_empty(plan->emulator_pin));
+        CPUSET_FOREACH (os, plan->emulator_pin)
+                ck_assert_uint_eq(t->cores[t->pus[topology_pu_by_os(t, (unsigned)os)].core].node, 1);
+        ck_assert_msg(strstr(plan->reason, "of the nearest node with one"), "%s", plan->reason);
+        cpuset_add(node0, t->nodes[0].os_index);
+        req.memory_nodes = node0;
+        req.memory_source = MEMORY_SOURCE_USER;
+        bound = policy_place(t, l, &req, &p);
+        ck_assert(!cpuset_is_empty(bound->emulator_pin));
+        CPUSET_FOREACH (os, bound->emulator_pin)
+                ck_assert_uint_eq(t->cores[t->pus[topology_pu_by_os(t, (unsigned)os)].core].node, 0);
+}
+END_TEST
+
+/*
  * One free core is all that runs nothing busy but the core of the domain's own idle vCPU: 1.2 cores of
  * its host-side threads over the free core's two threads would keep both half busy (a busy pair), so the
  * idle vCPU's core joins them (0.3 each); never its busy vCPU's core (what went there would run beside
@@ -731,6 +767,7 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_idle_domain_host_pair_spreads);
         tcase_add_test(tc, test_host_threads_beside_idle_when_full);
         tcase_add_test(tc, test_host_threads_take_own_sibling_when_short);
+        tcase_add_test(tc, test_host_threads_on_nearest_node_when_full);
         tcase_add_test(tc, test_overcommit_set_by_calm_cores);
         tcase_add_test(tc, test_overcommit_set_by_least_busy_core);
         tcase_add_test(tc, test_overcommit_set_by_least_busy_cores_summed);

@@ -144,3 +144,26 @@ double *load_pu_busy(const Ledger *l, LoadLookup lookup, void *userdata)
         }
         return busy;
 }
+
+/* Whether a busy vCPU of p (vcpu_busy NULL: all busy) runs on core c. */
+static bool busy_vcpu_on(const Topology *t, const Plan *p, const double *vcpu_busy, unsigned c)
+{
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                if (p->vcpu_pu[i] >= 0 && t->pus[p->vcpu_pu[i]].core == c &&
+                    (vcpu_busy ? vcpu_busy[i] : 1.0) >= LOAD_BUSY_THRESHOLD)
+                        return true;
+        return false;
+}
+
+double load_own_host_beside(const Topology *t, const Plan *p, const double *vcpu_busy, double host_busy)
+{
+        unsigned beside = 0;
+
+        if (!vcpu_busy || !(host_busy > 0) || !p->emulator_pin || cpuset_is_empty(p->emulator_pin))
+                return 0;
+        CPUSET_FOREACH (os, p->emulator_pin) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                beside += pu >= 0 && busy_vcpu_on(t, p, vcpu_busy, t->pus[pu].core);
+        }
+        return host_busy * beside / cpuset_count(p->emulator_pin);
+}

@@ -95,3 +95,10 @@ typedef const DomainLoad *(*LoadLookup)(const char *key, void *userdata);
  * topology->npus entries.
  */
 double *load_pu_busy(const Ledger *l, LoadLookup lookup, void *userdata);
+
+/*
+ * The part of host_busy (a domain's host-side load, spread evenly over plan p's emulator pin) that runs
+ * on the cores of p's own busy vCPUs (vcpu_busy[i] >= LOAD_BUSY_THRESHOLD): beside them, however thinly
+ * it is spread. 0 when the load is unknown (vcpu_busy NULL) or p has no emulator pin.
+ */
+double load_own_host_beside(const Topology *t, const Plan *p, const double *vcpu_busy, double host_busy);
