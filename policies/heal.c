@@ -454,9 +454,9 @@ static unsigned max_contended_gain(const HealHost *h, const Plan *p, const Place
 
 /*
  * Whether some move of p's domain could pass worth()'s host-wide test, cheaply, before three plans
- * are made: fewer busy vCPUs contending (max_contended_gain()), or, at most as many, fewer busy
- * host-side threads contending or less host-side load beside busy vCPUs (only where its own host-side
- * load is counted or half a core of it runs on its busy vCPUs' cores), fewer vCPUs sharing a core (a pass
+ * are made: fewer busy vCPUs contending (max_contended_gain()), or, at most as many, less host-side load
+ * beside busy threads (only where its own host-side load is counted or half a core of it runs beside busy
+ * threads on the cores it runs on: own_host_excess()), fewer vCPUs sharing a core (a pass
  * that undoes sharing, and it shares one while another is free), fewer nodes (it spans more than one) or
  * nearer ones (some distance of the topology is less than its node's own).
  */
