@@ -195,15 +195,30 @@ static virDomainPtr start_a(Manager *m, char **ret_uuid)
         return a;
 }
 
-/* Two bulk samples of the domain with uuid, 100 ms apart, in which its one vCPU ran vcpu_ns. */
-static void measure(Manager *m, const char *uuid, uint64_t vcpu_ns)
+/* Two bulk samples of the domain with uuid, 100 ms apart, in which each of its n vCPUs ran vcpu_ns and
+ * its host-side threads host_ns. */
+static void measure_n(Manager *m, const char *uuid, unsigned n, uint64_t vcpu_ns, uint64_t host_ns)
 {
-        g_autoptr(GHashTable) first = sample(uuid, 0), second = sample(uuid, vcpu_ns);
+        g_autoptr(GHashTable) first = sample_n(uuid, n, 0, 0), second = sample_n(uuid, n, vcpu_ns, host_ns);
 
         manager_note_stats(m, first);
         spin(100);
         manager_note_stats(m, second);
         spin(20);
+}
+
+/* measure_n() of a domain with one vCPU and no host-side work. */
+static void measure(Manager *m, const char *uuid, uint64_t vcpu_ns)
+{
+        measure_n(m, uuid, 1, vcpu_ns, 0);
+}
+
+/* Runs the loop until a heal pass has moved a domain, for 2.5 s at most; whether one did. */
+static bool spin_until_moved(Manager *m)
+{
+        for (unsigned i = 0; i < 2500 && manager_stats(m)->heal_moves == 0; i++)
+                spin(1);
+        return manager_stats(m)->heal_moves > 0;
 }
 
 /* Destroys a, then frees m. */
@@ -347,7 +362,6 @@ START_TEST(test_cooling_looked_at_again)
 {
         Manager *m = new_manager("[Placement]\nHealInterval=60\n");
         virDomainPtr doms[4];
-        unsigned i;
 
         fill(m, doms);
         stop(m, doms[1]);
@@ -357,9 +371,7 @@ START_TEST(test_cooling_looked_at_again)
         cooling_for(m, "h-c", 700);
         ck_assert_uint_eq(manager_heal(m, NULL), 0); /* both cooling: nothing moves */
         ck_assert_uint_eq(manager_stats(m)->heal_passes, 1);
-        for (i = 0; i < 2500 && manager_stats(m)->heal_moves == 0; i++)
-                spin(1);
-        ck_assert_msg(i < 2500, "no pass when the cool-downs ended");
+        ck_assert_msg(spin_until_moved(m), "no pass when the cool-downs ended");
         ck_assert_uint_eq(manager_stats(m)->heal_passes, 2); /* a pass of its own, the departures' too */
         ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
         ck_assert_uint_eq(shared_vcpus(m), 0);
@@ -381,17 +393,12 @@ START_TEST(test_host_load_beside_own_vcpus_moved)
         virDomainPtr d = start(m, "h-d", 3);
         g_autofree char *uuid = g_strdup(manager_lookup(m, "h-d")->uuid);
         g_autoptr(Plan) before = plan_copy(ledger_lookup(manager_ledger(m), uuid));
-        /* busy over the 100 ms; 1.2 cores of host-side work, 0.4 on each sibling (less as the clock runs) */
-        g_autoptr(GHashTable) first = sample_n(uuid, 3, 0, 0),
-                              second = sample_n(uuid, 3, UINT64_C(95000000), UINT64_C(120000000));
         const Plan *after;
 
         ck_assert_uint_eq(cpuset_count(before->emulator_pin), 3); /* its cores' siblings */
-        manager_note_stats(m, first);
-        spin(100);
-        manager_note_stats(m, second);
-        for (unsigned i = 0; i < 2500 && manager_stats(m)->heal_moves == 0; i++)
-                spin(1);
+        /* busy over the 100 ms; 1.2 cores of host-side work, 0.4 on each sibling (less as the clock runs) */
+        measure_n(m, uuid, 3, UINT64_C(95000000), UINT64_C(120000000));
+        spin_until_moved(m);
         ck_assert_uint_eq(manager_stats(m)->heal_passes, 1);
         ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
         after = ledger_lookup(manager_ledger(m), uuid);
