@@ -209,10 +209,9 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
                         add_set_cores(v, plan, false, out);
                 break;
         }
-        if (!cpuset_is_empty(out)) {
-                load_spread_idle_host(v, plan, out);
+        load_spread_idle_host(v, plan, out); /* measured busy host-side threads: cores that carry them */
+        if (!cpuset_is_empty(out))
                 return HOUSEKEEPING_ELSEWHERE;
-        }
         for (unsigned c = 0; c < v->t->ncores; c++)
                 if (policy_own_core(v, plan, c))
                         add_core_pus(v, c, out);

@@ -253,8 +253,42 @@ static bool may_gain(const HealHost *h, const HealParams *hp, const Plan *p, con
 {
         if (p->result != PLAN_PLACED && p->result != PLAN_OVERCOMMITTED)
                 return false;
-        return own_contended(h, p, req) > 0 || own_host_excess(h, p) >= LOAD_BUSY_THRESHOLD ||
+        return own_contended(h, p, req) > 0 || own_host_excess(h, p) >= LOAD_HOST_REPIN_GAIN ||
+               load_own_host_over(h->t, p, req->vcpu_busy, req->host_busy) >= LOAD_HOST_REPIN_GAIN ||
                cpuset_count(p->nodes) > 1 || (hp->undo_sharing && shares_while_free(h, p));
+}
+
+/* A domain's host-side load (host_busy over p's emulator pin) on cores where a busy thread runs: one of
+ * its own busy vCPUs, or other threads at least LOAD_BUSY_THRESHOLD busy in all (pu_busy, which counts
+ * the domain itself, less its own share). 0 when its load is unknown. */
+static double host_beside(const Topology *t, const Plan *p, const double *vcpu_busy, double host_busy,
+                          const double *pu_busy)
+{
+        double share, sum = 0;
+
+        if (!vcpu_busy || !(host_busy > 0) || !p->emulator_pin || cpuset_is_empty(p->emulator_pin))
+                return 0;
+        share = host_busy / cpuset_count(p->emulator_pin);
+        CPUSET_FOREACH (os, p->emulator_pin) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                const TopoCore *core;
+                double others = 0;
+                bool busy = false;
+                if (pu < 0)
+                        continue;
+                core = &t->cores[t->pus[pu].core];
+                for (unsigned q = core->pu_first; q < core->pu_first + core->npus; q++) {
+                        others += pu_busy ? pu_busy[q] : 0;
+                        others -= cpuset_has(p->emulator_pin, t->pus[q].os_index) ? share : 0;
+                }
+                for (unsigned i = 0; i < p->nvcpus; i++)
+                        if (p->vcpu_pu[i] >= 0 && t->pus[p->vcpu_pu[i]].core == t->pus[pu].core) {
+                                others -= vcpu_busy[i];
+                                busy |= vcpu_busy[i] >= LOAD_BUSY_THRESHOLD;
+                        }
+                sum += busy || (pu_busy && others >= LOAD_BUSY_THRESHOLD) ? share : 0;
+        }
+        return sum;
 }
 
 bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const double *vcpu_busy,
@@ -279,23 +313,10 @@ bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const doub
                 if (others >= LOAD_BUSY_THRESHOLD)
                         return true; /* busy host-side threads beside it */
         }
-        if (load_own_host_beside(t, p, vcpu_busy, host_busy) >= LOAD_BUSY_THRESHOLD)
-                return true; /* its own host-side load beside its busy vCPUs, however thin */
-        if (!pu_busy)
-                return false;
-        CPUSET_FOREACH (os, p->emulator_pin) {
-                int pu = topology_pu_by_os(t, (unsigned)os);
-                const TopoCore *core;
-                unsigned busy = 0;
-                if (pu < 0)
-                        continue;
-                core = &t->cores[t->pus[pu].core];
-                for (unsigned q = core->pu_first; q < core->pu_first + core->npus; q++)
-                        busy += pu_busy[q] >= LOAD_BUSY_THRESHOLD;
-                if (pu_busy[pu] >= LOAD_BUSY_THRESHOLD && busy >= 2)
-                        return true; /* its host-side threads run busy beside another busy thread */
-        }
-        return false;
+        if (host_beside(t, p, vcpu_busy, host_busy, pu_busy) >= LOAD_HOST_REPIN_GAIN)
+                return true; /* its host-side load beside busy threads, however thin */
+        /* more than a core's worth of its host-side load on one core */
+        return load_own_host_over(t, p, vcpu_busy, host_busy) >= LOAD_HOST_REPIN_GAIN;
 }
 
 /* What a move does for the domain itself: its busy vCPUs and busy host-side threads that contend, and
@@ -316,16 +337,28 @@ static HealOwn own_score(const HealHost *h, const Plan *p, const PlacementReques
 /* Whether the domain is better off: fewer of its busy vCPUs contend, or as many with at least
  * HEAL_MIN_BESIDE_GAIN cores less load beside its busy vCPUs that contend (a busy neighbour traded for
  * host-side threads under half busy each, which heal still counts as contending when they are half busy
- * together), or, with no more of that, at least LOAD_BUSY_THRESHOLD cores less host-side load beside busy
- * threads on the cores it runs on (own_host_excess(): spread thin over its busy vCPUs' siblings, none of
- * it half busy anywhere, or more than a core's worth on one core of its own). */
-static bool own_better(HealOwn before, HealOwn after)
+ * together), or, with no more of that, at least host_gain cores less host-side load beside busy threads
+ * on the cores it runs on (own_host_excess(): spread thin over its busy vCPUs' siblings, none of it half
+ * busy anywhere, or more than a core's worth on one core of its own). */
+static bool own_better(HealOwn before, HealOwn after, double host_gain)
 {
         if (after.contended != before.contended)
                 return after.contended < before.contended;
         return after.beside + HEAL_MIN_BESIDE_GAIN <= before.beside + 1e-9 ||
                (after.beside <= before.beside + 1e-9 &&
-                after.host_excess + LOAD_BUSY_THRESHOLD <= before.host_excess + 1e-9);
+                after.host_excess + host_gain <= before.host_excess + 1e-9);
+}
+
+/* Whether cand moves nothing but the host-side threads of cur: the same vCPU pins, nodes and memory. */
+static bool threads_only(const Plan *cur, const Plan *cand)
+{
+        if (cand->nvcpus != cur->nvcpus || !cpuset_equal(cand->nodes, cur->nodes) ||
+            memory_moved(cur, cand) > 0)
+                return false;
+        for (unsigned i = 0; i < cur->nvcpus; i++)
+                if (cand->vcpu_pu[i] != cur->vcpu_pu[i])
+                        return false;
+        return true;
 }
 
 /* The hysteresis (heal.h): what makes a candidate worth its move, or NULL. */
@@ -335,8 +368,10 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
 {
         unsigned nodes_old = cpuset_count(cur->nodes), nodes_new = cpuset_count(cand->nodes);
         double dist_old = mean_distance(t, cur->nodes), dist_new = mean_distance(t, cand->nodes);
+        /* less of it for a re-pin of the host-side threads alone (load.h) */
+        double host_gain = threads_only(cur, cand) ? LOAD_HOST_REPIN_GAIN : LOAD_BUSY_THRESHOLD;
 
-        if (!improves_why && !own_better(own_before, own_after))
+        if (!improves_why && !own_better(own_before, own_after, host_gain))
                 return NULL; /* the domain itself does not improve */
         if (after.contended + hp->min_gain <= before.contended)
                 return g_strdup_printf("%u busy vCPUs contended for a core, now %u%s%s", before.contended,
@@ -344,7 +379,7 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
                                        improves_why ? improves_why : "");
         if (after.contended != before.contended || after.shared > before.shared || nodes_new > nodes_old)
                 return NULL;
-        if (after.host_excess + LOAD_BUSY_THRESHOLD <= before.host_excess + 1e-9)
+        if (after.host_excess + host_gain <= before.host_excess + 1e-9)
                 return g_strdup_printf("%.1f cores of host-side load beside busy threads, now %.1f",
                                        before.host_excess, after.host_excess);
         if (after.host_excess > before.host_excess + HEAL_MIN_BESIDE_GAIN)
@@ -455,8 +490,8 @@ static unsigned max_contended_gain(const HealHost *h, const Plan *p, const Place
 /*
  * Whether some move of p's domain could pass worth()'s host-wide test, cheaply, before three plans
  * are made: fewer busy vCPUs contending (max_contended_gain()), or, at most as many, less host-side load
- * beside busy threads (only where its own host-side load is counted or half a core of it runs beside busy
- * threads on the cores it runs on: own_host_excess()), fewer vCPUs sharing a core (a pass
+ * beside busy threads (only where its own host-side load is counted or LOAD_HOST_REPIN_GAIN of it runs
+ * beside busy threads on the cores it runs on: own_host_excess()), fewer vCPUs sharing a core (a pass
  * that undoes sharing, and it shares one while another is free), fewer nodes (it spans more than one) or
  * nearer ones (some distance of the topology is less than its node's own).
  */
@@ -468,7 +503,7 @@ static bool could_gain(const HealHost *h, const HealParams *hp, const Plan *p, c
                 return true;
         if (req->vcpu_busy && req->host_busy > 0 && !cpuset_is_empty(p->emulator_pin))
                 return true;
-        if (own_host_excess(h, p) >= LOAD_BUSY_THRESHOLD)
+        if (own_host_excess(h, p) >= LOAD_HOST_REPIN_GAIN)
                 return true;
         CPUSET_FOREACH (n, p->nodes) /* a mean distance is no less than the least one */
                 if (h->min_distance < topology_distance(t, (unsigned)n, (unsigned)n))

@@ -90,10 +90,11 @@ static inline unsigned heal_move_cooldown_sec(const HealMove *m)
  * its request: it is placed or overcommitted and spans nodes, or one of its vCPUs shares a core with
  * another vCPU, or (with measured load: vcpu_busy its vCPUs', NULL when unknown = all busy; pu_busy as
  * PlacementRequest.pu_busy takes it, NULL when nothing is measured) a busy vCPU's core also runs busy
- * host-side threads, its own or another domain's, or its emulator pin puts half a core or more of its own
- * host_busy on the cores of its busy vCPUs (spread over their siblings, a quarter on each, it still runs
- * beside them), or a busy PU of its emulator pin shares its core with another busy PU (its host-side
- * threads a busy pair themselves). A pass judges the rest.
+ * host-side threads, its own or another domain's, or its emulator pin puts LOAD_HOST_REPIN_GAIN cores or
+ * more of its own host_busy beside busy threads (on the cores of its busy vCPUs, or where other threads
+ * are half busy in all: spread over siblings, a quarter on each, it still runs beside them), or over one
+ * thread's worth of it on one core by as much (its host-side threads a busy pair themselves). A pass
+ * judges the rest.
  */
 bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const double *vcpu_busy,
                    double host_busy, const double *pu_busy);

@@ -244,24 +244,45 @@ void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out)
 {
         const Topology *t = v->t;
         const PlacementRequest *req = v->req;
-        g_autoptr(CpuSet) taken = cpuset_new();
+        g_autoptr(CpuSet) taken = cpuset_new(), calm = cpuset_new();
         int c;
 
-        if (!req || !req->vcpu_busy || req->host_busy < LOAD_BUSY_THRESHOLD || cpuset_is_empty(out))
+        if (!req || !req->vcpu_busy || req->host_busy < LOAD_BUSY_THRESHOLD)
                 return;
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 if (plan->vcpu_pu[i] >= 0 && vcpu_busy(req, i) >= LOAD_BUSY_THRESHOLD)
                         return; /* load_pick_emulator() decides for a domain with a busy vCPU */
+        /* not beside other domains' busy threads (its idle vCPUs may share their cores) */
         CPUSET_FOREACH (os, out) {
                 int pu = topology_pu_by_os(t, (unsigned)os);
-                if (pu >= 0)
-                        cpuset_add(taken, t->pus[pu].core);
+                bool own, own_busy;
+                if (pu < 0)
+                        continue;
+                cpuset_add(taken, t->pus[pu].core);
+                if (busy_with_plan(v, plan, t->pus[pu].core, &own, &own_busy) < LOAD_BUSY_THRESHOLD)
+                        cpuset_add(calm, (unsigned)os);
         }
-        while (core_overloaded(t, out, req->host_busy) && (c = pick_host_core(v, plan, taken, false)) >= 0) {
+        while ((cpuset_is_empty(calm) || core_overloaded(t, calm, req->host_busy)) &&
+               (c = pick_host_core(v, plan, taken, false)) >= 0) {
                 cpuset_add(taken, (unsigned)c);
                 for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
                         if (v->pu_usable[p])
-                                cpuset_add(out, t->pus[p].os_index);
+                                cpuset_add(calm, t->pus[p].os_index);
+        }
+        if (cpuset_is_empty(calm))
+                return;
+        /* on as few of those cores as carry them (the first in order): the others run nothing of theirs */
+        cpuset_clear(out);
+        CPUSET_FOREACH (os, calm) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                bool new_core = true;
+                if (pu < 0)
+                        continue;
+                CPUSET_FOREACH (o, out)
+                        new_core &= t->pus[topology_pu_by_os(t, (unsigned)o)].core != t->pus[pu].core;
+                if (new_core && !cpuset_is_empty(out) && !core_overloaded(t, out, req->host_busy))
+                        break;
+                cpuset_add(out, (unsigned)os);
         }
 }
 

@@ -790,7 +790,7 @@ END_TEST
 
 /* An idle domain whose busy host-side threads are a busy pair on one core (1.8 cores of them, 0.8 over
  * one thread's worth): heal places it anew so they run beside nothing busy, though no busy vCPU contends
- * anywhere. 1.4 cores of them there (0.4 over) is not worth a move. */
+ * anywhere. 1.2 cores of them there (0.2 over, under LOAD_HOST_REPIN_GAIN) is not worth a move. */
 START_TEST(test_heals_host_thread_pair)
 {
         g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
@@ -814,7 +814,7 @@ START_TEST(test_heals_host_thread_pair)
         ck_assert_int_eq(ledger_commit(l, "d", d), 0);
         hd = domains_add(&ds, l, "d");
         hd->request.vcpu_busy = idle;
-        hd->request.host_busy = 1.4;
+        hd->request.host_busy = 1.2;
         light = heal(t, l, &heal_defaults, &ds);
         ck_assert_uint_eq(light->len, 0);
         hd->request.host_busy = 1.8;
@@ -831,11 +831,11 @@ START_TEST(test_heals_host_thread_pair)
                         cpuset_add(cores, core);
                 }
         }
-        /* the daemon's cheap test sees it too: its emulator's two threads both busy */
+        /* the daemon's cheap test sees it too: over a core's worth of its host-side load on one core */
         pu_busy[2] = pu_busy[3] = 0.9;
         ck_assert(heal_may_gain(t, l, d, idle, 1.8, pu_busy));
-        pu_busy[3] = 0;
-        ck_assert(!heal_may_gain(t, l, d, idle, 1.8, pu_busy));
+        pu_busy[2] = pu_busy[3] = 0.6;
+        ck_assert(!heal_may_gain(t, l, d, idle, 1.2, pu_busy));
         /* once moved, nothing more to gain */
         apply_moves(l, moves);
         again = heal(t, l, &heal_defaults, &ds);
@@ -846,8 +846,8 @@ END_TEST
 /*
  * A 4-vCPU busy domain placed before its load was known has its emulator on its own cores' siblings; one
  * core of host-side work there runs a quarter of a busy thread beside each busy vCPU, none half busy. Heal
- * sees the core of load beside them and moves the emulator to cores that run nothing busy; 0.3 cores of
- * it (less than half a busy thread beside them in all) is left where it is.
+ * sees the core of load beside them and moves the emulator to cores that run nothing busy; 0.2 cores of
+ * it (under LOAD_HOST_REPIN_GAIN beside them in all) is left where it is.
  */
 START_TEST(test_heals_host_load_beside_own_vcpus)
 {
@@ -889,16 +889,16 @@ START_TEST(test_heals_host_load_beside_own_vcpus)
         apply_moves(l, moves);
         again = heal(t, l, &heal_defaults, &ds);
         ck_assert_uint_eq(again->len, 0);
-        /* 0.3 cores over the four siblings: under half a busy thread beside them */
+        /* 0.2 cores over the four siblings: under LOAD_HOST_REPIN_GAIN beside them */
         ck_assert_int_eq(ledger_release(l, "d"), 0);
         hold_on(t, l, "d", 4, (unsigned[]){0, 2, 4, 6}, 0);
         d = (Plan *)ledger_lookup(l, "d");
         for (unsigned v = 0; v < 4; v++) {
                 cpuset_add(d->emulator_pin, t->pus[2 * v + 1].os_index);
-                pu_busy[2 * v + 1] = 0.3 / 4;
+                pu_busy[2 * v + 1] = 0.2 / 4;
         }
-        hd->request.host_busy = 0.3;
-        ck_assert(!heal_may_gain(t, l, d, busy, 0.3, pu_busy));
+        hd->request.host_busy = 0.2;
+        ck_assert(!heal_may_gain(t, l, d, busy, 0.2, pu_busy));
         quiet = heal(t, l, &heal_defaults, &ds);
         ck_assert_uint_eq(quiet->len, 0);
 }
@@ -958,6 +958,132 @@ START_TEST(test_host_threads_to_nearest_node_when_node_full)
 }
 END_TEST
 
+/* Whether moved keeps every vCPU of before where it was: the same PU and pins, no memory moved. */
+static void assert_threads_only(const Plan *before, const HealMove *m)
+{
+        ck_assert_uint_eq(m->memory_moved, 0);
+        ck_assert_uint_eq(m->plan->nvcpus, before->nvcpus);
+        for (unsigned i = 0; i < before->nvcpus; i++) {
+                ck_assert_int_eq(m->plan->vcpu_pu[i], before->vcpu_pu[i]);
+                ck_assert(cpuset_equal(m->plan->vcpu_pins[i], before->vcpu_pins[i]));
+        }
+}
+
+/*
+ * An idle 1-vCPU guest placed before its load was known has its host-side threads on its core's other
+ * thread: 1.5 cores of them on one PU, 0.5 over what one thread runs. Heal re-pins those threads alone
+ * onto more cores (its vCPU and memory stay); at 1.15 cores (0.15 over, under LOAD_HOST_REPIN_GAIN) it
+ * leaves them. The daemon's cheap test agrees.
+ */
+START_TEST(test_heals_host_load_over_a_core)
+{
+        /* 1 node of 4 cores x 2 threads: d's idle vCPU on PU 0, its emulator on PU 1; core 2 runs an idle
+         * vCPU of i */
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL, light = NULL, again = NULL;
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        g_autoptr(Plan) before = NULL;
+        g_autoptr(CpuSet) cores = cpuset_new();
+        double idle[] = {0.1};
+        Domains ds = {0};
+        HealDomain *hd;
+        const HealMove *m;
+        Plan *d;
+
+        hold_on(t, l, "i", 1, (unsigned[]){4}, 0);
+        hold_on(t, l, "d", 1, (unsigned[]){0}, 0);
+        d = (Plan *)ledger_lookup(l, "d");
+        cpuset_add(d->emulator_pin, t->pus[1].os_index);
+        before = plan_copy(d);
+        domains_add(&ds, l, "i")->request.vcpu_busy = idle;
+        hd = domains_add(&ds, l, "d");
+        hd->request.vcpu_busy = idle;
+        pu_busy[0] = pu_busy[4] = 0.1;
+
+        hd->request.host_busy = pu_busy[1] = 1.15;
+        ck_assert(!heal_may_gain(t, l, d, idle, 1.15, pu_busy));
+        light = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(light->len, 0);
+
+        hd->request.host_busy = pu_busy[1] = 1.5;
+        ck_assert(heal_may_gain(t, l, d, idle, 1.5, pu_busy));
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_str_eq(m->key, "d");
+        assert_threads_only(before, m);
+        ck_assert_ptr_nonnull(strstr(m->why, "0.5 cores of host-side load beside busy threads, now 0.0"));
+        ck_assert_ptr_nonnull(strstr(m->plan->reason, "onto more cores"));
+        CPUSET_FOREACH (os, m->plan->emulator_pin)
+                cpuset_add(cores, t->pus[topology_pu_by_os(t, (unsigned)os)].core);
+        ck_assert_uint_ge(cpuset_count(cores), 2);
+        ck_assert(load_own_host_over(t, m->plan, idle, 1.5) < 1e-9);
+        apply_moves(l, moves);
+        again = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(again->len, 0);
+}
+END_TEST
+
+/*
+ * An idle guest's vCPUs share their cores with another guest's busy vCPUs (the host was short of cores),
+ * and its host-side threads run on those cores: 0.8 cores of them spread thin beside four busy vCPUs,
+ * none half busy. Heal re-pins those threads alone onto one core that runs nothing busy (one carries
+ * them; the cores left run nothing of theirs); the idle vCPUs stay where they are. The daemon's cheap
+ * test sees it.
+ */
+START_TEST(test_heals_idle_host_load_beside_others)
+{
+        /* 1 node of 8 cores x 2 threads: b's busy vCPUs on PUs 1, 3, 5, 7, i's idle ones on 0, 2, 4, 6
+         * with its emulator on all eight; cores 4-7 run j's idle vCPUs */
+        g_autoptr(Topology) t = topology_new_uniform(1, 8, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL, again = NULL;
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        g_autoptr(Plan) before = NULL;
+        g_autoptr(CpuSet) cores = cpuset_new();
+        double idle[] = {0.1, 0.1, 0.1, 0.1}, busy[] = {1, 1, 1, 1};
+        Domains ds = {0};
+        HealDomain *hd;
+        const HealMove *m;
+        Plan *i;
+
+        hold_on(t, l, "b", 4, (unsigned[]){1, 3, 5, 7}, 0);
+        hold_on(t, l, "i", 4, (unsigned[]){0, 2, 4, 6}, 0);
+        hold_on(t, l, "j", 4, (unsigned[]){8, 10, 12, 14}, 0);
+        i = (Plan *)ledger_lookup(l, "i");
+        for (unsigned p = 0; p < 8; p++) {
+                cpuset_add(i->emulator_pin, t->pus[p].os_index);
+                pu_busy[p] = (p % 2 ? 1.0 : 0.1) + 0.1;
+        }
+        for (unsigned p = 8; p < 16; p += 2)
+                pu_busy[p] = 0.1;
+        before = plan_copy(i);
+        domains_add(&ds, l, "b")->request.vcpu_busy = busy;
+        domains_add(&ds, l, "j")->request.vcpu_busy = idle;
+        hd = domains_add(&ds, l, "i");
+        hd->request.vcpu_busy = idle;
+        hd->request.host_busy = 0.8;
+        ds.d[0].fixed = ds.d[1].fixed = true;
+        ck_assert(heal_may_gain(t, l, i, idle, 0.8, pu_busy));
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_str_eq(m->key, "i");
+        assert_threads_only(before, m);
+        ck_assert_ptr_nonnull(strstr(m->plan->reason, "off cores where busy threads run"));
+        CPUSET_FOREACH (os, m->plan->emulator_pin) {
+                unsigned core = t->pus[topology_pu_by_os(t, (unsigned)os)].core;
+                ck_assert_uint_ge(core, 4); /* nothing of b's */
+                cpuset_add(cores, core);
+        }
+        ck_assert_uint_eq(cpuset_count(cores), 1);
+        apply_moves(l, moves);
+        again = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(again->len, 0);
+}
+END_TEST
+
 static Suite *heal_suite(void)
 {
         Suite *s = suite_create("heal");
@@ -984,6 +1110,8 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_heals_host_thread_pair);
         tcase_add_test(tc, test_repin_near_prefers_quiet_core);
         tcase_add_test(tc, test_repin_trades_busy_neighbour_for_host_threads);
+        tcase_add_test(tc, test_heals_host_load_over_a_core);
+        tcase_add_test(tc, test_heals_idle_host_load_beside_others);
         suite_add_tcase(s, tc);
         return s;
 }

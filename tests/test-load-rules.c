@@ -753,6 +753,82 @@ START_TEST(test_idle_domain_host_pair_spreads)
 }
 END_TEST
 
+/* The cores (indexes) of the PUs in set (OS indexes). */
+static CpuSet *cores_of(const Topology *t, const CpuSet *set)
+{
+        CpuSet *cores = cpuset_new();
+
+        CPUSET_FOREACH (os, set)
+                cpuset_add(cores, t->pus[topology_pu_by_os(t, (unsigned)os)].core);
+        return cores;
+}
+
+/*
+ * An idle domain's measured busy host-side threads (0.8 cores) leave the cores where another domain's busy
+ * vCPU runs (its own idle vCPU shares such a core) for one that runs nothing busy, a core of idle vCPUs
+ * before a free one; given several calm cores they keep as few as carry them (one for 0.8 cores, two for
+ * 1.4); with nowhere named at all they get such a core.
+ */
+START_TEST(test_idle_host_threads_off_busy_cores_and_together)
+{
+        /* 1 node of 4 cores x 2 threads: d's idle vCPU on PU 0 beside b's busy one on PU 1 (core 0);
+         * i's idle vCPU on PU 4 (core 2); cores 1 and 3 free */
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        double idle[] = {0.1};
+        PlacementRequest req = {
+            .name = "d", .vcpus = 1, .memory = GiB, .vcpu_busy = idle, .host_busy = 0.8, .pu_busy = pu_busy};
+        g_autoptr(Plan) d = plan_new("d", 1, GiB, t->nnodes);
+        g_autoptr(CpuSet) out = cpuset_new();
+        g_autoptr(CpuSet) cores = NULL, two = NULL;
+        HostView v;
+
+        hold(t, l, "b", 1, (unsigned[]){1});
+        hold(t, l, "i", 1, (unsigned[]){4});
+        pu_busy[1] = 1.0;
+        pu_busy[4] = 0.1;
+        d->vcpu_pu[0] = 0;
+        cpuset_add(d->nodes, 0);
+        host_view_init_for(&v, t, l, &p, &req);
+
+        cpuset_add(out, 0); /* the PUs of its own core, b's busy vCPU's among them */
+        cpuset_add(out, 1);
+        load_spread_idle_host(&v, d, out);
+        cores = cores_of(t, out);
+        ck_assert_uint_eq(cpuset_count(cores), 1);
+        ck_assert(cpuset_has(cores, 2)); /* i's idle core, not a free one */
+
+        cpuset_clear(out); /* two free cores: 0.8 cores of load need one of them */
+        for (unsigned os = 2; os < 8; os += os == 3 ? 3 : 1)
+                cpuset_add(out, os);
+        ck_assert_uint_eq(cpuset_count(out), 4);
+        load_spread_idle_host(&v, d, out);
+        ck_assert_uint_eq(cpuset_count(out), 2);
+        ck_assert(cpuset_has(out, 2) && cpuset_has(out, 3));
+
+        cpuset_clear(out); /* nothing named: a calm core */
+        load_spread_idle_host(&v, d, out);
+        g_clear_pointer(&cores, cpuset_free);
+        cores = cores_of(t, out);
+        ck_assert_uint_eq(cpuset_count(cores), 1);
+        ck_assert(cpuset_has(cores, 2));
+        host_view_done(&v);
+
+        req.host_busy = 1.4; /* 1.4 cores need both free cores (one would carry a busy pair) */
+        host_view_init_for(&v, t, l, &p, &req);
+        cpuset_clear(out);
+        for (unsigned os = 2; os < 8; os += os == 3 ? 3 : 1)
+                cpuset_add(out, os);
+        load_spread_idle_host(&v, d, out);
+        two = cores_of(t, out);
+        ck_assert_uint_eq(cpuset_count(two), 2);
+        ck_assert(cpuset_has(two, 1) && cpuset_has(two, 3));
+        host_view_done(&v);
+}
+END_TEST
+
 static Suite *load_rules_suite(void)
 {
         Suite *s = suite_create("load rules");
@@ -765,6 +841,7 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_host_thread_core_is_held);
         tcase_add_test(tc, test_idle_domain_keeps_host_threads);
         tcase_add_test(tc, test_idle_domain_host_pair_spreads);
+        tcase_add_test(tc, test_idle_host_threads_off_busy_cores_and_together);
         tcase_add_test(tc, test_host_threads_beside_idle_when_full);
         tcase_add_test(tc, test_host_threads_take_own_sibling_when_short);
         tcase_add_test(tc, test_host_threads_on_nearest_node_when_full);

@@ -414,6 +414,33 @@ START_TEST(test_host_load_beside_own_vcpus_moved)
 }
 END_TEST
 
+/* An idle 1-vCPU domain whose host-side work (1.5 cores) runs on the one sibling EmulatorPin=siblings gave
+ * it: the daemon's pass (its cheap test first) re-pins those threads alone onto more cores. */
+START_TEST(test_host_load_over_a_core_spread)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        const Topology *t = manager_topology(m);
+        virDomainPtr d = start(m, "h-o", 1);
+        g_autofree char *uuid = g_strdup(manager_lookup(m, "h-o")->uuid);
+        g_autoptr(Plan) before = plan_copy(ledger_lookup(manager_ledger(m), uuid));
+        g_autoptr(CpuSet) cores = cpuset_new();
+        const Plan *after;
+
+        ck_assert_uint_eq(cpuset_count(before->emulator_pin), 1); /* its core's sibling */
+        /* idle over the 100 ms (5 ms), 150 ms of host-side work (less as the clock runs) */
+        measure_n(m, uuid, 1, UINT64_C(5000000), UINT64_C(150000000));
+        ck_assert(spin_until_moved(m));
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
+        after = ledger_lookup(manager_ledger(m), uuid);
+        ck_assert_int_eq(after->vcpu_pu[0], before->vcpu_pu[0]);
+        CPUSET_FOREACH (os, after->emulator_pin)
+                cpuset_add(cores, t->pus[topology_pu_by_os(t, (unsigned)os)].core);
+        ck_assert_uint_ge(cpuset_count(cores), 2);
+        ck_assert_ptr_nonnull(strstr(manager_lookup(m, "h-o")->reason, "onto more cores"));
+        done(m, d);
+}
+END_TEST
+
 START_TEST(test_heal_off)
 {
         Manager *m = new_manager("[Placement]\nHeal=no\nHealInterval=1\n");
@@ -886,6 +913,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_reads_per_pass_bounded);
         tcase_add_test(tc, test_old_reads_after_new_ones);
         tcase_add_test(tc, test_host_load_beside_own_vcpus_moved);
+        tcase_add_test(tc, test_host_load_over_a_core_spread);
         suite_add_tcase(s, tc);
         return s;
 }

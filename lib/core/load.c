@@ -167,3 +167,23 @@ double load_own_host_beside(const Topology *t, const Plan *p, const double *vcpu
         }
         return host_busy * beside / cpuset_count(p->emulator_pin);
 }
+
+double load_own_host_over(const Topology *t, const Plan *p, const double *vcpu_busy, double host_busy)
+{
+        g_autofree double *on_core = NULL;
+        double share, over = 0;
+
+        if (!vcpu_busy || !(host_busy > 0) || !p->emulator_pin || cpuset_is_empty(p->emulator_pin))
+                return 0;
+        on_core = g_new0(double, MAX(t->ncores, 1));
+        share = host_busy / cpuset_count(p->emulator_pin);
+        CPUSET_FOREACH (os, p->emulator_pin) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                if (pu >= 0)
+                        on_core[t->pus[pu].core] += share;
+        }
+        for (unsigned c = 0; c < t->ncores; c++)
+                if (on_core[c] > 1.0 && !busy_vcpu_on(t, p, vcpu_busy, c))
+                        over += on_core[c] - 1.0;
+        return over;
+}

@@ -18,6 +18,10 @@
 
 /* A vCPU at least this busy is "busy": it gets a core of its own before an idle one does. */
 #define LOAD_BUSY_THRESHOLD 0.5
+/* Host-side load beside busy threads, or over one thread's worth on a core (load_own_host_over()), that
+ * is worth re-pinning a domain's host-side threads alone for, in cores: its vCPUs and memory stay, so
+ * less than a move of vCPUs asks, but not a rounding difference. */
+#define LOAD_HOST_REPIN_GAIN 0.25
 /*
  * How fast the smoothing follows a step in load: half of a rise shows after rise_sec, half of a fall after
  * fall_sec. Rises show sooner: a vCPU that turns busy shares its core for as long as it is not seen, one
@@ -102,3 +106,11 @@ double *load_pu_busy(const Ledger *l, LoadLookup lookup, void *userdata);
  * it is spread. 0 when the load is unknown (vcpu_busy NULL) or p has no emulator pin.
  */
 double load_own_host_beside(const Topology *t, const Plan *p, const double *vcpu_busy, double host_busy);
+
+/*
+ * The part of host_busy (spread evenly over p's emulator pin) that is over one thread's worth on a core
+ * where none of p's busy vCPUs runs: 1.4 cores on the one core (or the one PU) it has count 0.4, 0.7 on
+ * each of two cores 0. Such a core runs two busy threads, whoever's; the host-side threads' own. 0 when
+ * the load is unknown (vcpu_busy NULL) or p has no emulator pin.
+ */
+double load_own_host_over(const Topology *t, const Plan *p, const double *vcpu_busy, double host_busy);

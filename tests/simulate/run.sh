@@ -23,6 +23,9 @@
 #     what one busy thread beside one of them does (0.8 cores) until the load is known at 10 s and heal
 #     moves the emulator to a core of its own: 0.8 x 10/120; no busy vCPU has a half busy PU beside it.
 #     With Heal=no it stays: 0.8 all 120 s.
+#   over.trace (1x8x2): an idle 1-vCPU guest's 1.5 cores of host-side load on its core's other thread is
+#     0.5 over one thread's worth, a busy thread beside it: 0.8 x 0.5 lost until the load is known at 10 s
+#     and heal re-pins the threads alone onto more cores (1 move, no memory): 0.4 x 10/120. Heal=no: 0.4.
 # Also: every --json key the documentation names, errors naming the trace's line, and the example trace.
 #   bash tests/simulate/run.sh PLACEMENTCTL
 set -u
@@ -101,6 +104,10 @@ figures "host.trace: host-side load spread thin beside busy vCPUs is healed once
         '{"capacity_lost": 0.8 * 10/120, "busy_contended_fraction": 0.0, "moves": 1, "memory_moved_bytes": 0}'
 figures "host.trace --config with Heal=no: it stays beside them, 0.8 cores lost all 120 s" "$H182" host.trace \
         '{"capacity_lost": 0.8, "moves": 0}' --config="$tmp/no-heal.conf"
+figures "over.trace: over a core's worth of host-side load on one thread is spread once known" "$H182" \
+        over.trace '{"capacity_lost": 0.4 * 10/120, "moves": 1, "memory_moved_bytes": 0}'
+figures "over.trace --config with Heal=no: it stays on the one thread, 0.4 cores lost all 120 s" "$H182" \
+        over.trace '{"capacity_lost": 0.4, "moves": 0}' --config="$tmp/no-heal.conf"
 
 out=$("$ctl" simulate --topology="$H222" --trace="$here/heal.trace" --json)
 python3 -c '
