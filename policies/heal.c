@@ -490,8 +490,8 @@ static unsigned max_contended_gain(const HealHost *h, const Plan *p, const Place
 /*
  * Whether some move of p's domain could pass worth()'s host-wide test, cheaply, before three plans
  * are made: fewer busy vCPUs contending (max_contended_gain()), or, at most as many, less host-side load
- * beside busy threads (only where its own host-side load is counted or LOAD_HOST_REPIN_GAIN of it runs
- * beside busy threads on the cores it runs on: own_host_excess()), fewer vCPUs sharing a core (a pass
+ * beside busy threads (only where its own host-side load is counted or half a core of it runs beside busy
+ * threads on the cores it runs on: own_host_excess()), fewer vCPUs sharing a core (a pass
  * that undoes sharing, and it shares one while another is free), fewer nodes (it spans more than one) or
  * nearer ones (some distance of the topology is less than its node's own).
  */
@@ -503,7 +503,7 @@ static bool could_gain(const HealHost *h, const HealParams *hp, const Plan *p, c
                 return true;
         if (req->vcpu_busy && req->host_busy > 0 && !cpuset_is_empty(p->emulator_pin))
                 return true;
-        if (own_host_excess(h, p) >= LOAD_HOST_REPIN_GAIN)
+        if (own_host_excess(h, p) >= LOAD_BUSY_THRESHOLD) /* no host-side load of its own: vCPUs move */
                 return true;
         CPUSET_FOREACH (n, p->nodes) /* a mean distance is no less than the least one */
                 if (h->min_distance < topology_distance(t, (unsigned)n, (unsigned)n))
