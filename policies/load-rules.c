@@ -189,8 +189,8 @@ static int nearest_host_core(const HostView *v, const Plan *plan, const CpuSet *
  * pick_host_core()), and further such cores, free ones first, then ones whose vCPUs are idle, while their
  * load would keep each of the PUs they have at least LOAD_BUSY_THRESHOLD busy (1.5 cores of vhost on one
  * core of two threads is a busy pair; over two cores no thread is half busy). When plan's nodes have
- * none at all, the nearest allowed node's (nearest_host_core()). When no further core is left they keep
- * what they have: a busy vCPU's sibling would put part of their load beside a busy vCPU, which
+ * no (further) such core, the nearest allowed node's (nearest_host_core()). When no further core is left
+ * they keep what they have: a busy vCPU's sibling would put part of their load beside a busy vCPU, which
  * costs more than the same share beside nothing busy (contention.h). When none of the domain's vCPUs is
  * busy, the siblings of its own cores already run nothing busy: no free core is taken from a busy guest
  * for them.
@@ -211,7 +211,7 @@ bool load_pick_emulator(const HostView *v, Plan *plan)
                 return false;
         for (bool first = true;
              ((c = pick_host_core(v, plan, taken, true)) >= 0 ||
-              (first && (c = nearest_host_core(v, plan, taken)) >= 0)) &&
+              (c = nearest_host_core(v, plan, taken)) >= 0) &&
              (first || req->host_busy / cpuset_count(plan->emulator_pin) >= LOAD_BUSY_THRESHOLD);
              first = false) {
                 cpuset_add(taken, (unsigned)c);
@@ -291,7 +291,7 @@ void load_note_reason(const HostView *v, bool by_core, Plan *plan)
         const PlacementRequest *req = v->req;
         bool busy_host = req && req->vcpu_busy && req->host_busy >= LOAD_BUSY_THRESHOLD &&
                          !cpuset_is_empty(plan->emulator_pin);
-        bool dedicated = busy_host, elsewhere = false, away = false;
+        bool dedicated = busy_host, elsewhere = false, away = false, home = false;
         char *reason;
 
         for (unsigned i = 0; i < plan->nvcpus && dedicated; i++)
@@ -305,6 +305,7 @@ void load_note_reason(const HostView *v, bool by_core, Plan *plan)
                 CPUSET_FOREACH (os, plan->emulator_pin) {
                         int pu = topology_pu_by_os(v->t, (unsigned)os);
                         away |= pu >= 0 && !cpuset_has(plan->nodes, v->t->cores[v->t->pus[pu].core].node);
+                        home |= pu >= 0 && cpuset_has(plan->nodes, v->t->cores[v->t->pus[pu].core].node);
                 }
         if (plan->result == PLAN_OVERCOMMITTED && load_overcommit_applies(v, by_core)) {
                 reason = g_strdup_printf("%s; by measured load: the set by its cores that run nothing busy, "
@@ -316,7 +317,10 @@ void load_note_reason(const HostView *v, bool by_core, Plan *plan)
         if (dedicated || elsewhere) {
                 reason = g_strdup_printf(
                     "%s; busy host-side threads (%.1f cores) on a core no busy vCPU uses%s%s", plan->reason,
-                    req->host_busy, away ? " of the nearest node with one (none was left on its own)" : "",
+                    req->host_busy,
+                    away && home ? " and on the nearest node with more (none more was left on its own)"
+                    : away       ? " of the nearest node with one (none was left on its own)"
+                                 : "",
                     dedicated ? ""
                     : req->host_busy / cpuset_count(plan->emulator_pin) < LOAD_BUSY_THRESHOLD
                         ? " and beside its own vCPUs, no thread half busy"

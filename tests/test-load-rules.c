@@ -301,6 +301,38 @@ START_TEST(test_host_threads_on_nearest_node_when_full)
 END_TEST
 
 /*
+ * 1.2 cores of a busy 1-vCPU domain's host-side threads would keep both threads of the one calm core its
+ * node has left half busy (a busy pair): the nearest node's core takes the rest (0.3 on each of four
+ * threads), not a further node's, as for the first core.
+ */
+START_TEST(test_host_threads_more_cores_on_nearest_node)
+{
+        /* 3 nodes of 2 cores x 2 threads, node 1 nearer to node 0 than node 2 */
+        const uint32_t distance[] = {10, 20, 30, 20, 10, 20, 30, 20, 10};
+        g_autoptr(Topology) t = topology_new_uniform(3, 2, 2, 8 * GiB, distance);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        double pu_busy[12] = {0}, busy[] = {1};
+        PlacementRequest req = {
+            .name = "d", .vcpus = 1, .memory = GiB, .vcpu_busy = busy, .host_busy = 1.2, .pu_busy = pu_busy};
+        g_autoptr(Plan) plan = policy_place(t, l, &req, &p);
+        unsigned on_node[3] = {0};
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_uint_eq(t->cores[core_of(t, plan, 0)].node, 0);
+        CPUSET_FOREACH (os, plan->emulator_pin) {
+                unsigned core = t->pus[topology_pu_by_os(t, (unsigned)os)].core;
+                ck_assert_uint_ne(core, core_of(t, plan, 0));
+                on_node[t->cores[core].node]++;
+        }
+        ck_assert_uint_eq(on_node[0], 2);
+        ck_assert_uint_eq(on_node[1], 2);
+        ck_assert_uint_eq(on_node[2], 0);
+        ck_assert_msg(strstr(plan->reason, "and on the nearest node with more"), "%s", plan->reason);
+}
+END_TEST
+
+/*
  * One free core is all that runs nothing busy but the core of the domain's own idle vCPU: 1.2 cores of
  * its host-side threads over the free core's two threads would keep both half busy (a busy pair), so the
  * idle vCPU's core joins them (0.3 each); never its busy vCPU's core (what went there would run beside
@@ -845,6 +877,7 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_host_threads_beside_idle_when_full);
         tcase_add_test(tc, test_host_threads_take_own_sibling_when_short);
         tcase_add_test(tc, test_host_threads_on_nearest_node_when_full);
+        tcase_add_test(tc, test_host_threads_more_cores_on_nearest_node);
         tcase_add_test(tc, test_overcommit_set_by_calm_cores);
         tcase_add_test(tc, test_overcommit_set_by_least_busy_core);
         tcase_add_test(tc, test_overcommit_set_by_least_busy_cores_summed);
