@@ -55,6 +55,16 @@ static void apply_moves(Ledger *l, GPtrArray *moves)
         }
 }
 
+/* Makes the moves on l; a pass after them moves nothing more. */
+static void assert_settles(const Topology *t, Ledger *l, GPtrArray *moves, Domains *ds)
+{
+        g_autoptr(GPtrArray) again = NULL;
+
+        apply_moves(l, moves);
+        again = heal(t, l, &heal_defaults, ds);
+        ck_assert_uint_eq(again->len, 0);
+}
+
 /* One node of 4 single-PU cores: a and b hold them all, c (2 vCPUs) shares a's; then b leaves. */
 static Ledger *after_departure(const Topology *t)
 {
@@ -73,7 +83,6 @@ START_TEST(test_moves_onto_freed_cores)
         g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
         g_autoptr(Ledger) l = after_departure(t);
         g_autoptr(GPtrArray) moves = NULL;
-        g_autoptr(GPtrArray) again = NULL;
         Domains ds = {0};
         HealMove *m;
 
@@ -90,9 +99,7 @@ START_TEST(test_moves_onto_freed_cores)
         ck_assert_uint_eq(ledger_core_load(l, t->pus[m->plan->vcpu_pu[0]].core) +
                               ledger_core_load(l, t->pus[m->plan->vcpu_pu[1]].core),
                           0);
-        apply_moves(l, moves);
-        again = heal(t, l, &heal_defaults, &ds);
-        ck_assert_uint_eq(again->len, 0);
+        assert_settles(t, l, moves, &ds);
 }
 END_TEST
 
@@ -795,7 +802,7 @@ START_TEST(test_heals_host_thread_pair)
 {
         g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
         g_autoptr(Ledger) l = ledger_new(t);
-        g_autoptr(GPtrArray) moves = NULL, again = NULL, light = NULL;
+        g_autoptr(GPtrArray) moves = NULL, light = NULL;
         double idle[] = {0.1};
         Plan *d = plan_new("d", 1, GiB, t->nnodes);
         Domains ds = {0};
@@ -837,9 +844,7 @@ START_TEST(test_heals_host_thread_pair)
         pu_busy[2] = pu_busy[3] = 0.6;
         ck_assert(!heal_may_gain(t, l, d, idle, 1.2, pu_busy));
         /* once moved, nothing more to gain */
-        apply_moves(l, moves);
-        again = heal(t, l, &heal_defaults, &ds);
-        ck_assert_uint_eq(again->len, 0);
+        assert_settles(t, l, moves, &ds);
 }
 END_TEST
 
@@ -854,7 +859,7 @@ START_TEST(test_heals_host_load_beside_own_vcpus)
         /* 1 node of 8 cores x 2 threads: d's busy vCPUs on PUs 0, 2, 4, 6, its emulator on 1, 3, 5, 7 */
         g_autoptr(Topology) t = topology_new_uniform(1, 8, 2, 16 * GiB, NULL);
         g_autoptr(Ledger) l = ledger_new(t);
-        g_autoptr(GPtrArray) moves = NULL, quiet = NULL, again = NULL;
+        g_autoptr(GPtrArray) moves = NULL, quiet = NULL;
         g_autofree double *pu_busy = g_new0(double, t->npus);
         double busy[] = {1, 1, 1, 1};
         g_autoptr(CpuSet) own = cpuset_new();
@@ -886,9 +891,7 @@ START_TEST(test_heals_host_load_beside_own_vcpus)
                 for (unsigned v = 0; v < 4; v++)
                         ck_assert_uint_ne(core, t->pus[m->plan->vcpu_pu[v]].core);
         }
-        apply_moves(l, moves);
-        again = heal(t, l, &heal_defaults, &ds);
-        ck_assert_uint_eq(again->len, 0);
+        assert_settles(t, l, moves, &ds);
         /* 0.2 cores over the four siblings: under LOAD_HOST_REPIN_GAIN beside them */
         ck_assert_int_eq(ledger_release(l, "d"), 0);
         hold_on(t, l, "d", 4, (unsigned[]){0, 2, 4, 6}, 0);
@@ -958,15 +961,22 @@ START_TEST(test_host_threads_to_nearest_node_when_node_full)
 }
 END_TEST
 
-/* Whether moved keeps every vCPU of before where it was: the same PU and pins, no memory moved. */
-static void assert_threads_only(const Plan *before, const HealMove *m)
+/* The one move of moves, of key, which keeps every vCPU of before where it was (the same PU and pins)
+ * and moves no memory: a re-pin of its host-side threads alone. */
+static const HealMove *the_threads_only_move(GPtrArray *moves, const char *key, const Plan *before)
 {
+        const HealMove *m;
+
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_str_eq(m->key, key);
         ck_assert_uint_eq(m->memory_moved, 0);
         ck_assert_uint_eq(m->plan->nvcpus, before->nvcpus);
         for (unsigned i = 0; i < before->nvcpus; i++) {
                 ck_assert_int_eq(m->plan->vcpu_pu[i], before->vcpu_pu[i]);
                 ck_assert(cpuset_equal(m->plan->vcpu_pins[i], before->vcpu_pins[i]));
         }
+        return m;
 }
 
 /*
@@ -981,7 +991,7 @@ START_TEST(test_heals_host_load_over_a_core)
          * vCPU of i */
         g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
         g_autoptr(Ledger) l = ledger_new(t);
-        g_autoptr(GPtrArray) moves = NULL, light = NULL, again = NULL;
+        g_autoptr(GPtrArray) moves = NULL, light = NULL;
         g_autofree double *pu_busy = g_new0(double, t->npus);
         g_autoptr(Plan) before = NULL;
         g_autoptr(CpuSet) cores = cpuset_new();
@@ -1009,19 +1019,14 @@ START_TEST(test_heals_host_load_over_a_core)
         hd->request.host_busy = pu_busy[1] = 1.5;
         ck_assert(heal_may_gain(t, l, d, idle, 1.5, pu_busy));
         moves = heal(t, l, &heal_defaults, &ds);
-        ck_assert_uint_eq(moves->len, 1);
-        m = g_ptr_array_index(moves, 0);
-        ck_assert_str_eq(m->key, "d");
-        assert_threads_only(before, m);
+        m = the_threads_only_move(moves, "d", before);
         ck_assert_ptr_nonnull(strstr(m->why, "0.5 cores of host-side load beside busy threads, now 0.0"));
         ck_assert_ptr_nonnull(strstr(m->plan->reason, "onto more cores"));
         CPUSET_FOREACH (os, m->plan->emulator_pin)
                 cpuset_add(cores, t->pus[topology_pu_by_os(t, (unsigned)os)].core);
         ck_assert_uint_ge(cpuset_count(cores), 2);
         ck_assert(load_own_host_over(t, m->plan, idle, 1.5) < 1e-9);
-        apply_moves(l, moves);
-        again = heal(t, l, &heal_defaults, &ds);
-        ck_assert_uint_eq(again->len, 0);
+        assert_settles(t, l, moves, &ds);
 }
 END_TEST
 
@@ -1038,7 +1043,7 @@ START_TEST(test_heals_idle_host_load_beside_others)
          * with its emulator on all eight; cores 4-7 run j's idle vCPUs */
         g_autoptr(Topology) t = topology_new_uniform(1, 8, 2, 16 * GiB, NULL);
         g_autoptr(Ledger) l = ledger_new(t);
-        g_autoptr(GPtrArray) moves = NULL, again = NULL;
+        g_autoptr(GPtrArray) moves = NULL;
         g_autofree double *pu_busy = g_new0(double, t->npus);
         g_autoptr(Plan) before = NULL;
         g_autoptr(CpuSet) cores = cpuset_new();
@@ -1067,10 +1072,7 @@ START_TEST(test_heals_idle_host_load_beside_others)
         ds.d[0].fixed = ds.d[1].fixed = true;
         ck_assert(heal_may_gain(t, l, i, idle, 0.8, pu_busy));
         moves = heal(t, l, &heal_defaults, &ds);
-        ck_assert_uint_eq(moves->len, 1);
-        m = g_ptr_array_index(moves, 0);
-        ck_assert_str_eq(m->key, "i");
-        assert_threads_only(before, m);
+        m = the_threads_only_move(moves, "i", before);
         ck_assert_ptr_nonnull(strstr(m->plan->reason, "off cores where busy threads run"));
         CPUSET_FOREACH (os, m->plan->emulator_pin) {
                 unsigned core = t->pus[topology_pu_by_os(t, (unsigned)os)].core;
@@ -1078,9 +1080,7 @@ START_TEST(test_heals_idle_host_load_beside_others)
                 cpuset_add(cores, core);
         }
         ck_assert_uint_eq(cpuset_count(cores), 1);
-        apply_moves(l, moves);
-        again = heal(t, l, &heal_defaults, &ds);
-        ck_assert_uint_eq(again->len, 0);
+        assert_settles(t, l, moves, &ds);
 }
 END_TEST
 

@@ -221,6 +221,35 @@ static bool spin_until_moved(Manager *m)
         return manager_stats(m)->heal_moves > 0;
 }
 
+/* A manager (HealInterval=60) with domain name (n vCPUs) started alone: *ret_d, its key and its plan as
+ * placed. */
+static Manager *start_alone(const char *name, unsigned n, virDomainPtr *ret_d, char **ret_uuid,
+                            Plan **ret_before)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+
+        *ret_d = start(m, name, n);
+        *ret_uuid = g_strdup(manager_lookup(m, name)->uuid);
+        *ret_before = plan_copy(ledger_lookup(manager_ledger(m), *ret_uuid));
+        return m;
+}
+
+/* Measures the domain with key uuid (its vCPUs vcpu_ns busy each, host_ns of host-side work, over about
+ * 100 ms); the pass that follows moves it once, its vCPUs where before had them. Its plan then. */
+static const Plan *threads_moved(Manager *m, const char *uuid, const Plan *before, uint64_t vcpu_ns,
+                                 uint64_t host_ns)
+{
+        const Plan *after;
+
+        measure_n(m, uuid, before->nvcpus, vcpu_ns, host_ns);
+        ck_assert(spin_until_moved(m));
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
+        after = ledger_lookup(manager_ledger(m), uuid);
+        for (unsigned i = 0; i < before->nvcpus; i++)
+                ck_assert_int_eq(after->vcpu_pu[i], before->vcpu_pu[i]);
+        return after;
+}
+
 /* Destroys a, then frees m. */
 static void done(Manager *m, virDomainPtr a)
 {
@@ -388,22 +417,17 @@ END_TEST
  */
 START_TEST(test_host_load_beside_own_vcpus_moved)
 {
-        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        virDomainPtr d;
+        g_autofree char *uuid = NULL;
+        g_autoptr(Plan) before = NULL;
+        Manager *m = start_alone("h-d", 3, &d, &uuid, &before);
         const Topology *t = manager_topology(m);
-        virDomainPtr d = start(m, "h-d", 3);
-        g_autofree char *uuid = g_strdup(manager_lookup(m, "h-d")->uuid);
-        g_autoptr(Plan) before = plan_copy(ledger_lookup(manager_ledger(m), uuid));
         const Plan *after;
 
         ck_assert_uint_eq(cpuset_count(before->emulator_pin), 3); /* its cores' siblings */
         /* busy over the 100 ms; 1.2 cores of host-side work, 0.4 on each sibling (less as the clock runs) */
-        measure_n(m, uuid, 3, UINT64_C(95000000), UINT64_C(120000000));
-        spin_until_moved(m);
+        after = threads_moved(m, uuid, before, UINT64_C(95000000), UINT64_C(120000000));
         ck_assert_uint_eq(manager_stats(m)->heal_passes, 1);
-        ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
-        after = ledger_lookup(manager_ledger(m), uuid);
-        for (unsigned i = 0; i < 3; i++)
-                ck_assert_int_eq(after->vcpu_pu[i], before->vcpu_pu[i]);
         CPUSET_FOREACH (os, after->emulator_pin) {
                 unsigned core = t->pus[topology_pu_by_os(t, (unsigned)os)].core;
                 for (unsigned i = 0; i < 3; i++)
@@ -419,21 +443,17 @@ END_TEST
  * pass (its cheap test first) re-pins those threads alone onto more cores. */
 START_TEST(test_host_load_over_a_core_spread)
 {
-        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        virDomainPtr d;
+        g_autofree char *uuid = NULL;
+        g_autoptr(Plan) before = NULL;
+        Manager *m = start_alone("h-o", 1, &d, &uuid, &before);
         const Topology *t = manager_topology(m);
-        virDomainPtr d = start(m, "h-o", 1);
-        g_autofree char *uuid = g_strdup(manager_lookup(m, "h-o")->uuid);
-        g_autoptr(Plan) before = plan_copy(ledger_lookup(manager_ledger(m), uuid));
         g_autoptr(CpuSet) cores = cpuset_new();
         const Plan *after;
 
         ck_assert_uint_eq(cpuset_count(before->emulator_pin), 1); /* its core's sibling */
         /* idle over the 100 ms (5 ms), 300 ms of host-side work (less as the clock runs) */
-        measure_n(m, uuid, 1, UINT64_C(5000000), UINT64_C(300000000));
-        ck_assert(spin_until_moved(m));
-        ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
-        after = ledger_lookup(manager_ledger(m), uuid);
-        ck_assert_int_eq(after->vcpu_pu[0], before->vcpu_pu[0]);
+        after = threads_moved(m, uuid, before, UINT64_C(5000000), UINT64_C(300000000));
         CPUSET_FOREACH (os, after->emulator_pin)
                 cpuset_add(cores, t->pus[topology_pu_by_os(t, (unsigned)os)].core);
         ck_assert_uint_ge(cpuset_count(cores), 2);
