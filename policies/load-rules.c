@@ -271,18 +271,22 @@ void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out)
         }
         if (cpuset_is_empty(calm))
                 return;
-        /* on as few of those cores as carry them (the first in order): the others run nothing of theirs */
+        /* on as few of those cores as carry them (the first in order), with all their calm threads: the
+         * others run nothing of theirs */
         cpuset_clear(out);
+        cpuset_clear(taken);
         CPUSET_FOREACH (os, calm) {
                 int pu = topology_pu_by_os(t, (unsigned)os);
-                bool new_core = true;
-                if (pu < 0)
+                const TopoCore *core;
+                if (pu < 0 || cpuset_has(taken, t->pus[pu].core))
                         continue;
-                CPUSET_FOREACH (o, out)
-                        new_core &= t->pus[topology_pu_by_os(t, (unsigned)o)].core != t->pus[pu].core;
-                if (new_core && !cpuset_is_empty(out) && !core_overloaded(t, out, req->host_busy))
+                if (!cpuset_is_empty(out) && !core_overloaded(t, out, req->host_busy))
                         break;
-                cpuset_add(out, (unsigned)os);
+                cpuset_add(taken, t->pus[pu].core);
+                core = &t->cores[t->pus[pu].core];
+                for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                        if (cpuset_has(calm, t->pus[p].os_index))
+                                cpuset_add(out, t->pus[p].os_index);
         }
 }
 

@@ -5,6 +5,7 @@
 #include "test-policy-util.h"
 #include "load-rules.h"
 #include "overcommit.h"
+#include "topology-load.h"
 
 #include <string.h>
 
@@ -861,6 +862,46 @@ START_TEST(test_idle_host_threads_off_busy_cores_and_together)
 }
 END_TEST
 
+/*
+ * The same with Linux's numbering of threads (core c's are c and c + 4): the cores are taken in the order
+ * of their first thread, each with every calm thread it has, not the first threads of several cores.
+ */
+START_TEST(test_idle_host_threads_together_sibling_numbering)
+{
+        Topology *loaded = NULL;
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(Ledger) l = NULL;
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autofree double *pu_busy = NULL;
+        double idle[] = {0.1};
+        PlacementRequest req = {.name = "d", .vcpus = 1, .memory = GiB, .vcpu_busy = idle, .host_busy = 0.8};
+        g_autoptr(Plan) d = NULL;
+        g_autoptr(CpuSet) out = cpuset_new();
+        HostView v;
+
+        ck_assert_int_eq(topology_load("synthetic:pack:1 numa:1(memory=8GB) core:4 pu:2(indexes=2*4:1*2)",
+                                       &loaded, &error),
+                         0);
+        t = loaded;
+        ck_assert_uint_eq(t->pus[t->cores[1].pu_first].os_index, 1);
+        ck_assert_uint_eq(t->pus[t->cores[1].pu_first + 1].os_index, 5);
+        l = ledger_new(t);
+        pu_busy = g_new0(double, t->npus);
+        req.pu_busy = pu_busy;
+        d = plan_new("d", 1, GiB, t->nnodes);
+        d->vcpu_pu[0] = (int)t->cores[0].pu_first;
+        cpuset_add(d->nodes, 0);
+        host_view_init_for(&v, t, l, &p, &req);
+        for (unsigned os = 1; os <= 6; os += os == 2 ? 3 : 1) /* cores 1 and 2, both threads */
+                cpuset_add(out, os);
+        load_spread_idle_host(&v, d, out);
+        ck_assert_uint_eq(cpuset_count(out), 2);
+        ck_assert(cpuset_has(out, 1) && cpuset_has(out, 5));
+        host_view_done(&v);
+}
+END_TEST
+
 static Suite *load_rules_suite(void)
 {
         Suite *s = suite_create("load rules");
@@ -874,6 +915,7 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_idle_domain_keeps_host_threads);
         tcase_add_test(tc, test_idle_domain_host_pair_spreads);
         tcase_add_test(tc, test_idle_host_threads_off_busy_cores_and_together);
+        tcase_add_test(tc, test_idle_host_threads_together_sibling_numbering);
         tcase_add_test(tc, test_host_threads_beside_idle_when_full);
         tcase_add_test(tc, test_host_threads_take_own_sibling_when_short);
         tcase_add_test(tc, test_host_threads_on_nearest_node_when_full);
