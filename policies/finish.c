@@ -189,6 +189,8 @@ static void add_set_cores(const HostView *v, const Plan *plan, bool with_own, Cp
 static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementRequest *req, Plan *plan,
                                            CpuSet *out)
 {
+        bool narrow = false;
+
         if (v->params->emulator_pin == EMULATOR_PIN_NONE)
                 return HOUSEKEEPING_NONE;
         if (load_pick_emulator(v, plan)) {
@@ -203,13 +205,17 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
                 break;
         default:
                 add_idle_siblings(v, plan, out);
-                if (cpuset_is_empty(out))
+                narrow = true;
+                if (cpuset_is_empty(out)) {
                         add_housekeeping(v, req, plan, out);
+                        narrow = cpuset_is_empty(out); /* the housekeeping CPUs are theirs to share */
+                }
                 if (cpuset_is_empty(out))
                         add_set_cores(v, plan, false, out);
                 break;
         }
-        load_spread_idle_host(v, plan, out); /* measured busy host-side threads: cores that carry them */
+        /* measured busy host-side threads: cores that carry them */
+        load_spread_idle_host(v, plan, out, narrow);
         if (!cpuset_is_empty(out))
                 return HOUSEKEEPING_ELSEWHERE;
         for (unsigned c = 0; c < v->t->ncores; c++)

@@ -240,14 +240,15 @@ static bool core_overloaded(const Topology *t, const CpuSet *set, double host)
         return false;
 }
 
-void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out)
+void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out, bool narrow)
 {
         const Topology *t = v->t;
         const PlacementRequest *req = v->req;
         g_autoptr(CpuSet) taken = cpuset_new(), calm = cpuset_new();
         int c;
 
-        if (!req || !req->vcpu_busy || req->host_busy < LOAD_BUSY_THRESHOLD)
+        if (!req || !req->vcpu_busy || req->host_busy < LOAD_BUSY_THRESHOLD ||
+            (!narrow && cpuset_is_empty(out)))
                 return;
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 if (plan->vcpu_pu[i] >= 0 && vcpu_busy(req, i) >= LOAD_BUSY_THRESHOLD)
@@ -259,7 +260,8 @@ void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out)
                 if (pu < 0)
                         continue;
                 cpuset_add(taken, t->pus[pu].core);
-                if (busy_with_plan(v, plan, t->pus[pu].core, &own, &own_busy) < LOAD_BUSY_THRESHOLD)
+                if (!narrow ||
+                    busy_with_plan(v, plan, t->pus[pu].core, &own, &own_busy) < LOAD_BUSY_THRESHOLD)
                         cpuset_add(calm, (unsigned)os);
         }
         while ((cpuset_is_empty(calm) || core_overloaded(t, calm, req->host_busy)) &&
@@ -271,6 +273,10 @@ void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out)
         }
         if (cpuset_is_empty(calm))
                 return;
+        if (!narrow) {
+                cpuset_union(out, calm);
+                return;
+        }
         /* on as few of those cores as carry them (the first in order), with all their calm threads: the
          * others run nothing of theirs */
         cpuset_clear(out);

@@ -70,17 +70,20 @@ bool load_pick_emulator(const HostView *v, Plan *plan);
 
 /*
  * A domain none of whose vCPUs is busy keeps its host-side threads where EmulatorPin= put them (out, OS
- * indexes; may be empty), with measured busy host-side load (LOAD_BUSY_THRESHOLD cores or more) less the
- * PUs of cores where other domains' threads are half busy in all, and of the rest only as many cores, the
- * first in order, as carry that load without a busy thread's worth beyond the first thread on any: a thin
- * share makes every core it touches look calm to the next busy vCPU. While their load would still put a
- * busy thread's worth on some core beyond its first thread (1.4 cores of vhost on the two threads of one
- * core are a busy pair; 1.8 on one thread alone are nearly two busy threads time-sharing it), or nothing
- * is left, they spread onto further cores of plan's nodes that run nothing busy, cores of idle vCPUs
- * before free ones. When no such core is left at all, out is left as it was.
+ * indexes; may be empty), with measured busy host-side load (LOAD_BUSY_THRESHOLD cores or more) and
+ * narrow (out is the siblings of its own cores or free cores, or empty), less the PUs of cores where
+ * other domains' threads are half busy in all, and of the rest only as many cores, the first in order
+ * with all their threads left, as carry that load without a busy thread's worth beyond the first thread
+ * on any: a thin share makes every core it touches look calm to the next busy vCPU. Without narrow
+ * (EmulatorPin=nodeset, or the housekeeping CPUs, which host-side threads share by design) out keeps all
+ * it has. While their load would still put a busy thread's worth on some core beyond its first thread
+ * (1.4 cores of vhost on the two threads of one core are a busy pair; 1.8 on one thread alone are nearly
+ * two busy threads time-sharing it), or (narrow) nothing is left, they spread onto further cores of
+ * plan's nodes that run nothing busy, cores of idle vCPUs before free ones. When no such core is left at
+ * all, out is left as it was.
  * Without measured busy host-side threads, or with a busy vCPU (load_pick_emulator()), out is left alone.
  */
-void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out);
+void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out, bool narrow);
 
 /* Says in plan's reason where load decided (an overcommit by load, a core of their own for busy
  * host-side threads). */

@@ -757,7 +757,7 @@ START_TEST(test_idle_domain_host_pair_spreads)
         host_view_init_for(&v, t, l, &p, &req);
         cpuset_add(out, 2); /* both threads of core 1 */
         cpuset_add(out, 3);
-        load_spread_idle_host(&v, d, out);
+        load_spread_idle_host(&v, d, out, true);
         ck_assert_uint_eq(cpuset_count(out), 4); /* 0.35 each: no thread half busy */
         /* a core of idle vCPUs (its own on core 0, or i's on core 2), not the free core 3 */
         ck_assert((cpuset_has(out, 0) && cpuset_has(out, 1)) || (cpuset_has(out, 4) && cpuset_has(out, 5)));
@@ -765,7 +765,7 @@ START_TEST(test_idle_domain_host_pair_spreads)
         /* one thread on each of two cores: no pair, nothing to spread */
         cpuset_add(apart, 1);
         cpuset_add(apart, 3);
-        load_spread_idle_host(&v, d, apart);
+        load_spread_idle_host(&v, d, apart, true);
         ck_assert_uint_eq(cpuset_count(apart), 2);
         host_view_done(&v);
         /* under half busy each, or a busy vCPU (load_pick_emulator()'s): left alone */
@@ -774,13 +774,13 @@ START_TEST(test_idle_domain_host_pair_spreads)
         cpuset_clear(out);
         cpuset_add(out, 2);
         cpuset_add(out, 3);
-        load_spread_idle_host(&v, d, out);
+        load_spread_idle_host(&v, d, out, true);
         ck_assert_uint_eq(cpuset_count(out), 2);
         host_view_done(&v);
         req.host_busy = 1.4;
         req.vcpu_busy = busy;
         host_view_init_for(&v, t, l, &p, &req);
-        load_spread_idle_host(&v, d, out);
+        load_spread_idle_host(&v, d, out, true);
         ck_assert_uint_eq(cpuset_count(out), 2);
         host_view_done(&v);
 }
@@ -828,7 +828,7 @@ START_TEST(test_idle_host_threads_off_busy_cores_and_together)
 
         cpuset_add(out, 0); /* the PUs of its own core, b's busy vCPU's among them */
         cpuset_add(out, 1);
-        load_spread_idle_host(&v, d, out);
+        load_spread_idle_host(&v, d, out, true);
         cores = cores_of(t, out);
         ck_assert_uint_eq(cpuset_count(cores), 1);
         ck_assert(cpuset_has(cores, 2)); /* i's idle core, not a free one */
@@ -837,12 +837,22 @@ START_TEST(test_idle_host_threads_off_busy_cores_and_together)
         for (unsigned os = 2; os < 8; os += os == 3 ? 3 : 1)
                 cpuset_add(out, os);
         ck_assert_uint_eq(cpuset_count(out), 4);
-        load_spread_idle_host(&v, d, out);
+        load_spread_idle_host(&v, d, out, true);
         ck_assert_uint_eq(cpuset_count(out), 2);
         ck_assert(cpuset_has(out, 2) && cpuset_has(out, 3));
 
+        /* EmulatorPin=nodeset or the housekeeping CPUs (not narrow): kept whole, busy cores and all */
+        cpuset_clear(out);
+        for (unsigned os = 0; os < 8; os += os == 3 ? 3 : 1)
+                cpuset_add(out, os);
+        load_spread_idle_host(&v, d, out, false);
+        ck_assert_uint_eq(cpuset_count(out), 6);
+        cpuset_clear(out);
+        load_spread_idle_host(&v, d, out, false);
+        ck_assert(cpuset_is_empty(out));
+
         cpuset_clear(out); /* nothing named: a calm core */
-        load_spread_idle_host(&v, d, out);
+        load_spread_idle_host(&v, d, out, true);
         g_clear_pointer(&cores, cpuset_free);
         cores = cores_of(t, out);
         ck_assert_uint_eq(cpuset_count(cores), 1);
@@ -854,7 +864,7 @@ START_TEST(test_idle_host_threads_off_busy_cores_and_together)
         cpuset_clear(out);
         for (unsigned os = 2; os < 8; os += os == 3 ? 3 : 1)
                 cpuset_add(out, os);
-        load_spread_idle_host(&v, d, out);
+        load_spread_idle_host(&v, d, out, true);
         two = cores_of(t, out);
         ck_assert_uint_eq(cpuset_count(two), 2);
         ck_assert(cpuset_has(two, 1) && cpuset_has(two, 3));
@@ -895,7 +905,7 @@ START_TEST(test_idle_host_threads_together_sibling_numbering)
         host_view_init_for(&v, t, l, &p, &req);
         for (unsigned os = 1; os <= 6; os += os == 2 ? 3 : 1) /* cores 1 and 2, both threads */
                 cpuset_add(out, os);
-        load_spread_idle_host(&v, d, out);
+        load_spread_idle_host(&v, d, out, true);
         ck_assert_uint_eq(cpuset_count(out), 2);
         ck_assert(cpuset_has(out, 1) && cpuset_has(out, 5));
         host_view_done(&v);
