@@ -258,39 +258,6 @@ static bool may_gain(const HealHost *h, const HealParams *hp, const Plan *p, con
                cpuset_count(p->nodes) > 1 || (hp->undo_sharing && shares_while_free(h, p));
 }
 
-/* A domain's host-side load (host_busy over p's emulator pin) on cores where a busy thread runs: one of
- * its own busy vCPUs, or other threads at least LOAD_BUSY_THRESHOLD busy in all (pu_busy, which counts
- * the domain itself, less its own share). 0 when its load is unknown. */
-static double host_beside(const Topology *t, const Plan *p, const double *vcpu_busy, double host_busy,
-                          const double *pu_busy)
-{
-        double share, sum = 0;
-
-        if (!vcpu_busy || !(host_busy > 0) || !p->emulator_pin || cpuset_is_empty(p->emulator_pin))
-                return 0;
-        share = host_busy / cpuset_count(p->emulator_pin);
-        CPUSET_FOREACH (os, p->emulator_pin) {
-                int pu = topology_pu_by_os(t, (unsigned)os);
-                const TopoCore *core;
-                double others = 0;
-                bool busy = false;
-                if (pu < 0)
-                        continue;
-                core = &t->cores[t->pus[pu].core];
-                for (unsigned q = core->pu_first; q < core->pu_first + core->npus; q++) {
-                        others += pu_busy ? pu_busy[q] : 0;
-                        others -= cpuset_has(p->emulator_pin, t->pus[q].os_index) ? share : 0;
-                }
-                for (unsigned i = 0; i < p->nvcpus; i++)
-                        if (p->vcpu_pu[i] >= 0 && t->pus[p->vcpu_pu[i]].core == t->pus[pu].core) {
-                                others -= vcpu_busy[i];
-                                busy |= vcpu_busy[i] >= LOAD_BUSY_THRESHOLD;
-                        }
-                sum += busy || (pu_busy && others >= LOAD_BUSY_THRESHOLD) ? share : 0;
-        }
-        return sum;
-}
-
 bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const double *vcpu_busy,
                    double host_busy, const double *pu_busy)
 {
@@ -313,7 +280,7 @@ bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const doub
                 if (others >= LOAD_BUSY_THRESHOLD)
                         return true; /* busy host-side threads beside it */
         }
-        if (host_beside(t, p, vcpu_busy, host_busy, pu_busy) >= LOAD_HOST_REPIN_GAIN)
+        if (load_own_host_beside(t, p, vcpu_busy, host_busy, pu_busy, true) >= LOAD_HOST_REPIN_GAIN)
                 return true; /* its host-side load beside busy threads, however thin */
         /* more than a core's worth of its host-side load on one core */
         return load_own_host_over(t, p, vcpu_busy, host_busy) >= LOAD_HOST_REPIN_GAIN;

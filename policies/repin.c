@@ -191,31 +191,6 @@ static void add_own_host(const Topology *t, const PlacementRequest *req, const P
         }
 }
 
-/* Its host-side load (req->host_busy spread evenly over plan's emulator pin) on cores where a busy thread
- * runs: one of its own busy vCPUs, or other domains' threads at least LOAD_BUSY_THRESHOLD busy in all
- * (v's measured load, without the domain's). */
-static double host_beside_busy(const HostView *v, const PlacementRequest *req, const Plan *plan)
-{
-        const Topology *t = v->t;
-        double share, sum = 0;
-
-        if (!(req->host_busy > 0) || cpuset_is_empty(plan->emulator_pin))
-                return 0;
-        share = req->host_busy / cpuset_count(plan->emulator_pin);
-        CPUSET_FOREACH (os, plan->emulator_pin) {
-                int pu = topology_pu_by_os(t, (unsigned)os);
-                bool busy;
-                if (pu < 0)
-                        continue;
-                busy = load_core_busy(v, t->pus[pu].core) >= LOAD_BUSY_THRESHOLD;
-                for (unsigned i = 0; i < plan->nvcpus && !busy; i++)
-                        busy = plan->vcpu_pu[i] >= 0 && t->pus[plan->vcpu_pu[i]].core == t->pus[pu].core &&
-                               req->vcpu_busy[i] >= LOAD_BUSY_THRESHOLD;
-                sum += busy ? share : 0;
-        }
-        return sum;
-}
-
 static CpuSet *home_nodes(const Plan *p)
 {
         CpuSet *home = cpuset_new();
@@ -314,12 +289,15 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
         /* nothing to move but its own busy host-side threads, beside busy threads or more than a core's
          * worth of them on one core: those alone */
         if (!moved && !back && !req->keep_emulator) {
-                double was = host_beside_busy(&v, req, plan);
+                /* v's measured load is without the domain's own */
+                double was =
+                    load_own_host_beside(t, plan, req->vcpu_busy, req->host_busy, req->pu_busy, false);
                 double over = load_own_host_over(t, plan, req->vcpu_busy, req->host_busy);
                 if (was >= LOAD_HOST_REPIN_GAIN || over >= LOAD_HOST_REPIN_GAIN) {
                         double now, over_now;
                         finish_housekeeping(&v, req, plan);
-                        now = host_beside_busy(&v, req, plan);
+                        now = load_own_host_beside(t, plan, req->vcpu_busy, req->host_busy, req->pu_busy,
+                                                   false);
                         over_now = load_own_host_over(t, plan, req->vcpu_busy, req->host_busy);
                         off_busy = now + LOAD_HOST_REPIN_GAIN <= was + 1e-9;
                         emulator = off_busy ||

@@ -155,17 +155,42 @@ static bool busy_vcpu_on(const Topology *t, const Plan *p, const double *vcpu_bu
         return false;
 }
 
-double load_own_host_beside(const Topology *t, const Plan *p, const double *vcpu_busy, double host_busy)
+/* What other domains keep busy on core c by pu_busy: less p's own vCPUs and host share when it counts p. */
+static double others_busy_on(const Topology *t, const Plan *p, const double *vcpu_busy, double share,
+                             const double *pu_busy, bool pu_busy_counts_p, unsigned c)
 {
+        const TopoCore *core = &t->cores[c];
+        double sum = 0;
+
+        for (unsigned q = core->pu_first; q < core->pu_first + core->npus; q++)
+                sum += pu_busy[q] -
+                       (pu_busy_counts_p && cpuset_has(p->emulator_pin, t->pus[q].os_index) ? share : 0);
+        for (unsigned i = 0; i < p->nvcpus && pu_busy_counts_p; i++)
+                if (p->vcpu_pu[i] >= 0 && t->pus[p->vcpu_pu[i]].core == c)
+                        sum -= vcpu_busy[i];
+        return sum;
+}
+
+double load_own_host_beside(const Topology *t, const Plan *p, const double *vcpu_busy, double host_busy,
+                            const double *pu_busy, bool pu_busy_counts_p)
+{
+        double share;
         unsigned beside = 0;
 
         if (!vcpu_busy || !(host_busy > 0) || !p->emulator_pin || cpuset_is_empty(p->emulator_pin))
                 return 0;
+        share = host_busy / cpuset_count(p->emulator_pin);
         CPUSET_FOREACH (os, p->emulator_pin) {
                 int pu = topology_pu_by_os(t, (unsigned)os);
-                beside += pu >= 0 && busy_vcpu_on(t, p, vcpu_busy, t->pus[pu].core);
+                unsigned c;
+                if (pu < 0)
+                        continue;
+                c = t->pus[pu].core;
+                beside += busy_vcpu_on(t, p, vcpu_busy, c) ||
+                          (pu_busy && others_busy_on(t, p, vcpu_busy, share, pu_busy, pu_busy_counts_p, c) >=
+                                          LOAD_BUSY_THRESHOLD);
         }
-        return host_busy * beside / cpuset_count(p->emulator_pin);
+        return share * beside;
 }
 
 double load_own_host_over(const Topology *t, const Plan *p, const double *vcpu_busy, double host_busy)
@@ -173,8 +198,8 @@ double load_own_host_over(const Topology *t, const Plan *p, const double *vcpu_b
         g_autofree double *on_core = NULL;
         double share, over = 0;
 
-        if (!vcpu_busy || !(host_busy > 0) || !p->emulator_pin || cpuset_is_empty(p->emulator_pin))
-                return 0;
+        if (!vcpu_busy || !(host_busy > 1.0) || !p->emulator_pin || cpuset_is_empty(p->emulator_pin))
+                return 0; /* a core's worth or less in all is over one thread's worth nowhere */
         on_core = g_new0(double, MAX(t->ncores, 1));
         share = host_busy / cpuset_count(p->emulator_pin);
         CPUSET_FOREACH (os, p->emulator_pin) {

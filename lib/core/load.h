@@ -102,10 +102,14 @@ double *load_pu_busy(const Ledger *l, LoadLookup lookup, void *userdata);
 
 /*
  * The part of host_busy (a domain's host-side load, spread evenly over plan p's emulator pin) that runs
- * on the cores of p's own busy vCPUs (vcpu_busy[i] >= LOAD_BUSY_THRESHOLD): beside them, however thinly
- * it is spread. 0 when the load is unknown (vcpu_busy NULL) or p has no emulator pin.
+ * on cores where a busy thread runs: one of p's own busy vCPUs (vcpu_busy[i] >= LOAD_BUSY_THRESHOLD), or
+ * other threads at least LOAD_BUSY_THRESHOLD busy in all by pu_busy (per PU index, as
+ * PlacementRequest.pu_busy; NULL: only p's own vCPUs count; pu_busy_counts_p: it holds p's own vCPUs and
+ * host share too, which are taken out). Beside them however thinly it is spread. 0 when the load is
+ * unknown (vcpu_busy NULL) or p has no emulator pin.
  */
-double load_own_host_beside(const Topology *t, const Plan *p, const double *vcpu_busy, double host_busy);
+double load_own_host_beside(const Topology *t, const Plan *p, const double *vcpu_busy, double host_busy,
+                            const double *pu_busy, bool pu_busy_counts_p);
 
 /*
  * The part of host_busy (spread evenly over p's emulator pin) that is over one thread's worth on a core
