@@ -615,8 +615,7 @@ START_TEST(test_repin_near_when_memory_cannot_move)
 {
         /* 3 nodes of 2 cores x 2 threads, node 1 nearer to node 0 than node 2 is; node 0: x (busy) on both
          * cores, y (busy) beside it on core 0; node 1: z (busy) on both cores; node 2 free */
-        const uint32_t distance[] = {10, 20, 30, 20, 10, 20, 30, 20, 10};
-        g_autoptr(Topology) t = topology_new_uniform(3, 2, 2, 8 * GiB, distance);
+        g_autoptr(Topology) t = test_three_nodes_in_line();
         g_autoptr(Ledger) l = ledger_new(t);
         g_autoptr(GPtrArray) moves = NULL, anew = NULL, back = NULL, bound = NULL, others = NULL, own = NULL;
         g_autoptr(CpuSet) node0 = cpuset_new();
@@ -726,8 +725,7 @@ START_TEST(test_repin_near_prefers_quiet_core)
 {
         /* 3 nodes of 2 cores x 2 threads, node 1 nearer to node 0 than node 2 is; node 0: x (busy) on
          * both cores, y (busy) beside it on core 0; node 1: idle vCPUs at 0.3 on all four threads */
-        const uint32_t distance[] = {10, 20, 30, 20, 10, 20, 30, 20, 10};
-        g_autoptr(Topology) t = topology_new_uniform(3, 2, 2, 8 * GiB, distance);
+        g_autoptr(Topology) t = test_three_nodes_in_line();
         g_autoptr(Ledger) without = ledger_new(t);
         g_autofree double *pu_busy = g_new0(double, t->npus);
         double busy1[] = {1};
@@ -916,8 +914,7 @@ END_TEST
 START_TEST(test_host_threads_to_nearest_node_when_node_full)
 {
         /* 3 nodes of 2 cores x 2 threads, node 1 nearer to node 0 than node 2; d fills node 0 */
-        const uint32_t distance[] = {10, 20, 30, 20, 10, 20, 30, 20, 10};
-        g_autoptr(Topology) t = topology_new_uniform(3, 2, 2, 8 * GiB, distance);
+        g_autoptr(Topology) t = test_three_nodes_in_line();
         g_autoptr(Ledger) l = ledger_new(t);
         g_autoptr(GPtrArray) own = NULL, user = NULL;
         g_autoptr(CpuSet) node0 = cpuset_new();

@@ -273,8 +273,7 @@ END_TEST
 START_TEST(test_host_threads_on_nearest_node_when_full)
 {
         /* 3 nodes of 2 cores x 2 threads, node 1 nearer to node 0 than node 2 */
-        const uint32_t distance[] = {10, 20, 30, 20, 10, 20, 30, 20, 10};
-        g_autoptr(Topology) t = topology_new_uniform(3, 2, 2, 8 * GiB, distance);
+        g_autoptr(Topology) t = test_three_nodes_in_line();
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams p = test_params(POLICY_EXPLICIT);
         double pu_busy[12] = {0}, busy[] = {1, 1};
@@ -309,8 +308,7 @@ END_TEST
 START_TEST(test_host_threads_more_cores_on_nearest_node)
 {
         /* 3 nodes of 2 cores x 2 threads, node 1 nearer to node 0 than node 2 */
-        const uint32_t distance[] = {10, 20, 30, 20, 10, 20, 30, 20, 10};
-        g_autoptr(Topology) t = topology_new_uniform(3, 2, 2, 8 * GiB, distance);
+        g_autoptr(Topology) t = test_three_nodes_in_line();
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams p = test_params(POLICY_EXPLICIT);
         double pu_busy[12] = {0}, busy[] = {1};

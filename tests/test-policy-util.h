@@ -14,6 +14,14 @@ static inline PlacementParams test_params(PolicyKind k)
             .policy = k, .vcpu_pin = VCPU_PIN_CORE, .emulator_pin = EMULATOR_PIN_SIBLINGS};
 }
 
+/* 3 nodes of 2 cores x 2 threads, 8 GiB each, in a line: node 1 nearer to node 0 than node 2 is. */
+static inline Topology *test_three_nodes_in_line(void)
+{
+        static const uint32_t distance[] = {10, 20, 30, 20, 10, 20, 30, 20, 10};
+
+        return topology_new_uniform(3, 2, 2, 8 * GiB, distance);
+}
+
 /* Places and commits; returns the committed plan (owned by the ledger). */
 static inline const Plan *test_place(const Topology *t, Ledger *l, const PlacementParams *p,
                                      const char *name, unsigned vcpus, uint64_t memory)
