@@ -185,15 +185,16 @@ static int nearest_host_core(const HostView *v, const Plan *plan, const CpuSet *
 }
 
 /*
- * Busy host-side threads beside a busy vCPU cost both. They get a core no busy vCPU uses (see
- * pick_host_core()), and further such cores, free ones first, then ones whose vCPUs are idle, while their
- * load would keep each of the PUs they have at least LOAD_BUSY_THRESHOLD busy (1.5 cores of vhost on one
- * core of two threads is a busy pair; over two cores no thread is half busy). When plan's nodes have
- * no (further) such core, the nearest allowed node's (nearest_host_core()). When no further core is left
- * they keep what they have: a busy vCPU's sibling would put part of their load beside a busy vCPU, which
- * costs more than the same share beside nothing busy (contention.h). When none of the domain's vCPUs is
- * busy, the siblings of its own cores already run nothing busy: no free core is taken from a busy guest
- * for them.
+ * Busy host-side threads beside a busy vCPU cost both, from a quarter of a core on (LOAD_HOST_REPIN_GAIN:
+ * what heal re-pins them alone for; 0.3 cores of vhost over a busy guest's siblings is beside its busy
+ * vCPUs however thinly spread). They get a core no busy vCPU uses (see pick_host_core()), and further
+ * such cores, free ones first, then ones whose vCPUs are idle, while their load would keep each of the PUs
+ * they have at least LOAD_BUSY_THRESHOLD busy (1.5 cores of vhost on one core of two threads is a busy
+ * pair; over two cores no thread is half busy). When plan's nodes have no (further) such core, the
+ * nearest allowed node's (nearest_host_core()). When no further core is left they keep what they have: a
+ * busy vCPU's sibling would put part of their load beside a busy vCPU, which costs more than the same
+ * share beside nothing busy (contention.h). When none of the domain's vCPUs is busy, the siblings of its
+ * own cores already run nothing busy: no free core is taken from a busy guest for them.
  */
 bool load_pick_emulator(const HostView *v, Plan *plan)
 {
@@ -203,7 +204,7 @@ bool load_pick_emulator(const HostView *v, Plan *plan)
         bool any_busy = false;
         int c;
 
-        if (!req || !req->vcpu_busy || req->host_busy < LOAD_BUSY_THRESHOLD)
+        if (!req || !req->vcpu_busy || req->host_busy < LOAD_HOST_REPIN_GAIN)
                 return false;
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 any_busy |= plan->vcpu_pu[i] >= 0 && vcpu_busy(req, i) >= LOAD_BUSY_THRESHOLD;
@@ -299,7 +300,7 @@ void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out, boo
 void load_note_reason(const HostView *v, bool by_core, Plan *plan)
 {
         const PlacementRequest *req = v->req;
-        bool busy_host = req && req->vcpu_busy && req->host_busy >= LOAD_BUSY_THRESHOLD &&
+        bool busy_host = req && req->vcpu_busy && req->host_busy >= LOAD_HOST_REPIN_GAIN &&
                          !cpuset_is_empty(plan->emulator_pin);
         bool dedicated = busy_host, elsewhere = false, away = false, home = false;
         char *reason;

@@ -554,8 +554,8 @@ END_TEST
 /*
  * A busy vCPU whose own busy host-side threads run on its sibling has a busy thread beside it too: the
  * re-pin moves it to a core that runs nothing busy, and its host-side threads get the core it left, both
- * threads (0.6 each, but beside nothing busy; its new sibling would put some beside it). Quiet host-side
- * threads keep it put.
+ * threads (0.6 each, but beside nothing busy; its new sibling would put some beside it). Thinner ones
+ * (0.3 cores) keep it put and move alone; under a quarter of a core nothing moves.
  */
 START_TEST(test_repin_off_own_host_threads)
 {
@@ -572,7 +572,7 @@ START_TEST(test_repin_off_own_host_threads)
                                 .vcpu_busy = busy1,
                                 .host_busy = 1.2,
                                 .pu_busy = pu_busy};
-        g_autoptr(Plan) moved = NULL, quiet = NULL;
+        g_autoptr(Plan) moved = NULL, threads = NULL, quiet = NULL;
         Plan *d;
 
         hold_on(t, l, "d", 1, (unsigned[]){0}, 0);
@@ -583,8 +583,17 @@ START_TEST(test_repin_off_own_host_threads)
         ck_assert_uint_eq(t->pus[moved->vcpu_pu[0]].core, 1);
         ck_assert_uint_eq(cpuset_count(moved->emulator_pin), 2);
         ck_assert(!cpuset_intersects(moved->emulator_pin, moved->vcpu_pins[0]));
-        /* 0.3 cores of host-side work beside it: not a busy thread, nothing to gain */
+        /* 0.3 cores of host-side work beside it: the vCPU stays (no busy thread beside it), the threads
+         * alone go to the free core (a quarter of a core or more beside a busy vCPU) */
         req.host_busy = 0.3;
+        threads = policy_repin_local(t, without, &req, &p, d);
+        ck_assert_ptr_nonnull(threads);
+        ck_assert_uint_eq(threads->vcpu_pu[0], 0);
+        ck_assert_uint_eq(cpuset_count(threads->emulator_pin), 2);
+        ck_assert(!cpuset_has(threads->emulator_pin, t->pus[1].os_index));
+        ck_assert_ptr_nonnull(strstr(threads->reason, "host-side threads (0.3 cores) moved off"));
+        /* 0.2 cores: under a quarter, nothing to gain */
+        req.host_busy = 0.2;
         quiet = policy_repin_local(t, without, &req, &p, d);
         ck_assert_ptr_null(quiet);
 }

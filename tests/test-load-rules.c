@@ -144,7 +144,7 @@ START_TEST(test_busy_host_threads_own_core)
         double busy[] = {1, 1};
         PlacementRequest req = {.name = "d", .vcpus = 2, .memory = GiB, .vcpu_busy = busy, .host_busy = 1.5};
         g_autoptr(Plan) plan = policy_place(t, l, &req, &p);
-        g_autoptr(Plan) quiet = NULL, one = NULL;
+        g_autoptr(Plan) quiet = NULL, one = NULL, thin = NULL;
         int first = cpuset_next(plan->emulator_pin, 0);
         unsigned core;
 
@@ -169,7 +169,16 @@ START_TEST(test_busy_host_threads_own_core)
         ck_assert_uint_eq(cpuset_count(one->emulator_pin), 2);
         for (unsigned i = 0; i < 2; i++)
                 ck_assert(!cpuset_intersects(one->emulator_pin, one->vcpu_pins[i]));
-        /* quiet host threads stay on the siblings of the domain's cores */
+        /* 0.3 cores: under half a core, but a quarter of a core or more beside busy vCPUs is what heal
+         * re-pins them alone for; placed so from the start */
+        req.host_busy = 0.3;
+        thin = policy_place(t, l, &req, &p);
+        ck_assert_uint_eq(cpuset_count(thin->emulator_pin), 2);
+        for (unsigned i = 0; i < 2; i++)
+                ck_assert(!cpuset_intersects(thin->emulator_pin, thin->vcpu_pins[i]));
+        ck_assert_ptr_nonnull(
+            strstr(thin->reason, "busy host-side threads (0.3 cores) on a core no busy vCPU"));
+        /* quiet host threads (under a quarter of a core) stay on the siblings of the domain's cores */
         req.host_busy = 0.2;
         quiet = policy_place(t, l, &req, &p);
         first = cpuset_next(quiet->emulator_pin, 0);

@@ -26,6 +26,9 @@
 #   over.trace (1x8x2): an idle 1-vCPU guest's 1.5 cores of host-side load on its core's other thread is
 #     0.5 over one thread's worth, a busy thread beside it: 0.8 x 0.5 lost until the load is known at 10 s
 #     and heal re-pins the threads alone onto more cores (1 move, no memory): 0.4 x 10/120. Heal=no: 0.4.
+#   thin.trace (1x8x2): 0.3 cores of host-side load beside 4 busy vCPUs, under half a core, cost 0.3 x 0.8
+#     until the load is known at 10 s; then the threads alone move to a core of their own (a quarter of a
+#     core or more beside busy vCPUs is worth it): 0.24 x 10/120, 1 move. Heal=no: 0.24 all 120 s.
 # Also: every --json key the documentation names, errors naming the trace's line, and the example trace.
 #   bash tests/simulate/run.sh PLACEMENTCTL
 set -u
@@ -108,6 +111,10 @@ figures "over.trace: over a core's worth of host-side load on one thread is spre
         over.trace '{"capacity_lost": 0.4 * 10/120, "moves": 1, "memory_moved_bytes": 0}'
 figures "over.trace --config with Heal=no: it stays on the one thread, 0.4 cores lost all 120 s" "$H182" \
         over.trace '{"capacity_lost": 0.4, "moves": 0}' --config="$tmp/no-heal.conf"
+figures "thin.trace: 0.3 cores of host-side load beside busy vCPUs get a core once known" "$H182" \
+        thin.trace '{"capacity_lost": 0.3 * 0.8 * 10/120, "moves": 1, "memory_moved_bytes": 0}'
+figures "thin.trace --config with Heal=no: they stay beside them, 0.24 cores lost all 120 s" "$H182" \
+        thin.trace '{"capacity_lost": 0.3 * 0.8, "moves": 0}' --config="$tmp/no-heal.conf"
 
 out=$("$ctl" simulate --topology="$H222" --trace="$here/heal.trace" --json)
 python3 -c '
