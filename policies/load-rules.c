@@ -248,7 +248,7 @@ void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out, boo
         g_autoptr(CpuSet) taken = cpuset_new(), calm = cpuset_new();
         int c;
 
-        if (!req || !req->vcpu_busy || req->host_busy < LOAD_BUSY_THRESHOLD ||
+        if (!req || !req->vcpu_busy || req->host_busy < LOAD_HOST_REPIN_GAIN ||
             (!narrow && cpuset_is_empty(out)))
                 return;
         for (unsigned i = 0; i < plan->nvcpus; i++)

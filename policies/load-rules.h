@@ -70,7 +70,7 @@ bool load_pick_emulator(const HostView *v, Plan *plan);
 
 /*
  * A domain none of whose vCPUs is busy keeps its host-side threads where EmulatorPin= put them (out, OS
- * indexes; may be empty), with measured busy host-side load (LOAD_BUSY_THRESHOLD cores or more) and
+ * indexes; may be empty), with measured busy host-side load (LOAD_HOST_REPIN_GAIN cores or more) and
  * narrow (out is the siblings of its own cores or free cores, or empty), less the PUs of cores where
  * other domains' threads are half busy in all, and of the rest only as many cores, the first in order
  * with all their threads left, as carry that load without a busy thread's worth beyond the first thread

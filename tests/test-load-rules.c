@@ -804,10 +804,10 @@ static CpuSet *cores_of(const Topology *t, const CpuSet *set)
 }
 
 /*
- * An idle domain's measured busy host-side threads (0.8 cores) leave the cores where another domain's busy
- * vCPU runs (its own idle vCPU shares such a core) for one that runs nothing busy, a core of idle vCPUs
- * before a free one; given several calm cores they keep as few as carry them (one for 0.8 cores, two for
- * 1.4); with nowhere named at all they get such a core.
+ * An idle domain's measured busy host-side threads (0.8 cores; from 0.25 on) leave the cores where another
+ * domain's busy vCPU runs (its own idle vCPU shares such a core) for one that runs nothing busy, a core of
+ * idle vCPUs before a free one; given several calm cores they keep as few as carry them (one for 0.8 cores,
+ * two for 1.4); with nowhere named at all they get such a core.
  */
 START_TEST(test_idle_host_threads_off_busy_cores_and_together)
 {
@@ -875,6 +875,29 @@ START_TEST(test_idle_host_threads_off_busy_cores_and_together)
         two = cores_of(t, out);
         ck_assert_uint_eq(cpuset_count(two), 2);
         ck_assert(cpuset_has(two, 1) && cpuset_has(two, 3));
+        host_view_done(&v);
+
+        /* 0.3 cores beside b's busy vCPU: a quarter of a core or more, what heal re-pins them alone for,
+         * so they leave too; 0.2 cores stay */
+        req.host_busy = 0.3;
+        host_view_init_for(&v, t, l, &p, &req);
+        cpuset_clear(out);
+        cpuset_add(out, 0);
+        cpuset_add(out, 1);
+        load_spread_idle_host(&v, d, out, true);
+        g_clear_pointer(&cores, cpuset_free);
+        cores = cores_of(t, out);
+        ck_assert_uint_eq(cpuset_count(cores), 1);
+        ck_assert(cpuset_has(cores, 2));
+        host_view_done(&v);
+        req.host_busy = 0.2;
+        host_view_init_for(&v, t, l, &p, &req);
+        cpuset_clear(out);
+        cpuset_add(out, 0);
+        cpuset_add(out, 1);
+        load_spread_idle_host(&v, d, out, true);
+        ck_assert_uint_eq(cpuset_count(out), 2);
+        ck_assert(cpuset_has(out, 0) && cpuset_has(out, 1));
         host_view_done(&v);
 }
 END_TEST
