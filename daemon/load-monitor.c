@@ -44,12 +44,13 @@ void load_monitor_free(LoadMonitor *lm)
         g_free(lm);
 }
 
-/* The class heal and placement react to: busy vCPUs, and whether host-side threads are busy. */
+/* The class heal and placement react to: busy vCPUs, and whether host-side threads are busy (as the load
+ * rules and heal count them: LOAD_HOST_REPIN_GAIN cores or more). */
 static unsigned load_class(const DomainLoad *l)
 {
         if (!l->known)
                 return G_MAXUINT;
-        return domain_load_busy_vcpus(l, l->nvcpus) * 2 + (l->host_busy >= LOAD_BUSY_THRESHOLD);
+        return domain_load_busy_vcpus(l, l->nvcpus) * 2 + (l->host_busy >= LOAD_HOST_REPIN_GAIN);
 }
 
 /*

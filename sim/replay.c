@@ -221,7 +221,7 @@ static unsigned load_class(const DomainLoad *l)
 {
         if (!l->known)
                 return UINT_MAX;
-        return domain_load_busy_vcpus(l, l->nvcpus) * 2 + (l->host_busy >= LOAD_BUSY_THRESHOLD);
+        return domain_load_busy_vcpus(l, l->nvcpus) * 2 + (l->host_busy >= LOAD_HOST_REPIN_GAIN);
 }
 
 /* Diagnosis (oracle_load): what was measured becomes the true load itself, at once. */

@@ -84,6 +84,31 @@ START_TEST(test_turning_busy_seen_in_two_samples)
 }
 END_TEST
 
+/* Host-side load that reaches a quarter of a core (LOAD_HOST_REPIN_GAIN, what the load rules and heal act
+ * on) changes the class: 0.1 cores for the first sample, then 0.7 twice (smoothed with the 10 s rise
+ * half-life: 0.28, then 0.40); the second rise stays in the class. */
+START_TEST(test_host_load_quarter_core_is_a_class)
+{
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t vcpu[] = {0, 0, 0, 0};
+        uint64_t host[] = {0, SEC / 2, SEC / 2 + 7 * SEC / 2, SEC / 2 + 7 * SEC};
+        unsigned changed[4];
+        double h[4];
+
+        for (unsigned i = 0; i < 4; i++) {
+                g_autoptr(GHashTable) s = sample("h", 1, &vcpu[i], host[i]);
+                changed[i] = load_monitor_update(lm, s, (uint64_t)(i + 1) * 5 * G_USEC_PER_SEC, 0);
+                h[i] = i ? load_monitor_lookup(lm, "h")->host_busy : 0;
+        }
+        ck_assert_uint_eq(changed[1], 1); /* known */
+        ck_assert(NEAR(h[1], 0.1));
+        ck_assert(h[2] > 0.25 && h[2] < 0.3);
+        ck_assert_uint_eq(changed[2], 1); /* past a quarter of a core */
+        ck_assert(h[3] > 0.35 && h[3] < 0.45);
+        ck_assert_uint_eq(changed[3], 0);
+}
+END_TEST
+
 START_TEST(test_hotplug_restarts_counters)
 {
         g_autoptr(LoadMonitor) lm = load_monitor_new();
@@ -304,6 +329,7 @@ static Suite *load_monitor_suite(void)
         TCase *tc = tcase_create("samples");
         tcase_add_test(tc, test_two_samples_make_a_load);
         tcase_add_test(tc, test_turning_busy_seen_in_two_samples);
+        tcase_add_test(tc, test_host_load_quarter_core_is_a_class);
         tcase_add_test(tc, test_hotplug_restarts_counters);
         tcase_add_test(tc, test_waiting_counts_as_busy);
         tcase_add_test(tc, test_waking_often_stays_idle);
