@@ -741,6 +741,23 @@ START_TEST(test_property_assign_matches_scan)
 }
 END_TEST
 
+/* load_spread_idle_host() for d asking req with host cores of host-side load, from out = the OS
+ * indexes a and b (narrow); out holds what it leaves. */
+static void spread_from_pair(const Topology *t, const Ledger *l, const PlacementParams *p,
+                             PlacementRequest *req, const Plan *d, double host, unsigned a, unsigned b,
+                             CpuSet *out)
+{
+        HostView v;
+
+        req->host_busy = host;
+        host_view_init_for(&v, t, l, p, req);
+        cpuset_clear(out);
+        cpuset_add(out, a);
+        cpuset_add(out, b);
+        load_spread_idle_host(&v, d, out, true);
+        host_view_done(&v);
+}
+
 /* An idle domain's busy host-side threads on the two threads of one core are a busy pair: they spread onto
  * a core of idle vCPUs (before a free one); on threads of different cores, or under half busy each, or
  * for a domain with a busy vCPU, they are left where they are. */
@@ -776,14 +793,8 @@ START_TEST(test_idle_domain_host_pair_spreads)
         ck_assert_uint_eq(cpuset_count(apart), 2);
         host_view_done(&v);
         /* under half busy each, or a busy vCPU (load_pick_emulator()'s): left alone */
-        req.host_busy = 0.8;
-        host_view_init_for(&v, t, l, &p, &req);
-        cpuset_clear(out);
-        cpuset_add(out, 2);
-        cpuset_add(out, 3);
-        load_spread_idle_host(&v, d, out, true);
+        spread_from_pair(t, l, &p, &req, d, 0.8, 2, 3, out);
         ck_assert_uint_eq(cpuset_count(out), 2);
-        host_view_done(&v);
         req.host_busy = 1.4;
         req.vcpu_busy = busy;
         host_view_init_for(&v, t, l, &p, &req);
@@ -879,26 +890,14 @@ START_TEST(test_idle_host_threads_off_busy_cores_and_together)
 
         /* 0.3 cores beside b's busy vCPU: a quarter of a core or more, what heal re-pins them alone for,
          * so they leave too; 0.2 cores stay */
-        req.host_busy = 0.3;
-        host_view_init_for(&v, t, l, &p, &req);
-        cpuset_clear(out);
-        cpuset_add(out, 0);
-        cpuset_add(out, 1);
-        load_spread_idle_host(&v, d, out, true);
+        spread_from_pair(t, l, &p, &req, d, 0.3, 0, 1, out);
         g_clear_pointer(&cores, cpuset_free);
         cores = cores_of(t, out);
         ck_assert_uint_eq(cpuset_count(cores), 1);
         ck_assert(cpuset_has(cores, 2));
-        host_view_done(&v);
-        req.host_busy = 0.2;
-        host_view_init_for(&v, t, l, &p, &req);
-        cpuset_clear(out);
-        cpuset_add(out, 0);
-        cpuset_add(out, 1);
-        load_spread_idle_host(&v, d, out, true);
+        spread_from_pair(t, l, &p, &req, d, 0.2, 0, 1, out);
         ck_assert_uint_eq(cpuset_count(out), 2);
         ck_assert(cpuset_has(out, 0) && cpuset_has(out, 1));
-        host_view_done(&v);
 }
 END_TEST
 
