@@ -355,6 +355,7 @@ static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
         until = pass->now + (uint64_t)heal_move_cooldown_sec(mv) * G_USEC_PER_SEC;
         g_hash_table_replace(m->heal_moved, g_strdup(mv->key), g_memdup2(&until, sizeof(until)));
         m->stats.heal_moves++;
+        m->stats.heal_thread_moves += mv->threads_only;
         m->stats.heal_memory_moved += mv->memory_moved;
         pass->memory_moved += mv->memory_moved;
         return true;

@@ -34,6 +34,7 @@ typedef struct ManagerStats {
         /* healing: passes run, domains moved, bytes of memory those moves put on other nodes, domains
          * the passes read from libvirt (to plan them, and again before a move) */
         uint64_t heal_passes, heal_moves, heal_memory_moved, heal_reads;
+        uint64_t heal_thread_moves; /* of heal_moves: host-side threads alone (vCPUs and memory stay) */
 } ManagerStats;
 
 typedef struct ManagerCallbacks {

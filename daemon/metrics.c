@@ -163,6 +163,10 @@ static void render_daemon(GString *out, Manager *m)
         header(out, "placementd_heal_moves_total", "counter", "Domains moved by healing without a request.");
         g_string_append_printf(out, "placementd_heal_moves_total %llu\n",
                                (unsigned long long)st->heal_moves);
+        header(out, "placementd_heal_thread_moves_total", "counter",
+               "Of the heal moves, re-pins of host-side threads alone (vCPUs and memory stay).");
+        g_string_append_printf(out, "placementd_heal_thread_moves_total %llu\n",
+                               (unsigned long long)st->heal_thread_moves);
         header(out, "placementd_heal_memory_moved_bytes_total", "counter",
                "Memory the heal moves put on other nodes.");
         g_string_append_printf(out, "placementd_heal_memory_moved_bytes_total %llu\n",

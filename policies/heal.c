@@ -415,6 +415,7 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
         m->plan = plan_copy(candidate);
         m->why = why;
         m->memory_moved = moved;
+        m->threads_only = threads_only(current, candidate);
         return m;
 }
 

@@ -70,6 +70,7 @@ typedef struct HealMove {
         Plan *plan;            /* the new plan, made on the ledger the moves before it leave */
         char *why;             /* what improves, for the log and the report */
         uint64_t memory_moved; /* bytes of its memory that change nodes */
+        bool threads_only;     /* only its host-side threads move: vCPU pins, nodes and memory stay */
 } HealMove;
 
 void heal_move_free(HealMove *m);

@@ -336,6 +336,8 @@ static void heal(Sim *s)
                 if (i < 0)
                         continue;
                 move_domain(s, (unsigned)i, plan_copy(mv->plan), mv->memory_moved);
+                if (measuring(s) && mv->threads_only)
+                        s->r->host_thread_moves++;
                 ((SimDomain *)g_ptr_array_index(s->domains, i))->cool_until =
                     s->now + heal_move_cooldown_sec(mv);
         }

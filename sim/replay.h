@@ -128,6 +128,7 @@ typedef struct SimReport {
         double bound_busy_contended_fraction;   /* the fewest busy vCPUs any placement has contending */
         double bound_paired_contended_fraction; /* those contending where the bound loses least */
         unsigned moves;
+        unsigned host_thread_moves; /* of moves: heal's re-pins of host-side threads alone */
         uint64_t memory_moved_bytes;
         double mean_memory_distance; /* vCPU to its memory, by bytes; local = 10 */
         unsigned largest_fit_min;

@@ -609,6 +609,7 @@ static const HealMove *one_repin(const Topology *t, GPtrArray *moves, const char
         ck_assert_str_eq(m->key, key);
         ck_assert_uint_eq(m->memory_moved, 0);
         ck_assert_uint_eq(t->cores[t->pus[m->plan->vcpu_pu[0]].core].node, node);
+        ck_assert(!m->threads_only); /* its vCPU moved */
         return m;
 }
 
@@ -982,6 +983,7 @@ static const HealMove *the_threads_only_move(GPtrArray *moves, const char *key, 
                 ck_assert_int_eq(m->plan->vcpu_pu[i], before->vcpu_pu[i]);
                 ck_assert(cpuset_equal(m->plan->vcpu_pins[i], before->vcpu_pins[i]));
         }
+        ck_assert(m->threads_only);
         return m;
 }
 

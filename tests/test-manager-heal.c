@@ -149,6 +149,7 @@ START_TEST(test_burst_of_stops_one_heal)
         spin(2500);
         ck_assert_uint_eq(manager_stats(m)->heal_passes, 1);
         ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
+        ck_assert_uint_eq(manager_stats(m)->heal_thread_moves, 0); /* its vCPUs moved */
         c = manager_lookup(m, "h-c");
         ck_assert_msg(c->result == DECISION_PLACED, "%s", c->reason);
         ck_assert_msg(g_str_has_prefix(c->reason, "healed: "), "%s", c->reason);
@@ -458,6 +459,8 @@ START_TEST(test_host_load_over_a_core_spread)
                 cpuset_add(cores, t->pus[topology_pu_by_os(t, (unsigned)os)].core);
         ck_assert_uint_ge(cpuset_count(cores), 2);
         ck_assert_ptr_nonnull(strstr(manager_lookup(m, "h-o")->reason, "onto more cores"));
+        ck_assert_uint_ge(manager_stats(m)->heal_thread_moves, 1); /* counted apart (metrics) */
+        ck_assert_uint_eq(manager_stats(m)->heal_thread_moves, manager_stats(m)->heal_moves);
         done(m, d);
 }
 END_TEST

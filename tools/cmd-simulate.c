@@ -43,6 +43,7 @@ static void print_json(const Topology *t, const Config *config, const SimParams 
                 gint64 value;
         } counts[] = {
             {"moves", r->moves},
+            {"host_thread_moves", r->host_thread_moves},
             {"memory_moved_bytes", (gint64)r->memory_moved_bytes},
             {"largest_fit_min", r->largest_fit_min},
             {"starts", r->starts},
@@ -92,6 +93,7 @@ static void print_human(const Topology *t, const Config *config, const SimParams
         printf("%-28s %10u %10s\n", "largest fit, min (vCPUs)", r->largest_fit_min, "");
         printf("%-28s %10.1f %10s\n", "largest fit, mean (vCPUs)", r->largest_fit_mean, "");
         printf("%-28s %10u %10s\n", "moves", r->moves, "");
+        printf("%-28s %10u %10s\n", "  host-side threads alone", r->host_thread_moves, "");
         printf("%-28s %10s %10s\n", "memory moved", size_format(r->memory_moved_bytes, moved, sizeof(moved)),
                "");
         printf("\nA busy pair of siblings loses %.0f%% of each one's throughput (--sibling-loss).\n",

@@ -74,7 +74,7 @@ figures() {
 
 figures "heal.trace: figures worked out by hand, one heal move, the bound memory left" "$H222" heal.trace \
         '{"shared_vcpu_fraction": 5/14, "busy_contended_fraction": 5/14, "capacity_lost": 1.6 * 25/60,
-          "bound_capacity_lost": 1.6/3, "moves": 1, "memory_moved_bytes": 0,
+          "bound_capacity_lost": 1.6/3, "moves": 1, "host_thread_moves": 0, "memory_moved_bytes": 0,
           "mean_memory_distance": 12.5, "largest_fit_min": 0, "largest_fit_mean": 1/6, "seconds": 60.0,
           "starts": 3, "stops": 1, "overcommitted": 1}'
 printf '[Placement]\nMemoryBinding=no\n' >"$tmp/unbound.conf"
@@ -104,15 +104,16 @@ figures "heal.trace --config with Heal=no: c stays on a's cores, 1.6 cores lost 
         heal.trace '{"moves": 0, "capacity_lost": 1.6, "shared_vcpu_fraction": 6/7}' --config="$tmp/no-heal.conf"
 H182="synthetic:numa:1(memory=16GiB) core:8 pu:2"
 figures "host.trace: host-side load spread thin beside busy vCPUs is healed once known" "$H182" host.trace \
-        '{"capacity_lost": 0.8 * 10/120, "busy_contended_fraction": 0.0, "moves": 1, "memory_moved_bytes": 0}'
+        '{"capacity_lost": 0.8 * 10/120, "busy_contended_fraction": 0.0, "moves": 1, "host_thread_moves": 1,
+          "memory_moved_bytes": 0}'
 figures "host.trace --config with Heal=no: it stays beside them, 0.8 cores lost all 120 s" "$H182" host.trace \
         '{"capacity_lost": 0.8, "moves": 0}' --config="$tmp/no-heal.conf"
 figures "over.trace: over a core's worth of host-side load on one thread is spread once known" "$H182" \
-        over.trace '{"capacity_lost": 0.4 * 10/120, "moves": 1, "memory_moved_bytes": 0}'
+        over.trace '{"capacity_lost": 0.4 * 10/120, "moves": 1, "host_thread_moves": 1, "memory_moved_bytes": 0}'
 figures "over.trace --config with Heal=no: it stays on the one thread, 0.4 cores lost all 120 s" "$H182" \
         over.trace '{"capacity_lost": 0.4, "moves": 0}' --config="$tmp/no-heal.conf"
 figures "thin.trace: 0.3 cores of host-side load beside busy vCPUs get a core once known" "$H182" \
-        thin.trace '{"capacity_lost": 0.3 * 0.8 * 10/120, "moves": 1, "memory_moved_bytes": 0}'
+        thin.trace '{"capacity_lost": 0.3 * 0.8 * 10/120, "moves": 1, "host_thread_moves": 1, "memory_moved_bytes": 0}'
 figures "thin.trace --config with Heal=no: they stay beside them, 0.24 cores lost all 120 s" "$H182" \
         thin.trace '{"capacity_lost": 0.3 * 0.8, "moves": 0}' --config="$tmp/no-heal.conf"
 
@@ -129,7 +130,8 @@ report "--json holds every documented key" "${PIPESTATUS[0]}"
 
 out=$("$ctl" simulate --topology="$H222" --trace="$here/heal.trace")
 report "the text output is a table with the same figures" \
-        "$(grep -Eq '^capacity lost \(cores\) +0\.67 +0\.53$' <<<"$out" && grep -Eq '^moves +1 ' <<<"$out"; echo $?)"
+        "$(grep -Eq '^capacity lost \(cores\) +0\.67 +0\.53$' <<<"$out" && grep -Eq '^moves +1 ' <<<"$out" &&
+            grep -Eq '^  host-side threads alone +0 ' <<<"$out"; echo $?)"
 
 printf 'start a 1 1G\ntick 5\nstop b\n' >"$tmp/unknown.trace"
 out=$("$ctl" simulate --topology="$H222" --trace="$tmp/unknown.trace" 2>&1)
