@@ -127,7 +127,8 @@ typedef struct Goals {
         unsigned cells_pressed, lost_within, lost_below_baselines, contended_halved;
         unsigned contended_conflict; /* cells where half of today's is below the least-loss placement's */
         double worst_ratio, worst_contended_ratio, moves_per_domain_max;
-        unsigned lost_over_zero; /* cells with a bound of 0 that lost capacity */
+        double thread_moves_per_domain_max; /* of them, re-pins of host-side threads alone */
+        unsigned lost_over_zero;            /* cells with a bound of 0 that lost capacity */
         unsigned cells_50;
         double shared_50_max;
 } Goals;
@@ -160,9 +161,13 @@ static void check_goals(const Cell *c, unsigned load, Goals *g)
         double bound = best->bound_capacity_lost;
 
         for (unsigned row = ROW_EXPLICIT_HEAL; row <= ROW_EXPLICIT_HEAL_LOAD_PACK; row++)
-                if (c->r[row].starts)
+                if (c->r[row].starts) {
                         g->moves_per_domain_max =
                             MAX(g->moves_per_domain_max, (double)c->r[row].moves / c->r[row].starts);
+                        g->thread_moves_per_domain_max =
+                            MAX(g->thread_moves_per_domain_max,
+                                (double)c->r[row].host_thread_moves / c->r[row].starts);
+                }
         if (load < 90) {
                 g->cells_50++;
                 g->shared_50_max = MAX(g->shared_50_max, best->shared_vcpu_fraction);
@@ -359,9 +364,11 @@ static void print_goals(const Goals *g, unsigned seeds)
             "themselves: "
             "bench-quality's avoidable count | see section 1 |\n",
             100 * g->shared_50_max, g->cells_50);
-        printf("| moves: at most one per domain lifetime on average | at most %.2f per domain (heal rows) | "
-               "%s |\n",
-               g->moves_per_domain_max, g->moves_per_domain_max <= 1 ? "met" : "**not met**");
+        printf("| moves: at most one per domain lifetime on average | at most %.2f per domain (heal rows; "
+               "re-pins "
+               "of host-side threads alone at most %.2f) | %s |\n",
+               g->moves_per_domain_max, g->thread_moves_per_domain_max,
+               g->moves_per_domain_max <= 1 ? "met" : "**not met**");
 }
 
 int main(int argc, char **argv)
