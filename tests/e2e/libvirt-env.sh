@@ -603,6 +603,16 @@ e2e_domain_destroy() {
 
 # ------------------------------------------------------------------------------------------- affinity
 
+# e2e_proc_status FILE: a /proc status file, read in one go. `while read ... <FILE` reads a chunk and
+# seeks back after each line, and /proc makes the text anew at every read: a busy thread's "State:" line
+# ("S (sleeping)" / "R (running)") changes length between two reads, every later line is read shifted
+# and its Cpus_allowed_list is lost. One read (bash's $(<FILE)) sees one consistent text.
+e2e_proc_status() {
+    local s
+    { s=$(<"$1"); } 2>/dev/null || return 1
+    printf '%s\n' "$s"
+}
+
 # e2e_vcpu_affinity NAME: one line per vCPU, "INDEX CPULIST", sorted by index. A vCPU's thread is the task
 # of NAME's QEMU whose comm is "CPU <n>/TCG" (QEMU names threads because libvirt passes debug-threads=on;
 # "/KVM" with hardware virtualisation); <n> is QEMU's cpu-index, which is libvirt's vCPU index.
@@ -619,7 +629,7 @@ e2e_vcpu_affinity() {
         list=
         while IFS= read -r line; do
             case "$line" in Cpus_allowed_list:*) list=${line#Cpus_allowed_list:} ;; esac
-        done <"$t/status"
+        done <<<"$(e2e_proc_status "$t/status")"
         list=${list//[[:space:]]/}
         [ -n "$list" ] || continue
         out+=("$idx $list")
@@ -645,7 +655,7 @@ e2e_emulator_affinity() {
             return 0
             ;;
         esac
-    done <"/proc/$pid/task/$pid/status"
+    done <<<"$(e2e_proc_status "/proc/$pid/task/$pid/status")"
     _e2e_err "e2e_emulator_affinity: no Cpus_allowed_list for pid $pid"
     return 1
 }

@@ -142,30 +142,22 @@ for m in d.findall("memory"):
 }
 
 # _views_kernel NAME: lines "vcpu N CPUS MEMS", "main PID CPUS MEMS" and "other TID CPUS MEMS" for every
-# thread of NAME's QEMU. A read that lost the main thread (once, in CI, under load: every other thread
-# read, the main one's files not) is read again, up to three times, before the caller sees it missing.
+# thread of NAME's QEMU. Each status file is read in one go (e2e_proc_status): read line by line, a busy
+# thread's "State:" flipping between "S (sleeping)" and "R (running)" shifted the lines under bash's
+# seek-back and lost its Cpus_allowed_list (QEMU's main thread, once in CI).
 _views_kernel() {
-    local out _
-    for _ in 1 2 3; do
-        out=$(_views_kernel_once "$1") || return 1
-        grep -q '^main ' <<<"$out" && break
-        sleep 0.2
-    done
-    printf '%s\n' "$out"
-}
-
-_views_kernel_once() {
-    local pid t comm line cpus mems
+    local pid t comm line cpus mems status
     pid=$(e2e_qemu_pid "$1" 2>/dev/null) || return 1
     for t in /proc/"$pid"/task/*; do
         comm=$(cat "$t/comm" 2>/dev/null) || continue
         cpus='' mems=''
+        status=$(e2e_proc_status "$t/status") || continue
         while IFS= read -r line; do
             case "$line" in
             Cpus_allowed_list:*) cpus=${line#*:} ;;
             Mems_allowed_list:*) mems=${line#*:} ;;
             esac
-        done <"$t/status" 2>/dev/null
+        done <<<"$status"
         [ -n "$cpus" ] || continue
         cpus=$(views_cpuset_norm "$cpus") mems=$(views_cpuset_norm "$mems")
         if [[ $comm =~ ^CPU\ ([0-9]+)/[A-Z]+$ ]]; then
