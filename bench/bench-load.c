@@ -25,6 +25,7 @@ typedef struct Options {
         unsigned lifetime_sec;
         unsigned seeds;
         bool breakdown;
+        bool thin_host;
 } Options;
 
 typedef enum Row {
@@ -55,12 +56,13 @@ static void usage(FILE *f)
         fprintf(
             f,
             "Usage: bench-load [--arrivals=N] [--seed=N] [--load=PCT]... [--host=NAME]\n"
-            "                  [--lifetime-sec=N] [--csv=DIR] [--breakdown] [--seeds=N]\n"
+            "                  [--lifetime-sec=N] [--csv=DIR] [--breakdown] [--seeds=N] [--thin-host]\n"
             "Defaults: 1000 arrivals per run (3000 with BENCH_SIZE=big), seed 42, loads 50 90 120,\n"
             "mean lifetime 600 s. --breakdown: also where explicit + heal + load loses against the\n"
             "bound, by cause (load known at once, a heal pass every interval, no move cap or cool-down).\n"
             "--seeds=N: also N-1 more workloads (seeds seed+1...), tables for the first only, the goals\n"
-            "over all of them.\n");
+            "over all of them. --thin-host: also thin host-side load (0.25-0.5 cores) for 30%% of the\n"
+            "domains without busy host-side threads; every other draw as without.\n");
 }
 
 static void parse_options(int argc, char **argv, Options *o)
@@ -70,6 +72,7 @@ static void parse_options(int argc, char **argv, Options *o)
             {"lifetime-sec", required_argument, NULL, 'L'},
             {"breakdown", no_argument, NULL, 'b'},
             {"seeds", required_argument, NULL, 'S'},
+            {"thin-host", no_argument, NULL, 'T'},
             {"help", no_argument, NULL, 'h'},
             {},
         };
@@ -89,6 +92,9 @@ static void parse_options(int argc, char **argv, Options *o)
                         break;
                 case 'S':
                         o->seeds = bench_parse_unsigned("--seeds", optarg);
+                        break;
+                case 'T':
+                        o->thin_host = true;
                         break;
                 default:
                         bench_usage_exit(usage, c == 'h');
@@ -247,7 +253,7 @@ static void run_cell(const BenchHost *h, const Topology *t, unsigned load, unsig
                              .mean_lifetime = 1,
                              .warmup_lifetimes = 3};
         g_autoptr(Workload) w = workload_generate(&spec);
-        g_autoptr(GPtrArray) trace = load_trace_generate(w, o->lifetime_sec, seed + 7 * load);
+        g_autoptr(GPtrArray) trace = load_trace_generate(w, o->lifetime_sec, seed + 7 * load, o->thin_host);
         g_autoptr(Config) spread = config_new_default(), pack = config_new_default(),
                           compat = config_new_default();
         double wall = 0;
@@ -401,6 +407,11 @@ int main(int argc, char **argv)
                o.run.arrivals, o.run.seed, o.lifetime_sec, defaults->load_interval_sec,
                LOAD_RISE_HALF_LIFE_SEC, LOAD_FALL_HALF_LIFE_SEC, defaults->load_warmup_sec,
                defaults->heal_interval_sec, defaults->heal_max_moves, 100 * CONTENTION_SIBLING_LOSS);
+        if (o.thin_host)
+                printf(
+                    "With --thin-host: %.0f%% of the domains without busy host-side threads have thin ones "
+                    "(0.25-0.5 cores).\n",
+                    100 * LOAD_THIN_HOST_SHARE);
         for (unsigned i = 0; i < bench_nquality_hosts; i++) {
                 const BenchHost *h = &bench_quality_hosts[i];
                 g_autoptr(Topology) t = NULL;

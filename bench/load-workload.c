@@ -39,8 +39,9 @@ static void add(GArray *timed, double time, unsigned rank, TraceEvent *e)
         g_array_append_val(timed, t);
 }
 
-/* w as a trace, a time unit lasting unit_sec; loads drawn from r, or none (every vCPU busy) without r. */
-static GPtrArray *build_trace(const Workload *w, double unit_sec, GRand *r)
+/* w as a trace, a time unit lasting unit_sec; loads drawn from r, or none (every vCPU busy) without r;
+ * thin host-side loads from thin (NULL: none). */
+static GPtrArray *build_trace(const Workload *w, double unit_sec, GRand *r, GRand *thin)
 {
         double lifetime_sec = unit_sec;
         g_autoptr(GArray) timed = g_array_new(FALSE, FALSE, sizeof(Timed));
@@ -78,6 +79,9 @@ static GPtrArray *build_trace(const Workload *w, double unit_sec, GRand *r)
                 if (g_rand_double(r) < LOAD_HOST_SHARE) {
                         e->host = g_rand_double_range(r, 0.5, 1.5);
                         e->has_host = true;
+                } else if (thin && g_rand_double(thin) < LOAD_THIN_HOST_SHARE) {
+                        e->host = g_rand_double_range(thin, 0.25, 0.5);
+                        e->has_host = true;
                 }
                 add(timed, t, 2, e);
                 if (g_rand_double(r) < LOAD_FLIP_SHARE) {
@@ -108,13 +112,14 @@ static GPtrArray *build_trace(const Workload *w, double unit_sec, GRand *r)
         return trace;
 }
 
-GPtrArray *load_trace_generate(const Workload *w, double lifetime_sec, guint32 seed)
+GPtrArray *load_trace_generate(const Workload *w, double lifetime_sec, guint32 seed, bool thin_host)
 {
         g_autoptr(GRand) r = g_rand_new_with_seed(seed);
-        return build_trace(w, lifetime_sec, r);
+        g_autoptr(GRand) thin = thin_host ? g_rand_new_with_seed(seed ^ 0x5a5a5a5au) : NULL;
+        return build_trace(w, lifetime_sec, r, thin);
 }
 
 GPtrArray *workload_trace(const Workload *w)
 {
-        return build_trace(w, 1.0, NULL);
+        return build_trace(w, 1.0, NULL, NULL);
 }
