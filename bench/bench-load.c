@@ -371,8 +371,7 @@ static void print_goals(const Goals *g, unsigned seeds)
             "bench-quality's avoidable count | see section 1 |\n",
             100 * g->shared_50_max, g->cells_50);
         printf("| moves: at most one per domain lifetime on average | at most %.2f per domain (heal rows; "
-               "re-pins "
-               "of host-side threads alone at most %.2f) | %s |\n",
+               "re-pins of host-side threads alone at most %.2f) | %s |\n",
                g->moves_per_domain_max, g->thread_moves_per_domain_max,
                g->moves_per_domain_max <= 1 ? "met" : "**not met**");
 }

@@ -20,7 +20,9 @@
 #define LOAD_BUSY_THRESHOLD 0.5
 /* Host-side load beside busy threads, or over one thread's worth on a core (load_own_host_over()), that
  * is worth re-pinning a domain's host-side threads alone for, in cores: its vCPUs and memory stay, so
- * less than a move of vCPUs asks, but not a rounding difference. */
+ * less than a move of vCPUs asks, but not a rounding difference. Also where host-side threads count as
+ * busy for the load rules (a core of their own, off other guests' busy cores) and for the load class
+ * that runs a heal pass at once, so that placement, heal and its trigger agree. */
 #define LOAD_HOST_REPIN_GAIN 0.25
 /*
  * How fast the smoothing follows a step in load: half of a rise shows after rise_sec, half of a fall after
