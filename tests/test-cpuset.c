@@ -56,6 +56,46 @@ START_TEST(test_errors)
 }
 END_TEST
 
+/* Ranges are filled a word at a time: every edge of a 64-bit word, and a list as long as allowed. */
+START_TEST(test_ranges_and_length)
+{
+        static const struct {
+                const char *in;
+                unsigned count, first, last;
+        } cases[] = {
+            {"0-63", 64, 0, 63},       {"0-64", 65, 0, 64},      {"63-64", 2, 63, 64},
+            {"1-62", 62, 1, 62},       {"64-127", 64, 64, 127},  {"5-200,^100", 195, 5, 200},
+            {"0-8192", 8193, 0, 8192}, {"127-128,0", 3, 0, 128}, {"8191-8192", 2, 8191, 8192},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autoptr(CpuSet) s = NULL;
+                int last = -1;
+                ck_assert_msg(cpuset_parse(cases[i].in, &s, NULL) == 0, "'%s' refused", cases[i].in);
+                ck_assert_uint_eq(cpuset_count(s), cases[i].count);
+                ck_assert_int_eq(cpuset_next(s, 0), (int)cases[i].first);
+                CPUSET_FOREACH (n, s)
+                        last = n;
+                ck_assert_int_eq(last, (int)cases[i].last);
+                ck_assert(!cpuset_has(s, cases[i].first ? cases[i].first - 1 : cases[i].last + 1));
+        }
+        {
+                g_autoptr(GString) text = g_string_new(NULL);
+                g_autoptr(CpuSet) s = NULL;
+                g_autofree char *err = NULL;
+                while (text->len + 7 <= CPUSET_MAX_TEXT)
+                        g_string_append(text, "0-8192,");
+                g_string_append(text, "1");
+                ck_assert_int_eq(cpuset_parse(text->str, &s, NULL), 0);
+                ck_assert_uint_eq(cpuset_count(s), 8193);
+                g_clear_pointer(&s, cpuset_free);
+                g_string_append(text, ",2");
+                ck_assert_int_eq(cpuset_parse(text->str, &s, &err), -E2BIG);
+                ck_assert_ptr_null(s);
+                ck_assert_ptr_nonnull(strstr(err, "longer than 65536 characters"));
+        }
+}
+END_TEST
+
 START_TEST(test_operations)
 {
         g_autoptr(CpuSet) a = cpuset_new();
@@ -102,6 +142,7 @@ static Suite *cpuset_suite(void)
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_parse_format);
         tcase_add_test(tc, test_errors);
+        tcase_add_test(tc, test_ranges_and_length);
         tcase_add_test(tc, test_operations);
         tcase_add_test(tc, test_equal_sizes);
         suite_add_tcase(s, tc);

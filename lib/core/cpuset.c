@@ -157,12 +157,30 @@ static void skip_blanks(const char **p)
                 (*p)++;
 }
 
+/* Adds lo..hi a word at a time: a list of many wide ranges costs its length, not its members. */
+static void add_range(CpuSet *s, unsigned lo, unsigned hi)
+{
+        grow(s, hi);
+        for (unsigned w = lo / 64; w <= hi / 64; w++) {
+                unsigned from = w == lo / 64 ? lo % 64 : 0, to = w == hi / 64 ? hi % 64 : 63;
+                uint64_t bits =
+                    to - from == 63 ? UINT64_MAX : ((UINT64_C(1) << (to - from + 1)) - 1) << from;
+                s->words[w] |= bits;
+        }
+}
+
 int cpuset_parse(const char *text, CpuSet **ret, char **ret_error)
 {
         g_autoptr(CpuSet) s = cpuset_new();
         const char *p = text;
         int r;
 
+        if (strnlen(text, CPUSET_MAX_TEXT + 1) > CPUSET_MAX_TEXT) {
+                if (ret_error)
+                        *ret_error = g_strdup_printf("cpuset list '%.20s...' is longer than %u characters",
+                                                     text, CPUSET_MAX_TEXT);
+                return -E2BIG;
+        }
         skip_blanks(&p);
         if (*p == '\0') {
                 *ret = g_steal_pointer(&s);
@@ -202,12 +220,10 @@ int cpuset_parse(const char *text, CpuSet **ret, char **ret_error)
                         }
                         return r;
                 }
-                for (unsigned n = lo; n <= hi; n++) {
-                        if (negate)
-                                cpuset_remove(s, n);
-                        else
-                                cpuset_add(s, n);
-                }
+                if (negate)
+                        cpuset_remove(s, lo);
+                else
+                        add_range(s, lo, hi);
                 if (*p == '\0')
                         break;
                 p++; /* ',' */

@@ -35,8 +35,13 @@ void cpuset_clear(CpuSet *s);
 int cpuset_next(const CpuSet *s, unsigned from);
 #define CPUSET_FOREACH(n, s) for (int n = cpuset_next((s), 0); n >= 0; n = cpuset_next((s), (unsigned)n + 1))
 
+/* The longest list text parsed: far above any canonical list up to CPUSET_MAX (every other CPU is
+ * about 20 KB), far below what would make parsing one cost more than reading it. */
+#define CPUSET_MAX_TEXT 65536u
+
 /*
- * Parses a list. Returns 0 and sets *ret, or -EINVAL (syntax), -ERANGE (a number above CPUSET_MAX).
+ * Parses a list. Returns 0 and sets *ret, or -EINVAL (syntax), -ERANGE (a number above CPUSET_MAX),
+ * -E2BIG (text longer than CPUSET_MAX_TEXT).
  * An empty or all-blank string is the empty set. On error, *ret_error (if not NULL) receives a message
  * naming the offending part; the caller frees it.
  */
