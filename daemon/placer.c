@@ -13,6 +13,7 @@
 #include "manager-internal.h"
 #include "metadata.h"
 #include "policy.h"
+#include "spec-record.h"
 #include "virt-domain.h"
 
 static uint64_t now_usec(clockid_t clock)
@@ -144,19 +145,6 @@ static DomainSpec *recorded_definition(const DomainSpec *src, const char *name)
 }
 
 /*
- * Whether a snapshot recorded in a persistent definition cfg explains how cfg differs from it: the
- * same opt-outs, or only pins that are exactly placementd's recorded ones (cfg was made from live XML).
- * Otherwise the user edited cfg since, and cfg itself stands.
- */
-static bool snapshot_explains(const DomainSpec *cfg, const DomainSpec *snapshot)
-{
-        if (cfg->vcpu_auto != snapshot->vcpu_auto || cfg->numatune_auto != snapshot->numatune_auto)
-                return false;
-        return cfg->has_vcpupin == snapshot->has_vcpupin ||
-               (cfg->has_vcpupin && domain_spec_pins_recorded(cfg));
-}
-
-/*
  * The user's own definition, where opt-outs and constraints are read: the persistent (inactive)
  * definition of a persistent domain, the live one of a transient domain; either stands for the
  * definition recorded in it when there is one (placementd recorded it before touching the domain, or
@@ -182,7 +170,7 @@ static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
                 }
         }
         user = recorded_definition(src, live->name);
-        if (user && src == cfg && !snapshot_explains(cfg, user))
+        if (user && src == cfg && !domain_spec_record_explains(cfg, user))
                 g_clear_pointer(&user, domain_spec_free);
         recorded = user != NULL;
         if (!user && (!src->user_xml || domain_xml_parse_definition(src->user_xml, &user, &error) < 0)) {
@@ -203,6 +191,8 @@ static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
                 /* the I/O threads the record says placementd pinned are its own */
                 if (user->iothreadpins && src->decision && src->decision->iothreads)
                         cpuset_subtract(user->iothreadpins, src->decision->iothreads);
+                /* and so are the emulator pin and memory binding it recorded applying */
+                domain_spec_drop_recorded(user, src);
         }
         g_clear_pointer(&user->definition, g_free);
         g_free(user->name);

@@ -4,6 +4,7 @@
 #include <string.h>
 
 #include "domain-xml.h"
+#include "spec-record.h"
 #include "test-util.h"
 
 #define NS "xmlns:placementd='" PLACEMENTD_XMLNS "'"
@@ -103,6 +104,76 @@ START_TEST(test_pins_recorded)
 }
 END_TEST
 
+/* A persistent definition made from live XML: placementd's pins, emulator pin and memory binding, and
+ * its record (the user's definition was <vcpu>1</vcpu> only), with `tail` before </domain>. */
+static DomainSpec *made_from_live(const char *vcpu, const char *cputune, const char *numatune,
+                                  const char *tail)
+{
+        g_autofree char *xml = g_strdup_printf(
+            "<domain type='kvm'><name>d</name><memory unit='MiB'>512</memory>%s"
+            "<cputune>%s</cputune><numatune>%s</numatune>%s"
+            "<metadata><placementd:domain " NS "><placementd:decision result='placed' policy='explicit' "
+            "vcpu-pin='core' nodes='0' emulator='1' memory-binding='applied'>"
+            "<placementd:vcpu id='0' cpu='0' cpuset='0-1'/><placementd:memory node='0' bytes='536870912'/>"
+            "</placementd:decision></placementd:domain></metadata></domain>",
+            vcpu, cputune, numatune, tail);
+        DomainSpec *s = NULL;
+        g_autofree char *error = NULL;
+        ck_assert_msg(domain_xml_parse(xml, &s, &error) == 0, "%s", error);
+        return s;
+}
+
+START_TEST(test_record_explains)
+{
+        static const char own_pins[] = "<vcpupin vcpu='0' cpuset='0-1'/><emulatorpin cpuset='1'/>",
+                          own_binding[] = "<memory mode='strict' nodeset='0'/>", vcpu[] = "<vcpu>1</vcpu>",
+                          cells[] =
+                              "<cpu><numa><cell id='0' cpus='0' memory='512' unit='MiB'/></numa></cpu>";
+        static const struct {
+                const char *vcpu, *cputune, *numatune, *tail;
+                bool explained;
+        } cases[] = {
+            {vcpu, own_pins, own_binding, "", true},                            /* only placementd's own */
+            {vcpu, "", "", "", true},                                           /* its own taken out */
+            {"<vcpu cpuset='2-3'>1</vcpu>", "", "", "", false},                 /* a cpuset added */
+            {vcpu, "<vcpupin vcpu='0' cpuset='2'/>", "", "", false},            /* other pins */
+            {vcpu, "<emulatorpin cpuset='2'/>", "", "", false},                 /* another emulator pin */
+            {vcpu, own_pins, "<memory mode='strict' nodeset='1'/>", "", false}, /* another binding */
+            {vcpu, own_pins, "<memnode cellid='0' mode='strict' nodeset='0'/>", cells, false},
+            {vcpu, own_pins, own_binding, cells, false},            /* guest cells added */
+            {"<vcpu placement='auto'>1</vcpu>", "", "", "", false}, /* an opt-out */
+        };
+        g_autoptr(DomainSpec) snapshot = NULL;
+        g_autofree char *error = NULL;
+
+        ck_assert_msg(domain_xml_parse_definition("<domain><vcpu>1</vcpu></domain>", &snapshot, &error) == 0,
+                      "%s", error);
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autoptr(DomainSpec) def =
+                    made_from_live(cases[i].vcpu, cases[i].cputune, cases[i].numatune, cases[i].tail);
+                ck_assert_msg(domain_spec_record_explains(def, snapshot) == cases[i].explained, "case %u",
+                              i);
+        }
+}
+END_TEST
+
+START_TEST(test_drop_recorded)
+{
+        /* without a snapshot: the emulator pin and binding equal to the record are placementd's own */
+        g_autoptr(DomainSpec) own = made_from_live("<vcpu>1</vcpu>", "<emulatorpin cpuset='1'/>",
+                                                   "<memory mode='strict' nodeset='0'/>", "");
+        g_autoptr(DomainSpec) user = made_from_live("<vcpu>1</vcpu>", "<emulatorpin cpuset='0'/>",
+                                                    "<memory mode='strict' nodeset='0-1'/>", "");
+
+        domain_spec_drop_recorded(own, own);
+        ck_assert(!own->has_emulatorpin);
+        ck_assert_ptr_null(own->memory_nodeset);
+        domain_spec_drop_recorded(user, user);
+        ck_assert(user->has_emulatorpin);
+        ck_assert_ptr_nonnull(user->memory_nodeset);
+}
+END_TEST
+
 static Suite *domain_xml_suite(void)
 {
         Suite *s = suite_create("domain xml");
@@ -110,6 +181,8 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_snapshot_keeps_user_elements);
         tcase_add_test(tc, test_recorded_definition);
         tcase_add_test(tc, test_pins_recorded);
+        tcase_add_test(tc, test_record_explains);
+        tcase_add_test(tc, test_drop_recorded);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -7,6 +7,7 @@
  */
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
 #include <string.h>
 #include <time.h>
 
@@ -331,6 +332,81 @@ START_TEST(test_own_iothread_pins_without_snapshot)
 }
 END_TEST
 
+START_TEST(test_own_emulator_pin_without_snapshot)
+{
+        /* the same for the emulator pin: the live <emulatorpin> equal to the recorded emulator set is
+         * placementd's own, not the user's (a replace pins it again, the reason does not keep it) */
+        Manager *m = new_manager();
+        virDomainPtr dom = start("c-emu", 1, NULL, NULL);
+        g_autofree char *meta = NULL, *error = NULL, *xml = NULL;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-emu"));
+        d = manager_lookup(m, "c-emu");
+        ck_assert(!cpuset_is_empty(d->plan->emulator_pin));
+        meta = metadata_format(manager_topology(m), d->plan, "placed", MEMORY_BINDING_APPLIED, NULL);
+        ck_assert_msg(virt_domain_set_metadata(dom, meta, &error) == 0, "%s", error);
+        xml = virDomainGetXMLDesc(dom, 0);
+        ck_assert_msg(strstr(xml, "<emulatorpin") && !strstr(xml, "placementd:definition"), "%s", xml);
+        ck_assert_msg(manager_replace(m, "c-emu", &error) == 0, "%s", error);
+        d = manager_lookup(m, "c-emu");
+        ck_assert(!cpuset_is_empty(d->plan->emulator_pin));
+        ck_assert_msg(!strstr(d->reason, "emulatorpin"), "%s", d->reason);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
+/* text with everything from the first `from` to the end of the first `to` after it cut out */
+static void cut(GString *text, const char *from, const char *to)
+{
+        const char *a = strstr(text->str, from), *b = a ? strstr(a, to) : NULL;
+        if (a && b)
+                g_string_erase(text, a - text->str, b + strlen(to) - a);
+}
+
+START_TEST(test_edited_definition_stands)
+{
+        /* a persistent definition made from the live XML carries placementd's record of the user's
+         * definition; once the user edits it (here <vcpu cpuset>, placementd's pins taken out) the
+         * edited definition stands, not the record */
+        Manager *m = new_manager();
+        virDomainPtr dom = define_and_start("c-edit", 1), again;
+        g_autoptr(GString) xml = NULL;
+        g_autoptr(CpuSet) allowed = set_of("6-7");
+        g_autofree char *live = NULL;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-edit"));
+        live = virDomainGetXMLDesc(dom, 0);
+        ck_assert_msg(strstr(live, "placementd:definition"), "%s", live);
+        xml = g_string_new(live);
+        cut(xml, "<cputune>", "</cputune>");
+        cut(xml, "<numatune>", "</numatune>");
+        ck_assert(g_string_replace(xml, "<vcpu placement='static'>1</vcpu>",
+                                   "<vcpu placement='static' cpuset='6-7'>1</vcpu>", 1) == 1);
+        again = virDomainDefineXML(conn, xml->str);
+        ck_assert_msg(again != NULL, "%s", virGetLastErrorMessage());
+        virDomainFree(again);
+        virDomainDestroy(dom);
+        for (unsigned i = 0; i < 200; i++)
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        ck_assert_int_eq(virDomainCreate(dom), 0);
+        for (unsigned i = 0; i < 3000 && (!(d = manager_lookup(m, "c-edit")) || !strstr(d->reason, "6-7"));
+             i++) {
+                struct timespec nap = {0, 1000000};
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+                nanosleep(&nap, NULL);
+        }
+        d = manager_lookup(m, "c-edit");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(strstr(d->reason, "kept inside <vcpu cpuset='6-7'>"), "%s", d->reason);
+        assert_live_pins_inside(dom, 1, allowed);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_replace_keeps_vcpus_with_memory)
 {
         /* a (1 vCPU) binds memory to its node on first placement; libvirt keeps that strict binding */
@@ -387,6 +463,8 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_hugepages_without_pool);
         tcase_add_test(tc, test_iothreads_pinned_user_pin_stands);
         tcase_add_test(tc, test_own_iothread_pins_without_snapshot);
+        tcase_add_test(tc, test_own_emulator_pin_without_snapshot);
+        tcase_add_test(tc, test_edited_definition_stands);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -71,6 +71,7 @@ void domain_spec_free(DomainSpec *s)
         }
         g_free(s->meta_policy);
         cpuset_free(s->vcpu_cpuset);
+        cpuset_free(s->emulatorpin);
         cpuset_free(s->memory_nodeset);
         cpuset_free(s->memnode_nodeset);
         meta_decision_free(s->decision);
@@ -493,6 +494,11 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 add_vcpupin(s, names, values);
         } else if (in_path(p, "cputune", "emulatorpin") && p->stack->len == 3) {
                 s->has_emulatorpin = true;
+                g_clear_pointer(&s->emulatorpin, cpuset_free);
+                if (cpuset_parse(attr(names, values, "cpuset") ? attr(names, values, "cpuset") : "",
+                                 &s->emulatorpin, NULL) < 0 ||
+                    cpuset_is_empty(s->emulatorpin))
+                        g_clear_pointer(&s->emulatorpin, cpuset_free);
         } else if (is_top(p, "iothreads")) {
                 p->text = TEXT_IOTHREADS;
         } else if (in_path(p, "iothreadids", "iothread") && p->stack->len == 3) {
