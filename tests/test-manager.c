@@ -922,7 +922,8 @@ START_TEST(test_restart_adopts_records_first)
             "xmlns:p='" PLACEMENTD_XMLNS
             "'><p:definition>&lt;domain&gt;&lt;vcpu&gt;1&lt;/vcpu&gt;&lt;/domain&gt;</p:definition>"
             "<p:decision result='placed' policy='explicit' vcpu-pin='core' nodes='0'>"
-            "<p:vcpu id='0' cpu='0' cpuset='0-1'/></p:decision></p:domain></metadata>");
+            "<p:vcpu id='0' cpu='0' cpuset='0-1'/><p:memory node='0' bytes='536870912'/></p:decision>"
+            "</p:domain></metadata>");
         Manager *m = new_manager(NULL);
         unsigned shared, idle;
 

@@ -76,11 +76,14 @@ START_TEST(test_bad_records)
             {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='1'/><p:vcpu id='1' cpu='2' cpuset='2-3'/>", "its CPU"},
             {"result='placed' policy='explicit' vcpu-pin='core' nodes='5'", VCPUS, "node 5"},
             {"result='placed' policy='explicit' vcpu-pin='core' nodes=''", VCPUS, "no node"},
-            {ATTRS " emulator='0-9'", VCPUS, "emulator"},
+            {ATTRS " emulator='0-9'", VCPUS MEMORY, "emulator"},
             /* memory */
             {ATTRS, VCPUS "<p:memory node='0' bytes='18446744073709551615'/>", "memory"},
             {ATTRS, VCPUS "<p:memory node='0' bytes='2147483648'/><p:memory node='0' bytes='1'/>", "memory"},
             {ATTRS, VCPUS "<p:memory node='1' bytes='1'/>", "memory node 1"},
+            /* less than the domain has: the rest would be counted nowhere */
+            {ATTRS, VCPUS "<p:memory node='0' bytes='1073741824'/>", "is not the domain's 2147483648"},
+            {ATTRS, VCPUS, "recorded memory (0 bytes)"},
             /* I/O threads */
             {ATTRS " iothreads='1-2'", VCPUS MEMORY, "both"},
             {ATTRS " iothread-pin='1'", VCPUS MEMORY, "both"},

@@ -151,7 +151,8 @@ static int check_vcpus(const Topology *t, const MetaDecision *d, const CpuSet *a
         return 0;
 }
 
-/* Memory: on the recorded nodes, within each node's size, no more than the domain has in all. */
+/* Memory: on the recorded nodes, within each node's size, no more than the domain has in all; a placement
+ * (placed, overcommitted) records all of it. */
 static int check_memory(const Topology *t, const MetaDecision *d, Plan *p, char **ret_error)
 {
         uint64_t total = 0;
@@ -168,6 +169,10 @@ static int check_memory(const Topology *t, const MetaDecision *d, Plan *p, char 
                 p->node_memory[idx] += bytes;
                 total += bytes;
         }
+        /* a placement counts all of it: less would leave the rest uncounted on every node */
+        if ((p->result == PLAN_PLACED || p->result == PLAN_OVERCOMMITTED) && total != p->memory)
+                FAIL("recorded memory (%" G_GUINT64_FORMAT " bytes) is not the domain's %" G_GUINT64_FORMAT,
+                     (guint64)total, (guint64)p->memory);
         return 0;
 }
 
