@@ -197,6 +197,8 @@ static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
         g_clear_pointer(&user->definition, g_free);
         g_free(user->name);
         user->name = g_strdup(src->name);
+        g_free(user->uuid);
+        user->uuid = g_strdup(live->uuid);
         user->meta_skip = src->meta_skip;
         g_free(user->meta_policy);
         user->meta_policy = g_strdup(src->meta_policy);
@@ -934,6 +936,10 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
         if (live->decision_error)
                 log_warning("%s: recorded decision unreadable (%s); placing it anew", live->name,
                             live->decision_error);
+        if (live->record_foreign)
+                log_warning("%s: its recorded decision names another domain's UUID (a copied definition): "
+                            "not read",
+                            live->name);
         if (origin != ORIGIN_MIGRATED && origin != ORIGIN_REPLACE && origin != ORIGIN_RESIZED &&
             origin != ORIGIN_HEAL && live->decision && (d = adopt_recorded(m, dom, uuid, live, true)))
                 return d;

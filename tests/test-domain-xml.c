@@ -174,6 +174,36 @@ START_TEST(test_drop_recorded)
 }
 END_TEST
 
+START_TEST(test_foreign_record)
+{
+        /* a record that names another domain's UUID was copied with its definition: not this domain's */
+        static const struct {
+                const char *attr;
+                bool kept;
+        } cases[] = {
+            {"", true}, /* written before the UUID was */
+            {" uuid='A0000000-0000-4000-8000-000000000001'", true},
+            {" uuid='a0000000-0000-4000-8000-000000000002'", false},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain><name>d</name><uuid>a0000000-0000-4000-8000-000000000001</uuid><vcpu>1</vcpu>"
+                    "<metadata><placementd:domain " NS " skip='yes'>"
+                    "<placementd:definition>&lt;domain&gt;&lt;vcpu&gt;1&lt;/vcpu&gt;&lt;/domain&gt;"
+                    "</placementd:definition><placementd:decision result='placed' policy='explicit' "
+                    "vcpu-pin='core' nodes='0'%s><placementd:vcpu id='0' cpu='0' cpuset='0-1'/>"
+                    "</placementd:decision></placementd:domain></metadata></domain>",
+                    cases[i].attr);
+                g_autoptr(DomainSpec) s = NULL;
+                ck_assert_int_eq(domain_xml_parse(xml, &s, NULL), 0);
+                ck_assert_msg((s->decision != NULL) == cases[i].kept, "case %u", i);
+                ck_assert_msg((s->definition != NULL) == cases[i].kept, "case %u", i);
+                ck_assert(s->record_foreign == !cases[i].kept);
+                ck_assert(s->meta_skip); /* the user's own attributes stay */
+        }
+}
+END_TEST
+
 static Suite *domain_xml_suite(void)
 {
         Suite *s = suite_create("domain xml");
@@ -183,6 +213,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_pins_recorded);
         tcase_add_test(tc, test_record_explains);
         tcase_add_test(tc, test_drop_recorded);
+        tcase_add_test(tc, test_foreign_record);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -407,6 +407,40 @@ START_TEST(test_edited_definition_stands)
 }
 END_TEST
 
+START_TEST(test_copied_record_not_read)
+{
+        /* a new domain made from a placed domain's live XML, with a UUID of its own and the user's own
+         * pin: the record names the other domain, so the new one's pin is its user's and stands */
+        Manager *m = new_manager();
+        virDomainPtr src = start("c-src", 1, NULL, NULL), copy;
+        g_autoptr(GString) xml = NULL;
+        g_autofree char *live = NULL;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-src"));
+        live = virDomainGetXMLDesc(src, 0);
+        ck_assert_msg(strstr(live, "uuid=\""), "%s", live);
+        xml = g_string_new(live);
+        cut(xml, "<uuid>", "</uuid>");
+        cut(xml, "<cputune>", "</cputune>");
+        ck_assert(g_string_replace(xml, "<name>c-src</name>", "<name>c-copy</name>", 1) == 1);
+        ck_assert(g_string_replace(xml, "</vcpu>",
+                                   "</vcpu><cputune><vcpupin vcpu='0' cpuset='6'/></cputune>", 1) == 1);
+        copy = virDomainCreateXML(conn, xml->str, 0);
+        ck_assert_msg(copy != NULL, "%s", virGetLastErrorMessage());
+        ck_assert(spin_until_known(m, "c-copy"));
+        d = manager_lookup(m, "c-copy");
+        ck_assert_msg(d->result == DECISION_SKIPPED && strstr(d->reason, "vcpupin"), "%s", d->reason);
+        {
+                g_autoptr(CpuSet) six = set_of("6");
+                assert_live_pins_inside(copy, 1, six);
+        }
+        stop(copy);
+        stop(src);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_replace_keeps_vcpus_with_memory)
 {
         /* a (1 vCPU) binds memory to its node on first placement; libvirt keeps that strict binding */
@@ -465,6 +499,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_own_iothread_pins_without_snapshot);
         tcase_add_test(tc, test_own_emulator_pin_without_snapshot);
         tcase_add_test(tc, test_edited_definition_stands);
+        tcase_add_test(tc, test_copied_record_not_read);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -44,6 +44,7 @@ void meta_decision_free(MetaDecision *d)
         g_free(d->vcpu_pin);
         g_free(d->memory_binding);
         g_free(d->reason);
+        g_free(d->uuid);
         cpuset_free(d->nodes);
         cpuset_free(d->emulator);
         cpuset_free(d->iothreads);
@@ -279,6 +280,7 @@ static void start_meta(Parser *p, const char *local, const char **names, const c
                 d->policy = g_strdup(attr(names, values, "policy"));
                 d->vcpu_pin = g_strdup(attr(names, values, "vcpu-pin"));
                 d->memory_binding = g_strdup(attr(names, values, "memory-binding"));
+                d->uuid = g_strdup(attr(names, values, "uuid"));
                 d->vcpus = g_array_new(FALSE, TRUE, sizeof(MetaVcpu));
                 d->memory = g_array_new(FALSE, TRUE, sizeof(guint64));
                 if (!meta_set(p, attr(names, values, "nodes"), &d->nodes, "node"))
@@ -655,6 +657,14 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
         }
         if (spec->decision_error)
                 g_clear_pointer(&spec->decision, meta_decision_free);
+        /* a record made for another domain (its definition copied, a new UUID given) is not this one's */
+        if (spec->decision && spec->decision->uuid && spec->uuid &&
+            g_ascii_strcasecmp(spec->decision->uuid, spec->uuid) != 0) {
+                spec->record_foreign = true;
+                g_clear_pointer(&spec->decision, meta_decision_free);
+                g_clear_pointer(&spec->definition, g_free);
+                spec->definition_too_big = false;
+        }
         /* what the guest can use once a balloon deflates: <memory>, DIMMs included */
         spec->memory = p.memory ? p.memory : p.current_memory;
         if (spec->vcpus > spec->max_vcpus && spec->max_vcpus)

@@ -9,7 +9,8 @@
  *   <metadata>
  *     <placementd:domain xmlns:placementd="https://placementd.org/xmlns/domain/1" skip="no" policy="compat">
  *       <placementd:decision result="placed" policy="explicit" vcpu-pin="core" nodes="0" emulator="1,3"
- *                            iothreads="1-2" iothread-pin="1,3" memory-binding="applied">
+ *                            iothreads="1-2" iothread-pin="1,3" memory-binding="applied"
+ *                            uuid="4dea22b3-1d52-d8f3-2516-782e98ab3fa0">
  *         <placementd:vcpu id="0" cpu="0" cpuset="0-1"/>
  *         <placementd:memory node="0" bytes="4294967296"/>
  *         <placementd:reason>...</placementd:reason>
@@ -61,6 +62,8 @@ typedef struct MetaDecision {
         /* added: the I/O threads placementd pinned (ids) and where (OS indexes); NULL when not recorded */
         CpuSet *iothreads;
         CpuSet *iothread_pin;
+        /* added: the UUID of the domain it was recorded for; NULL in records made before it was written */
+        char *uuid;
 } MetaDecision;
 
 /* A guest NUMA cell of the definition (<cpu><numa><cell>). */
@@ -101,8 +104,10 @@ typedef struct DomainSpec {
         char *decision_error;    /* why a recorded decision could not be read, or NULL */
         char *definition;        /* <placementd:definition> text: the recorded user's definition, or NULL */
         bool definition_too_big; /* one was recorded but exceeds DOMAIN_XML_MAX_DEFINITION */
-        char *user_xml; /* this document's own <vcpu>, <cputune>, <numatune>, <cpu><numa> as a snapshot
-                         * document (see above); NULL when it exceeds DOMAIN_XML_MAX_DEFINITION */
+        bool record_foreign; /* the record names another domain's UUID (a copied definition): decision and
+                              * definition dropped, as if none were recorded */
+        char *user_xml;      /* this document's own <vcpu>, <cputune>, <numatune>, <cpu><numa> as a snapshot
+                              * document (see above); NULL when it exceeds DOMAIN_XML_MAX_DEFINITION */
         /* Guest shape (domain-xml-numa.c; added after the fields above) */
         GArray *cells;              /* DomainCell, in the definition's order; NULL when it has none */
         bool hugepages;             /* <memoryBacking><hugepages> */

@@ -34,6 +34,10 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, Memo
             s, "<decision result=\"%s\" policy=\"%s\" vcpu-pin=\"%s\" memory-binding=\"%s\"", result,
             policy_kind_to_string(p->policy), vcpu_pin_mode_to_string(p->vcpu_pin),
             memory_binding_to_string(memory_binding));
+        if (spec && spec->uuid) {
+                g_autofree char *uuid = g_markup_escape_text(spec->uuid, -1);
+                g_string_append_printf(s, " uuid=\"%s\"", uuid);
+        }
         append_set(s, "nodes", nodes);
         append_set(s, "emulator", p->emulator_pin);
         if (!cpuset_is_empty(p->iothreads)) {

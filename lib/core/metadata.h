@@ -14,8 +14,9 @@
 /*
  * XML for virDomainSetMetadata (no namespace: libvirt applies it). result is the decision's result
  * word (placed, overcommitted, advisory...), memory_binding what became of the memory binding.
- * spec is the user's own definition (may be NULL): its skip/policy attributes are kept and its
- * user_xml is recorded as <definition>. Caller frees.
+ * spec is the user's own definition (may be NULL): its skip/policy attributes are kept, its
+ * user_xml is recorded as <definition> and its uuid (the domain's) on the decision, so a copy of the
+ * record in another domain's definition is not read as that domain's. Caller frees.
  */
 char *metadata_format(const Topology *t, const Plan *p, const char *result, MemoryBinding memory_binding,
                       const DomainSpec *spec);
