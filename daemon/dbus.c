@@ -53,8 +53,8 @@ static void connect_bus(BusService *s);
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
 /* The uid of a sender, asked of the bus once per connection: unique names are never reused on a bus, so
- * the answer is kept in a bounded cache (emptied when full). Returns 0, or -ENXIO when the bus would not
- * say. */
+ * the answer is kept in a bounded cache (emptied when full, and when the bus is left: a new bus hands the
+ * same names out again). Returns 0, or -ENXIO when the bus would not say (the sender has gone). */
 static int caller_uid(BusService *s, sd_bus_message *msg, const char *sender, uid_t *ret)
 {
         gpointer v;
@@ -75,15 +75,16 @@ static int caller_uid(BusService *s, sd_bus_message *msg, const char *sender, ui
 /*
  * Spends cost of the caller's tokens; refuses with LimitExceeded when it has too few left. The account is
  * the caller's user, as dbus-broker accounts per user: every connection of one uid draws on one bucket, so
- * opening more connections buys no more calls (a sender the bus will not name is its own account). Root is
- * never limited.
+ * opening more connections buys no more calls. Senders the bus will not name (gone before their first call
+ * was read: nobody is left to answer) share one account, or a user who closes each connection at once
+ * would get a fresh bucket per connection. Root is never limited.
  */
 static int charge_sender(BusService *s, sd_bus_message *msg, unsigned cost, sd_bus_error *error)
 {
         const char *sender = sd_bus_message_get_sender(msg);
         uint64_t now = g_get_monotonic_time();
         char key[32];
-        const char *account = sender;
+        const char *account = "senders the bus does not name";
         RateVerdict v;
         uid_t uid;
 
@@ -541,6 +542,7 @@ static void drop_bus(BusService *s)
         bus_event_detach(s->event);
         s->event = NULL;
         s->slot = sd_bus_slot_unref(s->slot);
+        g_hash_table_remove_all(s->sender_uids); /* a new bus reuses the unique names */
         if (s->bus) {
                 sd_bus_flush(s->bus);
                 s->bus = sd_bus_close_unref(s->bus);

@@ -7,6 +7,10 @@
  *                                      latency's p50, p99 and max in milliseconds
  *   bus-client ADDRESS rebalance COUNT calls Rebalance COUNT times, one at a time on one connection, and
  *                                      prints how many were answered and each error name with its count
+ *   bus-client ADDRESS vanish SECONDS  opens a connection, sends 20 GetDecisionsJSON("") calls and closes
+ *                                      it without waiting for an answer, again and again; prints how many
+ *                                      connections and calls (the bus cannot name such a sender to the
+ *                                      daemon by the time it reads the calls)
  * Exit status: 0, or 1 when the bus could not be reached or (probe) a call failed.
  */
 #include <glib.h>
@@ -164,6 +168,39 @@ static int rebalance(sd_bus *bus, unsigned count)
         return 0;
 }
 
+#define VANISH_CALLS 20u
+
+static int vanish(const char *address, unsigned seconds)
+{
+        uint64_t until = now_usec() + seconds * 1000000ull, connections = 0, calls = 0;
+
+        while (now_usec() < until) {
+                sd_bus *bus = NULL;
+                int r = sd_bus_new(&bus);
+                if (r >= 0)
+                        r = sd_bus_set_address(bus, address);
+                if (r >= 0)
+                        r = sd_bus_set_bus_client(bus, 1);
+                if (r >= 0)
+                        r = sd_bus_start(bus);
+                for (unsigned i = 0; r >= 0 && i < VANISH_CALLS; i++) {
+                        sd_bus_message *m = NULL;
+                        r = sd_bus_message_new_method_call(bus, &m, DEST, PATH, IFACE, "GetDecisionsJSON");
+                        if (r >= 0)
+                                r = sd_bus_message_append(m, "s", "");
+                        if (r >= 0)
+                                r = sd_bus_send(bus, m, NULL);
+                        sd_bus_message_unref(m);
+                        calls += r >= 0;
+                }
+                connections += r >= 0;
+                sd_bus_flush_close_unref(bus);
+        }
+        printf("vanish: %llu connections, %llu calls sent\n", (unsigned long long)connections,
+               (unsigned long long)calls);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         sd_bus *bus = NULL;
@@ -171,11 +208,13 @@ int main(int argc, char **argv)
         int r;
 
         if (argc != 4 || (strcmp(argv[2], "flood") != 0 && strcmp(argv[2], "probe") != 0 &&
-                          strcmp(argv[2], "rebalance") != 0)) {
-                fprintf(stderr, "usage: %s ADDRESS flood|probe SECONDS | rebalance COUNT\n", argv[0]);
+                          strcmp(argv[2], "rebalance") != 0 && strcmp(argv[2], "vanish") != 0)) {
+                fprintf(stderr, "usage: %s ADDRESS flood|probe|vanish SECONDS | rebalance COUNT\n", argv[0]);
                 return 2;
         }
         number = (unsigned)strtoul(argv[3], NULL, 10);
+        if (strcmp(argv[2], "vanish") == 0)
+                return vanish(argv[1], number);
         r = sd_bus_new(&bus);
         if (r >= 0)
                 r = sd_bus_set_address(bus, argv[1]);

@@ -94,6 +94,20 @@ done
 echo "# 40 ListDecisions from user daemon, each on its own connection: $refused refused"
 ((refused >= 10))
 result "connections of one user share one account ($refused of 40 refused)" $?
+# Connections that vanish: each sends 20 calls and closes before the daemon reads them, so the bus no longer
+# names the sender to it. They share one account, not one each (20 fresh tokens per connection): root's
+# GetStatus stays prompt and the flood is refused.
+"${NOBODY[@]}" "$CLIENT" "$ADDR" vanish "$SECONDS_FLOOD" >"$TMP/vanish" 2>&1 &
+VANISH_PID=$!
+sleep 0.2
+"$CLIENT" "$ADDR" probe "$((SECONDS_FLOOD - 1))" >"$TMP/probe" 2>&1
+PROBE_RC=$?
+wait "$VANISH_PID"
+echo "# $(cat "$TMP/vanish")"
+probe_figures
+echo "# root's GetStatus while connections vanish: p50 ${P50:-?} ms, p99 ${P99:-?} ms, max ${MAX:-?} ms"
+p99_below "$P99_BOUND_MS"
+result "root's GetStatus p99 ${P99:-?} ms < $P99_BOUND_MS ms while connections vanish" $?
 kill -0 "$PD_PID" 2>/dev/null
 result "placementd is alive" $?
 echo "# placementd RSS: $(awk '/VmRSS/ {print $2, $3}' "/proc/$PD_PID/status" 2>/dev/null || echo gone)"
