@@ -448,7 +448,7 @@ bool overcommit_search(const SetSearch *s, Plan *plan, SetChoice *out)
          * nodes keep the whole host from being a set): the closest fit among all that hold the memory. */
         for (unsigned pass = 0; pass < 3; pass++) {
                 unsigned size_goal =
-                    pass == 0 ? s->vcpus : MIN(s->vcpus, s->sums.best_size[s->table->nnodes]);
+                    pass == 0 ? s->vcpus : MIN(s->vcpus, s->sums.best_size[s->sums.nreachable]);
 
                 if (pass == 1 && size_goal == s->vcpus)
                         continue; /* pass 0 looked for exactly this */

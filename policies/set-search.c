@@ -55,6 +55,7 @@ static void set_sums_init(SetSums *ss, const HostView *v, const NodeSetTable *ta
         ss->best_capacity = g_new0(unsigned, n + 1);
         ss->best_size = g_new0(unsigned, n + 1);
         ss->best_memory = g_new0(uint64_t, n + 1);
+        ss->nreachable = n;
         for (k = 0; k < n; k++) {
                 ss->best_capacity[k + 1] = ss->best_capacity[k] + cap[k];
                 ss->best_size[k + 1] = ss->best_size[k] + size[k];
@@ -73,7 +74,7 @@ static void set_sums_done(SetSums *ss)
 
 unsigned set_sums_min_nodes(const SetSums *ss, unsigned capacity, unsigned size, uint64_t memory)
 {
-        for (unsigned k = 1; k <= ss->table->nnodes; k++)
+        for (unsigned k = 1; k <= ss->nreachable; k++)
                 if (ss->best_capacity[k] >= capacity && ss->best_size[k] >= size &&
                     ss->best_memory[k] >= memory)
                         return k;

@@ -39,6 +39,8 @@ typedef struct SetSums {
         unsigned *best_capacity; /* [k] the most capacity any k reachable nodes have */
         uint64_t *best_memory;   /* [k] the most free memory any k reachable nodes have */
         unsigned *best_size;     /* [k] the most size (PolicyOps.size) any k nodes have */
+        unsigned nreachable; /* the best_* arrays hold k = 0..nreachable (a node unreachable from itself is
+                              * in no set, so the host may have more nodes than that) */
 } SetSums;
 
 /*
@@ -137,7 +139,8 @@ static inline SetLoad set_sums_get(const SetSums *ss, const NodeSet *set)
 static inline bool set_sums_may_fit(const SetSums *ss, const NodeSet *set, unsigned capacity,
                                     uint64_t memory)
 {
-        return ss->best_capacity[set->nnodes] >= capacity && ss->best_memory[set->nnodes] >= memory;
+        return set->nnodes <= ss->nreachable && ss->best_capacity[set->nnodes] >= capacity &&
+               ss->best_memory[set->nnodes] >= memory;
 }
 
 /* False when no set of this many nodes has the free memory, the free capacity and the size asked. */

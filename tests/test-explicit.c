@@ -357,6 +357,28 @@ START_TEST(test_memory_only_node)
 }
 END_TEST
 
+START_TEST(test_overcommit_node_unreachable_from_itself)
+{
+        /* tests/topologies/distances-node1-unreachable.xml: two nodes of one core, node 1 unreachable
+         * even from itself, so in no set. A request that overcommits stays on node 0; the set search's
+         * sums cover the one reachable node only (read past them under ASan and valgrind before). */
+        g_autofree char *path = test_topology_path("distances-node1-unreachable.xml");
+        g_autoptr(Topology) t = NULL;
+
+        ck_assert_int_eq(topology_load(path, &t, NULL), 0);
+        for (PolicyKind k = POLICY_EXPLICIT; k <= POLICY_COMPAT; k++) {
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams p = test_params(k);
+                const Plan *plan = test_place(t, l, &p, "vm", 3, 256 << 20);
+                ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+                ck_assert_uint_eq(cpuset_count(plan->nodes), 1);
+                ck_assert(cpuset_has(plan->nodes, 0));
+                for (unsigned v = 0; v < 3; v++)
+                        ck_assert_uint_eq(t->cores[t->pus[plan->vcpu_pu[v]].core].node, 0);
+        }
+}
+END_TEST
+
 static Suite *explicit_suite(void)
 {
         Suite *s = suite_create("policy: explicit");
@@ -376,6 +398,7 @@ static Suite *explicit_suite(void)
         tcase_add_test(tc, test_overcommit_full_host_stays_near);
         tcase_add_test(tc, test_absurd_requests);
         tcase_add_test(tc, test_memory_only_node);
+        tcase_add_test(tc, test_overcommit_node_unreachable_from_itself);
         suite_add_tcase(s, tc);
         return s;
 }
