@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "topology-load.h"
+#include "guest-cgroup.h"
 #include "ret-error.h"
 #include "topology-build.h"
 #include "topology-kinds.h"
@@ -149,9 +150,9 @@ static void load_hugepages(Topology *t, unsigned node, hwloc_obj_t obj)
                 }
 }
 
-static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached, char **ret_error)
+static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached,
+                       hwloc_const_nodeset_t allowed, const char *guest, char **ret_error)
 {
-        hwloc_const_nodeset_t allowed = hwloc_topology_get_allowed_nodeset(topo);
         g_autoptr(CpuSet) seen = cpuset_new();
         int n = hwloc_get_nbobjs_by_type(topo, HWLOC_OBJ_NUMANODE);
 
@@ -186,9 +187,9 @@ static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached,
                 load_hugepages(t, i, obj);
                 if (allowed && !hwloc_bitmap_isset(allowed, obj->os_index)) {
                         topology_note(t,
-                                      "NUMA node %u is not in the allowed memory nodes: its memory "
+                                      "NUMA node %u is not in the allowed memory nodes%s%s: its memory "
                                       "is not counted",
-                                      node->os_index);
+                                      node->os_index, guest ? " of " : "", guest ? guest : "");
                         node->memory = 0;
                         node->nhugepages = 0;
                 }
@@ -243,10 +244,10 @@ static void note_cpus(Topology *t, const CpuSet *cpus, const char *what)
  * Collects the usable PUs (allowed and online) in hwloc logical order and the cores they belong to,
  * in order of first appearance. pu_os[k] and pu_pre[k] describe the k-th usable PU.
  */
-static int collect_pus(Topology *t, hwloc_topology_t topo, GHashTable *attached, GArray *pre,
-                       unsigned *pu_os, unsigned *pu_pre, unsigned *ret_npus, char **ret_error)
+static int collect_pus(Topology *t, hwloc_topology_t topo, GHashTable *attached,
+                       hwloc_const_cpuset_t allowed, const char *guest, GArray *pre, unsigned *pu_os,
+                       unsigned *pu_pre, unsigned *ret_npus, char **ret_error)
 {
-        hwloc_const_cpuset_t allowed = hwloc_topology_get_allowed_cpuset(topo);
         hwloc_const_cpuset_t online = hwloc_topology_get_topology_cpuset(topo);
         hwloc_const_cpuset_t complete = hwloc_topology_get_complete_cpuset(topo);
         g_autoptr(GHashTable) core_index = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -327,7 +328,11 @@ static int collect_pus(Topology *t, hwloc_topology_t topo, GHashTable *attached,
                 if (obj->cpuset && !hwloc_bitmap_intersects(obj->cpuset, usable))
                         dropped++;
 
-        note_cpus(t, disallowed, "not in the allowed cpuset, excluded");
+        {
+                g_autofree char *what = g_strdup_printf("not in %s%s cpuset, excluded",
+                                                        guest ? guest : "the allowed", guest ? "'s" : "");
+                note_cpus(t, disallowed, what);
+        }
         note_cpus(t, offline, "offline, excluded");
         if (dropped)
                 topology_note(t, "%u core%s without any usable PU dropped", dropped,
@@ -515,6 +520,35 @@ static uint32_t *read_distances(Topology *t, hwloc_topology_t topo, const char *
         return m && n < t->nnodes ? with_no_local_node(m, n) : m;
 }
 
+/*
+ * The host as placementd runs on it: domains run in the guest cgroup (guest-cgroup.h), not in placementd's
+ * own, so its cpuset decides (*ret_cpus, *ret_mems; NULL, every online CPU and node, while there is none)
+ * and placementd's own allowed sets only earn a note when they are narrower. *ret_where names the cgroup
+ * read, or is NULL.
+ */
+static void this_host_allowed(Topology *t, hwloc_topology_t topo, HwlocBitmap **ret_cpus,
+                              HwlocBitmap **ret_mems, const char **ret_where)
+{
+        hwloc_const_cpuset_t own = hwloc_topology_get_allowed_cpuset(topo);
+        hwloc_const_cpuset_t online = hwloc_topology_get_topology_cpuset(topo);
+        const char *root = g_getenv("HWLOC_FSROOT"), *where = NULL;
+        hwloc_bitmap_t cpus = NULL, mems = NULL;
+        int r = guest_cgroup_sets(root && strcmp(root, "/") != 0 ? root : "", &cpus, &mems, &where);
+
+        if (r == -EINVAL)
+                topology_note(t, "the cpuset of %s cannot be read: every online CPU and node counts", where);
+        if (own && online && !hwloc_bitmap_isincluded(online, own)) {
+                char *list = NULL;
+                if (hwloc_bitmap_list_asprintf(&list, own) >= 0)
+                        topology_note(t, "placementd's own cgroup allows CPUs %s only: domains run in %s",
+                                      list, r == 0 ? where : "the guest cgroup, which has every online CPU");
+                free(list);
+        }
+        *ret_cpus = r == 0 ? cpus : NULL;
+        *ret_mems = r == 0 ? mems : NULL;
+        *ret_where = r == 0 ? where : NULL;
+}
+
 static int topology_build(const char *source, hwloc_topology_t topo, const char *xml, Topology **ret,
                           char **ret_error)
 {
@@ -524,9 +558,18 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
         g_autofree unsigned *pu_os = NULL, *pu_pre = NULL, *order = NULL, *filled = NULL, *next = NULL;
         g_autofree hwloc_obj_t *core_obj = NULL;
         unsigned npus = 0, min_threads = UINT_MAX;
+        g_autoptr(HwlocBitmap) guest_cpus = NULL, guest_mems = NULL;
+        hwloc_const_cpuset_t allowed_cpus = hwloc_topology_get_allowed_cpuset(topo);
+        hwloc_const_nodeset_t allowed_mems = hwloc_topology_get_allowed_nodeset(topo);
+        const char *guest = NULL;
         int nall, r;
 
-        r = build_nodes(t, topo, attached, ret_error);
+        if (g_str_equal(source, "host")) {
+                this_host_allowed(t, topo, &guest_cpus, &guest_mems, &guest);
+                allowed_cpus = guest_cpus;
+                allowed_mems = guest_mems;
+        }
+        r = build_nodes(t, topo, attached, allowed_mems, guest, ret_error);
         if (r < 0)
                 return r;
 
@@ -538,7 +581,7 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
                                      nall, CPUSET_MAX);
         pu_os = g_new(unsigned, nall);
         pu_pre = g_new(unsigned, nall);
-        r = collect_pus(t, topo, attached, pre, pu_os, pu_pre, &npus, ret_error);
+        r = collect_pus(t, topo, attached, allowed_cpus, guest, pre, pu_os, pu_pre, &npus, ret_error);
         if (r < 0)
                 return r;
 
