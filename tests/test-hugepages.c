@@ -47,6 +47,26 @@ START_TEST(test_loader_reads_pools)
 }
 END_TEST
 
+START_TEST(test_kernel_default_page_size)
+{
+        /* <hugepages/> without a size gets the kernel's default page size (libvirt reads Hugepagesize: in
+         * /proc/meminfo), not the smallest pool: a host booted with default_hugepagesz=1G that keeps a
+         * small 2 MiB pool too gives such a guest 1 GiB pages */
+        g_autoptr(Topology) t = load();
+
+        ck_assert_uint_eq(topology_meminfo_hugepage_size("MemTotal: 1 kB\nHugepagesize:    1048576 kB\n"),
+                          UINT64_C(1) << 30);
+        ck_assert_uint_eq(topology_meminfo_hugepage_size("Hugepagesize:       2048 kB\n"), PAGE2);
+        ck_assert_uint_eq(topology_meminfo_hugepage_size("MemTotal: 1 kB\n"), 0);
+        ck_assert_uint_eq(topology_meminfo_hugepage_size("XHugepagesize: 2048 kB\n"), 0);
+        ck_assert_uint_eq(topology_meminfo_hugepage_size("Hugepagesize: lots\n"), 0);
+        ck_assert_uint_eq(topology_meminfo_hugepage_size("Hugepagesize: 99999999999999999999 kB\n"), 0);
+        ck_assert_uint_eq(topology_default_hugepage_size(t), PAGE2);
+        t->default_hugepage_size = UINT64_C(1) << 30;
+        ck_assert_uint_eq(topology_default_hugepage_size(t), UINT64_C(1) << 30);
+}
+END_TEST
+
 /* A 96 MiB hugepage guest with 64 MiB of 2 MiB pages free was "placed, 6.4 GiB free" and then failed to
  * start: it is unplaceable, and the reason says it is the hugepages that are short. */
 START_TEST(test_short_pool_is_unplaceable)
@@ -131,6 +151,7 @@ static Suite *hugepages_suite(void)
         Suite *s = suite_create("hugepages");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_loader_reads_pools);
+        tcase_add_test(tc, test_kernel_default_page_size);
         tcase_add_test(tc, test_short_pool_is_unplaceable);
         tcase_add_test(tc, test_no_pool_of_that_size);
         tcase_add_test(tc, test_general_memory_apart_from_pools);

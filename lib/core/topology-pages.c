@@ -37,8 +37,29 @@ uint64_t topology_default_hugepage_size(const Topology *t)
 {
         uint64_t best = 0;
 
+        if (t->default_hugepage_size)
+                return t->default_hugepage_size;
         for (unsigned n = 0; n < t->nnodes; n++)
                 if (t->nodes[n].nhugepages && (!best || t->nodes[n].hugepages[0].size < best))
                         best = t->nodes[n].hugepages[0].size;
         return best ? best : DEFAULT_HUGEPAGE_SIZE;
+}
+
+uint64_t topology_meminfo_hugepage_size(const char *meminfo)
+{
+        const char *line = meminfo ? strstr(meminfo, "Hugepagesize:") : NULL;
+        guint64 kib;
+        char *end;
+
+        if (!line || (line != meminfo && line[-1] != '\n'))
+                return 0;
+        line += strlen("Hugepagesize:");
+        while (*line == ' ' || *line == '\t')
+                line++;
+        if (!g_ascii_isdigit(*line))
+                return 0;
+        kib = g_ascii_strtoull(line, &end, 10);
+        if (strncmp(end, " kB", 3) != 0 || kib == 0 || kib > UINT64_MAX / 1024)
+                return 0;
+        return kib * 1024;
 }

@@ -121,6 +121,10 @@ typedef struct Topology {
         unsigned ncore_kinds;
         char **core_kind_names;      /* [ncore_kinds] hwloc's CoreType info, or NULL */
         unsigned *core_kind_max_mhz; /* [ncore_kinds] hwloc's FrequencyMaxMHz info, 0 when unknown */
+
+        /* Added: the kernel's default hugepage size (Hugepagesize: in /proc/meminfo, what libvirt gives a
+         * domain asking for hugepages without a size), bytes; 0 when not known (not the live host). */
+        uint64_t default_hugepage_size;
 } Topology;
 
 /* Builds a topology from plain arrays: for tests and the ranking fixtures. distance may be NULL
@@ -141,9 +145,13 @@ static inline uint32_t topology_distance(const Topology *t, unsigned a, unsigned
 void topology_node_set_hugepages(Topology *t, unsigned node, uint64_t size, uint64_t count);
 /* Bytes in node's pool of pages of size (0 when it has none). */
 uint64_t topology_node_hugepage_bytes(const Topology *t, unsigned node, uint64_t size);
-/* The page size a domain asking for hugepages without a size gets: the smallest pool size any node
- * has, else 2 MiB (the x86-64 default). */
+/* The page size a domain asking for hugepages without a size gets: the kernel's default when known
+ * (Topology.default_hugepage_size), else the smallest pool size any node has, else 2 MiB (the x86-64
+ * default). */
 uint64_t topology_default_hugepage_size(const Topology *t);
+/* The kernel's default hugepage size in /proc/meminfo text ("Hugepagesize:    2048 kB"), in bytes; 0
+ * when it has none or cannot be read. */
+uint64_t topology_meminfo_hugepage_size(const char *meminfo);
 
 /* Index of the PU with this OS index, or -1. */
 int topology_pu_by_os(const Topology *t, unsigned os_index);

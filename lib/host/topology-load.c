@@ -549,6 +549,18 @@ static void this_host_allowed(Topology *t, hwloc_topology_t topo, HwlocBitmap **
         *ret_where = r == 0 ? where : NULL;
 }
 
+/* The kernel's default hugepage size, as libvirt takes it for <hugepages/> without a size. */
+static void this_host_hugepage_size(Topology *t)
+{
+        const char *root = g_getenv("HWLOC_FSROOT");
+        g_autofree char *path =
+            g_strconcat(root && strcmp(root, "/") != 0 ? root : "", "/proc/meminfo", NULL);
+        g_autofree char *text = NULL;
+
+        if (file_read_bounded(path, 1 << 20, &text, NULL, NULL) == 0)
+                t->default_hugepage_size = topology_meminfo_hugepage_size(text);
+}
+
 static int topology_build(const char *source, hwloc_topology_t topo, const char *xml, Topology **ret,
                           char **ret_error)
 {
@@ -566,6 +578,7 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
 
         if (g_str_equal(source, "host")) {
                 this_host_allowed(t, topo, &guest_cpus, &guest_mems, &guest);
+                this_host_hugepage_size(t);
                 allowed_cpus = guest_cpus;
                 allowed_mems = guest_mems;
         }
