@@ -888,7 +888,8 @@ START_TEST(test_record_without_definition)
                     "<cputune><vcpupin vcpu='0' cpuset='%s'/></cputune><metadata><p:domain "
                     "xmlns:p='" PLACEMENTD_XMLNS
                     "'>%s<p:decision result='placed' policy='explicit' vcpu-pin='core' nodes='1'>"
-                    "<p:vcpu id='0' cpu='4' cpuset='4-5'/></p:decision></p:domain></metadata>",
+                    "<p:vcpu id='0' cpu='4' cpuset='4-5'/><p:memory node='1' "
+                    "bytes='536870912'/></p:decision></p:domain></metadata>",
                     cases[i].pin, cases[i].definition);
                 virDomainPtr dom = start_domain(cases[i].name, 1, extra);
                 Wait w = {m, cases[i].name};
@@ -901,6 +902,29 @@ START_TEST(test_record_without_definition)
                 virDomainDestroy(dom);
                 ck_assert(spin(unknown, &w, 3000));
                 virDomainFree(dom);
+        }
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_names_as_libvirt_has_them)
+{
+        /* "n-web " is another domain than "n-web" (libvirt takes both): XML reading trimmed it, and a
+         * lookup of n-web found whichever came first; a carriage return stays one too */
+        Manager *m = new_manager(NULL);
+        virDomainPtr a = start_domain("n-web", 1, NULL), b = start_domain("n-web ", 2, NULL),
+                     c = start_domain("n-cr&#13;lf", 1, NULL);
+        Wait wa = {m, "n-web"}, wb = {m, "n-web "}, wc = {m, "n-cr\rlf"};
+
+        ck_assert(spin(known, &wa, 3000));
+        ck_assert(spin(known, &wb, 3000));
+        ck_assert(spin(known, &wc, 3000));
+        ck_assert_uint_eq(manager_lookup(m, "n-web")->plan->requested_vcpus, 1);
+        ck_assert_uint_eq(manager_lookup(m, "n-web ")->plan->requested_vcpus, 2);
+        ck_assert_ptr_null(manager_lookup(m, "n-cr\nlf"));
+        for (virDomainPtr *d = (virDomainPtr[]){a, b, c, NULL}; *d; d++) {
+                virDomainDestroy(*d);
+                virDomainFree(*d);
         }
         free_manager(m);
 }
@@ -963,7 +987,8 @@ START_TEST(test_persistent_definition_wins_over_snapshot)
                     "<os><type>hvm</type></os>%s<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "'>"
                     "<p:definition>&lt;domain&gt;&lt;vcpu&gt;1&lt;/vcpu&gt;&lt;/domain&gt;</p:definition>"
                     "<p:decision result='placed' policy='explicit' vcpu-pin='core' nodes='1'>"
-                    "<p:vcpu id='0' cpu='4' cpuset='4-5'/></p:decision></p:domain></metadata></domain>",
+                    "<p:vcpu id='0' cpu='4' cpuset='4-5'/><p:memory node='1' "
+                    "bytes='536870912'/></p:decision></p:domain></metadata></domain>",
                     cases[i].name, cases[i].vcpu, cases[i].cputune);
                 virDomainPtr dom = virDomainDefineXML(conn, xml);
                 Wait w = {m, cases[i].name};
@@ -1076,7 +1101,8 @@ START_TEST(test_opt_out_beats_record)
                     "<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "'%s>"
                     "<p:definition>&lt;domain&gt;&lt;vcpu&gt;1&lt;/vcpu&gt;&lt;/domain&gt;</p:definition>"
                     "<p:decision result='placed' policy='explicit' vcpu-pin='core' nodes='1'>"
-                    "<p:vcpu id='0' cpu='4' cpuset='4-5'/></p:decision></p:domain></metadata></domain>",
+                    "<p:vcpu id='0' cpu='4' cpuset='4-5'/><p:memory node='1' "
+                    "bytes='536870912'/></p:decision></p:domain></metadata></domain>",
                     cases[i].name, cases[i].vcpu, cases[i].skip);
                 virDomainPtr dom = virDomainDefineXML(conn, xml);
                 Wait w = {m, cases[i].name};
@@ -1182,6 +1208,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_memory_counts_maximum);
         tcase_add_test(tc, test_record_without_definition);
         tcase_add_test(tc, test_restart_adopts_records_first);
+        tcase_add_test(tc, test_names_as_libvirt_has_them);
         tcase_add_test(tc, test_persistent_definition_wins_over_snapshot);
         tcase_add_test(tc, test_replace_gone_reports_its_uuid);
         tcase_add_test(tc, test_reconcile_before_start_event);

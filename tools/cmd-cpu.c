@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* placementctl cpu-advice and cpu-baseline: guest CPU models, straight from libvirt (no daemon). */
+#include "text-safe.h"
 #include "placementctl.h"
 
 #include <errno.h>
@@ -79,8 +80,9 @@ static void print_names(const char *prefix, const GPtrArray *names)
 static void print_advice(const CpuAdvice *a)
 {
         bool suggestion = a->suggested_model != NULL;
+        g_autofree char *safe = text_safe(a->domain);
 
-        printf("%s\n", a->domain);
+        printf("%s\n", safe);
         if (a->verdict == CPU_VERDICT_HOST_CPU) {
                 printf("  cpu:     %s: the guest sees the host's CPU, nothing is hidden by a model\n",
                        cpu_mode_to_string(a->mode));

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* placementctl's online commands: ask the running daemon over D-Bus. */
+#include "text-safe.h"
 #include "placementctl.h"
 
 #include <errno.h>
@@ -281,7 +282,8 @@ static int cmd_list(const Ctl *o, sd_bus *bus)
                 sd_bus_message_exit_container(reply);
                 sd_bus_message_read(reply, "ssb", &mem, &emu, &applied);
                 sd_bus_message_exit_container(reply);
-                printf("%-20s %-14s %-9s %-6s %-8s %s\n", name, result, *policy ? policy : "-",
+                g_autofree char *safe = text_safe(name);
+                printf("%-20s %-14s %-9s %-6s %-8s %s\n", safe, result, *policy ? policy : "-",
                        *nodes ? nodes : "-", *mem ? mem : "-", pins->len ? pins->str : "-");
                 g_string_free(pins, TRUE);
         }
@@ -350,8 +352,9 @@ static void print_decision(JsonObject *d)
                               : "";
         char a[32];
 
-        printf("%s (%s)\n", json_object_get_string_member(d, "domain"),
-               json_object_get_string_member(d, "uuid"));
+        g_autofree char *safe = text_safe(json_object_get_string_member(d, "domain"));
+
+        printf("%s (%s)\n", safe, json_object_get_string_member(d, "uuid"));
         printf("  result:         %s", json_object_get_string_member(d, "result"));
         if (json_object_has_member(d, "policy"))
                 printf(" [%s]", json_object_get_string_member(d, "policy"));

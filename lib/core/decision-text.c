@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "text-safe.h"
 #include "decision-text.h"
 #include "decision-json.h"
 #include "size.h"
@@ -31,7 +32,9 @@ static void append_head(GString *s, const Topology *t, const char *name, const P
         g_autofree char *nodes_text = cpuset_format(nodes);
         char a[32];
 
-        g_string_append_printf(s, "%s (%u vCPU%s, %s): %s", name, p->requested_vcpus,
+        g_autofree char *safe = text_safe(name);
+
+        g_string_append_printf(s, "%s (%u vCPU%s, %s): %s", safe, p->requested_vcpus,
                                p->requested_vcpus == 1 ? "" : "s", size_format(p->memory, a, sizeof(a)),
                                result);
         if (!cpuset_is_empty(nodes))
@@ -59,7 +62,8 @@ char *decision_to_text(const Topology *t, const Decision *d)
                 if (d->plan->result != PLAN_UNPLACEABLE)
                         append_body(s, t, d->plan);
         } else {
-                g_string_append_printf(s, "%s: %s\n", d->name, decision_result_to_string(d->result));
+                g_autofree char *safe = text_safe(d->name);
+                g_string_append_printf(s, "%s: %s\n", safe, decision_result_to_string(d->result));
         }
         g_string_append_printf(s, "  why: %s\n", d->reason ? d->reason : "");
         if (d->plan && d->result != DECISION_SKIPPED)

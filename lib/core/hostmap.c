@@ -1,4 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "text-safe.h"
 #include "hostmap.h"
 #include "size.h"
 
@@ -88,9 +89,9 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
                         "+ several domains");
         for (unsigned k = 0; k < keys->len; k++) {
                 const Plan *plan = ledger_lookup(l, g_ptr_array_index(keys, k));
-                g_string_append_printf(out, "%s%c %s", k % 6 == 0 ? "\n  " : ", ", letter(k),
-                                       plan->name && *plan->name ? plan->name
-                                                                 : (const char *)g_ptr_array_index(keys, k));
+                g_autofree char *safe = text_safe(
+                    plan->name && *plan->name ? plan->name : (const char *)g_ptr_array_index(keys, k));
+                g_string_append_printf(out, "%s%c %s", k % 6 == 0 ? "\n  " : ", ", letter(k), safe);
         }
         g_string_append_c(out, '\n');
         return g_string_free(out, FALSE);

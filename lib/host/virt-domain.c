@@ -105,12 +105,20 @@ int virt_domain_read_spec(virDomainPtr dom, bool inactive, DomainSpec **ret, cha
         unsigned flags = inactive && virDomainIsPersistent(dom) == 1 ? VIR_DOMAIN_XML_INACTIVE : 0;
         g_autofree char *xml = NULL;
         char *raw = virDomainGetXMLDesc(dom, flags);
+        int r;
 
         if (!raw)
                 return failed(dom, "reading the domain definition", ret_error);
         xml = g_strdup(raw);
         free(raw);
-        return domain_xml_parse(xml, ret, ret_error);
+        r = domain_xml_parse(xml, ret, ret_error);
+        /* libvirt's name as it is: XML reading trims it and turns a carriage return into a newline, so
+         * "web1 " would be taken for web1 */
+        if (r == 0 && virDomainGetName(dom)) {
+                g_free((*ret)->name);
+                (*ret)->name = g_strdup(virDomainGetName(dom));
+        }
+        return r;
 }
 
 static unsigned char *cpumap_new(const CpuSet *cpus, int *ret_len)

@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * Untrusted names (a domain's, as its owner chose it) in text for a terminal: a newline in a name would
+ * forge a row of `placementctl list`, an escape sequence would drive the terminal, a bidi override would
+ * reorder what is shown.
+ */
+
+/* A copy of s with every C0 control, DEL, C1 control (U+0080-U+009F) and bidi embedding, override and
+ * isolate (U+202A-U+202E, U+2066-U+2069) written as \xNN or \u{NNNN}, and each byte of invalid UTF-8
+ * as \xNN; anything else as it is. NULL gives "". Caller frees. */
+char *text_safe(const char *s);

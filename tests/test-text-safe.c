@@ -1,0 +1,46 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Untrusted names printed safely (text-safe.h). */
+#include "test-util.h"
+#include "text-safe.h"
+
+START_TEST(test_text_safe)
+{
+        static const struct {
+                const char *in, *out;
+        } cases[] = {
+            {"web1", "web1"},
+            {"web1 ", "web1 "},
+            {"x\nweb2                 placed", "x\\x0aweb2                 placed"},
+            {"cr\rlf", "cr\\x0dlf"},
+            {"\x1b[2Jgone", "\\x1b[2Jgone"},
+            {"del\x7f", "del\\x7f"},
+            {"c1\xc2\x9b", "c1\\x9b"}, /* U+009B, the 8-bit CSI */
+            {"rtl\xe2\x80\xae"
+             "cod.exe",
+             "rtl\\u{202e}cod.exe"}, /* a right-to-left override */
+            {"bad\xff", "bad\\xff"}, /* not UTF-8 */
+            {"caf\xc3\xa9 \xe6\x97\xa5", "caf\xc3\xa9 \xe6\x97\xa5"},
+            {"a\\b", "a\\b"},
+            {"", ""},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *out = text_safe(cases[i].in);
+                ck_assert_msg(g_str_equal(out, cases[i].out), "case %u: %s", i, out);
+        }
+        {
+                g_autofree char *none = text_safe(NULL);
+                ck_assert_str_eq(none, "");
+        }
+}
+END_TEST
+
+static Suite *text_safe_suite(void)
+{
+        Suite *s = suite_create("text safe");
+        TCase *tc = tcase_create("core");
+        tcase_add_test(tc, test_text_safe);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(text_safe_suite)
