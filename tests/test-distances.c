@@ -9,7 +9,7 @@ START_TEST(test_missing)
 {
         g_autofree uint32_t *d = NULL;
         g_autofree char *note = NULL;
-        ck_assert_int_eq(distances_sanitize(3, NULL, &d, &note), DISTANCES_MISSING);
+        ck_assert_int_eq(distances_sanitize(3, NULL, NULL, &d, &note), DISTANCES_MISSING);
         ck_assert_uint_eq(d[0], 10);
         ck_assert_uint_eq(d[1], 20);
         ck_assert_uint_eq(d[4], 10);
@@ -22,7 +22,7 @@ START_TEST(test_valid_kept)
         const uint32_t m[] = {10, 21, E, 21, 10, 31, E, 31, 10};
         g_autofree uint32_t *d = NULL;
         g_autofree char *note = NULL;
-        ck_assert_int_eq(distances_sanitize(3, m, &d, &note), DISTANCES_OK);
+        ck_assert_int_eq(distances_sanitize(3, m, NULL, &d, &note), DISTANCES_OK);
         ck_assert_mem_eq(d, m, sizeof(m));
         ck_assert_ptr_null(note);
 }
@@ -37,10 +37,19 @@ START_TEST(test_invalid)
         for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
                 g_autofree uint32_t *d = NULL;
                 g_autofree char *note = NULL;
-                ck_assert_int_eq(distances_sanitize(2, cases[i], &d, &note), DISTANCES_INVALID);
+                ck_assert_int_eq(distances_sanitize(2, cases[i], NULL, &d, &note), DISTANCES_INVALID);
                 ck_assert_uint_eq(d[0], 10);
                 ck_assert_uint_eq(d[1], 20);
                 ck_assert_ptr_nonnull(strstr(note, "invalid NUMA distance"));
+        }
+        {
+                /* the note names the OS's node numbers (nodes 0, 2 and 16 here), not matrix indexes */
+                const uint32_t m[] = {10, 20, 20, 20, 17, 20, 20, 20, 10};
+                const unsigned os[] = {0, 2, 16};
+                g_autofree uint32_t *d = NULL;
+                g_autofree char *note = NULL;
+                ck_assert_int_eq(distances_sanitize(3, m, os, &d, &note), DISTANCES_INVALID);
+                ck_assert_msg(strstr(note, "invalid NUMA distance 17 from node 2 to node 2"), "%s", note);
         }
 }
 END_TEST
@@ -50,7 +59,7 @@ START_TEST(test_flat)
         const uint32_t m[] = {E, E, E, E};
         g_autofree uint32_t *d = NULL;
         g_autofree char *note = NULL;
-        ck_assert_int_eq(distances_sanitize(2, m, &d, &note), DISTANCES_FLAT);
+        ck_assert_int_eq(distances_sanitize(2, m, NULL, &d, &note), DISTANCES_FLAT);
         ck_assert_uint_eq(d[1], 10);
         ck_assert_ptr_nonnull(note);
 }
@@ -68,7 +77,7 @@ START_TEST(test_assume_packages)
         cpuset_add(a, 1);
         cpuset_add(b, 2);
         cpuset_add(b, 3);
-        ck_assert_int_eq(distances_sanitize(4, NULL, &d, NULL), DISTANCES_MISSING);
+        ck_assert_int_eq(distances_sanitize(4, NULL, NULL, &d, NULL), DISTANCES_MISSING);
         ck_assert_uint_eq(distances_assume_packages(4, d, packages, 2), 4);
         for (unsigned i = 0; i < 4; i++)
                 for (unsigned j = 0; j < 4; j++)
@@ -77,7 +86,7 @@ START_TEST(test_assume_packages)
         cpuset_remove(a, 1);
         cpuset_remove(b, 3);
         g_clear_pointer(&d, g_free);
-        distances_sanitize(4, NULL, &d, NULL);
+        distances_sanitize(4, NULL, NULL, &d, NULL);
         ck_assert_uint_eq(distances_assume_packages(4, d, packages, 2), 0);
         ck_assert_uint_eq(d[1], 20);
 }

@@ -87,7 +87,7 @@ START_TEST(test_all_unreachable_is_flat)
 {
         const uint32_t m[] = {E, E, E, E};
         g_autofree uint32_t *d = NULL;
-        DistanceVerdict v = distances_sanitize(2, m, &d, NULL);
+        DistanceVerdict v = distances_sanitize(2, m, NULL, &d, NULL);
         NodeSetTable *t = nodeset_table_new(2, d, v == DISTANCES_FLAT);
 
         ck_assert_int_eq(v, DISTANCES_FLAT);
@@ -146,7 +146,7 @@ START_TEST(test_sixteen_nodes_exhaustive)
 {
         const unsigned n = 16;
         g_autofree uint32_t *d = NULL;
-        distances_sanitize(n, NULL, &d, NULL);
+        distances_sanitize(n, NULL, NULL, &d, NULL);
         NodeSetTable *t = nodeset_table_new(n, d, false);
         ck_assert(t->exhaustive);
         ck_assert_uint_eq(t->ncandidates, 65535);

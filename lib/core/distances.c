@@ -11,7 +11,8 @@ static uint32_t *defaults(unsigned n, uint32_t local, uint32_t remote)
         return d;
 }
 
-DistanceVerdict distances_sanitize(unsigned n, const uint32_t *matrix, uint32_t **ret, char **ret_note)
+DistanceVerdict distances_sanitize(unsigned n, const uint32_t *matrix, const unsigned *os_index,
+                                   uint32_t **ret, char **ret_note)
 {
         bool any_reachable = false;
 
@@ -32,7 +33,7 @@ DistanceVerdict distances_sanitize(unsigned n, const uint32_t *matrix, uint32_t 
                                         *ret_note = g_strdup_printf(
                                             "invalid NUMA distance %u from node %u to node %u (%s): "
                                             "ignoring the matrix, assuming 10 local, 20 remote",
-                                            v, i, j,
+                                            v, os_index ? os_index[i] : i, os_index ? os_index[j] : j,
                                             i == j ? "self distance must be 10" : "must be at least 10");
                                 *ret = defaults(n, TOPOLOGY_LOCAL, TOPOLOGY_REMOTE);
                                 return DISTANCES_INVALID;

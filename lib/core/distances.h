@@ -30,9 +30,11 @@ typedef enum DistanceVerdict {
 
 /*
  * Checks matrix (n*n, may be NULL) and returns a new matrix to use in *ret (caller frees with g_free).
- * When the verdict is not DISTANCES_OK and ret_note is not NULL, *ret_note says why (caller frees).
+ * When the verdict is not DISTANCES_OK and ret_note is not NULL, *ret_note says why (caller frees),
+ * naming nodes by os_index[i] (the OS's node numbers, as numactl shows them; NULL: by matrix index).
  */
-DistanceVerdict distances_sanitize(unsigned n, const uint32_t *matrix, uint32_t **ret, char **ret_note);
+DistanceVerdict distances_sanitize(unsigned n, const uint32_t *matrix, const unsigned *os_index,
+                                   uint32_t **ret, char **ret_note);
 
 /*
  * For a matrix distances_sanitize() filled with defaults (MISSING or INVALID): sets every two distinct

@@ -130,9 +130,12 @@ static void topology_index(Topology *t)
 static void topology_set_distances(Topology *t, uint32_t *matrix)
 {
         g_autofree char *note = NULL;
+        g_autofree unsigned *os = g_new(unsigned, MAX(t->nnodes, 1));
         DistanceVerdict v;
 
-        v = distances_sanitize(t->nnodes, matrix, &t->distance, &note);
+        for (unsigned i = 0; i < t->nnodes; i++)
+                os[i] = t->nodes[i].os_index;
+        v = distances_sanitize(t->nnodes, matrix, os, &t->distance, &note);
         g_free(matrix);
         t->distances_known = v == DISTANCES_OK;
         t->flat = v == DISTANCES_FLAT;
