@@ -149,6 +149,22 @@ START_TEST(test_unknown_and_syntax)
         ck_assert_ptr_nonnull(strstr(e4, "Policy=x"));
         ck_assert_ptr_nonnull(strstr(e4, "Foo"));
         ck_assert_ptr_nonnull(strstr(e4, "[Bar]"));
+        /* a key set twice, also across a section given twice: GKeyFile would keep the last silently */
+        g_autofree char *e5 = load_fail("[Placement]\nPolicy=compat\n[Metrics]\nListen=127.0.0.1:9464\n"
+                                        "# again\n[Placement]\nPolicy = explicit\nApply=no\nApply=yes\n");
+        ck_assert_msg(strstr(e5, "test.conf:7: [Placement] Policy= is set again (first on line 2)"), "%s",
+                      e5);
+        ck_assert_msg(strstr(e5, "test.conf:9: [Placement] Apply= is set again (first on line 8)"), "%s",
+                      e5);
+        {
+                /* a section given twice with different keys is still one section */
+                g_autoptr(Config) c = NULL;
+                ck_assert_int_eq(
+                    config_load_data("[Placement]\nPolicy=compat\n[Metrics]\n[Placement]\nApply=no\n",
+                                     "test.conf", &c, NULL),
+                    0);
+                ck_assert(!c->apply);
+        }
 }
 END_TEST
 

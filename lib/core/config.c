@@ -332,6 +332,44 @@ static bool known_section(const char *section)
         return false;
 }
 
+/* GKeyFile keeps the last of a key set twice and merges a section given twice: a leftover Apply=no
+ * above Apply=yes would be dropped without a word. Says each key set again, by line (data already
+ * parsed by GKeyFile: lines are comments, blank, [Section] or Key=value). */
+static void repeated_keys(const char *data, const char *name, GString *errors)
+{
+        g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        g_auto(GStrv) lines = g_strsplit(data, "\n", -1);
+        g_autofree char *section = g_strdup("");
+
+        for (unsigned i = 0; lines[i]; i++) {
+                const char *line = lines[i], *eq;
+                g_autofree char *key = NULL, *id = NULL;
+                gpointer first;
+
+                while (g_ascii_isspace(*line))
+                        line++;
+                if (*line == '\0' || *line == '#')
+                        continue;
+                if (*line == '[') {
+                        const char *end = strchr(line, ']');
+                        g_free(section);
+                        section = g_strndup(line + 1, end ? (gsize)(end - line - 1) : strlen(line + 1));
+                        continue;
+                }
+                if (!(eq = strchr(line, '=')))
+                        continue;
+                key = g_strchomp(g_strndup(line, (gsize)(eq - line)));
+                id = g_strdup_printf("%s\x1f%s", section, key);
+                if (g_hash_table_lookup_extended(seen, id, NULL, &first)) {
+                        g_string_append_printf(
+                            errors, "%s%s:%u: [%s] %s= is set again (first on line %u): set it once",
+                            errors->len ? "\n" : "", name, i + 1, section, key, GPOINTER_TO_UINT(first));
+                        continue;
+                }
+                g_hash_table_insert(seen, g_steal_pointer(&id), GUINT_TO_POINTER(i + 1));
+        }
+}
+
 int config_load_data(const char *data, const char *name, Config **ret, char **ret_error)
 {
         g_autoptr(GKeyFile) kf = g_key_file_new();
@@ -344,6 +382,7 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
                 g_string_append_printf(errors, "%s: %s", name, error->message);
                 goto fail;
         }
+        repeated_keys(data, name, errors);
         groups = g_key_file_get_groups(kf, NULL);
         for (char **g = groups; *g; g++) {
                 g_auto(GStrv) keys = NULL;
