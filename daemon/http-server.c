@@ -6,6 +6,7 @@
 #include <event2/bufferevent.h>
 #include <event2/listener.h>
 #include <glib.h>
+#include <arpa/inet.h>
 #include <netinet/in.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -20,6 +21,7 @@ typedef struct HttpConn {
         struct event *deadline;
         GList link; /* in server->conns, oldest first */
         bool answering;
+        char peer[INET6_ADDRSTRLEN]; /* the client's address, without its port */
 } HttpConn;
 
 struct HttpServer {
@@ -135,19 +137,48 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
         conn_free(arg);
 }
 
-/* Makes room for one more connection: closes the oldest one still sending its request. */
+/* Makes room for one more connection: closes the oldest one still sending its request of the address
+ * that holds the most such connections, so a crowd from one address evicts its own before anyone
+ * else's (a scraper on another host is not pushed out by a local flood). */
 static bool make_room(HttpServer *s)
 {
+        g_autoptr(GHashTable) count = NULL;
+        const char *most = NULL;
+        unsigned best = 0;
+
         if (s->conns.length < s->max_connections)
                 return true;
+        count = g_hash_table_new(g_str_hash, g_str_equal);
         for (GList *l = s->conns.head; l; l = l->next) {
                 HttpConn *c = l->data;
-                if (!c->answering) {
+                unsigned n;
+                if (c->answering)
+                        continue;
+                n = GPOINTER_TO_UINT(g_hash_table_lookup(count, c->peer)) + 1;
+                g_hash_table_insert(count, c->peer, GUINT_TO_POINTER(n));
+                if (n > best) {
+                        best = n;
+                        most = c->peer;
+                }
+        }
+        for (GList *l = s->conns.head; most && l; l = l->next) {
+                HttpConn *c = l->data;
+                if (!c->answering && strcmp(c->peer, most) == 0) {
                         conn_free(c);
                         return true;
                 }
         }
         return false;
+}
+
+/* The address of a client, without its port ("" when it is not IPv4 or IPv6). */
+static void peer_of(const struct sockaddr *addr, int len, char out[INET6_ADDRSTRLEN])
+{
+        out[0] = '\0';
+        if (addr && addr->sa_family == AF_INET && len >= (int)sizeof(struct sockaddr_in))
+                inet_ntop(AF_INET, &((const struct sockaddr_in *)addr)->sin_addr, out, INET6_ADDRSTRLEN);
+        else if (addr && addr->sa_family == AF_INET6 && len >= (int)sizeof(struct sockaddr_in6))
+                inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)addr)->sin6_addr, out, INET6_ADDRSTRLEN);
 }
 
 static void on_next_turn(evutil_socket_t fd, short what, void *arg)
@@ -179,8 +210,6 @@ static void on_accept(struct evconnlistener *listener, evutil_socket_t fd, struc
         struct timeval write_tv = {.tv_sec = HTTP_WRITE_TIMEOUT_SEC};
         HttpConn *c;
         (void)listener;
-        (void)addr;
-        (void)len;
 
         count_accept(s);
         if (!make_room(s)) {
@@ -188,6 +217,7 @@ static void on_accept(struct evconnlistener *listener, evutil_socket_t fd, struc
                 return;
         }
         c = g_new0(HttpConn, 1);
+        peer_of(addr, len, c->peer);
         c->server = s;
         c->link.data = c;
         c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);

@@ -6,7 +6,8 @@
  * replaces evhttp, which in libevent 2.1 can neither cap its connections nor pause accept(): clients of
  * a metrics port may be hostile, and every descriptor they hold is one libvirt and D-Bus lack.
  * - At most max_connections at once; a new client evicts the oldest one that has not finished sending
- *   its request (a slow client cannot keep a fresh scrape out), or is closed when all are answering.
+ *   its request of the address that holds the most such (a slow client cannot keep a fresh scrape out,
+ *   and a flood from one address evicts its own first), or is closed when all are answering.
  *   At most a quarter of max_connections are accepted per turn of the loop, so that a client accepted
  *   in one turn has its request read before newcomers could evict it, and so that a crowd at the door
  *   cannot hold the loop.

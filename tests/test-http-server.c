@@ -171,6 +171,48 @@ START_TEST(test_fresh_client_behind_a_crowd)
 }
 END_TEST
 
+/* A client on 127.0.0.2 that opens its connection and sends its request only later, as a scraper on
+ * another host does (its request arrives a round trip after the handshake). */
+static int client_from_127_0_0_2(const Fixture *f)
+{
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)f->port)};
+        struct sockaddr_in from = {.sin_family = AF_INET};
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        ck_assert_int_ge(fd, 0);
+        from.sin_addr.s_addr = htonl(0x7f000002);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *)&from, sizeof(from)), 0);
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        return fd;
+}
+
+/* A flood of connections from one address evicts its own, not a slower scraper from another. */
+START_TEST(test_flood_evicts_its_own)
+{
+        Fixture f;
+        int scraper, flood[12];
+        g_autofree char *answer = NULL;
+
+        fixture_init(&f, 4);
+        scraper = client_from_127_0_0_2(&f);
+        pump(&f, 20);
+        for (unsigned i = 0; i < G_N_ELEMENTS(flood); i++) {
+                flood[i] = client(&f, NULL);
+                pump(&f, 5);
+        }
+        ck_assert(!closed_by_server(scraper));
+        ck_assert_int_eq(send(scraper, FULL_REQUEST, strlen(FULL_REQUEST), 0),
+                         (ssize_t)strlen(FULL_REQUEST));
+        answer = answer_of(&f, scraper);
+        ck_assert_msg(g_str_has_prefix(answer, "HTTP/1.1 200 OK\r\n"), "answer: '%s'", answer);
+        ck_assert(closed_by_server(flood[0]));
+        for (unsigned i = 0; i < G_N_ELEMENTS(flood); i++)
+                close(flood[i]);
+        fixture_done(&f);
+}
+END_TEST
+
 START_TEST(test_pause_when_out_of_descriptors)
 {
         Fixture f;
@@ -212,6 +254,7 @@ static Suite *http_server_suite(void)
         tcase_add_test(tc, test_answers);
         tcase_add_test(tc, test_cap_evicts_oldest_unfinished);
         tcase_add_test(tc, test_fresh_client_behind_a_crowd);
+        tcase_add_test(tc, test_flood_evicts_its_own);
         tcase_add_test(tc, test_pause_when_out_of_descriptors);
         suite_add_tcase(s, tc);
         return s;
