@@ -142,6 +142,26 @@ START_TEST(test_big_host_grows_sets)
 }
 END_TEST
 
+START_TEST(test_grown_sets_cross_classes_from_the_seed)
+{
+        /* 24 nodes: pairs (13), groups of four (20), 40 across groups, as two EPYC sockets with an L3
+         * per node. Sets that reach across a distance class take the nodes after their seed, not the
+         * lowest ones: {4-8} and {12-19} are offered (every such set held nodes 0-3 before) */
+        const unsigned n = 24;
+        g_autofree uint32_t *m = g_new(uint32_t, n * n);
+
+        for (unsigned i = 0; i < n; i++)
+                for (unsigned j = 0; j < n; j++)
+                        m[i * n + j] = i == j ? 10 : i / 2 == j / 2 ? 13 : i / 4 == j / 4 ? 20 : 40;
+        NodeSetTable *t = nodeset_table_new(n, m, false);
+        ck_assert(!t->exhaustive);
+        const unsigned five[] = {4, 5, 6, 7, 8}, eight[] = {12, 13, 14, 15, 16, 17, 18, 19};
+        ck_assert_int_ge(rank_of(t, five, 5), 0);
+        ck_assert_int_ge(rank_of(t, eight, 8), 0);
+        nodeset_table_free(t);
+}
+END_TEST
+
 START_TEST(test_sixteen_nodes_exhaustive)
 {
         const unsigned n = 16;
@@ -164,6 +184,7 @@ static Suite *nodesets_suite(void)
         tcase_add_test(tc, test_all_unreachable_is_flat);
         tcase_add_test(tc, test_linear);
         tcase_add_test(tc, test_big_host_grows_sets);
+        tcase_add_test(tc, test_grown_sets_cross_classes_from_the_seed);
         tcase_add_test(tc, test_sixteen_nodes_exhaustive);
         suite_add_tcase(s, tc);
         return s;

@@ -86,15 +86,19 @@ static void enumerate_all(Builder *b)
 
 typedef struct {
         uint32_t d;
+        unsigned after; /* how far the node comes after the seed, counting on from it (wrapping) */
         unsigned node;
 } ByDistance;
 
+/* Nearest first; among equally far nodes, the ones after the seed first: with ties broken by node
+ * number every seed would reach across a distance class into the same lowest nodes, and sets such as
+ * {12-19} or {4-8} would never be offered. */
 static int compare_by_distance(const void *pa, const void *pb)
 {
         const ByDistance *a = pa, *b = pb;
         if (a->d != b->d)
                 return a->d < b->d ? -1 : 1;
-        return a->node < b->node ? -1 : a->node > b->node;
+        return a->after < b->after ? -1 : a->after > b->after;
 }
 
 static int compare_unsigned(const void *pa, const void *pb)
@@ -113,7 +117,7 @@ static void enumerate_grown(Builder *b)
         for (unsigned seed = 0; seed < n; seed++) {
                 /* nodes in distance order from seed; the seed itself comes first */
                 for (unsigned j = 0; j < n; j++)
-                        order[j] = (ByDistance){j == seed ? 0 : dist(b, seed, j), j};
+                        order[j] = (ByDistance){j == seed ? 0 : dist(b, seed, j), (j + n - seed) % n, j};
                 qsort(order, n, sizeof(*order), compare_by_distance);
                 for (unsigned j = 0; j < keep; j++)
                         nearest[(gsize)seed * keep + j] = order[j].node;

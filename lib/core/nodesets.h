@@ -11,7 +11,8 @@
  * before the others, then the least loaded set.
  *
  * Up to NODESETS_EXHAUSTIVE_MAX nodes every subset is a candidate. Above that, each node grows a set
- * by adding the remaining nodes in order of distance (ties by index): n sets of each size up to
+ * by adding the remaining nodes in order of distance (ties: the nodes after the seed first, wrapping):
+ * n sets of each size up to
  * NODESETS_GROWN_MAX_NODES, deduplicated, and the whole host, so multi-node sets are still offered on
  * big hosts. Sets containing an unreachable pair, or a node
  * unreachable from itself, are never candidates. On a flat topology the only candidate is all nodes.
