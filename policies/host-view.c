@@ -15,7 +15,25 @@ int policy_core_first_usable_pu(const HostView *v, unsigned core)
         return -1;
 }
 
-/* A node is allowed unless the request's memory nodes leave it out, or it has CPUs and none is allowed. */
+/* Whether node n has a CPU the request allows (every node without <vcpu cpuset>). */
+static bool node_has_allowed_cpu(const Topology *t, const PlacementRequest *req, unsigned n)
+{
+        const TopoNode *node = &t->nodes[n];
+
+        if (!req || !req->allowed_cpus)
+                return true;
+        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
+                for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
+                        if (cpuset_has(req->allowed_cpus, t->pus[p].os_index))
+                                return true;
+        return false;
+}
+
+/*
+ * A node is allowed unless the request's memory nodes leave it out, or it has CPUs and none is allowed.
+ * When no node with an allowed CPU has memory (the allowed CPUs are all on memoryless nodes), nodes with
+ * memory but no allowed CPU are allowed for their memory (their cores stay out: pu_allowed()).
+ */
 static bool node_allowed(const Topology *t, const PlacementRequest *req, unsigned n)
 {
         const TopoNode *node = &t->nodes[n];
@@ -25,13 +43,12 @@ static bool node_allowed(const Topology *t, const PlacementRequest *req, unsigne
         if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes &&
             !cpuset_has(req->memory_nodes, node->os_index))
                 return false;
-        if (!req->allowed_cpus || node->ncores == 0)
+        if (node->ncores == 0 || node_has_allowed_cpu(t, req, n))
                 return true;
-        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
-                for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
-                        if (cpuset_has(req->allowed_cpus, t->pus[p].os_index))
-                                return true;
-        return false;
+        for (unsigned m = 0; m < t->nnodes; m++)
+                if (t->nodes[m].memory > 0 && t->nodes[m].ncores > 0 && node_has_allowed_cpu(t, req, m))
+                        return false;
+        return node->memory > 0;
 }
 
 /* GPU memory never holds a domain's memory; a lower tier only when MemoryTiers= names its kind. */

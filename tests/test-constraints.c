@@ -72,6 +72,40 @@ START_TEST(test_vcpu_cpuset_keeps_plan_inside)
 }
 END_TEST
 
+START_TEST(test_vcpu_cpuset_on_memoryless_node)
+{
+        /* the allowed CPUs are all on a node without memory (node 1 here): the vCPUs stay on them and the
+         * memory goes to the nearest node that has some, whose cores stay out; it was unplaceable ("0 B
+         * free on the whole host") */
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = host();
+                g_autoptr(Ledger) l = NULL;
+                g_autoptr(CpuSet) allowed = set_of("4-7");
+                PlacementParams p = test_params(kinds[k]);
+                PlacementRequest req = {
+                    .name = "vm", .vcpus = 2, .memory = 2 * GiB, .allowed_cpus = allowed};
+                const Plan *plan;
+
+                t->nodes[1].memory = 0;
+                l = ledger_new(t);
+                plan = place_req(t, l, &p, &req);
+                ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+                assert_pins_inside(plan, allowed);
+                ck_assert_uint_eq(plan->node_memory[0], 2 * GiB);
+                ck_assert_uint_eq(plan->node_memory[1], 0);
+                assert_reason_has(plan, "kept inside <vcpu cpuset='4-7'>");
+                /* with memory on its own node, the other node is not used at all */
+                {
+                        g_autoptr(Topology) t2 = host();
+                        g_autoptr(Ledger) l2 = ledger_new(t2);
+                        const Plan *own = place_req(t2, l2, &p, &req);
+                        ck_assert_uint_eq(cpuset_count(own->nodes), 1);
+                        ck_assert_uint_eq(own->node_memory[0], 0);
+                }
+        }
+}
+END_TEST
+
 START_TEST(test_core_usable_through_allowed_pus)
 {
         /* one thread of each core of node 0: two cores, each usable through one PU */
@@ -379,6 +413,7 @@ static Suite *constraints_suite(void)
         Suite *s = suite_create("constraints");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_vcpu_cpuset_keeps_plan_inside);
+        tcase_add_test(tc, test_vcpu_cpuset_on_memoryless_node);
         tcase_add_test(tc, test_core_usable_through_allowed_pus);
         tcase_add_test(tc, test_full_cpuset_overcommits_inside);
         tcase_add_test(tc, test_numatune_strict_binds_cores_and_memory);
