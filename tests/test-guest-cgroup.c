@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* The guest cgroup's cpuset (guest-cgroup.h), read from file trees laid out as cgroup v2 and v1 are. */
+/* What the live host's own files say beside hwloc, read from file trees laid out as the kernel's are:
+ * the guest cgroup's cpuset (guest-cgroup.h, cgroup v2 and v1) and the memory tiers (kernel-tiers.h). */
 #include <errno.h>
 #include <glib/gstdio.h>
 #include <string.h>
 
 #include "guest-cgroup.h"
+#include "kernel-tiers.h"
 #include "test-util.h"
 
 /* Writes root/dir/name = text, making the directories. */
@@ -78,11 +80,37 @@ START_TEST(test_layouts)
 }
 END_TEST
 
+START_TEST(test_memory_tiers)
+{
+        g_autofree char *root = g_dir_make_tmp("kernel-tiers-XXXXXX", NULL);
+        g_autofree char *none = g_dir_make_tmp("kernel-tiers-XXXXXX", NULL);
+        g_autofree char *cmd = g_strdup_printf("rm -rf '%s' '%s'", root, none);
+        g_autofree unsigned *tier = NULL;
+        unsigned len = 0;
+
+        /* DRAM nodes 0-1 in the default tier, a CXL expander (node 2) in a slower one */
+        put(root, "sys/devices/virtual/memory_tiering/memory_tier4", "nodelist", "0-1\n");
+        put(root, "sys/devices/virtual/memory_tiering/memory_tier22", "nodelist", "2\n");
+        put(root, "sys/devices/virtual/memory_tiering", "uevent", "");
+        tier = kernel_memory_tiers(root, &len);
+        ck_assert_ptr_nonnull(tier);
+        ck_assert_uint_gt(len, 2);
+        ck_assert_uint_eq(tier[0], 4);
+        ck_assert_uint_eq(tier[1], 4);
+        ck_assert_uint_eq(tier[2], 22);
+        ck_assert_uint_eq(tier[3], G_MAXUINT);
+        /* a kernel without tiers */
+        ck_assert_ptr_null(kernel_memory_tiers(none, &len));
+        ck_assert_int_eq(system(cmd), 0);
+}
+END_TEST
+
 static Suite *guest_cgroup_suite(void)
 {
         Suite *s = suite_create("guest cgroup");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_layouts);
+        tcase_add_test(tc, test_memory_tiers);
         suite_add_tcase(s, tc);
         return s;
 }

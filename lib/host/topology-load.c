@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "topology-load.h"
 #include "guest-cgroup.h"
+#include "kernel-tiers.h"
 #include "ret-error.h"
 #include "topology-build.h"
 #include "topology-kinds.h"
@@ -549,6 +550,36 @@ static void this_host_allowed(Topology *t, hwloc_topology_t topo, HwlocBitmap **
         *ret_where = r == 0 ? where : NULL;
 }
 
+/* A node without CPUs that hwloc names no kind of (hwloc 2.9 names none for a CXL expander onlined
+ * as system RAM) but the kernel puts in a slower memory tier than the nodes with CPUs is slower memory:
+ * counted as CXL, a lower tier that MemoryTiers= decides on, not as first-tier DRAM. */
+static void this_host_memory_tiers(Topology *t)
+{
+        const char *root = g_getenv("HWLOC_FSROOT");
+        unsigned len = 0, cpu_tier = G_MAXUINT;
+        g_autofree unsigned *tier = kernel_memory_tiers(root && strcmp(root, "/") != 0 ? root : "", &len);
+
+        if (!tier)
+                return;
+        for (unsigned i = 0; i < t->nnodes; i++)
+                if (t->nodes[i].ncores > 0 && t->nodes[i].os_index < len)
+                        cpu_tier = MIN(cpu_tier, tier[t->nodes[i].os_index]);
+        if (cpu_tier == G_MAXUINT)
+                return;
+        for (unsigned i = 0; i < t->nnodes; i++) {
+                TopoNode *n = &t->nodes[i];
+                if (n->ncores > 0 || n->kind != NODE_KIND_DRAM || n->os_index >= len ||
+                    tier[n->os_index] == G_MAXUINT || tier[n->os_index] <= cpu_tier)
+                        continue;
+                n->kind = NODE_KIND_CXL;
+                topology_note(
+                    t,
+                    "NUMA node %u is in a slower memory tier than the CPUs' memory (memory_tier%u, "
+                    "theirs memory_tier%u) and hwloc names no kind: counted as CXL memory",
+                    n->os_index, tier[n->os_index], cpu_tier);
+        }
+}
+
 /* The kernel's default hugepage size, as libvirt takes it for <hugepages/> without a size. */
 static void this_host_hugepage_size(Topology *t)
 {
@@ -653,6 +684,8 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
                         topology_note(t, "NUMA node %u has no usable CPU: kept as a memory-only node",
                                       t->nodes[i].os_index);
         }
+        if (g_str_equal(source, "host"))
+                this_host_memory_tiers(t);
 
         topology_finish(t, read_distances(t, topo, xml));
         *ret = g_steal_pointer(&t);
