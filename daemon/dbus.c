@@ -101,6 +101,7 @@ static int charge_sender(BusService *s, sd_bus_message *msg, unsigned cost, sd_b
                 rate_limit_classify(s->callers, account, false, now);
                 v = rate_limit_take(s->callers, account, cost, now);
         }
+        manager_note_bus_call(s->manager, v != RATE_PASS);
         if (v == RATE_PASS)
                 return 0;
         return sd_bus_error_setf(

@@ -555,6 +555,12 @@ const ManagerStats *manager_stats(const Manager *m)
         return &m->stats;
 }
 
+void manager_note_bus_call(Manager *m, bool refused)
+{
+        m->stats.bus_calls_limited++;
+        m->stats.bus_calls_refused += refused;
+}
+
 void manager_note_reload(Manager *m, bool ok)
 {
         m->stats.reloads++;

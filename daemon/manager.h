@@ -35,6 +35,8 @@ typedef struct ManagerStats {
          * the passes read from libvirt (to plan them, and again before a move) */
         uint64_t heal_passes, heal_moves, heal_memory_moved, heal_reads;
         uint64_t heal_thread_moves; /* of heal_moves: host-side threads alone (vCPUs and memory stay) */
+        /* D-Bus calls of non-root callers that the per-user limit counts, and of them those it refused */
+        uint64_t bus_calls_limited, bus_calls_refused;
 } ManagerStats;
 
 typedef struct ManagerCallbacks {
@@ -96,6 +98,8 @@ int manager_cpu_advice(Manager *m, const char *uuid, CpuAdvice **ret, char **ret
 const ManagerStats *manager_stats(const Manager *m);
 /* Counts a configuration reload (SIGHUP or Reload()). */
 void manager_note_reload(Manager *m, bool ok);
+/* Counts a D-Bus call the per-user limit charged, refused or not. */
+void manager_note_bus_call(Manager *m, bool refused);
 
 /* The host map (hostmap.h) of what the ledger counts, and a line for each domain whose plan did not take
  * (the map shows the pins that really run). Caller frees. */

@@ -156,6 +156,12 @@ static void render_daemon(GString *out, Manager *m)
                                (unsigned long long)(st->reloads - st->reload_failures));
         g_string_append_printf(out, "placementd_config_reloads_total{result=\"failed\"} %llu\n",
                                (unsigned long long)st->reload_failures);
+        header(out, "placementd_bus_limited_calls_total", "counter",
+               "D-Bus calls of non-root callers that the per-user limit counts, by outcome.");
+        g_string_append_printf(out, "placementd_bus_limited_calls_total{result=\"answered\"} %llu\n",
+                               (unsigned long long)(st->bus_calls_limited - st->bus_calls_refused));
+        g_string_append_printf(out, "placementd_bus_limited_calls_total{result=\"refused\"} %llu\n",
+                               (unsigned long long)st->bus_calls_refused);
         header(out, "placementd_heal_passes_total", "counter",
                "Heal passes run after departures or load changes.");
         g_string_append_printf(out, "placementd_heal_passes_total %llu\n",

@@ -25,7 +25,7 @@ P99_BOUND_MS=100
 PLACE_BOUND_MS=1000
 
 need_root "setpriv"
-need dbus-daemon setpriv
+need dbus-daemon setpriv curl
 { [ -x "$PLACEMENTD" ] && [ -x "$CLIENT" ]; } || { echo "not built: $PLACEMENTD $CLIENT" >&2; exit 2; }
 
 tap_begin dbus-flood
@@ -46,7 +46,9 @@ for ((i = 0; i < (SECONDS_FLOOD * 10 / 3 + 40) / 2; i++)); do
         printf 'start d%d 1 1G\nstop d%d\n' "$i" "$i"
 done >"$TMP/trace"
 
-: >"$TMP/conf"
+PORT=$(free_port)
+URL=http://127.0.0.1:$PORT/metrics
+printf '[Metrics]\nListen=127.0.0.1:%s\n' "$PORT" >"$TMP/conf"
 "$PLACEMENTD" --config="$TMP/conf" --connect=test:///default --topology="$TOPOLOGY" --bus-address="$ADDR" \
         --foreground --demo="$TMP/trace" </dev/null 2>"$TMP/log" > >(stamp >"$TMP/out") &
 PD_PID=$!
@@ -95,19 +97,34 @@ echo "# 40 ListDecisions from user daemon, each on its own connection: $refused 
 ((refused >= 10))
 result "connections of one user share one account ($refused of 40 refused)" $?
 # Connections that vanish: each sends 20 calls and closes before the daemon reads them, so the bus no longer
-# names the sender to it. They share one account, not one each (20 fresh tokens per connection): root's
-# GetStatus stays prompt and the flood is refused.
+# names the sender to it. They share one account, not one each (20 fresh tokens per connection): the daemon's
+# own count of answered calls of non-root callers grows by at most what one account allows. Root's GetStatus
+# meanwhile is a figure only (it also waits on the bus daemon, which the connections keep busy).
+limited() { curl -fsS --max-time 5 "$URL" | sed -n "s/^placementd_bus_limited_calls_total{result=\"$1\"} //p"; }
+settled() { # until the daemon has read every queued call: its counts stand still for half a second
+        local now last=
+        for ((i = 0; i < 40; i++)); do
+                now="$(limited answered) $(limited refused)"
+                [ "$now" = "$last" ] && return 0
+                last=$now
+                sleep 0.5
+        done
+}
+settled
+BEFORE=$(limited answered)
 "${NOBODY[@]}" "$CLIENT" "$ADDR" vanish "$SECONDS_FLOOD" >"$TMP/vanish" 2>&1 &
 VANISH_PID=$!
 sleep 0.2
 "$CLIENT" "$ADDR" probe "$((SECONDS_FLOOD - 1))" >"$TMP/probe" 2>&1
-PROBE_RC=$?
 wait "$VANISH_PID"
-echo "# $(cat "$TMP/vanish")"
+settled
+SERVED=$(($(limited answered) - ${BEFORE:-0}))
+BOUND=$((20 + 5 * (SECONDS_FLOOD + 25)))
+echo "# $(cat "$TMP/vanish"); $SERVED of their calls answered"
 probe_figures
 echo "# root's GetStatus while connections vanish: p50 ${P50:-?} ms, p99 ${P99:-?} ms, max ${MAX:-?} ms"
-p99_below "$P99_BOUND_MS"
-result "root's GetStatus p99 ${P99:-?} ms < $P99_BOUND_MS ms while connections vanish" $?
+[ -n "$BEFORE" ] && ((SERVED <= BOUND))
+result "vanishing connections draw on one account: $SERVED calls answered (at most $BOUND)" $?
 kill -0 "$PD_PID" 2>/dev/null
 result "placementd is alive" $?
 echo "# placementd RSS: $(awk '/VmRSS/ {print $2, $3}' "/proc/$PD_PID/status" 2>/dev/null || echo gone)"
