@@ -15,6 +15,7 @@ struct Demo {
         GPtrArray *events;
         unsigned next, failures, step_ms;
         bool started;
+        GHashTable *ours; /* names of the domains it started: the only ones it stops */
         struct event *timer, *deadline;
 };
 
@@ -70,8 +71,14 @@ static void step(evutil_socket_t fd, short what, void *arg)
                 if (virt_test_domain_start(conn, e->name, e->vcpus, e->memory, &error) < 0) {
                         d->failures++;
                         log_error("demo: %s", error);
+                } else {
+                        g_hash_table_add(d->ours, g_strdup(e->name));
                 }
+        } else if (!g_hash_table_contains(d->ours, e->name)) {
+                d->failures++;
+                log_error("demo: stop %s: the demo did not start it, left alone", e->name);
         } else {
+                g_hash_table_remove(d->ours, e->name);
                 printf("--- stop %s\n", e->name);
                 fflush(stdout);
                 if (virt_domain_destroy_by_name(conn, e->name, &error) < 0) {
@@ -89,6 +96,7 @@ Demo *demo_new(struct event_base *base, Manager *m, GPtrArray *events, unsigned 
         d->manager = m;
         d->events = events;
         d->step_ms = step_ms;
+        d->ours = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         d->timer = evtimer_new(base, step, d);
         d->deadline = evtimer_new(base, on_deadline, d);
         evtimer_add(d->deadline, &(struct timeval){.tv_sec = DEMO_CONNECT_TIMEOUT_SEC});
@@ -102,6 +110,7 @@ void demo_free(Demo *d)
         event_free(d->timer);
         event_free(d->deadline);
         g_ptr_array_unref(d->events);
+        g_hash_table_unref(d->ours);
         g_free(d);
 }
 

@@ -17,6 +17,7 @@
 #include "log.h"
 #include "manager.h"
 #include "metrics.h"
+#include "ret-error.h"
 #include "topology.h"
 #include "topology-load.h"
 #include "trace.h"
@@ -402,17 +403,39 @@ static void setup_signals(Daemon *d)
         event_add(d->sighup, NULL);
 }
 
-/* The demo's trace, when --demo= asks for one. Returns 0 or -errno with *ret_error. */
+/*
+ * The demo's trace, when --demo= asks for one. It starts and destroys domains, so it runs only on
+ * libvirt's test driver, and its trace holds start and stop lines only (load and tick lines are the
+ * simulator's; a domain FILE.xml start would not start that definition). Returns 0 or -errno with
+ * *ret_error.
+ */
 static int setup_demo(Daemon *d, const char *trace, char **ret_error)
 {
+        const char *uri = manager_uri(d->manager);
         GPtrArray *events = NULL;
         int r;
 
         if (!trace)
                 return 0;
+        if (!uri || !g_str_has_prefix(uri, "test:"))
+                return ret_error_set(
+                    ret_error, -EINVAL,
+                    "--demo starts and destroys domains: it runs only on libvirt's test driver "
+                    "(--connect=test:///default), not on %s",
+                    uri ? uri : "the configured URI");
         r = trace_load_file(trace, &events, ret_error);
         if (r < 0)
                 return r;
+        for (unsigned i = 0; i < events->len; i++) {
+                const TraceEvent *e = g_ptr_array_index(events, i);
+                if ((e->op == TRACE_START && !e->domain) || e->op == TRACE_STOP)
+                        continue;
+                r = ret_error_set(ret_error, -EINVAL,
+                                  "%s:%u: --demo takes start NAME VCPUS MEMORY and stop NAME lines only",
+                                  trace, e->line);
+                g_ptr_array_unref(events);
+                return r;
+        }
         d->demo = demo_new(d->base, d->manager, events, 300);
         return 0;
 }

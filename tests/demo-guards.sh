@@ -1,0 +1,47 @@
+#!/bin/bash
+# shellcheck source-path=SCRIPTDIR
+# placementd --demo starts and destroys domains, so it must never touch anything but what it started on
+# libvirt's test driver: it refuses a URI that is not test: (with the shipped config that is
+# qemu:///system), refuses trace lines other than start and stop (a load or tick line was taken for a
+# stop), and leaves alone a stop of a domain it did not start (test:///default's own "test").
+#   bash tests/demo-guards.sh PLACEMENTD        TAP
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+PD=$(realpath "${1:?usage: demo-guards.sh PLACEMENTD}") || exit 1
+# shellcheck source=lib/tap.sh
+. "$HERE/lib/tap.sh"
+TMP=$(mktemp -d "${TMPDIR:-/tmp}/placementd-demo.XXXXXX") || exit 1
+trap 'rm -rf "$TMP"' EXIT
+OUT=$TMP/out ERR=$TMP/err RC=0
+TOPO="synthetic:pack:2 numa:1(memory=16GiB) core:2 pu:2"
+tap_begin demo-guards
+
+demo() { # TRACE-TEXT [OPTION...]
+        printf '%s' "$1" >"$TMP/trace"
+        shift
+        "$PD" --config="$HERE/../conf/placementd.conf" --topology="$TOPO" --foreground --bus=none \
+                --log-level=notice --demo="$TMP/trace" "$@" </dev/null >"$OUT" 2>"$ERR"
+        RC=$?
+}
+
+demo $'start a 1 1G\nstop a\n'
+((RC == 2)) && grep -q "runs only on libvirt's test driver (--connect=test:///default), not on qemu:///system" "$ERR"
+result "the shipped config's qemu:///system is refused (exit 2)" $?
+
+demo $'start a 1 1G\nload a busy=0.1\nstop a\n' --connect=test:///default
+((RC == 2)) && grep -q "trace:2: --demo takes start NAME VCPUS MEMORY and stop NAME lines only" "$ERR"
+result "a load line is refused, with its line (exit 2)" $?
+
+demo $'tick 5\n' --connect=test:///default
+((RC == 2)) && grep -q "trace:1: --demo takes" "$ERR"
+result "a tick line is refused (exit 2)" $?
+
+demo $'start a 1 1G\nstop test\nstop a\n' --connect=test:///default
+((RC == 1)) && grep -q "demo: stop test: the demo did not start it, left alone" "$ERR" &&
+        ! grep -q "^test: stopped" "$OUT" && grep -q "^a: stopped" "$OUT"
+result "a stop of a domain it did not start leaves it alone (exit 1); its own stop goes on" $?
+
+demo $'start a 1 1G\nstop a\n' --connect=test:///default
+((RC == 0))
+result "start and stop of its own domain on the test driver (exit 0)" $?
