@@ -39,6 +39,8 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
         g_autofree char *name = NULL, *id = NULL;
 
         load_monitor_forget(m->load, uuid); /* its next start is a new guest to measure */
+        if (m->heal_moved)                  /* and a new run cools down only once it is moved */
+                g_hash_table_remove(m->heal_moved, uuid);
         if (!d)
                 return;
         /* uuid may be d's own (the caller held the decision): copy what outlives it */
@@ -574,6 +576,7 @@ static void log_decision(const Decision *d)
 static Decision *skip(Manager *m, const char *uuid, const DomainSpec *live, const char *why, Plan *occupied)
 {
         Decision *d = decision_new(uuid, live->name);
+        d->domain_id = live->domain_id;
         d->result = DECISION_SKIPPED;
         d->reason = g_strdup(why);
         d->pinned_by_hand = occupied != NULL;
@@ -695,6 +698,7 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 return NULL;
         }
         d = decision_new(uuid, live->name);
+        d->domain_id = live->domain_id;
         d->adopted = true;
         d->reason = g_strdup(plan->reason);
         d->memory_binding = recorded_binding(md);
@@ -787,6 +791,7 @@ static Decision *record_plan(Manager *m, const char *uuid, const DomainSpec *liv
 {
         Decision *d = decision_new(uuid, live->name);
 
+        d->domain_id = live->domain_id;
         d->reason = note ? g_strdup_printf("%s; %s", note, plan->reason) : g_strdup(plan->reason);
         d->result = m->config->apply ? decision_result_from_plan(plan->result) : DECISION_ADVISORY;
         if (!m->config->apply)
@@ -997,6 +1002,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
                                  .hugepage_size = old->plan->hugepage_size};
         ledger_release(m->ledger, uuid);
         d = decision_new(uuid, old->name);
+        d->domain_id = virt_domain_id(dom);
         d->result = DECISION_SKIPPED;
         d->pinned_by_hand = true;
         d->reason = g_strdup_printf("%s; pins adopted as they are, placementd does not fight them", what);

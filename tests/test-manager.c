@@ -930,6 +930,42 @@ START_TEST(test_names_as_libvirt_has_them)
 }
 END_TEST
 
+START_TEST(test_restart_before_its_events_is_a_new_run)
+{
+        /* stopped and started again just before a reconcile, its STOPPED and STARTED events not yet read:
+         * the new run (another libvirt ID, libvirt's default pins) is placed, not taken for the old one
+         * with its pins changed by hand (it was then "skipped, pinned by hand" for good) */
+        Manager *m = new_manager(NULL);
+        virDomainPtr a = fixture_define_and_start(conn, "r-again", 2);
+        Wait w = {m, "r-again"};
+        const Decision *d;
+        unsigned first;
+
+        ck_assert(spin(known, &w, 3000));
+        first = manager_lookup(m, "r-again")->domain_id;
+        ck_assert_uint_gt(first, 0);
+        ck_assert_int_eq(virDomainDestroy(a), 0);
+        ck_assert_int_eq(virDomainCreate(a), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "r-again");
+        ck_assert_msg(d && d->result == DECISION_PLACED && !d->pinned_by_hand, "%s", d ? d->reason : "gone");
+        ck_assert_uint_ne(d->domain_id, first);
+        fixture_assert_live_pins(a, d->plan);
+        /* the late events change nothing of that */
+        for (unsigned i = 0; i < 300; i++) {
+                struct timespec nap = {0, 1000000};
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+                nanosleep(&nap, NULL);
+        }
+        d = manager_lookup(m, "r-again");
+        ck_assert_msg(d && d->result == DECISION_PLACED && !d->pinned_by_hand, "%s", d ? d->reason : "gone");
+        virDomainDestroy(a);
+        virDomainUndefine(a);
+        virDomainFree(a);
+        free_manager(m);
+}
+END_TEST
+
 #define UUID_NEW "a0000000-0000-4000-8000-000000000001"
 #define UUID_REC "a0000000-0000-4000-8000-000000000002"
 
@@ -1209,6 +1245,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_record_without_definition);
         tcase_add_test(tc, test_restart_adopts_records_first);
         tcase_add_test(tc, test_names_as_libvirt_has_them);
+        tcase_add_test(tc, test_restart_before_its_events_is_a_new_run);
         tcase_add_test(tc, test_persistent_definition_wins_over_snapshot);
         tcase_add_test(tc, test_replace_gone_reports_its_uuid);
         tcase_add_test(tc, test_reconcile_before_start_event);

@@ -48,6 +48,8 @@ typedef struct Decision {
         bool unrecorded; /* writing its metadata failed (libvirtd went away): the next reconcile writes it */
         bool job_held;   /* libvirt held a job on the domain: its plan was not (fully) applied, the ledger
                             holds its live pins, and it is placed again once the job is released */
+        unsigned domain_id; /* libvirt's ID of the run it was made for; 0: unknown. Another ID under the
+                               same UUID is a new run (stopped and started again) */
 } Decision;
 
 Decision *decision_new(const char *uuid, const char *name);

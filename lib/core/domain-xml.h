@@ -76,7 +76,8 @@ typedef struct DomainCell {
 typedef struct DomainSpec {
         char *name;
         char *uuid;
-        unsigned vcpus; /* online vCPUs (<vcpu current=...>, else the maximum) */
+        unsigned domain_id; /* libvirt's ID of this run (virDomainGetID(), set by the reader); 0: unknown */
+        unsigned vcpus;     /* online vCPUs (<vcpu current=...>, else the maximum) */
         unsigned max_vcpus;
         uint64_t
             memory; /* bytes: <memory> (the most the guest can use, DIMMs included), else <currentMemory> */

@@ -100,6 +100,12 @@ void virt_domain_live_size(virDomainPtr dom, unsigned *ret_vcpus, uint64_t *ret_
         *ret_memory = (uint64_t)kib * 1024;
 }
 
+unsigned virt_domain_id(virDomainPtr dom)
+{
+        unsigned id = virDomainGetID(dom);
+        return id == (unsigned)-1 ? 0 : id;
+}
+
 int virt_domain_read_spec(virDomainPtr dom, bool inactive, DomainSpec **ret, char **ret_error)
 {
         unsigned flags = inactive && virDomainIsPersistent(dom) == 1 ? VIR_DOMAIN_XML_INACTIVE : 0;
@@ -118,6 +124,8 @@ int virt_domain_read_spec(virDomainPtr dom, bool inactive, DomainSpec **ret, cha
                 g_free((*ret)->name);
                 (*ret)->name = g_strdup(virDomainGetName(dom));
         }
+        if (r == 0 && !inactive)
+                (*ret)->domain_id = virt_domain_id(dom);
         return r;
 }
 

@@ -31,6 +31,8 @@ int virt_domain_job_held(virDomainPtr dom, char **ret_error);
 /* Live definition (inactive=false) or the persistent one (inactive=true; for a transient domain the
  * live one). */
 int virt_domain_read_spec(virDomainPtr dom, bool inactive, DomainSpec **ret, char **ret_error);
+/* libvirt's ID of the domain's current run (a local call); 0 when it does not run. */
+unsigned virt_domain_id(virDomainPtr dom);
 
 /* Whether dom's connection to libvirtd still stands (a call that failed on a closed one says nothing of
  * the domain). */
