@@ -330,6 +330,20 @@ START_TEST(test_definition_snippet)
                               "  <memnode cellid='0' mode='strict' nodeset='0'/>\n"
                               "  <memnode cellid='1' mode='strict' nodeset='1'/>\n"
                               "</numatune>\n");
+        /* a binding placementd did not make (the definition's own, e.g. interleave) is not written over
+         * with a strict one, and a skipped decision (pinned by hand) gives no snippet at all */
+        {
+                JsonObject *o = json_node_get_object(root);
+                g_autofree char *kept = NULL, *skipped = NULL, *why = NULL;
+                json_object_set_string_member(o, "memory_binding", "kept");
+                kept = definition_snippet(o, &why);
+                ck_assert_msg(kept && !strstr(kept, "<numatune>") && strstr(kept, "<vcpupin vcpu='3'"), "%s",
+                              kept ? kept : why);
+                json_object_set_string_member(o, "result", "skipped");
+                skipped = definition_snippet(o, &why);
+                ck_assert_ptr_null(skipped);
+                ck_assert_msg(why && strstr(why, "skipped"), "%s", why);
+        }
         cells_clear(&c);
 }
 END_TEST

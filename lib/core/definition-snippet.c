@@ -4,6 +4,8 @@
 
 #include "cpuset.h"
 
+#include <string.h>
+
 static const char *string_member(JsonObject *o, const char *name)
 {
         JsonNode *n = json_object_get_member(o, name);
@@ -49,9 +51,17 @@ char *definition_snippet(JsonObject *d, char **ret_error)
         JsonArray *pins =
             json_object_has_member(d, "vcpu_pins") ? json_object_get_array_member(d, "vcpu_pins") : NULL;
         const char *memory = string_member(d, "memory_nodes"), *emulator = string_member(d, "emulator_pin");
+        const char *result = string_member(d, "result"), *binding = string_member(d, "memory_binding");
         GString *out = g_string_new("<cputune>\n");
         unsigned pinned = 0;
 
+        if (result && strcmp(result, "skipped") == 0) {
+                g_string_free(out, TRUE);
+                if (ret_error)
+                        *ret_error =
+                            g_strdup("the decision is skipped: placementd pins nothing of this domain");
+                return NULL;
+        }
         for (unsigned i = 0; pins && i < json_array_get_length(pins); i++) {
                 const char *pin = json_array_get_string_element(pins, i);
                 if (!pin || !*pin)
@@ -69,7 +79,11 @@ char *definition_snippet(JsonObject *d, char **ret_error)
         if (emulator && *emulator)
                 g_string_append_printf(out, "  <emulatorpin cpuset='%s'/>\n", emulator);
         g_string_append(out, "</cputune>\n");
-        if (memory && *memory)
+        /* a binding placementd did not make (the definition's own, in its own mode, or none) stays as
+         * it is: the snippet writes none over it */
+        if (memory && *memory &&
+            !(binding &&
+              (strcmp(binding, "kept") == 0 || strcmp(binding, "off") == 0 || strcmp(binding, "none") == 0)))
                 append_numatune(out, d, memory);
         return g_string_free(out, FALSE);
 }

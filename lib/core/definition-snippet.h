@@ -3,10 +3,11 @@
 
 /*
  * What a domain's definition would have to say to hold a decision from its start: the <cputune> with a
- * <vcpupin> per vCPU (and the <emulatorpin>) and the <numatune> with the memory nodes and, for guest
- * cells, a <memnode> per cell. libvirt binds a guest cell's memory only from the definition: a running
- * domain's per-cell binding cannot change (docs/running.md), so this is what an operator or their tooling
- * puts in the definition.
+ * <vcpupin> per vCPU (and the <emulatorpin>) and, when placementd binds the memory (not a binding the
+ * definition or libvirt holds, which stays in its own mode), the <numatune> with the memory nodes and,
+ * for guest cells, a <memnode> per cell. libvirt binds a guest cell's memory only from the definition: a
+ * running domain's per-cell binding cannot change (docs/running.md), so this is what an operator or their
+ * tooling puts in the definition.
  */
 
 #include <json-glib/json-glib.h>
