@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* placementctl cpu-advice and cpu-baseline: guest CPU models, straight from libvirt (no daemon). */
-#include "text-safe.h"
 #include "placementctl.h"
 
 #include <errno.h>
@@ -14,6 +13,7 @@
 #include "cpu-features.h"
 #include "cpu-json.h"
 #include "file-read.h"
+#include "text-safe.h"
 #include "virt-cpu.h"
 #include "virt-domain.h"
 #include "virt-event.h"

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* placementctl's online commands: ask the running daemon over D-Bus. */
-#include "text-safe.h"
 #include "placementctl.h"
 
 #include <errno.h>
@@ -13,8 +12,10 @@
 
 #include "bus-api.h"
 #include "bus-cleanup.h"
+#include "decision-json.h"
 #include "definition-snippet.h"
 #include "size.h"
+#include "text-safe.h"
 
 /* Where the daemon is, for messages. */
 static const char *where(const Ctl *c)
@@ -495,14 +496,19 @@ int verb_show(Ctl *c, char **args, unsigned nargs)
         return cmd_show(c, c->sd, args[0]);
 }
 
-/* The <cputune>/<numatune> that would hold each matching decision in the domain's definition. */
+/* The <cputune>/<numatune> that would hold each matching decision in the domain's definition; with
+ * --json, {"snippets": [{"domain", "uuid", "xml" (null when none), "error" (null or why none)}]}. */
 static int cmd_snippet(const Ctl *o, sd_bus *bus, const char *domain)
 {
         g_autoptr(sd_bus_message) reply = NULL;
         g_autoptr(JsonParser) parser = json_parser_new();
+        g_autoptr(JsonBuilder) b = json_builder_new();
         const char *text;
         int code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
 
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "snippets");
+        json_builder_begin_array(b);
         if (!code && !(code = ctl_read_string(reply, &text))) {
                 JsonArray *all = NULL;
                 if (json_parser_load_from_data(parser, text, -1, NULL))
@@ -514,17 +520,54 @@ static int cmd_snippet(const Ctl *o, sd_bus *bus, const char *domain)
                         JsonObject *d = json_array_get_object_element(all, i);
                         g_autofree char *error = NULL;
                         g_autofree char *xml = definition_snippet(d, &error);
-                        printf("<!-- %s: %s -->\n", json_object_get_string_member(d, "domain"),
-                               xml ? "what its definition needs to hold this decision from its start"
-                                   : error);
-                        if (xml)
-                                fputs(xml, stdout);
-                        else
+                        if (o->json) {
+                                json_builder_begin_object(b);
+                                json_builder_set_member_name(b, "domain");
+                                json_builder_add_string_value(b, json_object_get_string_member(d, "domain"));
+                                json_builder_set_member_name(b, "uuid");
+                                json_builder_add_string_value(b, json_object_get_string_member(d, "uuid"));
+                                json_builder_set_member_name(b, "xml");
+                                if (xml)
+                                        json_builder_add_string_value(b, xml);
+                                else
+                                        json_builder_add_null_value(b);
+                                json_builder_set_member_name(b, "error");
+                                if (xml)
+                                        json_builder_add_null_value(b);
+                                else
+                                        json_builder_add_string_value(b, error);
+                                json_builder_end_object(b);
+                        } else {
+                                g_autofree char *safe =
+                                    text_safe(json_object_get_string_member(d, "domain"));
+                                printf("<!-- %s: %s -->\n", safe,
+                                       xml ? "what its definition needs to hold this decision from its start"
+                                           : error);
+                                if (xml)
+                                        fputs(xml, stdout);
+                        }
+                        if (!xml)
                                 code = EXIT_RUNTIME;
                 }
                 if (!all)
                         code = EXIT_RUNTIME;
         }
+        json_builder_end_array(b);
+        json_builder_end_object(b);
+        if (o->json && !code) {
+                g_autoptr(JsonNode) root = json_builder_get_root(b);
+                g_autofree char *out = json_to_text(root, TRUE);
+                printf("%s\n", out);
+        }
+        return code;
+}
+
+/* A call that answers nothing: with --json, {} once it succeeded (a script reads one object per
+ * command). */
+static int call_done(const Ctl *o, int code)
+{
+        if (o->json && !code)
+                printf("{}\n");
         return code;
 }
 
@@ -572,7 +615,7 @@ int verb_plan(Ctl *c, char **args, unsigned nargs)
 int verb_reload(Ctl *c, char **args, unsigned nargs)
 {
         (void)args, (void)nargs;
-        return ctl_call(c, c->sd, "Reload", NULL, NULL);
+        return call_done(c, ctl_call(c, c->sd, "Reload", NULL, NULL));
 }
 
 int verb_rebalance(Ctl *c, char **args, unsigned nargs)
@@ -584,5 +627,5 @@ int verb_rebalance(Ctl *c, char **args, unsigned nargs)
 int verb_replace(Ctl *c, char **args, unsigned nargs)
 {
         (void)nargs;
-        return ctl_call(c, c->sd, "Replace", NULL, "s", args[0]);
+        return call_done(c, ctl_call(c, c->sd, "Replace", NULL, "s", args[0]));
 }

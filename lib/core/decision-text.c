@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "text-safe.h"
 #include "decision-text.h"
 #include "decision-json.h"
 #include "size.h"
+#include "text-safe.h"
 
 static void append_body(GString *s, const Topology *t, const Plan *p)
 {

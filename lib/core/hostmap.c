@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-#include "text-safe.h"
 #include "hostmap.h"
 #include "size.h"
+#include "text-safe.h"
 
 #define CORES_PER_LINE 16u
 

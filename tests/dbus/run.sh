@@ -438,6 +438,17 @@ ctl replace test
 result "placementctl replace test (rc $RC)" "$([ $RC -eq 0 ]; echo $?)"
 ctl reload
 result "placementctl reload (rc $RC)" "$([ $RC -eq 0 ]; echo $?)"
+# every verb's --json is one JSON object (reload, replace and snippet printed nothing or XML)
+for verb in reload "replace test" "snippet test"; do
+    # shellcheck disable=SC2086 # the verb and its argument
+    ctl $verb --json
+    result "placementctl $verb --json is valid JSON (rc $RC)" "$([ $RC -eq 0 ] && json_ok "$OUT"; echo $?)"
+done
+ctl snippet test --json
+result "placementctl snippet test --json holds its <cputune>" "$(python3 -c '
+import json, sys
+s = json.load(open(sys.argv[1]))["snippets"]
+assert len(s) == 1 and s[0]["domain"] == "test" and "<cputune>" in s[0]["xml"] and s[0]["error"] is None' "$OUT"; echo $?)"
 ctl show nope
 result "placementctl show nope exits 4 (rc $RC)" "$([ $RC -eq 4 ]; echo $?)"
 ctl replace nope
