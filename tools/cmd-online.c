@@ -277,7 +277,8 @@ static int cmd_list(const Ctl *o, sd_bus *bus)
                 sd_bus_message_read(reply, "sssss", &name, &uuid, &policy, &result, &nodes);
                 sd_bus_message_enter_container(reply, 'a', "s");
                 while (sd_bus_message_read(reply, "s", &pin) > 0) {
-                        g_string_append_printf(pins, "%s%u:%s", i ? " " : "", i, pin);
+                        if (*pin) /* an unplaced vCPU has no pin */
+                                g_string_append_printf(pins, "%s%u:%s", pins->len ? " " : "", i, pin);
                         i++;
                 }
                 sd_bus_message_exit_container(reply);
@@ -365,7 +366,9 @@ static void print_decision(JsonObject *d)
                        json_object_get_int_member(d, "vcpus"),
                        size_format((uint64_t)json_object_get_int_member(d, "memory"), a, sizeof(a)));
         for (unsigned i = 0; pins && i < json_array_get_length(pins); i++)
-                printf("  vCPU %-3u       %s\n", i, json_array_get_string_element(pins, i));
+                printf("  vCPU %-3u       %s\n", i,
+                       *json_array_get_string_element(pins, i) ? json_array_get_string_element(pins, i)
+                                                               : "(not pinned)");
         printf("  memory nodes:   %s (binding %s)\n", *mem ? mem : "-",
                json_object_get_string_member(d, "memory_binding"));
         printf("  emulator:       %s\n", *emu ? emu : "(not pinned)");
