@@ -307,6 +307,31 @@ static const Verb *verb_find(const char *name, bool offline)
         return found;
 }
 
+/* What an online command needs of its options, told before anything is asked of a daemon: a usage
+ * error is exit 2 whether one runs or not. */
+static int check_online_options(const Verb *v, const Ctl *c)
+{
+        if (v->mode != VERB_ONLINE)
+                return 0;
+        if (strcmp(v->name, "plan") == 0 &&
+            (!(c->given & CTL_OPT(VCPUS)) || !(c->given & CTL_OPT(MEMORY)))) {
+                fprintf(stderr, "placementctl plan: give --vcpus=N and --memory=SIZE (or --topology= to "
+                                "plan offline)\n");
+                return -EINVAL;
+        }
+        if (strcmp(v->name, "map") == 0 && c->topology && !c->svg) {
+                fprintf(stderr, "placementctl map: --topology= names the host to draw with --svg=FILE\n");
+                return -EINVAL;
+        }
+        if (strcmp(v->name, "map") == 0 && c->svg && c->host && !c->topology) {
+                fprintf(stderr,
+                        "placementctl map --svg: with -H, give --topology= that host's hwloc XML (lstopo "
+                        "--of xml there)\n");
+                return -EINVAL;
+        }
+        return 0;
+}
+
 static int check_call(const Verb *v, const Ctl *c, char **args, unsigned nargs)
 {
         unsigned foreign = c->given & ~v->options;
@@ -330,7 +355,7 @@ static int check_call(const Verb *v, const Ctl *c, char **args, unsigned nargs)
                                 i + 1, v->args);
                         return -EINVAL;
                 }
-        return 0;
+        return check_online_options(v, c);
 }
 
 static int dispatch(Ctl *c, char **args, unsigned nargs)

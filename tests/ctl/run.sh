@@ -90,6 +90,11 @@ result "topology lists each node's hugepage pools (rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q '^hugepages node 1: 64 x 2.0 MiB (128.0 MiB)$' "$OUT"; echo $?)"
 run "$CTL" snippet --bus-address="unix:path=$TMP/nothing-here"
 result "snippet without DOMAIN exits 2 before connecting (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
+run "$CTL" plan --vcpus=2 --bus-address="unix:path=$TMP/nothing-here"
+result "online plan without --memory exits 2 before connecting (rc $RC)" \
+    "$([ $RC -eq 2 ] && grep -q 'give --vcpus=N and --memory=SIZE' "$ERR"; echo $?)"
+run "$CTL" map --topology=host --bus-address="unix:path=$TMP/nothing-here"
+result "map --topology= without --svg exits 2 before connecting (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
 
 # ---- kinds: memory kinds per node, CPU kinds, CPUs local to no node, MemoryTiers= -----------------------
 TOPOS=$ROOT/tests/topologies
