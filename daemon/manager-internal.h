@@ -69,6 +69,9 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d);
 void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what);
 /* True when the online vCPUs or the memory (<memory>) differ from what the decision counts; says so once. */
 bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d);
+/* Whether a domain pinned by hand runs with other vCPUs or memory than its decision counts: it is
+ * adopted again as it runs (placer_adopt_hand_pins()), never re-placed. */
+bool placer_hand_pinned_resized(Manager *m, virDomainPtr dom, const Decision *d);
 /* True when the live pins differ from what the decision says. */
 bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d);
 void placer_notify(Manager *m, const Decision *d, const char *uuid, const char *name);

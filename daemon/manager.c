@@ -253,6 +253,9 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                         placer_place(m, doms[i], origin, 0);
                 else if (origin == ORIGIN_RECONCILE && placer_resized(m, doms[i], d))
                         placer_place(m, doms[i], ORIGIN_RESIZED, 0);
+                else if (origin == ORIGIN_RECONCILE && placer_hand_pinned_resized(m, doms[i], d))
+                        placer_adopt_hand_pins(m, doms[i],
+                                               "its vCPUs or memory changed while pinned by hand");
                 else if (origin == ORIGIN_RECONCILE && placer_pins_drifted(m, doms[i], d))
                         placer_adopt_hand_pins(m, doms[i], "its vCPU pins drifted from the decision");
                 else if (origin == ORIGIN_RECONCILE && d->unrecorded)

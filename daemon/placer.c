@@ -987,19 +987,23 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         Decision *d;
         Plan *adopted;
         unsigned nvcpus;
+        uint64_t memory;
 
         if (!old)
                 return;
-        nvcpus = old->plan ? old->plan->nvcpus : 0;
-        if (nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, &pins, &error) < 0) {
+        /* as it runs now: a vCPU added (or memory) while pinned by hand is counted too */
+        virt_domain_live_size(dom, &nvcpus, &memory);
+        if (nvcpus == 0)
+                nvcpus = old->plan ? old->plan->nvcpus : 0;
+        if (memory == 0 && old->plan)
+                memory = old->plan->memory;
+        if (nvcpus == 0 || !old->plan || virt_domain_get_vcpu_pins(dom, nvcpus, &pins, &error) < 0) {
                 if (error)
                         log_warning("%s: %s, ignoring", old->name, error);
                 return;
         }
-        req = (PlacementRequest){.name = old->name,
-                                 .vcpus = nvcpus,
-                                 .memory = old->plan->memory,
-                                 .hugepage_size = old->plan->hugepage_size};
+        req = (PlacementRequest){
+            .name = old->name, .vcpus = nvcpus, .memory = memory, .hugepage_size = old->plan->hugepage_size};
         ledger_release(m->ledger, uuid);
         d = decision_new(uuid, old->name);
         d->domain_id = virt_domain_id(dom);
@@ -1026,6 +1030,18 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         }
         log_decision(d);
         placer_notify(m, d, d->uuid, d->name);
+}
+
+bool placer_hand_pinned_resized(Manager *m, virDomainPtr dom, const Decision *d)
+{
+        unsigned vcpus;
+        uint64_t memory;
+        (void)m;
+
+        if (!d->plan || !d->pinned_by_hand)
+                return false;
+        virt_domain_live_size(dom, &vcpus, &memory);
+        return (vcpus > 0 && vcpus != d->plan->nvcpus) || (memory > 0 && memory != d->plan->memory);
 }
 
 bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d)

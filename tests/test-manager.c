@@ -966,6 +966,39 @@ START_TEST(test_restart_before_its_events_is_a_new_run)
 }
 END_TEST
 
+START_TEST(test_hand_pinned_hot_add_counted)
+{
+        /* a domain pinned by hand gets a vCPU hot-added and pinned by hand too: the reconcile adopts it
+         * as it runs, both vCPUs counted (the new one was never counted, and a new domain took its core) */
+        Manager *m = new_manager(NULL);
+        virDomainPtr a =
+            virDomainDefineXML(conn, "<domain type='test'><name>hp-grow</name><memory unit='MiB'>512"
+                                     "</memory><vcpu current='1'>2</vcpu><os><type>hvm</type></os>"
+                                     "</domain>");
+        Wait w = {m, "hp-grow"};
+        unsigned char cpu0 = 1u << 0, cpu6 = 1u << 6;
+        const Decision *d;
+
+        ck_assert_ptr_nonnull(a);
+        ck_assert_int_eq(virDomainCreate(a), 0);
+        ck_assert(spin(known, &w, 3000));
+        ck_assert_int_eq(virDomainPinVcpuFlags(a, 0, &cpu0, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "hp-grow");
+        ck_assert_msg(d->pinned_by_hand && d->plan->nvcpus == 1, "%s", d->reason);
+        ck_assert_int_eq(virDomainSetVcpusFlags(a, 2, VIR_DOMAIN_AFFECT_LIVE), 0);
+        ck_assert_int_eq(virDomainPinVcpuFlags(a, 1, &cpu6, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "hp-grow");
+        ck_assert_msg(d->pinned_by_hand && d->plan->nvcpus == 2, "%s", d->reason);
+        ck_assert_uint_eq(ledger_core_load(manager_ledger(m), manager_topology(m)->pus[6].core), 1);
+        virDomainDestroy(a);
+        virDomainUndefine(a);
+        virDomainFree(a);
+        free_manager(m);
+}
+END_TEST
+
 #define UUID_NEW "a0000000-0000-4000-8000-000000000001"
 #define UUID_REC "a0000000-0000-4000-8000-000000000002"
 
@@ -1246,6 +1279,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_restart_adopts_records_first);
         tcase_add_test(tc, test_names_as_libvirt_has_them);
         tcase_add_test(tc, test_restart_before_its_events_is_a_new_run);
+        tcase_add_test(tc, test_hand_pinned_hot_add_counted);
         tcase_add_test(tc, test_persistent_definition_wins_over_snapshot);
         tcase_add_test(tc, test_replace_gone_reports_its_uuid);
         tcase_add_test(tc, test_reconcile_before_start_event);
