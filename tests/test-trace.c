@@ -68,6 +68,12 @@ START_TEST(test_spec)
         ck_assert_ptr_nonnull(strstr(err3, "empty domain name"));
         ck_assert_int_eq(trace_parse_spec("web:0:1G", &e, &err4), -EINVAL);
         ck_assert_ptr_nonnull(strstr(err4, "from 1 to 16384"));
+        {
+                /* a domain of no memory is no domain (it was planned "for 0 B") */
+                g_autofree char *err6 = NULL;
+                ck_assert_int_eq(trace_parse_spec("web:2:0", &e, &err6), -EINVAL);
+                ck_assert_ptr_nonnull(strstr(err6, "memory must be a size"));
+        }
         /* more than a plan holds is the engine's to refuse, as the daemon does with such a definition */
         ck_assert_int_eq(trace_parse_spec("web:16384:1G", &e, &err5), 0);
         ck_assert_uint_eq(e->vcpus, 16384);

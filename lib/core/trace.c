@@ -45,7 +45,7 @@ static const char *parse_start(const char *name, const char *vcpus, const char *
                 return bad;
         if (!g_ascii_string_to_unsigned(vcpus, 10, 1, DOMAIN_XML_MAX_VCPUS, &n, NULL))
                 return "vCPU count must be a whole number from 1 to 16384";
-        if (size_parse(memory, &bytes) < 0)
+        if (size_parse(memory, &bytes) < 0 || bytes == 0)
                 return "memory must be a size such as 4096M or 4G";
         *ret = g_new0(TraceEvent, 1);
         **ret = (TraceEvent){
