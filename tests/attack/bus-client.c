@@ -168,6 +168,24 @@ static int rebalance(sd_bus *bus, unsigned count)
         return 0;
 }
 
+/* A new bus connection to address as a client, in *ret (NULL on failure); returns sd-bus's result. */
+static int connect_to(const char *address, sd_bus **ret)
+{
+        sd_bus *bus = NULL;
+        int r = sd_bus_new(&bus);
+
+        if (r >= 0)
+                r = sd_bus_set_address(bus, address);
+        if (r >= 0)
+                r = sd_bus_set_bus_client(bus, 1);
+        if (r >= 0)
+                r = sd_bus_start(bus);
+        if (r < 0)
+                bus = sd_bus_flush_close_unref(bus);
+        *ret = bus;
+        return r;
+}
+
 #define VANISH_CALLS 20u
 
 static int vanish(const char *address, unsigned seconds)
@@ -176,13 +194,7 @@ static int vanish(const char *address, unsigned seconds)
 
         while (now_usec() < until) {
                 sd_bus *bus = NULL;
-                int r = sd_bus_new(&bus);
-                if (r >= 0)
-                        r = sd_bus_set_address(bus, address);
-                if (r >= 0)
-                        r = sd_bus_set_bus_client(bus, 1);
-                if (r >= 0)
-                        r = sd_bus_start(bus);
+                int r = connect_to(address, &bus);
                 for (unsigned i = 0; r >= 0 && i < VANISH_CALLS; i++) {
                         sd_bus_message *m = NULL;
                         r = sd_bus_message_new_method_call(bus, &m, DEST, PATH, IFACE, "GetDecisionsJSON");
@@ -215,13 +227,7 @@ int main(int argc, char **argv)
         number = (unsigned)strtoul(argv[3], NULL, 10);
         if (strcmp(argv[2], "vanish") == 0)
                 return vanish(argv[1], number);
-        r = sd_bus_new(&bus);
-        if (r >= 0)
-                r = sd_bus_set_address(bus, argv[1]);
-        if (r >= 0)
-                r = sd_bus_set_bus_client(bus, 1);
-        if (r >= 0)
-                r = sd_bus_start(bus);
+        r = connect_to(argv[1], &bus);
         if (r < 0) {
                 fprintf(stderr, "cannot connect to %s: %s\n", argv[1], strerror(-r));
                 return 1;
