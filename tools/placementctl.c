@@ -147,7 +147,8 @@ static void usage(FILE *f)
                     i->short_name ? ", " : "  ", i->name, i->value ? "=" : "", i->value ? i->value : "");
                 fprintf(f, "  %-32s %s\n", flag, i->help);
         }
-        fputs("\nSOURCE is 'host', an hwloc XML file, or 'synthetic:DESC'. SIZE takes K/M/G/T suffixes (binary; a bare number is bytes).\n"
+        fputs("\nSOURCE is 'host', an hwloc XML file, or 'synthetic:DESC'. SIZE takes K/M/G/T suffixes "
+              "(binary; a bare number is bytes).\n"
               "Exit status: 0 ok, 1 runtime failure, 2 usage or input error, 3 placementd not running,\n"
               "4 no such domain, 5 permission denied.\n",
               f);
