@@ -237,15 +237,16 @@ static void reconcile(Manager *m, PlaceOrigin origin)
         for (unsigned i = 0; i < n; i++) {
                 char uuid[VIR_UUID_STRING_BUFLEN];
                 const Decision *d;
+                unsigned run;
                 virt_domain_uuid(doms[i], uuid);
                 g_hash_table_add(running, g_strdup(uuid));
                 d = g_hash_table_lookup(m->decisions, uuid);
-                if (d && d->domain_id && virt_domain_id(doms[i]) &&
-                    d->domain_id != virt_domain_id(doms[i])) {
+                run = virt_domain_id(doms[i]);
+                if (d && d->domain_id && run && d->domain_id != run) {
                         /* stopped and started again before its events came (or while libvirt was away):
                          * a new run, with libvirt's default pins, not the old one's pins drifted */
-                        log_info("%s: runs again (ID %u, was %u): placing the new run", d->name,
-                                 virt_domain_id(doms[i]), d->domain_id);
+                        log_info("%s: runs again (ID %u, was %u): placing the new run", d->name, run,
+                                 d->domain_id);
                         placer_forget(m, uuid, "stopped and started again");
                         d = NULL;
                 }

@@ -521,6 +521,14 @@ static uint32_t *read_distances(Topology *t, hwloc_topology_t topo, const char *
         return m && n < t->nnodes ? with_no_local_node(m, n) : m;
 }
 
+/* The file system root the live host's own files are read under: hwloc's HWLOC_FSROOT, as hwloc reads
+ * its sysfs (a fake tree in tests), else "" for "/". */
+static const char *fs_root(void)
+{
+        const char *root = g_getenv("HWLOC_FSROOT");
+        return root && strcmp(root, "/") != 0 ? root : "";
+}
+
 /*
  * The host as placementd runs on it: domains run in the guest cgroup (guest-cgroup.h), not in placementd's
  * own, so its cpuset decides (*ret_cpus, *ret_mems; NULL, every online CPU and node, while there is none)
@@ -532,9 +540,9 @@ static void this_host_allowed(Topology *t, hwloc_topology_t topo, HwlocBitmap **
 {
         hwloc_const_cpuset_t own = hwloc_topology_get_allowed_cpuset(topo);
         hwloc_const_cpuset_t online = hwloc_topology_get_topology_cpuset(topo);
-        const char *root = g_getenv("HWLOC_FSROOT"), *where = NULL;
+        const char *where = NULL;
         hwloc_bitmap_t cpus = NULL, mems = NULL;
-        int r = guest_cgroup_sets(root && strcmp(root, "/") != 0 ? root : "", &cpus, &mems, &where);
+        int r = guest_cgroup_sets(fs_root(), &cpus, &mems, &where);
 
         if (r == -EINVAL)
                 topology_note(t, "the cpuset of %s cannot be read: every online CPU and node counts", where);
@@ -555,9 +563,8 @@ static void this_host_allowed(Topology *t, hwloc_topology_t topo, HwlocBitmap **
  * counted as CXL, a lower tier that MemoryTiers= decides on, not as first-tier DRAM. */
 static void this_host_memory_tiers(Topology *t)
 {
-        const char *root = g_getenv("HWLOC_FSROOT");
         unsigned len = 0, cpu_tier = G_MAXUINT;
-        g_autofree unsigned *tier = kernel_memory_tiers(root && strcmp(root, "/") != 0 ? root : "", &len);
+        g_autofree unsigned *tier = kernel_memory_tiers(fs_root(), &len);
 
         if (!tier)
                 return;
@@ -583,9 +590,7 @@ static void this_host_memory_tiers(Topology *t)
 /* The kernel's default hugepage size, as libvirt takes it for <hugepages/> without a size. */
 static void this_host_hugepage_size(Topology *t)
 {
-        const char *root = g_getenv("HWLOC_FSROOT");
-        g_autofree char *path =
-            g_strconcat(root && strcmp(root, "/") != 0 ? root : "", "/proc/meminfo", NULL);
+        g_autofree char *path = g_strconcat(fs_root(), "/proc/meminfo", NULL);
         g_autofree char *text = NULL;
 
         if (file_read_bounded(path, 1 << 20, &text, NULL, NULL) == 0)
