@@ -244,7 +244,7 @@ static void check_run(Manager *m, virConnectPtr conn, const Run *r, unsigned led
                 d = manager_lookup(m, name);
                 dom = virDomainLookupByName(conn, name);
                 if (!d || !d->plan || !dom ||
-                    virt_domain_get_vcpu_pins(dom, d->plan->nvcpus, &pins, NULL) < 0) {
+                    virt_domain_get_vcpu_pins(dom, d->plan->nvcpus, d->plan->vcpu_ids, &pins, NULL) < 0) {
                         pins_differ++;
                 } else {
                         for (unsigned v = 0; v < d->plan->nvcpus; v++)

@@ -21,16 +21,18 @@ void interrupted_clear(Manager *m)
 
 /* Whether every live vCPU pin of dom is either the plan's pin for it or none (every host CPU, or every
  * CPU of allowed), and at least one is the plan's. */
-static bool pins_are_plans(const Manager *m, virDomainPtr dom, const Plan *plan, unsigned nvcpus,
+static bool pins_are_plans(const Manager *m, virDomainPtr dom, const Plan *plan, const DomainSpec *live,
                            const CpuSet *allowed)
 {
+        unsigned nvcpus = live->vcpus;
         CpuSet **pins = NULL;
         bool ours = true, any = false;
 
-        if (nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, &pins, NULL) < 0)
+        if (nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, live->vcpu_ids, &pins, NULL) < 0)
                 return false;
         for (unsigned i = 0; i < nvcpus && ours; i++) {
-                bool planned = i < plan->nvcpus && !cpuset_is_empty(plan->vcpu_pins[i]) &&
+                bool planned = i < plan->nvcpus && plan_vcpu_id(plan, i) == domain_spec_vcpu_id(live, i) &&
+                               !cpuset_is_empty(plan->vcpu_pins[i]) &&
                                cpuset_equal(pins[i], plan->vcpu_pins[i]);
 
                 any |= planned;
@@ -50,7 +52,7 @@ bool interrupted_claim(Manager *m, virDomainPtr dom, const char *uuid, const Dom
                 return false;
         g_free(key);
         plan = value;
-        if (live->decision || !pins_are_plans(m, dom, plan, live->vcpus, user->vcpu_cpuset))
+        if (live->decision || !pins_are_plans(m, dom, plan, live, user->vcpu_cpuset))
                 return false; /* recorded after all, or pinned by someone since: as found */
         /* placementd placed it, so its definition pinned no vCPU itself: when user shows pins, it was
          * read from the live definition (a transient domain), and what that pins the interrupted apply

@@ -156,6 +156,7 @@ static void on_tunable(virDomainPtr dom, virTypedParameterPtr params, int nparam
                 const char *field = params[i].field;
                 g_autoptr(CpuSet) seen = NULL;
                 guint64 vcpu;
+                int index;
 
                 /* someone pinned one of its I/O threads (or one came and was pinned at once): the live
                  * I/O threads are read once, whatever the event holds */
@@ -172,7 +173,10 @@ static void on_tunable(virDomainPtr dom, virTypedParameterPtr params, int nparam
                         continue;
                 if (cpuset_parse(params[i].value.s, &seen, NULL) < 0)
                         continue;
-                if (vcpu < d->plan->nvcpus && cpuset_equal(seen, d->plan->vcpu_pins[vcpu])) {
+                /* N in cputune.vcpupinN is libvirt's vCPU id; a pin of one the plan does not have (not
+                 * online) is someone else's too */
+                index = vcpu_id_index(d->plan->vcpu_ids, d->plan->nvcpus, (unsigned)vcpu);
+                if (index >= 0 && cpuset_equal(seen, d->plan->vcpu_pins[index])) {
                         log_debug("%s: %s=%s is the echo of our own pin", d->name, field, params[i].value.s);
                         continue;
                 }

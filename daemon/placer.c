@@ -95,13 +95,14 @@ bool placer_runs_anywhere(const Manager *m, const CpuSet *pins, const CpuSet *al
  * Live pins other than "anywhere" mean someone pinned it; anywhere is every host CPU, or every host CPU of
  * <vcpu cpuset> (libvirt's default pin for it). Returns the pins or NULL.
  */
-static CpuSet **hand_pins(Manager *m, virDomainPtr dom, unsigned nvcpus, const CpuSet *allowed)
+static CpuSet **hand_pins(Manager *m, virDomainPtr dom, const DomainSpec *live, const CpuSet *allowed)
 {
+        unsigned nvcpus = live->vcpus;
         CpuSet **pins = NULL;
         g_autofree char *error = NULL;
         bool pinned = false;
 
-        if (nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, &pins, &error) < 0)
+        if (nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, live->vcpu_ids, &pins, &error) < 0)
                 return NULL;
         for (unsigned i = 0; i < nvcpus && !pinned; i++)
                 pinned = !placer_runs_anywhere(m, pins[i], allowed);
@@ -112,17 +113,20 @@ static CpuSet **hand_pins(Manager *m, virDomainPtr dom, unsigned nvcpus, const C
         return pins;
 }
 
-/* True when the live pins of the nvcpus vCPUs are the ones the recorded decision md says placementd made. */
-static bool live_pins_recorded(virDomainPtr dom, unsigned nvcpus, const MetaDecision *md)
+/* True when the live pins of the running vCPUs are the ones the recorded decision md says placementd made
+ * (a record names vCPUs by libvirt's ids). */
+static bool live_pins_recorded(virDomainPtr dom, const DomainSpec *live, const MetaDecision *md)
 {
+        unsigned nvcpus = live->vcpus;
         CpuSet **pins = NULL;
         bool same = md->vcpus && md->vcpus->len > 0;
 
-        if (!same || nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, &pins, NULL) < 0)
+        if (!same || nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, live->vcpu_ids, &pins, NULL) < 0)
                 return false;
         for (unsigned i = 0; i < md->vcpus->len && same; i++) {
                 const MetaVcpu *v = &g_array_index(md->vcpus, MetaVcpu, i);
-                same = v->id < nvcpus && cpuset_equal(pins[v->id], v->cpuset);
+                int k = vcpu_id_index(live->vcpu_ids, nvcpus, v->id);
+                same = k >= 0 && cpuset_equal(pins[k], v->cpuset);
         }
         virt_pins_free(pins, nvcpus);
         return same;
@@ -188,7 +192,7 @@ static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
                 g_clear_pointer(&user->user_xml, g_free);
                 if (user->has_vcpupin && src->decision &&
                     (src == cfg ? domain_spec_pins_recorded(src)
-                                : live_pins_recorded(dom, live->vcpus, src->decision)))
+                                : live_pins_recorded(dom, live, src->decision)))
                         user->has_vcpupin = false;
                 /* the I/O threads the record says placementd pinned are its own */
                 if (user->iothreadpins && src->decision && src->decision->iothreads)
@@ -349,7 +353,7 @@ static bool pins_took(Decision *d, virDomainPtr dom)
         g_autofree char *error = NULL;
         bool took = true;
 
-        if (virt_domain_get_vcpu_pins(dom, p->nvcpus, &pins, &error) < 0) {
+        if (virt_domain_get_vcpu_pins(dom, p->nvcpus, p->vcpu_ids, &pins, &error) < 0) {
                 log_warning("%s: %s; cannot tell whether its pins took", d->name, error);
                 return true;
         }
@@ -357,7 +361,8 @@ static bool pins_took(Decision *d, virDomainPtr dom)
                 if (!cpuset_is_empty(p->vcpu_pins[i]) && !cpuset_equal(pins[i], p->vcpu_pins[i])) {
                         g_autofree char *want = cpuset_format(p->vcpu_pins[i]),
                                         *have = cpuset_format(pins[i]);
-                        error = g_strdup_printf("vCPU %u was pinned to %s but runs on '%s'", i, want, have);
+                        error = g_strdup_printf("vCPU %u was pinned to %s but runs on '%s'",
+                                                plan_vcpu_id(p, i), want, have);
                         log_warning("%s: %s", d->name, error);
                         note_failure(d, &error);
                         took = false;
@@ -378,7 +383,7 @@ static int apply_vcpu_pins(Decision *d, virDomainPtr dom)
                 int r;
                 if (cpuset_is_empty(p->vcpu_pins[i]))
                         continue;
-                r = virt_domain_pin_vcpu(dom, i, p->vcpu_pins[i], &error);
+                r = virt_domain_pin_vcpu(dom, plan_vcpu_id(p, i), p->vcpu_pins[i], &error);
                 if (r == -EBUSY)
                         note_failure(d, &error);
                 if (r == -ENOENT || r == -EBUSY)
@@ -481,13 +486,14 @@ static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emu
         Plan *runs;
 
         d->result = DECISION_FAILED;
-        if (virt_domain_get_vcpu_pins(dom, req.vcpus, &pins, &error) < 0) {
+        if (virt_domain_get_vcpu_pins(dom, req.vcpus, d->plan->vcpu_ids, &pins, &error) < 0) {
                 log_warning("%s: %s; its plan stays counted", d->name, error);
                 return;
         }
         ledger_release(m->ledger, d->uuid); /* adopted among the others, not beside its plan */
         runs = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
         virt_pins_free(pins, req.vcpus);
+        plan_set_vcpu_ids(runs, d->plan->vcpu_ids, d->plan->nvcpus);
         runs->policy = d->plan->policy;
         if (emulator_applied)
                 cpuset_union(runs->emulator_pin, d->plan->emulator_pin);
@@ -565,7 +571,8 @@ static void log_decision(const Decision *d)
                 for (unsigned i = 0; i < d->plan->nvcpus && i < 64; i++) {
                         g_autofree char *s = cpuset_format(d->plan->vcpu_pins[i]);
                         if (*s)
-                                g_string_append_printf(pins, "%s%u:%s", pins->len ? " " : "", i, s);
+                                g_string_append_printf(pins, "%s%u:%s", pins->len ? " " : "",
+                                                       plan_vcpu_id(d->plan, i), s);
                 }
         log_info("%s: %s%s%s%s (%s)", d->name, decision_result_to_string(d->result),
                  pins->len ? ", vCPU pins " : "", pins->str, d->adopted ? ", adopted" : "",
@@ -580,6 +587,8 @@ static Decision *skip(Manager *m, const char *uuid, const DomainSpec *live, cons
         d->result = DECISION_SKIPPED;
         d->reason = g_strdup(why);
         d->pinned_by_hand = occupied != NULL;
+        if (occupied)
+                plan_set_vcpu_ids(occupied, live->vcpu_ids, live->vcpus);
         return record(m, d, occupied);
 }
 
@@ -626,14 +635,14 @@ static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, const 
         CpuSet **pins = NULL;
         bool held = false, any_free = false;
 
-        if (virt_domain_get_vcpu_pins(dom, p->nvcpus, &pins, ret_error) < 0)
+        if (virt_domain_get_vcpu_pins(dom, p->nvcpus, p->vcpu_ids, &pins, ret_error) < 0)
                 return -EINVAL;
         for (unsigned i = 0; i < p->nvcpus; i++)
                 if (p->vcpu_pu[i] >= 0 && !cpuset_equal(pins[i], p->vcpu_pins[i])) {
                         g_autofree char *want = cpuset_format(p->vcpu_pins[i]),
                                         *have = cpuset_format(pins[i]);
-                        *ret_error =
-                            g_strdup_printf("vCPU %u runs on %s, the record says %s", i, have, want);
+                        *ret_error = g_strdup_printf("vCPU %u runs on %s, the record says %s",
+                                                     plan_vcpu_id(p, i), have, want);
                         virt_pins_free(pins, p->nvcpus);
                         return -EINVAL;
                 }
@@ -689,7 +698,8 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         if (live->meta_skip || live->vcpu_auto || live->numatune_auto)
                 return NULL;
         ledger_release(m->ledger, uuid); /* checked against the others, not against its old self */
-        if (metadata_to_plan(m->topology, md, live->name, live->vcpus, live->memory, &plan, &error) < 0 ||
+        if (metadata_to_plan(m->topology, md, live->name, live->vcpus, live->vcpu_ids, live->memory, &plan,
+                             &error) < 0 ||
             check_recorded(m, dom, uuid, plan, &error) < 0 || adopt_hugepages(m, live, plan, &error) < 0) {
                 if (warn)
                         log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,
@@ -772,7 +782,7 @@ static Decision *found_running(Manager *m, virDomainPtr dom, const char *uuid, c
         if ((origin != ORIGIN_RUNNING_AT_START && origin != ORIGIN_RECONCILE) || live->decision ||
             live->decision_error)
                 return NULL;
-        pins = hand_pins(m, dom, live->vcpus, req->allowed_cpus);
+        pins = hand_pins(m, dom, live, req->allowed_cpus);
         if (pins) {
                 occupied = policy_adopt(m->topology, m->ledger, req, pins, params);
                 virt_pins_free(pins, live->vcpus);
@@ -791,6 +801,7 @@ static Decision *record_plan(Manager *m, const char *uuid, const DomainSpec *liv
 {
         Decision *d = decision_new(uuid, live->name);
 
+        plan_set_vcpu_ids(plan, live->vcpu_ids, live->vcpus);
         d->domain_id = live->domain_id;
         d->reason = note ? g_strdup_printf("%s; %s", note, plan->reason) : g_strdup(plan->reason);
         d->result = m->config->apply ? decision_result_from_plan(plan->result) : DECISION_ADVISORY;
@@ -981,6 +992,8 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
 {
         char uuid[VIR_UUID_STRING_BUFLEN];
         Decision *old = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
+        g_autoptr(DomainSpec) live = NULL;
+        g_autoptr(DomainSpec) user = NULL;
         g_autofree char *error = NULL;
         CpuSet **pins = NULL;
         PlacementRequest req;
@@ -992,12 +1005,14 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         if (!old)
                 return;
         /* as it runs now: a vCPU added (or memory) while pinned by hand is counted too */
-        virt_domain_live_size(dom, &nvcpus, &memory);
-        if (nvcpus == 0)
-                nvcpus = old->plan ? old->plan->nvcpus : 0;
-        if (memory == 0 && old->plan)
-                memory = old->plan->memory;
-        if (nvcpus == 0 || !old->plan || virt_domain_get_vcpu_pins(dom, nvcpus, &pins, &error) < 0) {
+        if (!old->plan || virt_domain_read_spec(dom, false, &live, &error) < 0) {
+                if (error)
+                        log_warning("%s: %s, ignoring", old->name, error);
+                return;
+        }
+        nvcpus = live->vcpus;
+        memory = live->memory ? live->memory : old->plan->memory;
+        if (nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, live->vcpu_ids, &pins, &error) < 0) {
                 if (error)
                         log_warning("%s: %s, ignoring", old->name, error);
                 return;
@@ -1013,6 +1028,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         /* what was applied before still stands: the emulator and I/O thread pins, the memory binding */
         d->memory_binding = old->memory_binding;
         adopted = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
+        plan_set_vcpu_ids(adopted, live->vcpu_ids, nvcpus);
         cpuset_union(adopted->emulator_pin, old->plan->emulator_pin);
         cpuset_union(adopted->iothreads, old->plan->iothreads);
         cpuset_union(adopted->iothread_pin, old->plan->iothread_pin);
@@ -1020,14 +1036,9 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         adopted->reason = g_strdup(d->reason);
         d = record(m, d, adopted);
         virt_pins_free(pins, nvcpus);
-        {
-                g_autoptr(DomainSpec) live = NULL;
-                g_autoptr(DomainSpec) user = NULL;
-                g_clear_pointer(&error, g_free);
-                if (free_to_record(dom, d) && virt_domain_read_spec(dom, false, &live, &error) == 0 &&
-                    (user = user_spec(dom, live)))
-                        write_metadata(m, dom, d, user);
-        }
+        g_clear_pointer(&error, g_free);
+        if (free_to_record(dom, d) && (user = user_spec(dom, live)))
+                write_metadata(m, dom, d, user);
         log_decision(d);
         placer_notify(m, d, d->uuid, d->name);
 }
@@ -1077,7 +1088,7 @@ bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d)
         if (!d->plan || d->result == DECISION_ADVISORY || d->result == DECISION_UNPLACEABLE ||
             (d->result == DECISION_SKIPPED && !d->pinned_by_hand) || d->plan->nvcpus == 0)
                 return false;
-        if (virt_domain_get_vcpu_pins(dom, d->plan->nvcpus, &pins, &error) < 0)
+        if (virt_domain_get_vcpu_pins(dom, d->plan->nvcpus, d->plan->vcpu_ids, &pins, &error) < 0)
                 return false;
         for (unsigned i = 0; i < d->plan->nvcpus && !drifted; i++)
                 drifted =

@@ -8,12 +8,15 @@
 void cells_init_plan(const PlacementRequest *req, Plan *plan)
 {
         plan_set_cells(plan, req->ncells);
+        plan_set_vcpu_ids(plan, req->vcpu_ids, req->vcpus);
         for (unsigned i = 0; i < req->ncells; i++) {
                 plan->cells[i].id = req->cells[i].id;
                 plan->cells[i].memory = req->cells[i].memory;
-                CPUSET_FOREACH (vcpu, req->cells[i].vcpus)
-                        if ((unsigned)vcpu < plan->nvcpus)
+                CPUSET_FOREACH (id, req->cells[i].vcpus) {
+                        int vcpu = vcpu_id_index(req->vcpu_ids, plan->nvcpus, (unsigned)id);
+                        if (vcpu >= 0)
                                 cpuset_add(plan->cells[i].vcpus, (unsigned)vcpu);
+                }
         }
 }
 

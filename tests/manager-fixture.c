@@ -68,7 +68,7 @@ void fixture_assert_live_pins(virDomainPtr dom, const Plan *p)
 {
         CpuSet **pins = NULL;
 
-        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, p->nvcpus, &pins, NULL), 0);
+        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, p->nvcpus, p->vcpu_ids, &pins, NULL), 0);
         for (unsigned i = 0; i < p->nvcpus; i++) {
                 g_autofree char *want = cpuset_format(p->vcpu_pins[i]), *have = cpuset_format(pins[i]);
                 ck_assert_msg(g_strcmp0(have, want) == 0, "vCPU %u pinned to %s, planned %s", i, have, want);

@@ -200,6 +200,7 @@ run_e2e() {
         part $SUDO bash tests/e2e/run.sh build
         part $SUDO bash tests/e2e/constraints.sh build
         part $SUDO bash tests/e2e/guest-shapes.sh build
+        part $SUDO bash tests/e2e/hotplug.sh build
         part $SUDO bash tests/e2e/iothreads.sh build
         part $SUDO bash tests/e2e/ledger.sh build
         part $SUDO env STEPS="${LIFECYCLE_STEPS:-30}" bash tests/e2e/lifecycle.sh build

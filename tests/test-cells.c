@@ -348,6 +348,43 @@ START_TEST(test_definition_snippet)
 }
 END_TEST
 
+/* vCPUs 1 and 3 of cells 0-1 / 2-3 unplugged: ids 0 and 2 run, one per cell, and the JSON and the snippet
+ * name them by those ids */
+START_TEST(test_cells_with_unplugged_vcpus)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        static const unsigned ids[] = {0, 2};
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 1, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+        g_autofree char *xml = NULL, *error = NULL, *json = NULL;
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest req;
+        Cells c;
+        cells_make(&c, lists, 2, 1 * GiB);
+        req = (PlacementRequest){
+            .name = "vm", .vcpus = 2, .memory = 2 * GiB, .cells = c.cells, .ncells = c.n, .vcpu_ids = ids};
+        g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert_uint_eq(plan_vcpu_id(p, 1), 2);
+        ck_assert_msg(cpuset_count(p->cells[0].vcpus) == 1 && cpuset_has(p->cells[0].vcpus, 0), "cell 0");
+        ck_assert_msg(cpuset_count(p->cells[1].vcpus) == 1 && cpuset_has(p->cells[1].vcpus, 1), "cell 1");
+        ck_assert(cpuset_has(p->cells[1].nodes, (unsigned)node_of(t, p, 1)));
+        json_builder_begin_object(b);
+        decision_json_add_members(b, t, p, FALSE);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        json = json_to_text(root, FALSE);
+        ck_assert_msg(strstr(json, "\"vcpu_ids\":[0,2]") && strstr(json, "\"vcpus\":\"2\""), "%s", json);
+        xml = definition_snippet(json_node_get_object(root), &error);
+        ck_assert_msg(xml && strstr(xml, "<vcpupin vcpu='2'") && !strstr(xml, "<vcpupin vcpu='1'"), "%s",
+                      xml ? xml : error);
+        cells_clear(&c);
+}
+END_TEST
+
 static Suite *cells_suite(void)
 {
         Suite *s = suite_create("cells");
@@ -363,6 +400,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_vcpus_follow_memory);
         tcase_add_test(tc, test_vcpus_even_when_memory_is);
         tcase_add_test(tc, test_definition_snippet);
+        tcase_add_test(tc, test_cells_with_unplugged_vcpus);
         suite_add_tcase(s, tc);
         return s;
 }

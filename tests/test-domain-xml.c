@@ -204,6 +204,44 @@ START_TEST(test_foreign_record)
 }
 END_TEST
 
+/* <vcpus>: the ids of the online vCPUs, kept only when they are not 0..n-1 and agree with <vcpu current> */
+START_TEST(test_online_vcpu_ids)
+{
+        static const struct {
+                const char *vcpu, *vcpus, *ids; /* ids: "" = none kept */
+        } cases[] = {
+            {"<vcpu current='2'>3</vcpu>",
+             "<vcpu id='0' enabled='yes'/><vcpu id='1' enabled='no'/>"
+             "<vcpu id='2' enabled='yes'/>",
+             "0 2"},
+            {"<vcpu current='2'>4</vcpu>",
+             "<vcpu id='0' enabled='no'/><vcpu id='1' enabled='no'/>"
+             "<vcpu id='3' enabled='yes'/><vcpu id='2' enabled='yes'/>",
+             "2 3"},
+            /* dense: nothing to map */
+            {"<vcpu current='2'>3</vcpu>",
+             "<vcpu id='0' enabled='yes'/><vcpu id='1' enabled='yes'/>"
+             "<vcpu id='2' enabled='no'/>",
+             ""},
+            /* not libvirt's: the count disagrees, or an id is unreadable */
+            {"<vcpu current='1'>3</vcpu>", "<vcpu id='0' enabled='yes'/><vcpu id='2' enabled='yes'/>", ""},
+            {"<vcpu current='2'>3</vcpu>", "<vcpu id='x' enabled='yes'/><vcpu id='2' enabled='yes'/>", ""},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml = g_strdup_printf("<domain><name>d</name>%s<vcpus>%s</vcpus></domain>",
+                                                       cases[i].vcpu, cases[i].vcpus);
+                g_autoptr(DomainSpec) s = NULL;
+                g_autoptr(GString) ids = g_string_new(NULL);
+                ck_assert_int_eq(domain_xml_parse(xml, &s, NULL), 0);
+                for (unsigned v = 0; s->vcpu_ids && v < s->vcpus; v++)
+                        g_string_append_printf(ids, "%s%u", v ? " " : "", s->vcpu_ids[v]);
+                ck_assert_msg(strcmp(ids->str, cases[i].ids) == 0, "case %u: '%s'", i, ids->str);
+                ck_assert_uint_eq(domain_spec_vcpu_id(s, s->vcpus - 1),
+                                  *cases[i].ids ? (unsigned)(cases[i].ids[2] - '0') : s->vcpus - 1);
+        }
+}
+END_TEST
+
 static Suite *domain_xml_suite(void)
 {
         Suite *s = suite_create("domain xml");
@@ -214,6 +252,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_record_explains);
         tcase_add_test(tc, test_drop_recorded);
         tcase_add_test(tc, test_foreign_record);
+        tcase_add_test(tc, test_online_vcpu_ids);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -320,15 +320,6 @@ START_TEST(test_no_local_node_last)
 END_TEST
 
 /* A record as libvirt stores it: its elements in placementd's namespace, under a prefix; frees record. */
-static char *prefixed(char *record)
-{
-        g_autoptr(GRegex) re = g_regex_new("<(/?)", 0, 0, NULL);
-        char *out = g_regex_replace(re, record, -1, 0, "<\\1p:", 0, NULL);
-
-        g_free(record);
-        return out;
-}
-
 /* A plan that uses CPUs local to no node is recorded and adopted back as it was (a daemon restart). */
 START_TEST(test_no_local_node_metadata)
 {
@@ -337,20 +328,18 @@ START_TEST(test_no_local_node_metadata)
         PlacementParams params = test_params(POLICY_EXPLICIT);
         g_autoptr(DomainSpec) spec = NULL;
         g_autoptr(Plan) back = NULL;
-        g_autofree char *record = NULL, *xml = NULL, *error = NULL;
+        g_autofree char *xml = NULL, *error = NULL;
         const Plan *p;
 
         test_place(t, l, &params, "a", 16, 8 * GiB);
         p = test_place(t, l, &params, "b", 4, 4 * GiB);
         ck_assert(cpuset_has(p->nodes, t->nnodes - 1));
-        record = prefixed(metadata_format(t, p, "placed", MEMORY_BINDING_APPLIED, NULL));
-        ck_assert(g_str_has_prefix(record, "<p:domain>"));
-        xml = g_strdup_printf("<domain><name>b</name><vcpu>4</vcpu><memory unit='GiB'>4</memory>"
-                              "<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "'>%s</metadata></domain>",
-                              record + strlen("<p:domain>"));
+        xml = test_domain_with_record("b", "<vcpu>4</vcpu><memory unit='GiB'>4</memory>",
+                                      metadata_format(t, p, "placed", MEMORY_BINDING_APPLIED, NULL));
         ck_assert_int_eq(domain_xml_parse(xml, &spec, NULL), 0);
-        ck_assert_msg(spec->decision, "%s: %s", record, spec->decision_error);
-        ck_assert_msg(metadata_to_plan(t, spec->decision, "b", 4, 4 * GiB, &back, &error) == 0, "%s", error);
+        ck_assert_msg(spec->decision, "%s: %s", xml, spec->decision_error);
+        ck_assert_msg(metadata_to_plan(t, spec->decision, "b", 4, NULL, 4 * GiB, &back, &error) == 0, "%s",
+                      error);
         ck_assert(cpuset_equal(back->nodes, p->nodes));
         ck_assert_int_eq(memcmp(back->vcpu_pu, p->vcpu_pu, sizeof(int) * 4), 0);
         ck_assert_uint_eq(back->node_memory[t->nnodes - 1], 0);

@@ -96,7 +96,7 @@ static CpuSet *set_of(const char *list)
 static void assert_live_pins_inside(virDomainPtr dom, unsigned nvcpus, const CpuSet *allowed)
 {
         CpuSet **pins = NULL;
-        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, nvcpus, &pins, NULL), 0);
+        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, nvcpus, NULL, &pins, NULL), 0);
         for (unsigned i = 0; i < nvcpus; i++) {
                 g_autoptr(CpuSet) outside = cpuset_copy(pins[i]);
                 cpuset_subtract(outside, allowed);
@@ -218,7 +218,7 @@ START_TEST(test_guest_cells_pinned_per_node)
         d = manager_lookup(m, "c-cells");
         ck_assert_int_eq(d->result, DECISION_PLACED);
         ck_assert_uint_eq(d->plan->ncells, 2);
-        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, 4, &pins, NULL), 0);
+        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, 4, NULL, &pins, NULL), 0);
         for (unsigned v = 0; v < 4; v++) {
                 g_autoptr(CpuSet) outside = cpuset_copy(pins[v]);
                 cpuset_subtract(outside, v % 2 ? node1 : node0);
@@ -483,6 +483,63 @@ START_TEST(test_replace_keeps_vcpus_with_memory)
 }
 END_TEST
 
+/* libvirt's raw pin of vCPU id of dom, as a list (not through placementd's own reader). */
+static char *raw_pin(virDomainPtr dom, unsigned id)
+{
+        unsigned char maps[8][1] = {{0}};
+        g_autoptr(CpuSet) s = cpuset_new();
+
+        ck_assert_int_ge(virDomainGetVcpuPinInfo(dom, 8, &maps[0][0], 1, VIR_DOMAIN_AFFECT_LIVE),
+                         (int)id + 1);
+        for (unsigned c = 0; c < 8; c++)
+                if (maps[id][0] & (1u << c))
+                        cpuset_add(s, c);
+        return cpuset_format(s);
+}
+
+START_TEST(test_sparse_online_vcpus)
+{
+        /* vCPU 1 of 3 unplugged (virsh setvcpu --disable 1): vCPUs 0 and 2 run */
+        const char *sparse = "<vcpus><vcpu id='0' enabled='yes' hotpluggable='no'/>"
+                             "<vcpu id='1' enabled='no' hotpluggable='yes'/>"
+                             "<vcpu id='2' enabled='yes' hotpluggable='yes'/></vcpus>";
+        virDomainPtr dom = start("c-sparse", 3, " current='2'", sparse);
+        Manager *m = new_manager();
+        g_autofree char *pin0 = NULL, *pin1 = NULL, *pin2 = NULL, *plan0 = NULL, *plan1 = NULL, *meta = NULL;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-sparse"));
+        d = manager_lookup(m, "c-sparse");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->apply_error ? d->apply_error : d->reason);
+        ck_assert_uint_eq(d->plan->nvcpus, 2);
+        ck_assert_uint_eq(plan_vcpu_id(d->plan, 0), 0);
+        ck_assert_uint_eq(plan_vcpu_id(d->plan, 1), 2);
+        /* the vCPUs that run hold the plan's pins; the unplugged one is left as it was */
+        pin0 = raw_pin(dom, 0);
+        pin1 = raw_pin(dom, 1);
+        pin2 = raw_pin(dom, 2);
+        plan0 = cpuset_format(d->plan->vcpu_pins[0]);
+        plan1 = cpuset_format(d->plan->vcpu_pins[1]);
+        ck_assert_str_eq(pin0, plan0);
+        ck_assert_str_eq(pin2, plan1);
+        ck_assert_str_eq(pin1, "0-7");
+        ck_assert_str_ne(pin0, pin2);
+        /* the record names libvirt's vCPU ids, and a restarted daemon adopts it */
+        meta =
+            virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+        ck_assert_msg(meta && strstr(meta, "id=\"2\"") && !strstr(meta, "id=\"1\""), "%s", meta);
+        free_manager(m);
+        m = new_manager();
+        ck_assert(spin_until_known(m, "c-sparse"));
+        d = manager_lookup(m, "c-sparse");
+        ck_assert_msg(d->adopted && d->result == DECISION_PLACED, "%s", d->reason);
+        ck_assert_uint_eq(plan_vcpu_id(d->plan, 1), 2);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_constraints_suite(void)
 {
         Suite *s = suite_create("manager constraints");
@@ -500,6 +557,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_own_emulator_pin_without_snapshot);
         tcase_add_test(tc, test_edited_definition_stands);
         tcase_add_test(tc, test_copied_record_not_read);
+        tcase_add_test(tc, test_sparse_online_vcpus);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -118,7 +118,7 @@ START_TEST(test_start_waits_for_held_job)
 
         ck_assert(spin_until(m, "j-held", DECISION_FAILED, 3000));
         assert_waits(m, dom, "j-held", "");
-        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, 2, &pins, NULL), 0);
+        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, 2, NULL, &pins, NULL), 0);
         ck_assert_uint_gt(cpuset_count(pins[0]), 2); /* not pinned: runs on any CPU */
         virt_pins_free(pins, 2);
         /* still held: it keeps waiting */

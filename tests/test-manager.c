@@ -278,7 +278,7 @@ START_TEST(test_advisory)
         ck_assert_int_eq(d->result, DECISION_ADVISORY);
         ck_assert_int_eq(d->plan->result, PLAN_PLACED);
         /* nothing changed: still allowed on every CPU, no metadata */
-        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, 2, &pins, NULL), 0);
+        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, 2, NULL, &pins, NULL), 0);
         ck_assert_uint_eq(cpuset_count(pins[0]), 8);
         virt_pins_free(pins, 2);
         ck_assert_int_eq(virt_domain_read_spec(dom, false, &spec, NULL), 0);

@@ -30,7 +30,7 @@ static int adopt(const char *decision_attrs, const char *body, Plan **ret, char 
                 *ret_error = g_strdup(s->decision_error);
                 return -EINVAL;
         }
-        return metadata_to_plan(t, s->decision, s->name, s->vcpus, s->memory, ret, ret_error);
+        return metadata_to_plan(t, s->decision, s->name, s->vcpus, s->vcpu_ids, s->memory, ret, ret_error);
 }
 
 #define ATTRS  "result='placed' policy='explicit' vcpu-pin='core' memory-binding='applied' nodes='0'"
@@ -165,11 +165,62 @@ START_TEST(test_skipped_record)
 }
 END_TEST
 
+/* vCPU 1 of 0-2 unplugged: the record names libvirt's ids 0 and 2, the plan holds them as its vCPUs 0-1 */
+START_TEST(test_sparse_vcpu_ids)
+{
+        g_autoptr(Topology) t = host();
+        g_autoptr(Plan) p = plan_new("d", 2, 2 * GiB, t->nnodes);
+        g_autoptr(Plan) back = NULL;
+        g_autoptr(Plan) refused = NULL;
+        g_autoptr(DomainSpec) s = NULL;
+        g_autoptr(DomainSpec) dense = NULL;
+        g_autofree char *record = NULL, *xml = NULL, *dense_xml = NULL, *error = NULL;
+        const unsigned ids[] = {0, 2};
+
+        p->result = PLAN_PLACED;
+        cpuset_add(p->nodes, 0);
+        p->node_memory[0] = 2 * GiB;
+        for (unsigned i = 0; i < 2; i++) {
+                p->vcpu_pu[i] = (int)(2 * i);
+                cpuset_add(p->vcpu_pins[i], 2 * i);
+                cpuset_add(p->vcpu_pins[i], 2 * i + 1);
+        }
+        plan_set_vcpu_ids(p, ids, 2);
+        record = metadata_format(t, p, "placed", MEMORY_BINDING_APPLIED, NULL);
+        ck_assert_msg(strstr(record, "id=\"0\"") && strstr(record, "id=\"2\"") &&
+                          !strstr(record, "id=\"1\""),
+                      "%s", record);
+        xml = test_domain_with_record("d",
+                                      "<vcpu current='2'>3</vcpu><vcpus><vcpu id='0' enabled='yes'/><vcpu "
+                                      "id='1' enabled='no'/><vcpu id='2' enabled='yes'/></vcpus>"
+                                      "<memory unit='GiB'>2</memory>",
+                                      g_strdup(record));
+        ck_assert_int_eq(domain_xml_parse(xml, &s, NULL), 0);
+        ck_assert_msg(s->decision, "%s", s->decision_error);
+        ck_assert_msg(
+            metadata_to_plan(t, s->decision, "d", s->vcpus, s->vcpu_ids, s->memory, &back, &error) == 0,
+            "%s", error);
+        ck_assert_uint_eq(plan_vcpu_id(back, 1), 2);
+        ck_assert_int_eq(back->vcpu_pu[1], 2);
+        ck_assert(cpuset_equal(back->vcpu_pins[1], p->vcpu_pins[1]));
+        /* the same record on a domain whose vCPUs 0 and 1 run: vCPU 2 is not one of them */
+        g_clear_pointer(&error, g_free);
+        dense_xml = test_domain_with_record("d", "<vcpu>2</vcpu><memory unit='GiB'>2</memory>",
+                                            g_steal_pointer(&record));
+        ck_assert_int_eq(domain_xml_parse(dense_xml, &dense, NULL), 0);
+        ck_assert_int_eq(metadata_to_plan(t, dense->decision, "d", dense->vcpus, dense->vcpu_ids,
+                                          dense->memory, &refused, &error),
+                         -EINVAL);
+        ck_assert_msg(strstr(error, "vCPU 2 is not online"), "%s", error);
+}
+END_TEST
+
 static Suite *metadata_suite(void)
 {
         Suite *s = suite_create("metadata");
         TCase *tc = tcase_create("adopt");
         tcase_add_test(tc, test_valid_record);
+        tcase_add_test(tc, test_sparse_vcpu_ids);
         tcase_add_test(tc, test_bad_records);
         tcase_add_test(tc, test_iothreads_read_back);
         tcase_add_test(tc, test_bounded_text);

@@ -92,6 +92,52 @@ START_TEST(test_failure_drops_old_figures)
 }
 END_TEST
 
+static virTypedParameter ull_param(const char *field, unsigned long long v)
+{
+        virTypedParameter p = {.type = VIR_TYPED_PARAM_ULLONG, .value.ul = v};
+        g_strlcpy(p.field, field, sizeof(p.field));
+        return p;
+}
+
+/* QEMU with vCPU 1 of 0-2 unplugged reports vcpu.0 and vcpu.2 only: they are the domain's vCPUs 0 and 1 */
+START_TEST(test_record_sparse_vcpus)
+{
+        virTypedParameter params[] = {
+            ull_param("cpu.time", 9000),  ull_param("vcpu.current", 2),   ull_param("vcpu.maximum", 3),
+            ull_param("vcpu.0.state", 1), ull_param("vcpu.0.time", 1000), ull_param("vcpu.0.delay", 10),
+            ull_param("vcpu.2.state", 1), ull_param("vcpu.2.time", 5000), ull_param("vcpu.2.delay", 50),
+        };
+        DomainCpuStats *s = domain_cpu_stats_from_params(params, G_N_ELEMENTS(params));
+
+        ck_assert_uint_eq(s->nvcpus, 2);
+        ck_assert_uint_eq(s->nvcpu_times, 2);
+        ck_assert_uint_eq(s->vcpu_time_ns[0], 1000);
+        ck_assert_uint_eq(s->vcpu_time_ns[1], 5000);
+        ck_assert_uint_eq(s->vcpu_wait_ns[1], 50);
+        ck_assert_uint_eq(s->vcpu_ns, 6000);
+        ck_assert_uint_eq(s->host_ns, 3000);
+        domain_cpu_stats_free(s);
+}
+END_TEST
+
+/* Dense ids stay as they are, a vCPU without a time counted as 0 */
+START_TEST(test_record_dense_vcpus)
+{
+        virTypedParameter params[] = {
+            ull_param("vcpu.current", 2),
+            ull_param("vcpu.0.state", 1),
+            ull_param("vcpu.1.state", 1),
+            ull_param("vcpu.1.time", 700),
+        };
+        DomainCpuStats *s = domain_cpu_stats_from_params(params, G_N_ELEMENTS(params));
+
+        ck_assert_uint_eq(s->nvcpu_times, 2);
+        ck_assert_uint_eq(s->vcpu_time_ns[0], 0);
+        ck_assert_uint_eq(s->vcpu_time_ns[1], 700);
+        domain_cpu_stats_free(s);
+}
+END_TEST
+
 static Suite *stats_cache_suite(void)
 {
         Suite *s = suite_create("stats-cache");
@@ -99,6 +145,10 @@ static Suite *stats_cache_suite(void)
         tcase_add_test(tc, test_requests_never_fetch);
         tcase_add_test(tc, test_timer_refreshes);
         tcase_add_test(tc, test_failure_drops_old_figures);
+        suite_add_tcase(s, tc);
+        tc = tcase_create("libvirt's records");
+        tcase_add_test(tc, test_record_sparse_vcpus);
+        tcase_add_test(tc, test_record_dense_vcpus);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -3,7 +3,9 @@
 
 #include <glib.h>
 #include <stdlib.h>
+#include <string.h>
 
+#include "domain-xml.h"
 #include "topology-load.h"
 
 int test_run_suite(Suite *s)
@@ -31,4 +33,16 @@ Topology *test_topology_load(const char *name)
 
         ck_assert_msg(topology_load(path, &t, &error) == 0, "%s: %s", name, error);
         return t;
+}
+
+char *test_domain_with_record(const char *name, const char *before, char *record)
+{
+        g_autoptr(GRegex) re = g_regex_new("<(/?)", 0, 0, NULL);
+        g_autofree char *prefixed = g_regex_replace(re, record, -1, 0, "<\\1p:", 0, NULL);
+        const char *inner = prefixed + strlen("<p:domain>");
+
+        g_free(record);
+        return g_strdup_printf("<domain><name>%s</name>%s<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS
+                               "'>%s</metadata></domain>",
+                               name, before, inner);
 }

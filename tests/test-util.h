@@ -14,6 +14,10 @@ char *test_topology_path(const char *name);
 /* The fixture tests/topologies/NAME loaded; fails the test when it does not load. */
 Topology *test_topology_load(const char *name);
 
+/* A domain's XML around a record of metadata_format() (taken): <metadata> holds it in placementd's
+ * namespace, as libvirt shows it; before is put ahead of <metadata> (<vcpu>, <memory>, ...). */
+char *test_domain_with_record(const char *name, const char *before, char *record);
+
 #define TEST_MAIN(make_suite)                                                                               \
         int main(void)                                                                                      \
         {                                                                                                   \

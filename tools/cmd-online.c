@@ -366,7 +366,7 @@ static void print_decision(JsonObject *d)
                        json_object_get_int_member(d, "vcpus"),
                        size_format((uint64_t)json_object_get_int_member(d, "memory"), a, sizeof(a)));
         for (unsigned i = 0; pins && i < json_array_get_length(pins); i++)
-                printf("  vCPU %-3u       %s\n", i,
+                printf("  vCPU %-3u       %s\n", decision_json_vcpu_id(d, i),
                        *json_array_get_string_element(pins, i) ? json_array_get_string_element(pins, i)
                                                                : "(not pinned)");
         printf("  memory nodes:   %s (binding %s)\n", *mem ? mem : "-",

@@ -41,16 +41,34 @@ static void add_guest_shape(JsonBuilder *b, const Topology *t, const Plan *p)
         json_builder_begin_array(b);
         for (unsigned i = 0; i < p->ncells; i++) {
                 g_autoptr(CpuSet) nodes = topology_nodes_to_os(t, p->cells[i].nodes);
+                g_autoptr(CpuSet) ids = cpuset_new(); /* libvirt's vCPU ids, as the definition names them */
+                CPUSET_FOREACH (v, p->cells[i].vcpus)
+                        cpuset_add(ids, plan_vcpu_id(p, (unsigned)v));
                 json_builder_begin_object(b);
                 json_builder_set_member_name(b, "id");
                 json_builder_add_int_value(b, p->cells[i].id);
-                add_cpuset(b, "vcpus", p->cells[i].vcpus);
+                add_cpuset(b, "vcpus", ids);
                 add_node_array(b, "nodes", nodes);
                 json_builder_set_member_name(b, "memory");
                 json_builder_add_int_value(b, (gint64)p->cells[i].memory);
                 json_builder_end_object(b);
         }
         json_builder_end_array(b);
+}
+
+unsigned decision_json_vcpu_id(JsonObject *d, unsigned i)
+{
+        JsonArray *ids =
+            json_object_has_member(d, "vcpu_ids") ? json_object_get_array_member(d, "vcpu_ids") : NULL;
+        JsonArray *pins =
+            json_object_has_member(d, "vcpu_pins") ? json_object_get_array_member(d, "vcpu_pins") : NULL;
+        gint64 id;
+
+        if (!ids || !pins || json_array_get_length(ids) != json_array_get_length(pins) ||
+            i >= json_array_get_length(ids))
+                return i;
+        id = json_array_get_int_element(ids, i);
+        return id >= 0 && id <= G_MAXUINT ? (unsigned)id : i;
 }
 
 void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p, gboolean with_candidates)
@@ -77,6 +95,13 @@ void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p,
                 json_builder_add_string_value(b, s);
         }
         json_builder_end_array(b);
+        if (p->vcpu_ids) {
+                json_builder_set_member_name(b, "vcpu_ids");
+                json_builder_begin_array(b);
+                for (unsigned i = 0; i < p->nvcpus; i++)
+                        json_builder_add_int_value(b, p->vcpu_ids[i]);
+                json_builder_end_array(b);
+        }
         if (p->result == PLAN_UNPLACEABLE)
                 cpuset_clear(mem);
         add_cpuset(b, "memory_nodes", mem);

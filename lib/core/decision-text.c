@@ -15,7 +15,8 @@ static void append_body(GString *s, const Topology *t, const Plan *p)
                 g_autofree char *pin = cpuset_format(p->vcpu_pins[i]);
                 if (!*pin)
                         continue;
-                g_string_append_printf(s, "%s vCPU %u -> %s", i % 4 == 0 ? (i ? "\n " : " ") : "  ", i, pin);
+                g_string_append_printf(s, "%s vCPU %u -> %s", i % 4 == 0 ? (i ? "\n " : " ") : "  ",
+                                       plan_vcpu_id(p, i), pin);
         }
         g_string_append_printf(s, "\n  memory on node%s %s, emulator on %s\n",
                                cpuset_count(mem) == 1 ? "" : "s", mem_text, *emu ? emu : "(not pinned)");

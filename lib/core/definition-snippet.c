@@ -3,6 +3,7 @@
 #include "definition-snippet.h"
 
 #include "cpuset.h"
+#include "decision-json.h"
 
 #include <string.h>
 
@@ -66,7 +67,8 @@ char *definition_snippet(JsonObject *d, char **ret_error)
                 const char *pin = json_array_get_string_element(pins, i);
                 if (!pin || !*pin)
                         continue;
-                g_string_append_printf(out, "  <vcpupin vcpu='%u' cpuset='%s'/>\n", i, pin);
+                g_string_append_printf(out, "  <vcpupin vcpu='%u' cpuset='%s'/>\n",
+                                       decision_json_vcpu_id(d, i), pin);
                 pinned++;
         }
         if (!pinned) {

@@ -25,6 +25,7 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
             .keep_emulator = user->has_emulatorpin,
             .iothreads = live->iothreads,
             .kept_iothreads = user->iothreadpins,
+            .vcpu_ids = live->vcpu_ids,
         };
 
         if (user->memory_nodeset) {

@@ -33,6 +33,8 @@ typedef struct Parser {
         unsigned capture_depth; /* depth of the element being captured, 0 = none */
         bool definition_overflow;
         unsigned iothread_count; /* <iothreads> */
+        CpuSet *enabled_vcpus;   /* <vcpus><vcpu id= enabled='yes'>, NULL without <vcpus> */
+        bool vcpus_unreadable;   /* a <vcpus><vcpu> without a readable id */
 } Parser;
 
 void meta_decision_free(MetaDecision *d)
@@ -82,6 +84,7 @@ void domain_spec_free(DomainSpec *s)
         domain_xml_numa_free(s);
         cpuset_free(s->iothreads);
         cpuset_free(s->iothreadpins);
+        g_free(s->vcpu_ids);
         g_free(s);
 }
 
@@ -355,6 +358,37 @@ static void capture_end(Parser *p, const char *element)
         }
 }
 
+/* Notes one <vcpus><vcpu id= enabled=> of the definition: which vCPU ids are online. */
+static void add_enabled_vcpu(Parser *p, const char **names, const char **values)
+{
+        const char *enabled = attr(names, values, "enabled");
+        guint64 id;
+
+        if (!p->enabled_vcpus)
+                p->enabled_vcpus = cpuset_new();
+        if (!parse_uint(attr(names, values, "id"), DOMAIN_XML_MAX_VCPUS - 1, &id)) {
+                p->vcpus_unreadable = true;
+                return;
+        }
+        if (enabled && strcmp(enabled, "yes") == 0)
+                cpuset_add(p->enabled_vcpus, (unsigned)id);
+}
+
+/* The online vCPU ids, when <vcpus> names them and they are not 0..vcpus-1 (a vCPU unplugged below one
+ * that runs); otherwise vcpu_ids stays NULL. A <vcpus> whose enabled count is not <vcpu current> is not
+ * libvirt's and is not read. */
+static void set_vcpu_ids(DomainSpec *s, const Parser *p)
+{
+        unsigned i = 0;
+
+        if (!p->enabled_vcpus || p->vcpus_unreadable || cpuset_count(p->enabled_vcpus) != s->vcpus ||
+            s->vcpus == 0 || cpuset_next(p->enabled_vcpus, s->vcpus) < 0)
+                return;
+        s->vcpu_ids = g_new(unsigned, s->vcpus);
+        CPUSET_FOREACH (id, p->enabled_vcpus)
+                s->vcpu_ids[i++] = (unsigned)id;
+}
+
 /* Keeps a <vcpupin> of the definition, or notes that one could not be kept. */
 static void add_vcpupin(DomainSpec *s, const char **names, const char **values)
 {
@@ -491,6 +525,8 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                         return;
                 }
                 p->text = current ? TEXT_CURRENT_MEMORY : TEXT_MEMORY;
+        } else if (in_path(p, "vcpus", "vcpu") && p->stack->len == 3) {
+                add_enabled_vcpu(p, names, values);
         } else if (in_path(p, "cputune", "vcpupin") && p->stack->len == 3) {
                 s->has_vcpupin = true;
                 add_vcpupin(s, names, values);
@@ -650,6 +686,7 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
                 g_set_error(&error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "domain has no <name>");
         }
         if (!ok) {
+                cpuset_free(p.enabled_vcpus);
                 if (ret_error)
                         *ret_error = g_strdup_printf("invalid domain XML: %s",
                                                      error ? error->message : "empty document");
@@ -669,8 +706,15 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
         spec->memory = p.memory ? p.memory : p.current_memory;
         if (spec->vcpus > spec->max_vcpus && spec->max_vcpus)
                 spec->vcpus = spec->max_vcpus;
+        set_vcpu_ids(spec, &p);
+        cpuset_free(p.enabled_vcpus);
         *ret = g_steal_pointer(&spec);
         return 0;
+}
+
+unsigned domain_spec_vcpu_id(const DomainSpec *s, unsigned i)
+{
+        return s->vcpu_ids ? s->vcpu_ids[i] : i;
 }
 
 int domain_xml_parse(const char *xml, DomainSpec **ret, char **ret_error)

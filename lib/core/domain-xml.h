@@ -79,6 +79,8 @@ typedef struct DomainSpec {
         unsigned domain_id; /* libvirt's ID of this run (virDomainGetID(), set by the reader); 0: unknown */
         unsigned vcpus;     /* online vCPUs (<vcpu current=...>, else the maximum) */
         unsigned max_vcpus;
+        unsigned *vcpu_ids; /* [vcpus] libvirt's ids of the online vCPUs, ascending, when they are not
+                             * 0..vcpus-1 (<vcpus>: one unplugged below one that runs); NULL otherwise */
         uint64_t
             memory; /* bytes: <memory> (the most the guest can use, DIMMs included), else <currentMemory> */
         bool has_vcpupin;         /* <cputune><vcpupin> */
@@ -138,3 +140,6 @@ int domain_xml_parse_definition(const char *xml, DomainSpec **ret, char **ret_er
  * user's. False when s records no decision or has a pin it could not read.
  */
 bool domain_spec_pins_recorded(const DomainSpec *s);
+
+/* libvirt's id of s's i-th online vCPU. */
+unsigned domain_spec_vcpu_id(const DomainSpec *s, unsigned i);

@@ -49,7 +49,7 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, Memo
                 g_autofree char *pins = cpuset_format(p->vcpu_pins[i]);
                 if (p->vcpu_pu[i] < 0)
                         continue;
-                g_string_append_printf(s, "<vcpu id=\"%u\" cpu=\"%u\" cpuset=\"%s\"/>", i,
+                g_string_append_printf(s, "<vcpu id=\"%u\" cpu=\"%u\" cpuset=\"%s\"/>", plan_vcpu_id(p, i),
                                        t->pus[p->vcpu_pu[i]].os_index, pins);
         }
         for (unsigned n = 0; n < p->nnode_memory; n++)
@@ -139,18 +139,18 @@ static int check_vcpus(const Topology *t, const MetaDecision *d, const CpuSet *a
             (p->result != PLAN_ADOPTED && d->vcpus->len != p->nvcpus))
                 FAIL("recorded decision has %u vCPUs, the domain runs %u", d->vcpus ? d->vcpus->len : 0,
                      p->nvcpus);
-        for (unsigned i = 0; i < d->vcpus->len; i++) {
-                const MetaVcpu *v = &g_array_index(d->vcpus, MetaVcpu, i);
-                int pu = topology_pu_by_os(t, v->cpu);
-                if (v->id >= p->nvcpus || p->vcpu_pu[v->id] >= 0)
-                        FAIL("recorded vCPU %u is out of range or repeated", v->id);
+        for (unsigned r = 0; r < d->vcpus->len; r++) {
+                const MetaVcpu *v = &g_array_index(d->vcpus, MetaVcpu, r);
+                int pu = topology_pu_by_os(t, v->cpu), i = vcpu_id_index(p->vcpu_ids, p->nvcpus, v->id);
+                if (i < 0 || p->vcpu_pu[i] >= 0)
+                        FAIL("recorded vCPU %u is not online or repeated", v->id);
                 if (pu < 0)
                         FAIL("recorded CPU %u of vCPU %u is not on this host", v->cpu, v->id);
                 if (!cpuset_has(v->cpuset, v->cpu) || !within(v->cpuset, allowed))
                         FAIL("recorded pins of vCPU %u are not within its CPU and %s", v->id,
                              p->result == PLAN_ADOPTED ? "the host" : "its nodes");
-                p->vcpu_pu[v->id] = pu;
-                cpuset_union(p->vcpu_pins[v->id], v->cpuset);
+                p->vcpu_pu[i] = pu;
+                cpuset_union(p->vcpu_pins[i], v->cpuset);
         }
         return 0;
 }
@@ -193,12 +193,13 @@ static int check_iothreads(const Topology *t, const MetaDecision *d, Plan *p, ch
 }
 
 int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name, unsigned nvcpus,
-                     uint64_t memory, Plan **ret, char **ret_error)
+                     const unsigned *vcpu_ids, uint64_t memory, Plan **ret, char **ret_error)
 {
         g_autoptr(Plan) p = plan_new(name, nvcpus, memory, t->nnodes);
         g_autoptr(CpuSet) allowed = NULL;
         int r;
 
+        plan_set_vcpu_ids(p, vcpu_ids, nvcpus);
         if ((r = check_words(d, p, ret_error)) < 0)
                 return r;
         CPUSET_FOREACH (n, d->nodes) {

@@ -26,7 +26,8 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, Memo
 
 /*
  * Rebuilds the plan a recorded decision describes, on this topology, for a domain that runs nvcpus
- * vCPUs with memory bytes. The record is untrusted: returns 0 only when every field checks out (a
+ * vCPUs, libvirt's vCPUs vcpu_ids[0..nvcpus-1] (NULL: 0..nvcpus-1; records name vCPUs by these ids),
+ * with memory bytes. The record is untrusted: returns 0 only when every field checks out (a
  * result that can be adopted: placed, overcommitted or skipped; known policy, pin mode and memory
  * binding; a reason of at most METADATA_MAX_REASON bytes without control characters; every vCPU once,
  * counted on a CPU of its pin set; pins, emulator and I/O thread pins within the host, and vCPU pins
@@ -34,4 +35,4 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, Memo
  * the domain's memory in all). Otherwise -EINVAL with *ret_error naming the first problem.
  */
 int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name, unsigned nvcpus,
-                     uint64_t memory, Plan **ret, char **ret_error);
+                     const unsigned *vcpu_ids, uint64_t memory, Plan **ret, char **ret_error);

@@ -100,6 +100,7 @@ void plan_free(Plan *p)
         cpuset_free(p->emulator_pin);
         cpuset_free(p->iothreads);
         cpuset_free(p->iothread_pin);
+        g_free(p->vcpu_ids);
         g_ptr_array_unref(p->candidates);
         plan_set_cells(p, 0);
         g_free(p->reason);
@@ -141,7 +142,38 @@ Plan *plan_copy(const Plan *p)
                 cpuset_union(c->cells[i].vcpus, p->cells[i].vcpus);
                 cpuset_union(c->cells[i].nodes, p->cells[i].nodes);
         }
+        plan_set_vcpu_ids(c, p->vcpu_ids, p->nvcpus);
         return c;
+}
+
+void plan_set_vcpu_ids(Plan *p, const unsigned *ids, unsigned n)
+{
+        g_clear_pointer(&p->vcpu_ids, g_free);
+        if (ids && n == p->nvcpus && n > 0)
+                p->vcpu_ids = g_memdup2(ids, sizeof(unsigned) * n);
+}
+
+unsigned plan_vcpu_id(const Plan *p, unsigned i)
+{
+        return p->vcpu_ids ? p->vcpu_ids[i] : i;
+}
+
+int vcpu_id_index(const unsigned *ids, unsigned n, unsigned id)
+{
+        unsigned lo = 0, hi = n;
+
+        if (!ids)
+                return id < n ? (int)id : -1;
+        while (lo < hi) {
+                unsigned mid = lo + (hi - lo) / 2;
+                if (ids[mid] == id)
+                        return (int)mid;
+                if (ids[mid] < id)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return -1;
 }
 
 void plan_set_cells(Plan *p, unsigned ncells)

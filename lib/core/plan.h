@@ -137,6 +137,9 @@ typedef struct PlacementRequest {
          * re-pin may run a busy vCPU on a calm core of another node when the bound nodes have none left
          * (policy_repin_near(): cores first, then locality); the memory stays bound where it is */
         bool memory_own;
+        /* added: [vcpus] libvirt's ids of the online vCPUs when they are not 0..vcpus-1 (NULL
+         * otherwise): guest cells name vCPUs by these ids, the plan counts its vCPUs 0..vcpus-1 */
+        const unsigned *vcpu_ids;
 } PlacementRequest;
 
 /*
@@ -195,12 +198,23 @@ typedef struct Plan {
          * none pinned) */
         CpuSet *iothreads;
         CpuSet *iothread_pin;
+        /* added: [nvcpus] libvirt's id of each vCPU of the plan, when the domain's online vCPUs are not
+         * 0..nvcpus-1 (one unplugged below one that runs); NULL: vCPU i is libvirt's vCPU i. Policies
+         * leave it NULL: the daemon sets it from the domain (DomainSpec.vcpu_ids) */
+        unsigned *vcpu_ids;
 } Plan;
 
 Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnodes);
 void plan_free(Plan *p);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Plan, plan_free)
 Plan *plan_copy(const Plan *p);
+
+/* Makes ids ([n], NULL: 0..n-1) the libvirt ids of p's vCPUs; ids for another vCPU count are not kept. */
+void plan_set_vcpu_ids(Plan *p, const unsigned *ids, unsigned n);
+/* libvirt's id of p's vCPU i. */
+unsigned plan_vcpu_id(const Plan *p, unsigned i);
+/* Where libvirt's vCPU id stands among ids[0..n-1] (ascending; NULL: 0..n-1), or -1 when not there. */
+int vcpu_id_index(const unsigned *ids, unsigned n, unsigned id);
 
 /* Gives plan room for ncells cells (each with empty vcpus and nodes). */
 void plan_set_cells(Plan *p, unsigned ncells);

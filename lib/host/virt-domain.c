@@ -205,32 +205,37 @@ void virt_pins_free(CpuSet **pins, unsigned n)
         g_free(pins);
 }
 
-int virt_domain_get_vcpu_pins(virDomainPtr dom, unsigned nvcpus, CpuSet ***ret, char **ret_error)
+int virt_domain_get_vcpu_pins(virDomainPtr dom, unsigned nvcpus, const unsigned *ids, CpuSet ***ret,
+                              char **ret_error)
 {
         int ncpus = virNodeGetCPUMap(virDomainGetConnect(dom), NULL, NULL, 0);
+        unsigned nmaps = nvcpus;
         int len, got;
         g_autofree unsigned char *maps = NULL;
         CpuSet **pins;
 
         if (ncpus <= 0)
                 return failed(dom, "reading the host CPU count", ret_error);
-        if (nvcpus == 0 || nvcpus > DOMAIN_XML_MAX_VCPUS) {
+        for (unsigned v = 0; ids && v < nvcpus; v++)
+                nmaps = MAX(nmaps, ids[v] + 1);
+        if (nvcpus == 0 || nmaps > DOMAIN_XML_MAX_VCPUS) {
                 if (ret_error)
-                        *ret_error = g_strdup_printf("cannot read pins of %u vCPUs", nvcpus);
+                        *ret_error = g_strdup_printf("cannot read pins of %u vCPUs", nmaps);
                 return -EINVAL;
         }
         len = VIR_CPU_MAPLEN(ncpus);
-        maps = g_malloc0((gsize)len * nvcpus);
-        got = CALL_LIVE(virDomainGetVcpuPinInfo(dom, (int)nvcpus, maps, len, _flags));
+        maps = g_malloc0((gsize)len * nmaps);
+        got = CALL_LIVE(virDomainGetVcpuPinInfo(dom, (int)nmaps, maps, len, _flags));
         if (got < 0)
                 return failed(dom, "reading vCPU pins", ret_error);
         pins = g_new0(CpuSet *, nvcpus);
         for (unsigned v = 0; v < nvcpus; v++) {
+                int row = (int)(ids ? ids[v] : v);
                 pins[v] = cpuset_new();
-                if ((int)v >= got)
+                if (row >= got)
                         continue;
                 for (int c = 0; c < ncpus; c++)
-                        if (VIR_CPU_USABLE(maps, len, (int)v, c))
+                        if (VIR_CPU_USABLE(maps, len, row, c))
                                 cpuset_add(pins[v], (unsigned)c);
         }
         *ret = pins;

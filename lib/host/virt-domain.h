@@ -38,6 +38,7 @@ unsigned virt_domain_id(virDomainPtr dom);
  * the domain). */
 bool virt_domain_connection_alive(virDomainPtr dom);
 
+/* vcpu: libvirt's id of the vCPU. */
 int virt_domain_pin_vcpu(virDomainPtr dom, unsigned vcpu, const CpuSet *cpus, char **ret_error);
 int virt_domain_pin_emulator(virDomainPtr dom, const CpuSet *cpus, char **ret_error);
 /* Live pin of the I/O thread with this id (<iothreadids>). */
@@ -46,8 +47,10 @@ int virt_domain_pin_iothread(virDomainPtr dom, unsigned id, const CpuSet *cpus, 
 int virt_domain_set_memory_nodes(virDomainPtr dom, const CpuSet *nodes, char **ret_error);
 /* Live metadata in placementd's namespace; xml NULL removes it. */
 int virt_domain_set_metadata(virDomainPtr dom, const char *xml, char **ret_error);
-/* Live pins of vCPUs 0..nvcpus-1: a new array of nvcpus CpuSets (free each, then the array). */
-int virt_domain_get_vcpu_pins(virDomainPtr dom, unsigned nvcpus, CpuSet ***ret, char **ret_error);
+/* Live pins of nvcpus vCPUs, libvirt's vCPUs ids[0..nvcpus-1] (ids NULL: vCPUs 0..nvcpus-1): a new array
+ * of nvcpus CpuSets (free each, then the array). */
+int virt_domain_get_vcpu_pins(virDomainPtr dom, unsigned nvcpus, const unsigned *ids, CpuSet ***ret,
+                              char **ret_error);
 void virt_pins_free(CpuSet **pins, unsigned n);
 /* The live I/O threads, *ret_n of them: (*ret_ids)[i] the id of the i-th (g_free the array), (*ret_pins)[i]
  * where it may run (virt_pins_free()). */

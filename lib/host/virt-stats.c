@@ -6,6 +6,8 @@
 #include <stdbool.h>
 #include <string.h>
 
+#include "cpuset.h"
+
 static uint64_t ull(const virTypedParameter *p)
 {
         switch (p->type) {
@@ -57,12 +59,14 @@ static void grow_vcpus(DomainCpuStats *s, unsigned index)
         s->nvcpu_times = index + 1;
 }
 
-/* Per-vCPU fields: time, and delay (preferred) or wait. */
-static void add_vcpu_field(DomainCpuStats *s, const virTypedParameter *p, bool *has_delay)
+/* Per-vCPU fields: time, and delay (preferred) or wait; seen gets the id of every vCPU with a field. */
+static void add_vcpu_field(DomainCpuStats *s, const virTypedParameter *p, bool *has_delay, CpuSet *seen)
 {
         unsigned index;
 
-        if (vcpu_field(p->field, "time", &index)) {
+        if (vcpu_field(p->field, "state", &index)) {
+                grow_vcpus(s, index);
+        } else if (vcpu_field(p->field, "time", &index)) {
                 grow_vcpus(s, index);
                 s->vcpu_time_ns[index] = ull(p);
         } else if (vcpu_field(p->field, "delay", &index)) {
@@ -72,7 +76,54 @@ static void add_vcpu_field(DomainCpuStats *s, const virTypedParameter *p, bool *
         } else if (!*has_delay && vcpu_field(p->field, "wait", &index)) {
                 grow_vcpus(s, index);
                 s->vcpu_wait_ns[index] = ull(p);
+        } else {
+                return;
         }
+        cpuset_add(seen, index);
+}
+
+/* libvirt names vCPUs by id and reports only those online: with vCPU 1 of 0-2 unplugged, vcpu.0 and
+ * vcpu.2. The i-th online vCPU is the daemon's vCPU i (DomainSpec.vcpu_ids), so the gaps close. */
+static void close_gaps(DomainCpuStats *s, const CpuSet *seen)
+{
+        unsigned n = 0;
+
+        if (cpuset_count(seen) == s->nvcpu_times)
+                return;
+        CPUSET_FOREACH (id, seen) {
+                s->vcpu_time_ns[n] = s->vcpu_time_ns[id];
+                s->vcpu_wait_ns[n] = s->vcpu_wait_ns[id];
+                n++;
+        }
+        s->nvcpu_times = n;
+}
+
+DomainCpuStats *domain_cpu_stats_from_params(const virTypedParameter *params, int nparams)
+{
+        DomainCpuStats *s = g_new0(DomainCpuStats, 1);
+        g_autoptr(CpuSet) seen = cpuset_new();
+        bool has_delay = false;
+
+        for (int k = 0; k < nparams; k++) {
+                const virTypedParameter *p = &params[k];
+                if (strcmp(p->field, "cpu.time") == 0)
+                        s->total_ns = ull(p);
+                else if (strcmp(p->field, "cpu.user") == 0)
+                        s->user_ns = ull(p);
+                else if (strcmp(p->field, "cpu.system") == 0)
+                        s->system_ns = ull(p);
+                else if (strcmp(p->field, "state.state") == 0 && p->type == VIR_TYPED_PARAM_INT)
+                        s->paused = p->value.i == VIR_DOMAIN_PAUSED || p->value.i == VIR_DOMAIN_PMSUSPENDED;
+                else if (strcmp(p->field, "vcpu.current") == 0)
+                        s->nvcpus = (unsigned)ull(p);
+                else if (g_str_has_prefix(p->field, "vcpu.") && g_str_has_suffix(p->field, ".time"))
+                        s->vcpu_ns += ull(p);
+                if (g_str_has_prefix(p->field, "vcpu."))
+                        add_vcpu_field(s, p, &has_delay, seen);
+        }
+        close_gaps(s, seen);
+        s->host_ns = s->total_ns > s->vcpu_ns ? s->total_ns - s->vcpu_ns : 0;
+        return s;
 }
 
 int virt_cpu_stats_all(virConnectPtr conn, GHashTable **ret, char **ret_error)
@@ -98,29 +149,9 @@ int virt_cpu_stats_all(virConnectPtr conn, GHashTable **ret, char **ret_error)
         table =
             g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)domain_cpu_stats_free);
         for (int i = 0; i < n; i++) {
-                DomainCpuStats *s = g_new0(DomainCpuStats, 1);
+                DomainCpuStats *s = domain_cpu_stats_from_params(records[i]->params, records[i]->nparams);
                 char uuid[VIR_UUID_STRING_BUFLEN];
-                bool has_delay = false;
 
-                for (int k = 0; k < records[i]->nparams; k++) {
-                        const virTypedParameter *p = &records[i]->params[k];
-                        if (strcmp(p->field, "cpu.time") == 0)
-                                s->total_ns = ull(p);
-                        else if (strcmp(p->field, "cpu.user") == 0)
-                                s->user_ns = ull(p);
-                        else if (strcmp(p->field, "cpu.system") == 0)
-                                s->system_ns = ull(p);
-                        else if (strcmp(p->field, "state.state") == 0 && p->type == VIR_TYPED_PARAM_INT)
-                                s->paused =
-                                    p->value.i == VIR_DOMAIN_PAUSED || p->value.i == VIR_DOMAIN_PMSUSPENDED;
-                        else if (strcmp(p->field, "vcpu.current") == 0)
-                                s->nvcpus = (unsigned)ull(p);
-                        else if (g_str_has_prefix(p->field, "vcpu.") && g_str_has_suffix(p->field, ".time"))
-                                s->vcpu_ns += ull(p);
-                        if (g_str_has_prefix(p->field, "vcpu."))
-                                add_vcpu_field(s, p, &has_delay);
-                }
-                s->host_ns = s->total_ns > s->vcpu_ns ? s->total_ns - s->vcpu_ns : 0;
                 if (virDomainGetUUIDString(records[i]->dom, uuid) == 0)
                         g_hash_table_replace(table, g_strdup(uuid), s);
                 else

@@ -18,6 +18,11 @@
 
 void domain_cpu_stats_free(DomainCpuStats *s);
 
+/* One domain's record of virConnectGetAllDomainStats (state, cpu.*, vcpu.*) as a new DomainCpuStats. The
+ * per-vCPU arrays hold the online vCPUs in id order: libvirt names them by id and leaves out those
+ * unplugged, so vcpu.0 and vcpu.2 become entries 0 and 1 (the daemon's vCPUs, DomainSpec.vcpu_ids). */
+DomainCpuStats *domain_cpu_stats_from_params(const virTypedParameter *params, int nparams);
+
 /* All running domains: a table from UUID string to DomainCpuStats (caller unrefs). -ENOTSUP when the
  * driver has no such statistics (libvirt's test driver). */
 int virt_cpu_stats_all(virConnectPtr conn, GHashTable **ret, char **ret_error);

@@ -89,7 +89,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         t = topology_new_uniform(2, 4, 2, 8 * FUZZ_GiB, NULL);
         fuzz_check(t != NULL, "topology_new_uniform failed");
-        r = metadata_to_plan(t, spec->decision, spec->name, spec->vcpus, spec->memory, &p, &plan_error);
+        r = metadata_to_plan(t, spec->decision, spec->name, spec->vcpus, spec->vcpu_ids, spec->memory, &p,
+                             &plan_error);
         if (r < 0) {
                 fuzz_check(!p && plan_error, "failed rebuild (%d) without a message, or with a plan", r);
                 return 0;
@@ -117,8 +118,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_check(spec2->meta_skip == spec->meta_skip &&
                        g_strcmp0(spec2->meta_policy, spec->meta_policy) == 0,
                    "skip/policy attributes not kept:\n%s", xml);
-        r = metadata_to_plan(t, spec2->decision, spec2->name, spec2->vcpus, spec2->memory, &p2,
-                             &plan_error2);
+        r = metadata_to_plan(t, spec2->decision, spec2->name, spec2->vcpus, spec2->vcpu_ids, spec2->memory,
+                             &p2, &plan_error2);
         fuzz_check(r == 0, "written decision does not rebuild: %s\n%s", plan_error2, xml);
         check_same_plan(p, p2);
         return 0;
