@@ -74,6 +74,9 @@ bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d);
 bool placer_hand_pinned_resized(Manager *m, virDomainPtr dom, const Decision *d);
 /* True when the live pins differ from what the decision says. */
 bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d);
+/* 1 when every vCPU p pins runs on its pin (live, read now), 0 when one does not, -1 when libvirt cannot
+ * say. */
+int placer_live_pins_planned(virDomainPtr dom, const Plan *p);
 void placer_notify(Manager *m, const Decision *d, const char *uuid, const char *name);
 
 /* What a re-placement of a domain would ask now: its request (constraints and load) and params. */

@@ -180,6 +180,14 @@ static void on_tunable(virDomainPtr dom, virTypedParameterPtr params, int nparam
                         log_debug("%s: %s=%s is the echo of our own pin", d->name, field, params[i].value.s);
                         continue;
                 }
+                /* events come after the fact: a pin made and replaced before its event was read (two
+                 * moves in a row, a pin undone at once) is not what runs; what runs is read now */
+                if (index >= 0 && d->result != DECISION_ADVISORY &&
+                    placer_live_pins_planned(dom, d->plan) == 1) {
+                        log_debug("%s: %s=%s is an earlier pin's event: its vCPUs run as decided", d->name,
+                                  field, params[i].value.s);
+                        continue;
+                }
                 if (d->result == DECISION_ADVISORY && cpuset_equal(seen, m->topology->all_pus))
                         continue;
                 {

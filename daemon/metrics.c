@@ -199,10 +199,13 @@ static void render_load(GString *out, Manager *m)
         for (unsigned i = 0; i < all->len; i++) {
                 const Decision *d = g_ptr_array_index(all, i);
                 const DomainLoad *l = manager_load(m, d->uuid);
+                /* libvirt's vCPU ids, as the decision names them, while it counts the same vCPUs */
+                bool ids = l && d->plan && d->plan->nvcpus == l->nvcpus;
                 for (unsigned v = 0; l && v < l->nvcpus; v++) {
                         g_string_append(out, "placementd_domain_vcpu_busy_ratio");
                         domain_labels(out, d);
-                        g_string_append_printf(out, ",vcpu=\"%u\"} %.4f\n", v, l->vcpu_busy[v]);
+                        g_string_append_printf(out, ",vcpu=\"%u\"} %.4f\n",
+                                               ids ? plan_vcpu_id(d->plan, v) : v, l->vcpu_busy[v]);
                 }
         }
         header(out, "placementd_domain_host_busy_cores", "gauge",

@@ -1055,6 +1055,24 @@ bool placer_hand_pinned_resized(Manager *m, virDomainPtr dom, const Decision *d)
         return (vcpus > 0 && vcpus != d->plan->nvcpus) || (memory > 0 && memory != d->plan->memory);
 }
 
+/* A domain whose online vCPUs are not 0..n-1 may change which run and keep their count (libvirt's test
+ * driver does so on setvcpus): its live ids are read again. A domain with dense ids is not read (a swap
+ * there needs an unplug and a plug; the count changes between them). */
+static bool other_vcpus_online(virDomainPtr dom, const Decision *d)
+{
+        g_autoptr(DomainSpec) live = NULL;
+        bool same;
+
+        if (!d->plan->vcpu_ids || virt_domain_read_spec(dom, false, &live, NULL) < 0 ||
+            live->vcpus != d->plan->nvcpus)
+                return false;
+        same =
+            live->vcpu_ids && memcmp(live->vcpu_ids, d->plan->vcpu_ids, sizeof(unsigned) * live->vcpus) == 0;
+        if (!same)
+                log_info("%s: other vCPUs run than its decision pins: placing it again", d->name);
+        return !same;
+}
+
 bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d)
 {
         unsigned vcpus;
@@ -1075,24 +1093,28 @@ bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d)
                          (unsigned long long)(memory / 1024), (unsigned long long)(d->plan->memory / 1024));
                 return true;
         }
-        return false;
+        return other_vcpus_online(dom, d);
+}
+
+int placer_live_pins_planned(virDomainPtr dom, const Plan *p)
+{
+        CpuSet **pins = NULL;
+        bool same = true;
+
+        if (p->nvcpus == 0 || virt_domain_get_vcpu_pins(dom, p->nvcpus, p->vcpu_ids, &pins, NULL) < 0)
+                return -1;
+        for (unsigned i = 0; i < p->nvcpus && same; i++)
+                same = cpuset_is_empty(p->vcpu_pins[i]) || cpuset_equal(pins[i], p->vcpu_pins[i]);
+        virt_pins_free(pins, p->nvcpus);
+        return same;
 }
 
 bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d)
 {
-        CpuSet **pins = NULL;
-        g_autofree char *error = NULL;
-        bool drifted = false;
         (void)m;
 
         if (!d->plan || d->result == DECISION_ADVISORY || d->result == DECISION_UNPLACEABLE ||
-            (d->result == DECISION_SKIPPED && !d->pinned_by_hand) || d->plan->nvcpus == 0)
+            (d->result == DECISION_SKIPPED && !d->pinned_by_hand))
                 return false;
-        if (virt_domain_get_vcpu_pins(dom, d->plan->nvcpus, d->plan->vcpu_ids, &pins, &error) < 0)
-                return false;
-        for (unsigned i = 0; i < d->plan->nvcpus && !drifted; i++)
-                drifted =
-                    !cpuset_is_empty(d->plan->vcpu_pins[i]) && !cpuset_equal(pins[i], d->plan->vcpu_pins[i]);
-        virt_pins_free(pins, d->plan->nvcpus);
-        return drifted;
+        return placer_live_pins_planned(dom, d->plan) == 0;
 }

@@ -535,6 +535,16 @@ START_TEST(test_sparse_online_vcpus)
         d = manager_lookup(m, "c-sparse");
         ck_assert_msg(d->adopted && d->result == DECISION_PLACED, "%s", d->reason);
         ck_assert_uint_eq(plan_vcpu_id(d->plan, 1), 2);
+        /* the test driver's setvcpus makes vCPUs 0 and 1 run: the count stays, the reconcile sees it */
+        ck_assert_int_eq(virDomainSetVcpusFlags(dom, 2, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "c-sparse");
+        ck_assert_msg(d->result == DECISION_PLACED && plan_vcpu_id(d->plan, 1) == 1, "%s", d->reason);
+        g_free(pin1);
+        g_free(plan1);
+        pin1 = raw_pin(dom, 1);
+        plan1 = cpuset_format(d->plan->vcpu_pins[1]);
+        ck_assert_str_eq(pin1, plan1);
         stop(dom);
         free_manager(m);
 }

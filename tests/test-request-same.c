@@ -115,12 +115,42 @@ START_TEST(test_each_change_differs)
 }
 END_TEST
 
+/* Which vCPUs run, not only how many: vCPUs 0 and 2 ask other than 0 and 3, or 0 and 1 */
+START_TEST(test_online_vcpu_ids_differ)
+{
+        static const char *const online[] = {"0 2", "0 3", "0 1"};
+        Read r[G_N_ELEMENTS(online)], again = {0};
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(online); i++) {
+                g_autoptr(GString) vcpus = g_string_new("0-7' current='2'>4</vcpu><vcpus>");
+                for (unsigned id = 0; id < 4; id++)
+                        g_string_append_printf(vcpus, "<vcpu id='%u' enabled='%s'/>", id,
+                                               strchr(online[i], (int)('0' + id)) ? "yes" : "no");
+                g_string_append(vcpus, "</vcpus>");
+                g_autofree char *xml = edited("0-7'>4</vcpu>", vcpus->str);
+                r[i] = (Read){0};
+                read_xml(&r[i], xml);
+                if (i == 0)
+                        read_xml(&again, xml);
+        }
+        ck_assert(placement_request_same_asks(&r[0].req, &again.req));
+        for (unsigned i = 1; i < G_N_ELEMENTS(online); i++) {
+                ck_assert_msg(!placement_request_same_asks(&r[0].req, &r[i].req), "%s", online[i]);
+                ck_assert_msg(!placement_request_same_asks(&r[i].req, &r[0].req), "%s", online[i]);
+        }
+        for (unsigned i = 0; i < G_N_ELEMENTS(online); i++)
+                read_clear(&r[i]);
+        read_clear(&again);
+}
+END_TEST
+
 static Suite *request_same_suite(void)
 {
         Suite *s = suite_create("request same");
         TCase *tc = tcase_create("asks");
         tcase_add_test(tc, test_same_read_same_asks);
         tcase_add_test(tc, test_each_change_differs);
+        tcase_add_test(tc, test_online_vcpu_ids_differ);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -252,47 +252,75 @@ static int cmd_status(const Ctl *o, sd_bus *bus)
         return code;
 }
 
+/* A string member of o, or "" when it has none (a decision without a plan has no policy). */
+static const char *member_text(JsonObject *o, const char *name)
+{
+        JsonNode *n = json_object_get_member(o, name);
+        return n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_STRING
+                   ? json_node_get_string(n)
+                   : "";
+}
+
+/* One line of `list`: pins labelled with libvirt's vCPU ids (decision_json_vcpu_id()). */
+static void print_list_line(JsonObject *d)
+{
+        JsonArray *pins =
+            json_object_has_member(d, "vcpu_pins") ? json_object_get_array_member(d, "vcpu_pins") : NULL;
+        JsonArray *nodes =
+            json_object_has_member(d, "nodes") ? json_object_get_array_member(d, "nodes") : NULL;
+        g_autoptr(GString) pin_text = g_string_new(NULL);
+        g_autoptr(CpuSet) node_set = cpuset_new();
+        g_autofree char *node_text = NULL;
+        g_autofree char *safe = text_safe(member_text(d, "domain"));
+        const char *policy = member_text(d, "policy"), *mem = member_text(d, "memory_nodes");
+
+        for (unsigned i = 0; pins && i < json_array_get_length(pins); i++) {
+                const char *pin = json_array_get_string_element(pins, i);
+                if (pin && *pin) /* an unplaced vCPU has no pin */
+                        g_string_append_printf(pin_text, "%s%u:%s", pin_text->len ? " " : "",
+                                               decision_json_vcpu_id(d, i), pin);
+        }
+        for (unsigned i = 0; nodes && i < json_array_get_length(nodes); i++) {
+                gint64 n = json_array_get_int_element(nodes, i);
+                if (n >= 0 && n < CPUSET_MAX)
+                        cpuset_add(node_set, (unsigned)n);
+        }
+        node_text = cpuset_format(node_set);
+        printf("%-20s %-14s %-9s %-6s %-8s %s\n", safe, member_text(d, "result"), *policy ? policy : "-",
+               *node_text ? node_text : "-", *mem ? mem : "-", pin_text->len ? pin_text->str : "-");
+}
+
+/* The "decisions" array of GetDecisionsJSON's text, parsed by parser; NULL (said) when it does not parse. */
+static JsonArray *decisions_of(JsonParser *parser, const char *text)
+{
+        JsonNode *root;
+
+        if (json_parser_load_from_data(parser, text, -1, NULL) && (root = json_parser_get_root(parser)) &&
+            JSON_NODE_HOLDS_OBJECT(root) && json_object_has_member(json_node_get_object(root), "decisions"))
+                return json_object_get_array_member(json_node_get_object(root), "decisions");
+        fprintf(stderr, "placementctl: the daemon sent JSON that does not parse\n");
+        return NULL;
+}
+
 static int cmd_list(const Ctl *o, sd_bus *bus)
 {
         g_autoptr(sd_bus_message) reply = NULL;
-        int code, r;
+        g_autoptr(JsonParser) parser = json_parser_new();
+        JsonArray *all;
+        const char *json;
+        int code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", "");
 
+        if (code || (code = ctl_read_string(reply, &json)))
+                return code;
         if (o->json) {
-                const char *json;
-                code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", "");
-                if (!code && !(code = ctl_read_string(reply, &json)))
-                        print_json(json);
-                return code;
+                print_json(json);
+                return EXIT_OK;
         }
-        code = ctl_call(o, bus, "ListDecisions", &reply, NULL);
-        if (code)
-                return code;
-        printf("%-20s %-14s %-9s %-6s %-8s %s\n", "DOMAIN", "RESULT", "POLICY", "NODES", "MEM", "VCPU PINS");
-        r = sd_bus_message_enter_container(reply, 'a', "(sssssasssb)");
-        while (r > 0 && (r = sd_bus_message_enter_container(reply, 'r', "sssssasssb")) > 0) {
-                const char *name, *uuid, *policy, *result, *nodes, *pin, *mem, *emu;
-                int applied;
-                GString *pins = g_string_new(NULL);
-                unsigned i = 0;
-                sd_bus_message_read(reply, "sssss", &name, &uuid, &policy, &result, &nodes);
-                sd_bus_message_enter_container(reply, 'a', "s");
-                while (sd_bus_message_read(reply, "s", &pin) > 0) {
-                        if (*pin) /* an unplaced vCPU has no pin */
-                                g_string_append_printf(pins, "%s%u:%s", pins->len ? " " : "", i, pin);
-                        i++;
-                }
-                sd_bus_message_exit_container(reply);
-                sd_bus_message_read(reply, "ssb", &mem, &emu, &applied);
-                sd_bus_message_exit_container(reply);
-                g_autofree char *safe = text_safe(name);
-                printf("%-20s %-14s %-9s %-6s %-8s %s\n", safe, result, *policy ? policy : "-",
-                       *nodes ? nodes : "-", *mem ? mem : "-", pins->len ? pins->str : "-");
-                g_string_free(pins, TRUE);
-        }
-        if (r < 0) {
-                fprintf(stderr, "placementctl: unexpected reply: %s\n", strerror(-r));
+        if (!(all = decisions_of(parser, json)))
                 return EXIT_RUNTIME;
-        }
+        printf("%-20s %-14s %-9s %-6s %-8s %s\n", "DOMAIN", "RESULT", "POLICY", "NODES", "MEM", "VCPU PINS");
+        for (unsigned i = 0; i < json_array_get_length(all); i++)
+                print_list_line(json_array_get_object_element(all, i));
         return EXIT_OK;
 }
 
@@ -413,15 +441,13 @@ static int cmd_show(const Ctl *o, sd_bus *bus, const char *domain)
         int code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
 
         if (!code && !(code = ctl_read_string(reply, &text))) {
+                JsonArray *all;
                 if (o->json) {
                         print_json(text);
-                } else if (json_parser_load_from_data(parser, text, -1, NULL)) {
-                        JsonArray *all = json_object_get_array_member(
-                            json_node_get_object(json_parser_get_root(parser)), "decisions");
+                } else if ((all = decisions_of(parser, text))) {
                         for (unsigned i = 0; i < json_array_get_length(all); i++)
                                 print_decision(json_array_get_object_element(all, i));
                 } else {
-                        fprintf(stderr, "placementctl: the daemon sent JSON that does not parse\n");
                         code = EXIT_RUNTIME;
                 }
         }

@@ -218,7 +218,9 @@ bool placement_request_same_asks(const PlacementRequest *a, const PlacementReque
             !same_set(a->memory_nodes, b->memory_nodes) || a->memory_mode != b->memory_mode ||
             a->keep_emulator != b->keep_emulator || a->ncells != b->ncells ||
             a->hugepage_size != b->hugepage_size || !same_set(a->iothreads, b->iothreads) ||
-            !same_set(a->kept_iothreads, b->kept_iothreads) || a->memory_own != b->memory_own)
+            !same_set(a->kept_iothreads, b->kept_iothreads) || a->memory_own != b->memory_own ||
+            !a->vcpu_ids != !b->vcpu_ids ||
+            (a->vcpu_ids && memcmp(a->vcpu_ids, b->vcpu_ids, sizeof(unsigned) * a->vcpus) != 0))
                 return false;
         for (unsigned i = 0; i < a->ncells; i++)
                 if (a->cells[i].id != b->cells[i].id || a->cells[i].memory != b->cells[i].memory ||

@@ -9,6 +9,7 @@
 # Checked against /proc (QEMU's "CPU N/TCG" threads carry libvirt's vCPU ids), libvirt and the record:
 #   1. vCPUs 0 and 2 each run on a CPU of their own, as the record says; the record names vCPU 2, not 1;
 #      vCPU 1's pin is left as it was.
+#      Measured load names vCPUs 0 and 2 (metrics).
 #   2. A restarted daemon adopts the record (the pins it names are the ones that run).
 #   3. vCPU 1 plugged live (virsh setvcpu --enable 1; libvirt sends no event for it, the periodic reconcile
 #      sees it): the guest is placed again and all three run as the new record says.
@@ -51,7 +52,9 @@ tap_cleanup() {
 must "built binaries in $BUILD" test -x "$PLACEMENTD" -a -x "$PLACEMENTCTL"
 must "e2e_libvirt_start" e2e_libvirt_start "$WORK"
 must "private dbus-daemon" bus_start "$WORK"
-printf '[Placement]\nReconcileSec=1\n\n[Libvirt]\nURI=%s\n' "$E2E_LIBVIRT_URI" >"$WORK/placementd.conf"
+METRICS_PORT=$(free_port)
+printf '[Placement]\nReconcileSec=1\nLoadInterval=1\nLoadWarmup=1\n\n[Libvirt]\nURI=%s\n\n[Metrics]\nListen=127.0.0.1:%s\n' \
+    "$E2E_LIBVIRT_URI" "$METRICS_PORT" >"$WORK/placementd.conf"
 run_daemon() {
     placementd_start --config="$WORK/placementd.conf" --topology="$TOPOLOGY" --bus-address="$BUS_ADDR" \
         --log-level=debug
@@ -75,6 +78,14 @@ expect "$D: vCPUs 0 and 2 each on one CPU, not the same" "2" \
     "$(proc_pins "$D" | awk '$2 ~ /^[0-9]+$/ { print $2 }' | sort -u | wc -l)"
 expect "$D: vCPU 1, unplugged, keeps libvirt's pin (every CPU)" "0-1" "$(virsh_pin "$D" 1)"
 check "placementd did not take the pins for someone else's" sh -c "! grep -q 'by someone else' '$LOG'"
+# measured load names the same vCPUs (libvirt's statistics leave vCPU 1 out)
+busy_labels() {
+    curl -fsS --max-time 3 "http://127.0.0.1:$METRICS_PORT/metrics" |
+        sed -nE "s/^placementd_domain_vcpu_busy_ratio\{domain=\"$D\".*vcpu=\"([0-9]+)\"\}.*/\1/p" | paste -sd' '
+}
+load_measured() { [ -n "$(busy_labels)" ]; }
+check "$D: its load measured (metrics)" wait_for 20 load_measured
+expect "$D: the load's vCPU labels are libvirt's ids" "0 2" "$(busy_labels)"
 
 # 2. a restarted daemon adopts the record.
 stop_pid "$PD_PID"
