@@ -902,8 +902,7 @@ PlacerRequest *placer_request(Manager *m, virDomainPtr dom)
                 return NULL;
         r->params = params_for(m, r->user, r->live->name);
         r->req = domain_request(r->user, r->live);
-        r->cells =
-            domain_request_shape(r->user, r->live, topology_default_hugepage_size(m->topology), &r->req);
+        r->cells = domain_request_shape(r->live, topology_default_hugepage_size(m->topology), &r->req);
         add_load(m, virt_domain_uuid(dom, uuid), &r->req);
         r->req.memory_own = own_binding(m, uuid, &r->req);
         return g_steal_pointer(&r);
@@ -969,7 +968,7 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
                 return skip(m, uuid, live, why, NULL);
         params = params_for(m, user, live->name);
         req = domain_request(user, live);
-        cells = domain_request_shape(user, live, topology_default_hugepage_size(m->topology), &req);
+        cells = domain_request_shape(live, topology_default_hugepage_size(m->topology), &req);
         add_load(m, uuid, &req);
         if (!ours && (d = found_running(m, dom, uuid, live, &req, &params, origin)))
                 return d;

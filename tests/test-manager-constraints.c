@@ -550,6 +550,46 @@ START_TEST(test_sparse_online_vcpus)
 }
 END_TEST
 
+/* The persistent definition edited while the domain runs: its strict binding to node 0 and its two guest
+ * cells stay as they run until the next start; a re-placement keeps the vCPUs with that memory */
+START_TEST(test_persistent_edit_waits_for_restart)
+{
+        static const char *const fmt =
+            "<domain type='test'><name>c-ed</name><uuid>c0000000-0000-4000-8000-0000000000ed</uuid>"
+            "<memory unit='MiB'>512</memory><vcpu>2</vcpu><cpu><numa>%s</numa></cpu>"
+            "<numatune><memory mode='strict' nodeset='%s'/></numatune><os><type>hvm</type></os></domain>";
+        static const char *const two = "<cell id='0' cpus='0' memory='256' unit='MiB'/>"
+                                       "<cell id='1' cpus='1' memory='256' unit='MiB'/>";
+        g_autofree char *before = g_strdup_printf(fmt, two, "0"),
+                        *after =
+                            g_strdup_printf(fmt, "<cell id='0' cpus='0-1' memory='512' unit='MiB'/>", "1");
+        g_autofree char *error = NULL, *nodeset = NULL;
+        Manager *m = new_manager();
+        g_autoptr(CpuSet) node0 = set_of("0-3");
+        virDomainPtr dom = virDomainDefineXML(conn, before), again;
+        const Decision *d;
+
+        ck_assert(dom && virDomainCreate(dom) == 0);
+        ck_assert(spin_until_known(m, "c-ed"));
+        d = manager_lookup(m, "c-ed");
+        ck_assert_msg(cpuset_has(d->plan->nodes, 0) && cpuset_count(d->plan->nodes) == 1, "%s", d->reason);
+        /* virsh edit: the binding moves to node 1 and the cells become one, for the next start */
+        again = virDomainDefineXML(conn, after);
+        ck_assert_msg(again, "%s", virGetLastErrorMessage());
+        virDomainFree(again);
+        ck_assert_int_eq(manager_replace(m, "c-ed", &error), 0);
+        d = manager_lookup(m, "c-ed");
+        ck_assert_msg(cpuset_has(d->plan->nodes, 0) && cpuset_count(d->plan->nodes) == 1, "%s", d->reason);
+        ck_assert_uint_eq(d->plan->node_memory[0], 512 * MiB);
+        ck_assert_uint_eq(d->plan->ncells, 2);
+        assert_live_pins_inside(dom, 2, node0);
+        nodeset = live_nodeset(dom);
+        ck_assert_str_eq(nodeset, "0");
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_constraints_suite(void)
 {
         Suite *s = suite_create("manager constraints");
@@ -568,6 +608,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_edited_definition_stands);
         tcase_add_test(tc, test_copied_record_not_read);
         tcase_add_test(tc, test_sparse_online_vcpus);
+        tcase_add_test(tc, test_persistent_edit_waits_for_restart);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -33,7 +33,7 @@ static void read_xml(Read *r, const char *xml)
 
         ck_assert_msg(domain_xml_parse(xml, &r->spec, &error) == 0, "%s", error);
         r->req = domain_request(r->spec, r->spec);
-        r->cells = domain_request_shape(r->spec, r->spec, 2 << 20, &r->req);
+        r->cells = domain_request_shape(r->spec, 2 << 20, &r->req);
 }
 
 static void read_clear(Read *r)

@@ -227,7 +227,7 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
         }
         if (e->domain) {
                 req = domain_request(e->domain, e->domain);
-                cells = domain_request_shape(e->domain, e->domain, topology_default_hugepage_size(t), &req);
+                cells = domain_request_shape(e->domain, topology_default_hugepage_size(t), &req);
         }
         plan = policy_place(t, ledger, &req, &config->placement);
         decision_json_add_members(b, t, plan, explain);

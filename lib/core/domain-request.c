@@ -28,14 +28,22 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
             .vcpu_ids = live->vcpu_ids,
         };
 
-        if (user->memory_nodeset) {
+        /* a live binding libvirt will not change stands over a definition edited since the start (the
+         * edit is for the next start) */
+        bool fixed = live->memory_nodeset && live->memory_mode != MEMORY_MODE_RESTRICTIVE;
+        bool edited = fixed && user->memory_nodeset &&
+                      (!cpuset_equal(user->memory_nodeset, live->memory_nodeset) ||
+                       user->memory_mode != live->memory_mode);
+
+        if (user->memory_nodeset && !edited) {
                 req.memory_nodes = user->memory_nodeset;
                 req.memory_source = MEMORY_SOURCE_USER;
                 req.memory_mode = user->memory_mode;
-        } else if (user->memnode_nodeset) {
-                req.memory_nodes = user->memnode_nodeset;
+        } else if (live->memnode_nodeset && !edited) {
+                /* memnodes are the running guest's: set at its start, never changed live */
+                req.memory_nodes = live->memnode_nodeset;
                 req.memory_source = MEMORY_SOURCE_MEMNODE;
-        } else if (live->memory_nodeset && live->memory_mode != MEMORY_MODE_RESTRICTIVE) {
+        } else if (fixed) {
                 req.memory_nodes = live->memory_nodeset;
                 req.memory_source = MEMORY_SOURCE_BOUND;
                 req.memory_mode = live->memory_mode;
@@ -43,22 +51,22 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
         return req;
 }
 
-PlacementCell *domain_request_shape(const DomainSpec *user, const DomainSpec *live,
-                                    uint64_t default_hugepage_size, PlacementRequest *req)
+PlacementCell *domain_request_shape(const DomainSpec *live, uint64_t default_hugepage_size,
+                                    PlacementRequest *req)
 {
         PlacementCell *cells = NULL;
 
         if (live->hugepages)
                 req->hugepage_size = live->hugepage_size ? live->hugepage_size : default_hugepage_size;
-        if (!user->cells || user->cells->len == 0)
+        if (!live->cells || live->cells->len == 0)
                 return NULL;
-        cells = g_new0(PlacementCell, user->cells->len);
-        for (unsigned i = 0; i < user->cells->len; i++) {
-                const DomainCell *c = &g_array_index(user->cells, DomainCell, i);
+        cells = g_new0(PlacementCell, live->cells->len);
+        for (unsigned i = 0; i < live->cells->len; i++) {
+                const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
                 cells[i] = (PlacementCell){.id = c->id, .vcpus = c->vcpus, .memory = c->memory};
         }
         req->cells = cells;
-        req->ncells = user->cells->len;
+        req->ncells = live->cells->len;
         return cells;
 }
 

@@ -22,17 +22,18 @@ const char *domain_spec_opt_out(const DomainSpec *user);
  * from user (the definition the opt-outs come from; both may be the same). Memory the user does not bind
  * may still be bound already: libvirt changes the nodeset of a running domain only in restrictive mode,
  * so a live strict, interleave or preferred binding (placementd's own first binding included) stays where
- * it is, and the vCPUs stay with it. The request points into user and live.
+ * it is, and the vCPUs stay with it; it stands over a binding or memnodes the definition was edited to
+ * since the start (the edit is for the next start). The request points into user and live.
  */
 PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live);
 
 /*
- * The guest shape of the request: the user's guest cells (a new array, req->cells points into it; NULL
- * when none) and, for hugepage-backed memory, its page size (default_hugepage_size, the host's, when it
- * names none).
+ * The guest shape of the request, the running guest's (an edit of the definition is for its next start):
+ * its guest cells (a new array, req->cells points into it; NULL when none) and, for hugepage-backed
+ * memory, its page size (default_hugepage_size, the host's, when it names none).
  */
-PlacementCell *domain_request_shape(const DomainSpec *user, const DomainSpec *live,
-                                    uint64_t default_hugepage_size, PlacementRequest *req);
+PlacementCell *domain_request_shape(const DomainSpec *live, uint64_t default_hugepage_size,
+                                    PlacementRequest *req);
 
 /* Reads and parses a domain XML file: a regular file of at most DOMAIN_FILE_MAX bytes without NUL bytes
  * (file-read.h). Returns 0 or a negative errno with *ret_error naming the file and the problem. */
