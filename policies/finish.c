@@ -365,14 +365,18 @@ static char *constraint_note(const Topology *t, const PlacementRequest *req, con
                 for (unsigned n = 0; n < plan->nnode_memory; n++)
                         if (plan->node_memory[n])
                                 cpuset_add(charged, t->nodes[n].os_index);
+                bool cores_elsewhere = false; /* memory-only nodes: the vCPUs run on the nearest CPU nodes */
+                CPUSET_FOREACH (n, plan->nodes)
+                        cores_elsewhere =
+                            cores_elsewhere || !cpuset_has(req->memory_nodes, t->nodes[n].os_index);
                 where = cpuset_format(charged);
-                g_string_append_printf(s,
-                                       "; %s its memory to nodes %s (%s): cores taken there, the binding "
-                                       "left as it is",
-                                       memory_source_text(req), list,
-                                       req->memory_source == MEMORY_SOURCE_MEMNODE
-                                           ? "per cell"
-                                           : memory_mode_to_string(req->memory_mode));
+                g_string_append_printf(
+                    s, "; %s its memory to nodes %s (%s): %s, the binding left as it is",
+                    memory_source_text(req), list,
+                    req->memory_source == MEMORY_SOURCE_MEMNODE ? "per cell"
+                                                                : memory_mode_to_string(req->memory_mode),
+                    cores_elsewhere ? "memory-only nodes, cores taken on the nearest with CPUs"
+                                    : "cores taken there");
                 if (*where)
                         g_string_append_printf(s, ", memory counted on %s%s", where,
                                                req->memory_source != MEMORY_SOURCE_MEMNODE &&

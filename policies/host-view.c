@@ -29,10 +29,62 @@ static bool node_has_allowed_cpu(const Topology *t, const PlacementRequest *req,
         return false;
 }
 
+/* Whether the request binds its memory, and node n is not one of the nodes it binds it to. */
+static bool outside_memory_nodes(const Topology *t, const PlacementRequest *req, unsigned n)
+{
+        return req && req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes &&
+               !cpuset_has(req->memory_nodes, t->nodes[n].os_index);
+}
+
+/* Whether the memory is bound to memory-only nodes of this host, none with a CPU (a CXL expander, the
+ * high-bandwidth memory of a flat-mode KNL or Sapphire Rapids): the vCPUs must run elsewhere. Memory
+ * bound to nodes whose CPUs the request's own cpuset leaves out is not such a case. */
+static bool memory_nodes_cpuless(const Topology *t, const PlacementRequest *req)
+{
+        bool any = false;
+
+        for (unsigned m = 0; m < t->nnodes; m++) {
+                if (outside_memory_nodes(t, req, m))
+                        continue;
+                if (t->nodes[m].ncores > 0)
+                        return false;
+                any = any || t->nodes[m].memory > 0;
+        }
+        return any;
+}
+
+/* The distance from node n to the nearest of the request's memory nodes. */
+static uint32_t distance_to_memory(const Topology *t, const PlacementRequest *req, unsigned n)
+{
+        uint32_t best = TOPOLOGY_UNREACHABLE;
+
+        for (unsigned m = 0; m < t->nnodes; m++)
+                if (!outside_memory_nodes(t, req, m))
+                        best = MIN(best, topology_distance(t, m, n));
+        return best;
+}
+
+/* For memory on memory-only nodes: node n has a CPU the request may use and no such node is nearer to
+ * the memory (the vCPUs run next to it, overcommitted there rather than spread further away). */
+static bool nearest_cpu_node(const Topology *t, const PlacementRequest *req, unsigned n)
+{
+        uint32_t d = distance_to_memory(t, req, n);
+
+        if (t->nodes[n].ncores == 0 || !node_has_allowed_cpu(t, req, n) || d >= TOPOLOGY_UNREACHABLE)
+                return false;
+        for (unsigned o = 0; o < t->nnodes; o++)
+                if (t->nodes[o].ncores > 0 && node_has_allowed_cpu(t, req, o) &&
+                    distance_to_memory(t, req, o) < d)
+                        return false;
+        return true;
+}
+
 /*
  * A node is allowed unless the request's memory nodes leave it out, or it has CPUs and none is allowed.
  * When no node with an allowed CPU has memory (the allowed CPUs are all on memoryless nodes), nodes with
- * memory but no allowed CPU are allowed for their memory (their cores stay out: pu_allowed()).
+ * memory but no allowed CPU are allowed for their memory (their cores stay out: pu_allowed()). When the
+ * memory is bound to memory-only nodes, the nodes with an allowed CPU nearest to them are allowed for
+ * their cores (their memory stays out: host_view_init_for()).
  */
 static bool node_allowed(const Topology *t, const PlacementRequest *req, unsigned n)
 {
@@ -40,9 +92,8 @@ static bool node_allowed(const Topology *t, const PlacementRequest *req, unsigne
 
         if (!req)
                 return true;
-        if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes &&
-            !cpuset_has(req->memory_nodes, node->os_index))
-                return false;
+        if (outside_memory_nodes(t, req, n))
+                return memory_nodes_cpuless(t, req) && nearest_cpu_node(t, req, n);
         if (node->ncores == 0 || node_has_allowed_cpu(t, req, n))
                 return true;
         for (unsigned m = 0; m < t->nnodes; m++)
@@ -130,7 +181,10 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
                 v->node_free_memory[n] = t->nodes[n].memory > used ? t->nodes[n].memory - used : 0;
                 if (req && req->hugepage_size) /* its memory comes from the pools, never general memory */
                         v->node_free_memory[n] = ledger_node_free_hugepages(l, n, req->hugepage_size);
-                if (!v->node_allowed[n] || !host_view_memory_usable(params, t->nodes[n].kind))
+                /* a node the request binds its memory to holds it whatever its kind: the user chose it */
+                if (!v->node_allowed[n] || outside_memory_nodes(t, req, n) ||
+                    (!host_view_memory_usable(params, t->nodes[n].kind) &&
+                     (!req || req->memory_source == MEMORY_SOURCE_NONE)))
                         v->node_free_memory[n] = 0;
         }
 }

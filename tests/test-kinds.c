@@ -346,6 +346,45 @@ START_TEST(test_no_local_node_metadata)
 }
 END_TEST
 
+/* Memory bound by the definition to the CXL node (no CPU of its own): the vCPUs run on the CPU node
+ * nearest to it (node 0, distance 14; node 1 is 26 away), even when node 1 is idler, and overcommit there
+ * rather than go far; the memory is counted on the CXL node, whatever MemoryTiers= says. */
+START_TEST(test_memory_bound_to_cpuless_node)
+{
+        g_autoptr(Topology) t = test_topology_load("cxl-expander.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) cxl = cpuset_new();
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "b",
+                                .vcpus = 2,
+                                .memory = 4 * GiB,
+                                .memory_nodes = cxl,
+                                .memory_source = MEMORY_SOURCE_USER,
+                                .memory_mode = MEMORY_MODE_STRICT};
+        const Plan *a;
+
+        cpuset_add(cxl, 2);
+        a = test_place(t, l, &params, "a", 1, 1 * GiB);
+        ck_assert(cpuset_has(a->nodes, 0));
+        {
+                Plan *p = policy_place(t, l, &req, &params); /* the ledger takes it */
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                ck_assert_msg(cpuset_count(p->nodes) == 1 && cpuset_has(p->nodes, 0), "%s", p->reason);
+                ck_assert_uint_eq(p->node_memory[2], 4 * GiB);
+                ck_assert_uint_eq(p->node_memory[0] + p->node_memory[1], 0);
+                ck_assert_reason(p, "memory-only nodes, cores taken on the nearest with CPUs");
+                ck_assert_int_eq(ledger_commit(l, "b", p), 0);
+        }
+        {
+                req.name = "c";
+                req.vcpus = 3;
+                g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+                ck_assert_msg(p->result == PLAN_OVERCOMMITTED, "%s", p->reason);
+                ck_assert_msg(cpuset_count(p->nodes) == 1 && cpuset_has(p->nodes, 0), "%s", p->reason);
+        }
+}
+END_TEST
+
 static Suite *kinds_suite(void)
 {
         Suite *s = suite_create("kinds");
@@ -355,6 +394,7 @@ static Suite *kinds_suite(void)
         tcase_add_test(memory, test_node_kinds_loaded);
         tcase_add_test(memory, test_never_gpu_memory);
         tcase_add_test(memory, test_cxl_lower_tier);
+        tcase_add_test(memory, test_memory_bound_to_cpuless_node);
         tcase_add_test(memory, test_lower_tier_last_resort);
         tcase_add_test(memory, test_knl_mcdram);
         tcase_add_test(memory, test_pmem_dax);
