@@ -12,6 +12,8 @@ void cells_init_plan(const PlacementRequest *req, Plan *plan)
         for (unsigned i = 0; i < req->ncells; i++) {
                 plan->cells[i].id = req->cells[i].id;
                 plan->cells[i].memory = req->cells[i].memory;
+                if (req->cells[i].memory_nodes)
+                        cpuset_union(plan->cells[i].memory_nodes, req->cells[i].memory_nodes);
                 CPUSET_FOREACH (id, req->cells[i].vcpus) {
                         int vcpu = vcpu_id_index(req->vcpu_ids, plan->nvcpus, (unsigned)id);
                         if (vcpu >= 0)
@@ -25,13 +27,20 @@ static bool memory_bound(const HostView *v)
         return v->req && v->req->memory_source != MEMORY_SOURCE_NONE && v->req->memory_nodes;
 }
 
+/* Whether the cell may go to node n: any node, or one its <memnode> binds its memory to. */
+static bool cell_may_use(const HostView *v, const PlanCell *c, unsigned n)
+{
+        return cpuset_is_empty(c->memory_nodes) || cpuset_has(c->memory_nodes, v->t->nodes[n].os_index);
+}
+
 /* Whether some node of the host could hold the cell whole: its vCPUs and its memory. */
 static bool cell_fits_a_node(const HostView *v, const PlanCell *c, bool count_memory)
 {
         unsigned k = cpuset_count(c->vcpus);
 
         for (unsigned n = 0; n < v->t->nnodes; n++)
-                if (v->node_size[n] >= k && (!count_memory || v->node_free_memory[n] >= c->memory))
+                if (cell_may_use(v, c, n) && v->node_size[n] >= k &&
+                    (!count_memory || v->node_free_memory[n] >= c->memory))
                         return true;
         return false;
 }
@@ -71,7 +80,8 @@ static bool pack_pass(const HostView *v, const unsigned *nodes, unsigned n, unsi
                 if (k == 0)
                         continue;
                 for (unsigned i = 0; i < n; i++) {
-                        if (room[i] < k || (mem_room && mem_room[i] < c->memory))
+                        if (!cell_may_use(v, c, nodes[i]) || room[i] < k ||
+                            (mem_room && mem_room[i] < c->memory))
                                 continue;
                         if (best < 0 || (worst ? room[i] > room[best] : room[i] < room[best]))
                                 best = (int)i;
@@ -143,11 +153,16 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
                 int best = -1;
 
                 for (unsigned i = 0; i < n && k; i++)
-                        if (left[i] >= k && (best < 0 || left[i] > left[best]))
+                        if (cell_may_use(v, c, nodes[i]) && left[i] >= k &&
+                            (best < 0 || left[i] > left[best]))
+                                best = (int)i;
+                /* a cell bound by its <memnode> stays on its nodes, shared more there */
+                for (unsigned i = 0; i < n && k && best < 0 && !cpuset_is_empty(c->memory_nodes); i++)
+                        if (cell_may_use(v, c, nodes[i]))
                                 best = (int)i;
                 if (best < 0)
                         continue;
-                left[best] -= k;
+                left[best] -= MIN(left[best], k);
                 CPUSET_FOREACH (vcpu, c->vcpus)
                         vcpu_node[vcpu] = (int)nodes[best];
         }
@@ -217,6 +232,29 @@ static void split_with_memory(const unsigned *room, const uint64_t *mem_room, un
         }
 }
 
+/* A cell its <memnode> binds that no node of its own had room for whole: its vCPUs still go to its
+ * nodes (the one with the most room; shared there), never away from its memory. */
+static void keep_bound_cells(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
+                             const Plan *plan, int *vcpu_node)
+{
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                const PlanCell *cell = &plan->cells[c];
+                int first = cpuset_next(cell->vcpus, 0), best = -1;
+                unsigned k = cpuset_count(cell->vcpus);
+
+                if (cpuset_is_empty(cell->memory_nodes) || first < 0 || vcpu_node[first] >= 0)
+                        continue;
+                for (unsigned i = 0; i < n; i++)
+                        if (cell_may_use(v, cell, nodes[i]) && (best < 0 || room[i] > room[best]))
+                                best = (int)i;
+                if (best < 0)
+                        continue;
+                room[best] -= MIN(room[best], k);
+                CPUSET_FOREACH (vcpu, cell->vcpus)
+                        vcpu_node[vcpu] = (int)nodes[best];
+        }
+}
+
 void cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, const unsigned *capacity,
                       const Plan *plan, int *vcpu_node)
 {
@@ -230,6 +268,7 @@ void cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, cons
         for (unsigned k = 0; k < n; k++)
                 mem_room[k] = v->node_free_memory[nodes[k]];
         cells_pack(v, nodes, n, room, bound ? NULL : mem_room, plan, vcpu_node);
+        keep_bound_cells(v, nodes, n, room, plan, vcpu_node);
         for (unsigned c = 0; c < plan->ncells; c++) {
                 int first = cpuset_next(plan->cells[c].vcpus, 0);
                 if (first >= 0 && vcpu_node[first] >= 0)

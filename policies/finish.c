@@ -301,26 +301,53 @@ static char *format_nodes(const Topology *t, const CpuSet *node_indexes)
  * Memory the request binds itself is counted where it is bound: the first node under preferred, an even
  * share of every node otherwise (strict, interleave and restrictive let it use all of them).
  */
-static void charge_bound_memory(const HostView *v, const PlacementRequest *req, Plan *plan)
+/* bytes counted evenly on the node indexes whose OS indexes are in os_nodes (the first takes what does
+ * not divide); false when none of them is on this host. */
+static bool charge_evenly(const HostView *v, const CpuSet *os_nodes, uint64_t bytes, bool first_only,
+                          Plan *plan)
 {
         g_autoptr(CpuSet) nodes = cpuset_new();
-        uint64_t share, left = plan->memory;
+        uint64_t share, left = bytes;
 
         for (unsigned n = 0; n < v->t->nnodes; n++)
-                if (cpuset_has(req->memory_nodes, v->t->nodes[n].os_index))
+                if (cpuset_has(os_nodes, v->t->nodes[n].os_index))
                         cpuset_add(nodes, n);
         if (cpuset_is_empty(nodes))
-                return;
-        if (req->memory_source != MEMORY_SOURCE_MEMNODE && req->memory_mode == MEMORY_MODE_PREFERRED) {
-                plan->node_memory[cpuset_next(nodes, 0)] = plan->memory;
-                return;
+                return false;
+        if (first_only) {
+                plan->node_memory[cpuset_next(nodes, 0)] += bytes;
+                return true;
         }
-        share = plan->memory / cpuset_count(nodes);
+        share = bytes / cpuset_count(nodes);
         CPUSET_FOREACH (n, nodes) {
-                plan->node_memory[n] = share;
+                plan->node_memory[n] += share;
                 left -= share;
         }
         plan->node_memory[cpuset_next(nodes, 0)] += left;
+        return true;
+}
+
+/*
+ * Memory the request binds itself is counted where it is bound: a cell's memory on the nodes its
+ * <memnode> names, the rest on the first node under preferred, an even share of every node otherwise
+ * (strict, interleave and restrictive let it use all of them).
+ */
+static void charge_bound_memory(const HostView *v, const PlacementRequest *req, Plan *plan)
+{
+        uint64_t rest = plan->memory;
+
+        memset(plan->node_memory, 0, sizeof(uint64_t) * plan->nnode_memory);
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                uint64_t bytes = MIN(plan->cells[c].memory, rest);
+                if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
+                    charge_evenly(v, plan->cells[c].memory_nodes, bytes, false, plan))
+                        rest -= bytes;
+        }
+        if (rest && !charge_evenly(v, req->memory_nodes, rest,
+                                   req->memory_source != MEMORY_SOURCE_MEMNODE &&
+                                       req->memory_mode == MEMORY_MODE_PREFERRED,
+                                   plan))
+                memset(plan->node_memory, 0, sizeof(uint64_t) * plan->nnode_memory);
 }
 
 static const char *memory_source_text(const PlacementRequest *req)
@@ -453,7 +480,10 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         const NodeSet *set = &v->t->nodesets->candidates[choice->rank];
         g_autofree char *where = format_nodes(v->t, plan->nodes);
         g_autofree char *constraints = constraint_note(v->t, req, plan);
-        g_autofree char *cells = cells_note(v->t, plan, req->memory_source == MEMORY_SOURCE_MEMNODE);
+        bool memnodes = req->memory_source == MEMORY_SOURCE_MEMNODE;
+        for (unsigned c = 0; c < plan->ncells; c++)
+                memnodes = memnodes || !cpuset_is_empty(plan->cells[c].memory_nodes);
+        g_autofree char *cells = cells_note(v->t, plan, memnodes);
         g_autofree char *note = g_strconcat(cells, constraints, NULL);
         g_autofree char *sharing = NULL;
         char a[32], b[64], busiest[96] = "";

@@ -385,6 +385,76 @@ START_TEST(test_cells_with_unplugged_vcpus)
 }
 END_TEST
 
+/* Places a domain of these cells, each bound by its own <memnode> (Cells.cells[i].memory_nodes), on
+ * nodes 0-1. */
+static Plan *place_memnodes(const Topology *t, const Ledger *l, const Cells *c, unsigned vcpus,
+                            uint64_t memory)
+{
+        g_autoptr(CpuSet) both = set_of("0-1");
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "vm",
+                                .vcpus = vcpus,
+                                .memory = memory,
+                                .cells = c->cells,
+                                .ncells = c->n,
+                                .memory_nodes = both,
+                                .memory_source = MEMORY_SOURCE_MEMNODE};
+        return policy_place(t, l, &req, &params);
+}
+
+/* Each cell bound by its own <memnode>, crosswise (cell 0 on node 1, cell 1 on node 0): each cell's vCPUs
+ * go where its memory is, and its memory is counted there, not spread evenly over both */
+START_TEST(test_memnode_per_cell)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) on0 = set_of("0");
+        g_autoptr(CpuSet) on1 = set_of("1");
+        Cells c;
+        cells_make(&c, lists, 2, 0);
+        c.cells[0].memory = 2 * GiB;
+        c.cells[0].memory_nodes = on1;
+        c.cells[1].memory = 12 * GiB;
+        c.cells[1].memory_nodes = on0;
+        g_autoptr(Plan) p = place_memnodes(t, l, &c, 4, 14 * GiB);
+
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_int_eq(node_of(t, p, 0), 1);
+        ck_assert_int_eq(node_of(t, p, 1), 1);
+        ck_assert_int_eq(node_of(t, p, 2), 0);
+        ck_assert_int_eq(node_of(t, p, 3), 0);
+        ck_assert_uint_eq(p->node_memory[1], 2 * GiB);
+        ck_assert_uint_eq(p->node_memory[0], 12 * GiB);
+        ck_assert_msg(!strstr(p->reason, "placementctl snippet"), "%s", p->reason);
+        cells_clear(&c);
+}
+END_TEST
+
+/* A cell whose <memnode> node has no room left: shared there, never moved away from its memory */
+START_TEST(test_memnode_cell_stays_with_memory)
+{
+        static const char *const lists[] = {"0-3", "4-5"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 1, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) on0 = set_of("0");
+        g_autoptr(CpuSet) on1 = set_of("1");
+        Cells c;
+        cells_make(&c, lists, 2, 1 * GiB);
+        c.cells[0].memory_nodes = on0;
+        c.cells[1].memory_nodes = on1;
+        g_autoptr(Plan) p = place_memnodes(t, l, &c, 6, 2 * GiB);
+
+        for (unsigned v = 0; v < 4; v++)
+                ck_assert_msg(node_of(t, p, v) == 0, "vCPU %u of cell 0 on node %d: %s", v, node_of(t, p, v),
+                              p->reason);
+        for (unsigned v = 4; v < 6; v++)
+                ck_assert_msg(node_of(t, p, v) == 1, "vCPU %u of cell 1 on node %d: %s", v, node_of(t, p, v),
+                              p->reason);
+        cells_clear(&c);
+}
+END_TEST
+
 static Suite *cells_suite(void)
 {
         Suite *s = suite_create("cells");
@@ -401,6 +471,8 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_vcpus_even_when_memory_is);
         tcase_add_test(tc, test_definition_snippet);
         tcase_add_test(tc, test_cells_with_unplugged_vcpus);
+        tcase_add_test(tc, test_memnode_per_cell);
+        tcase_add_test(tc, test_memnode_cell_stays_with_memory);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -64,6 +64,11 @@ PlacementCell *domain_request_shape(const DomainSpec *live, uint64_t default_hug
         for (unsigned i = 0; i < live->cells->len; i++) {
                 const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
                 cells[i] = (PlacementCell){.id = c->id, .vcpus = c->vcpus, .memory = c->memory};
+                /* its memnode (the running guest's, like its cells) */
+                for (unsigned k = 0; live->memnodes && k < live->memnodes->len; k++)
+                        if (g_array_index(live->memnodes, DomainMemnode, k).cellid == c->id)
+                                cells[i].memory_nodes =
+                                    g_array_index(live->memnodes, DomainMemnode, k).nodes;
         }
         req->cells = cells;
         req->ncells = live->cells->len;

@@ -77,6 +77,10 @@ void domain_spec_free(DomainSpec *s)
         cpuset_free(s->emulatorpin);
         cpuset_free(s->memory_nodeset);
         cpuset_free(s->memnode_nodeset);
+        for (unsigned i = 0; s->memnodes && i < s->memnodes->len; i++)
+                cpuset_free(g_array_index(s->memnodes, DomainMemnode, i).nodes);
+        if (s->memnodes)
+                g_array_unref(s->memnodes);
         meta_decision_free(s->decision);
         g_free(s->definition);
         g_free(s->user_xml);
@@ -220,6 +224,10 @@ static void start_numatune(Parser *p, const char *element, const char **names, c
                 s->memnode_nodeset = cpuset_new();
         cpuset_union(s->memnode_nodeset, set);
         s->nmemnodes++;
+        if (!s->memnodes)
+                s->memnodes = g_array_new(FALSE, TRUE, sizeof(DomainMemnode));
+        g_array_append_val(s->memnodes,
+                           ((DomainMemnode){.cellid = (unsigned)cell, .nodes = g_steal_pointer(&set)}));
 }
 
 /* Local name of an element of our namespace, or NULL. */

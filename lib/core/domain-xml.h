@@ -73,6 +73,12 @@ typedef struct DomainCell {
         uint64_t memory; /* bytes */
 } DomainCell;
 
+/* <numatune><memnode cellid= nodeset=>: where one guest cell's memory is bound. */
+typedef struct DomainMemnode {
+        unsigned cellid;
+        CpuSet *nodes; /* OS node indexes */
+} DomainMemnode;
+
 typedef struct DomainSpec {
         char *name;
         char *uuid;
@@ -99,6 +105,7 @@ typedef struct DomainSpec {
         MemoryMode memory_mode;
         CpuSet *memnode_nodeset;
         unsigned nmemnodes;
+        GArray *memnodes;        /* DomainMemnode, each <memnode> in order; NULL when none */
         bool vcpu_auto;          /* <vcpu placement='auto'> */
         bool numatune_auto;      /* <numatune><memory placement='auto'> */
         bool meta_skip;          /* <placementd:domain skip='yes'> */

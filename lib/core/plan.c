@@ -141,6 +141,7 @@ Plan *plan_copy(const Plan *p)
                 c->cells[i].memory = p->cells[i].memory;
                 cpuset_union(c->cells[i].vcpus, p->cells[i].vcpus);
                 cpuset_union(c->cells[i].nodes, p->cells[i].nodes);
+                cpuset_union(c->cells[i].memory_nodes, p->cells[i].memory_nodes);
         }
         plan_set_vcpu_ids(c, p->vcpu_ids, p->nvcpus);
         return c;
@@ -181,6 +182,7 @@ void plan_set_cells(Plan *p, unsigned ncells)
         for (unsigned i = 0; i < p->ncells; i++) {
                 cpuset_free(p->cells[i].vcpus);
                 cpuset_free(p->cells[i].nodes);
+                cpuset_free(p->cells[i].memory_nodes);
         }
         g_clear_pointer(&p->cells, g_free);
         p->ncells = ncells;
@@ -190,6 +192,7 @@ void plan_set_cells(Plan *p, unsigned ncells)
         for (unsigned i = 0; i < ncells; i++) {
                 p->cells[i].vcpus = cpuset_new();
                 p->cells[i].nodes = cpuset_new();
+                p->cells[i].memory_nodes = cpuset_new();
         }
 }
 

@@ -85,6 +85,9 @@ typedef struct PlacementCell {
         unsigned id;         /* the cell's id (<cell id=...>, what <memnode cellid=...> names) */
         const CpuSet *vcpus; /* guest vCPU numbers; may be empty (a memory-only cell) */
         uint64_t memory;     /* bytes */
+        /* added: node OS indexes its <memnode> binds its memory to; NULL when none: its vCPUs then go
+         * to one of these nodes and its memory is counted there */
+        const CpuSet *memory_nodes;
 } PlacementCell;
 
 /* How the domain's memory is bound when placementd does not choose it (<numatune><memory mode=...>). */
@@ -155,6 +158,7 @@ typedef struct PlanCell {
         CpuSet *vcpus; /* guest vCPU numbers */
         CpuSet *nodes; /* node indexes its vCPUs (or, without vCPUs, its memory) went to */
         uint64_t memory;
+        CpuSet *memory_nodes; /* added: node OS indexes its <memnode> binds it to; empty when none */
 } PlanCell;
 
 /* One ranked candidate node set as the policy saw it. */
