@@ -116,7 +116,7 @@ static void render_host(GString *out, Manager *m)
                 unsigned free_cores = 0;
                 for (unsigned k = node->core_first; k < node->core_first + node->ncores; k++) {
                         const TopoCore *core = &t->cores[k];
-                        bool reserved = false;
+                        bool reserved = core->host_thread;
                         for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
                                 reserved |= cpuset_has(c->placement.reserved_cpus, t->pus[p].os_index);
                         free_cores += ledger_core_free(l, k) && !reserved;

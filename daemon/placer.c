@@ -598,7 +598,7 @@ static bool core_free(Manager *m, unsigned c)
         const TopoCore *core = &m->topology->cores[c];
         const CpuSet *reserved = m->config->placement.reserved_cpus;
 
-        if (ledger_core_load(m->ledger, c) > 0)
+        if (ledger_core_load(m->ledger, c) > 0 || core->host_thread)
                 return false;
         for (unsigned i = core->pu_first; i < core->pu_first + core->npus; i++)
                 if (reserved && cpuset_has(reserved, m->topology->pus[i].os_index))

@@ -157,7 +157,7 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
                 const TopoCore *core = &t->cores[c];
                 /* a sibling the host keeps makes the core not whole; one the request may not use does not;
                  * busy host-side threads keep a core as a vCPU would */
-                bool whole = ledger_core_free(l, c) && !load_core_held(v, c);
+                bool whole = ledger_core_free(l, c) && !load_core_held(v, c) && !core->host_thread;
                 for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
                         if (reserved[p])
                                 whole = false;

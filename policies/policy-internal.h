@@ -49,7 +49,8 @@ void policy_spread_memory(const HostView *v, Plan *plan);
 void policy_pin_vcpu(const HostView *v, Plan *plan, unsigned i);
 /* Sets plan->shared_vcpus from the ledger and the plan's own vCPUs. */
 void policy_count_shared(const HostView *v, Plan *plan);
-/* Whether a PU of core is kept for the host (ReservedCPUs=): its other PUs share the core with host work. */
+/* Whether a PU of core is kept for the host (ReservedCPUs=, or outside the guests' cpuset:
+ * TopoCore.host_thread): its other PUs share the core with host work. */
 bool policy_core_reserved(const HostView *v, unsigned core);
 /* Whether core c holds a vCPU of plan. */
 bool policy_own_core(const HostView *v, const Plan *plan, unsigned c);

@@ -77,6 +77,8 @@ bool policy_core_reserved(const HostView *v, unsigned core)
 {
         const TopoCore *c = &v->t->cores[core];
 
+        if (c->host_thread)
+                return true;
         if (!v->params->reserved_cpus)
                 return false;
         for (unsigned p = c->pu_first; p < c->pu_first + c->npus; p++)

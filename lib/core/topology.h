@@ -66,6 +66,10 @@ typedef struct TopoCore {
         unsigned kind_rank; /* 0 = the most performant core kind of the host, 1 the next... */
         bool no_l3;         /* hwloc knows L3 caches on this host, and this core is under none */
         unsigned l2; /* index of its L2 cluster (dense, host-wide); a core of its own when none is known */
+        /* added: one of its online threads is outside the guests' cpuset (the host keeps it: machine.slice,
+         * an XML's allowed set), so it is not among pus[]: like a reserved sibling, the core is never
+         * a whole free core for a domain */
+        bool host_thread;
 } TopoCore;
 
 /* A pool of hugepages of one size on one node (what the kernel has set aside: nr_hugepages). */

@@ -597,6 +597,19 @@ static void this_host_hugepage_size(Topology *t)
                 t->default_hugepage_size = topology_meminfo_hugepage_size(text);
 }
 
+/* Whether an online thread of core lies outside allowed (the host keeps it from guests). */
+static bool keeps_a_thread(hwloc_topology_t topo, hwloc_obj_t core, hwloc_const_cpuset_t allowed)
+{
+        g_autoptr(HwlocBitmap) kept = NULL;
+
+        if (!allowed || !core->cpuset || core->type != HWLOC_OBJ_CORE)
+                return false;
+        kept = hwloc_bitmap_alloc();
+        hwloc_bitmap_and(kept, core->cpuset, hwloc_topology_get_topology_cpuset(topo));
+        hwloc_bitmap_andnot(kept, kept, allowed);
+        return !hwloc_bitmap_iszero(kept);
+}
+
 static int topology_build(const char *source, hwloc_topology_t topo, const char *xml, Topology **ret,
                           char **ret_error)
 {
@@ -658,6 +671,7 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
                 t->cores[c].node = p->node;
                 t->cores[c].os_index = p->obj->os_index;
                 t->cores[c].npus = p->npus;
+                t->cores[c].host_thread = keeps_a_thread(topo, p->obj, allowed_cpus);
         }
         for (unsigned c = 0, first = 0; c < t->ncores; c++) {
                 t->cores[c].pu_first = first;
