@@ -242,6 +242,38 @@ START_TEST(test_online_vcpu_ids)
 }
 END_TEST
 
+/* <memory> counts every memory device (libvirt adds them up): nvdimm and virtio-pmem are files or DAX
+ * devices, not host RAM, and are left out; a DIMM is RAM and stays in */
+START_TEST(test_persistent_memory_not_ram)
+{
+        static const struct {
+                const char *devices;
+                uint64_t ram_mib;
+        } cases[] = {
+            {"", 70656},
+            {"<memory model='nvdimm'><source><path>/dev/dax0.0</path></source><target><size unit='GiB'>62"
+             "</size><node>0</node></target></memory>",
+             7168},
+            {"<memory model='virtio-pmem' access='shared'><source><path>/tmp/pmem</path></source><target>"
+             "<size unit='KiB'>65011712</size></target></memory>",
+             7168},
+            {"<memory model='dimm'><target><size unit='GiB'>62</size><node>0</node></target></memory>",
+             70656},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml =
+                    g_strdup_printf("<domain><name>d</name><memory unit='MiB'>70656</memory><vcpu>2</vcpu>"
+                                    "<devices>%s</devices></domain>",
+                                    cases[i].devices);
+                g_autoptr(DomainSpec) s = NULL;
+                g_autofree char *error = NULL;
+                ck_assert_msg(domain_xml_parse(xml, &s, &error) == 0, "case %u: %s", i, error);
+                ck_assert_msg(s->memory == cases[i].ram_mib << 20, "case %u: %llu MiB", i,
+                              (unsigned long long)(s->memory >> 20));
+        }
+}
+END_TEST
+
 static Suite *domain_xml_suite(void)
 {
         Suite *s = suite_create("domain xml");
@@ -253,6 +285,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_drop_recorded);
         tcase_add_test(tc, test_foreign_record);
         tcase_add_test(tc, test_online_vcpu_ids);
+        tcase_add_test(tc, test_persistent_memory_not_ram);
         suite_add_tcase(s, tc);
         return s;
 }

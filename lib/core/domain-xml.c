@@ -17,6 +17,7 @@ typedef enum {
         TEXT_REASON,
         TEXT_DEFINITION,
         TEXT_IOTHREADS,
+        TEXT_PMEM_SIZE,
 } TextTarget;
 
 typedef struct Parser {
@@ -34,6 +35,9 @@ typedef struct Parser {
         bool definition_overflow;
         unsigned iothread_count; /* <iothreads> */
         CpuSet *enabled_vcpus;   /* <vcpus><vcpu id= enabled='yes'>, NULL without <vcpus> */
+        bool in_pmem;            /* inside <devices><memory model='nvdimm|virtio-pmem'> */
+        uint64_t pmem_unit;      /* of its <target><size> */
+        uint64_t pmem_bytes;     /* the sizes of all of them */
         bool vcpus_unreadable;   /* a <vcpus><vcpu> without a readable id */
 } Parser;
 
@@ -133,6 +137,13 @@ int domain_xml_unit_multiplier(const char *unit, uint64_t *ret)
             {"TB", 1000000000000},
             {"T", UINT64_C(1) << 40},
             {"TiB", UINT64_C(1) << 40},
+            {"byte", 1},
+            {"PB", UINT64_C(1000000000000000)},
+            {"P", UINT64_C(1) << 50},
+            {"PiB", UINT64_C(1) << 50},
+            {"EB", UINT64_C(1000000000000000000)},
+            {"E", UINT64_C(1) << 60},
+            {"EiB", UINT64_C(1) << 60},
         };
         if (!unit) {
                 *ret = 1024;
@@ -535,6 +546,17 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 p->text = current ? TEXT_CURRENT_MEMORY : TEXT_MEMORY;
         } else if (in_path(p, "vcpus", "vcpu") && p->stack->len == 3) {
                 add_enabled_vcpu(p, names, values);
+        } else if (in_path(p, "devices", "memory") && p->stack->len == 3) {
+                /* persistent memory backed by a file or a DAX device: in <memory>, but not host RAM */
+                const char *model = attr(names, values, "model");
+                p->in_pmem = model && (strcmp(model, "nvdimm") == 0 || strcmp(model, "virtio-pmem") == 0);
+        } else if (p->in_pmem && in_path(p, "target", "size") && p->stack->len == 5) {
+                if (domain_xml_unit_multiplier(attr(names, values, "unit"), &p->pmem_unit) < 0) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "unknown memory unit '%s'", attr(names, values, "unit"));
+                        return;
+                }
+                p->text = TEXT_PMEM_SIZE;
         } else if (in_path(p, "cputune", "vcpupin") && p->stack->len == 3) {
                 s->has_vcpupin = true;
                 add_vcpupin(s, names, values);
@@ -624,6 +646,16 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
                         return;
                 }
                 break;
+        case TEXT_PMEM_SIZE: {
+                uint64_t bytes;
+                if (!memory_value(text, p->pmem_unit, &bytes) || bytes > G_MAXUINT64 - p->pmem_bytes) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "invalid persistent memory size '%s'", text);
+                        return;
+                }
+                p->pmem_bytes += bytes;
+                break;
+        }
         case TEXT_DEFINITION:
                 g_free(s->definition);
                 s->definition = NULL;
@@ -654,6 +686,8 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
         g_string_truncate(p->buf, 0);
         if (p->meta_depth && p->stack->len == p->meta_depth)
                 p->meta_depth = 0;
+        if (p->stack->len == 3 && in_path(p, "devices", "memory"))
+                p->in_pmem = false;
         g_ptr_array_remove_index(p->stack, p->stack->len - 1);
 }
 
@@ -712,6 +746,9 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
         }
         /* what the guest can use once a balloon deflates: <memory>, DIMMs included */
         spec->memory = p.memory ? p.memory : p.current_memory;
+        /* libvirt's <memory> counts nvdimm and virtio-pmem devices too: they are files, not host RAM */
+        if (p.memory && p.pmem_bytes < p.memory)
+                spec->memory = p.memory - p.pmem_bytes;
         if (spec->vcpus > spec->max_vcpus && spec->max_vcpus)
                 spec->vcpus = spec->max_vcpus;
         set_vcpu_ids(spec, &p);
