@@ -533,6 +533,27 @@ START_TEST(test_advice_qemu64_on_a_modern_host)
 }
 END_TEST
 
+/* A feature the definition disables itself is the user's choice: not hidden, no advice to turn it on */
+START_TEST(test_advice_declined_features)
+{
+        g_autoptr(CpuDesc) guest =
+            parse_ok("<domain type='kvm'><name>web</name><cpu mode='custom' match='exact'>"
+                     "<model fallback='forbid'>Skylake-Server</model>"
+                     "<feature policy='disable' name='avx512f'/></cpu></domain>");
+        g_autoptr(GHashTable) model = set_of("fpu sse sse2 aes avx avx2 avx512f");
+        g_autoptr(GHashTable) guest_set = cpu_desc_effective(guest, model);
+        g_autoptr(GHashTable) host = set_of("fpu sse sse2 aes avx avx2 avx512f");
+        g_autoptr(CpuDesc) suggested =
+            parse_ok("<cpu><model>Skylake-Server</model><vendor>Intel</vendor></cpu>");
+        g_autoptr(CpuAdvice) a = cpu_advice_compute("web", guest, guest_set, host, suggested, model);
+        g_autofree char *declined = joined(a->declined);
+
+        ck_assert_uint_eq(a->hidden->len, 0);
+        ck_assert_str_eq(declined, "avx512f");
+        ck_assert_int_eq(a->verdict, CPU_VERDICT_OK);
+}
+END_TEST
+
 START_TEST(test_advice_verdicts)
 {
         g_autoptr(CpuDesc) guest =
@@ -594,6 +615,7 @@ static Suite *cpu_features_suite(void)
         tcase_add_test(t, test_advice_json);
         tcase_add_test(t, test_advice_qemu64_on_a_modern_host);
         tcase_add_test(t, test_advice_verdicts);
+        tcase_add_test(t, test_advice_declined_features);
         suite_add_tcase(s, t);
         return s;
 }

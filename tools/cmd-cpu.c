@@ -90,6 +90,8 @@ static void print_advice(const CpuAdvice *a)
         }
         printf("  cpu:     %s%s%s (custom model)\n", a->model, a->vendor ? ", " : "",
                a->vendor ? a->vendor : "");
+        if (a->declined->len)
+                print_names("  left out by its definition (disable/forbid), not counted: ", a->declined);
         if (a->hidden->len == 0) {
                 printf("  hidden:  none of the performance-relevant features the host has\n");
                 return;

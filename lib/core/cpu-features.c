@@ -645,6 +645,8 @@ void cpu_advice_free(CpuAdvice *a)
                 g_ptr_array_unref(a->recovered);
         if (a->suggested_loses)
                 g_ptr_array_unref(a->suggested_loses);
+        if (a->declined)
+                g_ptr_array_unref(a->declined);
         g_free(a);
 }
 
@@ -658,6 +660,7 @@ CpuAdvice *cpu_advice_compute(const char *domain, const CpuDesc *guest, GHashTab
         a->vendor = g_strdup(guest->vendor);
         a->recovered = g_ptr_array_new_with_free_func(g_free);
         a->suggested_loses = g_ptr_array_new_with_free_func(g_free);
+        a->declined = g_ptr_array_new_with_free_func(g_free);
         if (guest->mode == CPU_MODE_HOST_MODEL || guest->mode == CPU_MODE_HOST_PASSTHROUGH ||
             guest->mode == CPU_MODE_MAXIMUM) {
                 a->model = g_strdup(guest->model);
@@ -667,6 +670,15 @@ CpuAdvice *cpu_advice_compute(const char *domain, const CpuDesc *guest, GHashTab
         }
         a->model = g_strdup(cpu_desc_guest_model(guest));
         a->hidden = cpu_features_missing(host_set, guest_set, true);
+        /* what the definition disables or forbids the user chose to leave out: a model that would turn
+         * it on again is no advice */
+        for (unsigned i = 0; i < a->hidden->len;) {
+                int policy = cpu_desc_policy(guest, g_ptr_array_index(a->hidden, i));
+                if (policy >= 0 && !cpu_policy_present((CpuPolicy)policy))
+                        g_ptr_array_add(a->declined, g_ptr_array_steal_index(a->hidden, i));
+                else
+                        i++;
+        }
         if (suggested && suggested_set) {
                 a->suggested_model = g_strdup(suggested->model);
                 a->suggested_vendor = g_strdup(suggested->vendor);

@@ -157,6 +157,9 @@ typedef struct CpuAdvice {
         /* The suggestion (domcapabilities' host-model); suggested_model NULL when there is none. */
         char *suggested_model, *suggested_vendor;
         GPtrArray *suggested_loses; /* relevant features the guest has and the suggestion lacks */
+        /* added: relevant features the host has that the guest's definition takes away itself
+         * (<feature policy='disable|forbid'>): the user's choice, not counted as hidden */
+        GPtrArray *declined;
 } CpuAdvice;
 
 void cpu_advice_free(CpuAdvice *a);

@@ -54,6 +54,7 @@ void cpu_advice_json_add_members(JsonBuilder *b, const CpuAdvice *a)
                 json_builder_end_object(b);
         }
         json_builder_end_array(b);
+        cpu_json_add_feature_list(b, "declined", a->declined);
         json_builder_set_member_name(b, "suggested");
         if (!a->suggested_model) {
                 json_builder_add_null_value(b);

@@ -5,7 +5,8 @@
  * JSON shape of CPU advice, shared by placementctl cpu-advice --json and the daemon's D-Bus answer:
  *
  *   {"domain", "mode", "model", "vendor", "verdict": "host-cpu|ok|improvable|not-offered",
- *    "hidden": [{"feature", "group", "note", "offered": true|false|null}],
+ *    "hidden": [{"feature", "group", "note", "offered": true|false|null}], "declined": [names the definition
+ *    disables or forbids itself],
  *    "suggested": null | {"mode": "host-model", "model", "vendor", "recovers": [...], "loses": [...]}}
  *
  * "offered" is whether the suggested model has the feature (null without a suggestion).
