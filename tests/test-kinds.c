@@ -385,6 +385,28 @@ START_TEST(test_memory_bound_to_cpuless_node)
 }
 END_TEST
 
+/* ARM clusters (hwloc's Group of subtype Cluster; an L2 per core): the cluster groups cores as a shared L2
+ * would, so a 4-vCPU domain takes the idle cluster whole rather than straddle two */
+START_TEST(test_arm_clusters)
+{
+        g_autoptr(Topology) t = test_topology_load("clusters.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        const Plan *p;
+
+        ck_assert_uint_eq(t->ncores, 8);
+        for (unsigned c = 0; c < 8; c++)
+                ck_assert_msg(t->cores[c].l2 == t->cores[c < 4 ? 0 : 4].l2 &&
+                                  t->cores[c].l2 != t->cores[c < 4 ? 4 : 0].l2,
+                              "core %u in cluster %u", c, t->cores[c].l2);
+        test_place(t, l, &params, "a", 1, 1 * GiB);
+        p = test_place(t, l, &params, "b", 4, 4 * GiB);
+        for (unsigned v = 0; v < 4; v++)
+                ck_assert_msg(t->pus[p->vcpu_pu[v]].core >= 4, "vCPU %u on core %u", v,
+                              t->pus[p->vcpu_pu[v]].core);
+}
+END_TEST
+
 static Suite *kinds_suite(void)
 {
         Suite *s = suite_create("kinds");
@@ -395,6 +417,7 @@ static Suite *kinds_suite(void)
         tcase_add_test(memory, test_never_gpu_memory);
         tcase_add_test(memory, test_cxl_lower_tier);
         tcase_add_test(memory, test_memory_bound_to_cpuless_node);
+        tcase_add_test(memory, test_arm_clusters);
         tcase_add_test(memory, test_lower_tier_last_resort);
         tcase_add_test(memory, test_knl_mcdram);
         tcase_add_test(memory, test_pmem_dax);

@@ -114,6 +114,17 @@ void topology_load_core_kinds(Topology *t, hwloc_topology_t topo, hwloc_obj_t *c
         }
 }
 
+/* The cluster core belongs to, as hwloc shows one (a Group of subtype Cluster: ARM's Kunpeng and
+ * Ampere, whose cores have an L2 each), or NULL. */
+static hwloc_obj_t cluster_of(hwloc_obj_t core)
+{
+        for (hwloc_obj_t o = core->parent; o && o->type != HWLOC_OBJ_PACKAGE && o->type != HWLOC_OBJ_MACHINE;
+             o = o->parent)
+                if (o->type == HWLOC_OBJ_GROUP && o->subtype && strcmp(o->subtype, "Cluster") == 0)
+                        return o;
+        return NULL;
+}
+
 void topology_load_l2(Topology *t, hwloc_topology_t topo, hwloc_obj_t *core_obj)
 {
         g_autoptr(GHashTable) index = g_hash_table_new(g_direct_hash, g_direct_equal);
@@ -121,7 +132,14 @@ void topology_load_l2(Topology *t, hwloc_topology_t topo, hwloc_obj_t *core_obj)
 
         for (unsigned c = 0; c < t->ncores; c++) {
                 hwloc_obj_t l2 = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_L2CACHE, core_obj[c]);
-                gpointer key = l2 ? (gpointer)l2 : (gpointer)core_obj[c], v;
+                hwloc_obj_t cluster = cluster_of(core_obj[c]);
+                /* an L2 of its own says nothing of its neighbours: the cluster does */
+                bool own_l2 = l2 && l2->cpuset && core_obj[c]->cpuset &&
+                              hwloc_bitmap_isequal(l2->cpuset, core_obj[c]->cpuset);
+                gpointer key = l2 && !(own_l2 && cluster) ? (gpointer)l2
+                               : cluster                  ? (gpointer)cluster
+                                                          : (gpointer)core_obj[c],
+                         v;
 
                 if (!g_hash_table_lookup_extended(index, key, NULL, &v)) {
                         v = GUINT_TO_POINTER(n++);

@@ -122,6 +122,12 @@ lstopo -i "$d" --of xml -f gb10.xml
 cpukind gb10.xml "$(hwloc-calc -i "$d" l3:all.core:0-4)" 0 ARM-Cortex-A725 2800
 cpukind gb10.xml "$(hwloc-calc -i "$d" l3:all.core:5-9)" 1 ARM-Cortex-X925 3900
 
+# ARM clusters (Kunpeng 920, Ampere): cores with an L2 each, four to a cluster that hwloc shows as a
+# Group of subtype Cluster; two clusters under one L3.
+lstopo -i "pack:1 [numa(memory=64GB)] l3:1 group:2 l2:4 core:1 pu:1" --of xml -f clusters.xml
+hwloc-annotate clusters.xml clusters.xml group:0 subtype Cluster
+hwloc-annotate clusters.xml clusters.xml group:1 subtype Cluster
+
 # A host whose third socket's node is offline: its PUs are local to no NUMA node.
 lstopo -i "pack:3 [numa(memory=32GB)] l3:1 core:8 pu:2" --of xml -f "$tmp/three.xml"
 awk '/<object type="NUMANode" os_index="2"/ { skip = 1 } !skip { print } skip && /<\/object>/ { skip = 0 }' \
