@@ -204,7 +204,8 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
                 add_set_cores(v, plan, true, out);
                 break;
         default:
-                add_idle_siblings(v, plan, out);
+                if (!req->realtime) /* a realtime vCPU's core is its own, SMT sibling included */
+                        add_idle_siblings(v, plan, out);
                 narrow = true;
                 if (cpuset_is_empty(out)) {
                         add_housekeeping(v, req, plan, out);

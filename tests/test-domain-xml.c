@@ -274,6 +274,25 @@ START_TEST(test_persistent_memory_not_ram)
 }
 END_TEST
 
+/* <vcpusched scheduler='fifo|rr'> makes realtime vCPUs; batch and idle do not */
+START_TEST(test_realtime_vcpusched)
+{
+        static const struct {
+                const char *scheduler;
+                bool realtime;
+        } cases[] = {{"fifo", true}, {"rr", true}, {"batch", false}, {"idle", false}};
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml =
+                    g_strdup_printf("<domain><name>d</name><vcpu>2</vcpu><cputune><vcpusched "
+                                    "vcpus='0-1' scheduler='%s' priority='1'/></cputune></domain>",
+                                    cases[i].scheduler);
+                g_autoptr(DomainSpec) s = NULL;
+                ck_assert_int_eq(domain_xml_parse(xml, &s, NULL), 0);
+                ck_assert_msg(s->realtime == cases[i].realtime, "%s", cases[i].scheduler);
+        }
+}
+END_TEST
+
 static Suite *domain_xml_suite(void)
 {
         Suite *s = suite_create("domain xml");
@@ -286,6 +305,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_foreign_record);
         tcase_add_test(tc, test_online_vcpu_ids);
         tcase_add_test(tc, test_persistent_memory_not_ram);
+        tcase_add_test(tc, test_realtime_vcpusched);
         suite_add_tcase(s, tc);
         return s;
 }

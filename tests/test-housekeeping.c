@@ -215,6 +215,27 @@ START_TEST(test_unplaceable_pins_nothing)
 }
 END_TEST
 
+/* Realtime vCPUs (<vcpusched scheduler='fifo'>): the emulator never goes to an SMT sibling of their cores,
+ * idle or not; the set's free cores take it */
+START_TEST(test_realtime_vcpus_keep_their_cores)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest rt = {.name = "rt", .vcpus = 2, .memory = GiB, .realtime = true};
+        g_autoptr(CpuSet) own = cpuset_new();
+        const Plan *plan = place(t, l, &p, &rt);
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                cpuset_union(own, plan->vcpu_pins[i]);
+        ck_assert(!cpuset_is_empty(plan->emulator_pin));
+        CPUSET_FOREACH (cpu, plan->emulator_pin)
+                ck_assert_msg(!cpuset_has(own, (unsigned)cpu),
+                              "emulator on CPU %d of a realtime vCPU's core", cpu);
+}
+END_TEST
+
 static Suite *housekeeping_suite(void)
 {
         Suite *s = suite_create("housekeeping");
@@ -227,6 +248,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_idle_siblings_first);
         tcase_add_test(tc, test_iothreads_follow_the_emulator);
         tcase_add_test(tc, test_unplaceable_pins_nothing);
+        tcase_add_test(tc, test_realtime_vcpus_keep_their_cores);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -26,6 +26,7 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
             .iothreads = live->iothreads,
             .kept_iothreads = user->iothreadpins,
             .vcpu_ids = live->vcpu_ids,
+            .realtime = live->realtime,
         };
 
         /* a live binding libvirt will not change stands over a definition edited since the start (the

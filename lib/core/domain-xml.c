@@ -560,6 +560,11 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
         } else if (in_path(p, "cputune", "vcpupin") && p->stack->len == 3) {
                 s->has_vcpupin = true;
                 add_vcpupin(s, names, values);
+        } else if (in_path(p, "cputune", "vcpusched") && p->stack->len == 3) {
+                const char *scheduler = attr(names, values, "scheduler");
+                s->realtime =
+                    s->realtime ||
+                    (scheduler && (strcmp(scheduler, "fifo") == 0 || strcmp(scheduler, "rr") == 0));
         } else if (in_path(p, "cputune", "emulatorpin") && p->stack->len == 3) {
                 s->has_emulatorpin = true;
                 g_clear_pointer(&s->emulatorpin, cpuset_free);

@@ -93,6 +93,7 @@ typedef struct DomainSpec {
         GArray *vcpupins;         /* MetaVcpu (cpu unused): each <vcpupin vcpu= cpuset=>, in order */
         bool vcpupins_unreadable; /* a <vcpupin> not read into vcpupins (bad or too many) */
         bool has_emulatorpin;     /* <cputune><emulatorpin> */
+        bool realtime;            /* <cputune><vcpusched scheduler='fifo|rr'>: realtime vCPUs */
         CpuSet *emulatorpin;      /* its cpuset (OS indexes); NULL when none or not readable */
         /*
          * The user's static constraints (OS indexes, never empty when set): the host CPUs its vCPUs may use

@@ -143,6 +143,9 @@ typedef struct PlacementRequest {
         /* added: [vcpus] libvirt's ids of the online vCPUs when they are not 0..vcpus-1 (NULL
          * otherwise): guest cells name vCPUs by these ids, the plan counts its vCPUs 0..vcpus-1 */
         const unsigned *vcpu_ids;
+        /* added: realtime vCPUs (<vcpusched scheduler='fifo|rr'>): the emulator and I/O threads never go
+         * to the siblings of their cores (SMT would share the core with them) */
+        bool realtime;
 } PlacementRequest;
 
 /*
