@@ -293,6 +293,27 @@ START_TEST(test_realtime_vcpusched)
 }
 END_TEST
 
+/* <page size='4' unit='KiB'> is the base page: ordinary memory, as libvirt backs it */
+START_TEST(test_base_page_is_no_hugepage)
+{
+        g_autoptr(DomainSpec) small = NULL;
+        g_autoptr(DomainSpec) huge = NULL;
+
+        ck_assert_int_eq(
+            domain_xml_parse("<domain><name>d</name><vcpu>1</vcpu><memoryBacking><hugepages><page "
+                             "size='4' unit='KiB'/></hugepages></memoryBacking></domain>",
+                             &small, NULL),
+            0);
+        ck_assert(!small->hugepages && small->hugepage_size == 0);
+        ck_assert_int_eq(
+            domain_xml_parse("<domain><name>d</name><vcpu>1</vcpu><memoryBacking><hugepages><page "
+                             "size='2' unit='MiB'/></hugepages></memoryBacking></domain>",
+                             &huge, NULL),
+            0);
+        ck_assert(huge->hugepages && huge->hugepage_size == 2u << 20);
+}
+END_TEST
+
 static Suite *domain_xml_suite(void)
 {
         Suite *s = suite_create("domain xml");
@@ -306,6 +327,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_online_vcpu_ids);
         tcase_add_test(tc, test_persistent_memory_not_ram);
         tcase_add_test(tc, test_realtime_vcpusched);
+        tcase_add_test(tc, test_base_page_is_no_hugepage);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -757,6 +757,12 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
         if (spec->vcpus > spec->max_vcpus && spec->max_vcpus)
                 spec->vcpus = spec->max_vcpus;
         set_vcpu_ids(spec, &p);
+        /* pages of the base size (4 KiB on every Linux architecture) are no hugepages: libvirt backs the
+         * memory as if none were asked for */
+        if (spec->hugepages && spec->hugepage_size == 4096 && !spec->hugepage_sizes_differ) {
+                spec->hugepages = false;
+                spec->hugepage_size = 0;
+        }
         cpuset_free(p.enabled_vcpus);
         *ret = g_steal_pointer(&spec);
         return 0;
