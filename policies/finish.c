@@ -436,13 +436,18 @@ static char *sharing_note(const HostView *v, const Plan *plan)
                         beside++;
         if (!beside)
                 return g_strdup_printf("%u vCPUs share a core", plan->shared_vcpus);
-        reserved = cpuset_format(v->params->reserved_cpus);
+        /* ReservedCPUs=, or a thread outside the guests' cpuset (TopoCore.host_thread) */
+        if (v->params->reserved_cpus) {
+                g_autofree char *list = cpuset_format(v->params->reserved_cpus);
+                reserved = g_strdup_printf("reserved CPUs (ReservedCPUs=%s)", list);
+        } else {
+                reserved = g_strdup("CPUs the host keeps (outside the guests' cpuset)");
+        }
         if (!plan->shared_vcpus)
-                return g_strdup_printf("no vCPU shares a core with another, %u %s beside reserved CPUs "
-                                       "(ReservedCPUs=%s)",
-                                       beside, beside == 1 ? "runs" : "run", reserved);
-        return g_strdup_printf("%u vCPUs share a core, %u more %s beside reserved CPUs (ReservedCPUs=%s)",
-                               plan->shared_vcpus, beside, beside == 1 ? "runs" : "run", reserved);
+                return g_strdup_printf("no vCPU shares a core with another, %u %s beside %s", beside,
+                                       beside == 1 ? "runs" : "run", reserved);
+        return g_strdup_printf("%u vCPUs share a core, %u more %s beside %s", plan->shared_vcpus, beside,
+                               beside == 1 ? "runs" : "run", reserved);
 }
 
 /* How the set was chosen among its equally near sets (L3 fit, then Fit=), for the reason ("" when it was

@@ -407,6 +407,32 @@ START_TEST(test_arm_clusters)
 }
 END_TEST
 
+/* Cores whose other thread the host keeps (outside the allowed cpuset) are used last, and the reason
+ * says what the vCPU runs beside */
+START_TEST(test_host_thread_cores_last)
+{
+        g_autoptr(Topology) t = test_topology_load("disallowed.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) node0 = cpuset_new();
+        PlacementRequest req = {.name = "b",
+                                .vcpus = 1,
+                                .memory = 256u << 20,
+                                .memory_nodes = node0,
+                                .memory_source = MEMORY_SOURCE_USER};
+        g_autoptr(Plan) b = NULL;
+        const Plan *a;
+
+        a = test_place(t, l, &params, "a", 1, 256u << 20);
+        ck_assert_msg(cpuset_has(a->nodes, 1), "%s", a->reason); /* node 1's core is the only whole one */
+        /* bound to node 0: its vCPU runs beside a thread the host keeps */
+        cpuset_add(node0, 0);
+        b = policy_place(t, l, &req, &params);
+        ck_assert_msg(t->cores[t->pus[b->vcpu_pu[0]].core].host_thread, "%s", b->reason);
+        ck_assert_reason(b, "beside CPUs the host keeps (outside the guests' cpuset)");
+}
+END_TEST
+
 static Suite *kinds_suite(void)
 {
         Suite *s = suite_create("kinds");
@@ -418,6 +444,7 @@ static Suite *kinds_suite(void)
         tcase_add_test(memory, test_cxl_lower_tier);
         tcase_add_test(memory, test_memory_bound_to_cpuless_node);
         tcase_add_test(memory, test_arm_clusters);
+        tcase_add_test(memory, test_host_thread_cores_last);
         tcase_add_test(memory, test_lower_tier_last_resort);
         tcase_add_test(memory, test_knl_mcdram);
         tcase_add_test(memory, test_pmem_dax);

@@ -552,17 +552,18 @@ END_TEST
 
 /* The persistent definition edited while the domain runs: its strict binding to node 0 and its two guest
  * cells stay as they run until the next start; a re-placement keeps the vCPUs with that memory */
+#define EDITED_DOMAIN                                                                                       \
+        "<domain type='test'><name>c-ed</name><uuid>c0000000-0000-4000-8000-0000000000ed</uuid>"            \
+        "<memory unit='MiB'>512</memory><vcpu>2</vcpu><cpu><numa>%s</numa></cpu>"                           \
+        "<numatune><memory mode='strict' nodeset='%s'/></numatune><os><type>hvm</type></os></domain>"
+
 START_TEST(test_persistent_edit_waits_for_restart)
 {
-        static const char *const fmt =
-            "<domain type='test'><name>c-ed</name><uuid>c0000000-0000-4000-8000-0000000000ed</uuid>"
-            "<memory unit='MiB'>512</memory><vcpu>2</vcpu><cpu><numa>%s</numa></cpu>"
-            "<numatune><memory mode='strict' nodeset='%s'/></numatune><os><type>hvm</type></os></domain>";
         static const char *const two = "<cell id='0' cpus='0' memory='256' unit='MiB'/>"
                                        "<cell id='1' cpus='1' memory='256' unit='MiB'/>";
-        g_autofree char *before = g_strdup_printf(fmt, two, "0"),
-                        *after =
-                            g_strdup_printf(fmt, "<cell id='0' cpus='0-1' memory='512' unit='MiB'/>", "1");
+        g_autofree char *before = g_strdup_printf(EDITED_DOMAIN, two, "0"),
+                        *after = g_strdup_printf(EDITED_DOMAIN,
+                                                 "<cell id='0' cpus='0-1' memory='512' unit='MiB'/>", "1");
         g_autofree char *error = NULL, *nodeset = NULL;
         Manager *m = new_manager();
         g_autoptr(CpuSet) node0 = set_of("0-3");
