@@ -3,6 +3,7 @@
 #include "decision-text.h"
 #include "hostmap.h"
 #include "test-util.h"
+#include "topology-load.h"
 #include "test-policy-util.h"
 
 START_TEST(test_decision_shape)
@@ -89,6 +90,28 @@ START_TEST(test_map)
 }
 END_TEST
 
+/* One node over two packages (sockets interleaved into one NUMA node): each package shows its own cores,
+ * the node's memory once */
+START_TEST(test_host_map_node_over_packages)
+{
+        g_autoptr(Topology) t = NULL;
+        g_autofree char *error = NULL;
+
+        ck_assert_msg(topology_load("synthetic:[numa(memory=64GiB)] pack:2 l3:1 core:4 pu:2", &t, &error) ==
+                          0,
+                      "%s", error);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        test_place(t, l, &p, "a", 4, GiB);
+        test_place(t, l, &p, "b", 4, GiB);
+        g_autofree char *map = hostmap_render(t, l, NULL);
+        ck_assert_msg(strstr(map, "package 0\n  node 0  64.0 GiB, 2.0 GiB reserved by domains\n    cpu    0 "
+                                  "[A.][A.][A.][A.]\n") &&
+                          strstr(map, "package 1\n  node 0  (continued)\n    cpu    8 [B.][B.][B.][B.]\n"),
+                      "%s", map);
+}
+END_TEST
+
 /* GetDecisionsJSON's document: the topology, every decision, and CPU time where statistics have it. */
 START_TEST(test_decisions_document)
 {
@@ -171,6 +194,7 @@ static Suite *json_suite(void)
         tcase_add_test(tc, test_decision_shape);
         tcase_add_test(tc, test_iothreads_only_when_pinned);
         tcase_add_test(tc, test_map);
+        tcase_add_test(tc, test_host_map_node_over_packages);
         tcase_add_test(tc, test_decisions_document);
         tcase_add_test(tc, test_plan_and_explain);
         suite_add_tcase(s, tc);

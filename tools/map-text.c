@@ -6,6 +6,7 @@
 #include <string.h>
 
 #include "host-svg.h"
+#include "hostmap.h"
 
 static const char letters[] = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789";
 
@@ -82,11 +83,13 @@ static GArray *map_order(const Topology *t)
         for (unsigned pkg = 0; pkg < t->npackages; pkg++)
                 for (unsigned n = 0; n < t->nnodes; n++) {
                         const TopoNode *node = &t->nodes[n];
-                        if (!node->ncores || t->cores[node->core_first].package != pkg)
+                        if (!hostmap_node_in_package(t, n, pkg))
                                 continue;
                         for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
                                 for (unsigned p = t->cores[c].pu_first;
-                                     p < t->cores[c].pu_first + t->cores[c].npus; p++)
+                                     t->cores[c].package == pkg &&
+                                     p < t->cores[c].pu_first + t->cores[c].npus;
+                                     p++)
                                         g_array_append_val(order, p);
                 }
         return order;

@@ -25,6 +25,25 @@ static void append_pools(GString *out, const Topology *t, const Ledger *l, unsig
         }
 }
 
+bool hostmap_node_in_package(const Topology *t, unsigned n, unsigned pkg)
+{
+        const TopoNode *node = &t->nodes[n];
+
+        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
+                if (t->cores[c].package == pkg)
+                        return true;
+        return false;
+}
+
+/* Whether node n has cores in a package before pkg (it was shown there first). */
+static bool shown_before(const Topology *t, unsigned n, unsigned pkg)
+{
+        for (unsigned p = 0; p < pkg; p++)
+                if (hostmap_node_in_package(t, n, p))
+                        return true;
+        return false;
+}
+
 char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
 {
         GString *out = g_string_new(NULL);
@@ -49,14 +68,23 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
                 for (unsigned n = 0; n < t->nnodes; n++) {
                         const TopoNode *node = &t->nodes[n];
                         unsigned shown = 0;
-                        if (!node->ncores || t->cores[node->core_first].package != pkg)
+                        if (!hostmap_node_in_package(t, n, pkg))
                                 continue;
-                        g_string_append_printf(out, "  node %u  %s, %s reserved by domains\n",
-                                               node->os_index, size_format(node->memory, a, sizeof(a)),
-                                               size_format(ledger_node_memory(l, n), b, sizeof(b)));
-                        append_pools(out, t, l, n);
+                        /* a node over several packages (interleaved sockets, a VM) shows in each, with its
+                         * cores there; its memory once */
+                        if (shown_before(t, n, pkg)) {
+                                g_string_append_printf(out, "  node %u  (continued)\n", node->os_index);
+                        } else {
+                                g_string_append_printf(out, "  node %u  %s, %s reserved by domains\n",
+                                                       node->os_index,
+                                                       size_format(node->memory, a, sizeof(a)),
+                                                       size_format(ledger_node_memory(l, n), b, sizeof(b)));
+                                append_pools(out, t, l, n);
+                        }
                         for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
                                 const TopoCore *core = &t->cores[c];
+                                if (core->package != pkg)
+                                        continue;
                                 if (shown % CORES_PER_LINE == 0)
                                         g_string_append_printf(out, "%s    cpu %4u ", shown ? "\n" : "",
                                                                t->pus[core->pu_first].os_index);

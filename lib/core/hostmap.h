@@ -12,3 +12,5 @@
 
 /* Caller frees. reserved may be NULL. */
 char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved);
+/* Whether node n has cores in package pkg (a node may span packages: interleaved sockets, a VM). */
+bool hostmap_node_in_package(const Topology *t, unsigned n, unsigned pkg);
