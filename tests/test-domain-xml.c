@@ -314,6 +314,21 @@ START_TEST(test_base_page_is_no_hugepage)
 }
 END_TEST
 
+/* A definition with guest cells and no <memory>: libvirt takes the cells together */
+START_TEST(test_memory_from_cells)
+{
+        g_autoptr(DomainSpec) s = NULL;
+
+        ck_assert_int_eq(
+            domain_xml_parse("<domain><name>d</name><vcpu>2</vcpu><cpu><numa><cell id='0' cpus='0' "
+                             "memory='2' unit='GiB'/><cell id='1' cpus='1' memory='4' unit='GiB'/>"
+                             "</numa></cpu></domain>",
+                             &s, NULL),
+            0);
+        ck_assert_uint_eq(s->memory, UINT64_C(6) << 30);
+}
+END_TEST
+
 static Suite *domain_xml_suite(void)
 {
         Suite *s = suite_create("domain xml");
@@ -328,6 +343,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_persistent_memory_not_ram);
         tcase_add_test(tc, test_realtime_vcpusched);
         tcase_add_test(tc, test_base_page_is_no_hugepage);
+        tcase_add_test(tc, test_memory_from_cells);
         suite_add_tcase(s, tc);
         return s;
 }

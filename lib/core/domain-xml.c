@@ -754,6 +754,10 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
         /* libvirt's <memory> counts nvdimm and virtio-pmem devices too: they are files, not host RAM */
         if (p.memory && p.pmem_bytes < p.memory)
                 spec->memory = p.memory - p.pmem_bytes;
+        /* without either, libvirt takes the guest's cells together */
+        if (!p.memory && !p.current_memory && spec->cells)
+                for (unsigned i = 0; i < spec->cells->len; i++)
+                        spec->memory += g_array_index(spec->cells, DomainCell, i).memory;
         if (spec->vcpus > spec->max_vcpus && spec->max_vcpus)
                 spec->vcpus = spec->max_vcpus;
         set_vcpu_ids(spec, &p);
