@@ -151,9 +151,10 @@ static int parse_number(const char **p, unsigned *ret)
         return 0;
 }
 
+/* libvirt's virSkipSpaces: any ASCII white space, a line break in an attribute included */
 static void skip_blanks(const char **p)
 {
-        while (**p == ' ' || **p == '\t')
+        while (g_ascii_isspace(**p))
                 (*p)++;
 }
 
@@ -198,8 +199,11 @@ int cpuset_parse(const char *text, CpuSet **ret, char **ret_error)
                 }
                 r = parse_number(&p, &lo);
                 hi = lo;
+                if (r == 0)
+                        skip_blanks(&p);
                 if (r == 0 && *p == '-') {
                         p++;
+                        skip_blanks(&p);
                         r = parse_number(&p, &hi);
                         if (r == 0 && hi < lo)
                                 r = -EINVAL;
@@ -227,6 +231,9 @@ int cpuset_parse(const char *text, CpuSet **ret, char **ret_error)
                 if (*p == '\0')
                         break;
                 p++; /* ',' */
+                skip_blanks(&p);
+                if (*p == '\0') /* a trailing comma, as libvirt takes it */
+                        break;
         }
         *ret = g_steal_pointer(&s);
         return 0;
