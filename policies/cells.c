@@ -233,25 +233,29 @@ static void split_with_memory(const unsigned *room, const uint64_t *mem_room, un
 }
 
 /* A cell its <memnode> binds that no node of its own had room for whole: its vCPUs still go to its
- * nodes (the one with the most room; shared there), never away from its memory. */
+ * nodes as far as their room goes (the one with the most room first), never beyond it; what is left goes
+ * with the other vCPUs. */
 static void keep_bound_cells(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
                              const Plan *plan, int *vcpu_node)
 {
         for (unsigned c = 0; c < plan->ncells; c++) {
                 const PlanCell *cell = &plan->cells[c];
-                int first = cpuset_next(cell->vcpus, 0), best = -1;
-                unsigned k = cpuset_count(cell->vcpus);
 
-                if (cpuset_is_empty(cell->memory_nodes) || first < 0 || vcpu_node[first] >= 0)
+                if (cpuset_is_empty(cell->memory_nodes))
                         continue;
-                for (unsigned i = 0; i < n; i++)
-                        if (cell_may_use(v, cell, nodes[i]) && (best < 0 || room[i] > room[best]))
-                                best = (int)i;
-                if (best < 0)
-                        continue;
-                room[best] -= MIN(room[best], k);
-                CPUSET_FOREACH (vcpu, cell->vcpus)
+                CPUSET_FOREACH (vcpu, cell->vcpus) {
+                        int best = -1;
+                        if (vcpu_node[vcpu] >= 0)
+                                continue;
+                        for (unsigned i = 0; i < n; i++)
+                                if (cell_may_use(v, cell, nodes[i]) && room[i] > 0 &&
+                                    (best < 0 || room[i] > room[best]))
+                                        best = (int)i;
+                        if (best < 0)
+                                break;
+                        room[best]--;
                         vcpu_node[vcpu] = (int)nodes[best];
+                }
         }
 }
 

@@ -105,7 +105,7 @@ static unsigned core_class(const HostView *v, unsigned c)
  * want free cores of a node: all of one class (kind) when one has that many, the first such class;
  * otherwise the classes in order, each as far as it goes. Within a class, by L3 then L2 (take_grouped).
  */
-static void pick_cores(const HostView *v, unsigned node_index, unsigned want, unsigned *out)
+static unsigned pick_cores(const HostView *v, unsigned node_index, unsigned want, unsigned *out)
 {
         const TopoNode *node = &v->t->nodes[node_index];
         g_autofree unsigned *cand = g_new(unsigned, node->ncores + 1);
@@ -145,6 +145,7 @@ static void pick_cores(const HostView *v, unsigned node_index, unsigned want, un
                 if (fits != UINT_MAX)
                         break;
         }
+        return got;
 }
 
 /* vCPUs the real nodes could not take go to the CPUs local to no NUMA node in nodes[0..n), if any. */
@@ -176,13 +177,15 @@ static void explicit_assign(const HostView *v, const unsigned *nodes, unsigned n
         cells_vcpu_nodes(v, nodes, n, capacity, plan, vcpu_node);
         give_rest_to_nodeless(v, nodes, n, plan, vcpu_node);
         for (unsigned i = 0; i < n; i++) {
-                unsigned want = 0, k = 0;
+                unsigned want = 0, got, k = 0;
                 for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++)
                         want += vcpu_node[vcpu] == (int)nodes[i];
                 if (!want)
                         continue;
-                pick_cores(v, nodes[i], want, cores);
-                for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++)
+                /* a node gives at most its free cores; a vCPU beyond them stays unplaced (never a core
+                 * read past what was picked) */
+                got = pick_cores(v, nodes[i], want, cores);
+                for (unsigned vcpu = 0; vcpu < plan->nvcpus && k < got; vcpu++)
                         if (vcpu_node[vcpu] == (int)nodes[i])
                                 plan->vcpu_pu[vcpu] = policy_core_first_usable_pu(v, cores[k++]);
         }

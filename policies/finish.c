@@ -437,7 +437,7 @@ static char *sharing_note(const HostView *v, const Plan *plan)
         if (!beside)
                 return g_strdup_printf("%u vCPUs share a core", plan->shared_vcpus);
         /* ReservedCPUs=, or a thread outside the guests' cpuset (TopoCore.host_thread) */
-        if (v->params->reserved_cpus) {
+        if (v->params->reserved_cpus && !cpuset_is_empty(v->params->reserved_cpus)) {
                 g_autofree char *list = cpuset_format(v->params->reserved_cpus);
                 reserved = g_strdup_printf("reserved CPUs (ReservedCPUs=%s)", list);
         } else {

@@ -455,6 +455,27 @@ START_TEST(test_memnode_cell_stays_with_memory)
 }
 END_TEST
 
+/* One cell bound by its <memnode> to two nodes, too big for either: split over both, a core each (it
+ * crashed the engine: more vCPUs were sent to one node than it had free cores) */
+START_TEST(test_memnode_cell_over_two_nodes)
+{
+        static const char *const lists[] = {"0-19"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 16, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) both = set_of("0-1");
+        Cells c;
+        cells_make(&c, lists, 1, 8 * GiB);
+        c.cells[0].memory_nodes = both;
+        g_autoptr(Plan) p = place_memnodes(t, l, &c, 20, 8 * GiB);
+
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_uint_eq(p->shared_vcpus, 0);
+        for (unsigned v = 0; v < 20; v++)
+                ck_assert_int_ge(p->vcpu_pu[v], 0);
+        cells_clear(&c);
+}
+END_TEST
+
 static Suite *cells_suite(void)
 {
         Suite *s = suite_create("cells");
@@ -473,6 +494,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_cells_with_unplugged_vcpus);
         tcase_add_test(tc, test_memnode_per_cell);
         tcase_add_test(tc, test_memnode_cell_stays_with_memory);
+        tcase_add_test(tc, test_memnode_cell_over_two_nodes);
         suite_add_tcase(s, tc);
         return s;
 }

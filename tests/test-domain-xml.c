@@ -226,6 +226,8 @@ START_TEST(test_online_vcpu_ids)
             /* not libvirt's: the count disagrees, or an id is unreadable */
             {"<vcpu current='1'>3</vcpu>", "<vcpu id='0' enabled='yes'/><vcpu id='2' enabled='yes'/>", ""},
             {"<vcpu current='2'>3</vcpu>", "<vcpu id='x' enabled='yes'/><vcpu id='2' enabled='yes'/>", ""},
+            {"<vcpu current='2'>4</vcpu>", "<vcpu id='0' enabled='yes'/><vcpu id='16383' enabled='yes'/>",
+             ""},
         };
         for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
                 g_autofree char *xml = g_strdup_printf("<domain><name>d</name>%s<vcpus>%s</vcpus></domain>",
@@ -326,6 +328,15 @@ START_TEST(test_memory_from_cells)
                              &s, NULL),
             0);
         ck_assert_uint_eq(s->memory, UINT64_C(6) << 30);
+        g_clear_pointer(&s, domain_spec_free);
+        /* cells that add up past 2^64 bytes are as much as can be said, never a wrap to a small size */
+        ck_assert_int_eq(
+            domain_xml_parse("<domain><name>d</name><vcpu>3</vcpu><cpu><numa><cell id='0' cpus='0' "
+                             "memory='8' unit='EiB'/><cell id='1' cpus='1' memory='8' unit='EiB'/>"
+                             "<cell id='2' cpus='2' memory='1' unit='GiB'/></numa></cpu></domain>",
+                             &s, NULL),
+            0);
+        ck_assert_uint_eq(s->memory, G_MAXUINT64);
 }
 END_TEST
 

@@ -4,8 +4,11 @@
 #include "test-policy-util.h"
 #include "domain-xml.h"
 #include "metadata.h"
+#include "topology-load.h"
 
+#include <glib/gstdio.h>
 #include <string.h>
+#include <unistd.h>
 
 static const TopoCore *vcpu_core(const Topology *t, const Plan *p, unsigned v)
 {
@@ -407,29 +410,70 @@ START_TEST(test_arm_clusters)
 }
 END_TEST
 
-/* Cores whose other thread the host keeps (outside the allowed cpuset) are used last, and the reason
- * says what the vCPU runs beside */
+/* two-node-smt.xml (2 nodes x 16 cores x 2 threads; core 0 is CPUs 0-1) with this allowed cpuset. */
+static Topology *two_nodes_allowing(const char *allowed)
+{
+        g_autofree char *path = test_topology_path("two-node-smt.xml");
+        g_autofree char *xml = NULL, *error = NULL,
+                        *attr = g_strdup_printf("allowed_cpuset=\"%s\"", allowed);
+        g_autofree char *tmp = g_build_filename(g_get_tmp_dir(), "placementd-allowed-XXXXXX.xml", NULL);
+        g_autoptr(GString) edited = NULL;
+        Topology *t = NULL;
+        int fd;
+
+        ck_assert(g_file_get_contents(path, &xml, NULL, NULL));
+        edited = g_string_new(xml);
+        ck_assert_uint_eq(g_string_replace(edited, "allowed_cpuset=\"0xffffffff,0xffffffff\"", attr, 1), 1);
+        fd = g_mkstemp(tmp);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert(g_file_set_contents(tmp, edited->str, -1, NULL));
+        ck_assert_msg(topology_load(tmp, &t, &error) == 0, "%s", error);
+        g_unlink(tmp);
+        return t;
+}
+
+/* CPU 1 kept by the host: core 0 is used last, and the reason says what a vCPU there runs beside */
 START_TEST(test_host_thread_cores_last)
 {
-        g_autoptr(Topology) t = test_topology_load("disallowed.xml");
+        g_autoptr(Topology) t = two_nodes_allowing("0xffffffff,0xfffffffd");
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams params = test_params(POLICY_EXPLICIT);
         g_autoptr(CpuSet) node0 = cpuset_new();
         PlacementRequest req = {.name = "b",
-                                .vcpus = 1,
-                                .memory = 256u << 20,
+                                .vcpus = 16,
+                                .memory = GiB,
                                 .memory_nodes = node0,
                                 .memory_source = MEMORY_SOURCE_USER};
         g_autoptr(Plan) b = NULL;
         const Plan *a;
 
-        a = test_place(t, l, &params, "a", 1, 256u << 20);
-        ck_assert_msg(cpuset_has(a->nodes, 1), "%s", a->reason); /* node 1's core is the only whole one */
-        /* bound to node 0: its vCPU runs beside a thread the host keeps */
+        ck_assert(t->cores[0].host_thread && !t->cores[1].host_thread);
+        a = test_place(t, l, &params, "a", 1, GiB);
+        ck_assert_msg(t->pus[a->vcpu_pu[0]].core != 0, "%s", a->reason);
+        ledger_release(l, "a");
+        /* node 0's 16 cores for 16 vCPUs: one runs beside the host's CPU 1 */
         cpuset_add(node0, 0);
         b = policy_place(t, l, &req, &params);
-        ck_assert_msg(t->cores[t->pus[b->vcpu_pu[0]].core].host_thread, "%s", b->reason);
         ck_assert_reason(b, "beside CPUs the host keeps (outside the guests' cpuset)");
+}
+END_TEST
+
+/* A host whose guests get one thread of every core (the host keeps every sibling): those cores are the
+ * guests' cores, each a whole one for a vCPU, not cores beside host work to use last */
+START_TEST(test_guests_get_one_thread_per_core)
+{
+        g_autoptr(Topology) t = two_nodes_allowing("0x55555555,0x55555555");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        const Plan *a, *b;
+
+        for (unsigned c = 0; c < t->ncores; c++)
+                ck_assert_msg(!t->cores[c].host_thread, "core %u", c);
+        a = test_place(t, l, &params, "a", 8, 4 * GiB);
+        b = test_place(t, l, &params, "b", 8, 4 * GiB);
+        ck_assert_msg(a->result == PLAN_PLACED && b->result == PLAN_PLACED, "%s / %s", a->reason, b->reason);
+        ck_assert_uint_eq(a->shared_vcpus + b->shared_vcpus, 0);
 }
 END_TEST
 
@@ -445,6 +489,7 @@ static Suite *kinds_suite(void)
         tcase_add_test(memory, test_memory_bound_to_cpuless_node);
         tcase_add_test(memory, test_arm_clusters);
         tcase_add_test(memory, test_host_thread_cores_last);
+        tcase_add_test(memory, test_guests_get_one_thread_per_core);
         tcase_add_test(memory, test_lower_tier_last_resort);
         tcase_add_test(memory, test_knl_mcdram);
         tcase_add_test(memory, test_pmem_dax);

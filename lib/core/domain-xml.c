@@ -394,14 +394,15 @@ static void add_enabled_vcpu(Parser *p, const char **names, const char **values)
 }
 
 /* The online vCPU ids, when <vcpus> names them and they are not 0..vcpus-1 (a vCPU unplugged below one
- * that runs); otherwise vcpu_ids stays NULL. A <vcpus> whose enabled count is not <vcpu current> is not
- * libvirt's and is not read. */
+ * that runs); otherwise vcpu_ids stays NULL. A <vcpus> whose enabled count is not <vcpu current>, or
+ * with an id at or above <vcpu>, is not libvirt's and is not read. */
 static void set_vcpu_ids(DomainSpec *s, const Parser *p)
 {
         unsigned i = 0;
 
         if (!p->enabled_vcpus || p->vcpus_unreadable || cpuset_count(p->enabled_vcpus) != s->vcpus ||
-            s->vcpus == 0 || cpuset_next(p->enabled_vcpus, s->vcpus) < 0)
+            s->vcpus == 0 || cpuset_next(p->enabled_vcpus, s->vcpus) < 0 ||
+            (s->max_vcpus && cpuset_next(p->enabled_vcpus, s->max_vcpus) >= 0))
                 return;
         s->vcpu_ids = g_new(unsigned, s->vcpus);
         CPUSET_FOREACH (id, p->enabled_vcpus)
@@ -756,8 +757,10 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
                 spec->memory = p.memory - p.pmem_bytes;
         /* without either, libvirt takes the guest's cells together */
         if (!p.memory && !p.current_memory && spec->cells)
-                for (unsigned i = 0; i < spec->cells->len; i++)
-                        spec->memory += g_array_index(spec->cells, DomainCell, i).memory;
+                for (unsigned i = 0; i < spec->cells->len; i++) {
+                        uint64_t cell = g_array_index(spec->cells, DomainCell, i).memory;
+                        spec->memory = cell > G_MAXUINT64 - spec->memory ? G_MAXUINT64 : spec->memory + cell;
+                }
         if (spec->vcpus > spec->max_vcpus && spec->max_vcpus)
                 spec->vcpus = spec->max_vcpus;
         set_vcpu_ids(spec, &p);

@@ -673,6 +673,17 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
                 t->cores[c].npus = p->npus;
                 t->cores[c].host_thread = keeps_a_thread(topo, p->obj, allowed_cpus);
         }
+        /* a node all of whose cores give the guests one thread (the host keeps every sibling) is made
+         * that way: its cores are the guests' cores, not cores beside host work to use last */
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                bool all = t->nodes[n].ncores > 0;
+                for (unsigned c = t->nodes[n].core_first; c < t->nodes[n].core_first + t->nodes[n].ncores;
+                     c++)
+                        all = all && t->cores[c].host_thread;
+                for (unsigned c = t->nodes[n].core_first;
+                     all && c < t->nodes[n].core_first + t->nodes[n].ncores; c++)
+                        t->cores[c].host_thread = false;
+        }
         for (unsigned c = 0, first = 0; c < t->ncores; c++) {
                 t->cores[c].pu_first = first;
                 first += t->cores[c].npus;
