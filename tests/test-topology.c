@@ -362,6 +362,12 @@ START_TEST(test_memory_only_synthetic)
         assert_cpus(u->nodes[2].cpus, "2-3");
         ck_assert_note(u, "NUMA node 1 has no usable CPU");
         ck_assert_note(u, "NUMA node 3 has no usable CPU");
+        /* no distance table: a memory-only node inside a package (KNL's MCDRAM) is assumed as near as the
+         * package's own nodes, one attached to the machine as far as another package */
+        ck_assert_uint_eq(topology_distance(u, 0, 1), 11);
+        ck_assert_uint_eq(topology_distance(u, 2, 3), 11);
+        ck_assert_uint_eq(topology_distance(u, 0, 3), 20);
+        ck_assert_uint_eq(topology_distance(t, 0, 2), 20);
 }
 END_TEST
 

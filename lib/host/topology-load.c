@@ -400,6 +400,18 @@ static void build_packages(Topology *t, hwloc_topology_t topo, hwloc_obj_t *core
                 t->cores[c].package = p;
                 cpuset_add(t->packages[p].nodes, t->cores[c].node);
         }
+        /* a memory-only node hwloc attaches inside a package (KNL's MCDRAM, HBM beside its socket) is of
+         * that package: without a distance table it is assumed near the package's other nodes */
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                hwloc_obj_t numa = t->nodes[n].ncores
+                                       ? NULL
+                                       : hwloc_get_numanode_obj_by_os_index(topo, t->nodes[n].os_index);
+                hwloc_obj_t pkg =
+                    numa ? hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_PACKAGE, numa) : NULL;
+                gpointer v;
+                if (pkg && g_hash_table_lookup_extended(index, pkg, NULL, &v))
+                        cpuset_add(t->packages[GPOINTER_TO_UINT(v)].nodes, n);
+        }
         if (without)
                 topology_note(t, "no package information for %u core%s: counted as one package", without,
                               without == 1 ? "" : "s");
