@@ -8,7 +8,6 @@
 void cells_init_plan(const PlacementRequest *req, Plan *plan)
 {
         plan_set_cells(plan, req->ncells);
-        plan_set_vcpu_ids(plan, req->vcpu_ids, req->vcpus);
         for (unsigned i = 0; i < req->ncells; i++) {
                 plan->cells[i].id = req->cells[i].id;
                 plan->cells[i].memory = req->cells[i].memory;

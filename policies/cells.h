@@ -9,7 +9,8 @@
 
 #include "policy-internal.h"
 
-/* Copies the request's cells into plan->cells (vCPU numbers the plan holds only). */
+/* Copies the request's cells into plan->cells: their vCPUs as the plan's vCPU indexes (libvirt's ids
+ * through req->vcpu_ids; ids not online are left out), their <memnode> nodes. */
 void cells_init_plan(const PlacementRequest *req, Plan *plan);
 
 /*

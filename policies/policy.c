@@ -204,6 +204,7 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
         plan->requested_vcpus = req->vcpus;
         if (req->vcpus == 0 || absurd)
                 return unplaceable_request(req, plan);
+        plan_set_vcpu_ids(plan, req->vcpu_ids, req->vcpus);
         cells_init_plan(req, plan);
         plan->hugepage_size = req->hugepage_size;
         host_view_init_for(&v, t, l, params, req);

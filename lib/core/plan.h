@@ -207,7 +207,7 @@ typedef struct Plan {
         CpuSet *iothread_pin;
         /* added: [nvcpus] libvirt's id of each vCPU of the plan, when the domain's online vCPUs are not
          * 0..nvcpus-1 (one unplugged below one that runs); NULL: vCPU i is libvirt's vCPU i. From the
-         * request (PlacementRequest.vcpu_ids, cells_init_plan()), and set by the daemon on every plan it
+         * request (PlacementRequest.vcpu_ids, copied by the policy), and set by the daemon on every plan it
          * records from the domain it runs (DomainSpec.vcpu_ids) */
         unsigned *vcpu_ids;
 } Plan;

@@ -11,6 +11,7 @@
 #      vCPU 1's pin is left as it was.
 #      Measured load names vCPUs 0 and 2 (metrics).
 #   2. A restarted daemon adopts the record (the pins it names are the ones that run).
+#   Each stage ends with the four views (views.sh: placementctl, the record, libvirt --live, /proc) equal.
 #   3. vCPU 1 plugged live (virsh setvcpu --enable 1; libvirt sends no event for it, the periodic reconcile
 #      sees it): the guest is placed again and all three run as the new record says.
 # Prints "ok N - ..." / "not ok N - ...", and last "e2e-hotplug: N passed, M failed".
@@ -23,6 +24,8 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 . "$HERE/daemon-env.sh"
 # shellcheck source=domains.sh
 . "$HERE/domains.sh"
+# shellcheck source=views.sh
+. "$HERE/views.sh"
 # shellcheck source=../lib/tap.sh
 . "$HERE/../lib/tap.sh"
 
@@ -59,6 +62,9 @@ run_daemon() {
     placementd_start --config="$WORK/placementd.conf" --topology="$TOPOLOGY" --bus-address="$BUS_ADDR" \
         --log-level=debug
 }
+# the four views (placementctl, the record, libvirt --live, /proc) by libvirt's vCPU ids: views.sh
+PD_CTL=$PLACEMENTCTL PD_ADDR=$BUS_ADDR
+must "views_init" views_init "$TOPOLOGY"
 run_daemon
 must "placementd connects" wait_for 30 grep -q "Connected to" "$LOG"
 
@@ -78,6 +84,7 @@ expect "$D: vCPUs 0 and 2 each on one CPU, not the same" "2" \
     "$(proc_pins "$D" | awk '$2 ~ /^[0-9]+$/ { print $2 }' | sort -u | wc -l)"
 expect "$D: vCPU 1, unplugged, keeps libvirt's pin (every CPU)" "0-1" "$(virsh_pin "$D" 1)"
 check "placementd did not take the pins for someone else's" sh -c "! grep -q 'by someone else' '$LOG'"
+check "$D: placementctl, the record, libvirt and /proc agree" views_domain "$D"
 # measured load names the same vCPUs (libvirt's statistics leave vCPU 1 out)
 busy_labels() {
     curl -fsS --max-time 3 "http://127.0.0.1:$METRICS_PORT/metrics" |
@@ -95,6 +102,7 @@ check "placementd connects again" wait_for 30 sh -c "tail -n +$((mark + 1)) '$LO
 check "$D: its record adopted" wait_for 10 sh -c "tail -n +$((mark + 1)) '$LOG' | grep -q '$D: .*adopted'"
 check "$D: not placed anew" sh -c "! tail -n +$((mark + 1)) '$LOG' | grep -q 'recorded decision not adopted'"
 expect "$D: vCPUs 0 and 2 still run as recorded (/proc)" "$(record_pins "$D")" "$(proc_pins "$D")"
+check "$D: the four views agree after the restart" views_domain "$D"
 
 # 3. vCPU 1 plugged live: placed again, the three as recorded.
 mark=$(wc -l <"$LOG")
@@ -103,6 +111,7 @@ check "$D: placed again after the hot-plug" wait_for 15 sh -c "tail -n +$((mark 
 record_has_three() { [ "$(record_pins "$D" | wc -l)" -eq 3 ]; }
 check "$D: the record names three vCPUs" wait_for 10 record_has_three
 expect "$D: vCPUs 0-2 run as recorded (/proc)" "$(record_pins "$D")" "$(proc_pins "$D")"
+check "$D: the four views agree after the hot-plug" views_domain "$D"
 
 check "placementd still runs" kill -0 "$PD_PID"
 exit 0

@@ -100,14 +100,17 @@ for n in json.load(sys.stdin)["node_list"]:
 }
 
 # _views_ctl_fetch: placementctl list --json -> VIEWS_CTL_JSON as lines
-#   NAME|RESULT|VCPUS|EMULATOR|MEMNODES|BINDING|PIN0;PIN1;...|APPLY_ERROR
+#   NAME|RESULT|VCPUS|EMULATOR|MEMNODES|BINDING|ID=PIN;ID=PIN;...|APPLY_ERROR (ID: libvirt's vCPU id, "vcpu_ids"
+#   when the online vCPUs are not 0..n-1, else the position)
 _views_ctl_fetch() {
     local json
     json=$(pdctl list --json 2>&1) || { _views_say "placementctl list --json failed: $json"; return 1; }
     VIEWS_CTL_JSON=$(python3 -c '
 import json, sys
 for d in json.load(sys.stdin).get("decisions", []):
-    pins = ";".join("" if p is None else str(p) for p in d.get("vcpu_pins") or [])
+    pins = d.get("vcpu_pins") or []
+    ids = d.get("vcpu_ids") or list(range(len(pins)))
+    pins = ";".join("%s=%s" % (i, "" if p is None else p) for i, p in zip(ids, pins))
     err = (d.get("apply_error") or "").replace("|", "/").replace("\n", " ")
     print("|".join("none" if x is None else str(x) for x in (d.get("domain"), d.get("result"), d.get("vcpus"), d.get("emulator_pin") or "",
           d.get("memory_nodes") or "", d.get("memory_binding") or "", pins, err)))
@@ -184,8 +187,8 @@ views_domain() {
 _views_domain() {
     local d=$1 ctl meta kern c_res c_n c_emu c_mem c_bind c_pins c_err m_res m_bind m_emu m_mem
     local l_pins l_emu l_numa l_mode l_nodes l_cell_nodes k_emu="" i n v m_p c_p l_p k_p online=0 x line
-    local -A mpin=() lpin=() kpin=()
-    local -a cpin=()
+    local -A mpin=() lpin=() kpin=() cpin=()
+    local -a pairs=()
     ctl=$(_views_ctl "$d")
     meta=$(_views_meta "$d")
     kern=$(_views_kernel "$d") || { _views_say "$d: libvirt runs it but its QEMU is not in /proc"; return; }
@@ -196,7 +199,8 @@ _views_domain() {
         _views_say "$d: no decision in its live metadata${ctl:+ (placementctl says ${ctl#*|})}"
     fi
     IFS='|' read -r _ c_res c_n c_emu c_mem c_bind c_pins c_err <<<"$ctl"
-    IFS=';' read -ra cpin <<<"$c_pins"
+    IFS=';' read -ra pairs <<<"$c_pins"
+    for x in "${pairs[@]}"; do [ -n "$x" ] && cpin[${x%%=*}]=${x#*=}; done
     m_res=$(awk '$1 == "result" { print $2 }' <<<"$meta")
     m_bind=$(awk '$1 == "binding" { print $2 }' <<<"$meta")
     m_emu=$(views_cpuset_norm "$(awk '$1 == "emulator" { print $2 }' <<<"$meta")")
@@ -228,11 +232,11 @@ _views_domain() {
         _views_say "$d vCPU count: placementctl $c_n, kernel $online online ('CPU n' threads)"
     fi
     # vCPU pins: every vCPU any view names
-    for i in $( (printf '%s\n' "${!mpin[@]}" "${!kpin[@]}"; [ "${#cpin[@]}" -eq 0 ] || seq 0 $((${#cpin[@]} - 1))) | sort -n -u); do
+    for i in $(printf '%s\n' "${!mpin[@]}" "${!kpin[@]}" "${!cpin[@]}" | sort -n -u); do
         [ -n "$i" ] || continue
         m_p=${mpin[$i]-none}
         c_p=none
-        [ "$i" -lt "${#cpin[@]}" ] && c_p=$(views_cpuset_norm "${cpin[i]}")
+        [ -n "${cpin[$i]+set}" ] && c_p=$(views_cpuset_norm "${cpin[$i]}")
         [ -n "$c_p" ] || c_p=none
         l_p=${lpin[$i]-none}
         k_p=${kpin[$i]-offline}
@@ -276,10 +280,11 @@ _views_domain() {
         if [ "$m_bind" = none ]; then
             line="note: $line; the decision says it bound no memory"
         else
-            # libvirt refused a node this kernel lacks: the machine's limit, not the daemon's fault
+            # libvirt refused a node this kernel lacks: the machine's limit, not the daemon's fault (an
+            # adopted record says only that the binding failed: the error was its first run's)
             for x in ${m_mem//,/ }; do
-                if ! _views_node_exists "$x" && [[ $c_err == *"NUMA node $x is unavailable"* ]]; then
-                    line="note: $line; node $x does not exist in this kernel ($c_err)"
+                if ! _views_node_exists "$x" && [[ $c_err == *"NUMA node $x is unavailable"* || $m_bind == failed ]]; then
+                    line="note: $line; node $x does not exist in this kernel (${c_err:-the record says the binding failed})"
                     break
                 fi
             done
@@ -388,7 +393,7 @@ views_sharing() {
     VIEWS_OUT=
     [ -n "${_VIEWS_FRESH:-}" ] || _views_ctl_fetch || { printf '%s' "$VIEWS_OUT"; return 1; }
     # the daemon's view: list's pins, and its map must say the same
-    pins=$(awk -F'|' '{ n = split($7, p, ";"); for (i = 1; i <= n; i++) if (p[i] != "") print $1, p[i] }' <<<"$VIEWS_CTL_JSON" |
+    pins=$(awk -F'|' '{ n = split($7, p, ";"); for (i = 1; i <= n; i++) { sub(/^[0-9]+=/, "", p[i]); if (p[i] != "") print $1, p[i] } }' <<<"$VIEWS_CTL_JSON" |
         while read -r d v; do echo "$d $(views_cpuset_norm "$v")"; done)
     ctl_h=$(_views_holders_from <<<"$pins")
     map_h=$(_views_map_pins | sort -u | _views_holders_from)
