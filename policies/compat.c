@@ -97,6 +97,7 @@ static void compat_assign(const HostView *v, const unsigned *nodes, unsigned n, 
 const PolicyOps policy_compat_ops = {
     .kind = POLICY_COMPAT,
     .unit = "free CPUs",
+    .unit_one = "free CPU",
     .capacity = compat_capacity,
     .size = compat_size,
     .assign = compat_assign,

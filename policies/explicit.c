@@ -194,6 +194,7 @@ static void explicit_assign(const HostView *v, const unsigned *nodes, unsigned n
 const PolicyOps policy_explicit_ops = {
     .kind = POLICY_EXPLICIT,
     .unit = "free cores",
+    .unit_one = "free core",
     .capacity = explicit_capacity,
     .size = explicit_size,
     .assign = explicit_assign,

@@ -418,6 +418,40 @@ static char *constraint_note(const Topology *t, const PlacementRequest *req, con
         return g_string_free(s, FALSE);
 }
 
+/* The reason's name for n of what capacity counts: "1 free core", "2 free cores". */
+static const char *unit_of(const PolicyOps *ops, unsigned n)
+{
+        return n == 1 ? ops->unit_one : ops->unit;
+}
+
+/* How many of the plan's vCPUs share a core with its own vCPUs, all of them threads of the same guest core
+ * (the guest declares SMT threads: overcommit_assign() pairs them). */
+static unsigned guest_siblings_together(const HostView *v, const Plan *plan)
+{
+        unsigned threads = v->req ? v->req->guest_threads : 0, paired = 0;
+        g_autofree unsigned *count = NULL;
+        g_autofree int *guest_core = NULL; /* by host core: the guest core of its vCPUs, -1 when mixed */
+
+        if (threads < 2)
+                return 0;
+        count = g_new0(unsigned, MAX(v->t->ncores, 1));
+        guest_core = g_new(int, MAX(v->t->ncores, 1));
+        for (unsigned i = 0; i < plan->nvcpus; i++) {
+                unsigned c, g = plan_vcpu_id(plan, i) / threads;
+                if (plan->vcpu_pu[i] < 0)
+                        continue;
+                c = v->t->pus[plan->vcpu_pu[i]].core;
+                if (count[c]++ == 0)
+                        guest_core[c] = (int)g;
+                else if (guest_core[c] != (int)g)
+                        guest_core[c] = -1;
+        }
+        for (unsigned c = 0; c < v->t->ncores; c++)
+                if (count[c] > 1 && guest_core[c] >= 0)
+                        paired += count[c];
+        return paired;
+}
+
 /*
  * Who the vCPUs of an overcommitted plan share cores with: other vCPUs (plan->shared_vcpus), and the
  * host's reserved threads (the other vCPUs, alone on a core beside ReservedCPUs=).
@@ -434,8 +468,16 @@ static char *sharing_note(const HostView *v, const Plan *plan)
         for (unsigned c = 0; c < v->t->ncores; c++)
                 if (own[c] == 1 && ledger_core_load(v->l, c) == 0 && policy_core_reserved(v, c))
                         beside++;
-        if (!beside)
-                return g_strdup_printf("%u vCPUs share a core", plan->shared_vcpus);
+        if (!beside) {
+                unsigned paired = guest_siblings_together(v, plan);
+                if (paired)
+                        return g_strdup_printf(
+                            "%u vCPUs share a core, %u of them only with threads of their "
+                            "own guest core (<topology threads='%u'>)",
+                            plan->shared_vcpus, paired, v->req->guest_threads);
+                return g_strdup_printf("%u %s a core", plan->shared_vcpus,
+                                       plan->shared_vcpus == 1 ? "vCPU shares" : "vCPUs share");
+        }
         /* ReservedCPUs=, or a thread outside the guests' cpuset (TopoCore.host_thread) */
         if (v->params->reserved_cpus && !cpuset_is_empty(v->params->reserved_cpus)) {
                 g_autofree char *list = cpuset_format(v->params->reserved_cpus);
@@ -446,7 +488,8 @@ static char *sharing_note(const HostView *v, const Plan *plan)
         if (!plan->shared_vcpus)
                 return g_strdup_printf("no vCPU shares a core with another, %u %s beside %s", beside,
                                        beside == 1 ? "runs" : "run", reserved);
-        return g_strdup_printf("%u vCPUs share a core, %u more %s beside %s", plan->shared_vcpus, beside,
+        return g_strdup_printf("%u %s a core, %u more %s beside %s", plan->shared_vcpus,
+                               plan->shared_vcpus == 1 ? "vCPU shares" : "vCPUs share", beside,
                                beside == 1 ? "runs" : "run", reserved);
 }
 
@@ -495,9 +538,10 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         char a[32], b[64], busiest[96] = "";
 
         if (plan->result == PLAN_PLACED)
-                return g_strdup_printf("%s: %u %s for %u vCPUs, %s free for %s; nearest qualifying set "
+                return g_strdup_printf("%s: %u %s for %u %s, %s free for %s; nearest qualifying set "
                                        "(max distance %u, mean %.2f)%s%s",
-                                       where, choice->load.capacity, ops->unit, req->vcpus,
+                                       where, choice->load.capacity, unit_of(ops, choice->load.capacity),
+                                       req->vcpus, req->vcpus == 1 ? "vCPU" : "vCPUs",
                                        size_format(choice->load.free_memory, a, sizeof(a)),
                                        memory_text(req, req->memory, b, sizeof(b)), set->max_distance,
                                        set->mean_distance, group_note(v, choice), note);
@@ -511,8 +555,9 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                           sizeof(busiest));
         return g_strdup_printf("no node set has %u %s and %s free; %s is the nearest that holds the memory"
                                "%s (%u %s there): %s%s",
-                               req->vcpus, ops->unit, memory_text(req, req->memory, b, sizeof(b)), where,
-                               busiest, choice->load.capacity, ops->unit, sharing, note);
+                               req->vcpus, unit_of(ops, req->vcpus),
+                               memory_text(req, req->memory, b, sizeof(b)), where, busiest,
+                               choice->load.capacity, unit_of(ops, choice->load.capacity), sharing, note);
 }
 
 void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,

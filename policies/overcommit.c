@@ -135,16 +135,90 @@ static double vcpu_busy(const PlacementRequest *req, unsigned i)
         return req && req->vcpu_busy ? req->vcpu_busy[i] : 1.0;
 }
 
-/* The order vCPUs are assigned in: by number; by load the busy ones first, each group by number. */
-static unsigned *assign_order(const PlacementRequest *req, unsigned nvcpus, bool by_load)
+/* The guest's SMT threads per core when it declares more than one and its sharing follows them (by core). */
+static unsigned guest_threads(const PlacementRequest *req, bool by_core)
 {
-        unsigned *order = g_new(unsigned, MAX(nvcpus, 1)), k = 0;
+        return by_core && req && req->guest_threads > 1 ? req->guest_threads : 1;
+}
 
-        for (int pass = 0; pass < 2; pass++)
-                for (unsigned i = 0; i < nvcpus; i++)
-                        if (!by_load ? pass == 0 : (vcpu_busy(req, i) >= LOAD_BUSY_THRESHOLD) == (pass == 0))
-                                order[k++] = i;
+/* libvirt's id of the plan's vCPU i. */
+static unsigned vcpu_id(const PlacementRequest *req, unsigned i)
+{
+        return req && req->vcpu_ids ? req->vcpu_ids[i] : i;
+}
+
+typedef struct OrderKey {
+        unsigned group, thread, index;
+} OrderKey;
+
+static int compare_order(const void *a, const void *b)
+{
+        const OrderKey *x = a, *y = b;
+        if (x->group != y->group)
+                return x->group < y->group ? -1 : 1;
+        if (x->thread != y->thread)
+                return x->thread < y->thread ? -1 : 1;
+        return x->index < y->index ? -1 : x->index > y->index;
+}
+
+/*
+ * The order vCPUs are assigned in: by number; by load the busy ones first, each group by number. A guest
+ * that declares SMT threads has, in each group, the first thread of every guest core before the second:
+ * its cores spread over the host's cores before any of them doubles up.
+ */
+static unsigned *assign_order(const PlacementRequest *req, unsigned nvcpus, bool by_load, unsigned threads)
+{
+        g_autofree OrderKey *keys = g_new(OrderKey, MAX(nvcpus, 1));
+        unsigned *order = g_new(unsigned, MAX(nvcpus, 1));
+
+        for (unsigned i = 0; i < nvcpus; i++)
+                keys[i] = (OrderKey){
+                    .group = by_load && vcpu_busy(req, i) < LOAD_BUSY_THRESHOLD,
+                    .thread = vcpu_id(req, i) % threads,
+                    .index = i,
+                };
+        qsort(keys, nvcpus, sizeof(*keys), compare_order);
+        for (unsigned i = 0; i < nvcpus; i++)
+                order[i] = keys[i].index;
         return order;
+}
+
+/* The parts of a key that weigh load, not the domain's own vCPUs: core or PU load by count; by load the
+ * busy part and the core's load. */
+static uint64_t load_part(const AssignState *a, uint64_t key)
+{
+        return a->mode == KEY_BUSY ? key >> 24 : key >> 32;
+}
+
+/*
+ * A guest core's threads together: when the vCPU's guest sibling already runs on a core of the set that
+ * is as lightly loaded as the best one found, its best PU there instead (the guest then sees its own
+ * sharing: vCPUs it takes for separate cores do not run on one). node_index: the node of the result, as
+ * an index into nodes; restricted to cell_node when that is not -1.
+ */
+static unsigned sibling_pu(const AssignState *a, const KeyTree *k, const unsigned *nodes, unsigned n,
+                           int cell_node, int sibling_core, unsigned best, unsigned *node_index)
+{
+        const TopoCore *core;
+        unsigned found = UINT_MAX, pick = UINT_MAX;
+
+        if (sibling_core < 0 || (unsigned)sibling_core == a->t->pus[best].core)
+                return best;
+        core = &a->t->cores[sibling_core];
+        if (cell_node >= 0 && core->node != (unsigned)cell_node)
+                return best;
+        for (unsigned i = 0; i < n; i++)
+                if (nodes[i] == core->node)
+                        found = i;
+        if (found == UINT_MAX)
+                return best;
+        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                if (a->pos[p] != UINT_MAX && (pick == UINT_MAX || k->key[a->pos[p]] < k->key[a->pos[pick]]))
+                        pick = p;
+        if (pick == UINT_MAX || load_part(a, k->key[a->pos[pick]]) != load_part(a, k->key[a->pos[best]]))
+                return best;
+        *node_index = found;
+        return pick;
 }
 
 /* Every leaf's key, and each node's best. */
@@ -187,7 +261,10 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
         g_autofree unsigned *range = g_new0(unsigned, n + 1); /* node i's PUs: pus[range[i]..range[i+1]) */
         g_autofree unsigned *node_best = g_new(unsigned, MAX(n, 1));
         g_autofree int *vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
-        g_autofree unsigned *order = assign_order(v->req, plan->nvcpus, by_load);
+        unsigned threads = guest_threads(v->req, ops->overcommit_by_core);
+        g_autofree unsigned *order = assign_order(v->req, plan->nvcpus, by_load, threads);
+        /* the host core of each guest core's first placed thread, by guest core (libvirt id / threads) */
+        g_autofree int *guest_core_at = NULL;
         unsigned npus = 0;
         KeyTree k;
 
@@ -217,6 +294,14 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
         range[n] = npus;
         key_tree_init(&k, npus);
         rekey(&a, &k, range, n, node_best);
+        if (threads > 1) {
+                unsigned guest_cores = 0;
+                for (unsigned i = 0; i < plan->nvcpus; i++)
+                        guest_cores = MAX(guest_cores, vcpu_id(v->req, i) / threads + 1);
+                guest_core_at = g_new(int, MAX(guest_cores, 1));
+                for (unsigned i = 0; i < guest_cores; i++)
+                        guest_core_at[i] = -1;
+        }
 
         for (unsigned j = 0; j < plan->nvcpus && npus; j++) {
                 unsigned vcpu = order[j], best_node = UINT_MAX, best, c, node;
@@ -237,7 +322,12 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                                 }
                         }
                 best = a.pus[node_best[best_node]];
+                if (guest_core_at)
+                        best = sibling_pu(&a, &k, nodes, n, vcpu_node[vcpu],
+                                          guest_core_at[vcpu_id(v->req, vcpu) / threads], best, &best_node);
                 c = t->pus[best].core;
+                if (guest_core_at && guest_core_at[vcpu_id(v->req, vcpu) / threads] < 0)
+                        guest_core_at[vcpu_id(v->req, vcpu) / threads] = (int)c;
                 node = t->cores[c].node;
                 plan->vcpu_pu[vcpu] = (int)best;
                 a.pu_load[best]++;

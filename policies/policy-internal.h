@@ -12,8 +12,8 @@
 
 typedef struct PolicyOps {
         PolicyKind kind;
-        /* What capacity counts, as the reason names it ("free cores"). */
-        const char *unit;
+        /* What capacity counts, as the reason names it ("free cores"), and one of it ("free core"). */
+        const char *unit, *unit_one;
         /* What a node offers this policy as room: free whole cores (explicit) or free PUs (compat). */
         unsigned (*capacity)(const HostView *v, unsigned node);
         /* What a node physically holds for it, busy or not: usable cores (explicit) or PUs (compat). */

@@ -295,6 +295,34 @@ START_TEST(test_realtime_vcpusched)
 }
 END_TEST
 
+/* <cpu><topology threads=...>: the guest's SMT threads per core, read only above 1 and when a number */
+START_TEST(test_guest_threads)
+{
+        static const struct {
+                const char *cpu;
+                unsigned threads;
+        } cases[] = {
+            {"<cpu mode='host-passthrough'><topology sockets='1' dies='1' cores='2' threads='2'/></cpu>", 2},
+            {"<cpu><topology sockets='1' cores='1' threads='4'/><numa><cell id='0' cpus='0-3' "
+             "memory='1' unit='GiB'/></numa></cpu>",
+             4},
+            {"<cpu><topology sockets='4' cores='1' threads='1'/></cpu>", 0},
+            {"<cpu><topology sockets='4' cores='1' threads='x'/></cpu>", 0},
+            {"<cpu mode='host-model'/>", 0},
+            {"", 0},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml =
+                    g_strdup_printf("<domain><name>d</name><vcpu>4</vcpu>%s</domain>", cases[i].cpu);
+                g_autoptr(DomainSpec) s = NULL;
+                g_autofree char *error = NULL;
+                ck_assert_msg(domain_xml_parse(xml, &s, &error) == 0, "case %u: %s", i, error);
+                ck_assert_msg(s->guest_threads == cases[i].threads, "case %u: %u threads", i,
+                              s->guest_threads);
+        }
+}
+END_TEST
+
 /* <page size='4' unit='KiB'> is the base page: ordinary memory, as libvirt backs it */
 START_TEST(test_base_page_is_no_hugepage)
 {
@@ -353,6 +381,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_online_vcpu_ids);
         tcase_add_test(tc, test_persistent_memory_not_ram);
         tcase_add_test(tc, test_realtime_vcpusched);
+        tcase_add_test(tc, test_guest_threads);
         tcase_add_test(tc, test_base_page_is_no_hugepage);
         tcase_add_test(tc, test_memory_from_cells);
         suite_add_tcase(s, tc);

@@ -107,11 +107,89 @@ START_TEST(test_same_pus_as_the_scan)
 }
 END_TEST
 
+static unsigned core_of(const Topology *t, const Plan *plan, unsigned vcpu)
+{
+        ck_assert_int_ge(plan->vcpu_pu[vcpu], 0);
+        return t->pus[plan->vcpu_pu[vcpu]].core;
+}
+
+/* Every core with more than one of the plan's vCPUs holds threads of one guest core only (ids / threads). */
+static void assert_sharing_follows_guest(const Topology *t, const Plan *plan, const unsigned *ids,
+                                         unsigned threads, const char *what)
+{
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                for (unsigned j = i + 1; j < plan->nvcpus; j++)
+                        if (core_of(t, plan, i) == core_of(t, plan, j))
+                                ck_assert_msg((ids ? ids[i] : i) / threads == (ids ? ids[j] : j) / threads,
+                                              "%s: vCPUs %u and %u, of different guest cores, share core %u",
+                                              what, ids ? ids[i] : i, ids ? ids[j] : j, core_of(t, plan, i));
+}
+
+/* A guest that declares SMT threads (<cpu><topology threads='2'>) and must double up shares a host core
+ * between the threads of one guest core, not between vCPUs it schedules as separate cores */
+START_TEST(test_guest_threads_share_their_core)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 64 * GiB, NULL);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        static const unsigned sparse[] = {0, 1, 4, 5, 6, 7}; /* vCPUs 2-3 unplugged */
+        static const double busy[] = {1, 0, 1, 0, 1, 0, 1, 0};
+        static const struct {
+                unsigned vcpus;
+                const unsigned *ids;
+                const double *busy;
+                const char *what;
+        } cases[] = {
+            {8, NULL, NULL, "8 vCPUs on 4 cores"},
+            {6, NULL, NULL, "6 vCPUs on 4 cores"},
+            {6, sparse, NULL, "vCPUs 0-1,4-7 on 4 cores"},
+            {8, NULL, busy, "8 vCPUs, the first thread of each guest core busy"},
+        };
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementRequest req = {.name = "smt",
+                                        .vcpus = cases[i].vcpus,
+                                        .memory = GiB,
+                                        .vcpu_ids = cases[i].ids,
+                                        .vcpu_busy = cases[i].busy,
+                                        .guest_threads = 2};
+                g_autoptr(Plan) plan = policy_place(t, l, &req, &p);
+                g_autoptr(CpuSet) cores = cpuset_new();
+
+                ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+                assert_sharing_follows_guest(t, plan, cases[i].ids, 2, cases[i].what);
+                for (unsigned v = 0; v < plan->nvcpus; v++)
+                        cpuset_add(cores, core_of(t, plan, v));
+                ck_assert_msg(cpuset_count(cores) == 4, "%s: %u cores used of 4", cases[i].what,
+                              cpuset_count(cores));
+        }
+}
+END_TEST
+
+/* Without declared threads, and with free cores, nothing changes: each vCPU its own core first */
+START_TEST(test_guest_threads_only_when_doubling_up)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 64 * GiB, NULL);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementRequest fits = {.name = "fits", .vcpus = 4, .memory = GiB, .guest_threads = 2},
+                         plain = {.name = "plain", .vcpus = 8, .memory = GiB};
+        g_autoptr(Plan) a = policy_place(t, l, &fits, &p), b = policy_place(t, l, &plain, &p);
+
+        ck_assert_int_eq(a->result, PLAN_PLACED);
+        ck_assert_uint_eq(test_max_per_core(t, a), 1);
+        ck_assert_int_eq(b->result, PLAN_OVERCOMMITTED);
+        ck_assert_uint_ne(core_of(t, b, 0), core_of(t, b, 1)); /* the guest sees no siblings to pair */
+}
+END_TEST
+
 static Suite *overcommit_suite(void)
 {
         Suite *s = suite_create("overcommit");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_same_pus_as_the_scan);
+        tcase_add_test(tc, test_guest_threads_share_their_core);
+        tcase_add_test(tc, test_guest_threads_only_when_doubling_up);
         suite_add_tcase(s, tc);
         return s;
 }

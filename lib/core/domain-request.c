@@ -27,6 +27,7 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
             .kept_iothreads = user->iothreadpins,
             .vcpu_ids = live->vcpu_ids,
             .realtime = live->realtime,
+            .guest_threads = live->guest_threads,
         };
 
         /* a live binding libvirt will not change stands over a definition edited since the start (the

@@ -566,6 +566,13 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 s->realtime =
                     s->realtime ||
                     (scheduler && (strcmp(scheduler, "fifo") == 0 || strcmp(scheduler, "rr") == 0));
+        } else if (in_path(p, "cpu", "topology") && p->stack->len == 3) {
+                guint64 threads;
+                /* QEMU numbers vCPUs threads innermost: ids t*k .. t*k+t-1 are one guest core's threads */
+                s->guest_threads =
+                    parse_uint(attr(names, values, "threads"), DOMAIN_XML_MAX_VCPUS, &threads) && threads > 1
+                        ? (unsigned)threads
+                        : 0;
         } else if (in_path(p, "cputune", "emulatorpin") && p->stack->len == 3) {
                 s->has_emulatorpin = true;
                 g_clear_pointer(&s->emulatorpin, cpuset_free);

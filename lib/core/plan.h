@@ -146,6 +146,10 @@ typedef struct PlacementRequest {
         /* added: realtime vCPUs (<vcpusched scheduler='fifo|rr'>): the emulator and I/O threads never go
          * to the siblings of their cores (SMT would share the core with them) */
         bool realtime;
+        /* added: the guest's declared SMT threads per core (<cpu><topology threads=...>) when above 1,
+         * else 0: when its vCPUs must double up, a guest core's threads (libvirt ids t*k .. t*k+t-1)
+         * share a host core before vCPUs the guest thinks independent do */
+        unsigned guest_threads;
 } PlacementRequest;
 
 /*
