@@ -75,6 +75,22 @@ START_TEST(test_rises_show_sooner)
 }
 END_TEST
 
+/* From fully idle, a vCPU that turns fully busy is busy after its half-life, as documented: two samples at
+ * the default LoadInterval=5, not three (floating point put the second at 0.49999999999999994) */
+START_TEST(test_busy_after_the_half_life_from_zero)
+{
+        g_autoptr(DomainLoad) l = domain_load_new();
+        double idle = 0, busy = 1;
+
+        ck_assert_int_eq(domain_load_update(l, &idle, 1, 0, 5, LOAD_SMOOTHING(0), NULL), 0);
+        ck_assert_int_eq(domain_load_update(l, &busy, 1, 1, 5, LOAD_SMOOTHING(0), NULL), 0);
+        ck_assert_uint_eq(domain_load_busy_vcpus(l, 1), 0);
+        ck_assert_int_eq(domain_load_update(l, &busy, 1, 1, 5, LOAD_SMOOTHING(0), NULL), 0);
+        ck_assert_uint_eq(domain_load_busy_vcpus(l, 1), 1);
+        ck_assert(l->host_busy >= 0.5);
+}
+END_TEST
+
 START_TEST(test_bad_samples)
 {
         g_autoptr(DomainLoad) l = domain_load_new();
@@ -213,6 +229,7 @@ static Suite *load_suite(void)
         tcase_add_test(tc, test_unknown_until_sampled);
         tcase_add_test(tc, test_half_life);
         tcase_add_test(tc, test_rises_show_sooner);
+        tcase_add_test(tc, test_busy_after_the_half_life_from_zero);
         tcase_add_test(tc, test_bad_samples);
         tcase_add_test(tc, test_hotplug_keeps_smoothing);
         tcase_add_test(tc, test_warmup_sets_start_up_aside);

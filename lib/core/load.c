@@ -45,12 +45,14 @@ static int check_sample(const double *vcpu_busy, unsigned nvcpus, double host_bu
         return 0;
 }
 
-/* old moved towards the sample x by the weight of an interval_sec step, rising or falling. */
+/* old moved towards the sample x by the weight of an interval_sec step, rising or falling; rounded to a
+ * billionth, so that a step reaches a threshold when its arithmetic says it does (from 0 to 1, two
+ * 5 s samples of a 10 s half-life are 0.5, not 0.49999999999999994) */
 static double smooth(double old, double x, double interval_sec, LoadSmoothing sm)
 {
         double half_life = x > old ? sm.rise_sec : sm.fall_sec;
 
-        return old + (1.0 - exp2(-interval_sec / half_life)) * (x - old);
+        return round((old + (1.0 - exp2(-interval_sec / half_life)) * (x - old)) * 1e9) / 1e9;
 }
 
 /* True when at least half of a sample of interval_sec that follows the warm-up samples seen so far still
