@@ -15,7 +15,7 @@
  * busy, until its first sample after the warm-up. A departure
  * arms one heal pass (policies/heal.h) HealInterval seconds later (later departures join it); a measurement
  * that changes a domain's load class (its busy vCPUs, busy host-side threads) runs one right after it
- * unless one is armed; a pass that used all its moves arms another; a
+ * (bringing forward one armed for later); a pass that used all its moves arms another; a
  * moved domain is left alone for heal_move_cooldown_sec() (policies/heal.h: 600 s after a move of memory,
  * 60 s after one that moved none). With MemoryBinding=yes a domain's memory is bound once, to the nodes
  * of its first plan, and later requests carry that binding (MEMORY_SOURCE_BOUND, placementd's own), as

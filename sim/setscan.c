@@ -14,6 +14,8 @@ struct SetScan {
         uint64_t *node_free_mem;
         unsigned *mask_cores; /* [2^nnodes] when exhaustive */
         uint64_t *mask_mem;
+        bool *core_kept;         /* [ncores] the host keeps a thread of it (setscan_set_host()) */
+        uint64_t memory_reserve; /* bytes of each node the host keeps */
 };
 
 SetScan *setscan_new(const Topology *t)
@@ -30,6 +32,9 @@ SetScan *setscan_new(const Topology *t)
         s->free_mem = g_new0(uint64_t, MAX(s->n, 1));
         s->node_free_cores = g_new0(unsigned, MAX(t->nnodes, 1));
         s->node_free_mem = g_new0(uint64_t, MAX(t->nnodes, 1));
+        s->core_kept = g_new0(bool, MAX(t->ncores, 1));
+        for (unsigned c = 0; c < t->ncores; c++)
+                s->core_kept[c] = t->cores[c].host_thread;
         if (by_mask) {
                 s->mask = g_new0(uint32_t, MAX(s->n, 1));
                 s->mask_cores = g_new0(unsigned, (gsize)1 << t->nnodes);
@@ -61,7 +66,21 @@ void setscan_free(SetScan *s)
         g_free(s->node_free_mem);
         g_free(s->mask_cores);
         g_free(s->mask_mem);
+        g_free(s->core_kept);
         g_free(s);
+}
+
+void setscan_set_host(SetScan *s, const CpuSet *reserved_cpus, uint64_t memory_reserve)
+{
+        const Topology *t = s->t;
+
+        for (unsigned c = 0; c < t->ncores; c++) {
+                s->core_kept[c] = t->cores[c].host_thread;
+                for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
+                        if (reserved_cpus && cpuset_has(reserved_cpus, t->pus[p].os_index))
+                                s->core_kept[c] = true;
+        }
+        s->memory_reserve = memory_reserve;
 }
 
 void setscan_update(SetScan *s, const Occupancy *o)
@@ -73,8 +92,11 @@ void setscan_update(SetScan *s, const Occupancy *o)
                 const TopoNode *node = &t->nodes[n];
                 s->node_free_cores[n] = 0;
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
-                        s->node_free_cores[n] += o->core_load[c] == 0;
+                        s->node_free_cores[n] += o->core_load[c] == 0 && !s->core_kept[c];
                 s->node_free_mem[n] = occupancy_node_free_memory(o, n);
+                s->node_free_mem[n] = s->node_free_mem[n] > s->memory_reserve
+                                          ? s->node_free_mem[n] - s->memory_reserve
+                                          : 0;
         }
         if (s->mask) {
                 for (uint32_t m = 1; m < (UINT32_C(1) << t->nnodes); m++) {

@@ -18,6 +18,11 @@ SetScan *setscan_new(const Topology *t);
 void setscan_free(SetScan *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SetScan, setscan_free)
 
+/* What the host keeps from the guests, as the engine keeps it: a core with a thread in reserved_cpus (OS
+ * indexes; NULL: none) or outside the guests' cpuset (TopoCore.host_thread) is never a free whole core,
+ * and memory_reserve bytes of every node are never free. Before the next setscan_update(). */
+void setscan_set_host(SetScan *s, const CpuSet *reserved_cpus, uint64_t memory_reserve);
+
 void setscan_update(SetScan *s, const Occupancy *o);
 
 /* Nodes in the smallest candidate with at least vcpus free whole cores and memory free; 0 when none

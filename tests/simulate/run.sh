@@ -11,6 +11,8 @@
 #     memory along: 1 GiB moved, distance 10.
 #   contended.trace (1x2x2): 4 busy vCPUs on 2 cores for 10 s: all contend, 1.6 cores lost, the bound too;
 #     --sibling-loss=0.75: a pair delivers one core, 2 lost.
+#   empty.trace (1x2x2): nothing runs; the largest fit is 2 vCPUs (2 GiB each), 1 with ReservedCPUs=0 or
+#     MemoryReserve=14G: the host keeps them as the engine keeps them.
 #   idle.trace (1x2x2): the idle domain shares with the busy one (2/3 of vCPU-seconds shared) and no busy
 #     vCPU contends: an idle neighbour costs nothing.
 #   heal.trace with Heal=no in --config: c stays beside a, 1.6 cores lost over the whole 60 s, 6/7 shared.
@@ -89,6 +91,14 @@ figures "contended.trace --sibling-loss=0.75: a busy pair delivers one core, 2 l
         '{"capacity_lost": 2.0, "bound_capacity_lost": 2.0, "sibling_loss": 0.75}' --sibling-loss=0.75
 figures "idle.trace: the idle domain shares, no busy vCPU contends" "$H122" idle.trace \
         '{"shared_vcpu_fraction": 2/3, "busy_contended_fraction": 0.0, "capacity_lost": 0.0, "moves": 0}'
+
+figures "empty.trace: an empty host fits 2 vCPUs" "$H122" empty.trace '{"largest_fit_min": 2, "largest_fit_mean": 2.0}'
+printf '[Placement]\nReservedCPUs=0\n' >"$tmp/reserved.conf"
+figures "empty.trace with ReservedCPUs=0: core 0 is the host's, 1 vCPU fits" "$H122" empty.trace \
+        '{"largest_fit_min": 1, "largest_fit_mean": 1.0}' --config="$tmp/reserved.conf"
+printf '[Placement]\nMemoryReserve=14G\n' >"$tmp/memory-reserve.conf"
+figures "empty.trace with MemoryReserve=14G: 2 GiB free, 1 vCPU at 2 GiB fits" "$H122" empty.trace \
+        '{"largest_fit_min": 1, "largest_fit_mean": 1.0}' --config="$tmp/memory-reserve.conf"
 
 printf '[Placement]\nLoadWarmup=0\n' >"$tmp/no-warmup.conf"
 figures "learn.trace: the first reading is no sample, i known at 10 s, b2 healed then" "$H121" learn.trace \
