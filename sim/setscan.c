@@ -94,9 +94,8 @@ void setscan_update(SetScan *s, const Occupancy *o)
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
                         s->node_free_cores[n] += o->core_load[c] == 0 && !s->core_kept[c];
                 s->node_free_mem[n] = occupancy_node_free_memory(o, n);
-                s->node_free_mem[n] = s->node_free_mem[n] > s->memory_reserve
-                                          ? s->node_free_mem[n] - s->memory_reserve
-                                          : 0;
+                s->node_free_mem[n] =
+                    s->node_free_mem[n] > s->memory_reserve ? s->node_free_mem[n] - s->memory_reserve : 0;
         }
         if (s->mask) {
                 for (uint32_t m = 1; m < (UINT32_C(1) << t->nnodes); m++) {
