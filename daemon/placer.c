@@ -768,6 +768,31 @@ static PlacementParams params_for(Manager *m, const DomainSpec *user, const char
 }
 
 /*
+ * A domain that opted out is not placementd's to place, but what it runs on is taken: pins other than
+ * "anywhere" (its definition's <vcpupin>, numad's nodes under placement='auto', pins made by hand) are
+ * counted in the ledger as they run, and memory its definition binds where it is bound, so no domain is
+ * placed onto its cores and nodes.
+ */
+static Decision *skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
+                                const DomainSpec *user, const char *why)
+{
+        PlacementParams params = params_for(m, user, live->name);
+        PlacementRequest req = domain_request(user, live);
+        g_autofree PlacementCell *cells =
+            domain_request_shape(live, topology_default_hugepage_size(m->topology), &req);
+        CpuSet **pins = hand_pins(m, dom, live, req.allowed_cpus);
+        g_autofree char *reason = NULL;
+        Plan *occupied;
+
+        if (!pins)
+                return skip(m, uuid, live, why, NULL);
+        occupied = policy_adopt(m->topology, m->ledger, &req, pins, &params);
+        virt_pins_free(pins, live->vcpus);
+        reason = g_strdup_printf("%s; its pins are counted as they run", why);
+        return skip(m, uuid, live, reason, occupied);
+}
+
+/*
  * A domain found running (at start or by a reconcile) that records no decision: pins found on it are
  * someone else's and adopted as they are, and PlaceRunning=no leaves it alone at start. Returns the
  * skip decision, or NULL when it is to be placed.
@@ -965,7 +990,7 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
         }
         ours = interrupted_claim(m, dom, uuid, live, user);
         if ((why = domain_spec_opt_out(user)))
-                return skip(m, uuid, live, why, NULL);
+                return skip_opted_out(m, dom, uuid, live, user, why);
         params = params_for(m, user, live->name);
         req = domain_request(user, live);
         cells = domain_request_shape(live, topology_default_hugepage_size(m->topology), &req);

@@ -43,7 +43,11 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
                 extra[best]++;
                 cpuset_add(plan->nodes, t->cores[t->pus[best].core].node);
         }
-        policy_spread_memory(&v, plan);
+        /* memory the definition (or a live binding) binds lies where it is bound, wherever the pins are */
+        if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes)
+                policy_charge_bound_memory(&v, req, plan);
+        else
+                policy_spread_memory(&v, plan);
         policy_count_shared(&v, plan);
         host_view_done(&v);
         plan->reason = g_strdup("pins made outside placementd, recorded as they are");

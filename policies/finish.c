@@ -333,7 +333,7 @@ static bool charge_evenly(const HostView *v, const CpuSet *os_nodes, uint64_t by
  * <memnode> names, the rest on the first node under preferred, an even share of every node otherwise
  * (strict, interleave and restrictive let it use all of them).
  */
-static void charge_bound_memory(const HostView *v, const PlacementRequest *req, Plan *plan)
+void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, Plan *plan)
 {
         uint64_t rest = plan->memory;
 
@@ -570,7 +570,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         make_pins(v, plan);
         cells_record_nodes(v->t, plan);
         if (bound)
-                charge_bound_memory(v, req, plan);
+                policy_charge_bound_memory(v, req, plan);
         else
                 policy_spread_memory(v, plan);
         plan->keep_memory = bound;

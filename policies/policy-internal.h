@@ -45,6 +45,9 @@ unsigned policy_spread(const unsigned *capacity, unsigned n, unsigned count, uns
 
 /* Spreads plan->memory over plan->nodes: in proportion to the vCPUs on each, then wherever room is left. */
 void policy_spread_memory(const HostView *v, Plan *plan);
+/* Memory the request binds (memory_source not NONE) counted where it is bound: a cell's on its <memnode>
+ * nodes, the rest on the first node under preferred, an even share of each node otherwise. */
+void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, Plan *plan);
 /* Pins vCPU i of plan by plan->vcpu_pin: its core's usable PUs, its PU, or (the set) left as it is. */
 void policy_pin_vcpu(const HostView *v, Plan *plan, unsigned i);
 /* Sets plan->shared_vcpus from the ledger and the plan's own vCPUs. */

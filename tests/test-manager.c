@@ -241,10 +241,54 @@ START_TEST(test_opt_outs)
                 const Decision *d = manager_lookup(m, cases[i].name);
                 ck_assert_int_eq(d->result, DECISION_SKIPPED);
                 ck_assert_msg(strstr(d->reason, cases[i].needle), "%s: %s", cases[i].name, d->reason);
-                ck_assert_ptr_null(d->plan);
+                if (i == 0) { /* its definition's pin is what it runs on: counted, as it runs */
+                        ck_assert_ptr_nonnull(d->plan);
+                        ck_assert_int_eq(d->plan->result, PLAN_ADOPTED);
+                        ck_assert(d->pinned_by_hand);
+                        ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), 1), 1);
+                        ck_assert_msg(strstr(d->reason, "counted as they run"), "%s", d->reason);
+                }
                 virDomainDestroy(dom);
                 virDomainFree(dom);
         }
+        free_manager(m);
+}
+END_TEST
+
+/* A domain pinned by its definition is not placementd's to place, but its cores and memory are taken: a
+ * later domain is never placed onto its CPUs as if they were free (the test driver's own domain fills
+ * node 0; this one is pinned to a core of node 1, the next takes node 1's other core) */
+START_TEST(test_definition_pins_are_taken)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr own =
+            start_domain("m-own", 1,
+                         "<cputune><vcpupin vcpu='0' cpuset='4'/>"
+                         "</cputune><numatune><memory mode='strict' nodeset='1'/></numatune>");
+        Wait w = {m, "m-own"}, w2 = {m, "m-next"};
+        g_autoptr(CpuSet) taken = NULL;
+        virDomainPtr next;
+        const Decision *d;
+
+        ck_assert(spin(known, &w, 3000));
+        d = manager_lookup(m, "m-own");
+        ck_assert_int_eq(d->result, DECISION_SKIPPED);
+        ck_assert_ptr_nonnull(d->plan);
+        ck_assert_uint_eq(d->plan->node_memory[1], 512u << 20); /* where its definition binds it */
+        ck_assert_int_eq(cpuset_parse("4-5", &taken, NULL), 0);
+        next = start_domain("m-next", 1, NULL);
+        ck_assert(spin(known, &w2, 3000));
+        d = manager_lookup(m, "m-next");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        for (unsigned i = 0; i < 1; i++) {
+                g_autofree char *pins = cpuset_format(d->plan->vcpu_pins[i]);
+                ck_assert_msg(!cpuset_intersects(d->plan->vcpu_pins[i], taken),
+                              "m-next vCPU %u on %s, a core m-own's definition pins", i, pins);
+        }
+        virDomainDestroy(next);
+        virDomainFree(next);
+        virDomainDestroy(own);
+        virDomainFree(own);
         free_manager(m);
 }
 END_TEST
@@ -1254,6 +1298,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_lookup_name_before_uuid);
         tcase_add_test(tc, test_restart_adopts);
         tcase_add_test(tc, test_opt_outs);
+        tcase_add_test(tc, test_definition_pins_are_taken);
         tcase_add_test(tc, test_policy_per_domain);
         tcase_add_test(tc, test_advisory);
         tcase_add_test(tc, test_hand_pins_adopted);

@@ -185,7 +185,8 @@ static int read_events(const Ctl *c, char **args, unsigned nargs, GPtrArray **re
         return 0;
 }
 
-/* A domain whose definition opts out: placed by nobody, held by nobody, as the daemon skips it. */
+/* A domain whose definition opts out: placed by nobody, as the daemon skips it (what its own pins take is
+ * held: definition_pins_plan()). */
 static void skip_domain(JsonBuilder *b, const TraceEvent *e, const char *why, bool json)
 {
         char a[32];
@@ -205,6 +206,28 @@ static void skip_domain(JsonBuilder *b, const TraceEvent *e, const char *why, bo
                        e->vcpus == 1 ? "" : "s", size_format(e->memory, a, sizeof(a)), why);
 }
 
+/* The pins a definition's <vcpupin> elements make (a vCPU without one runs on <vcpu cpuset>, or floats),
+ * as a plan the ledger holds (what the daemon adopts from the live pins). */
+static Plan *definition_pins_plan(const Topology *t, const Config *config, const Ledger *ledger,
+                                  const PlacementRequest *req, const DomainSpec *spec)
+{
+        g_autofree CpuSet **pins = g_new0(CpuSet *, MAX(req->vcpus, 1));
+        Plan *plan;
+
+        for (unsigned i = 0; i < req->vcpus; i++) {
+                unsigned id = spec->vcpu_ids ? spec->vcpu_ids[i] : i;
+                pins[i] = (CpuSet *)spec->vcpu_cpuset;
+                for (unsigned k = 0; k < spec->vcpupins->len; k++) {
+                        const MetaVcpu *v = &g_array_index(spec->vcpupins, MetaVcpu, k);
+                        if (v->id == id && v->cpuset)
+                                pins[i] = v->cpuset;
+                }
+        }
+        plan = policy_adopt(t, ledger, req, pins, &config->placement);
+        plan_set_vcpu_ids(plan, spec->vcpu_ids, req->vcpus);
+        return plan;
+}
+
 /* One start: the domain's own constraints and opt-outs when it comes from domain XML. Returns an exit
  * code. */
 static int start_domain(const Ctl *c, const Topology *t, const Config *config, Ledger *ledger,
@@ -221,7 +244,20 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
                 return EXIT_USAGE;
         }
         if (why) {
+                g_autofree char *counted = NULL;
                 g_hash_table_add(skipped, g_strdup(e->name));
+                if (e->domain && e->domain->vcpupins && e->domain->vcpupins->len) {
+                        /* as the daemon: the pins its definition makes are taken, and its memory */
+                        req = domain_request(e->domain, e->domain);
+                        cells = domain_request_shape(e->domain, topology_default_hugepage_size(t), &req);
+                        plan = definition_pins_plan(t, config, ledger, &req, e->domain);
+                        if (ledger_commit(ledger, e->name, plan) < 0) {
+                                fprintf(stderr, "placementctl %s: %s: its pins do not fit the host\n",
+                                        c->verb, e->name);
+                                return EXIT_RUNTIME;
+                        }
+                        why = counted = g_strdup_printf("%s; its pins are counted as they run", why);
+                }
                 skip_domain(b, e, why, c->json);
                 return EXIT_OK;
         }
@@ -296,7 +332,8 @@ static int run_offline(Ctl *c, char **args, unsigned nargs, bool explain)
                 json_builder_set_member_name(b, "event");
                 json_builder_add_string_value(b, e->op == TRACE_START ? "start" : "stop");
                 if (e->op == TRACE_STOP) {
-                        if (!g_hash_table_remove(skipped, e->name) && ledger_release(ledger, e->name) < 0) {
+                        bool was_skipped = g_hash_table_remove(skipped, e->name);
+                        if (ledger_release(ledger, e->name) < 0 && !was_skipped) {
                                 fprintf(stderr, "placementctl %s: %s:%u: stop %s: no such running domain\n",
                                         c->verb, c->trace, e->line, e->name);
                                 return EXIT_USAGE;

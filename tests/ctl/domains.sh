@@ -3,8 +3,8 @@
 # placementctl plan/explain --topology on libvirt domain XML (tests/ctl/domains/*.xml): the offline
 # planner reads a definition with the daemon's parser and applies the daemon's rules: <vcpu cpuset>,
 # <numatune><memory nodeset>, <emulatorpin>/<iothreadpin> standing, the other I/O threads pinned, guest
-# cells each on one node, hugepage-backed memory counted in hugepages, and placement='auto' or
-# skip='yes' skipped. --domain repeats and mixes with NAME:VCPUS:MEMORY; a trace takes
+# cells each on one node, hugepage-backed memory counted in hugepages, placement='auto' or
+# skip='yes' skipped, <vcpupin> skipped with its pins held. --domain repeats and mixes with NAME:VCPUS:MEMORY; a trace takes
 # 'domain FILE.xml' lines (relative to the trace). The files are untrusted: a directory, a device, a file
 # over 4 MiB, bad XML and a bad constraint are refused with exit 2 and the file named.
 #   bash tests/ctl/domains.sh PLACEMENTCTL        TAP; the last line is the plan
@@ -81,6 +81,11 @@ json "placement='auto' and skip='yes' are skipped and hold nothing: web still ge
     'dec("auto")["result"] == "skipped" and "placement='"'"'auto'"'"'" in dec("auto")["reason"] and
      dec("skip")["result"] == "skipped" and "skip='"'"'yes'"'"'" in dec("skip")["reason"] and
      dec("web")["result"] == "placed"'
+
+run plan --topology="$HOST" --json --domain="$D/vcpupin.xml" web:2:512M
+json "<vcpupin> is skipped, but its CPUs and memory are held: web goes to node 1, not onto them" \
+    'dec("vcpupin")["result"] == "skipped" and "counted as they run" in dec("vcpupin")["reason"] and
+     dec("web")["result"] == "placed" and dec("web")["nodes"] == [1]'
 
 run plan --topology="$HOST" --json web:1:512M --domain="$D/cpuset.xml" --domain="$D/iothreads.xml"
 json "--domain repeats and mixes with NAME:VCPUS:MEMORY: the files first, in order" \
