@@ -13,6 +13,7 @@
 #include "log.h"
 #include "polkit.h"
 #include "ratelimit.h"
+#include "size.h"
 #include "cpu-stats.h"
 
 #define DOMAIN_ARG_MAX  1024u
@@ -323,10 +324,15 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         if (vcpus == 0 || vcpus > PLAN_MAX_VCPUS)
                 return sd_bus_error_setf(error, BUS_ERROR_INVALID_ARGUMENT,
                                          "vCPUs must be between 1 and %u, not %u", PLAN_MAX_VCPUS, vcpus);
-        if (memory == 0 || memory > host_memory(t))
-                return sd_bus_error_setf(error, BUS_ERROR_INVALID_ARGUMENT,
-                                         "Memory must be more than 0 and at most the host's %llu bytes",
-                                         (unsigned long long)host_memory(t));
+        if (memory == 0 || memory > host_memory(t)) {
+                char a[32];
+                return sd_bus_error_setf(
+                    error, BUS_ERROR_INVALID_ARGUMENT,
+                    "Memory must be more than 0 and at most the host's %s (%llu bytes), "
+                    "not %llu bytes",
+                    size_format(host_memory(t), a, sizeof(a)), (unsigned long long)host_memory(t),
+                    (unsigned long long)memory);
+        }
         p = manager_plan(s->manager, vcpus, memory);
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)

@@ -133,7 +133,7 @@ run_polkit() {
 
 run_ctl() {
         setup build -Dwerror=true || return 1
-        bash tests/ctl/run.sh build
+        bash tests/ctl/run.sh build && bash tests/ctl/hostile.sh build
 }
 
 run_remote() {

@@ -7,6 +7,7 @@
 
 #include "bus-cleanup.h"
 #include "host-svg.h"
+#include "json-get.h"
 #include "map-text.h"
 #include "topology-load.h"
 
@@ -23,12 +24,10 @@ static int daemon_domains(const Ctl *c, GPtrArray **ret)
                 JsonNode *root =
                     json_parser_load_from_data(parser, text, -1, NULL) ? json_parser_get_root(parser) : NULL;
                 JsonObject *o = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
-                JsonArray *all = o ? json_object_get_array_member(o, "decisions") : NULL;
-                for (unsigned i = 0; all && i < json_array_get_length(all); i++) {
-                        JsonObject *d = json_array_get_object_element(all, i);
-                        const char *name =
-                            d ? json_object_get_string_member_with_default(d, "domain", NULL) : NULL;
-                        if (name)
+                JsonArray *all = json_get_array(o, "decisions");
+                for (unsigned i = 0; i < json_length(all); i++) {
+                        const char *name = json_get_string(json_elem_object(all, i), "domain");
+                        if (*name)
                                 g_ptr_array_add(names, g_strdup(name));
                 }
                 if (!all) {

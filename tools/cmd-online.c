@@ -14,6 +14,7 @@
 #include "bus-cleanup.h"
 #include "decision-json.h"
 #include "definition-snippet.h"
+#include "json-get.h"
 #include "size.h"
 #include "text-safe.h"
 
@@ -253,41 +254,34 @@ static int cmd_status(const Ctl *o, sd_bus *bus)
 }
 
 /* A string member of o, or "" when it has none (a decision without a plan has no policy). */
-static const char *member_text(JsonObject *o, const char *name)
-{
-        JsonNode *n = json_object_get_member(o, name);
-        return n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_STRING
-                   ? json_node_get_string(n)
-                   : "";
-}
-
-/* One line of `list`: pins labelled with libvirt's vCPU ids (decision_json_vcpu_id()). */
+/* One line of `list`: pins labelled with libvirt's vCPU ids (decision_json_vcpu_id()). Every text the
+ * daemon sends goes through text_safe(): a result or policy is no more trusted than a name. */
 static void print_list_line(JsonObject *d)
 {
-        JsonArray *pins =
-            json_object_has_member(d, "vcpu_pins") ? json_object_get_array_member(d, "vcpu_pins") : NULL;
-        JsonArray *nodes =
-            json_object_has_member(d, "nodes") ? json_object_get_array_member(d, "nodes") : NULL;
+        JsonArray *pins = json_get_array(d, "vcpu_pins"), *nodes = json_get_array(d, "nodes");
         g_autoptr(GString) pin_text = g_string_new(NULL);
         g_autoptr(CpuSet) node_set = cpuset_new();
-        g_autofree char *node_text = NULL;
-        g_autofree char *safe = text_safe(member_text(d, "domain"));
-        const char *policy = member_text(d, "policy"), *mem = member_text(d, "memory_nodes");
+        g_autofree char *node_text = NULL, *pins_safe = NULL;
+        g_autofree char *safe = text_safe(json_get_string(d, "domain"));
+        g_autofree char *result = text_safe(json_get_string(d, "result"));
+        g_autofree char *policy = text_safe(json_get_string(d, "policy"));
+        g_autofree char *mem = text_safe(json_get_string(d, "memory_nodes"));
 
-        for (unsigned i = 0; pins && i < json_array_get_length(pins); i++) {
-                const char *pin = json_array_get_string_element(pins, i);
-                if (pin && *pin) /* an unplaced vCPU has no pin */
+        for (unsigned i = 0; i < json_length(pins); i++) {
+                const char *pin = json_elem_string(pins, i);
+                if (*pin) /* an unplaced vCPU has no pin */
                         g_string_append_printf(pin_text, "%s%u:%s", pin_text->len ? " " : "",
                                                decision_json_vcpu_id(d, i), pin);
         }
-        for (unsigned i = 0; nodes && i < json_array_get_length(nodes); i++) {
-                gint64 n = json_array_get_int_element(nodes, i);
+        for (unsigned i = 0; i < json_length(nodes); i++) {
+                gint64 n = json_elem_int(nodes, i, -1);
                 if (n >= 0 && n < CPUSET_MAX)
                         cpuset_add(node_set, (unsigned)n);
         }
         node_text = cpuset_format(node_set);
-        printf("%-20s %-14s %-9s %-6s %-8s %s\n", safe, member_text(d, "result"), *policy ? policy : "-",
-               *node_text ? node_text : "-", *mem ? mem : "-", pin_text->len ? pin_text->str : "-");
+        pins_safe = text_safe(pin_text->str);
+        printf("%-20s %-14s %-9s %-6s %-8s %s\n", safe, result, *policy ? policy : "-",
+               *node_text ? node_text : "-", *mem ? mem : "-", *pins_safe ? pins_safe : "-");
 }
 
 /* The "decisions" array of GetDecisionsJSON's text, parsed by parser; NULL (said) when it does not parse. */
@@ -296,8 +290,8 @@ static JsonArray *decisions_of(JsonParser *parser, const char *text)
         JsonNode *root;
 
         if (json_parser_load_from_data(parser, text, -1, NULL) && (root = json_parser_get_root(parser)) &&
-            JSON_NODE_HOLDS_OBJECT(root) && json_object_has_member(json_node_get_object(root), "decisions"))
-                return json_object_get_array_member(json_node_get_object(root), "decisions");
+            JSON_NODE_HOLDS_OBJECT(root) && json_get_array(json_node_get_object(root), "decisions"))
+                return json_get_array(json_node_get_object(root), "decisions");
         fprintf(stderr, "placementctl: the daemon sent JSON that does not parse\n");
         return NULL;
 }
@@ -319,8 +313,9 @@ static int cmd_list(const Ctl *o, sd_bus *bus)
         if (!(all = decisions_of(parser, json)))
                 return EXIT_RUNTIME;
         printf("%-20s %-14s %-9s %-6s %-8s %s\n", "DOMAIN", "RESULT", "POLICY", "NODES", "MEM", "VCPU PINS");
-        for (unsigned i = 0; i < json_array_get_length(all); i++)
-                print_list_line(json_array_get_object_element(all, i));
+        for (unsigned i = 0; i < json_length(all); i++)
+                if (json_elem_object(all, i))
+                        print_list_line(json_elem_object(all, i));
         return EXIT_OK;
 }
 
@@ -348,89 +343,89 @@ static int cmd_text(const Ctl *o, sd_bus *bus, const char *method, const char *d
         return code;
 }
 
-/* Human view of one decision object (the same JSON as `list --json` and the offline plan). */
 /* The guest cells of a decision and where they went, and its hugepage size. */
 static void print_guest_shape(JsonObject *d)
 {
-        JsonArray *cells =
-            json_object_has_member(d, "cells") ? json_object_get_array_member(d, "cells") : NULL;
+        JsonArray *cells = json_get_array(d, "cells");
         char a[32];
 
-        if (json_object_has_member(d, "hugepage_size"))
+        if (json_get_int(d, "hugepage_size", 0) > 0)
                 printf("  memory backing: hugepages of %s\n",
-                       size_format((uint64_t)json_object_get_int_member(d, "hugepage_size"), a, sizeof(a)));
-        for (unsigned i = 0; cells && i < json_array_get_length(cells); i++) {
-                JsonObject *c = json_array_get_object_element(cells, i);
-                JsonArray *nodes = json_object_get_array_member(c, "nodes");
-                printf("  guest cell %-3" G_GINT64_FORMAT " vCPUs %s on node",
-                       json_object_get_int_member(c, "id"), json_object_get_string_member(c, "vcpus"));
-                for (unsigned k = 0; nodes && k < json_array_get_length(nodes); k++)
-                        printf("%s%" G_GINT64_FORMAT, k ? "," : " ", json_array_get_int_element(nodes, k));
+                       size_format((uint64_t)json_get_int(d, "hugepage_size", 0), a, sizeof(a)));
+        for (unsigned i = 0; i < json_length(cells); i++) {
+                JsonObject *c = json_elem_object(cells, i);
+                JsonArray *nodes = json_get_array(c, "nodes");
+                g_autofree char *vcpus = text_safe(json_get_string(c, "vcpus"));
+                printf("  guest cell %-3" G_GINT64_FORMAT " vCPUs %s on node", json_get_int(c, "id", -1),
+                       vcpus);
+                for (unsigned k = 0; k < json_length(nodes); k++)
+                        printf("%s%" G_GINT64_FORMAT, k ? "," : " ", json_elem_int(nodes, k, -1));
                 printf("\n");
         }
 }
 
+/* "  LABEL text\n" with the daemon's text made safe for a terminal (text_safe()). */
+static void print_field(const char *label, const char *text)
+{
+        g_autofree char *safe = text_safe(text);
+        printf("  %-16s%s\n", label, safe);
+}
+
+/* Human view of one decision object (the same JSON as `list --json` and the offline plan). */
 static void print_decision(JsonObject *d)
 {
-        JsonArray *pins =
-            json_object_has_member(d, "vcpu_pins") ? json_object_get_array_member(d, "vcpu_pins") : NULL;
-        const char *mem = json_object_has_member(d, "memory_nodes")
-                              ? json_object_get_string_member(d, "memory_nodes")
-                              : "";
-        const char *emu = json_object_has_member(d, "emulator_pin")
-                              ? json_object_get_string_member(d, "emulator_pin")
-                              : "";
+        JsonArray *pins = json_get_array(d, "vcpu_pins");
+        JsonObject *l = json_get_object(d, "load"), *c = json_get_object(d, "cpu_seconds");
+        const char *mem = json_get_string(d, "memory_nodes"), *emu = json_get_string(d, "emulator_pin");
+        g_autofree char *safe = text_safe(json_get_string(d, "domain"));
+        g_autofree char *uuid = text_safe(json_get_string(d, "uuid"));
+        g_autofree char *result = NULL, *binding = NULL, *threads = NULL;
         char a[32];
 
-        g_autofree char *safe = text_safe(json_object_get_string_member(d, "domain"));
-
-        printf("%s (%s)\n", safe, json_object_get_string_member(d, "uuid"));
-        printf("  result:         %s", json_object_get_string_member(d, "result"));
-        if (json_object_has_member(d, "policy"))
-                printf(" [%s]", json_object_get_string_member(d, "policy"));
-        printf("\n");
-        if (json_object_has_member(d, "vcpus"))
-                printf("  size:           %" G_GINT64_FORMAT " vCPUs, %s\n",
-                       json_object_get_int_member(d, "vcpus"),
-                       size_format((uint64_t)json_object_get_int_member(d, "memory"), a, sizeof(a)));
-        for (unsigned i = 0; pins && i < json_array_get_length(pins); i++)
-                printf("  vCPU %-3u       %s\n", decision_json_vcpu_id(d, i),
-                       *json_array_get_string_element(pins, i) ? json_array_get_string_element(pins, i)
-                                                               : "(not pinned)");
-        printf("  memory nodes:   %s (binding %s)\n", *mem ? mem : "-",
-               json_object_get_string_member(d, "memory_binding"));
-        printf("  emulator:       %s\n", *emu ? emu : "(not pinned)");
+        printf("%s (%s)\n", safe, uuid);
+        result = *json_get_string(d, "policy")
+                     ? g_strdup_printf("%s [%s]", json_get_string(d, "result"), json_get_string(d, "policy"))
+                     : g_strdup(json_get_string(d, "result"));
+        print_field("result:", result);
+        if (json_get_int(d, "vcpus", -1) >= 0)
+                printf("  size:           %" G_GINT64_FORMAT " vCPU%s, %s\n", json_get_int(d, "vcpus", 0),
+                       json_get_int(d, "vcpus", 0) == 1 ? "" : "s",
+                       size_format((uint64_t)MAX(json_get_int(d, "memory", 0), 0), a, sizeof(a)));
+        for (unsigned i = 0; i < json_length(pins); i++) {
+                g_autofree char *label = g_strdup_printf("vCPU %u", decision_json_vcpu_id(d, i));
+                const char *pin = json_elem_string(pins, i);
+                print_field(label, *pin ? pin : "(not pinned)");
+        }
+        binding = g_strdup_printf("%s (binding %s)", *mem ? mem : "-", json_get_string(d, "memory_binding"));
+        print_field("memory nodes:", binding);
+        print_field("emulator:", *emu ? emu : "(not pinned)");
         print_guest_shape(d);
-        if (json_object_has_member(d, "iothreads"))
-                printf("  I/O threads:    %s on %s\n", json_object_get_string_member(d, "iothreads"),
-                       json_object_get_string_member(d, "iothread_pin"));
-        if (json_object_get_boolean_member(d, "adopted"))
+        if (json_object_has_member(d, "iothreads")) {
+                threads = g_strdup_printf("%s on %s", json_get_string(d, "iothreads"),
+                                          json_get_string(d, "iothread_pin"));
+                print_field("I/O threads:", threads);
+        }
+        if (json_get_bool(d, "adopted"))
                 printf("  adopted from its recorded decision\n");
-        if (!json_object_get_null_member(d, "apply_error"))
-                printf("  error:          %s\n", json_object_get_string_member(d, "apply_error"));
-        printf("  why:            %s\n", json_object_get_string_member(d, "reason"));
-        if (json_object_has_member(d, "load") && !json_object_get_null_member(d, "load")) {
-                JsonObject *l = json_object_get_object_member(d, "load");
-                JsonArray *busy = json_object_get_array_member(l, "vcpu_busy");
-                printf("  load:           %" G_GINT64_FORMAT " busy vCPU%s (",
-                       json_object_get_int_member(l, "busy_vcpus"),
-                       json_object_get_int_member(l, "busy_vcpus") == 1 ? "" : "s");
-                for (unsigned i = 0; i < json_array_get_length(busy); i++)
-                        printf("%s%.2f", i ? " " : "", json_array_get_double_element(busy, i));
-                printf("), host-side threads %.2f cores%s\n", json_object_get_double_member(l, "host_busy"),
-                       json_object_get_boolean_member_with_default(l, "paused", FALSE)
-                           ? "; paused: held as it was before the pause"
-                           : "");
+        if (*json_get_string(d, "apply_error"))
+                print_field("error:", json_get_string(d, "apply_error"));
+        print_field("why:", json_get_string(d, "reason"));
+        if (l) {
+                JsonArray *busy = json_get_array(l, "vcpu_busy");
+                gint64 n = json_get_int(l, "busy_vcpus", 0);
+                printf("  load:           %" G_GINT64_FORMAT " busy vCPU%s (", n, n == 1 ? "" : "s");
+                for (unsigned i = 0; i < json_length(busy); i++)
+                        printf("%s%.2f", i ? " " : "", json_elem_double(busy, i));
+                printf("), host-side threads %.2f cores%s\n", json_get_double(l, "host_busy"),
+                       json_get_bool(l, "paused") ? "; paused: held as it was before the pause" : "");
         } else if (json_object_has_member(d, "load")) {
                 printf("  load:           not measured yet\n");
         }
-        if (json_object_has_member(d, "cpu_seconds")) {
-                JsonObject *c = json_object_get_object_member(d, "cpu_seconds");
+        if (c)
                 printf("  host CPU time:  %.2f s guest vCPUs, %.2f s host work for it (%.2f s user, %.2f s "
                        "system)\n",
-                       json_object_get_double_member(c, "vcpu"), json_object_get_double_member(c, "host"),
-                       json_object_get_double_member(c, "user"), json_object_get_double_member(c, "system"));
-        }
+                       json_get_double(c, "vcpu"), json_get_double(c, "host"), json_get_double(c, "user"),
+                       json_get_double(c, "system"));
 }
 
 static int cmd_show(const Ctl *o, sd_bus *bus, const char *domain)
@@ -445,8 +440,9 @@ static int cmd_show(const Ctl *o, sd_bus *bus, const char *domain)
                 if (o->json) {
                         print_json(text);
                 } else if ((all = decisions_of(parser, text))) {
-                        for (unsigned i = 0; i < json_array_get_length(all); i++)
-                                print_decision(json_array_get_object_element(all, i));
+                        for (unsigned i = 0; i < json_length(all); i++)
+                                if (json_elem_object(all, i))
+                                        print_decision(json_elem_object(all, i));
                 } else {
                         code = EXIT_RUNTIME;
                 }
@@ -470,21 +466,34 @@ static int cmd_plan(const Ctl *o, sd_bus *bus)
         if (code)
                 return code;
         sd_bus_message_read(reply, "ss", &result, &nodes);
-        if (!o->json)
-                printf("%u vCPUs: %s%s%s\n", o->vcpus, result, *nodes ? " on nodes " : "", nodes);
+        if (!o->json) {
+                g_autofree char *r = text_safe(result), *n = text_safe(nodes);
+                char a[32];
+                printf("%u vCPU%s, %s: %s", o->vcpus, o->vcpus == 1 ? "" : "s",
+                       size_format(o->memory, a, sizeof(a)), r);
+                if (*n)
+                        printf(" on node%s %s", strpbrk(n, ",-") ? "s" : "", n);
+                printf("\n");
+        }
         sd_bus_message_enter_container(reply, 'a', "s");
         while (sd_bus_message_read(reply, "s", &pin) > 0) {
-                if (!o->json)
-                        printf("%s vCPU %u -> %s", i % 4 == 0 ? (i ? "\n " : " ") : "  ", i, pin);
+                if (!o->json && *pin) { /* an unplaceable plan pins nothing */
+                        g_autofree char *safe = text_safe(pin);
+                        printf("%s vCPU %u -> %s", i % 4 == 0 ? (i ? "\n " : " ") : "  ", i, safe);
+                }
                 i++;
         }
         sd_bus_message_exit_container(reply);
         sd_bus_message_read(reply, "ssss", &mem, &emu, &reason, &json);
-        if (o->json)
+        if (o->json) {
                 print_json(json);
-        else
-                printf("\n  memory on %s, emulator on %s\n  why: %s\n", *mem ? mem : "-", *emu ? emu : "-",
-                       reason);
+        } else {
+                g_autofree char *m = text_safe(mem), *e = text_safe(emu), *why = text_safe(reason);
+                if (*m || *e)
+                        printf("\n  memory on node%s %s, emulator on %s", strpbrk(m, ",-") ? "s" : "",
+                               *m ? m : "-", *e ? e : "-");
+                printf("\n  why: %s\n", why);
+        }
         return EXIT_OK;
 }
 
@@ -533,28 +542,26 @@ static int cmd_snippet(const Ctl *o, sd_bus *bus, const char *domain)
         g_autoptr(JsonParser) parser = json_parser_new();
         g_autoptr(JsonBuilder) b = json_builder_new();
         const char *text;
+        bool answered = false;
         int code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
 
         json_builder_begin_object(b);
         json_builder_set_member_name(b, "snippets");
         json_builder_begin_array(b);
         if (!code && !(code = ctl_read_string(reply, &text))) {
-                JsonArray *all = NULL;
-                if (json_parser_load_from_data(parser, text, -1, NULL))
-                        all = json_object_get_array_member(
-                            json_node_get_object(json_parser_get_root(parser)), "decisions");
-                if (!all)
-                        fprintf(stderr, "placementctl: the daemon sent JSON that does not parse\n");
-                for (unsigned i = 0; all && i < json_array_get_length(all); i++) {
-                        JsonObject *d = json_array_get_object_element(all, i);
+                JsonArray *all = decisions_of(parser, text);
+                for (unsigned i = 0; i < json_length(all); i++) {
+                        JsonObject *d = json_elem_object(all, i);
                         g_autofree char *error = NULL;
-                        g_autofree char *xml = definition_snippet(d, &error);
+                        g_autofree char *xml = d ? definition_snippet(d, &error) : NULL;
+                        if (!d)
+                                error = g_strdup("the daemon sent a decision that is not an object");
                         if (o->json) {
                                 json_builder_begin_object(b);
                                 json_builder_set_member_name(b, "domain");
-                                json_builder_add_string_value(b, json_object_get_string_member(d, "domain"));
+                                json_builder_add_string_value(b, json_get_string(d, "domain"));
                                 json_builder_set_member_name(b, "uuid");
-                                json_builder_add_string_value(b, json_object_get_string_member(d, "uuid"));
+                                json_builder_add_string_value(b, json_get_string(d, "uuid"));
                                 json_builder_set_member_name(b, "xml");
                                 if (xml)
                                         json_builder_add_string_value(b, xml);
@@ -567,8 +574,7 @@ static int cmd_snippet(const Ctl *o, sd_bus *bus, const char *domain)
                                         json_builder_add_string_value(b, error);
                                 json_builder_end_object(b);
                         } else {
-                                g_autofree char *safe =
-                                    text_safe(json_object_get_string_member(d, "domain"));
+                                g_autofree char *safe = text_safe(json_get_string(d, "domain"));
                                 printf("<!-- %s: %s -->\n", safe,
                                        xml ? "what its definition needs to hold this decision from its start"
                                            : error);
@@ -580,10 +586,13 @@ static int cmd_snippet(const Ctl *o, sd_bus *bus, const char *domain)
                 }
                 if (!all)
                         code = EXIT_RUNTIME;
+                else
+                        answered = true;
         }
         json_builder_end_array(b);
         json_builder_end_object(b);
-        if (o->json && !code) {
+        /* each domain without a snippet says why in "error"; the exit status says one had none */
+        if (o->json && answered) {
                 g_autoptr(JsonNode) root = json_builder_get_root(b);
                 g_autofree char *out = json_to_text(root, TRUE);
                 printf("%s\n", out);

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "decision-json.h"
+#include "json-get.h"
 
 CpuSet *topology_nodes_to_os(const Topology *t, const CpuSet *node_indexes)
 {
@@ -58,16 +59,12 @@ static void add_guest_shape(JsonBuilder *b, const Topology *t, const Plan *p)
 
 unsigned decision_json_vcpu_id(JsonObject *d, unsigned i)
 {
-        JsonArray *ids =
-            json_object_has_member(d, "vcpu_ids") ? json_object_get_array_member(d, "vcpu_ids") : NULL;
-        JsonArray *pins =
-            json_object_has_member(d, "vcpu_pins") ? json_object_get_array_member(d, "vcpu_pins") : NULL;
+        JsonArray *ids = json_get_array(d, "vcpu_ids"), *pins = json_get_array(d, "vcpu_pins");
         gint64 id;
 
-        if (!ids || !pins || json_array_get_length(ids) != json_array_get_length(pins) ||
-            i >= json_array_get_length(ids))
+        if (!ids || !pins || json_length(ids) != json_length(pins) || i >= json_length(ids))
                 return i;
-        id = json_array_get_int_element(ids, i);
+        id = json_elem_int(ids, i, -1);
         return id >= 0 && id <= G_MAXUINT ? (unsigned)id : i;
 }
 

@@ -4,26 +4,29 @@
 
 #include "cpuset.h"
 #include "decision-json.h"
+#include "json-get.h"
 
 #include <string.h>
 
-static const char *string_member(JsonObject *o, const char *name)
+/* text read as a CPU or node list and written again ("0-1,4"): only such lists reach the XML, whatever
+ * the decision object holds; NULL when it is none or empty. */
+static char *list_of(const char *text)
 {
-        JsonNode *n = json_object_get_member(o, name);
-        return n && JSON_NODE_HOLDS_VALUE(n) && json_node_get_value_type(n) == G_TYPE_STRING
-                   ? json_node_get_string(n)
-                   : NULL;
+        g_autoptr(CpuSet) s = NULL;
+
+        if (!*text || cpuset_parse(text, &s, NULL) < 0 || cpuset_is_empty(s))
+                return NULL;
+        return cpuset_format(s);
 }
 
 /* "0-1" from a cell's "nodes": [0, 1]; NULL when it has none. */
 static char *cell_nodes(JsonObject *cell)
 {
-        JsonArray *a =
-            json_object_has_member(cell, "nodes") ? json_object_get_array_member(cell, "nodes") : NULL;
+        JsonArray *a = json_get_array(cell, "nodes");
         g_autoptr(CpuSet) s = cpuset_new();
 
-        for (unsigned i = 0; a && i < json_array_get_length(a); i++) {
-                gint64 n = json_array_get_int_element(a, i);
+        for (unsigned i = 0; i < json_length(a); i++) {
+                gint64 n = json_elem_int(a, i, -1);
                 if (n >= 0 && n <= CPUSET_MAX)
                         cpuset_add(s, (unsigned)n);
         }
@@ -32,40 +35,53 @@ static char *cell_nodes(JsonObject *cell)
 
 static void append_numatune(GString *out, JsonObject *d, const char *memory)
 {
-        JsonArray *cells =
-            json_object_has_member(d, "cells") ? json_object_get_array_member(d, "cells") : NULL;
+        JsonArray *cells = json_get_array(d, "cells");
 
         g_string_append_printf(out, "<numatune>\n  <memory mode='strict' nodeset='%s'/>\n", memory);
-        for (unsigned i = 0; cells && i < json_array_get_length(cells); i++) {
-                JsonObject *cell = json_array_get_object_element(cells, i);
+        for (unsigned i = 0; i < json_length(cells); i++) {
+                JsonObject *cell = json_elem_object(cells, i);
                 g_autofree char *nodes = cell ? cell_nodes(cell) : NULL;
-                if (nodes)
+                gint64 id = json_get_int(cell, "id", -1);
+                if (nodes && id >= 0 && id <= G_MAXUINT32)
                         g_string_append_printf(
                             out, "  <memnode cellid='%" G_GINT64_FORMAT "' mode='strict' nodeset='%s'/>\n",
-                            json_object_get_int_member(cell, "id"), nodes);
+                            id, nodes);
         }
         g_string_append(out, "</numatune>\n");
 }
 
+/* An <iothreadpin> for each I/O thread placementd pinned ("iothreads", on "iothread_pin"). */
+static void append_iothreads(GString *out, JsonObject *d)
+{
+        g_autoptr(CpuSet) ids = NULL;
+        g_autofree char *pin = list_of(json_get_string(d, "iothread_pin"));
+
+        if (!pin || cpuset_parse(json_get_string(d, "iothreads"), &ids, NULL) < 0)
+                return;
+        CPUSET_FOREACH (id, ids)
+                if (id > 0)
+                        g_string_append_printf(out, "  <iothreadpin iothread='%d' cpuset='%s'/>\n", id, pin);
+}
+
 char *definition_snippet(JsonObject *d, char **ret_error)
 {
-        JsonArray *pins =
-            json_object_has_member(d, "vcpu_pins") ? json_object_get_array_member(d, "vcpu_pins") : NULL;
-        const char *memory = string_member(d, "memory_nodes"), *emulator = string_member(d, "emulator_pin");
-        const char *result = string_member(d, "result"), *binding = string_member(d, "memory_binding");
+        JsonArray *pins = json_get_array(d, "vcpu_pins");
+        g_autofree char *memory = list_of(json_get_string(d, "memory_nodes"));
+        g_autofree char *emulator = list_of(json_get_string(d, "emulator_pin"));
+        const char *result = json_get_string(d, "result"), *binding = json_get_string(d, "memory_binding");
         GString *out = g_string_new("<cputune>\n");
         unsigned pinned = 0;
 
-        if (result && strcmp(result, "skipped") == 0) {
+        if (strcmp(result, "skipped") == 0) {
                 g_string_free(out, TRUE);
                 if (ret_error)
                         *ret_error =
                             g_strdup("the decision is skipped: placementd pins nothing of this domain");
                 return NULL;
         }
-        for (unsigned i = 0; pins && i < json_array_get_length(pins); i++) {
-                const char *pin = json_array_get_string_element(pins, i);
-                if (!pin || !*pin)
+        for (unsigned i = 0; i < json_length(pins); i++) {
+                g_autofree char *pin = list_of(json_elem_string(pins, i));
+                if (!pin)
                         continue;
                 g_string_append_printf(out, "  <vcpupin vcpu='%u' cpuset='%s'/>\n",
                                        decision_json_vcpu_id(d, i), pin);
@@ -78,14 +94,14 @@ char *definition_snippet(JsonObject *d, char **ret_error)
                             g_strdup("the decision pins no vCPU: there is nothing to put in a definition");
                 return NULL;
         }
-        if (emulator && *emulator)
+        if (emulator)
                 g_string_append_printf(out, "  <emulatorpin cpuset='%s'/>\n", emulator);
+        append_iothreads(out, d);
         g_string_append(out, "</cputune>\n");
         /* a binding placementd did not make (the definition's own, in its own mode, or none) stays as
          * it is: the snippet writes none over it */
-        if (memory && *memory &&
-            !(binding &&
-              (strcmp(binding, "kept") == 0 || strcmp(binding, "off") == 0 || strcmp(binding, "none") == 0)))
+        if (memory && strcmp(binding, "kept") != 0 && strcmp(binding, "off") != 0 &&
+            strcmp(binding, "none") != 0)
                 append_numatune(out, d, memory);
         return g_string_free(out, FALSE);
 }

@@ -424,7 +424,7 @@ result "placementctl map (rc $RC)" "$([ $RC -eq 0 ] && grep -q '^package 0' "$OU
 ctl map --json
 result "placementctl map --json is valid JSON (rc $RC)" "$([ $RC -eq 0 ] && json_ok "$OUT"; echo $?)"
 ctl plan --vcpus=2 --memory=1G
-result "placementctl plan --vcpus=2 --memory=1G (rc $RC)" "$([ $RC -eq 0 ] && grep -q '^2 vCPUs: placed on nodes ' "$OUT"; echo $?)"
+result "placementctl plan --vcpus=2 --memory=1G (rc $RC)" "$([ $RC -eq 0 ] && grep -q '^2 vCPUs, 1.0 GiB: placed on node' "$OUT"; echo $?)"
 ctl plan --vcpus=2 --memory=1G --json
 result "placementctl plan --json is valid JSON (rc $RC)" "$([ $RC -eq 0 ] && python3 -c '
 import json, sys

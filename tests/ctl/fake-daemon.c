@@ -1,0 +1,59 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A hostile stand-in for placementd on a private bus (tests/ctl/hostile.sh): owns org.placementd1 and
+ * answers GetDecisionsJSON with the text of FILE, read again at each call, so that the client can be fed
+ * answers of the wrong shape. Prints "ready" once it owns the name.
+ *   fake-daemon ADDRESS FILE
+ */
+#include <glib.h>
+#include <stdio.h>
+#include <systemd/sd-bus.h>
+
+static const char *answer_file;
+
+static int get_decisions(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+        g_autofree char *text = NULL;
+        (void)userdata;
+
+        if (!g_file_get_contents(answer_file, &text, NULL, NULL))
+                return sd_bus_error_set(error, "org.placementd1.Error.Failed", "no answer file");
+        return sd_bus_reply_method_return(m, "s", text);
+}
+
+static const sd_bus_vtable vtable[] = {
+    SD_BUS_VTABLE_START(0),
+    SD_BUS_METHOD("GetDecisionsJSON", "s", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_VTABLE_END,
+};
+
+int main(int argc, char **argv)
+{
+        sd_bus *bus = NULL;
+        int r;
+
+        if (argc != 3) {
+                fprintf(stderr, "usage: fake-daemon ADDRESS FILE\n");
+                return 2;
+        }
+        answer_file = argv[2];
+        if ((r = sd_bus_new(&bus)) < 0 || (r = sd_bus_set_address(bus, argv[1])) < 0 ||
+            (r = sd_bus_set_bus_client(bus, 1)) < 0 || (r = sd_bus_start(bus)) < 0 ||
+            (r = sd_bus_add_object_vtable(bus, NULL, "/org/placementd1", "org.placementd1.Manager", vtable,
+                                          NULL)) < 0 ||
+            (r = sd_bus_request_name(bus, "org.placementd1", 0)) < 0) {
+                fprintf(stderr, "fake-daemon: %s\n", g_strerror(-r));
+                return 1;
+        }
+        printf("ready\n");
+        fflush(stdout);
+        for (;;) {
+                r = sd_bus_process(bus, NULL);
+                if (r < 0)
+                        break;
+                if (r == 0 && sd_bus_wait(bus, UINT64_MAX) < 0)
+                        break;
+        }
+        sd_bus_unref(bus);
+        return 0;
+}

@@ -1,0 +1,70 @@
+#!/bin/bash
+# shellcheck disable=SC2317 # functions reached through trap
+# shellcheck source-path=SCRIPTDIR
+# placementctl fed a hostile daemon's answers (a remote host's over -H, or any owner of the name on a
+# session bus): tests/ctl/fake-daemon answers GetDecisionsJSON with JSON of the wrong shape or with
+# control characters in its text. list, show and snippet must neither crash nor print a critical, and
+# must never hand the terminal a control character or XML that is not a CPU list.
+#   bash tests/ctl/hostile.sh [BUILD_DIR]
+# TAP-like lines; the last line is "ctl-hostile: N passed, M failed".
+set -u
+
+HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
+# shellcheck source=../lib/tap.sh
+. "$HERE/../lib/tap.sh"
+tap_build "${1:-}"
+CTL=$PLACEMENTCTL
+FAKE=$BUILD/tests/fake-daemon
+
+need dbus-daemon timeout
+tap_begin ctl-hostile
+tap_tmpdir ctl-hostile
+TMP=$TAP_TMP
+OUT=$TMP/out ERR=$TMP/err RC=0 FAKE_PID=
+tap_cleanup() {
+    stop_pid "$FAKE_PID"
+    bus_stop
+}
+
+must "the stand-in daemon is built" test -x "$FAKE"
+must "a private bus" bus_start "$TMP"
+ANSWER=$TMP/answer.json
+echo '{"decisions": []}' >"$ANSWER"
+"$FAKE" "$BUS_ADDR" "$ANSWER" >"$TMP/fake.out" 2>&1 &
+FAKE_PID=$!
+must "the stand-in owns org.placementd1" wait_for 10 grep -q '^ready' "$TMP/fake.out"
+
+# answer NAME JSON: every reading verb on this answer; no signal, no critical, no raw control character
+answer() {
+    local name=$1 verb bad
+    printf '%s\n' "$2" >"$ANSWER"
+    for verb in list "show web1" "snippet web1" "--json snippet web1"; do
+        # shellcheck disable=SC2086 # the verb's words
+        run "$CTL" --bus-address="$BUS_ADDR" $verb
+        bad=
+        ((RC >= 128)) && bad="killed by signal $((RC - 128))"
+        grep -q 'CRITICAL\|WARNING' "$ERR" && bad="${bad:+$bad; }$(head -c 200 "$ERR")"
+        LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$OUT" && bad="${bad:+$bad; }a control character in its output"
+        LC_ALL=C grep -q $'\xc2[\x80-\x9f]\|\xe2\x80[\xaa-\xae]' "$OUT" && bad="${bad:+$bad; }a C1 control or bidi override in its output"
+        [[ $verb == *snippet* ]] && grep -q '<evil' "$OUT" && bad="${bad:+$bad; }XML from the answer in a snippet"
+        result "$name: placementctl $verb (rc $RC)${bad:+: $bad}" "$([ -z "$bad" ]; echo $?)"
+    done
+}
+
+answer "a pin that is a number" '{"decisions":[{"domain":"web1","uuid":"u","result":"placed","vcpu_pins":[1]}]}'
+answer "memory_nodes that is a number" \
+    '{"decisions":[{"domain":"web1","uuid":"u","result":"placed","vcpu_pins":["0"],"memory_nodes":7}]}'
+answer "a cell without nodes, cells of the wrong type" \
+    '{"decisions":[{"domain":"web1","uuid":"u","result":"placed","vcpu_pins":["0"],"cells":[{"id":0},7,"x"],
+      "load":{"vcpu_busy":"x","busy_vcpus":"2"},"cpu_seconds":[],"vcpu_ids":["a"],"hugepage_size":"big"}]}'
+answer "decisions that are not objects" '{"decisions":[7,"web1",null,[]]}'
+answer "decisions that are not an array" '{"decisions":{"domain":"web1"}}'
+answer "control characters in the daemon's text" \
+    '{"decisions":[{"domain":"web1","uuid":"u\u001b[2J","vcpu_pins":["0-1\r\nforged"],"memory_nodes":"0",
+      "memory_binding":"applied\u0085","result":"placed\u001b[2J\r\nforged line","policy":"\u009b2J",
+      "reason":"x\nwhy: approved by root\u202e","apply_error":"\u0007"}]}'
+answer "XML in pins" \
+    '{"decisions":[{"domain":"web1","uuid":"u","result":"placed","vcpu_pins":["0'"'"'/><evil/>"],
+      "memory_nodes":"0'"'"'/><evil/>","emulator_pin":"1'"'"'/><evil/>","iothreads":"1","iothread_pin":"<evil/>",
+      "memory_binding":"applied"}]}'
+answer "not JSON" 'this is not JSON'
