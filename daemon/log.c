@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "log.h"
+#include "text-safe.h"
 
 #include <glib.h>
 #include <stdarg.h>
@@ -41,11 +42,16 @@ static void log_va(int level, const char *fmt, va_list ap)
 
         if (level > max_level)
                 return;
+        g_autofree char *safe = NULL;
+
         vsnprintf(buf, sizeof(buf), fmt, ap);
         for (char *p = buf; *p; p++)
                 if (*p == '\n')
                         *p = ' ';
-        fprintf(stderr, "<%d>%s\n", level, buf);
+        /* names and metadata are their owners' text: a carriage return, an escape, a C1 control or a
+         * bidi override would forge or hide what the journal shows */
+        safe = text_safe(buf);
+        fprintf(stderr, "<%d>%s\n", level, safe);
         fflush(stderr);
 }
 

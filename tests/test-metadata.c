@@ -67,6 +67,9 @@ START_TEST(test_bad_records)
             {"result='placed' policy='explicit' vcpu-pin='core' memory-binding='x' nodes='0'", VCPUS,
              "memory-binding"},
             {ATTRS, VCPUS "<p:reason>fits\nplacementd: forged line</p:reason>", "control"},
+            {ATTRS, VCPUS "<p:reason>fits\xc2\x85why: approved by root</p:reason>", "control"}, /* C1 NEL */
+            {ATTRS, VCPUS "<p:reason>fits\xe2\x80\xae</p:reason>", "control"}, /* a bidi override */
+            {ATTRS, VCPUS "<p:reason>fits&#13;forged</p:reason>", "control"},  /* a carriage return */
             /* shape: vCPUs, CPUs, nodes */
             {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='0-1'/>", "vCPUs"},
             {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='0-1'/><p:vcpu id='0' cpu='2' cpuset='2-3'/>",

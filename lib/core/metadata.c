@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "metadata.h"
+#include "text-safe.h"
 
 #include <errno.h>
 #include <string.h>
@@ -67,17 +68,13 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, Memo
                 return -EINVAL;                                                                             \
         } while (0)
 
-/* Free text placementd wrote: bounded, and no control characters (they would forge lines). */
+/* Free text placementd wrote: bounded, and no control characters, C1 ones included, nor bidi overrides
+ * (they would forge lines or reorder what a terminal shows: text-safe.h). */
 static bool text_ok(const char *s)
 {
         if (!s)
                 return true;
-        if (strlen(s) > METADATA_MAX_REASON || !g_utf8_validate(s, -1, NULL))
-                return false;
-        for (const char *c = s; *c; c++)
-                if ((unsigned char)*c < 0x20 || *c == 0x7f)
-                        return false;
-        return true;
+        return strlen(s) <= METADATA_MAX_REASON && text_is_safe(s);
 }
 
 static int plan_result(const char *result, PlanResult *ret)

@@ -32,3 +32,15 @@ char *text_safe(const char *s)
         }
         return g_string_free(out, FALSE);
 }
+
+bool text_is_safe(const char *s)
+{
+        const char *p = s ? s : "";
+
+        if (!g_utf8_validate(p, -1, NULL))
+                return false;
+        for (; *p; p = g_utf8_next_char(p))
+                if (unsafe(g_utf8_get_char(p)))
+                        return false;
+        return true;
+}

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
+
 /*
  * Untrusted names (a domain's, as its owner chose it) in text for a terminal: a newline in a name would
  * forge a row of `placementctl list`, an escape sequence would drive the terminal, a bidi override would
@@ -11,3 +13,6 @@
  * isolate (U+202A-U+202E, U+2066-U+2069) written as \xNN or \u{NNNN}, and each byte of invalid UTF-8
  * as \xNN; anything else as it is. NULL gives "". Caller frees. */
 char *text_safe(const char *s);
+
+/* True when s is valid UTF-8 that text_safe() would leave as it is (no control, no bidi override). */
+bool text_is_safe(const char *s);

@@ -1,0 +1,60 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The daemon's log lines: what a domain's owner chose (its name, its metadata) cannot forge or hide a line.
+ * A newline becomes a space; a carriage return, an escape, a C1 control and a bidi override are written
+ * as escapes (text-safe.h).
+ */
+#include "test-util.h"
+
+#include <stdio.h>
+#include <unistd.h>
+
+#include "log.h"
+
+/* What log_printf() writes for text, read back from stderr. */
+static char *logged(const char *text)
+{
+        FILE *f = tmpfile();
+        int saved = dup(STDERR_FILENO);
+        char *out = NULL;
+        gsize len = 0;
+
+        ck_assert_ptr_nonnull(f);
+        ck_assert_int_ge(saved, 0);
+        fflush(stderr);
+        ck_assert_int_ge(dup2(fileno(f), STDERR_FILENO), 0);
+        log_set_max_level(LOG_DEBUG);
+        log_printf(LOG_WARNING, "%s: unknown policy", text);
+        fflush(stderr);
+        ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
+        close(saved);
+        rewind(f);
+        out = g_malloc0(4096);
+        len = fread(out, 1, 4095, f);
+        out[len] = '\0';
+        fclose(f);
+        return out;
+}
+
+START_TEST(test_owner_text_cannot_forge_a_line)
+{
+        g_autofree char *a = logged("evil\rfake: placed");
+        g_autofree char *b = logged("x\x1b[2J\xc2\x85y\xe2\x80\xaez");
+        g_autofree char *c = logged("one\ntwo");
+
+        ck_assert_str_eq(a, "<4>evil\\x0dfake: placed: unknown policy\n");
+        ck_assert_str_eq(b, "<4>x\\x1b[2J\\x85y\\u{202e}z: unknown policy\n");
+        ck_assert_str_eq(c, "<4>one two: unknown policy\n");
+}
+END_TEST
+
+static Suite *log_suite(void)
+{
+        Suite *s = suite_create("log");
+        TCase *tc = tcase_create("lines");
+        tcase_add_test(tc, test_owner_text_cannot_forge_a_line);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(log_suite)
