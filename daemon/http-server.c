@@ -76,7 +76,8 @@ static void answer(HttpConn *c, const char *request_line)
         g_autofree char *body = NULL;
         size_t path_len;
 
-        if (g_strv_length(words) != 3 || !g_str_has_prefix(words[2], "HTTP/1.")) {
+        if (g_strv_length(words) != 3 ||
+            (strcmp(words[2], "HTTP/1.0") != 0 && strcmp(words[2], "HTTP/1.1") != 0)) {
                 respond_error(c, 400, "Bad Request");
                 return;
         }
@@ -99,6 +100,7 @@ static void on_read(struct bufferevent *bev, void *arg)
         struct evbuffer *in = bufferevent_get_input(bev);
         struct evbuffer_ptr end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
         g_autofree char *line = NULL;
+        size_t len = 0;
 
         if (c->answering)
                 return;
@@ -109,8 +111,8 @@ static void on_read(struct bufferevent *bev, void *arg)
                         respond_error(c, 431, "Request Header Fields Too Large");
                 return;
         }
-        line = evbuffer_readln(in, NULL, EVBUFFER_EOL_CRLF);
-        if (!line || !g_utf8_validate(line, -1, NULL))
+        line = evbuffer_readln(in, &len, EVBUFFER_EOL_CRLF);
+        if (!line || strlen(line) != len || !g_utf8_validate(line, -1, NULL)) /* a NUL ends no request */
                 respond_error(c, 400, "Bad Request");
         else
                 answer(c, line);

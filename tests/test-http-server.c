@@ -116,6 +116,21 @@ START_TEST(test_answers)
         ck_assert_msg(g_str_has_prefix(bad, "HTTP/1.1 400 "), "%s", bad);
         huge = answer_of(&f, client(&f, big_request));
         ck_assert_msg(g_str_has_prefix(huge, "HTTP/1.1 431 "), "%s", huge);
+        /* only HTTP/1.0 and HTTP/1.1, and no NUL inside the request line */
+        for (unsigned i = 0; i < 3; i++) {
+                static const char *const versions[] = {"HTTP/1.1garbage", "HTTP/1.2", "HTTP/1."};
+                g_autofree char *request = g_strdup_printf("GET /metrics %s\r\n\r\n", versions[i]);
+                g_autofree char *answer = answer_of(&f, client(&f, request));
+                ck_assert_msg(g_str_has_prefix(answer, "HTTP/1.1 400 "), "%s: %s", versions[i], answer);
+        }
+        {
+                static const char nul[] = "GET /metrics HTTP/1.1\0junk\r\n\r\n";
+                int fd = client(&f, NULL);
+                g_autofree char *answer = NULL;
+                ck_assert_int_eq(send(fd, nul, sizeof(nul) - 1, 0), (ssize_t)(sizeof(nul) - 1));
+                answer = answer_of(&f, fd);
+                ck_assert_msg(g_str_has_prefix(answer, "HTTP/1.1 400 "), "a NUL: %s", answer);
+        }
         ck_assert_uint_eq(http_server_connections(f.http), 0);
         fixture_done(&f);
 }
