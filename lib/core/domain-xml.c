@@ -768,8 +768,10 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
                         uint64_t cell = g_array_index(spec->cells, DomainCell, i).memory;
                         spec->memory = cell > G_MAXUINT64 - spec->memory ? G_MAXUINT64 : spec->memory + cell;
                 }
-        if (spec->vcpus > spec->max_vcpus && spec->max_vcpus)
+        if (spec->vcpus > spec->max_vcpus && spec->max_vcpus) {
+                spec->vcpus_over_max = true; /* libvirt refuses such a definition */
                 spec->vcpus = spec->max_vcpus;
+        }
         set_vcpu_ids(spec, &p);
         /* pages of the base size (4 KiB on every Linux architecture) are no hugepages: libvirt backs the
          * memory as if none were asked for */

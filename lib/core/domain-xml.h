@@ -85,8 +85,9 @@ typedef struct DomainSpec {
         unsigned domain_id; /* libvirt's ID of this run (virDomainGetID(), set by the reader); 0: unknown */
         unsigned vcpus;     /* online vCPUs (<vcpu current=...>, else the maximum) */
         unsigned max_vcpus;
-        unsigned *vcpu_ids; /* [vcpus] libvirt's ids of the online vCPUs, ascending, when they are not
-                             * 0..vcpus-1 (<vcpus>: one unplugged below one that runs); NULL otherwise */
+        bool vcpus_over_max; /* <vcpu current=...> above the maximum (read as the maximum) */
+        unsigned *vcpu_ids;  /* [vcpus] libvirt's ids of the online vCPUs, ascending, when they are not
+                              * 0..vcpus-1 (<vcpus>: one unplugged below one that runs); NULL otherwise */
         uint64_t
             memory; /* bytes: <memory> (the most the guest can use, DIMMs included), else <currentMemory> */
         bool has_vcpupin;         /* <cputune><vcpupin> */

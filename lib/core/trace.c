@@ -79,7 +79,16 @@ int trace_domain_event(const char *path, TraceEvent **ret, char **ret_error)
 
         if (r < 0)
                 return r;
-        if ((bad = check_name(spec->name))) {
+        /* what libvirt refuses to define is refused here too, not planned as something else */
+        if (!(bad = check_name(spec->name))) {
+                if (spec->vcpus == 0)
+                        bad = "no vCPUs: <vcpu> must be at least 1";
+                else if (spec->vcpus_over_max)
+                        bad = "<vcpu current=...> is above the maximum vCPU count";
+                else if (spec->memory == 0)
+                        bad = "no memory: <memory> (or the guest cells' memory) must be more than 0";
+        }
+        if (bad) {
                 if (ret_error)
                         *ret_error = g_strdup_printf("%s: %s", path, bad);
                 return -EINVAL;

@@ -130,6 +130,18 @@ run plan --topology="$HOST" --domain="$TMP/cut.xml"
 refused "XML cut short is refused" "$TMP/cut.xml: invalid domain XML"
 run plan --topology="$HOST" --domain="$D/bad-cpuset.xml"
 refused "a bad <vcpu cpuset> is refused, the element named" "invalid <vcpu cpuset='0-x'>"
+# what libvirt refuses to define ("Memory size must be specified", "maximum vCPU count must not be less
+# than current vCPU count") is refused, not planned with 0 bytes or fewer vCPUs
+printf "<domain type='kvm'><name>x</name><vcpu>2</vcpu></domain>" >"$TMP/no-memory.xml"
+run plan --topology="$HOST" --domain="$TMP/no-memory.xml"
+refused "a definition without memory is refused" "$TMP/no-memory.xml: no memory"
+printf "<domain type='kvm'><name>x</name><memory unit='GiB'>0</memory><vcpu>2</vcpu></domain>" >"$TMP/zero.xml"
+run plan --topology="$HOST" --domain="$TMP/zero.xml"
+refused "<memory> of 0 is refused" "$TMP/zero.xml: no memory"
+printf "<domain type='kvm'><name>x</name><memory unit='GiB'>1</memory><vcpu current='4'>2</vcpu></domain>" \
+    >"$TMP/current.xml"
+run plan --topology="$HOST" --domain="$TMP/current.xml"
+refused "<vcpu current> above the maximum is refused" "$TMP/current.xml: <vcpu current=...> is above"
 run plan --topology="$HOST" --domain="$TMP/none.xml"
 refused "a missing file is refused" "$TMP/none.xml: "
 printf 'domain %s\n' "$TMP/cut.xml" >"$TMP/t.trace"
