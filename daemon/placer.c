@@ -492,6 +492,7 @@ static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emu
         }
         ledger_release(m->ledger, d->uuid); /* adopted among the others, not beside its plan */
         runs = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
+        runs->realtime = d->plan->realtime;
         virt_pins_free(pins, req.vcpus);
         plan_set_vcpu_ids(runs, d->plan->vcpu_ids, d->plan->nvcpus);
         runs->policy = d->plan->policy;
@@ -707,6 +708,7 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 plan_free(plan);
                 return NULL;
         }
+        plan->realtime = live->realtime; /* before the ledger counts it */
         d = decision_new(uuid, live->name);
         d->domain_id = live->domain_id;
         d->adopted = true;
@@ -1052,6 +1054,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         /* what was applied before still stands: the emulator and I/O thread pins, the memory binding */
         d->memory_binding = old->memory_binding;
         adopted = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
+        adopted->realtime = live->realtime;
         plan_set_vcpu_ids(adopted, live->vcpu_ids, nvcpus);
         cpuset_union(adopted->emulator_pin, old->plan->emulator_pin);
         cpuset_union(adopted->iothreads, old->plan->iothreads);

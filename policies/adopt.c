@@ -16,6 +16,7 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
         plan->vcpu_pin = params->vcpu_pin;
         plan->result = PLAN_ADOPTED;
         plan->hugepage_size = req->hugepage_size;
+        plan->realtime = req->realtime;
         host_view_init_for(&v, t, l, params, req->hugepage_size ? &pages : NULL);
         for (unsigned i = 0; i < plan->nvcpus; i++) {
                 int best = -1;

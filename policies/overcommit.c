@@ -96,6 +96,10 @@ static void key_tree_done(KeyTree *k)
 /* What a PU's key weighs: counts (load unknown or not used), or measured load. */
 typedef enum KeyMode { KEY_COUNT, KEY_BUSY } KeyMode;
 
+/* What a core with a realtime vCPU weighs in overcommit_assign(): as if 32 more vCPUs ran there (count),
+ * or 16 more busy ones (load), so that any other core is shared first. */
+#define OVERCOMMIT_REALTIME_LOAD 64u
+
 /* The loads overcommit_assign() follows, counted as vCPUs land. */
 typedef struct AssignState {
         const Topology *t;
@@ -282,6 +286,11 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                         a.core_load[c] = 2 * ledger_core_load(v->l, c) + policy_core_reserved(v, c);
                         if (by_load)
                                 a.busy[c] = load_core_busy(v, c);
+                        /* a realtime vCPU's core is its own: shared last, after any other */
+                        if (ledger_core_realtime(v->l, c)) {
+                                a.core_load[c] += OVERCOMMIT_REALTIME_LOAD;
+                                a.busy[c] += OVERCOMMIT_REALTIME_LOAD / 2.0;
+                        }
                         for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
                                 a.pu_load[p] = ledger_pu_load(v->l, p);
                                 if (v->pu_usable[p]) {

@@ -207,6 +207,7 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
         plan_set_vcpu_ids(plan, req->vcpu_ids, req->vcpus);
         cells_init_plan(req, plan);
         plan->hugepage_size = req->hugepage_size;
+        plan->realtime = req->realtime;
         host_view_init_for(&v, t, l, params, req);
         for (unsigned n = 0; n < t->nnodes; n++) {
                 v.node_capacity[n] = ops->capacity(&v, n);

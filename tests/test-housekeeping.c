@@ -236,6 +236,36 @@ START_TEST(test_realtime_vcpus_keep_their_cores)
 }
 END_TEST
 
+/* A later domain that must share takes any other core before a realtime vCPU's, busy-measured or not */
+START_TEST(test_realtime_cores_shared_last)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 32 * GiB, NULL);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        static const double idle[] = {0, 0, 0};
+        for (unsigned round = 0; round < 2; round++) {
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementRequest rt = {.name = "rt", .vcpus = 2, .memory = GiB, .realtime = true},
+                                 other = {.name = "a",
+                                          .vcpus = 3,
+                                          .memory = GiB,
+                                          .vcpu_busy = round ? idle : NULL};
+                const Plan *r = place(t, l, &p, &rt), *a = place(t, l, &p, &other);
+                g_autoptr(CpuSet) rt_cores = cpuset_new();
+
+                ck_assert_int_eq(a->result, PLAN_OVERCOMMITTED);
+                for (unsigned i = 0; i < r->nvcpus; i++)
+                        cpuset_add(rt_cores, t->pus[r->vcpu_pu[i]].core);
+                for (unsigned i = 0; i < a->nvcpus; i++)
+                        ck_assert_msg(!cpuset_has(rt_cores, t->pus[a->vcpu_pu[i]].core),
+                                      "round %u: vCPU %u of a shares a realtime vCPU's core", round, i);
+                /* released, the cores are free again: the count follows the plans */
+                ck_assert_int_eq(ledger_release(l, "rt"), 0);
+                for (unsigned c = 0; c < t->ncores; c++)
+                        ck_assert_uint_eq(ledger_core_realtime(l, c), 0);
+        }
+}
+END_TEST
+
 static Suite *housekeeping_suite(void)
 {
         Suite *s = suite_create("housekeeping");
@@ -249,6 +279,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_iothreads_follow_the_emulator);
         tcase_add_test(tc, test_unplaceable_pins_nothing);
         tcase_add_test(tc, test_realtime_vcpus_keep_their_cores);
+        tcase_add_test(tc, test_realtime_cores_shared_last);
         suite_add_tcase(s, tc);
         return s;
 }

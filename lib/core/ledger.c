@@ -8,6 +8,7 @@ struct Ledger {
         const Topology *topology;
         unsigned *pu_load;     /* [npus] */
         unsigned *core_load;   /* [ncores] */
+        unsigned *core_realtime; /* [ncores] realtime vCPUs counted on the core */
         uint64_t *node_memory; /* [nnodes] */
         GHashTable *domains;   /* key -> Plan*: its own */
         const Ledger *base;    /* ledger_new_over(): domains of base not in released are held too */
@@ -23,6 +24,7 @@ Ledger *ledger_new(const Topology *t)
         l->topology = t;
         l->pu_load = g_new0(unsigned, MAX(t->npus, 1));
         l->core_load = g_new0(unsigned, MAX(t->ncores, 1));
+        l->core_realtime = g_new0(unsigned, MAX(t->ncores, 1));
         l->node_memory = g_new0(uint64_t, MAX(t->nnodes, 1));
         l->domains = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)plan_free);
         l->nnodes = t->nnodes;
@@ -41,6 +43,7 @@ Ledger *ledger_new_over(const Ledger *base)
         l->released = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         memcpy(l->pu_load, base->pu_load, sizeof(*l->pu_load) * t->npus);
         memcpy(l->core_load, base->core_load, sizeof(*l->core_load) * t->ncores);
+        memcpy(l->core_realtime, base->core_realtime, sizeof(*l->core_realtime) * t->ncores);
         memcpy(l->node_memory, base->node_memory, sizeof(*l->node_memory) * t->nnodes);
         for (unsigned n = 0; n < t->nnodes; n++)
                 memcpy(l->hugepages[n], base->hugepages[n], sizeof(**l->hugepages) * t->nodes[n].nhugepages);
@@ -56,6 +59,7 @@ void ledger_free(Ledger *l)
                 g_hash_table_destroy(l->released);
         g_free(l->pu_load);
         g_free(l->core_load);
+        g_free(l->core_realtime);
         g_free(l->node_memory);
         for (unsigned n = 0; n < l->nnodes; n++)
                 g_free(l->hugepages[n]);
@@ -101,6 +105,8 @@ static void account(Ledger *l, const Plan *p, int sign)
                         continue;
                 l->pu_load[pu] += (unsigned)sign;
                 l->core_load[t->pus[pu].core] += (unsigned)sign;
+                if (p->realtime)
+                        l->core_realtime[t->pus[pu].core] += (unsigned)sign;
         }
         for (unsigned n = 0; n < t->nnodes; n++) {
                 uint64_t *held = &l->node_memory[n];
@@ -212,6 +218,11 @@ GPtrArray *ledger_keys(const Ledger *l)
 unsigned ledger_pu_load(const Ledger *l, unsigned pu)
 {
         return l->pu_load[pu];
+}
+
+unsigned ledger_core_realtime(const Ledger *l, unsigned core)
+{
+        return l->core_realtime[core];
 }
 
 unsigned ledger_core_load(const Ledger *l, unsigned core)

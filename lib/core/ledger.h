@@ -47,6 +47,8 @@ void ledger_foreach(const Ledger *l, void (*fn)(const char *key, const Plan *p, 
 
 unsigned ledger_pu_load(const Ledger *l, unsigned pu);
 unsigned ledger_core_load(const Ledger *l, unsigned core);
+/* Realtime vCPUs (Plan.realtime) counted on core. */
+unsigned ledger_core_realtime(const Ledger *l, unsigned core);
 bool ledger_core_free(const Ledger *l, unsigned core);
 uint64_t ledger_node_memory(const Ledger *l, unsigned node);
 /* Bytes domains hold in node's pool of hugepages of size (never part of ledger_node_memory). */

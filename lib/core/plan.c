@@ -144,6 +144,7 @@ Plan *plan_copy(const Plan *p)
                 cpuset_union(c->cells[i].memory_nodes, p->cells[i].memory_nodes);
         }
         plan_set_vcpu_ids(c, p->vcpu_ids, p->nvcpus);
+        c->realtime = p->realtime;
         return c;
 }
 

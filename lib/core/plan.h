@@ -214,6 +214,9 @@ typedef struct Plan {
          * request (PlacementRequest.vcpu_ids, copied by the policy), and set by the daemon on every plan it
          * records from the domain it runs (DomainSpec.vcpu_ids) */
         unsigned *vcpu_ids;
+        /* added: its vCPUs are realtime (PlacementRequest.realtime): their cores are the last any other
+         * domain shares (ledger_core_realtime()) */
+        bool realtime;
 } Plan;
 
 Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnodes);
