@@ -91,14 +91,28 @@ static unsigned take_grouped(const Topology *t, const unsigned *cand, unsigned n
         return got;
 }
 
+/* Whether core c has a CPU of the user's own <emulatorpin> for this domain. */
+static bool emulator_core(const HostView *v, unsigned c)
+{
+        const TopoCore *core = &v->t->cores[c];
+
+        if (!v->req || !v->req->emulator_cpus)
+                return false;
+        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                if (cpuset_has(v->req->emulator_cpus, v->t->pus[p].os_index))
+                        return true;
+        return false;
+}
+
 /* The order cores are used in: cores under an L3 before those under none, then the most performant kind
- * first (CoreKinds=any: kinds alike). Lower is used first. */
+ * first (CoreKinds=any: kinds alike), then, of one kind, cores without the user's own emulator CPUs (the
+ * user keeps those for QEMU's threads). Lower is used first. */
 static unsigned core_class(const HostView *v, unsigned c)
 {
         const TopoCore *core = &v->t->cores[c];
         unsigned rank = v->params->core_kinds == CORE_KINDS_ANY ? 0 : MIN(core->kind_rank, 0xffffu);
 
-        return (core->no_l3 ? 1u << 16 : 0) | rank;
+        return (core->no_l3 ? 1u << 17 : 0) | rank << 1 | emulator_core(v, c);
 }
 
 /*

@@ -379,10 +379,39 @@ START_TEST(test_overcommit_node_unreachable_from_itself)
 }
 END_TEST
 
+/* The user's own <emulatorpin> CPUs: the vCPUs take a node's other cores first, and that core only when
+ * the node has no other (still placed, never pushed to another node for it) */
+START_TEST(test_user_emulator_core_taken_last)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) emulator = NULL;
+
+        ck_assert_int_eq(cpuset_parse("0-1", &emulator, NULL), 0);
+        for (unsigned vcpus = 1; vcpus <= 4; vcpus++) {
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementRequest req = {.name = "d",
+                                        .vcpus = vcpus,
+                                        .memory = GiB,
+                                        .keep_emulator = true,
+                                        .emulator_cpus = emulator};
+                g_autoptr(Plan) plan = policy_place(t, l, &req, &p);
+                unsigned on_core0 = 0;
+
+                ck_assert_int_eq(plan->result, PLAN_PLACED);
+                for (unsigned i = 0; i < plan->nvcpus; i++)
+                        on_core0 += t->pus[plan->vcpu_pu[i]].core == 0;
+                ck_assert_msg(on_core0 == (vcpus == 4), "%u vCPUs: %u on the emulator's core", vcpus,
+                              on_core0);
+        }
+}
+END_TEST
+
 static Suite *explicit_suite(void)
 {
         Suite *s = suite_create("policy: explicit");
         TCase *tc = tcase_create("core");
+        tcase_add_test(tc, test_user_emulator_core_taken_last);
         tcase_add_test(tc, test_core_rule);
         tcase_add_test(tc, test_even_spread);
         tcase_add_test(tc, test_alternating_two_vcpu_vms);

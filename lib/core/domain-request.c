@@ -28,6 +28,7 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
             .vcpu_ids = live->vcpu_ids,
             .realtime = live->realtime,
             .guest_threads = live->guest_threads,
+            .emulator_cpus = user->emulatorpin,
         };
 
         /* a live binding libvirt will not change stands over a definition edited since the start (the

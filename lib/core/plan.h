@@ -150,6 +150,9 @@ typedef struct PlacementRequest {
          * else 0: when its vCPUs must double up, a guest core's threads (libvirt ids t*k .. t*k+t-1)
          * share a host core before vCPUs the guest thinks independent do */
         unsigned guest_threads;
+        /* added: the user's <emulatorpin> cpuset (OS indexes; NULL: none): within a node, the vCPUs take
+         * cores outside it before cores in it (the user keeps those CPUs for QEMU's own threads) */
+        const CpuSet *emulator_cpus;
 } PlacementRequest;
 
 /*
