@@ -108,7 +108,7 @@ remote map --svg="$TMP/remote2.svg"
 result "-H ... map --svg without --topology is a usage error: this host is not that one (rc $RC)" \
     "$([ $RC -eq 2 ] && grep -q 'give --topology=' "$ERR"; echo $?)"
 remote plan --vcpus=2 --memory=1G
-result "-H ... plan --vcpus=2 --memory=1G (rc $RC)" "$([ $RC -eq 0 ] && grep -q '^2 vCPUs: placed' "$OUT"; echo $?)"
+result "-H ... plan --vcpus=2 --memory=1G (rc $RC)" "$([ $RC -eq 0 ] && grep -q '^2 vCPUs, 1.0 GiB: placed' "$OUT"; echo $?)"
 remote show nope
 result "-H ... show nope exits 4 like the local call (rc $RC)" "$([ $RC -eq 4 ]; echo $?)"
 remote --bus-address="$ADDR" status
