@@ -323,6 +323,28 @@ START_TEST(test_guest_threads)
 }
 END_TEST
 
+/* A <memory model='dimm'> device's memory is its <target><node> cell's (libvirt binds it with that
+ * cell's memnode); a DIMM without a node, or one naming no cell, stays outside the cells */
+START_TEST(test_dimm_memory_is_its_cells)
+{
+        static const char xml[] =
+            "<domain><name>d</name><memory unit='GiB'>14</memory><vcpu>2</vcpu><cpu><numa>"
+            "<cell id='0' cpus='0' memory='4' unit='GiB'/><cell id='1' cpus='1' memory='4' unit='GiB'/>"
+            "</numa></cpu><devices>"
+            "<memory model='dimm'><target><size unit='GiB'>4</size><node>1</node></target></memory>"
+            "<memory model='dimm'><target><size unit='GiB'>1</size><node>7</node></target></memory>"
+            "<memory model='dimm'><target><size unit='GiB'>1</size></target></memory>"
+            "</devices></domain>";
+        g_autoptr(DomainSpec) s = NULL;
+        g_autofree char *error = NULL;
+
+        ck_assert_msg(domain_xml_parse(xml, &s, &error) == 0, "%s", error);
+        ck_assert_uint_eq(s->memory, UINT64_C(14) << 30);
+        ck_assert_uint_eq(g_array_index(s->cells, DomainCell, 0).memory, UINT64_C(4) << 30);
+        ck_assert_uint_eq(g_array_index(s->cells, DomainCell, 1).memory, UINT64_C(8) << 30);
+}
+END_TEST
+
 /* <page size='4' unit='KiB'> is the base page: ordinary memory, as libvirt backs it */
 START_TEST(test_base_page_is_no_hugepage)
 {
@@ -382,6 +404,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_persistent_memory_not_ram);
         tcase_add_test(tc, test_realtime_vcpusched);
         tcase_add_test(tc, test_guest_threads);
+        tcase_add_test(tc, test_dimm_memory_is_its_cells);
         tcase_add_test(tc, test_base_page_is_no_hugepage);
         tcase_add_test(tc, test_memory_from_cells);
         suite_add_tcase(s, tc);

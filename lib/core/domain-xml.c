@@ -18,7 +18,15 @@ typedef enum {
         TEXT_DEFINITION,
         TEXT_IOTHREADS,
         TEXT_PMEM_SIZE,
+        TEXT_DIMM_SIZE,
+        TEXT_DIMM_NODE,
 } TextTarget;
+
+/* A <memory model='dimm'> device: its size and the guest cell it plugs into (<target><node>). */
+typedef struct GuestDimm {
+        unsigned node;
+        uint64_t bytes;
+} GuestDimm;
 
 typedef struct Parser {
         DomainSpec *spec;
@@ -35,6 +43,11 @@ typedef struct Parser {
         bool definition_overflow;
         unsigned iothread_count; /* <iothreads> */
         CpuSet *enabled_vcpus;   /* <vcpus><vcpu id= enabled='yes'>, NULL without <vcpus> */
+        bool in_dimm;            /* inside <devices><memory model='dimm'> */
+        uint64_t dimm_unit;      /* of its <target><size> */
+        uint64_t dimm_bytes;     /* its size */
+        int dimm_node;           /* its <target><node>, -1 when none */
+        GArray *dimms;           /* GuestDimm: each DIMM with a size and a guest node */
         bool in_pmem;            /* inside <devices><memory model='nvdimm|virtio-pmem'> */
         uint64_t pmem_unit;      /* of its <target><size> */
         uint64_t pmem_bytes;     /* the sizes of all of them */
@@ -551,6 +564,18 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 /* persistent memory backed by a file or a DAX device: in <memory>, but not host RAM */
                 const char *model = attr(names, values, "model");
                 p->in_pmem = model && (strcmp(model, "nvdimm") == 0 || strcmp(model, "virtio-pmem") == 0);
+                p->in_dimm = model && strcmp(model, "dimm") == 0;
+                p->dimm_bytes = 0;
+                p->dimm_node = -1;
+        } else if (p->in_dimm && in_path(p, "target", "size") && p->stack->len == 5) {
+                if (domain_xml_unit_multiplier(attr(names, values, "unit"), &p->dimm_unit) < 0) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "unknown memory unit '%s'", attr(names, values, "unit"));
+                        return;
+                }
+                p->text = TEXT_DIMM_SIZE;
+        } else if (p->in_dimm && in_path(p, "target", "node") && p->stack->len == 5) {
+                p->text = TEXT_DIMM_NODE;
         } else if (p->in_pmem && in_path(p, "target", "size") && p->stack->len == 5) {
                 if (domain_xml_unit_multiplier(attr(names, values, "unit"), &p->pmem_unit) < 0) {
                         g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
@@ -669,6 +694,16 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
                 p->pmem_bytes += bytes;
                 break;
         }
+        case TEXT_DIMM_SIZE:
+                if (!memory_value(text, p->dimm_unit, &p->dimm_bytes)) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "invalid memory device size '%s'", text);
+                        return;
+                }
+                break;
+        case TEXT_DIMM_NODE:
+                p->dimm_node = parse_uint(text, DOMAIN_XML_MAX_CELLS - 1, &n) ? (int)n : -1;
+                break;
         case TEXT_DEFINITION:
                 g_free(s->definition);
                 s->definition = NULL;
@@ -699,8 +734,14 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
         g_string_truncate(p->buf, 0);
         if (p->meta_depth && p->stack->len == p->meta_depth)
                 p->meta_depth = 0;
-        if (p->stack->len == 3 && in_path(p, "devices", "memory"))
+        if (p->stack->len == 3 && in_path(p, "devices", "memory")) {
+                if (p->in_dimm && p->dimm_bytes && p->dimm_node >= 0) {
+                        GuestDimm d = {.node = (unsigned)p->dimm_node, .bytes = p->dimm_bytes};
+                        g_array_append_val(p->dimms, d);
+                }
                 p->in_pmem = false;
+                p->in_dimm = false;
+        }
         g_ptr_array_remove_index(p->stack, p->stack->len - 1);
 }
 
@@ -709,8 +750,10 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
         static const GMarkupParser callbacks = {
             .start_element = on_start, .end_element = on_end, .text = on_text};
         g_autoptr(DomainSpec) spec = g_new0(DomainSpec, 1);
+        g_autoptr(GArray) dimms = g_array_new(FALSE, FALSE, sizeof(GuestDimm));
         Parser p = {
             .spec = spec,
+            .dimms = dimms,
             .stack = g_ptr_array_new_with_free_func(g_free),
             .buf = g_string_new(NULL),
             .memory_unit = 1024,
@@ -768,6 +811,18 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
                         uint64_t cell = g_array_index(spec->cells, DomainCell, i).memory;
                         spec->memory = cell > G_MAXUINT64 - spec->memory ? G_MAXUINT64 : spec->memory + cell;
                 }
+        /* a DIMM's memory is its guest cell's (libvirt binds it with that cell's <memnode>): part of
+         * <memory>, not of the cell's own size */
+        for (unsigned i = 0; spec->cells && i < dimms->len; i++) {
+                const GuestDimm *d = &g_array_index(dimms, GuestDimm, i);
+                for (unsigned c = 0; c < spec->cells->len; c++) {
+                        DomainCell *cell = &g_array_index(spec->cells, DomainCell, c);
+                        if (cell->id == d->node)
+                                cell->memory = d->bytes > G_MAXUINT64 - cell->memory
+                                                   ? G_MAXUINT64
+                                                   : cell->memory + d->bytes;
+                }
+        }
         if (spec->vcpus > spec->max_vcpus && spec->max_vcpus) {
                 spec->vcpus_over_max = true; /* libvirt refuses such a definition */
                 spec->vcpus = spec->max_vcpus;
