@@ -375,21 +375,18 @@ static void daemon_done(Daemon *d)
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Daemon, daemon_done)
 
-/* Says what the topology is, and what of ReservedCPUs= it lacks. */
+/* Says what the topology is, and what of ReservedCPUs= and HousekeepingCPUs= it lacks. */
 static void log_topology(const Topology *topology, const Config *config)
 {
-        g_autoptr(CpuSet) unknown = cpuset_copy(config->placement.reserved_cpus);
+        g_autoptr(GPtrArray) unknown = config_unknown_cpus(config, topology->all_pus);
 
         for (unsigned i = 0; topology->notes && i < topology->notes->len; i++)
                 log_notice("Topology: %s", (const char *)g_ptr_array_index(topology->notes, i));
         log_info("Topology %s: %u nodes, %u packages, %u cores, %u PUs", topology->source, topology->nnodes,
                  topology->npackages, topology->ncores, topology->npus);
         /* a CPU the host lacks cannot be reserved: say so rather than fail */
-        cpuset_subtract(unknown, topology->all_pus);
-        if (!cpuset_is_empty(unknown)) {
-                g_autofree char *list = cpuset_format(unknown);
-                log_warning("ReservedCPUs= names CPUs this host does not have (%s), ignoring those", list);
-        }
+        for (unsigned i = 0; i < unknown->len; i++)
+                log_warning("%s", (const char *)g_ptr_array_index(unknown, i));
 }
 
 static void setup_signals(Daemon *d)

@@ -276,6 +276,15 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
         return EXIT_OK;
 }
 
+void ctl_warn_unknown_cpus(const Ctl *c, const Config *config, const Topology *t)
+{
+        g_autoptr(GPtrArray) unknown = config_unknown_cpus(config, t->all_pus);
+
+        for (unsigned i = 0; i < unknown->len; i++)
+                fprintf(stderr, "placementctl %s: warning: %s: %s\n", c->verb, c->config ? c->config : "",
+                        (const char *)g_ptr_array_index(unknown, i));
+}
+
 int ctl_load_config(const Ctl *c, Config **ret)
 {
         g_autoptr(Config) config = NULL;
@@ -317,6 +326,7 @@ static int run_offline(Ctl *c, char **args, unsigned nargs, bool explain)
         if (ctl_load_config(c, &config) < 0 || read_events(c, args, nargs, &events) < 0 ||
             load_topology(c->topology, &t) < 0)
                 return EXIT_USAGE;
+        ctl_warn_unknown_cpus(c, config, t);
 
         ledger = ledger_new(t);
         json_builder_begin_object(b);

@@ -189,6 +189,39 @@ static bool get_prop(sd_bus *bus, const char *name, char type, void *ret)
         return r >= 0;
 }
 
+/* "decisions": {RESULT: count, ...} of every decision the daemon holds, by GetDecisionsJSON (left out
+ * when that call fails: the status itself was read). */
+static void add_result_counts(const Ctl *o, sd_bus *bus, JsonBuilder *b)
+{
+        g_autoptr(sd_bus_message) reply = NULL;
+        g_autoptr(JsonParser) parser = json_parser_new();
+        g_autoptr(GHashTable) counts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        g_autoptr(GList) keys = NULL;
+        JsonArray *all;
+        JsonNode *root;
+        const char *text;
+
+        if (ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", "") ||
+            sd_bus_message_read(reply, "s", &text) < 0 ||
+            !json_parser_load_from_data(parser, text, -1, NULL) || !(root = json_parser_get_root(parser)) ||
+            !JSON_NODE_HOLDS_OBJECT(root) ||
+            !(all = json_get_array(json_node_get_object(root), "decisions")))
+                return;
+        for (unsigned i = 0; i < json_length(all); i++) {
+                const char *result = json_get_string(json_elem_object(all, i), "result");
+                gpointer n = g_hash_table_lookup(counts, result);
+                g_hash_table_replace(counts, g_strdup(result), GUINT_TO_POINTER(GPOINTER_TO_UINT(n) + 1));
+        }
+        json_builder_set_member_name(b, "decisions");
+        json_builder_begin_object(b);
+        keys = g_list_sort(g_hash_table_get_keys(counts), (GCompareFunc)strcmp);
+        for (GList *k = keys; k; k = k->next) {
+                json_builder_set_member_name(b, k->data);
+                json_builder_add_int_value(b, GPOINTER_TO_UINT(g_hash_table_lookup(counts, k->data)));
+        }
+        json_builder_end_object(b);
+}
+
 static int cmd_status(const Ctl *o, sd_bus *bus)
 {
         g_autoptr(sd_bus_message) reply = NULL;
@@ -241,19 +274,21 @@ static int cmd_status(const Ctl *o, sd_bus *bus)
                 json_builder_set_member_name(b, "threads_per_core");
                 json_builder_add_int_value(b, threads);
                 json_builder_end_object(b);
+                add_result_counts(o, bus, b);
                 json_builder_end_object(b);
                 root = json_builder_get_root(b);
                 text = json_to_string(root, TRUE);
                 printf("%s\n", text);
         } else if (!code) {
-                printf("placementd %s: %s\n", version ? version : "?", status);
-                printf("host: %u NUMA nodes, %u packages, %u cores, %u PUs (%u threads per core)\n", nodes,
-                       packages, cores, pus, threads);
+                g_autofree char *safe = text_safe(status), *v = text_safe(version ? version : "?");
+                printf("placementd %s: %s\n", v, safe);
+                printf("host: %u NUMA node%s, %u package%s, %u core%s, %u PU%s (%u thread%s per core)\n",
+                       nodes, nodes == 1 ? "" : "s", packages, packages == 1 ? "" : "s", cores,
+                       cores == 1 ? "" : "s", pus, pus == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
         }
         return code;
 }
 
-/* A string member of o, or "" when it has none (a decision without a plan has no policy). */
 /* One line of `list`: pins labelled with libvirt's vCPU ids (decision_json_vcpu_id()). Every text the
  * daemon sends goes through text_safe(): a result or policy is no more trusted than a name. */
 static void print_list_line(JsonObject *d)

@@ -124,6 +124,7 @@ int verb_simulate(Ctl *c, char **args, unsigned nargs)
                 fprintf(stderr, SIMULATE ": %s\n", error);
                 return EXIT_USAGE;
         }
+        ctl_warn_unknown_cpus(c, config, t);
         sim_params_from_config(&p, config);
         if (c->given & CTL_OPT(SIBLING_LOSS))
                 p.sibling_loss = c->sibling_loss;

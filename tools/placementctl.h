@@ -90,6 +90,8 @@ int verb_replace(Ctl *c, char **args, unsigned nargs);
 /* The settings: --config's (or the defaults), with --policy on top. Returns 0 or -EINVAL after saying why,
  * under the verb's name. */
 int ctl_load_config(const Ctl *c, Config **ret);
+/* Warns on stderr of CPUs config's lists name that t lacks (config_unknown_cpus()). */
+void ctl_warn_unknown_cpus(const Ctl *c, const Config *config, const Topology *t);
 int verb_topology(Ctl *c, char **args, unsigned nargs);
 int verb_plan_offline(Ctl *c, char **args, unsigned nargs);
 /* simulate (cmd-simulate.c): a trace replayed through the engine and the healer. */

@@ -516,3 +516,31 @@ Config *config_reloadable(const Config *old, const Config *new)
                 g_clear_pointer(&c->path, g_free);
         return c;
 }
+
+GPtrArray *config_unknown_cpus(const Config *c, const CpuSet *host_cpus)
+{
+        const struct {
+                const char *key;
+                const CpuSet *cpus;
+        } lists[] = {
+            {"ReservedCPUs=", c->placement.reserved_cpus},
+            {"HousekeepingCPUs=", c->placement.housekeeping_cpus},
+        };
+        GPtrArray *out = g_ptr_array_new_with_free_func(g_free);
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(lists); i++) {
+                g_autoptr(CpuSet) unknown = NULL;
+                g_autofree char *text = NULL;
+                if (!lists[i].cpus)
+                        continue;
+                unknown = cpuset_copy(lists[i].cpus);
+                cpuset_subtract(unknown, host_cpus);
+                if (cpuset_is_empty(unknown))
+                        continue;
+                text = cpuset_format(unknown);
+                g_ptr_array_add(out,
+                                g_strdup_printf("%s names CPUs this host does not have (%s), ignoring those",
+                                                lists[i].key, text));
+        }
+        return out;
+}

@@ -49,6 +49,11 @@ typedef struct Config {
 int config_split_listen(const char *listen, char **ret_host, unsigned *ret_port);
 
 Config *config_new_default(void);
+
+/* What c's CPU lists name that host_cpus (OS indexes) lacks, one message a list ("ReservedCPUs= names
+ * CPUs this host does not have (64-127), ignoring those"); empty when nothing. Free with
+ * g_ptr_array_unref(). */
+GPtrArray *config_unknown_cpus(const Config *c, const CpuSet *host_cpus);
 void config_free(Config *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Config, config_free)
 

@@ -118,6 +118,12 @@ tiered=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["decisi
 result "MemoryTiers=cxl lets the nearer CXL node hold memory DRAM would otherwise hold ($first, then $tiered)" \
     "$([ "$first" = "0-1" ] && [ "$tiered" = "0,2" ]; echo $?)"
 
+printf '[Placement]\nReservedCPUs=8-15\nHousekeepingCPUs=99\n' >"$TMP/beyond.conf"
+run "$CTL" plan --topology="$HOST222" --config="$TMP/beyond.conf" a:1:1G
+result "plan --config warns of CPU lists naming CPUs the host lacks, each by its key (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q 'warning: .*beyond.conf: ReservedCPUs= names CPUs this host does not have (8-15)' "$ERR" &&
+        grep -q 'HousekeepingCPUs= names CPUs this host does not have (99)' "$ERR"; echo $?)"
+
 # ---- the offline picture -----------------------------------------------------------------------------
 printf '[Placement]\nReservedCPUs=7\n' >"$TMP/reserved.conf"
 PLAN=(plan --topology="$HOST222" --config="$TMP/reserved.conf" web1:2:1G db:2:1G)

@@ -398,7 +398,8 @@ ctl status --json
 result "placementctl status --json (rc $RC)" "$([ $RC -eq 0 ] && python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert d["policy"] == "compat" and d["connected"] is True and d["topology"]["pus"] == 8' "$OUT"; echo $?)"
+assert d["policy"] == "compat" and d["connected"] is True and d["topology"]["pus"] == 8
+assert d["decisions"].get("placed", 0) >= 1, d.get("decisions")' "$OUT"; echo $?)"
 ctl list
 result "placementctl list (rc $RC)" "$([ $RC -eq 0 ] && grep -q '^DOMAIN ' "$OUT" && grep -q '^test  *placed  *explicit ' "$OUT"; echo $?)"
 ctl list --json
