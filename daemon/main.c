@@ -45,6 +45,7 @@ typedef struct Daemon {
         char *metrics_listen; /* what metrics listens on now */
         const char *config_path;
         bool config_explicit;
+        const char *bus_chosen; /* the option that chose the bus over [DBus] Bus= (--bus, --bus-address) */
         struct event *sigterm, *sigint, *sighup, *watchdog;
 } Daemon;
 
@@ -289,13 +290,23 @@ static int reload(Daemon *d, char **ret_error)
                 r = metrics_prepare(d, c->metrics_listen, &metrics, &error);
         manager_note_reload(d->manager, r >= 0);
         if (r < 0) {
-                log_error("Reloading the configuration failed, keeping the old one: %s", error);
+                g_auto(GStrv) lines = g_strsplit(error ? error : "", "\n", -1);
+                /* one problem a line, as placementctl shows them */
+                log_error("Reloading the configuration failed, keeping the old one: %s",
+                          lines[0] ? lines[0] : "");
+                for (char **line = lines[0] ? lines + 1 : lines; *line; line++)
+                        if (**line)
+                                log_error("  %s", *line);
                 if (ret_error)
                         *ret_error = g_steal_pointer(&error);
         } else {
                 metrics_commit(d, metrics, c->metrics_listen);
                 for (char **k = restart; *k; k++)
-                        log_warning("Reload: %s takes effect only after a restart, not applied", *k);
+                        if (d->bus_chosen && g_str_has_prefix(*k, "[DBus] Bus="))
+                                log_warning("Reload: [DBus] Bus= is not used: %s chose the bus",
+                                            d->bus_chosen);
+                        else
+                                log_warning("Reload: %s takes effect only after a restart, not applied", *k);
                 log_info("Configuration reloaded from %s (policy %s)", d->config_path,
                          policy_kind_to_string(c->placement.policy));
                 manager_set_config(d->manager, g_steal_pointer(&c));
@@ -476,6 +487,7 @@ static int run(int argc, char **argv)
         if (r <= 0)
                 return r < 0 ? 2 : 0;
         d.config_path = args.config ? args.config : DEFAULT_CONFIG;
+        d.bus_chosen = args.bus_address ? "--bus-address" : args.bus ? "--bus" : NULL;
         d.config_explicit = args.config != NULL;
         if (load_config(d.config_path, d.config_explicit, &config, &error) < 0 ||
             topology_load(args.topology, &topology, &error) < 0) {

@@ -77,11 +77,11 @@ static void print_human(const Topology *t, const Config *config, const SimParams
 {
         char moved[32];
 
-        printf(
-            "%s, policy %s, Fit=%s: %u starts, %u stops over %.0f s (%u overcommitted, %u unplaceable)\n\n",
-            t->source, policy_kind_to_string(config->placement.policy),
-            fit_mode_to_string(config->placement.fit), r->starts, r->stops, r->seconds, r->overcommitted,
-            r->unplaceable);
+        printf("%s, policy %s, Fit=%s: %u start%s, %u stop%s over %.10g s (%u overcommitted, %u "
+               "unplaceable)\n\n",
+               t->source, policy_kind_to_string(config->placement.policy),
+               fit_mode_to_string(config->placement.fit), r->starts, r->starts == 1 ? "" : "s", r->stops,
+               r->stops == 1 ? "" : "s", r->seconds, r->overcommitted, r->unplaceable);
         printf("%-28s %10s %10s\n", "time-weighted", "run", "bound");
         printf("%-28s %9.1f%% %10s\n", "vCPUs on a shared core", 100 * r->shared_vcpu_fraction, "");
         printf("%-28s %9.1f%% %9.1f%%\n", "busy vCPUs contended", 100 * r->busy_contended_fraction,

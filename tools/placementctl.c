@@ -106,9 +106,9 @@ static const Verb verbs[] = {
      CTL_OPT(JSON) | CTL_OPT(TOPOLOGY) | CTL_OPT(CONFIG) | CTL_OPT(POLICY) | CTL_OPT(TRACE) |
          CTL_OPT(DOMAIN),
      verb_explain_offline, "place these domains in turn, with the candidates each one saw"},
-    {"cpu-advice", "[DOMAIN]", "at most one DOMAIN (name or UUID)", 0, 1, VERB_LIBVIRT, CPU, verb_cpu_advice,
-     "features each running domain's CPU model hides"},
-    {"cpu-baseline", "[--map-only] [--virttype=TYPE] FILE...",
+    {"cpu-advice", "[--connect=URI] [DOMAIN]", "at most one DOMAIN (name or UUID)", 0, 1, VERB_LIBVIRT, CPU,
+     verb_cpu_advice, "features each running domain's CPU model hides"},
+    {"cpu-baseline", "[--map-only] [--virttype=TYPE] [--connect=URI] FILE...",
      "one host CPU file per host (the <cpu> of 'virsh capabilities' or 'virsh domcapabilities')", 1, ANY,
      VERB_LIBVIRT, CPU | CTL_OPT(MAP_ONLY) | CTL_OPT(VIRTTYPE), verb_cpu_baseline,
      "the best CPU model all these hosts can run"},

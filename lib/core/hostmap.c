@@ -48,18 +48,23 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
 {
         GString *out = g_string_new(NULL);
         g_autoptr(GPtrArray) keys = ledger_keys(l);
-        g_autofree int *owner = g_new(int, MAX(t->npus, 1)); /* -1 free, -2 several, else key index */
+        g_autofree int *owner = g_new(int, MAX(t->npus, 1));  /* -1 free, -2 several, else key index */
+        g_autofree int *mark = g_new(int, MAX(keys->len, 1)); /* each key's letter; -1: it holds no CPU */
+        unsigned marks = 0;
         char a[32], b[32];
 
         for (unsigned p = 0; p < t->npus; p++)
                 owner[p] = -1;
         for (unsigned k = 0; k < keys->len; k++) {
                 const Plan *plan = ledger_lookup(l, g_ptr_array_index(keys, k));
+                mark[k] = -1;
                 for (unsigned i = 0; i < plan->nvcpus; i++) {
                         int pu = plan->vcpu_pu[i];
                         if (pu < 0 || (unsigned)pu >= t->npus)
                                 continue;
                         owner[pu] = owner[pu] == -1 || owner[pu] == (int)k ? (int)k : -2;
+                        if (mark[k] < 0)
+                                mark[k] = (int)marks++;
                 }
         }
 
@@ -92,7 +97,7 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
                                 for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
                                         char ch = owner[p] == -1   ? '.'
                                                   : owner[p] == -2 ? '+'
-                                                                   : letter((unsigned)owner[p]);
+                                                                   : letter((unsigned)mark[owner[p]]);
                                         if (owner[p] == -1 && reserved &&
                                             cpuset_has(reserved, t->pus[p].os_index))
                                                 ch = '#';
@@ -115,11 +120,16 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
         g_string_append(out,
                         "legend: [..] one core, one character per thread; . free, # reserved for the host, "
                         "+ several domains");
+        /* a domain that holds no CPU (unplaceable, floating) has no letter: nothing on the map is its */
         for (unsigned k = 0; k < keys->len; k++) {
                 const Plan *plan = ledger_lookup(l, g_ptr_array_index(keys, k));
-                g_autofree char *safe = text_safe(
-                    plan->name && *plan->name ? plan->name : (const char *)g_ptr_array_index(keys, k));
-                g_string_append_printf(out, "%s%c %s", k % 6 == 0 ? "\n  " : ", ", letter(k), safe);
+                g_autofree char *safe = NULL;
+                if (mark[k] < 0)
+                        continue;
+                safe = text_safe(plan->name && *plan->name ? plan->name
+                                                           : (const char *)g_ptr_array_index(keys, k));
+                g_string_append_printf(out, "%s%c %s", mark[k] % 6 == 0 ? "\n  " : ", ",
+                                       letter((unsigned)mark[k]), safe);
         }
         g_string_append_c(out, '\n');
         return g_string_free(out, FALSE);

@@ -122,6 +122,7 @@ source "$COMPLETION"
 
 check "verbs complete by prefix" offers "placementctl s" show status
 check "an option before the verb" offers "placementctl --json " status list plan
+check "options before the verb: any of them, as they may come first" offers "placementctl --to" --topology=
 check "options differ per verb: plan" offers "placementctl plan --" --vcpus --memory --topology --policy --trace --bus
 check "options differ per verb: topology offers no bus" sh -c '! grep -q -- --bus' < <(complete_line "placementctl topology --")
 check "--bus=VALUE" offers "placementctl status --bus=" system session
