@@ -6,15 +6,15 @@
 
 struct Ledger {
         const Topology *topology;
-        unsigned *pu_load;     /* [npus] */
-        unsigned *core_load;   /* [ncores] */
+        unsigned *pu_load;       /* [npus] */
+        unsigned *core_load;     /* [ncores] */
         unsigned *core_realtime; /* [ncores] realtime vCPUs counted on the core */
-        uint64_t *node_memory; /* [nnodes] */
-        GHashTable *domains;   /* key -> Plan*: its own */
-        const Ledger *base;    /* ledger_new_over(): domains of base not in released are held too */
-        GHashTable *released;  /* keys of base's domains released here; NULL without base */
-        uint64_t **hugepages;  /* [nnodes][node's nhugepages] bytes held in each pool, apart from memory */
-        unsigned nnodes;       /* of hugepages[]: ledger_free() may run after the topology is gone */
+        uint64_t *node_memory;   /* [nnodes] */
+        GHashTable *domains;     /* key -> Plan*: its own */
+        const Ledger *base;      /* ledger_new_over(): domains of base not in released are held too */
+        GHashTable *released;    /* keys of base's domains released here; NULL without base */
+        uint64_t **hugepages;    /* [nnodes][node's nhugepages] bytes held in each pool, apart from memory */
+        unsigned nnodes;         /* of hugepages[]: ledger_free() may run after the topology is gone */
 };
 
 Ledger *ledger_new(const Topology *t)

@@ -223,8 +223,8 @@ bool placement_request_same_asks(const PlacementRequest *a, const PlacementReque
             a->keep_emulator != b->keep_emulator || a->ncells != b->ncells ||
             a->hugepage_size != b->hugepage_size || !same_set(a->iothreads, b->iothreads) ||
             !same_set(a->kept_iothreads, b->kept_iothreads) || a->memory_own != b->memory_own ||
-            a->realtime != b->realtime || a->guest_threads != b->guest_threads || !same_set(a->emulator_cpus, b->emulator_cpus) ||
-            !a->vcpu_ids != !b->vcpu_ids ||
+            a->realtime != b->realtime || a->guest_threads != b->guest_threads ||
+            !same_set(a->emulator_cpus, b->emulator_cpus) || !a->vcpu_ids != !b->vcpu_ids ||
             (a->vcpu_ids && memcmp(a->vcpu_ids, b->vcpu_ids, sizeof(unsigned) * a->vcpus) != 0))
                 return false;
         for (unsigned i = 0; i < a->ncells; i++)
