@@ -377,9 +377,27 @@ static void iothread_note(const PlacementRequest *req, GString *s)
                                one ? "" : "s", ids, one ? "s" : "", one ? "it" : "them");
 }
 
-/* What the constraints did, appended to the reason ("" when there are none). */
-static char *constraint_note(const Topology *t, const PlacementRequest *req, const Plan *plan)
+/* Bound hugepage-backed memory beyond its nodes' free pages: said, as QEMU will not find the pages. */
+static void hugepages_short_note(const HostView *v, const PlacementRequest *req, const Plan *plan, GString *s)
 {
+        char a[32], b[32], c[32];
+
+        for (unsigned n = 0; req->hugepage_size && n < plan->nnode_memory; n++) {
+                uint64_t free_pages = ledger_node_free_hugepages(v->l, n, req->hugepage_size);
+                if (plan->node_memory[n] > free_pages)
+                        g_string_append_printf(s,
+                                               "; node %u has %s free in hugepages of %s for the %s bound "
+                                               "there: the guest's memory cannot all be backed",
+                                               v->t->nodes[n].os_index, size_format(free_pages, a, sizeof(a)),
+                                               size_format(req->hugepage_size, b, sizeof(b)),
+                                               size_format(plan->node_memory[n], c, sizeof(c)));
+        }
+}
+
+/* What the constraints did, appended to the reason ("" when there are none). */
+static char *constraint_note(const HostView *v, const PlacementRequest *req, const Plan *plan)
+{
+        const Topology *t = v->t;
         GString *s = g_string_new(NULL);
 
         if (req->allowed_cpus) {
@@ -411,6 +429,7 @@ static char *constraint_note(const Topology *t, const PlacementRequest *req, con
                                                        req->memory_mode == MEMORY_MODE_PREFERRED
                                                    ? " (preferred: its first node)"
                                                    : "");
+                hugepages_short_note(v, req, plan, s);
         }
         if (req->keep_emulator)
                 g_string_append(s, "; the emulator stays where <cputune><emulatorpin> puts it");
@@ -528,7 +547,7 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
 {
         const NodeSet *set = &v->t->nodesets->candidates[choice->rank];
         g_autofree char *where = format_nodes(v->t, plan->nodes);
-        g_autofree char *constraints = constraint_note(v->t, req, plan);
+        g_autofree char *constraints = constraint_note(v, req, plan);
         bool memnodes = req->memory_source == MEMORY_SOURCE_MEMNODE;
         for (unsigned c = 0; c < plan->ncells; c++)
                 memnodes = memnodes || !cpuset_is_empty(plan->cells[c].memory_nodes);
@@ -598,7 +617,7 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
         char a[64], b[64];
 
         if (host->usable_pus == 0 && (req->allowed_cpus || bound)) {
-                g_autofree char *note = constraint_note(v->t, req, plan);
+                g_autofree char *note = constraint_note(v, req, plan);
                 plan->reason = g_strdup_printf(
                     "no usable CPU of this host lies inside its constraints%s; nothing pinned", note);
         } else if (host->usable_pus == 0 && host->free_memory >= req->memory && params->reserved_cpus) {

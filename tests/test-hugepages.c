@@ -96,6 +96,36 @@ START_TEST(test_short_pool_is_unplaceable)
 END_TEST
 
 /* A page size no node has a pool of is unplaceable too (1 GiB pages here). */
+/* Memory the definition binds is counted where bound, whatever the pool holds; a pool too small for it is
+ * said in the reason (QEMU will not find the pages), not hidden behind "placed" */
+START_TEST(test_bound_beyond_pool_is_said)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) node0 = NULL;
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "bound",
+                                .vcpus = 1,
+                                .memory = 100 * MiB,
+                                .hugepage_size = PAGE2,
+                                .memory_source = MEMORY_SOURCE_USER,
+                                .memory_mode = MEMORY_MODE_STRICT};
+        g_autoptr(Plan) fits = NULL, beyond = NULL;
+
+        ck_assert_int_eq(cpuset_parse("0", &node0, NULL), 0);
+        req.memory_nodes = node0;
+        beyond = policy_place(t, l, &req, &params);
+        ck_assert_uint_eq(beyond->node_memory[0], 100 * MiB);
+        ck_assert_msg(strstr(beyond->reason,
+                             "node 0 has 64.0 MiB free in hugepages of 2.0 MiB for the 100.0 MiB "
+                             "bound there"),
+                      "%s", beyond->reason);
+        req.memory = 64 * MiB;
+        fits = policy_place(t, l, &req, &params);
+        ck_assert_msg(!strstr(fits->reason, "cannot all be backed"), "%s", fits->reason);
+}
+END_TEST
+
 START_TEST(test_no_pool_of_that_size)
 {
         g_autoptr(Topology) t = load();
@@ -154,6 +184,7 @@ static Suite *hugepages_suite(void)
         tcase_add_test(tc, test_kernel_default_page_size);
         tcase_add_test(tc, test_short_pool_is_unplaceable);
         tcase_add_test(tc, test_no_pool_of_that_size);
+        tcase_add_test(tc, test_bound_beyond_pool_is_said);
         tcase_add_test(tc, test_general_memory_apart_from_pools);
         tcase_add_test(tc, test_adopted_pins_keep_memory_in_pool);
         suite_add_tcase(s, tc);
