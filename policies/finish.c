@@ -378,7 +378,8 @@ static void iothread_note(const PlacementRequest *req, GString *s)
 }
 
 /* Bound hugepage-backed memory beyond its nodes' free pages: said, as QEMU will not find the pages. */
-static void hugepages_short_note(const HostView *v, const PlacementRequest *req, const Plan *plan, GString *s)
+static void hugepages_short_note(const HostView *v, const PlacementRequest *req, const Plan *plan,
+                                 GString *s)
 {
         char a[32], b[32], c[32];
 
@@ -388,7 +389,8 @@ static void hugepages_short_note(const HostView *v, const PlacementRequest *req,
                         g_string_append_printf(s,
                                                "; node %u has %s free in hugepages of %s for the %s bound "
                                                "there: the guest's memory cannot all be backed",
-                                               v->t->nodes[n].os_index, size_format(free_pages, a, sizeof(a)),
+                                               v->t->nodes[n].os_index,
+                                               size_format(free_pages, a, sizeof(a)),
                                                size_format(req->hugepage_size, b, sizeof(b)),
                                                size_format(plan->node_memory[n], c, sizeof(c)));
         }
