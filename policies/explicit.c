@@ -105,14 +105,30 @@ static bool emulator_core(const HostView *v, unsigned c)
 }
 
 /* The order cores are used in: cores under an L3 before those under none, then the most performant kind
- * first (CoreKinds=any: kinds alike), then, of one kind, cores without the user's own emulator CPUs (the
- * user keeps those for QEMU's threads). Lower is used first. */
+ * first (CoreKinds=any: kinds alike). Lower is used first. */
 static unsigned core_class(const HostView *v, unsigned c)
 {
         const TopoCore *core = &v->t->cores[c];
         unsigned rank = v->params->core_kinds == CORE_KINDS_ANY ? 0 : MIN(core->kind_rank, 0xffffu);
 
-        return (core->no_l3 ? 1u << 17 : 0) | rank << 1 | emulator_core(v, c);
+        return (core->no_l3 ? 1u << 16 : 0) | rank;
+}
+
+/* Of the n cores in sub, keeps those without the user's own emulator CPUs when they are enough for want
+ * (the user keeps those CPUs for QEMU's threads); the class was chosen without looking at them. */
+static unsigned keep_off_emulator(const HostView *v, unsigned *sub, unsigned n, unsigned want)
+{
+        unsigned plain = 0;
+
+        for (unsigned i = 0; i < n; i++)
+                plain += !emulator_core(v, sub[i]);
+        if (plain == n || plain < want)
+                return n;
+        plain = 0;
+        for (unsigned i = 0; i < n; i++)
+                if (!emulator_core(v, sub[i]))
+                        sub[plain++] = sub[i];
+        return plain;
 }
 
 /*
@@ -155,6 +171,7 @@ static unsigned pick_cores(const HostView *v, unsigned node_index, unsigned want
                 for (unsigned i = 0; i < n; i++)
                         if (cls[i] == k)
                                 sub[nsub++] = cand[i];
+                nsub = keep_off_emulator(v, sub, nsub, want - got);
                 got += take_grouped(v->t, sub, nsub, want - got, LEVEL_L3, out + got);
                 if (fits != UINT_MAX)
                         break;

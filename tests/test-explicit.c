@@ -407,11 +407,45 @@ START_TEST(test_user_emulator_core_taken_last)
 }
 END_TEST
 
+/* ... and never at the cost of the core kind: on a hybrid host (4 P-cores, 8 E-cores) 4 vCPUs with the
+ * emulator on P-core 0 still take the 4 P-cores, 3 vCPUs the 3 others */
+START_TEST(test_user_emulator_core_keeps_the_kind)
+{
+        g_autofree char *path = test_topology_path("alder-lake.xml");
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(CpuSet) emulator = NULL;
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        ck_assert_int_eq(cpuset_parse("0-1", &emulator, NULL), 0);
+        for (unsigned vcpus = 3; vcpus <= 4; vcpus++) {
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementRequest req = {.name = "d",
+                                        .vcpus = vcpus,
+                                        .memory = GiB,
+                                        .keep_emulator = true,
+                                        .emulator_cpus = emulator};
+                g_autoptr(Plan) plan = policy_place(t, l, &req, &p);
+                unsigned on_core0 = 0;
+
+                ck_assert_int_eq(plan->result, PLAN_PLACED);
+                for (unsigned i = 0; i < plan->nvcpus; i++) {
+                        const TopoCore *core = &t->cores[t->pus[plan->vcpu_pu[i]].core];
+                        ck_assert_msg(core->kind_rank == 0, "%u vCPUs: vCPU %u on an E-core", vcpus, i);
+                        on_core0 += t->pus[plan->vcpu_pu[i]].core == 0;
+                }
+                ck_assert_uint_eq(on_core0, vcpus == 4);
+        }
+}
+END_TEST
+
 static Suite *explicit_suite(void)
 {
         Suite *s = suite_create("policy: explicit");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_user_emulator_core_taken_last);
+        tcase_add_test(tc, test_user_emulator_core_keeps_the_kind);
         tcase_add_test(tc, test_core_rule);
         tcase_add_test(tc, test_even_spread);
         tcase_add_test(tc, test_alternating_two_vcpu_vms);
