@@ -1020,7 +1020,9 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         Decision *old = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
         g_autoptr(DomainSpec) live = NULL;
         g_autoptr(DomainSpec) user = NULL;
+        g_autoptr(DomainSpec) definition = NULL;
         g_autofree char *error = NULL;
+        const char *why;
         CpuSet **pins = NULL;
         PlacementRequest req;
         Decision *d;
@@ -1034,6 +1036,15 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         if (!old->plan || virt_domain_read_spec(dom, false, &live, &error) < 0) {
                 if (error)
                         log_warning("%s: %s, ignoring", old->name, error);
+                return;
+        }
+        /* a domain that opts out stays one: its pins counted again with its own memory binding, and no
+         * record written into it (placementd writes none there) */
+        if ((definition = user_spec(dom, live)) && (why = domain_spec_opt_out(definition))) {
+                ledger_release(m->ledger, uuid);
+                d = skip_opted_out(m, dom, uuid, live, definition, why);
+                log_decision(d);
+                placer_notify(m, d, d->uuid, d->name);
                 return;
         }
         nvcpus = live->vcpus;

@@ -293,6 +293,38 @@ START_TEST(test_definition_pins_are_taken)
 }
 END_TEST
 
+/* An opted-out domain whose owner re-pins a vCPU stays opted out: the reconcile counts its new pin, its
+ * memory still where its definition binds it, and writes no record into it */
+START_TEST(test_opted_out_repinned_stays_opted_out)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr own = start_domain("m-own", 1,
+                                        "<cputune><vcpupin vcpu='0' cpuset='4'/></cputune><numatune><memory "
+                                        "mode='strict' nodeset='1'/></numatune>");
+        Wait w = {m, "m-own"};
+        unsigned char map = 1u << 2; /* CPU 2, node 0 */
+        g_autoptr(DomainSpec) spec = NULL;
+        const Decision *d;
+
+        ck_assert(spin(known, &w, 3000));
+        ck_assert_int_eq(virDomainPinVcpuFlags(own, 0, &map, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "m-own");
+        ck_assert_int_eq(d->result, DECISION_SKIPPED);
+        ck_assert_msg(strstr(d->reason, "pins vCPUs itself"), "%s", d->reason);
+        ck_assert_ptr_nonnull(d->plan);
+        ck_assert_int_eq(d->plan->vcpu_pu[0], 2); /* its new pin is counted */
+        ck_assert_int_eq(ledger_lookup(manager_ledger(m), d->uuid)->vcpu_pu[0], 2);
+        ck_assert_uint_eq(d->plan->node_memory[1], 512u << 20);
+        ck_assert_uint_eq(d->plan->node_memory[0], 0);
+        ck_assert_int_eq(virt_domain_read_spec(own, false, &spec, NULL), 0);
+        ck_assert_msg(spec->decision == NULL, "placementd wrote its record into an opted-out domain");
+        virDomainDestroy(own);
+        virDomainFree(own);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_policy_per_domain)
 {
         Manager *m = new_manager(NULL);
@@ -1299,6 +1331,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_restart_adopts);
         tcase_add_test(tc, test_opt_outs);
         tcase_add_test(tc, test_definition_pins_are_taken);
+        tcase_add_test(tc, test_opted_out_repinned_stays_opted_out);
         tcase_add_test(tc, test_policy_per_domain);
         tcase_add_test(tc, test_advisory);
         tcase_add_test(tc, test_hand_pins_adopted);
