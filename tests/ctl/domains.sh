@@ -87,6 +87,11 @@ json "<vcpupin> is skipped, but its CPUs and memory are held: web goes to node 1
     'dec("vcpupin")["result"] == "skipped" and "counted as they run" in dec("vcpupin")["reason"] and
      dec("web")["result"] == "placed" and dec("web")["nodes"] == [1]'
 
+run plan --topology="$HOST" --json --domain="$D/vcpupin-hugepages.xml" web:2:512M
+json "<vcpupin> with hugepages bound to a node without a pool: skipped, its pin held, the others planned" \
+    'dec("vcpupin-hugepages")["result"] == "skipped" and dec("web")["result"] == "placed" and
+     dec("web")["nodes"] == [0]'
+
 run plan --topology="$HOST" --json web:1:512M --domain="$D/cpuset.xml" --domain="$D/iothreads.xml"
 json "--domain repeats and mixes with NAME:VCPUS:MEMORY: the files first, in order" \
     '[x["domain"] for x in d["decisions"]] == ["cpuset", "iothreads", "web"]'
