@@ -569,6 +569,22 @@ int verb_show(Ctl *c, char **args, unsigned nargs)
         return cmd_show(c, c->sd, args[0]);
 }
 
+/* text made safe inside an XML comment: terminal-safe (text_safe()), and no "--", which would end the
+ * comment and let a domain's name write XML into the snippet ("web1 --><evil/><!--") */
+static char *comment_safe(const char *text)
+{
+        g_autofree char *safe = text_safe(text);
+        GString *out = g_string_new(NULL);
+
+        for (const char *c = safe; *c; c++) {
+                if (*c == '-' && out->len && out->str[out->len - 1] == '-')
+                        g_string_append(out, "\\x2d");
+                else
+                        g_string_append_c(out, *c);
+        }
+        return g_string_free(out, FALSE);
+}
+
 /* The <cputune>/<numatune> that would hold each matching decision in the domain's definition; with
  * --json, {"snippets": [{"domain", "uuid", "xml" (null when none), "error" (null or why none)}]}. */
 static int cmd_snippet(const Ctl *o, sd_bus *bus, const char *domain)
@@ -609,7 +625,7 @@ static int cmd_snippet(const Ctl *o, sd_bus *bus, const char *domain)
                                         json_builder_add_string_value(b, error);
                                 json_builder_end_object(b);
                         } else {
-                                g_autofree char *safe = text_safe(json_get_string(d, "domain"));
+                                g_autofree char *safe = comment_safe(json_get_string(d, "domain"));
                                 printf("<!-- %s: %s -->\n", safe,
                                        xml ? "what its definition needs to hold this decision from its start"
                                            : error);

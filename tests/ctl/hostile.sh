@@ -34,6 +34,23 @@ echo '{"decisions": []}' >"$ANSWER"
 FAKE_PID=$!
 must "the stand-in owns org.placementd1" wait_for 10 grep -q '^ready' "$TMP/fake.out"
 
+# snippet_clean FILE: no element from the answer outside comments, no "--" inside one (it would end it);
+# with --json, in the "xml" members (the names are JSON strings there)
+snippet_clean() {
+    python3 - "$1" <<'PY'
+import json, re, sys
+text = open(sys.argv[1], encoding="utf-8", errors="replace").read()
+try:
+    xmls = [s["xml"] or "" for s in json.loads(text)["snippets"]]
+except (ValueError, KeyError, TypeError):
+    xmls = [text]
+for x in xmls:
+    comments = re.findall(r"<!--(.*?)-->", x, re.S)
+    if any("--" in c for c in comments) or "<evil" in re.sub(r"<!--.*?-->", "", x, flags=re.S):
+        sys.exit(1)
+PY
+}
+
 # answer NAME JSON: every reading verb on this answer; no signal, no critical, no raw control character
 answer() {
     local name=$1 verb bad
@@ -46,7 +63,7 @@ answer() {
         grep -q 'CRITICAL\|WARNING' "$ERR" && bad="${bad:+$bad; }$(head -c 200 "$ERR")"
         LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$OUT" && bad="${bad:+$bad; }a control character in its output"
         LC_ALL=C grep -q $'\xc2[\x80-\x9f]\|\xe2\x80[\xaa-\xae]' "$OUT" && bad="${bad:+$bad; }a C1 control or bidi override in its output"
-        [[ $verb == *snippet* ]] && grep -q '<evil' "$OUT" && bad="${bad:+$bad; }XML from the answer in a snippet"
+        [[ $verb == *snippet* ]] && ! snippet_clean "$OUT" && bad="${bad:+$bad; }XML from the answer in a snippet"
         result "$name: placementctl $verb (rc $RC)${bad:+: $bad}" "$([ -z "$bad" ]; echo $?)"
     done
 }
@@ -67,4 +84,7 @@ answer "XML in pins" \
     '{"decisions":[{"domain":"web1","uuid":"u","result":"placed","vcpu_pins":["0'"'"'/><evil/>"],
       "memory_nodes":"0'"'"'/><evil/>","emulator_pin":"1'"'"'/><evil/>","iothreads":"1","iothread_pin":"<evil/>",
       "memory_binding":"applied"}]}'
+answer "a name that would close the snippet's comment" \
+    '{"decisions":[{"domain":"web1 --><evil/><!--","uuid":"u","result":"placed","vcpu_pins":["0"],
+      "memory_nodes":"0","memory_binding":"applied"}]}'
 answer "not JSON" 'this is not JSON'
