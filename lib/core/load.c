@@ -51,8 +51,9 @@ static int check_sample(const double *vcpu_busy, unsigned nvcpus, double host_bu
 static double smooth(double old, double x, double interval_sec, LoadSmoothing sm)
 {
         double half_life = x > old ? sm.rise_sec : sm.fall_sec;
+        double v = round((old + (1.0 - exp2(-interval_sec / half_life)) * (x - old)) * 1e9) / 1e9;
 
-        return round((old + (1.0 - exp2(-interval_sec / half_life)) * (x - old)) * 1e9) / 1e9;
+        return v < 1e-6 ? 0 : v; /* a fall ends at 0, not stuck on the last billionth */
 }
 
 /* True when at least half of a sample of interval_sec that follows the warm-up samples seen so far still
