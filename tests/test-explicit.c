@@ -379,26 +379,31 @@ START_TEST(test_overcommit_node_unreachable_from_itself)
 }
 END_TEST
 
+/* A domain of vcpus whose definition pins its emulator to emulator, placed on an empty host: placed. */
+static Plan *place_emulator_pinned(const Topology *t, unsigned vcpus, const CpuSet *emulator)
+{
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {
+            .name = "d", .vcpus = vcpus, .memory = GiB, .keep_emulator = true, .emulator_cpus = emulator};
+        Plan *plan = policy_place(t, l, &req, &p);
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        return plan;
+}
+
 /* The user's own <emulatorpin> CPUs: the vCPUs take a node's other cores first, and that core only when
  * the node has no other (still placed, never pushed to another node for it) */
 START_TEST(test_user_emulator_core_taken_last)
 {
         g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
-        PlacementParams p = test_params(POLICY_EXPLICIT);
         g_autoptr(CpuSet) emulator = NULL;
 
         ck_assert_int_eq(cpuset_parse("0-1", &emulator, NULL), 0);
         for (unsigned vcpus = 1; vcpus <= 4; vcpus++) {
-                g_autoptr(Ledger) l = ledger_new(t);
-                PlacementRequest req = {.name = "d",
-                                        .vcpus = vcpus,
-                                        .memory = GiB,
-                                        .keep_emulator = true,
-                                        .emulator_cpus = emulator};
-                g_autoptr(Plan) plan = policy_place(t, l, &req, &p);
+                g_autoptr(Plan) plan = place_emulator_pinned(t, vcpus, emulator);
                 unsigned on_core0 = 0;
 
-                ck_assert_int_eq(plan->result, PLAN_PLACED);
                 for (unsigned i = 0; i < plan->nvcpus; i++)
                         on_core0 += t->pus[plan->vcpu_pu[i]].core == 0;
                 ck_assert_msg(on_core0 == (vcpus == 4), "%u vCPUs: %u on the emulator's core", vcpus,
@@ -415,21 +420,13 @@ START_TEST(test_user_emulator_core_keeps_the_kind)
         g_autofree char *error = NULL;
         g_autoptr(Topology) t = NULL;
         g_autoptr(CpuSet) emulator = NULL;
-        PlacementParams p = test_params(POLICY_EXPLICIT);
 
         ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
         ck_assert_int_eq(cpuset_parse("0-1", &emulator, NULL), 0);
         for (unsigned vcpus = 3; vcpus <= 4; vcpus++) {
-                g_autoptr(Ledger) l = ledger_new(t);
-                PlacementRequest req = {.name = "d",
-                                        .vcpus = vcpus,
-                                        .memory = GiB,
-                                        .keep_emulator = true,
-                                        .emulator_cpus = emulator};
-                g_autoptr(Plan) plan = policy_place(t, l, &req, &p);
+                g_autoptr(Plan) plan = place_emulator_pinned(t, vcpus, emulator);
                 unsigned on_core0 = 0;
 
-                ck_assert_int_eq(plan->result, PLAN_PLACED);
                 for (unsigned i = 0; i < plan->nvcpus; i++) {
                         const TopoCore *core = &t->cores[t->pus[plan->vcpu_pu[i]].core];
                         ck_assert_msg(core->kind_rank == 0, "%u vCPUs: vCPU %u on an E-core", vcpus, i);

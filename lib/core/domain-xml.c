@@ -567,22 +567,16 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 p->in_dimm = model && strcmp(model, "dimm") == 0;
                 p->dimm_bytes = 0;
                 p->dimm_node = -1;
-        } else if (p->in_dimm && in_path(p, "target", "size") && p->stack->len == 5) {
-                if (domain_xml_unit_multiplier(attr(names, values, "unit"), &p->dimm_unit) < 0) {
+        } else if ((p->in_dimm || p->in_pmem) && in_path(p, "target", "size") && p->stack->len == 5) {
+                if (domain_xml_unit_multiplier(attr(names, values, "unit"),
+                                               p->in_dimm ? &p->dimm_unit : &p->pmem_unit) < 0) {
                         g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
                                     "unknown memory unit '%s'", attr(names, values, "unit"));
                         return;
                 }
-                p->text = TEXT_DIMM_SIZE;
+                p->text = p->in_dimm ? TEXT_DIMM_SIZE : TEXT_PMEM_SIZE;
         } else if (p->in_dimm && in_path(p, "target", "node") && p->stack->len == 5) {
                 p->text = TEXT_DIMM_NODE;
-        } else if (p->in_pmem && in_path(p, "target", "size") && p->stack->len == 5) {
-                if (domain_xml_unit_multiplier(attr(names, values, "unit"), &p->pmem_unit) < 0) {
-                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
-                                    "unknown memory unit '%s'", attr(names, values, "unit"));
-                        return;
-                }
-                p->text = TEXT_PMEM_SIZE;
         } else if (in_path(p, "cputune", "vcpupin") && p->stack->len == 3) {
                 s->has_vcpupin = true;
                 add_vcpupin(s, names, values);
