@@ -354,6 +354,20 @@ static int cmd_list(const Ctl *o, sd_bus *bus)
         return EXIT_OK;
 }
 
+/* The daemon's multi-line text, each line made terminal-safe (text_safe()): a hostile daemon's escape
+ * sequence or carriage return does not reach the terminal, its line breaks do. */
+static void print_text_safe(const char *text)
+{
+        g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+
+        for (char **line = lines; *line; line++) {
+                g_autofree char *safe = text_safe(*line);
+                fputs(safe, stdout);
+                if (line[1])
+                        fputc('\n', stdout);
+        }
+}
+
 static int cmd_text(const Ctl *o, sd_bus *bus, const char *method, const char *domain)
 {
         g_autoptr(sd_bus_message) reply = NULL;
@@ -371,7 +385,7 @@ static int cmd_text(const Ctl *o, sd_bus *bus, const char *method, const char *d
                         if (o->json) {
                                 print_json_text("text", text, -1);
                         } else {
-                                fputs(text, stdout);
+                                print_text_safe(text);
                         }
                 }
         }

@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A hostile stand-in for placementd on a private bus (tests/ctl/hostile.sh): owns org.placementd1 and
- * answers GetDecisionsJSON with the text of FILE, read again at each call, so that the client can be fed
- * answers of the wrong shape. Prints "ready" once it owns the name.
+ * answers GetDecisionsJSON, Explain, GetHostMap and GetStatus with the text of FILE, read again at each
+ * call, so that the client can be fed answers of the wrong shape. Prints "ready" once it owns the name.
  *   fake-daemon ADDRESS FILE
  */
 #include <glib.h>
@@ -24,6 +24,9 @@ static int get_decisions(sd_bus_message *m, void *userdata, sd_bus_error *error)
 static const sd_bus_vtable vtable[] = {
     SD_BUS_VTABLE_START(0),
     SD_BUS_METHOD("GetDecisionsJSON", "s", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD("Explain", "s", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD("GetHostMap", "", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD("GetStatus", "", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_VTABLE_END,
 };
 

@@ -55,7 +55,7 @@ PY
 answer() {
     local name=$1 verb bad
     printf '%s\n' "$2" >"$ANSWER"
-    for verb in list "show web1" "snippet web1" "--json snippet web1"; do
+    for verb in list "show web1" "snippet web1" "--json snippet web1" "explain web1" map status; do
         # shellcheck disable=SC2086 # the verb's words
         run "$CTL" --bus-address="$BUS_ADDR" $verb
         bad=
@@ -87,4 +87,5 @@ answer "XML in pins" \
 answer "a name that would close the snippet's comment" \
     '{"decisions":[{"domain":"web1 --><evil/><!--","uuid":"u","result":"placed","vcpu_pins":["0"],
       "memory_nodes":"0","memory_binding":"applied"}]}'
+answer "raw control bytes in text answers (explain, map, status)" $'node 0\e[2J\rforged\xc2\x9b2J\nnext line'
 answer "not JSON" 'this is not JSON'
