@@ -145,12 +145,6 @@ static unsigned guest_threads(const PlacementRequest *req, bool by_core)
         return by_core && req && req->guest_threads > 1 ? req->guest_threads : 1;
 }
 
-/* libvirt's id of the plan's vCPU i. */
-static unsigned vcpu_id(const PlacementRequest *req, unsigned i)
-{
-        return req && req->vcpu_ids ? req->vcpu_ids[i] : i;
-}
-
 typedef struct OrderKey {
         unsigned group, thread, index;
 } OrderKey;
@@ -170,15 +164,16 @@ static int compare_order(const void *a, const void *b)
  * that declares SMT threads has, in each group, the first thread of every guest core before the second:
  * its cores spread over the host's cores before any of them doubles up.
  */
-static unsigned *assign_order(const PlacementRequest *req, unsigned nvcpus, bool by_load, unsigned threads)
+static unsigned *assign_order(const PlacementRequest *req, const Plan *plan, bool by_load, unsigned threads)
 {
+        unsigned nvcpus = plan->nvcpus;
         g_autofree OrderKey *keys = g_new(OrderKey, MAX(nvcpus, 1));
         unsigned *order = g_new(unsigned, MAX(nvcpus, 1));
 
         for (unsigned i = 0; i < nvcpus; i++)
                 keys[i] = (OrderKey){
                     .group = by_load && vcpu_busy(req, i) < LOAD_BUSY_THRESHOLD,
-                    .thread = vcpu_id(req, i) % threads,
+                    .thread = plan_vcpu_id(plan, i) % threads,
                     .index = i,
                 };
         qsort(keys, nvcpus, sizeof(*keys), compare_order);
@@ -266,7 +261,7 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
         g_autofree unsigned *node_best = g_new(unsigned, MAX(n, 1));
         g_autofree int *vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
         unsigned threads = guest_threads(v->req, ops->overcommit_by_core);
-        g_autofree unsigned *order = assign_order(v->req, plan->nvcpus, by_load, threads);
+        g_autofree unsigned *order = assign_order(v->req, plan, by_load, threads);
         /* the host core of each guest core's first placed thread, by guest core (libvirt id / threads) */
         g_autofree int *guest_core_at = NULL;
         unsigned npus = 0;
@@ -306,7 +301,7 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
         if (threads > 1) {
                 unsigned guest_cores = 0;
                 for (unsigned i = 0; i < plan->nvcpus; i++)
-                        guest_cores = MAX(guest_cores, vcpu_id(v->req, i) / threads + 1);
+                        guest_cores = MAX(guest_cores, plan_vcpu_id(plan, i) / threads + 1);
                 guest_core_at = g_new(int, MAX(guest_cores, 1));
                 for (unsigned i = 0; i < guest_cores; i++)
                         guest_core_at[i] = -1;
@@ -332,11 +327,12 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                         }
                 best = a.pus[node_best[best_node]];
                 if (guest_core_at)
-                        best = sibling_pu(&a, &k, nodes, n, vcpu_node[vcpu],
-                                          guest_core_at[vcpu_id(v->req, vcpu) / threads], best, &best_node);
+                        best =
+                            sibling_pu(&a, &k, nodes, n, vcpu_node[vcpu],
+                                       guest_core_at[plan_vcpu_id(plan, vcpu) / threads], best, &best_node);
                 c = t->pus[best].core;
-                if (guest_core_at && guest_core_at[vcpu_id(v->req, vcpu) / threads] < 0)
-                        guest_core_at[vcpu_id(v->req, vcpu) / threads] = (int)c;
+                if (guest_core_at && guest_core_at[plan_vcpu_id(plan, vcpu) / threads] < 0)
+                        guest_core_at[plan_vcpu_id(plan, vcpu) / threads] = (int)c;
                 node = t->cores[c].node;
                 plan->vcpu_pu[vcpu] = (int)best;
                 a.pu_load[best]++;
