@@ -3,6 +3,7 @@
 
 /* The manager's state, shared by manager.c (connection, events, reconcile) and placer.c (one domain). */
 
+#include "domain-request.h"
 #include "domain-xml.h"
 #include "load-monitor.h"
 #include "manager.h"
@@ -84,7 +85,7 @@ typedef struct PlacerRequest {
         PlacementRequest req;
         PlacementParams params;
         DomainSpec *live, *user; /* what req points into */
-        PlacementCell *cells;    /* req.cells, when the user defines guest cells */
+        RequestShape shape;      /* what req's guest cells and device localities point into */
 } PlacerRequest;
 void placer_request_free(PlacerRequest *r);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(PlacerRequest, placer_request_free)

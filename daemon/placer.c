@@ -780,11 +780,13 @@ static Decision *skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, 
 {
         PlacementParams params = params_for(m, user, live->name);
         PlacementRequest req = domain_request(user, live);
-        g_autofree PlacementCell *cells =
-            domain_request_shape(live, topology_default_hugepage_size(m->topology), &req);
-        CpuSet **pins = hand_pins(m, dom, live, req.allowed_cpus);
+        g_auto(RequestShape) shape = {0};
+        CpuSet **pins;
         g_autofree char *reason = NULL;
         Plan *occupied;
+
+        domain_request_shape(live, m->topology, &req, &shape);
+        pins = hand_pins(m, dom, live, req.allowed_cpus);
 
         if (!pins)
                 return skip(m, uuid, live, why, NULL);
@@ -897,7 +899,7 @@ void placer_request_free(PlacerRequest *r)
                 return;
         domain_spec_free(r->live);
         domain_spec_free(r->user);
-        g_free(r->cells);
+        request_shape_clear(&r->shape);
         g_free(r);
 }
 
@@ -929,7 +931,7 @@ PlacerRequest *placer_request(Manager *m, virDomainPtr dom)
                 return NULL;
         r->params = params_for(m, r->user, r->live->name);
         r->req = domain_request(r->user, r->live);
-        r->cells = domain_request_shape(r->live, topology_default_hugepage_size(m->topology), &r->req);
+        domain_request_shape(r->live, m->topology, &r->req, &r->shape);
         add_load(m, virt_domain_uuid(dom, uuid), &r->req);
         r->req.memory_own = own_binding(m, uuid, &r->req);
         return g_steal_pointer(&r);
@@ -958,7 +960,7 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
         g_autoptr(DomainSpec) live = NULL;
         g_autoptr(DomainSpec) user = NULL;
         g_autofree char *error = NULL;
-        g_autofree PlacementCell *cells = NULL;
+        g_auto(RequestShape) shape = {0};
         PlacementParams params;
         PlacementRequest req;
         const char *why;
@@ -995,7 +997,7 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
                 return skip_opted_out(m, dom, uuid, live, user, why);
         params = params_for(m, user, live->name);
         req = domain_request(user, live);
-        cells = domain_request_shape(live, topology_default_hugepage_size(m->topology), &req);
+        domain_request_shape(live, m->topology, &req, &shape);
         add_load(m, uuid, &req);
         if (!ours && (d = found_running(m, dom, uuid, live, &req, &params, origin)))
                 return d;

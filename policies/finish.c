@@ -396,6 +396,34 @@ static void hugepages_short_note(const HostView *v, const PlacementRequest *req,
         }
 }
 
+/* Where the plan stands to the PCI devices the domain passes through: near those whose nodes it has. */
+static void device_note(const HostView *v, const PlacementRequest *req, const Plan *plan, GString *s)
+{
+        g_autoptr(CpuSet) near = cpuset_new(), away = cpuset_new();
+        g_autofree char *near_list = NULL, *away_list = NULL;
+        unsigned nnear, naway;
+
+        if (!req->device_nodes || plan->result == PLAN_UNPLACEABLE)
+                return;
+        CPUSET_FOREACH (n, req->device_nodes)
+                cpuset_add(cpuset_has(plan->nodes, (unsigned)n) ? near : away, v->t->nodes[n].os_index);
+        near_list = cpuset_format(near);
+        away_list = cpuset_format(away);
+        nnear = cpuset_count(near);
+        naway = cpuset_count(away);
+        if (!naway)
+                g_string_append_printf(s, "; near its PCI devices (node%s %s)", nnear == 1 ? "" : "s",
+                                       near_list);
+        else if (nnear)
+                g_string_append_printf(s,
+                                       "; near its PCI devices on node%s %s, away from those on node%s %s",
+                                       nnear == 1 ? "" : "s", near_list, naway == 1 ? "" : "s", away_list);
+        else
+                g_string_append_printf(
+                    s, "; away from its PCI devices (node%s %s)%s", naway == 1 ? "" : "s", away_list,
+                    plan->result == PLAN_PLACED ? ": no equally near set with them has room" : "");
+}
+
 /* What the constraints did, appended to the reason ("" when there are none). */
 static char *constraint_note(const HostView *v, const PlacementRequest *req, const Plan *plan)
 {
@@ -436,6 +464,7 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
         if (req->keep_emulator)
                 g_string_append(s, "; the emulator stays where <cputune><emulatorpin> puts it");
         iothread_note(req, s);
+        device_note(v, req, plan, s);
         return g_string_free(s, FALSE);
 }
 

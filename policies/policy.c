@@ -19,12 +19,41 @@
 
 #include <string.h>
 
-/* The walk once more, with guest cells allowed to split: the candidates of the first walk are dropped. */
-static bool set_search_room_again(SetSearch *s, Plan *plan, SetChoice *out)
+/*
+ * The walk for a set with room, first with guest cells whole, then split. With PCI devices, of the sets as
+ * near as the one chosen without them (their group), one with a node local to a device wins: a device's
+ * node never costs a vCPU its core, nor the guest a wider or further set. The candidates kept are those of
+ * the walk that chose. Leaves s walking anywhere with cells allowed to split (what overcommit looks at).
+ */
+static bool search_room(SetSearch *s, const PlacementRequest *req, Plan *plan, SetChoice *out)
 {
+        bool cells = s->cells_whole, found = false;
+
+        for (unsigned pass = 0; pass < (cells ? 2u : 1u) && !found; pass++) {
+                SetChoice near;
+
+                s->cells_whole = cells && pass == 0;
+                g_ptr_array_set_size(plan->candidates, 0);
+                found = set_search_room(s, plan, out);
+                if (!found || !req->device_nodes ||
+                    set_near(s->table, &s->table->candidates[out->rank], req->device_nodes))
+                        continue;
+                s->near = req->device_nodes;
+                s->max_group = (int)s->table->candidates[out->rank].group;
+                g_ptr_array_set_size(plan->candidates, 0);
+                if (set_search_room(s, plan, &near)) {
+                        *out = near;
+                } else { /* the candidates of the walk that chose */
+                        s->near = NULL;
+                        s->max_group = -1;
+                        g_ptr_array_set_size(plan->candidates, 0);
+                        set_search_room(s, plan, out);
+                }
+                s->near = NULL;
+                s->max_group = -1;
+        }
         s->cells_whole = false;
-        g_ptr_array_set_size(plan->candidates, 0);
-        return set_search_room(s, plan, out);
+        return found;
 }
 
 /* One row per policy: what it decides, by kind. */
@@ -215,10 +244,8 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
         }
         set_search_init(&search, &v, ops, req->vcpus, bound ? 0 : req->memory);
         search.cells_whole = plan->ncells > 0;
-        if (set_search_room(&search, plan, &choice))
+        if (search_room(&search, req, plan, &choice))
                 plan->result = PLAN_PLACED;
-        else if (search.cells_whole && set_search_room_again(&search, plan, &choice))
-                plan->result = PLAN_PLACED; /* room, but only by splitting a cell */
         else if (load_overcommit_applies(&v, ops->overcommit_by_core)
                      ? overcommit_search_by_load(&v, ops, req->vcpus, bound ? 0 : req->memory, plan, &choice)
                      : overcommit_search_counted(&v, ops, &search, plan, &choice))

@@ -138,6 +138,16 @@ static CpuSet *nodes_os(const Topology *t, const unsigned *nodes, unsigned n)
         return s;
 }
 
+bool set_near(const NodeSetTable *table, const NodeSet *set, const CpuSet *near)
+{
+        const unsigned *members = nodeset_members(table, set);
+
+        for (unsigned i = 0; i < set->nnodes; i++)
+                if (cpuset_has(near, members[i]))
+                        return true;
+        return false;
+}
+
 void keep_candidate(const HostView *v, Plan *plan, unsigned rank, const NodeSet *set, const SetLoad *load,
                     bool qualifies, bool always)
 {
@@ -238,8 +248,13 @@ void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsi
         const NodeSetTable *table = t->nodesets;
         g_autoptr(CpuSet) reachable = cpuset_new();
 
-        *s = (SetSearch){
-            .v = v, .ops = ops, .table = table, .vcpus = vcpus, .wanted = vcpus, .memory = memory};
+        *s = (SetSearch){.v = v,
+                         .ops = ops,
+                         .table = table,
+                         .vcpus = vcpus,
+                         .wanted = vcpus,
+                         .memory = memory,
+                         .max_group = -1};
         for (unsigned n = 0; n < t->nnodes && n < 32; n++)
                 if (v->node_allowed[n])
                         s->allowed_mask |= UINT32_C(1) << n;
@@ -282,7 +297,8 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                 SetLoad load;
                 bool qualifies;
 
-                if (group >= 0 && set->group != (unsigned)group)
+                if ((group >= 0 && set->group != (unsigned)group) ||
+                    (s->max_group >= 0 && set->group > (unsigned)s->max_group))
                         break;
                 if (seen == POLICY_KEEP_CANDIDATES) {
                         rank_iter_done(&it);
@@ -291,7 +307,7 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                         if (!set_sums_may_fit(&s->sums, set, s->vcpus, s->memory))
                                 continue;
                 }
-                if (!set_inside(s->v, set, s->allowed_mask))
+                if (!set_inside(s->v, set, s->allowed_mask) || (s->near && !set_near(table, set, s->near)))
                         continue;
                 load = set_sums_get(&s->sums, set);
                 qualifies = load.free_memory >= s->memory && load.capacity >= s->vcpus;

@@ -75,6 +75,11 @@ typedef struct SetSearch {
          * per busy vCPU beyond its calm cores (at most SET_BUSY_CORES_COMPARED), run least wins. NULL
          * otherwise. */
         const NodeBusyCores *node_busy;
+        /* node indexes a set must have one of to qualify (PlacementRequest.device_nodes); NULL: none */
+        const CpuSet *near;
+        /* the walk stops past this group (NodeSet.group): no set further than the one a walk without
+         * near chose; -1: no limit */
+        int max_group;
 } SetSearch;
 
 /* The set a search settled on. */
@@ -191,6 +196,9 @@ static inline bool set_inside(const HostView *v, const NodeSet *set, uint32_t al
                         return false;
         return true;
 }
+
+/* Whether set has one of the nodes in near (node indexes). */
+bool set_near(const NodeSetTable *table, const NodeSet *set, const CpuSet *near);
 
 /* Keeps set on plan for explain, unless plan keeps enough already and always is false. */
 void keep_candidate(const HostView *v, Plan *plan, unsigned rank, const NodeSet *set, const SetLoad *load,

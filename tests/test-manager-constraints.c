@@ -233,6 +233,30 @@ START_TEST(test_guest_cells_pinned_per_node)
 }
 END_TEST
 
+/* A guest that passes a host NIC through (an SR-IOV VF as <interface type='hostdev'>) runs on the NIC's
+ * node, read from the live definition and the host's PCI locality; a plain guest still takes node 0. */
+START_TEST(test_pci_device_node)
+{
+        g_autofree char *topology = test_topology_path("two-node-pci.xml");
+        Manager *m = fixture_manager_new(base, topology, NULL);
+        virDomainPtr nic =
+            start("c-nic", 2, NULL,
+                  "<devices><interface type='hostdev' managed='yes'><source><address type='pci' "
+                  "domain='0x0000' bus='0xaf' slot='0x00' function='0x0'/></source>"
+                  "</interface></devices>");
+        g_autoptr(CpuSet) node1 = set_of("4-7");
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-nic"));
+        d = manager_lookup(m, "c-nic");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        assert_live_pins_inside(nic, 2, node1);
+        ck_assert_msg(strstr(d->reason, "near its PCI devices (node 1)"), "%s", d->reason);
+        stop(nic);
+        free_manager(m);
+}
+END_TEST
+
 /* Hugepage-backed memory on a host without hugepage pools: unplaceable, never counted in general memory. */
 START_TEST(test_hugepages_without_pool)
 {
@@ -603,6 +627,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_replace_keeps_vcpus_with_memory);
         tcase_add_test(tc, test_guest_cells_pinned_per_node);
         tcase_add_test(tc, test_hugepages_without_pool);
+        tcase_add_test(tc, test_pci_device_node);
         tcase_add_test(tc, test_iothreads_pinned_user_pin_stands);
         tcase_add_test(tc, test_own_iothread_pins_without_snapshot);
         tcase_add_test(tc, test_own_emulator_pin_without_snapshot);

@@ -20,26 +20,35 @@
         "<numatune><memory mode='strict' nodeset='0'/></numatune>"                                          \
         "<os><type>hvm</type></os></domain>"
 
+#define HOSTDEV(bus)                                                                                        \
+        "<hostdev mode='subsystem' type='pci'><source><address domain='0' bus='" bus                        \
+        "' slot='0' function='0'/></source></hostdev>"
+
 /* One read of xml: its request (pointing into the spec and the cells kept here). */
 typedef struct Read {
         DomainSpec *spec;
-        PlacementCell *cells;
+        RequestShape shape;
         PlacementRequest req;
 } Read;
+
+/* A host whose PCI devices have a locality: 0000:17:00.0 on node 0, 0000:af:00.0 on node 1. */
+static Topology *host;
 
 static void read_xml(Read *r, const char *xml)
 {
         g_autofree char *error = NULL;
 
+        if (!host)
+                host = test_topology_load("xeon-2s-pci.xml");
         ck_assert_msg(domain_xml_parse(xml, &r->spec, &error) == 0, "%s", error);
         r->req = domain_request(r->spec, r->spec);
-        r->cells = domain_request_shape(r->spec, 2 << 20, &r->req);
+        domain_request_shape(r->spec, host, &r->req, &r->shape);
 }
 
 static void read_clear(Read *r)
 {
         domain_spec_free(r->spec);
-        g_free(r->cells);
+        request_shape_clear(&r->shape);
 }
 
 /* BASE with its first occurrence of from replaced by to. */
@@ -88,6 +97,7 @@ START_TEST(test_each_change_differs)
             {"cell memory", "cpus='0-1' memory='1024'", "cpus='0-1' memory='512'"},
             {"hugepage size", "<hugepages/>", "<hugepages><page size='1' unit='GiB'/></hugepages>"},
             {"no hugepages", "<memoryBacking><hugepages/></memoryBacking>", ""},
+            {"a PCI device", "<os>", "<devices>" HOSTDEV("0xaf") "</devices><os>"},
         };
         Read a = {0};
 
@@ -112,6 +122,31 @@ START_TEST(test_each_change_differs)
                 read_clear(&b);
         }
         read_clear(&a);
+}
+END_TEST
+
+/* Devices ask by where they are: a second device on the first one's node asks the same, one on the
+ * other node does not, nor does a device that moved there. */
+START_TEST(test_device_localities)
+{
+        g_autofree char *one = edited("<os>", "<devices>" HOSTDEV("0x17") "</devices><os>");
+        g_autofree char *two = edited(
+            "<os>", "<devices>" HOSTDEV("0x17") "<interface type='hostdev'><source>"
+                                                "<address type='pci' domain='0x0000' bus='0x17' slot='0x02' "
+                                                "function='0x0'/></source></interface></devices><os>");
+        g_autofree char *moved = edited("<os>", "<devices>" HOSTDEV("0xaf") "</devices><os>");
+        Read a = {0}, b = {0}, c = {0};
+
+        read_xml(&a, one);
+        read_xml(&b, two);
+        read_xml(&c, moved);
+        ck_assert_uint_eq(b.spec->pci_devices->len, 2);
+        ck_assert_uint_eq(cpuset_count(b.req.device_nodes), 1);
+        ck_assert(placement_request_same_asks(&a.req, &b.req));
+        ck_assert(!placement_request_same_asks(&a.req, &c.req));
+        read_clear(&a);
+        read_clear(&b);
+        read_clear(&c);
 }
 END_TEST
 
@@ -151,6 +186,7 @@ static Suite *request_same_suite(void)
         tcase_add_test(tc, test_same_read_same_asks);
         tcase_add_test(tc, test_each_change_differs);
         tcase_add_test(tc, test_online_vcpu_ids_differ);
+        tcase_add_test(tc, test_device_localities);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -8,6 +8,7 @@
 #include <unistd.h>
 
 #include "nodesets.h"
+#include "pci.h"
 #include "test-util.h"
 #include "topology-load.h"
 #include "topology.h"
@@ -258,6 +259,38 @@ START_TEST(test_xml_same_as_synthetic)
         g_autoptr(Topology) x = load_fixture("two-node-smt.xml");
 
         assert_same(s, x);
+}
+END_TEST
+
+/* PCI devices keep the locality of the CPU-side object above them; one local to the whole machine has none.
+ */
+START_TEST(test_pci_locality)
+{
+        g_autoptr(Topology) t = load_fixture("xeon-2s-pci.xml");
+        g_autoptr(Topology) s = load_ok(HOST_2X16X2);
+        static const struct {
+                uint32_t domain;
+                unsigned bus, slot, function;
+                const char *nodes;
+        } want[] = {
+            {0, 0x17, 0, 0, "0"},     {0, 0x17, 0, 1, "0"},  {0, 0x17, 2, 0, "0"},
+            {0, 0x3b, 0, 0, "1"},     {0, 0xaf, 0, 0, "1"},  {0, 0xd8, 0, 0, "1"},
+            {0, 0x00, 0x17, 0, NULL}, {0, 0x17, 0, 2, NULL}, {1, 0x17, 0, 0, NULL},
+        };
+
+        ck_assert_uint_eq(t->npci, 6);
+        for (unsigned i = 0; i < G_N_ELEMENTS(want); i++) {
+                const CpuSet *nodes = topology_pci_nodes(
+                    t, pci_address(want[i].domain, want[i].bus, want[i].slot, want[i].function));
+                if (!want[i].nodes) {
+                        ck_assert_ptr_null(nodes);
+                        continue;
+                }
+                ck_assert_ptr_nonnull(nodes);
+                assert_cpus(nodes, want[i].nodes);
+        }
+        ck_assert_uint_eq(s->npci, 0);
+        ck_assert_ptr_null(topology_pci_nodes(s, pci_address(0, 0x17, 0, 0)));
 }
 END_TEST
 
@@ -961,6 +994,7 @@ static Suite *topology_suite(void)
         tcase_add_test(load, test_big_hosts_xml);
         tcase_add_test(load, test_xml_bitmap_text);
         tcase_add_test(load, test_xml_hwloc_3);
+        tcase_add_test(load, test_pci_locality);
         suite_add_tcase(s, load);
 
         tcase_add_test(odd, test_memory_only_fixture);

@@ -235,7 +235,7 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
 {
         PlacementRequest req = {.name = e->name, .vcpus = e->vcpus, .memory = e->memory};
         const char *why = e->domain ? domain_spec_opt_out(e->domain) : NULL;
-        g_autofree PlacementCell *cells = NULL;
+        g_auto(RequestShape) shape = {0};
         Plan *plan;
 
         if (ledger_lookup(ledger, e->name) || g_hash_table_contains(skipped, e->name)) {
@@ -249,7 +249,7 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
                 if (e->domain && e->domain->vcpupins && e->domain->vcpupins->len) {
                         /* as the daemon: the pins its definition makes are taken, and its memory */
                         req = domain_request(e->domain, e->domain);
-                        cells = domain_request_shape(e->domain, topology_default_hugepage_size(t), &req);
+                        domain_request_shape(e->domain, t, &req, &shape);
                         plan = definition_pins_plan(t, config, ledger, &req, e->domain);
                         if (ledger_commit(ledger, e->name, plan) < 0) {
                                 fprintf(stderr, "placementctl %s: %s: its pins do not fit the host\n",
@@ -263,7 +263,7 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
         }
         if (e->domain) {
                 req = domain_request(e->domain, e->domain);
-                cells = domain_request_shape(e->domain, topology_default_hugepage_size(t), &req);
+                domain_request_shape(e->domain, t, &req, &shape);
         }
         plan = policy_place(t, ledger, &req, &config->placement);
         decision_json_add_members(b, t, plan, explain);

@@ -54,28 +54,50 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
         return req;
 }
 
-PlacementCell *domain_request_shape(const DomainSpec *live, uint64_t default_hugepage_size,
-                                    PlacementRequest *req)
+void request_shape_clear(RequestShape *shape)
 {
-        PlacementCell *cells = NULL;
+        g_clear_pointer(&shape->cells, g_free);
+        g_clear_pointer(&shape->devices, cpuset_free);
+}
 
+/* The nodes local to the domain's PCI devices into shape->devices and req. */
+static void request_devices(const DomainSpec *live, const Topology *t, PlacementRequest *req,
+                            RequestShape *shape)
+{
+        for (unsigned i = 0; live->pci_devices && i < live->pci_devices->len; i++) {
+                const CpuSet *nodes = topology_pci_nodes(t, g_array_index(live->pci_devices, uint64_t, i));
+
+                if (!nodes)
+                        continue;
+                if (!shape->devices)
+                        shape->devices = cpuset_new();
+                cpuset_union(shape->devices, nodes);
+        }
+        req->device_nodes = shape->devices;
+}
+
+void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRequest *req,
+                          RequestShape *shape)
+{
+        *shape = (RequestShape){0};
         if (live->hugepages)
-                req->hugepage_size = live->hugepage_size ? live->hugepage_size : default_hugepage_size;
+                req->hugepage_size =
+                    live->hugepage_size ? live->hugepage_size : topology_default_hugepage_size(t);
+        request_devices(live, t, req, shape);
         if (!live->cells || live->cells->len == 0)
-                return NULL;
-        cells = g_new0(PlacementCell, live->cells->len);
+                return;
+        shape->cells = g_new0(PlacementCell, live->cells->len);
         for (unsigned i = 0; i < live->cells->len; i++) {
                 const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
-                cells[i] = (PlacementCell){.id = c->id, .vcpus = c->vcpus, .memory = c->memory};
+                shape->cells[i] = (PlacementCell){.id = c->id, .vcpus = c->vcpus, .memory = c->memory};
                 /* its memnode (the running guest's, like its cells) */
                 for (unsigned k = 0; live->memnodes && k < live->memnodes->len; k++)
                         if (g_array_index(live->memnodes, DomainMemnode, k).cellid == c->id)
-                                cells[i].memory_nodes =
+                                shape->cells[i].memory_nodes =
                                     g_array_index(live->memnodes, DomainMemnode, k).nodes;
         }
-        req->cells = cells;
+        req->cells = shape->cells;
         req->ncells = live->cells->len;
-        return cells;
 }
 
 int domain_file_load(const char *path, DomainSpec **ret, char **ret_error)

@@ -9,6 +9,7 @@
 
 #include "domain-xml.h"
 #include "plan.h"
+#include "topology.h"
 
 /* A domain XML file is tens of KiB; far larger is not one. */
 #define DOMAIN_FILE_MAX (4u << 20)
@@ -27,13 +28,22 @@ const char *domain_spec_opt_out(const DomainSpec *user);
  */
 PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live);
 
+/* What a request's shape points into: owned arrays, freed by request_shape_clear(). */
+typedef struct RequestShape {
+        PlacementCell *cells; /* req->cells, NULL when the guest has none */
+        CpuSet *devices;      /* req->device_nodes, NULL when no device has a known locality */
+} RequestShape;
+void request_shape_clear(RequestShape *shape);
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RequestShape, request_shape_clear)
+
 /*
  * The guest shape of the request, the running guest's (an edit of the definition is for its next start):
- * its guest cells (a new array, req->cells points into it; NULL when none) and, for hugepage-backed
- * memory, its page size (default_hugepage_size, the host's, when it names none).
+ * its guest cells, for hugepage-backed memory its page size (the host's default when it names none), and
+ * the nodes local to the host PCI devices it passes through (those t knows a locality of).
+ * req points into shape, which the caller clears.
  */
-PlacementCell *domain_request_shape(const DomainSpec *live, uint64_t default_hugepage_size,
-                                    PlacementRequest *req);
+void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRequest *req,
+                          RequestShape *shape);
 
 /* Reads and parses a domain XML file: a regular file of at most DOMAIN_FILE_MAX bytes without NUL bytes
  * (file-read.h). Returns 0 or a negative errno with *ret_error naming the file and the problem. */

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "domain-xml.h"
+#include "domain-xml-devices.h"
 #include "domain-xml-numa.h"
 #include "size.h"
 
@@ -52,6 +53,7 @@ typedef struct Parser {
         uint64_t pmem_unit;      /* of its <target><size> */
         uint64_t pmem_bytes;     /* the sizes of all of them */
         bool vcpus_unreadable;   /* a <vcpus><vcpu> without a readable id */
+        PciHolder pci_holder;    /* the child of <devices> being read passes a host PCI device through */
 } Parser;
 
 void meta_decision_free(MetaDecision *d)
@@ -106,6 +108,8 @@ void domain_spec_free(DomainSpec *s)
         cpuset_free(s->iothreads);
         cpuset_free(s->iothreadpins);
         g_free(s->vcpu_ids);
+        if (s->pci_devices)
+                g_array_unref(s->pci_devices);
         g_free(s);
 }
 
@@ -526,6 +530,8 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 }
                 return;
         }
+        if (p->stack->len == 3 && strcmp(g_ptr_array_index(p->stack, 1), "devices") == 0)
+                p->pci_holder = domain_xml_pci_holder(element, names, values);
         if (is_top(p, "name"))
                 p->text = TEXT_NAME;
         else if (is_top(p, "uuid"))
@@ -577,6 +583,9 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 p->text = p->in_dimm ? TEXT_DIMM_SIZE : TEXT_PMEM_SIZE;
         } else if (p->in_dimm && in_path(p, "target", "node") && p->stack->len == 5) {
                 p->text = TEXT_DIMM_NODE;
+        } else if (p->pci_holder && p->stack->len == 5 && in_path(p, "source", "address") &&
+                   strcmp(g_ptr_array_index(p->stack, 1), "devices") == 0) {
+                domain_xml_pci_address(s, p->pci_holder, names, values, error);
         } else if (in_path(p, "cputune", "vcpupin") && p->stack->len == 3) {
                 s->has_vcpupin = true;
                 add_vcpupin(s, names, values);

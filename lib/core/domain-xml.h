@@ -134,6 +134,9 @@ typedef struct DomainSpec {
          */
         CpuSet *iothreads;
         CpuSet *iothreadpins;
+        /* added: the host PCI devices it passes through (domain-xml-devices.h), as pci.h addresses in the
+         * definition's order; NULL when none */
+        GArray *pci_devices;
 } DomainSpec;
 
 void domain_spec_free(DomainSpec *s);

@@ -231,5 +231,5 @@ bool placement_request_same_asks(const PlacementRequest *a, const PlacementReque
                 if (a->cells[i].id != b->cells[i].id || a->cells[i].memory != b->cells[i].memory ||
                     !same_set(a->cells[i].vcpus, b->cells[i].vcpus))
                         return false;
-        return true;
+        return same_set(a->device_nodes, b->device_nodes);
 }

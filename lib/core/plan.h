@@ -153,12 +153,16 @@ typedef struct PlacementRequest {
         /* added: the user's <emulatorpin> cpuset (OS indexes; NULL: none): within a node, the vCPUs take
          * cores outside it before cores in it (the user keeps those CPUs for QEMU's own threads) */
         const CpuSet *emulator_cpus;
+        /* added: the nodes local to the host PCI devices it passes through (<hostdev>, <interface
+         * type='hostdev'>, NVMe disks), node indexes (topology_pci_nodes()), NULL when none is known: sets
+         * with one of them are tried first, before any other set with room */
+        const CpuSet *device_nodes;
 } PlacementRequest;
 
 /*
- * Whether a and b ask the same of a placement: the same size, guest cells, hugepages, I/O threads and
- * constraints (CPUs, memory binding and its mode, kept emulator and I/O threads, memory_own). Load is
- * not compared: it is measured, not asked for.
+ * Whether a and b ask the same of a placement: the same size, guest cells, hugepages, I/O threads, PCI
+ * device nodes and constraints (CPUs, memory binding and its mode, kept emulator and I/O threads,
+ * memory_own). Load is not compared: it is measured, not asked for.
  */
 bool placement_request_same_asks(const PlacementRequest *a, const PlacementRequest *b);
 

@@ -64,6 +64,9 @@ void topology_free(Topology *t)
                         g_free(t->core_kind_names[i]);
         g_free(t->core_kind_names);
         g_free(t->core_kind_max_mhz);
+        for (unsigned i = 0; t->pci && i < t->npci; i++)
+                cpuset_free(t->pci[i].nodes);
+        g_free(t->pci);
         g_free(t->source);
         g_free(t);
 }
@@ -243,4 +246,20 @@ Topology *topology_new_uniform(unsigned nnodes, unsigned cores_per_node, unsigne
         }
         topology_finish(t, distance ? g_memdup2(distance, sizeof(uint32_t) * nnodes * nnodes) : NULL);
         return g_steal_pointer(&t);
+}
+
+const CpuSet *topology_pci_nodes(const Topology *t, uint64_t address)
+{
+        unsigned lo = 0, hi = t->npci;
+
+        while (lo < hi) {
+                unsigned mid = lo + (hi - lo) / 2;
+                if (t->pci[mid].address == address)
+                        return t->pci[mid].nodes;
+                if (t->pci[mid].address < address)
+                        lo = mid + 1;
+                else
+                        hi = mid;
+        }
+        return NULL;
 }

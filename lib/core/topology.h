@@ -93,6 +93,13 @@ typedef struct TopoNode {
         unsigned nhugepages;
 } TopoNode;
 
+/* A host PCI device and the NUMA nodes local to it (hwloc's locality: the nodes of the first CPU-side
+ * object above it). Devices local to every node (or to none) are not listed. */
+typedef struct TopoPciDevice {
+        uint64_t address; /* pci.h */
+        CpuSet *nodes;    /* node indexes */
+} TopoPciDevice;
+
 typedef struct TopoPackage {
         unsigned os_index;
         CpuSet *nodes; /* node indexes that hold its cores */
@@ -129,6 +136,10 @@ typedef struct Topology {
         /* Added: the kernel's default hugepage size (Hugepagesize: in /proc/meminfo, what libvirt gives a
          * domain asking for hugepages without a size), bytes; 0 when not known (not the live host). */
         uint64_t default_hugepage_size;
+
+        /* Added: the PCI devices with a NUMA locality, by ascending address (topology_pci_nodes()). */
+        TopoPciDevice *pci;
+        unsigned npci;
 } Topology;
 
 /* Builds a topology from plain arrays: for tests and the ranking fixtures. distance may be NULL
@@ -156,6 +167,10 @@ uint64_t topology_default_hugepage_size(const Topology *t);
 /* The kernel's default hugepage size in /proc/meminfo text ("Hugepagesize:    2048 kB"), in bytes; 0
  * when it has none or cannot be read. */
 uint64_t topology_meminfo_hugepage_size(const char *meminfo);
+
+/* The node indexes local to the PCI device at address (pci.h), or NULL when the topology knows no
+ * locality for it. */
+const CpuSet *topology_pci_nodes(const Topology *t, uint64_t address);
 
 /* Index of the PU with this OS index, or -1. */
 int topology_pu_by_os(const Topology *t, unsigned os_index);

@@ -5,6 +5,7 @@
 #include "ret-error.h"
 #include "topology-build.h"
 #include "topology-kinds.h"
+#include "topology-pci.h"
 #include "topology-xml-trial.h"
 #include "topology-xml.h"
 
@@ -718,6 +719,7 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
         build_l3(t, topo, core_obj);
         topology_load_l2(t, topo, core_obj);
         topology_load_core_kinds(t, topo, core_obj);
+        topology_load_pci(t, topo);
 
         if (min_threads != t->max_threads)
                 topology_note(t, "cores have %u to %u threads", min_threads, t->max_threads);
@@ -782,6 +784,7 @@ int topology_load(const char *source, Topology **ret, char **ret_error)
                 return ret_error_set(ret_error, -ENOMEM, "%s: cannot initialize hwloc", source);
         /* Keep disallowed PUs so that what gets excluded can be told; they are filtered here. */
         hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
+        topology_pci_filter(topo);
         /* An explicit backend also keeps HWLOC_XMLFILE / HWLOC_SYNTHETIC from replacing the source. */
         if (desc) {
                 if (hwloc_topology_set_synthetic(topo, desc) < 0)

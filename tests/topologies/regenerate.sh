@@ -93,3 +93,38 @@ awk '/<page_type size="4096" count="262144"\/>/ {
         sub(/size="4096" count="[0-9]*"/, n == 1 ? "size=\"2097152\" count=\"32\"" : "size=\"2097152\" count=\"64\"")
 }
 { print }' "$tmp/pages.xml" >two-node-hugepages.xml
+
+# PCI devices and their NUMA locality (synthetic descriptions have none): a dual-socket host of 8 cores
+# per socket, each socket with a host bridge as lstopo exports them. Socket 0 holds a NIC's two PFs
+# (0000:17:00.0-1) and one of its VFs (0000:17:02.0); socket 1 a GPU (0000:3b:00.0), a NIC (0000:af:00.0)
+# and an NVMe drive (0000:d8:00.0); the machine itself a SATA controller local to both (0000:00:17.0).
+bridge() { # BUS DEVICE... (DEVICE: BUSID:CLASS)
+        bus=$1
+        shift
+        printf '<object type="Bridge" bridge_type="0-1" depth="0" bridge_pci="0000:[%s-%s]">' "$bus" "$bus"
+        for d in "$@"; do
+                printf '<object type="PCIDev" pci_busid="%s" pci_type="%s [8086:0000] [8086:0000] 01" pci_link_speed="0.000000"/>' \
+                        "${d%%/*}" "${d##*/}"
+        done
+        printf '</object>'
+}
+# pci_host DESCRIPTION OUT PACKAGE0 PACKAGE1: the host of DESCRIPTION (two packages) with the bridges
+# PACKAGE0 and PACKAGE1 in its packages and the SATA controller at machine level.
+pci_host() {
+        synthetic "$1" "$tmp/pci.xml"
+        sed -e "/<object type=\"Package\" os_index=\"0\"/a\\
+$3" -e "/<object type=\"Package\" os_index=\"1\"/a\\
+$4" "$tmp/pci.xml" >"$tmp/pci2.xml"
+        awk -v dev="$(bridge 00 0000:00:17.0/0106)" '
+                { lines[NR] = $0 }
+                /^  <\/object>$/ { last = NR }
+                END { for (i = 1; i <= NR; i++) { if (i == last) print "    " dev; print lines[i] } }' \
+                "$tmp/pci2.xml" >"$2"
+}
+pci_host "pack:2 numa:1(memory=64GB) l3:1 core:8 pu:2" xeon-2s-pci.xml \
+        "$(bridge 17 0000:17:00.0/0200 0000:17:00.1/0200 0000:17:02.0/0200)" \
+        "$(bridge 3b 0000:3b:00.0/0302)$(bridge af 0000:af:00.0/0200)$(bridge d8 0000:d8:00.0/0108)"
+# The same on the 8 CPUs libvirt's test driver pins to (tests/test-manager-constraints.c): 2 nodes of 2
+# cores x 2 threads, a NIC on each.
+pci_host "pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2" two-node-pci.xml \
+        "$(bridge 17 0000:17:00.0/0200)" "$(bridge af 0000:af:00.0/0200)"

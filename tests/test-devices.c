@@ -1,0 +1,257 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * PCI devices passed through (<hostdev>, <interface type='hostdev'>, NVMe disks): read from the domain
+ * XML, their locality from the host's topology, and the set search's preference for a node near them,
+ * which never costs a vCPU its own core nor the guest a wider or further set.
+ */
+#include "test-util.h"
+
+#include <string.h>
+
+#include "domain-request.h"
+#include "domain-xml.h"
+#include "pci.h"
+#include "test-policy-util.h"
+
+#define DOMAIN(vcpus, devices)                                                                              \
+        "<domain type='kvm'><name>g</name><memory unit='GiB'>4</memory><vcpu>" vcpus "</vcpu>"              \
+        "<os><type>hvm</type></os><devices>" devices "</devices></domain>"
+#define HOSTDEV(bus)                                                                                        \
+        "<hostdev mode='subsystem' type='pci' managed='yes'><source><address domain='0x0000' bus='" bus     \
+        "' slot='0x00' function='0x0'/></source><address type='pci' domain='0x0000' bus='0x00' "            \
+        "slot='0x07' function='0x0'/></hostdev>"
+
+static DomainSpec *parse_ok(const char *xml)
+{
+        g_autofree char *error = NULL;
+        DomainSpec *s = NULL;
+
+        ck_assert_msg(domain_xml_parse(xml, &s, &error) == 0, "%s", error);
+        return s;
+}
+
+static char *parse_error(const char *xml)
+{
+        char *error = NULL;
+        DomainSpec *s = NULL;
+
+        ck_assert_int_eq(domain_xml_parse(xml, &s, &error), -EINVAL);
+        ck_assert_ptr_null(s);
+        return error;
+}
+
+static const char *address_text(const DomainSpec *s, unsigned i, char *buf)
+{
+        ck_assert_ptr_nonnull(s->pci_devices);
+        ck_assert_uint_lt(i, s->pci_devices->len);
+        return pci_address_format(g_array_index(s->pci_devices, uint64_t, i), buf);
+}
+
+/* Each element that passes a host PCI device through, by its <source>; never the guest-side address. */
+START_TEST(test_parse_devices)
+{
+        g_autoptr(DomainSpec) s = parse_ok(DOMAIN(
+            "2", HOSTDEV("0xaf") "<interface type='hostdev' managed='yes'><mac address='52:54:00:6d:90:02'/>"
+                                 "<source><address type='pci' domain='0x0000' bus='0x17' slot='0x02' "
+                                 "function='0x1'/></source></interface>"
+                                 "<disk type='nvme' device='disk'><driver name='qemu' type='raw'/>"
+                                 "<source type='pci' managed='yes' namespace='1'><address domain='0x0000' "
+                                 "bus='216' slot='0' function='0'/></source><target dev='vde' bus='virtio'/>"
+                                 "</disk>"
+                                 "<hostdev mode='subsystem' type='mdev' model='vfio-pci'><source>"
+                                 "<address uuid='c2177883-f1bb-47f0-914d-32a22e3a8804'/></source></hostdev>"
+                                 "<interface type='network'><source network='default'/><address "
+                                 "type='pci' domain='0x0000' bus='0x01' slot='0x00' function='0x0'/>"
+                                 "</interface><hostdev mode='subsystem' type='usb'><source><address "
+                                 "bus='1' device='2'/></source></hostdev>"));
+        char buf[PCI_ADDRESS_TEXT_MAX];
+
+        ck_assert_uint_eq(s->pci_devices->len, 3);
+        ck_assert_str_eq(address_text(s, 0, buf), "0000:af:00.0");
+        ck_assert_str_eq(address_text(s, 1, buf), "0000:17:02.1");
+        ck_assert_str_eq(address_text(s, 2, buf), "0000:d8:00.0");
+}
+END_TEST
+
+START_TEST(test_parse_no_devices)
+{
+        g_autoptr(DomainSpec) s = parse_ok(DOMAIN("2", "<interface type='network'><source network='x'/>"
+                                                       "</interface>"));
+
+        ck_assert_ptr_null(s->pci_devices);
+}
+END_TEST
+
+/* An address libvirt would refuse is an error that names it. */
+START_TEST(test_parse_bad_address)
+{
+        static const struct {
+                const char *address, *needle;
+        } cases[] = {
+            {"domain='0' bus='0x100' slot='0' function='0'", "bus='0x100'"},
+            {"domain='0' bus='0x01' slot='0x20' function='0'", "slot='0x20'"},
+            {"domain='0' bus='0x01' slot='0' function='8'", "function='8'"},
+            {"domain='x' bus='0x01' slot='0' function='0'", "domain='x'"},
+            {"domain='0' bus='-1' slot='0' function='0'", "bus='-1'"},
+            {"domain='0' bus='' slot='0' function='0'", "bus=''"},
+        };
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml = g_strdup_printf(
+                    DOMAIN("1",
+                           "<hostdev mode='subsystem' type='pci'><source><address %s/></source></hostdev>"),
+                    cases[i].address);
+                g_autofree char *error = parse_error(xml);
+                ck_assert_msg(strstr(error, cases[i].needle) && strstr(error, "<hostdev type='pci'>"), "%s",
+                              error);
+        }
+}
+END_TEST
+
+START_TEST(test_address_text)
+{
+        char buf[PCI_ADDRESS_TEXT_MAX];
+        uint64_t a;
+
+        ck_assert(pci_address_from_attributes("0x10000", "0xe1", "0x1f", "0x7", &a, NULL)); /* VMD */
+        ck_assert_str_eq(pci_address_format(a, buf), "10000:e1:1f.7");
+        ck_assert(pci_address_from_attributes(NULL, "5", NULL, NULL, &a, NULL)); /* absent: 0 */
+        ck_assert_str_eq(pci_address_format(a, buf), "0000:05:00.0");
+        ck_assert(pci_address_from_attributes("0x0000", "0x3b", "010", "7", &a, NULL)); /* 010: octal 8 */
+        ck_assert_str_eq(pci_address_format(a, buf), "0000:3b:08.7");
+}
+END_TEST
+
+/* One read of a domain on t: its request and what it points into. */
+typedef struct Read {
+        DomainSpec *spec;
+        RequestShape shape;
+        PlacementRequest req;
+} Read;
+
+static void read_on(Read *r, const Topology *t, const char *xml)
+{
+        r->spec = parse_ok(xml);
+        r->req = domain_request(r->spec, r->spec);
+        domain_request_shape(r->spec, t, &r->req, &r->shape);
+}
+
+static void read_clear(Read *r)
+{
+        domain_spec_free(r->spec);
+        request_shape_clear(&r->shape);
+}
+
+static Plan *place_xml(const Topology *t, Ledger *l, const char *xml)
+{
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        Read r = {0};
+        Plan *plan;
+
+        read_on(&r, t, xml);
+        plan = policy_place(t, l, &r.req, &params);
+        read_clear(&r);
+        return plan;
+}
+
+static void assert_nodes(const Topology *t, const Plan *p, const char *nodes)
+{
+        g_autoptr(CpuSet) os = cpuset_new();
+        g_autofree char *text = NULL;
+
+        CPUSET_FOREACH (n, p->nodes)
+                cpuset_add(os, t->nodes[n].os_index);
+        text = cpuset_format(os);
+        ck_assert_msg(strcmp(text, nodes) == 0, "placed on %s, not %s: %s", text, nodes, p->reason);
+}
+
+/* On an empty host the guest goes where its device is (node 1), where it went to node 0 before. */
+START_TEST(test_near_device)
+{
+        g_autoptr(Topology) t = test_topology_load("xeon-2s-pci.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) nic = place_xml(t, l, DOMAIN("4", HOSTDEV("0xaf")));
+        g_autoptr(Plan) plain = place_xml(t, l, DOMAIN("4", ""));
+        g_autoptr(Plan) local = place_xml(t, l, DOMAIN("4", HOSTDEV("0x17")));
+        g_autoptr(Plan) machine = place_xml(t, l, DOMAIN("4", HOSTDEV("0x00"))); /* local to both */
+
+        ck_assert_int_eq(nic->result, PLAN_PLACED);
+        assert_nodes(t, nic, "1");
+        ck_assert_msg(strstr(nic->reason, "; near its PCI devices (node 1)"), "%s", nic->reason);
+        assert_nodes(t, plain, "0");
+        assert_nodes(t, local, "0");
+        assert_nodes(t, machine, "0");
+        ck_assert_msg(!strstr(machine->reason, "PCI"), "%s", machine->reason);
+}
+END_TEST
+
+/* When the device's node has too few free cores, free cores elsewhere win, and the reason says so. */
+START_TEST(test_free_cores_before_device)
+{
+        g_autoptr(Topology) t = test_topology_load("xeon-2s-pci.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        Read gpu = {0};
+        g_autoptr(Plan) nic = NULL;
+
+        read_on(&gpu, t, DOMAIN("6", HOSTDEV("0x3b")));
+        ck_assert_int_eq(ledger_commit(l, "gpu", policy_place(t, l, &gpu.req, &params)), 0);
+        assert_nodes(t, ledger_lookup(l, "gpu"), "1");
+        read_clear(&gpu);
+        nic = place_xml(t, l, DOMAIN("4", HOSTDEV("0xaf")));
+        ck_assert_int_eq(nic->result, PLAN_PLACED);
+        /* node 1 has 2 free cores: the 4 vCPUs take node 0's, not nodes 0-1 */
+        assert_nodes(t, nic, "0");
+        ck_assert_uint_eq(test_max_per_core(t, nic), 1);
+        ck_assert_msg(strstr(nic->reason, "away from its PCI devices (node 1): no equally near set"), "%s",
+                      nic->reason);
+}
+END_TEST
+
+/* Among equally near sets of several nodes, one with the device's node; devices on two nodes: a node of
+ * either, never a wider set to reach both. */
+START_TEST(test_sets_of_several_nodes)
+{
+        /* two packages of two nodes: 0-1 and 2-3 near each other */
+        static const uint32_t distance[] = {10, 12, 20, 20, 12, 10, 20, 20, 20, 20, 10, 12, 20, 20, 12, 10};
+        g_autoptr(Topology) t = topology_new_uniform(4, 4, 2, 16 * GiB, distance);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) node3 = cpuset_new(), both = cpuset_new();
+        PlacementRequest big = {.name = "big", .vcpus = 6, .memory = 8 * GiB, .device_nodes = node3};
+        PlacementRequest small = {.name = "small", .vcpus = 2, .memory = 2 * GiB, .device_nodes = both};
+        g_autoptr(Plan) a = NULL, b = NULL, c = NULL;
+
+        cpuset_add(node3, 3);
+        cpuset_add(both, 0);
+        cpuset_add(both, 3);
+        a = policy_place(t, l, &big, &params);
+        assert_nodes(t, a, "2-3");
+        big.device_nodes = NULL;
+        b = policy_place(t, l, &big, &params);
+        assert_nodes(t, b, "0-1");
+        c = policy_place(t, l, &small, &params);
+        ck_assert_uint_eq(test_plan_node_count(c), 1);
+        ck_assert_msg(cpuset_has(c->nodes, 0) || cpuset_has(c->nodes, 3), "%s", c->reason);
+        ck_assert_msg(strstr(c->reason, "; near its PCI devices on node"), "%s", c->reason);
+        ck_assert_msg(strstr(c->reason, ", away from those on node"), "%s", c->reason);
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+        Suite *s = suite_create("devices");
+        TCase *tc = tcase_create("devices");
+
+        tcase_add_test(tc, test_parse_devices);
+        tcase_add_test(tc, test_parse_no_devices);
+        tcase_add_test(tc, test_parse_bad_address);
+        tcase_add_test(tc, test_address_text);
+        tcase_add_test(tc, test_near_device);
+        tcase_add_test(tc, test_free_cores_before_device);
+        tcase_add_test(tc, test_sets_of_several_nodes);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(make_suite)
