@@ -180,6 +180,50 @@ bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan 
         return cells_pack(v, nodes, n, room, memory_bound(v) ? NULL : mem_room, plan, vcpu_node);
 }
 
+/* Whether the cell's <memnode> binds it to a node of this host with CPUs: its vCPUs belong there. */
+static bool cell_bound_to_cpus(const HostView *v, const PlanCell *c)
+{
+        if (cpuset_is_empty(c->memory_nodes) || cpuset_is_empty(c->vcpus))
+                return false;
+        for (unsigned n = 0; n < v->t->nnodes; n++)
+                if (v->t->nodes[n].ncores > 0 && cell_may_use(v, c, n))
+                        return true;
+        return false;
+}
+
+bool cells_bound_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan, bool room)
+{
+        g_autofree unsigned *left = NULL;
+
+        if (room) {
+                left = g_new(unsigned, MAX(n, 1));
+                for (unsigned i = 0; i < n; i++)
+                        left[i] = v->node_capacity[nodes[i]];
+        }
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                const PlanCell *cell = &plan->cells[c];
+                unsigned want = cpuset_count(cell->vcpus);
+                bool reached = false;
+
+                if (!cell_bound_to_cpus(v, cell))
+                        continue;
+                for (unsigned i = 0; i < n; i++) {
+                        unsigned take;
+                        if (!cell_may_use(v, cell, nodes[i]))
+                                continue;
+                        reached = true;
+                        if (!room)
+                                break;
+                        take = MIN(left[i], want);
+                        left[i] -= take;
+                        want -= take;
+                }
+                if (!reached || (room && want > 0))
+                        return false;
+        }
+        return true;
+}
+
 /*
  * Splits count vCPUs over nodes[0..n) evenly over their room, as policy_spread does, unless the memory
  * cannot follow that split (a node lacks the free memory for its share, so the rest lands elsewhere):

@@ -42,6 +42,12 @@ void cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, cons
 
 /* Whether the set nodes[0..n) has room for every cell of plan on one node each (see cells_pack). */
 bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan);
+/*
+ * Whether the set nodes[0..n) has, for each guest cell its <memnode> binds to a node with CPUs, one of
+ * those nodes: a set without one would run the cell's vCPUs away from its memory. With room, also that
+ * the free capacity of the cells' own nodes holds their vCPUs (a cell may spread over its nodes).
+ */
+bool cells_bound_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan, bool room);
 
 /* Fills plan->cells[].nodes from where their vCPUs went. */
 void cells_record_nodes(const Topology *t, Plan *plan);

@@ -579,9 +579,10 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         const NodeSet *set = &v->t->nodesets->candidates[choice->rank];
         g_autofree char *where = format_nodes(v->t, plan->nodes);
         g_autofree char *constraints = constraint_note(v, req, plan);
-        bool memnodes = req->memory_source == MEMORY_SOURCE_MEMNODE;
+        bool memnodes = req->memory_source == MEMORY_SOURCE_MEMNODE, bound_cells = false;
         for (unsigned c = 0; c < plan->ncells; c++)
-                memnodes = memnodes || !cpuset_is_empty(plan->cells[c].memory_nodes);
+                bound_cells = bound_cells || !cpuset_is_empty(plan->cells[c].memory_nodes);
+        memnodes = memnodes || bound_cells;
         g_autofree char *cells = cells_note(v->t, plan, memnodes);
         g_autofree char *note = g_strconcat(cells, constraints, NULL);
         g_autofree char *sharing = NULL;
@@ -603,11 +604,12 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         else if (choice->least_busy)
                 g_strlcpy(busiest, ", of its equally near sets the one whose least busy core runs least",
                           sizeof(busiest));
-        return g_strdup_printf("no node set has %u %s and %s free; %s is the nearest that holds the memory"
-                               "%s (%u %s there): %s%s",
-                               req->vcpus, unit_of(ops, req->vcpus),
-                               memory_text(req, req->memory, b, sizeof(b)), where, busiest,
-                               choice->load.capacity, unit_of(ops, choice->load.capacity), sharing, note);
+        return g_strdup_printf(
+            "no node set has %u %s and %s free%s; %s is the nearest that holds the memory"
+            "%s (%u %s there): %s%s",
+            req->vcpus, unit_of(ops, req->vcpus), memory_text(req, req->memory, b, sizeof(b)),
+            bound_cells ? " with each <memnode> cell on its own nodes" : "", where, busiest,
+            choice->load.capacity, unit_of(ops, choice->load.capacity), sharing, note);
 }
 
 void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,

@@ -469,7 +469,9 @@ static bool search_pass(const SetSearch *s, Plan *plan, unsigned pass, unsigned 
                 if (pass < 2 ? !set_sums_may_hold(&s->sums, set, target, size_goal, s->memory)
                              : !set_sums_may_fit(&s->sums, set, 0, s->memory))
                         continue;
-                if (!set_inside(s->v, set, s->allowed_mask))
+                if (!set_inside(s->v, set, s->allowed_mask) ||
+                    (plan->ncells &&
+                     !cells_bound_fit(s->v, nodeset_members(table, set), set->nnodes, plan, false)))
                         continue;
                 /* when every free core is wanted, a set must hold every node that has one */
                 if (pass < 2 && need_all && (set->mask & need_mask) != need_mask)

@@ -313,6 +313,9 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                 qualifies = load.free_memory >= s->memory && load.capacity >= s->vcpus;
                 if (qualifies && s->cells_whole)
                         qualifies = cells_fit(s->v, nodeset_members(table, set), set->nnodes, plan);
+                else if (qualifies && plan->ncells) /* split, but never from a cell's bound memory */
+                        qualifies =
+                            cells_bound_fit(s->v, nodeset_members(table, set), set->nnodes, plan, true);
                 if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
                         keep_candidate(s->v, plan, (unsigned)rank, set, &load, qualifies, false);
                 if (qualifies) {

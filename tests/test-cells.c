@@ -455,6 +455,34 @@ START_TEST(test_memnode_cell_stays_with_memory)
 }
 END_TEST
 
+/* A cell whose <memnode> node is full while the other cell's node has room for the whole domain: the cell
+ * shares its own node's cores; it was placed with the other cell, a node away from its memory */
+START_TEST(test_memnode_cell_full_node)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) on0 = set_of("0");
+        g_autoptr(CpuSet) on1 = set_of("1");
+        Cells c;
+
+        test_place(t, l, &params, "fill", 4, 1 * GiB); /* node 0's cores */
+        cells_make(&c, lists, 2, 4 * GiB);
+        c.cells[0].memory_nodes = on0;
+        c.cells[1].memory_nodes = on1;
+        g_autoptr(Plan) p = place_memnodes(t, l, &c, 4, 8 * GiB);
+
+        for (unsigned v = 0; v < 4; v++)
+                ck_assert_msg(node_of(t, p, v) == (v < 2 ? 0 : 1), "vCPU %u of cell %u on node %d: %s", v,
+                              v / 2, node_of(t, p, v), p->reason);
+        ck_assert_int_eq(p->result, PLAN_OVERCOMMITTED);
+        ck_assert_uint_eq(p->node_memory[0], 4 * GiB);
+        ck_assert_uint_eq(p->node_memory[1], 4 * GiB);
+        cells_clear(&c);
+}
+END_TEST
+
 /* One cell bound by its <memnode> to two nodes, too big for either: split over both, a core each (it
  * crashed the engine: more vCPUs were sent to one node than it had free cores) */
 START_TEST(test_memnode_cell_over_two_nodes)
@@ -495,6 +523,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_memnode_per_cell);
         tcase_add_test(tc, test_memnode_cell_stays_with_memory);
         tcase_add_test(tc, test_memnode_cell_over_two_nodes);
+        tcase_add_test(tc, test_memnode_cell_full_node);
         suite_add_tcase(s, tc);
         return s;
 }
