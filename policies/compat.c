@@ -15,7 +15,7 @@ static unsigned compat_capacity(const HostView *v, unsigned node)
 
 static unsigned compat_size(const HostView *v, unsigned node)
 {
-        return v->node_usable_pus[node];
+        return v->node_usable_pus[node] - v->node_realtime_pus[node];
 }
 
 static bool pu_free(const HostView *v, unsigned p)

@@ -24,7 +24,7 @@ static unsigned explicit_core_room(const HostView *v, unsigned core)
 
 static unsigned explicit_size(const HostView *v, unsigned node)
 {
-        return v->node_usable_cores[node];
+        return v->node_usable_cores[node] - v->node_realtime_cores[node];
 }
 
 typedef struct {

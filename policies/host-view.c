@@ -146,6 +146,8 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
         v->node_capacity = g_new0(unsigned, MAX(t->nnodes, 1));
         v->node_size = g_new0(unsigned, MAX(t->nnodes, 1));
         v->node_load = g_new0(uint64_t, MAX(t->nnodes, 1));
+        v->node_realtime_cores = g_new0(unsigned, MAX(t->nnodes, 1));
+        v->node_realtime_pus = g_new0(unsigned, MAX(t->nnodes, 1));
 
         for (unsigned n = 0; n < t->nnodes; n++)
                 v->node_allowed[n] = node_allowed(t, req, n);
@@ -172,8 +174,14 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
                 v->core_free[c] = whole;
                 if (whole)
                         v->node_free_cores[core->node]++;
-                if (policy_core_first_usable_pu(v, c) >= 0)
+                if (policy_core_first_usable_pu(v, c) >= 0) {
                         v->node_usable_cores[core->node]++;
+                        if (ledger_core_realtime(l, c)) {
+                                v->node_realtime_cores[core->node]++;
+                                for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                                        v->node_realtime_pus[core->node] += v->pu_usable[p];
+                        }
+                }
         }
         for (unsigned n = 0; n < t->nnodes; n++) {
                 uint64_t held = ledger_node_memory(l, n), reserve = params->memory_reserve;
@@ -198,6 +206,8 @@ void host_view_done(HostView *v)
         g_free(v->node_free_pus);
         g_free(v->node_free_memory);
         g_free(v->node_usable_pus);
+        g_free(v->node_realtime_cores);
+        g_free(v->node_realtime_pus);
         g_free(v->node_usable_cores);
         g_free(v->node_capacity);
         g_free(v->node_size);

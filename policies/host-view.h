@@ -23,6 +23,9 @@ typedef struct HostView {
         unsigned *node_capacity;     /* [nnodes] what the policy counts as room (PolicyOps.capacity) */
         unsigned *node_size;         /* [nnodes] what the policy counts as size (PolicyOps.size) */
         uint64_t *node_load;         /* [nnodes] vCPUs counted on its PUs */
+        /* [nnodes] of the usable cores, those with a realtime vCPU (ledger_core_realtime()), and their
+         * usable PUs: no other vCPU runs beside a FIFO vCPU, busy or not (PolicyOps.size leaves them out) */
+        unsigned *node_realtime_cores, *node_realtime_pus;
 } HostView;
 
 void host_view_init(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params);

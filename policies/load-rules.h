@@ -36,10 +36,14 @@ unsigned load_calm_capacity(HostView *v);
 
 /* What a busy vCPU beyond the cores of a set that are not calm counts: one more than any core can run. */
 #define LOAD_NO_CORE 1e9
+/* What a realtime vCPU's core (ledger_core_realtime()) counts on top of its load when sets are compared:
+ * more than any core of ordinary vCPUs runs, so a set where the shared vCPUs would sit beside a FIFO vCPU
+ * comes after one where they would not (overcommit_assign() takes such cores last too). */
+#define LOAD_REALTIME_CORE 32.0
 
 /*
- * Per node, the loads of its allowed usable cores that are not calm, least busy first
- * (load_node_busy_cores()).
+ * Per node, the loads of its allowed usable cores that are not calm, least busy first, a realtime vCPU's
+ * core with LOAD_REALTIME_CORE more (load_node_busy_cores()).
  */
 struct NodeBusyCores {
         double *load;    /* node by node, each node's in ascending order */

@@ -266,6 +266,32 @@ START_TEST(test_realtime_cores_shared_last)
 }
 END_TEST
 
+/* Between nodes too: a domain that must share goes to the node of ordinary vCPUs, not to the node of
+ * realtime ones, measured or not (the set choice ignored the realtime cores) */
+START_TEST(test_realtime_node_shared_last)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 32 * GiB, NULL);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        static const double idle[] = {0, 0};
+        for (unsigned round = 0; round < 2; round++) {
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementRequest rt = {.name = "rt", .vcpus = 4, .memory = GiB, .realtime = true},
+                                 plain = {.name = "p", .vcpus = 4, .memory = GiB},
+                                 q = {.name = "q",
+                                      .vcpus = 2,
+                                      .memory = GiB,
+                                      .vcpu_busy = round ? idle : NULL};
+                const Plan *r = place(t, l, &p, &rt), *o = place(t, l, &p, &plain), *a = place(t, l, &p, &q);
+                unsigned rt_node = t->cores[t->pus[r->vcpu_pu[0]].core].node;
+
+                ck_assert_int_eq(a->result, PLAN_OVERCOMMITTED);
+                ck_assert(!cpuset_has(o->nodes, rt_node));
+                ck_assert_msg(!cpuset_has(a->nodes, rt_node), "round %u: q shares the realtime node: %s",
+                              round, a->reason);
+        }
+}
+END_TEST
+
 static Suite *housekeeping_suite(void)
 {
         Suite *s = suite_create("housekeeping");
@@ -280,6 +306,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_unplaceable_pins_nothing);
         tcase_add_test(tc, test_realtime_vcpus_keep_their_cores);
         tcase_add_test(tc, test_realtime_cores_shared_last);
+        tcase_add_test(tc, test_realtime_node_shared_last);
         suite_add_tcase(s, tc);
         return s;
 }
