@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Adoption: turning pins placementd did not choose into a plan the ledger can hold. */
+#include "cells.h"
 #include "policy.h"
 #include "policy-internal.h"
 
@@ -18,6 +19,9 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
         plan->hugepage_size = req->hugepage_size;
         plan->realtime = req->realtime;
         host_view_init_for(&v, t, l, params, req->hugepage_size ? &pages : NULL);
+        /* its guest cells: each cell's memory is counted where its <memnode> binds it, or where its vCPUs
+         * run, not spread evenly over the domain */
+        cells_init_plan(req, plan);
         for (unsigned i = 0; i < plan->nvcpus; i++) {
                 int best = -1;
                 unsigned best_load = 0;
@@ -44,6 +48,7 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
                 extra[best]++;
                 cpuset_add(plan->nodes, t->cores[t->pus[best].core].node);
         }
+        cells_record_nodes(t, plan);
         /* memory the definition (or a live binding) binds lies where it is bound, wherever the pins are */
         if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes)
                 policy_charge_bound_memory(&v, req, plan);

@@ -504,6 +504,46 @@ START_TEST(test_memnode_cell_over_two_nodes)
 }
 END_TEST
 
+/* A domain whose pins are adopted (its definition pins it, or it was pinned by hand) with uneven cells,
+ * each bound by its <memnode>: each cell's memory is counted on its own node, not the domain's spread
+ * evenly over both */
+START_TEST(test_adopted_cells_memory_per_cell)
+{
+        static const char *const lists[] = {"0-1", "2-5"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) on0 = set_of("0");
+        g_autoptr(CpuSet) on1 = set_of("1");
+        g_autoptr(CpuSet) both = set_of("0-1");
+        CpuSet *pins[6];
+        Cells c;
+
+        cells_make(&c, lists, 2, 0);
+        c.cells[0].memory = 2 * GiB;
+        c.cells[0].memory_nodes = on0;
+        c.cells[1].memory = 6 * GiB;
+        c.cells[1].memory_nodes = on1;
+        PlacementRequest req = {.name = "vm",
+                                .vcpus = 6,
+                                .memory = 8 * GiB,
+                                .cells = c.cells,
+                                .ncells = 2,
+                                .memory_nodes = both,
+                                .memory_source = MEMORY_SOURCE_USER};
+        static const char *const cpus[] = {"0", "2", "8", "10", "12", "14"}; /* cell 0 on node 0, 1 on 1 */
+        for (unsigned i = 0; i < 6; i++)
+                pins[i] = set_of(cpus[i]);
+        g_autoptr(Plan) p = policy_adopt(t, l, &req, pins, &params);
+
+        ck_assert_uint_eq(p->node_memory[0], 2 * GiB);
+        ck_assert_uint_eq(p->node_memory[1], 6 * GiB);
+        for (unsigned i = 0; i < 6; i++)
+                cpuset_free(pins[i]);
+        cells_clear(&c);
+}
+END_TEST
+
 static Suite *cells_suite(void)
 {
         Suite *s = suite_create("cells");
@@ -524,6 +564,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_memnode_cell_stays_with_memory);
         tcase_add_test(tc, test_memnode_cell_over_two_nodes);
         tcase_add_test(tc, test_memnode_cell_full_node);
+        tcase_add_test(tc, test_adopted_cells_memory_per_cell);
         suite_add_tcase(s, tc);
         return s;
 }
