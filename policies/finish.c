@@ -91,6 +91,9 @@ static unsigned count_vcpus(const Topology *t, const Plan *plan, const CpuSet *v
         return placed;
 }
 
+static bool charge_evenly(const HostView *v, const CpuSet *os_nodes, uint64_t bytes, bool first_only,
+                          Plan *plan);
+
 void policy_spread_memory(const HostView *v, Plan *plan)
 {
         const Topology *t = v->t;
@@ -98,9 +101,15 @@ void policy_spread_memory(const HostView *v, Plan *plan)
         unsigned placed;
         uint64_t left = plan->memory;
 
-        /* First: each guest cell's memory where its vCPUs run, then the rest in proportion to the vCPUs of
-         * no cell (of all of them when every vCPU has a cell). */
+        /* First: each guest cell's memory where its <memnode> binds it, or else where its vCPUs run, then
+         * the rest in proportion to the vCPUs of no cell (of all of them when every vCPU has a cell). */
         for (unsigned c = 0; c < plan->ncells; c++) {
+                uint64_t bytes = MIN(plan->cells[c].memory, left);
+                if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
+                    charge_evenly(v, plan->cells[c].memory_nodes, bytes, false, plan)) {
+                        left -= bytes;
+                        continue;
+                }
                 placed = count_vcpus(t, plan, plan->cells[c].vcpus, vcpus_on);
                 left -= charge_by_vcpus(v, plan, vcpus_on, placed, MIN(plan->cells[c].memory, left));
         }
@@ -588,14 +597,23 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         g_autofree char *sharing = NULL;
         char a[32], b[64], busiest[96] = "";
 
-        if (plan->result == PLAN_PLACED)
-                return g_strdup_printf("%s: %u %s for %u %s, %s free for %s; nearest qualifying set "
-                                       "(max distance %u, mean %.2f)%s%s",
-                                       where, choice->load.capacity, unit_of(ops, choice->load.capacity),
-                                       req->vcpus, req->vcpus == 1 ? "vCPU" : "vCPUs",
-                                       size_format(choice->load.free_memory, a, sizeof(a)),
-                                       memory_text(req, req->memory, b, sizeof(b)), set->max_distance,
-                                       set->mean_distance, group_note(v, choice), note);
+        if (plan->result == PLAN_PLACED) {
+                uint64_t set_memory = policy_set_memory(req);
+                char c[32], part[96] = "";
+
+                /* memory its cells' <memnode> elements bind elsewhere is not the set's to hold */
+                if (set_memory != req->memory &&
+                    (req->memory_source == MEMORY_SOURCE_NONE || !req->memory_nodes))
+                        g_snprintf(part, sizeof(part), " of its %s (the rest bound by its cells' <memnode>)",
+                                   size_format(req->memory, c, sizeof(c)));
+                return g_strdup_printf(
+                    "%s: %u %s for %u %s, %s free for %s%s; nearest qualifying set "
+                    "(max distance %u, mean %.2f)%s%s",
+                    where, choice->load.capacity, unit_of(ops, choice->load.capacity), req->vcpus,
+                    req->vcpus == 1 ? "vCPU" : "vCPUs", size_format(choice->load.free_memory, a, sizeof(a)),
+                    memory_text(req, part[0] ? set_memory : req->memory, b, sizeof(b)), part,
+                    set->max_distance, set->mean_distance, group_note(v, choice), note);
+        }
         sharing = sharing_note(v, plan);
         if (choice->busy_cores > 1)
                 g_snprintf(busiest, sizeof(busiest),

@@ -48,6 +48,9 @@ void policy_spread_memory(const HostView *v, Plan *plan);
 /* Memory the request binds (memory_source not NONE) counted where it is bound: a cell's on its <memnode>
  * nodes, the rest on the first node under preferred, an even share of each node otherwise. */
 void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, Plan *plan);
+/* The memory a set must hold for req: bound memory is where it is and does not choose the set (the
+ * request's binding: 0; its cells' <memnode> elements: their memory taken out). */
+uint64_t policy_set_memory(const PlacementRequest *req);
 /* Pins vCPU i of plan by plan->vcpu_pin: its core's usable PUs, its PU, or (the set) left as it is. */
 void policy_pin_vcpu(const HostView *v, Plan *plan, unsigned i);
 /* Sets plan->shared_vcpus from the ledger and the plan's own vCPUs. */

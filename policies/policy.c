@@ -216,13 +216,23 @@ static bool overcommit_search_counted(const HostView *v, const PolicyOps *ops, S
         return found;
 }
 
+uint64_t policy_set_memory(const PlacementRequest *req)
+{
+        uint64_t memory = req->memory;
+
+        if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes)
+                return 0;
+        for (unsigned c = 0; c < req->ncells; c++)
+                if (req->cells[c].memory_nodes && !cpuset_is_empty(req->cells[c].memory_nodes))
+                        memory -= MIN(memory, req->cells[c].memory);
+        return memory;
+}
+
 static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l,
                         const PlacementRequest *req, const PlacementParams *params)
 {
         bool absurd = req->vcpus > PLAN_MAX_VCPUS;
         Plan *plan = plan_new(req->name, absurd ? 0 : req->vcpus, req->memory, t->nnodes);
-        /* bound memory is where it is: it does not choose the set, it is counted where it is bound */
-        bool bound = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
         HostView v;
         SetSearch search;
         SetChoice choice;
@@ -242,12 +252,12 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
                 v.node_capacity[n] = ops->capacity(&v, n);
                 v.node_size[n] = ops->size(&v, n);
         }
-        set_search_init(&search, &v, ops, req->vcpus, bound ? 0 : req->memory);
+        set_search_init(&search, &v, ops, req->vcpus, policy_set_memory(req));
         search.cells_whole = plan->ncells > 0;
         if (search_room(&search, req, plan, &choice))
                 plan->result = PLAN_PLACED;
         else if (load_overcommit_applies(&v, ops->overcommit_by_core)
-                     ? overcommit_search_by_load(&v, ops, req->vcpus, bound ? 0 : req->memory, plan, &choice)
+                     ? overcommit_search_by_load(&v, ops, req->vcpus, policy_set_memory(req), plan, &choice)
                      : overcommit_search_counted(&v, ops, &search, plan, &choice))
                 plan->result = PLAN_OVERCOMMITTED;
         else

@@ -4,6 +4,7 @@
  * even when the domain overcommits; and without cells, a domain's vCPUs go where its memory goes.
  */
 #include "test-util.h"
+#include "domain-request.h"
 #include "test-policy-util.h"
 
 #include <string.h>
@@ -544,6 +545,59 @@ START_TEST(test_adopted_cells_memory_per_cell)
 }
 END_TEST
 
+/* <memnode> for cell 0 only: libvirt binds cell 0's memory and leaves cell 1 (and the domain) unbound, so
+ * cell 1 goes whole to the node with room, not with cell 0 onto the full node 0 (all 8 vCPUs were kept
+ * on node 0, 6 of them sharing, with node 1 idle) */
+START_TEST(test_partial_memnodes_bind_only_their_cells)
+{
+        static const char xml[] =
+            "<domain type='kvm'><name>vm</name><memory unit='GiB'>16</memory><vcpu>8</vcpu>"
+            "<numatune><memnode cellid='0' mode='strict' nodeset='0'/></numatune><os><type>hvm</type></os>"
+            "<cpu><numa><cell id='0' cpus='0-3' memory='8' unit='GiB'/>"
+            "<cell id='1' cpus='4-7' memory='8' unit='GiB'/></numa></cpu></domain>";
+        g_autoptr(Topology) t = topology_new_uniform(2, 8, 2, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autoptr(DomainSpec) spec = NULL;
+        g_autofree char *error = NULL;
+        g_auto(RequestShape) shape = {0};
+        PlacementRequest req;
+
+        test_place(t, l, &params, "first", 6, 4 * GiB);
+        ck_assert_msg(domain_xml_parse(xml, &spec, &error) == 0, "%s", error);
+        req = domain_request(spec, spec);
+        domain_request_shape(spec, t, &req, &shape);
+        ck_assert_int_eq(req.memory_source, MEMORY_SOURCE_NONE);
+        g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+
+        for (unsigned v = 0; v < 8; v++)
+                ck_assert_msg(node_of(t, p, v) == (v < 4 ? 0 : 1), "vCPU %u of cell %u on node %d: %s", v,
+                              v / 4, node_of(t, p, v), p->reason);
+        ck_assert_uint_eq(p->shared_vcpus, 2);
+        ck_assert_uint_eq(p->node_memory[0], 8 * GiB);
+        ck_assert_uint_eq(p->node_memory[1], 8 * GiB);
+}
+END_TEST
+
+/* <memnode> for every cell: the domain is bound to their union, as before */
+START_TEST(test_all_memnodes_bind_the_domain)
+{
+        static const char xml[] =
+            "<domain type='kvm'><name>vm</name><memory unit='GiB'>16</memory><vcpu>8</vcpu>"
+            "<numatune><memnode cellid='0' mode='strict' nodeset='0'/><memnode cellid='1' nodeset='1'/>"
+            "</numatune><os><type>hvm</type></os>"
+            "<cpu><numa><cell id='0' cpus='0-3' memory='8' unit='GiB'/>"
+            "<cell id='1' cpus='4-7' memory='8' unit='GiB'/></numa></cpu></domain>";
+        g_autoptr(DomainSpec) spec = NULL;
+        g_autofree char *error = NULL;
+        PlacementRequest req;
+
+        ck_assert_msg(domain_xml_parse(xml, &spec, &error) == 0, "%s", error);
+        req = domain_request(spec, spec);
+        ck_assert_int_eq(req.memory_source, MEMORY_SOURCE_MEMNODE);
+}
+END_TEST
+
 static Suite *cells_suite(void)
 {
         Suite *s = suite_create("cells");
@@ -565,6 +619,8 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_memnode_cell_over_two_nodes);
         tcase_add_test(tc, test_memnode_cell_full_node);
         tcase_add_test(tc, test_adopted_cells_memory_per_cell);
+        tcase_add_test(tc, test_partial_memnodes_bind_only_their_cells);
+        tcase_add_test(tc, test_all_memnodes_bind_the_domain);
         suite_add_tcase(s, tc);
         return s;
 }
