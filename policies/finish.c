@@ -190,10 +190,39 @@ static void add_set_cores(const HostView *v, const Plan *plan, bool with_own, Cp
         }
 }
 
+/* For a realtime domain with no free core in its set: the core nearest its nodes that holds no realtime
+ * vCPU, a free one first, else the one with fewest vCPUs (QEMU's threads beside ordinary vCPUs, never
+ * beside a FIFO vCPU, which would starve them). */
+static void add_nearest_plain_core(const HostView *v, const Plan *plan, CpuSet *out)
+{
+        const Topology *t = v->t;
+        int first = cpuset_next(plan->nodes, 0), best = -1;
+        uint64_t best_key = 0;
+
+        if (first < 0)
+                return;
+        for (unsigned c = 0; c < t->ncores; c++) {
+                uint64_t key;
+                if (policy_own_core(v, plan, c) || ledger_core_realtime(v->l, c) ||
+                    policy_core_first_usable_pu(v, c) < 0 || policy_core_reserved(v, c))
+                        continue;
+                key = (uint64_t)topology_distance(t, (unsigned)first, t->cores[c].node) << 32 |
+                      (uint64_t)MIN(ledger_core_load(v->l, c), 0xffffu) << 16 |
+                      (ledger_core_free(v->l, c) ? 0 : 1);
+                if (best < 0 || key < best_key) {
+                        best = (int)c;
+                        best_key = key;
+                }
+        }
+        if (best >= 0)
+                add_core_pus(v, (unsigned)best, out);
+}
+
 /*
  * The CPUs of the emulator and I/O threads. EmulatorPin=nodeset: the set minus other domains' cores.
- * siblings: the idle siblings of its own cores, else the housekeeping CPUs, else the set's free cores;
- * the domain's own cores only when nothing else is left.
+ * siblings: the idle siblings of its own cores, else the housekeeping CPUs, else the set's free cores
+ * (realtime: else the nearest core without a realtime vCPU); the domain's own cores only when nothing
+ * else is left.
  */
 static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementRequest *req, Plan *plan,
                                            CpuSet *out)
@@ -222,6 +251,8 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
                 }
                 if (cpuset_is_empty(out))
                         add_set_cores(v, plan, false, out);
+                if (cpuset_is_empty(out) && req->realtime)
+                        add_nearest_plain_core(v, plan, out);
                 break;
         }
         /* measured busy host-side threads: cores that carry them */

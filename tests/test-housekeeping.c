@@ -236,6 +236,29 @@ START_TEST(test_realtime_vcpus_keep_their_cores)
 }
 END_TEST
 
+/* A realtime domain that fills its node: the emulator goes to the nearest core of another node, not to
+ * the FIFO vCPUs' own cores (with no free core in the set it took them, and the reason said none was left)
+ */
+START_TEST(test_realtime_emulator_off_its_full_node)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest rt = {.name = "rt", .vcpus = 4, .memory = GiB, .realtime = true};
+        g_autoptr(CpuSet) own = cpuset_new();
+        const Plan *plan = place(t, l, &p, &rt);
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                cpuset_union(own, plan->vcpu_pins[i]);
+        ck_assert(!cpuset_is_empty(plan->emulator_pin));
+        CPUSET_FOREACH (cpu, plan->emulator_pin)
+                ck_assert_msg(!cpuset_has(own, (unsigned)cpu),
+                              "emulator on CPU %d of a realtime vCPU's core: %s", cpu, plan->reason);
+        ck_assert_msg(!strstr(plan->reason, "its own cores"), "%s", plan->reason);
+}
+END_TEST
+
 /* A later domain that must share takes any other core before a realtime vCPU's, busy-measured or not */
 START_TEST(test_realtime_cores_shared_last)
 {
@@ -307,6 +330,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_realtime_vcpus_keep_their_cores);
         tcase_add_test(tc, test_realtime_cores_shared_last);
         tcase_add_test(tc, test_realtime_node_shared_last);
+        tcase_add_test(tc, test_realtime_emulator_off_its_full_node);
         suite_add_tcase(s, tc);
         return s;
 }
