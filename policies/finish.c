@@ -481,18 +481,25 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                 for (unsigned n = 0; n < plan->nnode_memory; n++)
                         if (plan->node_memory[n])
                                 cpuset_add(charged, t->nodes[n].os_index);
-                bool cores_elsewhere = false; /* memory-only nodes: the vCPUs run on the nearest CPU nodes */
+                /* memory-only nodes, or nodes its cpuset leaves out: the vCPUs run on the nearest others */
+                bool cores_elsewhere = false, memory_has_cpus = false;
                 CPUSET_FOREACH (n, plan->nodes)
                         cores_elsewhere =
                             cores_elsewhere || !cpuset_has(req->memory_nodes, t->nodes[n].os_index);
+                for (unsigned n = 0; n < t->nnodes; n++)
+                        memory_has_cpus =
+                            memory_has_cpus ||
+                            (t->nodes[n].ncores > 0 && cpuset_has(req->memory_nodes, t->nodes[n].os_index));
                 where = cpuset_format(charged);
                 g_string_append_printf(
                     s, "; %s its memory to nodes %s (%s): %s, the binding left as it is",
                     memory_source_text(req), list,
                     req->memory_source == MEMORY_SOURCE_MEMNODE ? "per cell"
                                                                 : memory_mode_to_string(req->memory_mode),
-                    cores_elsewhere ? "memory-only nodes, cores taken on the nearest with CPUs"
-                                    : "cores taken there");
+                    !cores_elsewhere  ? "cores taken there"
+                    : memory_has_cpus ? "no CPU of its <vcpu cpuset> lies there, cores taken on the nearest "
+                                        "nodes with one (its memory is remote)"
+                                      : "memory-only nodes, cores taken on the nearest with CPUs");
                 if (*where)
                         g_string_append_printf(s, ", memory counted on %s%s", where,
                                                req->memory_source != MEMORY_SOURCE_MEMNODE &&
@@ -699,9 +706,30 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
         char a[64], b[64];
 
         if (host->usable_pus == 0 && (req->allowed_cpus || bound)) {
-                g_autofree char *note = constraint_note(v, req, plan);
-                plan->reason = g_strdup_printf(
-                    "no usable CPU of this host lies inside its constraints%s; nothing pinned", note);
+                g_autofree char *note = NULL, *counted = NULL;
+                /* it runs all the same (on CPUs the host keeps, ReservedCPUs=): its memory is where it is
+                 * bound, or on the nodes of its CPUs */
+                g_autoptr(CpuSet) nodes = cpuset_new();
+                for (unsigned n = 0; !bound && n < v->t->nnodes; n++)
+                        if (v->t->nodes[n].ncores > 0 &&
+                            cpuset_intersects(v->t->nodes[n].cpus, req->allowed_cpus))
+                                cpuset_add(nodes, v->t->nodes[n].os_index);
+                if (bound)
+                        policy_charge_bound_memory(v, req, plan);
+                else if (!cpuset_is_empty(nodes))
+                        charge_evenly(v, nodes, req->memory, false, plan);
+                for (unsigned n = 0; n < plan->nnode_memory; n++)
+                        if (req->hugepage_size && !topology_node_hugepage_bytes(v->t, n, req->hugepage_size))
+                                plan->node_memory[n] = 0;
+                note = constraint_note(v, req, plan);
+                if (!bound && !cpuset_is_empty(nodes)) {
+                        g_autofree char *list = cpuset_format(nodes);
+                        counted = g_strdup_printf("; its memory counted on node%s %s, where its CPUs are",
+                                                  cpuset_count(nodes) == 1 ? "" : "s", list);
+                }
+                plan->reason = g_strdup_printf("no usable CPU of this host lies inside its constraints%s%s; "
+                                               "nothing pinned",
+                                               note, counted ? counted : "");
         } else if (host->usable_pus == 0 && host->free_memory >= req->memory && params->reserved_cpus) {
                 g_autofree char *reserved = cpuset_format(params->reserved_cpus);
                 plan->reason = g_strdup_printf(

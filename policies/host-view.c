@@ -36,9 +36,9 @@ static bool outside_memory_nodes(const Topology *t, const PlacementRequest *req,
                !cpuset_has(req->memory_nodes, t->nodes[n].os_index);
 }
 
-/* Whether the memory is bound to memory-only nodes of this host, none with a CPU (a CXL expander, the
- * high-bandwidth memory of a flat-mode KNL or Sapphire Rapids): the vCPUs must run elsewhere. Memory
- * bound to nodes whose CPUs the request's own cpuset leaves out is not such a case. */
+/* Whether the memory is bound to nodes none of whose CPUs the vCPUs may run on: memory-only nodes (a CXL
+ * expander, the high-bandwidth memory of a flat-mode KNL or Sapphire Rapids), or nodes the request's own
+ * <vcpu cpuset> leaves out (libvirt runs such a guest, its memory remote). The vCPUs must run elsewhere. */
 static bool memory_nodes_cpuless(const Topology *t, const PlacementRequest *req)
 {
         bool any = false;
@@ -46,7 +46,7 @@ static bool memory_nodes_cpuless(const Topology *t, const PlacementRequest *req)
         for (unsigned m = 0; m < t->nnodes; m++) {
                 if (outside_memory_nodes(t, req, m))
                         continue;
-                if (t->nodes[m].ncores > 0)
+                if (t->nodes[m].ncores > 0 && node_has_allowed_cpu(t, req, m))
                         return false;
                 any = any || t->nodes[m].memory > 0;
         }

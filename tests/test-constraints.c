@@ -322,6 +322,43 @@ START_TEST(test_constraints_leave_nothing)
 }
 END_TEST
 
+/* <vcpu cpuset> on node 0 with its memory strict on node 1: libvirt runs it so. The vCPUs stay inside the
+ * cpuset, the memory is counted where it is bound, and the reason says it is remote (it was unplaceable,
+ * its memory counted nowhere, so a later domain was given node 1's memory twice). A cpuset the host
+ * keeps whole (ReservedCPUs=) is still unplaceable, its memory counted on its CPUs' nodes. */
+START_TEST(test_cpuset_apart_from_nodeset)
+{
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = host();
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) cpus = set_of("0-3");
+                g_autoptr(CpuSet) node1 = set_of("1");
+                PlacementParams p = test_params(kinds[k]);
+                PlacementRequest apart = {.name = "c",
+                                          .vcpus = 2,
+                                          .memory = 6 * GiB,
+                                          .allowed_cpus = cpus,
+                                          .memory_nodes = node1,
+                                          .memory_source = MEMORY_SOURCE_USER};
+                PlacementRequest shared = {.name = "s", .vcpus = 2, .memory = 4 * GiB, .allowed_cpus = cpus};
+                const Plan *a = place_req(t, l, &p, &apart);
+                g_autoptr(Plan) s = NULL;
+
+                ck_assert_int_ne(a->result, PLAN_UNPLACEABLE);
+                assert_pins_inside(a, cpus);
+                ck_assert_uint_eq(a->node_memory[1], 6 * GiB);
+                ck_assert_uint_eq(a->node_memory[0], 0);
+                assert_reason_has(a, "its memory is remote");
+                p.reserved_cpus = set_of("0-3");
+                s = policy_place(t, l, &shared, &p);
+                ck_assert_int_eq(s->result, PLAN_UNPLACEABLE);
+                ck_assert_uint_eq(s->node_memory[0], 4 * GiB);
+                assert_reason_has(s, "its memory counted on node 0, where its CPUs are");
+                cpuset_free(p.reserved_cpus);
+        }
+}
+END_TEST
+
 /* A random subset of 0..n-1 (never empty), or NULL about a third of the time. */
 static CpuSet *random_subset(GRand *r, unsigned n)
 {
@@ -381,7 +418,9 @@ START_TEST(test_random_requests_stay_inside)
                         CPUSET_FOREACH (cpu, plan->vcpu_pins[v]) {
                                 ck_assert_msg(!allowed || cpuset_has(allowed, (unsigned)cpu),
                                               "round %u: CPU %d outside the cpuset", round, cpu);
-                                ck_assert_msg(!nodes || cpuset_has(nodes, t->cores[t->pus[cpu].core].node),
+                                /* a nodeset without a CPU of the cpuset: the vCPUs run outside it */
+                                ck_assert_msg(!nodes || !usable ||
+                                                  cpuset_has(nodes, t->cores[t->pus[cpu].core].node),
                                               "round %u: CPU %d outside the nodeset", round, cpu);
                         }
                 }
@@ -390,18 +429,21 @@ START_TEST(test_random_requests_stay_inside)
                                       round);
                 ck_assert_msg(!req.keep_emulator || cpuset_is_empty(plan->emulator_pin), "round %u", round);
                 CPUSET_FOREACH (n, plan->nodes)
-                        ck_assert_msg(!nodes || cpuset_has(nodes, (unsigned)n), "round %u: node %d", round,
-                                      n);
+                        ck_assert_msg(!nodes || !usable || cpuset_has(nodes, (unsigned)n),
+                                      "round %u: node %d", round, n);
                 for (unsigned n = 0; n < t->nnodes; n++) {
                         ck_assert_msg(!nodes || !plan->node_memory[n] || cpuset_has(nodes, n),
                                       "round %u: memory counted on node %u", round, n);
                         charged += plan->node_memory[n];
                 }
-                /* bound memory is where it is: placed whenever a usable CPU is inside, all of it counted */
+                /* bound memory is where it is, all of it counted: placed whenever a usable CPU is inside,
+                 * else (libvirt runs it so) on the cpuset's CPUs nearest to it, when the nodeset names a
+                 * node of this host */
                 if (nodes) {
-                        ck_assert_msg((plan->result != PLAN_UNPLACEABLE) == usable, "round %u: %s", round,
-                                      plan->reason);
-                        if (usable)
+                        bool named = cpuset_next(nodes, 0) < (int)nnodes;
+                        ck_assert_msg((plan->result != PLAN_UNPLACEABLE) == (usable || named),
+                                      "round %u: %s", round, plan->reason);
+                        if (named)
                                 ck_assert_uint_eq(charged, req.memory);
                 }
         }
@@ -423,6 +465,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_emulatorpin_stands);
         tcase_add_test(tc, test_constraints_leave_nothing);
         tcase_add_test(tc, test_random_requests_stay_inside);
+        tcase_add_test(tc, test_cpuset_apart_from_nodeset);
         suite_add_tcase(s, tc);
         return s;
 }
