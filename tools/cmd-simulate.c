@@ -120,6 +120,18 @@ int verb_simulate(Ctl *c, char **args, unsigned nargs)
                 fprintf(stderr, SIMULATE ": %s\n", error);
                 return EXIT_USAGE;
         }
+        /* the simulator replays sizes and load only: a definition's pins, constraints, cells and hugepages
+         * would be dropped without a word */
+        for (unsigned i = 0; i < trace->len; i++) {
+                const TraceEvent *e = g_ptr_array_index(trace, i);
+                if (e->domain) {
+                        fprintf(stderr,
+                                SIMULATE ": %s:%u: 'domain FILE.xml' lines are for plan and explain; the "
+                                         "simulator replays 'start NAME VCPUS MEMORY' lines only\n",
+                                c->trace, e->line);
+                        return EXIT_USAGE;
+                }
+        }
         if (topology_load(c->topology, &t, &error) < 0) {
                 fprintf(stderr, SIMULATE ": %s\n", error);
                 return EXIT_USAGE;

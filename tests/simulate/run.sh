@@ -157,6 +157,12 @@ out=$("$ctl" simulate --topology="$H222" --trace="$tmp/bad.trace" 2>&1)
 rc=$?
 report "busy=2: exit 2 naming line 1 (rc $rc)" \
         "$([ $rc -eq 2 ] && grep -q "bad.trace:1: busy= must be a fraction" <<<"$out"; echo $?)"
+printf '<domain><name>x</name><memory unit="GiB">1</memory><vcpu>1</vcpu></domain>\n' >"$tmp/x.xml"
+printf 'start a 1 1G\ndomain x.xml\n' >"$tmp/xml.trace"
+out=$("$ctl" simulate --topology="$H222" --trace="$tmp/xml.trace" 2>&1)
+rc=$?
+report "a domain FILE.xml line: exit 2 naming line 2, not dropped without a word (rc $rc)" \
+        "$([ $rc -eq 2 ] && grep -q "xml.trace:2: 'domain FILE.xml' lines are for plan and explain" <<<"$out"; echo $?)"
 out=$("$ctl" simulate --topology="$H222" 2>&1)
 rc=$?
 report "no --trace: exit 2 (rc $rc)" "$([ $rc -eq 2 ] && grep -q -- "--trace=FILE" <<<"$out"; echo $?)"
