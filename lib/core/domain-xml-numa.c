@@ -124,6 +124,25 @@ int domain_xml_numa_check(const DomainSpec *s, GError **error)
                 }
                 cpuset_union(seen, c->vcpus);
         }
+        /* as libvirt: a <memnode> names an existing cell, and each cell at most once */
+        g_autoptr(CpuSet) bound = cpuset_new();
+        for (unsigned i = 0; s->memnodes && i < s->memnodes->len; i++) {
+                unsigned id = g_array_index(s->memnodes, DomainMemnode, i).cellid;
+                if (!s->cells || !s->cells->len) {
+                        fail(error,
+                             "<memnode cellid='%u'>: the domain has no guest NUMA cells (<cpu><numa>)", id);
+                        return -EINVAL;
+                }
+                if (!cpuset_has(ids, id)) {
+                        fail(error, "<memnode cellid='%u'>: no guest NUMA cell has id %u", id, id);
+                        return -EINVAL;
+                }
+                if (cpuset_has(bound, id)) {
+                        fail(error, "two <memnode> elements for guest NUMA cell %u", id);
+                        return -EINVAL;
+                }
+                cpuset_add(bound, id);
+        }
         return 0;
 }
 

@@ -604,16 +604,17 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
         } else if (in_path(p, "cputune", "emulatorpin") && p->stack->len == 3) {
                 s->has_emulatorpin = true;
                 g_clear_pointer(&s->emulatorpin, cpuset_free);
-                if (cpuset_parse(attr(names, values, "cpuset") ? attr(names, values, "cpuset") : "",
-                                 &s->emulatorpin, NULL) < 0 ||
-                    cpuset_is_empty(s->emulatorpin))
-                        g_clear_pointer(&s->emulatorpin, cpuset_free);
+                parse_constraint(attr(names, values, "cpuset"), &s->emulatorpin, "emulatorpin", "cpuset",
+                                 error);
         } else if (is_top(p, "iothreads")) {
                 p->text = TEXT_IOTHREADS;
         } else if (in_path(p, "iothreadids", "iothread") && p->stack->len == 3) {
                 add_iothread("iothread", "id", names, values, &s->iothreads, error);
         } else if (in_path(p, "cputune", "iothreadpin") && p->stack->len == 3) {
-                add_iothread("iothreadpin", "iothread", names, values, &s->iothreadpins, error);
+                g_autoptr(CpuSet) cpus = NULL;
+                if (parse_constraint(attr(names, values, "cpuset"), &cpus, "iothreadpin", "cpuset", error) ==
+                    0)
+                        add_iothread("iothreadpin", "iothread", names, values, &s->iothreadpins, error);
         } else if (p->stack->len == 3 && strcmp(g_ptr_array_index(p->stack, 1), "numatune") == 0) {
                 start_numatune(p, element, names, values, error);
         } else if (p->stack->len == 4 && in_path(p, "numa", "cell") &&
@@ -782,6 +783,19 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
                 ok = false;
         if (ok)
                 complete_iothreads(spec, p.iothread_count);
+        /* as libvirt: a pin is of an I/O thread the domain has (a recorded definition holds no
+         * <iothreads>) */
+        if (ok && need_name && spec->iothreadpins) {
+                g_autoptr(CpuSet) unknown = cpuset_copy(spec->iothreadpins);
+                if (spec->iothreads)
+                        cpuset_subtract(unknown, spec->iothreads);
+                if (!cpuset_is_empty(unknown)) {
+                        ok = false;
+                        g_set_error(&error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "<iothreadpin iothread='%d'>: the domain has no such I/O thread",
+                                    cpuset_next(unknown, 0));
+                }
+        }
         if (ok && need_name && (!spec->name || !*spec->name)) {
                 ok = false;
                 g_set_error(&error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "domain has no <name>");
