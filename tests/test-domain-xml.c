@@ -323,6 +323,22 @@ START_TEST(test_guest_threads)
 }
 END_TEST
 
+/* Guest cells larger than <memory> (a file written by hand): libvirt makes <memory> their sum, so the
+ * guest is counted at 48 GiB, not 4 */
+START_TEST(test_cells_set_the_memory)
+{
+        static const char xml[] =
+            "<domain><name>d</name><memory unit='GiB'>4</memory><vcpu>2</vcpu><cpu><numa>"
+            "<cell id='0' cpus='0' memory='24' unit='GiB'/><cell id='1' cpus='1' memory='24' unit='GiB'/>"
+            "</numa></cpu></domain>";
+        g_autoptr(DomainSpec) s = NULL;
+        g_autofree char *error = NULL;
+
+        ck_assert_msg(domain_xml_parse(xml, &s, &error) == 0, "%s", error);
+        ck_assert_uint_eq(s->memory, UINT64_C(48) << 30);
+}
+END_TEST
+
 /* A <memory model='dimm'> device's memory is its <target><node> cell's (libvirt binds it with that
  * cell's memnode); a DIMM without a node, or one naming no cell, stays outside the cells */
 START_TEST(test_dimm_memory_is_its_cells)
@@ -405,6 +421,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_realtime_vcpusched);
         tcase_add_test(tc, test_guest_threads);
         tcase_add_test(tc, test_dimm_memory_is_its_cells);
+        tcase_add_test(tc, test_cells_set_the_memory);
         tcase_add_test(tc, test_base_page_is_no_hugepage);
         tcase_add_test(tc, test_memory_from_cells);
         suite_add_tcase(s, tc);

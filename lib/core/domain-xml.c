@@ -49,12 +49,18 @@ typedef struct Parser {
         uint64_t dimm_bytes;     /* its size */
         int dimm_node;           /* its <target><node>, -1 when none */
         GArray *dimms;           /* GuestDimm: each DIMM with a size and a guest node */
+        uint64_t dimm_total;     /* every DIMM's size, with a guest node or not */
         bool in_pmem;            /* inside <devices><memory model='nvdimm|virtio-pmem'> */
         uint64_t pmem_unit;      /* of its <target><size> */
         uint64_t pmem_bytes;     /* the sizes of all of them */
         bool vcpus_unreadable;   /* a <vcpus><vcpu> without a readable id */
         PciHolder pci_holder;    /* the child of <devices> being read passes a host PCI device through */
 } Parser;
+
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+        return b > G_MAXUINT64 - a ? G_MAXUINT64 : a + b;
+}
 
 void meta_decision_free(MetaDecision *d)
 {
@@ -739,6 +745,8 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
         if (p->meta_depth && p->stack->len == p->meta_depth)
                 p->meta_depth = 0;
         if (p->stack->len == 3 && in_path(p, "devices", "memory")) {
+                if (p->in_dimm)
+                        p->dimm_total = sat_add(p->dimm_total, p->dimm_bytes);
                 if (p->in_dimm && p->dimm_bytes && p->dimm_node >= 0) {
                         GuestDimm d = {.node = (unsigned)p->dimm_node, .bytes = p->dimm_bytes};
                         g_array_append_val(p->dimms, d);
@@ -828,6 +836,14 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
                         uint64_t cell = g_array_index(spec->cells, DomainCell, i).memory;
                         spec->memory = cell > G_MAXUINT64 - spec->memory ? G_MAXUINT64 : spec->memory + cell;
                 }
+        /* with guest cells, libvirt makes <memory> their sum and its memory devices' (the live XML says
+         * so already; a file written by hand may say less): at least the cells and DIMMs */
+        if (spec->cells && spec->cells->len) {
+                uint64_t total = p.dimm_total;
+                for (unsigned i = 0; i < spec->cells->len; i++)
+                        total = sat_add(total, g_array_index(spec->cells, DomainCell, i).memory);
+                spec->memory = MAX(spec->memory, total);
+        }
         /* a DIMM's memory is its guest cell's (libvirt binds it with that cell's <memnode>): part of
          * <memory>, not of the cell's own size */
         for (unsigned i = 0; spec->cells && i < dimms->len; i++) {
