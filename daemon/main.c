@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include "config.h"
+#include "dbus-address.h"
 #include "dbus.h"
 #include "decision-text.h"
 #include "demo.h"
@@ -46,6 +47,7 @@ typedef struct Daemon {
         const char *config_path;
         bool config_explicit;
         const char *bus_chosen; /* the option that chose the bus over [DBus] Bus= (--bus, --bus-address) */
+        bool uri_chosen;        /* --connect chose the libvirt URI over [Libvirt] URI= */
         struct event *sigterm, *sigint, *sighup, *watchdog;
 } Daemon;
 
@@ -91,6 +93,12 @@ static int parse_args(int argc, char **argv, Args *a)
                         a->config = optarg;
                         break;
                 case 'C':
+                        if (!*optarg) {
+                                fprintf(stderr,
+                                        "placementd: --connect is empty (give a libvirt URI, such as "
+                                        "qemu:///system)\n");
+                                return -EINVAL;
+                        }
                         a->uri = optarg;
                         break;
                 case 't':
@@ -123,6 +131,14 @@ static int parse_args(int argc, char **argv, Args *a)
                         a->bus = optarg;
                         break;
                 case 'B':
+                        if (!dbus_address_valid(optarg)) {
+                                fprintf(stderr,
+                                        "placementd: invalid D-Bus address '%s' (TRANSPORT:KEY=VALUE[,...], "
+                                        "such "
+                                        "as unix:path=/run/dbus/system_bus_socket)\n",
+                                        optarg);
+                                return -EINVAL;
+                        }
                         a->bus_address = optarg;
                         break;
                 case 'h':
@@ -137,6 +153,10 @@ static int parse_args(int argc, char **argv, Args *a)
         }
         if (optind < argc) {
                 fprintf(stderr, "placementd: unexpected argument '%s'\n", argv[optind]);
+                return -EINVAL;
+        }
+        if (a->bus && a->bus_address) {
+                fprintf(stderr, "placementd: --bus and --bus-address both choose the bus; give one\n");
                 return -EINVAL;
         }
         return 1;
@@ -307,6 +327,13 @@ static int reload(Daemon *d, char **ret_error)
                                             d->bus_chosen);
                         else
                                 log_warning("Reload: %s takes effect only after a restart, not applied", *k);
+                if (d->uri_chosen && g_strcmp0(c->uri, manager_config(d->manager)->uri) != 0)
+                        log_warning("Reload: [Libvirt] URI= is not used: --connect chose the connection");
+                {
+                        g_autoptr(GPtrArray) useless = config_host_warnings(c, manager_topology(d->manager));
+                        for (unsigned i = 0; i < useless->len; i++)
+                                log_warning("Reload: %s", (const char *)g_ptr_array_index(useless, i));
+                }
                 log_info("Configuration reloaded from %s (policy %s)", d->config_path,
                          policy_kind_to_string(c->placement.policy));
                 manager_set_config(d->manager, g_steal_pointer(&c));
@@ -386,10 +413,11 @@ static void daemon_done(Daemon *d)
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Daemon, daemon_done)
 
-/* Says what the topology is, and what of ReservedCPUs= and HousekeepingCPUs= it lacks. */
+/* Says what the topology is, and what of the configuration it makes useless (CPUs of ReservedCPUs= and
+ * HousekeepingCPUs= it lacks, a MemoryReserve= beyond every node). */
 static void log_topology(const Topology *topology, const Config *config)
 {
-        g_autoptr(GPtrArray) unknown = config_unknown_cpus(config, topology->all_pus);
+        g_autoptr(GPtrArray) unknown = config_host_warnings(config, topology);
 
         for (unsigned i = 0; topology->notes && i < topology->notes->len; i++)
                 log_notice("Topology: %s", (const char *)g_ptr_array_index(topology->notes, i));
@@ -488,6 +516,7 @@ static int run(int argc, char **argv)
                 return r < 0 ? 2 : 0;
         d.config_path = args.config ? args.config : DEFAULT_CONFIG;
         d.bus_chosen = args.bus_address ? "--bus-address" : args.bus ? "--bus" : NULL;
+        d.uri_chosen = args.uri != NULL;
         d.config_explicit = args.config != NULL;
         if (load_config(d.config_path, d.config_explicit, &config, &error) < 0 ||
             topology_load(args.topology, &topology, &error) < 0) {

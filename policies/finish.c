@@ -741,8 +741,12 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                     memory_text(req, req->memory, b, sizeof(b)),
                     memory_text(req, host->free_memory, a, sizeof(a)));
         } else {
+                char c[64] = "";
+                if (params->memory_reserve)
+                        g_snprintf(c, sizeof(c), ", MemoryReserve=%s kept on each node",
+                                   size_format(params->memory_reserve, a, sizeof(a)));
                 plan->reason = g_strdup_printf(
-                    "no node set has %s of free memory (%s free on the whole host); nothing pinned",
-                    size_format(req->memory, b, sizeof(b)), size_format(host->free_memory, a, sizeof(a)));
+                    "no node set has %s of free memory (%s free on the whole host%s); nothing pinned",
+                    size_format(req->memory, b, sizeof(b)), size_format(host->free_memory, a, sizeof(a)), c);
         }
 }

@@ -278,7 +278,7 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
 
 void ctl_warn_unknown_cpus(const Ctl *c, const Config *config, const Topology *t)
 {
-        g_autoptr(GPtrArray) unknown = config_unknown_cpus(config, t->all_pus);
+        g_autoptr(GPtrArray) unknown = config_host_warnings(config, t);
 
         for (unsigned i = 0; i < unknown->len; i++)
                 fprintf(stderr, "placementctl %s: warning: %s: %s\n", c->verb, c->config ? c->config : "",

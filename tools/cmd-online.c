@@ -46,6 +46,10 @@ int ctl_bus_open(Ctl *c)
 {
         int r;
 
+        if (c->address && c->bus) {
+                fprintf(stderr, "placementctl: --bus and --bus-address both choose the bus; give one\n");
+                return EXIT_USAGE;
+        }
         if (c->host && (c->address || c->bus)) {
                 fprintf(stderr, "placementctl: --host reaches the system bus of that host; it does not go "
                                 "with --bus or --bus-address\n");

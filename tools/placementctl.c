@@ -10,6 +10,7 @@
 
 #include <glib.h>
 
+#include "dbus-address.h"
 #include "plan.h"
 #include "size.h"
 
@@ -193,6 +194,14 @@ static int set_option(Ctl *c, CtlOption o, const char *arg)
                 c->bus = arg;
                 break;
         case OPT_BUS_ADDRESS:
+                if (!dbus_address_valid(arg)) {
+                        fprintf(
+                            stderr,
+                            "placementctl: invalid D-Bus address '%s' (TRANSPORT:KEY=VALUE[,...], such as "
+                            "unix:path=/run/dbus/system_bus_socket)\n",
+                            arg);
+                        return -EINVAL;
+                }
                 c->address = arg;
                 break;
         case OPT_HOST:

@@ -544,3 +544,19 @@ GPtrArray *config_unknown_cpus(const Config *c, const CpuSet *host_cpus)
         }
         return out;
 }
+
+GPtrArray *config_host_warnings(const Config *c, const Topology *t)
+{
+        GPtrArray *out = config_unknown_cpus(c, t->all_pus);
+        uint64_t largest = 0;
+        char a[32], b[32];
+
+        for (unsigned n = 0; n < t->nnodes; n++)
+                largest = MAX(largest, t->nodes[n].memory);
+        if (c->placement.memory_reserve && largest && c->placement.memory_reserve >= largest)
+                g_ptr_array_add(out, g_strdup_printf("MemoryReserve=%s is at least every node's memory (the "
+                                                     "largest has %s): no domain's memory can be placed",
+                                                     size_format(c->placement.memory_reserve, a, sizeof(a)),
+                                                     size_format(largest, b, sizeof(b))));
+        return out;
+}

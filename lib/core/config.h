@@ -15,6 +15,7 @@
 #include <stdbool.h>
 
 #include "plan.h"
+#include "topology.h"
 
 /* A configuration file is a few KiB; far larger is not one. */
 #define CONFIG_FILE_MAX (1u << 20)
@@ -54,6 +55,10 @@ Config *config_new_default(void);
  * CPUs this host does not have (64-127), ignoring those"); empty when nothing. Free with
  * g_ptr_array_unref(). */
 GPtrArray *config_unknown_cpus(const Config *c, const CpuSet *host_cpus);
+/* What of c this host makes useless, one message each: config_unknown_cpus(), and a MemoryReserve= that
+ * leaves no node any memory ("MemoryReserve=1000.0 TiB is at least every node's memory (the largest has
+ * 59.6 GiB): no domain's memory can be placed"). Free with g_ptr_array_unref(). */
+GPtrArray *config_host_warnings(const Config *c, const Topology *t);
 void config_free(Config *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Config, config_free)
 

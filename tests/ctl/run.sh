@@ -82,6 +82,21 @@ run "$CTL" plan --topology="$HOST222" --vcpus=2 a:1:1G
 result "plan --topology takes no --vcpus: exit 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
 run "$CTL" --bus-address="unix:path=$TMP/nothing-here" status
 result "status with no bus there exits 3 (rc $RC)" "$([ $RC -eq 3 ]; echo $?)"
+printf '[Placement]\nMemoryReserve=1000T\n' >"$TMP/reserve.conf"
+run "$CTL" plan --topology="$HOST222" --config="$TMP/reserve.conf" a:1:1G
+result "a MemoryReserve= beyond every node is warned about and named in the reason (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q "MemoryReserve=1000.0 TiB is at least every node's memory" "$ERR" &&
+        grep -q "MemoryReserve=1000.0 TiB kept on each node" "$OUT"; echo $?)"
+run "$CTL" --bus-address=garbage status
+result "a malformed --bus-address is a usage error naming it, exit 2 (rc $RC)" \
+    "$([ $RC -eq 2 ] && grep -q "invalid D-Bus address 'garbage'" "$ERR"; echo $?)"
+run "$CTL" --bus=session --bus-address="unix:path=$TMP/nothing-here" status
+result "--bus with --bus-address: exit 2 (rc $RC)" "$([ $RC -eq 2 ] && grep -q "give one" "$ERR"; echo $?)"
+run "$PLACEMENTD" --bus-address=garbage
+result "placementd: a malformed --bus-address exits 2 naming it, no retries (rc $RC)" \
+    "$([ $RC -eq 2 ] && grep -q "invalid D-Bus address 'garbage'" "$ERR"; echo $?)"
+run "$PLACEMENTD" --connect= --bus=none
+result "placementd: an empty --connect exits 2 (rc $RC)" "$([ $RC -eq 2 ] && grep -q "connect is empty" "$ERR"; echo $?)"
 run "$CTL" plan --topology="$ROOT/tests/topologies/two-node-hugepages.xml" vm:1:1G
 result "the map shows each node's hugepage pool apart from its memory (rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q '^  node 0  960.0 MiB' "$OUT" && grep -q '^    hugepages 2.0 MiB: 128.0 MiB free of 128.0 MiB$' "$OUT"; echo $?)"

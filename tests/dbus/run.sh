@@ -365,6 +365,10 @@ result "  the log says Bus= is not used: --bus-address chose the bus (not 'runni
     "$(grep -q 'Reload: \[DBus\] Bus= is not used: --bus-address chose the bus' "$LOG" &&
         ! grep -q 'running with system' "$LOG"; echo $?)"
 result "  still on the bus it started on" "$(name_on_bus; echo $?)"
+printf '[Placement]\nPolicy=compat\n[Libvirt]\nURI=qemu:///session\n' >"$CONF"
+bcall Reload
+result "Reload changing [Libvirt] URI= under --connect -> ok, and the log says --connect chose it" \
+    "$([ $RC -eq 0 ] && grep -q 'Reload: \[Libvirt\] URI= is not used: --connect chose the connection' "$LOG"; echo $?)"
 printf '[Placement]\nPolicy=compat\n' >"$CONF"
 
 # ---- permissions ------------------------------------------------------------------------------------
