@@ -2,6 +2,7 @@
 /* placementd: process setup, signals, sd_notify; the work is in the manager. */
 #include <errno.h>
 #include <getopt.h>
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -464,6 +465,16 @@ static int setup_demo(Daemon *d, const char *trace, char **ret_error)
                 return r;
         for (unsigned i = 0; i < events->len; i++) {
                 const TraceEvent *e = g_ptr_array_index(events, i);
+                if (e->op == TRACE_START && !e->domain && e->memory < 1024) {
+                        /* libvirt counts a domain's memory in KiB: less would be none */
+                        r = ret_error_set(ret_error, -EINVAL,
+                                          "%s:%u: start %s: %" PRIu64
+                                          " bytes is less than the 1 KiB libvirt "
+                                          "counts memory in (MEMORY takes K, M, G, T suffixes)",
+                                          trace, e->line, e->name, e->memory);
+                        g_ptr_array_unref(events);
+                        return r;
+                }
                 if ((e->op == TRACE_START && !e->domain) || e->op == TRACE_STOP)
                         continue;
                 r = ret_error_set(ret_error, -EINVAL,

@@ -33,6 +33,10 @@ demo $'start a 1 1G\nload a busy=0.1\nstop a\n' --connect=test:///default
 ((RC == 2)) && grep -q "trace:2: --demo takes start NAME VCPUS MEMORY and stop NAME lines only" "$ERR"
 result "a load line is refused, with its line (exit 2)" $?
 
+demo $'start a 1 1023\n' --connect=test:///default
+((RC == 2)) && grep -q "trace:1: start a: 1023 bytes is less than the 1 KiB" "$ERR"
+result "a start of less than 1 KiB is refused, with its line (exit 2)" $?
+
 demo $'tick 5\n' --connect=test:///default
 ((RC == 2)) && grep -q "trace:1: --demo takes" "$ERR"
 result "a tick line is refused (exit 2)" $?

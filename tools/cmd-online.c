@@ -167,8 +167,18 @@ static void print_json_text(const char *key, const char *text, int64_t moved)
         }
         json_builder_set_member_name(b, key);
         json_builder_add_string_value(b, text);
+        if (moved >= 0) { /* the report line by line, for a script */
+                g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+                json_builder_set_member_name(b, "lines");
+                json_builder_begin_array(b);
+                for (char **l = lines; *l; l++)
+                        if (**l)
+                                json_builder_add_string_value(b, *l);
+                json_builder_end_array(b);
+        }
         json_builder_end_object(b);
         root = json_builder_get_root(b);
+        json_generator_set_pretty(g, TRUE);
         json_generator_set_root(g, root);
         out = json_generator_to_data(g, NULL);
         printf("%s\n", out);

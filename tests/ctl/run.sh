@@ -226,5 +226,7 @@ result "--json map with a domain named 'café' prints JSON holding the name (rc 
     "$([ $RC -eq 0 ] && python3 -c 'import json, sys; assert "café" in json.load(open(sys.argv[1]))["text"]' \
         "$OUT" 2>"$ERR"; echo $?)"
 run "$CTL" --bus-address="$ADDR" --json rebalance
-result "--json rebalance prints JSON (rc $RC)" \
-    "$([ $RC -eq 0 ] && python3 -c 'import json, sys; json.load(open(sys.argv[1]))["report"]' "$OUT" 2>"$ERR"; echo $?)"
+result "--json rebalance prints JSON, its report also line by line (rc $RC)" \
+    "$([ $RC -eq 0 ] && python3 -c 'import json, sys
+r = json.load(open(sys.argv[1]))
+assert r["lines"] == [l for l in r["report"].split("\n") if l] and isinstance(r["moved"], int)' "$OUT" 2>"$ERR"; echo $?)"
