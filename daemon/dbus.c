@@ -425,7 +425,7 @@ static int do_rebalance(sd_bus_message *msg, void *userdata, sd_bus_error *error
         unsigned moved;
 
         if (!manager_connected(s->manager))
-                return sd_bus_error_setf(error, BUS_ERROR_NOT_CONNECTED, "Not connected to libvirt");
+                return sd_bus_error_setf(error, BUS_ERROR_NOT_CONNECTED, "not connected to libvirt");
         moved = manager_rebalance(s->manager, REBALANCE_MOVES, &report);
         return sd_bus_reply_method_return(msg, "us", moved, report);
 }

@@ -532,7 +532,7 @@ int manager_cpu_advice(Manager *m, const char *uuid, CpuAdvice **ret, char **ret
         g_autoptr(VirtCpu) v = NULL;
 
         if (!m->conn)
-                return ret_error_set(ret_error, -ENOTCONN, "Not connected to libvirt");
+                return ret_error_set(ret_error, -ENOTCONN, "not connected to libvirt");
         if (virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0)
                 return -ENOENT;
         v = virt_cpu_new(virt_conn_get(m->conn));

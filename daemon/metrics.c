@@ -303,7 +303,7 @@ MetricsServer *metrics_server_new(struct event_base *base, Manager *m, const Sta
                                                   .userdata = s},
                                   &error);
         if (!s->http) {
-                *ret_error = g_strdup_printf("cannot listen for metrics on %s: %s", listen, error);
+                *ret_error = g_strdup(error);
                 metrics_server_free(s);
                 return NULL;
         }
