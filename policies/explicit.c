@@ -135,7 +135,8 @@ static unsigned keep_off_emulator(const HostView *v, unsigned *sub, unsigned n, 
  * want free cores of a node: all of one class (kind) when one has that many, the first such class;
  * otherwise the classes in order, each as far as it goes. Within a class, by L3 then L2 (take_grouped).
  */
-static unsigned pick_cores(const HostView *v, unsigned node_index, unsigned want, unsigned *out)
+static unsigned pick_cores(const HostView *v, unsigned node_index, unsigned want, const bool *taken,
+                           unsigned *out)
 {
         const TopoNode *node = &v->t->nodes[node_index];
         g_autofree unsigned *cand = g_new(unsigned, node->ncores + 1);
@@ -144,7 +145,7 @@ static unsigned pick_cores(const HostView *v, unsigned node_index, unsigned want
         unsigned n = 0, got = 0, fits = UINT_MAX, next = 0;
 
         for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
-                if (v->core_free[c]) {
+                if (v->core_free[c] && !taken[c]) {
                         cls[n] = core_class(v, c);
                         cand[n++] = c;
                 }
@@ -201,25 +202,38 @@ static void explicit_assign(const HostView *v, const unsigned *nodes, unsigned n
         g_autofree unsigned *capacity = g_new(unsigned, MAX(n, 1));
         g_autofree int *vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
         g_autofree unsigned *cores = g_new(unsigned, MAX(plan->nvcpus, 1));
+        g_autofree bool *taken = g_new0(bool, MAX(v->t->ncores, 1));
+        g_autofree int *cell_of = g_new(int, MAX(plan->nvcpus, 1)); /* ncells: in no cell */
 
+        for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++)
+                cell_of[vcpu] = (int)plan->ncells;
+        for (unsigned c = 0; c < plan->ncells; c++)
+                CPUSET_FOREACH (vcpu, plan->cells[c].vcpus)
+                        if ((unsigned)vcpu < plan->nvcpus)
+                                cell_of[vcpu] = (int)c;
         /* CPUs local to no NUMA node take only what the real nodes cannot */
         for (unsigned i = 0; i < n; i++)
                 capacity[i] = v->t->nodes[nodes[i]].no_local_memory ? 0 : v->node_free_cores[nodes[i]];
         cells_vcpu_nodes(v, nodes, n, capacity, plan, vcpu_node);
         give_rest_to_nodeless(v, nodes, n, plan, vcpu_node);
-        for (unsigned i = 0; i < n; i++) {
-                unsigned want = 0, got, k = 0;
-                for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++)
-                        want += vcpu_node[vcpu] == (int)nodes[i];
-                if (!want)
-                        continue;
-                /* a node gives at most its free cores; a vCPU beyond them stays unplaced (never a core
-                 * read past what was picked) */
-                got = pick_cores(v, nodes[i], want, cores);
-                for (unsigned vcpu = 0; vcpu < plan->nvcpus && k < got; vcpu++)
-                        if (vcpu_node[vcpu] == (int)nodes[i])
-                                plan->vcpu_pu[vcpu] = policy_core_first_usable_pu(v, cores[k++]);
-        }
+        /* each guest cell's share of a node is picked on its own, so that it takes one L3 group of its
+         * own when one holds it (the guest schedules each cell as a node); the vCPUs of no cell last */
+        for (unsigned i = 0; i < n; i++)
+                for (unsigned c = 0; c <= plan->ncells; c++) {
+                        unsigned want = 0, got, k = 0;
+                        for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++)
+                                want += vcpu_node[vcpu] == (int)nodes[i] && cell_of[vcpu] == (int)c;
+                        if (!want)
+                                continue;
+                        /* a node gives at most its free cores; a vCPU beyond them stays unplaced (never a
+                         * core read past what was picked) */
+                        got = pick_cores(v, nodes[i], want, taken, cores);
+                        for (unsigned j = 0; j < got; j++)
+                                taken[cores[j]] = true;
+                        for (unsigned vcpu = 0; vcpu < plan->nvcpus && k < got; vcpu++)
+                                if (vcpu_node[vcpu] == (int)nodes[i] && cell_of[vcpu] == (int)c)
+                                        plan->vcpu_pu[vcpu] = policy_core_first_usable_pu(v, cores[k++]);
+                }
 }
 
 const PolicyOps policy_explicit_ops = {

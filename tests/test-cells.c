@@ -598,6 +598,33 @@ START_TEST(test_all_memnodes_bind_the_domain)
 }
 END_TEST
 
+/* Two interleaved cells of 8 vCPUs on one node of 8-core L3 groups (EPYC 9654): each cell takes an L3
+ * group of its own; picked together in vCPU order, both cells spread over both L3 groups */
+START_TEST(test_cells_on_one_node_take_their_own_l3)
+{
+        static const char *const lists[] = {"0,2,4,6,8,10,12,14", "1,3,5,7,9,11,13,15"};
+        g_autoptr(Topology) t = test_topology_load("epyc-9654-nps1.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        Cells c;
+
+        cells_make(&c, lists, 2, 4 * GiB);
+        g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 16, 8 * GiB, &c);
+
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        for (unsigned i = 0; i < 2; i++) {
+                int l3 = -1;
+                CPUSET_FOREACH (v, c.sets[i]) {
+                        unsigned here = t->cores[t->pus[p->vcpu_pu[v]].core].l3;
+                        if (l3 < 0)
+                                l3 = (int)here;
+                        ck_assert_msg(here == (unsigned)l3, "cell %u over two L3 groups (vCPU %d): %s", i, v,
+                                      p->reason);
+                }
+        }
+        cells_clear(&c);
+}
+END_TEST
+
 static Suite *cells_suite(void)
 {
         Suite *s = suite_create("cells");
@@ -621,6 +648,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_adopted_cells_memory_per_cell);
         tcase_add_test(tc, test_partial_memnodes_bind_only_their_cells);
         tcase_add_test(tc, test_all_memnodes_bind_the_domain);
+        tcase_add_test(tc, test_cells_on_one_node_take_their_own_l3);
         suite_add_tcase(s, tc);
         return s;
 }
