@@ -303,18 +303,18 @@ static int cmd_status(const Ctl *o, sd_bus *bus)
         return code;
 }
 
-/* One line of `list`: pins labelled with libvirt's vCPU ids (decision_json_vcpu_id()). Every text the
+/* The columns of `list`. */
+enum { LIST_DOMAIN, LIST_RESULT, LIST_POLICY, LIST_NODES, LIST_MEM, LIST_PINS, _LIST_COLUMNS };
+
+/* One row of `list`: pins labelled with libvirt's vCPU ids (decision_json_vcpu_id()). Every text the
  * daemon sends goes through text_safe(): a result or policy is no more trusted than a name. */
-static void print_list_line(JsonObject *d)
+static char **list_row(JsonObject *d)
 {
         JsonArray *pins = json_get_array(d, "vcpu_pins"), *nodes = json_get_array(d, "nodes");
         g_autoptr(GString) pin_text = g_string_new(NULL);
         g_autoptr(CpuSet) node_set = cpuset_new();
-        g_autofree char *node_text = NULL, *pins_safe = NULL;
-        g_autofree char *safe = text_safe(json_get_string(d, "domain"));
-        g_autofree char *result = text_safe(json_get_string(d, "result"));
-        g_autofree char *policy = text_safe(json_get_string(d, "policy"));
-        g_autofree char *mem = text_safe(json_get_string(d, "memory_nodes"));
+        g_autofree char *node_text = NULL, *pins_safe = NULL, *policy = NULL, *mem = NULL;
+        char **row = g_new0(char *, _LIST_COLUMNS + 1);
 
         for (unsigned i = 0; i < json_length(pins); i++) {
                 const char *pin = json_elem_string(pins, i);
@@ -329,8 +329,36 @@ static void print_list_line(JsonObject *d)
         }
         node_text = cpuset_format(node_set);
         pins_safe = text_safe(pin_text->str);
-        printf("%-20s %-14s %-9s %-6s %-8s %s\n", safe, result, *policy ? policy : "-",
-               *node_text ? node_text : "-", *mem ? mem : "-", *pins_safe ? pins_safe : "-");
+        policy = text_safe(json_get_string(d, "policy"));
+        mem = text_safe(json_get_string(d, "memory_nodes"));
+        row[LIST_DOMAIN] = text_safe(json_get_string(d, "domain"));
+        row[LIST_RESULT] = text_safe(json_get_string(d, "result"));
+        row[LIST_POLICY] = g_strdup(*policy ? policy : "-");
+        row[LIST_NODES] = g_strdup(*node_text ? node_text : "-");
+        row[LIST_MEM] = g_strdup(*mem ? mem : "-");
+        row[LIST_PINS] = g_strdup(*pins_safe ? pins_safe : "-");
+        return row;
+}
+
+/* Prints the rows in columns as wide as their widest cell (in characters: a name may be UTF-8), the
+ * last one as it is. */
+static void print_columns(GPtrArray *rows)
+{
+        unsigned width[_LIST_COLUMNS] = {0};
+
+        for (unsigned r = 0; r < rows->len; r++)
+                for (unsigned c = 0; c < _LIST_COLUMNS; c++)
+                        width[c] = MAX(
+                            width[c], (unsigned)g_utf8_strlen(((char **)g_ptr_array_index(rows, r))[c], -1));
+        for (unsigned r = 0; r < rows->len; r++) {
+                char **row = g_ptr_array_index(rows, r);
+                for (unsigned c = 0; c < _LIST_COLUMNS; c++) {
+                        fputs(row[c], stdout);
+                        if (c + 1 < _LIST_COLUMNS)
+                                printf("%*s", (int)(width[c] - (unsigned)g_utf8_strlen(row[c], -1) + 1), "");
+                }
+                fputc('\n', stdout);
+        }
 }
 
 /* The "decisions" array of GetDecisionsJSON's text, parsed by parser; NULL (said) when it does not parse. */
@@ -347,6 +375,7 @@ static JsonArray *decisions_of(JsonParser *parser, const char *text)
 
 static int cmd_list(const Ctl *o, sd_bus *bus)
 {
+        g_autoptr(GPtrArray) rows = g_ptr_array_new_with_free_func((GDestroyNotify)g_strfreev);
         g_autoptr(sd_bus_message) reply = NULL;
         g_autoptr(JsonParser) parser = json_parser_new();
         JsonArray *all;
@@ -361,10 +390,11 @@ static int cmd_list(const Ctl *o, sd_bus *bus)
         }
         if (!(all = decisions_of(parser, json)))
                 return EXIT_RUNTIME;
-        printf("%-20s %-14s %-9s %-6s %-8s %s\n", "DOMAIN", "RESULT", "POLICY", "NODES", "MEM", "VCPU PINS");
+        g_ptr_array_add(rows, g_strsplit("DOMAIN|RESULT|POLICY|NODES|MEM|VCPU PINS", "|", -1));
         for (unsigned i = 0; i < json_length(all); i++)
                 if (json_elem_object(all, i))
-                        print_list_line(json_elem_object(all, i));
+                        g_ptr_array_add(rows, list_row(json_elem_object(all, i)));
+        print_columns(rows);
         return EXIT_OK;
 }
 

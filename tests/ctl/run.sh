@@ -204,6 +204,16 @@ placementd_start --config="$TMP/reserved.conf" --connect="test://$TMP/node.xml" 
 must "placementd owns org.placementd1" wait_for 10 bus_has org.placementd1
 run "$CTL" --bus-address="$ADDR" --json list
 cp "$OUT" "$TMP/daemon.json"
+run "$CTL" --bus-address="$ADDR" list
+result "list: each column starts where its heading does, 'café' counted in characters (rc $RC)" \
+    "$([ $RC -eq 0 ] && python3 -c 'import sys
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+head = lines[0]
+cols = [head.index(w) for w in ("RESULT", "POLICY", "NODES", "MEM", "VCPU PINS")]
+assert len(lines) == 4
+for l in lines[1:]:
+    for c in cols:
+        assert l[c - 1] == " " and l[c] != " ", (l, c)' "$OUT" 2>"$ERR"; echo $?)"
 run "$CTL" --bus-address="$ADDR" map --svg="$TMP/daemon.svg" --topology="$HOST222"
 result "map --svg=FILE --topology= the daemon's (rc $RC) prints the map and writes the SVG" \
     "$([ $RC -eq 0 ] && grep -q '^package 0' "$OUT" && [ -s "$TMP/daemon.svg" ]; echo $?)"
