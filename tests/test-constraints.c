@@ -359,6 +359,36 @@ START_TEST(test_cpuset_apart_from_nodeset)
 }
 END_TEST
 
+/* A domain whose pins are adopted (it pins itself, Nova's emulator_threads_policy=isolate) keeps a core
+ * for its emulator: that core is held, and the next domain takes another free core rather than it; a
+ * floating emulator (a wide cpuset) holds nothing */
+START_TEST(test_adopted_emulator_core_held)
+{
+        g_autoptr(Topology) t =
+            topology_new_uniform(1, 3, 2, 8 * GiB, NULL); /* cores 0-2: PUs 0-1, 2-3, 4-5 */
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) emulator = set_of("2");
+        g_autoptr(CpuSet) wide = set_of("0-5");
+        g_autoptr(CpuSet) pin = set_of("0");
+        CpuSet *pins[1] = {pin};
+        PlacementRequest iso = {.name = "iso", .vcpus = 1, .memory = GiB, .emulator_cpus = emulator};
+        PlacementRequest next = {.name = "next", .vcpus = 1, .memory = GiB};
+        const Plan *n;
+
+        ck_assert_int_eq(ledger_commit(l, "iso", policy_adopt(t, l, &iso, pins, &p)), 0);
+        n = place_req(t, l, &p, &next);
+        ck_assert_int_eq(n->result, PLAN_PLACED);
+        ck_assert_msg(t->pus[n->vcpu_pu[0]].core == 2, "next on core %u, the emulator's",
+                      t->pus[n->vcpu_pu[0]].core);
+        ck_assert_int_eq(ledger_release(l, "iso"), 0);
+        ck_assert_uint_eq(ledger_core_load(l, 1), 0);
+        iso.emulator_cpus = wide;
+        g_autoptr(Plan) floating = policy_adopt(t, l, &iso, pins, &p);
+        ck_assert(cpuset_is_empty(floating->held_pus));
+}
+END_TEST
+
 /* A random subset of 0..n-1 (never empty), or NULL about a third of the time. */
 static CpuSet *random_subset(GRand *r, unsigned n)
 {
@@ -466,6 +496,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_constraints_leave_nothing);
         tcase_add_test(tc, test_random_requests_stay_inside);
         tcase_add_test(tc, test_cpuset_apart_from_nodeset);
+        tcase_add_test(tc, test_adopted_emulator_core_held);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -92,6 +92,9 @@ static bool plan_fits(const Ledger *l, const Plan *p)
         for (unsigned i = 0; i < p->nvcpus; i++)
                 if (p->vcpu_pu[i] >= (int)l->topology->npus)
                         return false;
+        CPUSET_FOREACH (pu, p->held_pus)
+                if ((unsigned)pu >= l->topology->npus)
+                        return false;
         return true;
 }
 
@@ -107,6 +110,10 @@ static void account(Ledger *l, const Plan *p, int sign)
                 l->core_load[t->pus[pu].core] += (unsigned)sign;
                 if (p->realtime)
                         l->core_realtime[t->pus[pu].core] += (unsigned)sign;
+        }
+        CPUSET_FOREACH (pu, p->held_pus) {
+                l->pu_load[pu] += (unsigned)sign;
+                l->core_load[t->pus[pu].core] += (unsigned)sign;
         }
         for (unsigned n = 0; n < t->nnodes; n++) {
                 uint64_t *held = &l->node_memory[n];

@@ -81,6 +81,7 @@ Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnod
         p->nnode_memory = nnodes;
         p->node_memory = g_new0(uint64_t, MAX(nnodes, 1));
         p->emulator_pin = cpuset_new();
+        p->held_pus = cpuset_new();
         p->iothreads = cpuset_new();
         p->iothread_pin = cpuset_new();
         p->candidates = g_ptr_array_new_with_free_func((GDestroyNotify)plan_candidate_free);
@@ -98,6 +99,7 @@ void plan_free(Plan *p)
         g_free(p->node_memory);
         cpuset_free(p->nodes);
         cpuset_free(p->emulator_pin);
+        cpuset_free(p->held_pus);
         cpuset_free(p->iothreads);
         cpuset_free(p->iothread_pin);
         g_free(p->vcpu_ids);
@@ -145,6 +147,7 @@ Plan *plan_copy(const Plan *p)
         }
         plan_set_vcpu_ids(c, p->vcpu_ids, p->nvcpus);
         c->realtime = p->realtime;
+        cpuset_union(c->held_pus, p->held_pus);
         return c;
 }
 

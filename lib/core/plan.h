@@ -224,6 +224,10 @@ typedef struct Plan {
         /* added: its vCPUs are realtime (PlacementRequest.realtime): their cores are the last any other
          * domain shares (ledger_core_realtime()) */
         bool realtime;
+        /* added: PU indexes the ledger counts as a vCPU's though no vCPU runs there: the CPUs a domain
+         * whose pins are adopted keeps for its emulator (<emulatorpin> on a core none of its vCPUs
+         * uses, as Nova's emulator_threads_policy=isolate does), so no other domain is placed there */
+        CpuSet *held_pus;
 } Plan;
 
 Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnodes);
