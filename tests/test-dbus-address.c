@@ -17,6 +17,11 @@ START_TEST(test_valid)
             "unix:path=/tmp/with%20space",
             "unix:path=/tmp/a;",
             "autolaunch:",
+            "unixexec:path=ssh,argv1=-xT,argv2=--,argv3=host,argv4=systemd-stdio-bridge,argv5=--machine=foo",
+            "unix:path=/tmp/my bus",
+            "unix:path=/tmp/caf\xc3\xa9",
+            "kernel:",
+            "x-machine-unix:machine=foo",
         };
         for (unsigned i = 0; i < G_N_ELEMENTS(ok); i++)
                 ck_assert_msg(dbus_address_valid(ok[i]), "%s refused", ok[i]);
@@ -33,7 +38,7 @@ START_TEST(test_invalid)
             "unix:path=",
             "unix:=x",
             "unix:path=/x,",
-            "unix:path=/a b",
+            "unix:path=/a\tb",
             "unix:path=/x%zz",
             "unix:path=/x%2",
             "1unix:path=/x",

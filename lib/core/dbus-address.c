@@ -15,14 +15,15 @@ static bool name_ok(const char *s, size_t len)
         return true;
 }
 
-/* A value: printable, without the separators; % escapes are two hex digits. */
+/* A value: anything but the separators and control characters (sd-bus takes spaces, '=' as in
+ * unixexec's argv1=--machine=foo, and bytes beyond ASCII as they are); a % escape is two hex digits. */
 static bool value_ok(const char *s, size_t len)
 {
         if (len == 0)
                 return false;
         for (size_t i = 0; i < len; i++) {
                 unsigned char c = (unsigned char)s[i];
-                if (c <= ' ' || c >= 0x7f || c == ',' || c == ';' || c == '=')
+                if (c < ' ' || c == 0x7f || c == ',' || c == ';')
                         return false;
                 if (c == '%' && (i + 2 >= len || !g_ascii_isxdigit(s[i + 1]) || !g_ascii_isxdigit(s[i + 2])))
                         return false;

@@ -77,7 +77,7 @@ help_items() {
                         arg=--$opt # a value each option accepts, so only the verb can refuse it
                         case $opt in
                         vcpus=) arg+=1 ;; memory=) arg+=1G ;; bus=) arg+=system ;; policy=) arg+=explicit ;;
-                        sibling-loss=) arg+=0.4 ;;
+                        sibling-loss=) arg+=0.4 ;; bus-address=) arg+=unix:path=/nonexistent ;;
                         *=) arg+=x ;;
                         esac
                         if ! placementctl "$verb" "$arg" </dev/null 2>&1 | grep -q "does not apply" ||
