@@ -691,6 +691,7 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
 {
         Plan *plan = NULL;
         g_autofree char *error = NULL;
+        g_autoptr(CpuSet) bound = cpuset_new(); /* where libvirt binds its memory */
         Decision *d;
         const MetaDecision *md = live->decision;
 
@@ -699,8 +700,12 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         if (live->meta_skip || live->vcpu_auto || live->numatune_auto)
                 return NULL;
         ledger_release(m->ledger, uuid); /* checked against the others, not against its old self */
-        if (metadata_to_plan(m->topology, md, live->name, live->vcpus, live->vcpu_ids, live->memory, &plan,
-                             &error) < 0 ||
+        if (live->memory_nodeset)
+                cpuset_union(bound, live->memory_nodeset);
+        if (live->memnode_nodeset)
+                cpuset_union(bound, live->memnode_nodeset);
+        if (metadata_to_plan_bound(m->topology, md, live->name, live->vcpus, live->vcpu_ids, live->memory,
+                                   bound, &plan, &error) < 0 ||
             check_recorded(m, dom, uuid, plan, &error) < 0 || adopt_hugepages(m, live, plan, &error) < 0) {
                 if (warn)
                         log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,

@@ -37,6 +37,8 @@ static bool cell_fits_a_node(const HostView *v, const PlanCell *c, bool count_me
 {
         unsigned k = cpuset_count(c->vcpus);
 
+        /* a cell its <memnode> binds has its memory where it is bound, room or not */
+        count_memory = count_memory && cpuset_is_empty(c->memory_nodes);
         for (unsigned n = 0; n < v->t->nnodes; n++)
                 if (cell_may_use(v, c, n) && v->node_size[n] >= k &&
                     (!count_memory || v->node_free_memory[n] >= c->memory))
@@ -74,13 +76,15 @@ static bool pack_pass(const HostView *v, const unsigned *nodes, unsigned n, unsi
         for (unsigned o = 0; o < plan->ncells; o++) {
                 const PlanCell *c = &plan->cells[order[o].cell];
                 unsigned k = cpuset_count(c->vcpus);
+                /* a cell its <memnode> binds has its memory where it is bound, room or not */
+                bool count_memory = mem_room && cpuset_is_empty(c->memory_nodes);
                 int best = -1;
 
                 if (k == 0)
                         continue;
                 for (unsigned i = 0; i < n; i++) {
                         if (!cell_may_use(v, c, nodes[i]) || room[i] < k ||
-                            (mem_room && mem_room[i] < c->memory))
+                            (count_memory && mem_room[i] < c->memory))
                                 continue;
                         if (best < 0 || (worst ? room[i] > room[best] : room[i] < room[best]))
                                 best = (int)i;
@@ -90,7 +94,7 @@ static bool pack_pass(const HostView *v, const unsigned *nodes, unsigned n, unsi
                         continue;
                 }
                 room[best] -= k;
-                if (mem_room)
+                if (count_memory)
                         mem_room[best] -= c->memory;
                 CPUSET_FOREACH (vcpu, c->vcpus)
                         vcpu_node[vcpu] = (int)nodes[best];

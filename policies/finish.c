@@ -56,6 +56,14 @@ void policy_pin_vcpu(const HostView *v, Plan *plan, unsigned i)
 }
 
 /* Charges up to amount on the set's nodes in proportion to vcpus_on, within their free memory. */
+/* What node n's free memory still holds beside what plan counts there (0 when bound memory, which is
+ * where it is bound, already takes more). */
+static uint64_t room_left(const HostView *v, const Plan *plan, unsigned n)
+{
+        return v->node_free_memory[n] > plan->node_memory[n] ? v->node_free_memory[n] - plan->node_memory[n]
+                                                             : 0;
+}
+
 static uint64_t charge_by_vcpus(const HostView *v, Plan *plan, const unsigned *vcpus_on, unsigned placed,
                                 uint64_t amount)
 {
@@ -63,7 +71,7 @@ static uint64_t charge_by_vcpus(const HostView *v, Plan *plan, const unsigned *v
 
         CPUSET_FOREACH (n, plan->nodes) {
                 uint64_t share = placed ? (uint64_t)((unsigned __int128)amount * vcpus_on[n] / placed) : 0;
-                share = MIN(MIN(share, v->node_free_memory[n] - plan->node_memory[n]), amount - charged);
+                share = MIN(MIN(share, room_left(v, plan, (unsigned)n)), amount - charged);
                 plan->node_memory[n] += share;
                 charged += share;
         }
@@ -123,8 +131,7 @@ void policy_spread_memory(const HostView *v, Plan *plan)
         left -= charge_by_vcpus(v, plan, vcpus_on, placed, left);
         /* Then whatever did not fit, on the set's nodes with room left (memory-only nodes included). */
         CPUSET_FOREACH (n, plan->nodes) {
-                uint64_t room = v->node_free_memory[n] - plan->node_memory[n];
-                uint64_t take = MIN(room, left);
+                uint64_t take = MIN(room_left(v, plan, (unsigned)n), left);
                 plan->node_memory[n] += take;
                 left -= take;
         }

@@ -311,11 +311,12 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                         continue;
                 load = set_sums_get(&s->sums, set);
                 qualifies = load.free_memory >= s->memory && load.capacity >= s->vcpus;
-                if (qualifies && s->cells_whole)
-                        qualifies = cells_fit(s->v, nodeset_members(table, set), set->nnodes, plan);
-                else if (qualifies && plan->ncells) /* split, but never from a cell's bound memory */
+                /* whole or split, a cell never runs away from its bound memory */
+                if (qualifies && plan->ncells)
                         qualifies =
                             cells_bound_fit(s->v, nodeset_members(table, set), set->nnodes, plan, true);
+                if (qualifies && s->cells_whole)
+                        qualifies = cells_fit(s->v, nodeset_members(table, set), set->nnodes, plan);
                 if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
                         keep_candidate(s->v, plan, (unsigned)rank, set, &load, qualifies, false);
                 if (qualifies) {

@@ -579,6 +579,33 @@ START_TEST(test_partial_memnodes_bind_only_their_cells)
 }
 END_TEST
 
+/* A partial memnode whose node has no free memory left: its cell still runs there (it was put on node 1
+ * with the other cell, its memory strict on node 0), and the unbound cell's memory goes where there is
+ * room, none of it onto the over-full node */
+START_TEST(test_partial_memnode_on_a_full_node)
+{
+        static const char *const lists[] = {"0-3", "4-7"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 8, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) on0 = set_of("0");
+        Cells c;
+
+        test_place(t, l, &params, "filler", 1, 15 * GiB); /* node 0's memory */
+        cells_make(&c, lists, 2, 4 * GiB);
+        c.cells[0].memory_nodes = on0;
+        PlacementRequest req = {.name = "vm", .vcpus = 8, .memory = 8 * GiB, .cells = c.cells, .ncells = 2};
+        g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+
+        for (unsigned v = 0; v < 4; v++)
+                ck_assert_msg(node_of(t, p, v) == 0, "vCPU %u of bound cell 0 on node %d: %s", v,
+                              node_of(t, p, v), p->reason);
+        ck_assert_uint_eq(p->node_memory[0], 4 * GiB);
+        ck_assert_uint_eq(p->node_memory[1], 4 * GiB);
+        cells_clear(&c);
+}
+END_TEST
+
 /* <memnode> for every cell: the domain is bound to their union, as before */
 START_TEST(test_all_memnodes_bind_the_domain)
 {
@@ -649,6 +676,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_partial_memnodes_bind_only_their_cells);
         tcase_add_test(tc, test_all_memnodes_bind_the_domain);
         tcase_add_test(tc, test_cells_on_one_node_take_their_own_l3);
+        tcase_add_test(tc, test_partial_memnode_on_a_full_node);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -184,6 +184,34 @@ START_TEST(test_user_numatune_stands)
 }
 END_TEST
 
+/* <vcpu cpuset> on node 0 with memory strict on node 1 (libvirt runs it so): the vCPUs inside the cpuset,
+ * the memory counted on node 1, and a restarted daemon adopts that record (its memory off the plan's
+ * nodes, where the live definition binds it) rather than placing the domain anew */
+START_TEST(test_cpuset_apart_from_memory_adopted)
+{
+        Manager *m = new_manager();
+        virDomainPtr dom =
+            start("c-apart", 2, " cpuset='0-3'", "<numatune><memory mode='strict' nodeset='1'/></numatune>");
+        g_autoptr(CpuSet) node0 = set_of("0-3");
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-apart"));
+        d = manager_lookup(m, "c-apart");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        assert_live_pins_inside(dom, 2, node0);
+        ck_assert_uint_eq(d->plan->node_memory[1], 512 * MiB);
+        free_manager(m);
+        m = new_manager();
+        ck_assert(spin_until_known(m, "c-apart"));
+        d = manager_lookup(m, "c-apart");
+        ck_assert_msg(d->adopted, "%s", d->reason);
+        ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), 1), 512 * MiB);
+        assert_live_pins_inside(dom, 2, node0);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_user_emulatorpin_stands)
 {
         Manager *m = new_manager();
@@ -628,6 +656,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_guest_cells_pinned_per_node);
         tcase_add_test(tc, test_hugepages_without_pool);
         tcase_add_test(tc, test_pci_device_node);
+        tcase_add_test(tc, test_cpuset_apart_from_memory_adopted);
         tcase_add_test(tc, test_iothreads_pinned_user_pin_stands);
         tcase_add_test(tc, test_own_iothread_pins_without_snapshot);
         tcase_add_test(tc, test_own_emulator_pin_without_snapshot);

@@ -154,7 +154,8 @@ static int check_vcpus(const Topology *t, const MetaDecision *d, const CpuSet *a
 
 /* Memory: on the recorded nodes, within each node's size, no more than the domain has in all; a placement
  * (placed, overcommitted) records all of it. */
-static int check_memory(const Topology *t, const MetaDecision *d, Plan *p, char **ret_error)
+static int check_memory(const Topology *t, const MetaDecision *d, const CpuSet *bound, Plan *p,
+                        char **ret_error)
 {
         uint64_t total = 0;
 
@@ -162,7 +163,10 @@ static int check_memory(const Topology *t, const MetaDecision *d, Plan *p, char 
                 guint64 node = g_array_index(d->memory, guint64, i),
                         bytes = g_array_index(d->memory, guint64, i + 1);
                 int idx = topology_node_by_os(t, (unsigned)node);
-                if (idx < 0 || (p->result != PLAN_ADOPTED && !cpuset_has(p->nodes, (unsigned)idx)))
+                /* memory libvirt binds elsewhere is where it is bound (a cpuset apart from it, a cell's
+                 * memnode on a memory-only node) */
+                if (idx < 0 || (p->result != PLAN_ADOPTED && !cpuset_has(p->nodes, (unsigned)idx) &&
+                                !(bound && cpuset_has(bound, (unsigned)node))))
                         FAIL("recorded memory node %u is not one of its nodes here", (unsigned)node);
                 if (bytes > p->memory - total || p->node_memory[idx] + bytes > t->nodes[idx].memory)
                         FAIL("recorded memory on node %u is more than the domain or the node has",
@@ -192,6 +196,13 @@ static int check_iothreads(const Topology *t, const MetaDecision *d, Plan *p, ch
 int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name, unsigned nvcpus,
                      const unsigned *vcpu_ids, uint64_t memory, Plan **ret, char **ret_error)
 {
+        return metadata_to_plan_bound(t, d, name, nvcpus, vcpu_ids, memory, NULL, ret, ret_error);
+}
+
+int metadata_to_plan_bound(const Topology *t, const MetaDecision *d, const char *name, unsigned nvcpus,
+                           const unsigned *vcpu_ids, uint64_t memory, const CpuSet *bound, Plan **ret,
+                           char **ret_error)
+{
         g_autoptr(Plan) p = plan_new(name, nvcpus, memory, t->nnodes);
         g_autoptr(CpuSet) allowed = NULL;
         int r;
@@ -209,7 +220,8 @@ int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name,
                 FAIL("recorded decision names no node");
         /* pins made by hand may be anywhere on the host; placementd's own stay on its nodes */
         allowed = p->result == PLAN_ADOPTED ? cpuset_copy(t->all_pus) : node_pus(t, p->nodes);
-        if ((r = check_vcpus(t, d, allowed, p, ret_error)) < 0 || (r = check_memory(t, d, p, ret_error)) < 0)
+        if ((r = check_vcpus(t, d, allowed, p, ret_error)) < 0 ||
+            (r = check_memory(t, d, bound, p, ret_error)) < 0)
                 return r;
         if (d->emulator && !within(d->emulator, t->all_pus))
                 FAIL("recorded emulator pin is not within the host");
