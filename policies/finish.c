@@ -197,8 +197,8 @@ static void add_set_cores(const HostView *v, const Plan *plan, bool with_own, Cp
         }
 }
 
-/* For a realtime domain with no free core in its set: the core nearest its nodes that holds no realtime
- * vCPU, a free one first, else the one with fewest vCPUs (QEMU's threads beside ordinary vCPUs, never
+/* For a realtime domain with no free core in its set: a core that holds no realtime vCPU, a free one first
+ * (the nearest to its nodes), else the one with fewest vCPUs (QEMU's threads beside ordinary vCPUs, never
  * beside a FIFO vCPU, which would starve them). */
 static void add_nearest_plain_core(const HostView *v, const Plan *plan, CpuSet *out)
 {
@@ -213,9 +213,10 @@ static void add_nearest_plain_core(const HostView *v, const Plan *plan, CpuSet *
                 if (policy_own_core(v, plan, c) || ledger_core_realtime(v->l, c) ||
                     policy_core_first_usable_pu(v, c) < 0 || policy_core_reserved(v, c))
                         continue;
-                key = (uint64_t)topology_distance(t, (unsigned)first, t->cores[c].node) << 32 |
-                      (uint64_t)MIN(ledger_core_load(v->l, c), 0xffffu) << 16 |
-                      (ledger_core_free(v->l, c) ? 0 : 1);
+                /* a free core anywhere before another domain's vCPU nearby, then the nearest */
+                key = (uint64_t)(ledger_core_free(v->l, c) ? 0 : 1) << 63 |
+                      (uint64_t)MIN(ledger_core_load(v->l, c), 0x7fffu) << 48 |
+                      (uint64_t)topology_distance(t, (unsigned)first, t->cores[c].node);
                 if (best < 0 || key < best_key) {
                         best = (int)c;
                         best_key = key;
@@ -443,32 +444,39 @@ static void hugepages_short_note(const HostView *v, const PlacementRequest *req,
         }
 }
 
-/* Where the plan stands to the PCI devices the domain passes through: near those whose nodes it has. */
+/* Where the plan stands to the PCI devices the domain passes through: their nodes (one device may be
+ * local to several), those of them in the plan's set, and why not when none is. */
 static void device_note(const HostView *v, const PlacementRequest *req, const Plan *plan, GString *s)
 {
-        g_autoptr(CpuSet) near = cpuset_new(), away = cpuset_new();
-        g_autofree char *near_list = NULL, *away_list = NULL;
-        unsigned nnear, naway;
+        g_autoptr(CpuSet) all = cpuset_new(), near = cpuset_new();
+        g_autofree char *all_list = NULL, *near_list = NULL;
+        bool constrained;
 
         if (!req->device_nodes || plan->result == PLAN_UNPLACEABLE)
                 return;
-        CPUSET_FOREACH (n, req->device_nodes)
-                cpuset_add(cpuset_has(plan->nodes, (unsigned)n) ? near : away, v->t->nodes[n].os_index);
+        CPUSET_FOREACH (n, req->device_nodes) {
+                cpuset_add(all, v->t->nodes[n].os_index);
+                if (cpuset_has(plan->nodes, (unsigned)n))
+                        cpuset_add(near, v->t->nodes[n].os_index);
+        }
+        all_list = cpuset_format(all);
         near_list = cpuset_format(near);
-        away_list = cpuset_format(away);
-        nnear = cpuset_count(near);
-        naway = cpuset_count(away);
-        if (!naway)
-                g_string_append_printf(s, "; near its PCI devices (node%s %s)", nnear == 1 ? "" : "s",
-                                       near_list);
-        else if (nnear)
-                g_string_append_printf(s,
-                                       "; near its PCI devices on node%s %s, away from those on node%s %s",
-                                       nnear == 1 ? "" : "s", near_list, naway == 1 ? "" : "s", away_list);
+        constrained = req->allowed_cpus || (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes);
+        for (unsigned c = 0; c < req->ncells && !constrained; c++)
+                constrained = req->cells[c].memory_nodes && !cpuset_is_empty(req->cells[c].memory_nodes);
+        if (cpuset_equal(all, near))
+                g_string_append_printf(s, "; near its PCI devices (node%s %s)",
+                                       cpuset_count(all) == 1 ? "" : "s", all_list);
+        else if (!cpuset_is_empty(near))
+                g_string_append_printf(s, "; near its PCI devices (local to nodes %s; the set has %s)",
+                                       all_list, near_list);
         else
-                g_string_append_printf(
-                    s, "; away from its PCI devices (node%s %s)%s", naway == 1 ? "" : "s", away_list,
-                    plan->result == PLAN_PLACED ? ": no equally near set with them has room" : "");
+                g_string_append_printf(s, "; away from its PCI devices (node%s %s)%s",
+                                       cpuset_count(all) == 1 ? "" : "s", all_list,
+                                       plan->result != PLAN_PLACED ? ""
+                                       : constrained
+                                           ? ": its constraints rule out every equally near set with them"
+                                           : ": no equally near set with them has room");
 }
 
 /* What the constraints did, appended to the reason ("" when there are none). */

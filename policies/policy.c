@@ -22,14 +22,18 @@
 /*
  * The walk for a set with room, first with guest cells whole, then split. With PCI devices, of the sets as
  * near as the one chosen without them (their group), one with a node local to a device wins: a device's
- * node never costs a vCPU its core, nor the guest a wider or further set. The candidates kept are those of
- * the walk that chose. Leaves s walking anywhere with cells allowed to split (what overcommit looks at).
+ * node never costs a vCPU its core, nor the guest a wider or further set, nor its housekeeping the free
+ * core the first choice left it (when that one had a core to spare, so must the near one). The candidates
+ * kept are the first walk's (explain shows what was passed over); plan->device_near says the device chose.
+ * Leaves s walking anywhere with cells allowed to split (what overcommit looks at).
  */
 static bool search_room(SetSearch *s, const PlacementRequest *req, Plan *plan, SetChoice *out)
 {
         bool cells = s->cells_whole, found = false;
 
         for (unsigned pass = 0; pass < (cells ? 2u : 1u) && !found; pass++) {
+                g_autoptr(GPtrArray) kept = NULL;
+                unsigned vcpus = s->vcpus;
                 SetChoice near;
 
                 s->cells_whole = cells && pass == 0;
@@ -40,15 +44,17 @@ static bool search_room(SetSearch *s, const PlacementRequest *req, Plan *plan, S
                         continue;
                 s->near = req->device_nodes;
                 s->max_group = (int)s->table->candidates[out->rank].group;
-                g_ptr_array_set_size(plan->candidates, 0);
+                if (out->load.capacity > vcpus)
+                        s->vcpus = vcpus + 1;
+                kept = plan->candidates; /* the near walk's own are dropped */
+                plan->candidates = g_ptr_array_new_with_free_func((GDestroyNotify)plan_candidate_free);
                 if (set_search_room(s, plan, &near)) {
                         *out = near;
-                } else { /* the candidates of the walk that chose */
-                        s->near = NULL;
-                        s->max_group = -1;
-                        g_ptr_array_set_size(plan->candidates, 0);
-                        set_search_room(s, plan, out);
+                        plan->device_near = true;
                 }
+                g_ptr_array_unref(plan->candidates);
+                plan->candidates = g_steal_pointer(&kept);
+                s->vcpus = vcpus;
                 s->near = NULL;
                 s->max_group = -1;
         }

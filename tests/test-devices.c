@@ -9,6 +9,7 @@
 #include <string.h>
 
 #include "domain-request.h"
+#include "decision-text.h"
 #include "domain-xml.h"
 #include "pci.h"
 #include "test-policy-util.h"
@@ -233,8 +234,50 @@ START_TEST(test_sets_of_several_nodes)
         c = policy_place(t, l, &small, &params);
         ck_assert_uint_eq(test_plan_node_count(c), 1);
         ck_assert_msg(cpuset_has(c->nodes, 0) || cpuset_has(c->nodes, 3), "%s", c->reason);
-        ck_assert_msg(strstr(c->reason, "; near its PCI devices on node"), "%s", c->reason);
-        ck_assert_msg(strstr(c->reason, ", away from those on node"), "%s", c->reason);
+        ck_assert_msg(strstr(c->reason, "; near its PCI devices (local to nodes 0,3; the set has "), "%s",
+                      c->reason);
+}
+END_TEST
+
+/* Without SMT the emulator needs a free core of the set: a device's node with exactly a core per vCPU
+ * does not win over a set that leaves one (the emulator was squeezed onto the guest's own vCPU cores) */
+START_TEST(test_device_keeps_housekeeping_core)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 8, 1, 32 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) node1 = cpuset_new();
+        PlacementRequest a = {.name = "a", .vcpus = 4, .memory = GiB, .device_nodes = node1};
+        PlacementRequest b = {.name = "b", .vcpus = 4, .memory = GiB, .device_nodes = node1};
+        g_autoptr(CpuSet) own = cpuset_new();
+        g_autoptr(Plan) pb = NULL;
+
+        cpuset_add(node1, 1);
+        ck_assert_int_eq(ledger_commit(l, "a", policy_place(t, l, &a, &params)), 0);
+        assert_nodes(t, ledger_lookup(l, "a"), "1");
+        ck_assert(ledger_lookup(l, "a")->device_near);
+        pb = policy_place(t, l, &b, &params);
+        assert_nodes(t, pb, "0");
+        ck_assert(!pb->device_near);
+        for (unsigned i = 0; i < pb->nvcpus; i++)
+                cpuset_union(own, pb->vcpu_pins[i]);
+        ck_assert(!cpuset_is_empty(pb->emulator_pin) && !cpuset_intersects(pb->emulator_pin, own));
+        ck_assert_msg(strstr(pb->reason, "away from its PCI devices (node 1): no equally near set"), "%s",
+                      pb->reason);
+}
+END_TEST
+
+/* explain shows the sets the device passed over, and says the device chose */
+START_TEST(test_device_explained)
+{
+        g_autoptr(Topology) t = test_topology_load("xeon-2s-pci.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) nic = place_xml(t, l, DOMAIN("4", HOSTDEV("0xaf")));
+        g_autofree char *text = plan_explain(t, nic);
+
+        ck_assert(nic->device_near);
+        ck_assert_uint_ge(nic->candidates->len, 2); /* node 0, which the device passed over, and node 1 */
+        ck_assert_msg(strstr(text, "one with a node of its PCI devices first (it chose here)"), "%s", text);
 }
 END_TEST
 
@@ -250,6 +293,8 @@ static Suite *make_suite(void)
         tcase_add_test(tc, test_near_device);
         tcase_add_test(tc, test_free_cores_before_device);
         tcase_add_test(tc, test_sets_of_several_nodes);
+        tcase_add_test(tc, test_device_keeps_housekeeping_core);
+        tcase_add_test(tc, test_device_explained);
         suite_add_tcase(s, tc);
         return s;
 }

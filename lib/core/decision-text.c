@@ -113,8 +113,13 @@ char *plan_explain(const Topology *t, const Plan *p)
         switch (p->result) {
         case PLAN_PLACED:
                 g_string_append(
-                    s, "rule: the nearest group of sets with room wins; among equally near sets, the one "
-                       "with most free cores, then most free memory, then lowest node numbers\n");
+                    s, p->device_near ? "rule: the nearest group of sets with room wins; among equally near "
+                                        "sets, one with a node of its PCI devices first (it chose here), "
+                                        "then the one with most free cores, then most free memory, then "
+                                        "lowest node numbers\n"
+                                      : "rule: the nearest group of sets with room wins; among equally near "
+                                        "sets, the one with most free cores, then most free memory, then "
+                                        "lowest node numbers\n");
                 break;
         case PLAN_OVERCOMMITTED:
                 g_string_append(

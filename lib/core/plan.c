@@ -148,6 +148,7 @@ Plan *plan_copy(const Plan *p)
         plan_set_vcpu_ids(c, p->vcpu_ids, p->nvcpus);
         c->realtime = p->realtime;
         cpuset_union(c->held_pus, p->held_pus);
+        c->device_near = p->device_near;
         return c;
 }
 

@@ -228,6 +228,8 @@ typedef struct Plan {
          * whose pins are adopted keeps for its emulator (<emulatorpin> on a core none of its vCPUs
          * uses, as Nova's emulator_threads_policy=isolate does), so no other domain is placed there */
         CpuSet *held_pus;
+        /* added: among equally near sets, the set was chosen for a node of the domain's PCI devices */
+        bool device_near;
 } Plan;
 
 Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnodes);
