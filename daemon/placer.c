@@ -1061,8 +1061,12 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
                         log_warning("%s: %s, ignoring", old->name, error);
                 return;
         }
-        req = (PlacementRequest){
-            .name = old->name, .vcpus = nvcpus, .memory = memory, .hugepage_size = old->plan->hugepage_size};
+        req = (PlacementRequest){.name = old->name,
+                                 .vcpus = nvcpus,
+                                 .memory = memory,
+                                 .hugepage_size = old->plan->hugepage_size,
+                                 /* its definition's isolated emulator CPUs stay held */
+                                 .emulator_cpus = definition ? definition->emulatorpin : NULL};
         ledger_release(m->ledger, uuid);
         d = decision_new(uuid, old->name);
         d->domain_id = virt_domain_id(dom);

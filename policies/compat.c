@@ -20,7 +20,7 @@ static unsigned compat_size(const HostView *v, unsigned node)
 
 static bool pu_free(const HostView *v, unsigned p)
 {
-        return v->pu_usable[p] && !ledger_pu_load(v->l, p);
+        return v->pu_usable[p] && !ledger_pu_load(v->l, p) && !ledger_pu_held(v->l, p);
 }
 
 /* Free PUs of core c (counted up to the core's size). */

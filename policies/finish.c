@@ -461,9 +461,10 @@ static void device_note(const HostView *v, const PlacementRequest *req, const Pl
         }
         all_list = cpuset_format(all);
         near_list = cpuset_format(near);
-        constrained = req->allowed_cpus || (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes);
-        for (unsigned c = 0; c < req->ncells && !constrained; c++)
-                constrained = req->cells[c].memory_nodes && !cpuset_is_empty(req->cells[c].memory_nodes);
+        /* the constraints kept it away when they leave it none of the devices' nodes */
+        constrained = true;
+        CPUSET_FOREACH (n, req->device_nodes)
+                constrained = constrained && !v->node_allowed[n];
         if (cpuset_equal(all, near))
                 g_string_append_printf(s, "; near its PCI devices (node%s %s)",
                                        cpuset_count(all) == 1 ? "" : "s", all_list);
@@ -471,12 +472,15 @@ static void device_note(const HostView *v, const PlacementRequest *req, const Pl
                 g_string_append_printf(s, "; near its PCI devices (local to nodes %s; the set has %s)",
                                        all_list, near_list);
         else
-                g_string_append_printf(s, "; away from its PCI devices (node%s %s)%s",
-                                       cpuset_count(all) == 1 ? "" : "s", all_list,
-                                       plan->result != PLAN_PLACED ? ""
-                                       : constrained
-                                           ? ": its constraints rule out every equally near set with them"
-                                           : ": no equally near set with them has room");
+                g_string_append_printf(
+                    s, "; away from its PCI devices (node%s %s)%s", cpuset_count(all) == 1 ? "" : "s",
+                    all_list,
+                    plan->result != PLAN_PLACED ? ""
+                    : constrained               ? ": its constraints rule out their nodes"
+                    : policy_housekeeping_needs_core(v)
+                        ? ": no equally near set with them has a core per vCPU and one to "
+                          "spare for its emulator"
+                        : ": no equally near set with them has room");
 }
 
 /* What the constraints did, appended to the reason ("" when there are none). */

@@ -167,7 +167,7 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
                                 continue;
                         v->node_usable_pus[core->node]++;
                         v->node_load[core->node] += ledger_pu_load(l, p);
-                        if (!ledger_pu_load(l, p))
+                        if (!ledger_pu_load(l, p) && !ledger_pu_held(l, p))
                                 v->node_free_pus[core->node]++;
                 }
                 whole = whole && policy_core_first_usable_pu(v, c) >= 0;

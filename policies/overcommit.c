@@ -278,7 +278,8 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
                         const TopoCore *core = &t->cores[c];
                         /* twice the vCPUs on the core, plus one when it has a reserved thread */
-                        a.core_load[c] = 2 * ledger_core_load(v->l, c) + policy_core_reserved(v, c);
+                        a.core_load[c] = 2 * ledger_core_load(v->l, c) + policy_core_reserved(v, c) +
+                                         (ledger_core_held(v->l, c) ? 1 : 0);
                         if (by_load)
                                 a.busy[c] = load_core_busy(v, c);
                         /* a realtime vCPU's core is its own: shared last, after any other */

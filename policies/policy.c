@@ -23,7 +23,8 @@
  * The walk for a set with room, first with guest cells whole, then split. With PCI devices, of the sets as
  * near as the one chosen without them (their group), one with a node local to a device wins: a device's
  * node never costs a vCPU its core, nor the guest a wider or further set, nor its housekeeping the free
- * core the first choice left it (when that one had a core to spare, so must the near one). The candidates
+ * core the first choice left it (when the emulator needs a core of its own,
+ * policy_housekeeping_needs_core(), and that one had a core to spare, so must the near one). The candidates
  * kept are the first walk's (explain shows what was passed over); plan->device_near says the device chose.
  * Leaves s walking anywhere with cells allowed to split (what overcommit looks at).
  */
@@ -44,7 +45,7 @@ static bool search_room(SetSearch *s, const PlacementRequest *req, Plan *plan, S
                         continue;
                 s->near = req->device_nodes;
                 s->max_group = (int)s->table->candidates[out->rank].group;
-                if (out->load.capacity > vcpus)
+                if (out->load.capacity > vcpus && policy_housekeeping_needs_core(s->v))
                         s->vcpus = vcpus + 1;
                 kept = plan->candidates; /* the near walk's own are dropped */
                 plan->candidates = g_ptr_array_new_with_free_func((GDestroyNotify)plan_candidate_free);
@@ -132,7 +133,7 @@ bool policy_own_core(const HostView *v, const Plan *plan, unsigned c)
 
 bool policy_pu_vacant(const HostView *v, const Plan *plan, unsigned p)
 {
-        if (!v->pu_usable[p] || ledger_pu_load(v->l, p) > 0)
+        if (!v->pu_usable[p] || ledger_pu_load(v->l, p) > 0 || ledger_pu_held(v->l, p))
                 return false;
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 if (plan->vcpu_pu[i] == (int)p)
@@ -220,6 +221,17 @@ static bool overcommit_search_counted(const HostView *v, const PolicyOps *ops, S
         s->node_busy = NULL;
         load_node_busy_cores_clear(&node_busy);
         return found;
+}
+
+bool policy_housekeeping_needs_core(const HostView *v)
+{
+        const PlacementRequest *req = v->req;
+
+        if (!req || req->keep_emulator || v->params->emulator_pin != EMULATOR_PIN_SIBLINGS)
+                return false;
+        if (v->params->housekeeping_cpus && !cpuset_is_empty(v->params->housekeeping_cpus))
+                return false;
+        return v->t->max_threads < 2 || req->realtime;
 }
 
 uint64_t policy_set_memory(const PlacementRequest *req)

@@ -237,7 +237,7 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
             .v = &v, .busy = busy, .pu_busy = pu_busy, .load = load, .pu_load = pu_load, .home = home};
         for (unsigned c = 0; c < t->ncores; c++) {
                 busy[c] = load_core_busy(&v, c);
-                load[c] = ledger_core_load(l, c);
+                load[c] = ledger_core_load(l, c) + ledger_core_held(l, c); /* a held core is no calm one */
         }
         for (unsigned p = 0; p < t->npus; p++) {
                 pu_load[p] = ledger_pu_load(l, p);

@@ -377,12 +377,17 @@ START_TEST(test_adopted_emulator_core_held)
         const Plan *n;
 
         ck_assert_int_eq(ledger_commit(l, "iso", policy_adopt(t, l, &iso, pins, &p)), 0);
+        /* held, not a vCPU: the core is not free, and nothing counts as sharing it */
+        ck_assert(!ledger_core_free(l, 1));
+        ck_assert_uint_eq(ledger_core_load(l, 1), 0);
+        ck_assert_uint_eq(ledger_core_held(l, 1), 1);
         n = place_req(t, l, &p, &next);
         ck_assert_int_eq(n->result, PLAN_PLACED);
         ck_assert_msg(t->pus[n->vcpu_pu[0]].core == 2, "next on core %u, the emulator's",
                       t->pus[n->vcpu_pu[0]].core);
         ck_assert_int_eq(ledger_release(l, "iso"), 0);
-        ck_assert_uint_eq(ledger_core_load(l, 1), 0);
+        ck_assert_uint_eq(ledger_core_held(l, 1), 0);
+        ck_assert(ledger_core_free(l, 1));
         iso.emulator_cpus = wide;
         g_autoptr(Plan) floating = policy_adopt(t, l, &iso, pins, &p);
         ck_assert(cpuset_is_empty(floating->held_pus));

@@ -267,6 +267,34 @@ START_TEST(test_device_keeps_housekeeping_core)
 }
 END_TEST
 
+/* With SMT the emulator takes its vCPUs' idle siblings: the device's node with exactly a free core per
+ * vCPU wins (the spare core asked of hosts without SMT is not asked here); and a cpuset that allows the
+ * device's node does not take the blame when room kept the guest away */
+START_TEST(test_device_node_exactly_full_with_smt)
+{
+        g_autoptr(Topology) t = test_topology_load("xeon-2s-pci.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest fill = {.name = "fill", .vcpus = 6, .memory = 4 * GiB};
+        g_autoptr(Plan) nic = NULL, wide = NULL;
+
+        ck_assert_int_eq(ledger_commit(l, "fill", policy_place(t, l, &fill, &params)), 0);
+        assert_nodes(t, ledger_lookup(l, "fill"), "0");
+        nic = place_xml(t, l, DOMAIN("2", HOSTDEV("0x17")));
+        assert_nodes(t, nic, "0");
+        ck_assert_uint_eq(test_max_per_core(t, nic), 1);
+        wide = place_xml(t, l,
+                         "<domain type='kvm'><name>g</name><memory unit='GiB'>4</memory>"
+                         "<vcpu cpuset='0-31'>4</vcpu><os><type>hvm</type></os><devices>" HOSTDEV(
+                             "0x17") "</devices></domain>");
+        assert_nodes(t, wide, "1");
+        ck_assert_msg(strstr(wide->reason,
+                             "away from its PCI devices (node 0): no equally near set with them "
+                             "has room"),
+                      "%s", wide->reason);
+}
+END_TEST
+
 /* explain shows the sets the device passed over, and says the device chose */
 START_TEST(test_device_explained)
 {
@@ -295,6 +323,7 @@ static Suite *make_suite(void)
         tcase_add_test(tc, test_sets_of_several_nodes);
         tcase_add_test(tc, test_device_keeps_housekeeping_core);
         tcase_add_test(tc, test_device_explained);
+        tcase_add_test(tc, test_device_node_exactly_full_with_smt);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -98,6 +98,11 @@ int map_svg_offline(const Ctl *c, const Topology *t, const Ledger *l, const CpuS
                                     : owner[pu] == (int)k                        ? (int)k
                                                                                  : HOST_PU_SHARED;
                 }
+                CPUSET_FOREACH (pu, plan->held_pus) /* held for its emulator: its own */
+                        if ((unsigned)pu < t->npus)
+                                owner[pu] = owner[pu] < 0 && owner[pu] != HOST_PU_SHARED ? (int)k
+                                            : owner[pu] == (int)k                        ? (int)k
+                                                                                         : HOST_PU_SHARED;
         }
         return draw(c, t, owner, names);
 }

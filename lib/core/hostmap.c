@@ -66,6 +66,14 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
                         if (mark[k] < 0)
                                 mark[k] = (int)marks++;
                 }
+                /* the CPUs it holds for its emulator show as its own */
+                CPUSET_FOREACH (pu, plan->held_pus) {
+                        if ((unsigned)pu >= t->npus)
+                                continue;
+                        owner[pu] = owner[pu] == -1 || owner[pu] == (int)k ? (int)k : -2;
+                        if (mark[k] < 0)
+                                mark[k] = (int)marks++;
+                }
         }
 
         for (unsigned pkg = 0; pkg < t->npackages; pkg++) {

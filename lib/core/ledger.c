@@ -9,6 +9,8 @@ struct Ledger {
         unsigned *pu_load;       /* [npus] */
         unsigned *core_load;     /* [ncores] */
         unsigned *core_realtime; /* [ncores] realtime vCPUs counted on the core */
+        unsigned *pu_held;       /* [npus] CPUs held for host-side threads (Plan.held_pus), no vCPU */
+        unsigned *core_held;     /* [ncores] */
         uint64_t *node_memory;   /* [nnodes] */
         GHashTable *domains;     /* key -> Plan*: its own */
         const Ledger *base;      /* ledger_new_over(): domains of base not in released are held too */
@@ -25,6 +27,8 @@ Ledger *ledger_new(const Topology *t)
         l->pu_load = g_new0(unsigned, MAX(t->npus, 1));
         l->core_load = g_new0(unsigned, MAX(t->ncores, 1));
         l->core_realtime = g_new0(unsigned, MAX(t->ncores, 1));
+        l->pu_held = g_new0(unsigned, MAX(t->npus, 1));
+        l->core_held = g_new0(unsigned, MAX(t->ncores, 1));
         l->node_memory = g_new0(uint64_t, MAX(t->nnodes, 1));
         l->domains = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)plan_free);
         l->nnodes = t->nnodes;
@@ -44,6 +48,8 @@ Ledger *ledger_new_over(const Ledger *base)
         memcpy(l->pu_load, base->pu_load, sizeof(*l->pu_load) * t->npus);
         memcpy(l->core_load, base->core_load, sizeof(*l->core_load) * t->ncores);
         memcpy(l->core_realtime, base->core_realtime, sizeof(*l->core_realtime) * t->ncores);
+        memcpy(l->pu_held, base->pu_held, sizeof(*l->pu_held) * t->npus);
+        memcpy(l->core_held, base->core_held, sizeof(*l->core_held) * t->ncores);
         memcpy(l->node_memory, base->node_memory, sizeof(*l->node_memory) * t->nnodes);
         for (unsigned n = 0; n < t->nnodes; n++)
                 memcpy(l->hugepages[n], base->hugepages[n], sizeof(**l->hugepages) * t->nodes[n].nhugepages);
@@ -60,6 +66,8 @@ void ledger_free(Ledger *l)
         g_free(l->pu_load);
         g_free(l->core_load);
         g_free(l->core_realtime);
+        g_free(l->pu_held);
+        g_free(l->core_held);
         g_free(l->node_memory);
         for (unsigned n = 0; n < l->nnodes; n++)
                 g_free(l->hugepages[n]);
@@ -112,8 +120,8 @@ static void account(Ledger *l, const Plan *p, int sign)
                         l->core_realtime[t->pus[pu].core] += (unsigned)sign;
         }
         CPUSET_FOREACH (pu, p->held_pus) {
-                l->pu_load[pu] += (unsigned)sign;
-                l->core_load[t->pus[pu].core] += (unsigned)sign;
+                l->pu_held[pu] += (unsigned)sign;
+                l->core_held[t->pus[pu].core] += (unsigned)sign;
         }
         for (unsigned n = 0; n < t->nnodes; n++) {
                 uint64_t *held = &l->node_memory[n];
@@ -239,7 +247,17 @@ unsigned ledger_core_load(const Ledger *l, unsigned core)
 
 bool ledger_core_free(const Ledger *l, unsigned core)
 {
-        return l->core_load[core] == 0;
+        return l->core_load[core] == 0 && l->core_held[core] == 0;
+}
+
+unsigned ledger_pu_held(const Ledger *l, unsigned pu)
+{
+        return l->pu_held[pu];
+}
+
+unsigned ledger_core_held(const Ledger *l, unsigned core)
+{
+        return l->core_held[core];
 }
 
 uint64_t ledger_node_memory(const Ledger *l, unsigned node)
@@ -263,7 +281,7 @@ uint64_t ledger_node_free_hugepages(const Ledger *l, unsigned node, uint64_t siz
 bool ledger_is_empty(const Ledger *l)
 {
         for (unsigned i = 0; i < l->topology->npus; i++)
-                if (l->pu_load[i])
+                if (l->pu_load[i] || l->pu_held[i])
                         return false;
         for (unsigned i = 0; i < l->topology->nnodes; i++)
                 if (l->node_memory[i])

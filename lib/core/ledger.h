@@ -49,7 +49,12 @@ unsigned ledger_pu_load(const Ledger *l, unsigned pu);
 unsigned ledger_core_load(const Ledger *l, unsigned core);
 /* Realtime vCPUs (Plan.realtime) counted on core. */
 unsigned ledger_core_realtime(const Ledger *l, unsigned core);
+/* No vCPU counted on core and none of its CPUs held. */
 bool ledger_core_free(const Ledger *l, unsigned core);
+/* CPUs held for a domain's host-side threads (Plan.held_pus: an adopted domain's isolated emulator): no
+ * vCPU counts there, so no sharing is counted, but the core is not free for another domain. */
+unsigned ledger_pu_held(const Ledger *l, unsigned pu);
+unsigned ledger_core_held(const Ledger *l, unsigned core);
 uint64_t ledger_node_memory(const Ledger *l, unsigned node);
 /* Bytes domains hold in node's pool of hugepages of size (never part of ledger_node_memory). */
 uint64_t ledger_node_hugepages(const Ledger *l, unsigned node, uint64_t size);
