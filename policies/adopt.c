@@ -74,11 +74,8 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
                 policy_charge_bound_memory(&v, req, plan);
         else
                 policy_spread_memory(&v, plan);
-        /* hugepage memory on a node without a pool of its size cannot be held there (QEMU cannot back it):
-         * the pins are counted all the same */
-        for (unsigned n = 0; plan->hugepage_size && n < plan->nnode_memory; n++)
-                if (!topology_node_hugepage_bytes(t, n, plan->hugepage_size))
-                        plan->node_memory[n] = 0;
+        /* the pins are counted all the same */
+        policy_drop_poolless_memory(t, plan);
         policy_count_shared(&v, plan);
         host_view_done(&v);
         plan->reason = g_strdup("pins made outside placementd, recorded as they are");

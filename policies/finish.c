@@ -381,6 +381,13 @@ static bool charge_evenly(const HostView *v, const CpuSet *os_nodes, uint64_t by
  * <memnode> names, the rest on the first node under preferred, an even share of every node otherwise
  * (strict, interleave and restrictive let it use all of them).
  */
+void policy_drop_poolless_memory(const Topology *t, Plan *plan)
+{
+        for (unsigned n = 0; plan->hugepage_size && n < plan->nnode_memory; n++)
+                if (!topology_node_hugepage_bytes(t, n, plan->hugepage_size))
+                        plan->node_memory[n] = 0;
+}
+
 void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, Plan *plan)
 {
         uint64_t rest = plan->memory;
@@ -737,9 +744,7 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                         policy_charge_bound_memory(v, req, plan);
                 else if (!cpuset_is_empty(nodes))
                         charge_evenly(v, nodes, req->memory, false, plan);
-                for (unsigned n = 0; n < plan->nnode_memory; n++)
-                        if (req->hugepage_size && !topology_node_hugepage_bytes(v->t, n, req->hugepage_size))
-                                plan->node_memory[n] = 0;
+                policy_drop_poolless_memory(v->t, plan);
                 note = constraint_note(v, req, plan);
                 if (!bound && !cpuset_is_empty(nodes)) {
                         g_autofree char *list = cpuset_format(nodes);

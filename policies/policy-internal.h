@@ -48,6 +48,9 @@ void policy_spread_memory(const HostView *v, Plan *plan);
 /* Memory the request binds (memory_source not NONE) counted where it is bound: a cell's on its <memnode>
  * nodes, the rest on the first node under preferred, an even share of each node otherwise. */
 void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, Plan *plan);
+/* Hugepage-backed memory counted on a node without a pool of its size cannot be held there (QEMU cannot
+ * back it, the ledger refuses it): dropped from the plan. */
+void policy_drop_poolless_memory(const Topology *t, Plan *plan);
 /* The memory a set must hold for req: bound memory is where it is and does not choose the set (the
  * request's binding: 0; its cells' <memnode> elements: their memory taken out). */
 uint64_t policy_set_memory(const PlacementRequest *req);

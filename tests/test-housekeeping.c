@@ -215,6 +215,19 @@ START_TEST(test_unplaceable_pins_nothing)
 }
 END_TEST
 
+/* The plan pins its emulator, and on none of the CPUs its vCPUs are pinned to. */
+static void assert_emulator_off_own_cpus(const Plan *plan)
+{
+        g_autoptr(CpuSet) own = cpuset_new();
+
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                cpuset_union(own, plan->vcpu_pins[i]);
+        ck_assert(!cpuset_is_empty(plan->emulator_pin));
+        CPUSET_FOREACH (cpu, plan->emulator_pin)
+                ck_assert_msg(!cpuset_has(own, (unsigned)cpu),
+                              "emulator on CPU %d of a realtime vCPU's core: %s", cpu, plan->reason);
+}
+
 /* Realtime vCPUs (<vcpusched scheduler='fifo'>): the emulator never goes to an SMT sibling of their cores,
  * idle or not; the set's free cores take it */
 START_TEST(test_realtime_vcpus_keep_their_cores)
@@ -223,16 +236,10 @@ START_TEST(test_realtime_vcpus_keep_their_cores)
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams p = test_params(POLICY_EXPLICIT);
         PlacementRequest rt = {.name = "rt", .vcpus = 2, .memory = GiB, .realtime = true};
-        g_autoptr(CpuSet) own = cpuset_new();
         const Plan *plan = place(t, l, &p, &rt);
 
         ck_assert_int_eq(plan->result, PLAN_PLACED);
-        for (unsigned i = 0; i < plan->nvcpus; i++)
-                cpuset_union(own, plan->vcpu_pins[i]);
-        ck_assert(!cpuset_is_empty(plan->emulator_pin));
-        CPUSET_FOREACH (cpu, plan->emulator_pin)
-                ck_assert_msg(!cpuset_has(own, (unsigned)cpu),
-                              "emulator on CPU %d of a realtime vCPU's core", cpu);
+        assert_emulator_off_own_cpus(plan);
 }
 END_TEST
 
@@ -245,16 +252,10 @@ START_TEST(test_realtime_emulator_off_its_full_node)
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams p = test_params(POLICY_EXPLICIT);
         PlacementRequest rt = {.name = "rt", .vcpus = 4, .memory = GiB, .realtime = true};
-        g_autoptr(CpuSet) own = cpuset_new();
         const Plan *plan = place(t, l, &p, &rt);
 
         ck_assert_int_eq(plan->result, PLAN_PLACED);
-        for (unsigned i = 0; i < plan->nvcpus; i++)
-                cpuset_union(own, plan->vcpu_pins[i]);
-        ck_assert(!cpuset_is_empty(plan->emulator_pin));
-        CPUSET_FOREACH (cpu, plan->emulator_pin)
-                ck_assert_msg(!cpuset_has(own, (unsigned)cpu),
-                              "emulator on CPU %d of a realtime vCPU's core: %s", cpu, plan->reason);
+        assert_emulator_off_own_cpus(plan);
         ck_assert_msg(!strstr(plan->reason, "its own cores"), "%s", plan->reason);
 }
 END_TEST

@@ -1,21 +1,14 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Host PCI devices of a domain definition (see domain-xml-devices.h). */
 #include "domain-xml-devices.h"
+#include "domain-xml-numa.h"
 #include "pci.h"
 
 #include <string.h>
 
-static const char *attr(const char **names, const char **values, const char *name)
-{
-        for (unsigned i = 0; names[i]; i++)
-                if (strcmp(names[i], name) == 0)
-                        return values[i];
-        return NULL;
-}
-
 static bool attr_is(const char **names, const char **values, const char *name, const char *value)
 {
-        const char *v = attr(names, values, name);
+        const char *v = domain_xml_attr(names, values, name);
         return v && strcmp(v, value) == 0;
 }
 
@@ -46,15 +39,16 @@ static const char *holder_name(PciHolder holder)
 void domain_xml_pci_address(DomainSpec *s, PciHolder holder, const char **names, const char **values,
                             GError **error)
 {
-        const char *type = attr(names, values, "type"), *bad = NULL;
+        const char *type = domain_xml_attr(names, values, "type"), *bad = NULL;
         uint64_t address;
 
         if (holder == PCI_HOLDER_NONE || (type && strcmp(type, "pci") != 0))
                 return;
-        if (!pci_address_from_attributes(attr(names, values, "domain"), attr(names, values, "bus"),
-                                         attr(names, values, "slot"), attr(names, values, "function"),
-                                         &address, &bad)) {
-                const char *v = attr(names, values, bad);
+        if (!pci_address_from_attributes(domain_xml_attr(names, values, "domain"),
+                                         domain_xml_attr(names, values, "bus"),
+                                         domain_xml_attr(names, values, "slot"),
+                                         domain_xml_attr(names, values, "function"), &address, &bad)) {
+                const char *v = domain_xml_attr(names, values, bad);
                 g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
                             "%s: invalid PCI address %s='%s' in its <source>", holder_name(holder), bad,
                             v ? v : "");

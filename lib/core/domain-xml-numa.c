@@ -6,14 +6,6 @@
 #include <stdarg.h>
 #include <string.h>
 
-static const char *attr(const char **names, const char **values, const char *name)
-{
-        for (unsigned i = 0; names[i]; i++)
-                if (strcmp(names[i], name) == 0)
-                        return values[i];
-        return NULL;
-}
-
 static void G_GNUC_PRINTF(2, 3) fail(GError **error, const char *format, ...)
 {
         g_autofree char *message = NULL;
@@ -40,8 +32,10 @@ static bool size_attr(const char *text, const char *unit, uint64_t *ret)
 
 void domain_xml_numa_cell(DomainSpec *s, const char **names, const char **values, GError **error)
 {
-        const char *id = attr(names, values, "id"), *cpus = attr(names, values, "cpus");
-        const char *memory = attr(names, values, "memory"), *unit = attr(names, values, "unit");
+        const char *id = domain_xml_attr(names, values, "id"),
+                   *cpus = domain_xml_attr(names, values, "cpus");
+        const char *memory = domain_xml_attr(names, values, "memory"),
+                   *unit = domain_xml_attr(names, values, "unit");
         g_autofree char *why = NULL;
         DomainCell cell = {0};
         guint64 n;
@@ -73,7 +67,8 @@ void domain_xml_numa_cell(DomainSpec *s, const char **names, const char **values
 void domain_xml_numa_hugepages(DomainSpec *s, bool page, const char **names, const char **values,
                                GError **error)
 {
-        const char *size = attr(names, values, "size"), *unit = attr(names, values, "unit");
+        const char *size = domain_xml_attr(names, values, "size"),
+                   *unit = domain_xml_attr(names, values, "unit");
         uint64_t bytes;
 
         s->hugepages = true;
@@ -87,7 +82,7 @@ void domain_xml_numa_hugepages(DomainSpec *s, bool page, const char **names, con
         /* the size without a nodeset covers every cell the others leave out: it is the domain's own */
         if (s->hugepage_size && s->hugepage_size != bytes)
                 s->hugepage_sizes_differ = true;
-        if (!s->hugepage_size || !attr(names, values, "nodeset"))
+        if (!s->hugepage_size || !domain_xml_attr(names, values, "nodeset"))
                 s->hugepage_size = bytes;
 }
 

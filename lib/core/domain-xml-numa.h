@@ -18,6 +18,8 @@
 /* Most <page> elements read from one <hugepages>. */
 #define DOMAIN_XML_MAX_PAGES 64u
 
+/* The value of attribute name among an element's names/values (GMarkup's arrays), or NULL. */
+const char *domain_xml_attr(const char **names, const char **values, const char *name);
 /* Bytes per unit of libvirt's memory unit names; NULL means KiB. Returns 0 or -EINVAL. */
 int domain_xml_unit_multiplier(const char *unit, uint64_t *ret);
 

@@ -119,7 +119,7 @@ void domain_spec_free(DomainSpec *s)
         g_free(s);
 }
 
-static const char *attr(const char **names, const char **values, const char *name)
+const char *domain_xml_attr(const char **names, const char **values, const char *name)
 {
         for (unsigned i = 0; names[i]; i++)
                 if (strcmp(names[i], name) == 0)
@@ -227,14 +227,15 @@ static void start_numatune(Parser *p, const char *element, const char **names, c
                            GError **error)
 {
         DomainSpec *s = p->spec;
-        const char *placement = attr(names, values, "placement"), *nodeset = attr(names, values, "nodeset");
+        const char *placement = domain_xml_attr(names, values, "placement"),
+                   *nodeset = domain_xml_attr(names, values, "nodeset");
         g_autoptr(CpuSet) set = NULL;
         guint64 cell;
 
         if (strcmp(element, "memory") == 0) {
                 s->numatune_auto = placement && strcmp(placement, "auto") == 0;
-                if (parse_memory_mode(attr(names, values, "mode"), "numatune memory", &s->memory_mode,
-                                      error) < 0)
+                if (parse_memory_mode(domain_xml_attr(names, values, "mode"), "numatune memory",
+                                      &s->memory_mode, error) < 0)
                         return;
                 if (nodeset && !s->numatune_auto)
                         parse_constraint(nodeset, &s->memory_nodeset, "numatune memory", "nodeset", error);
@@ -242,7 +243,7 @@ static void start_numatune(Parser *p, const char *element, const char **names, c
         }
         if (strcmp(element, "memnode") != 0)
                 return;
-        if (!parse_uint(attr(names, values, "cellid"), DOMAIN_XML_MAX_VCPUS - 1, &cell) ||
+        if (!parse_uint(domain_xml_attr(names, values, "cellid"), DOMAIN_XML_MAX_VCPUS - 1, &cell) ||
             s->nmemnodes >= DOMAIN_XML_MAX_MEMNODES) {
                 g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
                             s->nmemnodes >= DOMAIN_XML_MAX_MEMNODES ? "more than %u <memnode> elements"
@@ -251,7 +252,8 @@ static void start_numatune(Parser *p, const char *element, const char **names, c
                                                                     : DOMAIN_XML_MAX_VCPUS);
                 return;
         }
-        if (parse_memory_mode(attr(names, values, "mode"), "memnode", &(MemoryMode){0}, error) < 0 ||
+        if (parse_memory_mode(domain_xml_attr(names, values, "mode"), "memnode", &(MemoryMode){0}, error) <
+                0 ||
             parse_constraint(nodeset, &set, "memnode", "nodeset", error) < 0)
                 return;
         if (!s->memnode_nodeset)
@@ -301,7 +303,8 @@ static bool meta_set(Parser *p, const char *text, CpuSet **ret, const char *what
 /* The recorded I/O threads: both attributes or neither (a record made before placementd pinned them). */
 static void start_meta_iothreads(Parser *p, MetaDecision *d, const char **names, const char **values)
 {
-        const char *ids = attr(names, values, "iothreads"), *pin = attr(names, values, "iothread-pin");
+        const char *ids = domain_xml_attr(names, values, "iothreads"),
+                   *pin = domain_xml_attr(names, values, "iothread-pin");
 
         if (!ids && !pin)
                 return;
@@ -321,37 +324,37 @@ static void start_meta(Parser *p, const char *local, const char **names, const c
 
         if (strcmp(local, "decision") == 0 && !d) {
                 d = s->decision = g_new0(MetaDecision, 1);
-                d->result = g_strdup(attr(names, values, "result"));
-                d->policy = g_strdup(attr(names, values, "policy"));
-                d->vcpu_pin = g_strdup(attr(names, values, "vcpu-pin"));
-                d->memory_binding = g_strdup(attr(names, values, "memory-binding"));
-                d->uuid = g_strdup(attr(names, values, "uuid"));
+                d->result = g_strdup(domain_xml_attr(names, values, "result"));
+                d->policy = g_strdup(domain_xml_attr(names, values, "policy"));
+                d->vcpu_pin = g_strdup(domain_xml_attr(names, values, "vcpu-pin"));
+                d->memory_binding = g_strdup(domain_xml_attr(names, values, "memory-binding"));
+                d->uuid = g_strdup(domain_xml_attr(names, values, "uuid"));
                 d->vcpus = g_array_new(FALSE, TRUE, sizeof(MetaVcpu));
                 d->memory = g_array_new(FALSE, TRUE, sizeof(guint64));
-                if (!meta_set(p, attr(names, values, "nodes"), &d->nodes, "node"))
+                if (!meta_set(p, domain_xml_attr(names, values, "nodes"), &d->nodes, "node"))
                         return;
-                if (!meta_set(p, attr(names, values, "emulator"), &d->emulator, "emulator CPU"))
+                if (!meta_set(p, domain_xml_attr(names, values, "emulator"), &d->emulator, "emulator CPU"))
                         return;
                 start_meta_iothreads(p, d, names, values);
         } else if (strcmp(local, "vcpu") == 0 && d) {
                 guint64 id, cpu;
                 MetaVcpu v = {0};
-                if (!parse_uint(attr(names, values, "id"), DOMAIN_XML_MAX_VCPUS - 1, &id) ||
-                    !parse_uint(attr(names, values, "cpu"), CPUSET_MAX, &cpu) ||
+                if (!parse_uint(domain_xml_attr(names, values, "id"), DOMAIN_XML_MAX_VCPUS - 1, &id) ||
+                    !parse_uint(domain_xml_attr(names, values, "cpu"), CPUSET_MAX, &cpu) ||
                     d->vcpus->len >= DOMAIN_XML_MAX_VCPUS) {
                         meta_fail(p, "recorded vcpu element needs an id below %u and a cpu below %u",
                                   DOMAIN_XML_MAX_VCPUS, CPUSET_MAX + 1);
                         return;
                 }
-                if (!meta_set(p, attr(names, values, "cpuset"), &v.cpuset, "vCPU pin"))
+                if (!meta_set(p, domain_xml_attr(names, values, "cpuset"), &v.cpuset, "vCPU pin"))
                         return;
                 v.id = (unsigned)id;
                 v.cpu = (unsigned)cpu;
                 g_array_append_val(d->vcpus, v);
         } else if (strcmp(local, "memory") == 0 && d) {
                 guint64 node, bytes;
-                if (!parse_uint(attr(names, values, "node"), CPUSET_MAX, &node) ||
-                    !parse_uint(attr(names, values, "bytes"), G_MAXUINT64, &bytes) ||
+                if (!parse_uint(domain_xml_attr(names, values, "node"), CPUSET_MAX, &node) ||
+                    !parse_uint(domain_xml_attr(names, values, "bytes"), G_MAXUINT64, &bytes) ||
                     d->memory->len >= 2 * 4096) {
                         meta_fail(p, "recorded memory element needs a node and bytes");
                         return;
@@ -403,12 +406,12 @@ static void capture_end(Parser *p, const char *element)
 /* Notes one <vcpus><vcpu id= enabled=> of the definition: which vCPU ids are online. */
 static void add_enabled_vcpu(Parser *p, const char **names, const char **values)
 {
-        const char *enabled = attr(names, values, "enabled");
+        const char *enabled = domain_xml_attr(names, values, "enabled");
         guint64 id;
 
         if (!p->enabled_vcpus)
                 p->enabled_vcpus = cpuset_new();
-        if (!parse_uint(attr(names, values, "id"), DOMAIN_XML_MAX_VCPUS - 1, &id)) {
+        if (!parse_uint(domain_xml_attr(names, values, "id"), DOMAIN_XML_MAX_VCPUS - 1, &id)) {
                 p->vcpus_unreadable = true;
                 return;
         }
@@ -441,9 +444,10 @@ static void add_vcpupin(DomainSpec *s, const char **names, const char **values)
         if (!s->vcpupins)
                 s->vcpupins = g_array_new(FALSE, TRUE, sizeof(MetaVcpu));
         if (s->vcpupins->len >= DOMAIN_XML_MAX_VCPUS ||
-            !parse_uint(attr(names, values, "vcpu"), DOMAIN_XML_MAX_VCPUS - 1, &id) ||
-            cpuset_parse(attr(names, values, "cpuset") ? attr(names, values, "cpuset") : "", &v.cpuset,
-                         NULL) < 0) {
+            !parse_uint(domain_xml_attr(names, values, "vcpu"), DOMAIN_XML_MAX_VCPUS - 1, &id) ||
+            cpuset_parse(domain_xml_attr(names, values, "cpuset") ? domain_xml_attr(names, values, "cpuset")
+                                                                  : "",
+                         &v.cpuset, NULL) < 0) {
                 s->vcpupins_unreadable = true;
                 return;
         }
@@ -469,7 +473,7 @@ static void add_iothread(const char *element, const char *name, const char **nam
 {
         guint64 id;
 
-        if (!iothread_id(element, name, attr(names, values, name), &id, error))
+        if (!iothread_id(element, name, domain_xml_attr(names, values, name), &id, error))
                 return;
         if (!*set)
                 *set = cpuset_new();
@@ -525,9 +529,9 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                         p->text = TEXT_DEFINITION;
                 } else if (p->stack->len == p->meta_depth) {
                         if (strcmp(local, "domain") == 0) {
-                                const char *skip = attr(names, values, "skip");
+                                const char *skip = domain_xml_attr(names, values, "skip");
                                 g_free(s->meta_policy);
-                                s->meta_policy = g_strdup(attr(names, values, "policy"));
+                                s->meta_policy = g_strdup(domain_xml_attr(names, values, "policy"));
                                 s->meta_skip = skip && (g_ascii_strcasecmp(skip, "yes") == 0 ||
                                                         g_ascii_strcasecmp(skip, "true") == 0);
                         }
@@ -543,14 +547,14 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
         else if (is_top(p, "uuid"))
                 p->text = TEXT_UUID;
         else if (is_top(p, "vcpu")) {
-                const char *placement = attr(names, values, "placement"),
-                           *current = attr(names, values, "current");
+                const char *placement = domain_xml_attr(names, values, "placement"),
+                           *current = domain_xml_attr(names, values, "current");
                 guint64 n;
                 p->text = TEXT_VCPU;
                 s->vcpu_auto = placement && strcmp(placement, "auto") == 0;
-                if (attr(names, values, "cpuset") && !s->vcpu_auto &&
-                    parse_constraint(attr(names, values, "cpuset"), &s->vcpu_cpuset, "vcpu", "cpuset",
-                                     error) < 0)
+                if (domain_xml_attr(names, values, "cpuset") && !s->vcpu_auto &&
+                    parse_constraint(domain_xml_attr(names, values, "cpuset"), &s->vcpu_cpuset, "vcpu",
+                                     "cpuset", error) < 0)
                         return;
                 if (current) {
                         if (!parse_uint(current, DOMAIN_XML_MAX_VCPUS, &n)) {
@@ -563,10 +567,10 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 }
         } else if (is_top(p, "memory") || is_top(p, "currentMemory")) {
                 bool current = is_top(p, "currentMemory");
-                if (domain_xml_unit_multiplier(attr(names, values, "unit"),
+                if (domain_xml_unit_multiplier(domain_xml_attr(names, values, "unit"),
                                                current ? &p->current_unit : &p->memory_unit) < 0) {
                         g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
-                                    "unknown memory unit '%s'", attr(names, values, "unit"));
+                                    "unknown memory unit '%s'", domain_xml_attr(names, values, "unit"));
                         return;
                 }
                 p->text = current ? TEXT_CURRENT_MEMORY : TEXT_MEMORY;
@@ -574,16 +578,16 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 add_enabled_vcpu(p, names, values);
         } else if (in_path(p, "devices", "memory") && p->stack->len == 3) {
                 /* persistent memory backed by a file or a DAX device: in <memory>, but not host RAM */
-                const char *model = attr(names, values, "model");
+                const char *model = domain_xml_attr(names, values, "model");
                 p->in_pmem = model && (strcmp(model, "nvdimm") == 0 || strcmp(model, "virtio-pmem") == 0);
                 p->in_dimm = model && strcmp(model, "dimm") == 0;
                 p->dimm_bytes = 0;
                 p->dimm_node = -1;
         } else if ((p->in_dimm || p->in_pmem) && in_path(p, "target", "size") && p->stack->len == 5) {
-                if (domain_xml_unit_multiplier(attr(names, values, "unit"),
+                if (domain_xml_unit_multiplier(domain_xml_attr(names, values, "unit"),
                                                p->in_dimm ? &p->dimm_unit : &p->pmem_unit) < 0) {
                         g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
-                                    "unknown memory unit '%s'", attr(names, values, "unit"));
+                                    "unknown memory unit '%s'", domain_xml_attr(names, values, "unit"));
                         return;
                 }
                 p->text = p->in_dimm ? TEXT_DIMM_SIZE : TEXT_PMEM_SIZE;
@@ -596,7 +600,7 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 s->has_vcpupin = true;
                 add_vcpupin(s, names, values);
         } else if (in_path(p, "cputune", "vcpusched") && p->stack->len == 3) {
-                const char *scheduler = attr(names, values, "scheduler");
+                const char *scheduler = domain_xml_attr(names, values, "scheduler");
                 s->realtime =
                     s->realtime ||
                     (scheduler && (strcmp(scheduler, "fifo") == 0 || strcmp(scheduler, "rr") == 0));
@@ -604,22 +608,23 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 guint64 threads;
                 /* QEMU numbers vCPUs threads innermost: ids t*k .. t*k+t-1 are one guest core's threads */
                 s->guest_threads =
-                    parse_uint(attr(names, values, "threads"), DOMAIN_XML_MAX_VCPUS, &threads) && threads > 1
+                    parse_uint(domain_xml_attr(names, values, "threads"), DOMAIN_XML_MAX_VCPUS, &threads) &&
+                            threads > 1
                         ? (unsigned)threads
                         : 0;
         } else if (in_path(p, "cputune", "emulatorpin") && p->stack->len == 3) {
                 s->has_emulatorpin = true;
                 g_clear_pointer(&s->emulatorpin, cpuset_free);
-                parse_constraint(attr(names, values, "cpuset"), &s->emulatorpin, "emulatorpin", "cpuset",
-                                 error);
+                parse_constraint(domain_xml_attr(names, values, "cpuset"), &s->emulatorpin, "emulatorpin",
+                                 "cpuset", error);
         } else if (is_top(p, "iothreads")) {
                 p->text = TEXT_IOTHREADS;
         } else if (in_path(p, "iothreadids", "iothread") && p->stack->len == 3) {
                 add_iothread("iothread", "id", names, values, &s->iothreads, error);
         } else if (in_path(p, "cputune", "iothreadpin") && p->stack->len == 3) {
                 g_autoptr(CpuSet) cpus = NULL;
-                if (parse_constraint(attr(names, values, "cpuset"), &cpus, "iothreadpin", "cpuset", error) ==
-                    0)
+                if (parse_constraint(domain_xml_attr(names, values, "cpuset"), &cpus, "iothreadpin",
+                                     "cpuset", error) == 0)
                         add_iothread("iothreadpin", "iothread", names, values, &s->iothreadpins, error);
         } else if (p->stack->len == 3 && strcmp(g_ptr_array_index(p->stack, 1), "numatune") == 0) {
                 start_numatune(p, element, names, values, error);
