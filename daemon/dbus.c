@@ -378,6 +378,18 @@ static int method_map(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         return sd_bus_reply_method_return(msg, "s", map);
 }
 
+static int method_map_json(sd_bus_message *msg, void *userdata, sd_bus_error *error)
+{
+        BusService *s = userdata;
+        g_autofree char *json = NULL;
+        int r = charge_sender(s, msg, list_cost(s), error);
+
+        if (r < 0)
+                return r;
+        json = manager_host_map_json(s->manager);
+        return sd_bus_reply_method_return(msg, "s", json);
+}
+
 static int method_status(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
@@ -529,6 +541,8 @@ static const sd_bus_vtable manager_vtable[] = {
     SD_BUS_METHOD_WITH_NAMES("GetCpuAdviceJSON", "s", SD_BUS_PARAM(domain), "s", SD_BUS_PARAM(json),
                              method_cpu_advice, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_NAMES("GetHostMap", "", , "s", SD_BUS_PARAM(map), method_map,
+                             SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD_WITH_NAMES("GetHostMapJSON", "", , "s", SD_BUS_PARAM(json), method_map_json,
                              SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD_WITH_NAMES("GetStatus", "", , "s", SD_BUS_PARAM(status), method_status,
                              SD_BUS_VTABLE_UNPRIVILEGED),

@@ -4,6 +4,8 @@
 #include <string.h>
 #include <time.h>
 
+#include "decision-json.h"
+#include "hostmap-json.h"
 #include "hostmap.h"
 #include "log.h"
 #include "manager-internal.h"
@@ -553,6 +555,36 @@ char *manager_host_map(const Manager *m)
                                                d->name, d->apply_error ? d->apply_error : "");
         }
         return g_string_free(text, FALSE);
+}
+
+char *manager_host_map_json(const Manager *m)
+{
+        g_autofree char *text = manager_host_map(m);
+        g_autoptr(GPtrArray) all = manager_list(m);
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "text");
+        json_builder_add_string_value(b, text);
+        hostmap_json_add(b, m->topology, m->ledger, m->config->placement.reserved_cpus);
+        json_builder_set_member_name(b, "failed");
+        json_builder_begin_array(b);
+        for (unsigned i = 0; i < all->len; i++) {
+                const Decision *d = g_ptr_array_index(all, i);
+                if (d->result != DECISION_FAILED)
+                        continue;
+                json_builder_begin_object(b);
+                json_builder_set_member_name(b, "domain");
+                json_builder_add_string_value(b, d->name);
+                json_builder_set_member_name(b, "error");
+                json_builder_add_string_value(b, d->apply_error ? d->apply_error : "");
+                json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        return json_to_text(root, FALSE);
 }
 
 char *manager_status(const Manager *m)

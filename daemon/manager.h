@@ -104,6 +104,9 @@ void manager_note_bus_call(Manager *m, bool refused);
 /* The host map (hostmap.h) of what the ledger counts, and a line for each domain whose plan did not take
  * (the map shows the pins that really run). Caller frees. */
 char *manager_host_map(const Manager *m);
+/* The same as JSON (lib/core/hostmap-json.h) with "text": the map above and "failed": [{"domain",
+ * "error"}]; caller frees. */
+char *manager_host_map_json(const Manager *m);
 
 /* Human status line for sd_notify STATUS= and `placementctl status`. Caller frees. */
 char *manager_status(const Manager *m);

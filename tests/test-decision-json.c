@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "decision-json.h"
 #include "decision-text.h"
+#include "hostmap-json.h"
 #include "hostmap.h"
 #include "test-util.h"
 #include "topology-load.h"
@@ -87,6 +88,66 @@ START_TEST(test_map)
         ck_assert_ptr_nonnull(strstr(map, "A alpha"));
         ck_assert_ptr_nonnull(strstr(map, "B beta"));
         ck_assert_ptr_nonnull(strstr(map, "#]"));
+}
+END_TEST
+
+/* The map as data says of each CPU what the text map's character says: whose it is (a vCPU, a held
+ * emulator CPU), free, reserved for the host, or several domains' */
+START_TEST(test_map_json)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 2, 8 * GiB, NULL); /* node 1: PUs 4-7 */
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) reserved = cpuset_new();
+        g_autoptr(CpuSet) emulator = cpuset_new();
+        g_autoptr(CpuSet) pin = cpuset_new();
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        CpuSet *pins[1] = {pin};
+        PlacementRequest iso = {.name = "iso", .vcpus = 1, .memory = GiB, .emulator_cpus = emulator};
+        static const char *const want[8][3] = {
+            {"free", NULL},         {"free", NULL}, {"free", NULL},    {"reserved", NULL},
+            {"shared", "b", "iso"}, {"free", NULL}, {"domain", "iso"}, {"domain", "iso"},
+        };
+
+        cpuset_add(reserved, 3);
+        cpuset_add(emulator, 6);
+        cpuset_add(emulator, 7);
+        cpuset_add(pin, 4);
+        ck_assert_int_eq(ledger_commit(l, "iso", policy_adopt(t, l, &iso, pins, &p)), 0);
+        g_autoptr(Plan) b_plan = plan_new("b", 1, GiB, t->nnodes);
+        b_plan->vcpu_pu[0] = 4;
+        b_plan->node_memory[1] = GiB;
+        cpuset_add(b_plan->nodes, 1);
+        ck_assert_int_eq(ledger_commit(l, "b", g_steal_pointer(&b_plan)), 0);
+
+        json_builder_begin_object(b);
+        hostmap_json_add(b, t, l, reserved);
+        json_builder_end_object(b);
+        g_autoptr(JsonNode) root = json_builder_get_root(b);
+        JsonObject *o = json_node_get_object(root);
+        JsonArray *cpus = json_object_get_array_member(o, "cpus");
+        JsonArray *nodes = json_object_get_array_member(o, "nodes");
+
+        ck_assert_uint_eq(json_array_get_length(nodes), 2);
+        ck_assert_str_eq(json_object_get_string_member(json_array_get_object_element(nodes, 1), "cpus"),
+                         "4-7");
+        ck_assert_int_eq(
+            json_object_get_int_member(json_array_get_object_element(nodes, 1), "memory_reserved"), 2 * GiB);
+        ck_assert_uint_eq(json_array_get_length(cpus), 8);
+        for (unsigned i = 0; i < 8; i++) {
+                JsonObject *c = json_array_get_object_element(cpus, i);
+                JsonArray *doms = json_object_get_array_member(c, "domains");
+                unsigned n = want[i][2] ? 2 : want[i][1] ? 1 : 0;
+                ck_assert_int_eq(json_object_get_int_member(c, "cpu"), i);
+                ck_assert_int_eq(json_object_get_int_member(c, "node"), i / 4);
+                g_autofree char *core = g_strdup_printf("%u-%u", i & ~1u, i | 1u);
+                ck_assert_str_eq(json_object_get_string_member(c, "core_cpus"), core);
+                ck_assert_msg(!strcmp(json_object_get_string_member(c, "state"), want[i][0]), "cpu %u: %s",
+                              i, json_object_get_string_member(c, "state"));
+                ck_assert_uint_eq(json_array_get_length(doms), n);
+                for (unsigned k = 0; k < n; k++)
+                        ck_assert_str_eq(json_array_get_string_element(doms, k), want[i][k + 1]);
+        }
 }
 END_TEST
 
@@ -194,6 +255,7 @@ static Suite *json_suite(void)
         tcase_add_test(tc, test_decision_shape);
         tcase_add_test(tc, test_iothreads_only_when_pinned);
         tcase_add_test(tc, test_map);
+        tcase_add_test(tc, test_map_json);
         tcase_add_test(tc, test_host_map_node_over_packages);
         tcase_add_test(tc, test_decisions_document);
         tcase_add_test(tc, test_plan_and_explain);

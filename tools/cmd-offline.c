@@ -9,6 +9,7 @@
 
 #include "config.h"
 #include "decision-json.h"
+#include "hostmap-json.h"
 #include "decision-text.h"
 #include "domain-request.h"
 #include "hostmap.h"
@@ -360,6 +361,13 @@ static int run_offline(Ctl *c, char **args, unsigned nargs, bool explain)
                 json_builder_end_object(b);
         }
         json_builder_end_array(b);
+        if (!explain) {
+                /* the final map, as the text ends with it */
+                json_builder_set_member_name(b, "map");
+                json_builder_begin_object(b);
+                hostmap_json_add(b, t, ledger, config->placement.reserved_cpus);
+                json_builder_end_object(b);
+        }
         json_builder_end_object(b);
 
         if (json) {

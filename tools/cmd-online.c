@@ -747,7 +747,15 @@ int verb_map(Ctl *c, char **args, unsigned nargs)
                         "--of xml there)\n");
                 return EXIT_USAGE;
         }
-        code = cmd_text(c, c->sd, "GetHostMap", NULL);
+        if (c->json) {
+                g_autoptr(sd_bus_message) reply = NULL;
+                const char *text;
+                code = ctl_call(c, c->sd, "GetHostMapJSON", &reply, NULL);
+                if (!code && !(code = ctl_read_string(reply, &text)))
+                        print_json(text);
+        } else {
+                code = cmd_text(c, c->sd, "GetHostMap", NULL);
+        }
         if (!code && c->svg)
                 code = map_svg_online(c);
         return code;

@@ -144,6 +144,13 @@ printf '[Placement]\nReservedCPUs=7\n' >"$TMP/reserved.conf"
 PLAN=(plan --topology="$HOST222" --config="$TMP/reserved.conf" web1:2:1G db:2:1G)
 run "$CTL" --json "${PLAN[@]}"
 cp "$OUT" "$TMP/plan.json"
+result "plan --json ends with the map as data: CPU 7 reserved, web1 and db on two CPUs each (rc $RC)" \
+    "$([ $RC -eq 0 ] && python3 -c 'import json, sys
+m = json.load(open(sys.argv[1]))["map"]
+state = {c["cpu"]: c["state"] for c in m["cpus"]}
+owners = sorted(n for c in m["cpus"] for n in c["domains"])
+assert state[7] == "reserved" and owners == ["db", "db", "web1", "web1"], (state, owners)
+assert sum(n["memory_reserved"] for n in m["nodes"]) == 2 << 30' "$OUT" 2>"$ERR"; echo $?)"
 run "$CTL" "${PLAN[@]}" --svg="$TMP/plan.svg"
 result "plan --topology --svg=FILE on a 2x2x2 host (rc $RC) prints the plan and writes the SVG" \
     "$([ $RC -eq 0 ] && grep -q '^start web1' "$OUT" && [ -s "$TMP/plan.svg" ]; echo $?)"
@@ -235,6 +242,13 @@ run "$CTL" --bus-address="$ADDR" --json map
 result "--json map with a domain named 'café' prints JSON holding the name (rc $RC)" \
     "$([ $RC -eq 0 ] && python3 -c 'import json, sys; assert "café" in json.load(open(sys.argv[1]))["text"]' \
         "$OUT" 2>"$ERR"; echo $?)"
+result "--json map says of each CPU whose it is: the reserved CPU 7, the three domains' own (rc $RC)" \
+    "$([ $RC -eq 0 ] && python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+state = {c["cpu"]: c["state"] for c in d["cpus"]}
+owners = sorted(n for c in d["cpus"] for n in c["domains"])
+assert len(d["cpus"]) == 8 and state[7] == "reserved", state
+assert owners == sorted(["web, B db", "web, B db", "db", "café"]), owners' "$OUT" 2>"$ERR"; echo $?)"
 run "$CTL" --bus-address="$ADDR" --json rebalance
 result "--json rebalance prints JSON, its report also line by line (rc $RC)" \
     "$([ $RC -eq 0 ] && python3 -c 'import json, sys

@@ -108,7 +108,8 @@ VERSION=$("$PLACEMENTD" --version | awk '{print $2}')
 # ---- methods, through busctl and gdbus ---------------------------------------------------------------
 run busctl --address="$ADDR" introspect "$NAME" "$OPATH" "$IFACE"
 missing=
-for m in .ListDecisions .GetDecision .GetDecisionsJSON .Explain .Plan .GetCpuAdviceJSON .GetHostMap .GetStatus \
+for m in .ListDecisions .GetDecision .GetDecisionsJSON .Explain .Plan .GetCpuAdviceJSON .GetHostMap .GetHostMapJSON \
+    .GetStatus \
     .Replace .Rebalance .Reload .DecisionChanged .Version .Policy .Apply .Connected .URI .Nodes .Packages .Cores .PUs \
     .ThreadsPerCore; do
     grep -q "^\\$m " "$OUT" || missing="$missing $m"
@@ -213,7 +214,7 @@ result "busctl Plan 4 vCPUs, all 16 GiB of the host -> answered (not an error)" 
 
 # Wrong argument types and counts: an error reply, never a crash.
 for bad in "Plan ss a b" "Plan u 2" "Plan utu 2 1 1" "GetDecision u 5" "GetDecision" "Explain as 1 x" \
-    "Replace" "Replace i 1" "ListDecisions s x" "GetHostMap u 1" "Rebalance s x" "Reload b true" "NoSuchMethod"; do
+    "Replace" "Replace i 1" "ListDecisions s x" "GetHostMap u 1" "GetHostMapJSON s x" "Rebalance s x" "Reload b true" "NoSuchMethod"; do
     # shellcheck disable=SC2086 # split on purpose
     got=$(berr $bad)
     [ -n "$got" ] && [ "${got#org.placementd1.}" = "$got" ]
@@ -225,6 +226,14 @@ bcall GetHostMap
 result "busctl GetHostMap" "$(grep -q '^s "package 0.*node 0.*package 1.*node 1.*A test' "$OUT"; echo $?)"
 gcall GetHostMap
 result "gdbus GetHostMap" "$(grep -q "^('package 0" "$OUT"; echo $?)"
+run busctl --address="$ADDR" --json=short call "$NAME" "$OPATH" "$IFACE" GetHostMapJSON
+result "busctl GetHostMapJSON: the map as data, the test domain on a CPU of node 0 or 1" \
+    "$(python3 -c 'import json, sys
+d = json.loads(json.load(open(sys.argv[1]))["data"][0])
+assert d["text"].startswith("package 0") and d["failed"] == []
+assert [n["node"] for n in d["nodes"]] == [0, 1]
+used = [c for c in d["cpus"] if c["domains"] == ["test"]]
+assert used and all(c["state"] == "domain" and c["node"] in (0, 1) for c in used)' "$OUT" 2>&1; echo $?)"
 bcall GetStatus
 result "busctl GetStatus" "$(grep -q '^s "Connected to test:///default, policy explicit; 1 domains, 1 placed"' "$OUT"; echo $?)"
 gcall GetStatus
