@@ -587,6 +587,8 @@ static Decision *skip(Manager *m, const char *uuid, const DomainSpec *live, cons
         d->domain_id = live->domain_id;
         d->result = DECISION_SKIPPED;
         d->reason = g_strdup(why);
+        d->vcpus = live->vcpus;
+        d->memory = live->memory;
         d->pinned_by_hand = occupied != NULL;
         if (occupied)
                 plan_set_vcpu_ids(occupied, live->vcpu_ids, live->vcpus);

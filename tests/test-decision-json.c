@@ -189,6 +189,9 @@ START_TEST(test_decisions_document)
         JsonArray *ds;
 
         a->plan = plan_copy(test_place(t, l, &p, "a", 2, GiB));
+        b->result = DECISION_SKIPPED;
+        b->vcpus = 3;
+        b->memory = GiB;
         a->memory_binding = MEMORY_BINDING_APPLIED;
         *st = (DomainCpuStats){.vcpu_ns = 1500000000, .host_ns = 250000000, .user_ns = 1, .system_ns = 2};
         g_hash_table_insert(cpu, (gpointer) "uuid-a", st);
@@ -210,6 +213,18 @@ START_TEST(test_decisions_document)
         ck_assert(!json_object_has_member(json_array_get_object_element(ds, 1), "cpu_seconds"));
         ck_assert_str_eq(
             json_object_get_string_member(json_array_get_object_element(ds, 1), "memory_binding"), "none");
+        /* a decision without a plan (skipped, no pins) has every key a placed one has: its size, no policy
+         */
+        JsonObject *second = json_array_get_object_element(ds, 1);
+        g_autoptr(GList) keys = json_object_get_members(first);
+        for (GList *k = keys; k; k = k->next)
+                ck_assert_msg(json_object_has_member(second, k->data) || !strcmp(k->data, "cpu_seconds") ||
+                                  !strcmp(k->data, "plan_result"),
+                              "no %s", (const char *)k->data);
+        ck_assert_int_eq(json_object_get_int_member(second, "vcpus"), 3);
+        ck_assert_int_eq(json_object_get_int_member(second, "memory"), GiB);
+        ck_assert_str_eq(json_object_get_string_member(second, "policy"), "");
+        ck_assert_str_eq(json_object_get_string_member(second, "result"), "skipped");
 
         one = decisions_to_json(t, l, both, 1, TRUE, NULL, NULL);
         single = json_from_string(one, NULL);

@@ -248,6 +248,9 @@ START_TEST(test_opt_outs)
                         ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), 1), 1);
                         ck_assert_msg(strstr(d->reason, "counted as they run"), "%s", d->reason);
                 }
+                /* without a plan the decision still says how big the domain is (show --json) */
+                ck_assert_uint_eq(d->vcpus, 2);
+                ck_assert_uint_eq(d->memory, 512u << 20);
                 virDomainDestroy(dom);
                 virDomainFree(dom);
         }

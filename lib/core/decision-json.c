@@ -277,14 +277,24 @@ void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decisio
                 json_builder_set_member_name(b, "plan_result");
                 json_builder_add_string_value(b, plan_result_to_string(d->plan->result));
         } else {
+                /* the keys of every decision object, with nothing placed: no policy chose */
                 json_builder_set_member_name(b, "domain");
                 json_builder_add_string_value(b, d->name);
+                add_int(b, "vcpus", d->vcpus);
+                add_int(b, "memory", (gint64)d->memory);
+                json_builder_set_member_name(b, "policy");
+                json_builder_add_string_value(b, "");
                 json_builder_set_member_name(b, "nodes");
                 json_builder_begin_array(b);
                 json_builder_end_array(b);
                 json_builder_set_member_name(b, "vcpu_pins");
                 json_builder_begin_array(b);
                 json_builder_end_array(b);
+                json_builder_set_member_name(b, "memory_nodes");
+                json_builder_add_string_value(b, "");
+                json_builder_set_member_name(b, "emulator_pin");
+                json_builder_add_string_value(b, "");
+                add_int(b, "shared_vcpus", 0);
         }
         /* the decision's own words win over the plan's */
         json_builder_set_member_name(b, "uuid");

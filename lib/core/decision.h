@@ -50,6 +50,8 @@ typedef struct Decision {
                             holds its live pins, and it is placed again once the job is released */
         unsigned domain_id; /* libvirt's ID of the run it was made for; 0: unknown. Another ID under the
                                same UUID is a new run (stopped and started again) */
+        unsigned vcpus;     /* the domain's online vCPUs and memory, for a decision without a plan (a */
+        uint64_t memory;    /* domain skipped without pins): what its JSON object says */
 } Decision;
 
 Decision *decision_new(const char *uuid, const char *name);
