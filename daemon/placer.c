@@ -716,6 +716,13 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 return NULL;
         }
         plan->realtime = live->realtime; /* before the ledger counts it */
+        if (plan->result == PLAN_ADOPTED) {
+                /* pins someone else made: the CPUs its definition keeps for its emulator are held, as
+                 * when they were adopted (the record does not say which) */
+                g_autoptr(DomainSpec) user = user_spec(dom, live);
+                if (user)
+                        policy_hold_emulator_cpus(m->topology, user->emulatorpin, plan);
+        }
         d = decision_new(uuid, live->name);
         d->domain_id = live->domain_id;
         d->adopted = true;

@@ -8,15 +8,15 @@
  * CPU kept for QEMU's threads, as Nova's emulator_threads_policy=isolate keeps one), are held for it: no
  * other domain's vCPU goes there while a core is free. A wide cpuset (the emulator floating) holds
  * nothing. */
-static void hold_emulator_cpus(const Topology *t, const PlacementRequest *req, Plan *plan)
+void policy_hold_emulator_cpus(const Topology *t, const CpuSet *emulator_cpus, Plan *plan)
 {
         g_autoptr(CpuSet) own = cpuset_new();
 
-        if (!req->emulator_cpus || cpuset_count(req->emulator_cpus) > 2 * MAX(t->max_threads, 1u))
+        if (!emulator_cpus || cpuset_count(emulator_cpus) > 2 * MAX(t->max_threads, 1u))
                 return;
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 cpuset_union(own, plan->vcpu_pins[i]);
-        CPUSET_FOREACH (os, req->emulator_cpus) {
+        CPUSET_FOREACH (os, emulator_cpus) {
                 int pu = topology_pu_by_os(t, (unsigned)os);
                 if (pu >= 0 && !cpuset_has(own, (unsigned)os))
                         cpuset_add(plan->held_pus, (unsigned)pu);
@@ -67,7 +67,7 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
                 extra[best]++;
                 cpuset_add(plan->nodes, t->cores[t->pus[best].core].node);
         }
-        hold_emulator_cpus(t, req, plan);
+        policy_hold_emulator_cpus(t, req->emulator_cpus, plan);
         cells_record_nodes(t, plan);
         /* memory the definition (or a live binding) binds lies where it is bound, wherever the pins are */
         if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes)

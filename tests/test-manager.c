@@ -184,6 +184,59 @@ START_TEST(test_lookup_name_before_uuid)
 }
 END_TEST
 
+/* A domain that pins itself keeps a CPU for its emulator (Nova's emulator_threads_policy=isolate): the
+ * ledger holds that CPU, and a restarted daemon that adopts the domain's record holds it again, from the
+ * definition (the record does not say), so the next domain is not placed onto it */
+START_TEST(test_restart_holds_emulator_cpu)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("m-iso", 1,
+                                        "<cputune><vcpupin vcpu='0' cpuset='4'/><emulatorpin cpuset='6'/>"
+                                        "</cputune>");
+        Wait w = {m, "m-iso"};
+        int held = topology_pu_by_os(manager_topology(m), 6);
+
+        ck_assert(spin(known, &w, 3000));
+        ck_assert(manager_lookup(m, "m-iso")->pinned_by_hand);
+        ck_assert_int_ge(held, 0);
+        ck_assert_uint_eq(ledger_pu_held(manager_ledger(m), (unsigned)held), 1);
+        free_manager(m);
+
+        m = new_manager(NULL);
+        w.m = m;
+        ck_assert(known(&w));
+        const Decision *d = manager_lookup(m, "m-iso");
+        ck_assert(d->pinned_by_hand);
+        ck_assert_msg(ledger_pu_held(manager_ledger(m), (unsigned)held) == 1,
+                      "%s: CPU 6 not held after a restart", d->reason);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        spin(NULL, NULL, 50);
+
+        /* placed by placementd (only its emulator pinned by its definition), then its vCPU pinned by hand:
+         * adopted, the emulator CPU held; a restart adopts the record and holds it again */
+        dom = start_domain("m-iso", 1, "<cputune><emulatorpin cpuset='6'/></cputune>");
+        ck_assert(spin(known, &w, 3000));
+        ck_assert_int_eq(manager_lookup(m, "m-iso")->result, DECISION_PLACED);
+        ck_assert_int_eq(
+            virDomainPinVcpuFlags(dom, 0, &(unsigned char){1u << 4}, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
+        manager_reconcile(m);
+        ck_assert(manager_lookup(m, "m-iso")->pinned_by_hand);
+        ck_assert_uint_eq(ledger_pu_held(manager_ledger(m), (unsigned)held), 1);
+        free_manager(m);
+        m = new_manager(NULL);
+        w.m = m;
+        ck_assert(known(&w));
+        d = manager_lookup(m, "m-iso");
+        ck_assert(d->pinned_by_hand);
+        ck_assert_msg(ledger_pu_held(manager_ledger(m), (unsigned)held) == 1,
+                      "%s: CPU 6 not held after a restart (adopted from its record)", d->reason);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_restart_adopts)
 {
         Manager *m = new_manager(NULL);
@@ -1332,6 +1385,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_reconcile_records_again);
         tcase_add_test(tc, test_lookup_name_before_uuid);
         tcase_add_test(tc, test_restart_adopts);
+        tcase_add_test(tc, test_restart_holds_emulator_cpu);
         tcase_add_test(tc, test_opt_outs);
         tcase_add_test(tc, test_definition_pins_are_taken);
         tcase_add_test(tc, test_opted_out_repinned_stays_opted_out);
