@@ -518,6 +518,13 @@ int manager_replace(Manager *m, const char *name_or_uuid, char **ret_error)
                 return -ENOENT;
         }
         placer_place(m, dom, ORIGIN_REPLACE, monotonic_usec());
+        d = manager_lookup(m, name_or_uuid);
+        if (d && d->result == DECISION_UNPLACEABLE) {
+                /* nothing moved: say why, as a failure the caller sees */
+                *ret_error =
+                    g_strdup_printf("%s is unplaceable now: %s", d->name, d->reason ? d->reason : "");
+                return -EAGAIN;
+        }
         return 0;
 }
 

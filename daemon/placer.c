@@ -881,9 +881,62 @@ static void note_latency(Manager *m, uint64_t latency_usec)
 
 /* Applies d's plan (when Apply=yes and it has one) and records it in the domain. Returns -ENOENT when
  * the domain vanished meanwhile (then forgotten), else 0. */
-static int carry_out(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user, uint64_t event_usec)
+/* An unplaceable plan applies nothing: a domain placed before (replace, a resize) keeps running on the
+ * pins it had, and the ledger must count those, not the plan's none. A domain whose vCPUs all float
+ * (a start) keeps the plan. was: the binding its memory had before. */
+static void count_unplaceable_pins(Manager *m, virDomainPtr dom, Decision *d, MemoryBinding was)
+{
+        g_autofree char *error = NULL;
+        PlacementRequest req = {.name = d->name,
+                                .vcpus = d->plan->nvcpus,
+                                .memory = d->plan->memory,
+                                .hugepage_size = d->plan->hugepage_size};
+        CpuSet **pins = NULL;
+        bool pinned = false;
+        Plan *runs;
+
+        if (virt_domain_get_vcpu_pins(dom, req.vcpus, d->plan->vcpu_ids, &pins, &error) < 0) {
+                log_warning("%s: %s; its plan stays counted", d->name, error);
+                return;
+        }
+        for (unsigned i = 0; i < req.vcpus && !pinned; i++)
+                pinned = pins[i] && !cpuset_is_empty(pins[i]) &&
+                         !cpuset_equal(pins[i], m->topology->all_pus) &&
+                         cpuset_count(pins[i]) < m->topology->npus;
+        if (!pinned) {
+                virt_pins_free(pins, req.vcpus);
+                return;
+        }
+        ledger_release(m->ledger, d->uuid);
+        runs = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
+        virt_pins_free(pins, req.vcpus);
+        runs->realtime = d->plan->realtime;
+        plan_set_vcpu_ids(runs, d->plan->vcpu_ids, d->plan->nvcpus);
+        runs->policy = d->plan->policy;
+        /* a binding applied before still stands; the plan charged the memory where it is bound */
+        if (was == MEMORY_BINDING_APPLIED || was == MEMORY_BINDING_KEPT) {
+                memcpy(runs->node_memory, d->plan->node_memory, sizeof(uint64_t) * runs->nnode_memory);
+                d->memory_binding = was;
+        }
+        g_free(runs->reason);
+        runs->reason = g_strdup("vCPU pins that run from before an unplaceable plan");
+        g_free(d->reason);
+        d->reason = g_strdup_printf("%s; nothing applied: it runs on the pins it had, counted as they run",
+                                    d->plan->reason ? d->plan->reason : "unplaceable");
+        commit(m, d, runs);
+}
+
+static int carry_out(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user, uint64_t event_usec,
+                     MemoryBinding was)
 {
         bool apply_it = m->config->apply && d->plan->result != PLAN_UNPLACEABLE;
+
+        if (m->config->apply && d->plan->result == PLAN_UNPLACEABLE) {
+                count_unplaceable_pins(m, dom, d, was);
+                /* the record says so too: the pins it names are the ones that run */
+                if (d->plan->result == PLAN_ADOPTED && free_to_record(dom, d))
+                        write_metadata(m, dom, d, user);
+        }
 
         if (apply_it && apply(m, dom, d) == -ENOENT) {
                 if (!virt_domain_connection_alive(dom)) {
@@ -963,7 +1016,7 @@ void placer_apply_plan(Manager *m, virDomainPtr dom, const PlacerRequest *r, Pla
         if (d->plan && d->plan->keep_memory && (was == MEMORY_BINDING_APPLIED || was == MEMORY_BINDING_OFF))
                 d->memory_binding = was;
 
-        if (carry_out(m, dom, d, r->user, 0) == 0)
+        if (carry_out(m, dom, d, r->user, 0, was) == 0)
                 announce(m, d);
 }
 
@@ -978,6 +1031,8 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
         PlacementParams params;
         PlacementRequest req;
         const char *why;
+        const Decision *old;
+        MemoryBinding was;
         Decision *d;
         bool ours;
         int r;
@@ -1015,8 +1070,10 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
         add_load(m, uuid, &req);
         if (!ours && (d = found_running(m, dom, uuid, live, &req, &params, origin)))
                 return d;
+        old = g_hash_table_lookup(m->decisions, uuid);
+        was = old ? old->memory_binding : MEMORY_BINDING_NONE;
         d = decide(m, uuid, live, &req, &params);
-        return carry_out(m, dom, d, user, event_usec) < 0 ? NULL : d;
+        return carry_out(m, dom, d, user, event_usec, was) < 0 ? NULL : d;
 }
 
 void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec)
@@ -1171,7 +1228,9 @@ bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d)
 {
         (void)m;
 
-        if (!d->plan || d->result == DECISION_ADVISORY || d->result == DECISION_UNPLACEABLE ||
+        /* an unplaceable domain still counted on the pins it had is followed like one pinned by hand */
+        if (!d->plan || d->result == DECISION_ADVISORY ||
+            (d->result == DECISION_UNPLACEABLE && d->plan->result != PLAN_ADOPTED) ||
             (d->result == DECISION_SKIPPED && !d->pinned_by_hand))
                 return false;
         return placer_live_pins_planned(dom, d->plan) == 0;

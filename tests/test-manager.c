@@ -237,6 +237,60 @@ START_TEST(test_restart_holds_emulator_cpu)
 }
 END_TEST
 
+/* Placed again when nothing has room (a reload reserved the memory, then replace; without a binding that
+ * keeps its memory where it is): nothing is applied,
+ * so the domain runs on the pins it had; the ledger counts them, replace says why it did not move, and
+ * a later domain is not placed onto those cores as if they were free */
+START_TEST(test_unplaceable_replace_keeps_pins_counted)
+{
+        Manager *m = new_manager("[Placement]\nMemoryBinding=no\n");
+        virDomainPtr dom = start_domain("m-stay", 1, NULL);
+        Wait w = {m, "m-stay"}, w2 = {m, "m-later"};
+        g_autofree char *error = NULL;
+        g_autoptr(Plan) before = NULL;
+        Config *c = NULL;
+        virDomainPtr later;
+        const Decision *d;
+
+        ck_assert(spin(known, &w, 3000));
+        before = plan_copy(manager_lookup(m, "m-stay")->plan);
+        ck_assert_int_eq(
+            config_load_data("[Placement]\nMemoryBinding=no\nMemoryReserve=16G\n", "test.conf", &c, &error),
+            0);
+        manager_set_config(m, c);
+        ck_assert_msg(manager_replace(m, "m-stay", &error) != 0, "%s", manager_lookup(m, "m-stay")->reason);
+        ck_assert_msg(error && strstr(error, "unplaceable"), "%s", error ? error : "no error");
+        d = manager_lookup(m, "m-stay");
+        ck_assert_int_eq(d->result, DECISION_UNPLACEABLE);
+        ck_assert_msg(strstr(d->reason, "runs on the pins it had"), "%s", d->reason);
+        ck_assert(cpuset_equal(d->plan->vcpu_pins[0], before->vcpu_pins[0]));
+        ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), (unsigned)before->vcpu_pu[0]), 1);
+        fixture_assert_live_pins(dom, before);
+        /* the record says what runs */
+        {
+                g_autoptr(DomainSpec) spec = NULL;
+                ck_assert_int_eq(virt_domain_read_spec(dom, false, &spec, NULL), 0);
+                ck_assert_ptr_nonnull(spec->decision);
+                ck_assert_str_eq(spec->decision->result, "unplaceable");
+        }
+
+        c = NULL;
+        ck_assert_int_eq(config_load_data("[Placement]\nMemoryBinding=no\n", "test.conf", &c, &error), 0);
+        manager_set_config(m, c);
+        later = start_domain("m-later", 1, NULL);
+        ck_assert(spin(known, &w2, 3000));
+        d = manager_lookup(m, "m-later");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert_msg(!cpuset_intersects(d->plan->vcpu_pins[0], before->vcpu_pins[0]),
+                      "m-later placed onto m-stay's core");
+        virDomainDestroy(later);
+        virDomainFree(later);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_restart_adopts)
 {
         Manager *m = new_manager(NULL);
@@ -1385,6 +1439,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_reconcile_records_again);
         tcase_add_test(tc, test_lookup_name_before_uuid);
         tcase_add_test(tc, test_restart_adopts);
+        tcase_add_test(tc, test_unplaceable_replace_keeps_pins_counted);
         tcase_add_test(tc, test_restart_holds_emulator_cpu);
         tcase_add_test(tc, test_opt_outs);
         tcase_add_test(tc, test_definition_pins_are_taken);
