@@ -635,6 +635,14 @@ static void connect_bus(BusService *s)
                 r = sd_bus_add_object_vtable(s->bus, &s->slot, BUS_PATH, BUS_INTERFACE, manager_vtable, s);
         if (r >= 0)
                 r = sd_bus_request_name(s->bus, BUS_NAME, 0);
+        if (r == -EEXIST && s->hooks.name_taken) {
+                log_error("%s is already served on the %s bus: another placementd runs there; not starting "
+                          "a second one",
+                          BUS_NAME, where);
+                drop_bus(s);
+                s->hooks.name_taken(s->userdata);
+                return;
+        }
         if (r < 0) {
                 log_warning_errno(r, "Cannot serve %s on the %s bus: %m; retrying in %u s", BUS_NAME, where,
                                   s->backoff_sec);

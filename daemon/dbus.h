@@ -19,6 +19,9 @@ typedef struct BusService BusService;
 typedef struct BusHooks {
         /* Reload the configuration like SIGHUP. Returns 0 or a negative errno with *ret_error set. */
         int (*reload)(void *userdata, char **ret_error);
+        /* Another process owns the daemon's name on the bus (a second placementd): the daemon must not
+         * run beside it, two engines pinning the same domains. Called instead of retrying. */
+        void (*name_taken)(void *userdata);
 } BusHooks;
 
 /* kind selects the bus unless address is given. Returns NULL for BUS_NONE. Connecting happens in the

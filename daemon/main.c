@@ -50,6 +50,7 @@ typedef struct Daemon {
         const char *bus_chosen; /* the option that chose the bus over [DBus] Bus= (--bus, --bus-address) */
         bool uri_chosen;        /* --connect chose the libvirt URI over [Libvirt] URI= */
         struct event *sigterm, *sigint, *sighup, *watchdog;
+        bool name_taken; /* another placementd serves the bus name: exit 1 */
 } Daemon;
 
 static void usage(FILE *f)
@@ -347,6 +348,14 @@ static int reload(Daemon *d, char **ret_error)
         return r;
 }
 
+static void name_taken_hook(void *userdata)
+{
+        Daemon *d = userdata;
+
+        d->name_taken = true;
+        event_base_loopexit(d->base, NULL);
+}
+
 static int reload_hook(void *userdata, char **ret_error)
 {
         return reload(userdata, ret_error);
@@ -559,7 +568,9 @@ static int run(int argc, char **argv)
         d.stats = stats_cache_new_for_manager(base, d.manager);
         stats_cache_set_listener(d.stats, on_stats, &d);
         d.bus = bus_service_new(base, d.manager, d.stats, bus_kind(&d, &args), args.bus_address,
-                                &(BusHooks){.reload = reload_hook}, &d);
+                                &(BusHooks){.reload = reload_hook, .name_taken = name_taken_hook}, &d);
+        if (d.name_taken)
+                return 1;
         if (setup_metrics(&d, &error) < 0) {
                 log_error("%s", error);
                 return 1;
@@ -569,7 +580,7 @@ static int run(int argc, char **argv)
         notify_status(&d);
 
         event_base_dispatch(base);
-        return d.demo && demo_failures(d.demo) ? 1 : 0;
+        return d.name_taken || (d.demo && demo_failures(d.demo)) ? 1 : 0;
 }
 
 int main(int argc, char **argv)

@@ -105,6 +105,15 @@ must "private dbus-daemon started (pid ${BUS_PID:-none}, $ADDR)" kill -0 "${BUS_
 must "placementd started and owns $NAME within 10 s" start_placementd
 VERSION=$("$PLACEMENTD" --version | awk '{print $2}')
 
+# A second placementd on the same bus would be a second engine pinning the same domains: it exits 1
+# naming the name it found taken, and the first one goes on serving.
+run "$PLACEMENTD" --foreground --config="$CONF" --connect=test:///default --topology="$TOPOLOGY" \
+    --bus-address="$ADDR"
+result "a second placementd on the bus exits 1: $NAME is already served (rc $RC)" \
+    "$([ $RC -eq 1 ] && grep -q "$NAME is already served on the .* bus: another placementd runs there" "$ERR" &&
+        ! grep -q 'placed' "$ERR"; echo $?)"
+result "  the first one still serves it" "$(alive && name_on_bus; echo $?)"
+
 # ---- methods, through busctl and gdbus ---------------------------------------------------------------
 run busctl --address="$ADDR" introspect "$NAME" "$OPATH" "$IFACE"
 missing=
