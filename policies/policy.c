@@ -246,6 +246,28 @@ uint64_t policy_set_memory(const PlacementRequest *req)
         return memory;
 }
 
+/*
+ * Above the exhaustive limit the host's table holds the sets each node grows by distance, not every
+ * subset: when the request's constraints leave only some nodes, the sets of just those may be missing
+ * (a cpuset over nodes 5 and 7 of 24, with 6 nearer to 5 than 7 is). The walk then runs on a table of
+ * the allowed nodes, through a copy of the topology that points to it. NULL when the host's table will do.
+ */
+static NodeSetTable *narrowed_sets(const HostView *v)
+{
+        const Topology *t = v->t;
+        g_autofree unsigned *nodes = g_new(unsigned, MAX(t->nnodes, 1));
+        unsigned k = 0;
+
+        if (t->nodesets->exhaustive)
+                return NULL;
+        for (unsigned n = 0; n < t->nnodes; n++)
+                if (v->node_allowed[n])
+                        nodes[k++] = n;
+        if (k == 0 || k == t->nnodes)
+                return NULL;
+        return nodeset_table_within(t->nnodes, t->distance, nodes, k);
+}
+
 static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l,
                         const PlacementRequest *req, const PlacementParams *params)
 {
@@ -255,6 +277,8 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
         SetSearch search;
         SetChoice choice;
         SetLoad host;
+        Topology view;
+        NodeSetTable *narrowed = NULL;
 
         plan->policy = ops->kind;
         plan->vcpu_pin = params->vcpu_pin;
@@ -266,6 +290,11 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
         plan->hugepage_size = req->hugepage_size;
         plan->realtime = req->realtime;
         host_view_init_for(&v, t, l, params, req);
+        if ((narrowed = narrowed_sets(&v))) {
+                view = *t;
+                view.nodesets = narrowed;
+                v.t = &view;
+        }
         for (unsigned n = 0; n < t->nnodes; n++) {
                 v.node_capacity[n] = ops->capacity(&v, n);
                 v.node_size[n] = ops->size(&v, n);
@@ -290,6 +319,7 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
                 finish_plan(&v, ops, req, &choice, plan);
         }
         host_view_done(&v);
+        nodeset_table_free(narrowed);
         return plan;
 }
 

@@ -3,6 +3,7 @@
  * The user's static constraints in the engine, under every policy: <vcpu cpuset>, <numatune><memory>
  * (each mode), <numatune><memnode>, <cputune><emulatorpin>. Each case runs under explicit and compat.
  */
+#include "nodesets.h"
 #include "test-util.h"
 #include "test-policy-util.h"
 
@@ -68,6 +69,38 @@ START_TEST(test_vcpu_cpuset_keeps_plan_inside)
                 ck_assert_uint_eq(plan->node_memory[1], 2 * GiB);
                 ck_assert(!plan->keep_memory);
                 assert_reason_has(plan, "kept inside <vcpu cpuset='4-7'>");
+        }
+}
+END_TEST
+
+/* Above 16 nodes the host's table holds the sets each node grows by distance: on twenty-nodes.xml the set
+ * {5,7} is not among them (6 is nearer to both). A domain bound to nodes 5 and 7, or whose cpuset is
+ * their CPUs, still gets both nodes, a core per vCPU, instead of doubling up on node 5 */
+START_TEST(test_constraints_beyond_exhaustive_sets)
+{
+        g_autoptr(Topology) t = test_topology_load("twenty-nodes.xml");
+        g_autoptr(CpuSet) nodes = set_of("5,7");
+        g_autoptr(CpuSet) cpus = set_of("20-23,28-31");
+
+        ck_assert(!t->nodesets->exhaustive);
+        for (unsigned k = 0; k < 2; k++) {
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                PlacementRequest req = {.name = "vm", .vcpus = 4, .memory = 2 * GiB};
+                const Plan *plan;
+
+                if (k == 0) {
+                        req.memory_nodes = nodes;
+                        req.memory_source = MEMORY_SOURCE_USER;
+                } else {
+                        req.allowed_cpus = cpus;
+                }
+                plan = place_req(t, l, &p, &req);
+                ck_assert_msg(plan->result == PLAN_PLACED && plan->shared_vcpus == 0, "%s", plan->reason);
+                ck_assert_uint_eq(cpuset_count(plan->nodes), 2);
+                ck_assert(cpuset_has(plan->nodes, topology_node_by_os(t, 5)) &&
+                          cpuset_has(plan->nodes, topology_node_by_os(t, 7)));
+                assert_pins_inside(plan, cpus);
         }
 }
 END_TEST
@@ -490,6 +523,7 @@ static Suite *constraints_suite(void)
         Suite *s = suite_create("constraints");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_vcpu_cpuset_keeps_plan_inside);
+        tcase_add_test(tc, test_constraints_beyond_exhaustive_sets);
         tcase_add_test(tc, test_vcpu_cpuset_on_memoryless_node);
         tcase_add_test(tc, test_core_usable_through_allowed_pus);
         tcase_add_test(tc, test_full_cpuset_overcommits_inside);

@@ -207,6 +207,33 @@ NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool 
         return t;
 }
 
+NodeSetTable *nodeset_table_within(unsigned nnodes, const uint32_t *distance, const unsigned *nodes,
+                                   unsigned k)
+{
+        g_autofree uint32_t *sub = g_new(uint32_t, MAX((gsize)k * k, 1));
+        NodeSetTable *t;
+
+        for (unsigned i = 0; i < k; i++)
+                for (unsigned j = 0; j < k; j++)
+                        sub[i * k + j] = distance[nodes[i] * nnodes + nodes[j]];
+        t = nodeset_table_new(k, sub, false);
+        /* the host's node indexes: no mask index (bit i would be the i-th of nodes, not node i) */
+        for (unsigned i = 0; i < t->ncandidates; i++) {
+                NodeSet *set = &t->candidates[i];
+                for (unsigned m = 0; m < set->nnodes; m++)
+                        t->members[set->first + m] = nodes[t->members[set->first + m]];
+                set->mask = 0;
+        }
+        g_clear_pointer(&t->rank_of_mask, g_free);
+        t->has_masks = false;
+        /* sizes up to the host's node count, as the walks ask: none beyond k */
+        t->size_start = g_renew(unsigned, t->size_start, nnodes + 2);
+        for (unsigned size = k + 2; size < nnodes + 2; size++)
+                t->size_start[size] = t->ncandidates;
+        t->nnodes = nnodes;
+        return t;
+}
+
 void nodeset_table_free(NodeSetTable *t)
 {
         if (!t)

@@ -53,6 +53,12 @@ typedef struct NodeSetTable {
 } NodeSetTable;
 
 NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool flat);
+/* The candidate sets made of the k given nodes only (ascending host node indexes), ranked by the same
+ * key: every subset up to NODESETS_EXHAUSTIVE_MAX of them, grown sets beyond. Members are host node
+ * indexes; the table has no mask index. For a request whose constraints leave a few nodes of a host
+ * above the exhaustive limit, where the host's own table may not hold the sets of just those. */
+NodeSetTable *nodeset_table_within(unsigned nnodes, const uint32_t *distance, const unsigned *nodes,
+                                   unsigned k);
 void nodeset_table_free(NodeSetTable *t);
 
 static inline const unsigned *nodeset_members(const NodeSetTable *t, const NodeSet *s)
