@@ -50,7 +50,8 @@ typedef struct Daemon {
         const char *bus_chosen; /* the option that chose the bus over [DBus] Bus= (--bus, --bus-address) */
         bool uri_chosen;        /* --connect chose the libvirt URI over [Libvirt] URI= */
         struct event *sigterm, *sigint, *sighup, *watchdog;
-        bool name_taken; /* another placementd serves the bus name: exit 1 */
+        bool name_taken;      /* another placementd serves the bus name: exit 1 */
+        char *reload_failure; /* why the last reload failed (first line), NULL once one succeeded */
 } Daemon;
 
 static void usage(FILE *f)
@@ -180,7 +181,13 @@ static int load_config(const char *path, bool explicit_path, Config **ret, char 
 static void notify_status(Daemon *d)
 {
         g_autofree char *status = manager_status(d->manager);
-        sd_notifyf(0, "STATUS=%s", status);
+
+        /* systemctl reload cannot wait for the outcome: systemctl status says it until a reload works */
+        if (d->reload_failure)
+                sd_notifyf(0, "STATUS=%s; the last reload failed, the old configuration runs: %s", status,
+                           d->reload_failure);
+        else
+                sd_notifyf(0, "STATUS=%s", status);
 }
 
 static void on_decision(Manager *m, const Decision *dec, const char *uuid, const char *name, void *userdata)
@@ -319,9 +326,12 @@ static int reload(Daemon *d, char **ret_error)
                 for (char **line = lines[0] ? lines + 1 : lines; *line; line++)
                         if (**line)
                                 log_error("  %s", *line);
+                g_free(d->reload_failure);
+                d->reload_failure = g_strdup(lines[0] ? lines[0] : "");
                 if (ret_error)
                         *ret_error = g_steal_pointer(&error);
         } else {
+                g_clear_pointer(&d->reload_failure, g_free);
                 metrics_commit(d, metrics, c->metrics_listen);
                 for (char **k = restart; *k; k++)
                         if (d->bus_chosen && g_str_has_prefix(*k, "[DBus] Bus="))
@@ -420,6 +430,7 @@ static void daemon_done(Daemon *d)
         g_clear_pointer(&d->sigint, event_free);
         g_clear_pointer(&d->sighup, event_free);
         g_clear_pointer(&d->watchdog, event_free);
+        g_clear_pointer(&d->reload_failure, g_free);
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Daemon, daemon_done)
 
@@ -528,13 +539,16 @@ static int run(int argc, char **argv)
         g_autoptr(Topology) topology = NULL;
         g_autofree char *error = NULL;
         g_autoptr(event_base) base = NULL;
+        g_autofree char *config_path = NULL;
         g_auto(Daemon) d = {0};
         int r;
 
         r = parse_args(argc, argv, &args);
         if (r <= 0)
                 return r < 0 ? 2 : 0;
-        d.config_path = args.config ? args.config : DEFAULT_CONFIG;
+        /* absolute: a detached daemon runs in /, and a reload reads the path again */
+        config_path = g_canonicalize_filename(args.config ? args.config : DEFAULT_CONFIG, NULL);
+        d.config_path = config_path;
         d.bus_chosen = args.bus_address ? "--bus-address" : args.bus ? "--bus" : NULL;
         d.uri_chosen = args.uri != NULL;
         d.config_explicit = args.config != NULL;

@@ -543,3 +543,35 @@ result "as nobody: placementctl list on the new bus (rc $RC)" "$([ $RC -eq 0 ] &
 bcall Replace s test
 result "busctl Replace test as root on the new bus" $RC
 result "daemon alive at the end" "$(alive; echo $?)"
+
+# ---- systemd's view of a reload ----------------------------------------------------------------------
+# `systemctl reload` only sends SIGHUP: a failed reload must show in STATUS= (systemctl status) until one
+# works. A daemon of its own without a bus, its notifications read from a socket as systemd would.
+NOTIFY=$TMP/notify.sock NOTIFY_LOG=$TMP/notify.log NCONF=$TMP/notify.conf
+: >"$NCONF"
+python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+with open(sys.argv[2], "a", buffering=1) as log:
+    while True:
+        log.write(s.recv(65536).decode(errors="replace").replace("\n", "|") + "\n")' "$NOTIFY" "$NOTIFY_LOG" &
+NOTIFY_PID=$!
+MON_PIDS+=("$NOTIFY_PID")
+wait_for 5 test -S "$NOTIFY"
+NOTIFY_SOCKET=$NOTIFY "$PLACEMENTD" --config="$NCONF" --connect=test:///default --topology="$TOPOLOGY" \
+    --bus=none >>"$PD_LOG" 2>&1 &
+NPD=$!
+MON_PIDS+=("$NPD")
+wait_for 10 grep -q 'READY=1' "$NOTIFY_LOG"
+result "a daemon under systemd says READY=1 and its STATUS=" "$(grep -q '^STATUS=.*Connected' "$NOTIFY_LOG"; echo $?)"
+printf '[Placement]\nPolicy=bogus\n' >"$NCONF"
+kill -HUP "$NPD"
+wait_for 10 grep -q 'the last reload failed' "$NOTIFY_LOG"
+result "after a failed SIGHUP reload STATUS= says so, naming the problem" \
+    "$(grep -q '^STATUS=.*the last reload failed, the old configuration runs: .*Policy=bogus' "$NOTIFY_LOG"; echo $?)"
+: >"$NCONF"
+: >"$NOTIFY_LOG"
+kill -HUP "$NPD"
+wait_for 10 grep -q '^STATUS=' "$NOTIFY_LOG"
+result "after a reload that works STATUS= no longer does" \
+    "$(grep -q '^STATUS=' "$NOTIFY_LOG" && ! grep -q 'reload failed' "$NOTIFY_LOG"; echo $?)"
