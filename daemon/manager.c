@@ -391,9 +391,58 @@ int manager_start(Manager *m)
         return 0;
 }
 
+/* Whether a decision of placementd's own has a vCPU or its emulator on one of cpus. */
+static bool runs_on(const Decision *d, const CpuSet *cpus)
+{
+        if (!d->plan || d->pinned_by_hand || d->result == DECISION_SKIPPED ||
+            d->result == DECISION_UNPLACEABLE)
+                return false;
+        for (unsigned i = 0; i < d->plan->nvcpus; i++)
+                if (cpuset_intersects(d->plan->vcpu_pins[i], cpus))
+                        return true;
+        return cpuset_intersects(d->plan->emulator_pin, cpus);
+}
+
+/*
+ * What a reload changes for domains that run: Apply= turned on applies the advisory decisions, and CPUs
+ * newly in ReservedCPUs= are left by the domains placementd put there. Each is placed again, as
+ * `placementctl replace` would (other keys shape the next placements and heal).
+ */
+static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_reserved)
+{
+        g_autoptr(GPtrArray) uuids = g_ptr_array_new_with_free_func(g_free);
+        GHashTableIter it;
+        gpointer value;
+
+        if (!m->conn || (!apply_on && cpuset_is_empty(newly_reserved)))
+                return;
+        g_hash_table_iter_init(&it, m->decisions);
+        while (g_hash_table_iter_next(&it, NULL, &value)) {
+                const Decision *d = value;
+                if ((apply_on && d->result == DECISION_ADVISORY) || runs_on(d, newly_reserved))
+                        g_ptr_array_add(uuids, g_strdup(d->uuid));
+        }
+        for (unsigned i = 0; i < uuids->len; i++) {
+                const char *uuid = g_ptr_array_index(uuids, i);
+                const Decision *d = g_hash_table_lookup(m->decisions, uuid);
+                g_autoptr(virDomain) dom = NULL;
+                if (!d || virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0)
+                        continue;
+                log_info("%s: placed again after the reload (%s)", d->name,
+                         d->result == DECISION_ADVISORY ? "Apply= is on" : "its CPUs are now reserved");
+                placer_place(m, dom, ORIGIN_REPLACE, monotonic_usec());
+        }
+}
+
 void manager_set_config(Manager *m, Config *config)
 {
         bool uri_changed = !m->uri_override && g_strcmp0(config->uri, m->config->uri) != 0;
+        bool apply_on = config->apply && !m->config->apply;
+        g_autoptr(CpuSet) newly_reserved =
+            config->placement.reserved_cpus ? cpuset_copy(config->placement.reserved_cpus) : cpuset_new();
+
+        if (m->config->placement.reserved_cpus)
+                cpuset_subtract(newly_reserved, m->config->placement.reserved_cpus);
 
         if (!config->load_interval_sec && m->config->load_interval_sec) {
                 /* measuring turned off: every vCPU counts as busy again, not as it last read */
@@ -410,7 +459,9 @@ void manager_set_config(Manager *m, Config *config)
                 evtimer_del(m->reconnect_ev);
                 m->backoff_sec = 1;
                 connect_now(m);
+                return;
         }
+        replace_after_reload(m, apply_on, newly_reserved);
 }
 
 const Config *manager_config(const Manager *m)

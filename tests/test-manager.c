@@ -291,6 +291,43 @@ START_TEST(test_unplaceable_replace_keeps_pins_counted)
 }
 END_TEST
 
+/* A reload acts on the domains that run where it changes them: Apply= turned on applies the advisory
+ * decision, and CPUs newly reserved are left by the domain placementd put there */
+START_TEST(test_reload_applies_to_running_domains)
+{
+        Manager *m = new_manager("[Placement]\nApply=no\nMemoryBinding=no\n");
+        virDomainPtr dom = start_domain("m-rl", 1, NULL);
+        Wait w = {m, "m-rl"};
+        g_autofree char *error = NULL;
+        g_autoptr(CpuSet) was = NULL;
+        g_autofree char *conf = NULL, *pins = NULL;
+        Config *c = NULL;
+        const Decision *d;
+
+        ck_assert(spin(known, &w, 3000));
+        ck_assert_int_eq(manager_lookup(m, "m-rl")->result, DECISION_ADVISORY);
+        ck_assert_int_eq(config_load_data("[Placement]\nMemoryBinding=no\n", "test.conf", &c, &error), 0);
+        manager_set_config(m, c);
+        d = manager_lookup(m, "m-rl");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        fixture_assert_live_pins(dom, d->plan);
+        was = cpuset_copy(d->plan->vcpu_pins[0]);
+
+        pins = cpuset_format(was);
+        conf = g_strdup_printf("[Placement]\nMemoryBinding=no\nReservedCPUs=%s\n", pins);
+        c = NULL;
+        ck_assert_int_eq(config_load_data(conf, "test.conf", &c, &error), 0);
+        manager_set_config(m, c);
+        d = manager_lookup(m, "m-rl");
+        ck_assert_msg(d->result == DECISION_PLACED && !cpuset_intersects(d->plan->vcpu_pins[0], was), "%s",
+                      d->reason);
+        fixture_assert_live_pins(dom, d->plan);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_restart_adopts)
 {
         Manager *m = new_manager(NULL);
@@ -1439,6 +1476,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_reconcile_records_again);
         tcase_add_test(tc, test_lookup_name_before_uuid);
         tcase_add_test(tc, test_restart_adopts);
+        tcase_add_test(tc, test_reload_applies_to_running_domains);
         tcase_add_test(tc, test_unplaceable_replace_keeps_pins_counted);
         tcase_add_test(tc, test_restart_holds_emulator_cpu);
         tcase_add_test(tc, test_opt_outs);
