@@ -3,41 +3,75 @@
 #include "placementctl.h"
 
 #include <json-glib/json-glib.h>
+#include <errno.h>
 #include <stdio.h>
+#include <string.h>
 
 #include "bus-cleanup.h"
 #include "host-svg.h"
 #include "json-get.h"
-#include "map-text.h"
 #include "topology-load.h"
 
-/* The names of the daemon's domains, to read the legend of its map with. */
-static int daemon_domains(const Ctl *c, GPtrArray **ret)
+/*
+ * Each PU's owner from the daemon's map as data (GetHostMapJSON): the index of its domain in *ret_names
+ * (in the order they first appear), or a HOST_PU_ mark. The daemon's CPUs must be this topology's.
+ */
+static int daemon_owners(const Topology *t, const char *json, int **ret_owner, GPtrArray **ret_names,
+                         char **ret_error)
 {
         g_autoptr(JsonParser) parser = json_parser_new();
         g_autoptr(GPtrArray) names = g_ptr_array_new_with_free_func(g_free);
-        g_autoptr(sd_bus_message) reply = NULL;
-        const char *text;
-        int code = ctl_call(c, c->sd, "GetDecisionsJSON", &reply, "s", "");
+        g_autoptr(GHashTable) index = g_hash_table_new(g_str_hash, g_str_equal);
+        g_autofree int *owner = g_new(int, MAX(t->npus, 1));
+        JsonNode *root =
+            json_parser_load_from_data(parser, json, -1, NULL) ? json_parser_get_root(parser) : NULL;
+        JsonArray *cpus =
+            json_get_array(root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL, "cpus");
 
-        if (!code && !(code = ctl_read_string(reply, &text))) {
-                JsonNode *root =
-                    json_parser_load_from_data(parser, text, -1, NULL) ? json_parser_get_root(parser) : NULL;
-                JsonObject *o = root && JSON_NODE_HOLDS_OBJECT(root) ? json_node_get_object(root) : NULL;
-                JsonArray *all = json_get_array(o, "decisions");
-                for (unsigned i = 0; i < json_length(all); i++) {
-                        const char *name = json_get_string(json_elem_object(all, i), "domain");
-                        if (*name)
-                                g_ptr_array_add(names, g_strdup(name));
+        if (!cpus) {
+                *ret_error = g_strdup("the daemon's map does not parse");
+                return -EINVAL;
+        }
+        if (json_length(cpus) != t->npus) {
+                *ret_error = g_strdup_printf("the daemon's map shows %u PUs, the topology %s has %u: give "
+                                             "--topology= the daemon's own",
+                                             json_length(cpus), t->source, t->npus);
+                return -EINVAL;
+        }
+        for (unsigned p = 0; p < t->npus; p++)
+                owner[p] = HOST_PU_FREE;
+        for (unsigned i = 0; i < json_length(cpus); i++) {
+                JsonObject *c = json_elem_object(cpus, i);
+                JsonArray *doms = json_get_array(c, "domains");
+                const char *state = json_get_string(c, "state");
+                gint64 os = json_get_int(c, "cpu", -1);
+                int pu = os >= 0 && os <= G_MAXINT ? topology_pu_by_os(t, (unsigned)os) : -1;
+                gpointer k;
+
+                if (pu < 0) {
+                        *ret_error = g_strdup_printf("the daemon's CPU %" G_GINT64_FORMAT
+                                                     " is not in the topology %s: give --topology= the "
+                                                     "daemon's own",
+                                                     os, t->source);
+                        return -EINVAL;
                 }
-                if (!all) {
-                        fprintf(stderr, "placementctl map --svg: the daemon's decisions do not parse\n");
-                        code = EXIT_RUNTIME;
+                if (strcmp(state, "reserved") == 0) {
+                        owner[pu] = HOST_PU_RESERVED;
+                } else if (json_length(doms) > 1) {
+                        owner[pu] = HOST_PU_SHARED;
+                } else if (json_length(doms) == 1) {
+                        const char *name = json_elem_string(doms, 0);
+                        if (!g_hash_table_lookup_extended(index, name, NULL, &k)) {
+                                k = GUINT_TO_POINTER(names->len);
+                                g_ptr_array_add(names, g_strdup(name));
+                                g_hash_table_insert(index, g_ptr_array_index(names, names->len - 1), k);
+                        }
+                        owner[pu] = (int)GPOINTER_TO_UINT(k);
                 }
         }
-        if (!code)
-                *ret = g_steal_pointer(&names);
-        return code;
+        *ret_owner = g_steal_pointer(&owner);
+        *ret_names = g_steal_pointer(&names);
+        return 0;
 }
 
 static int draw(const Ctl *c, const Topology *t, const int *owner, const GPtrArray *names)
@@ -54,7 +88,7 @@ static int draw(const Ctl *c, const Topology *t, const int *owner, const GPtrArr
 int map_svg_online(const Ctl *c)
 {
         g_autoptr(Topology) t = NULL;
-        g_autoptr(GPtrArray) names = NULL, known = NULL;
+        g_autoptr(GPtrArray) names = NULL;
         g_autofree char *error = NULL;
         g_autofree int *owner = NULL;
         g_autoptr(sd_bus_message) reply = NULL;
@@ -66,11 +100,9 @@ int map_svg_online(const Ctl *c)
                 fprintf(stderr, "placementctl map --svg: %s\n", error);
                 return c->topology ? EXIT_USAGE : EXIT_RUNTIME;
         }
-        code = daemon_domains(c, &known);
-        if (!code)
-                code = ctl_call(c, c->sd, "GetHostMap", &reply, NULL);
+        code = ctl_call(c, c->sd, "GetHostMapJSON", &reply, NULL);
         if (!code && !(code = ctl_read_string(reply, &map)) &&
-            map_text_owners(map, t, known, &owner, &names, &error) < 0) {
+            daemon_owners(t, map, &owner, &names, &error) < 0) {
                 fprintf(stderr, "placementctl map --svg: %s\n", error);
                 code = EXIT_RUNTIME;
         }

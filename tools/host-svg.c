@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "host-svg.h"
+#include "text-safe.h"
 
 #include <errno.h>
 #include <hwloc.h>
@@ -118,7 +119,9 @@ static int add_legend(hwloc_topology_t topo, const int *owner, unsigned npus, co
                 hwloc_obj_t misc;
 
                 if (k < names->len) {
-                        label = svg_text(g_ptr_array_index(names, k));
+                        /* as the terminal shows it: a bidi override or an invisible mark escaped */
+                        g_autofree char *safe = text_safe(g_ptr_array_index(names, k));
+                        label = svg_text(safe);
                         style = domain_style(k);
                 } else if (k == names->len && reserved) {
                         label = g_strdup("reserved for the host");
