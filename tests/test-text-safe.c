@@ -18,7 +18,22 @@ START_TEST(test_text_safe)
             {"rtl\xe2\x80\xae"
              "cod.exe",
              "rtl\\u{202e}cod.exe"}, /* a right-to-left override */
-            {"bad\xff", "bad\\xff"}, /* not UTF-8 */
+            /* invisible and direction marks: "web1" written with a zero-width space or a right-to-left
+             * mark must not read as "web1" */
+            {"web\xe2\x80\x8b"
+             "1",
+             "web\\u{200b}1"},
+            {"web\xe2\x80\x8f"
+             "1",
+             "web\\u{200f}1"},
+            {"a\xe2\x80\xa8"
+             "b",
+             "a\\u{2028}b"}, /* a line separator */
+            {"\xef\xbb\xbf"
+             "bom",
+             "\\u{feff}bom"},
+            {"x\xe3\x85\xa4", "x\\u{3164}"}, /* a Hangul filler: looks like nothing */
+            {"bad\xff", "bad\\xff"},         /* not UTF-8 */
             {"caf\xc3\xa9 \xe6\x97\xa5", "caf\xc3\xa9 \xe6\x97\xa5"},
             {"a\\b", "a\\b"},
             {"", ""},

@@ -5,10 +5,21 @@
 #include <glib.h>
 #include <stdbool.h>
 
+/* Controls (C0, DEL, C1), format characters (bidi overrides and marks, zero-width spaces and joiners, the
+ * BOM: each reorders text or shows as nothing), line and paragraph separators, and the Hangul fillers
+ * that draw as blanks: any of them lets one name pass for another or forge a line. */
 static bool unsafe(gunichar c)
 {
-        return c < 0x20 || (c >= 0x7f && c <= 0x9f) || (c >= 0x202a && c <= 0x202e) ||
-               (c >= 0x2066 && c <= 0x2069);
+        GUnicodeType type;
+
+        if (c < 0x20 || (c >= 0x7f && c <= 0x9f))
+                return true;
+        if (c < 0xa0)
+                return false;
+        type = g_unichar_type(c);
+        return type == G_UNICODE_FORMAT || type == G_UNICODE_LINE_SEPARATOR ||
+               type == G_UNICODE_PARAGRAPH_SEPARATOR || c == 0x115f || c == 0x1160 || c == 0x3164 ||
+               c == 0xffa0;
 }
 
 char *text_safe(const char *s)

@@ -9,9 +9,10 @@
  * reorder what is shown.
  */
 
-/* A copy of s with every C0 control, DEL, C1 control (U+0080-U+009F) and bidi embedding, override and
- * isolate (U+202A-U+202E, U+2066-U+2069) written as \xNN or \u{NNNN}, and each byte of invalid UTF-8
- * as \xNN; anything else as it is. NULL gives "". Caller frees. */
+/* A copy of s with every C0 control, DEL, C1 control (U+0080-U+009F), format character (Unicode Cf: bidi
+ * embeddings, overrides, isolates and marks, zero-width spaces and joiners, the BOM), line and paragraph
+ * separator and Hangul filler written as \xNN or \u{NNNN}, and each byte of invalid UTF-8 as \xNN;
+ * anything else as it is. NULL gives "". Caller frees. */
 char *text_safe(const char *s);
 
 /* True when s is valid UTF-8 that text_safe() would leave as it is (no control, no bidi override). */
