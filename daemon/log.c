@@ -36,22 +36,35 @@ int log_level_from_string(const char *s)
         return -EINVAL;
 }
 
+/* Below journald's default LineMax= (48K): a longer line would be split into several entries. */
+#define LOG_LINE_MAX 32768u
+
 static void log_va(int level, const char *fmt, va_list ap)
 {
-        char buf[2048];
+        g_autofree char *text = NULL, *safe = NULL;
 
         if (level > max_level)
                 return;
-        g_autofree char *safe = NULL;
-
-        vsnprintf(buf, sizeof(buf), fmt, ap);
-        for (char *p = buf; *p; p++)
+        /* whole, however long a domain's name: a fixed buffer cut the result and reason off its line */
+        text = g_strdup_vprintf(fmt, ap);
+        for (char *p = text; *p; p++)
                 if (*p == '\n')
                         *p = ' ';
         /* names and metadata are their owners' text: a carriage return, an escape, a C1 control or a
          * bidi override would forge or hide what the journal shows */
-        safe = text_safe(buf);
-        fprintf(stderr, "<%d>%s\n", level, safe);
+        safe = text_safe(text);
+        if (strlen(safe) > LOG_LINE_MAX) {
+                /* keep the end too: a decision line ends in its result and reason; cut between characters */
+                const char *head = safe + LOG_LINE_MAX / 2, *tail = safe + strlen(safe) - LOG_LINE_MAX / 2;
+                while (head > safe && ((unsigned char)*head & 0xc0) == 0x80)
+                        head--;
+                while (((unsigned char)*tail & 0xc0) == 0x80)
+                        tail++;
+                fprintf(stderr, "<%d>%.*s ... (%zu bytes left out) ... %s\n", level, (int)(head - safe),
+                        safe, (size_t)(tail - head), tail);
+        } else {
+                fprintf(stderr, "<%d>%s\n", level, safe);
+        }
         fflush(stderr);
 }
 

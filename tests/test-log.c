@@ -7,6 +7,7 @@
 #include "test-util.h"
 
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -29,8 +30,8 @@ static char *logged(const char *text)
         ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
         close(saved);
         rewind(f);
-        out = g_malloc0(4096);
-        len = fread(out, 1, 4095, f);
+        out = g_malloc0(65536);
+        len = fread(out, 1, 65535, f);
         out[len] = '\0';
         fclose(f);
         return out;
@@ -48,11 +49,29 @@ START_TEST(test_owner_text_cannot_forge_a_line)
 }
 END_TEST
 
+/* A long name does not cut off what follows it: the line holds the name and the rest, and one beyond what
+ * a journal line holds keeps its start and its end */
+START_TEST(test_long_name_keeps_its_line)
+{
+        g_autofree char *name = g_strnfill(3000, 'n');
+        g_autofree char *huge = g_strnfill(40000, 'h');
+        g_autofree char *a = logged(name);
+        g_autofree char *b = logged(huge);
+
+        ck_assert_uint_eq(strlen(a), 3 + 3000 + strlen(": unknown policy\n"));
+        ck_assert(g_str_has_suffix(a, "n: unknown policy\n"));
+        ck_assert(g_str_has_prefix(b, "<4>hhh") && g_str_has_suffix(b, "hhh: unknown policy\n"));
+        ck_assert_ptr_nonnull(strstr(b, " bytes left out) ... "));
+        ck_assert_uint_lt(strlen(b), 33000);
+}
+END_TEST
+
 static Suite *log_suite(void)
 {
         Suite *s = suite_create("log");
         TCase *tc = tcase_create("lines");
         tcase_add_test(tc, test_owner_text_cannot_forge_a_line);
+        tcase_add_test(tc, test_long_name_keeps_its_line);
         suite_add_tcase(s, tc);
         return s;
 }
