@@ -654,7 +654,8 @@ char *manager_status(const Manager *m)
         g_string_append_printf(s, "%s %s, policy %s%s", m->connected ? "Connected to" : "Waiting for",
                                manager_uri(m), policy_kind_to_string(m->config->placement.policy),
                                m->config->apply ? "" : " (advisory)");
-        g_string_append_printf(s, "; %u domains", g_hash_table_size(m->decisions));
+        g_string_append_printf(s, "; %u domain%s", g_hash_table_size(m->decisions),
+                               g_hash_table_size(m->decisions) == 1 ? "" : "s");
         for (int r = 0; r < _DECISION_RESULT_MAX; r++)
                 if (counts[r])
                         g_string_append_printf(s, ", %u %s", counts[r],

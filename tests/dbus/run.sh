@@ -244,7 +244,7 @@ assert [n["node"] for n in d["nodes"]] == [0, 1]
 used = [c for c in d["cpus"] if c["domains"] == ["test"]]
 assert used and all(c["state"] == "domain" and c["node"] in (0, 1) for c in used)' "$OUT" 2>&1; echo $?)"
 bcall GetStatus
-result "busctl GetStatus" "$(grep -q '^s "Connected to test:///default, policy explicit; 1 domains, 1 placed"' "$OUT"; echo $?)"
+result "busctl GetStatus" "$(grep -q '^s "Connected to test:///default, policy explicit; 1 domain, 1 placed"' "$OUT"; echo $?)"
 gcall GetStatus
 result "gdbus GetStatus" "$(grep -q "^('Connected to test:///default" "$OUT"; echo $?)"
 
