@@ -716,12 +716,16 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 return NULL;
         }
         plan->realtime = live->realtime; /* before the ledger counts it */
-        if (plan->result == PLAN_ADOPTED) {
-                /* pins someone else made: the CPUs its definition keeps for its emulator are held, as
-                 * when they were adopted (the record does not say which) */
+        {
+                /* the CPUs its definition keeps for QEMU's threads are held, as when it was placed or
+                 * adopted (the record does not say which) */
                 g_autoptr(DomainSpec) user = user_spec(dom, live);
-                if (user)
-                        policy_hold_emulator_cpus(m->topology, user->emulatorpin, plan);
+                if (user) {
+                        PlacementRequest threads = {.emulator_cpus = user->emulatorpin,
+                                                    .iothread_cpus = user->iothreadpin_cpus,
+                                                    .kept_iothreads = user->iothreadpins};
+                        policy_hold_thread_cpus(m->topology, &threads, plan);
+                }
         }
         d = decision_new(uuid, live->name);
         d->domain_id = live->domain_id;
@@ -1132,7 +1136,9 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
                                  .memory = memory,
                                  .hugepage_size = old->plan->hugepage_size,
                                  /* its definition's isolated emulator CPUs stay held */
-                                 .emulator_cpus = definition ? definition->emulatorpin : NULL};
+                                 .emulator_cpus = definition ? definition->emulatorpin : NULL,
+                                 .iothread_cpus = definition ? definition->iothreadpin_cpus : NULL,
+                                 .kept_iothreads = definition ? definition->iothreadpins : NULL};
         ledger_release(m->ledger, uuid);
         d = decision_new(uuid, old->name);
         d->domain_id = virt_domain_id(dom);

@@ -4,22 +4,48 @@
 #include "policy.h"
 #include "policy-internal.h"
 
-/* The user's <emulatorpin> CPUs that none of the domain's vCPUs runs on, when they are a core or two (a
- * CPU kept for QEMU's threads, as Nova's emulator_threads_policy=isolate keeps one), are held for it: no
- * other domain's vCPU goes there while a core is free. A wide cpuset (the emulator floating) holds
- * nothing. */
-void policy_hold_emulator_cpus(const Topology *t, const CpuSet *emulator_cpus, Plan *plan)
+bool policy_user_thread_cpu(const PlacementRequest *req, unsigned os)
+{
+        if (!req)
+                return false;
+        if (req->emulator_cpus && cpuset_has(req->emulator_cpus, os))
+                return true;
+        for (unsigned i = 0; req->iothread_cpus && i < req->iothread_cpus->len; i++) {
+                const IothreadPin *pin = &g_array_index(req->iothread_cpus, IothreadPin, i);
+                if (req->kept_iothreads && cpuset_has(req->kept_iothreads, pin->id) &&
+                    cpuset_has(pin->cpus, os))
+                        return true;
+        }
+        return false;
+}
+
+/* Holds cpus for plan when they are a core or two that none of its vCPUs runs on. */
+static void hold_cpus(const Topology *t, const CpuSet *cpus, Plan *plan)
 {
         g_autoptr(CpuSet) own = cpuset_new();
 
-        if (!emulator_cpus || cpuset_count(emulator_cpus) > 2 * MAX(t->max_threads, 1u))
+        if (!cpus || cpuset_count(cpus) > 2 * MAX(t->max_threads, 1u))
                 return;
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 cpuset_union(own, plan->vcpu_pins[i]);
-        CPUSET_FOREACH (os, emulator_cpus) {
+        CPUSET_FOREACH (os, cpus) {
                 int pu = topology_pu_by_os(t, (unsigned)os);
                 if (pu >= 0 && !cpuset_has(own, (unsigned)os))
                         cpuset_add(plan->held_pus, (unsigned)pu);
+        }
+}
+
+/* The user's <emulatorpin> CPUs, and each of its own <iothreadpin> cpusets, that none of the domain's vCPUs
+ * runs on, when they are a core or two (a CPU kept for QEMU's threads, as Nova's
+ * emulator_threads_policy=isolate keeps one), are held for it: no other domain's vCPU goes there while a
+ * core is free. A wide cpuset (the threads floating) holds nothing. */
+void policy_hold_thread_cpus(const Topology *t, const PlacementRequest *req, Plan *plan)
+{
+        hold_cpus(t, req->emulator_cpus, plan);
+        for (unsigned i = 0; req->iothread_cpus && i < req->iothread_cpus->len; i++) {
+                const IothreadPin *pin = &g_array_index(req->iothread_cpus, IothreadPin, i);
+                if (req->kept_iothreads && cpuset_has(req->kept_iothreads, pin->id))
+                        hold_cpus(t, pin->cpus, plan);
         }
 }
 
@@ -67,7 +93,7 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
                 extra[best]++;
                 cpuset_add(plan->nodes, t->cores[t->pus[best].core].node);
         }
-        policy_hold_emulator_cpus(t, req->emulator_cpus, plan);
+        policy_hold_thread_cpus(t, req, plan);
         cells_record_nodes(t, plan);
         /* memory the definition (or a live binding) binds lies where it is bound, wherever the pins are */
         if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes)

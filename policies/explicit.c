@@ -91,15 +91,14 @@ static unsigned take_grouped(const Topology *t, const unsigned *cand, unsigned n
         return got;
 }
 
-/* Whether core c has a CPU of the user's own <emulatorpin> for this domain. */
+/* Whether core c has a CPU the user keeps for this domain's own QEMU threads (<emulatorpin>,
+ * <iothreadpin>). */
 static bool emulator_core(const HostView *v, unsigned c)
 {
         const TopoCore *core = &v->t->cores[c];
 
-        if (!v->req || !v->req->emulator_cpus)
-                return false;
         for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
-                if (cpuset_has(v->req->emulator_cpus, v->t->pus[p].os_index))
+                if (policy_user_thread_cpu(v->req, v->t->pus[p].os_index))
                         return true;
         return false;
 }

@@ -68,3 +68,6 @@ bool policy_core_reserved(const HostView *v, unsigned core);
 bool policy_own_core(const HostView *v, const Plan *plan, unsigned c);
 /* Whether PU p is usable and no vCPU runs on it, neither another domain's (the ledger) nor plan's. */
 bool policy_pu_vacant(const HostView *v, const Plan *plan, unsigned p);
+/* Whether CPU os (OS index) is one the user keeps for QEMU's own threads: in its <emulatorpin>, or in the
+ * cpuset of an <iothreadpin> of its own (req->kept_iothreads). */
+bool policy_user_thread_cpu(const PlacementRequest *req, unsigned os);

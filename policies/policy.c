@@ -317,6 +317,8 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
         } else {
                 take_set(&v, ops, &choice, plan);
                 finish_plan(&v, ops, req, &choice, plan);
+                /* the CPUs its definition keeps for QEMU's threads stay its own */
+                policy_hold_thread_cpus(t, req, plan);
         }
         host_view_done(&v);
         nodeset_table_free(narrowed);

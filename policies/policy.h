@@ -23,10 +23,10 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
  */
 Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *req, CpuSet *const *pins,
                    const PlacementParams *params);
-/* The emulator CPUs (OS indexes, the definition's <emulatorpin>) that a core or two make and none of the
- * plan's vCPUs runs on, added to plan->held_pus: what policy_adopt() holds, for a plan adopted from a
- * record. */
-void policy_hold_emulator_cpus(const Topology *t, const CpuSet *emulator_cpus, Plan *plan);
+/* The CPUs the definition keeps for QEMU's threads (req->emulator_cpus, its own <iothreadpin> cpusets)
+ * that a core or two make and none of the plan's vCPUs runs on, added to plan->held_pus: what a placed or
+ * adopted plan holds, for a plan adopted from a record too. */
+void policy_hold_thread_cpus(const Topology *t, const PlacementRequest *req, Plan *plan);
 
 /*
  * Re-pinning inside the domain's own nodes, by measured load (req->vcpu_busy and req->pu_busy, the

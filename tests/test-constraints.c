@@ -392,6 +392,46 @@ START_TEST(test_cpuset_apart_from_nodeset)
 }
 END_TEST
 
+/* The CPUs a placed domain's definition keeps for QEMU's threads (a core for <emulatorpin>, another for an
+ * <iothreadpin>) are kept apart from its vCPUs and held: the next domain takes the free cores left, not
+ * them, while any is left */
+START_TEST(test_placed_thread_cpus_held)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 6, 2, 16 * GiB, NULL); /* cores: PUs 0-1 ... 10-11 */
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) emulator = set_of("0-1");
+        g_autoptr(CpuSet) kept = set_of("1");
+        g_autoptr(GArray) io = g_array_new(FALSE, FALSE, sizeof(IothreadPin));
+        IothreadPin pin = {.id = 1, .cpus = set_of("2-3")};
+        const Plan *a, *b;
+
+        g_array_append_val(io, pin);
+        PlacementRequest req = {.name = "a",
+                                .vcpus = 2,
+                                .memory = GiB,
+                                .keep_emulator = true,
+                                .emulator_cpus = emulator,
+                                .iothreads = kept,
+                                .kept_iothreads = kept,
+                                .iothread_cpus = io};
+        PlacementRequest next = {.name = "b", .vcpus = 2, .memory = GiB};
+
+        a = place_req(t, l, &p, &req);
+        ck_assert_int_eq(a->result, PLAN_PLACED);
+        for (unsigned i = 0; i < 2; i++)
+                ck_assert_msg(t->pus[a->vcpu_pu[i]].core >= 2, "a's vCPU %u on core %u, kept for QEMU", i,
+                              t->pus[a->vcpu_pu[i]].core);
+        ck_assert_uint_eq(cpuset_count(a->held_pus), 4);
+        b = place_req(t, l, &p, &next);
+        ck_assert_int_eq(b->result, PLAN_PLACED);
+        for (unsigned i = 0; i < 2; i++)
+                ck_assert_msg(t->pus[b->vcpu_pu[i]].core >= 2, "b's vCPU %u on core %u, a's QEMU threads'",
+                              i, t->pus[b->vcpu_pu[i]].core);
+        cpuset_free(pin.cpus);
+}
+END_TEST
+
 /* A domain whose pins are adopted (it pins itself, Nova's emulator_threads_policy=isolate) keeps a core
  * for its emulator: that core is held, and the next domain takes another free core rather than it; a
  * floating emulator (a wide cpuset) holds nothing */
@@ -536,6 +576,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_random_requests_stay_inside);
         tcase_add_test(tc, test_cpuset_apart_from_nodeset);
         tcase_add_test(tc, test_adopted_emulator_core_held);
+        tcase_add_test(tc, test_placed_thread_cpus_held);
         suite_add_tcase(s, tc);
         return s;
 }

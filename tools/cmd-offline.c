@@ -242,8 +242,8 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
         if (ledger_lookup(ledger, e->name) || g_hash_table_contains(skipped, e->name)) {
                 /* FILE:LINE as the trace's other errors (and simulate's) name them */
                 if (e->line)
-                        fprintf(stderr, "placementctl %s: %s:%u: start %s: already running\n", c->verb, c->trace,
-                                e->line, e->name);
+                        fprintf(stderr, "placementctl %s: %s:%u: start %s: already running\n", c->verb,
+                                c->trace, e->line, e->name);
                 else
                         fprintf(stderr, "placementctl %s: argument %u: start %s: already running\n", c->verb,
                                 i + 1, e->name);

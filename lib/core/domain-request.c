@@ -45,6 +45,7 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
             .realtime = live->realtime,
             .guest_threads = live->guest_threads,
             .emulator_cpus = user->emulatorpin,
+            .iothread_cpus = user->iothreadpin_cpus,
         };
 
         /* a live binding libvirt will not change stands over a definition edited since the start (the

@@ -113,6 +113,10 @@ void domain_spec_free(DomainSpec *s)
         domain_xml_numa_free(s);
         cpuset_free(s->iothreads);
         cpuset_free(s->iothreadpins);
+        for (unsigned i = 0; s->iothreadpin_cpus && i < s->iothreadpin_cpus->len; i++)
+                cpuset_free(g_array_index(s->iothreadpin_cpus, IothreadPin, i).cpus);
+        if (s->iothreadpin_cpus)
+                g_array_unref(s->iothreadpin_cpus);
         g_free(s->vcpu_ids);
         if (s->pci_devices)
                 g_array_unref(s->pci_devices);
@@ -468,16 +472,17 @@ static bool iothread_id(const char *element, const char *name, const char *text,
 }
 
 /* <iothreadids><iothread id=...> and <cputune><iothreadpin iothread=...>: the ids, into *set. */
-static void add_iothread(const char *element, const char *name, const char **names, const char **values,
-                         CpuSet **set, GError **error)
+static int add_iothread(const char *element, const char *name, const char **names, const char **values,
+                        CpuSet **set, GError **error)
 {
         guint64 id;
 
         if (!iothread_id(element, name, domain_xml_attr(names, values, name), &id, error))
-                return;
+                return -1;
         if (!*set)
                 *set = cpuset_new();
         cpuset_add(*set, (unsigned)id);
+        return (int)id;
 }
 
 /* Ids for the I/O threads <iothreads> counts beyond <iothreadids>: the lowest free ones, as libvirt
@@ -623,9 +628,17 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 add_iothread("iothread", "id", names, values, &s->iothreads, error);
         } else if (in_path(p, "cputune", "iothreadpin") && p->stack->len == 3) {
                 g_autoptr(CpuSet) cpus = NULL;
+                int id;
                 if (parse_constraint(domain_xml_attr(names, values, "cpuset"), &cpus, "iothreadpin",
-                                     "cpuset", error) == 0)
-                        add_iothread("iothreadpin", "iothread", names, values, &s->iothreadpins, error);
+                                     "cpuset", error) == 0 &&
+                    (id = add_iothread("iothreadpin", "iothread", names, values, &s->iothreadpins, error)) >=
+                        0 &&
+                    cpus) {
+                        IothreadPin pin = {.id = (unsigned)id, .cpus = g_steal_pointer(&cpus)};
+                        if (!s->iothreadpin_cpus)
+                                s->iothreadpin_cpus = g_array_new(FALSE, FALSE, sizeof(IothreadPin));
+                        g_array_append_val(s->iothreadpin_cpus, pin);
+                }
         } else if (p->stack->len == 3 && strcmp(g_ptr_array_index(p->stack, 1), "numatune") == 0) {
                 start_numatune(p, element, names, values, error);
         } else if (p->stack->len == 4 && in_path(p, "numa", "cell") &&

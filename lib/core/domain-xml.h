@@ -137,6 +137,9 @@ typedef struct DomainSpec {
         /* added: the host PCI devices it passes through (domain-xml-devices.h), as pci.h addresses in the
          * definition's order; NULL when none */
         GArray *pci_devices;
+        /* added: each <iothreadpin>'s cpuset (IothreadPin, in order); NULL when none. The user's
+         * are those whose id is in iothreadpins (the ids placementd pinned itself are taken out of it) */
+        GArray *iothreadpin_cpus;
 } DomainSpec;
 
 void domain_spec_free(DomainSpec *s);

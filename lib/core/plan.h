@@ -112,6 +112,12 @@ typedef enum MemorySource {
  * What to place, and the user's constraints on it. Constraints are hard: the plan stays inside them, and
  * when nothing fits inside, the plan is the least harmful thing inside them (overcommitted), never outside.
  */
+/* <cputune><iothreadpin iothread= cpuset=>: where the user pins one I/O thread. */
+typedef struct IothreadPin {
+        unsigned id;
+        CpuSet *cpus; /* OS indexes */
+} IothreadPin;
+
 typedef struct PlacementRequest {
         const char *name;
         unsigned vcpus;
@@ -153,6 +159,9 @@ typedef struct PlacementRequest {
         /* added: the user's <emulatorpin> cpuset (OS indexes; NULL: none): within a node, the vCPUs take
          * cores outside it before cores in it (the user keeps those CPUs for QEMU's own threads) */
         const CpuSet *emulator_cpus;
+        /* added: the user's <iothreadpin> cpusets (IothreadPin, domain-xml.h; NULL: none): those whose
+         * id is in kept_iothreads are the user's, kept apart from vCPUs like emulator_cpus */
+        const GArray *iothread_cpus;
         /* added: the nodes local to the host PCI devices it passes through (<hostdev>, <interface
          * type='hostdev'>, NVMe disks), node indexes (topology_pci_nodes()), NULL when none is known: sets
          * with one of them are tried first, before any other set with room */
