@@ -706,6 +706,10 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 cpuset_union(bound, live->memory_nodeset);
         if (live->memnode_nodeset)
                 cpuset_union(bound, live->memnode_nodeset);
+        /* preferred binds nothing: what its node had no room for is where the kernel fell back */
+        if (live->memory_nodeset && live->memory_mode == MEMORY_MODE_PREFERRED)
+                for (unsigned n = 0; n < m->topology->nnodes; n++)
+                        cpuset_add(bound, m->topology->nodes[n].os_index);
         if (metadata_to_plan_bound(m->topology, md, live->name, live->vcpus, live->vcpu_ids, live->memory,
                                    bound, &plan, &error) < 0 ||
             check_recorded(m, dom, uuid, plan, &error) < 0 || adopt_hugepages(m, live, plan, &error) < 0) {

@@ -350,8 +350,58 @@ static char *format_nodes(const Topology *t, const CpuSet *node_indexes)
  * Memory the request binds itself is counted where it is bound: the first node under preferred, an even
  * share of every node otherwise (strict, interleave and restrictive let it use all of them).
  */
+/* What node n can still take of this plan's memory, whatever the request's binding: its free memory (or
+ * free hugepages of the plan's size) less what the plan already counts there. GPU memory takes none. */
+static uint64_t spill_room(const HostView *v, const Plan *plan, unsigned n)
+{
+        const TopoNode *node = &v->t->nodes[n];
+        uint64_t used = ledger_node_memory(v->l, n), reserve = v->params->memory_reserve, free;
+
+        if (node->kind == NODE_KIND_GPU)
+                return 0;
+        if (plan->hugepage_size)
+                free = ledger_node_free_hugepages(v->l, n, plan->hugepage_size);
+        else
+                free =
+                    node->memory > used && node->memory - used > reserve ? node->memory - used - reserve : 0;
+        return free > plan->node_memory[n] ? free - plan->node_memory[n] : 0;
+}
+
+/* mode='preferred': the first node takes what it has room for, and the kernel falls back to the nearest
+ * nodes for the rest (what a full node cannot hold is not there); anything no node has room for is
+ * counted on the first. */
+static void charge_preferred(const HostView *v, unsigned first, uint64_t bytes, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
+        unsigned n = 0;
+        uint64_t take = MIN(bytes, spill_room(v, plan, first));
+
+        plan->node_memory[first] += take;
+        bytes -= take;
+        for (unsigned k = 0; k < t->nnodes; k++)
+                if (k != first && t->nodes[k].memory > 0)
+                        order[n++] = k;
+        /* nearest first, then by node number (a stable insertion sort: n is a host's node count) */
+        for (unsigned i = 1; i < n; i++)
+                for (unsigned j = i; j > 0 && topology_distance(t, first, order[j]) <
+                                                  topology_distance(t, first, order[j - 1]);
+                     j--) {
+                        unsigned x = order[j];
+                        order[j] = order[j - 1];
+                        order[j - 1] = x;
+                }
+        for (unsigned i = 0; i < n && bytes; i++) {
+                take = MIN(bytes, spill_room(v, plan, order[i]));
+                plan->node_memory[order[i]] += take;
+                bytes -= take;
+        }
+        plan->node_memory[first] += bytes;
+}
+
 /* bytes counted evenly on the node indexes whose OS indexes are in os_nodes (the first takes what does
- * not divide); false when none of them is on this host. */
+ * not divide), or under preferred where charge_preferred() puts it; false when none of them is on this
+ * host. */
 static bool charge_evenly(const HostView *v, const CpuSet *os_nodes, uint64_t bytes, bool first_only,
                           Plan *plan)
 {
@@ -364,7 +414,7 @@ static bool charge_evenly(const HostView *v, const CpuSet *os_nodes, uint64_t by
         if (cpuset_is_empty(nodes))
                 return false;
         if (first_only) {
-                plan->node_memory[cpuset_next(nodes, 0)] += bytes;
+                charge_preferred(v, (unsigned)cpuset_next(nodes, 0), bytes, plan);
                 return true;
         }
         share = bytes / cpuset_count(nodes);
@@ -527,11 +577,12 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                                         "nodes with one (its memory is remote)"
                                       : "memory-only nodes, cores taken on the nearest with CPUs");
                 if (*where)
-                        g_string_append_printf(s, ", memory counted on %s%s", where,
-                                               req->memory_source != MEMORY_SOURCE_MEMNODE &&
-                                                       req->memory_mode == MEMORY_MODE_PREFERRED
-                                                   ? " (preferred: its first node)"
-                                                   : "");
+                        g_string_append_printf(
+                            s, ", memory counted on %s%s", where,
+                            req->memory_source != MEMORY_SOURCE_MEMNODE &&
+                                    req->memory_mode == MEMORY_MODE_PREFERRED
+                                ? " (preferred: its first node, the rest on the nearest with room)"
+                                : "");
                 hugepages_short_note(v, req, plan, s);
         }
         if (req->keep_emulator)

@@ -244,8 +244,34 @@ START_TEST(test_numatune_modes_charge_memory)
                         ck_assert_uint_eq(plan->node_memory[0], cases[i].on0);
                         ck_assert_uint_eq(plan->node_memory[1], cases[i].on1);
                         if (cases[i].mode == MEMORY_MODE_PREFERRED)
-                                assert_reason_has(plan, "memory counted on 0 (preferred: its first node)");
+                                assert_reason_has(plan,
+                                                  "memory counted on 0 (preferred: its first node, the "
+                                                  "rest on the nearest with room)");
                 }
+}
+END_TEST
+
+/* mode='preferred' beyond its node's room: the kernel falls back to the nearest node for the rest, so the
+ * rest is counted there, not on the full node (a later domain sees the memory really left) */
+START_TEST(test_preferred_spills_to_nearest)
+{
+        g_autoptr(Topology) t = host();
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) nodes = set_of("1");
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        uint64_t node = t->nodes[1].memory;
+        PlacementRequest req = {.name = "vm",
+                                .vcpus = 1,
+                                .memory = node + 2 * GiB,
+                                .memory_nodes = nodes,
+                                .memory_source = MEMORY_SOURCE_USER,
+                                .memory_mode = MEMORY_MODE_PREFERRED};
+        const Plan *plan = place_req(t, l, &p, &req);
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_uint_eq(plan->node_memory[1], node);
+        ck_assert_uint_eq(plan->node_memory[0], 2 * GiB);
+        ck_assert_uint_eq(ledger_node_memory(l, 1), node);
 }
 END_TEST
 
@@ -540,7 +566,9 @@ START_TEST(test_random_requests_stay_inside)
                         ck_assert_msg(!nodes || !usable || cpuset_has(nodes, (unsigned)n),
                                       "round %u: node %d", round, n);
                 for (unsigned n = 0; n < t->nnodes; n++) {
-                        ck_assert_msg(!nodes || !plan->node_memory[n] || cpuset_has(nodes, n),
+                        /* preferred: what its node has no room for is where the kernel falls back */
+                        ck_assert_msg(!nodes || !plan->node_memory[n] || cpuset_has(nodes, n) ||
+                                          req.memory_mode == MEMORY_MODE_PREFERRED,
                                       "round %u: memory counted on node %u", round, n);
                         charged += plan->node_memory[n];
                 }
@@ -570,6 +598,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_numatune_strict_binds_cores_and_memory);
         tcase_add_test(tc, test_numatune_modes_charge_memory);
         tcase_add_test(tc, test_memnode_union_bounds_nodes);
+        tcase_add_test(tc, test_preferred_spills_to_nearest);
         tcase_add_test(tc, test_memory_bound_live_stays);
         tcase_add_test(tc, test_emulatorpin_stands);
         tcase_add_test(tc, test_constraints_leave_nothing);

@@ -21,6 +21,7 @@
 /* 8 PUs (the test driver accepts pins on CPUs 0-7 only): node 0 = CPUs 0-3, node 1 = CPUs 4-7. */
 #define TOPOLOGY "synthetic:pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2"
 #define MiB      (UINT64_C(1) << 20)
+#define GiB      (UINT64_C(1) << 30)
 
 static struct event_base *base;
 static virConnectPtr conn;
@@ -179,6 +180,35 @@ START_TEST(test_user_numatune_stands)
         ck_assert_msg(d->adopted, "%s", d->reason);
         ck_assert_int_eq(d->memory_binding, MEMORY_BINDING_KEPT);
         ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), 1), 512 * MiB);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
+/* <numatune><memory mode='preferred'> larger than its node: the rest counted on the nearest node with room
+ * (where the kernel falls back), and a restarted daemon adopts that record, memory off the preferred node
+ * and all */
+START_TEST(test_preferred_spill_adopted)
+{
+        Manager *m = new_manager();
+        virDomainPtr dom = virDomainCreateXML(
+            conn,
+            "<domain type='test'><name>c-pref</name><memory unit='GiB'>10</memory><vcpu>1</vcpu>"
+            "<os><type>hvm</type></os><numatune><memory mode='preferred' nodeset='1'/></numatune></domain>",
+            0);
+        const Decision *d;
+
+        ck_assert_ptr_nonnull(dom);
+        ck_assert(spin_until_known(m, "c-pref"));
+        d = manager_lookup(m, "c-pref");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        ck_assert_msg(d->plan->node_memory[0] > 0 && d->plan->node_memory[1] <= 8 * GiB, "%s", d->reason);
+        free_manager(m);
+        m = new_manager();
+        ck_assert(spin_until_known(m, "c-pref"));
+        d = manager_lookup(m, "c-pref");
+        ck_assert_msg(d->adopted, "%s", d->reason);
+        ck_assert_uint_eq(d->plan->node_memory[0] + d->plan->node_memory[1], 10 * GiB);
         stop(dom);
         free_manager(m);
 }
@@ -657,6 +687,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_hugepages_without_pool);
         tcase_add_test(tc, test_pci_device_node);
         tcase_add_test(tc, test_cpuset_apart_from_memory_adopted);
+        tcase_add_test(tc, test_preferred_spill_adopted);
         tcase_add_test(tc, test_iothreads_pinned_user_pin_stands);
         tcase_add_test(tc, test_own_iothread_pins_without_snapshot);
         tcase_add_test(tc, test_own_emulator_pin_without_snapshot);
