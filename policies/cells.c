@@ -348,6 +348,13 @@ void cells_record_nodes(const Topology *t, Plan *plan)
                 CPUSET_FOREACH (vcpu, cell->vcpus)
                         if (plan->vcpu_pu[vcpu] >= 0)
                                 cpuset_add(cell->nodes, t->cores[t->pus[plan->vcpu_pu[vcpu]].core].node);
+                /* a cell without vCPUs is where its <memnode> binds its memory */
+                if (cpuset_is_empty(cell->nodes) && cell->memory_nodes)
+                        CPUSET_FOREACH (os, cell->memory_nodes) {
+                                int n = topology_node_by_os(t, (unsigned)os);
+                                if (n >= 0)
+                                        cpuset_add(cell->nodes, (unsigned)n);
+                        }
         }
 }
 

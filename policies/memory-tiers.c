@@ -23,6 +23,16 @@ static void append(Plan *plan, const char *text)
         plan->reason = g_strconcat(old ? old : "", text, NULL);
 }
 
+/* Whether a guest cell's <memnode> binds memory to node n (the user put it there, not a tier rule). */
+static bool cell_bound(const Topology *t, const Plan *plan, unsigned n)
+{
+        for (unsigned c = 0; c < plan->ncells; c++)
+                if (plan->cells[c].memory_nodes &&
+                    cpuset_has(plan->cells[c].memory_nodes, t->nodes[n].os_index))
+                        return true;
+        return false;
+}
+
 void memory_tiers_note(const Topology *t, bool last_resort, Plan *plan)
 {
         g_autoptr(GString) s = g_string_new(NULL);
@@ -34,7 +44,8 @@ void memory_tiers_note(const Topology *t, bool last_resort, Plan *plan)
 
                 if (node->kind == NODE_KIND_GPU)
                         cpuset_add(gpu, node->os_index);
-                if (node->kind == NODE_KIND_DRAM || !plan->node_memory[n] || plan->keep_memory)
+                if (node->kind == NODE_KIND_DRAM || !plan->node_memory[n] || plan->keep_memory ||
+                    cell_bound(t, plan, n))
                         continue;
                 g_string_append_printf(s, "%s%s on node %u (%s)", s->len ? ", " : "; ",
                                        size_format(plan->node_memory[n], a, sizeof(a)), node->os_index,

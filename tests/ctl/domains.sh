@@ -154,6 +154,12 @@ run plan --topology="$HOST" --trace="$TMP/t.trace"
 refused "a bad file in a trace names the trace line" "t.trace:1: $TMP/cut.xml: invalid domain XML"
 run plan --topology="$HOST" --domain="$D/cpuset.xml" --domain="$D/cpuset.xml"
 refused "the same domain twice is already running" "start cpuset: already running"
+# a cell the user binds to a high-bandwidth node (KNL flat, MCDRAM node 1) is there by its <memnode>, not
+# by a MemoryTiers= rule
+run plan --json --topology="$HERE/../topologies/knl-snc4-flat.xml" --domain="$D/cell-on-hbm.xml"
+json "a cell bound to an MCDRAM node by <memnode>: counted there, not called a MemoryTiers= tier" \
+    'dec("cell-on-hbm")["result"] == "placed" and "MemoryTiers" not in dec("cell-on-hbm")["reason"] and
+     any(c["nodes"] == [1] for c in dec("cell-on-hbm")["cells"])'
 printf 'start a 1 1G\nstart a 1 1G\n' >"$TMP/twice.trace"
 run plan --topology="$HOST" --trace="$TMP/twice.trace"
 refused "a domain started twice in a trace: FILE:LINE, as simulate says it" "twice.trace:2: start a: already running"
