@@ -69,22 +69,30 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
         cells_init_plan(req, plan);
         for (unsigned i = 0; i < plan->nvcpus; i++) {
                 int best = -1;
-                unsigned best_load = 0;
+                unsigned best_load = 0, best_core_load = 0;
 
                 if (!pins[i])
                         continue;
                 cpuset_union(plan->vcpu_pins[i], pins[i]);
                 if (cpuset_equal(pins[i], t->all_pus) || cpuset_count(pins[i]) >= t->npus)
                         continue; /* floats over the whole host */
+                /* the least loaded core first, then its least loaded thread: two vCPUs floating over a
+                 * node are counted on two cores, not on the two threads of one */
                 CPUSET_FOREACH (os, pins[i]) {
                         int pu = topology_pu_by_os(t, (unsigned)os);
-                        unsigned load;
+                        const TopoCore *core;
+                        unsigned load, core_load = 0;
                         if (pu < 0)
                                 continue;
+                        core = &t->cores[t->pus[pu].core];
+                        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                                core_load += ledger_pu_load(l, p) + extra[p];
                         load = ledger_pu_load(l, (unsigned)pu) + extra[pu];
-                        if (best < 0 || load < best_load) {
+                        if (best < 0 || core_load < best_core_load ||
+                            (core_load == best_core_load && load < best_load)) {
                                 best = pu;
                                 best_load = load;
+                                best_core_load = core_load;
                         }
                 }
                 if (best < 0)

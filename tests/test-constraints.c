@@ -418,6 +418,24 @@ START_TEST(test_cpuset_apart_from_nodeset)
 }
 END_TEST
 
+/* vCPUs whose own pins float over a node (Nova's shared CPUs as <vcpupin cpuset='0-3'>) are each counted
+ * on the least loaded core, not on the two threads of one: a later domain sees two cores taken, and its
+ * own placement is not pushed off the node by a core counted twice */
+START_TEST(test_adopted_floating_pins_spread_over_cores)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) node = set_of("0-3");
+        CpuSet *pins[2] = {node, node};
+        PlacementRequest req = {.name = "shared", .vcpus = 2, .memory = GiB};
+        g_autoptr(Plan) plan = policy_adopt(t, l, &req, pins, &p);
+
+        ck_assert_uint_ne(t->pus[plan->vcpu_pu[0]].core, t->pus[plan->vcpu_pu[1]].core);
+        ck_assert_uint_eq(plan->shared_vcpus, 0);
+}
+END_TEST
+
 /* The CPUs a placed domain's definition keeps for QEMU's threads (a core for <emulatorpin>, another for an
  * <iothreadpin>) are kept apart from its vCPUs and held: the next domain takes the free cores left, not
  * them, while any is left */
@@ -606,6 +624,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_cpuset_apart_from_nodeset);
         tcase_add_test(tc, test_adopted_emulator_core_held);
         tcase_add_test(tc, test_placed_thread_cpus_held);
+        tcase_add_test(tc, test_adopted_floating_pins_spread_over_cores);
         suite_add_tcase(s, tc);
         return s;
 }
