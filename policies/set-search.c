@@ -281,6 +281,32 @@ void set_search_done(SetSearch *s)
  * When the whole host lacks the room, no set has it: the walk is skipped. The first sets are all looked
  * at (for explain); after them, sets too small for the request are skipped without being touched.
  */
+/*
+ * Whether a set of several nodes holds one that takes nothing: no free core for a vCPU while the nodes that
+ * have one hold the memory too. The ranking's mean distance counts every node as if the domain spread
+ * evenly over all of them, so such a node, near the others, lowers the mean of a set it takes no part
+ * in: {0,1,3,4} ranked above {0,3} with node 4 full, and the domain was said to span four nodes. The set
+ * without those nodes is a candidate of its own (checked through the mask index: without one, as above
+ * 16 nodes, the set is kept).
+ */
+static bool set_has_idle_node(const SetSearch *s, const NodeSet *set)
+{
+        const NodeSetTable *table = s->table;
+        const unsigned *members = nodeset_members(table, set);
+        uint32_t useful = 0;
+        uint64_t memory = 0;
+
+        if (set->nnodes < 2 || !table->rank_of_mask || s->vcpus == 0)
+                return false;
+        for (unsigned i = 0; i < set->nnodes; i++)
+                if (s->v->node_capacity[members[i]] > 0) {
+                        useful |= UINT32_C(1) << members[i];
+                        memory += s->v->node_free_memory[members[i]];
+                }
+        return useful && useful != set->mask && memory >= s->memory &&
+               table->rank_of_mask[useful] != UINT_MAX;
+}
+
 bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
 {
         const NodeSetTable *table = s->table;
@@ -295,7 +321,7 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
         for (unsigned seen = 0; (rank = rank_iter_next(&it)) >= 0; seen++) {
                 const NodeSet *set = &table->candidates[rank];
                 SetLoad load;
-                bool qualifies;
+                bool qualifies, idle;
 
                 if ((group >= 0 && set->group != (unsigned)group) ||
                     (s->max_group >= 0 && set->group > (unsigned)s->max_group))
@@ -311,14 +337,19 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                         continue;
                 load = set_sums_get(&s->sums, set);
                 qualifies = load.free_memory >= s->memory && load.capacity >= s->vcpus;
+                idle = qualifies && set_has_idle_node(s, set);
+                qualifies = qualifies && !idle;
                 /* whole or split, a cell never runs away from its bound memory */
                 if (qualifies && plan->ncells)
                         qualifies =
                             cells_bound_fit(s->v, nodeset_members(table, set), set->nnodes, plan, true);
                 if (qualifies && s->cells_whole)
                         qualifies = cells_fit(s->v, nodeset_members(table, set), set->nnodes, plan);
-                if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
+                if (plan->candidates->len < POLICY_KEEP_CANDIDATES) {
                         keep_candidate(s->v, plan, (unsigned)rank, set, &load, qualifies, false);
+                        ((PlanCandidate *)g_ptr_array_index(plan->candidates, plan->candidates->len - 1))
+                            ->idle_node = idle;
+                }
                 if (qualifies) {
                         bool fits = set_fits_l3(s, set, plan);
 

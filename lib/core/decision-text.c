@@ -86,6 +86,8 @@ static const char *verdict(const PlanCandidate *c)
                 return "busier cores";
         if (c->as_busy)
                 return "as busy, further";
+        if (c->idle_node)
+                return "a node takes no part";
         return c->qualifies ? "qualifies" : "too small";
 }
 

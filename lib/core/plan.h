@@ -197,6 +197,9 @@ typedef struct PlanCandidate {
         bool chosen;
         /* overcommit by load: offered what the chosen set did, its least busy core ran more / as much */
         bool busier, as_busy;
+        /* added: room enough, but a node of it would take nothing (no free core, the others hold the
+         * memory): the set without it is the candidate */
+        bool idle_node;
 } PlanCandidate;
 
 typedef struct Plan {
