@@ -82,9 +82,11 @@ static void print_topology_human(const Topology *t)
 
         for (unsigned n = 0; n < t->nnodes; n++)
                 stand_ins += t->nodes[n].no_local_memory;
-        printf("host:     %u NUMA nodes%s, %u packages, %u cores, %u PUs (up to %u threads per core)\n",
-               t->nnodes - stand_ins, stand_ins ? " (and CPUs local to none)" : "", t->npackages, t->ncores,
-               t->npus, t->max_threads);
+        printf("host:     %u NUMA node%s%s, %u package%s, %u core%s, %u PU%s (up to %u thread%s per core)\n",
+               t->nnodes - stand_ins, t->nnodes - stand_ins == 1 ? "" : "s",
+               stand_ins ? " (and CPUs local to none)" : "", t->npackages, t->npackages == 1 ? "" : "s",
+               t->ncores, t->ncores == 1 ? "" : "s", t->npus, t->npus == 1 ? "" : "s", t->max_threads,
+               t->max_threads == 1 ? "" : "s");
         for (unsigned n = 0; n < t->nnodes; n++) {
                 g_autofree char *cpus = cpuset_format(t->nodes[n].cpus);
                 printf("node %-3u  %10s  %-4s  %3u cores  cpus %s%s\n", t->nodes[n].os_index,
@@ -95,15 +97,20 @@ static void print_topology_human(const Topology *t)
         }
         print_core_kinds(t);
         print_pools(t);
-        printf("distances%s:\n", t->distances_known ? "" : " (assumed)");
+        /* rows and columns labelled with node numbers: hwloc's order is not always theirs (SNC with HBM
+         * lists 0, 8, 1, 9...), as numactl --hardware labels them */
+        printf("distances%s:\n  node", t->distances_known ? "" : " (assumed)");
+        for (unsigned j = 0; j < t->nnodes; j++)
+                printf(" %4u", t->nodes[j].os_index);
+        printf("\n");
         for (unsigned i = 0; i < t->nnodes; i++) {
-                printf("  ");
+                printf("  %4u", t->nodes[i].os_index);
                 for (unsigned j = 0; j < t->nnodes; j++) {
                         uint32_t d = topology_distance(t, i, j);
                         if (d == TOPOLOGY_UNREACHABLE)
-                                printf("   -");
+                                printf("    -");
                         else
-                                printf(" %3u", d);
+                                printf(" %4u", d);
                 }
                 printf("\n");
         }

@@ -335,7 +335,10 @@ static int collect_pus(Topology *t, hwloc_topology_t topo, GHashTable *attached,
                                                         guest ? guest : "the allowed", guest ? "'s" : "");
                 note_cpus(t, disallowed, what);
         }
-        note_cpus(t, offline, "offline, excluded");
+        /* the live host knows offline CPUs; an export also leaves out what its cgroup did not allow */
+        note_cpus(t, offline,
+                  g_strcmp0(t->source, "host") == 0 ? "offline, excluded"
+                                                    : "offline or outside the exported cpuset, excluded");
         if (dropped)
                 topology_note(t, "%u core%s without any usable PU dropped", dropped,
                               dropped == 1 ? "" : "s");
