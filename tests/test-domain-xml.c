@@ -361,6 +361,27 @@ START_TEST(test_dimm_memory_is_its_cells)
 }
 END_TEST
 
+/* A virtio-mem device is backed like a DIMM, bound with its <target><node> cell: its memory is that cell's
+ * (the whole of its <size>, what the guest may plug) */
+START_TEST(test_virtio_mem_is_its_cells)
+{
+        static const char xml[] =
+            "<domain><name>d</name><memory unit='GiB'>24</memory><vcpu>2</vcpu><cpu><numa>"
+            "<cell id='0' cpus='0' memory='4' unit='GiB'/><cell id='1' cpus='1' memory='4' unit='GiB'/>"
+            "</numa></cpu><devices>"
+            "<memory model='virtio-mem'><target><size unit='GiB'>16</size><node>1</node>"
+            "<block unit='MiB'>2</block><requested unit='GiB'>8</requested></target></memory>"
+            "</devices></domain>";
+        g_autoptr(DomainSpec) s = NULL;
+        g_autofree char *error = NULL;
+
+        ck_assert_msg(domain_xml_parse(xml, &s, &error) == 0, "%s", error);
+        ck_assert_uint_eq(s->memory, UINT64_C(24) << 30);
+        ck_assert_uint_eq(g_array_index(s->cells, DomainCell, 0).memory, UINT64_C(4) << 30);
+        ck_assert_uint_eq(g_array_index(s->cells, DomainCell, 1).memory, UINT64_C(20) << 30);
+}
+END_TEST
+
 /* <page size='4' unit='KiB'> is the base page: ordinary memory, as libvirt backs it */
 START_TEST(test_base_page_is_no_hugepage)
 {
@@ -421,6 +442,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_realtime_vcpusched);
         tcase_add_test(tc, test_guest_threads);
         tcase_add_test(tc, test_dimm_memory_is_its_cells);
+        tcase_add_test(tc, test_virtio_mem_is_its_cells);
         tcase_add_test(tc, test_cells_set_the_memory);
         tcase_add_test(tc, test_base_page_is_no_hugepage);
         tcase_add_test(tc, test_memory_from_cells);

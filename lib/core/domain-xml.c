@@ -23,7 +23,7 @@ typedef enum {
         TEXT_DIMM_NODE,
 } TextTarget;
 
-/* A <memory model='dimm'> device: its size and the guest cell it plugs into (<target><node>). */
+/* A <memory model='dimm|virtio-mem'> device: its size and the guest cell it plugs into (<target><node>). */
 typedef struct GuestDimm {
         unsigned node;
         uint64_t bytes;
@@ -44,7 +44,7 @@ typedef struct Parser {
         bool definition_overflow;
         unsigned iothread_count; /* <iothreads> */
         CpuSet *enabled_vcpus;   /* <vcpus><vcpu id= enabled='yes'>, NULL without <vcpus> */
-        bool in_dimm;            /* inside <devices><memory model='dimm'> */
+        bool in_dimm;            /* inside <devices><memory model='dimm|virtio-mem'> */
         uint64_t dimm_unit;      /* of its <target><size> */
         uint64_t dimm_bytes;     /* its size */
         int dimm_node;           /* its <target><node>, -1 when none */
@@ -585,7 +585,8 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 /* persistent memory backed by a file or a DAX device: in <memory>, but not host RAM */
                 const char *model = domain_xml_attr(names, values, "model");
                 p->in_pmem = model && (strcmp(model, "nvdimm") == 0 || strcmp(model, "virtio-pmem") == 0);
-                p->in_dimm = model && strcmp(model, "dimm") == 0;
+                /* virtio-mem is backed as a DIMM is, bound with its <target><node> cell */
+                p->in_dimm = model && (strcmp(model, "dimm") == 0 || strcmp(model, "virtio-mem") == 0);
                 p->dimm_bytes = 0;
                 p->dimm_node = -1;
         } else if ((p->in_dimm || p->in_pmem) && in_path(p, "target", "size") && p->stack->len == 5) {
