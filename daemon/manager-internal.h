@@ -26,6 +26,9 @@ struct Manager {
         char *uri_override;
         VirtConn *conn; /* NULL while not connected */
         bool connected, ever_connected;
+        /* what a reload changed for the running domains while libvirt was away: done once connected */
+        bool reload_apply_pending;
+        CpuSet *reload_reserved_pending;
         unsigned backoff_sec, reconnects;
         struct event *reconnect_ev, *teardown_ev, *reconcile_ev;
         Ledger *ledger;
@@ -50,6 +53,9 @@ struct Manager {
 void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec);
 /* Adopts the domain's recorded decision when it checks out, quietly; false leaves it to placer_place. */
 bool placer_adopt(Manager *m, virDomainPtr dom);
+/* What reloads changed for running domains while libvirt was away (Apply= turned on, CPUs newly reserved):
+ * done now that it is back. */
+void manager_reload_pending(Manager *m);
 /* The domain with uuid no longer runs (why, for the log): its decision, its cores and memory in the
  * ledger and its measured load go. */
 void placer_forget(Manager *m, const char *uuid, const char *why);

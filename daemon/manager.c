@@ -17,6 +17,8 @@
 
 #define BACKOFF_MAX_SEC 30u
 
+static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_reserved);
+
 static void connect_now(Manager *m);
 
 static uint64_t monotonic_usec(void)
@@ -335,6 +337,7 @@ static void connect_now(Manager *m)
         set_connected(m, true);
         reconcile(m, m->ever_connected ? ORIGIN_RECONCILE : ORIGIN_RUNNING_AT_START);
         m->ever_connected = true;
+        manager_reload_pending(m);
 }
 
 Manager *manager_new(struct event_base *base, Topology *topology, Config *config, const char *uri)
@@ -375,6 +378,7 @@ void manager_free(Manager *m)
         topology_free(m->topology);
         config_free(m->config);
         g_free(m->uri_override);
+        cpuset_free(m->reload_reserved_pending);
         g_free(m);
 }
 
@@ -411,15 +415,27 @@ static bool runs_on(const Decision *d, const CpuSet *cpus)
 static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_reserved)
 {
         g_autoptr(GPtrArray) uuids = g_ptr_array_new_with_free_func(g_free);
+        g_autoptr(CpuSet) reserved = newly_reserved ? cpuset_copy(newly_reserved) : cpuset_new();
         GHashTableIter it;
         gpointer value;
 
-        if (!m->conn || (!apply_on && cpuset_is_empty(newly_reserved)))
+        /* what earlier reloads left for the connection, or this one leaves for it */
+        apply_on |= m->reload_apply_pending;
+        if (m->reload_reserved_pending)
+                cpuset_union(reserved, m->reload_reserved_pending);
+        m->reload_apply_pending = false;
+        g_clear_pointer(&m->reload_reserved_pending, cpuset_free);
+        if (!apply_on && cpuset_is_empty(reserved))
                 return;
+        if (!m->conn) {
+                m->reload_apply_pending = apply_on;
+                m->reload_reserved_pending = g_steal_pointer(&reserved);
+                return;
+        }
         g_hash_table_iter_init(&it, m->decisions);
         while (g_hash_table_iter_next(&it, NULL, &value)) {
                 const Decision *d = value;
-                if ((apply_on && d->result == DECISION_ADVISORY) || runs_on(d, newly_reserved))
+                if ((apply_on && d->result == DECISION_ADVISORY) || runs_on(d, reserved))
                         g_ptr_array_add(uuids, g_strdup(d->uuid));
         }
         for (unsigned i = 0; i < uuids->len; i++) {
@@ -432,6 +448,11 @@ static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_
                          d->result == DECISION_ADVISORY ? "Apply= is on" : "its CPUs are now reserved");
                 placer_place(m, dom, ORIGIN_REPLACE, monotonic_usec());
         }
+}
+
+void manager_reload_pending(Manager *m)
+{
+        replace_after_reload(m, false, NULL);
 }
 
 void manager_set_config(Manager *m, Config *config)
@@ -459,7 +480,6 @@ void manager_set_config(Manager *m, Config *config)
                 evtimer_del(m->reconnect_ev);
                 m->backoff_sec = 1;
                 connect_now(m);
-                return;
         }
         replace_after_reload(m, apply_on, newly_reserved);
 }

@@ -887,12 +887,12 @@ static void note_latency(Manager *m, uint64_t latency_usec)
         m->stats.latency_sum += sec;
 }
 
-/* Applies d's plan (when Apply=yes and it has one) and records it in the domain. Returns -ENOENT when
- * the domain vanished meanwhile (then forgotten), else 0. */
-/* An unplaceable plan applies nothing: a domain placed before (replace, a resize) keeps running on the
- * pins it had, and the ledger must count those, not the plan's none. A domain whose vCPUs all float
- * (a start) keeps the plan. was: the binding its memory had before. */
-static void count_unplaceable_pins(Manager *m, virDomainPtr dom, Decision *d, MemoryBinding was)
+/* An unplaceable plan applies nothing: a domain placementd had placed before (replace, a resize, a reload)
+ * keeps running on the pins that plan applied, and the ledger must count those, not the new plan's none.
+ * before: that earlier plan (NULL at a start, or when nothing was applied); was: its memory binding. Its
+ * record stays as it was: it names the pins that run. */
+static void count_unplaceable_pins(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user,
+                                   const Plan *before, MemoryBinding was)
 {
         g_autofree char *error = NULL;
         PlacementRequest req = {.name = d->name,
@@ -903,14 +903,15 @@ static void count_unplaceable_pins(Manager *m, virDomainPtr dom, Decision *d, Me
         bool pinned = false;
         Plan *runs;
 
+        if (!before)
+                return;
         if (virt_domain_get_vcpu_pins(dom, req.vcpus, d->plan->vcpu_ids, &pins, &error) < 0) {
                 log_warning("%s: %s; its plan stays counted", d->name, error);
                 return;
         }
+        /* floating over the host or its own <vcpu cpuset> is no pin to count */
         for (unsigned i = 0; i < req.vcpus && !pinned; i++)
-                pinned = pins[i] && !cpuset_is_empty(pins[i]) &&
-                         !cpuset_equal(pins[i], m->topology->all_pus) &&
-                         cpuset_count(pins[i]) < m->topology->npus;
+                pinned = pins[i] && !placer_runs_anywhere(m, pins[i], user ? user->vcpu_cpuset : NULL);
         if (!pinned) {
                 virt_pins_free(pins, req.vcpus);
                 return;
@@ -921,6 +922,10 @@ static void count_unplaceable_pins(Manager *m, virDomainPtr dom, Decision *d, Me
         runs->realtime = d->plan->realtime;
         plan_set_vcpu_ids(runs, d->plan->vcpu_ids, d->plan->nvcpus);
         runs->policy = d->plan->policy;
+        /* what the earlier plan applied to QEMU's other threads runs too */
+        cpuset_union(runs->emulator_pin, before->emulator_pin);
+        cpuset_union(runs->iothreads, before->iothreads);
+        cpuset_union(runs->iothread_pin, before->iothread_pin);
         /* a binding applied before still stands; the plan charged the memory where it is bound */
         if (was == MEMORY_BINDING_APPLIED || was == MEMORY_BINDING_KEPT) {
                 memcpy(runs->node_memory, d->plan->node_memory, sizeof(uint64_t) * runs->nnode_memory);
@@ -934,17 +939,15 @@ static void count_unplaceable_pins(Manager *m, virDomainPtr dom, Decision *d, Me
         commit(m, d, runs);
 }
 
+/* Applies d's plan (when Apply=yes and it has one) and records it in the domain. Returns -ENOENT when
+ * the domain vanished meanwhile (then forgotten), else 0. before and was: see count_unplaceable_pins(). */
 static int carry_out(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user, uint64_t event_usec,
-                     MemoryBinding was)
+                     const Plan *before, MemoryBinding was)
 {
         bool apply_it = m->config->apply && d->plan->result != PLAN_UNPLACEABLE;
 
-        if (m->config->apply && d->plan->result == PLAN_UNPLACEABLE) {
-                count_unplaceable_pins(m, dom, d, was);
-                /* the record says so too: the pins it names are the ones that run */
-                if (d->plan->result == PLAN_ADOPTED && free_to_record(dom, d))
-                        write_metadata(m, dom, d, user);
-        }
+        if (m->config->apply && d->plan->result == PLAN_UNPLACEABLE)
+                count_unplaceable_pins(m, dom, d, user, before, was);
 
         if (apply_it && apply(m, dom, d) == -ENOENT) {
                 if (!virt_domain_connection_alive(dom)) {
@@ -1024,7 +1027,7 @@ void placer_apply_plan(Manager *m, virDomainPtr dom, const PlacerRequest *r, Pla
         if (d->plan && d->plan->keep_memory && (was == MEMORY_BINDING_APPLIED || was == MEMORY_BINDING_OFF))
                 d->memory_binding = was;
 
-        if (carry_out(m, dom, d, r->user, 0, was) == 0)
+        if (carry_out(m, dom, d, r->user, 0, NULL, was) == 0)
                 announce(m, d);
 }
 
@@ -1040,6 +1043,7 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
         PlacementRequest req;
         const char *why;
         const Decision *old;
+        g_autoptr(Plan) before = NULL;
         MemoryBinding was;
         Decision *d;
         bool ours;
@@ -1080,8 +1084,12 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
                 return d;
         old = g_hash_table_lookup(m->decisions, uuid);
         was = old ? old->memory_binding : MEMORY_BINDING_NONE;
+        /* what an earlier decision applied (its own pins, or pins counted as they ran) */
+        if (old && old->plan && old->result != DECISION_ADVISORY &&
+            (old->result != DECISION_UNPLACEABLE || old->plan->result == PLAN_ADOPTED))
+                before = plan_copy(old->plan);
         d = decide(m, uuid, live, &req, &params);
-        return carry_out(m, dom, d, user, event_usec, was) < 0 ? NULL : d;
+        return carry_out(m, dom, d, user, event_usec, before, was) < 0 ? NULL : d;
 }
 
 void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec)

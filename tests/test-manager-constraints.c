@@ -185,6 +185,26 @@ START_TEST(test_user_numatune_stands)
 }
 END_TEST
 
+/* A domain floating on its own <vcpu cpuset>, every CPU of which ReservedCPUs= keeps (Nova's
+ * cpu_shared_set): unplaceable at its start, nothing pinned and nothing counted on those CPUs, as before
+ * anything was placed: its cpuset is no pin of placementd's to keep counting */
+START_TEST(test_start_unplaceable_floating_not_counted)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nReservedCPUs=4-5\n");
+        virDomainPtr dom = start("c-shared", 1, " cpuset='4-5'", NULL);
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-shared"));
+        d = manager_lookup(m, "c-shared");
+        ck_assert_msg(d->result == DECISION_UNPLACEABLE && !strstr(d->reason, "runs on the pins it had"),
+                      "%s", d->reason);
+        ck_assert_uint_eq(
+            ledger_pu_load(manager_ledger(m), (unsigned)topology_pu_by_os(manager_topology(m), 4)), 0);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* <numatune><memory mode='preferred'> larger than its node: the rest counted on the nearest node with room
  * (where the kernel falls back), and a restarted daemon adopts that record, memory off the preferred node
  * and all */
@@ -688,6 +708,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_pci_device_node);
         tcase_add_test(tc, test_cpuset_apart_from_memory_adopted);
         tcase_add_test(tc, test_preferred_spill_adopted);
+        tcase_add_test(tc, test_start_unplaceable_floating_not_counted);
         tcase_add_test(tc, test_iothreads_pinned_user_pin_stands);
         tcase_add_test(tc, test_own_iothread_pins_without_snapshot);
         tcase_add_test(tc, test_own_emulator_pin_without_snapshot);

@@ -266,12 +266,13 @@ START_TEST(test_unplaceable_replace_keeps_pins_counted)
         ck_assert(cpuset_equal(d->plan->vcpu_pins[0], before->vcpu_pins[0]));
         ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), (unsigned)before->vcpu_pu[0]), 1);
         fixture_assert_live_pins(dom, before);
-        /* the record says what runs */
+        /* the emulator pin it applied runs too, and the record of what it applied stays: those pins run */
+        ck_assert(cpuset_equal(d->plan->emulator_pin, before->emulator_pin));
         {
                 g_autoptr(DomainSpec) spec = NULL;
                 ck_assert_int_eq(virt_domain_read_spec(dom, false, &spec, NULL), 0);
                 ck_assert_ptr_nonnull(spec->decision);
-                ck_assert_str_eq(spec->decision->result, "unplaceable");
+                ck_assert_str_eq(spec->decision->result, "placed");
         }
 
         c = NULL;
@@ -322,6 +323,36 @@ START_TEST(test_reload_applies_to_running_domains)
         ck_assert_msg(d->result == DECISION_PLACED && !cpuset_intersects(d->plan->vcpu_pins[0], was), "%s",
                       d->reason);
         fixture_assert_live_pins(dom, d->plan);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
+/* A reload that turns Apply= on while libvirt is away applies the advisory decisions once it is back,
+ * not never (the reconnect's reconcile leaves an advisory decision as it is) */
+START_TEST(test_reload_while_away_applies_once_back)
+{
+        Manager *m = new_manager("[Placement]\nApply=no\nMemoryBinding=no\n");
+        virDomainPtr dom = start_domain("m-away", 1, NULL);
+        Wait w = {m, "m-away"};
+        g_autofree char *error = NULL;
+        Config *c = NULL;
+        VirtConn *conn_kept;
+
+        ck_assert(spin(known, &w, 3000));
+        ck_assert_int_eq(manager_lookup(m, "m-away")->result, DECISION_ADVISORY);
+        conn_kept = m->conn;
+        m->conn = NULL; /* as disconnect() leaves it */
+        ck_assert_int_eq(config_load_data("[Placement]\nMemoryBinding=no\n", "test.conf", &c, &error), 0);
+        manager_set_config(m, c);
+        ck_assert_int_eq(manager_lookup(m, "m-away")->result, DECISION_ADVISORY);
+        m->conn = conn_kept;
+        /* what the connection's return runs (connect_now() after its reconcile) */
+        manager_reload_pending(m);
+        ck_assert_msg(manager_lookup(m, "m-away")->result == DECISION_PLACED, "%s",
+                      manager_lookup(m, "m-away")->reason);
+        fixture_assert_live_pins(dom, manager_lookup(m, "m-away")->plan);
         virDomainDestroy(dom);
         virDomainFree(dom);
         free_manager(m);
@@ -1477,6 +1508,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_lookup_name_before_uuid);
         tcase_add_test(tc, test_restart_adopts);
         tcase_add_test(tc, test_reload_applies_to_running_domains);
+        tcase_add_test(tc, test_reload_while_away_applies_once_back);
         tcase_add_test(tc, test_unplaceable_replace_keeps_pins_counted);
         tcase_add_test(tc, test_restart_holds_emulator_cpu);
         tcase_add_test(tc, test_opt_outs);
