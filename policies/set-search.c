@@ -155,6 +155,18 @@ void keep_candidate(const HostView *v, Plan *plan, unsigned rank, const NodeSet 
 
         if (plan->candidates->len >= POLICY_KEEP_CANDIDATES && !always)
                 return;
+        /* a set seen by two walks (the room walk, then the overcommit search) is listed once, as last seen
+         */
+        for (unsigned i = 0; i < plan->candidates->len; i++) {
+                c = g_ptr_array_index(plan->candidates, i);
+                if (c->rank == rank) {
+                        c->free_cores = load->free_cores;
+                        c->free_pus = load->free_pus;
+                        c->free_memory = load->free_memory;
+                        c->qualifies = qualifies;
+                        return;
+                }
+        }
         c = g_new0(PlanCandidate, 1);
         *c = (PlanCandidate){
             .rank = rank,
@@ -315,8 +327,19 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
         int rank;
 
         *out = (SetChoice){.rank = -1};
-        if (s->host.capacity < s->vcpus || s->host.free_memory < s->memory)
+        if (s->host.capacity < s->vcpus || s->host.free_memory < s->memory) {
+                /* explain still shows the nearest sets, each too small as the whole host is */
+                for (unsigned r = 0;
+                     r < table->ncandidates && plan->candidates->len < POLICY_KEEP_CANDIDATES; r++) {
+                        const NodeSet *set = &table->candidates[r];
+                        SetLoad load;
+                        if (!set_inside(s->v, set, s->allowed_mask))
+                                continue;
+                        load = set_sums_get(&s->sums, set);
+                        keep_candidate(s->v, plan, r, set, &load, false, false);
+                }
                 return false;
+        }
         rank_iter_init(&it, table, 0, 1);
         for (unsigned seen = 0; (rank = rank_iter_next(&it)) >= 0; seen++) {
                 const NodeSet *set = &table->candidates[rank];

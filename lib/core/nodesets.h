@@ -26,6 +26,8 @@
  * that needs more than 32 nodes' worth of cores or memory is rare, and the table stays small. */
 #define NODESETS_GROWN_MAX_NODES 32u
 #define NODESETS_MEAN_EPSILON    1e-3
+/* nodeset_table_within(), made for each constrained request: every subset up to this many nodes */
+#define NODESETS_WITHIN_EXHAUSTIVE_MAX 10u
 
 typedef struct NodeSet {
         uint32_t max_distance;
@@ -54,9 +56,9 @@ typedef struct NodeSetTable {
 
 NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool flat);
 /* The candidate sets made of the k given nodes only (ascending host node indexes), ranked by the same
- * key: every subset up to NODESETS_EXHAUSTIVE_MAX of them, grown sets beyond. Members are host node
- * indexes; the table has no mask index. For a request whose constraints leave a few nodes of a host
- * above the exhaustive limit, where the host's own table may not hold the sets of just those. */
+ * key: every subset up to NODESETS_WITHIN_EXHAUSTIVE_MAX of them, grown sets (and all k) beyond. Members are
+ * host node indexes; the table has no mask index. For a request whose constraints leave a few nodes of a
+ * host above the exhaustive limit, where the host's own table may not hold the sets of just those. */
 NodeSetTable *nodeset_table_within(unsigned nnodes, const uint32_t *distance, const unsigned *nodes,
                                    unsigned k);
 void nodeset_table_free(NodeSetTable *t);
