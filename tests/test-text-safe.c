@@ -49,11 +49,24 @@ START_TEST(test_text_safe)
 }
 END_TEST
 
+/* JSON for a terminal: C1 controls and format characters as \uXXXX escapes, the JSON unchanged in meaning */
+START_TEST(test_text_json_safe)
+{
+        g_autofree char *a = text_json_safe("{\"name\": \"c1\xc2\x9b"
+                                            "2J caf\xc3\xa9 rtl\xe2\x80\xae\"}");
+        g_autofree char *b = text_json_safe("[\"tag\xf3\xa0\x80\x81\"]"); /* U+E0001, beyond the BMP */
+
+        ck_assert_str_eq(a, "{\"name\": \"c1\\u009b2J caf\xc3\xa9 rtl\\u202e\"}");
+        ck_assert_str_eq(b, "[\"tag\\udb40\\udc01\"]");
+}
+END_TEST
+
 static Suite *text_safe_suite(void)
 {
         Suite *s = suite_create("text safe");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_text_safe);
+        tcase_add_test(tc, test_text_json_safe);
         suite_add_tcase(s, tc);
         return s;
 }

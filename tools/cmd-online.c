@@ -139,19 +139,20 @@ int ctl_read_string(sd_bus_message *reply, const char **ret)
         return r < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
 
-static void print_json(const char *text)
+/* The daemon's JSON, re-written by json-glib (so whatever its strings hold is escaped); an answer that is
+ * not JSON is not printed (a hostile daemon's text could drive the terminal). Returns an exit code. */
+static int print_json(const char *text)
 {
         g_autoptr(JsonParser) p = json_parser_new();
-        if (json_parser_load_from_data(p, text, -1, NULL)) {
-                g_autoptr(JsonGenerator) g = json_generator_new();
-                g_autofree char *out = NULL;
-                json_generator_set_root(g, json_parser_get_root(p));
-                json_generator_set_pretty(g, TRUE);
-                out = json_generator_to_data(g, NULL);
-                printf("%s\n", out);
-        } else {
-                printf("%s\n", text);
+        g_autofree char *out = NULL;
+
+        if (!json_parser_load_from_data(p, text, -1, NULL) || !json_parser_get_root(p)) {
+                fprintf(stderr, "placementctl: the daemon's answer is not JSON\n");
+                return EXIT_RUNTIME;
         }
+        out = json_to_text(json_parser_get_root(p), TRUE);
+        printf("%s\n", out);
+        return EXIT_OK;
 }
 
 /* {"KEY": text} with "moved": moved first when moved >= 0: JSON strings, whatever text holds. */
@@ -386,10 +387,8 @@ static int cmd_list(const Ctl *o, sd_bus *bus)
 
         if (code || (code = ctl_read_string(reply, &json)))
                 return code;
-        if (o->json) {
-                print_json(json);
-                return EXIT_OK;
-        }
+        if (o->json)
+                return print_json(json);
         if (!(all = decisions_of(parser, json)))
                 return EXIT_RUNTIME;
         g_ptr_array_add(rows, g_strsplit("DOMAIN|RESULT|POLICY|NODES|MEM|VCPU PINS", "|", -1));
@@ -423,7 +422,7 @@ static int cmd_text(const Ctl *o, sd_bus *bus, const char *method, const char *d
         if (o->json && domain) {
                 code = ctl_call(o, bus, "GetDecisionsJSON", &reply, "s", domain);
                 if (!code && !(code = ctl_read_string(reply, &text)))
-                        print_json(text);
+                        code = print_json(text);
         } else {
                 code = domain ? ctl_call(o, bus, method, &reply, "s", domain)
                               : ctl_call(o, bus, method, &reply, NULL);
@@ -533,7 +532,7 @@ static int cmd_show(const Ctl *o, sd_bus *bus, const char *domain)
         if (!code && !(code = ctl_read_string(reply, &text))) {
                 JsonArray *all;
                 if (o->json) {
-                        print_json(text);
+                        code = print_json(text);
                 } else if ((all = decisions_of(parser, text))) {
                         for (unsigned i = 0; i < json_length(all); i++)
                                 if (json_elem_object(all, i))
@@ -581,7 +580,7 @@ static int cmd_plan(const Ctl *o, sd_bus *bus)
         sd_bus_message_exit_container(reply);
         sd_bus_message_read(reply, "ssss", &mem, &emu, &reason, &json);
         if (o->json) {
-                print_json(json);
+                code = print_json(json);
         } else {
                 g_autofree char *m = text_safe(mem), *e = text_safe(emu), *why = text_safe(reason);
                 if (*m || *e)
@@ -589,7 +588,7 @@ static int cmd_plan(const Ctl *o, sd_bus *bus)
                                *m ? m : "-", *e ? e : "-");
                 printf("\n  why: %s\n", why);
         }
-        return EXIT_OK;
+        return code;
 }
 
 static int cmd_rebalance(const Ctl *o, sd_bus *bus)
@@ -754,7 +753,7 @@ int verb_map(Ctl *c, char **args, unsigned nargs)
                 const char *text;
                 code = ctl_call(c, c->sd, "GetHostMapJSON", &reply, NULL);
                 if (!code && !(code = ctl_read_string(reply, &text)))
-                        print_json(text);
+                        code = print_json(text);
         } else {
                 code = cmd_text(c, c->sd, "GetHostMap", NULL);
         }

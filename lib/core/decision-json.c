@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "decision-json.h"
 #include "json-get.h"
+#include "text-safe.h"
 
 CpuSet *topology_nodes_to_os(const Topology *t, const CpuSet *node_indexes)
 {
@@ -264,9 +265,13 @@ JsonNode *topology_to_json(const Topology *t, gboolean detailed)
 char *json_to_text(JsonNode *node, gboolean pretty)
 {
         g_autoptr(JsonGenerator) g = json_generator_new();
+        g_autofree char *raw = NULL;
+
         json_generator_set_root(g, node);
         json_generator_set_pretty(g, pretty);
-        return json_generator_to_data(g, NULL);
+        raw = json_generator_to_data(g, NULL);
+        /* owners' names may hold C1 controls or bidi marks: escaped, as a terminal may show this */
+        return text_json_safe(raw);
 }
 
 void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decision *d,

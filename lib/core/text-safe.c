@@ -55,3 +55,32 @@ bool text_is_safe(const char *s)
                         return false;
         return true;
 }
+
+char *text_json_safe(const char *json)
+{
+        GString *out = g_string_new(NULL);
+        const char *p = json ? json : "";
+
+        /* JSON's structure is ASCII: such characters can only be inside strings, where \uXXXX means the
+         * same character */
+        while (*p) {
+                gunichar c = g_utf8_get_char_validated(p, -1);
+                if (c == (gunichar)-1 || c == (gunichar)-2) {
+                        g_string_append_c(out, *p++);
+                        continue;
+                }
+                if (c >= 0x80 && unsafe(c)) {
+                        if (c > 0xffff) {
+                                gunichar v = c - 0x10000;
+                                g_string_append_printf(out, "\\u%04x\\u%04x", 0xd800 + (v >> 10),
+                                                       0xdc00 + (v & 0x3ff));
+                        } else {
+                                g_string_append_printf(out, "\\u%04x", (unsigned)c);
+                        }
+                } else {
+                        g_string_append_len(out, p, g_utf8_next_char(p) - p);
+                }
+                p = g_utf8_next_char(p);
+        }
+        return g_string_free(out, FALSE);
+}

@@ -17,3 +17,8 @@ char *text_safe(const char *s);
 
 /* True when s is valid UTF-8 that text_safe() would leave as it is (no control, no bidi override). */
 bool text_is_safe(const char *s);
+
+/* JSON text with every character text_safe() escapes beyond ASCII (C1 controls, format characters, line
+ * separators...) written as a \uXXXX escape: the same JSON, safe on a terminal. json-glib escapes C0
+ * controls itself. Caller frees. */
+char *text_json_safe(const char *json);

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A hostile stand-in for placementd on a private bus (tests/ctl/hostile.sh): owns org.placementd1 and
- * answers GetDecisionsJSON, Explain, GetHostMap and GetStatus with the text of FILE, read again at each
- * call, so that the client can be fed answers of the wrong shape. Prints "ready" once it owns the name.
- *   fake-daemon ADDRESS FILE
+ * answers GetDecisionsJSON, Explain, GetHostMap, GetHostMapJSON and GetStatus with the text of FILE, read
+ * again at each call, so that the client can be fed answers of the wrong shape. Prints "ready" once it owns
+ * the name. fake-daemon ADDRESS FILE
  */
 #include <glib.h>
 #include <stdio.h>
@@ -26,6 +26,7 @@ static const sd_bus_vtable vtable[] = {
     SD_BUS_METHOD("GetDecisionsJSON", "s", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD("Explain", "s", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD("GetHostMap", "", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD("GetHostMapJSON", "", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD("GetStatus", "", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_VTABLE_END,
 };

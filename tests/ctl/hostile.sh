@@ -55,7 +55,8 @@ PY
 answer() {
     local name=$1 verb bad
     printf '%s\n' "$2" >"$ANSWER"
-    for verb in list "show web1" "snippet web1" "--json snippet web1" "explain web1" map status; do
+    for verb in list "show web1" "--json show web1" "snippet web1" "--json snippet web1" "explain web1" map \
+        "--json map" status; do
         # shellcheck disable=SC2086 # the verb's words
         run "$CTL" --bus-address="$BUS_ADDR" $verb
         bad=
