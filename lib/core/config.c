@@ -558,5 +558,13 @@ GPtrArray *config_host_warnings(const Config *c, const Topology *t)
                                                      "largest has %s): no domain's memory can be placed",
                                                      size_format(c->placement.memory_reserve, a, sizeof(a)),
                                                      size_format(largest, b, sizeof(b))));
+        if (c->placement.reserved_cpus && !cpuset_is_empty(t->all_pus)) {
+                g_autoptr(CpuSet) left = cpuset_copy(t->all_pus);
+                cpuset_subtract(left, c->placement.reserved_cpus);
+                if (cpuset_is_empty(left))
+                        g_ptr_array_add(out,
+                                        g_strdup("ReservedCPUs= covers every CPU of this host: no domain's "
+                                                 "vCPUs can be placed"));
+        }
         return out;
 }

@@ -87,6 +87,11 @@ run "$CTL" plan --topology="$HOST222" --config="$TMP/reserve.conf" a:1:1G
 result "a MemoryReserve= beyond every node is warned about and named in the reason (rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q "MemoryReserve=1000.0 TiB is at least every node's memory" "$ERR" &&
         grep -q "MemoryReserve=1000.0 TiB kept on each node" "$OUT"; echo $?)"
+printf '[Placement]\nReservedCPUs=0-7\n' >"$TMP/allreserved.conf"
+run "$CTL" plan --topology="$HOST222" --config="$TMP/allreserved.conf" a:1:1G
+result "ReservedCPUs= over every CPU is warned about; the domain is unplaceable (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q "ReservedCPUs= covers every CPU of this host" "$ERR" &&
+        grep -q "unplaceable" "$OUT"; echo $?)"
 run "$CTL" --bus-address=garbage status
 result "a malformed --bus-address is a usage error naming it, exit 2 (rc $RC)" \
     "$([ $RC -eq 2 ] && grep -q "invalid D-Bus address 'garbage'" "$ERR"; echo $?)"
