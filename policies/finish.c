@@ -703,7 +703,8 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         const NodeSet *set = &v->t->nodesets->candidates[choice->rank];
         g_autofree char *where = format_nodes(v->t, plan->nodes);
         g_autofree char *constraints = constraint_note(v, req, plan);
-        bool memnodes = req->memory_source == MEMORY_SOURCE_MEMNODE, bound_cells = false;
+        bool memnodes = req->memory_source == MEMORY_SOURCE_MEMNODE, bound_cells = false,
+             constrained = false;
         for (unsigned c = 0; c < plan->ncells; c++)
                 bound_cells = bound_cells || !cpuset_is_empty(plan->cells[c].memory_nodes);
         memnodes = memnodes || bound_cells;
@@ -737,10 +738,14 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         else if (choice->least_busy)
                 g_strlcpy(busiest, ", of its equally near sets the one whose least busy core runs least",
                           sizeof(busiest));
+        /* the user's constraints leave only some nodes: the sets they allow lack the room, not the host */
+        for (unsigned n = 0; n < v->t->nnodes && !constrained; n++)
+                constrained = !v->node_allowed[n] && v->t->nodes[n].ncores > 0;
         return g_strdup_printf(
-            "no node set has %u %s and %s free%s; %s is the nearest that holds the memory"
+            "no node set %shas %u %s and %s free%s; %s is the nearest that holds the memory"
             "%s (%u %s there): %s%s",
-            req->vcpus, unit_of(ops, req->vcpus), memory_text(req, req->memory, b, sizeof(b)),
+            constrained ? "inside its constraints " : "", req->vcpus, unit_of(ops, req->vcpus),
+            memory_text(req, req->memory, b, sizeof(b)),
             bound_cells ? " with each <memnode> cell on its own nodes" : "", where, busiest,
             choice->load.capacity, unit_of(ops, choice->load.capacity), sharing, note);
 }

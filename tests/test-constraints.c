@@ -105,6 +105,22 @@ START_TEST(test_constraints_beyond_exhaustive_sets)
 }
 END_TEST
 
+/* Overcommitted inside the user's constraints while the host has room elsewhere: the reason says the sets
+ * its constraints allow lack the room, not every set */
+START_TEST(test_constrained_overcommit_reason)
+{
+        g_autoptr(Topology) t = host();
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) allowed = set_of("4-5");
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "vm", .vcpus = 3, .memory = GiB, .allowed_cpus = allowed};
+        const Plan *plan = place_req(t, l, &p, &req);
+
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        assert_reason_has(plan, "no node set inside its constraints has 3 free cores");
+}
+END_TEST
+
 START_TEST(test_vcpu_cpuset_on_memoryless_node)
 {
         /* the allowed CPUs are all on a node without memory (node 1 here): the vCPUs stay on them and the
@@ -609,6 +625,7 @@ static Suite *constraints_suite(void)
         Suite *s = suite_create("constraints");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_vcpu_cpuset_keeps_plan_inside);
+        tcase_add_test(tc, test_constrained_overcommit_reason);
         tcase_add_test(tc, test_constraints_beyond_exhaustive_sets);
         tcase_add_test(tc, test_vcpu_cpuset_on_memoryless_node);
         tcase_add_test(tc, test_core_usable_through_allowed_pus);
