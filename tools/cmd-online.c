@@ -782,6 +782,11 @@ int verb_rebalance(Ctl *c, char **args, unsigned nargs)
 
 int verb_replace(Ctl *c, char **args, unsigned nargs)
 {
+        int code = ctl_call(c, c->sd, "Replace", NULL, "s", args[0]);
+
         (void)nargs;
-        return call_done(c, ctl_call(c, c->sd, "Replace", NULL, "s", args[0]));
+        /* what it was placed as now, as show prints it (--json: {} as before) */
+        if (!code && !c->json)
+                return cmd_show(c, c->sd, args[0]);
+        return call_done(c, code);
 }
