@@ -96,6 +96,13 @@ result "-H root@127.0.0.1 list (rc $RC) is what the local bus says" \
 run env PATH="$TMP/bin:$PATH" "$CTL" show --host=root@127.0.0.1 test
 result "show --host=root@127.0.0.1 test, the option after the verb (rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q '^test (' "$OUT" && [ "$(cat "$OUT")" = "$(local_ctl show test)" ]; echo $?)"
+# bash completion of a domain name asks the daemon that -H names, as the command it completes would
+# shellcheck disable=SC2016 # expanded by the inner bash
+got=$(env PATH="$(dirname "$CTL"):$TMP/bin:$PATH" bash -c '. "$1"
+words=(placementctl -H root@127.0.0.1 show te) cword=4 cur=te
+__placementctl_domains' _ "$ROOT/shell-completion/bash/placementctl" 2>&1)
+result "bash completion after -H root@127.0.0.1 lists that daemon's domains (got: ${got:-nothing})" \
+    "$(grep -qx test <<<"$got"; echo $?)"
 remote --json show test
 result "-H ... --json show test is the decision JSON (rc $RC)" "$([ $RC -eq 0 ] && python3 -c '
 import json, sys; d = json.load(open(sys.argv[1]))["decisions"][0]; sys.exit(d["domain"] != "test")' "$OUT"; echo $?)"
