@@ -887,10 +887,11 @@ static void note_latency(Manager *m, uint64_t latency_usec)
         m->stats.latency_sum += sec;
 }
 
-/* An unplaceable plan applies nothing: a domain placementd had placed before (replace, a resize, a reload)
- * keeps running on the pins that plan applied, and the ledger must count those, not the new plan's none.
- * before: that earlier plan (NULL at a start, or when nothing was applied); was: its memory binding. Its
- * record stays as it was: it names the pins that run. */
+/* An unplaceable plan applies nothing: a domain that runs pinned (placed before: replace, a resize, a
+ * reload; or found so after a restart or a migration) keeps its pins, and the ledger must count those, not
+ * the new plan's none. Floating over the host or over its own <vcpu cpuset> (a start) is no pin. before:
+ * the earlier plan placementd applied, NULL when none; was: its memory binding. Its record stays as it
+ * was: it names the pins that run. */
 static void count_unplaceable_pins(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user,
                                    const Plan *before, MemoryBinding was)
 {
@@ -903,8 +904,6 @@ static void count_unplaceable_pins(Manager *m, virDomainPtr dom, Decision *d, co
         bool pinned = false;
         Plan *runs;
 
-        if (!before)
-                return;
         if (virt_domain_get_vcpu_pins(dom, req.vcpus, d->plan->vcpu_ids, &pins, &error) < 0) {
                 log_warning("%s: %s; its plan stays counted", d->name, error);
                 return;
@@ -922,10 +921,12 @@ static void count_unplaceable_pins(Manager *m, virDomainPtr dom, Decision *d, co
         runs->realtime = d->plan->realtime;
         plan_set_vcpu_ids(runs, d->plan->vcpu_ids, d->plan->nvcpus);
         runs->policy = d->plan->policy;
-        /* what the earlier plan applied to QEMU's other threads runs too */
-        cpuset_union(runs->emulator_pin, before->emulator_pin);
-        cpuset_union(runs->iothreads, before->iothreads);
-        cpuset_union(runs->iothread_pin, before->iothread_pin);
+        /* what an earlier plan applied to QEMU's other threads runs too */
+        if (before) {
+                cpuset_union(runs->emulator_pin, before->emulator_pin);
+                cpuset_union(runs->iothreads, before->iothreads);
+                cpuset_union(runs->iothread_pin, before->iothread_pin);
+        }
         /* a binding applied before still stands; the plan charged the memory where it is bound */
         if (was == MEMORY_BINDING_APPLIED || was == MEMORY_BINDING_KEPT) {
                 memcpy(runs->node_memory, d->plan->node_memory, sizeof(uint64_t) * runs->nnode_memory);

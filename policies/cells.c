@@ -374,7 +374,9 @@ char *cells_note(const Topology *t, const Plan *plan, bool memnodes)
                 list = cpuset_format(os);
                 g_string_append_printf(s, "%s%u on %s %s%s", s->len ? ", " : "; guest cells: ", cell->id,
                                        cpuset_count(os) > 1 ? "nodes" : "node", list,
-                                       cpuset_count(os) > 1 ? " (split: no node had room for it)" : "");
+                                       cpuset_count(os) > 1 && !cpuset_is_empty(cell->vcpus)
+                                           ? " (split: no node had room for it)"
+                                           : "");
         }
         /* libvirt binds a cell's memory to a node only from the definition: say what it needs */
         if (s->len && !memnodes)

@@ -351,13 +351,15 @@ static char *format_nodes(const Topology *t, const CpuSet *node_indexes)
  * share of every node otherwise (strict, interleave and restrictive let it use all of them).
  */
 /* What node n can still take of this plan's memory, whatever the request's binding: its free memory (or
- * free hugepages of the plan's size) less what the plan already counts there. GPU memory takes none. */
-static uint64_t spill_room(const HostView *v, const Plan *plan, unsigned n)
+ * free hugepages of the plan's size) less what the plan already counts there. GPU memory takes none
+ * unless chosen (the node the binding names). */
+static uint64_t spill_room(const HostView *v, const Plan *plan, unsigned n, bool chosen)
 {
         const TopoNode *node = &v->t->nodes[n];
         uint64_t used = ledger_node_memory(v->l, n), reserve = v->params->memory_reserve, free;
 
-        if (node->kind == NODE_KIND_GPU)
+        /* the node the user chose holds memory whatever its kind; the kernel falls back to no GPU's */
+        if (node->kind == NODE_KIND_GPU && !chosen)
                 return 0;
         if (plan->hugepage_size)
                 free = ledger_node_free_hugepages(v->l, n, plan->hugepage_size);
@@ -375,7 +377,7 @@ static void charge_preferred(const HostView *v, unsigned first, uint64_t bytes, 
         const Topology *t = v->t;
         g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
         unsigned n = 0;
-        uint64_t take = MIN(bytes, spill_room(v, plan, first));
+        uint64_t take = MIN(bytes, spill_room(v, plan, first, true));
 
         plan->node_memory[first] += take;
         bytes -= take;
@@ -392,7 +394,7 @@ static void charge_preferred(const HostView *v, unsigned first, uint64_t bytes, 
                         order[j - 1] = x;
                 }
         for (unsigned i = 0; i < n && bytes; i++) {
-                take = MIN(bytes, spill_room(v, plan, order[i]));
+                take = MIN(bytes, spill_room(v, plan, order[i], false));
                 plan->node_memory[order[i]] += take;
                 bytes -= take;
         }

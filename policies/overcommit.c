@@ -483,10 +483,7 @@ static bool search_pass(const SetSearch *s, Plan *plan, unsigned pass, unsigned 
                 if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
                         keep_candidate(s->v, plan, r, set, &load, false, false);
                 if (load.capacity >= target && load.size >= size_goal) {
-                        PlanCandidate *kept =
-                            plan->candidates->len
-                                ? g_ptr_array_index(plan->candidates, plan->candidates->len - 1)
-                                : NULL;
+                        PlanCandidate *kept = plan_candidate_of(plan, r); /* its row, when kept */
                         double busy;
 
                         if (!s->node_busy || pass == 2) {

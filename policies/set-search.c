@@ -148,6 +148,16 @@ bool set_near(const NodeSetTable *table, const NodeSet *set, const CpuSet *near)
         return false;
 }
 
+PlanCandidate *plan_candidate_of(const Plan *plan, unsigned rank)
+{
+        for (unsigned i = 0; i < plan->candidates->len; i++) {
+                PlanCandidate *c = g_ptr_array_index(plan->candidates, i);
+                if (c->rank == rank)
+                        return c;
+        }
+        return NULL;
+}
+
 void keep_candidate(const HostView *v, Plan *plan, unsigned rank, const NodeSet *set, const SetLoad *load,
                     bool qualifies, bool always)
 {
@@ -155,17 +165,14 @@ void keep_candidate(const HostView *v, Plan *plan, unsigned rank, const NodeSet 
 
         if (plan->candidates->len >= POLICY_KEEP_CANDIDATES && !always)
                 return;
-        /* a set seen by two walks (the room walk, then the overcommit search) is listed once, as last seen
-         */
-        for (unsigned i = 0; i < plan->candidates->len; i++) {
-                c = g_ptr_array_index(plan->candidates, i);
-                if (c->rank == rank) {
-                        c->free_cores = load->free_cores;
-                        c->free_pus = load->free_pus;
-                        c->free_memory = load->free_memory;
-                        c->qualifies = qualifies;
-                        return;
-                }
+        /* a set seen by two walks (the room walk, then the overcommit search) is listed once, as last
+         * seen */
+        if ((c = plan_candidate_of(plan, rank))) {
+                c->free_cores = load->free_cores;
+                c->free_pus = load->free_pus;
+                c->free_memory = load->free_memory;
+                c->qualifies = qualifies;
+                return;
         }
         c = g_new0(PlanCandidate, 1);
         *c = (PlanCandidate){

@@ -201,6 +201,8 @@ static inline bool set_inside(const HostView *v, const NodeSet *set, uint32_t al
 bool set_near(const NodeSetTable *table, const NodeSet *set, const CpuSet *near);
 
 /* Keeps set on plan for explain, unless plan keeps enough already and always is false. */
+/* The row plan keeps for the candidate of that rank, NULL when it keeps none. */
+PlanCandidate *plan_candidate_of(const Plan *plan, unsigned rank);
 void keep_candidate(const HostView *v, Plan *plan, unsigned rank, const NodeSet *set, const SetLoad *load,
                     bool qualifies, bool always);
 /* Marks the chosen candidate, adding it when it ranked beyond what the plan keeps. */

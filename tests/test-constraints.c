@@ -291,6 +291,28 @@ START_TEST(test_preferred_spills_to_nearest)
 }
 END_TEST
 
+/* preferred on a GPU node (its memory offered by the driver as a node, chosen by the user): counted there
+ * while it has room, as strict would be; GPU nodes only take no fallback */
+START_TEST(test_preferred_gpu_node_chosen)
+{
+        g_autoptr(Topology) t = test_topology_load("power9-gpu.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) nodes = set_of("2");
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "vm",
+                                .vcpus = 2,
+                                .memory = 8 * GiB,
+                                .memory_nodes = nodes,
+                                .memory_source = MEMORY_SOURCE_USER,
+                                .memory_mode = MEMORY_MODE_PREFERRED};
+        const Plan *plan = place_req(t, l, &p, &req);
+        int gpu = topology_node_by_os(t, 2);
+
+        ck_assert_int_ge(gpu, 0);
+        ck_assert_msg(plan->node_memory[gpu] == 8 * GiB, "%s", plan->reason);
+}
+END_TEST
+
 START_TEST(test_memnode_union_bounds_nodes)
 {
         for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
@@ -634,6 +656,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_numatune_modes_charge_memory);
         tcase_add_test(tc, test_memnode_union_bounds_nodes);
         tcase_add_test(tc, test_preferred_spills_to_nearest);
+        tcase_add_test(tc, test_preferred_gpu_node_chosen);
         tcase_add_test(tc, test_memory_bound_live_stays);
         tcase_add_test(tc, test_emulatorpin_stands);
         tcase_add_test(tc, test_constraints_leave_nothing);

@@ -359,6 +359,46 @@ START_TEST(test_reload_while_away_applies_once_back)
 }
 END_TEST
 
+/* A domain found running on pins of its own after a restart (its record refused: pins changed by hand)
+ * and unplaceable there: nothing is applied, and its pins are counted as they run, so a later domain is
+ * not given its core as a free one */
+START_TEST(test_unplaceable_after_restart_counts_live_pins)
+{
+        Manager *m = new_manager("[Placement]\nMemoryBinding=no\n");
+        virDomainPtr dom = start_domain("m-rv", 1, NULL);
+        Wait w = {m, "m-rv"}, w2 = {m, "m-rv-later"};
+        g_autofree char *error = NULL;
+        Config *c = NULL;
+        virDomainPtr later;
+        const Decision *d;
+        int pu6;
+
+        ck_assert(spin(known, &w, 3000));
+        free_manager(m);
+        ck_assert_int_eq(
+            virDomainPinVcpuFlags(dom, 0, &(unsigned char){1u << 6}, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
+        m = new_manager("[Placement]\nMemoryBinding=no\nMemoryReserve=16G\n");
+        w.m = m;
+        w2.m = m;
+        ck_assert(spin(known, &w, 3000));
+        d = manager_lookup(m, "m-rv");
+        pu6 = topology_pu_by_os(manager_topology(m), 6);
+        ck_assert_msg(ledger_pu_load(manager_ledger(m), (unsigned)pu6) == 1, "%s", d->reason);
+        ck_assert_int_eq(config_load_data("[Placement]\nMemoryBinding=no\n", "test.conf", &c, &error), 0);
+        manager_set_config(m, c);
+        later = start_domain("m-rv-later", 2, NULL);
+        ck_assert(spin(known, &w2, 3000));
+        d = manager_lookup(m, "m-rv-later");
+        /* 3 cores are taken (the driver's own domain, m-rv): 2 vCPUs do not both get a free one */
+        ck_assert_msg(d->result == DECISION_OVERCOMMITTED, "%s", d->reason);
+        virDomainDestroy(later);
+        virDomainFree(later);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_restart_adopts)
 {
         Manager *m = new_manager(NULL);
@@ -1507,6 +1547,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_reconcile_records_again);
         tcase_add_test(tc, test_lookup_name_before_uuid);
         tcase_add_test(tc, test_restart_adopts);
+        tcase_add_test(tc, test_unplaceable_after_restart_counts_live_pins);
         tcase_add_test(tc, test_reload_applies_to_running_domains);
         tcase_add_test(tc, test_reload_while_away_applies_once_back);
         tcase_add_test(tc, test_unplaceable_replace_keeps_pins_counted);

@@ -37,12 +37,13 @@ static virConnectPtr open_connection(const char *uri)
 static void print_json_node(JsonNode *root)
 {
         g_autoptr(JsonGenerator) g = json_generator_new();
-        g_autofree char *text = NULL;
+        g_autofree char *text = NULL, *safe = NULL;
 
         json_generator_set_root(g, root);
         json_generator_set_pretty(g, TRUE);
         text = json_generator_to_data(g, NULL);
-        printf("%s\n", text);
+        safe = text_json_safe(text); /* domain names: C1 controls and bidi marks escaped */
+        printf("%s\n", safe);
 }
 
 static const char *or_unknown(const char *s)

@@ -161,7 +161,7 @@ static void print_json_text(const char *key, const char *text, int64_t moved)
         g_autoptr(JsonBuilder) b = json_builder_new();
         g_autoptr(JsonGenerator) g = json_generator_new();
         g_autoptr(JsonNode) root = NULL;
-        g_autofree char *out = NULL;
+        g_autofree char *out = NULL, *raw = NULL;
 
         json_builder_begin_object(b);
         if (moved >= 0) {
@@ -183,7 +183,8 @@ static void print_json_text(const char *key, const char *text, int64_t moved)
         root = json_builder_get_root(b);
         json_generator_set_pretty(g, TRUE);
         json_generator_set_root(g, root);
-        out = json_generator_to_data(g, NULL);
+        raw = json_generator_to_data(g, NULL);
+        out = text_json_safe(raw); /* a report names domains: C1 controls and bidi marks escaped */
         printf("%s\n", out);
 }
 

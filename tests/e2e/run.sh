@@ -166,7 +166,7 @@ diag "libvirtd pid $(cat "$WORK/libvirtd.pid"), conf mode $(cat "$WORK/conf-mode
 TOPO=$("$PLACEMENTCTL" topology --topology=host 2>&1)
 check "placementctl topology --topology=host" test $? -eq 0
 diag "$TOPO"
-NCORES=$(sed -nE 's/^host: .* ([0-9]+) cores, .*/\1/p' <<<"$TOPO")
+NCORES=$(sed -nE 's/^host: .* ([0-9]+) cores?, .*/\1/p' <<<"$TOPO")
 ONLINE=$(cpuset_norm "$(cat /sys/devices/system/cpu/online)")
 diag "online CPUs: $ONLINE; cores per placementctl: ${NCORES:-?}"
 [ "${NCORES:-0}" -ge 2 ] || diag "WARNING: fewer than 2 cores; two 1-vCPU domains cannot get a core each"
