@@ -910,7 +910,8 @@ static void count_unplaceable_pins(Manager *m, virDomainPtr dom, Decision *d, co
         }
         /* floating over the host or its own <vcpu cpuset> is no pin to count */
         for (unsigned i = 0; i < req.vcpus && !pinned; i++)
-                pinned = pins[i] && !placer_runs_anywhere(m, pins[i], user ? user->vcpu_cpuset : NULL);
+                pinned = pins[i] && !cpuset_is_empty(pins[i]) &&
+                         !placer_runs_anywhere(m, pins[i], user ? user->vcpu_cpuset : NULL);
         if (!pinned) {
                 virt_pins_free(pins, req.vcpus);
                 return;
