@@ -104,6 +104,14 @@ void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p,
                 cpuset_clear(mem);
         add_cpuset(b, "memory_nodes", mem);
         add_cpuset(b, "emulator_pin", p->emulator_pin);
+        if (!cpuset_is_empty(p->held_pus)) {
+                /* CPUs the ledger holds for its QEMU threads (its definition's own pins): the map's too */
+                g_autoptr(CpuSet) held = cpuset_new();
+                CPUSET_FOREACH (pu, p->held_pus)
+                        if ((unsigned)pu < t->npus)
+                                cpuset_add(held, t->pus[pu].os_index);
+                add_cpuset(b, "held_cpus", held);
+        }
         if (!cpuset_is_empty(p->iothreads)) {
                 add_cpuset(b, "iothreads", p->iothreads);
                 add_cpuset(b, "iothread_pin", p->iothread_pin);

@@ -100,7 +100,7 @@ for n in json.load(sys.stdin)["node_list"]:
 }
 
 # _views_ctl_fetch: placementctl list --json -> VIEWS_CTL_JSON as lines
-#   NAME|RESULT|VCPUS|EMULATOR|MEMNODES|BINDING|ID=PIN;ID=PIN;...|APPLY_ERROR (ID: libvirt's vCPU id, "vcpu_ids"
+#   NAME|RESULT|VCPUS|EMULATOR|MEMNODES|BINDING|ID=PIN;ID=PIN;...|APPLY_ERROR|HELD (ID: libvirt's vCPU id, "vcpu_ids"
 #   when the online vCPUs are not 0..n-1, else the position)
 _views_ctl_fetch() {
     local json
@@ -113,7 +113,7 @@ for d in json.load(sys.stdin).get("decisions", []):
     pins = ";".join("%s=%s" % (i, "" if p is None else p) for i, p in zip(ids, pins))
     err = (d.get("apply_error") or "").replace("|", "/").replace("\n", " ")
     print("|".join("none" if x is None else str(x) for x in (d.get("domain"), d.get("result"), d.get("vcpus"), d.get("emulator_pin") or "",
-          d.get("memory_nodes") or "", d.get("memory_binding") or "", pins, err)))
+          d.get("memory_nodes") or "", d.get("memory_binding") or "", pins, err, d.get("held_cpus") or "")))
 ' <<<"$json")
 }
 
@@ -198,7 +198,7 @@ _views_domain() {
     if [ -z "$meta" ]; then
         _views_say "$d: no decision in its live metadata${ctl:+ (placementctl says ${ctl#*|})}"
     fi
-    IFS='|' read -r _ c_res c_n c_emu c_mem c_bind c_pins c_err <<<"$ctl"
+    IFS='|' read -r _ c_res c_n c_emu c_mem c_bind c_pins c_err _ <<<"$ctl"
     IFS=';' read -ra pairs <<<"$c_pins"
     for x in "${pairs[@]}"; do [ -n "$x" ] && cpin[${x%%=*}]=${x#*=}; done
     m_res=$(awk '$1 == "result" { print $2 }' <<<"$meta")
@@ -389,16 +389,21 @@ _views_map_pins() {
 }
 
 views_sharing() {
-    local d kern i v m x ctl_h map_h kern_h pins
+    local d kern i v m x ctl_h map_h kern_h pins held map_want
     VIEWS_OUT=
     [ -n "${_VIEWS_FRESH:-}" ] || _views_ctl_fetch || { printf '%s' "$VIEWS_OUT"; return 1; }
     # the daemon's view: list's pins, and its map must say the same
     pins=$(awk -F'|' '{ n = split($7, p, ";"); for (i = 1; i <= n; i++) { sub(/^[0-9]+=/, "", p[i]); if (p[i] != "") print $1, p[i] } }' <<<"$VIEWS_CTL_JSON" |
         while read -r d v; do echo "$d $(views_cpuset_norm "$v")"; done)
     ctl_h=$(_views_holders_from <<<"$pins")
+    # the map also shows the CPUs the ledger holds for a domain's QEMU threads (its definition's own
+    # <emulatorpin>): the same as list's vCPU pins with those
+    held=$(awk -F'|' '$9 != "" { n = split($9, r, ","); for (i = 1; i <= n; i++) print $1, r[i] }' <<<"$VIEWS_CTL_JSON" |
+        while read -r d v; do for x in $(views_cpuset_norm "$v" | tr ',' ' '); do echo "$d $x"; done; done)
+    map_want=$(printf '%s\n%s\n' "$pins" "$held" | grep . | _views_holders_from)
     map_h=$(_views_map_pins | sort -u | _views_holders_from)
-    if ! grep -q ' +$' <<<"$map_h" && [ "$map_h" != "$ctl_h" ]; then
-        _views_say "cores: placementctl list says $(tr '\n' ' ' <<<"$ctl_h")(core domain), placementctl map says $(tr '\n' ' ' <<<"$map_h")"
+    if ! grep -q ' +$' <<<"$map_h" && [ "$map_h" != "$map_want" ]; then
+        _views_say "cores: placementctl list says $(tr '\n' ' ' <<<"$map_want")(core domain, vCPUs and held CPUs), placementctl map says $(tr '\n' ' ' <<<"$map_h")"
     fi
     _views_sharing_check "placementctl" "$ctl_h"
     kern_h=$(for d in $(e2e_virsh list --name 2>/dev/null); do
