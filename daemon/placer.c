@@ -473,9 +473,14 @@ static int apply_iothreads(virDomainPtr dom, Decision *d, bool *ret_applied)
         return 0;
 }
 
-/* After a failed pin the ledger must hold what runs, not what was planned: the live pins, adopted. */
-static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emulator_applied,
-                             bool iothreads_applied)
+/*
+ * The live vCPU pins of d's domain, adopted in place of d's plan (which the ledger releases first): its
+ * size, realtime, vCPU ids and policy kept. With floating_ok, NULL when no vCPU is pinned narrower than the
+ * host or than allowed (a domain floating as libvirt started it). NULL, the plan left counted, when the
+ * pins cannot be read.
+ */
+static Plan *adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bool floating_ok,
+                             const CpuSet *allowed)
 {
         g_autofree char *error = NULL;
         PlacementRequest req = {.name = d->name,
@@ -483,19 +488,37 @@ static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emu
                                 .memory = d->plan->memory,
                                 .hugepage_size = d->plan->hugepage_size};
         CpuSet **pins = NULL;
+        bool pinned = !floating_ok;
         Plan *runs;
 
-        d->result = DECISION_FAILED;
         if (virt_domain_get_vcpu_pins(dom, req.vcpus, d->plan->vcpu_ids, &pins, &error) < 0) {
                 log_warning("%s: %s; its plan stays counted", d->name, error);
-                return;
+                return NULL;
+        }
+        for (unsigned i = 0; i < req.vcpus && !pinned; i++)
+                pinned = pins[i] && !cpuset_is_empty(pins[i]) && !placer_runs_anywhere(m, pins[i], allowed);
+        if (!pinned) {
+                virt_pins_free(pins, req.vcpus);
+                return NULL;
         }
         ledger_release(m->ledger, d->uuid); /* adopted among the others, not beside its plan */
         runs = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
-        runs->realtime = d->plan->realtime;
         virt_pins_free(pins, req.vcpus);
+        runs->realtime = d->plan->realtime;
         plan_set_vcpu_ids(runs, d->plan->vcpu_ids, d->plan->nvcpus);
         runs->policy = d->plan->policy;
+        return runs;
+}
+
+/* After a failed pin the ledger must hold what runs, not what was planned: the live pins, adopted. */
+static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emulator_applied,
+                             bool iothreads_applied)
+{
+        Plan *runs;
+
+        d->result = DECISION_FAILED;
+        if (!(runs = adopt_live_pins(m, dom, d, false, NULL)))
+                return;
         if (emulator_applied)
                 cpuset_union(runs->emulator_pin, d->plan->emulator_pin);
         if (iothreads_applied) {
@@ -895,33 +918,11 @@ static void note_latency(Manager *m, uint64_t latency_usec)
 static void count_unplaceable_pins(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user,
                                    const Plan *before, MemoryBinding was)
 {
-        g_autofree char *error = NULL;
-        PlacementRequest req = {.name = d->name,
-                                .vcpus = d->plan->nvcpus,
-                                .memory = d->plan->memory,
-                                .hugepage_size = d->plan->hugepage_size};
-        CpuSet **pins = NULL;
-        bool pinned = false;
-        Plan *runs;
-
-        if (virt_domain_get_vcpu_pins(dom, req.vcpus, d->plan->vcpu_ids, &pins, &error) < 0) {
-                log_warning("%s: %s; its plan stays counted", d->name, error);
-                return;
-        }
         /* floating over the host or its own <vcpu cpuset> is no pin to count */
-        for (unsigned i = 0; i < req.vcpus && !pinned; i++)
-                pinned = pins[i] && !cpuset_is_empty(pins[i]) &&
-                         !placer_runs_anywhere(m, pins[i], user ? user->vcpu_cpuset : NULL);
-        if (!pinned) {
-                virt_pins_free(pins, req.vcpus);
+        Plan *runs = adopt_live_pins(m, dom, d, true, user ? user->vcpu_cpuset : NULL);
+
+        if (!runs)
                 return;
-        }
-        ledger_release(m->ledger, d->uuid);
-        runs = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
-        virt_pins_free(pins, req.vcpus);
-        runs->realtime = d->plan->realtime;
-        plan_set_vcpu_ids(runs, d->plan->vcpu_ids, d->plan->nvcpus);
-        runs->policy = d->plan->policy;
         /* what an earlier plan applied to QEMU's other threads runs too */
         if (before) {
                 cpuset_union(runs->emulator_pin, before->emulator_pin);

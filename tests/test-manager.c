@@ -80,6 +80,16 @@ static bool unknown(void *arg)
         return !known(arg);
 }
 
+/* A reload of the configuration text (as SIGHUP reads the file). */
+static void reload(Manager *m, const char *text)
+{
+        Config *c = NULL;
+        g_autofree char *error = NULL;
+
+        ck_assert_msg(config_load_data(text, "test.conf", &c, &error) == 0, "%s", error);
+        manager_set_config(m, c);
+}
+
 static virDomainPtr start_domain(const char *name, unsigned vcpus, const char *extra)
 {
         g_autofree char *xml =
@@ -248,16 +258,12 @@ START_TEST(test_unplaceable_replace_keeps_pins_counted)
         Wait w = {m, "m-stay"}, w2 = {m, "m-later"};
         g_autofree char *error = NULL;
         g_autoptr(Plan) before = NULL;
-        Config *c = NULL;
         virDomainPtr later;
         const Decision *d;
 
         ck_assert(spin(known, &w, 3000));
         before = plan_copy(manager_lookup(m, "m-stay")->plan);
-        ck_assert_int_eq(
-            config_load_data("[Placement]\nMemoryBinding=no\nMemoryReserve=16G\n", "test.conf", &c, &error),
-            0);
-        manager_set_config(m, c);
+        reload(m, "[Placement]\nMemoryBinding=no\nMemoryReserve=16G\n");
         ck_assert_msg(manager_replace(m, "m-stay", &error) != 0, "%s", manager_lookup(m, "m-stay")->reason);
         ck_assert_msg(error && strstr(error, "unplaceable"), "%s", error ? error : "no error");
         d = manager_lookup(m, "m-stay");
@@ -275,9 +281,7 @@ START_TEST(test_unplaceable_replace_keeps_pins_counted)
                 ck_assert_str_eq(spec->decision->result, "placed");
         }
 
-        c = NULL;
-        ck_assert_int_eq(config_load_data("[Placement]\nMemoryBinding=no\n", "test.conf", &c, &error), 0);
-        manager_set_config(m, c);
+        reload(m, "[Placement]\nMemoryBinding=no\n");
         later = start_domain("m-later", 1, NULL);
         ck_assert(spin(known, &w2, 3000));
         d = manager_lookup(m, "m-later");
@@ -302,13 +306,11 @@ START_TEST(test_reload_applies_to_running_domains)
         g_autofree char *error = NULL;
         g_autoptr(CpuSet) was = NULL;
         g_autofree char *conf = NULL, *pins = NULL;
-        Config *c = NULL;
         const Decision *d;
 
         ck_assert(spin(known, &w, 3000));
         ck_assert_int_eq(manager_lookup(m, "m-rl")->result, DECISION_ADVISORY);
-        ck_assert_int_eq(config_load_data("[Placement]\nMemoryBinding=no\n", "test.conf", &c, &error), 0);
-        manager_set_config(m, c);
+        reload(m, "[Placement]\nMemoryBinding=no\n");
         d = manager_lookup(m, "m-rl");
         ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
         fixture_assert_live_pins(dom, d->plan);
@@ -316,9 +318,7 @@ START_TEST(test_reload_applies_to_running_domains)
 
         pins = cpuset_format(was);
         conf = g_strdup_printf("[Placement]\nMemoryBinding=no\nReservedCPUs=%s\n", pins);
-        c = NULL;
-        ck_assert_int_eq(config_load_data(conf, "test.conf", &c, &error), 0);
-        manager_set_config(m, c);
+        reload(m, conf);
         d = manager_lookup(m, "m-rl");
         ck_assert_msg(d->result == DECISION_PLACED && !cpuset_intersects(d->plan->vcpu_pins[0], was), "%s",
                       d->reason);
@@ -337,15 +337,13 @@ START_TEST(test_reload_while_away_applies_once_back)
         virDomainPtr dom = start_domain("m-away", 1, NULL);
         Wait w = {m, "m-away"};
         g_autofree char *error = NULL;
-        Config *c = NULL;
         VirtConn *conn_kept;
 
         ck_assert(spin(known, &w, 3000));
         ck_assert_int_eq(manager_lookup(m, "m-away")->result, DECISION_ADVISORY);
         conn_kept = m->conn;
         m->conn = NULL; /* as disconnect() leaves it */
-        ck_assert_int_eq(config_load_data("[Placement]\nMemoryBinding=no\n", "test.conf", &c, &error), 0);
-        manager_set_config(m, c);
+        reload(m, "[Placement]\nMemoryBinding=no\n");
         ck_assert_int_eq(manager_lookup(m, "m-away")->result, DECISION_ADVISORY);
         m->conn = conn_kept;
         /* what the connection's return runs (connect_now() after its reconcile) */
@@ -368,7 +366,6 @@ START_TEST(test_unplaceable_after_restart_counts_live_pins)
         virDomainPtr dom = start_domain("m-rv", 1, NULL);
         Wait w = {m, "m-rv"}, w2 = {m, "m-rv-later"};
         g_autofree char *error = NULL;
-        Config *c = NULL;
         virDomainPtr later;
         const Decision *d;
         int pu6;
@@ -384,8 +381,7 @@ START_TEST(test_unplaceable_after_restart_counts_live_pins)
         d = manager_lookup(m, "m-rv");
         pu6 = topology_pu_by_os(manager_topology(m), 6);
         ck_assert_msg(ledger_pu_load(manager_ledger(m), (unsigned)pu6) == 1, "%s", d->reason);
-        ck_assert_int_eq(config_load_data("[Placement]\nMemoryBinding=no\n", "test.conf", &c, &error), 0);
-        manager_set_config(m, c);
+        reload(m, "[Placement]\nMemoryBinding=no\n");
         later = start_domain("m-rv-later", 2, NULL);
         ck_assert(spin(known, &w2, 3000));
         d = manager_lookup(m, "m-rv-later");
