@@ -4,6 +4,7 @@
 
 #include <glib.h>
 #include <stdbool.h>
+#include <string.h>
 
 /* Controls (C0, DEL, C1), format characters (bidi overrides and marks, zero-width spaces and joiners, the
  * BOM: each reorders text or shows as nothing), line and paragraph separators, and the Hangul fillers
@@ -58,29 +59,38 @@ bool text_is_safe(const char *s)
 
 char *text_json_safe(const char *json)
 {
-        GString *out = g_string_new(NULL);
-        const char *p = json ? json : "";
+        const char *p = json ? json : "", *run = p;
+        GString *out;
 
         /* JSON's structure is ASCII: such characters can only be inside strings, where \uXXXX means the
-         * same character */
+         * same character. ASCII goes through in runs; only what lies beyond is decoded. */
+        while (*p && !((unsigned char)*p & 0x80))
+                p++;
+        if (!*p)
+                return g_strdup(json ? json : "");
+        out = g_string_sized_new(strlen(json) + 16);
         while (*p) {
-                gunichar c = g_utf8_get_char_validated(p, -1);
-                if (c == (gunichar)-1 || c == (gunichar)-2) {
-                        g_string_append_c(out, *p++);
+                gunichar c;
+                if (!((unsigned char)*p & 0x80)) {
+                        p++;
                         continue;
                 }
-                if (c >= 0x80 && unsafe(c)) {
-                        if (c > 0xffff) {
-                                gunichar v = c - 0x10000;
-                                g_string_append_printf(out, "\\u%04x\\u%04x", 0xd800 + (v >> 10),
-                                                       0xdc00 + (v & 0x3ff));
-                        } else {
-                                g_string_append_printf(out, "\\u%04x", (unsigned)c);
-                        }
+                c = g_utf8_get_char_validated(p, -1);
+                if (c == (gunichar)-1 || c == (gunichar)-2 || !unsafe(c)) {
+                        p = c == (gunichar)-1 || c == (gunichar)-2 ? p + 1 : g_utf8_next_char(p);
+                        continue;
+                }
+                g_string_append_len(out, run, p - run);
+                if (c > 0xffff) {
+                        gunichar v = c - 0x10000;
+                        g_string_append_printf(out, "\\u%04x\\u%04x", 0xd800 + (v >> 10),
+                                               0xdc00 + (v & 0x3ff));
                 } else {
-                        g_string_append_len(out, p, g_utf8_next_char(p) - p);
+                        g_string_append_printf(out, "\\u%04x", (unsigned)c);
                 }
                 p = g_utf8_next_char(p);
+                run = p;
         }
+        g_string_append_len(out, run, p - run);
         return g_string_free(out, FALSE);
 }
