@@ -487,7 +487,7 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         X("Policy", "s", EMITS_CHANGE, policy_kind_to_string(manager_config(s->manager)->placement.policy)) \
         X("Apply", "b", EMITS_CHANGE, manager_config(s->manager)->apply)                                    \
         X("Connected", "b", EMITS_CHANGE, manager_connected(s->manager))                                    \
-        X("URI", "s", EMITS_CHANGE, manager_uri(s->manager))                                                \
+        X("URI", "s", EMITS_CHANGE, manager_uri_public(s->manager))                                         \
         X("Nodes", "u", CONST, manager_topology(s->manager)->nnodes)                                        \
         X("Packages", "u", CONST, manager_topology(s->manager)->npackages)                                  \
         X("Cores", "u", CONST, manager_topology(s->manager)->ncores)                                        \

@@ -24,7 +24,8 @@ struct Manager {
         Topology *topology;
         Config *config;
         char *uri_override;
-        VirtConn *conn; /* NULL while not connected */
+        char *uri_public; /* manager_uri() without user name or query: what everyone sees */
+        VirtConn *conn;   /* NULL while not connected */
         bool connected, ever_connected;
         /* what a reload changed for the running domains while libvirt was away: done once connected */
         bool reload_apply_pending;

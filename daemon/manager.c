@@ -11,6 +11,7 @@
 #include "manager-internal.h"
 #include "policy.h"
 #include "ret-error.h"
+#include "uri-public.h"
 #include "virt-cpu.h"
 #include "virt-domain.h"
 #include "virt-stats.h"
@@ -31,6 +32,11 @@ static uint64_t monotonic_usec(void)
 const char *manager_uri(const Manager *m)
 {
         return m->uri_override ? m->uri_override : m->config->uri;
+}
+
+const char *manager_uri_public(const Manager *m)
+{
+        return m->uri_public;
 }
 
 static void set_connected(Manager *m, bool connected)
@@ -348,6 +354,7 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->topology = topology;
         m->config = config;
         m->uri_override = g_strdup(uri);
+        m->uri_public = uri_public(manager_uri(m));
         m->backoff_sec = 1;
         m->ledger = ledger_new(topology);
         m->decisions = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)decision_free);
@@ -378,6 +385,7 @@ void manager_free(Manager *m)
         topology_free(m->topology);
         config_free(m->config);
         g_free(m->uri_override);
+        g_free(m->uri_public);
         cpuset_free(m->reload_reserved_pending);
         g_free(m);
 }
@@ -475,6 +483,8 @@ void manager_set_config(Manager *m, Config *config)
         healer_forget_request(m, NULL); /* a request carries the configured policy */
         arm_reconcile(m);
         if (uri_changed) {
+                g_free(m->uri_public);
+                m->uri_public = uri_public(manager_uri(m));
                 log_info("Libvirt URI changed to %s: reconnecting", config->uri);
                 disconnect(m);
                 evtimer_del(m->reconnect_ev);
@@ -672,7 +682,7 @@ char *manager_status(const Manager *m)
 
         manager_count(m, counts);
         g_string_append_printf(s, "%s %s, policy %s%s", m->connected ? "Connected to" : "Waiting for",
-                               manager_uri(m), policy_kind_to_string(m->config->placement.policy),
+                               manager_uri_public(m), policy_kind_to_string(m->config->placement.policy),
                                m->config->apply ? "" : " (advisory)");
         g_string_append_printf(s, "; %u domain%s", g_hash_table_size(m->decisions),
                                g_hash_table_size(m->decisions) == 1 ? "" : "s");

@@ -65,6 +65,8 @@ const Topology *manager_topology(const Manager *m);
 const Ledger *manager_ledger(const Manager *m);
 bool manager_connected(const Manager *m);
 const char *manager_uri(const Manager *m);
+/* manager_uri() without its user name, password, query and fragment (uri-public.h), for every local user. */
+const char *manager_uri_public(const Manager *m);
 /* The libvirt connection (virt-conn.h), NULL while not connected. Borrowed. */
 VirtConn *manager_connection(const Manager *m);
 unsigned manager_reconnects(const Manager *m);

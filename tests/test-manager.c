@@ -13,6 +13,7 @@
 #include "manager-fixture.h"
 #include "manager-internal.h"
 #include "test-util.h"
+#include "topology-load.h"
 #include "virt-domain.h"
 
 /* 8 PUs: the test driver accepts pins on CPUs 0-7 only. */
@@ -325,6 +326,32 @@ START_TEST(test_reload_applies_to_running_domains)
         fixture_assert_live_pins(dom, d->plan);
         virDomainDestroy(dom);
         virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
+/* Every local user reads the URI property and the status: a user name or key file in the URI is not
+ * theirs to read; the log keeps the whole URI */
+START_TEST(test_uri_shown_without_user_or_query)
+{
+        Topology *t = NULL;
+        Config *c = NULL;
+        g_autofree char *error = NULL, *status = NULL;
+        Manager *m;
+
+        ck_assert_msg(topology_load(TOPOLOGY, &t, &error) == 0, "%s", error);
+        ck_assert_msg(config_load_data("[Libvirt]\nURI=test://alice@/default?keyfile=/root/k\n", "test.conf",
+                                       &c, &error) == 0,
+                      "%s", error);
+        m = manager_new(base, t, c, NULL);
+        manager_start(m);
+        ck_assert(manager_connected(m));
+        ck_assert_str_eq(manager_uri(m), "test://alice@/default?keyfile=/root/k");
+        ck_assert_str_eq(manager_uri_public(m), "test:///default");
+        status = manager_status(m);
+        ck_assert_msg(!strstr(status, "alice") && !strstr(status, "keyfile"), "%s", status);
+        reload(m, "[Libvirt]\nURI=test://bob@/default?x=1\n");
+        ck_assert_str_eq(manager_uri_public(m), "test:///default");
         free_manager(m);
 }
 END_TEST
@@ -1545,6 +1572,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_restart_adopts);
         tcase_add_test(tc, test_unplaceable_after_restart_counts_live_pins);
         tcase_add_test(tc, test_reload_applies_to_running_domains);
+        tcase_add_test(tc, test_uri_shown_without_user_or_query);
         tcase_add_test(tc, test_reload_while_away_applies_once_back);
         tcase_add_test(tc, test_unplaceable_replace_keeps_pins_counted);
         tcase_add_test(tc, test_restart_holds_emulator_cpu);

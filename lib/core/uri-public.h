@@ -1,0 +1,13 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * What a libvirt connection URI shows to every local user (the URI property, GetStatus, the unit's
+ * STATUS=): the scheme, host, port and path, without the user name and password of its authority and
+ * without its query and fragment (keyfile=, pkipath=, known_hosts= name files and users on the host).
+ * qemu+ssh://alice@kvm1:2222/system?keyfile=/root/.ssh/id becomes qemu+ssh://kvm1:2222/system. The log,
+ * readable by the administrator only, keeps the whole URI.
+ */
+
+/* A newly allocated copy; NULL for NULL. */
+char *uri_public(const char *uri);

@@ -1,0 +1,45 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* The libvirt URI every local user sees: no user name, password, query or fragment. */
+#include "test-util.h"
+
+#include "uri-public.h"
+
+START_TEST(test_uri_public)
+{
+        static const char *const cases[][2] = {
+            {"qemu:///system", "qemu:///system"},
+            {"test:///default", "test:///default"},
+            {"qemu+ssh://alice@kvm1/system", "qemu+ssh://kvm1/system"},
+            {"qemu+ssh://alice@kvm1:2222/system?keyfile=/root/.ssh/id_ed25519&no_verify=1",
+             "qemu+ssh://kvm1:2222/system"},
+            {"qemu+tls://bob:s3cret@[fe80::1]:16514/system", "qemu+tls://[fe80::1]:16514/system"},
+            {"qemu+tcp://a%40b@host/system", "qemu+tcp://host/system"},
+            {"qemu+tcp://user@a@host/system", "qemu+tcp://host/system"},
+            {"qemu:///system?socket=/run/libvirt/virtqemud-sock", "qemu:///system"},
+            {"qemu+ssh://host/system#frag", "qemu+ssh://host/system"},
+            {"qemu+ssh://carol@host?keyfile=/k", "qemu+ssh://host"},
+            {"qemu+ssh://host/system?name=x@y", "qemu+ssh://host/system"},
+            {"qemu+ssh://dave@host", "qemu+ssh://host"},
+            {"test:/tmp/a@b.xml", "test:/tmp/a@b.xml"},
+            {"", ""},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *got = uri_public(cases[i][0]);
+                ck_assert_msg(g_strcmp0(got, cases[i][1]) == 0, "%s gave %s, expected %s", cases[i][0], got,
+                              cases[i][1]);
+        }
+        ck_assert_ptr_null(uri_public(NULL));
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+        Suite *s = suite_create("uri public");
+        TCase *tc = tcase_create("redaction");
+
+        tcase_add_test(tc, test_uri_public);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(make_suite)
