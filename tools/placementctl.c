@@ -113,7 +113,8 @@ static const Verb verbs[] = {
      "one host CPU file per host (the <cpu> of 'virsh capabilities' or 'virsh domcapabilities')", 1, ANY,
      VERB_LIBVIRT, CPU | CTL_OPT(MAP_ONLY) | CTL_OPT(VIRTTYPE), verb_cpu_baseline,
      "the best CPU model all these hosts can run"},
-    {"help", "", "", 0, 0, VERB_OFFLINE, 0, verb_help, "show this help"},
+    {"help", "[COMMAND]", "at most one COMMAND", 0, 1, VERB_OFFLINE, 0, verb_help,
+     "show this help, or one command's"},
 };
 
 static const char *const section[_VERB_MODE_MAX] = {
@@ -123,42 +124,84 @@ static const char *const section[_VERB_MODE_MAX] = {
     [VERB_LIBVIRT] = "Guest CPU models (libvirt directly, no daemon):",
 };
 
+static void print_verb(FILE *f, const Verb *v)
+{
+        g_autofree char *call = g_strjoin(*v->synopsis ? " " : "", v->name, v->synopsis, NULL);
+
+        if (strlen(call) > 27)
+                fprintf(f, "  %s\n  %-28s %s\n", call, "", v->help);
+        else
+                fprintf(f, "  %-28s %s\n", call, v->help);
+}
+
+static void print_option(FILE *f, const OptionInfo *i)
+{
+        g_autofree char *flag = g_strdup_printf(
+            "%c%c%s--%s%s%s", i->short_name ? '-' : ' ', i->short_name ? i->short_name : ' ',
+            i->short_name ? ", " : "  ", i->name, i->value ? "=" : "", i->value ? i->value : "");
+        fprintf(f, "  %-32s %s\n", flag, i->help);
+}
+
+static const char footer[] =
+    "SOURCE is 'host', an hwloc XML file, or 'synthetic:DESC'. SIZE takes K/M/G/T suffixes "
+    "(binary; a bare number is bytes).\n"
+    "Exit status: 0 ok, 1 runtime failure, 2 usage or input error, 3 placementd not running,\n"
+    "4 no such domain, 5 permission denied.\n";
+
+/* `placementctl VERB --help`, `placementctl help VERB`: each row of that name (plan and explain have an
+ * online and an offline one) and the options they take. False when no command has that name. */
+static bool usage_verb(FILE *f, const char *name)
+{
+        unsigned options = CTL_OPT(HELP);
+        bool found = false;
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(verbs); i++) {
+                if (strcmp(verbs[i].name, name))
+                        continue;
+                if (!found)
+                        fprintf(f, "Usage: placementctl [OPTIONS...] %s [ARGUMENTS...]\n", name);
+                fprintf(f, "\n%s\n", section[verbs[i].mode]);
+                print_verb(f, &verbs[i]);
+                options |= verbs[i].options;
+                found = true;
+        }
+        if (!found)
+                return false;
+        fputs("\nOptions:\n", f);
+        for (unsigned o = 0; o < _OPT_MAX; o++)
+                if (options & (1u << o))
+                        print_option(f, &option_info[o]);
+        fprintf(f, "\n%s", footer);
+        return true;
+}
+
 static void usage(FILE *f)
 {
         fputs("Usage: placementctl [OPTIONS...] COMMAND [ARGUMENTS...]\n", f);
         for (unsigned m = 0; m < _VERB_MODE_MAX; m++) {
                 fprintf(f, "\n%s\n", section[m]);
-                for (unsigned i = 0; i < G_N_ELEMENTS(verbs); i++) {
-                        g_autofree char *call = NULL;
-                        if (verbs[i].mode != m)
-                                continue;
-                        call =
-                            g_strjoin(*verbs[i].synopsis ? " " : "", verbs[i].name, verbs[i].synopsis, NULL);
-                        if (strlen(call) > 27)
-                                fprintf(f, "  %s\n  %-28s %s\n", call, "", verbs[i].help);
-                        else
-                                fprintf(f, "  %-28s %s\n", call, verbs[i].help);
-                }
+                for (unsigned i = 0; i < G_N_ELEMENTS(verbs); i++)
+                        if (verbs[i].mode == m)
+                                print_verb(f, &verbs[i]);
         }
         fputs("\nOptions:\n", f);
-        for (unsigned o = 0; o < _OPT_MAX; o++) {
-                const OptionInfo *i = &option_info[o];
-                g_autofree char *flag = g_strdup_printf(
-                    "%c%c%s--%s%s%s", i->short_name ? '-' : ' ', i->short_name ? i->short_name : ' ',
-                    i->short_name ? ", " : "  ", i->name, i->value ? "=" : "", i->value ? i->value : "");
-                fprintf(f, "  %-32s %s\n", flag, i->help);
-        }
-        fputs("\nSOURCE is 'host', an hwloc XML file, or 'synthetic:DESC'. SIZE takes K/M/G/T suffixes "
-              "(binary; a bare number is bytes).\n"
-              "Exit status: 0 ok, 1 runtime failure, 2 usage or input error, 3 placementd not running,\n"
-              "4 no such domain, 5 permission denied.\n",
-              f);
+        for (unsigned o = 0; o < _OPT_MAX; o++)
+                print_option(f, &option_info[o]);
+        fprintf(f, "\n%s", footer);
 }
 
 static int verb_help(Ctl *c, char **args, unsigned nargs)
 {
-        (void)c, (void)args, (void)nargs;
-        usage(stdout);
+        (void)c;
+        if (nargs == 0) {
+                usage(stdout);
+                return EXIT_OK;
+        }
+        if (!usage_verb(stdout, args[0])) {
+                fprintf(stderr, "placementctl help: unknown command '%s' (see placementctl --help)\n",
+                        args[0]);
+                return EXIT_USAGE;
+        }
         return EXIT_OK;
 }
 
@@ -394,7 +437,14 @@ int main(int argc, char **argv)
         if (parse_options(argc, argv, &c) < 0)
                 return EXIT_USAGE;
         if (c.given & CTL_OPT(HELP)) {
-                usage(stdout);
+                /* placementctl VERB --help: that command's usage; a name no command has is an error */
+                if (optind < argc && !usage_verb(stdout, argv[optind])) {
+                        fprintf(stderr, "placementctl: unknown command '%s' (see placementctl --help)\n",
+                                argv[optind]);
+                        return EXIT_USAGE;
+                }
+                if (optind >= argc)
+                        usage(stdout);
                 return EXIT_OK;
         }
         if (c.given & CTL_OPT(VERSION)) {

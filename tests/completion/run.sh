@@ -125,6 +125,8 @@ check "an option before the verb" offers "placementctl --json " status list plan
 check "options before the verb: any of them, as they may come first" offers "placementctl --to" --topology=
 check "options differ per verb: plan" offers "placementctl plan --" --vcpus --memory --topology --policy --trace --bus
 check "options differ per verb: topology offers no bus" sh -c '! grep -q -- --bus' < <(complete_line "placementctl topology --")
+check "help COMMAND: the verbs" offers "placementctl help pl" plan
+check "a verb's own --help" offers "placementctl show --he" --help
 check "--bus=VALUE" offers "placementctl status --bus=" system session
 check "--bus VALUE" offers "placementctl status --bus s" session system
 check "--policy values" offers "placementctl plan --topology=host --policy=" explicit compat

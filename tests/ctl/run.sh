@@ -66,6 +66,36 @@ while read -r v; do
     grep -q "unknown command" "$ERR" && unknown="$unknown $v"
 done < <(sed -n 's/^  \([a-z][a-z-]*\)\( .*\)\{0,1\}$/\1/p' "$OUT")
 result "every verb --help lists is one placementctl runs${unknown:+ (unknown:$unknown)}" "$([ -z "$unknown" ]; echo $?)"
+run "$CTL" plan --help
+result "plan --help shows both plans and their options, not the others' (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q '^  plan --vcpus=N --memory=SIZE' "$OUT" && grep -q '^  plan --topology=SOURCE' "$OUT" &&
+        ! grep -q -- '--sibling-loss\|--connect\|--map-only' "$OUT" &&
+        grep -q -- '--vcpus=N ' "$OUT" && grep -q -- '--domain=FILE.xml ' "$OUT"; echo $?)"
+help_plan=$(cat "$OUT")
+run "$CTL" help plan
+result "help plan is plan --help (rc $RC)" "$([ $RC -eq 0 ] && [ "$(cat "$OUT")" = "$help_plan" ]; echo $?)"
+run "$CTL" help bogus
+result "help of an unknown command exits 2 naming it (rc $RC)" \
+    "$([ $RC -eq 2 ] && grep -q "unknown command 'bogus'" "$ERR"; echo $?)"
+run "$CTL" bogus --help
+result "--help of an unknown command exits 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
+# every option a command's --help lists is one that command takes
+foreign=
+for v in "${VERBS[@]}"; do
+    run "$CTL" "$v" --help
+    [ $RC -eq 0 ] || foreign="$foreign $v(rc $RC)"
+    while read -r o; do
+        [ "$o" = help ] && continue
+        # plan and explain: the offline form's options apply with --topology
+        for extra in --json --topology="$HOST222"; do
+            DBUS_SYSTEM_BUS_ADDRESS="unix:path=$TMP/nothing-here" timeout 10 "$CTL" "$v" "--$o=x" "$extra" \
+                </dev/null 2>&1 >/dev/null | grep -q "does not apply" || continue 2
+        done
+        foreign="$foreign $v--$o"
+    done < <(sed -n '/^Options:/,$s/^ *\(-., \)\{0,1\}--\([a-z][a-z-]*\).*/\2/p' "$OUT")
+done
+result "each command's --help lists only the options it takes${foreign:+ (not:$foreign)}" \
+    "$([ -z "$foreign" ]; echo $?)"
 run "$CTL" --json plan --topology="$HOST222" a:2:1G b:1:512M
 before=$(cat "$OUT")
 run "$CTL" plan a:2:1G b:1:512M --topology="$HOST222" --json
