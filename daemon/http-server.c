@@ -279,7 +279,8 @@ static void on_accept_error(struct evconnlistener *listener, void *arg)
         s->unlogged_failures = 0;
 }
 
-static struct evconnlistener *listen_on(HttpServer *s, const char *host, unsigned port, char **ret_error)
+static struct evconnlistener *listen_on_host(HttpServer *s, const char *host, unsigned port,
+                                             char **ret_error)
 {
         struct evutil_addrinfo hints = {.ai_family = AF_UNSPEC,
                                         .ai_socktype = SOCK_STREAM,
@@ -290,7 +291,7 @@ static struct evconnlistener *listen_on(HttpServer *s, const char *host, unsigne
         int r;
 
         snprintf(service, sizeof(service), "%u", port);
-        r = evutil_getaddrinfo(*host ? host : NULL, service, &hints, &ai);
+        r = evutil_getaddrinfo(host, service, &hints, &ai);
         if (r != 0) {
                 *ret_error = g_strdup_printf("cannot resolve %s: %s", host, evutil_gai_strerror(r));
                 return NULL;
@@ -302,6 +303,22 @@ static struct evconnlistener *listen_on(HttpServer *s, const char *host, unsigne
                 *ret_error =
                     g_strdup_printf("cannot listen on %s port %u: %s", host, port, g_strerror(errno));
         evutil_freeaddrinfo(ai);
+        return l;
+}
+
+/* An empty host is every address: [::], which takes IPv4 too unless the host set bindv6only, and 0.0.0.0
+ * where there is no IPv6. */
+static struct evconnlistener *listen_on(HttpServer *s, const char *host, unsigned port, char **ret_error)
+{
+        struct evconnlistener *l;
+
+        if (*host)
+                return listen_on_host(s, host, port, ret_error);
+        l = listen_on_host(s, "::", port, ret_error);
+        if (!l) { /* no IPv6 here; were the port taken, 0.0.0.0 says so too */
+                g_clear_pointer(ret_error, g_free);
+                l = listen_on_host(s, "0.0.0.0", port, ret_error);
+        }
         return l;
 }
 

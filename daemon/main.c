@@ -287,7 +287,7 @@ static void metrics_commit(Daemon *d, MetricsServer *s, const char *listen)
         g_free(d->metrics_listen);
         d->metrics_listen = g_strdup(listen);
         if (listen)
-                log_info("Serving metrics on http://%s/metrics", listen);
+                log_info("Serving metrics on http://%s%s/metrics", *listen == ':' ? "*" : "", listen);
         else
                 log_info("Metrics are off");
 }

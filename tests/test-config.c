@@ -281,9 +281,11 @@ END_TEST
 
 START_TEST(test_metrics_listen)
 {
-        static const char *const good[] = {"127.0.0.1:9464", "[::1]:9464", "localhost:1", "0.0.0.0:65535"};
+        static const char *const good[] = {"127.0.0.1:9464", "[::1]:9464", "localhost:1", "0.0.0.0:65535",
+                                           ":9464"};
         static const char *const bad[] = {"9464",     "127.0.0.1:", "127.0.0.1:0", "127.0.0.1:65536",
-                                          "::1:9464", "[::1]9464",  "a b:1",       ":9464"};
+                                          "::1:9464", "[::1]9464",  "a b:1",       "::9464",
+                                          ":",        "[]:9464"};
         for (unsigned i = 0; i < G_N_ELEMENTS(good); i++) {
                 g_autofree char *text = g_strdup_printf("[Metrics]\nListen=%s\n", good[i]);
                 g_autoptr(Config) c = load_ok(text);
@@ -298,6 +300,13 @@ START_TEST(test_metrics_listen)
                 g_autofree char *text = g_strdup_printf("[Metrics]\nListen=%s\n", bad[i]);
                 g_autofree char *err = load_fail(text);
                 ck_assert_msg(strstr(err, "Listen"), "%s: %s", bad[i], err);
+        }
+        {
+                g_autofree char *host = NULL;
+                unsigned port = 0;
+                ck_assert_int_eq(config_split_listen(":9464", &host, &port), 0);
+                ck_assert_str_eq(host, ""); /* every address */
+                ck_assert_uint_eq(port, 9464);
         }
         g_autoptr(Config) off = load_ok("[Metrics]\nListen=\n");
         ck_assert_ptr_null(off->metrics_listen);

@@ -31,17 +31,22 @@ static char *render(void *userdata)
         return g_strdup("answer 1\n");
 }
 
-static void fixture_init(Fixture *f, unsigned max_connections)
+static void fixture_init_on(Fixture *f, const char *host, unsigned max_connections)
 {
         g_autofree char *error = NULL;
 
         f->base = event_base_new();
         f->http = http_server_new(
-            f->base, "127.0.0.1", 0, max_connections,
+            f->base, host, 0, max_connections,
             &(HttpResource){.path = "/metrics", .content_type = "text/plain", .render = render}, &error);
         ck_assert_msg(f->http != NULL, "%s", error);
         f->port = http_server_port(f->http);
         ck_assert_uint_gt(f->port, 0);
+}
+
+static void fixture_init(Fixture *f, unsigned max_connections)
+{
+        fixture_init_on(f, "127.0.0.1", max_connections);
 }
 
 static void fixture_done(Fixture *f)
@@ -94,6 +99,39 @@ static bool closed_by_server(int fd)
         char c;
         return recv(fd, &c, 1, MSG_DONTWAIT) == 0;
 }
+
+/* Listen=:PORT: every address, IPv4 loopback included (and IPv6's where the host has it) */
+START_TEST(test_every_address)
+{
+        Fixture f;
+        g_autofree char *ok = NULL;
+        int fd6;
+
+        fixture_init_on(&f, "", 4);
+        ok = answer_of(&f, client(&f, FULL_REQUEST));
+        ck_assert_msg(g_str_has_prefix(ok, "HTTP/1.1 200 OK\r\n"), "%s", ok);
+        fd6 = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        if (fd6 >= 0) {
+                struct sockaddr_in6 any = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+                struct sockaddr_in6 sa = {.sin6_family = AF_INET6,
+                                          .sin6_port = htons((uint16_t)f.port),
+                                          .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+                /* where ::1 exists here, the server answers there too */
+                if (bind(fd6, (struct sockaddr *)&any, sizeof(any)) == 0) {
+                        g_autofree char *ok6 = NULL;
+                        ck_assert_msg(connect(fd6, (struct sockaddr *)&sa, sizeof(sa)) == 0, "[::1]: %s",
+                                      g_strerror(errno));
+                        ck_assert_int_eq(send(fd6, FULL_REQUEST, strlen(FULL_REQUEST), 0),
+                                         (ssize_t)strlen(FULL_REQUEST));
+                        ok6 = answer_of(&f, fd6);
+                        ck_assert_msg(g_str_has_prefix(ok6, "HTTP/1.1 200 OK\r\n"), "%s", ok6);
+                } else {
+                        close(fd6);
+                }
+        }
+        fixture_done(&f);
+}
+END_TEST
 
 START_TEST(test_answers)
 {
@@ -267,6 +305,7 @@ static Suite *http_server_suite(void)
         Suite *s = suite_create("http-server");
         TCase *tc = tcase_create("server");
         tcase_add_test(tc, test_answers);
+        tcase_add_test(tc, test_every_address);
         tcase_add_test(tc, test_cap_evicts_oldest_unfinished);
         tcase_add_test(tc, test_fresh_client_behind_a_crowd);
         tcase_add_test(tc, test_flood_evicts_its_own);

@@ -183,7 +183,8 @@ int config_split_listen(const char *listen, char **ret_host, unsigned *ret_port)
         g_autofree char *host = NULL;
         guint64 port;
 
-        if (!colon || colon == listen || !g_ascii_string_to_unsigned(colon + 1, 10, 1, 65535, &port, NULL))
+        /* ":9464", as Prometheus exporters take it: every address (an empty host) */
+        if (!colon || !g_ascii_string_to_unsigned(colon + 1, 10, 1, 65535, &port, NULL))
                 return -EINVAL;
         host = g_strndup(listen, (gsize)(colon - listen));
         if (host[0] == '[') {
@@ -256,7 +257,7 @@ static const ConfigKey config_keys[] = {
     {"Libvirt", "URI", parse_string, offsetof(Config, uri), "a libvirt connection URI"},
     {"DBus", "Bus", parse_bus, offsetof(Config, bus), "system, session, none", CONFIG_KEY_RESTART},
     {"Metrics", "Listen", parse_listen, offsetof(Config, metrics_listen),
-     "ADDRESS:PORT such as 127.0.0.1:9464 or [::1]:9464, or empty for off"},
+     "ADDRESS:PORT such as 127.0.0.1:9464 or [::1]:9464, :PORT for every address, or empty for off"},
     /* Added for memory kinds and hybrid CPUs: */
     {"Placement", "MemoryTiers", parse_memory_tiers, offsetof(Config, placement.memory_tiers),
      "a list of hbm, nvm, cxl (memory kinds used like DRAM), or empty"},
