@@ -143,7 +143,30 @@ START_TEST(test_unknown_and_syntax)
         g_autofree char *e2 = load_fail("[Scheduler]\nX=1\n");
         ck_assert_ptr_nonnull(strstr(e2, "unknown section [Scheduler]"));
         g_autofree char *e3 = load_fail("Policy=explicit\n");
-        ck_assert_ptr_nonnull(strstr(e3, "test.conf"));
+        ck_assert_msg(strstr(e3, "test.conf:1: 'Policy=explicit' is a Key=value before any [Section]"), "%s",
+                      e3);
+        /* errors name the line, and a typo the key or section it meant, with what the section takes */
+        g_autofree char *t1 = load_fail("# comment\n[Placement]\nApply=yes\npolicy=compat\n");
+        ck_assert_msg(strstr(t1, "test.conf:4: unknown key policy= in [Placement] (did you mean Policy=?); "
+                                 "[Placement] takes Policy, VCPUPin,"),
+                      "%s", t1);
+        g_autofree char *t2 = load_fail("[Placement]\nApply=yes\n\n[Metric]\nListen=:1\n");
+        ck_assert_msg(strstr(t2,
+                             "test.conf:4: unknown section [Metric] (did you mean [Metrics]?); the sections "
+                             "are Placement, Libvirt, DBus, Metrics"),
+                      "%s", t2);
+        g_autofree char *t3 = load_fail("[Placement]\nZebra=1\n");
+        ck_assert_msg(strstr(t3, "test.conf:2: unknown key Zebra= in [Placement]; [Placement] takes"), "%s",
+                      t3);
+        g_autofree char *t4 = load_fail("[Placement]\nApply=yes\nHeal\n");
+        ck_assert_msg(strstr(t4, "test.conf:3: 'Heal' is not a [Section], a Key=value or a # comment"), "%s",
+                      t4);
+        g_autofree char *t6 = load_fail("[Placement]\n\nPolicy=fast\n");
+        ck_assert_msg(
+            strstr(t6, "test.conf:3: [Placement] Policy=fast: invalid value; expected explicit, compat"),
+            "%s", t6);
+        g_autofree char *t5 = load_fail("[Placement]\r\nApply=yes\r\n[Metrics\r\n");
+        ck_assert_msg(strstr(t5, "test.conf:3: '[Metrics' is not a [Section]"), "%s", t5);
         /* all errors reported together */
         g_autofree char *e4 = load_fail("[Placement]\nPolicy=x\nFoo=1\n[Bar]\n");
         ck_assert_ptr_nonnull(strstr(e4, "Policy=x"));

@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "config.h"
+#include "config-lines.h"
 #include "file-read.h"
 #include "load.h"
 #include "size.h"
@@ -333,42 +334,47 @@ static bool known_section(const char *section)
         return false;
 }
 
-/* GKeyFile keeps the last of a key set twice and merges a section given twice: a leftover Apply=no
- * above Apply=yes would be dropped without a word. Says each key set again, by line (data already
- * parsed by GKeyFile: lines are comments, blank, [Section] or Key=value). */
-static void repeated_keys(const char *data, const char *name, GString *errors)
+/* The sections (each once) or the keys of one section, in the table's order, for errors. */
+static unsigned names_of(const char *section, const char **names)
 {
-        g_autoptr(GHashTable) seen = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
-        g_auto(GStrv) lines = g_strsplit(data, "\n", -1);
-        g_autofree char *section = g_strdup("");
+        unsigned n = 0;
 
-        for (unsigned i = 0; lines[i]; i++) {
-                const char *line = lines[i], *eq;
-                g_autofree char *key = NULL, *id = NULL;
-                gpointer first;
-
-                while (g_ascii_isspace(*line))
-                        line++;
-                if (*line == '\0' || *line == '#')
+        for (unsigned i = 0; i < G_N_ELEMENTS(config_keys); i++) {
+                const char *name = section ? config_keys[i].key : config_keys[i].section;
+                bool seen = false;
+                if (section && strcmp(config_keys[i].section, section) != 0)
                         continue;
-                if (*line == '[') {
-                        const char *end = strchr(line, ']');
-                        g_free(section);
-                        section = g_strndup(line + 1, end ? (gsize)(end - line - 1) : strlen(line + 1));
-                        continue;
-                }
-                if (!(eq = strchr(line, '=')))
-                        continue;
-                key = g_strchomp(g_strndup(line, (gsize)(eq - line)));
-                id = g_strdup_printf("%s\x1f%s", section, key);
-                if (g_hash_table_lookup_extended(seen, id, NULL, &first)) {
-                        g_string_append_printf(
-                            errors, "%s%s:%u: [%s] %s= is set again (first on line %u): set it once",
-                            errors->len ? "\n" : "", name, i + 1, section, key, GPOINTER_TO_UINT(first));
-                        continue;
-                }
-                g_hash_table_insert(seen, g_steal_pointer(&id), GUINT_TO_POINTER(i + 1));
+                for (unsigned j = 0; j < n && !seen; j++)
+                        seen = strcmp(names[j], name) == 0;
+                if (!seen)
+                        names[n++] = name;
         }
+        return n;
+}
+
+/* "NAME:LINE: unknown section [X] (did you mean [Y]?); the sections are A, B" or the same of a key. */
+static void unknown_name(GString *errors, const char *data, const char *name, const char *section,
+                         const char *key)
+{
+        const char *names[G_N_ELEMENTS(config_keys)];
+        unsigned n = names_of(key ? section : NULL, names);
+        const char *near = config_lines_nearest(key ? key : section, names, n);
+        unsigned line = config_lines_find(data, section, key);
+        g_autofree char *list = NULL;
+
+        names[n] = NULL;
+        list = g_strjoinv(", ", (char **)names);
+        g_string_append_printf(errors, "%s%s", errors->len ? "\n" : "", name);
+        if (line)
+                g_string_append_printf(errors, ":%u", line);
+        if (key)
+                g_string_append_printf(errors, ": unknown key %s= in [%s]%s%s%s; [%s] takes %s", key,
+                                       section, near ? " (did you mean " : "", near ? near : "",
+                                       near ? "=?)" : "", section, list);
+        else
+                g_string_append_printf(errors, ": unknown section [%s]%s%s%s; the sections are %s", section,
+                                       near ? " (did you mean [" : "", near ? near : "", near ? "]?)" : "",
+                                       list);
 }
 
 int config_load_data(const char *data, const char *name, Config **ret, char **ret_error)
@@ -380,16 +386,23 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
         GString *errors = g_string_new(NULL);
 
         if (!g_key_file_load_from_data(kf, data, (gsize)-1, G_KEY_FILE_NONE, &error)) {
-                g_string_append_printf(errors, "%s: %s", name, error->message);
+                g_autofree char *text = NULL;
+                unsigned line = config_lines_bad(data, &text);
+                if (line)
+                        g_string_append_printf(errors, "%s:%u: '%s' is %s", name, line, text,
+                                               strchr(text, '=') && text[0] != '[' && text[0] != '='
+                                                   ? "a Key=value before any [Section]"
+                                                   : "not a [Section], a Key=value or a # comment");
+                else
+                        g_string_append_printf(errors, "%s: %s", name, error->message);
                 goto fail;
         }
-        repeated_keys(data, name, errors);
+        config_lines_repeated(data, name, errors);
         groups = g_key_file_get_groups(kf, NULL);
         for (char **g = groups; *g; g++) {
                 g_auto(GStrv) keys = NULL;
                 if (!known_section(*g)) {
-                        g_string_append_printf(errors, "%s%s: unknown section [%s]", errors->len ? "\n" : "",
-                                               name, *g);
+                        unknown_name(errors, data, name, *g, NULL);
                         continue;
                 }
                 keys = g_key_file_get_keys(kf, *g, NULL, NULL);
@@ -401,17 +414,19 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
                         int r;
 
                         if (!ck) {
-                                g_string_append_printf(errors, "%s%s: unknown key %s= in [%s]",
-                                                       errors->len ? "\n" : "", name, *k, *g);
+                                unknown_name(errors, data, name, *g, *k);
                                 continue;
                         }
                         r = ck->parse(value, c, ck->offset, &detail);
-                        if (r < 0)
+                        if (r < 0) {
+                                unsigned line = config_lines_find(data, *g, *k);
+                                g_autofree char *at = line ? g_strdup_printf(":%u", line) : g_strdup("");
                                 g_string_append_printf(
-                                    errors, "%s%s: [%s] %s=%s: %s; expected %s", errors->len ? "\n" : "",
-                                    name, *g, *k, value,
+                                    errors, "%s%s%s: [%s] %s=%s: %s; expected %s", errors->len ? "\n" : "",
+                                    name, at, *g, *k, value,
                                     detail ? detail : (r == -ERANGE ? "out of range" : "invalid value"),
                                     ck->allowed);
+                        }
                         g_free((char *)detail);
                 }
         }

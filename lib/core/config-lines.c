@@ -1,0 +1,194 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#include "config-lines.h"
+
+#include <stdbool.h>
+#include <string.h>
+
+typedef enum LineKind {
+        LINE_BLANK, /* blank or a comment */
+        LINE_SECTION,
+        LINE_KEY,
+        LINE_BAD,
+} LineKind;
+
+typedef struct Line {
+        LineKind kind;
+        char *name; /* the section of a header, the key of a pair */
+} Line;
+
+static LineKind classify(const char *line, char **ret_name)
+{
+        const char *eq;
+
+        *ret_name = NULL;
+        while (g_ascii_isspace(*line))
+                line++;
+        if (*line == '\0' || *line == '#')
+                return LINE_BLANK;
+        if (*line == '[') {
+                const char *end = strrchr(line, ']');
+                const char *after = end ? end + 1 : NULL;
+                while (after && g_ascii_isspace(*after))
+                        after++;
+                if (!end || *after || end == line + 1)
+                        return LINE_BAD;
+                *ret_name = g_strndup(line + 1, (gsize)(end - line - 1));
+                return LINE_SECTION;
+        }
+        eq = strchr(line, '=');
+        if (!eq || eq == line)
+                return LINE_BAD;
+        *ret_name = g_strchomp(g_strndup(line, (gsize)(eq - line)));
+        return **ret_name ? LINE_KEY : LINE_BAD;
+}
+
+/* Calls visit for each line with its number, kind, name and current section, until it returns false. */
+typedef bool (*LineVisit)(unsigned number, LineKind kind, const char *name, const char *section,
+                          const char *text, void *userdata);
+
+static void walk(const char *data, LineVisit visit, void *userdata)
+{
+        g_auto(GStrv) lines = g_strsplit(data, "\n", -1);
+        g_autofree char *section = NULL;
+
+        for (unsigned i = 0; lines[i]; i++) {
+                g_autofree char *name = NULL;
+                LineKind kind;
+                g_strchomp(lines[i]); /* a CR of a CRLF file too */
+                kind = classify(lines[i], &name);
+                if (kind == LINE_SECTION) {
+                        g_free(section);
+                        section = g_strdup(name);
+                }
+                if (!visit(i + 1, kind, name, section, lines[i], userdata))
+                        return;
+        }
+}
+
+typedef struct Bad {
+        unsigned line;
+        char *text;
+} Bad;
+
+static bool find_bad(unsigned number, LineKind kind, const char *name, const char *section, const char *text,
+                     void *userdata)
+{
+        Bad *b = userdata;
+        (void)name;
+        if (kind == LINE_BAD || (kind == LINE_KEY && !section)) {
+                b->line = number;
+                b->text = g_strstrip(g_strdup(text));
+                return false;
+        }
+        return true;
+}
+
+unsigned config_lines_bad(const char *data, char **ret_text)
+{
+        Bad b = {0};
+
+        walk(data, find_bad, &b);
+        if (ret_text)
+                *ret_text = g_steal_pointer(&b.text);
+        g_free(b.text);
+        return b.line;
+}
+
+typedef struct Find {
+        const char *section, *key;
+        unsigned line;
+} Find;
+
+static bool find_line(unsigned number, LineKind kind, const char *name, const char *section,
+                      const char *text, void *userdata)
+{
+        Find *f = userdata;
+        (void)text;
+        if (g_strcmp0(section, f->section) != 0)
+                return true;
+        if ((!f->key && kind == LINE_SECTION) || (f->key && kind == LINE_KEY && strcmp(name, f->key) == 0)) {
+                f->line = number;
+                return false;
+        }
+        return true;
+}
+
+unsigned config_lines_find(const char *data, const char *section, const char *key)
+{
+        Find f = {section, key, 0};
+
+        walk(data, find_line, &f);
+        return f.line;
+}
+
+typedef struct Repeated {
+        GHashTable *seen; /* "section\x1fkey" -> first line */
+        const char *name;
+        GString *errors;
+} Repeated;
+
+static bool find_repeated(unsigned number, LineKind kind, const char *name, const char *section,
+                          const char *text, void *userdata)
+{
+        Repeated *r = userdata;
+        g_autofree char *id = NULL;
+        gpointer first;
+        (void)text;
+
+        if (kind != LINE_KEY || !section)
+                return true;
+        id = g_strdup_printf("%s\x1f%s", section, name);
+        if (g_hash_table_lookup_extended(r->seen, id, NULL, &first))
+                g_string_append_printf(
+                    r->errors, "%s%s:%u: [%s] %s= is set again (first on line %u): set it once",
+                    r->errors->len ? "\n" : "", r->name, number, section, name, GPOINTER_TO_UINT(first));
+        else
+                g_hash_table_insert(r->seen, g_steal_pointer(&id), GUINT_TO_POINTER(number));
+        return true;
+}
+
+void config_lines_repeated(const char *data, const char *name, GString *errors)
+{
+        Repeated r = {g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL), name, errors};
+
+        walk(data, find_repeated, &r);
+        g_hash_table_destroy(r.seen);
+}
+
+/* Levenshtein distance of a and b, each at most 63 characters (longer: a large number). */
+static unsigned edits(const char *a, const char *b)
+{
+        size_t la = strlen(a), lb = strlen(b);
+        unsigned row[64], prev;
+
+        if (la > 63 || lb > 63)
+                return 1000;
+        for (size_t j = 0; j <= lb; j++)
+                row[j] = (unsigned)j;
+        for (size_t i = 1; i <= la; i++) {
+                prev = row[0];
+                row[0] = (unsigned)i;
+                for (size_t j = 1; j <= lb; j++) {
+                        unsigned here = row[j];
+                        unsigned cost = g_ascii_tolower(a[i - 1]) == g_ascii_tolower(b[j - 1]) ? 0 : 1;
+                        row[j] = MIN(MIN(row[j] + 1, row[j - 1] + 1), prev + cost);
+                        prev = here;
+                }
+        }
+        return row[lb];
+}
+
+const char *config_lines_nearest(const char *word, const char *const *candidates, unsigned n)
+{
+        const char *best = NULL;
+        unsigned best_edits = 3;
+
+        for (unsigned i = 0; i < n; i++) {
+                unsigned e = edits(word, candidates[i]);
+                if (e < best_edits && e * 2 < strlen(word)) {
+                        best = candidates[i];
+                        best_edits = e;
+                }
+        }
+        return best;
+}

@@ -1,0 +1,27 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/*
+ * The configuration file read line by line, for errors that point at a line: GKeyFile keeps no line
+ * numbers, says "line “foo”" for a syntax error, keeps the last of a key set twice without a word, and
+ * knows nothing of the keys placementd takes. Lines are as GKeyFile reads them: blank, '#' comments,
+ * [Section] headers and Key=value pairs (whitespace around the key ignored).
+ */
+
+#include <glib.h>
+
+/* The first line that is none of those, or a Key=value before any [Section]: its number (1-based), and
+ * its text in *ret_text (trimmed; may be NULL). 0 when every line is one of them. */
+unsigned config_lines_bad(const char *data, char **ret_text);
+
+/* The line of the first Key= in [section] (any of its headers), or of the first [section] header when
+ * key is NULL; 0 when there is none. */
+unsigned config_lines_find(const char *data, const char *section, const char *key);
+
+/* Appends to errors (newline-separated, each "NAME:LINE: ...") every key set again in a section,
+ * across repeated headers of that section too. */
+void config_lines_repeated(const char *data, const char *name, GString *errors);
+
+/* Of the n candidates, the one a typo of word most likely meant: equal but for case, or at most two
+ * edits away (and fewer than half of word's length). NULL when none is that near. */
+const char *config_lines_nearest(const char *word, const char *const *candidates, unsigned n);
