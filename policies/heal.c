@@ -175,6 +175,46 @@ static double mean_distance(const Topology *t, const CpuSet *nodes)
         return n ? (double)sum / (double)n : 0;
 }
 
+/* The mean distance from p's vCPUs to the memory memory_of counts (each node weighted by its bytes);
+ * 0 when it counts none. */
+static double vcpu_memory_distance(const Topology *t, const Plan *p, const Plan *memory_of)
+{
+        uint64_t total = 0;
+        double sum = 0;
+        unsigned n = 0;
+
+        for (unsigned m = 0; m < memory_of->nnode_memory; m++)
+                total += memory_of->node_memory[m];
+        if (!total)
+                return 0;
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                unsigned node;
+                if (p->vcpu_pu[i] < 0)
+                        continue;
+                node = t->cores[t->pus[p->vcpu_pu[i]].core].node;
+                for (unsigned m = 0; m < memory_of->nnode_memory; m++)
+                        sum += (double)topology_distance(t, node, m) * (double)memory_of->node_memory[m] /
+                               (double)total;
+                n++;
+        }
+        return n ? sum / n : 0;
+}
+
+/*
+ * A candidate that leaves the memory where it is (its binding fixed: keep_memory) on the nodes current
+ * counts it on is counted where it is, not as a fresh plan would spread it: no page moves, so what each
+ * node holds of it stays.
+ */
+static void count_memory_where_it_is(const Plan *current, Plan *candidate)
+{
+        g_autoptr(CpuSet) was = plan_memory_nodes(current), is = plan_memory_nodes(candidate);
+
+        if (!candidate->keep_memory || candidate->hugepage_size != current->hugepage_size ||
+            candidate->nnode_memory != current->nnode_memory || !cpuset_equal(was, is))
+                return;
+        memcpy(candidate->node_memory, current->node_memory, sizeof(uint64_t) * current->nnode_memory);
+}
+
 /* Bytes of current's memory that candidate puts on other nodes. */
 static uint64_t memory_moved(const Plan *current, const Plan *candidate)
 {
@@ -353,6 +393,11 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
                 return NULL;
         if (hp->undo_sharing && after.shared + hp->min_gain <= before.shared)
                 return g_strdup_printf("%u vCPUs shared a core, now %u", before.shared, after.shared);
+        /* fewer or nearer nodes are worth a move only when its vCPUs end no farther from its memory:
+         * memory that stays where it is (keep_memory) is measured where it is */
+        if (vcpu_memory_distance(t, cand, cand->keep_memory ? cur : cand) >
+            vcpu_memory_distance(t, cur, cur) + 1e-9)
+                return NULL;
         if (nodes_new < nodes_old)
                 return g_strdup_printf("spread over %u nodes, now %u", nodes_old, nodes_new);
         if (dist_new + hp->min_distance_gain <= dist_old && dist_new + 1e-9 < dist_old)
@@ -515,6 +560,7 @@ static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParam
                 int gain = 0;
                 if (!candidates[k])
                         continue;
+                count_memory_where_it_is(current, candidates[k]);
                 other = judge(h, hp, hd, current, candidates[k], budget_left, &gain);
                 if (other && (!m || gain > best_gain)) {
                         heal_move_free(m);

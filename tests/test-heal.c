@@ -429,6 +429,54 @@ static void hold_on(const Topology *t, Ledger *l, const char *key, unsigned n, c
 }
 
 /*
+ * A move that leaves bound memory where it is counts it where it is: w's 1 GiB on node 0 and 3 GiB on
+ * node 1 (bound to both at its start) stay so when its vCPUs leave x's and y's cores for node 1's, not
+ * an even 2 + 2 as a fresh plan would spread it.
+ */
+START_TEST(test_move_counts_bound_memory_where_it_is)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        g_autoptr(CpuSet) bound = cpuset_new();
+        static const unsigned x_pu[] = {0}, y_pu[] = {1}, w_pu[] = {0, 1};
+        Plan *w = plan_new("w", 2, 4 * GiB, t->nnodes);
+        const HealMove *m;
+        Domains ds = {0};
+        HealDomain *hw;
+
+        hold_on(t, l, "x", 1, x_pu, 0);
+        hold_on(t, l, "y", 1, y_pu, 0);
+        for (unsigned i = 0; i < 2; i++) {
+                w->vcpu_pu[i] = (int)w_pu[i];
+                cpuset_add(w->vcpu_pins[i], t->pus[w_pu[i]].os_index);
+        }
+        cpuset_add(w->nodes, 0);
+        w->node_memory[0] = GiB;
+        w->node_memory[1] = 3 * GiB;
+        w->keep_memory = true;
+        w->result = PLAN_OVERCOMMITTED;
+        ck_assert_int_eq(ledger_commit(l, "w", w), 0);
+        cpuset_add(bound, t->nodes[0].os_index);
+        cpuset_add(bound, t->nodes[1].os_index);
+        domains_add(&ds, l, "x");
+        domains_add(&ds, l, "y");
+        hw = domains_add(&ds, l, "w");
+        hw->request.memory_nodes = bound;
+        hw->request.memory_source = MEMORY_SOURCE_BOUND;
+        hw->request.memory_mode = MEMORY_MODE_STRICT;
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_str_eq(m->key, "w");
+        ck_assert_uint_eq(m->memory_moved, 0);
+        ck_assert_msg(m->plan->node_memory[0] == GiB && m->plan->node_memory[1] == 3 * GiB,
+                      "counted %" G_GUINT64_FORMAT " + %" G_GUINT64_FORMAT " bytes (%s)",
+                      m->plan->node_memory[0], m->plan->node_memory[1], m->plan->reason);
+}
+END_TEST
+
+/*
  * A busy vCPU beside another busy one, and a core of idle vCPUs on the same node: heal re-pins it there
  * (no memory moves) rather than moving the domain to the free node, which would gain no more. With the
  * calm core outside the domain's <vcpu cpuset>, the re-pin is not offered.
@@ -1110,6 +1158,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_bad_input);
         tcase_add_test(tc, test_may_gain);
         tcase_add_test(tc, test_repin_inside_node);
+        tcase_add_test(tc, test_move_counts_bound_memory_where_it_is);
         tcase_add_test(tc, test_repin_beside_idle_threads);
         tcase_add_test(tc, test_repin_off_own_host_threads);
         tcase_add_test(tc, test_heals_host_load_beside_own_vcpus);

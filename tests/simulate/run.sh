@@ -15,6 +15,11 @@
 #     MemoryReserve=14G: the host keeps them as the engine keeps them.
 #   idle.trace (1x2x2): the idle domain shares with the busy one (2/3 of vCPU-seconds shared) and no busy
 #     vCPU contends: an idle neighbour costs nothing.
+#   bound.trace (2x4x2): w (4 vCPUs) spans both nodes, its memory bound there at its start (1 + 3 GiB);
+#     when x leaves node 0, moving w's vCPUs there would run them farther from memory that stays: no
+#     move. Distance: w's vCPUs 17.5 and 3 x 12.5 (13.75), x and y 10: (160 vCPU-s: 600 + 200 + 1100;
+#     500: 1000 + 5500) / 660 = 140/11. With MemoryBinding=no heal moves w at 25 s and 3 GiB with it:
+#     (1900 + 50 + 275 + 950 + 3800) / 660.
 #   heal.trace with Heal=no in --config: c stays beside a, 1.6 cores lost over the whole 60 s, 6/7 shared.
 #   learn.trace (1x2x1): load is learned as the daemon learns it. The measurement at 5 s only reads the
 #     counters (a fraction needs two readings); with LoadWarmup=0 the one at 10 s makes i known idle and
@@ -100,6 +105,11 @@ printf '[Placement]\nMemoryReserve=14G\n' >"$tmp/memory-reserve.conf"
 figures "empty.trace with MemoryReserve=14G: 2 GiB free, 1 vCPU at 2 GiB fits" "$H122" empty.trace \
         '{"largest_fit_min": 1, "largest_fit_mean": 1.0}' --config="$tmp/memory-reserve.conf"
 
+H242="synthetic:pack:2 numa:1(memory=16GiB) core:4 pu:2"
+figures "bound.trace: no move that runs the vCPUs farther from memory that cannot follow" "$H242" bound.trace \
+        '{"moves": 0, "memory_moved_bytes": 0, "mean_memory_distance": 140/11}'
+figures "bound.trace with MemoryBinding=no: w moves to node 0, its 3 GiB along" "$H242" bound.trace \
+        '{"moves": 1, "memory_moved_bytes": 3 << 30, "mean_memory_distance": 6975/660}' --config="$tmp/unbound.conf"
 printf '[Placement]\nLoadWarmup=0\n' >"$tmp/no-warmup.conf"
 figures "learn.trace: the first reading is no sample, i known at 10 s, b2 healed then" "$H121" learn.trace \
         '{"busy_contended_fraction": 6/33, "moves": 1}' --config="$tmp/no-warmup.conf"
