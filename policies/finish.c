@@ -552,6 +552,13 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                 g_autofree char *list = cpuset_format(req->allowed_cpus);
                 g_string_append_printf(s, "; kept inside <vcpu cpuset='%s'>", list);
         }
+        if (req->cache_cpus) {
+                g_autofree char *list = cpuset_format(req->cache_cpus);
+                g_string_append_printf(s,
+                                       "; kept on CPUs %s, under the caches its <cachetune>/<memorytune> "
+                                       "reserve",
+                                       list);
+        }
         if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes) {
                 g_autofree char *list = cpuset_format(req->memory_nodes);
                 g_autoptr(CpuSet) charged = cpuset_new();
@@ -789,14 +796,16 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
         bool bound = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
         char a[64], b[64];
 
-        if (host->usable_pus == 0 && (req->allowed_cpus || bound)) {
+        if (host->usable_pus == 0 && (req->allowed_cpus || req->cache_cpus || bound)) {
                 g_autofree char *note = NULL, *counted = NULL;
                 /* it runs all the same (on CPUs the host keeps, ReservedCPUs=): its memory is where it is
                  * bound, or on the nodes of its CPUs */
                 g_autoptr(CpuSet) nodes = cpuset_new();
                 for (unsigned n = 0; !bound && n < v->t->nnodes; n++)
                         if (v->t->nodes[n].ncores > 0 &&
-                            cpuset_intersects(v->t->nodes[n].cpus, req->allowed_cpus))
+                            (!req->allowed_cpus ||
+                             cpuset_intersects(v->t->nodes[n].cpus, req->allowed_cpus)) &&
+                            (!req->cache_cpus || cpuset_intersects(v->t->nodes[n].cpus, req->cache_cpus)))
                                 cpuset_add(nodes, v->t->nodes[n].os_index);
                 if (bound)
                         policy_charge_bound_memory(v, req, plan);

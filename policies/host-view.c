@@ -15,16 +15,16 @@ int policy_core_first_usable_pu(const HostView *v, unsigned core)
         return -1;
 }
 
-/* Whether node n has a CPU the request allows (every node without <vcpu cpuset>). */
+/* Whether node n has a CPU the request allows (every node without <vcpu cpuset> or reserved caches). */
 static bool node_has_allowed_cpu(const Topology *t, const PlacementRequest *req, unsigned n)
 {
         const TopoNode *node = &t->nodes[n];
 
-        if (!req || !req->allowed_cpus)
+        if (!req || (!req->allowed_cpus && !req->cache_cpus))
                 return true;
         for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
                 for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
-                        if (cpuset_has(req->allowed_cpus, t->pus[p].os_index))
+                        if (placement_request_allows_cpu(req, t->pus[p].os_index))
                                 return true;
         return false;
 }
@@ -121,7 +121,7 @@ static bool pu_allowed(const HostView *v, unsigned pu)
         /* CoreKinds=performance-only leaves the other kinds to the host */
         if (v->params->core_kinds == CORE_KINDS_PERFORMANCE_ONLY && core->kind_rank > 0)
                 return false;
-        return !req || !req->allowed_cpus || cpuset_has(req->allowed_cpus, t->pus[pu].os_index);
+        return placement_request_allows_cpu(req, t->pus[pu].os_index);
 }
 
 void host_view_init(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params)

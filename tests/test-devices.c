@@ -22,15 +22,6 @@
         "' slot='0x00' function='0x0'/></source><address type='pci' domain='0x0000' bus='0x00' "            \
         "slot='0x07' function='0x0'/></hostdev>"
 
-static DomainSpec *parse_ok(const char *xml)
-{
-        g_autofree char *error = NULL;
-        DomainSpec *s = NULL;
-
-        ck_assert_msg(domain_xml_parse(xml, &s, &error) == 0, "%s", error);
-        return s;
-}
-
 static char *parse_error(const char *xml)
 {
         char *error = NULL;
@@ -51,7 +42,7 @@ static const char *address_text(const DomainSpec *s, unsigned i, char *buf)
 /* Each element that passes a host PCI device through, by its <source>; never the guest-side address. */
 START_TEST(test_parse_devices)
 {
-        g_autoptr(DomainSpec) s = parse_ok(DOMAIN(
+        g_autoptr(DomainSpec) s = test_domain_parse(DOMAIN(
             "2", HOSTDEV("0xaf") "<interface type='hostdev' managed='yes'><mac address='52:54:00:6d:90:02'/>"
                                  "<source><address type='pci' domain='0x0000' bus='0x17' slot='0x02' "
                                  "function='0x1'/></source></interface>"
@@ -76,8 +67,9 @@ END_TEST
 
 START_TEST(test_parse_no_devices)
 {
-        g_autoptr(DomainSpec) s = parse_ok(DOMAIN("2", "<interface type='network'><source network='x'/>"
-                                                       "</interface>"));
+        g_autoptr(DomainSpec) s =
+            test_domain_parse(DOMAIN("2", "<interface type='network'><source network='x'/>"
+                                          "</interface>"));
 
         ck_assert_ptr_null(s->pci_devices);
 }
@@ -132,7 +124,7 @@ typedef struct Read {
 
 static void read_on(Read *r, const Topology *t, const char *xml)
 {
-        r->spec = parse_ok(xml);
+        r->spec = test_domain_parse(xml);
         r->req = domain_request(r->spec, r->spec);
         domain_request_shape(r->spec, t, &r->req, &r->shape);
 }
@@ -146,13 +138,8 @@ static void read_clear(Read *r)
 static Plan *place_xml(const Topology *t, Ledger *l, const char *xml)
 {
         PlacementParams params = test_params(POLICY_EXPLICIT);
-        Read r = {0};
-        Plan *plan;
 
-        read_on(&r, t, xml);
-        plan = policy_place(t, l, &r.req, &params);
-        read_clear(&r);
-        return plan;
+        return test_place_xml(t, l, xml, &params);
 }
 
 static void assert_nodes(const Topology *t, const Plan *p, const char *nodes)

@@ -5,7 +5,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "domain-request.h"
 #include "domain-xml.h"
+#include "policy.h"
 #include "topology-load.h"
 
 int test_run_suite(Suite *s)
@@ -45,4 +47,23 @@ char *test_domain_with_record(const char *name, const char *before, char *record
         return g_strdup_printf("<domain><name>%s</name>%s<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS
                                "'>%s</metadata></domain>",
                                name, before, inner);
+}
+
+DomainSpec *test_domain_parse(const char *xml)
+{
+        g_autofree char *error = NULL;
+        DomainSpec *s = NULL;
+
+        ck_assert_msg(domain_xml_parse(xml, &s, &error) == 0, "%s", error);
+        return s;
+}
+
+Plan *test_place_xml(const Topology *t, const Ledger *l, const char *xml, const PlacementParams *params)
+{
+        g_autoptr(DomainSpec) spec = test_domain_parse(xml);
+        g_auto(RequestShape) shape = {0};
+        PlacementRequest req = domain_request(spec, spec);
+
+        domain_request_shape(spec, t, &req, &shape);
+        return policy_place(t, l, &req, params);
 }

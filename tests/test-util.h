@@ -3,6 +3,9 @@
 
 #include <check.h>
 
+#include "domain-xml.h"
+#include "ledger.h"
+#include "plan.h"
 #include "topology.h"
 
 /* Runs one suite and returns the process exit code (0 when every check passed). */
@@ -17,6 +20,13 @@ Topology *test_topology_load(const char *name);
 /* A domain's XML around a record of metadata_format() (taken): <metadata> holds it in placementd's
  * namespace, as libvirt shows it; before is put ahead of <metadata> (<vcpu>, <memory>, ...). */
 char *test_domain_with_record(const char *name, const char *before, char *record);
+
+/* A domain's XML parsed; fails the test when it is refused. */
+DomainSpec *test_domain_parse(const char *xml);
+
+/* The plan policy_place() makes for the domain in xml on t, read as the daemon reads it (its request
+ * and guest shape); nothing is committed. */
+Plan *test_place_xml(const Topology *t, const Ledger *l, const char *xml, const PlacementParams *params);
 
 #define TEST_MAIN(make_suite)                                                                               \
         int main(void)                                                                                      \

@@ -76,6 +76,24 @@ void request_shape_clear(RequestShape *shape)
 {
         g_clear_pointer(&shape->cells, g_free);
         g_clear_pointer(&shape->devices, cpuset_free);
+        g_clear_pointer(&shape->caches, cpuset_free);
+}
+
+/* The CPUs under the caches the domain's resctrl allocations name into shape->caches and req. */
+static void request_caches(const DomainSpec *live, const Topology *t, PlacementRequest *req,
+                           RequestShape *shape)
+{
+        for (unsigned i = 0; live->cache_banks && i < live->cache_banks->len; i++) {
+                const DomainCacheBank *b = &g_array_index(live->cache_banks, DomainCacheBank, i);
+                const CpuSet *cpus = topology_cache_cpus(t, b->level, b->id);
+
+                if (!cpus)
+                        continue;
+                if (!shape->caches)
+                        shape->caches = cpuset_new();
+                cpuset_union(shape->caches, cpus);
+        }
+        req->cache_cpus = shape->caches;
 }
 
 /* The nodes local to the domain's PCI devices into shape->devices and req. */
@@ -102,6 +120,7 @@ void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRe
                 req->hugepage_size =
                     live->hugepage_size ? live->hugepage_size : topology_default_hugepage_size(t);
         request_devices(live, t, req, shape);
+        request_caches(live, t, req, shape);
         if (!live->cells || live->cells->len == 0)
                 return;
         shape->cells = g_new0(PlacementCell, live->cells->len);

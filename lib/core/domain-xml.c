@@ -120,6 +120,8 @@ void domain_spec_free(DomainSpec *s)
         g_free(s->vcpu_ids);
         if (s->pci_devices)
                 g_array_unref(s->pci_devices);
+        if (s->cache_banks)
+                g_array_unref(s->cache_banks);
         g_free(s);
 }
 
@@ -471,6 +473,31 @@ static bool iothread_id(const char *element, const char *name, const char *text,
         return false;
 }
 
+/* A cache a <cachetune> or <memorytune> names, once (level NULL: an L3 cache, a memory bandwidth
+ * controller's); one libvirt would refuse (no such level, a bad id) is left out: such a domain does not
+ * start. */
+static void add_cache_bank(DomainSpec *s, const char *level, const char *id)
+{
+        guint64 l, i;
+        DomainCacheBank bank;
+
+        if (!level)
+                l = 3;
+        else if (!parse_uint(level, 3, &l) || l < 2)
+                return;
+        if (!parse_uint(id, G_MAXUINT32, &i))
+                return;
+        bank = (DomainCacheBank){.level = (unsigned)l, .id = (unsigned)i};
+        if (!s->cache_banks)
+                s->cache_banks = g_array_new(FALSE, FALSE, sizeof(DomainCacheBank));
+        for (unsigned k = 0; k < s->cache_banks->len; k++)
+                if (g_array_index(s->cache_banks, DomainCacheBank, k).level == bank.level &&
+                    g_array_index(s->cache_banks, DomainCacheBank, k).id == bank.id)
+                        return;
+        if (s->cache_banks->len < 1024)
+                g_array_append_val(s->cache_banks, bank);
+}
+
 /* <iothreadids><iothread id=...> and <cputune><iothreadpin iothread=...>: the ids, into *set. */
 static int add_iothread(const char *element, const char *name, const char **names, const char **values,
                         CpuSet **set, GError **error)
@@ -640,6 +667,12 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                                 s->iothreadpin_cpus = g_array_new(FALSE, FALSE, sizeof(IothreadPin));
                         g_array_append_val(s->iothreadpin_cpus, pin);
                 }
+        } else if (p->stack->len == 4 && strcmp(g_ptr_array_index(p->stack, 1), "cputune") == 0 &&
+                   (in_path(p, "cachetune", "cache") || in_path(p, "memorytune", "node"))) {
+                /* a memory bandwidth controller's id is its L3 cache's */
+                add_cache_bank(
+                    s, in_path(p, "memorytune", "node") ? NULL : domain_xml_attr(names, values, "level"),
+                    domain_xml_attr(names, values, "id"));
         } else if (p->stack->len == 3 && strcmp(g_ptr_array_index(p->stack, 1), "numatune") == 0) {
                 start_numatune(p, element, names, values, error);
         } else if (p->stack->len == 4 && in_path(p, "numa", "cell") &&

@@ -79,6 +79,11 @@ typedef struct DomainMemnode {
         CpuSet *nodes; /* OS node indexes */
 } DomainMemnode;
 
+/* A host cache a domain's resctrl allocation names: its level (2 or 3) and the kernel's id of it. */
+typedef struct DomainCacheBank {
+        unsigned level, id;
+} DomainCacheBank;
+
 typedef struct DomainSpec {
         char *name;
         char *uuid;
@@ -140,6 +145,9 @@ typedef struct DomainSpec {
         /* added: each <iothreadpin>'s cpuset (IothreadPin, in order); NULL when none. The user's
          * are those whose id is in iothreadpins (the ids placementd pinned itself are taken out of it) */
         GArray *iothreadpin_cpus;
+        /* added: the host caches its <cputune><cachetune><cache level= id=> and <memorytune><node id=>
+         * (an L3 cache's id) reserve ways or bandwidth in (DomainCacheBank, each once); NULL when none */
+        GArray *cache_banks;
 } DomainSpec;
 
 void domain_spec_free(DomainSpec *s);

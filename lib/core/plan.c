@@ -235,5 +235,11 @@ bool placement_request_same_asks(const PlacementRequest *a, const PlacementReque
                 if (a->cells[i].id != b->cells[i].id || a->cells[i].memory != b->cells[i].memory ||
                     !same_set(a->cells[i].vcpus, b->cells[i].vcpus))
                         return false;
-        return same_set(a->device_nodes, b->device_nodes);
+        return same_set(a->device_nodes, b->device_nodes) && same_set(a->cache_cpus, b->cache_cpus);
+}
+
+bool placement_request_allows_cpu(const PlacementRequest *req, unsigned os)
+{
+        return !req || ((!req->allowed_cpus || cpuset_has(req->allowed_cpus, os)) &&
+                        (!req->cache_cpus || cpuset_has(req->cache_cpus, os)));
 }

@@ -166,7 +166,15 @@ typedef struct PlacementRequest {
          * type='hostdev'>, NVMe disks), node indexes (topology_pci_nodes()), NULL when none is known: sets
          * with one of them are tried first, before any other set with room */
         const CpuSet *device_nodes;
+        /* added: the CPUs under the host caches its <cachetune>/<memorytune> reserve ways or bandwidth in
+         * (OS indexes, topology_cache_cpus()); NULL when none is known. A constraint on its vCPUs, like
+         * allowed_cpus: they run there or the reservation does them no good */
+        const CpuSet *cache_cpus;
 } PlacementRequest;
+
+/* Whether the request lets its vCPUs run on the CPU with this OS index (<vcpu cpuset>, the CPUs of its
+ * reserved caches). */
+bool placement_request_allows_cpu(const PlacementRequest *req, unsigned os);
 
 /*
  * Whether a and b ask the same of a placement: the same size, guest cells, hugepages, I/O threads, PCI

@@ -67,8 +67,19 @@ void topology_free(Topology *t)
         for (unsigned i = 0; t->pci && i < t->npci; i++)
                 cpuset_free(t->pci[i].nodes);
         g_free(t->pci);
+        for (unsigned i = 0; t->caches && i < t->ncaches; i++)
+                cpuset_free(t->caches[i].cpus);
+        g_free(t->caches);
         g_free(t->source);
         g_free(t);
+}
+
+const CpuSet *topology_cache_cpus(const Topology *t, unsigned level, unsigned id)
+{
+        for (unsigned i = 0; t->caches && i < t->ncaches; i++)
+                if (t->caches[i].level == level && t->caches[i].id == id)
+                        return t->caches[i].cpus;
+        return NULL;
 }
 
 int topology_pu_by_os(const Topology *t, unsigned os_index)

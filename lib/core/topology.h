@@ -100,6 +100,13 @@ typedef struct TopoPciDevice {
         CpuSet *nodes;    /* node indexes */
 } TopoPciDevice;
 
+/* A cache with the kernel's id for it (/sys/devices/system/cpu/cpuN/cache/indexK/id, hwloc's os_index). */
+typedef struct TopoCache {
+        unsigned level; /* 2 or 3 */
+        unsigned id;
+        CpuSet *cpus; /* OS indexes of the usable PUs under it */
+} TopoCache;
+
 typedef struct TopoPackage {
         unsigned os_index;
         CpuSet *nodes; /* node indexes that hold its cores */
@@ -140,6 +147,11 @@ typedef struct Topology {
         /* Added: the PCI devices with a NUMA locality, by ascending address (topology_pci_nodes()). */
         TopoPciDevice *pci;
         unsigned npci;
+
+        /* Added: the L2 and L3 caches the kernel numbers (their sysfs cache id, which resctrl and a
+         * domain's <cachetune>/<memorytune> name), for topology_cache_cpus(). */
+        TopoCache *caches;
+        unsigned ncaches;
 } Topology;
 
 /* Builds a topology from plain arrays: for tests and the ranking fixtures. distance may be NULL
@@ -171,6 +183,10 @@ uint64_t topology_meminfo_hugepage_size(const char *meminfo);
 /* The node indexes local to the PCI device at address (pci.h), or NULL when the topology knows no
  * locality for it. */
 const CpuSet *topology_pci_nodes(const Topology *t, uint64_t address);
+
+/* The usable CPUs (OS indexes) under the level-2 or level-3 cache with this kernel id, or NULL when the
+ * topology knows no such cache. */
+const CpuSet *topology_cache_cpus(const Topology *t, unsigned level, unsigned id);
 
 /* Index of the PU with this OS index, or -1. */
 int topology_pu_by_os(const Topology *t, unsigned os_index);

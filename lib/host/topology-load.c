@@ -5,6 +5,7 @@
 #include "ret-error.h"
 #include "topology-build.h"
 #include "topology-kinds.h"
+#include "topology-caches.h"
 #include "topology-pci.h"
 #include "topology-xml-trial.h"
 #include "topology-xml.h"
@@ -723,6 +724,7 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
         topology_load_l2(t, topo, core_obj);
         topology_load_core_kinds(t, topo, core_obj);
         topology_load_pci(t, topo);
+        topology_load_caches(t, topo);
 
         if (min_threads != t->max_threads)
                 topology_note(t, "cores have %u to %u threads", min_threads, t->max_threads);

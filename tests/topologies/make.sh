@@ -139,6 +139,14 @@ lstopo -i "pack:2 numa:10(memory=8GB) core:2 pu:2" --of xml -f "$tmp/twenty.xml"
 # shellcheck disable=SC2046 # one value per argument
 distances twenty-nodes.xml "$tmp/twenty.xml" 20 $(linear 20 12 32 10)
 
+# The kernel's cache ids, as lstopo exports them on a live host (a synthetic description has none): 2
+# packages of one node and 2 L3 caches (CCXs) of 4 cores x 2 threads; L3 ids 0-3 in order, L2 ids are
+# the first CPU of each core. A domain's <cachetune>/<memorytune> names these ids.
+lstopo -i "pack:2 [numa(memory=32GB)] l3:2 l2:4 core:1 pu:2" --of xml -f "$tmp/cache-ids.xml"
+awk '/type="L3Cache"/ { sub(/type="L3Cache"/, "type=\"L3Cache\" os_index=\"" l3++ "\"") }
+     /type="L2Cache"/ { sub(/type="L2Cache"/, "type=\"L2Cache\" os_index=\"" 2 * l2++ "\"") } { print }' \
+        "$tmp/cache-ids.xml" >cache-ids.xml
+
 # What hwloc counts in each: file, NUMA nodes, cores, PUs, CPU kinds, then NUMA nodes per subtype.
 {
         echo "# file nodes cores pus cpukinds subtypes(name=count,...) -- written by make.sh from hwloc-calc and lstopo"

@@ -1,0 +1,134 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Cache and memory bandwidth allocation (<cputune><cachetune>, <memorytune>): the ids they name are read
+ * from the domain XML, found in the host's topology by the kernel's cache id, and the vCPUs kept on the
+ * CPUs under those caches, where the reserved ways and bandwidth serve them.
+ * tests/topologies/cache-ids.xml: 2 packages of one node, each with 2 L3 caches (ids 0-3, 4 cores x 2
+ * threads each: L3 0 holds CPUs 0-7, L3 1 8-15, L3 2 16-23, L3 3 24-31), an L2 per core (id = its first
+ * CPU).
+ */
+#include "test-util.h"
+
+#include <string.h>
+
+#include "domain-request.h"
+#include "domain-xml.h"
+#include "test-policy-util.h"
+
+#define DOMAIN(name, vcpus, cputune)                                                                        \
+        "<domain type='kvm'><name>" name "</name><memory unit='GiB'>2</memory><vcpu>" vcpus "</vcpu>"       \
+        "<cputune>" cputune "</cputune><os><type>hvm</type></os></domain>"
+#define CACHETUNE(level, id)                                                                                \
+        "<cachetune vcpus='0-3'><cache id='" id "' level='" level "' type='both' size='3' unit='MiB'/>"     \
+        "</cachetune>"
+
+static char *banks(const DomainSpec *s)
+{
+        GString *out = g_string_new(NULL);
+
+        for (unsigned i = 0; s->cache_banks && i < s->cache_banks->len; i++) {
+                const DomainCacheBank *b = &g_array_index(s->cache_banks, DomainCacheBank, i);
+                g_string_append_printf(out, "%sL%u:%u", i ? " " : "", b->level, b->id);
+        }
+        return g_string_free(out, FALSE);
+}
+
+START_TEST(test_parse)
+{
+        g_autoptr(DomainSpec) a = test_domain_parse(DOMAIN(
+            "a", "4",
+            "<cachetune vcpus='0-1'><cache id='1' level='3' type='both' size='3' unit='MiB'/>"
+            "<cache id='1' level='3' type='code' size='1' unit='MiB'/><monitor level='3' "
+            "vcpus='0'/></cachetune>"
+            "<cachetune vcpus='2-3'><cache id='6' level='2' type='data' size='256' unit='KiB'/></cachetune>"
+            "<memorytune vcpus='0-3'><node id='2' bandwidth='60'/></memorytune>"));
+        g_autoptr(DomainSpec) bad =
+            test_domain_parse(DOMAIN("b", "2", CACHETUNE("1", "0") CACHETUNE("3", "x")));
+        g_autoptr(DomainSpec) none = test_domain_parse(DOMAIN("c", "2", ""));
+        g_autofree char *text = banks(a);
+
+        /* each cache once; the bandwidth controller's id is its L3 cache's */
+        ck_assert_str_eq(text, "L3:1 L2:6 L3:2");
+        ck_assert_ptr_null(bad->cache_banks); /* no level-1 allocation, no such id: libvirt refuses both */
+        ck_assert_ptr_null(none->cache_banks);
+}
+END_TEST
+
+static Plan *place_xml(const Topology *t, Ledger *l, const char *xml)
+{
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+
+        return test_place_xml(t, l, xml, &params);
+}
+
+/* Every vCPU pin of p lies in the CPU list cpus. */
+static void assert_pins_in(const Plan *p, const char *cpus)
+{
+        g_autoptr(CpuSet) allowed = NULL;
+        g_autofree char *error = NULL;
+
+        ck_assert_int_eq(cpuset_parse(cpus, &allowed, &error), 0);
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                g_autofree char *pin = cpuset_format(p->vcpu_pins[i]);
+                g_autoptr(CpuSet) outside = cpuset_copy(p->vcpu_pins[i]);
+                cpuset_subtract(outside, allowed);
+                ck_assert_msg(!cpuset_is_empty(p->vcpu_pins[i]) && cpuset_is_empty(outside),
+                              "vCPU %u pinned to %s, outside %s: %s", i, pin, cpus, p->reason);
+        }
+}
+
+/* The vCPUs go under the caches the domain reserves, wherever the emptiest node is. */
+START_TEST(test_kept_under_reserved_cache)
+{
+        g_autoptr(Topology) t = test_topology_load("cache-ids.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) plain = place_xml(t, l, DOMAIN("plain", "4", ""));
+        g_autoptr(Plan) l3 = place_xml(t, l, DOMAIN("l3", "4", CACHETUNE("3", "3")));
+        g_autoptr(Plan) mba = place_xml(t, l,
+                                        DOMAIN("mba", "4",
+                                               "<memorytune vcpus='0-3'><node id='1' bandwidth='50'/>"
+                                               "</memorytune>"));
+        g_autoptr(Plan) l2 = place_xml(t, l, DOMAIN("l2", "1", CACHETUNE("2", "18")));
+        g_autoptr(Plan) unknown = place_xml(t, l, DOMAIN("unknown", "4", CACHETUNE("3", "9")));
+
+        assert_pins_in(plain, "0-7"); /* without one: the first node, its first cores */
+        ck_assert_int_eq(l3->result, PLAN_PLACED);
+        assert_pins_in(l3, "24-31");
+        ck_assert_msg(strstr(l3->reason, "kept on CPUs 24-31, under the caches its <cachetune>/<memorytune> "
+                                         "reserve"),
+                      "%s", l3->reason);
+        assert_pins_in(mba, "8-15");
+        assert_pins_in(l2, "18-19");
+        ck_assert_msg(!strstr(unknown->reason, "cachetune"), "%s", unknown->reason); /* not on this host */
+}
+END_TEST
+
+/* With the reserved cache's cores taken, the domain shares them rather than leave the cache: the
+ * reservation is the user's stated intent. */
+START_TEST(test_overcommitted_inside_cache)
+{
+        g_autoptr(Topology) t = test_topology_load("cache-ids.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) second = NULL;
+
+        ck_assert_int_eq(
+            ledger_commit(l, "first", place_xml(t, l, DOMAIN("first", "4", CACHETUNE("3", "0")))), 0);
+        second = place_xml(t, l, DOMAIN("second", "2", CACHETUNE("3", "0")));
+        ck_assert_int_eq(second->result, PLAN_OVERCOMMITTED);
+        assert_pins_in(second, "0-7");
+}
+END_TEST
+
+static Suite *make_suite(void)
+{
+        Suite *s = suite_create("cachetune");
+        TCase *tc = tcase_create("cachetune");
+
+        tcase_add_test(tc, test_parse);
+        tcase_add_test(tc, test_kept_under_reserved_cache);
+        tcase_add_test(tc, test_overcommitted_inside_cache);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(make_suite)
