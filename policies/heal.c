@@ -380,7 +380,11 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
 
         if (!improves_why && !own_better(own_before, own_after, host_gain))
                 return NULL; /* the domain itself does not improve */
-        if (after.contended + hp->min_gain <= before.contended)
+        /* host-side threads alone moved: busy vCPUs "contend" with them only where their load, summed
+         * over a core, crosses half a core; a move that only cuts such a sum in two, as much load beside
+         * busy threads as before, gains nothing (two guests' threads would trade places for ever) */
+        if (after.contended + hp->min_gain <= before.contended &&
+            (!threads_only(cur, cand) || after.host_excess + host_gain <= before.host_excess + 1e-9))
                 return g_strdup_printf("%u busy vCPUs contended for a core, now %u%s%s", before.contended,
                                        after.contended, improves_why ? "; " : "",
                                        improves_why ? improves_why : "");

@@ -20,6 +20,9 @@
 #     move. Distance: w's vCPUs 17.5 and 3 x 12.5 (13.75), x and y 10: (160 vCPU-s: 600 + 200 + 1100;
 #     500: 1000 + 5500) / 660 = 140/11. With MemoryBinding=no heal moves w at 25 s and 3 GiB with it:
 #     (1900 + 50 + 275 + 950 + 3800) / 660.
+#   threads.trace (1x2x2): a's 0.26 cores of host-side threads leave its vCPU's sibling for the free core
+#     once known (10 s); b then runs beside them with 0.3 of its own: 0.56 cores beside two busy vCPUs
+#     wherever they go, so nothing moves again: (0.26 x 0.8 x 10 + 0.56 x 0.8 x 120) / 150 lost, 1 move.
 #   heal.trace with Heal=no in --config: c stays beside a, 1.6 cores lost over the whole 60 s, 6/7 shared.
 #   learn.trace (1x2x1): load is learned as the daemon learns it. The measurement at 5 s only reads the
 #     counters (a fraction needs two readings); with LoadWarmup=0 the one at 10 s makes i known idle and
@@ -110,6 +113,8 @@ figures "bound.trace: no move that runs the vCPUs farther from memory that canno
         '{"moves": 0, "memory_moved_bytes": 0, "mean_memory_distance": 140/11}'
 figures "bound.trace with MemoryBinding=no: w moves to node 0, its 3 GiB along" "$H242" bound.trace \
         '{"moves": 1, "memory_moved_bytes": 3 << 30, "mean_memory_distance": 6975/660}' --config="$tmp/unbound.conf"
+figures "threads.trace: host-side threads moved once, not back and forth between two guests" "$H122" \
+        threads.trace '{"moves": 1, "host_thread_moves": 1, "capacity_lost": (0.26 * 0.8 * 10 + 0.56 * 0.8 * 120) / 150}'
 printf '[Placement]\nLoadWarmup=0\n' >"$tmp/no-warmup.conf"
 figures "learn.trace: the first reading is no sample, i known at 10 s, b2 healed then" "$H121" learn.trace \
         '{"busy_contended_fraction": 6/33, "moves": 1}' --config="$tmp/no-warmup.conf"
