@@ -320,7 +320,8 @@ void load_note_reason(const HostView *v, bool by_core, Plan *plan)
                         home |= pu >= 0 && cpuset_has(plan->nodes, v->t->cores[v->t->pus[pu].core].node);
                 }
         if (plan->result == PLAN_OVERCOMMITTED && load_overcommit_applies(v, by_core)) {
-                reason = g_strdup_printf("%s; by measured load: the set by its cores that run nothing busy, "
+                reason = g_strdup_printf("%s; by load (each vCPU busy until measured): the set by its cores "
+                                         "that run nothing busy, "
                                          "busy vCPUs on the least busy cores, idle ones share",
                                          plan->reason);
                 g_free(plan->reason);
