@@ -552,6 +552,9 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                 g_autofree char *list = cpuset_format(req->allowed_cpus);
                 g_string_append_printf(s, "; kept inside <vcpu cpuset='%s'>", list);
         }
+        if (req->caches_outside_cpuset)
+                g_string_append(s, "; the caches its <cachetune>/<memorytune> reserve lie outside its <vcpu "
+                                   "cpuset>, which libvirt applies: kept inside the cpuset");
         if (req->cache_cpus) {
                 g_autofree char *list = cpuset_format(req->cache_cpus);
                 g_string_append_printf(s,
@@ -759,6 +762,83 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
             choice->load.capacity, unit_of(ops, choice->load.capacity), sharing, note);
 }
 
+/* The index in plan->cells of the guest cell of vCPU i, or -1 when the guest has no cells. */
+static int vcpu_cell(const Plan *plan, unsigned i)
+{
+        unsigned id = plan_vcpu_id(plan, i);
+
+        for (unsigned k = 0; k < plan->ncells; k++)
+                if (cpuset_has(plan->cells[k].vcpus, id))
+                        return (int)k;
+        return -1;
+}
+
+/* Whether vCPU i of the request may run on the PU with index pu as its reserved caches go (no
+ * reservation: anywhere). */
+static bool under_own_caches(const Topology *t, const PlacementRequest *req, unsigned i, int pu)
+{
+        return pu >= 0 &&
+               (!req->vcpu_cache_cpus[i] || cpuset_has(req->vcpu_cache_cpus[i], t->pus[pu].os_index));
+}
+
+/*
+ * Each vCPU with reserved caches (<cachetune vcpus=>) onto a PU of the plan under them: the plan's PUs
+ * stay the same, two vCPUs trade them when that puts one under its caches and leaves the other no worse
+ * (in one guest cell; not when the guest pairs its vCPUs as SMT siblings, whose pairs share a core).
+ */
+static void match_cache_vcpus(const Topology *t, const PlacementRequest *req, Plan *plan)
+{
+        if (!req->vcpu_cache_cpus)
+                return;
+        for (unsigned i = 0; i < plan->nvcpus && i < req->vcpus; i++) {
+                if (plan->vcpu_pu[i] < 0 || under_own_caches(t, req, i, plan->vcpu_pu[i]) ||
+                    req->guest_threads)
+                        continue;
+                for (unsigned j = 0; j < plan->nvcpus && j < req->vcpus; j++) {
+                        int pu_i = plan->vcpu_pu[i], pu_j = plan->vcpu_pu[j];
+                        CpuSet *pins;
+                        if (j == i || pu_j < 0 || vcpu_cell(plan, i) != vcpu_cell(plan, j) ||
+                            !under_own_caches(t, req, i, pu_j) ||
+                            (under_own_caches(t, req, j, pu_j) && !under_own_caches(t, req, j, pu_i)))
+                                continue;
+                        plan->vcpu_pu[i] = pu_j;
+                        plan->vcpu_pu[j] = pu_i;
+                        pins = plan->vcpu_pins[i];
+                        plan->vcpu_pins[i] = plan->vcpu_pins[j];
+                        plan->vcpu_pins[j] = pins;
+                        break;
+                }
+        }
+}
+
+/* Appends to the reason which vCPUs with reserved caches run under them and which do not (no PU of the
+ * plan serves them); nothing when the constraint note says it all. */
+static void cache_note(const Topology *t, const PlacementRequest *req, Plan *plan)
+{
+        g_autoptr(CpuSet) off = cpuset_new(), on = cpuset_new();
+        g_autofree char *off_list = NULL, *on_list = NULL, *reason = NULL;
+
+        if (!req->vcpu_cache_cpus)
+                return;
+        for (unsigned i = 0; i < plan->nvcpus && i < req->vcpus; i++)
+                if (req->vcpu_cache_cpus[i] && plan->vcpu_pu[i] >= 0)
+                        cpuset_add(under_own_caches(t, req, i, plan->vcpu_pu[i]) ? on : off,
+                                   plan_vcpu_id(plan, i));
+        if (req->cache_cpus && cpuset_is_empty(off))
+                return; /* the constraint note says it */
+        on_list = cpuset_format(on);
+        off_list = cpuset_format(off);
+        reason = g_strdup_printf(
+            "%s%s%s%s%s%s%s", plan->reason ? plan->reason : "", *on_list ? "; vCPUs " : "", on_list,
+            *on_list ? " under the caches their <cachetune>/<memorytune> reserve" : "",
+            *off_list ? "; vCPUs " : "", off_list,
+            *off_list ? " off the caches their <cachetune>/<memorytune> reserve: no core this "
+                        "placement took lies under them"
+                      : "");
+        g_free(plan->reason);
+        plan->reason = g_steal_pointer(&reason);
+}
+
 void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
                  const SetChoice *choice, Plan *plan)
 {
@@ -767,6 +847,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         HousekeepingPlace where;
 
         make_pins(v, plan);
+        match_cache_vcpus(v->t, req, plan);
         cells_record_nodes(v->t, plan);
         if (bound)
                 policy_charge_bound_memory(v, req, plan);
@@ -788,6 +869,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         else
                 plan->reason = g_steal_pointer(&reason);
         load_note_reason(v, ops->overcommit_by_core, plan);
+        cache_note(v->t, req, plan);
 }
 
 void finish_unplaceable(const HostView *v, const PlacementRequest *req, const SetLoad *host, Plan *plan)

@@ -28,7 +28,8 @@ static char *banks(const DomainSpec *s)
 
         for (unsigned i = 0; s->cache_banks && i < s->cache_banks->len; i++) {
                 const DomainCacheBank *b = &g_array_index(s->cache_banks, DomainCacheBank, i);
-                g_string_append_printf(out, "%sL%u:%u", i ? " " : "", b->level, b->id);
+                g_autofree char *vcpus = cpuset_format(b->vcpus);
+                g_string_append_printf(out, "%sL%u:%u@%s", i ? " " : "", b->level, b->id, vcpus);
         }
         return g_string_free(out, FALSE);
 }
@@ -42,14 +43,17 @@ START_TEST(test_parse)
             "vcpus='0'/></cachetune>"
             "<cachetune vcpus='2-3'><cache id='6' level='2' type='data' size='256' unit='KiB'/></cachetune>"
             "<memorytune vcpus='0-3'><node id='2' bandwidth='60'/></memorytune>"));
-        g_autoptr(DomainSpec) bad =
-            test_domain_parse(DOMAIN("b", "2", CACHETUNE("1", "0") CACHETUNE("3", "x")));
+        g_autoptr(DomainSpec) bad = test_domain_parse(
+            DOMAIN("b", "2",
+                   CACHETUNE("1", "0") CACHETUNE("3", "x") "<cachetune><cache id='0' level='3' type='both' "
+                                                           "size='3' unit='MiB'/></cachetune>"));
         g_autoptr(DomainSpec) none = test_domain_parse(DOMAIN("c", "2", ""));
         g_autofree char *text = banks(a);
 
-        /* each cache once; the bandwidth controller's id is its L3 cache's */
-        ck_assert_str_eq(text, "L3:1 L2:6 L3:2");
-        ck_assert_ptr_null(bad->cache_banks); /* no level-1 allocation, no such id: libvirt refuses both */
+        /* each cache once for its vCPUs; the bandwidth controller's id is its L3 cache's */
+        ck_assert_str_eq(text, "L3:1@0-1 L2:6@2-3 L3:2@0-3");
+        /* no level-1 allocation, no such id, no vcpus=: libvirt refuses each */
+        ck_assert_ptr_null(bad->cache_banks);
         ck_assert_ptr_null(none->cache_banks);
 }
 END_TEST
@@ -119,6 +123,69 @@ START_TEST(test_overcommitted_inside_cache)
 }
 END_TEST
 
+/* Each cachetune's vCPUs under its own cache: vCPUs 0-3 reserve L3 1 (CPUs 8-15), 4-7 L3 0 (0-7). The
+ * domain takes node 0's 8 cores, first those of L3 0 in vCPU order; its vCPUs trade them so that each
+ * runs where its ways are. */
+START_TEST(test_each_group_under_its_cache)
+{
+        g_autoptr(Topology) t = test_topology_load("cache-ids.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) p =
+            place_xml(t, l,
+                      DOMAIN("groups", "8",
+                             "<cachetune vcpus='0-3'><cache id='1' level='3' type='both' size='3' "
+                             "unit='MiB'/></cachetune><cachetune vcpus='4-7'><cache id='0' "
+                             "level='3' type='both' size='3' unit='MiB'/></cachetune>"));
+
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        for (unsigned i = 0; i < 8; i++) {
+                g_autofree char *pin = cpuset_format(p->vcpu_pins[i]);
+                int first = cpuset_next(p->vcpu_pins[i], 0);
+                ck_assert_msg(i < 4 ? first >= 8 && first <= 15 : first >= 0 && first <= 7,
+                              "vCPU %u on %s: %s", i, pin, p->reason);
+        }
+        ck_assert_msg(!strstr(p->reason, " off the caches"), "%s", p->reason);
+}
+END_TEST
+
+/* Only vCPU 0 reserves a cache: the other seven are not confined to its 4 cores (8 free cores on node
+ * 0 take all 8, no sharing), and the reason says where vCPU 0 runs against its cache. */
+START_TEST(test_uncovered_vcpus_not_confined)
+{
+        g_autoptr(Topology) t = test_topology_load("cache-ids.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) p = place_xml(t, l,
+                                      DOMAIN("rt", "8",
+                                             "<cachetune vcpus='0'><cache id='3' level='3' type='both' "
+                                             "size='3' unit='MiB'/></cachetune>"));
+
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert_uint_eq(p->shared_vcpus, 0);
+        ck_assert_msg(strstr(p->reason, "vCPUs 0 off the caches") ||
+                          strstr(p->reason, "vCPUs 0 under the caches"),
+                      "%s", p->reason);
+}
+END_TEST
+
+/* A <vcpu cpuset> the reserved caches lie outside of stands: libvirt pins the vCPUs there whatever
+ * resctrl reserves. Placed inside it, not unplaceable, and the reason says why. */
+START_TEST(test_cpuset_stands_over_caches_outside_it)
+{
+        g_autoptr(Topology) t = test_topology_load("cache-ids.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) p =
+            place_xml(t, l,
+                      "<domain type='kvm'><name>d</name><memory unit='GiB'>2</memory><vcpu "
+                      "cpuset='0-7'>4</vcpu><cputune>" CACHETUNE("3", "3") "</cputune><os><type>hvm"
+                                                                           "</type></os></domain>");
+
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        assert_pins_in(p, "0-7");
+        ck_assert_msg(strstr(p->reason, "lie outside its <vcpu cpuset>, which libvirt applies"), "%s",
+                      p->reason);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
         Suite *s = suite_create("cachetune");
@@ -127,6 +194,9 @@ static Suite *make_suite(void)
         tcase_add_test(tc, test_parse);
         tcase_add_test(tc, test_kept_under_reserved_cache);
         tcase_add_test(tc, test_overcommitted_inside_cache);
+        tcase_add_test(tc, test_each_group_under_its_cache);
+        tcase_add_test(tc, test_uncovered_vcpus_not_confined);
+        tcase_add_test(tc, test_cpuset_stands_over_caches_outside_it);
         suite_add_tcase(s, tc);
         return s;
 }

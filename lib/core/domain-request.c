@@ -77,22 +77,58 @@ void request_shape_clear(RequestShape *shape)
         g_clear_pointer(&shape->cells, g_free);
         g_clear_pointer(&shape->devices, cpuset_free);
         g_clear_pointer(&shape->caches, cpuset_free);
+        for (unsigned i = 0; shape->vcpu_caches && i < shape->nvcpu_caches; i++)
+                cpuset_free(shape->vcpu_caches[i]);
+        g_clear_pointer(&shape->vcpu_caches, g_free);
+        shape->nvcpu_caches = 0;
 }
 
-/* The CPUs under the caches the domain's resctrl allocations name into shape->caches and req. */
+/* The CPUs under the caches the domain's resctrl allocations reserve for each vCPU into shape and req:
+ * per vCPU, and their union as a constraint when every vCPU has some. */
 static void request_caches(const DomainSpec *live, const Topology *t, PlacementRequest *req,
                            RequestShape *shape)
 {
-        for (unsigned i = 0; live->cache_banks && i < live->cache_banks->len; i++) {
-                const DomainCacheBank *b = &g_array_index(live->cache_banks, DomainCacheBank, i);
-                const CpuSet *cpus = topology_cache_cpus(t, b->level, b->id);
+        CpuSet **vc;
+        bool all = true, any = false;
 
-                if (!cpus)
-                        continue;
-                if (!shape->caches)
-                        shape->caches = cpuset_new();
-                cpuset_union(shape->caches, cpus);
+        if (!live->cache_banks || !live->vcpus)
+                return;
+        vc = g_new0(CpuSet *, live->vcpus);
+        for (unsigned b = 0; b < live->cache_banks->len; b++) {
+                const DomainCacheBank *bank = &g_array_index(live->cache_banks, DomainCacheBank, b);
+                const CpuSet *cpus = topology_cache_cpus(t, bank->level, bank->id);
+
+                for (unsigned i = 0; cpus && i < live->vcpus; i++) {
+                        if (!cpuset_has(bank->vcpus, domain_spec_vcpu_id(live, i)))
+                                continue;
+                        if (!vc[i])
+                                vc[i] = cpuset_new();
+                        cpuset_union(vc[i], cpus);
+                }
         }
+        for (unsigned i = 0; i < live->vcpus; i++) {
+                if (vc[i] && req->allowed_cpus) { /* <vcpu cpuset> stands: libvirt pins the vCPU there */
+                        g_autoptr(CpuSet) outside = cpuset_copy(vc[i]);
+                        cpuset_subtract(outside, req->allowed_cpus);
+                        cpuset_subtract(vc[i], outside);
+                        if (cpuset_is_empty(vc[i])) {
+                                g_clear_pointer(&vc[i], cpuset_free);
+                                req->caches_outside_cpuset = true;
+                        }
+                }
+                all = all && vc[i];
+                any = any || vc[i];
+        }
+        shape->vcpu_caches = vc;
+        shape->nvcpu_caches = live->vcpus;
+        if (!any)
+                return;
+        req->vcpu_cache_cpus = (const CpuSet *const *)vc;
+        if (!all)
+                return;
+        shape->caches = cpuset_new();
+        for (unsigned i = 0; i < live->vcpus; i++)
+                cpuset_union(shape->caches, vc[i]);
         req->cache_cpus = shape->caches;
 }
 

@@ -32,7 +32,9 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live);
 typedef struct RequestShape {
         PlacementCell *cells; /* req->cells, NULL when the guest has none */
         CpuSet *devices;      /* req->device_nodes, NULL when no device has a known locality */
-        CpuSet *caches;       /* req->cache_cpus, NULL when it reserves no cache the topology knows */
+        CpuSet *caches;       /* req->cache_cpus, NULL unless every vCPU has reserved caches */
+        CpuSet **vcpu_caches; /* req->vcpu_cache_cpus ([nvcpu_caches]), NULL when no vCPU has any */
+        unsigned nvcpu_caches;
 } RequestShape;
 void request_shape_clear(RequestShape *shape);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RequestShape, request_shape_clear)
@@ -41,8 +43,9 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RequestShape, request_shape_clear)
  * The guest shape of the request, the running guest's (an edit of the definition is for its next start):
  * its guest cells, for hugepage-backed memory its page size (the host's default when it names none), and
  * the nodes local to the host PCI devices it passes through (those t knows a locality of), and the CPUs
- * under the caches its <cachetune>/<memorytune> reserve (those t knows by id; libvirt starts no domain
- * naming another).
+ * under the caches its <cachetune>/<memorytune> reserve for each vCPU (those t knows by id; libvirt
+ * starts no domain naming another; inside its <vcpu cpuset>, which libvirt applies whatever the
+ * reservation: a vCPU whose caches lie wholly outside it has none).
  * req points into shape, which the caller clears.
  */
 void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRequest *req,

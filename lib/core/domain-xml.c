@@ -55,6 +55,7 @@ typedef struct Parser {
         uint64_t pmem_bytes;     /* the sizes of all of them */
         bool vcpus_unreadable;   /* a <vcpus><vcpu> without a readable id */
         PciHolder pci_holder;    /* the child of <devices> being read passes a host PCI device through */
+        CpuSet *tune_vcpus; /* the vcpus= of the <cachetune>/<memorytune> being read; NULL: none readable */
 } Parser;
 
 static uint64_t sat_add(uint64_t a, uint64_t b)
@@ -120,6 +121,8 @@ void domain_spec_free(DomainSpec *s)
         g_free(s->vcpu_ids);
         if (s->pci_devices)
                 g_array_unref(s->pci_devices);
+        for (unsigned i = 0; s->cache_banks && i < s->cache_banks->len; i++)
+                cpuset_free(g_array_index(s->cache_banks, DomainCacheBank, i).vcpus);
         if (s->cache_banks)
                 g_array_unref(s->cache_banks);
         g_free(s);
@@ -473,14 +476,16 @@ static bool iothread_id(const char *element, const char *name, const char *text,
         return false;
 }
 
-/* A cache a <cachetune> or <memorytune> names, once (level NULL: an L3 cache, a memory bandwidth
- * controller's); one libvirt would refuse (no such level, a bad id) is left out: such a domain does not
- * start. */
-static void add_cache_bank(DomainSpec *s, const char *level, const char *id)
+/* A cache a <cachetune> or <memorytune> names for the vCPUs in its vcpus= (level NULL: an L3 cache, a
+ * memory bandwidth controller's), each (level, id, vCPUs) once; one libvirt would refuse (no vcpus=, no
+ * such level, a bad id) is left out: such a domain does not start. */
+static void add_cache_bank(DomainSpec *s, const CpuSet *vcpus, const char *level, const char *id)
 {
         guint64 l, i;
         DomainCacheBank bank;
 
+        if (!vcpus)
+                return;
         if (!level)
                 l = 3;
         else if (!parse_uint(level, 3, &l) || l < 2)
@@ -490,12 +495,15 @@ static void add_cache_bank(DomainSpec *s, const char *level, const char *id)
         bank = (DomainCacheBank){.level = (unsigned)l, .id = (unsigned)i};
         if (!s->cache_banks)
                 s->cache_banks = g_array_new(FALSE, FALSE, sizeof(DomainCacheBank));
-        for (unsigned k = 0; k < s->cache_banks->len; k++)
-                if (g_array_index(s->cache_banks, DomainCacheBank, k).level == bank.level &&
-                    g_array_index(s->cache_banks, DomainCacheBank, k).id == bank.id)
+        for (unsigned k = 0; k < s->cache_banks->len; k++) {
+                const DomainCacheBank *b = &g_array_index(s->cache_banks, DomainCacheBank, k);
+                if (b->level == bank.level && b->id == bank.id && cpuset_equal(b->vcpus, vcpus))
                         return;
-        if (s->cache_banks->len < 1024)
+        }
+        if (s->cache_banks->len < DOMAIN_XML_MAX_CACHE_BANKS) {
+                bank.vcpus = cpuset_copy(vcpus);
                 g_array_append_val(s->cache_banks, bank);
+        }
 }
 
 /* <iothreadids><iothread id=...> and <cputune><iothreadpin iothread=...>: the ids, into *set. */
@@ -667,12 +675,24 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                                 s->iothreadpin_cpus = g_array_new(FALSE, FALSE, sizeof(IothreadPin));
                         g_array_append_val(s->iothreadpin_cpus, pin);
                 }
+        } else if (p->stack->len == 3 &&
+                   (in_path(p, "cputune", "cachetune") || in_path(p, "cputune", "memorytune"))) {
+                /* the vCPUs its caches serve; libvirt refuses a list it cannot read */
+                g_autofree char *why = NULL;
+                g_clear_pointer(&p->tune_vcpus, cpuset_free);
+                if (cpuset_parse(domain_xml_attr(names, values, "vcpus")
+                                     ? domain_xml_attr(names, values, "vcpus")
+                                     : "",
+                                 &p->tune_vcpus, &why) < 0 ||
+                    cpuset_is_empty(p->tune_vcpus))
+                        g_clear_pointer(&p->tune_vcpus, cpuset_free);
         } else if (p->stack->len == 4 && strcmp(g_ptr_array_index(p->stack, 1), "cputune") == 0 &&
                    (in_path(p, "cachetune", "cache") || in_path(p, "memorytune", "node"))) {
                 /* a memory bandwidth controller's id is its L3 cache's */
-                add_cache_bank(
-                    s, in_path(p, "memorytune", "node") ? NULL : domain_xml_attr(names, values, "level"),
-                    domain_xml_attr(names, values, "id"));
+                add_cache_bank(s, p->tune_vcpus,
+                               in_path(p, "memorytune", "node") ? NULL
+                                                                : domain_xml_attr(names, values, "level"),
+                               domain_xml_attr(names, values, "id"));
         } else if (p->stack->len == 3 && strcmp(g_ptr_array_index(p->stack, 1), "numatune") == 0) {
                 start_numatune(p, element, names, values, error);
         } else if (p->stack->len == 4 && in_path(p, "numa", "cell") &&
@@ -862,6 +882,7 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
         }
         if (!ok) {
                 cpuset_free(p.enabled_vcpus);
+                cpuset_free(p.tune_vcpus);
                 if (ret_error)
                         *ret_error = g_strdup_printf("invalid domain XML: %s",
                                                      error ? error->message : "empty document");
@@ -919,6 +940,7 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
                 spec->hugepages = false;
                 spec->hugepage_size = 0;
         }
+        cpuset_free(p.tune_vcpus);
         cpuset_free(p.enabled_vcpus);
         *ret = g_steal_pointer(&spec);
         return 0;

@@ -79,10 +79,14 @@ typedef struct DomainMemnode {
         CpuSet *nodes; /* OS node indexes */
 } DomainMemnode;
 
-/* A host cache a domain's resctrl allocation names: its level (2 or 3) and the kernel's id of it. */
+/* A host cache a domain's resctrl allocation names: its level (2 or 3), the kernel's id of it, and the
+ * vCPUs (libvirt ids) its <cachetune>/<memorytune vcpus=> reserves it for. */
 typedef struct DomainCacheBank {
         unsigned level, id;
+        CpuSet *vcpus;
 } DomainCacheBank;
+/* The most banks read from one definition: libvirt's own limit on allocations is far lower. */
+#define DOMAIN_XML_MAX_CACHE_BANKS 1024u
 
 typedef struct DomainSpec {
         char *name;
@@ -145,8 +149,9 @@ typedef struct DomainSpec {
         /* added: each <iothreadpin>'s cpuset (IothreadPin, in order); NULL when none. The user's
          * are those whose id is in iothreadpins (the ids placementd pinned itself are taken out of it) */
         GArray *iothreadpin_cpus;
-        /* added: the host caches its <cputune><cachetune><cache level= id=> and <memorytune><node id=>
-         * (an L3 cache's id) reserve ways or bandwidth in (DomainCacheBank, each once); NULL when none */
+        /* added: the host caches its <cputune><cachetune vcpus=><cache level= id=> and <memorytune
+         * vcpus=><node id=> (an L3 cache's id) reserve ways or bandwidth in for those vCPUs
+         * (DomainCacheBank, each once); NULL when none */
         GArray *cache_banks;
 } DomainSpec;
 

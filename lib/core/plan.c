@@ -235,7 +235,14 @@ bool placement_request_same_asks(const PlacementRequest *a, const PlacementReque
                 if (a->cells[i].id != b->cells[i].id || a->cells[i].memory != b->cells[i].memory ||
                     !same_set(a->cells[i].vcpus, b->cells[i].vcpus))
                         return false;
-        return same_set(a->device_nodes, b->device_nodes) && same_set(a->cache_cpus, b->cache_cpus);
+        if (!same_set(a->device_nodes, b->device_nodes) || !same_set(a->cache_cpus, b->cache_cpus) ||
+            !a->vcpu_cache_cpus != !b->vcpu_cache_cpus ||
+            a->caches_outside_cpuset != b->caches_outside_cpuset)
+                return false;
+        for (unsigned i = 0; a->vcpu_cache_cpus && i < a->vcpus; i++)
+                if (!same_set(a->vcpu_cache_cpus[i], b->vcpu_cache_cpus[i]))
+                        return false;
+        return true;
 }
 
 bool placement_request_allows_cpu(const PlacementRequest *req, unsigned os)

@@ -170,6 +170,14 @@ typedef struct PlacementRequest {
          * (OS indexes, topology_cache_cpus()); NULL when none is known. A constraint on its vCPUs, like
          * allowed_cpus: they run there or the reservation does them no good */
         const CpuSet *cache_cpus;
+        /* added: [vcpus] the CPUs under the caches reserved for each vCPU (by the <cachetune>/<memorytune>
+         * whose vcpus= lists it), NULL for a vCPU without; NULL when none has any. cache_cpus is their
+         * union when every vCPU has some; else nothing confines the domain, and the placement puts each
+         * such vCPU on a CPU of its own caches where the cores it took allow */
+        const CpuSet *const *vcpu_cache_cpus;
+        /* added: its reserved caches lie wholly outside its <vcpu cpuset> for some vCPU: the cpuset,
+         * which libvirt applies, stands (the reason says so) */
+        bool caches_outside_cpuset;
 } PlacementRequest;
 
 /* Whether the request lets its vCPUs run on the CPU with this OS index (<vcpu cpuset>, the CPUs of its
