@@ -615,9 +615,29 @@ static int check_domains(const Ledger *l, HealDomain *const *domains, unsigned n
         return 0;
 }
 
-int policy_heal(const Topology *t, const Ledger *l, const PlacementParams *p, const HealParams *hp,
+/* Whether at least 1/HEAL_SPARE_CORES_SHARE of the host's cores not wholly reserved hold no vCPU. */
+static bool cores_to_spare(const Topology *t, const Ledger *l, const PlacementParams *p)
+{
+        unsigned usable = 0, free = 0;
+
+        for (unsigned c = 0; c < t->ncores; c++) {
+                bool reserved = p->reserved_cpus != NULL;
+                for (unsigned q = t->cores[c].pu_first;
+                     reserved && q < t->cores[c].pu_first + t->cores[c].npus; q++)
+                        reserved = cpuset_has(p->reserved_cpus, t->pus[q].os_index);
+                if (reserved)
+                        continue;
+                usable++;
+                free += ledger_core_free(l, c);
+        }
+        return usable && free * HEAL_SPARE_CORES_SHARE >= usable;
+}
+
+int policy_heal(const Topology *t, const Ledger *l, const PlacementParams *p, const HealParams *asked,
                 HealDomain *const *domains, unsigned n, GPtrArray **ret_moves, char **ret_error)
 {
+        HealParams params = *asked;
+        const HealParams *hp = &params;
         g_autoptr(GHashTable) by_key = g_hash_table_new(g_str_hash, g_str_equal);
         g_autoptr(GPtrArray) moves = g_ptr_array_new_with_free_func((GDestroyNotify)heal_move_free);
         g_autoptr(GArray) order = g_array_new(FALSE, FALSE, sizeof(HealOrder));
@@ -630,6 +650,9 @@ int policy_heal(const Topology *t, const Ledger *l, const PlacementParams *p, co
         r = check_domains(l, domains, n, by_key, ret_error);
         if (r < 0)
                 return r;
+        /* with cores to spare, sharing that arose when cores were short is undone as when asked: every
+         * vCPU gets a core of its own while there are cores for it */
+        params.undo_sharing = params.undo_sharing || cores_to_spare(t, l, p);
         h = heal_host_new(t, l, by_key);
         for (unsigned i = 0; i < n; i++) {
                 const Plan *cur = ledger_lookup(h->l, domains[i]->key);

@@ -25,8 +25,9 @@
  * cores were short, however idle the vCPUs: a domain with a vCPU on a shared core moves while a core is
  * free when fewer of its vCPUs share one (policy_improves(), with it counted) and, with busy vCPUs and
  * host-side threads contending no more, at least min_gain fewer vCPUs share a core on the host (the
- * tuple then has "shared" after the host threads). Passes not asked for leave idle sharing alone: it
- * costs nothing measurable, and the free cores it would take serve busy arrivals better (the
+ * tuple then has "shared" after the host threads). Passes not asked for do the same while a quarter of
+ * the host's cores hold no vCPU (HEAL_SPARE_CORES_SHARE); with fewer free they leave idle sharing
+ * alone: it costs little, and the free cores it would take serve busy arrivals better (the
  * simulator's figures, docs/performance.md).
  *
  * Constraints are the request's: a move is a policy_place() of the domain's own PlacementRequest or a
@@ -53,6 +54,9 @@ typedef struct HealParams {
 #define HEAL_DEFAULT_MEMORY_BUDGET     (UINT64_C(8) << 30)
 #define HEAL_DEFAULT_MIN_GAIN          1u
 #define HEAL_DEFAULT_MIN_DISTANCE_GAIN 1.0
+/* A pass not asked for undoes sharing as an asked-for one does while at least 1 in this many of the
+ * host's cores (those not wholly in ReservedCPUs=) hold no vCPU. */
+#define HEAL_SPARE_CORES_SHARE 4u
 
 /* One domain a pass may move. The ledger holds its current plan under key. */
 typedef struct HealDomain {

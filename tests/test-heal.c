@@ -242,24 +242,57 @@ START_TEST(test_bound_memory_stays)
 }
 END_TEST
 
+/* Idle vCPUs sharing cost nobody anything: with few cores free (2 of 12) they are kept for busy
+ * arrivals, and the overcommitted domain stays beside the idle ones until they turn busy. */
 START_TEST(test_idle_sharing_left_alone)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 12, 1, 32 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(GPtrArray) moves = NULL;
+        double idle[8] = {0.05, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1, 0.1},
+               busy[8] = {0.9, 0.8, 0.9, 0.9, 0.9, 0.9, 0.9, 0.9};
+        Domains ds = {0};
+
+        test_place(t, l, &p, "a", 2, GiB);
+        test_place(t, l, &p, "b", 2, GiB);
+        test_place(t, l, &p, "f", 8, GiB);
+        ck_assert_int_eq(test_place(t, l, &p, "c", 2, GiB)->result, PLAN_OVERCOMMITTED);
+        ck_assert_int_eq(ledger_release(l, "b"), 0);
+        domains_add(&ds, l, "a")->request.vcpu_busy = idle;
+        domains_add(&ds, l, "f")->request.vcpu_busy = idle;
+        domains_add(&ds, l, "c")->request.vcpu_busy = busy;
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 0);
+        /* once its neighbours are busy too, they contend and c moves */
+        ds.d[0].request.vcpu_busy = busy;
+        ds.d[1].request.vcpu_busy = busy;
+        g_clear_pointer(&moves, g_ptr_array_unref);
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+}
+END_TEST
+
+/* With a quarter of the cores or more free (2 of 4), a pass not asked for undoes idle sharing too:
+ * every vCPU gets a core of its own while there are cores to spare. */
+START_TEST(test_idle_sharing_undone_with_cores_to_spare)
 {
         g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
         g_autoptr(Ledger) l = after_departure(t);
         g_autoptr(GPtrArray) moves = NULL;
-        double idle[] = {0.05, 0.1}, busy[] = {0.9, 0.8};
+        double idle[] = {0.05, 0.1}, calm[] = {0.3, 0.45};
         Domains ds = {0};
+        const HealMove *m;
 
-        /* a is idle: c sharing with it costs nobody anything, so c is not moved for it */
         domains_add(&ds, l, "a")->request.vcpu_busy = idle;
-        domains_add(&ds, l, "c")->request.vcpu_busy = busy;
-        moves = heal(t, l, &heal_defaults, &ds);
-        ck_assert_uint_eq(moves->len, 0);
-        /* once a is busy too, the two contend and c moves */
-        ds.d[0].request.vcpu_busy = busy;
-        g_clear_pointer(&moves, g_ptr_array_unref);
+        domains_add(&ds, l, "c")->request.vcpu_busy = calm;
         moves = heal(t, l, &heal_defaults, &ds);
         ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_str_eq(m->key, "c");
+        ck_assert_uint_eq(m->plan->shared_vcpus, 0);
+        ck_assert_msg(strstr(m->why, "vCPUs shared a core, now 0"), "%s", m->why);
+        assert_settles(t, l, moves, &ds);
 }
 END_TEST
 
@@ -1152,6 +1185,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_memory_budget);
         tcase_add_test(tc, test_bound_memory_stays);
         tcase_add_test(tc, test_idle_sharing_left_alone);
+        tcase_add_test(tc, test_idle_sharing_undone_with_cores_to_spare);
         tcase_add_test(tc, test_rebalance_undoes_idle_sharing);
         tcase_add_test(tc, test_idle_sharing_left_alone_when_cores_short);
         tcase_add_test(tc, test_settles);

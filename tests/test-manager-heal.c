@@ -656,8 +656,8 @@ static void all_idle(Manager *m)
         }
 }
 
-/* Measured idle, h-c sharing h-a's cores after h-b and h-e leave: healing leaves it there (it costs
- * nothing measurable), Rebalance, asked for, gives every vCPU a core of its own. */
+/* Measured idle, h-c sharing h-a's cores after h-b and h-e leave: Rebalance, asked for, gives every
+ * vCPU a core of its own. */
 START_TEST(test_rebalance_undoes_idle_sharing)
 {
         Manager *m = new_manager("[Placement]\nHealInterval=60\n");
@@ -669,9 +669,30 @@ START_TEST(test_rebalance_undoes_idle_sharing)
         ck_assert_ptr_nonnull(manager_load(m, manager_lookup(m, "h-c")->uuid));
         stop(m, doms[1]);
         stop(m, doms[2]);
-        ck_assert_uint_eq(manager_heal(m, NULL), 0);
         ck_assert_uint_eq(shared_vcpus(m), 4);
         ck_assert_uint_eq(manager_rebalance(m, 4, &report), 1);
+        ck_assert_msg(strstr(report, "h-c: moved") && strstr(report, "vCPUs shared a core, now 0"), "%s",
+                      report);
+        ck_assert_uint_eq(shared_vcpus(m), 0);
+        fixture_assert_live_pins(doms[3], manager_lookup(m, "h-c")->plan);
+        unfill(m, doms);
+}
+END_TEST
+
+/* The same without asking: with half the host's cores free (a quarter would do), healing undoes the
+ * idle sharing too, and the report says why. */
+START_TEST(test_heal_undoes_idle_sharing_with_cores_to_spare)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        virDomainPtr doms[4];
+        g_autofree char *report = NULL;
+
+        fill(m, doms);
+        all_idle(m);
+        stop(m, doms[1]);
+        stop(m, doms[2]);
+        ck_assert_uint_eq(shared_vcpus(m), 4);
+        ck_assert_uint_eq(manager_heal(m, &report), 1);
         ck_assert_msg(strstr(report, "h-c: moved") && strstr(report, "vCPUs shared a core, now 0"), "%s",
                       report);
         ck_assert_uint_eq(shared_vcpus(m), 0);
@@ -938,6 +959,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_refused_move_plans_the_rest);
         tcase_add_test(tc, test_held_job_not_moved);
         tcase_add_test(tc, test_rebalance_undoes_idle_sharing);
+        tcase_add_test(tc, test_heal_undoes_idle_sharing_with_cores_to_spare);
         tcase_add_test(tc, test_changed_in_a_loop_bounded);
         tcase_add_test(tc, test_gone_since_read_not_moved);
         tcase_add_test(tc, test_metadata_change_read_again);
