@@ -182,8 +182,23 @@ static void add_housekeeping(const HostView *v, const PlacementRequest *req, con
                 }
 }
 
-/* The set's cores no vCPU holds (with_own: and the plan's own cores), usable PUs only. */
-static void add_set_cores(const HostView *v, const Plan *plan, bool with_own, CpuSet *out)
+/* Whether QEMU's own threads may run on PU p: a PU the vCPUs may use, or one only the CPUs of the caches
+ * reserved for them (<cachetune>) leave out, which confine vCPU threads alone, not reserved for the host
+ * and inside <vcpu cpuset>. */
+static bool thread_pu_usable(const HostView *v, const PlacementRequest *req, unsigned p)
+{
+        unsigned os = v->t->pus[p].os_index;
+
+        if (v->pu_usable[p])
+                return true;
+        return req->cache_cpus && !cpuset_has(req->cache_cpus, os) &&
+               (!v->params->reserved_cpus || !cpuset_has(v->params->reserved_cpus, os)) &&
+               (!req->allowed_cpus || cpuset_has(req->allowed_cpus, os));
+}
+
+/* The set's cores no vCPU holds (with_own: and the plan's own cores), PUs QEMU's threads may use. */
+static void add_set_cores(const HostView *v, const PlacementRequest *req, const Plan *plan, bool with_own,
+                          CpuSet *out)
 {
         const Topology *t = v->t;
 
@@ -191,8 +206,12 @@ static void add_set_cores(const HostView *v, const Plan *plan, bool with_own, Cp
                 const TopoNode *node = &t->nodes[n];
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
                         bool own = policy_own_core(v, plan, c);
-                        if ((own && with_own) || (!own && ledger_core_free(v->l, c)))
-                                add_core_pus(v, c, out);
+                        if (!(own && with_own) && !(!own && ledger_core_free(v->l, c)))
+                                continue;
+                        for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus;
+                             p++)
+                                if (thread_pu_usable(v, req, p))
+                                        cpuset_add(out, t->pus[p].os_index);
                 }
         }
 }
@@ -247,7 +266,7 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
         }
         switch (v->params->emulator_pin) {
         case EMULATOR_PIN_NODESET:
-                add_set_cores(v, plan, true, out);
+                add_set_cores(v, req, plan, true, out);
                 break;
         default:
                 if (!req->realtime) /* a realtime vCPU's core is its own, SMT sibling included */
@@ -258,7 +277,7 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
                         narrow = cpuset_is_empty(out); /* the housekeeping CPUs are theirs to share */
                 }
                 if (cpuset_is_empty(out))
-                        add_set_cores(v, plan, false, out);
+                        add_set_cores(v, req, plan, false, out);
                 if (cpuset_is_empty(out) && req->realtime)
                         add_nearest_plain_core(v, plan, out);
                 break;

@@ -120,6 +120,11 @@ START_TEST(test_overcommitted_inside_cache)
         second = place_xml(t, l, DOMAIN("second", "2", CACHETUNE("3", "0")));
         ck_assert_int_eq(second->result, PLAN_OVERCOMMITTED);
         assert_pins_in(second, "0-7");
+        /* the reservation confines vCPU threads alone: QEMU's own take a free core of the node */
+        {
+                g_autofree char *emulator = cpuset_format(second->emulator_pin);
+                ck_assert_msg(strcmp(emulator, "8-15") == 0, "emulator on %s: %s", emulator, second->reason);
+        }
 }
 END_TEST
 
