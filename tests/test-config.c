@@ -161,6 +161,11 @@ START_TEST(test_unknown_and_syntax)
         g_autofree char *t4 = load_fail("[Placement]\nApply=yes\nHeal\n");
         ck_assert_msg(strstr(t4, "test.conf:3: 'Heal' is not a [Section], a Key=value or a # comment"), "%s",
                       t4);
+        {
+                /* a UTF-8 byte order mark is no syntax error */
+                g_autoptr(Config) bom = load_ok("\xef\xbb\xbf[Placement]\nPolicy=compat\n");
+                ck_assert_int_eq(bom->placement.policy, POLICY_COMPAT);
+        }
         g_autofree char *t6 = load_fail("[Placement]\n\nPolicy=fast\n");
         ck_assert_msg(
             strstr(t6, "test.conf:3: [Placement] Policy=fast: invalid value; expected explicit, compat"),

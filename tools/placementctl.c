@@ -142,11 +142,19 @@ static void print_option(FILE *f, const OptionInfo *i)
         fprintf(f, "  %-32s %s\n", flag, i->help);
 }
 
-static const char footer[] =
-    "SOURCE is 'host', an hwloc XML file, or 'synthetic:DESC'. SIZE takes K/M/G/T suffixes "
-    "(binary; a bare number is bytes).\n"
-    "Exit status: 0 ok, 1 runtime failure, 2 usage or input error, 3 placementd not running,\n"
-    "4 no such domain, 5 permission denied.\n";
+/* What SOURCE and SIZE are (for commands that take them), and the exit codes. */
+static void print_footer(FILE *f, unsigned options)
+{
+        if (options & (CTL_OPT(TOPOLOGY) | CTL_OPT(MEMORY)))
+                fputs("\nSOURCE is 'host', an hwloc XML file, or 'synthetic:DESC'. SIZE takes K/M/G/T "
+                      "suffixes (binary; a bare number is bytes).\n",
+                      f);
+        else
+                fputc('\n', f);
+        fputs("Exit status: 0 ok, 1 runtime failure, 2 usage or input error, 3 placementd not running,\n"
+              "4 no such domain, 5 permission denied.\n",
+              f);
+}
 
 /* `placementctl VERB --help`, `placementctl help VERB`: each row of that name (plan and explain have an
  * online and an offline one) and the options they take. False when no command has that name. */
@@ -171,7 +179,7 @@ static bool usage_verb(FILE *f, const char *name)
         for (unsigned o = 0; o < _OPT_MAX; o++)
                 if (options & (1u << o))
                         print_option(f, &option_info[o]);
-        fprintf(f, "\n%s", footer);
+        print_footer(f, options);
         return true;
 }
 
@@ -187,7 +195,7 @@ static void usage(FILE *f)
         fputs("\nOptions:\n", f);
         for (unsigned o = 0; o < _OPT_MAX; o++)
                 print_option(f, &option_info[o]);
-        fprintf(f, "\n%s", footer);
+        print_footer(f, ~0u);
 }
 
 static int verb_help(Ctl *c, char **args, unsigned nargs)

@@ -385,6 +385,10 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
         g_auto(GStrv) groups = NULL;
         GString *errors = g_string_new(NULL);
 
+        /* a byte order mark some editors write: GKeyFile would call the first line, which looks right,
+         * a syntax error */
+        if (g_str_has_prefix(data, "\xef\xbb\xbf"))
+                data += 3;
         if (!g_key_file_load_from_data(kf, data, (gsize)-1, G_KEY_FILE_NONE, &error)) {
                 g_autofree char *text = NULL;
                 unsigned line = config_lines_bad(data, &text);
