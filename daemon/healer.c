@@ -160,8 +160,8 @@ static void heal_entry_clear(HealEntry *e)
 /* When the domain with uuid may move again (CLOCK_MONOTONIC usec); 0: it never moved. */
 static uint64_t cool_until(const Manager *m, const char *uuid)
 {
-        const uint64_t *until = g_hash_table_lookup(m->heal_moved, uuid);
-        return until ? *until : 0;
+        const HealCooling *c = g_hash_table_lookup(m->heal_moved, uuid);
+        return c ? (uint64_t)(c->until * (double)G_USEC_PER_SEC) : 0;
 }
 
 /* One pass: healing's own (cool-down kept, moves reported as healed) or the operator's Rebalance. */
@@ -314,7 +314,7 @@ static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
         g_autoptr(PlacerRequest) now = read_request(m, e->key, &dom);
         const PlacerRequest *then = e->read->pr;
         const Decision *after;
-        uint64_t until;
+        HealCooling *cooling;
         char a[32];
 
         if (!now || now->params.policy != then->params.policy ||
@@ -350,10 +350,15 @@ static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
                 g_string_append_printf(pass->report, "%s: moved: %s (%s of memory changed nodes)\n", name,
                                        mv->why, a);
         }
-        /* healing leaves it alone for a while either way (heal_move_cooldown_sec()): it would not move it
+        /* healing leaves it alone for a while either way (heal_cooling_note()): it would not move it
          * back at once */
-        until = pass->now + (uint64_t)heal_move_cooldown_sec(mv) * G_USEC_PER_SEC;
-        g_hash_table_replace(m->heal_moved, g_strdup(mv->key), g_memdup2(&until, sizeof(until)));
+        cooling = g_hash_table_lookup(m->heal_moved, mv->key);
+        if (!cooling) {
+                cooling = g_new(HealCooling, 1);
+                *cooling = (HealCooling){.until = -1, .last_move = -1};
+                g_hash_table_insert(m->heal_moved, g_strdup(mv->key), cooling);
+        }
+        heal_cooling_note(cooling, mv, (double)pass->now / (double)G_USEC_PER_SEC);
         m->stats.heal_moves++;
         m->stats.heal_thread_moves += mv->threads_only;
         m->stats.heal_memory_moved += mv->memory_moved;

@@ -41,8 +41,8 @@ struct Manager {
         LoadMonitor *load;
         struct event *heal_ev;
         uint64_t heal_due_usec;    /* CLOCK_MONOTONIC usec heal_ev is armed for, while it is pending */
-        GHashTable *heal_moved;    /* uuid -> uint64_t*: CLOCK_MONOTONIC usec of its last heal move, while
-                                    * it runs (placer_forget() drops it) */
+        GHashTable *heal_moved;    /* uuid -> HealCooling* (heal.h, CLOCK_MONOTONIC seconds): its heal
+                                    * moves' cool-down, while it runs (placer_forget() drops it) */
         GHashTable *heal_requests; /* uuid -> HealRead*: what heal passes read of a domain (healer.c) */
         uint64_t
             heal_read_max_age_usec; /* a read older than this is read again (HEAL_REQUEST_MAX_AGE_SEC) */

@@ -85,9 +85,39 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(HealMove, heal_move_free)
  * moved no memory (a re-pin, a few pin calls): it keeps changing load from moving either back and forth. */
 #define HEAL_COOLDOWN_SEC       600u
 #define HEAL_REPIN_COOLDOWN_SEC 60u
-static inline unsigned heal_move_cooldown_sec(const HealMove *m)
+
+/* A domain's cool-down as its caller keeps it (seconds on the caller's clock). */
+typedef struct HealCooling {
+        double until;     /* moved: left alone until then */
+        double last_move; /* when it last moved; negative: never */
+        unsigned repins;  /* re-pins of its host-side threads alone in a row, each soon after the last */
+} HealCooling;
+
+/*
+ * The cool-down after move m of the domain whose cooling c is, at now; updates c. A re-pin of the
+ * host-side threads alone that follows another within twice its cool-down doubles it (60, 120, 240,
+ * 480 s, then HEAL_COOLDOWN_SEC): thin host-side threads on a calm core that a busy vCPU then takes
+ * were otherwise re-pinned after it every minute.
+ */
+static inline void heal_cooling_note(HealCooling *c, const HealMove *m, double now)
 {
-        return m->memory_moved ? HEAL_COOLDOWN_SEC : HEAL_REPIN_COOLDOWN_SEC;
+        unsigned sec;
+
+        if (m->memory_moved) {
+                sec = HEAL_COOLDOWN_SEC;
+                c->repins = 0;
+        } else if (!m->threads_only) {
+                sec = HEAL_REPIN_COOLDOWN_SEC;
+                c->repins = 0;
+        } else {
+                unsigned last =
+                    c->repins ? MIN(HEAL_REPIN_COOLDOWN_SEC << MIN(c->repins - 1, 4u), HEAL_COOLDOWN_SEC)
+                              : HEAL_REPIN_COOLDOWN_SEC;
+                c->repins = c->last_move >= 0 && now - c->last_move < 2.0 * last ? c->repins + 1 : 1;
+                sec = MIN(HEAL_REPIN_COOLDOWN_SEC << MIN(c->repins - 1, 4u), HEAL_COOLDOWN_SEC);
+        }
+        c->last_move = now;
+        c->until = now + sec;
 }
 
 /*

@@ -316,16 +316,16 @@ static void heal(Sim *s)
                     .key = d->name,
                     .request = request_for(s, d, pu_busy),
                     .policy = s->p->placement->policy,
-                    .cooling = !s->p->heal_unbounded && s->now < d->cool_until,
+                    .cooling = !s->p->heal_unbounded && s->now < d->cooling.until,
                     /* as the daemon: only what it placed or overcommitted moves */
                     .fixed = d->plan->result != PLAN_PLACED && d->plan->result != PLAN_OVERCOMMITTED,
                 };
                 hdp[i] = &hd[i];
                 /* as the daemon: a cooling domain that could gain is looked at again when it ends */
-                if (hd[i].cooling && !hd[i].fixed && d->cool_until < cooled &&
+                if (hd[i].cooling && !hd[i].fixed && d->cooling.until < cooled &&
                     heal_may_gain(s->t, s->ledger, d->plan, hd[i].request.vcpu_busy, hd[i].request.host_busy,
                                   pu_busy))
-                        cooled = d->cool_until;
+                        cooled = d->cooling.until;
         }
         /* the domains are the ledger's and the parameters valid: a pass cannot fail */
         if (policy_heal(s->t, s->ledger, s->p->placement, &hp, hdp, s->domains->len, &moves, NULL) < 0)
@@ -338,8 +338,7 @@ static void heal(Sim *s)
                 move_domain(s, (unsigned)i, plan_copy(mv->plan), mv->memory_moved);
                 if (measuring(s) && mv->threads_only)
                         s->r->host_thread_moves++;
-                ((SimDomain *)g_ptr_array_index(s->domains, i))->cool_until =
-                    s->now + heal_move_cooldown_sec(mv);
+                heal_cooling_note(&((SimDomain *)g_ptr_array_index(s->domains, i))->cooling, mv, s->now);
         }
         if (moves->len && moves->len >= hp.max_moves)
                 heal_soon(s); /* moves left over */
@@ -418,7 +417,7 @@ static void start(Sim *s, const TraceEvent *e)
                          .busy = e->busy,
                          .host = e->host,
                          .load = domain_load_new(),
-                         .cool_until = -1};
+                         .cooling = {.until = -1, .last_move = -1}};
         oracle_learn(s, d);
         if (s->ledger && s->p->use_load)
                 pu_busy = load_pu_busy(s->ledger, lookup_load, s);

@@ -16,10 +16,10 @@
  * arms one heal pass (policies/heal.h) HealInterval seconds later (later departures join it); a measurement
  * that changes a domain's load class (its busy vCPUs, busy host-side threads) runs one right after it
  * (bringing forward one armed for later); a pass that used all its moves arms another; a
- * moved domain is left alone for heal_move_cooldown_sec() (policies/heal.h: 600 s after a move of memory,
- * 60 s after one that moved none). With MemoryBinding=yes a domain's memory is bound once, to the nodes
- * of its first plan, and later requests carry that binding (MEMORY_SOURCE_BOUND, placementd's own), as
- * the daemon's do on a running domain.
+ * moved domain is left alone for its cool-down (heal_cooling_note(), policies/heal.h: 600 s after a move
+ * of memory, 60 s after one that moved none, doubling for host-side threads re-pinned again soon). With
+ * MemoryBinding=yes a domain's memory is bound once, to the nodes of its first plan, and later requests
+ * carry that binding (MEMORY_SOURCE_BOUND, placementd's own), as the daemon's do on a running domain.
  *
  * Every figure is weighted by time: the state between two events counts for the seconds it held. They
  * are scored from the domains' TRUE load (sim/contention.h), and against the bound no placement could
@@ -33,6 +33,7 @@
 #include <stdint.h>
 
 #include "config.h"
+#include "heal.h"
 #include "load.h"
 #include "occupancy.h"
 #include "ledger.h"
@@ -54,7 +55,7 @@ typedef struct SimDomain {
         bool read;                           /* its counters were read once (a first measurement) */
         DomainLoad *load;                    /* what was measured, smoothed */
         Plan *plan;                          /* its current plan (the sim's copy) */
-        double cool_until;                   /* a heal pass leaves it alone until then (heal.h) */
+        HealCooling cooling;                 /* a heal pass leaves it alone until cooling.until (heal.h) */
         CpuSet *bound_nodes; /* node OS indexes its memory was bound to when placed (MemoryBinding=yes);
                               * NULL: unbound. Bound once, as libvirt allows on a running domain */
 } SimDomain;

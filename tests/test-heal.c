@@ -14,6 +14,15 @@ static const HealParams heal_defaults = {
     .min_distance_gain = HEAL_DEFAULT_MIN_DISTANCE_GAIN,
 };
 
+/* The cool-down a first move m gives its domain (heal_cooling_note()). */
+static unsigned cooldown_of(const HealMove *m)
+{
+        HealCooling c = {.until = -1, .last_move = -1};
+
+        heal_cooling_note(&c, m, 0);
+        return (unsigned)c.until;
+}
+
 /* The domains of l that the test lets heal move, with plain requests (no constraints, load unknown). */
 typedef struct Domains {
         HealDomain d[16];
@@ -737,7 +746,7 @@ START_TEST(test_repin_near_when_memory_cannot_move)
         ck_assert_ptr_nonnull(strstr(m->plan->reason, "nearest node"));
         ck_assert_ptr_nonnull(strstr(m->why, "2 busy vCPUs contended for a core, now 0"));
         /* it moved no memory: later passes leave it alone for a short while only */
-        ck_assert_uint_eq(heal_move_cooldown_sec(m), HEAL_REPIN_COOLDOWN_SEC);
+        ck_assert_uint_eq(cooldown_of(m), HEAL_REPIN_COOLDOWN_SEC);
 
         /* with room in the budget the vCPUs go with their memory instead */
         anew = heal(t, l, &heal_defaults, &ds);
@@ -746,7 +755,7 @@ START_TEST(test_repin_near_when_memory_cannot_move)
         ck_assert_uint_eq(m->memory_moved, GiB);
         ck_assert_uint_eq(m->plan->node_memory[2], GiB);
         ck_assert_uint_eq(cpuset_count(m->plan->nodes), 1);
-        ck_assert_uint_eq(heal_move_cooldown_sec(m), HEAL_COOLDOWN_SEC);
+        ck_assert_uint_eq(cooldown_of(m), HEAL_COOLDOWN_SEC);
         ck_assert_uint_gt(HEAL_COOLDOWN_SEC, HEAL_REPIN_COOLDOWN_SEC);
 
         /* memory bound by the user, or live by someone else, keeps the vCPUs on its nodes: nothing to do
@@ -1040,7 +1049,7 @@ START_TEST(test_host_threads_to_nearest_node_when_node_full)
         ck_assert(!cpuset_is_empty(m->plan->emulator_pin));
         CPUSET_FOREACH (os, m->plan->emulator_pin)
                 ck_assert_uint_eq(t->cores[t->pus[topology_pu_by_os(t, (unsigned)os)].core].node, 1);
-        ck_assert_uint_eq(heal_move_cooldown_sec(m), HEAL_REPIN_COOLDOWN_SEC);
+        ck_assert_uint_eq(cooldown_of(m), HEAL_REPIN_COOLDOWN_SEC);
         /* bound by the user: node 0 is all the request allows */
         hd->request.memory_source = MEMORY_SOURCE_USER;
         hd->request.memory_own = false;
@@ -1173,6 +1182,33 @@ START_TEST(test_heals_idle_host_load_beside_others)
 }
 END_TEST
 
+/* Host-side threads re-pinned again soon after the last re-pin wait twice as long each time (60, 120,
+ * 240, 480 s, then 600); a quiet spell, a vCPU move or a memory move starts over. */
+START_TEST(test_repin_cooldown_grows)
+{
+        HealMove threads = {.threads_only = true}, vcpus = {0}, memory = {.memory_moved = GiB};
+        HealCooling c = {.until = -1, .last_move = -1};
+        static const unsigned want[] = {60, 120, 240, 480, 600, 600};
+        double now = 1000;
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(want); i++) {
+                heal_cooling_note(&c, &threads, now);
+                ck_assert_msg((unsigned)(c.until - now) == want[i], "re-pin %u: %.0f s", i, c.until - now);
+                now = c.until + 1; /* again as soon as it may */
+        }
+        now += 2 * HEAL_COOLDOWN_SEC; /* quiet for long: starts over */
+        heal_cooling_note(&c, &threads, now);
+        ck_assert_uint_eq((unsigned)(c.until - now), HEAL_REPIN_COOLDOWN_SEC);
+        heal_cooling_note(&c, &threads, c.until + 1);
+        heal_cooling_note(&c, &vcpus, c.until + 1);
+        ck_assert_uint_eq((unsigned)(c.until - c.last_move), HEAL_REPIN_COOLDOWN_SEC);
+        heal_cooling_note(&c, &threads, c.until + 1);
+        ck_assert_uint_eq((unsigned)(c.until - c.last_move), HEAL_REPIN_COOLDOWN_SEC);
+        heal_cooling_note(&c, &memory, c.until + 1);
+        ck_assert_uint_eq((unsigned)(c.until - c.last_move), HEAL_COOLDOWN_SEC);
+}
+END_TEST
+
 static Suite *heal_suite(void)
 {
         Suite *s = suite_create("heal");
@@ -1192,6 +1228,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_bad_input);
         tcase_add_test(tc, test_may_gain);
         tcase_add_test(tc, test_repin_inside_node);
+        tcase_add_test(tc, test_repin_cooldown_grows);
         tcase_add_test(tc, test_move_counts_bound_memory_where_it_is);
         tcase_add_test(tc, test_repin_beside_idle_threads);
         tcase_add_test(tc, test_repin_off_own_host_threads);

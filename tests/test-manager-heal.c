@@ -14,6 +14,7 @@
 #include <time.h>
 
 #include "domain-xml.h"
+#include "heal.h"
 #include "manager-fixture.h"
 #include "manager-internal.h"
 #include "test-util.h"
@@ -378,12 +379,14 @@ END_TEST
 static void cooling_for(Manager *m, const char *name, unsigned ms)
 {
         struct timespec ts;
-        uint64_t until;
+        HealCooling c;
 
         clock_gettime(CLOCK_MONOTONIC, &ts);
-        until = (uint64_t)ts.tv_sec * G_USEC_PER_SEC + (uint64_t)ts.tv_nsec / 1000 + (uint64_t)ms * 1000;
+        c.last_move = (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+        c.until = c.last_move + ms / 1000.0;
+        c.repins = 0;
         g_hash_table_replace(m->heal_moved, g_strdup(manager_lookup(m, name)->uuid),
-                             g_memdup2(&until, sizeof(until)));
+                             g_memdup2(&c, sizeof(c)));
 }
 
 /* A domain held back by its cool-down when a pass could have moved it is looked at again when the
