@@ -804,9 +804,12 @@ static bool under_own_caches(const Topology *t, const PlacementRequest *req, uns
  * Each vCPU with reserved caches (<cachetune vcpus=>) onto a PU of the plan under them: the plan's PUs
  * stay the same, two vCPUs trade them when that puts one under its caches and leaves the other no worse
  * (in one guest cell; not when the guest pairs its vCPUs as SMT siblings, whose pairs share a core).
+ * One left off its caches then takes a free core under them on the node it runs on, when there is one.
  */
-static void match_cache_vcpus(const Topology *t, const PlacementRequest *req, Plan *plan)
+static void match_cache_vcpus(const HostView *v, const PlacementRequest *req, Plan *plan)
 {
+        const Topology *t = v->t;
+
         if (!req->vcpu_cache_cpus)
                 return;
         for (unsigned i = 0; i < plan->nvcpus && i < req->vcpus; i++) {
@@ -825,6 +828,28 @@ static void match_cache_vcpus(const Topology *t, const PlacementRequest *req, Pl
                         pins = plan->vcpu_pins[i];
                         plan->vcpu_pins[i] = plan->vcpu_pins[j];
                         plan->vcpu_pins[j] = pins;
+                        break;
+                }
+        }
+        /* one still off its caches: a free core under them on the node it runs on, when there is one */
+        for (unsigned i = 0; i < plan->nvcpus && i < req->vcpus; i++) {
+                int pu = plan->vcpu_pu[i];
+                if (pu < 0 || under_own_caches(t, req, i, pu) || req->guest_threads)
+                        continue;
+                for (unsigned c = 0; c < t->ncores; c++) {
+                        const TopoCore *core = &t->cores[c];
+                        int q = -1;
+                        if (core->node != t->cores[t->pus[pu].core].node || !ledger_core_free(v->l, c) ||
+                            policy_own_core(v, plan, c) || policy_core_reserved(v, c))
+                                continue;
+                        for (unsigned k = core->pu_first; k < core->pu_first + core->npus && q < 0; k++)
+                                if (v->pu_usable[k] && under_own_caches(t, req, i, (int)k))
+                                        q = (int)k;
+                        if (q < 0)
+                                continue;
+                        plan->vcpu_pu[i] = q;
+                        if (plan->vcpu_pin == VCPU_PIN_CORE || plan->vcpu_pin == VCPU_PIN_THREAD)
+                                policy_pin_vcpu(v, plan, i);
                         break;
                 }
         }
@@ -848,11 +873,12 @@ static void cache_note(const Topology *t, const PlacementRequest *req, Plan *pla
         on_list = cpuset_format(on);
         off_list = cpuset_format(off);
         reason = g_strdup_printf(
-            "%s%s%s%s%s%s%s", plan->reason ? plan->reason : "", *on_list ? "; vCPUs " : "", on_list,
-            *on_list ? " under the caches their <cachetune>/<memorytune> reserve" : "",
-            *off_list ? "; vCPUs " : "", off_list,
-            *off_list ? " off the caches their <cachetune>/<memorytune> reserve: no core this "
-                        "placement took lies under them"
+            "%s%s%s%s%s%s%s", plan->reason ? plan->reason : "",
+            !*on_list ? "" : (cpuset_count(on) == 1 ? "; vCPU " : "; vCPUs "), on_list,
+            *on_list ? " under the caches reserved for it" : "",
+            !*off_list ? "" : (cpuset_count(off) == 1 ? "; vCPU " : "; vCPUs "), off_list,
+            *off_list ? " off the caches its <cachetune>/<memorytune> reserves for it: no core of this "
+                        "placement, and no free one on its node, lies under them"
                       : "");
         g_free(plan->reason);
         plan->reason = g_steal_pointer(&reason);
@@ -866,7 +892,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         HousekeepingPlace where;
 
         make_pins(v, plan);
-        match_cache_vcpus(v->t, req, plan);
+        match_cache_vcpus(v, req, plan);
         cells_record_nodes(v->t, plan);
         if (bound)
                 policy_charge_bound_memory(v, req, plan);

@@ -153,6 +153,31 @@ START_TEST(test_each_group_under_its_cache)
 }
 END_TEST
 
+/* The same with 4 vCPUs, 0-1 on L3 0 and 2-3 on L3 1: the plan takes 4 of node 0's cores under L3 0,
+ * and vCPUs 2-3 move to free cores of their own cache on that node. */
+START_TEST(test_group_takes_free_core_under_its_cache)
+{
+        g_autoptr(Topology) t = test_topology_load("cache-ids.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) p =
+            place_xml(t, l,
+                      DOMAIN("groups", "4",
+                             "<cachetune vcpus='0-1'><cache id='0' level='3' type='both' size='3' "
+                             "unit='MiB'/></cachetune><cachetune vcpus='2-3'><cache id='1' "
+                             "level='3' type='both' size='3' unit='MiB'/></cachetune>"));
+
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert_uint_eq(p->shared_vcpus, 0);
+        for (unsigned i = 0; i < 4; i++) {
+                g_autofree char *pin = cpuset_format(p->vcpu_pins[i]);
+                int first = cpuset_next(p->vcpu_pins[i], 0);
+                ck_assert_msg(i < 2 ? first >= 0 && first <= 7 : first >= 8 && first <= 15,
+                              "vCPU %u on %s: %s", i, pin, p->reason);
+        }
+        ck_assert_msg(!strstr(p->reason, " off the caches"), "%s", p->reason);
+}
+END_TEST
+
 /* Only vCPU 0 reserves a cache: the other seven are not confined to its 4 cores (8 free cores on node
  * 0 take all 8, no sharing), and the reason says where vCPU 0 runs against its cache. */
 START_TEST(test_uncovered_vcpus_not_confined)
@@ -166,8 +191,8 @@ START_TEST(test_uncovered_vcpus_not_confined)
 
         ck_assert_int_eq(p->result, PLAN_PLACED);
         ck_assert_uint_eq(p->shared_vcpus, 0);
-        ck_assert_msg(strstr(p->reason, "vCPUs 0 off the caches") ||
-                          strstr(p->reason, "vCPUs 0 under the caches"),
+        ck_assert_msg(strstr(p->reason, "vCPU 0 off the caches") ||
+                          strstr(p->reason, "vCPU 0 under the caches"),
                       "%s", p->reason);
 }
 END_TEST
@@ -200,6 +225,7 @@ static Suite *make_suite(void)
         tcase_add_test(tc, test_kept_under_reserved_cache);
         tcase_add_test(tc, test_overcommitted_inside_cache);
         tcase_add_test(tc, test_each_group_under_its_cache);
+        tcase_add_test(tc, test_group_takes_free_core_under_its_cache);
         tcase_add_test(tc, test_uncovered_vcpus_not_confined);
         tcase_add_test(tc, test_cpuset_stands_over_caches_outside_it);
         suite_add_tcase(s, tc);
