@@ -189,8 +189,13 @@ static bool thread_pu_usable(const HostView *v, const PlacementRequest *req, uns
 {
         unsigned os = v->t->pus[p].os_index;
 
+        const TopoCore *core = &v->t->cores[v->t->pus[p].core];
+
         if (v->pu_usable[p])
                 return true;
+        /* CoreKinds=performance-only leaves the other kinds to the host, whatever the caches */
+        if (v->params->core_kinds == CORE_KINDS_PERFORMANCE_ONLY && core->kind_rank > 0)
+                return false;
         return req->cache_cpus && !cpuset_has(req->cache_cpus, os) &&
                (!v->params->reserved_cpus || !cpuset_has(v->params->reserved_cpus, os)) &&
                (!req->allowed_cpus || cpuset_has(req->allowed_cpus, os));
@@ -864,10 +869,16 @@ static void cache_note(const Topology *t, const PlacementRequest *req, Plan *pla
 
         if (!req->vcpu_cache_cpus)
                 return;
-        for (unsigned i = 0; i < plan->nvcpus && i < req->vcpus; i++)
-                if (req->vcpu_cache_cpus[i] && plan->vcpu_pu[i] >= 0)
-                        cpuset_add(under_own_caches(t, req, i, plan->vcpu_pu[i]) ? on : off,
-                                   plan_vcpu_id(plan, i));
+        (void)t;
+        for (unsigned i = 0; i < plan->nvcpus && i < req->vcpus; i++) {
+                g_autoptr(CpuSet) outside = NULL;
+                if (!req->vcpu_cache_cpus[i] || plan->vcpu_pu[i] < 0)
+                        continue;
+                /* its pins, not the PU it is counted on: VCPUPin=nodeset pins it to the whole set */
+                outside = cpuset_copy(plan->vcpu_pins[i]);
+                cpuset_subtract(outside, req->vcpu_cache_cpus[i]);
+                cpuset_add(cpuset_is_empty(outside) ? on : off, plan_vcpu_id(plan, i));
+        }
         if (req->cache_cpus && cpuset_is_empty(off))
                 return; /* the constraint note says it */
         on_list = cpuset_format(on);
@@ -877,8 +888,9 @@ static void cache_note(const Topology *t, const PlacementRequest *req, Plan *pla
             !*on_list ? "" : (cpuset_count(on) == 1 ? "; vCPU " : "; vCPUs "), on_list,
             *on_list ? " under the caches reserved for it" : "",
             !*off_list ? "" : (cpuset_count(off) == 1 ? "; vCPU " : "; vCPUs "), off_list,
-            *off_list ? " off the caches its <cachetune>/<memorytune> reserves for it: no core of this "
-                        "placement, and no free one on its node, lies under them"
+            *off_list ? " not kept under the caches its <cachetune>/<memorytune> reserves for it (no core "
+                        "of this placement, and no free one on its node, lies under them, or VCPUPin= pins "
+                        "it wider)"
                       : "");
         g_free(plan->reason);
         plan->reason = g_steal_pointer(&reason);

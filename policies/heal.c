@@ -667,7 +667,10 @@ int policy_heal(const Topology *t, const Ledger *l, const PlacementParams *p, co
         g_array_sort(order, order_compare);
         for (unsigned i = 0; i < order->len && moves->len < hp->max_moves; i++) {
                 const HealDomain *hd = g_array_index(order, HealOrder, i).hd;
-                HealMove *m = try_move(h, p, hp, hd, hp->memory_budget - used);
+                HealMove *m;
+                /* as the moves before this one leave the host: the quarter kept free stays free */
+                params.undo_sharing = asked->undo_sharing || cores_to_spare(t, h->l, p);
+                m = try_move(h, p, hp, hd, hp->memory_budget - used);
                 if (!m)
                         continue;
                 used += m->memory_moved;

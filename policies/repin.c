@@ -15,13 +15,31 @@
 
 typedef struct Repin {
         const HostView *v;
-        double *busy;      /* [ncores] busy threads' load per core, the domain's vCPUs counted */
-        double *pu_busy;   /* [npus] the same per PU */
-        unsigned *load;    /* [ncores] vCPUs per core */
-        unsigned *pu_load; /* [npus] */
-        CpuSet *home;      /* node indexes holding the domain's memory (its nodes without memory) */
-        double leaving;    /* what stays busy on the core the vCPU being moved leaves (0: a free core) */
+        double *busy;       /* [ncores] busy threads' load per core, the domain's vCPUs counted */
+        double *pu_busy;    /* [npus] the same per PU */
+        unsigned *load;     /* [ncores] vCPUs per core */
+        unsigned *pu_load;  /* [npus] */
+        CpuSet *home;       /* node indexes holding the domain's memory (its nodes without memory) */
+        double leaving;     /* what stays busy on the core the vCPU being moved leaves (0: a free core) */
+        const CpuSet *only; /* the CPUs the vCPU being moved may take (its reserved caches'); NULL: any */
 } Repin;
+
+/* Whether PU p may take the vCPU being moved: usable, and under its reserved caches if it has some. */
+static bool pu_fits(const Repin *r, unsigned p)
+{
+        return r->v->pu_usable[p] && (!r->only || cpuset_has(r->only, r->v->t->pus[p].os_index));
+}
+
+/* Whether core c has a PU that may take the vCPU being moved. */
+static bool core_fits(const Repin *r, unsigned c)
+{
+        const TopoCore *core = &r->v->t->cores[c];
+
+        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                if (pu_fits(r, p))
+                        return true;
+        return false;
+}
 
 /*
  * Whether core c, other than from, runs nothing busy for the vCPU being moved: its threads together
@@ -39,8 +57,7 @@ static bool calm(const Repin *r, unsigned c, unsigned from)
                 for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
                         quiet &= r->pu_busy[p] < LOAD_BUSY_THRESHOLD;
         }
-        return c != from && quiet && !policy_core_reserved(r->v, c) &&
-               policy_core_first_usable_pu(r->v, c) >= 0;
+        return c != from && quiet && !policy_core_reserved(r->v, c) && core_fits(r, c);
 }
 
 /* Whether a core or PU as busy as b with n vCPUs ranks before one as busy as best_b with best_n: less
@@ -133,8 +150,8 @@ static unsigned calm_pu(const Repin *r, unsigned c)
         int best = -1;
 
         for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
-                if (r->v->pu_usable[p] && (best < 0 || ranks_before(r->pu_busy[p], r->pu_load[p],
-                                                                    r->pu_busy[best], r->pu_load[best])))
+                if (pu_fits(r, p) && (best < 0 || ranks_before(r->pu_busy[p], r->pu_load[p],
+                                                               r->pu_busy[best], r->pu_load[best])))
                         best = (int)p;
         return (unsigned)best;
 }
@@ -256,6 +273,7 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
                 int pu = plan->vcpu_pu[i], to;
                 if (pu < 0 || cpuset_has(home, t->cores[t->pus[pu].core].node))
                         continue;
+                r.only = req->vcpu_cache_cpus ? req->vcpu_cache_cpus[i] : NULL;
                 to = calm_core_in(&r, home, t->pus[pu].core, true);
                 if (to < 0)
                         continue;
@@ -275,6 +293,7 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
                 if (busy[from] - b < LOAD_BUSY_THRESHOLD)
                         continue; /* nothing else busy beside it */
                 r.leaving = busy[from] - b;
+                r.only = req->vcpu_cache_cpus ? req->vcpu_cache_cpus[i] : NULL;
                 to = cpuset_has(home, node) ? calm_core(&r, node, from, false)
                                             : calm_core_in(&r, home, from, false);
                 /* VcpuPin=nodeset pins every vCPU to the whole set: off it, nothing would move it */

@@ -149,7 +149,7 @@ START_TEST(test_each_group_under_its_cache)
                 ck_assert_msg(i < 4 ? first >= 8 && first <= 15 : first >= 0 && first <= 7,
                               "vCPU %u on %s: %s", i, pin, p->reason);
         }
-        ck_assert_msg(!strstr(p->reason, " off the caches"), "%s", p->reason);
+        ck_assert_msg(!strstr(p->reason, " not kept under the caches"), "%s", p->reason);
 }
 END_TEST
 
@@ -174,7 +174,7 @@ START_TEST(test_group_takes_free_core_under_its_cache)
                 ck_assert_msg(i < 2 ? first >= 0 && first <= 7 : first >= 8 && first <= 15,
                               "vCPU %u on %s: %s", i, pin, p->reason);
         }
-        ck_assert_msg(!strstr(p->reason, " off the caches"), "%s", p->reason);
+        ck_assert_msg(!strstr(p->reason, " not kept under the caches"), "%s", p->reason);
 }
 END_TEST
 
@@ -191,7 +191,7 @@ START_TEST(test_uncovered_vcpus_not_confined)
 
         ck_assert_int_eq(p->result, PLAN_PLACED);
         ck_assert_uint_eq(p->shared_vcpus, 0);
-        ck_assert_msg(strstr(p->reason, "vCPU 0 off the caches") ||
+        ck_assert_msg(strstr(p->reason, "vCPU 0 not kept under the caches") ||
                           strstr(p->reason, "vCPU 0 under the caches"),
                       "%s", p->reason);
 }
@@ -216,6 +216,109 @@ START_TEST(test_cpuset_stands_over_caches_outside_it)
 }
 END_TEST
 
+/* A busy vCPU re-pinned off a busy neighbour (heal's re-pin inside its nodes, or to the nearest node)
+ * stays under its reserved caches: d's vCPU 0 reserves L3 1 (CPUs 8-15) and runs on 8 beside x's busy
+ * thread on 9; the calm cores of L3 0 (0-7) are not its. */
+static void repin_keeps_cache(const char *cputune, bool near)
+{
+        g_autoptr(Topology) t = test_topology_load("cache-ids.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        g_autofree char *xml =
+            g_strdup_printf("<domain type='kvm'><name>d</name><memory unit='GiB'>1</memory>"
+                            "<vcpu>2</vcpu><cputune>%s</cputune><os><type>hvm</type></os>"
+                            "</domain>",
+                            cputune);
+        g_autoptr(DomainSpec) spec = test_domain_parse(xml);
+        g_auto(RequestShape) shape = {0};
+        PlacementRequest req = domain_request(spec, spec);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autoptr(Plan) cur = plan_new("d", 2, GiB, t->nnodes), moved = NULL;
+        Plan *x = plan_new("x", 1, GiB, t->nnodes);
+        double busy[] = {0.9, 0.1};
+
+        domain_request_shape(spec, t, &req, &shape);
+        cur->vcpu_pu[0] = 8; /* PU indexes are OS indexes on this host */
+        cpuset_add(cur->vcpu_pins[0], 8);
+        cpuset_add(cur->vcpu_pins[0], 9);
+        cur->vcpu_pu[1] = 0;
+        cpuset_add(cur->vcpu_pins[1], 0);
+        cpuset_add(cur->vcpu_pins[1], 1);
+        cpuset_add(cur->nodes, 0);
+        cur->node_memory[0] = GiB;
+        cur->result = PLAN_PLACED;
+        x->vcpu_pu[0] = 9;
+        cpuset_add(x->vcpu_pins[0], 9);
+        cpuset_add(x->nodes, 0);
+        x->node_memory[0] = GiB;
+        x->result = PLAN_PLACED;
+        ck_assert_int_eq(ledger_commit(l, "x", x), 0);
+        pu_busy[9] = 0.9;
+        req.vcpu_busy = busy;
+        req.pu_busy = pu_busy;
+        moved = near ? policy_repin_near(t, l, &req, &params, cur)
+                     : policy_repin_local(t, l, &req, &params, cur);
+        ck_assert_ptr_nonnull(moved);
+        ck_assert_msg(moved->vcpu_pu[0] >= 10 && moved->vcpu_pu[0] <= 15, "vCPU 0 re-pinned to PU %d: %s",
+                      moved->vcpu_pu[0], moved->reason);
+}
+
+START_TEST(test_repin_keeps_cache)
+{
+        static const char both[] =
+            "<cachetune vcpus='0'><cache id='1' level='3' type='both' size='3' unit='MiB'/>"
+            "</cachetune><cachetune vcpus='1'><cache id='0' level='3' type='both' "
+            "size='3' unit='MiB'/></cachetune>";
+        static const char one[] =
+            "<cachetune vcpus='0'><cache id='1' level='3' type='both' size='3' unit='MiB'/>"
+            "</cachetune>";
+
+        repin_keeps_cache(both, false);
+        repin_keeps_cache(one, false);
+        repin_keeps_cache(both, true);
+}
+END_TEST
+
+/* CoreKinds=performance-only leaves the E-cores to the host, also to the threads of a guest whose vCPUs
+ * reserve a P-core's L2 (alder-lake-cache-ids.xml: P-core 0's L2 has id 0): its emulator, pinned to
+ * the set (EmulatorPin=nodeset), takes P-cores only. */
+START_TEST(test_emulator_keeps_core_kinds)
+{
+        g_autoptr(Topology) t = test_topology_load("alder-lake-cache-ids.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autoptr(Plan) p = NULL;
+        g_autofree char *emulator = NULL;
+
+        params.core_kinds = CORE_KINDS_PERFORMANCE_ONLY;
+        params.emulator_pin = EMULATOR_PIN_NODESET;
+        p = test_place_xml(t, l, DOMAIN("adl", "2", CACHETUNE("2", "0")), &params);
+        emulator = cpuset_format(p->emulator_pin);
+        ck_assert_msg(strcmp(emulator, "0-1,8-9,16-17,24-25") == 0, "emulator on %s: %s", emulator,
+                      p->reason);
+        assert_pins_in(p, "0-1");
+}
+END_TEST
+
+/* VCPUPin=nodeset pins every vCPU to the whole set: the reason does not claim a reserved vCPU runs under
+ * its caches. */
+START_TEST(test_nodeset_pins_not_under_cache)
+{
+        g_autoptr(Topology) t = test_topology_load("cache-ids.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autoptr(Plan) p = NULL;
+
+        params.vcpu_pin = VCPU_PIN_NODESET;
+        p = test_place_xml(t, l,
+                           DOMAIN("wide", "4",
+                                  "<cachetune vcpus='0'><cache id='0' level='3' type='both' size='3' "
+                                  "unit='MiB'/></cachetune>"),
+                           &params);
+        ck_assert_msg(strstr(p->reason, "vCPU 0 not kept under the caches"), "%s", p->reason);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
         Suite *s = suite_create("cachetune");
@@ -225,6 +328,9 @@ static Suite *make_suite(void)
         tcase_add_test(tc, test_kept_under_reserved_cache);
         tcase_add_test(tc, test_overcommitted_inside_cache);
         tcase_add_test(tc, test_each_group_under_its_cache);
+        tcase_add_test(tc, test_repin_keeps_cache);
+        tcase_add_test(tc, test_emulator_keeps_core_kinds);
+        tcase_add_test(tc, test_nodeset_pins_not_under_cache);
         tcase_add_test(tc, test_group_takes_free_core_under_its_cache);
         tcase_add_test(tc, test_uncovered_vcpus_not_confined);
         tcase_add_test(tc, test_cpuset_stands_over_caches_outside_it);

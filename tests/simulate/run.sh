@@ -25,6 +25,8 @@
 #     wherever they go, so nothing moves again: (0.26 x 0.8 x 10 + 0.56 x 0.8 x 120) / 150 lost, 1 move.
 #   spare.trace (1x2x2): c (45% busy) shares a's core until b stops at 30 s; with half the cores free
 #     heal moves it at 35 s however idle: shared 2 x 30 + 2 x 5 of 1290 vCPU-seconds.
+#   quarter.trace (1x8x2): two idle vCPUs share until 2 of 8 cores free up; heal moves one, and the
+#     other stays once fewer than a quarter are free: 2530/9900 shared.
 #   heal.trace with Heal=no in --config: c stays beside a, 1.6 cores lost over the whole 60 s, 6/7 shared.
 #   learn.trace (1x2x1): load is learned as the daemon learns it. The measurement at 5 s only reads the
 #     counters (a fraction needs two readings); with LoadWarmup=0 the one at 10 s makes i known idle and
@@ -119,6 +121,9 @@ figures "threads.trace: host-side threads moved once, not back and forth between
         threads.trace '{"moves": 1, "host_thread_moves": 1, "capacity_lost": (0.26 * 0.8 * 10 + 0.56 * 0.8 * 120) / 150}'
 figures "spare.trace: with cores to spare, heal gives a vCPU under half busy a core of its own" "$H122" \
         spare.trace '{"moves": 1, "shared_vcpu_fraction": 70/1290, "busy_contended_fraction": 0.0}'
+figures "quarter.trace: heal keeps a quarter of the cores free, move by move" \
+        "synthetic:pack:1 numa:1(memory=16GiB) core:8 pu:2" quarter.trace \
+        '{"moves": 1, "shared_vcpu_fraction": 2530/9900}'
 printf '[Placement]\nLoadWarmup=0\n' >"$tmp/no-warmup.conf"
 figures "learn.trace: the first reading is no sample, i known at 10 s, b2 healed then" "$H121" learn.trace \
         '{"busy_contended_fraction": 6/33, "moves": 1}' --config="$tmp/no-warmup.conf"

@@ -147,6 +147,11 @@ awk '/type="L3Cache"/ { sub(/type="L3Cache"/, "type=\"L3Cache\" os_index=\"" l3+
      /type="L2Cache"/ { sub(/type="L2Cache"/, "type=\"L2Cache\" os_index=\"" 2 * l2++ "\"") } { print }' \
         "$tmp/cache-ids.xml" >cache-ids.xml
 
+# Alder Lake with the kernel's ids of its L3 and of P-core 0's L2 (both 0), for a reservation there.
+awk '/type="L3Cache"/ && !l3 { sub(/type="L3Cache"/, "type=\"L3Cache\" os_index=\"0\""); l3 = 1 }
+     /type="L2Cache"/ && !l2 { sub(/type="L2Cache"/, "type=\"L2Cache\" os_index=\"0\""); l2 = 1 } { print }' \
+        alder-lake.xml >alder-lake-cache-ids.xml
+
 # What hwloc counts in each: file, NUMA nodes, cores, PUs, CPU kinds, then NUMA nodes per subtype.
 {
         echo "# file nodes cores pus cpukinds subtypes(name=count,...) -- written by make.sh from hwloc-calc and lstopo"
