@@ -356,7 +356,7 @@ static unsigned names_of(const char *section, const char **names)
 static void unknown_name(GString *errors, const char *data, const char *name, const char *section,
                          const char *key)
 {
-        const char *names[G_N_ELEMENTS(config_keys)];
+        const char *names[G_N_ELEMENTS(config_keys) + 1]; /* and the NULL that ends them */
         unsigned n = names_of(key ? section : NULL, names);
         const char *near = config_lines_nearest(key ? key : section, names, n);
         unsigned line = config_lines_find(data, section, key);
