@@ -182,28 +182,8 @@ static void add_housekeeping(const HostView *v, const PlacementRequest *req, con
                 }
 }
 
-/* Whether QEMU's own threads may run on PU p: a PU the vCPUs may use, or one only the CPUs of the caches
- * reserved for them (<cachetune>) leave out, which confine vCPU threads alone, not reserved for the host
- * and inside <vcpu cpuset>. */
-static bool thread_pu_usable(const HostView *v, const PlacementRequest *req, unsigned p)
-{
-        unsigned os = v->t->pus[p].os_index;
-
-        const TopoCore *core = &v->t->cores[v->t->pus[p].core];
-
-        if (v->pu_usable[p])
-                return true;
-        /* CoreKinds=performance-only leaves the other kinds to the host, whatever the caches */
-        if (v->params->core_kinds == CORE_KINDS_PERFORMANCE_ONLY && core->kind_rank > 0)
-                return false;
-        return req->cache_cpus && !cpuset_has(req->cache_cpus, os) &&
-               (!v->params->reserved_cpus || !cpuset_has(v->params->reserved_cpus, os)) &&
-               (!req->allowed_cpus || cpuset_has(req->allowed_cpus, os));
-}
-
 /* The set's cores no vCPU holds (with_own: and the plan's own cores), PUs QEMU's threads may use. */
-static void add_set_cores(const HostView *v, const PlacementRequest *req, const Plan *plan, bool with_own,
-                          CpuSet *out)
+static void add_set_cores(const HostView *v, const Plan *plan, bool with_own, CpuSet *out)
 {
         const Topology *t = v->t;
 
@@ -215,7 +195,7 @@ static void add_set_cores(const HostView *v, const PlacementRequest *req, const 
                                 continue;
                         for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus;
                              p++)
-                                if (thread_pu_usable(v, req, p))
+                                if (v->pu_thread_usable[p])
                                         cpuset_add(out, t->pus[p].os_index);
                 }
         }
@@ -271,7 +251,7 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
         }
         switch (v->params->emulator_pin) {
         case EMULATOR_PIN_NODESET:
-                add_set_cores(v, req, plan, true, out);
+                add_set_cores(v, plan, true, out);
                 break;
         default:
                 if (!req->realtime) /* a realtime vCPU's core is its own, SMT sibling included */
@@ -282,7 +262,7 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
                         narrow = cpuset_is_empty(out); /* the housekeeping CPUs are theirs to share */
                 }
                 if (cpuset_is_empty(out))
-                        add_set_cores(v, req, plan, false, out);
+                        add_set_cores(v, plan, false, out);
                 if (cpuset_is_empty(out) && req->realtime)
                         add_nearest_plain_core(v, plan, out);
                 break;

@@ -110,18 +110,23 @@ bool host_view_memory_usable(const PlacementParams *params, NodeKind kind)
         return kind == NODE_KIND_DRAM || (params->memory_tiers & (1u << kind));
 }
 
-static bool pu_allowed(const HostView *v, unsigned pu)
+/* Whether the request lets its vCPUs (vcpu) or QEMU's own threads use PU pu: the reserved caches
+ * (<cachetune>) confine vCPU threads alone. */
+static bool pu_allowed(const HostView *v, unsigned pu, bool vcpu)
 {
         const Topology *t = v->t;
         const PlacementRequest *req = v->req;
         const TopoCore *core = &t->cores[t->pus[pu].core];
+        unsigned os = t->pus[pu].os_index;
 
         if (!v->node_allowed[core->node])
                 return false;
         /* CoreKinds=performance-only leaves the other kinds to the host */
         if (v->params->core_kinds == CORE_KINDS_PERFORMANCE_ONLY && core->kind_rank > 0)
                 return false;
-        return placement_request_allows_cpu(req, t->pus[pu].os_index);
+        if (vcpu)
+                return placement_request_allows_cpu(req, os);
+        return !req || !req->allowed_cpus || cpuset_has(req->allowed_cpus, os);
 }
 
 void host_view_init(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params)
@@ -151,9 +156,13 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
 
         for (unsigned n = 0; n < t->nnodes; n++)
                 v->node_allowed[n] = node_allowed(t, req, n);
+        /* the same for QEMU's threads unless reserved caches confine the vCPUs */
+        v->pu_thread_usable = req && req->cache_cpus ? g_new0(bool, MAX(t->npus, 1)) : v->pu_usable;
         for (unsigned p = 0; p < t->npus; p++) {
                 reserved[p] = params->reserved_cpus && cpuset_has(params->reserved_cpus, t->pus[p].os_index);
-                v->pu_usable[p] = !reserved[p] && pu_allowed(v, p);
+                v->pu_usable[p] = !reserved[p] && pu_allowed(v, p, true);
+                if (v->pu_thread_usable != v->pu_usable)
+                        v->pu_thread_usable[p] = !reserved[p] && pu_allowed(v, p, false);
         }
         for (unsigned c = 0; c < t->ncores; c++) {
                 const TopoCore *core = &t->cores[c];
@@ -200,6 +209,8 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
 void host_view_done(HostView *v)
 {
         g_free(v->node_allowed);
+        if (v->pu_thread_usable != v->pu_usable)
+                g_free(v->pu_thread_usable);
         g_free(v->pu_usable);
         g_free(v->core_free);
         g_free(v->node_free_cores);

@@ -14,6 +14,8 @@ typedef struct HostView {
         const PlacementRequest *req; /* its constraints shape the view; NULL = none */
         bool *node_allowed;          /* [nnodes] inside the request's node and CPU constraints */
         bool *pu_usable;             /* [npus] not reserved for the host, allowed for the request */
+        bool *pu_thread_usable;      /* [npus] the same for QEMU's own threads, which the request's
+                                      * reserved caches do not confine (pu_usable itself without them) */
         bool *core_free;             /* [ncores] no vCPU counted, none of its PUs reserved, one usable */
         unsigned *node_free_cores;   /* [nnodes] */
         unsigned *node_free_pus;     /* [nnodes] usable PUs with no vCPU */
