@@ -659,13 +659,11 @@ static void all_idle(Manager *m)
         }
 }
 
-/* Measured idle, h-c sharing h-a's cores after h-b and h-e leave: Rebalance, asked for, gives every
- * vCPU a core of its own. */
-START_TEST(test_rebalance_undoes_idle_sharing)
+/* The host filled, every domain measured idle, then h-b and h-e leave: h-c shares h-a's cores with
+ * half the host's cores free. */
+static Manager *idle_sharing_half_free(virDomainPtr doms[4])
 {
         Manager *m = new_manager("[Placement]\nHealInterval=60\n");
-        virDomainPtr doms[4];
-        g_autofree char *report = NULL;
 
         fill(m, doms);
         all_idle(m);
@@ -673,6 +671,17 @@ START_TEST(test_rebalance_undoes_idle_sharing)
         stop(m, doms[1]);
         stop(m, doms[2]);
         ck_assert_uint_eq(shared_vcpus(m), 4);
+        return m;
+}
+
+/* Measured idle, h-c sharing h-a's cores after h-b and h-e leave: Rebalance, asked for, gives every
+ * vCPU a core of its own. */
+START_TEST(test_rebalance_undoes_idle_sharing)
+{
+        virDomainPtr doms[4];
+        Manager *m = idle_sharing_half_free(doms);
+        g_autofree char *report = NULL;
+
         ck_assert_uint_eq(manager_rebalance(m, 4, &report), 1);
         ck_assert_msg(strstr(report, "h-c: moved") && strstr(report, "vCPUs shared a core, now 0"), "%s",
                       report);
@@ -686,15 +695,10 @@ END_TEST
  * idle sharing too, and the report says why. */
 START_TEST(test_heal_undoes_idle_sharing_with_cores_to_spare)
 {
-        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
         virDomainPtr doms[4];
+        Manager *m = idle_sharing_half_free(doms);
         g_autofree char *report = NULL;
 
-        fill(m, doms);
-        all_idle(m);
-        stop(m, doms[1]);
-        stop(m, doms[2]);
-        ck_assert_uint_eq(shared_vcpus(m), 4);
         ck_assert_uint_eq(manager_heal(m, &report), 1);
         ck_assert_msg(strstr(report, "h-c: moved") && strstr(report, "vCPUs shared a core, now 0"), "%s",
                       report);
