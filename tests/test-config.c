@@ -172,6 +172,14 @@ START_TEST(test_unknown_and_syntax)
             "%s", t6);
         g_autofree char *t5 = load_fail("[Placement]\r\nApply=yes\r\n[Metrics\r\n");
         ck_assert_msg(strstr(t5, "test.conf:3: '[Metrics' is not a [Section]"), "%s", t5);
+        /* a header GKeyFile refuses as a group name is named by its line too */
+        g_autofree char *t7 = load_fail("[Placement]\nApply=yes\n[A]B]\n");
+        ck_assert_msg(strstr(t7, "test.conf:3: '[A]B]' is not a [Section]"), "%s", t7);
+        g_autofree char *t8 = load_fail("[Placement]\nPolicy[de]=compat\n");
+        ck_assert_msg(strstr(t8, "test.conf:2: 'Policy[de]=compat' is not a [Section], a Key=value"), "%s",
+                      t8);
+        g_autofree char *t9 = load_fail("[Placement]\nApply=yes\nPol[icy=compat\n");
+        ck_assert_msg(strstr(t9, "test.conf:3: 'Pol[icy=compat' is not a [Section], a Key=value"), "%s", t9);
         /* all errors reported together */
         g_autofree char *e4 = load_fail("[Placement]\nPolicy=x\nFoo=1\n[Bar]\n");
         ck_assert_ptr_nonnull(strstr(e4, "Policy=x"));

@@ -32,6 +32,9 @@ static LineKind classify(const char *line, char **ret_name)
                         after++;
                 if (!end || *after || end == line + 1)
                         return LINE_BAD;
+                for (const char *c = line + 1; c < end; c++)
+                        if (*c == '[' || *c == ']' || g_ascii_iscntrl(*c))
+                                return LINE_BAD; /* as GKeyFile takes a group name */
                 *ret_name = g_strndup(line + 1, (gsize)(end - line - 1));
                 return LINE_SECTION;
         }
@@ -39,7 +42,8 @@ static LineKind classify(const char *line, char **ret_name)
         if (!eq || eq == line)
                 return LINE_BAD;
         *ret_name = g_strchomp(g_strndup(line, (gsize)(eq - line)));
-        return **ret_name ? LINE_KEY : LINE_BAD;
+        /* no key of placementd's has a [locale], nor may hold brackets anywhere else for GKeyFile */
+        return **ret_name && !strpbrk(*ret_name, "[]") ? LINE_KEY : LINE_BAD;
 }
 
 /* Calls visit for each line with its number, kind, name and current section, until it returns false. */
@@ -68,6 +72,7 @@ static void walk(const char *data, LineVisit visit, void *userdata)
 typedef struct Bad {
         unsigned line;
         char *text;
+        bool before_section;
 } Bad;
 
 static bool find_bad(unsigned number, LineKind kind, const char *name, const char *section, const char *text,
@@ -78,16 +83,19 @@ static bool find_bad(unsigned number, LineKind kind, const char *name, const cha
         if (kind == LINE_BAD || (kind == LINE_KEY && !section)) {
                 b->line = number;
                 b->text = g_strstrip(g_strdup(text));
+                b->before_section = kind == LINE_KEY;
                 return false;
         }
         return true;
 }
 
-unsigned config_lines_bad(const char *data, char **ret_text)
+unsigned config_lines_bad(const char *data, char **ret_text, bool *ret_before_section)
 {
         Bad b = {0};
 
         walk(data, find_bad, &b);
+        if (ret_before_section)
+                *ret_before_section = b.before_section;
         if (ret_text)
                 *ret_text = g_steal_pointer(&b.text);
         g_free(b.text);

@@ -9,10 +9,12 @@
  */
 
 #include <glib.h>
+#include <stdbool.h>
 
-/* The first line that is none of those, or a Key=value before any [Section]: its number (1-based), and
- * its text in *ret_text (trimmed; may be NULL). 0 when every line is one of them. */
-unsigned config_lines_bad(const char *data, char **ret_text);
+/* The first line that is none of those (a header or key GKeyFile would refuse as a name included), or a
+ * Key=value before any [Section]: its number (1-based), its text in *ret_text (trimmed) and whether it
+ * is the latter in *ret_before_section (either may be NULL). 0 when every line is one of them. */
+unsigned config_lines_bad(const char *data, char **ret_text, bool *ret_before_section);
 
 /* The line of the first Key= in [section] (any of its headers), or of the first [section] header when
  * key is NULL; 0 when there is none. */

@@ -389,16 +389,20 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
          * a syntax error */
         if (g_str_has_prefix(data, "\xef\xbb\xbf"))
                 data += 3;
-        if (!g_key_file_load_from_data(kf, data, (gsize)-1, G_KEY_FILE_NONE, &error)) {
+        {
                 g_autofree char *text = NULL;
-                unsigned line = config_lines_bad(data, &text);
-                if (line)
+                bool before_section = false;
+                unsigned line = config_lines_bad(data, &text, &before_section);
+                if (line) {
                         g_string_append_printf(errors, "%s:%u: '%s' is %s", name, line, text,
-                                               strchr(text, '=') && text[0] != '[' && text[0] != '='
+                                               before_section
                                                    ? "a Key=value before any [Section]"
                                                    : "not a [Section], a Key=value or a # comment");
-                else
-                        g_string_append_printf(errors, "%s: %s", name, error->message);
+                        goto fail;
+                }
+        }
+        if (!g_key_file_load_from_data(kf, data, (gsize)-1, G_KEY_FILE_NONE, &error)) {
+                g_string_append_printf(errors, "%s: %s", name, error->message);
                 goto fail;
         }
         config_lines_repeated(data, name, errors);
