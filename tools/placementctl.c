@@ -20,6 +20,7 @@ typedef enum VerbMode {
         VERB_ONLINE,  /* asks the running daemon: the dispatcher connects first */
         VERB_OFFLINE, /* the engine on a given topology */
         VERB_LIBVIRT, /* libvirt directly */
+        VERB_LOCAL,   /* placementctl itself */
         _VERB_MODE_MAX,
 } VerbMode;
 
@@ -113,7 +114,7 @@ static const Verb verbs[] = {
      "one host CPU file per host (the <cpu> of 'virsh capabilities' or 'virsh domcapabilities')", 1, ANY,
      VERB_LIBVIRT, CPU | CTL_OPT(MAP_ONLY) | CTL_OPT(VIRTTYPE), verb_cpu_baseline,
      "the best CPU model all these hosts can run"},
-    {"help", "[COMMAND]", "at most one COMMAND", 0, 1, VERB_OFFLINE, 0, verb_help,
+    {"help", "[COMMAND]", "at most one COMMAND", 0, 1, VERB_LOCAL, 0, verb_help,
      "show this help, or one command's"},
 };
 
@@ -122,6 +123,7 @@ static const char *const section[_VERB_MODE_MAX] = {
                     "or -H HOST over SSH):",
     [VERB_OFFLINE] = "Offline (no daemon; the engine runs on the given topology):",
     [VERB_LIBVIRT] = "Guest CPU models (libvirt directly, no daemon):",
+    [VERB_LOCAL] = "Help:",
 };
 
 static void print_verb(FILE *f, const Verb *v)

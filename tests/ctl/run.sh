@@ -60,6 +60,10 @@ result "--help starts an indented line with every verb${missing:+ (missing:$miss
 missing=
 for o in "${OPTIONS[@]}"; do grep -Eq -- "--$o([= ]|$)" "$OUT" || missing="$missing --$o"; done
 result "--help names every long option${missing:+ (missing:$missing)}" "$([ -z "$missing" ]; echo $?)"
+# the offline heading lists only commands that run the engine on a topology
+offline_heading=$(sed -n '/^Offline/,/^$/p' "$OUT")
+result "--help lists under Offline only commands that take --topology" \
+    "$(printf '%s\n' "$offline_heading" | grep -E '^  [a-z]' | grep -vq -- '--topology'; [ $? -eq 1 ]; echo $?)"
 unknown=
 while read -r v; do
     run "$CTL" "$v" a b c d
