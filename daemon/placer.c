@@ -651,15 +651,41 @@ static bool core_placed_by_other(Manager *m, const char *uuid, unsigned c)
         return false;
 }
 
+/* The first CPU a recorded vCPU pin takes that the configuration keeps from vCPUs (ReservedCPUs=, the
+ * other kinds under CoreKinds=performance-only), with the key that keeps it; -1 when none. */
+static int pin_off_limits(Manager *m, const Plan *p, const char **ret_key)
+{
+        const CpuSet *reserved = m->config->placement.reserved_cpus;
+
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                CPUSET_FOREACH (cpu, p->vcpu_pins[i]) {
+                        int pu = topology_pu_by_os(m->topology, (unsigned)cpu);
+                        if (reserved && cpuset_has(reserved, (unsigned)cpu)) {
+                                *ret_key = "ReservedCPUs=";
+                                return cpu;
+                        }
+                        if (pu >= 0 && m->config->placement.core_kinds == CORE_KINDS_PERFORMANCE_ONLY &&
+                            m->topology->cores[m->topology->pus[pu].core].kind_rank > 0) {
+                                *ret_key = "CoreKinds=performance-only";
+                                return cpu;
+                        }
+                }
+        return -1;
+}
+
 /*
- * What the ledger and libvirt say about a recorded plan: the live pins must be the recorded ones, and
- * placementd's own cores must not be held by another domain (an overcommitted one may share only while
- * no core is free). Returns 0, or -EINVAL with *ret_error.
+ * What the ledger, libvirt and the configuration say about a recorded plan: the live pins must be the
+ * recorded ones, on CPUs the configuration lets vCPUs use now (it may have changed while placementd was
+ * down, as a reload changes it, and a domain's owner may write a record), and placementd's own cores
+ * must not be held by another domain (an overcommitted one may share only while no core is free).
+ * Returns 0, or -EINVAL with *ret_error.
  */
 static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, const Plan *p, char **ret_error)
 {
         CpuSet **pins = NULL;
         bool held = false, any_free = false;
+        const char *key = NULL;
+        int cpu;
 
         if (virt_domain_get_vcpu_pins(dom, p->nvcpus, p->vcpu_ids, &pins, ret_error) < 0)
                 return -EINVAL;
@@ -675,6 +701,10 @@ static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, const 
         virt_pins_free(pins, p->nvcpus);
         if (p->result == PLAN_ADOPTED)
                 return 0;
+        if ((cpu = pin_off_limits(m, p, &key)) >= 0) {
+                *ret_error = g_strdup_printf("its vCPUs run on CPU %d, which %s keeps from vCPUs", cpu, key);
+                return -EINVAL;
+        }
         for (unsigned i = 0; i < p->nvcpus; i++)
                 held = held || core_placed_by_other(m, uuid, m->topology->pus[p->vcpu_pu[i]].core);
         for (unsigned c = 0; c < m->topology->ncores && !any_free; c++)

@@ -330,6 +330,37 @@ START_TEST(test_reload_applies_to_running_domains)
 }
 END_TEST
 
+/* CPUs reserved while placementd was down are left as a reload leaves them: a record whose vCPUs run
+ * there is not adopted (a domain owner may write one too), the domain is placed anew off them */
+START_TEST(test_restart_leaves_newly_reserved_cpus)
+{
+        Manager *m = new_manager("[Placement]\nMemoryBinding=no\n");
+        virDomainPtr dom = start_domain("m-rr", 1, NULL);
+        Wait w = {m, "m-rr"};
+        g_autoptr(CpuSet) was = NULL;
+        g_autofree char *conf = NULL, *pins = NULL;
+        const Decision *d;
+
+        ck_assert(spin(known, &w, 3000));
+        was = cpuset_copy(manager_lookup(m, "m-rr")->plan->vcpu_pins[0]);
+        free_manager(m);
+
+        pins = cpuset_format(was);
+        conf = g_strdup_printf("[Placement]\nMemoryBinding=no\nReservedCPUs=%s\n", pins);
+        m = new_manager(conf);
+        w.m = m;
+        ck_assert(known(&w));
+        d = manager_lookup(m, "m-rr");
+        ck_assert_msg(d->result == DECISION_PLACED && !d->adopted &&
+                          !cpuset_intersects(d->plan->vcpu_pins[0], was),
+                      "%s", d->reason);
+        fixture_assert_live_pins(dom, d->plan);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* Every local user reads the URI property and the status: a user name or key file in the URI is not
  * theirs to read; the log keeps the whole URI */
 START_TEST(test_uri_shown_without_user_or_query)
@@ -1570,6 +1601,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_reconcile_records_again);
         tcase_add_test(tc, test_lookup_name_before_uuid);
         tcase_add_test(tc, test_restart_adopts);
+        tcase_add_test(tc, test_restart_leaves_newly_reserved_cpus);
         tcase_add_test(tc, test_unplaceable_after_restart_counts_live_pins);
         tcase_add_test(tc, test_reload_applies_to_running_domains);
         tcase_add_test(tc, test_uri_shown_without_user_or_query);
