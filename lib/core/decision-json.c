@@ -308,6 +308,8 @@ void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decisio
                 json_builder_set_member_name(b, "emulator_pin");
                 json_builder_add_string_value(b, "");
                 add_int(b, "shared_vcpus", 0);
+                json_builder_set_member_name(b, "plan_result");
+                json_builder_add_string_value(b, "");
         }
         /* the decision's own words win over the plan's */
         json_builder_set_member_name(b, "uuid");
