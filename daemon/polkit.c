@@ -48,11 +48,12 @@ static void polkit_query_free(void *userdata)
         g_free(q);
 }
 
+/* The caller's uid as the bus (or, on a direct connection, the socket) vouches for it: never read from
+ * /proc (SD_BUS_CREDS_AUGMENT), where a PID may by then name another process or a setuid program. */
 int polkit_sender_uid(sd_bus_message *msg, uid_t *ret)
 {
         g_autoptr(sd_bus_creds) creds = NULL;
-        int r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID | SD_BUS_CREDS_AUGMENT,
-                                          &creds);
+        int r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID, &creds);
 
         if (r >= 0 && sd_bus_creds_get_euid(creds, ret) < 0)
                 r = sd_bus_creds_get_uid(creds, ret);
