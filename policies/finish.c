@@ -488,21 +488,38 @@ static void iothread_note(const PlacementRequest *req, GString *s)
                                one ? "" : "s", ids, one ? "s" : "", one ? "it" : "them");
 }
 
-/* Bound hugepage-backed memory beyond its nodes' free pages: said, as QEMU will not find the pages. */
-static void hugepages_short_note(const HostView *v, const PlacementRequest *req, const Plan *plan,
-                                 GString *s)
+/* Bound memory beyond what its nodes have free: said, as QEMU will not find the hugepages, and the
+ * kernel cannot give more than a node has under a binding that does not fall back (all but preferred). */
+static void memory_short_note(const HostView *v, const PlacementRequest *req, const Plan *plan, GString *s)
 {
         char a[32], b[32], c[32];
 
-        for (unsigned n = 0; req->hugepage_size && n < plan->nnode_memory; n++) {
-                uint64_t free_pages = ledger_node_free_hugepages(v->l, n, req->hugepage_size);
-                if (plan->node_memory[n] > free_pages)
+        if (!req->hugepage_size && req->memory_source != MEMORY_SOURCE_MEMNODE &&
+            req->memory_mode == MEMORY_MODE_PREFERRED)
+                return;
+        for (unsigned n = 0; n < plan->nnode_memory; n++) {
+                uint64_t held = ledger_node_memory(v->l, n), size = v->t->nodes[n].memory;
+                uint64_t free_bytes = req->hugepage_size
+                                          ? ledger_node_free_hugepages(v->l, n, req->hugepage_size)
+                                      : size > held ? size - held
+                                                    : 0;
+                if (plan->node_memory[n] <= free_bytes)
+                        continue;
+                if (req->hugepage_size)
                         g_string_append_printf(s,
                                                "; node %u has %s free in hugepages of %s for the %s bound "
                                                "there: the guest's memory cannot all be backed",
                                                v->t->nodes[n].os_index,
-                                               size_format(free_pages, a, sizeof(a)),
+                                               size_format(free_bytes, a, sizeof(a)),
                                                size_format(req->hugepage_size, b, sizeof(b)),
+                                               size_format(plan->node_memory[n], c, sizeof(c)));
+                else
+                        g_string_append_printf(s,
+                                               "; node %u has %s free for the %s bound there: the guest "
+                                               "cannot get all its memory (the kernel reclaims, swaps or "
+                                               "kills)",
+                                               v->t->nodes[n].os_index,
+                                               size_format(free_bytes, a, sizeof(a)),
                                                size_format(plan->node_memory[n], c, sizeof(c)));
         }
 }
@@ -599,7 +616,7 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                                     req->memory_mode == MEMORY_MODE_PREFERRED
                                 ? " (preferred: its first node, the rest on the nearest with room)"
                                 : "");
-                hugepages_short_note(v, req, plan, s);
+                memory_short_note(v, req, plan, s);
         }
         if (req->keep_emulator)
                 g_string_append(s, "; the emulator stays where <cputune><emulatorpin> puts it");
@@ -731,20 +748,29 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
 
         if (plan->result == PLAN_PLACED) {
                 uint64_t set_memory = policy_set_memory(req);
-                char c[32], part[96] = "";
+                char c[32], part[96] = "", memory[160];
+                bool bound_elsewhere = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
 
+                CPUSET_FOREACH (n, plan->nodes)
+                        bound_elsewhere =
+                            bound_elsewhere && !cpuset_has(req->memory_nodes, v->t->nodes[n].os_index);
                 /* memory its cells' <memnode> elements bind elsewhere is not the set's to hold */
                 if (set_memory != req->memory &&
                     (req->memory_source == MEMORY_SOURCE_NONE || !req->memory_nodes))
                         g_snprintf(part, sizeof(part), " of its %s (the rest bound by its cells' <memnode>)",
                                    size_format(req->memory, c, sizeof(c)));
-                return g_strdup_printf(
-                    "%s: %u %s for %u %s, %s free for %s%s; nearest qualifying set "
-                    "(max distance %u, mean %.2f)%s%s",
-                    where, choice->load.capacity, unit_of(ops, choice->load.capacity), req->vcpus,
-                    req->vcpus == 1 ? "vCPU" : "vCPUs", size_format(choice->load.free_memory, a, sizeof(a)),
-                    memory_text(req, part[0] ? set_memory : req->memory, b, sizeof(b)), part,
-                    set->max_distance, set->mean_distance, group_note(v, choice), note);
+                if (bound_elsewhere) /* what the set has free does not hold it: the note says where */
+                        g_snprintf(memory, sizeof(memory), "its %s bound to other nodes",
+                                   memory_text(req, req->memory, b, sizeof(b)));
+                else
+                        g_snprintf(memory, sizeof(memory), "%s free for %s%s",
+                                   size_format(choice->load.free_memory, a, sizeof(a)),
+                                   memory_text(req, part[0] ? set_memory : req->memory, b, sizeof(b)), part);
+                return g_strdup_printf("%s: %u %s for %u %s, %s; nearest qualifying set "
+                                       "(max distance %u, mean %.2f)%s%s",
+                                       where, choice->load.capacity, unit_of(ops, choice->load.capacity),
+                                       req->vcpus, req->vcpus == 1 ? "vCPU" : "vCPUs", memory,
+                                       set->max_distance, set->mean_distance, group_note(v, choice), note);
         }
         sharing = sharing_note(v, plan);
         if (choice->busy_cores > 1)

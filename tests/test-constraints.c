@@ -227,6 +227,35 @@ START_TEST(test_numatune_strict_binds_cores_and_memory)
                 ck_assert_uint_eq(ledger_node_memory(l, 1), 2 * GiB);
                 ck_assert(plan->keep_memory);
                 assert_reason_has(plan, "<numatune><memory> binds its memory to nodes 1 (strict)");
+                ck_assert_msg(!strstr(plan->reason, "cannot get all its memory"), "%s", plan->reason);
+        }
+}
+END_TEST
+
+/* A hard binding of more than its node has is placed as libvirt starts it, and the reason says the guest
+ * cannot get it all; preferred falls back, so it has nothing to say */
+START_TEST(test_strict_binding_beyond_node_said)
+{
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = host();
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) nodes = set_of("1");
+                PlacementParams p = test_params(kinds[k]);
+                PlacementRequest req = {.name = "vm",
+                                        .vcpus = 2,
+                                        .memory = 12 * GiB,
+                                        .memory_nodes = nodes,
+                                        .memory_source = MEMORY_SOURCE_USER,
+                                        .memory_mode = MEMORY_MODE_STRICT};
+                const Plan *plan = place_req(t, l, &p, &req);
+
+                ck_assert_int_ne(plan->result, PLAN_UNPLACEABLE);
+                assert_reason_has(plan, "node 1 has 8.0 GiB free for the 12.0 GiB bound there: the guest "
+                                        "cannot get all its memory");
+                req.memory_mode = MEMORY_MODE_PREFERRED;
+                req.name = "pref";
+                plan = place_req(t, l, &p, &req);
+                ck_assert_msg(!strstr(plan->reason, "cannot get all its memory"), "%s", plan->reason);
         }
 }
 END_TEST
@@ -446,6 +475,10 @@ START_TEST(test_cpuset_apart_from_nodeset)
                 ck_assert_uint_eq(a->node_memory[1], 6 * GiB);
                 ck_assert_uint_eq(a->node_memory[0], 0);
                 assert_reason_has(a, "its memory is remote");
+                /* what the set has free does not hold the memory bound elsewhere: not "0 B free for" */
+                if (a->result == PLAN_PLACED)
+                        assert_reason_has(a, "its 6.0 GiB bound to other nodes");
+                ck_assert_msg(!strstr(a->reason, "0 B free"), "%s", a->reason);
                 p.reserved_cpus = set_of("0-3");
                 s = policy_place(t, l, &shared, &p);
                 ck_assert_int_eq(s->result, PLAN_UNPLACEABLE);
@@ -653,6 +686,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_core_usable_through_allowed_pus);
         tcase_add_test(tc, test_full_cpuset_overcommits_inside);
         tcase_add_test(tc, test_numatune_strict_binds_cores_and_memory);
+        tcase_add_test(tc, test_strict_binding_beyond_node_said);
         tcase_add_test(tc, test_numatune_modes_charge_memory);
         tcase_add_test(tc, test_memnode_union_bounds_nodes);
         tcase_add_test(tc, test_preferred_spills_to_nearest);
