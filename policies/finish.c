@@ -591,21 +591,32 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                         if (plan->node_memory[n])
                                 cpuset_add(charged, t->nodes[n].os_index);
                 /* memory-only nodes, or nodes its cpuset leaves out: the vCPUs run on the nearest others */
-                bool cores_elsewhere = false, memory_has_cpus = false;
+                bool cores_elsewhere = false, memory_has_cpus = false, memory_cpus_allowed = false;
                 CPUSET_FOREACH (n, plan->nodes)
                         cores_elsewhere =
                             cores_elsewhere || !cpuset_has(req->memory_nodes, t->nodes[n].os_index);
-                for (unsigned n = 0; n < t->nnodes; n++)
-                        memory_has_cpus =
-                            memory_has_cpus ||
-                            (t->nodes[n].ncores > 0 && cpuset_has(req->memory_nodes, t->nodes[n].os_index));
+                for (unsigned n = 0; n < t->nnodes; n++) {
+                        const TopoNode *node = &t->nodes[n];
+                        if (!cpuset_has(req->memory_nodes, node->os_index))
+                                continue;
+                        memory_has_cpus = memory_has_cpus || node->ncores > 0;
+                        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
+                                for (unsigned p = t->cores[c].pu_first;
+                                     p < t->cores[c].pu_first + t->cores[c].npus; p++)
+                                        memory_cpus_allowed =
+                                            memory_cpus_allowed ||
+                                            placement_request_allows_cpu(req, t->pus[p].os_index);
+                }
                 where = cpuset_format(charged);
                 g_string_append_printf(
                     s, "; %s its memory to nodes %s (%s): %s, the binding left as it is",
                     memory_source_text(req), list,
                     req->memory_source == MEMORY_SOURCE_MEMNODE ? "per cell"
                                                                 : memory_mode_to_string(req->memory_mode),
-                    !cores_elsewhere  ? "cores taken there"
+                    !cores_elsewhere      ? "cores taken there"
+                    : memory_cpus_allowed ? "the configuration keeps their CPUs from vCPUs (ReservedCPUs=, "
+                                            "CoreKinds=), cores taken on the nearest nodes with one (its "
+                                            "memory is remote)"
                     : memory_has_cpus ? "no CPU of its <vcpu cpuset> lies there, cores taken on the nearest "
                                         "nodes with one (its memory is remote)"
                                       : "memory-only nodes, cores taken on the nearest with CPUs");

@@ -29,6 +29,25 @@ static bool node_has_allowed_cpu(const Topology *t, const PlacementRequest *req,
         return false;
 }
 
+/* Whether node n has a CPU the request allows that the configuration gives vCPUs: not in ReservedCPUs=,
+ * nor of another kind under CoreKinds=performance-only. */
+static bool node_has_usable_cpu(const Topology *t, const PlacementRequest *req,
+                                const PlacementParams *params, unsigned n)
+{
+        const TopoNode *node = &t->nodes[n];
+
+        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
+                if (params->core_kinds == CORE_KINDS_PERFORMANCE_ONLY && t->cores[c].kind_rank > 0)
+                        continue;
+                for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
+                        if ((!params->reserved_cpus ||
+                             !cpuset_has(params->reserved_cpus, t->pus[p].os_index)) &&
+                            (!req || placement_request_allows_cpu(req, t->pus[p].os_index)))
+                                return true;
+        }
+        return false;
+}
+
 /* Whether the request binds its memory, and node n is not one of the nodes it binds it to. */
 static bool outside_memory_nodes(const Topology *t, const PlacementRequest *req, unsigned n)
 {
@@ -37,16 +56,18 @@ static bool outside_memory_nodes(const Topology *t, const PlacementRequest *req,
 }
 
 /* Whether the memory is bound to nodes none of whose CPUs the vCPUs may run on: memory-only nodes (a CXL
- * expander, the high-bandwidth memory of a flat-mode KNL or Sapphire Rapids), or nodes the request's own
- * <vcpu cpuset> leaves out (libvirt runs such a guest, its memory remote). The vCPUs must run elsewhere. */
-static bool memory_nodes_cpuless(const Topology *t, const PlacementRequest *req)
+ * expander, the high-bandwidth memory of a flat-mode KNL or Sapphire Rapids), nodes the request's own
+ * <vcpu cpuset> leaves out (libvirt runs such a guest, its memory remote), or nodes whose CPUs the
+ * configuration keeps from vCPUs (ReservedCPUs=). The vCPUs must run elsewhere. */
+static bool memory_nodes_cpuless(const Topology *t, const PlacementRequest *req,
+                                 const PlacementParams *params)
 {
         bool any = false;
 
         for (unsigned m = 0; m < t->nnodes; m++) {
                 if (outside_memory_nodes(t, req, m))
                         continue;
-                if (t->nodes[m].ncores > 0 && node_has_allowed_cpu(t, req, m))
+                if (node_has_usable_cpu(t, req, params, m))
                         return false;
                 any = any || t->nodes[m].memory > 0;
         }
@@ -66,15 +87,15 @@ static uint32_t distance_to_memory(const Topology *t, const PlacementRequest *re
 
 /* For memory on memory-only nodes: node n has a CPU the request may use and no such node is nearer to
  * the memory (the vCPUs run next to it, overcommitted there rather than spread further away). */
-static bool nearest_cpu_node(const Topology *t, const PlacementRequest *req, unsigned n)
+static bool nearest_cpu_node(const Topology *t, const PlacementRequest *req, const PlacementParams *params,
+                             unsigned n)
 {
         uint32_t d = distance_to_memory(t, req, n);
 
-        if (t->nodes[n].ncores == 0 || !node_has_allowed_cpu(t, req, n) || d >= TOPOLOGY_UNREACHABLE)
+        if (!node_has_usable_cpu(t, req, params, n) || d >= TOPOLOGY_UNREACHABLE)
                 return false;
         for (unsigned o = 0; o < t->nnodes; o++)
-                if (t->nodes[o].ncores > 0 && node_has_allowed_cpu(t, req, o) &&
-                    distance_to_memory(t, req, o) < d)
+                if (node_has_usable_cpu(t, req, params, o) && distance_to_memory(t, req, o) < d)
                         return false;
         return true;
 }
@@ -86,14 +107,15 @@ static bool nearest_cpu_node(const Topology *t, const PlacementRequest *req, uns
  * memory is bound to memory-only nodes, the nodes with an allowed CPU nearest to them are allowed for
  * their cores (their memory stays out: host_view_init_for()).
  */
-static bool node_allowed(const Topology *t, const PlacementRequest *req, unsigned n)
+static bool node_allowed(const Topology *t, const PlacementRequest *req, const PlacementParams *params,
+                         unsigned n)
 {
         const TopoNode *node = &t->nodes[n];
 
         if (!req)
                 return true;
         if (outside_memory_nodes(t, req, n))
-                return memory_nodes_cpuless(t, req) && nearest_cpu_node(t, req, n);
+                return memory_nodes_cpuless(t, req, params) && nearest_cpu_node(t, req, params, n);
         if (node->ncores == 0 || node_has_allowed_cpu(t, req, n))
                 return true;
         for (unsigned m = 0; m < t->nnodes; m++)
@@ -155,7 +177,7 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
         v->node_realtime_pus = g_new0(unsigned, MAX(t->nnodes, 1));
 
         for (unsigned n = 0; n < t->nnodes; n++)
-                v->node_allowed[n] = node_allowed(t, req, n);
+                v->node_allowed[n] = node_allowed(t, req, params, n);
         /* the same for QEMU's threads unless reserved caches confine the vCPUs */
         v->pu_thread_usable = req && req->cache_cpus ? g_new0(bool, MAX(t->npus, 1)) : v->pu_usable;
         for (unsigned p = 0; p < t->npus; p++) {

@@ -232,6 +232,39 @@ START_TEST(test_numatune_strict_binds_cores_and_memory)
 }
 END_TEST
 
+/* Memory bound to a node whose CPUs are all in ReservedCPUs= is placed as when its <vcpu cpuset> leaves
+ * them out: cores on the nearest node with usable ones, the memory remote, not unplaceable */
+START_TEST(test_binding_to_reserved_node)
+{
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = host();
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) nodes = set_of("1");
+                PlacementParams p = test_params(kinds[k]);
+                PlacementRequest req = {.name = "vm",
+                                        .vcpus = 2,
+                                        .memory = 2 * GiB,
+                                        .memory_nodes = nodes,
+                                        .memory_source = MEMORY_SOURCE_USER,
+                                        .memory_mode = MEMORY_MODE_STRICT};
+                g_autoptr(CpuSet) node0 = set_of("0-3");
+                const Plan *plan;
+
+                p.reserved_cpus = set_of("4-7");
+                plan = place_req(t, l, &p, &req);
+                ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+                for (unsigned v = 0; v < plan->nvcpus; v++) { /* the emulator may go to the reserved CPUs */
+                        g_autoptr(CpuSet) outside = cpuset_copy(plan->vcpu_pins[v]);
+                        cpuset_subtract(outside, node0);
+                        ck_assert(cpuset_is_empty(outside) && !cpuset_is_empty(plan->vcpu_pins[v]));
+                }
+                ck_assert_uint_eq(plan->node_memory[1], 2 * GiB);
+                assert_reason_has(plan, "the configuration keeps their CPUs from vCPUs");
+                cpuset_free(p.reserved_cpus);
+        }
+}
+END_TEST
+
 /* A hard binding of more than its node has is placed as libvirt starts it, and the reason says the guest
  * cannot get it all; preferred falls back, so it has nothing to say */
 START_TEST(test_strict_binding_beyond_node_said)
@@ -687,6 +720,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_full_cpuset_overcommits_inside);
         tcase_add_test(tc, test_numatune_strict_binds_cores_and_memory);
         tcase_add_test(tc, test_strict_binding_beyond_node_said);
+        tcase_add_test(tc, test_binding_to_reserved_node);
         tcase_add_test(tc, test_numatune_modes_charge_memory);
         tcase_add_test(tc, test_memnode_union_bounds_nodes);
         tcase_add_test(tc, test_preferred_spills_to_nearest);
