@@ -26,10 +26,22 @@ static bool memory_bound(const HostView *v)
         return v->req && v->req->memory_source != MEMORY_SOURCE_NONE && v->req->memory_nodes;
 }
 
-/* Whether the cell may go to node n: any node, or one its <memnode> binds its memory to. */
+/* Whether a node the cell's <memnode> binds its memory to has a core its vCPUs may use: not a memory-only
+ * node, not one the request's <vcpu cpuset> leaves out or whose CPUs the configuration keeps. */
+static bool cell_memory_has_cores(const HostView *v, const PlanCell *c)
+{
+        for (unsigned n = 0; n < v->t->nnodes; n++)
+                if (v->node_usable_cores[n] > 0 && cpuset_has(c->memory_nodes, v->t->nodes[n].os_index))
+                        return true;
+        return false;
+}
+
+/* Whether the cell may go to node n: any node, or one its <memnode> binds its memory to when one of those
+ * has cores it may use (else its vCPUs run elsewhere, its memory remote, as the domain's do). */
 static bool cell_may_use(const HostView *v, const PlanCell *c, unsigned n)
 {
-        return cpuset_is_empty(c->memory_nodes) || cpuset_has(c->memory_nodes, v->t->nodes[n].os_index);
+        return cpuset_is_empty(c->memory_nodes) || cpuset_has(c->memory_nodes, v->t->nodes[n].os_index) ||
+               !cell_memory_has_cores(v, c);
 }
 
 /* Whether some node of the host could hold the cell whole: its vCPUs and its memory. */
@@ -184,15 +196,12 @@ bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan 
         return cells_pack(v, nodes, n, room, memory_bound(v) ? NULL : mem_room, plan, vcpu_node);
 }
 
-/* Whether the cell's <memnode> binds it to a node of this host with CPUs: its vCPUs belong there. */
+/* Whether the cell's <memnode> binds it to a node of this host with cores it may use: its vCPUs belong
+ * there. */
 static bool cell_bound_to_cpus(const HostView *v, const PlanCell *c)
 {
-        if (cpuset_is_empty(c->memory_nodes) || cpuset_is_empty(c->vcpus))
-                return false;
-        for (unsigned n = 0; n < v->t->nnodes; n++)
-                if (v->t->nodes[n].ncores > 0 && cell_may_use(v, c, n))
-                        return true;
-        return false;
+        return !cpuset_is_empty(c->memory_nodes) && !cpuset_is_empty(c->vcpus) &&
+               cell_memory_has_cores(v, c);
 }
 
 bool cells_bound_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan, bool room)
@@ -377,6 +386,13 @@ char *cells_note(const Topology *t, const Plan *plan, bool memnodes)
                                        cpuset_count(os) > 1 && !cpuset_is_empty(cell->vcpus)
                                            ? " (split: no node had room for it)"
                                            : "");
+                /* bound where its vCPUs may not run (cell_may_use()) */
+                if (!cpuset_is_empty(cell->memory_nodes) && !cpuset_intersects(cell->memory_nodes, os)) {
+                        g_autofree char *bound = cpuset_format(cell->memory_nodes);
+                        g_string_append_printf(s, " (its memory remote, bound to %s %s)",
+                                               cpuset_count(cell->memory_nodes) > 1 ? "nodes" : "node",
+                                               bound);
+                }
         }
         /* libvirt binds a cell's memory to a node only from the definition: say what it needs */
         if (s->len && !memnodes)

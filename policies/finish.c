@@ -762,9 +762,10 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                 char c[32], part[96] = "", memory[160];
                 bool bound_elsewhere = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
 
+                /* none of it counted where the cores are (a <memnode> may bind a cell away from them) */
                 CPUSET_FOREACH (n, plan->nodes)
                         bound_elsewhere =
-                            bound_elsewhere && !cpuset_has(req->memory_nodes, v->t->nodes[n].os_index);
+                            bound_elsewhere && ((unsigned)n >= plan->nnode_memory || !plan->node_memory[n]);
                 /* memory its cells' <memnode> elements bind elsewhere is not the set's to hold */
                 if (set_memory != req->memory &&
                     (req->memory_source == MEMORY_SOURCE_NONE || !req->memory_nodes))

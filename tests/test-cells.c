@@ -432,6 +432,50 @@ START_TEST(test_memnode_per_cell)
 }
 END_TEST
 
+/* A cell bound by its <memnode> to a node whose CPUs its vCPUs may not use (all in ReservedCPUs=, or
+ * outside its <vcpu cpuset>; libvirt runs it): its vCPUs run on free cores elsewhere, its memory remote,
+ * placed, not "overcommitted" with nothing shared nor "unplaceable" for memory the host has */
+START_TEST(test_memnode_cell_on_unusable_node)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        for (unsigned way = 0; way < 2; way++) {
+                g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 16 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) on0 = set_of("0");
+                g_autoptr(CpuSet) on1 = set_of("1");
+                g_autoptr(CpuSet) both = set_of("0-1");
+                g_autoptr(CpuSet) node0_cpus = set_of("0-7");
+                PlacementParams params = test_params(POLICY_EXPLICIT);
+                Cells c;
+                cells_make(&c, lists, 2, 0);
+                c.cells[0].memory = 2 * GiB;
+                c.cells[0].memory_nodes = way ? on1 : on0;
+                c.cells[1].memory = 2 * GiB;
+                c.cells[1].memory_nodes = on1;
+                PlacementRequest req = {.name = "vm",
+                                        .vcpus = 4,
+                                        .memory = 4 * GiB,
+                                        .cells = c.cells,
+                                        .ncells = c.n,
+                                        .memory_nodes = both,
+                                        .memory_source = MEMORY_SOURCE_MEMNODE,
+                                        .allowed_cpus = way ? node0_cpus : NULL};
+                if (!way)
+                        params.reserved_cpus = set_of("8-15");
+                g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+
+                ck_assert_msg(p->result == PLAN_PLACED && p->shared_vcpus == 0, "%u: %s", way, p->reason);
+                for (unsigned v = 0; v < 4; v++)
+                        ck_assert_int_eq(node_of(t, p, v), 0);
+                ck_assert_uint_eq(p->node_memory[1], way ? 4 * GiB : 2 * GiB);
+                ck_assert_msg(strstr(p->reason, "1 on node 0 (its memory remote, bound to node 1)"), "%s",
+                              p->reason);
+                cpuset_free(params.reserved_cpus);
+                cells_clear(&c);
+        }
+}
+END_TEST
+
 /* A cell whose <memnode> node has no room left: shared there, never moved away from its memory */
 START_TEST(test_memnode_cell_stays_with_memory)
 {
@@ -669,6 +713,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_definition_snippet);
         tcase_add_test(tc, test_cells_with_unplugged_vcpus);
         tcase_add_test(tc, test_memnode_per_cell);
+        tcase_add_test(tc, test_memnode_cell_on_unusable_node);
         tcase_add_test(tc, test_memnode_cell_stays_with_memory);
         tcase_add_test(tc, test_memnode_cell_over_two_nodes);
         tcase_add_test(tc, test_memnode_cell_full_node);
