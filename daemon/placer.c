@@ -504,7 +504,7 @@ static Plan *adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bo
         ledger_release(m->ledger, d->uuid); /* adopted among the others, not beside its plan */
         runs = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
         virt_pins_free(pins, req.vcpus);
-        runs->realtime = d->plan->realtime;
+        plan_set_realtime(runs, d->plan->realtime, d->plan->realtime_vcpus);
         plan_set_vcpu_ids(runs, d->plan->vcpu_ids, d->plan->nvcpus);
         runs->policy = d->plan->policy;
         return runs;
@@ -772,7 +772,7 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 plan_free(plan);
                 return NULL;
         }
-        plan->realtime = live->realtime; /* before the ledger counts it */
+        plan_set_realtime(plan, live->realtime, live->realtime_vcpus); /* before the ledger counts it */
         {
                 /* the CPUs its definition keeps for QEMU's threads are held, as when it was placed or
                  * adopted (the record does not say which) */
@@ -1193,7 +1193,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         /* what was applied before still stands: the emulator and I/O thread pins, the memory binding */
         d->memory_binding = old->memory_binding;
         adopted = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
-        adopted->realtime = live->realtime;
+        plan_set_realtime(adopted, live->realtime, live->realtime_vcpus);
         plan_set_vcpu_ids(adopted, live->vcpu_ids, nvcpus);
         cpuset_union(adopted->emulator_pin, old->plan->emulator_pin);
         cpuset_union(adopted->iothreads, old->plan->iothreads);

@@ -62,7 +62,7 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
         plan->vcpu_pin = params->vcpu_pin;
         plan->result = PLAN_ADOPTED;
         plan->hugepage_size = req->hugepage_size;
-        plan->realtime = req->realtime;
+        plan_set_realtime(plan, req->realtime, req->realtime_vcpus);
         host_view_init_for(&v, t, l, params, req->hugepage_size ? &pages : NULL);
         /* its guest cells: each cell's memory is counted where its <memnode> binds it, or where its vCPUs
          * run, not spread evenly over the domain */

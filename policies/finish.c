@@ -145,13 +145,24 @@ typedef enum HousekeepingPlace {
 } HousekeepingPlace;
 
 /* The idle sibling threads of the plan's own cores. */
+/* Whether core c holds one of the plan's realtime vCPUs: the core is that vCPU's, SMT sibling included. */
+static bool own_realtime_core(const HostView *v, const Plan *plan, unsigned c)
+{
+        for (unsigned i = 0; plan->realtime && i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0 && v->t->pus[plan->vcpu_pu[i]].core == c &&
+                    plan_vcpu_realtime(plan, i))
+                        return true;
+        return false;
+}
+
+/* The vacant siblings of the plan's own cores that hold no realtime vCPU of it. */
 static void add_idle_siblings(const HostView *v, const Plan *plan, CpuSet *out)
 {
         const Topology *t = v->t;
 
         for (unsigned c = 0; c < t->ncores; c++) {
                 const TopoCore *core = &t->cores[c];
-                if (!policy_own_core(v, plan, c))
+                if (!policy_own_core(v, plan, c) || own_realtime_core(v, plan, c))
                         continue;
                 for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
                         if (policy_pu_vacant(v, plan, p))
@@ -254,8 +265,7 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
                 add_set_cores(v, plan, true, out);
                 break;
         default:
-                if (!req->realtime) /* a realtime vCPU's core is its own, SMT sibling included */
-                        add_idle_siblings(v, plan, out);
+                add_idle_siblings(v, plan, out); /* a realtime vCPU's core is its own, sibling included */
                 narrow = true;
                 if (cpuset_is_empty(out)) {
                         add_housekeeping(v, req, plan, out);
@@ -263,6 +273,12 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
                 }
                 if (cpuset_is_empty(out))
                         add_set_cores(v, plan, false, out);
+                /* only some vCPUs realtime (Nova's realtime mask): beside the others, as Nova puts it */
+                for (unsigned c = 0; c < v->t->ncores && cpuset_is_empty(out) && req->realtime &&
+                                     !placement_request_all_realtime(req);
+                     c++)
+                        if (policy_own_core(v, plan, c) && !own_realtime_core(v, plan, c))
+                                add_core_pus(v, c, out);
                 if (cpuset_is_empty(out) && req->realtime)
                         add_nearest_plain_core(v, plan, out);
                 break;
@@ -914,6 +930,34 @@ static void cache_note(const Topology *t, const PlacementRequest *req, Plan *pla
         plan->reason = g_steal_pointer(&reason);
 }
 
+/* A realtime domain's emulator sent off its nodes (add_nearest_plain_core()): said, since it runs
+ * farther from the memory it serves. */
+static void realtime_emulator_note(const HostView *v, const PlacementRequest *req, Plan *plan)
+{
+        const CpuSet *hk =
+            v->params->housekeeping_cpus ? v->params->housekeeping_cpus : v->params->reserved_cpus;
+        g_autoptr(CpuSet) nodes = cpuset_new();
+        g_autofree char *cpus = NULL, *list = NULL;
+        char *old = plan->reason;
+
+        if (!req->realtime || req->keep_emulator || cpuset_is_empty(plan->emulator_pin) ||
+            (hk && cpuset_intersects(plan->emulator_pin, hk)))
+                return;
+        CPUSET_FOREACH (cpu, plan->emulator_pin) {
+                int pu = topology_pu_by_os(v->t, (unsigned)cpu);
+                unsigned n = pu < 0 ? 0 : v->t->cores[v->t->pus[pu].core].node;
+                if (pu < 0 || cpuset_has(plan->nodes, n))
+                        return;
+                cpuset_add(nodes, v->t->nodes[n].os_index);
+        }
+        cpus = cpuset_format(plan->emulator_pin);
+        list = cpuset_format(nodes);
+        plan->reason = g_strdup_printf("%s; the emulator on CPUs %s of node%s %s: its set has no core left "
+                                       "without a realtime vCPU",
+                                       old ? old : "", cpus, cpuset_count(nodes) > 1 ? "s" : "", list);
+        g_free(old);
+}
+
 void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
                  const SetChoice *choice, Plan *plan)
 {
@@ -943,6 +987,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
                                                           : "the emulator and I/O threads share"));
         else
                 plan->reason = g_steal_pointer(&reason);
+        realtime_emulator_note(v, req, plan);
         load_note_reason(v, ops->overcommit_by_core, plan);
         cache_note(v->t, req, plan);
 }

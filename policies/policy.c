@@ -231,7 +231,7 @@ bool policy_housekeeping_needs_core(const HostView *v)
                 return false;
         if (v->params->housekeeping_cpus && !cpuset_is_empty(v->params->housekeeping_cpus))
                 return false;
-        return v->t->max_threads < 2 || req->realtime;
+        return v->t->max_threads < 2 || placement_request_all_realtime(req);
 }
 
 uint64_t policy_set_memory(const PlacementRequest *req)
@@ -288,7 +288,7 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
         plan_set_vcpu_ids(plan, req->vcpu_ids, req->vcpus);
         cells_init_plan(req, plan);
         plan->hugepage_size = req->hugepage_size;
-        plan->realtime = req->realtime;
+        plan_set_realtime(plan, req->realtime, req->realtime_vcpus);
         host_view_init_for(&v, t, l, params, req);
         if ((narrowed = narrowed_sets(&v))) {
                 view = *t;

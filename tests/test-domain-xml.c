@@ -295,6 +295,48 @@ START_TEST(test_realtime_vcpusched)
 }
 END_TEST
 
+/* Which vCPUs are realtime: those <vcpusched vcpus=> names (Nova's realtime mask leaves vCPU 0 out), the
+ * union of several; all of them when one names none; an invalid list is an error naming it */
+START_TEST(test_realtime_vcpus_named)
+{
+        static const struct {
+                const char *scheds;
+                const char *ids; /* NULL: all */
+        } cases[] = {
+            {"<vcpusched vcpus='1-7' scheduler='fifo' priority='1'/>", "1-7"},
+            {"<vcpusched vcpus='0-7,^0' scheduler='fifo' priority='1'/>", "1-7"},
+            {"<vcpusched vcpus='2' scheduler='fifo' priority='1'/><vcpusched vcpus='5' scheduler='rr' "
+             "priority='1'/><vcpusched vcpus='0-1' scheduler='batch'/>",
+             "2,5"},
+            {"<vcpusched vcpus='2' scheduler='fifo' priority='1'/><vcpusched scheduler='fifo' "
+             "priority='1'/>",
+             NULL},
+            {"<vcpusched scheduler='fifo' priority='1'/><vcpusched vcpus='2' scheduler='fifo' "
+             "priority='1'/>",
+             NULL},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain><name>d</name><vcpu>8</vcpu><cputune>%s</cputune></domain>", cases[i].scheds);
+                g_autoptr(DomainSpec) s = NULL;
+                g_autofree char *got = NULL;
+                ck_assert_int_eq(domain_xml_parse(xml, &s, NULL), 0);
+                ck_assert(s->realtime);
+                got = s->realtime_vcpus ? cpuset_format(s->realtime_vcpus) : NULL;
+                ck_assert_msg(g_strcmp0(got, cases[i].ids) == 0, "%u: %s", i, got ? got : "all");
+        }
+        {
+                g_autoptr(DomainSpec) s = NULL;
+                g_autofree char *e = NULL;
+                ck_assert_int_lt(domain_xml_parse("<domain><name>d</name><vcpu>2</vcpu><cputune><vcpusched "
+                                                  "vcpus='x' scheduler='fifo'/></cputune></domain>",
+                                                  &s, &e),
+                                 0);
+                ck_assert_msg(strstr(e, "vcpusched vcpus='x'"), "%s", e);
+        }
+}
+END_TEST
+
 /* <cpu><topology threads=...>: the guest's SMT threads per core, read only above 1 and when a number */
 START_TEST(test_guest_threads)
 {
@@ -440,6 +482,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_online_vcpu_ids);
         tcase_add_test(tc, test_persistent_memory_not_ram);
         tcase_add_test(tc, test_realtime_vcpusched);
+        tcase_add_test(tc, test_realtime_vcpus_named);
         tcase_add_test(tc, test_guest_threads);
         tcase_add_test(tc, test_dimm_memory_is_its_cells);
         tcase_add_test(tc, test_virtio_mem_is_its_cells);

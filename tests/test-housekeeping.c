@@ -257,6 +257,43 @@ START_TEST(test_realtime_emulator_off_its_full_node)
         ck_assert_int_eq(plan->result, PLAN_PLACED);
         assert_emulator_off_own_cpus(plan);
         ck_assert_msg(!strstr(plan->reason, "its own cores"), "%s", plan->reason);
+        ck_assert_msg(strstr(plan->reason, "of node 1: its set has no core left without a realtime vCPU"),
+                      "%s", plan->reason);
+}
+END_TEST
+
+/* Only some vCPUs realtime (<vcpusched vcpus='1-7'>, Nova's realtime mask): the emulator goes beside the
+ * others, on the idle sibling of vCPU 0's core, not to another node; only the realtime vCPUs' cores are
+ * counted realtime. Without SMT it shares vCPU 0's core, as Nova puts it, rather than leave the node. */
+START_TEST(test_partly_realtime_emulator_beside_the_others)
+{
+        for (unsigned threads = 2; threads >= 1; threads--) {
+                g_autoptr(Topology) t = topology_new_uniform(2, 8, threads, 8 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) ids = cpuset_new();
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                PlacementRequest rt = {
+                    .name = "rt", .vcpus = 8, .memory = GiB, .realtime = true, .realtime_vcpus = ids};
+                const Plan *plan;
+                unsigned rt_cores = 0, node = 0;
+
+                cpuset_parse("1-7", &ids, NULL);
+                rt.realtime_vcpus = ids;
+                plan = place(t, l, &p, &rt);
+                ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+                node = t->cores[t->pus[plan->vcpu_pu[0]].core].node;
+                CPUSET_FOREACH (cpu, plan->emulator_pin) {
+                        int pu = topology_pu_by_os(t, (unsigned)cpu);
+                        ck_assert_msg(t->cores[t->pus[pu].core].node == node &&
+                                          t->pus[pu].core == t->pus[plan->vcpu_pu[0]].core,
+                                      "threads %u: emulator on CPU %d, not beside vCPU 0: %s", threads, cpu,
+                                      plan->reason);
+                }
+                ck_assert(!cpuset_is_empty(plan->emulator_pin));
+                for (unsigned c = 0; c < t->ncores; c++)
+                        rt_cores += ledger_core_realtime(l, c) > 0;
+                ck_assert_uint_eq(rt_cores, 7);
+        }
 }
 END_TEST
 
@@ -329,6 +366,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_iothreads_follow_the_emulator);
         tcase_add_test(tc, test_unplaceable_pins_nothing);
         tcase_add_test(tc, test_realtime_vcpus_keep_their_cores);
+        tcase_add_test(tc, test_partly_realtime_emulator_beside_the_others);
         tcase_add_test(tc, test_realtime_cores_shared_last);
         tcase_add_test(tc, test_realtime_node_shared_last);
         tcase_add_test(tc, test_realtime_emulator_off_its_full_node);

@@ -43,6 +43,7 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
             .kept_iothreads = user->iothreadpins,
             .vcpu_ids = live->vcpu_ids,
             .realtime = live->realtime,
+            .realtime_vcpus = live->realtime_vcpus,
             .guest_threads = live->guest_threads,
             .emulator_cpus = user->emulatorpin,
             .iothread_cpus = user->iothreadpin_cpus,

@@ -100,6 +100,7 @@ void domain_spec_free(DomainSpec *s)
         }
         g_free(s->meta_policy);
         cpuset_free(s->vcpu_cpuset);
+        cpuset_free(s->realtime_vcpus);
         cpuset_free(s->emulatorpin);
         cpuset_free(s->memory_nodeset);
         cpuset_free(s->memnode_nodeset);
@@ -215,6 +216,24 @@ static int parse_constraint(const char *text, CpuSet **ret, const char *element,
         cpuset_free(*ret);
         *ret = g_steal_pointer(&set);
         return 0;
+}
+
+/* A <vcpusched> of a realtime scheduler: the vCPUs it names (vcpus=, all of them without it) are realtime,
+ * with those of the others. */
+static void add_realtime(DomainSpec *s, const char *vcpus, GError **error)
+{
+        g_autoptr(CpuSet) ids = NULL;
+        bool some = s->realtime && s->realtime_vcpus; /* only some, so far */
+
+        if (vcpus && parse_constraint(vcpus, &ids, "vcpusched", "vcpus", error) < 0)
+                return;
+        if (!ids)
+                g_clear_pointer(&s->realtime_vcpus, cpuset_free);
+        else if (some)
+                cpuset_union(s->realtime_vcpus, ids);
+        else if (!s->realtime)
+                s->realtime_vcpus = g_steal_pointer(&ids);
+        s->realtime = true;
 }
 
 static int parse_memory_mode(const char *mode, const char *element, MemoryMode *ret, GError **error)
@@ -642,9 +661,8 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 add_vcpupin(s, names, values);
         } else if (in_path(p, "cputune", "vcpusched") && p->stack->len == 3) {
                 const char *scheduler = domain_xml_attr(names, values, "scheduler");
-                s->realtime =
-                    s->realtime ||
-                    (scheduler && (strcmp(scheduler, "fifo") == 0 || strcmp(scheduler, "rr") == 0));
+                if (scheduler && (strcmp(scheduler, "fifo") == 0 || strcmp(scheduler, "rr") == 0))
+                        add_realtime(s, domain_xml_attr(names, values, "vcpus"), error);
         } else if (in_path(p, "cpu", "topology") && p->stack->len == 3) {
                 guint64 threads;
                 /* QEMU numbers vCPUs threads innermost: ids t*k .. t*k+t-1 are one guest core's threads */

@@ -104,6 +104,8 @@ typedef struct DomainSpec {
         bool vcpupins_unreadable; /* a <vcpupin> not read into vcpupins (bad or too many) */
         bool has_emulatorpin;     /* <cputune><emulatorpin> */
         bool realtime;            /* <cputune><vcpusched scheduler='fifo|rr'>: realtime vCPUs */
+        CpuSet *realtime_vcpus;   /* their libvirt ids when not every vCPU is (vcpusched vcpus=); NULL:
+                                   * all of them when realtime */
         unsigned guest_threads;   /* <cpu><topology threads=...> above 1: the guest's vCPUs come in SMT
                                    * sibling groups of this size, by id (0-1, 2-3, ...); 0 otherwise */
         CpuSet *emulatorpin;      /* its cpuset (OS indexes); NULL when none or not readable */

@@ -116,7 +116,7 @@ static void account(Ledger *l, const Plan *p, int sign)
                         continue;
                 l->pu_load[pu] += (unsigned)sign;
                 l->core_load[t->pus[pu].core] += (unsigned)sign;
-                if (p->realtime)
+                if (plan_vcpu_realtime(p, i))
                         l->core_realtime[t->pus[pu].core] += (unsigned)sign;
         }
         CPUSET_FOREACH (pu, p->held_pus) {

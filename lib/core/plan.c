@@ -100,6 +100,7 @@ void plan_free(Plan *p)
         cpuset_free(p->nodes);
         cpuset_free(p->emulator_pin);
         cpuset_free(p->held_pus);
+        cpuset_free(p->realtime_vcpus);
         cpuset_free(p->iothreads);
         cpuset_free(p->iothread_pin);
         g_free(p->vcpu_ids);
@@ -146,10 +147,33 @@ Plan *plan_copy(const Plan *p)
                 cpuset_union(c->cells[i].memory_nodes, p->cells[i].memory_nodes);
         }
         plan_set_vcpu_ids(c, p->vcpu_ids, p->nvcpus);
-        c->realtime = p->realtime;
+        plan_set_realtime(c, p->realtime, p->realtime_vcpus);
         cpuset_union(c->held_pus, p->held_pus);
         c->device_near = p->device_near;
         return c;
+}
+
+void plan_set_realtime(Plan *p, bool realtime, const CpuSet *ids)
+{
+        p->realtime = realtime;
+        g_clear_pointer(&p->realtime_vcpus, cpuset_free);
+        if (realtime && ids)
+                p->realtime_vcpus = cpuset_copy(ids);
+}
+
+bool plan_vcpu_realtime(const Plan *p, unsigned i)
+{
+        return p->realtime && (!p->realtime_vcpus || cpuset_has(p->realtime_vcpus, plan_vcpu_id(p, i)));
+}
+
+bool placement_request_all_realtime(const PlacementRequest *req)
+{
+        if (!req->realtime)
+                return false;
+        for (unsigned i = 0; req->realtime_vcpus && i < req->vcpus; i++)
+                if (!cpuset_has(req->realtime_vcpus, req->vcpu_ids ? req->vcpu_ids[i] : i))
+                        return false;
+        return true;
 }
 
 void plan_set_vcpu_ids(Plan *p, const unsigned *ids, unsigned n)
@@ -227,8 +251,9 @@ bool placement_request_same_asks(const PlacementRequest *a, const PlacementReque
             a->keep_emulator != b->keep_emulator || a->ncells != b->ncells ||
             a->hugepage_size != b->hugepage_size || !same_set(a->iothreads, b->iothreads) ||
             !same_set(a->kept_iothreads, b->kept_iothreads) || a->memory_own != b->memory_own ||
-            a->realtime != b->realtime || a->guest_threads != b->guest_threads ||
-            !same_set(a->emulator_cpus, b->emulator_cpus) || !a->vcpu_ids != !b->vcpu_ids ||
+            a->realtime != b->realtime || !same_set(a->realtime_vcpus, b->realtime_vcpus) ||
+            a->guest_threads != b->guest_threads || !same_set(a->emulator_cpus, b->emulator_cpus) ||
+            !a->vcpu_ids != !b->vcpu_ids ||
             (a->vcpu_ids && memcmp(a->vcpu_ids, b->vcpu_ids, sizeof(unsigned) * a->vcpus) != 0))
                 return false;
         for (unsigned i = 0; i < a->ncells; i++)

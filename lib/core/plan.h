@@ -150,8 +150,10 @@ typedef struct PlacementRequest {
          * otherwise): guest cells name vCPUs by these ids, the plan counts its vCPUs 0..vcpus-1 */
         const unsigned *vcpu_ids;
         /* added: realtime vCPUs (<vcpusched scheduler='fifo|rr'>): the emulator and I/O threads never go
-         * to the siblings of their cores (SMT would share the core with them) */
+         * to the siblings of their cores (SMT would share the core with them). realtime_vcpus: their
+         * libvirt ids when only some are (<vcpusched vcpus='1-7'>, Nova's realtime mask); NULL: all */
         bool realtime;
+        const CpuSet *realtime_vcpus;
         /* added: the guest's declared SMT threads per core (<cpu><topology threads=...>) when above 1,
          * else 0: when its vCPUs must double up, a guest core's threads (libvirt ids t*k .. t*k+t-1)
          * share a host core before vCPUs the guest thinks independent do */
@@ -249,9 +251,11 @@ typedef struct Plan {
          * request (PlacementRequest.vcpu_ids, copied by the policy), and set by the daemon on every plan it
          * records from the domain it runs (DomainSpec.vcpu_ids) */
         unsigned *vcpu_ids;
-        /* added: its vCPUs are realtime (PlacementRequest.realtime): their cores are the last any other
-         * domain shares (ledger_core_realtime()) */
+        /* added: its vCPUs are realtime (PlacementRequest.realtime; realtime_vcpus: the libvirt ids of
+         * those that are when not all, NULL: all): their cores are the last any other domain shares
+         * (ledger_core_realtime()) */
         bool realtime;
+        CpuSet *realtime_vcpus;
         /* added: PU indexes the ledger counts as a vCPU's though no vCPU runs there: the CPUs a domain
          * whose pins are adopted keeps for its emulator (<emulatorpin> on a core none of its vCPUs
          * uses, as Nova's emulator_threads_policy=isolate does), so no other domain is placed there */
@@ -269,6 +273,13 @@ Plan *plan_copy(const Plan *p);
 void plan_set_vcpu_ids(Plan *p, const unsigned *ids, unsigned n);
 /* libvirt's id of p's vCPU i. */
 unsigned plan_vcpu_id(const Plan *p, unsigned i);
+/* Marks the plan's vCPUs realtime as the request or definition says: all of them, or those whose libvirt
+ * ids are in ids (NULL: all); not realtime at all when realtime is false. */
+void plan_set_realtime(Plan *p, bool realtime, const CpuSet *ids);
+/* Whether the plan's vCPU i is realtime. */
+bool plan_vcpu_realtime(const Plan *p, unsigned i);
+/* Whether every vCPU of the request is realtime. */
+bool placement_request_all_realtime(const PlacementRequest *req);
 /* Where libvirt's vCPU id stands among ids[0..n-1] (ascending; NULL: 0..n-1), or -1 when not there. */
 int vcpu_id_index(const unsigned *ids, unsigned n, unsigned id);
 
