@@ -145,7 +145,8 @@ static void print_decision_human(const Topology *t, const Plan *p, bool explain)
         }
 }
 
-/* The --domain files in the order given, then the NAME:VCPUS:MEMORY arguments; or the trace. */
+/* The --domain files and the NAME:VCPUS:MEMORY arguments in the order the command line gives them; or
+ * the trace. */
 static int read_events(const Ctl *c, char **args, unsigned nargs, GPtrArray **ret)
 {
         g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func((GDestroyNotify)trace_event_free);
@@ -173,21 +174,19 @@ static int read_events(const Ctl *c, char **args, unsigned nargs, GPtrArray **re
                         c->verb);
                 return -EINVAL;
         }
-        for (unsigned i = 0; i < c->domains->len; i++) {
+        for (unsigned d = 0, a = 0; d < c->domains->len || a < nargs;) {
+                const char *file = d < c->domains->len ? g_ptr_array_index(c->domains, d) : NULL;
+                bool from_file =
+                    file && (a >= nargs || ctl_arg_position(c, file) < ctl_arg_position(c, args[a]));
                 TraceEvent *e;
-                if (trace_domain_event(g_ptr_array_index(c->domains, i), &e, &error) < 0) {
+                if ((from_file ? trace_domain_event(file, &e, &error)
+                               : trace_parse_spec(args[a], &e, &error)) < 0) {
                         fprintf(stderr, "placementctl %s: %s\n", c->verb, error);
                         return -EINVAL;
                 }
                 g_ptr_array_add(events, e);
-        }
-        for (unsigned i = 0; i < nargs; i++) {
-                TraceEvent *e;
-                if (trace_parse_spec(args[i], &e, &error) < 0) {
-                        fprintf(stderr, "placementctl %s: %s\n", c->verb, error);
-                        return -EINVAL;
-                }
-                g_ptr_array_add(events, e);
+                d += from_file;
+                a += !from_file;
         }
         *ret = g_steal_pointer(&events);
         return 0;

@@ -439,10 +439,19 @@ static int dispatch(Ctl *c, char **args, unsigned nargs)
         return code;
 }
 
+int ctl_arg_position(const Ctl *c, const char *arg)
+{
+        for (int i = 0; i < c->argc; i++)
+                if (arg >= c->argv[i] && arg <= c->argv[i] + strlen(c->argv[i]))
+                        return i;
+        return c->argc;
+}
+
 int main(int argc, char **argv)
 {
         g_autoptr(GPtrArray) domains = g_ptr_array_new();
-        Ctl c = {.domains = domains};
+        g_autofree char **unpermuted = g_memdup2(argv, sizeof(char *) * (size_t)argc);
+        Ctl c = {.domains = domains, .argv = unpermuted, .argc = argc};
 
         if (parse_options(argc, argv, &c) < 0)
                 return EXIT_USAGE;

@@ -61,7 +61,13 @@ typedef struct Ctl {
         sd_bus *sd;          /* online verbs: the connection the dispatcher opened */
         double sibling_loss; /* --sibling-loss, simulate */
         GPtrArray *domains;  /* added: --domain=FILE.xml (char *), in order */
+        char **argv;         /* added: the command line before getopt_long permuted it (argc entries) */
+        int argc;
 } Ctl;
+
+/* Where arg (an argument or an option's value) stood on the command line before getopt_long permuted
+ * it: its argv index, or argc when it is none of them. */
+int ctl_arg_position(const Ctl *c, const char *arg);
 
 typedef int (*VerbRun)(Ctl *c, char **args, unsigned nargs);
 

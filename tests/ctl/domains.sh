@@ -4,7 +4,8 @@
 # planner reads a definition with the daemon's parser and applies the daemon's rules: <vcpu cpuset>,
 # <numatune><memory nodeset>, <emulatorpin>/<iothreadpin> standing, the other I/O threads pinned, guest
 # cells each on one node, hugepage-backed memory counted in hugepages, placement='auto' or
-# skip='yes' skipped, <vcpupin> skipped with its pins held. --domain repeats and mixes with NAME:VCPUS:MEMORY; a trace takes
+# skip='yes' skipped, <vcpupin> skipped with its pins held. --domain repeats and mixes with NAME:VCPUS:MEMORY
+# in the order given; a trace takes
 # 'domain FILE.xml' lines (relative to the trace). The files are untrusted: a directory, a device, a file
 # over 4 MiB, bad XML and a bad constraint are refused with exit 2 and the file named.
 #   bash tests/ctl/domains.sh PLACEMENTCTL        TAP; the last line is the plan
@@ -92,9 +93,9 @@ json "<vcpupin> with hugepages bound to a node without a pool: skipped, its pin 
     'dec("vcpupin-hugepages")["result"] == "skipped" and dec("web")["result"] == "placed" and
      dec("web")["nodes"] == [0]'
 
-run plan --topology="$HOST" --json web:1:512M --domain="$D/cpuset.xml" --domain="$D/iothreads.xml"
-json "--domain repeats and mixes with NAME:VCPUS:MEMORY: the files first, in order" \
-    '[x["domain"] for x in d["decisions"]] == ["cpuset", "iothreads", "web"]'
+run plan --topology="$HOST" --json web:1:512M --domain="$D/cpuset.xml" db:1:512M --domain "$D/iothreads.xml"
+json "--domain repeats and mixes with NAME:VCPUS:MEMORY, placed in the order given" \
+    '[x["domain"] for x in d["decisions"]] == ["web", "cpuset", "db", "iothreads"]'
 
 run plan --topology="$HOST" --domain="$D/cpuset.xml" --domain="$D/auto.xml"
 if [ "$RC" -eq 0 ] && grep -q '^start cpuset (2 vCPUs, 1.0 GiB): placed on node 1' "$OUT" &&
