@@ -101,6 +101,37 @@ START_TEST(test_list_and_lookup)
 }
 END_TEST
 
+/* Running domains come in the order they started (rising IDs), whatever order libvirt keeps them in: a
+ * restarted daemon places them as it would have then */
+START_TEST(test_list_in_start_order)
+{
+        Seen seen = {.name = "none"};
+        g_autoptr(VirtConn) c = NULL;
+        g_autofree char *error = NULL;
+        virDomainPtr *doms = NULL;
+        unsigned n = 0;
+
+        ck_assert_int_eq(virt_conn_open("test:///default", &events, &seen, &c, &error), 0);
+        for (unsigned i = 0; i < 24; i++) {
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain type='test'><name>order-%c%u</name><memory>1024</memory><vcpu>1</vcpu>"
+                    "<os><type>hvm</type></os></domain>",
+                    'z' - (char)i, i);
+                virDomainPtr dom = virDomainCreateXML(virt_conn_get(c), xml, 0);
+                ck_assert_ptr_nonnull(dom);
+                virDomainFree(dom);
+        }
+        ck_assert_int_eq(virt_conn_list_running(c, &doms, &n, &error), 0);
+        ck_assert_uint_ge(n, 25);
+        for (unsigned i = 1; i < n; i++)
+                ck_assert_msg(virDomainGetID(doms[i - 1]) < virDomainGetID(doms[i]),
+                              "%s (ID %u) before %s (ID %u)", virt_domain_name(doms[i - 1]),
+                              virDomainGetID(doms[i - 1]), virt_domain_name(doms[i]),
+                              virDomainGetID(doms[i]));
+        virt_domains_free(doms, n);
+}
+END_TEST
+
 START_TEST(test_lifecycle_events)
 {
         Seen seen = {.name = "vc-events"}, after = {.name = "vc-after"};
@@ -147,6 +178,7 @@ static Suite *virt_conn_suite(void)
         tcase_add_checked_fixture(tc, setup, NULL);
         tcase_add_test(tc, test_open_refused);
         tcase_add_test(tc, test_list_and_lookup);
+        tcase_add_test(tc, test_list_in_start_order);
         tcase_add_test(tc, test_lifecycle_events);
         tcase_add_test(tc, test_close_reasons);
         suite_add_tcase(s, tc);

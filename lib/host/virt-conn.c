@@ -5,6 +5,7 @@
 #include <libvirt/virterror.h>
 #include <stdbool.h>
 #include <stdlib.h>
+#include <string.h>
 
 #include "ret-error.h"
 
@@ -132,6 +133,17 @@ virConnectPtr virt_conn_get(const VirtConn *c)
         return c->conn;
 }
 
+static int compare_start_order(const void *pa, const void *pb)
+{
+        virDomainPtr a = *(virDomainPtr const *)pa, b = *(virDomainPtr const *)pb;
+        unsigned ia = virDomainGetID(a), ib = virDomainGetID(b);
+        const char *na = virDomainGetName(a), *nb = virDomainGetName(b);
+
+        if (ia != ib)
+                return ia < ib ? -1 : 1;
+        return strcmp(na ? na : "", nb ? nb : "");
+}
+
 int virt_conn_list_running(VirtConn *c, virDomainPtr **ret, unsigned *ret_n, char **ret_error)
 {
         virDomainPtr *doms = NULL;
@@ -139,6 +151,8 @@ int virt_conn_list_running(VirtConn *c, virDomainPtr **ret, unsigned *ret_n, cha
 
         if (n < 0)
                 return ret_error_set(ret_error, -EIO, "Listing running domains failed: %s", last_error());
+        if (n > 1)
+                qsort(doms, (size_t)n, sizeof(*doms), compare_start_order);
         *ret = doms;
         *ret_n = (unsigned)n;
         return 0;
