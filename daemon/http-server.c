@@ -68,12 +68,29 @@ static void respond_error(HttpConn *c, int status, const char *reason)
         respond(c, status, reason, "text/plain", body);
 }
 
+/* The path of a request target: origin-form (/metrics?x) as it is, absolute-form (http://host:9464/metrics,
+ * which RFC 9112 asks servers to accept, as proxies send it) from the slash after its authority. */
+static const char *target_path(const char *target)
+{
+        const char *after = NULL;
+
+        if (g_ascii_strncasecmp(target, "http://", 7) == 0)
+                after = target + 7;
+        else if (g_ascii_strncasecmp(target, "https://", 8) == 0)
+                after = target + 8;
+        if (!after)
+                return target;
+        after += strcspn(after, "/?");
+        return *after == '/' ? after : "/"; /* no path: the root, as an empty origin-form path is */
+}
+
 /* Answers a complete request head: "METHOD TARGET HTTP/1.x", then headers (ignored). */
 static void answer(HttpConn *c, const char *request_line)
 {
         const HttpResource *r = &c->server->resource;
         g_auto(GStrv) words = g_strsplit(request_line, " ", -1);
         g_autofree char *body = NULL;
+        const char *path;
         size_t path_len;
 
         if (g_strv_length(words) != 3 ||
@@ -85,8 +102,9 @@ static void answer(HttpConn *c, const char *request_line)
                 respond_error(c, 405, "Method Not Allowed");
                 return;
         }
-        path_len = strcspn(words[1], "?");
-        if (path_len != strlen(r->path) || strncmp(words[1], r->path, path_len) != 0) {
+        path = target_path(words[1]);
+        path_len = strcspn(path, "?");
+        if (path_len != strlen(r->path) || strncmp(path, r->path, path_len) != 0) {
                 respond_error(c, 404, "Not Found");
                 return;
         }
@@ -104,6 +122,14 @@ static void on_read(struct bufferevent *bev, void *arg)
 
         if (c->answering)
                 return;
+        /* empty lines before the request line are ignored (RFC 9112, 2.2) */
+        while (evbuffer_get_length(in) > 0) {
+                unsigned char *first = evbuffer_pullup(in, 1);
+                if (*first != '\r' && *first != '\n')
+                        break;
+                evbuffer_drain(in, 1);
+        }
+        end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
         if (end.pos < 0)
                 end = evbuffer_search(in, "\n\n", 2, NULL);
         if (end.pos < 0 || (size_t)end.pos > HTTP_REQUEST_MAX) {

@@ -148,6 +148,25 @@ START_TEST(test_answers)
         ck_assert(g_str_has_suffix(ok, "\r\n\r\nanswer 1\n"));
         missing = answer_of(&f, client(&f, "GET /other HTTP/1.1\r\n\r\n"));
         ck_assert_msg(g_str_has_prefix(missing, "HTTP/1.1 404 "), "%s", missing);
+        /* RFC 9112: the absolute form of the target is accepted, and empty lines before the request */
+        for (unsigned i = 0; i < 4; i++) {
+                static const char *const requests[] = {
+                    "GET http://localhost:9464/metrics HTTP/1.1\r\n\r\n",
+                    "GET HTTP://[::1]:9464/metrics?x=1 HTTP/1.1\r\n\r\n",
+                    "\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
+                    "\nGET /metrics HTTP/1.0\n\n",
+                };
+                g_autofree char *answer = answer_of(&f, client(&f, requests[i]));
+                ck_assert_msg(g_str_has_prefix(answer, "HTTP/1.1 200 OK\r\n"), "%u: %s", i, answer);
+        }
+        {
+                g_autofree char *other =
+                    answer_of(&f, client(&f, "GET http://localhost:9464/other HTTP/1.1\r\n\r\n"));
+                g_autofree char *root =
+                    answer_of(&f, client(&f, "GET http://localhost:9464 HTTP/1.1\r\n\r\n"));
+                ck_assert_msg(g_str_has_prefix(other, "HTTP/1.1 404 "), "%s", other);
+                ck_assert_msg(g_str_has_prefix(root, "HTTP/1.1 404 "), "%s", root);
+        }
         post = answer_of(&f, client(&f, "POST /metrics HTTP/1.1\r\n\r\n"));
         ck_assert_msg(g_str_has_prefix(post, "HTTP/1.1 405 ") && strstr(post, "Allow: GET\r\n"), "%s", post);
         bad = answer_of(&f, client(&f, "hello\r\n\r\n"));
