@@ -427,10 +427,18 @@ static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_
         GHashTableIter it;
         gpointer value;
 
-        /* what earlier reloads left for the connection, or this one leaves for it */
-        apply_on |= m->reload_apply_pending;
+        /* what earlier reloads left for the connection, or this one leaves for it, as far as the running
+         * configuration still asks for it (a later reload may have turned Apply= off again, or released
+         * the CPUs) */
+        apply_on = (apply_on || m->reload_apply_pending) && m->config->apply;
         if (m->reload_reserved_pending)
                 cpuset_union(reserved, m->reload_reserved_pending);
+        {
+                g_autoptr(CpuSet) released = cpuset_copy(reserved);
+                if (m->config->placement.reserved_cpus)
+                        cpuset_subtract(released, m->config->placement.reserved_cpus);
+                cpuset_subtract(reserved, released);
+        }
         m->reload_apply_pending = false;
         g_clear_pointer(&m->reload_reserved_pending, cpuset_free);
         if (!apply_on && cpuset_is_empty(reserved))

@@ -415,6 +415,53 @@ START_TEST(test_reload_while_away_applies_once_back)
 }
 END_TEST
 
+/* What a reload left for libvirt's return is done as far as the configuration still asks for it: Apply=
+ * turned on then off again while libvirt was away, or CPUs reserved then released, places nothing again
+ * (the same decision stands, not one made anew) */
+START_TEST(test_reload_while_away_undone)
+{
+        Manager *m = new_manager("[Placement]\nApply=no\nMemoryBinding=no\n");
+        virDomainPtr dom = start_domain("m-undo", 1, NULL);
+        Wait w = {m, "m-undo"};
+        VirtConn *conn_kept;
+        int64_t decided;
+        g_autoptr(CpuSet) was = NULL;
+        g_autofree char *conf = NULL, *pins = NULL;
+        const Decision *d;
+
+        ck_assert(spin(known, &w, 3000));
+        decided = manager_lookup(m, "m-undo")->decided_usec;
+        conn_kept = m->conn;
+        m->conn = NULL;
+        reload(m, "[Placement]\nMemoryBinding=no\n");
+        reload(m, "[Placement]\nApply=no\nMemoryBinding=no\n");
+        m->conn = conn_kept;
+        manager_reload_pending(m);
+        d = manager_lookup(m, "m-undo");
+        ck_assert_msg(d->result == DECISION_ADVISORY && d->decided_usec == decided, "%s", d->reason);
+
+        reload(m, "[Placement]\nMemoryBinding=no\n");
+        d = manager_lookup(m, "m-undo");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        was = cpuset_copy(d->plan->vcpu_pins[0]);
+        decided = d->decided_usec;
+        pins = cpuset_format(was);
+        conf = g_strdup_printf("[Placement]\nMemoryBinding=no\nReservedCPUs=%s\n", pins);
+        m->conn = NULL;
+        reload(m, conf);
+        reload(m, "[Placement]\nMemoryBinding=no\n");
+        m->conn = conn_kept;
+        manager_reload_pending(m);
+        d = manager_lookup(m, "m-undo");
+        ck_assert_msg(d->result == DECISION_PLACED && cpuset_equal(d->plan->vcpu_pins[0], was) &&
+                          d->decided_usec == decided,
+                      "%s", d->reason);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* A domain found running on pins of its own after a restart (its record refused: pins changed by hand)
  * and unplaceable there: nothing is applied, and its pins are counted as they run, so a later domain is
  * not given its core as a free one */
@@ -1606,6 +1653,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_reload_applies_to_running_domains);
         tcase_add_test(tc, test_uri_shown_without_user_or_query);
         tcase_add_test(tc, test_reload_while_away_applies_once_back);
+        tcase_add_test(tc, test_reload_while_away_undone);
         tcase_add_test(tc, test_unplaceable_replace_keeps_pins_counted);
         tcase_add_test(tc, test_restart_holds_emulator_cpu);
         tcase_add_test(tc, test_opt_outs);
