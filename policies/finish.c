@@ -139,9 +139,10 @@ void policy_spread_memory(const HostView *v, Plan *plan)
 
 /* Where the emulator and I/O threads of a plan went (the last resort is said in the reason). */
 typedef enum HousekeepingPlace {
-        HOUSEKEEPING_NONE,      /* not pinned */
-        HOUSEKEEPING_ELSEWHERE, /* siblings, housekeeping CPUs, free cores or the node set */
-        HOUSEKEEPING_OWN_CORES, /* nothing else: the domain's own vCPU cores */
+        HOUSEKEEPING_NONE,       /* not pinned */
+        HOUSEKEEPING_ELSEWHERE,  /* siblings, housekeeping CPUs, free cores or the node set */
+        HOUSEKEEPING_OWN_CORES,  /* nothing else: the domain's own vCPU cores */
+        HOUSEKEEPING_PLAIN_CORE, /* realtime, nothing in its set: the nearest core without a realtime vCPU */
 } HousekeepingPlace;
 
 /* The idle sibling threads of the plan's own cores. */
@@ -279,8 +280,11 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
                      c++)
                         if (policy_own_core(v, plan, c) && !own_realtime_core(v, plan, c))
                                 add_core_pus(v, c, out);
-                if (cpuset_is_empty(out) && req->realtime)
+                if (cpuset_is_empty(out) && req->realtime) {
                         add_nearest_plain_core(v, plan, out);
+                        if (!cpuset_is_empty(out))
+                                return HOUSEKEEPING_PLAIN_CORE;
+                }
                 break;
         }
         /* measured busy host-side threads: cores that carry them */
@@ -930,31 +934,32 @@ static void cache_note(const Topology *t, const PlacementRequest *req, Plan *pla
         plan->reason = g_steal_pointer(&reason);
 }
 
-/* A realtime domain's emulator sent off its nodes (add_nearest_plain_core()): said, since it runs
- * farther from the memory it serves. */
-static void realtime_emulator_note(const HostView *v, const PlacementRequest *req, Plan *plan)
+/* A realtime domain's emulator and I/O threads sent to the nearest core without a realtime vCPU
+ * (add_nearest_plain_core()), off its nodes: said, since they run farther from the memory they serve. */
+static void realtime_emulator_note(const HostView *v, HousekeepingPlace where, Plan *plan)
 {
-        const CpuSet *hk =
-            v->params->housekeeping_cpus ? v->params->housekeeping_cpus : v->params->reserved_cpus;
+        const CpuSet *cpus_of =
+            cpuset_is_empty(plan->emulator_pin) ? plan->iothread_pin : plan->emulator_pin;
         g_autoptr(CpuSet) nodes = cpuset_new();
         g_autofree char *cpus = NULL, *list = NULL;
         char *old = plan->reason;
 
-        if (!req->realtime || req->keep_emulator || cpuset_is_empty(plan->emulator_pin) ||
-            (hk && cpuset_intersects(plan->emulator_pin, hk)))
+        if (where != HOUSEKEEPING_PLAIN_CORE || cpuset_is_empty(cpus_of))
                 return;
-        CPUSET_FOREACH (cpu, plan->emulator_pin) {
+        CPUSET_FOREACH (cpu, cpus_of) {
                 int pu = topology_pu_by_os(v->t, (unsigned)cpu);
                 unsigned n = pu < 0 ? 0 : v->t->cores[v->t->pus[pu].core].node;
                 if (pu < 0 || cpuset_has(plan->nodes, n))
                         return;
                 cpuset_add(nodes, v->t->nodes[n].os_index);
         }
-        cpus = cpuset_format(plan->emulator_pin);
+        cpus = cpuset_format(cpus_of);
         list = cpuset_format(nodes);
-        plan->reason = g_strdup_printf("%s; the emulator on CPUs %s of node%s %s: its set has no core left "
-                                       "without a realtime vCPU",
-                                       old ? old : "", cpus, cpuset_count(nodes) > 1 ? "s" : "", list);
+        plan->reason = g_strdup_printf(
+            "%s; %s on CPUs %s of node%s %s: its set has no core left without a "
+            "realtime vCPU",
+            old ? old : "", cpuset_is_empty(plan->emulator_pin) ? "its I/O threads" : "the emulator", cpus,
+            cpuset_count(nodes) > 1 ? "s" : "", list);
         g_free(old);
 }
 
@@ -987,7 +992,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
                                                           : "the emulator and I/O threads share"));
         else
                 plan->reason = g_steal_pointer(&reason);
-        realtime_emulator_note(v, req, plan);
+        realtime_emulator_note(v, where, plan);
         load_note_reason(v, ops->overcommit_by_core, plan);
         cache_note(v->t, req, plan);
 }

@@ -270,7 +270,7 @@ START_TEST(test_partly_realtime_emulator_beside_the_others)
         for (unsigned threads = 2; threads >= 1; threads--) {
                 g_autoptr(Topology) t = topology_new_uniform(2, 8, threads, 8 * GiB, NULL);
                 g_autoptr(Ledger) l = ledger_new(t);
-                g_autoptr(CpuSet) ids = cpuset_new();
+                g_autoptr(CpuSet) ids = NULL;
                 PlacementParams p = test_params(POLICY_EXPLICIT);
                 PlacementRequest rt = {
                     .name = "rt", .vcpus = 8, .memory = GiB, .realtime = true, .realtime_vcpus = ids};
@@ -293,6 +293,31 @@ START_TEST(test_partly_realtime_emulator_beside_the_others)
                 for (unsigned c = 0; c < t->ncores; c++)
                         rt_cores += ledger_core_realtime(l, c) > 0;
                 ck_assert_uint_eq(rt_cores, 7);
+                ck_assert_msg(!strstr(plan->reason, "realtime vCPU"), "%s", plan->reason);
+        }
+        {
+                /* busy host-side threads take a core of their own on another node: that is the load
+                 * rule's doing, not the realtime one's, and the reason says only the load rule's */
+                g_autoptr(Topology) t = topology_new_uniform(2, 8, 2, 8 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) ids = NULL;
+                g_autofree double *pu_busy = g_new0(double, t->npus);
+                double busy[8] = {1, 1, 1, 1, 1, 1, 1, 1};
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                PlacementRequest rt = {.name = "rt",
+                                       .vcpus = 8,
+                                       .memory = GiB,
+                                       .realtime = true,
+                                       .vcpu_busy = busy,
+                                       .host_busy = 1.5,
+                                       .pu_busy = pu_busy};
+                const Plan *plan;
+
+                cpuset_parse("1-7", &ids, NULL);
+                rt.realtime_vcpus = ids;
+                plan = place(t, l, &p, &rt);
+                ck_assert_msg(!strstr(plan->reason, "no core left without a realtime vCPU"), "%s",
+                              plan->reason);
         }
 }
 END_TEST
