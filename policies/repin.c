@@ -220,6 +220,20 @@ static CpuSet *home_nodes(const Plan *p)
         return home;
 }
 
+/* Picks QEMU's threads' CPUs for the re-pinned plan; where the view leaves none (a view held to the nodes
+ * of its bound memory while its vCPUs run on another), they stay where they ran: an empty pin would
+ * leave them there unsaid and count their load nowhere. */
+static void repin_housekeeping(const HostView *v, const PlacementRequest *req, Plan *plan,
+                               const Plan *current)
+{
+        finish_housekeeping(v, req, plan);
+        if (cpuset_is_empty(plan->emulator_pin) && !cpuset_is_empty(current->emulator_pin)) {
+                cpuset_union(plan->emulator_pin, current->emulator_pin);
+                cpuset_clear(plan->iothread_pin);
+                cpuset_union(plan->iothread_pin, current->iothread_pin);
+        }
+}
+
 static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *req,
                    const PlacementParams *params, const Plan *current, bool near)
 {
@@ -314,7 +328,7 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
                 double over = load_own_host_over(t, plan, req->vcpu_busy, req->host_busy);
                 if (was >= LOAD_HOST_REPIN_GAIN || over >= LOAD_HOST_REPIN_GAIN) {
                         double now, over_now;
-                        finish_housekeeping(&v, req, plan);
+                        repin_housekeeping(&v, req, plan, current);
                         now = load_own_host_beside(t, plan, req->vcpu_busy, req->host_busy, req->pu_busy,
                                                    false);
                         over_now = load_own_host_over(t, plan, req->vcpu_busy, req->host_busy);
@@ -345,7 +359,8 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
                 plan->keep_memory = true; /* where it is: no binding to make again */
                 renew_nodes(t, plan, home);
                 policy_count_shared(&v, plan);
-                finish_housekeeping(&v, req, plan); /* EmulatorPin=siblings: its new cores' siblings */
+                repin_housekeeping(&v, req, plan,
+                                   current); /* EmulatorPin=siblings: its new cores' siblings */
                 if (!plan->shared_vcpus)
                         plan->result = PLAN_PLACED;
                 g_free(plan->reason);

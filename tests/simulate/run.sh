@@ -23,6 +23,9 @@
 #   threads.trace (1x2x2): a's 0.26 cores of host-side threads leave its vCPU's sibling for the free core
 #     once known (10 s); b then runs beside them with 0.3 of its own: 0.56 cores beside two busy vCPUs
 #     wherever they go, so nothing moves again: (0.26 x 0.8 x 10 + 0.56 x 0.8 x 120) / 150 lost, 1 move.
+#   stays.trace (2x2x2, 8 GiB nodes): d (memory bound on node 0) is re-pinned to node 1's freed cores at
+#     65 s; its busy host-side threads then have no CPU in the view of its memory's node, and stay where
+#     they run: 1 move, no threads-only "move" to an empty pin (which left them there unsaid).
 #   spare.trace (1x2x2): c (45% busy) shares a's core until b stops at 30 s; with half the cores free
 #     heal moves it at 35 s however idle: shared 2 x 30 + 2 x 5 of 1290 vCPU-seconds.
 #   quarter.trace (1x8x2): two idle vCPUs share until 2 of 8 cores free up; heal moves one, and the
@@ -119,6 +122,8 @@ figures "bound.trace with MemoryBinding=no: w moves to node 0, its 3 GiB along" 
         '{"moves": 1, "memory_moved_bytes": 3 << 30, "mean_memory_distance": 6975/660}' --config="$tmp/unbound.conf"
 figures "threads.trace: host-side threads moved once, not back and forth between two guests" "$H122" \
         threads.trace '{"moves": 1, "host_thread_moves": 1, "capacity_lost": (0.26 * 0.8 * 10 + 0.56 * 0.8 * 120) / 150}'
+figures "stays.trace: no threads-only move to an empty pin, where nothing would move" \
+        "synthetic:pack:2 numa:1(memory=8GiB) core:2 pu:2" stays.trace '{"moves": 1, "host_thread_moves": 0}'
 figures "spare.trace: with cores to spare, heal gives a vCPU under half busy a core of its own" "$H122" \
         spare.trace '{"moves": 1, "shared_vcpu_fraction": 70/1290, "busy_contended_fraction": 0.0}'
 figures "quarter.trace: heal keeps a quarter of the cores free, move by move" \
