@@ -581,12 +581,31 @@ static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParam
 }
 
 /* Worst first: most contended busy vCPUs, then overcommitted before placed (the domain that had to
- * share moves, not the one whose cores it shares), then most nodes, then by key (stable). */
+ * share moves, not the one whose cores it shares), then most nodes, then the less memory (the cheaper
+ * move, should it have to follow), then by key (stable). */
 typedef struct HealOrder {
         const HealDomain *hd;
         unsigned contended, nodes;
+        uint64_t memory;
         bool overcommitted;
 } HealOrder;
+
+/* Whether the plan shares a core with another domain's vCPU now: an overcommitted start whose neighbours
+ * have all left no longer does. */
+static bool shares_now(const Topology *t, const Ledger *l, const Plan *p)
+{
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                unsigned c, own = 0;
+                if (p->vcpu_pu[i] < 0)
+                        continue;
+                c = t->pus[p->vcpu_pu[i]].core;
+                for (unsigned j = 0; j < p->nvcpus; j++)
+                        own += p->vcpu_pu[j] >= 0 && t->pus[p->vcpu_pu[j]].core == c;
+                if (ledger_core_load(l, c) > own)
+                        return true;
+        }
+        return false;
+}
 
 static int order_compare(gconstpointer pa, gconstpointer pb)
 {
@@ -598,6 +617,8 @@ static int order_compare(gconstpointer pa, gconstpointer pb)
                 return a->overcommitted ? -1 : 1;
         if (a->nodes != b->nodes)
                 return a->nodes > b->nodes ? -1 : 1;
+        if (a->memory != b->memory)
+                return a->memory < b->memory ? -1 : 1;
         return strcmp(a->hd->key, b->hd->key);
 }
 
@@ -661,7 +682,8 @@ int policy_heal(const Topology *t, const Ledger *l, const PlacementParams *p, co
                         continue;
                 o.contended = own_contended(h, cur, &domains[i]->request);
                 o.nodes = cpuset_count(cur->nodes);
-                o.overcommitted = cur->result == PLAN_OVERCOMMITTED;
+                o.overcommitted = cur->result == PLAN_OVERCOMMITTED && shares_now(t, h->l, cur);
+                o.memory = cur->memory;
                 g_array_append_val(order, o);
         }
         g_array_sort(order, order_compare);

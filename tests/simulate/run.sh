@@ -26,6 +26,9 @@
 #   stays.trace (2x2x2, 8 GiB nodes): d (memory bound on node 0) is re-pinned to node 1's freed cores at
 #     65 s; its busy host-side threads then have no CPU in the view of its memory's node, and stay where
 #     they run: 1 move, no threads-only "move" to an empty pin (which left them there unsaid).
+#   cheaper.trace (2x4x2, MemoryBinding=no): c was overcommitted onto a's cores, a stops, idle e (1 GiB)
+#     is overcommitted onto c's core, b stops: of the two sharing, heal moves the one with less memory to
+#     copy, e, whatever the names: 1 GiB moved, not c's 2 GiB (the order fell to the names).
 #   spare.trace (1x2x2): c (45% busy) shares a's core until b stops at 30 s; with half the cores free
 #     heal moves it at 35 s however idle: shared 2 x 30 + 2 x 5 of 1290 vCPU-seconds.
 #   quarter.trace (1x8x2): two idle vCPUs share until 2 of 8 cores free up; heal moves one, and the
@@ -81,7 +84,8 @@ sys.exit(1 if bad else 0)
 figures() {
         local desc=$1 topology=$2 trace=$3 expected=$4 out
         shift 4
-        if ! out=$("$ctl" simulate --topology="$topology" --trace="$here/$trace" --json "$@" 2>&1); then
+        [ "${trace#/}" = "$trace" ] && trace=$here/$trace
+        if ! out=$("$ctl" simulate --topology="$topology" --trace="$trace" --json "$@" 2>&1); then
                 report "$desc: placementctl failed: $out" 1
                 return
         fi
@@ -124,6 +128,12 @@ figures "threads.trace: host-side threads moved once, not back and forth between
         threads.trace '{"moves": 1, "host_thread_moves": 1, "capacity_lost": (0.26 * 0.8 * 10 + 0.56 * 0.8 * 120) / 150}'
 figures "stays.trace: no threads-only move to an empty pin, where nothing would move" \
         "synthetic:pack:2 numa:1(memory=8GiB) core:2 pu:2" stays.trace '{"moves": 1, "host_thread_moves": 0}'
+printf '[Placement]\nMemoryBinding=no\n' >"$tmp/no-binding.conf"
+figures "cheaper.trace: of two domains sharing, heal moves the one with less memory to copy" "$H242" \
+        cheaper.trace '{"moves": 1, "memory_moved_bytes": 1 << 30}' --config="$tmp/no-binding.conf"
+sed 's/\bc\b/zc/' "$here/cheaper.trace" >"$tmp/cheaper-renamed.trace"
+figures "cheaper.trace with c renamed zc: the same move" "$H242" "$tmp/cheaper-renamed.trace" \
+        '{"moves": 1, "memory_moved_bytes": 1 << 30}' --config="$tmp/no-binding.conf"
 figures "spare.trace: with cores to spare, heal gives a vCPU under half busy a core of its own" "$H122" \
         spare.trace '{"moves": 1, "shared_vcpu_fraction": 70/1290, "busy_contended_fraction": 0.0}'
 figures "quarter.trace: heal keeps a quarter of the cores free, move by move" \
