@@ -403,6 +403,19 @@ int manager_start(Manager *m)
         return 0;
 }
 
+/* The CPUs a configuration keeps from vCPUs: ReservedCPUs=, and the other kinds under
+ * CoreKinds=performance-only. */
+static CpuSet *kept_from_vcpus(const Topology *t, const Config *c)
+{
+        CpuSet *kept = c->placement.reserved_cpus ? cpuset_copy(c->placement.reserved_cpus) : cpuset_new();
+
+        if (c->placement.core_kinds == CORE_KINDS_PERFORMANCE_ONLY)
+                for (unsigned p = 0; p < t->npus; p++)
+                        if (t->cores[t->pus[p].core].kind_rank > 0)
+                                cpuset_add(kept, t->pus[p].os_index);
+        return kept;
+}
+
 /* Whether a decision of placementd's own has a vCPU or its emulator on one of cpus. */
 static bool runs_on(const Decision *d, const CpuSet *cpus)
 {
@@ -417,7 +430,8 @@ static bool runs_on(const Decision *d, const CpuSet *cpus)
 
 /*
  * What a reload changes for domains that run: Apply= turned on applies the advisory decisions, and CPUs
- * newly in ReservedCPUs= are left by the domains placementd put there. Each is placed again, as
+ * newly kept from vCPUs (ReservedCPUs=, CoreKinds=performance-only) are left by the domains placementd
+ * put there. Each is placed again, as
  * `placementctl replace` would (other keys shape the next placements and heal).
  */
 static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_reserved)
@@ -434,9 +448,9 @@ static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_
         if (m->reload_reserved_pending)
                 cpuset_union(reserved, m->reload_reserved_pending);
         {
+                g_autoptr(CpuSet) kept = kept_from_vcpus(m->topology, m->config);
                 g_autoptr(CpuSet) released = cpuset_copy(reserved);
-                if (m->config->placement.reserved_cpus)
-                        cpuset_subtract(released, m->config->placement.reserved_cpus);
+                cpuset_subtract(released, kept);
                 cpuset_subtract(reserved, released);
         }
         m->reload_apply_pending = false;
@@ -461,7 +475,8 @@ static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_
                 if (!d || virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0)
                         continue;
                 log_info("%s: placed again after the reload (%s)", d->name,
-                         d->result == DECISION_ADVISORY ? "Apply= is on" : "its CPUs are now reserved");
+                         d->result == DECISION_ADVISORY ? "Apply= is on"
+                                                        : "its CPUs are now kept from vCPUs");
                 placer_place(m, dom, ORIGIN_REPLACE, monotonic_usec());
         }
 }
@@ -475,11 +490,10 @@ void manager_set_config(Manager *m, Config *config)
 {
         bool uri_changed = !m->uri_override && g_strcmp0(config->uri, m->config->uri) != 0;
         bool apply_on = config->apply && !m->config->apply;
-        g_autoptr(CpuSet) newly_reserved =
-            config->placement.reserved_cpus ? cpuset_copy(config->placement.reserved_cpus) : cpuset_new();
+        g_autoptr(CpuSet) newly_kept = kept_from_vcpus(m->topology, config);
 
-        if (m->config->placement.reserved_cpus)
-                cpuset_subtract(newly_reserved, m->config->placement.reserved_cpus);
+        g_autoptr(CpuSet) kept_before = kept_from_vcpus(m->topology, m->config);
+        cpuset_subtract(newly_kept, kept_before);
 
         if (!config->load_interval_sec && m->config->load_interval_sec) {
                 /* measuring turned off: every vCPU counts as busy again, not as it last read */
@@ -499,7 +513,7 @@ void manager_set_config(Manager *m, Config *config)
                 m->backoff_sec = 1;
                 connect_now(m);
         }
-        replace_after_reload(m, apply_on, newly_reserved);
+        replace_after_reload(m, apply_on, newly_kept);
 }
 
 const Config *manager_config(const Manager *m)

@@ -415,6 +415,36 @@ START_TEST(test_reload_while_away_applies_once_back)
 }
 END_TEST
 
+/* A reload that turns CoreKinds=performance-only on moves placementd's domains off the E-cores, as one that
+ * reserves CPUs moves them off those */
+START_TEST(test_reload_core_kinds_leaves_e_cores)
+{
+        g_autofree char *path = test_topology_path("hybrid-small.xml");
+        Manager *m = new_manager_on(path, "[Placement]\nMemoryBinding=no\n");
+        virDomainPtr dom = start_domain("m-ecore", 6, NULL);
+        Wait w = {m, "m-ecore"};
+        g_autoptr(CpuSet) e_cores = NULL;
+        const Decision *d;
+        bool on_e = false;
+
+        cpuset_parse("4-7", &e_cores, NULL);
+        ck_assert(spin(known, &w, 3000));
+        d = manager_lookup(m, "m-ecore");
+        for (unsigned i = 0; i < d->plan->nvcpus; i++)
+                on_e = on_e || cpuset_intersects(d->plan->vcpu_pins[i], e_cores);
+        ck_assert_msg(on_e, "6 vCPUs on 4 P-cores and E-cores: %s", d->reason);
+        reload(m, "[Placement]\nMemoryBinding=no\nCoreKinds=performance-only\n");
+        d = manager_lookup(m, "m-ecore");
+        for (unsigned i = 0; i < d->plan->nvcpus; i++)
+                ck_assert_msg(!cpuset_intersects(d->plan->vcpu_pins[i], e_cores), "vCPU %u on an E-core: %s",
+                              i, d->reason);
+        fixture_assert_live_pins(dom, d->plan);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* What a reload left for libvirt's return is done as far as the configuration still asks for it: Apply=
  * turned on then off again while libvirt was away, or CPUs reserved then released, places nothing again
  * (the same decision stands, not one made anew) */
@@ -1654,6 +1684,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_uri_shown_without_user_or_query);
         tcase_add_test(tc, test_reload_while_away_applies_once_back);
         tcase_add_test(tc, test_reload_while_away_undone);
+        tcase_add_test(tc, test_reload_core_kinds_leaves_e_cores);
         tcase_add_test(tc, test_unplaceable_replace_keeps_pins_counted);
         tcase_add_test(tc, test_restart_holds_emulator_cpu);
         tcase_add_test(tc, test_opt_outs);

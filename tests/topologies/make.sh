@@ -102,6 +102,11 @@ lstopo -i "$d" --restrict "$(hwloc-calc -i "$d" "$p" "$e")" --of xml -f alder-la
 cpukind alder-lake.xml "$e" 0 IntelAtom 3900
 cpukind alder-lake.xml "$p" 1 IntelCore 5400
 
+# A small hybrid host whose CPUs the libvirt test driver has (0-7): 4 P-cores (0-3), 4 E-cores (4-7).
+lstopo -i "pack:1 numa:1(memory=16GB) core:8 pu:1" --of xml -f hybrid-small.xml
+cpukind hybrid-small.xml 0xf0 0 IntelAtom 3800
+cpukind hybrid-small.xml 0x0f 1 IntelCore 5000
+
 # Arrow Lake (H): 4 P-cores, 8 E-cores in 2 modules, one L3; 2 low-power E-cores outside the L3 (the
 # second L3 of the description is turned into a plain group).
 d="pack:1 [numa(memory=32GB)] l3:2 l2:6 core:4 pu:1"
