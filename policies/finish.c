@@ -509,13 +509,14 @@ static void iothread_note(const PlacementRequest *req, GString *s)
 }
 
 /* Bound memory beyond what its nodes have free: said, as QEMU will not find the hugepages, and the
- * kernel cannot give more than a node has under a binding that does not fall back (all but preferred). */
+ * kernel cannot give more than a node has under a <numatune><memory> binding that does not fall back (all
+ * but preferred; a <memnode>'s own mode is not kept, so per cell only hugepages are judged). */
 static void memory_short_note(const HostView *v, const PlacementRequest *req, const Plan *plan, GString *s)
 {
         char a[32], b[32], c[32];
 
-        if (!req->hugepage_size && req->memory_source != MEMORY_SOURCE_MEMNODE &&
-            req->memory_mode == MEMORY_MODE_PREFERRED)
+        if (!req->hugepage_size &&
+            (req->memory_source == MEMORY_SOURCE_MEMNODE || req->memory_mode == MEMORY_MODE_PREFERRED))
                 return;
         for (unsigned n = 0; n < plan->nnode_memory; n++) {
                 uint64_t held = ledger_node_memory(v->l, n), size = v->t->nodes[n].memory;

@@ -93,6 +93,11 @@ json "<vcpupin> with hugepages bound to a node without a pool: skipped, its pin 
     'dec("vcpupin-hugepages")["result"] == "skipped" and dec("web")["result"] == "placed" and
      dec("web")["nodes"] == [0]'
 
+run plan --topology="$HOST" --json --domain="$D/strict-beyond.xml" --domain="$D/memnode-preferred.xml"
+json "a strict binding beyond its node is said; preferred <memnode> cells fall back, nothing said" \
+    '"node 1 has 4.0 GiB free for the 6.0 GiB bound there: the guest cannot get all its memory" in
+     dec("strict-beyond")["reason"] and "cannot get all" not in dec("memnode-preferred")["reason"]'
+
 run plan --topology="$HOST" --json web:1:512M --domain="$D/cpuset.xml" db:1:512M --domain "$D/iothreads.xml"
 json "--domain repeats and mixes with NAME:VCPUS:MEMORY, placed in the order given" \
     '[x["domain"] for x in d["decisions"]] == ["web", "cpuset", "db", "iothreads"]'
