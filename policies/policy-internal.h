@@ -55,7 +55,8 @@ void policy_drop_poolless_memory(const Topology *t, Plan *plan);
  * request's binding: 0; its cells' <memnode> elements: their memory taken out). */
 uint64_t policy_set_memory(const PlacementRequest *req);
 /* Whether the request's emulator (EmulatorPin=siblings) needs a free core of its set: no idle sibling can
- * take it (a host without SMT, or realtime vCPUs, whose siblings stay empty) and no HousekeepingCPUs=. */
+ * take it (a host without SMT, or every vCPU realtime, whose siblings stay empty) and no HousekeepingCPUs=.
+ */
 bool policy_housekeeping_needs_core(const HostView *v);
 /* Pins vCPU i of plan by plan->vcpu_pin: its core's usable PUs, its PU, or (the set) left as it is. */
 void policy_pin_vcpu(const HostView *v, Plan *plan, unsigned i);
