@@ -964,6 +964,47 @@ static void realtime_emulator_note(const HostView *v, HousekeepingPlace where, P
         g_free(old);
 }
 
+/* Hugepage-backed memory comes in whole pages: each node's share rounded down to its pages, and the pages
+ * that frees go to the nodes already counting some, those with the most free pages left first (a share
+ * of 2.5 one-GiB pages on each of two nodes is 3 + 2, not half pages no guest can use). What is less than
+ * a page stays with the node counting the most. */
+static void whole_pages(const HostView *v, Plan *plan)
+{
+        uint64_t page = plan->hugepage_size, left = 0;
+        g_autofree bool *had = g_new0(bool, MAX(plan->nnode_memory, 1));
+        unsigned most = 0;
+
+        if (!page)
+                return;
+        for (unsigned n = 0; n < plan->nnode_memory; n++) {
+                had[n] = plan->node_memory[n] > 0;
+                left += plan->node_memory[n] % page;
+                plan->node_memory[n] -= plan->node_memory[n] % page;
+        }
+        while (left >= page) {
+                int best = -1;
+                uint64_t best_room = 0;
+                for (unsigned n = 0; n < plan->nnode_memory; n++) {
+                        uint64_t free_pages = ledger_node_free_hugepages(v->l, n, page);
+                        uint64_t room =
+                            free_pages > plan->node_memory[n] ? free_pages - plan->node_memory[n] : 0;
+                        if (had[n] && (best < 0 || room > best_room)) {
+                                best = (int)n;
+                                best_room = room;
+                        }
+                }
+                if (best < 0)
+                        break;
+                plan->node_memory[best] += page;
+                left -= page;
+        }
+        for (unsigned n = 1; n < plan->nnode_memory; n++)
+                if (plan->node_memory[n] > plan->node_memory[most])
+                        most = n;
+        if (plan->nnode_memory)
+                plan->node_memory[most] += left;
+}
+
 void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
                  const SetChoice *choice, Plan *plan)
 {
@@ -978,6 +1019,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
                 policy_charge_bound_memory(v, req, plan);
         else
                 policy_spread_memory(v, plan);
+        whole_pages(v, plan);
         plan->keep_memory = bound;
         policy_count_shared(v, plan);
         where = pin_housekeeping(v, req, plan);

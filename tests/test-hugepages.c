@@ -11,6 +11,8 @@
 
 #include "topology-load.h"
 
+#include <inttypes.h>
+
 #define MiB   (UINT64_C(1) << 20)
 #define PAGE2 (2 * MiB)
 
@@ -92,6 +94,41 @@ START_TEST(test_short_pool_is_unplaceable)
         /* released, the pool is whole again */
         ck_assert_int_eq(ledger_release(l, "first"), 0);
         ck_assert(ledger_is_empty(l));
+}
+END_TEST
+
+/* Memory shared over two nodes' pools is counted in whole pages: 102 MiB of 2 MiB pages bound to both
+ * nodes is not 51 + 51 MiB (25.5 pages each), nor is an unbound one split by vCPUs; the sum stays what the
+ * domain has */
+START_TEST(test_spread_in_whole_pages)
+{
+        for (unsigned bound = 0; bound < 2; bound++)
+                for (uint64_t mib = 66; mib <= 130; mib += 4) {
+                        g_autoptr(Topology) t = load();
+                        g_autoptr(Ledger) l = ledger_new(t);
+                        g_autoptr(CpuSet) both = NULL;
+                        PlacementParams params = test_params(POLICY_EXPLICIT);
+                        PlacementRequest req = {
+                            .name = "vm", .vcpus = 2, .memory = mib * MiB, .hugepage_size = PAGE2};
+                        g_autoptr(Plan) p = NULL;
+                        uint64_t sum = 0;
+
+                        cpuset_parse("0-1", &both, NULL);
+                        if (bound) {
+                                req.memory_nodes = both;
+                                req.memory_source = MEMORY_SOURCE_USER;
+                                req.memory_mode = MEMORY_MODE_STRICT;
+                        }
+                        p = policy_place(t, l, &req, &params);
+                        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                        for (unsigned n = 0; n < p->nnode_memory; n++) {
+                                ck_assert_msg(p->node_memory[n] % PAGE2 == 0,
+                                              "%s %" PRIu64 " MiB, node %u: %" PRIu64 " bytes",
+                                              bound ? "bound" : "spread", mib, n, p->node_memory[n]);
+                                sum += p->node_memory[n];
+                        }
+                        ck_assert_uint_eq(sum, mib * MiB);
+                }
 }
 END_TEST
 
@@ -183,6 +220,7 @@ static Suite *hugepages_suite(void)
         tcase_add_test(tc, test_loader_reads_pools);
         tcase_add_test(tc, test_kernel_default_page_size);
         tcase_add_test(tc, test_short_pool_is_unplaceable);
+        tcase_add_test(tc, test_spread_in_whole_pages);
         tcase_add_test(tc, test_no_pool_of_that_size);
         tcase_add_test(tc, test_bound_beyond_pool_is_said);
         tcase_add_test(tc, test_general_memory_apart_from_pools);
