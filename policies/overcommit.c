@@ -236,7 +236,8 @@ static void rekey(const AssignState *a, KeyTree *k, const unsigned *range, unsig
  * without one: its free thread shares the core with host work, so it comes after wholly free cores and
  * before cores with one more vCPU. Ties go to the core holding fewest of the domain's own vCPUs (a domain
  * should not halve itself on one core while another is as busy), then to the node holding fewest of
- * them, then to the lower index. With measured load (load_overcommit_applies()) the keys are load-rules.h's:
+ * them (for the second thread of a guest SMT core: the node nearest its first thread's), then to the
+ * lower index. With measured load (load_overcommit_applies()) the keys are load-rules.h's:
  * busy vCPUs first, each on the core least busy with other threads; idle ones after them the same way,
  * so they take the free cores the busy ones left before they share.
  */
@@ -311,6 +312,12 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
         for (unsigned j = 0; j < plan->nvcpus && npus; j++) {
                 unsigned vcpu = order[j], best_node = UINT_MAX, best, c, node;
                 uint64_t best_key = UINT64_MAX;
+                /* the node of the guest core's thread placed first: of equally loaded nodes the nearest
+                 * to it, so a guest SMT pair that must share stays under one L3, not across sockets */
+                int sibling_node =
+                    guest_core_at && guest_core_at[plan_vcpu_id(plan, vcpu) / threads] >= 0
+                        ? (int)t->cores[guest_core_at[plan_vcpu_id(plan, vcpu) / threads]].node
+                        : -1;
 
                 /* the vCPU's cell's node when it has one with a usable PU, else any node of the set */
                 for (int restrict_to_cell = vcpu_node[vcpu] >= 0;
@@ -320,7 +327,11 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                                 if (node_best[i] == UINT_MAX ||
                                     (restrict_to_cell && nodes[i] != (unsigned)vcpu_node[vcpu]))
                                         continue;
-                                key = k.key[node_best[i]] << 16 | MIN(a.on_node[nodes[i]], 0xffffu);
+                                key = k.key[node_best[i]] << 16 |
+                                      (sibling_node >= 0
+                                           ? MIN(topology_distance(t, (unsigned)sibling_node, nodes[i]),
+                                                 0xffffu)
+                                           : MIN(a.on_node[nodes[i]], 0xffffu));
                                 if (best_node == UINT_MAX || key < best_key) { /* ties: the earlier node */
                                         best_node = i;
                                         best_key = key;

@@ -6,6 +6,7 @@
  * Random ledgers, reserved CPUs and hosts, both policies.
  */
 #include "test-util.h"
+#include "topology-load.h"
 #include "test-policy-util.h"
 
 static bool key_less(const unsigned *a, const unsigned *b)
@@ -166,6 +167,36 @@ START_TEST(test_guest_threads_share_their_core)
 }
 END_TEST
 
+/* A guest SMT core whose second thread cannot join the first one's core (that core is more loaded than
+ * the best) goes to the nearest node to it of the equally loaded ones, not to the node holding fewest of
+ * the domain's vCPUs: a pair the guest schedules as siblings never straddles two nodes needlessly */
+START_TEST(test_guest_threads_stay_near_each_other)
+{
+        g_autoptr(Topology) t = NULL;
+        g_autofree char *error = NULL;
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(Ledger) l = NULL;
+        /* 2 sockets x 4 nodes x 14 cores x 2 threads: 64 vCPUs, then 128 in 64 guest cores on 48 cores */
+        PlacementRequest first = {.name = "first", .vcpus = 64, .memory = 64 * GiB},
+                         smt = {.name = "smt", .vcpus = 128, .memory = 64 * GiB, .guest_threads = 2};
+        Plan *a;
+        g_autoptr(Plan) b = NULL;
+        unsigned apart = 0;
+
+        ck_assert_msg(topology_load("synthetic:pack:2 numa:4(memory=64GiB) l3:1 core:14 pu:2", &t, &error) ==
+                          0,
+                      "%s", error);
+        l = ledger_new(t);
+        a = policy_place(t, l, &first, &p);
+        ck_assert_int_eq(ledger_commit(l, "first", a), 0);
+        b = policy_place(t, l, &smt, &p);
+        ck_assert_int_eq(b->result, PLAN_OVERCOMMITTED);
+        for (unsigned v = 0; v + 1 < b->nvcpus; v += 2)
+                apart += t->cores[core_of(t, b, v)].node != t->cores[core_of(t, b, v + 1)].node;
+        ck_assert_msg(apart == 0, "%u guest cores split over two nodes: %s", apart, b->reason);
+}
+END_TEST
+
 /* Without declared threads, and with free cores, nothing changes: each vCPU its own core first */
 START_TEST(test_guest_threads_only_when_doubling_up)
 {
@@ -189,6 +220,7 @@ static Suite *overcommit_suite(void)
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_same_pus_as_the_scan);
         tcase_add_test(tc, test_guest_threads_share_their_core);
+        tcase_add_test(tc, test_guest_threads_stay_near_each_other);
         tcase_add_test(tc, test_guest_threads_only_when_doubling_up);
         suite_add_tcase(s, tc);
         return s;
