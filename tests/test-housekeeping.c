@@ -322,6 +322,32 @@ START_TEST(test_partly_realtime_emulator_beside_the_others)
 }
 END_TEST
 
+/* Busy host-side threads of a later domain never go beside a realtime vCPU measured idle: a FIFO vCPU
+ * that spins starves what shares its core */
+START_TEST(test_busy_threads_keep_off_realtime_cores)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 3, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        static const double busy[] = {1, 1};
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest rt = {.name = "rt", .vcpus = 1, .memory = GiB, .realtime = true},
+                         b = {.name = "b",
+                              .vcpus = 2,
+                              .memory = GiB,
+                              .vcpu_busy = busy,
+                              .host_busy = 1.0,
+                              .pu_busy = pu_busy};
+        const Plan *r = place(t, l, &p, &rt);
+        const Plan *plan = place(t, l, &p, &b);
+        unsigned rt_core = t->pus[r->vcpu_pu[0]].core;
+
+        CPUSET_FOREACH (cpu, plan->emulator_pin)
+                ck_assert_msg(t->pus[topology_pu_by_os(t, (unsigned)cpu)].core != rt_core,
+                              "b's busy threads on CPU %d, beside the realtime vCPU: %s", cpu, plan->reason);
+}
+END_TEST
+
 /* A later domain that must share takes any other core before a realtime vCPU's, busy-measured or not */
 START_TEST(test_realtime_cores_shared_last)
 {
@@ -391,6 +417,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_iothreads_follow_the_emulator);
         tcase_add_test(tc, test_unplaceable_pins_nothing);
         tcase_add_test(tc, test_realtime_vcpus_keep_their_cores);
+        tcase_add_test(tc, test_busy_threads_keep_off_realtime_cores);
         tcase_add_test(tc, test_partly_realtime_emulator_beside_the_others);
         tcase_add_test(tc, test_realtime_cores_shared_last);
         tcase_add_test(tc, test_realtime_node_shared_last);
