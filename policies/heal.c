@@ -398,9 +398,18 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
         if (hp->undo_sharing && after.shared + hp->min_gain <= before.shared)
                 return g_strdup_printf("%u vCPUs shared a core, now %u", before.shared, after.shared);
         /* fewer or nearer nodes are worth a move only when its vCPUs end no farther from its memory:
-         * memory that stays where it is (keep_memory) is measured where it is */
+         * memory that stays where it is (keep_memory) is measured where it is; and never for more load
+         * beside its own busy vCPUs (four busy vCPUs packed on one core to leave a node are as many
+         * contending as four paired with others, and run far slower) */
         if (vcpu_memory_distance(t, cand, cand->keep_memory ? cur : cand) >
-            vcpu_memory_distance(t, cur, cur) + 1e-9)
+                vcpu_memory_distance(t, cur, cur) + 1e-9 ||
+            own_after.contended > own_before.contended || own_after.beside > own_before.beside + 1e-9)
+                return NULL;
+        /* with the memory staying where it is, fewer nodes buy nothing unless the vCPUs end nearer it
+         * (four idle vCPUs packed on one core of one node, the memory still on two, ran no nearer and
+         * shared that core once busy) */
+        if (cand->keep_memory &&
+            vcpu_memory_distance(t, cand, cur) + 1e-9 >= vcpu_memory_distance(t, cur, cur))
                 return NULL;
         if (nodes_new < nodes_old)
                 return g_strdup_printf("spread over %u nodes, now %u", nodes_old, nodes_new);

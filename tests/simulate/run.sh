@@ -29,6 +29,8 @@
 #   cheaper.trace (2x4x2, MemoryBinding=no): c was overcommitted onto a's cores, a stops, idle e (1 GiB)
 #     is overcommitted onto c's core, b stops: of the two sharing, heal moves the one with less memory to
 #     copy, e, whatever the names: 1 GiB moved, not c's 2 GiB (the order fell to the names).
+#   nearer.trace (2x2x2): idle w takes a free core on each node, its memory bound on both; a stops and
+#     node 0 has two free cores: moving w there leaves its memory on both nodes, no nearer, so no move.
 #   spare.trace (1x2x2): c (45% busy) shares a's core until b stops at 30 s; with half the cores free
 #     heal moves it at 35 s however idle: shared 2 x 30 + 2 x 5 of 1290 vCPU-seconds.
 #   quarter.trace (1x8x2): two idle vCPUs share until 2 of 8 cores free up; heal moves one, and the
@@ -134,6 +136,8 @@ figures "cheaper.trace: of two domains sharing, heal moves the one with less mem
 sed 's/\bc\b/zc/' "$here/cheaper.trace" >"$tmp/cheaper-renamed.trace"
 figures "cheaper.trace with c renamed zc: the same move" "$H242" "$tmp/cheaper-renamed.trace" \
         '{"moves": 1, "memory_moved_bytes": 1 << 30}' --config="$tmp/no-binding.conf"
+figures "nearer.trace: fewer nodes with the memory staying on them buy nothing: no move" "$H222" \
+        nearer.trace '{"moves": 0, "capacity_lost": 0.0, "shared_vcpu_fraction": 0.0}'
 figures "spare.trace: with cores to spare, heal gives a vCPU under half busy a core of its own" "$H122" \
         spare.trace '{"moves": 1, "shared_vcpu_fraction": 70/1290, "busy_contended_fraction": 0.0}'
 figures "quarter.trace: heal keeps a quarter of the cores free, move by move" \
