@@ -145,7 +145,6 @@ typedef enum HousekeepingPlace {
         HOUSEKEEPING_PLAIN_CORE, /* realtime, nothing in its set: the nearest core without a realtime vCPU */
 } HousekeepingPlace;
 
-/* The idle sibling threads of the plan's own cores. */
 /* Whether core c holds one of the plan's realtime vCPUs: the core is that vCPU's, SMT sibling included. */
 static bool own_realtime_core(const HostView *v, const Plan *plan, unsigned c)
 {
