@@ -407,12 +407,11 @@ int manager_start(Manager *m)
  * CoreKinds=performance-only. */
 static CpuSet *kept_from_vcpus(const Topology *t, const Config *c)
 {
-        CpuSet *kept = c->placement.reserved_cpus ? cpuset_copy(c->placement.reserved_cpus) : cpuset_new();
+        CpuSet *kept = cpuset_new();
 
-        if (c->placement.core_kinds == CORE_KINDS_PERFORMANCE_ONLY)
-                for (unsigned p = 0; p < t->npus; p++)
-                        if (t->cores[t->pus[p].core].kind_rank > 0)
-                                cpuset_add(kept, t->pus[p].os_index);
+        for (unsigned p = 0; p < t->npus; p++)
+                if (policy_keeps_pu(t, &c->placement, p))
+                        cpuset_add(kept, t->pus[p].os_index);
         return kept;
 }
 

@@ -660,15 +660,12 @@ static int pin_off_limits(Manager *m, const Plan *p, const char **ret_key)
         for (unsigned i = 0; i < p->nvcpus; i++)
                 CPUSET_FOREACH (cpu, p->vcpu_pins[i]) {
                         int pu = topology_pu_by_os(m->topology, (unsigned)cpu);
-                        if (reserved && cpuset_has(reserved, (unsigned)cpu)) {
-                                *ret_key = "ReservedCPUs=";
-                                return cpu;
-                        }
-                        if (pu >= 0 && m->config->placement.core_kinds == CORE_KINDS_PERFORMANCE_ONLY &&
-                            m->topology->cores[m->topology->pus[pu].core].kind_rank > 0) {
-                                *ret_key = "CoreKinds=performance-only";
-                                return cpu;
-                        }
+                        if (pu < 0 || !policy_keeps_pu(m->topology, &m->config->placement, (unsigned)pu))
+                                continue;
+                        *ret_key = reserved && cpuset_has(reserved, (unsigned)cpu)
+                                       ? "ReservedCPUs="
+                                       : "CoreKinds=performance-only";
+                        return cpu;
                 }
         return -1;
 }

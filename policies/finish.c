@@ -145,16 +145,6 @@ typedef enum HousekeepingPlace {
         HOUSEKEEPING_PLAIN_CORE, /* realtime, nothing in its set: the nearest core without a realtime vCPU */
 } HousekeepingPlace;
 
-/* Whether core c holds one of the plan's realtime vCPUs: the core is that vCPU's, SMT sibling included. */
-static bool own_realtime_core(const HostView *v, const Plan *plan, unsigned c)
-{
-        for (unsigned i = 0; plan->realtime && i < plan->nvcpus; i++)
-                if (plan->vcpu_pu[i] >= 0 && v->t->pus[plan->vcpu_pu[i]].core == c &&
-                    plan_vcpu_realtime(plan, i))
-                        return true;
-        return false;
-}
-
 /* The vacant siblings of the plan's own cores that hold no realtime vCPU of it. */
 static void add_idle_siblings(const HostView *v, const Plan *plan, CpuSet *out)
 {
@@ -162,7 +152,7 @@ static void add_idle_siblings(const HostView *v, const Plan *plan, CpuSet *out)
 
         for (unsigned c = 0; c < t->ncores; c++) {
                 const TopoCore *core = &t->cores[c];
-                if (!policy_own_core(v, plan, c) || own_realtime_core(v, plan, c))
+                if (!policy_own_core(v, plan, c) || policy_own_realtime_core(v, plan, c))
                         continue;
                 for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
                         if (policy_pu_vacant(v, plan, p))
@@ -277,7 +267,7 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
                 for (unsigned c = 0; c < v->t->ncores && cpuset_is_empty(out) && req->realtime &&
                                      !placement_request_all_realtime(req);
                      c++)
-                        if (policy_own_core(v, plan, c) && !own_realtime_core(v, plan, c))
+                        if (policy_own_core(v, plan, c) && !policy_own_realtime_core(v, plan, c))
                                 add_core_pus(v, c, out);
                 if (cpuset_is_empty(out) && req->realtime) {
                         add_nearest_plain_core(v, plan, out);
@@ -970,11 +960,12 @@ static void realtime_emulator_note(const HostView *v, HousekeepingPlace where, P
 static void whole_pages(const HostView *v, Plan *plan)
 {
         uint64_t page = plan->hugepage_size, left = 0;
-        g_autofree bool *had = g_new0(bool, MAX(plan->nnode_memory, 1));
+        g_autofree bool *had = NULL;
         unsigned most = 0;
 
         if (!page)
                 return;
+        had = g_new0(bool, MAX(plan->nnode_memory, 1));
         for (unsigned n = 0; n < plan->nnode_memory; n++) {
                 had[n] = plan->node_memory[n] > 0;
                 left += plan->node_memory[n] % page;

@@ -5,6 +5,7 @@
  */
 #include "host-view.h"
 #include "load-rules.h"
+#include "policy.h"
 
 int policy_core_first_usable_pu(const HostView *v, unsigned core)
 {
@@ -36,15 +37,11 @@ static bool node_has_usable_cpu(const Topology *t, const PlacementRequest *req,
 {
         const TopoNode *node = &t->nodes[n];
 
-        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
-                if (params->core_kinds == CORE_KINDS_PERFORMANCE_ONLY && t->cores[c].kind_rank > 0)
-                        continue;
+        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
                 for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
-                        if ((!params->reserved_cpus ||
-                             !cpuset_has(params->reserved_cpus, t->pus[p].os_index)) &&
+                        if (!policy_keeps_pu(t, params, p) &&
                             (!req || placement_request_allows_cpu(req, t->pus[p].os_index)))
                                 return true;
-        }
         return false;
 }
 

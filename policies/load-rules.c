@@ -124,18 +124,6 @@ static double busy_with_plan(const HostView *v, const Plan *plan, unsigned c, bo
 
 /* The core for busy host-side threads among nodes, not in taken, that runs nothing busy: a free one
  * first (free_first) or last, then the least busy with other domains' threads; -1 when none. */
-/* Whether core c holds a realtime vCPU, another domain's (the ledger's) or the plan's own: nothing else
- * runs beside a FIFO vCPU, which starves it when it spins, however idle it was measured. */
-static bool realtime_core(const HostView *v, const Plan *plan, unsigned c)
-{
-        if (ledger_core_realtime(v->l, c))
-                return true;
-        for (unsigned i = 0; plan->realtime && i < plan->nvcpus; i++)
-                if (plan->vcpu_pu[i] >= 0 && v->t->pus[plan->vcpu_pu[i]].core == c &&
-                    plan_vcpu_realtime(plan, i))
-                        return true;
-        return false;
-}
 
 static int pick_host_core_in(const HostView *v, const Plan *plan, const CpuSet *nodes, const CpuSet *taken,
                              bool free_first)
@@ -152,7 +140,8 @@ static int pick_host_core_in(const HostView *v, const Plan *plan, const CpuSet *
                         double b = busy_with_plan(v, plan, c, &own, &own_busy);
                         is_free = v->core_free[c] && !own;
                         if (own_busy || b >= LOAD_BUSY_THRESHOLD || cpuset_has(taken, c) ||
-                            policy_core_first_usable_pu(v, c) < 0 || realtime_core(v, plan, c))
+                            policy_core_first_usable_pu(v, c) < 0 || ledger_core_realtime(v->l, c) ||
+                            policy_own_realtime_core(v, plan, c)) /* a spinning FIFO vCPU starves them */
                                 continue;
                         if (best < 0 || (is_free != best_free && is_free == free_first) ||
                             (is_free == best_free && b < best_busy)) {

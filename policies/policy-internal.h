@@ -67,6 +67,9 @@ void policy_count_shared(const HostView *v, Plan *plan);
 bool policy_core_reserved(const HostView *v, unsigned core);
 /* Whether core c holds a vCPU of plan. */
 bool policy_own_core(const HostView *v, const Plan *plan, unsigned c);
+/* Whether core c holds one of the plan's realtime vCPUs (plan_vcpu_realtime()): the core is that vCPU's,
+ * SMT sibling included. */
+bool policy_own_realtime_core(const HostView *v, const Plan *plan, unsigned c);
 /* Whether PU p is usable and no vCPU runs on it, neither another domain's (the ledger) nor plan's. */
 bool policy_pu_vacant(const HostView *v, const Plan *plan, unsigned p);
 /* Whether CPU os (OS index) is one the user keeps for QEMU's own threads: in its <emulatorpin>, or in the

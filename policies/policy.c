@@ -131,6 +131,22 @@ bool policy_own_core(const HostView *v, const Plan *plan, unsigned c)
         return false;
 }
 
+bool policy_own_realtime_core(const HostView *v, const Plan *plan, unsigned c)
+{
+        for (unsigned i = 0; plan->realtime && i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0 && v->t->pus[plan->vcpu_pu[i]].core == c &&
+                    plan_vcpu_realtime(plan, i))
+                        return true;
+        return false;
+}
+
+bool policy_keeps_pu(const Topology *t, const PlacementParams *params, unsigned pu)
+{
+        return (params->reserved_cpus && cpuset_has(params->reserved_cpus, t->pus[pu].os_index)) ||
+               (params->core_kinds == CORE_KINDS_PERFORMANCE_ONLY &&
+                t->cores[t->pus[pu].core].kind_rank > 0);
+}
+
 bool policy_pu_vacant(const HostView *v, const Plan *plan, unsigned p)
 {
         if (!v->pu_usable[p] || ledger_pu_load(v->l, p) > 0 || ledger_pu_held(v->l, p))

@@ -56,3 +56,7 @@ Plan *policy_repin_near(const Topology *t, const Ledger *l, const PlacementReque
  */
 bool policy_improves(const Topology *t, const Ledger *l, const Plan *current, const Plan *candidate,
                      char **ret_why);
+
+/* Whether the configuration keeps PU pu (an index) from vCPUs: its CPU is in ReservedCPUs=, or its core is
+ * of another kind than the fastest under CoreKinds=performance-only. */
+bool policy_keeps_pu(const Topology *t, const PlacementParams *params, unsigned pu);

@@ -32,7 +32,18 @@ static const Plan *place_req(const Topology *t, Ledger *l, const PlacementParams
         return ledger_lookup(l, req->name);
 }
 
-static void assert_pins_inside(const Plan *plan, const CpuSet *allowed)
+/* A request for 2 vCPUs whose memory <numatune> binds strictly to nodes. */
+static PlacementRequest strict_request(const CpuSet *nodes, uint64_t memory)
+{
+        return (PlacementRequest){.name = "vm",
+                                  .vcpus = 2,
+                                  .memory = memory,
+                                  .memory_nodes = nodes,
+                                  .memory_source = MEMORY_SOURCE_USER,
+                                  .memory_mode = MEMORY_MODE_STRICT};
+}
+
+static void assert_vcpus_inside(const Plan *plan, const CpuSet *allowed)
 {
         for (unsigned v = 0; v < plan->nvcpus; v++) {
                 g_autoptr(CpuSet) outside = cpuset_copy(plan->vcpu_pins[v]);
@@ -40,6 +51,11 @@ static void assert_pins_inside(const Plan *plan, const CpuSet *allowed)
                 cpuset_subtract(outside, allowed);
                 ck_assert_msg(cpuset_is_empty(outside), "vCPU %u pinned outside the allowed CPUs", v);
         }
+}
+
+static void assert_pins_inside(const Plan *plan, const CpuSet *allowed)
+{
+        assert_vcpus_inside(plan, allowed);
         g_autoptr(CpuSet) emulator = cpuset_copy(plan->emulator_pin);
         cpuset_subtract(emulator, allowed);
         ck_assert(cpuset_is_empty(emulator));
@@ -211,12 +227,7 @@ START_TEST(test_numatune_strict_binds_cores_and_memory)
                 g_autoptr(Ledger) l = ledger_new(t);
                 g_autoptr(CpuSet) nodes = set_of("1");
                 PlacementParams p = test_params(kinds[k]);
-                PlacementRequest req = {.name = "vm",
-                                        .vcpus = 2,
-                                        .memory = 2 * GiB,
-                                        .memory_nodes = nodes,
-                                        .memory_source = MEMORY_SOURCE_USER,
-                                        .memory_mode = MEMORY_MODE_STRICT};
+                PlacementRequest req = strict_request(nodes, 2 * GiB);
                 const Plan *plan = place_req(t, l, &p, &req);
 
                 ck_assert_int_eq(plan->result, PLAN_PLACED);
@@ -241,23 +252,14 @@ START_TEST(test_binding_to_reserved_node)
                 g_autoptr(Ledger) l = ledger_new(t);
                 g_autoptr(CpuSet) nodes = set_of("1");
                 PlacementParams p = test_params(kinds[k]);
-                PlacementRequest req = {.name = "vm",
-                                        .vcpus = 2,
-                                        .memory = 2 * GiB,
-                                        .memory_nodes = nodes,
-                                        .memory_source = MEMORY_SOURCE_USER,
-                                        .memory_mode = MEMORY_MODE_STRICT};
+                PlacementRequest req = strict_request(nodes, 2 * GiB);
                 g_autoptr(CpuSet) node0 = set_of("0-3");
                 const Plan *plan;
 
                 p.reserved_cpus = set_of("4-7");
                 plan = place_req(t, l, &p, &req);
                 ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
-                for (unsigned v = 0; v < plan->nvcpus; v++) { /* the emulator may go to the reserved CPUs */
-                        g_autoptr(CpuSet) outside = cpuset_copy(plan->vcpu_pins[v]);
-                        cpuset_subtract(outside, node0);
-                        ck_assert(cpuset_is_empty(outside) && !cpuset_is_empty(plan->vcpu_pins[v]));
-                }
+                assert_vcpus_inside(plan, node0); /* the emulator may go to the reserved CPUs */
                 ck_assert_uint_eq(plan->node_memory[1], 2 * GiB);
                 assert_reason_has(plan, "the configuration keeps their CPUs from vCPUs");
                 cpuset_free(p.reserved_cpus);
@@ -274,12 +276,7 @@ START_TEST(test_strict_binding_beyond_node_said)
                 g_autoptr(Ledger) l = ledger_new(t);
                 g_autoptr(CpuSet) nodes = set_of("1");
                 PlacementParams p = test_params(kinds[k]);
-                PlacementRequest req = {.name = "vm",
-                                        .vcpus = 2,
-                                        .memory = 12 * GiB,
-                                        .memory_nodes = nodes,
-                                        .memory_source = MEMORY_SOURCE_USER,
-                                        .memory_mode = MEMORY_MODE_STRICT};
+                PlacementRequest req = strict_request(nodes, 12 * GiB);
                 const Plan *plan = place_req(t, l, &p, &req);
 
                 ck_assert_int_ne(plan->result, PLAN_UNPLACEABLE);
