@@ -388,6 +388,7 @@ int main(int argc, char **argv)
         unsigned nsums = 0;
 
         parse_options(argc, argv, &o);
+        bench_quality_hosts_check("bench-load", o.run.host_filter);
         sums = g_new0(SeedSum, bench_nquality_hosts * o.run.loads.n);
         sum_host = g_new0(const char *, bench_nquality_hosts *o.run.loads.n);
         sum_load = g_new0(unsigned, bench_nquality_hosts *o.run.loads.n);
@@ -414,7 +415,7 @@ int main(int argc, char **argv)
         for (unsigned i = 0; i < bench_nquality_hosts; i++) {
                 const BenchHost *h = &bench_quality_hosts[i];
                 g_autoptr(Topology) t = NULL;
-                if (o.run.host_filter && strcmp(o.run.host_filter, h->name))
+                if (!bench_quality_host_selected(h, o.run.host_filter))
                         continue;
                 t = bench_host_build(h);
                 for (unsigned l = 0; l < o.run.loads.n; l++) {

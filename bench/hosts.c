@@ -97,3 +97,20 @@ char *bench_host_synthetic(const BenchHost *h)
         return g_strdup_printf("synthetic:pack:%u numa:%u(memory=%" G_GUINT64_FORMAT "GiB) core:%u pu:%u",
                                npkg, per, h->memory_per_node / GiB, h->cores_per_node, h->threads_per_core);
 }
+
+bool bench_quality_host_selected(const BenchHost *h, const char *filter)
+{
+        return !filter || strstr(h->name, filter);
+}
+
+void bench_quality_hosts_check(const char *prog, const char *filter)
+{
+        for (unsigned i = 0; i < bench_nquality_hosts; i++)
+                if (bench_quality_host_selected(&bench_quality_hosts[i], filter))
+                        return;
+        fprintf(stderr, "%s: no host matches '%s'; the hosts are:", prog, filter);
+        for (unsigned i = 0; i < bench_nquality_hosts; i++)
+                fprintf(stderr, " %s", bench_quality_hosts[i].name);
+        fputc('\n', stderr);
+        exit(2);
+}

@@ -26,6 +26,11 @@ typedef struct BenchHost {
 extern const BenchHost bench_quality_hosts[];
 extern const unsigned bench_nquality_hosts;
 
+/* True when h is one of the hosts --host=NAME asks for (NAME a part of its name; every host when NULL).
+ * With no quality host matching, prints the names to stderr for prog and exits with 2. */
+bool bench_quality_host_selected(const BenchHost *h, const char *filter);
+void bench_quality_hosts_check(const char *prog, const char *filter);
+
 /* Hosts of the decision-speed benchmark (16 to 1024 PUs, 2 to 64 nodes). */
 extern const BenchHost bench_speed_hosts[];
 extern const unsigned bench_nspeed_hosts;
