@@ -48,6 +48,10 @@ linear() {
 # Dual-socket Xeon with SMT: 2 x 8 cores x 2 threads, one L3 per socket.
 lstopo -i "pack:2 [numa(memory=64GB)] l3:1 core:8 pu:2" --of xml -f "$tmp/xeon.xml"
 distances xeon-2s-smt.xml "$tmp/xeon.xml" 2 10 21 21 10
+# The same host numbered as Intel's BIOSes number it: every core's first thread first (socket 0's cores
+# 0-7, socket 1's 8-15), then their second threads (16-31), so core 0 is CPUs 0 and 16.
+lstopo -i "pack:2 [numa(memory=64GB)] l3:1 core:8 pu:2(indexes=2*8:16*2:1*2)" --of xml -f "$tmp/xeon-intel.xml"
+distances xeon-2s-intel.xml "$tmp/xeon-intel.xml" 2 10 21 21 10
 
 # 2 x EPYC in NPS1: one node per socket, 12 CCDs (an L3 each) of 4 cores x 2 threads.
 lstopo -i "pack:2 [numa(memory=96GB)] l3:12 core:4 pu:2" --of xml -f "$tmp/epyc.xml"
