@@ -391,8 +391,9 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
         if (after.contended != before.contended || after.shared > before.shared || nodes_new > nodes_old)
                 return NULL;
         if (after.host_excess + host_gain <= before.host_excess + 1e-9)
+                /* floating-point sums may end a hair below zero: "now -0.0" */
                 return g_strdup_printf("%.1f cores of host-side load beside busy threads, now %.1f",
-                                       before.host_excess, after.host_excess);
+                                       MAX(before.host_excess, 0.0), MAX(after.host_excess, 0.0));
         if (after.host_excess > before.host_excess + HEAL_MIN_BESIDE_GAIN)
                 return NULL;
         if (hp->undo_sharing && after.shared + hp->min_gain <= before.shared)
