@@ -99,8 +99,8 @@ static unsigned count_vcpus(const Topology *t, const Plan *plan, const CpuSet *v
         return placed;
 }
 
-static bool charge_evenly(const HostView *v, const CpuSet *os_nodes, uint64_t bytes, bool first_only,
-                          Plan *plan);
+static bool charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t bytes, MemoryMode mode,
+                         Plan *plan);
 
 void policy_spread_memory(const HostView *v, Plan *plan)
 {
@@ -114,7 +114,7 @@ void policy_spread_memory(const HostView *v, Plan *plan)
         for (unsigned c = 0; c < plan->ncells; c++) {
                 uint64_t bytes = MIN(plan->cells[c].memory, left);
                 if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
-                    charge_evenly(v, plan->cells[c].memory_nodes, bytes, false, plan)) {
+                    charge_bound(v, plan->cells[c].memory_nodes, bytes, MEMORY_MODE_STRICT, plan)) {
                         left -= bytes;
                         continue;
                 }
@@ -359,10 +359,6 @@ static char *format_nodes(const Topology *t, const CpuSet *node_indexes)
                                list, *list ? " with " : "", cpus);
 }
 
-/*
- * Memory the request binds itself is counted where it is bound: the first node under preferred, an even
- * share of every node otherwise (strict, interleave and restrictive let it use all of them).
- */
 /* What node n can still take of this plan's memory, whatever the request's binding: its free memory (or
  * free hugepages of the plan's size) less what the plan already counts there. GPU memory takes none
  * unless chosen (the node the binding names). */
@@ -414,37 +410,70 @@ static void charge_preferred(const HostView *v, unsigned first, uint64_t bytes, 
         plan->node_memory[first] += bytes;
 }
 
-/* bytes counted evenly on the node indexes whose OS indexes are in os_nodes (the first takes what does
- * not divide), or under preferred where charge_preferred() puts it; false when none of them is on this
- * host. */
-static bool charge_evenly(const HostView *v, const CpuSet *os_nodes, uint64_t bytes, bool first_only,
-                          Plan *plan)
+/*
+ * bytes bound to the nodes whose OS indexes are in os_nodes, counted where the kernel puts them; false
+ * when none of them is on this host. preferred: see charge_preferred(), from the first. interleave: an
+ * even share of each. strict and restrictive (MPOL_BIND: a page on the faulting thread's node when the
+ * binding has it): an even share of the bound nodes the plan's vCPUs run on, of all of them when it runs
+ * on none. No node takes more than it has room for (spill_room(): free memory, or free hugepages of the
+ * plan's size, a node without that pool none); the rest falls back to the binding's other nodes, nearest
+ * first, as the kernel falls back inside it, and what none has room for is counted on the first.
+ */
+static bool charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t bytes, MemoryMode mode,
+                         Plan *plan)
 {
+        const Topology *t = v->t;
         g_autoptr(CpuSet) nodes = cpuset_new();
+        g_autoptr(CpuSet) local = cpuset_new();
+        g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
+        unsigned n_order = 0, first;
         uint64_t share, left = bytes;
 
-        for (unsigned n = 0; n < v->t->nnodes; n++)
-                if (cpuset_has(os_nodes, v->t->nodes[n].os_index))
+        for (unsigned n = 0; n < t->nnodes; n++)
+                if (cpuset_has(os_nodes, t->nodes[n].os_index))
                         cpuset_add(nodes, n);
         if (cpuset_is_empty(nodes))
                 return false;
-        if (first_only) {
+        if (mode == MEMORY_MODE_PREFERRED) {
                 charge_preferred(v, (unsigned)cpuset_next(nodes, 0), bytes, plan);
                 return true;
         }
-        share = bytes / cpuset_count(nodes);
-        CPUSET_FOREACH (n, nodes) {
-                plan->node_memory[n] += share;
-                left -= share;
+        CPUSET_FOREACH (n, nodes)
+                if (mode == MEMORY_MODE_INTERLEAVE || cpuset_has(plan->nodes, (unsigned)n))
+                        cpuset_add(local, n);
+        if (cpuset_is_empty(local))
+                cpuset_union(local, nodes);
+        first = (unsigned)cpuset_next(local, 0);
+        share = bytes / cpuset_count(local);
+        CPUSET_FOREACH (n, local) {
+                uint64_t take = MIN(share, spill_room(v, plan, (unsigned)n, true));
+                plan->node_memory[n] += take;
+                left -= take;
         }
-        plan->node_memory[cpuset_next(nodes, 0)] += left;
+        /* the rest: the bound nodes nearest the first, the first itself before them */
+        CPUSET_FOREACH (n, nodes)
+                order[n_order++] = (unsigned)n;
+        for (unsigned i = 1; i < n_order; i++)
+                for (unsigned j = i; j > 0 && topology_distance(t, first, order[j]) <
+                                                  topology_distance(t, first, order[j - 1]);
+                     j--) {
+                        unsigned x = order[j];
+                        order[j] = order[j - 1];
+                        order[j - 1] = x;
+                }
+        for (unsigned i = 0; i < n_order && left; i++) {
+                uint64_t take = MIN(left, spill_room(v, plan, order[i], true));
+                plan->node_memory[order[i]] += take;
+                left -= take;
+        }
+        plan->node_memory[first] += left;
         return true;
 }
 
 /*
- * Memory the request binds itself is counted where it is bound: a cell's memory on the nodes its
- * <memnode> names, the rest on the first node under preferred, an even share of every node otherwise
- * (strict, interleave and restrictive let it use all of them).
+ * Memory the request binds itself is counted where it is bound (charge_bound()): a cell's memory on the
+ * nodes its <memnode> names (its own mode is not kept: as strict), the rest as its <numatune><memory>
+ * mode puts it.
  */
 void policy_drop_poolless_memory(const Topology *t, Plan *plan)
 {
@@ -461,13 +490,13 @@ void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, 
         for (unsigned c = 0; c < plan->ncells; c++) {
                 uint64_t bytes = MIN(plan->cells[c].memory, rest);
                 if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
-                    charge_evenly(v, plan->cells[c].memory_nodes, bytes, false, plan))
+                    charge_bound(v, plan->cells[c].memory_nodes, bytes, MEMORY_MODE_STRICT, plan))
                         rest -= bytes;
         }
-        if (rest && !charge_evenly(v, req->memory_nodes, rest,
-                                   req->memory_source != MEMORY_SOURCE_MEMNODE &&
-                                       req->memory_mode == MEMORY_MODE_PREFERRED,
-                                   plan))
+        if (rest && !charge_bound(v, req->memory_nodes, rest,
+                                  req->memory_source == MEMORY_SOURCE_MEMNODE ? MEMORY_MODE_STRICT
+                                                                              : req->memory_mode,
+                                  plan))
                 memset(plan->node_memory, 0, sizeof(uint64_t) * plan->nnode_memory);
 }
 
@@ -619,8 +648,8 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                 }
                 where = cpuset_format(charged);
                 g_string_append_printf(
-                    s, "; %s its memory to nodes %s (%s): %s, the binding left as it is",
-                    memory_source_text(req), list,
+                    s, "; %s its memory to node%s %s (%s): %s, the binding left as it is",
+                    memory_source_text(req), cpuset_count(req->memory_nodes) == 1 ? "" : "s", list,
                     req->memory_source == MEMORY_SOURCE_MEMNODE ? "per cell"
                                                                 : memory_mode_to_string(req->memory_mode),
                     !cores_elsewhere      ? "cores taken there"
@@ -632,7 +661,8 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                                       : "memory-only nodes, cores taken on the nearest with CPUs");
                 if (*where)
                         g_string_append_printf(
-                            s, ", memory counted on %s%s", where,
+                            s, ", memory counted on node%s %s%s", cpuset_count(charged) == 1 ? "" : "s",
+                            where,
                             req->memory_source != MEMORY_SOURCE_MEMNODE &&
                                     req->memory_mode == MEMORY_MODE_PREFERRED
                                 ? " (preferred: its first node, the rest on the nearest with room)"
@@ -1050,7 +1080,7 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                 if (bound)
                         policy_charge_bound_memory(v, req, plan);
                 else if (!cpuset_is_empty(nodes))
-                        charge_evenly(v, nodes, req->memory, false, plan);
+                        charge_bound(v, nodes, req->memory, MEMORY_MODE_INTERLEAVE, plan);
                 policy_drop_poolless_memory(v->t, plan);
                 note = constraint_note(v, req, plan);
                 if (!bound && !cpuset_is_empty(nodes)) {

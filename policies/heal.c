@@ -201,16 +201,15 @@ static double vcpu_memory_distance(const Topology *t, const Plan *p, const Plan 
 }
 
 /*
- * A candidate that leaves the memory where it is (its binding fixed: keep_memory) on the nodes current
- * counts it on is counted where it is, not as a fresh plan would spread it: no page moves, so what each
- * node holds of it stays.
+ * A candidate that leaves the binding as it is (keep_memory) is counted where the memory is, not as a
+ * fresh plan would count it near its vCPUs: re-pinning moves no page, so what each node holds of it stays.
  */
 static void count_memory_where_it_is(const Plan *current, Plan *candidate)
 {
-        g_autoptr(CpuSet) was = plan_memory_nodes(current), is = plan_memory_nodes(candidate);
+        g_autoptr(CpuSet) was = plan_memory_nodes(current);
 
         if (!candidate->keep_memory || candidate->hugepage_size != current->hugepage_size ||
-            candidate->nnode_memory != current->nnode_memory || !cpuset_equal(was, is))
+            candidate->nnode_memory != current->nnode_memory || cpuset_is_empty(was))
                 return;
         memcpy(candidate->node_memory, current->node_memory, sizeof(uint64_t) * current->nnode_memory);
 }

@@ -237,7 +237,7 @@ START_TEST(test_numatune_strict_binds_cores_and_memory)
                 ck_assert_uint_eq(plan->node_memory[1], 2 * GiB);
                 ck_assert_uint_eq(ledger_node_memory(l, 1), 2 * GiB);
                 ck_assert(plan->keep_memory);
-                assert_reason_has(plan, "<numatune><memory> binds its memory to nodes 1 (strict)");
+                assert_reason_has(plan, "<numatune><memory> binds its memory to node 1 (strict)");
                 ck_assert_msg(!strstr(plan->reason, "cannot get all its memory"), "%s", plan->reason);
         }
 }
@@ -296,9 +296,10 @@ START_TEST(test_numatune_modes_charge_memory)
                 MemoryMode mode;
                 uint64_t on0, on1;
         } cases[] = {
-            {MEMORY_MODE_STRICT, 2 * GiB, 2 * GiB},
+            /* the kernel takes a page on the vCPU's own node (0) while it has room */
+            {MEMORY_MODE_STRICT, 4 * GiB, 0},
             {MEMORY_MODE_INTERLEAVE, 2 * GiB, 2 * GiB},
-            {MEMORY_MODE_RESTRICTIVE, 2 * GiB, 2 * GiB},
+            {MEMORY_MODE_RESTRICTIVE, 4 * GiB, 0},
             {MEMORY_MODE_PREFERRED, 4 * GiB, 0},
         };
         for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++)
@@ -320,7 +321,7 @@ START_TEST(test_numatune_modes_charge_memory)
                         ck_assert_uint_eq(plan->node_memory[1], cases[i].on1);
                         if (cases[i].mode == MEMORY_MODE_PREFERRED)
                                 assert_reason_has(plan,
-                                                  "memory counted on 0 (preferred: its first node, the "
+                                                  "memory counted on node 0 (preferred: its first node, the "
                                                   "rest on the nearest with room)");
                 }
 }
@@ -705,6 +706,59 @@ START_TEST(test_random_requests_stay_inside)
 }
 END_TEST
 
+/* A strict binding over two nodes: the kernel falls back inside the binding as a node fills, so no node
+ * is counted past what it holds while the binding as a whole has room, and no shortage is said. */
+START_TEST(test_strict_binding_counts_no_node_past_its_memory)
+{
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = host();
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) one = set_of("1");
+                g_autoptr(CpuSet) both = set_of("0-1");
+                PlacementParams p = test_params(kinds[k]);
+                PlacementRequest fill = strict_request(one, 7 * GiB);
+                PlacementRequest vm = strict_request(both, 8 * GiB);
+                const Plan *plan;
+
+                fill.name = "fill";
+                place_req(t, l, &p, &fill);
+                plan = place_req(t, l, &p, &vm); /* node 1 has 1 GiB left, node 0 all 8 */
+                ck_assert_int_eq(plan->result, PLAN_PLACED);
+                ck_assert_uint_eq(plan->node_memory[0] + plan->node_memory[1], 8 * GiB);
+                for (unsigned n = 0; n < 2; n++)
+                        ck_assert_msg(ledger_node_memory(l, n) <= t->nodes[n].memory,
+                                      "node %u counted %" G_GUINT64_FORMAT " bytes of %" G_GUINT64_FORMAT, n,
+                                      ledger_node_memory(l, n), t->nodes[n].memory);
+                ck_assert_msg(!strstr(plan->reason, "cannot get all its memory"), "%s", plan->reason);
+        }
+}
+END_TEST
+
+/* Hugepages bound over two nodes, one of them without a pool of that size: the pages come from the other
+ * (hugetlb takes them from any node of the binding), the plan fits the host and nothing is said short. */
+START_TEST(test_hugepage_binding_skips_a_node_without_the_pool)
+{
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = host();
+                g_autoptr(Ledger) l = NULL;
+                g_autoptr(CpuSet) both = set_of("0-1");
+                PlacementParams p = test_params(kinds[k]);
+                PlacementRequest vm = strict_request(both, 2 * GiB);
+                Plan *plan;
+
+                topology_node_set_hugepages(t, 0, UINT64_C(2) << 20, 2048); /* 4 GiB on node 0 only */
+                l = ledger_new(t);
+                vm.hugepage_size = UINT64_C(2) << 20;
+                plan = policy_place(t, l, &vm, &p);
+                ck_assert_int_eq(plan->result, PLAN_PLACED);
+                ck_assert_uint_eq(plan->node_memory[0], 2 * GiB);
+                ck_assert_uint_eq(plan->node_memory[1], 0);
+                ck_assert_msg(!strstr(plan->reason, "cannot all be backed"), "%s", plan->reason);
+                ck_assert_int_eq(ledger_commit(l, vm.name, plan), 0);
+        }
+}
+END_TEST
+
 static Suite *constraints_suite(void)
 {
         Suite *s = suite_create("constraints");
@@ -730,6 +784,8 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_adopted_emulator_core_held);
         tcase_add_test(tc, test_placed_thread_cpus_held);
         tcase_add_test(tc, test_adopted_floating_pins_spread_over_cores);
+        tcase_add_test(tc, test_strict_binding_counts_no_node_past_its_memory);
+        tcase_add_test(tc, test_hugepage_binding_skips_a_node_without_the_pool);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -54,7 +54,7 @@ json "<vcpu cpuset='4-7'>: node 1, every pin inside 4-7, the reason says so" \
 run plan --topology="$HOST" --json --domain="$D/numatune.xml"
 json "<numatune><memory mode='strict' nodeset='1'>: cores on node 1, the binding kept" \
     'dec("numatune")["nodes"] == [1] and dec("numatune")["memory_nodes"] == "1" and
-     "its <numatune><memory> binds its memory to nodes 1 (strict)" in dec("numatune")["reason"]'
+     "its <numatune><memory> binds its memory to node 1 (strict)" in dec("numatune")["reason"]'
 
 run plan --topology="$HOST" --json --domain="$D/pinned-threads.xml"
 json "<emulatorpin> and <iothreadpin iothread='2'> stand; I/O thread 1 is pinned beside the vCPU" \
