@@ -586,8 +586,10 @@ static int run(int argc, char **argv)
         if (d.name_taken)
                 return 1;
         if (setup_metrics(&d, &error) < 0) {
+                /* a name that does not resolve, an address the host lacks or the unit's address families
+                 * forbid: configuration a restart would meet again */
                 log_error("%s", error);
-                return 1;
+                return 2;
         }
         manager_start(d.manager);
         sd_notify(0, "READY=1");

@@ -63,3 +63,15 @@ check "hugepage pool per node and page size" metric 'placementd_node_hugepages_b
 check "free hugepages per node and page size" metric 'placementd_node_free_hugepages_bytes{node="0",page_size="2097152"}' 67108864
 check "general memory leaves the pools out" metric 'placementd_node_free_memory_bytes{node="0"}' 1006632960
 check "promtool accepts it" sh -c "promtool check metrics <'$TMP/m'"
+
+# a Listen= it cannot serve at start is configuration a restart would meet again: exit 2, which the
+# unit's RestartPreventExitStatus=2 does not restart
+placementd_stop
+for listen in "no-such-host.invalid:$PORT" "192.0.2.77:$PORT"; do
+        printf '[Metrics]\nListen=%s\n' "$listen" >"$TMP/bad.conf"
+        timeout 20 "$PLACEMENTD" --config="$TMP/bad.conf" --connect=test:///default --bus=none --foreground \
+                --topology="synthetic:pack:1 numa:1(memory=8GiB) core:2 pu:1" >"$TMP/bad.out" 2>&1
+        rc=$?
+        check "Listen=$listen at start: exit 2 (rc $rc), naming it" \
+                sh -c "[ $rc -eq 2 ] && grep -qF 'Listen=$listen' '$TMP/bad.out'"
+done
