@@ -52,6 +52,10 @@ struct Manager {
 
 /* placer.c */
 void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec);
+/* Whether a domain found running without a record will be counted as it runs, not placed: it opts out,
+ * or someone else pinned its vCPUs. reconcile() takes those first, so no domain placed anew takes their
+ * cores. */
+bool placer_found_pinned(Manager *m, virDomainPtr dom);
 /* Adopts the domain's recorded decision when it checks out, quietly; false leaves it to placer_place. */
 bool placer_adopt(Manager *m, virDomainPtr dom);
 /* What reloads changed for running domains while libvirt was away (Apply= turned on, CPUs newly reserved):

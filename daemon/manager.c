@@ -241,6 +241,7 @@ static void reconcile(Manager *m, PlaceOrigin origin)
         g_autoptr(GHashTable) running = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func(g_free);
         g_autofree char *error = NULL;
+        g_autofree bool *first = NULL;
         unsigned n;
 
         if (!m->conn)
@@ -256,10 +257,20 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                 if (!g_hash_table_contains(m->decisions, virt_domain_uuid(doms[i], uuid)))
                         placer_adopt(m, doms[i]);
         }
+        /* then the domains counted as they run (opted out, pinned by someone else): their cores are taken
+         * before any domain is placed anew, whatever their IDs */
+        first = g_new0(bool, MAX(n, 1));
         for (unsigned i = 0; i < n; i++) {
                 char uuid[VIR_UUID_STRING_BUFLEN];
+                first[i] = !g_hash_table_contains(m->decisions, virt_domain_uuid(doms[i], uuid)) &&
+                           placer_found_pinned(m, doms[i]);
+        }
+        for (unsigned k = 0; k < 2 * n; k++) {
+                char uuid[VIR_UUID_STRING_BUFLEN];
                 const Decision *d;
-                unsigned run;
+                unsigned run, i = k % n;
+                if (first[i] != (k < n))
+                        continue;
                 virt_domain_uuid(doms[i], uuid);
                 g_hash_table_add(running, g_strdup(uuid));
                 d = g_hash_table_lookup(m->decisions, uuid);

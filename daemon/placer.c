@@ -1122,6 +1122,27 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
         return carry_out(m, dom, d, user, event_usec, before, was) < 0 ? NULL : d;
 }
 
+bool placer_found_pinned(Manager *m, virDomainPtr dom)
+{
+        g_autoptr(DomainSpec) live = NULL;
+        g_autoptr(DomainSpec) user = NULL;
+        g_autofree char *error = NULL;
+        PlacementRequest req;
+        CpuSet **pins;
+
+        if (virt_domain_read_spec(dom, false, &live, &error) < 0 || live->decision ||
+            !(user = user_spec(dom, live)))
+                return false; /* read again, and said, when it is placed */
+        if (domain_spec_opt_out(user))
+                return true;
+        req = domain_request(user, live);
+        pins = hand_pins(m, dom, live, req.allowed_cpus);
+        if (!pins)
+                return false;
+        virt_pins_free(pins, live->vcpus);
+        return true;
+}
+
 void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec)
 {
         char uuid[VIR_UUID_STRING_BUFLEN];

@@ -642,6 +642,42 @@ START_TEST(test_definition_pins_are_taken)
 }
 END_TEST
 
+/* Found running at start, a domain pinned by its definition is counted before any other is placed: in
+ * ID order the two unpinned ones come first, and node 0 is the test driver's own domain's, so without that
+ * they took node 1's core 4-5, the one m-pin's definition pins, while core 6-7 stood free. */
+START_TEST(test_pinned_counted_before_others_at_start)
+{
+        virDomainPtr a = start_domain("m-a", 1, NULL);
+        virDomainPtr b = start_domain("m-b", 1, NULL);
+        virDomainPtr pin = start_domain("m-pin", 1, "<cputune><vcpupin vcpu='0' cpuset='4'/></cputune>");
+        Manager *m = new_manager(NULL);
+        Wait w = {m, "m-pin"};
+        g_autoptr(CpuSet) taken = NULL;
+        const char *names[] = {"m-a", "m-b"};
+
+        ck_assert(spin(known, &w, 3000));
+        ck_assert_int_eq(manager_lookup(m, "m-pin")->result, DECISION_SKIPPED);
+        ck_assert_int_eq(cpuset_parse("4-5", &taken, NULL), 0);
+        for (unsigned i = 0; i < G_N_ELEMENTS(names); i++) {
+                const Decision *d = manager_lookup(m, names[i]);
+                g_autofree char *pins = NULL;
+                ck_assert_ptr_nonnull(d);
+                ck_assert_ptr_nonnull(d->plan);
+                pins = cpuset_format(d->plan->vcpu_pins[0]);
+                ck_assert_msg(!cpuset_intersects(d->plan->vcpu_pins[0], taken),
+                              "%s (%s) on %s, the core m-pin's definition pins", names[i],
+                              decision_result_to_string(d->result), pins);
+        }
+        virDomainDestroy(a);
+        virDomainFree(a);
+        virDomainDestroy(b);
+        virDomainFree(b);
+        virDomainDestroy(pin);
+        virDomainFree(pin);
+        free_manager(m);
+}
+END_TEST
+
 /* An opted-out domain whose owner re-pins a vCPU stays opted out: the reconcile counts its new pin, its
  * memory still where its definition binds it, and writes no record into it */
 START_TEST(test_opted_out_repinned_stays_opted_out)
@@ -1689,6 +1725,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_restart_holds_emulator_cpu);
         tcase_add_test(tc, test_opt_outs);
         tcase_add_test(tc, test_definition_pins_are_taken);
+        tcase_add_test(tc, test_pinned_counted_before_others_at_start);
         tcase_add_test(tc, test_opted_out_repinned_stays_opted_out);
         tcase_add_test(tc, test_policy_per_domain);
         tcase_add_test(tc, test_advisory);
