@@ -828,16 +828,12 @@ static void announce(Manager *m, const Decision *d)
 static PlacementParams params_for(Manager *m, const DomainSpec *user, const char *name)
 {
         PlacementParams params = m->config->placement;
-        int k;
+        const char *unknown;
 
-        if (!user->meta_policy)
-                return params;
-        k = policy_kind_from_string(user->meta_policy);
-        if (k < 0)
+        params.policy = domain_request_policy(user, params.policy, &unknown);
+        if (unknown)
                 log_warning("%s: unknown policy '%s' in its metadata (explicit, compat), using %s", name,
-                            user->meta_policy, policy_kind_to_string(params.policy));
-        else
-                params.policy = (PolicyKind)k;
+                            unknown, policy_kind_to_string(params.policy));
         return params;
 }
 

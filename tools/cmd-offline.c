@@ -241,6 +241,7 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
                         GHashTable *skipped, JsonBuilder *b, const TraceEvent *e, unsigned i, bool explain)
 {
         PlacementRequest req = {.name = e->name, .vcpus = e->vcpus, .memory = e->memory};
+        PlacementParams params = config->placement;
         const char *why = e->domain ? domain_spec_opt_out(e->domain) : NULL;
         g_auto(RequestShape) shape = {0};
         Plan *plan;
@@ -274,10 +275,19 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
                 return EXIT_OK;
         }
         if (e->domain) {
+                const char *unknown;
                 req = domain_request(e->domain, e->domain);
                 domain_request_shape(e->domain, t, &req, &shape);
+                /* as the daemon: the policy its metadata chooses */
+                params.policy = domain_request_policy(e->domain, params.policy, &unknown);
+                if (unknown)
+                        fprintf(
+                            stderr,
+                            "placementctl %s: warning: %s: unknown policy '%s' in its metadata (explicit, "
+                            "compat), using %s\n",
+                            c->verb, e->name, unknown, policy_kind_to_string(params.policy));
         }
-        plan = policy_place(t, ledger, &req, &config->placement);
+        plan = policy_place(t, ledger, &req, &params);
         decision_json_add_members(b, t, plan, explain);
         if (!c->json)
                 print_decision_human(t, plan, explain);

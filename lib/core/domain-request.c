@@ -188,3 +188,11 @@ int domain_file_load(const char *path, DomainSpec **ret, char **ret_error)
                 *ret_error = g_strdup_printf("%s: %s", path, why);
         return r;
 }
+
+PolicyKind domain_request_policy(const DomainSpec *user, PolicyKind dflt, const char **ret_unknown)
+{
+        int k = user->meta_policy ? policy_kind_from_string(user->meta_policy) : (int)dflt;
+
+        *ret_unknown = k < 0 ? user->meta_policy : NULL;
+        return k < 0 ? dflt : (PolicyKind)k;
+}

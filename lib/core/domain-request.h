@@ -51,6 +51,10 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RequestShape, request_shape_clear)
 void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRequest *req,
                           RequestShape *shape);
 
+/* The policy the domain's own metadata chooses (<placementd:domain policy="compat">), else dflt; one
+ * neither policy names is dflt, with *ret_unknown set to it (else NULL) for the caller to say. */
+PolicyKind domain_request_policy(const DomainSpec *user, PolicyKind dflt, const char **ret_unknown);
+
 /* Reads and parses a domain XML file: a regular file of at most DOMAIN_FILE_MAX bytes without NUL bytes
  * (file-read.h). Returns 0 or a negative errno with *ret_error naming the file and the problem. */
 int domain_file_load(const char *path, DomainSpec **ret, char **ret_error);

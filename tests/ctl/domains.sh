@@ -56,6 +56,11 @@ json "<numatune><memory mode='strict' nodeset='1'>: cores on node 1, the binding
     'dec("numatune")["nodes"] == [1] and dec("numatune")["memory_nodes"] == "1" and
      "its <numatune><memory> binds its memory to node 1 (strict)" in dec("numatune")["reason"]'
 
+run plan --topology="$HOST" --json --domain="$D/compat.xml" --domain="$D/bogus-policy.xml" one:1:1G
+json "<placementd:domain policy='compat'> is placed under compat, as the daemon places it; the others explicit" \
+    'dec("compat")["policy"] == "compat" and dec("one")["policy"] == "explicit" and dec("bogus")["policy"] == "explicit"'
+if grep -qF "bogus: unknown policy 'bogus' in its metadata" "$ERR"; then ok "an unknown policy in the metadata is said"; else not_ok "an unknown policy in the metadata is said"; diag "$(cat "$ERR")"; fi
+
 run plan --topology="$HOST" --json --domain="$D/pinned-threads.xml"
 json "<emulatorpin> and <iothreadpin iothread='2'> stand; I/O thread 1 is pinned beside the vCPU" \
     'dec("pinned-threads")["emulator_pin"] == "" and dec("pinned-threads")["iothreads"] == "1" and
