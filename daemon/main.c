@@ -93,6 +93,11 @@ static int parse_args(int argc, char **argv, Args *a)
         while ((c = getopt_long(argc, argv, "", options, NULL)) >= 0) {
                 switch (c) {
                 case 'c':
+                        if (!*optarg) {
+                                fprintf(stderr, "placementd: --config is empty (give a file, such as %s)\n",
+                                        DEFAULT_CONFIG);
+                                return -EINVAL;
+                        }
                         a->config = optarg;
                         break;
                 case 'C':

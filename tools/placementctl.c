@@ -291,6 +291,11 @@ static int set_option(Ctl *c, CtlOption o, const char *arg)
                 c->trace = arg;
                 break;
         case OPT_CONNECT:
+                if (!*arg) {
+                        fprintf(stderr, "placementctl: --connect is empty (give a libvirt URI, such as "
+                                        "qemu:///system)\n");
+                        return -EINVAL;
+                }
                 c->uri = arg;
                 break;
         case OPT_MAP_ONLY:

@@ -141,6 +141,7 @@ topology_sources() {
 check "--topology: host, synthetic: and hwloc XML files (not other files)" topology_sources
 check "--topology=syn completes synthetic:" offers "placementctl topology --topology=syn" synthetic:
 check "--connect: a URI is completed after its colon" offers "placementctl cpu-advice --connect=qemu:" ///system ///session
+check "-c URI, --connect's short form, is completed too" offers "placementctl cpu-advice -c test:" ///default
 check "a value typed for --bus-address is not mistaken for a verb" offers "placementctl --bus-address=unix:path=/x " status
 
 # ---- domain names from a running daemon ----------------------------------------------------------------

@@ -136,6 +136,10 @@ result "placementd: a malformed --bus-address exits 2 naming it, no retries (rc 
     "$([ $RC -eq 2 ] && grep -q "invalid D-Bus address 'garbage'" "$ERR"; echo $?)"
 run "$PLACEMENTD" --connect= --bus=none
 result "placementd: an empty --connect exits 2 (rc $RC)" "$([ $RC -eq 2 ] && grep -q "connect is empty" "$ERR"; echo $?)"
+run "$PLACEMENTD" --config= --bus=none
+result "placementd: an empty --config exits 2 naming it (rc $RC)" "$([ $RC -eq 2 ] && grep -q "config is empty" "$ERR"; echo $?)"
+run "$CTL" cpu-advice --connect= some-domain
+result "placementctl: an empty --connect exits 2 naming it (rc $RC)" "$([ $RC -eq 2 ] && grep -q "connect is empty" "$ERR"; echo $?)"
 run "$CTL" plan --topology="$ROOT/tests/topologies/two-node-hugepages.xml" vm:1:1G
 result "the map shows each node's hugepage pool apart from its memory (rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q '^  node 0  960.0 MiB' "$OUT" && grep -q '^    hugepages 2.0 MiB: 128.0 MiB free of 128.0 MiB$' "$OUT"; echo $?)"
