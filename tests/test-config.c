@@ -185,6 +185,13 @@ START_TEST(test_unknown_and_syntax)
         ck_assert_ptr_nonnull(strstr(e4, "Policy=x"));
         ck_assert_ptr_nonnull(strstr(e4, "Foo"));
         ck_assert_ptr_nonnull(strstr(e4, "[Bar]"));
+        /* malformed lines too, each named, with the errors of the lines around them, in line order */
+        g_autofree char *e6 = load_fail("[Placement]\nPolicy=bogus\nReservedCPUs 0-1\nFit=tight\nfoo\n");
+        ck_assert_str_eq(e6,
+                         "test.conf:2: [Placement] Policy=bogus: invalid value; expected explicit, compat\n"
+                         "test.conf:3: 'ReservedCPUs 0-1' is not a [Section], a Key=value or a # comment\n"
+                         "test.conf:4: [Placement] Fit=tight: invalid value; expected spread, pack\n"
+                         "test.conf:5: 'foo' is not a [Section], a Key=value or a # comment");
         /* a key set twice, also across a section given twice: GKeyFile would keep the last silently */
         g_autofree char *e5 = load_fail("[Placement]\nPolicy=compat\n[Metrics]\nListen=127.0.0.1:9464\n"
                                         "# again\n[Placement]\nPolicy = explicit\nApply=no\nApply=yes\n");

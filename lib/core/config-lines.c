@@ -70,36 +70,45 @@ static void walk(const char *data, LineVisit visit, void *userdata)
 }
 
 typedef struct Bad {
-        unsigned line;
-        char *text;
-        bool before_section;
+        const char *name;
+        GString *errors;
+        GArray *lines; /* their numbers */
 } Bad;
 
 static bool find_bad(unsigned number, LineKind kind, const char *name, const char *section, const char *text,
                      void *userdata)
 {
         Bad *b = userdata;
+        g_autofree char *trimmed = NULL;
         (void)name;
-        if (kind == LINE_BAD || (kind == LINE_KEY && !section)) {
-                b->line = number;
-                b->text = g_strstrip(g_strdup(text));
-                b->before_section = kind == LINE_KEY;
-                return false;
-        }
+
+        if (kind != LINE_BAD && !(kind == LINE_KEY && !section))
+                return true;
+        trimmed = g_strstrip(g_strdup(text));
+        g_string_append_printf(b->errors, "%s%s:%u: '%s' is %s", b->errors->len ? "\n" : "", b->name, number,
+                               trimmed,
+                               kind == LINE_KEY ? "a Key=value before any [Section]"
+                                                : "not a [Section], a Key=value or a # comment");
+        g_array_append_val(b->lines, number);
         return true;
 }
 
-unsigned config_lines_bad(const char *data, char **ret_text, bool *ret_before_section)
+unsigned config_lines_bad(const char *data, const char *name, GString *errors, char **ret_clean)
 {
-        Bad b = {0};
+        g_autoptr(GArray) lines = g_array_new(FALSE, FALSE, sizeof(unsigned));
+        Bad b = {name, errors, lines};
+        g_auto(GStrv) split = NULL;
 
         walk(data, find_bad, &b);
-        if (ret_before_section)
-                *ret_before_section = b.before_section;
-        if (ret_text)
-                *ret_text = g_steal_pointer(&b.text);
-        g_free(b.text);
-        return b.line;
+        if (!lines->len) {
+                *ret_clean = g_strdup(data);
+                return 0;
+        }
+        split = g_strsplit(data, "\n", -1);
+        for (guint i = 0; i < lines->len; i++)
+                split[g_array_index(lines, unsigned, i) - 1][0] = '\0';
+        *ret_clean = g_strjoinv("\n", split);
+        return lines->len;
 }
 
 typedef struct Find {

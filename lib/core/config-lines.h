@@ -11,10 +11,11 @@
 #include <glib.h>
 #include <stdbool.h>
 
-/* The first line that is none of those (a header or key GKeyFile would refuse as a name included), or a
- * Key=value before any [Section]: its number (1-based), its text in *ret_text (trimmed) and whether it
- * is the latter in *ret_before_section (either may be NULL). 0 when every line is one of them. */
-unsigned config_lines_bad(const char *data, char **ret_text, bool *ret_before_section);
+/* Every line that is none of those (a header or key GKeyFile would refuse as a name included), or a
+ * Key=value before any [Section]: one error each appended to errors (newline-separated, "NAME:LINE:
+ * 'text' is ..."). Returns how many, with *ret_clean a copy of data with those lines emptied (the others
+ * keep their numbers) for the rest of the checks to read. */
+unsigned config_lines_bad(const char *data, const char *name, GString *errors, char **ret_clean);
 
 /* The line of the first Key= in [section] (any of its headers), or of the first [section] header when
  * key is NULL; 0 when there is none. */

@@ -377,32 +377,56 @@ static void unknown_name(GString *errors, const char *data, const char *name, co
                                        list);
 }
 
+/* The line an error names ("NAME:LINE: ..."), 0 when none. */
+static unsigned error_line(const char *error, size_t name_len)
+{
+        guint64 line = 0;
+
+        if (strlen(error) > name_len && error[name_len] == ':')
+                line = g_ascii_strtoull(error + name_len + 1, NULL, 10);
+        return line > G_MAXUINT ? 0 : (unsigned)line;
+}
+
+static gint by_line(gconstpointer a, gconstpointer b, gpointer name_len)
+{
+        unsigned la = error_line(*(char *const *)a, GPOINTER_TO_SIZE(name_len));
+        unsigned lb = error_line(*(char *const *)b, GPOINTER_TO_SIZE(name_len));
+
+        la = la ? la : G_MAXUINT;
+        lb = lb ? lb : G_MAXUINT;
+        return la < lb ? -1 : la > lb;
+}
+
+/* errors (newline-separated) in the order of the lines they name, those naming none last */
+static char *errors_in_line_order(GString *errors, const char *name)
+{
+        g_auto(GStrv) all = g_strsplit(errors->str, "\n", -1);
+
+        /* stable: errors of one line, and those naming none, keep their order */
+        g_qsort_with_data(all, (gint)g_strv_length(all), sizeof(char *), by_line,
+                          GSIZE_TO_POINTER(strlen(name)));
+        g_string_free(errors, TRUE);
+        return g_strjoinv("\n", all);
+}
+
 int config_load_data(const char *data, const char *name, Config **ret, char **ret_error)
 {
         g_autoptr(GKeyFile) kf = g_key_file_new();
         g_autoptr(GError) error = NULL;
         g_autoptr(Config) c = config_new_default();
         g_auto(GStrv) groups = NULL;
+        g_autofree char *clean = NULL;
         GString *errors = g_string_new(NULL);
 
         /* a byte order mark some editors write: GKeyFile would call the first line, which looks right,
          * a syntax error */
         if (g_str_has_prefix(data, "\xef\xbb\xbf"))
                 data += 3;
-        {
-                g_autofree char *text = NULL;
-                bool before_section = false;
-                unsigned line = config_lines_bad(data, &text, &before_section);
-                if (line) {
-                        g_string_append_printf(errors, "%s:%u: '%s' is %s", name, line, text,
-                                               before_section
-                                                   ? "a Key=value before any [Section]"
-                                                   : "not a [Section], a Key=value or a # comment");
-                        goto fail;
-                }
-        }
+        /* every bad line is said; the rest is read without them, and its errors are said too */
+        config_lines_bad(data, name, errors, &clean);
+        data = clean;
         if (!g_key_file_load_from_data(kf, data, (gsize)-1, G_KEY_FILE_NONE, &error)) {
-                g_string_append_printf(errors, "%s: %s", name, error->message);
+                g_string_append_printf(errors, "%s%s: %s", errors->len ? "\n" : "", name, error->message);
                 goto fail;
         }
         config_lines_repeated(data, name, errors);
@@ -446,7 +470,7 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
         return 0;
 fail:
         if (ret_error)
-                *ret_error = g_string_free(errors, FALSE);
+                *ret_error = errors_in_line_order(errors, name);
         else
                 g_string_free(errors, TRUE);
         return -EINVAL;
