@@ -8,19 +8,31 @@
 #include "cells.h"
 #include "policy-internal.h"
 
+/* A free thread beside a realtime vCPU is no free CPU: a FIFO vCPU that spins starves what shares its
+ * core. */
+static bool pu_free(const HostView *v, unsigned p)
+{
+        return v->pu_usable[p] && !ledger_pu_load(v->l, p) && !ledger_pu_held(v->l, p) &&
+               !ledger_core_realtime(v->l, v->t->pus[p].core);
+}
+
 static unsigned compat_capacity(const HostView *v, unsigned node)
 {
-        return v->node_free_pus[node];
+        const TopoNode *n = &v->t->nodes[node];
+        unsigned free_pus = v->node_free_pus[node];
+
+        for (unsigned c = n->core_first; c < n->core_first + n->ncores; c++)
+                if (ledger_core_realtime(v->l, c))
+                        for (unsigned p = v->t->cores[c].pu_first;
+                             p < v->t->cores[c].pu_first + v->t->cores[c].npus; p++)
+                                free_pus -=
+                                    v->pu_usable[p] && !ledger_pu_load(v->l, p) && !ledger_pu_held(v->l, p);
+        return free_pus;
 }
 
 static unsigned compat_size(const HostView *v, unsigned node)
 {
         return v->node_usable_pus[node] - v->node_realtime_pus[node];
-}
-
-static bool pu_free(const HostView *v, unsigned p)
-{
-        return v->pu_usable[p] && !ledger_pu_load(v->l, p) && !ledger_pu_held(v->l, p);
 }
 
 /* Free PUs of core c (counted up to the core's size). */
@@ -78,7 +90,7 @@ static void compat_assign(const HostView *v, const unsigned *nodes, unsigned n, 
         g_autofree unsigned *pus = g_new(unsigned, MAX(plan->nvcpus, 1));
 
         for (unsigned i = 0; i < n; i++)
-                capacity[i] = v->node_free_pus[nodes[i]];
+                capacity[i] = compat_capacity(v, nodes[i]);
         cells_vcpu_nodes(v, nodes, n, capacity, plan, vcpu_node);
         for (unsigned i = 0; i < n; i++) {
                 unsigned want = 0, got, k = 0;

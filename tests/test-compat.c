@@ -46,6 +46,35 @@ START_TEST(test_overcommit_compat)
 }
 END_TEST
 
+/* A realtime vCPU's core is nobody else's while another has a free thread: a FIFO vCPU that spins starves
+ * its sibling. With VCPUPin=thread the next domain took its idle sibling, with VCPUPin=core its very CPUs.
+ */
+START_TEST(test_realtime_core_not_shared)
+{
+        static const VcpuPinMode pins[] = {VCPU_PIN_THREAD, VCPU_PIN_CORE};
+
+        for (unsigned k = 0; k < G_N_ELEMENTS(pins); k++) {
+                g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 64 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams p = test_params(POLICY_COMPAT);
+                PlacementRequest rt = {.name = "rt", .vcpus = 1, .memory = GiB, .realtime = true};
+                const Plan *plan, *web;
+                Plan *placed;
+
+                p.vcpu_pin = pins[k];
+                placed = policy_place(t, l, &rt, &p);
+                ck_assert_int_eq(ledger_commit(l, "rt", placed), 0);
+                plan = ledger_lookup(l, "rt");
+                web = test_place(t, l, &p, "web", 3, GiB);
+                ck_assert_int_eq(web->result, PLAN_PLACED);
+                for (unsigned v = 0; v < web->nvcpus; v++)
+                        ck_assert_msg(t->pus[web->vcpu_pu[v]].core != t->pus[plan->vcpu_pu[0]].core &&
+                                          !cpuset_intersects(web->vcpu_pins[v], plan->vcpu_pins[0]),
+                                      "pin %u: web vCPU %u on the realtime vCPU's core", k, v);
+        }
+}
+END_TEST
+
 /* The PU indexes of the plan's vCPUs, in vCPU order, as "a,b,c". */
 static char *plan_pus(const Plan *plan)
 {
@@ -88,6 +117,7 @@ static Suite *compat_suite(void)
         tcase_add_test(tc, test_same_ranking_rules);
         tcase_add_test(tc, test_overcommit_compat);
         tcase_add_test(tc, test_fills_half_used_cores);
+        tcase_add_test(tc, test_realtime_core_not_shared);
         suite_add_tcase(s, tc);
         return s;
 }
