@@ -612,7 +612,9 @@ static Decision *skip(Manager *m, const char *uuid, const DomainSpec *live, cons
         d->reason = g_strdup(why);
         d->vcpus = live->vcpus;
         d->memory = live->memory;
-        d->pinned_by_hand = occupied != NULL;
+        /* pins counted as they run; not a plan of its bound memory alone (bound_memory_plan()) */
+        for (unsigned i = 0; occupied && i < occupied->nvcpus && !d->pinned_by_hand; i++)
+                d->pinned_by_hand = !cpuset_is_empty(occupied->vcpu_pins[i]);
         if (occupied)
                 plan_set_vcpu_ids(occupied, live->vcpu_ids, live->vcpus);
         return record(m, d, occupied);
@@ -837,6 +839,20 @@ static PlacementParams params_for(Manager *m, const DomainSpec *user, const char
         return params;
 }
 
+#define BOUND_MEMORY_COUNTED "its memory is counted where its definition binds it"
+
+/* A skipped domain whose vCPUs float (no pins to count): the memory its definition binds is taken all the
+ * same, where it is bound; NULL when it binds none (its memory then follows the scheduler). */
+static Plan *bound_memory_plan(Manager *m, const PlacementRequest *req, const PlacementParams *params)
+{
+        g_autofree CpuSet **floating = NULL;
+
+        if (req->memory_source == MEMORY_SOURCE_NONE || !req->memory_nodes)
+                return NULL;
+        floating = g_new0(CpuSet *, MAX(req->vcpus, 1));
+        return policy_adopt(m->topology, m->ledger, req, floating, params);
+}
+
 /*
  * A domain that opted out is not placementd's to place, but what it runs on is taken: pins other than
  * "anywhere" (its definition's <vcpupin>, numad's nodes under placement='auto', pins made by hand) are
@@ -856,8 +872,11 @@ static Decision *skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, 
         domain_request_shape(live, m->topology, &req, &shape);
         pins = hand_pins(m, dom, live, req.allowed_cpus);
 
-        if (!pins)
-                return skip(m, uuid, live, why, NULL);
+        if (!pins) {
+                occupied = bound_memory_plan(m, &req, &params);
+                reason = occupied ? g_strdup_printf("%s; %s", why, BOUND_MEMORY_COUNTED) : NULL;
+                return skip(m, uuid, live, reason ? reason : why, occupied);
+        }
         occupied = policy_adopt(m->topology, m->ledger, &req, pins, &params);
         virt_pins_free(pins, live->vcpus);
         reason = g_strdup_printf("%s; its pins are counted as they run", why);
@@ -886,8 +905,14 @@ static Decision *found_running(Manager *m, virDomainPtr dom, const char *uuid, c
                 return skip(m, uuid, live,
                             "already pinned when placementd found it; pins adopted as they are", occupied);
         }
-        if (origin == ORIGIN_RUNNING_AT_START && !m->config->place_running)
-                return skip(m, uuid, live, "running before placementd started (PlaceRunning=no)", NULL);
+        if (origin == ORIGIN_RUNNING_AT_START && !m->config->place_running) {
+                occupied = bound_memory_plan(m, req, params);
+                return skip(
+                    m, uuid, live,
+                    occupied ? "running before placementd started (PlaceRunning=no); " BOUND_MEMORY_COUNTED
+                             : "running before placementd started (PlaceRunning=no)",
+                    occupied);
+        }
         return NULL;
 }
 

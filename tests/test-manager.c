@@ -642,6 +642,33 @@ START_TEST(test_definition_pins_are_taken)
 }
 END_TEST
 
+/* An opted-out domain whose vCPUs float still holds the memory its definition binds: counted on the bound
+ * node, no vCPU counted, not "pinned by hand" */
+START_TEST(test_opted_out_bound_memory_counted)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom =
+            start_domain("m-skipmem", 1,
+                         "<numatune><memory mode='strict' nodeset='1'/></numatune><metadata><p:domain "
+                         "xmlns:p='" PLACEMENTD_XMLNS "' skip='yes'/></metadata>");
+        Wait w = {m, "m-skipmem"};
+        const Decision *d;
+
+        ck_assert(spin(known, &w, 3000));
+        d = manager_lookup(m, "m-skipmem");
+        ck_assert_int_eq(d->result, DECISION_SKIPPED);
+        ck_assert_ptr_nonnull(d->plan);
+        ck_assert_uint_eq(d->plan->node_memory[1], 512u << 20);
+        ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), 1), 512u << 20);
+        ck_assert(!d->pinned_by_hand);
+        ck_assert_msg(strstr(d->reason, "its memory is counted where its definition binds it"), "%s",
+                      d->reason);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* Found running at start, a domain pinned by its definition is counted before any other is placed: in
  * ID order the two unpinned ones come first, and node 0 is the test driver's own domain's, so without that
  * they took node 1's core 4-5, the one m-pin's definition pins, while core 6-7 stood free. */
@@ -1726,6 +1753,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_opt_outs);
         tcase_add_test(tc, test_definition_pins_are_taken);
         tcase_add_test(tc, test_pinned_counted_before_others_at_start);
+        tcase_add_test(tc, test_opted_out_bound_memory_counted);
         tcase_add_test(tc, test_opted_out_repinned_stays_opted_out);
         tcase_add_test(tc, test_policy_per_domain);
         tcase_add_test(tc, test_advisory);

@@ -224,7 +224,7 @@ static Plan *definition_pins_plan(const Topology *t, const Config *config, const
         for (unsigned i = 0; i < req->vcpus; i++) {
                 unsigned id = spec->vcpu_ids ? spec->vcpu_ids[i] : i;
                 pins[i] = (CpuSet *)spec->vcpu_cpuset;
-                for (unsigned k = 0; k < spec->vcpupins->len; k++) {
+                for (unsigned k = 0; spec->vcpupins && k < spec->vcpupins->len; k++) {
                         const MetaVcpu *v = &g_array_index(spec->vcpupins, MetaVcpu, k);
                         if (v->id == id && v->cpuset)
                                 pins[i] = v->cpuset;
@@ -259,17 +259,27 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
         if (why) {
                 g_autofree char *counted = NULL;
                 g_hash_table_add(skipped, g_strdup(e->name));
-                if (e->domain && e->domain->vcpupins && e->domain->vcpupins->len) {
-                        /* as the daemon: the pins its definition makes are taken, and its memory */
+                if (e->domain) {
+                        bool pinned = e->domain->vcpupins && e->domain->vcpupins->len;
                         req = domain_request(e->domain, e->domain);
                         domain_request_shape(e->domain, t, &req, &shape);
-                        plan = definition_pins_plan(t, config, ledger, &req, e->domain);
-                        if (ledger_commit(ledger, e->name, plan) < 0) {
-                                fprintf(stderr, "placementctl %s: %s: its pins do not fit the host\n",
-                                        c->verb, e->name);
-                                return EXIT_RUNTIME;
+                        /* as the daemon: the pins its definition makes are taken, and the memory it binds
+                         * (also when its vCPUs float over the host or its <vcpu cpuset>: no pin) */
+                        if (pinned || (req.memory_source != MEMORY_SOURCE_NONE && req.memory_nodes)) {
+                                g_autofree CpuSet **floating = g_new0(CpuSet *, MAX(req.vcpus, 1));
+                                plan = pinned ? definition_pins_plan(t, config, ledger, &req, e->domain)
+                                              : policy_adopt(t, ledger, &req, floating, &config->placement);
+                                if (ledger_commit(ledger, e->name, plan) < 0) {
+                                        fprintf(stderr,
+                                                "placementctl %s: %s: its pins do not fit the host\n",
+                                                c->verb, e->name);
+                                        return EXIT_RUNTIME;
+                                }
+                                why = counted = g_strdup_printf(
+                                    "%s; %s", why,
+                                    pinned ? "its pins are counted as they run"
+                                           : "its memory is counted where its definition binds it");
                         }
-                        why = counted = g_strdup_printf("%s; its pins are counted as they run", why);
                 }
                 skip_domain(b, e, why, c->json);
                 return EXIT_OK;

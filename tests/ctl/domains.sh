@@ -61,6 +61,11 @@ json "<placementd:domain policy='compat'> is placed under compat, as the daemon 
     'dec("compat")["policy"] == "compat" and dec("one")["policy"] == "explicit" and dec("bogus")["policy"] == "explicit"'
 if grep -qF "bogus: unknown policy 'bogus' in its metadata" "$ERR"; then ok "an unknown policy in the metadata is said"; else not_ok "an unknown policy in the metadata is said"; diag "$(cat "$ERR")"; fi
 
+run plan --topology="$HOST" --json first:1:1G --domain="$D/skip-bound.xml" next:1:2G
+json "a skipped domain whose vCPUs float still holds the memory its <numatune> binds: node 1 has 1 GiB left" \
+    '"its memory is counted where its definition binds it" in dec("skip-bound")["reason"] and
+     dec("first")["nodes"] == [0] and dec("next")["nodes"] == [0]'
+
 run plan --topology="$HOST" --json --domain="$D/pinned-threads.xml"
 json "<emulatorpin> and <iothreadpin iothread='2'> stand; I/O thread 1 is pinned beside the vCPU" \
     'dec("pinned-threads")["emulator_pin"] == "" and dec("pinned-threads")["iothreads"] == "1" and
