@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* placementd: process setup, signals, sd_notify; the work is in the manager. */
 #include <errno.h>
+#include <event2/thread.h>
 #include <getopt.h>
 #include <inttypes.h>
 #include <signal.h>
@@ -565,6 +566,11 @@ static int run(int argc, char **argv)
         log_topology(topology, config);
         if (!args.foreground && !getenv("NOTIFY_SOCKET") && daemon(0, 1) < 0) {
                 log_error_errno(-errno, "Failed to detach: %m");
+                return 1;
+        }
+        /* libvirt may arm watches from the thread that opens its connection (virt-event.h) */
+        if (evthread_use_pthreads() < 0) {
+                log_error("Cannot make libevent thread-safe");
                 return 1;
         }
         base = event_base_new();

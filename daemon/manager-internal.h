@@ -24,8 +24,10 @@ struct Manager {
         Topology *topology;
         Config *config;
         char *uri_override;
-        char *uri_public; /* manager_uri() without user name or query: what everyone sees */
-        VirtConn *conn;   /* NULL while not connected */
+        char *uri_public;              /* manager_uri() without user name or query: what everyone sees */
+        VirtConn *conn;                /* NULL while not connected */
+        struct Connecting *connecting; /* a connection being opened in a thread, NULL when none */
+        struct event *connect_slow_ev; /* says so when the open takes long */
         bool connected, ever_connected;
         /* what a reload changed for the running domains while libvirt was away: done once connected */
         bool reload_apply_pending;

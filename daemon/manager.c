@@ -17,6 +17,8 @@
 #include "virt-stats.h"
 
 #define BACKOFF_MAX_SEC 30u
+/* An open that takes longer is said in the log (the daemon goes on serving meanwhile). */
+#define CONNECT_SLOW_SEC 30u
 
 static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_reserved);
 
@@ -334,7 +336,84 @@ static void arm_reconcile(Manager *m)
                 evtimer_add(m->reconcile_ev, &tv);
 }
 
-static void connect_now(Manager *m)
+/*
+ * A connection opened in a thread of its own (virt_conn_connect()): a libvirtd that accepts the connection
+ * and never answers must not stop the loop (D-Bus, metrics, signals, the watchdog), and libvirt sets no
+ * keepalive before the open returns. The thread hands the result over through done_ev; when the manager
+ * no longer wants it (stopping, or the URI changed) the thread frees this itself.
+ */
+typedef struct Connecting {
+        GMutex lock;
+        char *uri;
+        virConnectPtr conn; /* the thread's result: NULL on failure, with error */
+        char *error;
+        bool done;             /* the thread has its result */
+        bool abandoned;        /* nobody waits: the thread frees this */
+        bool close_abandoned;  /* ... closing the connection (not when the process is stopping) */
+        struct event *done_ev; /* activated by the thread; the loop's, never touched once abandoned */
+        GThread *thread;
+} Connecting;
+
+static void connecting_free(Connecting *c)
+{
+        g_mutex_clear(&c->lock);
+        g_free(c->uri);
+        g_free(c->error);
+        g_free(c);
+}
+
+static gpointer connect_thread(gpointer data)
+{
+        Connecting *c = data;
+        char *error = NULL;
+        virConnectPtr conn = virt_conn_connect(c->uri, &error);
+        bool abandoned;
+
+        g_mutex_lock(&c->lock);
+        c->conn = conn;
+        c->error = error;
+        c->done = true;
+        abandoned = c->abandoned;
+        if (!abandoned)
+                event_active(c->done_ev, 0, 0);
+        g_mutex_unlock(&c->lock);
+        if (abandoned) {
+                if (conn && c->close_abandoned)
+                        virConnectClose(conn);
+                connecting_free(c);
+        }
+        return NULL;
+}
+
+/* Drops a connection being opened: its result is not wanted. close: close it once it comes (a URI
+ * change), else leave it to the process's exit. */
+static void connecting_abandon(Manager *m, bool close)
+{
+        Connecting *c = m->connecting;
+        bool done;
+
+        if (!c)
+                return;
+        m->connecting = NULL;
+        evtimer_del(m->connect_slow_ev);
+        g_mutex_lock(&c->lock);
+        done = c->done;
+        c->abandoned = !done;
+        c->close_abandoned = close;
+        g_mutex_unlock(&c->lock);
+        g_clear_pointer(&c->done_ev, event_free);
+        if (!done) {
+                g_thread_unref(c->thread); /* it frees c */
+                return;
+        }
+        g_thread_join(c->thread);
+        if (c->conn)
+                virConnectClose(c->conn);
+        connecting_free(c);
+}
+
+/* conn (NULL: error says why) opened: subscribed, and what runs reconciled; else another try later. */
+static void connected(Manager *m, virConnectPtr conn, char *error)
 {
         static const VirtConnEvents events = {.lifecycle = on_lifecycle,
                                               .tunable = on_tunable,
@@ -342,10 +421,10 @@ static void connect_now(Manager *m)
                                               .metadata = on_metadata,
                                               .closed = on_close};
         const char *uri = manager_uri(m);
-        g_autofree char *error = NULL;
+        g_autofree char *why = error;
 
-        if (virt_conn_open(uri, &events, m, &m->conn, &error) < 0) {
-                log_warning("%s", error);
+        if (!conn || virt_conn_attach(conn, uri, &events, m, &m->conn, &why) < 0) {
+                log_warning("%s", why);
                 schedule_reconnect(m);
                 return;
         }
@@ -355,6 +434,62 @@ static void connect_now(Manager *m)
         reconcile(m, m->ever_connected ? ORIGIN_RECONCILE : ORIGIN_RUNNING_AT_START);
         m->ever_connected = true;
         manager_reload_pending(m);
+}
+
+static void on_connect_done(evutil_socket_t fd, short what, void *arg)
+{
+        Manager *m = arg;
+        Connecting *c = m->connecting;
+        virConnectPtr conn;
+        char *error;
+
+        (void)fd;
+        (void)what;
+        if (!c)
+                return;
+        m->connecting = NULL;
+        evtimer_del(m->connect_slow_ev);
+        g_thread_join(c->thread); /* it has its result: only returning is left */
+        event_free(c->done_ev);
+        conn = c->conn;
+        error = g_steal_pointer(&c->error);
+        connecting_free(c);
+        connected(m, conn, error);
+}
+
+static void on_connect_slow(evutil_socket_t fd, short what, void *arg)
+{
+        Manager *m = arg;
+
+        (void)fd;
+        (void)what;
+        log_warning("%s has not answered for %u s; waiting for it (placementd answers meanwhile, "
+                    "not connected)",
+                    manager_uri(m), CONNECT_SLOW_SEC);
+}
+
+static void connect_now(Manager *m)
+{
+        const char *uri = manager_uri(m);
+        struct timeval slow = {.tv_sec = CONNECT_SLOW_SEC};
+        g_autofree char *error = NULL;
+        Connecting *c;
+
+        if (m->conn || m->connecting)
+                return;
+        /* the test driver runs in this process: it cannot hang, and tests see it connected at once */
+        if (g_str_has_prefix(uri, "test:")) {
+                virConnectPtr conn = virt_conn_connect(uri, &error);
+                connected(m, conn, g_steal_pointer(&error));
+                return;
+        }
+        c = g_new0(Connecting, 1);
+        g_mutex_init(&c->lock);
+        c->uri = g_strdup(uri);
+        c->done_ev = event_new(m->base, -1, 0, on_connect_done, m);
+        m->connecting = c;
+        c->thread = g_thread_new("connect", connect_thread, c);
+        evtimer_add(m->connect_slow_ev, &slow);
 }
 
 Manager *manager_new(struct event_base *base, Topology *topology, Config *config, const char *uri)
@@ -373,6 +508,7 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->reconnect_ev = evtimer_new(base, on_reconnect, m);
         m->teardown_ev = evtimer_new(base, on_teardown, m);
         m->reconcile_ev = event_new(base, -1, EV_PERSIST, on_reconcile, m);
+        m->connect_slow_ev = evtimer_new(base, on_connect_slow, m);
         m->load = load_monitor_new();
         healer_init(m);
         held_init(m);
@@ -383,7 +519,9 @@ void manager_free(Manager *m)
 {
         if (!m)
                 return;
+        connecting_abandon(m, false);
         disconnect(m);
+        event_free(m->connect_slow_ev);
         event_free(m->reconnect_ev);
         event_free(m->teardown_ev);
         event_free(m->reconcile_ev);
@@ -518,6 +656,7 @@ void manager_set_config(Manager *m, Config *config)
                 g_free(m->uri_public);
                 m->uri_public = uri_public(manager_uri(m));
                 log_info("Libvirt URI changed to %s: reconnecting", config->uri);
+                connecting_abandon(m, true);
                 disconnect(m);
                 evtimer_del(m->reconnect_ev);
                 m->backoff_sec = 1;

@@ -81,8 +81,17 @@ static int subscribe(VirtConn *c, int which, int id, virConnectDomainEventGeneri
         return c->ids[which];
 }
 
-int virt_conn_open(const char *uri, const VirtConnEvents *events, void *userdata, VirtConn **ret,
-                   char **ret_error)
+virConnectPtr virt_conn_connect(const char *uri, char **ret_error)
+{
+        virConnectPtr conn = virConnectOpen(uri);
+
+        if (!conn)
+                ret_error_set(ret_error, -ECONNREFUSED, "Cannot connect to %s: %s", uri, last_error());
+        return conn;
+}
+
+int virt_conn_attach(virConnectPtr conn, const char *uri, const VirtConnEvents *events, void *userdata,
+                     VirtConn **ret, char **ret_error)
 {
         g_autoptr(VirtConn) c = g_new0(VirtConn, 1);
 
@@ -90,10 +99,7 @@ int virt_conn_open(const char *uri, const VirtConnEvents *events, void *userdata
                 c->ids[i] = -1;
         c->events = *events;
         c->userdata = userdata;
-        c->conn = virConnectOpen(uri);
-        if (!c->conn)
-                return ret_error_set(ret_error, -ECONNREFUSED, "Cannot connect to %s: %s", uri,
-                                     last_error());
+        c->conn = conn;
         c->close_cb = virConnectRegisterCloseCallback(c->conn, on_close, c, NULL) == 0;
         if (!g_str_has_prefix(uri, "test:"))
                 virConnectSetKeepAlive(c->conn, KEEPALIVE_INTERVAL_SEC, KEEPALIVE_COUNT);
@@ -110,6 +116,16 @@ int virt_conn_open(const char *uri, const VirtConnEvents *events, void *userdata
                                      last_error());
         *ret = g_steal_pointer(&c);
         return 0;
+}
+
+int virt_conn_open(const char *uri, const VirtConnEvents *events, void *userdata, VirtConn **ret,
+                   char **ret_error)
+{
+        virConnectPtr conn = virt_conn_connect(uri, ret_error);
+
+        if (!conn)
+                return -ECONNREFUSED;
+        return virt_conn_attach(conn, uri, events, userdata, ret, ret_error);
 }
 
 void virt_conn_free(VirtConn *c)

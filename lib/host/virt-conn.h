@@ -40,6 +40,15 @@ typedef struct VirtConn VirtConn;
  */
 int virt_conn_open(const char *uri, const VirtConnEvents *events, void *userdata, VirtConn **ret,
                    char **ret_error);
+/*
+ * The same in two steps, for a caller that must not wait on a libvirtd that accepts and never answers:
+ * virt_conn_connect() only opens uri (blocking; it may run in a thread of its own, see virt-event.h) and
+ * returns the connection, or NULL with *ret_error; virt_conn_attach(), in the loop thread, takes it
+ * (closed on failure) and does the rest as virt_conn_open().
+ */
+virConnectPtr virt_conn_connect(const char *uri, char **ret_error);
+int virt_conn_attach(virConnectPtr conn, const char *uri, const VirtConnEvents *events, void *userdata,
+                     VirtConn **ret, char **ret_error);
 /* Unsubscribes every callback, then closes (nothing is called after this). Accepts NULL. */
 void virt_conn_free(VirtConn *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(VirtConn, virt_conn_free)

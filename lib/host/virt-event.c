@@ -38,6 +38,7 @@ typedef struct {
         void *opaque;
         virFreeCallback ff;
         struct event *ev;
+        bool pending; /* in reg.pending: armed by the loop thread (asked from another thread) */
 } Record;
 
 static struct {
@@ -46,6 +47,9 @@ static struct {
         GHashTable *handles;   /* id -> Record, live ones only */
         GHashTable *timeouts;
         GPtrArray *removed; /* Records waiting for their free callback */
+        GPtrArray *pending; /* Records another thread added or changed, for the loop thread to arm */
+        struct event *wake; /* activated from another thread: arms what is pending */
+        GThread *loop;      /* the thread that runs base */
         int last_handle_id;
         int last_timeout_id;
         unsigned n_handles; /* not yet released, live or removed */
@@ -53,6 +57,18 @@ static struct {
 } reg;
 
 static const struct timeval zero_delay = {0, 0};
+
+/* Guards the registry: libvirt may add, change or remove watches from a thread that opens a connection
+ * (virt_conn_connect()) while the loop thread dispatches. Only the loop thread touches libevent for a
+ * record: another thread's change is queued (reg.pending) and the loop armed through reg.wake, so no
+ * thread ever waits inside libevent for a callback that waits for libvirt's locks. Never held across a
+ * libvirt callback. */
+static GRecMutex lock;
+
+static bool in_loop_thread(void)
+{
+        return !reg.loop || g_thread_self() == reg.loop;
+}
 
 static Record *record_lookup(GHashTable *table, int id)
 {
@@ -73,25 +89,72 @@ static void record_release(Record *r)
 static void record_retire(Record *r)
 {
         r->removed = true;
-        event_del(r->ev);
+        if (in_loop_thread())
+                event_del(r->ev);
         g_ptr_array_add(reg.removed, r);
-        evtimer_add(reg.cleanup, &zero_delay);
+        evtimer_add(reg.cleanup, &zero_delay); /* libevent's own lock makes it safe from any thread */
+}
+
+static int handle_arm(Record *r);
+static int timeout_arm(Record *r);
+
+/* r changed: armed now in the loop thread, else queued for it. Returns 0 or -1. */
+static int record_arm(Record *r)
+{
+        if (in_loop_thread())
+                return r->is_handle ? handle_arm(r) : timeout_arm(r);
+        if (!r->pending) {
+                r->pending = true;
+                g_ptr_array_add(reg.pending, r);
+        }
+        event_active(reg.wake, 0, 0);
+        return 0;
+}
+
+static void wake_dispatch(evutil_socket_t fd, short what, void *arg)
+{
+        g_autoptr(GPtrArray) batch = NULL;
+
+        (void)fd;
+        (void)what;
+        (void)arg;
+        g_rec_mutex_lock(&lock);
+        batch = reg.pending;
+        reg.pending = g_ptr_array_new();
+        for (guint i = 0; i < batch->len; i++) {
+                Record *r = g_ptr_array_index(batch, i);
+                r->pending = false;
+                if (r->removed)
+                        event_del(r->ev); /* retired meanwhile: the cleanup timer releases it */
+                else
+                        (void)(r->is_handle ? handle_arm(r) : timeout_arm(r));
+        }
+        g_rec_mutex_unlock(&lock);
 }
 
 static void cleanup_dispatch(evutil_socket_t fd, short what, void *arg)
 {
-        GPtrArray *batch = reg.removed;
+        GPtrArray *batch;
 
         (void)fd;
         (void)what;
         (void)arg;
         /* Free callbacks may remove more records: those go to a new batch and the next iteration. */
+        g_rec_mutex_lock(&lock);
+        batch = reg.removed;
         reg.removed = g_ptr_array_new();
+        /* one still queued for arming is not armed any more: it is released here */
+        for (guint i = 0; i < batch->len; i++)
+                if (((Record *)g_ptr_array_index(batch, i))->pending)
+                        g_ptr_array_remove(reg.pending, g_ptr_array_index(batch, i));
+        g_rec_mutex_unlock(&lock);
         for (guint i = 0; i < batch->len; i++) {
                 Record *r = g_ptr_array_index(batch, i);
                 if (r->ff)
                         r->ff(r->opaque);
+                g_rec_mutex_lock(&lock);
                 record_release(r);
+                g_rec_mutex_unlock(&lock);
         }
         g_ptr_array_unref(batch);
 }
@@ -142,11 +205,16 @@ static int handle_ready(int fd, int events, short what)
 static void handle_dispatch(evutil_socket_t fd, short what, void *arg)
 {
         Record *r = arg;
-        int ready;
+        int ready, events;
+        bool removed;
 
-        if (r->removed)
+        g_rec_mutex_lock(&lock);
+        removed = r->removed;
+        events = r->events;
+        g_rec_mutex_unlock(&lock);
+        if (removed)
                 return;
-        ready = handle_ready(fd, r->events, what);
+        ready = handle_ready(fd, events, what);
         /* Nothing ready any more: an earlier callback of this iteration consumed it. */
         if (ready)
                 r->handle_cb(r->id, fd, ready, r->opaque);
@@ -168,9 +236,11 @@ static int handle_arm(Record *r)
 static int handle_add(int fd, int events, virEventHandleCallback cb, void *opaque, virFreeCallback ff)
 {
         Record *r;
+        int id = -1;
 
+        g_rec_mutex_lock(&lock);
         if (fd < 0 || !cb || reg.last_handle_id == INT_MAX)
-                return -1;
+                goto out;
         r = g_new0(Record, 1);
         r->is_handle = true;
         r->fd = fd;
@@ -179,52 +249,62 @@ static int handle_add(int fd, int events, virEventHandleCallback cb, void *opaqu
         r->opaque = opaque;
         r->ff = ff;
         r->ev = event_new(reg.base, fd, handle_flags(events), handle_dispatch, r);
-        if (!r->ev || handle_arm(r) < 0) {
+        if (!r->ev || record_arm(r) < 0) {
                 /* On failure libvirt frees opaque itself: do not call ff. */
                 if (r->ev)
                         event_free(r->ev);
                 g_free(r);
-                return -1;
+                goto out;
         }
-        r->id = ++reg.last_handle_id;
+        id = r->id = ++reg.last_handle_id;
         reg.n_handles++;
         g_hash_table_insert(reg.handles, GINT_TO_POINTER(r->id), r);
-        return r->id;
+out:
+        g_rec_mutex_unlock(&lock);
+        return id;
 }
 
 static void handle_update(int id, int events)
 {
-        Record *r = record_lookup(reg.handles, id);
+        Record *r;
 
-        if (!r)
-                return;
-        r->events = events;
-        (void)handle_arm(r);
+        g_rec_mutex_lock(&lock);
+        if ((r = record_lookup(reg.handles, id))) {
+                r->events = events;
+                (void)record_arm(r);
+        }
+        g_rec_mutex_unlock(&lock);
 }
 
 static int handle_remove(int id)
 {
-        Record *r = record_lookup(reg.handles, id);
+        Record *r;
 
-        if (!r)
-                return -1;
-        g_hash_table_remove(reg.handles, GINT_TO_POINTER(id));
-        record_retire(r);
-        return 0;
+        g_rec_mutex_lock(&lock);
+        r = record_lookup(reg.handles, id);
+        if (r) {
+                g_hash_table_remove(reg.handles, GINT_TO_POINTER(id));
+                record_retire(r);
+        }
+        g_rec_mutex_unlock(&lock);
+        return r ? 0 : -1;
 }
 
 static void timeout_dispatch(evutil_socket_t fd, short what, void *arg)
 {
         Record *r = arg;
+        bool removed;
 
         (void)fd;
         (void)what;
-        if (r->removed)
-                return;
+        g_rec_mutex_lock(&lock);
+        removed = r->removed;
         /* Frequency 0: due again on the next iteration (a timer added now never fires in this one). */
-        if (r->frequency == 0)
+        if (!removed && r->frequency == 0)
                 evtimer_add(r->ev, &zero_delay);
-        r->timeout_cb(r->id, r->opaque);
+        g_rec_mutex_unlock(&lock);
+        if (!removed)
+                r->timeout_cb(r->id, r->opaque);
 }
 
 /* (Re)arms a timeout for its current frequency, counting from now. Returns 0 or -1. */
@@ -245,9 +325,11 @@ static int timeout_arm(Record *r)
 static int timeout_add(int frequency, virEventTimeoutCallback cb, void *opaque, virFreeCallback ff)
 {
         Record *r;
+        int id = -1;
 
+        g_rec_mutex_lock(&lock);
         if (!cb || reg.last_timeout_id == INT_MAX)
-                return -1;
+                goto out;
         r = g_new0(Record, 1);
         r->fd = -1;
         r->frequency = frequency;
@@ -255,37 +337,44 @@ static int timeout_add(int frequency, virEventTimeoutCallback cb, void *opaque, 
         r->opaque = opaque;
         r->ff = ff;
         r->ev = evtimer_new(reg.base, timeout_dispatch, r);
-        if (!r->ev || timeout_arm(r) < 0) {
+        if (!r->ev || record_arm(r) < 0) {
                 if (r->ev)
                         event_free(r->ev);
                 g_free(r);
-                return -1;
+                goto out;
         }
-        r->id = ++reg.last_timeout_id;
+        id = r->id = ++reg.last_timeout_id;
         reg.n_timeouts++;
         g_hash_table_insert(reg.timeouts, GINT_TO_POINTER(r->id), r);
-        return r->id;
+out:
+        g_rec_mutex_unlock(&lock);
+        return id;
 }
 
 static void timeout_update(int id, int frequency)
 {
-        Record *r = record_lookup(reg.timeouts, id);
+        Record *r;
 
-        if (!r)
-                return;
-        r->frequency = frequency;
-        (void)timeout_arm(r);
+        g_rec_mutex_lock(&lock);
+        if ((r = record_lookup(reg.timeouts, id))) {
+                r->frequency = frequency;
+                (void)record_arm(r);
+        }
+        g_rec_mutex_unlock(&lock);
 }
 
 static int timeout_remove(int id)
 {
-        Record *r = record_lookup(reg.timeouts, id);
+        Record *r;
 
-        if (!r)
-                return -1;
-        g_hash_table_remove(reg.timeouts, GINT_TO_POINTER(id));
-        record_retire(r);
-        return 0;
+        g_rec_mutex_lock(&lock);
+        r = record_lookup(reg.timeouts, id);
+        if (r) {
+                g_hash_table_remove(reg.timeouts, GINT_TO_POINTER(id));
+                record_retire(r);
+        }
+        g_rec_mutex_unlock(&lock);
+        return r ? 0 : -1;
 }
 
 static void probe_cb(int id, void *opaque)
@@ -299,8 +388,11 @@ static void registry_clear(void)
         g_clear_pointer(&reg.handles, g_hash_table_unref);
         g_clear_pointer(&reg.timeouts, g_hash_table_unref);
         g_clear_pointer(&reg.removed, g_ptr_array_unref);
+        g_clear_pointer(&reg.pending, g_ptr_array_unref);
         g_clear_pointer(&reg.cleanup, event_free);
+        g_clear_pointer(&reg.wake, event_free);
         reg.base = NULL;
+        reg.loop = NULL;
 }
 
 int virt_event_register(struct event_base *base)
@@ -313,12 +405,17 @@ int virt_event_register(struct event_base *base)
         if (reg.base)
                 return -EALREADY;
         reg.cleanup = evtimer_new(base, cleanup_dispatch, NULL);
-        if (!reg.cleanup)
+        reg.wake = event_new(base, -1, 0, wake_dispatch, NULL);
+        if (!reg.cleanup || !reg.wake) {
+                registry_clear();
                 return -ENOMEM;
+        }
         reg.base = base;
+        reg.loop = g_thread_self();
         reg.handles = g_hash_table_new(g_direct_hash, g_direct_equal);
         reg.timeouts = g_hash_table_new(g_direct_hash, g_direct_equal);
         reg.removed = g_ptr_array_new();
+        reg.pending = g_ptr_array_new();
 
         virEventRegisterImpl(handle_add, handle_update, handle_remove, timeout_add, timeout_update,
                              timeout_remove);
@@ -340,12 +437,22 @@ int virt_event_register(struct event_base *base)
 
 unsigned virt_event_handle_count(void)
 {
-        return reg.n_handles;
+        unsigned n;
+
+        g_rec_mutex_lock(&lock);
+        n = reg.n_handles;
+        g_rec_mutex_unlock(&lock);
+        return n;
 }
 
 unsigned virt_event_timeout_count(void)
 {
-        return reg.n_timeouts;
+        unsigned n;
+
+        g_rec_mutex_lock(&lock);
+        n = reg.n_timeouts;
+        g_rec_mutex_unlock(&lock);
+        return n;
 }
 
 static void ignore_error(void *data, virErrorPtr error)

@@ -5,8 +5,10 @@
  * Runs libvirt's event loop (handle watches and timeouts) on a libevent event_base, so the daemon has
  * one loop for libvirt, sd-bus and its own timers. libvirt allows one implementation per process.
  *
- * Thread rule: the event_base must be run, and libvirt called, from one thread (the daemon's loop
- * thread); the bridge takes no locks.
+ * Thread rule: the event_base is run, and libvirt called, from one thread (the daemon's loop thread,
+ * the one that registers), except that another thread may open a connection (virt_conn_connect()):
+ * libvirt then adds and changes watches from it, which the bridge takes under a lock and arms in the
+ * loop thread. For that the process must call evthread_use_pthreads() before it makes the base.
  *
  * After virConnectClose, libvirt may keep timeouts and handles registered for a few more loop iterations
  * and free their data only from the loop: keep running the base until both counts below are back to

@@ -575,3 +575,34 @@ kill -HUP "$NPD"
 wait_for 10 grep -q '^STATUS=' "$NOTIFY_LOG"
 result "after a reload that works STATUS= no longer does" \
     "$(grep -q '^STATUS=' "$NOTIFY_LOG" && ! grep -q 'reload failed' "$NOTIFY_LOG"; echo $?)"
+
+# A libvirtd that accepts the connection and never answers (a hung virtqemud): the open runs in a thread
+# of its own, so the daemon still says READY=1 ("Waiting for ..."), answers on D-Bus and stops on SIGTERM.
+stop_pid "$NPD"
+TARPIT=$TMP/tarpit.sock
+python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(16); held = []
+while True: held.append(s.accept()[0])' "$TARPIT" &
+MON_PIDS+=("$!")
+wait_for 5 test -S "$TARPIT"
+: >"$NOTIFY_LOG"
+# a bus of its own: the first daemon may still own the name on this one
+MAIN_BUS_PID=$BUS_PID MAIN_BUS_ADDR=$BUS_ADDR
+mkdir "$TMP/tarpit"
+bus_start "$TMP/tarpit"
+TBUS=$BUS_ADDR
+MON_PIDS+=("$BUS_PID")
+BUS_PID=$MAIN_BUS_PID BUS_ADDR=$MAIN_BUS_ADDR
+NOTIFY_SOCKET=$NOTIFY "$PLACEMENTD" --config="$NCONF" --connect="qemu:///system?socket=$TARPIT" \
+    --topology="$TOPOLOGY" --bus-address="$TBUS" >>"$PD_LOG" 2>&1 &
+NPD=$!
+MON_PIDS+=("$NPD")
+wait_for 10 grep -q 'READY=1' "$NOTIFY_LOG"
+result "libvirt never answering: READY=1 all the same, STATUS= says it waits" \
+    "$(grep -q '^READY=1' "$NOTIFY_LOG" && grep -q '^STATUS=Waiting for qemu:///system' "$NOTIFY_LOG"; echo $?)"
+wait_for 10 busctl --address="$TBUS" status "$NAME"
+run busctl --address="$TBUS" call "$NAME" "$OPATH" "$IFACE" GetStatus
+result "libvirt never answering: GetStatus answers (rc $RC)" "$([ "$RC" -eq 0 ] && grep -q Waiting "$OUT"; echo $?)"
+kill -TERM "$NPD"
+wait_for 5 sh -c "! kill -0 $NPD 2>/dev/null"
+result "libvirt never answering: SIGTERM stops the daemon within 5 s" "$(! kill -0 "$NPD" 2>/dev/null; echo $?)"
