@@ -1060,6 +1060,28 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         cache_note(v->t, req, plan);
 }
 
+/* A domain kept to some nodes by its <vcpu cpuset> alone, whose memory they cannot hold while the host
+ * can: its memory counted from the allowed node with the most room on, spilling to the nearest nodes as
+ * the kernel falls back (nothing binds it). False, counting nothing, when the whole host lacks it. */
+static bool spill_from_allowed(const HostView *v, const PlacementRequest *req, Plan *plan)
+{
+        uint64_t room = 0, best_room = 0;
+        int best = -1;
+
+        for (unsigned n = 0; n < v->t->nnodes; n++) {
+                uint64_t r = spill_room(v, plan, n, false);
+                room += r;
+                if (v->node_allowed[n] && v->t->nodes[n].ncores > 0 && (best < 0 || r > best_room)) {
+                        best = (int)n;
+                        best_room = r;
+                }
+        }
+        if (best < 0 || room < req->memory)
+                return false;
+        charge_preferred(v, (unsigned)best, req->memory, plan);
+        return true;
+}
+
 void finish_unplaceable(const HostView *v, const PlacementRequest *req, const SetLoad *host, Plan *plan)
 {
         const PlacementParams *params = v->params;
@@ -1095,6 +1117,19 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                 g_autofree char *reserved = cpuset_format(params->reserved_cpus);
                 plan->reason = g_strdup_printf(
                     "no CPU is left for vCPUs: ReservedCPUs=%s holds them all; nothing pinned", reserved);
+        } else if (req->allowed_cpus && !bound && spill_from_allowed(v, req, plan)) {
+                /* <vcpu cpuset> binds no memory: the guest runs, what its nodes lack comes from others */
+                char c[64];
+                uint64_t remote = 0;
+                for (unsigned n = 0; n < plan->nnode_memory; n++)
+                        remote += v->node_allowed[n] ? 0 : plan->node_memory[n];
+                plan->reason = g_strdup_printf(
+                    "no node set inside its <vcpu cpuset> has %s free (%s there); its memory is not bound, "
+                    "so it runs all the same with %s of it on other nodes, counted nearest its CPUs; "
+                    "nothing pinned",
+                    memory_text(req, req->memory, b, sizeof(b)),
+                    memory_text(req, host->free_memory, a, sizeof(a)),
+                    memory_text(req, remote, c, sizeof(c)));
         } else if (req->hugepage_size) {
                 plan->reason = g_strdup_printf(
                     "no node set has %s free (%s free on the whole host; hugepage-backed memory never "

@@ -759,6 +759,29 @@ START_TEST(test_hugepage_binding_skips_a_node_without_the_pool)
 }
 END_TEST
 
+/* <vcpu cpuset> keeps the vCPUs on node 0 but binds no memory: a guest bigger than node 0 runs all the same,
+ * its memory spilling to node 1; that is said and counted, not "free on the whole host" of node 0 alone. */
+START_TEST(test_cpuset_alone_memory_spills)
+{
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = host();
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) node0 = set_of("0-3");
+                PlacementParams p = test_params(kinds[k]);
+                PlacementRequest req = {
+                    .name = "big", .vcpus = 2, .memory = 12 * GiB, .allowed_cpus = node0};
+                const Plan *plan = place_req(t, l, &p, &req);
+
+                ck_assert_int_eq(plan->result, PLAN_UNPLACEABLE);
+                ck_assert_uint_eq(plan->node_memory[0], 8 * GiB);
+                ck_assert_uint_eq(plan->node_memory[1], 4 * GiB);
+                assert_reason_has(plan,
+                                  "its memory is not bound, so it runs all the same with 4.0 GiB of it on "
+                                  "other nodes");
+        }
+}
+END_TEST
+
 static Suite *constraints_suite(void)
 {
         Suite *s = suite_create("constraints");
@@ -786,6 +809,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_adopted_floating_pins_spread_over_cores);
         tcase_add_test(tc, test_strict_binding_counts_no_node_past_its_memory);
         tcase_add_test(tc, test_hugepage_binding_skips_a_node_without_the_pool);
+        tcase_add_test(tc, test_cpuset_alone_memory_spills);
         suite_add_tcase(s, tc);
         return s;
 }
