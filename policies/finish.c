@@ -42,10 +42,20 @@ void policy_pin_vcpu(const HostView *v, Plan *plan, unsigned i)
         if (pu < 0)
                 return;
         switch (plan->vcpu_pin) {
-        case VCPU_PIN_CORE:
+        case VCPU_PIN_CORE: {
+                /* the core's threads; under compat, which places a vCPU on a free thread beside another
+                 * domain's as if nothing were shared, less that domain's vCPU or held CPU (a Nova guest's
+                 * dedicated CPU is not this vCPU's to float on); overcommitted, the whole core */
+                const TopoCore *c = &v->t->cores[v->t->pus[pu].core];
+                bool own_free = plan->policy == POLICY_COMPAT && !ledger_pu_load(v->l, (unsigned)pu) &&
+                                !ledger_pu_held(v->l, (unsigned)pu);
                 cpuset_clear(plan->vcpu_pins[i]);
-                add_core_pus(v, v->t->pus[pu].core, plan->vcpu_pins[i]);
+                for (unsigned p = c->pu_first; p < c->pu_first + c->npus; p++)
+                        if (v->pu_usable[p] && (p == (unsigned)pu || !own_free ||
+                                                (!ledger_pu_load(v->l, p) && !ledger_pu_held(v->l, p))))
+                                cpuset_add(plan->vcpu_pins[i], v->t->pus[p].os_index);
                 break;
+        }
         case VCPU_PIN_THREAD:
                 cpuset_clear(plan->vcpu_pins[i]);
                 cpuset_add(plan->vcpu_pins[i], v->t->pus[pu].os_index);

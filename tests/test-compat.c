@@ -75,6 +75,28 @@ START_TEST(test_realtime_core_not_shared)
 }
 END_TEST
 
+/* compat puts a vCPU on the free thread beside another domain's dedicated CPU and counts nothing shared:
+ * VCPUPin=core then pins it to that free thread alone, not onto the other domain's CPU. */
+START_TEST(test_core_pin_keeps_off_another_domains_thread)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_COMPAT);
+        PlacementRequest nova = {.name = "nova", .vcpus = 1, .memory = GiB};
+        g_autoptr(CpuSet) pin = cpuset_new();
+        CpuSet *pins[] = {pin};
+        const Plan *b;
+
+        cpuset_add(pin, t->pus[0].os_index);
+        ck_assert_int_eq(ledger_commit(l, "nova", policy_adopt(t, l, &nova, pins, &p)), 0);
+        b = test_place(t, l, &p, "b", 1, GiB);
+        ck_assert_int_eq(b->result, PLAN_PLACED);
+        ck_assert_int_eq(b->vcpu_pu[0], 1); /* compat fills the half-used core first */
+        ck_assert_msg(!cpuset_has(b->vcpu_pins[0], t->pus[0].os_index), "b pinned onto nova's CPU");
+        ck_assert(cpuset_has(b->vcpu_pins[0], t->pus[1].os_index));
+}
+END_TEST
+
 /* The PU indexes of the plan's vCPUs, in vCPU order, as "a,b,c". */
 static char *plan_pus(const Plan *plan)
 {
@@ -118,6 +140,7 @@ static Suite *compat_suite(void)
         tcase_add_test(tc, test_overcommit_compat);
         tcase_add_test(tc, test_fills_half_used_cores);
         tcase_add_test(tc, test_realtime_core_not_shared);
+        tcase_add_test(tc, test_core_pin_keeps_off_another_domains_thread);
         suite_add_tcase(s, tc);
         return s;
 }
