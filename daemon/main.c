@@ -245,12 +245,13 @@ static bool same_port(const char *a, const char *b)
 /*
  * The metrics listener for want (NULL: off), bound before the running one is dropped, so that a failure
  * leaves it serving. Only when want reuses the running port must the running one close first; it is
- * bound again if want cannot be. Returns 0 with *ret (the running server when want is unchanged), or
- * -EADDRNOTAVAIL with *ret_error.
+ * bound again if want cannot be. Returns 0 with *ret (the running server when want is unchanged), or a
+ * negative errno (metrics_server_new()'s) with *ret_error.
  */
 static int metrics_prepare(Daemon *d, const char *want, MetricsServer **ret, char **ret_error)
 {
         g_autofree char *error = NULL;
+        int err = 0;
 
         *ret = NULL;
         if (g_strcmp0(want, d->metrics_listen) == 0) {
@@ -260,10 +261,12 @@ static int metrics_prepare(Daemon *d, const char *want, MetricsServer **ret, cha
         if (!want)
                 return 0;
         *ret = metrics_server_new(d->base, d->manager, d->stats, want, &error);
+        err = errno;
         if (!*ret && d->metrics && same_port(want, d->metrics_listen)) {
                 metrics_server_free(d->metrics);
                 g_clear_pointer(&error, g_free);
                 *ret = metrics_server_new(d->base, d->manager, d->stats, want, &error);
+                err = errno;
                 if (!*ret) {
                         g_autofree char *again = NULL;
                         d->metrics =
@@ -278,7 +281,7 @@ static int metrics_prepare(Daemon *d, const char *want, MetricsServer **ret, cha
         }
         if (!*ret) {
                 *ret_error = g_strdup_printf("[Metrics] Listen=%s: %s", want, error);
-                return -EADDRNOTAVAIL;
+                return err > 0 ? -err : -EADDRNOTAVAIL;
         }
         return 0;
 }
@@ -432,6 +435,9 @@ static void daemon_done(Daemon *d)
         g_clear_pointer(&d->manager, manager_free);
         if (d->base)
                 drain(d->base);
+        /* a thread still opening a connection nobody wants (libvirtd never answered) must find the bridge
+         * closed, not the event base about to be freed */
+        virt_event_close();
         g_clear_pointer(&d->sigterm, event_free);
         g_clear_pointer(&d->sigint, event_free);
         g_clear_pointer(&d->sighup, event_free);
@@ -525,6 +531,16 @@ static BusKind bus_kind(const Daemon *d, const Args *args)
         return manager_config(d->manager)->bus;
 }
 
+/* A [Metrics] Listen= failure at start that a restart would meet again (exit 2, which the unit does not
+ * restart): not ADDRESS:PORT, a name that names nothing, an address the socket refuses (a link-local one
+ * without its interface), an address family the unit forbids (RestrictAddressFamilies=), a privileged
+ * port. An address not configured yet, a port in use or a name server not reached are a boot's
+ * transients: exit 1, restarted. */
+static bool listen_error_is_configuration(int r)
+{
+        return r == -EINVAL || r == -ENXIO || r == -EAFNOSUPPORT || r == -EPERM || r == -EACCES;
+}
+
 static int setup_metrics(Daemon *d, char **ret_error)
 {
         MetricsServer *metrics = NULL;
@@ -596,11 +612,9 @@ static int run(int argc, char **argv)
                                 &(BusHooks){.reload = reload_hook, .name_taken = name_taken_hook}, &d);
         if (d.name_taken)
                 return 1;
-        if (setup_metrics(&d, &error) < 0) {
-                /* a name that does not resolve, an address the host lacks or the unit's address families
-                 * forbid: configuration a restart would meet again */
+        if ((r = setup_metrics(&d, &error)) < 0) {
                 log_error("%s", error);
-                return 2;
+                return listen_error_is_configuration(r) ? 2 : 1;
         }
         manager_start(d.manager);
         sd_notify(0, "READY=1");

@@ -385,11 +385,20 @@ static gpointer connect_thread(gpointer data)
         return NULL;
 }
 
+static gpointer close_thread(gpointer conn)
+{
+        virConnectClose(conn);
+        return NULL;
+}
+
 /* Drops a connection being opened: its result is not wanted. close: close it once it comes (a URI
- * change), else leave it to the process's exit. */
+ * change), in a thread of its own as it was opened (no keepalive is set on it: a close may wait on a
+ * libvirtd that stopped answering); else leave it to the process's exit. */
 static void connecting_abandon(Manager *m, bool close)
 {
         Connecting *c = m->connecting;
+        struct event *done_ev;
+        GThread *thread;
         bool done;
 
         if (!c)
@@ -400,15 +409,18 @@ static void connecting_abandon(Manager *m, bool close)
         done = c->done;
         c->abandoned = !done;
         c->close_abandoned = close;
+        /* abandoned, c is the thread's to free the moment the lock is let go */
+        done_ev = g_steal_pointer(&c->done_ev);
+        thread = c->thread;
         g_mutex_unlock(&c->lock);
-        g_clear_pointer(&c->done_ev, event_free);
+        event_free(done_ev);
         if (!done) {
-                g_thread_unref(c->thread); /* it frees c */
+                g_thread_unref(thread);
                 return;
         }
-        g_thread_join(c->thread);
-        if (c->conn)
-                virConnectClose(c->conn);
+        g_thread_join(thread);
+        if (c->conn && close)
+                g_thread_unref(g_thread_new("close", close_thread, c->conn));
         connecting_free(c);
 }
 

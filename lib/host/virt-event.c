@@ -50,6 +50,7 @@ static struct {
         GPtrArray *pending; /* Records another thread added or changed, for the loop thread to arm */
         struct event *wake; /* activated from another thread: arms what is pending */
         GThread *loop;      /* the thread that runs base */
+        bool closed;        /* virt_event_close(): base is going away, nothing is armed any more */
         int last_handle_id;
         int last_timeout_id;
         unsigned n_handles; /* not yet released, live or removed */
@@ -239,7 +240,7 @@ static int handle_add(int fd, int events, virEventHandleCallback cb, void *opaqu
         int id = -1;
 
         g_rec_mutex_lock(&lock);
-        if (fd < 0 || !cb || reg.last_handle_id == INT_MAX)
+        if (reg.closed || fd < 0 || !cb || reg.last_handle_id == INT_MAX)
                 goto out;
         r = g_new0(Record, 1);
         r->is_handle = true;
@@ -269,7 +270,7 @@ static void handle_update(int id, int events)
         Record *r;
 
         g_rec_mutex_lock(&lock);
-        if ((r = record_lookup(reg.handles, id))) {
+        if (!reg.closed && (r = record_lookup(reg.handles, id))) {
                 r->events = events;
                 (void)record_arm(r);
         }
@@ -281,7 +282,7 @@ static int handle_remove(int id)
         Record *r;
 
         g_rec_mutex_lock(&lock);
-        r = record_lookup(reg.handles, id);
+        r = reg.closed ? NULL : record_lookup(reg.handles, id);
         if (r) {
                 g_hash_table_remove(reg.handles, GINT_TO_POINTER(id));
                 record_retire(r);
@@ -298,7 +299,8 @@ static void timeout_dispatch(evutil_socket_t fd, short what, void *arg)
         (void)fd;
         (void)what;
         g_rec_mutex_lock(&lock);
-        removed = r->removed;
+        /* disabled by another thread before the loop thread re-armed it: not due */
+        removed = r->removed || r->frequency < 0;
         /* Frequency 0: due again on the next iteration (a timer added now never fires in this one). */
         if (!removed && r->frequency == 0)
                 evtimer_add(r->ev, &zero_delay);
@@ -328,7 +330,7 @@ static int timeout_add(int frequency, virEventTimeoutCallback cb, void *opaque, 
         int id = -1;
 
         g_rec_mutex_lock(&lock);
-        if (!cb || reg.last_timeout_id == INT_MAX)
+        if (reg.closed || !cb || reg.last_timeout_id == INT_MAX)
                 goto out;
         r = g_new0(Record, 1);
         r->fd = -1;
@@ -356,7 +358,7 @@ static void timeout_update(int id, int frequency)
         Record *r;
 
         g_rec_mutex_lock(&lock);
-        if ((r = record_lookup(reg.timeouts, id))) {
+        if (!reg.closed && (r = record_lookup(reg.timeouts, id))) {
                 r->frequency = frequency;
                 (void)record_arm(r);
         }
@@ -368,7 +370,7 @@ static int timeout_remove(int id)
         Record *r;
 
         g_rec_mutex_lock(&lock);
-        r = record_lookup(reg.timeouts, id);
+        r = reg.closed ? NULL : record_lookup(reg.timeouts, id);
         if (r) {
                 g_hash_table_remove(reg.timeouts, GINT_TO_POINTER(id));
                 record_retire(r);
@@ -453,6 +455,13 @@ unsigned virt_event_timeout_count(void)
         n = reg.n_timeouts;
         g_rec_mutex_unlock(&lock);
         return n;
+}
+
+void virt_event_close(void)
+{
+        g_rec_mutex_lock(&lock);
+        reg.closed = true;
+        g_rec_mutex_unlock(&lock);
 }
 
 static void ignore_error(void *data, virErrorPtr error)

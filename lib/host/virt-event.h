@@ -34,6 +34,10 @@ unsigned virt_event_handle_count(void);
 /* Returns the number of timeouts (virEventAddTimeout) not yet released, counted like the handles. */
 unsigned virt_event_timeout_count(void);
 
+/* Closes the bridge before its event_base is freed: libvirt's later calls from any thread (one still
+ * opening an abandoned connection) add nothing and change nothing. For the process's exit. */
+void virt_event_close(void);
+
 /* Silences libvirt's default error printing (errors are reported by the callers instead). Process-wide,
  * like the event implementation: call once at start. */
 void virt_errors_quiet(void);
