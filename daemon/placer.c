@@ -1145,6 +1145,7 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
 
 bool placer_found_pinned(Manager *m, virDomainPtr dom)
 {
+        char uuid[VIR_UUID_STRING_BUFLEN];
         g_autoptr(DomainSpec) live = NULL;
         g_autoptr(DomainSpec) user = NULL;
         g_autofree char *error = NULL;
@@ -1156,6 +1157,10 @@ bool placer_found_pinned(Manager *m, virDomainPtr dom)
                 return false; /* read again, and said, when it is placed */
         if (domain_spec_opt_out(user))
                 return true;
+        /* as place() decides: an unreadable record, or pins an apply of placementd's left (interrupted),
+         * mean the domain is placed anew, not counted as it runs */
+        if (live->decision_error || g_hash_table_contains(m->interrupted, virt_domain_uuid(dom, uuid)))
+                return false;
         req = domain_request(user, live);
         pins = hand_pins(m, dom, live, req.allowed_cpus);
         if (!pins)
