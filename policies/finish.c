@@ -110,7 +110,7 @@ static unsigned count_vcpus(const Topology *t, const Plan *plan, const CpuSet *v
 }
 
 static bool charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t bytes, MemoryMode mode,
-                         Plan *plan);
+                         const CpuSet *runs_on, Plan *plan);
 
 void policy_spread_memory(const HostView *v, Plan *plan)
 {
@@ -124,7 +124,8 @@ void policy_spread_memory(const HostView *v, Plan *plan)
         for (unsigned c = 0; c < plan->ncells; c++) {
                 uint64_t bytes = MIN(plan->cells[c].memory, left);
                 if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
-                    charge_bound(v, plan->cells[c].memory_nodes, bytes, MEMORY_MODE_STRICT, plan)) {
+                    charge_bound(v, plan->cells[c].memory_nodes, bytes, MEMORY_MODE_STRICT,
+                                 plan->cells[c].nodes, plan)) {
                         left -= bytes;
                         continue;
                 }
@@ -424,13 +425,14 @@ static void charge_preferred(const HostView *v, unsigned first, uint64_t bytes, 
  * bytes bound to the nodes whose OS indexes are in os_nodes, counted where the kernel puts them; false
  * when none of them is on this host. preferred: see charge_preferred(), from the first. interleave: an
  * even share of each. strict and restrictive (MPOL_BIND: a page on the faulting thread's node when the
- * binding has it): an even share of the bound nodes the plan's vCPUs run on, of all of them when it runs
- * on none. No node takes more than it has room for (spill_room(): free memory, or free hugepages of the
- * plan's size, a node without that pool none); the rest falls back to the binding's other nodes, nearest
- * first, as the kernel falls back inside it, and what none has room for is counted on the first.
+ * binding has it): an even share of the bound nodes among runs_on (node indexes: the plan's, or a guest
+ * cell's, where its vCPUs run), of all of them when none is. No node takes more than it has room for
+ * (spill_room(): free memory, or free hugepages of the plan's size, a node without that pool none); the rest
+ * falls back to the binding's other nodes, nearest first, as the kernel falls back inside it, and what none
+ * has room for is counted on the first.
  */
 static bool charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t bytes, MemoryMode mode,
-                         Plan *plan)
+                         const CpuSet *runs_on, Plan *plan)
 {
         const Topology *t = v->t;
         g_autoptr(CpuSet) nodes = cpuset_new();
@@ -449,7 +451,7 @@ static bool charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t byt
                 return true;
         }
         CPUSET_FOREACH (n, nodes)
-                if (mode == MEMORY_MODE_INTERLEAVE || cpuset_has(plan->nodes, (unsigned)n))
+                if (mode == MEMORY_MODE_INTERLEAVE || (runs_on && cpuset_has(runs_on, (unsigned)n)))
                         cpuset_add(local, n);
         if (cpuset_is_empty(local))
                 cpuset_union(local, nodes);
@@ -500,13 +502,14 @@ void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, 
         for (unsigned c = 0; c < plan->ncells; c++) {
                 uint64_t bytes = MIN(plan->cells[c].memory, rest);
                 if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
-                    charge_bound(v, plan->cells[c].memory_nodes, bytes, MEMORY_MODE_STRICT, plan))
+                    charge_bound(v, plan->cells[c].memory_nodes, bytes, MEMORY_MODE_STRICT,
+                                 plan->cells[c].nodes, plan))
                         rest -= bytes;
         }
         if (rest && !charge_bound(v, req->memory_nodes, rest,
                                   req->memory_source == MEMORY_SOURCE_MEMNODE ? MEMORY_MODE_STRICT
                                                                               : req->memory_mode,
-                                  plan))
+                                  plan->nodes, plan))
                 memset(plan->node_memory, 0, sizeof(uint64_t) * plan->nnode_memory);
 }
 
@@ -1112,7 +1115,7 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                 if (bound)
                         policy_charge_bound_memory(v, req, plan);
                 else if (!cpuset_is_empty(nodes))
-                        charge_bound(v, nodes, req->memory, MEMORY_MODE_INTERLEAVE, plan);
+                        charge_bound(v, nodes, req->memory, MEMORY_MODE_INTERLEAVE, NULL, plan);
                 policy_drop_poolless_memory(v->t, plan);
                 note = constraint_note(v, req, plan);
                 if (!bound && !cpuset_is_empty(nodes)) {

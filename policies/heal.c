@@ -203,14 +203,21 @@ static double vcpu_memory_distance(const Topology *t, const Plan *p, const Plan 
 /*
  * A candidate that leaves the binding as it is (keep_memory) is counted where the memory is, not as a
  * fresh plan would count it near its vCPUs: re-pinning moves no page, so what each node holds of it stays.
+ * Only while current counts it of the same size, all of it on nodes the request binds (a binding changed
+ * live since, which moves the pages, or a resize: counted afresh).
  */
-static void count_memory_where_it_is(const Plan *current, Plan *candidate)
+static void count_memory_where_it_is(const Topology *t, const PlacementRequest *req, const Plan *current,
+                                     Plan *candidate)
 {
         g_autoptr(CpuSet) was = plan_memory_nodes(current);
 
         if (!candidate->keep_memory || candidate->hugepage_size != current->hugepage_size ||
-            candidate->nnode_memory != current->nnode_memory || cpuset_is_empty(was))
+            candidate->nnode_memory != current->nnode_memory || candidate->memory != current->memory ||
+            cpuset_is_empty(was) || !req->memory_nodes)
                 return;
+        CPUSET_FOREACH (n, was)
+                if ((unsigned)n >= t->nnodes || !cpuset_has(req->memory_nodes, t->nodes[n].os_index))
+                        return;
         memcpy(candidate->node_memory, current->node_memory, sizeof(uint64_t) * current->nnode_memory);
 }
 
@@ -573,7 +580,7 @@ static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParam
                 int gain = 0;
                 if (!candidates[k])
                         continue;
-                count_memory_where_it_is(current, candidates[k]);
+                count_memory_where_it_is(t, &hd->request, current, candidates[k]);
                 other = judge(h, hp, hd, current, candidates[k], budget_left, &gain);
                 if (other && (!m || gain > best_gain)) {
                         heal_move_free(m);

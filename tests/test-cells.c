@@ -432,6 +432,34 @@ START_TEST(test_memnode_per_cell)
 }
 END_TEST
 
+/* Both cells bound by their <memnode> to nodes 0-1, each cell's vCPUs on one node: the kernel puts a cell's
+ * pages on its own vCPUs' node while it has room (MPOL_BIND), so each cell's memory is counted there, not
+ * spread over both by where the whole guest's vCPUs run */
+START_TEST(test_memnode_over_both_counted_by_cell)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) both = set_of("0-1");
+        Cells c;
+        cells_make(&c, lists, 2, 0);
+        c.cells[0].memory = 12 * GiB;
+        c.cells[0].memory_nodes = both;
+        c.cells[1].memory = 2 * GiB;
+        c.cells[1].memory_nodes = both;
+        g_autoptr(Plan) p = place_memnodes(t, l, &c, 4, 14 * GiB);
+        int n0, n1;
+
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        n0 = node_of(t, p, 0);
+        n1 = node_of(t, p, 2);
+        ck_assert_int_ne(n0, n1); /* 2 cores a node: one cell each */
+        ck_assert_uint_eq(p->node_memory[n0], 12 * GiB);
+        ck_assert_uint_eq(p->node_memory[n1], 2 * GiB);
+        cells_clear(&c);
+}
+END_TEST
+
 /* A cell bound by its <memnode> to a node whose CPUs its vCPUs may not use (all in ReservedCPUs=, or
  * outside its <vcpu cpuset>; libvirt runs it): its vCPUs run on free cores elsewhere, its memory remote,
  * placed, not "overcommitted" with nothing shared nor "unplaceable" for memory the host has */
@@ -713,6 +741,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_definition_snippet);
         tcase_add_test(tc, test_cells_with_unplugged_vcpus);
         tcase_add_test(tc, test_memnode_per_cell);
+        tcase_add_test(tc, test_memnode_over_both_counted_by_cell);
         tcase_add_test(tc, test_memnode_cell_on_unusable_node);
         tcase_add_test(tc, test_memnode_cell_stays_with_memory);
         tcase_add_test(tc, test_memnode_cell_over_two_nodes);
