@@ -320,14 +320,20 @@ static struct evconnlistener *listen_on_host(HttpServer *s, const char *host, un
         r = evutil_getaddrinfo(host, service, &hints, &ai);
         if (r != 0) {
                 *ret_error = g_strdup_printf("cannot resolve %s: %s", host, evutil_gai_strerror(r));
+                errno = r == EVUTIL_EAI_AGAIN ? EAGAIN
+                                              : ENXIO; /* a name server not reached yet, or no such name */
                 return NULL;
         }
         l = evconnlistener_new_bind(s->base, on_accept, s,
                                     LEV_OPT_CLOSE_ON_FREE | LEV_OPT_CLOSE_ON_EXEC | LEV_OPT_REUSEABLE, 128,
                                     ai->ai_addr, (int)ai->ai_addrlen);
-        if (!l)
-                *ret_error =
-                    g_strdup_printf("cannot listen on %s port %u: %s", host, port, g_strerror(errno));
+        if (!l) {
+                int err = errno;
+                *ret_error = g_strdup_printf("cannot listen on %s port %u: %s", host, port, g_strerror(err));
+                evutil_freeaddrinfo(ai);
+                errno = err;
+                return NULL;
+        }
         evutil_freeaddrinfo(ai);
         return l;
 }
@@ -366,7 +372,9 @@ HttpServer *http_server_new(struct event_base *base, const char *host, unsigned 
         s->next_turn = evtimer_new(base, on_next_turn, s);
         s->listener = listen_on(s, host, port, ret_error);
         if (!s->listener) {
+                int err = errno;
                 http_server_free(s);
+                errno = err;
                 return NULL;
         }
         evconnlistener_set_error_cb(s->listener, on_accept_error);

@@ -38,7 +38,9 @@ typedef struct HttpResource {
         void *userdata;
 } HttpResource;
 
-/* Listens on host:port. Returns NULL with *ret_error set when it cannot. */
+/* Listens on host:port. Returns NULL with *ret_error set when it cannot, and errno saying why: the
+ * socket's (EADDRINUSE, EADDRNOTAVAIL, EAFNOSUPPORT, EACCES, EINVAL...), EAGAIN when host could not be
+ * resolved yet, ENXIO when it names nothing. */
 HttpServer *http_server_new(struct event_base *base, const char *host, unsigned port,
                             unsigned max_connections, const HttpResource *resource, char **ret_error);
 void http_server_free(HttpServer *s);

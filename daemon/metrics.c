@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "metrics.h"
 
+#include <errno.h>
 #include <string.h>
 #include <sys/resource.h>
 
@@ -291,6 +292,7 @@ MetricsServer *metrics_server_new(struct event_base *base, Manager *m, const Sta
 
         if (config_split_listen(listen, &host, &port) < 0) {
                 *ret_error = g_strdup_printf("[Metrics] Listen=%s is not ADDRESS:PORT", listen);
+                errno = EINVAL;
                 return NULL;
         }
         s = g_new0(MetricsServer, 1);
@@ -303,8 +305,10 @@ MetricsServer *metrics_server_new(struct event_base *base, Manager *m, const Sta
                                                   .userdata = s},
                                   &error);
         if (!s->http) {
+                int err = errno;
                 *ret_error = g_strdup(error);
                 metrics_server_free(s);
+                errno = err;
                 return NULL;
         }
         return s;

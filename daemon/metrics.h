@@ -14,7 +14,7 @@
 typedef struct MetricsServer MetricsServer;
 
 /* Listens on listen ("ADDRESS:PORT"); per-domain CPU time comes from stats (NULL: none). Returns NULL
- * with *ret_error set when it cannot. */
+ * with *ret_error set when it cannot, errno as http_server_new() sets it (EINVAL: not ADDRESS:PORT). */
 MetricsServer *metrics_server_new(struct event_base *base, Manager *m, const StatsCache *stats,
                                   const char *listen, char **ret_error);
 void metrics_server_free(MetricsServer *s);
