@@ -185,6 +185,9 @@ START_TEST(test_unknown_and_syntax)
         ck_assert_ptr_nonnull(strstr(e4, "Policy=x"));
         ck_assert_ptr_nonnull(strstr(e4, "Foo"));
         ck_assert_ptr_nonnull(strstr(e4, "[Bar]"));
+        /* the keys under a broken header are not the section's before it: no error of theirs is made up */
+        g_autofree char *e7 = load_fail("[Placement]\nPolicy=compat\n[Metrics\nPolicy=bogus\nListen=x\n");
+        ck_assert_str_eq(e7, "test.conf:3: '[Metrics' is not a [Section], a Key=value or a # comment");
         /* malformed lines too, each named, with the errors of the lines around them, in line order */
         g_autofree char *e6 = load_fail("[Placement]\nPolicy=bogus\nReservedCPUs 0-1\nFit=tight\nfoo\n");
         ck_assert_str_eq(e6,

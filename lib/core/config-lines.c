@@ -105,8 +105,16 @@ unsigned config_lines_bad(const char *data, const char *name, GString *errors, c
                 return 0;
         }
         split = g_strsplit(data, "\n", -1);
-        for (guint i = 0; i < lines->len; i++)
-                split[g_array_index(lines, unsigned, i) - 1][0] = '\0';
+        for (guint i = 0; i < lines->len; i++) {
+                unsigned n = g_array_index(lines, unsigned, i);
+                char *line = split[n - 1];
+                /* a broken [Section header still starts a section: the keys under it are not the previous
+                 * one's (CONFIG_LINES_BAD_SECTION, which the checks skip) */
+                g_strchug(line);
+                split[n - 1] =
+                    line[0] == '[' ? g_strdup_printf("[" CONFIG_LINES_BAD_SECTION "%u]", n) : g_strdup("");
+                g_free(line);
+        }
         *ret_clean = g_strjoinv("\n", split);
         return lines->len;
 }

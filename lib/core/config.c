@@ -433,6 +433,8 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
         groups = g_key_file_get_groups(kf, NULL);
         for (char **g = groups; *g; g++) {
                 g_auto(GStrv) keys = NULL;
+                if (g_str_has_prefix(*g, CONFIG_LINES_BAD_SECTION))
+                        continue; /* said already, with the keys under it */
                 if (!known_section(*g)) {
                         unknown_name(errors, data, name, *g, NULL);
                         continue;
