@@ -215,7 +215,7 @@ static void skip_domain(JsonBuilder *b, const TraceEvent *e, const char *why, bo
 
 /* The pins a definition's <vcpupin> elements make (a vCPU without one runs on <vcpu cpuset>, or floats),
  * as a plan the ledger holds (what the daemon adopts from the live pins). */
-static Plan *definition_pins_plan(const Topology *t, const Config *config, const Ledger *ledger,
+static Plan *definition_pins_plan(const Topology *t, const PlacementParams *params, const Ledger *ledger,
                                   const PlacementRequest *req, const DomainSpec *spec)
 {
         g_autofree CpuSet **pins = g_new0(CpuSet *, MAX(req->vcpus, 1));
@@ -230,7 +230,7 @@ static Plan *definition_pins_plan(const Topology *t, const Config *config, const
                                 pins[i] = v->cpuset;
                 }
         }
-        plan = policy_adopt(t, ledger, req, pins, &config->placement);
+        plan = policy_adopt(t, ledger, req, pins, params);
         plan_set_vcpu_ids(plan, spec->vcpu_ids, req->vcpus);
         return plan;
 }
@@ -256,23 +256,35 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
                                 i + 1, e->name);
                 return EXIT_USAGE;
         }
+        if (e->domain) {
+                const char *unknown;
+                req = domain_request(e->domain, e->domain);
+                domain_request_shape(e->domain, t, &req, &shape);
+                /* as the daemon: the policy its metadata chooses, skipped or not */
+                params.policy = domain_request_policy(e->domain, params.policy, &unknown);
+                if (unknown)
+                        fprintf(
+                            stderr,
+                            "placementctl %s: warning: %s: unknown policy '%s' in its metadata (explicit, "
+                            "compat), using %s\n",
+                            c->verb, e->name, unknown, policy_kind_to_string(params.policy));
+        }
         if (why) {
                 g_autofree char *counted = NULL;
                 g_hash_table_add(skipped, g_strdup(e->name));
                 if (e->domain) {
                         bool pinned = e->domain->vcpupins && e->domain->vcpupins->len;
-                        req = domain_request(e->domain, e->domain);
-                        domain_request_shape(e->domain, t, &req, &shape);
                         /* as the daemon: the pins its definition makes are taken, and the memory it binds
                          * (also when its vCPUs float over the host or its <vcpu cpuset>: no pin) */
                         if (pinned || (req.memory_source != MEMORY_SOURCE_NONE && req.memory_nodes)) {
                                 g_autofree CpuSet **floating = g_new0(CpuSet *, MAX(req.vcpus, 1));
-                                plan = pinned ? definition_pins_plan(t, config, ledger, &req, e->domain)
-                                              : policy_adopt(t, ledger, &req, floating, &config->placement);
+                                plan = pinned ? definition_pins_plan(t, &params, ledger, &req, e->domain)
+                                              : policy_adopt(t, ledger, &req, floating, &params);
                                 if (ledger_commit(ledger, e->name, plan) < 0) {
                                         fprintf(stderr,
-                                                "placementctl %s: %s: its pins do not fit the host\n",
-                                                c->verb, e->name);
+                                                "placementctl %s: %s: what it holds (%s) does not fit the "
+                                                "host\n",
+                                                c->verb, e->name, pinned ? "its pins" : "its bound memory");
                                         return EXIT_RUNTIME;
                                 }
                                 why = counted = g_strdup_printf(
@@ -283,19 +295,6 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
                 }
                 skip_domain(b, e, why, c->json);
                 return EXIT_OK;
-        }
-        if (e->domain) {
-                const char *unknown;
-                req = domain_request(e->domain, e->domain);
-                domain_request_shape(e->domain, t, &req, &shape);
-                /* as the daemon: the policy its metadata chooses */
-                params.policy = domain_request_policy(e->domain, params.policy, &unknown);
-                if (unknown)
-                        fprintf(
-                            stderr,
-                            "placementctl %s: warning: %s: unknown policy '%s' in its metadata (explicit, "
-                            "compat), using %s\n",
-                            c->verb, e->name, unknown, policy_kind_to_string(params.policy));
         }
         plan = policy_place(t, ledger, &req, &params);
         decision_json_add_members(b, t, plan, explain);
