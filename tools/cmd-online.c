@@ -786,8 +786,8 @@ int verb_replace(Ctl *c, char **args, unsigned nargs)
         int code = ctl_call(c, c->sd, "Replace", NULL, "s", args[0]);
 
         (void)nargs;
-        /* what it was placed as now, as show prints it (--json: {} as before) */
-        if (!code && !c->json)
+        /* what it was placed as now, as show prints it (--json too: a script reads what a person sees) */
+        if (!code)
                 return cmd_show(c, c->sd, args[0]);
         return call_done(c, code);
 }

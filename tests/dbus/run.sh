@@ -468,6 +468,11 @@ for verb in reload "replace test" "snippet test"; do
     ctl $verb --json
     result "placementctl $verb --json is valid JSON (rc $RC)" "$([ $RC -eq 0 ] && json_ok "$OUT"; echo $?)"
 done
+ctl replace test --json
+result "placementctl replace test --json prints the new decision, as show does" "$(python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))["decisions"][0]
+assert d["domain"] == "test" and "vcpu_pins" in d, d' "$OUT"; echo $?)"
 ctl snippet test --json
 result "placementctl snippet test --json holds its <cputune>" "$(python3 -c '
 import json, sys
