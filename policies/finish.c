@@ -140,11 +140,29 @@ void policy_spread_memory(const HostView *v, Plan *plan)
                 placed = count_vcpus(t, plan, all, vcpus_on);
         }
         left -= charge_by_vcpus(v, plan, vcpus_on, placed, left);
-        /* Then whatever did not fit, on the set's nodes with room left (memory-only nodes included). */
-        CPUSET_FOREACH (n, plan->nodes) {
-                uint64_t take = MIN(room_left(v, plan, (unsigned)n), left);
-                plan->node_memory[n] += take;
-                left -= take;
+        /* Then whatever did not fit, on the set's nodes with room left (memory-only nodes included),
+         * nearest the vCPUs first: the kernel falls back to the nearest node with room */
+        {
+                g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
+                g_autofree uint64_t *far = g_new0(uint64_t, MAX(t->nnodes, 1));
+                unsigned n_order = 0;
+
+                CPUSET_FOREACH (n, plan->nodes) {
+                        for (unsigned m = 0; m < t->nnodes; m++)
+                                far[n] += (uint64_t)vcpus_on[m] * topology_distance(t, m, (unsigned)n);
+                        order[n_order++] = (unsigned)n;
+                }
+                for (unsigned i = 1; i < n_order; i++) /* stable: node number among equals */
+                        for (unsigned j = i; j > 0 && far[order[j]] < far[order[j - 1]]; j--) {
+                                unsigned x = order[j];
+                                order[j] = order[j - 1];
+                                order[j - 1] = x;
+                        }
+                for (unsigned i = 0; i < n_order && left; i++) {
+                        uint64_t take = MIN(room_left(v, plan, order[i]), left);
+                        plan->node_memory[order[i]] += take;
+                        left -= take;
+                }
         }
 }
 

@@ -295,6 +295,30 @@ START_TEST(test_sockets_without_slit)
 }
 END_TEST
 
+/* Memory the vCPUs' own node cannot hold goes to the set's node nearest them, as the kernel falls back,
+ * not to the lowest-numbered one: vCPUs on node 2 of a line 0-1-2, 12 GiB on 8 GiB nodes, 4 on node 1. */
+START_TEST(test_spread_memory_overflow_nearest_first)
+{
+        g_autoptr(Topology) t = test_three_nodes_in_line();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "vm", .vcpus = 2, .memory = 12 * GiB};
+        g_autoptr(Plan) plan = plan_new("vm", 2, 12 * GiB, t->nnodes);
+        HostView v;
+
+        for (unsigned i = 0; i < 2; i++)
+                plan->vcpu_pu[i] = (int)t->cores[t->nodes[2].core_first + i].pu_first;
+        for (unsigned n = 0; n < 3; n++)
+                cpuset_add(plan->nodes, n);
+        host_view_init_for(&v, t, l, &p, &req);
+        policy_spread_memory(&v, plan);
+        host_view_done(&v);
+        ck_assert_uint_eq(plan->node_memory[2], 8 * GiB);
+        ck_assert_uint_eq(plan->node_memory[1], 4 * GiB);
+        ck_assert_uint_eq(plan->node_memory[0], 0);
+}
+END_TEST
+
 static Suite *fit_suite(void)
 {
         Suite *s = suite_create("policy: fit");
@@ -304,6 +328,7 @@ static Suite *fit_suite(void)
         tcase_add_test(tc, test_l3_fit_oracle);
         tcase_add_test(tc, test_reserved_threads_rank_last);
         tcase_add_test(tc, test_sockets_without_slit);
+        tcase_add_test(tc, test_spread_memory_overflow_nearest_first);
         suite_add_tcase(s, tc);
         return s;
 }
