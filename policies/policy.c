@@ -360,6 +360,12 @@ Plan *policy_place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l,
                         memory_tiers_note(t, true, lower);
                         return g_steal_pointer(&lower);
                 }
+                /* unplaceable either way: the reason of the wider try, whose free memory counts every
+                 * tier (the first's said "free on the whole host" of its first tiers alone) */
+                if (plan->result == PLAN_UNPLACEABLE && lower->result == PLAN_UNPLACEABLE) {
+                        memory_tiers_note(t, false, lower);
+                        return g_steal_pointer(&lower);
+                }
         }
         memory_tiers_note(t, false, plan);
         return g_steal_pointer(&plan);

@@ -143,6 +143,10 @@ result "placementctl: an empty --connect exits 2 naming it (rc $RC)" "$([ $RC -e
 run "$CTL" plan --topology="$ROOT/tests/topologies/two-node-hugepages.xml" vm:1:1G
 result "the map shows each node's hugepage pool apart from its memory (rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q '^  node 0  960.0 MiB' "$OUT" && grep -q '^    hugepages 2.0 MiB: 128.0 MiB free of 128.0 MiB$' "$OUT"; echo $?)"
+# unplaceable on a host with a CXL memory-only node: the free memory said counts every tier, not DRAM alone
+run "$CTL" plan --topology="$ROOT/tests/topologies/cxl-expander.xml" a:2:29G b:2:29G c:2:200G
+result "an unplaceable guest's reason counts the CXL node's free memory too (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -qF 'no node set has 200.0 GiB of free memory (120.8 GiB free on the whole host)' "$OUT"; echo $?)"
 run "$CTL" topology --topology="$ROOT/tests/topologies/two-node-hugepages.xml"
 result "topology lists each node's hugepage pools (rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q '^hugepages node 1: 64 x 2.0 MiB (128.0 MiB)$' "$OUT"; echo $?)"
