@@ -27,6 +27,9 @@ struct Manager {
         char *uri_public;              /* manager_uri() without user name or query: what everyone sees */
         VirtConn *conn;                /* NULL while not connected */
         struct Connecting *connecting; /* a connection being opened in a thread, NULL when none */
+        /* while reconcile() adopts records: the UUIDs adopted so far in that pass, whose cores a later
+         * record's check does not count as taken (placer.c core_placed_by_other()) */
+        GHashTable *adopting;
         struct event *connect_slow_ev; /* says so when the open takes long */
         bool connected, ever_connected;
         /* what a reload changed for the running domains while libvirt was away: done once connected */

@@ -253,12 +253,17 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                 log_warning("%s, ignoring", error);
                 return;
         }
-        /* recorded decisions first: a domain placed anew must not take the cores another one records */
+        /* recorded decisions first: a domain placed anew must not take the cores another one records. Two
+         * records of this pass that claim one core both stand (both run there): which came first in ID
+         * order decides nothing, so a record a domain's owner wrote cannot evict another domain */
+        m->adopting = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         for (unsigned i = 0; i < n; i++) {
                 char uuid[VIR_UUID_STRING_BUFLEN];
-                if (!g_hash_table_contains(m->decisions, virt_domain_uuid(doms[i], uuid)))
-                        placer_adopt(m, doms[i]);
+                if (!g_hash_table_contains(m->decisions, virt_domain_uuid(doms[i], uuid)) &&
+                    placer_adopt(m, doms[i]))
+                        g_hash_table_add(m->adopting, g_strdup(uuid));
         }
+        g_clear_pointer(&m->adopting, g_hash_table_unref);
         /* then the domains counted as they run (opted out, pinned by someone else): their cores are taken
          * before any domain is placed anew, whatever their IDs */
         first = g_new0(bool, MAX(n, 1));

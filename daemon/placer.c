@@ -635,7 +635,9 @@ static bool core_free(Manager *m, unsigned c)
 }
 
 /* True when a domain placementd placed (not one pinned by hand: sharing with that is the user's doing,
- * and a restart must not undo what the running daemon left alone) counts a vCPU on core c. */
+ * and a restart must not undo what the running daemon left alone) counts a vCPU on core c; not one
+ * adopted from its record in the same pass (m->adopting: records are evidence, and the first of two
+ * claims in ID order has no more of it than the second). */
 static bool core_placed_by_other(Manager *m, const char *uuid, unsigned c)
 {
         GHashTableIter it;
@@ -644,7 +646,8 @@ static bool core_placed_by_other(Manager *m, const char *uuid, unsigned c)
         g_hash_table_iter_init(&it, m->decisions);
         while (g_hash_table_iter_next(&it, &key, &value)) {
                 const Plan *p = ((const Decision *)value)->plan;
-                if (!p || p->result == PLAN_ADOPTED || strcmp(key, uuid) == 0)
+                if (!p || p->result == PLAN_ADOPTED || strcmp(key, uuid) == 0 ||
+                    (m->adopting && g_hash_table_contains(m->adopting, key)))
                         continue;
                 for (unsigned i = 0; i < p->nvcpus; i++)
                         if (p->vcpu_pu[i] >= 0 && m->topology->pus[p->vcpu_pu[i]].core == c)

@@ -1159,6 +1159,60 @@ START_TEST(test_restore_onto_taken_cores)
 }
 END_TEST
 
+/* At a restart, two records that claim one core (a domain owner wrote one: its own live pin moved onto
+ * the other's core, its record made to say so) are both taken as what runs: neither domain is placed anew
+ * because the other came first in ID order. The forger started first here, the lower ID. */
+START_TEST(test_forged_record_does_not_evict)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr hostile = start_domain("f-hostile", 1, NULL);
+        virDomainPtr victim = NULL;
+        Wait wh = {m, "f-hostile"}, wv = {m, "f-victim"};
+        g_autofree char *mine = NULL, *theirs = NULL, *forged = NULL;
+        g_autoptr(GRegex) vcpu = g_regex_new("<([a-z]+:)?vcpu [^>]*/>", 0, 0, NULL);
+        g_autoptr(GMatchInfo) match = NULL;
+        g_autofree char *their_vcpu = NULL, *their_pins = NULL;
+        g_autoptr(CpuSet) victim_pins = NULL;
+        const Decision *d;
+        unsigned char map = 0;
+
+        ck_assert(spin(known, &wh, 3000));
+        victim = start_domain("f-victim", 1, NULL);
+        ck_assert(spin(known, &wv, 3000));
+        victim_pins = cpuset_copy(manager_lookup(m, "f-victim")->plan->vcpu_pins[0]);
+        ck_assert(!cpuset_intersects(victim_pins, manager_lookup(m, "f-hostile")->plan->vcpu_pins[0]));
+        mine = virDomainGetMetadata(hostile, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS,
+                                    VIR_DOMAIN_AFFECT_LIVE);
+        theirs = virDomainGetMetadata(victim, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS,
+                                      VIR_DOMAIN_AFFECT_LIVE);
+        ck_assert(mine && theirs);
+        free_manager(m);
+
+        /* the forger: its record's vCPU entry (and nodes) the victim's, its live pin the victim's CPUs */
+        ck_assert(g_regex_match(vcpu, theirs, 0, &match));
+        their_vcpu = g_match_info_fetch(match, 0);
+        forged = g_regex_replace_literal(vcpu, mine, -1, 0, their_vcpu, 0, NULL);
+        CPUSET_FOREACH (cpu, victim_pins)
+                map |= (unsigned char)(1u << cpu);
+        ck_assert_int_eq(virDomainPinVcpuFlags(hostile, 0, &map, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
+        ck_assert_int_eq(virDomainSetMetadata(hostile, VIR_DOMAIN_METADATA_ELEMENT, forged, "p",
+                                              PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+
+        m = new_manager(NULL);
+        d = manager_lookup(m, "f-victim");
+        ck_assert_ptr_nonnull(d);
+        their_pins = cpuset_format(d->plan->vcpu_pins[0]);
+        ck_assert_msg(d->adopted && cpuset_equal(d->plan->vcpu_pins[0], victim_pins),
+                      "the victim was placed anew (on %s): %s\nforged: %s", their_pins, d->reason, forged);
+        virDomainDestroy(victim);
+        virDomainFree(victim);
+        virDomainDestroy(hostile);
+        virDomainFree(hostile);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_unreadable_record_placed_anew)
 {
         /* a record the parser cannot read drops the record, never the domain */
@@ -1770,6 +1824,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_rebalance_nothing_better);
         tcase_add_test(tc, test_replace_transient_keeps_ownership);
         tcase_add_test(tc, test_restore_onto_taken_cores);
+        tcase_add_test(tc, test_forged_record_does_not_evict);
         tcase_add_test(tc, test_live_iothreads_followed);
         tcase_add_test(tc, test_unreadable_record_placed_anew);
         tcase_add_test(tc, test_defined_from_live_xml);
