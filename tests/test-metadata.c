@@ -151,6 +151,14 @@ START_TEST(test_bounded_text)
         g_clear_pointer(&error, g_free);
         ck_assert_int_eq(adopt(ATTRS, body, &p, &error), -EINVAL);
         ck_assert_ptr_nonnull(strstr(error, "reason"));
+        /* past the parser's own cap for one element's text (64 KiB): not read as an empty reason */
+        {
+                g_autofree char *huge = g_strnfill(70000, 'r');
+                g_autofree char *huge_body = g_strdup_printf(VCPUS "<p:reason>%s</p:reason>", huge);
+                g_clear_pointer(&error, g_free);
+                ck_assert_int_eq(adopt(ATTRS, huge_body, &p, &error), -EINVAL);
+                ck_assert_msg(error && strstr(error, "reason"), "%s", error);
+        }
 }
 END_TEST
 

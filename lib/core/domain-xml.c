@@ -735,8 +735,10 @@ static void on_text(GMarkupParseContext *ctx, const char *text, gsize len, gpoin
         }
         if (p->text == TEXT_DEFINITION && p->buf->len + len > DOMAIN_XML_MAX_DEFINITION)
                 p->definition_overflow = true;
-        else if (p->text != TEXT_NONE && p->buf->len + len < 65536)
-                g_string_append_len(p->buf, text, (gssize)len);
+        else if (p->text != TEXT_NONE && p->buf->len < DOMAIN_XML_MAX_TEXT)
+                /* up to the cap, not nothing: a text over it stays over every limit its element has (a
+                 * recorded reason of 70,000 bytes must not read as an empty one) */
+                g_string_append_len(p->buf, text, (gssize)MIN(len, DOMAIN_XML_MAX_TEXT - p->buf->len));
 }
 
 static bool memory_value(const char *text, uint64_t unit, uint64_t *ret)

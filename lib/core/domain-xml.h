@@ -85,6 +85,9 @@ typedef struct DomainCacheBank {
         unsigned level, id;
         CpuSet *vcpus;
 } DomainCacheBank;
+/* The most bytes of one element's text kept (a longer one is cut there, over every element's own limit). */
+#define DOMAIN_XML_MAX_TEXT 65535u
+
 /* The most banks read from one definition: libvirt's own limit on allocations is far lower. */
 #define DOMAIN_XML_MAX_CACHE_BANKS 1024u
 
