@@ -651,6 +651,22 @@ void manager_reload_pending(Manager *m)
         replace_after_reload(m, false, NULL);
 }
 
+/* Forgets every decision (their cores and memory with them): what another connection runs is read
+ * afresh once connected, not matched by UUID to the old one's. */
+static void forget_all(Manager *m, const char *why)
+{
+        g_autoptr(GPtrArray) uuids = g_ptr_array_new_with_free_func(g_free);
+        GHashTableIter it;
+        gpointer key;
+
+        g_hash_table_iter_init(&it, m->decisions);
+        while (g_hash_table_iter_next(&it, &key, NULL))
+                g_ptr_array_add(uuids, g_strdup(key));
+        for (unsigned i = 0; i < uuids->len; i++)
+                placer_forget(m, g_ptr_array_index(uuids, i), why);
+        interrupted_clear(m);
+}
+
 void manager_set_config(Manager *m, Config *config)
 {
         bool uri_changed = !m->uri_override && g_strcmp0(config->uri, m->config->uri) != 0;
@@ -675,6 +691,7 @@ void manager_set_config(Manager *m, Config *config)
                 log_info("Libvirt URI changed to %s: reconnecting", config->uri);
                 connecting_abandon(m, true);
                 disconnect(m);
+                forget_all(m, "the libvirt URI changed: another connection's domains");
                 evtimer_del(m->reconnect_ev);
                 m->backoff_sec = 1;
                 connect_now(m);

@@ -383,6 +383,14 @@ START_TEST(test_uri_shown_without_user_or_query)
         ck_assert_msg(!strstr(status, "alice") && !strstr(status, "keyfile"), "%s", status);
         reload(m, "[Libvirt]\nURI=test://bob@/default?x=1\n");
         ck_assert_str_eq(manager_uri_public(m), "test:///default");
+        /* another URI: the old connection's decisions are forgotten, not kept to be matched by UUID */
+        ck_assert_ptr_nonnull(manager_lookup(m, "test"));
+        reload(m, "[Libvirt]\nURI=test:///no-such-file.xml\n");
+        ck_assert(!manager_connected(m));
+        ck_assert_ptr_null(manager_lookup(m, "test"));
+        g_clear_pointer(&status, g_free);
+        status = manager_status(m);
+        ck_assert_msg(strstr(status, "0 domains"), "%s", status);
         free_manager(m);
 }
 END_TEST
