@@ -15,6 +15,28 @@ static void add_core_pus(const HostView *v, unsigned core, CpuSet *out)
                         cpuset_add(out, v->t->pus[p].os_index);
 }
 
+/* order[0..n) (node indexes) by key[node], lowest first; equals keep their order (a stable insertion
+ * sort: n is a host's node count). */
+static void order_by_key(unsigned *order, unsigned n, const uint64_t *key)
+{
+        for (unsigned i = 1; i < n; i++)
+                for (unsigned j = i; j > 0 && key[order[j]] < key[order[j - 1]]; j--) {
+                        unsigned x = order[j];
+                        order[j] = order[j - 1];
+                        order[j - 1] = x;
+                }
+}
+
+/* order[0..n) nearest to node first first, then by node number. */
+static void order_nearest(const Topology *t, unsigned first, unsigned *order, unsigned n)
+{
+        g_autofree uint64_t *distance = g_new(uint64_t, MAX(t->nnodes, 1));
+
+        for (unsigned k = 0; k < t->nnodes; k++)
+                distance[k] = topology_distance(t, first, k);
+        order_by_key(order, n, distance);
+}
+
 static void make_pins(const HostView *v, Plan *plan)
 {
         const Topology *t = v->t;
@@ -152,12 +174,7 @@ void policy_spread_memory(const HostView *v, Plan *plan)
                                 far[n] += (uint64_t)vcpus_on[m] * topology_distance(t, m, (unsigned)n);
                         order[n_order++] = (unsigned)n;
                 }
-                for (unsigned i = 1; i < n_order; i++) /* stable: node number among equals */
-                        for (unsigned j = i; j > 0 && far[order[j]] < far[order[j - 1]]; j--) {
-                                unsigned x = order[j];
-                                order[j] = order[j - 1];
-                                order[j - 1] = x;
-                        }
+                order_by_key(order, n_order, far);
                 for (unsigned i = 0; i < n_order && left; i++) {
                         uint64_t take = MIN(room_left(v, plan, order[i]), left);
                         plan->node_memory[order[i]] += take;
@@ -422,15 +439,7 @@ static void charge_preferred(const HostView *v, unsigned first, uint64_t bytes, 
         for (unsigned k = 0; k < t->nnodes; k++)
                 if (k != first && t->nodes[k].memory > 0)
                         order[n++] = k;
-        /* nearest first, then by node number (a stable insertion sort: n is a host's node count) */
-        for (unsigned i = 1; i < n; i++)
-                for (unsigned j = i; j > 0 && topology_distance(t, first, order[j]) <
-                                                  topology_distance(t, first, order[j - 1]);
-                     j--) {
-                        unsigned x = order[j];
-                        order[j] = order[j - 1];
-                        order[j - 1] = x;
-                }
+        order_nearest(t, first, order, n);
         for (unsigned i = 0; i < n && bytes; i++) {
                 take = MIN(bytes, spill_room(v, plan, order[i], false));
                 plan->node_memory[order[i]] += take;
@@ -483,14 +492,7 @@ static bool charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t byt
         /* the rest: the bound nodes nearest the first, the first itself before them */
         CPUSET_FOREACH (n, nodes)
                 order[n_order++] = (unsigned)n;
-        for (unsigned i = 1; i < n_order; i++)
-                for (unsigned j = i; j > 0 && topology_distance(t, first, order[j]) <
-                                                  topology_distance(t, first, order[j - 1]);
-                     j--) {
-                        unsigned x = order[j];
-                        order[j] = order[j - 1];
-                        order[j - 1] = x;
-                }
+        order_nearest(t, first, order, n_order);
         for (unsigned i = 0; i < n_order && left; i++) {
                 uint64_t take = MIN(left, spill_room(v, plan, order[i], true));
                 plan->node_memory[order[i]] += take;
