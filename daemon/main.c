@@ -626,5 +626,9 @@ static int run(int argc, char **argv)
 
 int main(int argc, char **argv)
 {
-        return run(argc, argv);
+        int r = run(argc, argv);
+
+        /* what evthread_use_pthreads() set up, once every base is gone */
+        libevent_global_shutdown();
+        return r;
 }
