@@ -157,6 +157,10 @@ static void on_tunable(virDomainPtr dom, virTypedParameterPtr params, int nparam
         bool iothreads_read = false;
 
         healer_forget_request(m, uuid); /* a pin or a tunable changed */
+        if (d && placer_skipped_now_pinned(m, dom, d)) {
+                placer_adopt_hand_pins(m, dom, "its vCPUs were pinned by someone else");
+                return;
+        }
         if (!d || !d->plan)
                 return;
         /* a hot-added vCPU shows up as a pin of a vCPU the decision does not have */
@@ -299,6 +303,8 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                                                "its vCPUs or memory changed while pinned by hand");
                 else if (origin == ORIGIN_RECONCILE && placer_pins_drifted(m, doms[i], d))
                         placer_adopt_hand_pins(m, doms[i], "its vCPU pins drifted from the decision");
+                else if (origin == ORIGIN_RECONCILE && placer_skipped_now_pinned(m, doms[i], d))
+                        placer_adopt_hand_pins(m, doms[i], "its vCPUs were pinned by someone else");
                 else if (origin == ORIGIN_RECONCILE && d->unrecorded)
                         placer_record_again(m, doms[i], g_hash_table_lookup(m->decisions, uuid));
                 else if (origin == ORIGIN_RECONCILE)

@@ -1194,6 +1194,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         const char *why;
         CpuSet **pins = NULL;
         PlacementRequest req;
+        g_auto(RequestShape) shape = {0};
         Decision *d;
         Plan *adopted;
         unsigned nvcpus;
@@ -1202,7 +1203,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         if (!old)
                 return;
         /* as it runs now: a vCPU added (or memory) while pinned by hand is counted too */
-        if (!old->plan || virt_domain_read_spec(dom, false, &live, &error) < 0) {
+        if (virt_domain_read_spec(dom, false, &live, &error) < 0) {
                 if (error)
                         log_warning("%s: %s, ignoring", old->name, error);
                 return;
@@ -1217,20 +1218,21 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
                 return;
         }
         nvcpus = live->vcpus;
-        memory = live->memory ? live->memory : old->plan->memory;
+        memory = live->memory ? live->memory : old->plan ? old->plan->memory : 0;
         if (nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, live->vcpu_ids, &pins, &error) < 0) {
                 if (error)
                         log_warning("%s: %s, ignoring", old->name, error);
                 return;
         }
-        req = (PlacementRequest){.name = old->name,
-                                 .vcpus = nvcpus,
-                                 .memory = memory,
-                                 .hugepage_size = old->plan->hugepage_size,
-                                 /* its definition's isolated emulator CPUs stay held */
-                                 .emulator_cpus = definition ? definition->emulatorpin : NULL,
-                                 .iothread_cpus = definition ? definition->iothreadpin_cpus : NULL,
-                                 .kept_iothreads = definition ? definition->iothreadpins : NULL};
+        /* its definition's isolated emulator CPUs stay held, and its memory is counted where it is bound
+         * (by the definition, or by the binding placementd applied, which stands), not where pins moved */
+        req = domain_request(definition ? definition : live, live);
+        domain_request_shape(live, m->topology, &req, &shape);
+        req.name = old->name;
+        req.vcpus = nvcpus;
+        req.memory = memory;
+        if (old->plan && old->plan->hugepage_size)
+                req.hugepage_size = old->plan->hugepage_size;
         ledger_release(m->ledger, uuid);
         d = decision_new(uuid, old->name);
         d->domain_id = virt_domain_id(dom);
@@ -1242,9 +1244,11 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         adopted = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
         plan_set_realtime(adopted, live->realtime, live->realtime_vcpus);
         plan_set_vcpu_ids(adopted, live->vcpu_ids, nvcpus);
-        cpuset_union(adopted->emulator_pin, old->plan->emulator_pin);
-        cpuset_union(adopted->iothreads, old->plan->iothreads);
-        cpuset_union(adopted->iothread_pin, old->plan->iothread_pin);
+        if (old->plan) {
+                cpuset_union(adopted->emulator_pin, old->plan->emulator_pin);
+                cpuset_union(adopted->iothreads, old->plan->iothreads);
+                cpuset_union(adopted->iothread_pin, old->plan->iothread_pin);
+        }
         g_free(adopted->reason);
         adopted->reason = g_strdup(d->reason);
         d = record(m, d, adopted);
@@ -1256,6 +1260,18 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         placer_notify(m, d, d->uuid, d->name);
 }
 
+/* The memory a domain's decision counts, from its live definition: libvirt's size (max_kib_bytes, what
+ * virDomainGetMaxMemory answers) counts nvdimm and virtio-pmem devices too, which are files, not host
+ * RAM. Read only when the two differ; max_kib_bytes when the definition cannot be read. */
+static uint64_t live_memory(virDomainPtr dom, uint64_t max_kib_bytes)
+{
+        g_autoptr(DomainSpec) live = NULL;
+
+        if (virt_domain_read_spec(dom, false, &live, NULL) < 0 || !live->memory)
+                return max_kib_bytes;
+        return live->memory;
+}
+
 bool placer_hand_pinned_resized(Manager *m, virDomainPtr dom, const Decision *d)
 {
         unsigned vcpus;
@@ -1265,7 +1281,9 @@ bool placer_hand_pinned_resized(Manager *m, virDomainPtr dom, const Decision *d)
         if (!d->plan || !d->pinned_by_hand)
                 return false;
         virt_domain_live_size(dom, &vcpus, &memory);
-        return (vcpus > 0 && vcpus != d->plan->nvcpus) || (memory > 0 && memory != d->plan->memory);
+        return (vcpus > 0 && vcpus != d->plan->nvcpus) ||
+               (memory > 0 && memory != d->plan->memory &&
+                (memory = live_memory(dom, memory)) != d->plan->memory);
 }
 
 /* A domain whose online vCPUs are not 0..n-1 may change which run and keep their count (libvirt's test
@@ -1301,7 +1319,8 @@ bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d)
                          d->plan->requested_vcpus);
                 return true;
         }
-        if (memory > 0 && memory != d->plan->memory) {
+        if (memory > 0 && memory != d->plan->memory &&
+            (memory = live_memory(dom, memory)) != d->plan->memory) {
                 log_info("%s: %llu KiB of memory, its decision counts %llu KiB: placing it again", d->name,
                          (unsigned long long)(memory / 1024), (unsigned long long)(d->plan->memory / 1024));
                 return true;
@@ -1320,6 +1339,21 @@ int placer_live_pins_planned(virDomainPtr dom, const Plan *p)
                 same = cpuset_is_empty(p->vcpu_pins[i]) || cpuset_equal(pins[i], p->vcpu_pins[i]);
         virt_pins_free(pins, p->nvcpus);
         return same;
+}
+
+bool placer_skipped_now_pinned(Manager *m, virDomainPtr dom, const Decision *d)
+{
+        g_autoptr(DomainSpec) live = NULL;
+        CpuSet **pins;
+
+        if (d->result != DECISION_SKIPPED || d->pinned_by_hand ||
+            virt_domain_read_spec(dom, false, &live, NULL) < 0)
+                return false;
+        pins = hand_pins(m, dom, live, live->vcpu_cpuset);
+        if (!pins)
+                return false;
+        virt_pins_free(pins, live->vcpus);
+        return true;
 }
 
 bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d)

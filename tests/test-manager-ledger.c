@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The ledger follows what runs, in-process against libvirt's test driver: a skipped domain pinned by hand
+ * later, a domain with persistent-memory devices (libvirt's size counts them, the host's RAM does not),
+ * a placed domain re-pinned by hand while its memory stays bound, and records a domain owner forged.
+ */
+#include <event2/event.h>
+#include <libvirt/libvirt.h>
+#include <time.h>
+
+#include "domain-xml.h"
+#include "manager-fixture.h"
+#include "manager-internal.h"
+#include "test-util.h"
+#include "virt-domain.h"
+
+/* 8 PUs, 2 nodes of 2 cores x 2 threads: the test driver accepts pins on CPUs 0-7 only. */
+#define TOPOLOGY "synthetic:pack:2 numa:1(memory=16GiB) l3:1 core:2 pu:2"
+
+static struct event_base *base;
+static virConnectPtr conn;
+
+static void setup(void)
+{
+        fixture_open(&base, &conn, true);
+}
+
+static void teardown(void)
+{
+        fixture_close(base, conn);
+}
+
+/* Runs the loop for ms, or until name is known. */
+static bool spin_known(Manager *m, const char *name, unsigned ms)
+{
+        for (unsigned i = 0; i < ms; i++) {
+                struct timespec nap = {0, 1000000};
+                if (name && manager_lookup(m, name))
+                        return true;
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+                nanosleep(&nap, NULL);
+        }
+        return name == NULL;
+}
+
+static void free_manager(Manager *m)
+{
+        manager_free(m);
+        spin_known(NULL, NULL, 20);
+}
+
+static virDomainPtr start_xml(const char *name, const char *memory, unsigned vcpus, const char *extra)
+{
+        g_autofree char *xml =
+            g_strdup_printf("<domain type='test'><name>%s</name><memory unit='MiB'>%s</memory>"
+                            "<vcpu>%u</vcpu><os><type>hvm</type></os>%s</domain>",
+                            name, memory, vcpus, extra ? extra : "");
+        virDomainPtr dom = virDomainCreateXML(conn, xml, 0);
+
+        ck_assert_msg(dom != NULL, "cannot start %s", name);
+        return dom;
+}
+
+static void stop(virDomainPtr dom)
+{
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+}
+
+static void pin(virDomainPtr dom, unsigned vcpu, unsigned cpu)
+{
+        unsigned char map = (unsigned char)(1u << cpu);
+
+        ck_assert_int_eq(virDomainPinVcpuFlags(dom, vcpu, &map, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
+}
+
+static uint64_t memory_counted(const Plan *p)
+{
+        uint64_t total = 0;
+
+        for (unsigned n = 0; p && n < p->nnode_memory; n++)
+                total += p->node_memory[n];
+        return total;
+}
+
+/* Opted out and floating, then pinned by hand: from then on its pin is counted (its core is not handed
+ * out), by the reconcile and by the pin's own event alike; the bound memory an opted-out domain holds
+ * stays counted where its definition binds it. */
+START_TEST(test_skipped_floating_then_pinned)
+{
+        static const char *const extras[] = {
+            "<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "' skip='yes'/></metadata>",
+            "<numatune><memory mode='strict' nodeset='0'/></numatune><metadata><p:domain "
+            "xmlns:p='" PLACEMENTD_XMLNS "' skip='yes'/></metadata>",
+        };
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(extras); i++) {
+                Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+                virDomainPtr dom = start_xml("l-skip", "512", 1, extras[i]);
+                const Decision *d;
+
+                ck_assert(spin_known(m, "l-skip", 3000));
+                d = manager_lookup(m, "l-skip");
+                ck_assert_int_eq(d->result, DECISION_SKIPPED);
+                ck_assert(!d->pinned_by_hand);
+                pin(dom, 0, 6);
+                spin_known(NULL, NULL,
+                           50); /* the test driver sends no tunable event: the reconcile sees it */
+                manager_reconcile(m);
+                d = manager_lookup(m, "l-skip");
+                ck_assert_int_eq(d->result, DECISION_SKIPPED);
+                ck_assert_msg(ledger_pu_load(manager_ledger(m), 6) == 1,
+                              "case %u: the hand pin on CPU 6 is not counted (%s)", i, d->reason);
+                ck_assert(d->pinned_by_hand);
+                ck_assert_msg(strstr(d->reason, "opted out"), "%s", d->reason);
+                if (i == 1)
+                        ck_assert_uint_eq(d->plan->node_memory[0], 512u << 20);
+                stop(dom);
+                free_manager(m);
+        }
+}
+END_TEST
+
+/* Running unpinned when placementd started with PlaceRunning=no, then pinned by hand: counted as it runs. */
+START_TEST(test_left_alone_then_pinned)
+{
+        virDomainPtr dom = start_xml("l-alone", "512", 1, NULL);
+        Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nPlaceRunning=no\n");
+        const Decision *d;
+
+        ck_assert(spin_known(m, "l-alone", 3000));
+        d = manager_lookup(m, "l-alone");
+        ck_assert_int_eq(d->result, DECISION_SKIPPED);
+        pin(dom, 0, 2);
+        manager_reconcile(m);
+        d = manager_lookup(m, "l-alone");
+        ck_assert_int_eq(d->result, DECISION_SKIPPED);
+        ck_assert_msg(ledger_pu_load(manager_ledger(m), 2) == 1, "the hand pin on CPU 2 is not counted (%s)",
+                      d->reason);
+        ck_assert_uint_eq(memory_counted(d->plan), 512u << 20);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
+/* A virtio-pmem device is in libvirt's <memory> (virDomainGetMaxMemory) but is a file, not host RAM: the
+ * decision counts the RAM, and an unchanged domain is not taken for resized and placed again. */
+START_TEST(test_pmem_domain_not_placed_again)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr dom = start_xml(
+            "l-pmem", "3072", 1,
+            "<maxMemory slots='4' unit='GiB'>64</maxMemory><cpu><numa><cell id='0' cpus='0' memory='1' "
+            "unit='GiB'/></numa></cpu><devices><memory model='virtio-pmem' access='shared'><source><path>"
+            "/tmp/pmem</path></source><target><size unit='GiB'>2</size></target></memory></devices>");
+        const Decision *d;
+        int64_t decided;
+
+        ck_assert(spin_known(m, "l-pmem", 3000));
+        d = manager_lookup(m, "l-pmem");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert_uint_eq(d->plan->memory, 1ull << 30);
+        ck_assert_uint_eq((uint64_t)virDomainGetMaxMemory(dom) << 10, 3ull << 30);
+        decided = d->decided_usec;
+        for (unsigned i = 0; i < 3; i++)
+                manager_reconcile(m);
+        d = manager_lookup(m, "l-pmem");
+        ck_assert_msg(d->decided_usec == decided && !d->adopted, "placed again: %s", d->reason);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
+/* A placed domain whose memory placementd bound to its node, re-pinned by hand onto the other node: the
+ * ledger counts its memory where libvirt keeps it bound, not where the vCPU went. */
+START_TEST(test_hand_pins_keep_memory_where_bound)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr dom = start_xml("l-hand", "8192", 1, NULL);
+        g_autoptr(DomainSpec) live = NULL;
+        const Decision *d;
+        unsigned node, other;
+
+        ck_assert(spin_known(m, "l-hand", 3000));
+        d = manager_lookup(m, "l-hand");
+        ck_assert_int_eq(d->memory_binding, MEMORY_BINDING_APPLIED);
+        node = (unsigned)cpuset_next(d->plan->nodes, 0);
+        other = 1 - node;
+        pin(dom, 0, other == 0 ? 2 : 6);
+        manager_reconcile(m);
+        d = manager_lookup(m, "l-hand");
+        ck_assert(d->pinned_by_hand);
+        ck_assert_int_eq(virt_domain_read_spec(dom, false, &live, NULL), 0);
+        ck_assert(cpuset_has(live->memory_nodeset, node));
+        ck_assert_msg(d->plan->node_memory[node] == 8ull << 30 && d->plan->node_memory[other] == 0,
+                      "memory counted on node %u: %llu, node %u: %llu; libvirt binds it to node %u", node,
+                      (unsigned long long)d->plan->node_memory[node], other,
+                      (unsigned long long)d->plan->node_memory[other], node);
+        ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), node), 8ull << 30);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
+static Suite *ledger_suite(void)
+{
+        Suite *s = suite_create("manager ledger");
+        TCase *tc = tcase_create("test driver");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 120);
+        tcase_add_test(tc, test_skipped_floating_then_pinned);
+        tcase_add_test(tc, test_left_alone_then_pinned);
+        tcase_add_test(tc, test_pmem_domain_not_placed_again);
+        tcase_add_test(tc, test_hand_pins_keep_memory_where_bound);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(ledger_suite)
