@@ -163,6 +163,50 @@ START_TEST(test_bound_beyond_pool_is_said)
 }
 END_TEST
 
+/* Hugepages bound to a node that has no pool of their size (1 GiB pages: node 0 has four, node 1 none):
+ * placed, the share bound there counted nowhere (none can be there) and said; counted there, the ledger
+ * refused the plan, and the daemon pinned the guest with its cores uncounted. */
+START_TEST(test_bound_to_node_without_pool)
+{
+        static const MemoryMode modes[] = {MEMORY_MODE_STRICT, MEMORY_MODE_INTERLEAVE,
+                                           MEMORY_MODE_PREFERRED};
+        g_autoptr(Topology) t = load();
+        g_autoptr(CpuSet) node1 = NULL, both = NULL;
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+
+        topology_node_set_hugepages(t, 0, 1024 * MiB, 4);
+        ck_assert_int_eq(cpuset_parse("1", &node1, NULL), 0);
+        ck_assert_int_eq(cpuset_parse("0-1", &both, NULL), 0);
+        for (unsigned i = 0; i < G_N_ELEMENTS(modes); i++)
+                for (unsigned wide = 0; wide < 2; wide++) {
+                        g_autoptr(Ledger) l = ledger_new(t);
+                        PlacementRequest req = {.name = "huge",
+                                                .vcpus = 1,
+                                                .memory = 2048 * MiB,
+                                                .hugepage_size = 1024 * MiB,
+                                                .memory_source = MEMORY_SOURCE_USER,
+                                                .memory_mode = modes[i],
+                                                .memory_nodes = wide ? both : node1};
+                        Plan *p = policy_place(t, l, &req, &params);
+                        const Plan *held;
+
+                        ck_assert_msg(p->result == PLAN_PLACED, "mode %u wide %u: %s", i, wide, p->reason);
+                        ck_assert_uint_eq(p->node_memory[1], 0);
+                        ck_assert_msg(p->node_memory[0] <= 2048 * MiB, "mode %u wide %u", i, wide);
+                        if (!wide && modes[i] != MEMORY_MODE_PREFERRED)
+                                ck_assert_msg(strstr(p->reason,
+                                                     "node 1 has no pool of 1.0 GiB hugepages for "
+                                                     "the 2.0 GiB bound there"),
+                                              "%s", p->reason);
+                        ck_assert_msg(ledger_commit(l, "huge", p) == 0,
+                                      "mode %u wide %u: the ledger refused it", i, wide);
+                        held = ledger_lookup(l, "huge");
+                        ck_assert_ptr_nonnull(held);
+                        ck_assert_uint_eq(ledger_pu_load(l, (unsigned)held->vcpu_pu[0]), 1);
+                }
+}
+END_TEST
+
 START_TEST(test_no_pool_of_that_size)
 {
         g_autoptr(Topology) t = load();
@@ -223,6 +267,7 @@ static Suite *hugepages_suite(void)
         tcase_add_test(tc, test_spread_in_whole_pages);
         tcase_add_test(tc, test_no_pool_of_that_size);
         tcase_add_test(tc, test_bound_beyond_pool_is_said);
+        tcase_add_test(tc, test_bound_to_node_without_pool);
         tcase_add_test(tc, test_general_memory_apart_from_pools);
         tcase_add_test(tc, test_adopted_pins_keep_memory_in_pool);
         suite_add_tcase(s, tc);

@@ -125,10 +125,12 @@ static void account(Ledger *l, const Plan *p, int sign)
         }
         for (unsigned n = 0; n < t->nnodes; n++) {
                 uint64_t *held = &l->node_memory[n];
+                if (!p->node_memory[n])
+                        continue;
+                /* plan_fits(): a plan with hugepage memory on a node has that node's pool */
                 if (p->hugepage_size)
                         held = &l->hugepages[n][pool_index(t, n, p->hugepage_size)];
-                if (p->node_memory[n])
-                        *held += (uint64_t)(int64_t)sign * p->node_memory[n];
+                *held += (uint64_t)(int64_t)sign * p->node_memory[n];
         }
 }
 

@@ -124,7 +124,7 @@ agree() {
 # rebalance may remove the sharing).
 agree_views() {
     local out
-    if out=$(views_all) && pd_alive; then
+    if out=$(views_settle 100 views) && pd_alive; then
         ok "$SC: after $1: the four views agree"
         [ -z "$out" ] || diag "  $out"
         return 0

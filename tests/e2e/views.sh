@@ -414,16 +414,18 @@ views_sharing() {
     ! _views_bad
 }
 
-# views_settle TENTHS: poll views_all and views_sharing until both agree, or until the same disagreement was
-# seen three times in a row (the daemon acts within milliseconds of an event: what stays is its answer), or TENTHS/10 s
-# passed; prints the last disagreement (and notes) and returns 1 if they never agreed.
+# views_settle TENTHS [views]: poll views_all and views_sharing (with "views", views_all alone) until both agree,
+# or until the same disagreement was seen three times in a row (the daemon acts within milliseconds of an event:
+# what stays is its answer; a heal move it makes on its own, between its pins and its record, is seen through),
+# or TENTHS/10 s passed; prints the last disagreement (and notes) and returns 1 if they never agreed.
 VIEWS_LAST=
 views_settle() {
     local n=$1 i=0 a s rc prev='' same=0
     while :; do
         rc=0
         a=$(views_all) || rc=1
-        s=$(_VIEWS_FRESH='' views_sharing) || rc=1
+        s=
+        [ "${2-}" = views ] || s=$(_VIEWS_FRESH='' views_sharing) || rc=1
         VIEWS_LAST=${a:+$a$'\n'}${s:+$s$'\n'}
         [ "$rc" -eq 0 ] && break
         [ "$i" -ge "$n" ] && break
