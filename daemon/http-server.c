@@ -50,10 +50,13 @@ static void conn_free(HttpConn *c)
 static void respond(HttpConn *c, int status, const char *reason, const char *content_type, const char *body)
 {
         struct evbuffer *out = bufferevent_get_output(c->bev);
+        struct timeval write_tv = {.tv_sec = HTTP_WRITE_TIMEOUT_SEC};
         size_t len = strlen(body);
 
         c->answering = true;
-        event_del(c->deadline);
+        /* the whole answer within HTTP_WRITE_TIMEOUT_SEC: the write timeout alone only sees a reader that
+         * stalls, not one that takes a few bytes now and then to keep its connection */
+        evtimer_add(c->deadline, &write_tv);
         bufferevent_disable(c->bev, EV_READ);
         evbuffer_add_printf(
             out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
@@ -116,7 +119,7 @@ static void on_read(struct bufferevent *bev, void *arg)
 {
         HttpConn *c = arg;
         struct evbuffer *in = bufferevent_get_input(bev);
-        struct evbuffer_ptr end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
+        struct evbuffer_ptr end, lf;
         g_autofree char *line = NULL;
         size_t len = 0;
 
@@ -129,9 +132,12 @@ static void on_read(struct bufferevent *bev, void *arg)
                         break;
                 evbuffer_drain(in, 1);
         }
-        end = evbuffer_search(in, "\r\n\r\n", 4, NULL);
-        if (end.pos < 0)
-                end = evbuffer_search(in, "\n\n", 2, NULL);
+        /* the head ends at an empty line, its line ends CRLF or a bare LF (RFC 9112, 2.2): LF CRLF or LF LF
+         */
+        end = evbuffer_search(in, "\n\r\n", 3, NULL);
+        lf = evbuffer_search(in, "\n\n", 2, NULL);
+        if (end.pos < 0 || (lf.pos >= 0 && lf.pos < end.pos))
+                end = lf;
         if (end.pos < 0 || (size_t)end.pos > HTTP_REQUEST_MAX) {
                 if (evbuffer_get_length(in) > HTTP_REQUEST_MAX)
                         respond_error(c, 431, "Request Header Fields Too Large");
@@ -165,22 +171,18 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
         conn_free(arg);
 }
 
-/* Makes room for one more connection: closes the oldest one still sending its request of the address
- * that holds the most such connections, so a crowd from one address evicts its own before anyone
- * else's (a scraper on another host is not pushed out by a local flood). */
-static bool make_room(HttpServer *s)
+/* Closes the oldest connection (answering or still sending its request, as asked) of the address that
+ * holds the most such connections; false when there is none. */
+static bool evict(HttpServer *s, bool answering)
 {
-        g_autoptr(GHashTable) count = NULL;
+        g_autoptr(GHashTable) count = g_hash_table_new(g_str_hash, g_str_equal);
         const char *most = NULL;
         unsigned best = 0;
 
-        if (s->conns.length < s->max_connections)
-                return true;
-        count = g_hash_table_new(g_str_hash, g_str_equal);
         for (GList *l = s->conns.head; l; l = l->next) {
                 HttpConn *c = l->data;
                 unsigned n;
-                if (c->answering)
+                if (c->answering != answering)
                         continue;
                 n = GPOINTER_TO_UINT(g_hash_table_lookup(count, c->peer)) + 1;
                 g_hash_table_insert(count, c->peer, GUINT_TO_POINTER(n));
@@ -191,12 +193,24 @@ static bool make_room(HttpServer *s)
         }
         for (GList *l = s->conns.head; most && l; l = l->next) {
                 HttpConn *c = l->data;
-                if (!c->answering && strcmp(c->peer, most) == 0) {
+                if (c->answering == answering && strcmp(c->peer, most) == 0) {
                         conn_free(c);
                         return true;
                 }
         }
         return false;
+}
+
+/* Makes room for one more connection: closes the oldest one still sending its request of the address
+ * that holds the most such connections, so a crowd from one address evicts its own before anyone
+ * else's (a scraper on another host is not pushed out by a local flood). When every connection is being
+ * answered (slow readers taking their answers a few bytes at a time), the oldest answer of the address
+ * that holds the most goes, by the same rule. */
+static bool make_room(HttpServer *s)
+{
+        if (s->conns.length < s->max_connections)
+                return true;
+        return evict(s, false) || evict(s, true);
 }
 
 /* The address of a client, without its port ("" when it is not IPv4 or IPv6). */

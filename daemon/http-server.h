@@ -7,12 +7,13 @@
  * a metrics port may be hostile, and every descriptor they hold is one libvirt and D-Bus lack.
  * - At most max_connections at once; a new client evicts the oldest one that has not finished sending
  *   its request of the address that holds the most such (a slow client cannot keep a fresh scrape out,
- *   and a flood from one address evicts its own first), or is closed when all are answering.
+ *   and a flood from one address evicts its own first); when all are answering, the oldest answer of
+ *   the address that holds the most answers goes by the same rule.
  *   At most a quarter of max_connections are accepted per turn of the loop, so that a client accepted
  *   in one turn has its request read before newcomers could evict it, and so that a crowd at the door
  *   cannot hold the loop.
  * - A request must be complete within HTTP_REQUEST_TIMEOUT_SEC of the connection and hold at most
- *   HTTP_REQUEST_MAX bytes; the answer must be taken within HTTP_WRITE_TIMEOUT_SEC. Every connection
+ *   HTTP_REQUEST_MAX bytes; the whole answer must be taken within HTTP_WRITE_TIMEOUT_SEC. Every connection
  *   is closed after its answer.
  * - When accept() fails for want of descriptors or memory, accepting pauses for HTTP_PAUSE_SEC; the
  *   failure is logged at most once per HTTP_LOG_INTERVAL_SEC, with the number of failures in between.

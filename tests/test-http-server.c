@@ -25,10 +25,12 @@ typedef struct Fixture {
         unsigned port;
 } Fixture;
 
+static size_t big_body; /* when set, the size of every answer's body */
+
 static char *render(void *userdata)
 {
         (void)userdata;
-        return g_strdup("answer 1\n");
+        return big_body ? g_strnfill(big_body, 'x') : g_strdup("answer 1\n");
 }
 
 static void fixture_init_on(Fixture *f, const char *host, unsigned max_connections)
@@ -149,12 +151,14 @@ START_TEST(test_answers)
         missing = answer_of(&f, client(&f, "GET /other HTTP/1.1\r\n\r\n"));
         ck_assert_msg(g_str_has_prefix(missing, "HTTP/1.1 404 "), "%s", missing);
         /* RFC 9112: the absolute form of the target is accepted, and empty lines before the request */
-        for (unsigned i = 0; i < 4; i++) {
+        for (unsigned i = 0; i < 6; i++) {
                 static const char *const requests[] = {
                     "GET http://localhost:9464/metrics HTTP/1.1\r\n\r\n",
                     "GET HTTP://[::1]:9464/metrics?x=1 HTTP/1.1\r\n\r\n",
                     "\r\n\r\nGET /metrics HTTP/1.1\r\nHost: x\r\n\r\n",
                     "\nGET /metrics HTTP/1.0\n\n",
+                    "GET /metrics HTTP/1.1\n\r\n",
+                    "GET /metrics HTTP/1.1\r\nHost: x\n\r\n",
                 };
                 g_autofree char *answer = answer_of(&f, client(&f, requests[i]));
                 ck_assert_msg(g_str_has_prefix(answer, "HTTP/1.1 200 OK\r\n"), "%u: %s", i, answer);
@@ -285,6 +289,79 @@ START_TEST(test_flood_evicts_its_own)
 }
 END_TEST
 
+/* Whether the server closed fd: what it had sent is read (and dropped) for up to 5 s, the loop running. */
+static bool closed_after_answer(Fixture *f, int fd)
+{
+        char buf[1 << 16];
+
+        for (unsigned i = 0; i < 500; i++) {
+                ssize_t n;
+                while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+                        ;
+                if (n == 0 || errno == ECONNRESET)
+                        return true;
+                pump(f, 10);
+        }
+        return false;
+}
+
+/* A client that asked and takes its answer slowly, through a small receive buffer. */
+static int slow_reader(const Fixture *f)
+{
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)f->port)};
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0), small = 1024;
+
+        ck_assert_int_ge(fd, 0);
+        ck_assert_int_eq(setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &small, sizeof(small)), 0);
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        ck_assert_int_eq(send(fd, FULL_REQUEST, strlen(FULL_REQUEST), 0), (ssize_t)strlen(FULL_REQUEST));
+        return fd;
+}
+
+/* Readers that take their answers a few bytes at a time hold every slot: a scraper is still answered
+ * (the oldest answer of the address holding the most makes room), and none of them keeps its connection
+ * past the write deadline, however steadily it trickles. */
+START_TEST(test_slow_readers_do_not_keep_a_scraper_out)
+{
+        Fixture f;
+        int slow[4], scraper;
+        g_autofree char *answer = NULL;
+        unsigned open_slow = 0;
+
+        big_body = 16u << 20; /* more than the sockets' buffers hold */
+        fixture_init(&f, 4);
+        for (unsigned i = 0; i < G_N_ELEMENTS(slow); i++) {
+                slow[i] = slow_reader(&f);
+                pump(&f, 50);
+        }
+        ck_assert_uint_eq(http_server_connections(f.http), 4);
+        scraper = client_from_127_0_0_2(&f);
+        ck_assert_int_eq(send(scraper, FULL_REQUEST, strlen(FULL_REQUEST), 0),
+                         (ssize_t)strlen(FULL_REQUEST));
+        answer = answer_of(&f, scraper);
+        ck_assert_msg(g_str_has_prefix(answer, "HTTP/1.1 200 OK\r\n"), "the scraper got '%.60s'", answer);
+        ck_assert(closed_after_answer(&f, slow[0]));
+        /* the others trickle: a few bytes every 200 ms, past the deadline */
+        for (unsigned t = 0; t < (HTTP_WRITE_TIMEOUT_SEC + 2) * 5; t++) {
+                pump(&f, 200);
+                for (unsigned i = 1; i < G_N_ELEMENTS(slow); i++) {
+                        char buf[64];
+                        (void)!recv(slow[i], buf, sizeof(buf), MSG_DONTWAIT);
+                }
+        }
+        for (unsigned i = 1; i < G_N_ELEMENTS(slow); i++)
+                open_slow += !closed_after_answer(&f, slow[i]);
+        ck_assert_msg(open_slow == 0, "%u trickling readers still connected after %u s", open_slow,
+                      HTTP_WRITE_TIMEOUT_SEC + 2);
+        ck_assert_uint_eq(http_server_connections(f.http), 0);
+        for (unsigned i = 0; i < G_N_ELEMENTS(slow); i++)
+                close(slow[i]);
+        big_body = 0;
+        fixture_done(&f);
+}
+END_TEST
+
 START_TEST(test_pause_when_out_of_descriptors)
 {
         Fixture f;
@@ -328,6 +405,7 @@ static Suite *http_server_suite(void)
         tcase_add_test(tc, test_cap_evicts_oldest_unfinished);
         tcase_add_test(tc, test_fresh_client_behind_a_crowd);
         tcase_add_test(tc, test_flood_evicts_its_own);
+        tcase_add_test(tc, test_slow_readers_do_not_keep_a_scraper_out);
         tcase_add_test(tc, test_pause_when_out_of_descriptors);
         suite_add_tcase(s, tc);
         return s;
