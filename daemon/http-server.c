@@ -132,8 +132,7 @@ static void on_read(struct bufferevent *bev, void *arg)
                         break;
                 evbuffer_drain(in, 1);
         }
-        /* the head ends at an empty line, its line ends CRLF or a bare LF (RFC 9112, 2.2): LF CRLF or LF LF
-         */
+        /* the head ends at an empty line; a line ends in CRLF or a bare LF (RFC 9112, 2.2) */
         end = evbuffer_search(in, "\n\r\n", 3, NULL);
         lf = evbuffer_search(in, "\n\n", 2, NULL);
         if (end.pos < 0 || (lf.pos >= 0 && lf.pos < end.pos))
