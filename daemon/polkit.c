@@ -3,6 +3,7 @@
 
 #include <errno.h>
 #include <glib.h>
+#include <pwd.h>
 #include <stdbool.h>
 
 #include "bus-api.h"
@@ -15,6 +16,8 @@
 
 struct Polkit {
         bool unavailable_logged; /* said once that polkit is missing; cleared when it answers again */
+        bool impostor_logged;    /* said once that someone else answered for polkit */
+        uid_t polkitd_uid;       /* the polkitd user's, (uid_t)-1 when there is none */
 };
 
 /* One question in flight: the method call waiting for polkit's answer. */
@@ -30,7 +33,11 @@ typedef struct PolkitQuery {
 
 Polkit *polkit_new(void)
 {
-        return g_new0(Polkit, 1);
+        Polkit *p = g_new0(Polkit, 1);
+        const struct passwd *pw = getpwnam("polkitd");
+
+        p->polkitd_uid = pw ? pw->pw_uid : (uid_t)-1;
+        return p;
 }
 
 void polkit_free(Polkit *p)
@@ -90,9 +97,29 @@ static int read_verdict(sd_bus_message *reply)
         return r < 0 ? r : authorized != 0;
 }
 
+/*
+ * The uid of the connection that answered in polkit's name, as the bus vouches for it; (uid_t)-1 when the
+ * bus does not say. On the system bus only polkitd may own that name, but where any user may own any
+ * name (a session bus, a private --bus-address bus) anyone can answer in its place.
+ */
+static uid_t answered_by(sd_bus_message *reply)
+{
+        g_autoptr(sd_bus_creds) creds = NULL;
+        const char *sender = sd_bus_message_get_sender(reply);
+        uid_t uid = (uid_t)-1;
+
+        if (!sender || sd_bus_get_name_creds(sd_bus_message_get_bus(reply), sender,
+                                             SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID, &creds) < 0)
+                return (uid_t)-1;
+        if (sd_bus_creds_get_euid(creds, &uid) < 0 && sd_bus_creds_get_uid(creds, &uid) < 0)
+                return (uid_t)-1;
+        return uid;
+}
+
 static int verdict(PolkitQuery *q, sd_bus_message *reply, sd_bus_error *error)
 {
         const sd_bus_error *e = sd_bus_message_get_error(reply);
+        uid_t by;
         int r;
 
         if (e && polkit_missing(e))
@@ -101,6 +128,19 @@ static int verdict(PolkitQuery *q, sd_bus_message *reply, sd_bus_error *error)
                 return sd_bus_error_setf(error, BUS_ERROR_NOT_PERMITTED,
                                          "Cannot ask polkit whether uid %u may %s: %s", (unsigned)q->uid,
                                          q->what, e->message ? e->message : e->name);
+        by = answered_by(reply);
+        if (by != 0 && (by == (uid_t)-1 || by != q->polkit->polkitd_uid)) {
+                if (!q->polkit->impostor_logged)
+                        log_warning(
+                            "polkit's name on this bus is held by uid %d, not root or polkitd: its "
+                            "answers are not taken; only root may call Replace, Rebalance and Reload",
+                            by == (uid_t)-1 ? -1 : (int)by);
+                q->polkit->impostor_logged = true;
+                return sd_bus_error_setf(error, BUS_ERROR_NOT_PERMITTED,
+                                         "Only root may %s (caller uid %u; polkit's name is held by uid %d, "
+                                         "not root or polkitd)",
+                                         q->what, (unsigned)q->uid, by == (uid_t)-1 ? -1 : (int)by);
+        }
         q->polkit->unavailable_logged = false;
         r = read_verdict(reply);
         if (r < 0)

@@ -39,6 +39,7 @@ tap_cleanup() {
     local p
     for p in "${MON_PIDS[@]}"; do stop_pid "$p"; done
     stop_pid "$PD_PID"
+    stop_pid "${ROGUE_PID:-}"
     bus_stop
 }
 
@@ -410,6 +411,25 @@ nb_ctl rebalance
 result "as nobody: placementctl rebalance exits 5 (rc $RC)" "$([ $RC -eq 5 ]; echo $?)"
 nb_ctl replace test
 result "as nobody: placementctl replace test exits 5 (rc $RC)" "$([ $RC -eq 5 ]; echo $?)"
+# This bus lets anyone own any name: a user who takes polkit's name and says yes to everything gets nothing.
+"${NOBODY[@]}" "$BUILD/tests/rogue-polkit" "$ADDR" >"$TMP/rogue.out" 2>&1 &
+ROGUE_PID=$!
+if wait_for 10 grep -q '^ready' "$TMP/rogue.out"; then
+    for c in Rebalance Reload; do
+        got=$(berr nobody $c)
+        [ "$got" = "$E.NotPermitted" ] && grep -q 'not root or polkitd' "$ERR"
+        result "as nobody, polkit's name held by nobody: busctl $c -> NotPermitted${got:+ (got $got)}" $?
+    done
+    result "  the impostor was asked, and the log says once that its answers are not taken" "$(
+        grep -q 'answered yes' "$TMP/rogue.out" && [ "$(grep -c 'not root or polkitd: its answers' "$PD_LOG")" -eq 1 ]
+        echo $?)"
+    run busctl --address="$ADDR" call "$NAME" "$OPATH" "$IFACE" Rebalance
+    result "  root still may Rebalance (rc $RC)" $RC
+else
+    result "a user may own polkit's name on this bus ($(cat "$TMP/rogue.out"))" 1
+fi
+stop_pid "$ROGUE_PID"
+ROGUE_PID=
 bprop Policy
 result "  Policy unchanged by the refused calls (compat)" "$([ "$(cat "$OUT")" = 's "compat"' ]; echo $?)"
 
