@@ -352,7 +352,8 @@ static struct evconnlistener *listen_on_host(HttpServer *s, const char *host, un
 }
 
 /* An empty host is every address: [::], which takes IPv4 too unless the host set bindv6only, and 0.0.0.0
- * where there is no IPv6. */
+ * where there is no IPv6. Only the want of IPv6 falls back: a port [::] cannot have (held by a listener
+ * on [::1], say) is an error, not IPv4 alone served under the name of every address. */
 static struct evconnlistener *listen_on(HttpServer *s, const char *host, unsigned port, char **ret_error)
 {
         struct evconnlistener *l;
@@ -360,7 +361,7 @@ static struct evconnlistener *listen_on(HttpServer *s, const char *host, unsigne
         if (*host)
                 return listen_on_host(s, host, port, ret_error);
         l = listen_on_host(s, "::", port, ret_error);
-        if (!l) { /* no IPv6 here; were the port taken, 0.0.0.0 says so too */
+        if (!l && (errno == EAFNOSUPPORT || errno == EADDRNOTAVAIL || errno == ENXIO)) {
                 g_clear_pointer(ret_error, g_free);
                 l = listen_on_host(s, "0.0.0.0", port, ret_error);
         }

@@ -135,6 +135,33 @@ START_TEST(test_every_address)
 }
 END_TEST
 
+/* Listen=:PORT while [::1] holds the port (a reload from [::1]:PORT): an error, as for any port taken,
+ * not IPv4 alone served under the name of every address. */
+START_TEST(test_every_address_not_half)
+{
+        struct sockaddr_in6 lo = {.sin6_family = AF_INET6, .sin6_addr = IN6ADDR_LOOPBACK_INIT};
+        int probe = socket(AF_INET6, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        g_autofree char *error = NULL;
+        HttpServer *all;
+        Fixture f;
+
+        if (probe < 0 || bind(probe, (struct sockaddr *)&lo, sizeof(lo)) < 0) {
+                if (probe >= 0)
+                        close(probe);
+                return; /* no IPv6 loopback here */
+        }
+        close(probe);
+        fixture_init_on(&f, "::1", 4);
+        all = http_server_new(
+            f.base, "", f.port, 4,
+            &(HttpResource){.path = "/metrics", .content_type = "text/plain", .render = render}, &error);
+        ck_assert_msg(all == NULL, "every address on port %u served while [::1] holds it", f.port);
+        ck_assert_int_eq(errno, EADDRINUSE);
+        ck_assert_msg(strstr(error, "Address already in use"), "%s", error);
+        fixture_done(&f);
+}
+END_TEST
+
 START_TEST(test_answers)
 {
         Fixture f;
@@ -402,6 +429,7 @@ static Suite *http_server_suite(void)
         TCase *tc = tcase_create("server");
         tcase_add_test(tc, test_answers);
         tcase_add_test(tc, test_every_address);
+        tcase_add_test(tc, test_every_address_not_half);
         tcase_add_test(tc, test_cap_evicts_oldest_unfinished);
         tcase_add_test(tc, test_fresh_client_behind_a_crowd);
         tcase_add_test(tc, test_flood_evicts_its_own);
