@@ -16,6 +16,7 @@
 #include "ledger.h"
 #include "policy.h"
 #include "size.h"
+#include "text-safe.h"
 #include "topology.h"
 #include "topology-load.h"
 #include "trace.h"
@@ -208,9 +209,11 @@ static void skip_domain(JsonBuilder *b, const TraceEvent *e, const char *why, bo
         json_builder_add_string_value(b, "skipped");
         json_builder_set_member_name(b, "reason");
         json_builder_add_string_value(b, why);
-        if (!json)
-                printf("start %s (%u vCPU%s, %s): skipped\n  why: %s\n", e->name, e->vcpus,
-                       e->vcpus == 1 ? "" : "s", size_format(e->memory, a, sizeof(a)), why);
+        if (!json) {
+                g_autofree char *name = text_safe(e->name), *reason = text_safe(why);
+                printf("start %s (%u vCPU%s, %s): skipped\n  why: %s\n", name, e->vcpus,
+                       e->vcpus == 1 ? "" : "s", size_format(e->memory, a, sizeof(a)), reason);
+        }
 }
 
 /* The pins a definition's <vcpupin> elements make (a vCPU without one runs on <vcpu cpuset>, or floats),
@@ -244,16 +247,17 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
         PlacementParams params = config->placement;
         const char *why = e->domain ? domain_spec_opt_out(e->domain) : NULL;
         g_auto(RequestShape) shape = {0};
+        g_autofree char *name = text_safe(e->name); /* a domain's name, as its owner chose it */
         Plan *plan;
 
         if (ledger_lookup(ledger, e->name) || g_hash_table_contains(skipped, e->name)) {
                 /* FILE:LINE as the trace's other errors (and simulate's) name them */
                 if (e->line)
                         fprintf(stderr, "placementctl %s: %s:%u: start %s: already running\n", c->verb,
-                                c->trace, e->line, e->name);
+                                c->trace, e->line, name);
                 else
                         fprintf(stderr, "placementctl %s: argument %u: start %s: already running\n", c->verb,
-                                i + 1, e->name);
+                                i + 1, name);
                 return EXIT_USAGE;
         }
         if (e->domain) {
@@ -262,12 +266,14 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
                 domain_request_shape(e->domain, t, &req, &shape);
                 /* as the daemon: the policy its metadata chooses, skipped or not */
                 params.policy = domain_request_policy(e->domain, params.policy, &unknown);
-                if (unknown)
+                if (unknown) {
+                        g_autofree char *policy = text_safe(unknown);
                         fprintf(
                             stderr,
                             "placementctl %s: warning: %s: unknown policy '%s' in its metadata (explicit, "
                             "compat), using %s\n",
-                            c->verb, e->name, unknown, policy_kind_to_string(params.policy));
+                            c->verb, name, policy, policy_kind_to_string(params.policy));
+                }
         }
         if (why) {
                 g_autofree char *counted = NULL;
@@ -284,7 +290,7 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
                                         fprintf(stderr,
                                                 "placementctl %s: %s: what it holds (%s) does not fit the "
                                                 "host\n",
-                                                c->verb, e->name, pinned ? "its pins" : "its bound memory");
+                                                c->verb, name, pinned ? "its pins" : "its bound memory");
                                         return EXIT_RUNTIME;
                                 }
                                 why = counted = g_strdup_printf(
@@ -301,7 +307,7 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
         if (!c->json)
                 print_decision_human(t, plan, explain);
         if (ledger_commit(ledger, e->name, plan) < 0) {
-                fprintf(stderr, "placementctl %s: %s: plan does not fit the host\n", c->verb, e->name);
+                fprintf(stderr, "placementctl %s: %s: plan does not fit the host\n", c->verb, name);
                 return EXIT_RUNTIME;
         }
         return EXIT_OK;
@@ -375,14 +381,17 @@ static int run_offline(Ctl *c, char **args, unsigned nargs, bool explain)
                 if (e->op == TRACE_STOP) {
                         bool was_skipped = g_hash_table_remove(skipped, e->name);
                         if (ledger_release(ledger, e->name) < 0 && !was_skipped) {
+                                g_autofree char *name = text_safe(e->name);
                                 fprintf(stderr, "placementctl %s: %s:%u: stop %s: no such running domain\n",
-                                        c->verb, c->trace, e->line, e->name);
+                                        c->verb, c->trace, e->line, name);
                                 return EXIT_USAGE;
                         }
                         json_builder_set_member_name(b, "domain");
                         json_builder_add_string_value(b, e->name);
-                        if (!json)
-                                printf("stop %s\n", e->name);
+                        if (!json) {
+                                g_autofree char *name = text_safe(e->name);
+                                printf("stop %s\n", name);
+                        }
                 } else {
                         int code = start_domain(c, t, config, ledger, skipped, b, e, i, explain);
                         if (code != EXIT_OK)

@@ -60,6 +60,15 @@ run plan --topology="$HOST" --json --domain="$D/compat.xml" --domain="$D/bogus-p
 json "<placementd:domain policy='compat'> is placed under compat, as the daemon places it; the others explicit" \
     'dec("compat")["policy"] == "compat" and dec("one")["policy"] == "explicit" and dec("bogus")["policy"] == "explicit"'
 if grep -qF "bogus: unknown policy 'bogus' in its metadata" "$ERR"; then ok "an unknown policy in the metadata is said"; else not_ok "an unknown policy in the metadata is said"; diag "$(cat "$ERR")"; fi
+# a policy its owner wrote with terminal escapes and a newline: said escaped, no line forged
+run plan --topology="$HOST" --domain="$D/escape-policy.xml"
+if [ "$RC" -eq 0 ] && ! grep -q $'\x1b' "$ERR" && grep -qF "unknown policy '\x1b]0;owned\x07\x1b[2J\x0astart y: placed'" "$ERR" &&
+    [ "$(wc -l <"$ERR")" -eq 1 ]; then
+    ok "an unknown policy with escapes is said escaped, on one line"
+else
+    not_ok "an unknown policy with escapes is said escaped, on one line"
+    diag "rc=$RC" "$(od -c "$ERR" | head -n 5)"
+fi
 
 run plan --topology="$HOST" --json first:1:1G --domain="$D/skip-bound.xml" next:1:2G
 json "a skipped domain whose vCPUs float still holds the memory its <numatune> binds: node 1 has 1 GiB left" \
