@@ -82,6 +82,8 @@ void placer_record_again(Manager *m, virDomainPtr dom, Decision *d);
  * again when it changed, and returns whether it did.
  */
 bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d);
+/* A lifecycle event of dom (libvirt's callback; tests send the ones libvirt's test driver cannot). */
+void manager_lifecycle(Manager *m, virDomainPtr dom, int event, int detail);
 /* A vCPU pin that is not ours was seen (tunable event or drift): adopt the live pins. */
 void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what);
 /* True when the online vCPUs or the memory (<memory>) differ from what the decision counts; says so once. */

@@ -97,9 +97,25 @@ static void on_close(int reason, void *opaque)
         evtimer_add(m->teardown_ev, &zero);
 }
 
+/* A run that ends: forgotten once its process is gone. A guest that handled its panic runs on
+ * (CRASHED, crashloaded), one preserved after a panic or reset in place (on_crash='preserve', QEMU's
+ * fake reboot after a shutdown) keeps its process and pins: the STOPPED that ends it comes later. */
+static void run_ended(Manager *m, virDomainPtr dom, const char *uuid, const char *why)
+{
+        if (virt_domain_is_active(dom)) {
+                log_debug("%s: %s, its process still runs: kept", virt_domain_name(dom), why);
+                return;
+        }
+        placer_forget(m, uuid, why);
+}
+
 static void on_lifecycle(virDomainPtr dom, int event, int detail, void *opaque)
 {
-        Manager *m = opaque;
+        manager_lifecycle(opaque, dom, event, detail);
+}
+
+void manager_lifecycle(Manager *m, virDomainPtr dom, int event, int detail)
+{
         char uuid[VIR_UUID_STRING_BUFLEN];
         uint64_t t0 = monotonic_usec();
 
@@ -132,10 +148,10 @@ static void on_lifecycle(virDomainPtr dom, int event, int detail, void *opaque)
                 break;
         case VIR_DOMAIN_EVENT_SHUTDOWN:
                 if (detail == VIR_DOMAIN_EVENT_SHUTDOWN_FINISHED)
-                        placer_forget(m, uuid, "shut down");
+                        run_ended(m, dom, uuid, "shut down");
                 break;
         case VIR_DOMAIN_EVENT_CRASHED:
-                placer_forget(m, uuid, "crashed");
+                run_ended(m, dom, uuid, "crashed");
                 break;
         case VIR_DOMAIN_EVENT_UNDEFINED:
                 /* a running domain whose definition is removed runs on, transient: it still holds cores */

@@ -202,6 +202,33 @@ START_TEST(test_hand_pins_keep_memory_where_bound)
 }
 END_TEST
 
+/* A guest that handled its panic runs on (CRASHED, crashloaded; or preserved by on_crash='preserve'): its
+ * cores stay counted, not handed to the next domain; a crash whose process is gone frees them. The test
+ * driver sends no CRASHED event: the test sends the manager libvirt's. */
+START_TEST(test_crashed_but_running_kept)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr dom = start_xml("l-crash", "512", 1, NULL);
+        const Decision *d;
+        int pu;
+
+        ck_assert(spin_known(m, "l-crash", 3000));
+        d = manager_lookup(m, "l-crash");
+        pu = d->plan->vcpu_pu[0];
+        manager_lifecycle(m, dom, VIR_DOMAIN_EVENT_CRASHED, VIR_DOMAIN_EVENT_CRASHED_CRASHLOADED);
+        manager_lifecycle(m, dom, VIR_DOMAIN_EVENT_SHUTDOWN, VIR_DOMAIN_EVENT_SHUTDOWN_FINISHED);
+        ck_assert_msg(manager_lookup(m, "l-crash") != NULL,
+                      "a running domain was forgotten at its crash event");
+        ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), (unsigned)pu), 1);
+        ck_assert_int_eq(virDomainDestroy(dom), 0);
+        manager_lifecycle(m, dom, VIR_DOMAIN_EVENT_CRASHED, VIR_DOMAIN_EVENT_CRASHED_PANICKED);
+        ck_assert_ptr_null(manager_lookup(m, "l-crash"));
+        ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), (unsigned)pu), 0);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *ledger_suite(void)
 {
         Suite *s = suite_create("manager ledger");
@@ -213,6 +240,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_left_alone_then_pinned);
         tcase_add_test(tc, test_pmem_domain_not_placed_again);
         tcase_add_test(tc, test_hand_pins_keep_memory_where_bound);
+        tcase_add_test(tc, test_crashed_but_running_kept);
         suite_add_tcase(s, tc);
         return s;
 }
