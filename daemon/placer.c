@@ -743,12 +743,28 @@ static MemoryBinding recorded_binding(const MetaDecision *md)
         return b < 0 ? MEMORY_BINDING_NONE : (MemoryBinding)b;
 }
 
+/* A record of pins counted as they run (skipped: pinned by hand) says nothing placementd chose about the
+ * memory, and its owner may have written it: the memory is counted as for any domain pinned by hand, where
+ * its binding keeps it, else with its vCPUs, whatever the record says. */
+static void count_adopted_memory(Manager *m, const DomainSpec *user, const DomainSpec *live, Plan *plan)
+{
+        PlacementRequest req = domain_request(user, live);
+        g_auto(RequestShape) shape = {0};
+        g_autoptr(Plan) counted = NULL;
+
+        domain_request_shape(live, m->topology, &req, &shape);
+        req.vcpus = plan->nvcpus;
+        counted = policy_adopt(m->topology, m->ledger, &req, plan->vcpu_pins, &m->config->placement);
+        memcpy(plan->node_memory, counted->node_memory, sizeof(uint64_t) * plan->nnode_memory);
+}
+
 static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
                                 bool warn)
 {
         Plan *plan = NULL;
         g_autofree char *error = NULL;
         g_autoptr(CpuSet) bound = cpuset_new(); /* where libvirt binds its memory */
+        g_autoptr(DomainSpec) user = NULL;
         Decision *d;
         const MetaDecision *md = live->decision;
 
@@ -767,7 +783,17 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                         cpuset_add(bound, m->topology->nodes[n].os_index);
         if (metadata_to_plan_bound(m->topology, md, live->name, live->vcpus, live->vcpu_ids, live->memory,
                                    bound, &plan, &error) < 0 ||
-            check_recorded(m, dom, uuid, plan, &error) < 0 || adopt_hugepages(m, live, plan, &error) < 0) {
+            check_recorded(m, dom, uuid, plan, &error) < 0) {
+                if (warn)
+                        log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,
+                                    error);
+                plan_free(plan);
+                return NULL;
+        }
+        user = user_spec(dom, live);
+        if (plan->result == PLAN_ADOPTED)
+                count_adopted_memory(m, user ? user : live, live, plan);
+        if (adopt_hugepages(m, live, plan, &error) < 0) {
                 if (warn)
                         log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,
                                     error);
@@ -775,16 +801,13 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 return NULL;
         }
         plan_set_realtime(plan, live->realtime, live->realtime_vcpus); /* before the ledger counts it */
-        {
+        if (user) {
                 /* the CPUs its definition keeps for QEMU's threads are held, as when it was placed or
                  * adopted (the record does not say which) */
-                g_autoptr(DomainSpec) user = user_spec(dom, live);
-                if (user) {
-                        PlacementRequest threads = {.emulator_cpus = user->emulatorpin,
-                                                    .iothread_cpus = user->iothreadpin_cpus,
-                                                    .kept_iothreads = user->iothreadpins};
-                        policy_hold_thread_cpus(m->topology, &threads, plan);
-                }
+                PlacementRequest threads = {.emulator_cpus = user->emulatorpin,
+                                            .iothread_cpus = user->iothreadpin_cpus,
+                                            .kept_iothreads = user->iothreadpins};
+                policy_hold_thread_cpus(m->topology, &threads, plan);
         }
         d = decision_new(uuid, live->name);
         d->domain_id = live->domain_id;

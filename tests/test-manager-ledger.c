@@ -6,6 +6,7 @@
  */
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
+#include <glib/gstdio.h>
 #include <time.h>
 
 #include "domain-xml.h"
@@ -229,6 +230,125 @@ START_TEST(test_crashed_but_running_kept)
 }
 END_TEST
 
+/* Writes the domain's live record as xml (placementd's namespace), as its owner can. */
+static void forge_record(virDomainPtr dom, const char *xml)
+{
+        ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, xml, "p", PLACEMENTD_XMLNS,
+                                              VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+}
+
+/* A placed domain's owner rewrites its record while placementd is down: result='skipped' with its live pin
+ * and no memory. At the restart its pins stand (they run so), but its memory is counted as it runs, where
+ * placementd's binding keeps it, not nowhere as the record would have it. */
+START_TEST(test_forged_skipped_record_counts_memory)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr dom = start_xml("l-forge", "12288", 1, NULL);
+        g_autofree char *forged = NULL, *pins = NULL;
+        const Decision *d;
+        unsigned node;
+
+        ck_assert(spin_known(m, "l-forge", 3000));
+        d = manager_lookup(m, "l-forge");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        pins = cpuset_format(d->plan->vcpu_pins[0]);
+        node = (unsigned)cpuset_next(d->plan->nodes, 0);
+        forged = g_strdup_printf("<domain><decision result='skipped' policy='explicit' vcpu-pin='core' "
+                                 "memory-binding='applied' nodes='%u'><vcpu id='0' cpu='%d' cpuset='%s'/>"
+                                 "<reason>pinned by hand</reason></decision></domain>",
+                                 node, cpuset_next(d->plan->vcpu_pins[0], 0), pins);
+        free_manager(m);
+        forge_record(dom, forged);
+        m = fixture_manager_new(base, TOPOLOGY, NULL);
+        d = manager_lookup(m, "l-forge");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(memory_counted(d->plan) == 12ull << 30 && d->plan->node_memory[node] == 12ull << 30,
+                      "%s (adopted %d): %llu bytes counted, %llu on node %u",
+                      decision_result_to_string(d->result), d->adopted,
+                      (unsigned long long)memory_counted(d->plan),
+                      (unsigned long long)d->plan->node_memory[node], node);
+        ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), node), 12ull << 30);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
+/* A forged placed record that keeps the live pins but puts the memory on the node libvirt does not bind
+ * it to: refused, and the domain placed anew with its memory counted where it is. */
+START_TEST(test_forged_record_memory_off_its_binding)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr dom = start_xml("l-moved", "4096", 1, NULL);
+        g_autofree char *forged = NULL, *pins = NULL;
+        const Decision *d;
+        unsigned node, other;
+
+        ck_assert(spin_known(m, "l-moved", 3000));
+        d = manager_lookup(m, "l-moved");
+        ck_assert_int_eq(d->memory_binding, MEMORY_BINDING_APPLIED);
+        pins = cpuset_format(d->plan->vcpu_pins[0]);
+        node = (unsigned)cpuset_next(d->plan->nodes, 0);
+        other = 1 - node;
+        forged = g_strdup_printf("<domain><decision result='placed' policy='explicit' vcpu-pin='core' "
+                                 "memory-binding='applied' nodes='0-1'><vcpu id='0' cpu='%d' cpuset='%s'/>"
+                                 "<memory node='%u' bytes='%llu'/><reason>x</reason></decision></domain>",
+                                 cpuset_next(d->plan->vcpu_pins[0], 0), pins, other, 4ull << 30);
+        free_manager(m);
+        forge_record(dom, forged);
+        m = fixture_manager_new(base, TOPOLOGY, NULL);
+        d = manager_lookup(m, "l-moved");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(!d->adopted, "the forged record was adopted");
+        ck_assert_uint_eq(d->plan->node_memory[other], 0);
+        ck_assert_uint_eq(memory_counted(d->plan), 4ull << 30);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
+/* A hugepage-backed domain whose pages on a node are more than that node's ordinary memory (most of node 1
+ * set aside as 2 MiB pages): its own record is adopted at a restart, not refused as more than the node
+ * has. */
+START_TEST(test_hugepage_record_adopted)
+{
+        g_autofree char *src = test_topology_path("two-node-hugepages.xml"), *xml = NULL, *topology = NULL;
+        g_autofree char *dir = g_dir_make_tmp("placementd-ledger-XXXXXX", NULL);
+        g_autoptr(GString) edited = NULL;
+        virDomainPtr dom;
+        Manager *m;
+        const Decision *d;
+
+        ck_assert(g_file_get_contents(src, &xml, NULL, NULL));
+        edited = g_string_new(xml);
+        /* node 1: 1 GiB, 896 MiB of it in 2 MiB pages */
+        ck_assert_uint_eq(g_string_replace(edited, "<page_type size=\"4096\" count=\"229376\"/>",
+                                           "<page_type size=\"4096\" count=\"32768\"/>", 1),
+                          1);
+        ck_assert_uint_eq(g_string_replace(edited, "<page_type size=\"2097152\" count=\"64\"/>",
+                                           "<page_type size=\"2097152\" count=\"448\"/>", 1),
+                          1);
+        topology = g_build_filename(dir, "hugepages.xml", NULL);
+        ck_assert(g_file_set_contents(topology, edited->str, -1, NULL));
+        m = fixture_manager_new(base, topology, NULL);
+        dom = start_xml("l-huge", "512", 1, "<memoryBacking><hugepages/></memoryBacking>");
+        ck_assert(spin_known(m, "l-huge", 3000));
+        d = manager_lookup(m, "l-huge");
+        ck_assert_msg(d->result == DECISION_PLACED && d->plan->node_memory[1] == 512u << 20, "%s: %s",
+                      decision_result_to_string(d->result), d->reason);
+        free_manager(m);
+        m = fixture_manager_new(base, topology, NULL);
+        d = manager_lookup(m, "l-huge");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(d->adopted, "its own record was not adopted: %s", d->reason);
+        ck_assert_uint_eq(d->plan->node_memory[1], 512u << 20);
+        stop(dom);
+        free_manager(m);
+        g_unlink(topology);
+        g_rmdir(dir);
+}
+END_TEST
+
 static Suite *ledger_suite(void)
 {
         Suite *s = suite_create("manager ledger");
@@ -241,6 +361,9 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_pmem_domain_not_placed_again);
         tcase_add_test(tc, test_hand_pins_keep_memory_where_bound);
         tcase_add_test(tc, test_crashed_but_running_kept);
+        tcase_add_test(tc, test_forged_skipped_record_counts_memory);
+        tcase_add_test(tc, test_forged_record_memory_off_its_binding);
+        tcase_add_test(tc, test_hugepage_record_adopted);
         suite_add_tcase(s, tc);
         return s;
 }

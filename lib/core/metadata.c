@@ -152,23 +152,37 @@ static int check_vcpus(const Topology *t, const MetaDecision *d, const CpuSet *a
         return 0;
 }
 
-/* Memory: on the recorded nodes, within each node's size, no more than the domain has in all; a placement
- * (placed, overcommitted) records all of it. */
+/* What node idx holds in all: its memory and its hugepage pools (a hugepage-backed domain's record counts
+ * its memory there; the pool of its size is checked when it is adopted). */
+static uint64_t node_capacity(const Topology *t, unsigned idx)
+{
+        const TopoNode *node = &t->nodes[idx];
+        uint64_t bytes = node->memory;
+
+        for (unsigned i = 0; i < node->nhugepages; i++)
+                bytes += node->hugepages[i].size * node->hugepages[i].count;
+        return bytes;
+}
+
+/* Memory: where libvirt binds it when it does (bound), else on the recorded nodes; within each node's
+ * size, no more than the domain has in all; a placement (placed, overcommitted) records all of it. */
 static int check_memory(const Topology *t, const MetaDecision *d, const CpuSet *bound, Plan *p,
                         char **ret_error)
 {
+        bool binds = bound && !cpuset_is_empty(bound);
         uint64_t total = 0;
 
         for (unsigned i = 0; d->memory && i + 1 < d->memory->len; i += 2) {
                 guint64 node = g_array_index(d->memory, guint64, i),
                         bytes = g_array_index(d->memory, guint64, i + 1);
                 int idx = topology_node_by_os(t, (unsigned)node);
-                /* memory libvirt binds elsewhere is where it is bound (a cpuset apart from it, a cell's
-                 * memnode on a memory-only node) */
-                if (idx < 0 || (p->result != PLAN_ADOPTED && !cpuset_has(p->nodes, (unsigned)idx) &&
-                                !(bound && cpuset_has(bound, (unsigned)node))))
+                /* memory libvirt binds is where it is bound (also apart from the vCPUs: a cpuset, a cell's
+                 * memnode on a memory-only node), and nowhere else */
+                if (idx < 0 || (binds && !cpuset_has(bound, (unsigned)node)) ||
+                    (!binds && p->result != PLAN_ADOPTED && !cpuset_has(p->nodes, (unsigned)idx)))
                         FAIL("recorded memory node %u is not one of its nodes here", (unsigned)node);
-                if (bytes > p->memory - total || p->node_memory[idx] + bytes > t->nodes[idx].memory)
+                if (bytes > p->memory - total ||
+                    p->node_memory[idx] + bytes > node_capacity(t, (unsigned)idx))
                         FAIL("recorded memory on node %u is more than the domain or the node has",
                              (unsigned)node);
                 p->node_memory[idx] += bytes;
