@@ -1126,6 +1126,67 @@ static bool spill_from_allowed(const HostView *v, const PlacementRequest *req, P
         return true;
 }
 
+bool finish_memory_spills(const HostView *v, const PlacementRequest *req, const Plan *plan)
+{
+        uint64_t room = 0, allowed_room = 0;
+
+        if (!req->allowed_cpus || (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes) ||
+            policy_set_memory(req) != req->memory)
+                return false;
+        for (unsigned n = 0; n < v->t->nnodes; n++) {
+                uint64_t r = spill_room(v, plan, n, false);
+                room += r;
+                allowed_room += v->node_allowed[n] ? r : 0;
+        }
+        return room >= req->memory && allowed_room < req->memory;
+}
+
+void finish_spill(const HostView *v, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
+        g_autofree unsigned *vcpus_on = g_new0(unsigned, MAX(t->nnodes, 1));
+        g_autoptr(CpuSet) spilled = cpuset_new();
+        g_autofree char *list = NULL;
+        uint64_t left = plan->memory, moved;
+        unsigned n_order = 0, first = 0;
+        char a[32], b[32];
+
+        for (unsigned n = 0; n < plan->nnode_memory; n++)
+                left -= MIN(left, plan->node_memory[n]);
+        if (!left)
+                return;
+        /* from the node that runs most of its vCPUs, nearest first */
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0)
+                        vcpus_on[t->cores[t->pus[plan->vcpu_pu[i]].core].node]++;
+        for (unsigned n = 1; n < t->nnodes; n++)
+                if (vcpus_on[n] > vcpus_on[first])
+                        first = n;
+        for (unsigned n = 0; n < t->nnodes; n++)
+                if (!cpuset_has(plan->nodes, n) && t->nodes[n].memory > 0)
+                        order[n_order++] = n;
+        order_nearest(t, first, order, n_order);
+        moved = left;
+        for (unsigned i = 0; i < n_order && left; i++) {
+                uint64_t take = MIN(left, spill_room(v, plan, order[i], false));
+                if (take)
+                        cpuset_add(spilled, t->nodes[order[i]].os_index);
+                plan->node_memory[order[i]] += take;
+                left -= take;
+        }
+        plan->node_memory[first] += left;
+        list = cpuset_format(spilled);
+        {
+                g_autofree char *reason = plan->reason;
+                plan->reason = g_strdup_printf(
+                    "%s; its <vcpu cpuset> binds no memory and its nodes lack room for %s of it: counted on "
+                    "node%s %s, nearest its vCPUs",
+                    reason, size_format(moved - left, a, sizeof(a)), cpuset_count(spilled) == 1 ? "" : "s",
+                    cpuset_is_empty(spilled) ? size_format(0, b, sizeof(b)) : list);
+        }
+}
+
 void finish_unplaceable(const HostView *v, const PlacementRequest *req, const SetLoad *host, Plan *plan)
 {
         const PlacementParams *params = v->params;

@@ -16,5 +16,13 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
  * what EmulatorPin= and measured load would give them, the user's own pins left alone. */
 void finish_housekeeping(const HostView *v, const PlacementRequest *req, Plan *plan);
 
+/* Whether req, kept to some nodes by its <vcpu cpuset> alone (nothing binds its memory), wants more memory
+ * than those nodes have room for while the host has it: its vCPUs take cores inside the cpuset all the
+ * same, and the rest of its memory goes where the kernel falls back (finish_spill()). */
+bool finish_memory_spills(const HostView *v, const PlacementRequest *req, const Plan *plan);
+/* The memory of plan its set's nodes have no room for, counted on the other nodes nearest its vCPUs, and
+ * said in the reason. */
+void finish_spill(const HostView *v, Plan *plan);
+
 /* The reason of a PLAN_UNPLACEABLE plan; host: what every reachable node offers together. */
 void finish_unplaceable(const HostView *v, const PlacementRequest *req, const SetLoad *host, Plan *plan);

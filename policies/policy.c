@@ -284,17 +284,40 @@ static NodeSetTable *narrowed_sets(const HostView *v)
         return nodeset_table_within(t->nnodes, t->distance, nodes, k);
 }
 
+/* The set for req's vCPUs and memory bytes (the memory the set must hold): placed, overcommitted or
+ * unplaceable; host: what every reachable node offers together. */
+static PlanResult search_sets(HostView *v, const PolicyOps *ops, const PlacementRequest *req, Plan *plan,
+                              uint64_t memory, SetChoice *choice, SetLoad *host)
+{
+        SetSearch search;
+        PlanResult result;
+
+        set_search_init(&search, v, ops, req->vcpus, memory);
+        search.cells_whole = plan->ncells > 0;
+        if (search_room(&search, req, plan, choice))
+                result = PLAN_PLACED;
+        else if (load_overcommit_applies(v, ops->overcommit_by_core)
+                     ? overcommit_search_by_load(v, ops, req->vcpus, memory, plan, choice)
+                     : overcommit_search_counted(v, ops, &search, plan, choice))
+                result = PLAN_OVERCOMMITTED;
+        else
+                result = PLAN_UNPLACEABLE;
+        *host = search.host;
+        set_search_done(&search);
+        return result;
+}
+
 static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l,
                         const PlacementRequest *req, const PlacementParams *params)
 {
         bool absurd = req->vcpus > PLAN_MAX_VCPUS;
         Plan *plan = plan_new(req->name, absurd ? 0 : req->vcpus, req->memory, t->nnodes);
         HostView v;
-        SetSearch search;
         SetChoice choice;
         SetLoad host;
         Topology view;
         NodeSetTable *narrowed = NULL;
+        bool spills = false;
 
         plan->policy = ops->kind;
         plan->vcpu_pin = params->vcpu_pin;
@@ -315,24 +338,22 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
                 v.node_capacity[n] = ops->capacity(&v, n);
                 v.node_size[n] = ops->size(&v, n);
         }
-        set_search_init(&search, &v, ops, req->vcpus, policy_set_memory(req));
-        search.cells_whole = plan->ncells > 0;
-        if (search_room(&search, req, plan, &choice))
-                plan->result = PLAN_PLACED;
-        else if (load_overcommit_applies(&v, ops->overcommit_by_core)
-                     ? overcommit_search_by_load(&v, ops, req->vcpus, policy_set_memory(req), plan, &choice)
-                     : overcommit_search_counted(&v, ops, &search, plan, &choice))
-                plan->result = PLAN_OVERCOMMITTED;
-        else
-                plan->result = PLAN_UNPLACEABLE;
-        host = search.host;
-        set_search_done(&search);
+        plan->result = search_sets(&v, ops, req, plan, policy_set_memory(req), &choice, &host);
+        /* <vcpu cpuset> alone binds no memory: what its nodes lack comes from others as the kernel falls
+         * back, and its vCPUs still take cores inside it (left floating, they would share the cores of
+         * every guest placed there after them) */
+        if (plan->result == PLAN_UNPLACEABLE && finish_memory_spills(&v, req, plan)) {
+                plan->result = search_sets(&v, ops, req, plan, 0, &choice, &host);
+                spills = plan->result != PLAN_UNPLACEABLE;
+        }
 
         if (plan->result == PLAN_UNPLACEABLE) {
                 finish_unplaceable(&v, req, &host, plan);
         } else {
                 take_set(&v, ops, &choice, plan);
                 finish_plan(&v, ops, req, &choice, plan);
+                if (spills)
+                        finish_spill(&v, plan);
                 /* the CPUs its definition keeps for QEMU's threads stay its own */
                 policy_hold_thread_cpus(t, req, plan);
         }

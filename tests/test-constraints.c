@@ -760,7 +760,8 @@ START_TEST(test_hugepage_binding_skips_a_node_without_the_pool)
 END_TEST
 
 /* <vcpu cpuset> keeps the vCPUs on node 0 but binds no memory: a guest bigger than node 0 runs all the same,
- * its memory spilling to node 1; that is said and counted, not "free on the whole host" of node 0 alone. */
+ * its memory spilling to node 1. Its vCPUs take cores of node 0 (left floating, they shared every core a
+ * guest placed there after them was given), and the memory node 0 lacks is counted on node 1 and said. */
 START_TEST(test_cpuset_alone_memory_spills)
 {
         for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
@@ -769,15 +770,28 @@ START_TEST(test_cpuset_alone_memory_spills)
                 g_autoptr(CpuSet) node0 = set_of("0-3");
                 PlacementParams p = test_params(kinds[k]);
                 PlacementRequest req = {
-                    .name = "big", .vcpus = 2, .memory = 12 * GiB, .allowed_cpus = node0};
-                const Plan *plan = place_req(t, l, &p, &req);
+                    .name = "big", .vcpus = 1, .memory = 12 * GiB, .allowed_cpus = node0};
+                PlacementRequest next = {.name = "next", .vcpus = 1, .memory = GiB, .allowed_cpus = node0};
+                const Plan *plan = place_req(t, l, &p, &req), *after;
 
-                ck_assert_int_eq(plan->result, PLAN_UNPLACEABLE);
+                ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+                for (unsigned i = 0; i < plan->nvcpus; i++) {
+                        g_autoptr(CpuSet) outside = cpuset_copy(plan->vcpu_pins[i]);
+                        cpuset_subtract(outside, node0);
+                        ck_assert_msg(plan->vcpu_pu[i] >= 0 && !cpuset_is_empty(plan->vcpu_pins[i]) &&
+                                          cpuset_is_empty(outside),
+                                      "vCPU %u", i);
+                }
                 ck_assert_uint_eq(plan->node_memory[0], 8 * GiB);
                 ck_assert_uint_eq(plan->node_memory[1], 4 * GiB);
                 assert_reason_has(plan,
-                                  "its memory is not bound, so it runs all the same with 4.0 GiB of it on "
-                                  "other nodes");
+                                  "its <vcpu cpuset> binds no memory and its nodes lack room for 4.0 GiB "
+                                  "of it: counted on node 1, nearest its vCPUs");
+                /* the next guest kept to node 0 gets a core of its own there, none of big's */
+                after = place_req(t, l, &p, &next);
+                if (kinds[k] == POLICY_EXPLICIT)
+                        for (unsigned i = 0; i < plan->nvcpus; i++)
+                                ck_assert(!cpuset_intersects(after->vcpu_pins[0], plan->vcpu_pins[i]));
         }
 }
 END_TEST
