@@ -1003,25 +1003,85 @@ static void realtime_emulator_note(const HostView *v, HousekeepingPlace where, P
             cpuset_is_empty(plan->emulator_pin) ? plan->iothread_pin : plan->emulator_pin;
         g_autoptr(CpuSet) nodes = cpuset_new();
         g_autofree char *cpus = NULL, *list = NULL;
+        bool away = false, beside = false;
         char *old = plan->reason;
 
         if (where != HOUSEKEEPING_PLAIN_CORE || cpuset_is_empty(cpus_of))
                 return;
         CPUSET_FOREACH (cpu, cpus_of) {
                 int pu = topology_pu_by_os(v->t, (unsigned)cpu);
-                unsigned n = pu < 0 ? 0 : v->t->cores[v->t->pus[pu].core].node;
-                if (pu < 0 || cpuset_has(plan->nodes, n))
+                unsigned n;
+                if (pu < 0)
                         return;
+                n = v->t->cores[v->t->pus[pu].core].node;
+                away = away || !cpuset_has(plan->nodes, n);
+                beside = beside || !ledger_core_free(v->l, v->t->pus[pu].core);
                 cpuset_add(nodes, v->t->nodes[n].os_index);
         }
+        if (!away && !beside)
+                return;
         cpus = cpuset_format(cpus_of);
         list = cpuset_format(nodes);
         plan->reason = g_strdup_printf(
-            "%s; %s on CPUs %s of node%s %s: its set has no core left without a "
-            "realtime vCPU",
-            old ? old : "", cpuset_is_empty(plan->emulator_pin) ? "its I/O threads" : "the emulator", cpus,
-            cpuset_count(nodes) > 1 ? "s" : "", list);
+            "%s; %s on CPU%s %s of node%s %s%s: its set has no core left without a realtime vCPU",
+            old ? old : "", cpuset_is_empty(plan->emulator_pin) ? "its I/O threads" : "the emulator",
+            cpuset_count(cpus_of) == 1 ? "" : "s", cpus, cpuset_count(nodes) > 1 ? "s" : "", list,
+            beside ? ", beside another domain's vCPUs" : "");
         g_free(old);
+}
+
+typedef struct OthersThreads {
+        const Plan *plan;
+        const Topology *t;
+        CpuSet *cpus;   /* the realtime vCPUs' CPUs that another domain's QEMU threads are pinned to */
+        GString *names; /* those domains */
+} OthersThreads;
+
+static void add_others_threads(const char *key, const Plan *p, void *userdata)
+{
+        OthersThreads *o = userdata;
+        bool named = false;
+
+        if (p == o->plan)
+                return;
+        for (unsigned i = 0; i < o->plan->nvcpus; i++) {
+                const TopoCore *core;
+                if (!plan_vcpu_realtime(o->plan, i) || o->plan->vcpu_pu[i] < 0)
+                        continue;
+                core = &o->t->cores[o->t->pus[o->plan->vcpu_pu[i]].core];
+                for (unsigned pu = core->pu_first; pu < core->pu_first + core->npus; pu++) {
+                        unsigned os = o->t->pus[pu].os_index;
+                        if (!cpuset_has(p->emulator_pin, os) && !cpuset_has(p->iothread_pin, os))
+                                continue;
+                        cpuset_add(o->cpus, os);
+                        if (!named && o->names->len < 256)
+                                g_string_append_printf(o->names, "%s%s", o->names->len ? ", " : "", key);
+                        named = true;
+                }
+        }
+}
+
+/* Realtime vCPUs on cores that another domain's emulator or I/O threads are pinned to (free cores when
+ * that domain was placed, the last a realtime guest could have): a FIFO vCPU may starve those threads.
+ * Said in the reason. */
+static void realtime_over_others_threads(const HostView *v, Plan *plan)
+{
+        OthersThreads o = {.plan = plan, .t = v->t, .cpus = cpuset_new(), .names = g_string_new(NULL)};
+        char *old = plan->reason;
+
+        if (plan->realtime)
+                ledger_foreach(v->l, add_others_threads, &o);
+        if (!cpuset_is_empty(o.cpus)) {
+                g_autofree char *cpus = cpuset_format(o.cpus);
+                plan->reason = g_strdup_printf("%s; realtime vCPUs on CPU%s %s, where %s's emulator or I/O "
+                                               "threads are pinned too: they may be starved "
+                                               "(HousekeepingCPUs= keeps QEMU's threads apart)",
+                                               old ? old : "", cpuset_count(o.cpus) == 1 ? "" : "s", cpus,
+                                               o.names->str);
+                g_free(old);
+        }
+        cpuset_free(o.cpus);
+        g_string_free(o.names, TRUE);
 }
 
 /* Hugepage-backed memory comes in whole pages: each node's share rounded down to its pages, and the pages
@@ -1097,6 +1157,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         else
                 plan->reason = g_steal_pointer(&reason);
         realtime_emulator_note(v, where, plan);
+        realtime_over_others_threads(v, plan);
         load_note_reason(v, ops->overcommit_by_core, plan);
         cache_note(v->t, req, plan);
         /* hugepages bound to a node without a pool of their size: none can be there (the reason says the

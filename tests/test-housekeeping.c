@@ -243,6 +243,34 @@ START_TEST(test_realtime_vcpus_keep_their_cores)
 }
 END_TEST
 
+/* Without SMT, an ordinary guest's emulator goes to free cores; a realtime guest that later gets those
+ * cores (the last free ones) runs FIFO vCPUs where that emulator is pinned, and its own emulator beside the
+ * other guest's vCPUs. Neither was said. */
+START_TEST(test_realtime_over_another_emulator_said)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest a = {.name = "a", .vcpus = 2, .memory = GiB};
+        PlacementRequest rt = {.name = "rt", .vcpus = 2, .memory = GiB, .realtime = true};
+        const Plan *first = place(t, l, &p, &a), *plan;
+
+        ck_assert_int_eq(first->result, PLAN_PLACED);
+        ck_assert_msg(cpuset_count(first->emulator_pin) == 2, "a's emulator on its set's free cores");
+        plan = place(t, l, &p, &rt);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        assert_emulator_off_own_cpus(plan);
+        ck_assert_msg(strstr(plan->reason,
+                             "beside another domain's vCPUs: its set has no core left without a "
+                             "realtime vCPU"),
+                      "%s", plan->reason);
+        ck_assert_msg(strstr(plan->reason,
+                             "realtime vCPUs on CPUs 2-3, where a's emulator or I/O threads are "
+                             "pinned too: they may be starved"),
+                      "%s", plan->reason);
+}
+END_TEST
+
 /* A realtime domain that fills its node: the emulator goes to the nearest core of another node, not to
  * the FIFO vCPUs' own cores (with no free core in the set it took them, and the reason said none was left)
  */
@@ -422,6 +450,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_realtime_cores_shared_last);
         tcase_add_test(tc, test_realtime_node_shared_last);
         tcase_add_test(tc, test_realtime_emulator_off_its_full_node);
+        tcase_add_test(tc, test_realtime_over_another_emulator_said);
         suite_add_tcase(s, tc);
         return s;
 }
