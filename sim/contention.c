@@ -10,7 +10,9 @@ double contention_core_lost(unsigned busy, unsigned npus, double loss)
 
         if (busy < 2)
                 return 0;
-        delivered = MAX(1.0, MIN(busy, MAX(npus, 1)) * (1.0 - loss));
+        /* a core delivers what two busy siblings do at most: the loss is measured on two-thread cores,
+         * and a core of four or eight threads (POWER) does not deliver four or eight cores' work */
+        delivered = MAX(1.0, MIN(busy, MIN(MAX(npus, 1), 2u)) * (1.0 - loss));
         return busy - delivered;
 }
 
@@ -114,7 +116,8 @@ static unsigned *cores_by_size(const Topology *t)
 /*
  * Greedy by layers: the k-th busy thread of every core of one size costs the same, so the threads go
  * layer by layer to the cheapest (size, k) first. Exact while each core's cost grows by at least as much
- * with every further thread (cores of up to two PUs, any loss up to 0.5, and single-PU cores); amount
+ * with every further thread (any loss up to 0.5: a core delivers no more with three threads than with
+ * two, contention_core_lost()); amount
  * may be fractional (host-side load, which divides), the last layer then partly filled, as
  * contention_measure() charges it. *ret_paired (may be NULL): the threads on cores with two or more.
  */

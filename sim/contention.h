@@ -46,7 +46,8 @@ typedef struct ContentionSample {
 ContentionSample contention_measure(const Topology *t, const ContentionDomain *domains, unsigned n,
                                     double loss);
 
-/* What a core with busy busy threads on npus PUs loses, in cores. */
+/* What a core with busy busy threads on npus PUs loses, in cores: it delivers one core, or two threads'
+ * worth less the sibling loss when it has two PUs or more (no more with four or eight). */
 double contention_core_lost(unsigned busy, unsigned npus, double loss);
 
 /*

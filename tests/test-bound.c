@@ -15,6 +15,10 @@ START_TEST(test_core_lost)
         ck_assert_double_eq_tol(contention_core_lost(3, 2, 0.4), 1.8, 1e-12);
         ck_assert_double_eq_tol(contention_core_lost(2, 1, 0.4), 1.0, 1e-12); /* two on one PU: one core */
         ck_assert_double_eq_tol(contention_core_lost(2, 2, 0.75), 1.0, 1e-12);
+        /* an SMT8 core (POWER) with 8 busy threads delivers what a busy pair does, not 4.8 cores */
+        ck_assert_double_eq_tol(contention_core_lost(8, 8, 0.4), 6.8, 1e-12);
+        ck_assert_double_eq_tol(contention_core_lost(4, 4, 0.4), 2.8, 1e-12);
+        ck_assert_double_eq_tol(contention_core_lost(2, 4, 0.4), 0.8, 1e-12);
 }
 END_TEST
 
