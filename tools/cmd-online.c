@@ -85,6 +85,11 @@ static int call_failed(const Ctl *o, const char *method, const sd_bus_error *e, 
                         o->host, strerror(-r));
                 return EXIT_NOT_RUNNING;
         }
+        /* a TCP bus address connects when first used: its refusal comes with the first call */
+        if (transport_lost(r) && (!*name || g_str_has_prefix(name, "System.Error."))) {
+                fprintf(stderr, "placementctl: cannot connect to the %s bus: %s\n", where(o), strerror(-r));
+                return EXIT_NOT_RUNNING;
+        }
         if (!strcmp(name, SD_BUS_ERROR_SERVICE_UNKNOWN) || !strcmp(name, SD_BUS_ERROR_NAME_HAS_NO_OWNER) ||
             !strcmp(name, SD_BUS_ERROR_NO_REPLY) || !strcmp(name, SD_BUS_ERROR_DISCONNECTED)) {
                 if (o->host)

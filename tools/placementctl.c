@@ -257,13 +257,16 @@ static int set_option(Ctl *c, CtlOption o, const char *arg)
                 }
                 c->address = arg;
                 break;
-        case OPT_HOST:
-                if (!*arg) {
-                        fprintf(stderr, "placementctl: --host is empty (give [USER@]HOST[:PORT])\n");
+        case OPT_HOST: {
+                const char *at = strrchr(arg, '@'), *name = at ? at + 1 : arg;
+                /* no empty user or host, and nothing ssh would read as an option */
+                if (!*name || *name == ':' || *arg == '-' || *arg == '@' || strchr(arg, ' ')) {
+                        fprintf(stderr, "placementctl: --host takes [USER@]HOST[:PORT], not '%s'\n", arg);
                         return -EINVAL;
                 }
                 c->host = arg;
                 break;
+        }
         case OPT_VCPUS:
                 if (!g_ascii_string_to_unsigned(arg, 10, 1, PLAN_MAX_VCPUS, &n, NULL)) {
                         fprintf(stderr, "placementctl: --vcpus takes a number from 1 to %u, not '%s'\n",

@@ -129,6 +129,15 @@ result "ReservedCPUs= over every CPU is warned about; the domain is unplaceable 
 run "$CTL" --bus-address=garbage status
 result "a malformed --bus-address is a usage error naming it, exit 2 (rc $RC)" \
     "$([ $RC -eq 2 ] && grep -q "invalid D-Bus address 'garbage'" "$ERR"; echo $?)"
+for h in root@ @host -oProxyCommand=x 'root@:22'; do
+    run "$CTL" -H "$h" status
+    result "-H '$h' is a usage error naming it, exit 2, nothing run (rc $RC)" \
+        "$([ $RC -eq 2 ] && grep -qF -- "--host takes [USER@]HOST[:PORT], not '$h'" "$ERR"; echo $?)"
+done
+# a TCP bus connects when first used: nothing listening there is "not running", exit 3, the bus named
+run "$CTL" --bus-address=tcp:host=127.0.0.1,port=1 status
+result "a TCP bus address nothing listens on: exit 3 naming the bus (rc $RC)" \
+    "$([ $RC -eq 3 ] && grep -q "cannot connect to the tcp:host=127.0.0.1,port=1 bus" "$ERR"; echo $?)"
 run "$CTL" --bus=session --bus-address="unix:path=$TMP/nothing-here" status
 result "--bus with --bus-address: exit 2 (rc $RC)" "$([ $RC -eq 2 ] && grep -q "give one" "$ERR"; echo $?)"
 run "$PLACEMENTD" --bus-address=garbage
