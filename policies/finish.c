@@ -1030,6 +1030,39 @@ static void realtime_emulator_note(const HostView *v, HousekeepingPlace where, P
         g_free(old);
 }
 
+/* Memory nothing binds that ends wholly on nodes none of the plan's vCPUs run on (their nodes have no
+ * room left): a trade of locality for a free core, said in the reason. */
+static void remote_memory_note(const HostView *v, const PlacementRequest *req, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autoptr(CpuSet) vcpu_nodes = cpuset_new(), memory_nodes = cpuset_new();
+        g_autofree char *vn = NULL, *mn = NULL;
+        char *old = plan->reason;
+
+        if ((req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes) || !plan->memory)
+                return;
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0)
+                        cpuset_add(vcpu_nodes,
+                                   t->nodes[t->cores[t->pus[plan->vcpu_pu[i]].core].node].os_index);
+        for (unsigned n = 0; n < plan->nnode_memory; n++)
+                if (plan->node_memory[n]) {
+                        if (cpuset_has(vcpu_nodes, t->nodes[n].os_index))
+                                return;
+                        cpuset_add(memory_nodes, t->nodes[n].os_index);
+                }
+        if (cpuset_is_empty(vcpu_nodes) || cpuset_is_empty(memory_nodes))
+                return;
+        vn = cpuset_format(vcpu_nodes);
+        mn = cpuset_format(memory_nodes);
+        plan->reason = g_strdup_printf(
+            "%s; its memory is all on node%s %s, none where its vCPUs run (node%s %s "
+            "%s no room for it)",
+            old ? old : "", cpuset_count(memory_nodes) == 1 ? "" : "s", mn,
+            cpuset_count(vcpu_nodes) == 1 ? "" : "s", vn, cpuset_count(vcpu_nodes) == 1 ? "has" : "have");
+        g_free(old);
+}
+
 typedef struct OthersThreads {
         const Plan *plan;
         const Topology *t;
@@ -1158,6 +1191,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
                 plan->reason = g_steal_pointer(&reason);
         realtime_emulator_note(v, where, plan);
         realtime_over_others_threads(v, plan);
+        remote_memory_note(v, req, plan);
         load_note_reason(v, ops->overcommit_by_core, plan);
         cache_note(v->t, req, plan);
         /* hugepages bound to a node without a pool of their size: none can be there (the reason says the

@@ -796,6 +796,34 @@ START_TEST(test_cpuset_alone_memory_spills)
 }
 END_TEST
 
+/* The last free core is on node 1, whose memory a strict binding holds: the guest takes the core and its
+ * memory goes to node 0, and the reason says it is all away from its vCPUs. */
+START_TEST(test_memory_all_remote_said)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) node1 = set_of("1");
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest a = {.name = "a", .vcpus = 2, .memory = GiB};
+        PlacementRequest b = strict_request(node1, 8 * GiB);
+        PlacementRequest c = {.name = "c", .vcpus = 1, .memory = GiB};
+        const Plan *plan;
+
+        b.name = "b";
+        b.vcpus = 1;
+        ck_assert_int_eq(place_req(t, l, &p, &a)->result, PLAN_PLACED);
+        ck_assert_int_eq(place_req(t, l, &p, &b)->result, PLAN_PLACED);
+        plan = place_req(t, l, &p, &c);
+        ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+        ck_assert_uint_eq(plan->node_memory[0], GiB);
+        assert_reason_has(
+            plan, "its memory is all on node 0, none where its vCPUs run (node 1 has no room for it)");
+        /* a guest whose memory is where its vCPUs are says nothing of the kind */
+        ck_assert_msg(!strstr(ledger_lookup(l, "a")->reason, "none where its vCPUs run"), "%s",
+                      ledger_lookup(l, "a")->reason);
+}
+END_TEST
+
 static Suite *constraints_suite(void)
 {
         Suite *s = suite_create("constraints");
@@ -824,6 +852,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_strict_binding_counts_no_node_past_its_memory);
         tcase_add_test(tc, test_hugepage_binding_skips_a_node_without_the_pool);
         tcase_add_test(tc, test_cpuset_alone_memory_spills);
+        tcase_add_test(tc, test_memory_all_remote_said);
         suite_add_tcase(s, tc);
         return s;
 }
