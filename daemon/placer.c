@@ -719,15 +719,25 @@ static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, const 
         return 0;
 }
 
-/* A recorded plan of a hugepage-backed domain holds its memory in the pools of its page size. */
+/* A recorded plan holds ordinary memory within each node's, a hugepage-backed domain's in the pools of its
+ * page size. */
 static int adopt_hugepages(Manager *m, const DomainSpec *live, Plan *plan, char **ret_error)
 {
+        /* ordinary memory within a node's ordinary memory (the record was checked against the pools too) */
+        for (unsigned n = 0; !live->hugepages && n < plan->nnode_memory; n++)
+                if (plan->node_memory[n] > m->topology->nodes[n].memory) {
+                        *ret_error = g_strdup_printf("its memory on node %u exceeds the node's",
+                                                     m->topology->nodes[n].os_index);
+                        return -EINVAL;
+                }
         if (!live->hugepages)
                 return 0;
         plan->hugepage_size =
             live->hugepage_size ? live->hugepage_size : topology_default_hugepage_size(m->topology);
+        /* a node without a pool of the size holds none of it (bound there, it cannot all be backed) */
         for (unsigned n = 0; n < plan->nnode_memory; n++)
                 if (plan->node_memory[n] &&
+                    topology_node_hugepage_bytes(m->topology, n, plan->hugepage_size) &&
                     plan->node_memory[n] > ledger_node_free_hugepages(m->ledger, n, plan->hugepage_size)) {
                         *ret_error = g_strdup_printf("its hugepage memory on node %u exceeds the free pool",
                                                      m->topology->nodes[n].os_index);
@@ -764,6 +774,7 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         Plan *plan = NULL;
         g_autofree char *error = NULL;
         g_autoptr(CpuSet) bound = cpuset_new(); /* where libvirt binds its memory */
+        bool bound_all;
         g_autoptr(DomainSpec) user = NULL;
         Decision *d;
         const MetaDecision *md = live->decision;
@@ -777,12 +788,17 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 cpuset_union(bound, live->memory_nodeset);
         if (live->memnode_nodeset)
                 cpuset_union(bound, live->memnode_nodeset);
-        /* preferred binds nothing: what its node had no room for is where the kernel fell back */
-        if (live->memory_nodeset && live->memory_mode == MEMORY_MODE_PREFERRED)
+        /* a <numatune><memory> binding holds whatever no <memnode> does; <memnode>s alone, only the cells
+         * they name */
+        bound_all = live->memory_nodeset || (live->memnode_nodeset && domain_spec_memnodes_bind_all(live));
+        /* preferred binds nothing: what its node had no room for is where the kernel fell back; nor does
+         * anything bind the memory of a domain without a binding (MemoryBinding=no, a binding that failed):
+         * the kernel puts it where it will */
+        if ((live->memory_nodeset && live->memory_mode == MEMORY_MODE_PREFERRED) || cpuset_is_empty(bound))
                 for (unsigned n = 0; n < m->topology->nnodes; n++)
                         cpuset_add(bound, m->topology->nodes[n].os_index);
         if (metadata_to_plan_bound(m->topology, md, live->name, live->vcpus, live->vcpu_ids, live->memory,
-                                   bound, &plan, &error) < 0 ||
+                                   bound, bound_all, &plan, &error) < 0 ||
             check_recorded(m, dom, uuid, plan, &error) < 0) {
                 if (warn)
                         log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,

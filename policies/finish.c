@@ -580,8 +580,8 @@ static void memory_short_note(const HostView *v, const PlacementRequest *req, co
                 if (req->hugepage_size && !topology_node_hugepage_bytes(v->t, n, req->hugepage_size))
                         g_string_append_printf(s,
                                                "; node %u has no pool of %s hugepages for the %s bound "
-                                               "there: the guest's memory cannot all be backed (not counted "
-                                               "there)",
+                                               "there: the guest's memory cannot all be backed (the ledger "
+                                               "holds none of it there)",
                                                v->t->nodes[n].os_index,
                                                size_format(req->hugepage_size, b, sizeof(b)),
                                                size_format(plan->node_memory[n], c, sizeof(c)));
@@ -1194,9 +1194,6 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         remote_memory_note(v, req, plan);
         load_note_reason(v, ops->overcommit_by_core, plan);
         cache_note(v->t, req, plan);
-        /* hugepages bound to a node without a pool of their size: none can be there (the reason says the
-         * memory cannot all be backed); counted there, the ledger would refuse the plan */
-        policy_drop_poolless_memory(v->t, plan);
 }
 
 /* A domain kept to some nodes by its <vcpu cpuset> alone, whose memory they cannot hold while the host

@@ -349,6 +349,120 @@ START_TEST(test_hugepage_record_adopted)
 }
 END_TEST
 
+/* A hand-pinned domain's record from an older placementd counts its memory where the pins moved its
+ * vCPUs, not on the node its binding keeps it: a skipped record's memory is not taken from it, so the
+ * record is adopted and the hand pin stands (refused, the domain was placed anew and its pin undone). */
+START_TEST(test_skipped_record_memory_not_read)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr dom = start_xml("l-old", "4096", 1, NULL);
+        g_autofree char *record = NULL;
+        const Decision *d;
+        unsigned node, other, cpu;
+
+        ck_assert(spin_known(m, "l-old", 3000));
+        d = manager_lookup(m, "l-old");
+        node = (unsigned)cpuset_next(d->plan->nodes, 0);
+        other = 1 - node;
+        cpu = other == 0 ? 2 : 6;
+        free_manager(m);
+        pin(dom, 0, cpu);
+        record = g_strdup_printf("<domain><decision result='skipped' policy='explicit' vcpu-pin='core' "
+                                 "memory-binding='applied' nodes='%u'><vcpu id='0' cpu='%u' cpuset='%u'/>"
+                                 "<memory node='%u' bytes='%llu'/><reason>pinned by hand</reason></decision>"
+                                 "</domain>",
+                                 other, cpu, cpu, other, 4ull << 30);
+        forge_record(dom, record);
+        m = fixture_manager_new(base, TOPOLOGY, NULL);
+        d = manager_lookup(m, "l-old");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(d->adopted && d->result == DECISION_SKIPPED, "%s: %s",
+                      decision_result_to_string(d->result), d->reason);
+        ck_assert_int_eq(d->plan->vcpu_pu[0], (int)cpu);
+        ck_assert_uint_eq(d->plan->node_memory[node], 4ull << 30); /* where the binding keeps it */
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
+/* Records whose memory no binding holds all of are adopted at a restart: with MemoryBinding=no, a guest
+ * whose cell 0 a <memnode> binds and cell 1 nothing, and a <vcpu cpuset> guest whose memory spilled past
+ * its set's nodes. They were refused at every restart. */
+START_TEST(test_records_of_unbound_memory_adopted)
+{
+        static const char *const extras[] = {
+            "<cpu><numa><cell id='0' cpus='0-1' memory='1' unit='GiB'/><cell id='1' cpus='2-3' memory='1' "
+            "unit='GiB'/></numa></cpu><numatune><memnode cellid='0' mode='strict' nodeset='1'/></numatune>",
+            NULL,
+        };
+        static const char *const config = "[Placement]\nMemoryBinding=no\n";
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(extras); i++) {
+                Manager *m = fixture_manager_new(base, TOPOLOGY, config);
+                virDomainPtr dom;
+                const Decision *d;
+
+                if (extras[i]) {
+                        dom = start_xml("l-unbound", "2048", 4, extras[i]);
+                } else {
+                        g_autofree char *xml = g_strdup_printf(
+                            "<domain type='test'><name>l-unbound</name><memory unit='GiB'>20</memory>"
+                            "<vcpu cpuset='0-3'>1</vcpu><os><type>hvm</type></os></domain>");
+                        dom = virDomainCreateXML(conn, xml, 0);
+                        ck_assert_ptr_nonnull(dom);
+                }
+                ck_assert(spin_known(m, "l-unbound", 3000));
+                d = manager_lookup(m, "l-unbound");
+                ck_assert_msg(d->plan->node_memory[0] && d->plan->node_memory[1], "case %u: %s: %s", i,
+                              decision_result_to_string(d->result), d->reason);
+                free_manager(m);
+                m = fixture_manager_new(base, TOPOLOGY, config);
+                d = manager_lookup(m, "l-unbound");
+                ck_assert_ptr_nonnull(d);
+                ck_assert_msg(d->adopted, "case %u: its own record was refused: %s", i, d->reason);
+                stop(dom);
+                free_manager(m);
+        }
+}
+END_TEST
+
+/* Hugepages bound to a node without a pool of their size: placed, the ledger holding none there; its own
+ * record is adopted at a restart (it was refused at every one). */
+START_TEST(test_poolless_binding_record_adopted)
+{
+        g_autofree char *src = test_topology_path("two-node-hugepages.xml"), *xml = NULL, *topology = NULL;
+        g_autofree char *dir = g_dir_make_tmp("placementd-ledger-XXXXXX", NULL);
+        g_autoptr(GString) edited = NULL;
+        virDomainPtr dom;
+        Manager *m;
+        const Decision *d;
+
+        ck_assert(g_file_get_contents(src, &xml, NULL, NULL));
+        edited = g_string_new(xml);
+        ck_assert_uint_eq(g_string_replace(edited, "<page_type size=\"2097152\" count=\"64\"/>", "", 1), 1);
+        topology = g_build_filename(dir, "hugepages.xml", NULL);
+        ck_assert(g_file_set_contents(topology, edited->str, -1, NULL));
+        m = fixture_manager_new(base, topology, NULL);
+        dom = start_xml("l-nopool", "32", 1,
+                        "<memoryBacking><hugepages/></memoryBacking><numatune><memory mode='strict' "
+                        "nodeset='1'/></numatune>");
+        ck_assert(spin_known(m, "l-nopool", 3000));
+        d = manager_lookup(m, "l-nopool");
+        ck_assert_msg(d->result == DECISION_PLACED && strstr(d->reason, "cannot all be backed"), "%s: %s",
+                      decision_result_to_string(d->result), d->reason);
+        ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), (unsigned)d->plan->vcpu_pu[0]), 1);
+        free_manager(m);
+        m = fixture_manager_new(base, topology, NULL);
+        d = manager_lookup(m, "l-nopool");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(d->adopted, "its own record was not adopted at the restart: %s", d->reason);
+        stop(dom);
+        free_manager(m);
+        g_unlink(topology);
+        g_rmdir(dir);
+}
+END_TEST
+
 static Suite *ledger_suite(void)
 {
         Suite *s = suite_create("manager ledger");
@@ -364,6 +478,9 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_forged_skipped_record_counts_memory);
         tcase_add_test(tc, test_forged_record_memory_off_its_binding);
         tcase_add_test(tc, test_hugepage_record_adopted);
+        tcase_add_test(tc, test_skipped_record_memory_not_read);
+        tcase_add_test(tc, test_records_of_unbound_memory_adopted);
+        tcase_add_test(tc, test_poolless_binding_record_adopted);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -17,7 +17,7 @@ const char *domain_spec_opt_out(const DomainSpec *user)
 
 /* Whether every guest cell of s has its own <memnode> (or s has no cells): libvirt then binds all of the
  * guest's memory, and the domain is bound to their union. A cell without one is bound nowhere. */
-static bool memnodes_bind_all(const DomainSpec *s)
+bool domain_spec_memnodes_bind_all(const DomainSpec *s)
 {
         for (unsigned i = 0; s->cells && i < s->cells->len; i++) {
                 unsigned id = g_array_index(s->cells, DomainCell, i).id;
@@ -60,7 +60,7 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
                 req.memory_nodes = user->memory_nodeset;
                 req.memory_source = MEMORY_SOURCE_USER;
                 req.memory_mode = user->memory_mode;
-        } else if (live->memnode_nodeset && !edited && memnodes_bind_all(live)) {
+        } else if (live->memnode_nodeset && !edited && domain_spec_memnodes_bind_all(live)) {
                 /* memnodes are the running guest's: set at its start, never changed live; a cell without
                  * one leaves the domain unbound, the others bound per cell (domain_request_shape()) */
                 req.memory_nodes = live->memnode_nodeset;

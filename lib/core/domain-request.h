@@ -26,6 +26,9 @@ const char *domain_spec_opt_out(const DomainSpec *user);
  * it is, and the vCPUs stay with it; it stands over a binding or memnodes the definition was edited to
  * since the start (the edit is for the next start). The request points into user and live.
  */
+/* Whether every guest cell of s has its own <memnode> (or s has no cells): libvirt then binds all of the
+ * guest's memory to their union. */
+bool domain_spec_memnodes_bind_all(const DomainSpec *s);
 PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live);
 
 /* What a request's shape points into: owned arrays, freed by request_shape_clear(). */

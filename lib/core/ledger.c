@@ -93,10 +93,6 @@ static bool plan_fits(const Ledger *l, const Plan *p)
 {
         if (p->nnode_memory != l->topology->nnodes)
                 return false;
-        /* hugepage memory is held in a pool of its size: a node without one cannot hold it */
-        for (unsigned n = 0; p->hugepage_size && n < p->nnode_memory; n++)
-                if (p->node_memory[n] && pool_index(l->topology, n, p->hugepage_size) < 0)
-                        return false;
         for (unsigned i = 0; i < p->nvcpus; i++)
                 if (p->vcpu_pu[i] >= (int)l->topology->npus)
                         return false;
@@ -127,9 +123,14 @@ static void account(Ledger *l, const Plan *p, int sign)
                 uint64_t *held = &l->node_memory[n];
                 if (!p->node_memory[n])
                         continue;
-                /* plan_fits(): a plan with hugepage memory on a node has that node's pool */
-                if (p->hugepage_size)
-                        held = &l->hugepages[n][pool_index(t, n, p->hugepage_size)];
+                /* hugepage memory is held in the pool of its size; a node without one holds none of it
+                 * (bound there, the guest's memory cannot all be backed: the plan's reason says so) */
+                if (p->hugepage_size) {
+                        int pool = pool_index(t, n, p->hugepage_size);
+                        if (pool < 0)
+                                continue;
+                        held = &l->hugepages[n][pool];
+                }
                 *held += (uint64_t)(int64_t)sign * p->node_memory[n];
         }
 }

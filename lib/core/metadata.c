@@ -152,44 +152,38 @@ static int check_vcpus(const Topology *t, const MetaDecision *d, const CpuSet *a
         return 0;
 }
 
-/* What node idx holds in all: its memory and its hugepage pools (a hugepage-backed domain's record counts
- * its memory there; the pool of its size is checked when it is adopted). */
-static uint64_t node_capacity(const Topology *t, unsigned idx)
+/* Memory of a placement (placed, overcommitted): where libvirt binds all of it (bound_all), else on the
+ * recorded nodes or where a binding of part of it puts that part (bound); within each node's size, its
+ * hugepage pools included (a hugepage-backed domain's pool is checked when it is adopted); no more than
+ * the domain has, and all of it (less would leave the rest counted nowhere). A skipped record's memory
+ * (pins counted as they run) is not its owner's to say: it is counted again as the domain runs, and
+ * what the record holds is neither checked nor taken. */
+static int check_memory(const Topology *t, const MetaDecision *d, const CpuSet *bound, bool bound_all,
+                        Plan *p, char **ret_error)
 {
-        const TopoNode *node = &t->nodes[idx];
-        uint64_t bytes = node->memory;
-
-        for (unsigned i = 0; i < node->nhugepages; i++)
-                bytes += node->hugepages[i].size * node->hugepages[i].count;
-        return bytes;
-}
-
-/* Memory: where libvirt binds it when it does (bound), else on the recorded nodes; within each node's
- * size, no more than the domain has in all; a placement (placed, overcommitted) records all of it. */
-static int check_memory(const Topology *t, const MetaDecision *d, const CpuSet *bound, Plan *p,
-                        char **ret_error)
-{
-        bool binds = bound && !cpuset_is_empty(bound);
         uint64_t total = 0;
 
+        if (p->result == PLAN_ADOPTED)
+                return 0;
         for (unsigned i = 0; d->memory && i + 1 < d->memory->len; i += 2) {
                 guint64 node = g_array_index(d->memory, guint64, i),
                         bytes = g_array_index(d->memory, guint64, i + 1);
                 int idx = topology_node_by_os(t, (unsigned)node);
-                /* memory libvirt binds is where it is bound (also apart from the vCPUs: a cpuset, a cell's
-                 * memnode on a memory-only node), and nowhere else */
-                if (idx < 0 || (binds && !cpuset_has(bound, (unsigned)node)) ||
-                    (!binds && p->result != PLAN_ADOPTED && !cpuset_has(p->nodes, (unsigned)idx)))
+                bool in_bound = bound && cpuset_has(bound, (unsigned)node);
+                uint64_t capacity = 0;
+
+                if (idx < 0 || (bound_all ? !in_bound : !in_bound && !cpuset_has(p->nodes, (unsigned)idx)))
                         FAIL("recorded memory node %u is not one of its nodes here", (unsigned)node);
-                if (bytes > p->memory - total ||
-                    p->node_memory[idx] + bytes > node_capacity(t, (unsigned)idx))
+                capacity = t->nodes[idx].memory;
+                for (unsigned k = 0; k < t->nodes[idx].nhugepages; k++)
+                        capacity += t->nodes[idx].hugepages[k].size * t->nodes[idx].hugepages[k].count;
+                if (bytes > p->memory - total || p->node_memory[idx] + bytes > capacity)
                         FAIL("recorded memory on node %u is more than the domain or the node has",
                              (unsigned)node);
                 p->node_memory[idx] += bytes;
                 total += bytes;
         }
-        /* a placement counts all of it: less would leave the rest uncounted on every node */
-        if ((p->result == PLAN_PLACED || p->result == PLAN_OVERCOMMITTED) && total != p->memory)
+        if (total != p->memory)
                 FAIL("recorded memory (%" G_GUINT64_FORMAT " bytes) is not the domain's %" G_GUINT64_FORMAT,
                      (guint64)total, (guint64)p->memory);
         return 0;
@@ -210,12 +204,12 @@ static int check_iothreads(const Topology *t, const MetaDecision *d, Plan *p, ch
 int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name, unsigned nvcpus,
                      const unsigned *vcpu_ids, uint64_t memory, Plan **ret, char **ret_error)
 {
-        return metadata_to_plan_bound(t, d, name, nvcpus, vcpu_ids, memory, NULL, ret, ret_error);
+        return metadata_to_plan_bound(t, d, name, nvcpus, vcpu_ids, memory, NULL, false, ret, ret_error);
 }
 
 int metadata_to_plan_bound(const Topology *t, const MetaDecision *d, const char *name, unsigned nvcpus,
-                           const unsigned *vcpu_ids, uint64_t memory, const CpuSet *bound, Plan **ret,
-                           char **ret_error)
+                           const unsigned *vcpu_ids, uint64_t memory, const CpuSet *bound, bool bound_all,
+                           Plan **ret, char **ret_error)
 {
         g_autoptr(Plan) p = plan_new(name, nvcpus, memory, t->nnodes);
         g_autoptr(CpuSet) allowed = NULL;
@@ -235,7 +229,7 @@ int metadata_to_plan_bound(const Topology *t, const MetaDecision *d, const char 
         /* pins made by hand may be anywhere on the host; placementd's own stay on its nodes */
         allowed = p->result == PLAN_ADOPTED ? cpuset_copy(t->all_pus) : node_pus(t, p->nodes);
         if ((r = check_vcpus(t, d, allowed, p, ret_error)) < 0 ||
-            (r = check_memory(t, d, bound, p, ret_error)) < 0)
+            (r = check_memory(t, d, bound, bound_all, p, ret_error)) < 0)
                 return r;
         if (d->emulator && !within(d->emulator, t->all_pus))
                 FAIL("recorded emulator pin is not within the host");

@@ -37,7 +37,9 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, Memo
 int metadata_to_plan(const Topology *t, const MetaDecision *d, const char *name, unsigned nvcpus,
                      const unsigned *vcpu_ids, uint64_t memory, Plan **ret, char **ret_error);
 /* The same for a domain whose memory libvirt binds to bound (node OS indexes, from its live definition,
- * not the record; NULL or empty: none): recorded memory must lie there, also outside the recorded nodes. */
+ * not the record; NULL: none): a placement's recorded memory may lie there too, outside the recorded
+ * nodes, and when the binding holds all of it (bound_all) only there. A skipped record's memory is not
+ * taken (the caller counts it as the domain runs). */
 int metadata_to_plan_bound(const Topology *t, const MetaDecision *d, const char *name, unsigned nvcpus,
-                           const unsigned *vcpu_ids, uint64_t memory, const CpuSet *bound, Plan **ret,
-                           char **ret_error);
+                           const unsigned *vcpu_ids, uint64_t memory, const CpuSet *bound, bool bound_all,
+                           Plan **ret, char **ret_error);
