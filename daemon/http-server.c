@@ -170,20 +170,23 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
         conn_free(arg);
 }
 
-/* Closes the oldest connection (answering or still sending its request, as asked) of the address that
- * holds the most such connections; false when there is none. */
-static bool evict(HttpServer *s, bool answering)
+/* Closes the oldest connection of the address that holds the most (answering or not): the oldest still
+ * sending its request, else its oldest answer. A crowd from one address evicts its own before anyone
+ * else's: a scraper on another host, between its connection and its request, is not pushed out by a
+ * local flood, nor by slow readers taking their answers a few bytes at a time. */
+static bool make_room(HttpServer *s)
 {
-        g_autoptr(GHashTable) count = g_hash_table_new(g_str_hash, g_str_equal);
+        g_autoptr(GHashTable) count = NULL;
         const char *most = NULL;
+        HttpConn *oldest_answer = NULL;
         unsigned best = 0;
 
+        if (s->conns.length < s->max_connections)
+                return true;
+        count = g_hash_table_new(g_str_hash, g_str_equal);
         for (GList *l = s->conns.head; l; l = l->next) {
                 HttpConn *c = l->data;
-                unsigned n;
-                if (c->answering != answering)
-                        continue;
-                n = GPOINTER_TO_UINT(g_hash_table_lookup(count, c->peer)) + 1;
+                unsigned n = GPOINTER_TO_UINT(g_hash_table_lookup(count, c->peer)) + 1;
                 g_hash_table_insert(count, c->peer, GUINT_TO_POINTER(n));
                 if (n > best) {
                         best = n;
@@ -192,24 +195,19 @@ static bool evict(HttpServer *s, bool answering)
         }
         for (GList *l = s->conns.head; most && l; l = l->next) {
                 HttpConn *c = l->data;
-                if (c->answering == answering && strcmp(c->peer, most) == 0) {
+                if (strcmp(c->peer, most) != 0)
+                        continue;
+                if (!c->answering) {
                         conn_free(c);
                         return true;
                 }
+                if (!oldest_answer)
+                        oldest_answer = c;
         }
-        return false;
-}
-
-/* Makes room for one more connection: closes the oldest one still sending its request of the address
- * that holds the most such connections, so a crowd from one address evicts its own before anyone
- * else's (a scraper on another host is not pushed out by a local flood). When every connection is being
- * answered (slow readers taking their answers a few bytes at a time), the oldest answer of the address
- * that holds the most goes, by the same rule. */
-static bool make_room(HttpServer *s)
-{
-        if (s->conns.length < s->max_connections)
-                return true;
-        return evict(s, false) || evict(s, true);
+        if (!oldest_answer)
+                return false;
+        conn_free(oldest_answer);
+        return true;
 }
 
 /* The address of a client, without its port ("" when it is not IPv4 or IPv6). */

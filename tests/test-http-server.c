@@ -389,6 +389,38 @@ START_TEST(test_slow_readers_do_not_keep_a_scraper_out)
 }
 END_TEST
 
+/* Slow readers from one address hold every slot but one; a scraper on another address connects and has
+ * not sent its request yet; one more connection from the readers' address must evict one of theirs, not
+ * the scraper (the only connection still sending its request). */
+START_TEST(test_slow_readers_do_not_evict_a_scraper)
+{
+        Fixture f;
+        int slow[3], scraper, more;
+        g_autofree char *answer = NULL;
+
+        big_body = 16u << 20;
+        fixture_init(&f, 4);
+        for (unsigned i = 0; i < G_N_ELEMENTS(slow); i++) {
+                slow[i] = slow_reader(&f);
+                pump(&f, 50);
+        }
+        scraper = client_from_127_0_0_2(&f);
+        pump(&f, 20);
+        more = client(&f, NULL);
+        pump(&f, 50);
+        ck_assert(!closed_by_server(scraper));
+        ck_assert_int_eq(send(scraper, FULL_REQUEST, strlen(FULL_REQUEST), 0),
+                         (ssize_t)strlen(FULL_REQUEST));
+        answer = answer_of(&f, scraper);
+        ck_assert_msg(g_str_has_prefix(answer, "HTTP/1.1 200 OK\r\n"), "the scraper got '%.60s'", answer);
+        close(more);
+        for (unsigned i = 0; i < G_N_ELEMENTS(slow); i++)
+                close(slow[i]);
+        big_body = 0;
+        fixture_done(&f);
+}
+END_TEST
+
 START_TEST(test_pause_when_out_of_descriptors)
 {
         Fixture f;
@@ -434,6 +466,7 @@ static Suite *http_server_suite(void)
         tcase_add_test(tc, test_fresh_client_behind_a_crowd);
         tcase_add_test(tc, test_flood_evicts_its_own);
         tcase_add_test(tc, test_slow_readers_do_not_keep_a_scraper_out);
+        tcase_add_test(tc, test_slow_readers_do_not_evict_a_scraper);
         tcase_add_test(tc, test_pause_when_out_of_descriptors);
         suite_add_tcase(s, tc);
         return s;
