@@ -1383,12 +1383,14 @@ int placer_live_pins_planned(virDomainPtr dom, const Plan *p)
 bool placer_skipped_now_pinned(Manager *m, virDomainPtr dom, const Decision *d)
 {
         g_autoptr(DomainSpec) live = NULL;
+        g_autoptr(DomainSpec) user = NULL;
         CpuSet **pins;
 
         if (d->result != DECISION_SKIPPED || d->pinned_by_hand ||
-            virt_domain_read_spec(dom, false, &live, NULL) < 0)
+            virt_domain_read_spec(dom, false, &live, NULL) < 0 || !(user = user_spec(dom, live)))
                 return false;
-        pins = hand_pins(m, dom, live, live->vcpu_cpuset);
+        /* "anywhere" as skip_opted_out() and found_running() judge it: over the definition's cpuset */
+        pins = hand_pins(m, dom, live, user->vcpu_cpuset);
         if (!pins)
                 return false;
         virt_pins_free(pins, live->vcpus);

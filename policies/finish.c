@@ -1088,7 +1088,8 @@ static void add_others_threads(const char *key, const Plan *p, void *userdata)
                                 continue;
                         cpuset_add(o->cpus, os);
                         if (!named && o->names->len < 256)
-                                g_string_append_printf(o->names, "%s%s", o->names->len ? ", " : "", key);
+                                g_string_append_printf(o->names, "%s%s", o->names->len ? ", " : "",
+                                                       p->name ? p->name : key);
                         named = true;
                 }
         }
