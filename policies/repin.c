@@ -22,6 +22,7 @@ typedef struct Repin {
         CpuSet *home;       /* node indexes holding the domain's memory (its nodes without memory) */
         double leaving;     /* what stays busy on the core the vCPU being moved leaves (0: a free core) */
         const CpuSet *only; /* the CPUs the vCPU being moved may take (its reserved caches'); NULL: any */
+        bool realtime;      /* the vCPU being moved is realtime: only a core without any vCPU takes it */
 } Repin;
 
 /* Whether PU p may take the vCPU being moved: usable, and under its reserved caches if it has some. */
@@ -57,6 +58,10 @@ static bool calm(const Repin *r, unsigned c, unsigned from)
                 for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
                         quiet &= r->pu_busy[p] < LOAD_BUSY_THRESHOLD;
         }
+        /* a core of another domain's realtime vCPU is no core for anyone else (a FIFO vCPU starves what
+         * shares it), and a realtime vCPU goes to no core another vCPU runs on */
+        if (ledger_core_realtime(r->v->l, c) || (r->realtime && r->load[c]))
+                return false;
         return c != from && quiet && !policy_core_reserved(r->v, c) && core_fits(r, c);
 }
 
@@ -288,6 +293,7 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
                 if (pu < 0 || cpuset_has(home, t->cores[t->pus[pu].core].node))
                         continue;
                 r.only = req->vcpu_cache_cpus ? req->vcpu_cache_cpus[i] : NULL;
+                r.realtime = plan_vcpu_realtime(plan, i);
                 to = calm_core_in(&r, home, t->pus[pu].core, true);
                 if (to < 0)
                         continue;
@@ -308,6 +314,7 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
                         continue; /* nothing else busy beside it */
                 r.leaving = busy[from] - b;
                 r.only = req->vcpu_cache_cpus ? req->vcpu_cache_cpus[i] : NULL;
+                r.realtime = plan_vcpu_realtime(plan, i);
                 to = cpuset_has(home, node) ? calm_core(&r, node, from, false)
                                             : calm_core_in(&r, home, from, false);
                 /* VcpuPin=nodeset pins every vCPU to the whole set: off it, nothing would move it */

@@ -1209,6 +1209,39 @@ START_TEST(test_repin_cooldown_grows)
 }
 END_TEST
 
+/* A re-pin by measured load never takes a core of another domain's realtime vCPU, however idle that vCPU
+ * is measured (a FIFO vCPU that spins starves what shares its core); placement kept c off it, and heal
+ * moved c onto its idle sibling. */
+START_TEST(test_repin_avoids_realtime_cores)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest rt = {.name = "rt", .vcpus = 1, .memory = GiB, .realtime = true};
+        g_autoptr(GPtrArray) moves = NULL;
+        double idle[] = {0.1}, busy[] = {1.0};
+        unsigned rt_core;
+        Domains ds = {0};
+
+        ck_assert_int_eq(ledger_commit(l, "rt", policy_place(t, l, &rt, &p)), 0);
+        test_place(t, l, &p, "a", 1, GiB);
+        test_place(t, l, &p, "c", 1, GiB);
+        rt_core = t->pus[ledger_lookup(l, "rt")->vcpu_pu[0]].core;
+        ck_assert_uint_ne(t->pus[ledger_lookup(l, "c")->vcpu_pu[0]].core, rt_core);
+        domains_add(&ds, l, "rt")->request.vcpu_busy = idle;
+        ds.d[0].request.realtime = true;
+        domains_add(&ds, l, "a")->request.vcpu_busy = busy;
+        domains_add(&ds, l, "c")->request.vcpu_busy = busy;
+        moves = heal(t, l, &heal_defaults, &ds);
+        for (unsigned i = 0; i < moves->len; i++) {
+                const HealMove *m = g_ptr_array_index(moves, i);
+                for (unsigned v = 0; strcmp(m->key, "rt") != 0 && v < m->plan->nvcpus; v++)
+                        ck_assert_msg(t->pus[m->plan->vcpu_pu[v]].core != rt_core,
+                                      "%s moved onto the realtime vCPU's core: %s", m->key, m->why);
+        }
+}
+END_TEST
+
 static Suite *heal_suite(void)
 {
         Suite *s = suite_create("heal");
@@ -1240,6 +1273,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_repin_trades_busy_neighbour_for_host_threads);
         tcase_add_test(tc, test_heals_host_load_over_a_core);
         tcase_add_test(tc, test_heals_idle_host_load_beside_others);
+        tcase_add_test(tc, test_repin_avoids_realtime_cores);
         suite_add_tcase(s, tc);
         return s;
 }
