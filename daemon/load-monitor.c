@@ -76,6 +76,12 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
         bool comparable =
             e->when_usec && now_usec > e->when_usec && e->nvcpus == n && n > 0 && !e->paused && !s->paused;
 
+        /* a vCPU's counter that went back is a new thread (unplugged and plugged again between samples,
+         * its count unchanged): the old thread's time left the vCPUs' sum but not the domain's, and would
+         * read as that much host-side load; this interval is set aside, counted from here */
+        for (unsigned i = 0; comparable && i < n; i++)
+                comparable = s->vcpu_time_ns[i] >= e->vcpu_ns[i];
+
         if (!e->when_usec && e->started_usec && now_usec > e->started_usec)
                 /* the first reading: the start-up began at the start, not here */
                 e->load->warmup_sec = (double)(now_usec - e->started_usec) / G_USEC_PER_SEC;

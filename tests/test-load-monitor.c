@@ -127,6 +127,30 @@ START_TEST(test_hotplug_restarts_counters)
 }
 END_TEST
 
+/* vCPU 1 unplugged and plugged again between two samples (setvcpus 1, setvcpus 2), its count unchanged:
+ * its counter starts over with the new thread, and the old thread's hour leaves the vCPUs' sum but not
+ * the domain's (host_ns = cpu.time less the vCPUs'). Read as host-side load, that was 700 cores for a
+ * 5 s interval (clamped, then minutes to fall back); the interval is set aside. */
+START_TEST(test_replugged_vcpu_is_no_host_load)
+{
+        const uint64_t s = UINT64_C(1000000000);
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t t0[] = {3600 * s, 3600 * s}, t1[] = {3605 * s, 3605 * s}, t2[] = {3610 * s, 5 * s};
+        g_autoptr(GHashTable) s0 = sample("u", 2, t0, 360 * s);
+        g_autoptr(GHashTable) s1 = sample("u", 2, t1, 360 * s + s / 2);
+        g_autoptr(GHashTable) s2 = sample("u", 2, t2, 361 * s + 3605 * s);
+        const DomainLoad *l;
+
+        load_monitor_update(lm, s0, 5 * G_USEC_PER_SEC, 0);
+        load_monitor_update(lm, s1, 10 * G_USEC_PER_SEC, 0);
+        load_monitor_update(lm, s2, 15 * G_USEC_PER_SEC, 0);
+        l = load_monitor_lookup(lm, "u");
+        ck_assert_ptr_nonnull(l);
+        ck_assert_msg(l->host_busy < 0.5, "host-side load %.1f cores", l->host_busy);
+        ck_assert(NEAR(l->vcpu_busy[0], 1.0));
+}
+END_TEST
+
 START_TEST(test_waiting_counts_as_busy)
 {
         /* two busy vCPUs time-sharing one CPU: each ran half the second and waited the other half */
@@ -331,6 +355,7 @@ static Suite *load_monitor_suite(void)
         tcase_add_test(tc, test_turning_busy_seen_in_two_samples);
         tcase_add_test(tc, test_host_load_quarter_core_is_a_class);
         tcase_add_test(tc, test_hotplug_restarts_counters);
+        tcase_add_test(tc, test_replugged_vcpu_is_no_host_load);
         tcase_add_test(tc, test_waiting_counts_as_busy);
         tcase_add_test(tc, test_waking_often_stays_idle);
         tcase_add_test(tc, test_start_up_set_aside);
