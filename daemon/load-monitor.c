@@ -44,15 +44,6 @@ void load_monitor_free(LoadMonitor *lm)
         g_free(lm);
 }
 
-/* The class heal and placement react to: busy vCPUs, and whether host-side threads are busy (as the load
- * rules and heal count them: LOAD_HOST_REPIN_GAIN cores or more). */
-static unsigned load_class(const DomainLoad *l)
-{
-        if (!l->known)
-                return G_MAXUINT;
-        return domain_load_busy_vcpus(l, l->nvcpus) * 2 + (l->host_busy >= LOAD_HOST_REPIN_GAIN);
-}
-
 /*
  * A vCPU's busy fraction: what it ran plus what it waited for a host CPU, the wait counted up to as much
  * as it ran. Two busy vCPUs time-sharing one CPU each run half the time and wait the other half: both
@@ -71,7 +62,7 @@ static double vcpu_busy(double ran, double waited)
  */
 static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_usec, double warmup_sec)
 {
-        unsigned before = load_class(e->load);
+        unsigned before = domain_load_class(e->load);
         unsigned n = s->nvcpu_times;
         bool comparable =
             e->when_usec && now_usec > e->when_usec && e->nvcpus == n && n > 0 && !e->paused && !s->paused;
@@ -109,7 +100,7 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
         e->total_ns = s->total_ns;
         e->paused = e->load->paused = s->paused;
         e->when_usec = now_usec;
-        return load_class(e->load) != before;
+        return domain_load_class(e->load) != before;
 }
 
 unsigned load_monitor_update(LoadMonitor *lm, GHashTable *stats, uint64_t now_usec, unsigned warmup_sec)

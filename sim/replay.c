@@ -215,15 +215,6 @@ static void heal_soon(Sim *s)
         heal_in(s, s->p->heal_interval_sec);
 }
 
-/* A domain's load class as the daemon tells changes: its busy vCPUs and whether its host threads are busy.
- */
-static unsigned load_class(const DomainLoad *l)
-{
-        if (!l->known)
-                return UINT_MAX;
-        return domain_load_busy_vcpus(l, l->nvcpus) * 2 + (l->host_busy >= LOAD_HOST_REPIN_GAIN);
-}
-
 /* Diagnosis (oracle_load): what was measured becomes the true load itself, at once. */
 static void oracle_learn(const Sim *s, SimDomain *d)
 {
@@ -244,7 +235,7 @@ static void measure(Sim *s)
         for (unsigned i = 0; i < s->domains->len; i++) {
                 SimDomain *d = g_ptr_array_index(s->domains, i);
                 g_autofree double *busy = NULL;
-                unsigned before = load_class(d->load);
+                unsigned before = domain_load_class(d->load);
                 if (!(d->sum_time > 0))
                         continue;
                 if (s->p->oracle_load || !d->read) {
@@ -262,7 +253,7 @@ static void measure(Sim *s)
                 domain_load_update(d->load, busy, d->vcpus, d->host_sum / d->sum_time, d->sum_time,
                                    LOAD_SMOOTHING(s->p->load_warmup_sec), NULL);
                 d->busy_sum = d->host_sum = d->sum_time = 0;
-                if (load_class(d->load) != before)
+                if (domain_load_class(d->load) != before)
                         heal_in(s, 0); /* a load class changed: at once (manager_heal_now()) */
         }
 }
@@ -488,12 +479,12 @@ static int event(Sim *s, const TraceEvent *e, char **ret_error)
                         bad = "no such running domain";
                 } else {
                         SimDomain *d = g_ptr_array_index(s->domains, i);
-                        unsigned before = load_class(d->load);
+                        unsigned before = domain_load_class(d->load);
                         d->busy = e->busy;
                         if (e->has_host)
                                 d->host = e->host;
                         oracle_learn(s, d);
-                        if (s->p->oracle_load && load_class(d->load) != before)
+                        if (s->p->oracle_load && domain_load_class(d->load) != before)
                                 heal_in(s, 0); /* a load class changed: at once (manager_heal_now()) */
                         s->dirty = true;
                 }

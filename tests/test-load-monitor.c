@@ -34,7 +34,7 @@ START_TEST(test_two_samples_make_a_load)
         g_autoptr(LoadMonitor) lm = load_monitor_new();
         uint64_t t0[] = {0, 0}, t1[] = {UINT64_C(900000000), 1000}; /* 0.9 s and 1 us in 1 s */
         g_autoptr(GHashTable) s0 = sample("u", 2, t0, 0);
-        g_autoptr(GHashTable) s1 = sample("u", 2, t1, UINT64_C(2000000000)); /* 2 host cores */
+        g_autoptr(GHashTable) s1 = sample("u", 2, t1, UINT64_C(2100000000)); /* 2.1 host cores */
         g_autoptr(GHashTable) none = g_hash_table_new(g_str_hash, g_str_equal);
         const DomainLoad *l;
 
@@ -45,10 +45,11 @@ START_TEST(test_two_samples_make_a_load)
         ck_assert_ptr_nonnull(l);
         ck_assert(NEAR(l->vcpu_busy[0], 0.9));
         ck_assert(NEAR(l->vcpu_busy[1], 1e-6));
-        ck_assert(NEAR(l->host_busy, 2.0));
+        ck_assert(NEAR(l->host_busy, 2.1));
         ck_assert_uint_eq(domain_load_busy_vcpus(l, 2), 1);
         ck_assert_uint_eq(load_monitor_known(lm), 1);
-        /* counters that stood still for a second: idle for a second, smoothed, still busy; no change */
+        /* counters that stood still for a second: idle for a second, smoothed, still busy, the host-side
+         * load still over 2 cores; no change */
         ck_assert_uint_eq(load_monitor_update(lm, s1, 3000000, 0), 0);
         l = load_monitor_lookup(lm, "u");
         ck_assert(l->vcpu_busy[0] < 0.9 && l->vcpu_busy[0] > 0.85);
@@ -106,6 +107,28 @@ START_TEST(test_host_load_quarter_core_is_a_class)
         ck_assert_uint_eq(changed[2], 1); /* past a quarter of a core */
         ck_assert(h[3] > 0.35 && h[3] < 0.45);
         ck_assert_uint_eq(changed[3], 0);
+}
+END_TEST
+
+/* Host-side load that rises from 1.1 cores to 1.6 stays "busy" but passes a quarter of a core over one
+ * core's worth, which heal acts on: its class changes (a heal pass runs at once); a second idle at the
+ * same level changes nothing. */
+START_TEST(test_host_load_rise_past_a_core_is_a_class)
+{
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t vcpu[] = {0};
+        uint64_t host = 0;
+        unsigned changed = 0;
+
+        for (unsigned i = 0; i < 12; i++) {
+                g_autoptr(GHashTable) s = sample("h", 1, vcpu, host);
+                unsigned c = load_monitor_update(lm, s, (uint64_t)(i + 1) * 5 * G_USEC_PER_SEC, 0);
+                if (i >= 3)
+                        changed += c;
+                host += (i < 3 ? 11 : 16) * SEC / 2; /* 1.1 cores for 5 s, then 1.6 */
+        }
+        ck_assert(load_monitor_lookup(lm, "h")->host_busy > 1.5);
+        ck_assert_msg(changed >= 1, "the rise from 1.1 to 1.6 host cores changed no class");
 }
 END_TEST
 
@@ -354,6 +377,7 @@ static Suite *load_monitor_suite(void)
         tcase_add_test(tc, test_two_samples_make_a_load);
         tcase_add_test(tc, test_turning_busy_seen_in_two_samples);
         tcase_add_test(tc, test_host_load_quarter_core_is_a_class);
+        tcase_add_test(tc, test_host_load_rise_past_a_core_is_a_class);
         tcase_add_test(tc, test_hotplug_restarts_counters);
         tcase_add_test(tc, test_replugged_vcpu_is_no_host_load);
         tcase_add_test(tc, test_waiting_counts_as_busy);

@@ -97,6 +97,19 @@ const double *domain_load_vcpu_busy(const DomainLoad *l)
         return l && l->known ? l->vcpu_busy : NULL;
 }
 
+unsigned domain_load_class(const DomainLoad *l)
+{
+        unsigned host;
+
+        if (!l->known)
+                return G_MAXUINT;
+        /* each quarter of a core: heal acts on host-side load a quarter of a core beside busy threads,
+         * half a core (a busy thread of its own), and a quarter of a core over one core's worth on one
+         * core, wherever its pin puts those levels */
+        host = (unsigned)MIN(MAX(l->host_busy, 0.0) / LOAD_HOST_REPIN_GAIN, 63.0);
+        return MIN(domain_load_busy_vcpus(l, l->nvcpus), G_MAXUINT / 64 - 1) * 64 + host;
+}
+
 unsigned domain_load_busy_vcpus(const DomainLoad *l, unsigned nvcpus)
 {
         unsigned n = 0;

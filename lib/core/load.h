@@ -86,6 +86,10 @@ int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, 
 const double *domain_load_vcpu_busy(const DomainLoad *l);
 /* vCPUs at least LOAD_BUSY_THRESHOLD busy; every vCPU (nvcpus) while unknown. */
 unsigned domain_load_busy_vcpus(const DomainLoad *l, unsigned nvcpus);
+/* The load class of a domain, whose change runs a heal pass at once: its busy vCPUs, and its host-side
+ * load by the levels heal acts on (in quarters of a core); UINT_MAX while
+ * unknown. */
+unsigned domain_load_class(const DomainLoad *l);
 
 /* The fraction of elapsed_ns that a counter going from prev_ns to now_ns ran: 0 when it went back or
  * no time passed; not clamped (a domain's host threads can keep several cores busy). */
