@@ -307,29 +307,38 @@ START_TEST(test_forged_record_memory_off_its_binding)
 }
 END_TEST
 
+/* tests/topologies/two-node-hugepages.xml with node 1's pools edited: its lines from[i] replaced by
+ * to[i] (n of them), written to dir; returns the file's path. */
+static char *hugepage_host(const char *dir, const char *const *from, const char *const *to, unsigned n)
+{
+        g_autofree char *src = test_topology_path("two-node-hugepages.xml"), *xml = NULL;
+        g_autoptr(GString) edited = NULL;
+        char *path = g_build_filename(dir, "hugepages.xml", NULL);
+
+        ck_assert(g_file_get_contents(src, &xml, NULL, NULL));
+        edited = g_string_new(xml);
+        for (unsigned i = 0; i < n; i++)
+                ck_assert_uint_eq(g_string_replace(edited, from[i], to[i], 1), 1);
+        ck_assert(g_file_set_contents(path, edited->str, -1, NULL));
+        return path;
+}
+
 /* A hugepage-backed domain whose pages on a node are more than that node's ordinary memory (most of node 1
  * set aside as 2 MiB pages): its own record is adopted at a restart, not refused as more than the node
  * has. */
 START_TEST(test_hugepage_record_adopted)
 {
-        g_autofree char *src = test_topology_path("two-node-hugepages.xml"), *xml = NULL, *topology = NULL;
+        /* node 1: 1 GiB, 896 MiB of it in 2 MiB pages */
+        static const char *const from[] = {"<page_type size=\"4096\" count=\"229376\"/>",
+                                           "<page_type size=\"2097152\" count=\"64\"/>"};
+        static const char *const to[] = {"<page_type size=\"4096\" count=\"32768\"/>",
+                                         "<page_type size=\"2097152\" count=\"448\"/>"};
         g_autofree char *dir = g_dir_make_tmp("placementd-ledger-XXXXXX", NULL);
-        g_autoptr(GString) edited = NULL;
+        g_autofree char *topology = hugepage_host(dir, from, to, 2);
         virDomainPtr dom;
         Manager *m;
         const Decision *d;
 
-        ck_assert(g_file_get_contents(src, &xml, NULL, NULL));
-        edited = g_string_new(xml);
-        /* node 1: 1 GiB, 896 MiB of it in 2 MiB pages */
-        ck_assert_uint_eq(g_string_replace(edited, "<page_type size=\"4096\" count=\"229376\"/>",
-                                           "<page_type size=\"4096\" count=\"32768\"/>", 1),
-                          1);
-        ck_assert_uint_eq(g_string_replace(edited, "<page_type size=\"2097152\" count=\"64\"/>",
-                                           "<page_type size=\"2097152\" count=\"448\"/>", 1),
-                          1);
-        topology = g_build_filename(dir, "hugepages.xml", NULL);
-        ck_assert(g_file_set_contents(topology, edited->str, -1, NULL));
         m = fixture_manager_new(base, topology, NULL);
         dom = start_xml("l-huge", "512", 1, "<memoryBacking><hugepages/></memoryBacking>");
         ck_assert(spin_known(m, "l-huge", 3000));
@@ -430,18 +439,13 @@ END_TEST
  * record is adopted at a restart (it was refused at every one). */
 START_TEST(test_poolless_binding_record_adopted)
 {
-        g_autofree char *src = test_topology_path("two-node-hugepages.xml"), *xml = NULL, *topology = NULL;
+        static const char *const from[] = {"<page_type size=\"2097152\" count=\"64\"/>"}, *const to[] = {""};
         g_autofree char *dir = g_dir_make_tmp("placementd-ledger-XXXXXX", NULL);
-        g_autoptr(GString) edited = NULL;
+        g_autofree char *topology = hugepage_host(dir, from, to, 1);
         virDomainPtr dom;
         Manager *m;
         const Decision *d;
 
-        ck_assert(g_file_get_contents(src, &xml, NULL, NULL));
-        edited = g_string_new(xml);
-        ck_assert_uint_eq(g_string_replace(edited, "<page_type size=\"2097152\" count=\"64\"/>", "", 1), 1);
-        topology = g_build_filename(dir, "hugepages.xml", NULL);
-        ck_assert(g_file_set_contents(topology, edited->str, -1, NULL));
         m = fixture_manager_new(base, topology, NULL);
         dom = start_xml("l-nopool", "32", 1,
                         "<memoryBacking><hugepages/></memoryBacking><numatune><memory mode='strict' "
