@@ -723,8 +723,9 @@ static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, const 
  * page size. */
 static int adopt_hugepages(Manager *m, const DomainSpec *live, Plan *plan, char **ret_error)
 {
-        /* ordinary memory within a node's ordinary memory (the record was checked against the pools too) */
-        for (unsigned n = 0; !live->hugepages && n < plan->nnode_memory; n++)
+        /* a placement's ordinary memory within a node's ordinary memory (the record was checked against
+         * the pools too); pins counted as they run have their memory counted anew, not from the record */
+        for (unsigned n = 0; !live->hugepages && plan->result != PLAN_ADOPTED && n < plan->nnode_memory; n++)
                 if (plan->node_memory[n] > m->topology->nodes[n].memory) {
                         *ret_error = g_strdup_printf("its memory on node %u exceeds the node's",
                                                      m->topology->nodes[n].os_index);
