@@ -193,6 +193,35 @@ static int read_events(const Ctl *c, char **args, unsigned nargs, GPtrArray **re
         return 0;
 }
 
+/* Every start of a domain not running and every stop of one running, checked before anything is printed:
+ * a refused list prints nothing, as any other usage error. FILE:LINE as the trace's other errors (and
+ * simulate's) name them. */
+static int check_names(const Ctl *c, const GPtrArray *events)
+{
+        g_autoptr(GHashTable) running = g_hash_table_new(g_str_hash, g_str_equal);
+
+        for (unsigned i = 0; i < events->len; i++) {
+                const TraceEvent *e = g_ptr_array_index(events, i);
+                const char *what = NULL;
+                if (e->op == TRACE_START && !g_hash_table_add(running, e->name))
+                        what = "already running";
+                else if (e->op == TRACE_STOP && !g_hash_table_remove(running, e->name))
+                        what = "no such running domain";
+                if (!what)
+                        continue;
+                g_autofree char *name = text_safe(e->name); /* a domain's name, as its owner chose it */
+                const char *verb = e->op == TRACE_START ? "start" : "stop";
+                if (e->line)
+                        fprintf(stderr, "placementctl %s: %s:%u: %s %s: %s\n", c->verb, c->trace, e->line,
+                                verb, name, what);
+                else
+                        fprintf(stderr, "placementctl %s: argument %u: %s %s: %s\n", c->verb, i + 1, verb,
+                                name, what);
+                return -EINVAL;
+        }
+        return 0;
+}
+
 /* A domain whose definition opts out: placed by nobody, as the daemon skips it (what its own pins take is
  * held: definition_pins_plan()). */
 static void skip_domain(JsonBuilder *b, const TraceEvent *e, const char *why, bool json)
@@ -241,7 +270,7 @@ static Plan *definition_pins_plan(const Topology *t, const PlacementParams *para
 /* One start: the domain's own constraints and opt-outs when it comes from domain XML. Returns an exit
  * code. */
 static int start_domain(const Ctl *c, const Topology *t, const Config *config, Ledger *ledger,
-                        GHashTable *skipped, JsonBuilder *b, const TraceEvent *e, unsigned i, bool explain)
+                        GHashTable *skipped, JsonBuilder *b, const TraceEvent *e, bool explain)
 {
         PlacementRequest req = {.name = e->name, .vcpus = e->vcpus, .memory = e->memory};
         PlacementParams params = config->placement;
@@ -250,16 +279,6 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
         g_autofree char *name = text_safe(e->name); /* a domain's name, as its owner chose it */
         Plan *plan;
 
-        if (ledger_lookup(ledger, e->name) || g_hash_table_contains(skipped, e->name)) {
-                /* FILE:LINE as the trace's other errors (and simulate's) name them */
-                if (e->line)
-                        fprintf(stderr, "placementctl %s: %s:%u: start %s: already running\n", c->verb,
-                                c->trace, e->line, name);
-                else
-                        fprintf(stderr, "placementctl %s: argument %u: start %s: already running\n", c->verb,
-                                i + 1, name);
-                return EXIT_USAGE;
-        }
         if (e->domain) {
                 const char *unknown;
                 req = domain_request(e->domain, e->domain);
@@ -361,7 +380,7 @@ static int run_offline(Ctl *c, char **args, unsigned nargs, bool explain)
         bool json = c->json;
 
         if (ctl_load_config(c, &config) < 0 || read_events(c, args, nargs, &events) < 0 ||
-            load_topology(c->topology, &t) < 0)
+            check_names(c, events) < 0 || load_topology(c->topology, &t) < 0)
                 return EXIT_USAGE;
         ctl_warn_unknown_cpus(c, config, t);
 
@@ -379,13 +398,8 @@ static int run_offline(Ctl *c, char **args, unsigned nargs, bool explain)
                 json_builder_set_member_name(b, "event");
                 json_builder_add_string_value(b, e->op == TRACE_START ? "start" : "stop");
                 if (e->op == TRACE_STOP) {
-                        bool was_skipped = g_hash_table_remove(skipped, e->name);
-                        if (ledger_release(ledger, e->name) < 0 && !was_skipped) {
-                                g_autofree char *name = text_safe(e->name);
-                                fprintf(stderr, "placementctl %s: %s:%u: stop %s: no such running domain\n",
-                                        c->verb, c->trace, e->line, name);
-                                return EXIT_USAGE;
-                        }
+                        if (!g_hash_table_remove(skipped, e->name))
+                                ledger_release(ledger, e->name); /* running: check_names() */
                         json_builder_set_member_name(b, "domain");
                         json_builder_add_string_value(b, e->name);
                         if (!json) {
@@ -393,7 +407,7 @@ static int run_offline(Ctl *c, char **args, unsigned nargs, bool explain)
                                 printf("stop %s\n", name);
                         }
                 } else {
-                        int code = start_domain(c, t, config, ledger, skipped, b, e, i, explain);
+                        int code = start_domain(c, t, config, ledger, skipped, b, e, explain);
                         if (code != EXIT_OK)
                                 return code;
                 }

@@ -192,6 +192,13 @@ json "a vCPU-less cell interleaved by its <memnode> is on its nodes, not called 
 printf 'start a 1 1G\nstart a 1 1G\n' >"$TMP/twice.trace"
 run plan --topology="$HOST" --trace="$TMP/twice.trace"
 refused "a domain started twice in a trace: FILE:LINE, as simulate says it" "twice.trace:2: start a: already running"
+# a refused list prints nothing, not the decisions before the bad one (text and JSON alike)
+for form in "" --json; do
+    run plan $form --topology="$HOST" a:1:1G b:1:1G a:1:1G
+    refused "a name given twice${form:+ ($form)} is refused before any decision" "argument 3: start a: already running"
+    if [ ! -s "$OUT" ]; then ok "nothing printed for the refused list${form:+ ($form)}"; else
+        not_ok "nothing printed for the refused list${form:+ ($form)}"; diag "$(head -c 400 "$OUT")"; fi
+done
 run plan --topology="$HOST" --trace="$D/workload.trace" --domain="$D/cpuset.xml"
 refused "--trace and --domain together are a usage error" "not both"
 
