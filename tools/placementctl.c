@@ -405,7 +405,9 @@ static int check_online_options(const Verb *v, const Ctl *c)
 
 static int check_call(const Verb *v, const Ctl *c, char **args, unsigned nargs)
 {
-        unsigned foreign = c->given & ~v->options;
+        /* help answers whatever options come with it (an alias's --bus-address=, say), as git and
+         * systemctl do */
+        unsigned foreign = v->run == verb_help ? 0 : c->given & ~v->options;
 
         if (foreign) {
                 fprintf(stderr,

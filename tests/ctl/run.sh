@@ -108,6 +108,9 @@ result "options before and after the verb give the same plan (rc $RC)" \
 run "$CTL" status --vcpus=2 --bus-address="unix:path=$TMP/nothing-here"
 result "an option the verb does not take is a usage error, exit 2, before connecting (rc $RC)" \
     "$([ $RC -eq 2 ] && grep -q -- '--vcpus does not apply' "$ERR"; echo $?)"
+run "$CTL" --bus-address="unix:path=$TMP/nothing-here" help
+result "help answers with the options an alias adds (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q '^Usage: placementctl' "$OUT"; echo $?)"
 run "$CTL" show --bus-address="unix:path=$TMP/nothing-here"
 result "show without DOMAIN exits 2 before connecting (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
 run "$CTL" list extra --bus-address="unix:path=$TMP/nothing-here"
