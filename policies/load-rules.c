@@ -70,10 +70,11 @@ static int compare_double(const void *a, const void *b)
         return (x > y) - (x < y);
 }
 
-/* Whether core c is one a busy vCPU beyond the calm cores may share: allowed, usable, not calm. */
+/* Whether core c is one a busy vCPU beyond the calm cores may share: allowed, usable, not calm (a core
+ * with a reserved thread included: its other threads take vCPUs when the domain has no room otherwise). */
 static bool busy_core(const HostView *v, unsigned c)
 {
-        return v->node_allowed[v->t->cores[c].node] && !core_calm(v, c) && !policy_core_reserved(v, c) &&
+        return v->node_allowed[v->t->cores[c].node] && !core_calm(v, c) &&
                policy_core_first_usable_pu(v, c) >= 0;
 }
 
@@ -93,7 +94,8 @@ void load_node_busy_cores(const HostView *v, NodeBusyCores *out)
         for (unsigned c = 0; c < t->ncores; c++)
                 if (busy_core(v, c))
                         out->load[next[t->cores[c].node]++] =
-                            load_core_busy(v, c) + (ledger_core_realtime(v->l, c) ? LOAD_REALTIME_CORE : 0);
+                            load_core_busy(v, c) + (ledger_core_realtime(v->l, c) ? LOAD_REALTIME_CORE : 0) +
+                            (policy_core_reserved(v, c) ? LOAD_RESERVED_CORE : 0);
         for (unsigned n = 0; n < t->nnodes; n++)
                 qsort(out->load + out->first[n], out->first[n + 1] - out->first[n], sizeof(double),
                       compare_double);

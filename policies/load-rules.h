@@ -40,6 +40,9 @@ unsigned load_calm_capacity(HostView *v);
  * more than any core of ordinary vCPUs runs, so a set where the shared vCPUs would sit beside a FIFO vCPU
  * comes after one where they would not (overcommit_assign() takes such cores last too). */
 #define LOAD_REALTIME_CORE 32.0
+/* What a core with a reserved thread counts on top of its load when sets are compared: half a vCPU, as
+ * overcommit_assign() ranks it (after a free core, before one another vCPU holds). */
+#define LOAD_RESERVED_CORE 0.5
 
 /*
  * Per node, the loads of its allowed usable cores that are not calm, least busy first, a realtime vCPU's

@@ -214,6 +214,36 @@ START_TEST(test_guest_threads_only_when_doubling_up)
 }
 END_TEST
 
+/* Cores with a reserved thread rank between free cores and cores another vCPU holds in the set choice too:
+ * with node 0 full and every core of node 1 partly reserved, a guest goes beside node 1's reserved CPUs,
+ * not onto node 0's vCPUs. */
+START_TEST(test_partly_reserved_node_before_shared_cores)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 8, 2, 64 * GiB, NULL);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) reserved = cpuset_new();
+        g_autoptr(Ledger) l = NULL;
+        PlacementRequest first = {.name = "first", .vcpus = 8, .memory = 4 * GiB},
+                         second = {.name = "second", .vcpus = 4, .memory = 4 * GiB};
+        Plan *a;
+        g_autoptr(Plan) b = NULL;
+
+        for (unsigned c = 0; c < t->ncores; c++)
+                if (t->cores[c].node == 1)
+                        cpuset_add(reserved, t->pus[t->cores[c].pu_first + 1].os_index);
+        p.reserved_cpus = reserved;
+        l = ledger_new(t);
+        a = policy_place(t, l, &first, &p);
+        ck_assert_int_eq(a->result, PLAN_PLACED);
+        ck_assert_int_eq(ledger_commit(l, "first", a), 0);
+        b = policy_place(t, l, &second, &p);
+        for (unsigned v = 0; v < b->nvcpus; v++)
+                ck_assert_msg(t->cores[core_of(t, b, v)].node == 1, "vCPU %u on node %u: %s", v,
+                              t->cores[core_of(t, b, v)].node, b->reason);
+        ck_assert_uint_eq(test_max_per_core(t, b), 1);
+}
+END_TEST
+
 static Suite *overcommit_suite(void)
 {
         Suite *s = suite_create("overcommit");
@@ -222,6 +252,7 @@ static Suite *overcommit_suite(void)
         tcase_add_test(tc, test_guest_threads_share_their_core);
         tcase_add_test(tc, test_guest_threads_stay_near_each_other);
         tcase_add_test(tc, test_guest_threads_only_when_doubling_up);
+        tcase_add_test(tc, test_partly_reserved_node_before_shared_cores);
         suite_add_tcase(s, tc);
         return s;
 }
