@@ -19,6 +19,16 @@ bool policy_user_thread_cpu(const PlacementRequest *req, unsigned os)
         return false;
 }
 
+bool policy_core_user_thread(const HostView *v, unsigned c)
+{
+        const TopoCore *core = &v->t->cores[c];
+
+        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                if (policy_user_thread_cpu(v->req, v->t->pus[p].os_index))
+                        return true;
+        return false;
+}
+
 /* Holds cpus for plan when they are a core or two that none of its vCPUs runs on. */
 static void hold_cpus(const Topology *t, const CpuSet *cpus, Plan *plan)
 {

@@ -35,51 +35,75 @@ static unsigned compat_size(const HostView *v, unsigned node)
         return v->node_usable_pus[node] - v->node_realtime_pus[node];
 }
 
-/* Free PUs of core c (counted up to the core's size). */
-static unsigned core_free_pus(const HostView *v, unsigned c)
+/* Free PUs of core c not in skip (counted up to the core's size). */
+static unsigned core_free_pus(const HostView *v, const bool *skip, unsigned c)
 {
         const TopoCore *core = &v->t->cores[c];
         unsigned n = 0;
 
         for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
-                n += pu_free(v, p);
+                n += pu_free(v, p) && !skip[p];
         return n;
 }
 
-/* Appends the free PUs of core c to out[*got..), up to want in all. */
-static void take_core(const HostView *v, unsigned c, unsigned want, unsigned *got, unsigned *out)
+/* Appends the free PUs of core c not in skip to out[*got..), up to want in all, and skips them after. */
+static void take_core(const HostView *v, bool *skip, unsigned c, unsigned want, unsigned *got, unsigned *out)
 {
         const TopoCore *core = &v->t->cores[c];
 
         for (unsigned p = core->pu_first; p < core->pu_first + core->npus && *got < want; p++)
-                if (pu_free(v, p))
+                if (pu_free(v, p) && !skip[p]) {
                         out[(*got)++] = p;
+                        skip[p] = true;
+                }
 }
 
 /*
- * want free PUs of a node into out, as kubelet's static policy takes CPUs: whole free cores while want
- * holds all of a core's threads; then free threads of cores already in use (by a vCPU or a reserved
- * thread), those with fewest free threads first; only then part of a whole core. Returns how many it
- * found (want, when the node's free PUs were counted into the quota).
+ * want free PUs of a node not in skip into out (from *got on), as kubelet's static policy takes CPUs:
+ * whole free cores while want holds all of a core's threads; then free threads of cores already in use
+ * (by a vCPU or a reserved thread), those with fewest free threads first; only then part of a whole core.
+ */
+static void pick_round(const HostView *v, unsigned node_index, unsigned want, bool *skip, unsigned *got,
+                       unsigned *out)
+{
+        const TopoNode *node = &v->t->nodes[node_index];
+        unsigned end = node->core_first + node->ncores;
+        g_autofree bool *taken = g_new0(bool, MAX(node->ncores, 1));
+
+        for (unsigned c = node->core_first; c < end && *got < want; c++)
+                if (v->core_free[c] && core_free_pus(v, skip, c) <= want - *got) {
+                        take_core(v, skip, c, want, got, out);
+                        taken[c - node->core_first] = true;
+                }
+        for (unsigned k = 1; k <= v->t->max_threads && *got < want; k++)
+                for (unsigned c = node->core_first; c < end && *got < want; c++)
+                        if (!v->core_free[c] && core_free_pus(v, skip, c) == k)
+                                take_core(v, skip, c, want, got, out);
+        for (unsigned c = node->core_first; c < end && *got < want; c++)
+                if (v->core_free[c] && !taken[c - node->core_first])
+                        take_core(v, skip, c, want, got, out);
+}
+
+/*
+ * want free PUs of a node into out (pick_round()), those the user keeps for the domain's own QEMU threads
+ * (<emulatorpin>, <iothreadpin>) only when the others are too few. Returns how many it found (want, when
+ * the node's free PUs were counted into the quota).
  */
 static unsigned pick_pus(const HostView *v, unsigned node_index, unsigned want, unsigned *out)
 {
-        const TopoNode *node = &v->t->nodes[node_index];
-        unsigned end = node->core_first + node->ncores, got = 0;
-        g_autofree bool *taken = g_new0(bool, MAX(node->ncores, 1));
+        const Topology *t = v->t;
+        g_autofree bool *skip = g_new0(bool, MAX(t->npus, 1));
+        bool kept = false;
+        unsigned got = 0;
 
-        for (unsigned c = node->core_first; c < end && got < want; c++)
-                if (v->core_free[c] && core_free_pus(v, c) <= want - got) {
-                        take_core(v, c, want, &got, out);
-                        taken[c - node->core_first] = true;
-                }
-        for (unsigned k = 1; k <= v->t->max_threads && got < want; k++)
-                for (unsigned c = node->core_first; c < end && got < want; c++)
-                        if (!v->core_free[c] && core_free_pus(v, c) == k)
-                                take_core(v, c, want, &got, out);
-        for (unsigned c = node->core_first; c < end && got < want; c++)
-                if (v->core_free[c] && !taken[c - node->core_first])
-                        take_core(v, c, want, &got, out);
+        for (unsigned p = 0; p < t->npus; p++)
+                kept |= skip[p] = policy_user_thread_cpu(v->req, t->pus[p].os_index);
+        pick_round(v, node_index, want, skip, &got, out);
+        if (got < want && kept) {
+                for (unsigned p = 0; p < t->npus; p++)
+                        skip[p] &= !policy_user_thread_cpu(v->req, t->pus[p].os_index);
+                pick_round(v, node_index, want, skip, &got, out);
+        }
         return got;
 }
 

@@ -91,18 +91,6 @@ static unsigned take_grouped(const Topology *t, const unsigned *cand, unsigned n
         return got;
 }
 
-/* Whether core c has a CPU the user keeps for this domain's own QEMU threads (<emulatorpin>,
- * <iothreadpin>). */
-static bool emulator_core(const HostView *v, unsigned c)
-{
-        const TopoCore *core = &v->t->cores[c];
-
-        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
-                if (policy_user_thread_cpu(v->req, v->t->pus[p].os_index))
-                        return true;
-        return false;
-}
-
 /* The order cores are used in: cores under an L3 before those under none, then the most performant kind
  * first (CoreKinds=any: kinds alike). Lower is used first. */
 static unsigned core_class(const HostView *v, unsigned c)
@@ -120,12 +108,12 @@ static unsigned keep_off_emulator(const HostView *v, unsigned *sub, unsigned n, 
         unsigned plain = 0;
 
         for (unsigned i = 0; i < n; i++)
-                plain += !emulator_core(v, sub[i]);
+                plain += !policy_core_user_thread(v, sub[i]);
         if (plain == n || plain < want)
                 return n;
         plain = 0;
         for (unsigned i = 0; i < n; i++)
-                if (!emulator_core(v, sub[i]))
+                if (!policy_core_user_thread(v, sub[i]))
                         sub[plain++] = sub[i];
         return plain;
 }

@@ -75,3 +75,5 @@ bool policy_pu_vacant(const HostView *v, const Plan *plan, unsigned p);
 /* Whether CPU os (OS index) is one the user keeps for QEMU's own threads: in its <emulatorpin>, or in the
  * cpuset of an <iothreadpin> of its own (req->kept_iothreads). */
 bool policy_user_thread_cpu(const PlacementRequest *req, unsigned os);
+/* Whether core c has such a CPU (policy_user_thread_cpu()): vCPUs take it last. */
+bool policy_core_user_thread(const HostView *v, unsigned c);

@@ -412,6 +412,39 @@ START_TEST(test_user_emulator_core_taken_last)
 }
 END_TEST
 
+/* Doubling up, the vCPUs share any other core before the user's <emulatorpin> core takes a second vCPU
+ * (explicit), and compat fills every other free CPU before the emulator's: 5-7 vCPUs on 4 cores leave
+ * one vCPU on the emulator's core; compat's 8 PUs take 6 vCPUs before core 0 */
+START_TEST(test_user_emulator_core_shared_last)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(CpuSet) emulator = NULL;
+
+        ck_assert_int_eq(cpuset_parse("0-1", &emulator, NULL), 0);
+        for (PolicyKind k = POLICY_EXPLICIT; k <= POLICY_COMPAT; k++)
+                for (unsigned vcpus = 1; vcpus <= 8; vcpus++) {
+                        g_autoptr(Ledger) l = ledger_new(t);
+                        PlacementParams p = test_params(k);
+                        PlacementRequest req = {.name = "d",
+                                                .vcpus = vcpus,
+                                                .memory = GiB,
+                                                .keep_emulator = true,
+                                                .emulator_cpus = emulator};
+                        g_autoptr(Plan) plan = policy_place(t, l, &req, &p);
+                        unsigned on_core0 = 0, want;
+
+                        for (unsigned i = 0; i < plan->nvcpus; i++)
+                                on_core0 += t->pus[plan->vcpu_pu[i]].core == 0;
+                        if (k == POLICY_EXPLICIT)
+                                want = vcpus < 4 ? 0 : vcpus < 8 ? 1 : 2;
+                        else
+                                want = vcpus > 6 ? vcpus - 6 : 0;
+                        ck_assert_msg(on_core0 == want, "%s, %u vCPUs: %u on the emulator's core, want %u",
+                                      policy_kind_to_string(k), vcpus, on_core0, want);
+                }
+}
+END_TEST
+
 /* ... and never at the cost of the core kind: on a hybrid host (4 P-cores, 8 E-cores) 4 vCPUs with the
  * emulator on P-core 0 still take the 4 P-cores, 3 vCPUs the 3 others */
 START_TEST(test_user_emulator_core_keeps_the_kind)
@@ -442,6 +475,7 @@ static Suite *explicit_suite(void)
         Suite *s = suite_create("policy: explicit");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_user_emulator_core_taken_last);
+        tcase_add_test(tc, test_user_emulator_core_shared_last);
         tcase_add_test(tc, test_user_emulator_core_keeps_the_kind);
         tcase_add_test(tc, test_core_rule);
         tcase_add_test(tc, test_even_spread);
