@@ -262,6 +262,7 @@ static void reconcile(Manager *m, PlaceOrigin origin)
         virDomainPtr *doms = NULL;
         g_autoptr(GHashTable) running = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func(g_free);
+        g_autoptr(GPtrArray) again = g_ptr_array_new_with_free_func(g_free);
         g_autofree char *error = NULL;
         g_autofree bool *first = NULL;
         unsigned n;
@@ -272,6 +273,39 @@ static void reconcile(Manager *m, PlaceOrigin origin)
         if (virt_conn_list_running(m->conn, &doms, &n, &error) < 0) {
                 log_warning("%s, ignoring", error);
                 return;
+        }
+        /* the decisions of domains gone, or run again, forgotten first: what they held is free for the
+         * records checked and the domains placed below (this pass may run before their events come, or
+         * after libvirt was away) */
+        for (unsigned i = 0; i < n; i++) {
+                char uuid[VIR_UUID_STRING_BUFLEN];
+                g_hash_table_insert(running, g_strdup(virt_domain_uuid(doms[i], uuid)),
+                                    GUINT_TO_POINTER(virt_domain_id(doms[i])));
+        }
+        {
+                GHashTableIter it;
+                gpointer key, value;
+                g_hash_table_iter_init(&it, m->decisions);
+                while (g_hash_table_iter_next(&it, &key, &value)) {
+                        const Decision *d = value;
+                        gpointer run;
+                        if (!g_hash_table_lookup_extended(running, key, NULL, &run))
+                                g_ptr_array_add(gone, g_strdup(key));
+                        else if (d->domain_id && GPOINTER_TO_UINT(run) &&
+                                 d->domain_id != GPOINTER_TO_UINT(run))
+                                g_ptr_array_add(again, g_strdup(key));
+                }
+        }
+        for (unsigned i = 0; i < gone->len; i++)
+                placer_forget(m, g_ptr_array_index(gone, i), "no longer running");
+        for (unsigned i = 0; i < again->len; i++) {
+                const char *uuid = g_ptr_array_index(again, i);
+                const Decision *d = g_hash_table_lookup(m->decisions, uuid);
+                /* stopped and started again before its events came (or while libvirt was away): a new run,
+                 * with libvirt's default pins, not the old one's pins drifted */
+                log_info("%s: runs again (ID %u, was %u): placing the new run", d->name,
+                         GPOINTER_TO_UINT(g_hash_table_lookup(running, uuid)), d->domain_id);
+                placer_forget(m, uuid, "stopped and started again");
         }
         /* recorded decisions first: a domain placed anew must not take the cores another one records. Two
          * records of this pass that claim one core both stand (both run there): which came first in ID
@@ -295,21 +329,10 @@ static void reconcile(Manager *m, PlaceOrigin origin)
         for (unsigned k = 0; k < 2 * n; k++) {
                 char uuid[VIR_UUID_STRING_BUFLEN];
                 const Decision *d;
-                unsigned run, i = k % n;
+                unsigned i = k % n;
                 if (first[i] != (k < n))
                         continue;
-                virt_domain_uuid(doms[i], uuid);
-                g_hash_table_add(running, g_strdup(uuid));
-                d = g_hash_table_lookup(m->decisions, uuid);
-                run = virt_domain_id(doms[i]);
-                if (d && d->domain_id && run && d->domain_id != run) {
-                        /* stopped and started again before its events came (or while libvirt was away):
-                         * a new run, with libvirt's default pins, not the old one's pins drifted */
-                        log_info("%s: runs again (ID %u, was %u): placing the new run", d->name, run,
-                                 d->domain_id);
-                        placer_forget(m, uuid, "stopped and started again");
-                        d = NULL;
-                }
+                d = g_hash_table_lookup(m->decisions, virt_domain_uuid(doms[i], uuid));
                 if (!d)
                         placer_place(m, doms[i], origin, 0);
                 else if (origin == ORIGIN_RECONCILE && placer_resized(m, doms[i], d))
@@ -326,16 +349,6 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                 else if (origin == ORIGIN_RECONCILE)
                         placer_follow_iothreads(m, doms[i], g_hash_table_lookup(m->decisions, uuid));
         }
-        {
-                GHashTableIter it;
-                gpointer key;
-                g_hash_table_iter_init(&it, m->decisions);
-                while (g_hash_table_iter_next(&it, &key, NULL))
-                        if (!g_hash_table_contains(running, key))
-                                g_ptr_array_add(gone, g_strdup(key));
-        }
-        for (unsigned i = 0; i < gone->len; i++)
-                placer_forget(m, g_ptr_array_index(gone, i), "no longer running");
         interrupted_clear(m); /* the domains left in it are gone: every running one was read above */
         virt_domains_free(doms, n);
 }
@@ -714,6 +727,7 @@ void manager_set_config(Manager *m, Config *config)
                 connecting_abandon(m, true);
                 disconnect(m);
                 forget_all(m, "the libvirt URI changed: another connection's domains");
+                m->ever_connected = false; /* what runs there is found as at a start (PlaceRunning=) */
                 evtimer_del(m->reconnect_ev);
                 m->backoff_sec = 1;
                 connect_now(m);

@@ -1144,12 +1144,16 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
         int r;
 
         r = virt_domain_read_spec(dom, false, &live, &error);
-        if (r < 0) {
-                if (r == -ENOENT)
-                        log_info("%s: gone before it could be placed", virt_domain_name(dom));
-                else
-                        log_warning("%s: %s, not placed", virt_domain_name(dom), error);
+        if (r == -ENOENT) {
+                log_info("%s: gone before it could be placed", virt_domain_name(dom));
                 placer_forget(m, uuid, "gone");
+                return NULL;
+        }
+        if (r < 0) {
+                /* it runs, but its XML is beyond what placementd reads (an I/O thread id libvirt takes and
+                 * the parser does not, say): what it holds stays counted as decided */
+                log_warning("%s: %s, not placed%s", virt_domain_name(dom), error,
+                            g_hash_table_contains(m->decisions, uuid) ? " again: its decision stands" : "");
                 return NULL;
         }
         if (live->decision_error)
@@ -1164,7 +1168,8 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
                 return d;
         user = user_spec(dom, live);
         if (!user) {
-                placer_forget(m, uuid, "gone");
+                if (!virt_domain_is_active(dom))
+                        placer_forget(m, uuid, "gone");
                 return NULL;
         }
         ours = interrupted_claim(m, dom, uuid, live, user);

@@ -1,0 +1,220 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * The reconcile against what runs, in-process against libvirt's test driver: a pass that runs before a
+ * stopped domain's event (or after libvirt was away) frees what the gone domain held before anything is
+ * checked or placed; a domain whose live XML placementd cannot read stays counted as decided; after a
+ * URI change, what runs there is found as at a start.
+ */
+#include <event2/event.h>
+#include <libvirt/libvirt.h>
+#include <glib/gstdio.h>
+#include <time.h>
+
+#include "manager-fixture.h"
+#include "manager-internal.h"
+#include "test-util.h"
+#include "topology-load.h"
+#include "virt-domain.h"
+
+/* 8 PUs, 2 nodes of 2 cores x 2 threads: the test driver accepts pins on CPUs 0-7 only. */
+#define TOPOLOGY "synthetic:pack:2 numa:1(memory=16GiB) l3:1 core:2 pu:2"
+
+static struct event_base *base;
+static virConnectPtr conn;
+
+static void setup(void)
+{
+        fixture_open(&base, &conn, true);
+}
+
+static void teardown(void)
+{
+        fixture_close(base, conn);
+}
+
+/* Runs the loop for ms, or until name is known. */
+static bool spin_known(Manager *m, const char *name, unsigned ms)
+{
+        for (unsigned i = 0; i < ms; i++) {
+                struct timespec nap = {0, 1000000};
+                if (name && manager_lookup(m, name))
+                        return true;
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+                nanosleep(&nap, NULL);
+        }
+        return name == NULL;
+}
+
+static void free_manager(Manager *m)
+{
+        manager_free(m);
+        spin_known(NULL, NULL, 20);
+}
+
+static virDomainPtr start_xml(const char *name, const char *vcpu)
+{
+        g_autofree char *xml =
+            g_strdup_printf("<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>"
+                            "%s<os><type>hvm</type></os></domain>",
+                            name, vcpu);
+        virDomainPtr dom = virDomainCreateXML(conn, xml, 0);
+
+        ck_assert_msg(dom != NULL, "cannot start %s", name);
+        return dom;
+}
+
+static void stop(virDomainPtr dom)
+{
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+}
+
+/* Cores the ledger counts a vCPU on. */
+static unsigned counted_cores(Manager *m)
+{
+        unsigned n = 0;
+
+        for (unsigned c = 0; c < 4; c++)
+                n += ledger_core_load(manager_ledger(m), c) > 0;
+        return n;
+}
+
+/* Saved, then the host filled by another domain, which stops while the first is restored, both before
+ * the reconcile sees any event: the restored domain's record is adopted on the empty host. */
+START_TEST(test_restored_record_beside_gone_domain)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        g_autofree char *image = g_build_filename(g_get_tmp_dir(), "placementd-reconcile-XXXXXX", NULL);
+        virDomainPtr a = start_xml("r-a", "<vcpu>2</vcpu>"), b;
+        const Decision *d;
+        int fd = g_mkstemp(image);
+
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert(spin_known(m, "r-a", 3000));
+        ck_assert_int_eq(virDomainSave(a, image), 0);
+        virDomainFree(a);
+        spin_known(NULL, NULL, 50);
+        b = start_xml("r-b", "<vcpu>4</vcpu>"); /* every core */
+        ck_assert(spin_known(m, "r-b", 3000));
+        ck_assert_int_eq(manager_lookup(m, "r-b")->result, DECISION_PLACED);
+        ck_assert_int_eq(virDomainDestroy(b), 0);
+        virDomainFree(b);
+        ck_assert_int_eq(virDomainRestore(conn, image), 0);
+        manager_reconcile(m); /* before the events */
+        d = manager_lookup(m, "r-a");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_ptr_null(manager_lookup(m, "r-b"));
+        ck_assert_msg(d->result == DECISION_PLACED && d->adopted,
+                      "the restored record on an empty host: %s (%s)", decision_result_to_string(d->result),
+                      d->reason);
+        ck_assert_uint_eq(counted_cores(m), 2);
+        g_unlink(image);
+        stop(virDomainLookupByName(conn, "r-a"));
+        free_manager(m);
+}
+END_TEST
+
+/* A domain started while another stopped, both before the reconcile sees their events: placed on the
+ * cores the gone one left, not beside its own vCPUs. */
+START_TEST(test_new_domain_beside_gone_domain)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr b = start_xml("r-b", "<vcpu>4</vcpu>"), c;
+        const Decision *d;
+
+        ck_assert(spin_known(m, "r-b", 3000));
+        ck_assert_int_eq(virDomainDestroy(b), 0);
+        virDomainFree(b);
+        c = start_xml("r-c", "<vcpu>2</vcpu>");
+        manager_reconcile(m); /* before the events: as the reconcile after a reconnect */
+        d = manager_lookup(m, "r-c");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_ptr_null(manager_lookup(m, "r-b"));
+        ck_assert_msg(d->result == DECISION_PLACED, "a new domain on an empty host: %s (%s)",
+                      decision_result_to_string(d->result), d->reason);
+        stop(c);
+        free_manager(m);
+}
+END_TEST
+
+/* A live I/O thread id beyond what placementd reads (libvirt takes any id above 0) makes the domain's live
+ * XML unreadable; a vCPU hot-added then: the domain is not placed again, but what it holds stays counted,
+ * and the next domain does not take its cores. */
+START_TEST(test_unreadable_live_xml_keeps_decision)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr a = start_xml("r-io", "<vcpu current='2'>4</vcpu>"), b;
+        const Decision *d;
+
+        ck_assert(spin_known(m, "r-io", 3000));
+        ck_assert_int_eq(manager_lookup(m, "r-io")->result, DECISION_PLACED);
+        ck_assert_int_eq(virDomainAddIOThread(a, 9000, VIR_DOMAIN_AFFECT_LIVE), 0);
+        ck_assert_int_eq(virDomainSetVcpusFlags(a, 3, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        manager_reconcile(m);
+        d = manager_lookup(m, "r-io");
+        ck_assert_msg(d != NULL, "a running domain was forgotten");
+        ck_assert_uint_eq(counted_cores(m), 2);
+        b = start_xml("r-next", "<vcpu>2</vcpu>");
+        ck_assert(spin_known(m, "r-next", 3000));
+        d = manager_lookup(m, "r-next");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s (%s)", decision_result_to_string(d->result),
+                      d->reason);
+        for (unsigned p = 0; p < 8; p++)
+                ck_assert_uint_le(ledger_pu_load(manager_ledger(m), p), 1);
+        stop(b);
+        stop(a);
+        free_manager(m);
+}
+END_TEST
+
+/* PlaceRunning=no, then the URI changes: what the new connection finds running is found as at a start,
+ * left alone, not placed and pinned. */
+START_TEST(test_uri_change_keeps_place_running)
+{
+        virDomainPtr a = start_xml("r-alone", "<vcpu>1</vcpu>");
+        Topology *t = NULL;
+        g_autoptr(Config) c = NULL;
+        g_autofree char *error = NULL;
+        const Decision *d;
+        Manager *m;
+
+        ck_assert_msg(topology_load(TOPOLOGY, &t, &error) == 0, "%s", error);
+        ck_assert_msg(config_load_data("[Libvirt]\nURI=test:///default\n[Placement]\nPlaceRunning=no\n", "t",
+                                       &c, &error) == 0,
+                      "%s", error);
+        m = manager_new(base, t, g_steal_pointer(&c), NULL);
+        manager_start(m);
+        ck_assert(manager_connected(m));
+        ck_assert(spin_known(m, "r-alone", 3000));
+        ck_assert_int_eq(manager_lookup(m, "r-alone")->result, DECISION_SKIPPED);
+        ck_assert_msg(config_load_data("[Libvirt]\nURI=test://root@/default\n[Placement]\nPlaceRunning=no\n",
+                                       "t", &c, &error) == 0,
+                      "%s", error);
+        manager_set_config(m, g_steal_pointer(&c));
+        ck_assert(spin_known(m, "r-alone", 3000));
+        d = manager_lookup(m, "r-alone");
+        ck_assert_msg(d->result == DECISION_SKIPPED, "after the URI change: %s (%s)",
+                      decision_result_to_string(d->result), d->reason);
+        stop(a);
+        free_manager(m);
+}
+END_TEST
+
+static Suite *manager_reconcile_suite(void)
+{
+        Suite *s = suite_create("manager reconcile");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, test_restored_record_beside_gone_domain);
+        tcase_add_test(tc, test_new_domain_beside_gone_domain);
+        tcase_add_test(tc, test_unreadable_live_xml_keeps_decision);
+        tcase_add_test(tc, test_uri_change_keeps_place_running);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(manager_reconcile_suite)
