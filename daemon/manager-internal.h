@@ -93,8 +93,8 @@ bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d);
 bool placer_hand_pinned_resized(Manager *m, virDomainPtr dom, const Decision *d);
 /* True when the live pins differ from what the decision says. */
 bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d);
-/* Whether d skipped a domain whose vCPUs floated and someone has pinned them since: they are counted as
- * they run from then on (placer_adopt_hand_pins()). */
+/* Whether d left a domain's vCPUs floating (skipped, unplaceable, or advised under Apply=no) and someone
+ * has pinned them since: they are counted as they run from then on (placer_adopt_hand_pins()). */
 bool placer_skipped_now_pinned(Manager *m, virDomainPtr dom, const Decision *d);
 /* 1 when every vCPU p pins runs on its pin (live, read now), 0 when one does not, -1 when libvirt cannot
  * say. */

@@ -1392,8 +1392,12 @@ bool placer_skipped_now_pinned(Manager *m, virDomainPtr dom, const Decision *d)
         g_autoptr(DomainSpec) user = NULL;
         CpuSet **pins;
 
-        if (d->result != DECISION_SKIPPED || d->pinned_by_hand ||
-            virt_domain_read_spec(dom, false, &live, NULL) < 0 || !(user = user_spec(dom, live)))
+        /* skipped, left floating as unplaceable, or only advised (Apply=no): placementd pinned nothing */
+        bool floating = d->result == DECISION_SKIPPED || d->result == DECISION_ADVISORY ||
+                        (d->result == DECISION_UNPLACEABLE && (!d->plan || d->plan->result != PLAN_ADOPTED));
+
+        if (!floating || d->pinned_by_hand || virt_domain_read_spec(dom, false, &live, NULL) < 0 ||
+            !(user = user_spec(dom, live)))
                 return false;
         /* "anywhere" as skip_opted_out() and found_running() judge it: over the definition's cpuset */
         pins = hand_pins(m, dom, live, user->vcpu_cpuset);

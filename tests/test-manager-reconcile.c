@@ -202,6 +202,70 @@ START_TEST(test_uri_change_keeps_place_running)
 }
 END_TEST
 
+static void pin(virDomainPtr dom, unsigned vcpu, unsigned cpu)
+{
+        unsigned char map = (unsigned char)(1u << cpu);
+
+        ck_assert_int_eq(virDomainPinVcpuFlags(dom, vcpu, &map, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
+}
+
+/* Unplaceable (bigger than the host), its vCPU floating, then pinned by hand: counted from then on. */
+START_TEST(test_unplaceable_then_pinned)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr a =
+            virDomainCreateXML(conn,
+                               "<domain type='test'><name>r-big</name><memory unit='GiB'>40</memory>"
+                               "<vcpu>1</vcpu><os><type>hvm</type></os></domain>",
+                               0);
+        const Decision *d;
+
+        ck_assert_ptr_nonnull(a);
+        ck_assert(spin_known(m, "r-big", 3000));
+        ck_assert_int_eq(manager_lookup(m, "r-big")->result, DECISION_UNPLACEABLE);
+        pin(a, 0, 5);
+        manager_reconcile(m);
+        d = manager_lookup(m, "r-big");
+        ck_assert_msg(d->pinned_by_hand && ledger_pu_load(manager_ledger(m), 5) == 1,
+                      "the hand pin on CPU 5 is not counted: %s (%s)", decision_result_to_string(d->result),
+                      d->reason);
+        stop(a);
+        free_manager(m);
+}
+END_TEST
+
+/* Apply=no, then pinned by hand: the reconcile counts the pin, not the advice, and Apply=yes later leaves
+ * the pin alone. */
+START_TEST(test_advised_then_pinned)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nApply=no\n");
+        virDomainPtr a = fixture_define_and_start(conn, "r-advised", 1);
+        g_autoptr(Config) c = NULL;
+        g_autofree char *error = NULL;
+        g_autofree char *ran = NULL;
+        CpuSet **pins = NULL;
+        const Decision *d;
+
+        ck_assert(spin_known(m, "r-advised", 3000));
+        ck_assert_int_eq(manager_lookup(m, "r-advised")->result, DECISION_ADVISORY);
+        pin(a, 0, 7);
+        manager_reconcile(m);
+        d = manager_lookup(m, "r-advised");
+        ck_assert_msg(d->pinned_by_hand && ledger_pu_load(manager_ledger(m), 7) == 1,
+                      "the hand pin on CPU 7 is not counted: %s (%s)", decision_result_to_string(d->result),
+                      d->reason);
+        ck_assert_int_eq(config_load_data("[Placement]\nApply=yes\n", "t", &c, &error), 0);
+        manager_set_config(m, g_steal_pointer(&c));
+        ck_assert_int_eq(virt_domain_get_vcpu_pins(a, 1, NULL, &pins, NULL), 0);
+        ran = cpuset_format(pins[0]);
+        ck_assert_msg(cpuset_has(pins[0], 7) && cpuset_count(pins[0]) == 1, "the hand pin was undone: %s",
+                      ran);
+        virt_pins_free(pins, 1);
+        stop(a);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_reconcile_suite(void)
 {
         Suite *s = suite_create("manager reconcile");
@@ -213,6 +277,8 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_new_domain_beside_gone_domain);
         tcase_add_test(tc, test_unreadable_live_xml_keeps_decision);
         tcase_add_test(tc, test_uri_change_keeps_place_running);
+        tcase_add_test(tc, test_unplaceable_then_pinned);
+        tcase_add_test(tc, test_advised_then_pinned);
         suite_add_tcase(s, tc);
         return s;
 }
