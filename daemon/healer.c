@@ -249,8 +249,11 @@ static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double
                              .policy = p->policy,
                              .fixed = true};
         e->need = NEED_NONE;
-        /* the pass's own test is dearer: only those that could gain are planned with their request */
+        /* the pass's own test is dearer: only those that could gain are planned with their request; a
+         * domain being measured whose load is not known yet (its warm-up) waits for its first reading,
+         * which runs a pass: all-busy until then, it would move for a load it may not have */
         if ((d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED) ||
+            (l && !l->known && !pass->manual) ||
             !heal_may_gain(m->topology, m->ledger, p, vcpu_busy, host_busy, pu_busy))
                 return;
         e->hd.cooling = !pass->manual && pass->now < cool_until(m, d->uuid);

@@ -12,6 +12,9 @@
 /* Cores less load beside a domain's contending busy vCPUs that make a move better for it when as many
  * contend (own_better()): a tenth of a core, so that a move is never made for a rounding difference. */
 #define HEAL_MIN_BESIDE_GAIN 0.1
+/* Cores of work lost to sharing (HealScore.lost) that a move for fewer contending busy vCPUs must win
+ * back: splitting a sum of host-side load that crossed the busy threshold lowers the count, not the loss. */
+#define HEAL_MIN_LOST_GAIN 0.05
 
 /* The host as the pass sees it: a scratch ledger the moves are made on, and what is busy where. */
 typedef struct HealHost {
@@ -29,6 +32,7 @@ typedef struct HealScore {
         unsigned contended; /* busy vCPUs on a core with another busy vCPU or busy host-side threads */
         unsigned shared;    /* vCPUs on a core with another vCPU */
         double host_excess; /* host-side load beside another busy thread, in cores (core_excess()) */
+        double lost; /* cores of work lost to busy threads sharing cores (load_core_lost_with_host()) */
 } HealScore;
 
 void heal_move_free(HealMove *m)
@@ -102,6 +106,8 @@ static HealScore score_cores(const HealHost *h, const CpuSet *cores)
                 if (load >= 2)
                         s.shared += load;
                 s.host_excess += core_excess(h, (unsigned)c);
+                s.lost += load_core_lost_with_host(h->core_nb[c], h->core_hb[c], h->t->cores[c].npus,
+                                                   LOAD_SIBLING_LOSS);
         }
         return s;
 }
@@ -389,7 +395,10 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
         /* host-side threads alone moved: busy vCPUs "contend" with them only where their load, summed
          * over a core, crosses half a core; a move that only cuts such a sum in two, as much load beside
          * busy threads as before, gains nothing (two guests' threads would trade places for ever) */
+        if (after.lost > before.lost + 1e-9)
+                return NULL; /* fewer contending by the count, but more work lost to sharing */
         if (after.contended + hp->min_gain <= before.contended &&
+            after.lost + HEAL_MIN_LOST_GAIN <= before.lost &&
             (!threads_only(cur, cand) || after.host_excess + host_gain <= before.host_excess + 1e-9))
                 return g_strdup_printf("%u busy vCPUs contended for a core, now %u%s%s", before.contended,
                                        after.contended, improves_why ? "; " : "",

@@ -17,6 +17,9 @@
  *     sharing a core, at least min_gain fewer busy host-side threads contending; or, with neither more,
  *     one node fewer, or the mean node distance lower by min_distance_gain. With load unknown every vCPU
  *     is busy, so "busy vCPUs contending" is "vCPUs sharing".
+ * Never one after which the cores it touches lose more work to sharing (HealScore.lost, the simulator's
+ * measure: load_core_lost_with_host()), and one for fewer busy vCPUs contending wins back a twentieth of
+ * a core of it at least.
  * The host's (contended, host threads contended, nodes, distance) therefore falls strictly with every
  * move, so repeated passes over unchanged load settle and never ping-pong; a per-domain cool-down (the
  * caller's clock) keeps changing load from moving one domain back and forth.

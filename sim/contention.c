@@ -6,14 +6,7 @@
 
 double contention_core_lost(unsigned busy, unsigned npus, double loss)
 {
-        double delivered;
-
-        if (busy < 2)
-                return 0;
-        /* a core delivers what two busy siblings do at most: the loss is measured on two-thread cores,
-         * and a core of four or eight threads (POWER) does not deliver four or eight cores' work */
-        delivered = MAX(1.0, MIN(busy, MIN(MAX(npus, 1), 2u)) * (1.0 - loss));
-        return busy - delivered;
+        return load_core_lost(busy, npus, loss);
 }
 
 /* Spreads a domain's host-side load evenly over its emulator pin (its vCPUs' PUs without one); returns
@@ -40,19 +33,6 @@ static double add_host_load(const Topology *t, const ContentionDomain *d, double
                 if (p->vcpu_pu[v] >= 0)
                         pu_host[p->vcpu_pu[v]] += d->host / n;
         return n ? d->host : 0;
-}
-
-/*
- * What core c loses with busy busy vCPUs and host cores of host-side load on it: a busy thread's worth of
- * the loss for each core of host-side load, pro rata (a quarter of a busy thread beside each of four busy
- * vCPUs costs what one busy thread beside one of them does).
- */
-static double core_lost_with_host(unsigned busy, double host, unsigned npus, double loss)
-{
-        unsigned whole = (unsigned)floor(host);
-        double lower = contention_core_lost(busy + whole, npus, loss);
-
-        return lower + (host - whole) * (contention_core_lost(busy + whole + 1, npus, loss) - lower);
 }
 
 ContentionSample contention_measure(const Topology *t, const ContentionDomain *domains, unsigned n,
@@ -96,7 +76,7 @@ ContentionSample contention_measure(const Topology *t, const ContentionDomain *d
         }
         for (unsigned c = 0; c < t->ncores; c++) {
                 double alone = contention_core_lost(core_busy[c], t->cores[c].npus, loss);
-                double lost = core_lost_with_host(core_busy[c], core_host[c], t->cores[c].npus, loss);
+                double lost = load_core_lost_with_host(core_busy[c], core_host[c], t->cores[c].npus, loss);
                 s.capacity_lost += lost;
                 s.host_lost += lost - alone;
         }

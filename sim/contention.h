@@ -19,11 +19,12 @@
 
 #include <glib.h>
 
+#include "load.h"
 #include "plan.h"
 #include "topology.h"
 
-/* The loss of two busy siblings when the caller does not choose (DESIGN.md: 40-75%, the low end). */
-#define CONTENTION_SIBLING_LOSS 0.4
+/* The loss of two busy siblings when the caller does not choose (load.h). */
+#define CONTENTION_SIBLING_LOSS LOAD_SIBLING_LOSS
 
 /* One domain as the scorer sees it. */
 typedef struct ContentionDomain {
@@ -46,8 +47,7 @@ typedef struct ContentionSample {
 ContentionSample contention_measure(const Topology *t, const ContentionDomain *domains, unsigned n,
                                     double loss);
 
-/* What a core with busy busy threads on npus PUs loses, in cores: it delivers one core, or two threads'
- * worth less the sibling loss when it has two PUs or more (no more with four or eight). */
+/* What a core with busy busy threads on npus PUs loses, in cores (load_core_lost()). */
 double contention_core_lost(unsigned busy, unsigned npus, double loss);
 
 /*

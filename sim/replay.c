@@ -308,8 +308,10 @@ static void heal(Sim *s)
                     .request = request_for(s, d, pu_busy),
                     .policy = s->p->placement->policy,
                     .cooling = !s->p->heal_unbounded && s->now < d->cooling.until,
-                    /* as the daemon: only what it placed or overcommitted moves */
-                    .fixed = d->plan->result != PLAN_PLACED && d->plan->result != PLAN_OVERCOMMITTED,
+                    /* as the daemon: only what it placed or overcommitted moves, once its load is
+                     * known when it is measured */
+                    .fixed = (d->plan->result != PLAN_PLACED && d->plan->result != PLAN_OVERCOMMITTED) ||
+                             (s->p->use_load && !d->load->known),
                 };
                 hdp[i] = &hd[i];
                 /* as the daemon: a cooling domain that could gain is looked at again when it ends */

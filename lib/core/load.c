@@ -228,3 +228,21 @@ double load_own_host_over(const Topology *t, const Plan *p, const double *vcpu_b
                         over += on_core[c] - 1.0;
         return over;
 }
+
+double load_core_lost(unsigned busy, unsigned npus, double loss)
+{
+        if (busy < 2)
+                return 0;
+        return busy - MAX(1.0, MIN(busy, MIN(MAX(npus, 1), 2u)) * (1.0 - loss));
+}
+
+double load_core_lost_with_host(unsigned busy, double host, unsigned npus, double loss)
+{
+        unsigned whole;
+        double lower;
+
+        host = CLAMP(host, 0.0, LOAD_HOST_BUSY_MAX);
+        whole = (unsigned)floor(host);
+        lower = load_core_lost(busy + whole, npus, loss);
+        return lower + (host - whole) * (load_core_lost(busy + whole + 1, npus, loss) - lower);
+}

@@ -86,6 +86,17 @@ int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, 
 const double *domain_load_vcpu_busy(const DomainLoad *l);
 /* vCPUs at least LOAD_BUSY_THRESHOLD busy; every vCPU (nvcpus) while unknown. */
 unsigned domain_load_busy_vcpus(const DomainLoad *l, unsigned nvcpus);
+/* What a busy pair of SMT siblings loses each (DESIGN.md's measure: 40-75%; the figure counted is the
+ * low end). */
+#define LOAD_SIBLING_LOSS 0.4
+/* The cores of work a core of npus PUs loses running busy threads at once, each pair on siblings losing
+ * loss of each: at most two threads' worth is delivered (the loss is measured on two-thread cores; a core
+ * of four or eight threads does not deliver four or eight cores' work), and one thread's at least. */
+double load_core_lost(unsigned busy, unsigned npus, double loss);
+/* The same with host cores of host-side load beside them: a busy thread's worth of the loss for each core
+ * of it, pro rata (a quarter of a busy thread beside each of four busy vCPUs costs what one busy thread
+ * beside one of them does). */
+double load_core_lost_with_host(unsigned busy, double host, unsigned npus, double loss);
 /* The load class of a domain, whose change runs a heal pass at once: its busy vCPUs, and its host-side
  * load by the levels heal acts on (in quarters of a core); UINT_MAX while
  * unknown. */

@@ -51,6 +51,12 @@
 #   thin.trace (1x8x2): 0.3 cores of host-side load beside 4 busy vCPUs, under half a core, cost 0.3 x 0.8
 #     until the load is known at 10 s; then the threads alone move to a core of their own (a quarter of a
 #     core or more beside busy vCPUs is worth it): 0.24 x 10/120, 1 move. Heal=no: 0.24 all 120 s.
+#   nothing.trace (1x4x2, MemoryBinding=no, Fit=pack): host-side load summed past half a core beside busy
+#     vCPUs; a move that only splits the sum lowers the count "contending", not the loss: no move.
+#   worse.trace (4x2x2, MemoryBinding=no, Fit=pack): a move that stops one busy vCPU contending but puts
+#     1.6 cores of host-side threads beside another 1.6 loses more than it wins: no memory moved for it.
+#   warmup.trace (2x4x2, MemoryBinding=no): an idle guest starting while heal works is not moved with its
+#     memory before its load is known: no memory moved.
 # Also: every --json key the documentation names, errors naming the trace's line, and the example trace.
 #   bash tests/simulate/run.sh PLACEMENTCTL
 set -u
@@ -136,6 +142,15 @@ figures "cheaper.trace: of two domains sharing, heal moves the one with less mem
 sed 's/\bc\b/zc/' "$here/cheaper.trace" >"$tmp/cheaper-renamed.trace"
 figures "cheaper.trace with c renamed zc: the same move" "$H242" "$tmp/cheaper-renamed.trace" \
         '{"moves": 1, "memory_moved_bytes": 1 << 30}' --config="$tmp/no-binding.conf"
+printf '[Placement]\nMemoryBinding=no\nFit=pack\n' >"$tmp/unbound-pack.conf"
+figures "nothing.trace: a move that only splits a sum of host-side load is not made" \
+        "synthetic:pack:1 numa:1(memory=16GiB) core:4 pu:2" nothing.trace '{"moves": 0}' --config="$tmp/unbound-pack.conf"
+figures "worse.trace: no move that loses more than it wins, no memory copied for one" \
+        "synthetic:pack:4 numa:1(memory=8GiB) core:2 pu:2" worse.trace '{"memory_moved_bytes": 0}' \
+        --config="$tmp/unbound-pack.conf"
+figures "warmup.trace: a guest whose load is not known yet is not moved with its memory" \
+        "synthetic:pack:2 numa:1(memory=8GiB) core:4 pu:2" warmup.trace '{"memory_moved_bytes": 0}' \
+        --config="$tmp/unbound.conf"
 figures "nearer.trace: fewer nodes with the memory staying on them buy nothing: no move" "$H222" \
         nearer.trace '{"moves": 0, "capacity_lost": 0.0, "shared_vcpu_fraction": 0.0}'
 figures "spare.trace: with cores to spare, heal gives a vCPU under half busy a core of its own" "$H122" \
