@@ -697,9 +697,14 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                     : memory_cpus_allowed ? "the configuration keeps their CPUs from vCPUs (ReservedCPUs=, "
                                             "CoreKinds=), cores taken on the nearest nodes with one (its "
                                             "memory is remote)"
-                    : memory_has_cpus ? "no CPU of its <vcpu cpuset> lies there, cores taken on the nearest "
-                                        "nodes with one (its memory is remote)"
-                                      : "memory-only nodes, cores taken on the nearest with CPUs");
+                    : memory_has_cpus
+                        ? (req->allowed_cpus
+                               ? "no CPU of its <vcpu cpuset> lies there, cores taken on the "
+                                 "nearest nodes with one (its memory is remote)"
+                               : "no CPU under the caches its <cachetune>/<memorytune> reserve "
+                                 "lies there, cores taken on the nearest nodes with one (its "
+                                 "memory is remote)")
+                        : "memory-only nodes, cores taken on the nearest with CPUs");
                 if (*where)
                         g_string_append_printf(
                             s, ", memory counted on node%s %s%s", cpuset_count(charged) == 1 ? "" : "s",

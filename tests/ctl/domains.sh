@@ -192,6 +192,12 @@ json "a vCPU-less cell interleaved by its <memnode> is on its nodes, not called 
 printf 'start a 1 1G\nstart a 1 1G\n' >"$TMP/twice.trace"
 run plan --topology="$HOST" --trace="$TMP/twice.trace"
 refused "a domain started twice in a trace: FILE:LINE, as simulate says it" "twice.trace:2: start a: already running"
+# a <cachetune> that keeps the vCPUs off the node its <numatune> binds: the reason names the caches, not a
+# <vcpu cpuset> it does not have
+run plan --json --topology="$HERE/../topologies/cache-ids.xml" --domain="$D/cachetune-remote.xml"
+json "memory bound where no reserved cache's CPU lies: the reason names the <cachetune>" \
+    '"no CPU under the caches its <cachetune>/<memorytune> reserve lies there" in dec("cachetune-remote")["reason"]
+     and "<vcpu cpuset>" not in dec("cachetune-remote")["reason"]'
 # a refused list prints nothing, not the decisions before the bad one (text and JSON alike)
 for form in "" --json; do
     run plan $form --topology="$HOST" a:1:1G b:1:1G a:1:1G
