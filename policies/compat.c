@@ -59,29 +59,51 @@ static void take_core(const HostView *v, bool *skip, unsigned c, unsigned want, 
 }
 
 /*
- * want free PUs of a node not in skip into out (from *got on), as kubelet's static policy takes CPUs:
+ * want free PUs of a node's cores of class cls not in skip into out (from *got on), as kubelet's static
+ * policy takes CPUs:
  * whole free cores while want holds all of a core's threads; then free threads of cores already in use
  * (by a vCPU or a reserved thread), those with fewest free threads first; only then part of a whole core.
  */
-static void pick_round(const HostView *v, unsigned node_index, unsigned want, bool *skip, unsigned *got,
-                       unsigned *out)
+static void pick_round(const HostView *v, unsigned node_index, unsigned cls, unsigned want, bool *skip,
+                       unsigned *got, unsigned *out)
 {
         const TopoNode *node = &v->t->nodes[node_index];
         unsigned end = node->core_first + node->ncores;
         g_autofree bool *taken = g_new0(bool, MAX(node->ncores, 1));
 
         for (unsigned c = node->core_first; c < end && *got < want; c++)
-                if (v->core_free[c] && core_free_pus(v, skip, c) <= want - *got) {
+                if (policy_core_class(v, c) == cls && v->core_free[c] &&
+                    core_free_pus(v, skip, c) <= want - *got) {
                         take_core(v, skip, c, want, got, out);
                         taken[c - node->core_first] = true;
                 }
         for (unsigned k = 1; k <= v->t->max_threads && *got < want; k++)
                 for (unsigned c = node->core_first; c < end && *got < want; c++)
-                        if (!v->core_free[c] && core_free_pus(v, skip, c) == k)
+                        if (policy_core_class(v, c) == cls && !v->core_free[c] &&
+                            core_free_pus(v, skip, c) == k)
                                 take_core(v, skip, c, want, got, out);
         for (unsigned c = node->core_first; c < end && *got < want; c++)
-                if (v->core_free[c] && !taken[c - node->core_first])
+                if (policy_core_class(v, c) == cls && v->core_free[c] && !taken[c - node->core_first])
                         take_core(v, skip, c, want, got, out);
+}
+
+/* pick_round() over the node's core classes (policy_core_class()), the most performant first. */
+static void pick_classes(const HostView *v, unsigned node_index, unsigned want, bool *skip, unsigned *got,
+                         unsigned *out)
+{
+        const TopoNode *node = &v->t->nodes[node_index];
+        unsigned next = 0;
+
+        while (*got < want) {
+                unsigned cls = UINT_MAX;
+                for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
+                        if (policy_core_class(v, c) >= next && policy_core_class(v, c) < cls)
+                                cls = policy_core_class(v, c);
+                if (cls == UINT_MAX)
+                        return;
+                pick_round(v, node_index, cls, want, skip, got, out);
+                next = cls + 1;
+        }
 }
 
 /*
@@ -98,11 +120,11 @@ static unsigned pick_pus(const HostView *v, unsigned node_index, unsigned want, 
 
         for (unsigned p = 0; p < t->npus; p++)
                 kept |= skip[p] = policy_user_thread_cpu(v->req, t->pus[p].os_index);
-        pick_round(v, node_index, want, skip, &got, out);
+        pick_classes(v, node_index, want, skip, &got, out);
         if (got < want && kept) {
                 for (unsigned p = 0; p < t->npus; p++)
                         skip[p] &= !policy_user_thread_cpu(v->req, t->pus[p].os_index);
-                pick_round(v, node_index, want, skip, &got, out);
+                pick_classes(v, node_index, want, skip, &got, out);
         }
         return got;
 }

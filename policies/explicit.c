@@ -91,16 +91,6 @@ static unsigned take_grouped(const Topology *t, const unsigned *cand, unsigned n
         return got;
 }
 
-/* The order cores are used in: cores under an L3 before those under none, then the most performant kind
- * first (CoreKinds=any: kinds alike). Lower is used first. */
-static unsigned core_class(const HostView *v, unsigned c)
-{
-        const TopoCore *core = &v->t->cores[c];
-        unsigned rank = v->params->core_kinds == CORE_KINDS_ANY ? 0 : MIN(core->kind_rank, 0xffffu);
-
-        return (core->no_l3 ? 1u << 16 : 0) | rank;
-}
-
 /* Of the n cores in sub, keeps those without the user's own emulator CPUs when they are enough for want
  * (the user keeps those CPUs for QEMU's threads); the class was chosen without looking at them. */
 static unsigned keep_off_emulator(const HostView *v, unsigned *sub, unsigned n, unsigned want)
@@ -133,7 +123,7 @@ static unsigned pick_cores(const HostView *v, unsigned node_index, unsigned want
 
         for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
                 if (v->core_free[c] && !taken[c]) {
-                        cls[n] = core_class(v, c);
+                        cls[n] = policy_core_class(v, c);
                         cand[n++] = c;
                 }
         /* the first class with want free cores */

@@ -109,6 +109,14 @@ unsigned policy_spread(const unsigned *capacity, unsigned n, unsigned count, uns
         return count;
 }
 
+unsigned policy_core_class(const HostView *v, unsigned c)
+{
+        const TopoCore *core = &v->t->cores[c];
+        unsigned rank = v->params->core_kinds == CORE_KINDS_ANY ? 0 : MIN(core->kind_rank, 0xffffu);
+
+        return (core->no_l3 ? 1u << 16 : 0) | rank;
+}
+
 bool policy_core_reserved(const HostView *v, unsigned core)
 {
         const TopoCore *c = &v->t->cores[core];

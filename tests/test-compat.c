@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "test-util.h"
 #include "test-policy-util.h"
+#include "topology-load.h"
 
 START_TEST(test_siblings_shared)
 {
@@ -131,6 +132,28 @@ START_TEST(test_fills_half_used_cores)
 }
 END_TEST
 
+/* CoreKinds=performance-first holds for compat too: on GB10, whose efficiency cores come first by number,
+ * 4 then 3 vCPUs take performance cores while ten are free. */
+START_TEST(test_performance_cores_first)
+{
+        g_autofree char *path = test_topology_path("gb10.xml");
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(Ledger) l = NULL;
+        PlacementParams p = test_params(POLICY_COMPAT);
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        ck_assert_uint_gt(t->cores[0].kind_rank, 0); /* the first cores are the efficient ones */
+        l = ledger_new(t);
+        for (unsigned vcpus = 4; vcpus >= 3; vcpus--) {
+                const Plan *plan = test_place(t, l, &p, vcpus == 4 ? "a" : "b", vcpus, GiB);
+                for (unsigned i = 0; i < plan->nvcpus; i++)
+                        ck_assert_msg(t->cores[t->pus[plan->vcpu_pu[i]].core].kind_rank == 0,
+                                      "%u vCPUs: vCPU %u on a less performant core", vcpus, i);
+        }
+}
+END_TEST
+
 static Suite *compat_suite(void)
 {
         Suite *s = suite_create("policy: compat");
@@ -141,6 +164,7 @@ static Suite *compat_suite(void)
         tcase_add_test(tc, test_fills_half_used_cores);
         tcase_add_test(tc, test_realtime_core_not_shared);
         tcase_add_test(tc, test_core_pin_keeps_off_another_domains_thread);
+        tcase_add_test(tc, test_performance_cores_first);
         suite_add_tcase(s, tc);
         return s;
 }
