@@ -97,8 +97,9 @@ bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d);
  * has pinned them since: they are counted as they run from then on (placer_adopt_hand_pins()). */
 bool placer_skipped_now_pinned(Manager *m, virDomainPtr dom, const Decision *d);
 /* 1 when every vCPU p pins runs on its pin (live, read now), 0 when one does not, -1 when libvirt cannot
- * say. */
-int placer_live_pins_planned(virDomainPtr dom, const Plan *p);
+ * say. A vCPU p leaves unpinned runs as planned anywhere; by_hand (p counts pins someone else made), only
+ * while it floats over the whole host. */
+int placer_live_pins_planned(Manager *m, virDomainPtr dom, const Plan *p, bool by_hand);
 void placer_notify(Manager *m, const Decision *d, const char *uuid, const char *name);
 
 /* What a re-placement of a domain would ask now: its request (constraints and load) and params. */

@@ -215,7 +215,7 @@ static void on_tunable(virDomainPtr dom, virTypedParameterPtr params, int nparam
                 /* events come after the fact: a pin made and replaced before its event was read (two
                  * moves in a row, a pin undone at once) is not what runs; what runs is read now */
                 if (index >= 0 && d->result != DECISION_ADVISORY &&
-                    placer_live_pins_planned(dom, d->plan) == 1) {
+                    placer_live_pins_planned(m, dom, d->plan, d->pinned_by_hand) == 1) {
                         log_debug("%s: %s=%s is an earlier pin's event: its vCPUs run as decided", d->name,
                                   field, params[i].value.s);
                         continue;

@@ -1373,15 +1373,19 @@ bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d)
         return other_vcpus_online(dom, d);
 }
 
-int placer_live_pins_planned(virDomainPtr dom, const Plan *p)
+int placer_live_pins_planned(Manager *m, virDomainPtr dom, const Plan *p, bool by_hand)
 {
         CpuSet **pins = NULL;
         bool same = true;
 
         if (p->nvcpus == 0 || virt_domain_get_vcpu_pins(dom, p->nvcpus, p->vcpu_ids, &pins, NULL) < 0)
                 return -1;
+        /* a vCPU without a pin in the plan runs as planned wherever it runs; pinned by hand, only while it
+         * floats over the host (a record of hand pins leaves floating vCPUs out: one pinned since is not) */
         for (unsigned i = 0; i < p->nvcpus && same; i++)
-                same = cpuset_is_empty(p->vcpu_pins[i]) || cpuset_equal(pins[i], p->vcpu_pins[i]);
+                same = cpuset_is_empty(p->vcpu_pins[i])
+                           ? !by_hand || cpuset_equal(pins[i], m->topology->all_pus)
+                           : cpuset_equal(pins[i], p->vcpu_pins[i]);
         virt_pins_free(pins, p->nvcpus);
         return same;
 }
@@ -1409,12 +1413,10 @@ bool placer_skipped_now_pinned(Manager *m, virDomainPtr dom, const Decision *d)
 
 bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d)
 {
-        (void)m;
-
         /* an unplaceable domain still counted on the pins it had is followed like one pinned by hand */
         if (!d->plan || d->result == DECISION_ADVISORY ||
             (d->result == DECISION_UNPLACEABLE && d->plan->result != PLAN_ADOPTED) ||
             (d->result == DECISION_SKIPPED && !d->pinned_by_hand))
                 return false;
-        return placer_live_pins_planned(dom, d->plan) == 0;
+        return placer_live_pins_planned(m, dom, d->plan, d->pinned_by_hand) == 0;
 }

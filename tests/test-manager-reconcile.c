@@ -266,6 +266,32 @@ START_TEST(test_advised_then_pinned)
 }
 END_TEST
 
+/* Pinned by hand with one vCPU floating, its record lists the pinned vCPU alone; the floating one pinned
+ * while placementd was down is counted after the restart. */
+START_TEST(test_record_leaves_floating_vcpu_out)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr a = start_xml("r-float", "<vcpu>2</vcpu>");
+        unsigned char all = 0xff;
+
+        ck_assert(spin_known(m, "r-float", 3000));
+        pin(a, 0, 6);
+        ck_assert_int_eq(virDomainPinVcpuFlags(a, 1, &all, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
+        manager_reconcile(m);
+        ck_assert(manager_lookup(m, "r-float")->pinned_by_hand);
+        free_manager(m);
+        pin(a, 1, 2);
+        m = fixture_manager_new(base, TOPOLOGY, NULL);
+        ck_assert(spin_known(m, "r-float", 3000));
+        manager_reconcile(m);
+        ck_assert_msg(ledger_pu_load(manager_ledger(m), 2) == 1 && ledger_pu_load(manager_ledger(m), 6) == 1,
+                      "vCPU 1 runs on CPU 2 by hand, counted %u there (%s)",
+                      ledger_pu_load(manager_ledger(m), 2), manager_lookup(m, "r-float")->reason);
+        stop(a);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_reconcile_suite(void)
 {
         Suite *s = suite_create("manager reconcile");
@@ -279,6 +305,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_uri_change_keeps_place_running);
         tcase_add_test(tc, test_unplaceable_then_pinned);
         tcase_add_test(tc, test_advised_then_pinned);
+        tcase_add_test(tc, test_record_leaves_floating_vcpu_out);
         suite_add_tcase(s, tc);
         return s;
 }
