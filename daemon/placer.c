@@ -635,11 +635,14 @@ static bool core_free(Manager *m, unsigned c)
 }
 
 /* True when a domain placementd placed (not one pinned by hand: sharing with that is the user's doing,
- * and a restart must not undo what the running daemon left alone) counts a vCPU on core c; not one
+ * and a restart must not undo what the running daemon left alone) counts a vCPU on the core of PU pu (on
+ * pu itself, by_pu); not one
  * adopted from its record in the same pass (m->adopting: records are evidence, and the first of two
  * claims in ID order has no more of it than the second). */
-static bool core_placed_by_other(Manager *m, const char *uuid, unsigned c)
+static bool core_placed_by_other(Manager *m, const char *uuid, unsigned pu, bool by_pu)
 {
+        unsigned c = m->topology->pus[pu].core;
+
         GHashTableIter it;
         gpointer key, value;
 
@@ -650,7 +653,8 @@ static bool core_placed_by_other(Manager *m, const char *uuid, unsigned c)
                     (m->adopting && g_hash_table_contains(m->adopting, key)))
                         continue;
                 for (unsigned i = 0; i < p->nvcpus; i++)
-                        if (p->vcpu_pu[i] >= 0 && m->topology->pus[p->vcpu_pu[i]].core == c)
+                        if (p->vcpu_pu[i] >= 0 && (by_pu ? (unsigned)p->vcpu_pu[i] == pu
+                                                         : m->topology->pus[p->vcpu_pu[i]].core == c))
                                 return true;
         }
         return false;
@@ -707,8 +711,10 @@ static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, const 
                 *ret_error = g_strdup_printf("its vCPUs run on CPU %d, which %s keeps from vCPUs", cpu, key);
                 return -EINVAL;
         }
+        /* compat fills siblings by design: a record of its is held only where another vCPU runs on its PU */
         for (unsigned i = 0; i < p->nvcpus; i++)
-                held = held || core_placed_by_other(m, uuid, m->topology->pus[p->vcpu_pu[i]].core);
+                held = held ||
+                       core_placed_by_other(m, uuid, (unsigned)p->vcpu_pu[i], p->policy == POLICY_COMPAT);
         for (unsigned c = 0; c < m->topology->ncores && !any_free; c++)
                 any_free = core_free(m, c);
         if (held && (p->result == PLAN_PLACED || any_free)) {

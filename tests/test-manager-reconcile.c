@@ -292,6 +292,46 @@ START_TEST(test_record_leaves_floating_vcpu_out)
 }
 END_TEST
 
+/* compat fills siblings with other domains by design: a domain saved and restored onto its thread, beside
+ * the same neighbour, has its record adopted, not refused as held by another domain. */
+START_TEST(test_compat_record_beside_neighbour)
+{
+        static const char *const configs[] = {"[Placement]\nPolicy=compat\nVCPUPin=thread\n",
+                                              "[Placement]\nPolicy=compat\nVCPUPin=nodeset\n"};
+
+        for (unsigned k = 0; k < G_N_ELEMENTS(configs); k++) {
+                Manager *m = fixture_manager_new(base, TOPOLOGY, configs[k]);
+                g_autofree char *image = g_build_filename(g_get_tmp_dir(), "placementd-compat-XXXXXX", NULL);
+                virDomainPtr a = start_xml("r-ca", "<vcpu>3</vcpu>"), c, b;
+                const Decision *d;
+                int fd = g_mkstemp(image);
+
+                ck_assert_int_ge(fd, 0);
+                close(fd);
+                ck_assert(spin_known(m, "r-ca", 3000));
+                c = start_xml("r-cc", "<vcpu>4</vcpu>");
+                ck_assert(spin_known(m, "r-cc", 3000));
+                b = start_xml("r-cb", "<vcpu>1</vcpu>");
+                ck_assert(spin_known(m, "r-cb", 3000));
+                ck_assert_int_eq(virDomainSave(b, image), 0);
+                virDomainFree(b);
+                spin_known(NULL, NULL, 100);
+                ck_assert_int_eq(virDomainRestore(conn, image), 0);
+                spin_known(NULL, NULL, 100);
+                manager_reconcile(m);
+                d = manager_lookup(m, "r-cb");
+                ck_assert_ptr_nonnull(d);
+                ck_assert_msg(d->adopted, "%s: the restored record was not adopted: %s", configs[k],
+                              d->reason);
+                g_unlink(image);
+                stop(virDomainLookupByName(conn, "r-cb"));
+                stop(c);
+                stop(a);
+                free_manager(m);
+        }
+}
+END_TEST
+
 static Suite *manager_reconcile_suite(void)
 {
         Suite *s = suite_create("manager reconcile");
@@ -306,6 +346,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_unplaceable_then_pinned);
         tcase_add_test(tc, test_advised_then_pinned);
         tcase_add_test(tc, test_record_leaves_floating_vcpu_out);
+        tcase_add_test(tc, test_compat_record_beside_neighbour);
         suite_add_tcase(s, tc);
         return s;
 }
