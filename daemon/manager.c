@@ -765,24 +765,29 @@ unsigned manager_reconnects(const Manager *m)
         return m->reconnects;
 }
 
-/* libvirt's rule: an exact name first, then a UUID in any case (a name may look like another's UUID). */
+/* virsh's rule: a domain ID (a running domain's number), then a UUID in any case, then an exact name (a
+ * domain may be named like another's UUID or ID: the UUID and the ID win, as virsh resolves them). */
 const Decision *manager_lookup(const Manager *m, const char *name_or_uuid)
 {
         GHashTableIter it;
         gpointer value;
-        const Decision *by_uuid = NULL;
+        const Decision *by_uuid = NULL, *by_name = NULL, *by_id = NULL;
+        guint64 id = 0;
+        bool numeric = g_ascii_string_to_unsigned(name_or_uuid, 10, 1, G_MAXINT, &id, NULL);
 
         if (!*name_or_uuid)
                 return NULL;
         g_hash_table_iter_init(&it, m->decisions);
         while (g_hash_table_iter_next(&it, NULL, &value)) {
                 const Decision *d = value;
-                if (strcmp(d->name, name_or_uuid) == 0)
-                        return d;
-                if (!by_uuid && g_ascii_strcasecmp(d->uuid, name_or_uuid) == 0)
+                if (numeric && d->domain_id == id)
+                        by_id = d;
+                if (g_ascii_strcasecmp(d->uuid, name_or_uuid) == 0)
                         by_uuid = d;
+                if (strcmp(d->name, name_or_uuid) == 0)
+                        by_name = d;
         }
-        return by_uuid;
+        return by_id ? by_id : by_uuid ? by_uuid : by_name;
 }
 
 static int compare_by_name(gconstpointer a, gconstpointer b)

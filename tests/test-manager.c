@@ -169,10 +169,10 @@ START_TEST(test_reconcile_records_again)
 }
 END_TEST
 
-START_TEST(test_lookup_name_before_uuid)
+START_TEST(test_lookup_as_virsh)
 {
-        /* A domain may be named like another's UUID: the exact name wins, and a UUID matches in any
-         * case (libvirt's rule). */
+        /* A domain may be named like another's UUID: the UUID wins, in any case, as virsh resolves it;
+         * a domain ID comes first of all. */
         static const char uuid[] = "0f6a4c2e-3b1d-4e5f-8a9b-1c2d3e4f5a6b";
         Manager *m = new_manager(NULL);
         virDomainPtr a =
@@ -183,9 +183,22 @@ START_TEST(test_lookup_name_before_uuid)
 
         ck_assert(spin(known, &wa, 3000));
         ck_assert(spin(known, &wb, 3000));
-        ck_assert_str_eq(manager_lookup(m, uuid)->name, uuid);
+        ck_assert_str_eq(manager_lookup(m, uuid)->name, "m-uuid-owner");
         ck_assert_str_eq(manager_lookup(m, upper)->name, "m-uuid-owner");
-        ck_assert_str_eq(manager_lookup(m, manager_lookup(m, uuid)->uuid)->name, uuid);
+        {
+                /* the impostor is reached by its own UUID and by its ID */
+                const Decision *d = NULL;
+                GPtrArray *all = manager_list(m);
+                g_autofree char *id = NULL;
+                for (unsigned i = 0; i < all->len; i++)
+                        if (strcmp(((const Decision *)g_ptr_array_index(all, i))->name, uuid) == 0)
+                                d = g_ptr_array_index(all, i);
+                g_ptr_array_unref(all);
+                ck_assert_ptr_nonnull(d);
+                ck_assert_str_eq(manager_lookup(m, d->uuid)->name, uuid);
+                id = g_strdup_printf("%u", d->domain_id);
+                ck_assert_str_eq(manager_lookup(m, id)->name, uuid);
+        }
         ck_assert_ptr_null(manager_lookup(m, ""));
         ck_assert_int_eq(virDomainDestroy(a), 0);
         ck_assert_int_eq(virDomainDestroy(b), 0);
@@ -1801,7 +1814,7 @@ static Suite *manager_suite(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_start_pin_stop);
         tcase_add_test(tc, test_reconcile_records_again);
-        tcase_add_test(tc, test_lookup_name_before_uuid);
+        tcase_add_test(tc, test_lookup_as_virsh);
         tcase_add_test(tc, test_restart_adopts);
         tcase_add_test(tc, test_restart_leaves_newly_reserved_cpus);
         tcase_add_test(tc, test_unplaceable_after_restart_counts_live_pins);

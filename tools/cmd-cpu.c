@@ -114,11 +114,18 @@ static void print_advice(const CpuAdvice *a)
                 print_names("           but lacks what the guest has now: ", a->suggested_loses);
 }
 
+/* As virsh resolves a domain: an ID, then a UUID, then a name. */
 static virDomainPtr lookup_domain(virConnectPtr conn, const char *name_or_uuid)
 {
-        virDomainPtr dom = virDomainLookupByName(conn, name_or_uuid);
-        if (!dom)
+        virDomainPtr dom = NULL;
+        guint64 id;
+
+        if (g_ascii_string_to_unsigned(name_or_uuid, 10, 1, G_MAXINT, &id, NULL))
+                dom = virDomainLookupByID(conn, (int)id);
+        if (!dom && strlen(name_or_uuid) == VIR_UUID_STRING_BUFLEN - 1)
                 dom = virDomainLookupByUUIDString(conn, name_or_uuid);
+        if (!dom)
+                dom = virDomainLookupByName(conn, name_or_uuid);
         return dom;
 }
 
