@@ -322,6 +322,9 @@ START_TEST(test_restart_keys)
         reserved = cpuset_format(applied->placement.reserved_cpus);
         ck_assert_str_eq(reserved, "0-1");
         ck_assert_str_eq(applied->path, "test.conf");
+        /* HousekeepingCPUs= left unset stays unset (following ReservedCPUs=): a reload does not warn
+         * about a key the file never wrote */
+        ck_assert_ptr_null(applied->placement.housekeeping_cpus);
 }
 END_TEST
 

@@ -562,6 +562,9 @@ Config *config_reloadable(const Config *old, const Config *new)
         /* config_format() output loads back exactly (the config fuzzer checks it) */
         if (config_load_data(text, new->path ? new->path : "(reload)", &c, NULL) < 0)
                 return NULL;
+        /* unset follows ReservedCPUs=, which config_format() wrote out as a list of its own */
+        if (!new->placement.housekeeping_cpus)
+                g_clear_pointer(&c->placement.housekeeping_cpus, cpuset_free);
         if (!new->path)
                 g_clear_pointer(&c->path, g_free);
         return c;
