@@ -14,6 +14,10 @@
 #include <unistd.h>
 
 #include "log.h"
+#include "peer-owner.h"
+
+/* An IPv6 address and "/64", or "uid N" (peer_of()). */
+#define PEER_MAX (INET6_ADDRSTRLEN + 4)
 
 typedef struct HttpConn {
         HttpServer *server;
@@ -21,7 +25,7 @@ typedef struct HttpConn {
         struct event *deadline;
         GList link; /* in server->conns, oldest first */
         bool answering;
-        char peer[INET6_ADDRSTRLEN]; /* the client's address, without its port */
+        char peer[PEER_MAX]; /* who the client is (peer_of()) */
 } HttpConn;
 
 struct HttpServer {
@@ -170,9 +174,9 @@ static void on_deadline(evutil_socket_t fd, short what, void *arg)
         conn_free(arg);
 }
 
-/* Closes the oldest connection of the address that holds the most (answering or not): the oldest still
- * sending its request, else its oldest answer. A crowd from one address evicts its own before anyone
- * else's: a scraper on another host, between its connection and its request, is not pushed out by a
+/* Closes the oldest connection of the client that holds the most (answering or not; peer_of()): the
+ * oldest still sending its request, else its oldest answer. A crowd from one client evicts its own before
+ * anyone else's: a scraper on another host, between its connection and its request, is not pushed out by a
  * local flood, nor by slow readers taking their answers a few bytes at a time. */
 static bool make_room(HttpServer *s)
 {
@@ -210,14 +214,46 @@ static bool make_room(HttpServer *s)
         return true;
 }
 
-/* The address of a client, without its port ("" when it is not IPv4 or IPv6). */
-static void peer_of(const struct sockaddr *addr, int len, char out[INET6_ADDRSTRLEN])
+/*
+ * Who a client is for make_room(): on this host, the user owning its socket (peer_owner_uid()); any local
+ * user may bind() a socket to any of 127.0.0.0/8's sixteen million addresses, or to any address of the
+ * host, before it connects, and counted by address each of its connections had an address of its own, so
+ * that the rule that a crowd evicts its own first protected no scraper. From another host: its address,
+ * an IPv6 one by its /64 (IPv4-mapped ones as IPv4); "loopback" for a local one the kernel could not name
+ * the owner of. "" when it is neither IPv4 nor IPv6.
+ */
+static void peer_of(int fd, const struct sockaddr *addr, int len, char out[PEER_MAX])
 {
+        struct in_addr v4;
+        uid_t uid;
+
         out[0] = '\0';
-        if (addr && addr->sa_family == AF_INET && len >= (int)sizeof(struct sockaddr_in))
-                inet_ntop(AF_INET, &((const struct sockaddr_in *)addr)->sin_addr, out, INET6_ADDRSTRLEN);
-        else if (addr && addr->sa_family == AF_INET6 && len >= (int)sizeof(struct sockaddr_in6))
-                inet_ntop(AF_INET6, &((const struct sockaddr_in6 *)addr)->sin6_addr, out, INET6_ADDRSTRLEN);
+        if (peer_owner_uid(fd, &uid)) {
+                g_snprintf(out, PEER_MAX, "uid %u", (unsigned)uid);
+                return;
+        }
+        if (addr && addr->sa_family == AF_INET && len >= (int)sizeof(struct sockaddr_in)) {
+                v4 = ((const struct sockaddr_in *)addr)->sin_addr;
+        } else if (addr && addr->sa_family == AF_INET6 && len >= (int)sizeof(struct sockaddr_in6)) {
+                struct in6_addr a = ((const struct sockaddr_in6 *)addr)->sin6_addr;
+                if (IN6_IS_ADDR_LOOPBACK(&a)) {
+                        g_strlcpy(out, "loopback", PEER_MAX);
+                        return;
+                }
+                if (!IN6_IS_ADDR_V4MAPPED(&a)) {
+                        memset(a.s6_addr + 8, 0, 8);
+                        inet_ntop(AF_INET6, &a, out, INET6_ADDRSTRLEN);
+                        g_strlcat(out, "/64", PEER_MAX);
+                        return;
+                }
+                memcpy(&v4, a.s6_addr + 12, sizeof(v4));
+        } else {
+                return;
+        }
+        if ((ntohl(v4.s_addr) >> 24) == 127)
+                g_strlcpy(out, "loopback", PEER_MAX);
+        else
+                inet_ntop(AF_INET, &v4, out, INET6_ADDRSTRLEN);
 }
 
 static void on_next_turn(evutil_socket_t fd, short what, void *arg)
@@ -256,7 +292,7 @@ static void on_accept(struct evconnlistener *listener, evutil_socket_t fd, struc
                 return;
         }
         c = g_new0(HttpConn, 1);
-        peer_of(addr, len, c->peer);
+        peer_of(fd, addr, len, c->peer);
         c->server = s;
         c->link.data = c;
         c->bev = bufferevent_socket_new(s->base, fd, BEV_OPT_CLOSE_ON_FREE);

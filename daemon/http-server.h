@@ -5,8 +5,9 @@
  * A small HTTP/1.1 server for one resource, GET only, on libevent's listener and bufferevents. It
  * replaces evhttp, which in libevent 2.1 can neither cap its connections nor pause accept(): clients of
  * a metrics port may be hostile, and every descriptor they hold is one libvirt and D-Bus lack.
- * - At most max_connections at once; a new client evicts a connection of the address that holds the most
- *   (a flood from one address evicts its own first): its oldest that has not finished sending its
+ * - At most max_connections at once; a new client evicts a connection of the client that holds the most
+ *   (a flood from one client evicts its own first; a client on this host is its socket's owner, one on
+ *   another host its address): its oldest that has not finished sending its
  *   request, else its oldest answer (a slow client or slow reader cannot keep a fresh scrape out).
  *   At most a quarter of max_connections are accepted per turn of the loop, so that a client accepted
  *   in one turn has its request read before newcomers could evict it, and so that a crowd at the door

@@ -12,6 +12,7 @@
 #include <string.h>
 #include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include "http-server.h"
@@ -274,15 +275,60 @@ START_TEST(test_fresh_client_behind_a_crowd)
 }
 END_TEST
 
-/* A client on 127.0.0.2 that opens its connection and sends its request only later, as a scraper on
- * another host does (its request arrives a round trip after the handshake). */
-static int client_from_127_0_0_2(const Fixture *f)
+/* A TCP socket created by user uid (a child process made it and passed it back): the kernel counts the
+ * creator as its owner, whoever connects it. -1 when this process cannot become uid (not root). */
+static int socket_of_user(uid_t uid)
+{
+        int pair[2], fd = -1, status;
+        pid_t child;
+        char byte = 0;
+        union {
+                struct cmsghdr h;
+                char bytes[CMSG_SPACE(sizeof(int))];
+        } control;
+        struct iovec iov = {.iov_base = &byte, .iov_len = 1};
+        struct msghdr msg = {
+            .msg_iov = &iov, .msg_iovlen = 1, .msg_control = &control, .msg_controllen = sizeof(control)};
+
+        if (geteuid() != 0)
+                return -1;
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair), 0);
+        child = fork();
+        ck_assert_int_ge(child, 0);
+        if (child == 0) {
+                int s;
+                if (setresgid(uid, uid, uid) < 0 || setresuid(uid, uid, uid) < 0 ||
+                    (s = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0)) < 0)
+                        _exit(1);
+                memset(&control, 0, sizeof(control));
+                msg.msg_controllen = CMSG_SPACE(sizeof(int));
+                CMSG_FIRSTHDR(&msg)->cmsg_level = SOL_SOCKET;
+                CMSG_FIRSTHDR(&msg)->cmsg_type = SCM_RIGHTS;
+                CMSG_FIRSTHDR(&msg)->cmsg_len = CMSG_LEN(sizeof(int));
+                memcpy(CMSG_DATA(CMSG_FIRSTHDR(&msg)), &s, sizeof(int));
+                _exit(sendmsg(pair[1], &msg, 0) == 1 ? 0 : 1);
+        }
+        if (recvmsg(pair[0], &msg, 0) == 1 && CMSG_FIRSTHDR(&msg) &&
+            CMSG_FIRSTHDR(&msg)->cmsg_type == SCM_RIGHTS)
+                memcpy(&fd, CMSG_DATA(CMSG_FIRSTHDR(&msg)), sizeof(int));
+        ck_assert_int_eq(waitpid(child, &status, 0), child);
+        close(pair[0]);
+        close(pair[1]);
+        ck_assert_msg(fd >= 0, "no socket from the child");
+        return fd;
+}
+
+/* A scraper: a client of another user (nobody) on 127.0.0.2 that opens its connection and sends its
+ * request only later, as a scraper on another host does (its request arrives a round trip after the
+ * handshake). -1 when this process cannot make another user's socket. */
+static int scraper_of_another_user(const Fixture *f)
 {
         struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)f->port)};
         struct sockaddr_in from = {.sin_family = AF_INET};
-        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+        int fd = socket_of_user(65534);
 
-        ck_assert_int_ge(fd, 0);
+        if (fd < 0)
+                return -1;
         from.sin_addr.s_addr = htonl(0x7f000002);
         ck_assert_int_eq(bind(fd, (struct sockaddr *)&from, sizeof(from)), 0);
         sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
@@ -290,7 +336,23 @@ static int client_from_127_0_0_2(const Fixture *f)
         return fd;
 }
 
-/* A flood of connections from one address evicts its own, not a slower scraper from another. */
+/* A client of this process's user bound to loopback address 127.1.0.(1 + i), before it connects. */
+static int client_from_spread(const Fixture *f, unsigned i)
+{
+        struct sockaddr_in sa = {.sin_family = AF_INET, .sin_port = htons((uint16_t)f->port)};
+        struct sockaddr_in from = {.sin_family = AF_INET};
+        int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
+
+        ck_assert_int_ge(fd, 0);
+        from.sin_addr.s_addr = htonl(0x7f010001 + i);
+        ck_assert_int_eq(bind(fd, (struct sockaddr *)&from, sizeof(from)), 0);
+        sa.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+        ck_assert_int_eq(connect(fd, (struct sockaddr *)&sa, sizeof(sa)), 0);
+        return fd;
+}
+
+/* A flood of connections from one user evicts its own, not a slower scraper of another user, though each
+ * of its connections comes from an address of its own (any local user may bind to any of 127.0.0.0/8). */
 START_TEST(test_flood_evicts_its_own)
 {
         Fixture f;
@@ -298,10 +360,15 @@ START_TEST(test_flood_evicts_its_own)
         g_autofree char *answer = NULL;
 
         fixture_init(&f, 4);
-        scraper = client_from_127_0_0_2(&f);
+        scraper = scraper_of_another_user(&f);
+        if (scraper < 0) {
+                fixture_done(&f);
+                fprintf(stderr, "# test_flood_evicts_its_own: not root, no socket of another user\n");
+                return;
+        }
         pump(&f, 20);
         for (unsigned i = 0; i < G_N_ELEMENTS(flood); i++) {
-                flood[i] = client(&f, NULL);
+                flood[i] = client_from_spread(&f, i);
                 pump(&f, 5);
         }
         ck_assert(!closed_by_server(scraper));
@@ -363,7 +430,10 @@ START_TEST(test_slow_readers_do_not_keep_a_scraper_out)
                 pump(&f, 50);
         }
         ck_assert_uint_eq(http_server_connections(f.http), 4);
-        scraper = client_from_127_0_0_2(&f);
+        scraper = scraper_of_another_user(&f);
+        if (scraper < 0) { /* not root: the same user's readers and scraper are one crowd */
+                scraper = client(&f, NULL);
+        }
         ck_assert_int_eq(send(scraper, FULL_REQUEST, strlen(FULL_REQUEST), 0),
                          (ssize_t)strlen(FULL_REQUEST));
         answer = answer_of(&f, scraper);
@@ -404,7 +474,16 @@ START_TEST(test_slow_readers_do_not_evict_a_scraper)
                 slow[i] = slow_reader(&f);
                 pump(&f, 50);
         }
-        scraper = client_from_127_0_0_2(&f);
+        scraper = scraper_of_another_user(&f);
+        if (scraper < 0) {
+                for (unsigned i = 0; i < G_N_ELEMENTS(slow); i++)
+                        close(slow[i]);
+                big_body = 0;
+                fixture_done(&f);
+                fprintf(stderr,
+                        "# test_slow_readers_do_not_evict_a_scraper: not root, no socket of another user\n");
+                return;
+        }
         pump(&f, 20);
         more = client(&f, NULL);
         pump(&f, 50);
