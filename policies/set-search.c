@@ -322,6 +322,27 @@ static bool set_has_idle_node(const SetSearch *s, const NodeSet *set)
                         useful |= UINT32_C(1) << members[i];
                         memory += s->v->node_free_memory[members[i]];
                 }
+        /* nodes with free cores but short of memory (CPUs local to no node, a full node): the members
+         * nearest them that have memory are useful too, the nearest first, until it fits */
+        while (useful && memory < s->memory) {
+                int best = -1;
+                uint32_t best_distance = UINT32_MAX;
+                for (unsigned i = 0; i < set->nnodes; i++) {
+                        unsigned n = members[i];
+                        if ((useful >> n & 1) || !s->v->node_free_memory[n])
+                                continue;
+                        for (unsigned j = 0; j < set->nnodes; j++)
+                                if ((useful >> members[j] & 1) &&
+                                    topology_distance(s->v->t, members[j], n) < best_distance) {
+                                        best_distance = topology_distance(s->v->t, members[j], n);
+                                        best = (int)n;
+                                }
+                }
+                if (best < 0)
+                        return false;
+                useful |= UINT32_C(1) << best;
+                memory += s->v->node_free_memory[best];
+        }
         return useful && useful != set->mask && memory >= s->memory &&
                table->rank_of_mask[useful] != UINT_MAX;
 }

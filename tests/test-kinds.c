@@ -320,6 +320,17 @@ START_TEST(test_no_local_node_last)
         /* node 0 has no free core, node 1 the memory: node 0 takes no part */
         ck_assert_reason(p, "node 1 with CPUs 32-47 (local to no NUMA node)");
         ck_assert(!strstr(p->reason, "1024"));
+        /* both real nodes full of cores: the next domain's vCPUs go to the CPUs without a node and its
+         * memory to the nearest real node, and the other real node, which takes nothing, is not in its
+         * nodes */
+        ck_assert_int_eq(ledger_release(l, "a"), 0);
+        ck_assert_int_eq(ledger_release(l, "b"), 0);
+        test_place(t, l, &params, "a", 8, GiB);
+        test_place(t, l, &params, "b", 8, GiB);
+        p = test_place(t, l, &params, "c", 4, GiB);
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert_uint_eq(cpuset_count(p->nodes), 2);
+        ck_assert(cpuset_has(p->nodes, orphan));
 }
 END_TEST
 
