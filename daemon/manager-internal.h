@@ -91,6 +91,9 @@ bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d);
 /* Whether a domain pinned by hand runs with other vCPUs or memory than its decision counts: it is
  * adopted again as it runs (placer_adopt_hand_pins()), never re-placed. */
 bool placer_hand_pinned_resized(Manager *m, virDomainPtr dom, const Decision *d);
+/* True when someone bound the domain's memory live (strict or interleave) away from where the decision
+ * counts it: it is then counted as it runs (placer_adopt_hand_pins()). */
+bool placer_binding_moved(Manager *m, virDomainPtr dom, const Decision *d);
 /* True when the live pins differ from what the decision says. */
 bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d);
 /* Whether d left a domain's vCPUs floating (skipped, unplaceable, or advised under Apply=no) and someone

@@ -344,6 +344,8 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                         placer_adopt_hand_pins(m, doms[i], "its vCPU pins drifted from the decision");
                 else if (origin == ORIGIN_RECONCILE && placer_skipped_now_pinned(m, doms[i], d))
                         placer_adopt_hand_pins(m, doms[i], "its vCPUs were pinned by someone else");
+                else if (origin == ORIGIN_RECONCILE && placer_binding_moved(m, doms[i], d))
+                        placer_adopt_hand_pins(m, doms[i], "its memory was bound elsewhere by someone else");
                 else if (origin == ORIGIN_RECONCILE && d->unrecorded)
                         placer_record_again(m, doms[i], g_hash_table_lookup(m->decisions, uuid));
                 else if (origin == ORIGIN_RECONCILE)

@@ -1379,6 +1379,33 @@ bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d)
         return other_vcpus_online(dom, d);
 }
 
+bool placer_binding_moved(Manager *m, virDomainPtr dom, const Decision *d)
+{
+        g_autoptr(CpuSet) bound = NULL;
+        int mode;
+
+        /* counted where placementd put it or as it ran; cells are bound per cell, not by this nodeset */
+        if (!d->plan || !d->plan->memory || d->plan->ncells || d->result == DECISION_ADVISORY ||
+            (d->result == DECISION_UNPLACEABLE && d->plan->result != PLAN_ADOPTED) ||
+            (d->result == DECISION_SKIPPED && !d->pinned_by_hand) ||
+            virt_domain_get_memory_nodes(dom, &bound, &mode) < 0 || cpuset_is_empty(bound))
+                return false;
+        /* preferred binds nothing but its first node; restrictive is the definition's (domain_request()) */
+        if (mode != VIR_DOMAIN_NUMATUNE_MEM_STRICT && mode != VIR_DOMAIN_NUMATUNE_MEM_INTERLEAVE)
+                return false;
+        for (unsigned n = 0; n < d->plan->nnode_memory && n < m->topology->nnodes; n++)
+                if (d->plan->node_memory[n] && !cpuset_has(bound, m->topology->nodes[n].os_index)) {
+                        g_autofree char *list = cpuset_format(bound);
+                        log_info(
+                            "%s: its memory is bound to node%s %s live, its decision counts some on node "
+                            "%u: counting it as it runs",
+                            d->name, cpuset_count(bound) == 1 ? "" : "s", list,
+                            m->topology->nodes[n].os_index);
+                        return true;
+                }
+        return false;
+}
+
 int placer_live_pins_planned(Manager *m, virDomainPtr dom, const Plan *p, bool by_hand)
 {
         CpuSet **pins = NULL;

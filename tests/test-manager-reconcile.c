@@ -332,6 +332,46 @@ START_TEST(test_compat_record_beside_neighbour)
 }
 END_TEST
 
+/* MemoryBinding=no, then bound live by hand (virsh numatune --live) to the other node: the memory is
+ * counted where libvirt binds it from the next reconcile, and the one after changes nothing. */
+START_TEST(test_memory_bound_by_hand)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nMemoryBinding=no\n");
+        virDomainPtr a =
+            virDomainCreateXML(conn,
+                               "<domain type='test'><name>r-bind</name><memory unit='GiB'>8</memory>"
+                               "<vcpu>1</vcpu><os><type>hvm</type></os></domain>",
+                               0);
+        virTypedParameter param = {.type = VIR_TYPED_PARAM_STRING};
+        g_autofree char *other = NULL;
+        const Decision *d;
+        unsigned planned;
+
+        ck_assert_ptr_nonnull(a);
+        ck_assert(spin_known(m, "r-bind", 3000));
+        d = manager_lookup(m, "r-bind");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        planned = d->plan->node_memory[0] ? 0 : 1;
+        other = g_strdup_printf("%u", 1 - planned);
+        g_strlcpy(param.field, VIR_DOMAIN_NUMA_NODESET, sizeof(param.field));
+        param.value.s = other;
+        ck_assert_int_eq(virDomainSetNumaParameters(a, &param, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        ck_assert_msg(ledger_node_memory(manager_ledger(m), 1 - planned) == 8ull << 30 &&
+                          ledger_node_memory(manager_ledger(m), planned) == 0,
+                      "libvirt binds the memory to node %u; counted %llu MiB there, %llu MiB on node %u",
+                      1 - planned,
+                      (unsigned long long)(ledger_node_memory(manager_ledger(m), 1 - planned) >> 20),
+                      (unsigned long long)(ledger_node_memory(manager_ledger(m), planned) >> 20), planned);
+        d = manager_lookup(m, "r-bind");
+        ck_assert(d->pinned_by_hand);
+        manager_reconcile(m);
+        ck_assert_ptr_eq(manager_lookup(m, "r-bind"), d); /* not adopted again */
+        stop(a);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_reconcile_suite(void)
 {
         Suite *s = suite_create("manager reconcile");
@@ -347,6 +387,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_advised_then_pinned);
         tcase_add_test(tc, test_record_leaves_floating_vcpu_out);
         tcase_add_test(tc, test_compat_record_beside_neighbour);
+        tcase_add_test(tc, test_memory_bound_by_hand);
         suite_add_tcase(s, tc);
         return s;
 }

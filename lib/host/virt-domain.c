@@ -187,6 +187,40 @@ int virt_domain_set_memory_nodes(virDomainPtr dom, const CpuSet *nodes, char **r
         return 0;
 }
 
+int virt_domain_get_memory_nodes(virDomainPtr dom, CpuSet **ret, int *ret_mode)
+{
+        virTypedParameterPtr params = NULL;
+        int n = 0, mode = -1;
+        const char *list = NULL;
+        CpuSet *nodes = NULL;
+
+        if (virDomainGetNumaParameters(dom, NULL, &n, VIR_DOMAIN_AFFECT_LIVE) < 0 || n <= 0)
+                return -1;
+        params = g_new0(virTypedParameter, n);
+        if (virDomainGetNumaParameters(dom, params, &n, VIR_DOMAIN_AFFECT_LIVE) < 0) {
+                g_free(params);
+                return -1;
+        }
+        for (int i = 0; i < n; i++) {
+                if (strcmp(params[i].field, VIR_DOMAIN_NUMA_NODESET) == 0 &&
+                    params[i].type == VIR_TYPED_PARAM_STRING)
+                        list = params[i].value.s;
+                else if (strcmp(params[i].field, VIR_DOMAIN_NUMA_MODE) == 0 &&
+                         params[i].type == VIR_TYPED_PARAM_INT)
+                        mode = params[i].value.i;
+        }
+        if (!list || !*list)
+                nodes = cpuset_new();
+        else if (cpuset_parse(list, &nodes, NULL) < 0) {
+                virTypedParamsFree(params, n);
+                return -1;
+        }
+        virTypedParamsFree(params, n);
+        *ret = nodes;
+        *ret_mode = mode;
+        return 0;
+}
+
 int virt_domain_set_metadata(virDomainPtr dom, const char *xml, char **ret_error)
 {
         if (CALL_LIVE(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, xml,

@@ -45,6 +45,10 @@ int virt_domain_pin_emulator(virDomainPtr dom, const CpuSet *cpus, char **ret_er
 int virt_domain_pin_iothread(virDomainPtr dom, unsigned id, const CpuSet *cpus, char **ret_error);
 /* Live numatune nodeset only (never the mode, which a running domain cannot change). */
 int virt_domain_set_memory_nodes(virDomainPtr dom, const CpuSet *nodes, char **ret_error);
+/* The live <numatune><memory> binding (virDomainGetNumaParameters(): no XML read): its nodeset (host node
+ * numbers) into *ret (empty when none) and its mode (virDomainNumatuneMemMode) into *ret_mode; -1 when
+ * libvirt cannot say. */
+int virt_domain_get_memory_nodes(virDomainPtr dom, CpuSet **ret, int *ret_mode);
 /* Live metadata in placementd's namespace; xml NULL removes it. */
 int virt_domain_set_metadata(virDomainPtr dom, const char *xml, char **ret_error);
 /* Live pins of nvcpus vCPUs, libvirt's vCPUs ids[0..nvcpus-1] (ids NULL: vCPUs 0..nvcpus-1): a new array
