@@ -253,7 +253,7 @@ static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double
          * domain being measured whose load is not known yet (its warm-up) waits for its first reading,
          * which runs a pass: all-busy until then, it would move for a load it may not have */
         if ((d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED) ||
-            (l && !l->known && !pass->manual) ||
+            (load_monitor_warming(m->load, d->uuid) && !pass->manual) ||
             !heal_may_gain(m->topology, m->ledger, p, vcpu_busy, host_busy, pu_busy))
                 return;
         e->hd.cooling = !pass->manual && pass->now < cool_until(m, d->uuid);

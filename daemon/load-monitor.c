@@ -157,6 +157,15 @@ const DomainLoad *load_monitor_lookup(const LoadMonitor *lm, const char *uuid)
         return e && e->load->known ? e->load : NULL;
 }
 
+bool load_monitor_warming(const LoadMonitor *lm, const char *uuid)
+{
+        const LoadEntry *e = lm ? g_hash_table_lookup(lm->entries, uuid) : NULL;
+
+        /* samples come (a host whose stats call fails measures nothing: no domain waits for them), the
+         * last held it (one it did not hold is dropped), and its load is not known yet */
+        return e && lm->generation > 0 && !e->load->known;
+}
+
 const DomainLoad *load_monitor_lookup_cb(const char *uuid, void *lm)
 {
         return load_monitor_lookup(lm, uuid);

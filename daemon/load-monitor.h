@@ -40,6 +40,9 @@ void load_monitor_started(LoadMonitor *lm, const char *uuid, uint64_t usec);
 void load_monitor_forget(LoadMonitor *lm, const char *uuid);
 /* The smoothed load of the domain with uuid; NULL when unknown. */
 const DomainLoad *load_monitor_lookup(const LoadMonitor *lm, const char *uuid);
+/* Whether the domain with uuid is being measured and its load is not known yet (its warm-up, or a
+ * first sample still to come); false while no sample came at all. */
+bool load_monitor_warming(const LoadMonitor *lm, const char *uuid);
 /* A LoadLookup (load.h) over lm, for load_pu_busy(). */
 const DomainLoad *load_monitor_lookup_cb(const char *uuid, void *lm);
 /* How many domains have a known load. */

@@ -60,6 +60,26 @@ START_TEST(test_two_samples_make_a_load)
 }
 END_TEST
 
+/* A domain is warming (heal leaves it alone) from its start until its load is known, once samples come;
+ * while none came (a host whose stats call fails), no domain waits for them. */
+START_TEST(test_warming_until_known)
+{
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t t0[] = {0}, t1[] = {UINT64_C(500000000)};
+        g_autoptr(GHashTable) s0 = sample("u", 1, t0, 0);
+        g_autoptr(GHashTable) s1 = sample("u", 1, t1, 0);
+
+        load_monitor_started(lm, "u", 1000000);
+        ck_assert(!load_monitor_warming(lm, "u")); /* no sample yet */
+        ck_assert(!load_monitor_warming(lm, "other"));
+        load_monitor_update(lm, s0, 2000000, 0);
+        ck_assert(load_monitor_warming(lm, "u")); /* one reading is no fraction yet */
+        load_monitor_update(lm, s1, 3000000, 0);
+        ck_assert_ptr_nonnull(load_monitor_lookup(lm, "u"));
+        ck_assert(!load_monitor_warming(lm, "u"));
+}
+END_TEST
+
 #define SEC UINT64_C(1000000000)
 
 START_TEST(test_turning_busy_seen_in_two_samples)
@@ -375,6 +395,7 @@ static Suite *load_monitor_suite(void)
         Suite *s = suite_create("load monitor");
         TCase *tc = tcase_create("samples");
         tcase_add_test(tc, test_two_samples_make_a_load);
+        tcase_add_test(tc, test_warming_until_known);
         tcase_add_test(tc, test_turning_busy_seen_in_two_samples);
         tcase_add_test(tc, test_host_load_quarter_core_is_a_class);
         tcase_add_test(tc, test_host_load_rise_past_a_core_is_a_class);
