@@ -5,6 +5,7 @@
 #include <linux/netlink.h>
 #include <linux/sock_diag.h>
 #include <netinet/in.h>
+#include <netinet/tcp.h>
 #include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -70,6 +71,7 @@ bool peer_owner_uid(int fd, uid_t *ret_uid)
                 char bytes[1024];
         } answer;
         struct timeval wait = {.tv_sec = 1};
+        const struct inet_diag_msg *msg;
         ssize_t n;
         int nl;
 
@@ -89,6 +91,14 @@ bool peer_owner_uid(int fd, uid_t *ret_uid)
         if (n < (ssize_t)NLMSG_LENGTH(sizeof(struct inet_diag_msg)) || !NLMSG_OK(&answer.nlh, (size_t)n) ||
             answer.nlh.nlmsg_type != SOCK_DIAG_BY_FAMILY)
                 return false;
-        *ret_uid = ((const struct inet_diag_msg *)NLMSG_DATA(&answer.nlh))->idiag_uid;
+        msg = NLMSG_DATA(&answer.nlh);
+        /* the lookup falls back to a listening socket on the peer's port (sshd's, say, for a remote
+         * client that connects from port 22): only a socket connected to us is the client's */
+        if (msg->idiag_state == TCP_LISTEN || msg->id.idiag_sport != req.r.id.idiag_sport ||
+            msg->id.idiag_dport != req.r.id.idiag_dport ||
+            memcmp(msg->id.idiag_dst, req.r.id.idiag_dst, sizeof(msg->id.idiag_dst)) != 0 ||
+            memcmp(msg->id.idiag_src, req.r.id.idiag_src, sizeof(msg->id.idiag_src)) != 0)
+                return false;
+        *ret_uid = msg->idiag_uid;
         return true;
 }
