@@ -1305,7 +1305,8 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         d = record(m, d, adopted);
         virt_pins_free(pins, nvcpus);
         g_clear_pointer(&error, g_free);
-        if (free_to_record(dom, d) && (user = user_spec(dom, live)))
+        /* Apply=no writes nothing into a domain, a record neither */
+        if (m->config->apply && free_to_record(dom, d) && (user = user_spec(dom, live)))
                 write_metadata(m, dom, d, user);
         log_decision(d);
         placer_notify(m, d, d->uuid, d->name);
@@ -1428,6 +1429,7 @@ bool placer_skipped_now_pinned(Manager *m, virDomainPtr dom, const Decision *d)
         g_autoptr(DomainSpec) live = NULL;
         g_autoptr(DomainSpec) user = NULL;
         CpuSet **pins;
+        bool pinned = false;
 
         /* skipped, left floating as unplaceable, or only advised (Apply=no): placementd pinned nothing */
         bool floating = d->result == DECISION_SKIPPED || d->result == DECISION_ADVISORY ||
@@ -1440,8 +1442,12 @@ bool placer_skipped_now_pinned(Manager *m, virDomainPtr dom, const Decision *d)
         pins = hand_pins(m, dom, live, user->vcpu_cpuset);
         if (!pins)
                 return false;
+        /* or over the running one, which libvirt's default pins follow: a definition edited since the
+         * start (for the next one) says nothing of the pins that run */
+        for (unsigned i = 0; live->vcpu_cpuset && i < live->vcpus && !pinned; i++)
+                pinned = !placer_runs_anywhere(m, pins[i], live->vcpu_cpuset);
         virt_pins_free(pins, live->vcpus);
-        return true;
+        return pinned || !live->vcpu_cpuset;
 }
 
 bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d)

@@ -372,6 +372,45 @@ START_TEST(test_memory_bound_by_hand)
 }
 END_TEST
 
+/* Apply=no, a domain with <vcpu cpuset='0-3'> on libvirt's default pins, its definition then edited to
+ * 4-7 for the next start: nobody pinned anything, the advice is not taken for hand pins (nor a record
+ * written). */
+START_TEST(test_advised_definition_edited)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nApply=no\n");
+        virDomainPtr a = virDomainDefineXML(
+                         conn, "<domain type='test'><name>r-edit</name><memory "
+                               "unit='MiB'>512</memory><vcpu cpuset='0-3'>2</vcpu><os><type>hvm</"
+                               "type></os></domain>"),
+                     again;
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        g_autofree char *xml = NULL;
+        const Decision *d;
+
+        ck_assert_ptr_nonnull(a);
+        ck_assert_int_eq(virDomainCreate(a), 0);
+        ck_assert(spin_known(m, "r-edit", 3000));
+        ck_assert_int_eq(manager_lookup(m, "r-edit")->result, DECISION_ADVISORY);
+        virDomainGetUUIDString(a, uuid);
+        xml = g_strdup_printf(
+            "<domain type='test'><name>r-edit</name><uuid>%s</uuid><memory unit='MiB'>512</memory>"
+            "<vcpu cpuset='4-7'>2</vcpu><os><type>hvm</type></os></domain>",
+            uuid);
+        again = virDomainDefineXML(conn, xml);
+        ck_assert_ptr_nonnull(again);
+        virDomainFree(again);
+        manager_reconcile(m);
+        d = manager_lookup(m, "r-edit");
+        ck_assert_msg(d->result == DECISION_ADVISORY && !d->pinned_by_hand,
+                      "default pins over the running <vcpu cpuset> taken for hand pins: %s (%s)",
+                      decision_result_to_string(d->result), d->reason);
+        virDomainDestroy(a);
+        virDomainUndefine(a);
+        virDomainFree(a);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_reconcile_suite(void)
 {
         Suite *s = suite_create("manager reconcile");
@@ -388,6 +427,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_record_leaves_floating_vcpu_out);
         tcase_add_test(tc, test_compat_record_beside_neighbour);
         tcase_add_test(tc, test_memory_bound_by_hand);
+        tcase_add_test(tc, test_advised_definition_edited);
         suite_add_tcase(s, tc);
         return s;
 }
