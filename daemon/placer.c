@@ -711,10 +711,14 @@ static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, const 
                 *ret_error = g_strdup_printf("its vCPUs run on CPU %d, which %s keeps from vCPUs", cpu, key);
                 return -EINVAL;
         }
-        /* compat fills siblings by design: a record of its is held only where another vCPU runs on its PU */
-        for (unsigned i = 0; i < p->nvcpus; i++)
-                held = held ||
-                       core_placed_by_other(m, uuid, (unsigned)p->vcpu_pu[i], p->policy == POLICY_COMPAT);
+        /* compat fills siblings by design: a record of its is held only where another vCPU runs on its PU,
+         * unless a realtime vCPU is on the core, its own or another's (a FIFO vCPU starves its sibling) */
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                unsigned core = m->topology->pus[p->vcpu_pu[i]].core;
+                bool by_pu = p->policy == POLICY_COMPAT && !plan_vcpu_realtime(p, i) &&
+                             !ledger_core_realtime(m->ledger, core);
+                held = held || core_placed_by_other(m, uuid, (unsigned)p->vcpu_pu[i], by_pu);
+        }
         for (unsigned c = 0; c < m->topology->ncores && !any_free; c++)
                 any_free = core_free(m, c);
         if (held && (p->result == PLAN_PLACED || any_free)) {
@@ -805,8 +809,9 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 for (unsigned n = 0; n < m->topology->nnodes; n++)
                         cpuset_add(bound, m->topology->nodes[n].os_index);
         if (metadata_to_plan_bound(m->topology, md, live->name, live->vcpus, live->vcpu_ids, live->memory,
-                                   bound, bound_all, &plan, &error) < 0 ||
-            check_recorded(m, dom, uuid, plan, &error) < 0) {
+                                   bound, bound_all, &plan, &error) == 0)
+                plan_set_realtime(plan, live->realtime, live->realtime_vcpus); /* before it is checked */
+        if (!plan || check_recorded(m, dom, uuid, plan, &error) < 0) {
                 if (warn)
                         log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,
                                     error);
@@ -823,7 +828,6 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 plan_free(plan);
                 return NULL;
         }
-        plan_set_realtime(plan, live->realtime, live->realtime_vcpus); /* before the ledger counts it */
         if (user) {
                 /* the CPUs its definition keeps for QEMU's threads are held, as when it was placed or
                  * adopted (the record does not say which) */

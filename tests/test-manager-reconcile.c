@@ -411,6 +411,40 @@ START_TEST(test_advised_definition_edited)
 }
 END_TEST
 
+/* ... but not onto the idle sibling of another domain's realtime (FIFO) vCPU, which compat never fills. */
+START_TEST(test_compat_record_beside_fifo)
+{
+        Manager *m = fixture_manager_new(base, "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:4 pu:2",
+                                         "[Placement]\nPolicy=compat\n");
+        g_autofree char *image = g_build_filename(g_get_tmp_dir(), "placementd-fifo-XXXXXX", NULL);
+        virDomainPtr f = start_xml("r-f", "<vcpu>1</vcpu>"), b, rt;
+        const Decision *d;
+        int fd = g_mkstemp(image);
+
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert(spin_known(m, "r-f", 3000));
+        b = start_xml("r-b", "<vcpu>1</vcpu>"); /* on f's sibling */
+        ck_assert(spin_known(m, "r-b", 3000));
+        ck_assert_int_eq(virDomainSave(b, image), 0);
+        virDomainFree(b);
+        stop(f);
+        spin_known(NULL, NULL, 100);
+        rt = start_xml(
+            "r-rt", "<vcpu>1</vcpu><cputune><vcpusched vcpus='0' scheduler='fifo' priority='1'/></cputune>");
+        ck_assert(spin_known(m, "r-rt", 3000));
+        ck_assert_int_eq(virDomainRestore(conn, image), 0);
+        ck_assert(spin_known(m, "r-b", 3000));
+        d = manager_lookup(m, "r-b");
+        ck_assert_msg(d->plan->vcpu_pu[0] / 2 != manager_lookup(m, "r-rt")->plan->vcpu_pu[0] / 2,
+                      "a restored compat record adopted beside a FIFO vCPU: %s", d->reason);
+        g_unlink(image);
+        stop(virDomainLookupByName(conn, "r-b"));
+        stop(rt);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_reconcile_suite(void)
 {
         Suite *s = suite_create("manager reconcile");
@@ -428,6 +462,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_compat_record_beside_neighbour);
         tcase_add_test(tc, test_memory_bound_by_hand);
         tcase_add_test(tc, test_advised_definition_edited);
+        tcase_add_test(tc, test_compat_record_beside_fifo);
         suite_add_tcase(s, tc);
         return s;
 }
