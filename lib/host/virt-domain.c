@@ -190,12 +190,10 @@ int virt_domain_set_memory_nodes(virDomainPtr dom, const CpuSet *nodes, char **r
 int virt_domain_get_memory_nodes(virDomainPtr dom, CpuSet **ret, int *ret_mode)
 {
         virTypedParameterPtr params = NULL;
-        int n = 0, mode = -1;
+        int n = 8, mode = -1; /* room for more than the two (mode, nodeset) libvirt has: one call */
         const char *list = NULL;
         CpuSet *nodes = NULL;
 
-        if (virDomainGetNumaParameters(dom, NULL, &n, VIR_DOMAIN_AFFECT_LIVE) < 0 || n <= 0)
-                return -1;
         params = g_new0(virTypedParameter, n);
         if (virDomainGetNumaParameters(dom, params, &n, VIR_DOMAIN_AFFECT_LIVE) < 0) {
                 g_free(params);
