@@ -71,7 +71,8 @@ const char *manager_uri_public(const Manager *m);
 VirtConn *manager_connection(const Manager *m);
 unsigned manager_reconnects(const Manager *m);
 
-/* By exact name, else by UUID in any case (libvirt's rule); NULL when unknown or empty. */
+/* By a running domain's ID, else by UUID in any case, else by exact name (virsh's rule); NULL when unknown
+ * or empty. */
 const Decision *manager_lookup(const Manager *m, const char *name_or_uuid);
 /* Every decision, sorted by name (the array does not own them). */
 GPtrArray *manager_list(const Manager *m);

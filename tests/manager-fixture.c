@@ -2,6 +2,7 @@
 #include "manager-fixture.h"
 
 #include <check.h>
+#include <time.h>
 
 #include "log.h"
 #include "topology-load.h"
@@ -74,4 +75,22 @@ void fixture_assert_live_pins(virDomainPtr dom, const Plan *p)
                 ck_assert_msg(g_strcmp0(have, want) == 0, "vCPU %u pinned to %s, planned %s", i, have, want);
         }
         virt_pins_free(pins, p->nvcpus);
+}
+
+bool fixture_spin_known(struct event_base *base, Manager *m, const char *name, unsigned ms)
+{
+        for (unsigned i = 0; i < ms; i++) {
+                struct timespec nap = {0, 1000000};
+                if (name && manager_lookup(m, name))
+                        return true;
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+                nanosleep(&nap, NULL);
+        }
+        return name == NULL;
+}
+
+void fixture_manager_free(struct event_base *base, Manager *m)
+{
+        manager_free(m);
+        fixture_spin_known(base, NULL, NULL, 20);
 }

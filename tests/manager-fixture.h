@@ -21,5 +21,10 @@ Manager *fixture_manager_new(struct event_base *base, const char *topology, cons
 /* Defines a persistent domain of vcpus vCPUs and 512 MiB on conn and starts it (its definition, unlike the
  * live XML of a transient one, holds no pins of placementd). */
 virDomainPtr fixture_define_and_start(virConnectPtr conn, const char *name, unsigned vcpus);
+/* Runs base's loop for about ms milliseconds, or until m knows a domain called name (name NULL: the whole
+ * time); whether it does (true for name NULL). */
+bool fixture_spin_known(struct event_base *base, Manager *m, const char *name, unsigned ms);
+/* Frees m and lets the loop run what that leaves behind. */
+void fixture_manager_free(struct event_base *base, Manager *m);
 /* Asserts that dom's live vCPU pins, as libvirt reads them, are plan p's (a failure names the vCPU). */
 void fixture_assert_live_pins(virDomainPtr dom, const Plan *p);

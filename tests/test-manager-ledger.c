@@ -7,7 +7,6 @@
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
 #include <glib/gstdio.h>
-#include <time.h>
 
 #include "domain-xml.h"
 #include "manager-fixture.h"
@@ -31,23 +30,14 @@ static void teardown(void)
         fixture_close(base, conn);
 }
 
-/* Runs the loop for ms, or until name is known. */
 static bool spin_known(Manager *m, const char *name, unsigned ms)
 {
-        for (unsigned i = 0; i < ms; i++) {
-                struct timespec nap = {0, 1000000};
-                if (name && manager_lookup(m, name))
-                        return true;
-                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
-                nanosleep(&nap, NULL);
-        }
-        return name == NULL;
+        return fixture_spin_known(base, m, name, ms);
 }
 
 static void free_manager(Manager *m)
 {
-        manager_free(m);
-        spin_known(NULL, NULL, 20);
+        fixture_manager_free(base, m);
 }
 
 static virDomainPtr start_xml(const char *name, const char *memory, unsigned vcpus, const char *extra)
