@@ -38,6 +38,8 @@ struct HttpServer {
         unsigned max_connections, accepts_per_turn, accepted_this_turn;
         bool paused; /* after an accept() failure */
         GQueue conns;
+        char *body;       /* the last body rendered */
+        gint64 body_usec; /* when, on the monotonic clock */
         gint64 last_log_usec;
         bool logged;
         unsigned failures, unlogged_failures;
@@ -91,12 +93,25 @@ static const char *target_path(const char *target)
         return *after == '/' ? after : "/"; /* no path: the root, as an empty origin-form path is */
 }
 
+/* The resource's body: the last one while younger than max_age_ms, else rendered now. */
+static const char *current_body(HttpServer *s)
+{
+        const HttpResource *r = &s->resource;
+        gint64 now = g_get_monotonic_time();
+
+        if (!s->body || now - s->body_usec >= (gint64)r->max_age_ms * 1000) {
+                g_free(s->body);
+                s->body = r->render(r->userdata);
+                s->body_usec = now;
+        }
+        return s->body;
+}
+
 /* Answers a complete request head: "METHOD TARGET HTTP/1.x", then headers (ignored). */
 static void answer(HttpConn *c, const char *request_line)
 {
         const HttpResource *r = &c->server->resource;
         g_auto(GStrv) words = g_strsplit(request_line, " ", -1);
-        g_autofree char *body = NULL;
         const char *path;
         size_t path_len;
 
@@ -115,8 +130,7 @@ static void answer(HttpConn *c, const char *request_line)
                 respond_error(c, 404, "Not Found");
                 return;
         }
-        body = r->render(r->userdata);
-        respond(c, 200, "OK", r->content_type, body);
+        respond(c, 200, "OK", r->content_type, current_body(c->server));
 }
 
 static void on_read(struct bufferevent *bev, void *arg)
@@ -441,6 +455,7 @@ void http_server_free(HttpServer *s)
         event_free(s->next_turn);
         g_free(s->path);
         g_free(s->content_type);
+        g_free(s->body);
         g_free(s);
 }
 

@@ -15,6 +15,8 @@
  * - A request must be complete within HTTP_REQUEST_TIMEOUT_SEC of the connection and hold at most
  *   HTTP_REQUEST_MAX bytes; the whole answer must be taken within HTTP_WRITE_TIMEOUT_SEC. Every connection
  *   is closed after its answer.
+ * - A body rendered less than the resource's max_age_ms ago is served again instead of being rendered
+ *   anew: however many clients scrape, the resource is rendered at most once per max_age_ms.
  * - When accept() fails for want of descriptors or memory, accepting pauses for HTTP_PAUSE_SEC; the
  *   failure is logged at most once per HTTP_LOG_INTERVAL_SEC, with the number of failures in between.
  */
@@ -37,6 +39,7 @@ typedef struct HttpResource {
         const char *content_type; /* of the body */
         HttpRender render;
         void *userdata;
+        unsigned max_age_ms; /* a rendered body is served again for this long (0: rendered every time) */
 } HttpResource;
 
 /* Listens on host:port. Returns NULL with *ret_error set when it cannot, and errno saying why: the

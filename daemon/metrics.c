@@ -11,6 +11,8 @@
 /* Scrapers are few: at most this many connections, and never more than a quarter of the descriptor
  * limit, so that libvirt, D-Bus and the configuration always find descriptors. */
 #define METRICS_MAX_CONNECTIONS 32u
+/* A page is served again for this long rather than rendered anew (docs/metrics.md). */
+#define METRICS_MAX_AGE_MS 1000u
 
 struct MetricsServer {
         Manager *manager;
@@ -302,7 +304,8 @@ MetricsServer *metrics_server_new(struct event_base *base, Manager *m, const Sta
                                   &(HttpResource){.path = "/metrics",
                                                   .content_type = "text/plain; version=0.0.4",
                                                   .render = render,
-                                                  .userdata = s},
+                                                  .userdata = s,
+                                                  .max_age_ms = METRICS_MAX_AGE_MS},
                                   &error);
         if (!s->http) {
                 int err = errno;

@@ -534,6 +534,47 @@ START_TEST(test_pause_when_out_of_descriptors)
 }
 END_TEST
 
+static char *render_counted(void *userdata)
+{
+        unsigned *renders = userdata;
+        return g_strdup_printf("rendering %u\n", ++*renders);
+}
+
+/* However many clients ask, a body is rendered at most once per max_age_ms, and again after it. */
+START_TEST(test_body_rendered_once_per_max_age)
+{
+        static const unsigned max_age_ms = 300;
+        g_autofree char *error = NULL;
+        unsigned renders = 0;
+        Fixture f = {.base = event_base_new()};
+        int fds[8];
+
+        f.http = http_server_new(f.base, "127.0.0.1", 0, 16,
+                                 &(HttpResource){.path = "/metrics",
+                                                 .content_type = "text/plain",
+                                                 .render = render_counted,
+                                                 .userdata = &renders,
+                                                 .max_age_ms = max_age_ms},
+                                 &error);
+        ck_assert_msg(f.http != NULL, "%s", error);
+        f.port = http_server_port(f.http);
+        for (unsigned i = 0; i < G_N_ELEMENTS(fds); i++)
+                fds[i] = client(&f, FULL_REQUEST);
+        for (unsigned i = 0; i < G_N_ELEMENTS(fds); i++) {
+                g_autofree char *answer = answer_of(&f, fds[i]);
+                ck_assert_msg(g_str_has_suffix(answer, "\r\n\r\nrendering 1\n"), "%u: %s", i, answer);
+        }
+        ck_assert_uint_eq(renders, 1);
+        g_usleep((max_age_ms + 50) * 1000);
+        {
+                g_autofree char *later = answer_of(&f, client(&f, FULL_REQUEST));
+                ck_assert_msg(g_str_has_suffix(later, "\r\n\r\nrendering 2\n"), "%s", later);
+        }
+        ck_assert_uint_eq(renders, 2);
+        fixture_done(&f);
+}
+END_TEST
+
 static Suite *http_server_suite(void)
 {
         Suite *s = suite_create("http-server");
@@ -547,6 +588,7 @@ static Suite *http_server_suite(void)
         tcase_add_test(tc, test_slow_readers_do_not_keep_a_scraper_out);
         tcase_add_test(tc, test_slow_readers_do_not_evict_a_scraper);
         tcase_add_test(tc, test_pause_when_out_of_descriptors);
+        tcase_add_test(tc, test_body_rendered_once_per_max_age);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -340,9 +340,10 @@ cpu_metric_positive() { # domain kind
         awk -v d="domain=\"$1\"" -v k="kind=\"$2\"" 'index($0, "placementd_domain_cpu_seconds_total{") == 1 &&
             index($0, d) && index($0, k) { found = 1; if ($NF > 0) ok = 1 } END { exit !(found && ok) }'
 }
-check "metrics: $A has guest vCPU time above 0" cpu_metric_positive "$A" vcpu
-check "metrics: $A has host (emulator) time above 0" cpu_metric_positive "$A" host
-check "metrics: $C has system time reported" sh -c "curl -fsS http://127.0.0.1:$METRICS_PORT/metrics | grep -q 'domain=\"$C\".*kind=\"system\"'"
+# (a page is rendered at most once a second: each check scrapes again until it shows)
+check "metrics: $A has guest vCPU time above 0" wait_for 3 cpu_metric_positive "$A" vcpu
+check "metrics: $A has host (emulator) time above 0" wait_for 3 cpu_metric_positive "$A" host
+check "metrics: $C has system time reported" wait_for 3 sh -c "curl -fsS http://127.0.0.1:$METRICS_PORT/metrics | grep -q 'domain=\"$C\".*kind=\"system\"'"
 
 # ------------------------------------------------------------------------------------------ a wedged domain
 # $C's QEMU stopped (SIGSTOP) while a monitor command holds its job: libvirt keeps the job until QEMU
