@@ -91,6 +91,10 @@ bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d);
 /* Whether a domain pinned by hand runs with other vCPUs or memory than its decision counts: it is
  * adopted again as it runs (placer_adopt_hand_pins()), never re-placed. */
 bool placer_hand_pinned_resized(Manager *m, virDomainPtr dom, const Decision *d);
+/* Whether placementd pinned nothing of d's domain: skipped (not by hand), only advised under Apply=no,
+ * or left floating as unplaceable. An advice or an unplaceable plan counted on the pins that run from an
+ * earlier decision is not: those pins are followed as placementd's. */
+bool placer_pinned_nothing(const Decision *d);
 /* True when someone bound the domain's memory live (strict or interleave) away from where the decision
  * counts it: it is then counted as it runs (placer_adopt_hand_pins()). */
 bool placer_binding_moved(Manager *m, virDomainPtr dom, const Decision *d);

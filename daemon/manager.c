@@ -265,6 +265,7 @@ static void reconcile(Manager *m, PlaceOrigin origin)
         g_autoptr(GPtrArray) again = g_ptr_array_new_with_free_func(g_free);
         g_autofree char *error = NULL;
         g_autofree bool *first = NULL;
+        g_autofree bool *resized = NULL;
         unsigned n;
 
         if (!m->conn)
@@ -318,9 +319,11 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                         g_hash_table_add(m->adopting, g_strdup(uuid));
         }
         g_clear_pointer(&m->adopting, g_hash_table_unref);
-        /* then the domains counted as they run (opted out, pinned by someone else): their cores are taken
-         * before any domain is placed anew, whatever their IDs */
+        /* then what is counted as it runs, before anything is placed against it, whatever the IDs: the new
+         * domains found pinned (opted out, pinned by someone else), and the drift, hand pins and bindings
+         * of the decided ones; then the new domains and the resized ones are placed */
         first = g_new0(bool, MAX(n, 1));
+        resized = g_new0(bool, MAX(n, 1));
         for (unsigned i = 0; i < n; i++) {
                 char uuid[VIR_UUID_STRING_BUFLEN];
                 first[i] = !g_hash_table_contains(m->decisions, virt_domain_uuid(doms[i], uuid)) &&
@@ -330,25 +333,28 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                 char uuid[VIR_UUID_STRING_BUFLEN];
                 const Decision *d;
                 unsigned i = k % n;
-                if (first[i] != (k < n))
-                        continue;
+                bool counting = k < n;
                 d = g_hash_table_lookup(m->decisions, virt_domain_uuid(doms[i], uuid));
-                if (!d)
-                        placer_place(m, doms[i], origin, 0);
-                else if (origin == ORIGIN_RECONCILE && placer_resized(m, doms[i], d))
-                        placer_place(m, doms[i], ORIGIN_RESIZED, 0);
-                else if (origin == ORIGIN_RECONCILE && placer_hand_pinned_resized(m, doms[i], d))
+                if (!d) {
+                        if (first[i] == counting)
+                                placer_place(m, doms[i], origin, 0);
+                } else if (origin != ORIGIN_RECONCILE || !counting) {
+                        if (resized[i])
+                                placer_place(m, doms[i], ORIGIN_RESIZED, 0);
+                } else if ((resized[i] = placer_resized(m, doms[i], d)))
+                        continue;
+                else if (placer_hand_pinned_resized(m, doms[i], d))
                         placer_adopt_hand_pins(m, doms[i],
                                                "its vCPUs or memory changed while pinned by hand");
-                else if (origin == ORIGIN_RECONCILE && placer_pins_drifted(m, doms[i], d))
+                else if (placer_pins_drifted(m, doms[i], d))
                         placer_adopt_hand_pins(m, doms[i], "its vCPU pins drifted from the decision");
-                else if (origin == ORIGIN_RECONCILE && placer_skipped_now_pinned(m, doms[i], d))
+                else if (placer_skipped_now_pinned(m, doms[i], d))
                         placer_adopt_hand_pins(m, doms[i], "its vCPUs were pinned by someone else");
-                else if (origin == ORIGIN_RECONCILE && placer_binding_moved(m, doms[i], d))
+                else if (placer_binding_moved(m, doms[i], d))
                         placer_adopt_hand_pins(m, doms[i], "its memory was bound elsewhere by someone else");
-                else if (origin == ORIGIN_RECONCILE && d->unrecorded)
+                else if (d->unrecorded)
                         placer_record_again(m, doms[i], g_hash_table_lookup(m->decisions, uuid));
-                else if (origin == ORIGIN_RECONCILE)
+                else
                         placer_follow_iothreads(m, doms[i], g_hash_table_lookup(m->decisions, uuid));
         }
         interrupted_clear(m); /* the domains left in it are gone: every running one was read above */

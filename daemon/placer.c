@@ -1011,13 +1011,14 @@ static void note_latency(Manager *m, uint64_t latency_usec)
         m->stats.latency_sum += sec;
 }
 
-/* An unplaceable plan applies nothing: a domain that runs pinned (placed before: replace, a resize, a
- * reload; or found so after a restart or a migration) keeps its pins, and the ledger must count those, not
- * the new plan's none. Floating over the host or over its own <vcpu cpuset> (a start) is no pin. before:
- * the earlier plan placementd applied, NULL when none; was: its memory binding. Its record stays as it
- * was: it names the pins that run. */
-static void count_unplaceable_pins(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user,
-                                   const Plan *before, MemoryBinding was)
+/* A plan that is not applied (unplaceable; any under Apply=no) moves nothing: a domain that runs pinned
+ * (placed before: replace, a resize, a reload; or found so after a restart or a migration) keeps its
+ * pins, and the ledger must count those, not the new plan. Floating over the host or over its own <vcpu
+ * cpuset> (a start) is no pin: an advice is then counted as planned, an unplaceable plan counts nothing.
+ * before: the earlier plan placementd applied, NULL when none; was: its memory binding. An unplaceable
+ * domain's record stays as it was: it names the pins that run. */
+static void count_pins_that_run(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user,
+                                const Plan *before, MemoryBinding was)
 {
         /* floating over the host or its own <vcpu cpuset> is no pin to count */
         Plan *runs = adopt_live_pins(m, dom, d, true, user ? user->vcpu_cpuset : NULL);
@@ -1036,22 +1037,25 @@ static void count_unplaceable_pins(Manager *m, virDomainPtr dom, Decision *d, co
                 d->memory_binding = was;
         }
         g_free(runs->reason);
-        runs->reason = g_strdup("vCPU pins that run from before an unplaceable plan");
+        runs->reason =
+            g_strdup(d->result == DECISION_ADVISORY ? "vCPU pins that run from before an advice"
+                                                    : "vCPU pins that run from before an unplaceable plan");
         g_free(d->reason);
-        d->reason = g_strdup_printf("%s; nothing applied: it runs on the pins it had, counted as they run",
-                                    d->plan->reason ? d->plan->reason : "unplaceable");
+        d->reason = g_strdup_printf("%s; nothing applied%s: it runs on the pins it had, counted as they run",
+                                    d->plan->reason ? d->plan->reason : "unplaceable",
+                                    d->result == DECISION_ADVISORY ? " (Apply=no)" : "");
         commit(m, d, runs);
 }
 
 /* Applies d's plan (when Apply=yes and it has one) and records it in the domain. Returns -ENOENT when
- * the domain vanished meanwhile (then forgotten), else 0. before and was: see count_unplaceable_pins(). */
+ * the domain vanished meanwhile (then forgotten), else 0. before and was: see count_pins_that_run(). */
 static int carry_out(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user, uint64_t event_usec,
                      const Plan *before, MemoryBinding was)
 {
         bool apply_it = m->config->apply && d->plan->result != PLAN_UNPLACEABLE;
 
-        if (m->config->apply && d->plan->result == PLAN_UNPLACEABLE)
-                count_unplaceable_pins(m, dom, d, user, before, was);
+        if (!apply_it)
+                count_pins_that_run(m, dom, d, user, before, was);
 
         if (apply_it && apply(m, dom, d) == -ENOENT) {
                 if (!virt_domain_connection_alive(dom)) {
@@ -1194,8 +1198,7 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
         old = g_hash_table_lookup(m->decisions, uuid);
         was = old ? old->memory_binding : MEMORY_BINDING_NONE;
         /* what an earlier decision applied (its own pins, or pins counted as they ran) */
-        if (old && old->plan && old->result != DECISION_ADVISORY &&
-            (old->result != DECISION_UNPLACEABLE || old->plan->result == PLAN_ADOPTED))
+        if (old && old->plan && !placer_pinned_nothing(old))
                 before = plan_copy(old->plan);
         d = decide(m, uuid, live, &req, &params);
         return carry_out(m, dom, d, user, event_usec, before, was) < 0 ? NULL : d;
@@ -1384,15 +1387,21 @@ bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d)
         return other_vcpus_online(dom, d);
 }
 
+bool placer_pinned_nothing(const Decision *d)
+{
+        bool counted_as_runs = d->plan && d->plan->result == PLAN_ADOPTED;
+
+        return (d->result == DECISION_SKIPPED && !d->pinned_by_hand) ||
+               ((d->result == DECISION_ADVISORY || d->result == DECISION_UNPLACEABLE) && !counted_as_runs);
+}
+
 bool placer_binding_moved(Manager *m, virDomainPtr dom, const Decision *d)
 {
         g_autoptr(CpuSet) bound = NULL;
         int mode;
 
         /* counted where placementd put it or as it ran; cells are bound per cell, not by this nodeset */
-        if (!d->plan || !d->plan->memory || d->plan->ncells || d->result == DECISION_ADVISORY ||
-            (d->result == DECISION_UNPLACEABLE && d->plan->result != PLAN_ADOPTED) ||
-            (d->result == DECISION_SKIPPED && !d->pinned_by_hand) ||
+        if (!d->plan || !d->plan->memory || d->plan->ncells || placer_pinned_nothing(d) ||
             virt_domain_get_memory_nodes(dom, &bound, &mode) < 0 || cpuset_is_empty(bound))
                 return false;
         /* preferred binds nothing but its first node; restrictive is the definition's (domain_request()) */
@@ -1435,11 +1444,7 @@ bool placer_skipped_now_pinned(Manager *m, virDomainPtr dom, const Decision *d)
         CpuSet **pins;
         bool pinned = false;
 
-        /* skipped, left floating as unplaceable, or only advised (Apply=no): placementd pinned nothing */
-        bool floating = d->result == DECISION_SKIPPED || d->result == DECISION_ADVISORY ||
-                        (d->result == DECISION_UNPLACEABLE && (!d->plan || d->plan->result != PLAN_ADOPTED));
-
-        if (!floating || d->pinned_by_hand || virt_domain_read_spec(dom, false, &live, NULL) < 0 ||
+        if (!placer_pinned_nothing(d) || virt_domain_read_spec(dom, false, &live, NULL) < 0 ||
             !(user = user_spec(dom, live)))
                 return false;
         /* "anywhere" as skip_opted_out() and found_running() judge it: over the definition's cpuset */
@@ -1456,10 +1461,9 @@ bool placer_skipped_now_pinned(Manager *m, virDomainPtr dom, const Decision *d)
 
 bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d)
 {
-        /* an unplaceable domain still counted on the pins it had is followed like one pinned by hand */
-        if (!d->plan || d->result == DECISION_ADVISORY ||
-            (d->result == DECISION_UNPLACEABLE && d->plan->result != PLAN_ADOPTED) ||
-            (d->result == DECISION_SKIPPED && !d->pinned_by_hand))
+        /* an unplaceable or advised domain still counted on the pins it had is followed like one pinned by
+         * hand */
+        if (!d->plan || placer_pinned_nothing(d))
                 return false;
         return placer_live_pins_planned(m, dom, d->plan, d->pinned_by_hand) == 0;
 }

@@ -65,6 +65,31 @@ virDomainPtr fixture_define_and_start(virConnectPtr conn, const char *name, unsi
         return dom;
 }
 
+virDomainPtr fixture_start_xml(virConnectPtr conn, const char *name, const char *body)
+{
+        g_autofree char *xml =
+            g_strdup_printf("<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>"
+                            "%s<os><type>hvm</type></os></domain>",
+                            name, body);
+        virDomainPtr dom = virDomainCreateXML(conn, xml, 0);
+
+        ck_assert_msg(dom != NULL, "cannot start %s", name);
+        return dom;
+}
+
+void fixture_stop(virDomainPtr dom)
+{
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+}
+
+void fixture_pin(virDomainPtr dom, unsigned vcpu, unsigned cpu)
+{
+        unsigned char map = (unsigned char)(1u << cpu);
+
+        ck_assert_int_eq(virDomainPinVcpuFlags(dom, vcpu, &map, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
+}
+
 void fixture_assert_live_pins(virDomainPtr dom, const Plan *p)
 {
         CpuSet **pins = NULL;

@@ -26,5 +26,12 @@ virDomainPtr fixture_define_and_start(virConnectPtr conn, const char *name, unsi
 bool fixture_spin_known(struct event_base *base, Manager *m, const char *name, unsigned ms);
 /* Frees m and lets the loop run what that leaves behind. */
 void fixture_manager_free(struct event_base *base, Manager *m);
+/* Starts a transient domain of 512 MiB named name whose XML holds body (its <vcpu> and what else it
+ * needs). */
+virDomainPtr fixture_start_xml(virConnectPtr conn, const char *name, const char *body);
+/* Destroys dom and frees it. */
+void fixture_stop(virDomainPtr dom);
+/* Pins vCPU vcpu of dom to host CPU cpu (0-7: the test driver's host) as a user would. */
+void fixture_pin(virDomainPtr dom, unsigned vcpu, unsigned cpu);
 /* Asserts that dom's live vCPU pins, as libvirt reads them, are plan p's (a failure names the vCPU). */
 void fixture_assert_live_pins(virDomainPtr dom, const Plan *p);

@@ -54,15 +54,12 @@ static virDomainPtr start_xml(const char *name, const char *memory, unsigned vcp
 
 static void stop(virDomainPtr dom)
 {
-        virDomainDestroy(dom);
-        virDomainFree(dom);
+        fixture_stop(dom);
 }
 
 static void pin(virDomainPtr dom, unsigned vcpu, unsigned cpu)
 {
-        unsigned char map = (unsigned char)(1u << cpu);
-
-        ck_assert_int_eq(virDomainPinVcpuFlags(dom, vcpu, &map, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
+        fixture_pin(dom, vcpu, cpu);
 }
 
 static uint64_t memory_counted(const Plan *p)

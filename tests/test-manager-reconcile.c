@@ -43,20 +43,17 @@ static void free_manager(Manager *m)
 
 static virDomainPtr start_xml(const char *name, const char *vcpu)
 {
-        g_autofree char *xml =
-            g_strdup_printf("<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>"
-                            "%s<os><type>hvm</type></os></domain>",
-                            name, vcpu);
-        virDomainPtr dom = virDomainCreateXML(conn, xml, 0);
-
-        ck_assert_msg(dom != NULL, "cannot start %s", name);
-        return dom;
+        return fixture_start_xml(conn, name, vcpu);
 }
 
 static void stop(virDomainPtr dom)
 {
-        virDomainDestroy(dom);
-        virDomainFree(dom);
+        fixture_stop(dom);
+}
+
+static void pin(virDomainPtr dom, unsigned vcpu, unsigned cpu)
+{
+        fixture_pin(dom, vcpu, cpu);
 }
 
 /* Cores the ledger counts a vCPU on. */
@@ -191,13 +188,6 @@ START_TEST(test_uri_change_keeps_place_running)
         free_manager(m);
 }
 END_TEST
-
-static void pin(virDomainPtr dom, unsigned vcpu, unsigned cpu)
-{
-        unsigned char map = (unsigned char)(1u << cpu);
-
-        ck_assert_int_eq(virDomainPinVcpuFlags(dom, vcpu, &map, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
-}
 
 /* Unplaceable (bigger than the host), its vCPU floating, then pinned by hand: counted from then on. */
 START_TEST(test_unplaceable_then_pinned)

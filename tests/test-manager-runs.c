@@ -1,0 +1,182 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What the ledger counts is what runs, in-process against libvirt's test driver: a domain re-placed
+ * under Apply=no is counted on the pins it keeps; one reconcile that sees a domain resized and another's
+ * pins changed counts the change before it places; records and pins found at a start are taken as they
+ * run, and a domain placementd pinned is never counted as anyone else's.
+ */
+#include <event2/event.h>
+#include <libvirt/libvirt.h>
+#include <glib/gstdio.h>
+
+#include "manager-fixture.h"
+#include "manager-internal.h"
+#include "test-util.h"
+#include "virt-domain.h"
+
+/* 8 PUs, one node of 4 cores x 2 threads: the test driver accepts pins on CPUs 0-7 only. */
+#define ONE_NODE "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:4 pu:2"
+#define QUIET    "[Placement]\nReconcileSec=0\nHeal=no\n"
+
+static struct event_base *base;
+static virConnectPtr conn;
+
+static void setup(void)
+{
+        fixture_open(&base, &conn, true);
+}
+
+static void teardown(void)
+{
+        fixture_close(base, conn);
+}
+
+static void reload(Manager *m, const char *text)
+{
+        g_autoptr(Config) c = NULL;
+        g_autofree char *error = NULL;
+
+        ck_assert_msg(config_load_data(text, "t", &c, &error) == 0, "%s", error);
+        manager_set_config(m, g_steal_pointer(&c));
+}
+
+/* The first host CPU of vCPU vcpu's pin (a core's: VCPUPin=core), or -1 when it floats over the host. */
+static int runs_on(virDomainPtr dom, unsigned nvcpus, unsigned vcpu)
+{
+        CpuSet **pins = NULL;
+        int cpu = -1;
+
+        ck_assert_int_eq(virt_domain_get_vcpu_pins(dom, nvcpus, NULL, &pins, NULL), 0);
+        if (cpuset_count(pins[vcpu]) <= 2)
+                cpu = cpuset_next(pins[vcpu], 0);
+        virt_pins_free(pins, nvcpus);
+        return cpu;
+}
+
+/* The cores the ledger counts a vCPU on, as "0100" (one digit a core). */
+static char *cores_counted(Manager *m)
+{
+        GString *s = g_string_new(NULL);
+
+        for (unsigned c = 0; c < m->topology->ncores; c++)
+                g_string_append_printf(s, "%u", ledger_core_load(manager_ledger(m), c));
+        return g_string_free(s, FALSE);
+}
+
+/* Placed on core 1, then re-placed (replace) under Apply=no: the advice would take core 0, freed
+ * meanwhile, but nothing moves, so core 1 stays counted; the reconcile does not take placementd's own pins
+ * for someone else's, and Apply=yes later applies the advice. */
+START_TEST(test_replace_under_apply_off_counts_what_runs)
+{
+        Manager *m = fixture_manager_new(base, ONE_NODE, QUIET);
+        virDomainPtr a = fixture_start_xml(conn, "u-a", "<vcpu>1</vcpu>"), b;
+        g_autofree char *error = NULL, *counted = NULL;
+        const Decision *d;
+        int cpu;
+
+        ck_assert(fixture_spin_known(base, m, "u-a", 3000));
+        b = fixture_start_xml(conn, "u-b", "<vcpu>1</vcpu>");
+        ck_assert(fixture_spin_known(base, m, "u-b", 3000));
+        cpu = runs_on(b, 1, 0);
+        ck_assert_int_ge(cpu, 2); /* beside a's core 0 */
+        fixture_stop(a);
+        fixture_spin_known(base, NULL, NULL, 50);
+        reload(m, QUIET "Apply=no\n");
+        ck_assert_msg(manager_replace(m, "u-b", &error) == 0, "%s", error);
+        d = manager_lookup(m, "u-b");
+        counted = cores_counted(m);
+        ck_assert_int_eq(d->result, DECISION_ADVISORY);
+        ck_assert_int_eq(runs_on(b, 1, 0), cpu);
+        ck_assert_msg(ledger_pu_load(manager_ledger(m), (unsigned)cpu) == 1 &&
+                          ledger_core_load(manager_ledger(m), 0) == 0,
+                      "counted on cores %s, runs on CPU %d: %s", counted, cpu, d->reason);
+        manager_reconcile(m);
+        d = manager_lookup(m, "u-b");
+        ck_assert_msg(!d->pinned_by_hand, "placementd's own pins taken for a hand pin: %s", d->reason);
+        reload(m, QUIET);
+        d = manager_lookup(m, "u-b");
+        ck_assert_msg(d->result == DECISION_PLACED && runs_on(b, 1, 0) == 0,
+                      "Apply=yes: %s, runs on CPU %d (%s)", decision_result_to_string(d->result),
+                      runs_on(b, 1, 0), d->reason);
+        fixture_stop(b);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
+/* Placed, then Apply=no with its CPU reserved (the advice moves it; nothing does), a reconcile, then
+ * Apply=yes: it leaves the reserved CPU. */
+START_TEST(test_reserved_under_apply_off_then_applied)
+{
+        Manager *m = fixture_manager_new(base, ONE_NODE, QUIET);
+        virDomainPtr a = fixture_start_xml(conn, "u-r", "<vcpu>1</vcpu>");
+        g_autofree char *off = NULL, *on = NULL;
+        const Decision *d;
+        int cpu;
+
+        ck_assert(fixture_spin_known(base, m, "u-r", 3000));
+        cpu = runs_on(a, 1, 0);
+        ck_assert_int_ge(cpu, 0);
+        off = g_strdup_printf(QUIET "Apply=no\nReservedCPUs=%d\n", cpu);
+        on = g_strdup_printf(QUIET "ReservedCPUs=%d\n", cpu);
+        reload(m, off);
+        ck_assert_int_eq(runs_on(a, 1, 0), cpu);
+        ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), (unsigned)cpu), 1);
+        manager_reconcile(m);
+        d = manager_lookup(m, "u-r");
+        ck_assert_msg(!d->pinned_by_hand, "placementd's own pins taken for a hand pin: %s", d->reason);
+        reload(m, on);
+        d = manager_lookup(m, "u-r");
+        ck_assert_msg(d->result == DECISION_PLACED && runs_on(a, 1, 0) >= 0 && runs_on(a, 1, 0) != cpu,
+                      "Apply=yes: %s, runs on CPU %d, reserved %d (%s)",
+                      decision_result_to_string(d->result), runs_on(a, 1, 0), cpu, d->reason);
+        fixture_stop(a);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
+/* One reconcile sees a vCPU hot-added to a and b pinned by hand onto the core a would take: b's pin is
+ * counted first, and a's new vCPU goes to a free core. */
+START_TEST(test_resized_placed_after_hand_pins)
+{
+        Manager *m = fixture_manager_new(base, ONE_NODE, QUIET);
+        virDomainPtr a = fixture_start_xml(conn, "u-grow", "<vcpu current='1'>2</vcpu>"), b;
+        g_autofree char *counted = NULL;
+        int target;
+
+        ck_assert(fixture_spin_known(base, m, "u-grow", 3000));
+        b = fixture_start_xml(conn, "u-hand", "<vcpu>1</vcpu>");
+        ck_assert(fixture_spin_known(base, m, "u-hand", 3000));
+        {
+                g_autoptr(Plan) p = manager_plan(m, 1, 512ull << 20); /* the core a new vCPU would get */
+                target = (int)m->topology->pus[p->vcpu_pu[0]].os_index;
+        }
+        fixture_pin(b, 0, (unsigned)target);
+        ck_assert_int_eq(virDomainSetVcpusFlags(a, 2, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        counted = cores_counted(m);
+        ck_assert_msg(manager_lookup(m, "u-hand")->pinned_by_hand, "b's pin not taken");
+        ck_assert_int_eq(manager_lookup(m, "u-grow")->result, DECISION_PLACED);
+        ck_assert_msg(strcmp(counted, "1110") == 0 || strcmp(counted, "1101") == 0 ||
+                          strcmp(counted, "1011") == 0 || strcmp(counted, "0111") == 0,
+                      "vCPUs counted per core %s: two share one while one is free", counted);
+        fixture_stop(b);
+        fixture_stop(a);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
+static Suite *manager_runs_suite(void)
+{
+        Suite *s = suite_create("manager runs");
+        TCase *tc = tcase_create("runs");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, test_replace_under_apply_off_counts_what_runs);
+        tcase_add_test(tc, test_reserved_under_apply_off_then_applied);
+        tcase_add_test(tc, test_resized_placed_after_hand_pins);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(manager_runs_suite)
