@@ -93,7 +93,8 @@ bool placer_runs_anywhere(const Manager *m, const CpuSet *pins, const CpuSet *al
 
 /*
  * Live pins other than "anywhere" mean someone pinned it; anywhere is every host CPU, or every host CPU of
- * <vcpu cpuset> (libvirt's default pin for it). Returns the pins or NULL.
+ * <vcpu cpuset> (libvirt's default pin for it): allowed's, or the running definition's (a definition
+ * edited since the start, for the next one, says nothing of the pins that run). Returns the pins or NULL.
  */
 static CpuSet **hand_pins(Manager *m, virDomainPtr dom, const DomainSpec *live, const CpuSet *allowed)
 {
@@ -105,7 +106,8 @@ static CpuSet **hand_pins(Manager *m, virDomainPtr dom, const DomainSpec *live, 
         if (nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, live->vcpu_ids, &pins, &error) < 0)
                 return NULL;
         for (unsigned i = 0; i < nvcpus && !pinned; i++)
-                pinned = !placer_runs_anywhere(m, pins[i], allowed);
+                pinned = !placer_runs_anywhere(m, pins[i], allowed) &&
+                         (!live->vcpu_cpuset || !placer_runs_anywhere(m, pins[i], live->vcpu_cpuset));
         if (!pinned) {
                 virt_pins_free(pins, nvcpus);
                 return NULL;
@@ -504,6 +506,11 @@ static Plan *adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bo
         ledger_release(m->ledger, d->uuid); /* adopted among the others, not beside its plan */
         runs = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
         virt_pins_free(pins, req.vcpus);
+        /* the CPUs the definition keeps for QEMU's threads (<emulatorpin>, <iothreadpin>) stay held */
+        cpuset_union(runs->held_pus, d->plan->held_pus);
+        for (unsigned i = 0; i < runs->nvcpus; i++)
+                if (runs->vcpu_pu[i] >= 0)
+                        cpuset_remove(runs->held_pus, (unsigned)runs->vcpu_pu[i]);
         plan_set_realtime(runs, d->plan->realtime, d->plan->realtime_vcpus);
         plan_set_vcpu_ids(runs, d->plan->vcpu_ids, d->plan->nvcpus);
         runs->policy = d->plan->policy;
@@ -648,8 +655,10 @@ static bool core_placed_by_other(Manager *m, const char *uuid, unsigned pu, bool
 
         g_hash_table_iter_init(&it, m->decisions);
         while (g_hash_table_iter_next(&it, &key, &value)) {
-                const Plan *p = ((const Decision *)value)->plan;
-                if (!p || p->result == PLAN_ADOPTED || strcmp(key, uuid) == 0 ||
+                const Decision *d = value;
+                const Plan *p = d->plan;
+                /* an unplaceable, failed or advised domain counted as it runs runs on placementd's pins */
+                if (!p || d->pinned_by_hand || d->result == DECISION_SKIPPED || strcmp(key, uuid) == 0 ||
                     (m->adopting && g_hash_table_contains(m->adopting, key)))
                         continue;
                 for (unsigned i = 0; i < p->nvcpus; i++)
@@ -764,10 +773,11 @@ static MemoryBinding recorded_binding(const MetaDecision *md)
         return b < 0 ? MEMORY_BINDING_NONE : (MemoryBinding)b;
 }
 
-/* A record of pins counted as they run (skipped: pinned by hand) says nothing placementd chose about the
- * memory, and its owner may have written it: the memory is counted as for any domain pinned by hand, where
- * its binding keeps it, else with its vCPUs, whatever the record says. */
-static void count_adopted_memory(Manager *m, const DomainSpec *user, const DomainSpec *live, Plan *plan)
+/* A record of pins counted as they run (skipped: pinned by hand) says nothing placementd chose, and its
+ * owner may have written it: its vCPUs and memory are counted as for any domain pinned by hand, a vCPU
+ * floating over the host on no CPU, the memory where its binding keeps it, else with its vCPUs, whatever
+ * the record says. */
+static void count_adopted(Manager *m, const DomainSpec *user, const DomainSpec *live, Plan *plan)
 {
         PlacementRequest req = domain_request(user, live);
         g_auto(RequestShape) shape = {0};
@@ -776,6 +786,9 @@ static void count_adopted_memory(Manager *m, const DomainSpec *user, const Domai
         domain_request_shape(live, m->topology, &req, &shape);
         req.vcpus = plan->nvcpus;
         counted = policy_adopt(m->topology, m->ledger, &req, plan->vcpu_pins, &m->config->placement);
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (counted->vcpu_pu[i] < 0) /* floats: the record's cpu= counts nothing */
+                        plan->vcpu_pu[i] = -1;
         memcpy(plan->node_memory, counted->node_memory, sizeof(uint64_t) * plan->nnode_memory);
 }
 
@@ -820,7 +833,7 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         }
         user = user_spec(dom, live);
         if (plan->result == PLAN_ADOPTED)
-                count_adopted_memory(m, user ? user : live, live, plan);
+                count_adopted(m, user ? user : live, live, plan);
         if (adopt_hugepages(m, live, plan, &error) < 0) {
                 if (warn)
                         log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,
@@ -941,6 +954,16 @@ static Decision *skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, 
  * someone else's and adopted as they are, and PlaceRunning=no leaves it alone at start. Returns the
  * skip decision, or NULL when it is to be placed.
  */
+/* Whether live records pins made by hand (a skipped record naming vCPUs) that no longer run: pinned again
+ * by hand, while placementd was down; taken as found, as the running daemon takes a new hand pin. */
+static bool recorded_hand_pins_changed(virDomainPtr dom, const DomainSpec *live)
+{
+        const MetaDecision *md = live->decision;
+
+        return md && g_strcmp0(md->result, decision_result_to_string(DECISION_SKIPPED)) == 0 && md->vcpus &&
+               md->vcpus->len > 0 && !live_pins_recorded(dom, live, md);
+}
+
 static Decision *found_running(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
                                const PlacementRequest *req, const PlacementParams *params,
                                PlaceOrigin origin)
@@ -948,17 +971,20 @@ static Decision *found_running(Manager *m, virDomainPtr dom, const char *uuid, c
         CpuSet **pins;
         Plan *occupied;
 
-        if ((origin != ORIGIN_RUNNING_AT_START && origin != ORIGIN_RECONCILE) || live->decision ||
-            live->decision_error)
+        if ((origin != ORIGIN_RUNNING_AT_START && origin != ORIGIN_RECONCILE) || live->decision_error ||
+            (live->decision && !recorded_hand_pins_changed(dom, live)))
                 return NULL;
         pins = hand_pins(m, dom, live, req->allowed_cpus);
         if (pins) {
                 occupied = policy_adopt(m->topology, m->ledger, req, pins, params);
                 virt_pins_free(pins, live->vcpus);
                 return skip(m, uuid, live,
-                            "already pinned when placementd found it; pins adopted as they are", occupied);
+                            live->decision
+                                ? "pinned by hand again since its record; pins adopted as they are"
+                                : "already pinned when placementd found it; pins adopted as they are",
+                            occupied);
         }
-        if (origin == ORIGIN_RUNNING_AT_START && !m->config->place_running) {
+        if (origin == ORIGIN_RUNNING_AT_START && !m->config->place_running && !live->decision) {
                 occupied = bound_memory_plan(m, req, params);
                 return skip(
                     m, uuid, live,
@@ -1178,7 +1204,8 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
                             "not read",
                             live->name);
         if (origin != ORIGIN_MIGRATED && origin != ORIGIN_REPLACE && origin != ORIGIN_RESIZED &&
-            origin != ORIGIN_HEAL && live->decision && (d = adopt_recorded(m, dom, uuid, live, true)))
+            origin != ORIGIN_HEAL && live->decision &&
+            (d = adopt_recorded(m, dom, uuid, live, !recorded_hand_pins_changed(dom, live))))
                 return d;
         user = user_spec(dom, live);
         if (!user) {
@@ -1213,8 +1240,8 @@ bool placer_found_pinned(Manager *m, virDomainPtr dom)
         PlacementRequest req;
         CpuSet **pins;
 
-        if (virt_domain_read_spec(dom, false, &live, &error) < 0 || live->decision ||
-            !(user = user_spec(dom, live)))
+        if (virt_domain_read_spec(dom, false, &live, &error) < 0 ||
+            (live->decision && !recorded_hand_pins_changed(dom, live)) || !(user = user_spec(dom, live)))
                 return false; /* read again, and said, when it is placed */
         if (domain_spec_opt_out(user))
                 return true;
@@ -1442,21 +1469,16 @@ bool placer_skipped_now_pinned(Manager *m, virDomainPtr dom, const Decision *d)
         g_autoptr(DomainSpec) live = NULL;
         g_autoptr(DomainSpec) user = NULL;
         CpuSet **pins;
-        bool pinned = false;
 
         if (!placer_pinned_nothing(d) || virt_domain_read_spec(dom, false, &live, NULL) < 0 ||
             !(user = user_spec(dom, live)))
                 return false;
-        /* "anywhere" as skip_opted_out() and found_running() judge it: over the definition's cpuset */
+        /* "anywhere" as skip_opted_out() and found_running() judge it */
         pins = hand_pins(m, dom, live, user->vcpu_cpuset);
         if (!pins)
                 return false;
-        /* or over the running one, which libvirt's default pins follow: a definition edited since the
-         * start (for the next one) says nothing of the pins that run */
-        for (unsigned i = 0; live->vcpu_cpuset && i < live->vcpus && !pinned; i++)
-                pinned = !placer_runs_anywhere(m, pins[i], live->vcpu_cpuset);
         virt_pins_free(pins, live->vcpus);
-        return pinned || !live->vcpu_cpuset;
+        return true;
 }
 
 bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d)

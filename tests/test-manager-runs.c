@@ -165,6 +165,161 @@ START_TEST(test_resized_placed_after_hand_pins)
 }
 END_TEST
 
+/* 8 cores of 2 threads, 16 PUs: the test driver refuses pins on CPUs 8-15, so an apply there fails. */
+#define EIGHT_CORES "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:8 pu:2"
+
+/* A record of hand pins whose vCPUs float over the whole host (its owner may write one): nothing is
+ * counted for them, whatever cpu= the record names. */
+START_TEST(test_record_of_floating_vcpus_counts_nothing)
+{
+        virDomainPtr x = virDomainCreateXML(
+            conn,
+            "<domain type='test'><name>u-forged</name><memory unit='MiB'>512</memory><vcpu>2</vcpu>"
+            "<os><type>hvm</type></os><metadata><placementd:domain "
+            "xmlns:placementd='https://placementd.org/xmlns/domain/1'><placementd:decision result='skipped' "
+            "policy='explicit' vcpu-pin='core' memory-binding='none' nodes='0' emulator=''>"
+            "<placementd:vcpu id='0' cpu='0' cpuset='0-7'/><placementd:vcpu id='1' cpu='2' cpuset='0-7'/>"
+            "<placementd:reason>x</placementd:reason></placementd:decision></placementd:domain></metadata>"
+            "</domain>",
+            0);
+        g_autofree char *counted = NULL;
+        Manager *m;
+
+        ck_assert_ptr_nonnull(x);
+        m = fixture_manager_new(base, ONE_NODE, QUIET);
+        ck_assert(fixture_spin_known(base, m, "u-forged", 3000));
+        counted = cores_counted(m);
+        ck_assert_int_eq(runs_on(x, 2, 0), -1); /* still floating */
+        ck_assert_msg(strcmp(counted, "0000") == 0, "floating vCPUs counted on cores %s (%s)", counted,
+                      manager_lookup(m, "u-forged")->reason);
+        fixture_stop(x);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
+/* Running on libvirt's default pins over its <vcpu cpuset='0-3'> when placementd starts, its definition
+ * edited since for the next start (cpuset 4-7): placed (inside the definition's cpuset, the user's latest
+ * word), not taken for hand pins. */
+START_TEST(test_found_running_definition_edited)
+{
+        virDomainPtr a = virDomainDefineXML(conn, "<domain type='test'><name>u-edited</name><memory "
+                                                  "unit='MiB'>512</memory><vcpu cpuset='0-3'>2</vcpu>"
+                                                  "<os><type>hvm</type></os></domain>");
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        g_autofree char *xml = NULL;
+        virDomainPtr again;
+        const Decision *d;
+        Manager *m;
+
+        ck_assert_ptr_nonnull(a);
+        ck_assert_int_eq(virDomainCreate(a), 0);
+        virDomainGetUUIDString(a, uuid);
+        xml = g_strdup_printf("<domain type='test'><name>u-edited</name><uuid>%s</uuid><memory "
+                              "unit='MiB'>512</memory><vcpu cpuset='4-7'>2</vcpu><os><type>hvm</type></os>"
+                              "</domain>",
+                              uuid);
+        again = virDomainDefineXML(conn, xml);
+        ck_assert_ptr_nonnull(again);
+        virDomainFree(again);
+        m = fixture_manager_new(base, ONE_NODE, QUIET);
+        ck_assert(fixture_spin_known(base, m, "u-edited", 3000));
+        d = manager_lookup(m, "u-edited");
+        ck_assert_msg(d->result == DECISION_PLACED && !d->pinned_by_hand, "%s, by hand %d: %s",
+                      decision_result_to_string(d->result), d->pinned_by_hand, d->reason);
+        ck_assert_int_ge(runs_on(a, 2, 0), 4);
+        ck_assert_int_ge(runs_on(a, 2, 1), 4);
+        virDomainDestroy(a);
+        virDomainUndefine(a);
+        virDomainFree(a);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
+/* Saved on core 3; b then placed on cores 3 and 4, the pin on core 4 failing (b runs on placementd's pin
+ * on core 3); a restored: its record is refused, core 3 runs b. */
+START_TEST(test_record_refused_beside_failed_domain)
+{
+        Manager *m = fixture_manager_new(base, EIGHT_CORES, QUIET);
+        g_autofree char *image = g_build_filename(g_get_tmp_dir(), "placementd-test-XXXXXX", NULL);
+        int fd = g_mkstemp(image);
+        virDomainPtr f, a, b;
+        const Decision *d;
+
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        f = fixture_start_xml(conn, "u-fill", "<vcpu>3</vcpu>");
+        ck_assert(fixture_spin_known(base, m, "u-fill", 3000));
+        a = fixture_start_xml(conn, "u-saved", "<vcpu>1</vcpu>");
+        ck_assert(fixture_spin_known(base, m, "u-saved", 3000));
+        ck_assert_int_eq(runs_on(a, 1, 0), 6);
+        ck_assert_int_eq(virDomainSave(a, image), 0);
+        virDomainFree(a);
+        fixture_spin_known(base, NULL, NULL, 50);
+        b = fixture_start_xml(conn, "u-failed", "<vcpu>2</vcpu>");
+        ck_assert(fixture_spin_known(base, m, "u-failed", 3000));
+        ck_assert_int_eq(manager_lookup(m, "u-failed")->result, DECISION_FAILED);
+        ck_assert_int_eq(runs_on(b, 2, 0), 6);
+        ck_assert_int_eq(virDomainRestore(conn, image), 0);
+        a = virDomainLookupByName(conn, "u-saved");
+        ck_assert(fixture_spin_known(base, m, "u-saved", 3000));
+        d = manager_lookup(m, "u-saved");
+        ck_assert_msg(!d->adopted, "the record on b's core was adopted: %s", d->reason);
+        g_unlink(image);
+        fixture_stop(a);
+        fixture_stop(b);
+        fixture_stop(f);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
+/* A domain whose <emulatorpin cpuset='6'/> holds core 3 for its emulator, its vCPUs' pins failing: the
+ * core stays held, and the next domain is not placed there. */
+START_TEST(test_failed_apply_keeps_emulator_held)
+{
+        Manager *m = fixture_manager_new(base, EIGHT_CORES, QUIET);
+        virDomainPtr f, e, g;
+
+        f = fixture_start_xml(conn, "u-fill", "<vcpu>3</vcpu>");
+        ck_assert(fixture_spin_known(base, m, "u-fill", 3000));
+        e = fixture_start_xml(conn, "u-emu", "<vcpu>2</vcpu><cputune><emulatorpin cpuset='6'/></cputune>");
+        ck_assert(fixture_spin_known(base, m, "u-emu", 3000));
+        ck_assert_int_eq(manager_lookup(m, "u-emu")->result, DECISION_FAILED);
+        ck_assert_uint_gt(ledger_core_held(manager_ledger(m), 3), 0);
+        g = fixture_start_xml(conn, "u-next", "<vcpu>1</vcpu>");
+        ck_assert(fixture_spin_known(base, m, "u-next", 3000));
+        ck_assert_int_ne(runs_on(g, 1, 0), 6);
+        fixture_stop(g);
+        fixture_stop(e);
+        fixture_stop(f);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
+/* Pinned by hand (recorded so), placementd stopped, pinned by hand elsewhere, placementd started: the new
+ * pin is taken as it is, not undone. */
+START_TEST(test_hand_pins_changed_while_down)
+{
+        Manager *m = fixture_manager_new(base, ONE_NODE, QUIET);
+        virDomainPtr a = fixture_start_xml(conn, "u-repinned", "<vcpu>1</vcpu>");
+        const Decision *d;
+
+        ck_assert(fixture_spin_known(base, m, "u-repinned", 3000));
+        fixture_pin(a, 0, 5);
+        manager_reconcile(m);
+        ck_assert(manager_lookup(m, "u-repinned")->pinned_by_hand);
+        fixture_manager_free(base, m);
+        fixture_pin(a, 0, 7);
+        m = fixture_manager_new(base, ONE_NODE, QUIET);
+        ck_assert(fixture_spin_known(base, m, "u-repinned", 3000));
+        d = manager_lookup(m, "u-repinned");
+        ck_assert_msg(d->pinned_by_hand && runs_on(a, 1, 0) == 7, "%s, runs on CPU %d: %s",
+                      decision_result_to_string(d->result), runs_on(a, 1, 0), d->reason);
+        ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), 7), 1);
+        fixture_stop(a);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 static Suite *manager_runs_suite(void)
 {
         Suite *s = suite_create("manager runs");
@@ -175,6 +330,11 @@ static Suite *manager_runs_suite(void)
         tcase_add_test(tc, test_replace_under_apply_off_counts_what_runs);
         tcase_add_test(tc, test_reserved_under_apply_off_then_applied);
         tcase_add_test(tc, test_resized_placed_after_hand_pins);
+        tcase_add_test(tc, test_record_of_floating_vcpus_counts_nothing);
+        tcase_add_test(tc, test_found_running_definition_edited);
+        tcase_add_test(tc, test_record_refused_beside_failed_domain);
+        tcase_add_test(tc, test_failed_apply_keeps_emulator_held);
+        tcase_add_test(tc, test_hand_pins_changed_while_down);
         suite_add_tcase(s, tc);
         return s;
 }
