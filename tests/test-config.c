@@ -214,6 +214,33 @@ START_TEST(test_unknown_and_syntax)
 }
 END_TEST
 
+START_TEST(test_many_problems_capped)
+{
+        /* a file of thousands of mistakes: the first CONFIG_ERRORS_MAX in line order, each with its line,
+         * and a count of the rest */
+        GString *text = g_string_new("[Placement]\nPolicy=fast\n");
+        g_autofree char *e = NULL, *last = NULL;
+        g_auto(GStrv) lines = NULL;
+
+        for (unsigned i = 0; i < 5000; i++)
+                g_string_append_printf(text, "Foo%u=1\n", i);
+        e = load_fail(text->str);
+        g_string_free(text, TRUE);
+        lines = g_strsplit(e, "\n", -1);
+        ck_assert_uint_eq(g_strv_length(lines), CONFIG_ERRORS_MAX + 1);
+        ck_assert_msg(g_str_has_prefix(lines[0], "test.conf:2: [Placement] Policy=fast: invalid value"),
+                      "%s", lines[0]);
+        ck_assert_msg(g_str_has_prefix(lines[1], "test.conf:3: unknown key Foo0= in [Placement]"), "%s",
+                      lines[1]);
+        /* Foo98 on line 101 */
+        last = g_strdup_printf("test.conf:%u: unknown key Foo%u= in [Placement]", CONFIG_ERRORS_MAX + 1,
+                               CONFIG_ERRORS_MAX - 2);
+        ck_assert_msg(g_str_has_prefix(lines[CONFIG_ERRORS_MAX - 1], last), "%s",
+                      lines[CONFIG_ERRORS_MAX - 1]);
+        ck_assert_str_eq(lines[CONFIG_ERRORS_MAX], "test.conf: ... and 4901 more problems");
+}
+END_TEST
+
 START_TEST(test_file)
 {
         Config *c = NULL;
@@ -396,6 +423,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_bad_values_name_key_and_allowed);
         tcase_add_test(tc, test_heal_and_load_keys);
         tcase_add_test(tc, test_unknown_and_syntax);
+        tcase_add_test(tc, test_many_problems_capped);
         tcase_add_test(tc, test_file);
         tcase_add_test(tc, test_file_bounded);
         tcase_add_test(tc, test_housekeeping_cpus);

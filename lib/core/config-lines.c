@@ -119,31 +119,54 @@ unsigned config_lines_bad(const char *data, const char *name, GString *errors, c
         return lines->len;
 }
 
-typedef struct Find {
-        const char *section, *key;
-        unsigned line;
-} Find;
+struct ConfigLines {
+        GHashTable
+            *first; /* "section" -> its first header's line, "section\x1fkey" -> the key's first line */
+};
 
-static bool find_line(unsigned number, LineKind kind, const char *name, const char *section,
-                      const char *text, void *userdata)
+static bool index_line(unsigned number, LineKind kind, const char *name, const char *section,
+                       const char *text, void *userdata)
 {
-        Find *f = userdata;
+        ConfigLines *l = userdata;
+        char *id;
         (void)text;
-        if (g_strcmp0(section, f->section) != 0)
+
+        /* a section's name holds no control character (classify()), so "\x1f" ends it */
+        if (kind == LINE_SECTION)
+                id = g_strdup(name);
+        else if (kind == LINE_KEY && section)
+                id = g_strdup_printf("%s\x1f%s", section, name);
+        else
                 return true;
-        if ((!f->key && kind == LINE_SECTION) || (f->key && kind == LINE_KEY && strcmp(name, f->key) == 0)) {
-                f->line = number;
-                return false;
-        }
+        if (g_hash_table_contains(l->first, id))
+                g_free(id);
+        else
+                g_hash_table_insert(l->first, id, GUINT_TO_POINTER(number));
         return true;
 }
 
-unsigned config_lines_find(const char *data, const char *section, const char *key)
+ConfigLines *config_lines_new(const char *data)
 {
-        Find f = {section, key, 0};
+        ConfigLines *l = g_new0(ConfigLines, 1);
 
-        walk(data, find_line, &f);
-        return f.line;
+        l->first = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        walk(data, index_line, l);
+        return l;
+}
+
+unsigned config_lines_find(const ConfigLines *l, const char *section, const char *key)
+{
+        g_autofree char *id = key ? g_strdup_printf("%s\x1f%s", section, key) : g_strdup(section);
+
+        return GPOINTER_TO_UINT(g_hash_table_lookup(l->first, id));
+}
+
+void config_lines_free(ConfigLines *l)
+{
+        if (!l)
+                return;
+        g_hash_table_destroy(l->first);
+        g_free(l);
 }
 
 typedef struct Repeated {

@@ -19,9 +19,16 @@
 #define CONFIG_LINES_BAD_SECTION "bad header on line "
 unsigned config_lines_bad(const char *data, const char *name, GString *errors, char **ret_clean);
 
+/* The lines of data, read once, for config_lines_find() to look up: a file with many errors asks for
+ * many lines. */
+typedef struct ConfigLines ConfigLines;
+ConfigLines *config_lines_new(const char *data);
+void config_lines_free(ConfigLines *l);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(ConfigLines, config_lines_free)
+
 /* The line of the first Key= in [section] (any of its headers), or of the first [section] header when
  * key is NULL; 0 when there is none. */
-unsigned config_lines_find(const char *data, const char *section, const char *key);
+unsigned config_lines_find(const ConfigLines *l, const char *section, const char *key);
 
 /* Appends to errors (newline-separated, each "NAME:LINE: ...") every key set again in a section,
  * across repeated headers of that section too. */

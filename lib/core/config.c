@@ -353,13 +353,13 @@ static unsigned names_of(const char *section, const char **names)
 }
 
 /* "NAME:LINE: unknown section [X] (did you mean [Y]?); the sections are A, B" or the same of a key. */
-static void unknown_name(GString *errors, const char *data, const char *name, const char *section,
+static void unknown_name(GString *errors, const ConfigLines *lines, const char *name, const char *section,
                          const char *key)
 {
         const char *names[G_N_ELEMENTS(config_keys) + 1]; /* and the NULL that ends them */
         unsigned n = names_of(key ? section : NULL, names);
         const char *near = config_lines_nearest(key ? key : section, names, n);
-        unsigned line = config_lines_find(data, section, key);
+        unsigned line = config_lines_find(lines, section, key);
         g_autofree char *list = NULL;
 
         names[n] = NULL;
@@ -397,15 +397,22 @@ static gint by_line(gconstpointer a, gconstpointer b, gpointer name_len)
         return la < lb ? -1 : la > lb;
 }
 
-/* errors (newline-separated) in the order of the lines they name, those naming none last */
+/* errors (newline-separated) in the order of the lines they name, those naming none last; the first
+ * CONFIG_ERRORS_MAX of them and a line that counts the rest */
 static char *errors_in_line_order(GString *errors, const char *name)
 {
         g_auto(GStrv) all = g_strsplit(errors->str, "\n", -1);
+        guint n = g_strv_length(all);
 
         /* stable: errors of one line, and those naming none, keep their order */
-        g_qsort_with_data(all, (gint)g_strv_length(all), sizeof(char *), by_line,
-                          GSIZE_TO_POINTER(strlen(name)));
+        g_qsort_with_data(all, (gint)n, sizeof(char *), by_line, GSIZE_TO_POINTER(strlen(name)));
         g_string_free(errors, TRUE);
+        if (n > CONFIG_ERRORS_MAX) {
+                for (guint i = CONFIG_ERRORS_MAX; i < n; i++)
+                        g_clear_pointer(&all[i], g_free);
+                all[CONFIG_ERRORS_MAX] =
+                    g_strdup_printf("%s: ... and %u more problems", name, n - CONFIG_ERRORS_MAX);
+        }
         return g_strjoinv("\n", all);
 }
 
@@ -416,6 +423,7 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
         g_autoptr(Config) c = config_new_default();
         g_auto(GStrv) groups = NULL;
         g_autofree char *clean = NULL;
+        g_autoptr(ConfigLines) lines = NULL;
         GString *errors = g_string_new(NULL);
 
         /* a byte order mark some editors write: GKeyFile would call the first line, which looks right,
@@ -430,13 +438,14 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
                 goto fail;
         }
         config_lines_repeated(data, name, errors);
+        lines = config_lines_new(data);
         groups = g_key_file_get_groups(kf, NULL);
         for (char **g = groups; *g; g++) {
                 g_auto(GStrv) keys = NULL;
                 if (g_str_has_prefix(*g, CONFIG_LINES_BAD_SECTION))
                         continue; /* said already, with the keys under it */
                 if (!known_section(*g)) {
-                        unknown_name(errors, data, name, *g, NULL);
+                        unknown_name(errors, lines, name, *g, NULL);
                         continue;
                 }
                 keys = g_key_file_get_keys(kf, *g, NULL, NULL);
@@ -448,12 +457,12 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
                         int r;
 
                         if (!ck) {
-                                unknown_name(errors, data, name, *g, *k);
+                                unknown_name(errors, lines, name, *g, *k);
                                 continue;
                         }
                         r = ck->parse(value, c, ck->offset, &detail);
                         if (r < 0) {
-                                unsigned line = config_lines_find(data, *g, *k);
+                                unsigned line = config_lines_find(lines, *g, *k);
                                 g_autofree char *at = line ? g_strdup_printf(":%u", line) : g_strdup("");
                                 g_string_append_printf(
                                     errors, "%s%s%s: [%s] %s=%s: %s; expected %s", errors->len ? "\n" : "",

@@ -65,7 +65,9 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Config, config_free)
 /* Returns 0, -ENOENT when the file does not exist, or another negative errno with *ret_error set: the file
  * must be a regular file of at most CONFIG_FILE_MAX bytes without NUL bytes (file-read.h). */
 int config_load_file(const char *path, Config **ret, char **ret_error);
-/* Same, from text; name is used in messages. */
+/* Same, from text; name is used in messages. *ret_error holds one problem a line, in line order: at most
+ * CONFIG_ERRORS_MAX, then "NAME: ... and N more problems". */
+#define CONFIG_ERRORS_MAX 100
 int config_load_data(const char *data, const char *name, Config **ret, char **ret_error);
 
 const char *bus_kind_to_string(BusKind b);
