@@ -11,6 +11,7 @@
 #include "manager-internal.h"
 #include "policy.h"
 #include "ret-error.h"
+#include "text-safe.h"
 #include "uri-public.h"
 #include "virt-cpu.h"
 #include "virt-domain.h"
@@ -892,9 +893,13 @@ char *manager_host_map(const Manager *m)
         /* the map shows the pins that really run; say whose plan did not take */
         for (unsigned i = 0; i < all->len; i++) {
                 const Decision *d = g_ptr_array_index(all, i);
-                if (d->result == DECISION_FAILED)
-                        g_string_append_printf(text, "failed: %s runs as shown, not as planned: %s\n",
-                                               d->name, d->apply_error ? d->apply_error : "");
+                g_autofree char *safe = NULL;
+                if (d->result != DECISION_FAILED)
+                        continue;
+                /* escaped as the map's names are (text_safe()): placementctl only makes it terminal-safe */
+                safe = text_safe(d->name);
+                g_string_append_printf(text, "failed: %s runs as shown, not as planned: %s\n", safe,
+                                       d->apply_error ? d->apply_error : "");
         }
         return g_string_free(text, FALSE);
 }

@@ -35,7 +35,10 @@ START_TEST(test_text_safe)
             {"x\xe3\x85\xa4", "x\\u{3164}"}, /* a Hangul filler: looks like nothing */
             {"bad\xff", "bad\\xff"},         /* not UTF-8 */
             {"caf\xc3\xa9 \xe6\x97\xa5", "caf\xc3\xa9 \xe6\x97\xa5"},
-            {"a\\b", "a\\b"},
+            /* a backslash as virsh writes it: a name holding the text \x0d is not one holding a CR */
+            {"a\\b", "a\\x5cb"},
+            {"cr\\x0dx", "cr\\x5cx0dx"},
+            {"\\\\", "\\x5c\\x5c"},
             {"", ""},
         };
         for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
@@ -46,6 +49,34 @@ START_TEST(test_text_safe)
                 g_autofree char *none = text_safe(NULL);
                 ck_assert_str_eq(none, "");
         }
+}
+END_TEST
+
+/* two names differ on a terminal when they differ: a carriage return and the text "\x0d" */
+START_TEST(test_text_safe_distinct)
+{
+        g_autofree char *cr = text_safe("cr\rx"), *text = text_safe("cr\\x0dx");
+
+        ck_assert_str_eq(cr, "cr\\x0dx");
+        ck_assert_str_ne(cr, text);
+        ck_assert(text_is_safe("web1 caf\xc3\xa9"));
+        ck_assert(!text_is_safe("cr\rx"));
+        ck_assert(!text_is_safe("cr\\x0dx"));
+        ck_assert(!text_is_safe("bad\xff"));
+}
+END_TEST
+
+/* text already written by text_safe() (the daemon's explain and map text) stays as it is on a terminal */
+START_TEST(test_text_terminal_safe)
+{
+        g_autofree char *name = text_safe("cr\\x0dx");
+        g_autofree char *again = text_terminal_safe(name);
+        g_autofree char *cr = text_terminal_safe("a\rb\xe2\x80\xae\\");
+
+        ck_assert_str_eq(again, "cr\\x5cx0dx");
+        ck_assert_str_eq(cr, "a\\x0db\\u{202e}\\");
+        ck_assert(text_is_terminal_safe("C:\\dir"));
+        ck_assert(!text_is_terminal_safe("a\x1b[2J"));
 }
 END_TEST
 
@@ -66,6 +97,8 @@ static Suite *text_safe_suite(void)
         Suite *s = suite_create("text safe");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_text_safe);
+        tcase_add_test(tc, test_text_safe_distinct);
+        tcase_add_test(tc, test_text_terminal_safe);
         tcase_add_test(tc, test_text_json_safe);
         suite_add_tcase(s, tc);
         return s;

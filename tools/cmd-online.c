@@ -405,14 +405,15 @@ static int cmd_list(const Ctl *o, sd_bus *bus)
         return EXIT_OK;
 }
 
-/* The daemon's multi-line text, each line made terminal-safe (text_safe()): a hostile daemon's escape
- * sequence or carriage return does not reach the terminal, its line breaks do. */
+/* The daemon's multi-line text, each line made terminal-safe (text_terminal_safe(): the names in it are
+ * escaped already, their backslashes too): a hostile daemon's escape sequence or carriage return does
+ * not reach the terminal, its line breaks do. */
 static void print_text_safe(const char *text)
 {
         g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
 
         for (char **line = lines; *line; line++) {
-                g_autofree char *safe = text_safe(*line);
+                g_autofree char *safe = text_terminal_safe(*line);
                 fputs(safe, stdout);
                 if (line[1])
                         fputc('\n', stdout);

@@ -69,12 +69,13 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, Memo
         } while (0)
 
 /* Free text placementd wrote: bounded, and no control characters, C1 ones included, nor bidi overrides
- * (they would forge lines or reorder what a terminal shows: text-safe.h). */
+ * (they would forge lines or reorder what a terminal shows: text-safe.h). A backslash may be there: a
+ * reason can quote libvirt's error, and is no name. */
 static bool text_ok(const char *s)
 {
         if (!s)
                 return true;
-        return strlen(s) <= METADATA_MAX_REASON && text_is_safe(s);
+        return strlen(s) <= METADATA_MAX_REASON && text_is_terminal_safe(s);
 }
 
 static int plan_result(const char *result, PlanResult *ret)

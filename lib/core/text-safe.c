@@ -23,7 +23,14 @@ static bool unsafe(gunichar c)
                c == 0xffa0;
 }
 
-char *text_safe(const char *s)
+/* What text_safe() escapes; a backslash too when it escapes one (names), so that an escape in the output
+ * means a character of the name, never the four characters a name held. */
+static bool escaped(gunichar c, bool backslash)
+{
+        return unsafe(c) || (backslash && c == '\\');
+}
+
+static char *escape(const char *s, bool backslash)
 {
         GString *out = g_string_new(NULL);
         const char *p = s ? s : "";
@@ -34,9 +41,9 @@ char *text_safe(const char *s)
                         g_string_append_printf(out, "\\x%02x", (unsigned char)*p++);
                         continue;
                 }
-                if (unsafe(c) && c <= 0xff)
+                if (escaped(c, backslash) && c <= 0xff)
                         g_string_append_printf(out, "\\x%02x", (unsigned)c);
-                else if (unsafe(c))
+                else if (escaped(c, backslash))
                         g_string_append_printf(out, "\\u{%04x}", (unsigned)c);
                 else
                         g_string_append_len(out, p, g_utf8_next_char(p) - p);
@@ -45,16 +52,36 @@ char *text_safe(const char *s)
         return g_string_free(out, FALSE);
 }
 
-bool text_is_safe(const char *s)
+static bool is_safe(const char *s, bool backslash)
 {
         const char *p = s ? s : "";
 
         if (!g_utf8_validate(p, -1, NULL))
                 return false;
         for (; *p; p = g_utf8_next_char(p))
-                if (unsafe(g_utf8_get_char(p)))
+                if (escaped(g_utf8_get_char(p), backslash))
                         return false;
         return true;
+}
+
+char *text_safe(const char *s)
+{
+        return escape(s, true);
+}
+
+bool text_is_safe(const char *s)
+{
+        return is_safe(s, true);
+}
+
+char *text_terminal_safe(const char *s)
+{
+        return escape(s, false);
+}
+
+bool text_is_terminal_safe(const char *s)
+{
+        return is_safe(s, false);
 }
 
 char *text_json_safe(const char *json)

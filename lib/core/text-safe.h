@@ -11,12 +11,22 @@
 
 /* A copy of s with every C0 control, DEL, C1 control (U+0080-U+009F), format character (Unicode Cf: bidi
  * embeddings, overrides, isolates and marks, zero-width spaces and joiners, the BOM), line and paragraph
- * separator and Hangul filler written as \xNN or \u{NNNN}, and each byte of invalid UTF-8 as \xNN;
- * anything else as it is. NULL gives "". Caller frees. */
+ * separator and Hangul filler written as \xNN or \u{NNNN}, each byte of invalid UTF-8 as \xNN, and a
+ * backslash as \x5c (as virsh writes it): a name that holds the text "\x0d" does not read as one that
+ * holds a carriage return. Anything else as it is. NULL gives "". Caller frees. */
 char *text_safe(const char *s);
 
-/* True when s is valid UTF-8 that text_safe() would leave as it is (no control, no bidi override). */
+/* True when s is valid UTF-8 that text_safe() would leave as it is (no control, no bidi override, no
+ * backslash). */
 bool text_is_safe(const char *s);
+
+/* As text_safe() but a backslash stays: for text made of names already written by text_safe() (the
+ * daemon's explain and map text), which only needs to be safe on a terminal, and free text whose
+ * backslashes are no escapes. Caller frees. */
+char *text_terminal_safe(const char *s);
+
+/* True when text_terminal_safe() would leave s as it is. */
+bool text_is_terminal_safe(const char *s);
 
 /* JSON text with every character text_safe() escapes beyond ASCII (C1 controls, format characters, line
  * separators...) written as a \uXXXX escape: the same JSON, safe on a terminal. json-glib escapes C0

@@ -156,6 +156,7 @@ dom() { printf "  <domain type='test'><name>%s</name><memory>1048576</memory><vc
         dom 'web 1'
         # shellcheck disable=SC2016 # a literal hostile domain name: it must never be expanded
         dom '$(touch pwned)'
+        dom 'cr\x0dx' # the text, not a carriage return: shown as cr\x5cx0dx, named as it is
         echo "</node>"
 } >"$TMP/host.xml"
 : >"$TMP/placementd.conf"
@@ -173,5 +174,9 @@ check "names with a space or shell syntax are offered quoted" offers "placementc
         'web\ 1' '\$\(touch\ pwned\)'
 check "a name is never run as a command" test ! -e "$TMP/pwned"
 check "a quoted name completes from its prefix" offers "placementctl show --bus-address=$ADDR we" 'web\ 1'
+check "a name with a backslash is offered as libvirt holds it, quoted" \
+        offers "placementctl show --bus-address=$ADDR c" 'cr\\x0dx'
+shows_escaped() { placementctl show --bus-address="$ADDR" 'cr\x0dx' | head -1 | grep -qF 'cr\x5cx0dx ('; }
+check "show finds it by the name completed, and shows its backslash escaped" shows_escaped
 check "no second DOMAIN" offers_nothing "placementctl show --bus-address=$ADDR test "
 check "no daemon, no names (and no error)" offers_nothing "placementctl show --bus-address=unix:path=$TMP/none "
