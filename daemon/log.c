@@ -68,6 +68,20 @@ static void log_va(int level, const char *fmt, va_list ap)
         fflush(stderr);
 }
 
+void log_lines(int level, const char *head, const char *text)
+{
+        g_auto(GStrv) lines = g_strsplit(text ? text : "", "\n", -1);
+        const char *first = lines[0] ? lines[0] : "";
+
+        if (head)
+                log_printf(level, "%s: %s", head, first);
+        else
+                log_printf(level, "%s", first);
+        for (char **line = lines[0] ? lines + 1 : lines; *line; line++)
+                if (**line)
+                        log_printf(level, "  %s", *line);
+}
+
 void log_printf(int level, const char *fmt, ...)
 {
         va_list ap;

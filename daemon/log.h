@@ -17,6 +17,11 @@ int log_level_from_string(const char *s);
 
 void log_printf(int level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
+/* text of several problems, one a line (newline-separated), logged one a line at level, as placementctl
+ * shows them: "HEAD: first line" (the first line alone when head is NULL), then each other non-empty line
+ * indented. A single log_printf() would join them into one line. */
+void log_lines(int level, const char *head, const char *text);
+
 /* Logs and returns r (a negative errno), for `return log_error_errno(r, ...)`. */
 int log_errno(int level, int r, const char *fmt, ...) __attribute__((format(printf, 3, 4)));
 

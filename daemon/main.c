@@ -328,15 +328,10 @@ static int reload(Daemon *d, char **ret_error)
                 r = metrics_prepare(d, c->metrics_listen, &metrics, &error);
         manager_note_reload(d->manager, r >= 0);
         if (r < 0) {
-                g_auto(GStrv) lines = g_strsplit(error ? error : "", "\n", -1);
-                /* one problem a line, as placementctl shows them */
-                log_error("Reloading the configuration failed, keeping the old one: %s",
-                          lines[0] ? lines[0] : "");
-                for (char **line = lines[0] ? lines + 1 : lines; *line; line++)
-                        if (**line)
-                                log_error("  %s", *line);
+                const char *text = error ? error : "";
+                log_lines(LOG_ERR, "Reloading the configuration failed, keeping the old one", text);
                 g_free(d->reload_failure);
-                d->reload_failure = g_strdup(lines[0] ? lines[0] : "");
+                d->reload_failure = g_strndup(text, strcspn(text, "\n"));
                 if (ret_error)
                         *ret_error = g_steal_pointer(&error);
         } else {
@@ -576,7 +571,7 @@ static int run(int argc, char **argv)
         d.config_explicit = args.config != NULL;
         if (load_config(d.config_path, d.config_explicit, &config, &error) < 0 ||
             topology_load(args.topology, &topology, &error) < 0) {
-                log_error("%s", error);
+                log_lines(LOG_ERR, NULL, error);
                 return 2;
         }
         log_topology(topology, config);

@@ -12,8 +12,8 @@
 
 #include "log.h"
 
-/* What log_printf() writes for text, read back from stderr. */
-static char *logged(const char *text)
+/* What log_printf() (lines false) or log_lines() (lines true) writes for text, read back from stderr. */
+static char *logged_as(const char *text, bool lines)
 {
         FILE *f = tmpfile();
         int saved = dup(STDERR_FILENO);
@@ -25,7 +25,10 @@ static char *logged(const char *text)
         fflush(stderr);
         ck_assert_int_ge(dup2(fileno(f), STDERR_FILENO), 0);
         log_set_max_level(LOG_DEBUG);
-        log_printf(LOG_WARNING, "%s: unknown policy", text);
+        if (lines)
+                log_lines(LOG_ERR, NULL, text);
+        else
+                log_printf(LOG_WARNING, "%s: unknown policy", text);
         fflush(stderr);
         ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
         close(saved);
@@ -35,6 +38,11 @@ static char *logged(const char *text)
         out[len] = '\0';
         fclose(f);
         return out;
+}
+
+static char *logged(const char *text)
+{
+        return logged_as(text, false);
 }
 
 START_TEST(test_owner_text_cannot_forge_a_line)
@@ -68,12 +76,27 @@ START_TEST(test_long_name_keeps_its_line)
 }
 END_TEST
 
+/* Several problems (a configuration's errors at startup or on reload): one log line each, the first as it
+ * is, the others indented; blank lines dropped */
+START_TEST(test_lines_one_a_line)
+{
+        g_autofree char *a = logged_as("p.conf:2: unknown key Foo=\np.conf:3: unknown key Bar=\n", true);
+        g_autofree char *b = logged_as("one problem", true);
+        g_autofree char *c = logged_as("cr\rx\nnext", true);
+
+        ck_assert_str_eq(a, "<3>p.conf:2: unknown key Foo=\n<3>  p.conf:3: unknown key Bar=\n");
+        ck_assert_str_eq(b, "<3>one problem\n");
+        ck_assert_str_eq(c, "<3>cr\\x0dx\n<3>  next\n");
+}
+END_TEST
+
 static Suite *log_suite(void)
 {
         Suite *s = suite_create("log");
         TCase *tc = tcase_create("lines");
         tcase_add_test(tc, test_owner_text_cannot_forge_a_line);
         tcase_add_test(tc, test_long_name_keeps_its_line);
+        tcase_add_test(tc, test_lines_one_a_line);
         suite_add_tcase(s, tc);
         return s;
 }

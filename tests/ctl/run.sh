@@ -150,6 +150,12 @@ run "$PLACEMENTD" --connect= --bus=none
 result "placementd: an empty --connect exits 2 (rc $RC)" "$([ $RC -eq 2 ] && grep -q "connect is empty" "$ERR"; echo $?)"
 run "$PLACEMENTD" --config= --bus=none
 result "placementd: an empty --config exits 2 naming it (rc $RC)" "$([ $RC -eq 2 ] && grep -q "config is empty" "$ERR"; echo $?)"
+printf '[Placement]\nPolicy=fast\nFoo=1\n' >"$TMP/two-errors.conf"
+run "$PLACEMENTD" --config="$TMP/two-errors.conf" --bus=none
+result "placementd: a config's errors at startup are logged one a line, as on reload, exit 2 (rc $RC)" \
+    "$([ $RC -eq 2 ] && [ "$(grep -c '^<3>' "$ERR")" -eq 2 ] &&
+        grep -q '^<3>/.*/two-errors.conf:2: \[Placement\] Policy=fast: invalid value' "$ERR" &&
+        grep -q '^<3>  /.*/two-errors.conf:3: unknown key Foo=' "$ERR"; echo $?)"
 run "$CTL" cpu-advice --connect= some-domain
 result "placementctl: an empty --connect exits 2 naming it (rc $RC)" "$([ $RC -eq 2 ] && grep -q "connect is empty" "$ERR"; echo $?)"
 run "$CTL" plan --topology="$ROOT/tests/topologies/two-node-hugepages.xml" vm:1:1G
