@@ -643,6 +643,34 @@ static void device_note(const HostView *v, const PlacementRequest *req, const Pl
                         : ": no equally near set with them has room");
 }
 
+/*
+ * For memory bound to nodes the vCPUs cannot run on (HostView.memory_remote): where the cores were taken
+ * and why, "cores taken on node 1, the nearest to them with free cores for every vCPU (nearer ones have
+ * too few)"; with_cpus names what the nearest nodes have ("with CPUs", "with one").
+ */
+static char *remote_cores_text(const HostView *v, const Plan *plan, const char *with_cpus)
+{
+        const PolicyOps *ops = policy_ops(plan->policy);
+        g_autofree char *where = format_nodes(v->t, plan->nodes);
+        uint32_t nearest = TOPOLOGY_UNREACHABLE, farthest = 0;
+
+        for (unsigned n = 0; n < v->t->nnodes; n++)
+                if (v->node_allowed[n] && v->node_usable_cores[n] > 0)
+                        nearest = MIN(nearest, v->node_to_memory[n]);
+        CPUSET_FOREACH (n, plan->nodes)
+                if (v->node_usable_cores[n] > 0)
+                        farthest = MAX(farthest, v->node_to_memory[n]);
+        if (farthest <= nearest)
+                return g_strdup_printf("cores taken on %s, the nearest to them %s", where, with_cpus);
+        if (plan->result == PLAN_PLACED)
+                return g_strdup_printf(
+                    "cores taken on %s, the nearest to them with %s for every vCPU (nearer "
+                    "ones have too few)",
+                    where, ops->unit);
+        return g_strdup_printf("cores taken on %s, the nearest to them of the sets with the most %s", where,
+                               ops->unit);
+}
+
 /* What the constraints did, appended to the reason ("" when there are none). */
 static char *constraint_note(const HostView *v, const PlacementRequest *req, const Plan *plan)
 {
@@ -666,7 +694,7 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
         if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes) {
                 g_autofree char *list = cpuset_format(req->memory_nodes);
                 g_autoptr(CpuSet) charged = cpuset_new();
-                g_autofree char *where = NULL;
+                g_autofree char *where = NULL, *remote = NULL;
                 for (unsigned n = 0; n < plan->nnode_memory; n++)
                         if (plan->node_memory[n])
                                 cpuset_add(charged, t->nodes[n].os_index);
@@ -688,23 +716,26 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                                             placement_request_allows_cpu(req, t->pus[p].os_index);
                 }
                 where = cpuset_format(charged);
+                /* where the cores are instead, and why (the nearest nodes with a CPU it may use first) */
+                if (cores_elsewhere)
+                        remote = v->memory_remote
+                                     ? remote_cores_text(v, plan, memory_has_cpus ? "with one" : "with CPUs")
+                                     : g_strdup(memory_has_cpus ? "cores taken on the nearest nodes with one"
+                                                                : "cores taken on the nearest with CPUs");
                 g_string_append_printf(
-                    s, "; %s its memory to node%s %s (%s): %s, the binding left as it is",
+                    s, "; %s its memory to node%s %s (%s): %s%s%s%s, the binding left as it is",
                     memory_source_text(req), cpuset_count(req->memory_nodes) == 1 ? "" : "s", list,
                     req->memory_source == MEMORY_SOURCE_MEMNODE ? "per cell"
                                                                 : memory_mode_to_string(req->memory_mode),
-                    !cores_elsewhere      ? "cores taken there"
-                    : memory_cpus_allowed ? "the configuration keeps their CPUs from vCPUs (ReservedCPUs=, "
-                                            "CoreKinds=), cores taken on the nearest nodes with one (its "
-                                            "memory is remote)"
-                    : memory_has_cpus
-                        ? (req->allowed_cpus
-                               ? "no CPU of its <vcpu cpuset> lies there, cores taken on the "
-                                 "nearest nodes with one (its memory is remote)"
-                               : "no CPU under the caches its <cachetune>/<memorytune> reserve "
-                                 "lies there, cores taken on the nearest nodes with one (its "
-                                 "memory is remote)")
-                        : "memory-only nodes, cores taken on the nearest with CPUs");
+                    !cores_elsewhere ? "cores taken there"
+                    : memory_cpus_allowed
+                        ? "the configuration keeps their CPUs from vCPUs (ReservedCPUs=, CoreKinds=)"
+                    : memory_has_cpus ? (req->allowed_cpus ? "no CPU of its <vcpu cpuset> lies there"
+                                                           : "no CPU under the caches its "
+                                                             "<cachetune>/<memorytune> reserve lies there")
+                                      : "memory-only nodes",
+                    remote ? ", " : "", remote ? remote : "",
+                    cores_elsewhere && memory_has_cpus ? " (its memory is remote)" : "");
                 if (*where)
                         g_string_append_printf(
                             s, ", memory counted on node%s %s%s", cpuset_count(charged) == 1 ? "" : "s",

@@ -71,38 +71,33 @@ static bool memory_nodes_cpuless(const Topology *t, const PlacementRequest *req,
         return any;
 }
 
-/* The distance from node n to the nearest of the request's memory nodes. */
+/* The distance from node n to the request's memory: summed over its memory nodes (the kernel spreads the
+ * memory of a binding over them when no vCPU runs on one), so that it orders as their mean does; an
+ * unreachable one counts as the farthest distance a SLIT can name. TOPOLOGY_UNREACHABLE when none is
+ * reachable. */
 static uint32_t distance_to_memory(const Topology *t, const PlacementRequest *req, unsigned n)
 {
-        uint32_t best = TOPOLOGY_UNREACHABLE;
+        uint32_t sum = 0;
+        bool reachable = false;
 
-        for (unsigned m = 0; m < t->nnodes; m++)
-                if (!outside_memory_nodes(t, req, m))
-                        best = MIN(best, topology_distance(t, m, n));
-        return best;
-}
-
-/* For memory on memory-only nodes: node n has a CPU the request may use and no such node is nearer to
- * the memory (the vCPUs run next to it, overcommitted there rather than spread further away). */
-static bool nearest_cpu_node(const Topology *t, const PlacementRequest *req, const PlacementParams *params,
-                             unsigned n)
-{
-        uint32_t d = distance_to_memory(t, req, n);
-
-        if (!node_has_usable_cpu(t, req, params, n) || d >= TOPOLOGY_UNREACHABLE)
-                return false;
-        for (unsigned o = 0; o < t->nnodes; o++)
-                if (node_has_usable_cpu(t, req, params, o) && distance_to_memory(t, req, o) < d)
-                        return false;
-        return true;
+        for (unsigned m = 0; m < t->nnodes; m++) {
+                uint32_t d;
+                if (outside_memory_nodes(t, req, m))
+                        continue;
+                d = topology_distance(t, m, n);
+                reachable = reachable || d < TOPOLOGY_UNREACHABLE;
+                sum += MIN(d, 255u);
+        }
+        return reachable ? sum : TOPOLOGY_UNREACHABLE;
 }
 
 /*
  * A node is allowed unless the request's memory nodes leave it out, or it has CPUs and none is allowed.
  * When no node with an allowed CPU has memory (the allowed CPUs are all on memoryless nodes), nodes with
  * memory but no allowed CPU are allowed for their memory (their cores stay out: pu_allowed()). When the
- * memory is bound to memory-only nodes, the nodes with an allowed CPU nearest to them are allowed for
- * their cores (their memory stays out: host_view_init_for()).
+ * memory is bound to memory-only nodes, every node with a CPU the request may use is allowed for its
+ * cores (its memory stays out: host_view_init_for()): the sets nearest the memory are walked first
+ * (HostView.memory_remote), and the vCPUs share a core only when no set has a free one for each.
  */
 static bool node_allowed(const Topology *t, const PlacementRequest *req, const PlacementParams *params,
                          unsigned n)
@@ -112,7 +107,8 @@ static bool node_allowed(const Topology *t, const PlacementRequest *req, const P
         if (!req)
                 return true;
         if (outside_memory_nodes(t, req, n))
-                return memory_nodes_cpuless(t, req, params) && nearest_cpu_node(t, req, params, n);
+                return memory_nodes_cpuless(t, req, params) && node_has_usable_cpu(t, req, params, n) &&
+                       distance_to_memory(t, req, n) < TOPOLOGY_UNREACHABLE;
         if (node->ncores == 0 || node_has_allowed_cpu(t, req, n))
                 return true;
         for (unsigned m = 0; m < t->nnodes; m++)
@@ -175,6 +171,13 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
 
         for (unsigned n = 0; n < t->nnodes; n++)
                 v->node_allowed[n] = node_allowed(t, req, params, n);
+        if (req && req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes &&
+            memory_nodes_cpuless(t, req, params)) {
+                v->memory_remote = true;
+                v->node_to_memory = g_new0(uint32_t, MAX(t->nnodes, 1));
+                for (unsigned n = 0; n < t->nnodes; n++)
+                        v->node_to_memory[n] = distance_to_memory(t, req, n);
+        }
         /* the same for QEMU's threads unless reserved caches confine the vCPUs */
         v->pu_thread_usable = req && req->cache_cpus ? g_new0(bool, MAX(t->npus, 1)) : v->pu_usable;
         for (unsigned p = 0; p < t->npus; p++) {
@@ -228,6 +231,7 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
 void host_view_done(HostView *v)
 {
         g_free(v->node_allowed);
+        g_free(v->node_to_memory);
         if (v->pu_thread_usable != v->pu_usable)
                 g_free(v->pu_thread_usable);
         g_free(v->pu_usable);

@@ -13,6 +13,12 @@ typedef struct HostView {
         const PlacementParams *params;
         const PlacementRequest *req; /* its constraints shape the view; NULL = none */
         bool *node_allowed;          /* [nnodes] inside the request's node and CPU constraints */
+        /* The request binds its memory to nodes none of whose CPUs its vCPUs may use (memory-only nodes, a
+         * <vcpu cpuset> or ReservedCPUs= leaving theirs out): every node with a CPU it may use is allowed,
+         * and node_to_memory ([nnodes]) is each node's distance to that memory (summed over its nodes;
+         * TOPOLOGY_UNREACHABLE when none is reachable), by which the sets are ranked. NULL otherwise. */
+        bool memory_remote;
+        uint32_t *node_to_memory;
         bool *pu_usable;             /* [npus] not reserved for the host, allowed for the request */
         bool *pu_thread_usable;      /* [npus] the same for QEMU's own threads, which the request's
                                       * reserved caches do not confine (pu_usable itself without them) */

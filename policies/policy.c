@@ -274,14 +274,28 @@ uint64_t policy_set_memory(const PlacementRequest *req)
  * Above the exhaustive limit the host's table holds the sets each node grows by distance, not every
  * subset: when the request's constraints leave only some nodes, the sets of just those may be missing
  * (a cpuset over nodes 5 and 7 of 24, with 6 nearer to 5 than 7 is). The walk then runs on a table of
- * the allowed nodes, through a copy of the topology that points to it. NULL when the host's table will do.
+ * the allowed nodes, through a copy of the topology that points to it. When the memory is bound to nodes
+ * the vCPUs cannot run on (HostView.memory_remote), the table holds the allowed nodes with a usable core,
+ * the sets nearest the memory first (nodeset_table_toward()), at any size of host: the host's own key
+ * knows nothing of where the memory is, and ranks every node alike. NULL when the host's table will do.
  */
 static NodeSetTable *narrowed_sets(const HostView *v)
 {
         const Topology *t = v->t;
         g_autofree unsigned *nodes = g_new(unsigned, MAX(t->nnodes, 1));
+        g_autofree uint32_t *to_memory = g_new(uint32_t, MAX(t->nnodes, 1));
         unsigned k = 0;
 
+        if (v->memory_remote) {
+                for (unsigned n = 0; n < t->nnodes; n++)
+                        if (v->node_allowed[n] && v->node_usable_cores[n] > 0 &&
+                            v->node_to_memory[n] < TOPOLOGY_UNREACHABLE) {
+                                to_memory[k] = v->node_to_memory[n];
+                                nodes[k++] = n;
+                        }
+                if (k)
+                        return nodeset_table_toward(t->nnodes, t->distance, nodes, k, to_memory);
+        }
         if (t->nodesets->exhaustive)
                 return NULL;
         for (unsigned n = 0; n < t->nnodes; n++)

@@ -362,8 +362,9 @@ START_TEST(test_no_local_node_metadata)
 END_TEST
 
 /* Memory bound by the definition to the CXL node (no CPU of its own): the vCPUs run on the CPU node
- * nearest to it (node 0, distance 14; node 1 is 26 away), even when node 1 is idler, and overcommit there
- * rather than go far; the memory is counted on the CXL node, whatever MemoryTiers= says. */
+ * nearest to it (node 0, distance 14; node 1 is 26 away), even when node 1 is idler; the memory is counted
+ * on the CXL node, whatever MemoryTiers= says. When node 0 has too few free cores left, node 1's free cores
+ * take them: a core per vCPU first, the memory stays where it is bound. */
 START_TEST(test_memory_bound_to_cpuless_node)
 {
         g_autoptr(Topology) t = test_topology_load("cxl-expander.xml");
@@ -387,16 +388,114 @@ START_TEST(test_memory_bound_to_cpuless_node)
                 ck_assert_msg(cpuset_count(p->nodes) == 1 && cpuset_has(p->nodes, 0), "%s", p->reason);
                 ck_assert_uint_eq(p->node_memory[2], 4 * GiB);
                 ck_assert_uint_eq(p->node_memory[0] + p->node_memory[1], 0);
-                ck_assert_reason(p, "memory-only nodes, cores taken on the nearest with CPUs");
+                ck_assert_reason(p,
+                                 "memory-only nodes, cores taken on node 0, the nearest to them with CPUs");
                 ck_assert_int_eq(ledger_commit(l, "b", p), 0);
         }
         {
+                /* node 0 has 1 free core for 3 vCPUs; node 1 has 4 */
                 req.name = "c";
                 req.vcpus = 3;
                 g_autoptr(Plan) p = policy_place(t, l, &req, &params);
-                ck_assert_msg(p->result == PLAN_OVERCOMMITTED, "%s", p->reason);
-                ck_assert_msg(cpuset_count(p->nodes) == 1 && cpuset_has(p->nodes, 0), "%s", p->reason);
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                ck_assert_msg(cpuset_count(p->nodes) == 1 && cpuset_has(p->nodes, 1), "%s", p->reason);
+                ck_assert_uint_eq(p->shared_vcpus, 0);
+                ck_assert_uint_eq(p->node_memory[2], 4 * GiB);
+                ck_assert_reason(
+                    p, "cores taken on node 1, the nearest to them with free cores for every vCPU");
         }
+}
+END_TEST
+
+/* The same under compat: node 0 keeps 4 free threads for 6 vCPUs, node 1 has 8: the vCPUs take node 1's
+ * threads instead of sharing node 0's (compat's rule: a set qualifies by free threads and memory). */
+START_TEST(test_memory_bound_to_cpuless_node_compat)
+{
+        g_autoptr(Topology) t = test_topology_load("cxl-expander.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) cxl = cpuset_new();
+        PlacementParams params = test_params(POLICY_COMPAT);
+        PlacementRequest req = {.name = "b",
+                                .vcpus = 6,
+                                .memory = 4 * GiB,
+                                .memory_nodes = cxl,
+                                .memory_source = MEMORY_SOURCE_USER,
+                                .memory_mode = MEMORY_MODE_STRICT};
+        g_autoptr(Plan) p = NULL;
+        const Plan *a;
+
+        cpuset_add(cxl, 2);
+        a = test_place(t, l, &params, "a", 4, 1 * GiB);
+        ck_assert(cpuset_count(a->nodes) == 1 && cpuset_has(a->nodes, 0));
+        p = policy_place(t, l, &req, &params);
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_msg(cpuset_count(p->nodes) == 1 && cpuset_has(p->nodes, 1), "%s", p->reason);
+        ck_assert_uint_eq(p->node_memory[2], 4 * GiB);
+        ck_assert_reason(p, "cores taken on node 1, the nearest to them with free CPUs for every vCPU");
+        /* with node 0 empty, its 8 threads hold them: the nearest node to the memory wins */
+        ledger_release(l, "a");
+        g_clear_pointer(&p, plan_free);
+        p = policy_place(t, l, &req, &params);
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_msg(cpuset_count(p->nodes) == 1 && cpuset_has(p->nodes, 0), "%s", p->reason);
+}
+END_TEST
+
+/* More vCPUs than the host has cores: overcommitted on the set with the most free cores, both nodes,
+ * rather than 12 vCPUs on node 0's 4 cores. */
+START_TEST(test_memory_bound_to_cpuless_node_overcommit)
+{
+        g_autoptr(Topology) t = test_topology_load("cxl-expander.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) cxl = cpuset_new();
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "b",
+                                .vcpus = 12,
+                                .memory = 4 * GiB,
+                                .memory_nodes = cxl,
+                                .memory_source = MEMORY_SOURCE_USER,
+                                .memory_mode = MEMORY_MODE_STRICT};
+        g_autoptr(Plan) p = NULL;
+
+        cpuset_add(cxl, 2);
+        p = policy_place(t, l, &req, &params);
+        ck_assert_msg(p->result == PLAN_OVERCOMMITTED, "%s", p->reason);
+        ck_assert_msg(cpuset_count(p->nodes) == 2, "%s", p->reason);
+        ck_assert_uint_eq(test_max_per_core(t, p), 2);
+        ck_assert_uint_eq(p->node_memory[2], 4 * GiB);
+}
+END_TEST
+
+/* KNL SNC4 flat, memory bound to cluster 0's MCDRAM (node 1): 6 vCPUs on an idle host get a core each,
+ * node 0 (the nearest to it, 4 cores) and one more node, instead of sharing node 0's cores. */
+START_TEST(test_memory_bound_to_mcdram)
+{
+        g_autoptr(Topology) t = test_topology_load("knl-snc4-flat.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) mcdram = cpuset_new();
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "b",
+                                .vcpus = 6,
+                                .memory = 2 * GiB,
+                                .memory_nodes = mcdram,
+                                .memory_source = MEMORY_SOURCE_USER,
+                                .memory_mode = MEMORY_MODE_STRICT};
+        g_autoptr(Plan) p = NULL;
+
+        cpuset_add(mcdram, 1);
+        p = policy_place(t, l, &req, &params);
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_uint_eq(test_max_per_core(t, p), 1);
+        ck_assert_msg(cpuset_count(p->nodes) == 2 && cpuset_has(p->nodes, 0), "%s", p->reason);
+        ck_assert_uint_eq(p->node_memory[1], 2 * GiB);
+        /* bound to cluster 1's MCDRAM (node 3), 4 vCPUs fit node 2 alone, the nearest to it */
+        cpuset_clear(mcdram);
+        cpuset_add(mcdram, 3);
+        req.vcpus = 4;
+        g_clear_pointer(&p, plan_free);
+        p = policy_place(t, l, &req, &params);
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_msg(cpuset_count(p->nodes) == 1 && cpuset_has(p->nodes, 2), "%s", p->reason);
 }
 END_TEST
 
@@ -499,6 +598,9 @@ static Suite *kinds_suite(void)
         tcase_add_test(memory, test_never_gpu_memory);
         tcase_add_test(memory, test_cxl_lower_tier);
         tcase_add_test(memory, test_memory_bound_to_cpuless_node);
+        tcase_add_test(memory, test_memory_bound_to_cpuless_node_compat);
+        tcase_add_test(memory, test_memory_bound_to_cpuless_node_overcommit);
+        tcase_add_test(memory, test_memory_bound_to_mcdram);
         tcase_add_test(memory, test_arm_clusters);
         tcase_add_test(memory, test_host_thread_cores_last);
         tcase_add_test(memory, test_guests_get_one_thread_per_core);

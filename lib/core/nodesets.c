@@ -13,6 +13,7 @@ typedef struct Builder {
         GArray *sets;     /* NodeSet */
         GArray *members;  /* unsigned */
         GHashTable *seen; /* key: member list as string, for deduplication above the exhaustive limit */
+        const uint32_t *to_memory; /* [nnodes] distance to memory held elsewhere, or NULL */
 } Builder;
 
 static uint32_t dist(const Builder *b, unsigned i, unsigned j)
@@ -23,8 +24,8 @@ static uint32_t dist(const Builder *b, unsigned i, unsigned j)
 /* Adds the set of nodes[0..n) (ascending) unless it contains an unreachable pair. */
 static void builder_add(Builder *b, const unsigned *nodes, unsigned n)
 {
-        uint32_t max = 0;
-        uint64_t sum = 0;
+        uint32_t max = 0, memory_max = 0;
+        uint64_t sum = 0, memory_sum = 0;
         NodeSet s;
 
         for (unsigned i = 0; i < n; i++)
@@ -45,7 +46,13 @@ static void builder_add(Builder *b, const unsigned *nodes, unsigned n)
                 }
                 g_hash_table_add(b->seen, g_string_free(key, FALSE));
         }
+        for (unsigned i = 0; b->to_memory && i < n; i++) {
+                memory_max = MAX(memory_max, b->to_memory[nodes[i]]);
+                memory_sum += b->to_memory[nodes[i]];
+        }
         s = (NodeSet){
+            .memory_distance = memory_max,
+            .memory_mean = (double)memory_sum / n,
             .max_distance = max,
             .mean_distance = (double)sum / ((double)n * n),
             .first = b->members->len,
@@ -59,10 +66,14 @@ static int compare_sets(const void *pa, const void *pb)
 {
         const NodeSet *a = pa, *b = pb;
 
+        if (a->memory_distance != b->memory_distance)
+                return a->memory_distance < b->memory_distance ? -1 : 1;
         if (a->max_distance != b->max_distance)
                 return a->max_distance < b->max_distance ? -1 : 1;
         if (fabs(a->mean_distance - b->mean_distance) > NODESETS_MEAN_EPSILON)
                 return a->mean_distance < b->mean_distance ? -1 : 1;
+        if (fabs(a->memory_mean - b->memory_mean) > NODESETS_MEAN_EPSILON)
+                return a->memory_mean < b->memory_mean ? -1 : 1;
         /* Stable: keep enumeration order (first is unique per set). */
         return a->first < b->first ? -1 : a->first > b->first;
 }
@@ -139,12 +150,14 @@ static void enumerate_grown(Builder *b)
         b->seen = NULL;
 }
 
-static NodeSetTable *table_new(unsigned nnodes, const uint32_t *distance, bool flat, unsigned exhaustive_max)
+static NodeSetTable *table_new(unsigned nnodes, const uint32_t *distance, bool flat, unsigned exhaustive_max,
+                               const uint32_t *to_memory)
 {
         NodeSetTable *t = g_new0(NodeSetTable, 1);
         Builder b = {
             .nnodes = nnodes,
             .distance = distance,
+            .to_memory = to_memory,
             .sets = g_array_new(FALSE, FALSE, sizeof(NodeSet)),
             .members = g_array_new(FALSE, FALSE, sizeof(unsigned)),
         };
@@ -199,8 +212,10 @@ static NodeSetTable *table_new(unsigned nnodes, const uint32_t *distance, bool f
         for (unsigned i = 0; i < t->ncandidates; i++) {
                 NodeSet *s = &t->candidates[i], *prev = i ? &t->candidates[i - 1] : NULL;
                 s->group = !prev ? 0
-                           : (prev->max_distance == s->max_distance &&
-                              fabs(prev->mean_distance - s->mean_distance) <= NODESETS_MEAN_EPSILON)
+                           : (prev->memory_distance == s->memory_distance &&
+                              prev->max_distance == s->max_distance &&
+                              fabs(prev->mean_distance - s->mean_distance) <= NODESETS_MEAN_EPSILON &&
+                              fabs(prev->memory_mean - s->memory_mean) <= NODESETS_MEAN_EPSILON)
                                ? prev->group
                                : prev->group + 1;
         }
@@ -209,11 +224,11 @@ static NodeSetTable *table_new(unsigned nnodes, const uint32_t *distance, bool f
 
 NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool flat)
 {
-        return table_new(nnodes, distance, flat, NODESETS_EXHAUSTIVE_MAX);
+        return table_new(nnodes, distance, flat, NODESETS_EXHAUSTIVE_MAX, NULL);
 }
 
-NodeSetTable *nodeset_table_within(unsigned nnodes, const uint32_t *distance, const unsigned *nodes,
-                                   unsigned k)
+NodeSetTable *nodeset_table_toward(unsigned nnodes, const uint32_t *distance, const unsigned *nodes,
+                                   unsigned k, const uint32_t *to_memory)
 {
         g_autofree uint32_t *sub = g_new(uint32_t, MAX((gsize)k * k, 1));
         NodeSetTable *t;
@@ -223,7 +238,7 @@ NodeSetTable *nodeset_table_within(unsigned nnodes, const uint32_t *distance, co
                         sub[i * k + j] = distance[nodes[i] * nnodes + nodes[j]];
         /* built for one request: every subset only while that is cheap (1023 sets of 10 nodes, against
          * 65,535 of 16: 30 ms a placement), grown sets beyond */
-        t = table_new(k, sub, false, NODESETS_WITHIN_EXHAUSTIVE_MAX);
+        t = table_new(k, sub, false, NODESETS_WITHIN_EXHAUSTIVE_MAX, to_memory);
         /* the host's node indexes: no mask index (bit i would be the i-th of nodes, not node i) */
         for (unsigned i = 0; i < t->ncandidates; i++) {
                 NodeSet *set = &t->candidates[i];
@@ -239,6 +254,12 @@ NodeSetTable *nodeset_table_within(unsigned nnodes, const uint32_t *distance, co
                 t->size_start[size] = t->ncandidates;
         t->nnodes = nnodes;
         return t;
+}
+
+NodeSetTable *nodeset_table_within(unsigned nnodes, const uint32_t *distance, const unsigned *nodes,
+                                   unsigned k)
+{
+        return nodeset_table_toward(nnodes, distance, nodes, k, NULL);
 }
 
 void nodeset_table_free(NodeSetTable *t)

@@ -30,6 +30,10 @@
 #define NODESETS_WITHIN_EXHAUSTIVE_MAX 10u
 
 typedef struct NodeSet {
+        /* nodeset_table_toward() only (0 elsewhere): the largest and the mean distance from the set's nodes
+         * to memory held on other nodes; the key's first and last parts */
+        uint32_t memory_distance;
+        double memory_mean;
         uint32_t max_distance;
         double mean_distance;
         unsigned group;  /* equal (max, mean) rank share a group number */
@@ -61,6 +65,12 @@ NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool 
  * host above the exhaustive limit, where the host's own table may not hold the sets of just those. */
 NodeSetTable *nodeset_table_within(unsigned nnodes, const uint32_t *distance, const unsigned *nodes,
                                    unsigned k);
+/* The same for a domain whose memory lies on other nodes than its vCPUs can run on (memory-only nodes):
+ * to_memory[i] is the distance from nodes[i] to that memory. The key puts the largest distance from a
+ * set's nodes to the memory first, then the set's own key, then their mean distance to the memory: the
+ * sets nearest the memory first, the tightest of those first. */
+NodeSetTable *nodeset_table_toward(unsigned nnodes, const uint32_t *distance, const unsigned *nodes,
+                                   unsigned k, const uint32_t *to_memory);
 void nodeset_table_free(NodeSetTable *t);
 
 static inline const unsigned *nodeset_members(const NodeSetTable *t, const NodeSet *s)
