@@ -229,7 +229,12 @@ static void add_housekeeping(const HostView *v, const PlacementRequest *req, con
                 }
 }
 
-/* The set's cores no vCPU holds (with_own: and the plan's own cores), PUs QEMU's threads may use. */
+/*
+ * The set's cores no vCPU holds (with_own: and the plan's own cores), PUs QEMU's threads may use. Of its
+ * own cores only the PUs that carry no other domain's vCPU and that no other domain holds: under compat
+ * (or overcommitted) a core of its own may be another domain's too, and its thread there is that
+ * domain's.
+ */
 static void add_set_cores(const HostView *v, const Plan *plan, bool with_own, CpuSet *out)
 {
         const Topology *t = v->t;
@@ -242,7 +247,8 @@ static void add_set_cores(const HostView *v, const Plan *plan, bool with_own, Cp
                                 continue;
                         for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus;
                              p++)
-                                if (v->pu_thread_usable[p])
+                                if (v->pu_thread_usable[p] &&
+                                    (!own || (!ledger_pu_load(v->l, p) && !ledger_pu_held(v->l, p))))
                                         cpuset_add(out, t->pus[p].os_index);
                 }
         }
@@ -1216,14 +1222,16 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         where = pin_housekeeping(v, req, plan);
         reason = placed_reason(v, ops, req, choice, plan);
         if (where == HOUSEKEEPING_OWN_CORES)
-                plan->reason = g_strdup_printf("%s; %s its own cores: no idle sibling, housekeeping CPU or "
-                                               "free core is left",
-                                               reason,
-                                               cpuset_is_empty(plan->emulator_pin)
-                                                   ? "its I/O threads share"
-                                                   : (cpuset_is_empty(plan->iothreads)
-                                                          ? "the emulator shares"
-                                                          : "the emulator and I/O threads share"));
+                plan->reason = g_strdup_printf(
+                    "%s; %s its own cores: %s", reason,
+                    cpuset_is_empty(plan->emulator_pin)
+                        ? "its I/O threads share"
+                        : (cpuset_is_empty(plan->iothreads) ? "the emulator shares"
+                                                            : "the emulator and I/O threads share"),
+                    v->params->emulator_pin == EMULATOR_PIN_NODESET
+                        ? "its nodes have no free core, and every thread of its own cores is another "
+                          "domain's too"
+                        : "no idle sibling, housekeeping CPU or free core is left");
         else
                 plan->reason = g_steal_pointer(&reason);
         realtime_emulator_note(v, where, plan);

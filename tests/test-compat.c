@@ -98,6 +98,40 @@ START_TEST(test_core_pin_keeps_off_another_domains_thread)
 }
 END_TEST
 
+/*
+ * EmulatorPin=nodeset is the set minus other domains' cores: of a core compat shares with another domain
+ * (c's odd vCPU fills the half of a's core a left), only the threads that carry no vCPU of that domain.
+ * On xeon-2s-smt (core 1 is CPUs 2-3) a's vCPU 2 runs on CPU 2 and c's vCPU 2 on CPU 3: c's emulator
+ * gets CPU 3 and node 0's free cores, not CPU 2.
+ */
+START_TEST(test_nodeset_emulator_keeps_off_another_domains_thread)
+{
+        g_autoptr(Topology) t = test_topology_load("xeon-2s-smt.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_COMPAT);
+        const Plan *c;
+
+        p.emulator_pin = EMULATOR_PIN_NODESET;
+        test_place(t, l, &p, "a", 3, GiB);
+        test_place(t, l, &p, "b", 6, GiB);
+        c = test_place(t, l, &p, "c", 3, GiB);
+        ck_assert_int_eq(c->result, PLAN_PLACED);
+        ck_assert(!cpuset_is_empty(c->emulator_pin));
+        /* no CPU of the pin carries another domain's vCPU: the ledger now counts c's own too */
+        for (unsigned pu = 0; pu < t->npus; pu++) {
+                bool own = false;
+                for (unsigned v = 0; v < c->nvcpus; v++)
+                        own = own || c->vcpu_pu[v] == (int)pu;
+                if (cpuset_has(c->emulator_pin, t->pus[pu].os_index))
+                        ck_assert_msg(own || ledger_pu_load(l, pu) == 0,
+                                      "emulator on CPU %u, another domain's", t->pus[pu].os_index);
+        }
+        ck_assert(!cpuset_has(c->emulator_pin, 2));
+        ck_assert(cpuset_has(c->emulator_pin, 3));
+        ck_assert(cpuset_has(c->emulator_pin, 15));
+}
+END_TEST
+
 /* The PU indexes of the plan's vCPUs, in vCPU order, as "a,b,c". */
 static char *plan_pus(const Plan *plan)
 {
@@ -164,6 +198,7 @@ static Suite *compat_suite(void)
         tcase_add_test(tc, test_fills_half_used_cores);
         tcase_add_test(tc, test_realtime_core_not_shared);
         tcase_add_test(tc, test_core_pin_keeps_off_another_domains_thread);
+        tcase_add_test(tc, test_nodeset_emulator_keeps_off_another_domains_thread);
         tcase_add_test(tc, test_performance_cores_first);
         suite_add_tcase(s, tc);
         return s;
