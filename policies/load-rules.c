@@ -161,32 +161,34 @@ static int pick_host_core(const HostView *v, const Plan *plan, const CpuSet *tak
         return pick_host_core_in(v, plan, plan->nodes, taken, free_first);
 }
 
-/* When plan's nodes have no core for them: such a core on the allowed node nearest to plan's nodes that
- * has one (the nearest first, then the lowest); -1 when none. */
+/* When plan's nodes have no core for them: such a core on the allowed nodes nearest to plan's nodes that
+ * have one, chosen among them as pick_host_core_in() chooses (a free core first, then the least busy,
+ * then the lowest); -1 when none. */
 static int nearest_host_core(const HostView *v, const Plan *plan, const CpuSet *taken)
 {
         const Topology *t = v->t;
         g_autoptr(CpuSet) one = cpuset_new();
+        g_autoptr(CpuSet) nearest = cpuset_new();
         uint32_t best_distance = UINT32_MAX;
-        int best = -1;
 
         for (unsigned n = 0; n < t->nnodes; n++) {
                 uint32_t d = UINT32_MAX;
-                int c;
                 if (cpuset_has(plan->nodes, n) || !v->node_allowed[n])
                         continue;
                 CPUSET_FOREACH (h, plan->nodes)
                         d = MIN(d, topology_distance(t, (unsigned)h, n));
-                if (d >= best_distance)
+                if (d > best_distance)
                         continue;
                 cpuset_clear(one);
                 cpuset_add(one, n);
-                if ((c = pick_host_core_in(v, plan, one, taken, true)) < 0)
+                if (pick_host_core_in(v, plan, one, taken, true) < 0)
                         continue;
-                best = c;
+                if (d < best_distance)
+                        cpuset_clear(nearest);
+                cpuset_add(nearest, n);
                 best_distance = d;
         }
-        return best;
+        return cpuset_is_empty(nearest) ? -1 : pick_host_core_in(v, plan, nearest, taken, true);
 }
 
 /*

@@ -109,7 +109,9 @@ static int calm_core_in(const Repin *r, const CpuSet *set, unsigned from, bool f
         return best;
 }
 
-/* A calm core on the node nearest to the domain's memory that has one, other than the home nodes; -1. */
+/* A calm core on the node nearest to the domain's memory that has one, other than the home nodes; of
+ * nodes as near, the calmest core (calm_core_in()'s order: a free core before one of idle vCPUs, then
+ * the lowest node); -1. */
 static int nearest_calm_core(const Repin *r, unsigned from)
 {
         const Topology *t = r->v->t;
@@ -123,7 +125,9 @@ static int nearest_calm_core(const Repin *r, unsigned from)
                         continue;
                 CPUSET_FOREACH (h, r->home)
                         d = MIN(d, topology_distance(t, (unsigned)h, n));
-                if (d >= best_distance || (c = calm_core(r, n, from, false)) < 0)
+                if (d > best_distance || (c = calm_core(r, n, from, false)) < 0)
+                        continue;
+                if (d == best_distance && !calmer(r, (unsigned)c, best))
                         continue;
                 best = c;
                 best_distance = d;

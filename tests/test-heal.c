@@ -853,6 +853,43 @@ START_TEST(test_repin_near_prefers_quiet_core)
 END_TEST
 
 /*
+ * Of nodes as near to the domain's memory, the re-pin takes the calmest core: a free core of node 2
+ * before a core of node 1 where an idle vCPU runs (both calm; the lowest node used to win, and the busy
+ * vCPU ran beside the idle one while node 2 stood empty). As calm on both: the lower node.
+ */
+START_TEST(test_repin_near_prefers_free_core_on_as_near_node)
+{
+        /* 3 nodes of 2 cores x 2 threads, all as near; node 0: x (busy) on both cores, y (busy) beside
+         * it on core 0; node 1: idle vCPUs (0.02) on both cores; node 2 free */
+        g_autoptr(Topology) t = topology_new_uniform(3, 2, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) without = ledger_new(t);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        double busy1[] = {1};
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {
+            .name = "y", .vcpus = 1, .memory = GiB, .vcpu_busy = busy1, .pu_busy = pu_busy};
+        g_autoptr(Plan) free_core = NULL, lower = NULL;
+
+        ck_assert_uint_eq(topology_distance(t, 0, 1), topology_distance(t, 0, 2));
+        hold_on(t, without, "x", 2, (unsigned[]){0, 2}, 0);
+        hold_on(t, without, "i", 2, (unsigned[]){4, 6}, 1);
+        hold_on(t, l, "y", 1, (unsigned[]){1}, 0);
+        pu_busy[0] = pu_busy[2] = 1;
+        pu_busy[4] = pu_busy[6] = 0.02;
+        free_core = policy_repin_near(t, without, &req, &p, ledger_lookup(l, "y"));
+        ck_assert_ptr_nonnull(free_core);
+        ck_assert_uint_eq(t->cores[t->pus[free_core->vcpu_pu[0]].core].node, 2);
+        /* node 2 runs idle vCPUs as busy as node 1's: the lower node */
+        hold_on(t, without, "j", 2, (unsigned[]){8, 10}, 2);
+        pu_busy[8] = pu_busy[10] = 0.02;
+        lower = policy_repin_near(t, without, &req, &p, ledger_lookup(l, "y"));
+        ck_assert_ptr_nonnull(lower);
+        ck_assert_uint_eq(t->cores[t->pus[lower->vcpu_pu[0]].core].node, 1);
+}
+END_TEST
+
+/*
  * A busy vCPU beside another busy one, the node's other core running an idle vCPU and another domain's
  * host-side threads at 0.3 on each thread: heal counts it contending there too (0.6 together), but the
  * move takes 0.35 cores off what runs beside it and leaves the other busy vCPU alone, so it is made.
@@ -1270,6 +1307,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_repin_near_when_memory_cannot_move);
         tcase_add_test(tc, test_heals_host_thread_pair);
         tcase_add_test(tc, test_repin_near_prefers_quiet_core);
+        tcase_add_test(tc, test_repin_near_prefers_free_core_on_as_near_node);
         tcase_add_test(tc, test_repin_trades_busy_neighbour_for_host_threads);
         tcase_add_test(tc, test_heals_host_load_over_a_core);
         tcase_add_test(tc, test_heals_idle_host_load_beside_others);

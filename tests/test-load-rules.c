@@ -310,6 +310,39 @@ START_TEST(test_host_threads_on_nearest_node_when_full)
 END_TEST
 
 /*
+ * The nearest nodes with a core for busy host-side threads are as near: the free core of node 2 before a
+ * core of node 1 where an idle vCPU runs (the lowest node used to win, beside the idle vCPU that may
+ * turn busy while node 2 stood empty).
+ */
+START_TEST(test_host_threads_free_core_on_as_near_node)
+{
+        /* 3 nodes of 2 cores x 2 threads, all as near; node 1: idle vCPUs (0.02) on both cores */
+        g_autoptr(Topology) t = topology_new_uniform(3, 2, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        double pu_busy[12] = {0}, busy[] = {1, 1};
+        g_autoptr(CpuSet) node0 = cpuset_new();
+        PlacementRequest req = {
+            .name = "d", .vcpus = 2, .memory = GiB, .vcpu_busy = busy, .host_busy = 1.0, .pu_busy = pu_busy};
+        g_autoptr(Plan) plan = NULL;
+
+        ck_assert_uint_eq(topology_distance(t, 0, 1), topology_distance(t, 0, 2));
+        hold(t, l, "i", 2, (unsigned[]){4, 6});
+        pu_busy[4] = pu_busy[6] = 0.02;
+        cpuset_add(node0, t->nodes[0].os_index);
+        req.memory_nodes = node0; /* its vCPUs on node 0's two cores */
+        plan = policy_place(t, l, &req, &p);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_uint_eq(t->cores[core_of(t, plan, 0)].node, 0);
+        ck_assert_uint_eq(t->cores[core_of(t, plan, 1)].node, 0);
+        ck_assert(!cpuset_is_empty(plan->emulator_pin));
+        CPUSET_FOREACH (os, plan->emulator_pin)
+                ck_assert_uint_eq(t->cores[t->pus[topology_pu_by_os(t, (unsigned)os)].core].node, 2);
+        ck_assert_msg(strstr(plan->reason, "of the nearest node with one"), "%s", plan->reason);
+}
+END_TEST
+
+/*
  * 1.2 cores of a busy 1-vCPU domain's host-side threads would keep both threads of the one calm core its
  * node has left half busy (a busy pair): the nearest node's core takes the rest (0.3 on each of four
  * threads), not a further node's, as for the first core.
@@ -959,6 +992,7 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_host_threads_take_own_sibling_when_short);
         tcase_add_test(tc, test_host_threads_on_nearest_node_when_full);
         tcase_add_test(tc, test_host_threads_more_cores_on_nearest_node);
+        tcase_add_test(tc, test_host_threads_free_core_on_as_near_node);
         tcase_add_test(tc, test_overcommit_set_by_calm_cores);
         tcase_add_test(tc, test_overcommit_set_by_least_busy_core);
         tcase_add_test(tc, test_overcommit_set_by_least_busy_cores_summed);
