@@ -446,10 +446,11 @@ static void swap_plan(HealHost *h, const HealDomain *hd, const Plan *from, const
 /*
  * Judges candidate for hd, whose current plan h holds: when the move is worth it (and fits what is left
  * of the memory budget) returns it, with how many fewer busy vCPUs contend on the host after it in
- * *ret_gain; else NULL. h is left as it was.
+ * *ret_gain and how many cores less work is lost to sharing in *ret_lost_gain (both over the cores it
+ * touches: no other core changes, so they are the host's); else NULL. h is left as it was.
  */
 static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, const Plan *current,
-                       const Plan *candidate, uint64_t budget_left, int *ret_gain)
+                       const Plan *candidate, uint64_t budget_left, int *ret_gain, double *ret_lost_gain)
 {
         const Topology *t = h->t;
         g_autoptr(CpuSet) cores = cpuset_new();
@@ -483,6 +484,7 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
         if (!why)
                 return NULL;
         *ret_gain = (int)before.contended - (int)after.contended;
+        *ret_lost_gain = before.lost - after.lost;
         m = g_new0(HealMove, 1);
         m->key = g_strdup(hd->key);
         m->name = g_strdup(hd->request.name ? hd->request.name : hd->key);
@@ -557,8 +559,11 @@ static bool could_gain(const HealHost *h, const HealParams *hp, const Plan *p, c
  * Plans hd again on h without its current plan, three ways: inside its own nodes (policy_repin_local():
  * no memory moves), anew (policy_place()), and onto the nearest node with a calm core, its memory left
  * where it is (policy_repin_near()). Of those worth their move, the one after which fewer busy vCPUs
- * contend is made on h and returned; on a tie the first of re-pin inside, anew (the vCPUs stay with
- * their memory), nearest node. Else h is left as it was and NULL returned.
+ * contend is made on h and returned; of as many, one that wins back at least HEAL_MIN_LOST_GAIN cores
+ * more of the work lost to sharing (a re-pin inside that leaves 1.6 cores of host-side threads beside
+ * busy ones is not taken over a plan that gives them a core of their own), else the first of re-pin
+ * inside, anew (the vCPUs stay with their memory), nearest node. Else h is left as it was and NULL
+ * returned.
  */
 static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParams *hp, const HealDomain *hd,
                           uint64_t budget_left)
@@ -571,6 +576,7 @@ static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParam
         PlacementRequest req = hd->request;
         HealMove *m = NULL;
         int best_gain = 0;
+        double best_lost_gain = 0;
 
         if (!may_gain(h, hp, now, &hd->request) || !could_gain(h, hp, now, &hd->request))
                 return NULL;
@@ -587,14 +593,17 @@ static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParam
         for (unsigned k = 0; k < G_N_ELEMENTS(candidates); k++) {
                 HealMove *other;
                 int gain = 0;
+                double lost_gain = 0;
                 if (!candidates[k])
                         continue;
                 count_memory_where_it_is(t, &hd->request, current, candidates[k]);
-                other = judge(h, hp, hd, current, candidates[k], budget_left, &gain);
-                if (other && (!m || gain > best_gain)) {
+                other = judge(h, hp, hd, current, candidates[k], budget_left, &gain, &lost_gain);
+                if (other && (!m || gain > best_gain ||
+                              (gain == best_gain && lost_gain >= best_lost_gain + HEAL_MIN_LOST_GAIN))) {
                         heal_move_free(m);
                         m = other;
                         best_gain = gain;
+                        best_lost_gain = lost_gain;
                 } else {
                         heal_move_free(other);
                 }

@@ -57,6 +57,12 @@
 #     1.6 cores of host-side threads beside another 1.6 loses more than it wins: no memory moved for it.
 #   warmup.trace (2x4x2, MemoryBinding=no): an idle guest starting while heal works is not moved with its
 #     memory before its load is known: no memory moved.
+#   tie.trace (4x2x2, Fit=pack): a's vCPU (memory bound on node 0) contends with 1.6 cores of its own
+#     host-side threads, 1.4 cores lost from 60 s until heal moves it at 85 s (its smoothed load busy).
+#     Re-pinned inside node 0 its threads keep one core, 1.6 cores on two threads (0.48 lost), beside
+#     its vCPU b's 0.2 (0.16): 0.64; the re-pin that spreads them over a core of node 0 and one of an
+#     empty node stops as many contending and wins back more: 0.16. (1.4 x 25 + 0.16 x 575) / 660, one
+#     move (two before, the second for nothing).
 # Also: every --json key the documentation names, errors naming the trace's line, and the example trace.
 #   bash tests/simulate/run.sh PLACEMENTCTL
 set -u
@@ -151,6 +157,11 @@ figures "worse.trace: no move that loses more than it wins, no memory copied for
 figures "warmup.trace: a guest whose load is not known yet is not moved with its memory" \
         "synthetic:pack:2 numa:1(memory=8GiB) core:4 pu:2" warmup.trace '{"memory_moved_bytes": 0}' \
         --config="$tmp/unbound.conf"
+printf '[Placement]\nFit=pack\n' >"$tmp/pack.conf"
+H422="synthetic:pack:4 numa:1(memory=8GiB) core:2 pu:2"
+figures "tie.trace: of plans as good by the count, the one that loses less" "$H422" tie.trace \
+        '{"capacity_lost": (1.4 * 25 + 0.16 * 575) / 660, "moves": 1, "memory_moved_bytes": 0}' \
+        --config="$tmp/pack.conf"
 figures "nearer.trace: fewer nodes with the memory staying on them buy nothing: no move" "$H222" \
         nearer.trace '{"moves": 0, "capacity_lost": 0.0, "shared_vcpu_fraction": 0.0}'
 figures "spare.trace: with cores to spare, heal gives a vCPU under half busy a core of its own" "$H122" \
