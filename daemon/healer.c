@@ -3,7 +3,8 @@
  * Healing in the daemon: after departures (debounced), one pure heal pass (policies/heal.h) over the
  * domains placementd placed, then each move applied like any placement: pins, numatune, emulator,
  * metadata, the decision and its signal. A moved domain cools down before it may move again; a pass
- * that held one back that could gain arms the next pass for when its cool-down ends.
+ * that held one back that could gain, or moved one that could still gain, arms the next pass for when
+ * its cool-down ends.
  * The operator's Rebalance is the same pass run at once: its own move limit, no cool-down.
  *
  * A pass plans each domain that could gain with its request as a re-placement would ask it, read from
@@ -15,6 +16,7 @@
  * changed since. The moves planned after it were planned on its move, so the pass plans the rest again
  * with it where it is (at most HEAL_PLANS_PER_PASS plans a pass).
  */
+#include <math.h>
 #include <time.h>
 
 #include "heal.h"
@@ -147,6 +149,7 @@ typedef struct HealEntry {
         unsigned nvcpus;  /* as the ledger counts them */
         HealNeed need;
         HealRead *read; /* a reference; NULL while not read */
+        bool moved;     /* the pass moved it */
 } HealEntry;
 
 static void heal_entry_clear(HealEntry *e)
@@ -418,9 +421,34 @@ static bool plan_and_apply(Manager *m, HealEntry *entries, unsigned n, HealPass 
                         pass->refused++;
                         return true;
                 }
+                e->moved = true;
                 (*moved)++;
         }
         return false;
+}
+
+/* A domain the pass moved that could still gain where it went is looked at again when its cool-down ends,
+ * as one the pass held back is (heal_moved_look_again(), the simulator's rule). */
+static void moved_look_again(Manager *m, const HealEntry *entries, unsigned n, HealPass *pass)
+{
+        g_autofree const char **keys = g_new(const char *, MAX(n, 1));
+        g_autofree double *until = g_new(double, MAX(n, 1));
+        unsigned k = 0;
+        double at;
+
+        for (unsigned i = 0; i < n; i++) {
+                const HealCooling *c =
+                    entries[i].moved ? g_hash_table_lookup(m->heal_moved, entries[i].key) : NULL;
+                if (!c)
+                        continue;
+                keys[k] = entries[i].key;
+                until[k++] = c->until;
+        }
+        at = heal_moved_look_again(m->topology, m->ledger,
+                                   load_monitor_known(m->load) ? load_monitor_lookup_cb : NULL, m->load,
+                                   keys, until, k);
+        if (isfinite(at) && (!pass->cooled || (uint64_t)(at * (double)G_USEC_PER_SEC) < pass->cooled))
+                pass->cooled = (uint64_t)(at * (double)G_USEC_PER_SEC);
 }
 
 /* Runs one pass: plans every domain placementd placed with its real request, applies the moves. */
@@ -453,6 +481,8 @@ static unsigned heal_pass(Manager *m, HealPass *pass)
                             pass->manual ? "Rebalancing" : "Healing", pass->refused);
                         break;
                 }
+        if (!pass->manual)
+                moved_look_again(m, entries, n, pass);
         for (unsigned k = 0; k < n; k++)
                 heal_entry_clear(&entries[k]);
         return moved;

@@ -3,6 +3,7 @@
 #include "heal.h"
 
 #include <errno.h>
+#include <math.h>
 #include <string.h>
 
 #include "load.h"
@@ -336,6 +337,26 @@ bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const doub
                 return true; /* its host-side load beside busy threads, however thin */
         /* more than a core's worth of its host-side load on one core */
         return load_own_host_over(t, p, vcpu_busy, host_busy) >= LOAD_HOST_REPIN_GAIN;
+}
+
+double heal_moved_look_again(const Topology *t, const Ledger *l, LoadLookup lookup, void *userdata,
+                             const char *const *keys, const double *until, unsigned n)
+{
+        g_autofree double *pu_busy = lookup && n ? load_pu_busy(l, lookup, userdata) : NULL;
+        double at = INFINITY;
+
+        for (unsigned i = 0; i < n; i++) {
+                const Plan *p = ledger_lookup(l, keys[i]);
+                const DomainLoad *dl = lookup ? lookup(keys[i], userdata) : NULL;
+                bool measured;
+                if (!p || !(until[i] < at))
+                        continue;
+                measured = dl && dl->nvcpus == p->nvcpus;
+                if (heal_may_gain(t, l, p, measured ? domain_load_vcpu_busy(dl) : NULL,
+                                  measured ? dl->host_busy : 0, pu_busy))
+                        at = until[i];
+        }
+        return at;
 }
 
 /* What a move does for the domain itself: its busy vCPUs and busy host-side threads that contend, and

@@ -41,6 +41,7 @@
  */
 
 #include "ledger.h"
+#include "load.h"
 #include "plan.h"
 #include "topology.h"
 
@@ -136,6 +137,18 @@ static inline void heal_cooling_note(HealCooling *c, const HealMove *m, double n
  */
 bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const double *vcpu_busy,
                    double host_busy, const double *pu_busy);
+
+/*
+ * When the next pass is to look again at domains a pass just moved (keys[0..n), each cooling until
+ * until[i], heal_cooling_note()): the earliest until[i] of those that could still gain where the moves
+ * left them (heal_may_gain() on l as it is after the moves; their load and pu_busy as lookup gives it,
+ * NULL: nothing measured), or INFINITY when none. A domain held back by its cool-down is looked at again
+ * when it ends; one the pass moved is cooling from now on too, and its new plan may still qualify (a busy
+ * vCPU re-pinned beside an idle one while most cores are free): nothing else might look at it again (no
+ * departure or load change need follow). The daemon and the simulator arm a pass for then alike.
+ */
+double heal_moved_look_again(const Topology *t, const Ledger *l, LoadLookup lookup, void *userdata,
+                             const char *const *keys, const double *until, unsigned n);
 
 /*
  * One heal pass over domains[0..n). Returns 0 and, in *ret_moves, a new array of HealMove* (possibly

@@ -333,6 +333,22 @@ static void heal(Sim *s)
                         s->r->host_thread_moves++;
                 heal_cooling_note(&((SimDomain *)g_ptr_array_index(s->domains, i))->cooling, mv, s->now);
         }
+        if (!s->p->heal_unbounded && moves->len) { /* as the daemon: a moved one that could still gain */
+                g_autofree const char **keys = g_new(const char *, moves->len);
+                g_autofree double *until = g_new(double, moves->len);
+                unsigned k = 0;
+                for (unsigned m = 0; m < moves->len; m++) {
+                        int i = find_domain(s, ((const HealMove *)g_ptr_array_index(moves, m))->key);
+                        const SimDomain *d = i < 0 ? NULL : g_ptr_array_index(s->domains, i);
+                        if (!d)
+                                continue;
+                        keys[k] = d->name;
+                        until[k++] = d->cooling.until;
+                }
+                cooled =
+                    MIN(cooled, heal_moved_look_again(s->t, s->ledger, s->p->use_load ? lookup_load : NULL,
+                                                      s, keys, until, k));
+        }
         if (moves->len && moves->len >= hp.max_moves)
                 heal_soon(s); /* moves left over */
         else if (isfinite(cooled))

@@ -421,6 +421,31 @@ START_TEST(test_cooling_looked_at_again)
 }
 END_TEST
 
+/* A domain a pass moved whose new plan could still gain (one core free for c's two vCPUs: one still
+ * shares) is looked at again when its cool-down ends, as one the pass held back is: the pass arms the
+ * next for then, not for the departures' debounce an hour later. */
+START_TEST(test_moved_looked_at_again)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=3600\n");
+        virDomainPtr doms[4];
+        const HealCooling *c;
+        uint64_t until;
+
+        fill(m, doms);
+        stop(m, doms[1]); /* one core free: a pass in an hour */
+        ck_assert_uint_eq(manager_heal(m, NULL), 1);
+        ck_assert_uint_eq(shared_vcpus(m), 2); /* c still shares a core */
+        c = g_hash_table_lookup(m->heal_moved, manager_lookup(m, "h-c")->uuid);
+        ck_assert_ptr_nonnull(c);
+        until = (uint64_t)(c->until * (double)G_USEC_PER_SEC);
+        ck_assert(evtimer_pending(m->heal_ev, NULL));
+        ck_assert_uint_ge(m->heal_due_usec, until);
+        ck_assert_uint_le(m->heal_due_usec, until + G_USEC_PER_SEC);
+        stop(m, doms[2]);
+        unfill(m, doms);
+}
+END_TEST
+
 /*
  * A busy 3-vCPU domain's emulator runs on its own cores' siblings, as it was placed before its load was
  * known; its host-side threads measured at about a core, a third of it on each sibling (no PU half busy).
@@ -953,6 +978,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_burst_of_stops_one_heal);
         tcase_add_test(tc, test_load_change_not_held_by_debounce);
         tcase_add_test(tc, test_cooling_looked_at_again);
+        tcase_add_test(tc, test_moved_looked_at_again);
         tcase_add_test(tc, test_heal_off);
         tcase_add_test(tc, test_start_up_heals_nothing);
         tcase_add_test(tc, test_warmup_from_start_event);

@@ -63,6 +63,9 @@
 #     its vCPU b's 0.2 (0.16): 0.64; the re-pin that spreads them over a core of node 0 and one of an
 #     empty node stops as many contending and wins back more: 0.16. (1.4 x 25 + 0.16 x 575) / 660, one
 #     move (two before, the second for nothing).
+#   follow.trace (4x2x2, Fit=pack): a's busy vCPU, re-pinned at 70 s beside b's 0.3-busy one with 6 of 8
+#     cores free, is looked at again when its 60 s cool-down ends and gets a core of its own at 130 s:
+#     2 of 2 vCPUs shared for 60 of 660 s; 0.48 cores lost 60-70 s, beside its own host-side threads.
 # Also: every --json key the documentation names, errors naming the trace's line, and the example trace.
 #   bash tests/simulate/run.sh PLACEMENTCTL
 set -u
@@ -161,6 +164,10 @@ printf '[Placement]\nFit=pack\n' >"$tmp/pack.conf"
 H422="synthetic:pack:4 numa:1(memory=8GiB) core:2 pu:2"
 figures "tie.trace: of plans as good by the count, the one that loses less" "$H422" tie.trace \
         '{"capacity_lost": (1.4 * 25 + 0.16 * 575) / 660, "moves": 1, "memory_moved_bytes": 0}' \
+        --config="$tmp/pack.conf"
+figures "follow.trace: a moved domain that still shares is looked at again when its cool-down ends" \
+        "$H422" follow.trace \
+        '{"shared_vcpu_fraction": 60 / 660, "capacity_lost": 0.48 * 10 / 660, "moves": 2, "memory_moved_bytes": 0}' \
         --config="$tmp/pack.conf"
 figures "nearer.trace: fewer nodes with the memory staying on them buy nothing: no move" "$H222" \
         nearer.trace '{"moves": 0, "capacity_lost": 0.0, "shared_vcpu_fraction": 0.0}'
