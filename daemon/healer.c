@@ -23,6 +23,7 @@
 #include "log.h"
 #include "manager-internal.h"
 #include "size.h"
+#include "text-safe.h"
 #include "virt-cleanup.h"
 #include "virt-conn.h"
 #include "virt-domain.h"
@@ -315,6 +316,8 @@ static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
 {
         g_autofree char *note = g_strdup_printf("%s: %s", pass->manual ? "rebalanced" : "healed", mv->why);
         g_autofree char *name = g_strdup(mv->name);
+        /* the report names it as every text of placementd's does (escaped: text_safe()) */
+        g_autofree char *shown = text_safe(mv->name);
         g_autofree char *error = NULL;
         g_autoptr(virDomain) dom = NULL;
         g_autoptr(PlacerRequest) now = read_request(m, e->key, &dom);
@@ -328,32 +331,32 @@ static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
                 const char *what = now ? "its definition changed" : "gone or opted out";
                 log_info("%s: not %s: %s since it was read; left where it is", name,
                          pass->manual ? "rebalanced" : "healed", what);
-                g_string_append_printf(pass->report, "%s: not moved: %s since it was read\n", name, what);
+                g_string_append_printf(pass->report, "%s: not moved: %s since it was read\n", shown, what);
                 keep_read(m, e->key, g_steal_pointer(&now), pass->now);
                 return false;
         }
         if (virt_domain_job_held(dom, &error) < 0) { /* each pin would wait for the job */
                 log_info("%s: not %s: %s; left where it is", name, pass->manual ? "rebalanced" : "healed",
                          error);
-                g_string_append_printf(pass->report, "%s: not moved: %s\n", name, error);
+                g_string_append_printf(pass->report, "%s: not moved: %s\n", shown, error);
                 keep_read(m, e->key, g_steal_pointer(&now), pass->now);
                 return false;
         }
         placer_apply_plan(m, dom, now, g_steal_pointer(&mv->plan), note);
         after = g_hash_table_lookup(m->decisions, mv->key);
         if (!after) {
-                g_string_append_printf(pass->report, "%s: not moved: gone\n", name);
+                g_string_append_printf(pass->report, "%s: not moved: gone\n", shown);
                 return true;
         }
         size_format(mv->memory_moved, a, sizeof(a));
         if (pass->manual) {
                 unsigned nodes = after->plan ? cpuset_count(after->plan->nodes) : 0;
                 log_info("%s: rebalanced: %s; %s of memory changed nodes", name, mv->why, a);
-                g_string_append_printf(pass->report, "%s: moved to %u node%s: %s\n", name, nodes,
+                g_string_append_printf(pass->report, "%s: moved to %u node%s: %s\n", shown, nodes,
                                        nodes == 1 ? "" : "s", mv->why);
         } else {
                 log_info("%s: healed without a request: %s; %s of memory changed nodes", name, mv->why, a);
-                g_string_append_printf(pass->report, "%s: moved: %s (%s of memory changed nodes)\n", name,
+                g_string_append_printf(pass->report, "%s: moved: %s (%s of memory changed nodes)\n", shown,
                                        mv->why, a);
         }
         /* healing leaves it alone for a while either way (heal_cooling_note()): it would not move it

@@ -548,26 +548,27 @@ END_TEST
 START_TEST(test_rebalance_keeps_constraints)
 {
         /* k's <vcpu cpuset> holds both its vCPUs on core 0; f shares a core until b leaves. Rebalance
-         * then moves f, and does not claim to move k, whose own cpuset keeps it from the freed core. */
+         * then moves f, and does not claim to move k, whose own cpuset keeps it from the freed core. The
+         * report names f escaped (its backslash too), as placementd's every text does. */
         Manager *m = new_manager("[Placement]\nHeal=no\n");
         virDomainPtr k = start_xml(m, "h-k", 2, " cpuset='0-1'");
-        virDomainPtr a = start(m, "h-a", 2), b = start(m, "h-b", 1), f = start(m, "h-f", 2);
+        virDomainPtr a = start(m, "h-a", 2), b = start(m, "h-b", 1), f = start(m, "h-f\\", 2);
         g_autofree char *report = NULL;
         g_autoptr(Plan) k_before = NULL;
         unsigned moved, shared;
 
-        ck_assert_int_eq(manager_lookup(m, "h-f")->result, DECISION_OVERCOMMITTED);
+        ck_assert_int_eq(manager_lookup(m, "h-f\\")->result, DECISION_OVERCOMMITTED);
         k_before = plan_copy(manager_lookup(m, "h-k")->plan);
         stop(m, b);
         shared = shared_vcpus(m);
         moved = manager_rebalance(m, 4, &report);
         ck_assert_msg(moved == 1, "%s", report);
-        ck_assert_msg(strstr(report, "h-f: moved to 1 node: "), "%s", report);
+        ck_assert_msg(strstr(report, "h-f\\x5c: moved to 1 node: "), "%s", report);
         ck_assert_msg(!strstr(report, "h-k: moved"), "%s", report);
         ck_assert_uint_lt(shared_vcpus(m), shared);
         ck_assert(cpuset_equal(manager_lookup(m, "h-k")->plan->vcpu_pins[0], k_before->vcpu_pins[0]));
         ck_assert(cpuset_equal(manager_lookup(m, "h-k")->plan->vcpu_pins[1], k_before->vcpu_pins[1]));
-        fixture_assert_live_pins(f, manager_lookup(m, "h-f")->plan);
+        fixture_assert_live_pins(f, manager_lookup(m, "h-f\\")->plan);
         ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
         virDomainDestroy(k);
         virDomainDestroy(a);

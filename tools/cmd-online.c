@@ -609,11 +609,10 @@ static int cmd_rebalance(const Ctl *o, sd_bus *bus)
                 return code;
         if (sd_bus_message_read(reply, "us", &moved, &report) < 0)
                 return EXIT_RUNTIME;
-        if (o->json) {
+        if (o->json)
                 print_json_text("report", report, moved);
-        } else {
-                printf("%s", report);
-        }
+        else
+                print_text_safe(report);
         return EXIT_OK;
 }
 

@@ -1,9 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * A hostile stand-in for placementd on a private bus (tests/ctl/hostile.sh): owns org.placementd1 and
- * answers GetDecisionsJSON, Explain, GetHostMap, GetHostMapJSON and GetStatus with the text of FILE, read
- * again at each call, so that the client can be fed answers of the wrong shape. Prints "ready" once it owns
- * the name. fake-daemon ADDRESS FILE
+ * answers GetDecisionsJSON, Explain, GetHostMap, GetHostMapJSON, GetStatus and Rebalance (one move) with
+ * the text of FILE, read again at each call, so that the client can be fed answers of the wrong shape.
+ * Prints "ready" once it owns the name. fake-daemon ADDRESS FILE
  */
 #include <glib.h>
 #include <stdio.h>
@@ -21,6 +21,16 @@ static int get_decisions(sd_bus_message *m, void *userdata, sd_bus_error *error)
         return sd_bus_reply_method_return(m, "s", text);
 }
 
+static int rebalance(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+        g_autofree char *text = NULL;
+        (void)userdata;
+
+        if (!g_file_get_contents(answer_file, &text, NULL, NULL))
+                return sd_bus_error_set(error, "org.placementd1.Error.Failed", "no answer file");
+        return sd_bus_reply_method_return(m, "us", 1u, text);
+}
+
 static const sd_bus_vtable vtable[] = {
     SD_BUS_VTABLE_START(0),
     SD_BUS_METHOD("GetDecisionsJSON", "s", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),
@@ -28,6 +38,7 @@ static const sd_bus_vtable vtable[] = {
     SD_BUS_METHOD("GetHostMap", "", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD("GetHostMapJSON", "", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD("GetStatus", "", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),
+    SD_BUS_METHOD("Rebalance", "", "us", rebalance, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_VTABLE_END,
 };
 

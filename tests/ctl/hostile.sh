@@ -56,7 +56,7 @@ answer() {
     local name=$1 verb bad
     printf '%s\n' "$2" >"$ANSWER"
     for verb in list "show web1" "--json show web1" "snippet web1" "--json snippet web1" "explain web1" map \
-        "--json map" status; do
+        "--json map" status rebalance "--json rebalance"; do
         # shellcheck disable=SC2086 # the verb's words
         run "$CTL" --bus-address="$BUS_ADDR" $verb
         bad=
@@ -88,5 +88,5 @@ answer "XML in pins" \
 answer "a name that would close the snippet's comment" \
     '{"decisions":[{"domain":"web1 --><evil/><!--","uuid":"u","result":"placed","vcpu_pins":["0"],
       "memory_nodes":"0","memory_binding":"applied"}]}'
-answer "raw control bytes in text answers (explain, map, status)" $'node 0\e[2J\rforged\xc2\x9b2J\nnext line'
+answer "raw control bytes in text answers (explain, map, status, rebalance)" $'node 0\e[2J\rforged\xc2\x9b2J\nnext line'
 answer "not JSON" 'this is not JSON'
