@@ -151,7 +151,7 @@ static char *nodes_text(const Topology *t, const CpuSet *idx)
  * memory_binding_applied). */
 static int append_decision(sd_bus_message *reply, const Topology *t, const Decision *d)
 {
-        const Plan *p = d->plan;
+        const Plan *p = decision_shown_plan(d);
         g_autoptr(CpuSet) empty = cpuset_new();
         g_autoptr(CpuSet) mem_idx = p ? plan_memory_nodes(p) : cpuset_new();
         g_autofree char *nodes = nodes_text(t, p ? p->nodes : empty);

@@ -60,6 +60,7 @@ static void commit(Manager *m, Decision *d, Plan *plan)
 {
         ledger_release(m->ledger, d->uuid);
         g_clear_pointer(&d->plan, plan_free);
+        g_clear_pointer(&d->advice, plan_free);
         if (!plan)
                 return;
         d->plan = plan_copy(plan);
@@ -508,9 +509,12 @@ static Plan *adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bo
         virt_pins_free(pins, req.vcpus);
         /* the CPUs the definition keeps for QEMU's threads (<emulatorpin>, <iothreadpin>) stay held */
         cpuset_union(runs->held_pus, d->plan->held_pus);
-        for (unsigned i = 0; i < runs->nvcpus; i++)
-                if (runs->vcpu_pu[i] >= 0)
-                        cpuset_remove(runs->held_pus, (unsigned)runs->vcpu_pu[i]);
+        for (unsigned i = 0; i < runs->nvcpus; i++) /* not where a vCPU of its own may run (as adopt.c) */
+                CPUSET_FOREACH (cpu, runs->vcpu_pins[i]) {
+                        int pu = topology_pu_by_os(m->topology, (unsigned)cpu);
+                        if (pu >= 0)
+                                cpuset_remove(runs->held_pus, (unsigned)pu);
+                }
         plan_set_realtime(runs, d->plan->realtime, d->plan->realtime_vcpus);
         plan_set_vcpu_ids(runs, d->plan->vcpu_ids, d->plan->nvcpus);
         runs->policy = d->plan->policy;
@@ -1070,6 +1074,12 @@ static void count_pins_that_run(Manager *m, virDomainPtr dom, Decision *d, const
         d->reason = g_strdup_printf("%s; nothing applied%s: it runs on the pins it had, counted as they run",
                                     d->plan->reason ? d->plan->reason : "unplaceable",
                                     d->result == DECISION_ADVISORY ? " (Apply=no)" : "");
+        if (d->result == DECISION_ADVISORY) { /* published as advised; the ledger holds what runs */
+                Plan *advice = g_steal_pointer(&d->plan);
+                commit(m, d, runs);
+                d->advice = advice;
+                return;
+        }
         commit(m, d, runs);
 }
 

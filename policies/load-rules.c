@@ -177,7 +177,7 @@ static int nearest_host_core(const HostView *v, const Plan *plan, const CpuSet *
                         continue;
                 CPUSET_FOREACH (h, plan->nodes)
                         d = MIN(d, topology_distance(t, (unsigned)h, n));
-                if (d > best_distance)
+                if (d >= TOPOLOGY_UNREACHABLE || d > best_distance)
                         continue;
                 cpuset_clear(one);
                 cpuset_add(one, n);

@@ -125,7 +125,7 @@ static int nearest_calm_core(const Repin *r, unsigned from)
                         continue;
                 CPUSET_FOREACH (h, r->home)
                         d = MIN(d, topology_distance(t, (unsigned)h, n));
-                if (d > best_distance || (c = calm_core(r, n, from, false)) < 0)
+                if (d >= TOPOLOGY_UNREACHABLE || d > best_distance || (c = calm_core(r, n, from, false)) < 0)
                         continue;
                 if (d == best_distance && !calmer(r, (unsigned)c, best))
                         continue;

@@ -889,6 +889,29 @@ START_TEST(test_repin_near_prefers_free_core_on_as_near_node)
 }
 END_TEST
 
+/* A node its memory cannot reach is never a re-pin's: with no calm core on a reachable node, none. */
+START_TEST(test_repin_near_skips_unreachable_node)
+{
+        static const uint32_t distance[] = {10, TOPOLOGY_UNREACHABLE, TOPOLOGY_UNREACHABLE, 10};
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 2, 8 * GiB, distance);
+        g_autoptr(Ledger) without = ledger_new(t);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        double busy1[] = {1};
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {
+            .name = "y", .vcpus = 1, .memory = GiB, .vcpu_busy = busy1, .pu_busy = pu_busy};
+        g_autoptr(Plan) moved = NULL;
+
+        hold_on(t, without, "x", 2, (unsigned[]){0, 2}, 0);
+        hold_on(t, l, "y", 1, (unsigned[]){1}, 0);
+        pu_busy[0] = pu_busy[2] = 1;
+        moved = policy_repin_near(t, without, &req, &p, ledger_lookup(l, "y"));
+        ck_assert_msg(!moved || t->cores[t->pus[moved->vcpu_pu[0]].core].node == 0,
+                      "re-pinned onto node 1, which its memory cannot reach");
+}
+END_TEST
+
 /*
  * A busy vCPU beside another busy one, the node's other core running an idle vCPU and another domain's
  * host-side threads at 0.3 on each thread: heal counts it contending there too (0.6 together), but the
@@ -1308,6 +1331,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_heals_host_thread_pair);
         tcase_add_test(tc, test_repin_near_prefers_quiet_core);
         tcase_add_test(tc, test_repin_near_prefers_free_core_on_as_near_node);
+        tcase_add_test(tc, test_repin_near_skips_unreachable_node);
         tcase_add_test(tc, test_repin_trades_busy_neighbour_for_host_threads);
         tcase_add_test(tc, test_heals_host_load_over_a_core);
         tcase_add_test(tc, test_heals_idle_host_load_beside_others);

@@ -90,6 +90,9 @@ START_TEST(test_replace_under_apply_off_counts_what_runs)
         ck_assert_msg(ledger_pu_load(manager_ledger(m), (unsigned)cpu) == 1 &&
                           ledger_core_load(manager_ledger(m), 0) == 0,
                       "counted on cores %s, runs on CPU %d: %s", counted, cpu, d->reason);
+        /* what is published is the advice: core 0 */
+        ck_assert_int_ge(decision_shown_plan(d)->vcpu_pu[0], 0);
+        ck_assert_uint_eq(m->topology->pus[decision_shown_plan(d)->vcpu_pu[0]].core, 0);
         manager_reconcile(m);
         d = manager_lookup(m, "u-b");
         ck_assert_msg(!d->pinned_by_hand, "placementd's own pins taken for a hand pin: %s", d->reason);

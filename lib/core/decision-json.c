@@ -285,10 +285,12 @@ char *json_to_text(JsonNode *node, gboolean pretty)
 void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decision *d,
                                 gboolean with_candidates)
 {
-        if (d->plan) {
-                decision_json_add_members(b, t, d->plan, with_candidates);
+        const Plan *shown = decision_shown_plan(d);
+
+        if (shown) {
+                decision_json_add_members(b, t, shown, with_candidates);
                 json_builder_set_member_name(b, "plan_result");
-                json_builder_add_string_value(b, plan_result_to_string(d->plan->result));
+                json_builder_add_string_value(b, plan_result_to_string(shown->result));
         } else {
                 /* the keys of every decision object, with nothing placed: no policy chose */
                 json_builder_set_member_name(b, "domain");

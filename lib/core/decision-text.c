@@ -57,11 +57,12 @@ char *plan_to_text(const Topology *t, const Plan *p)
 char *decision_to_text(const Topology *t, const Decision *d)
 {
         GString *s = g_string_new(NULL);
+        const Plan *shown = decision_shown_plan(d);
 
-        if (d->plan) {
-                append_head(s, t, d->name, d->plan, decision_result_to_string(d->result));
-                if (d->plan->result != PLAN_UNPLACEABLE)
-                        append_body(s, t, d->plan);
+        if (shown) {
+                append_head(s, t, d->name, shown, decision_result_to_string(d->result));
+                if (shown->result != PLAN_UNPLACEABLE)
+                        append_body(s, t, shown);
         } else {
                 g_autofree char *safe = text_safe(d->name);
                 g_string_append_printf(s, "%s: %s\n", safe, decision_result_to_string(d->result));
@@ -143,7 +144,8 @@ char *plan_explain(const Topology *t, const Plan *p)
 char *decision_explain(const Topology *t, const Decision *d)
 {
         g_autofree char *head = decision_to_text(t, d);
-        g_autofree char *why = d->plan ? plan_explain(t, d->plan) : g_strdup("");
+        g_autofree char *why =
+            decision_shown_plan(d) ? plan_explain(t, decision_shown_plan(d)) : g_strdup("");
 
         return g_strconcat(head, why, NULL);
 }

@@ -21,6 +21,7 @@ void decision_free(Decision *d)
         g_free(d->uuid);
         g_free(d->name);
         plan_free(d->plan);
+        plan_free(d->advice);
         g_free(d->reason);
         g_free(d->apply_error);
         g_free(d);

@@ -37,8 +37,10 @@ typedef struct Decision {
         char *uuid;
         char *name;
         DecisionResult result;
-        Plan *plan;                   /* what the ledger holds for it; NULL when it holds nothing */
-        char *reason;                 /* why: the plan's reason, or why it was skipped */
+        Plan *plan;   /* what the ledger holds for it; NULL when it holds nothing */
+        Plan *advice; /* Apply=no on a domain that runs on earlier pins: the plan advised, published in place
+                         of plan (which holds the pins that run); NULL otherwise */
+        char *reason; /* why: the plan's reason, or why it was skipped */
         MemoryBinding memory_binding; /* MEMORY_BINDING_NONE until applied or adopted */
         char *apply_error;            /* what failed while applying, NULL if nothing */
         bool adopted;                 /* taken over from its recorded decision */
@@ -56,6 +58,11 @@ typedef struct Decision {
 
 Decision *decision_new(const char *uuid, const char *name);
 void decision_free(Decision *d);
+/* The plan its list, show, explain and D-Bus answers publish: the advice when there is one. */
+static inline const Plan *decision_shown_plan(const Decision *d)
+{
+        return d->advice ? d->advice : d->plan;
+}
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Decision, decision_free)
 
 const char *decision_result_to_string(DecisionResult r);
