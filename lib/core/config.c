@@ -411,7 +411,8 @@ static char *errors_in_line_order(GString *errors, const char *name)
                 for (guint i = CONFIG_ERRORS_MAX; i < n; i++)
                         g_clear_pointer(&all[i], g_free);
                 all[CONFIG_ERRORS_MAX] =
-                    g_strdup_printf("%s: ... and %u more problems", name, n - CONFIG_ERRORS_MAX);
+                    g_strdup_printf("%s: ... and %u more problem%s", name, n - CONFIG_ERRORS_MAX,
+                                    n - CONFIG_ERRORS_MAX == 1 ? "" : "s");
         }
         return g_strjoinv("\n", all);
 }
