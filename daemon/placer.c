@@ -963,9 +963,15 @@ static Decision *skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, 
 static bool recorded_hand_pins_changed(virDomainPtr dom, const DomainSpec *live)
 {
         const MetaDecision *md = live->decision;
+        CpuSet **pins = NULL;
 
-        return md && g_strcmp0(md->result, decision_result_to_string(DECISION_SKIPPED)) == 0 && md->vcpus &&
-               md->vcpus->len > 0 && !live_pins_recorded(dom, live, md);
+        /* pins that cannot be read are no change: the record is refused, and says why, as any other */
+        if (!md || g_strcmp0(md->result, decision_result_to_string(DECISION_SKIPPED)) != 0 || !md->vcpus ||
+            md->vcpus->len == 0 || live->vcpus == 0 ||
+            virt_domain_get_vcpu_pins(dom, live->vcpus, live->vcpu_ids, &pins, NULL) < 0)
+                return false;
+        virt_pins_free(pins, live->vcpus);
+        return !live_pins_recorded(dom, live, md);
 }
 
 static Decision *found_running(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
