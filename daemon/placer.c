@@ -953,11 +953,6 @@ static Decision *skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, 
         return skip(m, uuid, live, reason, occupied);
 }
 
-/*
- * A domain found running (at start or by a reconcile) that records no decision: pins found on it are
- * someone else's and adopted as they are, and PlaceRunning=no leaves it alone at start. Returns the
- * skip decision, or NULL when it is to be placed.
- */
 /* Whether live records pins made by hand (a skipped record naming vCPUs) that no longer run: pinned again
  * by hand, while placementd was down; taken as found, as the running daemon takes a new hand pin. */
 static bool recorded_hand_pins_changed(virDomainPtr dom, const DomainSpec *live)
@@ -974,6 +969,12 @@ static bool recorded_hand_pins_changed(virDomainPtr dom, const DomainSpec *live)
         return !live_pins_recorded(dom, live, md);
 }
 
+/*
+ * A domain found running (at start or by a reconcile) that records no decision, or records hand pins that
+ * no longer run: pins found on it are someone else's and adopted as they are, and PlaceRunning=no leaves
+ * one without a record alone at start. Returns the
+ * skip decision, or NULL when it is to be placed.
+ */
 static Decision *found_running(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
                                const PlacementRequest *req, const PlacementParams *params,
                                PlaceOrigin origin)
