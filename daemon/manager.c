@@ -775,14 +775,17 @@ unsigned manager_reconnects(const Manager *m)
 }
 
 /* virsh's rule: a domain ID (a running domain's number), then a UUID in any case, then an exact name (a
- * domain may be named like another's UUID or ID: the UUID and the ID win, as virsh resolves them). */
+ * domain may be named like another's UUID or ID: the UUID and the ID win, as virsh resolves them); last
+ * the name as text output prints it (text_safe(): a name with control characters is found by what `list`
+ * showed; the escape of a backslash makes that form one name's only, and an exact name wins over it). */
 const Decision *manager_lookup(const Manager *m, const char *name_or_uuid)
 {
         GHashTableIter it;
         gpointer value;
-        const Decision *by_uuid = NULL, *by_name = NULL, *by_id = NULL;
+        const Decision *by_uuid = NULL, *by_name = NULL, *by_id = NULL, *by_shown = NULL;
         guint64 id = 0;
         bool numeric = g_ascii_string_to_unsigned(name_or_uuid, 10, 1, G_MAXINT, &id, NULL);
+        bool escaped = strchr(name_or_uuid, '\\') != NULL;
 
         if (!*name_or_uuid)
                 return NULL;
@@ -795,8 +798,13 @@ const Decision *manager_lookup(const Manager *m, const char *name_or_uuid)
                         by_uuid = d;
                 if (strcmp(d->name, name_or_uuid) == 0)
                         by_name = d;
+                if (escaped && !text_is_safe(d->name)) {
+                        g_autofree char *shown = text_safe(d->name);
+                        if (strcmp(shown, name_or_uuid) == 0)
+                                by_shown = d;
+                }
         }
-        return by_id ? by_id : by_uuid ? by_uuid : by_name;
+        return by_id ? by_id : by_uuid ? by_uuid : by_name ? by_name : by_shown;
 }
 
 static int compare_by_name(gconstpointer a, gconstpointer b)

@@ -208,6 +208,40 @@ START_TEST(test_lookup_as_virsh)
 }
 END_TEST
 
+/* A name with a control character (a carriage return: XML allows no ESC) or a backslash is found by the
+ * form text output prints it in (what `list` showed, copied back), and a domain whose exact name is that
+ * form still wins. */
+START_TEST(test_lookup_by_shown_name)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr esc = start_domain("m-cr&#13;[2J", 1, NULL);
+        virDomainPtr back = start_domain("m-back\\slash", 1, NULL);
+        Wait we = {m, "m-cr\r[2J"}, wb = {m, "m-back\\slash"};
+        virDomainPtr literal;
+        Wait wl = {m, "m-cr\\x0d[2J"};
+
+        ck_assert(spin(known, &we, 3000));
+        ck_assert(spin(known, &wb, 3000));
+        ck_assert_ptr_nonnull(manager_lookup(m, "m-cr\\x0d[2J"));
+        ck_assert_str_eq(manager_lookup(m, "m-cr\\x0d[2J")->name, "m-cr\r[2J");
+        ck_assert_ptr_nonnull(manager_lookup(m, "m-back\\x5cslash"));
+        ck_assert_str_eq(manager_lookup(m, "m-back\\x5cslash")->name, "m-back\\slash");
+        ck_assert_ptr_null(manager_lookup(m, "m-cr\\x0d[2"));
+        /* a domain named literally what the other prints as: the exact name wins */
+        literal = start_domain("m-cr\\x0d[2J", 1, NULL);
+        ck_assert(spin(known, &wl, 3000));
+        ck_assert_str_eq(manager_lookup(m, "m-cr\\x0d[2J")->name, "m-cr\\x0d[2J");
+        ck_assert_str_eq(manager_lookup(m, "m-cr\\x5cx0d[2J")->name, "m-cr\\x0d[2J");
+        ck_assert_int_eq(virDomainDestroy(esc), 0);
+        ck_assert_int_eq(virDomainDestroy(back), 0);
+        ck_assert_int_eq(virDomainDestroy(literal), 0);
+        virDomainFree(esc);
+        virDomainFree(back);
+        virDomainFree(literal);
+        free_manager(m);
+}
+END_TEST
+
 /* A domain that pins itself keeps a CPU for its emulator (Nova's emulator_threads_policy=isolate): the
  * ledger holds that CPU, and a restarted daemon that adopts the domain's record holds it again, from the
  * definition (the record does not say), so the next domain is not placed onto it */
@@ -1815,6 +1849,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_start_pin_stop);
         tcase_add_test(tc, test_reconcile_records_again);
         tcase_add_test(tc, test_lookup_as_virsh);
+        tcase_add_test(tc, test_lookup_by_shown_name);
         tcase_add_test(tc, test_restart_adopts);
         tcase_add_test(tc, test_restart_leaves_newly_reserved_cpus);
         tcase_add_test(tc, test_unplaceable_after_restart_counts_live_pins);
