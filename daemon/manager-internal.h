@@ -84,6 +84,8 @@ void placer_record_again(Manager *m, virDomainPtr dom, Decision *d);
 bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d);
 /* A lifecycle event of dom (libvirt's callback; tests send the ones libvirt's test driver cannot). */
 void manager_lifecycle(Manager *m, virDomainPtr dom, int event, int detail);
+/* A tunable event of dom: its pins or I/O thread pins changed (libvirt's test driver sends none). */
+void manager_tunable(Manager *m, virDomainPtr dom, virTypedParameterPtr params, int nparams);
 /* A vCPU pin that is not ours was seen (tunable event or drift): adopt the live pins. */
 void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what);
 /* True when the online vCPUs or the memory (<memory>) differ from what the decision counts; says so once. */

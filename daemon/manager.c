@@ -168,7 +168,11 @@ void manager_lifecycle(Manager *m, virDomainPtr dom, int event, int detail)
 
 static void on_tunable(virDomainPtr dom, virTypedParameterPtr params, int nparams, void *opaque)
 {
-        Manager *m = opaque;
+        manager_tunable(opaque, dom, params, nparams);
+}
+
+void manager_tunable(Manager *m, virDomainPtr dom, virTypedParameterPtr params, int nparams)
+{
         char uuid[VIR_UUID_STRING_BUFLEN];
         const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
         bool iothreads_read = false;
@@ -221,7 +225,9 @@ static void on_tunable(virDomainPtr dom, virTypedParameterPtr params, int nparam
                                   field, params[i].value.s);
                         continue;
                 }
-                if (d->result == DECISION_ADVISORY && cpuset_equal(seen, m->topology->all_pus))
+                /* an advice floats as libvirt left it; one counted on the pins it ran on before
+                 * (d->advice) runs elsewhere now: that is followed as any pin by hand */
+                if (d->result == DECISION_ADVISORY && !d->advice && cpuset_equal(seen, m->topology->all_pus))
                         continue;
                 {
                         g_autofree char *what = g_strdup_printf("vCPU %u was pinned to %s by someone else",

@@ -106,6 +106,42 @@ START_TEST(test_replace_under_apply_off_counts_what_runs)
 }
 END_TEST
 
+/* Re-placed under Apply=no (counted on the pins it keeps), then unpinned by hand to every CPU: at the
+ * tunable event, what ran is no longer what runs, so its old core is not counted any more (the unpin is
+ * taken as its owner's, as under Apply=yes); until then it waited for the next reconcile. */
+START_TEST(test_unpin_under_apply_off_followed)
+{
+        Manager *m = fixture_manager_new(base, ONE_NODE, QUIET);
+        virDomainPtr a = fixture_start_xml(conn, "u-a", "<vcpu>1</vcpu>"), b;
+        unsigned char all = 0xff;
+        char pins[] = "0-7";
+        virTypedParameter event = {.field = "cputune.vcpupin0", .type = VIR_TYPED_PARAM_STRING};
+        g_autofree char *error = NULL;
+        const Decision *d;
+        int cpu;
+
+        ck_assert(fixture_spin_known(base, m, "u-a", 3000));
+        b = fixture_start_xml(conn, "u-b", "<vcpu>1</vcpu>");
+        ck_assert(fixture_spin_known(base, m, "u-b", 3000));
+        cpu = runs_on(b, 1, 0);
+        fixture_stop(a);
+        fixture_spin_known(base, NULL, NULL, 50);
+        reload(m, QUIET "Apply=no\n");
+        ck_assert_msg(manager_replace(m, "u-b", &error) == 0, "%s", error);
+        ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), (unsigned)cpu), 1);
+        event.value.s = pins;
+        ck_assert_int_eq(virDomainPinVcpuFlags(b, 0, &all, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
+        manager_tunable(m, b, &event, 1); /* as libvirtd sends it; the test driver sends none */
+        d = manager_lookup(m, "u-b");
+        ck_assert_msg(ledger_pu_load(manager_ledger(m), (unsigned)cpu) == 0,
+                      "unpinned from CPU %d, still counted there: %s (%s)", cpu,
+                      decision_result_to_string(d->result), d->reason);
+        ck_assert(d->pinned_by_hand);
+        fixture_stop(b);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 /* Placed, then Apply=no with its CPU reserved (the advice moves it; nothing does), a reconcile, then
  * Apply=yes: it leaves the reserved CPU. */
 START_TEST(test_reserved_under_apply_off_then_applied)
@@ -332,6 +368,7 @@ static Suite *manager_runs_suite(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_replace_under_apply_off_counts_what_runs);
         tcase_add_test(tc, test_reserved_under_apply_off_then_applied);
+        tcase_add_test(tc, test_unpin_under_apply_off_followed);
         tcase_add_test(tc, test_resized_placed_after_hand_pins);
         tcase_add_test(tc, test_record_of_floating_vcpus_counts_nothing);
         tcase_add_test(tc, test_found_running_definition_edited);
