@@ -288,6 +288,42 @@ static void split_with_memory(const unsigned *room, const uint64_t *mem_room, un
         }
 }
 
+/* Memory held on nodes the set's vCPUs do not all run beside (HostView.memory_remote): the nodes nearest
+ * it take all they have room for first (the memory's own node, when it has CPUs, as many as it can), the
+ * next nearest the rest; nodes as near share evenly over their room (policy_spread()). */
+static void split_toward_memory(const HostView *v, const unsigned *nodes, unsigned n, const unsigned *room,
+                                unsigned count, unsigned *quota)
+{
+        g_autofree bool *done = g_new0(bool, MAX(n, 1));
+        g_autofree unsigned *group_room = g_new0(unsigned, MAX(n, 1));
+        g_autofree unsigned *group_quota = g_new0(unsigned, MAX(n, 1));
+        g_autofree unsigned *members = g_new0(unsigned, MAX(n, 1));
+
+        memset(quota, 0, sizeof(*quota) * MAX(n, 1));
+        while (count > 0) {
+                uint32_t nearest = UINT32_MAX;
+                unsigned k = 0, sum = 0;
+                for (unsigned i = 0; i < n; i++)
+                        if (!done[i])
+                                nearest = MIN(nearest, v->node_to_memory[nodes[i]]);
+                if (nearest == UINT32_MAX)
+                        break;
+                for (unsigned i = 0; i < n; i++)
+                        if (!done[i] && v->node_to_memory[nodes[i]] == nearest) {
+                                done[i] = true;
+                                members[k] = i;
+                                group_room[k] = room[i];
+                                sum += room[i];
+                                k++;
+                        }
+                policy_spread(group_room, k, MIN(count, sum), group_quota);
+                for (unsigned j = 0; j < k; j++) {
+                        quota[members[j]] = group_quota[j];
+                        count -= MIN(count, group_quota[j]);
+                }
+        }
+}
+
 /* A cell its <memnode> binds that no node of its own had room for whole: its vCPUs still go to its
  * nodes as far as their room goes (the one with the most room first), never beyond it; what is left goes
  * with the other vCPUs. */
@@ -336,7 +372,10 @@ void cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, cons
         }
         for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++)
                 rest += vcpu_node[vcpu] < 0;
-        split_with_memory(room, bound ? NULL : mem_room, n, rest, memory, quota);
+        if (v->memory_remote)
+                split_toward_memory(v, nodes, n, room, rest, quota);
+        else
+                split_with_memory(room, bound ? NULL : mem_room, n, rest, memory, quota);
         for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++) {
                 if (vcpu_node[vcpu] >= 0)
                         continue;

@@ -677,6 +677,17 @@ static char *remote_cores_text(const HostView *v, const Plan *plan, const char *
                                ops->unit);
 }
 
+/* The room (PolicyOps.capacity) the nodes the request binds its memory to offer its vCPUs. */
+static unsigned bound_room(const HostView *v, const PlacementRequest *req)
+{
+        unsigned room = 0;
+
+        for (unsigned n = 0; n < v->t->nnodes; n++)
+                if (cpuset_has(req->memory_nodes, v->t->nodes[n].os_index))
+                        room += v->node_capacity[n];
+        return room;
+}
+
 /* What the constraints did, appended to the reason ("" when there are none). */
 static char *constraint_note(const HostView *v, const PlacementRequest *req, const Plan *plan)
 {
@@ -700,7 +711,7 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
         if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes) {
                 g_autofree char *list = cpuset_format(req->memory_nodes);
                 g_autoptr(CpuSet) charged = cpuset_new();
-                g_autofree char *where = NULL, *remote = NULL;
+                g_autofree char *where = NULL, *remote = NULL, *few = NULL;
                 for (unsigned n = 0; n < plan->nnode_memory; n++)
                         if (plan->node_memory[n])
                                 cpuset_add(charged, t->nodes[n].os_index);
@@ -734,6 +745,12 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                     req->memory_source == MEMORY_SOURCE_MEMNODE ? "per cell"
                                                                 : memory_mode_to_string(req->memory_mode),
                     !cores_elsewhere ? "cores taken there"
+                    : req->vcpus_beyond_binding
+                        ? (few = g_strdup_printf(
+                               "%s %u %s for %u vCPUs (a binding confines memory, "
+                               "not vCPUs)",
+                               cpuset_count(req->memory_nodes) == 1 ? "it has" : "they have",
+                               bound_room(v, req), policy_ops(plan->policy)->unit, plan->nvcpus))
                     : memory_cpus_allowed
                         ? "the configuration keeps their CPUs from vCPUs (ReservedCPUs=, CoreKinds=)"
                     : memory_has_cpus ? (req->allowed_cpus ? "no CPU of its <vcpu cpuset> lies there"
@@ -741,7 +758,10 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                                                              "<cachetune>/<memorytune> reserve lies there")
                                       : "memory-only nodes",
                     remote ? ", " : "", remote ? remote : "",
-                    cores_elsewhere && memory_has_cpus ? " (its memory is remote)" : "");
+                    cores_elsewhere && memory_has_cpus
+                        ? (req->vcpus_beyond_binding ? " (its memory is remote to the vCPUs off them)"
+                                                     : " (its memory is remote)")
+                        : "");
                 if (*where)
                         g_string_append_printf(
                             s, ", memory counted on node%s %s%s", cpuset_count(charged) == 1 ? "" : "s",

@@ -97,7 +97,8 @@ static uint32_t distance_to_memory(const Topology *t, const PlacementRequest *re
  * memory but no allowed CPU are allowed for their memory (their cores stay out: pu_allowed()). When the
  * memory is bound to memory-only nodes, every node with a CPU the request may use is allowed for its
  * cores (its memory stays out: host_view_init_for()): the sets nearest the memory are walked first
- * (HostView.memory_remote), and the vCPUs share a core only when no set has a free one for each.
+ * (HostView.memory_remote), and the vCPUs share a core only when no set has a free one for each. So is
+ * every node when the bound nodes have CPUs but too few free cores (PlacementRequest.vcpus_beyond_binding).
  */
 static bool node_allowed(const Topology *t, const PlacementRequest *req, const PlacementParams *params,
                          unsigned n)
@@ -107,7 +108,8 @@ static bool node_allowed(const Topology *t, const PlacementRequest *req, const P
         if (!req)
                 return true;
         if (outside_memory_nodes(t, req, n))
-                return memory_nodes_cpuless(t, req, params) && node_has_usable_cpu(t, req, params, n) &&
+                return (req->vcpus_beyond_binding || memory_nodes_cpuless(t, req, params)) &&
+                       node_has_usable_cpu(t, req, params, n) &&
                        distance_to_memory(t, req, n) < TOPOLOGY_UNREACHABLE;
         if (node->ncores == 0 || node_has_allowed_cpu(t, req, n))
                 return true;
@@ -172,7 +174,7 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
         for (unsigned n = 0; n < t->nnodes; n++)
                 v->node_allowed[n] = node_allowed(t, req, params, n);
         if (req && req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes &&
-            memory_nodes_cpuless(t, req, params)) {
+            (req->vcpus_beyond_binding || memory_nodes_cpuless(t, req, params))) {
                 v->memory_remote = true;
                 v->node_to_memory = g_new0(uint32_t, MAX(t->nnodes, 1));
                 for (unsigned n = 0; n < t->nnodes; n++)

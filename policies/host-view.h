@@ -16,7 +16,8 @@ typedef struct HostView {
         /* The request binds its memory to nodes none of whose CPUs its vCPUs may use (memory-only nodes, a
          * <vcpu cpuset> or ReservedCPUs= leaving theirs out): every node with a CPU it may use is allowed,
          * and node_to_memory ([nnodes]) is each node's distance to that memory (summed over its nodes;
-         * TOPOLOGY_UNREACHABLE when none is reachable), by which the sets are ranked. NULL otherwise. */
+         * TOPOLOGY_UNREACHABLE when none is reachable), by which the sets are ranked. NULL otherwise. The
+         * same when the bound nodes have too few free cores (PlacementRequest.vcpus_beyond_binding). */
         bool memory_remote;
         uint32_t *node_to_memory;
         bool *pu_usable;             /* [npus] not reserved for the host, allowed for the request */

@@ -294,7 +294,8 @@ static NodeSetTable *narrowed_sets(const HostView *v)
                                 nodes[k++] = n;
                         }
                 if (k)
-                        return nodeset_table_toward(t->nnodes, t->distance, nodes, k, to_memory);
+                        return nodeset_table_toward(t->nnodes, t->distance, nodes, k, to_memory,
+                                                    v->req && v->req->vcpus_beyond_binding);
         }
         if (t->nodesets->exhaustive)
                 return NULL;
@@ -386,8 +387,8 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
 
 /* Places with the first tiers of memory; without room there, again with the lower tiers too
  * (memory-tiers.h). */
-Plan *policy_place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l, const PlacementRequest *req,
-                       const PlacementParams *params)
+static Plan *place_tiers(const PolicyOps *ops, const Topology *t, const Ledger *l,
+                         const PlacementRequest *req, const PlacementParams *params)
 {
         g_autoptr(Plan) plan = place_once(ops, t, l, req, params);
         unsigned held = memory_tiers_held_back(t, params);
@@ -412,6 +413,28 @@ Plan *policy_place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l,
         }
         memory_tiers_note(t, false, plan);
         return g_steal_pointer(&plan);
+}
+
+/*
+ * A binding confines memory, not vCPUs: when the nodes its memory is bound to (by the definition, or a
+ * live binding that stays) have too few free cores for a core per vCPU, the vCPUs take cores on the
+ * nodes nearest that memory too before any shares one (the memory stays bound where it is). Not for
+ * guest cells bound one by one (<memnode>): each cell keeps to its own nodes.
+ */
+Plan *policy_place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l, const PlacementRequest *req,
+                       const PlacementParams *params)
+{
+        g_autoptr(Plan) plan = place_tiers(ops, t, l, req, params);
+        PlacementRequest wide;
+        g_autoptr(Plan) beyond = NULL;
+
+        if (plan->result != PLAN_OVERCOMMITTED || req->vcpus_beyond_binding || !req->memory_nodes ||
+            (req->memory_source != MEMORY_SOURCE_USER && req->memory_source != MEMORY_SOURCE_BOUND))
+                return g_steal_pointer(&plan);
+        wide = *req;
+        wide.vcpus_beyond_binding = true;
+        beyond = place_tiers(ops, t, l, &wide, params);
+        return beyond->result == PLAN_PLACED ? g_steal_pointer(&beyond) : g_steal_pointer(&plan);
 }
 
 Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *req,

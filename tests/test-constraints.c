@@ -395,9 +395,48 @@ START_TEST(test_memnode_union_bounds_nodes)
 }
 END_TEST
 
+/* A binding confines memory, not vCPUs: 12 vCPUs with their memory bound (preferred or strict) to a node
+ * of 8 free cores fill that node and take 4 cores of the other, a core each, memory left where it is
+ * bound; 8 vCPUs stay on the bound node alone. */
+START_TEST(test_memory_bound_vcpus_beyond)
+{
+        static const MemoryMode modes[] = {MEMORY_MODE_PREFERRED, MEMORY_MODE_STRICT};
+
+        for (unsigned k = 0; k < G_N_ELEMENTS(modes); k++) {
+                g_autoptr(Topology) t = topology_new_uniform(2, 8, 2, 64 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) nodes = set_of("0");
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                PlacementRequest req = {.name = "xs",
+                                        .vcpus = 12,
+                                        .memory = 16 * GiB,
+                                        .memory_nodes = nodes,
+                                        .memory_source = MEMORY_SOURCE_USER,
+                                        .memory_mode = modes[k]};
+                unsigned on[2] = {0, 0};
+                g_autoptr(Plan) wide = policy_place(t, l, &req, &p);
+                g_autoptr(Plan) fits = NULL;
+
+                ck_assert_msg(wide->result == PLAN_PLACED, "%s", wide->reason);
+                ck_assert_uint_eq(wide->shared_vcpus, 0);
+                for (unsigned v = 0; v < wide->nvcpus; v++)
+                        on[t->cores[t->pus[wide->vcpu_pu[v]].core].node]++;
+                ck_assert_msg(on[0] == 8 && on[1] == 4, "%u + %u: %s", on[0], on[1], wide->reason);
+                ck_assert_uint_eq(wide->node_memory[1], 0);
+                assert_reason_has(wide, "it has 8 free cores for 12 vCPUs (a binding confines memory, not "
+                                        "vCPUs)");
+                req.vcpus = 8;
+                fits = policy_place(t, l, &req, &p);
+                ck_assert_int_eq(fits->result, PLAN_PLACED);
+                ck_assert(cpuset_count(fits->nodes) == 1 && cpuset_has(fits->nodes, 0));
+        }
+}
+END_TEST
+
 START_TEST(test_memory_bound_live_stays)
 {
-        /* a binding libvirt will not change: the vCPUs stay with the memory even when node 0 is busy */
+        /* a binding libvirt will not change: the memory stays on node 0, and with node 0 busy the vCPUs
+         * take cores on node 1 rather than share node 0's (a binding confines memory, not vCPUs) */
         for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
                 g_autoptr(Topology) t = host();
                 g_autoptr(Ledger) l = ledger_new(t);
@@ -413,11 +452,13 @@ START_TEST(test_memory_bound_live_stays)
 
                 test_place(t, l, &p, "busy", kinds[k] == POLICY_EXPLICIT ? 2 : 4, GiB);
                 plan = place_req(t, l, &p, &req);
-                ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
-                ck_assert(cpuset_has(plan->nodes, 0) && cpuset_count(plan->nodes) == 1);
+                ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+                for (unsigned v = 0; v < plan->nvcpus; v++)
+                        ck_assert_uint_eq(t->cores[t->pus[plan->vcpu_pu[v]].core].node, 1);
                 ck_assert_uint_eq(plan->node_memory[0], GiB);
                 ck_assert(plan->keep_memory);
                 assert_reason_has(plan, "a live binding libvirt cannot change");
+                assert_reason_has(plan, "a binding confines memory, not vCPUs");
         }
 }
 END_TEST
@@ -672,10 +713,15 @@ START_TEST(test_random_requests_stay_inside)
                         CPUSET_FOREACH (cpu, plan->vcpu_pins[v]) {
                                 ck_assert_msg(!allowed || cpuset_has(allowed, (unsigned)cpu),
                                               "round %u: CPU %d outside the cpuset", round, cpu);
-                                /* a nodeset without a CPU of the cpuset: the vCPUs run outside it */
+                                /* a nodeset without a CPU of the cpuset: the vCPUs run outside it;
+                                 * one with too few free cores: they take cores outside it too, a
+                                 * core each (under compat a thread), and the reason says so */
                                 ck_assert_msg(!nodes || !usable ||
-                                                  cpuset_has(nodes, t->cores[t->pus[cpu].core].node),
-                                              "round %u: CPU %d outside the nodeset", round, cpu);
+                                                  cpuset_has(nodes, t->cores[t->pus[cpu].core].node) ||
+                                                  (plan->result == PLAN_PLACED &&
+                                                   strstr(plan->reason, "a binding confines memory")),
+                                              "round %u: CPU %d outside the nodeset: %s", round, cpu,
+                                              plan->reason);
                         }
                 }
                 CPUSET_FOREACH (cpu, plan->emulator_pin)
@@ -683,7 +729,8 @@ START_TEST(test_random_requests_stay_inside)
                                       round);
                 ck_assert_msg(!req.keep_emulator || cpuset_is_empty(plan->emulator_pin), "round %u", round);
                 CPUSET_FOREACH (n, plan->nodes)
-                        ck_assert_msg(!nodes || !usable || cpuset_has(nodes, (unsigned)n),
+                        ck_assert_msg(!nodes || !usable || cpuset_has(nodes, (unsigned)n) ||
+                                          strstr(plan->reason, "a binding confines memory"),
                                       "round %u: node %d", round, n);
                 for (unsigned n = 0; n < t->nnodes; n++) {
                         /* preferred: what its node has no room for is where the kernel falls back */
@@ -842,6 +889,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_preferred_spills_to_nearest);
         tcase_add_test(tc, test_preferred_gpu_node_chosen);
         tcase_add_test(tc, test_memory_bound_live_stays);
+        tcase_add_test(tc, test_memory_bound_vcpus_beyond);
         tcase_add_test(tc, test_emulatorpin_stands);
         tcase_add_test(tc, test_constraints_leave_nothing);
         tcase_add_test(tc, test_random_requests_stay_inside);

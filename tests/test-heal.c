@@ -233,21 +233,31 @@ END_TEST
 
 START_TEST(test_bound_memory_stays)
 {
-        /* memory libvirt will not move (a live strict binding): the vCPUs stay with it, nothing moves */
+        /* memory libvirt will not move (a live strict binding) stays; the vCPUs, which shared a core on
+         * its node, take the cores freed on the other (a binding confines memory, not vCPUs) */
         g_autoptr(Topology) t = topology_new_uniform(2, 2, 1, 8 * GiB, NULL);
         g_autoptr(Ledger) l = ledger_new(t);
         g_autoptr(GPtrArray) moves = NULL;
         g_autoptr(CpuSet) bound = cpuset_new();
+        unsigned node = two_nodes_departure(t, l);
         Domains ds = {0};
         HealDomain *c;
+        HealMove *m;
 
-        cpuset_add(bound, t->nodes[two_nodes_departure(t, l)].os_index);
+        cpuset_add(bound, t->nodes[node].os_index);
         c = domains_add(&ds, l, "c");
         c->request.memory_nodes = bound;
         c->request.memory_source = MEMORY_SOURCE_BOUND;
         c->request.memory_mode = MEMORY_MODE_STRICT;
         moves = heal(t, l, &heal_defaults, &ds);
-        ck_assert_uint_eq(moves->len, 0);
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_uint_eq(m->memory_moved, 0);
+        ck_assert_uint_eq(m->plan->node_memory[node], GiB);
+        ck_assert_uint_eq(m->plan->shared_vcpus, 0);
+        for (unsigned v = 0; v < m->plan->nvcpus; v++)
+                ck_assert_uint_ne(t->cores[t->pus[m->plan->vcpu_pu[v]].core].node, node);
+        ck_assert_ptr_nonnull(strstr(m->plan->reason, "a binding confines memory, not vCPUs"));
 }
 END_TEST
 
@@ -758,16 +768,24 @@ START_TEST(test_repin_near_when_memory_cannot_move)
         ck_assert_uint_eq(cooldown_of(m), HEAL_COOLDOWN_SEC);
         ck_assert_uint_gt(HEAL_COOLDOWN_SEC, HEAL_REPIN_COOLDOWN_SEC);
 
-        /* memory bound by the user, or live by someone else, keeps the vCPUs on its nodes: nothing to do
-         * without a move of it; a live binding placementd applied itself lets the vCPU go, memory kept */
+        /* memory bound by the user, or live by someone else, stays where it is bound, and the vCPUs,
+         * which contend there, take calm cores elsewhere (a binding confines memory, not vCPUs); so
+         * with a live binding placementd applied itself */
         cpuset_add(node0, t->nodes[0].os_index);
         y->request.memory_nodes = node0;
         y->request.memory_source = MEMORY_SOURCE_USER;
         bound = heal(t, l, &heal_defaults, &ds);
-        ck_assert_uint_eq(bound->len, 0);
+        ck_assert_uint_eq(bound->len, 1);
+        m = g_ptr_array_index(bound, 0);
+        ck_assert_uint_eq(m->memory_moved, 0);
+        ck_assert_uint_eq(m->plan->node_memory[0], GiB);
+        ck_assert_ptr_nonnull(strstr(m->why, "2 busy vCPUs contended for a core, now 0"));
         y->request.memory_source = MEMORY_SOURCE_BOUND;
         others = heal(t, l, &heal_defaults, &ds);
-        ck_assert_uint_eq(others->len, 0);
+        ck_assert_uint_eq(others->len, 1);
+        m = g_ptr_array_index(others, 0);
+        ck_assert_uint_eq(m->memory_moved, 0);
+        ck_assert_uint_eq(m->plan->node_memory[0], GiB);
         y->request.memory_own = true;
         own = heal(t, l, &heal_defaults, &ds);
         m = one_repin(t, own, "y", 2);

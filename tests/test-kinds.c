@@ -551,9 +551,11 @@ START_TEST(test_host_thread_cores_last)
         g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams params = test_params(POLICY_EXPLICIT);
         g_autoptr(CpuSet) node0 = cpuset_new();
+        g_autoptr(CpuSet) cpus0 = cpuset_new();
         PlacementRequest req = {.name = "b",
                                 .vcpus = 16,
                                 .memory = GiB,
+                                .allowed_cpus = cpus0,
                                 .memory_nodes = node0,
                                 .memory_source = MEMORY_SOURCE_USER};
         g_autoptr(Plan) b = NULL;
@@ -563,8 +565,12 @@ START_TEST(test_host_thread_cores_last)
         a = test_place(t, l, &params, "a", 1, GiB);
         ck_assert_msg(t->pus[a->vcpu_pu[0]].core != 0, "%s", a->reason);
         ledger_release(l, "a");
-        /* node 0's 16 cores for 16 vCPUs: one runs beside the host's CPU 1 */
+        /* node 0's 16 cores for 16 vCPUs kept there by <vcpu cpuset> (a memory binding alone would let
+         * the 16th take a core of node 1): one runs beside the host's CPU 1 */
         cpuset_add(node0, 0);
+        for (unsigned p = 0; p < t->npus; p++)
+                if (t->cores[t->pus[p].core].node == 0)
+                        cpuset_add(cpus0, t->pus[p].os_index);
         b = policy_place(t, l, &req, &params);
         ck_assert_reason(b, "beside CPUs the host keeps (outside the guests' cpuset)");
 }

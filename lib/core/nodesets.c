@@ -62,12 +62,15 @@ static void builder_add(Builder *b, const unsigned *nodes, unsigned n)
         g_array_append_val(b->sets, s);
 }
 
-static int compare_sets(const void *pa, const void *pb)
+/* mean_first (a non-NULL pointer): the mean distance to the memory before the set's own key */
+static int compare_sets(const void *pa, const void *pb, void *mean_first)
 {
         const NodeSet *a = pa, *b = pb;
 
         if (a->memory_distance != b->memory_distance)
                 return a->memory_distance < b->memory_distance ? -1 : 1;
+        if (mean_first && fabs(a->memory_mean - b->memory_mean) > NODESETS_MEAN_EPSILON)
+                return a->memory_mean < b->memory_mean ? -1 : 1;
         if (a->max_distance != b->max_distance)
                 return a->max_distance < b->max_distance ? -1 : 1;
         if (fabs(a->mean_distance - b->mean_distance) > NODESETS_MEAN_EPSILON)
@@ -151,7 +154,7 @@ static void enumerate_grown(Builder *b)
 }
 
 static NodeSetTable *table_new(unsigned nnodes, const uint32_t *distance, bool flat, unsigned exhaustive_max,
-                               const uint32_t *to_memory)
+                               const uint32_t *to_memory, bool mean_first)
 {
         NodeSetTable *t = g_new0(NodeSetTable, 1);
         Builder b = {
@@ -182,7 +185,7 @@ static NodeSetTable *table_new(unsigned nnodes, const uint32_t *distance, bool f
                 enumerate_grown(&b);
         }
 
-        g_array_sort(b.sets, compare_sets);
+        g_array_sort_with_data(b.sets, compare_sets, mean_first ? &b : NULL);
         t->ncandidates = b.sets->len;
         t->candidates = (NodeSet *)(void *)g_array_free(b.sets, FALSE);
         t->members = (unsigned *)(void *)g_array_free(b.members, FALSE);
@@ -224,11 +227,11 @@ static NodeSetTable *table_new(unsigned nnodes, const uint32_t *distance, bool f
 
 NodeSetTable *nodeset_table_new(unsigned nnodes, const uint32_t *distance, bool flat)
 {
-        return table_new(nnodes, distance, flat, NODESETS_EXHAUSTIVE_MAX, NULL);
+        return table_new(nnodes, distance, flat, NODESETS_EXHAUSTIVE_MAX, NULL, false);
 }
 
 NodeSetTable *nodeset_table_toward(unsigned nnodes, const uint32_t *distance, const unsigned *nodes,
-                                   unsigned k, const uint32_t *to_memory)
+                                   unsigned k, const uint32_t *to_memory, bool mean_first)
 {
         g_autofree uint32_t *sub = g_new(uint32_t, MAX((gsize)k * k, 1));
         NodeSetTable *t;
@@ -238,7 +241,7 @@ NodeSetTable *nodeset_table_toward(unsigned nnodes, const uint32_t *distance, co
                         sub[i * k + j] = distance[nodes[i] * nnodes + nodes[j]];
         /* built for one request: every subset only while that is cheap (1023 sets of 10 nodes, against
          * 65,535 of 16: 30 ms a placement), grown sets beyond */
-        t = table_new(k, sub, false, NODESETS_WITHIN_EXHAUSTIVE_MAX, to_memory);
+        t = table_new(k, sub, false, NODESETS_WITHIN_EXHAUSTIVE_MAX, to_memory, mean_first);
         /* the host's node indexes: no mask index (bit i would be the i-th of nodes, not node i) */
         for (unsigned i = 0; i < t->ncandidates; i++) {
                 NodeSet *set = &t->candidates[i];
@@ -259,7 +262,7 @@ NodeSetTable *nodeset_table_toward(unsigned nnodes, const uint32_t *distance, co
 NodeSetTable *nodeset_table_within(unsigned nnodes, const uint32_t *distance, const unsigned *nodes,
                                    unsigned k)
 {
-        return nodeset_table_toward(nnodes, distance, nodes, k, NULL);
+        return nodeset_table_toward(nnodes, distance, nodes, k, NULL, false);
 }
 
 void nodeset_table_free(NodeSetTable *t)

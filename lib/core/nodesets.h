@@ -68,9 +68,11 @@ NodeSetTable *nodeset_table_within(unsigned nnodes, const uint32_t *distance, co
 /* The same for a domain whose memory lies on other nodes than its vCPUs can run on (memory-only nodes):
  * to_memory[i] is the distance from nodes[i] to that memory. The key puts the largest distance from a
  * set's nodes to the memory first, then the set's own key, then their mean distance to the memory: the
- * sets nearest the memory first, the tightest of those first. */
+ * sets nearest the memory first, the tightest of those first. mean_first: the mean distance to the
+ * memory before the set's own key, for memory on some of the nodes (bound to nodes with too few free
+ * cores): a set with the memory's own node comes before a node as far from it alone. */
 NodeSetTable *nodeset_table_toward(unsigned nnodes, const uint32_t *distance, const unsigned *nodes,
-                                   unsigned k, const uint32_t *to_memory);
+                                   unsigned k, const uint32_t *to_memory, bool mean_first);
 void nodeset_table_free(NodeSetTable *t);
 
 static inline const unsigned *nodeset_members(const NodeSetTable *t, const NodeSet *s)

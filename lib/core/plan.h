@@ -180,6 +180,10 @@ typedef struct PlacementRequest {
         /* added: its reserved caches lie wholly outside its <vcpu cpuset> for some vCPU: the cpuset,
          * which libvirt applies, stands (the reason says so) */
         bool caches_outside_cpuset;
+        /* added, set by the policy alone (policy_place()): the memory is bound to nodes with too few free
+         * cores for a core per vCPU, so the vCPUs may take cores on other nodes too, nearest to the memory
+         * first (a binding confines memory, not vCPUs); the memory stays bound where it is */
+        bool vcpus_beyond_binding;
 } PlacementRequest;
 
 /* Whether the request lets its vCPUs run on the CPU with this OS index (<vcpu cpuset>, the CPUs of its
