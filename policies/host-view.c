@@ -5,6 +5,7 @@
  */
 #include "host-view.h"
 #include "load-rules.h"
+#include "policy-internal.h"
 #include "policy.h"
 
 int policy_core_first_usable_pu(const HostView *v, unsigned core)
@@ -204,6 +205,8 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
                                 v->node_free_pus[core->node]++;
                 }
                 whole = whole && policy_core_first_usable_pu(v, c) >= 0;
+                /* the first try keeps the user's emulator and I/O thread cores from its vCPUs */
+                whole = whole && !(req && req->vcpus_off_user_threads && policy_core_user_thread(v, c));
                 v->core_free[c] = whole;
                 if (whole)
                         v->node_free_cores[core->node]++;

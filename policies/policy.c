@@ -428,6 +428,21 @@ Plan *policy_place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l,
         PlacementRequest wide;
         g_autoptr(Plan) beyond = NULL;
 
+        /* the CPUs its definition gives QEMU's own threads: another set, where no vCPU runs beside them,
+         * wins when it spans no more nodes (not past a memory binding, nor over more nodes: those cost
+         * more than the emulator's neighbour); inside the same nodes, the cores are chosen as ever
+         * (outside those CPUs first, never at the cost of the core kind) */
+        if ((req->emulator_cpus || req->iothread_cpus) && !req->vcpus_off_user_threads &&
+            !req->vcpus_beyond_binding) {
+                PlacementRequest apart = *req;
+                g_autoptr(Plan) off = NULL;
+                apart.vcpus_off_user_threads = true;
+                off = place_tiers(ops, t, l, &apart, params);
+                if (off->result == PLAN_PLACED &&
+                    (plan->result != PLAN_PLACED || (cpuset_count(off->nodes) <= cpuset_count(plan->nodes) &&
+                                                     !cpuset_equal(off->nodes, plan->nodes))))
+                        return g_steal_pointer(&off);
+        }
         if (plan->result != PLAN_OVERCOMMITTED || req->vcpus_beyond_binding || !req->memory_nodes ||
             (req->memory_source != MEMORY_SOURCE_USER && req->memory_source != MEMORY_SOURCE_BOUND))
                 return g_steal_pointer(&plan);

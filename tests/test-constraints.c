@@ -483,6 +483,36 @@ START_TEST(test_emulatorpin_stands)
 }
 END_TEST
 
+/* The CPU a definition keeps for its emulator (<emulatorpin cpuset='0'>) is no vCPU's while another
+ * node has a core for each: 4 vCPUs on two nodes of 4 cores go to node 1, not beside CPU 0 (a realtime
+ * vCPU there would starve the emulator); with node 1 busy, node 0 holds them, CPU 0 included. */
+START_TEST(test_emulatorpin_node_avoided)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) emulator = set_of("0");
+        g_autoptr(CpuSet) node1 = set_of("4-7");
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {
+            .name = "rt", .vcpus = 4, .memory = GiB, .keep_emulator = true, .emulator_cpus = emulator};
+        PlacementRequest other = {.name = "other", .vcpus = 1, .memory = GiB, .allowed_cpus = node1};
+        g_autoptr(Plan) apart = policy_place(t, l, &req, &p);
+        g_autoptr(Plan) beside = NULL;
+
+        ck_assert_msg(apart->result == PLAN_PLACED, "%s", apart->reason);
+        ck_assert_msg(cpuset_count(apart->nodes) == 1 && cpuset_has(apart->nodes, 1), "%s", apart->reason);
+        for (unsigned v = 0; v < apart->nvcpus; v++)
+                ck_assert(!cpuset_has(apart->vcpu_pins[v], 0));
+        /* a vCPU of another domain on node 1: node 0 alone has a core for each, CPU 0's among them */
+        place_req(t, l, &p, &other);
+        beside = policy_place(t, l, &req, &p);
+        ck_assert_msg(beside->result == PLAN_PLACED && cpuset_count(beside->nodes) == 1 &&
+                          cpuset_has(beside->nodes, 0),
+                      "%s", beside->reason);
+        ck_assert_uint_eq(beside->shared_vcpus, 0);
+}
+END_TEST
+
 START_TEST(test_constraints_leave_nothing)
 {
         for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
@@ -891,6 +921,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_memory_bound_live_stays);
         tcase_add_test(tc, test_memory_bound_vcpus_beyond);
         tcase_add_test(tc, test_emulatorpin_stands);
+        tcase_add_test(tc, test_emulatorpin_node_avoided);
         tcase_add_test(tc, test_constraints_leave_nothing);
         tcase_add_test(tc, test_random_requests_stay_inside);
         tcase_add_test(tc, test_cpuset_apart_from_nodeset);

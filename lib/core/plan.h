@@ -184,6 +184,11 @@ typedef struct PlacementRequest {
          * cores for a core per vCPU, so the vCPUs may take cores on other nodes too, nearest to the memory
          * first (a binding confines memory, not vCPUs); the memory stays bound where it is */
         bool vcpus_beyond_binding;
+        /* added, set by the policy alone (policy_place()): the first try for a domain whose definition pins
+         * its emulator or I/O threads: the cores of those CPUs count as not free for its vCPUs, so a set
+         * where no vCPU runs beside them wins over one where one must (a realtime vCPU would starve them)
+         * when it spans no more nodes */
+        bool vcpus_off_user_threads;
 } PlacementRequest;
 
 /* Whether the request lets its vCPUs run on the CPU with this OS index (<vcpu cpuset>, the CPUs of its
