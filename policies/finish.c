@@ -1180,6 +1180,108 @@ static void realtime_over_others_threads(const HostView *v, Plan *plan)
         g_string_free(o.names, TRUE);
 }
 
+/* Whether the emulator or I/O thread pin of the plan lies on a core of one of its own realtime vCPUs. */
+static bool on_own_realtime_cores(const HostView *v, const Plan *plan)
+{
+        const CpuSet *pins[] = {plan->emulator_pin, plan->iothread_pin};
+
+        if (!plan->realtime)
+                return false;
+        for (unsigned k = 0; k < G_N_ELEMENTS(pins); k++)
+                CPUSET_FOREACH (cpu, pins[k]) {
+                        int pu = topology_pu_by_os(v->t, (unsigned)cpu);
+                        if (pu >= 0 && policy_own_realtime_core(v, plan, v->t->pus[pu].core))
+                                return true;
+                }
+        return false;
+}
+
+typedef struct OthersRealtime {
+        const Plan *plan;
+        const Topology *t;
+        bool *core;     /* [ncores]: holds another domain's realtime vCPU */
+        GString *names; /* those domains, of the cores the plan uses */
+} OthersRealtime;
+
+/* Whether the plan runs a vCPU, or pins its emulator or I/O threads, on core c. */
+static bool plan_uses_core(const Topology *t, const Plan *plan, unsigned c)
+{
+        const TopoCore *core = &t->cores[c];
+
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0 && t->pus[plan->vcpu_pu[i]].core == c)
+                        return true;
+        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                if (cpuset_has(plan->emulator_pin, t->pus[p].os_index) ||
+                    cpuset_has(plan->iothread_pin, t->pus[p].os_index))
+                        return true;
+        return false;
+}
+
+static void add_others_realtime(const char *key, const Plan *p, void *userdata)
+{
+        OthersRealtime *o = userdata;
+        bool named = false;
+
+        if (p == o->plan || !p->realtime)
+                return;
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                unsigned c;
+                if (!plan_vcpu_realtime(p, i) || p->vcpu_pu[i] < 0 || (unsigned)p->vcpu_pu[i] >= o->t->npus)
+                        continue;
+                c = o->t->pus[p->vcpu_pu[i]].core;
+                o->core[c] = true;
+                if (!named && o->names->len < 256 && plan_uses_core(o->t, o->plan, c)) {
+                        g_string_append_printf(o->names, "%s%s", o->names->len ? ", " : "",
+                                               p->name ? p->name : key);
+                        named = true;
+                }
+        }
+}
+
+/* vCPUs, emulator or I/O threads on cores where another domain's realtime (FIFO/RR) vCPUs run (the host
+ * had no other core left for them): a realtime vCPU that spins may starve them. Said in the reason. */
+static void beside_others_realtime(const HostView *v, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autofree bool *core = g_new0(bool, MAX(t->ncores, 1));
+        OthersRealtime o = {.plan = plan, .t = t, .core = core, .names = g_string_new(NULL)};
+        unsigned vcpus = 0;
+        bool emulator = false, iothreads = false, one;
+        char *old = plan->reason;
+
+        ledger_foreach(v->l, add_others_realtime, &o);
+        for (unsigned i = 0; o.names->len && i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0 && core[t->pus[plan->vcpu_pu[i]].core])
+                        vcpus++;
+        CPUSET_FOREACH (cpu, plan->emulator_pin) {
+                int pu = topology_pu_by_os(t, (unsigned)cpu);
+                emulator = emulator || (pu >= 0 && core[t->pus[pu].core]);
+        }
+        CPUSET_FOREACH (cpu, plan->iothread_pin) {
+                int pu = topology_pu_by_os(t, (unsigned)cpu);
+                iothreads = iothreads || (pu >= 0 && core[t->pus[pu].core]);
+        }
+        if (o.names->len && (vcpus || emulator || iothreads)) {
+                GString *who = g_string_new(NULL);
+                if (vcpus)
+                        g_string_append_printf(who, "%u vCPU%s", vcpus, vcpus == 1 ? "" : "s");
+                if (emulator)
+                        g_string_append_printf(who, "%sthe emulator",
+                                               who->len ? (iothreads ? ", " : " and ") : "");
+                if (iothreads)
+                        g_string_append_printf(who, "%sits I/O threads", who->len ? " and " : "");
+                one = !iothreads && (vcpus == 1) != emulator && vcpus <= 1;
+                plan->reason = g_strdup_printf(
+                    "%s; %s share%s cores with realtime (FIFO/RR) vCPUs of another "
+                    "domain (%s): a realtime vCPU that spins may starve %s",
+                    old ? old : "", who->str, one ? "s" : "", o.names->str, one ? "it" : "them");
+                g_string_free(who, TRUE);
+                g_free(old);
+        }
+        g_string_free(o.names, TRUE);
+}
+
 /* Hugepage-backed memory comes in whole pages: each node's share rounded down to its pages, and the pages
  * that frees go to the nodes already counting some, those with the most free pages left first (a share
  * of 2.5 one-GiB pages on each of two nodes is 3 + 2, not half pages no guest can use). What is less than
@@ -1241,7 +1343,21 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         policy_count_shared(v, plan);
         where = pin_housekeeping(v, req, plan);
         reason = placed_reason(v, ops, req, choice, plan);
-        if (where == HOUSEKEEPING_OWN_CORES)
+        if (where == HOUSEKEEPING_OWN_CORES && on_own_realtime_cores(v, plan))
+                /* every core it may use runs a realtime vCPU (an all-realtime guest filling its host) */
+                plan->reason = g_strdup_printf(
+                    "%s; %s its own cores, where its realtime (FIFO/RR) vCPUs run: no core without a "
+                    "realtime vCPU is left that %s may use, and a realtime vCPU that spins may starve %s "
+                    "(HousekeepingCPUs= keeps QEMU's threads apart)",
+                    reason,
+                    cpuset_is_empty(plan->emulator_pin)
+                        ? "its I/O threads share"
+                        : (cpuset_is_empty(plan->iothreads) ? "the emulator shares"
+                                                            : "the emulator and I/O threads share"),
+                    cpuset_is_empty(plan->emulator_pin) || !cpuset_is_empty(plan->iothreads) ? "they" : "it",
+                    cpuset_is_empty(plan->emulator_pin) || !cpuset_is_empty(plan->iothreads) ? "them"
+                                                                                             : "it");
+        else if (where == HOUSEKEEPING_OWN_CORES)
                 plan->reason = g_strdup_printf(
                     "%s; %s its own cores: %s", reason,
                     cpuset_is_empty(plan->emulator_pin)
@@ -1256,6 +1372,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
                 plan->reason = g_steal_pointer(&reason);
         realtime_emulator_note(v, where, plan);
         realtime_over_others_threads(v, plan);
+        beside_others_realtime(v, plan);
         remote_memory_note(v, req, plan);
         load_note_reason(v, ops->overcommit_by_core, plan);
         cache_note(v->t, req, plan);

@@ -432,6 +432,35 @@ START_TEST(test_realtime_node_shared_last)
 }
 END_TEST
 
+/* An all-realtime domain that fills the host: no core without a realtime vCPU is left, so the emulator
+ * shares its FIFO vCPUs' cores, and the reason says they may starve it; a later ordinary domain that must
+ * share those cores is told it shares them with another domain's realtime vCPUs. */
+START_TEST(test_realtime_emulator_on_fifo_cores_said)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest rt = {.name = "rtall", .vcpus = 4, .memory = 4 * GiB, .realtime = true};
+        PlacementRequest other = {.name = "other", .vcpus = 2, .memory = 2 * GiB};
+        const Plan *plan = place(t, l, &p, &rt);
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        assert_set(plan->emulator_pin, "0-3");
+        ck_assert_msg(strstr(plan->reason, "the emulator shares its own cores, where its realtime (FIFO/RR) "
+                                           "vCPUs run: no core without a realtime vCPU is left"),
+                      "%s", plan->reason);
+        ck_assert_msg(strstr(plan->reason, "may starve it"), "%s", plan->reason);
+        ck_assert_msg(!strstr(plan->reason, "no idle sibling, housekeeping CPU or free core is left"), "%s",
+                      plan->reason);
+
+        plan = place(t, l, &p, &other);
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        ck_assert_msg(strstr(plan->reason, "2 vCPUs and the emulator share cores with realtime (FIFO/RR) "
+                                           "vCPUs of another domain (rtall)"),
+                      "%s", plan->reason);
+}
+END_TEST
+
 static Suite *housekeeping_suite(void)
 {
         Suite *s = suite_create("housekeeping");
@@ -451,6 +480,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_realtime_node_shared_last);
         tcase_add_test(tc, test_realtime_emulator_off_its_full_node);
         tcase_add_test(tc, test_realtime_over_another_emulator_said);
+        tcase_add_test(tc, test_realtime_emulator_on_fifo_cores_said);
         suite_add_tcase(s, tc);
         return s;
 }
