@@ -688,6 +688,79 @@ static unsigned bound_room(const HostView *v, const PlacementRequest *req)
         return room;
 }
 
+/* Whether nodes (OS indexes) names a node this host does not have; those into missing when not NULL. */
+static bool memory_nodes_missing(const Topology *t, const CpuSet *nodes, CpuSet *missing)
+{
+        bool any = false;
+
+        CPUSET_FOREACH (n, nodes) {
+                int idx = topology_node_by_os(t, (unsigned)n);
+                if (idx >= 0 && !t->nodes[idx].no_local_memory)
+                        continue;
+                any = true;
+                if (missing)
+                        cpuset_add(missing, (unsigned)n);
+        }
+        return any;
+}
+
+/* Whether nodes (OS indexes) names no node of this host at all. */
+static bool memory_nodes_all_missing(const Topology *t, const CpuSet *nodes)
+{
+        CPUSET_FOREACH (n, nodes) {
+                int idx = topology_node_by_os(t, (unsigned)n);
+                if (idx >= 0 && !t->nodes[idx].no_local_memory)
+                        return false;
+        }
+        return true;
+}
+
+/* Why no CPU of a <vcpu cpuset> can take a vCPU on this host whatever else the request says ("CPUs 100-103
+ * are not online and allowed on this host (offline, disallowed or absent), CPU 0 is in ReservedCPUs="),
+ * NULL when one can. */
+static char *cpuset_unusable_text(const HostView *v, const CpuSet *cpus)
+{
+        const Topology *t = v->t;
+        g_autoptr(CpuSet) absent = cpuset_new(), reserved = cpuset_new(), kinds = cpuset_new();
+        GString *s;
+
+        CPUSET_FOREACH (cpu, cpus) {
+                int pu = topology_pu_by_os(t, (unsigned)cpu);
+                if (pu < 0)
+                        cpuset_add(absent, (unsigned)cpu);
+                else if (v->params->reserved_cpus && cpuset_has(v->params->reserved_cpus, (unsigned)cpu))
+                        cpuset_add(reserved, (unsigned)cpu);
+                else if (v->params->core_kinds == CORE_KINDS_PERFORMANCE_ONLY &&
+                         t->cores[t->pus[pu].core].kind_rank > 0)
+                        cpuset_add(kinds, (unsigned)cpu);
+                else
+                        return NULL;
+        }
+        s = g_string_new(NULL);
+        if (!cpuset_is_empty(absent)) {
+                g_autofree char *list = cpuset_format(absent);
+                g_string_append_printf(
+                    s,
+                    "CPU%s %s %s not online and allowed on this host (offline, disallowed "
+                    "or absent)",
+                    cpuset_count(absent) == 1 ? "" : "s", list, cpuset_count(absent) == 1 ? "is" : "are");
+        }
+        if (!cpuset_is_empty(reserved)) {
+                g_autofree char *list = cpuset_format(reserved);
+                g_string_append_printf(s, "%sCPU%s %s %s in ReservedCPUs=", s->len ? ", " : "",
+                                       cpuset_count(reserved) == 1 ? "" : "s", list,
+                                       cpuset_count(reserved) == 1 ? "is" : "are");
+        }
+        if (!cpuset_is_empty(kinds)) {
+                g_autofree char *list = cpuset_format(kinds);
+                g_string_append_printf(s,
+                                       "%sCPU%s %s %s of a kind CoreKinds=performance-only keeps from vCPUs",
+                                       s->len ? ", " : "", cpuset_count(kinds) == 1 ? "" : "s", list,
+                                       cpuset_count(kinds) == 1 ? "is" : "are");
+        }
+        return g_string_free(s, FALSE);
+}
+
 /* What the constraints did, appended to the reason ("" when there are none). */
 static char *constraint_note(const HostView *v, const PlacementRequest *req, const Plan *plan)
 {
@@ -696,7 +769,12 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
 
         if (req->allowed_cpus) {
                 g_autofree char *list = cpuset_format(req->allowed_cpus);
-                g_string_append_printf(s, "; kept inside <vcpu cpuset='%s'>", list);
+                g_autofree char *why = cpuset_unusable_text(v, req->allowed_cpus);
+                if (why)
+                        g_string_append_printf(
+                            s, "; none of the CPUs of its <vcpu cpuset='%s'> is usable: %s", list, why);
+                else
+                        g_string_append_printf(s, "; kept inside <vcpu cpuset='%s'>", list);
         }
         if (req->caches_outside_cpuset)
                 g_string_append(s, "; the caches its <cachetune>/<memorytune> reserve lie outside its <vcpu "
@@ -740,11 +818,12 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                                      : g_strdup(memory_has_cpus ? "cores taken on the nearest nodes with one"
                                                                 : "cores taken on the nearest with CPUs");
                 g_string_append_printf(
-                    s, "; %s its memory to node%s %s (%s): %s%s%s%s, the binding left as it is",
+                    s, "; %s its memory to node%s %s (%s): %s%s%s%s%sthe binding left as it is",
                     memory_source_text(req), cpuset_count(req->memory_nodes) == 1 ? "" : "s", list,
                     req->memory_source == MEMORY_SOURCE_MEMNODE ? "per cell"
                                                                 : memory_mode_to_string(req->memory_mode),
-                    !cores_elsewhere ? "cores taken there"
+                    /* unplaceable: no core was taken anywhere */
+                    !cores_elsewhere ? (plan->result == PLAN_UNPLACEABLE ? "" : "cores taken there")
                     : req->vcpus_beyond_binding
                         ? (few = g_strdup_printf(
                                "%s %u %s for %u vCPUs (a binding confines memory, "
@@ -761,7 +840,8 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                     cores_elsewhere && memory_has_cpus
                         ? (req->vcpus_beyond_binding ? " (its memory is remote to the vCPUs off them)"
                                                      : " (its memory is remote)")
-                        : "");
+                        : "",
+                    !cores_elsewhere && plan->result == PLAN_UNPLACEABLE ? "" : ", ");
                 if (*where)
                         g_string_append_printf(
                             s, ", memory counted on node%s %s%s", cpuset_count(charged) == 1 ? "" : "s",
@@ -771,6 +851,18 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                                 ? " (preferred: its first node, the rest on the nearest with room)"
                                 : "");
                 memory_short_note(v, req, plan, s);
+                /* some nodes of the binding are not this host's (none at all: finish_unplaceable()) */
+                if (memory_nodes_missing(t, req->memory_nodes, NULL)) {
+                        g_autoptr(CpuSet) missing = cpuset_new();
+                        g_autofree char *gone = NULL;
+                        memory_nodes_missing(t, req->memory_nodes, missing);
+                        gone = cpuset_format(missing);
+                        g_string_append_printf(s,
+                                               "; node%s %s of that binding %s not on this host: libvirt "
+                                               "refuses to start such a guest",
+                                               cpuset_count(missing) == 1 ? "" : "s", gone,
+                                               cpuset_count(missing) == 1 ? "is" : "are");
+                }
         }
         if (req->keep_emulator)
                 g_string_append(s, "; the emulator stays where <cputune><emulatorpin> puts it");
@@ -1467,7 +1559,18 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
         bool bound = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
         char a[64], b[64];
 
-        if (host->usable_pus == 0 && (req->allowed_cpus || req->cache_cpus || bound)) {
+        if (bound && memory_nodes_all_missing(v->t, req->memory_nodes)) {
+                /* libvirt refuses to start a guest bound to nodes the host lacks: no memory counted */
+                g_autofree char *list = cpuset_format(req->memory_nodes);
+                memset(plan->node_memory, 0, sizeof(uint64_t) * plan->nnode_memory);
+                plan->reason = g_strdup_printf(
+                    "%s its memory to node%s %s (%s), which this host does not have: libvirt refuses to "
+                    "start "
+                    "such a guest; nothing pinned",
+                    memory_source_text(req), cpuset_count(req->memory_nodes) == 1 ? "" : "s", list,
+                    req->memory_source == MEMORY_SOURCE_MEMNODE ? "per cell"
+                                                                : memory_mode_to_string(req->memory_mode));
+        } else if (host->usable_pus == 0 && (req->allowed_cpus || req->cache_cpus || bound)) {
                 g_autofree char *note = NULL, *counted = NULL;
                 /* it runs all the same (on CPUs the host keeps, ReservedCPUs=): its memory is where it is
                  * bound, or on the nodes of its CPUs */

@@ -521,6 +521,7 @@ START_TEST(test_constraints_leave_nothing)
                 g_autoptr(CpuSet) allowed = set_of("0-1");
                 g_autoptr(CpuSet) far = set_of("5");
                 g_autoptr(CpuSet) node1 = set_of("1");
+                g_autoptr(CpuSet) offline = set_of("8-9,100");
                 PlacementParams p = test_params(kinds[k]);
                 PlacementRequest reserved = {
                     .name = "a", .vcpus = 1, .memory = GiB, .allowed_cpus = allowed};
@@ -535,7 +536,23 @@ START_TEST(test_constraints_leave_nothing)
                                              .allowed_cpus = allowed,
                                              .memory_nodes = node1,
                                              .memory_source = MEMORY_SOURCE_USER};
-                const PlacementRequest *reqs[] = {&reserved, &absent, &disjoint};
+                PlacementRequest gone = {.name = "d", .vcpus = 1, .memory = GiB, .allowed_cpus = offline};
+                const PlacementRequest *reqs[] = {&reserved, &absent, &disjoint, &gone};
+                /* what each reason says is wrong: not "cores taken there" for a node the host lacks, nor
+                 * "kept inside" a cpuset none of whose CPUs is usable */
+                const char *why[] = {
+                    "no usable CPU of this host lies inside its constraints; none of the CPUs of its <vcpu "
+                    "cpuset='0-1'> is usable: CPUs 0-1 are in ReservedCPUs=",
+                    "its <numatune><memory> binds its memory to node 5 (strict), which this host does not "
+                    "have: libvirt refuses to start such a guest; nothing pinned",
+                    "no usable CPU of this host lies inside its constraints; none of the CPUs of its <vcpu "
+                    "cpuset='0-1'> is usable: CPUs 0-1 are in ReservedCPUs=; its <numatune><memory> binds "
+                    "its "
+                    "memory to node 1 (strict): the binding left as it is",
+                    "no usable CPU of this host lies inside its constraints; none of the CPUs of its <vcpu "
+                    "cpuset='8-9,100'> is usable: CPUs 8-9,100 are not online and allowed on this host "
+                    "(offline, disallowed or absent); nothing pinned",
+                };
 
                 p.reserved_cpus = set_of("0-1");
                 for (unsigned i = 0; i < G_N_ELEMENTS(reqs); i++) {
@@ -543,9 +560,19 @@ START_TEST(test_constraints_leave_nothing)
                         ck_assert_int_eq(plan->result, PLAN_UNPLACEABLE);
                         for (unsigned v = 0; v < plan->nvcpus; v++)
                                 ck_assert(cpuset_is_empty(plan->vcpu_pins[v]));
-                        assert_reason_has(plan, "no usable CPU of this host lies inside its constraints");
+                        assert_reason_has(plan, why[i]);
+                        ck_assert_msg(!strstr(plan->reason, "cores taken there"), "%s", plan->reason);
                 }
                 cpuset_free(p.reserved_cpus);
+                /* a binding that names a node the host lacks beside one it has: said */
+                {
+                        g_autoptr(CpuSet) some = set_of("1,5");
+                        PlacementRequest part = strict_request(some, GiB);
+                        g_autoptr(Plan) plan = policy_place(t, l, &part, &p);
+                        assert_reason_has(plan,
+                                          "node 5 of that binding is not on this host: libvirt refuses "
+                                          "to start such a guest");
+                }
         }
 }
 END_TEST
