@@ -263,6 +263,30 @@ START_TEST(test_plan_and_explain)
 }
 END_TEST
 
+/* The CPUs a domain's own <emulatorpin>/<iothreadpin> keep are held for it: the text says which, as the
+ * JSON's held_cpus does. */
+START_TEST(test_held_cpus_in_text)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 8, 2, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(Plan) plan = plan_copy(test_place(t, l, &p, "vm", 4, 4 * GiB));
+        g_autoptr(Decision) d = decision_new("uuid-vm", "vm");
+        g_autofree char *text = NULL, *shown = NULL, *json = NULL;
+
+        for (unsigned cpu = 16; cpu <= 19; cpu++)
+                cpuset_add(plan->held_pus, (unsigned)topology_pu_by_os(t, cpu));
+        text = plan_to_text(t, plan);
+        ck_assert_msg(strstr(text, "\n  held for its emulator and I/O threads: 16-19\n"), "%s", text);
+        json = plan_to_json(t, plan);
+        ck_assert_msg(strstr(json, "\"held_cpus\":\"16-19\""), "%s", json);
+        d->plan = plan_copy(plan);
+        d->result = DECISION_PLACED;
+        shown = decision_to_text(t, d);
+        ck_assert_msg(strstr(shown, "held for its emulator and I/O threads: 16-19"), "%s", shown);
+}
+END_TEST
+
 static Suite *json_suite(void)
 {
         Suite *s = suite_create("decision json");
@@ -274,6 +298,7 @@ static Suite *json_suite(void)
         tcase_add_test(tc, test_host_map_node_over_packages);
         tcase_add_test(tc, test_decisions_document);
         tcase_add_test(tc, test_plan_and_explain);
+        tcase_add_test(tc, test_held_cpus_in_text);
         suite_add_tcase(s, tc);
         return s;
 }
