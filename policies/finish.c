@@ -975,6 +975,27 @@ static const char *memory_text(const PlacementRequest *req, uint64_t bytes, char
         return buf;
 }
 
+/* What node n has free for the plan's memory before the plan: its free memory less MemoryReserve=, or its
+ * free hugepages of the plan's size. */
+static uint64_t node_free_bytes(const HostView *v, const Plan *plan, unsigned n)
+{
+        uint64_t used = ledger_node_memory(v->l, n), reserve = v->params->memory_reserve;
+        uint64_t size = v->t->nodes[n].memory;
+
+        if (plan->hugepage_size)
+                return ledger_node_free_hugepages(v->l, n, plan->hugepage_size);
+        return size > used && size - used > reserve ? size - used - reserve : 0;
+}
+
+/* Whether the plan counts memory on a node outside its set. */
+static bool counted_outside_set(const Topology *t, const Plan *plan)
+{
+        for (unsigned n = 0; n < plan->nnode_memory && n < t->nnodes; n++)
+                if (plan->node_memory[n] && !cpuset_has(plan->nodes, n))
+                        return true;
+        return false;
+}
+
 /* The reason of a placed or overcommitted plan. */
 static char *placed_reason(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
                            const SetChoice *choice, const Plan *plan)
@@ -1009,7 +1030,22 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                 if (bound_elsewhere) /* what the set has free does not hold it: the note says where */
                         g_snprintf(memory, sizeof(memory), "its %s bound to other nodes",
                                    memory_text(req, req->memory, b, sizeof(b)));
-                else
+                else if (counted_outside_set(v->t, plan)) {
+                        /* bound memory partly counted off the set (preferred falls back): where it is */
+                        g_autoptr(CpuSet) counted = cpuset_new();
+                        g_autofree char *list = NULL;
+                        uint64_t free_bytes = 0;
+                        for (unsigned n = 0; n < plan->nnode_memory; n++)
+                                if (plan->node_memory[n]) {
+                                        cpuset_add(counted, v->t->nodes[n].os_index);
+                                        free_bytes += node_free_bytes(v, plan, n);
+                                }
+                        list = cpuset_format(counted);
+                        g_snprintf(
+                            memory, sizeof(memory), "%s free on node%s %s, where it is counted, for %s",
+                            size_format(free_bytes, a, sizeof(a)), cpuset_count(counted) == 1 ? "" : "s",
+                            list, memory_text(req, req->memory, b, sizeof(b)));
+                } else
                         g_snprintf(memory, sizeof(memory), "%s free for %s%s",
                                    size_format(choice->load.free_memory, a, sizeof(a)),
                                    memory_text(req, part[0] ? set_memory : req->memory, b, sizeof(b)), part);
@@ -1433,6 +1469,15 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         whole_pages(v, plan);
         plan->keep_memory = bound;
         policy_count_shared(v, plan);
+        if (v->memory_remote) {
+                /* memory bound to nodes no set holds: each candidate's free memory is that of the nodes
+                 * where it is counted (the same for every set), not the 0 B its own nodes hold of it */
+                uint64_t free_bytes = 0;
+                for (unsigned n = 0; n < plan->nnode_memory; n++)
+                        free_bytes += plan->node_memory[n] ? node_free_bytes(v, plan, n) : 0;
+                for (unsigned i = 0; i < plan->candidates->len; i++)
+                        ((PlanCandidate *)g_ptr_array_index(plan->candidates, i))->free_memory = free_bytes;
+        }
         where = pin_housekeeping(v, req, plan);
         reason = placed_reason(v, ops, req, choice, plan);
         if (where == HOUSEKEEPING_OWN_CORES && on_own_realtime_cores(v, plan))

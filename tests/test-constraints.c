@@ -351,6 +351,39 @@ START_TEST(test_preferred_spills_to_nearest)
 }
 END_TEST
 
+/* mode='preferred' on KNL's MCDRAM (node 3, no CPUs), 8 GiB of it: the cores come from node 2, and the
+ * memory is counted on nodes 2-3 (node 3 holds 3.7 GiB). The reason gives the free memory of those nodes,
+ * and explain's column too, not the 0 B node 2 holds inside the binding. */
+START_TEST(test_preferred_free_memory_where_counted)
+{
+        g_autoptr(Topology) t = test_topology_load("knl-snc4-flat.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) nodes = set_of("3");
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "k",
+                                .vcpus = 4,
+                                .memory = 8 * GiB,
+                                .memory_nodes = nodes,
+                                .memory_source = MEMORY_SOURCE_USER,
+                                .memory_mode = MEMORY_MODE_PREFERRED};
+        const Plan *plan = place_req(t, l, &p, &req);
+        const PlanCandidate *chosen = NULL;
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert(plan->node_memory[2] > 0 && plan->node_memory[3] > 0);
+        assert_reason_has(plan, "node 2: 4 free cores for 4 vCPUs, 26.1 GiB free on nodes 2-3, where it is "
+                                "counted, for 8.0 GiB");
+        ck_assert_msg(!strstr(plan->reason, "0 B free"), "%s", plan->reason);
+        for (unsigned i = 0; i < plan->candidates->len; i++) {
+                const PlanCandidate *c = g_ptr_array_index(plan->candidates, i);
+                if (c->chosen)
+                        chosen = c;
+        }
+        ck_assert_ptr_nonnull(chosen);
+        ck_assert_uint_eq(chosen->free_memory, t->nodes[2].memory + t->nodes[3].memory);
+}
+END_TEST
+
 /* preferred on a GPU node (its memory offered by the driver as a node, chosen by the user): counted there
  * while it has room, as strict would be; GPU nodes only take no fallback */
 START_TEST(test_preferred_gpu_node_chosen)
@@ -944,6 +977,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_numatune_modes_charge_memory);
         tcase_add_test(tc, test_memnode_union_bounds_nodes);
         tcase_add_test(tc, test_preferred_spills_to_nearest);
+        tcase_add_test(tc, test_preferred_free_memory_where_counted);
         tcase_add_test(tc, test_preferred_gpu_node_chosen);
         tcase_add_test(tc, test_memory_bound_live_stays);
         tcase_add_test(tc, test_memory_bound_vcpus_beyond);
