@@ -996,6 +996,21 @@ static bool counted_outside_set(const Topology *t, const Plan *plan)
         return false;
 }
 
+/* A guest whose <page> elements give its cells different sizes is counted in the largest
+ * (domain-xml-numa.c): said, since libvirt backs each cell from its own size's pool. "" when the sizes do
+ * not differ. */
+static char *hugepage_sizes_note(const PlacementRequest *req)
+{
+        char a[32];
+
+        if (!req->hugepage_size || !req->hugepage_sizes_differ)
+                return g_strdup("");
+        return g_strdup_printf("; its <hugepages><page> sizes differ per guest cell: all its memory counted "
+                               "in %s hugepages, the largest (libvirt backs each cell from its own size's "
+                               "pool; not counted per cell)",
+                               size_format(req->hugepage_size, a, sizeof(a)));
+}
+
 /* The reason of a placed or overcommitted plan. */
 static char *placed_reason(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
                            const SetChoice *choice, const Plan *plan)
@@ -1009,7 +1024,8 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                 bound_cells = bound_cells || !cpuset_is_empty(plan->cells[c].memory_nodes);
         memnodes = memnodes || bound_cells;
         g_autofree char *cells = cells_note(v->t, plan, memnodes);
-        g_autofree char *note = g_strconcat(cells, constraints, NULL);
+        g_autofree char *pages = hugepage_sizes_note(req);
+        g_autofree char *note = g_strconcat(cells, constraints, pages, NULL);
         g_autofree char *sharing = NULL;
         char a[32], b[64], busiest[96] = "";
 
@@ -1658,11 +1674,12 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                     memory_text(req, host->free_memory, a, sizeof(a)),
                     memory_text(req, remote, c, sizeof(c)));
         } else if (req->hugepage_size) {
+                g_autofree char *pages = hugepage_sizes_note(req);
                 plan->reason = g_strdup_printf(
                     "no node set has %s free (%s free on the whole host; hugepage-backed memory never "
-                    "takes general memory); nothing pinned",
+                    "takes general memory)%s; nothing pinned",
                     memory_text(req, req->memory, b, sizeof(b)),
-                    memory_text(req, host->free_memory, a, sizeof(a)));
+                    memory_text(req, host->free_memory, a, sizeof(a)), pages);
         } else {
                 char c[64] = "";
                 if (params->memory_reserve)

@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "domain-request.h"
+#include "domain-xml.h"
 #include "topology-load.h"
 
 #include <inttypes.h>
@@ -264,11 +266,58 @@ START_TEST(test_adopted_pins_keep_memory_in_pool)
 }
 END_TEST
 
+/* <page> sizes per guest cell (libvirt matches each cell to the size whose nodeset names it, whatever the
+ * order of the elements): 1 GiB of 2 MiB pages for cell 0 and 7 GiB of 1 GiB pages for cell 1, on a host
+ * whose node 1 has eight 1 GiB pages. Both orders count the domain alike, in the largest size, and it is
+ * placed (the first order counted all 8 GiB in 2 MiB pages and called it unplaceable); the reason says
+ * the sizes differ per cell. */
+START_TEST(test_page_sizes_per_cell_order_independent)
+{
+        static const char *const orders[] = {
+            "<page size='2' unit='MiB' nodeset='0'/><page size='1' unit='GiB' nodeset='1'/>",
+            "<page size='1' unit='GiB' nodeset='1'/><page size='2' unit='MiB' nodeset='0'/>",
+        };
+        g_autoptr(Topology) t = load();
+        TopoNode *node1 = &t->nodes[1];
+
+        /* a pool of eight 1 GiB pages on node 1, after its 2 MiB one (sizes ascending) */
+        node1->hugepages = g_renew(TopoPages, node1->hugepages, node1->nhugepages + 1);
+        node1->hugepages[node1->nhugepages++] = (TopoPages){.size = UINT64_C(1) << 30, .count = 8};
+        for (unsigned k = 0; k < G_N_ELEMENTS(orders); k++) {
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain type='kvm'><name>hp</name><memory "
+                    "unit='GiB'>8</memory><vcpu>4</vcpu><cpu><numa>"
+                    "<cell id='0' cpus='0-1' memory='1' unit='GiB'/><cell id='1' cpus='2-3' memory='7' "
+                    "unit='GiB'/></numa></cpu><memoryBacking><hugepages>%s</hugepages></memoryBacking>"
+                    "</domain>",
+                    orders[k]);
+                g_autoptr(DomainSpec) spec = NULL;
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_auto(RequestShape) shape = {0};
+                PlacementParams params = test_params(POLICY_EXPLICIT);
+                PlacementRequest req = {.name = "hp", .vcpus = 4, .memory = 8 * (UINT64_C(1) << 30)};
+                g_autoptr(Plan) plan = NULL;
+
+                ck_assert_int_eq(domain_xml_parse(xml, &spec, NULL), 0);
+                ck_assert_uint_eq(spec->hugepage_size, UINT64_C(1) << 30);
+                ck_assert(spec->hugepage_sizes_differ);
+                domain_request_shape(spec, t, &req, &shape);
+                plan = policy_place(t, l, &req, &params);
+                ck_assert_msg(plan->result == PLAN_PLACED, "order %u: %s", k, plan->reason);
+                ck_assert_uint_eq(plan->hugepage_size, UINT64_C(1) << 30);
+                ck_assert_msg(strstr(plan->reason, "its <hugepages><page> sizes differ per guest cell: all "
+                                                   "its memory counted in 1.0 GiB hugepages, the largest"),
+                              "%s", plan->reason);
+        }
+}
+END_TEST
+
 static Suite *hugepages_suite(void)
 {
         Suite *s = suite_create("hugepages");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_loader_reads_pools);
+        tcase_add_test(tc, test_page_sizes_per_cell_order_independent);
         tcase_add_test(tc, test_kernel_default_page_size);
         tcase_add_test(tc, test_short_pool_is_unplaceable);
         tcase_add_test(tc, test_spread_in_whole_pages);

@@ -153,9 +153,11 @@ void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRe
                           RequestShape *shape)
 {
         *shape = (RequestShape){0};
-        if (live->hugepages)
+        if (live->hugepages) {
                 req->hugepage_size =
                     live->hugepage_size ? live->hugepage_size : topology_default_hugepage_size(t);
+                req->hugepage_sizes_differ = live->hugepage_sizes_differ;
+        }
         request_devices(live, t, req, shape);
         request_caches(live, t, req, shape);
         if (!live->cells || live->cells->len == 0)

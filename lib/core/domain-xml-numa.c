@@ -79,11 +79,13 @@ void domain_xml_numa_hugepages(DomainSpec *s, bool page, const char **names, con
                      unit ? unit : "KiB");
                 return;
         }
-        /* the size without a nodeset covers every cell the others leave out: it is the domain's own */
+        /* libvirt gives each guest cell the size whose nodeset names it (the one without a nodeset the
+         * others), whatever their order. The ledger counts a domain in one pool size: when they differ,
+         * the largest, so the result does not hang on the order of the elements (the reason says the
+         * sizes differ per cell) */
         if (s->hugepage_size && s->hugepage_size != bytes)
                 s->hugepage_sizes_differ = true;
-        if (!s->hugepage_size || !domain_xml_attr(names, values, "nodeset"))
-                s->hugepage_size = bytes;
+        s->hugepage_size = MAX(s->hugepage_size, bytes);
 }
 
 int domain_xml_numa_check(const DomainSpec *s, GError **error)

@@ -139,7 +139,8 @@ typedef struct DomainSpec {
         /* Guest shape (domain-xml-numa.c; added after the fields above) */
         GArray *cells;              /* DomainCell, in the definition's order; NULL when it has none */
         bool hugepages;             /* <memoryBacking><hugepages> */
-        uint64_t hugepage_size;     /* bytes of its page size; 0 = the host's default hugepage size */
+        uint64_t hugepage_size;     /* bytes of its page size (the largest when they differ); 0 = the
+                                     * host's default hugepage size */
         bool hugepage_sizes_differ; /* its <page> elements name different sizes for different cells */
         /*
          * added: I/O threads. iothreads holds the id of every one (<iothreadids>, completed up to the

@@ -189,6 +189,9 @@ typedef struct PlacementRequest {
          * where no vCPU runs beside them wins over one where one must (a realtime vCPU would starve them)
          * when it spans no more nodes */
         bool vcpus_off_user_threads;
+        /* added: its <hugepages><page nodeset> elements name different sizes for different guest cells;
+         * hugepage_size is then the largest of them, all its memory counted in it (not per cell) */
+        bool hugepage_sizes_differ;
 } PlacementRequest;
 
 /* Whether the request lets its vCPUs run on the CPU with this OS index (<vcpu cpuset>, the CPUs of its
