@@ -239,6 +239,75 @@ START_TEST(test_domain_lines)
 }
 END_TEST
 
+/* A trace that names one file on many lines reads and parses it once: every event of it shares the one
+ * domain (a small trace of repeated lines took memory without bound, a parsed copy for each). */
+START_TEST(test_domain_lines_shared)
+{
+        g_autofree char *dir = g_dir_make_tmp("test-trace-XXXXXX", NULL);
+        g_autofree char *xml = g_build_filename(dir, "a.xml", NULL);
+        g_autofree char *trace = g_build_filename(dir, "t.trace", NULL);
+        g_autofree char *err = NULL;
+        g_autoptr(GPtrArray) ev = NULL;
+        g_autoptr(GString) text = g_string_new(NULL);
+        const TraceEvent *first;
+
+        ck_assert(g_file_set_contents(
+            xml, "<domain><name>a</name><vcpu>2</vcpu><memory unit='GiB'>1</memory></domain>", -1, NULL));
+        for (unsigned i = 0; i < 2000; i++)
+                g_string_append(text, i % 3 == 0   ? "domain a.xml\n"
+                                      : i % 3 == 1 ? "domain ./a.xml\n"
+                                                   : "stop a\n");
+        ck_assert(g_file_set_contents(trace, text->str, -1, NULL));
+        ck_assert_msg(trace_load_file(trace, &ev, &err) == 0, "%s", err);
+        ck_assert_uint_eq(ev->len, 2000);
+        first = g_ptr_array_index(ev, 0);
+        ck_assert_ptr_nonnull(first->domain);
+        for (unsigned i = 0; i < ev->len; i++) {
+                const TraceEvent *e = g_ptr_array_index(ev, i);
+                if (e->op != TRACE_START)
+                        continue;
+                ck_assert_ptr_eq(e->domain, first->domain);
+                ck_assert_str_eq(e->name, "a");
+                ck_assert_uint_eq(e->line, i + 1);
+        }
+        g_unlink(xml);
+        g_unlink(trace);
+        g_rmdir(dir);
+}
+END_TEST
+
+/* The domain files of one trace are read up to TRACE_DOMAIN_FILES_MAX bytes in all, and the error names
+ * the limit. */
+START_TEST(test_domain_files_limit)
+{
+        g_autofree char *dir = g_dir_make_tmp("test-trace-XXXXXX", NULL);
+        g_autofree char *trace = g_build_filename(dir, "t.trace", NULL);
+        g_autofree char *err = NULL, *padding = g_strnfill(TRACE_DOMAIN_FILES_MAX / 4 - 4096, ' ');
+        g_autoptr(GPtrArray) ev = NULL;
+        g_autoptr(GString) text = g_string_new(NULL);
+
+        for (unsigned i = 0; i < 5; i++) {
+                g_autofree char *name = g_strdup_printf("d%u.xml", i);
+                g_autofree char *path = g_build_filename(dir, name, NULL);
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain><name>d%u</name><vcpu>1</vcpu><memory>1048576</memory></domain>%s", i, padding);
+                ck_assert(g_file_set_contents(path, xml, -1, NULL));
+                g_string_append_printf(text, "domain %s\n", name);
+        }
+        ck_assert(g_file_set_contents(trace, text->str, -1, NULL));
+        ck_assert_int_eq(trace_load_file(trace, &ev, &err), -EINVAL);
+        ck_assert_msg(strstr(err, "t.trace:5: ") && strstr(err, "d4.xml") && strstr(err, "16 MiB"), "%s",
+                      err);
+        for (unsigned i = 0; i < 5; i++) {
+                g_autofree char *name = g_strdup_printf("d%u.xml", i);
+                g_autofree char *path = g_build_filename(dir, name, NULL);
+                g_unlink(path);
+        }
+        g_unlink(trace);
+        g_rmdir(dir);
+}
+END_TEST
+
 static Suite *trace_suite(void)
 {
         Suite *s = suite_create("trace");
@@ -250,6 +319,8 @@ static Suite *trace_suite(void)
         tcase_add_test(tc, test_load_and_tick);
         tcase_add_test(tc, test_load_and_tick_errors);
         tcase_add_test(tc, test_domain_lines);
+        tcase_add_test(tc, test_domain_lines_shared);
+        tcase_add_test(tc, test_domain_files_limit);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -8,12 +8,41 @@
 #include <errno.h>
 #include <string.h>
 
+/* The domain of 'domain FILE.xml' starts: one per file of a trace, shared by every start of that file. */
+struct TraceDomain {
+        gatomicrefcount refs;
+        DomainSpec *spec;
+};
+
+static TraceDomain *trace_domain_new(DomainSpec *spec)
+{
+        TraceDomain *d = g_new0(TraceDomain, 1);
+
+        g_atomic_ref_count_init(&d->refs);
+        d->spec = spec;
+        return d;
+}
+
+static TraceDomain *trace_domain_ref(TraceDomain *d)
+{
+        g_atomic_ref_count_inc(&d->refs);
+        return d;
+}
+
+static void trace_domain_unref(TraceDomain *d)
+{
+        if (d && g_atomic_ref_count_dec(&d->refs)) {
+                domain_spec_free(d->spec);
+                g_free(d);
+        }
+}
+
 void trace_event_free(TraceEvent *e)
 {
         if (!e)
                 return;
         g_free(e->name);
-        domain_spec_free(e->domain);
+        trace_domain_unref(e->shared);
         g_free(e);
 }
 
@@ -71,47 +100,112 @@ int trace_parse_spec(const char *spec, TraceEvent **ret, char **ret_error)
         return 0;
 }
 
-int trace_domain_event(const char *path, TraceEvent **ret, char **ret_error)
+/* What libvirt refuses to define is refused here too, not planned as something else. */
+static const char *check_domain(const DomainSpec *spec)
+{
+        const char *bad = check_name(spec->name);
+
+        if (bad)
+                return bad;
+        if (spec->vcpus == 0)
+                return "no vCPUs: <vcpu> must be at least 1";
+        if (spec->vcpus_over_max)
+                return "<vcpu current=...> is above the maximum vCPU count";
+        if (spec->memory == 0)
+                return "no memory: <memory> (or the guest cells' memory) must be more than 0";
+        return NULL;
+}
+
+/* A start of the domain d holds (a reference is taken). */
+static TraceEvent *domain_start(TraceDomain *d)
+{
+        TraceEvent *e = g_new0(TraceEvent, 1);
+
+        *e = (TraceEvent){.op = TRACE_START,
+                          .name = g_strdup(d->spec->name),
+                          .vcpus = d->spec->vcpus,
+                          .memory = d->spec->memory,
+                          .busy = 1,
+                          .domain = d->spec,
+                          .shared = trace_domain_ref(d)};
+        return e;
+}
+
+/* Reads and checks the domain file path, *budget bytes at most (less what it held, on success). */
+static int domain_file_read(const char *path, size_t *budget, TraceDomain **ret, char **ret_error)
 {
         g_autoptr(DomainSpec) spec = NULL;
+        g_autofree char *text = NULL, *why = NULL;
         const char *bad;
-        int r = domain_file_load(path, &spec, ret_error);
+        size_t len = 0;
+        int r = file_read_bounded(path, DOMAIN_FILE_MAX, &text, &len, &why);
 
-        if (r < 0)
+        if (r < 0) {
+                if (ret_error)
+                        *ret_error = g_strdup_printf("%s: %s", path, why);
                 return r;
-        /* what libvirt refuses to define is refused here too, not planned as something else */
-        if (!(bad = check_name(spec->name))) {
-                if (spec->vcpus == 0)
-                        bad = "no vCPUs: <vcpu> must be at least 1";
-                else if (spec->vcpus_over_max)
-                        bad = "<vcpu current=...> is above the maximum vCPU count";
-                else if (spec->memory == 0)
-                        bad = "no memory: <memory> (or the guest cells' memory) must be more than 0";
         }
-        if (bad) {
+        if (len > *budget) {
+                if (ret_error) {
+                        g_autofree char *limit = file_limit_format(TRACE_DOMAIN_FILES_MAX);
+                        *ret_error = g_strdup_printf(
+                            "%s: the domain files of a trace hold more than %s in all", path, limit);
+                }
+                return -EFBIG;
+        }
+        if ((r = domain_xml_parse(text, &spec, &why)) < 0) {
+                if (ret_error)
+                        *ret_error = g_strdup_printf("%s: %s", path, why);
+                return r;
+        }
+        if ((bad = check_domain(spec))) {
                 if (ret_error)
                         *ret_error = g_strdup_printf("%s: %s", path, bad);
                 return -EINVAL;
         }
-        *ret = g_new0(TraceEvent, 1);
-        **ret = (TraceEvent){.op = TRACE_START,
-                             .name = g_strdup(spec->name),
-                             .vcpus = spec->vcpus,
-                             .memory = spec->memory,
-                             .busy = 1,
-                             .domain = g_steal_pointer(&spec)};
+        *budget -= len;
+        *ret = trace_domain_new(g_steal_pointer(&spec));
         return 0;
 }
 
+int trace_domain_event(const char *path, TraceEvent **ret, char **ret_error)
+{
+        size_t budget = TRACE_DOMAIN_FILES_MAX;
+        TraceDomain *d = NULL;
+        int r = domain_file_read(path, &budget, &d, ret_error);
+
+        if (r < 0)
+                return r;
+        *ret = domain_start(d);
+        trace_domain_unref(d);
+        return 0;
+}
+
+/* The domain files one trace has read: each file is read and parsed once, whatever number of lines name
+ * it, and all of them together hold at most TRACE_DOMAIN_FILES_MAX bytes, so a short trace cannot make
+ * the memory spent grow without bound. */
+typedef struct DomainFiles {
+        GHashTable *by_path; /* canonical path -> TraceDomain* */
+        size_t budget;
+} DomainFiles;
+
 /* 'domain FILE.xml' of the trace source: a relative path is taken from the trace's directory. */
-static char *parse_domain_line(const char *path, const char *source, TraceEvent **ret)
+static char *parse_domain_line(DomainFiles *files, const char *path, const char *source, TraceEvent **ret)
 {
         g_autofree char *dir = g_path_get_dirname(source);
         g_autofree char *full =
             g_path_is_absolute(path) ? g_strdup(path) : g_build_filename(dir, path, NULL);
+        g_autofree char *key = g_canonicalize_filename(full, NULL); /* a.xml is ./a.xml */
+        TraceDomain *d = g_hash_table_lookup(files->by_path, key);
         char *error = NULL;
 
-        return trace_domain_event(full, ret, &error) < 0 ? error : NULL;
+        if (!d) {
+                if (domain_file_read(full, &files->budget, &d, &error) < 0)
+                        return error;
+                g_hash_table_insert(files->by_path, g_steal_pointer(&key), d);
+        }
+        *ret = domain_start(d);
+        return NULL;
 }
 
 /* The words of a line separated by blanks and tabs (no empty words). */
@@ -219,6 +313,9 @@ int trace_parse(const char *text, const char *source, GPtrArray **ret, char **re
 {
         g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func((GDestroyNotify)trace_event_free);
         g_auto(GStrv) lines = NULL;
+        g_autoptr(GHashTable) by_path =
+            g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)trace_domain_unref);
+        DomainFiles files = {.by_path = by_path, .budget = TRACE_DOMAIN_FILES_MAX};
         unsigned lineno = 0;
 
         if (!g_utf8_validate(text, -1, NULL)) {
@@ -258,7 +355,7 @@ int trace_parse(const char *text, const char *source, GPtrArray **ret, char **re
                 else if (strcmp(words[0], "tick") == 0)
                         bad = parse_tick_line(words, nwords, &e);
                 else if (strcmp(words[0], "domain") == 0 && nwords == 2)
-                        bad = domain_error = parse_domain_line(words[1], source, &e);
+                        bad = domain_error = parse_domain_line(&files, words[1], source, &e);
                 else if (strcmp(words[0], "domain") == 0)
                         bad = "expected 'domain FILE.xml'";
                 else

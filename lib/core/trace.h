@@ -14,7 +14,8 @@
  * not given). A load line changes a running domain's load from then on; tick lets SECONDS pass (more
  * than 0, at most TRACE_TICK_MAX). Only the simulator reads loads and ticks; the planner ignores them.
  * A relative FILE.xml is taken from the directory of the trace (the source given to trace_parse()); the
- * file is read as domain_file_load() reads it (domain-request.h).
+ * file is read as domain_file_load() reads it (domain-request.h), once per trace however many lines name
+ * it, and the domain files of a trace hold at most TRACE_DOMAIN_FILES_MAX bytes in all.
  */
 
 #include <glib.h>
@@ -25,6 +26,9 @@
 
 #define TRACE_NAME_MAX   256u
 #define TRACE_EVENTS_MAX 1000000u
+/* The domain files one trace names ('domain FILE.xml'), in all: each file is read once however many lines
+ * name it. */
+#define TRACE_DOMAIN_FILES_MAX (16u << 20)
 /* A trace file: room for the most events at about 64 bytes a line. */
 #define TRACE_FILE_MAX (64u << 20)
 /* The most host-side cores a domain's load line may claim, and the longest tick (a year). */
@@ -38,6 +42,8 @@ typedef enum TraceOp {
         TRACE_TICK, /* time passes */
 } TraceOp;
 
+typedef struct TraceDomain TraceDomain;
+
 typedef struct TraceEvent {
         TraceOp op;
         char *name;
@@ -49,8 +55,10 @@ typedef struct TraceEvent {
         double host;    /* host-side threads' busy cores; 0 when not given */
         bool has_host;  /* host= was given (a load line without it keeps the domain's host load) */
         double seconds; /* tick */
-        /* added: the domain of a 'domain FILE.xml' start (its name, vCPUs and memory are above), or NULL */
+        /* added: the domain of a 'domain FILE.xml' start (its name, vCPUs and memory are above), or NULL;
+         * read-only: the starts of one file in a trace share it */
         DomainSpec *domain;
+        TraceDomain *shared; /* what keeps domain alive */
 } TraceEvent;
 
 void trace_event_free(TraceEvent *e);
