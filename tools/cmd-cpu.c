@@ -28,8 +28,8 @@ static virConnectPtr open_connection(const char *uri)
         conn = virConnectOpen(uri);
         if (!conn) {
                 virErrorPtr e = virGetLastError();
-                fprintf(stderr, "placementctl: cannot connect to %s: %s\n", uri,
-                        e && e->message ? e->message : "unknown error");
+                ctl_error("placementctl: cannot connect to %s: %s", uri,
+                          e && e->message ? e->message : "unknown error");
         }
         return conn;
 }
@@ -182,8 +182,9 @@ int verb_cpu_advice(Ctl *c, char **args, unsigned nargs)
 
         r = virt_cpu_host(v, &host, &error);
         if (r < 0 || !host->model) {
-                fprintf(stderr, "placementctl cpu-advice: %s\n",
-                        r < 0 ? error
+                ctl_error("placementctl cpu-advice: %s",
+                          r < 0
+                              ? error
                               : "the connection reports no host CPU model (libvirt's test driver does not)");
                 return EXIT_RUNTIME;
         }
@@ -239,7 +240,7 @@ int verb_cpu_advice(Ctl *c, char **args, unsigned nargs)
                 }
         }
         for (unsigned i = 0; i < errors->len; i++)
-                fprintf(stderr, "placementctl cpu-advice: %s\n", (const char *)g_ptr_array_index(errors, i));
+                ctl_error("placementctl cpu-advice: %s", (const char *)g_ptr_array_index(errors, i));
         return code;
 }
 
@@ -271,11 +272,11 @@ static int read_cpu_file(const char *file, CpuDesc **ret)
         size_t len = 0;
 
         if (file_read_bounded(file, CPU_XML_MAX_BYTES, &text, &len, &error) < 0) {
-                fprintf(stderr, "placementctl cpu-baseline: %s: %s\n", file, error);
+                ctl_error("placementctl cpu-baseline: %s: %s", file, error);
                 return -EINVAL;
         }
         if (cpu_desc_parse(text, len, ret, &error) < 0) {
-                fprintf(stderr, "placementctl cpu-baseline: %s: %s\n", file, error);
+                ctl_error("placementctl cpu-baseline: %s: %s", file, error);
                 return -EINVAL;
         }
         if (!(*ret)->model) {
@@ -444,7 +445,7 @@ int verb_cpu_baseline(Ctl *c, char **args, unsigned nargs)
                         error = g_strdup_printf("%s: %s", hosts[i].file, why);
         }
         if (r < 0) {
-                fprintf(stderr, "placementctl cpu-baseline: %s\n", error);
+                ctl_error("placementctl cpu-baseline: %s", error);
                 code = r == -EINVAL ? EXIT_USAGE : EXIT_RUNTIME;
                 goto out;
         }

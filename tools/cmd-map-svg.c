@@ -79,7 +79,7 @@ static int draw(const Ctl *c, const Topology *t, const int *owner, const GPtrArr
         g_autofree char *error = NULL;
 
         if (host_svg_write(t, owner, names, c->svg, &error) < 0) {
-                fprintf(stderr, "placementctl: --svg=%s: %s\n", c->svg, error);
+                ctl_error("placementctl: --svg=%s: %s", c->svg, error);
                 return EXIT_RUNTIME;
         }
         return EXIT_OK;
@@ -97,13 +97,13 @@ int map_svg_online(const Ctl *c)
 
         /* map --svg without --topology draws this host (verb_map refuses that with -H) */
         if (topology_load(source, &t, &error) < 0) {
-                fprintf(stderr, "placementctl map --svg: %s\n", error);
+                ctl_error("placementctl map --svg: %s", error);
                 return c->topology ? EXIT_USAGE : EXIT_RUNTIME;
         }
         code = ctl_call(c, c->sd, "GetHostMapJSON", &reply, NULL);
         if (!code && !(code = ctl_read_string(reply, &map)) &&
             daemon_owners(t, map, &owner, &names, &error) < 0) {
-                fprintf(stderr, "placementctl map --svg: %s\n", error);
+                ctl_error("placementctl map --svg: %s", error);
                 code = EXIT_RUNTIME;
         }
         return code ? code : draw(c, t, owner, names);

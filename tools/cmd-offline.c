@@ -31,7 +31,7 @@ static int load_topology(const char *source, Topology **ret)
                 return -EINVAL;
         }
         if (topology_load(source, ret, &error) < 0) {
-                fprintf(stderr, "placementctl: %s\n", error);
+                ctl_error("placementctl: %s", error);
                 return -EINVAL;
         }
         return 0;
@@ -42,7 +42,7 @@ static void print_core_kinds(const Topology *t)
 {
         for (unsigned k = 0; k < t->ncore_kinds; k++) {
                 g_autoptr(CpuSet) cpus = cpuset_new();
-                g_autofree char *list = NULL;
+                g_autofree char *list = NULL, *name = NULL;
                 unsigned ncores = 0;
 
                 for (unsigned c = 0; c < t->ncores; c++) {
@@ -54,8 +54,9 @@ static void print_core_kinds(const Topology *t)
                                 cpuset_add(cpus, t->pus[p].os_index);
                 }
                 list = cpuset_format(cpus);
-                printf("core kind %u  %-16s %5u MHz  %3u cores  cpus %s\n", k,
-                       t->core_kind_names[k] ? t->core_kind_names[k] : "(unnamed)", t->core_kind_max_mhz[k],
+                /* the name hwloc's CoreType gives, as the file says it */
+                name = t->core_kind_names[k] ? text_safe(t->core_kind_names[k]) : g_strdup("(unnamed)");
+                printf("core kind %u  %-16s %5u MHz  %3u cores  cpus %s\n", k, name, t->core_kind_max_mhz[k],
                        ncores, *list ? list : "(none)");
         }
 }
@@ -77,8 +78,9 @@ static void print_pools(const Topology *t)
 static void print_topology_human(const Topology *t)
 {
         char a[32];
+        g_autofree char *source = text_terminal_safe(t->source);
 
-        printf("source:   %s\n", t->source);
+        printf("source:   %s\n", source);
         unsigned stand_ins = 0;
 
         for (unsigned n = 0; n < t->nnodes; n++)
@@ -115,8 +117,11 @@ static void print_topology_human(const Topology *t)
                 }
                 printf("\n");
         }
-        for (unsigned i = 0; t->notes && i < t->notes->len; i++)
-                printf("note: %s\n", (const char *)g_ptr_array_index(t->notes, i));
+        for (unsigned i = 0; t->notes && i < t->notes->len; i++) {
+                /* a note quotes the file (a node's unknown kind) */
+                g_autofree char *note = text_terminal_safe(g_ptr_array_index(t->notes, i));
+                printf("note: %s\n", note);
+        }
 }
 
 int verb_topology(Ctl *c, char **args, unsigned nargs)
@@ -163,7 +168,7 @@ static int read_events(const Ctl *c, char **args, unsigned nargs, GPtrArray **re
         }
         if (c->trace) {
                 if (trace_load_file(c->trace, ret, &error) < 0) {
-                        fprintf(stderr, "placementctl %s: %s\n", c->verb, error);
+                        ctl_error("placementctl %s: %s", c->verb, error);
                         return -EINVAL;
                 }
                 return 0;
@@ -182,7 +187,7 @@ static int read_events(const Ctl *c, char **args, unsigned nargs, GPtrArray **re
                 TraceEvent *e;
                 if ((from_file ? trace_domain_event(file, &e, &error)
                                : trace_parse_spec(args[a], &e, &error)) < 0) {
-                        fprintf(stderr, "placementctl %s: %s\n", c->verb, error);
+                        ctl_error("placementctl %s: %s", c->verb, error);
                         return -EINVAL;
                 }
                 g_ptr_array_add(events, e);
@@ -337,8 +342,8 @@ void ctl_warn_unknown_cpus(const Ctl *c, const Config *config, const Topology *t
         g_autoptr(GPtrArray) unknown = config_host_warnings(config, t);
 
         for (unsigned i = 0; i < unknown->len; i++)
-                fprintf(stderr, "placementctl %s: warning: %s: %s\n", c->verb, c->config ? c->config : "",
-                        (const char *)g_ptr_array_index(unknown, i));
+                ctl_error("placementctl %s: warning: %s: %s", c->verb, c->config ? c->config : "",
+                          (const char *)g_ptr_array_index(unknown, i));
 }
 
 int ctl_load_config(const Ctl *c, Config **ret)
@@ -348,7 +353,8 @@ int ctl_load_config(const Ctl *c, Config **ret)
 
         if (c->config) {
                 if (config_load_file(c->config, &config, &error) < 0) {
-                        fprintf(stderr, "placementctl %s: %s\n", c->verb, error);
+                        /* one problem a line; a value quoted from the file is escaped */
+                        ctl_error_lines("placementctl %s: %s", c->verb, error);
                         return -EINVAL;
                 }
         } else {

@@ -117,7 +117,7 @@ int verb_simulate(Ctl *c, char **args, unsigned nargs)
         if (ctl_load_config(c, &config) < 0)
                 return EXIT_USAGE;
         if (trace_load_file(c->trace, &trace, &error) < 0) {
-                fprintf(stderr, SIMULATE ": %s\n", error);
+                ctl_error(SIMULATE ": %s", error);
                 return EXIT_USAGE;
         }
         /* the simulator replays sizes and load only: a definition's pins, constraints, cells and hugepages
@@ -133,7 +133,7 @@ int verb_simulate(Ctl *c, char **args, unsigned nargs)
                 }
         }
         if (topology_load(c->topology, &t, &error) < 0) {
-                fprintf(stderr, SIMULATE ": %s\n", error);
+                ctl_error(SIMULATE ": %s", error);
                 return EXIT_USAGE;
         }
         ctl_warn_unknown_cpus(c, config, t);
@@ -142,7 +142,7 @@ int verb_simulate(Ctl *c, char **args, unsigned nargs)
                 p.sibling_loss = c->sibling_loss;
         p.source = c->trace;
         if (sim_replay(t, &p, trace, &r, &error) < 0) {
-                fprintf(stderr, SIMULATE ": %s\n", error);
+                ctl_error(SIMULATE ": %s", error);
                 return EXIT_USAGE;
         }
         if (c->json)

@@ -5,6 +5,7 @@
 #include <errno.h>
 #include <getopt.h>
 #include <limits.h>
+#include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -13,6 +14,7 @@
 #include "dbus-address.h"
 #include "plan.h"
 #include "size.h"
+#include "text-safe.h"
 
 #define ANY UINT_MAX
 
@@ -447,6 +449,40 @@ static int dispatch(Ctl *c, char **args, unsigned nargs)
         code = v->run(c, args, nargs);
         c->sd = sd_bus_flush_close_unref(c->sd);
         return code;
+}
+
+static void error_write(bool lines, const char *fmt, va_list ap)
+{
+        g_autofree char *text = g_strdup_vprintf(fmt, ap);
+        g_auto(GStrv) parts = lines ? g_strsplit(text, "\n", -1) : NULL;
+
+        if (!lines) {
+                g_autofree char *safe = text_terminal_safe(text);
+                fprintf(stderr, "%s\n", safe);
+                return;
+        }
+        for (char **p = parts; *p; p++) {
+                g_autofree char *safe = text_terminal_safe(*p);
+                fprintf(stderr, "%s\n", safe);
+        }
+}
+
+void ctl_error(const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        error_write(false, fmt, ap);
+        va_end(ap);
+}
+
+void ctl_error_lines(const char *fmt, ...)
+{
+        va_list ap;
+
+        va_start(ap, fmt);
+        error_write(true, fmt, ap);
+        va_end(ap);
 }
 
 int ctl_arg_position(const Ctl *c, const char *arg)

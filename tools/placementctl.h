@@ -69,6 +69,13 @@ typedef struct Ctl {
  * it: its argv index, or argc when it is none of them. */
 int ctl_arg_position(const Ctl *c, const char *arg);
 
+/* Writes the message fmt makes and a newline to stderr, every control character, C1 control and bidi
+ * override in it escaped (text_terminal_safe()): the messages of placementctl quote files, the daemon
+ * and libvirt, whose text must not drive the terminal. */
+void ctl_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* As ctl_error(), keeping the newlines between the lines of a message of several (config errors). */
+void ctl_error_lines(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+
 typedef int (*VerbRun)(Ctl *c, char **args, unsigned nargs);
 
 /* Online verbs (cmd-online.c): ask the running daemon. */

@@ -2,7 +2,9 @@
 /*
  * A hostile stand-in for placementd on a private bus (tests/ctl/hostile.sh): owns org.placementd1 and
  * answers GetDecisionsJSON, Explain, GetHostMap, GetHostMapJSON, GetStatus and Rebalance (one move) with
- * the text of FILE, read again at each call, so that the client can be fed answers of the wrong shape.
+ * the text of FILE, read again at each call, so that the client can be fed answers of the wrong shape
+ * (GetDecisionsJSON and the others of one string answer a FILE that starts "error:" with a D-Bus error
+ * of the rest as its message).
  * Prints "ready" once it owns the name. fake-daemon ADDRESS FILE
  */
 #include <glib.h>
@@ -18,6 +20,8 @@ static int get_decisions(sd_bus_message *m, void *userdata, sd_bus_error *error)
 
         if (!g_file_get_contents(answer_file, &text, NULL, NULL))
                 return sd_bus_error_set(error, "org.placementd1.Error.Failed", "no answer file");
+        if (g_str_has_prefix(text, "error:")) /* a D-Bus error of that message */
+                return sd_bus_error_set(error, "org.placementd1.Error.Failed", text + 6);
         return sd_bus_reply_method_return(m, "s", text);
 }
 

@@ -51,6 +51,16 @@ for x in xmls:
 PY
 }
 
+# raw_controls FILE...: true (RAW says which) when a file holds a control character other than newline
+# and tab, a C1 control or a bidi override
+raw_controls() {
+    RAW=
+    LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$@" && RAW="a control character in its output"
+    LC_ALL=C grep -q $'\xc2[\x80-\x9f]\|\xe2\x80[\xaa-\xae]' "$@" &&
+        RAW="${RAW:+$RAW; }a C1 control or bidi override in its output"
+    [ -n "$RAW" ]
+}
+
 # answer NAME JSON: every reading verb on this answer; no signal, no critical, no raw control character
 answer() {
     local name=$1 verb bad
@@ -62,8 +72,7 @@ answer() {
         bad=
         ((RC >= 128)) && bad="killed by signal $((RC - 128))"
         grep -q 'CRITICAL\|WARNING' "$ERR" && bad="${bad:+$bad; }$(head -c 200 "$ERR")"
-        LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$OUT" && bad="${bad:+$bad; }a control character in its output"
-        LC_ALL=C grep -q $'\xc2[\x80-\x9f]\|\xe2\x80[\xaa-\xae]' "$OUT" && bad="${bad:+$bad; }a C1 control or bidi override in its output"
+        raw_controls "$OUT" "$ERR" && bad="${bad:+$bad; }$RAW"
         [[ $verb == *snippet* ]] && ! snippet_clean "$OUT" && bad="${bad:+$bad; }XML from the answer in a snippet"
         result "$name: placementctl $verb (rc $RC)${bad:+: $bad}" "$([ -z "$bad" ]; echo $?)"
     done
@@ -90,3 +99,42 @@ answer "a name that would close the snippet's comment" \
       "memory_nodes":"0","memory_binding":"applied"}]}'
 answer "raw control bytes in text answers (explain, map, status, rebalance)" $'node 0\e[2J\rforged\xc2\x9b2J\nnext line'
 answer "not JSON" 'this is not JSON'
+answer "control characters in a D-Bus error's message" $'error:no such domain \e]0;PWNED\a\e[2J\xc2\x9b31m\xe2\x80\xae'
+
+# Offline: the files placementctl reads are quoted in its errors and notes; their text must not reach the
+# terminal raw either, and what it held is shown escaped.
+ESC='&#27;]0;PWNED&#7;&#27;[2J'
+SYN='synthetic:pack:2 core:2 pu:2'
+# offline NAME CMD...: runs placementctl CMD; neither output holds a raw control, and \x1b is shown
+offline() {
+    local name=$1 bad=
+    shift
+    run "$CTL" "$@"
+    ((RC >= 128)) && bad="killed by signal $((RC - 128))"
+    raw_controls "$OUT" "$ERR" && bad="${bad:+$bad; }$RAW"
+    grep -qF '\x1b' "$OUT" "$ERR" || bad="${bad:+$bad; }the escape is not shown as \\x1b"
+    result "$name: placementctl $1 (rc $RC)${bad:+: $bad}" "$([ -z "$bad" ]; echo $?)"
+}
+printf "<domain><name>x</name><vcpu cpuset='%s'>2</vcpu><memory>1048576</memory></domain>\n" "$ESC" >"$TMP/esc.xml"
+offline "an escape in <vcpu cpuset>" plan --topology="$SYN" --domain="$TMP/esc.xml"
+printf "<domain><name>x</name><vcpu>2</vcpu><memory>1048576</memory><cputune><emulatorpin cpuset='%s'/></cputune></domain>\n" \
+    "$ESC" >"$TMP/emu.xml"
+offline "an escape in <emulatorpin cpuset>" plan --topology="$SYN" --domain="$TMP/emu.xml"
+printf 'domain esc.xml\n' >"$TMP/esc.trace"
+offline "an escape in a trace's domain file" explain --topology="$SYN" --trace="$TMP/esc.trace"
+ROOT_DIR=$(cd "$HERE/../.." && pwd)
+# hwloc's parser takes no character reference to a control: the bytes themselves
+RAW_ESC=$'\e]0;PWNED\a\e[2J'
+sed "s/subtype=\"CXL-DRAM\"/subtype=\"Odd$RAW_ESC\"/" "$ROOT_DIR/tests/topologies/cxl-expander.xml" >"$TMP/kind.xml"
+offline "an escape in a NUMA node's subtype (a note)" topology --topology="$TMP/kind.xml"
+sed "s/value=\"IntelAtom\"/value=\"Atom$RAW_ESC\"/" "$ROOT_DIR/tests/topologies/hybrid-small.xml" >"$TMP/core.xml"
+offline "an escape in a CoreType (a core kind)" topology --topology="$TMP/core.xml"
+sed "s/<topology version=\"2.0\">/<topology version=\"3.0$RAW_ESC\">/" "$ROOT_DIR/tests/topologies/cxl-expander.xml" \
+    >"$TMP/version.xml"
+offline "an escape in the topology's version" topology --topology="$TMP/version.xml"
+sed "s/cpuset=\"0x0000ffff\"/cpuset=\"0x0000ffff$RAW_ESC\"/" "$ROOT_DIR/tests/topologies/cxl-expander.xml" >"$TMP/cpuset.xml"
+offline "an escape in an object's cpuset" topology --topology="$TMP/cpuset.xml"
+printf '[Placement]\nPolicy=\e]0;PWNED\a\e[2J\n' >"$TMP/bad.conf"
+offline "an escape in a config value" plan --topology="$SYN" --config="$TMP/bad.conf" a:1:1G
+printf "<cpu><arch>x86_64</arch><model>Sky%s</model></cpu>\n" "$ESC" >"$TMP/cpu.xml"
+offline "an escape in a CPU model" cpu-baseline --connect=test:///default "$TMP/cpu.xml"
