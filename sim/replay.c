@@ -5,6 +5,7 @@
 #include "ledger.h"
 #include "policy.h"
 #include "setscan.h"
+#include "text-safe.h"
 #include "trace.h"
 
 #include <errno.h>
@@ -521,11 +522,12 @@ static int event(Sim *s, const TraceEvent *e, char **ret_error)
         }
         if (bad) {
                 const char *op = e->op == TRACE_START ? "start" : e->op == TRACE_STOP ? "stop" : "load";
+                g_autofree char *name = text_safe(e->name); /* a trace's name, as plan writes it */
                 if (ret_error && s->p->source)
                         *ret_error =
-                            g_strdup_printf("%s:%u: %s %s: %s", s->p->source, e->line, op, e->name, bad);
+                            g_strdup_printf("%s:%u: %s %s: %s", s->p->source, e->line, op, name, bad);
                 else if (ret_error)
-                        *ret_error = g_strdup_printf("line %u: %s %s: %s", e->line, op, e->name, bad);
+                        *ret_error = g_strdup_printf("line %u: %s %s: %s", e->line, op, name, bad);
                 return -EINVAL;
         }
         return 0;

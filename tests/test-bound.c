@@ -1,5 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* The bound of sim/contention.h: what no placement can beat is never beaten, here checked by enumeration. */
+#include <errno.h>
+
 #include "test-util.h"
 #include "test-policy-util.h"
 
@@ -137,6 +139,31 @@ START_TEST(test_replay_oracle_load)
 }
 END_TEST
 
+/* A replay's error names the domain as plan does: a bidi override or a C1 control in a trace's name is
+ * escaped, not handed to the terminal (check_name() refuses only ASCII controls). */
+START_TEST(test_replay_error_name_escaped)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Config) c = config_new_default();
+        g_autoptr(GPtrArray) trace = NULL;
+        g_autofree char *error = NULL;
+        SimParams p;
+        SimReport r;
+
+        /* U+202E (a right-to-left override) and U+009B (a C1 control: CSI) */
+        ck_assert_int_eq(trace_parse("start a\xe2\x80\xae"
+                                     "evil\xc2\x9b"
+                                     "31m 2 1G\nstop nobody\xe2\x80\xae"
+                                     "fdp.exe\n",
+                                     "t", &trace, &error),
+                         0);
+        sim_params_from_config(&p, c);
+        ck_assert_int_eq(sim_replay(t, &p, trace, &r, &error), -EINVAL);
+        ck_assert_msg(strstr(error, "stop nobody\\u{202e}fdp.exe: "), "%s", error);
+        ck_assert_msg(!strstr(error, "\xe2\x80\xae") && !strstr(error, "\xc2\x9b"), "%s", error);
+}
+END_TEST
+
 /* The least capacity lost over every assignment of the vCPUs (busy[i] each) to the host's PUs, and the
  * fewest busy vCPUs contending among the assignments that lose that little. */
 static double enumerate_best(const Topology *t, const double *busy, unsigned nvcpus, unsigned *ret_contended)
@@ -257,6 +284,7 @@ static Suite *bound_suite(void)
         tcase_add_test(tc, test_host_load_spread_thin);
         tcase_add_test(tc, test_bound_with_host);
         tcase_add_test(tc, test_replay_oracle_load);
+        tcase_add_test(tc, test_replay_error_name_escaped);
         tcase_add_test(tc, test_bound_against_every_placement);
         tcase_add_test(tc, test_bound_below_every_policy);
         suite_add_tcase(s, tc);
