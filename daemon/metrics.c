@@ -130,7 +130,9 @@ static void render_host(GString *out, Manager *m)
         header(out, "placementd_node_free_memory_bytes", "gauge",
                "Memory of a NUMA node not held by domains nor kept by MemoryReserve=.");
         for (unsigned n = 0; n < t->nnodes; n++) {
-                uint64_t used = ledger_node_memory(l, n) + c->placement.memory_reserve;
+                /* saturated as the engine's host view does: MemoryReserve= may be up to 2^64 - 1 */
+                uint64_t held = ledger_node_memory(l, n), reserve = c->placement.memory_reserve;
+                uint64_t used = held > UINT64_MAX - reserve ? UINT64_MAX : held + reserve;
                 uint64_t mem = t->nodes[n].memory;
                 g_string_append_printf(out, "placementd_node_free_memory_bytes{node=\"%u\"} %llu\n",
                                        t->nodes[n].os_index,
