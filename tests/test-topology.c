@@ -487,6 +487,38 @@ START_TEST(test_pu_without_node)
 }
 END_TEST
 
+/* A NUMA node's OS index is at most 1023, as Linux's are: node 1024 would be named as the stand-in for
+ * CPUs local to none (TOPOLOGY_NO_LOCAL_NODE), two nodes called 1024. */
+START_TEST(test_node_os_index_max)
+{
+        g_autofree char *path = test_topology_path("no-local-node.xml");
+        g_autofree char *xml = NULL;
+        g_autofree char *dir = g_dir_make_tmp("test-topology-XXXXXX", NULL);
+        g_autofree char *file = g_build_filename(dir, "node.xml", NULL);
+        static const char *const index[] = {"1023", "1024", "4096"};
+
+        ck_assert(g_file_get_contents(path, &xml, NULL, NULL));
+        for (unsigned i = 0; i < G_N_ELEMENTS(index); i++) {
+                g_autoptr(GString) s = g_string_new(xml);
+                g_autofree char *to = g_strdup_printf("type=\"NUMANode\" os_index=\"%s\"", index[i]);
+                g_autofree char *message = g_strdup_printf(
+                    "NUMA node %s: OS index above 1023, the highest Linux numbers", index[i]);
+
+                ck_assert_uint_eq(g_string_replace(s, "type=\"NUMANode\" os_index=\"0\"", to, 0), 1);
+                ck_assert(g_file_set_contents(file, s->str, -1, NULL));
+                if (i == 0) {
+                        g_autoptr(Topology) t = load_ok(file);
+                        ck_assert_uint_eq(t->nodes[0].os_index, 1023);
+                        ck_assert_uint_eq(t->nodes[1].os_index, TOPOLOGY_NO_LOCAL_NODE);
+                } else {
+                        assert_load_fails(file, -ERANGE, message);
+                }
+        }
+        g_unlink(file);
+        g_rmdir(dir);
+}
+END_TEST
+
 START_TEST(test_missing_distances)
 {
         g_autoptr(Topology) t = load_ok("synthetic:pack:4 numa:1 core:1 pu:1");
@@ -1003,6 +1035,7 @@ static Suite *topology_suite(void)
         tcase_add_test(odd, test_disallowed_and_offline);
         tcase_add_test(odd, test_disallowed_node);
         tcase_add_test(odd, test_pu_without_node);
+        tcase_add_test(odd, test_node_os_index_max);
         tcase_add_test(odd, test_l3_groups);
         tcase_add_test(odd, test_no_cores_no_packages);
         suite_add_tcase(s, odd);

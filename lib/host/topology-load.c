@@ -177,10 +177,13 @@ static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached,
                 if (obj->os_index == HWLOC_UNKNOWN_INDEX)
                         return ret_error_set(ret_error, -EINVAL, "%s: NUMA node L#%u has no OS index",
                                              t->source, i);
-                if (obj->os_index > CPUSET_MAX)
-                        return ret_error_set(ret_error, -ERANGE,
-                                             "%s: NUMA node %u: OS index above the %u supported", t->source,
-                                             obj->os_index, CPUSET_MAX);
+                /* Linux numbers nodes up to 1023; TOPOLOGY_NO_LOCAL_NODE, the stand-in for CPUs local to
+                 * none, is the number above, and a real node of that number would be two nodes of one */
+                if (obj->os_index >= TOPOLOGY_NODES_MAX)
+                        return ret_error_set(
+                            ret_error, -ERANGE,
+                            "%s: NUMA node %u: OS index above %u, the highest Linux numbers", t->source,
+                            obj->os_index, TOPOLOGY_NODES_MAX - 1);
                 if (cpuset_has(seen, obj->os_index))
                         return ret_error_set(ret_error, -EINVAL, "%s: two NUMA nodes have OS index %u",
                                              t->source, obj->os_index);
