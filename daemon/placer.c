@@ -598,21 +598,29 @@ static int apply(Manager *m, virDomainPtr dom, Decision *d)
         return 0;
 }
 
-static void log_decision(const Decision *d)
+/* "0:2-3 1:4-5", at most 64 vCPUs' worth. */
+static char *pins_text(const Plan *p)
 {
         GString *pins = g_string_new(NULL);
 
-        if (d->plan)
-                for (unsigned i = 0; i < d->plan->nvcpus && i < 64; i++) {
-                        g_autofree char *s = cpuset_format(d->plan->vcpu_pins[i]);
-                        if (*s)
-                                g_string_append_printf(pins, "%s%u:%s", pins->len ? " " : "",
-                                                       plan_vcpu_id(d->plan, i), s);
-                }
-        log_info("%s: %s%s%s%s (%s)", d->name, decision_result_to_string(d->result),
-                 pins->len ? ", vCPU pins " : "", pins->str, d->adopted ? ", adopted" : "",
+        for (unsigned i = 0; p && i < p->nvcpus && i < 64; i++) {
+                g_autofree char *s = cpuset_format(p->vcpu_pins[i]);
+                if (*s)
+                        g_string_append_printf(pins, "%s%u:%s", pins->len ? " " : "", plan_vcpu_id(p, i), s);
+        }
+        return g_string_free(pins, FALSE);
+}
+
+/* The decision as list and show publish it; an advice that runs on earlier pins says both. */
+static void log_decision(const Decision *d)
+{
+        g_autofree char *pins = pins_text(decision_shown_plan(d));
+        g_autofree char *runs = d->advice ? pins_text(d->plan) : NULL;
+
+        log_info("%s: %s%s%s%s%s%s (%s)", d->name, decision_result_to_string(d->result),
+                 *pins ? (runs ? ", advised vCPU pins " : ", vCPU pins ") : "", pins,
+                 runs && *runs ? ", runs on " : "", runs ? runs : "", d->adopted ? ", adopted" : "",
                  d->reason ? d->reason : "");
-        g_string_free(pins, TRUE);
 }
 
 static Decision *skip(Manager *m, const char *uuid, const DomainSpec *live, const char *why, Plan *occupied)

@@ -8,10 +8,12 @@
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
 #include <glib/gstdio.h>
+#include <unistd.h>
 
 #include "manager-fixture.h"
 #include "manager-internal.h"
 #include "test-util.h"
+#include "log.h"
 #include "virt-domain.h"
 
 /* 8 PUs, one node of 4 cores x 2 threads: the test driver accepts pins on CPUs 0-7 only. */
@@ -82,7 +84,26 @@ START_TEST(test_replace_under_apply_off_counts_what_runs)
         fixture_stop(a);
         fixture_spin_known(base, NULL, NULL, 50);
         reload(m, QUIET "Apply=no\n");
-        ck_assert_msg(manager_replace(m, "u-b", &error) == 0, "%s", error);
+        {
+                /* the journal says both: what is advised (as list and show publish) and what runs */
+                FILE *f = tmpfile();
+                int saved = dup(STDERR_FILENO), level = log_get_max_level();
+                g_autofree char *logged = g_malloc0(65536), *runs = g_strdup_printf(", runs on 0:%d", cpu);
+                ck_assert(f && saved >= 0);
+                fflush(stderr);
+                ck_assert_int_ge(dup2(fileno(f), STDERR_FILENO), 0);
+                log_set_max_level(LOG_INFO);
+                ck_assert_msg(manager_replace(m, "u-b", &error) == 0, "%s", error);
+                fflush(stderr);
+                log_set_max_level(level);
+                ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
+                close(saved);
+                rewind(f);
+                ck_assert_uint_gt(fread(logged, 1, 65535, f), 0);
+                fclose(f);
+                ck_assert_msg(strstr(logged, "u-b: advisory, advised vCPU pins 0:0") && strstr(logged, runs),
+                              "%s", logged);
+        }
         d = manager_lookup(m, "u-b");
         counted = cores_counted(m);
         ck_assert_int_eq(d->result, DECISION_ADVISORY);

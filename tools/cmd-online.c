@@ -42,6 +42,24 @@ static int open_address(const char *address, sd_bus **ret)
         return r;
 }
 
+/* What a local bus that cannot be opened lacks, in words an operator can act on ("" when nothing is
+ * known beyond the error). */
+static const char *bus_hint(const Ctl *c, int r)
+{
+        bool session = c->bus && strcmp(c->bus, "session") == 0;
+
+        if (c->host || c->address)
+                return "";
+        if (session && r == -ENOMEDIUM)
+                return " (neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set: give "
+                       "--bus-address=ADDR)";
+        if (!session && (r == -ENOENT || r == -ECONNREFUSED))
+                return getenv("DBUS_SYSTEM_BUS_ADDRESS")
+                           ? " (at DBUS_SYSTEM_BUS_ADDRESS: is a dbus-daemon listening there?)"
+                           : " (at /run/dbus/system_bus_socket: is dbus running?)";
+        return "";
+}
+
 int ctl_bus_open(Ctl *c)
 {
         int r;
@@ -64,7 +82,8 @@ int ctl_bus_open(Ctl *c)
                 r = c->bus && strcmp(c->bus, "session") == 0 ? sd_bus_open_user(&c->sd)
                                                              : sd_bus_open_system(&c->sd);
         if (r < 0) {
-                fprintf(stderr, "placementctl: cannot connect to the %s bus: %s\n", where(c), strerror(-r));
+                fprintf(stderr, "placementctl: cannot connect to the %s bus: %s%s\n", where(c), strerror(-r),
+                        bus_hint(c, r));
                 return EXIT_NOT_RUNNING;
         }
         return EXIT_OK;

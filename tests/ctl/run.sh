@@ -141,6 +141,13 @@ done
 run "$CTL" --bus-address=tcp:host=127.0.0.1,port=1 status
 result "a TCP bus address nothing listens on: exit 3 naming the bus (rc $RC)" \
     "$([ $RC -eq 3 ] && grep -q "cannot connect to the tcp:host=127.0.0.1,port=1 bus" "$ERR"; echo $?)"
+# a local bus that cannot be opened: what it lacks, in words one can act on
+run env -u DBUS_SESSION_BUS_ADDRESS -u XDG_RUNTIME_DIR "$CTL" --bus=session status
+result "no session bus in the environment: exit 3, says which variables and --bus-address (rc $RC)" \
+    "$([ $RC -eq 3 ] && grep -q "neither DBUS_SESSION_BUS_ADDRESS nor XDG_RUNTIME_DIR is set" "$ERR"; echo $?)"
+run env DBUS_SYSTEM_BUS_ADDRESS="unix:path=$TMP/nothing-here" "$CTL" status
+result "no system bus at its address: exit 3, says where it looked (rc $RC)" \
+    "$([ $RC -eq 3 ] && grep -q "at DBUS_SYSTEM_BUS_ADDRESS: is a dbus-daemon listening there" "$ERR"; echo $?)"
 run "$CTL" --bus=session --bus-address="unix:path=$TMP/nothing-here" status
 result "--bus with --bus-address: exit 2 (rc $RC)" "$([ $RC -eq 2 ] && grep -q "give one" "$ERR"; echo $?)"
 run "$PLACEMENTD" --bus-address=garbage
