@@ -6,11 +6,13 @@
 # The daemon sees a fake host of two nodes whose CPUs are the real ones (CPU 0 on node 0, CPU 1 on node 1),
 # so every pin is real. Checked against /proc, libvirt and the recorded decision:
 #   1. <vcpu cpuset='1'>: placed on CPU 1 although node 0 is idle.
-#   2. <numatune><memory mode='strict' nodeset='0'>: vCPUs on node 0 although node 1 is idle; the binding is
-#      left as it is ("kept") and the memory counted on node 0.
+#   2. <numatune><memory mode='strict' nodeset='0'> while node 0's core is taken: the vCPU takes node 1's free
+#      core rather than share (a binding confines memory, not vCPUs); the binding is left as it is ("kept")
+#      and the memory stays on node 0.
 #   3. <cputune><emulatorpin cpuset='1'>: the emulator stays on CPU 1.
 #   4. Memory bound by placementd's first placement cannot follow (libvirt refuses a second nodeset change in
-#      strict mode): placementctl replace keeps the vCPUs on the node that holds the memory.
+#      strict mode): placementctl replace keeps the vCPUs on the node that holds the memory, which has a
+#      core for them.
 # Prints "ok N - ..." / "not ok N - ...", and last "e2e-constraints: N passed, M failed".
 set -u
 
@@ -80,13 +82,16 @@ check "${P}bound: decision recorded" wait_for 10 pd_decided "${P}bound"
 expect "${P}bound: on node 0, memory bound live by placementd" "0 applied 0" \
     "$(pd_attr nodes "$(pd_decision "${P}bound")") $(pd_attr memory-binding "$(pd_decision "${P}bound")") $(live_nodeset "${P}bound")"
 
-# 3. the user's strict nodeset 0: node 1 is idle, yet cores come from node 0 where the memory is.
+# 3. the user's strict nodeset 0 while ${P}bound holds node 0's one core: the vCPU takes node 1's free core
+#    rather than share it, the memory left on node 0 (a binding confines memory, not vCPUs).
 must "start ${P}strict with <numatune><memory mode='strict' nodeset='0'>" \
     start "${P}strict" "<numatune><memory mode='strict' nodeset='0'/></numatune>" ""
 check "${P}strict: decision recorded" wait_for 10 pd_decided "${P}strict"
-expect "${P}strict: overcommitted on node 0, binding kept" "overcommitted 0 kept" \
-    "$(pd_attr result "$(pd_decision "${P}strict")") $(pd_attr nodes "$(pd_decision "${P}strict")") $(pd_attr memory-binding "$(pd_decision "${P}strict")")"
-expect "${P}strict: vCPU 0 on CPU 0, memory on node 0 (/proc)" "0 0" "$(vcpu0 "${P}strict") $(mems "${P}strict")"
+expect "${P}strict: placed, binding kept" "placed kept" \
+    "$(pd_attr result "$(pd_decision "${P}strict")") $(pd_attr memory-binding "$(pd_decision "${P}strict")")"
+expect "${P}strict: vCPU 0 on CPU 1, memory on node 0 (/proc)" "1 0" "$(vcpu0 "${P}strict") $(mems "${P}strict")"
+check "${P}strict: the reason says why the vCPU left the memory's node" \
+    sh -c "grep -q 'a binding confines memory, not vCPUs' '$LOG'"
 expect "${P}strict: libvirt's nodeset unchanged" "0" "$(live_nodeset "${P}strict")"
 
 # 4. the user's emulator pin stands.
@@ -97,8 +102,8 @@ expect "${P}emu: no emulator pin in the decision, QEMU's main thread still on CP
     "$(pd_attr emulator "$(pd_decision "${P}emu")") $(e2e_emulator_affinity "${P}emu")"
 must "destroy ${P}emu" e2e_domain_destroy "${P}emu"
 
-# 5. node 1 is idle now and node 0 holds ${P}bound and ${P}strict: a replace of ${P}bound would move it to
-#    node 1, but its memory is bound strict to node 0 and libvirt will not change that.
+# 5. a replace of ${P}bound: its memory is bound strict to node 0 and libvirt will not change that; node 0's
+#    core is its own, so it stays there with its memory.
 mark=$(wc -l <"$LOG")
 check "placementctl replace ${P}bound" ctl replace "${P}bound"
 sleep 0.5

@@ -257,13 +257,14 @@ sc_4b() {
 # domain holds node 0's core first, so that node 1 tempts the daemon.
 sc_4c() {
     local m
-    scenario 4c "$TOPO_2N" "<numatune> memory modes are constraints" || return
+    scenario 4c "$TOPO_2N" "<numatune> memory modes bind memory, not vCPUs" || return
     for m in strict interleave preferred restrictive; do
         VIEWS_CONSTRAINED="${P}4n$m"
         step "virsh create ${P}4f$m (filler)" dom_create "${P}4f$m" "$(vcpu 1)" && agree "create ${P}4f$m"
         step "virsh create ${P}4n$m with <numatune><memory mode='$m' nodeset='0'/>" dom_create "${P}4n$m" "$(vcpu 1)" \
             "<numatune><memory mode='$m' nodeset='0'/></numatune>" && agree "create ${P}4n$m"
-        expect_eq "${P}4n$m: vCPUs run on node 0 only (its nodeset)" 0 "$(views_vcpu_nodes "${P}4n$m")"
+        # node 0's one core holds the filler: the vCPU takes node 1's rather than share it
+        expect_eq "${P}4n$m: vCPUs run on node 1, the free core (a binding confines memory)" 1 "$(views_vcpu_nodes "${P}4n$m")"
         expect_eq "${P}4n$m: libvirt's live memory binding is still the user's ($m 0)" "$m 0" "$(live_numa "${P}4n$m")"
         vx destroy "${P}4f$m"
         vx destroy "${P}4n$m"
@@ -286,8 +287,9 @@ sc_4d() {
 # 5: memory never moves away from its binding. placementd's first placement binds it (strict, one-shot in
 # libvirt; on this machine only node 0 exists, so a binding to node 1 fails for that reason). The vCPUs run
 # on the bound nodes, or, when heal found no core there that runs nothing busy for a busy (or not yet
-# measured) vCPU, on the nearest node with one: placementd's own binding, cores first, the memory left
-# bound (docs/algorithm.md, section 10). Then its decision says so and still names the bound nodes.
+# measured) vCPU, on the nearest node with one (docs/algorithm.md, section 10), or, when the bound nodes
+# have no free core for each, on the nearest with one (a binding confines memory, not vCPUs: section 6):
+# cores first, the memory left bound. Then its decision says so and still names the bound nodes.
 mem_follows() {
     local d=$1 mode nodes vn shown
     read -r mode nodes <<<"$(live_numa "$d")"
@@ -295,7 +297,8 @@ mem_follows() {
     case "$mode" in strict | restrictive) ;; *) echo "no binding ($mode)"; return 0 ;; esac
     [ "$vn" = "$nodes" ] && return 0
     shown=$(pdctl show "$d")
-    if grep -q 'nearest node with one' <<<"$shown" && grep -q "^  memory nodes: *$nodes " <<<"$shown"; then
+    if { grep -q 'nearest node with one' <<<"$shown" || grep -q 'a binding confines memory, not vCPUs' <<<"$shown"; } &&
+        grep -q "^  memory nodes: *$nodes " <<<"$shown"; then
         return 0
     fi
     echo "$d: vCPUs on node(s) $vn, memory bound ($mode) to node(s) $nodes, and the decision does not say why"
@@ -308,9 +311,9 @@ sc_5() {
     step "virsh create ${P}5c (overcommitted)" dom_create "${P}5c" "$(vcpu 1)" && agree "create ${P}5c"
     step "virsh destroy ${P}5b" vx destroy "${P}5b" && agree_views "destroy ${P}5b"
     # Both are bound (strict, by placementd's first placement) to node 0, which libvirt will not change on a
-    # running domain. A re-placement (replace) keeps them on node 0's one core; heal (rebalance) may run
-    # a vCPU it counts as busy on node 1's free core, the memory staying on node 0. The views must agree
-    # either way; where the vCPUs run is checked by mem_follows.
+    # running domain. A re-placement (replace) or heal (rebalance) may run a vCPU on node 1's free core
+    # rather than share node 0's one core, the memory staying on node 0. The views must agree either way;
+    # where the vCPUs run is checked by mem_follows.
     VIEWS_CONSTRAINED="${P}5a ${P}5c"
     step "placementctl rebalance" pdctl rebalance && agree "rebalance"
     step "${P}5a: its memory binding stands, its vCPUs with it or said" mem_follows "${P}5a"
