@@ -825,11 +825,12 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                     /* unplaceable: no core was taken anywhere */
                     !cores_elsewhere ? (plan->result == PLAN_UNPLACEABLE ? "" : "cores taken there")
                     : req->vcpus_beyond_binding
-                        ? (few = g_strdup_printf(
-                               "%s %u %s for %u vCPUs (a binding confines memory, "
-                               "not vCPUs)",
-                               cpuset_count(req->memory_nodes) == 1 ? "it has" : "they have",
-                               bound_room(v, req), policy_ops(plan->policy)->unit, plan->nvcpus))
+                        ? (few =
+                               g_strdup_printf("%s %u %s for %u vCPU%s (a binding confines memory, "
+                                               "not vCPUs)",
+                                               cpuset_count(req->memory_nodes) == 1 ? "it has" : "they have",
+                                               bound_room(v, req), policy_ops(plan->policy)->unit,
+                                               plan->nvcpus, plan->nvcpus == 1 ? "" : "s"))
                     : memory_cpus_allowed
                         ? "the configuration keeps their CPUs from vCPUs (ReservedCPUs=, CoreKinds=)"
                     : memory_has_cpus ? (req->allowed_cpus ? "no CPU of its <vcpu cpuset> lies there"
