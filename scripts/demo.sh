@@ -8,7 +8,8 @@ cd "$(dirname "$0")/.."
 
 SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 $SUDO bash .ci/install-deps.sh
-[ -f build/build.ninja ] || meson setup build >/dev/null
+# the options tests/run-all.sh builds with, so that either command reuses the other's build directory
+[ -f build/build.ninja ] || meson setup build -Dwerror=true -Dbuildtype=debugoptimized >/dev/null
 ninja -C build >/dev/null
 exec ./build/daemon/placementd --config=conf/placementd.conf --log-level=warning \
         --connect="test://$PWD/docs/examples/test-host.xml" \

@@ -51,11 +51,31 @@ outcome() {
         return 77
 }
 
-setup() { # dir, meson options...
+# A build directory set up earlier with other options (scripts/demo.sh's, or by hand without -Werror) is
+# reconfigured with the stage's options, not reused as it is.
+setup() { # dir, meson options (-Dname=value)...
         local dir=$1
         shift
-        [ -f "$dir/build.ninja" ] || meson setup "$dir" "$@" >/dev/null || return 1
+        if [ ! -f "$dir/build.ninja" ]; then
+                meson setup "$dir" "$@" >/dev/null || return 1
+        elif ! has_options "$dir" "$@"; then
+                echo "$dir: reconfiguring with $*"
+                meson configure "$dir" "$@" >/dev/null || return 1
+        fi
         ninja -C "$dir" >/dev/null
+}
+
+has_options() { # dir, meson options (-Dname=value)...: whether the build directory has them all
+        meson introspect "$1" --buildoptions | python3 -c '
+import json, sys
+have = {o["name"]: o["value"] for o in json.load(sys.stdin)}
+def text(v):
+    if isinstance(v, list):
+        return ",".join(map(text, v))
+    return str(v).lower() if isinstance(v, bool) else str(v)
+wanted = (a[2:].split("=", 1) for a in sys.argv[1:])
+sys.exit(any(text(have.get(name)) != value for name, value in wanted))
+' "${@:2}"
 }
 
 run_format() {
