@@ -171,19 +171,6 @@ static int parse_args(int argc, char **argv, Args *a)
         return 1;
 }
 
-/* The config at path; a missing default file means the built-in defaults. */
-static int load_config(const char *path, bool explicit_path, Config **ret, char **ret_error)
-{
-        int r = config_load_file(path, ret, ret_error);
-
-        if (r == -ENOENT && !explicit_path) {
-                g_clear_pointer(ret_error, g_free);
-                *ret = config_new_default();
-                return 0;
-        }
-        return r;
-}
-
 static void notify_status(Daemon *d)
 {
         g_autofree char *status = manager_status(d->manager);
@@ -310,12 +297,12 @@ static int reload(Daemon *d, char **ret_error)
 {
         g_autoptr(Config) loaded = NULL, c = NULL;
         g_auto(GStrv) restart = NULL;
-        g_autofree char *error = NULL;
+        g_autofree char *error = NULL, *note = NULL;
         MetricsServer *metrics = NULL;
         int r;
 
         sd_notify(0, "RELOADING=1");
-        r = load_config(d->config_path, d->config_explicit, &loaded, &error);
+        r = config_load_or_defaults(d->config_path, d->config_explicit, &loaded, &note, &error);
         if (r >= 0) {
                 restart = config_restart_changes(manager_config(d->manager), loaded);
                 c = config_reloadable(manager_config(d->manager), loaded);
@@ -350,8 +337,12 @@ static int reload(Daemon *d, char **ret_error)
                         for (unsigned i = 0; i < useless->len; i++)
                                 log_warning("Reload: %s", (const char *)g_ptr_array_index(useless, i));
                 }
-                log_info("Configuration reloaded from %s (policy %s)", d->config_path,
-                         policy_kind_to_string(c->placement.policy));
+                if (note) /* the default file is gone: nothing was read */
+                        log_info("Configuration reloaded: %s (policy %s)", note,
+                                 policy_kind_to_string(c->placement.policy));
+                else
+                        log_info("Configuration reloaded from %s (policy %s)", d->config_path,
+                                 policy_kind_to_string(c->placement.policy));
                 manager_set_config(d->manager, g_steal_pointer(&c));
                 stats_cache_set_interval(
                     d->stats, stats_cache_interval_for(manager_config(d->manager)->load_interval_sec));
@@ -556,7 +547,7 @@ static int run(int argc, char **argv)
         g_autoptr(Topology) topology = NULL;
         g_autofree char *error = NULL;
         g_autoptr(event_base) base = NULL;
-        g_autofree char *config_path = NULL;
+        g_autofree char *config_path = NULL, *note = NULL;
         g_auto(Daemon) d = {0};
         int r;
 
@@ -569,11 +560,13 @@ static int run(int argc, char **argv)
         d.bus_chosen = args.bus_address ? "--bus-address" : args.bus ? "--bus" : NULL;
         d.uri_chosen = args.uri != NULL;
         d.config_explicit = args.config != NULL;
-        if (load_config(d.config_path, d.config_explicit, &config, &error) < 0 ||
-            topology_load(args.topology, &topology, &error) < 0) {
+        r = config_load_or_defaults(d.config_path, d.config_explicit, &config, &note, &error);
+        if (r < 0 || topology_load(args.topology, &topology, &error) < 0) {
                 log_lines(LOG_ERR, NULL, error);
                 return 2;
         }
+        if (note)
+                log_notice("%s", note);
         log_topology(topology, config);
         if (!args.foreground && !getenv("NOTIFY_SOCKET") && daemon(0, 1) < 0) {
                 log_error_errno(-errno, "Failed to detach: %m");

@@ -260,6 +260,28 @@ START_TEST(test_file)
 }
 END_TEST
 
+/* A default file that does not exist means the built-in defaults, and says so (the daemon logs the note at
+ * start and on a reload instead of naming a file it did not read); one the operator named is an error. */
+START_TEST(test_missing_default)
+{
+        static const char path[] = "/nonexistent/placementd.conf";
+        g_autoptr(Config) c = NULL, def = config_new_default();
+        Config *none = NULL;
+        g_autofree char *note = NULL, *err = NULL, *note2 = NULL, *a = NULL, *b = NULL;
+
+        ck_assert_int_eq(config_load_or_defaults(path, false, &c, &note, &err), 1);
+        ck_assert_str_eq(note, "/nonexistent/placementd.conf not found: built-in defaults");
+        ck_assert_ptr_null(err);
+        a = config_format(c);
+        b = config_format(def);
+        ck_assert_str_eq(a, b);
+        ck_assert_int_eq(config_load_or_defaults(path, true, &none, &note2, &err), -ENOENT);
+        ck_assert_ptr_null(none);
+        ck_assert_ptr_null(note2);
+        ck_assert_ptr_nonnull(strstr(err, path));
+}
+END_TEST
+
 static void assert_file_refused(const char *path, int r, const char *needle)
 {
         Config *c = NULL;
@@ -425,6 +447,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_unknown_and_syntax);
         tcase_add_test(tc, test_many_problems_capped);
         tcase_add_test(tc, test_file);
+        tcase_add_test(tc, test_missing_default);
         tcase_add_test(tc, test_file_bounded);
         tcase_add_test(tc, test_housekeeping_cpus);
         tcase_add_test(tc, test_restart_keys);

@@ -501,6 +501,23 @@ int config_load_file(const char *path, Config **ret, char **ret_error)
         return config_load_data(data, path, ret, ret_error);
 }
 
+int config_load_or_defaults(const char *path, bool must_exist, Config **ret, char **ret_note,
+                            char **ret_error)
+{
+        g_autofree char *error = NULL;
+        int r = config_load_file(path, ret, &error);
+
+        if (r == -ENOENT && !must_exist) {
+                *ret = config_new_default();
+                if (ret_note)
+                        *ret_note = g_strdup_printf("%s not found: built-in defaults", path);
+                return 1;
+        }
+        if (r < 0 && ret_error)
+                *ret_error = g_steal_pointer(&error);
+        return r;
+}
+
 char *config_format(const Config *c)
 {
         g_autofree char *reserved = cpuset_format(c->placement.reserved_cpus);

@@ -65,6 +65,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(Config, config_free)
 /* Returns 0, -ENOENT when the file does not exist, or another negative errno with *ret_error set: the file
  * must be a regular file of at most CONFIG_FILE_MAX bytes without NUL bytes (file-read.h). */
 int config_load_file(const char *path, Config **ret, char **ret_error);
+/* config_load_file(), except that a file that does not exist, when it need not (the default path rather
+ * than one the operator named), means the built-in defaults: returns 1 then, with *ret_note (when
+ * ret_note is not NULL) saying so, "PATH not found: built-in defaults". */
+int config_load_or_defaults(const char *path, bool must_exist, Config **ret, char **ret_note,
+                            char **ret_error);
 /* Same, from text; name is used in messages. *ret_error holds one problem a line, in line order: at most
  * CONFIG_ERRORS_MAX, then "NAME: ... and N more problems". */
 #define CONFIG_ERRORS_MAX 100

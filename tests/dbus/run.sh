@@ -601,6 +601,28 @@ wait_for 10 grep -q '^STATUS=' "$NOTIFY_LOG"
 result "after a reload that works STATUS= no longer does" \
     "$(grep -q '^STATUS=' "$NOTIFY_LOG" && ! grep -q 'reload failed' "$NOTIFY_LOG"; echo $?)"
 
+# No --config and no file at the default path: the built-in defaults, and the log says so at start and on
+# a reload rather than naming a file it never read (an install with no /etc/placementd.conf).
+stop_pid "$NPD"
+DEFAULT_CONF=$("$PLACEMENTD" --help | sed -n 's/.*--config=FILE.*(default \(.*\))$/\1/p')
+if [ -z "$DEFAULT_CONF" ] || [ -e "$DEFAULT_CONF" ]; then
+    echo "# skip: the default configuration ${DEFAULT_CONF:-(not in --help)} exists here"
+else
+    DLOG=$TMP/default.log
+    NOTIFY_SOCKET=$NOTIFY "$PLACEMENTD" --connect=test:///default --topology="$TOPOLOGY" --bus=none \
+        >"$DLOG" 2>&1 &
+    NPD=$!
+    MON_PIDS+=("$NPD")
+    wait_for 10 grep -q 'Connected to' "$DLOG"
+    result "no default configuration file: one notice at start, \"$DEFAULT_CONF not found: built-in defaults\"" \
+        "$([ "$(grep -c "^<5>$DEFAULT_CONF not found: built-in defaults\$" "$DLOG")" = 1 ]; echo $?)"
+    kill -HUP "$NPD"
+    wait_for 10 grep -q 'Configuration reloaded' "$DLOG"
+    result "no default configuration file: a reload says so, not that it read the file" \
+        "$(grep -q "Configuration reloaded: $DEFAULT_CONF not found: built-in defaults (policy " "$DLOG" &&
+            ! grep -q 'reloaded from' "$DLOG"; echo $?)"
+fi
+
 # A libvirtd that accepts the connection and never answers (a hung virtqemud): the open runs in a thread
 # of its own, so the daemon still says READY=1 ("Waiting for ..."), answers on D-Bus and stops on SIGTERM.
 stop_pid "$NPD"
