@@ -152,6 +152,10 @@ else
     drift=2
 fi
 result "docs/org.placementd1.xml describes $IFACE exactly as the daemon exports it" "$drift"
+# every error name the daemon sets (lib/core/bus-api.h) has a row in docs/dbus-api.md's Errors table
+undocumented=$(sed -n 's/^#define BUS_ERROR_[A-Z_]* *"\(.*\)"$/\1/p' "$ROOT/lib/core/bus-api.h" |
+    while read -r e; do grep -q "^| \`$e\` |" "$ROOT/docs/dbus-api.md" || echo "$e"; done)
+expect "docs/dbus-api.md's Errors table names every error the daemon returns" "" "$undocumented"
 
 bcall ListDecisions
 result "busctl ListDecisions contains test placed" "$(grep -q '"test" "[0-9a-f-]*" "explicit" "placed"' "$OUT"; echo $?)"
