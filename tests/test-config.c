@@ -282,6 +282,49 @@ START_TEST(test_missing_default)
 }
 END_TEST
 
+/* Every "#Key=value" line of the shipped file shows the key's default: uncommented alone it loads exactly
+ * the defaults (an empty HousekeepingCPUs= means none, not the default ReservedCPUs= list, so that key has
+ * no such line). Every key config_format() writes is in the file. */
+START_TEST(test_shipped_lines)
+{
+        g_autofree char *shipped =
+            g_build_filename(g_getenv("PLACEMENTD_SRCDIR") ? g_getenv("PLACEMENTD_SRCDIR") : ".", "conf",
+                             "placementd.conf", NULL);
+        g_autofree char *data = NULL, *deftext = NULL;
+        g_autoptr(Config) def = config_new_default();
+        g_auto(GStrv) lines = NULL, keys = NULL;
+        const char *section = "";
+        unsigned shown = 0;
+
+        ck_assert(g_file_get_contents(shipped, &data, NULL, NULL));
+        deftext = config_format(def);
+        lines = g_strsplit(data, "\n", -1);
+        for (char **l = lines; *l; l++) {
+                g_autoptr(Config) c = NULL;
+                g_autofree char *text = NULL, *err = NULL, *ctext = NULL;
+                if ((*l)[0] == '[')
+                        section = *l;
+                if ((*l)[0] != '#' || !g_ascii_isupper((*l)[1]) || !strchr(*l, '='))
+                        continue;
+                text = g_strdup_printf("%s\n%s\n", section, *l + 1);
+                ck_assert_msg(config_load_data(text, "shipped", &c, &err) == 0, "%s: %s", *l, err);
+                ctext = config_format(c);
+                ck_assert_msg(g_str_equal(ctext, deftext) && !c->placement.housekeeping_cpus,
+                              "uncommenting %s in %s changes the configuration", *l, shipped);
+                shown++;
+        }
+        ck_assert_uint_gt(shown, 20);
+        keys = g_strsplit(deftext, "\n", -1);
+        for (char **k = keys; *k; k++) {
+                g_autofree char *key = NULL;
+                if (!strchr(*k, '=') || (*k)[0] == '[')
+                        continue;
+                key = g_strndup(*k, strchr(*k, '=') - *k + 1);
+                ck_assert_msg(strstr(data, key), "%s does not describe %s", shipped, key);
+        }
+}
+END_TEST
+
 static void assert_file_refused(const char *path, int r, const char *needle)
 {
         Config *c = NULL;
@@ -448,6 +491,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_many_problems_capped);
         tcase_add_test(tc, test_file);
         tcase_add_test(tc, test_missing_default);
+        tcase_add_test(tc, test_shipped_lines);
         tcase_add_test(tc, test_file_bounded);
         tcase_add_test(tc, test_housekeeping_cpus);
         tcase_add_test(tc, test_restart_keys);
