@@ -405,6 +405,44 @@ static int check_online_options(const Verb *v, const Ctl *c)
         return 0;
 }
 
+/* The other form of a verb that works both ways (plan, explain: on the daemon, or offline with
+ * --topology=) when it takes the option v does not; NULL otherwise. */
+static const Verb *verb_other_form(const Verb *v, unsigned option)
+{
+        for (unsigned i = 0; i < G_N_ELEMENTS(verbs); i++)
+                if (&verbs[i] != v && strcmp(verbs[i].name, v->name) == 0 &&
+                    (verbs[i].mode == VERB_ONLINE) != (v->mode == VERB_ONLINE) &&
+                    (verbs[i].options & option))
+                        return &verbs[i];
+        return NULL;
+}
+
+/* An option the verb does not take; for one its other form takes, what to do instead. */
+static void say_foreign(const Verb *v, unsigned foreign)
+{
+        unsigned option = 1u << __builtin_ctz(foreign);
+        const char *name = option_info[__builtin_ctz(foreign)].name;
+        const Verb *other = verb_other_form(v, option);
+
+        if (!other)
+                fprintf(stderr,
+                        "placementctl %s: --%s does not apply to this command (see placementctl --help)\n",
+                        v->name, name);
+        else if (v->mode != VERB_ONLINE)
+                fprintf(
+                    stderr,
+                    "placementctl %s: --%s does not apply with --topology=: offline, %s takes each domain "
+                    "as a NAME:VCPUS:MEMORY argument (placementctl %s --topology=SOURCE new:2:1G); "
+                    "without --topology=, it asks the running daemon and takes %s\n",
+                    v->name, name, v->name, v->name, other->synopsis);
+        else
+                fprintf(stderr,
+                        "placementctl %s: --%s does not apply on the running daemon: it is for %s offline, "
+                        "with --topology=SOURCE; on the daemon, %s takes %s (the daemon's own configuration "
+                        "applies)\n",
+                        v->name, name, v->name, v->name, v->synopsis);
+}
+
 static int check_call(const Verb *v, const Ctl *c, char **args, unsigned nargs)
 {
         /* help answers whatever options come with it (an alias's --bus-address=, say), as git and
@@ -412,9 +450,7 @@ static int check_call(const Verb *v, const Ctl *c, char **args, unsigned nargs)
         unsigned foreign = v->run == verb_help ? 0 : c->given & ~v->options;
 
         if (foreign) {
-                fprintf(stderr,
-                        "placementctl %s: --%s does not apply to this command (see placementctl --help)\n",
-                        v->name, option_info[__builtin_ctz(foreign)].name);
+                say_foreign(v, foreign);
                 return -EINVAL;
         }
         if (nargs < v->min_args || nargs > v->max_args) {

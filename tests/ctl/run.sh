@@ -115,8 +115,13 @@ run "$CTL" show --bus-address="unix:path=$TMP/nothing-here"
 result "show without DOMAIN exits 2 before connecting (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
 run "$CTL" list extra --bus-address="unix:path=$TMP/nothing-here"
 result "list with an argument exits 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
-run "$CTL" plan --topology="$HOST222" --vcpus=2 a:1:1G
-result "plan --topology takes no --vcpus: exit 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
+run "$CTL" plan --topology="$HOST222" --vcpus=2 --memory=1G
+result "plan --topology with --vcpus: exit 2, saying offline plan takes NAME:VCPUS:MEMORY arguments (rc $RC)" \
+    "$([ $RC -eq 2 ] && grep -qF -- '--vcpus does not apply with --topology=: offline, plan takes each domain as a NAME:VCPUS:MEMORY argument' "$ERR" &&
+        grep -qF -- 'without --topology=, it asks the running daemon and takes --vcpus=N --memory=SIZE' "$ERR"; echo $?)"
+run "$CTL" plan --vcpus=2 --memory=1G --config="$TMP/none.conf" --bus-address="unix:path=$TMP/nothing-here"
+result "plan on the daemon with --config: exit 2 before connecting, saying --config is for plan offline (rc $RC)" \
+    "$([ $RC -eq 2 ] && grep -qF -- '--config does not apply on the running daemon: it is for plan offline, with --topology=SOURCE; on the daemon, plan takes --vcpus=N --memory=SIZE' "$ERR"; echo $?)"
 run "$CTL" --bus-address="unix:path=$TMP/nothing-here" status
 result "status with no bus there exits 3 (rc $RC)" "$([ $RC -eq 3 ]; echo $?)"
 printf '[Placement]\nMemoryReserve=1000T\n' >"$TMP/reserve.conf"
