@@ -100,6 +100,10 @@ for v in "${VERBS[@]}"; do
 done
 result "each command's --help lists only the options it takes${foreign:+ (not:$foreign)}" \
     "$([ -z "$foreign" ]; echo $?)"
+# groff renders an unescaped "--" as two Unicode hyphens, which a copied option then is not
+bare=$(grep -Hn '\(^\|[^\\]\)--' "$ROOT"/docs/man/*.[0-9] | grep -v '^[^:]*:[0-9]*:\.\\"')
+result "the man pages write every -- as \\-\\-${bare:+ (not: $(printf '%s' "$bare" | tr '\n' ';'))}" \
+    "$([ -z "$bare" ]; echo $?)"
 run "$CTL" --json plan --topology="$HOST222" a:2:1G b:1:512M
 before=$(cat "$OUT")
 run "$CTL" plan a:2:1G b:1:512M --topology="$HOST222" --json
