@@ -440,8 +440,10 @@ static void log_topology(const Topology *topology, const Config *config)
 
         for (unsigned i = 0; topology->notes && i < topology->notes->len; i++)
                 log_notice("Topology: %s", (const char *)g_ptr_array_index(topology->notes, i));
-        log_info("Topology %s: %u nodes, %u packages, %u cores, %u PUs", topology->source, topology->nnodes,
-                 topology->npackages, topology->ncores, topology->npus);
+        log_info("Topology %s: %u node%s, %u package%s, %u core%s, %u PU%s", topology->source,
+                 topology->nnodes, topology->nnodes == 1 ? "" : "s", topology->npackages,
+                 topology->npackages == 1 ? "" : "s", topology->ncores, topology->ncores == 1 ? "" : "s",
+                 topology->npus, topology->npus == 1 ? "" : "s");
         /* a CPU the host lacks cannot be reserved: say so rather than fail */
         for (unsigned i = 0; i < unknown->len; i++)
                 log_warning("%s", (const char *)g_ptr_array_index(unknown, i));

@@ -49,3 +49,9 @@ result "a stop of a domain it did not start leaves it alone (exit 1); its own st
 demo $'start a 1 1G\nstop a\n' --connect=test:///default
 ((RC == 0))
 result "start and stop of its own domain on the test driver (exit 0)" $?
+
+# the topology line counts in words that agree with the numbers
+demo $'start a 1 1G\nstop a\n' --connect=test:///default --topology="synthetic:pack:1 numa:1(memory=16GiB) core:1 pu:1" \
+        --log-level=info
+((RC == 0)) && grep -q ": 1 node, 1 package, 1 core, 1 PU$" "$ERR"
+result "a one-CPU host is 1 node, 1 package, 1 core, 1 PU" $?
