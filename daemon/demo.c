@@ -1,10 +1,16 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "demo.h"
 
+#include <errno.h>
+#include <inttypes.h>
 #include <stdio.h>
+#include <string.h>
 
+#include "file-read.h"
 #include "hostmap.h"
 #include "log.h"
+#include "ret-error.h"
+#include "text-safe.h"
 #include "trace.h"
 #include "virt-conn.h"
 #include "virt-domain.h"
@@ -87,6 +93,61 @@ static void step(evutil_socket_t fd, short what, void *arg)
                 }
         }
         evtimer_add(d->timer, &tv);
+}
+
+/* The longest piece of a refused line the message quotes. */
+#define DEMO_QUOTE_MAX 80
+
+/* The first line that is neither blank, a comment, nor a start or stop: its number and text, or 0. */
+static unsigned first_foreign_line(const char *text, char **ret_line)
+{
+        g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
+
+        for (unsigned i = 0; lines[i]; i++) {
+                const char *line = g_strstrip(lines[i]);
+                size_t word = strcspn(line, " \t");
+                if (!*line || line[0] == '#' || (word == 5 && strncmp(line, "start", 5) == 0) ||
+                    (word == 4 && strncmp(line, "stop", 4) == 0))
+                        continue;
+                *ret_line = g_strndup(line, DEMO_QUOTE_MAX);
+                return i + 1;
+        }
+        return 0;
+}
+
+int demo_load_trace(const char *path, GPtrArray **ret, char **ret_error)
+{
+        g_autofree char *text = NULL, *why = NULL, *line = NULL, *safe = NULL;
+        g_autoptr(GPtrArray) events = NULL;
+        unsigned lineno;
+        int r = file_read_bounded(path, TRACE_FILE_MAX, &text, NULL, &why);
+
+        if (r < 0)
+                return ret_error_set(ret_error, r, "%s: %s", path, why);
+        /* before the trace is parsed: a domain FILE.xml line is refused without its file being read */
+        lineno = first_foreign_line(text, &line);
+        if (lineno) {
+                safe = text_safe(line);
+                return ret_error_set(ret_error, -EINVAL,
+                                     "%s:%u: --demo takes start NAME VCPUS MEMORY and stop NAME lines only, "
+                                     "not '%s'%s",
+                                     path, lineno, safe, strlen(line) >= DEMO_QUOTE_MAX ? "..." : "");
+        }
+        r = trace_parse(text, path, &events, ret_error);
+        if (r < 0)
+                return r;
+        for (unsigned i = 0; i < events->len; i++) {
+                const TraceEvent *e = g_ptr_array_index(events, i);
+                /* libvirt counts a domain's memory in KiB: less would be none */
+                if (e->op == TRACE_START && e->memory < 1024)
+                        return ret_error_set(ret_error, -EINVAL,
+                                             "%s:%u: start %s: %" PRIu64
+                                             " bytes is less than the 1 KiB libvirt "
+                                             "counts memory in (MEMORY takes K, M, G, T suffixes)",
+                                             path, e->line, e->name, e->memory);
+        }
+        *ret = g_steal_pointer(&events);
+        return 0;
 }
 
 Demo *demo_new(struct event_base *base, Manager *m, GPtrArray *events, unsigned step_ms)

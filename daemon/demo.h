@@ -14,6 +14,12 @@
 
 typedef struct Demo Demo;
 
+/* Reads the demo's trace: start NAME VCPUS MEMORY and stop NAME lines only. Any other line (load, tick,
+ * domain FILE.xml, or one that is no event at all) is refused by its number and text before the trace
+ * is parsed, so no file it names is read. Returns 0 with *ret (TraceEvent*, for demo_new()) or a
+ * negative errno with *ret_error naming the file and the line. */
+int demo_load_trace(const char *path, GPtrArray **ret, char **ret_error);
+
 /* Takes ownership of events (TraceEvent*). */
 Demo *demo_new(struct event_base *base, Manager *m, GPtrArray *events, unsigned step_ms);
 void demo_free(Demo *d);

@@ -480,29 +480,9 @@ static int setup_demo(Daemon *d, const char *trace, char **ret_error)
                     "--demo starts and destroys domains: it runs only on libvirt's test driver "
                     "(--connect=test:///default), not on %s",
                     uri ? uri : "the configured URI");
-        r = trace_load_file(trace, &events, ret_error);
+        r = demo_load_trace(trace, &events, ret_error);
         if (r < 0)
                 return r;
-        for (unsigned i = 0; i < events->len; i++) {
-                const TraceEvent *e = g_ptr_array_index(events, i);
-                if (e->op == TRACE_START && !e->domain && e->memory < 1024) {
-                        /* libvirt counts a domain's memory in KiB: less would be none */
-                        r = ret_error_set(ret_error, -EINVAL,
-                                          "%s:%u: start %s: %" PRIu64
-                                          " bytes is less than the 1 KiB libvirt "
-                                          "counts memory in (MEMORY takes K, M, G, T suffixes)",
-                                          trace, e->line, e->name, e->memory);
-                        g_ptr_array_unref(events);
-                        return r;
-                }
-                if ((e->op == TRACE_START && !e->domain) || e->op == TRACE_STOP)
-                        continue;
-                r = ret_error_set(ret_error, -EINVAL,
-                                  "%s:%u: --demo takes start NAME VCPUS MEMORY and stop NAME lines only",
-                                  trace, e->line);
-                g_ptr_array_unref(events);
-                return r;
-        }
         d->demo = demo_new(d->base, d->manager, events, 300);
         return 0;
 }

@@ -3,7 +3,8 @@
 # placementd --demo starts and destroys domains, so it must never touch anything but what it started on
 # libvirt's test driver: it refuses a URI that is not test: (with the shipped config that is
 # qemu:///system), refuses trace lines other than start and stop (a load or tick line was taken for a
-# stop), and leaves alone a stop of a domain it did not start (test:///default's own "test").
+# stop) with one message naming the line, before any file a domain line names is read, and leaves alone
+# a stop of a domain it did not start (test:///default's own "test").
 #   bash tests/demo-guards.sh PLACEMENTD        TAP
 set -u
 
@@ -38,8 +39,22 @@ demo $'start a 1 1023\n' --connect=test:///default
 result "a start of less than 1 KiB is refused, with its line (exit 2)" $?
 
 demo $'tick 5\n' --connect=test:///default
-((RC == 2)) && grep -q "trace:1: --demo takes" "$ERR"
-result "a tick line is refused (exit 2)" $?
+((RC == 2)) && grep -q "trace:1: --demo takes start NAME VCPUS MEMORY and stop NAME lines only, not 'tick 5'$" "$ERR"
+result "a tick line is refused, naming it (exit 2)" $?
+
+# one message for every line that is not a start or a stop, an unknown one too (it was told the
+# simulator's list of events, which --demo then refused)
+demo $'start a 1 1G\nfoo bar\n' --connect=test:///default
+((RC == 2)) && grep -q "trace:2: --demo takes start NAME VCPUS MEMORY and stop NAME lines only, not 'foo bar'$" "$ERR" &&
+        [ "$(grep -c '^<3>' "$ERR")" -eq 1 ]
+result "an unknown line is refused as a tick line is, in one message naming it (exit 2)" $?
+
+# a domain FILE.xml line is refused before the file it names is read
+printf '<domain' >"$TMP/half.xml"
+demo $'# the demo\n\ndomain half.xml\n' --connect=test:///default
+((RC == 2)) && grep -q "trace:3: --demo takes start NAME VCPUS MEMORY and stop NAME lines only, not 'domain half.xml'$" "$ERR" &&
+        ! grep -q "half.xml:" "$ERR"
+result "a domain FILE.xml line is refused without reading the file (exit 2)" $?
 
 demo $'start a 1 1G\nstop test\nstop a\n' --connect=test:///default
 ((RC == 1)) && grep -q "demo: stop test: the demo did not start it, left alone" "$ERR" &&
