@@ -108,9 +108,10 @@ char *plan_explain(const Topology *t, const Plan *p)
         char a[32];
         (void)t;
 
-        g_string_append_printf(s, "policy %s, vCPU pins per %s; %u vCPUs, %s\n",
+        g_string_append_printf(s, "policy %s, vCPU pins per %s; %u vCPU%s, %s\n",
                                policy_kind_to_string(p->policy), vcpu_pin_mode_to_string(p->vcpu_pin),
-                               p->requested_vcpus, size_format(p->memory, a, sizeof(a)));
+                               p->requested_vcpus, p->requested_vcpus == 1 ? "" : "s",
+                               size_format(p->memory, a, sizeof(a)));
         if (p->candidates->len) {
                 g_string_append(s, "candidate node sets, nearest first (max distance, mean distance):\n");
                 g_string_append_printf(s, "  %-5s %-12s %4s %7s %10s %9s %12s  %s\n", "rank", "nodes", "max",
