@@ -98,8 +98,9 @@ static void step(evutil_socket_t fd, short what, void *arg)
 /* The longest piece of a refused line the message quotes. */
 #define DEMO_QUOTE_MAX 80
 
-/* The first line that is neither blank, a comment, nor a start or stop: its number and text, or 0. */
-static unsigned first_foreign_line(const char *text, char **ret_line)
+/* The first line that is neither blank, a comment, nor a start or stop: its number and text (at most
+ * DEMO_QUOTE_MAX bytes; *ret_cut when it was longer), or 0. */
+static unsigned first_foreign_line(const char *text, char **ret_line, bool *ret_cut)
 {
         g_auto(GStrv) lines = g_strsplit(text, "\n", -1);
 
@@ -110,6 +111,7 @@ static unsigned first_foreign_line(const char *text, char **ret_line)
                     (word == 4 && strncmp(line, "stop", 4) == 0))
                         continue;
                 *ret_line = g_strndup(line, DEMO_QUOTE_MAX);
+                *ret_cut = strlen(line) > DEMO_QUOTE_MAX;
                 return i + 1;
         }
         return 0;
@@ -120,18 +122,19 @@ int demo_load_trace(const char *path, GPtrArray **ret, char **ret_error)
         g_autofree char *text = NULL, *why = NULL, *line = NULL, *safe = NULL;
         g_autoptr(GPtrArray) events = NULL;
         unsigned lineno;
+        bool cut = false;
         int r = file_read_bounded(path, TRACE_FILE_MAX, &text, NULL, &why);
 
         if (r < 0)
                 return ret_error_set(ret_error, r, "%s: %s", path, why);
         /* before the trace is parsed: a domain FILE.xml line is refused without its file being read */
-        lineno = first_foreign_line(text, &line);
+        lineno = first_foreign_line(text, &line, &cut);
         if (lineno) {
                 safe = text_safe(line);
                 return ret_error_set(ret_error, -EINVAL,
                                      "%s:%u: --demo takes start NAME VCPUS MEMORY and stop NAME lines only, "
                                      "not '%s'%s",
-                                     path, lineno, safe, strlen(line) >= DEMO_QUOTE_MAX ? "..." : "");
+                                     path, lineno, safe, cut ? "..." : "");
         }
         r = trace_parse(text, path, &events, ret_error);
         if (r < 0)

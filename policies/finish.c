@@ -677,6 +677,14 @@ static char *remote_cores_text(const HostView *v, const Plan *plan, const char *
                                ops->unit);
 }
 
+/* How much of a plural unit ("free cores") to print for count of it: "1 free core". */
+static int unit_len(const char *unit, unsigned count)
+{
+        size_t n = strlen(unit);
+
+        return (int)(count == 1 && n > 1 && unit[n - 1] == 's' ? n - 1 : n);
+}
+
 /* The room (PolicyOps.capacity) the nodes the request binds its memory to offer its vCPUs. */
 static unsigned bound_room(const HostView *v, const PlacementRequest *req)
 {
@@ -825,12 +833,13 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                     /* unplaceable: no core was taken anywhere */
                     !cores_elsewhere ? (plan->result == PLAN_UNPLACEABLE ? "" : "cores taken there")
                     : req->vcpus_beyond_binding
-                        ? (few =
-                               g_strdup_printf("%s %u %s for %u vCPU%s (a binding confines memory, "
-                                               "not vCPUs)",
-                                               cpuset_count(req->memory_nodes) == 1 ? "it has" : "they have",
-                                               bound_room(v, req), policy_ops(plan->policy)->unit,
-                                               plan->nvcpus, plan->nvcpus == 1 ? "" : "s"))
+                        ? (few = g_strdup_printf(
+                               "%s %u %.*s for %u vCPU%s (a binding confines memory, "
+                               "not vCPUs)",
+                               cpuset_count(req->memory_nodes) == 1 ? "it has" : "they have",
+                               bound_room(v, req),
+                               unit_len(policy_ops(plan->policy)->unit, bound_room(v, req)),
+                               policy_ops(plan->policy)->unit, plan->nvcpus, plan->nvcpus == 1 ? "" : "s"))
                     : memory_cpus_allowed
                         ? "the configuration keeps their CPUs from vCPUs (ReservedCPUs=, CoreKinds=)"
                     : memory_has_cpus ? (req->allowed_cpus ? "no CPU of its <vcpu cpuset> lies there"
@@ -1487,8 +1496,9 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         plan->keep_memory = bound;
         policy_count_shared(v, plan);
         if (v->memory_remote) {
-                /* memory bound to nodes no set holds: each candidate's free memory is that of the nodes
-                 * where it is counted (the same for every set), not the 0 B its own nodes hold of it */
+                /* memory bound elsewhere (memory-only nodes) or also elsewhere (past a binding): each
+                 * candidate's free memory is that of the nodes where it is counted (the same for every
+                 * set), not what its own nodes hold of it */
                 uint64_t free_bytes = 0;
                 for (unsigned n = 0; n < plan->nnode_memory; n++)
                         free_bytes += plan->node_memory[n] ? node_free_bytes(v, plan, n) : 0;

@@ -179,6 +179,16 @@ static void take_set(const HostView *v, const PolicyOps *ops, const SetChoice *c
                 ops->assign(v, members, set->nnodes, plan);
         else
                 overcommit_assign(v, ops, members, set->nnodes, plan);
+        /* past a binding, a node of the set near the memory may have had no room: it holds no vCPU, and
+         * is none of the plan's nodes (heal would take the domain for one that spans them) */
+        if (v->req && v->req->vcpus_beyond_binding) {
+                g_autoptr(CpuSet) unused = cpuset_copy(plan->nodes);
+                for (unsigned i = 0; i < plan->nvcpus; i++)
+                        if (plan->vcpu_pu[i] >= 0)
+                                cpuset_remove(unused, v->t->cores[v->t->pus[plan->vcpu_pu[i]].core].node);
+                if (!cpuset_equal(unused, plan->nodes))
+                        cpuset_subtract(plan->nodes, unused);
+        }
         mark_chosen(v, plan, (unsigned)choice->rank, &choice->load, placed);
 }
 

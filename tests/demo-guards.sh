@@ -49,6 +49,15 @@ demo $'start a 1 1G\nfoo bar\n' --connect=test:///default
         [ "$(grep -c '^<3>' "$ERR")" -eq 1 ]
 result "an unknown line is refused as a tick line is, in one message naming it (exit 2)" $?
 
+# a long line is quoted to 80 bytes, "..." only when it was longer
+L80="tick $(printf '%075d' 0)"
+demo "$L80"$'\n' --connect=test:///default
+((RC == 2)) && grep -q "not '$L80'$" "$ERR"
+result "a refused line of exactly 80 bytes is quoted whole, without '...' (exit 2)" $?
+demo "$L80"$'1\n' --connect=test:///default
+((RC == 2)) && grep -q "not '$L80'\.\.\.$" "$ERR"
+result "a refused line of 81 bytes is quoted to 80 and '...' (exit 2)" $?
+
 # a domain FILE.xml line is refused before the file it names is read
 printf '<domain' >"$TMP/half.xml"
 demo $'# the demo\n\ndomain half.xml\n' --connect=test:///default

@@ -486,6 +486,9 @@ START_TEST(test_memory_bound_live_stays)
                 test_place(t, l, &p, "busy", kinds[k] == POLICY_EXPLICIT ? 2 : 4, GiB);
                 plan = place_req(t, l, &p, &req);
                 ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+                /* node 0, full, is no node of the plan: it holds the memory and no vCPU */
+                ck_assert_msg(cpuset_count(plan->nodes) == 1 && cpuset_has(plan->nodes, 1), "%s",
+                              plan->reason);
                 for (unsigned v = 0; v < plan->nvcpus; v++)
                         ck_assert_uint_eq(t->cores[t->pus[plan->vcpu_pu[v]].core].node, 1);
                 ck_assert_uint_eq(plan->node_memory[0], GiB);

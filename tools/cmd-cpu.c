@@ -170,8 +170,8 @@ int verb_cpu_advice(Ctl *c, char **args, unsigned nargs)
                 int n = virConnectListAllDomains(conn, &list, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
                 if (n < 0) {
                         virErrorPtr e = virGetLastError();
-                        fprintf(stderr, "placementctl cpu-advice: listing domains: %s\n",
-                                e && e->message ? e->message : "unknown error");
+                        ctl_error("placementctl cpu-advice: listing domains: %s",
+                                  e && e->message ? e->message : "unknown error");
                         return EXIT_RUNTIME;
                 }
                 for (int i = 0; i < n; i++)

@@ -120,9 +120,10 @@ static int call_failed(const Ctl *o, const char *method, const sd_bus_error *e, 
                                 BUS_NAME, where(o));
                 return EXIT_NOT_RUNNING;
         }
-        /* the verb the user typed, not the D-Bus method behind it */
-        ctl_error("placementctl %s: %s", o->verb ? o->verb : method,
-                  e && e->message ? e->message : strerror(-r));
+        /* the verb the user typed, not the D-Bus method behind it; a message of several lines (a reload's
+         * configuration problems) keeps one a line */
+        ctl_error_lines("placementctl %s: %s", o->verb ? o->verb : method,
+                        e && e->message ? e->message : strerror(-r));
         if (!strcmp(name, BUS_ERROR_NO_SUCH_DOMAIN))
                 return EXIT_NO_SUCH_DOMAIN;
         if (!strcmp(name, BUS_ERROR_NOT_PERMITTED) || !strcmp(name, SD_BUS_ERROR_ACCESS_DENIED))

@@ -100,6 +100,11 @@ answer "a name that would close the snippet's comment" \
 answer "raw control bytes in text answers (explain, map, status, rebalance)" $'node 0\e[2J\rforged\xc2\x9b2J\nnext line'
 answer "not JSON" 'this is not JSON'
 answer "control characters in a D-Bus error's message" $'error:no such domain \e]0;PWNED\a\e[2J\xc2\x9b31m\xe2\x80\xae'
+# a D-Bus error of several lines (a reload's configuration problems) is printed one problem a line
+printf 'error:/etc/placementd.conf:3: [Placement] Policy=foo: invalid value\n/etc/placementd.conf:5: [Placement] Fit=bar: invalid value' >"$ANSWER"
+run "$CTL" --bus-address="$BUS_ADDR" list
+result "a D-Bus error of two lines is printed on two lines, not joined by \\x0a (rc $RC)" \
+    "$([ "$(grep -c 'invalid value$' "$ERR")" = 2 ] && ! grep -qF '\x0a' "$ERR"; echo $?)"
 
 # Offline: the files placementctl reads are quoted in its errors and notes; their text must not reach the
 # terminal raw either, and what it held is shown escaped.
