@@ -262,7 +262,7 @@ START_TEST(test_binding_to_reserved_node)
                 assert_vcpus_inside(plan, node0); /* the emulator may go to the reserved CPUs */
                 ck_assert_uint_eq(plan->node_memory[1], 2 * GiB);
                 assert_reason_has(plan, "the configuration keeps their CPUs from vCPUs");
-                cpuset_free(p.reserved_cpus);
+                g_clear_pointer(&p.reserved_cpus, cpuset_free);
         }
 }
 END_TEST
@@ -599,7 +599,7 @@ START_TEST(test_constraints_leave_nothing)
                         assert_reason_has(plan, why[i]);
                         ck_assert_msg(!strstr(plan->reason, "cores taken there"), "%s", plan->reason);
                 }
-                cpuset_free(p.reserved_cpus);
+                g_clear_pointer(&p.reserved_cpus, cpuset_free);
                 /* a binding that names a node the host lacks beside one it has: said */
                 {
                         g_autoptr(CpuSet) some = set_of("1,5");
@@ -649,7 +649,7 @@ START_TEST(test_cpuset_apart_from_nodeset)
                 ck_assert_int_eq(s->result, PLAN_UNPLACEABLE);
                 ck_assert_uint_eq(s->node_memory[0], 4 * GiB);
                 assert_reason_has(s, "its memory counted on node 0, where its CPUs are");
-                cpuset_free(p.reserved_cpus);
+                g_clear_pointer(&p.reserved_cpus, cpuset_free);
         }
 }
 END_TEST
