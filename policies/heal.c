@@ -421,9 +421,9 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
         if (after.contended + hp->min_gain <= before.contended &&
             after.lost + HEAL_MIN_LOST_GAIN <= before.lost &&
             (!threads_only(cur, cand) || after.host_excess + host_gain <= before.host_excess + 1e-9))
-                return g_strdup_printf("%u busy vCPUs contended for a core, now %u%s%s", before.contended,
-                                       after.contended, improves_why ? "; " : "",
-                                       improves_why ? improves_why : "");
+                return g_strdup_printf("%u busy vCPU%s contended for a core, now %u%s%s", before.contended,
+                                       before.contended == 1 ? "" : "s", after.contended,
+                                       improves_why ? "; " : "", improves_why ? improves_why : "");
         if (after.contended != before.contended || after.shared > before.shared || nodes_new > nodes_old)
                 return NULL;
         if (after.host_excess + host_gain <= before.host_excess + 1e-9)
@@ -433,7 +433,8 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
         if (after.host_excess > before.host_excess + HEAL_MIN_BESIDE_GAIN)
                 return NULL;
         if (hp->undo_sharing && after.shared + hp->min_gain <= before.shared)
-                return g_strdup_printf("%u vCPUs shared a core, now %u", before.shared, after.shared);
+                return g_strdup_printf("%u vCPU%s shared a core, now %u", before.shared,
+                                       before.shared == 1 ? "" : "s", after.shared);
         /* fewer or nearer nodes are worth a move only when its vCPUs end no farther from its memory:
          * memory that stays where it is (keep_memory) is measured where it is; and never for more load
          * beside its own busy vCPUs (four busy vCPUs packed on one core to leave a node are as many

@@ -36,7 +36,8 @@ bool policy_improves(const Topology *t, const Ledger *l, const Plan *current, co
         if (shared_new != shared_old) {
                 if (shared_new > shared_old)
                         return false;
-                *ret_why = g_strdup_printf("%u vCPUs shared a core, now %u", shared_old, shared_new);
+                *ret_why = g_strdup_printf("%u vCPU%s shared a core, now %u", shared_old,
+                                           shared_old == 1 ? "" : "s", shared_new);
                 return true;
         }
         if (nodes_new != nodes_old) {

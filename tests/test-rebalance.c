@@ -29,7 +29,7 @@ START_TEST(test_fewer_shared_cores)
         ck_assert_int_eq(ledger_commit(l, "a", plan_on(t, "a", 1, &zero)), 0);
         ck_assert_int_eq(ledger_commit(l, "b", plan_copy(b)), 0);
         ck_assert(policy_improves(t, l, b, better, &why));
-        ck_assert_str_eq(why, "1 vCPUs shared a core, now 0");
+        ck_assert_str_eq(why, "1 vCPU shared a core, now 0");
         worse->shared_vcpus = 2;
         ck_assert(!policy_improves(t, l, b, worse, &why));
         /* alone on its core, the same place is no improvement */
