@@ -1021,6 +1021,30 @@ static char *hugepage_sizes_note(const PlacementRequest *req)
                                size_format(req->hugepage_size, a, sizeof(a)));
 }
 
+/* The largest and the mean distance between the nodes a plan took (each pair both ways, a node with
+ * itself too, as the set table counts them): past a binding, the set's nodes that got no vCPU are none
+ * of the plan's (take_set()), and its figures would describe nodes the domain does not run on. */
+static void taken_distances(const Topology *t, const NodeSet *set, const CpuSet *nodes, uint32_t *ret_max,
+                            double *ret_mean)
+{
+        uint64_t sum = 0, n = 0;
+        uint32_t max = 0;
+
+        *ret_max = set->max_distance;
+        *ret_mean = set->mean_distance;
+        if (cpuset_count(nodes) == set->nnodes || cpuset_is_empty(nodes))
+                return;
+        CPUSET_FOREACH (a, nodes)
+                CPUSET_FOREACH (b, nodes) {
+                        uint32_t d = topology_distance(t, (unsigned)a, (unsigned)b);
+                        max = MAX(max, d);
+                        sum += d;
+                        n++;
+                }
+        *ret_max = max;
+        *ret_mean = (double)sum / (double)n;
+}
+
 /* The reason of a placed or overcommitted plan. */
 static char *placed_reason(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
                            const SetChoice *choice, const Plan *plan)
@@ -1075,11 +1099,15 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                         g_snprintf(memory, sizeof(memory), "%s free for %s%s",
                                    size_format(choice->load.free_memory, a, sizeof(a)),
                                    memory_text(req, part[0] ? set_memory : req->memory, b, sizeof(b)), part);
+                uint32_t max_distance;
+                double mean_distance;
+
+                taken_distances(v->t, set, plan->nodes, &max_distance, &mean_distance);
                 return g_strdup_printf("%s: %u %s for %u %s, %s; nearest qualifying set "
                                        "(max distance %u, mean %.2f)%s%s",
                                        where, choice->load.capacity, unit_of(ops, choice->load.capacity),
-                                       req->vcpus, req->vcpus == 1 ? "vCPU" : "vCPUs", memory,
-                                       set->max_distance, set->mean_distance, group_note(v, choice), note);
+                                       req->vcpus, req->vcpus == 1 ? "vCPU" : "vCPUs", memory, max_distance,
+                                       mean_distance, group_note(v, choice), note);
         }
         sharing = sharing_note(v, plan);
         if (choice->busy_cores > 1)

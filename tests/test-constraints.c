@@ -495,6 +495,8 @@ START_TEST(test_memory_bound_live_stays)
                 ck_assert(plan->keep_memory);
                 assert_reason_has(plan, "a live binding libvirt cannot change");
                 assert_reason_has(plan, "a binding confines memory, not vCPUs");
+                /* the set's figures are those of the nodes it took, node 1 alone */
+                assert_reason_has(plan, "nearest qualifying set (max distance 10, mean 10.00)");
         }
 }
 END_TEST
