@@ -425,6 +425,22 @@ char *cells_note(const Topology *t, const Plan *plan, bool memnodes)
                                        cpuset_count(os) > 1 && !cpuset_is_empty(cell->vcpus)
                                            ? " (split: no node had room for it)"
                                            : "");
+                /* its memory counted beyond its vCPUs' nodes (they lack the room): where, since its
+                 * <memnode> must name those nodes too */
+                if (cpuset_is_empty(cell->memory_nodes)) {
+                        g_autoptr(CpuSet) beyond = cpuset_new();
+                        CPUSET_FOREACH (node, cell->counted_nodes)
+                                if (!cpuset_has(cell->nodes, (unsigned)node))
+                                        cpuset_add(beyond, t->nodes[node].os_index);
+                        if (!cpuset_is_empty(beyond)) {
+                                g_autofree char *more = cpuset_format(beyond);
+                                g_string_append_printf(
+                                    s, " (its memory also on %s %s: %s %s %s the room for all of it)",
+                                    cpuset_count(beyond) > 1 ? "nodes" : "node", more,
+                                    cpuset_count(os) > 1 ? "nodes" : "node", list,
+                                    cpuset_count(os) > 1 ? "lack" : "lacks");
+                        }
+                }
                 /* bound where its vCPUs may not run (cell_may_use()) */
                 if (!cpuset_is_empty(cell->memory_nodes) && !cpuset_intersects(cell->memory_nodes, os)) {
                         g_autofree char *bound = cpuset_format(cell->memory_nodes);

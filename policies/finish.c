@@ -134,25 +134,80 @@ static unsigned count_vcpus(const Topology *t, const Plan *plan, const CpuSet *v
 static bool charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t bytes, MemoryMode mode,
                          const CpuSet *runs_on, Plan *plan);
 
+/* Charges up to amount on the plan's nodes with room left (memory-only nodes included), nearest the
+ * vCPUs counted in vcpus_on first: the kernel falls back to the nearest node with room. */
+static uint64_t charge_nearest(const HostView *v, Plan *plan, const unsigned *vcpus_on, uint64_t amount)
+{
+        const Topology *t = v->t;
+        g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
+        g_autofree uint64_t *far = g_new0(uint64_t, MAX(t->nnodes, 1));
+        unsigned n_order = 0;
+        uint64_t charged = 0;
+
+        CPUSET_FOREACH (n, plan->nodes) {
+                for (unsigned m = 0; m < t->nnodes; m++)
+                        far[n] += (uint64_t)vcpus_on[m] * topology_distance(t, m, (unsigned)n);
+                order[n_order++] = (unsigned)n;
+        }
+        order_by_key(order, n_order, far);
+        for (unsigned i = 0; i < n_order && charged < amount; i++) {
+                uint64_t take = MIN(room_left(v, plan, order[i]), amount - charged);
+                plan->node_memory[order[i]] += take;
+                charged += take;
+        }
+        return charged;
+}
+
+/* Adds to the cell's counted nodes those whose count grew since before[] was taken. */
+static void record_counted(const Plan *plan, uint64_t *before, PlanCell *cell)
+{
+        for (unsigned n = 0; n < plan->nnode_memory; n++)
+                if (plan->node_memory[n] > before[n])
+                        cpuset_add(cell->counted_nodes, n);
+}
+
 void policy_spread_memory(const HostView *v, Plan *plan)
 {
         const Topology *t = v->t;
         g_autofree unsigned *vcpus_on = g_new0(unsigned, MAX(t->nnodes, 1));
+        g_autofree uint64_t *before = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
+        g_autofree uint64_t *short_of = g_new0(uint64_t, MAX(plan->ncells, 1));
+        size_t counts = sizeof(uint64_t) * plan->nnode_memory;
         unsigned placed;
         uint64_t left = plan->memory;
 
-        /* First: each guest cell's memory where its <memnode> binds it, or else where its vCPUs run, then
-         * the rest in proportion to the vCPUs of no cell (of all of them when every vCPU has a cell). */
+        /* First: each guest cell's memory where its <memnode> binds it, or else where its vCPUs run; then
+         * what their nodes lack the room for, each cell's on the nodes nearest its own vCPUs (a cell is
+         * bound as a whole: what it needs is where its own memory lies, not the domain's); then the rest
+         * in proportion to the vCPUs of no cell (of all of them when every vCPU has a cell). */
         for (unsigned c = 0; c < plan->ncells; c++) {
                 uint64_t bytes = MIN(plan->cells[c].memory, left);
+                cpuset_clear(plan->cells[c].counted_nodes);
+                if (counts)
+                        memcpy(before, plan->node_memory, counts);
                 if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
                     charge_bound(v, plan->cells[c].memory_nodes, bytes, MEMORY_MODE_STRICT,
                                  plan->cells[c].nodes, plan)) {
                         left -= bytes;
+                        record_counted(plan, before, &plan->cells[c]);
                         continue;
                 }
                 placed = count_vcpus(t, plan, plan->cells[c].vcpus, vcpus_on);
-                left -= charge_by_vcpus(v, plan, vcpus_on, placed, MIN(plan->cells[c].memory, left));
+                if (placed) {
+                        uint64_t charged = charge_by_vcpus(v, plan, vcpus_on, placed, bytes);
+                        left -= charged;
+                        short_of[c] = bytes - charged;
+                }
+                record_counted(plan, before, &plan->cells[c]);
+        }
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                if (!short_of[c])
+                        continue;
+                if (counts)
+                        memcpy(before, plan->node_memory, counts);
+                count_vcpus(t, plan, plan->cells[c].vcpus, vcpus_on);
+                left -= charge_nearest(v, plan, vcpus_on, short_of[c]);
+                record_counted(plan, before, &plan->cells[c]);
         }
         placed = count_vcpus(t, plan, NULL, vcpus_on);
         if (!placed) {
@@ -162,25 +217,8 @@ void policy_spread_memory(const HostView *v, Plan *plan)
                 placed = count_vcpus(t, plan, all, vcpus_on);
         }
         left -= charge_by_vcpus(v, plan, vcpus_on, placed, left);
-        /* Then whatever did not fit, on the set's nodes with room left (memory-only nodes included),
-         * nearest the vCPUs first: the kernel falls back to the nearest node with room */
-        {
-                g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
-                g_autofree uint64_t *far = g_new0(uint64_t, MAX(t->nnodes, 1));
-                unsigned n_order = 0;
-
-                CPUSET_FOREACH (n, plan->nodes) {
-                        for (unsigned m = 0; m < t->nnodes; m++)
-                                far[n] += (uint64_t)vcpus_on[m] * topology_distance(t, m, (unsigned)n);
-                        order[n_order++] = (unsigned)n;
-                }
-                order_by_key(order, n_order, far);
-                for (unsigned i = 0; i < n_order && left; i++) {
-                        uint64_t take = MIN(room_left(v, plan, order[i]), left);
-                        plan->node_memory[order[i]] += take;
-                        left -= take;
-                }
-        }
+        /* Then whatever did not fit, nearest the vCPUs first */
+        charge_nearest(v, plan, vcpus_on, left);
 }
 
 /* Where the emulator and I/O threads of a plan went (the last resort is said in the reason). */

@@ -349,6 +349,53 @@ START_TEST(test_definition_snippet)
 }
 END_TEST
 
+/* A cell whose vCPUs' node lacks the room for its memory: its memory is counted on the nearest nodes
+ * with room, the reason says where, and the snippet's <memnode> names them too (a strict binding to the
+ * vCPUs' node alone would leave it no room: hugepages fail, the guest is killed when it fills the node). */
+START_TEST(test_cell_memory_beyond_its_node)
+{
+        static const char *const lists[] = {"0", "1"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 1, 4 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+        g_autofree char *xml = NULL, *error = NULL;
+        g_autoptr(Plan) filler = place(t, l, POLICY_EXPLICIT, 1, 3 * GiB, NULL);
+        g_autoptr(Plan) p = NULL;
+        int small = -1;
+        Cells c;
+
+        ck_assert_int_eq(filler->result, PLAN_PLACED);
+        ck_assert_int_eq(ledger_commit(l, "filler", plan_copy(filler)), 0);
+        /* 1 GiB free on the filler's node, 4 GiB on the other: 2.5 GiB cells cannot both go whole */
+        cells_make(&c, lists, 2, 5 * GiB / 2);
+        p = place(t, l, POLICY_EXPLICIT, 2, 5 * GiB, &c);
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        for (unsigned i = 0; i < 2; i++) {
+                int node = node_of(t, p, i);
+                /* every cell's memory is counted on its own vCPU's node and, when short, beyond it */
+                ck_assert(cpuset_has(p->cells[i].counted_nodes, (unsigned)node));
+                if (cpuset_count(p->cells[i].counted_nodes) == 2)
+                        small = (int)i;
+        }
+        /* 5 GiB on nodes of 1 and 4 GiB free: one cell at least is counted on both */
+        ck_assert_msg(small >= 0, "%s", p->reason);
+        ck_assert_msg(strstr(p->reason, "(its memory also on node "), "%s", p->reason);
+        json_builder_begin_object(b);
+        decision_json_add_members(b, t, p, FALSE);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        xml = definition_snippet(json_node_get_object(root), &error);
+        ck_assert_msg(xml, "%s", error);
+        {
+                g_autofree char *want =
+                    g_strdup_printf("<memnode cellid='%d' mode='strict' nodeset='0-1'/>", small);
+                ck_assert_msg(strstr(xml, want), "%s", xml);
+        }
+        cells_clear(&c);
+}
+END_TEST
+
 /* vCPUs 1 and 3 of cells 0-1 / 2-3 unplugged: ids 0 and 2 run, one per cell, and the JSON and the snippet
  * name them by those ids */
 START_TEST(test_cells_with_unplugged_vcpus)
@@ -729,6 +776,7 @@ static Suite *cells_suite(void)
         Suite *s = suite_create("cells");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_three_cells_not_split);
+        tcase_add_test(tc, test_cell_memory_beyond_its_node);
         tcase_add_test(tc, test_interleaved_cells);
         tcase_add_test(tc, test_overcommit_keeps_cells_whole);
         tcase_add_test(tc, test_overcommit_by_load_keeps_cells_whole);

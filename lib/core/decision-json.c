@@ -29,8 +29,8 @@ static void add_node_array(JsonBuilder *b, const char *key, const CpuSet *os)
         json_builder_end_array(b);
 }
 
-/* "hugepage_size" and "cells": [{"id", "vcpus", "nodes": [os...], "memory"}], only when the plan has them.
- */
+/* "hugepage_size" and "cells": [{"id", "vcpus", "nodes": [os...], "memory_nodes": [os...], "memory"}], only
+ * when the plan has them ("memory_nodes": where its memory is counted, when known). */
 static void add_guest_shape(JsonBuilder *b, const Topology *t, const Plan *p)
 {
         if (p->hugepage_size) {
@@ -51,6 +51,10 @@ static void add_guest_shape(JsonBuilder *b, const Topology *t, const Plan *p)
                 json_builder_add_int_value(b, p->cells[i].id);
                 add_cpuset(b, "vcpus", ids);
                 add_node_array(b, "nodes", nodes);
+                if (!cpuset_is_empty(p->cells[i].counted_nodes)) {
+                        g_autoptr(CpuSet) counted = topology_nodes_to_os(t, p->cells[i].counted_nodes);
+                        add_node_array(b, "memory_nodes", counted);
+                }
                 json_builder_set_member_name(b, "memory");
                 json_builder_add_int_value(b, (gint64)p->cells[i].memory);
                 json_builder_end_object(b);

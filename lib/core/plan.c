@@ -145,6 +145,7 @@ Plan *plan_copy(const Plan *p)
                 cpuset_union(c->cells[i].vcpus, p->cells[i].vcpus);
                 cpuset_union(c->cells[i].nodes, p->cells[i].nodes);
                 cpuset_union(c->cells[i].memory_nodes, p->cells[i].memory_nodes);
+                cpuset_union(c->cells[i].counted_nodes, p->cells[i].counted_nodes);
         }
         plan_set_vcpu_ids(c, p->vcpu_ids, p->nvcpus);
         plan_set_realtime(c, p->realtime, p->realtime_vcpus);
@@ -212,6 +213,7 @@ void plan_set_cells(Plan *p, unsigned ncells)
                 cpuset_free(p->cells[i].vcpus);
                 cpuset_free(p->cells[i].nodes);
                 cpuset_free(p->cells[i].memory_nodes);
+                cpuset_free(p->cells[i].counted_nodes);
         }
         g_clear_pointer(&p->cells, g_free);
         p->ncells = ncells;
@@ -222,6 +224,7 @@ void plan_set_cells(Plan *p, unsigned ncells)
                 p->cells[i].vcpus = cpuset_new();
                 p->cells[i].nodes = cpuset_new();
                 p->cells[i].memory_nodes = cpuset_new();
+                p->cells[i].counted_nodes = cpuset_new();
         }
 }
 

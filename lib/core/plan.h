@@ -212,6 +212,9 @@ typedef struct PlanCell {
         CpuSet *nodes; /* node indexes its vCPUs (or, without vCPUs, its memory) went to */
         uint64_t memory;
         CpuSet *memory_nodes; /* added: node OS indexes its <memnode> binds it to; empty when none */
+        /* added: node indexes its memory is counted on (beyond its vCPUs' nodes when they lack room);
+         * empty when not known (pins adopted as they are) */
+        CpuSet *counted_nodes;
 } PlanCell;
 
 /* One ranked candidate node set as the policy saw it. */
