@@ -47,6 +47,7 @@ struct BusService {
         struct event *retry;
         unsigned backoff_sec;
         bool was_connected;
+        char *reload_error; /* why the last reload failed, NULL when it worked or none was done */
 };
 
 static void connect_bus(BusService *s);
@@ -456,11 +457,14 @@ static int method_rebalance(sd_bus_message *msg, void *userdata, sd_bus_error *e
 static int do_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
-        g_autofree char *failure = NULL;
+        g_autofree char *failure = NULL, *text = NULL;
 
-        if (s->hooks.reload && s->hooks.reload(s->userdata, &failure) < 0)
-                return sd_bus_error_setf(error, BUS_ERROR_INVALID_ARGUMENT, "%s",
-                                         failure ? failure : "reload failed");
+        if (s->hooks.reload && s->hooks.reload(s->userdata, &failure) < 0) {
+                /* it quotes the file, whose bytes need not be UTF-8: a D-Bus string must be, or no
+                 * reply goes out at all */
+                text = g_utf8_make_valid(failure ? failure : "reload failed", -1);
+                return sd_bus_error_setf(error, BUS_ERROR_INVALID_ARGUMENT, "%s", text);
+        }
         return sd_bus_reply_method_return(msg, NULL);
 }
 
@@ -479,8 +483,8 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 
 /*
  * The properties, one row each: name, signature, whether it changes (EMITS_CHANGE, announced by
- * bus_service_state_changed()) or not (CONST), and its value, an expression of the BusService s. The
- * vtable rows and the getter both come from this one table.
+ * bus_service_state_changed(), ReloadError by bus_service_reload_done()) or not (CONST), and its value,
+ * an expression of the BusService s. The vtable rows and the getter both come from this one table.
  */
 #define BUS_PROPERTIES(X)                                                                                   \
         X("Version", "s", CONST, PLACEMENTD_VERSION)                                                        \
@@ -495,7 +499,9 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         X("ThreadsPerCore", "u", CONST, manager_topology(s->manager)->max_threads)                          \
         /* healing: whether it is on, and how many domains it moved since the daemon started */             \
         X("Heal", "b", EMITS_CHANGE, manager_config(s->manager)->heal)                                      \
-        X("HealMoves", "t", EXPLICIT, manager_stats(s->manager)->heal_moves)
+        X("HealMoves", "t", EXPLICIT, manager_stats(s->manager)->heal_moves)                                \
+        /* why the last reload failed (the old configuration runs), "" when it worked or none was done */   \
+        X("ReloadError", "s", EMITS_CHANGE, s->reload_error ? s->reload_error : "")
 
 static int prop_get(sd_bus *bus, const char *path, const char *interface, const char *property,
                     sd_bus_message *reply, void *userdata, sd_bus_error *error)
@@ -690,6 +696,7 @@ void bus_service_free(BusService *s)
         rate_limit_free(s->callers);
         g_hash_table_unref(s->sender_uids);
         g_free(s->address);
+        g_free(s->reload_error);
         g_free(s);
 }
 
@@ -707,5 +714,19 @@ void bus_service_state_changed(BusService *s)
                 return;
         sd_bus_emit_properties_changed(s->bus, BUS_PATH, BUS_INTERFACE, "Policy", "Apply", "Connected",
                                        "URI", "Heal", NULL);
+        bus_event_kick(s->event);
+}
+
+void bus_service_reload_done(BusService *s, const char *error)
+{
+        g_autofree char *valid = error ? g_utf8_make_valid(error, -1) : NULL; /* a D-Bus string is UTF-8 */
+
+        if (!s || g_strcmp0(s->reload_error, valid) == 0)
+                return;
+        g_free(s->reload_error);
+        s->reload_error = g_steal_pointer(&valid);
+        if (!s->bus || !s->event)
+                return;
+        sd_bus_emit_properties_changed(s->bus, BUS_PATH, BUS_INTERFACE, "ReloadError", NULL);
         bus_event_kick(s->event);
 }

@@ -32,5 +32,8 @@ void bus_service_free(BusService *s);
 
 /* Signal DecisionChanged(uuid, name, result); result "stopped" when the domain was forgotten. */
 void bus_service_decision_changed(BusService *s, const char *uuid, const char *name, const char *result);
-/* PropertiesChanged for Policy, Apply, Connected, URI. */
+/* PropertiesChanged for Policy, Apply, Connected, URI, Heal. */
 void bus_service_state_changed(BusService *s);
+/* A reload (SIGHUP or Reload()) ended: error says why it failed, the old configuration running on, NULL
+ * when it worked. ReloadError holds it, with PropertiesChanged when it changes; kept across a new bus. */
+void bus_service_reload_done(BusService *s, const char *error);

@@ -315,10 +315,12 @@ static int reload(Daemon *d, char **ret_error)
                 r = metrics_prepare(d, c->metrics_listen, &metrics, &error);
         manager_note_reload(d->manager, r >= 0);
         if (r < 0) {
-                const char *text = error ? error : "";
+                const char *text = error && *error ? error : "reload failed";
                 log_lines(LOG_ERR, "Reloading the configuration failed, keeping the old one", text);
                 g_free(d->reload_failure);
                 d->reload_failure = g_strndup(text, strcspn(text, "\n"));
+                /* all of it, for placementctl status: Reload()'s caller is not the only one who asks */
+                bus_service_reload_done(d->bus, text);
                 if (ret_error)
                         *ret_error = g_steal_pointer(&error);
         } else {
@@ -347,6 +349,7 @@ static int reload(Daemon *d, char **ret_error)
                 stats_cache_set_interval(
                     d->stats, stats_cache_interval_for(manager_config(d->manager)->load_interval_sec));
                 bus_service_state_changed(d->bus);
+                bus_service_reload_done(d->bus, NULL);
         }
         sd_notify(0, "READY=1");
         notify_status(d);

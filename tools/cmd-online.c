@@ -95,7 +95,9 @@ static bool transport_lost(int r)
         return r == -ENOTCONN || r == -ECONNRESET || r == -EPIPE || r == -ECONNREFUSED;
 }
 
-static int call_failed(const Ctl *o, const char *method, const sd_bus_error *e, int r)
+/* refused, when not NULL, goes before the message of an InvalidArgument error: what it means that the
+ * daemon refused the call (Reload: the old configuration still runs). */
+static int call_failed(const Ctl *o, const char *method, const char *refused, const sd_bus_error *e, int r)
 {
         const char *name = e && e->name ? e->name : "";
 
@@ -122,8 +124,12 @@ static int call_failed(const Ctl *o, const char *method, const sd_bus_error *e, 
         }
         /* the verb the user typed, not the D-Bus method behind it; a message of several lines (a reload's
          * configuration problems) keeps one a line */
-        ctl_error_lines("placementctl %s: %s", o->verb ? o->verb : method,
-                        e && e->message ? e->message : strerror(-r));
+        if (refused && !strcmp(name, BUS_ERROR_INVALID_ARGUMENT))
+                ctl_error_lines("placementctl %s: %s: %s", o->verb ? o->verb : method, refused,
+                                e && e->message ? e->message : strerror(-r));
+        else
+                ctl_error_lines("placementctl %s: %s", o->verb ? o->verb : method,
+                                e && e->message ? e->message : strerror(-r));
         if (!strcmp(name, BUS_ERROR_NO_SUCH_DOMAIN))
                 return EXIT_NO_SUCH_DOMAIN;
         if (!strcmp(name, BUS_ERROR_NOT_PERMITTED) || !strcmp(name, SD_BUS_ERROR_ACCESS_DENIED))
@@ -133,26 +139,47 @@ static int call_failed(const Ctl *o, const char *method, const sd_bus_error *e, 
         return EXIT_RUNTIME;
 }
 
-/* Calls method; on success *ret_reply holds the reply. Returns an exit code. */
-int ctl_call(const Ctl *o, sd_bus *bus, const char *method, sd_bus_message **ret_reply, const char *types,
-             ...)
+/* Calls method; on success *ret_reply holds the reply. Returns an exit code (call_failed()'s). */
+static int call_va(const Ctl *o, sd_bus *bus, const char *method, sd_bus_message **ret_reply,
+                   const char *refused, const char *types, va_list ap)
 {
         sd_bus_error e = SD_BUS_ERROR_NULL;
         g_autoptr(sd_bus_message) msg = NULL;
-        va_list ap;
         int r, code = EXIT_OK;
 
         r = sd_bus_message_new_method_call(bus, &msg, BUS_NAME, BUS_PATH, BUS_INTERFACE, method);
-        if (r >= 0 && types) {
-                va_start(ap, types);
+        if (r >= 0 && types)
                 r = sd_bus_message_appendv(msg, types, ap);
-                va_end(ap);
-        }
         if (r >= 0)
                 r = sd_bus_call(bus, msg, 30 * 1000000ULL, &e, ret_reply);
         if (r < 0)
-                code = call_failed(o, method, &e, r);
+                code = call_failed(o, method, refused, &e, r);
         sd_bus_error_free(&e);
+        return code;
+}
+
+int ctl_call(const Ctl *o, sd_bus *bus, const char *method, sd_bus_message **ret_reply, const char *types,
+             ...)
+{
+        va_list ap;
+        int code;
+
+        va_start(ap, types);
+        code = call_va(o, bus, method, ret_reply, NULL, types, ap);
+        va_end(ap);
+        return code;
+}
+
+/* As ctl_call(), saying refused before the message when the daemon refuses the call (InvalidArgument). */
+static int call_refused(const Ctl *o, sd_bus *bus, const char *method, const char *refused,
+                        const char *types, ...)
+{
+        va_list ap;
+        int code;
+
+        va_start(ap, types);
+        code = call_va(o, bus, method, NULL, refused, types, ap);
+        va_end(ap);
         return code;
 }
 
@@ -269,7 +296,7 @@ static int cmd_status(const Ctl *o, sd_bus *bus)
 {
         g_autoptr(sd_bus_message) reply = NULL;
         const char *status;
-        g_autofree char *policy = NULL, *version = NULL, *uri = NULL;
+        g_autofree char *policy = NULL, *version = NULL, *uri = NULL, *reload_error = NULL;
         int apply = 0, connected = 0;
         uint32_t nodes = 0, packages = 0, cores = 0, pus = 0, threads = 0;
         int code = ctl_call(o, bus, "GetStatus", &reply, NULL);
@@ -287,6 +314,9 @@ static int cmd_status(const Ctl *o, sd_bus *bus)
         get_prop(bus, "Cores", 'u', &cores);
         get_prop(bus, "PUs", 'u', &pus);
         get_prop(bus, "ThreadsPerCore", 'u', &threads);
+        /* "" when the last reload worked or none was done; a daemon without it is taken to say the same */
+        if (get_prop(bus, "ReloadError", 's', &reload_error) && reload_error && !*reload_error)
+                g_clear_pointer(&reload_error, g_free);
         if (!code && o->json) {
                 g_autoptr(JsonBuilder) b = json_builder_new();
                 g_autoptr(JsonNode) root = NULL;
@@ -304,6 +334,11 @@ static int cmd_status(const Ctl *o, sd_bus *bus)
                 json_builder_add_boolean_value(b, connected);
                 json_builder_set_member_name(b, "uri");
                 json_builder_add_string_value(b, uri ? uri : "");
+                json_builder_set_member_name(b, "reload_error"); /* every line of it, or null */
+                if (reload_error)
+                        json_builder_add_string_value(b, reload_error);
+                else
+                        json_builder_add_null_value(b);
                 json_builder_set_member_name(b, "topology");
                 json_builder_begin_object(b);
                 json_builder_set_member_name(b, "nodes");
@@ -320,11 +355,19 @@ static int cmd_status(const Ctl *o, sd_bus *bus)
                 add_result_counts(o, bus, b);
                 json_builder_end_object(b);
                 root = json_builder_get_root(b);
-                text = json_to_string(root, TRUE);
+                /* the daemon's text with its C1 controls and bidi marks escaped */
+                text = json_to_text(root, TRUE);
                 printf("%s\n", text);
         } else if (!code) {
                 g_autofree char *safe = text_safe(status), *v = text_safe(version ? version : "?");
                 printf("placementd %s: %s\n", v, safe);
+                if (reload_error) {
+                        /* the daemon's text quotes the configuration file: one line, shown as
+                         * ctl_error() shows a message */
+                        g_autofree char *first = g_strndup(reload_error, strcspn(reload_error, "\n"));
+                        g_autofree char *line = text_terminal_safe(first);
+                        printf("Last reload: failed, the old configuration runs: %s\n", line);
+                }
                 printf("host: %u NUMA node%s, %u package%s, %u core%s, %u PU%s (%u thread%s per core)\n",
                        nodes, nodes == 1 ? "" : "s", packages, packages == 1 ? "" : "s", cores,
                        cores == 1 ? "" : "s", pus, pus == 1 ? "" : "s", threads, threads == 1 ? "" : "s");
@@ -796,8 +839,13 @@ int verb_plan(Ctl *c, char **args, unsigned nargs)
 
 int verb_reload(Ctl *c, char **args, unsigned nargs)
 {
+        int code;
+
         (void)args, (void)nargs;
-        return call_done(c, ctl_call(c, c->sd, "Reload", NULL, NULL));
+        /* the daemon refuses a configuration that does not load, or whose metrics listener cannot be bound
+         * (InvalidArgument, exit 2), and keeps running the one it had */
+        code = call_refused(c, c->sd, "Reload", "failed, the old configuration still runs", NULL);
+        return call_done(c, code);
 }
 
 int verb_rebalance(Ctl *c, char **args, unsigned nargs)

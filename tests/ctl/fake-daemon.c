@@ -4,7 +4,7 @@
  * answers GetDecisionsJSON, Explain, GetHostMap, GetHostMapJSON, GetStatus and Rebalance (one move) with
  * the text of FILE, read again at each call, so that the client can be fed answers of the wrong shape
  * (GetDecisionsJSON and the others of one string answer a FILE that starts "error:" with a D-Bus error
- * of the rest as its message).
+ * of the rest as its message). Its ReloadError property is the text of FILE too: a status shows it.
  * Prints "ready" once it owns the name. fake-daemon ADDRESS FILE
  */
 #include <glib.h>
@@ -35,8 +35,20 @@ static int rebalance(sd_bus_message *m, void *userdata, sd_bus_error *error)
         return sd_bus_reply_method_return(m, "us", 1u, text);
 }
 
+static int reload_error(sd_bus *bus, const char *path, const char *interface, const char *property,
+                        sd_bus_message *reply, void *userdata, sd_bus_error *error)
+{
+        g_autofree char *text = NULL;
+        (void)bus, (void)path, (void)interface, (void)property, (void)userdata, (void)error;
+
+        if (!g_file_get_contents(answer_file, &text, NULL, NULL) || !g_utf8_validate(text, -1, NULL))
+                g_clear_pointer(&text, g_free); /* a D-Bus string is UTF-8: an empty one then */
+        return sd_bus_message_append(reply, "s", text ? text : "");
+}
+
 static const sd_bus_vtable vtable[] = {
     SD_BUS_VTABLE_START(0),
+    SD_BUS_PROPERTY("ReloadError", "s", reload_error, 0, SD_BUS_VTABLE_PROPERTY_EMITS_CHANGE),
     SD_BUS_METHOD("GetDecisionsJSON", "s", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD("Explain", "s", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),
     SD_BUS_METHOD("GetHostMap", "", "s", get_decisions, SD_BUS_VTABLE_UNPRIVILEGED),

@@ -4,7 +4,8 @@
 # placementctl fed a hostile daemon's answers (a remote host's over -H, or any owner of the name on a
 # session bus): tests/ctl/fake-daemon answers GetDecisionsJSON with JSON of the wrong shape or with
 # control characters in its text. list, show and snippet must neither crash nor print a critical, and
-# must never hand the terminal a control character or XML that is not a CPU list.
+# must never hand the terminal a control character or XML that is not a CPU list; nor must status, which
+# shows the daemon's ReloadError.
 #   bash tests/ctl/hostile.sh [BUILD_DIR]
 # TAP-like lines; the last line is "ctl-hostile: N passed, M failed".
 set -u
@@ -105,6 +106,30 @@ printf 'error:/etc/placementd.conf:3: [Placement] Policy=foo: invalid value\n/et
 run "$CTL" --bus-address="$BUS_ADDR" list
 result "a D-Bus error of two lines is printed on two lines, not joined by \\x0a (rc $RC)" \
     "$([ "$(grep -c 'invalid value$' "$ERR")" = 2 ] && ! grep -qF '\x0a' "$ERR"; echo $?)"
+# The last reload's failure (ReloadError) quotes the configuration: status shows its first line escaped,
+# --json all of it as a JSON string, and neither hands the terminal a control character.
+printf '/etc/placementd.conf:2: [Placement] Policy=\e]0;PWNED\a\e[2J\xc2\x9b31m\xe2\x80\xae: invalid value\nsecond problem' \
+    >"$ANSWER"
+run "$CTL" --bus-address="$BUS_ADDR" status
+result "a ReloadError with escapes: status shows its first line, escaped (rc $RC)" \
+    "$([ $RC -eq 0 ] && ! raw_controls "$OUT" "$ERR" && [ "$(grep -c '^Last reload' "$OUT")" = 1 ] &&
+        grep -q '^Last reload: failed, the old configuration runs: /etc/placementd.conf:2: \[Placement\] Policy=\\x1b\]0;PWNED\\x07' "$OUT" &&
+        ! grep '^Last reload' "$OUT" | grep -q 'second problem'; echo $?)"
+run "$CTL" --bus-address="$BUS_ADDR" --json status
+result "  status --json: \"reload_error\" holds all of it, escaped as JSON (rc $RC)" \
+    "$([ $RC -eq 0 ] && ! raw_controls "$OUT" "$ERR" && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert d["reload_error"].startswith("/etc/placementd.conf:2: [Placement] Policy=\x1b]0;PWNED\x07\x1b[2J\x9b31m\u202e")
+assert d["reload_error"].endswith("invalid value\nsecond problem")' "$OUT"; echo $?)"
+: >"$ANSWER"
+run "$CTL" --bus-address="$BUS_ADDR" status
+result "an empty ReloadError: status has no \"Last reload\" line (rc $RC)" \
+    "$([ $RC -eq 0 ] && ! grep -q 'Last reload' "$OUT"; echo $?)"
+run "$CTL" --bus-address="$BUS_ADDR" --json status
+result "  status --json: \"reload_error\" is null (rc $RC)" "$([ $RC -eq 0 ] && python3 -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["reload_error"] is None' "$OUT"; echo $?)"
 
 # Offline: the files placementctl reads are quoted in its errors and notes; their text must not reach the
 # terminal raw either, and what it held is shown escaped.

@@ -121,7 +121,7 @@ missing=
 for m in .ListDecisions .GetDecision .GetDecisionsJSON .Explain .Plan .GetCpuAdviceJSON .GetHostMap .GetHostMapJSON \
     .GetStatus \
     .Replace .Rebalance .Reload .DecisionChanged .Version .Policy .Apply .Connected .URI .Nodes .Packages .Cores .PUs \
-    .ThreadsPerCore; do
+    .ThreadsPerCore .ReloadError; do
     grep -q "^\\$m " "$OUT" || missing="$missing $m"
 done
 result "introspection lists every method, property and the signal${missing:+ (missing:$missing)}" \
@@ -306,9 +306,10 @@ check_prop PUs 'u 8' '(<uint32 8>,)'
 check_prop ThreadsPerCore 'u 2' '(<uint32 2>,)'
 check_prop Heal 'b true' '(<true>,)'
 check_prop HealMoves 't 0' '(<uint64 0>,)'
+check_prop ReloadError 's ""' "(<''>,)" # the reloads so far worked
 run gdbus call --address "$ADDR" --dest "$NAME" --object-path "$OPATH" --method org.freedesktop.DBus.Properties.GetAll "$IFACE"
-result "gdbus Properties.GetAll has all 11 properties (HealMoves is read by name)" "$(
-    for p in Version Policy Apply Connected URI Nodes Packages Cores PUs ThreadsPerCore Heal; do grep -q "'$p'" "$OUT" || exit 1; done; echo 0)"
+result "gdbus Properties.GetAll has all 12 properties (HealMoves is read by name)" "$(
+    for p in Version Policy Apply Connected URI Nodes Packages Cores PUs ThreadsPerCore Heal ReloadError; do grep -q "'$p'" "$OUT" || exit 1; done; echo 0)"
 
 # ---- signals ----------------------------------------------------------------------------------------
 busctl --address="$ADDR" monitor "$NAME" >"$TMP/busctl-monitor.txt" 2>&1 &
@@ -348,10 +349,80 @@ result "gdbus Reload with Policy=bogus fails naming Policy" "$([ $RC -ne 0 ] && 
 ctl reload
 result "placementctl reload with Policy=bogus fails (rc $RC) naming Policy" \
     "$([ $RC -ne 0 ] && grep -q "Policy" "$ERR"; echo $?)"
+# a configuration the daemon refuses is an input error: exit 2, as the man page's EXIT STATUS says
+result "  it exits 2 and says the old configuration still runs, naming the problem on that line" \
+    "$([ $RC -eq 2 ] && grep -q '^placementctl reload: failed, the old configuration still runs: .*Policy=bogus' "$ERR"; echo $?)"
+note "stderr: $(cat "$ERR")"
 bprop Policy
 result "Policy still compat (the old config is kept)" "$([ "$(cat "$OUT")" = 's "compat"' ]; echo $?)"
 result "daemon alive after the broken config" "$(alive; echo $?)"
+
+# The failure stays readable after the call that met it: ReloadError, and placementctl status (which is
+# all an operator who ran `systemctl reload` has), until a reload works.
+bprop ReloadError
+result "ReloadError names the problem (Policy=bogus)" "$(grep -q '^s ".*Policy=bogus' "$OUT"; echo $?)"
+wait_for 3 grep -q "PropertiesChanged ('$IFACE', {'ReloadError': <'.*Policy=bogus" "$TMP/gdbus-monitor.txt"
+result "gdbus monitor saw PropertiesChanged ReloadError naming Policy=bogus" $?
+ctl status
+result "placementctl status says the last reload failed and the old configuration runs (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q '^placementd ' "$OUT" &&
+        grep -q '^Last reload: failed, the old configuration runs: .*Policy=bogus' "$OUT"; echo $?)"
+ctl status --json
+result "placementctl status --json: \"reload_error\" names the problem, the other keys unchanged (rc $RC)" \
+    "$([ $RC -eq 0 ] && python3 -c '
+import json, sys
+d = json.load(open(sys.argv[1]))
+assert "Policy=bogus" in d["reload_error"], d["reload_error"]
+assert set(d) == {"status", "version", "policy", "apply", "connected", "uri", "topology", "decisions", "reload_error"}, d.keys()
+assert d["policy"] == "compat" and d["topology"]["pus"] == 8' "$OUT" 2>&1; echo $?)"
 printf '[Placement]\nPolicy=compat\n' >"$CONF"
+bcall Reload
+result "busctl Reload with the file fixed -> ok" $RC
+bprop ReloadError
+result "  ReloadError is empty again" "$([ "$(cat "$OUT")" = 's ""' ]; echo $?)"
+wait_for 3 grep -q "PropertiesChanged ('$IFACE', {'ReloadError': <''>}" "$TMP/gdbus-monitor.txt"
+result "  gdbus monitor saw PropertiesChanged ReloadError=''" $?
+ctl status
+result "  placementctl status has no \"Last reload\" line (rc $RC)" \
+    "$([ $RC -eq 0 ] && ! grep -q 'Last reload' "$OUT"; echo $?)"
+ctl status --json
+result "  placementctl status --json: \"reload_error\" is null (rc $RC)" "$([ $RC -eq 0 ] && python3 -c '
+import json, sys
+assert json.load(open(sys.argv[1]))["reload_error"] is None' "$OUT" 2>&1; echo $?)"
+
+# SIGHUP (systemctl reload) answers nobody: status is where its failure shows, the first problem of several
+# on the status line, every one in the JSON.
+printf '[Placement]\nPolicy=bogus\nFit=nonsense\n' >"$CONF"
+kill -HUP "$PD_PID"
+reload_error_set() { bprop ReloadError && ! grep -q '^s ""$' "$OUT"; }
+wait_for 10 reload_error_set
+ctl status
+result "after a failed SIGHUP reload placementctl status says so, the first problem only (rc $RC)" \
+    "$([ $RC -eq 0 ] && [ "$(grep -c '^Last reload: failed, the old configuration runs: .*Policy=bogus' "$OUT")" = 1 ] &&
+        ! grep -q 'nonsense' "$OUT"; echo $?)"
+note "status: $(cat "$OUT")"
+ctl status --json
+result "  placementctl status --json names both problems (rc $RC)" "$([ $RC -eq 0 ] && python3 -c '
+import json, sys
+e = json.load(open(sys.argv[1]))["reload_error"]
+assert "Policy=bogus" in e and "nonsense" in e, e' "$OUT" 2>&1; echo $?)"
+printf '[Placement]\nPolicy=compat\n' >"$CONF"
+kill -HUP "$PD_PID"
+wait_for 10 sh -c "busctl --address='$ADDR' get-property $NAME $OPATH $IFACE ReloadError | grep -qx 's \"\"'"
+ctl status
+result "  a SIGHUP reload that works clears it (rc $RC)" "$([ $RC -eq 0 ] && ! grep -q 'Last reload' "$OUT"; echo $?)"
+# The error quotes the file, whose bytes need not be UTF-8, and a D-Bus string must be: Reload still
+# answers, and ReloadError can still be read.
+printf '[Placement]\nPolicy=\xff\xfebogus\n' >"$CONF"
+ctl reload
+result "placementctl reload of a file that is not UTF-8 answers: exit 2, the old configuration still runs (rc $RC)" \
+    "$([ $RC -eq 2 ] && grep -q '^placementctl reload: failed, the old configuration still runs: .*Policy=.*bogus' "$ERR"; echo $?)"
+ctl status
+result "  placementctl status shows it (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q '^Last reload: failed, the old configuration runs: .*Policy=.*bogus' "$OUT"; echo $?)"
+printf '[Placement]\nPolicy=compat\n' >"$CONF"
+bcall Reload
+result "  a Reload that works clears it (rc $RC)" "$([ $RC -eq 0 ] && bprop ReloadError && [ "$(cat "$OUT")" = 's ""' ]; echo $?)"
 for p in "${MON_PIDS[@]}"; do stop_pid "$p"; done
 MON_PIDS=()
 
