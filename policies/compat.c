@@ -58,11 +58,20 @@ static void take_core(const HostView *v, bool *skip, unsigned c, unsigned want, 
                 }
 }
 
+/* Whether a domain pinned by hand runs a vCPU on core c or holds a CPU of it for its emulator. */
+static bool hand_chosen(const HostView *v, unsigned c)
+{
+        return ledger_core_adopted(v->l, c) || ledger_core_held(v->l, c);
+}
+
 /*
  * want free PUs of a node's cores of class cls not in skip into out (from *got on), as kubelet's static
  * policy takes CPUs:
  * whole free cores while want holds all of a core's threads; then free threads of cores already in use
- * (by a vCPU or a reserved thread), those with fewest free threads first; only then part of a whole core.
+ * (by a vCPU or a reserved thread), those with fewest free threads first; then part of a whole core;
+ * only last the free threads beside vCPUs (or an emulator) pinned by hand (a guest whose owner chose its
+ * CPUs, as Nova's or KubeVirt's dedicated vCPUs: its siblings are not placementd's to hand out while a
+ * core is free).
  */
 static void pick_round(const HostView *v, unsigned node_index, unsigned cls, unsigned want, bool *skip,
                        unsigned *got, unsigned *out)
@@ -79,12 +88,17 @@ static void pick_round(const HostView *v, unsigned node_index, unsigned cls, uns
                 }
         for (unsigned k = 1; k <= v->t->max_threads && *got < want; k++)
                 for (unsigned c = node->core_first; c < end && *got < want; c++)
-                        if (policy_core_class(v, c) == cls && !v->core_free[c] &&
+                        if (policy_core_class(v, c) == cls && !v->core_free[c] && !hand_chosen(v, c) &&
                             core_free_pus(v, skip, c) == k)
                                 take_core(v, skip, c, want, got, out);
         for (unsigned c = node->core_first; c < end && *got < want; c++)
                 if (policy_core_class(v, c) == cls && v->core_free[c] && !taken[c - node->core_first])
                         take_core(v, skip, c, want, got, out);
+        for (unsigned k = 1; k <= v->t->max_threads && *got < want; k++)
+                for (unsigned c = node->core_first; c < end && *got < want; c++)
+                        if (policy_core_class(v, c) == cls && !v->core_free[c] && hand_chosen(v, c) &&
+                            core_free_pus(v, skip, c) == k)
+                                take_core(v, skip, c, want, got, out);
 }
 
 /* pick_round() over the node's core classes (policy_core_class()), the most performant first. */

@@ -279,10 +279,14 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
                         const TopoCore *core = &t->cores[c];
                         /* twice the vCPUs on the core, plus one when it has a reserved thread, one when
-                         * another domain holds it, one when the user keeps a CPU of it for this domain's
-                         * own QEMU threads (<emulatorpin>, <iothreadpin>) */
+                         * another domain holds it, one when it runs vCPUs pinned by hand (their owner
+                         * chose those CPUs: placementd's own domains' cores are shared first), one when
+                         * the user keeps a CPU of it for this domain's own QEMU threads (<emulatorpin>,
+                         * <iothreadpin>) */
                         a.core_load[c] = 2 * ledger_core_load(v->l, c) + policy_core_reserved(v, c) +
-                                         (ledger_core_held(v->l, c) ? 1 : 0) + policy_core_user_thread(v, c);
+                                         (ledger_core_held(v->l, c) ? 1 : 0) +
+                                         (ledger_core_adopted(v->l, c) ? 1 : 0) +
+                                         policy_core_user_thread(v, c);
                         if (by_load)
                                 a.busy[c] = load_core_busy(v, c);
                         /* a realtime vCPU's core is its own: shared last, after any other */

@@ -76,8 +76,38 @@ START_TEST(test_realtime_core_not_shared)
 }
 END_TEST
 
-/* compat puts a vCPU on the free thread beside another domain's dedicated CPU and counts nothing shared:
- * VCPUPin=core then pins it to that free thread alone, not onto the other domain's CPU. */
+/* A guest pinned by hand (Nova's or KubeVirt's dedicated vCPUs) chose its CPUs: compat, which fills the
+ * free threads of cores in use before it breaks a whole core, takes the siblings beside such a guest only
+ * when no core is free (they took the thread beside its vCPU or its isolated emulator while whole cores
+ * stood free). Beside placementd's own domains it still fills half-used cores first. */
+START_TEST(test_hand_pinned_siblings_last)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 3, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_COMPAT);
+        PlacementRequest nova = {.name = "nova", .vcpus = 1, .memory = GiB};
+        g_autoptr(CpuSet) pin = cpuset_new();
+        CpuSet *pins[] = {pin};
+        const Plan *b, *c, *d;
+
+        cpuset_add(pin, t->pus[0].os_index);
+        ck_assert_int_eq(ledger_commit(l, "nova", policy_adopt(t, l, &nova, pins, &p)), 0);
+        b = test_place(t, l, &p, "b", 1, GiB);
+        ck_assert_int_eq(b->result, PLAN_PLACED);
+        ck_assert_int_ne(t->pus[b->vcpu_pu[0]].core, 0);
+        /* beside b (placementd's own), the next odd vCPU fills b's core */
+        c = test_place(t, l, &p, "c", 1, GiB);
+        ck_assert_int_eq(t->pus[c->vcpu_pu[0]].core, t->pus[b->vcpu_pu[0]].core);
+        /* the last whole core, then only then nova's sibling */
+        d = test_place(t, l, &p, "d", 3, GiB);
+        ck_assert_int_eq(d->result, PLAN_PLACED);
+        ck_assert_int_eq(d->vcpu_pu[2], 1);
+}
+END_TEST
+
+/* compat puts a vCPU on the free thread beside another domain's dedicated CPU when no core is free, and
+ * counts nothing shared: VCPUPin=core then pins it to that free thread alone, not onto the other domain's
+ * CPU. */
 START_TEST(test_core_pin_keeps_off_another_domains_thread)
 {
         g_autoptr(Topology) t = topology_new_uniform(1, 2, 2, 8 * GiB, NULL);
@@ -90,9 +120,10 @@ START_TEST(test_core_pin_keeps_off_another_domains_thread)
 
         cpuset_add(pin, t->pus[0].os_index);
         ck_assert_int_eq(ledger_commit(l, "nova", policy_adopt(t, l, &nova, pins, &p)), 0);
+        ck_assert_int_eq(test_place(t, l, &p, "full", 2, GiB)->result, PLAN_PLACED); /* core 1 */
         b = test_place(t, l, &p, "b", 1, GiB);
         ck_assert_int_eq(b->result, PLAN_PLACED);
-        ck_assert_int_eq(b->vcpu_pu[0], 1); /* compat fills the half-used core first */
+        ck_assert_int_eq(b->vcpu_pu[0], 1); /* no core free: the thread beside nova */
         ck_assert_msg(!cpuset_has(b->vcpu_pins[0], t->pus[0].os_index), "b pinned onto nova's CPU");
         ck_assert(cpuset_has(b->vcpu_pins[0], t->pus[1].os_index));
 }
@@ -198,6 +229,7 @@ static Suite *compat_suite(void)
         tcase_add_test(tc, test_fills_half_used_cores);
         tcase_add_test(tc, test_realtime_core_not_shared);
         tcase_add_test(tc, test_core_pin_keeps_off_another_domains_thread);
+        tcase_add_test(tc, test_hand_pinned_siblings_last);
         tcase_add_test(tc, test_nodeset_emulator_keeps_off_another_domains_thread);
         tcase_add_test(tc, test_performance_cores_first);
         suite_add_tcase(s, tc);

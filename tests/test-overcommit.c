@@ -244,6 +244,30 @@ START_TEST(test_partly_reserved_node_before_shared_cores)
 }
 END_TEST
 
+/* Overcommitted, the cores of placementd's own domains are shared before those of a guest pinned by hand
+ * (its owner chose those CPUs, as Nova's dedicated vCPUs): with one vCPU on each core, the next goes
+ * beside placementd's own. */
+START_TEST(test_own_cores_before_hand_pinned)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest nova = {.name = "nova", .vcpus = 1, .memory = GiB};
+        g_autoptr(CpuSet) pin = cpuset_new();
+        CpuSet *pins[] = {pin};
+        const Plan *own, *late;
+
+        cpuset_add(pin, t->pus[0].os_index);
+        ck_assert_int_eq(ledger_commit(l, "nova", policy_adopt(t, l, &nova, pins, &p)), 0);
+        own = test_place(t, l, &p, "own", 1, GiB);
+        ck_assert_int_eq(own->result, PLAN_PLACED);
+        ck_assert_int_eq(core_of(t, own, 0), 1);
+        late = test_place(t, l, &p, "late", 1, GiB);
+        ck_assert_int_eq(late->result, PLAN_OVERCOMMITTED);
+        ck_assert_msg(core_of(t, late, 0) == 1, "late on core %u: %s", core_of(t, late, 0), late->reason);
+}
+END_TEST
+
 static Suite *overcommit_suite(void)
 {
         Suite *s = suite_create("overcommit");
@@ -253,6 +277,7 @@ static Suite *overcommit_suite(void)
         tcase_add_test(tc, test_guest_threads_stay_near_each_other);
         tcase_add_test(tc, test_guest_threads_only_when_doubling_up);
         tcase_add_test(tc, test_partly_reserved_node_before_shared_cores);
+        tcase_add_test(tc, test_own_cores_before_hand_pinned);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -9,6 +9,7 @@ struct Ledger {
         unsigned *pu_load;       /* [npus] */
         unsigned *core_load;     /* [ncores] */
         unsigned *core_realtime; /* [ncores] realtime vCPUs counted on the core */
+        unsigned *core_adopted;  /* [ncores] vCPUs of adopted plans (pinned by hand) counted on the core */
         unsigned *pu_held;       /* [npus] CPUs held for host-side threads (Plan.held_pus), no vCPU */
         unsigned *core_held;     /* [ncores] */
         uint64_t *node_memory;   /* [nnodes] */
@@ -27,6 +28,7 @@ Ledger *ledger_new(const Topology *t)
         l->pu_load = g_new0(unsigned, MAX(t->npus, 1));
         l->core_load = g_new0(unsigned, MAX(t->ncores, 1));
         l->core_realtime = g_new0(unsigned, MAX(t->ncores, 1));
+        l->core_adopted = g_new0(unsigned, MAX(t->ncores, 1));
         l->pu_held = g_new0(unsigned, MAX(t->npus, 1));
         l->core_held = g_new0(unsigned, MAX(t->ncores, 1));
         l->node_memory = g_new0(uint64_t, MAX(t->nnodes, 1));
@@ -48,6 +50,7 @@ Ledger *ledger_new_over(const Ledger *base)
         memcpy(l->pu_load, base->pu_load, sizeof(*l->pu_load) * t->npus);
         memcpy(l->core_load, base->core_load, sizeof(*l->core_load) * t->ncores);
         memcpy(l->core_realtime, base->core_realtime, sizeof(*l->core_realtime) * t->ncores);
+        memcpy(l->core_adopted, base->core_adopted, sizeof(*l->core_adopted) * t->ncores);
         memcpy(l->pu_held, base->pu_held, sizeof(*l->pu_held) * t->npus);
         memcpy(l->core_held, base->core_held, sizeof(*l->core_held) * t->ncores);
         memcpy(l->node_memory, base->node_memory, sizeof(*l->node_memory) * t->nnodes);
@@ -66,6 +69,7 @@ void ledger_free(Ledger *l)
         g_free(l->pu_load);
         g_free(l->core_load);
         g_free(l->core_realtime);
+        g_free(l->core_adopted);
         g_free(l->pu_held);
         g_free(l->core_held);
         g_free(l->node_memory);
@@ -114,6 +118,8 @@ static void account(Ledger *l, const Plan *p, int sign)
                 l->core_load[t->pus[pu].core] += (unsigned)sign;
                 if (plan_vcpu_realtime(p, i))
                         l->core_realtime[t->pus[pu].core] += (unsigned)sign;
+                if (p->result == PLAN_ADOPTED)
+                        l->core_adopted[t->pus[pu].core] += (unsigned)sign;
         }
         CPUSET_FOREACH (pu, p->held_pus) {
                 l->pu_held[pu] += (unsigned)sign;
@@ -241,6 +247,11 @@ unsigned ledger_pu_load(const Ledger *l, unsigned pu)
 unsigned ledger_core_realtime(const Ledger *l, unsigned core)
 {
         return l->core_realtime[core];
+}
+
+unsigned ledger_core_adopted(const Ledger *l, unsigned core)
+{
+        return l->core_adopted[core];
 }
 
 unsigned ledger_core_load(const Ledger *l, unsigned core)

@@ -49,6 +49,9 @@ unsigned ledger_pu_load(const Ledger *l, unsigned pu);
 unsigned ledger_core_load(const Ledger *l, unsigned core);
 /* Realtime vCPUs (Plan.realtime) counted on core. */
 unsigned ledger_core_realtime(const Ledger *l, unsigned core);
+/* vCPUs of adopted plans (PLAN_ADOPTED: pinned by hand) counted on core: their owner chose those CPUs,
+ * and the free siblings beside them are shared last. */
+unsigned ledger_core_adopted(const Ledger *l, unsigned core);
 /* No vCPU counted on core and none of its CPUs held. */
 bool ledger_core_free(const Ledger *l, unsigned core);
 /* CPUs held for a domain's host-side threads (Plan.held_pus: an adopted domain's isolated emulator): no
