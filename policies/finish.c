@@ -67,10 +67,12 @@ void policy_pin_vcpu(const HostView *v, Plan *plan, unsigned i)
         case VCPU_PIN_CORE: {
                 /* the core's threads; under compat, which places a vCPU on a free thread beside another
                  * domain's as if nothing were shared, less that domain's vCPU or held CPU (a Nova guest's
-                 * dedicated CPU is not this vCPU's to float on); overcommitted, the whole core */
+                 * dedicated CPU is not this vCPU's to float on); overcommitted, the whole core, less CPUs
+                 * held for another domain's isolated emulator when the vCPU runs beside them */
                 const TopoCore *c = &v->t->cores[v->t->pus[pu].core];
-                bool own_free = plan->policy == POLICY_COMPAT && !ledger_pu_load(v->l, (unsigned)pu) &&
-                                !ledger_pu_held(v->l, (unsigned)pu);
+                bool own_free =
+                    (plan->policy == POLICY_COMPAT || ledger_core_held(v->l, v->t->pus[pu].core)) &&
+                    !ledger_pu_load(v->l, (unsigned)pu) && !ledger_pu_held(v->l, (unsigned)pu);
                 cpuset_clear(plan->vcpu_pins[i]);
                 for (unsigned p = c->pu_first; p < c->pu_first + c->npus; p++)
                         if (v->pu_usable[p] && (p == (unsigned)pu || !own_free ||
@@ -960,16 +962,29 @@ static unsigned guest_siblings_together(const HostView *v, const Plan *plan)
 static char *sharing_note(const HostView *v, const Plan *plan)
 {
         g_autofree unsigned *own = g_new0(unsigned, MAX(v->t->ncores, 1));
+        g_autoptr(CpuSet) held = cpuset_new();
         g_autofree char *reserved = NULL;
-        unsigned beside = 0;
+        unsigned beside = 0, beside_held = 0;
+        GString *s;
 
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 if (plan->vcpu_pu[i] >= 0)
                         own[v->t->pus[plan->vcpu_pu[i]].core]++;
-        for (unsigned c = 0; c < v->t->ncores; c++)
-                if (own[c] == 1 && ledger_core_load(v->l, c) == 0 && policy_core_reserved(v, c))
+        for (unsigned c = 0; c < v->t->ncores; c++) {
+                const TopoCore *core = &v->t->cores[c];
+                if (own[c] != 1 || ledger_core_load(v->l, c) != 0)
+                        continue;
+                if (policy_core_reserved(v, c))
                         beside++;
-        if (!beside) {
+                else if (ledger_core_held(v->l, c)) {
+                        /* another domain's emulator or I/O threads, held apart (a guest pinned by hand) */
+                        beside_held++;
+                        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                                if (ledger_pu_held(v->l, p))
+                                        cpuset_add(held, v->t->pus[p].os_index);
+                }
+        }
+        if (!beside && !beside_held) {
                 unsigned paired = guest_siblings_together(v, plan);
                 if (paired)
                         return g_strdup_printf(
@@ -979,19 +994,32 @@ static char *sharing_note(const HostView *v, const Plan *plan)
                 return g_strdup_printf("%u %s a core", plan->shared_vcpus,
                                        plan->shared_vcpus == 1 ? "vCPU shares" : "vCPUs share");
         }
-        /* ReservedCPUs=, or a thread outside the guests' cpuset (TopoCore.host_thread) */
-        if (v->params->reserved_cpus && !cpuset_is_empty(v->params->reserved_cpus)) {
-                g_autofree char *list = cpuset_format(v->params->reserved_cpus);
-                reserved = g_strdup_printf("reserved CPUs (ReservedCPUs=%s)", list);
-        } else {
-                reserved = g_strdup("CPUs the host keeps (outside the guests' cpuset)");
-        }
+        s = g_string_new(NULL);
         if (!plan->shared_vcpus)
-                return g_strdup_printf("no vCPU shares a core with another, %u %s beside %s", beside,
+                g_string_append(s, "no vCPU shares a core with another");
+        else
+                g_string_append_printf(s, "%u %s a core", plan->shared_vcpus,
+                                       plan->shared_vcpus == 1 ? "vCPU shares" : "vCPUs share");
+        if (beside) {
+                /* ReservedCPUs=, or a thread outside the guests' cpuset (TopoCore.host_thread) */
+                if (v->params->reserved_cpus && !cpuset_is_empty(v->params->reserved_cpus)) {
+                        g_autofree char *list = cpuset_format(v->params->reserved_cpus);
+                        reserved = g_strdup_printf("reserved CPUs (ReservedCPUs=%s)", list);
+                } else {
+                        reserved = g_strdup("CPUs the host keeps (outside the guests' cpuset)");
+                }
+                g_string_append_printf(s, ", %u %s%s beside %s", beside, plan->shared_vcpus ? "more " : "",
                                        beside == 1 ? "runs" : "run", reserved);
-        return g_strdup_printf("%u %s a core, %u more %s beside %s", plan->shared_vcpus,
-                               plan->shared_vcpus == 1 ? "vCPU shares" : "vCPUs share", beside,
-                               beside == 1 ? "runs" : "run", reserved);
+        }
+        if (beside_held) {
+                g_autofree char *list = cpuset_format(held);
+                g_string_append_printf(s,
+                                       ", %u %s beside CPU%s %s, held for another domain's emulator or I/O "
+                                       "threads",
+                                       beside_held, beside_held == 1 ? "runs" : "run",
+                                       cpuset_count(held) == 1 ? "" : "s", list);
+        }
+        return g_string_free(s, FALSE);
 }
 
 /* How the set was chosen among its equally near sets (L3 fit, then Fit=), for the reason ("" when it was

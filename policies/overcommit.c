@@ -295,7 +295,9 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                                 a.busy[c] += OVERCOMMIT_REALTIME_LOAD / 2.0;
                         }
                         for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++) {
-                                a.pu_load[p] = ledger_pu_load(v->l, p);
+                                /* a CPU held for another domain's emulator is its thread's: the
+                                 * core's other thread first */
+                                a.pu_load[p] = ledger_pu_load(v->l, p) + (ledger_pu_held(v->l, p) ? 1 : 0);
                                 if (v->pu_usable[p]) {
                                         a.pos[p] = npus;
                                         a.pus[npus++] = p;

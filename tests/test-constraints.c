@@ -749,6 +749,39 @@ START_TEST(test_adopted_emulator_core_held)
 }
 END_TEST
 
+/* Overcommitted beside another domain's isolated emulator CPU (held): the vCPU takes the core's other
+ * thread and is pinned to it alone, not floating over the held CPU, and the reason says what it runs
+ * beside instead of "0 vCPUs share a core" */
+START_TEST(test_overcommit_beside_held_emulator)
+{
+        g_autoptr(Topology) t =
+            topology_new_uniform(1, 3, 2, 8 * GiB, NULL); /* cores 0-2: PUs 0-1, 2-3, 4-5 */
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) emulator = set_of("2");
+        g_autoptr(CpuSet) pin = set_of("0");
+        CpuSet *pins[1] = {pin};
+        PlacementRequest iso = {.name = "iso", .vcpus = 1, .memory = GiB, .emulator_cpus = emulator};
+        PlacementRequest late = {.name = "late", .vcpus = 2, .memory = GiB};
+        const Plan *n;
+        int on_held_core = -1;
+
+        ck_assert_int_eq(ledger_commit(l, "iso", policy_adopt(t, l, &iso, pins, &p)), 0);
+        n = place_req(t, l, &p, &late);
+        ck_assert_int_eq(n->result, PLAN_OVERCOMMITTED);
+        for (unsigned i = 0; i < n->nvcpus; i++)
+                if (t->pus[n->vcpu_pu[i]].core == 1)
+                        on_held_core = (int)i;
+        ck_assert_msg(on_held_core >= 0, "%s", n->reason);
+        ck_assert_int_eq(n->vcpu_pu[on_held_core], 3);
+        ck_assert_msg(cpuset_count(n->vcpu_pins[on_held_core]) == 1 &&
+                          cpuset_has(n->vcpu_pins[on_held_core], 3),
+                      "pinned over the held CPU 2");
+        ck_assert_msg(strstr(n->reason, "1 runs beside CPU 2, held for another domain's emulator"), "%s",
+                      n->reason);
+}
+END_TEST
+
 /* A random subset of 0..n-1 (never empty), or NULL about a third of the time. */
 static CpuSet *random_subset(GRand *r, unsigned n)
 {
@@ -992,6 +1025,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_random_requests_stay_inside);
         tcase_add_test(tc, test_cpuset_apart_from_nodeset);
         tcase_add_test(tc, test_adopted_emulator_core_held);
+        tcase_add_test(tc, test_overcommit_beside_held_emulator);
         tcase_add_test(tc, test_placed_thread_cpus_held);
         tcase_add_test(tc, test_adopted_floating_pins_spread_over_cores);
         tcase_add_test(tc, test_strict_binding_counts_no_node_past_its_memory);
