@@ -1167,13 +1167,20 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                                    memory_text(req, part[0] ? set_memory : req->memory, b, sizeof(b)), part);
                 uint32_t max_distance;
                 double mean_distance;
+                char cells_nearer[160] = "";
 
                 taken_distances(v->t, set, plan->nodes, &max_distance, &mean_distance);
-                return g_strdup_printf("%s: %u %s for %u %s, %s; nearest qualifying set "
-                                       "(max distance %u, mean %.2f)%s%s",
+                if (choice->cells_nearer)
+                        g_snprintf(cells_nearer, sizeof(cells_nearer),
+                                   ", of the sets as near by their farthest nodes the one that splits each "
+                                   "guest cell over nodes at most %u apart",
+                                   choice->cell_spread);
+                return g_strdup_printf("%s: %u %s for %u %s, %s; %s qualifying set "
+                                       "(max distance %u, mean %.2f)%s%s%s",
                                        where, choice->load.capacity, unit_of(ops, choice->load.capacity),
-                                       req->vcpus, req->vcpus == 1 ? "vCPU" : "vCPUs", memory, max_distance,
-                                       mean_distance, group_note(v, choice), note);
+                                       req->vcpus, req->vcpus == 1 ? "vCPU" : "vCPUs", memory,
+                                       choice->cells_nearer ? "a" : "nearest", max_distance, mean_distance,
+                                       cells_nearer, group_note(v, choice), note);
         }
         sharing = sharing_note(v, plan);
         if (choice->busy_cores > 1)

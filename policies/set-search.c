@@ -261,6 +261,40 @@ static bool set_fits_l3(const SetSearch *s, const NodeSet *set, const Plan *plan
         return true;
 }
 
+/* The farthest apart two nodes of set one guest cell's vCPUs go to, as PolicyOps.assign splits them
+ * (cells_vcpu_nodes()); TOPOLOGY_LOCAL when every cell goes whole to one node, or the plan has none. */
+static uint32_t cell_spread(const SetSearch *s, const NodeSet *set, const Plan *plan)
+{
+        const unsigned *members = nodeset_members(s->table, set);
+        g_autofree unsigned *capacity = NULL;
+        g_autofree int *vcpu_node = NULL;
+        uint32_t spread = TOPOLOGY_LOCAL;
+
+        if (!plan->ncells || set->nnodes < 2)
+                return TOPOLOGY_LOCAL;
+        capacity = g_new(unsigned, set->nnodes);
+        vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
+        for (unsigned i = 0; i < set->nnodes; i++)
+                capacity[i] = s->v->node_capacity[members[i]];
+        cells_vcpu_nodes(s->v, members, set->nnodes, capacity, plan, vcpu_node);
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                g_autoptr(CpuSet) on = cpuset_new();
+                CPUSET_FOREACH (vcpu, plan->cells[c].vcpus)
+                        if ((unsigned)vcpu < plan->nvcpus && vcpu_node[vcpu] >= 0)
+                                cpuset_add(on, (unsigned)vcpu_node[vcpu]);
+                if (cpuset_count(on) < 2)
+                        continue;
+                CPUSET_FOREACH (a, on)
+                        CPUSET_FOREACH (b, on)
+                                spread = MAX(spread, topology_distance(s->v->t, (unsigned)a, (unsigned)b));
+        }
+        return spread;
+}
+
+/* Of the sets past the nearest group, how many as near by their farthest nodes are looked at for one that
+ * splits a guest cell over nearer nodes. */
+#define CELL_SPREAD_SCAN_MAX 4096u
+
 void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory)
 {
         const Topology *t = v->t;
@@ -354,7 +388,7 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
         RankIter it;
         int rank;
 
-        *out = (SetChoice){.rank = -1};
+        *out = (SetChoice){.rank = -1, .cell_spread = UINT32_MAX};
         if (s->host.capacity < s->vcpus || s->host.free_memory < s->memory) {
                 /* explain still shows the nearest sets, each too small as the whole host is */
                 for (unsigned r = 0;
@@ -369,13 +403,18 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                 return false;
         }
         rank_iter_init(&it, table, 0, 1);
-        for (unsigned seen = 0; (rank = rank_iter_next(&it)) >= 0; seen++) {
+        for (unsigned seen = 0, past = 0; (rank = rank_iter_next(&it)) >= 0; seen++) {
                 const NodeSet *set = &table->candidates[rank];
                 SetLoad load;
-                bool qualifies, idle;
+                bool qualifies, idle, beyond = group >= 0 && set->group != (unsigned)group;
 
-                if ((group >= 0 && set->group != (unsigned)group) ||
-                    (s->max_group >= 0 && set->group > (unsigned)s->max_group))
+                if (s->max_group >= 0 && set->group > (unsigned)s->max_group)
+                        break;
+                /* past the nearest group only for a set as near by its farthest nodes that splits a
+                 * guest cell over nearer ones */
+                if (beyond && (out->cell_spread <= TOPOLOGY_LOCAL ||
+                               set->max_distance != table->candidates[out->rank].max_distance ||
+                               ++past > CELL_SPREAD_SCAN_MAX))
                         break;
                 if (seen == POLICY_KEEP_CANDIDATES) {
                         rank_iter_done(&it);
@@ -401,17 +440,32 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                         ((PlanCandidate *)g_ptr_array_index(plan->candidates, plan->candidates->len - 1))
                             ->idle_node = idle;
                 }
-                if (qualifies) {
+                if (qualifies && beyond) {
+                        uint32_t spread = cell_spread(s, set, plan);
+                        if (spread < out->cell_spread) {
+                                out->rank = rank;
+                                out->load = load;
+                                out->l3_fit = set_fits_l3(s, set, plan);
+                                out->cell_spread = spread;
+                                out->cells_nearer = true;
+                                out->group_size = 1;
+                                out->l3_unfit = 0;
+                        }
+                } else if (qualifies) {
                         bool fits = set_fits_l3(s, set, plan);
+                        uint32_t spread = cell_spread(s, set, plan);
 
                         group = (int)set->group;
                         out->group_size++;
                         out->l3_unfit += !fits;
-                        if (out->rank < 0 || (fits && !out->l3_fit) ||
-                            (fits == out->l3_fit && fits_better(s->v->params, &load, &out->load))) {
+                        if (out->rank < 0 || spread < out->cell_spread ||
+                            (spread == out->cell_spread &&
+                             ((fits && !out->l3_fit) ||
+                              (fits == out->l3_fit && fits_better(s->v->params, &load, &out->load))))) {
                                 out->rank = rank;
                                 out->load = load;
                                 out->l3_fit = fits;
+                                out->cell_spread = spread;
                         }
                 }
         }

@@ -91,6 +91,11 @@ typedef struct SetChoice {
         unsigned l3_unfit;   /* qualifying sets of its group where some node's share does not */
         bool least_busy;     /* overcommit: chosen in its group by its least busy cores (node_busy) */
         unsigned busy_cores; /* how many of them were compared, when least_busy */
+        /* guest cells too big for one node: the farthest apart two nodes one cell's vCPUs are split over
+         * (TOPOLOGY_LOCAL when none is split), and whether a set past the nearest group, as near by its
+         * farthest nodes, won by splitting them over nearer nodes */
+        uint32_t cell_spread;
+        bool cells_nearer;
 } SetChoice;
 
 void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory);
@@ -98,9 +103,13 @@ void set_search_done(SetSearch *s);
 
 /*
  * The nearest group holding a set with room (capacity for every vCPU and the memory); inside it a set
- * where each node's share fits one L3 group before one where it does not, then the least loaded set
- * (Fit=spread) or the fullest (Fit=pack). Keeps the first candidates on plan. False (out->rank -1) when
- * no set has room.
+ * that splits a guest cell too big for one node over nearer nodes first, then one where each node's
+ * share fits one L3 group before one where it does not, then the least loaded set (Fit=spread) or the
+ * fullest (Fit=pack). When the chosen set still splits a cell over nodes farther apart than the nearest,
+ * later groups whose farthest nodes are as near are looked at too, for a set that splits it over nearer
+ * ones (two 12-vCPU cells on four 8-core nodes of two packages: one cell per package on four nodes, not
+ * one across both packages on three). Keeps the first candidates on plan. False (out->rank -1) when no
+ * set has room.
  */
 bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out);
 

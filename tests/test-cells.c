@@ -396,6 +396,40 @@ START_TEST(test_cell_memory_beyond_its_node)
 }
 END_TEST
 
+/* Two 12-vCPU cells on Sapphire Rapids in SNC2 (two packages of two 8-core nodes, 12 apart inside a
+ * package, 21 across): on the nearest three nodes one cell would span both packages; on all four, as
+ * near by their farthest nodes, each cell stays inside one package. */
+START_TEST(test_split_cells_stay_in_a_package)
+{
+        static const char *const lists[] = {"0-11", "12-23"};
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        Cells c;
+
+        cells_make(&c, lists, 2, 8 * GiB);
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Plan) p = place(t, l, kinds[k], 24, 16 * GiB, &c);
+
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                for (unsigned i = 0; i < 2; i++) {
+                        int package = -1;
+                        CPUSET_FOREACH (v, c.sets[i]) {
+                                int here = (int)t->cores[t->pus[p->vcpu_pu[v]].core].package;
+                                ck_assert_msg(package < 0 || here == package,
+                                              "%s: cell %u spans packages: %s",
+                                              policy_kind_to_string(kinds[k]), i, p->reason);
+                                package = here;
+                        }
+                }
+                if (kinds[k] == POLICY_EXPLICIT)
+                        ck_assert_msg(
+                            strstr(p->reason, "splits each guest cell over nodes at most 12 apart"), "%s",
+                            p->reason);
+        }
+        cells_clear(&c);
+}
+END_TEST
+
 /* vCPUs 1 and 3 of cells 0-1 / 2-3 unplugged: ids 0 and 2 run, one per cell, and the JSON and the snippet
  * name them by those ids */
 START_TEST(test_cells_with_unplugged_vcpus)
@@ -777,6 +811,7 @@ static Suite *cells_suite(void)
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_three_cells_not_split);
         tcase_add_test(tc, test_cell_memory_beyond_its_node);
+        tcase_add_test(tc, test_split_cells_stay_in_a_package);
         tcase_add_test(tc, test_interleaved_cells);
         tcase_add_test(tc, test_overcommit_keeps_cells_whole);
         tcase_add_test(tc, test_overcommit_by_load_keeps_cells_whole);

@@ -134,6 +134,14 @@ char *plan_explain(const Topology *t, const Plan *p)
                                       : "rule: the nearest group of sets with room wins; among equally near "
                                         "sets, the one with most free cores, then most free memory, then "
                                         "lowest node numbers\n");
+                for (unsigned c = 0; c < p->ncells; c++)
+                        if (cpuset_count(p->cells[c].nodes) > 1) {
+                                g_string_append(s,
+                                                "rule for guest cells too big for one node: of the sets as "
+                                                "near by their farthest nodes, the one that splits each "
+                                                "over the nearest nodes first\n");
+                                break;
+                        }
                 break;
         case PLAN_OVERCOMMITTED:
                 g_string_append(
