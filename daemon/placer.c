@@ -1373,7 +1373,8 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
 
 /* The memory a domain's decision counts, from its live definition: libvirt's size (max_kib_bytes, what
  * virDomainGetMaxMemory answers) counts nvdimm and virtio-pmem devices too, which are files, not host
- * RAM. Read only when the two differ; max_kib_bytes when the definition cannot be read. */
+ * RAM, and a virtio-mem device's whole size where the decision counts what its guest plugged. Read only
+ * when the two may differ; max_kib_bytes when the definition cannot be read. */
 static uint64_t live_memory(virDomainPtr dom, uint64_t max_kib_bytes)
 {
         g_autoptr(DomainSpec) live = NULL;
@@ -1381,6 +1382,25 @@ static uint64_t live_memory(virDomainPtr dom, uint64_t max_kib_bytes)
         if (virt_domain_read_spec(dom, false, &live, NULL) < 0 || !live->memory)
                 return max_kib_bytes;
         return live->memory;
+}
+
+/* Whether the memory the domain holds now differs from what its decision counts (max_kib_bytes as
+ * virt_domain_live_size() read it, 0 when unknown); *ret_memory is what it holds. The same size as the
+ * decision's is the same memory, but for a guest with cells (a virtio-mem device plugs into one) that
+ * had all of its virtio-mem memory plugged: libvirt's <memory> stays put while the guest unplugs, and
+ * its current memory (the balloon's plus what virtio-mem devices hold) is then below it. */
+static bool memory_changed(virDomainPtr dom, const Plan *plan, uint64_t max_kib_bytes, uint64_t *ret_memory)
+{
+        virDomainInfo info;
+
+        *ret_memory = max_kib_bytes;
+        if (!max_kib_bytes)
+                return false;
+        if (max_kib_bytes == plan->memory && (!plan->ncells || virDomainGetInfo(dom, &info) < 0 ||
+                                              (uint64_t)info.memory * 1024 >= max_kib_bytes))
+                return false;
+        *ret_memory = live_memory(dom, max_kib_bytes);
+        return *ret_memory != plan->memory;
 }
 
 bool placer_hand_pinned_resized(Manager *m, virDomainPtr dom, const Decision *d)
@@ -1392,9 +1412,7 @@ bool placer_hand_pinned_resized(Manager *m, virDomainPtr dom, const Decision *d)
         if (!d->plan || !d->pinned_by_hand)
                 return false;
         virt_domain_live_size(dom, &vcpus, &memory);
-        return (vcpus > 0 && vcpus != d->plan->nvcpus) ||
-               (memory > 0 && memory != d->plan->memory &&
-                (memory = live_memory(dom, memory)) != d->plan->memory);
+        return (vcpus > 0 && vcpus != d->plan->nvcpus) || memory_changed(dom, d->plan, memory, &memory);
 }
 
 /* A domain whose online vCPUs are not 0..n-1 may change which run and keep their count (libvirt's test
@@ -1430,8 +1448,7 @@ bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d)
                          d->plan->requested_vcpus);
                 return true;
         }
-        if (memory > 0 && memory != d->plan->memory &&
-            (memory = live_memory(dom, memory)) != d->plan->memory) {
+        if (memory_changed(dom, d->plan, memory, &memory)) {
                 log_info("%s: %llu KiB of memory, its decision counts %llu KiB: placing it again", d->name,
                          (unsigned long long)(memory / 1024), (unsigned long long)(d->plan->memory / 1024));
                 return true;

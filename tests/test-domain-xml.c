@@ -403,24 +403,77 @@ START_TEST(test_dimm_memory_is_its_cells)
 }
 END_TEST
 
-/* A virtio-mem device is backed like a DIMM, bound with its <target><node> cell: its memory is that cell's
- * (the whole of its <size>, what the guest may plug) */
+/* A virtio-mem device is backed like a DIMM, bound with its <target><node> cell, but holds of host memory
+ * only what its guest has plugged: the larger of <requested> (all an inactive definition has) and
+ * <current> (the live XML's, which trails a new request while the guest plugs or unplugs), in KiB without
+ * a unit. A device with neither counts its whole <size>. libvirt's <memory> (24 GiB) adds up the whole
+ * sizes; what is not plugged is left out of it. */
 START_TEST(test_virtio_mem_is_its_cells)
 {
-        static const char xml[] =
-            "<domain><name>d</name><memory unit='GiB'>24</memory><vcpu>2</vcpu><cpu><numa>"
-            "<cell id='0' cpus='0' memory='4' unit='GiB'/><cell id='1' cpus='1' memory='4' unit='GiB'/>"
-            "</numa></cpu><devices>"
-            "<memory model='virtio-mem'><target><size unit='GiB'>16</size><node>1</node>"
-            "<block unit='MiB'>2</block><requested unit='GiB'>8</requested></target></memory>"
-            "</devices></domain>";
-        g_autoptr(DomainSpec) s = NULL;
+        static const struct {
+                const char *target;
+                unsigned plugged_gib;
+        } cases[] = {
+            {"<requested unit='GiB'>8</requested>", 8},
+            {"<requested>8388608</requested>", 8},
+            {"<requested unit='GiB'>0</requested>", 0},
+            {"<requested unit='GiB'>0</requested><current unit='GiB'>0</current>", 0},
+            /* unplugging: the guest still holds what it gives back */
+            {"<requested unit='GiB'>2</requested><current unit='GiB'>10</current>", 10},
+            /* plugging: the host backs what it is asked for */
+            {"<requested unit='GiB'>12</requested><current unit='GiB'>6</current>", 12},
+            {"<current unit='MiB'>3072</current>", 3},
+            {"<requested unit='GiB'>16</requested>", 16},
+            {"", 16},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain><name>d</name><memory unit='GiB'>24</memory><vcpu>2</vcpu><cpu><numa>"
+                    "<cell id='0' cpus='0' memory='4' unit='GiB'/><cell id='1' cpus='1' memory='4' "
+                    "unit='GiB'/>"
+                    "</numa></cpu><devices>"
+                    "<memory model='virtio-mem'><target><size unit='GiB'>16</size><node>1</node>"
+                    "<block unit='MiB'>2</block>%s</target></memory>"
+                    "</devices></domain>",
+                    cases[i].target);
+                g_autoptr(DomainSpec) s = NULL;
+                g_autofree char *error = NULL;
+                uint64_t plugged = (uint64_t)cases[i].plugged_gib << 30;
+
+                ck_assert_msg(domain_xml_parse(xml, &s, &error) == 0, "case %u: %s", i, error);
+                ck_assert_msg(s->memory == (UINT64_C(8) << 30) + plugged, "case %u: %llu MiB", i,
+                              (unsigned long long)(s->memory >> 20));
+                ck_assert_uint_eq(g_array_index(s->cells, DomainCell, 0).memory, UINT64_C(4) << 30);
+                ck_assert_msg(g_array_index(s->cells, DomainCell, 1).memory == (UINT64_C(4) << 30) + plugged,
+                              "case %u", i);
+        }
+}
+END_TEST
+
+/* A DIMM has no requested size: a <requested> in one changes nothing; a virtio-mem device's that cannot be
+ * read is refused, as its size is */
+START_TEST(test_virtio_mem_requested_read)
+{
+        g_autoptr(DomainSpec) dimm = NULL, bad = NULL;
         g_autofree char *error = NULL;
 
-        ck_assert_msg(domain_xml_parse(xml, &s, &error) == 0, "%s", error);
-        ck_assert_uint_eq(s->memory, UINT64_C(24) << 30);
-        ck_assert_uint_eq(g_array_index(s->cells, DomainCell, 0).memory, UINT64_C(4) << 30);
-        ck_assert_uint_eq(g_array_index(s->cells, DomainCell, 1).memory, UINT64_C(20) << 30);
+        ck_assert_int_eq(
+            domain_xml_parse("<domain><name>d</name><memory unit='GiB'>8</memory><vcpu>1</vcpu>"
+                             "<cpu><numa><cell id='0' cpus='0' memory='4' unit='GiB'/></numa></cpu>"
+                             "<devices><memory model='dimm'><target><size unit='GiB'>4</size>"
+                             "<node>0</node><requested unit='GiB'>0</requested></target>"
+                             "</memory></devices></domain>",
+                             &dimm, NULL),
+            0);
+        ck_assert_uint_eq(dimm->memory, UINT64_C(8) << 30);
+        ck_assert_uint_eq(g_array_index(dimm->cells, DomainCell, 0).memory, UINT64_C(8) << 30);
+        ck_assert_int_eq(domain_xml_parse("<domain><name>d</name><memory unit='GiB'>8</memory><vcpu>1</vcpu>"
+                                          "<devices><memory model='virtio-mem'><target><size unit='GiB'>4"
+                                          "</size><node>0</node><requested unit='GiB'>x</requested></target>"
+                                          "</memory></devices></domain>",
+                                          &bad, &error),
+                         -EINVAL);
+        ck_assert_ptr_nonnull(strstr(error, "invalid memory device size 'x'"));
 }
 END_TEST
 
@@ -486,6 +539,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_guest_threads);
         tcase_add_test(tc, test_dimm_memory_is_its_cells);
         tcase_add_test(tc, test_virtio_mem_is_its_cells);
+        tcase_add_test(tc, test_virtio_mem_requested_read);
         tcase_add_test(tc, test_cells_set_the_memory);
         tcase_add_test(tc, test_base_page_is_no_hugepage);
         tcase_add_test(tc, test_memory_from_cells);

@@ -21,6 +21,8 @@ typedef enum {
         TEXT_PMEM_SIZE,
         TEXT_DIMM_SIZE,
         TEXT_DIMM_NODE,
+        TEXT_VMEM_REQUESTED,
+        TEXT_VMEM_CURRENT,
 } TextTarget;
 
 /* A <memory model='dimm|virtio-mem'> device: its size and the guest cell it plugs into (<target><node>). */
@@ -46,10 +48,15 @@ typedef struct Parser {
         CpuSet *enabled_vcpus;   /* <vcpus><vcpu id= enabled='yes'>, NULL without <vcpus> */
         bool in_dimm;            /* inside <devices><memory model='dimm|virtio-mem'> */
         uint64_t dimm_unit;      /* of its <target><size> */
-        uint64_t dimm_bytes;     /* its size */
+        uint64_t dimm_bytes;     /* its size (a virtio-mem device's: what it counts, at its end) */
         int dimm_node;           /* its <target><node>, -1 when none */
+        bool in_vmem;            /* ... and it is a virtio-mem device */
+        uint64_t vmem_unit;      /* of its <target><requested> or <current> being read */
+        uint64_t vmem_requested; /* its <target><requested>, G_MAXUINT64 when none */
+        uint64_t vmem_current;   /* its <target><current> (live XML only), G_MAXUINT64 when none */
         GArray *dimms;           /* GuestDimm: each DIMM with a size and a guest node */
-        uint64_t dimm_total;     /* every DIMM's size, with a guest node or not */
+        uint64_t dimm_total;     /* every DIMM's counted size, with a guest node or not */
+        uint64_t vmem_unplugged; /* what virtio-mem devices may plug beyond what they count */
         bool in_pmem;            /* inside <devices><memory model='nvdimm|virtio-pmem'> */
         uint64_t pmem_unit;      /* of its <target><size> */
         uint64_t pmem_bytes;     /* the sizes of all of them */
@@ -641,8 +648,10 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 p->in_pmem = model && (strcmp(model, "nvdimm") == 0 || strcmp(model, "virtio-pmem") == 0);
                 /* virtio-mem is backed as a DIMM is, bound with its <target><node> cell */
                 p->in_dimm = model && (strcmp(model, "dimm") == 0 || strcmp(model, "virtio-mem") == 0);
+                p->in_vmem = model && strcmp(model, "virtio-mem") == 0;
                 p->dimm_bytes = 0;
                 p->dimm_node = -1;
+                p->vmem_requested = p->vmem_current = G_MAXUINT64;
         } else if ((p->in_dimm || p->in_pmem) && in_path(p, "target", "size") && p->stack->len == 5) {
                 if (domain_xml_unit_multiplier(domain_xml_attr(names, values, "unit"),
                                                p->in_dimm ? &p->dimm_unit : &p->pmem_unit) < 0) {
@@ -653,6 +662,14 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 p->text = p->in_dimm ? TEXT_DIMM_SIZE : TEXT_PMEM_SIZE;
         } else if (p->in_dimm && in_path(p, "target", "node") && p->stack->len == 5) {
                 p->text = TEXT_DIMM_NODE;
+        } else if (p->in_vmem && p->stack->len == 5 &&
+                   (in_path(p, "target", "requested") || in_path(p, "target", "current"))) {
+                if (domain_xml_unit_multiplier(domain_xml_attr(names, values, "unit"), &p->vmem_unit) < 0) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "unknown memory unit '%s'", domain_xml_attr(names, values, "unit"));
+                        return;
+                }
+                p->text = in_path(p, "target", "requested") ? TEXT_VMEM_REQUESTED : TEXT_VMEM_CURRENT;
         } else if (p->pci_holder && p->stack->len == 5 && in_path(p, "source", "address") &&
                    strcmp(g_ptr_array_index(p->stack, 1), "devices") == 0) {
                 domain_xml_pci_address(s, p->pci_holder, names, values, error);
@@ -750,6 +767,25 @@ static bool memory_value(const char *text, uint64_t unit, uint64_t *ret)
         return true;
 }
 
+/* A virtio-mem device holds of host memory what its guest has plugged, not its whole <size>: the larger
+ * of <requested> (what it is asked to plug) and <current> (what it has, in the live XML only). Its size
+ * is what libvirt's <memory> adds up; the rest, up to it, is left out. A device with neither keeps its
+ * size. */
+static void end_virtio_mem(Parser *p)
+{
+        uint64_t counted;
+
+        if (p->vmem_requested == G_MAXUINT64 && p->vmem_current == G_MAXUINT64)
+                return;
+        counted = p->vmem_requested == G_MAXUINT64 ? p->vmem_current
+                  : p->vmem_current == G_MAXUINT64 ? p->vmem_requested
+                                                   : MAX(p->vmem_requested, p->vmem_current);
+        if (counted < p->dimm_bytes) {
+                p->vmem_unplugged = sat_add(p->vmem_unplugged, p->dimm_bytes - counted);
+                p->dimm_bytes = counted;
+        }
+}
+
 static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_data, GError **error)
 {
         Parser *p = user_data;
@@ -806,6 +842,17 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
         case TEXT_DIMM_NODE:
                 p->dimm_node = parse_uint(text, DOMAIN_XML_MAX_CELLS - 1, &n) ? (int)n : -1;
                 break;
+        case TEXT_VMEM_REQUESTED:
+        case TEXT_VMEM_CURRENT: {
+                uint64_t bytes;
+                if (!memory_value(text, p->vmem_unit, &bytes) || bytes == G_MAXUINT64) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "invalid memory device size '%s'", text);
+                        return;
+                }
+                *(p->text == TEXT_VMEM_REQUESTED ? &p->vmem_requested : &p->vmem_current) = bytes;
+                break;
+        }
         case TEXT_DEFINITION:
                 g_free(s->definition);
                 s->definition = NULL;
@@ -837,6 +884,8 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
         if (p->meta_depth && p->stack->len == p->meta_depth)
                 p->meta_depth = 0;
         if (p->stack->len == 3 && in_path(p, "devices", "memory")) {
+                if (p->in_vmem)
+                        end_virtio_mem(p);
                 if (p->in_dimm)
                         p->dimm_total = sat_add(p->dimm_total, p->dimm_bytes);
                 if (p->in_dimm && p->dimm_bytes && p->dimm_node >= 0) {
@@ -845,6 +894,7 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
                 }
                 p->in_pmem = false;
                 p->in_dimm = false;
+                p->in_vmem = false;
         }
         g_ptr_array_remove_index(p->stack, p->stack->len - 1);
 }
@@ -923,6 +973,9 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
         /* libvirt's <memory> counts nvdimm and virtio-pmem devices too: they are files, not host RAM */
         if (p.memory && p.pmem_bytes < p.memory)
                 spec->memory = p.memory - p.pmem_bytes;
+        /* and its virtio-mem devices' whole sizes: what the guest has not plugged is not host RAM yet */
+        if (p.memory && p.vmem_unplugged < spec->memory)
+                spec->memory -= p.vmem_unplugged;
         /* without either, libvirt takes the guest's cells together */
         if (!p.memory && !p.current_memory && spec->cells)
                 for (unsigned i = 0; i < spec->cells->len; i++) {

@@ -100,8 +100,9 @@ typedef struct DomainSpec {
         bool vcpus_over_max; /* <vcpu current=...> above the maximum (read as the maximum) */
         unsigned *vcpu_ids;  /* [vcpus] libvirt's ids of the online vCPUs, ascending, when they are not
                               * 0..vcpus-1 (<vcpus>: one unplugged below one that runs); NULL otherwise */
-        uint64_t
-            memory; /* bytes: <memory> (the most the guest can use, DIMMs included), else <currentMemory> */
+        /* bytes: <memory> (the most the guest can use, DIMMs included; of a virtio-mem device, what its
+         * guest has plugged or is asked to, not its whole size), else <currentMemory> */
+        uint64_t memory;
         bool has_vcpupin;         /* <cputune><vcpupin> */
         GArray *vcpupins;         /* MetaVcpu (cpu unused): each <vcpupin vcpu= cpuset=>, in order */
         bool vcpupins_unreadable; /* a <vcpupin> not read into vcpupins (bad or too many) */

@@ -12,7 +12,7 @@
 #define KEEPALIVE_INTERVAL_SEC 5
 #define KEEPALIVE_COUNT        3
 
-enum { EV_LIFECYCLE, EV_TUNABLE, EV_DEVICE_ADDED, EV_DEVICE_REMOVED, EV_METADATA, _EV_MAX };
+enum { EV_LIFECYCLE, EV_TUNABLE, EV_DEVICE_ADDED, EV_DEVICE_REMOVED, EV_METADATA, EV_MEMORY_SIZE, _EV_MAX };
 
 struct VirtConn {
         virConnectPtr conn;
@@ -56,6 +56,17 @@ static void on_device(virConnectPtr conn, virDomainPtr dom, const char *alias, v
         if (c->events.device)
                 c->events.device(dom, alias, c->userdata);
 }
+
+#if LIBVIR_CHECK_VERSION(7, 9, 0)
+/* a virtio-mem device's plugged memory changed (the guest followed a new requested size): so may the
+ * memory the ledger counts, as for a device added or removed */
+static void on_memory_size(virConnectPtr conn, virDomainPtr dom, const char *alias, unsigned long long kib,
+                           void *opaque)
+{
+        (void)kib;
+        on_device(conn, dom, alias, opaque);
+}
+#endif
 
 static void on_close(virConnectPtr conn, int reason, void *opaque)
 {
@@ -111,6 +122,11 @@ int virt_conn_attach(virConnectPtr conn, const char *uri, const VirtConnEvents *
                   VIR_DOMAIN_EVENT_CALLBACK(on_device));
         subscribe(c, EV_METADATA, VIR_DOMAIN_EVENT_ID_METADATA_CHANGE,
                   VIR_DOMAIN_EVENT_CALLBACK(on_metadata));
+#if LIBVIR_CHECK_VERSION(7, 9, 0)
+        /* libvirt 7.9 and later; an older daemon refuses it and the reconcile catches the change */
+        subscribe(c, EV_MEMORY_SIZE, VIR_DOMAIN_EVENT_ID_MEMORY_DEVICE_SIZE_CHANGE,
+                  VIR_DOMAIN_EVENT_CALLBACK(on_memory_size));
+#endif
         if (c->ids[EV_LIFECYCLE] < 0)
                 return ret_error_set(ret_error, -EIO, "Cannot subscribe to domain events on %s: %s", uri,
                                      last_error());

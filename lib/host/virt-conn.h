@@ -22,7 +22,8 @@ typedef struct VirtConnEvents {
         void (*lifecycle)(virDomainPtr dom, int event, int detail, void *userdata);
         /* VIR_DOMAIN_EVENT_ID_TUNABLE: the tunables that changed (vCPU pins among them). */
         void (*tunable)(virDomainPtr dom, virTypedParameterPtr params, int nparams, void *userdata);
-        /* VIR_DOMAIN_EVENT_ID_DEVICE_ADDED and _REMOVED: the device's alias. */
+        /* VIR_DOMAIN_EVENT_ID_DEVICE_ADDED and _REMOVED, and _MEMORY_DEVICE_SIZE_CHANGE (a virtio-mem
+         * device's plugged memory changed): the device's alias. */
         void (*device)(virDomainPtr dom, const char *alias, void *userdata);
         /* VIR_DOMAIN_EVENT_ID_METADATA_CHANGE: type is a virDomainMetadataType, nsuri the element's
          * namespace (NULL for the title and description). */
