@@ -22,13 +22,18 @@
 
 /* What one non-root sender (one bus connection) may ask of the query methods: 20 tokens at once, then 5
  * a second. A call costs one token, plus one per 256 vCPUs of a Plan and one per 100 domains of a list
- * of all of them. Senders are remembered in a table of at most 1024; GetStatus and properties are free. */
+ * of all of them. Senders are remembered in a table of at most 1024; GetStatus and properties are free.
+ * A sender's first calls wait while the bus is asked its uid: at most 128 calls wait so in all; past that,
+ * calls of senders not named yet are refused at once, without asking. One sender may use them all: a bound
+ * per sender would buy nothing against many connections, and would refuse root's calls pipelined on a new
+ * connection. */
 #define CALLER_RATE             5u
 #define CALLER_BURST            20u
 #define CALLER_SENDERS          1024u
 #define CALLER_UID_CACHE        4096u
 #define CALLER_VCPUS_PER_COST   256u
 #define CALLER_DOMAINS_PER_COST 100u
+#define CALLER_PARKED           128u
 
 struct BusService {
         struct event_base *base;
@@ -44,6 +49,8 @@ struct BusService {
         sd_bus_slot *slot;
         RateLimit *callers;
         GHashTable *sender_uids; /* unique name -> uid + 1 (0: the bus would not say) */
+        GHashTable *lookups;     /* unique name -> UidLookup, the senders the bus is being asked about */
+        unsigned parked;         /* calls waiting in lookups, in all */
         struct event *retry;
         unsigned backoff_sec;
         bool was_connected;
@@ -54,24 +61,116 @@ static void connect_bus(BusService *s);
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
-/* The uid of a sender, asked of the bus once per connection: unique names are never reused on a bus, so
- * the answer is kept in a bounded cache (emptied when full, and when the bus is left: a new bus hands the
- * same names out again). Returns 0, or -ENXIO when the bus would not say (the sender has gone). */
-static int caller_uid(BusService *s, sd_bus_message *msg, const char *sender, uid_t *ret)
-{
-        gpointer v;
-        uid_t uid;
+/* A call parked until the bus names its sender: the method runs again from the start then. */
+typedef struct ParkedCall {
+        sd_bus_message *msg;
+        sd_bus_message_handler_t method;
+} ParkedCall;
 
-        if (!g_hash_table_lookup_extended(s->sender_uids, sender, NULL, &v)) {
-                v = GUINT_TO_POINTER(polkit_sender_uid(msg, &uid) >= 0 ? (guint)uid + 1u : 0u);
-                if (g_hash_table_size(s->sender_uids) >= CALLER_UID_CACHE)
-                        g_hash_table_remove_all(s->sender_uids);
-                g_hash_table_insert(s->sender_uids, g_strdup(sender), v);
+/* One question to the bus about a sender's uid, with the calls that wait for its answer. */
+typedef struct UidLookup {
+        BusService *service;
+        char *sender;
+        sd_bus_slot *slot;
+        GArray *calls; /* ParkedCall */
+} UidLookup;
+
+/* Frees l; its calls, if any are left (the bus went), are dropped unanswered. */
+static void uid_lookup_free(void *userdata)
+{
+        UidLookup *l = userdata;
+
+        for (unsigned i = 0; i < l->calls->len; i++)
+                sd_bus_message_unref(g_array_index(l->calls, ParkedCall, i).msg);
+        l->service->parked -= l->calls->len;
+        g_array_unref(l->calls);
+        sd_bus_slot_unref(l->slot);
+        g_free(l->sender);
+        g_free(l);
+}
+
+/* The uid of a sender is asked of the bus once per connection: unique names are never reused on a bus, so
+ * the answer is kept in a bounded cache (emptied when full, and when the bus is left: a new bus hands the
+ * same names out again). known is uid + 1, or 0 when the bus would not say (the sender has gone). */
+static void remember_sender(BusService *s, const char *sender, guint known)
+{
+        if (g_hash_table_size(s->sender_uids) >= CALLER_UID_CACHE)
+                g_hash_table_remove_all(s->sender_uids);
+        g_hash_table_insert(s->sender_uids, g_strdup(sender), GUINT_TO_POINTER(known));
+}
+
+/* Runs a parked call's method again, now that its sender is known, and sends its error if it fails. */
+static void resume_call(BusService *s, const ParkedCall *c)
+{
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        int r = sd_bus_message_rewind(c->msg, true);
+
+        if (r >= 0)
+                r = c->method(c->msg, s, &error);
+        if (r < 0 || sd_bus_error_is_set(&error))
+                sd_bus_reply_method_errno(c->msg, r, &error);
+        sd_bus_error_free(&error);
+}
+
+/* The bus's answer about a sender: remembered, then the calls that waited for it run. */
+static int on_sender_uid(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+        UidLookup *l = userdata;
+        BusService *s = l->service;
+        uid_t uid;
+        (void)ret_error;
+
+        remember_sender(s, l->sender, polkit_uid_reply(reply, &uid) >= 0 ? (guint)uid + 1u : 0u);
+        g_hash_table_steal(s->lookups, l->sender);
+        for (unsigned i = 0; i < l->calls->len; i++) {
+                ParkedCall *c = &g_array_index(l->calls, ParkedCall, i);
+
+                s->parked--;
+                resume_call(s, c);
+                c->msg = sd_bus_message_unref(c->msg);
         }
-        if (GPOINTER_TO_UINT(v) == 0)
-                return -ENXIO;
-        *ret = (uid_t)(GPOINTER_TO_UINT(v) - 1u);
+        g_array_set_size(l->calls, 0);
+        uid_lookup_free(l);
         return 0;
+}
+
+/*
+ * Parks msg until the bus names its sender, asked without waiting: a call that waits for its reply would
+ * stop the daemon's one thread, and sd-bus would meanwhile read everything the bus holds for the daemon
+ * into its own queue (where the bus pushes back on senders, the daemon's heap does not). Returns 1 (method
+ * runs again when the answer comes), or a negative errno with *error set: LimitExceeded, without asking,
+ * when CALLER_PARKED calls wait already.
+ */
+static int park_call(BusService *s, sd_bus_message *msg, const char *sender, sd_bus_message_handler_t method,
+                     sd_bus_error *error)
+{
+        UidLookup *l = g_hash_table_lookup(s->lookups, sender);
+        ParkedCall c;
+        int r;
+
+        if (s->parked >= CALLER_PARKED) {
+                manager_note_bus_call(s->manager, true);
+                return sd_bus_error_setf(error, BUS_ERROR_LIMIT_EXCEEDED,
+                                         "Too many calls wait for the bus to name their senders (%u at "
+                                         "most; %s is not named yet): try again",
+                                         CALLER_PARKED, sender);
+        }
+        if (!l) {
+                l = g_new0(UidLookup, 1);
+                l->service = s;
+                l->sender = g_strdup(sender);
+                l->calls = g_array_new(FALSE, FALSE, sizeof(ParkedCall));
+                r = polkit_ask_uid(s->bus, &l->slot, sender, on_sender_uid, l);
+                if (r < 0) {
+                        uid_lookup_free(l);
+                        return r;
+                }
+                g_hash_table_insert(s->lookups, l->sender, l);
+        }
+        c = (ParkedCall){.msg = sd_bus_message_ref(msg), .method = method};
+        g_array_append_val(l->calls, c);
+        s->parked++;
+        return 1;
 }
 
 /*
@@ -80,19 +179,35 @@ static int caller_uid(BusService *s, sd_bus_message *msg, const char *sender, ui
  * opening more connections buys no more calls. Senders the bus will not name (gone before their first call
  * was read: nobody is left to answer) share one account, or a user who closes each connection at once
  * would get a fresh bucket per connection. Root is never limited.
+ *
+ * Returns 0 when the call may go on, with the caller's uid in *ret_uid (unless NULL; (uid_t)-1 when the
+ * bus did not name it), 1 when the call is parked until the bus names a new sender (method, the caller,
+ * runs again then: it returns 1 at once), or a negative errno with *error set.
  */
-static int charge_sender(BusService *s, sd_bus_message *msg, unsigned cost, sd_bus_error *error)
+static int charge_sender(BusService *s, sd_bus_message *msg, unsigned cost, sd_bus_message_handler_t method,
+                         uid_t *ret_uid, sd_bus_error *error)
 {
         const char *sender = sd_bus_message_get_sender(msg);
         uint64_t now = g_get_monotonic_time();
         char key[32];
         const char *account = "senders the bus does not name";
         RateVerdict v;
-        uid_t uid;
+        gpointer known;
+        uid_t uid = (uid_t)-1;
 
-        if (!sender)
-                return 0; /* a direct connection, not through a bus: nobody else shares it */
-        if (caller_uid(s, msg, sender, &uid) == 0) {
+        if (ret_uid)
+                *ret_uid = uid;
+        if (!sender) { /* a direct connection, not through a bus: nobody else shares it */
+                if (ret_uid && polkit_sender_uid(msg, &uid) >= 0)
+                        *ret_uid = uid;
+                return 0;
+        }
+        if (!g_hash_table_lookup_extended(s->sender_uids, sender, NULL, &known))
+                return park_call(s, msg, sender, method, error);
+        if (GPOINTER_TO_UINT(known) != 0) {
+                uid = (uid_t)(GPOINTER_TO_UINT(known) - 1u);
+                if (ret_uid)
+                        *ret_uid = uid;
                 if (uid == 0)
                         return 0;
                 g_snprintf(key, sizeof(key), "uid %u", (unsigned)uid);
@@ -188,9 +303,9 @@ static int method_list(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         BusService *s = userdata;
         g_autoptr(GPtrArray) all = NULL;
         g_autoptr(sd_bus_message) reply = NULL;
-        int r = charge_sender(s, msg, list_cost(s), error);
+        int r = charge_sender(s, msg, list_cost(s), method_list, NULL, error);
 
-        if (r < 0)
+        if (r != 0)
                 return r;
         all = manager_list(s->manager);
         r = sd_bus_message_new_method_return(msg, &reply);
@@ -210,9 +325,9 @@ static int method_get(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         BusService *s = userdata;
         const Decision *d;
         g_autoptr(sd_bus_message) reply = NULL;
-        int r = charge_sender(s, msg, 1, error);
+        int r = charge_sender(s, msg, 1, method_get, NULL, error);
 
-        if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
+        if (r != 0 || (r = read_domain(msg, s, &d, error)) < 0)
                 return r;
         r = sd_bus_message_new_method_return(msg, &reply);
         if (r >= 0)
@@ -243,7 +358,8 @@ static int method_get_json(sd_bus_message *msg, void *userdata, sd_bus_error *er
         g_autofree char *json = NULL;
         int r = sd_bus_message_read(msg, "s", &name);
 
-        if (r < 0 || (r = charge_sender(s, msg, *name ? 1 : list_cost(s), error)) < 0)
+        if (r < 0 ||
+            (r = charge_sender(s, msg, *name ? 1 : list_cost(s), method_get_json, NULL, error)) != 0)
                 return r;
         if (*name) {
                 r = sd_bus_message_rewind(msg, true);
@@ -270,9 +386,9 @@ static int method_explain(sd_bus_message *msg, void *userdata, sd_bus_error *err
         BusService *s = userdata;
         const Decision *d;
         g_autofree char *text = NULL;
-        int r = charge_sender(s, msg, 1, error);
+        int r = charge_sender(s, msg, 1, method_explain, NULL, error);
 
-        if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
+        if (r != 0 || (r = read_domain(msg, s, &d, error)) < 0)
                 return r;
         text = decision_explain(manager_topology(s->manager), d);
         return sd_bus_reply_method_return(msg, "s", text);
@@ -319,8 +435,8 @@ static int method_plan(sd_bus_message *msg, void *userdata, sd_bus_error *error)
         g_autoptr(sd_bus_message) reply = NULL;
         int r = sd_bus_message_read(msg, "ut", &vcpus, &memory);
 
-        if (r < 0 ||
-            (r = charge_sender(s, msg, 1 + MIN(vcpus, PLAN_MAX_VCPUS) / CALLER_VCPUS_PER_COST, error)) < 0)
+        if (r < 0 || (r = charge_sender(s, msg, 1 + MIN(vcpus, PLAN_MAX_VCPUS) / CALLER_VCPUS_PER_COST,
+                                        method_plan, NULL, error)) != 0)
                 return r;
         if (vcpus == 0 || vcpus > PLAN_MAX_VCPUS)
                 return sd_bus_error_setf(error, BUS_ERROR_INVALID_ARGUMENT,
@@ -350,9 +466,9 @@ static int method_cpu_advice(sd_bus_message *msg, void *userdata, sd_bus_error *
         const Decision *d;
         g_autoptr(CpuAdvice) advice = NULL;
         g_autofree char *failure = NULL, *json = NULL;
-        int r = charge_sender(s, msg, 1, error);
+        int r = charge_sender(s, msg, 1, method_cpu_advice, NULL, error);
 
-        if (r < 0 || (r = read_domain(msg, s, &d, error)) < 0)
+        if (r != 0 || (r = read_domain(msg, s, &d, error)) < 0)
                 return r;
         r = manager_cpu_advice(s->manager, d->uuid, &advice, &failure);
         if (r == -ENOTCONN)
@@ -371,9 +487,9 @@ static int method_map(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
         g_autofree char *map = NULL;
-        int r = charge_sender(s, msg, 1, error);
+        int r = charge_sender(s, msg, 1, method_map, NULL, error);
 
-        if (r < 0)
+        if (r != 0)
                 return r;
         map = manager_host_map(s->manager);
         return sd_bus_reply_method_return(msg, "s", map);
@@ -383,9 +499,9 @@ static int method_map_json(sd_bus_message *msg, void *userdata, sd_bus_error *er
 {
         BusService *s = userdata;
         g_autofree char *json = NULL;
-        int r = charge_sender(s, msg, list_cost(s), error);
+        int r = charge_sender(s, msg, list_cost(s), method_map_json, NULL, error);
 
-        if (r < 0)
+        if (r != 0)
                 return r;
         json = manager_host_map_json(s->manager);
         return sd_bus_reply_method_return(msg, "s", json);
@@ -423,12 +539,14 @@ static int do_replace(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 static int method_replace(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
-        int r = charge_sender(s, msg, 1, error); /* a non-root call costs a question to polkit */
+        uid_t uid;
+        int r = charge_sender(s, msg, 1, method_replace, &uid,
+                              error); /* a non-root call costs a question to polkit */
 
-        if (r < 0)
+        if (r != 0)
                 return r;
-        return polkit_authorize(s->polkit, msg, BUS_POLKIT_ACTION_MANAGE, "re-place a domain", do_replace, s,
-                                error);
+        return polkit_authorize(s->polkit, msg, uid, BUS_POLKIT_ACTION_MANAGE, "re-place a domain",
+                                do_replace, s, error);
 }
 
 static int do_rebalance(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -446,12 +564,14 @@ static int do_rebalance(sd_bus_message *msg, void *userdata, sd_bus_error *error
 static int method_rebalance(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
-        int r = charge_sender(s, msg, 1, error); /* a non-root call costs a question to polkit */
+        uid_t uid;
+        int r = charge_sender(s, msg, 1, method_rebalance, &uid,
+                              error); /* a non-root call costs a question to polkit */
 
-        if (r < 0)
+        if (r != 0)
                 return r;
-        return polkit_authorize(s->polkit, msg, BUS_POLKIT_ACTION_MANAGE, "rebalance domains", do_rebalance,
-                                s, error);
+        return polkit_authorize(s->polkit, msg, uid, BUS_POLKIT_ACTION_MANAGE, "rebalance domains",
+                                do_rebalance, s, error);
 }
 
 static int do_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
@@ -471,11 +591,13 @@ static int do_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
-        int r = charge_sender(s, msg, 1, error); /* a non-root call costs a question to polkit */
+        uid_t uid;
+        int r = charge_sender(s, msg, 1, method_reload, &uid,
+                              error); /* a non-root call costs a question to polkit */
 
-        if (r < 0)
+        if (r != 0)
                 return r;
-        return polkit_authorize(s->polkit, msg, BUS_POLKIT_ACTION_MANAGE, "reload the configuration",
+        return polkit_authorize(s->polkit, msg, uid, BUS_POLKIT_ACTION_MANAGE, "reload the configuration",
                                 do_reload, s, error);
 }
 
@@ -569,6 +691,7 @@ static void drop_bus(BusService *s)
         bus_event_detach(s->event);
         s->event = NULL;
         s->slot = sd_bus_slot_unref(s->slot);
+        g_hash_table_remove_all(s->lookups);     /* their calls go unanswered: their bus is gone */
         g_hash_table_remove_all(s->sender_uids); /* a new bus reuses the unique names */
         if (s->bus) {
                 sd_bus_flush(s->bus);
@@ -680,6 +803,7 @@ BusService *bus_service_new(struct event_base *base, Manager *m, const StatsCach
         s->backoff_sec = 1;
         s->callers = rate_limit_new(CALLER_RATE, CALLER_BURST, CALLER_SENDERS);
         s->sender_uids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        s->lookups = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, uid_lookup_free);
         s->retry = evtimer_new(base, on_retry, s);
         s->polkit = polkit_new();
         connect_bus(s);
@@ -695,6 +819,7 @@ void bus_service_free(BusService *s)
         polkit_free(s->polkit);
         rate_limit_free(s->callers);
         g_hash_table_unref(s->sender_uids);
+        g_hash_table_unref(s->lookups);
         g_free(s->address);
         g_free(s->reload_error);
         g_free(s);

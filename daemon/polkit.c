@@ -13,6 +13,8 @@
 #define POLKIT_NAME      "org.freedesktop.PolicyKit1"
 #define POLKIT_PATH      "/org/freedesktop/PolicyKit1/Authority"
 #define POLKIT_INTERFACE "org.freedesktop.PolicyKit1.Authority"
+#define BUS_DRIVER_NAME  "org.freedesktop.DBus"
+#define BUS_DRIVER_PATH  "/org/freedesktop/DBus"
 
 struct Polkit {
         bool unavailable_logged; /* said once that polkit is missing; cleared when it answers again */
@@ -29,6 +31,7 @@ typedef struct PolkitQuery {
         uid_t uid;
         PolkitAllowed allowed;
         void *userdata;
+        sd_bus_message *answer; /* polkit's answer, kept while the bus is asked who sent it */
 } PolkitQuery;
 
 Polkit *polkit_new(void)
@@ -50,21 +53,50 @@ static void polkit_query_free(void *userdata)
         PolkitQuery *q = userdata;
 
         sd_bus_message_unref(q->msg);
+        sd_bus_message_unref(q->answer);
         g_free(q->action);
         g_free(q->what);
         g_free(q);
 }
 
-/* The caller's uid as the bus (or, on a direct connection, the socket) vouches for it: never read from
- * /proc (SD_BUS_CREDS_AUGMENT), where a PID may by then name another process or a setuid program. */
+/* The caller's uid on a direct connection (no sender): the socket's peer, read locally. Through a bus this
+ * would ask the bus and wait for its answer; callers there use polkit_ask_uid(). Never read from /proc
+ * (SD_BUS_CREDS_AUGMENT), where a PID may by then name another process or a setuid program. */
 int polkit_sender_uid(sd_bus_message *msg, uid_t *ret)
 {
         g_autoptr(sd_bus_creds) creds = NULL;
-        int r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID, &creds);
+        int r;
 
+        if (sd_bus_message_get_sender(msg))
+                return -EINVAL;
+        r = sd_bus_query_sender_creds(msg, SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID, &creds);
         if (r >= 0 && sd_bus_creds_get_euid(creds, ret) < 0)
                 r = sd_bus_creds_get_uid(creds, ret);
         return r;
+}
+
+int polkit_ask_uid(sd_bus *bus, sd_bus_slot **ret_slot, const char *name, sd_bus_message_handler_t callback,
+                   void *userdata)
+{
+        return sd_bus_call_method_async(bus, ret_slot, BUS_DRIVER_NAME, BUS_DRIVER_PATH, BUS_DRIVER_NAME,
+                                        "GetConnectionUnixUser", callback, userdata, "s", name);
+}
+
+int polkit_uid_reply(sd_bus_message *reply, uid_t *ret)
+{
+        uint32_t uid;
+        int r;
+
+        if (sd_bus_message_is_method_error(reply, NULL))
+                return -ESRCH; /* gone before it was asked about, or the bus would not say */
+        /* only the bus itself speaks as org.freedesktop.DBus */
+        if (g_strcmp0(sd_bus_message_get_sender(reply), BUS_DRIVER_NAME) != 0)
+                return -EBADMSG;
+        r = sd_bus_message_read(reply, "u", &uid);
+        if (r < 0)
+                return r;
+        *ret = (uid_t)uid;
+        return 0;
 }
 
 /* polkit is not there: not running and not activatable, or its activation failed. */
@@ -97,29 +129,12 @@ static int read_verdict(sd_bus_message *reply)
         return r < 0 ? r : authorized != 0;
 }
 
-/*
- * The uid of the connection that answered in polkit's name, as the bus vouches for it; (uid_t)-1 when the
- * bus does not say. On the system bus only polkitd may own that name, but where any user may own any
- * name (a session bus, a private --bus-address bus) anyone can answer in its place.
- */
-static uid_t answered_by(sd_bus_message *reply)
-{
-        g_autoptr(sd_bus_creds) creds = NULL;
-        const char *sender = sd_bus_message_get_sender(reply);
-        uid_t uid = (uid_t)-1;
-
-        if (!sender || sd_bus_get_name_creds(sd_bus_message_get_bus(reply), sender,
-                                             SD_BUS_CREDS_EUID | SD_BUS_CREDS_UID, &creds) < 0)
-                return (uid_t)-1;
-        if (sd_bus_creds_get_euid(creds, &uid) < 0 && sd_bus_creds_get_uid(creds, &uid) < 0)
-                return (uid_t)-1;
-        return uid;
-}
-
-static int verdict(PolkitQuery *q, sd_bus_message *reply, sd_bus_error *error)
+/* Takes polkit's answer to q, sent by a connection of uid by ((uid_t)-1: the bus did not say). On the system
+ * bus only polkitd may own polkit's name, but where any user may own any name (a session bus, a private
+ * --bus-address bus) anyone can answer in its place: only root's or polkitd's answer counts. */
+static int verdict(PolkitQuery *q, sd_bus_message *reply, uid_t by, sd_bus_error *error)
 {
         const sd_bus_error *e = sd_bus_message_get_error(reply);
-        uid_t by;
         int r;
 
         if (e && polkit_missing(e))
@@ -128,7 +143,6 @@ static int verdict(PolkitQuery *q, sd_bus_message *reply, sd_bus_error *error)
                 return sd_bus_error_setf(error, BUS_ERROR_NOT_PERMITTED,
                                          "Cannot ask polkit whether uid %u may %s: %s", (unsigned)q->uid,
                                          q->what, e->message ? e->message : e->name);
-        by = answered_by(reply);
         if (by != 0 && (by == (uid_t)-1 || by != q->polkit->polkitd_uid)) {
                 if (!q->polkit->impostor_logged)
                         log_warning(
@@ -153,16 +167,58 @@ static int verdict(PolkitQuery *q, sd_bus_message *reply, sd_bus_error *error)
         return q->allowed(q->msg, q->userdata, error);
 }
 
-static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+/* Answers q's call: the method's own reply when polkit allowed it, else the refusal. */
+static void answer(PolkitQuery *q, sd_bus_message *reply, uid_t by)
 {
-        PolkitQuery *q = userdata;
         sd_bus_error error = SD_BUS_ERROR_NULL;
-        int r = verdict(q, reply, &error);
-        (void)ret_error;
+        int r = verdict(q, reply, by, &error);
 
         if (r < 0)
                 sd_bus_reply_method_errno(q->msg, r, &error);
         sd_bus_error_free(&error);
+}
+
+static int on_answerer_uid(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+        PolkitQuery *q = userdata;
+        uid_t by = (uid_t)-1;
+        (void)ret_error;
+
+        if (polkit_uid_reply(reply, &by) < 0)
+                by = (uid_t)-1;
+        answer(q, q->answer, by);
+        return 0;
+}
+
+/*
+ * polkit's answer. Before it is taken, the bus is asked whose connection sent it, without waiting: the
+ * daemon's one thread goes on serving the other calls meanwhile, and sd-bus does not read the bus's backlog
+ * into its own queue as it does while a call waits for its reply.
+ */
+static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
+{
+        PolkitQuery *q = userdata, *next;
+        const char *sender = sd_bus_message_get_sender(reply);
+        g_autoptr(sd_bus_slot) slot = NULL;
+        (void)ret_error;
+
+        if (sd_bus_message_is_method_error(reply, NULL) || !sender) {
+                answer(q, reply, (uid_t)-1); /* an error needs no answerer; a reply without a sender is not
+                                              * taken */
+                return 0;
+        }
+        /* the next step owns the call: q, its slot's, is freed when this returns */
+        next = g_new(PolkitQuery, 1);
+        *next = *q;
+        *q = (PolkitQuery){0};
+        next->answer = sd_bus_message_ref(reply);
+        if (polkit_ask_uid(sd_bus_message_get_bus(reply), &slot, sender, on_answerer_uid, next) < 0) {
+                answer(next, reply, (uid_t)-1);
+                polkit_query_free(next);
+                return 0;
+        }
+        sd_bus_slot_set_destroy_callback(slot, polkit_query_free);
+        sd_bus_slot_set_floating(slot, 1);
         return 0;
 }
 
@@ -192,13 +248,12 @@ static int ask_polkit(PolkitQuery *q, sd_bus_error *error)
         return 1;
 }
 
-int polkit_authorize(Polkit *p, sd_bus_message *msg, const char *action, const char *what,
+int polkit_authorize(Polkit *p, sd_bus_message *msg, uid_t uid, const char *action, const char *what,
                      PolkitAllowed allowed, void *userdata, sd_bus_error *error)
 {
         PolkitQuery *q;
-        uid_t uid = (uid_t)-1;
 
-        if (polkit_sender_uid(msg, &uid) < 0)
+        if (uid == (uid_t)-1)
                 return sd_bus_error_setf(error, BUS_ERROR_NOT_PERMITTED, "Cannot tell who is asking to %s",
                                          what);
         if (uid == 0)

@@ -11,6 +11,11 @@
  *                                      it without waiting for an answer, again and again; prints how many
  *                                      connections and calls (the bus cannot name such a sender to the
  *                                      daemon by the time it reads the calls)
+ *   bus-client ADDRESS burst COUNT     on new connections (100 calls each), sends COUNT GetHostMap calls
+ *                                      at once and waits for every answer, twice on the same connections:
+ *                                      prints per round how many were answered, refused with
+ *                                      LimitExceeded, and of those how many because too many calls waited
+ *                                      for the bus to name their sender
  * Exit status: 0, or 1 when the bus could not be reached or (probe) a call failed.
  */
 #include <glib.h>
@@ -213,6 +218,74 @@ static int vanish(const char *address, unsigned seconds)
         return 0;
 }
 
+#define BURST_PER_CONNECTION 100u /* below the bus's own bound on calls awaiting replies per connection */
+
+typedef struct Burst {
+        unsigned pending, answered, limited, waited, other;
+        char other_error[128];
+} Burst;
+
+static int on_burst_reply(sd_bus_message *m, void *userdata, sd_bus_error *error)
+{
+        Burst *b = userdata;
+        const sd_bus_error *e = sd_bus_message_get_error(m);
+        (void)error;
+
+        b->pending--;
+        if (!e) {
+                b->answered++;
+        } else if (sd_bus_error_has_name(e, "org.placementd1.Error.LimitExceeded")) {
+                b->limited++;
+                b->waited += e->message && strstr(e->message, "wait for the bus") != NULL;
+        } else {
+                b->other++;
+                g_strlcpy(b->other_error, e->name, sizeof(b->other_error));
+        }
+        return 0;
+}
+
+/* COUNT calls over new connections of BURST_PER_CONNECTION each, all sent before any answer is read. */
+static int burst(const char *address, unsigned count)
+{
+        unsigned n = (count + BURST_PER_CONNECTION - 1) / BURST_PER_CONNECTION;
+        g_autofree sd_bus **buses = g_new0(sd_bus *, MAX(n, 1));
+        int rc = 0;
+
+        for (unsigned c = 0; c < n; c++)
+                if (connect_to(address, &buses[c]) < 0)
+                        rc = 1;
+        for (unsigned round = 1; rc == 0 && round <= 2; round++) {
+                Burst b = {0};
+                uint64_t until = now_usec() + 30 * 1000000ull;
+
+                for (unsigned i = 0; rc == 0 && i < count; i++) {
+                        if (sd_bus_call_method_async(buses[i / BURST_PER_CONNECTION], NULL, DEST, PATH,
+                                                     IFACE, "GetHostMap", on_burst_reply, &b, "") < 0)
+                                rc = 1;
+                        b.pending++;
+                }
+                while (rc == 0 && b.pending > 0 && now_usec() < until) {
+                        int r = 0;
+                        for (unsigned c = 0; c < n && r >= 0; c++)
+                                while ((r = sd_bus_process(buses[c], NULL)) > 0)
+                                        ;
+                        if (r < 0)
+                                rc = 1;
+                        else if (b.pending > 0)
+                                sd_bus_wait(buses[0], 10000);
+                }
+                printf("burst %u: %u calls on %u connections, %u answered, %u LimitExceeded (%u while "
+                       "waiting for the bus), %u other errors%s%s, %u unanswered\n",
+                       round, count, n, b.answered, b.limited, b.waited, b.other, b.other ? " " : "",
+                       b.other_error, b.pending);
+                if (b.pending > 0)
+                        rc = 1;
+        }
+        for (unsigned c = 0; c < n; c++)
+                sd_bus_flush_close_unref(buses[c]);
+        return rc;
+}
+
 int main(int argc, char **argv)
 {
         sd_bus *bus = NULL;
@@ -220,13 +293,17 @@ int main(int argc, char **argv)
         int r;
 
         if (argc != 4 || (strcmp(argv[2], "flood") != 0 && strcmp(argv[2], "probe") != 0 &&
-                          strcmp(argv[2], "rebalance") != 0 && strcmp(argv[2], "vanish") != 0)) {
-                fprintf(stderr, "usage: %s ADDRESS flood|probe|vanish SECONDS | rebalance COUNT\n", argv[0]);
+                          strcmp(argv[2], "rebalance") != 0 && strcmp(argv[2], "vanish") != 0 &&
+                          strcmp(argv[2], "burst") != 0)) {
+                fprintf(stderr, "usage: %s ADDRESS flood|probe|vanish SECONDS | rebalance|burst COUNT\n",
+                        argv[0]);
                 return 2;
         }
         number = (unsigned)strtoul(argv[3], NULL, 10);
         if (strcmp(argv[2], "vanish") == 0)
                 return vanish(argv[1], number);
+        if (strcmp(argv[2], "burst") == 0)
+                return burst(argv[1], number);
         r = connect_to(argv[1], &bus);
         if (r < 0) {
                 fprintf(stderr, "cannot connect to %s: %s\n", argv[1], strerror(-r));

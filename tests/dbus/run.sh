@@ -508,6 +508,30 @@ ROGUE_PID=
 bprop Policy
 result "  Policy unchanged by the refused calls (compat)" "$([ "$(cat "$OUT")" = 's "compat"' ]; echo $?)"
 
+# ---- calls that wait for the bus to name their sender -----------------------------------------------
+# A charged call from a sender the daemon has not met waits while the bus is asked for the sender's uid
+# (without the daemon waiting); at most 128 calls wait so. 200 GetHostMap pipelined on two new connections
+# of root: each is answered or, past the bound, refused at once with LimitExceeded (the bus has usually not
+# answered before the 129th call is read; five tries). Once the bus has named the connections, another 200
+# on them are all answered: root is not limited.
+BURST_BOUND=
+for ((try = 0; try < 5; try++)); do
+    run "$BUILD/tests/bus-client" "$ADDR" burst 200
+    first=$(sed -n 's/^burst 1: \(.*\)/\1/p' "$OUT")
+    second=$(sed -n 's/^burst 2: \(.*\)/\1/p' "$OUT")
+    note "burst 1: $first; burst 2: $second"
+    [ "$RC" -eq 0 ] || break
+    read -r answered limited waited < <(sed -n 's/^burst 1: 200 calls on 2 connections, \([0-9]*\) answered, \([0-9]*\) LimitExceeded (\([0-9]*\) while.*/\1 \2 \3/p' "$OUT")
+    ((${waited:-0} > 0 && ${waited:-0} == ${limited:-1} && ${answered:-0} + ${limited:-0} == 200 && ${answered:-0} >= 128)) &&
+        { BURST_BOUND=$first; break; }
+done
+result "200 calls pipelined on new connections: at most 128 wait for the bus, the rest refused at once${BURST_BOUND:+ ($BURST_BOUND)}" \
+    "$([ -n "$BURST_BOUND" ]; echo $?)"
+result "  the same connections, once named: 200 of root's calls answered ($second)" \
+    "$(grep -q '^burst 2: 200 calls on 2 connections, 200 answered, 0 LimitExceeded' "$OUT"; echo $?)"
+alive
+result "  placementd alive" $?
+
 # ---- placementctl -----------------------------------------------------------------------------------
 ctl status
 result "placementctl status (rc $RC)" "$([ $RC -eq 0 ] && grep -q "^placementd $VERSION: Connected to test:///default, policy compat" "$OUT" &&
