@@ -23,10 +23,10 @@
 /* What one non-root sender (one bus connection) may ask of the query methods: 20 tokens at once, then 5
  * a second. A call costs one token, plus one per 256 vCPUs of a Plan and one per 100 domains of a list
  * of all of them. Senders are remembered in a table of at most 1024; GetStatus and properties are free.
- * A sender's first calls wait while the bus is asked its uid: at most 128 calls wait so in all; past that,
- * calls of senders not named yet are refused at once, without asking. One sender may use them all: a bound
- * per sender would buy nothing against many connections, and would refuse root's calls pipelined on a new
- * connection. */
+ * A sender's first calls wait while the bus is asked its uid (on a second connection that only asks): at
+ * most 128 calls wait so in all; past that, calls of senders not named yet are refused at once, without
+ * asking. One sender may use them all: a bound per sender would buy nothing against many connections, and
+ * would refuse root's calls pipelined on a new connection. */
 #define CALLER_RATE             5u
 #define CALLER_BURST            20u
 #define CALLER_SENDERS          1024u
@@ -45,6 +45,8 @@ struct BusService {
         void *userdata;
         sd_bus *bus;
         BusEvent *event;
+        sd_bus *ask;         /* a second connection to the same bus, only to ask it who senders are */
+        BusEvent *ask_event; /* (NULL when it could not be opened: the first one asks) */
         Polkit *polkit;
         sd_bus_slot *slot;
         RateLimit *callers;
@@ -131,15 +133,17 @@ static int on_sender_uid(sd_bus_message *reply, void *userdata, sd_bus_error *re
         }
         g_array_set_size(l->calls, 0);
         uid_lookup_free(l);
+        bus_event_kick(s->event); /* the replies were sent from the asking connection's turn */
         return 0;
 }
 
 /*
  * Parks msg until the bus names its sender, asked without waiting: a call that waits for its reply would
  * stop the daemon's one thread, and sd-bus would meanwhile read everything the bus holds for the daemon
- * into its own queue (where the bus pushes back on senders, the daemon's heap does not). Returns 1 (method
- * runs again when the answer comes), or a negative errno with *error set: LimitExceeded, without asking,
- * when CALLER_PARKED calls wait already.
+ * into its own queue (where the bus pushes back on senders, the daemon's heap does not). It is asked on
+ * the second connection, whose answers do not queue behind the calls the bus holds for the first. Returns 1
+ * (method runs again when the answer comes), or a negative errno with *error set: LimitExceeded, without
+ * asking, when CALLER_PARKED calls wait already.
  */
 static int park_call(BusService *s, sd_bus_message *msg, const char *sender, sd_bus_message_handler_t method,
                      sd_bus_error *error)
@@ -160,12 +164,13 @@ static int park_call(BusService *s, sd_bus_message *msg, const char *sender, sd_
                 l->service = s;
                 l->sender = g_strdup(sender);
                 l->calls = g_array_new(FALSE, FALSE, sizeof(ParkedCall));
-                r = polkit_ask_uid(s->bus, &l->slot, sender, on_sender_uid, l);
+                r = polkit_ask_uid(s->ask ? s->ask : s->bus, &l->slot, sender, on_sender_uid, l);
                 if (r < 0) {
                         uid_lookup_free(l);
                         return r;
                 }
                 g_hash_table_insert(s->lookups, l->sender, l);
+                bus_event_kick(s->ask_event); /* sent from the other connection's turn */
         }
         c = (ParkedCall){.msg = sd_bus_message_ref(msg), .method = method};
         g_array_append_val(l->calls, c);
@@ -690,8 +695,11 @@ static void drop_bus(BusService *s)
 {
         bus_event_detach(s->event);
         s->event = NULL;
+        bus_event_detach(s->ask_event);
+        s->ask_event = NULL;
         s->slot = sd_bus_slot_unref(s->slot);
-        g_hash_table_remove_all(s->lookups);     /* their calls go unanswered: their bus is gone */
+        g_hash_table_remove_all(s->lookups); /* their calls go unanswered: their bus is gone */
+        s->ask = sd_bus_close_unref(s->ask);
         g_hash_table_remove_all(s->sender_uids); /* a new bus reuses the unique names */
         if (s->bus) {
                 sd_bus_flush(s->bus);
@@ -755,6 +763,27 @@ static int open_bus(BusService *s, sd_bus **ret)
         return 0;
 }
 
+/*
+ * Opens the second connection, only to ask the bus who senders are: on the first, the bus's answer would
+ * come after every call it holds for the daemon by then, which under a flood of new connections is a long
+ * wait for the calls parked meanwhile. It must be the same bus (the same server id): the unique names it
+ * is asked about are the first connection's senders. Without it the first connection asks.
+ */
+static void open_ask_bus(BusService *s)
+{
+        g_autoptr(sd_bus) ask = NULL;
+        sd_id128_t id, ask_id;
+
+        if (open_bus(s, &ask) < 0 || sd_bus_get_bus_id(s->bus, &id) < 0 ||
+            sd_bus_get_bus_id(ask, &ask_id) < 0 || !sd_id128_equal(id, ask_id)) {
+                if (ask)
+                        sd_bus_close(ask);
+                return;
+        }
+        s->ask = g_steal_pointer(&ask);
+        s->ask_event = bus_event_attach(s->ask, s->base, on_bus_closed, s);
+}
+
 static void connect_bus(BusService *s)
 {
         const char *where = s->address ? s->address : bus_kind_to_string(s->kind);
@@ -780,6 +809,7 @@ static void connect_bus(BusService *s)
                 return;
         }
         s->event = bus_event_attach(s->bus, s->base, on_bus_closed, s);
+        open_ask_bus(s);
         s->backoff_sec = 1;
         s->was_connected = true;
         log_info("Serving %s on the %s bus", BUS_NAME, where);

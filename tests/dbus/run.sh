@@ -510,15 +510,19 @@ result "  Policy unchanged by the refused calls (compat)" "$([ "$(cat "$OUT")" =
 
 # ---- calls that wait for the bus to name their sender -----------------------------------------------
 # A charged call from a sender the daemon has not met waits while the bus is asked for the sender's uid
-# (without the daemon waiting); at most 128 calls wait so. The daemon is stopped (SIGSTOP) while root sends
-# 200 GetHostMap on two new connections, so that all 200 are queued before the daemon reads the first and
-# asks the bus: 128 wait and are answered, 72 are refused at once with LimitExceeded. Once the bus has named
-# the connections, another 200 on them are all answered: root is not limited.
+# (without the daemon waiting); at most 128 calls wait so. Root sends 200 GetHostMap on two new connections
+# while the daemon is stopped (SIGSTOP), and the daemon reads them while the bus is stopped, so that the
+# bus cannot answer before all 200 are read: 128 wait and are answered, 72 are refused at once with
+# LimitExceeded. Once the bus has named the connections, another 200 on them are all answered: root is not
+# limited.
 kill -STOP "$PD_PID"
 timeout 60 "$BUILD/tests/bus-client" "$ADDR" burst 200 >"$TMP/burst" 2>&1 &
 BURST_PID=$!
-sleep 1 # the calls are queued in the bus
+sleep 1 # the bus has passed the calls on to the daemon's socket
+kill -STOP "$BUS_PID"
 kill -CONT "$PD_PID"
+sleep 1 # the daemon has read them, and asked the bus
+kill -CONT "$BUS_PID"
 wait "$BURST_PID"
 RC=$?
 first=$(sed -n 's/^burst 1: \(.*\)/\1/p' "$TMP/burst")
