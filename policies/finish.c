@@ -1013,11 +1013,12 @@ static char *sharing_note(const HostView *v, const Plan *plan)
         }
         if (beside_held) {
                 g_autofree char *list = cpuset_format(held);
-                g_string_append_printf(s,
-                                       ", %u %s beside CPU%s %s, held for another domain's emulator or I/O "
-                                       "threads",
-                                       beside_held, beside_held == 1 ? "runs" : "run",
-                                       cpuset_count(held) == 1 ? "" : "s", list);
+                g_string_append_printf(
+                    s,
+                    ", %u %s%s beside CPU%s %s, held for another domain's emulator or I/O "
+                    "threads",
+                    beside_held, plan->shared_vcpus || beside ? "more " : "",
+                    beside_held == 1 ? "runs" : "run", cpuset_count(held) == 1 ? "" : "s", list);
         }
         return g_string_free(s, FALSE);
 }

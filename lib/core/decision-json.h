@@ -22,7 +22,8 @@
  * id of each pin's vCPU) when they are not 0..n-1; with_candidates adds "candidates": [{"nodes",
  * "max_distance", "mean_distance", "free_cores", "free_pus", "free_memory", "qualifies", "chosen"}]. Adds
  * the members to an object the builder has open. A hugepage-backed plan adds "hugepage_size" (bytes per
- * page), one with guest cells "cells": [{"id", "vcpus": "0-3", "nodes": [os...], "memory"}]. */
+ * page), one with guest cells "cells": [{"id", "vcpus": "0-3", "nodes": [os...], "memory_nodes": [os...],
+ * "memory"}] ("memory_nodes": where its memory is counted, when known). */
 void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p, gboolean with_candidates);
 /* libvirt's id of the vCPU a decision object's "vcpu_pins"[i] pins: "vcpu_ids"[i] when the object has
  * one id per pin (a domain whose online vCPUs are not 0..n-1), else i. */

@@ -19,23 +19,28 @@ static char *list_of(const char *text)
         return cpuset_format(s);
 }
 
-/* "0-1" from a cell's "nodes": [0, 1] and "memory_nodes": [1]: its <memnode> must name every node its
- * memory is counted on, or a strict binding leaves it no room (hugepages fail to preallocate, the guest
- * is killed when it touches more than the node holds); NULL when it has none. */
-static char *cell_nodes(JsonObject *cell)
+/* "0-1" from a node array [0, 1]; NULL when it has none. */
+static char *node_list(JsonArray *a)
 {
-        static const char *const keys[] = {"nodes", "memory_nodes"};
         g_autoptr(CpuSet) s = cpuset_new();
 
-        for (unsigned k = 0; k < G_N_ELEMENTS(keys); k++) {
-                JsonArray *a = json_get_array(cell, keys[k]);
-                for (unsigned i = 0; i < json_length(a); i++) {
-                        gint64 n = json_elem_int(a, i, -1);
-                        if (n >= 0 && n <= CPUSET_MAX)
-                                cpuset_add(s, (unsigned)n);
-                }
+        for (unsigned i = 0; i < json_length(a); i++) {
+                gint64 n = json_elem_int(a, i, -1);
+                if (n >= 0 && n <= CPUSET_MAX)
+                        cpuset_add(s, (unsigned)n);
         }
         return cpuset_is_empty(s) ? NULL : cpuset_format(s);
+}
+
+/* The nodes a cell's <memnode> names: those its memory is counted on ("memory_nodes"), or, a record that
+ * does not say, those of its vCPUs ("nodes"). Every node its memory is counted on, or a strict binding
+ * leaves it no room (hugepages fail to preallocate, the guest is killed when it touches more than the
+ * node holds); NULL when it has none. */
+static char *cell_nodes(JsonObject *cell)
+{
+        char *counted = node_list(json_get_array(cell, "memory_nodes"));
+
+        return counted ? counted : node_list(json_get_array(cell, "nodes"));
 }
 
 static void append_numatune(GString *out, JsonObject *d, const char *memory)
