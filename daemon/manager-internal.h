@@ -82,6 +82,14 @@ void placer_record_again(Manager *m, virDomainPtr dom, Decision *d);
  * again when it changed, and returns whether it did.
  */
 bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d);
+/*
+ * The emulator pin as it runs now, against d: one someone else made (virsh emulatorpin --live, or back to
+ * every CPU) in place of d's own, or where d made none, is theirs from then on: d's emulator pin is
+ * cleared (placementd pins none, and never undoes theirs) and the CPUs it takes apart from the domain's
+ * vCPU cores are held for it, as a definition's <emulatorpin> is. Records d again when it changed, and
+ * returns whether it did.
+ */
+bool placer_follow_emulator(Manager *m, virDomainPtr dom, Decision *d);
 /* A lifecycle event of dom (libvirt's callback; tests send the ones libvirt's test driver cannot). */
 void manager_lifecycle(Manager *m, virDomainPtr dom, int event, int detail);
 /* A tunable event of dom: its pins or I/O thread pins changed (libvirt's test driver sends none). */

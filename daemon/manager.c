@@ -175,7 +175,7 @@ void manager_tunable(Manager *m, virDomainPtr dom, virTypedParameterPtr params, 
 {
         char uuid[VIR_UUID_STRING_BUFLEN];
         const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
-        bool iothreads_read = false;
+        bool iothreads_read = false, emulator_read = false;
 
         healer_forget_request(m, uuid); /* a pin or a tunable changed */
         if (d && placer_skipped_now_pinned(m, dom, d)) {
@@ -197,6 +197,13 @@ void manager_tunable(Manager *m, virDomainPtr dom, virTypedParameterPtr params, 
 
                 /* someone pinned one of its I/O threads (or one came and was pinned at once): the live
                  * I/O threads are read once, whatever the event holds */
+                /* someone pinned its emulator: read once, as it runs now */
+                if (g_str_equal(field, "cputune.emulatorpin")) {
+                        if (!emulator_read)
+                                placer_follow_emulator(m, dom, g_hash_table_lookup(m->decisions, uuid));
+                        emulator_read = true;
+                        continue;
+                }
                 if (g_str_has_prefix(field, "cputune.iothreadpin")) {
                         if (!iothreads_read)
                                 placer_follow_iothreads(m, dom, g_hash_table_lookup(m->decisions, uuid));
@@ -361,8 +368,10 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                         placer_adopt_hand_pins(m, doms[i], "its memory was bound elsewhere by someone else");
                 else if (d->unrecorded)
                         placer_record_again(m, doms[i], g_hash_table_lookup(m->decisions, uuid));
-                else
+                else {
+                        placer_follow_emulator(m, doms[i], g_hash_table_lookup(m->decisions, uuid));
                         placer_follow_iothreads(m, doms[i], g_hash_table_lookup(m->decisions, uuid));
+                }
         }
         interrupted_clear(m); /* the domains left in it are gone: every running one was read above */
         virt_domains_free(doms, n);

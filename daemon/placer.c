@@ -4,6 +4,7 @@
  * policy, apply the plan live, record the decision in the domain and in the ledger.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include <time.h>
 
@@ -214,6 +215,95 @@ static DomainSpec *user_spec(virDomainPtr dom, const DomainSpec *live)
         return g_steal_pointer(&user);
 }
 
+/* The live pin of dom's emulator threads (OS indexes), or NULL when libvirt cannot say. */
+static CpuSet *live_emulator_pin(virDomainPtr dom)
+{
+        int ncpus = virNodeGetCPUMap(virDomainGetConnect(dom), NULL, NULL, 0);
+        g_autofree unsigned char *map = NULL;
+        CpuSet *pin;
+        int len;
+
+        if (ncpus <= 0)
+                return NULL;
+        len = VIR_CPU_MAPLEN(ncpus);
+        map = g_malloc0((gsize)len);
+        if (virDomainGetEmulatorPinInfo(dom, map, len, VIR_DOMAIN_AFFECT_LIVE) < 0)
+                return NULL;
+        pin = cpuset_new();
+        for (int c = 0; c < ncpus; c++)
+                if (VIR_CPU_USABLE(map, len, 0, c))
+                        cpuset_add(pin, (unsigned)c);
+        return pin;
+}
+
+/* The host CPUs libvirt has online (where it runs a thread nobody pinned), or NULL when it cannot say. */
+static CpuSet *host_online_cpus(virDomainPtr dom)
+{
+        unsigned char *map = NULL;
+        unsigned online = 0;
+        int ncpus = virNodeGetCPUMap(virDomainGetConnect(dom), &map, &online, 0);
+        CpuSet *cpus;
+
+        if (ncpus <= 0 || !map)
+                return NULL;
+        cpus = cpuset_new();
+        for (int c = 0; c < ncpus; c++)
+                if (VIR_CPU_USED(map, c))
+                        cpuset_add(cpus, (unsigned)c);
+        free(map);
+        return cpus;
+}
+
+/* Whether pin is libvirt's default for a thread nobody pinned: every host CPU (as placementd knows them,
+ * or as libvirt has them online), or every CPU of the definition's <vcpu cpuset>. */
+static bool pin_anywhere(Manager *m, virDomainPtr dom, const DomainSpec *user, const CpuSet *pin)
+{
+        g_autoptr(CpuSet) online = NULL;
+        g_autoptr(CpuSet) missing = NULL;
+
+        if (placer_runs_anywhere(m, pin, NULL) ||
+            (user && user->vcpu_cpuset && placer_runs_anywhere(m, pin, user->vcpu_cpuset)))
+                return true;
+        if (!(online = host_online_cpus(dom)))
+                return false;
+        missing = cpuset_copy(online);
+        cpuset_subtract(missing, pin);
+        return cpuset_is_empty(missing);
+}
+
+/*
+ * The emulator pin someone else made: the live one when it is neither placementd's own (own: the pin its
+ * decision applied, or the one its record names; NULL or empty when none) nor libvirt's default (every
+ * host CPU, or every CPU of <vcpu cpuset>), and the definition keeps no <emulatorpin> of its own. It is
+ * then the user's, as a definition's <emulatorpin> is: made user's (the policy leaves it alone and holds
+ * its CPUs apart from the vCPUs) and returned (user's); NULL when there is none.
+ */
+static const CpuSet *hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *user, const CpuSet *own)
+{
+        g_autoptr(CpuSet) pin = NULL;
+
+        if (!user || user->has_emulatorpin || !(pin = live_emulator_pin(dom)) || cpuset_is_empty(pin) ||
+            (own && !cpuset_is_empty(own) && cpuset_equal(pin, own)) || pin_anywhere(m, dom, user, pin))
+                return NULL;
+        user->has_emulatorpin = true;
+        cpuset_free(user->emulatorpin);
+        user->emulatorpin = g_steal_pointer(&pin);
+        return user->emulatorpin;
+}
+
+/* hand_emulator(), said at info level when it names one. */
+static const CpuSet *hand_emulator_said(Manager *m, virDomainPtr dom, DomainSpec *user, const CpuSet *own,
+                                        const char *name)
+{
+        const CpuSet *pin = hand_emulator(m, dom, user, own);
+
+        if (pin) {
+                g_autofree char *list = cpuset_format(pin);
+                log_info("%s: its emulator was pinned to %s by someone else: left there", name, list);
+        }
+        return pin;
+}
+
 static void write_metadata(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user)
 {
         g_autofree char *xml = NULL, *error = NULL;
@@ -330,6 +420,51 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
                         m->cb.decision_changed(m, d, d->uuid, d->name, m->userdata);
         }
         return changed;
+}
+
+bool placer_follow_emulator(Manager *m, virDomainPtr dom, Decision *d)
+{
+        g_autoptr(DomainSpec) live = NULL;
+        g_autoptr(DomainSpec) user = NULL;
+        g_autoptr(CpuSet) pin = NULL;
+        g_autoptr(Plan) plan = NULL;
+        g_autofree char *list = NULL;
+        PlacementRequest threads;
+        const CpuSet *hand;
+        bool dropped;
+
+        if (!d || !d->plan || placer_pinned_nothing(d) || !(pin = live_emulator_pin(dom)))
+                return false;
+        /* its own pin runs, or none was made and the emulator floats with nothing held for it */
+        if (cpuset_is_empty(d->plan->emulator_pin)
+                ? pin_anywhere(m, dom, NULL, pin) && cpuset_is_empty(d->plan->held_pus)
+                : cpuset_equal(pin, d->plan->emulator_pin))
+                return false;
+        if (virt_domain_read_spec(dom, false, &live, NULL) < 0 || !(user = user_spec(dom, live)))
+                return false;
+        dropped = !cpuset_is_empty(d->plan->emulator_pin);
+        hand = hand_emulator(m, dom, user, d->plan->emulator_pin);
+        plan = plan_copy(d->plan);
+        cpuset_clear(plan->emulator_pin);
+        /* the CPUs held for QEMU's threads: the definition's, and the emulator pin someone else made */
+        cpuset_clear(plan->held_pus);
+        threads = (PlacementRequest){.emulator_cpus = user->emulatorpin,
+                                     .iothread_cpus = user->iothreadpin_cpus,
+                                     .kept_iothreads = user->iothreadpins};
+        policy_hold_thread_cpus(m->topology, &threads, plan);
+        if (!dropped && cpuset_equal(plan->held_pus, d->plan->held_pus))
+                return false;
+        list = cpuset_format(pin);
+        if (hand)
+                log_info("%s: its emulator was pinned to %s by someone else: left there", d->name, list);
+        else
+                log_info("%s: its emulator runs unpinned (on %s) again: left so", d->name, list);
+        commit(m, d, g_steal_pointer(&plan));
+        healer_forget_request(m, d->uuid);
+        record_again(m, dom, d);
+        if (m->cb.decision_changed) /* a signal, not a new decision: the counts stay */
+                m->cb.decision_changed(m, d, d->uuid, d->name, m->userdata);
+        return true;
 }
 
 /* Keeps what failed while applying in d (every failure, not only the first). */
@@ -814,6 +949,7 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         g_autoptr(DomainSpec) user = NULL;
         Decision *d;
         const MetaDecision *md = live->decision;
+        bool rerecord = false;
 
         /* an opt-out placementd never writes (the user added it to a definition made from live XML)
          * stands over the record: placer_place() skips the domain */
@@ -844,6 +980,12 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 return NULL;
         }
         user = user_spec(dom, live);
+        /* an emulator pin someone else made since the record (or while placementd was down) is theirs:
+         * the record's no longer runs, and the one that runs is held as a definition's would be */
+        if (user && hand_emulator_said(m, dom, user, md->emulator, live->name)) {
+                rerecord = !cpuset_is_empty(plan->emulator_pin);
+                cpuset_clear(plan->emulator_pin);
+        }
         if (plan->result == PLAN_ADOPTED)
                 count_adopted(m, user ? user : live, live, plan);
         if (adopt_hugepages(m, live, plan, &error) < 0) {
@@ -868,7 +1010,10 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         d->memory_binding = recorded_binding(md);
         d->result = decision_result_from_plan(plan->result);
         d->pinned_by_hand = plan->result == PLAN_ADOPTED;
-        return record(m, d, plan);
+        record(m, d, plan);
+        if (rerecord && m->config->apply)
+                placer_record_again(m, dom, d);
+        return d;
 }
 
 bool placer_adopt(Manager *m, virDomainPtr dom)
@@ -1166,6 +1311,10 @@ PlacerRequest *placer_request(Manager *m, virDomainPtr dom)
         if (virt_domain_read_spec(dom, false, &r->live, &error) < 0 ||
             !(r->user = user_spec(dom, r->live)) || domain_spec_opt_out(r->user))
                 return NULL;
+        {
+                const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
+                hand_emulator(m, dom, r->user, d && d->plan ? d->plan->emulator_pin : NULL);
+        }
         r->params = params_for(m, r->user, r->live->name);
         r->req = domain_request(r->user, r->live);
         domain_request_shape(r->live, m->topology, &r->req, &r->shape);
@@ -1239,6 +1388,14 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
                 return NULL;
         }
         ours = interrupted_claim(m, dom, uuid, live, user);
+        old = g_hash_table_lookup(m->decisions, uuid);
+        /* an emulator pin someone else made is the user's: never undone */
+        if (!ours)
+                hand_emulator_said(m, dom, user,
+                                   old && old->plan ? old->plan->emulator_pin
+                                   : live->decision ? live->decision->emulator
+                                                    : NULL,
+                                   live->name);
         if ((why = domain_spec_opt_out(user)))
                 return skip_opted_out(m, dom, uuid, live, user, why);
         params = params_for(m, user, live->name);
@@ -1320,7 +1477,11 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         }
         /* a domain that opts out stays one: its pins counted again with its own memory binding, and no
          * record written into it (placementd writes none there) */
-        if ((definition = user_spec(dom, live)) && (why = domain_spec_opt_out(definition))) {
+        definition = user_spec(dom, live);
+        /* an emulator pin someone else made is held for it, and not recorded as placementd's */
+        if (hand_emulator(m, dom, definition, old->plan ? old->plan->emulator_pin : NULL) && old->plan)
+                cpuset_clear(old->plan->emulator_pin);
+        if (definition && (why = domain_spec_opt_out(definition))) {
                 ledger_release(m->ledger, uuid);
                 d = skip_opted_out(m, dom, uuid, live, definition, why);
                 log_decision(d);

@@ -454,6 +454,118 @@ START_TEST(test_poolless_binding_record_adopted)
 }
 END_TEST
 
+/* The live emulator pin of dom, as a bit mask of CPUs 0-7. */
+static unsigned emulator_mask(virDomainPtr dom)
+{
+        unsigned char map[1] = {0};
+
+        ck_assert_int_eq(virDomainGetEmulatorPinInfo(dom, map, 1, VIR_DOMAIN_AFFECT_LIVE), 1);
+        return map[0];
+}
+
+static void pin_emulator(virDomainPtr dom, unsigned cpu)
+{
+        unsigned char map[1] = {(unsigned char)(1u << cpu)};
+
+        ck_assert_int_eq(virDomainPinEmulator(dom, map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+}
+
+/* Whether the record in dom's metadata names no emulator pin. */
+static bool recorded_no_emulator(virDomainPtr dom)
+{
+        g_autoptr(DomainSpec) live = NULL;
+
+        ck_assert_int_eq(virt_domain_read_spec(dom, false, &live, NULL), 0);
+        ck_assert_ptr_nonnull(live->decision);
+        return !live->decision->emulator || cpuset_is_empty(live->decision->emulator);
+}
+
+/* Asserts that the emulator of the domain called name was followed onto CPU cpu: its decision pins no
+ * emulator, its record names none, the CPU is held for it, the emulator still runs there. */
+static void assert_hand_emulator(Manager *m, virDomainPtr dom, const char *name, unsigned cpu)
+{
+        const Decision *d = manager_lookup(m, name);
+        int pu = topology_pu_by_os(manager_topology(m), cpu);
+        g_autofree char *emu = cpuset_format(d->plan->emulator_pin);
+
+        ck_assert_msg(cpuset_is_empty(d->plan->emulator_pin), "%s: emulator pin %s in its decision", name,
+                      emu);
+        ck_assert(recorded_no_emulator(dom));
+        ck_assert_int_ge(pu, 0);
+        ck_assert_msg(ledger_pu_held(manager_ledger(m), (unsigned)pu) == 1, "%s: CPU %u not held (%s)", name,
+                      cpu, d->reason);
+        ck_assert_uint_eq(emulator_mask(dom), 1u << cpu);
+}
+
+/* A placed domain whose emulator someone pins elsewhere (virsh emulatorpin --live): at the tunable event,
+ * and by the reconcile without one, the pin is the owner's: the decision and the record pin no emulator,
+ * the CPU is held for it (no later domain is placed there as free); a restart (a pin made while
+ * placementd was down too) adopts the record and holds it again; replace leaves it where it is. */
+START_TEST(test_hand_emulator_pin_followed)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr dom = start_xml("l-emu", "512", 1, NULL), later[2];
+        virTypedParameter event = {.field = "cputune.emulatorpin", .type = VIR_TYPED_PARAM_STRING};
+        g_autofree char *error = NULL;
+        char list[4];
+        const Decision *d;
+        unsigned hand, hand2;
+
+        ck_assert(spin_known(m, "l-emu", 3000));
+        d = manager_lookup(m, "l-emu");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert(!cpuset_is_empty(d->plan->emulator_pin));
+        /* CPUs 0-3 are node 0's, 4-7 node 1's: two CPUs of two cores of the other node */
+        hand = cpuset_has(d->plan->nodes, 0) ? 6 : 2;
+        hand2 = hand - 2;
+
+        pin_emulator(dom, hand);
+        g_snprintf(list, sizeof(list), "%u", hand);
+        event.value.s = list;
+        manager_tunable(m, dom, &event, 1); /* as libvirtd sends it; the test driver sends none */
+        assert_hand_emulator(m, dom, "l-emu", hand);
+
+        free_manager(m);
+        m = fixture_manager_new(base, TOPOLOGY, NULL);
+        ck_assert(spin_known(m, "l-emu", 3000));
+        ck_assert(manager_lookup(m, "l-emu")->adopted);
+        assert_hand_emulator(m, dom, "l-emu", hand);
+
+        free_manager(m);
+        pin_emulator(dom, hand2); /* while placementd is down */
+        m = fixture_manager_new(base, TOPOLOGY, NULL);
+        ck_assert(spin_known(m, "l-emu", 3000));
+        assert_hand_emulator(m, dom, "l-emu", hand2);
+        ck_assert_uint_eq(
+            ledger_pu_held(manager_ledger(m), (unsigned)topology_pu_by_os(manager_topology(m), hand)), 0);
+
+        ck_assert_msg(manager_replace(m, "l-emu", &error) == 0, "%s", error);
+        assert_hand_emulator(m, dom, "l-emu", hand2);
+
+        pin_emulator(dom, hand); /* no event: the reconcile sees it */
+        manager_reconcile(m);
+        assert_hand_emulator(m, dom, "l-emu", hand);
+
+        /* two more domains on the four cores: not on the core held for its emulator */
+        for (unsigned i = 0; i < 2; i++) {
+                g_autofree char *name = g_strdup_printf("l-emu-later%u", i);
+                int pu;
+                later[i] = start_xml(name, "512", 1, NULL);
+                ck_assert(spin_known(m, name, 3000));
+                d = manager_lookup(m, name);
+                pu = topology_pu_by_os(manager_topology(m), hand);
+                ck_assert_msg(d->plan->vcpu_pu[0] >= 0 &&
+                                  manager_topology(m)->pus[d->plan->vcpu_pu[0]].core !=
+                                      manager_topology(m)->pus[pu].core,
+                              "%s placed on the core of CPU %u, held for l-emu's emulator", name, hand);
+        }
+        stop(later[0]);
+        stop(later[1]);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *ledger_suite(void)
 {
         Suite *s = suite_create("manager ledger");
@@ -472,6 +584,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_skipped_record_memory_not_read);
         tcase_add_test(tc, test_records_of_unbound_memory_adopted);
         tcase_add_test(tc, test_poolless_binding_record_adopted);
+        tcase_add_test(tc, test_hand_emulator_pin_followed);
         suite_add_tcase(s, tc);
         return s;
 }

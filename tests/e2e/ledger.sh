@@ -385,6 +385,52 @@ sc_8() {
     done
 }
 
+# 9: an emulator pinned by hand (virsh emulatorpin --live) is the user's: followed at its event, counted
+# (its CPU held, so a later domain does not take it as free), kept by a restart and by replace.
+emu_kernel() { views_cpuset_norm "$(e2e_emulator_affinity "$1")"; }
+log_since() { tail -n +$(($1 + 1)) "$PD_LOG" | grep -qF -- "$2"; }
+held_for_emulator() { # NAME CPUS: the ledger holds CPUS for NAME's QEMU threads (held_cpus in its JSON)
+    pdctl list --json 2>/dev/null | python3 -c '
+import json, sys
+def held(v):
+    if isinstance(v, dict):
+        if "held_cpus" in v:
+            return v["held_cpus"]
+        for x in v.values():
+            h = held(x)
+            if h is not None:
+                return h
+    return None
+for d in json.load(sys.stdin).get("decisions", []):
+    if d.get("domain") == sys.argv[1]:
+        sys.exit(0 if held(d) == sys.argv[2] else 1)
+sys.exit(1)' "$1" "$2"
+}
+sc_9() {
+    local mark
+    scenario 9 "$TOPO_2N" "an emulator pinned by hand" || return
+    step "virsh create ${P}9a" dom_create "${P}9a" "$(vcpu 1)" && agree "create ${P}9a"
+    step "virsh create ${P}9b" dom_create "${P}9b" "$(vcpu 1)" && agree "create ${P}9b"
+    expect_eq "${P}9a runs on CPU 0, its emulator beside it" "0 0" "$(kernel_vcpus "${P}9a") $(emu_kernel "${P}9a")"
+    mark=$(pd_log_mark)
+    step "virsh emulatorpin ${P}9a 1 --live" vx emulatorpin "${P}9a" 1 --live && agree "emulatorpin ${P}9a 1"
+    step "the log says the emulator of ${P}9a was pinned by someone else" \
+        wait_for 10 log_since "$mark" "${P}9a: its emulator was pinned to 1 by someone else: left there"
+    expect_eq "${P}9a: placementctl names no emulator pin of placementd's" "" "$(ctl_field "${P}9a" emulator_pin)"
+    step "${P}9a: CPU 1 is held for its emulator (held_cpus)" held_for_emulator "${P}9a" 1
+    step "virsh destroy ${P}9b" vx destroy "${P}9b" && agree_views "destroy ${P}9b"
+    step "virsh create ${P}9c" dom_create "${P}9c" "$(vcpu 1)" && agree_views "create ${P}9c"
+    step "${P}9c is not placed onto CPU 1 as a free core (result $(ctl_field "${P}9c" result))" \
+        test "$(ctl_field "${P}9c" result)" != placed
+    vx destroy "${P}9c"
+    pd_stop
+    step "placementd restarts" pd_start "$TOPO_2N" && agree "restart of placementd"
+    expect_eq "${P}9a: after the restart its emulator still runs on CPU 1" 1 "$(emu_kernel "${P}9a")"
+    expect_eq "${P}9a: after the restart placementctl names no emulator pin" "" "$(ctl_field "${P}9a" emulator_pin)"
+    step "placementctl replace ${P}9a" pdctl replace "${P}9a" && agree "replace ${P}9a"
+    expect_eq "${P}9a: replace leaves its emulator where the user pinned it" 1 "$(emu_kernel "${P}9a")"
+}
+
 # ------------------------------------------------------------------------------------------- main
 
 must "placementd and placementctl are built in $BUILD" test -x "$BUILD/daemon/placementd" -a -x "$BUILD/tools/placementctl"
@@ -393,7 +439,7 @@ must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 diag "LEDGER_TODO=\"$LEDGER_TODO\""
 
-for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 4a 4b 4c 4d 5 6 6b 7 8}; do
+for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 4a 4b 4c 4d 5 6 6b 7 8 9}; do
     s0=$(date +%s)
     "sc_$id"
     TAP_TODO=
