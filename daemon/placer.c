@@ -271,6 +271,13 @@ static bool pin_anywhere(Manager *m, virDomainPtr dom, const DomainSpec *user, c
         return cpuset_is_empty(missing);
 }
 
+/* Where libvirt runs a thread nobody pinned: every CPU of the definition's <vcpu cpuset>, else every host
+ * CPU. */
+static CpuSet *unpinned_cpus(const Manager *m, const DomainSpec *user)
+{
+        return cpuset_copy(user && user->vcpu_cpuset ? user->vcpu_cpuset : m->topology->all_pus);
+}
+
 /*
  * The emulator pin someone else made: the live one when it is neither placementd's own (own: the pin its
  * decision applied, or the one its record names; NULL or empty when none) nor libvirt's default (every
@@ -584,22 +591,87 @@ static int pin_outcome(Decision *d, int r, char **error, bool *applied)
         return r == -EBUSY ? r : 0;
 }
 
-/* The emulator pin; *ret_applied says whether it stands as planned. Returns 0, -ENOENT or -EBUSY. */
-static int apply_emulator(virDomainPtr dom, Decision *d, bool *ret_applied)
+/*
+ * The emulator pin; *ret_applied says whether it stands as planned. A plan without one (EmulatorPin=none,
+ * Policy=compat after a reload) undoes the pin before (the earlier plan placementd applied, NULL when
+ * none) made, while that pin still runs: the emulator goes back to where libvirt runs it unpinned (user's
+ * <vcpu cpuset>, else every host CPU). A pin someone else made since is not placementd's to undo. Returns
+ * 0, -ENOENT or -EBUSY.
+ */
+static int apply_emulator(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user,
+                          const Plan *before, bool *ret_applied)
 {
         g_autofree char *error = NULL;
+        g_autoptr(CpuSet) live = NULL;
+        g_autoptr(CpuSet) reset = NULL;
+        const CpuSet *pin = d->plan->emulator_pin;
         int r;
 
         *ret_applied = true;
-        if (cpuset_is_empty(d->plan->emulator_pin))
-                return 0;
-        r = virt_domain_pin_emulator(dom, d->plan->emulator_pin, &error);
+        if (cpuset_is_empty(pin)) {
+                if (!before || cpuset_is_empty(before->emulator_pin) || (user && user->has_emulatorpin) ||
+                    !(live = live_emulator_pin(dom)) || !cpuset_equal(live, before->emulator_pin))
+                        return 0;
+                pin = reset = unpinned_cpus(m, user);
+        }
+        r = virt_domain_pin_emulator(dom, pin, &error);
+        if (reset && r == 0) {
+                g_autofree char *was = cpuset_format(before->emulator_pin), *to = cpuset_format(reset);
+                log_info(
+                    "%s: its decision pins no emulator: its pin to %s undone, it runs on %s as unpinned",
+                    d->name, was, to);
+        }
         return pin_outcome(d, r, &error, ret_applied);
 }
 
-/* The I/O thread pins, each attempted whatever failed before but a held job; *ret_applied says whether
- * all stand as planned. Returns 0, -ENOENT or -EBUSY. */
-static int apply_iothreads(virDomainPtr dom, Decision *d, bool *ret_applied)
+/* The I/O threads before (see apply_emulator()) pinned that d's plan leaves alone and that still run on
+ * before's pin: pinned back to where libvirt runs them unpinned. Returns 0, -ENOENT or -EBUSY. */
+static int undo_iothreads(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user,
+                          const Plan *before, bool *ret_applied)
+{
+        g_autoptr(CpuSet) dropped = NULL;
+        g_autoptr(CpuSet) reset = NULL;
+        g_autofree unsigned *ids = NULL;
+        g_autofree char *error = NULL;
+        CpuSet **pins = NULL;
+        unsigned n = 0;
+        int r = 0;
+
+        if (!before || cpuset_is_empty(before->iothreads))
+                return 0;
+        dropped = cpuset_copy(before->iothreads);
+        cpuset_subtract(dropped, d->plan->iothreads);
+        if (cpuset_is_empty(dropped))
+                return 0;
+        if (virt_domain_get_iothreads(dom, &ids, &pins, &n, &error) < 0) {
+                log_warning("%s: %s; its I/O threads stay where they were pinned", d->name, error);
+                return 0;
+        }
+        reset = unpinned_cpus(m, user);
+        for (unsigned i = 0; i < n && r == 0; i++) {
+                g_autofree char *pin_error = NULL;
+                if (!cpuset_has(dropped, ids[i]) || !cpuset_equal(pins[i], before->iothread_pin))
+                        continue; /* gone, or pinned by someone else since */
+                r = virt_domain_pin_iothread(dom, ids[i], reset, &pin_error);
+                if (r == 0) {
+                        g_autofree char *was = cpuset_format(before->iothread_pin),
+                                        *to = cpuset_format(reset);
+                        log_info(
+                            "%s: its decision pins no I/O thread %u: its pin to %s undone, it runs on %s "
+                            "as unpinned",
+                            d->name, ids[i], was, to);
+                }
+                r = pin_outcome(d, r, &pin_error, ret_applied);
+        }
+        virt_pins_free(pins, n);
+        return r;
+}
+
+/* The I/O thread pins, each attempted whatever failed before but a held job, and those before made that
+ * the plan drops undone (undo_iothreads()); *ret_applied says whether all stand as planned. Returns 0,
+ * -ENOENT or -EBUSY. */
+static int apply_iothreads(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user,
+                           const Plan *before, bool *ret_applied)
 {
         *ret_applied = true;
         CPUSET_FOREACH (id, d->plan->iothreads) {
@@ -608,7 +680,7 @@ static int apply_iothreads(virDomainPtr dom, Decision *d, bool *ret_applied)
                 if (pin_outcome(d, r, &error, ret_applied) < 0)
                         return r;
         }
-        return 0;
+        return undo_iothreads(m, dom, d, user, before, ret_applied);
 }
 
 /*
@@ -704,9 +776,11 @@ static void wait_for_job(Manager *m, virDomainPtr dom, Decision *d, bool emulato
  * Applies the plan live: every vCPU pin, the memory binding, the emulator and I/O thread pins, each
  * attempted whatever failed before. Failures are kept in d; when a vCPU, emulator or I/O thread pin failed,
  * d becomes `failed` and the ledger holds the live vCPU pins and the pins that took. A job libvirt holds
- * on the domain stops it (wait_for_job()). Returns 0, or -ENOENT when the domain vanished.
+ * on the domain stops it (wait_for_job()). What before (the earlier plan placementd applied, NULL when
+ * none) pinned of QEMU's other threads that the plan leaves alone is undone (apply_emulator()). Returns 0,
+ * or -ENOENT when the domain vanished.
  */
-static int apply(Manager *m, virDomainPtr dom, Decision *d)
+static int apply(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user, const Plan *before)
 {
         bool emulator_applied = false, iothreads_applied = false;
         g_autofree char *error = NULL;
@@ -721,9 +795,9 @@ static int apply(Manager *m, virDomainPtr dom, Decision *d)
         if (r == 0 && d->plan->result != PLAN_UNPLACEABLE)
                 r = apply_memory(m, dom, d);
         if (r == 0)
-                r = apply_emulator(dom, d, &emulator_applied);
+                r = apply_emulator(m, dom, d, user, before, &emulator_applied);
         if (r == 0)
-                r = apply_iothreads(dom, d, &iothreads_applied);
+                r = apply_iothreads(m, dom, d, user, before, &iothreads_applied);
         if (r == -ENOENT)
                 return r;
         if (r == -EBUSY)
@@ -1253,7 +1327,7 @@ static int carry_out(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec
         if (!apply_it)
                 count_pins_that_run(m, dom, d, user, before, was);
 
-        if (apply_it && apply(m, dom, d) == -ENOENT) {
+        if (apply_it && apply(m, dom, d, user, before) == -ENOENT) {
                 if (!virt_domain_connection_alive(dom)) {
                         /* not gone: the pins made so far stay, with nothing to say they are ours */
                         interrupted_note(m, d->uuid, d->plan);
@@ -1328,6 +1402,9 @@ void placer_apply_plan(Manager *m, virDomainPtr dom, const PlacerRequest *r, Pla
         char uuid[VIR_UUID_STRING_BUFLEN];
         const Decision *old = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
         MemoryBinding was = old ? old->memory_binding : MEMORY_BINDING_NONE;
+        /* what the earlier decision applied to QEMU's other threads, undone where the plan drops it */
+        g_autoptr(Plan) before =
+            old && old->plan && !placer_pinned_nothing(old) ? plan_copy(old->plan) : NULL;
         Decision *d = record_plan(m, uuid, r->live, plan, note);
 
         /* a move that leaves the memory where it is (a re-pin) leaves its binding as it stood: applied
@@ -1335,7 +1412,7 @@ void placer_apply_plan(Manager *m, virDomainPtr dom, const PlacerRequest *r, Pla
         if (d->plan && d->plan->keep_memory && (was == MEMORY_BINDING_APPLIED || was == MEMORY_BINDING_OFF))
                 d->memory_binding = was;
 
-        if (carry_out(m, dom, d, r->user, 0, NULL, was) == 0)
+        if (carry_out(m, dom, d, r->user, 0, before, was) == 0)
                 announce(m, d);
 }
 

@@ -6,6 +6,7 @@
  */
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
+#include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -292,6 +293,79 @@ START_TEST(test_restart_holds_emulator_cpu)
         virDomainDestroy(dom);
         virDomainFree(dom);
         free_manager(m);
+}
+END_TEST
+
+/* The live pin of I/O thread id of dom as a mask of CPUs 0-7, -1 when it has none. */
+static int iothread_mask(virDomainPtr dom, unsigned id)
+{
+        virDomainIOThreadInfoPtr *info = NULL;
+        int n = virDomainGetIOThreadInfo(dom, &info, VIR_DOMAIN_AFFECT_LIVE), map = -1;
+
+        for (int i = 0; i < n; i++) {
+                if (info[i]->iothread_id == id && info[i]->cpumaplen > 0)
+                        map = info[i]->cpumap[0];
+                virDomainIOThreadInfoFree(info[i]);
+        }
+        free(info);
+        return map;
+}
+
+static int emulator_mask(virDomainPtr dom)
+{
+        unsigned char map[1] = {0};
+
+        ck_assert_int_eq(virDomainGetEmulatorPinInfo(dom, map, 1, VIR_DOMAIN_AFFECT_LIVE), 1);
+        return map[0];
+}
+
+/* Placed with its emulator and I/O thread pinned, then a reload whose plans pin no emulator
+ * (EmulatorPin=none, under either policy) and replace: placementd's old pins are undone, back to every CPU
+ * as libvirt runs them unpinned, not left where the old decision put them while the record says "not
+ * pinned"; an emulator pinned by hand since is the user's and stays. */
+START_TEST(test_dropped_emulator_pin_undone)
+{
+        static const char *const configs[] = {"[Placement]\nEmulatorPin=none\n",
+                                              "[Placement]\nPolicy=compat\nEmulatorPin=none\n"};
+
+        for (unsigned c = 0; c < G_N_ELEMENTS(configs); c++) {
+                Manager *m = new_manager(NULL);
+                virDomainPtr dom = start_domain("m-undo", 1, "<iothreads>1</iothreads>");
+                Wait w = {m, "m-undo"};
+                g_autofree char *error = NULL;
+                const Decision *d;
+
+                ck_assert(spin(known, &w, 3000));
+                d = manager_lookup(m, "m-undo");
+                ck_assert_int_eq(d->result, DECISION_PLACED);
+                ck_assert(!cpuset_is_empty(d->plan->emulator_pin));
+                ck_assert(cpuset_has(d->plan->iothreads, 1));
+                ck_assert_int_ne(emulator_mask(dom), 0xff);
+                reload(m, configs[c]);
+                ck_assert_msg(manager_replace(m, "m-undo", &error) == 0, "%s", error);
+                d = manager_lookup(m, "m-undo");
+                ck_assert_msg(cpuset_is_empty(d->plan->emulator_pin), "%s", configs[c]);
+                ck_assert_msg(emulator_mask(dom) == 0xff, "%s: the emulator still runs on 0x%x", configs[c],
+                              emulator_mask(dom));
+                if (!cpuset_has(d->plan->iothreads, 1))
+                        ck_assert_msg(iothread_mask(dom, 1) == 0xff, "%s: I/O thread 1 still runs on 0x%x",
+                                      configs[c], iothread_mask(dom, 1));
+
+                /* pinned again by placementd, then by hand: a replace under the same reload leaves it */
+                reload(m, "");
+                ck_assert_msg(manager_replace(m, "m-undo", &error) == 0, "%s", error);
+                ck_assert_int_ne(emulator_mask(dom), 0xff);
+                ck_assert_int_eq(
+                    virDomainPinEmulator(dom, &(unsigned char){1u << 7}, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+                reload(m, configs[c]);
+                ck_assert_msg(manager_replace(m, "m-undo", &error) == 0, "%s", error);
+                ck_assert_msg(emulator_mask(dom) == 0x80, "%s: the emulator pinned by hand moved to 0x%x",
+                              configs[c], emulator_mask(dom));
+                virDomainDestroy(dom);
+                virDomainFree(dom);
+                free_manager(m);
+                spin(NULL, NULL, 50);
+        }
 }
 END_TEST
 
@@ -1859,6 +1933,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_reload_while_away_undone);
         tcase_add_test(tc, test_reload_core_kinds_leaves_e_cores);
         tcase_add_test(tc, test_unplaceable_replace_keeps_pins_counted);
+        tcase_add_test(tc, test_dropped_emulator_pin_undone);
         tcase_add_test(tc, test_restart_holds_emulator_cpu);
         tcase_add_test(tc, test_opt_outs);
         tcase_add_test(tc, test_definition_pins_are_taken);

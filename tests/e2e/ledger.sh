@@ -73,6 +73,7 @@ scenario() {
     case " $LEDGER_TODO " in *" $id "*) TAP_TODO="scenario $id fails on today's daemon" ;; esac
     [ -n "${RESULTS[$id]:-}" ] || RESULTS[$id]=pass
     VIEWS_CONSTRAINED=
+    VIEWS_HAND_EMULATOR=
     echo "# ---- scenario $id: $* ($topo)"
     pd_stop
     dom_cleanup
@@ -413,6 +414,7 @@ sc_9() {
     step "virsh create ${P}9b" dom_create "${P}9b" "$(vcpu 1)" && agree "create ${P}9b"
     expect_eq "${P}9a runs on CPU 0, its emulator beside it" "0 0" "$(kernel_vcpus "${P}9a") $(emu_kernel "${P}9a")"
     mark=$(pd_log_mark)
+    VIEWS_HAND_EMULATOR="${P}9a"
     step "virsh emulatorpin ${P}9a 1 --live" vx emulatorpin "${P}9a" 1 --live && agree "emulatorpin ${P}9a 1"
     step "the log says the emulator of ${P}9a was pinned by someone else" \
         wait_for 10 log_since "$mark" "${P}9a: its emulator was pinned to 1 by someone else: left there"
@@ -431,6 +433,37 @@ sc_9() {
     expect_eq "${P}9a: replace leaves its emulator where the user pinned it" 1 "$(emu_kernel "${P}9a")"
 }
 
+# 10: a re-placement whose plan pins no emulator (a reload to EmulatorPin=none, then replace) undoes the pins
+# placementd made before: its emulator and I/O thread run unpinned again, as the record (emulator="") says;
+# views.sh expects the unpinned mask of a record that pins no emulator, and every QEMU thread on the main
+# thread's mask.
+pd_reload() { # LINE...: the [Placement] lines of a rewritten config, then SIGHUP; waits for the reload
+    local mark
+    {
+        printf '[Placement]\n'
+        printf '%s\n' "$@"
+        printf 'ReconcileSec=0\n\n[Libvirt]\nURI=%s\n' "$E2E_LIBVIRT_URI"
+    } | awk -F= '!seen[$1]++' >"$PD_DIR/placementd.conf"
+    mark=$(pd_log_mark)
+    kill -HUP "$PD_PID" && wait_for 10 log_since "$mark" "Configuration reloaded"
+}
+iothread_live() { e2e_virsh iothreadinfo "$1" --live 2>/dev/null | awk -v id="$2" '$1 == id { print $2 }'; }
+sc_10() {
+    local online
+    online=$(views_cpuset_norm "$(cat /sys/devices/system/cpu/online)")
+    scenario 10 "$TOPO_2N" "a plan that pins no emulator undoes placementd's own pin" || return
+    step "virsh create ${P}10a with an I/O thread" dom_create "${P}10a" "$(vcpu 1)" "<iothreads>1</iothreads>" &&
+        agree "create ${P}10a"
+    expect_eq "${P}10a: its emulator and I/O thread pinned beside its vCPU" "0 0" \
+        "$(emu_kernel "${P}10a") $(views_cpuset_norm "$(iothread_live "${P}10a" 1)")"
+    step "reload with EmulatorPin=none" pd_reload EmulatorPin=none
+    step "placementctl replace ${P}10a" pdctl replace "${P}10a" && agree "replace ${P}10a under EmulatorPin=none"
+    expect_eq "${P}10a: placementctl names no emulator pin" "" "$(ctl_field "${P}10a" emulator_pin)"
+    expect_eq "${P}10a: its emulator runs unpinned again (kernel)" "$online" "$(emu_kernel "${P}10a")"
+    expect_eq "${P}10a: its I/O thread runs unpinned again (libvirt)" "$online" \
+        "$(views_cpuset_norm "$(iothread_live "${P}10a" 1)")"
+}
+
 # ------------------------------------------------------------------------------------------- main
 
 must "placementd and placementctl are built in $BUILD" test -x "$BUILD/daemon/placementd" -a -x "$BUILD/tools/placementctl"
@@ -439,7 +472,7 @@ must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 diag "LEDGER_TODO=\"$LEDGER_TODO\""
 
-for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 4a 4b 4c 4d 5 6 6b 7 8 9}; do
+for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 4a 4b 4c 4d 5 6 6b 7 8 9 10}; do
     s0=$(date +%s)
     "sc_$id"
     TAP_TODO=

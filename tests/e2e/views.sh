@@ -29,6 +29,11 @@
 # they run on less than placementd counts, never outside it. ledger.sh scenario 6b holds the daemon to
 # the equality (a TODO); the random walk, which meets it through heal moves after a restore, sets this.
 #
+# A record that pins no emulator means the emulator runs where libvirt runs it unpinned: the definition's
+# <vcpu cpuset>, else every online CPU (a definition's own <emulatorpin> aside). VIEWS_HAND_EMULATOR="NAME ..."
+# lists domains whose emulator someone pinned live (virsh emulatorpin --live): that pin is the user's, and
+# placementd records none of its own (docs/running.md).
+#
 # The views:
 #   placementctl  `placementctl list --json` (result, vCPU pins, emulator pin, memory nodes) and `map`
 #   metadata      `virsh metadata --live NAME https://placementd.org/xmlns/domain/1` (the recorded decision)
@@ -44,6 +49,7 @@ declare -gA VIEWS_NODE_OF=()    # PU -> NUMA node of the topology
 VIEWS_CONSTRAINED=              # domains whose own constraints may force them onto a held core
 VIEWS_SHARING_ONLY=             # only sharing that involves these domains counts (empty: all; "-": none)
 VIEWS_THREADS_NARROWER=         # set: a QEMU thread narrower than the emulator pin is a note (see above)
+VIEWS_HAND_EMULATOR=            # domains whose emulator the user pinned live (virsh emulatorpin): see above
 VIEWS_CTL_JSON=
 VIEWS_OUT=
 
@@ -137,6 +143,19 @@ if d is None:
 print("result", d.get("result", ""))
 print("binding", d.get("memory-binding", ""))
 print("emulator", d.get("emulator", ""))
+# the definition of the user as recorded: its own <emulatorpin> and <vcpu cpuset>
+dx = root.find("definition")
+if dx is not None and dx.text:
+    try:
+        u = ET.fromstring(dx.text)
+        e = u.find("cputune/emulatorpin")
+        if e is not None:
+            print("user_emulatorpin", e.get("cpuset", ""))
+        v = u.find("vcpu")
+        if v is not None and v.get("cpuset"):
+            print("user_vcpu_cpuset", v.get("cpuset"))
+    except ET.ParseError:
+        pass
 for v in d.findall("vcpu"):
     print("vcpu", v.get("id"), v.get("cpuset", ""))
 for m in d.findall("memory"):
@@ -175,6 +194,24 @@ _views_kernel() {
 
 _views_node_exists() { [ -d "/sys/devices/system/node/node$1" ]; }
 
+# _views_listed NAME LIST: NAME is one of the words of LIST.
+_views_listed() { case " $2 " in *" $1 "*) return 0 ;; esac; return 1; }
+
+# _views_user_emulator NAME META: where NAME's emulator runs while placementd pins none: libvirt's default,
+# the definition's <vcpu cpuset> or else every online CPU; "-" when the definition pins it itself (the
+# recorded definition, else the persistent one says so).
+_views_user_emulator() {
+    local d=$1 meta=$2 def cs
+    if grep -q '^user_emulatorpin ' <<<"$meta"; then echo -; return; fi
+    cs=$(awk '$1 == "user_vcpu_cpuset" { print $2 }' <<<"$meta")
+    if ! grep -q '^user_' <<<"$meta" && e2e_virsh dominfo "$d" 2>/dev/null | grep -q '^Persistent: *yes'; then
+        def=$(e2e_virsh dumpxml --inactive "$d" 2>/dev/null)
+        if grep -q '<emulatorpin' <<<"$def"; then echo -; return; fi
+        [ -n "$cs" ] || cs=$(sed -nE "s/^.*<vcpu [^>]*cpuset='([^']*)'.*$/\1/p" <<<"$def" | head -n 1)
+    fi
+    views_cpuset_norm "${cs:-$(cat /sys/devices/system/cpu/online)}"
+}
+
 # views_domain NAME (fetches placementctl's list unless VIEWS_CTL_JSON is fresh: views_all sets it).
 views_domain() {
     VIEWS_OUT=
@@ -186,7 +223,7 @@ views_domain() {
 
 _views_domain() {
     local d=$1 ctl meta kern c_res c_n c_emu c_mem c_bind c_pins c_err m_res m_bind m_emu m_mem
-    local l_pins l_emu l_numa l_mode l_nodes l_cell_nodes k_emu="" i n v m_p c_p l_p k_p online=0 x line
+    local l_pins l_emu l_numa l_mode l_nodes l_cell_nodes k_emu="" i n v m_p c_p l_p k_p online=0 x line u_emu
     local -A mpin=() lpin=() kpin=() cpin=()
     local -a pairs=()
     ctl=$(_views_ctl "$d")
@@ -260,6 +297,11 @@ _views_domain() {
         _views_say "$d emulator: placementctl ${c_emu:-none}, metadata ${m_emu:-none}"
     if [ "$l_emu" != "$k_emu" ] || { [ -n "$m_emu" ] && [ "$m_emu" != "$k_emu" ]; }; then
         _views_say "$d emulator: metadata ${m_emu:-none}, libvirt ${l_emu:-none}, kernel (main thread) $k_emu"
+    elif [ -n "$meta" ] && [ -z "$m_emu" ] && [ "$m_res" != skipped ] && ! _views_listed "$d" "$VIEWS_HAND_EMULATOR"; then
+        # a record that pins no emulator: it runs where libvirt runs it unpinned (the user's own pin aside)
+        u_emu=$(_views_user_emulator "$d" "$meta")
+        [ "$u_emu" = - ] || [ "$k_emu" = "$u_emu" ] ||
+            _views_say "$d emulator: the record pins none, so unpinned ($u_emu), but libvirt ${l_emu:-none}, kernel (main thread) $k_emu"
     fi
     while read -r x i v m; do
         if [ "$x" != other ] || [ "$v" = "$k_emu" ]; then continue; fi
