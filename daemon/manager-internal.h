@@ -63,6 +63,10 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
 bool placer_found_pinned(Manager *m, virDomainPtr dom);
 /* Adopts the domain's recorded decision when it checks out, quietly; false leaves it to placer_place. */
 bool placer_adopt(Manager *m, virDomainPtr dom);
+/* After a pass of placer_adopt() (m->adopting): says, at warning level, of each two records it adopted that
+ * claim one core while a core is free (a domain saved or restored while placementd was down comes back
+ * with its old record onto a core another took meanwhile), both names, the core and the later one. */
+void placer_say_adopted_clashes(Manager *m);
 /* What reloads changed for running domains while libvirt was away (Apply= turned on, CPUs newly reserved):
  * done now that it is back. */
 void manager_reload_pending(Manager *m);

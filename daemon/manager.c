@@ -324,7 +324,8 @@ static void reconcile(Manager *m, PlaceOrigin origin)
         }
         /* recorded decisions first: a domain placed anew must not take the cores another one records. Two
          * records of this pass that claim one core both stand (both run there): which came first in ID
-         * order decides nothing, so a record a domain's owner wrote cannot evict another domain */
+         * order decides nothing, so a record a domain's owner wrote cannot evict another domain; while a
+         * core is free, that is said, naming both */
         m->adopting = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         for (unsigned i = 0; i < n; i++) {
                 char uuid[VIR_UUID_STRING_BUFLEN];
@@ -332,6 +333,7 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                     placer_adopt(m, doms[i]))
                         g_hash_table_add(m->adopting, g_strdup(uuid));
         }
+        placer_say_adopted_clashes(m);
         g_clear_pointer(&m->adopting, g_hash_table_unref);
         /* then what is counted as it runs, before anything is placed against it, whatever the IDs: the new
          * domains found pinned (opted out, pinned by someone else), and the drift, hand pins and bindings

@@ -890,6 +890,61 @@ static bool core_placed_by_other(Manager *m, const char *uuid, unsigned pu, bool
         return false;
 }
 
+/* The first PU of a that counts a vCPU on a core (by_pu: on the PU) where b counts one too; -1 when none. */
+static int shared_pu(const Manager *m, const Plan *a, const Plan *b, bool by_pu)
+{
+        for (unsigned i = 0; i < a->nvcpus; i++)
+                for (unsigned j = 0; a->vcpu_pu[i] >= 0 && j < b->nvcpus; j++)
+                        if (b->vcpu_pu[j] >= 0 && (by_pu ? a->vcpu_pu[i] == b->vcpu_pu[j]
+                                                         : m->topology->pus[a->vcpu_pu[i]].core ==
+                                                               m->topology->pus[b->vcpu_pu[j]].core))
+                                return a->vcpu_pu[i];
+        return -1;
+}
+
+static gint by_domain_id(gconstpointer a, gconstpointer b)
+{
+        const Decision *x = *(const Decision *const *)a, *y = *(const Decision *const *)b;
+        return x->domain_id < y->domain_id ? -1 : x->domain_id > y->domain_id;
+}
+
+void placer_say_adopted_clashes(Manager *m)
+{
+        g_autoptr(GPtrArray) adopted = g_ptr_array_new();
+        GHashTableIter it;
+        gpointer key;
+        bool any_free = false;
+
+        if (!m->adopting)
+                return;
+        for (unsigned c = 0; c < m->topology->ncores && !any_free; c++)
+                any_free = core_free(m, c);
+        if (!any_free)
+                return;
+        g_hash_table_iter_init(&it, m->adopting);
+        while (g_hash_table_iter_next(&it, &key, NULL)) {
+                Decision *d = g_hash_table_lookup(m->decisions, key);
+                if (d && d->plan && !d->pinned_by_hand && d->result != DECISION_SKIPPED)
+                        g_ptr_array_add(adopted, d);
+        }
+        g_ptr_array_sort(adopted, by_domain_id);
+        for (unsigned i = 0; i < adopted->len; i++)
+                for (unsigned j = i + 1; j < adopted->len; j++) {
+                        const Decision *a = adopted->pdata[i], *b = adopted->pdata[j];
+                        /* compat fills siblings by design: only one PU claimed twice clashes there */
+                        bool by_pu = a->plan->policy == POLICY_COMPAT && b->plan->policy == POLICY_COMPAT;
+                        int pu = shared_pu(m, a->plan, b->plan, by_pu);
+                        if (pu < 0)
+                                continue;
+                        log_warning(
+                            "%s and %s: their recorded decisions both claim core %u (CPU %u) while a "
+                            "core is free; both are adopted as they run (placementctl replace %s "
+                            "moves the later one)",
+                            a->name, b->name, m->topology->pus[pu].core, m->topology->pus[pu].os_index,
+                            b->name);
+                }
+}
+
 /* The first CPU a recorded vCPU pin takes that the configuration keeps from vCPUs (ReservedCPUs=, the
  * other kinds under CoreKinds=performance-only), with the key that keeps it; -1 when none. */
 static int pin_off_limits(Manager *m, const Plan *p, const char **ret_key)

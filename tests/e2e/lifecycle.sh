@@ -215,8 +215,10 @@ for ((step = 1; step <= STEPS; step++)); do
     # The sharing invariant is what placementd promises today: a NEW placement never shares a core while one
     # is free. It does not heal sharing a release leaves behind (destroy the domain that had a core to itself:
     # the two on the other core stay), so after a step only the domain it placed counts; after a rebalance
-    # and a placementd restart (whose adoption re-places a record that shares while a core is free) every
-    # domain does. Sharing with a hand-pinned domain is the user's doing (views.sh).
+    # and a placementd restart (whose adoption refuses a record that shares a core a domain adopted before it
+    # holds while a core is free) every domain does. Two records adopted in one pass that claim one core both
+    # stand, with a warning (ledger scenario 11); the walk never makes them: it saves and restores only while
+    # placementd runs. Sharing with a hand-pinned domain is the user's doing (views.sh).
     case "$op" in
     create | start | restore | setvcpus | replace) VIEWS_SHARING_ONLY=$d ;;
     rebalance | pdrestart) VIEWS_SHARING_ONLY= ;;
