@@ -102,7 +102,7 @@ pd_reap_strays() {
     local p cmd
     [ -n "$PD_ADDR" ] || return 0
     for p in /proc/[0-9]*; do
-        cmd=$(tr '\0' ' ' <"$p/cmdline" 2>/dev/null) || continue
+        cmd=$(tr '\0' ' ' 2>/dev/null <"$p/cmdline") || continue
         case "$cmd" in "$PD_BIN "*"--bus-address=$PD_ADDR "*)
             kill -TERM "${p#/proc/}" 2>/dev/null
             _e2e_wait_dead "${p#/proc/}" 50 || kill -KILL "${p#/proc/}" 2>/dev/null
