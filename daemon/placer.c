@@ -468,7 +468,8 @@ bool placer_follow_emulator(Manager *m, virDomainPtr dom, Decision *d)
                 log_info("%s: its emulator runs unpinned (on %s) again: left so", d->name, list);
         commit(m, d, g_steal_pointer(&plan));
         healer_forget_request(m, d->uuid);
-        record_again(m, dom, d);
+        if (m->config->apply) /* Apply=no writes nothing into a domain, a record neither */
+                record_again(m, dom, d);
         if (m->cb.decision_changed) /* a signal, not a new decision: the counts stay */
                 m->cb.decision_changed(m, d, d->uuid, d->name, m->userdata);
         return true;

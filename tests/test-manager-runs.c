@@ -127,6 +127,45 @@ START_TEST(test_replace_under_apply_off_counts_what_runs)
 }
 END_TEST
 
+/* Re-placed under Apply=no (counted on the pins it keeps, its emulator pin with them), then its emulator
+ * pinned by hand: the ledger follows it (its CPU held), but nothing is written into the domain under
+ * Apply=no: its record stays as it was. */
+START_TEST(test_hand_emulator_pin_under_apply_off)
+{
+        Manager *m = fixture_manager_new(base, ONE_NODE, QUIET);
+        virDomainPtr b = fixture_start_xml(conn, "u-emu-off", "<vcpu>1</vcpu>");
+        virTypedParameter event = {.field = "cputune.emulatorpin", .type = VIR_TYPED_PARAM_STRING};
+        g_autofree char *error = NULL, *before = NULL, *after = NULL;
+        char seven[] = "7";
+        const Decision *d;
+        int pu;
+
+        ck_assert(fixture_spin_known(base, m, "u-emu-off", 3000));
+        ck_assert_int_lt(runs_on(b, 1, 0), 6); /* not on core 3 (CPUs 6-7) */
+        reload(m, QUIET "Apply=no\n");
+        ck_assert_msg(manager_replace(m, "u-emu-off", &error) == 0, "%s", error);
+        d = manager_lookup(m, "u-emu-off");
+        ck_assert_int_eq(d->result, DECISION_ADVISORY);
+        ck_assert(!cpuset_is_empty(d->plan->emulator_pin));
+        before =
+            virDomainGetMetadata(b, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+        ck_assert_ptr_nonnull(before);
+        ck_assert_int_eq(virDomainPinEmulator(b, &(unsigned char){1u << 7}, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        event.value.s = seven;
+        manager_tunable(m, b, &event, 1); /* as libvirtd sends it; the test driver sends none */
+        d = manager_lookup(m, "u-emu-off");
+        ck_assert(cpuset_is_empty(d->plan->emulator_pin));
+        pu = topology_pu_by_os(manager_topology(m), 7);
+        ck_assert_uint_eq(ledger_pu_held(manager_ledger(m), (unsigned)pu), 1);
+        after =
+            virDomainGetMetadata(b, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+        ck_assert_msg(after && strcmp(before, after) == 0, "written under Apply=no:\n%s\nwas:\n%s", after,
+                      before);
+        fixture_stop(b);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 /* Re-placed under Apply=no (counted on the pins it keeps), then unpinned by hand to every CPU: at the
  * tunable event, what ran is no longer what runs, so its old core is not counted any more (the unpin is
  * taken as its owner's, as under Apply=yes); until then it waited for the next reconcile. */
@@ -390,6 +429,7 @@ static Suite *manager_runs_suite(void)
         tcase_add_test(tc, test_replace_under_apply_off_counts_what_runs);
         tcase_add_test(tc, test_reserved_under_apply_off_then_applied);
         tcase_add_test(tc, test_unpin_under_apply_off_followed);
+        tcase_add_test(tc, test_hand_emulator_pin_under_apply_off);
         tcase_add_test(tc, test_resized_placed_after_hand_pins);
         tcase_add_test(tc, test_record_of_floating_vcpus_counts_nothing);
         tcase_add_test(tc, test_found_running_definition_edited);
