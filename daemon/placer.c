@@ -280,17 +280,21 @@ static CpuSet *unpinned_cpus(const Manager *m, const DomainSpec *user)
 
 /*
  * The emulator pin someone else made: the live one when it is neither placementd's own (own: the pin its
- * decision applied, or the one its record names; NULL or empty when none) nor libvirt's default (every
- * host CPU, or every CPU of <vcpu cpuset>), and the definition keeps no <emulatorpin> of its own. It is
- * then the user's, as a definition's <emulatorpin> is: made user's (the policy leaves it alone and holds
+ * decision applied, recorded: the one the record in the domain names, which a decision that could not
+ * apply its pins, or one made before a save, leaves running; NULL or empty when none) nor libvirt's default
+ * (every host CPU, or every CPU of <vcpu cpuset>), and the definition keeps no <emulatorpin> of its own. It
+ * is then the user's, as a definition's <emulatorpin> is: made user's (the policy leaves it alone and holds
  * its CPUs apart from the vCPUs) and returned (user's); NULL when there is none.
  */
-static const CpuSet *hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *user, const CpuSet *own)
+static const CpuSet *hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *user, const CpuSet *own,
+                                   const CpuSet *recorded)
 {
         g_autoptr(CpuSet) pin = NULL;
 
         if (!user || user->has_emulatorpin || !(pin = live_emulator_pin(dom)) || cpuset_is_empty(pin) ||
-            (own && !cpuset_is_empty(own) && cpuset_equal(pin, own)) || pin_anywhere(m, dom, user, pin))
+            (own && !cpuset_is_empty(own) && cpuset_equal(pin, own)) ||
+            (recorded && !cpuset_is_empty(recorded) && cpuset_equal(pin, recorded)) ||
+            pin_anywhere(m, dom, user, pin))
                 return NULL;
         user->has_emulatorpin = true;
         cpuset_free(user->emulatorpin);
@@ -300,9 +304,9 @@ static const CpuSet *hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *use
 
 /* hand_emulator(), said at info level when it names one. */
 static const CpuSet *hand_emulator_said(Manager *m, virDomainPtr dom, DomainSpec *user, const CpuSet *own,
-                                        const char *name)
+                                        const CpuSet *recorded, const char *name)
 {
-        const CpuSet *pin = hand_emulator(m, dom, user, own);
+        const CpuSet *pin = hand_emulator(m, dom, user, own, recorded);
 
         if (pin) {
                 g_autofree char *list = cpuset_format(pin);
@@ -449,8 +453,12 @@ bool placer_follow_emulator(Manager *m, virDomainPtr dom, Decision *d)
                 return false;
         if (virt_domain_read_spec(dom, false, &live, NULL) < 0 || !(user = user_spec(dom, live)))
                 return false;
+        /* the pin its record names runs: placementd's (an apply that could not pin it, a held job) */
+        if (live->decision && live->decision->emulator && !cpuset_is_empty(live->decision->emulator) &&
+            cpuset_equal(pin, live->decision->emulator))
+                return false;
         dropped = !cpuset_is_empty(d->plan->emulator_pin);
-        hand = hand_emulator(m, dom, user, d->plan->emulator_pin);
+        hand = hand_emulator(m, dom, user, d->plan->emulator_pin, NULL);
         plan = plan_copy(d->plan);
         cpuset_clear(plan->emulator_pin);
         /* the CPUs held for QEMU's threads: the definition's, and the emulator pin someone else made */
@@ -1112,7 +1120,7 @@ static Decision *adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         user = user_spec(dom, live);
         /* an emulator pin someone else made since the record (or while placementd was down) is theirs:
          * the record's no longer runs, and the one that runs is held as a definition's would be */
-        if (user && hand_emulator_said(m, dom, user, md->emulator, live->name)) {
+        if (user && hand_emulator_said(m, dom, user, md->emulator, NULL, live->name)) {
                 rerecord = !cpuset_is_empty(plan->emulator_pin);
                 cpuset_clear(plan->emulator_pin);
         }
@@ -1443,7 +1451,8 @@ PlacerRequest *placer_request(Manager *m, virDomainPtr dom)
                 return NULL;
         {
                 const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
-                hand_emulator(m, dom, r->user, d && d->plan ? d->plan->emulator_pin : NULL);
+                hand_emulator(m, dom, r->user, d && d->plan ? d->plan->emulator_pin : NULL,
+                              r->live->decision ? r->live->decision->emulator : NULL);
         }
         r->params = params_for(m, r->user, r->live->name);
         r->req = domain_request(r->user, r->live);
@@ -1524,11 +1533,8 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
         old = g_hash_table_lookup(m->decisions, uuid);
         /* an emulator pin someone else made is the user's: never undone */
         if (!ours)
-                hand_emulator_said(m, dom, user,
-                                   old && old->plan ? old->plan->emulator_pin
-                                   : live->decision ? live->decision->emulator
-                                                    : NULL,
-                                   live->name);
+                hand_emulator_said(m, dom, user, old && old->plan ? old->plan->emulator_pin : NULL,
+                                   live->decision ? live->decision->emulator : NULL, live->name);
         if ((why = domain_spec_opt_out(user)))
                 return skip_opted_out(m, dom, uuid, live, user, why);
         params = params_for(m, user, live->name);
@@ -1612,7 +1618,9 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
          * record written into it (placementd writes none there) */
         definition = user_spec(dom, live);
         /* an emulator pin someone else made is held for it, and not recorded as placementd's */
-        if (hand_emulator(m, dom, definition, old->plan ? old->plan->emulator_pin : NULL) && old->plan)
+        if (hand_emulator(m, dom, definition, old->plan ? old->plan->emulator_pin : NULL,
+                          live->decision ? live->decision->emulator : NULL) &&
+            old->plan)
                 cpuset_clear(old->plan->emulator_pin);
         if (definition && (why = domain_spec_opt_out(definition))) {
                 ledger_release(m->ledger, uuid);
