@@ -1088,28 +1088,16 @@ static char *hugepage_sizes_note(const PlacementRequest *req)
                                size_format(req->hugepage_size, a, sizeof(a)));
 }
 
-/* The largest and the mean distance between the nodes a plan took (each pair both ways, a node with
- * itself too, as the set table counts them): past a binding, the set's nodes that got no vCPU are none
- * of the plan's (take_set()), and its figures would describe nodes the domain does not run on. */
+/* The largest and the mean distance between the nodes a plan took: past a binding, the set's nodes that
+ * got no vCPU are none of the plan's (take_set()), and the set's figures would describe nodes the domain
+ * does not run on. */
 static void taken_distances(const Topology *t, const NodeSet *set, const CpuSet *nodes, uint32_t *ret_max,
                             double *ret_mean)
 {
-        uint64_t sum = 0, n = 0;
-        uint32_t max = 0;
-
         *ret_max = set->max_distance;
         *ret_mean = set->mean_distance;
-        if (cpuset_count(nodes) == set->nnodes || cpuset_is_empty(nodes))
-                return;
-        CPUSET_FOREACH (a, nodes)
-                CPUSET_FOREACH (b, nodes) {
-                        uint32_t d = topology_distance(t, (unsigned)a, (unsigned)b);
-                        max = MAX(max, d);
-                        sum += d;
-                        n++;
-                }
-        *ret_max = max;
-        *ret_mean = (double)sum / (double)n;
+        if (cpuset_count(nodes) != set->nnodes && !cpuset_is_empty(nodes))
+                topology_nodes_distance(t, nodes, ret_max, ret_mean);
 }
 
 /* The reason of a placed or overcommitted plan. */

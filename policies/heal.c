@@ -172,14 +172,10 @@ static double own_host_excess(const HealHost *h, const Plan *p)
 
 static double mean_distance(const Topology *t, const CpuSet *nodes)
 {
-        uint64_t sum = 0, n = 0;
+        double mean;
 
-        CPUSET_FOREACH (a, nodes)
-                CPUSET_FOREACH (b, nodes) {
-                        sum += topology_distance(t, (unsigned)a, (unsigned)b);
-                        n++;
-                }
-        return n ? (double)sum / (double)n : 0;
+        topology_nodes_distance(t, nodes, NULL, &mean);
+        return mean;
 }
 
 /* The mean distance from p's vCPUs to the memory memory_of counts (each node weighted by its bytes);

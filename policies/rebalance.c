@@ -14,14 +14,10 @@ static unsigned shared_now(const Topology *t, const Ledger *l, const Plan *p)
 
 static double mean_distance(const Topology *t, const CpuSet *nodes)
 {
-        uint64_t sum = 0, n = 0;
-        CPUSET_FOREACH (a, nodes) {
-                CPUSET_FOREACH (b, nodes) {
-                        sum += topology_distance(t, (unsigned)a, (unsigned)b);
-                        n++;
-                }
-        }
-        return n ? (double)sum / (double)n : 0;
+        double mean;
+
+        topology_nodes_distance(t, nodes, NULL, &mean);
+        return mean;
 }
 
 bool policy_improves(const Topology *t, const Ledger *l, const Plan *current, const Plan *candidate,

@@ -235,21 +235,32 @@ static void l3_room_init(SetSearch *s)
         }
 }
 
-/* Whether each node's share of the vCPUs (split as PolicyOps.assign splits them: cells whole, the rest
- * where the memory goes) fits one L3 group. */
-static bool set_fits_l3(const SetSearch *s, const NodeSet *set, const Plan *plan)
+/* The node index each vCPU of plan goes to inside set, split as PolicyOps.assign splits them (cells whole,
+ * the rest where the memory goes: cells_vcpu_nodes()); NULL when neither the L3 fit nor a guest cell
+ * split over several nodes asks. */
+static int *set_vcpu_nodes(const SetSearch *s, const NodeSet *set, const Plan *plan)
 {
         const unsigned *members = nodeset_members(s->table, set);
         g_autofree unsigned *capacity = NULL;
-        g_autofree int *vcpu_node = NULL;
+        int *vcpu_node;
 
-        if (!s->l3_matters)
-                return true;
+        if (!s->l3_matters && (!plan->ncells || set->nnodes < 2))
+                return NULL;
         capacity = g_new(unsigned, set->nnodes);
         vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
         for (unsigned i = 0; i < set->nnodes; i++)
                 capacity[i] = s->v->node_capacity[members[i]];
         cells_vcpu_nodes(s->v, members, set->nnodes, capacity, plan, vcpu_node);
+        return vcpu_node;
+}
+
+/* Whether each node's share of the vCPUs (vcpu_node, set_vcpu_nodes()) fits one L3 group. */
+static bool set_fits_l3(const SetSearch *s, const NodeSet *set, const Plan *plan, const int *vcpu_node)
+{
+        const unsigned *members = nodeset_members(s->table, set);
+
+        if (!s->l3_matters || !vcpu_node)
+                return true;
         for (unsigned i = 0; i < set->nnodes; i++) {
                 unsigned share = 0;
 
@@ -261,32 +272,21 @@ static bool set_fits_l3(const SetSearch *s, const NodeSet *set, const Plan *plan
         return true;
 }
 
-/* The farthest apart two nodes of set one guest cell's vCPUs go to, as PolicyOps.assign splits them
- * (cells_vcpu_nodes()); TOPOLOGY_LOCAL when every cell goes whole to one node, or the plan has none. */
-static uint32_t cell_spread(const SetSearch *s, const NodeSet *set, const Plan *plan)
+/* The farthest apart two nodes one guest cell's vCPUs go to (vcpu_node, set_vcpu_nodes()); TOPOLOGY_LOCAL
+ * when every cell goes whole to one node, or the plan has none. */
+static uint32_t cell_spread(const SetSearch *s, const Plan *plan, const int *vcpu_node)
 {
-        const unsigned *members = nodeset_members(s->table, set);
-        g_autofree unsigned *capacity = NULL;
-        g_autofree int *vcpu_node = NULL;
         uint32_t spread = TOPOLOGY_LOCAL;
 
-        if (!plan->ncells || set->nnodes < 2)
-                return TOPOLOGY_LOCAL;
-        capacity = g_new(unsigned, set->nnodes);
-        vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
-        for (unsigned i = 0; i < set->nnodes; i++)
-                capacity[i] = s->v->node_capacity[members[i]];
-        cells_vcpu_nodes(s->v, members, set->nnodes, capacity, plan, vcpu_node);
-        for (unsigned c = 0; c < plan->ncells; c++) {
+        for (unsigned c = 0; vcpu_node && c < plan->ncells; c++) {
                 g_autoptr(CpuSet) on = cpuset_new();
+                uint32_t max;
+
                 CPUSET_FOREACH (vcpu, plan->cells[c].vcpus)
                         if ((unsigned)vcpu < plan->nvcpus && vcpu_node[vcpu] >= 0)
                                 cpuset_add(on, (unsigned)vcpu_node[vcpu]);
-                if (cpuset_count(on) < 2)
-                        continue;
-                CPUSET_FOREACH (a, on)
-                        CPUSET_FOREACH (b, on)
-                                spread = MAX(spread, topology_distance(s->v->t, (unsigned)a, (unsigned)b));
+                topology_nodes_distance(s->v->t, on, &max, NULL);
+                spread = MAX(spread, max);
         }
         return spread;
 }
@@ -441,19 +441,21 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                             ->idle_node = idle;
                 }
                 if (qualifies && beyond) {
-                        uint32_t spread = cell_spread(s, set, plan);
+                        g_autofree int *vcpu_node = set_vcpu_nodes(s, set, plan);
+                        uint32_t spread = cell_spread(s, plan, vcpu_node);
                         if (spread < out->cell_spread) {
                                 out->rank = rank;
                                 out->load = load;
-                                out->l3_fit = set_fits_l3(s, set, plan);
+                                out->l3_fit = set_fits_l3(s, set, plan, vcpu_node);
                                 out->cell_spread = spread;
                                 out->cells_nearer = true;
                                 out->group_size = 1;
                                 out->l3_unfit = 0;
                         }
                 } else if (qualifies) {
-                        bool fits = set_fits_l3(s, set, plan);
-                        uint32_t spread = cell_spread(s, set, plan);
+                        g_autofree int *vcpu_node = set_vcpu_nodes(s, set, plan);
+                        bool fits = set_fits_l3(s, set, plan, vcpu_node);
+                        uint32_t spread = cell_spread(s, plan, vcpu_node);
 
                         group = (int)set->group;
                         out->group_size++;

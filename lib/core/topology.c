@@ -274,3 +274,21 @@ const CpuSet *topology_pci_nodes(const Topology *t, uint64_t address)
         }
         return NULL;
 }
+
+void topology_nodes_distance(const Topology *t, const CpuSet *nodes, uint32_t *ret_max, double *ret_mean)
+{
+        uint64_t sum = 0, n = 0;
+        uint32_t max = 0;
+
+        CPUSET_FOREACH (a, nodes)
+                CPUSET_FOREACH (b, nodes) {
+                        uint32_t d = topology_distance(t, (unsigned)a, (unsigned)b);
+                        max = MAX(max, d);
+                        sum += d;
+                        n++;
+                }
+        if (ret_max)
+                *ret_max = max;
+        if (ret_mean)
+                *ret_mean = n ? (double)sum / (double)n : 0;
+}

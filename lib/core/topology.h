@@ -168,6 +168,10 @@ static inline uint32_t topology_distance(const Topology *t, unsigned a, unsigned
         return t->distance[a * t->nnodes + b];
 }
 
+/* The largest and the mean distance between the nodes (indexes) in nodes, over every ordered pair, a node
+ * with itself included (as the set table counts them); 0 for none. Either pointer may be NULL. */
+void topology_nodes_distance(const Topology *t, const CpuSet *nodes, uint32_t *ret_max, double *ret_mean);
+
 /* Sets node's pool of pages of size to count pages (adds the size when new, keeping sizes ascending). */
 void topology_node_set_hugepages(Topology *t, unsigned node, uint64_t size, uint64_t count);
 /* Bytes in node's pool of pages of size (0 when it has none). */
