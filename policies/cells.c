@@ -351,8 +351,102 @@ static void keep_bound_cells(const HostView *v, const unsigned *nodes, unsigned 
         }
 }
 
-void cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, const unsigned *capacity,
-                      const Plan *plan, int *vcpu_node)
+/* Whether nodes[a] is nearer nodes[from] than nodes[b]: itself first, then by distance, then in set
+ * order. */
+static bool nearer_to(const Topology *t, const unsigned *nodes, unsigned from, unsigned a, unsigned b)
+{
+        uint32_t da = a == from ? 0 : topology_distance(t, nodes[from], nodes[a]);
+        uint32_t db = b == from ? 0 : topology_distance(t, nodes[from], nodes[b]);
+
+        return da < db || (da == db && a < b);
+}
+
+/* The indexes of nodes[0..n), nearest nodes[from] first, into order[0..n). */
+static void order_from(const Topology *t, const unsigned *nodes, unsigned n, unsigned from, unsigned *order)
+{
+        for (unsigned i = 0; i < n; i++) {
+                unsigned j = i;
+                while (j > 0 && nearer_to(t, nodes, from, i, order[j - 1])) {
+                        order[j] = order[j - 1];
+                        j--;
+                }
+                order[j] = i;
+        }
+}
+
+/* How far from nodes[from] the memory of a cell reaches when it fills mem_room from there outward, nearest
+ * first (UINT32_MAX when the set lacks the room); takes it from mem_room when take. */
+static uint32_t spill_reach(const Topology *t, const unsigned *nodes, unsigned n, uint64_t *mem_room,
+                            unsigned from, uint64_t memory, bool take)
+{
+        g_autofree unsigned *order = g_new(unsigned, MAX(n, 1));
+        uint32_t reach = TOPOLOGY_LOCAL;
+
+        order_from(t, nodes, n, from, order);
+        for (unsigned k = 0; k < n && memory > 0; k++) {
+                unsigned i = order[k];
+                uint64_t part = MIN(mem_room[i], memory);
+                if (!part)
+                        continue;
+                reach = MAX(reach, topology_distance(t, nodes[from], nodes[i]));
+                memory -= part;
+                if (take)
+                        mem_room[i] -= part;
+        }
+        return memory ? UINT32_MAX : reach;
+}
+
+/*
+ * The cells cells_pack() left out whose vCPUs one node still has room for, only their memory too big for
+ * any: each goes whole to the node from which its memory, filling the nearest nodes' room first, reaches
+ * least far (then the one holding most of it itself, then the one with most room), the biggest cells
+ * first. Returns the farthest such a cell's memory reaches (TOPOLOGY_LOCAL when none spills).
+ */
+static uint32_t spill_cells(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
+                            uint64_t *mem_room, const Plan *plan, int *vcpu_node)
+{
+        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
+        uint32_t farthest = TOPOLOGY_LOCAL;
+
+        for (unsigned i = 0; i < plan->ncells; i++)
+                order[i] = (CellOrder){plan, i};
+        qsort(order, plan->ncells, sizeof(*order), compare_cells);
+        for (unsigned o = 0; o < plan->ncells; o++) {
+                const PlanCell *c = &plan->cells[order[o].cell];
+                unsigned k = cpuset_count(c->vcpus);
+                int first = cpuset_next(c->vcpus, 0), best = -1;
+                uint32_t best_reach = UINT32_MAX;
+
+                if (k == 0 || first < 0 || vcpu_node[first] >= 0 || !cpuset_is_empty(c->memory_nodes))
+                        continue;
+                for (unsigned i = 0; i < n; i++) {
+                        uint32_t reach;
+                        if (room[i] < k)
+                                continue;
+                        reach = spill_reach(v->t, nodes, n, mem_room, i, c->memory, false);
+                        if (reach == UINT32_MAX)
+                                continue;
+                        if (best < 0 || reach < best_reach ||
+                            (reach == best_reach &&
+                             (mem_room[i] > mem_room[best] ||
+                              (mem_room[i] == mem_room[best] && room[i] > room[best])))) {
+                                best = (int)i;
+                                best_reach = reach;
+                        }
+                }
+                if (best < 0)
+                        continue;
+                spill_reach(v->t, nodes, n, mem_room, (unsigned)best, c->memory, true);
+                room[best] -= k;
+                farthest = MAX(farthest, best_reach);
+                CPUSET_FOREACH (vcpu, c->vcpus)
+                        vcpu_node[vcpu] = (int)nodes[best];
+        }
+        return farthest;
+}
+
+uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, const unsigned *capacity,
+                          const Plan *plan, int *vcpu_node)
 {
         g_autofree unsigned *room = g_memdup2(capacity, sizeof(*capacity) * MAX(n, 1));
         g_autofree uint64_t *mem_room = g_new(uint64_t, MAX(n, 1));
@@ -360,11 +454,14 @@ void cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, cons
         bool bound = memory_bound(v);
         uint64_t memory = plan->memory;
         unsigned rest = 0, i = 0;
+        uint32_t reach = TOPOLOGY_LOCAL;
 
         for (unsigned k = 0; k < n; k++)
                 mem_room[k] = v->node_free_memory[nodes[k]];
         cells_pack(v, nodes, n, room, bound ? NULL : mem_room, plan, vcpu_node);
         keep_bound_cells(v, nodes, n, room, plan, vcpu_node);
+        if (!bound && !v->memory_remote)
+                reach = spill_cells(v, nodes, n, room, mem_room, plan, vcpu_node);
         for (unsigned c = 0; c < plan->ncells; c++) {
                 int first = cpuset_next(plan->cells[c].vcpus, 0);
                 if (first >= 0 && vcpu_node[first] >= 0)
@@ -386,6 +483,7 @@ void cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, cons
                 vcpu_node[vcpu] = (int)nodes[i];
                 quota[i]--;
         }
+        return reach;
 }
 
 void cells_record_nodes(const Topology *t, Plan *plan)

@@ -34,11 +34,14 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
 
 /*
  * The node index every vCPU of plan goes to inside nodes[0..n), whose capacity[] has room for them:
- * cells whole on one node each where they fit, the other vCPUs over the room left in proportion to where
- * the memory will go (evenly when every node has the memory for an even share).
+ * cells whole on one node each where they fit; a cell whose vCPUs fit a node but whose memory fits none
+ * whole on the node from which its memory, filling the nearest nodes first, reaches least far; the other
+ * vCPUs over the room left in proportion to where the memory will go (evenly when every node has the
+ * memory for an even share). Returns the farthest such a cell's memory reaches from its vCPUs' node
+ * (TOPOLOGY_LOCAL when no cell's memory spills).
  */
-void cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, const unsigned *capacity,
-                      const Plan *plan, int *vcpu_node);
+uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, const unsigned *capacity,
+                          const Plan *plan, int *vcpu_node);
 
 /* Whether the set nodes[0..n) has room for every cell of plan on one node each (see cells_pack). */
 bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan);

@@ -236,21 +236,23 @@ static void l3_room_init(SetSearch *s)
 }
 
 /* The node index each vCPU of plan goes to inside set, split as PolicyOps.assign splits them (cells whole,
- * the rest where the memory goes: cells_vcpu_nodes()); NULL when neither the L3 fit nor a guest cell
- * split over several nodes asks. */
-static int *set_vcpu_nodes(const SetSearch *s, const NodeSet *set, const Plan *plan)
+ * the rest where the memory goes: cells_vcpu_nodes()), and in *reach how far a cell's memory spills from
+ * its vCPUs' node; NULL (*reach TOPOLOGY_LOCAL) when neither the L3 fit nor a guest cell split over
+ * several nodes asks. */
+static int *set_vcpu_nodes(const SetSearch *s, const NodeSet *set, const Plan *plan, uint32_t *reach)
 {
         const unsigned *members = nodeset_members(s->table, set);
         g_autofree unsigned *capacity = NULL;
         int *vcpu_node;
 
+        *reach = TOPOLOGY_LOCAL;
         if (!s->l3_matters && (!plan->ncells || set->nnodes < 2))
                 return NULL;
         capacity = g_new(unsigned, set->nnodes);
         vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
         for (unsigned i = 0; i < set->nnodes; i++)
                 capacity[i] = s->v->node_capacity[members[i]];
-        cells_vcpu_nodes(s->v, members, set->nnodes, capacity, plan, vcpu_node);
+        *reach = cells_vcpu_nodes(s->v, members, set->nnodes, capacity, plan, vcpu_node);
         return vcpu_node;
 }
 
@@ -272,11 +274,12 @@ static bool set_fits_l3(const SetSearch *s, const NodeSet *set, const Plan *plan
         return true;
 }
 
-/* The farthest apart two nodes one guest cell's vCPUs go to (vcpu_node, set_vcpu_nodes()); TOPOLOGY_LOCAL
- * when every cell goes whole to one node, or the plan has none. */
-static uint32_t cell_spread(const SetSearch *s, const Plan *plan, const int *vcpu_node)
+/* The farthest apart two nodes one guest cell's vCPUs go to (vcpu_node, set_vcpu_nodes()), or its memory
+ * from its vCPUs (reach), whichever is farther; TOPOLOGY_LOCAL when every cell goes whole to one node, or
+ * the plan has none. */
+static uint32_t cell_spread(const SetSearch *s, const Plan *plan, const int *vcpu_node, uint32_t reach)
 {
-        uint32_t spread = TOPOLOGY_LOCAL;
+        uint32_t spread = reach;
 
         for (unsigned c = 0; vcpu_node && c < plan->ncells; c++) {
                 g_autoptr(CpuSet) on = cpuset_new();
@@ -441,8 +444,9 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                             ->idle_node = idle;
                 }
                 if (qualifies && beyond) {
-                        g_autofree int *vcpu_node = set_vcpu_nodes(s, set, plan);
-                        uint32_t spread = cell_spread(s, plan, vcpu_node);
+                        uint32_t reach;
+                        g_autofree int *vcpu_node = set_vcpu_nodes(s, set, plan, &reach);
+                        uint32_t spread = cell_spread(s, plan, vcpu_node, reach);
                         if (spread < out->cell_spread) {
                                 out->rank = rank;
                                 out->load = load;
@@ -453,9 +457,10 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                                 out->l3_unfit = 0;
                         }
                 } else if (qualifies) {
-                        g_autofree int *vcpu_node = set_vcpu_nodes(s, set, plan);
+                        uint32_t reach;
+                        g_autofree int *vcpu_node = set_vcpu_nodes(s, set, plan, &reach);
                         bool fits = set_fits_l3(s, set, plan, vcpu_node);
-                        uint32_t spread = cell_spread(s, plan, vcpu_node);
+                        uint32_t spread = cell_spread(s, plan, vcpu_node, reach);
 
                         group = (int)set->group;
                         out->group_size++;

@@ -430,6 +430,86 @@ START_TEST(test_split_cells_stay_in_a_package)
 }
 END_TEST
 
+/* Two cells of 2 vCPUs and 150 GiB each on Sapphire Rapids in SNC2 (nodes of 103 GiB, 12 apart inside a
+ * package, 21 across): no node holds a cell's memory, but two nodes of one package do. Each cell's vCPUs
+ * run on one node and its memory is counted on that node and the other of its package; the nearest set
+ * by mean (three nodes) would leave one cell's memory across the packages. */
+START_TEST(test_cell_memory_spills_inside_its_package)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        Cells c;
+
+        cells_make(&c, lists, 2, 150 * GiB);
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Plan) p = place(t, l, kinds[k], 4, 300 * GiB, &c);
+
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                for (unsigned i = 0; i < 2; i++) {
+                        int node = node_of(t, p, cpuset_next(c.sets[i], 0));
+                        CPUSET_FOREACH (v, c.sets[i])
+                                ck_assert_msg(node_of(t, p, (unsigned)v) == node, "%s: cell %u split: %s",
+                                              policy_kind_to_string(kinds[k]), i, p->reason);
+                        ck_assert_msg(cpuset_count(p->cells[i].counted_nodes) == 2, "%s: cell %u: %s",
+                                      policy_kind_to_string(kinds[k]), i, p->reason);
+                        CPUSET_FOREACH (m, p->cells[i].counted_nodes)
+                                ck_assert_msg(topology_distance(t, (unsigned)node, (unsigned)m) <= 12,
+                                              "%s: cell %u memory on node %d, its vCPUs on %d: %s",
+                                              policy_kind_to_string(kinds[k]), i, m, node, p->reason);
+                }
+        }
+        cells_clear(&c);
+}
+END_TEST
+
+/* The same with the pools short: 6 of 16 pages of 1 GiB free on each node, two cells of one vCPU and 10
+ * pages each. Each cell's memory fits two nodes of one package; its vCPU goes to one of them. */
+START_TEST(test_hugepage_cells_spill_inside_their_package)
+{
+        static const char *const lists[] = {"0", "1"};
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        Cells c;
+
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                g_autoptr(Plan) f = plan_new("filler", 1, 10 * GiB, t->nnodes);
+                f->hugepage_size = 1 * GiB;
+                f->result = PLAN_PLACED;
+                f->vcpu_pu[0] = (int)t->cores[t->nodes[n].core_first].pu_first;
+                f->node_memory[n] = 10 * GiB;
+                cpuset_add(f->nodes, n);
+                {
+                        g_autofree char *name = g_strdup_printf("filler%u", n);
+                        ck_assert_int_eq(ledger_commit(l, name, plan_copy(f)), 0);
+                }
+        }
+        cells_make(&c, lists, 2, 10 * GiB);
+        {
+                PlacementRequest req = {.name = "vm",
+                                        .vcpus = 2,
+                                        .memory = 20 * GiB,
+                                        .hugepage_size = 1 * GiB,
+                                        .cells = c.cells,
+                                        .ncells = c.n};
+                g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                for (unsigned i = 0; i < 2; i++) {
+                        int node = node_of(t, p, i);
+                        ck_assert_msg(cpuset_count(p->cells[i].counted_nodes) == 2, "cell %u: %s", i,
+                                      p->reason);
+                        CPUSET_FOREACH (m, p->cells[i].counted_nodes)
+                                ck_assert_msg(topology_distance(t, (unsigned)node, (unsigned)m) <= 12,
+                                              "cell %u memory on node %d, its vCPU on %d: %s", i, m, node,
+                                              p->reason);
+                }
+        }
+        cells_clear(&c);
+}
+END_TEST
+
 /* vCPUs 1 and 3 of cells 0-1 / 2-3 unplugged: ids 0 and 2 run, one per cell, and the JSON and the snippet
  * name them by those ids */
 START_TEST(test_cells_with_unplugged_vcpus)
@@ -812,6 +892,8 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_three_cells_not_split);
         tcase_add_test(tc, test_cell_memory_beyond_its_node);
         tcase_add_test(tc, test_split_cells_stay_in_a_package);
+        tcase_add_test(tc, test_cell_memory_spills_inside_its_package);
+        tcase_add_test(tc, test_hugepage_cells_spill_inside_their_package);
         tcase_add_test(tc, test_interleaved_cells);
         tcase_add_test(tc, test_overcommit_keeps_cells_whole);
         tcase_add_test(tc, test_overcommit_by_load_keeps_cells_whole);
