@@ -447,10 +447,18 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                         uint32_t reach;
                         g_autofree int *vcpu_node = set_vcpu_nodes(s, set, plan, &reach);
                         uint32_t spread = cell_spread(s, plan, vcpu_node, reach);
-                        if (spread < out->cell_spread) {
+                        bool fits = set_fits_l3(s, set, plan, vcpu_node);
+                        /* as near as the best past the group so far: the L3 fit and Fit= decide, as
+                         * inside the nearest group */
+                        bool tie = out->cells_nearer && spread == out->cell_spread &&
+                                   set->group == table->candidates[out->rank].group;
+                        if (spread < out->cell_spread ||
+                            (tie &&
+                             ((fits && !out->l3_fit) ||
+                              (fits == out->l3_fit && fits_better(s->v->params, &load, &out->load))))) {
                                 out->rank = rank;
                                 out->load = load;
-                                out->l3_fit = set_fits_l3(s, set, plan, vcpu_node);
+                                out->l3_fit = fits;
                                 out->cell_spread = spread;
                                 out->cells_nearer = true;
                                 out->group_size = 1;

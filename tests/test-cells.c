@@ -510,6 +510,39 @@ START_TEST(test_hugepage_cells_spill_inside_their_package)
 }
 END_TEST
 
+/* Granite Rapids-like SNC3 (two packages of three 8-core nodes, 12 apart inside a package, 21 across),
+ * one vCPU already on node 0, two 14-vCPU cells: the sets that keep each cell inside a package all lie
+ * past the nearest group, as near by their farthest nodes; among them, as among the nearest group's, the
+ * least loaded wins (Fit=spread), not merely the first seen, which held node 0. */
+START_TEST(test_split_cells_past_the_group_least_loaded)
+{
+        static const char *const lists[] = {"0-13", "14-27"};
+        uint32_t d[36];
+        Cells c;
+
+        for (unsigned i = 0; i < 6; i++)
+                for (unsigned j = 0; j < 6; j++)
+                        d[i * 6 + j] = i == j ? 10 : i / 3 == j / 3 ? 12 : 21;
+        g_autoptr(Topology) t = topology_new_uniform(6, 8, 1, 64 * GiB, d);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) filler = place(t, l, POLICY_EXPLICIT, 1, 1 * GiB, NULL);
+
+        ck_assert_int_eq(filler->result, PLAN_PLACED);
+        ck_assert_int_eq(node_of(t, filler, 0), 0);
+        ck_assert_int_eq(ledger_commit(l, "filler", plan_copy(filler)), 0);
+        cells_make(&c, lists, 2, 4 * GiB);
+        {
+                g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 28, 8 * GiB, &c);
+
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                ck_assert_msg(strstr(p->reason, "splits each guest cell over nodes at most 12 apart"), "%s",
+                              p->reason);
+                ck_assert_msg(!cpuset_has(p->nodes, 0), "node 0 holds the filler: %s", p->reason);
+        }
+        cells_clear(&c);
+}
+END_TEST
+
 /* vCPUs 1 and 3 of cells 0-1 / 2-3 unplugged: ids 0 and 2 run, one per cell, and the JSON and the snippet
  * name them by those ids */
 START_TEST(test_cells_with_unplugged_vcpus)
@@ -894,6 +927,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_split_cells_stay_in_a_package);
         tcase_add_test(tc, test_cell_memory_spills_inside_its_package);
         tcase_add_test(tc, test_hugepage_cells_spill_inside_their_package);
+        tcase_add_test(tc, test_split_cells_past_the_group_least_loaded);
         tcase_add_test(tc, test_interleaved_cells);
         tcase_add_test(tc, test_overcommit_keeps_cells_whole);
         tcase_add_test(tc, test_overcommit_by_load_keeps_cells_whole);
