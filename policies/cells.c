@@ -375,9 +375,10 @@ static void order_from(const Topology *t, const unsigned *nodes, unsigned n, uns
 }
 
 /* How far from nodes[from] the memory of a cell reaches when it fills mem_room from there outward, nearest
- * first (UINT32_MAX when the set lacks the room); takes it from mem_room when take. */
+ * first (UINT32_MAX when the set lacks the room); takes it from mem_room, adding the nodes to taken, when
+ * taken is not NULL. */
 static uint32_t spill_reach(const Topology *t, const unsigned *nodes, unsigned n, uint64_t *mem_room,
-                            unsigned from, uint64_t memory, bool take)
+                            unsigned from, uint64_t memory, CpuSet *taken)
 {
         g_autofree unsigned *order = g_new(unsigned, MAX(n, 1));
         uint32_t reach = TOPOLOGY_LOCAL;
@@ -390,8 +391,10 @@ static uint32_t spill_reach(const Topology *t, const unsigned *nodes, unsigned n
                         continue;
                 reach = MAX(reach, topology_distance(t, nodes[from], nodes[i]));
                 memory -= part;
-                if (take)
+                if (taken) {
                         mem_room[i] -= part;
+                        cpuset_add(taken, nodes[i]);
+                }
         }
         return memory ? UINT32_MAX : reach;
 }
@@ -400,12 +403,14 @@ static uint32_t spill_reach(const Topology *t, const unsigned *nodes, unsigned n
  * The cells cells_pack() left out whose vCPUs one node still has room for, only their memory too big for
  * any: each goes whole to the node from which its memory, filling the nearest nodes' room first, reaches
  * least far (then the one holding most of it itself, then the one with most room), the biggest cells
- * first. Returns the farthest such a cell's memory reaches (TOPOLOGY_LOCAL when none spills).
+ * first. Returns the farthest such a cell's memory reaches (TOPOLOGY_LOCAL when none spills); adds the
+ * nodes their memory takes to spilled (when not NULL).
  */
 static uint32_t spill_cells(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
-                            uint64_t *mem_room, const Plan *plan, int *vcpu_node)
+                            uint64_t *mem_room, const Plan *plan, int *vcpu_node, CpuSet *spilled)
 {
         g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
+        g_autoptr(CpuSet) taken = cpuset_new();
         uint32_t farthest = TOPOLOGY_LOCAL;
 
         for (unsigned i = 0; i < plan->ncells; i++)
@@ -423,7 +428,7 @@ static uint32_t spill_cells(const HostView *v, const unsigned *nodes, unsigned n
                         uint32_t reach;
                         if (room[i] < k)
                                 continue;
-                        reach = spill_reach(v->t, nodes, n, mem_room, i, c->memory, false);
+                        reach = spill_reach(v->t, nodes, n, mem_room, i, c->memory, NULL);
                         if (reach == UINT32_MAX)
                                 continue;
                         if (best < 0 || reach < best_reach ||
@@ -436,17 +441,19 @@ static uint32_t spill_cells(const HostView *v, const unsigned *nodes, unsigned n
                 }
                 if (best < 0)
                         continue;
-                spill_reach(v->t, nodes, n, mem_room, (unsigned)best, c->memory, true);
+                spill_reach(v->t, nodes, n, mem_room, (unsigned)best, c->memory, taken);
                 room[best] -= k;
                 farthest = MAX(farthest, best_reach);
                 CPUSET_FOREACH (vcpu, c->vcpus)
                         vcpu_node[vcpu] = (int)nodes[best];
         }
+        if (spilled)
+                cpuset_union(spilled, taken);
         return farthest;
 }
 
 uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, const unsigned *capacity,
-                          const Plan *plan, int *vcpu_node)
+                          const Plan *plan, int *vcpu_node, CpuSet *spilled)
 {
         g_autofree unsigned *room = g_memdup2(capacity, sizeof(*capacity) * MAX(n, 1));
         g_autofree uint64_t *mem_room = g_new(uint64_t, MAX(n, 1));
@@ -461,7 +468,7 @@ uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, 
         cells_pack(v, nodes, n, room, bound ? NULL : mem_room, plan, vcpu_node);
         keep_bound_cells(v, nodes, n, room, plan, vcpu_node);
         if (!bound && !v->memory_remote)
-                reach = spill_cells(v, nodes, n, room, mem_room, plan, vcpu_node);
+                reach = spill_cells(v, nodes, n, room, mem_room, plan, vcpu_node, spilled);
         for (unsigned c = 0; c < plan->ncells; c++) {
                 int first = cpuset_next(plan->cells[c].vcpus, 0);
                 if (first >= 0 && vcpu_node[first] >= 0)

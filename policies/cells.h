@@ -38,10 +38,10 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
  * whole on the node from which its memory, filling the nearest nodes first, reaches least far; the other
  * vCPUs over the room left in proportion to where the memory will go (evenly when every node has the
  * memory for an even share). Returns the farthest such a cell's memory reaches from its vCPUs' node
- * (TOPOLOGY_LOCAL when no cell's memory spills).
+ * (TOPOLOGY_LOCAL when no cell's memory spills), and adds to spilled (when not NULL) the nodes it spills to.
  */
 uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, const unsigned *capacity,
-                          const Plan *plan, int *vcpu_node);
+                          const Plan *plan, int *vcpu_node, CpuSet *spilled);
 
 /* Whether the set nodes[0..n) has room for every cell of plan on one node each (see cells_pack). */
 bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan);

@@ -237,9 +237,10 @@ static void l3_room_init(SetSearch *s)
 
 /* The node index each vCPU of plan goes to inside set, split as PolicyOps.assign splits them (cells whole,
  * the rest where the memory goes: cells_vcpu_nodes()), and in *reach how far a cell's memory spills from
- * its vCPUs' node; NULL (*reach TOPOLOGY_LOCAL) when neither the L3 fit nor a guest cell split over
- * several nodes asks. */
-static int *set_vcpu_nodes(const SetSearch *s, const NodeSet *set, const Plan *plan, uint32_t *reach)
+ * its vCPUs' node (the nodes it spills to added to spilled, when not NULL); NULL (*reach TOPOLOGY_LOCAL)
+ * when neither the L3 fit nor a guest cell split over several nodes asks. */
+static int *set_vcpu_nodes(const SetSearch *s, const NodeSet *set, const Plan *plan, uint32_t *reach,
+                           CpuSet *spilled)
 {
         const unsigned *members = nodeset_members(s->table, set);
         g_autofree unsigned *capacity = NULL;
@@ -252,7 +253,7 @@ static int *set_vcpu_nodes(const SetSearch *s, const NodeSet *set, const Plan *p
         vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
         for (unsigned i = 0; i < set->nnodes; i++)
                 capacity[i] = s->v->node_capacity[members[i]];
-        *reach = cells_vcpu_nodes(s->v, members, set->nnodes, capacity, plan, vcpu_node);
+        *reach = cells_vcpu_nodes(s->v, members, set->nnodes, capacity, plan, vcpu_node, spilled);
         return vcpu_node;
 }
 
@@ -345,17 +346,28 @@ void set_search_done(SetSearch *s)
  * without those nodes is a candidate of its own (checked through the mask index: without one, as above
  * 16 nodes, the set is kept).
  */
-static bool set_has_idle_node(const SetSearch *s, const NodeSet *set)
+static bool set_has_idle_node(const SetSearch *s, const NodeSet *set, const Plan *plan)
 {
         const NodeSetTable *table = s->table;
         const unsigned *members = nodeset_members(table, set);
-        uint32_t useful = 0;
+        g_autofree int *vcpu_node = NULL;
+        g_autoptr(CpuSet) spilled = cpuset_new();
+        uint32_t useful = 0, reach;
         uint64_t memory = 0;
 
         if (set->nnodes < 2 || !table->rank_of_mask || s->vcpus == 0)
                 return false;
+        /* with guest cells, a node with free cores may still have room for no cell: the nodes the vCPUs
+         * go to, and those a cell's memory spills to, are the useful ones */
+        if (plan->ncells && (vcpu_node = set_vcpu_nodes(s, set, plan, &reach, spilled))) {
+                for (unsigned i = 0; i < plan->nvcpus; i++)
+                        if (vcpu_node[i] >= 0)
+                                useful |= UINT32_C(1) << vcpu_node[i];
+                CPUSET_FOREACH (n, spilled)
+                        useful |= UINT32_C(1) << n;
+        }
         for (unsigned i = 0; i < set->nnodes; i++)
-                if (s->v->node_capacity[members[i]] > 0) {
+                if (vcpu_node ? (useful >> members[i] & 1) : s->v->node_capacity[members[i]] > 0) {
                         useful |= UINT32_C(1) << members[i];
                         memory += s->v->node_free_memory[members[i]];
                 }
@@ -430,7 +442,7 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                         continue;
                 load = set_sums_get(&s->sums, set);
                 qualifies = load.free_memory >= s->memory && load.capacity >= s->vcpus;
-                idle = qualifies && set_has_idle_node(s, set);
+                idle = qualifies && set_has_idle_node(s, set, plan);
                 qualifies = qualifies && !idle;
                 /* whole or split, a cell never runs away from its bound memory */
                 if (qualifies && plan->ncells)
@@ -445,7 +457,7 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                 }
                 if (qualifies && beyond) {
                         uint32_t reach;
-                        g_autofree int *vcpu_node = set_vcpu_nodes(s, set, plan, &reach);
+                        g_autofree int *vcpu_node = set_vcpu_nodes(s, set, plan, &reach, NULL);
                         uint32_t spread = cell_spread(s, plan, vcpu_node, reach);
                         bool fits = set_fits_l3(s, set, plan, vcpu_node);
                         /* as near as the best past the group so far: the L3 fit and Fit= decide, as
@@ -466,7 +478,7 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                         }
                 } else if (qualifies) {
                         uint32_t reach;
-                        g_autofree int *vcpu_node = set_vcpu_nodes(s, set, plan, &reach);
+                        g_autofree int *vcpu_node = set_vcpu_nodes(s, set, plan, &reach, NULL);
                         bool fits = set_fits_l3(s, set, plan, vcpu_node);
                         uint32_t spread = cell_spread(s, plan, vcpu_node, reach);
 

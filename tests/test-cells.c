@@ -543,6 +543,57 @@ START_TEST(test_split_cells_past_the_group_least_loaded)
 }
 END_TEST
 
+/* Takes count cores of node n for a domain of its own, named after it. */
+static void occupy(const Topology *t, Ledger *l, unsigned n, unsigned count)
+{
+        g_autoptr(Plan) f = plan_new("filler", count, 1 * GiB, t->nnodes);
+        g_autofree char *name = g_strdup_printf("filler%u", n);
+
+        f->result = PLAN_PLACED;
+        for (unsigned i = 0; i < count; i++)
+                f->vcpu_pu[i] = (int)t->cores[t->nodes[n].core_first + i].pu_first;
+        f->node_memory[n] = 1 * GiB;
+        cpuset_add(f->nodes, n);
+        ck_assert_int_eq(ledger_commit(l, name, plan_copy(f)), 0);
+}
+
+/* Sapphire Rapids-like SNC4 (two sockets of four 8-core nodes, 12 apart inside a socket, 21 across) with
+ * 7, 4, 0, 0, 2, 2, 6, 6 free cores: four 4-vCPU cells go to nodes 0, 1, 6 and 7. Nodes 4 and 5, near
+ * nodes 6-7, lower the mean of a set that holds them too, but have room for no cell: that set is not the
+ * domain's (its nodes, its free cores and VCPUPin=nodeset would name nodes it has nothing on). */
+START_TEST(test_cells_set_without_idle_nodes)
+{
+        static const char *const lists[] = {"0-3", "4-7", "8-11", "12-15"};
+        static const unsigned used[] = {1, 4, 8, 8, 6, 6, 2, 2};
+        uint32_t d[64];
+        Cells c;
+
+        for (unsigned i = 0; i < 8; i++)
+                for (unsigned j = 0; j < 8; j++)
+                        d[i * 8 + j] = i == j ? 10 : i / 4 == j / 4 ? 12 : 21;
+        g_autoptr(Topology) t = topology_new_uniform(8, 8, 1, 64 * GiB, d);
+        g_autoptr(Ledger) l = ledger_new(t);
+
+        for (unsigned n = 0; n < 8; n++)
+                occupy(t, l, n, used[n]);
+        cells_make(&c, lists, 4, 4 * GiB);
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Plan) p = place(t, l, kinds[k], 16, 16 * GiB, &c);
+                g_autoptr(CpuSet) holds = cpuset_new();
+
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                for (unsigned i = 0; i < p->nvcpus; i++)
+                        cpuset_add(holds, (unsigned)node_of(t, p, i));
+                for (unsigned n = 0; n < t->nnodes; n++)
+                        if (p->node_memory[n])
+                                cpuset_add(holds, n);
+                ck_assert_msg(cpuset_equal(p->nodes, holds), "%s: nodes with nothing of it: %s",
+                              policy_kind_to_string(kinds[k]), p->reason);
+        }
+        cells_clear(&c);
+}
+END_TEST
+
 /* vCPUs 1 and 3 of cells 0-1 / 2-3 unplugged: ids 0 and 2 run, one per cell, and the JSON and the snippet
  * name them by those ids */
 START_TEST(test_cells_with_unplugged_vcpus)
@@ -928,6 +979,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_cell_memory_spills_inside_its_package);
         tcase_add_test(tc, test_hugepage_cells_spill_inside_their_package);
         tcase_add_test(tc, test_split_cells_past_the_group_least_loaded);
+        tcase_add_test(tc, test_cells_set_without_idle_nodes);
         tcase_add_test(tc, test_interleaved_cells);
         tcase_add_test(tc, test_overcommit_keeps_cells_whole);
         tcase_add_test(tc, test_overcommit_by_load_keeps_cells_whole);
