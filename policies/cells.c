@@ -537,13 +537,18 @@ char *cells_note(const Topology *t, const Plan *plan, bool memnodes)
                         CPUSET_FOREACH (node, cell->counted_nodes)
                                 if (!cpuset_has(cell->nodes, (unsigned)node))
                                         cpuset_add(beyond, t->nodes[node].os_index);
+                        /* "also" only when some of it is on the cell's own nodes */
+                        bool also = cpuset_intersects(cell->counted_nodes, cell->nodes);
                         if (!cpuset_is_empty(beyond)) {
                                 g_autofree char *more = cpuset_format(beyond);
                                 g_string_append_printf(
-                                    s, " (its memory also on %s %s: %s %s %s the room for all of it)",
+                                    s, " (its memory %s %s %s: %s %s %s)", also ? "also on" : "on",
                                     cpuset_count(beyond) > 1 ? "nodes" : "node", more,
                                     cpuset_count(os) > 1 ? "nodes" : "node", list,
-                                    cpuset_count(os) > 1 ? "lack" : "lacks");
+                                    also ? (cpuset_count(os) > 1 ? "lack the room for all of it"
+                                                                 : "lacks the room for all of it")
+                                         : (cpuset_count(os) > 1 ? "have no room for it"
+                                                                 : "has no room for it"));
                         }
                 }
                 /* bound where its vCPUs may not run (cell_may_use()) */

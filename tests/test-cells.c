@@ -594,6 +594,33 @@ START_TEST(test_cells_set_without_idle_nodes)
 }
 END_TEST
 
+/* Two 1-vCPU cells on a host whose CPU nodes have no memory left, only the memory-only node: each cell's
+ * memory is all there, and the reason says so, not that it is "also" there. */
+START_TEST(test_cell_memory_none_on_its_node)
+{
+        static const char *const lists[] = {"0", "1"};
+        g_autoptr(Topology) t = test_topology_load("memory-only.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) f = plan_new("filler", 1, t->nodes[0].memory + t->nodes[1].memory, t->nnodes);
+        Cells c;
+
+        f->result = PLAN_PLACED;
+        f->vcpu_pu[0] = -1;
+        f->node_memory[0] = t->nodes[0].memory;
+        f->node_memory[1] = t->nodes[1].memory;
+        ck_assert_int_eq(ledger_commit(l, "filler", plan_copy(f)), 0);
+        cells_make(&c, lists, 2, 1 * GiB);
+        {
+                g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 2, 2 * GiB, &c);
+
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                ck_assert_msg(!strstr(p->reason, "also on"), "%s", p->reason);
+                ck_assert_msg(strstr(p->reason, "(its memory on node 2: "), "%s", p->reason);
+        }
+        cells_clear(&c);
+}
+END_TEST
+
 /* vCPUs 1 and 3 of cells 0-1 / 2-3 unplugged: ids 0 and 2 run, one per cell, and the JSON and the snippet
  * name them by those ids */
 START_TEST(test_cells_with_unplugged_vcpus)
@@ -980,6 +1007,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_hugepage_cells_spill_inside_their_package);
         tcase_add_test(tc, test_split_cells_past_the_group_least_loaded);
         tcase_add_test(tc, test_cells_set_without_idle_nodes);
+        tcase_add_test(tc, test_cell_memory_none_on_its_node);
         tcase_add_test(tc, test_interleaved_cells);
         tcase_add_test(tc, test_overcommit_keeps_cells_whole);
         tcase_add_test(tc, test_overcommit_by_load_keeps_cells_whole);
