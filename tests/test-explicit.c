@@ -357,6 +357,30 @@ START_TEST(test_memory_only_node)
 }
 END_TEST
 
+/* tests/topologies/asym-memory-only.xml: node 0 with the cores reaches memory-only node 2 at 20 and node
+ * 1 at 30; their own rows say 30 and 20 back. A domain beyond node 0's memory borrows node 2's: the
+ * distance from the CPUs to the memory is what the vCPUs pay, the other way runs no vCPU. */
+START_TEST(test_asymmetric_memory_only_distances)
+{
+        g_autofree char *path = test_topology_path("asym-memory-only.xml");
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(Ledger) l = NULL;
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        int near, far;
+
+        ck_assert_int_eq(topology_load(path, &t, NULL), 0);
+        near = topology_node_by_os(t, 2);
+        far = topology_node_by_os(t, 1);
+        ck_assert_int_ge(near, 0);
+        ck_assert_int_ge(far, 0);
+        l = ledger_new(t);
+        const Plan *plan = test_place(t, l, &p, "vm", 4, 32 * GiB);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_msg(plan->node_memory[near] > 0 && plan->node_memory[far] == 0, "%s", plan->reason);
+        ck_assert_msg(strstr(plan->reason, "max distance 20"), "%s", plan->reason);
+}
+END_TEST
+
 START_TEST(test_overcommit_node_unreachable_from_itself)
 {
         /* tests/topologies/distances-node1-unreachable.xml: two nodes of one core, node 1 unreachable
@@ -492,6 +516,7 @@ static Suite *explicit_suite(void)
         tcase_add_test(tc, test_overcommit_full_host_stays_near);
         tcase_add_test(tc, test_absurd_requests);
         tcase_add_test(tc, test_memory_only_node);
+        tcase_add_test(tc, test_asymmetric_memory_only_distances);
         tcase_add_test(tc, test_overcommit_node_unreachable_from_itself);
         suite_add_tcase(s, tc);
         return s;

@@ -195,9 +195,44 @@ static void topology_push_no_local_node(Topology *t)
                                 t->distance[i * t->nnodes + j] = far;
 }
 
+/*
+ * A memory-only node runs no vCPU: between it and a node with CPUs only the distance from the CPUs to it
+ * counts (the initiator's row, the order the kernel's fallback for the CPUs' node follows), and its own
+ * row takes those values. Ranked over both directions, an asymmetric table made {0,1} and {0,2} equal
+ * when node 0 reaches node 2 at 20 and node 1 at 30, and the memory went to node 1.
+ */
+static void topology_memory_only_rows(Topology *t)
+{
+        g_autoptr(CpuSet) changed = cpuset_new();
+        g_autofree char *list = NULL;
+
+        if (!t->distances_known)
+                return;
+        for (unsigned m = 0; m < t->nnodes; m++) {
+                if (t->nodes[m].ncores > 0)
+                        continue;
+                for (unsigned c = 0; c < t->nnodes; c++) {
+                        uint32_t *back = &t->distance[m * t->nnodes + c];
+                        if (t->nodes[c].ncores == 0 || *back == topology_distance(t, c, m))
+                                continue;
+                        cpuset_add(changed, t->nodes[m].os_index);
+                        *back = topology_distance(t, c, m);
+                }
+        }
+        if (cpuset_is_empty(changed))
+                return;
+        list = cpuset_format(changed);
+        topology_note(t,
+                      "distances from memory-only %s %s to the nodes with CPUs differ from those to %s: the "
+                      "distances from the CPUs are used both ways",
+                      cpuset_count(changed) > 1 ? "nodes" : "node", list,
+                      cpuset_count(changed) > 1 ? "them" : "it");
+}
+
 void topology_finish(Topology *t, uint32_t *distance)
 {
         topology_set_distances(t, distance);
+        topology_memory_only_rows(t);
         topology_push_no_local_node(t);
         topology_index(t);
         t->nodesets = nodeset_table_new(t->nnodes, t->distance, t->flat);

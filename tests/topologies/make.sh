@@ -90,6 +90,11 @@ lstopo -i "[numa(memory=128GB)] pack:2 [numa(memory=32GB)] l3:1 core:4 pu:2" --o
 subtype "$tmp/cxl.xml" CXL-DRAM 2
 distances cxl-expander.xml "$tmp/cxl.xml" 3 10 21 14 21 10 26 14 26 10
 
+# An asymmetric table with two CPU-less nodes: node 0 (the cores) reaches node 1 at 30 and node 2 at 20,
+# while the memory-only nodes' own rows say otherwise (20 and 30 back to node 0).
+lstopo -i "[numa(memory=64GB)] [numa(memory=64GB)] pack:1 [numa(memory=16GB)] l3:1 core:4 pu:1" --of xml -f "$tmp/asym.xml"
+distances asym-memory-only.xml "$tmp/asym.xml" 3 10 30 20 20 10 30 30 30 10
+
 # Persistent memory (Optane PMem in App Direct, onlined with kmem): each socket a DRAM node with the cores
 # and a CPU-less DAX node marked with a DAXType info (from which hwloc's memory tiers make the NVM subtype).
 lstopo -i "pack:2 [numa(memory=32GB)] [numa(memory=128GB)] l3:1 core:4 pu:2" --of xml -f pmem-dax.xml
