@@ -13,6 +13,7 @@
 #include "bus-api.h"
 #include "bus-cleanup.h"
 #include "decision-json.h"
+#include "decision-text.h"
 #include "definition-snippet.h"
 #include "json-get.h"
 #include "size.h"
@@ -507,7 +508,23 @@ static int cmd_text(const Ctl *o, sd_bus *bus, const char *method, const char *d
         return code;
 }
 
-/* The guest cells of a decision and where they went, and its hugepage size. */
+/* The node numbers of a JSON array as a set; numbers no host has (negative, CPUSET_MAX or above) are left
+ * out, so a hostile answer cannot make the set huge. */
+static CpuSet *json_nodes(JsonArray *a)
+{
+        CpuSet *s = cpuset_new();
+
+        for (unsigned k = 0; k < json_length(a); k++) {
+                gint64 n = json_elem_int(a, k, -1);
+                if (n >= 0 && n < CPUSET_MAX)
+                        cpuset_add(s, (unsigned)n);
+        }
+        return s;
+}
+
+/* The guest cells of a decision and where they went, and its hugepage size: per cell, the nodes of its
+ * vCPUs and the nodes its memory is counted on ("memory_nodes", which names more nodes than "nodes" when
+ * its vCPUs' nodes lack the room; not known for pins adopted as they run), in plan's words. */
 static void print_guest_shape(JsonObject *d)
 {
         JsonArray *cells = json_get_array(d, "cells");
@@ -518,13 +535,28 @@ static void print_guest_shape(JsonObject *d)
                        size_format((uint64_t)json_get_int(d, "hugepage_size", 0), a, sizeof(a)));
         for (unsigned i = 0; i < json_length(cells); i++) {
                 JsonObject *c = json_elem_object(cells, i);
-                JsonArray *nodes = json_get_array(c, "nodes");
+                g_autoptr(CpuSet) nodes = json_nodes(json_get_array(c, "nodes"));
+                g_autoptr(CpuSet) memory = json_nodes(json_get_array(c, "memory_nodes"));
                 g_autofree char *vcpus = text_safe(json_get_string(c, "vcpus"));
-                printf("  guest cell %-3" G_GINT64_FORMAT " vCPUs %s on node", json_get_int(c, "id", -1),
-                       vcpus);
-                for (unsigned k = 0; k < json_length(nodes); k++)
-                        printf("%s%" G_GINT64_FORMAT, k ? "," : " ", json_elem_int(nodes, k, -1));
-                printf("\n");
+                g_autofree char *on = decision_nodes_text(nodes), *mem_on = NULL;
+
+                printf("  guest cell %-3" G_GINT64_FORMAT " ", json_get_int(c, "id", -1));
+                if (*vcpus)
+                        printf("vCPUs %s", vcpus);
+                else
+                        printf("no vCPUs");
+                if (cpuset_is_empty(nodes)) { /* nothing placed (unplaceable) */
+                        printf(", not placed\n");
+                        continue;
+                }
+                /* a cell without vCPUs: its "nodes" are its memory's */
+                if (!*vcpus && cpuset_is_empty(memory))
+                        cpuset_union(memory, nodes);
+                if (*vcpus)
+                        printf(" on %s", on);
+                mem_on = decision_nodes_text(memory);
+                printf(", memory %s%s\n", cpuset_is_empty(memory) ? "nodes not known" : "on ",
+                       cpuset_is_empty(memory) ? "" : mem_on);
         }
 }
 

@@ -4,11 +4,18 @@
 #include "size.h"
 #include "text-safe.h"
 
+char *decision_nodes_text(const CpuSet *os_nodes)
+{
+        g_autofree char *list = cpuset_format(os_nodes);
+
+        return g_strdup_printf("node%s %s", cpuset_count(os_nodes) == 1 ? "" : "s", list);
+}
+
 static void append_body(GString *s, const Topology *t, const Plan *p)
 {
         g_autoptr(CpuSet) mem_idx = plan_memory_nodes(p);
         g_autoptr(CpuSet) mem = topology_nodes_to_os(t, mem_idx);
-        g_autofree char *mem_text = cpuset_format(mem);
+        g_autofree char *mem_text = decision_nodes_text(mem);
         g_autofree char *emu = cpuset_format(p->emulator_pin);
 
         for (unsigned i = 0; i < p->nvcpus; i++) {
@@ -18,8 +25,8 @@ static void append_body(GString *s, const Topology *t, const Plan *p)
                 g_string_append_printf(s, "%s vCPU %u -> %s", i % 4 == 0 ? (i ? "\n " : " ") : "  ",
                                        plan_vcpu_id(p, i), pin);
         }
-        g_string_append_printf(s, "\n  memory on node%s %s, emulator on %s\n",
-                               cpuset_count(mem) == 1 ? "" : "s", mem_text, *emu ? emu : "(not pinned)");
+        g_string_append_printf(s, "\n  memory on %s, emulator on %s\n", mem_text,
+                               *emu ? emu : "(not pinned)");
         if (!cpuset_is_empty(p->iothreads)) {
                 g_autofree char *ids = cpuset_format(p->iothreads), *pin = cpuset_format(p->iothread_pin);
                 g_string_append_printf(s, "  I/O thread%s %s on %s\n",
@@ -40,7 +47,7 @@ static void append_body(GString *s, const Topology *t, const Plan *p)
 static void append_head(GString *s, const Topology *t, const char *name, const Plan *p, const char *result)
 {
         g_autoptr(CpuSet) nodes = topology_nodes_to_os(t, p->nodes);
-        g_autofree char *nodes_text = cpuset_format(nodes);
+        g_autofree char *nodes_text = decision_nodes_text(nodes);
         char a[32];
 
         g_autofree char *safe = text_safe(name);
@@ -49,7 +56,7 @@ static void append_head(GString *s, const Topology *t, const char *name, const P
                                p->requested_vcpus == 1 ? "" : "s", size_format(p->memory, a, sizeof(a)),
                                result);
         if (!cpuset_is_empty(nodes))
-                g_string_append_printf(s, " on node%s %s", cpuset_count(nodes) == 1 ? "" : "s", nodes_text);
+                g_string_append_printf(s, " on %s", nodes_text);
         g_string_append_printf(s, " [%s]\n", policy_kind_to_string(p->policy));
 }
 

@@ -7,6 +7,10 @@
 #include "plan.h"
 #include "topology.h"
 
+/* "node 0" or "nodes 0-1,3": a set of node OS indexes in the words the decision texts (plan, explain,
+ * placementctl show) use for where vCPUs and memory went. Caller frees. */
+char *decision_nodes_text(const CpuSet *os_nodes);
+
 /* "start NAME (4 vCPUs, 4.0 GiB): placed on node 0 [explicit]" plus pins, memory, emulator and why,
  * each line ending in '\n'. Caller frees. */
 char *plan_to_text(const Topology *t, const Plan *p);

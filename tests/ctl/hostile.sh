@@ -5,7 +5,8 @@
 # session bus): tests/ctl/fake-daemon answers GetDecisionsJSON with JSON of the wrong shape or with
 # control characters in its text. list, show and snippet must neither crash nor print a critical, and
 # must never hand the terminal a control character or XML that is not a CPU list; nor must status, which
-# shows the daemon's ReloadError.
+# shows the daemon's ReloadError. show's text of well-formed answers (guest cells: where their vCPUs and
+# their memory went) is held to tests/golden/show/.
 #   bash tests/ctl/hostile.sh [BUILD_DIR]
 # TAP-like lines; the last line is "ctl-hostile: N passed, M failed".
 set -u
@@ -130,6 +131,53 @@ run "$CTL" --bus-address="$BUS_ADDR" --json status
 result "  status --json: \"reload_error\" is null (rc $RC)" "$([ $RC -eq 0 ] && python3 -c '
 import json, sys
 assert json.load(open(sys.argv[1]))["reload_error"] is None' "$OUT"; echo $?)"
+
+# show's text of well-formed answers, held to tests/golden/show/NAME.txt (UPDATE_GOLDEN=1 rewrites them):
+# each guest cell with the nodes of its vCPUs and those its memory is counted on. The answers are the
+# engine's own decisions (a golden plan, and plans made here of tests/ctl/domains/) and, for what only a
+# running daemon answers (pins adopted as they run: where a cell's memory is is not known), one written here.
+GOLDEN_SHOW=$ROOT/tests/golden/show
+# show_golden NAME: show's text of the answer in $ANSWER is $GOLDEN_SHOW/NAME.txt
+show_golden() {
+    local file=$GOLDEN_SHOW/$1.txt
+    run "$CTL" --bus-address="$BUS_ADDR" show web1
+    if [ "$RC" -ne 0 ]; then
+        result "show, $1: placementctl failed" 1
+    elif [ -n "${UPDATE_GOLDEN:-}" ]; then
+        mkdir -p "$GOLDEN_SHOW" && cp "$OUT" "$file"
+        result "show, $1 (written)" $?
+    elif diff -u "$file" "$OUT" | sed 's/^/# /'; ((!PIPESTATUS[0])); then
+        ok "show, $1: as tests/golden/show/$1.txt"
+    else
+        not_ok "show, $1: differs from tests/golden/show/$1.txt"
+    fi
+}
+cp "$ROOT/tests/golden/virtio-mem-unplugged-explicit.json" "$ANSWER"
+show_golden virtio-mem-unplugged-explicit
+run "$CTL" --json plan --topology="synthetic:pack:2 numa:1(memory=4GiB) core:2 pu:2" \
+    --domain="$HERE/domains/cell-beyond.xml" --domain="$HERE/domains/cells.xml"
+cp "$OUT" "$ANSWER"
+show_golden cell-beyond
+result "  show: cell 0's memory is on nodes 0-1, beyond its vCPUs' node 1" \
+    "$(grep -qx '  guest cell 0   vCPUs 0-1 on node 1, memory on nodes 0-1' "$OUT"; echo $?)"
+run "$CTL" --json plan --topology="synthetic:pack:1 numa:4(memory=16GiB) l3:1 core:4 pu:2" \
+    --domain="$HERE/domains/cell-memory-only.xml"
+cp "$OUT" "$ANSWER"
+show_golden cell-memory-only
+result "  show: a cell without vCPUs is named by its memory's nodes" \
+    "$(grep -qx '  guest cell 1   no vCPUs, memory on nodes 2-3' "$OUT"; echo $?)"
+printf '%s\n' '{"decisions":[{"domain":"web1","uuid":"u","result":"skipped","plan_result":"adopted","policy":"explicit",
+  "vcpus":2,"memory":2147483648,"vcpu_pins":["0","4"],"memory_nodes":"0-1","emulator_pin":"",
+  "memory_binding":"not-applied","apply_error":null,"adopted":false,"pinned_by_hand":true,
+  "reason":"its pins were made outside placementd","cells":[{"id":0,"vcpus":"0","nodes":[0],"memory":1073741824},
+  {"id":1,"vcpus":"1","nodes":[1],"memory":1073741824}]},
+ {"domain":"big","uuid":"v","result":"unplaceable","plan_result":"unplaceable","policy":"explicit","vcpus":2,
+  "memory":1099511627776,"vcpu_pins":["",""],"memory_nodes":"","emulator_pin":"","memory_binding":"not-applied",
+  "apply_error":null,"adopted":false,"pinned_by_hand":false,"reason":"memory fits nowhere",
+  "cells":[{"id":0,"vcpus":"0-1","nodes":[],"memory":1099511627776}]}]}' >"$ANSWER"
+show_golden adopted-and-unplaceable
+result "  show: a cell whose pins were adopted as they run: where its memory is, not known" \
+    "$(grep -qx '  guest cell 1   vCPUs 1 on node 1, memory nodes not known' "$OUT"; echo $?)"
 
 # Offline: the files placementctl reads are quoted in its errors and notes; their text must not reach the
 # terminal raw either, and what it held is shown escaped.
