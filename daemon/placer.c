@@ -829,15 +829,20 @@ static char *pins_text(const Plan *p)
         return g_string_free(pins, FALSE);
 }
 
-/* The decision as list and show publish it; an advice that runs on earlier pins says both. */
+/* The decision as list and show publish it; an advice that runs on earlier pins says both. One adopted
+ * from the domain's record was not decided now: the line says so first, and that its reason is the
+ * record's ("web1: adopted from its record after checking its pins run as recorded: placed, vCPU pins
+ * 0:0-1 (recorded reason: node 0: ...)"). */
 static void log_decision(const Decision *d)
 {
         g_autofree char *pins = pins_text(decision_shown_plan(d));
         g_autofree char *runs = d->advice ? pins_text(d->plan) : NULL;
 
-        log_info("%s: %s%s%s%s%s%s (%s)", d->name, decision_result_to_string(d->result),
+        log_info("%s: %s%s%s%s%s%s (%s%s)", d->name,
+                 d->adopted ? "adopted from its record after checking its pins run as recorded: " : "",
+                 decision_result_to_string(d->result),
                  *pins ? (runs ? ", advised vCPU pins " : ", vCPU pins ") : "", pins,
-                 runs && *runs ? ", runs on " : "", runs ? runs : "", d->adopted ? ", adopted" : "",
+                 runs && *runs ? ", runs on " : "", runs ? runs : "", d->adopted ? "recorded reason: " : "",
                  d->reason ? d->reason : "");
 }
 
@@ -943,14 +948,25 @@ void placer_say_adopted_clashes(Manager *m)
                         /* compat fills siblings by design: only one PU claimed twice clashes there */
                         bool by_pu = a->plan->policy == POLICY_COMPAT && b->plan->policy == POLICY_COMPAT;
                         int pu = shared_pu(m, a->plan, b->plan, by_pu);
+                        const TopoCore *core;
+                        g_autoptr(CpuSet) cpus = cpuset_new();
+                        g_autofree char *list = NULL, *where = NULL;
                         if (pu < 0)
                                 continue;
+                        /* the CPUs an operator knows the core by (the map's); under compat the one both
+                         * take */
+                        core = &m->topology->cores[m->topology->pus[pu].core];
+                        for (unsigned k = core->pu_first; k < core->pu_first + core->npus; k++)
+                                cpuset_add(cpus, m->topology->pus[k].os_index);
+                        list = cpuset_format(cpus);
+                        where = by_pu ? g_strdup_printf("CPU %u in both", m->topology->pus[pu].os_index)
+                                      : g_strdup_printf("CPUs %s", list);
                         log_warning(
-                            "%s and %s: their recorded decisions both claim core %u (CPU %u) while a "
-                            "core is free; both are adopted as they run (placementctl replace %s "
-                            "moves the later one)",
-                            a->name, b->name, m->topology->pus[pu].core, m->topology->pus[pu].os_index,
-                            b->name);
+                            "%s and %s: their recorded decisions both claim core %u (%s) while a core "
+                            "is free, so both domains run vCPUs there; both are adopted as they run "
+                            "(placementctl replace %s moves the later one; placementctl rebalance, or "
+                            "heal under Heal=yes, ends the sharing)",
+                            a->name, b->name, m->topology->pus[pu].core, where, b->name);
                 }
 }
 

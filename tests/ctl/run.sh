@@ -11,6 +11,8 @@
 #    holds the legend's separator included.
 #  - topology on corpus shapes (tests/topologies/make.sh): memory kinds, CPU kinds, CPUs local to no
 #    NUMA node; plan --config with MemoryTiers=.
+#  - a restart (placementd on the test driver, no bus): records adopted are said to be, their reasons
+#    marked as the records', and two records on one core while a core is free are warned about once.
 #   bash tests/ctl/run.sh [BUILD_DIR]        (default: build; CTL_TEST_KEEP=1 keeps the temp dir)
 # TAP-like lines; the last line is "ctl: N passed, M failed".
 set -u
@@ -275,6 +277,55 @@ result "a domain named like markup: the SVG parses and its legend box holds the 
 run "$CTL" "${PLAN[@]}" --svg="$TMP/no-such-dir/plan.svg"
 result "--svg into a directory that does not exist exits 1 saying so (rc $RC)" \
     "$([ $RC -eq 1 ] && grep -q 'no-such-dir/plan.svg' "$ERR"; echo $?)"
+
+# ---- a restart: records adopted, and said to be ----------------------------------------------------
+# Two running domains whose live metadata records placementd's decisions (as a daemon before the restart
+# wrote them), both on core 0 while node 1 is free: the log line of each says it was adopted from its
+# record and that the reason is the record's, and one warning names both domains, the core's CPUs and
+# what to run.
+# record NAME UUID PIN...: a test-driver domain pinned as its record says (vCPU i on PIN i, memory on node 0)
+record() {
+    local name=$1 uuid=$2 i=0 pin vcpupins='' recorded='' def
+    shift 2
+    for pin in "$@"; do
+        vcpupins="$vcpupins<vcpupin vcpu='$i' cpuset='$pin'/>"
+        recorded="$recorded<placementd:vcpu id=\"$i\" cpu=\"${pin%%-*}\" cpuset=\"$pin\"/>"
+        i=$((i + 1))
+    done
+    def="&lt;domain type=\"test\"&gt;&lt;name&gt;$name&lt;/name&gt;&lt;uuid&gt;$uuid&lt;/uuid&gt;&lt;memory&gt;1048576&lt;/memory&gt;"
+    def="$def&lt;vcpu&gt;$#&lt;/vcpu&gt;&lt;os&gt;&lt;type&gt;hvm&lt;/type&gt;&lt;/os&gt;&lt;/domain&gt;"
+    cat <<EOF
+  <domain type="test"><name>$name</name><uuid>$uuid</uuid><memory>1048576</memory><vcpu>$#</vcpu><os><type>hvm</type></os>
+    <cputune>$vcpupins</cputune><numatune><memory mode='strict' nodeset='0'/></numatune>
+    <metadata><placementd:domain xmlns:placementd="https://placementd.org/xmlns/domain/1">
+      <placementd:definition>$def</placementd:definition>
+      <placementd:decision result="placed" policy="explicit" vcpu-pin="core" memory-binding="applied" nodes="0" emulator="">
+        <placementd:memory node="0" bytes="1073741824"/>$recorded<placementd:reason>node 0: as placed at its start</placementd:reason>
+      </placementd:decision></placementd:domain></metadata>
+  </domain>
+EOF
+}
+{
+    echo '<node>'
+    record rec-a 11111111-2222-3333-4444-555555555555 0-1 2-3
+    record rec-b 11111111-2222-3333-4444-666666666666 0-1
+    echo '</node>'
+} >"$TMP/records.xml"
+ADOPT_LOG=$TMP/adopt.log
+env -u NOTIFY_SOCKET -u WATCHDOG_USEC "$PLACEMENTD" --connect="test://$TMP/records.xml" --topology="$HOST222" \
+    --bus=none --foreground </dev/null >"$ADOPT_LOG" 2>&1 &
+ADOPT_PID=$!
+wait_for 15 grep -q 'both claim core' "$ADOPT_LOG"
+stop_pid "$ADOPT_PID"
+OUT=$ADOPT_LOG
+result "adopted after a restart: the log line says so, then the result and pins, the reason marked as the record's" \
+    "$(grep -qxF '<6>rec-a: adopted from its record after checking its pins run as recorded: placed, vCPU pins 0:0-1 1:2-3 (recorded reason: node 0: as placed at its start)' "$ADOPT_LOG"; echo $?)"
+result "  one line each, and none gives the recorded reason as a decision made now" \
+    "$([ "$(grep -c '^<6>rec-[ab]: ' "$ADOPT_LOG")" -eq 2 ] && ! grep -q '^<6>rec-[ab]: placed' "$ADOPT_LOG"; echo $?)"
+result "two records on one core while a core is free: one warning names both, the core's CPUs and what to run" \
+    "$([ "$(grep -c 'both claim core' "$ADOPT_LOG")" -eq 1 ] &&
+        grep -qF '<4>rec-a and rec-b: their recorded decisions both claim core 0 (CPUs 0-1) while a core is free, so both domains run vCPUs there; both are adopted as they run (placementctl replace rec-b moves the later one;' "$ADOPT_LOG"; echo $?)"
+OUT=$TMP/out
 
 # ---- the daemon's picture ----------------------------------------------------------------------------
 must "private dbus-daemon on $ADDR" bus_start "$TMP"

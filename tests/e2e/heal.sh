@@ -298,7 +298,7 @@ else
 fi
 sleep 1.5
 check "busy-4 is adopted from its recorded decision (log)" \
-    grep -q "${P}busy-4: .*, adopted (" <<<"$(pd_log_since "$mark")"
+    grep -q "${P}busy-4: adopted from its record .*(recorded reason: " <<<"$(pd_log_since "$mark")"
 check "after the restart busy-4 still runs on CPU $C4, $PARTNER on $CP" \
     test "$(cpu_of "${P}busy-4")" = "$C4" -a "$(cpu_of "$PARTNER")" = "$CP"
 check "its decision still names nodes ${NODES:-?} as before, memory bound to node 0" \

@@ -96,7 +96,7 @@ BEFORE="$(iothread "${P}io" 1) $(iothread "${P}io" 2)"
 placementd_stop
 mark=$(wc -l <"$LOG")
 must "placementd starts again" start_placementd
-check "${P}io adopted" wait_for 10 sh -c "tail -n +$((mark + 1)) '$LOG' | grep -q '^<6>${P}io: placed, .*, adopted ('"
+check "${P}io adopted" wait_for 10 sh -c "tail -n +$((mark + 1)) '$LOG' | grep -q '^<6>${P}io: adopted from its record .*: placed, .*(recorded reason: '"
 expect "no I/O thread moved by the restart (/proc)" "$BEFORE" "$(iothread "${P}io" 1) $(iothread "${P}io" 2)"
 check "placementd still runs" kill -0 "$PD_PID"
 

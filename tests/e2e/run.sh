@@ -94,14 +94,14 @@ has_decision() {
     [ -z "${2:-}" ] || [ "$(decision_result "$META")" = "$2" ]
 }
 
-# log_pins MARK NAME: the pins of NAME's last decision line after MARK ("<6>NAME: RESULT, vCPU pins 0:1 1:2-3 (...").
+# log_pins MARK NAME: the pins of NAME's last decision line after MARK ("<6>NAME: RESULT, vCPU pins 0:1 1:2-3 (...",
+# "<6>NAME: adopted from its record ...: RESULT, vCPU pins 0:1 (recorded reason: ...").
 log_pins() {
     local line
     line=$(log_since "$1" | grep -F -- ">$2: " | grep -F ', vCPU pins ' | tail -n 1)
     [ -n "$line" ] || return 1
     line=${line#*, vCPU pins }
     line=${line%% (*}
-    line=${line%, adopted}
     tr ' ' '\n' <<<"$line" | tr ':' ' ' | pins_norm
 }
 
@@ -252,7 +252,7 @@ MARK=$(log_mark)
 must "placementd starts again" start_placementd
 check "placementd connects to $URI again" wait_for 10 log_has "$MARK" "Connected to $URI"
 for d in "$A" "$B"; do
-    check "daemon log: running $d adopted from its recorded decision" wait_for 10 log_has "$MARK" ">$d: .*, adopted \("
+    check "daemon log: running $d adopted from its recorded decision" wait_for 10 log_has "$MARK" ">$d: adopted from its record .*\(recorded reason: "
 done
 log_since "$MARK" | grep -E -- ">($A|$B): " | sed "s/^/#   /"
 sleep 1

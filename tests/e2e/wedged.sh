@@ -116,7 +116,7 @@ start=$EPOCHSECONDS
 must "placementd starts again" pd_start "$TOPO" ReconcileSec=2
 took=$((EPOCHSECONDS - start))
 check "it answers within 10 s of its start (took ${took} s)" test "$took" -le 10
-check "${P}b adopted from its record (log)" wait_for 10 grep -q "^<6>${P}b: placed, .*, adopted (" "$PD_LOG"
+check "${P}b adopted from its record (log)" wait_for 10 grep -q "^<6>${P}b: adopted from its record .*: placed, .*(recorded reason: " "$PD_LOG"
 check "the daemon answers within 3 s through three reconcile rounds" answers_through 3
 expect "${P}b still runs on CPU $B_CPU (/proc)" "$B_CPU" "$(cpu_of "${P}b")"
 must "QEMU of ${P}b runs again" unwedge "${P}b"
