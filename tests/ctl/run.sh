@@ -78,6 +78,21 @@ result "plan --help shows both plans and their options, not the others' (rc $RC)
         ! grep -q -- '--sibling-loss\|--connect\|--map-only' "$OUT" &&
         grep -q -- '--vcpus=N ' "$OUT" && grep -q -- '--domain=FILE.xml ' "$OUT"; echo $?)"
 help_plan=$(cat "$OUT")
+# what --help says of a command agrees with the man pages: reload, rebalance and replace are root's or
+# polkit's (placementd(8), PERMISSIONS), and simulate's and explain's --help say their options are theirs
+unsaid=
+for v in reload rebalance replace; do
+    run "$CTL" "$v" --help
+    grep -Eq "^  $v .*\(root, or polkit org\.placementd1\.manage\)$" "$OUT" || unsaid="$unsaid $v"
+done
+for v in simulate explain; do
+    run "$CTL" "$v" --help
+    for o in config policy trace; do
+        grep -Eq -- "--$o=[^ ]+ +[^:]*\b$v\b[^:]*:" "$OUT" || unsaid="$unsaid $v--$o"
+    done
+done
+result "--help names polkit beside root, and the commands each offline option is for${unsaid:+ (not:$unsaid)}" \
+    "$([ -z "$unsaid" ]; echo $?)"
 run "$CTL" help plan
 result "help plan is plan --help (rc $RC)" "$([ $RC -eq 0 ] && [ "$(cat "$OUT")" = "$help_plan" ]; echo $?)"
 run "$CTL" help bogus
