@@ -30,7 +30,54 @@ fi
 
 # The guest kernel: the image package linux-image-cloud-amd64 points at, downloaded and unpacked. Without
 # it only the busy-guest part of tests/e2e/heal.sh cannot run (it skips, saying why), so a failure here
-# is reported and not fatal.
+# is reported and not fatal. From the same package, since a module loads only into the kernel it was built
+# with: the virtio-mem driver and the modules it needs, which tests/e2e/virtio-mem.sh's guest loads (the
+# cloud kernel builds them as modules, CONFIG_VIRTIO_MEM=m and CONFIG_VIRTIO_PCI=m). Without them only that
+# test skips.
+GUEST_MODULES=(virtio_mem virtio_pci) # virtio_pci: the transport of QEMU's virtio-mem-pci
+GUEST_MODULE_DIR=$GUEST_KERNEL_DIR/modules
+
+# ko_depends FILE: the modules FILE needs, one a line: its .modinfo "depends=" (what `modinfo -F depends`
+# prints; read without kmod, which is not installed here).
+ko_depends() { tr '\0' '\n' <"$1" | sed -n 's/^depends=//p' | tr ',' '\n' | sed '/^$/d'; }
+
+# add_module NAME: NAME after the modules it depends on, into the caller's ORDER (SEEN, KO: of guest_modules).
+add_module() {
+    local dep
+    [ -z "${SEEN[$1]:-}" ] || return 0
+    [ -n "${KO[$1]:-}" ] || { echo "install-e2e-deps: guest module $1 is not in the package" >&2; return 1; }
+    SEEN[$1]=1
+    for dep in $(ko_depends "${KO[$1]}"); do add_module "$dep" || return 1; done
+    ORDER+=("$1")
+}
+
+# guest_modules DEB: GUEST_MODULES and what they depend on, from DEB into GUEST_MODULE_DIR: the .ko files,
+# "order" (their load order, dependencies first) and "release" (the kernel release they were built for).
+guest_modules() {
+    local tmp rel f m rc=1
+    local -A KO=() SEEN=()
+    local -a ORDER=() files=()
+    tmp=$(mktemp -d) || return 1
+    if dpkg-deb --fsys-tarfile "$1" | tar -x -C "$tmp" --wildcards './lib/modules/*/kernel/drivers/virtio/*'; then
+        for rel in "$tmp"/lib/modules/*; do
+            while IFS= read -r f; do KO[$(basename "$f" .ko)]=$f; done < <(find "$rel/kernel" -name '*.ko')
+            rel=${rel##*/}
+            break
+        done
+        for m in "${GUEST_MODULES[@]}"; do add_module "$m" || { ORDER=(); break; }; done
+        for m in "${ORDER[@]}"; do files+=("${KO[$m]}"); done
+        if [ "${#files[@]}" -gt 0 ]; then
+            rm -rf "$GUEST_MODULE_DIR.new" && mkdir -p "$GUEST_MODULE_DIR.new" &&
+                cp "${files[@]}" "$GUEST_MODULE_DIR.new/" &&
+                printf '%s\n' "${ORDER[@]}" >"$GUEST_MODULE_DIR.new/order" &&
+                echo "$rel" >"$GUEST_MODULE_DIR.new/release" &&
+                rm -rf "$GUEST_MODULE_DIR" && mv "$GUEST_MODULE_DIR.new" "$GUEST_MODULE_DIR" && rc=0
+        fi
+    fi
+    rm -rf "$tmp" "$GUEST_MODULE_DIR.new"
+    return $rc
+}
+
 guest_kernel() {
     local pkg tmp
     pkg=$(apt-cache depends linux-image-cloud-amd64 2>/dev/null | awk '/Depends: linux-image-[0-9]/ && !p {print $2; p = 1}')
@@ -46,10 +93,15 @@ guest_kernel() {
         mv "$tmp"/boot/vmlinuz-* "$GUEST_KERNEL_DIR/vmlinuz.new" &&
         mv "$GUEST_KERNEL_DIR/vmlinuz.new" "$GUEST_KERNEL_DIR/vmlinuz"
     local rc=$?
+    if [ "$rc" -eq 0 ] && ! guest_modules "$tmp"/"$pkg"_*.deb; then
+        rm -rf "$GUEST_MODULE_DIR" # none rather than another release's
+        echo "install-e2e-deps: no virtio-mem modules for the guest kernel in $GUEST_MODULE_DIR" >&2
+    fi
     rm -rf "$tmp"
     return $rc
 }
-if [ ! -s "$GUEST_KERNEL_DIR/vmlinuz" ]; then
+# A cache from before the modules were unpacked is fetched again, the kernel too: both of one release.
+if [ ! -s "$GUEST_KERNEL_DIR/vmlinuz" ] || [ ! -s "$GUEST_MODULE_DIR/order" ]; then
     mkdir -p "$GUEST_KERNEL_DIR"
     guest_kernel || echo "install-e2e-deps: no guest kernel in $GUEST_KERNEL_DIR (linux-image-cloud-amd64 not downloadable)" >&2
 fi
