@@ -282,8 +282,8 @@ diag "5. restart at $(elapsed) s"
 pd_stop
 mark=$(pd_log_mark)
 must "5. placementd starts again" pd_start "$TOPO"
-check "5. $D: its record adopted (log \"$D: ..., adopted (\")" \
-    wait_for 10 sh -c "tail -n +$((mark + 1)) '$PD_LOG' | grep -F '$D: ' | grep -qF ', adopted ('"
+check "5. $D: its record adopted (log \"$D: adopted from its record ...\")" \
+    wait_for 10 sh -c "tail -n +$((mark + 1)) '$PD_LOG' | grep -F '$D: ' | grep -qF ': adopted from its record '"
 check "5. $D: not placed again" sh -c "! tail -n +$((mark + 1)) '$PD_LOG' | grep -qE '$D: .*(placing it again|placing it anew)'"
 check "5. placementctl and the record still count $((BOOT_MIB + PLUG_MIB)) MiB" counted_is $(((BOOT_MIB + PLUG_MIB) * MIB))
 views_agree "5. restart"
