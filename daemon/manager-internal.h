@@ -35,6 +35,14 @@ struct Manager {
         /* what a reload changed for the running domains while libvirt was away: done once connected */
         bool reload_apply_pending;
         CpuSet *reload_reserved_pending;
+        /* The host CPUs of the topology no domain can run on now (read at each reconcile): offline, or
+         * left out of the guests' cgroup; config->placement points to it. Of them, those offline. And
+         * those offline at the first read that the topology does not know (one that comes online is said
+         * once: only a restart reads the topology again). */
+        CpuSet *unavailable;
+        CpuSet *offline;
+        CpuSet *absent_offline;
+        bool online_read;
         unsigned backoff_sec, reconnects;
         struct event *reconnect_ev, *teardown_ev, *reconcile_ev;
         Ledger *ledger;

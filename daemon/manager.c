@@ -5,6 +5,7 @@
 #include <time.h>
 
 #include "decision-json.h"
+#include "guest-cpus.h"
 #include "hostmap-json.h"
 #include "hostmap.h"
 #include "log.h"
@@ -22,6 +23,7 @@
 #define CONNECT_SLOW_SEC 30u
 
 static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_reserved);
+static void replace_on(Manager *m, const CpuSet *cpus, const char *why);
 
 static void connect_now(Manager *m);
 
@@ -271,6 +273,130 @@ static void on_metadata(virDomainPtr dom, int type, const char *nsuri, void *opa
         healer_forget_request(m, virt_domain_uuid(dom, uuid));
 }
 
+/* Formats "CPU 1" / "CPUs 1-3" for a log line. */
+static char *cpus_text(const CpuSet *cpus)
+{
+        g_autofree char *list = cpuset_format(cpus);
+
+        return g_strdup_printf("%s %s", cpuset_count(cpus) == 1 ? "CPU" : "CPUs", list);
+}
+
+/* Says once a CPU the topology does not know came online (it was offline when placementd read the
+ * host): only a restart reads the topology again. */
+static void say_came_online(Manager *m, const CpuSet *offline)
+{
+        g_autoptr(CpuSet) unknown = cpuset_copy(offline);
+        g_autoptr(CpuSet) came = NULL;
+
+        cpuset_subtract(unknown, m->topology->all_pus);
+        if (!m->online_read) {
+                m->absent_offline = g_steal_pointer(&unknown);
+                m->online_read = true;
+                return;
+        }
+        came = cpuset_copy(m->absent_offline);
+        cpuset_subtract(came, unknown);
+        if (cpuset_is_empty(came))
+                return;
+        {
+                g_autofree char *what = cpus_text(came);
+                log_notice("%s came online after placementd read the host's topology: no domain is placed "
+                           "there until placementd restarts",
+                           what);
+        }
+        cpuset_subtract(m->absent_offline, came);
+}
+
+/*
+ * Reads which CPUs of the topology the QEMU guests of this host cannot run on now: offline (libvirt's
+ * node CPU map), or left out of the guests' cgroup (cgroup v1 drops a CPU that goes offline from
+ * every cpuset and never gives it back). They are kept from every domain from now on (m->unavailable,
+ * which the configuration's PlacementParams point to); those that became so are returned, for the domains
+ * placementd put there to be placed again (NULL when none did); those usable again are offered again.
+ */
+static CpuSet *read_unavailable(Manager *m)
+{
+        g_autoptr(CpuSet) offline = NULL, now = NULL, outside = NULL, back = NULL, was_offline = NULL;
+        g_autofree char *error = NULL;
+        const char *where = NULL;
+        CpuSet *gone;
+
+        /* only a driver that runs guests here reads this host (libvirt's test driver reports CPUs 0,2,4 of
+         * 8 online, whatever runs it) */
+        if (!virt_conn_runs_qemu(m->conn))
+                return NULL;
+        if (virt_conn_offline_cpus(m->conn, &offline, &error) < 0) {
+                log_debug("%s", error);
+                return NULL;
+        }
+        say_came_online(m, offline);
+        now = cpuset_copy(m->topology->all_pus);
+        {
+                g_autoptr(CpuSet) online = cpuset_copy(m->topology->all_pus);
+                cpuset_subtract(online, offline);
+                cpuset_subtract(now, online); /* the topology's offline CPUs */
+                was_offline = cpuset_copy(m->offline);
+                cpuset_clear(m->offline);
+                cpuset_union(m->offline, now);
+                if (guest_cgroup_cpus(&outside, &where) == 0) {
+                        g_autoptr(CpuSet) inside = outside;
+                        outside = cpuset_copy(online);
+                        cpuset_subtract(outside, inside);
+                        cpuset_union(now, outside);
+                }
+        }
+        /* back online, but not for the guests */
+        cpuset_subtract(was_offline, m->offline);
+        if (outside && cpuset_intersects(was_offline, outside)) {
+                g_autoptr(CpuSet) kept = cpuset_copy(was_offline);
+                g_autoptr(CpuSet) usable = cpuset_copy(was_offline);
+                g_autofree char *what = NULL;
+                cpuset_subtract(usable, outside);
+                cpuset_subtract(kept, usable);
+                what = cpus_text(kept);
+                log_notice(
+                    "%s online again but not in the guests' cgroup %s (under cgroup v1 a CPU that went "
+                    "offline leaves every cpuset for good): still kept from domains",
+                    what, where);
+        }
+        gone = cpuset_copy(now);
+        cpuset_subtract(gone, m->unavailable);
+        back = cpuset_copy(m->unavailable);
+        cpuset_subtract(back, now);
+        if (!cpuset_is_empty(back)) {
+                g_autofree char *what = cpus_text(back);
+                log_notice("%s usable again: offered to domains again", what);
+        }
+        if (!cpuset_is_empty(gone)) {
+                g_autoptr(CpuSet) left = cpuset_copy(gone);
+                g_autoptr(CpuSet) went = cpuset_copy(gone);
+                cpuset_subtract(left, m->offline);
+                cpuset_subtract(went, left);
+                if (!cpuset_is_empty(went)) {
+                        g_autofree char *what = cpus_text(went);
+                        log_notice("%s went offline: kept from domains, those placed there are placed again",
+                                   what);
+                }
+                if (!cpuset_is_empty(left)) {
+                        g_autofree char *what = cpus_text(left);
+                        log_notice("%s online but not in the guests' cgroup %s (under cgroup v1 a CPU that "
+                                   "went offline leaves every cpuset for good): kept from domains",
+                                   what, where);
+                }
+        }
+        if (cpuset_is_empty(gone) && cpuset_is_empty(back)) {
+                cpuset_free(gone);
+                return NULL;
+        }
+        /* in place: the configuration, and the requests heal keeps, point to it */
+        cpuset_clear(m->unavailable);
+        cpuset_union(m->unavailable, now);
+        healer_forget_request(m, NULL);
+        if (cpuset_is_empty(gone))
+                g_clear_pointer(&gone, cpuset_free);
+        return gone;
+}
+
 static void reconcile(Manager *m, PlaceOrigin origin)
 {
         virDomainPtr *doms = NULL;
@@ -280,6 +406,7 @@ static void reconcile(Manager *m, PlaceOrigin origin)
         g_autofree char *error = NULL;
         g_autofree bool *first = NULL;
         g_autofree bool *resized = NULL;
+        g_autoptr(CpuSet) gone_offline = NULL;
         unsigned n;
 
         if (!m->conn)
@@ -289,6 +416,7 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                 log_warning("%s, ignoring", error);
                 return;
         }
+        gone_offline = read_unavailable(m);
         /* the decisions of domains gone, or run again, forgotten first: what they held is free for the
          * records checked and the domains placed below (this pass may run before their events come, or
          * after libvirt was away) */
@@ -376,6 +504,8 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                 }
         }
         interrupted_clear(m); /* the domains left in it are gone: every running one was read above */
+        if (gone_offline)
+                replace_on(m, gone_offline, "a CPU of its went offline or left the guests' cgroup");
         virt_domains_free(doms, n);
 }
 
@@ -581,6 +711,9 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->uri_public = uri_public(manager_uri(m));
         m->backoff_sec = 1;
         m->ledger = ledger_new(topology);
+        m->unavailable = cpuset_new();
+        m->offline = cpuset_new();
+        m->config->placement.unavailable_cpus = m->unavailable;
         m->decisions = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)decision_free);
         m->interrupted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)plan_free);
         m->reconnect_ev = evtimer_new(base, on_reconnect, m);
@@ -614,6 +747,9 @@ void manager_free(Manager *m)
         g_free(m->uri_override);
         g_free(m->uri_public);
         cpuset_free(m->reload_reserved_pending);
+        cpuset_free(m->unavailable);
+        cpuset_free(m->offline);
+        cpuset_free(m->absent_offline);
         g_free(m);
 }
 
@@ -652,6 +788,29 @@ static bool runs_on(const Decision *d, const CpuSet *cpus)
                 if (cpuset_intersects(d->plan->vcpu_pins[i], cpus))
                         return true;
         return cpuset_intersects(d->plan->emulator_pin, cpus);
+}
+
+/* Places again, as `placementctl replace` would, each domain placementd put on one of cpus (why: the log's
+ * words for it). */
+static void replace_on(Manager *m, const CpuSet *cpus, const char *why)
+{
+        g_autoptr(GPtrArray) uuids = g_ptr_array_new_with_free_func(g_free);
+        GHashTableIter it;
+        gpointer value;
+
+        g_hash_table_iter_init(&it, m->decisions);
+        while (g_hash_table_iter_next(&it, NULL, &value))
+                if (runs_on(value, cpus))
+                        g_ptr_array_add(uuids, g_strdup(((const Decision *)value)->uuid));
+        for (unsigned i = 0; i < uuids->len; i++) {
+                const char *uuid = g_ptr_array_index(uuids, i);
+                const Decision *d = g_hash_table_lookup(m->decisions, uuid);
+                g_autoptr(virDomain) dom = NULL;
+                if (!d || virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0)
+                        continue;
+                log_info("%s: placed again (%s)", d->name, why);
+                placer_place(m, dom, ORIGIN_REPLACE, monotonic_usec());
+        }
 }
 
 /*
@@ -744,6 +903,7 @@ void manager_set_config(Manager *m, Config *config)
         }
         config_free(m->config);
         m->config = config;
+        m->config->placement.unavailable_cpus = m->unavailable;
         healer_forget_request(m, NULL); /* a request carries the configured policy */
         arm_reconcile(m);
         if (uri_changed) {

@@ -84,6 +84,8 @@ bool placer_runs_anywhere(const Manager *m, const CpuSet *pins, const CpuSet *al
 {
         g_autoptr(CpuSet) missing = cpuset_copy(m->topology->all_pus);
 
+        /* libvirt's default pin is the CPUs online when it is made: none offline now is missing */
+        cpuset_subtract(missing, m->offline);
         if (allowed) { /* the host CPUs of the cpuset */
                 g_autoptr(CpuSet) forbidden = cpuset_copy(m->topology->all_pus);
                 cpuset_subtract(forbidden, allowed);

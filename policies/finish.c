@@ -261,6 +261,7 @@ static void add_housekeeping(const HostView *v, const PlacementRequest *req, con
                 for (unsigned p = 0; p < t->npus; p++) {
                         unsigned c = t->pus[p].core, os = t->pus[p].os_index;
                         if (!cpuset_has(hk, os) ||
+                            (v->params->unavailable_cpus && cpuset_has(v->params->unavailable_cpus, os)) ||
                             (req->allowed_cpus && !cpuset_has(req->allowed_cpus, os)) ||
                             ledger_core_load(v->l, c) > 0 || policy_own_core(v, plan, c) ||
                             (pass == 0 && !cpuset_has(plan->nodes, t->cores[c].node)))

@@ -184,7 +184,11 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
         /* the same for QEMU's threads unless reserved caches confine the vCPUs */
         v->pu_thread_usable = req && req->cache_cpus ? g_new0(bool, MAX(t->npus, 1)) : v->pu_usable;
         for (unsigned p = 0; p < t->npus; p++) {
-                reserved[p] = params->reserved_cpus && cpuset_has(params->reserved_cpus, t->pus[p].os_index);
+                /* a CPU no domain can run on now is kept as a reserved one is: no thread there, its core not
+                 * whole */
+                reserved[p] =
+                    (params->reserved_cpus && cpuset_has(params->reserved_cpus, t->pus[p].os_index)) ||
+                    (params->unavailable_cpus && cpuset_has(params->unavailable_cpus, t->pus[p].os_index));
                 v->pu_usable[p] = !reserved[p] && pu_allowed(v, p, true);
                 if (v->pu_thread_usable != v->pu_usable)
                         v->pu_thread_usable[p] = !reserved[p] && pu_allowed(v, p, false);

@@ -214,8 +214,10 @@ run_fuzz() {
 # run.sh (the basics), ledger.sh (one scenario per way the record and the host can drift apart; known
 # failures are TAP TODO), lifecycle.sh (a seeded random walk, LIFECYCLE_STEPS steps; the seed is printed),
 # heal.sh (guests that burn CPU: measured load and healing after departures, read in /proc; about 20 s),
-# wedged.sh (a guest whose libvirt job is held: nothing waits for it; about 40 s) and virtio-mem.sh (a guest
-# that really plugs and unplugs virtio-mem memory: the count follows; about 30 s).
+# wedged.sh (a guest whose libvirt job is held: nothing waits for it; about 40 s), virtio-mem.sh (a guest
+# that really plugs and unplugs virtio-mem memory: the count follows; about 30 s) and cpu-offline.sh (host
+# CPU 1 taken offline and back while guests run; last, since under cgroup v1 the guests' cgroup keeps CPU 1
+# out until libvirtd is stopped; about 60 s).
 run_e2e() {
         local bad=0 ran=0
         $SUDO bash .ci/install-e2e-deps.sh || return 1
@@ -230,6 +232,7 @@ run_e2e() {
         part $SUDO bash tests/e2e/heal.sh build
         part $SUDO bash tests/e2e/wedged.sh build
         part $SUDO bash tests/e2e/virtio-mem.sh build
+        part $SUDO bash tests/e2e/cpu-offline.sh build
         outcome
 }
 

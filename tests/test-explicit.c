@@ -192,6 +192,29 @@ START_TEST(test_reserved_cpus_and_memory)
 }
 END_TEST
 
+/* CPUs no domain can run on now (offline, or out of the guests' cgroup) get no vCPU and no emulator,
+ * housekeeping CPUs among them included, and a core with one is not a whole free core. */
+START_TEST(test_unavailable_cpus)
+{
+        g_autoptr(Topology) t = host_2x16x2();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) gone = NULL, housekeeping = NULL;
+        ck_assert_int_eq(cpuset_parse("0-15,32", &gone, NULL), 0);
+        ck_assert_int_eq(cpuset_parse("32", &housekeeping, NULL), 0);
+        p.unavailable_cpus = gone;
+        p.housekeeping_cpus = housekeeping;
+
+        /* node 0 keeps 8 of its 16 cores, node 1 15 whole ones and a half one: 16 vCPUs take both */
+        const Plan *plan = test_place(t, l, &p, "vm", 16, 8 * GiB);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        for (unsigned v = 0; v < plan->nvcpus; v++)
+                ck_assert_msg(!cpuset_intersects(plan->vcpu_pins[v], gone), "%s", plan->reason);
+        ck_assert(!cpuset_is_empty(plan->emulator_pin));
+        ck_assert_msg(!cpuset_intersects(plan->emulator_pin, gone), "%s", plan->reason);
+}
+END_TEST
+
 START_TEST(test_all_cpus_reserved)
 {
         /* With every CPU reserved and memory to spare, the reason names the CPUs, not memory. */
@@ -516,6 +539,7 @@ static Suite *explicit_suite(void)
         tcase_add_test(tc, test_overcommit_full_host_stays_near);
         tcase_add_test(tc, test_absurd_requests);
         tcase_add_test(tc, test_memory_only_node);
+        tcase_add_test(tc, test_unavailable_cpus);
         tcase_add_test(tc, test_asymmetric_memory_only_distances);
         tcase_add_test(tc, test_overcommit_node_unreachable_from_itself);
         suite_add_tcase(s, tc);

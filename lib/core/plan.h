@@ -77,6 +77,10 @@ typedef struct PlacementParams {
         /* added: OS indexes for the emulator and I/O threads when no idle sibling is left for them
          * (HousekeepingCPUs=); NULL = reserved_cpus */
         CpuSet *housekeeping_cpus;
+        /* added: OS indexes no domain can run on now, offline or left out of the guests' cgroup (the
+         * daemon's reading of the host, not the configuration's, which does not own it): no thread of a
+         * domain goes there; NULL = none */
+        const CpuSet *unavailable_cpus;
 } PlacementParams;
 
 /* One guest NUMA cell of a request (<cpu><numa><cell>): its vCPUs go to one host node when one holds them.

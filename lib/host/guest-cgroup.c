@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Where domains may run: the guest cgroup's cpuset (guest-cgroup.h). */
 #include "guest-cgroup.h"
+#include "guest-cpus.h"
 
 #include <errno.h>
 #include <glib.h>
 #include <stdbool.h>
+#include <string.h>
 
 #include "file-read.h"
 
@@ -68,4 +70,25 @@ int guest_cgroup_sets(const char *root, hwloc_bitmap_t *ret_cpus, hwloc_bitmap_t
                 return 0;
         }
         return -ENOENT;
+}
+
+int guest_cgroup_cpus(CpuSet **ret, const char **ret_where)
+{
+        const char *root = g_getenv("HWLOC_FSROOT");
+        hwloc_bitmap_t cpus = NULL, mems = NULL;
+        unsigned cpu;
+        int r = guest_cgroup_sets(root && strcmp(root, "/") != 0 ? root : "", &cpus, &mems, ret_where);
+
+        if (r < 0)
+                return r;
+        *ret = cpuset_new();
+        hwloc_bitmap_foreach_begin(cpu, cpus)
+        {
+                if (cpu < CPUSET_MAX)
+                        cpuset_add(*ret, cpu);
+        }
+        hwloc_bitmap_foreach_end();
+        hwloc_bitmap_free(cpus);
+        hwloc_bitmap_free(mems);
+        return 0;
 }

@@ -207,6 +207,33 @@ int virt_conn_lookup_uuid(VirtConn *c, const char *uuid, virDomainPtr *ret, char
         return 0;
 }
 
+int virt_conn_offline_cpus(VirtConn *c, CpuSet **ret, char **ret_error)
+{
+        unsigned char *map = NULL;
+        int ncpus = virNodeGetCPUMap(c->conn, &map, NULL, 0);
+        CpuSet *offline;
+
+        if (ncpus < 0 || !map) {
+                free(map);
+                return ret_error_set(ret_error, -EIO, "cannot read the host's online CPUs: %s",
+                                     last_error());
+        }
+        offline = cpuset_new();
+        for (int cpu = 0; cpu < ncpus && cpu < (int)CPUSET_MAX; cpu++)
+                if (!VIR_CPU_USED(map, cpu))
+                        cpuset_add(offline, (unsigned)cpu);
+        free(map);
+        *ret = offline;
+        return 0;
+}
+
+bool virt_conn_runs_qemu(VirtConn *c)
+{
+        const char *type = virConnectGetType(c->conn);
+
+        return type && strcmp(type, "QEMU") == 0;
+}
+
 const char *virt_close_reason_to_string(int reason)
 {
         static const char *const reasons[] = {

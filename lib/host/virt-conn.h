@@ -15,6 +15,7 @@
 #include <glib.h>
 #include <libvirt/libvirt.h>
 
+#include "cpuset.h"
 #include "virt-cleanup.h"
 
 typedef struct VirtConnEvents {
@@ -53,6 +54,14 @@ int virt_conn_attach(virConnectPtr conn, const char *uri, const VirtConnEvents *
 /* Unsubscribes every callback, then closes (nothing is called after this). Accepts NULL. */
 void virt_conn_free(VirtConn *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(VirtConn, virt_conn_free)
+
+/* The host CPUs libvirt reports present but offline (OS indexes; a new set, the caller frees it). CPUs at or
+ * beyond the present ones are not said offline: a topology may name CPUs libvirt does not count (its test
+ * driver's few). Returns 0 or -EIO. */
+int virt_conn_offline_cpus(VirtConn *c, CpuSet **ret, char **ret_error);
+
+/* Whether the connection's driver runs QEMU guests on this host (the guests' cgroup is then theirs). */
+bool virt_conn_runs_qemu(VirtConn *c);
 
 /* The connection, for the other adapters (virt-domain.h, virt-stats.h, virt-cpu.h). Borrowed. */
 virConnectPtr virt_conn_get(const VirtConn *c);

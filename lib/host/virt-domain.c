@@ -16,9 +16,19 @@ static int failed(virDomainPtr dom, const char *what, char **ret_error)
         bool gone = (e && e->code == VIR_ERR_NO_DOMAIN);
         bool held = (e && e->code == VIR_ERR_OPERATION_TIMEOUT);
 
+        /* cgroup v1 drops a CPU that goes offline from every cpuset, the guests' included, and never
+         * gives it back: a pin there is refused until the domain runs again */
+        bool lost =
+            e && e->code == VIR_ERR_SYSTEM_ERROR && e->int1 == EACCES && strstr(message, "cpuset.cpus");
+
         gone = gone || (dom && virDomainIsActive(dom) != 1);
         if (ret_error)
-                *ret_error = g_strdup_printf("%s: %s", what, message);
+                *ret_error =
+                    g_strdup_printf("%s: %s%s", what, message,
+                                    lost ? " (the domain's cgroup lacks one of these CPUs: under cgroup "
+                                           "v1 a CPU that went offline while the domain ran never comes "
+                                           "back to it; it does when the domain starts again)"
+                                         : "");
         return gone ? -ENOENT : held ? -EBUSY : -EIO;
 }
 
