@@ -404,6 +404,56 @@ START_TEST(test_memory_only_synthetic)
 }
 END_TEST
 
+/* An NVIDIA GH200's GPU partition placeholders: nodes with no CPU and no memory are left out, with one
+ * note, and the set table holds only the nodes that can take something. */
+START_TEST(test_empty_nodes_left_out)
+{
+        g_autoptr(Topology) t = load_fixture("gh200-placeholders.xml");
+
+        ck_assert_uint_eq(t->nnodes, 2);
+        ck_assert_uint_eq(t->nodes[0].os_index, 0);
+        ck_assert_uint_eq(t->nodes[0].ncores, 4);
+        ck_assert_uint_eq(t->nodes[1].os_index, 1);
+        ck_assert_int_eq(t->nodes[1].kind, NODE_KIND_GPU);
+        ck_assert_uint_eq(t->nodes[1].memory, 16ull << 30);
+        ck_assert_int_eq(topology_node_by_os(t, 2), -1);
+        ck_assert_int_eq(topology_node_by_os(t, 3), -1);
+        ck_assert_uint_eq(topology_distance(t, 0, 1), 80);
+        ck_assert_uint_eq(topology_distance(t, 1, 0), 80);
+        ck_assert_uint_eq(t->nodesets->nnodes, 2);
+        ck_assert_uint_eq(t->nodesets->ncandidates, 3);
+        for (unsigned i = 0; i < t->npackages; i++)
+                CPUSET_FOREACH (n, t->packages[i].nodes)
+                        ck_assert_uint_lt(n, t->nnodes);
+        ck_assert_note(t, "NUMA nodes 2-3 have no usable CPU and no memory: left out");
+        ck_assert_note(t, "NUMA node 1 has no usable CPU: kept as a memory-only node");
+        ck_assert(!has_note(t, "NUMA node 2 has no usable CPU: kept"));
+        ck_assert(!has_note(t, "NUMA node 3 has no usable CPU: kept"));
+}
+END_TEST
+
+/* A PowerVM LPAR's memoryless node: CPUs, 0 B. Its vCPUs' memory is always elsewhere: a note names the
+ * nearest node with memory. */
+START_TEST(test_memoryless_cpu_node)
+{
+        g_autoptr(Topology) t = load_fixture("lpar-memoryless.xml");
+        g_autoptr(Topology) disallowed = load_fixture("disallowed-node.xml");
+
+        ck_assert_uint_eq(t->nnodes, 3);
+        ck_assert_uint_eq(t->nodes[1].ncores, 2);
+        ck_assert_uint_eq(t->nodes[1].memory, 0);
+        ck_assert_uint_eq(t->nodes[2].ncores, 0);
+        ck_assert_note(t,
+                       "NUMA node 1 has CPUs but no memory: its vCPUs' memory is always remote (the nearest "
+                       "node with memory is node 0, at 20)");
+        ck_assert(!has_note(t, "NUMA node 0 has CPUs but no memory"));
+        ck_assert_note(t, "NUMA node 2 has no usable CPU: kept as a memory-only node");
+        ck_assert(!has_note(t, "left out"));
+        /* memory there that the host does not allow is another matter, with its own note */
+        ck_assert(!has_note(disallowed, "has CPUs but no memory"));
+}
+END_TEST
+
 START_TEST(test_mixed_smt)
 {
         g_autoptr(Topology) t = load_fixture("mixed-smt.xml");
@@ -1031,6 +1081,8 @@ static Suite *topology_suite(void)
 
         tcase_add_test(odd, test_memory_only_fixture);
         tcase_add_test(odd, test_memory_only_synthetic);
+        tcase_add_test(odd, test_empty_nodes_left_out);
+        tcase_add_test(odd, test_memoryless_cpu_node);
         tcase_add_test(odd, test_mixed_smt);
         tcase_add_test(odd, test_disallowed_and_offline);
         tcase_add_test(odd, test_disallowed_node);

@@ -630,6 +630,131 @@ static bool keeps_a_thread(hwloc_topology_t topo, hwloc_obj_t core, hwloc_const_
         return !hwloc_bitmap_iszero(kept);
 }
 
+/* The bytes of memory hwloc reports on the node with this OS index, before any of it is set aside
+ * (hugepages) or left out (not in the allowed nodes). */
+static uint64_t hwloc_node_memory(hwloc_topology_t topo, unsigned os_index)
+{
+        hwloc_obj_t obj = hwloc_get_numanode_obj_by_os_index(topo, os_index);
+        return obj ? obj->attr->numanode.local_memory : 0;
+}
+
+/* Whether node i has neither a usable CPU nor any memory at all (not merely memory it may not use). */
+static bool node_is_empty(const Topology *t, hwloc_topology_t topo, unsigned i)
+{
+        const TopoNode *n = &t->nodes[i];
+
+        return n->ncores == 0 && !n->no_local_memory && n->memory == 0 && n->nhugepages == 0 &&
+               hwloc_node_memory(topo, n->os_index) == 0;
+}
+
+/*
+ * Leaves out the nodes with neither a usable CPU nor memory: firmware declares them for memory that may
+ * come later (an NVIDIA Grace Hopper's eight GPU partition nodes, hot-plug slots), and until it does they
+ * can hold nothing. Kept, each would be a memory-only node of 0 B in every set the search builds. One note
+ * names them; a domain binding one of them meets it as a node this host does not have. The node indexes
+ * close up: cores, packages, PCI devices and the distance matrix (by node index, freed) follow. Returns the
+ * matrix to use, or NULL when there is none.
+ */
+static uint32_t *drop_empty_nodes(Topology *t, hwloc_topology_t topo, uint32_t *matrix)
+{
+        g_autoptr(CpuSet) dropped = cpuset_new();
+        g_autofree int *map = g_new(int, t->nnodes);
+        g_autofree char *list = NULL;
+        unsigned kept = 0, old = t->nnodes;
+        uint32_t *m = NULL;
+
+        for (unsigned i = 0; i < old; i++) {
+                bool empty = node_is_empty(t, topo, i);
+                map[i] = empty ? -1 : (int)kept++;
+                if (empty)
+                        cpuset_add(dropped, t->nodes[i].os_index);
+        }
+        if (kept == old)
+                return matrix;
+        for (unsigned i = 0; i < old; i++) {
+                if (map[i] < 0) {
+                        cpuset_free(t->nodes[i].cpus);
+                        g_free(t->nodes[i].hugepages);
+                } else {
+                        t->nodes[map[i]] = t->nodes[i];
+                }
+        }
+        t->nnodes = kept;
+        for (unsigned c = 0; c < t->ncores; c++)
+                t->cores[c].node = (unsigned)map[t->cores[c].node];
+        for (unsigned p = 0; p < t->npackages; p++) {
+                CpuSet *nodes = cpuset_new();
+                CPUSET_FOREACH (n, t->packages[p].nodes)
+                        if (map[n] >= 0)
+                                cpuset_add(nodes, (unsigned)map[n]);
+                cpuset_free(t->packages[p].nodes);
+                t->packages[p].nodes = nodes;
+        }
+        for (unsigned d = 0; t->pci && d < t->npci; d++) {
+                CpuSet *nodes = cpuset_new();
+                CPUSET_FOREACH (n, t->pci[d].nodes)
+                        if (map[n] >= 0)
+                                cpuset_add(nodes, (unsigned)map[n]);
+                cpuset_free(t->pci[d].nodes);
+                t->pci[d].nodes = nodes;
+        }
+        if (matrix) {
+                m = g_new(uint32_t, (gsize)kept * kept);
+                for (unsigned i = 0; i < old; i++)
+                        for (unsigned j = 0; j < old; j++)
+                                if (map[i] >= 0 && map[j] >= 0)
+                                        m[map[i] * kept + map[j]] = matrix[i * old + j];
+                g_free(matrix);
+        }
+        list = cpuset_format(dropped);
+        topology_note(t, "NUMA node%s %s %s no usable CPU and no memory: left out",
+                      kept + 1 == old ? "" : "s", list, kept + 1 == old ? "has" : "have");
+        return m;
+}
+
+/* A node with CPUs and no memory at all (a PowerVM LPAR's memoryless node) gives its vCPUs only remote
+ * memory: the note names the nearest node that has some. */
+static void note_memoryless_nodes(Topology *t, hwloc_topology_t topo)
+{
+        for (unsigned i = 0; i < t->nnodes; i++) {
+                const TopoNode *n = &t->nodes[i];
+                uint32_t best = TOPOLOGY_UNREACHABLE;
+                int nearest = -1;
+
+                if (n->ncores == 0 || n->no_local_memory || n->memory || n->nhugepages ||
+                    hwloc_node_memory(topo, n->os_index))
+                        continue;
+                for (unsigned j = 0; j < t->nnodes; j++) {
+                        const TopoNode *o = &t->nodes[j];
+                        uint32_t d = topology_distance(t, i, j);
+
+                        if (j == i || o->no_local_memory || o->kind == NODE_KIND_GPU ||
+                            (o->memory == 0 && o->nhugepages == 0) || d == TOPOLOGY_UNREACHABLE)
+                                continue;
+                        if (nearest < 0 || d < best) {
+                                best = d;
+                                nearest = (int)j;
+                        }
+                }
+                if (nearest >= 0 && !t->distances_known)
+                        topology_note(
+                            t,
+                            "NUMA node %u has CPUs but no memory: its vCPUs' memory is always remote "
+                            "(on node %u, by the assumed distances)",
+                            n->os_index, t->nodes[nearest].os_index);
+                else if (nearest < 0)
+                        topology_note(
+                            t, "NUMA node %u has CPUs but no memory: its vCPUs' memory is always remote",
+                            n->os_index);
+                else
+                        topology_note(
+                            t,
+                            "NUMA node %u has CPUs but no memory: its vCPUs' memory is always remote "
+                            "(the nearest node with memory is node %u, at %" PRIu32 ")",
+                            n->os_index, t->nodes[nearest].os_index, best);
+        }
+}
+
 static int topology_build(const char *source, hwloc_topology_t topo, const char *xml, Topology **ret,
                           char **ret_error)
 {
@@ -643,6 +768,7 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
         hwloc_const_cpuset_t allowed_cpus = hwloc_topology_get_allowed_cpuset(topo);
         hwloc_const_nodeset_t allowed_mems = hwloc_topology_get_allowed_nodeset(topo);
         const char *guest = NULL;
+        uint32_t *distance;
         int nall, r;
 
         if (g_str_equal(source, "host")) {
@@ -732,14 +858,16 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
         if (min_threads != t->max_threads)
                 topology_note(t, "cores have %u to %u threads", min_threads, t->max_threads);
         for (unsigned i = 0; i < t->nnodes; i++) {
-                if (t->nodes[i].ncores == 0)
+                if (t->nodes[i].ncores == 0 && !node_is_empty(t, topo, i))
                         topology_note(t, "NUMA node %u has no usable CPU: kept as a memory-only node",
                                       t->nodes[i].os_index);
         }
         if (g_str_equal(source, "host"))
                 this_host_memory_tiers(t);
 
-        topology_finish(t, read_distances(t, topo, xml));
+        distance = drop_empty_nodes(t, topo, read_distances(t, topo, xml));
+        topology_finish(t, distance);
+        note_memoryless_nodes(t, topo);
         *ret = g_steal_pointer(&t);
         return 0;
 }

@@ -128,3 +128,23 @@ pci_host "pack:2 numa:1(memory=64GB) l3:1 core:8 pu:2" xeon-2s-pci.xml \
 # cores x 2 threads, a NIC on each.
 pci_host "pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2" two-node-pci.xml \
         "$(bridge 17 0000:17:00.0/0200)" "$(bridge af 0000:af:00.0/0200)"
+
+# An NVIDIA GH200, trimmed: node 0 with 4 cores and 64 GiB, the GPU's HBM as CPU-less node 1 (16 GiB) and two
+# of the firmware's GPU partition placeholder nodes with 0 B (nodes 2-3; a real GH200 has eight), every node
+# 80 from every other. In gh200-placeholders.xml hwloc names node 1 GPUMemory (hwloc 2.11 and later, from the
+# NVIDIA driver's /proc/driver/nvidia/gpus/*/numa_status); gh200-nosub.xml is what is left when it cannot.
+synthetic "[numa(memory=16GiB)] [numa(memory=0)] [numa(memory=0)] pack:1 [numa(memory=64GiB)] l3:1 core:4 pu:1" \
+        "$tmp/gh200.xml"
+# shellcheck disable=SC2046 # nodes prints one argument per node
+annotate "$tmp/gh200.xml" gh200-nosub.xml 4 $(nodes 4) \
+        10 80 80 80  80 10 80 80  80 80 10 80  80 80 80 10
+hwloc-annotate gh200-nosub.xml gh200-placeholders.xml numa:1 subtype GPUMemory
+
+# A PowerVM LPAR, trimmed: CPU nodes 0 and 1 of 2 cores x 2 threads in one drawer (20 apart), node 1 with
+# CPUs and no memory at all, and memory-only node 2 in the next drawer (40 from both). hwloc's synthetic
+# descriptions give every node of a level the same memory: node 1's is set to 0 B afterwards.
+synthetic "[numa(memory=128GiB)] pack:2 [numa(memory=64GiB)] l3:1 core:2 pu:2" "$tmp/lpar.xml"
+sed -e '/<object type="NUMANode" os_index="1" /{s/local_memory="[0-9]*"/local_memory="0"/;n;/<page_type /d;}' \
+        "$tmp/lpar.xml" >"$tmp/lpar0.xml"
+# shellcheck disable=SC2046 # nodes prints one argument per node
+annotate "$tmp/lpar0.xml" lpar-memoryless.xml 3 $(nodes 3) 10 20 40  20 10 40  40 40 10
