@@ -432,6 +432,37 @@ START_TEST(test_empty_nodes_left_out)
 }
 END_TEST
 
+/* The same host when hwloc cannot name the GPU's memory: a CPU-less node 80 from the only CPU node (8x
+ * the local 10) is a lower tier, not first-tier DRAM. Memory-only nodes at 4x or nearer stay DRAM. */
+START_TEST(test_far_memory_is_a_lower_tier)
+{
+        g_autoptr(Topology) t = load_fixture("gh200-nosub.xml");
+        g_autoptr(Topology) lpar = load_fixture("lpar-memoryless.xml");
+        g_autoptr(Topology) near = load_fixture("memory-only.xml");
+        g_autoptr(Topology) assumed =
+            load_ok("synthetic:[numa(memory=1GB)] pack:2 [numa(memory=2GB)] core:2 pu:1");
+
+        ck_assert_int_eq(t->nodes[0].kind, NODE_KIND_DRAM);
+        ck_assert_int_eq(t->nodes[1].kind, NODE_KIND_CXL);
+        ck_assert_uint_eq(t->nnodes, 2);
+        ck_assert_note(t,
+                       "NUMA node 1 has no CPU and its memory counts as DRAM, but lies 80 from the nearest "
+                       "node with CPUs (local 10)");
+        ck_assert_note(t, "counted as a lower tier (cxl), used only when nearer memory has no room");
+        ck_assert_note(t, "NUMA nodes 2-3 have no usable CPU and no memory: left out");
+
+        /* 40 from both CPU nodes: 4x, a POWER drawer's memory, still DRAM */
+        ck_assert_uint_eq(topology_distance(lpar, 0, 2), 40);
+        ck_assert_int_eq(lpar->nodes[2].kind, NODE_KIND_DRAM);
+        ck_assert(!has_note(lpar, "counts as DRAM, but lies"));
+        for (unsigned n = 0; n < near->nnodes; n++)
+                ck_assert_int_eq(near->nodes[n].kind, NODE_KIND_DRAM);
+        ck_assert(!has_note(near, "counts as DRAM, but lies"));
+        /* assumed distances say nothing of how far memory is */
+        ck_assert_int_eq(assumed->nodes[2].kind, NODE_KIND_DRAM);
+}
+END_TEST
+
 /* A PowerVM LPAR's memoryless node: CPUs, 0 B. Its vCPUs' memory is always elsewhere: a note names the
  * nearest node with memory. */
 START_TEST(test_memoryless_cpu_node)
@@ -1082,6 +1113,7 @@ static Suite *topology_suite(void)
         tcase_add_test(odd, test_memory_only_fixture);
         tcase_add_test(odd, test_memory_only_synthetic);
         tcase_add_test(odd, test_empty_nodes_left_out);
+        tcase_add_test(odd, test_far_memory_is_a_lower_tier);
         tcase_add_test(odd, test_memoryless_cpu_node);
         tcase_add_test(odd, test_mixed_smt);
         tcase_add_test(odd, test_disallowed_and_offline);

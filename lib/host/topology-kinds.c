@@ -2,6 +2,7 @@
 #include "topology-kinds.h"
 #include "topology-build.h"
 
+#include <inttypes.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -30,6 +31,57 @@ NodeKind topology_node_kind(hwloc_obj_t numa, bool *ret_unknown)
                         return subtype_kinds[i].kind;
         *ret_unknown = true;
         return NODE_KIND_DRAM;
+}
+
+void topology_far_memory_kinds(Topology *t)
+{
+        if (!t->distances_known)
+                return;
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                TopoNode *node = &t->nodes[n];
+                uint32_t nearest = TOPOLOGY_UNREACHABLE, local = TOPOLOGY_LOCAL;
+                bool far = true, any = false;
+
+                if (node->ncores > 0 || node->no_local_memory || node->kind != NODE_KIND_DRAM ||
+                    (node->memory == 0 && node->nhugepages == 0))
+                        continue;
+                for (unsigned c = 0; c < t->nnodes && far; c++) {
+                        uint32_t own = topology_distance(t, c, c);
+                        /* the nearer way: a one-way slow link does not make the memory far */
+                        uint32_t d = MIN(topology_distance(t, c, n), topology_distance(t, n, c));
+
+                        if (t->nodes[c].ncores == 0 || t->nodes[c].no_local_memory ||
+                            own == TOPOLOGY_UNREACHABLE)
+                                continue;
+                        any = true;
+                        if (d != TOPOLOGY_UNREACHABLE &&
+                            (uint64_t)d <= (uint64_t)own * TOPOLOGY_FAR_MEMORY_FACTOR)
+                                far = false;
+                        if (d < nearest) {
+                                nearest = d;
+                                local = own;
+                        }
+                }
+                if (!any || !far)
+                        continue;
+                node->kind = NODE_KIND_CXL;
+                if (nearest == TOPOLOGY_UNREACHABLE)
+                        topology_note(
+                            t,
+                            "NUMA node %u has no CPU and its memory counts as DRAM, but no node with "
+                            "CPUs reaches it: counted as a lower tier (cxl), used only when nearer "
+                            "memory has no room",
+                            node->os_index);
+                else
+                        topology_note(
+                            t,
+                            "NUMA node %u has no CPU and its memory counts as DRAM, but lies %" PRIu32
+                            " from the nearest node with CPUs (local %" PRIu32 "): that far, it is "
+                            "not first-tier memory (an NVIDIA Grace Hopper's GPU memory looks like "
+                            "this when hwloc does not name it GPUMemory), so it is counted as a "
+                            "lower tier (cxl), used only when nearer memory has no room",
+                            node->os_index, nearest, local);
+        }
 }
 
 typedef struct KindInfo {

@@ -14,6 +14,17 @@
 /* The kind of a NUMA node from its hwloc subtype; *ret_unknown is set when a subtype was not understood. */
 NodeKind topology_node_kind(hwloc_obj_t numa, bool *ret_unknown);
 
+/*
+ * A node with memory and no CPU whose kind is DRAM (no subtype, or one that says DRAM) but that lies more
+ * than TOPOLOGY_FAR_MEMORY_FACTOR times the local distance from every node with CPUs is not first-tier
+ * memory: counted as a lower tier (NODE_KIND_CXL), with a note. An NVIDIA Grace Hopper's GPU memory, at 80
+ * from the CPUs, looks so when hwloc cannot name it GPUMemory; a POWER drawer's memory-only node at 40 (4x)
+ * and CXL expanders (under 3x) stay DRAM. Needs the distances (topology_finish()); does nothing when they
+ * are assumed.
+ */
+#define TOPOLOGY_FAR_MEMORY_FACTOR 4u
+void topology_far_memory_kinds(Topology *t);
+
 /* Sets cores[].kind_rank and the kind table from hwloc's cpukinds; core_obj[c] is core c's object. */
 void topology_load_core_kinds(Topology *t, hwloc_topology_t topo, hwloc_obj_t *core_obj);
 

@@ -867,6 +867,7 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
 
         distance = drop_empty_nodes(t, topo, read_distances(t, topo, xml));
         topology_finish(t, distance);
+        topology_far_memory_kinds(t);
         note_memoryless_nodes(t, topo);
         *ret = g_steal_pointer(&t);
         return 0;
