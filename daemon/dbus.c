@@ -23,17 +23,27 @@
 /* What one non-root sender (one bus connection) may ask of the query methods: 20 tokens at once, then 5
  * a second. A call costs one token, plus one per 256 vCPUs of a Plan and one per 100 domains of a list
  * of all of them. Senders are remembered in a table of at most 1024; GetStatus and properties are free.
+ *
  * A sender's first calls wait while the bus is asked its uid (on a second connection that only asks): at
- * most 128 calls wait so in all; past that, calls of senders not named yet are refused at once, without
- * asking. One sender may use them all: a bound per sender would buy nothing against many connections, and
- * would refuse root's calls pipelined on a new connection. */
-#define CALLER_RATE             5u
-#define CALLER_BURST            20u
-#define CALLER_SENDERS          1024u
-#define CALLER_UID_CACHE        4096u
-#define CALLER_VCPUS_PER_COST   256u
-#define CALLER_DOMAINS_PER_COST 100u
-#define CALLER_PARKED           128u
+ * most 4 calls of one sender wait so, and at most 2048 of all senders; past either, the call is refused at
+ * once, without asking. A bus lets one user hold at most 256 connections at once (dbus-daemon's
+ * max_connections_per_user on a system bus), so one user's calls fill at most 1024 of the 2048: the other
+ * half stays for everyone else, root's new connections included. A charged call larger than 4 KiB is
+ * refused before it can wait: the largest call of this interface (a 1024-byte domain name) takes about
+ * 1.2 KiB, so the calls that wait hold at most 8 MiB of messages in all. */
+#define CALLER_RATE              5u
+#define CALLER_BURST             20u
+#define CALLER_SENDERS           1024u
+#define CALLER_UID_CACHE         4096u
+#define CALLER_VCPUS_PER_COST    256u
+#define CALLER_DOMAINS_PER_COST  100u
+#define CALLER_PARKED_PER_SENDER 4u
+#define CALLER_USER_CONNECTIONS  256u /* dbus-daemon's max_connections_per_user on a system bus */
+#define CALLER_PARKED            (2u * CALLER_USER_CONNECTIONS * CALLER_PARKED_PER_SENDER)
+#define CALLER_CALL_BYTES        4096u
+
+#define BASIC_TYPES       "ybnqiuxtdhsog"
+#define ROUND_UP(n, unit) (((n) + (unit)-1) / (unit) * (unit))
 
 struct BusService {
         struct event_base *base;
@@ -143,7 +153,7 @@ static int on_sender_uid(sd_bus_message *reply, void *userdata, sd_bus_error *re
  * into its own queue (where the bus pushes back on senders, the daemon's heap does not). It is asked on
  * the second connection, whose answers do not queue behind the calls the bus holds for the first. Returns 1
  * (method runs again when the answer comes), or a negative errno with *error set: LimitExceeded, without
- * asking, when CALLER_PARKED calls wait already.
+ * asking, when CALLER_PARKED_PER_SENDER calls of this sender or CALLER_PARKED calls in all wait already.
  */
 static int park_call(BusService *s, sd_bus_message *msg, const char *sender, sd_bus_message_handler_t method,
                      sd_bus_error *error)
@@ -152,6 +162,13 @@ static int park_call(BusService *s, sd_bus_message *msg, const char *sender, sd_
         ParkedCall c;
         int r;
 
+        if (l && l->calls->len >= CALLER_PARKED_PER_SENDER) {
+                manager_note_bus_call(s->manager, true);
+                return sd_bus_error_setf(error, BUS_ERROR_LIMIT_EXCEEDED,
+                                         "Too many calls of %s wait for the bus to name it (%u at most per "
+                                         "connection): try again",
+                                         sender, CALLER_PARKED_PER_SENDER);
+        }
         if (s->parked >= CALLER_PARKED) {
                 manager_note_bus_call(s->manager, true);
                 return sd_bus_error_setf(error, BUS_ERROR_LIMIT_EXCEEDED,
@@ -178,6 +195,40 @@ static int park_call(BusService *s, sd_bus_message *msg, const char *sender, sd_
         return 1;
 }
 
+/* The size of a call as the bus carried it, to within padding: its fixed header, header fields and
+ * arguments. sd-bus does not say; the methods take strings and numbers only (sd-bus checks the signature
+ * against the vtable first), a string costing its length and nul, a number 8 bytes. Leaves msg rewound:
+ * the method reads its arguments from the start. */
+static size_t call_size(sd_bus_message *msg)
+{
+        const char *fields[] = {
+            sd_bus_message_get_path(msg),   sd_bus_message_get_interface(msg),
+            sd_bus_message_get_member(msg), sd_bus_message_get_destination(msg),
+            sd_bus_message_get_sender(msg), sd_bus_message_get_signature(msg, true),
+        };
+        size_t size = 16; /* the fixed header and the fields array's length */
+        char type;
+
+        sd_bus_message_rewind(msg, true); /* a method may have read its arguments already */
+        for (size_t i = 0; i < G_N_ELEMENTS(fields); i++)
+                if (fields[i])
+                        size += ROUND_UP(8 + strlen(fields[i]) + 1, 8); /* code, signature, length */
+        while (sd_bus_message_peek_type(msg, &type, NULL) > 0) {
+                union {
+                        const char *text;
+                        uint64_t number;
+                } v;
+
+                if (!strchr(BASIC_TYPES, type) || sd_bus_message_read_basic(msg, type, &v) < 0) {
+                        size = SIZE_MAX; /* not one of ours: sd-bus would have refused it */
+                        break;
+                }
+                size += type == 's' || type == 'o' || type == 'g' ? ROUND_UP(4 + strlen(v.text) + 1, 4) : 8;
+        }
+        sd_bus_message_rewind(msg, true);
+        return size;
+}
+
 /*
  * Spends cost of the caller's tokens; refuses with LimitExceeded when it has too few left. The account is
  * the caller's user, as dbus-broker accounts per user: every connection of one uid draws on one bucket, so
@@ -192,6 +243,8 @@ static int park_call(BusService *s, sd_bus_message *msg, const char *sender, sd_
 static int charge_sender(BusService *s, sd_bus_message *msg, unsigned cost, sd_bus_message_handler_t method,
                          uid_t *ret_uid, sd_bus_error *error)
 {
+        size_t size = call_size(msg);
+
         const char *sender = sd_bus_message_get_sender(msg);
         uint64_t now = g_get_monotonic_time();
         char key[32];
@@ -202,6 +255,10 @@ static int charge_sender(BusService *s, sd_bus_message *msg, unsigned cost, sd_b
 
         if (ret_uid)
                 *ret_uid = uid;
+        if (size > CALLER_CALL_BYTES) /* its arguments cannot be valid: no valid call is so large */
+                return sd_bus_error_setf(error, BUS_ERROR_INVALID_ARGUMENT,
+                                         "A call of %zu bytes is refused: a call to %s takes at most %u",
+                                         size, BUS_INTERFACE, CALLER_CALL_BYTES);
         if (!sender) { /* a direct connection, not through a bus: nobody else shares it */
                 if (ret_uid && polkit_sender_uid(msg, &uid) >= 0)
                         *ret_uid = uid;

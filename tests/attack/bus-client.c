@@ -16,6 +16,11 @@
  *                                      prints per round how many were answered, refused with
  *                                      LimitExceeded, and of those how many because too many calls waited
  *                                      for the bus to name their sender
+ *   bus-client ADDRESS spread CONNECTIONS CALLS
+ *                                      opens CONNECTIONS new connections (as many as the bus allows, when
+ *                                      fewer), sends CALLS GetHostMap calls on each, prints "spread: N calls
+ *                                      sent on M connections" once all are sent, then waits for every
+ *                                      answer and prints, like burst, how many were answered and refused
  * Exit status: 0, or 1 when the bus could not be reached or (probe) a call failed.
  */
 #include <glib.h>
@@ -286,16 +291,60 @@ static int burst(const char *address, unsigned count)
         return rc;
 }
 
+/* CALLS calls on each of up to CONNECTIONS new connections, all sent before any answer is read. */
+static int spread(const char *address, unsigned connections, unsigned calls)
+{
+        g_autofree sd_bus **buses = g_new0(sd_bus *, MAX(connections, 1));
+        uint64_t until = now_usec() + 30 * 1000000ull;
+        unsigned n = 0;
+        Burst b = {0};
+        int rc = 0;
+
+        while (n < connections && connect_to(address, &buses[n]) >= 0)
+                n++;
+        for (unsigned c = 0; c < n; c++)
+                for (unsigned i = 0; i < calls; i++)
+                        if (sd_bus_call_method_async(buses[c], NULL, DEST, PATH, IFACE, "GetHostMap",
+                                                     on_burst_reply, &b, "") >= 0)
+                                b.pending++;
+        for (unsigned c = 0; c < n; c++)
+                sd_bus_flush(buses[c]);
+        printf("spread: %u calls sent on %u connections\n", b.pending, n);
+        fflush(stdout);
+        while (b.pending > 0 && now_usec() < until) {
+                int r = 0;
+                for (unsigned c = 0; c < n && r >= 0; c++)
+                        while ((r = sd_bus_process(buses[c], NULL)) > 0)
+                                ;
+                if (r < 0)
+                        rc = 1;
+                if (r < 0 || b.pending == 0)
+                        break;
+                sd_bus_wait(buses[0], 10000);
+        }
+        printf("spread: %u answered, %u LimitExceeded (%u while waiting for the bus), %u other errors%s%s, "
+               "%u unanswered\n",
+               b.answered, b.limited, b.waited, b.other, b.other ? " " : "", b.other_error, b.pending);
+        for (unsigned c = 0; c < n; c++)
+                sd_bus_flush_close_unref(buses[c]);
+        return rc || n == 0;
+}
+
 int main(int argc, char **argv)
 {
         sd_bus *bus = NULL;
         unsigned number; /* seconds, or calls */
         int r;
 
+        if (argc == 5 && strcmp(argv[2], "spread") == 0)
+                return spread(argv[1], (unsigned)strtoul(argv[3], NULL, 10),
+                              (unsigned)strtoul(argv[4], NULL, 10));
         if (argc != 4 || (strcmp(argv[2], "flood") != 0 && strcmp(argv[2], "probe") != 0 &&
                           strcmp(argv[2], "rebalance") != 0 && strcmp(argv[2], "vanish") != 0 &&
                           strcmp(argv[2], "burst") != 0)) {
-                fprintf(stderr, "usage: %s ADDRESS flood|probe|vanish SECONDS | rebalance|burst COUNT\n",
+                fprintf(stderr,
+                        "usage: %s ADDRESS flood|probe|vanish SECONDS | rebalance|burst COUNT | spread "
+                        "CONNECTIONS CALLS\n",
                         argv[0]);
                 return 2;
         }
