@@ -42,6 +42,14 @@
 #define CALLER_PARKED            (2u * CALLER_USER_CONNECTIONS * CALLER_PARKED_PER_SENDER)
 #define CALLER_CALL_BYTES        4096u
 
+/* The calls sd-bus answers for the daemon (introspection, the properties, Peer's Ping) and any call outside
+ * the daemon's interface cost no token of a caller's bucket, but a uid the bus has named may make only
+ * 100 at once, then 50 a second, of them (root: any number): far more than busctl, gdbus or a monitor
+ * polling the properties needs, and few enough that a flood of them gets short refusals instead of
+ * introspection documents. A sender not named yet is not held up for them: its uid is asked meanwhile. */
+#define FREE_RATE  50u
+#define FREE_BURST 100u
+
 #define BASIC_TYPES       "ybnqiuxtdhsog"
 #define ROUND_UP(n, unit) (((n) + (unit)-1) / (unit) * (unit))
 
@@ -59,7 +67,9 @@ struct BusService {
         BusEvent *ask_event; /* (NULL when it could not be opened: the first one asks) */
         Polkit *polkit;
         sd_bus_slot *slot;
+        sd_bus_slot *filter; /* limits the calls sd-bus answers by itself */
         RateLimit *callers;
+        RateLimit *free_callers; /* the calls of FREE_RATE */
         GHashTable *sender_uids; /* unique name -> uid + 1 (0: the bus would not say) */
         GHashTable *lookups;     /* unique name -> UidLookup, the senders the bus is being asked about */
         unsigned parked;         /* calls waiting in lookups, in all */
@@ -147,6 +157,26 @@ static int on_sender_uid(sd_bus_message *reply, void *userdata, sd_bus_error *re
         return 0;
 }
 
+/* Asks the bus for sender's uid, without waiting: the question, with no call waiting for it yet, in *ret. */
+static int ask_uid(BusService *s, const char *sender, UidLookup **ret)
+{
+        UidLookup *l = g_new0(UidLookup, 1);
+        int r;
+
+        l->service = s;
+        l->sender = g_strdup(sender);
+        l->calls = g_array_new(FALSE, FALSE, sizeof(ParkedCall));
+        r = polkit_ask_uid(s->ask ? s->ask : s->bus, &l->slot, sender, on_sender_uid, l);
+        if (r < 0) {
+                uid_lookup_free(l);
+                return r;
+        }
+        g_hash_table_insert(s->lookups, l->sender, l);
+        bus_event_kick(s->ask_event); /* sent from the other connection's turn */
+        *ret = l;
+        return 0;
+}
+
 /*
  * Parks msg until the bus names its sender, asked without waiting: a call that waits for its reply would
  * stop the daemon's one thread, and sd-bus would meanwhile read everything the bus holds for the daemon
@@ -176,19 +206,8 @@ static int park_call(BusService *s, sd_bus_message *msg, const char *sender, sd_
                                          "most; %s is not named yet): try again",
                                          CALLER_PARKED, sender);
         }
-        if (!l) {
-                l = g_new0(UidLookup, 1);
-                l->service = s;
-                l->sender = g_strdup(sender);
-                l->calls = g_array_new(FALSE, FALSE, sizeof(ParkedCall));
-                r = polkit_ask_uid(s->ask ? s->ask : s->bus, &l->slot, sender, on_sender_uid, l);
-                if (r < 0) {
-                        uid_lookup_free(l);
-                        return r;
-                }
-                g_hash_table_insert(s->lookups, l->sender, l);
-                bus_event_kick(s->ask_event); /* sent from the other connection's turn */
-        }
+        if (!l && (r = ask_uid(s, sender, &l)) < 0)
+                return r;
         c = (ParkedCall){.msg = sd_bus_message_ref(msg), .method = method};
         g_array_append_val(l->calls, c);
         s->parked++;
@@ -287,6 +306,53 @@ static int charge_sender(BusService *s, sd_bus_message *msg, unsigned cost, sd_b
             error, BUS_ERROR_LIMIT_EXCEEDED,
             "Too many calls from %s (%s): %u tokens at once and %u per second, %u for this call", sender,
             account, CALLER_BURST, CALLER_RATE, MIN(cost, CALLER_BURST));
+}
+
+/*
+ * Sees every message before sd-bus dispatches it, and limits the method calls that are not the daemon's
+ * own (introspection, the properties, Peer): a named non-root uid takes one of FREE_BURST at once and
+ * FREE_RATE a second; past that the call is refused with LimitExceeded here, a short error in place of
+ * an introspection document or the properties. The uid of a sender not named yet is asked (unless
+ * CALLER_PARKED questions are out already) and the call goes on meanwhile. Returns 1 when it answered.
+ */
+static int filter_free_call(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error)
+{
+        BusService *s = userdata;
+        const char *sender = sd_bus_message_get_sender(msg), *account = "senders the bus does not name";
+        UidLookup *l;
+        gpointer known;
+        RateVerdict v;
+        char key[32];
+        uint64_t now;
+        (void)ret_error;
+
+        if (!sender || !sd_bus_message_is_method_call(msg, NULL, NULL) ||
+            g_strcmp0(sd_bus_message_get_interface(msg), BUS_INTERFACE) == 0)
+                return 0;
+        if (!g_hash_table_lookup_extended(s->sender_uids, sender, NULL, &known)) {
+                if (!g_hash_table_contains(s->lookups, sender) &&
+                    g_hash_table_size(s->lookups) < CALLER_PARKED)
+                        (void)ask_uid(s, sender, &l);
+                return 0;
+        }
+        if (GPOINTER_TO_UINT(known) == 1u) /* root */
+                return 0;
+        if (GPOINTER_TO_UINT(known) != 0) {
+                g_snprintf(key, sizeof(key), "uid %u", GPOINTER_TO_UINT(known) - 1u);
+                account = key;
+        }
+        now = g_get_monotonic_time();
+        v = rate_limit_take(s->free_callers, account, 1, now);
+        if (v == RATE_UNKNOWN) {
+                rate_limit_classify(s->free_callers, account, false, now);
+                v = rate_limit_take(s->free_callers, account, 1, now);
+        }
+        if (v == RATE_PASS)
+                return 0;
+        sd_bus_reply_method_errorf(msg, BUS_ERROR_LIMIT_EXCEEDED,
+                                   "Too many calls from %s (%s) outside %s: %u at once and %u per second",
+                                   sender, account, BUS_INTERFACE, FREE_BURST, FREE_RATE);
+        return 1;
 }
 
 /* The cost of a call that lists every domain. */
@@ -755,6 +821,7 @@ static void drop_bus(BusService *s)
         bus_event_detach(s->ask_event);
         s->ask_event = NULL;
         s->slot = sd_bus_slot_unref(s->slot);
+        s->filter = sd_bus_slot_unref(s->filter);
         g_hash_table_remove_all(s->lookups); /* their calls go unanswered: their bus is gone */
         s->ask = sd_bus_close_unref(s->ask);
         g_hash_table_remove_all(s->sender_uids); /* a new bus reuses the unique names */
@@ -847,6 +914,8 @@ static void connect_bus(BusService *s)
         int r = open_bus(s, &s->bus);
 
         if (r >= 0)
+                r = sd_bus_add_filter(s->bus, &s->filter, filter_free_call, s);
+        if (r >= 0)
                 r = sd_bus_add_object_vtable(s->bus, &s->slot, BUS_PATH, BUS_INTERFACE, manager_vtable, s);
         if (r >= 0)
                 r = sd_bus_request_name(s->bus, BUS_NAME, 0);
@@ -889,6 +958,7 @@ BusService *bus_service_new(struct event_base *base, Manager *m, const StatsCach
         s->userdata = userdata;
         s->backoff_sec = 1;
         s->callers = rate_limit_new(CALLER_RATE, CALLER_BURST, CALLER_SENDERS);
+        s->free_callers = rate_limit_new(FREE_RATE, FREE_BURST, CALLER_SENDERS);
         s->sender_uids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         s->lookups = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, uid_lookup_free);
         s->retry = evtimer_new(base, on_retry, s);
@@ -905,6 +975,7 @@ void bus_service_free(BusService *s)
         event_free(s->retry);
         polkit_free(s->polkit);
         rate_limit_free(s->callers);
+        rate_limit_free(s->free_callers);
         g_hash_table_unref(s->sender_uids);
         g_hash_table_unref(s->lookups);
         g_free(s->address);

@@ -3,6 +3,8 @@
  * A D-Bus client for the attack scripts, on sd-bus like the daemon:
  *   bus-client ADDRESS flood SECONDS   keeps 100 calls in flight, Plan(4096 vCPUs) and GetDecisionsJSON("")
  *                                      in turn, and prints how many were answered and how many refused
+ *   bus-client ADDRESS free SECONDS    the same with the calls sd-bus answers for the daemon: Introspect,
+ *                                      Properties.GetAll and Peer.Ping in turn
  *   bus-client ADDRESS probe SECONDS   calls GetStatus every 20 ms, one at a time, and prints the
  *                                      latency's p50, p99 and max in milliseconds
  *   bus-client ADDRESS rebalance COUNT calls Rebalance COUNT times, one at a time on one connection, and
@@ -24,6 +26,7 @@
  * Exit status: 0, or 1 when the bus could not be reached or (probe) a call failed.
  */
 #include <glib.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +43,7 @@
 
 typedef struct Flood {
         sd_bus *bus;
+        bool free_calls; /* Introspect, GetAll and Ping rather than Plan and GetDecisionsJSON */
         uint64_t until_usec, sent, answered, refused;
         unsigned in_flight;
         char last_error[128];
@@ -72,12 +76,29 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *error)
         return 0;
 }
 
+static int send_free(Flood *f)
+{
+        switch (f->sent % 3) {
+        case 0:
+                return sd_bus_call_method_async(f->bus, NULL, DEST, PATH,
+                                                "org.freedesktop.DBus.Introspectable", "Introspect",
+                                                on_reply, f, "");
+        case 1:
+                return sd_bus_call_method_async(f->bus, NULL, DEST, PATH, "org.freedesktop.DBus.Properties",
+                                                "GetAll", on_reply, f, "s", IFACE);
+        default:
+                return sd_bus_call_method_async(f->bus, NULL, DEST, PATH, "org.freedesktop.DBus.Peer",
+                                                "Ping", on_reply, f, "");
+        }
+}
+
 static int send_one(Flood *f)
 {
-        int r = f->sent % 2 ? sd_bus_call_method_async(f->bus, NULL, DEST, PATH, IFACE, "GetDecisionsJSON",
-                                                       on_reply, f, "s", "")
-                            : sd_bus_call_method_async(f->bus, NULL, DEST, PATH, IFACE, "Plan", on_reply, f,
-                                                       "ut", PLAN_VCPUS, (uint64_t)PLAN_BYTES);
+        int r = f->free_calls ? send_free(f)
+                : f->sent % 2 ? sd_bus_call_method_async(f->bus, NULL, DEST, PATH, IFACE, "GetDecisionsJSON",
+                                                         on_reply, f, "s", "")
+                              : sd_bus_call_method_async(f->bus, NULL, DEST, PATH, IFACE, "Plan", on_reply,
+                                                         f, "ut", PLAN_VCPUS, (uint64_t)PLAN_BYTES);
         if (r >= 0) {
                 f->sent++;
                 f->in_flight++;
@@ -85,9 +106,9 @@ static int send_one(Flood *f)
         return r;
 }
 
-static int flood(sd_bus *bus, unsigned seconds)
+static int flood(sd_bus *bus, unsigned seconds, bool free_calls)
 {
-        Flood f = {.bus = bus, .until_usec = now_usec() + seconds * 1000000ull};
+        Flood f = {.bus = bus, .free_calls = free_calls, .until_usec = now_usec() + seconds * 1000000ull};
 
         for (unsigned i = 0; i < IN_FLIGHT; i++)
                 if (send_one(&f) < 0)
@@ -101,9 +122,9 @@ static int flood(sd_bus *bus, unsigned seconds)
                 if (now_usec() > f.until_usec + 30 * 1000000ull)
                         break; /* the daemon stopped answering: report what we have */
         }
-        printf("flood: %llu sent, %llu answered, %llu refused%s%s\n", (unsigned long long)f.sent,
-               (unsigned long long)f.answered, (unsigned long long)f.refused, f.refused ? " with " : "",
-               f.last_error);
+        printf("%s: %llu sent, %llu answered, %llu refused%s%s\n", free_calls ? "free" : "flood",
+               (unsigned long long)f.sent, (unsigned long long)f.answered, (unsigned long long)f.refused,
+               f.refused ? " with " : "", f.last_error);
         return 0;
 }
 
@@ -339,11 +360,11 @@ int main(int argc, char **argv)
         if (argc == 5 && strcmp(argv[2], "spread") == 0)
                 return spread(argv[1], (unsigned)strtoul(argv[3], NULL, 10),
                               (unsigned)strtoul(argv[4], NULL, 10));
-        if (argc != 4 || (strcmp(argv[2], "flood") != 0 && strcmp(argv[2], "probe") != 0 &&
-                          strcmp(argv[2], "rebalance") != 0 && strcmp(argv[2], "vanish") != 0 &&
-                          strcmp(argv[2], "burst") != 0)) {
+        if (argc != 4 || (strcmp(argv[2], "flood") != 0 && strcmp(argv[2], "free") != 0 &&
+                          strcmp(argv[2], "probe") != 0 && strcmp(argv[2], "rebalance") != 0 &&
+                          strcmp(argv[2], "vanish") != 0 && strcmp(argv[2], "burst") != 0)) {
                 fprintf(stderr,
-                        "usage: %s ADDRESS flood|probe|vanish SECONDS | rebalance|burst COUNT | spread "
+                        "usage: %s ADDRESS flood|free|probe|vanish SECONDS | rebalance|burst COUNT | spread "
                         "CONNECTIONS CALLS\n",
                         argv[0]);
                 return 2;
@@ -358,7 +379,8 @@ int main(int argc, char **argv)
                 fprintf(stderr, "cannot connect to %s: %s\n", argv[1], strerror(-r));
                 return 1;
         }
-        r = strcmp(argv[2], "flood") == 0       ? flood(bus, number)
+        r = strcmp(argv[2], "flood") == 0       ? flood(bus, number, false)
+            : strcmp(argv[2], "free") == 0      ? flood(bus, number, true)
             : strcmp(argv[2], "rebalance") == 0 ? rebalance(bus, number)
                                                 : probe(bus, number);
         sd_bus_flush_close_unref(bus);

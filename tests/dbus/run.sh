@@ -568,6 +568,24 @@ for m in GetDecision GetDecisionsJSON; do
     [ "$(berr "$m" s "$BIG")" = "$E.InvalidArgument" ] && grep -q "A call of 5[0-9][0-9][0-9] bytes is refused" "$ERR"
     result "  root's too" $?
 done
+# The calls sd-bus answers for the daemon cost no token, but a named non-root uid may make only 100 of them
+# at once and 50 a second: nobody keeping 100 Introspect, GetAll and Ping in flight for 2 s (thousands)
+# has most refused with LimitExceeded; root's are all answered; once its share has refilled, nobody's
+# busctl and gdbus introspect work as before.
+"${NOBODY[@]}" timeout 30 "$BUILD/tests/bus-client" "$ADDR" free 2 >"$TMP/free-nobody" 2>&1
+timeout 30 "$BUILD/tests/bus-client" "$ADDR" free 1 >"$TMP/free-root" 2>&1
+note "nobody: $(cat "$TMP/free-nobody"); root: $(cat "$TMP/free-root")"
+grep -q " refused with org.placementd1.Error.LimitExceeded" "$TMP/free-nobody"
+result "a flood of nobody's Introspect, GetAll and Ping is refused with LimitExceeded" $?
+grep -q "^free: [0-9]* sent, [0-9]* answered, 0 refused" "$TMP/free-root"
+result "  root's are all answered" $?
+sleep 2.5 # nobody's share refills
+run "${NOBODY[@]}" busctl --address="$ADDR" introspect "$NAME" "$OPATH"
+result "  as nobody: busctl introspect lists GetStatus and Policy (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q '^\.GetStatus' "$OUT" && grep -q '^\.Policy' "$OUT"; echo $?)"
+run "${NOBODY[@]}" gdbus introspect --address "$ADDR" --dest "$NAME" --object-path "$OPATH"
+result "  as nobody: gdbus introspect shows org.placementd1.Manager (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q 'interface org.placementd1.Manager' "$OUT"; echo $?)"
 alive
 result "  placementd alive" $?
 
