@@ -22,7 +22,8 @@
 
 /* What one non-root sender (one bus connection) may ask of the query methods: 20 tokens at once, then 5
  * a second. A call costs one token, plus one per 256 vCPUs of a Plan and one per 100 domains of a list
- * of all of them. Senders are remembered in a table of at most 1024; GetStatus and properties are free.
+ * of all of them. Senders are remembered in a table of at most 1024; GetStatus and the calls sd-bus answers
+ * (the properties, introspection) take no token, the latter a share of their own (FREE_RATE).
  *
  * A sender's first calls wait while the bus is asked its uid (on a second connection that only asks): at
  * most 4 calls of one sender wait so, and at most 2048 of all senders; past either, the call is refused at
