@@ -25,11 +25,12 @@
  * of all of them. Senders are remembered in a table of at most 1024; GetStatus and the calls sd-bus answers
  * (the properties, introspection) take no token, the latter a share of their own (FREE_RATE).
  *
- * A sender's first calls wait while the bus is asked its uid (on a second connection that only asks): at
- * most 4 calls of one sender wait so, and at most 2048 of all senders; past either, the call is refused at
- * once, without asking. A bus lets one user hold at most 256 connections at once (dbus-daemon's
- * max_connections_per_user on a system bus), so one user's calls fill at most 1024 of the 2048: the other
- * half stays for everyone else, root's new connections included. A charged call larger than 4 KiB is
+ * A sender's first calls wait while the bus is asked its uid (on a second connection that only asks). Its
+ * first 4 so have room as long as fewer than 2048 calls wait in all; its later ones share 128 places with
+ * the later calls of every other sender; past these bounds the call is refused at once, without asking. A
+ * bus lets one user hold at most 256 connections at once (dbus-daemon's max_connections_per_user on a
+ * system bus), so one user's calls fill at most 256 x 4 + 128 = 1152 of the 2048: the first calls of
+ * another user's new connection, root's included, always find room. A charged call larger than 4 KiB is
  * refused before it can wait: the largest call of this interface (a 1024-byte domain name) takes about
  * 1.2 KiB, so the calls that wait hold at most 8 MiB of messages in all. */
 #define CALLER_RATE              5u
@@ -40,6 +41,7 @@
 #define CALLER_DOMAINS_PER_COST  100u
 #define CALLER_PARKED_PER_SENDER 4u
 #define CALLER_USER_CONNECTIONS  256u /* dbus-daemon's max_connections_per_user on a system bus */
+#define CALLER_PARKED_SHARED     128u /* the calls past a sender's first CALLER_PARKED_PER_SENDER */
 #define CALLER_PARKED            (2u * CALLER_USER_CONNECTIONS * CALLER_PARKED_PER_SENDER)
 #define CALLER_CALL_BYTES        4096u
 
@@ -74,6 +76,7 @@ struct BusService {
         GHashTable *sender_uids; /* unique name -> uid + 1 (0: the bus would not say) */
         GHashTable *lookups;     /* unique name -> UidLookup, the senders the bus is being asked about */
         unsigned parked;         /* calls waiting in lookups, in all */
+        unsigned parked_shared;  /* of them, those past their sender's first CALLER_PARKED_PER_SENDER */
         struct event *retry;
         unsigned backoff_sec;
         bool was_connected;
@@ -98,6 +101,12 @@ typedef struct UidLookup {
         GArray *calls; /* ParkedCall */
 } UidLookup;
 
+/* How many of a sender's n waiting calls are past its first CALLER_PARKED_PER_SENDER. */
+static unsigned shared_calls(unsigned n)
+{
+        return n > CALLER_PARKED_PER_SENDER ? n - CALLER_PARKED_PER_SENDER : 0;
+}
+
 /* Frees l; its calls, if any are left (the bus went), are dropped unanswered. */
 static void uid_lookup_free(void *userdata)
 {
@@ -106,6 +115,7 @@ static void uid_lookup_free(void *userdata)
         for (unsigned i = 0; i < l->calls->len; i++)
                 sd_bus_message_unref(g_array_index(l->calls, ParkedCall, i).msg);
         l->service->parked -= l->calls->len;
+        l->service->parked_shared -= shared_calls(l->calls->len);
         g_array_unref(l->calls);
         sd_bus_slot_unref(l->slot);
         g_free(l->sender);
@@ -149,6 +159,7 @@ static int on_sender_uid(sd_bus_message *reply, void *userdata, sd_bus_error *re
                 ParkedCall *c = &g_array_index(l->calls, ParkedCall, i);
 
                 s->parked--;
+                s->parked_shared -= shared_calls(i + 1) - shared_calls(i);
                 resume_call(s, c);
                 c->msg = sd_bus_message_unref(c->msg);
         }
@@ -184,7 +195,8 @@ static int ask_uid(BusService *s, const char *sender, UidLookup **ret)
  * into its own queue (where the bus pushes back on senders, the daemon's heap does not). It is asked on
  * the second connection, whose answers do not queue behind the calls the bus holds for the first. Returns 1
  * (method runs again when the answer comes), or a negative errno with *error set: LimitExceeded, without
- * asking, when CALLER_PARKED_PER_SENDER calls of this sender or CALLER_PARKED calls in all wait already.
+ * asking, when CALLER_PARKED calls wait already, or CALLER_PARKED_SHARED past their sender's first
+ * CALLER_PARKED_PER_SENDER and this sender has that many waiting.
  */
 static int park_call(BusService *s, sd_bus_message *msg, const char *sender, sd_bus_message_handler_t method,
                      sd_bus_error *error)
@@ -193,12 +205,13 @@ static int park_call(BusService *s, sd_bus_message *msg, const char *sender, sd_
         ParkedCall c;
         int r;
 
-        if (l && l->calls->len >= CALLER_PARKED_PER_SENDER) {
+        if (l && l->calls->len >= CALLER_PARKED_PER_SENDER && s->parked_shared >= CALLER_PARKED_SHARED) {
                 manager_note_bus_call(s->manager, true);
-                return sd_bus_error_setf(error, BUS_ERROR_LIMIT_EXCEEDED,
-                                         "Too many calls of %s wait for the bus to name it (%u at most per "
-                                         "connection): try again",
-                                         sender, CALLER_PARKED_PER_SENDER);
+                return sd_bus_error_setf(
+                    error, BUS_ERROR_LIMIT_EXCEEDED,
+                    "Too many calls wait for the bus to name their senders (%u of each, "
+                    "then %u in all; %s is not named yet): try again",
+                    CALLER_PARKED_PER_SENDER, CALLER_PARKED_SHARED, sender);
         }
         if (s->parked >= CALLER_PARKED) {
                 manager_note_bus_call(s->manager, true);
@@ -212,6 +225,7 @@ static int park_call(BusService *s, sd_bus_message *msg, const char *sender, sd_
         c = (ParkedCall){.msg = sd_bus_message_ref(msg), .method = method};
         g_array_append_val(l->calls, c);
         s->parked++;
+        s->parked_shared += shared_calls(l->calls->len) - shared_calls(l->calls->len - 1);
         return 1;
 }
 

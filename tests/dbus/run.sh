@@ -510,11 +510,12 @@ result "  Policy unchanged by the refused calls (compat)" "$([ "$(cat "$OUT")" =
 
 # ---- calls that wait for the bus to name their sender -----------------------------------------------
 # A charged call from a sender the daemon has not met waits while the bus is asked for the sender's uid
-# (without the daemon waiting); at most 4 calls of one connection wait so (and 2048 in all). Root sends 200
-# GetHostMap on two new connections while the daemon is stopped (SIGSTOP), and the daemon reads them while
-# the bus is stopped, so that the bus cannot answer before all 200 are read: 4 of each connection wait and
-# are answered, 192 are refused at once with LimitExceeded. Once the bus has named the connections,
-# another 200 on them are all answered: root is not limited.
+# (without the daemon waiting): the first 4 of each connection (while fewer than 2048 wait in all), and 128
+# more of all connections together. Root sends 200 GetHostMap on two new connections while the daemon is
+# stopped (SIGSTOP), and the daemon reads them while the bus is stopped, so that the bus cannot answer
+# before all 200 are read: 4 of each connection and 128 more wait and are answered, 64 are refused at once
+# with LimitExceeded. Once the bus has named the connections, another 200 on them are all answered: root
+# is not limited.
 kill -STOP "$PD_PID"
 timeout 60 "$BUILD/tests/bus-client" "$ADDR" burst 200 >"$TMP/burst" 2>&1 &
 BURST_PID=$!
@@ -527,20 +528,21 @@ wait "$BURST_PID"
 RC=$?
 first=$(sed -n 's/^burst 1: \(.*\)/\1/p' "$TMP/burst")
 second=$(sed -n 's/^burst 2: \(.*\)/\1/p' "$TMP/burst")
-result "200 calls queued from 2 new connections: 8 wait for the bus, 192 refused at once (rc $RC: $first)" \
-    "$(grep -q '^burst 1: 200 calls on 2 connections, 8 answered, 192 LimitExceeded (192 while waiting for the bus), 0 other' \
+result "200 calls queued from 2 new connections: 8 + 128 wait for the bus, 64 refused at once (rc $RC: $first)" \
+    "$(grep -q '^burst 1: 200 calls on 2 connections, 136 answered, 64 LimitExceeded (64 while waiting for the bus), 0 other' \
         "$TMP/burst"; echo $?)"
 result "  the same connections, once named: 200 of root's calls answered ($second)" \
     "$(grep -q '^burst 2: 200 calls on 2 connections, 200 answered, 0 LimitExceeded' "$TMP/burst"; echo $?)"
 alive
 result "  placementd alive" $?
 
-# One user's many new connections cannot crowd out root's: user nobody sends 6 GetHostMap on each of 24 new
-# connections (144 calls, more than the 128 that once were all that could wait in all), then root one on a
+# One user's new connections cannot crowd out root's: user nobody sends 50 GetHostMap on each of 4 new
+# connections (200 calls, more than the 128 that once were all that could wait in all), then root one on a
 # new connection, all read by the daemon before the bus can answer (as above). 4 of each of nobody's
-# connections wait (96), 48 are refused at once, and root's call waits and is answered.
+# connections and 128 more wait (144), 56 are refused at once, and root's call, the first of its
+# connection, waits and is answered.
 kill -STOP "$PD_PID"
-"${NOBODY[@]}" timeout 60 "$BUILD/tests/bus-client" "$ADDR" spread 24 6 >"$TMP/spread" 2>&1 &
+"${NOBODY[@]}" timeout 60 "$BUILD/tests/bus-client" "$ADDR" spread 4 50 >"$TMP/spread" 2>&1 &
 SPREAD_PID=$!
 wait_for 10 grep -q "^spread: .* sent" "$TMP/spread"
 timeout 60 "$BUILD/tests/bus-client" "$ADDR" burst 1 >"$TMP/root-burst" 2>&1 &
@@ -553,8 +555,8 @@ kill -CONT "$BUS_PID"
 wait "$SPREAD_PID"
 wait "$BURST_PID"
 note "nobody: $(tr '\n' ' ' <"$TMP/spread"); root: $(head -n 1 "$TMP/root-burst")"
-result "144 calls of one user on 24 new connections: 48 refused at once, 4 of each connection wait" \
-    "$(grep -q '^spread: .*LimitExceeded (48 while waiting for the bus), 0 other errors, 0 unanswered' \
+result "200 calls of one user on 4 new connections: 16 + 128 wait for the bus, 56 refused at once" \
+    "$(grep -q '^spread: .*LimitExceeded (56 while waiting for the bus), 0 other errors, 0 unanswered' \
         "$TMP/spread"; echo $?)"
 result "  root's call on a new connection read after them waits and is answered" \
     "$(grep -q '^burst 1: 1 calls on 1 connections, 1 answered, 0 LimitExceeded' "$TMP/root-burst"; echo $?)"
