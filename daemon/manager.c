@@ -23,7 +23,7 @@
 #define CONNECT_SLOW_SEC 30u
 
 static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_reserved);
-static void replace_on(Manager *m, const CpuSet *cpus, const char *why);
+static void place_again(Manager *m, const CpuSet *cpus, bool advisory, const char *why);
 
 static void connect_now(Manager *m);
 
@@ -505,7 +505,7 @@ static void reconcile(Manager *m, PlaceOrigin origin)
         }
         interrupted_clear(m); /* the domains left in it are gone: every running one was read above */
         if (gone_offline)
-                replace_on(m, gone_offline, "a CPU of its went offline or left the guests' cgroup");
+                place_again(m, gone_offline, false, "a CPU of its went offline or left the guests' cgroup");
         virt_domains_free(doms, n);
 }
 
@@ -790,25 +790,31 @@ static bool runs_on(const Decision *d, const CpuSet *cpus)
         return cpuset_intersects(d->plan->emulator_pin, cpus);
 }
 
-/* Places again, as `placementctl replace` would, each domain placementd put on one of cpus (why: the log's
- * words for it). */
-static void replace_on(Manager *m, const CpuSet *cpus, const char *why)
+/* Places again, as `placementctl replace` would, each domain placementd put on one of cpus (NULL: none),
+ * and with advisory each advisory one. why: the log's words for it (NULL: the reload's, by the decision). */
+static void place_again(Manager *m, const CpuSet *cpus, bool advisory, const char *why)
 {
         g_autoptr(GPtrArray) uuids = g_ptr_array_new_with_free_func(g_free);
         GHashTableIter it;
         gpointer value;
 
         g_hash_table_iter_init(&it, m->decisions);
-        while (g_hash_table_iter_next(&it, NULL, &value))
-                if (runs_on(value, cpus))
-                        g_ptr_array_add(uuids, g_strdup(((const Decision *)value)->uuid));
+        while (g_hash_table_iter_next(&it, NULL, &value)) {
+                const Decision *d = value;
+                if ((advisory && d->result == DECISION_ADVISORY) || (cpus && runs_on(d, cpus)))
+                        g_ptr_array_add(uuids, g_strdup(d->uuid));
+        }
         for (unsigned i = 0; i < uuids->len; i++) {
                 const char *uuid = g_ptr_array_index(uuids, i);
                 const Decision *d = g_hash_table_lookup(m->decisions, uuid);
                 g_autoptr(virDomain) dom = NULL;
                 if (!d || virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0)
                         continue;
-                log_info("%s: placed again (%s)", d->name, why);
+                log_info("%s: placed again (%s)", d->name,
+                         why ? why
+                         : d->result == DECISION_ADVISORY
+                             ? "after the reload: Apply= is on"
+                             : "after the reload: its CPUs are now kept from vCPUs");
                 placer_place(m, dom, ORIGIN_REPLACE, monotonic_usec());
         }
 }
@@ -821,10 +827,7 @@ static void replace_on(Manager *m, const CpuSet *cpus, const char *why)
  */
 static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_reserved)
 {
-        g_autoptr(GPtrArray) uuids = g_ptr_array_new_with_free_func(g_free);
         g_autoptr(CpuSet) reserved = newly_reserved ? cpuset_copy(newly_reserved) : cpuset_new();
-        GHashTableIter it;
-        gpointer value;
 
         /* what earlier reloads left for the connection, or this one leaves for it, as far as the running
          * configuration still asks for it (a later reload may have turned Apply= off again, or released
@@ -847,23 +850,7 @@ static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_
                 m->reload_reserved_pending = g_steal_pointer(&reserved);
                 return;
         }
-        g_hash_table_iter_init(&it, m->decisions);
-        while (g_hash_table_iter_next(&it, NULL, &value)) {
-                const Decision *d = value;
-                if ((apply_on && d->result == DECISION_ADVISORY) || runs_on(d, reserved))
-                        g_ptr_array_add(uuids, g_strdup(d->uuid));
-        }
-        for (unsigned i = 0; i < uuids->len; i++) {
-                const char *uuid = g_ptr_array_index(uuids, i);
-                const Decision *d = g_hash_table_lookup(m->decisions, uuid);
-                g_autoptr(virDomain) dom = NULL;
-                if (!d || virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0)
-                        continue;
-                log_info("%s: placed again after the reload (%s)", d->name,
-                         d->result == DECISION_ADVISORY ? "Apply= is on"
-                                                        : "its CPUs are now kept from vCPUs");
-                placer_place(m, dom, ORIGIN_REPLACE, monotonic_usec());
-        }
+        place_again(m, reserved, apply_on, NULL);
 }
 
 void manager_reload_pending(Manager *m)
