@@ -317,19 +317,26 @@ static void say_came_online(Manager *m, const CpuSet *offline)
 static CpuSet *read_unavailable(Manager *m)
 {
         g_autoptr(CpuSet) offline = NULL, now = NULL, outside = NULL, back = NULL, was_offline = NULL;
+        g_autoptr(CpuSet) absent = cpuset_new();
         g_autofree char *error = NULL;
         const char *where = NULL;
+        unsigned present = 0;
         CpuSet *gone;
 
         /* only a driver that runs guests here reads this host (libvirt's test driver reports CPUs 0,2,4 of
          * 8 online, whatever runs it) */
         if (!virt_conn_runs_qemu(m->conn))
                 return NULL;
-        if (virt_conn_offline_cpus(m->conn, &offline, &error) < 0) {
+        if (virt_conn_offline_cpus(m->conn, &offline, &present, &error) < 0) {
                 log_debug("%s", error);
                 return NULL;
         }
         say_came_online(m, offline);
+        /* CPUs of the topology this host does not have (a topology made elsewhere): never usable */
+        CPUSET_FOREACH (cpu, m->topology->all_pus)
+                if ((unsigned)cpu >= present)
+                        cpuset_add(absent, (unsigned)cpu);
+        cpuset_union(offline, absent);
         now = cpuset_copy(m->topology->all_pus);
         {
                 g_autoptr(CpuSet) online = cpuset_copy(m->topology->all_pus);
@@ -372,6 +379,16 @@ static CpuSet *read_unavailable(Manager *m)
                 g_autoptr(CpuSet) went = cpuset_copy(gone);
                 cpuset_subtract(left, m->offline);
                 cpuset_subtract(went, left);
+                if (cpuset_intersects(went, absent)) {
+                        g_autoptr(CpuSet) missing = cpuset_copy(went);
+                        g_autofree char *what = NULL;
+                        cpuset_subtract(went, absent);
+                        cpuset_subtract(missing, went);
+                        what = cpus_text(missing);
+                        log_notice("%s of the topology %s not on this host (libvirt counts %u CPUs): kept "
+                                   "from domains",
+                                   what, cpuset_count(missing) == 1 ? "is" : "are", present);
+                }
                 if (!cpuset_is_empty(went)) {
                         g_autofree char *what = cpus_text(went);
                         log_notice("%s went offline: kept from domains, those placed there are placed again",
@@ -379,9 +396,10 @@ static CpuSet *read_unavailable(Manager *m)
                 }
                 if (!cpuset_is_empty(left)) {
                         g_autofree char *what = cpus_text(left);
-                        log_notice("%s online but not in the guests' cgroup %s (under cgroup v1 a CPU that "
-                                   "went offline leaves every cpuset for good): kept from domains",
-                                   what, where);
+                        log_notice(
+                            "%s not in the guests' cgroup %s: kept from domains, those placed there are "
+                            "placed again",
+                            what, where);
                 }
         }
         if (cpuset_is_empty(gone) && cpuset_is_empty(back)) {

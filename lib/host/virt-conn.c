@@ -207,7 +207,7 @@ int virt_conn_lookup_uuid(VirtConn *c, const char *uuid, virDomainPtr *ret, char
         return 0;
 }
 
-int virt_conn_offline_cpus(VirtConn *c, CpuSet **ret, char **ret_error)
+int virt_conn_offline_cpus(VirtConn *c, CpuSet **ret, unsigned *ret_present, char **ret_error)
 {
         unsigned char *map = NULL;
         int ncpus = virNodeGetCPUMap(c->conn, &map, NULL, 0);
@@ -224,6 +224,7 @@ int virt_conn_offline_cpus(VirtConn *c, CpuSet **ret, char **ret_error)
                         cpuset_add(offline, (unsigned)cpu);
         free(map);
         *ret = offline;
+        *ret_present = (unsigned)ncpus;
         return 0;
 }
 

@@ -55,10 +55,9 @@ int virt_conn_attach(virConnectPtr conn, const char *uri, const VirtConnEvents *
 void virt_conn_free(VirtConn *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(VirtConn, virt_conn_free)
 
-/* The host CPUs libvirt reports present but offline (OS indexes; a new set, the caller frees it). CPUs at or
- * beyond the present ones are not said offline: a topology may name CPUs libvirt does not count (its test
- * driver's few). Returns 0 or -EIO. */
-int virt_conn_offline_cpus(VirtConn *c, CpuSet **ret, char **ret_error);
+/* The host CPUs libvirt reports present but offline (OS indexes; a new set, the caller frees it), and in
+ * *ret_present how many it counts present (CPUs 0 to that minus one). Returns 0 or -EIO. */
+int virt_conn_offline_cpus(VirtConn *c, CpuSet **ret, unsigned *ret_present, char **ret_error);
 
 /* Whether the connection's driver runs QEMU guests on this host (the guests' cgroup is then theirs). */
 bool virt_conn_runs_qemu(VirtConn *c);

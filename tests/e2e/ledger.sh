@@ -373,13 +373,31 @@ EOF
     expect_eq "${P}7a: the ledger counts its live memory (64 + 128 MiB)" "$(($(live_mem "${P}7a") * 1024))" "$(ctl_field "${P}7a" memory)"
 }
 
-# 8: a pin that fails must not leave the domain "placed": what was applied is what the ledger holds.
+# 8: a topology naming a CPU this host lacks (made elsewhere): the CPU is kept from domains from the
+# first reconcile, so no pin goes there and none fails; a third domain shares a real CPU instead. Had a pin
+# failed, the domain must not be left "placed": what was applied is what the ledger holds. (The views'
+# sharing check is left out: it counts the missing CPU as free.)
+views_only() { # WHAT
+    local out
+    if out=$(views_settle 100 views); then
+        ok "$SC: after $1: the four views agree"
+    else
+        not_ok "$SC: after $1: the four views agree"
+        _failed "after $1: $(tr '\n' ';' <<<"$out")"
+    fi
+    [ -z "$out" ] || diag "  $out"
+}
 sc_8() {
-    local d res
-    scenario 8 "$TOPO_3C" "a failed pin (the topology has a CPU 2 the machine lacks)" || return
-    for d in a b c; do step "virsh create ${P}8$d" dom_create "${P}8$d" "$(vcpu 1)" && agree "create ${P}8$d"; done
+    local d res aff
+    scenario 8 "$TOPO_3C" "a CPU 2 in the topology that the machine lacks" || return
+    step "the daemon says CPU 2 is not on this host (log)" \
+        wait_for 10 grep -q "CPU 2 of the topology is not on this host" "$PD_LOG"
+    for d in a b c; do step "virsh create ${P}8$d" dom_create "${P}8$d" "$(vcpu 1)" && views_only "create ${P}8$d"; done
     for d in a b c; do
         res=$(ctl_field "${P}8$d" result)
+        aff=$(e2e_vcpu_affinity "${P}8$d" 2>/dev/null | awk '{ print $2 }')
+        step "${P}8$d: its vCPU runs on CPU 0 or 1, not the missing 2 (/proc: ${aff:-?})" \
+            test "$aff" = 0 -o "$aff" = 1
         if [ -n "$(ctl_field "${P}8$d" apply_error)" ]; then
             step "${P}8$d: its apply failed ($(ctl_field "${P}8$d" apply_error)); result is not 'placed' (is: $res)" test "$res" != placed
         fi
