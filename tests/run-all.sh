@@ -212,7 +212,8 @@ run_fuzz() {
 }
 
 # run.sh (the basics), ledger.sh (one scenario per way the record and the host can drift apart; known
-# failures are TAP TODO), lifecycle.sh (a seeded random walk, LIFECYCLE_STEPS steps; the seed is printed),
+# failures are TAP TODO), lifecycle.sh (a seeded random walk, LIFECYCLE_STEPS steps, 12 unless set; the seed
+# is printed),
 # heal.sh (guests that burn CPU: measured load and healing after departures, read in /proc; about 20 s),
 # wedged.sh (a guest whose libvirt job is held: nothing waits for it; about 40 s), virtio-mem.sh (a guest
 # that really plugs and unplugs virtio-mem memory: the count follows; about 30 s) and cpu-offline.sh (host
@@ -228,7 +229,7 @@ run_e2e() {
         part $SUDO bash tests/e2e/hotplug.sh build
         part $SUDO bash tests/e2e/iothreads.sh build
         part $SUDO bash tests/e2e/ledger.sh build
-        part $SUDO env STEPS="${LIFECYCLE_STEPS:-20}" bash tests/e2e/lifecycle.sh build
+        part $SUDO env STEPS="${LIFECYCLE_STEPS:-12}" bash tests/e2e/lifecycle.sh build
         part $SUDO bash tests/e2e/heal.sh build
         part $SUDO bash tests/e2e/wedged.sh build
         part $SUDO bash tests/e2e/virtio-mem.sh build

@@ -111,7 +111,7 @@ said_back() {
 }
 check "the daemon says what CPU 1 is now (log)" wait_for 10 said_back
 diag "$(pd_log_since "$mark" | grep -E 'CPU 1 ' | sed 's/^/log: /')"
-sleep 3 # a few reconciles (and heal passes) on the new state
+sleep 2 # a few reconciles (and heal passes) on the new state
 check "no decision failed" no_failed
 views_agree "3. CPU 1 back"
 diag "$(pdctl list 2>&1 | sed 's/^/list: /')"
