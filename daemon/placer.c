@@ -299,6 +299,7 @@ static const CpuSet *hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *use
             pin_anywhere(m, dom, user, pin))
                 return NULL;
         user->has_emulatorpin = true;
+        user->emulatorpin_live = true;
         cpuset_free(user->emulatorpin);
         user->emulatorpin = g_steal_pointer(&pin);
         return user->emulatorpin;

@@ -916,7 +916,11 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                 }
         }
         if (req->keep_emulator)
-                g_string_append(s, "; the emulator stays where <cputune><emulatorpin> puts it");
+                g_string_append(s,
+                                req->emulator_pinned_live
+                                    ? "; the emulator stays where it was pinned outside placementd (virsh "
+                                      "emulatorpin)"
+                                    : "; the emulator stays where <cputune><emulatorpin> puts it");
         iothread_note(req, s);
         device_note(v, req, plan, s);
         return g_string_free(s, FALSE);

@@ -541,6 +541,11 @@ START_TEST(test_hand_emulator_pin_followed)
 
         ck_assert_msg(manager_replace(m, "l-emu", &error) == 0, "%s", error);
         assert_hand_emulator(m, dom, "l-emu", hand2);
+        /* the definition has no <emulatorpin>: the reason names where the pin came from */
+        d = manager_lookup(m, "l-emu");
+        ck_assert_msg(strstr(d->reason, "the emulator stays where it was pinned outside placementd") &&
+                          !strstr(d->reason, "<cputune><emulatorpin>"),
+                      "%s", d->reason);
 
         pin_emulator(dom, hand); /* no event: the reconcile sees it */
         manager_reconcile(m);

@@ -39,6 +39,7 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
             .memory = live->memory,
             .allowed_cpus = user->vcpu_cpuset,
             .keep_emulator = user->has_emulatorpin,
+            .emulator_pinned_live = user->has_emulatorpin && user->emulatorpin_live,
             .iothreads = live->iothreads,
             .kept_iothreads = user->iothreadpins,
             .vcpu_ids = live->vcpu_ids,

@@ -160,6 +160,9 @@ typedef struct DomainSpec {
          * vcpus=><node id=> (an L3 cache's id) reserve ways or bandwidth in for those vCPUs
          * (DomainCacheBank, each once); NULL when none */
         GArray *cache_banks;
+        /* added: has_emulatorpin and emulatorpin come from a live pin made outside placementd (virsh
+         * emulatorpin --live), not from the definition's <cputune><emulatorpin> (set by the daemon) */
+        bool emulatorpin_live;
 } DomainSpec;
 
 void domain_spec_free(DomainSpec *s);

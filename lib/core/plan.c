@@ -251,12 +251,12 @@ bool placement_request_same_asks(const PlacementRequest *a, const PlacementReque
         if (g_strcmp0(a->name, b->name) != 0 || a->vcpus != b->vcpus || a->memory != b->memory ||
             !same_set(a->allowed_cpus, b->allowed_cpus) || a->memory_source != b->memory_source ||
             !same_set(a->memory_nodes, b->memory_nodes) || a->memory_mode != b->memory_mode ||
-            a->keep_emulator != b->keep_emulator || a->ncells != b->ncells ||
-            a->hugepage_size != b->hugepage_size || !same_set(a->iothreads, b->iothreads) ||
-            !same_set(a->kept_iothreads, b->kept_iothreads) || a->memory_own != b->memory_own ||
-            a->realtime != b->realtime || !same_set(a->realtime_vcpus, b->realtime_vcpus) ||
-            a->guest_threads != b->guest_threads || !same_set(a->emulator_cpus, b->emulator_cpus) ||
-            !a->vcpu_ids != !b->vcpu_ids ||
+            a->keep_emulator != b->keep_emulator || a->emulator_pinned_live != b->emulator_pinned_live ||
+            a->ncells != b->ncells || a->hugepage_size != b->hugepage_size ||
+            !same_set(a->iothreads, b->iothreads) || !same_set(a->kept_iothreads, b->kept_iothreads) ||
+            a->memory_own != b->memory_own || a->realtime != b->realtime ||
+            !same_set(a->realtime_vcpus, b->realtime_vcpus) || a->guest_threads != b->guest_threads ||
+            !same_set(a->emulator_cpus, b->emulator_cpus) || !a->vcpu_ids != !b->vcpu_ids ||
             (a->vcpu_ids && memcmp(a->vcpu_ids, b->vcpu_ids, sizeof(unsigned) * a->vcpus) != 0))
                 return false;
         for (unsigned i = 0; i < a->ncells; i++)

@@ -131,7 +131,9 @@ typedef struct PlacementRequest {
             *memory_nodes; /* node OS indexes the memory is bound to; NULL when memory_source NONE */
         MemorySource memory_source;
         MemoryMode memory_mode;
-        bool keep_emulator; /* the user pins the emulator (<cputune><emulatorpin>): leave it alone */
+        bool keep_emulator;        /* the user pins the emulator (<cputune><emulatorpin>): leave it alone */
+        bool emulator_pinned_live; /* added: that pin is a live one made outside placementd, not the
+                                    * definition's (what the reason says) */
         /* Guest NUMA cells and hugepage backing (added after the fields above) */
         const PlacementCell *cells; /* [ncells] in the definition's order */
         unsigned ncells;
