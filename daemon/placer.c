@@ -775,7 +775,11 @@ static void wait_for_job(Manager *m, virDomainPtr dom, Decision *d, bool emulato
         g_autofree char *planned = g_strdup(d->plan->reason ? d->plan->reason : "");
 
         d->job_held = true;
-        log_warning("%s: %s; placed again once libvirt releases it", d->name, d->apply_error);
+        /* a start's own job on a slow host lasts a second or two: said, not warned of */
+        if (virt_domain_job_age_ms(dom) >= VIRT_JOB_LONG_MS)
+                log_warning("%s: %s; placed again once libvirt releases it", d->name, d->apply_error);
+        else
+                log_notice("%s: %s; placed again once libvirt releases it", d->name, d->apply_error);
         record_what_runs(m, dom, d, emulator_applied, iothreads_applied);
         g_free(d->reason);
         d->reason = g_strdup_printf("libvirt holds a job on the domain: the plan waits for it, the pins "

@@ -38,6 +38,16 @@ bool virt_domain_connection_alive(virDomainPtr dom)
         return conn && virConnectIsAlive(conn) == 1;
 }
 
+unsigned virt_domain_job_age_ms(virDomainPtr dom)
+{
+        virDomainControlInfo info;
+
+        if (virDomainGetControlInfo(dom, &info, 0) < 0 ||
+            (info.state != VIR_DOMAIN_CONTROL_JOB && info.state != VIR_DOMAIN_CONTROL_OCCUPIED))
+                return 0;
+        return (unsigned)MIN(info.stateTime, (unsigned long long)UINT_MAX);
+}
+
 int virt_domain_job_held(virDomainPtr dom, char **ret_error)
 {
         virDomainControlInfo info;

@@ -23,10 +23,15 @@
  * monitor, a long migration or dump): a call that needs the job would wait up to 30 s for it. Shorter
  * jobs are the everyday ones (a start, another tool's query) and are waited for. */
 #define VIRT_JOB_STUCK_MS 1000u
+/* A job held this long is more than a slow start's own (QEMU under TCG, preallocated hugepages): QEMU is
+ * stuck, or a migration or dump runs. */
+#define VIRT_JOB_LONG_MS 30000u
 /* 0 when calls that need dom's job may go ahead; -EBUSY, with a message, when libvirt has held a job on
  * it for VIRT_JOB_STUCK_MS or more. Answered at once (virDomainGetControlInfo takes no job); a domain
  * libvirt cannot say of counts as free. */
 int virt_domain_job_held(virDomainPtr dom, char **ret_error);
+/* How long libvirt has held a job on dom, in ms; 0 when none (or the driver cannot say). */
+unsigned virt_domain_job_age_ms(virDomainPtr dom);
 
 /* Live definition (inactive=false) or the persistent one (inactive=true; for a transient domain the
  * live one). */
