@@ -95,6 +95,8 @@ bool placer_runs_anywhere(const Manager *m, const CpuSet *pins, const CpuSet *al
         return cpuset_is_empty(missing);
 }
 
+static CpuSet *host_online_cpus(virDomainPtr dom);
+
 /*
  * Live pins other than "anywhere" mean someone pinned it; anywhere is every host CPU, or every host CPU of
  * <vcpu cpuset> (libvirt's default pin for it): allowed's, or the running definition's (a definition
@@ -112,6 +114,18 @@ static CpuSet **hand_pins(Manager *m, virDomainPtr dom, const DomainSpec *live, 
         for (unsigned i = 0; i < nvcpus && !pinned; i++)
                 pinned = !placer_runs_anywhere(m, pins[i], allowed) &&
                          (!live->vcpu_cpuset || !placer_runs_anywhere(m, pins[i], live->vcpu_cpuset));
+        if (pinned && !allowed && !live->vcpu_cpuset && m->conn && virt_conn_runs_qemu(m->conn)) {
+                /* started after a CPU went offline, before a reconcile read it: libvirt's default pin is
+                 * the CPUs online now (the test driver's map is fiction) */
+                g_autoptr(CpuSet) online = host_online_cpus(dom);
+                pinned = false;
+                for (unsigned i = 0; i < nvcpus && !pinned; i++) {
+                        g_autoptr(CpuSet) missing = online ? cpuset_copy(online) : NULL;
+                        if (missing)
+                                cpuset_subtract(missing, pins[i]);
+                        pinned = !missing || !cpuset_is_empty(missing);
+                }
+        }
         if (!pinned) {
                 virt_pins_free(pins, nvcpus);
                 return NULL;
