@@ -796,7 +796,7 @@ static CpuSet *kept_from_vcpus(const Topology *t, const Config *c)
         return kept;
 }
 
-/* Whether a decision of placementd's own has a vCPU or its emulator on one of cpus. */
+/* Whether a decision of placementd's own has a vCPU, its emulator or an I/O thread on one of cpus. */
 static bool runs_on(const Decision *d, const CpuSet *cpus)
 {
         if (!d->plan || d->pinned_by_hand || d->result == DECISION_SKIPPED ||
@@ -805,7 +805,8 @@ static bool runs_on(const Decision *d, const CpuSet *cpus)
         for (unsigned i = 0; i < d->plan->nvcpus; i++)
                 if (cpuset_intersects(d->plan->vcpu_pins[i], cpus))
                         return true;
-        return cpuset_intersects(d->plan->emulator_pin, cpus);
+        return cpuset_intersects(d->plan->emulator_pin, cpus) ||
+               cpuset_intersects(d->plan->iothread_pin, cpus);
 }
 
 /* Places again, as `placementctl replace` would, each domain placementd put on one of cpus (NULL: none),

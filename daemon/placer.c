@@ -754,17 +754,35 @@ static Plan *adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bo
         return runs;
 }
 
-/* After a failed pin the ledger must hold what runs, not what was planned: the live pins, adopted. */
-static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emulator_applied,
-                             bool iothreads_applied)
+/*
+ * The emulator pin of placementd's own that runs when the plan's did not take (not tried, refused, or a
+ * job held first): before's (the decision it replaces), else NULL.
+ */
+static const CpuSet *own_emulator_left(virDomainPtr dom, const Plan *before)
 {
+        g_autoptr(CpuSet) live = NULL;
+
+        if (!before || cpuset_is_empty(before->emulator_pin) || !(live = live_emulator_pin(dom)))
+                return NULL;
+        return cpuset_equal(live, before->emulator_pin) ? before->emulator_pin : NULL;
+}
+
+/*
+ * After a failed pin the ledger must hold what runs, not what was planned: the live pins, adopted, and
+ * the emulator pin placementd made before when the new one did not replace it (else the next placement
+ * would take it for someone else's).
+ */
+static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, const Plan *before,
+                             bool emulator_applied, bool iothreads_applied)
+{
+        const CpuSet *emulator = emulator_applied ? d->plan->emulator_pin : own_emulator_left(dom, before);
         Plan *runs;
 
         d->result = DECISION_FAILED;
         if (!(runs = adopt_live_pins(m, dom, d, false, NULL)))
                 return;
-        if (emulator_applied)
-                cpuset_union(runs->emulator_pin, d->plan->emulator_pin);
+        if (emulator)
+                cpuset_union(runs->emulator_pin, emulator);
         if (iothreads_applied) {
                 cpuset_union(runs->iothreads, d->plan->iothreads);
                 cpuset_union(runs->iothread_pin, d->plan->iothread_pin);
@@ -783,8 +801,8 @@ static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, bool emu
 /* libvirt holds a job on the domain: what is left of the plan is not tried (each call would wait 30 s
  * for the job, and the daemon with it). The ledger holds what runs; held.c places it again once the job
  * is released. */
-static void wait_for_job(Manager *m, virDomainPtr dom, Decision *d, bool emulator_applied,
-                         bool iothreads_applied)
+static void wait_for_job(Manager *m, virDomainPtr dom, Decision *d, const Plan *before,
+                         bool emulator_applied, bool iothreads_applied)
 {
         g_autofree char *planned = g_strdup(d->plan->reason ? d->plan->reason : "");
 
@@ -794,7 +812,7 @@ static void wait_for_job(Manager *m, virDomainPtr dom, Decision *d, bool emulato
                 log_warning("%s: %s; placed again once libvirt releases it", d->name, d->apply_error);
         else
                 log_notice("%s: %s; placed again once libvirt releases it", d->name, d->apply_error);
-        record_what_runs(m, dom, d, emulator_applied, iothreads_applied);
+        record_what_runs(m, dom, d, before, emulator_applied, iothreads_applied);
         g_free(d->reason);
         d->reason = g_strdup_printf("libvirt holds a job on the domain: the plan waits for it, the pins "
                                     "that really run are counted (%s)",
@@ -831,9 +849,9 @@ static int apply(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *us
         if (r == -ENOENT)
                 return r;
         if (r == -EBUSY)
-                wait_for_job(m, dom, d, emulator_applied, iothreads_applied);
+                wait_for_job(m, dom, d, before, emulator_applied, iothreads_applied);
         else if (pins > 0 || !emulator_applied || !iothreads_applied)
-                record_what_runs(m, dom, d, emulator_applied, iothreads_applied);
+                record_what_runs(m, dom, d, before, emulator_applied, iothreads_applied);
         return 0;
 }
 

@@ -101,6 +101,19 @@ static void assert_waits(Manager *m, virDomainPtr dom, const char *name, const c
         ck_assert_str_eq(rec, want_record);
 }
 
+/* dom's live emulator pin, as libvirt reads it (the test driver's 8 CPUs). */
+static CpuSet *emulator_pin(virDomainPtr dom)
+{
+        unsigned char map = 0;
+        CpuSet *pin = cpuset_new();
+
+        ck_assert_int_eq(virDomainGetEmulatorPinInfo(dom, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 1);
+        for (unsigned c = 0; c < 8; c++)
+                if (map & (1u << c))
+                        cpuset_add(pin, c);
+        return pin;
+}
+
 static Manager *new_manager(void)
 {
         return fixture_manager_new(base, TOPOLOGY, NULL);
@@ -165,6 +178,8 @@ START_TEST(test_replace_waits_for_held_job)
         Manager *m = new_manager();
         virDomainPtr dom = start("j-again", 2, 0);
         g_autoptr(Plan) before = NULL;
+        g_autoptr(CpuSet) live = NULL;
+        const Decision *d;
         g_autofree char *error = NULL;
 
         ck_assert(spin_until(m, "j-again", DECISION_PLACED, 3000));
@@ -173,10 +188,20 @@ START_TEST(test_replace_waits_for_held_job)
         ck_assert_int_eq(manager_replace(m, "j-again", &error), 0);
         assert_waits(m, dom, "j-again", "placed"); /* its record is still what runs */
         fixture_assert_live_pins(dom, before);     /* what it had stands */
+        /* and so does its emulator pin, placementd's own: counted as such */
+        ck_assert(!cpuset_is_empty(before->emulator_pin));
+        d = manager_lookup(m, "j-again");
+        ck_assert(cpuset_equal(d->plan->emulator_pin, before->emulator_pin));
         ck_assert_int_eq(virDomainSetTime(dom, RELEASED, 0, 0), 0);
         held_retry_now(m);
-        ck_assert_int_eq(manager_lookup(m, "j-again")->result, DECISION_PLACED);
-        fixture_assert_live_pins(dom, manager_lookup(m, "j-again")->plan);
+        d = manager_lookup(m, "j-again");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        fixture_assert_live_pins(dom, d->plan);
+        /* placed as before: its emulator is not taken for one pinned by someone else */
+        ck_assert_msg(!strstr(d->reason, "outside placementd"), "%s", d->reason);
+        ck_assert(cpuset_equal(d->plan->emulator_pin, before->emulator_pin));
+        live = emulator_pin(dom);
+        ck_assert(cpuset_equal(live, d->plan->emulator_pin));
         virDomainDestroy(dom);
         virDomainFree(dom);
         manager_free(m);

@@ -475,6 +475,41 @@ START_TEST(test_reload_applies_to_running_domains)
 }
 END_TEST
 
+/* An I/O thread placementd pinned apart from the emulator (the definition pins that one) and from the
+ * vCPUs (VCPUPin=thread: on their cores' other threads) is left too when a reload reserves its CPUs. */
+START_TEST(test_reload_moves_iothreads_off_reserved_cpus)
+{
+        Manager *m = new_manager("[Placement]\nMemoryBinding=no\nVCPUPin=thread\n");
+        virDomainPtr dom =
+            start_domain("m-rio", 1, "<iothreads>1</iothreads><cputune><emulatorpin cpuset='7'/></cputune>");
+        Wait w = {m, "m-rio"};
+        g_autoptr(CpuSet) was = NULL;
+        g_autofree char *conf = NULL, *pins = NULL;
+        const Decision *d;
+
+        ck_assert(spin(known, &w, 3000));
+        d = manager_lookup(m, "m-rio");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        ck_assert(cpuset_is_empty(d->plan->emulator_pin)); /* the user's */
+        ck_assert(cpuset_has(d->plan->iothreads, 1));
+        was = cpuset_copy(d->plan->iothread_pin);
+        ck_assert(!cpuset_is_empty(was));
+        pins = cpuset_format(was);
+        conf = g_strdup_printf("[Placement]\nMemoryBinding=no\nVCPUPin=thread\nReservedCPUs=%s\n", pins);
+        reload(m, conf);
+        d = manager_lookup(m, "m-rio");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        ck_assert_msg(!cpuset_intersects(d->plan->iothread_pin, was), "an I/O thread pin on reserved %s",
+                      pins);
+        CPUSET_FOREACH (cpu, was)
+                ck_assert_msg(!(iothread_mask(dom, 1) & (1 << cpu)), "I/O thread 1 runs on 0x%x",
+                              iothread_mask(dom, 1));
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* CPUs reserved while placementd was down are left as a reload leaves them: a record whose vCPUs run
  * there is not adopted (a domain owner may write one too), the domain is placed anew off them */
 START_TEST(test_restart_leaves_newly_reserved_cpus)
@@ -1955,6 +1990,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_lookup_by_shown_name);
         tcase_add_test(tc, test_restart_adopts);
         tcase_add_test(tc, test_restart_leaves_newly_reserved_cpus);
+        tcase_add_test(tc, test_reload_moves_iothreads_off_reserved_cpus);
         tcase_add_test(tc, test_unplaceable_after_restart_counts_live_pins);
         tcase_add_test(tc, test_reload_applies_to_running_domains);
         tcase_add_test(tc, test_uri_shown_without_user_or_query);
