@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
-/* The manager's state, shared by manager.c (connection, events, reconcile) and placer.c (one domain). */
+/* The manager's state, shared by manager.c (connection, events, reconcile) and placer*.c (one domain). */
 
 #include "domain-request.h"
 #include "domain-xml.h"
@@ -28,7 +28,7 @@ struct Manager {
         VirtConn *conn;                /* NULL while not connected */
         struct Connecting *connecting; /* a connection being opened in a thread, NULL when none */
         /* while reconcile() adopts records: the UUIDs adopted so far in that pass, whose cores a later
-         * record's check does not count as taken (placer.c core_placed_by_other()) */
+         * record's check does not count as taken (placer-adopt.c core_placed_by_other()) */
         GHashTable *adopting;
         struct event *connect_slow_ev; /* says so when the open takes long */
         bool connected, ever_connected;

@@ -593,7 +593,7 @@ static gpointer connect_thread(gpointer data)
         g_mutex_unlock(&c->lock);
         if (abandoned) {
                 if (conn && c->close_abandoned)
-                        virConnectClose(conn);
+                        virt_conn_disconnect(conn);
                 connecting_free(c);
         }
         return NULL;
@@ -601,7 +601,7 @@ static gpointer connect_thread(gpointer data)
 
 static gpointer close_thread(gpointer conn)
 {
-        virConnectClose(conn);
+        virt_conn_disconnect(conn);
         return NULL;
 }
 

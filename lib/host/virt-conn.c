@@ -101,6 +101,12 @@ virConnectPtr virt_conn_connect(const char *uri, char **ret_error)
         return conn;
 }
 
+void virt_conn_disconnect(virConnectPtr conn)
+{
+        if (conn)
+                virConnectClose(conn);
+}
+
 int virt_conn_attach(virConnectPtr conn, const char *uri, const VirtConnEvents *events, void *userdata,
                      VirtConn **ret, char **ret_error)
 {

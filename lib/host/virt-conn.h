@@ -51,6 +51,8 @@ int virt_conn_open(const char *uri, const VirtConnEvents *events, void *userdata
 virConnectPtr virt_conn_connect(const char *uri, char **ret_error);
 int virt_conn_attach(virConnectPtr conn, const char *uri, const VirtConnEvents *events, void *userdata,
                      VirtConn **ret, char **ret_error);
+/* Closes a connection virt_conn_connect() opened that nothing attached (blocking, as the open). */
+void virt_conn_disconnect(virConnectPtr conn);
 /* Unsubscribes every callback, then closes (nothing is called after this). Accepts NULL. */
 void virt_conn_free(VirtConn *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(VirtConn, virt_conn_free)

@@ -120,6 +120,52 @@ void virt_domain_live_size(virDomainPtr dom, unsigned *ret_vcpus, uint64_t *ret_
         *ret_memory = (uint64_t)kib * 1024;
 }
 
+uint64_t virt_domain_current_memory(virDomainPtr dom)
+{
+        virDomainInfo info;
+
+        return virDomainGetInfo(dom, &info) < 0 ? 0 : (uint64_t)info.memory * 1024;
+}
+
+CpuSet *virt_domain_emulator_pin(virDomainPtr dom)
+{
+        int ncpus = virNodeGetCPUMap(virDomainGetConnect(dom), NULL, NULL, 0);
+        g_autofree unsigned char *map = NULL;
+        CpuSet *pin;
+        int len;
+
+        if (ncpus <= 0)
+                return NULL;
+        len = VIR_CPU_MAPLEN(ncpus);
+        map = g_malloc0((gsize)len);
+        if (virDomainGetEmulatorPinInfo(dom, map, len, VIR_DOMAIN_AFFECT_LIVE) < 0)
+                return NULL;
+        pin = cpuset_new();
+        for (int c = 0; c < ncpus && c < (int)CPUSET_MAX; c++)
+                if (VIR_CPU_USABLE(map, len, 0, c))
+                        cpuset_add(pin, (unsigned)c);
+        return pin;
+}
+
+CpuSet *virt_domain_host_online_cpus(virDomainPtr dom)
+{
+        unsigned char *map = NULL;
+        unsigned online = 0;
+        int ncpus = virNodeGetCPUMap(virDomainGetConnect(dom), &map, &online, 0);
+        CpuSet *cpus;
+
+        if (ncpus <= 0 || !map) {
+                free(map);
+                return NULL;
+        }
+        cpus = cpuset_new();
+        for (int c = 0; c < ncpus && c < (int)CPUSET_MAX; c++)
+                if (VIR_CPU_USED(map, c))
+                        cpuset_add(cpus, (unsigned)c);
+        free(map);
+        return cpus;
+}
+
 unsigned virt_domain_id(virDomainPtr dom)
 {
         unsigned id = virDomainGetID(dom);

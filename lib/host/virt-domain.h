@@ -76,6 +76,13 @@ bool virt_domain_is_persistent(virDomainPtr dom);
 /* Online vCPUs and the memory ceiling (<memory>, bytes) of a running domain; a figure libvirt cannot give
  * is 0. */
 void virt_domain_live_size(virDomainPtr dom, unsigned *ret_vcpus, uint64_t *ret_memory);
+/* The memory a running domain holds now (its balloon's and what virtio-mem devices plugged), bytes; 0 when
+ * libvirt cannot say. */
+uint64_t virt_domain_current_memory(virDomainPtr dom);
+/* The live pin of its emulator threads (OS indexes), or NULL when libvirt cannot say. */
+CpuSet *virt_domain_emulator_pin(virDomainPtr dom);
+/* The host CPUs libvirt has online (where it runs a thread nobody pinned), or NULL when it cannot say. */
+CpuSet *virt_domain_host_online_cpus(virDomainPtr dom);
 
 /* Starts a transient domain of libvirt's test driver (for the demo and tests). */
 int virt_test_domain_start(virConnectPtr conn, const char *name, unsigned vcpus, uint64_t memory,

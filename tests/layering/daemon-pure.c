@@ -1,6 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
-/* What the daemon outside manager.c, placer.c and demo.c may include: the manager, the core, the host
- * adapters that do not expose libvirt, sd-bus and libevent. Must compile. */
+/* What the daemon outside the manager's sources and demo.c (daemon/meson.build) may include: the manager,
+ * the core, the host adapters that do not expose libvirt, sd-bus and libevent. Must compile. */
 #include <event2/event.h>
 #include <systemd/sd-bus.h>
 

@@ -1,0 +1,339 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * Adopting the decision a running domain records (after a restart, a migration, libvirt coming back):
+ * only after checking that its pins run as recorded, on CPUs the configuration still allows, on cores no
+ * other domain placementd placed holds.
+ */
+#include <errno.h>
+#include <string.h>
+
+#include "domain-request.h"
+#include "log.h"
+#include "manager-internal.h"
+#include "metadata.h"
+#include "placer-internal.h"
+#include "policy.h"
+#include "virt-domain.h"
+
+/* Whether core c holds nothing and may hold vCPUs. */
+static bool core_free(Manager *m, unsigned c)
+{
+        const TopoCore *core = &m->topology->cores[c];
+        const CpuSet *reserved = m->config->placement.reserved_cpus;
+
+        if (ledger_core_load(m->ledger, c) > 0 || core->host_thread)
+                return false;
+        for (unsigned i = core->pu_first; i < core->pu_first + core->npus; i++)
+                if (reserved && cpuset_has(reserved, m->topology->pus[i].os_index))
+                        return false;
+        return true;
+}
+
+/* True when a domain placementd placed (not one pinned by hand: sharing with that is the user's doing,
+ * and a restart must not undo what the running daemon left alone) counts a vCPU on the core of PU pu (on
+ * pu itself, by_pu); not one
+ * adopted from its record in the same pass (m->adopting: records are evidence, and the first of two
+ * claims in ID order has no more of it than the second). */
+static bool core_placed_by_other(Manager *m, const char *uuid, unsigned pu, bool by_pu)
+{
+        unsigned c = m->topology->pus[pu].core;
+
+        GHashTableIter it;
+        gpointer key, value;
+
+        g_hash_table_iter_init(&it, m->decisions);
+        while (g_hash_table_iter_next(&it, &key, &value)) {
+                const Decision *d = value;
+                const Plan *p = d->plan;
+                /* an unplaceable, failed or advised domain counted as it runs runs on placementd's pins */
+                if (!p || d->pinned_by_hand || d->result == DECISION_SKIPPED || strcmp(key, uuid) == 0 ||
+                    (m->adopting && g_hash_table_contains(m->adopting, key)))
+                        continue;
+                for (unsigned i = 0; i < p->nvcpus; i++)
+                        if (p->vcpu_pu[i] >= 0 && (by_pu ? (unsigned)p->vcpu_pu[i] == pu
+                                                         : m->topology->pus[p->vcpu_pu[i]].core == c))
+                                return true;
+        }
+        return false;
+}
+
+/* The first PU of a that counts a vCPU on a core (by_pu: on the PU) where b counts one too; -1 when none. */
+static int shared_pu(const Manager *m, const Plan *a, const Plan *b, bool by_pu)
+{
+        for (unsigned i = 0; i < a->nvcpus; i++)
+                for (unsigned j = 0; a->vcpu_pu[i] >= 0 && j < b->nvcpus; j++)
+                        if (b->vcpu_pu[j] >= 0 && (by_pu ? a->vcpu_pu[i] == b->vcpu_pu[j]
+                                                         : m->topology->pus[a->vcpu_pu[i]].core ==
+                                                               m->topology->pus[b->vcpu_pu[j]].core))
+                                return a->vcpu_pu[i];
+        return -1;
+}
+
+static gint by_domain_id(gconstpointer a, gconstpointer b)
+{
+        const Decision *x = *(const Decision *const *)a, *y = *(const Decision *const *)b;
+        return x->domain_id < y->domain_id ? -1 : x->domain_id > y->domain_id;
+}
+
+void placer_say_adopted_clashes(Manager *m)
+{
+        g_autoptr(GPtrArray) adopted = g_ptr_array_new();
+        GHashTableIter it;
+        gpointer key;
+        bool any_free = false;
+
+        if (!m->adopting)
+                return;
+        for (unsigned c = 0; c < m->topology->ncores && !any_free; c++)
+                any_free = core_free(m, c);
+        if (!any_free)
+                return;
+        g_hash_table_iter_init(&it, m->adopting);
+        while (g_hash_table_iter_next(&it, &key, NULL)) {
+                Decision *d = g_hash_table_lookup(m->decisions, key);
+                if (d && d->plan && !d->pinned_by_hand && d->result != DECISION_SKIPPED)
+                        g_ptr_array_add(adopted, d);
+        }
+        g_ptr_array_sort(adopted, by_domain_id);
+        for (unsigned i = 0; i < adopted->len; i++)
+                for (unsigned j = i + 1; j < adopted->len; j++) {
+                        const Decision *a = adopted->pdata[i], *b = adopted->pdata[j];
+                        /* compat fills siblings by design: only one PU claimed twice clashes there */
+                        bool by_pu = a->plan->policy == POLICY_COMPAT && b->plan->policy == POLICY_COMPAT;
+                        int pu = shared_pu(m, a->plan, b->plan, by_pu);
+                        const TopoCore *core;
+                        g_autoptr(CpuSet) cpus = cpuset_new();
+                        g_autofree char *list = NULL, *where = NULL;
+                        if (pu < 0)
+                                continue;
+                        /* the CPUs an operator knows the core by (the map's); under compat the one both
+                         * take */
+                        core = &m->topology->cores[m->topology->pus[pu].core];
+                        for (unsigned k = core->pu_first; k < core->pu_first + core->npus; k++)
+                                cpuset_add(cpus, m->topology->pus[k].os_index);
+                        list = cpuset_format(cpus);
+                        where = by_pu ? g_strdup_printf("CPU %u in both", m->topology->pus[pu].os_index)
+                                      : g_strdup_printf("CPUs %s", list);
+                        log_warning(
+                            "%s and %s: their recorded decisions both claim core %u (%s) while a core "
+                            "is free, so both domains run vCPUs there; both are adopted as they run "
+                            "(placementctl replace %s moves the later one; placementctl rebalance, or "
+                            "heal under Heal=yes, ends the sharing)",
+                            a->name, b->name, m->topology->pus[pu].core, where, b->name);
+                }
+}
+
+/* The first CPU a recorded vCPU pin takes that the configuration keeps from vCPUs (ReservedCPUs=, the
+ * other kinds under CoreKinds=performance-only), with the key that keeps it; -1 when none. */
+static int pin_off_limits(Manager *m, const Plan *p, const char **ret_key)
+{
+        const CpuSet *reserved = m->config->placement.reserved_cpus;
+
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                CPUSET_FOREACH (cpu, p->vcpu_pins[i]) {
+                        int pu = topology_pu_by_os(m->topology, (unsigned)cpu);
+                        if (pu < 0 || !policy_keeps_pu(m->topology, &m->config->placement, (unsigned)pu))
+                                continue;
+                        *ret_key = reserved && cpuset_has(reserved, (unsigned)cpu)
+                                       ? "ReservedCPUs="
+                                       : "CoreKinds=performance-only";
+                        return cpu;
+                }
+        return -1;
+}
+
+/*
+ * What the ledger, libvirt and the configuration say about a recorded plan: the live pins must be the
+ * recorded ones, on CPUs the configuration lets vCPUs use now (it may have changed while placementd was
+ * down, as a reload changes it, and a domain's owner may write a record), and placementd's own cores
+ * must not be held by another domain (an overcommitted one may share only while no core is free).
+ * Returns 0, or -EINVAL with *ret_error.
+ */
+static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, const Plan *p, char **ret_error)
+{
+        CpuSet **pins = NULL;
+        bool held = false, any_free = false;
+        const char *key = NULL;
+        int cpu;
+
+        if (virt_domain_get_vcpu_pins(dom, p->nvcpus, p->vcpu_ids, &pins, ret_error) < 0)
+                return -EINVAL;
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                if (p->vcpu_pu[i] >= 0 && !cpuset_equal(pins[i], p->vcpu_pins[i])) {
+                        g_autofree char *want = cpuset_format(p->vcpu_pins[i]),
+                                        *have = cpuset_format(pins[i]);
+                        *ret_error = g_strdup_printf("vCPU %u runs on %s, the record says %s",
+                                                     plan_vcpu_id(p, i), have, want);
+                        virt_pins_free(pins, p->nvcpus);
+                        return -EINVAL;
+                }
+        virt_pins_free(pins, p->nvcpus);
+        if (p->result == PLAN_ADOPTED)
+                return 0;
+        if ((cpu = pin_off_limits(m, p, &key)) >= 0) {
+                *ret_error = g_strdup_printf("its vCPUs run on CPU %d, which %s keeps from vCPUs", cpu, key);
+                return -EINVAL;
+        }
+        /* compat fills siblings by design: a record of its is held only where another vCPU runs on its PU,
+         * unless a realtime vCPU is on the core, its own or another's (a FIFO vCPU starves its sibling) */
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                unsigned core = m->topology->pus[p->vcpu_pu[i]].core;
+                bool by_pu = p->policy == POLICY_COMPAT && !plan_vcpu_realtime(p, i) &&
+                             !ledger_core_realtime(m->ledger, core);
+                held = held || core_placed_by_other(m, uuid, (unsigned)p->vcpu_pu[i], by_pu);
+        }
+        for (unsigned c = 0; c < m->topology->ncores && !any_free; c++)
+                any_free = core_free(m, c);
+        if (held && (p->result == PLAN_PLACED || any_free)) {
+                *ret_error = g_strdup_printf("its cores are held by another domain%s",
+                                             any_free ? " while a core is free" : "");
+                return -EINVAL;
+        }
+        return 0;
+}
+
+/* A recorded plan holds ordinary memory within each node's, a hugepage-backed domain's in the pools of its
+ * page size. */
+static int adopt_hugepages(Manager *m, const DomainSpec *live, Plan *plan, char **ret_error)
+{
+        /* a placement's ordinary memory within a node's ordinary memory (the record was checked against
+         * the pools too); pins counted as they run have their memory counted anew, not from the record */
+        for (unsigned n = 0; !live->hugepages && plan->result != PLAN_ADOPTED && n < plan->nnode_memory; n++)
+                if (plan->node_memory[n] > m->topology->nodes[n].memory) {
+                        *ret_error = g_strdup_printf("its memory on node %u exceeds the node's",
+                                                     m->topology->nodes[n].os_index);
+                        return -EINVAL;
+                }
+        if (!live->hugepages)
+                return 0;
+        plan->hugepage_size =
+            live->hugepage_size ? live->hugepage_size : topology_default_hugepage_size(m->topology);
+        /* a node without a pool of the size holds none of it (bound there, it cannot all be backed) */
+        for (unsigned n = 0; n < plan->nnode_memory; n++)
+                if (plan->node_memory[n] &&
+                    topology_node_hugepage_bytes(m->topology, n, plan->hugepage_size) &&
+                    plan->node_memory[n] > ledger_node_free_hugepages(m->ledger, n, plan->hugepage_size)) {
+                        *ret_error = g_strdup_printf("its hugepage memory on node %u exceeds the free pool",
+                                                     m->topology->nodes[n].os_index);
+                        return -EINVAL;
+                }
+        return 0;
+}
+
+/* The memory binding a record names (metadata_to_plan() checked the word); none when it names none. */
+static MemoryBinding recorded_binding(const MetaDecision *md)
+{
+        int b = memory_binding_from_string(md->memory_binding);
+        return b < 0 ? MEMORY_BINDING_NONE : (MemoryBinding)b;
+}
+
+/* A record of pins counted as they run (skipped: pinned by hand) says nothing placementd chose, and its
+ * owner may have written it: its vCPUs and memory are counted as for any domain pinned by hand, a vCPU
+ * floating over the host on no CPU, the memory where its binding keeps it, else with its vCPUs, whatever
+ * the record says. */
+static void count_adopted(Manager *m, const DomainSpec *user, const DomainSpec *live, Plan *plan)
+{
+        PlacementRequest req = domain_request(user, live);
+        g_auto(RequestShape) shape = {0};
+        g_autoptr(Plan) counted = NULL;
+
+        domain_request_shape(live, m->topology, &req, &shape);
+        req.vcpus = plan->nvcpus;
+        counted = policy_adopt(m->topology, m->ledger, &req, plan->vcpu_pins, &m->config->placement);
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (counted->vcpu_pu[i] < 0) /* floats: the record's cpu= counts nothing */
+                        plan->vcpu_pu[i] = -1;
+        memcpy(plan->node_memory, counted->node_memory, sizeof(uint64_t) * plan->nnode_memory);
+}
+
+Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
+                                bool warn)
+{
+        Plan *plan = NULL;
+        g_autofree char *error = NULL;
+        g_autoptr(CpuSet) bound = cpuset_new(); /* where libvirt binds its memory */
+        bool bound_all;
+        g_autoptr(DomainSpec) user = NULL;
+        Decision *d;
+        const MetaDecision *md = live->decision;
+        bool rerecord = false;
+
+        /* an opt-out placementd never writes (the user added it to a definition made from live XML)
+         * stands over the record: placer_place() skips the domain */
+        if (live->meta_skip || live->vcpu_auto || live->numatune_auto)
+                return NULL;
+        ledger_release(m->ledger, uuid); /* checked against the others, not against its old self */
+        if (live->memory_nodeset)
+                cpuset_union(bound, live->memory_nodeset);
+        if (live->memnode_nodeset)
+                cpuset_union(bound, live->memnode_nodeset);
+        /* a <numatune><memory> binding holds whatever no <memnode> does; <memnode>s alone, only the cells
+         * they name */
+        bound_all = live->memory_nodeset || (live->memnode_nodeset && domain_spec_memnodes_bind_all(live));
+        /* preferred binds nothing: what its node had no room for is where the kernel fell back; nor does
+         * anything bind the memory of a domain without a binding (MemoryBinding=no, a binding that failed):
+         * the kernel puts it where it will */
+        if ((live->memory_nodeset && live->memory_mode == MEMORY_MODE_PREFERRED) || cpuset_is_empty(bound))
+                for (unsigned n = 0; n < m->topology->nnodes; n++)
+                        cpuset_add(bound, m->topology->nodes[n].os_index);
+        if (metadata_to_plan_bound(m->topology, md, live->name, live->vcpus, live->vcpu_ids, live->memory,
+                                   bound, bound_all, &plan, &error) == 0)
+                plan_set_realtime(plan, live->realtime, live->realtime_vcpus); /* before it is checked */
+        if (!plan || check_recorded(m, dom, uuid, plan, &error) < 0) {
+                if (warn)
+                        log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,
+                                    error);
+                plan_free(plan);
+                return NULL;
+        }
+        user = placer_user_spec(dom, live);
+        /* an emulator pin someone else made since the record (or while placementd was down) is theirs:
+         * the record's no longer runs, and the one that runs is held as a definition's would be */
+        if (user && placer_hand_emulator_said(m, dom, user, md->emulator, NULL, live->name)) {
+                rerecord = !cpuset_is_empty(plan->emulator_pin);
+                cpuset_clear(plan->emulator_pin);
+        }
+        if (plan->result == PLAN_ADOPTED)
+                count_adopted(m, user ? user : live, live, plan);
+        if (adopt_hugepages(m, live, plan, &error) < 0) {
+                if (warn)
+                        log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,
+                                    error);
+                plan_free(plan);
+                return NULL;
+        }
+        if (user) {
+                /* the CPUs its definition keeps for QEMU's threads are held, as when it was placed or
+                 * adopted (the record does not say which) */
+                PlacementRequest threads = {.emulator_cpus = user->emulatorpin,
+                                            .iothread_cpus = user->iothreadpin_cpus,
+                                            .kept_iothreads = user->iothreadpins};
+                policy_hold_thread_cpus(m->topology, &threads, plan);
+        }
+        d = decision_new(uuid, live->name);
+        d->domain_id = live->domain_id;
+        d->adopted = true;
+        d->reason = g_strdup(plan->reason);
+        d->memory_binding = recorded_binding(md);
+        d->result = decision_result_from_plan(plan->result);
+        d->pinned_by_hand = plan->result == PLAN_ADOPTED;
+        placer_record(m, d, plan);
+        if (rerecord && m->config->apply)
+                placer_record_again(m, dom, d);
+        return d;
+}
+
+bool placer_adopt(Manager *m, virDomainPtr dom)
+{
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        g_autoptr(DomainSpec) live = NULL;
+        Decision *d;
+
+        virt_domain_uuid(dom, uuid);
+        if (virt_domain_read_spec(dom, false, &live, NULL) < 0 || !live->decision ||
+            !(d = placer_adopt_recorded(m, dom, uuid, live, false)))
+                return false;
+        placer_log_decision(d);
+        placer_notify(m, d, d->uuid, d->name);
+        return true;
+}

@@ -1,0 +1,475 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What changed on a placed domain since its decision, as each reconcile finds it: vCPU pins drifted or
+ * made by hand, vCPUs or memory resized, memory bound elsewhere, the emulator and I/O threads pinned by
+ * someone else or started since; each followed or counted as it runs.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+#include "domain-request.h"
+#include "log.h"
+#include "manager-internal.h"
+#include "placer-internal.h"
+#include "policy.h"
+#include "virt-domain.h"
+
+/*
+ * Live pins other than "anywhere" mean someone pinned it; anywhere is every host CPU, or every host CPU of
+ * <vcpu cpuset> (libvirt's default pin for it): allowed's, or the running definition's (a definition
+ * edited since the start, for the next one, says nothing of the pins that run). Returns the pins or NULL.
+ */
+CpuSet **placer_hand_pins(Manager *m, virDomainPtr dom, const DomainSpec *live, const CpuSet *allowed)
+{
+        unsigned nvcpus = live->vcpus;
+        CpuSet **pins = NULL;
+        g_autofree char *error = NULL;
+        bool pinned = false;
+
+        if (nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, live->vcpu_ids, &pins, &error) < 0)
+                return NULL;
+        for (unsigned i = 0; i < nvcpus && !pinned; i++)
+                pinned = !placer_runs_anywhere(m, pins[i], allowed) &&
+                         (!live->vcpu_cpuset || !placer_runs_anywhere(m, pins[i], live->vcpu_cpuset));
+        if (pinned && !allowed && !live->vcpu_cpuset && m->conn && virt_conn_runs_qemu(m->conn)) {
+                /* started after a CPU went offline, before a reconcile read it: libvirt's default pin is
+                 * the CPUs online now (the test driver's map is fiction) */
+                g_autoptr(CpuSet) online = virt_domain_host_online_cpus(dom);
+                pinned = false;
+                for (unsigned i = 0; i < nvcpus && !pinned; i++) {
+                        g_autoptr(CpuSet) missing = online ? cpuset_copy(online) : NULL;
+                        if (missing)
+                                cpuset_subtract(missing, pins[i]);
+                        pinned = !missing || !cpuset_is_empty(missing);
+                }
+        }
+        if (!pinned) {
+                virt_pins_free(pins, nvcpus);
+                return NULL;
+        }
+        return pins;
+}
+
+/* Whether pin is libvirt's default for a thread nobody pinned: every host CPU (as placementd knows them,
+ * or as libvirt has them online), or every CPU of the definition's <vcpu cpuset>. */
+static bool pin_anywhere(Manager *m, virDomainPtr dom, const DomainSpec *user, const CpuSet *pin)
+{
+        g_autoptr(CpuSet) online = NULL;
+        g_autoptr(CpuSet) missing = NULL;
+
+        if (placer_runs_anywhere(m, pin, NULL) ||
+            (user && user->vcpu_cpuset && placer_runs_anywhere(m, pin, user->vcpu_cpuset)))
+                return true;
+        if (!(online = virt_domain_host_online_cpus(dom)))
+                return false;
+        missing = cpuset_copy(online);
+        cpuset_subtract(missing, pin);
+        return cpuset_is_empty(missing);
+}
+
+/*
+ * The emulator pin someone else made: the live one when it is neither placementd's own (own: the pin its
+ * decision applied, recorded: the one the record in the domain names, which a decision that could not
+ * apply its pins, or one made before a save, leaves running; NULL or empty when none) nor libvirt's default
+ * (every host CPU, or every CPU of <vcpu cpuset>), and the definition keeps no <emulatorpin> of its own. It
+ * is then the user's, as a definition's <emulatorpin> is: made user's (the policy leaves it alone and holds
+ * its CPUs apart from the vCPUs) and returned (user's); NULL when there is none.
+ */
+const CpuSet *placer_hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *user, const CpuSet *own,
+                                   const CpuSet *recorded)
+{
+        g_autoptr(CpuSet) pin = NULL;
+
+        if (!user || user->has_emulatorpin || !(pin = virt_domain_emulator_pin(dom)) ||
+            cpuset_is_empty(pin) || (own && !cpuset_is_empty(own) && cpuset_equal(pin, own)) ||
+            (recorded && !cpuset_is_empty(recorded) && cpuset_equal(pin, recorded)) ||
+            pin_anywhere(m, dom, user, pin))
+                return NULL;
+        user->has_emulatorpin = true;
+        user->emulatorpin_live = true;
+        cpuset_free(user->emulatorpin);
+        user->emulatorpin = g_steal_pointer(&pin);
+        return user->emulatorpin;
+}
+
+/* placer_hand_emulator(), said at info level when it names one. */
+const CpuSet *placer_hand_emulator_said(Manager *m, virDomainPtr dom, DomainSpec *user, const CpuSet *own,
+                                        const CpuSet *recorded, const char *name)
+{
+        const CpuSet *pin = placer_hand_emulator(m, dom, user, own, recorded);
+
+        if (pin) {
+                g_autofree char *list = cpuset_format(pin);
+                log_info("%s: its emulator was pinned to %s by someone else: left there", name, list);
+        }
+        return pin;
+}
+
+bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
+{
+        g_autofree unsigned *ids = NULL;
+        g_autofree char *error = NULL;
+        g_autoptr(CpuSet) live = cpuset_new();
+        g_autoptr(CpuSet) gone = NULL;
+        CpuSet **pins = NULL;
+        const CpuSet *rule;
+        unsigned n = 0;
+        bool changed = false;
+
+        if (!d->plan || (d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED))
+                return false;
+        /* reading the live I/O threads takes the domain's job: a held one is looked at next round */
+        if (virt_domain_job_held(dom, &error) < 0 ||
+            virt_domain_get_iothreads(dom, &ids, &pins, &n, &error) < 0) {
+                log_debug("%s: %s", d->name, error);
+                return false;
+        }
+        rule = !cpuset_is_empty(d->plan->iothread_pin) ? d->plan->iothread_pin : d->plan->emulator_pin;
+        for (unsigned i = 0; i < n; i++) {
+                g_autofree char *list = cpuset_format(pins[i]);
+                g_autofree char *pin_error = NULL;
+
+                if (ids[i] == 0 || ids[i] > DOMAIN_XML_MAX_IOTHREADS) {
+                        log_debug("%s: I/O thread id %u is out of range: not followed", d->name, ids[i]);
+                        continue; /* as the definition parser refuses it; a set that large is not kept */
+                }
+                cpuset_add(live, ids[i]);
+                if (cpuset_has(d->plan->iothreads, ids[i])) {
+                        if (cpuset_equal(pins[i], d->plan->iothread_pin))
+                                continue;
+                        log_info("%s: I/O thread %u was pinned to %s by someone else: left there", d->name,
+                                 ids[i], list);
+                        cpuset_remove(d->plan->iothreads, ids[i]);
+                        changed = true;
+                        continue;
+                }
+                if (cpuset_is_empty(rule) ||
+                    (!placer_runs_anywhere(m, pins[i], NULL) && !cpuset_equal(pins[i], rule)))
+                        continue; /* no rule to follow (the emulator is left alone), or pinned by someone */
+                if (!cpuset_equal(pins[i], rule) &&
+                    virt_domain_pin_iothread(dom, ids[i], rule, &pin_error) < 0) {
+                        log_warning("%s: I/O thread %u added live: %s", d->name, ids[i], pin_error);
+                        continue;
+                }
+                if (cpuset_is_empty(d->plan->iothread_pin))
+                        cpuset_union(d->plan->iothread_pin, rule);
+                cpuset_add(d->plan->iothreads, ids[i]);
+                {
+                        g_autofree char *to = cpuset_format(rule);
+                        log_info("%s: I/O thread %u added live: pinned to %s, as the decision's I/O threads",
+                                 d->name, ids[i], to);
+                }
+                changed = true;
+        }
+        virt_pins_free(pins, n);
+        gone = cpuset_copy(d->plan->iothreads);
+        cpuset_subtract(gone, live);
+        CPUSET_FOREACH (id, gone) {
+                log_info("%s: I/O thread %d is gone", d->name, id);
+                cpuset_remove(d->plan->iothreads, (unsigned)id);
+                changed = true;
+        }
+        if (changed) {
+                healer_forget_request(m, d->uuid); /* its I/O threads are part of what it asks */
+                placer_write_record(m, dom, d);
+                if (m->cb.decision_changed) /* a signal, not a new decision: the counts stay */
+                        m->cb.decision_changed(m, d, d->uuid, d->name, m->userdata);
+        }
+        return changed;
+}
+
+bool placer_follow_emulator(Manager *m, virDomainPtr dom, Decision *d)
+{
+        g_autoptr(DomainSpec) live = NULL;
+        g_autoptr(DomainSpec) user = NULL;
+        g_autoptr(CpuSet) pin = NULL;
+        g_autoptr(Plan) plan = NULL;
+        g_autofree char *list = NULL;
+        PlacementRequest threads;
+        const CpuSet *hand;
+        bool dropped;
+
+        if (!d || !d->plan || placer_pinned_nothing(d) || !(pin = virt_domain_emulator_pin(dom)))
+                return false;
+        /* its own pin runs, or none was made and the emulator floats with nothing held for it */
+        if (cpuset_is_empty(d->plan->emulator_pin)
+                ? pin_anywhere(m, dom, NULL, pin) && cpuset_is_empty(d->plan->held_pus)
+                : cpuset_equal(pin, d->plan->emulator_pin))
+                return false;
+        if (virt_domain_read_spec(dom, false, &live, NULL) < 0 || !(user = placer_user_spec(dom, live)))
+                return false;
+        /* the pin its record names runs: placementd's (an apply that could not pin it, a held job) */
+        if (live->decision && live->decision->emulator && !cpuset_is_empty(live->decision->emulator) &&
+            cpuset_equal(pin, live->decision->emulator))
+                return false;
+        dropped = !cpuset_is_empty(d->plan->emulator_pin);
+        hand = placer_hand_emulator(m, dom, user, d->plan->emulator_pin, NULL);
+        plan = plan_copy(d->plan);
+        cpuset_clear(plan->emulator_pin);
+        /* the CPUs held for QEMU's threads: the definition's, and the emulator pin someone else made */
+        cpuset_clear(plan->held_pus);
+        threads = (PlacementRequest){.emulator_cpus = user->emulatorpin,
+                                     .iothread_cpus = user->iothreadpin_cpus,
+                                     .kept_iothreads = user->iothreadpins};
+        policy_hold_thread_cpus(m->topology, &threads, plan);
+        if (!dropped && cpuset_equal(plan->held_pus, d->plan->held_pus))
+                return false;
+        list = cpuset_format(pin);
+        if (hand)
+                log_info("%s: its emulator was pinned to %s by someone else: left there", d->name, list);
+        else
+                log_info("%s: its emulator runs unpinned (on %s) again: left so", d->name, list);
+        placer_commit(m, d, g_steal_pointer(&plan));
+        healer_forget_request(m, d->uuid);
+        if (m->config->apply) /* Apply=no writes nothing into a domain, a record neither */
+                placer_write_record(m, dom, d);
+        if (m->cb.decision_changed) /* a signal, not a new decision: the counts stay */
+                m->cb.decision_changed(m, d, d->uuid, d->name, m->userdata);
+        return true;
+}
+
+void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
+{
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        Decision *old = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
+        g_autoptr(DomainSpec) live = NULL;
+        g_autoptr(DomainSpec) user = NULL;
+        g_autoptr(DomainSpec) definition = NULL;
+        g_autofree char *error = NULL;
+        const char *why;
+        CpuSet **pins = NULL;
+        PlacementRequest req;
+        g_auto(RequestShape) shape = {0};
+        Decision *d;
+        Plan *adopted;
+        unsigned nvcpus;
+        uint64_t memory;
+
+        if (!old)
+                return;
+        /* as it runs now: a vCPU added (or memory) while pinned by hand is counted too */
+        if (virt_domain_read_spec(dom, false, &live, &error) < 0) {
+                if (error)
+                        log_warning("%s: %s, ignoring", old->name, error);
+                return;
+        }
+        /* a domain that opts out stays one: its pins counted again with its own memory binding, and no
+         * record written into it (placementd writes none there) */
+        definition = placer_user_spec(dom, live);
+        /* an emulator pin someone else made is held for it, and not recorded as placementd's */
+        if (placer_hand_emulator(m, dom, definition, old->plan ? old->plan->emulator_pin : NULL,
+                                 live->decision ? live->decision->emulator : NULL) &&
+            old->plan)
+                cpuset_clear(old->plan->emulator_pin);
+        if (definition && (why = domain_spec_opt_out(definition))) {
+                ledger_release(m->ledger, uuid);
+                d = placer_skip_opted_out(m, dom, uuid, live, definition, why);
+                placer_log_decision(d);
+                placer_notify(m, d, d->uuid, d->name);
+                return;
+        }
+        nvcpus = live->vcpus;
+        memory = live->memory ? live->memory : old->plan ? old->plan->memory : 0;
+        if (nvcpus == 0 || virt_domain_get_vcpu_pins(dom, nvcpus, live->vcpu_ids, &pins, &error) < 0) {
+                if (error)
+                        log_warning("%s: %s, ignoring", old->name, error);
+                return;
+        }
+        /* its definition's isolated emulator CPUs stay held, and its memory is counted where it is bound
+         * (by the definition, or by the binding placementd applied, which stands), not where pins moved */
+        req = domain_request(definition ? definition : live, live);
+        domain_request_shape(live, m->topology, &req, &shape);
+        req.name = old->name;
+        req.vcpus = nvcpus;
+        req.memory = memory;
+        if (old->plan && old->plan->hugepage_size)
+                req.hugepage_size = old->plan->hugepage_size;
+        ledger_release(m->ledger, uuid);
+        d = decision_new(uuid, old->name);
+        d->domain_id = virt_domain_id(dom);
+        d->result = DECISION_SKIPPED;
+        d->pinned_by_hand = true;
+        d->reason = g_strdup_printf("%s; pins adopted as they are, placementd does not fight them", what);
+        /* what was applied before still stands: the emulator and I/O thread pins, the memory binding */
+        d->memory_binding = old->memory_binding;
+        adopted = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
+        plan_set_realtime(adopted, live->realtime, live->realtime_vcpus);
+        plan_set_vcpu_ids(adopted, live->vcpu_ids, nvcpus);
+        if (old->plan) {
+                cpuset_union(adopted->emulator_pin, old->plan->emulator_pin);
+                cpuset_union(adopted->iothreads, old->plan->iothreads);
+                cpuset_union(adopted->iothread_pin, old->plan->iothread_pin);
+        }
+        g_free(adopted->reason);
+        adopted->reason = g_strdup(d->reason);
+        d = placer_record(m, d, adopted);
+        virt_pins_free(pins, nvcpus);
+        g_clear_pointer(&error, g_free);
+        /* Apply=no writes nothing into a domain, a record neither */
+        if (m->config->apply && placer_free_to_record(dom, d) && (user = placer_user_spec(dom, live)))
+                placer_write_metadata(m, dom, d, user);
+        placer_log_decision(d);
+        placer_notify(m, d, d->uuid, d->name);
+}
+
+/* The memory a domain's decision counts, from its live definition: libvirt's size (max_kib_bytes, what
+ * virDomainGetMaxMemory answers) counts nvdimm and virtio-pmem devices too, which are files, not host
+ * RAM, and a virtio-mem device's whole size where the decision counts what its guest plugged. Read only
+ * when the two may differ; max_kib_bytes when the definition cannot be read. */
+static uint64_t live_memory(virDomainPtr dom, uint64_t max_kib_bytes)
+{
+        g_autoptr(DomainSpec) live = NULL;
+
+        if (virt_domain_read_spec(dom, false, &live, NULL) < 0 || !live->memory)
+                return max_kib_bytes;
+        return live->memory;
+}
+
+/* Whether the memory the domain holds now differs from what its decision counts (max_kib_bytes as
+ * virt_domain_live_size() read it, 0 when unknown); *ret_memory is what it holds. The same size as the
+ * decision's is the same memory, but for a guest with cells (a virtio-mem device plugs into one) that
+ * had all of its virtio-mem memory plugged: libvirt's <memory> stays put while the guest unplugs, and
+ * its current memory (the balloon's plus what virtio-mem devices hold) is then below it. */
+static bool memory_changed(virDomainPtr dom, const Plan *plan, uint64_t max_kib_bytes, uint64_t *ret_memory)
+{
+        uint64_t current;
+
+        *ret_memory = max_kib_bytes;
+        if (!max_kib_bytes)
+                return false;
+        if (max_kib_bytes == plan->memory &&
+            (!plan->ncells || !(current = virt_domain_current_memory(dom)) || current >= max_kib_bytes))
+                return false;
+        *ret_memory = live_memory(dom, max_kib_bytes);
+        return *ret_memory != plan->memory;
+}
+
+bool placer_hand_pinned_resized(Manager *m, virDomainPtr dom, const Decision *d)
+{
+        unsigned vcpus;
+        uint64_t memory;
+        (void)m;
+
+        if (!d->plan || !d->pinned_by_hand)
+                return false;
+        virt_domain_live_size(dom, &vcpus, &memory);
+        return (vcpus > 0 && vcpus != d->plan->nvcpus) || memory_changed(dom, d->plan, memory, &memory);
+}
+
+/* A domain whose online vCPUs are not 0..n-1 may change which run and keep their count (libvirt's test
+ * driver does so on setvcpus): its live ids are read again. A domain with dense ids is not read (a swap
+ * there needs an unplug and a plug; the count changes between them). */
+static bool other_vcpus_online(virDomainPtr dom, const Decision *d)
+{
+        g_autoptr(DomainSpec) live = NULL;
+        bool same;
+
+        if (!d->plan->vcpu_ids || virt_domain_read_spec(dom, false, &live, NULL) < 0 ||
+            live->vcpus != d->plan->nvcpus)
+                return false;
+        same =
+            live->vcpu_ids && memcmp(live->vcpu_ids, d->plan->vcpu_ids, sizeof(unsigned) * live->vcpus) == 0;
+        if (!same)
+                log_info("%s: other vCPUs run than its decision pins: placing it again", d->name);
+        return !same;
+}
+
+bool placer_resized(Manager *m, virDomainPtr dom, const Decision *d)
+{
+        unsigned vcpus;
+        uint64_t memory;
+        (void)m;
+
+        /* an opted-out or hand-pinned domain is not placementd's to re-place */
+        if (!d->plan || d->result == DECISION_SKIPPED)
+                return false;
+        virt_domain_live_size(dom, &vcpus, &memory);
+        if (vcpus > 0 && vcpus != d->plan->requested_vcpus) {
+                log_info("%s: %u vCPUs online, its decision counts %u: placing it again", d->name, vcpus,
+                         d->plan->requested_vcpus);
+                return true;
+        }
+        if (memory_changed(dom, d->plan, memory, &memory)) {
+                log_info("%s: %llu KiB of memory, its decision counts %llu KiB: placing it again", d->name,
+                         (unsigned long long)(memory / 1024), (unsigned long long)(d->plan->memory / 1024));
+                return true;
+        }
+        return other_vcpus_online(dom, d);
+}
+
+bool placer_pinned_nothing(const Decision *d)
+{
+        bool counted_as_runs = d->plan && d->plan->result == PLAN_ADOPTED;
+
+        return (d->result == DECISION_SKIPPED && !d->pinned_by_hand) ||
+               ((d->result == DECISION_ADVISORY || d->result == DECISION_UNPLACEABLE) && !counted_as_runs);
+}
+
+bool placer_binding_moved(Manager *m, virDomainPtr dom, const Decision *d)
+{
+        g_autoptr(CpuSet) bound = NULL;
+        int mode;
+
+        /* counted where placementd put it or as it ran; cells are bound per cell, not by this nodeset */
+        if (!d->plan || !d->plan->memory || d->plan->ncells || placer_pinned_nothing(d) ||
+            virt_domain_get_memory_nodes(dom, &bound, &mode) < 0 || cpuset_is_empty(bound))
+                return false;
+        /* preferred binds nothing but its first node; restrictive is the definition's (domain_request()) */
+        if (mode != VIR_DOMAIN_NUMATUNE_MEM_STRICT && mode != VIR_DOMAIN_NUMATUNE_MEM_INTERLEAVE)
+                return false;
+        for (unsigned n = 0; n < d->plan->nnode_memory && n < m->topology->nnodes; n++)
+                if (d->plan->node_memory[n] && !cpuset_has(bound, m->topology->nodes[n].os_index)) {
+                        g_autofree char *list = cpuset_format(bound);
+                        log_info(
+                            "%s: its memory is bound to node%s %s live, its decision counts some on node "
+                            "%u: counting it as it runs",
+                            d->name, cpuset_count(bound) == 1 ? "" : "s", list,
+                            m->topology->nodes[n].os_index);
+                        return true;
+                }
+        return false;
+}
+
+int placer_live_pins_planned(Manager *m, virDomainPtr dom, const Plan *p, bool by_hand)
+{
+        CpuSet **pins = NULL;
+        bool same = true;
+
+        if (p->nvcpus == 0 || virt_domain_get_vcpu_pins(dom, p->nvcpus, p->vcpu_ids, &pins, NULL) < 0)
+                return -1;
+        /* a vCPU without a pin in the plan runs as planned wherever it runs; pinned by hand, only while it
+         * floats over the host (a record of hand pins leaves floating vCPUs out: one pinned since is not) */
+        for (unsigned i = 0; i < p->nvcpus && same; i++)
+                same = cpuset_is_empty(p->vcpu_pins[i])
+                           ? !by_hand || cpuset_equal(pins[i], m->topology->all_pus)
+                           : cpuset_equal(pins[i], p->vcpu_pins[i]);
+        virt_pins_free(pins, p->nvcpus);
+        return same;
+}
+
+bool placer_skipped_now_pinned(Manager *m, virDomainPtr dom, const Decision *d)
+{
+        g_autoptr(DomainSpec) live = NULL;
+        g_autoptr(DomainSpec) user = NULL;
+        CpuSet **pins;
+
+        if (!placer_pinned_nothing(d) || virt_domain_read_spec(dom, false, &live, NULL) < 0 ||
+            !(user = placer_user_spec(dom, live)))
+                return false;
+        /* "anywhere" as placer_skip_opted_out() and found_running() judge it */
+        pins = placer_hand_pins(m, dom, live, user->vcpu_cpuset);
+        if (!pins)
+                return false;
+        virt_pins_free(pins, live->vcpus);
+        return true;
+}
+
+bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d)
+{
+        /* an unplaceable or advised domain still counted on the pins it had is followed like one pinned by
+         * hand */
+        if (!d->plan || placer_pinned_nothing(d))
+                return false;
+        return placer_live_pins_planned(m, dom, d->plan, d->pinned_by_hand) == 0;
+}

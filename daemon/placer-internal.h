@@ -1,0 +1,79 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+#pragma once
+
+/* What placer.c, placer-apply.c, placer-adopt.c and placer-follow.c share: one domain's placement. */
+
+#include "manager-internal.h"
+
+/* placer-apply.c */
+/*
+ * Applies d's plan live: every vCPU pin, the memory binding, the emulator and I/O thread pins, each
+ * attempted whatever failed before. Failures are kept in d; when a vCPU, emulator or I/O thread pin failed,
+ * d becomes `failed` and the ledger holds the live vCPU pins and the pins that took. A job libvirt holds
+ * on the domain stops it (what is left waits for it). What before (the earlier plan placementd applied,
+ * NULL when none) pinned of QEMU's other threads that the plan leaves alone is undone. Returns 0, or
+ * -ENOENT when the domain vanished.
+ */
+int placer_apply(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user, const Plan *before);
+/*
+ * The live vCPU pins of d's domain, adopted in place of d's plan (which the ledger releases first): its
+ * size, realtime, vCPU ids and policy kept. With floating_ok, NULL when no vCPU is pinned narrower than the
+ * host or than allowed (a domain floating as libvirt started it). NULL, the plan left counted, when the
+ * pins cannot be read.
+ */
+Plan *placer_adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bool floating_ok,
+                             const CpuSet *allowed);
+
+/* placer-adopt.c */
+/*
+ * Adopts the decision live (the running definition) records, after checking that its pins run as
+ * recorded, on CPUs the configuration still lets vCPUs use, on cores no other domain placementd placed
+ * holds: the decision, stored and counted, or NULL when it does not check out (with warn, said at warning
+ * level: "recorded decision not adopted (...); placing it anew").
+ */
+Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
+                                bool warn);
+
+/* placer-follow.c */
+/*
+ * The live vCPU pins of a domain pinned by someone else: pins other than "anywhere" (every host CPU, or
+ * every host CPU of <vcpu cpuset>, allowed's or the running definition's). NULL when it floats.
+ */
+CpuSet **placer_hand_pins(Manager *m, virDomainPtr dom, const DomainSpec *live, const CpuSet *allowed);
+/*
+ * The emulator pin someone else made: the live one when it is neither placementd's own (own: the pin its
+ * decision applied; recorded: the one the domain's record names) nor libvirt's default, and the
+ * definition keeps no <emulatorpin> of its own; made user's (the policy leaves it alone) and returned.
+ * NULL when there is none.
+ */
+const CpuSet *placer_hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *user, const CpuSet *own,
+                                   const CpuSet *recorded);
+/* placer_hand_emulator(), said at info level when it names one. */
+const CpuSet *placer_hand_emulator_said(Manager *m, virDomainPtr dom, DomainSpec *user, const CpuSet *own,
+                                        const CpuSet *recorded, const char *name);
+
+/* placer.c */
+/* Makes plan (taken, may be NULL) d's plan and what the ledger counts for it. */
+void placer_commit(Manager *m, Decision *d, Plan *plan);
+/* Stores d (taking it) as its domain's decision, plan (taken, may be NULL) committed to the ledger. */
+Decision *placer_record(Manager *m, Decision *d, Plan *plan);
+/*
+ * The user's own definition, where opt-outs and constraints are read: the persistent (inactive)
+ * definition of a persistent domain, the live one of a transient domain, or the definition recorded in
+ * it. NULL (said why) when the domain cannot be read.
+ */
+DomainSpec *placer_user_spec(virDomainPtr dom, const DomainSpec *live);
+/* Logs the decision as list and show publish it. */
+void placer_log_decision(const Decision *d);
+/* Writes d into dom's metadata (the record), with the user's definition; d->unrecorded when that failed. */
+void placer_write_metadata(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user);
+/* Whether dom's job is free for a metadata write; else d stays unrecorded for the next reconcile. */
+bool placer_free_to_record(virDomainPtr dom, Decision *d);
+/* Writes d into dom's metadata again; false when dom is gone or unreadable. */
+bool placer_write_record(Manager *m, virDomainPtr dom, Decision *d);
+/*
+ * A domain that opted out (why): not placed, but what it runs on counted (pins other than "anywhere",
+ * memory its definition binds). The decision, stored.
+ */
+Decision *placer_skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
+                                const DomainSpec *user, const char *why);
