@@ -63,6 +63,14 @@ struct Manager {
         GHashTable *interrupted;    /* uuid -> Plan*: applies the lost connection cut off (interrupted.c) */
 };
 
+/* manager-cpus.c */
+/*
+ * Reads which CPUs of the topology the QEMU guests of this host cannot run on now (offline, left out of
+ * the guests' cgroup, absent) into m->unavailable, saying what changed; returns those that became so, for
+ * the domains placementd put there to be placed again (NULL when none did).
+ */
+CpuSet *manager_read_unavailable(Manager *m);
+
 /* placer.c */
 void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec);
 /* Whether a domain found running without a record will be counted as it runs, not placed: it opts out,
