@@ -143,11 +143,18 @@ bool cells_pack(const HostView *v, const unsigned *nodes, unsigned n, unsigned *
         return whole;
 }
 
+/* How many of a cell's k vCPUs node i of cells_pack_shared() gives a free core of their own. */
+static unsigned own_cores(unsigned k, long free_left)
+{
+        return free_left > 0 ? MIN(k, (unsigned)free_left) : 0;
+}
+
 void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
                        int *vcpu_node)
 {
         g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
         g_autofree uint64_t *left = g_new(uint64_t, MAX(n, 1));
+        g_autofree long *free_left = g_new(long, MAX(n, 1));
         uint64_t size = 0, per_core;
 
         /* the domain shares anyway: a cell may share a node's cores as much as the domain must share the
@@ -155,8 +162,10 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
         for (unsigned i = 0; i < n; i++)
                 size += v->node_size[nodes[i]];
         per_core = size ? MAX((plan->nvcpus + size - 1) / size, 1) : 1;
-        for (unsigned i = 0; i < n; i++)
+        for (unsigned i = 0; i < n; i++) {
                 left[i] = v->node_size[nodes[i]] * per_core;
+                free_left[i] = (long)v->node_capacity[nodes[i]];
+        }
         for (unsigned i = 0; i < plan->ncells; i++)
                 order[i] = (CellOrder){plan, i};
         qsort(order, plan->ncells, sizeof(*order), compare_cells);
@@ -167,10 +176,23 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
                 unsigned k = cpuset_count(c->vcpus);
                 int best = -1;
 
-                for (unsigned i = 0; i < n && k; i++)
-                        if (cell_may_use(v, c, nodes[i]) && left[i] >= k &&
-                            (best < 0 || left[i] > left[best]))
+                /* the node that gives most of its vCPUs a free core of their own (other domains fill
+                 * the set's nodes unevenly), then the one with most free cores left, then most room */
+                for (unsigned i = 0; i < n && k; i++) {
+                        unsigned own, best_own;
+                        if (!cell_may_use(v, c, nodes[i]) || left[i] < k)
+                                continue;
+                        if (best < 0) {
                                 best = (int)i;
+                                continue;
+                        }
+                        own = own_cores(k, free_left[i]);
+                        best_own = own_cores(k, free_left[best]);
+                        if (own > best_own ||
+                            (own == best_own && (free_left[i] > free_left[best] ||
+                                                 (free_left[i] == free_left[best] && left[i] > left[best]))))
+                                best = (int)i;
+                }
                 /* a cell bound by its <memnode> stays on its nodes, shared more there */
                 for (unsigned i = 0; i < n && k && best < 0 && !cpuset_is_empty(c->memory_nodes); i++)
                         if (cell_may_use(v, c, nodes[i]))
@@ -178,6 +200,7 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
                 if (best < 0)
                         continue;
                 left[best] -= MIN(left[best], k);
+                free_left[best] -= (long)k;
                 CPUSET_FOREACH (vcpu, c->vcpus)
                         vcpu_node[vcpu] = (int)nodes[best];
         }

@@ -557,6 +557,36 @@ static void occupy(const Topology *t, Ledger *l, unsigned n, unsigned count)
         ck_assert_int_eq(ledger_commit(l, name, plan_copy(f)), 0);
 }
 
+/* Three 4-vCPU cells on two 8-core nodes, node 0 full of another domain: the domain must share, but two
+ * cells take node 1's free cores and one shares node 0's (4 vCPUs shared), not one cell on node 1 and two
+ * sharing node 0 (8) as when the cells went by the nodes' size alone. */
+START_TEST(test_overcommit_cells_take_free_cores_first)
+{
+        static const char *const lists[] = {"0-3", "4-7", "8-11"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 8, 1, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        Cells c;
+        int nodes[3];
+
+        occupy(t, l, 0, 8);
+        cells_make(&c, lists, 3, 4 * GiB);
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Plan) p = place(t, l, kinds[k], 12, 12 * GiB, &c);
+                unsigned on_1 = 0;
+
+                ck_assert_int_eq(p->result, PLAN_OVERCOMMITTED);
+                assert_cells_whole(t, p, &c, nodes);
+                for (unsigned i = 0; i < 3; i++)
+                        on_1 += nodes[i] == 1;
+                ck_assert_msg(on_1 == 2, "%s: %u cells on the free node: %s",
+                              policy_kind_to_string(kinds[k]), on_1, p->reason);
+                ck_assert_msg(p->shared_vcpus == 4, "%s: %u vCPUs share: %s",
+                              policy_kind_to_string(kinds[k]), p->shared_vcpus, p->reason);
+        }
+        cells_clear(&c);
+}
+END_TEST
+
 /* Sapphire Rapids-like SNC4 (two sockets of four 8-core nodes, 12 apart inside a socket, 21 across) with
  * 7, 4, 0, 0, 2, 2, 6, 6 free cores: four 4-vCPU cells go to nodes 0, 1, 6 and 7. Nodes 4 and 5, near
  * nodes 6-7, lower the mean of a set that holds them too, but have room for no cell: that set is not the
@@ -1013,6 +1043,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_overcommit_by_load_keeps_cells_whole);
         tcase_add_test(tc, test_overcommit_small_nodes_keep_cells_whole);
         tcase_add_test(tc, test_overcommit_splits_a_crowding_cell);
+        tcase_add_test(tc, test_overcommit_cells_take_free_cores_first);
         tcase_add_test(tc, test_cells_split_rather_than_overcommit);
         tcase_add_test(tc, test_cell_too_big_for_a_node);
         tcase_add_test(tc, test_vcpus_follow_memory);
