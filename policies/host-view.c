@@ -162,6 +162,7 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
         v->pu_usable = g_new0(bool, MAX(t->npus, 1));
         v->core_free = g_new0(bool, MAX(t->ncores, 1));
         v->node_free_cores = g_new0(unsigned, MAX(t->nnodes, 1));
+        v->node_own_thread_cores = g_new0(unsigned, MAX(t->nnodes, 1));
         v->node_free_pus = g_new0(unsigned, MAX(t->nnodes, 1));
         v->node_free_memory = g_new0(uint64_t, MAX(t->nnodes, 1));
         v->node_usable_pus = g_new0(unsigned, MAX(t->nnodes, 1));
@@ -210,7 +211,10 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
                 }
                 whole = whole && policy_core_first_usable_pu(v, c) >= 0;
                 /* the first try keeps the user's emulator and I/O thread cores from its vCPUs */
-                whole = whole && !(req && req->vcpus_off_user_threads && policy_core_user_thread(v, c));
+                if (whole && req && req->vcpus_off_user_threads && policy_core_user_thread(v, c)) {
+                        v->node_own_thread_cores[core->node]++;
+                        whole = false;
+                }
                 v->core_free[c] = whole;
                 if (whole)
                         v->node_free_cores[core->node]++;
@@ -246,6 +250,7 @@ void host_view_done(HostView *v)
         g_free(v->pu_usable);
         g_free(v->core_free);
         g_free(v->node_free_cores);
+        g_free(v->node_own_thread_cores);
         g_free(v->node_free_pus);
         g_free(v->node_free_memory);
         g_free(v->node_usable_pus);

@@ -20,11 +20,14 @@ typedef struct HostView {
          * same when the bound nodes have too few free cores (PlacementRequest.vcpus_beyond_binding). */
         bool memory_remote;
         uint32_t *node_to_memory;
-        bool *pu_usable;             /* [npus] not reserved for the host, allowed for the request */
-        bool *pu_thread_usable;      /* [npus] the same for QEMU's own threads, which the request's
-                                      * reserved caches do not confine (pu_usable itself without them) */
-        bool *core_free;             /* [ncores] no vCPU counted, none of its PUs reserved, one usable */
-        unsigned *node_free_cores;   /* [nnodes] */
+        bool *pu_usable;           /* [npus] not reserved for the host, allowed for the request */
+        bool *pu_thread_usable;    /* [npus] the same for QEMU's own threads, which the request's
+                                    * reserved caches do not confine (pu_usable itself without them) */
+        bool *core_free;           /* [ncores] no vCPU counted, none of its PUs reserved, one usable */
+        unsigned *node_free_cores; /* [nnodes] */
+        /* [nnodes] cores that would be free but for the request's own emulator or I/O threads the user pins
+         * there (PlacementRequest.vcpus_off_user_threads): the domain's own, no other domain's load */
+        unsigned *node_own_thread_cores;
         unsigned *node_free_pus;     /* [nnodes] usable PUs with no vCPU */
         uint64_t *node_free_memory;  /* [nnodes] after MemoryReserve and what the ledger holds */
         unsigned *node_usable_pus;   /* [nnodes] PUs not reserved */

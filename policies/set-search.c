@@ -109,18 +109,25 @@ void rank_iter_done(RankIter *it)
 
 /* Least loaded first (Fit=spread): most free cores, then most free memory (lowest node numbers:
  * enumeration order). */
+/* The free cores a set's load is judged by: a core the user keeps for this domain's own emulator or I/O
+ * thread is the domain's, not load (else a guest is sent away from the thread it pinned). */
+static unsigned unloaded_cores(const SetLoad *a)
+{
+        return a->free_cores + a->own_thread_cores;
+}
+
 static bool less_loaded(const SetLoad *a, const SetLoad *b)
 {
-        if (a->free_cores != b->free_cores)
-                return a->free_cores > b->free_cores;
+        if (unloaded_cores(a) != unloaded_cores(b))
+                return unloaded_cores(a) > unloaded_cores(b);
         return a->free_memory > b->free_memory;
 }
 
 /* Fullest first (Fit=pack): fewest free cores, then least free memory, so that big holes stay whole. */
 static bool more_full(const SetLoad *a, const SetLoad *b)
 {
-        if (a->free_cores != b->free_cores)
-                return a->free_cores < b->free_cores;
+        if (unloaded_cores(a) != unloaded_cores(b))
+                return unloaded_cores(a) < unloaded_cores(b);
         return a->free_memory < b->free_memory;
 }
 

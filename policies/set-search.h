@@ -23,6 +23,7 @@ typedef struct NodeBusyCores NodeBusyCores;
 typedef struct SetLoad {
         unsigned capacity, free_cores, free_pus, usable_pus, size;
         uint64_t free_memory, load;
+        unsigned own_thread_cores; /* HostView.node_own_thread_cores */
 } SetLoad;
 
 /*
@@ -117,6 +118,7 @@ static inline void set_load_add(SetLoad *s, const HostView *v, unsigned node)
 {
         s->capacity += v->node_capacity[node];
         s->free_cores += v->node_free_cores[node];
+        s->own_thread_cores += v->node_own_thread_cores[node];
         s->free_pus += v->node_free_pus[node];
         s->usable_pus += v->node_usable_pus[node];
         s->size += v->node_size[node];
@@ -128,6 +130,7 @@ static inline void set_load_sum(SetLoad *a, const SetLoad *b)
 {
         a->capacity += b->capacity;
         a->free_cores += b->free_cores;
+        a->own_thread_cores += b->own_thread_cores;
         a->free_pus += b->free_pus;
         a->usable_pus += b->usable_pus;
         a->size += b->size;

@@ -782,6 +782,45 @@ START_TEST(test_overcommit_beside_held_emulator)
 }
 END_TEST
 
+/* A 4-vCPU guest whose definition pins its own I/O thread (or emulator) to a core of node 0 on an empty
+ * two-node host: node 0 still has 7 free cores for it, and the pinned core is the guest's own, not load,
+ * so it stays beside its thread (under Fit=spread and pack) rather than going to node 1, across the
+ * socket from every I/O it does. */
+START_TEST(test_own_pinned_thread_keeps_guest_near)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 8, 2, 64 * GiB, NULL); /* node 0: CPUs 0-15 */
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) core = set_of("2-3");
+        g_autoptr(GArray) io = g_array_new(FALSE, TRUE, sizeof(IothreadPin));
+        g_autoptr(CpuSet) ids = set_of("1");
+        IothreadPin pin = {.id = 1, .cpus = core};
+        static const FitMode fits[] = {FIT_SPREAD, FIT_PACK};
+
+        g_array_append_val(io, pin);
+        for (unsigned f = 0; f < G_N_ELEMENTS(fits); f++)
+                for (unsigned which = 0; which < 2; which++) {
+                        PlacementParams p = test_params(POLICY_EXPLICIT);
+                        PlacementRequest req = {.name = "iso", .vcpus = 4, .memory = 8 * GiB};
+                        g_autoptr(Plan) plan = NULL;
+                        p.fit = fits[f];
+                        if (which) {
+                                req.emulator_cpus = core;
+                        } else {
+                                req.iothreads = ids;
+                                req.kept_iothreads = ids;
+                                req.iothread_cpus = io;
+                        }
+                        plan = policy_place(t, l, &req, &p);
+                        ck_assert_int_eq(plan->result, PLAN_PLACED);
+                        ck_assert_msg(cpuset_has(plan->nodes, 0) && cpuset_count(plan->nodes) == 1,
+                                      "%s pinned on node 0, fit %u: %s", which ? "emulator" : "I/O thread",
+                                      f, plan->reason);
+                        for (unsigned i = 0; i < plan->nvcpus; i++)
+                                ck_assert_uint_ne(t->pus[plan->vcpu_pu[i]].core, 1);
+                }
+}
+END_TEST
+
 /* A random subset of 0..n-1 (never empty), or NULL about a third of the time. */
 static CpuSet *random_subset(GRand *r, unsigned n)
 {
@@ -1026,6 +1065,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_cpuset_apart_from_nodeset);
         tcase_add_test(tc, test_adopted_emulator_core_held);
         tcase_add_test(tc, test_overcommit_beside_held_emulator);
+        tcase_add_test(tc, test_own_pinned_thread_keeps_guest_near);
         tcase_add_test(tc, test_placed_thread_cpus_held);
         tcase_add_test(tc, test_adopted_floating_pins_spread_over_cores);
         tcase_add_test(tc, test_strict_binding_counts_no_node_past_its_memory);
