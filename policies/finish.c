@@ -1626,7 +1626,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
                     v->params->emulator_pin == EMULATOR_PIN_NODESET
                         ? "its nodes have no free core, and every thread of its own cores is another "
                           "domain's too"
-                        : "no idle sibling, housekeeping CPU or free core is left");
+                        : "no idle sibling, housekeeping CPU or free core of its nodes is left");
         else
                 plan->reason = g_steal_pointer(&reason);
         realtime_emulator_note(v, where, plan);

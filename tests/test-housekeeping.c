@@ -139,7 +139,7 @@ START_TEST(test_own_cores_only_when_nothing_else)
         assert_set(plan->emulator_pin, "0-1");
         ck_assert_msg(strstr(plan->reason,
                              "the emulator shares its own cores: no idle sibling, housekeeping "
-                             "CPU or free core is left"),
+                             "CPU or free core of its nodes is left"),
                       "%s", plan->reason);
 }
 END_TEST
@@ -450,8 +450,9 @@ START_TEST(test_realtime_emulator_on_fifo_cores_said)
                                            "vCPUs run: no core without a realtime vCPU is left"),
                       "%s", plan->reason);
         ck_assert_msg(strstr(plan->reason, "may starve it"), "%s", plan->reason);
-        ck_assert_msg(!strstr(plan->reason, "no idle sibling, housekeeping CPU or free core is left"), "%s",
-                      plan->reason);
+        ck_assert_msg(
+            !strstr(plan->reason, "no idle sibling, housekeeping CPU or free core of its nodes is left"),
+            "%s", plan->reason);
 
         plan = place(t, l, &p, &other);
         ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
