@@ -50,6 +50,27 @@ START_TEST(test_valid_record)
 }
 END_TEST
 
+/* Pins as placementd makes them under each vcpu-pin: a core's threads (or one of them), one thread, any
+ * CPUs of the nodes. */
+START_TEST(test_pin_shapes_adopted)
+{
+        static const char *const records[][2] = {
+            {ATTRS, "<p:vcpu id='0' cpu='1' cpuset='1'/><p:vcpu id='1' cpu='2' cpuset='2-3'/>" MEMORY},
+            {"result='placed' policy='explicit' vcpu-pin='thread' nodes='0'",
+             "<p:vcpu id='0' cpu='0' cpuset='0'/><p:vcpu id='1' cpu='2' cpuset='2'/>" MEMORY},
+            {"result='placed' policy='explicit' vcpu-pin='nodeset' nodes='0'",
+             "<p:vcpu id='0' cpu='0' cpuset='0-3'/><p:vcpu id='1' cpu='2' cpuset='0-3'/>" MEMORY},
+        };
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(records); i++) {
+                g_autoptr(Plan) p = NULL;
+                g_autofree char *error = NULL;
+                ck_assert_msg(adopt(records[i][0], records[i][1], &p, &error) == 0, "record %u: %s", i,
+                              error);
+        }
+}
+END_TEST
+
 START_TEST(test_bad_records)
 {
         static const struct {
@@ -77,6 +98,16 @@ START_TEST(test_bad_records)
             {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='0-1'/><p:vcpu id='1' cpu='9' cpuset='9'/>", "not on"},
             {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='0-5'/><p:vcpu id='1' cpu='2' cpuset='2-3'/>", "nodes"},
             {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='1'/><p:vcpu id='1' cpu='2' cpuset='2-3'/>", "its CPU"},
+            /* a placement claims a core for each vCPU: not a pin over several cores (floating over the
+             * whole node), nor more than one thread under vcpu-pin='thread' */
+            {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='0-3'/><p:vcpu id='1' cpu='2' cpuset='2-3'/>" MEMORY,
+             "wider than vcpu-pin='core'"},
+            {"result='overcommitted' policy='explicit' vcpu-pin='core' nodes='0-1'",
+             "<p:vcpu id='0' cpu='1' cpuset='0-7'/><p:vcpu id='1' cpu='2' cpuset='2-3'/>" MEMORY,
+             "wider than vcpu-pin='core'"},
+            {"result='placed' policy='explicit' vcpu-pin='thread' nodes='0'",
+             "<p:vcpu id='0' cpu='0' cpuset='0-1'/><p:vcpu id='1' cpu='2' cpuset='2'/>" MEMORY,
+             "wider than vcpu-pin='thread'"},
             {"result='placed' policy='explicit' vcpu-pin='core' nodes='5'", VCPUS, "node 5"},
             {"result='placed' policy='explicit' vcpu-pin='core' nodes=''", VCPUS, "no node"},
             {ATTRS " emulator='0-9'", VCPUS MEMORY, "emulator"},
@@ -233,6 +264,7 @@ static Suite *metadata_suite(void)
         tcase_add_test(tc, test_valid_record);
         tcase_add_test(tc, test_sparse_vcpu_ids);
         tcase_add_test(tc, test_bad_records);
+        tcase_add_test(tc, test_pin_shapes_adopted);
         tcase_add_test(tc, test_iothreads_read_back);
         tcase_add_test(tc, test_bounded_text);
         tcase_add_test(tc, test_skipped_record);

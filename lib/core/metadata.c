@@ -128,7 +128,28 @@ static CpuSet *node_pus(const Topology *t, const CpuSet *nodes)
         return pus;
 }
 
-/* vCPUs: every one once, counted on a PU of its pin set, pins inside allowed (OS indexes). */
+/* Whether pin has the shape placementd gives a vCPU on PU pu under mode: the CPUs of pu's core (core), pu
+ * alone (thread); under nodeset any CPUs of its nodes (checked against them by the caller). */
+static bool pin_shaped(const Topology *t, VcpuPinMode mode, unsigned pu, const CpuSet *pin)
+{
+        const TopoCore *core = &t->cores[t->pus[pu].core];
+        g_autoptr(CpuSet) outside = cpuset_copy(pin);
+
+        switch (mode) {
+        case VCPU_PIN_CORE:
+                for (unsigned q = core->pu_first; q < core->pu_first + core->npus; q++)
+                        cpuset_remove(outside, t->pus[q].os_index);
+                return cpuset_is_empty(outside);
+        case VCPU_PIN_THREAD:
+                return cpuset_count(pin) == 1;
+        default:
+                return true;
+        }
+}
+
+/* vCPUs: every one once, counted on a PU of its pin set, pins inside allowed (OS indexes); a decision of
+ * placementd's own (placed, overcommitted) pins each as its recorded vcpu-pin says, so a record cannot
+ * claim a core for a vCPU that floats over several. */
 static int check_vcpus(const Topology *t, const MetaDecision *d, const CpuSet *allowed, Plan *p,
                        char **ret_error)
 {
@@ -147,6 +168,9 @@ static int check_vcpus(const Topology *t, const MetaDecision *d, const CpuSet *a
                 if (!cpuset_has(v->cpuset, v->cpu) || !within(v->cpuset, allowed))
                         FAIL("recorded pins of vCPU %u are not within its CPU and %s", v->id,
                              p->result == PLAN_ADOPTED ? "the host" : "its nodes");
+                if (p->result != PLAN_ADOPTED && !pin_shaped(t, p->vcpu_pin, (unsigned)pu, v->cpuset))
+                        FAIL("recorded pins of vCPU %u are wider than vcpu-pin='%s' pins it", v->id,
+                             vcpu_pin_mode_to_string(p->vcpu_pin));
                 p->vcpu_pu[i] = pu;
                 cpuset_union(p->vcpu_pins[i], v->cpuset);
         }
