@@ -506,6 +506,9 @@ unsigned manager_heal(Manager *m, char **ret_report)
                                 "healing is off (Heal=no, HealMaxMoves=0, advisory mode or no libvirt)\n");
                 goto out;
         }
+        /* a departure freed what they lacked, maybe */
+        if (m->unplaceable_retry)
+                manager_place_unplaceable(m, "a domain left", pass.report);
         moved = heal_pass(m, &pass);
         if (!pass.report->len)
                 g_string_append(pass.report, "nothing to heal: no move would be worth it\n");
@@ -545,7 +548,7 @@ unsigned manager_rebalance(Manager *m, unsigned max_moves, char **ret_report)
                 g_string_append(pass.report, !m->conn ? "not connected to libvirt: nothing moved"
                                                       : "advisory mode (Apply=no): nothing moved");
         else
-                moved = heal_pass(m, &pass);
+                moved = manager_place_unplaceable(m, "rebalance", pass.report) + heal_pass(m, &pass);
         if (!pass.report->len)
                 g_string_append(pass.report, "every domain already has its best placement: nothing moved\n");
         log_debug("Rebalance: %u move%s", moved, moved == 1 ? "" : "s");

@@ -35,6 +35,9 @@ struct Manager {
         /* what a reload changed for the running domains while libvirt was away: done once connected */
         bool reload_apply_pending;
         CpuSet *reload_reserved_pending;
+        /* a domain left since the unplaceable ones were last placed: its cores and memory may hold them
+         * now (manager_place_unplaceable()) */
+        bool unplaceable_retry;
         /* The host CPUs of the topology no domain can run on now (read at each reconcile): offline, or
          * left out of the guests' cgroup; config->placement points to it. Of them, those offline. And
          * those offline at the first read that the topology does not know (one that comes online is said
@@ -62,6 +65,14 @@ struct Manager {
         struct event *held_ev;      /* looks at domains whose job libvirt held again (held.c) */
         GHashTable *interrupted;    /* uuid -> Plan*: applies the lost connection cut off (interrupted.c) */
 };
+
+/* manager.c */
+/*
+ * Places again every domain left unplaceable (nothing pinned), as `placementctl replace` would: a
+ * reload or a departure may have made room. why: the log's words for it. With report, adds a line per
+ * domain placed now ("NAME: placed, was unplaceable"). Returns how many are no longer unplaceable.
+ */
+unsigned manager_place_unplaceable(Manager *m, const char *why, GString *report);
 
 /* manager-cpus.c */
 /*

@@ -701,6 +701,41 @@ static void place_again(Manager *m, const CpuSet *cpus, bool advisory, const cha
  * put there. Each is placed again, as
  * `placementctl replace` would (other keys shape the next placements and heal).
  */
+unsigned manager_place_unplaceable(Manager *m, const char *why, GString *report)
+{
+        g_autoptr(GPtrArray) uuids = g_ptr_array_new_with_free_func(g_free);
+        GHashTableIter it;
+        gpointer value;
+        unsigned placed = 0;
+
+        if (!m->conn)
+                return 0;
+        m->unplaceable_retry = false;
+        g_hash_table_iter_init(&it, m->decisions);
+        while (g_hash_table_iter_next(&it, NULL, &value)) {
+                const Decision *d = value;
+                if (d->result == DECISION_UNPLACEABLE)
+                        g_ptr_array_add(uuids, g_strdup(d->uuid));
+        }
+        for (unsigned i = 0; i < uuids->len; i++) {
+                const char *uuid = g_ptr_array_index(uuids, i);
+                const Decision *d = g_hash_table_lookup(m->decisions, uuid);
+                g_autoptr(virDomain) dom = NULL;
+                if (!d || virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0)
+                        continue;
+                log_info("%s: unplaceable, placed again (%s)", d->name, why);
+                placer_place(m, dom, ORIGIN_REPLACE, monotonic_usec());
+                d = g_hash_table_lookup(m->decisions, uuid);
+                if (d && d->result != DECISION_UNPLACEABLE) {
+                        placed++;
+                        if (report)
+                                g_string_append_printf(report, "%s: %s, was unplaceable\n", d->name,
+                                                       decision_result_to_string(d->result));
+                }
+        }
+        return placed;
+}
+
 static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_reserved)
 {
         g_autoptr(CpuSet) reserved = newly_reserved ? cpuset_copy(newly_reserved) : cpuset_new();
@@ -782,6 +817,8 @@ void manager_set_config(Manager *m, Config *config)
                 connect_now(m);
         }
         replace_after_reload(m, apply_on, newly_kept);
+        /* CPUs or memory it released (ReservedCPUs=, MemoryReserve=, CoreKinds=) may hold them now */
+        manager_place_unplaceable(m, "after the reload", NULL);
 }
 
 const Config *manager_config(const Manager *m)

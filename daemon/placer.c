@@ -50,6 +50,7 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
         name = g_strdup(d->name);
         id = g_strdup(d->uuid);
         ledger_release(m->ledger, id);
+        m->unplaceable_retry = true;
         healer_forget_request(m, id);
         log_info("%s: %s; its cores and memory are free again", name, why);
         g_hash_table_remove(m->decisions, id);

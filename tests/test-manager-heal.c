@@ -500,6 +500,38 @@ START_TEST(test_host_load_over_a_core_spread)
 }
 END_TEST
 
+/* With MemoryReserve= leaving 1 GiB, a third 512 MiB domain is unplaceable; once one leaves it is placed
+ * by the heal pass the departure starts, and with Heal=no by `placementctl rebalance`, which says so. */
+START_TEST(test_departure_places_unplaceable)
+{
+        for (unsigned heal = 0; heal < 2; heal++) {
+                Manager *m = new_manager(heal ? "[Placement]\nHealInterval=1\nMemoryReserve=15G\n"
+                                              : "[Placement]\nHeal=no\nMemoryReserve=15G\n");
+                virDomainPtr a = start(m, "h-a", 1), b = start(m, "h-b", 1), c = start(m, "h-c", 1);
+                g_autofree char *report = NULL;
+
+                ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_UNPLACEABLE);
+                stop(m, a);
+                if (heal) {
+                        for (unsigned i = 0;
+                             i < 3000 && manager_lookup(m, "h-c")->result == DECISION_UNPLACEABLE; i++)
+                                spin(1);
+                } else {
+                        spin(1500);
+                        ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_UNPLACEABLE);
+                        manager_rebalance(m, 4, &report);
+                        ck_assert_msg(strstr(report, "h-c: placed, was unplaceable"), "%s", report);
+                }
+                ck_assert_msg(manager_lookup(m, "h-c")->result == DECISION_PLACED, "%s",
+                              manager_lookup(m, "h-c")->reason);
+                stop(m, b);
+                stop(m, c);
+                manager_free(m);
+                spin(20);
+        }
+}
+END_TEST
+
 START_TEST(test_heal_off)
 {
         Manager *m = new_manager("[Placement]\nHeal=no\nHealInterval=1\n");
@@ -981,6 +1013,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_cooling_looked_at_again);
         tcase_add_test(tc, test_moved_looked_at_again);
         tcase_add_test(tc, test_heal_off);
+        tcase_add_test(tc, test_departure_places_unplaceable);
         tcase_add_test(tc, test_start_up_heals_nothing);
         tcase_add_test(tc, test_warmup_from_start_event);
         tcase_add_test(tc, test_load_change_heals_at_once);

@@ -475,6 +475,27 @@ START_TEST(test_reload_applies_to_running_domains)
 }
 END_TEST
 
+/* A domain left unplaceable by a configuration mistake (ReservedCPUs= holding every CPU) is placed once a
+ * reload fixes it, without a request. */
+START_TEST(test_reload_places_unplaceable)
+{
+        Manager *m = new_manager("[Placement]\nMemoryBinding=no\nReservedCPUs=0-7\n");
+        virDomainPtr dom = start_domain("m-unpl", 1, NULL);
+        Wait w = {m, "m-unpl"};
+        const Decision *d;
+
+        ck_assert(spin(known, &w, 3000));
+        ck_assert_int_eq(manager_lookup(m, "m-unpl")->result, DECISION_UNPLACEABLE);
+        reload(m, "[Placement]\nMemoryBinding=no\n");
+        d = manager_lookup(m, "m-unpl");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        fixture_assert_live_pins(dom, d->plan);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* An I/O thread placementd pinned apart from the emulator (the definition pins that one) and from the
  * vCPUs (VCPUPin=thread: on their cores' other threads) is left too when a reload reserves its CPUs. */
 START_TEST(test_reload_moves_iothreads_off_reserved_cpus)
@@ -1991,6 +2012,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_restart_adopts);
         tcase_add_test(tc, test_restart_leaves_newly_reserved_cpus);
         tcase_add_test(tc, test_reload_moves_iothreads_off_reserved_cpus);
+        tcase_add_test(tc, test_reload_places_unplaceable);
         tcase_add_test(tc, test_unplaceable_after_restart_counts_live_pins);
         tcase_add_test(tc, test_reload_applies_to_running_domains);
         tcase_add_test(tc, test_uri_shown_without_user_or_query);
