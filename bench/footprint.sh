@@ -94,12 +94,12 @@ stop_pid() {
 wait_decisions() {
         local i
         for ((i = 0; i < 1200; i++)); do
-                [ "$(grep -cE '^<6>fp-[0-9]+: (placed|overcommitted)' "$1" 2>/dev/null)" -ge "$2" ] &&
+                [ "$(grep -cE '^<[56]>fp-[0-9]+: (placed|overcommitted)' "$1" 2>/dev/null)" -ge "$2" ] &&
                         grep -q 'Connected to' "$1" && return 0
                 kill -0 "$3" 2>/dev/null || { echo "footprint: placementd exited:" >&2; tail -5 "$1" >&2; return 1; }
                 sleep 0.1
         done
-        echo "footprint: only $(grep -cE '^<6>fp-[0-9]+: (placed|overcommitted)' "$1") of $2 decisions in 120 s" >&2
+        echo "footprint: only $(grep -cE '^<[56]>fp-[0-9]+: (placed|overcommitted)' "$1") of $2 decisions in 120 s" >&2
         return 1
 }
 

@@ -262,13 +262,18 @@ void placer_log_decision(const Decision *d)
 {
         g_autofree char *pins = pins_text(decision_shown_plan(d));
         g_autofree char *runs = d->advice ? pins_text(d->plan) : NULL;
+        /* a journal read at notice shows every guest that shares cores; at warning, every one left
+         * unpinned or not pinned as planned */
+        int level = d->result == DECISION_UNPLACEABLE || d->result == DECISION_FAILED ? LOG_WARNING
+                    : d->result == DECISION_OVERCOMMITTED                             ? LOG_NOTICE
+                                                                                      : LOG_INFO;
 
-        log_info("%s: %s%s%s%s%s%s (%s%s)", d->name,
-                 d->adopted ? "adopted from its record after checking its pins run as recorded: " : "",
-                 decision_result_to_string(d->result),
-                 *pins ? (runs ? ", advised vCPU pins " : ", vCPU pins ") : "", pins,
-                 runs && *runs ? ", runs on " : "", runs ? runs : "", d->adopted ? "recorded reason: " : "",
-                 d->reason ? d->reason : "");
+        log_printf(level, "%s: %s%s%s%s%s%s (%s%s)", d->name,
+                   d->adopted ? "adopted from its record after checking its pins run as recorded: " : "",
+                   decision_result_to_string(d->result),
+                   *pins ? (runs ? ", advised vCPU pins " : ", vCPU pins ") : "", pins,
+                   runs && *runs ? ", runs on " : "", runs ? runs : "",
+                   d->adopted ? "recorded reason: " : "", d->reason ? d->reason : "");
 }
 
 static Decision *skip(Manager *m, const char *uuid, const DomainSpec *live, const char *why, Plan *occupied)

@@ -318,7 +318,7 @@ check "every running burst domain has a recorded decision" wait_for 10 all_burst
 once_each() { # a heal move later (its reason starts "healed:") is a new decision, not the start's again
     local d c
     for d in $(burst_running); do
-        c=$(log_since "$BURST_MARK" | grep -E -- "<6>$d: (placed|overcommitted|unplaceable|skipped)" |
+        c=$(log_since "$BURST_MARK" | grep -E -- "<[456]>$d: (placed|overcommitted|unplaceable|skipped)" |
             grep -cv -- "(healed: ")
         [ "$c" -eq 1 ] || { diag "$d decided $c times at start"; return 1; }
     done
