@@ -168,10 +168,11 @@ static void render_daemon(GString *out, Manager *m)
         g_string_append_printf(out, "placementd_bus_limited_calls_total{result=\"refused\"} %llu\n",
                                (unsigned long long)st->bus_calls_refused);
         header(out, "placementd_heal_passes_total", "counter",
-               "Heal passes run after departures or load changes.");
+               "Heal passes run: after departures, resizes or load changes, and each rebalance.");
         g_string_append_printf(out, "placementd_heal_passes_total %llu\n",
                                (unsigned long long)st->heal_passes);
-        header(out, "placementd_heal_moves_total", "counter", "Domains moved by healing without a request.");
+        header(out, "placementd_heal_moves_total", "counter",
+               "Domains moved by heal passes, rebalance's included.");
         g_string_append_printf(out, "placementd_heal_moves_total %llu\n",
                                (unsigned long long)st->heal_moves);
         header(out, "placementd_heal_thread_moves_total", "counter",
