@@ -326,10 +326,11 @@ void load_note_reason(const HostView *v, bool by_core, Plan *plan)
                         home |= pu >= 0 && cpuset_has(plan->nodes, v->t->cores[v->t->pus[pu].core].node);
                 }
         if (plan->result == PLAN_OVERCOMMITTED && load_overcommit_applies(v, by_core)) {
-                reason = g_strdup_printf("%s; by load (each vCPU busy until measured): the set by its cores "
-                                         "that run nothing busy, "
-                                         "busy vCPUs on the least busy cores, idle ones share",
-                                         plan->reason);
+                /* its own vCPUs count as busy until they are measured; other domains' load decides too */
+                reason = g_strdup_printf(
+                    "%s; by %s: the set by its cores that run nothing busy, busy vCPUs on "
+                    "the least busy cores, idle ones share",
+                    plan->reason, req->vcpu_busy ? "measured load" : "load (its vCPUs busy until measured)");
                 g_free(plan->reason);
                 plan->reason = reason;
         }
