@@ -1105,12 +1105,32 @@ static void taken_distances(const Topology *t, const NodeSet *set, const CpuSet 
                 topology_nodes_distance(t, nodes, ret_max, ret_mean);
 }
 
+/* The set's nodes, as the reason names them with the free cores and memory they have: with "of which it
+ * takes ..." when the domain is on fewer of them (drop_unused_nodes()). */
+static char *set_nodes_text(const Topology *t, const NodeSet *set, const CpuSet *taken)
+{
+        g_autoptr(CpuSet) all = cpuset_new();
+        const unsigned *members = nodeset_members(t->nodesets, set);
+        g_autofree char *set_text = NULL, *taken_text = NULL;
+
+        for (unsigned i = 0; i < set->nnodes; i++)
+                cpuset_add(all, members[i]);
+        if (cpuset_equal(all, taken))
+                return format_nodes(t, taken);
+        set_text = format_nodes(t, all);
+        taken_text = format_nodes(t, taken);
+        return g_strdup_printf("%s, of which it takes %s", set_text,
+                               g_str_has_prefix(taken_text, "nodes ")  ? taken_text + 6
+                               : g_str_has_prefix(taken_text, "node ") ? taken_text + 5
+                                                                       : taken_text);
+}
+
 /* The reason of a placed or overcommitted plan. */
 static char *placed_reason(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
                            const SetChoice *choice, const Plan *plan)
 {
         const NodeSet *set = &v->t->nodesets->candidates[choice->rank];
-        g_autofree char *where = format_nodes(v->t, plan->nodes);
+        g_autofree char *where = set_nodes_text(v->t, set, plan->nodes);
         g_autofree char *constraints = constraint_note(v, req, plan);
         bool memnodes = req->memory_source == MEMORY_SOURCE_MEMNODE, bound_cells = false,
              constrained = false;
@@ -1573,6 +1593,32 @@ static void whole_pages(const HostView *v, Plan *plan)
                 plan->node_memory[most] += left;
 }
 
+/*
+ * Drops from plan's nodes those that hold neither a vCPU nor memory of it: a set kept whole (above 16
+ * nodes there is no mask index to find the set without them, and a binding or the memory may pull one
+ * in that takes nothing in the end) names only the nodes the domain is on, and VCPUPin=nodeset pins its
+ * vCPUs to those alone, not to busy nodes it has nothing on.
+ */
+static void drop_unused_nodes(const HostView *v, Plan *plan)
+{
+        g_autoptr(CpuSet) unused = cpuset_copy(plan->nodes);
+
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0)
+                        cpuset_remove(unused, v->t->cores[v->t->pus[plan->vcpu_pu[i]].core].node);
+        for (unsigned n = 0; n < plan->nnode_memory; n++)
+                if (plan->node_memory[n])
+                        cpuset_remove(unused, n);
+        if (cpuset_is_empty(unused) || cpuset_equal(unused, plan->nodes))
+                return;
+        cpuset_subtract(plan->nodes, unused);
+        if (plan->vcpu_pin == VCPU_PIN_NODESET) {
+                for (unsigned i = 0; i < plan->nvcpus; i++)
+                        cpuset_clear(plan->vcpu_pins[i]);
+                make_pins(v, plan);
+        }
+}
+
 void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
                  const SetChoice *choice, Plan *plan)
 {
@@ -1588,6 +1634,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         else
                 policy_spread_memory(v, plan);
         whole_pages(v, plan);
+        drop_unused_nodes(v, plan);
         plan->keep_memory = bound;
         policy_count_shared(v, plan);
         if (v->memory_remote) {

@@ -4,6 +4,8 @@
 #include "topology-load.h"
 
 /* 2 nodes x 16 cores x 2 threads, 64 GiB each: the host of DESIGN.md. */
+static const PolicyKind kinds_all[] = {POLICY_EXPLICIT, POLICY_COMPAT};
+
 static Topology *host_2x16x2(void)
 {
         return topology_new_uniform(2, 16, 2, 64 * GiB, NULL);
@@ -404,6 +406,54 @@ START_TEST(test_asymmetric_memory_only_distances)
 }
 END_TEST
 
+/* On a host of 68 nodes (no mask index above 16: a set is kept whole) filled by domains of 1 to 20 vCPUs
+ * until it overcommits, each plan names only nodes that hold a vCPU or memory of it, and VCPUPin=nodeset
+ * pins its vCPUs to those nodes' CPUs alone, not to busy nodes of the set it has nothing on. */
+START_TEST(test_plan_nodes_hold_something)
+{
+        static const VcpuPinMode modes[] = {VCPU_PIN_CORE, VCPU_PIN_NODESET};
+        g_autofree char *path = test_topology_path("big-68-nodes.xml");
+
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds_all); k++)
+                for (unsigned m = 0; m < G_N_ELEMENTS(modes); m++) {
+                        g_autoptr(Topology) t = NULL;
+                        g_autoptr(Ledger) l = NULL;
+                        PlacementParams p = test_params(kinds_all[k]);
+
+                        ck_assert_int_eq(topology_load(path, &t, NULL), 0);
+                        l = ledger_new(t);
+                        p.vcpu_pin = modes[m];
+                        for (unsigned d = 0; d < 60; d++) {
+                                g_autofree char *name = g_strdup_printf("d%u", d);
+                                const Plan *plan =
+                                    test_place(t, l, &p, name, 1 + (d * 7) % 20, (1 + d % 5) * GiB);
+                                g_autoptr(CpuSet) used = cpuset_new();
+                                g_autoptr(CpuSet) cpus = cpuset_new();
+
+                                if (plan->result == PLAN_UNPLACEABLE)
+                                        continue;
+                                for (unsigned i = 0; i < plan->nvcpus; i++) {
+                                        cpuset_add(used, t->cores[t->pus[plan->vcpu_pu[i]].core].node);
+                                        cpuset_union(cpus, plan->vcpu_pins[i]);
+                                }
+                                for (unsigned n = 0; n < t->nnodes; n++)
+                                        if (plan->node_memory[n])
+                                                cpuset_add(used, n);
+                                ck_assert_msg(cpuset_equal(used, plan->nodes), "%s %s, %s: %s",
+                                              policy_kind_to_string(kinds_all[k]),
+                                              vcpu_pin_mode_to_string(modes[m]), name, plan->reason);
+                                CPUSET_FOREACH (os, cpus) {
+                                        int pu = topology_pu_by_os(t, (unsigned)os);
+                                        ck_assert(pu >= 0);
+                                        ck_assert_msg(
+                                            cpuset_has(plan->nodes, t->cores[t->pus[pu].core].node),
+                                            "%s: CPU %d pinned off its nodes: %s", name, os, plan->reason);
+                                }
+                        }
+                }
+}
+END_TEST
+
 START_TEST(test_overcommit_node_unreachable_from_itself)
 {
         /* tests/topologies/distances-node1-unreachable.xml: two nodes of one core, node 1 unreachable
@@ -541,6 +591,7 @@ static Suite *explicit_suite(void)
         tcase_add_test(tc, test_memory_only_node);
         tcase_add_test(tc, test_unavailable_cpus);
         tcase_add_test(tc, test_asymmetric_memory_only_distances);
+        tcase_add_test(tc, test_plan_nodes_hold_something);
         tcase_add_test(tc, test_overcommit_node_unreachable_from_itself);
         suite_add_tcase(s, tc);
         return s;
