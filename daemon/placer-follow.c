@@ -106,6 +106,88 @@ const CpuSet *placer_hand_emulator_said(Manager *m, virDomainPtr dom, DomainSpec
         return pin;
 }
 
+/* The cpuset pins (IothreadPin, NULL: none) give I/O thread id, or NULL when they give it none. */
+static const CpuSet *iothreadpin_of(const GArray *pins, unsigned id)
+{
+        for (unsigned i = 0; pins && i < pins->len; i++)
+                if (g_array_index(pins, IothreadPin, i).id == id)
+                        return g_array_index(pins, IothreadPin, i).cpus;
+        return NULL;
+}
+
+/* Which of the definition's own <iothreadpin>s hold their CPUs (hold_thread_cpus()). */
+typedef enum { IOTHREADS_NONE, IOTHREADS_RUNNING, IOTHREADS_ALL } IothreadHolds;
+
+/*
+ * plan->held_pus made again: the CPUs held for QEMU's threads as they run now, those of the user's
+ * emulator pin (the definition's, or one placer_hand_emulator() made user's) and those of each of the
+ * definition's own <iothreadpin> whose I/O thread runs live (live: the running definition) with that pin
+ * (iothreads: IOTHREADS_RUNNING; IOTHREADS_ALL: each of them whether it runs or not; IOTHREADS_NONE: none
+ * of them). An I/O thread deleted live, or pinned elsewhere since, holds nothing; one added back and
+ * pinned as the definition says holds again.
+ */
+static void hold_thread_cpus(const Manager *m, const DomainSpec *user, const DomainSpec *live,
+                             IothreadHolds iothreads, Plan *plan)
+{
+        g_autoptr(CpuSet) running = cpuset_new();
+        PlacementRequest threads;
+
+        for (unsigned i = 0; user->iothreadpin_cpus && i < user->iothreadpin_cpus->len; i++) {
+                const IothreadPin *own = &g_array_index(user->iothreadpin_cpus, IothreadPin, i);
+                const CpuSet *now = iothreadpin_of(live->iothreadpin_cpus, own->id);
+
+                if (iothreads != IOTHREADS_NONE && user->iothreadpins &&
+                    cpuset_has(user->iothreadpins, own->id) &&
+                    (iothreads == IOTHREADS_ALL || (now && cpuset_equal(now, own->cpus))))
+                        cpuset_add(running, own->id);
+        }
+        threads = (PlacementRequest){.emulator_cpus = user->emulatorpin,
+                                     .iothread_cpus = user->iothreadpin_cpus,
+                                     .kept_iothreads = running};
+        cpuset_clear(plan->held_pus);
+        policy_hold_thread_cpus(m->topology, &threads, plan);
+}
+
+/* The host CPUs (OS indexes) of PU indexes pus, as a list ("" when none). */
+static char *held_text(const Manager *m, const CpuSet *pus)
+{
+        g_autoptr(CpuSet) cpus = cpuset_new();
+
+        CPUSET_FOREACH (pu, pus)
+                if ((unsigned)pu < m->topology->npus)
+                        cpuset_add(cpus, m->topology->pus[pu].os_index);
+        return cpuset_format(cpus);
+}
+
+/*
+ * The CPUs d holds for QEMU's threads made again as they run (hold_thread_cpus()): committed and said when
+ * they changed (an I/O thread of the definition's own <iothreadpin> deleted live, or added back with its
+ * pin). Read only when d holds some, or runs an I/O thread its decision did not pin (the user's).
+ */
+static bool follow_holds(Manager *m, virDomainPtr dom, Decision *d, bool others_run)
+{
+        g_autoptr(DomainSpec) live = NULL;
+        g_autoptr(DomainSpec) user = NULL;
+        g_autoptr(Plan) plan = NULL;
+        g_autofree char *was = NULL, *now = NULL;
+
+        if ((!others_run && cpuset_is_empty(d->plan->held_pus)) ||
+            virt_domain_read_spec(dom, false, &live, NULL) < 0 || !(user = placer_user_spec(dom, live)))
+                return false;
+        placer_hand_emulator(m, dom, user, d->plan->emulator_pin,
+                             live->decision ? live->decision->emulator : NULL);
+        plan = plan_copy(d->plan);
+        hold_thread_cpus(m, user, live, IOTHREADS_RUNNING, plan);
+        if (cpuset_equal(plan->held_pus, d->plan->held_pus))
+                return false;
+        was = held_text(m, d->plan->held_pus);
+        now = held_text(m, plan->held_pus);
+        log_info("%s: the CPUs held for its emulator and I/O threads are %s as they run now (were %s)",
+                 d->name, *now ? now : "none", *was ? was : "none");
+        placer_commit(m, d, g_steal_pointer(&plan));
+        return true;
+}
+
 bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
 {
         g_autofree unsigned *ids = NULL;
@@ -115,7 +197,7 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
         CpuSet **pins = NULL;
         const CpuSet *rule;
         unsigned n = 0;
-        bool changed = false;
+        bool changed = false, held;
 
         if (!d->plan || (d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED))
                 return false;
@@ -170,13 +252,42 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
                 cpuset_remove(d->plan->iothreads, (unsigned)id);
                 changed = true;
         }
-        if (changed) {
+        /* the user's I/O threads (not the decision's) hold their <iothreadpin> CPUs only while they run */
+        cpuset_subtract(live, d->plan->iothreads);
+        held = follow_holds(m, dom, d, !cpuset_is_empty(live));
+        if (changed || held) {
                 healer_forget_request(m, d->uuid); /* its I/O threads are part of what it asks */
-                placer_write_record(m, dom, d);
-                if (m->cb.decision_changed) /* a signal, not a new decision: the counts stay */
+                if (changed)
+                        placer_write_record(m, dom, d); /* the record names no held CPU */
+                if (m->cb.decision_changed)             /* a signal, not a new decision: the counts stay */
                         m->cb.decision_changed(m, d, d->uuid, d->name, m->userdata);
         }
-        return changed;
+        return changed || held;
+}
+
+/* Whether s holds a CPU other does not. */
+static bool holds_more(const CpuSet *s, const CpuSet *other)
+{
+        g_autoptr(CpuSet) more = cpuset_copy(s);
+
+        cpuset_subtract(more, other);
+        return !cpuset_is_empty(more);
+}
+
+/*
+ * Whether what old holds for the emulator is not what user's emulator pin holds now: old's held CPUs are
+ * not those of the emulator, with none, some or all of the CPUs of the definition's own <iothreadpin>s
+ * (which I/O threads of these run, and so hold, follow_holds() follows).
+ */
+static bool emulator_hold_changed(const Manager *m, const DomainSpec *user, const DomainSpec *live,
+                                  const Plan *old)
+{
+        g_autoptr(Plan) alone = plan_copy(old);
+        g_autoptr(Plan) all = plan_copy(old);
+
+        hold_thread_cpus(m, user, live, IOTHREADS_NONE, alone);
+        hold_thread_cpus(m, user, live, IOTHREADS_ALL, all);
+        return holds_more(alone->held_pus, old->held_pus) || holds_more(old->held_pus, all->held_pus);
 }
 
 bool placer_follow_emulator(Manager *m, virDomainPtr dom, Decision *d)
@@ -186,7 +297,6 @@ bool placer_follow_emulator(Manager *m, virDomainPtr dom, Decision *d)
         g_autoptr(CpuSet) pin = NULL;
         g_autoptr(Plan) plan = NULL;
         g_autofree char *list = NULL;
-        PlacementRequest threads;
         const CpuSet *hand;
         bool dropped;
 
@@ -205,16 +315,12 @@ bool placer_follow_emulator(Manager *m, virDomainPtr dom, Decision *d)
                 return false;
         dropped = !cpuset_is_empty(d->plan->emulator_pin);
         hand = placer_hand_emulator(m, dom, user, d->plan->emulator_pin, NULL);
+        if (!dropped && !emulator_hold_changed(m, user, live, d->plan))
+                return false;
         plan = plan_copy(d->plan);
         cpuset_clear(plan->emulator_pin);
         /* the CPUs held for QEMU's threads: the definition's, and the emulator pin someone else made */
-        cpuset_clear(plan->held_pus);
-        threads = (PlacementRequest){.emulator_cpus = user->emulatorpin,
-                                     .iothread_cpus = user->iothreadpin_cpus,
-                                     .kept_iothreads = user->iothreadpins};
-        policy_hold_thread_cpus(m->topology, &threads, plan);
-        if (!dropped && cpuset_equal(plan->held_pus, d->plan->held_pus))
-                return false;
+        hold_thread_cpus(m, user, live, IOTHREADS_RUNNING, plan);
         list = cpuset_format(pin);
         if (hand)
                 log_info("%s: its emulator was pinned to %s by someone else: left there", d->name, list);

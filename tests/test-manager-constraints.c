@@ -410,6 +410,122 @@ START_TEST(test_iothreads_pinned_user_pin_stands)
 }
 END_TEST
 
+/* The PU index of host CPU os on m's topology. */
+static unsigned pu_of(Manager *m, unsigned os)
+{
+        int pu = topology_pu_by_os(manager_topology(m), os);
+        ck_assert_int_ge(pu, 0);
+        return (unsigned)pu;
+}
+
+#define IOTHREAD1_ON_7 "<iothreads>2</iothreads><cputune><iothreadpin iothread='1' cpuset='7'/></cputune>"
+
+START_TEST(test_iothreadpin_hold_follows_thread)
+{
+        /* the CPU of an <iothreadpin> is held while that I/O thread runs there: deleted live, nothing of
+         * the domain runs on it and the hold goes with it; added back live and pinned as the definition
+         * says, it is held again */
+        Manager *m = new_manager();
+        virDomainPtr dom = start("c-ioh", 1, NULL, IOTHREAD1_ON_7);
+        unsigned pu7 = pu_of(m, 7);
+        unsigned char map = 0x80;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-ioh"));
+        d = manager_lookup(m, "c-ioh");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert(cpuset_has(d->plan->held_pus, pu7));
+        ck_assert_uint_eq(ledger_pu_held(manager_ledger(m), pu7), 1);
+        ck_assert_int_eq(virDomainDelIOThread(dom, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "c-ioh");
+        ck_assert(cpuset_is_empty(d->plan->held_pus));
+        ck_assert_uint_eq(ledger_pu_held(manager_ledger(m), pu7), 0);
+        manager_reconcile(m); /* and it stays so */
+        ck_assert(cpuset_is_empty(manager_lookup(m, "c-ioh")->plan->held_pus));
+        ck_assert_int_eq(virDomainAddIOThread(dom, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        ck_assert_int_eq(virDomainPinIOThread(dom, 1, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "c-ioh");
+        ck_assert(cpuset_has(d->plan->held_pus, pu7));
+        ck_assert(!cpuset_has(d->plan->iothreads, 1)); /* the user's, as the definition says */
+        ck_assert_uint_eq(ledger_pu_held(manager_ledger(m), pu7), 1);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_iothreadpin_hold_beside_user_emulatorpin)
+{
+        /* the user's emulator pin holds its CPU all along: following the I/O thread deleted live drops
+         * only that thread's CPU, and the emulator's follow finds nothing of its own changed */
+        Manager *m = new_manager();
+        virDomainPtr dom =
+            start("c-ioe", 1, NULL,
+                  "<iothreads>2</iothreads><cputune><emulatorpin cpuset='5'/><iothreadpin iothread='1' "
+                  "cpuset='7'/></cputune>");
+        unsigned pu5 = pu_of(m, 5), pu7 = pu_of(m, 7);
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-ioe"));
+        d = manager_lookup(m, "c-ioe");
+        ck_assert(cpuset_has(d->plan->held_pus, pu5) && cpuset_has(d->plan->held_pus, pu7));
+        ck_assert_int_eq(virDomainDelIOThread(dom, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        for (unsigned i = 0; i < 2; i++) {
+                manager_reconcile(m);
+                d = manager_lookup(m, "c-ioe");
+                ck_assert(cpuset_has(d->plan->held_pus, pu5) && !cpuset_has(d->plan->held_pus, pu7));
+                ck_assert(!placer_follow_emulator(m, dom, (Decision *)d));
+                ck_assert(!placer_follow_iothreads(m, dom, (Decision *)d));
+        }
+        ck_assert_uint_eq(ledger_pu_held(manager_ledger(m), pu5), 1);
+        ck_assert_uint_eq(ledger_pu_held(manager_ledger(m), pu7), 0);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_iothreadpin_hold_gone_across_restart)
+{
+        /* a persistent domain's I/O thread deleted live: a restarted daemon holds nothing for it before it
+         * places anything; the definition's pin holds its CPU again from the next start on */
+        g_autofree char *xml =
+            g_strdup_printf("<domain type='test'><name>c-iop</name><memory unit='MiB'>512</memory>"
+                            "<vcpu>1</vcpu><os><type>hvm</type></os>%s</domain>",
+                            IOTHREAD1_ON_7);
+        virDomainPtr dom = virDomainDefineXML(conn, xml);
+        Manager *m = new_manager();
+        unsigned pu7 = pu_of(m, 7);
+        const Decision *d;
+
+        ck_assert(dom != NULL);
+        ck_assert_int_eq(virDomainCreate(dom), 0);
+        ck_assert(spin_until_known(m, "c-iop"));
+        ck_assert(cpuset_has(manager_lookup(m, "c-iop")->plan->held_pus, pu7));
+        ck_assert_int_eq(virDomainDelIOThread(dom, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        free_manager(m);
+
+        m = new_manager();
+        ck_assert(spin_until_known(m, "c-iop"));
+        d = manager_lookup(m, "c-iop");
+        ck_assert(d->adopted);
+        ck_assert(cpuset_is_empty(d->plan->held_pus));
+        ck_assert_uint_eq(ledger_pu_held(manager_ledger(m), pu7), 0);
+
+        ck_assert_int_eq(virDomainDestroy(dom), 0);
+        ck_assert_int_eq(virDomainCreate(dom), 0);
+        for (unsigned i = 0; i < 3000 && (!(d = manager_lookup(m, "c-iop")) || d->adopted); i++) {
+                struct timespec nap = {0, 1000000};
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+                nanosleep(&nap, NULL);
+        }
+        ck_assert(d && !d->adopted);
+        ck_assert(cpuset_has(d->plan->held_pus, pu7));
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_own_iothread_pins_without_snapshot)
 {
         /* a record without the user's definition (too big to keep): the live <iothreadpin> of the I/O
@@ -711,6 +827,9 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_start_unplaceable_floating_not_counted);
         tcase_add_test(tc, test_iothreads_pinned_user_pin_stands);
         tcase_add_test(tc, test_own_iothread_pins_without_snapshot);
+        tcase_add_test(tc, test_iothreadpin_hold_follows_thread);
+        tcase_add_test(tc, test_iothreadpin_hold_beside_user_emulatorpin);
+        tcase_add_test(tc, test_iothreadpin_hold_gone_across_restart);
         tcase_add_test(tc, test_own_emulator_pin_without_snapshot);
         tcase_add_test(tc, test_edited_definition_stands);
         tcase_add_test(tc, test_copied_record_not_read);
