@@ -601,6 +601,11 @@ static void print_decision(JsonObject *d)
                                           json_get_string(d, "iothread_pin"));
                 print_field("I/O threads:", threads);
         }
+        if (*json_get_string(d, "held_cpus")) {
+                /* the CPUs the ledger holds for QEMU's threads, as the offline plan prints them */
+                g_autofree char *held = text_safe(json_get_string(d, "held_cpus"));
+                printf("  held for its emulator and I/O threads: %s\n", held);
+        }
         if (json_get_bool(d, "adopted"))
                 printf("  adopted from its recorded decision\n");
         if (*json_get_string(d, "apply_error"))

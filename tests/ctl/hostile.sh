@@ -133,7 +133,8 @@ import json, sys
 assert json.load(open(sys.argv[1]))["reload_error"] is None' "$OUT"; echo $?)"
 
 # show's text of well-formed answers, held to tests/golden/show/NAME.txt (UPDATE_GOLDEN=1 rewrites them):
-# each guest cell with the nodes of its vCPUs and those its memory is counted on. The answers are the
+# each guest cell with the nodes of its vCPUs and those its memory is counted on, the CPUs held for the
+# emulator and I/O threads. The answers are the
 # engine's own decisions (a golden plan, and plans made here of tests/ctl/domains/) and, for what only a
 # running daemon answers (pins adopted as they run: where a cell's memory is is not known), one written here.
 GOLDEN_SHOW=$ROOT/tests/golden/show
@@ -166,6 +167,12 @@ cp "$OUT" "$ANSWER"
 show_golden cell-memory-only
 result "  show: a cell without vCPUs is named by its memory's nodes" \
     "$(grep -qx '  guest cell 1   no vCPUs, memory on nodes 2-3' "$OUT"; echo $?)"
+run "$CTL" --json plan --topology="synthetic:pack:1 numa:1(memory=4GiB) core:4 pu:2" \
+    --domain="$HERE/domains/pinned-threads.xml"
+cp "$OUT" "$ANSWER"
+show_golden held-threads
+result "  show: the CPUs held for the emulator and I/O threads its definition pins" \
+    "$(grep -qx '  held for its emulator and I/O threads: 7' "$OUT"; echo $?)"
 printf '%s\n' '{"decisions":[{"domain":"web1","uuid":"u","result":"skipped","plan_result":"adopted","policy":"explicit",
   "vcpus":2,"memory":2147483648,"vcpu_pins":["0","4"],"memory_nodes":"0-1","emulator_pin":"",
   "memory_binding":"not-applied","apply_error":null,"adopted":false,"pinned_by_hand":true,
