@@ -139,10 +139,11 @@ static DomainSpec *recorded_definition(const DomainSpec *src, const char *name)
  * The user's own definition, where opt-outs and constraints are read: the persistent (inactive)
  * definition of a persistent domain, the live one of a transient domain; either stands for the
  * definition recorded in it when there is one (placementd recorded it before touching the domain, or
- * the persistent definition was made from the live one; a persistent definition edited since stands
- * for itself). Without a usable record, on a definition placementd already touched, pins equal to the
- * recorded decision are placementd's own, and no snapshot is taken from it. Returns NULL (and says
- * why) when the domain cannot be read.
+ * the persistent definition was made from the live one; a persistent definition edited since, or a
+ * transient domain started again from its live XML edited in more than its pins, stands for itself). Without
+ * a usable record, on a definition placementd already touched, pins equal to the recorded decision are
+ * placementd's own, and no snapshot is taken from it. Returns NULL (and says why) when the domain cannot be
+ * read.
  */
 DomainSpec *placer_user_spec(virDomainPtr dom, const DomainSpec *live)
 {
@@ -161,7 +162,10 @@ DomainSpec *placer_user_spec(virDomainPtr dom, const DomainSpec *live)
                 }
         }
         user = recorded_definition(src, live->name);
-        if (user && src == cfg && !domain_spec_record_explains(cfg, user))
+        /* a record copied into an edited definition (a persistent one edited since, a transient one
+         * started again from its edited live XML) does not stand for it */
+        if (user && (src == cfg ? !domain_spec_record_explains(cfg, user)
+                                : !domain_spec_record_explains_live(live, user)))
                 g_clear_pointer(&user, domain_spec_free);
         recorded = user != NULL;
         if (!user && (!src->user_xml || domain_xml_parse_definition(src->user_xml, &user, &error) < 0)) {

@@ -425,6 +425,59 @@ START_TEST(test_compat_record_beside_fifo)
 }
 END_TEST
 
+/* A CPU of 0-7 on a core (CPUs 2k, 2k+1) where taken has no CPU, other than the core of avoid (-1: none). */
+static unsigned cpu_off(const CpuSet *taken, int avoid)
+{
+        for (unsigned cpu = 8; cpu-- > 0;)
+                if (!cpuset_has(taken, cpu) && !cpuset_has(taken, cpu ^ 1u) &&
+                    (avoid < 0 || cpu / 2 != (unsigned)avoid / 2))
+                        return cpu;
+        ck_abort_msg("no core is free");
+        return 0;
+}
+
+/* A transient domain started again from its dumped live XML, edited to add <vcpu cpuset> (placementd's
+ * <cputune> and <numatune> taken out, the metadata with its record kept): the recorded definition, with no
+ * cpuset, does not stand for the one that runs, which is placed inside its cpuset; libvirt's default pin
+ * of its emulator there (the cpuset) is not taken for one made by hand. */
+START_TEST(test_recreated_from_edited_live_xml)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr dom = start_xml("r-edit", "<vcpu>1</vcpu>");
+        g_autoptr(GRegex) vcpu = g_regex_new("<vcpu[^>]*>", 0, 0, NULL);
+        g_autoptr(GRegex) tune = g_regex_new("<(cputune|numatune)>.*?</\\1>", G_REGEX_DOTALL, 0, NULL);
+        g_autofree char *xml = NULL, *with_cpuset = NULL, *edited = NULL, *element = NULL;
+        const Decision *d;
+        unsigned cpu;
+
+        ck_assert(spin_known(m, "r-edit", 3000));
+        d = manager_lookup(m, "r-edit");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        cpu = cpu_off(d->plan->vcpu_pins[0], -1);
+        xml = virDomainGetXMLDesc(dom, 0);
+        ck_assert(xml && strstr(xml, "placementd") && strstr(xml, "<cputune>"));
+        stop(dom);
+        ck_assert(fixture_spin_known(base, m, NULL, 50));
+        element = g_strdup_printf("<vcpu placement='static' cpuset='%u'>", cpu);
+        with_cpuset = g_regex_replace_literal(vcpu, xml, -1, 0, element, 0, NULL);
+        edited = g_regex_replace_literal(tune, with_cpuset, -1, 0, "", 0, NULL);
+        ck_assert_ptr_null(strstr(edited, "<cputune>"));
+        dom = virDomainCreateXML(conn, edited, 0);
+        ck_assert_msg(dom != NULL, "%s", edited);
+        ck_assert(spin_known(m, "r-edit", 3000));
+        d = manager_lookup(m, "r-edit");
+        ck_assert_msg(d->result == DECISION_PLACED && !d->adopted &&
+                          cpuset_count(d->plan->vcpu_pins[0]) == 1 && cpuset_has(d->plan->vcpu_pins[0], cpu),
+                      "not placed on CPU %u, its cpuset: %s", cpu, d->reason);
+        fixture_assert_live_pins(dom, d->plan);
+        ck_assert_msg(strstr(d->reason, "kept inside <vcpu cpuset=") &&
+                          !strstr(d->reason, "pinned outside placementd"),
+                      "%s", d->reason);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_reconcile_suite(void)
 {
         Suite *s = suite_create("manager reconcile");
@@ -443,6 +496,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_memory_bound_by_hand);
         tcase_add_test(tc, test_advised_definition_edited);
         tcase_add_test(tc, test_compat_record_beside_fifo);
+        tcase_add_test(tc, test_recreated_from_edited_live_xml);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -83,18 +83,28 @@ static bool iothreads_explained(const DomainSpec *def, const DomainSpec *snapsho
         return cpuset_equal(a, b);
 }
 
+/* Whether def states what snapshot does of what no one changes on a running domain: numad's placement,
+ * <vcpu cpuset>, the <memnode> bindings and the guest cells. */
+static bool same_fixed(const DomainSpec *def, const DomainSpec *snapshot)
+{
+        return def->vcpu_auto == snapshot->vcpu_auto && def->numatune_auto == snapshot->numatune_auto &&
+               same_set(def->vcpu_cpuset, snapshot->vcpu_cpuset) &&
+               same_set(def->memnode_nodeset, snapshot->memnode_nodeset) &&
+               def->nmemnodes == snapshot->nmemnodes && same_cells(def->cells, snapshot->cells);
+}
+
 bool domain_spec_record_explains(const DomainSpec *def, const DomainSpec *snapshot)
 {
-        if (def->vcpu_auto != snapshot->vcpu_auto || def->numatune_auto != snapshot->numatune_auto)
-                return false;
         if (def->has_vcpupin != snapshot->has_vcpupin &&
             !(def->has_vcpupin && domain_spec_pins_recorded(def)))
                 return false;
-        return same_set(def->vcpu_cpuset, snapshot->vcpu_cpuset) &&
-               same_set(def->memnode_nodeset, snapshot->memnode_nodeset) &&
-               def->nmemnodes == snapshot->nmemnodes && same_cells(def->cells, snapshot->cells) &&
-               emulator_explained(def, snapshot) && binding_explained(def, snapshot) &&
-               iothreads_explained(def, snapshot);
+        return same_fixed(def, snapshot) && emulator_explained(def, snapshot) &&
+               binding_explained(def, snapshot) && iothreads_explained(def, snapshot);
+}
+
+bool domain_spec_record_explains_live(const DomainSpec *live, const DomainSpec *snapshot)
+{
+        return same_fixed(live, snapshot);
 }
 
 void domain_spec_drop_recorded(DomainSpec *user, const DomainSpec *src)

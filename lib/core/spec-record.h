@@ -18,6 +18,16 @@
 bool domain_spec_record_explains(const DomainSpec *def, const DomainSpec *snapshot);
 
 /*
+ * Whether live (the running definition of a domain carrying a record) can be snapshot (the user's
+ * definition recorded in it) run on: the two differ at most in what anyone may change on a running
+ * domain (vCPU, emulator and I/O thread pins, the memory binding: placementd's own, or made by hand and
+ * followed as such). A difference in anything else (numad's placement, <vcpu cpuset>, <memnode>s, guest
+ * cells) means the domain was started again from an edited definition that kept the record (its dumped
+ * live XML), and live then stands for itself.
+ */
+bool domain_spec_record_explains_live(const DomainSpec *live, const DomainSpec *snapshot);
+
+/*
  * On a definition placementd touched without a usable snapshot of the user's: drops from user the
  * emulator pin and the memory binding that are exactly what src's recorded decision applied (the
  * recorded emulator set; the recorded memory nodes with memory-binding="applied"), so they are not
