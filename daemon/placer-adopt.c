@@ -246,6 +246,33 @@ static void count_adopted(Manager *m, const DomainSpec *user, const DomainSpec *
         memcpy(plan->node_memory, counted->node_memory, sizeof(uint64_t) * plan->nnode_memory);
 }
 
+/* The recorded reason made true again for an emulator pinned (to pin) by someone else: where placementd put
+ * the emulator is no longer said (its I/O threads stay where it put them), where the emulator runs now is.
+ */
+static char *reason_hand_emulator(const char *recorded, const CpuSet *pin)
+{
+        static const char both[] = "the emulator and I/O threads share ";
+        g_auto(GStrv) parts = g_strsplit(recorded ? recorded : "", "; ", -1);
+        g_autofree char *list = cpuset_format(pin);
+        GString *s = g_string_new(NULL);
+
+        for (unsigned i = 0; parts[i]; i++) {
+                if (!*parts[i] || g_str_has_prefix(parts[i], "the emulator shares ") ||
+                    g_str_has_prefix(parts[i], "the emulator stays "))
+                        continue;
+                if (s->len)
+                        g_string_append(s, "; ");
+                if (g_str_has_prefix(parts[i], both))
+                        g_string_append_printf(s, "its I/O threads share %s", parts[i] + strlen(both));
+                else
+                        g_string_append(s, parts[i]);
+        }
+        g_string_append_printf(
+            s, "%sthe emulator stays where it was pinned outside placementd (virsh emulatorpin: on %s)",
+            s->len ? "; " : "", list);
+        return g_string_free(s, FALSE);
+}
+
 Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
                                 bool warn)
 {
@@ -257,6 +284,7 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         Decision *d;
         const MetaDecision *md = live->decision;
         bool rerecord = false;
+        const CpuSet *hand = NULL;
 
         /* an opt-out placementd never writes (the user added it to a definition made from live XML)
          * stands over the record: placer_place() skips the domain */
@@ -289,9 +317,12 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         user = placer_user_spec(dom, live);
         /* an emulator pin someone else made since the record (or while placementd was down) is theirs:
          * the record's no longer runs, and the one that runs is held as a definition's would be */
-        if (user && placer_hand_emulator_said(m, dom, user, md->emulator, NULL, live->name)) {
-                rerecord = !cpuset_is_empty(plan->emulator_pin);
+        if (user && (hand = placer_hand_emulator_said(m, dom, user, md->emulator, NULL, live->name))) {
+                char *reason = reason_hand_emulator(plan->reason, hand);
+                rerecord = !cpuset_is_empty(plan->emulator_pin) || g_strcmp0(reason, plan->reason) != 0;
                 cpuset_clear(plan->emulator_pin);
+                g_free(plan->reason); /* the record's reason said where the emulator ran */
+                plan->reason = reason;
         }
         if (plan->result == PLAN_ADOPTED)
                 count_adopted(m, user ? user : live, live, plan);

@@ -371,25 +371,40 @@ Decision *placer_skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, 
         return skip(m, uuid, live, reason, occupied);
 }
 
-/* Whether live records pins made by hand (a skipped record naming vCPUs) that no longer run: pinned again
- * by hand, while placementd was down; taken as found, as the running daemon takes a new hand pin. */
-static bool recorded_hand_pins_changed(virDomainPtr dom, const DomainSpec *live)
+/*
+ * Whether the vCPUs live records were pinned by someone else since, while placementd was down: the live
+ * pins are not the recorded ones, and are pins made by hand: any pin of a skipped record's (itself of pins
+ * made by hand); for a placed or overcommitted one, pins other than "anywhere" (libvirt's default, which a
+ * domain started again from its live XML runs on). Taken as found, as the running daemon takes a new hand
+ * pin: counted as they run, not undone. A failed record's pins are partly placementd's: never so taken.
+ */
+static bool recorded_pins_changed_by_hand(Manager *m, virDomainPtr dom, const DomainSpec *live)
 {
         const MetaDecision *md = live->decision;
+        bool skipped = md && g_strcmp0(md->result, decision_result_to_string(DECISION_SKIPPED)) == 0;
         CpuSet **pins = NULL;
 
         /* pins that cannot be read are no change: the record is refused, and says why, as any other */
-        if (!md || g_strcmp0(md->result, decision_result_to_string(DECISION_SKIPPED)) != 0 || !md->vcpus ||
-            md->vcpus->len == 0 || live->vcpus == 0 ||
+        if (!md || !md->vcpus || md->vcpus->len == 0 || live->vcpus == 0 ||
+            (!skipped && g_strcmp0(md->result, decision_result_to_string(DECISION_PLACED)) != 0 &&
+             g_strcmp0(md->result, decision_result_to_string(DECISION_OVERCOMMITTED)) != 0) ||
             virt_domain_get_vcpu_pins(dom, live->vcpus, live->vcpu_ids, &pins, NULL) < 0)
                 return false;
         virt_pins_free(pins, live->vcpus);
-        return !live_pins_recorded(dom, live, md);
+        if (live_pins_recorded(dom, live, md))
+                return false;
+        if (skipped)
+                return true;
+        if (!(pins = placer_hand_pins(m, dom, live, NULL)))
+                return false;
+        virt_pins_free(pins, live->vcpus);
+        return true;
 }
 
 /*
- * A domain found running (at start or by a reconcile) that records no decision, or records hand pins that
- * no longer run: pins found on it are someone else's and adopted as they are, and PlaceRunning=no leaves
+ * A domain found running (at start or by a reconcile) that records no decision, or whose recorded pins were
+ * changed by hand since (recorded_pins_changed_by_hand()): pins found on it are someone else's and adopted
+ * as they are, and PlaceRunning=no leaves
  * one without a record alone at start. Returns the
  * skip decision, or NULL when it is to be placed.
  */
@@ -401,17 +416,20 @@ static Decision *found_running(Manager *m, virDomainPtr dom, const char *uuid, c
         Plan *occupied;
 
         if ((origin != ORIGIN_RUNNING_AT_START && origin != ORIGIN_RECONCILE) || live->decision_error ||
-            (live->decision && !recorded_hand_pins_changed(dom, live)))
+            (live->decision && !recorded_pins_changed_by_hand(m, dom, live)))
                 return NULL;
         pins = placer_hand_pins(m, dom, live, req->allowed_cpus);
         if (pins) {
                 occupied = policy_adopt(m->topology, m->ledger, req, pins, params);
                 virt_pins_free(pins, live->vcpus);
-                return skip(m, uuid, live,
-                            live->decision
-                                ? "pinned by hand again since its record; pins adopted as they are"
-                                : "already pinned when placementd found it; pins adopted as they are",
-                            occupied);
+                return skip(
+                    m, uuid, live,
+                    !live->decision ? "already pinned when placementd found it; pins adopted as they are"
+                    : g_strcmp0(live->decision->result, decision_result_to_string(DECISION_SKIPPED)) == 0
+                        ? "pinned by hand again since its record; pins adopted as they are"
+                        : "its vCPUs were pinned by someone else since its record; pins adopted as "
+                          "they are, placementd does not fight them",
+                    occupied);
         }
         if (origin == ORIGIN_RUNNING_AT_START && !m->config->place_running && !live->decision) {
                 occupied = bound_memory_plan(m, req, params);
@@ -648,7 +666,7 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
                             live->name);
         if (origin != ORIGIN_MIGRATED && origin != ORIGIN_REPLACE && origin != ORIGIN_RESIZED &&
             origin != ORIGIN_HEAL && live->decision &&
-            (d = placer_adopt_recorded(m, dom, uuid, live, !recorded_hand_pins_changed(dom, live))))
+            (d = placer_adopt_recorded(m, dom, uuid, live, !recorded_pins_changed_by_hand(m, dom, live))))
                 return d;
         user = placer_user_spec(dom, live);
         if (!user) {
@@ -689,7 +707,7 @@ bool placer_found_pinned(Manager *m, virDomainPtr dom)
         CpuSet **pins;
 
         if (virt_domain_read_spec(dom, false, &live, &error) < 0 ||
-            (live->decision && !recorded_hand_pins_changed(dom, live)) ||
+            (live->decision && !recorded_pins_changed_by_hand(m, dom, live)) ||
             !(user = placer_user_spec(dom, live)))
                 return false; /* read again, and said, when it is placed */
         if (domain_spec_opt_out(user))

@@ -425,6 +425,15 @@ START_TEST(test_compat_record_beside_fifo)
 }
 END_TEST
 
+/* The live emulator pin of dom as a mask of CPUs 0-7. */
+static int emulator_mask(virDomainPtr dom)
+{
+        unsigned char map[1] = {0};
+
+        ck_assert_int_eq(virDomainGetEmulatorPinInfo(dom, map, 1, VIR_DOMAIN_AFFECT_LIVE), 1);
+        return map[0];
+}
+
 /* A CPU of 0-7 on a core (CPUs 2k, 2k+1) where taken has no CPU, other than the core of avoid (-1: none). */
 static unsigned cpu_off(const CpuSet *taken, int avoid)
 {
@@ -478,6 +487,89 @@ START_TEST(test_recreated_from_edited_live_xml)
 }
 END_TEST
 
+/* A placed domain's vCPU and emulator pinned by hand while placementd was down (transient, then persistent):
+ * the restarted daemon takes the vCPU pin as the running one would, counted as it runs and not undone, and
+ * leaves the emulator where it was pinned. */
+START_TEST(test_pinned_by_hand_while_down)
+{
+        for (unsigned k = 0; k < 2; k++) {
+                Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+                virDomainPtr dom =
+                    k ? fixture_define_and_start(conn, "r-down", 1) : start_xml("r-down", "<vcpu>1</vcpu>");
+                const Decision *d;
+                unsigned hand, emulator;
+                int pu;
+
+                ck_assert(spin_known(m, "r-down", 3000));
+                d = manager_lookup(m, "r-down");
+                ck_assert_int_eq(d->result, DECISION_PLACED);
+                hand = cpu_off(d->plan->vcpu_pins[0], -1);
+                emulator = cpu_off(d->plan->vcpu_pins[0], (int)hand);
+                free_manager(m);
+
+                pin(dom, 0, hand);
+                ck_assert_int_eq(virDomainPinEmulator(dom, &(unsigned char){(unsigned char)(1u << emulator)},
+                                                      1, VIR_DOMAIN_AFFECT_LIVE),
+                                 0);
+                m = fixture_manager_new(base, TOPOLOGY, NULL);
+                ck_assert(spin_known(m, "r-down", 3000));
+                d = manager_lookup(m, "r-down");
+                ck_assert_msg(d->result == DECISION_SKIPPED && d->pinned_by_hand &&
+                                  cpuset_count(d->plan->vcpu_pins[0]) == 1 &&
+                                  cpuset_has(d->plan->vcpu_pins[0], hand),
+                              "%s: the pin to CPU %u made while placementd was down was not kept: %s",
+                              k ? "persistent" : "transient", hand, d->reason);
+                fixture_assert_live_pins(dom, d->plan);
+                pu = topology_pu_by_os(manager_topology(m), hand);
+                ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), (unsigned)pu), 1);
+                ck_assert_int_eq(emulator_mask(dom), 1 << emulator);
+                virDomainDestroy(dom);
+                if (k)
+                        virDomainUndefine(dom);
+                virDomainFree(dom);
+                free_manager(m);
+        }
+}
+END_TEST
+
+/* Only the emulator pinned by hand while placementd was down, on a host where its record had the emulator
+ * share the domain's own cores: the record is adopted, and its reason says where the emulator runs now, not
+ * where placementd had it. */
+START_TEST(test_emulator_pinned_while_down_reason)
+{
+        const char *topology = "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:2 pu:1";
+        Manager *m = fixture_manager_new(base, topology, NULL);
+        virDomainPtr dom = start_xml("r-emu", "<vcpu>2</vcpu>");
+        const Decision *d;
+
+        ck_assert(spin_known(m, "r-emu", 3000));
+        d = manager_lookup(m, "r-emu");
+        ck_assert_msg(d->result == DECISION_PLACED && strstr(d->reason, "the emulator shares its own cores"),
+                      "%s", d->reason);
+        free_manager(m);
+
+        ck_assert_int_eq(virDomainPinEmulator(dom, &(unsigned char){1u << 1}, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        m = fixture_manager_new(base, topology, NULL);
+        ck_assert(spin_known(m, "r-emu", 3000));
+        d = manager_lookup(m, "r-emu");
+        ck_assert_msg(d->adopted && d->result == DECISION_PLACED, "%s", d->reason);
+        ck_assert_msg(!strstr(d->reason, "the emulator shares") &&
+                          strstr(d->reason, "the emulator stays where it was pinned outside placementd"),
+                      "%s", d->reason);
+        ck_assert_int_eq(emulator_mask(dom), 1 << 1);
+        free_manager(m);
+        /* the record says so too: adopted again, it says it once */
+        m = fixture_manager_new(base, topology, NULL);
+        ck_assert(spin_known(m, "r-emu", 3000));
+        d = manager_lookup(m, "r-emu");
+        ck_assert_msg(d->adopted && g_strstr_len(d->reason, -1, "pinned outside placementd") ==
+                                        g_strrstr(d->reason, "pinned outside placementd"),
+                      "%s", d->reason);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_reconcile_suite(void)
 {
         Suite *s = suite_create("manager reconcile");
@@ -497,6 +589,8 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_advised_definition_edited);
         tcase_add_test(tc, test_compat_record_beside_fifo);
         tcase_add_test(tc, test_recreated_from_edited_live_xml);
+        tcase_add_test(tc, test_pinned_by_hand_while_down);
+        tcase_add_test(tc, test_emulator_pinned_while_down_reason);
         suite_add_tcase(s, tc);
         return s;
 }
