@@ -249,7 +249,7 @@ static void count_adopted(Manager *m, const DomainSpec *user, const DomainSpec *
 /* The recorded reason made true again for an emulator pinned (to pin) by someone else: where placementd put
  * the emulator is no longer said (its I/O threads stay where it put them), where the emulator runs now is.
  */
-static char *reason_hand_emulator(const char *recorded, const CpuSet *pin)
+char *placer_reason_hand_emulator(const char *recorded, const CpuSet *pin)
 {
         static const char both[] = "the emulator and I/O threads share ";
         g_auto(GStrv) parts = g_strsplit(recorded ? recorded : "", "; ", -1);
@@ -318,7 +318,7 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         /* an emulator pin someone else made since the record (or while placementd was down) is theirs:
          * the record's no longer runs, and the one that runs is held as a definition's would be */
         if (user && (hand = placer_hand_emulator_said(m, dom, user, md->emulator, NULL, live->name))) {
-                char *reason = reason_hand_emulator(plan->reason, hand);
+                char *reason = placer_reason_hand_emulator(plan->reason, hand);
                 rerecord = !cpuset_is_empty(plan->emulator_pin) || g_strcmp0(reason, plan->reason) != 0;
                 cpuset_clear(plan->emulator_pin);
                 g_free(plan->reason); /* the record's reason said where the emulator ran */

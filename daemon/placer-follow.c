@@ -322,10 +322,17 @@ bool placer_follow_emulator(Manager *m, virDomainPtr dom, Decision *d)
         /* the CPUs held for QEMU's threads: the definition's, and the emulator pin someone else made */
         hold_thread_cpus(m, user, live, IOTHREADS_RUNNING, plan);
         list = cpuset_format(pin);
-        if (hand)
+        if (hand) {
+                /* the reason says where it runs now, not where placementd put it (show: "not pinned") */
+                char *reason = placer_reason_hand_emulator(d->reason, hand);
                 log_info("%s: its emulator was pinned to %s by someone else: left there", d->name, list);
-        else
+                g_free(d->reason);
+                d->reason = reason;
+                g_free(plan->reason); /* and the record */
+                plan->reason = g_strdup(reason);
+        } else {
                 log_info("%s: its emulator runs unpinned (on %s) again: left so", d->name, list);
+        }
         placer_commit(m, d, g_steal_pointer(&plan));
         healer_forget_request(m, d->uuid);
         if (m->config->apply) /* Apply=no writes nothing into a domain, a record neither */

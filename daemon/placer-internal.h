@@ -34,6 +34,10 @@ Plan *placer_adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bo
 Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
                                 bool warn);
 
+/* reason with what it says of where placementd put the emulator replaced by where someone else pinned it
+ * (pin): "...; the emulator stays where it was pinned outside placementd (virsh emulatorpin: on 6)". */
+char *placer_reason_hand_emulator(const char *reason, const CpuSet *pin);
+
 /* placer-follow.c */
 /*
  * The live vCPU pins of a domain pinned by someone else: pins other than "anywhere" (every host CPU, or

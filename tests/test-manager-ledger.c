@@ -524,6 +524,11 @@ START_TEST(test_hand_emulator_pin_followed)
         event.value.s = list;
         manager_tunable(m, dom, &event, 1); /* as libvirtd sends it; the test driver sends none */
         assert_hand_emulator(m, dom, "l-emu", hand);
+        /* followed at once, and said: show would otherwise print "(not pinned)" with nothing to say why */
+        d = manager_lookup(m, "l-emu");
+        ck_assert_msg(strstr(d->reason, "the emulator stays where it was pinned outside placementd") &&
+                          !strstr(d->reason, "the emulator shares"),
+                      "%s", d->reason);
 
         free_manager(m);
         m = fixture_manager_new(base, TOPOLOGY, NULL);
@@ -550,6 +555,11 @@ START_TEST(test_hand_emulator_pin_followed)
         pin_emulator(dom, hand); /* no event: the reconcile sees it */
         manager_reconcile(m);
         assert_hand_emulator(m, dom, "l-emu", hand);
+        d = manager_lookup(m, "l-emu");
+        g_snprintf(list, sizeof(list), "%u", hand);
+        ck_assert_msg(strstr(d->reason, "pinned outside placementd (virsh emulatorpin: on ") &&
+                          strstr(d->reason, list),
+                      "%s", d->reason);
 
         /* two more domains on the four cores: not on the core held for its emulator */
         for (unsigned i = 0; i < 2; i++) {
