@@ -260,6 +260,17 @@ START_TEST(test_plan_and_explain)
         ck_assert(g_str_has_prefix(text, head));
         ck_assert(g_str_has_suffix(text, why));
         ck_assert_uint_eq(strlen(text), strlen(head) + strlen(why));
+        ck_assert_ptr_null(strstr(text, "candidates: not kept"));
+
+        /* adopted from its record after a restart: no candidates were kept, and explain says so */
+        g_ptr_array_set_size(d->plan->candidates, 0);
+        d->adopted = true;
+        g_free(text);
+        text = decision_explain(t, d);
+        ck_assert_msg(strstr(text,
+                             "candidates: not kept (adopted from its record after checking its pins run "
+                             "as recorded; placementctl replace web1 decides anew and lists them)"),
+                      "%s", text);
 }
 END_TEST
 

@@ -170,8 +170,19 @@ char *plan_explain(const Topology *t, const Plan *p)
 char *decision_explain(const Topology *t, const Decision *d)
 {
         g_autofree char *head = decision_to_text(t, d);
-        g_autofree char *why =
-            decision_shown_plan(d) ? plan_explain(t, decision_shown_plan(d)) : g_strdup("");
+        const Plan *shown = decision_shown_plan(d);
+        g_autofree char *why = shown ? plan_explain(t, shown) : g_strdup("");
+
+        /* a record holds the decision, not the sets it was chosen from: say so rather than list none */
+        if (d->adopted && shown && !shown->candidates->len && shown->result != PLAN_ADOPTED) {
+                g_autofree char *note = g_strdup_printf(
+                    "candidates: not kept (adopted from its record after checking its pins "
+                    "run as recorded; placementctl replace %s decides anew and lists them)\n",
+                    d->name ? d->name : d->uuid);
+                char *both = g_strconcat(note, why, NULL);
+                g_free(why);
+                why = both;
+        }
 
         return g_strconcat(head, why, NULL);
 }
