@@ -63,6 +63,7 @@ struct Manager {
         uint64_t
             heal_read_max_age_usec; /* a read older than this is read again (HEAL_REQUEST_MAX_AGE_SEC) */
         struct event *held_ev;      /* looks at domains whose job libvirt held again (held.c) */
+        struct event *sharing_ev;   /* after a departure: overcommitted domains that share no more */
         GHashTable *interrupted;    /* uuid -> Plan*: applies the lost connection cut off (interrupted.c) */
 };
 
@@ -84,6 +85,11 @@ CpuSet *manager_read_unavailable(Manager *m);
 
 /* placer.c */
 void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec);
+/*
+ * After departures: each overcommitted domain none of whose vCPUs shares a core (a PU under compat) any
+ * more is placed as it runs, its reason saying why, its record written again.
+ */
+void placer_follow_sharing(Manager *m);
 /* Whether a domain found running without a record will be counted as it runs, not placed: it opts out,
  * or someone else pinned its vCPUs. reconcile() takes those first, so no domain placed anew takes their
  * cores. */

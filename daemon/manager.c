@@ -581,6 +581,13 @@ static void connect_now(Manager *m)
         evtimer_add(m->connect_slow_ev, &slow);
 }
 
+static void on_sharing(evutil_socket_t fd, short what, void *arg)
+{
+        (void)fd;
+        (void)what;
+        placer_follow_sharing(arg);
+}
+
 Manager *manager_new(struct event_base *base, Topology *topology, Config *config, const char *uri)
 {
         Manager *m = g_new0(Manager, 1);
@@ -601,6 +608,7 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->teardown_ev = evtimer_new(base, on_teardown, m);
         m->reconcile_ev = event_new(base, -1, EV_PERSIST, on_reconcile, m);
         m->connect_slow_ev = evtimer_new(base, on_connect_slow, m);
+        m->sharing_ev = evtimer_new(base, on_sharing, m);
         m->load = load_monitor_new();
         healer_init(m);
         held_init(m);
@@ -617,6 +625,8 @@ void manager_free(Manager *m)
         event_free(m->reconnect_ev);
         event_free(m->teardown_ev);
         event_free(m->reconcile_ev);
+        event_free(m->sharing_ev);
+        m->sharing_ev = NULL;
         held_done(m);
         healer_done(m);
         load_monitor_free(m->load);

@@ -290,6 +290,58 @@ static bool emulator_hold_changed(const Manager *m, const DomainSpec *user, cons
         return holds_more(alone->held_pus, old->held_pus) || holds_more(old->held_pus, all->held_pus);
 }
 
+/* Whether a vCPU of plan shares its core (its PU under compat, which fills siblings by design) with another
+ * vCPU, its own or another domain's, as the ledger counts them now. */
+static bool still_shares(const Manager *m, const Plan *plan)
+{
+        for (unsigned i = 0; i < plan->nvcpus; i++) {
+                int pu = plan->vcpu_pu[i];
+                if (pu >= 0 && (plan->policy == POLICY_COMPAT
+                                    ? ledger_pu_load(m->ledger, (unsigned)pu) > 1
+                                    : ledger_core_load(m->ledger, m->topology->pus[pu].core) > 1))
+                        return true;
+        }
+        return false;
+}
+
+void placer_follow_sharing(Manager *m)
+{
+        g_autoptr(GPtrArray) uuids = g_ptr_array_new_with_free_func(g_free);
+        GHashTableIter it;
+        gpointer value;
+
+        g_hash_table_iter_init(&it, m->decisions);
+        while (g_hash_table_iter_next(&it, NULL, &value)) {
+                const Decision *d = value;
+                if (d->result == DECISION_OVERCOMMITTED && d->plan && !still_shares(m, d->plan))
+                        g_ptr_array_add(uuids, g_strdup(d->uuid));
+        }
+        for (unsigned i = 0; i < uuids->len; i++) {
+                Decision *d = g_hash_table_lookup(m->decisions, g_ptr_array_index(uuids, i));
+                g_autoptr(virDomain) dom = NULL;
+                g_autoptr(Plan) plan = plan_copy(d->plan);
+                char *reason;
+
+                reason =
+                    g_strdup_printf("%s; no vCPU of it shares a core now: the domains it shared with left",
+                                    d->reason ? d->reason : "");
+                plan->result = PLAN_PLACED;
+                plan->shared_vcpus = 0;
+                g_free(plan->reason);
+                plan->reason = g_strdup(reason);
+                g_free(d->reason);
+                d->reason = reason;
+                d->result = DECISION_PLACED;
+                log_info("%s: overcommitted no more: the domains it shared cores with left", d->name);
+                placer_commit(m, d, g_steal_pointer(&plan));
+                healer_forget_request(m, d->uuid);
+                if (m->conn && m->config->apply && virt_conn_lookup_uuid(m->conn, d->uuid, &dom, NULL) == 0)
+                        placer_write_record(m, dom, d);
+                if (m->cb.decision_changed) /* a signal, not a new decision: the counts stay */
+                        m->cb.decision_changed(m, d, d->uuid, d->name, m->userdata);
+        }
+}
+
 bool placer_follow_emulator(Manager *m, virDomainPtr dom, Decision *d)
 {
         g_autoptr(DomainSpec) live = NULL;

@@ -51,6 +51,10 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
         id = g_strdup(d->uuid);
         ledger_release(m->ledger, id);
         m->unplaceable_retry = true;
+        if (m->sharing_ev && !evtimer_pending(m->sharing_ev, NULL)) { /* at the loop's next turn */
+                struct timeval now = {0, 0};
+                evtimer_add(m->sharing_ev, &now);
+        }
         healer_forget_request(m, id);
         log_info("%s: %s; its cores and memory are free again", name, why);
         g_hash_table_remove(m->decisions, id);

@@ -532,6 +532,32 @@ START_TEST(test_departure_places_unplaceable)
 }
 END_TEST
 
+/* Overcommitted beside a, b and e; they leave (healing off, so nothing moves): c's vCPUs share no core
+ * any more, and its decision says placed, not overcommitted, with a reason that says why. */
+START_TEST(test_overcommitted_no_more_after_departures)
+{
+        Manager *m = new_manager("[Placement]\nHeal=no\n");
+        virDomainPtr doms[4];
+        const Decision *d;
+
+        fill(m, doms);
+        stop(m, doms[1]);
+        stop(m, doms[2]);
+        stop(m, doms[0]);
+        spin(20);
+        d = manager_lookup(m, "h-c");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
+        ck_assert_uint_eq(d->plan->shared_vcpus, 0);
+        ck_assert_uint_eq(shared_vcpus(m), 0);
+        ck_assert_msg(strstr(d->reason, "no vCPU of it shares a core now"), "%s", d->reason);
+        virDomainDestroy(doms[3]);
+        virDomainFree(doms[3]);
+        manager_free(m);
+        spin(20);
+}
+END_TEST
+
 START_TEST(test_heal_off)
 {
         Manager *m = new_manager("[Placement]\nHeal=no\nHealInterval=1\n");
@@ -1013,6 +1039,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_cooling_looked_at_again);
         tcase_add_test(tc, test_moved_looked_at_again);
         tcase_add_test(tc, test_heal_off);
+        tcase_add_test(tc, test_overcommitted_no_more_after_departures);
         tcase_add_test(tc, test_departure_places_unplaceable);
         tcase_add_test(tc, test_start_up_heals_nothing);
         tcase_add_test(tc, test_warmup_from_start_event);
