@@ -68,6 +68,12 @@ struct Manager {
 };
 
 /* manager.c */
+/* Whether the decision d is one to act on (arg: the caller's). */
+typedef bool (*DecisionPick)(const Manager *m, const Decision *d, const void *arg);
+/* The UUIDs (new strings, in a new array) of the decisions pick takes: acted on after the walk, which a
+ * placement would upset. */
+GPtrArray *manager_pick(const Manager *m, DecisionPick pick, const void *arg);
+
 /*
  * Places again every domain left unplaceable (nothing pinned), as `placementctl replace` would: a
  * reload or a departure may have made room. why: the log's words for it. With report, adds a line per

@@ -682,67 +682,56 @@ static bool runs_on(const Decision *d, const CpuSet *cpus)
                cpuset_intersects(d->plan->iothread_pin, cpus);
 }
 
-/* Places again, as `placementctl replace` would, each domain placementd put on one of cpus (NULL: none),
- * and with advisory each advisory one. why: the log's words for it (NULL: the reload's, by the decision). */
-static void place_again(Manager *m, const CpuSet *cpus, bool advisory, const char *why)
+GPtrArray *manager_pick(const Manager *m, DecisionPick pick, const void *arg)
 {
-        g_autoptr(GPtrArray) uuids = g_ptr_array_new_with_free_func(g_free);
+        GPtrArray *uuids = g_ptr_array_new_with_free_func(g_free);
         GHashTableIter it;
         gpointer value;
 
         g_hash_table_iter_init(&it, m->decisions);
-        while (g_hash_table_iter_next(&it, NULL, &value)) {
-                const Decision *d = value;
-                if ((advisory && d->result == DECISION_ADVISORY) || (cpus && runs_on(d, cpus)))
-                        g_ptr_array_add(uuids, g_strdup(d->uuid));
-        }
+        while (g_hash_table_iter_next(&it, NULL, &value))
+                if (pick(m, value, arg))
+                        g_ptr_array_add(uuids, g_strdup(((const Decision *)value)->uuid));
+        return uuids;
+}
+
+/* What place_again() picks: with cpus, each domain placementd put on one of them; with advisory, each
+ * advisory one. */
+typedef struct {
+        const CpuSet *cpus;
+        bool advisory;
+} AgainPick;
+
+static bool pick_again(const Manager *m, const Decision *d, const void *arg)
+{
+        const AgainPick *p = arg;
+        (void)m;
+        return (p->advisory && d->result == DECISION_ADVISORY) || (p->cpus && runs_on(d, p->cpus));
+}
+
+/* Places again, as `placementctl replace` would, each domain of uuids still decided; returns how many
+ * are no longer unplaceable after it. why: the log's words for it (NULL: the reload's, by the decision);
+ * with report, a line per domain that was unplaceable and is no more ("NAME: placed, was unplaceable"). */
+static unsigned place_each(Manager *m, GPtrArray *uuids, const char *why, GString *report)
+{
+        unsigned placed = 0;
+
         for (unsigned i = 0; i < uuids->len; i++) {
                 const char *uuid = g_ptr_array_index(uuids, i);
                 const Decision *d = g_hash_table_lookup(m->decisions, uuid);
                 g_autoptr(virDomain) dom = NULL;
+                bool was_unplaceable;
                 if (!d || virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0)
                         continue;
-                log_info("%s: placed again (%s)", d->name,
+                was_unplaceable = d->result == DECISION_UNPLACEABLE;
+                log_info("%s: %splaced again (%s)", d->name, was_unplaceable ? "unplaceable, " : "",
                          why ? why
                          : d->result == DECISION_ADVISORY
                              ? "after the reload: Apply= is on"
                              : "after the reload: its CPUs are now kept from vCPUs");
                 placer_place(m, dom, ORIGIN_REPLACE, monotonic_usec());
-        }
-}
-
-/*
- * What a reload changes for domains that run: Apply= turned on applies the advisory decisions, and CPUs
- * newly kept from vCPUs (ReservedCPUs=, CoreKinds=performance-only) are left by the domains placementd
- * put there. Each is placed again, as
- * `placementctl replace` would (other keys shape the next placements and heal).
- */
-unsigned manager_place_unplaceable(Manager *m, const char *why, GString *report)
-{
-        g_autoptr(GPtrArray) uuids = g_ptr_array_new_with_free_func(g_free);
-        GHashTableIter it;
-        gpointer value;
-        unsigned placed = 0;
-
-        if (!m->conn)
-                return 0;
-        m->unplaceable_retry = false;
-        g_hash_table_iter_init(&it, m->decisions);
-        while (g_hash_table_iter_next(&it, NULL, &value)) {
-                const Decision *d = value;
-                if (d->result == DECISION_UNPLACEABLE)
-                        g_ptr_array_add(uuids, g_strdup(d->uuid));
-        }
-        for (unsigned i = 0; i < uuids->len; i++) {
-                const char *uuid = g_ptr_array_index(uuids, i);
-                const Decision *d = g_hash_table_lookup(m->decisions, uuid);
-                g_autoptr(virDomain) dom = NULL;
-                if (!d || virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0)
-                        continue;
-                log_info("%s: unplaceable, placed again (%s)", d->name, why);
-                placer_place(m, dom, ORIGIN_REPLACE, monotonic_usec());
                 d = g_hash_table_lookup(m->decisions, uuid);
-                if (d && d->result != DECISION_UNPLACEABLE) {
+                if (was_unplaceable && d && d->result != DECISION_UNPLACEABLE) {
                         placed++;
                         if (report)
                                 g_string_append_printf(report, "%s: %s, was unplaceable\n", d->name,
@@ -752,6 +741,40 @@ unsigned manager_place_unplaceable(Manager *m, const char *why, GString *report)
         return placed;
 }
 
+/* Places again, as `placementctl replace` would, each domain placementd put on one of cpus (NULL: none),
+ * and with advisory each advisory one. why: see place_each(). */
+static void place_again(Manager *m, const CpuSet *cpus, bool advisory, const char *why)
+{
+        AgainPick pick = {cpus, advisory};
+        g_autoptr(GPtrArray) uuids = manager_pick(m, pick_again, &pick);
+
+        place_each(m, uuids, why, NULL);
+}
+
+static bool pick_unplaceable(const Manager *m, const Decision *d, const void *arg)
+{
+        (void)m;
+        (void)arg;
+        return d->result == DECISION_UNPLACEABLE;
+}
+
+unsigned manager_place_unplaceable(Manager *m, const char *why, GString *report)
+{
+        g_autoptr(GPtrArray) uuids = NULL;
+
+        if (!m->conn)
+                return 0;
+        m->unplaceable_retry = false;
+        uuids = manager_pick(m, pick_unplaceable, NULL);
+        return place_each(m, uuids, why, report);
+}
+
+/*
+ * What a reload changes for domains that run: Apply= turned on applies the advisory decisions, and CPUs
+ * newly kept from vCPUs (ReservedCPUs=, CoreKinds=performance-only) are left by the domains placementd
+ * put there. Each is placed again, as
+ * `placementctl replace` would (other keys shape the next placements and heal).
+ */
 static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_reserved)
 {
         g_autoptr(CpuSet) reserved = newly_reserved ? cpuset_copy(newly_reserved) : cpuset_new();

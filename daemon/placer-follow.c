@@ -304,18 +304,16 @@ static bool still_shares(const Manager *m, const Plan *plan)
         return false;
 }
 
+static bool pick_shares_no_more(const Manager *m, const Decision *d, const void *arg)
+{
+        (void)arg;
+        return d->result == DECISION_OVERCOMMITTED && d->plan && !still_shares(m, d->plan);
+}
+
 void placer_follow_sharing(Manager *m)
 {
-        g_autoptr(GPtrArray) uuids = g_ptr_array_new_with_free_func(g_free);
-        GHashTableIter it;
-        gpointer value;
+        g_autoptr(GPtrArray) uuids = manager_pick(m, pick_shares_no_more, NULL);
 
-        g_hash_table_iter_init(&it, m->decisions);
-        while (g_hash_table_iter_next(&it, NULL, &value)) {
-                const Decision *d = value;
-                if (d->result == DECISION_OVERCOMMITTED && d->plan && !still_shares(m, d->plan))
-                        g_ptr_array_add(uuids, g_strdup(d->uuid));
-        }
         for (unsigned i = 0; i < uuids->len; i++) {
                 Decision *d = g_hash_table_lookup(m->decisions, g_ptr_array_index(uuids, i));
                 g_autoptr(virDomain) dom = NULL;
