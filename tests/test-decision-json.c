@@ -166,10 +166,56 @@ START_TEST(test_host_map_node_over_packages)
         test_place(t, l, &p, "a", 4, GiB);
         test_place(t, l, &p, "b", 4, GiB);
         g_autofree char *map = hostmap_render(t, l, NULL);
-        ck_assert_msg(strstr(map, "package 0\n  node 0  64.0 GiB, 2.0 GiB reserved by domains\n    cpu    0 "
+        ck_assert_msg(strstr(map, "package 0\n  node 0  64.0 GiB, 2.0 GiB held by domains\n    cpu    0 "
                                   "[A.][A.][A.][A.]\n") &&
                           strstr(map, "package 1\n  node 0  (continued)\n    cpu    8 [B.][B.][B.][B.]\n"),
                       "%s", map);
+}
+END_TEST
+
+/* A map whose every CPU several domains share: no letter in the legend that no CPU shows, and the
+ * domains '+' stands for named; a domain with a CPU of its own keeps its letter and is named under '+'
+ * too when it also shares one. The node line says whose its memory is in words '#' does not use. */
+START_TEST(test_map_shared_legend)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 2, 8 * GiB, NULL); /* PUs 0-3 */
+        g_autoptr(Ledger) l = ledger_new(t);
+        static const int pus[3][4] = {{0, 1, 2, 3}, {0, 1, 2, 3}, {3, -1, -1, -1}};
+        static const char *const names[3] = {"e2e-db", "e2e-web1", "e2e-web2"};
+        g_autofree char *map = NULL, *more = NULL;
+
+        for (unsigned d = 0; d < 2; d++) {
+                g_autoptr(Plan) plan = plan_new(names[d], 4, GiB, t->nnodes);
+                for (unsigned i = 0; i < 4; i++)
+                        plan->vcpu_pu[i] = pus[d][i];
+                plan->node_memory[0] = GiB;
+                cpuset_add(plan->nodes, 0);
+                ck_assert_int_eq(ledger_commit(l, names[d], g_steal_pointer(&plan)), 0);
+        }
+        map = hostmap_render(t, l, NULL);
+        ck_assert_msg(strstr(map, "  node 0  8.0 GiB, 2.0 GiB held by domains\n    cpu    0 [++][++]\n") &&
+                          !strstr(map, "reserved by domains"),
+                      "%s", map);
+        ck_assert_msg(g_str_has_suffix(map, "+ several domains\n  + shared by e2e-db, e2e-web1\n"), "%s",
+                      map);
+
+        /* one domain alone on CPUs 4-5 of a second map, sharing CPU 3 with the others: its letter is A */
+        g_autoptr(Topology) t2 = topology_new_uniform(1, 3, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l2 = ledger_new(t2);
+        static const int alone[4] = {4, 5, 3, -1};
+        for (unsigned d = 0; d < 3; d++) {
+                g_autoptr(Plan) plan = plan_new(names[d], d == 2 ? 3 : 4, GiB, t2->nnodes);
+                for (unsigned i = 0; i < plan->nvcpus; i++)
+                        plan->vcpu_pu[i] = d == 2 ? alone[i] : pus[d][i];
+                plan->node_memory[0] = GiB;
+                cpuset_add(plan->nodes, 0);
+                ck_assert_int_eq(ledger_commit(l2, names[d], g_steal_pointer(&plan)), 0);
+        }
+        more = hostmap_render(t2, l2, NULL);
+        ck_assert_msg(strstr(more, "    cpu    0 [++][++][AA]\n") &&
+                          g_str_has_suffix(more, "+ several domains\n  A e2e-web2\n"
+                                                 "  + shared by e2e-db, e2e-web1, e2e-web2\n"),
+                      "%s", more);
 }
 END_TEST
 
@@ -307,6 +353,7 @@ static Suite *json_suite(void)
         tcase_add_test(tc, test_map);
         tcase_add_test(tc, test_map_json);
         tcase_add_test(tc, test_host_map_node_over_packages);
+        tcase_add_test(tc, test_map_shared_legend);
         tcase_add_test(tc, test_decisions_document);
         tcase_add_test(tc, test_plan_and_explain);
         tcase_add_test(tc, test_held_cpus_in_text);

@@ -44,36 +44,71 @@ static bool shown_before(const Topology *t, unsigned n, unsigned pkg)
         return false;
 }
 
+/* Counts plan k's vCPU or held CPU pu: its own while no other domain's is there, '+' (-2) once another
+ * one's is; shared[] notes every domain on such a CPU. */
+static void count_on(int *owner, bool *shared, unsigned pu, int k)
+{
+        if (owner[pu] == -1 || owner[pu] == k) {
+                owner[pu] = k;
+                return;
+        }
+        if (owner[pu] >= 0)
+                shared[owner[pu]] = true;
+        shared[k] = true;
+        owner[pu] = -2;
+}
+
+/* Name i of a list in the legend, six a line: the first line starts with lead, the others with more. */
+static void append_name(GString *out, const char *lead, const char *more, unsigned i, char mark,
+                        const char *name)
+{
+        g_autofree char *safe = text_safe(name);
+
+        if (i % 6 == 0)
+                g_string_append_printf(out, "\n  %s", i ? more : lead);
+        else
+                g_string_append(out, ", ");
+        if (mark)
+                g_string_append_printf(out, "%c ", mark);
+        g_string_append(out, safe);
+}
+
+static const char *plan_label(const Ledger *l, GPtrArray *keys, unsigned k)
+{
+        const Plan *plan = ledger_lookup(l, g_ptr_array_index(keys, k));
+        return plan->name && *plan->name ? plan->name : (const char *)g_ptr_array_index(keys, k);
+}
+
 char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
 {
         GString *out = g_string_new(NULL);
         g_autoptr(GPtrArray) keys = ledger_keys(l);
         g_autofree int *owner = g_new(int, MAX(t->npus, 1));  /* -1 free, -2 several, else key index */
-        g_autofree int *mark = g_new(int, MAX(keys->len, 1)); /* each key's letter; -1: it holds no CPU */
-        unsigned marks = 0;
+        g_autofree int *mark = g_new(int, MAX(keys->len, 1)); /* each key's letter; -1: none on the map */
+        g_autofree bool *shared = g_new0(bool, MAX(keys->len, 1)); /* on a '+' CPU */
+        unsigned marks = 0, nshared = 0;
         char a[32], b[32];
 
         for (unsigned p = 0; p < t->npus; p++)
                 owner[p] = -1;
         for (unsigned k = 0; k < keys->len; k++) {
                 const Plan *plan = ledger_lookup(l, g_ptr_array_index(keys, k));
-                mark[k] = -1;
                 for (unsigned i = 0; i < plan->nvcpus; i++) {
                         int pu = plan->vcpu_pu[i];
-                        if (pu < 0 || (unsigned)pu >= t->npus)
-                                continue;
-                        owner[pu] = owner[pu] == -1 || owner[pu] == (int)k ? (int)k : -2;
-                        if (mark[k] < 0)
-                                mark[k] = (int)marks++;
+                        if (pu >= 0 && (unsigned)pu < t->npus)
+                                count_on(owner, shared, (unsigned)pu, (int)k);
                 }
                 /* the CPUs it holds for its emulator show as its own */
-                CPUSET_FOREACH (pu, plan->held_pus) {
-                        if ((unsigned)pu >= t->npus)
-                                continue;
-                        owner[pu] = owner[pu] == -1 || owner[pu] == (int)k ? (int)k : -2;
-                        if (mark[k] < 0)
+                CPUSET_FOREACH (pu, plan->held_pus)
+                        if ((unsigned)pu < t->npus)
+                                count_on(owner, shared, (unsigned)pu, (int)k);
+        }
+        /* a letter only for a domain with a CPU of its own: one whose every CPU is shared shows as '+' */
+        for (unsigned k = 0; k < keys->len; k++) {
+                mark[k] = -1;
+                for (unsigned p = 0; p < t->npus && mark[k] < 0; p++)
+                        if (owner[p] == (int)k)
                                 mark[k] = (int)marks++;
-                }
         }
 
         for (unsigned pkg = 0; pkg < t->npackages; pkg++) {
@@ -88,7 +123,7 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
                         if (shown_before(t, n, pkg)) {
                                 g_string_append_printf(out, "  node %u  (continued)\n", node->os_index);
                         } else {
-                                g_string_append_printf(out, "  node %u  %s, %s reserved by domains\n",
+                                g_string_append_printf(out, "  node %u  %s, %s held by domains\n",
                                                        node->os_index,
                                                        size_format(node->memory, a, sizeof(a)),
                                                        size_format(ledger_node_memory(l, n), b, sizeof(b)));
@@ -120,7 +155,7 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
         for (unsigned n = 0; n < t->nnodes; n++) {
                 if (t->nodes[n].ncores)
                         continue;
-                g_string_append_printf(out, "memory-only node %u  %s, %s reserved by domains\n",
+                g_string_append_printf(out, "memory-only node %u  %s, %s held by domains\n",
                                        t->nodes[n].os_index, size_format(t->nodes[n].memory, a, sizeof(a)),
                                        size_format(ledger_node_memory(l, n), b, sizeof(b)));
                 append_pools(out, t, l, n);
@@ -129,16 +164,14 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
                         "legend: [..] one core, one character per thread; . free, # reserved for the host, "
                         "+ several domains");
         /* a domain that holds no CPU (unplaceable, floating) has no letter: nothing on the map is its */
-        for (unsigned k = 0; k < keys->len; k++) {
-                const Plan *plan = ledger_lookup(l, g_ptr_array_index(keys, k));
-                g_autofree char *safe = NULL;
-                if (mark[k] < 0)
-                        continue;
-                safe = text_safe(plan->name && *plan->name ? plan->name
-                                                           : (const char *)g_ptr_array_index(keys, k));
-                g_string_append_printf(out, "%s%c %s", mark[k] % 6 == 0 ? "\n  " : ", ",
-                                       letter((unsigned)mark[k]), safe);
-        }
+        for (unsigned k = 0; k < keys->len; k++)
+                if (mark[k] >= 0)
+                        append_name(out, "", "", (unsigned)mark[k], letter((unsigned)mark[k]),
+                                    plan_label(l, keys, k));
+        for (unsigned k = 0; k < keys->len; k++)
+                if (shared[k])
+                        append_name(out, "+ shared by ", "             ", nshared++, 0,
+                                    plan_label(l, keys, k));
         g_string_append_c(out, '\n');
         return g_string_free(out, FALSE);
 }

@@ -4,7 +4,8 @@
 /*
  * A text map of the host: per package and node, every core as a bracket with one character per PU,
  * the letter of the domain counted on it ('.' free, '#' reserved for the host, '+' several domains),
- * followed by a legend. Used by `placementctl plan` and `placementctl map`.
+ * under each node's line of memory held by domains, followed by a legend: the letters the map shows, and
+ * the domains on '+' CPUs. Used by `placementctl plan` and `placementctl map`.
  */
 
 #include "ledger.h"
