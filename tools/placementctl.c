@@ -162,18 +162,26 @@ static void print_footer(FILE *f, unsigned options)
               f);
 }
 
-/* `placementctl VERB --help`, `placementctl help VERB`: each row of that name (plan and explain have an
- * online and an offline one) and the options they take. False when no command has that name. */
+/* `placementctl VERB --help`, `placementctl help VERB`: the synopsis of each row of that name (plan and
+ * explain have an online and an offline one: one usage line each; a command that takes no arguments
+ * shows none), the rows, and the options they take. False when no command has that name. */
 static bool usage_verb(FILE *f, const char *name)
 {
         unsigned options = CTL_OPT(HELP);
         bool found = false;
 
         for (unsigned i = 0; i < G_N_ELEMENTS(verbs); i++) {
+                const char *synopsis = verbs[i].synopsis;
                 if (strcmp(verbs[i].name, name))
                         continue;
-                if (!found)
-                        fprintf(f, "Usage: placementctl [OPTIONS...] %s [ARGUMENTS...]\n", name);
+                fprintf(f, "%s placementctl [OPTIONS...] %s%s%s\n", found ? "      " : "Usage:", name,
+                        *synopsis ? " " : "", synopsis);
+                found = true;
+        }
+        found = false;
+        for (unsigned i = 0; i < G_N_ELEMENTS(verbs); i++) {
+                if (strcmp(verbs[i].name, name))
+                        continue;
                 fprintf(f, "\n%s\n", section[verbs[i].mode]);
                 print_verb(f, &verbs[i]);
                 options |= verbs[i].options;

@@ -95,6 +95,20 @@ result "--help names polkit beside root, and the commands each offline option is
     "$([ -z "$unsaid" ]; echo $?)"
 run "$CTL" help plan
 result "help plan is plan --help (rc $RC)" "$([ $RC -eq 0 ] && [ "$(cat "$OUT")" = "$help_plan" ]; echo $?)"
+# each command's help shows its own synopsis: none for those that take no arguments (they refuse any)
+wrong=
+for v in status list reload rebalance; do
+    run "$CTL" help "$v"
+    [ "$(head -n1 "$OUT")" = "Usage: placementctl [OPTIONS...] $v" ] || wrong="$wrong $v"
+done
+for v in "${VERBS[@]}"; do
+    run "$CTL" help "$v"
+    grep -q 'ARGUMENTS' "$OUT" && wrong="$wrong $v"
+done
+run "$CTL" help show
+grep -qx 'Usage: placementctl \[OPTIONS...\] show DOMAIN' "$OUT" || wrong="$wrong show"
+result "help COMMAND shows the command's synopsis, no arguments where it takes none${wrong:+ (not:$wrong)}" \
+    "$([ -z "$wrong" ]; echo $?)"
 run "$CTL" help bogus
 result "help of an unknown command exits 2 naming it (rc $RC)" \
     "$([ $RC -eq 2 ] && grep -q "unknown command 'bogus'" "$ERR"; echo $?)"
