@@ -136,6 +136,27 @@ START_TEST(test_bad_values_name_key_and_allowed)
 }
 END_TEST
 
+/* GKeyFile takes no comment after a value: such a value is still refused, and the error says where
+ * comments go; a bad value without one gets no such hint */
+START_TEST(test_inline_comment_hint)
+{
+        static const char hint[] = "(comments go on a line of their own, starting with #)";
+        g_autofree char *e1 = load_fail("[Placement]\nPolicy=compat # the old behaviour\n");
+        g_autofree char *e2 = load_fail("[Placement]\nReservedCPUs=0-1 ; host\n");
+        g_autofree char *e3 = load_fail("[Placement]\nApply=yes\t# for now\n");
+        g_autofree char *e4 = load_fail("[Placement]\nPolicy=fastest\n");
+
+        ck_assert_msg(g_str_has_prefix(e1,
+                                       "test.conf:2: [Placement] Policy=compat # the old behaviour: invalid "
+                                       "value; expected explicit, compat ") &&
+                          g_str_has_suffix(e1, hint),
+                      "%s", e1);
+        ck_assert_msg(strstr(e2, "ReservedCPUs=0-1 ; host") && g_str_has_suffix(e2, hint), "%s", e2);
+        ck_assert_msg(strstr(e3, "Apply=yes") && g_str_has_suffix(e3, hint), "%s", e3);
+        ck_assert_msg(!strstr(e4, "comments"), "%s", e4);
+}
+END_TEST
+
 START_TEST(test_unknown_and_syntax)
 {
         g_autofree char *e1 = load_fail("[Placement]\nPolicyy=explicit\n");
@@ -497,6 +518,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_restart_keys);
         tcase_add_test(tc, test_metrics_listen);
         tcase_add_test(tc, test_kinds_keys);
+        tcase_add_test(tc, test_inline_comment_hint);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -417,6 +417,15 @@ static char *errors_in_line_order(GString *errors, const char *name)
         return g_strjoinv("\n", all);
 }
 
+/* GKeyFile has no comments after a value: "Policy=compat # pinned" is the value "compat # pinned". What
+ * to add to the error of a value that looks like one, "" for any other. */
+static const char *inline_comment_hint(const char *value)
+{
+        if (strstr(value, " #") || strstr(value, " ;") || strstr(value, "\t#") || strstr(value, "\t;"))
+                return " (comments go on a line of their own, starting with #)";
+        return "";
+}
+
 int config_load_data(const char *data, const char *name, Config **ret, char **ret_error)
 {
         g_autoptr(GKeyFile) kf = g_key_file_new();
@@ -466,10 +475,10 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
                                 unsigned line = config_lines_find(lines, *g, *k);
                                 g_autofree char *at = line ? g_strdup_printf(":%u", line) : g_strdup("");
                                 g_string_append_printf(
-                                    errors, "%s%s%s: [%s] %s=%s: %s; expected %s", errors->len ? "\n" : "",
+                                    errors, "%s%s%s: [%s] %s=%s: %s; expected %s%s", errors->len ? "\n" : "",
                                     name, at, *g, *k, value,
                                     detail ? detail : (r == -ERANGE ? "out of range" : "invalid value"),
-                                    ck->allowed);
+                                    ck->allowed, inline_comment_hint(value));
                         }
                         g_free((char *)detail);
                 }
