@@ -43,7 +43,7 @@ static void print_json_node(JsonNode *root)
         json_generator_set_pretty(g, TRUE);
         text = json_generator_to_data(g, NULL);
         safe = text_json_safe(text); /* domain names: C1 controls and bidi marks escaped */
-        printf("%s\n", safe);
+        ctl_print_json(safe);
 }
 
 static const char *or_unknown(const char *s)
@@ -160,8 +160,7 @@ int verb_cpu_advice(Ctl *c, char **args, unsigned nargs)
         if (nargs == 1) {
                 g_autoptr(virDomain) dom = lookup_domain(conn, args[0]);
                 if (!dom || virDomainIsActive(dom) != 1) {
-                        fprintf(stderr, "placementctl cpu-advice: no running domain '%s' on %s\n", args[0],
-                                uri);
+                        ctl_error("placementctl cpu-advice: no running domain '%s' on %s", args[0], uri);
                         return EXIT_NO_SUCH_DOMAIN;
                 }
                 g_ptr_array_add(doms, g_steal_pointer(&dom));
@@ -280,7 +279,7 @@ static int read_cpu_file(const char *file, CpuDesc **ret)
                 return -EINVAL;
         }
         if (!(*ret)->model) {
-                fprintf(stderr, "placementctl cpu-baseline: %s: the CPU has no <model>\n", file);
+                ctl_error("placementctl cpu-baseline: %s: the CPU has no <model>", file);
                 cpu_desc_free(*ret);
                 *ret = NULL;
                 return -EINVAL;

@@ -26,8 +26,7 @@ static int load_topology(const char *source, Topology **ret)
         g_autofree char *error = NULL;
 
         if (!source) {
-                fprintf(stderr,
-                        "placementctl: --topology=SOURCE is required (host, FILE.xml or synthetic:DESC)\n");
+                ctl_error("placementctl: --topology=SOURCE is required (host, FILE.xml or synthetic:DESC)");
                 return -EINVAL;
         }
         if (topology_load(source, ret, &error) < 0) {
@@ -134,7 +133,7 @@ int verb_topology(Ctl *c, char **args, unsigned nargs)
         if (c->json) {
                 g_autoptr(JsonNode) node = topology_to_json(t, TRUE);
                 g_autofree char *text = json_to_text(node, TRUE);
-                printf("%s\n", text);
+                ctl_print_json(text);
         } else {
                 print_topology_human(t);
         }
@@ -160,10 +159,9 @@ static int read_events(const Ctl *c, char **args, unsigned nargs, GPtrArray **re
         bool given = nargs || c->domains->len;
 
         if (c->trace && given) {
-                fprintf(stderr,
-                        "placementctl %s: give either --trace=FILE or --domain=FILE.xml and "
-                        "NAME:VCPUS:MEMORY, not both\n",
-                        c->verb);
+                ctl_error("placementctl %s: give either --trace=FILE or --domain=FILE.xml and "
+                          "NAME:VCPUS:MEMORY, not both",
+                          c->verb);
                 return -EINVAL;
         }
         if (c->trace) {
@@ -174,10 +172,10 @@ static int read_events(const Ctl *c, char **args, unsigned nargs, GPtrArray **re
                 return 0;
         }
         if (!given) {
-                fprintf(stderr,
-                        "placementctl %s: nothing to place: give --domain=FILE.xml, NAME:VCPUS:MEMORY... or "
-                        "--trace=FILE\n",
-                        c->verb);
+                ctl_error(
+                    "placementctl %s: nothing to place: give --domain=FILE.xml, NAME:VCPUS:MEMORY... or "
+                    "--trace=FILE",
+                    c->verb);
                 return -EINVAL;
         }
         for (unsigned d = 0, a = 0; d < c->domains->len || a < nargs;) {
@@ -217,11 +215,11 @@ static int check_names(const Ctl *c, const GPtrArray *events)
                 g_autofree char *name = text_safe(e->name); /* a domain's name, as its owner chose it */
                 const char *verb = e->op == TRACE_START ? "start" : "stop";
                 if (e->line)
-                        fprintf(stderr, "placementctl %s: %s:%u: %s %s: %s\n", c->verb, c->trace, e->line,
-                                verb, name, what);
+                        ctl_error("placementctl %s: %s:%u: %s %s: %s", c->verb, c->trace, e->line, verb,
+                                  name, what);
                 else
-                        fprintf(stderr, "placementctl %s: argument %u: %s %s: %s\n", c->verb, i + 1, verb,
-                                name, what);
+                        ctl_error("placementctl %s: argument %u: %s %s: %s", c->verb, i + 1, verb, name,
+                                  what);
                 return -EINVAL;
         }
         return 0;
@@ -292,10 +290,9 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
                 params.policy = domain_request_policy(e->domain, params.policy, &unknown);
                 if (unknown) {
                         g_autofree char *policy = text_safe(unknown);
-                        fprintf(
-                            stderr,
+                        ctl_warning(
                             "placementctl %s: warning: %s: unknown policy '%s' in its metadata (explicit, "
-                            "compat), using %s\n",
+                            "compat), using %s",
                             c->verb, name, policy, policy_kind_to_string(params.policy));
                 }
         }
@@ -311,10 +308,9 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
                                 plan = pinned ? definition_pins_plan(t, &params, ledger, &req, e->domain)
                                               : policy_adopt(t, ledger, &req, floating, &params);
                                 if (ledger_commit(ledger, e->name, plan) < 0) {
-                                        fprintf(stderr,
-                                                "placementctl %s: %s: what it holds (%s) does not fit the "
-                                                "host\n",
-                                                c->verb, name, pinned ? "its pins" : "its bound memory");
+                                        ctl_error("placementctl %s: %s: what it holds (%s) does not fit the "
+                                                  "host",
+                                                  c->verb, name, pinned ? "its pins" : "its bound memory");
                                         return EXIT_RUNTIME;
                                 }
                                 why = counted = g_strdup_printf(
@@ -331,7 +327,7 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
         if (!c->json)
                 print_decision_human(t, plan, explain);
         if (ledger_commit(ledger, e->name, plan) < 0) {
-                fprintf(stderr, "placementctl %s: %s: plan does not fit the host\n", c->verb, name);
+                ctl_error("placementctl %s: %s: plan does not fit the host", c->verb, name);
                 return EXIT_RUNTIME;
         }
         return EXIT_OK;
@@ -342,8 +338,8 @@ void ctl_warn_unknown_cpus(const Ctl *c, const Config *config, const Topology *t
         g_autoptr(GPtrArray) unknown = config_host_warnings(config, t);
 
         for (unsigned i = 0; i < unknown->len; i++)
-                ctl_error("placementctl %s: warning: %s: %s", c->verb, c->config ? c->config : "",
-                          (const char *)g_ptr_array_index(unknown, i));
+                ctl_warning("placementctl %s: warning: %s: %s", c->verb, c->config ? c->config : "",
+                            (const char *)g_ptr_array_index(unknown, i));
 }
 
 int ctl_load_config(const Ctl *c, Config **ret)
@@ -363,9 +359,8 @@ int ctl_load_config(const Ctl *c, Config **ret)
         if (c->policy) {
                 int k = policy_kind_from_string(c->policy);
                 if (k < 0) {
-                        fprintf(stderr,
-                                "placementctl %s: unknown policy '%s'; expected explicit or compat\n",
-                                c->verb, c->policy);
+                        ctl_error("placementctl %s: unknown policy '%s'; expected explicit or compat",
+                                  c->verb, c->policy);
                         return -EINVAL;
                 }
                 config->placement.policy = (PolicyKind)k;
@@ -432,7 +427,7 @@ static int run_offline(Ctl *c, char **args, unsigned nargs, bool explain)
         if (json) {
                 g_autoptr(JsonNode) root = json_builder_get_root(b);
                 g_autofree char *text = json_to_text(root, TRUE);
-                printf("%s\n", text);
+                ctl_print_json(text);
         } else if (!explain) {
                 g_autofree char *map = hostmap_render(t, ledger, config->placement.reserved_cpus);
                 printf("\n%s", map);

@@ -66,12 +66,12 @@ int ctl_bus_open(Ctl *c)
         int r;
 
         if (c->address && c->bus) {
-                fprintf(stderr, "placementctl: --bus and --bus-address both choose the bus; give one\n");
+                ctl_error("placementctl: --bus and --bus-address both choose the bus; give one");
                 return EXIT_USAGE;
         }
         if (c->host && (c->address || c->bus)) {
-                fprintf(stderr, "placementctl: --host reaches the system bus of that host; it does not go "
-                                "with --bus or --bus-address\n");
+                ctl_error("placementctl: --host reaches the system bus of that host; it does not go "
+                          "with --bus or --bus-address");
                 return EXIT_USAGE;
         }
         if (c->host)
@@ -83,8 +83,8 @@ int ctl_bus_open(Ctl *c)
                 r = c->bus && strcmp(c->bus, "session") == 0 ? sd_bus_open_user(&c->sd)
                                                              : sd_bus_open_system(&c->sd);
         if (r < 0) {
-                fprintf(stderr, "placementctl: cannot connect to the %s bus: %s%s\n", where(c), strerror(-r),
-                        bus_hint(c, r));
+                ctl_error("placementctl: cannot connect to the %s bus: %s%s", where(c), strerror(-r),
+                          bus_hint(c, r));
                 return EXIT_NOT_RUNNING;
         }
         return EXIT_OK;
@@ -103,24 +103,23 @@ static int call_failed(const Ctl *o, const char *method, const char *refused, co
         const char *name = e && e->name ? e->name : "";
 
         if (o->host && transport_lost(r) && (!*name || g_str_has_prefix(name, "System.Error."))) {
-                fprintf(stderr, "placementctl: cannot reach %s over ssh (ssh's own message is above): %s\n",
-                        o->host, strerror(-r));
+                ctl_error("placementctl: cannot reach %s over ssh (ssh's own message is above): %s", o->host,
+                          strerror(-r));
                 return EXIT_NOT_RUNNING;
         }
         /* a TCP bus address connects when first used: its refusal comes with the first call */
         if (transport_lost(r) && (!*name || g_str_has_prefix(name, "System.Error."))) {
-                fprintf(stderr, "placementctl: cannot connect to the %s bus: %s\n", where(o), strerror(-r));
+                ctl_error("placementctl: cannot connect to the %s bus: %s", where(o), strerror(-r));
                 return EXIT_NOT_RUNNING;
         }
         if (!strcmp(name, SD_BUS_ERROR_SERVICE_UNKNOWN) || !strcmp(name, SD_BUS_ERROR_NAME_HAS_NO_OWNER) ||
             !strcmp(name, SD_BUS_ERROR_NO_REPLY) || !strcmp(name, SD_BUS_ERROR_DISCONNECTED)) {
                 if (o->host)
-                        fprintf(stderr,
-                                "placementctl: placementd is not running on %s (no %s on its system bus)\n",
-                                o->host, BUS_NAME);
+                        ctl_error("placementctl: placementd is not running on %s (no %s on its system bus)",
+                                  o->host, BUS_NAME);
                 else
-                        fprintf(stderr, "placementctl: placementd is not running (no %s on the %s bus)\n",
-                                BUS_NAME, where(o));
+                        ctl_error("placementctl: placementd is not running (no %s on the %s bus)", BUS_NAME,
+                                  where(o));
                 return EXIT_NOT_RUNNING;
         }
         /* the verb the user typed, not the D-Bus method behind it; a message of several lines (a reload's
@@ -188,7 +187,7 @@ int ctl_read_string(sd_bus_message *reply, const char **ret)
 {
         int r = sd_bus_message_read(reply, "s", ret);
         if (r < 0)
-                fprintf(stderr, "placementctl: unexpected reply: %s\n", strerror(-r));
+                ctl_error("placementctl: unexpected reply: %s", strerror(-r));
         return r < 0 ? EXIT_RUNTIME : EXIT_OK;
 }
 
@@ -200,11 +199,11 @@ static int print_json(const char *text)
         g_autofree char *out = NULL;
 
         if (!json_parser_load_from_data(p, text, -1, NULL) || !json_parser_get_root(p)) {
-                fprintf(stderr, "placementctl: the daemon's answer is not JSON\n");
+                ctl_error("placementctl: the daemon's answer is not JSON");
                 return EXIT_RUNTIME;
         }
         out = json_to_text(json_parser_get_root(p), TRUE);
-        printf("%s\n", out);
+        ctl_print_json(out);
         return EXIT_OK;
 }
 
@@ -238,7 +237,7 @@ static void print_json_text(const char *key, const char *text, int64_t moved)
         json_generator_set_root(g, root);
         raw = json_generator_to_data(g, NULL);
         out = text_json_safe(raw); /* a report names domains: C1 controls and bidi marks escaped */
-        printf("%s\n", out);
+        ctl_print_json(out);
 }
 
 static bool get_prop(sd_bus *bus, const char *name, char type, void *ret)
@@ -358,7 +357,7 @@ static int cmd_status(const Ctl *o, sd_bus *bus)
                 root = json_builder_get_root(b);
                 /* the daemon's text with its C1 controls and bidi marks escaped */
                 text = json_to_text(root, TRUE);
-                printf("%s\n", text);
+                ctl_print_json(text);
         } else if (!code) {
                 g_autofree char *safe = text_safe(status), *v = text_safe(version ? version : "?");
                 printf("placementd %s: %s\n", v, safe);
@@ -442,7 +441,7 @@ static JsonArray *decisions_of(JsonParser *parser, const char *text)
         if (json_parser_load_from_data(parser, text, -1, NULL) && (root = json_parser_get_root(parser)) &&
             JSON_NODE_HOLDS_OBJECT(root) && json_get_array(json_node_get_object(root), "decisions"))
                 return json_get_array(json_node_get_object(root), "decisions");
-        fprintf(stderr, "placementctl: the daemon sent JSON that does not parse\n");
+        ctl_error("placementctl: the daemon sent JSON that does not parse");
         return NULL;
 }
 
@@ -659,8 +658,8 @@ static int cmd_plan(const Ctl *o, sd_bus *bus)
         int code;
 
         if (!(o->given & CTL_OPT(VCPUS)) || !(o->given & CTL_OPT(MEMORY))) {
-                fprintf(stderr, "placementctl plan: give --vcpus=N and --memory=SIZE (or --topology= to "
-                                "plan offline)\n");
+                ctl_error("placementctl plan: give --vcpus=N and --memory=SIZE (or --topology= to "
+                          "plan offline)");
                 return EXIT_USAGE;
         }
         code = ctl_call(o, bus, "Plan", &reply, "ut", o->vcpus, o->memory);
@@ -811,7 +810,7 @@ static int cmd_snippet(const Ctl *o, sd_bus *bus, const char *domain)
         if (o->json && answered) {
                 g_autoptr(JsonNode) root = json_builder_get_root(b);
                 g_autofree char *out = json_to_text(root, TRUE);
-                printf("%s\n", out);
+                ctl_print_json(out);
         }
         return code;
 }
@@ -821,7 +820,7 @@ static int cmd_snippet(const Ctl *o, sd_bus *bus, const char *domain)
 static int call_done(const Ctl *o, int code)
 {
         if (o->json && !code)
-                printf("{}\n");
+                ctl_print_json("{}");
         return code;
 }
 
@@ -843,15 +842,14 @@ int verb_map(Ctl *c, char **args, unsigned nargs)
 
         (void)args, (void)nargs;
         if (c->topology && !c->svg) {
-                fprintf(stderr, "placementctl map: --topology= names the host to draw with --svg=FILE\n");
+                ctl_error("placementctl map: --topology= names the host to draw with --svg=FILE");
                 return EXIT_USAGE;
         }
         /* The daemon says which domain is on which PU, not how its host is built: hwloc here draws this
          * host, or the topology given. */
         if (c->svg && c->host && !c->topology) {
-                fprintf(stderr,
-                        "placementctl map --svg: with -H, give --topology= that host's hwloc XML (lstopo "
-                        "--of xml there)\n");
+                ctl_error("placementctl map --svg: with -H, give --topology= that host's hwloc XML (lstopo "
+                          "--of xml there)");
                 return EXIT_USAGE;
         }
         if (c->json) {

@@ -70,7 +70,7 @@ static void print_json(const Topology *t, const Config *config, const SimParams 
         json_builder_end_object(b);
         root = json_builder_get_root(b);
         text = json_to_text(root, TRUE);
-        printf("%s\n", text);
+        ctl_print_json(text);
 }
 
 static void print_human(const Topology *t, const Config *config, const SimParams *p, const SimReport *r)
@@ -111,7 +111,7 @@ int verb_simulate(Ctl *c, char **args, unsigned nargs)
 
         (void)args, (void)nargs;
         if (!c->topology || !c->trace) {
-                fprintf(stderr, SIMULATE ": --topology=SOURCE and --trace=FILE are required\n");
+                ctl_error(SIMULATE ": --topology=SOURCE and --trace=FILE are required");
                 return EXIT_USAGE;
         }
         if (ctl_load_config(c, &config) < 0)
@@ -125,10 +125,9 @@ int verb_simulate(Ctl *c, char **args, unsigned nargs)
         for (unsigned i = 0; i < trace->len; i++) {
                 const TraceEvent *e = g_ptr_array_index(trace, i);
                 if (e->domain) {
-                        fprintf(stderr,
-                                SIMULATE ": %s:%u: 'domain FILE.xml' lines are for plan and explain; the "
-                                         "simulator replays 'start NAME VCPUS MEMORY' lines only\n",
-                                c->trace, e->line);
+                        ctl_error(SIMULATE ": %s:%u: 'domain FILE.xml' lines are for plan and explain; the "
+                                           "simulator replays 'start NAME VCPUS MEMORY' lines only",
+                                  c->trace, e->line);
                         return EXIT_USAGE;
                 }
         }

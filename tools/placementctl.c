@@ -10,8 +10,10 @@
 #include <string.h>
 
 #include <glib.h>
+#include <json-glib/json-glib.h>
 
 #include "dbus-address.h"
+#include "decision-json.h"
 #include "plan.h"
 #include "size.h"
 #include "text-safe.h"
@@ -220,8 +222,7 @@ static int verb_help(Ctl *c, char **args, unsigned nargs)
                 return EXIT_OK;
         }
         if (!usage_verb(stdout, args[0])) {
-                fprintf(stderr, "placementctl help: unknown command '%s' (see placementctl --help)\n",
-                        args[0]);
+                ctl_error("placementctl help: unknown command '%s' (see placementctl --help)", args[0]);
                 return EXIT_USAGE;
         }
         return EXIT_OK;
@@ -253,17 +254,16 @@ static int set_option(Ctl *c, CtlOption o, const char *arg)
                 break;
         case OPT_BUS:
                 if (strcmp(arg, "system") && strcmp(arg, "session")) {
-                        fprintf(stderr, "placementctl: unknown bus '%s' (system, session)\n", arg);
+                        ctl_error("placementctl: unknown bus '%s' (system, session)", arg);
                         return -EINVAL;
                 }
                 c->bus = arg;
                 break;
         case OPT_BUS_ADDRESS:
                 if (!dbus_address_valid(arg)) {
-                        fprintf(
-                            stderr,
-                            "placementctl: invalid D-Bus address '%s' (TRANSPORT:KEY=VALUE[,...], such as "
-                            "unix:path=/run/dbus/system_bus_socket)\n",
+                        ctl_error(
+                            "placementctl: invalid D-Bus address '%s' (TRANSPORT:KEY=VALUE[,...], such "
+                            "as unix:path=/run/dbus/system_bus_socket)",
                             arg);
                         return -EINVAL;
                 }
@@ -273,7 +273,7 @@ static int set_option(Ctl *c, CtlOption o, const char *arg)
                 const char *at = strrchr(arg, '@'), *name = at ? at + 1 : arg;
                 /* no empty user or host, and nothing ssh would read as an option */
                 if (!*name || *name == ':' || *arg == '-' || *arg == '@' || strchr(arg, ' ')) {
-                        fprintf(stderr, "placementctl: --host takes [USER@]HOST[:PORT], not '%s'\n", arg);
+                        ctl_error("placementctl: --host takes [USER@]HOST[:PORT], not '%s'", arg);
                         return -EINVAL;
                 }
                 c->host = arg;
@@ -281,15 +281,15 @@ static int set_option(Ctl *c, CtlOption o, const char *arg)
         }
         case OPT_VCPUS:
                 if (!g_ascii_string_to_unsigned(arg, 10, 1, PLAN_MAX_VCPUS, &n, NULL)) {
-                        fprintf(stderr, "placementctl: --vcpus takes a number from 1 to %u, not '%s'\n",
-                                PLAN_MAX_VCPUS, arg);
+                        ctl_error("placementctl: --vcpus takes a number from 1 to %u, not '%s'",
+                                  PLAN_MAX_VCPUS, arg);
                         return -EINVAL;
                 }
                 c->vcpus = (unsigned)n;
                 break;
         case OPT_MEMORY:
                 if (size_parse(arg, &c->memory) < 0 || c->memory == 0) {
-                        fprintf(stderr, "placementctl: --memory takes a size such as 4G, not '%s'\n", arg);
+                        ctl_error("placementctl: --memory takes a size such as 4G, not '%s'", arg);
                         return -EINVAL;
                 }
                 break;
@@ -307,8 +307,8 @@ static int set_option(Ctl *c, CtlOption o, const char *arg)
                 break;
         case OPT_CONNECT:
                 if (!*arg) {
-                        fprintf(stderr, "placementctl: --connect is empty (give a libvirt URI, such as "
-                                        "qemu:///system)\n");
+                        ctl_error("placementctl: --connect is empty (give a libvirt URI, such as "
+                                  "qemu:///system)");
                         return -EINVAL;
                 }
                 c->uri = arg;
@@ -321,23 +321,22 @@ static int set_option(Ctl *c, CtlOption o, const char *arg)
                 break;
         case OPT_DOMAIN:
                 if (!*arg) {
-                        fprintf(stderr, "placementctl: --domain is empty (give a domain XML file)\n");
+                        ctl_error("placementctl: --domain is empty (give a domain XML file)");
                         return -EINVAL;
                 }
                 g_ptr_array_add(c->domains, (char *)arg);
                 break;
         case OPT_SVG:
                 if (!*arg) {
-                        fprintf(stderr, "placementctl: --svg is empty (give a file name)\n");
+                        ctl_error("placementctl: --svg is empty (give a file name)");
                         return -EINVAL;
                 }
                 c->svg = arg;
                 break;
         case OPT_SIBLING_LOSS:
                 if (!parse_loss(arg, &c->sibling_loss)) {
-                        fprintf(stderr,
-                                "placementctl: --sibling-loss takes a fraction from 0 to 1, not '%s'\n",
-                                arg);
+                        ctl_error("placementctl: --sibling-loss takes a fraction from 0 to 1, not '%s'",
+                                  arg);
                         return -EINVAL;
                 }
                 break;
@@ -349,12 +348,40 @@ static int set_option(Ctl *c, CtlOption o, const char *arg)
         return 0;
 }
 
+/* How many long options "--NAME[=VALUE]" abbreviates (getopt_long takes a prefix of one). */
+static unsigned prefix_matches(const char *arg)
+{
+        size_t len = g_str_has_prefix(arg, "--") ? strcspn(arg + 2, "=") : 0;
+        unsigned n = 0;
+
+        for (unsigned o = 0; len && o < _OPT_MAX; o++)
+                n += strncmp(option_info[o].name, arg + 2, len) == 0;
+        return n;
+}
+
+/* What getopt_long found wrong with the option just read (arg, where it stood on the command line). */
+static void say_bad_option(const char *arg, bool missing_value)
+{
+        if (missing_value && optopt > 0 && optopt < 0x100)
+                ctl_error("placementctl: option '-%c' needs a value (see placementctl --help)", optopt);
+        else if (missing_value)
+                ctl_error("placementctl: option '%s' needs a value (see placementctl --help)", arg);
+        else if (optopt >= 0x100 && optopt < 0x100 + _OPT_MAX)
+                ctl_error("placementctl: option '--%s' takes no value", option_info[optopt - 0x100].name);
+        else if (optopt > 0)
+                ctl_error("placementctl: unknown option '-%c' (see placementctl --help)", optopt);
+        else if (prefix_matches(arg) > 1)
+                ctl_error("placementctl: ambiguous option '%s' (see placementctl --help)", arg);
+        else
+                ctl_error("placementctl: unknown option '%s' (see placementctl --help)", arg);
+}
+
 /* Options may come before or after the verb: getopt_long permutes, so the verb and its arguments are
  * what is left at optind. Returns 0 or -EINVAL after saying why. */
 static int parse_options(int argc, char **argv, Ctl *c)
 {
         struct option options[_OPT_MAX + 1] = {{0}};
-        GString *shorts = g_string_new(NULL);
+        GString *shorts = g_string_new(":"); /* ':' a missing value apart from an unknown option */
         int r = 0, ch;
 
         for (unsigned o = 0; o < _OPT_MAX; o++) {
@@ -364,8 +391,14 @@ static int parse_options(int argc, char **argv, Ctl *c)
                 if (i->short_name)
                         g_string_append_printf(shorts, "%c%s", i->short_name, i->value ? ":" : "");
         }
+        opterr = 0; /* said here, where --json can carry it too */
         while (r == 0 && (ch = getopt_long(argc, argv, shorts->str, options, NULL)) >= 0) {
                 unsigned o = _OPT_MAX;
+                if (ch == '?' || ch == ':') {
+                        say_bad_option(argv[optind - 1], ch == ':');
+                        r = -EINVAL;
+                        break;
+                }
                 for (unsigned k = 0; k < _OPT_MAX; k++)
                         if (options[k].val == ch)
                                 o = k;
@@ -398,18 +431,17 @@ static int check_online_options(const Verb *v, const Ctl *c)
                 return 0;
         if (strcmp(v->name, "plan") == 0 &&
             (!(c->given & CTL_OPT(VCPUS)) || !(c->given & CTL_OPT(MEMORY)))) {
-                fprintf(stderr, "placementctl plan: give --vcpus=N and --memory=SIZE (or --topology= to "
-                                "plan offline)\n");
+                ctl_error("placementctl plan: give --vcpus=N and --memory=SIZE (or --topology= to "
+                          "plan offline)");
                 return -EINVAL;
         }
         if (strcmp(v->name, "map") == 0 && c->topology && !c->svg) {
-                fprintf(stderr, "placementctl map: --topology= names the host to draw with --svg=FILE\n");
+                ctl_error("placementctl map: --topology= names the host to draw with --svg=FILE");
                 return -EINVAL;
         }
         if (strcmp(v->name, "map") == 0 && c->svg && c->host && !c->topology) {
-                fprintf(stderr,
-                        "placementctl map --svg: with -H, give --topology= that host's hwloc XML (lstopo "
-                        "--of xml there)\n");
+                ctl_error("placementctl map --svg: with -H, give --topology= that host's hwloc XML (lstopo "
+                          "--of xml there)");
                 return -EINVAL;
         }
         return 0;
@@ -435,22 +467,20 @@ static void say_foreign(const Verb *v, unsigned foreign)
         const Verb *other = verb_other_form(v, option);
 
         if (!other)
-                fprintf(stderr,
-                        "placementctl %s: --%s does not apply to this command (see placementctl --help)\n",
-                        v->name, name);
+                ctl_error("placementctl %s: --%s does not apply to this command (see placementctl --help)",
+                          v->name, name);
         else if (v->mode != VERB_ONLINE)
-                fprintf(
-                    stderr,
+                ctl_error(
                     "placementctl %s: --%s does not apply with --topology=: offline, %s takes each domain "
                     "as a NAME:VCPUS:MEMORY argument (placementctl %s --topology=SOURCE new:2:1G); "
-                    "without --topology=, it asks the running daemon and takes %s\n",
+                    "without --topology=, it asks the running daemon and takes %s",
                     v->name, name, v->name, v->name, other->synopsis);
         else
-                fprintf(stderr,
-                        "placementctl %s: --%s does not apply on the running daemon: it is for %s offline, "
-                        "with --topology=SOURCE; on the daemon, %s takes %s (the daemon's own configuration "
-                        "applies)\n",
-                        v->name, name, v->name, v->name, v->synopsis);
+                ctl_error(
+                    "placementctl %s: --%s does not apply on the running daemon: it is for %s offline, "
+                    "with --topology=SOURCE; on the daemon, %s takes %s (the daemon's own configuration "
+                    "applies)",
+                    v->name, name, v->name, v->name, v->synopsis);
 }
 
 static int check_call(const Verb *v, const Ctl *c, char **args, unsigned nargs)
@@ -465,15 +495,15 @@ static int check_call(const Verb *v, const Ctl *c, char **args, unsigned nargs)
         }
         if (nargs < v->min_args || nargs > v->max_args) {
                 if (v->max_args == 0)
-                        fprintf(stderr, "placementctl %s: takes no arguments besides options\n", v->name);
+                        ctl_error("placementctl %s: takes no arguments besides options", v->name);
                 else
-                        fprintf(stderr, "placementctl %s: needs %s\n", v->name, v->args);
+                        ctl_error("placementctl %s: needs %s", v->name, v->args);
                 return -EINVAL;
         }
         for (unsigned i = 0; i < nargs; i++)
                 if (!*args[i]) {
-                        fprintf(stderr, "placementctl %s: argument %u is empty (expected %s)\n", v->name,
-                                i + 1, v->args);
+                        ctl_error("placementctl %s: argument %u is empty (expected %s)", v->name, i + 1,
+                                  v->args);
                         return -EINVAL;
                 }
         return check_online_options(v, c);
@@ -485,7 +515,7 @@ static int dispatch(Ctl *c, char **args, unsigned nargs)
         int code;
 
         if (!v) {
-                fprintf(stderr, "placementctl: unknown command '%s' (see placementctl --help)\n", c->verb);
+                ctl_error("placementctl: unknown command '%s' (see placementctl --help)", c->verb);
                 return EXIT_USAGE;
         }
         if (check_call(v, c, args, nargs) < 0)
@@ -497,9 +527,40 @@ static int dispatch(Ctl *c, char **args, unsigned nargs)
         return code;
 }
 
-static void error_write(bool lines, const char *fmt, va_list ap)
+/* The last error said, for --json (ctl_error()); whether a JSON document went to stdout. */
+static char *last_error;
+static bool json_printed;
+
+void ctl_print_json(const char *text)
 {
-        g_autofree char *text = g_strdup_vprintf(fmt, ap);
+        printf("%s\n", text);
+        json_printed = true;
+}
+
+/* With --json, a command that failed without printing JSON prints {"error": what it said last on
+ * stderr, "exit_code": code}: a script that reads stdout has one object whatever happened. */
+static void print_json_error(const char *verb, int code)
+{
+        g_autofree char *unsaid =
+            g_strdup_printf("placementctl%s%s: failed", verb ? " " : "", verb ? verb : "");
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+        g_autofree char *text = NULL, *safe = NULL;
+
+        json_builder_begin_object(b);
+        json_builder_set_member_name(b, "error");
+        json_builder_add_string_value(b, last_error ? last_error : unsaid);
+        json_builder_set_member_name(b, "exit_code");
+        json_builder_add_int_value(b, code);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        text = json_to_text(root, TRUE);
+        safe = text_json_safe(text); /* messages quote names: C1 controls and bidi marks escaped */
+        ctl_print_json(safe);
+}
+
+static void message_write(bool lines, const char *text)
+{
         g_auto(GStrv) parts = lines ? g_strsplit(text, "\n", -1) : NULL;
 
         if (!lines) {
@@ -511,6 +572,13 @@ static void error_write(bool lines, const char *fmt, va_list ap)
                 g_autofree char *safe = text_terminal_safe(*p);
                 fprintf(stderr, "%s\n", safe);
         }
+}
+
+static void error_write(bool lines, const char *fmt, va_list ap)
+{
+        g_free(last_error);
+        last_error = g_strdup_vprintf(fmt, ap);
+        message_write(lines, last_error);
 }
 
 void ctl_error(const char *fmt, ...)
@@ -531,6 +599,17 @@ void ctl_error_lines(const char *fmt, ...)
         va_end(ap);
 }
 
+void ctl_warning(const char *fmt, ...)
+{
+        g_autofree char *text = NULL;
+        va_list ap;
+
+        va_start(ap, fmt);
+        text = g_strdup_vprintf(fmt, ap);
+        va_end(ap);
+        message_write(false, text);
+}
+
 int ctl_arg_position(const Ctl *c, const char *arg)
 {
         for (int i = 0; i < c->argc; i++)
@@ -539,33 +618,55 @@ int ctl_arg_position(const Ctl *c, const char *arg)
         return c->argc;
 }
 
-int main(int argc, char **argv)
+/* Whether --json is on a command line whose options did not parse (it may come after the bad one). */
+static bool json_given(int argc, char **argv)
 {
-        g_autoptr(GPtrArray) domains = g_ptr_array_new();
-        g_autofree char **unpermuted = g_memdup2(argv, sizeof(char *) * (size_t)argc);
-        Ctl c = {.domains = domains, .argv = unpermuted, .argc = argc};
+        for (int i = 1; i < argc && strcmp(argv[i], "--"); i++)
+                if (!strcmp(argv[i], "--json"))
+                        return true;
+        return false;
+}
 
-        if (parse_options(argc, argv, &c) < 0)
+static int run(Ctl *c, int argc, char **argv)
+{
+        if (parse_options(argc, argv, c) < 0) {
+                c->json = c->json || json_given(argc, argv);
                 return EXIT_USAGE;
-        if (c.given & CTL_OPT(HELP)) {
+        }
+        if (c->given & CTL_OPT(HELP)) {
                 /* placementctl VERB --help: that command's usage; a name no command has is an error */
                 if (optind < argc && !usage_verb(stdout, argv[optind])) {
-                        fprintf(stderr, "placementctl: unknown command '%s' (see placementctl --help)\n",
-                                argv[optind]);
+                        ctl_error("placementctl: unknown command '%s' (see placementctl --help)",
+                                  argv[optind]);
                         return EXIT_USAGE;
                 }
                 if (optind >= argc)
                         usage(stdout);
                 return EXIT_OK;
         }
-        if (c.given & CTL_OPT(VERSION)) {
+        if (c->given & CTL_OPT(VERSION)) {
                 printf("placementctl %s\n", PLACEMENTD_VERSION);
                 return EXIT_OK;
         }
         if (optind >= argc) {
                 usage(stderr);
+                g_free(last_error);
+                last_error = g_strdup("placementctl: no command given (see placementctl --help)");
                 return EXIT_USAGE;
         }
-        c.verb = argv[optind];
-        return dispatch(&c, argv + optind + 1, (unsigned)(argc - optind - 1));
+        c->verb = argv[optind];
+        return dispatch(c, argv + optind + 1, (unsigned)(argc - optind - 1));
+}
+
+int main(int argc, char **argv)
+{
+        g_autoptr(GPtrArray) domains = g_ptr_array_new();
+        g_autofree char **unpermuted = g_memdup2(argv, sizeof(char *) * (size_t)argc);
+        Ctl c = {.domains = domains, .argv = unpermuted, .argc = argc};
+        int code = run(&c, argc, argv);
+
+        if (c.json && code != EXIT_OK && !json_printed)
+                print_json_error(c.verb, code);
+        g_clear_pointer(&last_error, g_free);
+        return code;
 }

@@ -73,8 +73,13 @@ int ctl_arg_position(const Ctl *c, const char *arg);
  * override in it escaped (text_terminal_safe()): the messages of placementctl quote files, the daemon
  * and libvirt, whose text must not drive the terminal. */
 void ctl_error(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
-/* As ctl_error(), keeping the newlines between the lines of a message of several (config errors). */
+/* As ctl_error(), keeping the newlines between the lines of a message of several (config errors). The
+ * last error either says is what --json prints of a command that fails ({"error", "exit_code"}). */
 void ctl_error_lines(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* As ctl_error(), for what does not make the command fail: --json does not print it. */
+void ctl_warning(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
+/* Prints one JSON document (text, already escaped) and a newline on stdout: --json's output. */
+void ctl_print_json(const char *text);
 
 typedef int (*VerbRun)(Ctl *c, char **args, unsigned nargs);
 

@@ -415,3 +415,39 @@ result "--json rebalance prints JSON, its report also line by line (rc $RC)" \
     "$([ $RC -eq 0 ] && python3 -c 'import json, sys
 r = json.load(open(sys.argv[1]))
 assert r["lines"] == [l for l in r["report"].split("\n") if l] and isinstance(r["moved"], int)' "$OUT" 2>"$ERR"; echo $?)"
+
+# --json: a command that fails prints one JSON object too, {"error", "exit_code"}, the error's text still
+# on stderr and the exit status as it was
+json_error() {
+    python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert set(d) == {"error", "exit_code"} and d["exit_code"] == int(sys.argv[3]), d
+assert d["error"] and d["error"] in open(sys.argv[2]).read(), d' "$OUT" "$ERR" "$1" 2>&1
+}
+run "$CTL" --bus-address="$ADDR" show nosuch --json
+result "--json show of no such domain: exit 4, the error as JSON on stdout and as text on stderr (rc $RC)" \
+    "$([ $RC -eq 4 ] && grep -q 'nosuch' "$ERR" && json_error 4 >&2; echo $?)"
+cp "$TMP/reserved.conf" "$TMP/reserved.conf.good"
+printf '[Placement]\nPolicy=compat # the old one\n' >"$TMP/reserved.conf"
+run "$CTL" --bus-address="$ADDR" --json reload
+result "--json reload of a configuration that does not load: exit 2 and the error as JSON (rc $RC)" \
+    "$([ $RC -eq 2 ] && grep -q 'comments go on a line of their own' "$ERR" && json_error 2 >&2; echo $?)"
+cp "$TMP/reserved.conf.good" "$TMP/reserved.conf"
+run "$CTL" --bus-address="$ADDR" --json reload
+result "--json reload of a good one prints {} (rc $RC)" "$([ $RC -eq 0 ] && [ "$(cat "$OUT")" = "{}" ]; echo $?)"
+bad=
+for call in "show --json" "--json bogus" "--json --bogus list" "--json list extra" "--json map --topology=$HOST222" \
+    "--json --vcpus=0 plan"; do
+    # shellcheck disable=SC2086 # each call is words
+    run "$CTL" --bus-address="$ADDR" $call
+    [ $RC -eq 2 ] && json_error 2 >/dev/null || bad="$bad [$call]"
+done
+run "$CTL" --bus-address="unix:path=$TMP/nothing-here" --json status
+[ $RC -eq 3 ] && json_error 3 >/dev/null || bad="$bad [status, no bus]"
+run "$CTL" --json plan --topology="$TMP/no-such.xml" a:1:1G
+[ $RC -eq 2 ] && json_error 2 >/dev/null || bad="$bad [offline plan, no topology]"
+result "--json usage errors, an unknown option, no bus, an offline failure: each one JSON object${bad:+ (not:$bad)}" \
+    "$([ -z "$bad" ]; echo $?)"
+run "$CTL" --bus-address="$ADDR" --json snippet nosuch
+result "--json snippet of no such domain: one JSON object, exit 4 (rc $RC)" \
+    "$([ $RC -eq 4 ] && json_error 4 >&2; echo $?)"
