@@ -333,14 +333,8 @@ static void reconcile(Manager *m, PlaceOrigin origin)
         for (unsigned i = 0; i < n; i++) {
                 char uuid[VIR_UUID_STRING_BUFLEN];
                 if (!g_hash_table_contains(m->decisions, virt_domain_uuid(doms[i], uuid)) &&
-                    placer_adopt(m, doms[i])) {
+                    placer_adopt(m, doms[i]))
                         g_hash_table_add(m->adopting, g_strdup(uuid));
-                        /* its I/O threads as they run, before anything is placed against it: one deleted
-                         * while placementd was away holds its CPUs no more (a periodic reconcile follows
-                         * them below) */
-                        if (origin != ORIGIN_RECONCILE)
-                                placer_follow_iothreads(m, doms[i], g_hash_table_lookup(m->decisions, uuid));
-                }
         }
         placer_say_adopted_clashes(m);
         g_clear_pointer(&m->adopting, g_hash_table_unref);
