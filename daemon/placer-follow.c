@@ -333,7 +333,10 @@ void placer_follow_sharing(Manager *m)
                 log_info("%s: overcommitted no more: the domains it shared cores with left", d->name);
                 placer_commit(m, d, g_steal_pointer(&plan));
                 healer_forget_request(m, d->uuid);
-                if (m->conn && m->config->apply && virt_conn_lookup_uuid(m->conn, d->uuid, &dom, NULL) == 0)
+                /* a held job (a wedged guest) is not waited for: the reconcile records it later */
+                if (m->conn && m->config->apply &&
+                    virt_conn_lookup_uuid(m->conn, d->uuid, &dom, NULL) == 0 &&
+                    placer_free_to_record(dom, d))
                         placer_write_record(m, dom, d);
                 if (m->cb.decision_changed) /* a signal, not a new decision: the counts stay */
                         m->cb.decision_changed(m, d, d->uuid, d->name, m->userdata);
