@@ -307,6 +307,19 @@ static void entry_movable(HealEntry *e)
         e->hd.fixed = false;
 }
 
+/* "node 1", "nodes 0-1": node indexes idx as their OS numbers. */
+static char *nodes_text(const Topology *t, const CpuSet *idx)
+{
+        g_autoptr(CpuSet) os = cpuset_new();
+        g_autofree char *list = NULL;
+
+        CPUSET_FOREACH (n, idx)
+                if ((unsigned)n < t->nnodes)
+                        cpuset_add(os, t->nodes[n].os_index);
+        list = cpuset_format(os);
+        return g_strdup_printf("%s %s", cpuset_count(os) == 1 ? "node" : "nodes", list);
+}
+
 /*
  * Applies one move, once the domain read now asks what it was planned with; says so in the log and in
  * the pass's report. False when it does not (gone, opted out, a constraint changed): what was read now is
@@ -322,7 +335,8 @@ static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
         g_autoptr(virDomain) dom = NULL;
         g_autoptr(PlacerRequest) now = read_request(m, e->key, &dom);
         const PlacerRequest *then = e->read->pr;
-        const Decision *after;
+        const Decision *before = g_hash_table_lookup(m->decisions, mv->key), *after;
+        g_autoptr(CpuSet) was = before && before->plan ? cpuset_copy(before->plan->nodes) : NULL;
         HealCooling *cooling;
         char a[32];
 
@@ -350,10 +364,13 @@ static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
         }
         size_format(mv->memory_moved, a, sizeof(a));
         if (pass->manual) {
-                unsigned nodes = after->plan ? cpuset_count(after->plan->nodes) : 0;
+                g_autofree char *where = after->plan ? nodes_text(m->topology, after->plan->nodes) : NULL;
+                bool stayed = was && after->plan && cpuset_equal(was, after->plan->nodes);
                 log_info("%s: rebalanced: %s; %s of memory changed nodes", name, mv->why, a);
-                g_string_append_printf(pass->report, "%s: moved to %u node%s: %s\n", shown, nodes,
-                                       nodes == 1 ? "" : "s", mv->why);
+                /* a re-pin inside its nodes is not a move to them */
+                g_string_append_printf(pass->report, "%s: %s %s: %s\n", shown,
+                                       stayed ? "re-pinned inside" : "moved to", where ? where : "no node",
+                                       mv->why);
         } else {
                 log_info("%s: healed without a request: %s; %s of memory changed nodes", name, mv->why, a);
                 g_string_append_printf(pass->report, "%s: moved: %s (%s of memory changed nodes)\n", shown,
@@ -547,8 +564,11 @@ unsigned manager_rebalance(Manager *m, unsigned max_moves, char **ret_report)
         if (!m->conn || !m->config->apply)
                 g_string_append(pass.report, !m->conn ? "not connected to libvirt: nothing moved"
                                                       : "advisory mode (Apply=no): nothing moved");
-        else
-                moved = manager_place_unplaceable(m, "rebalance", pass.report) + heal_pass(m, &pass);
+        else {
+                /* the domains placed now first: the pass plans the moves on the host they leave */
+                moved = manager_place_unplaceable(m, "rebalance", pass.report);
+                moved += heal_pass(m, &pass);
+        }
         if (!pass.report->len)
                 g_string_append(pass.report, "every domain already has its best placement: nothing moved\n");
         log_debug("Rebalance: %u move%s", moved, moved == 1 ? "" : "s");

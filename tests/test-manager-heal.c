@@ -621,7 +621,8 @@ START_TEST(test_rebalance_keeps_constraints)
         shared = shared_vcpus(m);
         moved = manager_rebalance(m, 4, &report);
         ck_assert_msg(moved == 1, "%s", report);
-        ck_assert_msg(strstr(report, "h-f\\x5c: moved to 1 node: "), "%s", report);
+        /* its node stays: a re-pin inside it, said so */
+        ck_assert_msg(strstr(report, "h-f\\x5c: re-pinned inside node 0: "), "%s", report);
         ck_assert_msg(!strstr(report, "h-k: moved"), "%s", report);
         ck_assert_uint_lt(shared_vcpus(m), shared);
         ck_assert(cpuset_equal(manager_lookup(m, "h-k")->plan->vcpu_pins[0], k_before->vcpu_pins[0]));
@@ -767,8 +768,9 @@ START_TEST(test_rebalance_undoes_idle_sharing)
         g_autofree char *report = NULL;
 
         ck_assert_uint_eq(manager_rebalance(m, 4, &report), 1);
-        ck_assert_msg(strstr(report, "h-c: moved") && strstr(report, "vCPUs shared a core, now 0"), "%s",
-                      report);
+        ck_assert_msg(strstr(report, "h-c: re-pinned inside node 0: ") &&
+                          strstr(report, "vCPUs shared a core, now 0"),
+                      "%s", report);
         ck_assert_uint_eq(shared_vcpus(m), 0);
         fixture_assert_live_pins(doms[3], manager_lookup(m, "h-c")->plan);
         unfill(m, doms);

@@ -1256,7 +1256,7 @@ START_TEST(test_rebalance_transient)
 
         moved = manager_rebalance(m, 4, &report);
         ck_assert_msg(moved == 1, "%s", report);
-        ck_assert_msg(strstr(report, "moved to 1 node"), "%s", report);
+        ck_assert_msg(strstr(report, "r-3: moved to node 1: "), "%s", report);
         core_usage(m, &shared, &idle);
         ck_assert_uint_eq(shared, 0);
         ck_assert_uint_eq(idle, 0);
