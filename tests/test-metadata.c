@@ -137,6 +137,53 @@ START_TEST(test_bad_records)
 }
 END_TEST
 
+/* A reason longer than a record may hold (guest cells, constraints and notes add up) is recorded cut to
+ * METADATA_MAX_REASON bytes at a character boundary: the record stays one a restart adopts. */
+START_TEST(test_long_reason_recorded_adoptable)
+{
+        g_autoptr(Topology) t = host();
+        g_autoptr(Plan) placed = plan_new("d", 2, 2 * GiB, t->nnodes), p = NULL;
+        g_autoptr(DomainSpec) s = NULL;
+        g_autofree char *meta = NULL, *xml = NULL, *error = NULL;
+        GString *reason = g_string_new(NULL);
+
+        while (reason->len < 3 * METADATA_MAX_REASON)
+                g_string_append(reason, "node 0: \u00e9 free cores; ");
+        placed->result = PLAN_PLACED;
+        placed->reason = g_string_free(reason, FALSE);
+        for (unsigned i = 0; i < 2; i++) {
+                placed->vcpu_pu[i] = (int)(2 * i);
+                cpuset_add(placed->vcpu_pins[i], 2 * i);
+                cpuset_add(placed->vcpu_pins[i], 2 * i + 1);
+        }
+        placed->node_memory[0] = 2 * GiB;
+        cpuset_add(placed->nodes, 0);
+        meta = metadata_format(t, placed, "placed", MEMORY_BINDING_APPLIED, NULL);
+        {
+                /* as libvirt stores it: under a prefix bound to placementd's namespace */
+                g_auto(GStrv) closing = g_strsplit(meta, "</", -1);
+                g_autofree char *a = g_strjoinv("</p:", closing);
+                g_auto(GStrv) opening = g_strsplit(a, "<", -1);
+                g_autofree char *b = g_strjoinv("<p:", opening);
+                g_autofree char *c = NULL;
+                g_auto(GStrv) fixed = g_strsplit(b, "<p:/p:", -1);
+                c = g_strjoinv("</p:", fixed);
+                xml = g_strdup_printf("<domain><name>d</name><vcpu>2</vcpu><memory unit='GiB'>2</memory>"
+                                      "<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS
+                                      "'%s</metadata></domain>",
+                                      c + strlen("<p:domain"));
+        }
+        ck_assert_int_eq(domain_xml_parse(xml, &s, NULL), 0);
+        ck_assert_msg(s->decision, "%s", s->decision_error ? s->decision_error : xml);
+        ck_assert_msg(
+            metadata_to_plan(t, s->decision, s->name, s->vcpus, s->vcpu_ids, s->memory, &p, &error) == 0,
+            "%s", error);
+        ck_assert_uint_le(strlen(p->reason), METADATA_MAX_REASON);
+        ck_assert(g_str_has_suffix(p->reason, "..."));
+        ck_assert(g_utf8_validate(p->reason, -1, NULL));
+}
+END_TEST
+
 START_TEST(test_iothreads_read_back)
 {
         /* metadata_format() records the I/O threads placementd pinned; the record comes back into the plan
@@ -265,6 +312,7 @@ static Suite *metadata_suite(void)
         tcase_add_test(tc, test_sparse_vcpu_ids);
         tcase_add_test(tc, test_bad_records);
         tcase_add_test(tc, test_pin_shapes_adopted);
+        tcase_add_test(tc, test_long_reason_recorded_adoptable);
         tcase_add_test(tc, test_iothreads_read_back);
         tcase_add_test(tc, test_bounded_text);
         tcase_add_test(tc, test_skipped_record);

@@ -11,12 +11,25 @@ static void append_set(GString *s, const char *name, const CpuSet *set)
         g_string_append_printf(s, " %s=\"%s\"", name, text);
 }
 
+/* The reason as recorded: at most METADATA_MAX_REASON bytes, which a restart adopts (a longer one would
+ * make the record unreadable), cut at a character boundary and marked with "..." when longer. */
+static char *reason_cut(const char *reason)
+{
+        const char *end;
+
+        if (strlen(reason) <= METADATA_MAX_REASON)
+                return g_strdup(reason);
+        end = g_utf8_find_prev_char(reason, reason + METADATA_MAX_REASON - 3 + 1);
+        return g_strdup_printf("%.*s...", (int)(end ? end - reason : 0), reason);
+}
+
 char *metadata_format(const Topology *t, const Plan *p, const char *result, MemoryBinding memory_binding,
                       const DomainSpec *spec)
 {
         GString *s = g_string_new("<domain");
         g_autoptr(CpuSet) nodes = cpuset_new();
-        g_autofree char *reason = g_markup_escape_text(p->reason ? p->reason : "", -1);
+        g_autofree char *cut = reason_cut(p->reason ? p->reason : "");
+        g_autofree char *reason = g_markup_escape_text(cut, -1);
 
         if (spec && spec->meta_skip)
                 g_string_append(s, " skip=\"yes\"");
