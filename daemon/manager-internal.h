@@ -96,6 +96,13 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
  * more is placed as it runs, its reason saying why, its record written again.
  */
 void placer_follow_sharing(Manager *m);
+/*
+ * After placementd's metadata of dom changed: a domain placementd places that now opts out with
+ * <placementd:domain skip='yes'/> (virsh metadata, live or in its definition) is placed no more (skipped,
+ * its pins counted as they run), and one skipped for that opt-out that no longer has it is placed.
+ * True when it did either.
+ */
+bool placer_follow_opt_out(Manager *m, virDomainPtr dom);
 /* Whether a domain found running without a record will be counted as it runs, not placed: it opts out,
  * or someone else pinned its vCPUs. reconcile() takes those first, so no domain placed anew takes their
  * cores. */

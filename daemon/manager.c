@@ -270,6 +270,9 @@ static void on_metadata(virDomainPtr dom, int type, const char *nsuri, void *opa
                 return;
         log_debug("%s: placementd's metadata changed", virt_domain_name(dom));
         healer_forget_request(m, virt_domain_uuid(dom, uuid));
+        /* an opt-out written (or removed) while it runs is the user's word now, not at its next start */
+        if (m->conn)
+                placer_follow_opt_out(m, dom);
 }
 
 static void reconcile(Manager *m, PlaceOrigin origin)

@@ -290,6 +290,30 @@ static bool emulator_hold_changed(const Manager *m, const DomainSpec *user, cons
         return holds_more(alone->held_pus, old->held_pus) || holds_more(old->held_pus, all->held_pus);
 }
 
+bool placer_follow_opt_out(Manager *m, virDomainPtr dom)
+{
+        static const char skip_reason[] = "opted out with <placementd:domain skip='yes'/>";
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
+        g_autoptr(DomainSpec) live = NULL;
+        g_autoptr(DomainSpec) user = NULL;
+        bool skipped_for_it;
+
+        if (!d || virt_domain_read_spec(dom, false, &live, NULL) < 0 ||
+            !(user = placer_user_spec(dom, live)))
+                return false;
+        skipped_for_it =
+            d->result == DECISION_SKIPPED && d->reason && g_str_has_prefix(d->reason, skip_reason);
+        if (user->meta_skip == (d->result == DECISION_SKIPPED) || (!user->meta_skip && !skipped_for_it))
+                return false;
+        log_info("%s: %s while it runs: %s", d->name,
+                 user->meta_skip ? "opted out with <placementd:domain skip='yes'/>"
+                                 : "its opt-out was removed",
+                 user->meta_skip ? "no longer placed, its pins stay as they run" : "placing it");
+        placer_place(m, dom, ORIGIN_REPLACE, 0);
+        return true;
+}
+
 /* Whether a vCPU of plan shares its core (its PU under compat, which fills siblings by design) with another
  * vCPU, its own or another domain's, as the ledger counts them now. */
 static bool still_shares(const Manager *m, const Plan *plan)

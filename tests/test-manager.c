@@ -1906,6 +1906,61 @@ START_TEST(test_reconcile_before_start_event)
 }
 END_TEST
 
+/* Runs the loop until name's decision has result want (up to 3 s). */
+static bool spin_result(Manager *m, const char *name, DecisionResult want)
+{
+        for (unsigned i = 0; i < 3000; i++) {
+                const Decision *d = manager_lookup(m, name);
+                if (d && d->result == want)
+                        return true;
+                spin(NULL, NULL, 1);
+        }
+        return false;
+}
+
+/* Opted out while it runs (virsh metadata, as an operator does): skipped at once, its pins counted as they
+ * run, not at its next start. A transient domain's live opt-out counts; a persistent domain's definition
+ * says, and its opt-out removed there, it is placed again. */
+START_TEST(test_opt_out_while_running_followed)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr live = start_domain("o-live", 1, NULL);
+        g_autofree char *xml =
+            g_strdup_printf("<domain type='test'><name>o-cfg</name><memory unit='MiB'>512</memory>"
+                            "<vcpu>1</vcpu><os><type>hvm</type></os></domain>");
+        virDomainPtr cfg = virDomainDefineXML(conn, xml);
+        const Decision *d;
+
+        ck_assert(spin_result(m, "o-live", DECISION_PLACED));
+        ck_assert_int_eq(virDomainSetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT, "<domain skip='yes'/>",
+                                              "placementd", PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+        ck_assert(spin_result(m, "o-live", DECISION_SKIPPED));
+        d = manager_lookup(m, "o-live");
+        ck_assert_msg(g_str_has_prefix(d->reason, "opted out"), "%s", d->reason);
+
+        ck_assert_ptr_nonnull(cfg);
+        ck_assert_int_eq(virDomainCreate(cfg), 0);
+        ck_assert(spin_result(m, "o-cfg", DECISION_PLACED));
+        ck_assert_int_eq(virDomainSetMetadata(cfg, VIR_DOMAIN_METADATA_ELEMENT, "<domain skip='yes'/>",
+                                              "placementd", PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_CONFIG),
+                         0);
+        ck_assert(spin_result(m, "o-cfg", DECISION_SKIPPED));
+        ck_assert_int_eq(virDomainSetMetadata(cfg, VIR_DOMAIN_METADATA_ELEMENT, NULL, NULL, PLACEMENTD_XMLNS,
+                                              VIR_DOMAIN_AFFECT_CONFIG),
+                         0);
+        ck_assert(spin_result(m, "o-cfg", DECISION_PLACED));
+        d = manager_lookup(m, "o-cfg");
+        ck_assert_msg(!g_str_has_prefix(d->reason, "opted out"), "%s", d->reason);
+        virDomainDestroy(live);
+        virDomainFree(live);
+        virDomainDestroy(cfg);
+        virDomainUndefine(cfg);
+        virDomainFree(cfg);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_opt_out_beats_record)
 {
         /* a definition made from live XML carries placementd's record and pins; the user then opts it
@@ -2013,6 +2068,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_restart_leaves_newly_reserved_cpus);
         tcase_add_test(tc, test_reload_moves_iothreads_off_reserved_cpus);
         tcase_add_test(tc, test_reload_places_unplaceable);
+        tcase_add_test(tc, test_opt_out_while_running_followed);
         tcase_add_test(tc, test_unplaceable_after_restart_counts_live_pins);
         tcase_add_test(tc, test_reload_applies_to_running_domains);
         tcase_add_test(tc, test_uri_shown_without_user_or_query);
