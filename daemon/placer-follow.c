@@ -315,14 +315,20 @@ bool placer_follow_opt_out(Manager *m, virDomainPtr dom)
 }
 
 /* Whether a vCPU of plan shares its core (its PU under compat, which fills siblings by design) with another
- * vCPU, its own or another domain's, as the ledger counts them now. */
+ * vCPU, its own or another domain's, or with a CPU held for another domain's emulator or I/O threads, as
+ * the ledger counts them now. */
 static bool still_shares(const Manager *m, const Plan *plan)
 {
         for (unsigned i = 0; i < plan->nvcpus; i++) {
                 int pu = plan->vcpu_pu[i];
-                if (pu >= 0 && (plan->policy == POLICY_COMPAT
-                                    ? ledger_pu_load(m->ledger, (unsigned)pu) > 1
-                                    : ledger_core_load(m->ledger, m->topology->pus[pu].core) > 1))
+                unsigned core;
+                if (pu < 0)
+                        continue;
+                core = m->topology->pus[pu].core;
+                if (plan->policy == POLICY_COMPAT
+                        ? ledger_pu_load(m->ledger, (unsigned)pu) > 1 ||
+                              ledger_pu_held(m->ledger, (unsigned)pu)
+                        : ledger_core_load(m->ledger, core) > 1 || ledger_core_held(m->ledger, core))
                         return true;
         }
         return false;

@@ -558,6 +558,41 @@ START_TEST(test_overcommitted_no_more_after_departures)
 }
 END_TEST
 
+/* An overcommitted domain beside another domain's isolated emulator CPU (held) still shares that core
+ * when the domain that shared its other core leaves: it stays overcommitted. */
+START_TEST(test_beside_held_emulator_stays_overcommitted)
+{
+        Manager *m = fixture_manager_new(base, "synthetic:pack:1 numa:1(memory=16GiB) core:2 pu:2",
+                                         "[Placement]\nHeal=no\n");
+        virDomainPtr iso = virDomainCreateXML(
+            conn,
+            "<domain type='test'><name>h-iso</name><memory unit='MiB'>512</memory><vcpu>1</vcpu>"
+            "<cputune><vcpupin vcpu='0' cpuset='0'/><emulatorpin cpuset='2'/></cputune>"
+            "<os><type>hvm</type></os></domain>",
+            0);
+        virDomainPtr b, x;
+        const Decision *d;
+        int pu;
+
+        ck_assert(iso && spin_until(m, "h-iso", true));
+        b = start(m, "h-b", 1);
+        x = start(m, "h-x", 1);
+        d = manager_lookup(m, "h-b");
+
+        ck_assert_int_eq(d->result, DECISION_OVERCOMMITTED);
+        pu = d->plan->vcpu_pu[0];
+        ck_assert_msg(manager_topology(m)->pus[pu].core == 1, "%s", d->reason);
+        stop(m, x);
+        spin(20);
+        d = manager_lookup(m, "h-b");
+        ck_assert_msg(d->result == DECISION_OVERCOMMITTED, "%s", d->reason);
+        stop(m, b);
+        stop(m, iso);
+        manager_free(m);
+        spin(20);
+}
+END_TEST
+
 START_TEST(test_heal_off)
 {
         Manager *m = new_manager("[Placement]\nHeal=no\nHealInterval=1\n");
@@ -1048,6 +1083,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_moved_looked_at_again);
         tcase_add_test(tc, test_heal_off);
         tcase_add_test(tc, test_overcommitted_no_more_after_departures);
+        tcase_add_test(tc, test_beside_held_emulator_stays_overcommitted);
         tcase_add_test(tc, test_departure_places_unplaceable);
         tcase_add_test(tc, test_start_up_heals_nothing);
         tcase_add_test(tc, test_warmup_from_start_event);
