@@ -19,6 +19,7 @@
 #include <math.h>
 #include <time.h>
 
+#include "decision-json.h"
 #include "heal.h"
 #include "log.h"
 #include "manager-internal.h"
@@ -310,13 +311,9 @@ static void entry_movable(HealEntry *e)
 /* "node 1", "nodes 0-1": node indexes idx as their OS numbers. */
 static char *nodes_text(const Topology *t, const CpuSet *idx)
 {
-        g_autoptr(CpuSet) os = cpuset_new();
-        g_autofree char *list = NULL;
+        g_autoptr(CpuSet) os = topology_nodes_to_os(t, idx);
+        g_autofree char *list = cpuset_format(os);
 
-        CPUSET_FOREACH (n, idx)
-                if ((unsigned)n < t->nnodes)
-                        cpuset_add(os, t->nodes[n].os_index);
-        list = cpuset_format(os);
         return g_strdup_printf("%s %s", cpuset_count(os) == 1 ? "node" : "nodes", list);
 }
 
