@@ -106,15 +106,6 @@ const CpuSet *placer_hand_emulator_said(Manager *m, virDomainPtr dom, DomainSpec
         return pin;
 }
 
-/* The cpuset pins (IothreadPin, NULL: none) give I/O thread id, or NULL when they give it none. */
-static const CpuSet *iothreadpin_of(const GArray *pins, unsigned id)
-{
-        for (unsigned i = 0; pins && i < pins->len; i++)
-                if (g_array_index(pins, IothreadPin, i).id == id)
-                        return g_array_index(pins, IothreadPin, i).cpus;
-        return NULL;
-}
-
 /* Which of the definition's own <iothreadpin>s hold their CPUs (hold_thread_cpus()). */
 typedef enum { IOTHREADS_NONE, IOTHREADS_RUNNING, IOTHREADS_ALL } IothreadHolds;
 
@@ -134,7 +125,7 @@ static void hold_thread_cpus(const Manager *m, const DomainSpec *user, const Dom
 
         for (unsigned i = 0; user->iothreadpin_cpus && i < user->iothreadpin_cpus->len; i++) {
                 const IothreadPin *own = &g_array_index(user->iothreadpin_cpus, IothreadPin, i);
-                const CpuSet *now = iothreadpin_of(live->iothreadpin_cpus, own->id);
+                const CpuSet *now = domain_spec_iothreadpin(live->iothreadpin_cpus, own->id);
 
                 if (iothreads != IOTHREADS_NONE && user->iothreadpins &&
                     cpuset_has(user->iothreadpins, own->id) &&

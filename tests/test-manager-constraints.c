@@ -455,6 +455,33 @@ START_TEST(test_iothreadpin_hold_follows_thread)
 }
 END_TEST
 
+START_TEST(test_iothreadpin_hold_gone_after_replace)
+{
+        /* a re-placement after an I/O thread was deleted live plans from what runs: the deleted thread's
+         * <iothreadpin> CPU is not held again, nor avoided by the vCPUs */
+        Manager *m = new_manager();
+        virDomainPtr dom = start("c-ihr", 1, NULL, IOTHREAD1_ON_7);
+        unsigned pu7 = pu_of(m, 7);
+        g_autofree char *error = NULL;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-ihr"));
+        ck_assert(cpuset_has(manager_lookup(m, "c-ihr")->plan->held_pus, pu7));
+        ck_assert_int_eq(virDomainDelIOThread(dom, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        ck_assert(cpuset_is_empty(manager_lookup(m, "c-ihr")->plan->held_pus));
+        ck_assert_msg(manager_replace(m, "c-ihr", &error) == 0, "%s", error);
+        d = manager_lookup(m, "c-ihr");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert(cpuset_is_empty(d->plan->held_pus));
+        ck_assert_uint_eq(ledger_pu_held(manager_ledger(m), pu7), 0);
+        manager_reconcile(m); /* and the next reconcile finds nothing to follow */
+        ck_assert(cpuset_is_empty(manager_lookup(m, "c-ihr")->plan->held_pus));
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_iothreadpin_hold_beside_user_emulatorpin)
 {
         /* the user's emulator pin holds its CPU all along: following the I/O thread deleted live drops
@@ -831,6 +858,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_iothreads_pinned_user_pin_stands);
         tcase_add_test(tc, test_own_iothread_pins_without_snapshot);
         tcase_add_test(tc, test_iothreadpin_hold_follows_thread);
+        tcase_add_test(tc, test_iothreadpin_hold_gone_after_replace);
         tcase_add_test(tc, test_iothreadpin_hold_beside_user_emulatorpin);
         tcase_add_test(tc, test_iothreadpin_hold_gone_across_restart);
         tcase_add_test(tc, test_own_emulator_pin_without_snapshot);

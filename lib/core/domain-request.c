@@ -83,6 +83,34 @@ void request_shape_clear(RequestShape *shape)
                 cpuset_free(shape->vcpu_caches[i]);
         g_clear_pointer(&shape->vcpu_caches, g_free);
         shape->nvcpu_caches = 0;
+        g_clear_pointer(&shape->iothread_cpus, g_array_unref);
+}
+
+const CpuSet *domain_spec_iothreadpin(const GArray *pins, unsigned id)
+{
+        for (unsigned i = 0; pins && i < pins->len; i++)
+                if (g_array_index(pins, IothreadPin, i).id == id)
+                        return g_array_index(pins, IothreadPin, i).cpus;
+        return NULL;
+}
+
+/* req->iothread_cpus cut to the pins the running guest has as they are (a definition's <iothreadpin>
+ * whose I/O thread was deleted live, or pinned elsewhere since, holds nothing). */
+static void request_iothreads(const DomainSpec *live, PlacementRequest *req, RequestShape *shape)
+{
+        const GArray *pins = req->iothread_cpus;
+
+        if (!pins || pins == live->iothreadpin_cpus)
+                return;
+        shape->iothread_cpus = g_array_new(FALSE, FALSE, sizeof(IothreadPin));
+        for (unsigned i = 0; i < pins->len; i++) {
+                const IothreadPin *own = &g_array_index(pins, IothreadPin, i);
+                const CpuSet *now = domain_spec_iothreadpin(live->iothreadpin_cpus, own->id);
+
+                if (now && cpuset_equal(now, own->cpus))
+                        g_array_append_val(shape->iothread_cpus, *own);
+        }
+        req->iothread_cpus = shape->iothread_cpus;
 }
 
 /* The CPUs under the caches the domain's resctrl allocations reserve for each vCPU into shape and req:
@@ -161,6 +189,7 @@ void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRe
         }
         request_devices(live, t, req, shape);
         request_caches(live, t, req, shape);
+        request_iothreads(live, req, shape);
         if (!live->cells || live->cells->len == 0)
                 return;
         shape->cells = g_new0(PlacementCell, live->cells->len);

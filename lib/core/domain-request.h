@@ -38,6 +38,7 @@ typedef struct RequestShape {
         CpuSet *caches;       /* req->cache_cpus, NULL unless every vCPU has reserved caches */
         CpuSet **vcpu_caches; /* req->vcpu_cache_cpus ([nvcpu_caches]), NULL when no vCPU has any */
         unsigned nvcpu_caches;
+        GArray *iothread_cpus; /* req->iothread_cpus (IothreadPin, borrowed pins), NULL when it is left */
 } RequestShape;
 void request_shape_clear(RequestShape *shape);
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RequestShape, request_shape_clear)
@@ -48,9 +49,14 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RequestShape, request_shape_clear)
  * the nodes local to the host PCI devices it passes through (those t knows a locality of), and the CPUs
  * under the caches its <cachetune>/<memorytune> reserve for each vCPU (those t knows by id; libvirt
  * starts no domain naming another; inside its <vcpu cpuset>, which libvirt applies whatever the
- * reservation: a vCPU whose caches lie wholly outside it has none).
+ * reservation: a vCPU whose caches lie wholly outside it has none). The definition's <iothreadpin>s
+ * (req->iothread_cpus) are cut to those whose I/O thread runs with that pin: one deleted live, or pinned
+ * elsewhere since, holds no CPU.
  * req points into shape, which the caller clears.
  */
+/* The cpuset pins (IothreadPin, NULL: none) give I/O thread id, or NULL when they give it none. */
+const CpuSet *domain_spec_iothreadpin(const GArray *pins, unsigned id);
+
 void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRequest *req,
                           RequestShape *shape);
 
