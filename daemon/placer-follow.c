@@ -281,6 +281,24 @@ static bool emulator_hold_changed(const Manager *m, const DomainSpec *user, cons
         return holds_more(alone->held_pus, old->held_pus) || holds_more(old->held_pus, all->held_pus);
 }
 
+/*
+ * A transient domain's opt-out removed by the owner's write of placementd's element, which replaced the
+ * record of its user's definition (the only one it has): placementd's last record of this run before the
+ * opt-out (d) is written back first, so that the definition, pins and emulator pin it recorded read as
+ * they did (the user's and its own) and the domain is placed as before, not taken as pinned by its
+ * definition.
+ */
+static void restore_record(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *live)
+{
+        g_autofree char *error = NULL;
+
+        if (!d->record || live->definition || live->decision || virt_domain_is_persistent(dom) ||
+            !m->config->apply)
+                return;
+        if (virt_domain_set_metadata(dom, d->record, &error) < 0)
+                log_warning("%s: %s", d->name, error);
+}
+
 bool placer_follow_opt_out(Manager *m, virDomainPtr dom)
 {
         static const char skip_reason[] = "opted out with <placementd:domain skip='yes'/>";
@@ -301,6 +319,8 @@ bool placer_follow_opt_out(Manager *m, virDomainPtr dom)
                  user->meta_skip ? "opted out with <placementd:domain skip='yes'/>"
                                  : "its opt-out was removed",
                  user->meta_skip ? "no longer placed, its pins stay as they run" : "placing it");
+        if (!user->meta_skip)
+                restore_record(m, dom, (Decision *)d, live);
         placer_place(m, dom, ORIGIN_REPLACE, 0);
         return true;
 }

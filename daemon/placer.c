@@ -80,7 +80,13 @@ void placer_commit(Manager *m, Decision *d, Plan *plan)
 /* Stores d (taking it), committing plan (taken, may be NULL) to the ledger under its UUID. */
 Decision *placer_record(Manager *m, Decision *d, Plan *plan)
 {
+        Decision *old = g_hash_table_lookup(m->decisions, d->uuid);
+
         healer_forget_request(m, d->uuid); /* what heal read was asked of the old decision */
+        /* placementd's last record of this run stands until it writes another */
+        if (old && old != d && !d->record &&
+            (!old->domain_id || !d->domain_id || old->domain_id == d->domain_id))
+                d->record = g_steal_pointer(&old->record);
         placer_commit(m, d, plan);
         d->decided_usec = (int64_t)now_usec(CLOCK_REALTIME);
         g_hash_table_replace(m->decisions, d->uuid, d);
@@ -215,6 +221,10 @@ void placer_write_metadata(Manager *m, virDomainPtr dom, Decision *d, const Doma
         d->unrecorded = virt_domain_set_metadata(dom, xml, &error) < 0;
         if (d->unrecorded)
                 log_warning("%s: %s; the next reconcile records it again", d->name, error);
+        else if (user && !user->meta_skip) {
+                g_free(d->record);
+                d->record = g_steal_pointer(&xml);
+        }
 }
 
 /* Whether dom's job is free for a metadata write that nothing before it looked at (after an apply or an

@@ -1938,6 +1938,14 @@ START_TEST(test_opt_out_while_running_followed)
         ck_assert(spin_result(m, "o-live", DECISION_SKIPPED));
         d = manager_lookup(m, "o-live");
         ck_assert_msg(g_str_has_prefix(d->reason, "opted out"), "%s", d->reason);
+        /* the owner's opt-in replaces placementd's whole element, its record of the definition too: the
+         * pins placementd made before the opt-out are still its own, not the definition's */
+        ck_assert_int_eq(virDomainSetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT, "<domain skip='no'/>",
+                                              "placementd", PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+        ck_assert(spin_result(m, "o-live", DECISION_PLACED));
+        d = manager_lookup(m, "o-live");
+        ck_assert_msg(!g_str_has_prefix(d->reason, "opted out"), "%s", d->reason);
 
         ck_assert_ptr_nonnull(cfg);
         ck_assert_int_eq(virDomainCreate(cfg), 0);

@@ -24,6 +24,7 @@ void decision_free(Decision *d)
         plan_free(d->advice);
         g_free(d->reason);
         g_free(d->apply_error);
+        g_free(d->record);
         g_free(d);
 }
 

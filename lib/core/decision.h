@@ -54,6 +54,9 @@ typedef struct Decision {
                                same UUID is a new run (stopped and started again) */
         unsigned vcpus;     /* the domain's online vCPUs and memory, for a decision without a plan (a */
         uint64_t memory;    /* domain skipped without pins): what its JSON object says */
+        char *record;       /* the metadata placementd last wrote for this run while it placed the domain
+                               (not opted out), NULL when none: a transient domain's only record of its
+                               user's definition, which an owner's write of the element replaces */
 } Decision;
 
 Decision *decision_new(const char *uuid, const char *name);
