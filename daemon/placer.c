@@ -426,24 +426,45 @@ static Decision *found_running(Manager *m, virDomainPtr dom, const char *uuid, c
                                const PlacementRequest *req, const PlacementParams *params,
                                PlaceOrigin origin)
 {
+        const MetaDecision *md = live->decision;
         CpuSet **pins;
         Plan *occupied;
+        Decision *d;
 
-        if ((origin != ORIGIN_RUNNING_AT_START && origin != ORIGIN_RECONCILE) || live->decision_error ||
-            (live->decision && !recorded_pins_changed_by_hand(m, dom, live)))
+        /* started (restored, a managed save resumed) from XML carrying its record with pins edited since:
+         * as when found running */
+        if ((origin != ORIGIN_RUNNING_AT_START && origin != ORIGIN_RECONCILE &&
+             (origin != ORIGIN_STARTED || !md)) ||
+            live->decision_error || (md && !recorded_pins_changed_by_hand(m, dom, live)))
                 return NULL;
         pins = placer_hand_pins(m, dom, live, req->allowed_cpus);
         if (pins) {
                 occupied = policy_adopt(m->topology, m->ledger, req, pins, params);
                 virt_pins_free(pins, live->vcpus);
-                return skip(
-                    m, uuid, live,
-                    !live->decision ? "already pinned when placementd found it; pins adopted as they are"
-                    : g_strcmp0(live->decision->result, decision_result_to_string(DECISION_SKIPPED)) == 0
-                        ? "pinned by hand again since its record; pins adopted as they are"
-                        : "its vCPUs were pinned by someone else since its record; pins adopted as "
-                          "they are, placementd does not fight them",
-                    occupied);
+                /* what placementd applied before still stands (the emulator pin, unless someone else
+                 * pinned it since: the request's then; its I/O threads; its memory binding) */
+                if (md && md->emulator && !req->emulator_cpus)
+                        cpuset_union(occupied->emulator_pin, md->emulator);
+                if (md && md->iothreads && md->iothread_pin) {
+                        cpuset_union(occupied->iothreads, md->iothreads);
+                        cpuset_union(occupied->iothread_pin, md->iothread_pin);
+                }
+                d = skip(m, uuid, live,
+                         !md ? "already pinned when placementd found it; pins adopted as they are"
+                         : g_strcmp0(md->result, decision_result_to_string(DECISION_SKIPPED)) == 0
+                             ? "pinned by hand again since its record; pins adopted as they are"
+                             : "its vCPUs were pinned by someone else since its record; pins adopted as "
+                               "they are, placementd does not fight them",
+                         occupied);
+                if (md) {
+                        int binding = memory_binding_from_string(md->memory_binding);
+                        d->memory_binding = binding < 0 ? MEMORY_BINDING_NONE : (MemoryBinding)binding;
+                        /* its record says so, as a hand pin seen while placementd runs is recorded
+                         * (Apply=no writes nothing into a domain) */
+                        if (m->config->apply && placer_free_to_record(dom, d))
+                                placer_write_record(m, dom, d);
+                }
+                return d;
         }
         if (origin == ORIGIN_RUNNING_AT_START && !m->config->place_running && !live->decision) {
                 occupied = bound_memory_plan(m, req, params);

@@ -532,6 +532,97 @@ START_TEST(test_pinned_by_hand_while_down)
 }
 END_TEST
 
+/* The domain's record (placementd's metadata) of it, live. */
+static char *record_of(virDomainPtr dom)
+{
+        return virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS,
+                                    VIR_DOMAIN_AFFECT_LIVE);
+}
+
+START_TEST(test_hand_pins_while_down_recorded)
+{
+        /* the skip a restart makes of a vCPU pinned by hand while placementd was down is recorded in the
+         * domain, as a running daemon records it (a stale "placed" record would be adopted as placementd's
+         * own once the pins happen to match it again), and the emulator pin placementd applied before
+         * still stands as its own */
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr dom = start_xml("r-rec", "<vcpu>1</vcpu>");
+        g_autoptr(CpuSet) emulator = NULL;
+        g_autofree char *record = NULL, *cpu = NULL;
+        const Decision *d;
+        unsigned hand;
+
+        ck_assert(spin_known(m, "r-rec", 3000));
+        d = manager_lookup(m, "r-rec");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        emulator = cpuset_copy(d->plan->emulator_pin);
+        ck_assert(!cpuset_is_empty(emulator));
+        hand = cpu_off(d->plan->vcpu_pins[0], -1);
+        free_manager(m);
+
+        pin(dom, 0, hand);
+        m = fixture_manager_new(base, TOPOLOGY, NULL);
+        ck_assert(spin_known(m, "r-rec", 3000));
+        d = manager_lookup(m, "r-rec");
+        ck_assert_msg(d->result == DECISION_SKIPPED && d->pinned_by_hand, "%s", d->reason);
+        ck_assert_msg(cpuset_equal(d->plan->emulator_pin, emulator),
+                      "the emulator pin applied before is lost");
+        record = record_of(dom);
+        cpu = g_strdup_printf("cpu=\"%u\"", hand);
+        ck_assert_msg(record && strstr(record, "result=\"skipped\"") && strstr(record, cpu), "%s", record);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_started_with_edited_pins)
+{
+        /* a domain started (restored) from XML carrying its record, with a vCPU pin edited since (virsh
+         * restore --xml, managedsave-define): the pin is someone else's, as a restart takes it, not
+         * undone by a new placement */
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr dom = start_xml("r-edit", "<vcpu>1</vcpu>");
+        g_autofree char *xml = NULL, *was = NULL, *now = NULL, *record = NULL, *cpu = NULL;
+        g_autoptr(GString) edited = NULL;
+        const Decision *d;
+        unsigned hand;
+
+        ck_assert(spin_known(m, "r-edit", 3000));
+        d = manager_lookup(m, "r-edit");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert_uint_eq(cpuset_count(d->plan->vcpu_pins[0]), 2);
+        hand = cpu_off(d->plan->vcpu_pins[0], -1);
+        xml = virDomainGetXMLDesc(dom, 0);
+        ck_assert_ptr_nonnull(xml);
+        {
+                g_autofree char *pins = cpuset_format(d->plan->vcpu_pins[0]);
+                was = g_strdup_printf("<vcpupin vcpu='0' cpuset='%s'/>", pins);
+        }
+        now = g_strdup_printf("<vcpupin vcpu='0' cpuset='%u'/>", hand);
+        ck_assert_msg(strstr(xml, was), "%s", xml);
+        edited = g_string_new(xml);
+        g_string_replace(edited, was, now, 1);
+        stop(dom);
+        for (unsigned i = 0; i < 3000 && manager_lookup(m, "r-edit"); i++)
+                fixture_spin_known(base, m, NULL, 1);
+        ck_assert(!manager_lookup(m, "r-edit"));
+
+        dom = virDomainCreateXML(conn, edited->str, 0);
+        ck_assert_ptr_nonnull(dom);
+        ck_assert(spin_known(m, "r-edit", 3000));
+        d = manager_lookup(m, "r-edit");
+        ck_assert_msg(d->result == DECISION_SKIPPED && cpuset_count(d->plan->vcpu_pins[0]) == 1 &&
+                          cpuset_has(d->plan->vcpu_pins[0], hand),
+                      "%s", d->reason);
+        fixture_assert_live_pins(dom, d->plan);
+        record = record_of(dom);
+        cpu = g_strdup_printf("cpu=\"%u\"", hand);
+        ck_assert_msg(record && strstr(record, "result=\"skipped\"") && strstr(record, cpu), "%s", record);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* Only the emulator pinned by hand while placementd was down, on a host where its record had the emulator
  * share the domain's own cores: the record is adopted, and its reason says where the emulator runs now, not
  * where placementd had it. */
@@ -590,6 +681,8 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_compat_record_beside_fifo);
         tcase_add_test(tc, test_recreated_from_edited_live_xml);
         tcase_add_test(tc, test_pinned_by_hand_while_down);
+        tcase_add_test(tc, test_hand_pins_while_down_recorded);
+        tcase_add_test(tc, test_started_with_edited_pins);
         tcase_add_test(tc, test_emulator_pinned_while_down_reason);
         suite_add_tcase(s, tc);
         return s;
