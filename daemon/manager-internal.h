@@ -9,6 +9,10 @@
 #include "manager.h"
 #include "virt-conn.h"
 
+/* How long after a change of placementd's metadata the domain's opt-out is read (on_metadata()): the
+ * changes of that time are read once. */
+#define MANAGER_METADATA_FOLLOW_MSEC 200
+
 typedef enum PlaceOrigin {
         ORIGIN_STARTED,          /* booted, restored, from snapshot, woken up */
         ORIGIN_MIGRATED,         /* arrived by migration: carries the source host's pins */
@@ -64,7 +68,12 @@ struct Manager {
             heal_read_max_age_usec; /* a read older than this is read again (HEAL_REQUEST_MAX_AGE_SEC) */
         struct event *held_ev;      /* looks at domains whose job libvirt held again (held.c) */
         struct event *sharing_ev;   /* after a departure: overcommitted domains that share no more */
-        GHashTable *interrupted;    /* uuid -> Plan*: applies the lost connection cut off (interrupted.c) */
+        /* placementd's metadata changed: the domains (uuid set) whose opt-out is read again when
+         * metadata_ev fires, once each however many changes came (MANAGER_METADATA_FOLLOW_MSEC) */
+        GHashTable *metadata_changed;
+        struct event *metadata_ev;
+        uint64_t metadata_follows; /* domains read so, since the start */
+        GHashTable *interrupted;   /* uuid -> Plan*: applies the lost connection cut off (interrupted.c) */
 };
 
 /* manager.c */

@@ -270,9 +270,34 @@ static void on_metadata(virDomainPtr dom, int type, const char *nsuri, void *opa
                 return;
         log_debug("%s: placementd's metadata changed", virt_domain_name(dom));
         healer_forget_request(m, virt_domain_uuid(dom, uuid));
-        /* an opt-out written (or removed) while it runs is the user's word now, not at its next start */
-        if (m->conn)
+        /* an opt-out written (or removed) while it runs is the user's word now, not at its next start;
+         * read once for a burst of writes (its owner may write the element in a loop, and placementd's
+         * own records come here too): each read is the domain's whole XML */
+        g_hash_table_add(m->metadata_changed, g_strdup(uuid));
+        if (!evtimer_pending(m->metadata_ev, NULL)) {
+                struct timeval due = {0, MANAGER_METADATA_FOLLOW_MSEC * 1000};
+                evtimer_add(m->metadata_ev, &due);
+        }
+}
+
+static void on_metadata_due(evutil_socket_t fd, short what, void *arg)
+{
+        Manager *m = arg;
+        g_autoptr(GHashTable) changed = g_steal_pointer(&m->metadata_changed);
+        GHashTableIter it;
+        const char *uuid;
+
+        (void)fd;
+        (void)what;
+        m->metadata_changed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        g_hash_table_iter_init(&it, changed);
+        while (m->conn && g_hash_table_iter_next(&it, (gpointer *)&uuid, NULL)) {
+                g_autoptr(virDomain) dom = NULL;
+                if (virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0)
+                        continue; /* gone: its lifecycle event says so */
+                m->metadata_follows++;
                 placer_follow_opt_out(m, dom);
+        }
 }
 
 static void reconcile(Manager *m, PlaceOrigin origin)
@@ -606,6 +631,8 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->reconcile_ev = event_new(base, -1, EV_PERSIST, on_reconcile, m);
         m->connect_slow_ev = evtimer_new(base, on_connect_slow, m);
         m->sharing_ev = evtimer_new(base, on_sharing, m);
+        m->metadata_ev = evtimer_new(base, on_metadata_due, m);
+        m->metadata_changed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         m->load = load_monitor_new();
         healer_init(m);
         held_init(m);
@@ -624,6 +651,8 @@ void manager_free(Manager *m)
         event_free(m->reconcile_ev);
         event_free(m->sharing_ev);
         m->sharing_ev = NULL;
+        event_free(m->metadata_ev);
+        g_hash_table_destroy(m->metadata_changed);
         held_done(m);
         healer_done(m);
         load_monitor_free(m->load);

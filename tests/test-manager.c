@@ -1969,6 +1969,35 @@ START_TEST(test_opt_out_while_running_followed)
 }
 END_TEST
 
+START_TEST(test_metadata_burst_read_once)
+{
+        /* an owner writing placementd's element in a loop costs one read of the domain per burst, not one
+         * per write (each read is the domain's whole XML, which its owner can make large); the last write
+         * is what counts */
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("o-burst", 1, NULL);
+        uint64_t before;
+
+        ck_assert(spin_result(m, "o-burst", DECISION_PLACED));
+        spin(NULL, NULL, 2 * MANAGER_METADATA_FOLLOW_MSEC); /* placementd's own record's change read */
+        before = m->metadata_follows;
+        for (unsigned i = 0; i < 40; i++)
+                ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT,
+                                                      i % 2 ? "<domain skip='yes'/>" : "<domain skip='no'/>",
+                                                      "placementd", PLACEMENTD_XMLNS,
+                                                      VIR_DOMAIN_AFFECT_LIVE),
+                                 0);
+        ck_assert(spin_result(m, "o-burst", DECISION_SKIPPED));
+        spin(NULL, NULL, 2 * MANAGER_METADATA_FOLLOW_MSEC);
+        ck_assert_int_eq(manager_lookup(m, "o-burst")->result, DECISION_SKIPPED);
+        ck_assert_msg(m->metadata_follows - before <= 2, "%" G_GUINT64_FORMAT " reads for one burst",
+                      m->metadata_follows - before);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_opt_out_beats_record)
 {
         /* a definition made from live XML carries placementd's record and pins; the user then opts it
@@ -2077,6 +2106,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_reload_moves_iothreads_off_reserved_cpus);
         tcase_add_test(tc, test_reload_places_unplaceable);
         tcase_add_test(tc, test_opt_out_while_running_followed);
+        tcase_add_test(tc, test_metadata_burst_read_once);
         tcase_add_test(tc, test_unplaceable_after_restart_counts_live_pins);
         tcase_add_test(tc, test_reload_applies_to_running_domains);
         tcase_add_test(tc, test_uri_shown_without_user_or_query);
