@@ -986,7 +986,7 @@ START_TEST(test_metadata_change_read_again)
                                                       PLACEMENTD_XMLNS_PREFIX, PLACEMENTD_XMLNS,
                                                       VIR_DOMAIN_AFFECT_LIVE),
                                  0);
-                spin(20);
+                spin(2 * MANAGER_METADATA_FOLLOW_MSEC); /* the opt-out read once the burst is over */
                 ck_assert(!g_hash_table_contains(m->heal_requests, manager_lookup(m, "h-c")->uuid));
                 stop(m, doms[1]);
                 stop(m, doms[2]);
@@ -1016,7 +1016,7 @@ static void crowd(Manager *m, virDomainPtr *doms, unsigned n)
                 g_autofree char *name = g_strdup_printf("h-%02u", i);
                 doms[i] = start(m, name, 1);
         }
-        spin(50); /* the metadata events of placementd's own records */
+        spin(50 + MANAGER_METADATA_FOLLOW_MSEC); /* the metadata events of placementd's own records */
 }
 
 static void uncrowd(Manager *m, virDomainPtr *doms, unsigned n)
