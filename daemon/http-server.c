@@ -53,7 +53,10 @@ static void conn_free(HttpConn *c)
         g_free(c);
 }
 
-static void respond(HttpConn *c, int status, const char *reason, const char *content_type, const char *body)
+/* The answer: its head, and its body unless head_only (HEAD: the head GET would have, Content-Length too).
+ */
+static void respond_to(HttpConn *c, int status, const char *reason, const char *content_type,
+                       const char *body, bool head_only)
 {
         struct evbuffer *out = bufferevent_get_output(c->bev);
         struct timeval write_tv = {.tv_sec = HTTP_WRITE_TIMEOUT_SEC};
@@ -66,9 +69,15 @@ static void respond(HttpConn *c, int status, const char *reason, const char *con
         bufferevent_disable(c->bev, EV_READ);
         evbuffer_add_printf(
             out, "HTTP/1.1 %d %s\r\nContent-Type: %s\r\nContent-Length: %zu\r\n%sConnection: close\r\n\r\n",
-            status, reason, content_type, len, status == 405 ? "Allow: GET\r\n" : "");
-        evbuffer_add(out, body, len);
+            status, reason, content_type, len, status == 405 ? "Allow: GET, HEAD\r\n" : "");
+        if (!head_only)
+                evbuffer_add(out, body, len);
         bufferevent_enable(c->bev, EV_WRITE);
+}
+
+static void respond(HttpConn *c, int status, const char *reason, const char *content_type, const char *body)
+{
+        respond_to(c, status, reason, content_type, body, false);
 }
 
 static void respond_error(HttpConn *c, int status, const char *reason)
@@ -114,13 +123,15 @@ static void answer(HttpConn *c, const char *request_line)
         g_auto(GStrv) words = g_strsplit(request_line, " ", -1);
         const char *path;
         size_t path_len;
+        bool head_only;
 
         if (g_strv_length(words) != 3 ||
             (strcmp(words[2], "HTTP/1.0") != 0 && strcmp(words[2], "HTTP/1.1") != 0)) {
                 respond_error(c, 400, "Bad Request");
                 return;
         }
-        if (strcmp(words[0], "GET") != 0) {
+        head_only = strcmp(words[0], "HEAD") == 0;
+        if (strcmp(words[0], "GET") != 0 && !head_only) {
                 respond_error(c, 405, "Method Not Allowed");
                 return;
         }
@@ -130,7 +141,7 @@ static void answer(HttpConn *c, const char *request_line)
                 respond_error(c, 404, "Not Found");
                 return;
         }
-        respond(c, 200, "OK", r->content_type, current_body(c->server));
+        respond_to(c, 200, "OK", r->content_type, current_body(c->server), head_only);
 }
 
 static void on_read(struct bufferevent *bev, void *arg)

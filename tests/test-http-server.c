@@ -200,7 +200,16 @@ START_TEST(test_answers)
                 ck_assert_msg(g_str_has_prefix(root, "HTTP/1.1 404 "), "%s", root);
         }
         post = answer_of(&f, client(&f, "POST /metrics HTTP/1.1\r\n\r\n"));
-        ck_assert_msg(g_str_has_prefix(post, "HTTP/1.1 405 ") && strstr(post, "Allow: GET\r\n"), "%s", post);
+        ck_assert_msg(g_str_has_prefix(post, "HTTP/1.1 405 ") && strstr(post, "Allow: GET, HEAD\r\n"), "%s",
+                      post);
+        {
+                /* HEAD: GET's head (its Content-Length too), without the body */
+                g_autofree char *head = answer_of(&f, client(&f, "HEAD /metrics HTTP/1.1\r\n\r\n"));
+                ck_assert_msg(g_str_has_prefix(head, "HTTP/1.1 200 OK\r\n") &&
+                                  strstr(head, "Content-Length: 9\r\n") &&
+                                  g_str_has_suffix(head, "\r\n\r\n"),
+                              "%s", head);
+        }
         bad = answer_of(&f, client(&f, "hello\r\n\r\n"));
         ck_assert_msg(g_str_has_prefix(bad, "HTTP/1.1 400 "), "%s", bad);
         huge = answer_of(&f, client(&f, big_request));
