@@ -37,9 +37,14 @@ static bool cell_memory_has_cores(const HostView *v, const PlanCell *c)
 }
 
 /* Whether the cell may go to node n: any node, or one its <memnode> binds its memory to when one of those
- * has cores it may use (else its vCPUs run elsewhere, its memory remote, as the domain's do). */
+ * has cores it may use, else one of the nodes nearest that memory with free cores for it (its memory
+ * remote, HostView.cell_homes; any node when none has them). */
 static bool cell_may_use(const HostView *v, const PlanCell *c, unsigned n)
 {
+        const CpuSet *home = host_view_cell_home(v, c->id);
+
+        if (home)
+                return cpuset_has(home, n);
         return cpuset_is_empty(c->memory_nodes) || cpuset_has(c->memory_nodes, v->t->nodes[n].os_index) ||
                !cell_memory_has_cores(v, c);
 }
@@ -219,12 +224,114 @@ bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan 
         return cells_pack(v, nodes, n, room, memory_bound(v) ? NULL : mem_room, plan, vcpu_node);
 }
 
-/* Whether the cell's <memnode> binds it to a node of this host with cores it may use: its vCPUs belong
- * there. */
+/* Whether the cell's <memnode> binds it to a node of this host with cores it may use, or gives it the
+ * nodes nearest its memory (HostView.cell_homes): its vCPUs belong there. */
 static bool cell_bound_to_cpus(const HostView *v, const PlanCell *c)
 {
         return !cpuset_is_empty(c->memory_nodes) && !cpuset_is_empty(c->vcpus) &&
-               cell_memory_has_cores(v, c);
+               (cell_memory_has_cores(v, c) || host_view_cell_home(v, c->id));
+}
+
+/* The distance from node n to the memory of a cell bound to nodes (OS indexes): summed over them, as the
+ * kernel spreads it over them, so that it orders as their mean does; UINT32_MAX when none is reachable. */
+static uint32_t cell_memory_distance(const Topology *t, const CpuSet *nodes, unsigned n)
+{
+        uint32_t sum = 0;
+        bool reachable = false;
+
+        CPUSET_FOREACH (os, nodes) {
+                int m = topology_node_by_os(t, (unsigned)os);
+                uint32_t d;
+                if (m < 0)
+                        continue;
+                d = topology_distance(t, (unsigned)m, n);
+                reachable = reachable || d < TOPOLOGY_UNREACHABLE;
+                sum += MIN(d, 255u);
+        }
+        return reachable ? sum : UINT32_MAX;
+}
+
+void cells_set_homes(HostView *v, const Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autofree unsigned *room = g_new0(unsigned, MAX(t->nnodes, 1));
+        g_autofree uint32_t *distance = g_new(uint32_t, MAX(t->nnodes, 1));
+        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
+
+        for (unsigned n = 0; n < t->nnodes; n++)
+                room[n] = v->node_allowed[n] ? v->node_capacity[n] : 0;
+        /* the cells bound to nodes with cores take their room first (the one with most room first) */
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                const PlanCell *cell = &plan->cells[c];
+                if (cpuset_is_empty(cell->memory_nodes) || !cell_memory_has_cores(v, cell))
+                        continue;
+                CPUSET_FOREACH (vcpu, cell->vcpus) {
+                        int best = -1;
+                        (void)vcpu;
+                        for (unsigned n = 0; n < t->nnodes; n++)
+                                if (cpuset_has(cell->memory_nodes, t->nodes[n].os_index) && room[n] > 0 &&
+                                    (best < 0 || room[n] > room[best]))
+                                        best = (int)n;
+                        if (best < 0)
+                                break;
+                        room[best]--;
+                }
+        }
+        for (unsigned i = 0; i < plan->ncells; i++)
+                order[i] = (CellOrder){plan, i};
+        qsort(order, plan->ncells, sizeof(*order), compare_cells);
+        /* then the others, biggest first: the nearest nodes to their memory whose room holds them */
+        for (unsigned o = 0; o < plan->ncells; o++) {
+                const PlanCell *cell = &plan->cells[order[o].cell];
+                unsigned k = cpuset_count(cell->vcpus), sum = 0;
+                uint32_t reach = UINT32_MAX;
+                CpuSet *home;
+
+                if (k == 0 || cpuset_is_empty(cell->memory_nodes) || cell_memory_has_cores(v, cell))
+                        continue;
+                for (unsigned n = 0; n < t->nnodes; n++)
+                        distance[n] = v->node_usable_cores[n] > 0
+                                          ? cell_memory_distance(t, cell->memory_nodes, n)
+                                          : UINT32_MAX;
+                /* the nearest distance within which the nodes have room for all of its vCPUs */
+                while (sum < k) {
+                        uint32_t next = UINT32_MAX;
+                        for (unsigned n = 0; n < t->nnodes; n++)
+                                if (distance[n] < next && (reach == UINT32_MAX || distance[n] > reach))
+                                        next = distance[n];
+                        if (next == UINT32_MAX)
+                                break;
+                        reach = next;
+                        for (unsigned n = 0; n < t->nnodes; n++)
+                                sum += distance[n] == reach ? room[n] : 0;
+                }
+                if (sum < k)
+                        continue; /* no room anywhere: any node, shared where it must */
+                home = cpuset_new();
+                for (unsigned n = 0; n < t->nnodes; n++)
+                        if (distance[n] <= reach && room[n] > 0)
+                                cpuset_add(home, n);
+                /* its vCPUs take that room, the nearest nodes first */
+                for (uint32_t d = 0; k > 0;) {
+                        uint32_t next = UINT32_MAX;
+                        CPUSET_FOREACH (n, home)
+                                if (distance[n] >= d && distance[n] < next)
+                                        next = distance[n];
+                        if (next == UINT32_MAX)
+                                break;
+                        CPUSET_FOREACH (n, home)
+                                if (distance[n] == next) {
+                                        unsigned take = MIN(room[n], k);
+                                        room[n] -= take;
+                                        k -= take;
+                                }
+                        d = next + 1;
+                }
+                v->cell_home_ids = g_renew(unsigned, v->cell_home_ids, v->ncell_homes + 1);
+                v->cell_homes = g_renew(CpuSet *, v->cell_homes, v->ncell_homes + 1);
+                v->cell_home_ids[v->ncell_homes] = cell->id;
+                v->cell_homes[v->ncell_homes++] = home;
+        }
 }
 
 bool cells_bound_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan, bool room)

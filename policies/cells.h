@@ -53,6 +53,16 @@ bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan 
  */
 bool cells_bound_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan, bool room);
 
+/*
+ * For each guest cell with vCPUs whose <memnode> binds it to nodes none of which has a core its vCPUs may
+ * use (memory-only nodes, nodes its <vcpu cpuset> leaves out or whose CPUs ReservedCPUs= keeps): the nodes
+ * nearest that memory (by the SLIT; its mean distance over several nodes) whose free capacity holds it,
+ * after the cells bound to nodes with cores have taken theirs and the bigger such cells theirs, into
+ * v->cell_homes. Only those nodes take its vCPUs; a cell no nodes have room for gets none (any node).
+ * Called once v's capacities are set.
+ */
+void cells_set_homes(HostView *v, const Plan *plan);
+
 /* Fills plan->cells[].nodes from where their vCPUs went. */
 void cells_record_nodes(const Topology *t, Plan *plan);
 /* What the reason says of the cells: "" or "; guest cells: 0 on node 1, 1 on node 0", and unless the

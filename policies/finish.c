@@ -860,8 +860,12 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                                             placement_request_allows_cpu(req, t->pus[p].os_index);
                 }
                 where = cpuset_format(charged);
+                /* cells bound one by one, some to nodes with cores and some to nodes without a core
+                 * they may use: those go to the nearest nodes with free cores (cells_set_homes()) */
+                bool cells_elsewhere =
+                    cores_elsewhere && req->memory_source == MEMORY_SOURCE_MEMNODE && !v->memory_remote;
                 /* where the cores are instead, and why (the nearest nodes with a CPU it may use first) */
-                if (cores_elsewhere)
+                if (cores_elsewhere && !cells_elsewhere)
                         remote = v->memory_remote
                                      ? remote_cores_text(v, plan, memory_has_cpus ? "with one" : "with CPUs")
                                      : g_strdup(memory_has_cpus ? "cores taken on the nearest nodes with one"
@@ -873,6 +877,9 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                                                                 : memory_mode_to_string(req->memory_mode),
                     /* unplaceable: no core was taken anywhere */
                     !cores_elsewhere ? (plan->result == PLAN_UNPLACEABLE ? "" : "cores taken there")
+                    : cells_elsewhere
+                        ? "cores taken there, and on the nearest nodes with free cores for a cell whose "
+                          "nodes have no core it may use (its memory remote)"
                     : req->vcpus_beyond_binding
                         ? (few = g_strdup_printf(
                                "%s %u %.*s for %u vCPU%s (a binding confines memory, "
@@ -888,7 +895,7 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                                                              "<cachetune>/<memorytune> reserve lies there")
                                       : "memory-only nodes",
                     remote ? ", " : "", remote ? remote : "",
-                    cores_elsewhere && memory_has_cpus
+                    cores_elsewhere && memory_has_cpus && !cells_elsewhere
                         ? (req->vcpus_beyond_binding ? " (its memory is remote to the vCPUs off them)"
                                                      : " (its memory is remote)")
                         : "",

@@ -92,6 +92,27 @@ static uint32_t distance_to_memory(const Topology *t, const PlacementRequest *re
         return reachable ? sum : TOPOLOGY_UNREACHABLE;
 }
 
+/* Whether a guest cell with vCPUs has a <memnode> none of whose nodes has a CPU its vCPUs may use
+ * (memory-only nodes, nodes its <vcpu cpuset> leaves out or whose CPUs the configuration keeps): its vCPUs
+ * run on the nearest nodes that have one, whatever the other cells bind (cells_set_homes()). */
+static bool cell_memory_cpuless(const Topology *t, const PlacementRequest *req,
+                                const PlacementParams *params)
+{
+        for (unsigned c = 0; req && c < req->ncells; c++) {
+                const PlacementCell *cell = &req->cells[c];
+                bool cpus = false;
+                if (!cell->memory_nodes || cpuset_is_empty(cell->memory_nodes) || !cell->vcpus ||
+                    cpuset_is_empty(cell->vcpus))
+                        continue;
+                for (unsigned m = 0; m < t->nnodes && !cpus; m++)
+                        cpus = cpuset_has(cell->memory_nodes, t->nodes[m].os_index) &&
+                               node_has_usable_cpu(t, req, params, m);
+                if (!cpus)
+                        return true;
+        }
+        return false;
+}
+
 /*
  * A node is allowed unless the request's memory nodes leave it out, or it has CPUs and none is allowed.
  * When no node with an allowed CPU has memory (the allowed CPUs are all on memoryless nodes), nodes with
@@ -99,7 +120,9 @@ static uint32_t distance_to_memory(const Topology *t, const PlacementRequest *re
  * memory is bound to memory-only nodes, every node with a CPU the request may use is allowed for its
  * cores (its memory stays out: host_view_init_for()): the sets nearest the memory are walked first
  * (HostView.memory_remote), and the vCPUs share a core only when no set has a free one for each. So is
- * every node when the bound nodes have CPUs but too few free cores (PlacementRequest.vcpus_beyond_binding).
+ * every node when the bound nodes have CPUs but too few free cores (PlacementRequest.vcpus_beyond_binding),
+ * and when a guest cell's <memnode> binds it to nodes without such a CPU (its vCPUs go to the nearest
+ * nodes with free cores, HostView.cell_homes).
  */
 static bool node_allowed(const Topology *t, const PlacementRequest *req, const PlacementParams *params,
                          unsigned n)
@@ -109,7 +132,8 @@ static bool node_allowed(const Topology *t, const PlacementRequest *req, const P
         if (!req)
                 return true;
         if (outside_memory_nodes(t, req, n))
-                return (req->vcpus_beyond_binding || memory_nodes_cpuless(t, req, params)) &&
+                return (req->vcpus_beyond_binding || memory_nodes_cpuless(t, req, params) ||
+                        cell_memory_cpuless(t, req, params)) &&
                        node_has_usable_cpu(t, req, params, n) &&
                        distance_to_memory(t, req, n) < TOPOLOGY_UNREACHABLE;
         if (node->ncores == 0 || node_has_allowed_cpu(t, req, n))
@@ -241,8 +265,20 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
         }
 }
 
+const CpuSet *host_view_cell_home(const HostView *v, unsigned id)
+{
+        for (unsigned i = 0; i < v->ncell_homes; i++)
+                if (v->cell_home_ids[i] == id)
+                        return v->cell_homes[i];
+        return NULL;
+}
+
 void host_view_done(HostView *v)
 {
+        for (unsigned i = 0; i < v->ncell_homes; i++)
+                cpuset_free(v->cell_homes[i]);
+        g_free(v->cell_homes);
+        g_free(v->cell_home_ids);
         g_free(v->node_allowed);
         g_free(v->node_to_memory);
         if (v->pu_thread_usable != v->pu_usable)

@@ -20,6 +20,12 @@ typedef struct HostView {
          * same when the bound nodes have too few free cores (PlacementRequest.vcpus_beyond_binding). */
         bool memory_remote;
         uint32_t *node_to_memory;
+        /* Guest cells whose <memnode> binds them to nodes without a core their vCPUs may use: the nodes
+         * (indexes) nearest that memory with free cores for them, where alone they go (cells_set_homes());
+         * cell_home_ids[i] is the id of the cell cell_homes[i] is for. None when no cell is so bound. */
+        unsigned ncell_homes;
+        unsigned *cell_home_ids;
+        CpuSet **cell_homes;
         bool *pu_usable;           /* [npus] not reserved for the host, allowed for the request */
         bool *pu_thread_usable;    /* [npus] the same for QEMU's own threads, which the request's
                                     * reserved caches do not confine (pu_usable itself without them) */
@@ -49,6 +55,9 @@ void host_view_init(HostView *v, const Topology *t, const Ledger *l, const Place
 void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params,
                         const PlacementRequest *req);
 void host_view_done(HostView *v);
+/* The nodes guest cell id may run on when its <memnode> nodes have no core for it (HostView.cell_homes),
+ * else NULL. */
+const CpuSet *host_view_cell_home(const HostView *v, unsigned id);
 
 /* Whether memory of this kind may hold domains' memory under params (MemoryTiers=; never GPU memory). */
 bool host_view_memory_usable(const PlacementParams *params, NodeKind kind);

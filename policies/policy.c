@@ -371,6 +371,7 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
                 v.node_capacity[n] = ops->capacity(&v, n);
                 v.node_size[n] = ops->size(&v, n);
         }
+        cells_set_homes(&v, plan);
         plan->result = search_sets(&v, ops, req, plan, policy_set_memory(req), &choice, &host);
         /* <vcpu cpuset> alone binds no memory: what its nodes lack comes from others as the kernel falls
          * back, and its vCPUs still take cores inside it (left floating, they would share the cores of

@@ -806,6 +806,76 @@ START_TEST(test_memnode_cell_on_unusable_node)
 }
 END_TEST
 
+/* Two 4-vCPU cells, each bound by its own <memnode> (0 to nodes0, 1 to nodes1), vCPUs inside allowed
+ * (NULL: anywhere). */
+static Plan *place_two_bound_cells(const Topology *t, const char *nodes0, const char *nodes1,
+                                   const char *allowed)
+{
+        static const char *const lists[] = {"0-3", "4-7"};
+        g_autoptr(CpuSet) on0 = set_of(nodes0);
+        g_autoptr(CpuSet) on1 = set_of(nodes1);
+        g_autoptr(CpuSet) both = set_of(nodes0);
+        g_autoptr(CpuSet) cpus = allowed ? set_of(allowed) : NULL;
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        Plan *p;
+        Cells c;
+
+        cpuset_union(both, on1);
+        cells_make(&c, lists, 2, 2 * GiB);
+        c.cells[0].memory_nodes = on0;
+        c.cells[1].memory_nodes = on1;
+        PlacementRequest req = {.name = "vm",
+                                .vcpus = 8,
+                                .memory = 4 * GiB,
+                                .cells = c.cells,
+                                .ncells = c.n,
+                                .memory_nodes = both,
+                                .memory_source = MEMORY_SOURCE_MEMNODE,
+                                .allowed_cpus = cpus};
+        p = policy_place(t, l, &req, &params);
+        cells_clear(&c);
+        return p;
+}
+
+/* A cell bound by its <memnode> to a node without a core it may use (HBM, CXL, a node its <vcpu cpuset>
+ * leaves out) while the other cell is bound to a node with cores: it runs on the nearest node with free
+ * cores by the SLIT, not crowded onto the other cell's node (the only one of the <memnode> nodes with
+ * cores) nor on a node farther from its memory */
+START_TEST(test_memnode_cell_on_memory_only_node_runs_nearest)
+{
+        /* KNL SNC4 flat: node 5 is the MCDRAM of node 4 (31), every other node 41 from it; came out
+         * overcommitted on node 0, 8 vCPUs on its 4 cores */
+        g_autoptr(Topology) knl = test_topology_load("knl-snc4-flat.xml");
+        g_autoptr(Plan) p = place_two_bound_cells(knl, "5", "0", NULL);
+        ck_assert_msg(p->result == PLAN_PLACED && p->shared_vcpus == 0, "%s", p->reason);
+        ck_assert_int_eq(node_of(knl, p, 0), 4);
+        ck_assert_int_eq(node_of(knl, p, 4), 0);
+        ck_assert_uint_eq(p->node_memory[5], 2 * GiB);
+        ck_assert_uint_eq(p->node_memory[0], 2 * GiB);
+        ck_assert_msg(strstr(p->reason, "0 on node 4 (its memory remote, bound to node 5), 1 on node 0"),
+                      "%s", p->reason);
+        ck_assert_msg(strstr(p->reason, "cores taken there, and on the nearest nodes with free cores for a "
+                                        "cell whose nodes have no core it may use"),
+                      "%s", p->reason);
+
+        /* cell 0 bound to node 0, outside its <vcpu cpuset> (nodes 2, 4 and 6), cell 1 to node 2: cell 0
+         * on another node of the cpuset, all 21 from node 0; came out overcommitted on node 2 */
+        g_autoptr(Plan) q = place_two_bound_cells(knl, "0", "2", "16-63");
+        ck_assert_msg(q->result == PLAN_PLACED && q->shared_vcpus == 0, "%s", q->reason);
+        ck_assert_int_eq(node_of(knl, q, 4), 2);
+        ck_assert_int_ne(node_of(knl, q, 0), 2);
+
+        /* CXL expander node 2: 14 from node 0, 26 from node 1; cell 1 bound to node 1. Cell 0 came out on
+         * node 1 beside cell 1, 26 from its memory */
+        g_autoptr(Topology) cxl = test_topology_load("cxl-expander.xml");
+        g_autoptr(Plan) r = place_two_bound_cells(cxl, "2", "1", NULL);
+        ck_assert_msg(r->result == PLAN_PLACED && r->shared_vcpus == 0, "%s", r->reason);
+        ck_assert_int_eq(node_of(cxl, r, 0), 0);
+        ck_assert_int_eq(node_of(cxl, r, 4), 1);
+}
+END_TEST
+
 /* A cell whose <memnode> node has no room left: shared there, never moved away from its memory */
 START_TEST(test_memnode_cell_stays_with_memory)
 {
@@ -1053,6 +1123,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_memnode_per_cell);
         tcase_add_test(tc, test_memnode_over_both_counted_by_cell);
         tcase_add_test(tc, test_memnode_cell_on_unusable_node);
+        tcase_add_test(tc, test_memnode_cell_on_memory_only_node_runs_nearest);
         tcase_add_test(tc, test_memnode_cell_stays_with_memory);
         tcase_add_test(tc, test_memnode_cell_over_two_nodes);
         tcase_add_test(tc, test_memnode_cell_full_node);
