@@ -1850,3 +1850,29 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                     size_format(req->memory, b, sizeof(b)), size_format(host->free_memory, a, sizeof(a)), c);
         }
 }
+
+bool finish_cell_memory_missing(const Topology *t, const PlacementRequest *req, Plan *plan)
+{
+        g_autoptr(CpuSet) cells = cpuset_new(), nodes = cpuset_new();
+        g_autofree char *cell_list = NULL, *node_list = NULL;
+
+        for (unsigned c = 0; c < req->ncells; c++)
+                if (req->cells[c].memory_nodes && !cpuset_is_empty(req->cells[c].memory_nodes) &&
+                    memory_nodes_all_missing(t, req->cells[c].memory_nodes)) {
+                        cpuset_add(cells, req->cells[c].id);
+                        cpuset_union(nodes, req->cells[c].memory_nodes);
+                }
+        if (cpuset_is_empty(cells))
+                return false;
+        cell_list = cpuset_format(cells);
+        node_list = cpuset_format(nodes);
+        plan->result = PLAN_UNPLACEABLE;
+        memset(plan->node_memory, 0, sizeof(uint64_t) * plan->nnode_memory);
+        plan->reason = g_strdup_printf(
+            "the <numatune><memnode> of guest cell%s %s binds %s memory to node%s %s, "
+            "which this host does not have: libvirt refuses to start such a guest; "
+            "nothing pinned",
+            cpuset_count(cells) == 1 ? "" : "s", cell_list, cpuset_count(cells) == 1 ? "its" : "their",
+            cpuset_count(nodes) == 1 ? "" : "s", node_list);
+        return true;
+}

@@ -26,3 +26,7 @@ void finish_spill(const HostView *v, Plan *plan);
 
 /* The reason of a PLAN_UNPLACEABLE plan; host: what every reachable node offers together. */
 void finish_unplaceable(const HostView *v, const PlacementRequest *req, const SetLoad *host, Plan *plan);
+/* Whether a guest cell's <memnode> names only nodes this host does not have: libvirt refuses to start such
+ * a guest (it checks every <memnode> nodeset), so the plan is unplaceable, its reason naming the cells and
+ * the nodes, nothing counted. */
+bool finish_cell_memory_missing(const Topology *t, const PlacementRequest *req, Plan *plan);

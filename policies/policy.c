@@ -359,6 +359,8 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
                 return unplaceable_request(req, plan);
         plan_set_vcpu_ids(plan, req->vcpu_ids, req->vcpus);
         cells_init_plan(req, plan);
+        if (finish_cell_memory_missing(t, req, plan))
+                return plan;
         plan->hugepage_size = req->hugepage_size;
         plan_set_realtime(plan, req->realtime, req->realtime_vcpus);
         host_view_init_for(&v, t, l, params, req);

@@ -876,6 +876,46 @@ START_TEST(test_memnode_cell_on_memory_only_node_runs_nearest)
 }
 END_TEST
 
+/* A cell whose <memnode> names only a node this host does not have: libvirt refuses to start the guest
+ * (it checks every <memnode> nodeset), so the plan is unplaceable, naming the cell and the node, nothing
+ * counted; it came out placed, "bound to node 20", its memory counted on node 0. Whether the other cell
+ * is bound too (all memnodes: their union binds the domain) or not. */
+START_TEST(test_memnode_missing_node_unplaceable)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        for (unsigned all = 0; all < 2; all++) {
+                g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 16 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) missing = set_of("20");
+                g_autoptr(CpuSet) on1 = set_of("1");
+                g_autoptr(CpuSet) both = set_of("1,20");
+                PlacementParams params = test_params(POLICY_EXPLICIT);
+                Cells c;
+                cells_make(&c, lists, 2, 2 * GiB);
+                c.cells[0].memory_nodes = missing;
+                c.cells[1].memory_nodes = all ? on1 : NULL;
+                PlacementRequest req = {.name = "vm",
+                                        .vcpus = 4,
+                                        .memory = 4 * GiB,
+                                        .cells = c.cells,
+                                        .ncells = c.n,
+                                        .memory_nodes = all ? both : NULL,
+                                        .memory_source = all ? MEMORY_SOURCE_MEMNODE : MEMORY_SOURCE_NONE};
+                g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+
+                ck_assert_msg(p->result == PLAN_UNPLACEABLE, "%u: %s", all, p->reason);
+                ck_assert_msg(strstr(p->reason, "guest cell 0 binds its memory to node 20, which this host "
+                                                "does not have: libvirt refuses to start such a guest"),
+                              "%s", p->reason);
+                for (unsigned n = 0; n < p->nnode_memory; n++)
+                        ck_assert_uint_eq(p->node_memory[n], 0);
+                for (unsigned v = 0; v < 4; v++)
+                        ck_assert_int_lt(p->vcpu_pu[v], 0);
+                cells_clear(&c);
+        }
+}
+END_TEST
+
 /* A cell whose <memnode> node has no room left: shared there, never moved away from its memory */
 START_TEST(test_memnode_cell_stays_with_memory)
 {
@@ -1124,6 +1164,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_memnode_over_both_counted_by_cell);
         tcase_add_test(tc, test_memnode_cell_on_unusable_node);
         tcase_add_test(tc, test_memnode_cell_on_memory_only_node_runs_nearest);
+        tcase_add_test(tc, test_memnode_missing_node_unplaceable);
         tcase_add_test(tc, test_memnode_cell_stays_with_memory);
         tcase_add_test(tc, test_memnode_cell_over_two_nodes);
         tcase_add_test(tc, test_memnode_cell_full_node);
