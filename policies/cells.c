@@ -623,6 +623,37 @@ uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, 
         return reach;
 }
 
+uint64_t *cells_hold_bound_memory(HostView *v, const Plan *plan)
+{
+        const Topology *t = v->t;
+        uint64_t *saved = NULL;
+
+        if (!v->req || v->req->memory_source != MEMORY_SOURCE_NONE)
+                return NULL;
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                uint64_t left = plan->cells[c].memory;
+                if (cpuset_is_empty(plan->cells[c].memory_nodes))
+                        continue;
+                if (!saved)
+                        saved = g_memdup2(v->node_free_memory, sizeof(uint64_t) * MAX(t->nnodes, 1));
+                for (unsigned n = 0; n < t->nnodes && left; n++) {
+                        uint64_t take;
+                        if (!cpuset_has(plan->cells[c].memory_nodes, t->nodes[n].os_index))
+                                continue;
+                        take = MIN(left, v->node_free_memory[n]);
+                        v->node_free_memory[n] -= take;
+                        left -= take;
+                }
+        }
+        return saved;
+}
+
+void cells_free_bound_memory(HostView *v, const uint64_t *saved)
+{
+        if (saved)
+                memcpy(v->node_free_memory, saved, sizeof(uint64_t) * MAX(v->t->nnodes, 1));
+}
+
 void cells_record_nodes(const Topology *t, Plan *plan)
 {
         for (unsigned c = 0; c < plan->ncells; c++) {

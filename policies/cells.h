@@ -63,6 +63,17 @@ bool cells_bound_fit(const HostView *v, const unsigned *nodes, unsigned n, const
  */
 void cells_set_homes(HostView *v, const Plan *plan);
 
+/*
+ * For a domain whose memory is not bound as a whole: takes the memory its cells' <memnode> elements bind out
+ * of v's free memory on those nodes (each bound node in turn, as far as it has it), so that the other
+ * cells and vCPUs find only what is left there (a cell bound to a node whose hugepage pool it fills leaves
+ * none of it to another). Returns v's free memory as it was, for cells_free_bound_memory(), or NULL when
+ * nothing is bound so.
+ */
+uint64_t *cells_hold_bound_memory(HostView *v, const Plan *plan);
+/* Gives v its free memory back from what cells_hold_bound_memory() returned (NULL: nothing to do). */
+void cells_free_bound_memory(HostView *v, const uint64_t *saved);
+
 /* Fills plan->cells[].nodes from where their vCPUs went. */
 void cells_record_nodes(const Topology *t, Plan *plan);
 /* What the reason says of the cells: "" or "; guest cells: 0 on node 1, 1 on node 0", and unless the

@@ -608,15 +608,20 @@ static void iothread_note(const PlacementRequest *req, GString *s)
 
 /* Bound memory beyond what its nodes have free: said, as QEMU will not find the hugepages, and the
  * kernel cannot give more than a node has under a <numatune><memory> binding that does not fall back (all
- * but preferred; a <memnode>'s own mode is not kept, so per cell only hugepages are judged). */
-static void memory_short_note(const HostView *v, const PlacementRequest *req, const Plan *plan, GString *s)
+ * but preferred; a <memnode>'s own mode is not kept, so per cell only hugepages are judged). only: the
+ * nodes (OS indexes) to look at, NULL for all. */
+static void memory_short_note(const HostView *v, const PlacementRequest *req, const Plan *plan,
+                              const CpuSet *only, GString *s)
 {
         char a[32], b[32], c[32];
 
         if (!req->hugepage_size &&
-            (req->memory_source == MEMORY_SOURCE_MEMNODE || req->memory_mode == MEMORY_MODE_PREFERRED))
+            (req->memory_source == MEMORY_SOURCE_MEMNODE || req->memory_source == MEMORY_SOURCE_NONE ||
+             req->memory_mode == MEMORY_MODE_PREFERRED))
                 return;
         for (unsigned n = 0; n < plan->nnode_memory; n++) {
+                if (only && !cpuset_has(only, v->t->nodes[n].os_index))
+                        continue;
                 uint64_t held = ledger_node_memory(v->l, n), size = v->t->nodes[n].memory;
                 uint64_t free_bytes = req->hugepage_size
                                           ? ledger_node_free_hugepages(v->l, n, req->hugepage_size)
@@ -908,7 +913,7 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                                     req->memory_mode == MEMORY_MODE_PREFERRED
                                 ? " (preferred: its first node, the rest on the nearest with room)"
                                 : "");
-                memory_short_note(v, req, plan, s);
+                memory_short_note(v, req, plan, NULL, s);
                 /* some nodes of the binding are not this host's (none at all: finish_unplaceable()) */
                 if (memory_nodes_missing(t, req->memory_nodes, NULL)) {
                         g_autoptr(CpuSet) missing = cpuset_new();
@@ -1132,6 +1137,22 @@ static char *set_nodes_text(const Topology *t, const NodeSet *set, const CpuSet 
                                                                        : taken_text);
 }
 
+/* For a domain not bound as a whole whose cells' <memnode> elements bind hugepage-backed memory: the
+ * bound nodes whose pools lack what is counted there, as for a domain's binding ("" when none). */
+static char *cells_short_note(const HostView *v, const PlacementRequest *req, const Plan *plan)
+{
+        g_autoptr(CpuSet) bound = cpuset_new();
+        GString *s = g_string_new(NULL);
+
+        if (req->memory_source == MEMORY_SOURCE_NONE && req->hugepage_size) {
+                for (unsigned c = 0; c < plan->ncells; c++)
+                        cpuset_union(bound, plan->cells[c].memory_nodes);
+                if (!cpuset_is_empty(bound))
+                        memory_short_note(v, req, plan, bound, s);
+        }
+        return g_string_free(s, FALSE);
+}
+
 /* The reason of a placed or overcommitted plan. */
 static char *placed_reason(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
                            const SetChoice *choice, const Plan *plan)
@@ -1146,7 +1167,8 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         memnodes = memnodes || bound_cells;
         g_autofree char *cells = cells_note(v->t, plan, memnodes);
         g_autofree char *pages = hugepage_sizes_note(req);
-        g_autofree char *note = g_strconcat(cells, constraints, pages, NULL);
+        g_autofree char *short_pools = cells_short_note(v, req, plan);
+        g_autofree char *note = g_strconcat(cells, constraints, pages, short_pools, NULL);
         g_autofree char *sharing = NULL;
         char a[32], b[64], busiest[96] = "";
 

@@ -350,6 +350,7 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
         SetLoad host;
         Topology view;
         NodeSetTable *narrowed = NULL;
+        g_autofree uint64_t *bound_free = NULL;
         bool spills = false;
 
         plan->policy = ops->kind;
@@ -374,6 +375,7 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
                 v.node_size[n] = ops->size(&v, n);
         }
         cells_set_homes(&v, plan);
+        bound_free = cells_hold_bound_memory(&v, plan);
         plan->result = search_sets(&v, ops, req, plan, policy_set_memory(req), &choice, &host);
         /* <vcpu cpuset> alone binds no memory: what its nodes lack comes from others as the kernel falls
          * back, and its vCPUs still take cores inside it (left floating, they would share the cores of
@@ -384,9 +386,12 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
         }
 
         if (plan->result == PLAN_UNPLACEABLE) {
+                cells_free_bound_memory(&v, bound_free);
                 finish_unplaceable(&v, req, &host, plan);
         } else {
                 take_set(&v, ops, &choice, plan);
+                /* finishing counts the cells' bound memory itself */
+                cells_free_bound_memory(&v, bound_free);
                 finish_plan(&v, ops, req, &choice, plan);
                 if (spills)
                         finish_spill(&v, plan);

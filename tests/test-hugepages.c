@@ -165,6 +165,45 @@ START_TEST(test_bound_beyond_pool_is_said)
 }
 END_TEST
 
+/* A guest cell whose <memnode> binds more hugepages to a node than its pool has free, beside a cell its
+ * <memnode> does not bind: the bound cell is counted in full where it is bound and the reason says the
+ * pool is short, as for a domain's binding; the other cell's memory goes where pages are left (node 1),
+ * every byte counted. Its memory was taken against the pool the bound cell had filled: counted nowhere,
+ * and the short pool not said. */
+START_TEST(test_cell_bound_beyond_pool_is_said)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) node0 = NULL, vcpu0 = NULL, vcpu1 = NULL;
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementCell cells[2];
+        PlacementRequest req = {.name = "cells",
+                                .vcpus = 2,
+                                .memory = 120 * MiB,
+                                .hugepage_size = PAGE2,
+                                .cells = cells,
+                                .ncells = 2};
+        uint64_t counted = 0;
+
+        ck_assert_int_eq(cpuset_parse("0", &node0, NULL), 0);
+        ck_assert_int_eq(cpuset_parse("0", &vcpu0, NULL), 0);
+        ck_assert_int_eq(cpuset_parse("1", &vcpu1, NULL), 0);
+        cells[0] = (PlacementCell){.id = 0, .vcpus = vcpu0, .memory = 100 * MiB, .memory_nodes = node0};
+        cells[1] = (PlacementCell){.id = 1, .vcpus = vcpu1, .memory = 20 * MiB};
+        g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_uint_eq(p->node_memory[0], 100 * MiB);
+        ck_assert_uint_eq(p->node_memory[1], 20 * MiB);
+        for (unsigned n = 0; n < p->nnode_memory; n++)
+                counted += p->node_memory[n];
+        ck_assert_uint_eq(counted, req.memory);
+        ck_assert_msg(strstr(p->reason, "node 0 has 64.0 MiB free in hugepages of 2.0 MiB for the 100.0 MiB "
+                                        "bound there: the guest's memory cannot all be backed"),
+                      "%s", p->reason);
+}
+END_TEST
+
 /* Hugepages bound to a node that has no pool of their size (1 GiB pages: node 0 has four, node 1 none):
  * placed and said; the plan keeps the share where it is bound, the ledger holds none of it there (none
  * can be) and counts the vCPUs. The ledger refused such a plan, and the daemon pinned the guest with its
@@ -323,6 +362,7 @@ static Suite *hugepages_suite(void)
         tcase_add_test(tc, test_spread_in_whole_pages);
         tcase_add_test(tc, test_no_pool_of_that_size);
         tcase_add_test(tc, test_bound_beyond_pool_is_said);
+        tcase_add_test(tc, test_cell_bound_beyond_pool_is_said);
         tcase_add_test(tc, test_bound_to_node_without_pool);
         tcase_add_test(tc, test_general_memory_apart_from_pools);
         tcase_add_test(tc, test_adopted_pins_keep_memory_in_pool);
