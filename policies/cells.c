@@ -681,6 +681,17 @@ char *cells_note(const Topology *t, const Plan *plan, bool memnodes)
                 g_autoptr(CpuSet) os = cpuset_new();
                 g_autofree char *list = NULL;
 
+                if (cpuset_is_empty(cell->nodes) && cpuset_is_empty(cell->vcpus) &&
+                    !cpuset_is_empty(cell->counted_nodes)) {
+                        /* a cell without vCPUs and without a <memnode>: where its memory is counted */
+                        CPUSET_FOREACH (node, cell->counted_nodes)
+                                cpuset_add(os, t->nodes[node].os_index);
+                        list = cpuset_format(os);
+                        g_string_append_printf(s, "%s%u (no vCPUs) with its memory on %s %s",
+                                               s->len ? ", " : "; guest cells: ", cell->id,
+                                               cpuset_count(os) > 1 ? "nodes" : "node", list);
+                        continue;
+                }
                 if (cpuset_is_empty(cell->nodes))
                         continue;
                 CPUSET_FOREACH (node, cell->nodes)

@@ -174,6 +174,7 @@ void policy_spread_memory(const HostView *v, Plan *plan)
         g_autofree unsigned *vcpus_on = g_new0(unsigned, MAX(t->nnodes, 1));
         g_autofree uint64_t *before = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
         g_autofree uint64_t *short_of = g_new0(uint64_t, MAX(plan->ncells, 1));
+        g_autofree bool *memory_only = g_new0(bool, MAX(plan->ncells, 1));
         size_t counts = sizeof(uint64_t) * plan->nnode_memory;
         unsigned placed;
         uint64_t left = plan->memory;
@@ -199,6 +200,8 @@ void policy_spread_memory(const HostView *v, Plan *plan)
                         uint64_t charged = charge_by_vcpus(v, plan, vcpus_on, placed, bytes);
                         left -= charged;
                         short_of[c] = bytes - charged;
+                } else {
+                        memory_only[c] = true;
                 }
                 record_counted(plan, before, &plan->cells[c]);
         }
@@ -217,6 +220,19 @@ void policy_spread_memory(const HostView *v, Plan *plan)
                 for (unsigned i = 0; i < plan->nvcpus; i++)
                         cpuset_add(all, i);
                 placed = count_vcpus(t, plan, all, vcpus_on);
+        }
+        /* a cell without vCPUs (nor a <memnode>) as the memory beyond the cells, each on its own so that
+         * the plan says where it went */
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                uint64_t bytes = MIN(plan->cells[c].memory, left), charged;
+                if (!memory_only[c] || !bytes)
+                        continue;
+                if (counts)
+                        memcpy(before, plan->node_memory, counts);
+                charged = charge_by_vcpus(v, plan, vcpus_on, placed, bytes);
+                charged += charge_nearest(v, plan, vcpus_on, bytes - charged);
+                left -= charged;
+                record_counted(plan, before, &plan->cells[c]);
         }
         left -= charge_by_vcpus(v, plan, vcpus_on, placed, left);
         /* Then whatever did not fit, nearest the vCPUs first */
@@ -1213,11 +1229,24 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                 char cells_nearer[160] = "";
 
                 taken_distances(v->t, set, plan->nodes, &max_distance, &mean_distance);
-                if (choice->cells_nearer)
+                /* what made it nearer: cells split over nearer nodes, or memory spilled to nearer ones */
+                if (choice->cells_nearer && choice->cell_split > TOPOLOGY_LOCAL &&
+                    choice->cell_reach > TOPOLOGY_LOCAL)
+                        g_snprintf(cells_nearer, sizeof(cells_nearer),
+                                   ", of the sets as near by their farthest nodes the one that splits each "
+                                   "guest cell over nodes at most %u apart, its memory at most %u from its "
+                                   "vCPUs",
+                                   choice->cell_split, choice->cell_reach);
+                else if (choice->cells_nearer && choice->cell_split > TOPOLOGY_LOCAL)
                         g_snprintf(cells_nearer, sizeof(cells_nearer),
                                    ", of the sets as near by their farthest nodes the one that splits each "
                                    "guest cell over nodes at most %u apart",
-                                   choice->cell_spread);
+                                   choice->cell_split);
+                else if (choice->cells_nearer)
+                        g_snprintf(cells_nearer, sizeof(cells_nearer),
+                                   ", of the sets as near by their farthest nodes the one that keeps each "
+                                   "guest cell whole with its memory at most %u from its vCPUs",
+                                   choice->cell_reach);
                 return g_strdup_printf("%s: %u %s for %u %s, %s; %s qualifying set "
                                        "(max distance %u, mean %.2f)%s%s%s",
                                        where, choice->load.capacity, unit_of(ops, choice->load.capacity),

@@ -282,12 +282,11 @@ static bool set_fits_l3(const SetSearch *s, const NodeSet *set, const Plan *plan
         return true;
 }
 
-/* The farthest apart two nodes one guest cell's vCPUs go to (vcpu_node, set_vcpu_nodes()), or its memory
- * from its vCPUs (reach), whichever is farther; TOPOLOGY_LOCAL when every cell goes whole to one node, or
- * the plan has none. */
-static uint32_t cell_spread(const SetSearch *s, const Plan *plan, const int *vcpu_node, uint32_t reach)
+/* The farthest apart two nodes one guest cell's vCPUs go to (vcpu_node, set_vcpu_nodes()); TOPOLOGY_LOCAL
+ * when every cell goes whole to one node, or the plan has none. */
+static uint32_t cell_split(const SetSearch *s, const Plan *plan, const int *vcpu_node)
 {
-        uint32_t spread = reach;
+        uint32_t spread = TOPOLOGY_LOCAL;
 
         for (unsigned c = 0; vcpu_node && c < plan->ncells; c++) {
                 g_autoptr(CpuSet) on = cpuset_new();
@@ -300,6 +299,12 @@ static uint32_t cell_spread(const SetSearch *s, const Plan *plan, const int *vcp
                 spread = MAX(spread, max);
         }
         return spread;
+}
+
+/* cell_split(), or how far a cell's memory reaches from its vCPUs (reach), whichever is farther. */
+static uint32_t cell_spread(const SetSearch *s, const Plan *plan, const int *vcpu_node, uint32_t reach)
+{
+        return MAX(reach, cell_split(s, plan, vcpu_node));
 }
 
 /* Of the sets past the nearest group, how many as near by their farthest nodes are looked at for one that
@@ -479,6 +484,8 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                                 out->load = load;
                                 out->l3_fit = fits;
                                 out->cell_spread = spread;
+                                out->cell_split = cell_split(s, plan, vcpu_node);
+                                out->cell_reach = reach;
                                 out->cells_nearer = true;
                                 out->group_size = 1;
                                 out->l3_unfit = 0;

@@ -97,6 +97,9 @@ typedef struct SetChoice {
          * farthest nodes, won by splitting them over nearer nodes */
         uint32_t cell_spread;
         bool cells_nearer;
+        /* when cells_nearer: the two parts of cell_spread, the farthest apart two nodes of one split cell
+         * (TOPOLOGY_LOCAL when none is split) and the farthest a cell's memory spills from its vCPUs */
+        uint32_t cell_split, cell_reach;
 } SetChoice;
 
 void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory);

@@ -458,6 +458,46 @@ START_TEST(test_cell_memory_spills_inside_its_package)
                                               "%s: cell %u memory on node %d, its vCPUs on %d: %s",
                                               policy_kind_to_string(kinds[k]), i, m, node, p->reason);
                 }
+                /* no cell is split: the reason says what made the set nearer (it said "splits") */
+                ck_assert_msg(strstr(p->reason,
+                                     "the one that keeps each guest cell whole with its memory at "
+                                     "most 12 from its vCPUs") &&
+                                  !strstr(p->reason, "splits"),
+                              "%s: %s", policy_kind_to_string(kinds[k]), p->reason);
+        }
+        cells_clear(&c);
+}
+END_TEST
+
+/* A guest cell without vCPUs (nor a <memnode>): its memory is counted as the memory beyond the cells, and
+ * the plan says where (the reason and cells[].counted_nodes); it was counted, but named nowhere. */
+START_TEST(test_memory_only_cell_says_where)
+{
+        static const char *const lists[] = {"0-1", "2-3", ""};
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        Cells c;
+
+        cells_make(&c, lists, 3, 2 * GiB);
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Plan) p = place(t, l, kinds[k], 4, 6 * GiB, &c);
+                g_autoptr(CpuSet) vcpu_nodes = cpuset_new();
+                g_autofree char *expect = NULL, *list = NULL;
+                uint64_t counted = 0;
+
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                for (unsigned v = 0; v < 4; v++)
+                        cpuset_add(vcpu_nodes, (unsigned)node_of(t, p, v));
+                ck_assert_msg(cpuset_equal(p->cells[2].counted_nodes, vcpu_nodes), "%s: %s",
+                              policy_kind_to_string(kinds[k]), p->reason);
+                for (unsigned n = 0; n < p->nnode_memory; n++)
+                        counted += p->node_memory[n];
+                ck_assert_uint_eq(counted, 6 * GiB);
+                list = cpuset_format(vcpu_nodes);
+                expect = g_strdup_printf("2 (no vCPUs) with its memory on node%s %s",
+                                         cpuset_count(vcpu_nodes) > 1 ? "s" : "", list);
+                ck_assert_msg(strstr(p->reason, expect), "%s: %s", policy_kind_to_string(kinds[k]),
+                              p->reason);
         }
         cells_clear(&c);
 }
@@ -1145,6 +1185,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_split_cells_stay_in_a_package);
         tcase_add_test(tc, test_cell_memory_spills_inside_its_package);
         tcase_add_test(tc, test_hugepage_cells_spill_inside_their_package);
+        tcase_add_test(tc, test_memory_only_cell_says_where);
         tcase_add_test(tc, test_split_cells_past_the_group_least_loaded);
         tcase_add_test(tc, test_cells_set_without_idle_nodes);
         tcase_add_test(tc, test_cell_memory_none_on_its_node);
