@@ -191,13 +191,33 @@ static int nearest_host_core(const HostView *v, const Plan *plan, const CpuSet *
         return cpuset_is_empty(nearest) ? -1 : pick_host_core_in(v, plan, nearest, taken, true);
 }
 
+/* The busy threads' worth the cores under set (OS indexes) deliver: per core, the PUs of set there, two
+ * at most (load_core_threads()). A core of four or eight threads runs two busy threads' worth, not four
+ * or eight. */
+static unsigned pin_threads(const Topology *t, const CpuSet *set)
+{
+        g_autofree unsigned *on_core = g_new0(unsigned, MAX(t->ncores, 1));
+        unsigned n = 0;
+
+        CPUSET_FOREACH (os, set) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                if (pu >= 0)
+                        on_core[t->pus[pu].core]++;
+        }
+        for (unsigned c = 0; c < t->ncores; c++)
+                n += load_core_threads(on_core[c]);
+        return MAX(n, 1u);
+}
+
 /*
  * Busy host-side threads beside a busy vCPU cost both, from a quarter of a core on (LOAD_HOST_REPIN_GAIN:
  * what heal re-pins them alone for; 0.3 cores of vhost over a busy guest's siblings is beside its busy
  * vCPUs however thinly spread). They get a core no busy vCPU uses (see pick_host_core()), and further
- * such cores, free ones first, then ones whose vCPUs are idle, while their load would keep each of the PUs
- * they have at least LOAD_BUSY_THRESHOLD busy (1.5 cores of vhost on one core of two threads is a busy
- * pair; over two cores no thread is half busy). When plan's nodes have no (further) such core, the
+ * such cores, free ones first, then ones whose vCPUs are idle, while their load would keep each thread's
+ * worth their cores deliver at least LOAD_BUSY_THRESHOLD busy (1.5 cores of vhost on one core of two threads
+ * is a busy pair; over two cores no thread is half busy). A core counts as the threads it delivers
+ * (pin_threads()): on a core of four or eight threads, 1.5 cores of them are the same busy pair, so they
+ * get a further core there as on two threads. When plan's nodes have no (further) such core, the
  * nearest allowed node's (nearest_host_core()). When no further core is left they keep what they have: a
  * busy vCPU's sibling would put part of their load beside a busy vCPU, which costs more than the same
  * share beside nothing busy (contention.h). When none of the domain's vCPUs is busy, the siblings of its
@@ -220,7 +240,7 @@ bool load_pick_emulator(const HostView *v, Plan *plan)
         for (bool first = true;
              ((c = pick_host_core(v, plan, taken, true)) >= 0 ||
               (c = nearest_host_core(v, plan, taken)) >= 0) &&
-             (first || req->host_busy / cpuset_count(plan->emulator_pin) >= LOAD_BUSY_THRESHOLD);
+             (first || req->host_busy / pin_threads(t, plan->emulator_pin) >= LOAD_BUSY_THRESHOLD);
              first = false) {
                 cpuset_add(taken, (unsigned)c);
                 for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)

@@ -69,10 +69,10 @@ double load_core_busy(const HostView *v, unsigned c);
 
 /* When the request's host-side threads are busy (LOAD_HOST_REPIN_GAIN cores or more) and a vCPU of plan
  * is, pins the emulator to cores of plan's nodes that run nothing busy (a free core, else one whose vCPUs
- * are idle, its own or others'), free ones first, until no thread of them is half busy; never a busy
- * vCPU's sibling. When plan's nodes have no such core, the first is one of the nearest node that has one
- * among those the request allows (cores first, then locality). Returns true. False (plan unchanged) when
- * no such core is left or the rule does not apply. */
+ * are idle, its own or others'), free ones first, until no thread's worth their cores deliver (two on a core
+ * of four or eight threads) is half busy; never a busy vCPU's sibling. When plan's nodes have no such core,
+ * the first is one of the nearest node that has one among those the request allows (cores first, then
+ * locality). Returns true. False (plan unchanged) when no such core is left or the rule does not apply. */
 bool load_pick_emulator(const HostView *v, Plan *plan);
 
 /*

@@ -1207,6 +1207,55 @@ START_TEST(test_heals_host_load_over_a_core)
 END_TEST
 
 /*
+ * A busy 2-vCPU guest placed before its load was known has 1.5 cores of host-side threads on the four
+ * threads of one SMT4 core: no thread half busy, yet the core delivers two threads' worth at most, so
+ * they are the busy pair they would be on two threads (0.5 over a core's worth). Heal re-pins them alone
+ * onto two cores, as on an SMT2 host, and a pass after that moves nothing.
+ */
+START_TEST(test_heals_host_load_over_a_core_smt4)
+{
+        /* 1 node of 6 cores x 4 threads: d's busy vCPUs on cores 0 and 1, its emulator on core 2 */
+        g_autoptr(Topology) t = topology_new_uniform(1, 6, 4, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        g_autoptr(Plan) before = NULL;
+        g_autoptr(CpuSet) cores = cpuset_new();
+        double busy[] = {0.9, 0.9};
+        Domains ds = {0};
+        HealDomain *hd;
+        const HealMove *m;
+        Plan *d;
+
+        hold_on(t, l, "d", 2, (unsigned[]){0, 4}, 0);
+        d = (Plan *)ledger_lookup(l, "d");
+        for (unsigned p = 8; p < 12; p++) {
+                cpuset_add(d->emulator_pin, t->pus[p].os_index);
+                pu_busy[p] = 1.5 / 4;
+        }
+        pu_busy[0] = pu_busy[4] = 0.9;
+        before = plan_copy(d);
+        hd = domains_add(&ds, l, "d");
+        hd->request.vcpu_busy = busy;
+        hd->request.host_busy = 1.5;
+        hd->request.pu_busy = pu_busy;
+
+        ck_assert(load_own_host_over(t, d, busy, 1.5) > 0.49);
+        moves = heal(t, l, &heal_defaults, &ds);
+        m = the_threads_only_move(moves, "d", before);
+        ck_assert_ptr_nonnull(strstr(m->plan->reason, "onto more cores"));
+        CPUSET_FOREACH (os, m->plan->emulator_pin) {
+                unsigned c = t->pus[topology_pu_by_os(t, (unsigned)os)].core;
+                ck_assert_uint_ge(c, 2);
+                cpuset_add(cores, c);
+        }
+        ck_assert_uint_eq(cpuset_count(cores), 2);
+        ck_assert(load_own_host_over(t, m->plan, busy, 1.5) < 1e-9);
+        assert_settles(t, l, moves, &ds);
+}
+END_TEST
+
+/*
  * An idle guest's vCPUs share their cores with another guest's busy vCPUs (the host was short of cores),
  * and its host-side threads run on those cores: 0.8 cores of them spread thin beside four busy vCPUs,
  * none half busy. Heal re-pins those threads alone onto one core that runs nothing busy (one carries
@@ -1352,6 +1401,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_repin_near_skips_unreachable_node);
         tcase_add_test(tc, test_repin_trades_busy_neighbour_for_host_threads);
         tcase_add_test(tc, test_heals_host_load_over_a_core);
+        tcase_add_test(tc, test_heals_host_load_over_a_core_smt4);
         tcase_add_test(tc, test_heals_idle_host_load_beside_others);
         tcase_add_test(tc, test_repin_avoids_realtime_cores);
         suite_add_tcase(s, tc);

@@ -187,6 +187,45 @@ START_TEST(test_busy_host_threads_own_core)
 }
 END_TEST
 
+/* Busy host-side threads get cores by the threads' worth each core delivers: two on a core of two, four
+ * or eight threads (what load_core_lost() counts), one on a core without SMT. 1.5 cores of them on one
+ * core of four or eight threads are the busy pair they are on two threads, so they get two cores there
+ * too, and 2 cores of them three (no delivered thread half busy). */
+START_TEST(test_busy_host_threads_cores_by_what_a_core_delivers)
+{
+        static const struct {
+                unsigned pus;
+                double host;
+                unsigned cores;
+        } cases[] = {
+            {1, 0.8, 2}, {1, 1.5, 4}, {2, 0.8, 1}, {2, 1.5, 2}, {2, 2.0, 3}, {4, 0.8, 1},
+            {4, 1.5, 2}, {4, 2.0, 3}, {4, 3.0, 4}, {8, 0.8, 1}, {8, 1.5, 2}, {8, 2.0, 3},
+        };
+
+        for (unsigned k = 0; k < G_N_ELEMENTS(cases); k++) {
+                g_autoptr(Topology) t = topology_new_uniform(1, 10, cases[k].pus, 8 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) cores = cpuset_new();
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                double busy[] = {1, 1};
+                PlacementRequest req = {
+                    .name = "d", .vcpus = 2, .memory = GiB, .vcpu_busy = busy, .host_busy = cases[k].host};
+                g_autoptr(Plan) plan = policy_place(t, l, &req, &p);
+
+                ck_assert_int_eq(plan->result, PLAN_PLACED);
+                CPUSET_FOREACH (os, plan->emulator_pin) {
+                        unsigned c = t->pus[topology_pu_by_os(t, (unsigned)os)].core;
+                        ck_assert_uint_ne(c, core_of(t, plan, 0));
+                        ck_assert_uint_ne(c, core_of(t, plan, 1));
+                        cpuset_add(cores, c);
+                }
+                ck_assert_msg(cpuset_count(cores) == cases[k].cores, "%u PUs a core, %.1f cores: %u cores",
+                              cases[k].pus, cases[k].host, cpuset_count(cores));
+                ck_assert_uint_eq(cpuset_count(plan->emulator_pin), cases[k].cores * cases[k].pus);
+        }
+}
+END_TEST
+
 /* The core a domain's busy host-side threads were given holds no vCPU in the ledger, yet it is busy: a
  * later domain's busy vCPUs get cores that are really free, and only share it when cores are short. */
 START_TEST(test_host_thread_core_is_held)
@@ -983,6 +1022,7 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_idle_take_free_core_before_sharing);
         tcase_add_test(tc, test_free_cores_unchanged);
         tcase_add_test(tc, test_busy_host_threads_own_core);
+        tcase_add_test(tc, test_busy_host_threads_cores_by_what_a_core_delivers);
         tcase_add_test(tc, test_host_thread_core_is_held);
         tcase_add_test(tc, test_idle_domain_keeps_host_threads);
         tcase_add_test(tc, test_idle_domain_host_pair_spreads);

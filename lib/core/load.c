@@ -229,11 +229,16 @@ double load_own_host_over(const Topology *t, const Plan *p, const double *vcpu_b
         return over;
 }
 
+unsigned load_core_threads(unsigned n)
+{
+        return MIN(n, 2u);
+}
+
 double load_core_lost(unsigned busy, unsigned npus, double loss)
 {
         if (busy < 2)
                 return 0;
-        return busy - MAX(1.0, MIN(busy, MIN(MAX(npus, 1), 2u)) * (1.0 - loss));
+        return busy - MAX(1.0, MIN(busy, load_core_threads(MAX(npus, 1))) * (1.0 - loss));
 }
 
 double load_core_lost_with_host(unsigned busy, double host, unsigned npus, double loss)

@@ -89,6 +89,10 @@ unsigned domain_load_busy_vcpus(const DomainLoad *l, unsigned nvcpus);
 /* What a busy pair of SMT siblings loses each (DESIGN.md's measure: 40-75%; the figure counted is the
  * low end). */
 #define LOAD_SIBLING_LOSS 0.4
+/* The busy threads' worth a core delivers when n of its PUs run them: n up to two, and two on a core of
+ * four or eight threads (the loss is measured on two-thread cores; more threads add no more work). What
+ * load_core_lost() counts a core as, and what busy host-side threads are given cores by. */
+unsigned load_core_threads(unsigned n);
 /* The cores of work a core of npus PUs loses running busy threads at once, each pair on siblings losing
  * loss of each: at most two threads' worth is delivered (the loss is measured on two-thread cores; a core
  * of four or eight threads does not deliver four or eight cores' work), and one thread's at least. */
