@@ -73,15 +73,22 @@ static bool ranks_before(double b, unsigned n, double best_b, unsigned best_n)
                (load_busy_key(b) == load_busy_key(best_b) && n < best_n);
 }
 
-/* Whether core c ranks before core best (-1: none yet). */
+/* Whether core c ranks before core best (-1: none yet): less busy, then fewer vCPUs, then the order the
+ * placement uses cores in (policy_core_class(): the most performant kind first, cores under an L3 before
+ * those under none), so that a busy vCPU moves to a big core, not a LITTLE one, while one is as calm. */
 static bool calmer(const Repin *r, unsigned c, int best)
 {
-        return best < 0 || ranks_before(r->busy[c], r->load[c], r->busy[best], r->load[best]);
+        unsigned b = (unsigned)best;
+
+        if (best < 0 || ranks_before(r->busy[c], r->load[c], r->busy[b], r->load[b]))
+                return true;
+        return !ranks_before(r->busy[b], r->load[b], r->busy[c], r->load[c]) &&
+               policy_core_class(r->v, c) < policy_core_class(r->v, b);
 }
 
 /* The least busy core of node, other than from, that runs nothing busy and has a usable PU and no
- * reserved one (free_only: and no vCPU at all); ties: the fewest vCPUs, then the lowest index. -1 when
- * none. */
+ * reserved one (free_only: and no vCPU at all); ties: the fewest vCPUs, then the core class (calmer()),
+ * then the lowest index. -1 when none. */
 static int calm_core(const Repin *r, unsigned node, unsigned from, bool free_only)
 {
         const TopoNode *n = &r->v->t->nodes[node];
@@ -111,7 +118,7 @@ static int calm_core_in(const Repin *r, const CpuSet *set, unsigned from, bool f
 
 /* A calm core on the node nearest to the domain's memory that has one, other than the home nodes; of
  * nodes as near, the calmest core (calm_core_in()'s order: a free core before one of idle vCPUs, then
- * the lowest node); -1. */
+ * the core class, then the lowest node); -1. */
 static int nearest_calm_core(const Repin *r, unsigned from)
 {
         const Topology *t = r->v->t;

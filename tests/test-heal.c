@@ -596,6 +596,52 @@ START_TEST(test_repin_inside_node)
 END_TEST
 
 /*
+ * NVIDIA GB10 (big X925 cores numbered after LITTLE A725 ones): two busy 1-vCPU guests share a big core.
+ * The re-pin moves one to a free big core, as a fresh placement would take, not to LITTLE core 0 because
+ * its index is lowest; a LITTLE core only once no big core is as calm.
+ */
+START_TEST(test_repin_big_core_first)
+{
+        g_autoptr(Topology) t = test_topology_load("gb10.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Ledger) alone = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        g_autoptr(Plan) moved = NULL;
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        int pu = topology_pu_by_os(t, 6);
+        unsigned pus[1];
+        double busy[] = {0.95};
+        Domains ds = {0};
+        const HealMove *m;
+        PlacementRequest req = {
+            .name = "y", .vcpus = 1, .memory = GiB, .vcpu_busy = busy, .pu_busy = pu_busy};
+
+        ck_assert_int_ge(pu, 0);
+        ck_assert_uint_eq(t->cores[t->pus[pu].core].kind_rank, 0);
+        ck_assert_uint_gt(t->cores[0].kind_rank, 0);
+        pus[0] = (unsigned)pu;
+        hold_on(t, l, "x", 1, pus, 0);
+        hold_on(t, l, "y", 1, pus, 0);
+        domains_add(&ds, l, "x")->request.vcpu_busy = busy;
+        domains_add(&ds, l, "y")->request.vcpu_busy = busy;
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_ptr_nonnull(strstr(m->plan->reason, "re-pinned inside its nodes"));
+        ck_assert_uint_ne(t->pus[m->plan->vcpu_pu[0]].core, t->pus[pu].core);
+        ck_assert_uint_eq(t->cores[t->pus[m->plan->vcpu_pu[0]].core].kind_rank, 0);
+
+        /* the re-pin itself */
+        hold_on(t, alone, "x", 1, pus, 0);
+        pu_busy[pu] = busy[0];
+        moved = policy_repin_local(t, alone, &req, &p, ledger_lookup(l, "y"));
+        ck_assert_ptr_nonnull(moved);
+        ck_assert_uint_eq(t->cores[t->pus[moved->vcpu_pu[0]].core].kind_rank, 0);
+}
+END_TEST
+
+/*
  * No core of the node is less than half busy in all, but one runs only idle vCPUs, none of its threads
  * half busy: a busy vCPU beside another busy one is re-pinned there, to its least busy thread. Not when
  * one of that core's threads is half busy, nor when the core is as busy as the one it would leave.
@@ -1388,6 +1434,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_bad_input);
         tcase_add_test(tc, test_may_gain);
         tcase_add_test(tc, test_repin_inside_node);
+        tcase_add_test(tc, test_repin_big_core_first);
         tcase_add_test(tc, test_repin_cooldown_grows);
         tcase_add_test(tc, test_move_counts_bound_memory_where_it_is);
         tcase_add_test(tc, test_repin_beside_idle_threads);
