@@ -108,32 +108,43 @@ static unsigned keep_off_emulator(const HostView *v, unsigned *sub, unsigned n, 
         return plain;
 }
 
+/* The first class (kind) of a node with want free cores not taken; UINT_MAX when none has that many. */
+static unsigned fitting_class(const HostView *v, unsigned node_index, unsigned want, const bool *taken)
+{
+        const TopoNode *node = &v->t->nodes[node_index];
+        unsigned fits = UINT_MAX;
+
+        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
+                unsigned cls, count = 0;
+                if (!v->core_free[c] || taken[c] || (cls = policy_core_class(v, c)) >= fits)
+                        continue;
+                for (unsigned d = node->core_first; d < node->core_first + node->ncores; d++)
+                        count += v->core_free[d] && !taken[d] && policy_core_class(v, d) == cls;
+                if (count >= want)
+                        fits = cls;
+        }
+        return fits;
+}
+
 /*
- * want free cores of a node: all of one class (kind) when one has that many, the first such class;
+ * want free cores of a node: all of class fits when it is not UINT_MAX (fitting_class() of the node's
+ * whole share: the domain's vCPUs there, each guest cell's part of it picked apart, stay on one kind);
  * otherwise the classes in order, each as far as it goes. Within a class, by L3 then L2 (take_grouped).
  */
-static unsigned pick_cores(const HostView *v, unsigned node_index, unsigned want, const bool *taken,
-                           unsigned *out)
+static unsigned pick_cores(const HostView *v, unsigned node_index, unsigned want, unsigned fits,
+                           const bool *taken, unsigned *out)
 {
         const TopoNode *node = &v->t->nodes[node_index];
         g_autofree unsigned *cand = g_new(unsigned, node->ncores + 1);
         g_autofree unsigned *cls = g_new(unsigned, node->ncores + 1);
         g_autofree unsigned *sub = g_new(unsigned, node->ncores + 1);
-        unsigned n = 0, got = 0, fits = UINT_MAX, next = 0;
+        unsigned n = 0, got = 0, next = 0;
 
         for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
                 if (v->core_free[c] && !taken[c]) {
                         cls[n] = policy_core_class(v, c);
                         cand[n++] = c;
                 }
-        /* the first class with want free cores */
-        for (unsigned i = 0; i < n; i++) {
-                unsigned count = 0;
-                for (unsigned j = 0; j < n; j++)
-                        count += cls[j] == cls[i];
-                if (count >= want && cls[i] < fits)
-                        fits = cls[i];
-        }
         while (got < want) {
                 unsigned k = fits, nsub = 0;
 
@@ -194,8 +205,14 @@ static void explicit_assign(const HostView *v, const unsigned *nodes, unsigned n
         cells_vcpu_nodes(v, nodes, n, capacity, plan, vcpu_node, NULL);
         give_rest_to_nodeless(v, nodes, n, plan, vcpu_node);
         /* each guest cell's share of a node is picked on its own, so that it takes one L3 group of its
-         * own when one holds it (the guest schedules each cell as a node); the vCPUs of no cell last */
-        for (unsigned i = 0; i < n; i++)
+         * own when one holds it (the guest schedules each cell as a node); the vCPUs of no cell last. The
+         * kind is the node's share's, as without cells: one kind for all of them when one has room (else
+         * each cell's own, one kind for it when one has room for it). */
+        for (unsigned i = 0; i < n; i++) {
+                unsigned share = 0, fits;
+                for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++)
+                        share += vcpu_node[vcpu] == (int)nodes[i];
+                fits = fitting_class(v, nodes[i], share, taken);
                 for (unsigned c = 0; c <= plan->ncells; c++) {
                         unsigned want = 0, got, k = 0;
                         for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++)
@@ -204,13 +221,16 @@ static void explicit_assign(const HostView *v, const unsigned *nodes, unsigned n
                                 continue;
                         /* a node gives at most its free cores; a vCPU beyond them stays unplaced (never a
                          * core read past what was picked) */
-                        got = pick_cores(v, nodes[i], want, taken, cores);
+                        got = pick_cores(v, nodes[i], want,
+                                         fits != UINT_MAX ? fits : fitting_class(v, nodes[i], want, taken),
+                                         taken, cores);
                         for (unsigned j = 0; j < got; j++)
                                 taken[cores[j]] = true;
                         for (unsigned vcpu = 0; vcpu < plan->nvcpus && k < got; vcpu++)
                                 if (vcpu_node[vcpu] == (int)nodes[i] && cell_of[vcpu] == (int)c)
                                         plan->vcpu_pu[vcpu] = policy_core_first_usable_pu(v, cores[k++]);
                 }
+        }
 }
 
 const PolicyOps policy_explicit_ops = {

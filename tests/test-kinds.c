@@ -232,6 +232,40 @@ START_TEST(test_alder_lake_one_kind)
 }
 END_TEST
 
+/* The same with two guest cells of 2 vCPUs on the one node: the kind is chosen for the domain's share of
+ * the node, not per cell (cell 0 on the 2 P-cores left and cell 1 on E-cores would mix kinds). */
+START_TEST(test_alder_lake_one_kind_cells)
+{
+        g_autoptr(Topology) t = test_topology_load("alder-lake.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) c0 = NULL;
+        g_autoptr(CpuSet) c1 = NULL;
+        PlacementCell cells[2];
+        PlacementRequest req = {.name = "b", .vcpus = 4, .memory = GiB, .cells = cells, .ncells = 2};
+        const Plan *c;
+        Plan *p;
+
+        ck_assert_int_eq(cpuset_parse("0-1", &c0, NULL), 0);
+        ck_assert_int_eq(cpuset_parse("2-3", &c1, NULL), 0);
+        cells[0] = (PlacementCell){.id = 0, .vcpus = c0, .memory = GiB / 2};
+        cells[1] = (PlacementCell){.id = 1, .vcpus = c1, .memory = GiB / 2};
+        test_place(t, l, &params, "a", 2, 1 * GiB);
+        p = policy_place(t, l, &req, &params);
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        for (unsigned v = 0; v < 4; v++) {
+                ck_assert_msg(vcpu_core(t, p, v)->kind_rank == 1, "vCPU %u on kind %u: %s", v,
+                              vcpu_core(t, p, v)->kind_rank, p->reason);
+                ck_assert_uint_eq(vcpu_core(t, p, v)->l2, vcpu_core(t, p, 0)->l2);
+        }
+        ck_assert_int_eq(ledger_commit(l, "b", p), 0);
+        /* the 2 P-cores left still go to a 2-vCPU domain */
+        c = test_place(t, l, &params, "c", 2, 1 * GiB);
+        ck_assert_uint_eq(vcpu_core(t, c, 0)->kind_rank, 0);
+        ck_assert_uint_eq(vcpu_core(t, c, 1)->kind_rank, 0);
+}
+END_TEST
+
 /* E-core modules: a module is filled before another is opened. */
 START_TEST(test_l2_cluster_fill)
 {
@@ -617,6 +651,7 @@ static Suite *kinds_suite(void)
         tcase_add_test(cores, test_arrow_lake_p_cores_first);
         tcase_add_test(cores, test_gb10_big_first);
         tcase_add_test(cores, test_alder_lake_one_kind);
+        tcase_add_test(cores, test_alder_lake_one_kind_cells);
         tcase_add_test(cores, test_l2_cluster_fill);
         tcase_add_test(cores, test_core_kinds_modes);
         tcase_add_test(cores, test_no_local_node_last);
