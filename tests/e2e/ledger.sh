@@ -225,6 +225,29 @@ sc_3c() {
         step "virsh start ${P}3e" vx start "${P}3e" && agree "start ${P}3e from the live XML"
 }
 
+# 3d: a save image whose vCPU pin is edited before the restore (virsh restore --xml): the pin is someone
+# else's, taken as it runs and recorded so (skipped), whether the start event or a reconcile sees it first;
+# never undone by a new placement, never left with the earlier "placed" record.
+edit_vcpu0_pin() { # IN OUT: vCPU 0's pin to the other of CPUs 0-1
+    local old
+    old=$(sed -nE "s/.*<vcpupin vcpu='0' cpuset='([01])'.*/\1/p" "$1")
+    [ -n "$old" ] && sed -E "s/<vcpupin vcpu='0' cpuset='$old'/<vcpupin vcpu='0' cpuset='$((1 - old))'/" "$1" >"$2"
+}
+sc_3d() {
+    local save="$E2E_LIBVIRT_DIR/${P}3g.save" want
+    scenario 3d "$TOPO_2C" "restore --xml with a vCPU pin edited" || return
+    step "virsh create ${P}3g" dom_create "${P}3g" "$(vcpu 1)" && agree "create ${P}3g"
+    step "virsh save ${P}3g" vx save "${P}3g" "$save" || return
+    step "save-image-dumpxml, vCPU 0's pin edited" sh -c "virsh -c '$E2E_LIBVIRT_URI' save-image-dumpxml '$save' >'$save.xml'" &&
+        step "vCPU 0's pin edited" edit_vcpu0_pin "$save.xml" "$save.edited.xml" || return
+    want=$(sed -nE "s/.*<vcpupin vcpu='0' cpuset='([01])'.*/\1/p" "$save.edited.xml")
+    step "virsh restore --xml (edited) ${P}3g" vx restore "$save" --xml "$save.edited.xml" &&
+        agree "restore ${P}3g with its pin edited"
+    expect_eq "${P}3g is skipped" skipped "$(ctl_field "${P}3g" result)"
+    expect_eq "${P}3g's vCPU 0 runs on its edited pin" "$want" "$(e2e_vcpu_affinity "${P}3g" | awk '$1 == 0 { print $2 }')"
+    expect_eq "${P}3g's record says skipped" skipped "$(pd_attr result "$(pd_decision "${P}3g")")"
+}
+
 # 4a: <vcpu cpuset='1'>: the plan stays inside it, whether the domain started before or after placementd.
 sc_4a() {
     scenario 4a "$TOPO_2N" "<vcpu cpuset='1'> is a constraint" || return
@@ -516,7 +539,7 @@ must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 diag "LEDGER_TODO=\"$LEDGER_TODO\""
 
-for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 4a 4b 4c 4d 5 6 6b 7 8 9 10 11}; do
+for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 7 8 9 10 11}; do
     s0=$(date +%s)
     "sc_$id"
     TAP_TODO=
