@@ -305,8 +305,11 @@ static Decision *skip(Manager *m, const char *uuid, const DomainSpec *live, cons
         /* pins counted as they run; not a plan of its bound memory alone (bound_memory_plan()) */
         for (unsigned i = 0; occupied && i < occupied->nvcpus && !d->pinned_by_hand; i++)
                 d->pinned_by_hand = !cpuset_is_empty(occupied->vcpu_pins[i]);
-        if (occupied)
+        if (occupied) {
                 plan_set_vcpu_ids(occupied, live->vcpu_ids, live->vcpus);
+                g_free(occupied->reason); /* its record says why, as the decision does */
+                occupied->reason = g_strdup(why);
+        }
         return placer_record(m, d, occupied);
 }
 

@@ -569,7 +569,9 @@ START_TEST(test_hand_pins_while_down_recorded)
                       "the emulator pin applied before is lost");
         record = record_of(dom);
         cpu = g_strdup_printf("cpu=\"%u\"", hand);
-        ck_assert_msg(record && strstr(record, "result=\"skipped\"") && strstr(record, cpu), "%s", record);
+        ck_assert_msg(record && strstr(record, "result=\"skipped\"") && strstr(record, cpu) &&
+                          strstr(record, "pinned by someone else since its record"),
+                      "%s", record);
         stop(dom);
         free_manager(m);
 }
