@@ -14,6 +14,7 @@
 #include "polkit.h"
 #include "ratelimit.h"
 #include "size.h"
+#include "text-safe.h"
 #include "cpu-stats.h"
 
 #define DOMAIN_ARG_MAX  1024u
@@ -394,9 +395,12 @@ static int read_domain(sd_bus_message *msg, BusService *s, const Decision **ret,
                                          "A domain name or UUID of 1 to %u characters is needed",
                                          DOMAIN_ARG_MAX);
         *ret = manager_lookup(s->manager, name);
-        if (!*ret)
+        if (!*ret) {
+                /* the caller's text, escaped as names are everywhere: it may hold anything */
+                g_autofree char *shown = text_safe(name);
                 return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DOMAIN, "No running domain '%s' is known",
-                                         name);
+                                         shown);
+        }
         return 0;
 }
 
@@ -616,8 +620,10 @@ static int method_cpu_advice(sd_bus_message *msg, void *userdata, sd_bus_error *
         r = manager_cpu_advice(s->manager, d->uuid, &advice, &failure);
         if (r == -ENOTCONN)
                 return sd_bus_error_setf(error, BUS_ERROR_NOT_CONNECTED, "%s", failure);
-        if (r == -ENOENT && !failure)
-                return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DOMAIN, "Domain '%s' is gone", d->name);
+        if (r == -ENOENT && !failure) {
+                g_autofree char *shown = text_safe(d->name);
+                return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DOMAIN, "Domain '%s' is gone", shown);
+        }
         if (r == -ENOENT)
                 return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DOMAIN, "%s", failure);
         if (r < 0)

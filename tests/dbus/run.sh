@@ -176,6 +176,10 @@ result "gdbus GetDecision by UUID" "$(grep -q "^(('test', '$UUID', " "$OUT"; ech
 result "busctl GetDecision nope -> NoSuchDomain" $?
 gcall GetDecision nope
 result "gdbus GetDecision nope -> NoSuchDomain" "$(grep -q "$E.NoSuchDomain" "$ERR"; echo $?)"
+# The error quotes the caller's text escaped, as names are everywhere: not an escape sequence for a terminal.
+gcall GetDecision $'nope\e[2J\rx'
+result "the NoSuchDomain error escapes the argument (nope\\x1b[2J\\x0dx)" \
+    "$(grep -qF "No running domain 'nope\x1b[2J\x0dx' is known" "$ERR" && ! grep -q $'[\e\r]' "$ERR"; echo $?)"
 
 # GetDecisionsJSON: the reply is one string; gdbus is the reliable way to get it unescaped.
 json_reply() { # ARG FILE: GetDecisionsJSON(ARG) through gdbus, the JSON text into FILE
