@@ -382,6 +382,29 @@ static unsigned list_cost(BusService *s)
         return 1 + n / CALLER_DOMAINS_PER_COST;
 }
 
+/* For a name that manager_lookup() found ambiguous: the domain whose exact name it is, in *ret_exact, and
+ * the one text output shows so, in *ret_shown. False when it is not so (an unknown name). */
+static bool ambiguous_name(BusService *s, const char *name, const Decision **ret_exact,
+                           const Decision **ret_shown)
+{
+        g_autoptr(GPtrArray) all = NULL;
+
+        *ret_exact = *ret_shown = NULL;
+        if (!strchr(name, '\\')) /* only an escaped form can be another name's */
+                return false;
+        all = manager_list(s->manager);
+        for (unsigned i = 0; i < all->len; i++) {
+                const Decision *d = g_ptr_array_index(all, i);
+                g_autofree char *shown = text_is_safe(d->name) ? NULL : text_safe(d->name);
+
+                if (strcmp(d->name, name) == 0)
+                        *ret_exact = d;
+                else if (shown && strcmp(shown, name) == 0)
+                        *ret_shown = d;
+        }
+        return *ret_exact && *ret_shown;
+}
+
 /* Reads a domain argument and finds its decision. */
 static int read_domain(sd_bus_message *msg, BusService *s, const Decision **ret, sd_bus_error *error)
 {
@@ -398,6 +421,17 @@ static int read_domain(sd_bus_message *msg, BusService *s, const Decision **ret,
         if (!*ret) {
                 /* the caller's text, escaped as names are everywhere: it may hold anything */
                 g_autofree char *shown = text_safe(name);
+                const Decision *exact, *escaped;
+
+                if (ambiguous_name(s, name, &exact, &escaped)) {
+                        /* as typed: its backslashes are the point (it is safe: it holds no control) */
+                        g_autofree char *typed = text_terminal_safe(name);
+                        return sd_bus_error_setf(
+                            error, BUS_ERROR_INVALID_ARGUMENT,
+                            "'%s' is ambiguous: the name of domain %s and, as text output shows names, "
+                            "of domain %s; give a UUID",
+                            typed, exact->uuid, escaped->uuid);
+                }
                 return sd_bus_error_setf(error, BUS_ERROR_NO_SUCH_DOMAIN, "No running domain '%s' is known",
                                          shown);
         }

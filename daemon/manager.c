@@ -919,7 +919,9 @@ unsigned manager_reconnects(const Manager *m)
 /* virsh's rule: a domain ID (a running domain's number), then a UUID in any case, then an exact name (a
  * domain may be named like another's UUID or ID: the UUID and the ID win, as virsh resolves them); last
  * the name as text output prints it (text_safe(): a name with control characters is found by what `list`
- * showed; the escape of a backslash makes that form one name's only, and an exact name wins over it). */
+ * showed; the escape of a backslash makes that form one name's only). Text that is one domain's exact name
+ * and how another's name is shown (a domain named "a\x0db" beside one named "a<CR>b") names neither: it
+ * is ambiguous, and NULL (the caller names both by UUID). */
 const Decision *manager_lookup(const Manager *m, const char *name_or_uuid)
 {
         GHashTableIter it;
@@ -946,7 +948,9 @@ const Decision *manager_lookup(const Manager *m, const char *name_or_uuid)
                                 by_shown = d;
                 }
         }
-        return by_id ? by_id : by_uuid ? by_uuid : by_name ? by_name : by_shown;
+        if (by_id || by_uuid)
+                return by_id ? by_id : by_uuid;
+        return by_name && by_shown && by_name != by_shown ? NULL : by_name ? by_name : by_shown;
 }
 
 static int compare_by_name(gconstpointer a, gconstpointer b)

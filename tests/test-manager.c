@@ -234,8 +234,8 @@ START_TEST(test_lookup_as_virsh)
 END_TEST
 
 /* A name with a control character (a carriage return: XML allows no ESC) or a backslash is found by the
- * form text output prints it in (what `list` showed, copied back), and a domain whose exact name is that
- * form still wins. */
+ * form text output prints it in (what `list` showed, copied back); beside a domain whose exact name is that
+ * form, the text names neither (ambiguous), and each is found by its own escaped form or UUID. */
 START_TEST(test_lookup_by_shown_name)
 {
         Manager *m = new_manager(NULL);
@@ -243,7 +243,7 @@ START_TEST(test_lookup_by_shown_name)
         virDomainPtr back = start_domain("m-back\\slash", 1, NULL);
         Wait we = {m, "m-cr\r[2J"}, wb = {m, "m-back\\slash"};
         virDomainPtr literal;
-        Wait wl = {m, "m-cr\\x0d[2J"};
+        Wait wl = {m, "m-cr\\x5cx0d[2J"}; /* the literal one, by its escaped form */
 
         ck_assert(spin(known, &we, 3000));
         ck_assert(spin(known, &wb, 3000));
@@ -252,11 +252,12 @@ START_TEST(test_lookup_by_shown_name)
         ck_assert_ptr_nonnull(manager_lookup(m, "m-back\\x5cslash"));
         ck_assert_str_eq(manager_lookup(m, "m-back\\x5cslash")->name, "m-back\\slash");
         ck_assert_ptr_null(manager_lookup(m, "m-cr\\x0d[2"));
-        /* a domain named literally what the other prints as: the exact name wins */
+        /* a domain named literally what the other prints as: that text is ambiguous, so neither */
         literal = start_domain("m-cr\\x0d[2J", 1, NULL);
         ck_assert(spin(known, &wl, 3000));
-        ck_assert_str_eq(manager_lookup(m, "m-cr\\x0d[2J")->name, "m-cr\\x0d[2J");
+        ck_assert_ptr_null(manager_lookup(m, "m-cr\\x0d[2J"));
         ck_assert_str_eq(manager_lookup(m, "m-cr\\x5cx0d[2J")->name, "m-cr\\x0d[2J");
+        ck_assert_str_eq(manager_lookup(m, "m-back\\x5cslash")->name, "m-back\\slash");
         ck_assert_int_eq(virDomainDestroy(esc), 0);
         ck_assert_int_eq(virDomainDestroy(back), 0);
         ck_assert_int_eq(virDomainDestroy(literal), 0);

@@ -451,3 +451,30 @@ result "--json usage errors, an unknown option, no bus, an offline failure: each
 run "$CTL" --bus-address="$ADDR" --json snippet nosuch
 result "--json snippet of no such domain: one JSON object, exit 4 (rc $RC)" \
     "$([ $RC -eq 4 ] && json_error 4 >&2; echo $?)"
+
+# ---- a name that is one domain's and, escaped, another's ------------------------------------------------
+# One domain named amb-cr<CR>x, which text output shows as amb-cr\x0dx, and one named literally amb-cr\x0dx
+# (shown as amb-cr\x5cx0dx): the text amb-cr\x0dx names both, so it is refused naming both by UUID.
+stop_pid "$PD_PID"
+UUID_CR=6695eb01-f6a4-8304-79aa-97f2502e193f
+UUID_LIT=7795eb01-f6a4-8304-79aa-97f2502e193f
+cat >"$TMP/amb.xml" <<EOF
+<node>
+  <domain type="test"><name>amb-cr&#13;x</name><uuid>$UUID_CR</uuid><memory>1048576</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>
+  <domain type="test"><name>amb-cr\x0dx</name><uuid>$UUID_LIT</uuid><memory>1048576</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>
+</node>
+EOF
+placementd_start --connect="test://$TMP/amb.xml" --topology="$HOST222" --bus-address="$ADDR"
+must "placementd on the two look-alike names owns org.placementd1" wait_for 10 bus_has org.placementd1
+wait_for 10 sh -c "'$CTL' --bus-address='$ADDR' list | grep -c amb-cr | grep -qx 2"
+run "$CTL" --bus-address="$ADDR" list
+result "list shows amb-cr<CR>x as amb-cr\\x0dx and amb-cr\\x0dx as amb-cr\\x5cx0dx (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -qF 'amb-cr\x0dx ' "$OUT" && grep -qF 'amb-cr\x5cx0dx ' "$OUT"; echo $?)"
+run "$CTL" --bus-address="$ADDR" show 'amb-cr\x0dx'
+result "show amb-cr\\x0dx, one's name and the other's escaped name: refused as ambiguous naming both UUIDs (rc $RC)" \
+    "$([ $RC -eq 2 ] && grep -qF "'amb-cr\x0dx' is ambiguous" "$ERR" && grep -q "$UUID_CR" "$ERR" && grep -q "$UUID_LIT" "$ERR"; echo $?)"
+run "$CTL" --bus-address="$ADDR" show 'amb-cr\x5cx0dx'
+result "show amb-cr\\x5cx0dx, one name's escaped form only: that domain (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q "$UUID_LIT" "$OUT"; echo $?)"
+run "$CTL" --bus-address="$ADDR" show "$UUID_CR"
+result "show by UUID: the other (rc $RC)" "$([ $RC -eq 0 ] && grep -q "$UUID_CR" "$OUT"; echo $?)"
