@@ -157,6 +157,27 @@ START_TEST(test_inline_comment_hint)
 }
 END_TEST
 
+/* A file that is no configuration (a password file given by mistake, to a command run as root for
+ * someone else) is refused line by line without a line of it shown, and so is a line before any section
+ * that holds a secret. */
+START_TEST(test_bad_lines_not_quoted)
+{
+        g_autofree char *shadow = load_fail("root:$6$salt$hash0123:19000:0:99999:7:::\n"
+                                            "daemon:*:19000:0:99999:7:::\nbin=x:*:19000\n");
+        g_autofree char *uri =
+            load_fail("URI=qemu+ssh://admin:S3cretPass@kvm1/system?keyfile=/root/.ssh/id\n"
+                      "[Libvirt]\n");
+
+        ck_assert_msg(g_str_has_prefix(shadow, "test.conf:1: not a [Section], a Key=value or a # comment"),
+                      "%s", shadow);
+        ck_assert_msg(strstr(shadow, "test.conf:3: a Key=value before any [Section]"), "%s", shadow);
+        ck_assert_msg(!strstr(shadow, "root") && !strstr(shadow, "hash") && !strstr(shadow, "19000") &&
+                          !strstr(shadow, "bin"),
+                      "%s", shadow);
+        ck_assert_str_eq(uri, "test.conf:1: a Key=value before any [Section]");
+}
+END_TEST
+
 START_TEST(test_unknown_and_syntax)
 {
         g_autofree char *e1 = load_fail("[Placement]\nPolicyy=explicit\n");
@@ -164,8 +185,8 @@ START_TEST(test_unknown_and_syntax)
         g_autofree char *e2 = load_fail("[Scheduler]\nX=1\n");
         ck_assert_ptr_nonnull(strstr(e2, "unknown section [Scheduler]"));
         g_autofree char *e3 = load_fail("Policy=explicit\n");
-        ck_assert_msg(strstr(e3, "test.conf:1: 'Policy=explicit' is a Key=value before any [Section]"), "%s",
-                      e3);
+        ck_assert_msg(strstr(e3, "test.conf:1: a Key=value before any [Section]") && !strstr(e3, "explicit"),
+                      "%s", e3);
         /* errors name the line, and a typo the key or section it meant, with what the section takes */
         g_autofree char *t1 = load_fail("# comment\n[Placement]\nApply=yes\npolicy=compat\n");
         ck_assert_msg(strstr(t1, "test.conf:4: unknown key policy= in [Placement] (did you mean Policy=?); "
@@ -180,8 +201,10 @@ START_TEST(test_unknown_and_syntax)
         ck_assert_msg(strstr(t3, "test.conf:2: unknown key Zebra= in [Placement]; [Placement] takes"), "%s",
                       t3);
         g_autofree char *t4 = load_fail("[Placement]\nApply=yes\nHeal\n");
-        ck_assert_msg(strstr(t4, "test.conf:3: 'Heal' is not a [Section], a Key=value or a # comment"), "%s",
-                      t4);
+        ck_assert_msg(
+            strstr(t4, "test.conf:3: not a [Section], a Key=value or a # comment: it has no '='") &&
+                !strstr(t4, "Heal"),
+            "%s", t4);
         {
                 /* a UTF-8 byte order mark is no syntax error */
                 g_autoptr(Config) bom = load_ok("\xef\xbb\xbf[Placement]\nPolicy=compat\n");
@@ -192,15 +215,19 @@ START_TEST(test_unknown_and_syntax)
             strstr(t6, "test.conf:3: [Placement] Policy=fast: invalid value; expected explicit, compat"),
             "%s", t6);
         g_autofree char *t5 = load_fail("[Placement]\r\nApply=yes\r\n[Metrics\r\n");
-        ck_assert_msg(strstr(t5, "test.conf:3: '[Metrics' is not a [Section]"), "%s", t5);
+        ck_assert_msg(strstr(t5, "test.conf:3: not a [Section] header") && !strstr(t5, "[Metrics"), "%s",
+                      t5);
         /* a header GKeyFile refuses as a group name is named by its line too */
         g_autofree char *t7 = load_fail("[Placement]\nApply=yes\n[A]B]\n");
-        ck_assert_msg(strstr(t7, "test.conf:3: '[A]B]' is not a [Section]"), "%s", t7);
+        ck_assert_msg(strstr(t7, "test.conf:3: not a [Section] header"), "%s", t7);
         g_autofree char *t8 = load_fail("[Placement]\nPolicy[de]=compat\n");
-        ck_assert_msg(strstr(t8, "test.conf:2: 'Policy[de]=compat' is not a [Section], a Key=value"), "%s",
-                      t8);
+        ck_assert_msg(strstr(t8,
+                             "test.conf:2: not a [Section], a Key=value or a # comment: its key is empty or "
+                             "holds [ or ]"),
+                      "%s", t8);
         g_autofree char *t9 = load_fail("[Placement]\nApply=yes\nPol[icy=compat\n");
-        ck_assert_msg(strstr(t9, "test.conf:3: 'Pol[icy=compat' is not a [Section], a Key=value"), "%s", t9);
+        ck_assert_msg(strstr(t9, "test.conf:3: not a [Section], a Key=value") && !strstr(t9, "Pol[icy"),
+                      "%s", t9);
         /* all errors reported together */
         g_autofree char *e4 = load_fail("[Placement]\nPolicy=x\nFoo=1\n[Bar]\n");
         ck_assert_ptr_nonnull(strstr(e4, "Policy=x"));
@@ -208,14 +235,16 @@ START_TEST(test_unknown_and_syntax)
         ck_assert_ptr_nonnull(strstr(e4, "[Bar]"));
         /* the keys under a broken header are not the section's before it: no error of theirs is made up */
         g_autofree char *e7 = load_fail("[Placement]\nPolicy=compat\n[Metrics\nPolicy=bogus\nListen=x\n");
-        ck_assert_str_eq(e7, "test.conf:3: '[Metrics' is not a [Section], a Key=value or a # comment");
+        ck_assert_str_eq(e7,
+                         "test.conf:3: not a [Section] header: a name between [ and ] alone on its line, "
+                         "without brackets or control characters in it");
         /* malformed lines too, each named, with the errors of the lines around them, in line order */
         g_autofree char *e6 = load_fail("[Placement]\nPolicy=bogus\nReservedCPUs 0-1\nFit=tight\nfoo\n");
         ck_assert_str_eq(e6,
                          "test.conf:2: [Placement] Policy=bogus: invalid value; expected explicit, compat\n"
-                         "test.conf:3: 'ReservedCPUs 0-1' is not a [Section], a Key=value or a # comment\n"
+                         "test.conf:3: not a [Section], a Key=value or a # comment: it has no '='\n"
                          "test.conf:4: [Placement] Fit=tight: invalid value; expected spread, pack\n"
-                         "test.conf:5: 'foo' is not a [Section], a Key=value or a # comment");
+                         "test.conf:5: not a [Section], a Key=value or a # comment: it has no '='");
         /* a key set twice, also across a section given twice: GKeyFile would keep the last silently */
         g_autofree char *e5 = load_fail("[Placement]\nPolicy=compat\n[Metrics]\nListen=127.0.0.1:9464\n"
                                         "# again\n[Placement]\nPolicy = explicit\nApply=no\nApply=yes\n");
@@ -509,6 +538,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_bad_values_name_key_and_allowed);
         tcase_add_test(tc, test_heal_and_load_keys);
         tcase_add_test(tc, test_unknown_and_syntax);
+        tcase_add_test(tc, test_bad_lines_not_quoted);
         tcase_add_test(tc, test_many_problems_capped);
         tcase_add_test(tc, test_file);
         tcase_add_test(tc, test_missing_default);

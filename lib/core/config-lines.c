@@ -75,20 +75,33 @@ typedef struct Bad {
         GArray *lines; /* their numbers */
 } Bad;
 
+/* What is wrong with a bad line, said without quoting it: a file that is no configuration (a password file
+ * given by mistake) must not have its lines shown, nor may a line that holds a secret. */
+static const char *bad_reason(const char *text)
+{
+        const char *eq = strchr(text, '=');
+
+        while (g_ascii_isspace(*text))
+                text++;
+        if (*text == '[')
+                return "not a [Section] header: a name between [ and ] alone on its line, without brackets "
+                       "or "
+                       "control characters in it";
+        if (!eq)
+                return "not a [Section], a Key=value or a # comment: it has no '='";
+        return "not a [Section], a Key=value or a # comment: its key is empty or holds [ or ]";
+}
+
 static bool find_bad(unsigned number, LineKind kind, const char *name, const char *section, const char *text,
                      void *userdata)
 {
         Bad *b = userdata;
-        g_autofree char *trimmed = NULL;
         (void)name;
 
         if (kind != LINE_BAD && !(kind == LINE_KEY && !section))
                 return true;
-        trimmed = g_strstrip(g_strdup(text));
-        g_string_append_printf(b->errors, "%s%s:%u: '%s' is %s", b->errors->len ? "\n" : "", b->name, number,
-                               trimmed,
-                               kind == LINE_KEY ? "a Key=value before any [Section]"
-                                                : "not a [Section], a Key=value or a # comment");
+        g_string_append_printf(b->errors, "%s%s:%u: %s", b->errors->len ? "\n" : "", b->name, number,
+                               kind == LINE_KEY ? "a Key=value before any [Section]" : bad_reason(text));
         g_array_append_val(b->lines, number);
         return true;
 }

@@ -12,9 +12,10 @@
 #include <stdbool.h>
 
 /* Every line that is none of those (a header or key GKeyFile would refuse as a name included), or a
- * Key=value before any [Section]: one error each appended to errors (newline-separated, "NAME:LINE:
- * 'text' is ..."). Returns how many, with *ret_clean a copy of data with those lines emptied (the others
- * keep their numbers) for the rest of the checks to read; a broken header becomes a section named
+ * Key=value before any [Section]: one error each appended to errors (newline-separated, "NAME:LINE: ..."
+ * saying what is wrong without quoting the line: a file that is no configuration, or a line holding a
+ * secret, is not shown). Returns how many, with *ret_clean a copy of data with those lines emptied (the
+ * others keep their numbers) for the rest of the checks to read; a broken header becomes a section named
  * CONFIG_LINES_BAD_SECTION and its line number, which the checks skip with the keys under it. */
 #define CONFIG_LINES_BAD_SECTION "bad header on line "
 unsigned config_lines_bad(const char *data, const char *name, GString *errors, char **ret_clean);
