@@ -100,7 +100,7 @@ static int parse_memory_tiers(const char *v, Config *c, size_t offset, const cha
                         return -EINVAL;
                 }
                 if (k < 0) {
-                        *allowed = g_strdup_printf("unknown memory kind '%s'", *w);
+                        *allowed = g_strdup("a word that is no memory kind"); /* values are not quoted */
                         return -EINVAL;
                 }
                 if (k != NODE_KIND_DRAM)
@@ -140,11 +140,12 @@ static int parse_bus(const char *v, Config *c, size_t offset, const char **allow
 static int parse_cpuset(const char *v, Config *c, size_t offset, const char **allowed)
 {
         CpuSet *s = NULL;
-        char *msg = NULL;
-        int r = cpuset_parse(v, &s, &msg);
+        int r = cpuset_parse(v, &s, NULL); /* its message quotes the value: errors do not */
 
         if (r < 0) {
-                *allowed = msg; /* handed to the caller, which frees it */
+                *allowed = r == -E2BIG    ? g_strdup_printf("longer than %u characters", CPUSET_MAX_TEXT)
+                           : r == -ERANGE ? g_strdup_printf("a CPU number above %u", CPUSET_MAX)
+                                          : g_strdup("not a CPU list");
                 return r;
         }
         cpuset_free(*FIELD(CpuSet *, c, offset));
@@ -352,7 +353,17 @@ static unsigned names_of(const char *section, const char **names)
         return n;
 }
 
-/* "NAME:LINE: unknown section [X] (did you mean [Y]?); the sections are A, B" or the same of a key. */
+/* Whether a section or key name the file holds is shown in an error: only when it is spelled as a name
+ * (letters, digits, '-', '_', '.', at most 64): the errors reach every local user (the daemon's
+ * ReloadError), and text such as "qemu+ssh://admin:pw@kvm1/system?x=1", read as a key, must not. */
+static bool name_shown(const char *name)
+{
+        size_t n = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.");
+        return n > 0 && n <= 64 && name[n] == '\0';
+}
+
+/* "NAME:LINE: unknown section [X] (did you mean [Y]?); the sections are A, B" or the same of a key; a name
+ * not spelled as one is not shown (name_shown()). */
 static void unknown_name(GString *errors, const ConfigLines *lines, const char *name, const char *section,
                          const char *key)
 {
@@ -367,10 +378,19 @@ static void unknown_name(GString *errors, const ConfigLines *lines, const char *
         g_string_append_printf(errors, "%s%s", errors->len ? "\n" : "", name);
         if (line)
                 g_string_append_printf(errors, ":%u", line);
-        if (key)
+        if (key && !name_shown(key))
+                g_string_append_printf(errors,
+                                       ": an unknown key in [%s], not spelled as a key name; [%s] takes %s",
+                                       section, section, list);
+        else if (key)
                 g_string_append_printf(errors, ": unknown key %s= in [%s]%s%s%s; [%s] takes %s", key,
                                        section, near ? " (did you mean " : "", near ? near : "",
                                        near ? "=?)" : "", section, list);
+        else if (!name_shown(section))
+                g_string_append_printf(errors,
+                                       ": an unknown section, not spelled as a section name; the "
+                                       "sections are %s",
+                                       list);
         else
                 g_string_append_printf(errors, ": unknown section [%s]%s%s%s; the sections are %s", section,
                                        near ? " (did you mean [" : "", near ? near : "", near ? "]?)" : "",
@@ -444,7 +464,11 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
         config_lines_bad(data, name, errors, &clean);
         data = clean;
         if (!g_key_file_load_from_data(kf, data, (gsize)-1, G_KEY_FILE_NONE, &error)) {
-                g_string_append_printf(errors, "%s%s: %s", errors->len ? "\n" : "", name, error->message);
+                /* not error->message: it may quote a line or a value (an Encoding= key's) */
+                g_string_append_printf(
+                    errors, "%s%s: GLib cannot read it as a key file (%s)", errors->len ? "\n" : "", name,
+                    error->code == G_KEY_FILE_ERROR_UNKNOWN_ENCODING ? "an Encoding= key it does not take"
+                                                                     : "a line it refuses");
                 goto fail;
         }
         config_lines_repeated(data, name, errors);
@@ -474,9 +498,10 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
                         if (r < 0) {
                                 unsigned line = config_lines_find(lines, *g, *k);
                                 g_autofree char *at = line ? g_strdup_printf(":%u", line) : g_strdup("");
+                                /* the value is not quoted: it may hold a secret (a URI's password) */
                                 g_string_append_printf(
-                                    errors, "%s%s%s: [%s] %s=%s: %s; expected %s%s", errors->len ? "\n" : "",
-                                    name, at, *g, *k, value,
+                                    errors, "%s%s%s: [%s] %s: %s; expected %s%s", errors->len ? "\n" : "",
+                                    name, at, *g, *k,
                                     detail ? detail : (r == -ERANGE ? "out of range" : "invalid value"),
                                     ck->allowed, inline_comment_hint(value));
                         }
