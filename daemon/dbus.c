@@ -33,7 +33,9 @@
  * system bus), so one user's calls fill at most 256 x 4 + 128 = 1152 of the 2048: the first calls of
  * another user's new connection, root's included, always find room. A charged call larger than 4 KiB is
  * refused before it can wait: the largest call of this interface (a 1024-byte domain name) takes about
- * 1.2 KiB, so the calls that wait hold at most 8 MiB of messages in all. */
+ * 1.2 KiB, so the calls that wait hold at most 8 MiB of messages in all. Such a call is charged like any
+ * other, before its strings are read once its sender is named, and then costs every token its user has
+ * left. */
 #define CALLER_RATE              5u
 #define CALLER_BURST             20u
 #define CALLER_SENDERS           1024u
@@ -100,6 +102,7 @@ typedef struct UidLookup {
         char *sender;
         sd_bus_slot *slot;
         GArray *calls; /* ParkedCall */
+        bool drain; /* a call was refused meanwhile as too large: its bucket is emptied once it is named */
 } UidLookup;
 
 /* How many of a sender's n waiting calls are past its first CALLER_PARKED_PER_SENDER. */
@@ -146,7 +149,10 @@ static void resume_call(BusService *s, const ParkedCall *c)
         sd_bus_error_free(&error);
 }
 
-/* The bus's answer about a sender: remembered, then the calls that waited for it run. */
+static void drain_account(BusService *s, const char *sender);
+
+/* The bus's answer about a sender: remembered, its refused calls charged, then the calls that waited for
+ * it run. */
 static int on_sender_uid(sd_bus_message *reply, void *userdata, sd_bus_error *ret_error)
 {
         UidLookup *l = userdata;
@@ -156,6 +162,8 @@ static int on_sender_uid(sd_bus_message *reply, void *userdata, sd_bus_error *re
 
         remember_sender(s, l->sender, polkit_uid_reply(reply, &uid) >= 0 ? (guint)uid + 1u : 0u);
         g_hash_table_steal(s->lookups, l->sender);
+        if (l->drain)
+                drain_account(s, l->sender);
         for (unsigned i = 0; i < l->calls->len; i++) {
                 ParkedCall *c = &g_array_index(l->calls, ParkedCall, i);
 
@@ -188,46 +196,6 @@ static int ask_uid(BusService *s, const char *sender, UidLookup **ret)
         bus_event_kick(s->ask_event); /* sent from the other connection's turn */
         *ret = l;
         return 0;
-}
-
-/*
- * Parks msg until the bus names its sender, asked without waiting: a call that waits for its reply would
- * stop the daemon's one thread, and sd-bus would meanwhile read everything the bus holds for the daemon
- * into its own queue (where the bus pushes back on senders, the daemon's heap does not). It is asked on
- * the second connection, whose answers do not queue behind the calls the bus holds for the first. Returns 1
- * (method runs again when the answer comes), or a negative errno with *error set: LimitExceeded, without
- * asking, when CALLER_PARKED calls wait already, or CALLER_PARKED_SHARED past their sender's first
- * CALLER_PARKED_PER_SENDER and this sender has that many waiting.
- */
-static int park_call(BusService *s, sd_bus_message *msg, const char *sender, sd_bus_message_handler_t method,
-                     sd_bus_error *error)
-{
-        UidLookup *l = g_hash_table_lookup(s->lookups, sender);
-        ParkedCall c;
-        int r;
-
-        if (l && l->calls->len >= CALLER_PARKED_PER_SENDER && s->parked_shared >= CALLER_PARKED_SHARED) {
-                manager_note_bus_call(s->manager, true);
-                return sd_bus_error_setf(
-                    error, BUS_ERROR_LIMIT_EXCEEDED,
-                    "Too many calls wait for the bus to name their senders (%u of each, "
-                    "then %u in all; %s is not named yet): try again",
-                    CALLER_PARKED_PER_SENDER, CALLER_PARKED_SHARED, sender);
-        }
-        if (s->parked >= CALLER_PARKED) {
-                manager_note_bus_call(s->manager, true);
-                return sd_bus_error_setf(error, BUS_ERROR_LIMIT_EXCEEDED,
-                                         "Too many calls wait for the bus to name their senders (%u at "
-                                         "most; %s is not named yet): try again",
-                                         CALLER_PARKED, sender);
-        }
-        if (!l && (r = ask_uid(s, sender, &l)) < 0)
-                return r;
-        c = (ParkedCall){.msg = sd_bus_message_ref(msg), .method = method};
-        g_array_append_val(l->calls, c);
-        s->parked++;
-        s->parked_shared += shared_calls(l->calls->len) - shared_calls(l->calls->len - 1);
-        return 1;
 }
 
 /* The size of a call as the bus carried it, to within padding: its fixed header, header fields and
@@ -264,12 +232,138 @@ static size_t call_size(sd_bus_message *msg)
         return size;
 }
 
+static RateVerdict charge_account(BusService *s, const char *sender, unsigned cost);
+
+/* Takes every token left in a named sender's bucket (at most CALLER_BURST): what a call larger than
+ * CALLER_CALL_BYTES costs, whose reading alone costs the daemon more than any valid call. */
+static void drain_account(BusService *s, const char *sender)
+{
+        gpointer known;
+
+        if (!sender || !g_hash_table_lookup_extended(s->sender_uids, sender, NULL, &known) ||
+            GPOINTER_TO_UINT(known) == 1u) /* not named, or root: no bucket */
+                return;
+        /* CALLER_BURST tokens at most: a bucket holds no more, and a take never passes more often */
+        for (unsigned cost = CALLER_BURST, takes = 0; cost > 0 && takes < 2 * CALLER_BURST; cost /= 2)
+                while (takes++ < 2 * CALLER_BURST && charge_account(s, sender, cost) == RATE_PASS &&
+                       cost > 1)
+                        ;
+}
+
+/* Refuses a call larger than CALLER_CALL_BYTES (its arguments cannot be valid: no valid call is so large),
+ * reading its size (which reads its strings) only now, and empties its sender's bucket (once the sender is
+ * named: drain_account()): 0 when it is not so large. */
+static int refuse_large(BusService *s, sd_bus_message *msg, sd_bus_error *error)
+{
+        size_t size = call_size(msg);
+
+        if (size <= CALLER_CALL_BYTES)
+                return 0;
+        drain_account(s, sd_bus_message_get_sender(msg));
+        return sd_bus_error_setf(error, BUS_ERROR_INVALID_ARGUMENT,
+                                 "A call of %zu bytes is refused: a call to %s takes at most %u", size,
+                                 BUS_INTERFACE, CALLER_CALL_BYTES);
+}
+
+/*
+ * Parks msg until the bus names its sender, asked without waiting: a call that waits for its reply would
+ * stop the daemon's one thread, and sd-bus would meanwhile read everything the bus holds for the daemon
+ * into its own queue (where the bus pushes back on senders, the daemon's heap does not). It is asked on
+ * the second connection, whose answers do not queue behind the calls the bus holds for the first. Returns 1
+ * (method runs again when the answer comes), or a negative errno with *error set: LimitExceeded, without
+ * asking, when CALLER_PARKED calls wait already, or CALLER_PARKED_SHARED past their sender's first
+ * CALLER_PARKED_PER_SENDER and this sender has that many waiting, or it sent a call too large meanwhile;
+ * InvalidArgument for a call larger than CALLER_CALL_BYTES (its cost, every token left, is charged once
+ * the bus names the sender).
+ */
+static int park_call(BusService *s, sd_bus_message *msg, const char *sender, sd_bus_message_handler_t method,
+                     sd_bus_error *error)
+{
+        UidLookup *l = g_hash_table_lookup(s->lookups, sender);
+        ParkedCall c;
+        int r;
+
+        if (l && l->calls->len >= CALLER_PARKED_PER_SENDER && s->parked_shared >= CALLER_PARKED_SHARED) {
+                manager_note_bus_call(s->manager, true);
+                return sd_bus_error_setf(
+                    error, BUS_ERROR_LIMIT_EXCEEDED,
+                    "Too many calls wait for the bus to name their senders (%u of each, "
+                    "then %u in all; %s is not named yet): try again",
+                    CALLER_PARKED_PER_SENDER, CALLER_PARKED_SHARED, sender);
+        }
+        if (l && l->drain) { /* it sent a call too large: its bucket will be empty */
+                manager_note_bus_call(s->manager, true);
+                return sd_bus_error_setf(error, BUS_ERROR_LIMIT_EXCEEDED,
+                                         "Too many calls from %s, not named yet, after a call too large: "
+                                         "%u tokens at once and %u per second",
+                                         sender, CALLER_BURST, CALLER_RATE);
+        }
+        if (s->parked >= CALLER_PARKED) {
+                manager_note_bus_call(s->manager, true);
+                return sd_bus_error_setf(error, BUS_ERROR_LIMIT_EXCEEDED,
+                                         "Too many calls wait for the bus to name their senders (%u at "
+                                         "most; %s is not named yet): try again",
+                                         CALLER_PARKED, sender);
+        }
+        if (!l && (r = ask_uid(s, sender, &l)) < 0)
+                return r;
+        /* a waiting call holds its message: a large one is refused first, and charged once named */
+        if ((r = refuse_large(s, msg, error)) < 0) {
+                l->drain = true;
+                return r;
+        }
+        c = (ParkedCall){.msg = sd_bus_message_ref(msg), .method = method};
+        g_array_append_val(l->calls, c);
+        s->parked++;
+        s->parked_shared += shared_calls(l->calls->len) - shared_calls(l->calls->len - 1);
+        return 1;
+}
+
+/* The account of a sender the bus has named (known: uid + 1, 0 when the bus would not say) in key: "uid N",
+ * or the one that senders the bus does not name share. NULL for root, who is never limited. */
+static const char *account_of(guint known, char *key, size_t size)
+{
+        if (known == 1u)
+                return NULL;
+        if (known == 0u)
+                return "senders the bus does not name";
+        g_snprintf(key, size, "uid %u", known - 1u);
+        return key;
+}
+
+/* Takes cost of a named sender's tokens (RATE_PASS for root, a sender not named and a direct connection). */
+static RateVerdict charge_account(BusService *s, const char *sender, unsigned cost)
+{
+        uint64_t now = g_get_monotonic_time();
+        gpointer known;
+        char key[32];
+        const char *account;
+        RateVerdict v;
+
+        if (!sender || !g_hash_table_lookup_extended(s->sender_uids, sender, NULL, &known) ||
+            !(account = account_of(GPOINTER_TO_UINT(known), key, sizeof(key))))
+                return RATE_PASS;
+        v = rate_limit_take(s->callers, account, cost, now);
+        if (v == RATE_UNKNOWN) {
+                rate_limit_classify(s->callers, account, false, now);
+                v = rate_limit_take(s->callers, account, cost, now);
+        }
+        return v;
+}
+
 /*
  * Spends cost of the caller's tokens; refuses with LimitExceeded when it has too few left. The account is
  * the caller's user, as dbus-broker accounts per user: every connection of one uid draws on one bucket, so
  * opening more connections buys no more calls. Senders the bus will not name (gone before their first call
  * was read: nobody is left to answer) share one account, or a user who closes each connection at once
  * would get a fresh bucket per connection. Root is never limited.
+ *
+ * The tokens are taken before the call's arguments are read: a call larger than CALLER_CALL_BYTES is
+ * refused with InvalidArgument once charged, and costs every token left (reading it cost more than any
+ * valid call), so a flood of large calls meets LimitExceeded without its strings being read (sd-bus checks
+ * a string's UTF-8 as it reads it). A call of a sender not named yet would wait holding its message, so
+ * its size is read first (park_call()), and a large one refused then is charged once the bus names its
+ * sender.
  *
  * Returns 0 when the call may go on, with the caller's uid in *ret_uid (unless NULL; (uid_t)-1 when the
  * bus did not name it), 1 when the call is parked until the bus names a new sender (method, the caller,
@@ -278,50 +372,35 @@ static size_t call_size(sd_bus_message *msg)
 static int charge_sender(BusService *s, sd_bus_message *msg, unsigned cost, sd_bus_message_handler_t method,
                          uid_t *ret_uid, sd_bus_error *error)
 {
-        size_t size = call_size(msg);
-
         const char *sender = sd_bus_message_get_sender(msg);
-        uint64_t now = g_get_monotonic_time();
         char key[32];
-        const char *account = "senders the bus does not name";
+        const char *account;
         RateVerdict v;
         gpointer known;
         uid_t uid = (uid_t)-1;
 
         if (ret_uid)
                 *ret_uid = uid;
-        if (size > CALLER_CALL_BYTES) /* its arguments cannot be valid: no valid call is so large */
-                return sd_bus_error_setf(error, BUS_ERROR_INVALID_ARGUMENT,
-                                         "A call of %zu bytes is refused: a call to %s takes at most %u",
-                                         size, BUS_INTERFACE, CALLER_CALL_BYTES);
         if (!sender) { /* a direct connection, not through a bus: nobody else shares it */
                 if (ret_uid && polkit_sender_uid(msg, &uid) >= 0)
                         *ret_uid = uid;
-                return 0;
+                return refuse_large(s, msg, error);
         }
         if (!g_hash_table_lookup_extended(s->sender_uids, sender, NULL, &known))
                 return park_call(s, msg, sender, method, error);
-        if (GPOINTER_TO_UINT(known) != 0) {
-                uid = (uid_t)(GPOINTER_TO_UINT(known) - 1u);
-                if (ret_uid)
-                        *ret_uid = uid;
-                if (uid == 0)
-                        return 0;
-                g_snprintf(key, sizeof(key), "uid %u", (unsigned)uid);
-                account = key;
-        }
-        v = rate_limit_take(s->callers, account, cost, now);
-        if (v == RATE_UNKNOWN) {
-                rate_limit_classify(s->callers, account, false, now);
-                v = rate_limit_take(s->callers, account, cost, now);
-        }
+        if (GPOINTER_TO_UINT(known) != 0 && ret_uid)
+                *ret_uid = (uid_t)(GPOINTER_TO_UINT(known) - 1u);
+        account = account_of(GPOINTER_TO_UINT(known), key, sizeof(key));
+        if (!account)
+                return refuse_large(s, msg, error);
+        v = charge_account(s, sender, cost);
         manager_note_bus_call(s->manager, v != RATE_PASS);
-        if (v == RATE_PASS)
-                return 0;
-        return sd_bus_error_setf(
-            error, BUS_ERROR_LIMIT_EXCEEDED,
-            "Too many calls from %s (%s): %u tokens at once and %u per second, %u for this call", sender,
-            account, CALLER_BURST, CALLER_RATE, MIN(cost, CALLER_BURST));
+        if (v != RATE_PASS)
+                return sd_bus_error_setf(
+                    error, BUS_ERROR_LIMIT_EXCEEDED,
+                    "Too many calls from %s (%s): %u tokens at once and %u per second, %u for this call",
+                    sender, account, CALLER_BURST, CALLER_RATE, MIN(cost, CALLER_BURST));
+        return refuse_large(s, msg, error);
 }
 
 /*
@@ -537,11 +616,21 @@ static int method_get_json(sd_bus_message *msg, void *userdata, sd_bus_error *er
         g_autoptr(GPtrArray) all = NULL;
         g_autoptr(GHashTable) cpu = stats_cache_table(s->stats);
         g_autofree char *json = NULL;
-        int r = sd_bus_message_read(msg, "s", &name);
+        /* charged before its argument is read; a list of every domain costs the rest of its tokens then */
+        int r = charge_sender(s, msg, 1, method_get_json, NULL, error);
 
-        if (r < 0 ||
-            (r = charge_sender(s, msg, *name ? 1 : list_cost(s), method_get_json, NULL, error)) != 0)
+        if (r != 0 || (r = sd_bus_message_read(msg, "s", &name)) < 0)
                 return r;
+        if (!*name && list_cost(s) > 1 &&
+            charge_account(s, sd_bus_message_get_sender(msg), list_cost(s) - 1) != RATE_PASS) {
+                manager_note_bus_call(s->manager, true);
+                return sd_bus_error_setf(
+                    error, BUS_ERROR_LIMIT_EXCEEDED,
+                    "Too many calls from %s: %u tokens at once and %u per second, %u for "
+                    "this call",
+                    sd_bus_message_get_sender(msg), CALLER_BURST, CALLER_RATE,
+                    MIN(list_cost(s), CALLER_BURST));
+        }
         if (*name) {
                 r = sd_bus_message_rewind(msg, true);
                 if (r >= 0)

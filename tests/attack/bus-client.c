@@ -23,6 +23,10 @@
  *                                      fewer), sends CALLS GetHostMap calls on each, prints "spread: N calls
  *                                      sent on M connections" once all are sent, then waits for every
  *                                      answer and prints, like burst, how many were answered and refused
+ *   bus-client ADDRESS large COUNT BYTES
+ *                                      on one connection, one at a time, COUNT GetDecisionsJSON calls whose
+ *                                      argument is BYTES long: prints how many were answered, refused with
+ *                                      InvalidArgument and with LimitExceeded
  * Exit status: 0, or 1 when the bus could not be reached or (probe) a call failed.
  */
 #include <glib.h>
@@ -351,12 +355,49 @@ static int spread(const char *address, unsigned connections, unsigned calls)
         return rc || n == 0;
 }
 
+static int large(const char *address, unsigned count, size_t bytes)
+{
+        g_autofree char *arg = g_malloc(bytes + 1);
+        unsigned answered = 0, invalid = 0, limited = 0, other = 0;
+        sd_bus *bus = NULL;
+        int r = connect_to(address, &bus);
+
+        if (r < 0) {
+                fprintf(stderr, "cannot connect to %s: %s\n", address, strerror(-r));
+                return 1;
+        }
+        memset(arg, 'a', bytes);
+        arg[bytes] = '\0';
+        for (unsigned i = 0; i < count; i++) {
+                sd_bus_error error = SD_BUS_ERROR_NULL;
+                sd_bus_message *reply = NULL;
+
+                r = sd_bus_call_method(bus, DEST, PATH, IFACE, "GetDecisionsJSON", &error, &reply, "s", arg);
+                if (r >= 0)
+                        answered++;
+                else if (sd_bus_error_has_name(&error, "org.placementd1.Error.InvalidArgument"))
+                        invalid++;
+                else if (sd_bus_error_has_name(&error, "org.placementd1.Error.LimitExceeded"))
+                        limited++;
+                else
+                        other++;
+                sd_bus_error_free(&error);
+                sd_bus_message_unref(reply);
+        }
+        printf("large: %u calls of %zu bytes, %u answered, %u InvalidArgument, %u LimitExceeded, %u other\n",
+               count, bytes, answered, invalid, limited, other);
+        sd_bus_flush_close_unref(bus);
+        return 0;
+}
+
 int main(int argc, char **argv)
 {
         sd_bus *bus = NULL;
         unsigned number; /* seconds, or calls */
         int r;
 
+        if (argc == 5 && strcmp(argv[2], "large") == 0)
+                return large(argv[1], (unsigned)strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10));
         if (argc == 5 && strcmp(argv[2], "spread") == 0)
                 return spread(argv[1], (unsigned)strtoul(argv[3], NULL, 10),
                               (unsigned)strtoul(argv[4], NULL, 10));
@@ -365,7 +406,7 @@ int main(int argc, char **argv)
                           strcmp(argv[2], "vanish") != 0 && strcmp(argv[2], "burst") != 0)) {
                 fprintf(stderr,
                         "usage: %s ADDRESS flood|free|probe|vanish SECONDS | rebalance|burst COUNT | spread "
-                        "CONNECTIONS CALLS\n",
+                        "CONNECTIONS CALLS | large COUNT BYTES\n",
                         argv[0]);
                 return 2;
         }

@@ -61,10 +61,11 @@ gprop() {
 }
 
 # The D-Bus error name of a failed busctl call (busctl prints only the message; its debug log has the name).
-# Usage: berr [nobody] ARGS-TO-CALL... ; prints the name (empty when the call did not fail).
+# Usage: berr [nobody|daemon] ARGS-TO-CALL... ; prints the name (empty when the call did not fail).
 berr() {
     local pre=()
     if [ "$1" = nobody ]; then pre=("${NOBODY[@]}"); shift; fi
+    if [ "$1" = daemon ]; then pre=(setpriv --reuid=daemon --regid=daemon --clear-groups); shift; fi
     SYSTEMD_LOG_LEVEL=debug timeout 10 "${pre[@]}" busctl --address="$ADDR" call "$NAME" "$OPATH" "$IFACE" "$@" \
         >"$OUT" 2>"$ERR"
     RC=$?
@@ -591,6 +592,19 @@ for m in GetDecision GetDecisionsJSON; do
     [ "$(berr "$m" s "$BIG")" = "$E.InvalidArgument" ] && grep -q "A call of 5[0-9][0-9][0-9] bytes is refused" "$ERR"
     result "  root's too" $?
 done
+# A large call is charged like any other, its token taken before its argument is read, and then costs
+# every token its user has left: user daemon (a bucket of its own) sending 40 of 5000 bytes one at a time on
+# one connection has the first refused with InvalidArgument (read while the bus names the connection) and
+# nearly all the rest with LimitExceeded, their strings left unread; a call of the same user on a new
+# connection finds the tokens gone.
+DAEMON_USER=(setpriv --reuid=daemon --regid=daemon --clear-groups)
+"${DAEMON_USER[@]}" timeout 30 "$BUILD/tests/bus-client" "$ADDR" large 40 5000 >"$TMP/large" 2>&1
+note "$(cat "$TMP/large")"
+read -r invalid limited < <(sed -n 's/^large: .* 0 answered, \([0-9]*\) InvalidArgument, \([0-9]*\) LimitExceeded, 0 other$/\1 \2/p' "$TMP/large")
+result "40 large calls of one connection: at most 5 InvalidArgument, the rest LimitExceeded (${invalid:-?}, ${limited:-?})" \
+    "$([ -n "${invalid:-}" ] && [ "$invalid" -le 5 ] && [ $((invalid + limited)) -eq 40 ]; echo $?)"
+[ "$(berr daemon GetDecision s nope)" = "$E.LimitExceeded" ]
+result "  the user's next call, on a new connection: LimitExceeded" $?
 # The calls sd-bus answers for the daemon cost no token, but a named non-root uid may make only 100 of them
 # at once and 50 a second: nobody keeping 100 Introspect, GetAll and Ping in flight for 2 s (thousands)
 # has most refused with LimitExceeded; root's are all answered; once its share has refilled, nobody's
