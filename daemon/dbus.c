@@ -48,13 +48,17 @@
 #define CALLER_PARKED            (2u * CALLER_USER_CONNECTIONS * CALLER_PARKED_PER_SENDER)
 #define CALLER_CALL_BYTES        4096u
 
-/* The calls sd-bus answers for the daemon (introspection, the properties, Peer's Ping) and any call outside
- * the daemon's interface cost no token of a caller's bucket, but a uid the bus has named may make only
- * 100 at once, then 50 a second, of them (root: any number): far more than busctl, gdbus or a monitor
- * polling the properties needs, and few enough that a flood of them gets short refusals instead of
- * introspection documents. A sender not named yet is not held up for them: its uid is asked meanwhile. */
+/* The calls sd-bus answers for the daemon (introspection, the properties, Peer's Ping), GetStatus, and any
+ * call of a member, interface or path the daemon does not have cost no token of a caller's bucket, but a
+ * uid may make only 100 at once, then 50 a second, of them (root: any number): far more than busctl, gdbus
+ * or a monitor polling the properties needs, and few enough that a flood of them gets short refusals
+ * instead of introspection documents. A sender not named yet has them wait, as its charged calls do, to be
+ * counted once the bus names it: a new connection per burst of calls buys no more of them. */
 #define FREE_RATE  50u
 #define FREE_BURST 100u
+/* The account of the calls of connections not named yet whose size cannot be told without reading them
+ * (arguments that are not all basic types): they share one count instead of waiting. */
+#define FREE_UNNAMED "connections not named yet"
 
 #define BASIC_TYPES       "ybnqiuxtdhsog"
 #define ROUND_UP(n, unit) (((n) + (unit)-1) / (unit) * (unit))
@@ -90,7 +94,8 @@ static void connect_bus(BusService *s);
 
 /* ---- helpers ---------------------------------------------------------------------------------- */
 
-/* A call parked until the bus names its sender: the method runs again from the start then. */
+/* A call parked until the bus names its sender: the method runs again from the start then, or (method NULL:
+ * a call sd-bus answers) the message is dispatched again. */
 typedef struct ParkedCall {
         sd_bus_message *msg;
         sd_bus_message_handler_t method;
@@ -142,6 +147,12 @@ static void resume_call(BusService *s, const ParkedCall *c)
         sd_bus_error error = SD_BUS_ERROR_NULL;
         int r = sd_bus_message_rewind(c->msg, true);
 
+        if (!c->method) { /* a call sd-bus answers: dispatched again, through filter_free_call() */
+                if (r < 0 || sd_bus_enqueue_for_read(s->bus, c->msg) < 0)
+                        sd_bus_reply_method_errorf(c->msg, BUS_ERROR_LIMIT_EXCEEDED,
+                                                   "The call could not be taken up again: try again");
+                return;
+        }
         if (r >= 0)
                 r = c->method(c->msg, s, &error);
         if (r < 0 || sd_bus_error_is_set(&error))
@@ -403,39 +414,82 @@ static int charge_sender(BusService *s, sd_bus_message *msg, unsigned cost, sd_b
         return refuse_large(s, msg, error);
 }
 
+static int method_status(sd_bus_message *msg, void *userdata, sd_bus_error *error);
+static const sd_bus_vtable *manager_methods(void);
+
+/* Whether msg is a call of one of the Manager's methods that charge_sender() charges: its path, interface,
+ * member and signature as the vtable has them (a wrong signature is refused by sd-bus before the method
+ * runs), GetStatus excepted. */
+static bool charged_call(sd_bus_message *msg)
+{
+        const char *member = sd_bus_message_get_member(msg),
+                   *signature = sd_bus_message_get_signature(msg, true);
+
+        if (g_strcmp0(sd_bus_message_get_path(msg), BUS_PATH) != 0 ||
+            g_strcmp0(sd_bus_message_get_interface(msg), BUS_INTERFACE) != 0 || !member || !signature)
+                return false;
+        for (const sd_bus_vtable *v = manager_methods(); v->type != _SD_BUS_VTABLE_END; v++)
+                if (v->type == _SD_BUS_VTABLE_METHOD && v->x.method.handler != method_status &&
+                    strcmp(v->x.method.member, member) == 0 && strcmp(v->x.method.signature, signature) == 0)
+                        return true;
+        return false;
+}
+
 /*
- * Sees every message before sd-bus dispatches it, and limits the method calls that are not the daemon's
- * own (introspection, the properties, Peer): a named non-root uid takes one of FREE_BURST at once and
- * FREE_RATE a second; past that the call is refused with LimitExceeded here, a short error in place of
- * an introspection document or the properties. The uid of a sender not named yet is asked (unless
- * CALLER_PARKED questions are out already) and the call goes on meanwhile. Returns 1 when it answered.
+ * Sees every message before sd-bus dispatches it, and limits every method call that charge_sender() does
+ * not charge: introspection, the properties, Peer, GetStatus, and any call of a member, interface or path
+ * the daemon does not have. A named non-root uid takes one of FREE_BURST at once and FREE_RATE a second;
+ * past that the call is refused with LimitExceeded here, a short error in place of an introspection
+ * document or the properties. A call of a sender not named yet waits, as a charged call does (park_call(),
+ * within the same bounds), and is dispatched again once the bus has named it, so a new connection's calls
+ * are counted too; one whose arguments are not all basic types (whose size is not told without reading
+ * containers) does not wait but is counted in one share of all such calls (FREE_UNNAMED), and the bus
+ * asked. Returns 1 when it answered or parked the call.
  */
 static int filter_free_call(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error)
 {
         BusService *s = userdata;
-        const char *sender = sd_bus_message_get_sender(msg), *account = "senders the bus does not name";
+        const char *sender = sd_bus_message_get_sender(msg), *account, *signature;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
         UidLookup *l;
         gpointer known;
         RateVerdict v;
         char key[32];
         uint64_t now;
+        int r;
         (void)ret_error;
 
-        if (!sender || !sd_bus_message_is_method_call(msg, NULL, NULL) ||
-            g_strcmp0(sd_bus_message_get_interface(msg), BUS_INTERFACE) == 0)
+        if (!sender || !sd_bus_message_is_method_call(msg, NULL, NULL) || charged_call(msg))
                 return 0;
         if (!g_hash_table_lookup_extended(s->sender_uids, sender, NULL, &known)) {
-                if (!g_hash_table_contains(s->lookups, sender) &&
-                    g_hash_table_size(s->lookups) < CALLER_PARKED)
-                        (void)ask_uid(s, sender, &l);
-                return 0;
+                signature = sd_bus_message_get_signature(msg, true);
+                if (signature && signature[strspn(signature, BASIC_TYPES)] == '\0')
+                        r = park_call(s, msg, sender, NULL, &error);
+                else { /* its size is not told unread: it does not wait, and all such share one count */
+                        if (!g_hash_table_contains(s->lookups, sender) &&
+                            g_hash_table_size(s->lookups) < CALLER_PARKED)
+                                (void)ask_uid(s, sender, &l);
+                        now = g_get_monotonic_time();
+                        v = rate_limit_take(s->free_callers, FREE_UNNAMED, 1, now);
+                        if (v == RATE_UNKNOWN) {
+                                rate_limit_classify(s->free_callers, FREE_UNNAMED, false, now);
+                                v = rate_limit_take(s->free_callers, FREE_UNNAMED, 1, now);
+                        }
+                        if (v == RATE_PASS)
+                                return 0;
+                        r = sd_bus_error_setf(&error, BUS_ERROR_LIMIT_EXCEEDED,
+                                              "Too many calls from connections not named by the bus yet "
+                                              "(%s): try again",
+                                              sender);
+                }
+                if (r < 0)
+                        sd_bus_reply_method_errno(msg, r, &error);
+                sd_bus_error_free(&error);
+                return 1;
         }
-        if (GPOINTER_TO_UINT(known) == 1u) /* root */
+        account = account_of(GPOINTER_TO_UINT(known), key, sizeof(key));
+        if (!account) /* root */
                 return 0;
-        if (GPOINTER_TO_UINT(known) != 0) {
-                g_snprintf(key, sizeof(key), "uid %u", GPOINTER_TO_UINT(known) - 1u);
-                account = key;
-        }
         now = g_get_monotonic_time();
         v = rate_limit_take(s->free_callers, account, 1, now);
         if (v == RATE_UNKNOWN) {
@@ -445,8 +499,9 @@ static int filter_free_call(sd_bus_message *msg, void *userdata, sd_bus_error *r
         if (v == RATE_PASS)
                 return 0;
         sd_bus_reply_method_errorf(msg, BUS_ERROR_LIMIT_EXCEEDED,
-                                   "Too many calls from %s (%s) outside %s: %u at once and %u per second",
-                                   sender, account, BUS_INTERFACE, FREE_BURST, FREE_RATE);
+                                   "Too many calls from %s (%s) that cost no token: %u at once and %u per "
+                                   "second",
+                                   sender, account, FREE_BURST, FREE_RATE);
         return 1;
 }
 
@@ -955,6 +1010,12 @@ static const sd_bus_vtable manager_vtable[] = {
                              SD_BUS_PARAM(uuid) SD_BUS_PARAM(name) SD_BUS_PARAM(result), 0),
     SD_BUS_VTABLE_END,
 };
+
+/* The vtable, for charged_call(), which comes before it. */
+static const sd_bus_vtable *manager_methods(void)
+{
+        return manager_vtable;
+}
 
 /* ---- connection ------------------------------------------------------------------------------- */
 

@@ -23,6 +23,13 @@
  *                                      fewer), sends CALLS GetHostMap calls on each, prints "spread: N calls
  *                                      sent on M connections" once all are sent, then waits for every
  *                                      answer and prints, like burst, how many were answered and refused
+ *   bus-client ADDRESS stray SECONDS   as flood, with a member and a path the daemon does not have and
+ *                                      GetStatus; also prints how many were answered (or refused by
+ *                                      sd-bus: no such member or path) and how many met LimitExceeded
+ *   bus-client ADDRESS fresh SECONDS CALLS
+ *                                      new connections one after another, each sending CALLS Introspect
+ *                                      calls at once and waiting for their answers: prints how many
+ *                                      connections, answered and refused with LimitExceeded
  *   bus-client ADDRESS large COUNT BYTES
  *                                      on one connection, one at a time, COUNT GetDecisionsJSON calls whose
  *                                      argument is BYTES long: prints how many were answered, refused with
@@ -48,7 +55,8 @@
 typedef struct Flood {
         sd_bus *bus;
         bool free_calls; /* Introspect, GetAll and Ping rather than Plan and GetDecisionsJSON */
-        uint64_t until_usec, sent, answered, refused;
+        bool stray;      /* a member and a path the daemon does not have, and GetStatus */
+        uint64_t until_usec, sent, answered, refused, limited;
         unsigned in_flight;
         char last_error[128];
 } Flood;
@@ -71,6 +79,7 @@ static int on_reply(sd_bus_message *m, void *userdata, sd_bus_error *error)
         f->in_flight--;
         if (e) {
                 f->refused++;
+                f->limited += strcmp(e->name, "org.placementd1.Error.LimitExceeded") == 0;
                 g_strlcpy(f->last_error, e->name, sizeof(f->last_error));
         } else {
                 f->answered++;
@@ -96,9 +105,25 @@ static int send_free(Flood *f)
         }
 }
 
+static int send_stray(Flood *f)
+{
+        switch (f->sent % 3) {
+        case 0:
+                return sd_bus_call_method_async(f->bus, NULL, DEST, PATH, IFACE, "NoSuchMethod", on_reply, f,
+                                                "");
+        case 1:
+                return sd_bus_call_method_async(f->bus, NULL, DEST, "/org/placementd1/nowhere", IFACE,
+                                                "GetStatus", on_reply, f, "");
+        default:
+                return sd_bus_call_method_async(f->bus, NULL, DEST, PATH, IFACE, "GetStatus", on_reply, f,
+                                                "");
+        }
+}
+
 static int send_one(Flood *f)
 {
-        int r = f->free_calls ? send_free(f)
+        int r = f->stray        ? send_stray(f)
+                : f->free_calls ? send_free(f)
                 : f->sent % 2 ? sd_bus_call_method_async(f->bus, NULL, DEST, PATH, IFACE, "GetDecisionsJSON",
                                                          on_reply, f, "s", "")
                               : sd_bus_call_method_async(f->bus, NULL, DEST, PATH, IFACE, "Plan", on_reply,
@@ -110,9 +135,12 @@ static int send_one(Flood *f)
         return r;
 }
 
-static int flood(sd_bus *bus, unsigned seconds, bool free_calls)
+static int flood(sd_bus *bus, unsigned seconds, bool free_calls, bool stray)
 {
-        Flood f = {.bus = bus, .free_calls = free_calls, .until_usec = now_usec() + seconds * 1000000ull};
+        Flood f = {.bus = bus,
+                   .free_calls = free_calls,
+                   .stray = stray,
+                   .until_usec = now_usec() + seconds * 1000000ull};
 
         for (unsigned i = 0; i < IN_FLIGHT; i++)
                 if (send_one(&f) < 0)
@@ -126,9 +154,15 @@ static int flood(sd_bus *bus, unsigned seconds, bool free_calls)
                 if (now_usec() > f.until_usec + 30 * 1000000ull)
                         break; /* the daemon stopped answering: report what we have */
         }
-        printf("%s: %llu sent, %llu answered, %llu refused%s%s\n", free_calls ? "free" : "flood",
+        printf("%s: %llu sent, %llu answered, %llu refused%s%s\n",
+               stray        ? "stray"
+               : free_calls ? "free"
+                            : "flood",
                (unsigned long long)f.sent, (unsigned long long)f.answered, (unsigned long long)f.refused,
                f.refused ? " with " : "", f.last_error);
+        if (stray)
+                printf("stray: %llu answered or refused by sd-bus, %llu LimitExceeded\n",
+                       (unsigned long long)(f.sent - f.limited), (unsigned long long)f.limited);
         return 0;
 }
 
@@ -355,6 +389,40 @@ static int spread(const char *address, unsigned connections, unsigned calls)
         return rc || n == 0;
 }
 
+/* New connections, one after another, each sending per Introspect calls at once and waiting for them. */
+static int fresh(const char *address, unsigned seconds, unsigned per)
+{
+        uint64_t until = now_usec() + seconds * 1000000ull;
+        unsigned connections = 0;
+        Burst b = {0};
+
+        while (now_usec() < until) {
+                sd_bus *bus = NULL;
+
+                if (connect_to(address, &bus) < 0)
+                        return 1;
+                connections++;
+                for (unsigned i = 0; i < per; i++)
+                        if (sd_bus_call_method_async(bus, NULL, DEST, PATH,
+                                                     "org.freedesktop.DBus.Introspectable", "Introspect",
+                                                     on_burst_reply, &b, "") >= 0)
+                                b.pending++;
+                while (b.pending > 0 && now_usec() < until + 10 * 1000000ull) {
+                        int r;
+                        while ((r = sd_bus_process(bus, NULL)) > 0)
+                                ;
+                        if (r < 0 || b.pending == 0)
+                                break;
+                        sd_bus_wait(bus, 100000);
+                }
+                b.pending = 0;
+                sd_bus_flush_close_unref(bus);
+        }
+        printf("fresh: %u connections, %u answered, %u LimitExceeded, %u other errors%s%s\n", connections,
+               b.answered, b.limited, b.other, b.other ? " " : "", b.other_error);
+        return 0;
+}
+
 static int large(const char *address, unsigned count, size_t bytes)
 {
         g_autofree char *arg = g_malloc(bytes + 1);
@@ -396,17 +464,22 @@ int main(int argc, char **argv)
         unsigned number; /* seconds, or calls */
         int r;
 
+        if (argc == 5 && strcmp(argv[2], "fresh") == 0)
+                return fresh(argv[1], (unsigned)strtoul(argv[3], NULL, 10),
+                             (unsigned)strtoul(argv[4], NULL, 10));
         if (argc == 5 && strcmp(argv[2], "large") == 0)
                 return large(argv[1], (unsigned)strtoul(argv[3], NULL, 10), strtoul(argv[4], NULL, 10));
         if (argc == 5 && strcmp(argv[2], "spread") == 0)
                 return spread(argv[1], (unsigned)strtoul(argv[3], NULL, 10),
                               (unsigned)strtoul(argv[4], NULL, 10));
         if (argc != 4 || (strcmp(argv[2], "flood") != 0 && strcmp(argv[2], "free") != 0 &&
-                          strcmp(argv[2], "probe") != 0 && strcmp(argv[2], "rebalance") != 0 &&
-                          strcmp(argv[2], "vanish") != 0 && strcmp(argv[2], "burst") != 0)) {
+                          strcmp(argv[2], "stray") != 0 && strcmp(argv[2], "probe") != 0 &&
+                          strcmp(argv[2], "rebalance") != 0 && strcmp(argv[2], "vanish") != 0 &&
+                          strcmp(argv[2], "burst") != 0)) {
                 fprintf(stderr,
-                        "usage: %s ADDRESS flood|free|probe|vanish SECONDS | rebalance|burst COUNT | spread "
-                        "CONNECTIONS CALLS | large COUNT BYTES\n",
+                        "usage: %s ADDRESS flood|free|stray|probe|vanish SECONDS | rebalance|burst COUNT | "
+                        "spread "
+                        "CONNECTIONS CALLS | large COUNT BYTES | fresh SECONDS CALLS\n",
                         argv[0]);
                 return 2;
         }
@@ -420,8 +493,9 @@ int main(int argc, char **argv)
                 fprintf(stderr, "cannot connect to %s: %s\n", argv[1], strerror(-r));
                 return 1;
         }
-        r = strcmp(argv[2], "flood") == 0       ? flood(bus, number, false)
-            : strcmp(argv[2], "free") == 0      ? flood(bus, number, true)
+        r = strcmp(argv[2], "flood") == 0       ? flood(bus, number, false, false)
+            : strcmp(argv[2], "free") == 0      ? flood(bus, number, true, false)
+            : strcmp(argv[2], "stray") == 0     ? flood(bus, number, false, true)
             : strcmp(argv[2], "rebalance") == 0 ? rebalance(bus, number)
                                                 : probe(bus, number);
         sd_bus_flush_close_unref(bus);

@@ -17,6 +17,8 @@ OPATH=/org/placementd1
 IFACE=org.placementd1.Manager
 E=org.placementd1.Error
 NOBODY=(setpriv --reuid=nobody --regid=nogroup --clear-groups)
+BIN_USER=(setpriv --reuid=bin --regid=bin --clear-groups)
+SYS_USER=(setpriv --reuid=sys --regid=sys --clear-groups)
 
 tap_begin dbus
 tap_tmpdir dbus "${DBUS_TEST_KEEP:-}"
@@ -623,6 +625,25 @@ result "  as nobody: busctl introspect lists GetStatus and Policy (rc $RC)" \
 run "${NOBODY[@]}" gdbus introspect --address "$ADDR" --dest "$NAME" --object-path "$OPATH"
 result "  as nobody: gdbus introspect shows org.placementd1.Manager (rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q 'interface org.placementd1.Manager' "$OUT"; echo $?)"
+# Every call a non-root user makes counts: a member or a path the daemon does not have, and GetStatus,
+# share the same 100 at once and 50 a second. User bin keeping 100 of them in flight for 2 s has all but
+# about 200 refused with LimitExceeded (before, all of some 10,000 were answered).
+"${BIN_USER[@]}" timeout 30 "$BUILD/tests/bus-client" "$ADDR" stray 2 >"$TMP/stray" 2>&1
+note "$(tr '\n' ' ' <"$TMP/stray")"
+read -r answered limited < <(sed -n 's/^stray: \([0-9]*\) answered or refused by sd-bus, \([0-9]*\) LimitExceeded$/\1 \2/p' "$TMP/stray")
+result "a flood of unknown members, unknown paths and GetStatus: at most 300 answered, the rest LimitExceeded (${answered:-?}, ${limited:-?})" \
+    "$([ -n "${answered:-}" ] && [ "$answered" -le 300 ] && [ "$limited" -gt 0 ]; echo $?)"
+# A new connection's calls count too: they wait while the bus names it, then are counted. User sys opening
+# a connection for each 200 Introspect calls for 3 s gets at most what 100 at once and 50 a second allow
+# (before: every call of a connection not yet named was answered, about 2,600 in 5 s).
+"${SYS_USER[@]}" timeout 30 "$BUILD/tests/bus-client" "$ADDR" fresh 3 200 >"$TMP/fresh" 2>&1
+note "$(cat "$TMP/fresh")"
+answered=$(sed -n 's/^fresh: [0-9]* connections, \([0-9]*\) answered, .*/\1/p' "$TMP/fresh")
+result "new connections of 200 Introspect each for 3 s: at most 300 answered (${answered:-?})" \
+    "$([ -n "${answered:-}" ] && [ "$answered" -le 300 ] && [ "$answered" -gt 0 ]; echo $?)"
+sleep 2.5 # sys's share refills
+run "${SYS_USER[@]}" busctl --address="$ADDR" get-property "$NAME" "$OPATH" "$IFACE" Version
+result "  once its share has refilled, sys's busctl get-property on a new connection works (rc $RC)" "$RC"
 alive
 result "  placementd alive" $?
 
