@@ -994,8 +994,10 @@ int manager_replace(Manager *m, const char *name_or_uuid, char **ret_error)
         const Decision *d = manager_lookup(m, name_or_uuid);
         g_autoptr(virDomain) dom = NULL;
 
+        g_autofree char *shown = text_safe(name_or_uuid); /* the caller's text, said back escaped */
+
         if (!d) {
-                *ret_error = g_strdup_printf("no running domain '%s' is known", name_or_uuid);
+                *ret_error = g_strdup_printf("no running domain '%s' is known", shown);
                 return -ENOENT;
         }
         if (!m->conn) {
@@ -1003,7 +1005,7 @@ int manager_replace(Manager *m, const char *name_or_uuid, char **ret_error)
                 return -ENOTCONN;
         }
         if (virt_conn_lookup_uuid(m->conn, d->uuid, &dom, NULL) < 0) {
-                *ret_error = g_strdup_printf("domain '%s' is gone", name_or_uuid);
+                *ret_error = g_strdup_printf("domain '%s' is gone", shown);
                 placer_forget(m, d->uuid, "gone");
                 return -ENOENT;
         }
@@ -1011,8 +1013,8 @@ int manager_replace(Manager *m, const char *name_or_uuid, char **ret_error)
         d = manager_lookup(m, name_or_uuid);
         if (d && d->result == DECISION_UNPLACEABLE) {
                 /* nothing moved: say why, as a failure the caller sees */
-                *ret_error =
-                    g_strdup_printf("%s is unplaceable now: %s", d->name, d->reason ? d->reason : "");
+                g_autofree char *name = text_safe(d->name);
+                *ret_error = g_strdup_printf("%s is unplaceable now: %s", name, d->reason ? d->reason : "");
                 return -EAGAIN;
         }
         return 0;

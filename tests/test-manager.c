@@ -1970,6 +1970,19 @@ START_TEST(test_opt_out_while_running_followed)
 }
 END_TEST
 
+START_TEST(test_replace_error_escapes_the_name)
+{
+        /* what replace says back of the caller's text (placementctl, a D-Bus caller) is escaped: a name
+         * with a terminal escape does not reach the caller's terminal raw */
+        Manager *m = new_manager(NULL);
+        g_autofree char *error = NULL;
+
+        ck_assert_int_eq(manager_replace(m, "nope\x1b[2J", &error), -ENOENT);
+        ck_assert_msg(error && !strchr(error, '\x1b') && strstr(error, "nope\\x1b[2J"), "%s", error);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_metadata_burst_read_once)
 {
         /* an owner writing placementd's element in a loop costs one read of the domain per burst, not one
@@ -2108,6 +2121,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_reload_places_unplaceable);
         tcase_add_test(tc, test_opt_out_while_running_followed);
         tcase_add_test(tc, test_metadata_burst_read_once);
+        tcase_add_test(tc, test_replace_error_escapes_the_name);
         tcase_add_test(tc, test_unplaceable_after_restart_counts_live_pins);
         tcase_add_test(tc, test_reload_applies_to_running_domains);
         tcase_add_test(tc, test_uri_shown_without_user_or_query);
