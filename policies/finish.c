@@ -579,15 +579,23 @@ void policy_drop_poolless_memory(const Topology *t, Plan *plan)
 
 void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, Plan *plan)
 {
+        g_autofree uint64_t *before = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
         uint64_t rest = plan->memory;
 
         memset(plan->node_memory, 0, sizeof(uint64_t) * plan->nnode_memory);
+        /* each bound cell records where it is counted (its memory_nodes in the decision), so that the
+         * snippet's <memnode> keeps it there rather than on its vCPUs' nodes */
         for (unsigned c = 0; c < plan->ncells; c++) {
                 uint64_t bytes = MIN(plan->cells[c].memory, rest);
+                cpuset_clear(plan->cells[c].counted_nodes);
+                if (plan->nnode_memory)
+                        memcpy(before, plan->node_memory, sizeof(uint64_t) * plan->nnode_memory);
                 if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
                     charge_bound(v, plan->cells[c].memory_nodes, bytes, MEMORY_MODE_STRICT,
-                                 plan->cells[c].nodes, plan))
+                                 plan->cells[c].nodes, plan)) {
                         rest -= bytes;
+                        record_counted(plan, before, &plan->cells[c]);
+                }
         }
         if (rest && !charge_bound(v, req->memory_nodes, rest,
                                   req->memory_source == MEMORY_SOURCE_MEMNODE ? MEMORY_MODE_STRICT

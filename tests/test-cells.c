@@ -916,6 +916,34 @@ START_TEST(test_memnode_cell_on_memory_only_node_runs_nearest)
 }
 END_TEST
 
+/* Both cells bound by their <memnode> to the memory-only node 5 (KNL MCDRAM): each cell's memory_nodes in
+ * the decision is node 5, and the snippet's <memnode> keeps each cell there; the decision had no
+ * memory_nodes and the snippet bound each cell to its vCPUs' DRAM node instead */
+START_TEST(test_memnode_memory_only_cells_snippet_keeps_them)
+{
+        g_autoptr(Topology) knl = test_topology_load("knl-snc4-flat.xml");
+        g_autoptr(Plan) p = place_two_bound_cells(knl, "5", "5", NULL);
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+        g_autofree char *json = NULL, *xml = NULL, *error = NULL;
+
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_uint_eq(p->node_memory[5], 4 * GiB);
+        json_builder_begin_object(b);
+        decision_json_add_members(b, knl, p, FALSE);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        json = json_to_text(root, FALSE);
+        ck_assert_msg(strstr(json, "\"id\":0,\"vcpus\":\"0-3\"") && strstr(json, "\"memory_nodes\":[5]"),
+                      "%s", json);
+        xml = definition_snippet(json_node_get_object(root), &error);
+        ck_assert_msg(xml, "%s", error);
+        ck_assert_msg(strstr(xml, "<memnode cellid='0' mode='strict' nodeset='5'/>") &&
+                          strstr(xml, "<memnode cellid='1' mode='strict' nodeset='5'/>"),
+                      "%s", xml);
+}
+END_TEST
+
 /* A cell whose <memnode> names only a node this host does not have: libvirt refuses to start the guest
  * (it checks every <memnode> nodeset), so the plan is unplaceable, naming the cell and the node, nothing
  * counted; it came out placed, "bound to node 20", its memory counted on node 0. Whether the other cell
@@ -1206,6 +1234,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_memnode_cell_on_unusable_node);
         tcase_add_test(tc, test_memnode_cell_on_memory_only_node_runs_nearest);
         tcase_add_test(tc, test_memnode_missing_node_unplaceable);
+        tcase_add_test(tc, test_memnode_memory_only_cells_snippet_keeps_them);
         tcase_add_test(tc, test_memnode_cell_stays_with_memory);
         tcase_add_test(tc, test_memnode_cell_over_two_nodes);
         tcase_add_test(tc, test_memnode_cell_full_node);
