@@ -387,6 +387,13 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
 
         if (plan->result == PLAN_UNPLACEABLE) {
                 cells_free_bound_memory(&v, bound_free);
+                /* the whole host's free memory as it is, not less what the bound cells would hold */
+                if (bound_free) {
+                        SetSearch whole;
+                        set_search_init(&whole, &v, ops, req->vcpus, 0);
+                        host.free_memory = whole.host.free_memory;
+                        set_search_done(&whole);
+                }
                 finish_unplaceable(&v, req, &host, plan);
         } else {
                 take_set(&v, ops, &choice, plan);

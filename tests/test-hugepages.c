@@ -204,6 +204,36 @@ START_TEST(test_cell_bound_beyond_pool_is_said)
 }
 END_TEST
 
+/* A domain whose pools cannot hold it, one guest cell bound by its <memnode> to node 0: unplaceable (the
+ * host has 192 MiB of pages for 250 MiB), the reason giving the whole host's free pages; it gave 128 MiB,
+ * the host's free figure taken while the bound cell's 100 MiB were held against node 0's pool */
+START_TEST(test_cell_bound_unplaceable_says_host_free)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) node0 = NULL, vcpus0 = NULL, vcpus1 = NULL;
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementCell cells[2];
+        PlacementRequest req = {.name = "cells",
+                                .vcpus = 4,
+                                .memory = 250 * MiB,
+                                .hugepage_size = PAGE2,
+                                .cells = cells,
+                                .ncells = 2};
+
+        ck_assert_int_eq(cpuset_parse("0", &node0, NULL), 0);
+        ck_assert_int_eq(cpuset_parse("0-1", &vcpus0, NULL), 0);
+        ck_assert_int_eq(cpuset_parse("2-3", &vcpus1, NULL), 0);
+        cells[0] = (PlacementCell){.id = 0, .vcpus = vcpus0, .memory = 100 * MiB, .memory_nodes = node0};
+        cells[1] = (PlacementCell){.id = 1, .vcpus = vcpus1, .memory = 150 * MiB};
+        g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+
+        ck_assert_msg(p->result == PLAN_UNPLACEABLE, "%s", p->reason);
+        ck_assert_msg(strstr(p->reason, "(192.0 MiB in 2.0 MiB hugepages free on the whole host"), "%s",
+                      p->reason);
+}
+END_TEST
+
 /* Hugepages bound to a node that has no pool of their size (1 GiB pages: node 0 has four, node 1 none):
  * placed and said; the plan keeps the share where it is bound, the ledger holds none of it there (none
  * can be) and counts the vCPUs. The ledger refused such a plan, and the daemon pinned the guest with its
@@ -363,6 +393,7 @@ static Suite *hugepages_suite(void)
         tcase_add_test(tc, test_no_pool_of_that_size);
         tcase_add_test(tc, test_bound_beyond_pool_is_said);
         tcase_add_test(tc, test_cell_bound_beyond_pool_is_said);
+        tcase_add_test(tc, test_cell_bound_unplaceable_says_host_free);
         tcase_add_test(tc, test_bound_to_node_without_pool);
         tcase_add_test(tc, test_general_memory_apart_from_pools);
         tcase_add_test(tc, test_adopted_pins_keep_memory_in_pool);
