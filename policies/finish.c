@@ -1177,6 +1177,28 @@ static char *cells_short_note(const HostView *v, const PlacementRequest *req, co
         return g_string_free(s, FALSE);
 }
 
+/* For a domain not bound as a whole: the nodes of each cell's <memnode> this host does not have (libvirt
+ * checks every nodeset and refuses to start the guest), as for a domain's binding ("" when none). */
+static char *cells_missing_note(const Topology *t, const PlacementRequest *req)
+{
+        GString *s = g_string_new(NULL);
+
+        for (unsigned c = 0; req->memory_source == MEMORY_SOURCE_NONE && c < req->ncells; c++) {
+                g_autoptr(CpuSet) missing = cpuset_new();
+                g_autofree char *gone = NULL;
+                if (!req->cells[c].memory_nodes ||
+                    !memory_nodes_missing(t, req->cells[c].memory_nodes, missing))
+                        continue;
+                gone = cpuset_format(missing);
+                g_string_append_printf(s,
+                                       "; node%s %s of the <memnode> of guest cell %u %s not on this host: "
+                                       "libvirt refuses to start such a guest",
+                                       cpuset_count(missing) == 1 ? "" : "s", gone, req->cells[c].id,
+                                       cpuset_count(missing) == 1 ? "is" : "are");
+        }
+        return g_string_free(s, FALSE);
+}
+
 /* The reason of a placed or overcommitted plan. */
 static char *placed_reason(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
                            const SetChoice *choice, const Plan *plan)
@@ -1192,7 +1214,8 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         g_autofree char *cells = cells_note(v->t, plan, memnodes);
         g_autofree char *pages = hugepage_sizes_note(req);
         g_autofree char *short_pools = cells_short_note(v, req, plan);
-        g_autofree char *note = g_strconcat(cells, constraints, pages, short_pools, NULL);
+        g_autofree char *cells_missing = cells_missing_note(v->t, req);
+        g_autofree char *note = g_strconcat(cells, constraints, pages, short_pools, cells_missing, NULL);
         g_autofree char *sharing = NULL;
         char a[32], b[64], busiest[96] = "";
 

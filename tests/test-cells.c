@@ -984,6 +984,28 @@ START_TEST(test_memnode_missing_node_unplaceable)
 }
 END_TEST
 
+/* A cell whose <memnode> names node 20, which the host lacks, beside node 1, which it has, the other cell
+ * unbound: placed, as a domain's binding naming a missing node beside present ones is, and the reason
+ * names node 20, which libvirt refuses; it was placed silently, "bound to nodes 1,20" */
+START_TEST(test_memnode_partly_missing_said)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) partly = set_of("1,20");
+        Cells c;
+        cells_make(&c, lists, 2, 2 * GiB);
+        c.cells[0].memory_nodes = partly;
+        g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 4, 4 * GiB, &c);
+
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_msg(strstr(p->reason, "; node 20 of the <memnode> of guest cell 0 is not on this host: "
+                                        "libvirt refuses to start such a guest"),
+                      "%s", p->reason);
+        cells_clear(&c);
+}
+END_TEST
+
 /* A cell whose <memnode> node has no room left: shared there, never moved away from its memory */
 START_TEST(test_memnode_cell_stays_with_memory)
 {
@@ -1234,6 +1256,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_memnode_cell_on_unusable_node);
         tcase_add_test(tc, test_memnode_cell_on_memory_only_node_runs_nearest);
         tcase_add_test(tc, test_memnode_missing_node_unplaceable);
+        tcase_add_test(tc, test_memnode_partly_missing_said);
         tcase_add_test(tc, test_memnode_memory_only_cells_snippet_keeps_them);
         tcase_add_test(tc, test_memnode_cell_stays_with_memory);
         tcase_add_test(tc, test_memnode_cell_over_two_nodes);
