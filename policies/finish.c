@@ -893,6 +893,28 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                  * they may use: those go to the nearest nodes with free cores (cells_set_homes()) */
                 bool cells_elsewhere =
                     cores_elsewhere && req->memory_source == MEMORY_SOURCE_MEMNODE && !v->memory_remote;
+                g_autofree char *cells_text = NULL;
+                if (cells_elsewhere) {
+                        /* the bound nodes where cores were taken: not every one of them need have a core
+                         * the cells may use (ReservedCPUs=, memory-only nodes) */
+                        g_autoptr(CpuSet) taken = cpuset_new();
+                        g_autofree char *taken_list = NULL, *head = NULL;
+                        CPUSET_FOREACH (n, plan->nodes)
+                                if (cpuset_has(req->memory_nodes, t->nodes[n].os_index))
+                                        cpuset_add(taken, t->nodes[n].os_index);
+                        taken_list = cpuset_format(taken);
+                        if (cpuset_is_empty(taken))
+                                head = g_strdup("cores taken on");
+                        else if (cpuset_equal(taken, req->memory_nodes))
+                                head = g_strdup("cores taken there, and on");
+                        else
+                                head = g_strdup_printf("cores taken on node%s %s of them, and on",
+                                                       cpuset_count(taken) == 1 ? "" : "s", taken_list);
+                        cells_text = g_strconcat(head,
+                                                 " the nearest nodes with free cores for a cell whose nodes "
+                                                 "have no core it may use (its memory remote)",
+                                                 NULL);
+                }
                 /* where the cores are instead, and why (the nearest nodes with a CPU it may use first) */
                 if (cores_elsewhere && !cells_elsewhere)
                         remote = v->memory_remote
@@ -905,10 +927,8 @@ static char *constraint_note(const HostView *v, const PlacementRequest *req, con
                     req->memory_source == MEMORY_SOURCE_MEMNODE ? "per cell"
                                                                 : memory_mode_to_string(req->memory_mode),
                     /* unplaceable: no core was taken anywhere */
-                    !cores_elsewhere ? (plan->result == PLAN_UNPLACEABLE ? "" : "cores taken there")
-                    : cells_elsewhere
-                        ? "cores taken there, and on the nearest nodes with free cores for a cell whose "
-                          "nodes have no core it may use (its memory remote)"
+                    !cores_elsewhere  ? (plan->result == PLAN_UNPLACEABLE ? "" : "cores taken there")
+                    : cells_elsewhere ? cells_text
                     : req->vcpus_beyond_binding
                         ? (few = g_strdup_printf(
                                "%s %u %.*s for %u vCPU%s (a binding confines memory, "

@@ -895,8 +895,8 @@ START_TEST(test_memnode_cell_on_memory_only_node_runs_nearest)
         ck_assert_uint_eq(p->node_memory[0], 2 * GiB);
         ck_assert_msg(strstr(p->reason, "0 on node 4 (its memory remote, bound to node 5), 1 on node 0"),
                       "%s", p->reason);
-        ck_assert_msg(strstr(p->reason, "cores taken there, and on the nearest nodes with free cores for a "
-                                        "cell whose nodes have no core it may use"),
+        ck_assert_msg(strstr(p->reason, "cores taken on node 0 of them, and on the nearest nodes with free "
+                                        "cores for a cell whose nodes have no core it may use"),
                       "%s", p->reason);
 
         /* cell 0 bound to node 0, outside its <vcpu cpuset> (nodes 2, 4 and 6), cell 1 to node 2: cell 0
@@ -1002,6 +1002,44 @@ START_TEST(test_memnode_partly_missing_said)
         ck_assert_msg(strstr(p->reason, "; node 20 of the <memnode> of guest cell 0 is not on this host: "
                                         "libvirt refuses to start such a guest"),
                       "%s", p->reason);
+        cells_clear(&c);
+}
+END_TEST
+
+/* Cells bound to nodes 0 and 2, node 0's CPUs all in ReservedCPUs=: cell 0 runs on node 1, cell 1 on
+ * node 2, and the reason says cores were taken on node 2 of the bound nodes; it said "cores taken there"
+ * of nodes 0,2, none taken on node 0 */
+START_TEST(test_memnode_cores_taken_on_named_nodes)
+{
+        static const char *const lists[] = {"0-3", "4-7"};
+        g_autoptr(Topology) t = topology_new_uniform(3, 4, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) on0 = set_of("0");
+        g_autoptr(CpuSet) on2 = set_of("2");
+        g_autoptr(CpuSet) both = set_of("0,2");
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        Cells c;
+        cells_make(&c, lists, 2, 2 * GiB);
+        c.cells[0].memory_nodes = on0;
+        c.cells[1].memory_nodes = on2;
+        params.reserved_cpus = set_of("0-7");
+        PlacementRequest req = {.name = "vm",
+                                .vcpus = 8,
+                                .memory = 4 * GiB,
+                                .cells = c.cells,
+                                .ncells = c.n,
+                                .memory_nodes = both,
+                                .memory_source = MEMORY_SOURCE_MEMNODE};
+        g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+
+        ck_assert_msg(p->result == PLAN_PLACED && p->shared_vcpus == 0, "%s", p->reason);
+        ck_assert_int_eq(node_of(t, p, 0), 1);
+        ck_assert_int_eq(node_of(t, p, 4), 2);
+        ck_assert_msg(strstr(p->reason,
+                             "(per cell): cores taken on node 2 of them, and on the nearest nodes "
+                             "with free cores for a cell whose nodes have no core it may use"),
+                      "%s", p->reason);
+        cpuset_free(params.reserved_cpus);
         cells_clear(&c);
 }
 END_TEST
@@ -1257,6 +1295,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_memnode_cell_on_memory_only_node_runs_nearest);
         tcase_add_test(tc, test_memnode_missing_node_unplaceable);
         tcase_add_test(tc, test_memnode_partly_missing_said);
+        tcase_add_test(tc, test_memnode_cores_taken_on_named_nodes);
         tcase_add_test(tc, test_memnode_memory_only_cells_snippet_keeps_them);
         tcase_add_test(tc, test_memnode_cell_stays_with_memory);
         tcase_add_test(tc, test_memnode_cell_over_two_nodes);
