@@ -630,19 +630,36 @@ static void iothread_note(const PlacementRequest *req, GString *s)
                                one ? "" : "s", ids, one ? "s" : "", one ? "it" : "them");
 }
 
+/* The nodes (OS indexes) of the guest cells' <memnode> elements that do not fall back to other nodes:
+ * strict (libvirt's default) or restrictive; with hugepages, every one (QEMU preallocates them there). */
+static CpuSet *cells_binding_nodes(const PlacementRequest *req)
+{
+        CpuSet *nodes = cpuset_new();
+
+        for (unsigned c = 0; c < req->ncells; c++)
+                if (req->cells[c].memory_nodes &&
+                    (req->hugepage_size || req->cells[c].memory_mode == MEMORY_MODE_STRICT ||
+                     req->cells[c].memory_mode == MEMORY_MODE_RESTRICTIVE))
+                        cpuset_union(nodes, req->cells[c].memory_nodes);
+        return nodes;
+}
+
 /* Bound memory beyond what its nodes have free: said, as QEMU will not find the hugepages, and the
- * kernel cannot give more than a node has under a <numatune><memory> binding that does not fall back (all
- * but preferred; a <memnode>'s own mode is not kept, so per cell only hugepages are judged). only: the
+ * kernel cannot give more than a node has under a binding that does not fall back: a <numatune><memory>
+ * in any mode but preferred, and a <memnode> strict or restrictive (cells_binding_nodes()). only: the
  * nodes (OS indexes) to look at, NULL for all. */
 static void memory_short_note(const HostView *v, const PlacementRequest *req, const Plan *plan,
                               const CpuSet *only, GString *s)
 {
+        g_autoptr(CpuSet) cells_nodes = NULL;
         char a[32], b[32], c[32];
 
-        if (!req->hugepage_size &&
-            (req->memory_source == MEMORY_SOURCE_MEMNODE || req->memory_source == MEMORY_SOURCE_NONE ||
-             req->memory_mode == MEMORY_MODE_PREFERRED))
+        if (!req->hugepage_size && req->memory_mode == MEMORY_MODE_PREFERRED &&
+            (req->memory_source == MEMORY_SOURCE_USER || req->memory_source == MEMORY_SOURCE_BOUND))
                 return;
+        /* bound per cell: the nodes of the cells that do not fall back */
+        if (req->memory_source == MEMORY_SOURCE_MEMNODE && !only)
+                only = cells_nodes = cells_binding_nodes(req);
         for (unsigned n = 0; n < plan->nnode_memory; n++) {
                 if (only && !cpuset_has(only, v->t->nodes[n].os_index))
                         continue;
@@ -1181,19 +1198,15 @@ static char *set_nodes_text(const Topology *t, const NodeSet *set, const CpuSet 
                                                                        : taken_text);
 }
 
-/* For a domain not bound as a whole whose cells' <memnode> elements bind hugepage-backed memory: the
- * bound nodes whose pools lack what is counted there, as for a domain's binding ("" when none). */
+/* For a domain not bound as a whole whose cells' <memnode> elements bind memory: the bound nodes whose
+ * free memory (or pools) lack what is counted there, as for a domain's binding ("" when none). */
 static char *cells_short_note(const HostView *v, const PlacementRequest *req, const Plan *plan)
 {
-        g_autoptr(CpuSet) bound = cpuset_new();
+        g_autoptr(CpuSet) bound = cells_binding_nodes(req);
         GString *s = g_string_new(NULL);
 
-        if (req->memory_source == MEMORY_SOURCE_NONE && req->hugepage_size) {
-                for (unsigned c = 0; c < plan->ncells; c++)
-                        cpuset_union(bound, plan->cells[c].memory_nodes);
-                if (!cpuset_is_empty(bound))
-                        memory_short_note(v, req, plan, bound, s);
-        }
+        if (req->memory_source == MEMORY_SOURCE_NONE && !cpuset_is_empty(bound))
+                memory_short_note(v, req, plan, bound, s);
         return g_string_free(s, FALSE);
 }
 

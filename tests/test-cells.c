@@ -1044,6 +1044,47 @@ START_TEST(test_memnode_cores_taken_on_named_nodes)
 }
 END_TEST
 
+/* Cells whose <memnode> elements bind more to node 1 (16 GiB) than it has free: libvirt binds a memnode
+ * strict when its mode is not given, so the reason says it, as for a domain's strict binding, whether
+ * every cell is bound (two of 10 GiB) or one of 20 GiB beside a cell not bound; it said nothing. A
+ * preferred <memnode> falls back to other nodes: nothing said. */
+START_TEST(test_memnode_overfilled_node_said)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        for (unsigned way = 0; way < 4; way++) {
+                bool all = way & 1, preferred = way & 2;
+                g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 16 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) on1 = set_of("1");
+                PlacementParams params = test_params(POLICY_EXPLICIT);
+                Cells c;
+                cells_make(&c, lists, 2, 10 * GiB);
+                c.cells[0].memory = all ? 10 * GiB : 20 * GiB;
+                c.cells[0].memory_nodes = on1;
+                c.cells[1].memory_nodes = all ? on1 : NULL;
+                for (unsigned i = 0; preferred && i < 2; i++)
+                        c.cells[i].memory_mode = MEMORY_MODE_PREFERRED;
+                PlacementRequest req = {.name = "vm",
+                                        .vcpus = 4,
+                                        .memory = all ? 20 * GiB : 30 * GiB,
+                                        .cells = c.cells,
+                                        .ncells = c.n,
+                                        .memory_nodes = all ? on1 : NULL,
+                                        .memory_source = all ? MEMORY_SOURCE_MEMNODE : MEMORY_SOURCE_NONE};
+                g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+
+                ck_assert_msg(p->result != PLAN_UNPLACEABLE, "%u: %s", way, p->reason);
+                ck_assert_msg(!strstr(p->reason, "cannot get all its memory") == preferred, "%u: %s", way,
+                              p->reason);
+                if (!preferred)
+                        ck_assert_msg(strstr(p->reason, "; node 1 has 16.0 GiB free for the 20.0 GiB bound "
+                                                        "there: the guest cannot get all its memory"),
+                                      "%u: %s", way, p->reason);
+                cells_clear(&c);
+        }
+}
+END_TEST
+
 /* A cell whose <memnode> node has no room left: shared there, never moved away from its memory */
 START_TEST(test_memnode_cell_stays_with_memory)
 {
@@ -1295,6 +1336,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_memnode_cell_on_memory_only_node_runs_nearest);
         tcase_add_test(tc, test_memnode_missing_node_unplaceable);
         tcase_add_test(tc, test_memnode_partly_missing_said);
+        tcase_add_test(tc, test_memnode_overfilled_node_said);
         tcase_add_test(tc, test_memnode_cores_taken_on_named_nodes);
         tcase_add_test(tc, test_memnode_memory_only_cells_snippet_keeps_them);
         tcase_add_test(tc, test_memnode_cell_stays_with_memory);

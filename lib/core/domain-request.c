@@ -198,9 +198,12 @@ void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRe
                 shape->cells[i] = (PlacementCell){.id = c->id, .vcpus = c->vcpus, .memory = c->memory};
                 /* its memnode (the running guest's, like its cells) */
                 for (unsigned k = 0; live->memnodes && k < live->memnodes->len; k++)
-                        if (g_array_index(live->memnodes, DomainMemnode, k).cellid == c->id)
+                        if (g_array_index(live->memnodes, DomainMemnode, k).cellid == c->id) {
                                 shape->cells[i].memory_nodes =
                                     g_array_index(live->memnodes, DomainMemnode, k).nodes;
+                                shape->cells[i].memory_mode =
+                                    g_array_index(live->memnodes, DomainMemnode, k).mode;
+                        }
         }
         req->cells = shape->cells;
         req->ncells = live->cells->len;

@@ -266,6 +266,7 @@ static void start_numatune(Parser *p, const char *element, const char **names, c
                    *nodeset = domain_xml_attr(names, values, "nodeset");
         g_autoptr(CpuSet) set = NULL;
         guint64 cell;
+        MemoryMode mode = MEMORY_MODE_STRICT;
 
         if (strcmp(element, "memory") == 0) {
                 s->numatune_auto = placement && strcmp(placement, "auto") == 0;
@@ -287,8 +288,7 @@ static void start_numatune(Parser *p, const char *element, const char **names, c
                                                                     : DOMAIN_XML_MAX_VCPUS);
                 return;
         }
-        if (parse_memory_mode(domain_xml_attr(names, values, "mode"), "memnode", &(MemoryMode){0}, error) <
-                0 ||
+        if (parse_memory_mode(domain_xml_attr(names, values, "mode"), "memnode", &mode, error) < 0 ||
             parse_constraint(nodeset, &set, "memnode", "nodeset", error) < 0)
                 return;
         if (!s->memnode_nodeset)
@@ -297,8 +297,9 @@ static void start_numatune(Parser *p, const char *element, const char **names, c
         s->nmemnodes++;
         if (!s->memnodes)
                 s->memnodes = g_array_new(FALSE, TRUE, sizeof(DomainMemnode));
-        g_array_append_val(s->memnodes,
-                           ((DomainMemnode){.cellid = (unsigned)cell, .nodes = g_steal_pointer(&set)}));
+        g_array_append_val(
+            s->memnodes,
+            ((DomainMemnode){.cellid = (unsigned)cell, .nodes = g_steal_pointer(&set), .mode = mode}));
 }
 
 /* Local name of an element of our namespace, or NULL. */

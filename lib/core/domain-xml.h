@@ -76,7 +76,8 @@ typedef struct DomainCell {
 /* <numatune><memnode cellid= nodeset=>: where one guest cell's memory is bound. */
 typedef struct DomainMemnode {
         unsigned cellid;
-        CpuSet *nodes; /* OS node indexes */
+        CpuSet *nodes;   /* OS node indexes */
+        MemoryMode mode; /* added: its mode=, strict when not given (as libvirt binds it) */
 } DomainMemnode;
 
 /* A host cache a domain's resctrl allocation names: its level (2 or 3), the kernel's id of it, and the

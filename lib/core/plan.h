@@ -83,6 +83,15 @@ typedef struct PlacementParams {
         const CpuSet *unavailable_cpus;
 } PlacementParams;
 
+/* How the domain's memory is bound when placementd does not choose it (<numatune><memory mode=...>). */
+typedef enum MemoryMode {
+        MEMORY_MODE_STRICT,
+        MEMORY_MODE_INTERLEAVE,
+        MEMORY_MODE_PREFERRED,
+        MEMORY_MODE_RESTRICTIVE,
+        _MEMORY_MODE_MAX,
+} MemoryMode;
+
 /* One guest NUMA cell of a request (<cpu><numa><cell>): its vCPUs go to one host node when one holds them.
  */
 typedef struct PlacementCell {
@@ -92,16 +101,8 @@ typedef struct PlacementCell {
         /* added: node OS indexes its <memnode> binds its memory to; NULL when none: its vCPUs then go
          * to one of these nodes and its memory is counted there */
         const CpuSet *memory_nodes;
+        MemoryMode memory_mode; /* added: that <memnode>'s mode (strict when not given) */
 } PlacementCell;
-
-/* How the domain's memory is bound when placementd does not choose it (<numatune><memory mode=...>). */
-typedef enum MemoryMode {
-        MEMORY_MODE_STRICT,
-        MEMORY_MODE_INTERLEAVE,
-        MEMORY_MODE_PREFERRED,
-        MEMORY_MODE_RESTRICTIVE,
-        _MEMORY_MODE_MAX,
-} MemoryMode;
 
 /* Who fixed the memory nodes of a request. */
 typedef enum MemorySource {
