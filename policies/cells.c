@@ -66,6 +66,7 @@ static bool cell_fits_a_node(const HostView *v, const PlanCell *c, bool count_me
 typedef struct {
         const Plan *plan;
         unsigned cell;
+        unsigned rank; /* cells of a lower rank first (cell_rank()), then by size */
 } CellOrder;
 
 static int compare_cells(const void *pa, const void *pb)
@@ -74,11 +75,25 @@ static int compare_cells(const void *pa, const void *pb)
         const PlanCell *x = &a->plan->cells[a->cell], *y = &b->plan->cells[b->cell];
         unsigned kx = cpuset_count(x->vcpus), ky = cpuset_count(y->vcpus);
 
+        if (a->rank != b->rank)
+                return a->rank < b->rank ? -1 : 1;
         if (kx != ky)
                 return kx > ky ? -1 : 1;
         if (x->memory != y->memory)
                 return x->memory > y->memory ? -1 : 1;
         return a->cell < b->cell ? -1 : a->cell > b->cell;
+}
+
+/* When a cell takes its room: first those its <memnode> binds to nodes with cores it may use (nowhere else
+ * to go), then those given the nodes nearest their memory instead (HostView.cell_homes; one of those may be
+ * another cell's node, whose room cells_set_homes() left to it), then the rest. */
+static unsigned cell_rank(const HostView *v, const PlanCell *c)
+{
+        if (cpuset_is_empty(c->memory_nodes))
+                return 2;
+        if (cell_memory_has_cores(v, c))
+                return 0;
+        return host_view_cell_home(v, c->id) ? 1 : 2;
 }
 
 /* One packing pass: worst fit (most room left) or best fit (least room that holds it). */
@@ -131,7 +146,7 @@ bool cells_pack(const HostView *v, const unsigned *nodes, unsigned n, unsigned *
         bool whole;
 
         for (unsigned i = 0; i < plan->ncells; i++)
-                order[i] = (CellOrder){plan, i};
+                order[i] = (CellOrder){plan, i, cell_rank(v, &plan->cells[i])};
         qsort(order, plan->ncells, sizeof(*order), compare_cells);
         /* worst fit spreads the load; best fit packs tighter when worst fit leaves a cell out */
         whole = pack_pass(v, nodes, n, room1, mem1, plan, order, true, vcpu_node);
@@ -334,17 +349,42 @@ void cells_set_homes(HostView *v, const Plan *plan)
         }
 }
 
+/*
+ * The cells of plan a <memnode> binds, into order[] (returns how many), in the order cells_set_homes() gives
+ * them room (cell_rank()): those bound to nodes with cores first (by id), then those it gives the nodes
+ * nearest their memory (biggest first), then the rest (by id). A cell given such nodes may have another
+ * cell's own node among them; taking that node's room first would leave the other cell none.
+ */
+static unsigned bound_cells_order(const HostView *v, const Plan *plan, CellOrder *order)
+{
+        unsigned k = 0;
+
+        for (unsigned rank = 0; rank <= 2; rank++) {
+                unsigned first = k;
+                for (unsigned c = 0; c < plan->ncells; c++)
+                        if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
+                            cell_rank(v, &plan->cells[c]) == rank)
+                                order[k++] = (CellOrder){plan, c, rank};
+                if (rank == 1)
+                        qsort(order + first, k - first, sizeof(*order), compare_cells);
+        }
+        return k;
+}
+
 bool cells_bound_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan, bool room)
 {
+        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
         g_autofree unsigned *left = NULL;
+        unsigned nbound;
 
         if (room) {
                 left = g_new(unsigned, MAX(n, 1));
                 for (unsigned i = 0; i < n; i++)
                         left[i] = v->node_capacity[nodes[i]];
         }
-        for (unsigned c = 0; c < plan->ncells; c++) {
-                const PlanCell *cell = &plan->cells[c];
+        nbound = bound_cells_order(v, plan, order);
+        for (unsigned o = 0; o < nbound; o++) {
+                const PlanCell *cell = &plan->cells[order[o].cell];
                 unsigned want = cpuset_count(cell->vcpus);
                 bool reached = false;
 
@@ -460,11 +500,11 @@ static void split_toward_memory(const HostView *v, const unsigned *nodes, unsign
 static void keep_bound_cells(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
                              const Plan *plan, int *vcpu_node)
 {
-        for (unsigned c = 0; c < plan->ncells; c++) {
-                const PlanCell *cell = &plan->cells[c];
+        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
+        unsigned nbound = bound_cells_order(v, plan, order);
 
-                if (cpuset_is_empty(cell->memory_nodes))
-                        continue;
+        for (unsigned o = 0; o < nbound; o++) {
+                const PlanCell *cell = &plan->cells[order[o].cell];
                 CPUSET_FOREACH (vcpu, cell->vcpus) {
                         int best = -1;
                         if (vcpu_node[vcpu] >= 0)

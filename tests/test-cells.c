@@ -944,6 +944,88 @@ START_TEST(test_memnode_memory_only_cells_snippet_keeps_them)
 }
 END_TEST
 
+/* Places cells of k[i] vCPUs each (in vCPU order), cell i bound by its own <memnode> to nodes[i] (NULL:
+ * unbound), 1 GiB each, under params; l holds what the host runs already. */
+static Plan *place_cells_bound(const Topology *t, const Ledger *l, const PlacementParams *params,
+                               const unsigned *k, const char *const *nodes, unsigned n)
+{
+        g_autoptr(CpuSet) all = cpuset_new();
+        CpuSet *bound[8] = {NULL};
+        unsigned vcpus = 0;
+        Plan *p;
+        Cells c = {.n = n};
+
+        for (unsigned i = 0; i < n; i++) {
+                c.sets[i] = cpuset_new();
+                for (unsigned v = 0; v < k[i]; v++)
+                        cpuset_add(c.sets[i], vcpus++);
+                c.cells[i] = (PlacementCell){.id = i, .vcpus = c.sets[i], .memory = 1 * GiB};
+                if (nodes[i]) {
+                        bound[i] = set_of(nodes[i]);
+                        cpuset_union(all, bound[i]);
+                        c.cells[i].memory_nodes = bound[i];
+                }
+        }
+        PlacementRequest req = {.name = "vm",
+                                .vcpus = vcpus,
+                                .memory = n * GiB,
+                                .cells = c.cells,
+                                .ncells = c.n,
+                                .memory_nodes = all,
+                                .memory_source = MEMORY_SOURCE_MEMNODE};
+        p = policy_place(t, l, &req, params);
+        for (unsigned i = 0; i < n; i++)
+                cpuset_free(bound[i]);
+        cells_clear(&c);
+        return p;
+}
+
+/* How many of vCPUs [first, first + k) run on node n. */
+static unsigned vcpus_on(const Topology *t, const Plan *p, unsigned first, unsigned k, int n)
+{
+        unsigned on = 0;
+        for (unsigned v = first; v < first + k; v++)
+                on += node_of(t, p, v) == n;
+        return on;
+}
+
+/* A cell bound to a memory-only node whose nearest node with cores is another cell's bound node (KNL SNC4
+ * flat: node 1 is node 0's MCDRAM; 4 cores of 4 threads a node): cells_set_homes() leaves that cell its
+ * node's room first, and the fit and the split of the cells take their room in that order too. Cell 0 took
+ * node 0 first and the domain came out overcommitted on node 0 on an empty host (8 vCPUs on its 4 cores,
+ * 14 and 7 on 4 cores, 28 on 16 threads under compat). */
+START_TEST(test_memnode_homed_cell_leaves_bound_cell_its_node)
+{
+        static const struct {
+                PolicyKind kind;
+                unsigned k[2];
+        } cases[] = {
+            {POLICY_EXPLICIT, {6, 2}},
+            {POLICY_EXPLICIT, {12, 2}},
+            {POLICY_EXPLICIT, {4, 3}},
+            {POLICY_COMPAT, {20, 8}},
+        };
+        static const char *const nodes[] = {"1", "0"};
+        g_autoptr(Topology) t = test_topology_load("knl-snc4-flat.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                PlacementParams params = test_params(cases[i].kind);
+                const unsigned *k = cases[i].k;
+                g_autoptr(Plan) p = place_cells_bound(t, l, &params, k, nodes, 2);
+
+                /* compat gives each vCPU a thread of its own, siblings beside it */
+                ck_assert_msg(p->result == PLAN_PLACED &&
+                                  (cases[i].kind == POLICY_COMPAT || p->shared_vcpus == 0),
+                              "%u: %s", i, p->reason);
+                ck_assert_msg(vcpus_on(t, p, k[0], k[1], 0) == k[1], "%u: cell 1 off node 0: %s", i,
+                              p->reason);
+                ck_assert_uint_eq(p->node_memory[1], 1 * GiB);
+                ck_assert_uint_eq(p->node_memory[0], 1 * GiB);
+        }
+}
+END_TEST
+
 /* A cell whose <memnode> names only a node this host does not have: libvirt refuses to start the guest
  * (it checks every <memnode> nodeset), so the plan is unplaceable, naming the cell and the node, nothing
  * counted; it came out placed, "bound to node 20", its memory counted on node 0. Whether the other cell
@@ -1334,6 +1416,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_memnode_over_both_counted_by_cell);
         tcase_add_test(tc, test_memnode_cell_on_unusable_node);
         tcase_add_test(tc, test_memnode_cell_on_memory_only_node_runs_nearest);
+        tcase_add_test(tc, test_memnode_homed_cell_leaves_bound_cell_its_node);
         tcase_add_test(tc, test_memnode_missing_node_unplaceable);
         tcase_add_test(tc, test_memnode_partly_missing_said);
         tcase_add_test(tc, test_memnode_overfilled_node_said);
