@@ -96,12 +96,89 @@ static unsigned cell_rank(const HostView *v, const PlanCell *c)
         return host_view_cell_home(v, c->id) ? 1 : 2;
 }
 
+/* The distance from node n to the memory of a cell bound to nodes (OS indexes): summed over them, as the
+ * kernel spreads it over them, so that it orders as their mean does; UINT32_MAX when none is reachable. */
+static uint32_t cell_memory_distance(const Topology *t, const CpuSet *nodes, unsigned n)
+{
+        uint32_t sum = 0;
+        bool reachable = false;
+
+        CPUSET_FOREACH (os, nodes) {
+                int m = topology_node_by_os(t, (unsigned)os);
+                uint32_t d;
+                if (m < 0)
+                        continue;
+                d = topology_distance(t, (unsigned)m, n);
+                reachable = reachable || d < TOPOLOGY_UNREACHABLE;
+                sum += MIN(d, 255u);
+        }
+        return reachable ? sum : UINT32_MAX;
+}
+
+/*
+ * The cells of plan a <memnode> binds, into order[] (returns how many), in the order cells_set_homes() gives
+ * them room (cell_rank()): those bound to nodes with cores first (by id), then those it gives the nodes
+ * nearest their memory (biggest first), then the rest (by id). A cell given such nodes may have another
+ * cell's own node among them; taking that node's room first would leave the other cell none.
+ */
+static unsigned bound_cells_order(const HostView *v, const Plan *plan, CellOrder *order)
+{
+        unsigned k = 0;
+
+        for (unsigned rank = 0; rank <= 2; rank++) {
+                unsigned first = k;
+                for (unsigned c = 0; c < plan->ncells; c++)
+                        if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
+                            cell_rank(v, &plan->cells[c]) == rank)
+                                order[k++] = (CellOrder){plan, c, rank};
+                if (rank == 1)
+                        qsort(order + first, k - first, sizeof(*order), compare_cells);
+        }
+        return k;
+}
+
+/* A cell its <memnode> binds (of rank max_rank at most, cell_rank()) that no node of its own had room for
+ * whole: its vCPUs still go to its nodes as far as their room goes, never beyond it, filling the node
+ * nearest its memory first (then the one with the most room), so that it spans as few nodes as it can and
+ * leaves the others' room whole for the cells after it; what is left goes with the other vCPUs. */
+static void keep_bound_cells(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
+                             const Plan *plan, int *vcpu_node, unsigned max_rank)
+{
+        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
+        g_autofree uint32_t *distance = g_new(uint32_t, MAX(n, 1));
+        unsigned nbound = bound_cells_order(v, plan, order);
+
+        for (unsigned o = 0; o < nbound && order[o].rank <= max_rank; o++) {
+                const PlanCell *cell = &plan->cells[order[o].cell];
+                int best = -1;
+
+                for (unsigned i = 0; i < n; i++)
+                        distance[i] = cell_memory_distance(v->t, cell->memory_nodes, nodes[i]);
+                CPUSET_FOREACH (vcpu, cell->vcpus) {
+                        if (vcpu_node[vcpu] >= 0)
+                                continue;
+                        if (best < 0 || room[best] == 0) {
+                                best = -1;
+                                for (unsigned i = 0; i < n; i++)
+                                        if (cell_may_use(v, cell, nodes[i]) && room[i] > 0 &&
+                                            (best < 0 || distance[i] < distance[best] ||
+                                             (distance[i] == distance[best] && room[i] > room[best])))
+                                                best = (int)i;
+                        }
+                        if (best < 0)
+                                break;
+                        room[best]--;
+                        vcpu_node[vcpu] = (int)nodes[best];
+                }
+        }
+}
+
 /* One packing pass: worst fit (most room left) or best fit (least room that holds it). */
 static bool pack_pass(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
                       uint64_t *mem_room, const Plan *plan, const CellOrder *order, bool worst,
                       int *vcpu_node)
 {
-        bool whole = true;
+        bool whole = true, kept = false;
 
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 vcpu_node[i] = -1;
@@ -112,6 +189,12 @@ static bool pack_pass(const HostView *v, const unsigned *nodes, unsigned n, unsi
                 bool count_memory = mem_room && cpuset_is_empty(c->memory_nodes);
                 int best = -1;
 
+                /* the cells bound to their nodes that none holds whole take those nodes' room before the
+                 * others may */
+                if (!kept && order[o].rank > 1) {
+                        keep_bound_cells(v, nodes, n, room, plan, vcpu_node, 1);
+                        kept = true;
+                }
                 if (k == 0)
                         continue;
                 for (unsigned i = 0; i < n; i++) {
@@ -131,6 +214,8 @@ static bool pack_pass(const HostView *v, const unsigned *nodes, unsigned n, unsi
                 CPUSET_FOREACH (vcpu, c->vcpus)
                         vcpu_node[vcpu] = (int)nodes[best];
         }
+        if (!kept)
+                keep_bound_cells(v, nodes, n, room, plan, vcpu_node, 1);
         return whole;
 }
 
@@ -247,25 +332,6 @@ static bool cell_bound_to_cpus(const HostView *v, const PlanCell *c)
                (cell_memory_has_cores(v, c) || host_view_cell_home(v, c->id));
 }
 
-/* The distance from node n to the memory of a cell bound to nodes (OS indexes): summed over them, as the
- * kernel spreads it over them, so that it orders as their mean does; UINT32_MAX when none is reachable. */
-static uint32_t cell_memory_distance(const Topology *t, const CpuSet *nodes, unsigned n)
-{
-        uint32_t sum = 0;
-        bool reachable = false;
-
-        CPUSET_FOREACH (os, nodes) {
-                int m = topology_node_by_os(t, (unsigned)os);
-                uint32_t d;
-                if (m < 0)
-                        continue;
-                d = topology_distance(t, (unsigned)m, n);
-                reachable = reachable || d < TOPOLOGY_UNREACHABLE;
-                sum += MIN(d, 255u);
-        }
-        return reachable ? sum : UINT32_MAX;
-}
-
 void cells_set_homes(HostView *v, const Plan *plan)
 {
         const Topology *t = v->t;
@@ -347,28 +413,6 @@ void cells_set_homes(HostView *v, const Plan *plan)
                 v->cell_home_ids[v->ncell_homes] = cell->id;
                 v->cell_homes[v->ncell_homes++] = home;
         }
-}
-
-/*
- * The cells of plan a <memnode> binds, into order[] (returns how many), in the order cells_set_homes() gives
- * them room (cell_rank()): those bound to nodes with cores first (by id), then those it gives the nodes
- * nearest their memory (biggest first), then the rest (by id). A cell given such nodes may have another
- * cell's own node among them; taking that node's room first would leave the other cell none.
- */
-static unsigned bound_cells_order(const HostView *v, const Plan *plan, CellOrder *order)
-{
-        unsigned k = 0;
-
-        for (unsigned rank = 0; rank <= 2; rank++) {
-                unsigned first = k;
-                for (unsigned c = 0; c < plan->ncells; c++)
-                        if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
-                            cell_rank(v, &plan->cells[c]) == rank)
-                                order[k++] = (CellOrder){plan, c, rank};
-                if (rank == 1)
-                        qsort(order + first, k - first, sizeof(*order), compare_cells);
-        }
-        return k;
 }
 
 bool cells_bound_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan, bool room)
@@ -494,33 +538,6 @@ static void split_toward_memory(const HostView *v, const unsigned *nodes, unsign
         }
 }
 
-/* A cell its <memnode> binds that no node of its own had room for whole: its vCPUs still go to its
- * nodes as far as their room goes (the one with the most room first), never beyond it; what is left goes
- * with the other vCPUs. */
-static void keep_bound_cells(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
-                             const Plan *plan, int *vcpu_node)
-{
-        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
-        unsigned nbound = bound_cells_order(v, plan, order);
-
-        for (unsigned o = 0; o < nbound; o++) {
-                const PlanCell *cell = &plan->cells[order[o].cell];
-                CPUSET_FOREACH (vcpu, cell->vcpus) {
-                        int best = -1;
-                        if (vcpu_node[vcpu] >= 0)
-                                continue;
-                        for (unsigned i = 0; i < n; i++)
-                                if (cell_may_use(v, cell, nodes[i]) && room[i] > 0 &&
-                                    (best < 0 || room[i] > room[best]))
-                                        best = (int)i;
-                        if (best < 0)
-                                break;
-                        room[best]--;
-                        vcpu_node[vcpu] = (int)nodes[best];
-                }
-        }
-}
-
 /* Whether nodes[a] is nearer nodes[from] than nodes[b]: itself first, then by distance, then in set
  * order. */
 static bool nearer_to(const Topology *t, const unsigned *nodes, unsigned from, unsigned a, unsigned b)
@@ -636,7 +653,7 @@ uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, 
         for (unsigned k = 0; k < n; k++)
                 mem_room[k] = v->node_free_memory[nodes[k]];
         cells_pack(v, nodes, n, room, bound ? NULL : mem_room, plan, vcpu_node);
-        keep_bound_cells(v, nodes, n, room, plan, vcpu_node);
+        keep_bound_cells(v, nodes, n, room, plan, vcpu_node, 2);
         if (!bound && !v->memory_remote)
                 reach = spill_cells(v, nodes, n, room, mem_room, plan, vcpu_node, spilled);
         for (unsigned c = 0; c < plan->ncells; c++) {

@@ -16,10 +16,12 @@ void cells_init_plan(const PlacementRequest *req, Plan *plan);
 /*
  * Puts each cell of plan whose vCPUs one node of the host could hold on one node of nodes[0..n): the
  * biggest cells first, each on the node with most room left, else (when that leaves one out) on the
- * tightest node. room[i] is what node nodes[i] has for vCPUs, mem_room[i] for memory (NULL: memory is not
- * counted); both are reduced by what the cells take. vcpu_node[v] receives the node index of vCPU v, or
- * -1 for a vCPU of no cell or of a cell left out. Returns false when a cell one node could hold was left
- * out.
+ * tightest node; the cells a <memnode> ties to nodes (their own, or those nearest their memory) before the
+ * others, and those none of their nodes holds whole spread over those nodes' room before the others take
+ * it. room[i] is what node nodes[i] has for vCPUs, mem_room[i] for memory (NULL: memory is not counted);
+ * both are reduced by what the cells take. vcpu_node[v] receives the node index of vCPU v, or -1 for a
+ * vCPU of no cell or of a cell left out (a tied cell's vCPUs beyond its nodes' room). Returns false when
+ * a cell one node could hold was left out.
  */
 bool cells_pack(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room, uint64_t *mem_room,
                 const Plan *plan, int *vcpu_node);

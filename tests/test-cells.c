@@ -945,13 +945,14 @@ START_TEST(test_memnode_memory_only_cells_snippet_keeps_them)
 END_TEST
 
 /* Places cells of k[i] vCPUs each (in vCPU order), cell i bound by its own <memnode> to nodes[i] (NULL:
- * unbound), 1 GiB each, under params; l holds what the host runs already. */
+ * unbound), 1 GiB each, under params; l holds what the host runs already. As domain_request() makes it:
+ * the union of the <memnode> nodes binds the domain only when every cell has one. */
 static Plan *place_cells_bound(const Topology *t, const Ledger *l, const PlacementParams *params,
                                const unsigned *k, const char *const *nodes, unsigned n)
 {
         g_autoptr(CpuSet) all = cpuset_new();
         CpuSet *bound[8] = {NULL};
-        unsigned vcpus = 0;
+        unsigned vcpus = 0, nbound = 0;
         Plan *p;
         Cells c = {.n = n};
 
@@ -964,6 +965,7 @@ static Plan *place_cells_bound(const Topology *t, const Ledger *l, const Placeme
                         bound[i] = set_of(nodes[i]);
                         cpuset_union(all, bound[i]);
                         c.cells[i].memory_nodes = bound[i];
+                        nbound++;
                 }
         }
         PlacementRequest req = {.name = "vm",
@@ -971,8 +973,8 @@ static Plan *place_cells_bound(const Topology *t, const Ledger *l, const Placeme
                                 .memory = n * GiB,
                                 .cells = c.cells,
                                 .ncells = c.n,
-                                .memory_nodes = all,
-                                .memory_source = MEMORY_SOURCE_MEMNODE};
+                                .memory_nodes = nbound == n ? all : NULL,
+                                .memory_source = nbound == n ? MEMORY_SOURCE_MEMNODE : MEMORY_SOURCE_NONE};
         p = policy_place(t, l, &req, params);
         for (unsigned i = 0; i < n; i++)
                 cpuset_free(bound[i]);
@@ -1023,6 +1025,56 @@ START_TEST(test_memnode_homed_cell_leaves_bound_cell_its_node)
                 ck_assert_uint_eq(p->node_memory[1], 1 * GiB);
                 ck_assert_uint_eq(p->node_memory[0], 1 * GiB);
         }
+}
+END_TEST
+
+/* Two packages of four 4-core nodes (12 apart inside one, 21 across), nodes 1 and 3 all in ReservedCPUs=,
+ * 2 cores free on nodes 0 and 2 and 4 on node 4: cell 1 (4 vCPUs, bound to node 1) gets nodes 0 and 2,
+ * the nearest with room, cell 0 (2, bound to node 3) node 4, cell 2 (unbound) what is left of node 4. The
+ * unbound cell took node 0 first (the cells near their memory then only had their nodes' room left) and
+ * cell 1 ran on nodes 2 and 4, half of it across the packages. */
+START_TEST(test_memnode_split_homed_cell_before_unbound)
+{
+        static const unsigned k[] = {2, 4, 2};
+        static const char *const nodes[] = {"3", "1", NULL};
+        static const unsigned used[] = {2, 0, 2, 0, 0, 4, 4, 4};
+        uint32_t d[64];
+
+        for (unsigned i = 0; i < 8; i++)
+                for (unsigned j = 0; j < 8; j++)
+                        d[i * 8 + j] = i == j ? 10 : i / 4 == j / 4 ? 12 : 21;
+        g_autoptr(Topology) t = topology_new_uniform(8, 4, 1, 16 * GiB, d);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+
+        for (unsigned n = 0; n < 8; n++)
+                if (used[n])
+                        occupy(t, l, n, used[n]);
+        params.reserved_cpus = set_of("4-7,12-15");
+        g_autoptr(Plan) p = place_cells_bound(t, l, &params, k, nodes, 3);
+
+        ck_assert_msg(p->result == PLAN_PLACED && p->shared_vcpus == 0, "%s", p->reason);
+        ck_assert_msg(vcpus_on(t, p, 2, 4, 0) == 2 && vcpus_on(t, p, 2, 4, 2) == 2, "cell 1: %s", p->reason);
+        ck_assert_msg(vcpus_on(t, p, 0, 2, 4) == 2 && vcpus_on(t, p, 6, 2, 4) == 2, "cells 0, 2: %s",
+                      p->reason);
+        ck_assert_msg(strstr(p->reason,
+                             "1 on nodes 0,2 (split: no node had room for it) (its memory remote, "
+                             "bound to node 1), 2 on node 4"),
+                      "%s", p->reason);
+        cpuset_free(params.reserved_cpus);
+
+        /* on the empty host with node 1 alone reserved, cell 0 (8 vCPUs, bound to node 1) fills nodes 0
+         * and 2 rather than spread thin over 0, 2 and 3, which would leave the unbound 4-vCPU cell no
+         * node of the package */
+        static const unsigned k2[] = {8, 4};
+        static const char *const nodes2[] = {"1", NULL};
+        g_autoptr(Ledger) empty = ledger_new(t);
+        params.reserved_cpus = set_of("4-7");
+        g_autoptr(Plan) q = place_cells_bound(t, empty, &params, k2, nodes2, 2);
+        ck_assert_msg(q->result == PLAN_PLACED && q->shared_vcpus == 0, "%s", q->reason);
+        ck_assert_msg(vcpus_on(t, q, 8, 4, 3) == 4, "cell 1 off node 3: %s", q->reason);
+        ck_assert_msg(vcpus_on(t, q, 0, 8, 0) == 4 && vcpus_on(t, q, 0, 8, 2) == 4, "cell 0: %s", q->reason);
+        cpuset_free(params.reserved_cpus);
 }
 END_TEST
 
@@ -1417,6 +1469,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_memnode_cell_on_unusable_node);
         tcase_add_test(tc, test_memnode_cell_on_memory_only_node_runs_nearest);
         tcase_add_test(tc, test_memnode_homed_cell_leaves_bound_cell_its_node);
+        tcase_add_test(tc, test_memnode_split_homed_cell_before_unbound);
         tcase_add_test(tc, test_memnode_missing_node_unplaceable);
         tcase_add_test(tc, test_memnode_partly_missing_said);
         tcase_add_test(tc, test_memnode_overfilled_node_said);
