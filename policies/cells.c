@@ -332,12 +332,62 @@ static bool cell_bound_to_cpus(const HostView *v, const PlanCell *c)
                (cell_memory_has_cores(v, c) || host_view_cell_home(v, c->id));
 }
 
+/* Whether the cell has vCPUs and a <memnode> none of whose nodes has a core they may use: it gets the nodes
+ * nearest its memory (cells_set_homes()). */
+static bool cell_needs_home(const HostView *v, const PlanCell *c)
+{
+        return !cpuset_is_empty(c->vcpus) && !cpuset_is_empty(c->memory_nodes) &&
+               !cell_memory_has_cores(v, c);
+}
+
+/* The distance from each node with a core the cell may use to its memory into distance[] (cell_memory_
+ * distance()), UINT32_MAX for the others. */
+static void cell_distances(const HostView *v, const PlanCell *c, uint32_t *distance)
+{
+        for (unsigned n = 0; n < v->t->nnodes; n++)
+                distance[n] = v->node_usable_cores[n] > 0 ? cell_memory_distance(v->t, c->memory_nodes, n)
+                                                          : UINT32_MAX;
+}
+
+/*
+ * For the nodes of near with room that lie at distance level from the memory of the cell order[o] (by
+ * distance[]), how many of the cells after it that get nodes near their memory too have that node nearer
+ * their own memory than another of those nodes, into need[]: the cell takes the room of the nodes fewest
+ * of them need first, so that, as near as it is either way, it leaves them their nearer room.
+ */
+static void later_needs(const HostView *v, const Plan *plan, const CellOrder *order, unsigned o,
+                        const CpuSet *near, const unsigned *room, const uint32_t *distance, uint32_t level,
+                        uint32_t *other, unsigned *need)
+{
+        const Topology *t = v->t;
+
+        memset(need, 0, sizeof(*need) * MAX(t->nnodes, 1));
+        for (unsigned p = o + 1; p < plan->ncells; p++) {
+                const PlanCell *later = &plan->cells[order[p].cell];
+                uint32_t farthest = 0;
+
+                if (!cell_needs_home(v, later))
+                        continue;
+                cell_distances(v, later, other);
+                CPUSET_FOREACH (n, near)
+                        if (distance[n] == level && room[n] > 0)
+                                farthest = MAX(farthest, other[n]);
+                CPUSET_FOREACH (n, near)
+                        if (distance[n] == level && room[n] > 0 && other[n] < farthest)
+                                need[n]++;
+        }
+}
+
 void cells_set_homes(HostView *v, const Plan *plan)
 {
         const Topology *t = v->t;
         g_autofree unsigned *room = g_new0(unsigned, MAX(t->nnodes, 1));
         g_autofree uint32_t *distance = g_new(uint32_t, MAX(t->nnodes, 1));
+        g_autofree uint32_t *other = g_new(uint32_t, MAX(t->nnodes, 1));
+        g_autofree unsigned *need = g_new0(unsigned, MAX(t->nnodes, 1));
         g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
+        g_autofree uint32_t *reach_of = g_new(uint32_t, MAX(plan->ncells, 1));
+        unsigned first = v->ncell_homes;
 
         for (unsigned n = 0; n < t->nnodes; n++)
                 room[n] = v->node_allowed[n] ? v->node_capacity[n] : 0;
@@ -366,14 +416,12 @@ void cells_set_homes(HostView *v, const Plan *plan)
                 const PlanCell *cell = &plan->cells[order[o].cell];
                 unsigned k = cpuset_count(cell->vcpus), sum = 0;
                 uint32_t reach = UINT32_MAX;
+                g_autoptr(CpuSet) near = NULL;
                 CpuSet *home;
 
-                if (k == 0 || cpuset_is_empty(cell->memory_nodes) || cell_memory_has_cores(v, cell))
+                if (!cell_needs_home(v, cell))
                         continue;
-                for (unsigned n = 0; n < t->nnodes; n++)
-                        distance[n] = v->node_usable_cores[n] > 0
-                                          ? cell_memory_distance(t, cell->memory_nodes, n)
-                                          : UINT32_MAX;
+                cell_distances(v, cell, distance);
                 /* the nearest distance within which the nodes have room for all of its vCPUs */
                 while (sum < k) {
                         uint32_t next = UINT32_MAX;
@@ -388,30 +436,47 @@ void cells_set_homes(HostView *v, const Plan *plan)
                 }
                 if (sum < k)
                         continue; /* no room anywhere: any node, shared where it must */
-                home = cpuset_new();
+                near = cpuset_new();
                 for (unsigned n = 0; n < t->nnodes; n++)
                         if (distance[n] <= reach && room[n] > 0)
-                                cpuset_add(home, n);
-                /* its vCPUs take that room, the nearest nodes first */
+                                cpuset_add(near, n);
+                /* its vCPUs take that room, the nearest nodes first; of nodes as near, those the cells
+                 * still to come need least first */
+                home = cpuset_new();
                 for (uint32_t d = 0; k > 0;) {
                         uint32_t next = UINT32_MAX;
-                        CPUSET_FOREACH (n, home)
+                        CPUSET_FOREACH (n, near)
                                 if (distance[n] >= d && distance[n] < next)
                                         next = distance[n];
                         if (next == UINT32_MAX)
                                 break;
-                        CPUSET_FOREACH (n, home)
-                                if (distance[n] == next) {
-                                        unsigned take = MIN(room[n], k);
-                                        room[n] -= take;
-                                        k -= take;
-                                }
+                        later_needs(v, plan, order, o, near, room, distance, next, other, need);
+                        for (unsigned fewest = 0; k > 0 && fewest < plan->ncells; fewest++)
+                                CPUSET_FOREACH (n, near)
+                                        if (distance[n] == next && need[n] == fewest && room[n] > 0 &&
+                                            k > 0) {
+                                                unsigned take = MIN(room[n], k);
+                                                room[n] -= take;
+                                                k -= take;
+                                                cpuset_add(home, n);
+                                        }
                         d = next + 1;
                 }
+                reach_of[v->ncell_homes - first] = reach;
                 v->cell_home_ids = g_renew(unsigned, v->cell_home_ids, v->ncell_homes + 1);
                 v->cell_homes = g_renew(CpuSet *, v->cell_homes, v->ncell_homes + 1);
                 v->cell_home_ids[v->ncell_homes] = cell->id;
                 v->cell_homes[v->ncell_homes++] = home;
+        }
+        /* each may also use the nodes as near whose room no cell took (where the set search and the packing
+         * may prefer it), not a node whose room another took */
+        for (unsigned h = first; h < v->ncell_homes; h++) {
+                for (unsigned c = 0; c < plan->ncells; c++)
+                        if (plan->cells[c].id == v->cell_home_ids[h])
+                                cell_distances(v, &plan->cells[c], distance);
+                for (unsigned n = 0; n < t->nnodes; n++)
+                        if (distance[n] <= reach_of[h - first] && room[n] > 0)
+                                cpuset_add(v->cell_homes[h], n);
         }
 }
 

@@ -60,8 +60,10 @@ bool cells_bound_fit(const HostView *v, const unsigned *nodes, unsigned n, const
  * use (memory-only nodes, nodes its <vcpu cpuset> leaves out or whose CPUs ReservedCPUs= keeps): the nodes
  * nearest that memory (by the SLIT; its mean distance over several nodes) whose free capacity holds it,
  * after the cells bound to nodes with cores have taken theirs and the bigger such cells theirs, into
- * v->cell_homes. Only those nodes take its vCPUs; a cell no nodes have room for gets none (any node).
- * Called once v's capacities are set.
+ * v->cell_homes. Of nodes as near, it takes the room of those the cells after it have no nearer their own
+ * memory first; its nodes are those it took room on and those as near whose room no cell took. Only those
+ * nodes take its vCPUs; a cell no nodes have room for gets none (any node). Called once v's capacities are
+ * set.
  */
 void cells_set_homes(HostView *v, const Plan *plan);
 

@@ -1078,6 +1078,34 @@ START_TEST(test_memnode_split_homed_cell_before_unbound)
 }
 END_TEST
 
+/* KNL SNC4 flat with node 0's CPUs all in ReservedCPUs=: cell 0 bound to node 1 (node 0's MCDRAM) has
+ * nodes 2, 4 and 6 as near (41), while cell 1, bound to node 3, has node 2 at 31 and the others at 41.
+ * Cell 0 takes node 4 or 6 and leaves node 2 to cell 1; it took node 2 (the first of its nearest), and
+ * cell 1 ran on node 4, 41 from its memory where 31 was free. With an unbound third cell, too. */
+START_TEST(test_memnode_homes_leave_a_nearer_node_to_the_next)
+{
+        static const unsigned k[] = {4, 4, 4};
+        static const char *const nodes[] = {"1", "3", NULL};
+        g_autoptr(Topology) t = test_topology_load("knl-snc4-flat.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+
+        params.reserved_cpus = set_of("0-15");
+        for (unsigned n = 2; n <= 3; n++) {
+                g_autoptr(Plan) p = place_cells_bound(t, l, &params, k, nodes, n);
+                int at = node_of(t, p, 0);
+
+                ck_assert_msg(p->result == PLAN_PLACED && p->shared_vcpus == 0, "%u: %s", n, p->reason);
+                ck_assert_msg(vcpus_on(t, p, 4, 4, 2) == 4, "%u: cell 1 off node 2: %s", n, p->reason);
+                ck_assert_msg((at == 4 || at == 6) && vcpus_on(t, p, 0, 4, at) == 4, "%u: cell 0: %s", n,
+                              p->reason);
+                ck_assert_msg(strstr(p->reason, "1 on node 2 (its memory remote, bound to node 3)"),
+                              "%u: %s", n, p->reason);
+        }
+        cpuset_free(params.reserved_cpus);
+}
+END_TEST
+
 /* A cell whose <memnode> names only a node this host does not have: libvirt refuses to start the guest
  * (it checks every <memnode> nodeset), so the plan is unplaceable, naming the cell and the node, nothing
  * counted; it came out placed, "bound to node 20", its memory counted on node 0. Whether the other cell
@@ -1470,6 +1498,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_memnode_cell_on_memory_only_node_runs_nearest);
         tcase_add_test(tc, test_memnode_homed_cell_leaves_bound_cell_its_node);
         tcase_add_test(tc, test_memnode_split_homed_cell_before_unbound);
+        tcase_add_test(tc, test_memnode_homes_leave_a_nearer_node_to_the_next);
         tcase_add_test(tc, test_memnode_missing_node_unplaceable);
         tcase_add_test(tc, test_memnode_partly_missing_said);
         tcase_add_test(tc, test_memnode_overfilled_node_said);
