@@ -803,9 +803,9 @@ char *cells_note(const Topology *t, const Plan *plan, bool memnodes)
                 g_autoptr(CpuSet) os = cpuset_new();
                 g_autofree char *list = NULL;
 
-                if (cpuset_is_empty(cell->nodes) && cpuset_is_empty(cell->vcpus) &&
-                    !cpuset_is_empty(cell->counted_nodes)) {
-                        /* a cell without vCPUs and without a <memnode>: where its memory is counted */
+                if (cpuset_is_empty(cell->vcpus) && !cpuset_is_empty(cell->counted_nodes)) {
+                        /* a cell without vCPUs: where its memory is counted (its <memnode>'s nodes when
+                         * it has one) */
                         CPUSET_FOREACH (node, cell->counted_nodes)
                                 cpuset_add(os, t->nodes[node].os_index);
                         list = cpuset_format(os);

@@ -1247,6 +1247,41 @@ START_TEST(test_memnode_overfilled_node_said)
 }
 END_TEST
 
+/* A cell without vCPUs bound by its <memnode> to node 1, whether the other is bound too or not: the reason
+ * says "1 (no vCPUs) with its memory on node 1", as for an unbound one; it said "1 on node 1", as if
+ * vCPUs ran there */
+START_TEST(test_memnode_cell_without_vcpus_says_memory)
+{
+        static const char *const lists[] = {"0-3", ""};
+        for (unsigned all = 0; all < 2; all++) {
+                g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 16 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) on0 = set_of("0");
+                g_autoptr(CpuSet) on1 = set_of("1");
+                g_autoptr(CpuSet) both = set_of("0-1");
+                PlacementParams params = test_params(POLICY_EXPLICIT);
+                Cells c;
+                cells_make(&c, lists, 2, 2 * GiB);
+                c.cells[0].memory_nodes = all ? on0 : NULL;
+                c.cells[1].memory_nodes = on1;
+                PlacementRequest req = {.name = "vm",
+                                        .vcpus = 4,
+                                        .memory = 4 * GiB,
+                                        .cells = c.cells,
+                                        .ncells = c.n,
+                                        .memory_nodes = all ? both : NULL,
+                                        .memory_source = all ? MEMORY_SOURCE_MEMNODE : MEMORY_SOURCE_NONE};
+                g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+
+                ck_assert_msg(p->result == PLAN_PLACED, "%u: %s", all, p->reason);
+                ck_assert_uint_eq(p->node_memory[1], 2 * GiB);
+                ck_assert_msg(strstr(p->reason, ", 1 (no vCPUs) with its memory on node 1"), "%u: %s", all,
+                              p->reason);
+                cells_clear(&c);
+        }
+}
+END_TEST
+
 /* A cell whose <memnode> node has no room left: shared there, never moved away from its memory */
 START_TEST(test_memnode_cell_stays_with_memory)
 {
@@ -1502,6 +1537,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_memnode_missing_node_unplaceable);
         tcase_add_test(tc, test_memnode_partly_missing_said);
         tcase_add_test(tc, test_memnode_overfilled_node_said);
+        tcase_add_test(tc, test_memnode_cell_without_vcpus_says_memory);
         tcase_add_test(tc, test_memnode_cores_taken_on_named_nodes);
         tcase_add_test(tc, test_memnode_memory_only_cells_snippet_keeps_them);
         tcase_add_test(tc, test_memnode_cell_stays_with_memory);

@@ -188,7 +188,7 @@ json "a cell bound to an MCDRAM node by <memnode>: counted there, not called a M
 # a cell without vCPUs, interleaved over two nodes by its <memnode>: bound there, not "split"
 run plan --json --topology="synthetic:pack:1 numa:4(memory=16GiB) l3:1 core:4 pu:2" --domain="$D/cell-memory-only.xml"
 json "a vCPU-less cell interleaved by its <memnode> is on its nodes, not called split" \
-    '"1 on nodes 2-3" in dec("cell-memory-only")["reason"] and "split" not in dec("cell-memory-only")["reason"]'
+    '"1 (no vCPUs) with its memory on nodes 2-3" in dec("cell-memory-only")["reason"] and "split" not in dec("cell-memory-only")["reason"]'
 printf 'start a 1 1G\nstart a 1 1G\n' >"$TMP/twice.trace"
 run plan --topology="$HOST" --trace="$TMP/twice.trace"
 refused "a domain started twice in a trace: FILE:LINE, as simulate says it" "twice.trace:2: start a: already running"
