@@ -292,8 +292,9 @@ static void restore_record(Manager *m, virDomainPtr dom, Decision *d, const Doma
 {
         g_autofree char *error = NULL;
 
-        if (!d->record || live->definition || live->decision || virt_domain_is_persistent(dom) ||
-            !m->config->apply)
+        /* an element that says more than the opt-in (policy=) is the owner's word: not written over */
+        if (!d->record || live->definition || live->decision || live->meta_policy ||
+            virt_domain_is_persistent(dom) || !m->config->apply)
                 return;
         if (virt_domain_set_metadata(dom, d->record, &error) < 0)
                 log_warning("%s: %s", d->name, error);

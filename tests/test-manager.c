@@ -1947,6 +1947,21 @@ START_TEST(test_opt_out_while_running_followed)
         ck_assert(spin_result(m, "o-live", DECISION_PLACED));
         d = manager_lookup(m, "o-live");
         ck_assert_msg(!g_str_has_prefix(d->reason, "opted out"), "%s", d->reason);
+        /* an opt-in that says more (a policy) is the owner's element: placementd writes nothing over it */
+        ck_assert_int_eq(virDomainSetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT, "<domain skip='yes'/>",
+                                              "placementd", PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+        ck_assert(spin_result(m, "o-live", DECISION_SKIPPED));
+        ck_assert_int_eq(virDomainSetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT,
+                                              "<domain skip='no' policy='compat'/>", "placementd",
+                                              PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+        spin(NULL, NULL, 3 * MANAGER_METADATA_FOLLOW_MSEC);
+        {
+                g_autofree char *element = virDomainGetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT,
+                                                                PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+                ck_assert_msg(element && strstr(element, "compat"), "%s", element);
+        }
 
         ck_assert_ptr_nonnull(cfg);
         ck_assert_int_eq(virDomainCreate(cfg), 0);
