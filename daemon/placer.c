@@ -446,12 +446,20 @@ static Decision *found_running(Manager *m, virDomainPtr dom, const char *uuid, c
                 virt_pins_free(pins, live->vcpus);
                 /* what placementd applied before still stands (the emulator pin, unless someone else
                  * pinned it since: the request's then; its I/O threads; its memory binding) */
-                if (md && md->emulator && !req->emulator_cpus)
-                        cpuset_union(occupied->emulator_pin, md->emulator);
-                if (md && md->iothreads && md->iothread_pin) {
-                        cpuset_union(occupied->iothreads, md->iothreads);
-                        cpuset_union(occupied->iothread_pin, md->iothread_pin);
+                if (md && md->emulator && !req->emulator_cpus) {
+                        g_autoptr(CpuSet) runs = virt_domain_emulator_pin(dom); /* a record is no proof */
+                        if (runs && cpuset_equal(runs, md->emulator))
+                                cpuset_union(occupied->emulator_pin, md->emulator);
                 }
+                if (md && md->iothreads && md->iothread_pin) /* those the running definition pins so */
+                        CPUSET_FOREACH (id, md->iothreads) {
+                                const CpuSet *pin =
+                                    domain_spec_iothreadpin(live->iothreadpin_cpus, (unsigned)id);
+                                if (!pin || !cpuset_equal(pin, md->iothread_pin))
+                                        continue;
+                                cpuset_add(occupied->iothreads, (unsigned)id);
+                                cpuset_union(occupied->iothread_pin, md->iothread_pin);
+                        }
                 d = skip(m, uuid, live,
                          !md ? "already pinned when placementd found it; pins adopted as they are"
                          : g_strcmp0(md->result, decision_result_to_string(DECISION_SKIPPED)) == 0

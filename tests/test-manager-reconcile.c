@@ -577,6 +577,36 @@ START_TEST(test_hand_pins_while_down_recorded)
 }
 END_TEST
 
+START_TEST(test_hand_pins_while_down_emulator_not_recorded_one)
+{
+        /* the same, with the emulator set floating again while placementd was down: the record's
+         * emulator pin no longer runs and is not counted as placementd's (a record is no proof) */
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr dom = start_xml("r-rec2", "<vcpu>1</vcpu>");
+        const Decision *d;
+        unsigned hand;
+
+        ck_assert(spin_known(m, "r-rec2", 3000));
+        d = manager_lookup(m, "r-rec2");
+        ck_assert(!cpuset_is_empty(d->plan->emulator_pin));
+        hand = cpu_off(d->plan->vcpu_pins[0], -1);
+        free_manager(m);
+
+        pin(dom, 0, hand);
+        ck_assert_int_eq(virDomainPinEmulator(dom, &(unsigned char){0xff}, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        m = fixture_manager_new(base, TOPOLOGY, NULL);
+        ck_assert(spin_known(m, "r-rec2", 3000));
+        d = manager_lookup(m, "r-rec2");
+        ck_assert_msg(d->result == DECISION_SKIPPED, "%s", d->reason);
+        {
+                g_autofree char *emulator = cpuset_format(d->plan->emulator_pin);
+                ck_assert_msg(cpuset_is_empty(d->plan->emulator_pin), "emulator counted on %s", emulator);
+        }
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_started_with_edited_pins)
 {
         /* a domain started (restored) from XML carrying its record, with a vCPU pin edited since (virsh
@@ -684,6 +714,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_recreated_from_edited_live_xml);
         tcase_add_test(tc, test_pinned_by_hand_while_down);
         tcase_add_test(tc, test_hand_pins_while_down_recorded);
+        tcase_add_test(tc, test_hand_pins_while_down_emulator_not_recorded_one);
         tcase_add_test(tc, test_started_with_edited_pins);
         tcase_add_test(tc, test_emulator_pinned_while_down_reason);
         suite_add_tcase(s, tc);
