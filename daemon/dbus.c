@@ -243,24 +243,6 @@ static size_t call_size(sd_bus_message *msg)
         return size;
 }
 
-static RateVerdict charge_account(BusService *s, const char *sender, unsigned cost);
-
-/* Takes every token left in a named sender's bucket (at most CALLER_BURST): what a call larger than
- * CALLER_CALL_BYTES costs, whose reading alone costs the daemon more than any valid call. */
-static void drain_account(BusService *s, const char *sender)
-{
-        gpointer known;
-
-        if (!sender || !g_hash_table_lookup_extended(s->sender_uids, sender, NULL, &known) ||
-            GPOINTER_TO_UINT(known) == 1u) /* not named, or root: no bucket */
-                return;
-        /* CALLER_BURST tokens at most: a bucket holds no more, and a take never passes more often */
-        for (unsigned cost = CALLER_BURST, takes = 0; cost > 0 && takes < 2 * CALLER_BURST; cost /= 2)
-                while (takes++ < 2 * CALLER_BURST && charge_account(s, sender, cost) == RATE_PASS &&
-                       cost > 1)
-                        ;
-}
-
 /* Refuses a call larger than CALLER_CALL_BYTES (its arguments cannot be valid: no valid call is so large),
  * reading its size (which reads its strings) only now, and empties its sender's bucket (once the sender is
  * named: drain_account()): 0 when it is not so large. */
@@ -360,6 +342,20 @@ static RateVerdict charge_account(BusService *s, const char *sender, unsigned co
                 v = rate_limit_take(s->callers, account, cost, now);
         }
         return v;
+}
+
+/* Takes every token left in a named sender's bucket: what a call larger than CALLER_CALL_BYTES costs, whose
+ * reading alone costs the daemon more than any valid call. */
+static void drain_account(BusService *s, const char *sender)
+{
+        gpointer known;
+        char key[32];
+        const char *account;
+
+        if (!sender || !g_hash_table_lookup_extended(s->sender_uids, sender, NULL, &known) ||
+            !(account = account_of(GPOINTER_TO_UINT(known), key, sizeof(key)))) /* not named, or root */
+                return;
+        rate_limit_drain(s->callers, account, g_get_monotonic_time());
 }
 
 /*

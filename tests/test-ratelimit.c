@@ -58,6 +58,23 @@ START_TEST(test_classify)
 }
 END_TEST
 
+START_TEST(test_drain)
+{
+        g_autoptr(RateLimit) r = rate_limit_new(5, 20, 16);
+
+        /* drained: nothing left at once, the refill as after any spend; an exempt key is never drained */
+        ck_assert_int_eq(rate_limit_take(r, "a", 1, 0), RATE_PASS);
+        rate_limit_drain(r, "a", 0);
+        ck_assert_int_eq(rate_limit_take(r, "a", 1, 0), RATE_UNKNOWN);
+        ck_assert_int_eq(rate_limit_take(r, "a", 1, SEC / 5), RATE_PASS);
+        rate_limit_drain(r, "fresh", 0);
+        ck_assert_int_eq(rate_limit_take(r, "fresh", 1, 0), RATE_UNKNOWN);
+        rate_limit_classify(r, "root", true, 0);
+        rate_limit_drain(r, "root", 0);
+        ck_assert_int_eq(rate_limit_take(r, "root", 1, 0), RATE_PASS);
+}
+END_TEST
+
 START_TEST(test_bounded_table)
 {
         g_autoptr(RateLimit) r = rate_limit_new(1, 2, 8);
@@ -87,6 +104,7 @@ static Suite *ratelimit_suite(void)
         tcase_add_test(tc, test_burst_then_rate);
         tcase_add_test(tc, test_cost);
         tcase_add_test(tc, test_classify);
+        tcase_add_test(tc, test_drain);
         tcase_add_test(tc, test_bounded_table);
         suite_add_tcase(s, tc);
         return s;

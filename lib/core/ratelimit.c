@@ -93,6 +93,16 @@ RateVerdict rate_limit_take(RateLimit *r, const char *key, unsigned cost, uint64
         return b->class == CLASS_UNKNOWN ? RATE_UNKNOWN : RATE_DENY;
 }
 
+void rate_limit_drain(RateLimit *r, const char *key, uint64_t now_usec)
+{
+        Bucket *b = bucket_of(r, key, now_usec);
+
+        if (b->class == CLASS_EXEMPT)
+                return;
+        refill(r, b, now_usec);
+        b->tokens = 0;
+}
+
 void rate_limit_classify(RateLimit *r, const char *key, bool exempt, uint64_t now_usec)
 {
         Bucket *b = bucket_of(r, key, now_usec);

@@ -26,6 +26,8 @@ typedef enum RateVerdict {
 RateLimit *rate_limit_new(unsigned rate_per_sec, unsigned burst, unsigned max_keys);
 void rate_limit_free(RateLimit *r);
 RateVerdict rate_limit_take(RateLimit *r, const char *key, unsigned cost, uint64_t now_usec);
+/* Takes every token key's bucket holds (an exempt key's none): its next take waits for the refill. */
+void rate_limit_drain(RateLimit *r, const char *key, uint64_t now_usec);
 /* Records whether key is exempt; later takes of an exempt key always pass. */
 void rate_limit_classify(RateLimit *r, const char *key, bool exempt, uint64_t now_usec);
 /* Entries held (the overflow bucket not counted). */
