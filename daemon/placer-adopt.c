@@ -220,8 +220,7 @@ static int adopt_hugepages(Manager *m, const DomainSpec *live, Plan *plan, char 
         return 0;
 }
 
-/* The memory binding a record names (metadata_to_plan() checked the word); none when it names none. */
-static MemoryBinding recorded_binding(const MetaDecision *md)
+MemoryBinding placer_recorded_binding(const MetaDecision *md)
 {
         int b = memory_binding_from_string(md->memory_binding);
         return b < 0 ? MEMORY_BINDING_NONE : (MemoryBinding)b;
@@ -345,7 +344,7 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         d->domain_id = live->domain_id;
         d->adopted = true;
         d->reason = g_strdup(plan->reason);
-        d->memory_binding = recorded_binding(md);
+        d->memory_binding = placer_recorded_binding(md);
         d->result = decision_result_from_plan(plan->result);
         d->pinned_by_hand = plan->result == PLAN_ADOPTED;
         placer_record(m, d, plan);

@@ -125,11 +125,10 @@ static void hold_thread_cpus(const Manager *m, const DomainSpec *user, const Dom
 
         for (unsigned i = 0; user->iothreadpin_cpus && i < user->iothreadpin_cpus->len; i++) {
                 const IothreadPin *own = &g_array_index(user->iothreadpin_cpus, IothreadPin, i);
-                const CpuSet *now = domain_spec_iothreadpin(live->iothreadpin_cpus, own->id);
 
                 if (iothreads != IOTHREADS_NONE && user->iothreadpins &&
                     cpuset_has(user->iothreadpins, own->id) &&
-                    (iothreads == IOTHREADS_ALL || (now && cpuset_equal(now, own->cpus))))
+                    (iothreads == IOTHREADS_ALL || domain_spec_iothreadpin_runs(live, own->id, own->cpus)))
                         cpuset_add(running, own->id);
         }
         threads = (PlacementRequest){.emulator_cpus = user->emulatorpin,

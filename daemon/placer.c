@@ -452,14 +452,11 @@ static Decision *found_running(Manager *m, virDomainPtr dom, const char *uuid, c
                                 cpuset_union(occupied->emulator_pin, md->emulator);
                 }
                 if (md && md->iothreads && md->iothread_pin) /* those the running definition pins so */
-                        CPUSET_FOREACH (id, md->iothreads) {
-                                const CpuSet *pin =
-                                    domain_spec_iothreadpin(live->iothreadpin_cpus, (unsigned)id);
-                                if (!pin || !cpuset_equal(pin, md->iothread_pin))
-                                        continue;
-                                cpuset_add(occupied->iothreads, (unsigned)id);
-                                cpuset_union(occupied->iothread_pin, md->iothread_pin);
-                        }
+                        CPUSET_FOREACH (id, md->iothreads)
+                                if (domain_spec_iothreadpin_runs(live, (unsigned)id, md->iothread_pin)) {
+                                        cpuset_add(occupied->iothreads, (unsigned)id);
+                                        cpuset_union(occupied->iothread_pin, md->iothread_pin);
+                                }
                 d = skip(m, uuid, live,
                          !md ? "already pinned when placementd found it; pins adopted as they are"
                          : g_strcmp0(md->result, decision_result_to_string(DECISION_SKIPPED)) == 0
@@ -468,8 +465,7 @@ static Decision *found_running(Manager *m, virDomainPtr dom, const char *uuid, c
                                "they are, placementd does not fight them",
                          occupied);
                 if (md) {
-                        int binding = memory_binding_from_string(md->memory_binding);
-                        d->memory_binding = binding < 0 ? MEMORY_BINDING_NONE : (MemoryBinding)binding;
+                        d->memory_binding = placer_recorded_binding(md);
                         /* its record says so, as a hand pin seen while placementd runs is recorded
                          * (Apply=no writes nothing into a domain) */
                         if (m->config->apply && placer_free_to_record(dom, d))

@@ -86,12 +86,14 @@ void request_shape_clear(RequestShape *shape)
         g_clear_pointer(&shape->iothread_cpus, g_array_unref);
 }
 
-const CpuSet *domain_spec_iothreadpin(const GArray *pins, unsigned id)
+bool domain_spec_iothreadpin_runs(const DomainSpec *live, unsigned id, const CpuSet *cpus)
 {
-        for (unsigned i = 0; pins && i < pins->len; i++)
-                if (g_array_index(pins, IothreadPin, i).id == id)
-                        return g_array_index(pins, IothreadPin, i).cpus;
-        return NULL;
+        for (unsigned i = 0; live->iothreadpin_cpus && i < live->iothreadpin_cpus->len; i++) {
+                const IothreadPin *pin = &g_array_index(live->iothreadpin_cpus, IothreadPin, i);
+                if (pin->id == id)
+                        return cpuset_equal(pin->cpus, cpus);
+        }
+        return false;
 }
 
 /* req->iothread_cpus cut to the pins the running guest has as they are (a definition's <iothreadpin>
@@ -105,9 +107,8 @@ static void request_iothreads(const DomainSpec *live, PlacementRequest *req, Req
         shape->iothread_cpus = g_array_new(FALSE, FALSE, sizeof(IothreadPin));
         for (unsigned i = 0; i < pins->len; i++) {
                 const IothreadPin *own = &g_array_index(pins, IothreadPin, i);
-                const CpuSet *now = domain_spec_iothreadpin(live->iothreadpin_cpus, own->id);
 
-                if (now && cpuset_equal(now, own->cpus))
+                if (domain_spec_iothreadpin_runs(live, own->id, own->cpus))
                         g_array_append_val(shape->iothread_cpus, *own);
         }
         req->iothread_cpus = shape->iothread_cpus;

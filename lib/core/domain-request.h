@@ -54,8 +54,9 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RequestShape, request_shape_clear)
  * elsewhere since, holds no CPU.
  * req points into shape, which the caller clears.
  */
-/* The cpuset pins (IothreadPin, NULL: none) give I/O thread id, or NULL when they give it none. */
-const CpuSet *domain_spec_iothreadpin(const GArray *pins, unsigned id);
+/* Whether the running definition live pins I/O thread id to exactly cpus (<iothreadpin>): a thread deleted
+ * live, or pinned elsewhere since, is not. */
+bool domain_spec_iothreadpin_runs(const DomainSpec *live, unsigned id, const CpuSet *cpus);
 
 void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRequest *req,
                           RequestShape *shape);
