@@ -228,6 +228,24 @@ START_TEST(test_waking_often_stays_idle)
 }
 END_TEST
 
+START_TEST(test_crowded_spinner_busy)
+{
+        /* one of five spinning vCPUs on one CPU, as a real host showed it: ran 190 ms of a second and waited
+         * 810 ms (never slept): busy, though it ran under a quarter of the time */
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t zero[] = {0}, ran[] = {190000000}, waited[] = {810000000};
+        g_autoptr(GHashTable) s0 = sample("u", 1, zero, 0);
+        g_autoptr(GHashTable) s1 = sample("u", 1, ran, 0);
+
+        ((DomainCpuStats *)g_hash_table_lookup(s0, "u"))->vcpu_wait_ns = g_memdup2(zero, sizeof(zero));
+        ((DomainCpuStats *)g_hash_table_lookup(s1, "u"))->vcpu_wait_ns = g_memdup2(waited, sizeof(waited));
+        load_monitor_update(lm, s0, 1000000, 0);
+        load_monitor_update(lm, s1, 2000000, 0);
+        ck_assert(NEAR(load_monitor_lookup(lm, "u")->vcpu_busy[0], 1.0));
+        ck_assert_uint_eq(domain_load_busy_vcpus(load_monitor_lookup(lm, "u"), 1), 1);
+}
+END_TEST
+
 /*
  * A guest as a real host showed it (libvirtd + QEMU, sampled every second): for its first 3 s its emulator
  * thread builds the machine (0.46 cores) while its vCPU barely runs (0.04), then its vCPU spins. Taken
@@ -402,6 +420,7 @@ static Suite *load_monitor_suite(void)
         tcase_add_test(tc, test_hotplug_restarts_counters);
         tcase_add_test(tc, test_replugged_vcpu_is_no_host_load);
         tcase_add_test(tc, test_waiting_counts_as_busy);
+        tcase_add_test(tc, test_crowded_spinner_busy);
         tcase_add_test(tc, test_waking_often_stays_idle);
         tcase_add_test(tc, test_start_up_set_aside);
         tcase_add_test(tc, test_restart_measured_anew);
