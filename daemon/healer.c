@@ -106,9 +106,20 @@ void healer_forget_request(Manager *m, const char *uuid)
                 g_hash_table_remove_all(m->heal_requests);
 }
 
+/* What the configuration allows, whether or not libvirt is connected. */
+static bool heal_configured(const Manager *m)
+{
+        return m->config->heal && m->config->apply && m->config->heal_max_moves > 0;
+}
+
 static bool heal_enabled(const Manager *m)
 {
-        return m->config->heal && m->config->apply && m->conn && m->config->heal_max_moves > 0;
+        return heal_configured(m) && m->conn;
+}
+
+bool healer_enabled(const Manager *m)
+{
+        return heal_enabled(m);
 }
 
 /* Arms the heal pass usec from now, unless one is armed as soon or sooner (it runs for both); a later
@@ -134,6 +145,20 @@ void manager_heal_soon(Manager *m, const char *why)
 void manager_heal_now(Manager *m, const char *why)
 {
         heal_in(m, 0, why);
+}
+
+void healer_connected(Manager *m)
+{
+        if (!m->heal_owed)
+                return;
+        m->heal_owed = false;
+        manager_heal_soon(m, "a pass came due while libvirt was away");
+}
+
+void healer_reloaded(Manager *m, bool was_enabled)
+{
+        if (!was_enabled && heal_enabled(m))
+                manager_heal_soon(m, "healing turned on by the reload");
 }
 
 /* Whether a pass has a domain's request: a candidate the pass may move needs one. */
@@ -516,6 +541,8 @@ unsigned manager_heal(Manager *m, char **ret_report)
         unsigned moved = 0;
 
         if (!heal_enabled(m)) {
+                /* the departures that armed it freed cores all the same: the pass waits for libvirt */
+                m->heal_owed |= heal_configured(m) && !m->conn;
                 g_string_append(pass.report,
                                 "healing is off (Heal=no, HealMaxMoves=0, advisory mode or no libvirt)\n");
                 goto out;

@@ -61,6 +61,7 @@ struct Manager {
         LoadMonitor *load;
         struct event *heal_ev;
         uint64_t heal_due_usec;    /* CLOCK_MONOTONIC usec heal_ev is armed for, while it is pending */
+        bool heal_owed;            /* a pass came due while libvirt was away: it runs after the reconnect */
         GHashTable *heal_moved;    /* uuid -> HealCooling* (heal.h, CLOCK_MONOTONIC seconds): its heal
                                     * moves' cool-down, while it runs (placer_forget() drops it) */
         GHashTable *heal_requests; /* uuid -> HealRead*: what heal passes read of a domain (healer.c) */
@@ -217,3 +218,10 @@ void healer_done(Manager *m);
 /* Drops what heal passes read of the domain with uuid (NULL: of every domain): its decision, its
  * definition or the configuration changed, so the next pass that may move it reads it again. */
 void healer_forget_request(Manager *m, const char *uuid);
+/* Whether heal passes run: the configuration allows them and libvirt is connected. */
+bool healer_enabled(const Manager *m);
+/* After a reconnect's reconcile: a pass that came due while libvirt was away runs a HealInterval later. */
+void healer_connected(Manager *m);
+/* After a reload: a pass a HealInterval later when healing was off before it (was_enabled false) and is
+ * on now, since departures while it was off armed none. */
+void healer_reloaded(Manager *m, bool was_enabled);

@@ -544,6 +544,7 @@ static void connected(Manager *m, virConnectPtr conn, char *error)
         set_connected(m, true);
         reconcile(m, m->ever_connected ? ORIGIN_RECONCILE : ORIGIN_RUNNING_AT_START);
         m->ever_connected = true;
+        healer_connected(m);
         manager_reload_pending(m);
 }
 
@@ -854,6 +855,7 @@ void manager_set_config(Manager *m, Config *config)
 {
         bool uri_changed = !m->uri_override && g_strcmp0(config->uri, m->config->uri) != 0;
         bool apply_on = config->apply && !m->config->apply;
+        bool heal_before = healer_enabled(m);
         g_autoptr(CpuSet) newly_kept = kept_from_vcpus(m->topology, config);
 
         g_autoptr(CpuSet) kept_before = kept_from_vcpus(m->topology, m->config);
@@ -882,6 +884,7 @@ void manager_set_config(Manager *m, Config *config)
                 connect_now(m);
         }
         replace_after_reload(m, apply_on, newly_kept);
+        healer_reloaded(m, heal_before);
         /* CPUs or memory it released (ReservedCPUs=, MemoryReserve=, CoreKinds=) may hold them now */
         manager_place_unplaceable(m, "after the reload", NULL);
 }

@@ -611,6 +611,57 @@ START_TEST(test_heal_off)
 }
 END_TEST
 
+/* Departures whose pass comes due while libvirt is away: the pass runs after the reconnect, since the
+ * cores they freed are free all the same. */
+START_TEST(test_heal_after_reconnect)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=1\n");
+        virDomainPtr doms[4];
+        struct timeval zero = {0, 0};
+
+        fill(m, doms);
+        stop(m, doms[1]);
+        stop(m, doms[2]);
+        m->backoff_sec = 2; /* back after the pass came due */
+        evtimer_add(m->teardown_ev, &zero);
+        spin(1500);
+        ck_assert_ptr_null(m->conn);
+        ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_OVERCOMMITTED);
+        for (unsigned i = 0; i < 40 && manager_lookup(m, "h-c")->result != DECISION_PLACED; i++)
+                spin(100);
+        ck_assert_ptr_nonnull(m->conn);
+        ck_assert_msg(manager_lookup(m, "h-c")->result == DECISION_PLACED, "%s",
+                      manager_lookup(m, "h-c")->reason);
+        ck_assert_uint_eq(shared_vcpus(m), 0);
+        unfill(m, doms);
+}
+END_TEST
+
+/* Departures while healing is off arm no pass: a reload that turns it on runs one. */
+START_TEST(test_heal_turned_on_by_reload)
+{
+        Manager *m = new_manager("[Placement]\nHeal=no\nHealInterval=1\n");
+        virDomainPtr doms[4];
+        Config *c = NULL;
+        g_autofree char *err = NULL;
+
+        fill(m, doms);
+        stop(m, doms[1]);
+        stop(m, doms[2]);
+        spin(1500);
+        ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_OVERCOMMITTED);
+        ck_assert_int_eq(
+            config_load_data("[Placement]\nHeal=yes\nHealInterval=1\nLoadWarmup=0\n", "test.conf", &c, &err),
+            0);
+        manager_set_config(m, c);
+        spin(1500);
+        ck_assert_msg(manager_lookup(m, "h-c")->result == DECISION_PLACED, "%s",
+                      manager_lookup(m, "h-c")->reason);
+        ck_assert_uint_eq(shared_vcpus(m), 0);
+        unfill(m, doms);
+}
+END_TEST
+
 START_TEST(test_unplug_heals)
 {
         /* b gives back one of its two vCPUs: the core it frees goes to one of c's shared vCPUs */
@@ -1082,6 +1133,8 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_cooling_looked_at_again);
         tcase_add_test(tc, test_moved_looked_at_again);
         tcase_add_test(tc, test_heal_off);
+        tcase_add_test(tc, test_heal_after_reconnect);
+        tcase_add_test(tc, test_heal_turned_on_by_reload);
         tcase_add_test(tc, test_overcommitted_no_more_after_departures);
         tcase_add_test(tc, test_beside_held_emulator_stays_overcommitted);
         tcase_add_test(tc, test_departure_places_unplaceable);
