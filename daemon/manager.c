@@ -1132,8 +1132,44 @@ void manager_note_reload(Manager *m, bool ok)
                 m->stats.reload_failures++;
 }
 
+/*
+ * The bulk statistics count each domain's online vCPUs (vcpu.current): a count its plan does not have is
+ * a vCPU plugged or unplugged (`virsh setvcpus --live`, which sends no event), followed at once rather than
+ * at the next reconcile. Each such count is looked at once per decision, its live definition read then.
+ */
+static void follow_vcpu_counts(Manager *m, GHashTable *stats)
+{
+        g_autoptr(GPtrArray) changed = g_ptr_array_new_with_free_func(g_free);
+        GHashTableIter it;
+        gpointer key, value;
+
+        if (!m->conn)
+                return;
+        g_hash_table_iter_init(&it, stats);
+        while (g_hash_table_iter_next(&it, &key, &value)) {
+                const DomainCpuStats *s = value;
+                Decision *d = g_hash_table_lookup(m->decisions, key);
+                if (!d || !d->plan || d->result == DECISION_SKIPPED || !s->nvcpus ||
+                    s->nvcpus == d->plan->requested_vcpus || s->nvcpus == d->stats_vcpus)
+                        continue;
+                d->stats_vcpus = s->nvcpus;
+                g_ptr_array_add(changed, g_strdup(key));
+        }
+        for (unsigned i = 0; i < changed->len; i++) {
+                const char *uuid = g_ptr_array_index(changed, i);
+                const Decision *d = g_hash_table_lookup(m->decisions, uuid);
+                g_autoptr(virDomain) dom = NULL;
+
+                if (!d || !m->conn || virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0)
+                        continue; /* gone: its lifecycle event says so */
+                if (placer_resized(m, dom, d))
+                        placer_place(m, dom, ORIGIN_RESIZED, monotonic_usec());
+        }
+}
+
 void manager_note_stats(Manager *m, GHashTable *stats)
 {
+        follow_vcpu_counts(m, stats);
         if (!m->config->load_interval_sec)
                 return;
         if (load_monitor_update(m->load, stats, monotonic_usec(), m->config->load_warmup_sec) > 0)

@@ -662,6 +662,27 @@ START_TEST(test_heal_turned_on_by_reload)
 }
 END_TEST
 
+/* An unplug (no libvirt event) shows in the bulk statistics' vCPU count: followed then, not at the next
+ * reconcile (ReconcileSec=0 here: none). */
+START_TEST(test_unplug_followed_from_stats)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\nReconcileSec=0\n");
+        virDomainPtr b = start(m, "h-b", 2);
+        g_autofree char *uuid = g_strdup(manager_lookup(m, "h-b")->uuid);
+
+        ck_assert_uint_eq(manager_lookup(m, "h-b")->plan->nvcpus, 2);
+        ck_assert_int_eq(virDomainSetVcpusFlags(b, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        spin(50);
+        ck_assert_uint_eq(manager_lookup(m, "h-b")->plan->nvcpus, 2); /* no event came */
+        measure_n(m, uuid, 1, 0, 0);
+        ck_assert_uint_eq(manager_lookup(m, "h-b")->plan->nvcpus, 1);
+        virDomainDestroy(b);
+        virDomainFree(b);
+        manager_free(m);
+        spin(20);
+}
+END_TEST
+
 START_TEST(test_unplug_heals)
 {
         /* b gives back one of its two vCPUs: the core it frees goes to one of c's shared vCPUs */
@@ -1133,6 +1154,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_cooling_looked_at_again);
         tcase_add_test(tc, test_moved_looked_at_again);
         tcase_add_test(tc, test_heal_off);
+        tcase_add_test(tc, test_unplug_followed_from_stats);
         tcase_add_test(tc, test_heal_after_reconnect);
         tcase_add_test(tc, test_heal_turned_on_by_reload);
         tcase_add_test(tc, test_overcommitted_no_more_after_departures);
