@@ -342,6 +342,36 @@ static char *nodes_text(const Topology *t, const CpuSet *idx)
         return g_strdup_printf("%s %s", cpuset_count(os) == 1 ? "node" : "nodes", list);
 }
 
+/* Which vCPUs a move re-pins, from where to where ("vCPU 0 from CPU 1 to 0"): the first
+ * HEAL_PINS_SHOWN, then how many more; NULL when no vCPU pin changes (the host-side threads alone). */
+#define HEAL_PINS_SHOWN 4
+static char *pins_moved_text(const Plan *before, const Plan *after)
+{
+        g_autoptr(GString) s = g_string_new(NULL);
+        unsigned shown = 0, more = 0;
+
+        if (!before || !after || before->nvcpus != after->nvcpus)
+                return NULL;
+        for (unsigned i = 0; i < after->nvcpus; i++) {
+                g_autofree char *from = NULL, *to = NULL;
+                if (cpuset_equal(before->vcpu_pins[i], after->vcpu_pins[i]))
+                        continue;
+                if (shown == HEAL_PINS_SHOWN) {
+                        more++;
+                        continue;
+                }
+                from = cpuset_format(before->vcpu_pins[i]);
+                to = cpuset_format(after->vcpu_pins[i]);
+                g_string_append_printf(s, "%svCPU %u from CPU%s %s to %s", shown ? ", " : "",
+                                       plan_vcpu_id(before, i),
+                                       cpuset_count(before->vcpu_pins[i]) == 1 ? "" : "s", from, to);
+                shown++;
+        }
+        if (more)
+                g_string_append_printf(s, " and %u more", more);
+        return shown ? g_string_free(g_steal_pointer(&s), FALSE) : NULL;
+}
+
 /*
  * Applies one move, once the domain read now asks what it was planned with; says so in the log and in
  * the pass's report. False when it does not (gone, opted out, a constraint changed): what was read now is
@@ -349,7 +379,10 @@ static char *nodes_text(const Topology *t, const CpuSet *idx)
  */
 static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
 {
-        g_autofree char *note = g_strdup_printf("%s: %s", pass->manual ? "rebalanced" : "healed", mv->why);
+        const Decision *before = g_hash_table_lookup(m->decisions, mv->key), *after;
+        g_autofree char *pins = pins_moved_text(before ? before->plan : NULL, mv->plan);
+        g_autofree char *note = g_strdup_printf("%s: %s%s%s", pass->manual ? "rebalanced" : "healed",
+                                                mv->why, pins ? "; " : "", pins ? pins : "");
         g_autofree char *name = g_strdup(mv->name);
         /* the report names it as every text of placementd's does (escaped: text_safe()) */
         g_autofree char *shown = text_safe(mv->name);
@@ -357,7 +390,6 @@ static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
         g_autoptr(virDomain) dom = NULL;
         g_autoptr(PlacerRequest) now = read_request(m, e->key, &dom);
         const PlacerRequest *then = e->read->pr;
-        const Decision *before = g_hash_table_lookup(m->decisions, mv->key), *after;
         g_autoptr(CpuSet) was = before && before->plan ? cpuset_copy(before->plan->nodes) : NULL;
         HealCooling *cooling;
         char a[32];
@@ -388,13 +420,15 @@ static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
         if (pass->manual) {
                 g_autofree char *where = after->plan ? nodes_text(m->topology, after->plan->nodes) : NULL;
                 bool stayed = was && after->plan && cpuset_equal(was, after->plan->nodes);
-                log_info("%s: rebalanced: %s; %s of memory changed nodes", name, mv->why, a);
+                log_info("%s: rebalanced: %s; %s of memory changed nodes%s%s", name, mv->why, a,
+                         pins ? "; " : "", pins ? pins : "");
                 /* a re-pin inside its nodes is not a move to them */
                 g_string_append_printf(pass->report, "%s: %s %s: %s\n", shown,
                                        stayed ? "re-pinned inside" : "moved to", where ? where : "no node",
                                        mv->why);
         } else {
-                log_info("%s: healed without a request: %s; %s of memory changed nodes", name, mv->why, a);
+                log_info("%s: healed without a request: %s; %s of memory changed nodes%s%s", name, mv->why,
+                         a, pins ? "; " : "", pins ? pins : "");
                 g_string_append_printf(pass->report, "%s: moved: %s (%s of memory changed nodes)\n", shown,
                                        mv->why, a);
         }

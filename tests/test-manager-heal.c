@@ -140,8 +140,11 @@ START_TEST(test_burst_of_stops_one_heal)
         Manager *m = new_manager("[Placement]\nHealInterval=1\n");
         virDomainPtr doms[4];
         const Decision *c;
+        g_autoptr(Plan) was = NULL;
+        unsigned moved = 0;
 
         fill(m, doms);
+        was = plan_copy(manager_lookup(m, "h-c")->plan);
         ck_assert_uint_eq(manager_stats(m)->heal_passes, 0);
         /* a burst: two departures within the debounce interval */
         stop(m, doms[1]);
@@ -155,6 +158,19 @@ START_TEST(test_burst_of_stops_one_heal)
         ck_assert_msg(c->result == DECISION_PLACED, "%s", c->reason);
         ck_assert_msg(g_str_has_prefix(c->reason, "healed: "), "%s", c->reason);
         ck_assert_ptr_nonnull(strstr(c->reason, "contended for a core, now 0"));
+        /* it says which vCPUs moved, from where to where */
+        for (unsigned i = 0; i < c->plan->nvcpus; i++) {
+                g_autofree char *from = cpuset_format(was->vcpu_pins[i]),
+                                *to = cpuset_format(c->plan->vcpu_pins[i]);
+                g_autofree char *said =
+                    g_strdup_printf("vCPU %u from CPU%s %s to %s", i,
+                                    cpuset_count(was->vcpu_pins[i]) == 1 ? "" : "s", from, to);
+                moved += !cpuset_equal(was->vcpu_pins[i], c->plan->vcpu_pins[i]);
+                ck_assert_msg(cpuset_equal(was->vcpu_pins[i], c->plan->vcpu_pins[i]) ==
+                                  !strstr(c->reason, said),
+                              "%s (vCPU %u from %s to %s)", c->reason, i, from, to);
+        }
+        ck_assert_uint_gt(moved, 0);
         ck_assert_uint_eq(shared_vcpus(m), 0);
         fixture_assert_live_pins(doms[3], c->plan);
         /* nothing left to do: no further pass moves anything */
