@@ -211,11 +211,12 @@ START_TEST(test_waiting_counts_as_busy)
 }
 END_TEST
 
-START_TEST(test_waking_often_stays_idle)
+/* A monitor after two samples of one 1-vCPU domain "u" a second apart, in which its vCPU ran ran_ns and
+ * waited waited_ns for a host CPU. */
+static LoadMonitor *ran_and_waited(uint64_t ran_ns, uint64_t waited_ns)
 {
-        /* ran 50 ms of a second, waited 450 ms in many short waits on a loaded host: not busy */
-        g_autoptr(LoadMonitor) lm = load_monitor_new();
-        uint64_t zero[] = {0}, ran[] = {50000000}, waited[] = {450000000};
+        LoadMonitor *lm = load_monitor_new();
+        uint64_t zero[] = {0}, ran[] = {ran_ns}, waited[] = {waited_ns};
         g_autoptr(GHashTable) s0 = sample("u", 1, zero, 0);
         g_autoptr(GHashTable) s1 = sample("u", 1, ran, 0);
 
@@ -223,6 +224,14 @@ START_TEST(test_waking_often_stays_idle)
         ((DomainCpuStats *)g_hash_table_lookup(s1, "u"))->vcpu_wait_ns = g_memdup2(waited, sizeof(waited));
         load_monitor_update(lm, s0, 1000000, 0);
         load_monitor_update(lm, s1, 2000000, 0);
+        return lm;
+}
+
+START_TEST(test_waking_often_stays_idle)
+{
+        /* ran 50 ms of a second, waited 450 ms in many short waits on a loaded host: not busy */
+        g_autoptr(LoadMonitor) lm = ran_and_waited(50000000, 450000000);
+
         ck_assert(NEAR(load_monitor_lookup(lm, "u")->vcpu_busy[0], 0.1));
         ck_assert_uint_eq(domain_load_busy_vcpus(load_monitor_lookup(lm, "u"), 1), 0);
 }
@@ -232,15 +241,8 @@ START_TEST(test_crowded_spinner_busy)
 {
         /* one of five spinning vCPUs on one CPU, as a real host showed it: ran 190 ms of a second and waited
          * 810 ms (never slept): busy, though it ran under a quarter of the time */
-        g_autoptr(LoadMonitor) lm = load_monitor_new();
-        uint64_t zero[] = {0}, ran[] = {190000000}, waited[] = {810000000};
-        g_autoptr(GHashTable) s0 = sample("u", 1, zero, 0);
-        g_autoptr(GHashTable) s1 = sample("u", 1, ran, 0);
+        g_autoptr(LoadMonitor) lm = ran_and_waited(190000000, 810000000);
 
-        ((DomainCpuStats *)g_hash_table_lookup(s0, "u"))->vcpu_wait_ns = g_memdup2(zero, sizeof(zero));
-        ((DomainCpuStats *)g_hash_table_lookup(s1, "u"))->vcpu_wait_ns = g_memdup2(waited, sizeof(waited));
-        load_monitor_update(lm, s0, 1000000, 0);
-        load_monitor_update(lm, s1, 2000000, 0);
         ck_assert(NEAR(load_monitor_lookup(lm, "u")->vcpu_busy[0], 1.0));
         ck_assert_uint_eq(domain_load_busy_vcpus(load_monitor_lookup(lm, "u"), 1), 1);
 }

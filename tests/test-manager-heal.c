@@ -627,6 +627,15 @@ START_TEST(test_heal_off)
 }
 END_TEST
 
+/* unfill() of a case whose departures let h-c have cores of its own: asserts that it has them. */
+static void unfill_healed(Manager *m, virDomainPtr doms[4])
+{
+        ck_assert_msg(manager_lookup(m, "h-c")->result == DECISION_PLACED, "%s",
+                      manager_lookup(m, "h-c")->reason);
+        ck_assert_uint_eq(shared_vcpus(m), 0);
+        unfill(m, doms);
+}
+
 /* Departures whose pass comes due while libvirt is away: the pass runs after the reconnect, since the
  * cores they freed are free all the same. */
 START_TEST(test_heal_after_reconnect)
@@ -646,10 +655,7 @@ START_TEST(test_heal_after_reconnect)
         for (unsigned i = 0; i < 40 && manager_lookup(m, "h-c")->result != DECISION_PLACED; i++)
                 spin(100);
         ck_assert_ptr_nonnull(m->conn);
-        ck_assert_msg(manager_lookup(m, "h-c")->result == DECISION_PLACED, "%s",
-                      manager_lookup(m, "h-c")->reason);
-        ck_assert_uint_eq(shared_vcpus(m), 0);
-        unfill(m, doms);
+        unfill_healed(m, doms);
 }
 END_TEST
 
@@ -671,10 +677,7 @@ START_TEST(test_heal_turned_on_by_reload)
             0);
         manager_set_config(m, c);
         spin(1500);
-        ck_assert_msg(manager_lookup(m, "h-c")->result == DECISION_PLACED, "%s",
-                      manager_lookup(m, "h-c")->reason);
-        ck_assert_uint_eq(shared_vcpus(m), 0);
-        unfill(m, doms);
+        unfill_healed(m, doms);
 }
 END_TEST
 
