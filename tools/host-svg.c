@@ -3,6 +3,8 @@
 #include "text-safe.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
 #include <hwloc.h>
 #include <string.h>
 #include <unistd.h>
@@ -139,7 +141,9 @@ static int add_legend(hwloc_topology_t topo, const int *owner, unsigned npus, co
         return 0;
 }
 
-static int run_lstopo(const char *xml, const char *source, const char *path, char **ret_error)
+/* lstopo draws into out_path; path is the name the user gave, for the messages */
+static int run_lstopo(const char *xml, const char *source, const char *out_path, const char *path,
+                      char **ret_error)
 {
         g_autofree char *where = svg_text(source);
         g_autofree char *legend =
@@ -147,7 +151,7 @@ static int run_lstopo(const char *xml, const char *source, const char *path, cha
                             "run there (boxes at the right); topology %s",
                             where);
         /* a file name that starts with '-' is not an option of lstopo */
-        g_autofree char *out = path[0] == '-' ? g_strconcat("./", path, NULL) : g_strdup(path);
+        g_autofree char *out = out_path[0] == '-' ? g_strconcat("./", out_path, NULL) : g_strdup(out_path);
         const char *argv[] = {"lstopo",
                               "--if",
                               "xml",
@@ -174,6 +178,32 @@ static int run_lstopo(const char *xml, const char *source, const char *path, cha
         return 0;
 }
 
+/*
+ * lstopo -f opens its output as it finds it and follows a symbolic link there: run as root into a
+ * directory others write to, a link planted at path would have it overwrite the link's target. It draws
+ * into a file of our own made beside path instead (O_EXCL, so never one that was there), which rename()
+ * then puts at path: rename replaces a link, never what it points to. The file is removed when anything
+ * fails. Its mode is what a new file gets (0666 less the umask), as when lstopo made it.
+ */
+static int draw_into(const char *xml, const char *source, const char *path, char **ret_error)
+{
+        g_autofree char *dir = g_path_get_dirname(path);
+        g_autofree char *tmp = g_build_filename(dir, ".placementctl-svg.XXXXXX", NULL);
+        int fd, r;
+
+        fd = g_mkstemp_full(tmp, O_RDWR | O_CLOEXEC, 0666);
+        if (fd < 0)
+                return fail(ret_error, -errno, "cannot create a file beside %s to draw into: %s", path,
+                            g_strerror(errno));
+        close(fd);
+        r = run_lstopo(xml, source, tmp, path, ret_error);
+        if (r >= 0 && rename(tmp, path) < 0)
+                r = fail(ret_error, -errno, "cannot put the picture at %s: %s", path, g_strerror(errno));
+        if (r < 0)
+                unlink(tmp);
+        return r;
+}
+
 int host_svg_write(const Topology *t, const int *owner, const GPtrArray *names, const char *path,
                    char **ret_error)
 {
@@ -196,7 +226,7 @@ int host_svg_write(const Topology *t, const int *owner, const GPtrArray *names, 
         if (hwloc_topology_export_xml(topo, xml, 0) < 0)
                 r = fail(ret_error, -EIO, "cannot export the topology to %s", xml);
         else
-                r = run_lstopo(xml, t->source, path, ret_error);
+                r = draw_into(xml, t->source, path, ret_error);
         unlink(xml);
         return r;
 }

@@ -306,6 +306,19 @@ result "a domain named like markup: the SVG parses and its legend box holds the 
 run "$CTL" "${PLAN[@]}" --svg="$TMP/no-such-dir/plan.svg"
 result "--svg into a directory that does not exist exits 1 saying so (rc $RC)" \
     "$([ $RC -eq 1 ] && grep -q 'no-such-dir/plan.svg' "$ERR"; echo $?)"
+# a link planted at FILE is replaced by the picture, never followed: what it points to stays as it was
+mkdir "$TMP/links"
+printf 'precious\n' >"$TMP/links/victim"
+ln -s "$TMP/links/victim" "$TMP/links/link.svg"
+run "$CTL" "${PLAN[@]}" --svg="$TMP/links/link.svg"
+result "--svg=FILE where FILE is a symlink: the link's target is untouched, FILE is now the SVG (rc $RC)" \
+    "$([ $RC -eq 0 ] && [ "$(cat "$TMP/links/victim")" = precious ] && [ ! -L "$TMP/links/link.svg" ] &&
+        [ -f "$TMP/links/link.svg" ] && grep -q '<svg' "$TMP/links/link.svg"; echo $?)"
+mkdir "$TMP/links/dir.svg"
+run "$CTL" "${PLAN[@]}" --svg="$TMP/links/dir.svg"
+result "--svg=FILE where FILE is a directory exits 1 and leaves no file of its own beside it (rc $RC)" \
+    "$([ $RC -eq 1 ] && grep -q 'links/dir.svg' "$ERR" &&
+        [ "$(find "$TMP/links" -mindepth 1 -maxdepth 1 | wc -l)" -eq 3 ]; echo $?)"
 
 # ---- a restart: records adopted, and said to be ----------------------------------------------------
 # Two running domains whose live metadata records placementd's decisions (as a daemon before the restart
