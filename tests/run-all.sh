@@ -2,8 +2,9 @@
 # Sets up what is missing, builds, and runs every test placementd has: formatting, shellcheck over every
 # shell script, unit and in-process libvirt tests (-Werror build), the same under ASan+UBSan, the unit tests
 # under valgrind, the systemd unit, D-Bus, polkit, placementctl (verb table, -H over ssh), metrics, attacks
-# by local users, Prometheus rules, bash completion, the Debian package, the end-to-end runs against a real
-# libvirtd with QEMU (TCG), CPU-model advice, and a bounded fuzzing run (the stage list below).
+# by local users, Prometheus rules, bash completion, meson install and the Debian package, the end-to-end
+# runs against a real libvirtd with QEMU (TCG), CPU-model advice, and a bounded fuzzing run (the stage list
+# below).
 # Each stage prints Check's summary lines; the script ends with "N passed, N failed, N skipped" and exits
 # non-zero when anything failed. A stage whose script exits 77 (its environment cannot run it) is skipped,
 # not failed. Stages can be picked: tests/run-all.sh unit asan valgrind e2e
@@ -181,12 +182,18 @@ run_completion() {
         bash tests/completion/run.sh build
 }
 
-# Builds the Debian package in a copy of the tree, lintian, apt install, systemd-analyze verify, purge.
+# meson install into a DESTDIR (install.sh: the configuration kept, the files where the services read
+# them), then the Debian package built in a copy of the tree, lintian, apt install, systemd-analyze
+# verify, purge (run.sh).
 run_package() {
+        local bad=0 ran=0
         $SUDO bash .ci/install-package-deps.sh || return 1
+        setup build -Dwerror=true || return 1
+        part bash tests/package/install.sh build
         # the Check tests ran in the unit stage (and under ASan and valgrind): the package build skips them
         # here unless PACKAGE_NOCHECK=0
-        $SUDO env PACKAGE_NOCHECK="${PACKAGE_NOCHECK:-1}" bash tests/package/run.sh
+        part $SUDO env PACKAGE_NOCHECK="${PACKAGE_NOCHECK:-1}" bash tests/package/run.sh
+        outcome
 }
 
 run_attack() { # hostile local users: bounded runs of the scripts under tests/attack

@@ -75,6 +75,10 @@ if [ -n "$present" ]; then
 fi
 check "the package lists /etc/placementd.conf as a conffile" \
         sh -c "dpkg-deb --ctrl-tarfile '$deb' | tar -xOf - ./conffiles | grep -qx /etc/placementd.conf"
+# meson install put it into the build's empty DESTDIR as a source install into an empty /etc would
+check "the package holds /etc/placementd.conf, the shipped one, and no placementd.conf.dist" \
+        sh -c "dpkg-deb --fsys-tarfile '$deb' | tar -xOf - ./etc/placementd.conf | cmp -s - '$ROOT/conf/placementd.conf' &&
+               ! dpkg-deb -c '$deb' | grep -q 'placementd.conf.dist'"
 installed=1
 check "apt install ./$(basename "$deb")" \
         sh -c "cd '$TMP' && DEBIAN_FRONTEND=noninteractive ${APT[*]} install './$(basename "$deb")'"
