@@ -1,8 +1,12 @@
 #!/bin/bash
 # `meson install`, the install and upgrade from source docs/running.md describes, into a DESTDIR:
 #  - the configuration: installed where there is none; an edited one is kept on the next install, the
-#    shipped one put beside it as placementd.conf.dist, and the install output says so.
-# The first part installs the build directory (built first when it is not); the other only configures
+#    shipped one put beside it as placementd.conf.dist, and the install output says so;
+#  - the D-Bus system policy and the polkit action go where dbus-daemon and polkitd read them whatever the
+#    prefix (/usr/share/dbus-1/system.d or /etc/dbus-1/system.d, /usr/share/polkit-1/actions, or where the
+#    services' pkg-config files say), not under a /usr/local prefix they never read; the directories
+#    follow those pkg-config files, and a directory chosen that the service does not read is warned about.
+# The first part installs the build directory (built first when it is not); the others only configure
 # (seconds).
 #   bash tests/package/install.sh [BUILD_DIR]      (default build; INSTALL_TEST_KEEP=1 keeps the temp dir)
 # No root needed. Ends with "install: N passed, M failed".
@@ -17,6 +21,21 @@ tap_tmpdir install "${INSTALL_TEST_KEEP:-}"
 TMP=$TAP_TMP
 OUT=$TMP/out ERR=$TMP/err
 SHIPPED=$ROOT/conf/placementd.conf
+
+# Where the services read, as the build finds them: their pkg-config files, else Debian's directories.
+pc() { pkg-config --variable="$2" "$1" 2>/dev/null | sed 's|/$||' | grep . || echo "$3"; }
+DBUS_DIRS=("$(pc dbus-1 datadir /usr/share)/dbus-1/system.d" "$(pc dbus-1 sysconfdir /etc)/dbus-1/system.d")
+POLKIT_DIR=$(pc polkit-gobject-1 actiondir "$(pc polkit-gobject-1 policydir /usr/share/polkit-1/actions)")
+dbus_reads() { [ "$1" = "${DBUS_DIRS[0]}" ] || [ "$1" = "${DBUS_DIRS[1]}" ]; }
+
+# installed BUILD_DIR SOURCE_NAME: where `meson introspect --installed` puts that source file
+installed() {
+        meson introspect "$1" --installed | python3 -c '
+import json, os, sys
+for src, dst in json.load(sys.stdin).items():
+    if os.path.basename(src) == sys.argv[1]:
+        print(dst)' "$2"
+}
 
 # ---- the build directory installed into a DESTDIR, then again over an edited configuration ---------------
 DEST=$TMP/dest
@@ -55,12 +74,67 @@ result "meson install --destdir over a configuration that is the shipped one (rc
 check "it is left as it is and the older placementd.conf.dist removed" \
         sh -c "cmp -s '$SHIPPED' '$CONF' && test ! -e '$CONF.dist'"
 
+policy=$(cd "$DEST" && find . -name org.placementd1.conf -path '*dbus-1*' | sed 's|^\.||')
+result "the D-Bus policy is where the system bus reads it: ${policy:-nowhere} (${DBUS_DIRS[*]})" \
+        "$(dbus_reads "$(dirname "$policy")"; echo $?)"
+action=$(cd "$DEST" && find . -name org.placementd1.policy | sed 's|^\.||')
+expect "the polkit action is where polkitd reads it" "$POLKIT_DIR/org.placementd1.policy" "$action"
+
 # ---- --prefix=/usr/local, configured only --------------------------------------------------------------
 LOCAL=$TMP/local
 must "meson setup --prefix=/usr/local" sh -c "meson setup '$LOCAL' '$ROOT' --prefix=/usr/local -Dtests=false >'$TMP/setup.log' 2>&1 ||
         { tail -20 '$TMP/setup.log'; exit 1; }"
+policy=$(installed "$LOCAL" org.placementd1.conf)
+result "--prefix=/usr/local: the D-Bus policy goes where the system bus reads it: $policy" \
+        "$(dbus_reads "$(dirname "$policy")"; echo $?)"
+expect "--prefix=/usr/local: the polkit action goes where polkitd reads it" \
+        "$POLKIT_DIR/org.placementd1.policy" "$(installed "$LOCAL" org.placementd1.policy)"
+check "--prefix=/usr/local: no warning about either" sh -c "! grep -q 'WARNING: .*_dir=' '$TMP/setup.log'"
 : >"$OUT"
 meson install -C "$LOCAL" --no-rebuild --tags config --destdir "$TMP/dest-local" >>"$OUT" 2>&1
 rc=$?
 result "--prefix=/usr/local: meson install --tags config puts the configuration in /usr/local/etc (rc $rc)" \
         "$(cmp -s "$SHIPPED" "$TMP/dest-local/usr/local/etc/placementd.conf"; echo $?)"
+
+# ---- the services' pkg-config files name the directories -------------------------------------------------
+mkdir "$TMP/pc"
+cat >"$TMP/pc/dbus-1.pc" <<'EOF'
+prefix=/opt/dbus
+datadir=${prefix}/share
+sysconfdir=/opt/dbus/etc
+Name: dbus
+Description: a D-Bus whose files are elsewhere
+Version: 1.14.10
+EOF
+cat >"$TMP/pc/polkit-gobject-1.pc" <<'EOF'
+prefix=/opt/polkit
+actiondir=${prefix}/share/polkit-1/actions/
+policydir=${prefix}/share/polkit-1/actions/
+Name: polkit-gobject-1
+Description: a polkit whose files are elsewhere
+Version: 122
+EOF
+must "meson setup with dbus-1.pc and polkit-gobject-1.pc naming /opt" sh -c "PKG_CONFIG_PATH='$TMP/pc' \
+        meson setup --wipe '$LOCAL' '$ROOT' >'$TMP/setup.log' 2>&1 || { tail -20 '$TMP/setup.log'; exit 1; }"
+expect "the D-Bus policy goes to dbus-1.pc's datadir/dbus-1/system.d" \
+        /opt/dbus/share/dbus-1/system.d/org.placementd1.conf "$(installed "$LOCAL" org.placementd1.conf)"
+expect "the polkit action goes to polkit-gobject-1.pc's actiondir" \
+        /opt/polkit/share/polkit-1/actions/org.placementd1.policy "$(installed "$LOCAL" org.placementd1.policy)"
+
+# ---- directories chosen that the services do not read ----------------------------------------------------
+must "meson setup -Ddbus_policy_dir= -Dpolkit_action_dir= under /usr/local/share" sh -c "meson setup --wipe \
+        '$LOCAL' '$ROOT' --prefix=/usr/local -Dtests=false -Ddbus_policy_dir=/usr/local/share/dbus-1/system.d \
+        -Dpolkit_action_dir=/usr/local/share/polkit-1/actions >'$TMP/setup.log' 2>&1 ||
+        { tail -20 '$TMP/setup.log'; exit 1; }"
+expect "-Ddbus_policy_dir= is where the D-Bus policy goes" \
+        /usr/local/share/dbus-1/system.d/org.placementd1.conf "$(installed "$LOCAL" org.placementd1.conf)"
+expect "-Dpolkit_action_dir= is where the polkit action goes" \
+        /usr/local/share/polkit-1/actions/org.placementd1.policy "$(installed "$LOCAL" org.placementd1.policy)"
+check "meson warns that the system bus does not read that policy directory" \
+        grep -q 'WARNING: dbus_policy_dir=/usr/local/share/dbus-1/system.d: the system bus reads' "$TMP/setup.log"
+check "meson warns that polkitd does not read that action directory" \
+        grep -q 'WARNING: polkit_action_dir=/usr/local/share/polkit-1/actions: polkitd reads' "$TMP/setup.log"
+must "meson setup -Ddbus_policy_dir=/etc/dbus-1/system.d" sh -c "meson setup --wipe '$LOCAL' '$ROOT' \
+        --prefix=/usr/local -Dtests=false -Ddbus_policy_dir=/etc/dbus-1/system.d >'$TMP/setup.log' 2>&1"
+check "/etc/dbus-1/system.d, which the bus reads too, is not warned about" \
+        sh -c "! grep -q 'WARNING: dbus_policy_dir' '$TMP/setup.log'"
