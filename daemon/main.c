@@ -26,7 +26,8 @@
 #include "trace.h"
 #include "virt-event.h"
 
-#define DEFAULT_CONFIG SYSCONFDIR "/placementd.conf"
+#define DEFAULT_CONFIG          SYSCONFDIR "/placementd.conf"
+#define METRICS_BACKOFF_MAX_SEC 30u
 
 typedef struct Args {
         const char *config;
@@ -45,7 +46,10 @@ typedef struct Daemon {
         BusService *bus;
         MetricsServer *metrics;
         StatsCache *stats;    /* domain CPU time for metrics and GetDecisionsJSON */
-        char *metrics_listen; /* what metrics listens on now */
+        char *metrics_listen; /* the configured [Metrics] Listen= (NULL: off) */
+        char *metrics_error;  /* why metrics_listen is not bound yet (metrics NULL), retried; NULL: served */
+        struct event *metrics_retry;
+        unsigned metrics_backoff_sec;
         const char *config_path;
         bool config_explicit;
         const char *bus_chosen; /* the option that chose the bus over [DBus] Bus= (--bus, --bus-address) */
@@ -174,13 +178,16 @@ static int parse_args(int argc, char **argv, Args *a)
 static void notify_status(Daemon *d)
 {
         g_autofree char *status = manager_status(d->manager);
+        g_autofree char *metrics =
+            d->metrics_error ? g_strdup_printf("; metrics not served: %s, retrying", d->metrics_error)
+                             : NULL;
 
         /* systemctl reload cannot wait for the outcome: systemctl status says it until a reload works */
         if (d->reload_failure)
-                sd_notifyf(0, "STATUS=%s; the last reload failed, the old configuration runs: %s", status,
-                           d->reload_failure);
+                sd_notifyf(0, "STATUS=%s%s; the last reload failed, the old configuration runs: %s", status,
+                           metrics ? metrics : "", d->reload_failure);
         else
-                sd_notifyf(0, "STATUS=%s", status);
+                sd_notifyf(0, "STATUS=%s%s", status, metrics ? metrics : "");
 }
 
 static void on_decision(Manager *m, const Decision *dec, const char *uuid, const char *name, void *userdata)
@@ -221,6 +228,16 @@ static void on_stats(GHashTable *table, void *userdata)
         manager_note_stats(d->manager, table);
 }
 
+/* A [Metrics] Listen= failure that waiting does not cure: not ADDRESS:PORT, a name that names nothing, an
+ * address the socket refuses (a link-local one without its interface), an address family the unit forbids
+ * (RestrictAddressFamilies=), a privileged port. At start it exits 2 (which the unit does not restart), on
+ * reload it is refused. An address not configured yet, a port in use (by anyone: a local user may hold
+ * it) or a name server not reached pass: the daemon runs on without metrics and binds again with backoff. */
+static bool listen_error_is_configuration(int r)
+{
+        return r == -EINVAL || r == -ENXIO || r == -EAFNOSUPPORT || r == -EPERM || r == -EACCES;
+}
+
 /* Both ADDRESS:PORT with the same port. */
 static bool same_port(const char *a, const char *b)
 {
@@ -235,6 +252,8 @@ static bool same_port(const char *a, const char *b)
  * bound again if want cannot be. Returns 0 with *ret (the running server when want is unchanged), or a
  * negative errno (metrics_server_new()'s) with *ret_error.
  */
+static void metrics_unbound(Daemon *d, const char *listen, char *error);
+
 static int metrics_prepare(Daemon *d, const char *want, MetricsServer **ret, char **ret_error)
 {
         g_autofree char *error = NULL;
@@ -258,10 +277,8 @@ static int metrics_prepare(Daemon *d, const char *want, MetricsServer **ret, cha
                         g_autofree char *again = NULL;
                         d->metrics =
                             metrics_server_new(d->base, d->manager, d->stats, d->metrics_listen, &again);
-                        if (!d->metrics) {
-                                log_error("Metrics: %s; metrics are off", again);
-                                g_clear_pointer(&d->metrics_listen, g_free);
-                        }
+                        if (!d->metrics) /* taken meanwhile: bound again when it is free */
+                                metrics_unbound(d, d->metrics_listen, g_steal_pointer(&again));
                 } else {
                         d->metrics = NULL;
                 }
@@ -273,19 +290,84 @@ static int metrics_prepare(Daemon *d, const char *want, MetricsServer **ret, cha
         return 0;
 }
 
+static void log_serving(const char *listen)
+{
+        log_info("Serving metrics on http://%s%s/metrics", *listen == ':' ? "*" : "", listen);
+}
+
 /* Installs what metrics_prepare() made. */
 static void metrics_commit(Daemon *d, MetricsServer *s, const char *listen)
 {
         if (s == d->metrics && g_strcmp0(listen, d->metrics_listen) == 0)
                 return;
-        metrics_server_free(d->metrics);
+        evtimer_del(d->metrics_retry);
+        d->metrics_backoff_sec = 1;
+        g_clear_pointer(&d->metrics_error, g_free);
+        if (d->metrics != s)
+                metrics_server_free(d->metrics);
         d->metrics = s;
-        g_free(d->metrics_listen);
-        d->metrics_listen = g_strdup(listen);
+        if (listen != d->metrics_listen) {
+                g_free(d->metrics_listen);
+                d->metrics_listen = g_strdup(listen);
+        }
         if (listen)
-                log_info("Serving metrics on http://%s%s/metrics", *listen == ':' ? "*" : "", listen);
+                log_serving(listen);
         else
                 log_info("Metrics are off");
+}
+
+static void metrics_schedule(Daemon *d)
+{
+        evtimer_add(d->metrics_retry, &(struct timeval){.tv_sec = d->metrics_backoff_sec});
+        d->metrics_backoff_sec = MIN(d->metrics_backoff_sec * 2, METRICS_BACKOFF_MAX_SEC);
+}
+
+/*
+ * listen is configured but cannot be bound now (error, taken, says why): the daemon runs on without
+ * metrics, a timer binds it again with backoff. Whatever listened before is closed: what runs is the
+ * configured Listen=, or nothing.
+ */
+static void metrics_unbound(Daemon *d, const char *listen, char *error)
+{
+        if (listen != d->metrics_listen) {
+                g_free(d->metrics_listen);
+                d->metrics_listen = g_strdup(listen);
+        }
+        g_clear_pointer(&d->metrics, metrics_server_free);
+        g_free(d->metrics_error);
+        d->metrics_error = error;
+        evtimer_del(d->metrics_retry);
+        d->metrics_backoff_sec = 1;
+        log_error("%s; running without metrics, binding again in %u s", error, d->metrics_backoff_sec);
+        metrics_schedule(d);
+}
+
+static void on_metrics_retry(evutil_socket_t fd, short what, void *arg)
+{
+        Daemon *d = arg;
+        g_autofree char *error = NULL;
+        (void)fd;
+        (void)what;
+
+        if (!d->metrics_listen || d->metrics)
+                return;
+        d->metrics = metrics_server_new(d->base, d->manager, d->stats, d->metrics_listen, &error);
+        if (!d->metrics) {
+                g_autofree char *why = g_strdup_printf("[Metrics] Listen=%s: %s", d->metrics_listen, error);
+                if (g_strcmp0(why, d->metrics_error) != 0)
+                        log_error("%s; running without metrics", why);
+                log_notice("Binding [Metrics] Listen=%s again in %u s", d->metrics_listen,
+                           d->metrics_backoff_sec);
+                g_free(d->metrics_error);
+                d->metrics_error = g_steal_pointer(&why);
+                metrics_schedule(d);
+                notify_status(d);
+                return;
+        }
+        g_clear_pointer(&d->metrics_error, g_free);
+        d->metrics_backoff_sec = 1;
+        log_serving(d->metrics_listen);
+        notify_status(d);
 }
 
 /*
@@ -297,7 +379,7 @@ static int reload(Daemon *d, char **ret_error)
 {
         g_autoptr(Config) loaded = NULL, c = NULL;
         g_auto(GStrv) restart = NULL;
-        g_autofree char *error = NULL, *note = NULL;
+        g_autofree char *error = NULL, *note = NULL, *unbound = NULL;
         MetricsServer *metrics = NULL;
         int r;
 
@@ -311,8 +393,14 @@ static int reload(Daemon *d, char **ret_error)
                         r = -EINVAL;
                 }
         }
-        if (r >= 0)
+        if (r >= 0) {
                 r = metrics_prepare(d, c->metrics_listen, &metrics, &error);
+                if (r < 0 && !listen_error_is_configuration(r)) {
+                        /* a port someone holds must not block the rest of the file: bound later */
+                        unbound = g_steal_pointer(&error);
+                        r = 0;
+                }
+        }
         manager_note_reload(d->manager, r >= 0);
         if (r < 0) {
                 const char *text = error && *error ? error : "reload failed";
@@ -325,7 +413,10 @@ static int reload(Daemon *d, char **ret_error)
                         *ret_error = g_steal_pointer(&error);
         } else {
                 g_clear_pointer(&d->reload_failure, g_free);
-                metrics_commit(d, metrics, c->metrics_listen);
+                if (unbound)
+                        metrics_unbound(d, c->metrics_listen, g_steal_pointer(&unbound));
+                else
+                        metrics_commit(d, metrics, c->metrics_listen);
                 for (char **k = restart; *k; k++)
                         if (d->bus_chosen && g_str_has_prefix(*k, "[DBus] Bus="))
                                 log_warning("Reload: [DBus] Bus= is not used: %s chose the bus",
@@ -419,6 +510,8 @@ static void daemon_done(Daemon *d)
         g_clear_pointer(&d->demo, demo_free);
         g_clear_pointer(&d->metrics, metrics_server_free);
         g_clear_pointer(&d->metrics_listen, g_free);
+        g_clear_pointer(&d->metrics_error, g_free);
+        g_clear_pointer(&d->metrics_retry, event_free);
         g_clear_pointer(&d->bus, bus_service_free);
         g_clear_pointer(&d->stats, stats_cache_free);
         g_clear_pointer(&d->manager, manager_free);
@@ -502,25 +595,21 @@ static BusKind bus_kind(const Daemon *d, const Args *args)
         return manager_config(d->manager)->bus;
 }
 
-/* A [Metrics] Listen= failure at start that a restart would meet again (exit 2, which the unit does not
- * restart): not ADDRESS:PORT, a name that names nothing, an address the socket refuses (a link-local one
- * without its interface), an address family the unit forbids (RestrictAddressFamilies=), a privileged
- * port. An address not configured yet, a port in use or a name server not reached are a boot's
- * transients: exit 1, restarted. */
-static bool listen_error_is_configuration(int r)
-{
-        return r == -EINVAL || r == -ENXIO || r == -EAFNOSUPPORT || r == -EPERM || r == -EACCES;
-}
-
 static int setup_metrics(Daemon *d, char **ret_error)
 {
         MetricsServer *metrics = NULL;
         const char *listen = manager_config(d->manager)->metrics_listen;
-        int r = metrics_prepare(d, listen, &metrics, ret_error);
+        int r;
 
-        if (r < 0)
+        d->metrics_backoff_sec = 1;
+        d->metrics_retry = evtimer_new(d->base, on_metrics_retry, d);
+        r = metrics_prepare(d, listen, &metrics, ret_error);
+        if (r < 0 && listen_error_is_configuration(r))
                 return r;
-        metrics_commit(d, metrics, listen);
+        if (r < 0)
+                metrics_unbound(d, listen, g_steal_pointer(ret_error));
+        else
+                metrics_commit(d, metrics, listen);
         return 0;
 }
 
@@ -585,9 +674,9 @@ static int run(int argc, char **argv)
                                 &(BusHooks){.reload = reload_hook, .name_taken = name_taken_hook}, &d);
         if (d.name_taken)
                 return 1;
-        if ((r = setup_metrics(&d, &error)) < 0) {
+        if (setup_metrics(&d, &error) < 0) {
                 log_error("%s", error);
-                return listen_error_is_configuration(r) ? 2 : 1;
+                return 2;
         }
         manager_start(d.manager);
         sd_notify(0, "READY=1");

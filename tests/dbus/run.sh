@@ -42,6 +42,7 @@ tap_cleanup() {
     for p in "${MON_PIDS[@]}"; do stop_pid "$p"; done
     stop_pid "$PD_PID"
     stop_pid "${ROGUE_PID:-}"
+    stop_pid "${HOLDER:-}"
     bus_stop
 }
 
@@ -451,8 +452,9 @@ for p in "${MON_PIDS[@]}"; do stop_pid "$p"; done
 MON_PIDS=()
 
 # ---- a reload is atomic -----------------------------------------------------------------------------
-# A free loopback port (asked of the kernel, so no fixed port is bound); 192.0.2.1 (TEST-NET-1) is on no
-# interface, so binding it fails.
+# A free loopback port (asked of the kernel, so no fixed port is bound); fe80::1 (link-local) names no
+# interface, so binding it fails whenever it is tried: the reload is refused. A port another process holds
+# may be freed: the rest of the file is applied and the port bound once it is.
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 metrics_up() {
     python3 -c 'import sys, urllib.request
@@ -461,16 +463,35 @@ sys.exit(0 if urllib.request.urlopen("http://127.0.0.1:%s/metrics" % sys.argv[1]
 printf '[Placement]\nPolicy=compat\n[Metrics]\nListen=127.0.0.1:%s\n' "$PORT" >"$CONF"
 bcall Reload
 result "Reload turning metrics on (127.0.0.1:$PORT) -> ok" "$([ $RC -eq 0 ] && metrics_up "$PORT"; echo $?)"
-printf '[Placement]\nPolicy=explicit\n[Metrics]\nListen=192.0.2.1:%s\n' "$PORT" >"$CONF"
+printf '[Placement]\nPolicy=explicit\n[Metrics]\nListen=[fe80::1]:%s\n' "$PORT" >"$CONF"
 got=$(berr Reload)
-result "Reload with an unbindable Listen=192.0.2.1:$PORT fails (${got:-no error}) naming Listen" \
-    "$([ -n "$got" ] && grep -q "Listen=192.0.2.1" "$ERR"; echo $?)"
+result "Reload with an unbindable Listen=[fe80::1]:$PORT fails (${got:-no error}) naming Listen" \
+    "$([ -n "$got" ] && grep -qF "Listen=[fe80::1]" "$ERR"; echo $?)"
 note "error: $(grep -v '^Bus \|^Got message\|^Sent message\|^ *$' "$ERR" | tail -n 1)"
 metrics_up "$PORT"
 result "  the old metrics listener still answers on 127.0.0.1:$PORT" $?
 bprop Policy
 result "  and nothing else of the file was applied (Policy still compat)" \
     "$([ "$(cat "$OUT")" = 's "compat"' ]; echo $?)"
+HELD=$(free_port)
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(5); time.sleep(60)' "$HELD" &
+HOLDER=$!
+wait_for 5 python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$HELD"
+printf '[Placement]\nPolicy=explicit\n[Metrics]\nListen=127.0.0.1:%s\n' "$HELD" >"$CONF"
+bcall Reload
+bprop Policy
+result "Reload with Listen= on a port another process holds -> ok (rc $RC), the file applied (Policy explicit)" \
+    "$([ $RC -eq 0 ] && [ "$(cat "$OUT")" = 's "explicit"' ]; echo $?)"
+result "  the log names the address: running without metrics" \
+    "$(grep -q "Listen=127.0.0.1:$HELD: cannot listen .*Address already in use; running without metrics" "$LOG"; echo $?)"
+stop_pid "$HOLDER"
+HOLDER=
+wait_for 10 metrics_up "$HELD"
+result "  the port freed, metrics answer on it" $?
+printf '[Placement]\nPolicy=compat\n[Metrics]\nListen=127.0.0.1:%s\n' "$PORT" >"$CONF"
+bcall Reload
+result "Reload back to 127.0.0.1:$PORT -> ok, answering" "$([ $RC -eq 0 ] && metrics_up "$PORT"; echo $?)"
 # The same port on another address: the running listener holds the port, so it closes first.
 printf '[Placement]\nPolicy=compat\n[Metrics]\nListen=0.0.0.0:%s\n' "$PORT" >"$CONF"
 bcall Reload

@@ -12,7 +12,12 @@ tap_tmpdir metrics
 TMP=$TAP_TMP
 TAP_CAPTURE=1
 PD_LOG=$TMP/log
-tap_cleanup() { stop_pid "$PD_PID"; }
+HOLDER=
+tap_cleanup() {
+        stop_pid "$PD_PID"
+        stop_pid "$HOLDER"
+        bus_stop
+}
 
 PORT=$(free_port)
 URL=http://127.0.0.1:$PORT/metrics
@@ -62,14 +67,42 @@ check "promtool accepts it" sh -c "promtool check metrics <'$TMP/m'"
 
 # a Listen= it cannot serve at start: configuration a restart would meet again exits 2, which the unit's
 # RestartPreventExitStatus=2 does not restart (a link-local address without its interface: EINVAL); an
-# address not configured yet (a NIC that comes up later in the boot) exits 1, restarted until it is
+# address not configured yet (a NIC that comes up later in the boot) passes: the daemon runs on without
+# metrics, binding it again with backoff
 placementd_stop
-for case in "[fe80::1]:$PORT 2" "192.0.2.77:$PORT 1"; do
+for case in "[fe80::1]:$PORT 2" "192.0.2.77:$PORT 124"; do
         listen=${case% *} want=${case#* }
         printf '[Metrics]\nListen=%s\n' "$listen" >"$TMP/bad.conf"
-        timeout 20 "$PLACEMENTD" --config="$TMP/bad.conf" --connect=test:///default --bus=none --foreground \
+        timeout 4 "$PLACEMENTD" --config="$TMP/bad.conf" --connect=test:///default --bus=none --foreground \
                 --topology="synthetic:pack:1 numa:1(memory=8GiB) core:2 pu:1" >"$TMP/bad.out" 2>&1
         rc=$?
-        check "Listen=$listen at start: exit $want (rc $rc), naming it" \
+        check "Listen=$listen at start: $([ "$want" = 124 ] && echo "runs on" || echo "exit $want") (rc $rc), naming it" \
                 sh -c "[ $rc -eq $want ] && grep -qF 'Listen=$listen' '$TMP/bad.out'"
 done
+
+# A port another user holds (any local user may bind a free one above 1024) does not keep the daemon from
+# placing: it runs on without metrics, answers D-Bus, and serves metrics once the port is free.
+HELD=$(free_port)
+python3 -c 'import socket, sys, time
+s = socket.socket(); s.bind(("127.0.0.1", int(sys.argv[1]))); s.listen(5); time.sleep(60)' "$HELD" &
+HOLDER=$!
+held() { python3 -c 'import socket, sys; socket.create_connection(("127.0.0.1", int(sys.argv[1])), 1)' "$HELD" 2>/dev/null; }
+must "a process holds 127.0.0.1:$HELD" wait_for 5 held
+bus_start "$TMP"
+printf '[Metrics]\nListen=127.0.0.1:%s\n' "$HELD" >"$TMP/held.conf"
+FROM=$(($(wc -l <"$PD_LOG") + 1))
+since() { tail -n +"$FROM" "$PD_LOG" | grep -q "$@"; } # this start's lines only
+placementd_start --config="$TMP/held.conf" --connect=test:///default --bus-address="$BUS_ADDR" \
+        --topology="synthetic:pack:1 numa:1(memory=8GiB) core:2 pu:1"
+check "port held at start: the error names Listen= and says it runs on" wait_for 5 \
+        since "Listen=127.0.0.1:$HELD: cannot listen on 127.0.0.1 port $HELD: Address already in use; running without metrics"
+check "  it places the test domain" wait_for 10 since '^<6>test: placed'
+
+check "  it answers D-Bus" wait_for 10 "$PLACEMENTCTL" --bus-address="$BUS_ADDR" status
+check "  it still runs" placementd_alive
+stop_pid "$HOLDER"
+HOLDER=
+check "port freed: the endpoint comes up" wait_for 10 curl -fsS "http://127.0.0.1:$HELD/metrics" -o "$TMP/m"
+check "  and the log says so" since -F "Serving metrics on http://127.0.0.1:$HELD/metrics"
+placementd_stop
+bus_stop
