@@ -17,6 +17,7 @@
 #include "decision-text.h"
 #include "demo.h"
 #include "event-cleanup.h"
+#include "instance-lock.h"
 #include "log.h"
 #include "manager.h"
 #include "metrics.h"
@@ -24,6 +25,7 @@
 #include "topology.h"
 #include "topology-load.h"
 #include "trace.h"
+#include "uri-public.h"
 #include "virt-event.h"
 
 #define DEFAULT_CONFIG          SYSCONFDIR "/placementd.conf"
@@ -56,6 +58,7 @@ typedef struct Daemon {
         bool uri_chosen;        /* --connect chose the libvirt URI over [Libvirt] URI= */
         struct event *sigterm, *sigint, *sighup, *watchdog;
         bool name_taken;      /* another placementd serves the bus name: exit 1 */
+        int instance_lock;    /* the held lock of the libvirt URI (instance-lock.h), or -1 */
         char *reload_failure; /* why the last reload failed (first line), NULL once one succeeded */
 } Daemon;
 
@@ -371,6 +374,47 @@ static void on_metrics_retry(evutil_socket_t fd, short what, void *arg)
 }
 
 /*
+ * The instance lock of uri, taken before anything connects to it: *ret_fd the descriptor, or -1 when no
+ * lock is needed (libvirt's test driver is each process's own in-memory host; a demo runs on it) or none
+ * can be had (said in the log: the daemon runs, as it did before there was a lock). Returns -EBUSY with
+ * *ret_error ("another placementd (pid N) already places the domains of URI") when another daemon holds
+ * it.
+ */
+static int instance_lock_for(const char *uri, bool demo, int *ret_fd, char **ret_error)
+{
+        g_autofree char *dir = NULL, *shown = NULL, *error = NULL;
+        pid_t pid = 0;
+        int fd;
+
+        *ret_fd = -1;
+        if (demo || !uri || g_str_has_prefix(uri, "test:"))
+                return 0;
+        shown = uri_public(uri);
+        dir = instance_lock_dir();
+        if (!dir) {
+                log_notice("No runtime directory (XDG_RUNTIME_DIR is not set): a second placementd on %s "
+                           "would not be kept out",
+                           shown);
+                return 0;
+        }
+        fd = instance_lock_take(dir, uri, shown, &pid, &error);
+        if (fd == -EBUSY) {
+                g_autofree char *who = pid ? g_strdup_printf("pid %ld", (long)pid) : g_strdup("pid unknown");
+                return ret_error_set(ret_error, -EBUSY,
+                                     "another placementd (%s) already places the domains of %s", who, shown);
+        }
+        if (fd < 0) {
+                log_warning(
+                    "Cannot take the instance lock of %s: %s; a second placementd on it would not be "
+                    "kept out",
+                    shown, error);
+                return 0;
+        }
+        *ret_fd = fd;
+        return 0;
+}
+
+/*
  * SIGHUP and Reload(): all or nothing. The new file must load and its metrics listener must bind;
  * otherwise the old configuration stays entirely (metrics included) and the error goes to the log and
  * to Reload()'s caller. Keys that need a restart ([DBus] Bus=) keep their running values and are named.
@@ -381,6 +425,8 @@ static int reload(Daemon *d, char **ret_error)
         g_auto(GStrv) restart = NULL;
         g_autofree char *error = NULL, *note = NULL, *unbound = NULL;
         MetricsServer *metrics = NULL;
+        int lock = -1;
+        bool relock = false;
         int r;
 
         sd_notify(0, "RELOADING=1");
@@ -393,6 +439,16 @@ static int reload(Daemon *d, char **ret_error)
                         r = -EINVAL;
                 }
         }
+        /* another URI: its lock first, so that two daemons never place one host's domains */
+        if (r >= 0 && !d->uri_chosen && g_strcmp0(c->uri, manager_config(d->manager)->uri) != 0) {
+                r = instance_lock_for(c->uri, d->demo != NULL, &lock, &error);
+                if (r < 0) {
+                        g_autofree char *why = g_steal_pointer(&error);
+                        g_autofree char *running = uri_public(manager_uri(d->manager));
+                        error = g_strdup_printf("[Libvirt] URI=: %s; keeping %s", why, running);
+                }
+                relock = r >= 0;
+        }
         if (r >= 0) {
                 r = metrics_prepare(d, c->metrics_listen, &metrics, &error);
                 if (r < 0 && !listen_error_is_configuration(r)) {
@@ -404,6 +460,7 @@ static int reload(Daemon *d, char **ret_error)
         manager_note_reload(d->manager, r >= 0);
         if (r < 0) {
                 const char *text = error && *error ? error : "reload failed";
+                instance_lock_release(lock);
                 log_lines(LOG_ERR, "Reloading the configuration failed, keeping the old one", text);
                 g_free(d->reload_failure);
                 d->reload_failure = g_strndup(text, strcspn(text, "\n"));
@@ -413,6 +470,10 @@ static int reload(Daemon *d, char **ret_error)
                         *ret_error = g_steal_pointer(&error);
         } else {
                 g_clear_pointer(&d->reload_failure, g_free);
+                if (relock) {
+                        instance_lock_release(d->instance_lock);
+                        d->instance_lock = lock;
+                }
                 if (unbound)
                         metrics_unbound(d, c->metrics_listen, g_steal_pointer(&unbound));
                 else
@@ -525,6 +586,9 @@ static void daemon_done(Daemon *d)
         g_clear_pointer(&d->sighup, event_free);
         g_clear_pointer(&d->watchdog, event_free);
         g_clear_pointer(&d->reload_failure, g_free);
+        /* last: the URI is free for another daemon once nothing of this one touches it */
+        instance_lock_release(d->instance_lock);
+        d->instance_lock = -1;
 }
 G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(Daemon, daemon_done)
 
@@ -622,7 +686,7 @@ static int run(int argc, char **argv)
         g_autofree char *error = NULL;
         g_autoptr(event_base) base = NULL;
         g_autofree char *config_path = NULL, *note = NULL;
-        g_auto(Daemon) d = {0};
+        g_auto(Daemon) d = {.instance_lock = -1};
         int r;
 
         r = parse_args(argc, argv, &args);
@@ -662,6 +726,12 @@ static int run(int argc, char **argv)
         if (setup_demo(&d, args.demo, &error) < 0) {
                 log_error("%s", error);
                 return 2;
+        }
+        /* before anything connects; after daemon(), whose child is the pid the lock file names. The bus
+         * name keeps out only a second daemon on the same bus. */
+        if (instance_lock_for(manager_uri(d.manager), d.demo != NULL, &d.instance_lock, &error) < 0) {
+                log_error("%s; not starting a second one", error);
+                return 1;
         }
         manager_set_callbacks(
             d.manager,

@@ -27,6 +27,8 @@ chmod 755 "$TMP" # the non-root client must reach the bus socket
 MON_PIDS=()
 ADDR=unix:path=$TMP/bus
 LOG=$TMP/placementd.log
+# the per-URI instance locks of the daemons started here, not the host's /run/placementd
+export RUNTIME_DIRECTORY=$TMP/run
 PD_LOG=$LOG
 CONF=$TMP/placementd.conf
 OUT=$TMP/out
@@ -888,3 +890,53 @@ result "libvirt never answering: GetStatus answers (rc $RC)" "$([ "$RC" -eq 0 ] 
 kill -TERM "$NPD"
 wait_for 5 sh -c "! kill -0 $NPD 2>/dev/null"
 result "libvirt never answering: SIGTERM stops the daemon within 5 s" "$(! kill -0 "$NPD" 2>/dev/null; echo $?)"
+
+# ---- one placementd per libvirt URI --------------------------------------------------------------------
+# The bus name keeps out only a second daemon on the same bus: two daemons on one URI with other buses (or
+# none) would undo each other's pins. The lock is taken before connecting, so a URI to a socket that is not
+# there shows it without a libvirtd.
+LURI="qemu:///system?socket=$TMP/no-libvirt-sock"
+OTHER="qemu:///session?socket=$TMP/no-libvirt-sock"
+: >"$TMP/first.log"
+"$PLACEMENTD" --connect="$LURI" --topology="$TOPOLOGY" --bus=none --foreground >>"$TMP/first.log" 2>&1 &
+FIRST=$!
+MON_PIDS+=("$FIRST")
+wait_for 10 grep -q "Cannot connect to $LURI" "$TMP/first.log"
+run "$PLACEMENTD" --connect="$LURI" --topology="$TOPOLOGY" --bus-address="unix:path=$TMP/no-bus" --foreground
+result "a second placementd on the same URI, another bus: exit 1 (rc $RC) naming the first one's pid" \
+    "$([ "$RC" -eq 1 ] &&
+        grep -qF "another placementd (pid $FIRST) already places the domains of qemu:///system; not starting a second one" "$ERR"; echo $?)"
+note "$(grep -F 'another placementd' "$ERR")"
+result "  it never connected to libvirt" "$(! grep -q 'Cannot connect' "$ERR"; echo $?)"
+result "  the first one runs on" "$(pid_alive "$FIRST"; echo $?)"
+# another URI is another lock: a daemon on it runs, and a reload of it to the held URI is refused
+printf '[Libvirt]\nURI=%s\n[DBus]\nBus=none\n' "$OTHER" >"$TMP/other.conf"
+: >"$TMP/other.log"
+"$PLACEMENTD" --config="$TMP/other.conf" --topology="$TOPOLOGY" --foreground >>"$TMP/other.log" 2>&1 &
+SECOND=$!
+MON_PIDS+=("$SECOND")
+wait_for 10 grep -q "Cannot connect to $OTHER" "$TMP/other.log"
+result "a placementd on another URI runs beside it" "$(pid_alive "$SECOND"; echo $?)"
+printf '[Libvirt]\nURI=%s\n[DBus]\nBus=none\n' "$LURI" >"$TMP/other.conf"
+kill -HUP "$SECOND"
+wait_for 5 grep -q 'Reloading the configuration failed' "$TMP/other.log"
+result "  its reload to the held URI is refused, saying why" \
+    "$(grep -qF "[Libvirt] URI=: another placementd (pid $FIRST) already places the domains of qemu:///system; keeping qemu:///session" "$TMP/other.log"; echo $?)"
+note "$(grep -F 'another placementd' "$TMP/other.log")"
+result "  it still connects to its own URI" \
+    "$(sleep 2; ! grep -q "Libvirt URI changed" "$TMP/other.log" && pid_alive "$SECOND"; echo $?)"
+stop_pid "$FIRST"
+kill -HUP "$SECOND"
+wait_for 5 grep -q "Libvirt URI changed to $LURI" "$TMP/other.log"
+result "  the first one gone, the same reload takes the URI" "$(grep -q "Libvirt URI changed to $LURI" "$TMP/other.log"; echo $?)"
+run "$PLACEMENTD" --connect="$LURI" --topology="$TOPOLOGY" --bus=none --foreground
+result "  and now keeps out another daemon on it (rc $RC)" \
+    "$([ "$RC" -eq 1 ] && grep -qF "another placementd (pid $SECOND)" "$ERR"; echo $?)"
+stop_pid "$SECOND"
+timeout 3 "$PLACEMENTD" --connect=test:///default --topology="$TOPOLOGY" --bus=none --foreground \
+    >"$TMP/test-a.log" 2>&1 &
+TEST_A=$!
+run timeout 3 "$PLACEMENTD" --connect=test:///default --topology="$TOPOLOGY" --bus=none --foreground
+wait "$TEST_A"
+result "two daemons on the test driver (each its own host) both run (rc $RC and $?)" \
+    "$([ "$RC" -eq 124 ] && grep -q 'test: placed' "$TMP/test-a.log" && grep -q 'test: placed' "$ERR"; echo $?)"
