@@ -33,7 +33,18 @@ START_TEST(test_text_safe)
              "bom",
              "\\u{feff}bom"},
             {"x\xe3\x85\xa4", "x\\u{3164}"}, /* a Hangul filler: looks like nothing */
-            {"bad\xff", "bad\\xff"},         /* not UTF-8 */
+            /* spaces other than U+0020 read as one: "stop a\u00a0" must not read as "stop a " */
+            {"a\xc2\xa0", "a\\xa0"},
+            {"a\xe2\x80\x80"
+             "b\xe2\x80\x8a"
+             "c",
+             "a\\u{2000}b\\u{200a}c"}, /* en quad, hair space */
+            {"a\xe2\x80\xaf"
+             "b\xe2\x81\x9f"
+             "c\xe3\x80\x80"
+             "d\xe1\x9a\x80",
+             "a\\u{202f}b\\u{205f}c\\u{3000}d\\u{1680}"}, /* narrow, math, ideographic, ogham */
+            {"bad\xff", "bad\\xff"},                      /* not UTF-8 */
             {"caf\xc3\xa9 \xe6\x97\xa5", "caf\xc3\xa9 \xe6\x97\xa5"},
             /* a backslash as virsh writes it: a name holding the text \x0d is not one holding a CR */
             {"a\\b", "a\\x5cb"},

@@ -7,8 +7,9 @@
 #include <string.h>
 
 /* Controls (C0, DEL, C1), format characters (bidi overrides and marks, zero-width spaces and joiners, the
- * BOM: each reorders text or shows as nothing), line and paragraph separators, and the Hangul fillers
- * that draw as blanks: any of them lets one name pass for another or forge a line. */
+ * BOM: each reorders text or shows as nothing), line and paragraph separators, spaces other than U+0020
+ * (the no-break, en, em, thin, ideographic... spaces, Unicode Zs: each reads as an ordinary space), and
+ * the Hangul fillers that draw as blanks: any of them lets one name pass for another or forge a line. */
 static bool unsafe(gunichar c)
 {
         GUnicodeType type;
@@ -19,8 +20,8 @@ static bool unsafe(gunichar c)
                 return false;
         type = g_unichar_type(c);
         return type == G_UNICODE_FORMAT || type == G_UNICODE_LINE_SEPARATOR ||
-               type == G_UNICODE_PARAGRAPH_SEPARATOR || c == 0x115f || c == 0x1160 || c == 0x3164 ||
-               c == 0xffa0;
+               type == G_UNICODE_PARAGRAPH_SEPARATOR || type == G_UNICODE_SPACE_SEPARATOR || c == 0x115f ||
+               c == 0x1160 || c == 0x3164 || c == 0xffa0;
 }
 
 /* What text_safe() escapes; a backslash too when it escapes one (names), so that an escape in the output
