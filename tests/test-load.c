@@ -91,6 +91,31 @@ START_TEST(test_busy_after_the_half_life_from_zero)
 }
 END_TEST
 
+/* A steady sample is reached exactly, rising or falling: rising from 0 to 0.5 once stopped at 0.499999999
+ * (the step rounded to nothing), and a vCPU exactly half busy never counted as busy */
+START_TEST(test_converges_to_the_sample)
+{
+        g_autoptr(DomainLoad) up = domain_load_new();
+        g_autoptr(DomainLoad) down = domain_load_new();
+        double idle = 0, half = 0.5, busy = 1, quarter = 0.25;
+
+        ck_assert_int_eq(domain_load_update(up, &idle, 1, 0, 5, LOAD_SMOOTHING(0), NULL), 0);
+        ck_assert_int_eq(domain_load_update(down, &busy, 1, 2, 5, LOAD_SMOOTHING(0), NULL), 0);
+        for (int i = 0; i < 200; i++) {
+                ck_assert_int_eq(domain_load_update(up, &half, 1, 0.5, 5, LOAD_SMOOTHING(0), NULL), 0);
+                ck_assert_int_eq(domain_load_update(down, &quarter, 1, 0.25, 5, LOAD_SMOOTHING(0), NULL), 0);
+        }
+        ck_assert(up->vcpu_busy[0] >= 0.5 && up->vcpu_busy[0] <= 0.5);
+        ck_assert(up->host_busy >= 0.5 && up->host_busy <= 0.5);
+        ck_assert_uint_eq(domain_load_busy_vcpus(up, 1), 1);
+        ck_assert(down->vcpu_busy[0] >= 0.25 && down->vcpu_busy[0] <= 0.25);
+        ck_assert(down->host_busy >= 0.25 && down->host_busy <= 0.25);
+        /* and stays there */
+        ck_assert_int_eq(domain_load_update(up, &half, 1, 0.5, 5, LOAD_SMOOTHING(0), NULL), 0);
+        ck_assert(up->vcpu_busy[0] >= 0.5 && up->vcpu_busy[0] <= 0.5);
+}
+END_TEST
+
 START_TEST(test_bad_samples)
 {
         g_autoptr(DomainLoad) l = domain_load_new();
@@ -230,6 +255,7 @@ static Suite *load_suite(void)
         tcase_add_test(tc, test_half_life);
         tcase_add_test(tc, test_rises_show_sooner);
         tcase_add_test(tc, test_busy_after_the_half_life_from_zero);
+        tcase_add_test(tc, test_converges_to_the_sample);
         tcase_add_test(tc, test_bad_samples);
         tcase_add_test(tc, test_hotplug_keeps_smoothing);
         tcase_add_test(tc, test_warmup_sets_start_up_aside);

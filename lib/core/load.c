@@ -45,14 +45,27 @@ static int check_sample(const double *vcpu_busy, unsigned nvcpus, double host_bu
         return 0;
 }
 
+/* a == b, without -Wfloat-equal's complaint: here exactness is the point */
+static bool same(double a, double b)
+{
+        return !(a < b) && !(a > b);
+}
+
 /* old moved towards the sample x by the weight of an interval_sec step, rising or falling; rounded to a
  * billionth, so that a step reaches a threshold when its arithmetic says it does (from 0 to 1, two
- * 5 s samples of a 10 s half-life are 0.5, not 0.49999999999999994) */
+ * 5 s samples of a 10 s half-life are 0.5, not 0.49999999999999994). A step that rounds to nothing takes
+ * the sample itself: otherwise a value stops a billionth or a few short of a steady sample (rising from
+ * 0 to 0.5, at 0.499999999 for ever: a vCPU exactly half busy would never count as busy). */
 static double smooth(double old, double x, double interval_sec, LoadSmoothing sm)
 {
         double half_life = x > old ? sm.rise_sec : sm.fall_sec;
-        double v = round((old + (1.0 - exp2(-interval_sec / half_life)) * (x - old)) * 1e9) / 1e9;
+        double v;
 
+        if (same(x, old))
+                return old;
+        v = round((old + (1.0 - exp2(-interval_sec / half_life)) * (x - old)) * 1e9) / 1e9;
+        if (same(v, old))
+                return x;
         return v < 1e-6 ? 0 : v; /* a fall ends at 0, not stuck on the last billionth */
 }
 
