@@ -28,6 +28,7 @@ typedef struct Sim {
         const SimParams *p;
         Ledger *ledger;     /* the engine's */
         GPtrArray *domains; /* SimDomain*, in start order */
+        GHashTable *index;  /* a running domain's name -> its index in domains + 1 */
         GPtrArray *plans;   /* their plans, same order (for Occupancy) */
         Occupancy *occ;
         SetScan *scan;
@@ -75,12 +76,11 @@ static void sim_domain_free(SimDomain *d)
         g_free(d);
 }
 
+/* By name, not by a scan: heal passes and starts look every ledger key up (load_pu_busy()), which made
+ * a replay cubic in the domains running. */
 static int find_domain(const Sim *s, const char *name)
 {
-        for (unsigned i = 0; i < s->domains->len; i++)
-                if (g_str_equal(((SimDomain *)g_ptr_array_index(s->domains, i))->name, name))
-                        return (int)i;
-        return -1;
+        return (int)GPOINTER_TO_UINT(g_hash_table_lookup(s->index, name)) - 1;
 }
 
 static const DomainLoad *lookup_load(const char *key, void *userdata)
@@ -459,6 +459,7 @@ static void start(Sim *s, const TraceEvent *e)
         }
         g_ptr_array_add(s->domains, d);
         g_ptr_array_add(s->plans, d->plan);
+        g_hash_table_insert(s->index, d->name, GUINT_TO_POINTER(s->domains->len));
         s->dirty = true;
 }
 
@@ -468,8 +469,13 @@ static void stop(Sim *s, unsigned i)
 
         if (s->ledger)
                 ledger_release(s->ledger, d->name);
+        g_hash_table_remove(s->index, d->name);
         g_ptr_array_remove_index(s->plans, i);
         g_ptr_array_remove_index(s->domains, i); /* frees d and its plan */
+        /* those after it move down by one */
+        for (unsigned k = i; k < s->domains->len; k++)
+                g_hash_table_insert(s->index, ((SimDomain *)g_ptr_array_index(s->domains, k))->name,
+                                    GUINT_TO_POINTER(k + 1));
         s->r->stops += measuring(s);
         s->dirty = true;
         heal_soon(s);
@@ -570,6 +576,7 @@ int sim_replay(const Topology *t, const SimParams *p, const GPtrArray *trace, Si
             .p = p,
             .ledger = p->placer ? NULL : ledger_new(t),
             .domains = g_ptr_array_new_with_free_func((GDestroyNotify)sim_domain_free),
+            .index = g_hash_table_new(g_str_hash, g_str_equal), /* keys: the domains' names */
             .plans = g_ptr_array_new(),
             .occ = occupancy_new(t),
             .scan = setscan_new(t),
@@ -594,6 +601,7 @@ int sim_replay(const Topology *t, const SimParams *p, const GPtrArray *trace, Si
                 report(&s);
         ledger_free(s.ledger);
         g_ptr_array_unref(s.plans);
+        g_hash_table_unref(s.index);
         g_ptr_array_unref(s.domains);
         occupancy_free(s.occ);
         setscan_free(s.scan);
