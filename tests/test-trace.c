@@ -172,6 +172,9 @@ START_TEST(test_load_and_tick_errors)
             {"start a 1 1G busy=\n", "t:1: busy= must be a fraction"},
             {"start a 1 1G busy=0.5 busy=0.5\n", "t:1: busy= or host= given twice"},
             {"start a 1 1G host=5000\n", "t:1: host= must be a number of cores"},
+            /* above what the daemon counts a domain with: the run would score less than the trace says */
+            {"start a 1 1G host=1025\n", "t:1: host= must be a number of cores from 0 to 1024"},
+            {"load a busy=0 host=2000\n", "t:1: host= must be a number of cores from 0 to 1024"},
             {"start a 1 1G fast\n", "t:1: expected busy=F or host=F"},
             {"start a 1 1G busy=1 host=1 x\n", "t:1: expected 'start NAME VCPUS MEMORY [busy=F] [host=F]'"},
             {"\nload a\n", "t:2: expected 'load NAME busy=F [host=F]'"},
@@ -191,6 +194,11 @@ START_TEST(test_load_and_tick_errors)
                 g_autofree char *err = NULL;
                 ck_assert_int_eq(trace_parse(cases[i].text, "t", &ev, &err), -EINVAL);
                 ck_assert_msg(strstr(err, cases[i].needle), "'%s' gave '%s'", cases[i].text, err);
+        }
+        {
+                g_autoptr(GPtrArray) ev = NULL;
+                ck_assert_int_eq(trace_parse("start a 1 1G host=1024\n", "t", &ev, NULL), 0);
+                ck_assert_double_eq_tol(((TraceEvent *)g_ptr_array_index(ev, 0))->host, 1024, 1e-9);
         }
 }
 END_TEST

@@ -236,6 +236,9 @@ static bool parse_fraction(const char *text, double max, double *ret)
         return true;
 }
 
+/* host='s limit as its message spells it out */
+G_STATIC_ASSERT((int)TRACE_HOST_MAX == 1024);
+
 /* The busy= and host= words after a start's or a load's fixed words, each at most once. */
 static const char *parse_load_options(char **words, TraceEvent *e)
 {
@@ -248,7 +251,7 @@ static const char *parse_load_options(char **words, TraceEvent *e)
                         seen_busy = true;
                 } else if (g_str_has_prefix(*w, "host=") && !e->has_host) {
                         if (!parse_fraction(*w + 5, TRACE_HOST_MAX, &e->host))
-                                return "host= must be a number of cores from 0 to 4096 such as 0.5";
+                                return "host= must be a number of cores from 0 to 1024 such as 0.5";
                         e->has_host = true;
                 } else if (g_str_has_prefix(*w, "busy=") || g_str_has_prefix(*w, "host=")) {
                         return "busy= or host= given twice";

@@ -23,6 +23,7 @@
 #include <stdint.h>
 
 #include "domain-xml.h"
+#include "load.h"
 
 #define TRACE_NAME_MAX   256u
 #define TRACE_EVENTS_MAX 1000000u
@@ -31,8 +32,10 @@
 #define TRACE_DOMAIN_FILES_MAX (16u << 20)
 /* A trace file: room for the most events at about 64 bytes a line. */
 #define TRACE_FILE_MAX (64u << 20)
-/* The most host-side cores a domain's load line may claim, and the longest tick (a year). */
-#define TRACE_HOST_MAX 4096.0
+/* The most host-side cores a domain's load line may claim: what the daemon counts a domain with at most
+ * (LOAD_HOST_BUSY_MAX), so that the simulator scores the load the trace says, never less (a larger one
+ * ran below its own bound); and the longest tick (a year). */
+#define TRACE_HOST_MAX LOAD_HOST_BUSY_MAX
 #define TRACE_TICK_MAX (365.0 * 86400.0)
 
 typedef enum TraceOp {
