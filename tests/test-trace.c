@@ -203,6 +203,28 @@ START_TEST(test_load_and_tick_errors)
 }
 END_TEST
 
+/* A line longer than TRACE_LINE_MAX is refused, naming its line, before it is split into words. */
+START_TEST(test_long_line)
+{
+        g_autofree char *pad = g_strnfill(TRACE_LINE_MAX - 2, 'x');
+        g_autofree char *fits = g_strdup_printf("start a 1 1G\n# %s\ntick 1\n", pad); /* 4096 bytes */
+        g_autofree char *over = g_strdup_printf("start a 1 1G\n#x %s\ntick 1\n", pad);
+        g_autofree char *words = g_strnfill(TRACE_LINE_MAX + 1, ' ');
+        g_autoptr(GPtrArray) ev = NULL;
+        g_autoptr(GPtrArray) none = NULL;
+        g_autofree char *err = NULL;
+
+        ck_assert_int_eq(trace_parse(fits, "t", &ev, NULL), 0);
+        ck_assert_uint_eq(ev->len, 2);
+        ck_assert_int_eq(trace_parse(over, "t", &none, &err), -EINVAL);
+        ck_assert_str_eq(err, "t:2: line longer than 4096 bytes");
+        g_clear_pointer(&err, g_free);
+        words[0] = 's';
+        ck_assert_int_eq(trace_parse(words, "t", &none, &err), -EINVAL);
+        ck_assert_str_eq(err, "t:1: line longer than 4096 bytes");
+}
+END_TEST
+
 /* 'domain FILE.xml': the domain a definition file defines, the path taken from the trace's directory. */
 START_TEST(test_domain_lines)
 {
@@ -326,6 +348,7 @@ static Suite *trace_suite(void)
         tcase_add_test(tc, test_load_file);
         tcase_add_test(tc, test_load_and_tick);
         tcase_add_test(tc, test_load_and_tick_errors);
+        tcase_add_test(tc, test_long_line);
         tcase_add_test(tc, test_domain_lines);
         tcase_add_test(tc, test_domain_lines_shared);
         tcase_add_test(tc, test_domain_files_limit);

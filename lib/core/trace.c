@@ -315,7 +315,6 @@ static const char *parse_tick_line(char **words, unsigned nwords, TraceEvent **r
 int trace_parse(const char *text, const char *source, GPtrArray **ret, char **ret_error)
 {
         g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func((GDestroyNotify)trace_event_free);
-        g_auto(GStrv) lines = NULL;
         g_autoptr(GHashTable) by_path =
             g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)trace_domain_unref);
         DomainFiles files = {.by_path = by_path, .budget = TRACE_DOMAIN_FILES_MAX};
@@ -326,17 +325,25 @@ int trace_parse(const char *text, const char *source, GPtrArray **ret, char **re
                         *ret_error = g_strdup_printf("%s: not valid UTF-8 text", source);
                 return -EINVAL;
         }
-        lines = g_strsplit(text, "\n", -1);
 
-        for (char **l = lines; *l; l++) {
+        for (const char *p = text; p; p = strchr(p, '\n') ? strchr(p, '\n') + 1 : NULL) {
+                const char *end = strchrnul(p, '\n');
                 g_auto(GStrv) words = NULL;
-                g_autofree char *line = g_strstrip(g_strdup(*l));
+                g_autofree char *line = NULL;
                 g_autofree char *domain_error = NULL;
                 const char *bad = NULL;
                 TraceEvent *e = NULL;
                 unsigned nwords;
 
                 lineno++;
+                /* refused before it is copied or split: one giant line cost ~18 times its size */
+                if (end - p > TRACE_LINE_MAX) {
+                        if (ret_error)
+                                *ret_error = g_strdup_printf("%s:%u: line longer than %u bytes", source,
+                                                             lineno, TRACE_LINE_MAX);
+                        return -EINVAL;
+                }
+                line = g_strstrip(g_strndup(p, (gsize)(end - p)));
                 if (!*line || line[0] == '#')
                         continue;
                 words = split_words(line);

@@ -25,7 +25,10 @@
 #include "domain-xml.h"
 #include "load.h"
 
-#define TRACE_NAME_MAX   256u
+#define TRACE_NAME_MAX 256u
+/* A line, blanks and comment included: a start line is short (a name of TRACE_NAME_MAX and a few
+ * numbers); a longer one is refused before it is split into words. */
+#define TRACE_LINE_MAX   4096u
 #define TRACE_EVENTS_MAX 1000000u
 /* The domain files one trace names ('domain FILE.xml'), in all: each file is read once however many lines
  * name it. */
