@@ -110,6 +110,16 @@ START_TEST(test_converges_to_the_sample)
         ck_assert_uint_eq(domain_load_busy_vcpus(up, 1), 1);
         ck_assert(down->vcpu_busy[0] >= 0.25 && down->vcpu_busy[0] <= 0.25);
         ck_assert(down->host_busy >= 0.25 && down->host_busy <= 0.25);
+        /* a sample a rounding error off the value is taken, not the nearest billionth */
+        {
+                g_autoptr(DomainLoad) l = domain_load_new();
+                double x = 0.123456789123, y = nextafter(x, 1.0), z = nextafter(x, 0.0);
+                ck_assert_int_eq(domain_load_update(l, &x, 1, x, 5, LOAD_SMOOTHING(0), NULL), 0);
+                ck_assert_int_eq(domain_load_update(l, &y, 1, y, 5, LOAD_SMOOTHING(0), NULL), 0);
+                ck_assert(fabs(l->vcpu_busy[0] - x) < 1e-15 && fabs(l->host_busy - x) < 1e-15);
+                ck_assert_int_eq(domain_load_update(l, &z, 1, z, 5, LOAD_SMOOTHING(0), NULL), 0);
+                ck_assert(fabs(l->vcpu_busy[0] - x) < 1e-15 && fabs(l->host_busy - x) < 1e-15);
+        }
         /* and stays there */
         ck_assert_int_eq(domain_load_update(up, &half, 1, 0.5, 5, LOAD_SMOOTHING(0), NULL), 0);
         ck_assert(up->vcpu_busy[0] >= 0.5 && up->vcpu_busy[0] <= 0.5);

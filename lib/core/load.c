@@ -53,9 +53,10 @@ static bool same(double a, double b)
 
 /* old moved towards the sample x by the weight of an interval_sec step, rising or falling; rounded to a
  * billionth, so that a step reaches a threshold when its arithmetic says it does (from 0 to 1, two
- * 5 s samples of a 10 s half-life are 0.5, not 0.49999999999999994). A step that rounds to nothing takes
- * the sample itself: otherwise a value stops a billionth or a few short of a steady sample (rising from
- * 0 to 0.5, at 0.499999999 for ever: a vCPU exactly half busy would never count as busy). */
+ * 5 s samples of a 10 s half-life are 0.5, not 0.49999999999999994). A step that rounds to nothing (or to
+ * the sample or past it) takes the sample itself: otherwise a value stops a billionth or a few short of a
+ * steady sample (rising from 0 to 0.5, at 0.499999999 for ever: a vCPU exactly half busy would never count
+ * as busy), and a sample a rounding error off the value does not snap it to the nearest billionth. */
 static double smooth(double old, double x, double interval_sec, LoadSmoothing sm)
 {
         double half_life = x > old ? sm.rise_sec : sm.fall_sec;
@@ -64,8 +65,8 @@ static double smooth(double old, double x, double interval_sec, LoadSmoothing sm
         if (same(x, old))
                 return old;
         v = round((old + (1.0 - exp2(-interval_sec / half_life)) * (x - old)) * 1e9) / 1e9;
-        if (same(v, old))
-                return x;
+        if (x > old ? v <= old || v >= x : v >= old || v <= x)
+                return x;        /* rounded to nothing (or past the sample, off the billionths) */
         return v < 1e-6 ? 0 : v; /* a fall ends at 0, not stuck on the last billionth */
 }
 
