@@ -114,6 +114,7 @@ typedef struct SimParams {
         bool oracle_load;         /* the engine and healer see the true load at once, unsmoothed */
         bool heal_every_interval; /* a heal pass at every measurement, armed or not */
         bool heal_unbounded;      /* no move cap, memory budget or cool-down */
+        bool step_every_sample;   /* a measurement at a time even once nothing changes (sim_replay()) */
 } SimParams;
 
 /* What the daemon would do with configuration c (which must outlive p). */

@@ -203,6 +203,66 @@ START_TEST(test_replay_oracle_load)
 }
 END_TEST
 
+/* Once every load is learned and no heal pass is armed, a long tick goes to its last measurements at
+ * once: the figures those measurements one at a time give, on a trace whose loads settle between its
+ * events (the jump covers most of each tick). */
+START_TEST(test_replay_settled_jump)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 2, 4 * GiB, NULL);
+        g_autoptr(Config) c = config_new_default();
+        g_autoptr(GPtrArray) trace = NULL;
+        g_autofree char *error = NULL;
+        SimParams p;
+        SimReport jump, step;
+
+        ck_assert_int_eq(trace_parse("start a 2 1G busy=1 host=0.3\nstart b 2 1G busy=0.7\n"
+                                     "start c 2 1G busy=0.6 host=0.1\ntick 1000\nload b busy=0.9\n"
+                                     "tick 5000.5\nstop b\ntick 3000.25\nload c busy=0.123456789123\n"
+                                     "tick 86400\n",
+                                     "t", &trace, &error),
+                         0);
+        sim_params_from_config(&p, c);
+        ck_assert_int_eq(sim_replay(t, &p, trace, &jump, &error), 0);
+        p.step_every_sample = true;
+        ck_assert_int_eq(sim_replay(t, &p, trace, &step, &error), 0);
+        ck_assert_double_eq_tol(jump.seconds, step.seconds, 1e-9);
+        ck_assert_uint_eq(jump.moves, step.moves);
+        ck_assert_uint_eq(jump.host_thread_moves, step.host_thread_moves);
+        ck_assert_uint_eq(jump.largest_fit_min, step.largest_fit_min);
+        ck_assert_double_eq_tol(jump.capacity_lost, step.capacity_lost, 1e-12);
+        ck_assert_double_eq_tol(jump.bound_capacity_lost, step.bound_capacity_lost, 1e-12);
+        ck_assert_double_eq_tol(jump.shared_vcpu_fraction, step.shared_vcpu_fraction, 1e-12);
+        ck_assert_double_eq_tol(jump.busy_contended_fraction, step.busy_contended_fraction, 1e-12);
+        ck_assert_double_eq_tol(jump.busy_vcpus_mean, step.busy_vcpus_mean, 1e-12);
+        ck_assert_double_eq_tol(jump.largest_fit_mean, step.largest_fit_mean, 1e-12);
+        ck_assert_double_eq_tol(jump.mean_memory_distance, step.mean_memory_distance, 1e-12);
+        ck_assert_uint_gt(jump.moves, 0); /* a case where heal works between the long stretches */
+}
+END_TEST
+
+/* A year's tick of 100 settled domains, ten times over: a few measurements each, not six million. */
+START_TEST(test_replay_settled_years)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 8, 2, 64 * GiB, NULL);
+        g_autoptr(Config) c = config_new_default();
+        g_autoptr(GString) text = g_string_new(NULL);
+        g_autoptr(GPtrArray) trace = NULL;
+        g_autofree char *error = NULL;
+        SimParams p;
+        SimReport r;
+
+        for (unsigned i = 0; i < 100; i++)
+                g_string_append_printf(text, "start d%u 1 1M busy=0.%u\n", i, i % 10);
+        for (unsigned i = 0; i < 10; i++)
+                g_string_append(text, "tick 31536000\n");
+        ck_assert_int_eq(trace_parse(text->str, "t", &trace, &error), 0);
+        sim_params_from_config(&p, c);
+        ck_assert_int_eq(sim_replay(t, &p, trace, &r, &error), 0);
+        ck_assert_double_eq_tol(r.seconds, 10 * 31536000.0, 1e-3);
+        ck_assert_double_eq_tol(r.busy_vcpus_mean, 50, 1e-3); /* busy=0.5 to 0.9: half of them */
+}
+END_TEST
+
 /* A replay's error names the domain as plan does: a bidi override or a C1 control in a trace's name is
  * escaped, not handed to the terminal (check_name() refuses only ASCII controls). */
 START_TEST(test_replay_error_name_escaped)
@@ -349,6 +409,8 @@ static Suite *bound_suite(void)
         tcase_add_test(tc, test_bound_with_host);
         tcase_add_test(tc, test_bound_many_layers);
         tcase_add_test(tc, test_replay_oracle_load);
+        tcase_add_test(tc, test_replay_settled_jump);
+        tcase_add_test(tc, test_replay_settled_years);
         tcase_add_test(tc, test_replay_error_name_escaped);
         tcase_add_test(tc, test_bound_against_every_placement);
         tcase_add_test(tc, test_bound_below_every_policy);
