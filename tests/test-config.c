@@ -138,6 +138,42 @@ START_TEST(test_bad_values_name_key_and_allowed)
 }
 END_TEST
 
+/* A URI libvirt would refuse once placementd let go of the running connection's domains is refused where
+ * it is written: one without a scheme, a qemu URI whose path libvirt's QEMU driver does not serve (a typo);
+ * every other driver's path is libvirt's to judge. */
+START_TEST(test_uri_checked)
+{
+        const char *bad[] = {"qemu:///sytem",   "qemu:///nonexistent", "qemu+ssh://kvm1/",
+                             "qemu+ssh://kvm1", "qemu:system",         "/var/run/libvirt/libvirt-sock",
+                             "1qemu:///system", ":///system"};
+        const char *good[] = {"qemu:///system",
+                              "qemu:///session",
+                              "qemu:///embed?root=/tmp/x",
+                              "qemu+ssh://admin@kvm1/system?keyfile=/root/k",
+                              "qemu:///system?socket=/x",
+                              "qemu+tls://kvm1.example.org/system",
+                              "test:///default",
+                              "test:///no-such-file.xml",
+                              "lxc:///system",
+                              "ch:///session"};
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
+                g_autofree char *text = g_strdup_printf("[Libvirt]\nURI=%s\n", bad[i]);
+                g_autofree char *e = load_fail(text);
+                ck_assert_msg(strstr(e, "[Libvirt] URI: invalid value") &&
+                                  strstr(e, "/system, /session or /embed"),
+                              "%s: %s", bad[i], e);
+        }
+        for (unsigned i = 0; i < G_N_ELEMENTS(good); i++) {
+                g_autofree char *text = g_strdup_printf("[Libvirt]\nURI=%s\n", good[i]);
+                g_autoptr(Config) c = NULL;
+                g_autofree char *err = NULL;
+                ck_assert_msg(config_load_data(text, "test.conf", &c, &err) == 0, "%s: %s", good[i], err);
+                ck_assert_str_eq(c->uri, good[i]);
+        }
+}
+END_TEST
+
 /* GKeyFile takes no comment after a value: such a value is still refused, and the error says where
  * comments go; a bad value without one gets no such hint */
 START_TEST(test_inline_comment_hint)
@@ -563,6 +599,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_defaults);
         tcase_add_test(tc, test_every_key);
         tcase_add_test(tc, test_bad_values_name_key_and_allowed);
+        tcase_add_test(tc, test_uri_checked);
         tcase_add_test(tc, test_heal_and_load_keys);
         tcase_add_test(tc, test_unknown_and_syntax);
         tcase_add_test(tc, test_bad_lines_not_quoted);

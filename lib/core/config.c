@@ -179,6 +179,44 @@ static int parse_string(const char *v, Config *c, size_t offset, const char **al
         return 0;
 }
 
+/*
+ * A libvirt connection URI as libvirt would take it, where that can be told without asking libvirt: a
+ * scheme, and for QEMU's driver (qemu:, qemu+ssh: and the like) the path libvirt accepts, /system,
+ * /session or /embed. A typo there (qemu:///sytem) is refused where it is written: libvirt refuses it only
+ * once placementd has let go of every domain of the running connection, and then for ever.
+ */
+static bool uri_plausible(const char *uri)
+{
+        const char *colon = strchr(uri, ':'), *path;
+        g_autofree char *scheme = NULL;
+        size_t len;
+
+        if (!colon || colon == uri || !g_ascii_isalpha(uri[0]))
+                return false;
+        scheme = g_strndup(uri, (gsize)(colon - uri));
+        for (const char *s = scheme; *s; s++)
+                if (!g_ascii_isalnum(*s) && !strchr("+.-", *s))
+                        return false;
+        if (strcmp(scheme, "qemu") != 0 && !g_str_has_prefix(scheme, "qemu+"))
+                return true;
+        if (!g_str_has_prefix(colon, "://"))
+                return false;
+        path = strchr(colon + 3, '/'); /* after the server part */
+        if (!path)
+                return false;
+        len = strcspn(path, "?#");
+        return (len == 7 && strncmp(path, "/system", len) == 0) ||
+               (len == 8 && strncmp(path, "/session", len) == 0) ||
+               (len == 6 && strncmp(path, "/embed", len) == 0);
+}
+
+static int parse_uri(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        if (!uri_plausible(v))
+                return -EINVAL;
+        return parse_string(v, c, offset, allowed);
+}
+
 int config_split_listen(const char *listen, char **ret_host, unsigned *ret_port)
 {
         const char *colon = strrchr(listen, ':');
@@ -256,7 +294,8 @@ static const ConfigKey config_keys[] = {
     {"Placement", "PlaceRunning", parse_bool, offsetof(Config, place_running), "yes, no"},
     {"Placement", "ReconcileSec", parse_seconds, offsetof(Config, reconcile_sec),
      "seconds from 0 (off) to 86400"},
-    {"Libvirt", "URI", parse_string, offsetof(Config, uri), "a libvirt connection URI"},
+    {"Libvirt", "URI", parse_uri, offsetof(Config, uri),
+     "a libvirt connection URI such as qemu:///system (a qemu URI's path is /system, /session or /embed)"},
     {"DBus", "Bus", parse_bus, offsetof(Config, bus), "system, session, none", CONFIG_KEY_RESTART},
     {"Metrics", "Listen", parse_listen, offsetof(Config, metrics_listen),
      "ADDRESS:PORT such as 127.0.0.1:9464 or [::1]:9464, :PORT for every address, or empty for off"},
