@@ -373,7 +373,6 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
                     emulator_away ? " on the nearest node with one (none was left on its own)" : "");
         }
         if (moved || back) {
-                g_autofree char *where = NULL;
                 plan->keep_memory = true; /* where it is: no binding to make again */
                 renew_nodes(t, plan, home);
                 policy_count_shared(&v, plan);
