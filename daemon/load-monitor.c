@@ -44,21 +44,14 @@ void load_monitor_free(LoadMonitor *lm)
         g_free(lm);
 }
 
-/* A vCPU that ran or waited for a host CPU this much of an interval never slept in it (a guest that
- * idles halts its vCPU, and the thread sleeps) */
-#define LOAD_RUNNABLE_ALL 0.9
-
 /*
  * A vCPU's busy fraction: what it ran plus what it waited for a host CPU, the wait counted up to as much
  * as it ran. Two busy vCPUs time-sharing one CPU each run half the time and wait the other half: both
  * fully busy. An idle vCPU that wakes often on a loaded host waits a little at every wake-up, which can
- * add up to far more than it runs: it stays idle. A vCPU that never slept wanted a CPU all along, however
- * little it got: five spinning vCPUs on one CPU each run a fifth and wait the rest, and each is busy.
+ * add up to far more than it runs: it stays idle.
  */
 static double vcpu_busy(double ran, double waited)
 {
-        if (ran + waited >= LOAD_RUNNABLE_ALL)
-                return MIN(ran + waited, 1.0);
         return ran + MIN(waited, ran);
 }
 
