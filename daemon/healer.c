@@ -117,9 +117,9 @@ static bool heal_enabled(const Manager *m)
         return heal_configured(m) && m->conn;
 }
 
-bool healer_enabled(const Manager *m)
+bool healer_configured(const Manager *m)
 {
-        return heal_enabled(m);
+        return heal_configured(m);
 }
 
 /* Arms the heal pass usec from now, unless one is armed as soon or sooner (it runs for both); a later
@@ -155,10 +155,14 @@ void healer_connected(Manager *m)
         manager_heal_soon(m, "a pass came due while libvirt was away");
 }
 
-void healer_reloaded(Manager *m, bool was_enabled)
+void healer_reloaded(Manager *m, bool was_configured)
 {
-        if (!was_enabled && heal_enabled(m))
+        if (was_configured || !heal_configured(m))
+                return;
+        if (m->conn)
                 manager_heal_soon(m, "healing turned on by the reload");
+        else
+                m->heal_owed = true; /* runs after the reconnect */
 }
 
 /* Whether a pass has a domain's request: a candidate the pass may move needs one. */

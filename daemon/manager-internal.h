@@ -218,10 +218,10 @@ void healer_done(Manager *m);
 /* Drops what heal passes read of the domain with uuid (NULL: of every domain): its decision, its
  * definition or the configuration changed, so the next pass that may move it reads it again. */
 void healer_forget_request(Manager *m, const char *uuid);
-/* Whether heal passes run: the configuration allows them and libvirt is connected. */
-bool healer_enabled(const Manager *m);
+/* Whether the configuration lets heal passes run (libvirt connected or not). */
+bool healer_configured(const Manager *m);
 /* After a reconnect's reconcile: a pass that came due while libvirt was away runs a HealInterval later. */
 void healer_connected(Manager *m);
-/* After a reload: a pass a HealInterval later when healing was off before it (was_enabled false) and is
- * on now, since departures while it was off armed none. */
-void healer_reloaded(Manager *m, bool was_enabled);
+/* After a reload: a pass a HealInterval later (after the reconnect when libvirt is away) when the
+ * configuration turned healing on (was_configured false), since departures while it was off armed none. */
+void healer_reloaded(Manager *m, bool was_configured);

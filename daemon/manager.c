@@ -855,7 +855,7 @@ void manager_set_config(Manager *m, Config *config)
 {
         bool uri_changed = !m->uri_override && g_strcmp0(config->uri, m->config->uri) != 0;
         bool apply_on = config->apply && !m->config->apply;
-        bool heal_before = healer_enabled(m);
+        bool heal_before = healer_configured(m);
         g_autoptr(CpuSet) newly_kept = kept_from_vcpus(m->topology, config);
 
         g_autoptr(CpuSet) kept_before = kept_from_vcpus(m->topology, m->config);

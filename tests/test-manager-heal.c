@@ -681,6 +681,39 @@ START_TEST(test_heal_turned_on_by_reload)
 }
 END_TEST
 
+/* Departures while healing is off, then a reload that turns it on while libvirt is away: the pass runs
+ * after the reconnect. */
+START_TEST(test_heal_turned_on_while_away)
+{
+        Manager *m = new_manager("[Placement]\nHeal=no\nHealInterval=1\n");
+        virDomainPtr doms[4];
+        Config *c = NULL;
+        g_autofree char *err = NULL;
+        struct timeval zero = {0, 0};
+
+        fill(m, doms);
+        stop(m, doms[1]);
+        stop(m, doms[2]);
+        spin(1500);
+        ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_OVERCOMMITTED);
+        m->backoff_sec = 2;
+        evtimer_add(m->teardown_ev, &zero);
+        spin(300);
+        ck_assert_ptr_null(m->conn);
+        ck_assert_int_eq(
+            config_load_data("[Placement]\nHeal=yes\nHealInterval=1\nLoadWarmup=0\n", "test.conf", &c, &err),
+            0);
+        manager_set_config(m, c);
+        for (unsigned i = 0; i < 40 && !m->conn; i++)
+                spin(100);
+        ck_assert_ptr_nonnull(m->conn);
+        spin(3000);
+        ck_assert_msg(manager_lookup(m, "h-c")->result == DECISION_PLACED, "%s",
+                      manager_lookup(m, "h-c")->reason);
+        unfill(m, doms);
+}
+END_TEST
+
 /* An unplug (no libvirt event) shows in the bulk statistics' vCPU count: followed then, not at the next
  * reconcile (ReconcileSec=0 here: none). */
 START_TEST(test_unplug_followed_from_stats)
@@ -1176,6 +1209,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_unplug_followed_from_stats);
         tcase_add_test(tc, test_heal_after_reconnect);
         tcase_add_test(tc, test_heal_turned_on_by_reload);
+        tcase_add_test(tc, test_heal_turned_on_while_away);
         tcase_add_test(tc, test_overcommitted_no_more_after_departures);
         tcase_add_test(tc, test_beside_held_emulator_stays_overcommitted);
         tcase_add_test(tc, test_departure_places_unplaceable);
