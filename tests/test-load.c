@@ -123,6 +123,22 @@ START_TEST(test_converges_to_the_sample)
         /* and stays there */
         ck_assert_int_eq(domain_load_update(up, &half, 1, 0.5, 5, LOAD_SMOOTHING(0), NULL), 0);
         ck_assert(up->vcpu_busy[0] >= 0.5 && up->vcpu_busy[0] <= 0.5);
+        /* tiny loads too, rising from 0 or falling to them: not floored at 0 */
+        {
+                g_autoptr(DomainLoad) rise = domain_load_new();
+                g_autoptr(DomainLoad) fall = domain_load_new();
+                double tiny = 2e-6, tinier = 5e-7;
+                ck_assert_int_eq(domain_load_update(rise, &idle, 1, 0, 5, LOAD_SMOOTHING(0), NULL), 0);
+                ck_assert_int_eq(domain_load_update(fall, &busy, 1, 1, 5, LOAD_SMOOTHING(0), NULL), 0);
+                for (int i = 0; i < 400; i++) {
+                        ck_assert_int_eq(
+                            domain_load_update(rise, &tiny, 1, tiny, 5, LOAD_SMOOTHING(0), NULL), 0);
+                        ck_assert_int_eq(
+                            domain_load_update(fall, &tinier, 1, tinier, 5, LOAD_SMOOTHING(0), NULL), 0);
+                }
+                ck_assert(rise->vcpu_busy[0] >= tiny && rise->vcpu_busy[0] <= tiny);
+                ck_assert(fall->vcpu_busy[0] >= tinier && fall->vcpu_busy[0] <= tinier);
+        }
 }
 END_TEST
 

@@ -66,8 +66,10 @@ static double smooth(double old, double x, double interval_sec, LoadSmoothing sm
                 return old;
         v = round((old + (1.0 - exp2(-interval_sec / half_life)) * (x - old)) * 1e9) / 1e9;
         if (x > old ? v <= old || v >= x : v >= old || v <= x)
-                return x;        /* rounded to nothing (or past the sample, off the billionths) */
-        return v < 1e-6 ? 0 : v; /* a fall ends at 0, not stuck on the last billionth */
+                return x; /* rounded to nothing (or past the sample, off the billionths) */
+        /* within a millionth of the sample: the sample (a fall to 0 ends at 0, not on the last billionth;
+         * a rise to 2e-6 is not floored at 0 for ever) */
+        return fabs(v - x) < 1e-6 ? x : v;
 }
 
 /* True when at least half of a sample of interval_sec that follows the warm-up samples seen so far still
