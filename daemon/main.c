@@ -706,9 +706,22 @@ static int run(int argc, char **argv)
         if (note)
                 log_notice("%s", note);
         log_topology(topology, config);
-        if (!args.foreground && !getenv("NOTIFY_SOCKET") && daemon(0, 1) < 0) {
-                log_error_errno(-errno, "Failed to detach: %m");
+        /* before anything connects, and before daemon(), so that a second daemon's exit status says it was
+         * refused (the child holds the lock its parent took, and writes its own pid into it). The bus name
+         * keeps out only a second daemon on the same bus. */
+        if (instance_lock_for(args.uri ? args.uri : config->uri, args.demo != NULL, &d.instance_lock,
+                              &error) < 0) {
+                log_error("%s; not starting a second one", error);
                 return 1;
+        }
+        if (!args.foreground && !getenv("NOTIFY_SOCKET")) {
+                g_autofree char *shown = uri_public(args.uri ? args.uri : config->uri);
+                if (daemon(0, 1) < 0) {
+                        log_error_errno(-errno, "Failed to detach: %m");
+                        return 1;
+                }
+                if (instance_lock_note_pid(d.instance_lock, shown) < 0)
+                        log_warning("Cannot write this daemon's pid into its instance lock file");
         }
         /* libvirt may arm watches from the thread that opens its connection (virt-event.h) */
         if (evthread_use_pthreads() < 0) {
@@ -726,12 +739,6 @@ static int run(int argc, char **argv)
         if (setup_demo(&d, args.demo, &error) < 0) {
                 log_error("%s", error);
                 return 2;
-        }
-        /* before anything connects; after daemon(), whose child is the pid the lock file names. The bus
-         * name keeps out only a second daemon on the same bus. */
-        if (instance_lock_for(manager_uri(d.manager), d.demo != NULL, &d.instance_lock, &error) < 0) {
-                log_error("%s; not starting a second one", error);
-                return 1;
         }
         manager_set_callbacks(
             d.manager,

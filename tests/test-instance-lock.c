@@ -4,6 +4,8 @@
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -103,6 +105,65 @@ START_TEST(test_holder_process)
 }
 END_TEST
 
+/* flock() works on a descriptor opened only to read: the file is the daemon's alone (0600, in a 0700
+ * directory), also one an older daemon made 0644; one another user owns is not used. */
+START_TEST(test_only_the_owner_opens_it)
+{
+        g_autofree char *dir = tmpdir();
+        g_autofree char *path = instance_lock_path(dir, "qemu:///system");
+        g_autofree char *error = NULL;
+        struct stat st;
+        pid_t pid = 0;
+        int fd = instance_lock_take(dir, "qemu:///system", "qemu:///system", &pid, &error);
+
+        ck_assert_msg(fd >= 0, "%s", error);
+        ck_assert_int_eq(stat(path, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0600);
+        ck_assert_int_eq(stat(dir, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 0077, 0);
+        instance_lock_release(fd);
+        /* left 0644 by an older daemon: made 0600 */
+        ck_assert_int_eq(chmod(path, 0644), 0);
+        fd = instance_lock_take(dir, "qemu:///system", "qemu:///system", &pid, &error);
+        ck_assert_msg(fd >= 0, "%s", error);
+        ck_assert_int_eq(stat(path, &st), 0);
+        ck_assert_uint_eq(st.st_mode & 07777, 0600);
+        instance_lock_release(fd);
+        if (geteuid() == 0) { /* one another user owns */
+                ck_assert_int_eq(chown(path, 65534, 65534), 0);
+                fd = instance_lock_take(dir, "qemu:///system", "qemu:///system", &pid, &error);
+                ck_assert_int_eq(fd, -EPERM);
+                ck_assert_msg(strstr(error, "belongs to uid 65534"), "%s", error);
+        }
+        tmpdir_remove(dir);
+}
+END_TEST
+
+/* Spellings of one libvirtd share a lock; another server, path or socket is another lock. */
+START_TEST(test_key)
+{
+        static const char *const same[] = {"qemu:///system", "QEMU:///system", "qemu+unix:///system",
+                                           "qemu:///system?", "qemu:///system#x"};
+        g_autofree char *first = instance_lock_key(same[0]);
+
+        for (unsigned i = 1; i < G_N_ELEMENTS(same); i++) {
+                g_autofree char *k = instance_lock_key(same[i]);
+                ck_assert_msg(g_str_equal(k, first), "%s: %s, not %s", same[i], k, first);
+        }
+        {
+                g_autofree char *a = instance_lock_key("qemu+ssh://alice@KVM1/system");
+                g_autofree char *b = instance_lock_key("qemu+ssh://bob@kvm1/system");
+                g_autofree char *c = instance_lock_key("qemu+ssh://kvm2/system");
+                g_autofree char *d = instance_lock_key("qemu:///system?socket=/x/sock");
+                g_autofree char *e = instance_lock_key("qemu:///session");
+                ck_assert_str_eq(a, b);
+                ck_assert_str_ne(a, c);
+                ck_assert_str_ne(d, first);
+                ck_assert_str_ne(e, first);
+        }
+}
+END_TEST
+
 START_TEST(test_unusable_directory)
 {
         g_autofree char *error = NULL;
@@ -147,6 +208,8 @@ static Suite *make_suite(void)
         tcase_add_test(tc, test_second_is_refused);
         tcase_add_test(tc, test_holder_process);
         tcase_add_test(tc, test_unusable_directory);
+        tcase_add_test(tc, test_only_the_owner_opens_it);
+        tcase_add_test(tc, test_key);
         tcase_add_test(tc, test_dir);
         suite_add_tcase(s, tc);
         return s;
