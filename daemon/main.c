@@ -50,6 +50,7 @@ typedef struct Daemon {
         StatsCache *stats;    /* domain CPU time for metrics and GetDecisionsJSON */
         char *metrics_listen; /* the configured [Metrics] Listen= (NULL: off) */
         char *metrics_error;  /* why metrics_listen is not bound yet (metrics NULL), retried; NULL: served */
+        bool metrics_given_up; /* metrics_error is one waiting does not cure: not retried until a reload */
         struct event *metrics_retry;
         unsigned metrics_backoff_sec;
         const char *config_path;
@@ -182,8 +183,10 @@ static void notify_status(Daemon *d)
 {
         g_autofree char *status = manager_status(d->manager);
         g_autofree char *metrics =
-            d->metrics_error ? g_strdup_printf("; metrics not served: %s, retrying", d->metrics_error)
-                             : NULL;
+            d->metrics_error
+                ? g_strdup_printf("; metrics not served: %s, %s", d->metrics_error,
+                                  d->metrics_given_up ? "until a reload changes it" : "retrying")
+                : NULL;
 
         /* systemctl reload cannot wait for the outcome: systemctl status says it until a reload works */
         if (d->reload_failure)
@@ -305,6 +308,7 @@ static void metrics_commit(Daemon *d, MetricsServer *s, const char *listen)
                 return;
         evtimer_del(d->metrics_retry);
         d->metrics_backoff_sec = 1;
+        d->metrics_given_up = false;
         g_clear_pointer(&d->metrics_error, g_free);
         if (d->metrics != s)
                 metrics_server_free(d->metrics);
@@ -337,6 +341,7 @@ static void metrics_unbound(Daemon *d, const char *listen, char *error)
                 d->metrics_listen = g_strdup(listen);
         }
         g_clear_pointer(&d->metrics, metrics_server_free);
+        d->metrics_given_up = false;
         g_free(d->metrics_error);
         d->metrics_error = error;
         evtimer_del(d->metrics_retry);
@@ -356,13 +361,26 @@ static void on_metrics_retry(evutil_socket_t fd, short what, void *arg)
                 return;
         d->metrics = metrics_server_new(d->base, d->manager, d->stats, d->metrics_listen, &error);
         if (!d->metrics) {
+                int err = errno;
                 g_autofree char *why = g_strdup_printf("[Metrics] Listen=%s: %s", d->metrics_listen, error);
-                if (g_strcmp0(why, d->metrics_error) != 0)
-                        log_error("%s; running without metrics", why);
-                log_notice("Binding [Metrics] Listen=%s again in %u s", d->metrics_listen,
-                           d->metrics_backoff_sec);
+                bool changed = g_strcmp0(why, d->metrics_error) != 0;
+
                 g_free(d->metrics_error);
                 d->metrics_error = g_steal_pointer(&why);
+                if (err > 0 && listen_error_is_configuration(-err)) {
+                        /* the address came up, and the port is one waiting does not make bindable (a
+                         * privileged one): retrying would fail for ever */
+                        d->metrics_given_up = true;
+                        log_error("%s; running without metrics until a reload changes it", d->metrics_error);
+                        notify_status(d);
+                        return;
+                }
+                if (changed)
+                        log_error("%s; running without metrics", d->metrics_error);
+                /* said while the wait grows; at its longest (every 30 s) only at debug level */
+                log_printf(d->metrics_backoff_sec < METRICS_BACKOFF_MAX_SEC ? LOG_NOTICE : LOG_DEBUG,
+                           "Binding [Metrics] Listen=%s again in %u s", d->metrics_listen,
+                           d->metrics_backoff_sec);
                 metrics_schedule(d);
                 notify_status(d);
                 return;

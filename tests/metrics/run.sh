@@ -13,10 +13,12 @@ TMP=$TAP_TMP
 TAP_CAPTURE=1
 PD_LOG=$TMP/log
 HOLDER=
+ADDED=
 tap_cleanup() {
         stop_pid "$PD_PID"
         stop_pid "$HOLDER"
         bus_stop
+        [ -z "$ADDED" ] || ip addr del "$ADDED/32" dev lo 2>/dev/null
 }
 
 PORT=$(free_port)
@@ -106,3 +108,35 @@ check "port freed: the endpoint comes up" wait_for 10 curl -fsS "http://127.0.0.
 check "  and the log says so" since -F "Serving metrics on http://127.0.0.1:$HELD/metrics"
 placementd_stop
 bus_stop
+
+# An address not up yet is retried; once it is up, a port waiting does not make bindable (a privileged one,
+# for a daemon without the right to bind it) is not retried for ever: said once, then left until a reload.
+# Needs root to add the address and setpriv to run the daemon as nobody.
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null && command -v ip >/dev/null; then
+        ADDR=192.0.2.78
+        NOBODY_DIR=$(mktemp -d /tmp/placementd-metrics-nobody.XXXXXX)
+        chmod 755 "$NOBODY_DIR"
+        printf '[Metrics]\nListen=%s:80\n' "$ADDR" >"$NOBODY_DIR/conf"
+        chmod 644 "$NOBODY_DIR/conf"
+        setpriv --reuid=65534 --regid=65534 --clear-groups "$PLACEMENTD" --config="$NOBODY_DIR/conf" \
+                --connect=test:///default --bus=none --foreground \
+                --topology="synthetic:pack:1 numa:1(memory=8GiB) core:2 pu:1" >"$NOBODY_DIR/log" 2>&1 &
+        NOBODY_PID=$!
+        nlog() { grep -q "$@" "$NOBODY_DIR/log"; }
+        check "nobody, Listen=$ADDR:80 not up yet: runs on, retrying" wait_for 5 \
+                nlog -F "Listen=$ADDR:80: cannot listen on $ADDR port 80: Cannot assign requested address; running without metrics"
+        ip addr add "$ADDR/32" dev lo && ADDED=$ADDR
+        check "  the address up, port 80 refused: not retried until a reload" wait_for 40 \
+                nlog -F "Permission denied; running without metrics until a reload changes it"
+        AFTER=$(grep -c "again in" "$NOBODY_DIR/log")
+        sleep 3
+        check "  and no retry after it ($AFTER retries before)" \
+                sh -c "[ \"\$(grep -c 'again in' '$NOBODY_DIR/log')\" -eq $AFTER ]"
+        check "  it still runs" kill -0 "$NOBODY_PID"
+        stop_pid "$NOBODY_PID"
+        ip addr del "$ADDR/32" dev lo && ADDED=
+        rm -rf "$NOBODY_DIR"
+else
+        echo "# skip: a privileged port once its address is up: needs root, setpriv and ip"
+fi
+
