@@ -7,6 +7,8 @@
 #include <stdio.h>
 #include <hwloc.h>
 #include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #define STYLE_RESERVED "Background=#4d4d4d;Text=#ffffff"
@@ -141,17 +143,15 @@ static int add_legend(hwloc_topology_t topo, const int *owner, unsigned npus, co
         return 0;
 }
 
-/* lstopo draws into out_path; path is the name the user gave, for the messages */
-static int run_lstopo(const char *xml, const char *source, const char *out_path, const char *path,
-                      char **ret_error)
+/* lstopo draws on fd, its standard output; path is the name the user gave, for the messages */
+static int run_lstopo(const char *xml, const char *source, int fd, const char *path, char **ret_error)
 {
         g_autofree char *where = svg_text(source);
         g_autofree char *legend =
             g_strdup_printf("placementd: each PU in the colour of the domain whose vCPUs "
                             "run there (boxes at the right); topology %s",
                             where);
-        /* a file name that starts with '-' is not an option of lstopo */
-        g_autofree char *out = out_path[0] == '-' ? g_strconcat("./", out_path, NULL) : g_strdup(out_path);
+        /* "-" is lstopo's standard output, in the format --of names */
         const char *argv[] = {"lstopo",
                               "--if",
                               "xml",
@@ -159,48 +159,90 @@ static int run_lstopo(const char *xml, const char *source, const char *out_path,
                               xml,
                               "--of",
                               "nativesvg",
-                              "-f",
                               "--no-default-legend",
                               "--no-factorize",
                               "--append-legend",
                               legend,
-                              out,
+                              "-",
                               NULL};
-        g_autofree char *err = NULL;
+        g_autoptr(GString) err = g_string_new(NULL);
         g_autoptr(GError) e = NULL;
-        int status = 0;
+        int err_fd = -1, status = 0;
+        GPid pid;
+        char buf[4096];
+        ssize_t n;
 
-        if (!g_spawn_sync(NULL, (char **)argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_STDOUT_TO_DEV_NULL, NULL,
-                          NULL, NULL, &err, &status, &e))
+        if (!g_spawn_async_with_pipes_and_fds(NULL, argv, NULL,
+                                              G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
+                                              -1, fd, -1, NULL, NULL, 0, &pid, NULL, NULL, &err_fd, &e))
                 return fail(ret_error, -ENOENT, "cannot run lstopo (package hwloc): %s", e->message);
+        while ((n = read(err_fd, buf, sizeof(buf))) != 0) {
+                if (n > 0)
+                        g_string_append_len(err, buf, n);
+                else if (errno != EINTR)
+                        break;
+        }
+        close(err_fd);
+        while (waitpid(pid, &status, 0) < 0)
+                if (errno != EINTR)
+                        return fail(ret_error, -errno, "cannot wait for lstopo: %s", g_strerror(errno));
+        g_spawn_close_pid(pid);
         if (!g_spawn_check_wait_status(status, NULL))
-                return fail(ret_error, -EIO, "lstopo could not draw %s: %s", path, g_strstrip(err));
+                return fail(ret_error, -EIO, "lstopo could not draw %s: %s", path, g_strstrip(err->str));
         return 0;
 }
 
 /*
- * lstopo -f opens its output as it finds it and follows a symbolic link there: run as root into a
- * directory others write to, a link planted at path would have it overwrite the link's target. It draws
- * into a file of our own made beside path instead (O_EXCL, so never one that was there), which rename()
- * then puts at path: rename replaces a link, never what it points to. The file is removed when anything
- * fails. Its mode is what a new file gets (0666 less the umask), as when lstopo made it.
+ * The picture goes to path as it is: an existing file keeps its owner and mode, a device or a FIFO is
+ * written, not replaced; a new file is made 0666 less the umask. A symbolic link at path is followed only
+ * when root or the caller owns it (the rule of fs.protected_symlinks): run as root into a directory
+ * others write to, a link one of them planted would have the picture overwrite what it points to, so it
+ * is refused. Anything else is opened with O_NOFOLLOW, so a link put there after the lstat() is refused
+ * too; a followed link is looked at again once open, and is truncated only when it is still the same.
  */
+static int open_output(const char *path, char **ret_error)
+{
+        int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY;
+        struct stat link, again, st;
+        bool follow = false;
+        int fd;
+
+        if (lstat(path, &link) == 0 && S_ISLNK(link.st_mode)) {
+                if (link.st_uid != 0 && link.st_uid != geteuid())
+                        return fail(ret_error, -EPERM,
+                                    "%s is a symbolic link owned by uid %u, neither root nor the caller: "
+                                    "not writing through it",
+                                    path, (unsigned)link.st_uid);
+                follow = true;
+        }
+        fd = open(path, follow ? flags : flags | O_NOFOLLOW | O_TRUNC, 0666);
+        if (fd < 0)
+                return fail(ret_error, -errno, "cannot open %s: %s", path,
+                            errno == ELOOP ? "it is a symbolic link" : g_strerror(errno));
+        if (!follow)
+                return fd;
+        if (lstat(path, &again) < 0 || !S_ISLNK(again.st_mode) || again.st_ino != link.st_ino ||
+            again.st_dev != link.st_dev || again.st_uid != link.st_uid) {
+                close(fd);
+                return fail(ret_error, -EAGAIN, "%s: the symbolic link changed while it was opened", path);
+        }
+        if (fstat(fd, &st) == 0 && S_ISREG(st.st_mode) && ftruncate(fd, 0) < 0) {
+                int r = -errno;
+                close(fd);
+                return fail(ret_error, r, "cannot empty %s: %s", path, g_strerror(-r));
+        }
+        return fd;
+}
+
 static int draw_into(const char *xml, const char *source, const char *path, char **ret_error)
 {
-        g_autofree char *dir = g_path_get_dirname(path);
-        g_autofree char *tmp = g_build_filename(dir, ".placementctl-svg.XXXXXX", NULL);
-        int fd, r;
+        int fd = open_output(path, ret_error), r;
 
-        fd = g_mkstemp_full(tmp, O_RDWR | O_CLOEXEC, 0666);
         if (fd < 0)
-                return fail(ret_error, -errno, "cannot create a file beside %s to draw into: %s", path,
-                            g_strerror(errno));
-        close(fd);
-        r = run_lstopo(xml, source, tmp, path, ret_error);
-        if (r >= 0 && rename(tmp, path) < 0)
-                r = fail(ret_error, -errno, "cannot put the picture at %s: %s", path, g_strerror(errno));
-        if (r < 0)
-                unlink(tmp);
+                return fd;
+        r = run_lstopo(xml, source, fd, path, ret_error);
+        if (close(fd) < 0 && r >= 0)
+                r = fail(ret_error, -errno, "cannot write %s: %s", path, g_strerror(errno));
         return r;
 }
 

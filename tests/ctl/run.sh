@@ -306,19 +306,66 @@ result "a domain named like markup: the SVG parses and its legend box holds the 
 run "$CTL" "${PLAN[@]}" --svg="$TMP/no-such-dir/plan.svg"
 result "--svg into a directory that does not exist exits 1 saying so (rc $RC)" \
     "$([ $RC -eq 1 ] && grep -q 'no-such-dir/plan.svg' "$ERR"; echo $?)"
-# a link planted at FILE is replaced by the picture, never followed: what it points to stays as it was
-mkdir "$TMP/links"
-printf 'precious\n' >"$TMP/links/victim"
-ln -s "$TMP/links/victim" "$TMP/links/link.svg"
-run "$CTL" "${PLAN[@]}" --svg="$TMP/links/link.svg"
-result "--svg=FILE where FILE is a symlink: the link's target is untouched, FILE is now the SVG (rc $RC)" \
-    "$([ $RC -eq 0 ] && [ "$(cat "$TMP/links/victim")" = precious ] && [ ! -L "$TMP/links/link.svg" ] &&
-        [ -f "$TMP/links/link.svg" ] && grep -q '<svg' "$TMP/links/link.svg"; echo $?)"
-mkdir "$TMP/links/dir.svg"
-run "$CTL" "${PLAN[@]}" --svg="$TMP/links/dir.svg"
-result "--svg=FILE where FILE is a directory exits 1 and leaves no file of its own beside it (rc $RC)" \
-    "$([ $RC -eq 1 ] && grep -q 'links/dir.svg' "$ERR" &&
-        [ "$(find "$TMP/links" -mindepth 1 -maxdepth 1 | wc -l)" -eq 3 ]; echo $?)"
+# FILE is written as it is, never replaced: a file keeps its mode and owner, a FIFO stays a FIFO
+mkdir "$TMP/files"
+printf 'old\n' >"$TMP/files/private.svg"
+chmod 0600 "$TMP/files/private.svg"
+[ "$(id -u)" -ne 0 ] || chown 65534 "$TMP/files/private.svg"
+before=$(stat -c '%a %u %i' "$TMP/files/private.svg")
+run "$CTL" "${PLAN[@]}" --svg="$TMP/files/private.svg"
+result "--svg=FILE on an existing 0600 file: the SVG in it, mode, owner and inode kept ($before -> $(stat -c '%a %u %i' "$TMP/files/private.svg"), rc $RC)" \
+    "$([ $RC -eq 0 ] && [ "$(stat -c '%a %u %i' "$TMP/files/private.svg")" = "$before" ] &&
+        grep -q '<svg' "$TMP/files/private.svg" && ! grep -q '^old' "$TMP/files/private.svg"; echo $?)"
+mkfifo "$TMP/files/fifo"
+timeout 30 cat "$TMP/files/fifo" >"$TMP/files/from-fifo" &
+run "$CTL" "${PLAN[@]}" --svg="$TMP/files/fifo"
+wait $!
+result "--svg=FIFO: the reader gets the SVG and the FIFO stays one (rc $RC)" \
+    "$([ $RC -eq 0 ] && [ -p "$TMP/files/fifo" ] && grep -q '</svg>' "$TMP/files/from-fifo"; echo $?)"
+ln -s "$TMP/files/through.svg" "$TMP/files/mine.svg"
+run "$CTL" "${PLAN[@]}" --svg="$TMP/files/mine.svg"
+result "--svg=FILE where FILE is a symlink the caller owns: written through, the link kept (rc $RC)" \
+    "$([ $RC -eq 0 ] && [ -L "$TMP/files/mine.svg" ] && grep -q '</svg>' "$TMP/files/through.svg"; echo $?)"
+mkdir "$TMP/files/dir.svg"
+run "$CTL" "${PLAN[@]}" --svg="$TMP/files/dir.svg"
+result "--svg=FILE where FILE is a directory exits 1 and leaves nothing beside it (rc $RC)" \
+    "$([ $RC -eq 1 ] && grep -q 'files/dir.svg' "$ERR" &&
+        [ "$(find "$TMP/files" -mindepth 1 -maxdepth 1 | wc -l)" -eq 6 ]; echo $?)"
+if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
+    # a link another user planted in a directory they may write to (not sticky) is refused: followed as
+    # root it would overwrite what it points to
+    NOBODY=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+    chmod 0711 "$TMP"
+    mkdir -m 0777 "$TMP/links"
+    printf 'precious\n' >"$TMP/links/victim"
+    "${NOBODY[@]}" ln -s "$TMP/links/victim" "$TMP/links/link.svg"
+    run "$CTL" "${PLAN[@]}" --svg="$TMP/links/link.svg"
+    result "--svg=FILE where FILE is a symlink uid 65534 planted: refused naming FILE and the uid, its target untouched (rc $RC)" \
+        "$([ $RC -eq 1 ] && grep -q 'links/link.svg.*uid 65534' "$ERR" && [ -L "$TMP/links/link.svg" ] &&
+            [ "$(cat "$TMP/links/victim")" = precious ] &&
+            [ "$(find "$TMP/links" -mindepth 1 -maxdepth 1 | wc -l)" -eq 2 ]; echo $?)"
+    # run as 65534: its own link and root's (as /dev/stdout is) are written through, another's is not
+    mkdir -m 0777 "$TMP/links/out"
+    "${NOBODY[@]}" ln -s "$TMP/links/out/own.svg" "$TMP/links/out/own-link.svg"
+    "${NOBODY[@]}" touch "$TMP/links/out/stdout"
+    ln -s "$TMP/links/out/stdout" "$TMP/links/out/root-link.svg"
+    ln -s "$TMP/links/out/planted" "$TMP/links/out/other-link.svg"
+    chown -h 65533 "$TMP/links/out/other-link.svg"
+    chmod 0644 "$TMP/reserved.conf"
+    run "${NOBODY[@]}" "$CTL" "${PLAN[@]}" --svg="$TMP/links/out/own-link.svg"
+    result "as uid 65534, --svg=FILE where FILE is its own symlink: written through (rc $RC)" \
+        "$([ $RC -eq 0 ] && [ -L "$TMP/links/out/own-link.svg" ] && grep -q '</svg>' "$TMP/links/out/own.svg"; echo $?)"
+    run "${NOBODY[@]}" "$CTL" "${PLAN[@]}" --svg="$TMP/links/out/root-link.svg"
+    result "as uid 65534, --svg=FILE where FILE is root's symlink (as /dev/stdout): written through (rc $RC)" \
+        "$([ $RC -eq 0 ] && [ -L "$TMP/links/out/root-link.svg" ] && grep -q '</svg>' "$TMP/links/out/stdout"; echo $?)"
+    run "${NOBODY[@]}" "$CTL" "${PLAN[@]}" --svg="$TMP/links/out/other-link.svg"
+    result "as uid 65534, --svg=FILE where FILE is uid 65533's symlink: refused, nothing made (rc $RC)" \
+        "$([ $RC -eq 1 ] && grep -q 'uid 65533' "$ERR" && [ ! -e "$TMP/links/out/planted" ] &&
+            [ "$(find "$TMP/links/out" -mindepth 1 -maxdepth 1 | wc -l)" -eq 5 ]; echo $?)"
+    chmod 0700 "$TMP"
+else
+    echo "# skip: the planted-link checks need root and setpriv"
+fi
 
 # ---- a restart: records adopted, and said to be ----------------------------------------------------
 # Two running domains whose live metadata records placementd's decisions (as a daemon before the restart
