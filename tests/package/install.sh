@@ -2,10 +2,12 @@
 # `meson install`, the install and upgrade from source docs/running.md describes, into a DESTDIR:
 #  - the configuration: installed where there is none; an edited one is kept on the next install, the
 #    shipped one put beside it as placementd.conf.dist, and the install output says so;
-#  - the D-Bus system policy and the polkit action go where dbus-daemon and polkitd read them whatever the
-#    prefix (/usr/share/dbus-1/system.d or /etc/dbus-1/system.d, /usr/share/polkit-1/actions, or where the
-#    services' pkg-config files say), not under a /usr/local prefix they never read; the directories
-#    follow those pkg-config files, and a directory chosen that the service does not read is warned about.
+#  - the D-Bus system policy and the polkit action: --prefix=/usr puts them in $datadir/dbus-1/system.d and
+#    /usr/share/polkit-1/actions (as the Debian package), /usr/local in /etc/dbus-1/system.d and
+#    /usr/share/polkit-1/actions, where dbus-daemon and polkitd read them (or where the services'
+#    pkg-config files say); any other prefix keeps every file inside it (an install into a tree the user
+#    owns needs no root), with a warning that the services do not read them there; a directory chosen that
+#    the service does not read is warned about.
 # The first part installs the build directory (built first when it is not); the others only configure
 # (seconds).
 #   bash tests/package/install.sh [BUILD_DIR]      (default build; INSTALL_TEST_KEEP=1 keeps the temp dir)
@@ -80,21 +82,47 @@ result "the D-Bus policy is where the system bus reads it: ${policy:-nowhere} ($
 action=$(cd "$DEST" && find . -name org.placementd1.policy | sed 's|^\.||')
 expect "the polkit action is where polkitd reads it" "$POLKIT_DIR/org.placementd1.policy" "$action"
 
-# ---- --prefix=/usr/local, configured only --------------------------------------------------------------
+# ---- --prefix=/usr and /usr/local, configured only --------------------------------------------------------
 LOCAL=$TMP/local
-must "meson setup --prefix=/usr/local" sh -c "meson setup '$LOCAL' '$ROOT' --prefix=/usr/local -Dtests=false >'$TMP/setup.log' 2>&1 ||
+must "meson setup --prefix=/usr" sh -c "meson setup '$LOCAL' '$ROOT' --prefix=/usr -Dtests=false >'$TMP/setup.log' 2>&1 ||
         { tail -20 '$TMP/setup.log'; exit 1; }"
-policy=$(installed "$LOCAL" org.placementd1.conf)
-result "--prefix=/usr/local: the D-Bus policy goes where the system bus reads it: $policy" \
-        "$(dbus_reads "$(dirname "$policy")"; echo $?)"
+expect "--prefix=/usr: the D-Bus policy goes to datadir/dbus-1/system.d, as the package's" \
+        "${DBUS_DIRS[0]}/org.placementd1.conf" "$(installed "$LOCAL" org.placementd1.conf)"
+expect "--prefix=/usr: the polkit action goes where polkitd reads it" \
+        "$POLKIT_DIR/org.placementd1.policy" "$(installed "$LOCAL" org.placementd1.policy)"
+check "--prefix=/usr: no warning about either" sh -c "! grep -q 'WARNING: .*\(D-Bus policy\|polkit action\|_dir=\)' '$TMP/setup.log'"
+must "meson setup --prefix=/usr/local" sh -c "meson setup --wipe '$LOCAL' '$ROOT' --prefix=/usr/local -Dtests=false \
+        >'$TMP/setup.log' 2>&1 || { tail -20 '$TMP/setup.log'; exit 1; }"
+expect "--prefix=/usr/local: the D-Bus policy goes to the administrator's directory, which the bus reads" \
+        "${DBUS_DIRS[1]}/org.placementd1.conf" "$(installed "$LOCAL" org.placementd1.conf)"
 expect "--prefix=/usr/local: the polkit action goes where polkitd reads it" \
         "$POLKIT_DIR/org.placementd1.policy" "$(installed "$LOCAL" org.placementd1.policy)"
-check "--prefix=/usr/local: no warning about either" sh -c "! grep -q 'WARNING: .*_dir=' '$TMP/setup.log'"
+check "--prefix=/usr/local: no warning about either" sh -c "! grep -q 'WARNING: .*\(D-Bus policy\|polkit action\|_dir=\)' '$TMP/setup.log'"
 : >"$OUT"
 meson install -C "$LOCAL" --no-rebuild --tags config --destdir "$TMP/dest-local" >>"$OUT" 2>&1
 rc=$?
 result "--prefix=/usr/local: meson install --tags config puts the configuration in /usr/local/etc (rc $rc)" \
         "$(cmp -s "$SHIPPED" "$TMP/dest-local/usr/local/etc/placementd.conf"; echo $?)"
+
+# ---- a prefix the user owns: every file inside it ---------------------------------------------------------
+PFX=$TMP/prefix
+must "meson setup --prefix=$PFX" sh -c "meson setup --wipe '$LOCAL' '$ROOT' --prefix='$PFX' -Dtests=false \
+        >'$TMP/setup.log' 2>&1 || { tail -20 '$TMP/setup.log'; exit 1; }"
+outside=$(meson introspect "$LOCAL" --installed | python3 -c '
+import json, sys
+print(" ".join(d for d in json.load(sys.stdin).values() if not d.startswith(sys.argv[1] + "/")))' "$PFX")
+result "--prefix=$PFX: meson installs nothing outside the prefix${outside:+ (outside: $outside)}" \
+        "$([ -z "$outside" ]; echo $?)"
+expect "--prefix=$PFX: the D-Bus policy goes to its datadir/dbus-1/system.d" \
+        "$PFX/share/dbus-1/system.d/org.placementd1.conf" "$(installed "$LOCAL" org.placementd1.conf)"
+expect "--prefix=$PFX: the polkit action goes to its datadir/polkit-1/actions" \
+        "$PFX/share/polkit-1/actions/org.placementd1.policy" "$(installed "$LOCAL" org.placementd1.policy)"
+check "--prefix=$PFX: meson warns that the system bus does not read the policy there, and names the option" \
+        grep -q "WARNING: the D-Bus policy goes to $PFX/share/dbus-1/system.d, inside the prefix: .*-Ddbus_policy_dir=" \
+        "$TMP/setup.log"
+check "--prefix=$PFX: meson warns that polkitd does not read the action there, and names the option" \
+        grep -q "WARNING: the polkit action goes to $PFX/share/polkit-1/actions, inside the prefix: .*-Dpolkit_action_dir=" \
+        "$TMP/setup.log"
 
 # ---- the services' pkg-config files name the directories -------------------------------------------------
 mkdir "$TMP/pc"
@@ -114,12 +142,27 @@ Name: polkit-gobject-1
 Description: a polkit whose files are elsewhere
 Version: 122
 EOF
-must "meson setup with dbus-1.pc and polkit-gobject-1.pc naming /opt" sh -c "PKG_CONFIG_PATH='$TMP/pc' \
-        meson setup --wipe '$LOCAL' '$ROOT' >'$TMP/setup.log' 2>&1 || { tail -20 '$TMP/setup.log'; exit 1; }"
-expect "the D-Bus policy goes to dbus-1.pc's datadir/dbus-1/system.d" \
+# pc_setup PREFIX: configured with those pkg-config files
+pc_setup() {
+        must "meson setup --prefix=$1 with dbus-1.pc and polkit-gobject-1.pc naming /opt" sh -c "PKG_CONFIG_PATH='$TMP/pc' \
+                meson setup --wipe '$LOCAL' '$ROOT' --prefix='$1' -Dtests=false >'$TMP/setup.log' 2>&1 ||
+                { tail -20 '$TMP/setup.log'; exit 1; }"
+}
+pc_setup /usr
+expect "--prefix=/usr: the D-Bus policy goes to dbus-1.pc's datadir/dbus-1/system.d" \
         /opt/dbus/share/dbus-1/system.d/org.placementd1.conf "$(installed "$LOCAL" org.placementd1.conf)"
-expect "the polkit action goes to polkit-gobject-1.pc's actiondir" \
+expect "--prefix=/usr: the polkit action goes to polkit-gobject-1.pc's actiondir" \
         /opt/polkit/share/polkit-1/actions/org.placementd1.policy "$(installed "$LOCAL" org.placementd1.policy)"
+pc_setup /usr/local
+expect "--prefix=/usr/local: the D-Bus policy goes to dbus-1.pc's sysconfdir/dbus-1/system.d" \
+        /opt/dbus/etc/dbus-1/system.d/org.placementd1.conf "$(installed "$LOCAL" org.placementd1.conf)"
+expect "--prefix=/usr/local: the polkit action goes to polkit-gobject-1.pc's actiondir" \
+        /opt/polkit/share/polkit-1/actions/org.placementd1.policy "$(installed "$LOCAL" org.placementd1.policy)"
+pc_setup "$PFX"
+expect "--prefix=$PFX: the D-Bus policy stays inside the prefix whatever dbus-1.pc says" \
+        "$PFX/share/dbus-1/system.d/org.placementd1.conf" "$(installed "$LOCAL" org.placementd1.conf)"
+expect "--prefix=$PFX: the polkit action stays inside the prefix whatever polkit-gobject-1.pc says" \
+        "$PFX/share/polkit-1/actions/org.placementd1.policy" "$(installed "$LOCAL" org.placementd1.policy)"
 
 # ---- directories chosen that the services do not read ----------------------------------------------------
 must "meson setup -Ddbus_policy_dir= -Dpolkit_action_dir= under /usr/local/share" sh -c "meson setup --wipe \
