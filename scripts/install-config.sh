@@ -2,8 +2,9 @@
 # meson install's step for a configuration file (conf/meson.build): installs SOURCE into DIR when DIR has
 # no file of that name yet, and never replaces one that is there, edited or not. The shipped file then
 # goes beside it as NAME.dist (replaced at each install), and the output says so, for the operator to
-# compare them; a file the same as the shipped one is left as it is. DESTDIR (a staged install, as a
-# package build's) is honoured.
+# compare them (saying what it is when that is a symbolic link to nothing or a file it cannot read); a
+# file the same as the shipped one is left as it is. DESTDIR (a staged install, as a package build's) is
+# honoured.
 #   install-config.sh SOURCE DIR
 set -euo pipefail
 
@@ -24,10 +25,28 @@ say() {
         echo "$@"
 }
 
+# what is at target: "same", "differs", or why it cannot be compared with the shipped one
+compare() {
+        local err rc=0
+        if [ -L "$target" ] && [ ! -e "$target" ]; then
+                echo "it is a symbolic link to nothing, so placementd would run on its built-in defaults"
+                return
+        fi
+        err=$(LC_ALL=C cmp -- "$src" "$target" 2>&1 >/dev/null) || rc=$?
+        case $rc in
+        0) echo same ;;
+        1) echo differs ;;
+        *) echo "cannot read it (${err##*: })" ;;
+        esac
+}
+
 if [ ! -e "$target" ] && [ ! -L "$target" ]; then
         say "Installing $src to $dir"
         install -D -m 0644 "$src" "$target"
-elif cmp -s "$src" "$target"; then
+        exit 0
+fi
+what=$(compare)
+if [ "$what" = same ]; then
         say "Keeping $target: it is the shipped one"
         if [ -e "$target.dist" ]; then
                 say "Removing $target.dist, an older shipped one"
@@ -35,5 +54,9 @@ elif cmp -s "$src" "$target"; then
         fi
 else
         install -m 0644 "$src" "$target.dist"
-        say "Keeping $target: it differs from the shipped one, installed as $target.dist (compare them)"
+        if [ "$what" = differs ]; then
+                say "Keeping $target: it differs from the shipped one, installed as $target.dist (compare them)"
+        else
+                say "Keeping $target: $what; the shipped one is installed as $target.dist"
+        fi
 fi

@@ -1,7 +1,8 @@
 #!/bin/bash
 # `meson install`, the install and upgrade from source docs/running.md describes, into a DESTDIR:
 #  - the configuration: installed where there is none; an edited one is kept on the next install, the
-#    shipped one put beside it as placementd.conf.dist, and the install output says so;
+#    shipped one put beside it as placementd.conf.dist, and the install output says so (a link to nothing
+#    or a file it cannot read said to be that);
 #  - the D-Bus system policy and the polkit action: --prefix=/usr puts them in $datadir/dbus-1/system.d and
 #    /usr/share/polkit-1/actions (as the Debian package), /usr/local in /etc/dbus-1/system.d and
 #    /usr/share/polkit-1/actions, where dbus-daemon and polkitd read them (or where the services'
@@ -75,6 +76,33 @@ rc=$?
 result "meson install --destdir over a configuration that is the shipped one (rc $rc)" $rc
 check "it is left as it is and the older placementd.conf.dist removed" \
         sh -c "cmp -s '$SHIPPED' '$CONF' && test ! -e '$CONF.dist'"
+
+# a link to nothing, or a file that cannot be read, is kept and said to be what it is, not "it differs"
+rm -f "$CONF" "$CONF.dist"
+ln -s "$TMP/nothing.conf" "$CONF"
+install_into
+rc=$?
+result "meson install --destdir over a symbolic link to nothing (rc $rc)" $rc
+check "the link is kept, the shipped one installed beside it" \
+        sh -c "test -L '$CONF' && test ! -e '$TMP/nothing.conf' && cmp -s '$SHIPPED' '$CONF.dist'"
+check "the output says it is a link to nothing, placementd running on its defaults" \
+        grep -q "^Keeping $CONF: it is a symbolic link to nothing, so placementd would run on its built-in defaults; the shipped one is installed as $CONF.dist\$" "$OUT"
+UNREAD=$TMP/unreadable
+mkdir "$UNREAD"
+printf 'secret\n' >"$UNREAD/placementd.conf"
+chmod 0000 "$UNREAD/placementd.conf"
+AS=()
+if [ "$(id -u)" -eq 0 ]; then # root reads it anyway: the step runs as uid 65534, who owns the directory
+        AS=(setpriv --reuid=65534 --regid=65534 --clear-groups)
+        chmod 0711 "$TMP"
+        chown 65534 "$UNREAD"
+fi
+: >"$OUT"
+sh -c '"$@"; echo "rc $?"' sh "${AS[@]}" bash "$ROOT/scripts/install-config.sh" "$SHIPPED" "$UNREAD" >>"$OUT" 2>&1
+[ "$(id -u)" -ne 0 ] || chmod 0700 "$TMP"
+check "a configuration the install cannot read: kept, the output says so, not that it differs" \
+        sh -c "grep -q '^rc 0\$' '$OUT' && grep -q '^Keeping $UNREAD/placementd.conf: cannot read it (Permission denied); the shipped one is installed as $UNREAD/placementd.conf.dist\$' '$OUT' &&
+        [ \"\$(stat -c %a '$UNREAD/placementd.conf')\" = 0 ] && cmp -s '$SHIPPED' '$UNREAD/placementd.conf.dist'"
 
 policy=$(cd "$DEST" && find . -name org.placementd1.conf -path '*dbus-1*' | sed 's|^\.||')
 result "the D-Bus policy is where the system bus reads it: ${policy:-nowhere} (${DBUS_DIRS[*]})" \
