@@ -7,6 +7,7 @@
 #include <stdio.h>
 #include <hwloc.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -143,7 +144,7 @@ static int add_legend(hwloc_topology_t topo, const int *owner, unsigned npus, co
         return 0;
 }
 
-/* lstopo draws on fd, its standard output; path is the name the user gave, for the messages */
+/* lstopo draws the picture, which goes to fd; path is the name the user gave, for the messages */
 static int run_lstopo(const char *xml, const char *source, int fd, const char *path, char **ret_error)
 {
         g_autofree char *where = svg_text(source);
@@ -165,30 +166,50 @@ static int run_lstopo(const char *xml, const char *source, int fd, const char *p
                               legend,
                               "-",
                               NULL};
-        g_autoptr(GString) err = g_string_new(NULL);
         g_autoptr(GError) e = NULL;
-        int err_fd = -1, status = 0;
+        /* lstopo does not check its writes (onto a full disk it exits 0): the picture comes through a
+         * pipe and is written here, each write checked; its error text goes to a memory file, which
+         * cannot fill up and block it while the pipe is read */
+        int err_fd = memfd_create("lstopo-stderr", MFD_CLOEXEC), out_fd = -1, status = 0, write_errno = 0;
+        char buf[4096], err[1024] = "";
         GPid pid;
-        char buf[4096];
         ssize_t n;
 
-        if (!g_spawn_async_with_pipes_and_fds(NULL, argv, NULL,
-                                              G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL,
-                                              -1, fd, -1, NULL, NULL, 0, &pid, NULL, NULL, &err_fd, &e))
+        if (err_fd < 0)
+                return fail(ret_error, -errno, "cannot run lstopo: %s", g_strerror(errno));
+        if (!g_spawn_async_with_pipes_and_fds(
+                NULL, argv, NULL, G_SPAWN_SEARCH_PATH | G_SPAWN_DO_NOT_REAP_CHILD, NULL, NULL, -1, -1,
+                err_fd, NULL, NULL, 0, &pid, NULL, &out_fd, NULL, &e)) {
+                close(err_fd);
                 return fail(ret_error, -ENOENT, "cannot run lstopo (package hwloc): %s", e->message);
-        while ((n = read(err_fd, buf, sizeof(buf))) != 0) {
-                if (n > 0)
-                        g_string_append_len(err, buf, n);
-                else if (errno != EINTR)
-                        break;
         }
-        close(err_fd);
+        while ((n = read(out_fd, buf, sizeof(buf))) != 0) {
+                if (n < 0) {
+                        if (errno == EINTR)
+                                continue;
+                        write_errno = errno;
+                        break;
+                }
+                for (ssize_t done = 0, w; !write_errno && done<n; done += w> 0 ? w : 0) {
+                        w = write(fd, buf + done, (size_t)(n - done));
+                        if (w < 0 && errno != EINTR)
+                                write_errno = errno;
+                }
+        }
+        close(out_fd); /* a write error stops the reading: lstopo then ends on its broken pipe */
         while (waitpid(pid, &status, 0) < 0)
-                if (errno != EINTR)
+                if (errno != EINTR) {
+                        close(err_fd);
                         return fail(ret_error, -errno, "cannot wait for lstopo: %s", g_strerror(errno));
+                }
         g_spawn_close_pid(pid);
+        n = pread(err_fd, err, sizeof(err) - 1, 0);
+        err[n > 0 ? n : 0] = '\0';
+        close(err_fd);
+        if (write_errno)
+                return fail(ret_error, -write_errno, "cannot write %s: %s", path, g_strerror(write_errno));
         if (!g_spawn_check_wait_status(status, NULL))
-                return fail(ret_error, -EIO, "lstopo could not draw %s: %s", path, g_strstrip(err->str));
+                return fail(ret_error, -EIO, "lstopo could not draw %s: %s", path, g_strstrip(err));
         return 0;
 }
 

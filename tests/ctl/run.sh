@@ -331,6 +331,14 @@ run "$CTL" "${PLAN[@]}" --svg="$TMP/files/dir.svg"
 result "--svg=FILE where FILE is a directory exits 1 and leaves nothing beside it (rc $RC)" \
     "$([ $RC -eq 1 ] && grep -q 'files/dir.svg' "$ERR" &&
         [ "$(find "$TMP/files" -mindepth 1 -maxdepth 1 | wc -l)" -eq 6 ]; echo $?)"
+if [ "$(id -u)" -eq 0 ]; then
+    # lstopo does not check its writes: onto a full device it exited 0 with nothing written
+    mknod "$TMP/full" c 1 7
+    run "$CTL" "${PLAN[@]}" --svg="$TMP/full"
+    result "--svg onto a full device (a copy of /dev/full) exits 1 saying it cannot write (rc $RC)" \
+        "$([ $RC -eq 1 ] && grep -q "cannot write $TMP/full: No space left on device" "$ERR"; echo $?)"
+    rm -f "$TMP/full"
+fi
 if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
     # a link another user planted in a directory they may write to (not sticky) is refused: followed as
     # root it would overwrite what it points to
