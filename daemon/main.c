@@ -432,6 +432,16 @@ static int instance_lock_for(const char *uri, bool demo, int *ret_fd, char **ret
         return 0;
 }
 
+/* Whether URIs a and b name one libvirtd as the instance lock compares them (one lock file): a reload
+ * from one to the other keeps the lock it holds, which a second flock() of its own would be refused. */
+static bool same_instance(const char *a, const char *b)
+{
+        g_autofree char *ka = a ? instance_lock_key(a) : NULL;
+        g_autofree char *kb = b ? instance_lock_key(b) : NULL;
+
+        return g_strcmp0(ka, kb) == 0;
+}
+
 /*
  * SIGHUP and Reload(): all or nothing. The new file must load and its metrics listener must bind;
  * otherwise the old configuration stays entirely (metrics included) and the error goes to the log and
@@ -458,7 +468,7 @@ static int reload(Daemon *d, char **ret_error)
                 }
         }
         /* another URI: its lock first, so that two daemons never place one host's domains */
-        if (r >= 0 && !d->uri_chosen && g_strcmp0(c->uri, manager_config(d->manager)->uri) != 0) {
+        if (r >= 0 && !d->uri_chosen && !same_instance(c->uri, manager_config(d->manager)->uri)) {
                 r = instance_lock_for(c->uri, d->demo != NULL, &lock, &error);
                 if (r < 0) {
                         g_autofree char *why = g_steal_pointer(&error);

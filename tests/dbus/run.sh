@@ -932,6 +932,14 @@ result "  the first one gone, the same reload takes the URI" "$(grep -q "Libvirt
 run "$PLACEMENTD" --connect="$LURI" --topology="$TOPOLOGY" --bus=none --foreground
 result "  and now keeps out another daemon on it (rc $RC)" \
     "$([ "$RC" -eq 1 ] && grep -qF "another placementd (pid $SECOND)" "$ERR"; echo $?)"
+# the same libvirtd spelled another way is the lock it holds: a reload to it is no second daemon
+SPELLED="QEMU+unix:///system?socket=$TMP/no-libvirt-sock"
+printf '[Libvirt]\nURI=%s\n[DBus]\nBus=none\n' "$SPELLED" >"$TMP/other.conf"
+kill -HUP "$SECOND"
+wait_for 5 grep -qF "Libvirt URI changed to $SPELLED" "$TMP/other.log"
+result "  a reload to its URI spelled another way keeps its own lock" \
+    "$(grep -qF "Libvirt URI changed to $SPELLED" "$TMP/other.log" &&
+        ! grep -qF "another placementd (pid $SECOND)" "$TMP/other.log"; echo $?)"
 stop_pid "$SECOND"
 timeout 3 "$PLACEMENTD" --connect=test:///default --topology="$TOPOLOGY" --bus=none --foreground \
     >"$TMP/test-a.log" 2>&1 &
