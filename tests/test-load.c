@@ -142,6 +142,81 @@ START_TEST(test_converges_to_the_sample)
 }
 END_TEST
 
+/* Noisy samples around LOAD_BUSY_THRESHOLD: the smoothed value crosses it again and again, the load
+ * class (whose change runs a heal pass) changes once, when the vCPU first turns busy. A vCPU that counts
+ * busy keeps counting busy until it falls under LOAD_IDLE_THRESHOLD; host-side load likewise keeps its
+ * level until it falls LOAD_HOST_CLASS_BAND under it. */
+START_TEST(test_class_holds_in_the_band)
+{
+        static const double noise[] = {0.6, 0.3, 0.55, 0.35, 0.5, 0.4, 0.62, 0.25, 0.56, 0.38};
+        g_autoptr(DomainLoad) l = domain_load_new();
+        double idle = 0.1, sample;
+        unsigned crossings = 0, changes = 0, cls;
+        bool above = false;
+
+        ck_assert_int_eq(domain_load_update(l, &idle, 1, 0, 5, LOAD_SMOOTHING(0), NULL), 0);
+        cls = domain_load_class(l);
+        for (unsigned i = 0; i < 720; i++) { /* an hour at the default LoadInterval= */
+                sample = noise[i % G_N_ELEMENTS(noise)];
+                ck_assert_int_eq(domain_load_update(l, &sample, 1, 0, 5, LOAD_SMOOTHING(0), NULL), 0);
+                crossings += (l->vcpu_busy[0] >= LOAD_BUSY_THRESHOLD) != above;
+                above = l->vcpu_busy[0] >= LOAD_BUSY_THRESHOLD;
+                changes += domain_load_class(l) != cls;
+                cls = domain_load_class(l);
+                ck_assert(i < 20 || l->vcpu_busy[0] > LOAD_IDLE_THRESHOLD); /* in the band, not under it */
+        }
+        ck_assert_uint_ge(crossings, 20); /* the samples do cross the threshold */
+        ck_assert_uint_eq(changes, 1);    /* the class does once: idle to busy */
+        ck_assert_uint_eq(domain_load_busy_vcpus(l, 1), 1);
+        /* what the engine takes says busy in the band: held at the threshold, or above it */
+        ck_assert(domain_load_vcpu_busy(l)[0] >= LOAD_BUSY_THRESHOLD);
+        /* a vCPU that really turns idle counts as idle once under LOAD_IDLE_THRESHOLD */
+        idle = 0;
+        while (l->vcpu_busy[0] >= LOAD_IDLE_THRESHOLD) {
+                ck_assert_uint_eq(domain_load_busy_vcpus(l, 1), 1);
+                ck_assert_int_eq(domain_load_update(l, &idle, 1, 0, 5, LOAD_SMOOTHING(0), NULL), 0);
+        }
+        ck_assert_uint_eq(domain_load_busy_vcpus(l, 1), 0);
+        ck_assert(NEAR(domain_load_vcpu_busy(l)[0], l->vcpu_busy[0]));
+        /* and rising back into the band from under it, stays idle until the threshold */
+        sample = 0.45;
+        for (unsigned i = 0; i < 100; i++)
+                ck_assert_int_eq(domain_load_update(l, &sample, 1, 0, 5, LOAD_SMOOTHING(0), NULL), 0);
+        ck_assert(NEAR(l->vcpu_busy[0], 0.45));
+        ck_assert_uint_eq(domain_load_busy_vcpus(l, 1), 0);
+        ck_assert(NEAR(domain_load_vcpu_busy(l)[0], 0.45));
+}
+END_TEST
+
+/* The same for host-side load at a level heal acts on (half a core): one change in an hour of noise */
+START_TEST(test_host_class_holds_in_the_band)
+{
+        static const double noise[] = {0.6, 0.3, 0.55, 0.35, 0.5, 0.4, 0.62, 0.25, 0.56, 0.38};
+        g_autoptr(DomainLoad) l = domain_load_new();
+        double vcpu = 0, host = 0.1;
+        unsigned crossings = 0, changes = 0, cls;
+        bool above = false;
+
+        ck_assert_int_eq(domain_load_update(l, &vcpu, 1, host, 5, LOAD_SMOOTHING(0), NULL), 0);
+        cls = domain_load_class(l);
+        for (unsigned i = 0; i < 720; i++) {
+                host = noise[i % G_N_ELEMENTS(noise)];
+                ck_assert_int_eq(domain_load_update(l, &vcpu, 1, host, 5, LOAD_SMOOTHING(0), NULL), 0);
+                crossings += (l->host_busy >= 0.5) != above;
+                above = l->host_busy >= 0.5;
+                changes += domain_load_class(l) != cls;
+                cls = domain_load_class(l);
+        }
+        ck_assert_uint_ge(crossings, 20);
+        ck_assert_uint_eq(changes, 2); /* a quarter of a core, then half */
+        /* a real fall changes it */
+        host = 0.3;
+        for (unsigned i = 0; i < 100; i++)
+                ck_assert_int_eq(domain_load_update(l, &vcpu, 1, host, 5, LOAD_SMOOTHING(0), NULL), 0);
+        ck_assert_uint_ne(domain_load_class(l), cls);
+}
+END_TEST
+
 START_TEST(test_bad_samples)
 {
         g_autoptr(DomainLoad) l = domain_load_new();
@@ -282,6 +357,8 @@ static Suite *load_suite(void)
         tcase_add_test(tc, test_rises_show_sooner);
         tcase_add_test(tc, test_busy_after_the_half_life_from_zero);
         tcase_add_test(tc, test_converges_to_the_sample);
+        tcase_add_test(tc, test_class_holds_in_the_band);
+        tcase_add_test(tc, test_host_class_holds_in_the_band);
         tcase_add_test(tc, test_bad_samples);
         tcase_add_test(tc, test_hotplug_keeps_smoothing);
         tcase_add_test(tc, test_warmup_sets_start_up_aside);

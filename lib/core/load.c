@@ -16,6 +16,7 @@ void domain_load_free(DomainLoad *l)
         if (!l)
                 return;
         g_free(l->vcpu_busy);
+        g_free(l->vcpu_seen);
         g_free(l);
 }
 
@@ -81,6 +82,19 @@ static bool in_warmup(const DomainLoad *l, double interval_sec, LoadSmoothing sm
         return !l->known && left > 0 && 2 * MIN(left, interval_sec) >= interval_sec;
 }
 
+/* The level of host-side load h (cores) in the load class, in quarters of a core (LOAD_HOST_REPIN_GAIN)
+ * up to 63: each quarter of a core, since heal acts on host-side load a quarter of a core beside busy
+ * threads, half a core (a busy thread of its own), and a quarter of a core over one core's worth on one
+ * core, wherever its pin puts those levels. A level reached stays until h is LOAD_HOST_CLASS_BAND under
+ * it (was: the level before). */
+static unsigned host_level(double h, unsigned was)
+{
+        unsigned up = (unsigned)MIN(MAX(h, 0.0) / LOAD_HOST_REPIN_GAIN, 63.0);
+        unsigned down = (unsigned)MIN(MAX(h + LOAD_HOST_CLASS_BAND, 0.0) / LOAD_HOST_REPIN_GAIN, 63.0);
+
+        return up >= was ? up : MIN(down, was);
+}
+
 int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, double host_busy,
                        double interval_sec, LoadSmoothing sm, char **ret_error)
 {
@@ -95,14 +109,20 @@ int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, 
         }
         if (nvcpus != l->nvcpus) {
                 l->vcpu_busy = g_renew(double, l->vcpu_busy, MAX(nvcpus, 1));
+                l->vcpu_seen = g_renew(double, l->vcpu_seen, MAX(nvcpus, 1));
                 l->nvcpus = nvcpus;
         }
         for (unsigned i = 0; i < nvcpus; i++) {
                 double x = MIN(vcpu_busy[i], 1.0);
+                bool held = i < old && l->vcpu_seen[i] >= LOAD_BUSY_THRESHOLD;
                 l->vcpu_busy[i] = i < old ? smooth(l->vcpu_busy[i], x, interval_sec, sm) : x;
+                l->vcpu_seen[i] = held && l->vcpu_busy[i] >= LOAD_IDLE_THRESHOLD
+                                      ? MAX(l->vcpu_busy[i], LOAD_BUSY_THRESHOLD)
+                                      : l->vcpu_busy[i];
         }
         host_busy = MIN(host_busy, LOAD_HOST_BUSY_MAX);
         l->host_busy = l->known ? smooth(l->host_busy, host_busy, interval_sec, sm) : host_busy;
+        l->host_level = host_level(l->host_busy, l->known ? l->host_level : 0);
         l->known = true;
         l->sampled_sec += interval_sec;
         return 0;
@@ -110,20 +130,14 @@ int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, 
 
 const double *domain_load_vcpu_busy(const DomainLoad *l)
 {
-        return l && l->known ? l->vcpu_busy : NULL;
+        return l && l->known ? l->vcpu_seen : NULL;
 }
 
 unsigned domain_load_class(const DomainLoad *l)
 {
-        unsigned host;
-
         if (!l->known)
                 return G_MAXUINT;
-        /* each quarter of a core: heal acts on host-side load a quarter of a core beside busy threads,
-         * half a core (a busy thread of its own), and a quarter of a core over one core's worth on one
-         * core, wherever its pin puts those levels */
-        host = (unsigned)MIN(MAX(l->host_busy, 0.0) / LOAD_HOST_REPIN_GAIN, 63.0);
-        return MIN(domain_load_busy_vcpus(l, l->nvcpus), G_MAXUINT / 64 - 1) * 64 + host;
+        return MIN(domain_load_busy_vcpus(l, l->nvcpus), G_MAXUINT / 64 - 1) * 64 + l->host_level;
 }
 
 unsigned domain_load_busy_vcpus(const DomainLoad *l, unsigned nvcpus)
@@ -133,7 +147,7 @@ unsigned domain_load_busy_vcpus(const DomainLoad *l, unsigned nvcpus)
         if (!l || !l->known)
                 return nvcpus;
         for (unsigned i = 0; i < l->nvcpus; i++)
-                if (l->vcpu_busy[i] >= LOAD_BUSY_THRESHOLD)
+                if (l->vcpu_seen[i] >= LOAD_BUSY_THRESHOLD)
                         n++;
         return n;
 }

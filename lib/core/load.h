@@ -18,12 +18,20 @@
 
 /* A vCPU at least this busy is "busy": it gets a core of its own before an idle one does. */
 #define LOAD_BUSY_THRESHOLD 0.5
+/* Hysteresis: a vCPU that counts as busy keeps counting as busy until its smoothed load falls under this
+ * (the engine takes LOAD_BUSY_THRESHOLD for it meanwhile); one that counts as idle turns busy at
+ * LOAD_BUSY_THRESHOLD. A vCPU whose load hovers around the threshold with noise would otherwise change
+ * class, and run a heal pass, every few samples. */
+#define LOAD_IDLE_THRESHOLD 0.4
 /* Host-side load beside busy threads, or over one thread's worth on a core (load_own_host_over()), that
  * is worth re-pinning a domain's host-side threads alone for, in cores: its vCPUs and memory stay, so
  * less than a move of vCPUs asks, but not a rounding difference. Also where host-side threads count as
  * busy for the load rules (a core of their own, off other guests' busy cores) and for the load class
  * that runs a heal pass at once, so that placement, heal and its trigger agree. */
 #define LOAD_HOST_REPIN_GAIN 0.25
+/* Hysteresis of the host-side load's level in the load class (domain_load_class()): it rises as soon as
+ * the load reaches a level and falls only when the load is this many cores under it. */
+#define LOAD_HOST_CLASS_BAND 0.05
 /*
  * How fast the smoothing follows a step in load: half of a rise shows after rise_sec, half of a fall after
  * fall_sec. Rises show sooner: a vCPU that turns busy shares its core for as long as it is not seen, one
@@ -55,14 +63,17 @@ typedef struct LoadSmoothing {
 #define LOAD_HOST_BUSY_MAX 1024.0
 
 typedef struct DomainLoad {
-        bool known;         /* false until a first sample */
-        unsigned nvcpus;    /* entries in vcpu_busy */
-        double *vcpu_busy;  /* [nvcpus] smoothed busy fraction of each vCPU, 0..1 */
-        double host_busy;   /* smoothed cores busy with its host-side threads, >= 0 */
-        double sampled_sec; /* time covered by the samples so far */
-        double warmup_sec;  /* of the warm-up, the time past: samples set aside, and before the first
-                             * reading when the start was seen */
-        bool paused;        /* the guest is paused: the load is held as it was before the pause */
+        bool known;          /* false until a first sample */
+        unsigned nvcpus;     /* entries in vcpu_busy */
+        double *vcpu_busy;   /* [nvcpus] smoothed busy fraction of each vCPU, 0..1 */
+        double *vcpu_seen;   /* [nvcpus] what the engine takes: vcpu_busy, but LOAD_BUSY_THRESHOLD for a
+                              * vCPU that counted as busy and is not under LOAD_IDLE_THRESHOLD yet */
+        unsigned host_level; /* host_busy's level in the load class, with LOAD_HOST_CLASS_BAND */
+        double host_busy;    /* smoothed cores busy with its host-side threads, >= 0 */
+        double sampled_sec;  /* time covered by the samples so far */
+        double warmup_sec;   /* of the warm-up, the time past: samples set aside, and before the first
+                              * reading when the start was seen */
+        bool paused;         /* the guest is paused: the load is held as it was before the pause */
 } DomainLoad;
 
 DomainLoad *domain_load_new(void);
@@ -82,9 +93,11 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(DomainLoad, domain_load_free)
 int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, double host_busy,
                        double interval_sec, LoadSmoothing sm, char **ret_error);
 
-/* The smoothed per-vCPU fractions, or NULL while unknown (what PlacementRequest.vcpu_busy takes). */
+/* The per-vCPU fractions the engine takes (what PlacementRequest.vcpu_busy takes): the smoothed ones, a
+ * vCPU held busy by LOAD_IDLE_THRESHOLD at LOAD_BUSY_THRESHOLD; NULL while unknown. */
 const double *domain_load_vcpu_busy(const DomainLoad *l);
-/* vCPUs at least LOAD_BUSY_THRESHOLD busy; every vCPU (nvcpus) while unknown. */
+/* vCPUs that count as busy (domain_load_vcpu_busy() at least LOAD_BUSY_THRESHOLD); every vCPU (nvcpus)
+ * while unknown. */
 unsigned domain_load_busy_vcpus(const DomainLoad *l, unsigned nvcpus);
 /* What a busy pair of SMT siblings loses each (DESIGN.md's measure: 40-75%; the figure counted is the
  * low end). */
@@ -102,8 +115,8 @@ double load_core_lost(unsigned busy, unsigned npus, double loss);
  * beside one of them does). */
 double load_core_lost_with_host(unsigned busy, double host, unsigned npus, double loss);
 /* The load class of a domain, whose change runs a heal pass at once: its busy vCPUs, and its host-side
- * load by the levels heal acts on (in quarters of a core); UINT_MAX while
- * unknown. */
+ * load by the levels heal acts on (in quarters of a core, with LOAD_HOST_CLASS_BAND); UINT_MAX while
+ * unknown. Both with their hysteresis: noise around a threshold does not change it. */
 unsigned domain_load_class(const DomainLoad *l);
 
 /* The fraction of elapsed_ns that a counter going from prev_ns to now_ns ran: 0 when it went back or
