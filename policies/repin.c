@@ -400,6 +400,7 @@ static Plan *repin(const Topology *t, const Ledger *l, const PlacementRequest *r
                                                        back, back == 1 ? "" : "s");
         }
         host_view_done(&v);
+        plan->repinned = true;
         return moved || back || emulator ? g_steal_pointer(&plan) : NULL;
 }
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* policy_heal(): moves onto what freed up, only improvements, bounded, settling, inside constraints. */
 #include "test-util.h"
+#include "decision-text.h"
 #include "heal.h"
 #include "load.h"
 #include "test-policy-util.h"
@@ -560,6 +561,12 @@ START_TEST(test_repin_inside_node)
         m = g_ptr_array_index(moves, 0);
         ck_assert_uint_eq(m->memory_moved, 0);
         ck_assert_ptr_nonnull(strstr(m->plan->reason, "re-pinned inside its nodes"));
+        {
+                /* explain gives the re-pin's rule, not the rule of a set chosen now */
+                g_autofree char *why = plan_explain(t, m->plan);
+                ck_assert_ptr_nonnull(strstr(why, "rule: re-pinned where it runs by measured load"));
+                ck_assert_ptr_null(strstr(why, "the nearest group of sets with room wins"));
+        }
         ck_assert(cpuset_has(m->plan->nodes, 0) && cpuset_count(m->plan->nodes) == 1);
         ck_assert_uint_eq(m->plan->node_memory[0], GiB);
         ck_assert(m->plan->keep_memory); /* the daemon binds nothing again */

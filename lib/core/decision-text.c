@@ -120,7 +120,11 @@ char *plan_explain(const Topology *t, const Plan *p)
                                p->requested_vcpus, p->requested_vcpus == 1 ? "" : "s",
                                size_format(p->memory, a, sizeof(a)));
         if (p->candidates->len) {
-                g_string_append(s, "candidate node sets, nearest first (max distance, mean distance):\n");
+                g_string_append(s, p->repinned
+                                       ? "candidate node sets when it was placed, nearest first (max "
+                                         "distance, mean distance):\n"
+                                       : "candidate node sets, nearest first (max distance, mean "
+                                         "distance):\n");
                 g_string_append_printf(s, "  %-5s %-12s %4s %7s %10s %9s %12s  %s\n", "rank", "nodes", "max",
                                        "mean", "free cores", "free CPUs", "free memory", "verdict");
         }
@@ -130,6 +134,13 @@ char *plan_explain(const Topology *t, const Plan *p)
                 g_string_append_printf(s, "  %-5u %-12s %4u %7.2f %10u %9u %12s  %s\n", c->rank + 1, nodes,
                                        c->max_distance, c->mean_distance, c->free_cores, c->free_pus,
                                        size_format(c->free_memory, a, sizeof(a)), verdict(c));
+        }
+        if (p->repinned && (p->result == PLAN_PLACED || p->result == PLAN_OVERCOMMITTED)) {
+                g_string_append(s, "rule: re-pinned where it runs by measured load (healed or rebalanced): "
+                                   "busy vCPUs or busy host-side threads moved to cores that run nothing "
+                                   "busy, of its own nodes first; its memory stays where it was placed\n");
+                g_string_append_printf(s, "outcome: %s\n", p->reason ? p->reason : "");
+                return g_string_free(s, FALSE);
         }
         switch (p->result) {
         case PLAN_PLACED:

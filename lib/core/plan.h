@@ -284,6 +284,9 @@ typedef struct Plan {
         CpuSet *held_pus;
         /* added: among equally near sets, the set was chosen for a node of the domain's PCI devices */
         bool device_near;
+        /* added: re-pinned where it runs by measured load (heal, rebalance): nodes and candidates are
+         * those of its placement, the pins moved since */
+        bool repinned;
 } Plan;
 
 Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnodes);
