@@ -87,7 +87,8 @@ struct BusService {
         struct event *retry;
         unsigned backoff_sec;
         bool was_connected;
-        char *reload_error; /* why the last reload failed, NULL when it worked or none was done */
+        char *reload_error;  /* why the last reload failed, NULL when it worked or none was done */
+        char *metrics_error; /* why Listen= is not served, NULL when it is or is off */
 };
 
 static void connect_bus(BusService *s);
@@ -928,7 +929,8 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
 
 /*
  * The properties, one row each: name, signature, whether it changes (EMITS_CHANGE, announced by
- * bus_service_state_changed(), ReloadError by bus_service_reload_done()) or not (CONST), and its value,
+ * bus_service_state_changed(), ReloadError by bus_service_reload_done(), MetricsError by
+ * bus_service_metrics_state()) or not (CONST), and its value,
  * an expression of the BusService s. The vtable rows and the getter both come from this one table.
  */
 #define BUS_PROPERTIES(X)                                                                                   \
@@ -946,7 +948,9 @@ static int method_reload(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         X("Heal", "b", EMITS_CHANGE, manager_config(s->manager)->heal)                                      \
         X("HealMoves", "t", EXPLICIT, manager_stats(s->manager)->heal_moves)                                \
         /* why the last reload failed (the old configuration runs), "" when it worked or none was done */   \
-        X("ReloadError", "s", EMITS_CHANGE, s->reload_error ? s->reload_error : "")
+        X("ReloadError", "s", EMITS_CHANGE, s->reload_error ? s->reload_error : "")                         \
+        /* why [Metrics] Listen= is not served, "" when it is or metrics are off */                         \
+        X("MetricsError", "s", EMITS_CHANGE, s->metrics_error ? s->metrics_error : "")
 
 static int prop_get(sd_bus *bus, const char *path, const char *interface, const char *property,
                     sd_bus_message *reply, void *userdata, sd_bus_error *error)
@@ -1181,6 +1185,7 @@ void bus_service_free(BusService *s)
         g_hash_table_unref(s->lookups);
         g_free(s->address);
         g_free(s->reload_error);
+        g_free(s->metrics_error);
         g_free(s);
 }
 
@@ -1201,16 +1206,29 @@ void bus_service_state_changed(BusService *s)
         bus_event_kick(s->event);
 }
 
-void bus_service_reload_done(BusService *s, const char *error)
+/* Sets the text property name held in *field to text (NULL: ""), announcing a change. */
+static void set_text_property(BusService *s, char **field, const char *name, const char *text)
 {
-        g_autofree char *valid = error ? g_utf8_make_valid(error, -1) : NULL; /* a D-Bus string is UTF-8 */
+        g_autofree char *valid = text ? g_utf8_make_valid(text, -1) : NULL; /* a D-Bus string is UTF-8 */
 
-        if (!s || g_strcmp0(s->reload_error, valid) == 0)
+        if (g_strcmp0(*field, valid) == 0)
                 return;
-        g_free(s->reload_error);
-        s->reload_error = g_steal_pointer(&valid);
+        g_free(*field);
+        *field = g_steal_pointer(&valid);
         if (!s->bus || !s->event)
                 return;
-        sd_bus_emit_properties_changed(s->bus, BUS_PATH, BUS_INTERFACE, "ReloadError", NULL);
+        sd_bus_emit_properties_changed(s->bus, BUS_PATH, BUS_INTERFACE, name, NULL);
         bus_event_kick(s->event);
+}
+
+void bus_service_reload_done(BusService *s, const char *error)
+{
+        if (s)
+                set_text_property(s, &s->reload_error, "ReloadError", error);
+}
+
+void bus_service_metrics_state(BusService *s, const char *error)
+{
+        if (s)
+                set_text_property(s, &s->metrics_error, "MetricsError", error);
 }

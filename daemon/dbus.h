@@ -37,3 +37,7 @@ void bus_service_state_changed(BusService *s);
 /* A reload (SIGHUP or Reload()) ended: error says why it failed, the old configuration running on, NULL
  * when it worked. ReloadError holds it, with PropertiesChanged when it changes; kept across a new bus. */
 void bus_service_reload_done(BusService *s, const char *error);
+/* [Metrics] Listen= is configured and not served: error says why and what the daemon does about it
+ * ("..., retrying"); NULL when it is served or off. MetricsError holds it, with PropertiesChanged when it
+ * changes; kept across a new bus. */
+void bus_service_metrics_state(BusService *s, const char *error);

@@ -179,14 +179,19 @@ static int parse_args(int argc, char **argv, Args *a)
         return 1;
 }
 
+/* The unit's status line, and MetricsError on the bus: said wherever the daemon's state is read. */
 static void notify_status(Daemon *d)
 {
         g_autofree char *status = manager_status(d->manager);
-        g_autofree char *metrics =
+        g_autofree char *metrics_state =
             d->metrics_error
-                ? g_strdup_printf("; metrics not served: %s, %s", d->metrics_error,
+                ? g_strdup_printf("%s, %s", d->metrics_error,
                                   d->metrics_given_up ? "until a reload changes it" : "retrying")
                 : NULL;
+        g_autofree char *metrics =
+            metrics_state ? g_strdup_printf("; metrics not served: %s", metrics_state) : NULL;
+
+        bus_service_metrics_state(d->bus, metrics_state);
 
         /* systemctl reload cannot wait for the outcome: systemctl status says it until a reload works */
         if (d->reload_failure)

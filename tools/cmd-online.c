@@ -296,7 +296,8 @@ static int cmd_status(const Ctl *o, sd_bus *bus)
 {
         g_autoptr(sd_bus_message) reply = NULL;
         const char *status;
-        g_autofree char *policy = NULL, *version = NULL, *uri = NULL, *reload_error = NULL;
+        g_autofree char *policy = NULL, *version = NULL, *uri = NULL, *reload_error = NULL,
+                        *metrics_error = NULL;
         int apply = 0, connected = 0;
         uint32_t nodes = 0, packages = 0, cores = 0, pus = 0, threads = 0;
         int code = ctl_call(o, bus, "GetStatus", &reply, NULL);
@@ -317,6 +318,9 @@ static int cmd_status(const Ctl *o, sd_bus *bus)
         /* "" when the last reload worked or none was done; a daemon without it is taken to say the same */
         if (get_prop(bus, "ReloadError", 's', &reload_error) && reload_error && !*reload_error)
                 g_clear_pointer(&reload_error, g_free);
+        /* "" when metrics are served or off */
+        if (get_prop(bus, "MetricsError", 's', &metrics_error) && metrics_error && !*metrics_error)
+                g_clear_pointer(&metrics_error, g_free);
         if (!code && o->json) {
                 g_autoptr(JsonBuilder) b = json_builder_new();
                 g_autoptr(JsonNode) root = NULL;
@@ -337,6 +341,11 @@ static int cmd_status(const Ctl *o, sd_bus *bus)
                 json_builder_set_member_name(b, "reload_error"); /* every line of it, or null */
                 if (reload_error)
                         json_builder_add_string_value(b, reload_error);
+                else
+                        json_builder_add_null_value(b);
+                json_builder_set_member_name(b, "metrics_error"); /* or null */
+                if (metrics_error)
+                        json_builder_add_string_value(b, metrics_error);
                 else
                         json_builder_add_null_value(b);
                 json_builder_set_member_name(b, "topology");
@@ -367,6 +376,10 @@ static int cmd_status(const Ctl *o, sd_bus *bus)
                         g_autofree char *first = g_strndup(reload_error, strcspn(reload_error, "\n"));
                         g_autofree char *line = text_terminal_safe(first);
                         printf("Last reload: failed, the old configuration runs: %s\n", line);
+                }
+                if (metrics_error) {
+                        g_autofree char *line = text_terminal_safe(metrics_error);
+                        printf("Metrics: not served: %s\n", line);
                 }
                 printf("host: %u NUMA node%s, %u package%s, %u core%s, %u PU%s (%u thread%s per core)\n",
                        nodes, nodes == 1 ? "" : "s", packages, packages == 1 ? "" : "s", cores,

@@ -127,7 +127,7 @@ missing=
 for m in .ListDecisions .GetDecision .GetDecisionsJSON .Explain .Plan .GetCpuAdviceJSON .GetHostMap .GetHostMapJSON \
     .GetStatus \
     .Replace .Rebalance .Reload .DecisionChanged .Version .Policy .Apply .Connected .URI .Nodes .Packages .Cores .PUs \
-    .ThreadsPerCore .ReloadError; do
+    .ThreadsPerCore .ReloadError .MetricsError; do
     grep -q "^\\$m " "$OUT" || missing="$missing $m"
 done
 result "introspection lists every method, property and the signal${missing:+ (missing:$missing)}" \
@@ -317,9 +317,10 @@ check_prop ThreadsPerCore 'u 2' '(<uint32 2>,)'
 check_prop Heal 'b true' '(<true>,)'
 check_prop HealMoves 't 0' '(<uint64 0>,)'
 check_prop ReloadError 's ""' "(<''>,)" # the reloads so far worked
+check_prop MetricsError 's ""' "(<''>,)" # metrics are off
 run gdbus call --address "$ADDR" --dest "$NAME" --object-path "$OPATH" --method org.freedesktop.DBus.Properties.GetAll "$IFACE"
-result "gdbus Properties.GetAll has all 12 properties (HealMoves is read by name)" "$(
-    for p in Version Policy Apply Connected URI Nodes Packages Cores PUs ThreadsPerCore Heal ReloadError; do grep -q "'$p'" "$OUT" || exit 1; done; echo 0)"
+result "gdbus Properties.GetAll has all 13 properties (HealMoves is read by name)" "$(
+    for p in Version Policy Apply Connected URI Nodes Packages Cores PUs ThreadsPerCore Heal ReloadError MetricsError; do grep -q "'$p'" "$OUT" || exit 1; done; echo 0)"
 
 # ---- signals ----------------------------------------------------------------------------------------
 busctl --address="$ADDR" monitor "$NAME" >"$TMP/busctl-monitor.txt" 2>&1 &
@@ -383,7 +384,8 @@ result "placementctl status --json: \"reload_error\" names the problem, the othe
 import json, sys
 d = json.load(open(sys.argv[1]))
 assert "Policy: invalid value" in d["reload_error"], d["reload_error"]
-assert set(d) == {"status", "version", "policy", "apply", "connected", "uri", "topology", "decisions", "reload_error"}, d.keys()
+assert set(d) == {"status", "version", "policy", "apply", "connected", "uri", "topology", "decisions", "reload_error", "metrics_error"}, d.keys()
+assert d["metrics_error"] is None, d["metrics_error"]
 assert d["policy"] == "compat" and d["topology"]["pus"] == 8' "$OUT" 2>&1; echo $?)"
 printf '[Placement]\nPolicy=compat\n' >"$CONF"
 bcall Reload

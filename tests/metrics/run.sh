@@ -101,11 +101,21 @@ check "port held at start: the error names Listen= and says it runs on" wait_for
 check "  it places the test domain" wait_for 10 since '^<6>test: placed'
 
 check "  it answers D-Bus" wait_for 10 "$PLACEMENTCTL" --bus-address="$BUS_ADDR" status
+# placementctl status says it too (MetricsError), not only the log and systemctl status
+status_has() { "$PLACEMENTCTL" --bus-address="$BUS_ADDR" status 2>&1 | grep -q "$@"; }
+check "  placementctl status says metrics are not served and why" status_has -F \
+        "Metrics: not served: [Metrics] Listen=127.0.0.1:$HELD: cannot listen on 127.0.0.1 port $HELD: Address already in use, retrying"
+status_json() { "$PLACEMENTCTL" --bus-address="$BUS_ADDR" status --json | python3 -c 'import json, sys
+e = json.load(sys.stdin)["metrics_error"]
+sys.exit(0 if (e is None if sys.argv[1] == "null" else sys.argv[1] in (e or "")) else 1)' "$1"; }
+check "  and --json has it as metrics_error" status_json "Address already in use, retrying"
 check "  it still runs" placementd_alive
 stop_pid "$HOLDER"
 HOLDER=
 check "port freed: the endpoint comes up" wait_for 10 curl -fsS "http://127.0.0.1:$HELD/metrics" -o "$TMP/m"
 check "  and the log says so" since -F "Serving metrics on http://127.0.0.1:$HELD/metrics"
+check "  placementctl status has no Metrics line now" sh -c "! \"$PLACEMENTCTL\" --bus-address='$BUS_ADDR' status | grep -q '^Metrics:'"
+check "  and metrics_error is null" status_json null
 placementd_stop
 bus_stop
 
