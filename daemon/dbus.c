@@ -89,6 +89,9 @@ struct BusService {
         bool was_connected;
         char *reload_error;  /* why the last reload failed, NULL when it worked or none was done */
         char *metrics_error; /* why Listen= is not served, NULL when it is or is off */
+        /* Reload() calls whose reload waits for its new libvirt URI to open: answered by
+         * bus_service_reload_done() when it (or a reload that replaced it) ends */
+        GPtrArray *reload_waiters;
 };
 
 static void connect_bus(BusService *s);
@@ -898,12 +901,22 @@ static int method_rebalance(sd_bus_message *msg, void *userdata, sd_bus_error *e
                                 do_rebalance, s, error);
 }
 
+static void message_unref(gpointer msg)
+{
+        sd_bus_message_unref(msg);
+}
+
 static int do_reload(sd_bus_message *msg, void *userdata, sd_bus_error *error)
 {
         BusService *s = userdata;
         g_autofree char *failure = NULL, *text = NULL;
+        int r = s->hooks.reload ? s->hooks.reload(s->userdata, &failure) : 0;
 
-        if (s->hooks.reload && s->hooks.reload(s->userdata, &failure) < 0) {
+        if (r > 0) { /* answered when it ends */
+                g_ptr_array_add(s->reload_waiters, sd_bus_message_ref(msg));
+                return 1;
+        }
+        if (r < 0) {
                 /* it quotes the file, whose bytes need not be UTF-8: a D-Bus string must be, or no
                  * reply goes out at all */
                 text = g_utf8_make_valid(failure ? failure : "reload failed", -1);
@@ -1028,6 +1041,7 @@ static void drop_bus(BusService *s)
         s->slot = sd_bus_slot_unref(s->slot);
         s->filter = sd_bus_slot_unref(s->filter);
         g_hash_table_remove_all(s->lookups); /* their calls go unanswered: their bus is gone */
+        g_ptr_array_set_size(s->reload_waiters, 0);
         s->ask = sd_bus_close_unref(s->ask);
         g_hash_table_remove_all(s->sender_uids); /* a new bus reuses the unique names */
         if (s->bus) {
@@ -1166,6 +1180,7 @@ BusService *bus_service_new(struct event_base *base, Manager *m, const StatsCach
         s->free_callers = rate_limit_new(FREE_RATE, FREE_BURST, CALLER_SENDERS);
         s->sender_uids = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         s->lookups = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, uid_lookup_free);
+        s->reload_waiters = g_ptr_array_new_with_free_func(message_unref);
         s->retry = evtimer_new(base, on_retry, s);
         s->polkit = polkit_new();
         connect_bus(s);
@@ -1186,6 +1201,7 @@ void bus_service_free(BusService *s)
         g_free(s->address);
         g_free(s->reload_error);
         g_free(s->metrics_error);
+        g_ptr_array_unref(s->reload_waiters);
         g_free(s);
 }
 
@@ -1223,8 +1239,21 @@ static void set_text_property(BusService *s, char **field, const char *name, con
 
 void bus_service_reload_done(BusService *s, const char *error)
 {
-        if (s)
-                set_text_property(s, &s->reload_error, "ReloadError", error);
+        g_autofree char *valid = error ? g_utf8_make_valid(error, -1) : NULL; /* a D-Bus string is UTF-8 */
+
+        if (!s)
+                return;
+        for (unsigned i = 0; i < s->reload_waiters->len; i++) {
+                sd_bus_message *msg = g_ptr_array_index(s->reload_waiters, i);
+                if (valid)
+                        sd_bus_reply_method_errorf(msg, BUS_ERROR_INVALID_ARGUMENT, "%s", valid);
+                else
+                        sd_bus_reply_method_return(msg, NULL);
+        }
+        if (s->reload_waiters->len && s->event)
+                bus_event_kick(s->event);
+        g_ptr_array_set_size(s->reload_waiters, 0);
+        set_text_property(s, &s->reload_error, "ReloadError", valid);
 }
 
 void bus_service_metrics_state(BusService *s, const char *error)

@@ -17,7 +17,8 @@
 typedef struct BusService BusService;
 
 typedef struct BusHooks {
-        /* Reload the configuration like SIGHUP. Returns 0 or a negative errno with *ret_error set. */
+        /* Reload the configuration like SIGHUP. Returns 0 or a negative errno with *ret_error set, or 1 when
+         * the reload ends later: its bus_service_reload_done() answers the call then. */
         int (*reload)(void *userdata, char **ret_error);
         /* Another process owns the daemon's name on the bus (a second placementd): the daemon must not
          * run beside it, two engines pinning the same domains. Called instead of retrying. */
@@ -35,7 +36,8 @@ void bus_service_decision_changed(BusService *s, const char *uuid, const char *n
 /* PropertiesChanged for Policy, Apply, Connected, URI, Heal. */
 void bus_service_state_changed(BusService *s);
 /* A reload (SIGHUP or Reload()) ended: error says why it failed, the old configuration running on, NULL
- * when it worked. ReloadError holds it, with PropertiesChanged when it changes; kept across a new bus. */
+ * when it worked. ReloadError holds it, with PropertiesChanged when it changes; kept across a new bus. The
+ * Reload() calls that wait for it (the reload hook returned 1) are answered with it. */
 void bus_service_reload_done(BusService *s, const char *error);
 /* [Metrics] Listen= is configured and not served: error says why and what the daemon does about it
  * ("..., retrying"); NULL when it is served or off. MetricsError holds it, with PropertiesChanged when it

@@ -61,6 +61,11 @@ typedef struct Daemon {
         bool name_taken;      /* another placementd serves the bus name: exit 1 */
         int instance_lock;    /* the held lock of the libvirt URI (instance-lock.h), or -1 */
         char *reload_failure; /* why the last reload failed (first line), NULL once one succeeded */
+        /* a reload waiting for its new URI to open (reload()): its configuration, the keys it leaves for a
+         * restart, what it says of a missing default file; NULL when none waits */
+        Config *waiting;
+        char **waiting_restart;
+        char *waiting_note;
 } Daemon;
 
 static void usage(FILE *f)
@@ -191,10 +196,15 @@ static void notify_status(Daemon *d)
         g_autofree char *metrics =
             metrics_state ? g_strdup_printf("; metrics not served: %s", metrics_state) : NULL;
 
+        g_autofree char *waiting = d->waiting ? uri_public(d->waiting->uri) : NULL;
+
         bus_service_metrics_state(d->bus, metrics_state);
 
+        if (waiting)
+                sd_notifyf(0, "STATUS=%s%s; a reload waits for %s to open", status, metrics ? metrics : "",
+                           waiting);
         /* systemctl reload cannot wait for the outcome: systemctl status says it until a reload works */
-        if (d->reload_failure)
+        else if (d->reload_failure)
                 sd_notifyf(0, "STATUS=%s%s; the last reload failed, the old configuration runs: %s", status,
                            metrics ? metrics : "", d->reload_failure);
         else
@@ -447,32 +457,30 @@ static bool same_instance(const char *a, const char *b)
         return g_strcmp0(ka, kb) == 0;
 }
 
-/*
- * SIGHUP and Reload(): all or nothing. The new file must load and its metrics listener must bind;
- * otherwise the old configuration stays entirely (metrics included) and the error goes to the log and
- * to Reload()'s caller. Keys that need a restart ([DBus] Bus=) keep their running values and are named.
- */
-static int reload(Daemon *d, char **ret_error)
+/* Drops a reload that waits for its new URI to open (NULL: none waits): a newer reload replaces it. */
+static void reload_waiting_drop(Daemon *d)
 {
-        g_autoptr(Config) loaded = NULL, c = NULL;
-        g_auto(GStrv) restart = NULL;
-        g_autofree char *error = NULL, *note = NULL, *unbound = NULL;
+        manager_drop_next(d->manager);
+        g_clear_pointer(&d->waiting, config_free);
+        g_clear_pointer(&d->waiting_restart, g_strfreev);
+        g_clear_pointer(&d->waiting_note, g_free);
+}
+
+/*
+ * The end of a reload whose file loaded into c (r < 0: it did not, error says why): another URI's lock,
+ * the metrics listener, then all of it applied, or none of it. Takes c, restart, note and error.
+ */
+static int reload_finish(Daemon *d, int r, Config *c_taken, char **restart_taken, char *note_taken,
+                         char *error_taken, char **ret_error)
+{
+        g_autoptr(Config) c = c_taken;
+        g_auto(GStrv) restart = restart_taken;
+        g_autofree char *error = error_taken, *note = note_taken, *unbound = NULL;
         MetricsServer *metrics = NULL;
         int lock = -1;
         bool relock = false;
-        int r;
 
-        sd_notify(0, "RELOADING=1");
-        r = config_load_or_defaults(d->config_path, d->config_explicit, &loaded, &note, &error);
-        if (r >= 0) {
-                restart = config_restart_changes(manager_config(d->manager), loaded);
-                c = config_reloadable(manager_config(d->manager), loaded);
-                if (!c) {
-                        error = g_strdup("the configuration does not load back (a bug)");
-                        r = -EINVAL;
-                }
-        }
-        /* another URI: its lock first, so that two daemons never place one host's domains */
+        /* another URI: its lock before the switch, so that two daemons never place one host's domains */
         if (r >= 0 && !d->uri_chosen && !same_instance(c->uri, manager_config(d->manager)->uri)) {
                 r = instance_lock_for(c->uri, d->demo != NULL, &lock, &error);
                 if (r < 0) {
@@ -494,6 +502,7 @@ static int reload(Daemon *d, char **ret_error)
         if (r < 0) {
                 const char *text = error && *error ? error : "reload failed";
                 instance_lock_release(lock);
+                manager_drop_next(d->manager); /* a connection opened for it closes: nothing switches */
                 log_lines(LOG_ERR, "Reloading the configuration failed, keeping the old one", text);
                 g_free(d->reload_failure);
                 d->reload_failure = g_strndup(text, strcspn(text, "\n"));
@@ -530,6 +539,7 @@ static int reload(Daemon *d, char **ret_error)
                 else
                         log_info("Configuration reloaded from %s (policy %s)", d->config_path,
                                  policy_kind_to_string(c->placement.policy));
+                /* a new URI switches to the connection opened for it (manager_open_next()) */
                 manager_set_config(d->manager, g_steal_pointer(&c));
                 stats_cache_set_interval(
                     d->stats, stats_cache_interval_for(manager_config(d->manager)->load_interval_sec));
@@ -539,6 +549,70 @@ static int reload(Daemon *d, char **ret_error)
         sd_notify(0, "READY=1");
         notify_status(d);
         return r;
+}
+
+/* The new URI of the waiting reload opened, or did not (error): the reload goes on, or is refused. */
+static void on_next_opened(Manager *m, const char *error, void *userdata)
+{
+        Daemon *d = userdata;
+        g_autofree char *why = NULL;
+        (void)m;
+
+        if (error) {
+                g_autofree char *running = uri_public(manager_uri(d->manager));
+                why = g_strdup_printf("[Libvirt] URI=: %s; keeping %s", error, running);
+        }
+        reload_finish(d, error ? -ECONNREFUSED : 0, g_steal_pointer(&d->waiting),
+                      g_steal_pointer(&d->waiting_restart), g_steal_pointer(&d->waiting_note),
+                      g_steal_pointer(&why), NULL);
+}
+
+/*
+ * SIGHUP and Reload(): all or nothing. The new file must load, a new libvirt URI must open (before anything
+ * lets go of the running connection) and the metrics listener must bind; otherwise the old configuration
+ * stays entirely (connection, domains and metrics included) and the error goes to the log and to Reload()'s
+ * caller. Keys that need a restart ([DBus] Bus=) keep their running values and are named. Returns 0 or a
+ * negative errno with *ret_error, or 1 when the reload waits for its new URI to open (in a thread: the loop
+ * runs on); it ends in on_next_opened(), which tells Reload()'s caller through bus_service_reload_done().
+ * A reload that comes meanwhile replaces the one that waits.
+ */
+static int reload(Daemon *d, char **ret_error)
+{
+        g_autoptr(Config) loaded = NULL, c = NULL;
+        g_auto(GStrv) restart = NULL;
+        g_autofree char *error = NULL, *note = NULL;
+        int r;
+
+        sd_notify(0, "RELOADING=1");
+        if (d->waiting) {
+                g_autofree char *shown = uri_public(d->waiting->uri);
+                log_notice("Reload: no longer waiting for %s to open: a newer reload replaces that one",
+                           shown);
+                reload_waiting_drop(d);
+        }
+        r = config_load_or_defaults(d->config_path, d->config_explicit, &loaded, &note, &error);
+        if (r >= 0) {
+                restart = config_restart_changes(manager_config(d->manager), loaded);
+                c = config_reloadable(manager_config(d->manager), loaded);
+                if (!c) {
+                        error = g_strdup("the configuration does not load back (a bug)");
+                        r = -EINVAL;
+                }
+        }
+        /* another libvirtd: opened first, so that one libvirt refuses leaves the running connection and its
+         * domains as they are (the instance lock's key says which URIs name one libvirtd) */
+        if (r >= 0 && !d->uri_chosen && !same_instance(c->uri, manager_config(d->manager)->uri)) {
+                g_autofree char *shown = uri_public(c->uri);
+                log_info("Reload: opening %s before switching to it", shown);
+                d->waiting = g_steal_pointer(&c);
+                d->waiting_restart = g_steal_pointer(&restart);
+                d->waiting_note = g_steal_pointer(&note);
+                manager_open_next(d->manager, d->waiting->uri, on_next_opened, d);
+                notify_status(d);
+                return 1;
+        }
+        return reload_finish(d, r, g_steal_pointer(&c), g_steal_pointer(&restart), g_steal_pointer(&note),
+                             g_steal_pointer(&error), ret_error);
 }
 
 static void name_taken_hook(void *userdata)
@@ -602,6 +676,10 @@ static void daemon_done(Daemon *d)
         if (d->manager)
                 manager_set_callbacks(d->manager, &(ManagerCallbacks){0}, NULL);
         g_clear_pointer(&d->demo, demo_free);
+        /* a connection it waits for is the manager's to drop, as the process stops */
+        g_clear_pointer(&d->waiting, config_free);
+        g_clear_pointer(&d->waiting_restart, g_strfreev);
+        g_clear_pointer(&d->waiting_note, g_free);
         g_clear_pointer(&d->metrics, metrics_server_free);
         g_clear_pointer(&d->metrics_listen, g_free);
         g_clear_pointer(&d->metrics_error, g_free);

@@ -35,6 +35,16 @@ struct Manager {
          * record's check does not count as taken (placer-adopt.c core_placed_by_other()) */
         GHashTable *adopting;
         struct event *connect_slow_ev; /* says so when the open takes long */
+        /* a reload's new URI (manager_open_next()): being opened in a thread, or opened (next_conn) and
+         * waiting for manager_set_config() to take it; next_timeout_ev gives up after next_open_sec s
+         * (MANAGER_NEXT_OPEN_SEC; tests shorten it) */
+        struct Connecting *next_connecting;
+        char *next_uri;
+        virConnectPtr next_conn;
+        struct event *next_timeout_ev;
+        unsigned next_open_sec;
+        ManagerNextDone next_done;
+        void *next_userdata;
         bool connected, ever_connected;
         /* what a reload changed for the running domains while libvirt was away: done once connected */
         bool reload_apply_pending;

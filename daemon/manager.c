@@ -439,11 +439,12 @@ static void arm_reconcile(Manager *m)
  * A connection opened in a thread of its own (virt_conn_connect()): a libvirtd that accepts the connection
  * and never answers must not stop the loop (D-Bus, metrics, signals, the watchdog), and libvirt sets no
  * keepalive before the open returns. The thread hands the result over through done_ev; when the manager
- * no longer wants it (stopping, or the URI changed) the thread frees this itself.
+ * no longer wants it (stopping, the URI changed, a reload gave it up) the thread frees this itself.
  */
 typedef struct Connecting {
         GMutex lock;
         char *uri;
+        char *shown;        /* how an error names uri (NULL: as written) */
         virConnectPtr conn; /* the thread's result: NULL on failure, with error */
         char *error;
         bool done;             /* the thread has its result */
@@ -457,6 +458,7 @@ static void connecting_free(Connecting *c)
 {
         g_mutex_clear(&c->lock);
         g_free(c->uri);
+        g_free(c->shown);
         g_free(c->error);
         g_free(c);
 }
@@ -465,7 +467,7 @@ static gpointer connect_thread(gpointer data)
 {
         Connecting *c = data;
         char *error = NULL;
-        virConnectPtr conn = virt_conn_connect(c->uri, &error);
+        virConnectPtr conn = virt_conn_connect(c->uri, c->shown, &error);
         bool abandoned;
 
         g_mutex_lock(&c->lock);
@@ -484,26 +486,59 @@ static gpointer connect_thread(gpointer data)
         return NULL;
 }
 
+/* Starts opening uri in a thread; done(arg m) runs from the loop once it has its result. */
+static Connecting *connecting_start(Manager *m, const char *uri, const char *shown, event_callback_fn done)
+{
+        Connecting *c = g_new0(Connecting, 1);
+
+        g_mutex_init(&c->lock);
+        c->uri = g_strdup(uri);
+        c->shown = g_strdup(shown);
+        /* the thread activates it, but its callback runs only once this thread is back in the loop */
+        c->done_ev = event_new(m->base, -1, 0, done, m);
+        c->thread = g_thread_new("connect", connect_thread, c);
+        return c;
+}
+
+/* From done_ev's callback: the thread's result (NULL with *ret_error), c freed. */
+static virConnectPtr connecting_take(Connecting *c, char **ret_error)
+{
+        virConnectPtr conn;
+
+        g_thread_join(c->thread); /* it has its result: only returning is left */
+        event_free(c->done_ev);
+        conn = c->conn;
+        *ret_error = g_steal_pointer(&c->error);
+        connecting_free(c);
+        return conn;
+}
+
 static gpointer close_thread(gpointer conn)
 {
         virt_conn_disconnect(conn);
         return NULL;
 }
 
-/* Drops a connection being opened: its result is not wanted. close: close it once it comes (a URI
- * change), in a thread of its own as it was opened (no keepalive is set on it: a close may wait on a
- * libvirtd that stopped answering); else leave it to the process's exit. */
-static void connecting_abandon(Manager *m, bool close)
+/* Closes a connection opened and not wanted, in a thread of its own as it was opened (no keepalive is set
+ * on it: a close may wait on a libvirtd that stopped answering); the test driver's at once. */
+static void close_unwanted(virConnectPtr conn, const char *uri)
 {
-        Connecting *c = m->connecting;
+        if (g_str_has_prefix(uri, "test:"))
+                virt_conn_disconnect(conn);
+        else
+                g_thread_unref(g_thread_new("close", close_thread, conn));
+}
+
+/* Drops c (NULL: nothing), a connection being opened whose result is not wanted. close: close it once it
+ * comes (close_unwanted()); else leave it to the process's exit. */
+static void connecting_drop(Connecting *c, bool close)
+{
         struct event *done_ev;
         GThread *thread;
         bool done;
 
         if (!c)
                 return;
-        m->connecting = NULL;
-        evtimer_del(m->connect_slow_ev);
         g_mutex_lock(&c->lock);
         done = c->done;
         c->abandoned = !done;
@@ -519,8 +554,15 @@ static void connecting_abandon(Manager *m, bool close)
         }
         g_thread_join(thread);
         if (c->conn && close)
-                g_thread_unref(g_thread_new("close", close_thread, c->conn));
+                close_unwanted(c->conn, c->uri);
         connecting_free(c);
+}
+
+/* Drops the running URI's connection being opened (a URI change, or stopping: see connecting_drop()). */
+static void connecting_abandon(Manager *m, bool close)
+{
+        evtimer_del(m->connect_slow_ev);
+        connecting_drop(g_steal_pointer(&m->connecting), close);
 }
 
 /* conn (NULL: error says why) opened: subscribed, and what runs reconciled; else another try later. */
@@ -561,11 +603,7 @@ static void on_connect_done(evutil_socket_t fd, short what, void *arg)
                 return;
         m->connecting = NULL;
         evtimer_del(m->connect_slow_ev);
-        g_thread_join(c->thread); /* it has its result: only returning is left */
-        event_free(c->done_ev);
-        conn = c->conn;
-        error = g_steal_pointer(&c->error);
-        connecting_free(c);
+        conn = connecting_take(c, &error);
         connected(m, conn, error);
 }
 
@@ -585,23 +623,92 @@ static void connect_now(Manager *m)
         const char *uri = manager_uri(m);
         struct timeval slow = {.tv_sec = CONNECT_SLOW_SEC};
         g_autofree char *error = NULL;
-        Connecting *c;
 
         if (m->conn || m->connecting)
                 return;
         /* the test driver runs in this process: it cannot hang, and tests see it connected at once */
         if (g_str_has_prefix(uri, "test:")) {
-                virConnectPtr conn = virt_conn_connect(uri, &error);
+                virConnectPtr conn = virt_conn_connect(uri, NULL, &error);
                 connected(m, conn, g_steal_pointer(&error));
                 return;
         }
-        c = g_new0(Connecting, 1);
-        g_mutex_init(&c->lock);
-        c->uri = g_strdup(uri);
-        c->done_ev = event_new(m->base, -1, 0, on_connect_done, m);
-        m->connecting = c;
-        c->thread = g_thread_new("connect", connect_thread, c);
+        m->connecting = connecting_start(m, uri, NULL, on_connect_done);
         evtimer_add(m->connect_slow_ev, &slow);
+}
+
+/* The reload's open of its new URI ended: conn (NULL: error, taken, says why) is kept for
+ * manager_set_config(), and the caller told. */
+static void next_finish(Manager *m, virConnectPtr conn, char *error)
+{
+        ManagerNextDone done = m->next_done;
+        void *userdata = m->next_userdata;
+        g_autofree char *why = error;
+
+        evtimer_del(m->next_timeout_ev);
+        m->next_done = NULL;
+        m->next_userdata = NULL;
+        m->next_conn = conn;
+        if (!conn)
+                g_clear_pointer(&m->next_uri, g_free);
+        if (done)
+                done(m, conn ? NULL : why ? why : "libvirt gave no reason", userdata);
+}
+
+static void on_next_done(evutil_socket_t fd, short what, void *arg)
+{
+        Manager *m = arg;
+        Connecting *c = g_steal_pointer(&m->next_connecting);
+        virConnectPtr conn;
+        char *error = NULL;
+
+        (void)fd;
+        (void)what;
+        if (!c)
+                return;
+        conn = connecting_take(c, &error);
+        next_finish(m, conn, error);
+}
+
+/* A host that takes longer (ssh to one that does not answer, a libvirtd that accepts and never answers)
+ * is no URI to switch to now: the reload is refused rather than left waiting. */
+static void on_next_timeout(evutil_socket_t fd, short what, void *arg)
+{
+        Manager *m = arg;
+        g_autofree char *shown = NULL;
+
+        (void)fd;
+        (void)what;
+        if (!m->next_connecting)
+                return;
+        shown = uri_public(m->next_uri);
+        connecting_drop(g_steal_pointer(&m->next_connecting), true);
+        next_finish(m, NULL,
+                    g_strdup_printf("Cannot connect to %s: no answer within %u s", shown, m->next_open_sec));
+}
+
+void manager_drop_next(Manager *m)
+{
+        connecting_drop(g_steal_pointer(&m->next_connecting), true);
+        if (m->next_conn)
+                close_unwanted(g_steal_pointer(&m->next_conn), m->next_uri);
+        g_clear_pointer(&m->next_uri, g_free);
+        evtimer_del(m->next_timeout_ev);
+        m->next_done = NULL;
+        m->next_userdata = NULL;
+}
+
+void manager_open_next(Manager *m, const char *uri, ManagerNextDone done, void *userdata)
+{
+        g_autofree char *shown = uri_public(uri);
+        struct timeval limit = {.tv_sec = m->next_open_sec};
+
+        manager_drop_next(m);
+        m->next_uri = g_strdup(uri);
+        m->next_done = done;
+        m->next_userdata = userdata;
+        /* a thread even for the test driver: done always comes from the loop, after this returns */
+        m->next_connecting = connecting_start(m, uri, shown, on_next_done);
+        evtimer_add(m->next_timeout_ev, &limit);
 }
 
 static void on_sharing(evutil_socket_t fd, short what, void *arg)
@@ -631,6 +738,8 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->teardown_ev = evtimer_new(base, on_teardown, m);
         m->reconcile_ev = event_new(base, -1, EV_PERSIST, on_reconcile, m);
         m->connect_slow_ev = evtimer_new(base, on_connect_slow, m);
+        m->next_timeout_ev = evtimer_new(base, on_next_timeout, m);
+        m->next_open_sec = MANAGER_NEXT_OPEN_SEC;
         m->sharing_ev = evtimer_new(base, on_sharing, m);
         m->metadata_ev = evtimer_new(base, on_metadata_due, m);
         m->metadata_changed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
@@ -646,8 +755,13 @@ void manager_free(Manager *m)
         if (!m)
                 return;
         connecting_abandon(m, false);
+        connecting_drop(g_steal_pointer(&m->next_connecting), false);
+        if (m->next_conn)
+                virt_conn_disconnect(m->next_conn);
+        g_free(m->next_uri);
         disconnect(m);
         event_free(m->connect_slow_ev);
+        event_free(m->next_timeout_ev);
         event_free(m->reconnect_ev);
         event_free(m->teardown_ev);
         event_free(m->reconcile_ev);
@@ -883,8 +997,15 @@ void manager_set_config(Manager *m, Config *config)
                 m->ever_connected = false; /* what runs there is found as at a start (PlaceRunning=) */
                 evtimer_del(m->reconnect_ev);
                 m->backoff_sec = 1;
-                connect_now(m);
+                if (m->next_conn && g_strcmp0(m->next_uri, config->uri) == 0) {
+                        /* opened ahead by the reload (manager_open_next()): no second open, no wait */
+                        g_clear_pointer(&m->next_uri, g_free);
+                        connected(m, g_steal_pointer(&m->next_conn), NULL);
+                } else {
+                        connect_now(m);
+                }
         }
+        manager_drop_next(m); /* one opened for another URI is not this reload's */
         replace_after_reload(m, apply_on, newly_kept);
         healer_reloaded(m, heal_before);
         /* CPUs or memory it released (ReservedCPUs=, MemoryReserve=, CoreKinds=) may hold them now */

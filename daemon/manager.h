@@ -56,9 +56,28 @@ void manager_set_callbacks(Manager *m, const ManagerCallbacks *cb, void *userdat
 /* Connects now, or schedules retries with backoff when libvirt is not there. Returns 0. */
 int manager_start(Manager *m);
 
-/* Replaces the config (the manager takes ownership). Later decisions use it; reconnects when the URI
- * changed; re-arms the periodic reconcile. */
+/* Replaces the config (the manager takes ownership). Later decisions use it; re-arms the periodic
+ * reconcile. When the URI changed, the old connection's domains are forgotten (they are another host's)
+ * and the new URI's connection is the one manager_open_next() opened for it, else one opened now. */
 void manager_set_config(Manager *m, Config *config);
+
+/* How long a reload's new URI may take to open before the reload is refused: less than a D-Bus client
+ * waits for Reload()'s answer (busctl 25 s, placementctl 30 s). */
+#define MANAGER_NEXT_OPEN_SEC 20u
+
+/* error: NULL when the URI opened, else why not ("Cannot connect to URI: libvirt's message", the URI as
+ * manager_uri_public() shows one). */
+typedef void (*ManagerNextDone)(Manager *m, const char *error, void *userdata);
+/*
+ * Opens uri ahead of a reload that switches to it, the running connection and its domains untouched: in a
+ * thread, as every connection is opened, so that the loop runs on meanwhile. done runs once, from the
+ * loop: when uri opened, manager_set_config() with a configuration of that URI takes this connection; when
+ * it did not, or gave no answer within MANAGER_NEXT_OPEN_SEC s, nothing changed. Drops one opened or being
+ * opened before (manager_drop_next()).
+ */
+void manager_open_next(Manager *m, const char *uri, ManagerNextDone done, void *userdata);
+/* Drops what manager_open_next() opened or is opening; its done is not called. */
+void manager_drop_next(Manager *m);
 
 const Config *manager_config(const Manager *m);
 const Topology *manager_topology(const Manager *m);

@@ -92,12 +92,13 @@ static int subscribe(VirtConn *c, int which, int id, virConnectDomainEventGeneri
         return c->ids[which];
 }
 
-virConnectPtr virt_conn_connect(const char *uri, char **ret_error)
+virConnectPtr virt_conn_connect(const char *uri, const char *shown, char **ret_error)
 {
         virConnectPtr conn = virConnectOpen(uri);
 
         if (!conn)
-                ret_error_set(ret_error, -ECONNREFUSED, "Cannot connect to %s: %s", uri, last_error());
+                ret_error_set(ret_error, -ECONNREFUSED, "Cannot connect to %s: %s", shown ? shown : uri,
+                              last_error());
         return conn;
 }
 
@@ -143,7 +144,7 @@ int virt_conn_attach(virConnectPtr conn, const char *uri, const VirtConnEvents *
 int virt_conn_open(const char *uri, const VirtConnEvents *events, void *userdata, VirtConn **ret,
                    char **ret_error)
 {
-        virConnectPtr conn = virt_conn_connect(uri, ret_error);
+        virConnectPtr conn = virt_conn_connect(uri, NULL, ret_error);
 
         if (!conn)
                 return -ECONNREFUSED;

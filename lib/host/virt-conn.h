@@ -45,10 +45,11 @@ int virt_conn_open(const char *uri, const VirtConnEvents *events, void *userdata
 /*
  * The same in two steps, for a caller that must not wait on a libvirtd that accepts and never answers:
  * virt_conn_connect() only opens uri (blocking; it may run in a thread of its own, see virt-event.h) and
- * returns the connection, or NULL with *ret_error; virt_conn_attach(), in the loop thread, takes it
- * (closed on failure) and does the rest as virt_conn_open().
+ * returns the connection, or NULL with *ret_error ("Cannot connect to SHOWN: libvirt's message", shown
+ * NULL: uri as written); virt_conn_attach(), in the loop thread, takes it (closed on failure) and does the
+ * rest as virt_conn_open().
  */
-virConnectPtr virt_conn_connect(const char *uri, char **ret_error);
+virConnectPtr virt_conn_connect(const char *uri, const char *shown, char **ret_error);
 int virt_conn_attach(virConnectPtr conn, const char *uri, const VirtConnEvents *events, void *userdata,
                      VirtConn **ret, char **ret_error);
 /* Closes a connection virt_conn_connect() opened that nothing attached (blocking, as the open). */

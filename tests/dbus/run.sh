@@ -893,6 +893,74 @@ kill -TERM "$NPD"
 wait_for 5 sh -c "! kill -0 $NPD 2>/dev/null"
 result "libvirt never answering: SIGTERM stops the daemon within 5 s" "$(! kill -0 "$NPD" 2>/dev/null; echo $?)"
 
+# ---- a reload to another libvirt URI -------------------------------------------------------------------
+# The new URI is opened before anything lets go of the running connection: one libvirt refuses, or that
+# never answers, is refused as a broken file is (Reload fails naming it, the whole old configuration
+# runs on, its domains placed as they were); one that opens is switched to. A daemon of its own on the
+# tarpit's bus, its URI from the file (no --connect).
+UCONF=$TMP/uri.conf ULOG=$TMP/uri.log
+OTHER_HOST=$TMP/other-host.xml
+printf '%s\n' "<node><cpu><nodes>1</nodes><sockets>1</sockets><cores>4</cores><threads>2</threads>" \
+    "<active>8</active><mhz>2000</mhz><model>i686</model></cpu><memory>8388608</memory>" \
+    "<domain type='test'><name>elsewhere</name><memory>524288</memory><vcpu>1</vcpu>" \
+    "<os><type>hvm</type></os></domain></node>" >"$OTHER_HOST"
+printf '[Libvirt]\nURI=test:///default\n' >"$UCONF"
+"$PLACEMENTD" --config="$UCONF" --topology="$TOPOLOGY" --bus-address="$TBUS" --foreground >"$ULOG" 2>&1 &
+UPD=$!
+MON_PIDS+=("$UPD")
+ucall() { run busctl --address="$TBUS" call "$NAME" "$OPATH" "$IFACE" "$@"; }
+uprop() { run busctl --address="$TBUS" get-property "$NAME" "$OPATH" "$IFACE" "$1"; }
+ulist_has() { ucall ListDecisions && grep -q "\"$1\"" "$OUT"; }
+wait_for 10 ulist_has test
+result "a daemon on [Libvirt] URI=test:///default places its domain" $?
+printf '[Placement]\nPolicy=compat\n[Libvirt]\nURI=test:///nonexistent.xml\n' >"$UCONF"
+ucall Reload
+result "Reload to test:///nonexistent.xml fails naming the URI and libvirt's message (rc $RC)" \
+    "$([ $RC -ne 0 ] && grep -qF '[Libvirt] URI=: Cannot connect to test:///nonexistent.xml: ' "$ERR" &&
+        grep -qF 'keeping test:///default' "$ERR"; echo $?)"
+note "$(cat "$ERR")"
+result "  the log says so as for a broken file" \
+    "$(grep -qF 'Reloading the configuration failed, keeping the old one: [Libvirt] URI=: Cannot connect to test:///nonexistent.xml' "$ULOG"; echo $?)"
+uprop Policy
+result "  the whole old configuration runs (Policy still explicit)" "$([ "$(cat "$OUT")" = 's "explicit"' ]; echo $?)"
+ucall GetStatus
+result "  still connected to test:///default, its domain still placed" \
+    "$(grep -q 'Connected to test:///default' "$OUT" && ulist_has test &&
+        ! grep -q 'Libvirt URI changed' "$ULOG" && ! grep -q 'its cores and memory are free again' "$ULOG"; echo $?)"
+# a libvirtd that never answers: the reload waits in the background (the daemon answers meanwhile) and is
+# refused after 20 s, before a D-Bus client gives up on Reload (busctl 25 s, placementctl 30 s)
+printf '[Placement]\nPolicy=compat\n[Libvirt]\nURI=qemu:///system?socket=%s\n' "$TARPIT" >"$UCONF"
+T1=$(date +%s%N)
+timeout 40 "$CTL" --bus-address="$TBUS" reload >"$TMP/uri-reload.out" 2>"$TMP/uri-reload.err" &
+RELOADER=$!
+wait_for 5 grep -qF 'Reload: opening qemu:///system before switching to it' "$ULOG"
+ucall GetStatus
+T2=$(date +%s%N)
+result "Reload to a URI that never answers: the daemon answers meanwhile (GetStatus after $(((T2 - T1) / 1000000)) ms, rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q 'Connected to test:///default' "$OUT" && pid_alive "$RELOADER"; echo $?)"
+wait "$RELOADER"
+RRC=$?
+T2=$(date +%s%N)
+result "  refused after $(((T2 - T1) / 1000000)) ms: placementctl reload exits 2 naming the URI (rc $RRC)" \
+    "$([ $RRC -eq 2 ] && [ $(((T2 - T1) / 1000000)) -ge 19000 ] &&
+        grep -qF 'failed, the old configuration still runs: [Libvirt] URI=: Cannot connect to qemu:///system: no answer within 20 s; keeping test:///default' "$TMP/uri-reload.err"; echo $?)"
+note "$(cat "$TMP/uri-reload.err")"
+result "  still connected to test:///default, its domain placed" \
+    "$(ucall GetStatus && grep -q 'Connected to test:///default' "$OUT" && ulist_has test; echo $?)"
+# a reload that comes while one waits replaces it; a URI that opens is switched to
+kill -HUP "$UPD"
+wait_for 5 sh -c "[ \"\$(grep -c 'Reload: opening qemu:///system before' '$ULOG')\" = 2 ]"
+printf '[Placement]\nPolicy=compat\n[Libvirt]\nURI=test://%s\n' "$OTHER_HOST" >"$UCONF"
+ucall Reload
+result "Reload to a second test URI while one waits: ok (rc $RC), the waiting one given up" \
+    "$([ $RC -eq 0 ] && grep -q 'Reload: no longer waiting for qemu:///system to open' "$ULOG"; echo $?)"
+uprop Policy
+result "  switched: Policy compat, the other host's domain placed, the old one's forgotten" \
+    "$([ "$(cat "$OUT")" = 's "compat"' ] && ulist_has elsewhere && ! ulist_has test; echo $?)"
+uprop ReloadError
+result "  ReloadError cleared" "$([ "$(cat "$OUT")" = 's ""' ]; echo $?)"
+stop_pid "$UPD"
+
 # ---- one placementd per libvirt URI --------------------------------------------------------------------
 # The bus name keeps out only a second daemon on the same bus: two daemons on one URI with other buses (or
 # none) would undo each other's pins. The lock is taken before connecting, so a URI to a socket that is not
@@ -911,7 +979,7 @@ result "a second placementd on the same URI, another bus: exit 1 (rc $RC) naming
 note "$(grep -F 'another placementd' "$ERR")"
 result "  it never connected to libvirt" "$(! grep -q 'Cannot connect' "$ERR"; echo $?)"
 result "  the first one runs on" "$(pid_alive "$FIRST"; echo $?)"
-# another URI is another lock: a daemon on it runs, and a reload of it to the held URI is refused
+# another URI is another lock: a daemon on it runs
 printf '[Libvirt]\nURI=%s\n[DBus]\nBus=none\n' "$OTHER" >"$TMP/other.conf"
 : >"$TMP/other.log"
 "$PLACEMENTD" --config="$TMP/other.conf" --topology="$TOPOLOGY" --foreground >>"$TMP/other.log" 2>&1 &
@@ -919,29 +987,30 @@ SECOND=$!
 MON_PIDS+=("$SECOND")
 wait_for 10 grep -q "Cannot connect to $OTHER" "$TMP/other.log"
 result "a placementd on another URI runs beside it" "$(pid_alive "$SECOND"; echo $?)"
+# its libvirtd away (retrying): a reload to a URI that does not open either is refused, naming it and
+# libvirt's message (the held URI's lock is not asked for: only a URI that opens is)
 printf '[Libvirt]\nURI=%s\n[DBus]\nBus=none\n' "$LURI" >"$TMP/other.conf"
 kill -HUP "$SECOND"
 wait_for 5 grep -q 'Reloading the configuration failed' "$TMP/other.log"
-result "  its reload to the held URI is refused, saying why" \
-    "$(grep -qF "[Libvirt] URI=: another placementd (pid $FIRST) already places the domains of qemu:///system; keeping qemu:///session" "$TMP/other.log"; echo $?)"
-note "$(grep -F 'another placementd' "$TMP/other.log")"
+result "  its reload to a URI libvirt refuses is refused, its own libvirtd away" \
+    "$(grep -qF "[Libvirt] URI=: Cannot connect to qemu:///system: Failed to connect socket to '$TMP/no-libvirt-sock'" "$TMP/other.log" &&
+        grep -qF "; keeping qemu:///session" "$TMP/other.log"; echo $?)"
+note "$(grep -F 'Reloading the configuration failed' "$TMP/other.log")"
+retried_after() { sed -n '/Reloading the configuration failed/,$p' "$TMP/other.log" | grep -qF "Connecting to $OTHER again"; }
+wait_for 10 retried_after
 result "  it still connects to its own URI" \
-    "$(sleep 2; ! grep -q "Libvirt URI changed" "$TMP/other.log" && pid_alive "$SECOND"; echo $?)"
-stop_pid "$FIRST"
-kill -HUP "$SECOND"
-wait_for 5 grep -q "Libvirt URI changed to $LURI" "$TMP/other.log"
-result "  the first one gone, the same reload takes the URI" "$(grep -q "Libvirt URI changed to $LURI" "$TMP/other.log"; echo $?)"
-run "$PLACEMENTD" --connect="$LURI" --topology="$TOPOLOGY" --bus=none --foreground
-result "  and now keeps out another daemon on it (rc $RC)" \
-    "$([ "$RC" -eq 1 ] && grep -qF "another placementd (pid $SECOND)" "$ERR"; echo $?)"
+    "$(retried_after && ! grep -q "Libvirt URI changed" "$TMP/other.log" && pid_alive "$SECOND"; echo $?)"
 # the same libvirtd spelled another way is the lock it holds: a reload to it is no second daemon
-SPELLED="QEMU+unix:///system?socket=$TMP/no-libvirt-sock"
+SPELLED="QEMU+unix:///session?socket=$TMP/no-libvirt-sock"
 printf '[Libvirt]\nURI=%s\n[DBus]\nBus=none\n' "$SPELLED" >"$TMP/other.conf"
 kill -HUP "$SECOND"
 wait_for 5 grep -qF "Libvirt URI changed to $SPELLED" "$TMP/other.log"
 result "  a reload to its URI spelled another way keeps its own lock" \
-    "$(grep -qF "Libvirt URI changed to $SPELLED" "$TMP/other.log" &&
-        ! grep -qF "another placementd (pid $SECOND)" "$TMP/other.log"; echo $?)"
+    "$(grep -qF "Libvirt URI changed to $SPELLED" "$TMP/other.log"; echo $?)"
+run "$PLACEMENTD" --connect="$OTHER" --topology="$TOPOLOGY" --bus=none --foreground
+result "  and still keeps out another daemon on it (rc $RC)" \
+    "$([ "$RC" -eq 1 ] && grep -qF "another placementd (pid $SECOND)" "$ERR"; echo $?)"
+stop_pid "$FIRST"
 stop_pid "$SECOND"
 timeout 3 "$PLACEMENTD" --connect=test:///default --topology="$TOPOLOGY" --bus=none --foreground \
     >"$TMP/test-a.log" 2>&1 &

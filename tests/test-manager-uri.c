@@ -1,0 +1,274 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A reload to another libvirt URI, in-process against libvirt's test driver, as daemon/main.c's reload()
+ * does it: the new URI opened first (manager_open_next()), the configuration switched only once it has
+ * (manager_set_config()). A URI libvirt refuses, or that never answers, leaves the running connection, its
+ * domains' decisions and ledger and the running configuration as they were; one that opens is switched to
+ * with the connection opened for it.
+ */
+#include <event2/event.h>
+#include <glib/gstdio.h>
+#include <libvirt/libvirt.h>
+#include <sys/socket.h>
+#include <sys/un.h>
+#include <time.h>
+#include <unistd.h>
+
+#include "manager-fixture.h"
+#include "manager-internal.h"
+#include "test-util.h"
+#include "topology-load.h"
+
+/* 8 PUs: the test driver accepts pins on CPUs 0-7 only. */
+#define TOPOLOGY "synthetic:pack:2 numa:1(memory=16GiB) l3:1 core:2 pu:2"
+
+/* Another host for the test driver: one running domain of its own. */
+#define OTHER_HOST                                                                                          \
+        "<node><cpu><nodes>1</nodes><sockets>1</sockets><cores>4</cores><threads>2</threads>"               \
+        "<active>8</active><mhz>2000</mhz><model>i686</model></cpu><memory>8388608</memory>"                \
+        "<domain type='test'><name>u-elsewhere</name><memory>524288</memory><vcpu>1</vcpu>"                 \
+        "<os><type>hvm</type></os></domain></node>"
+
+static struct event_base *base;
+static virConnectPtr conn;
+
+static void setup(void)
+{
+        fixture_open(&base, &conn, true);
+}
+
+static void teardown(void)
+{
+        fixture_close(base, conn);
+}
+
+/* Runs the loop for up to ms, or until *flag. */
+static bool spin_until(const bool *flag, unsigned ms)
+{
+        struct timespec start, now;
+
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        for (;;) {
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+                if (flag && *flag)
+                        return true;
+                clock_gettime(CLOCK_MONOTONIC, &now);
+                if ((now.tv_sec - start.tv_sec) * 1000 + (now.tv_nsec - start.tv_nsec) / 1000000 >= (long)ms)
+                        return !flag;
+                g_usleep(1000);
+        }
+}
+
+/* A manager on [Libvirt] URI=uri (no --connect: a reload may change it), connected. */
+static Manager *manager_on(const char *uri, const char *more)
+{
+        Topology *t = NULL;
+        Config *c = NULL;
+        g_autofree char *error = NULL;
+        g_autofree char *text =
+            g_strdup_printf("[Placement]\nMemoryBinding=no\n%s[Libvirt]\nURI=%s\n", more ? more : "", uri);
+        Manager *m;
+
+        ck_assert_msg(topology_load(TOPOLOGY, &t, &error) == 0, "%s", error);
+        ck_assert_msg(config_load_data(text, "test.conf", &c, &error) == 0, "%s", error);
+        m = manager_new(base, t, c, NULL);
+        manager_start(m);
+        ck_assert(manager_connected(m));
+        return m;
+}
+
+typedef struct {
+        bool done;
+        char *error;
+} Opened;
+
+static void on_opened(Manager *m, const char *error, void *userdata)
+{
+        Opened *o = userdata;
+        (void)m;
+
+        ck_assert(!o->done); /* once */
+        o->done = true;
+        o->error = g_strdup(error);
+}
+
+/* A reload of text, as reload() does it: a new URI opened first, the configuration set only once it has.
+ * Returns NULL when it switched, else why not (the caller frees it). */
+static char *reload_uri(Manager *m, const char *text, unsigned wait_ms)
+{
+        g_autoptr(Config) c = NULL;
+        g_autofree char *error = NULL;
+        Opened o = {0};
+
+        ck_assert_msg(config_load_data(text, "test.conf", &c, &error) == 0, "%s", error);
+        manager_open_next(m, c->uri, on_opened, &o);
+        ck_assert(!o.done); /* from the loop, never from inside the call */
+        ck_assert_msg(spin_until(&o.done, wait_ms), "no answer within %u ms", wait_ms);
+        if (o.error)
+                return o.error;
+        manager_set_config(m, g_steal_pointer(&c));
+        return NULL;
+}
+
+/* What the ledger counts of the domain with uuid: its first vCPU's pin, "" when it counts nothing. */
+static char *counted(Manager *m, const char *uuid)
+{
+        const Plan *p = ledger_lookup(manager_ledger(m), uuid);
+        return p ? cpuset_format(p->vcpu_pins[0]) : g_strdup("");
+}
+
+START_TEST(test_reload_to_refused_uri_keeps_everything)
+{
+        Manager *m = manager_on("test:///default", NULL);
+        virDomainPtr dom = fixture_define_and_start(conn, "u-kept", 2);
+        const char *bad[] = {"test:///nonexistent.xml", "nosuchdriver:///system"};
+        VirtConn *running;
+        g_autofree char *uuid = NULL, *pins = NULL;
+
+        ck_assert(fixture_spin_known(base, m, "u-kept", 3000));
+        ck_assert_int_eq(manager_lookup(m, "u-kept")->result, DECISION_PLACED);
+        uuid = g_strdup(manager_lookup(m, "u-kept")->uuid);
+        pins = counted(m, uuid);
+        ck_assert_str_ne(pins, "");
+        running = manager_connection(m);
+        for (unsigned i = 0; i < G_N_ELEMENTS(bad); i++) {
+                g_autofree char *text = g_strdup_printf(
+                    "[Placement]\nPolicy=compat\nApply=no\nMemoryBinding=no\n[Libvirt]\nURI=%s\n", bad[i]);
+                g_autofree char *error = reload_uri(m, text, 5000);
+                g_autofree char *now = NULL;
+
+                ck_assert_msg(error && strstr(error, "Cannot connect to") && strstr(error, bad[i]), "%s: %s",
+                              bad[i], error ? error : "(switched)");
+                /* the old connection, the same one */
+                ck_assert(manager_connected(m));
+                ck_assert_ptr_eq(manager_connection(m), running);
+                ck_assert_str_eq(manager_uri(m), "test:///default");
+                /* its domain still decided, counted where it was */
+                ck_assert_ptr_nonnull(manager_lookup(m, "u-kept"));
+                ck_assert_int_eq(manager_lookup(m, "u-kept")->result, DECISION_PLACED);
+                now = counted(m, uuid);
+                ck_assert_str_eq(now, pins);
+                /* the old configuration's values */
+                ck_assert_int_eq(manager_config(m)->placement.policy, POLICY_EXPLICIT);
+                ck_assert(manager_config(m)->apply);
+                ck_assert_ptr_null(m->next_conn);
+                ck_assert_ptr_null(m->next_uri);
+        }
+        /* and it still follows the old connection's events */
+        fixture_stop(dom);
+        ck_assert(spin_until(NULL, 200));
+        ck_assert_ptr_null(manager_lookup(m, "u-kept"));
+        fixture_manager_free(base, m);
+}
+END_TEST
+
+START_TEST(test_reload_to_good_uri_switches)
+{
+        g_autofree char *dir = g_dir_make_tmp("placementd-uri-XXXXXX", NULL);
+        g_autofree char *file = g_build_filename(dir, "other-host.xml", NULL);
+        g_autofree char *uri = g_strdup_printf("test://%s", file);
+        g_autofree char *text = NULL, *error = NULL;
+        Manager *m = manager_on("test:///default", NULL);
+        virDomainPtr dom = fixture_define_and_start(conn, "u-left", 1);
+        virConnectPtr opened;
+
+        ck_assert(g_file_set_contents(file, OTHER_HOST, -1, NULL));
+        ck_assert(fixture_spin_known(base, m, "u-left", 3000));
+        text = g_strdup_printf("[Placement]\nPolicy=compat\nMemoryBinding=no\n[Libvirt]\nURI=%s\n", uri);
+        error = reload_uri(m, text, 5000);
+        ck_assert_msg(!error, "%s", error);
+        ck_assert_str_eq(manager_uri(m), uri);
+        ck_assert_int_eq(manager_config(m)->placement.policy, POLICY_COMPAT);
+        ck_assert(manager_connected(m));
+        /* the other host's domains, not the old connection's */
+        ck_assert_ptr_null(manager_lookup(m, "u-left"));
+        ck_assert_ptr_nonnull(manager_lookup(m, "u-elsewhere"));
+        ck_assert_uint_eq(ledger_count(manager_ledger(m)), 1);
+        fixture_stop(dom);
+
+        /* the connection opened ahead is the one switched to, not a second open */
+        g_clear_pointer(&error, g_free);
+        {
+                const char *back = "[Placement]\nMemoryBinding=no\n[Libvirt]\nURI=test:///default\n";
+                g_autoptr(Config) c = NULL;
+                Opened o = {0};
+                ck_assert_msg(config_load_data(back, "test.conf", &c, &error) == 0, "%s", error);
+                manager_open_next(m, c->uri, on_opened, &o);
+                ck_assert(spin_until(&o.done, 5000));
+                ck_assert_msg(!o.error, "%s", o.error);
+                opened = m->next_conn;
+                ck_assert_ptr_nonnull(opened);
+                manager_set_config(m, g_steal_pointer(&c));
+        }
+        ck_assert_ptr_eq(virt_conn_get(manager_connection(m)), opened);
+        ck_assert_ptr_null(m->next_conn);
+        ck_assert_str_eq(manager_uri(m), "test:///default");
+        ck_assert_ptr_null(manager_lookup(m, "u-elsewhere"));
+        fixture_manager_free(base, m);
+        g_unlink(file);
+        g_rmdir(dir);
+}
+END_TEST
+
+/* A libvirtd that accepts the connection and never answers (an ssh host that hangs, a wedged daemon): the
+ * loop runs on meanwhile, and after the limit the reload is refused, the old connection kept. */
+START_TEST(test_reload_to_silent_uri_refused_in_time)
+{
+        g_autofree char *dir = g_dir_make_tmp("placementd-uri-XXXXXX", NULL);
+        g_autofree char *sock = g_build_filename(dir, "tarpit.sock", NULL);
+        g_autofree char *text = NULL, *error = NULL;
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        Manager *m = manager_on("test:///default", NULL);
+        VirtConn *running = manager_connection(m);
+        struct timespec t0, t1;
+        long ms;
+
+        g_strlcpy(addr.sun_path, sock, sizeof(addr.sun_path));
+        ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+        ck_assert_int_eq(listen(fd, 16), 0); /* connections complete in the backlog; nothing ever answers */
+        m->next_open_sec = 1;
+        text =
+            g_strdup_printf("[Placement]\nPolicy=compat\n[Libvirt]\nURI=qemu:///system?socket=%s\n", sock);
+        clock_gettime(CLOCK_MONOTONIC, &t0);
+        error = reload_uri(m, text, 5000);
+        clock_gettime(CLOCK_MONOTONIC, &t1);
+        ms = (t1.tv_sec - t0.tv_sec) * 1000 + (t1.tv_nsec - t0.tv_nsec) / 1000000;
+        /* the URI is shown without its query, as everyone may read it */
+        ck_assert_msg(error && strstr(error, "Cannot connect to qemu:///system: no answer within 1 s"), "%s",
+                      error ? error : "(switched)");
+        ck_assert_msg(ms >= 900 && ms < 3000, "refused after %ld ms", ms);
+        ck_assert_ptr_eq(manager_connection(m), running);
+        ck_assert_str_eq(manager_uri(m), "test:///default");
+        ck_assert_int_eq(manager_config(m)->placement.policy, POLICY_EXPLICIT);
+        ck_assert(manager_connected(m));
+        /* a newer reload drops a waiting open without calling its done */
+        {
+                Opened o = {0};
+                manager_open_next(m, "qemu:///system?socket=/nonexistent", on_opened, &o);
+                manager_drop_next(m);
+                ck_assert(spin_until(NULL, 300));
+                ck_assert(!o.done);
+        }
+        fixture_manager_free(base, m);
+        close(fd);
+        g_unlink(sock);
+        g_rmdir(dir);
+}
+END_TEST
+
+static Suite *manager_uri_suite(void)
+{
+        Suite *s = suite_create("manager uri");
+        TCase *tc = tcase_create("uri");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, test_reload_to_refused_uri_keeps_everything);
+        tcase_add_test(tc, test_reload_to_good_uri_switches);
+        tcase_add_test(tc, test_reload_to_silent_uri_refused_in_time);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(manager_uri_suite)
