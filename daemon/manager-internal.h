@@ -85,10 +85,6 @@ struct Manager {
         struct event *metadata_ev;
         uint64_t metadata_follows; /* domains read so, since the start */
         GHashTable *interrupted;   /* uuid -> Plan*: applies the lost connection cut off (interrupted.c) */
-        /* CPUs of cores vCPUs were committed to since emulators_ev last ran: the emulator pins of other
-         * domains there follow (placer-emulators.c) */
-        CpuSet *emulators_taken;
-        struct event *emulators_ev;
 };
 
 /* manager.c */
@@ -112,14 +108,6 @@ unsigned manager_place_unplaceable(Manager *m, const char *why, GString *report)
  * the domains placementd put there to be placed again (NULL when none did).
  */
 CpuSet *manager_read_unavailable(Manager *m);
-
-/* placer-emulators.c */
-void placer_emulators_init(Manager *m);
-void placer_emulators_done(Manager *m);
-/* p's vCPUs were committed to their cores: at the loop's next turn, the emulator pins of the other domains
- * placementd pinned that hold CPUs of those cores are narrowed to what no other domain's vCPUs run on
- * (policies/emulator-follow.h), applied live and recorded. */
-void placer_emulators_taken(Manager *m, const Plan *p);
 
 /* placer.c */
 void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec);

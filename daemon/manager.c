@@ -746,7 +746,6 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->load = load_monitor_new();
         healer_init(m);
         held_init(m);
-        placer_emulators_init(m);
         return m;
 }
 
@@ -769,7 +768,6 @@ void manager_free(Manager *m)
         m->sharing_ev = NULL;
         event_free(m->metadata_ev);
         g_hash_table_destroy(m->metadata_changed);
-        placer_emulators_done(m);
         held_done(m);
         healer_done(m);
         load_monitor_free(m->load);

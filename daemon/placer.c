@@ -75,8 +75,6 @@ void placer_commit(Manager *m, Decision *d, Plan *plan)
         g_ptr_array_set_size(plan->candidates, 0);
         if (ledger_commit(m->ledger, d->uuid, plan) < 0)
                 log_warning("%s: its plan does not fit the host's topology, not counted", d->name);
-        else
-                placer_emulators_taken(m, d->plan);
 }
 
 /* Stores d (taking it), committing plan (taken, may be NULL) to the ledger under its UUID. */

@@ -2,7 +2,6 @@
 /* Finishing: pins from the chosen PUs, memory per node, the emulator's CPUs, and the reason. */
 #include "finish.h"
 #include "cells.h"
-#include "emulator-follow.h"
 #include "load-rules.h"
 
 #include <string.h>
@@ -1520,7 +1519,6 @@ static void remote_memory_note(const HostView *v, const PlacementRequest *req, P
 typedef struct OthersThreads {
         const Plan *plan;
         const Topology *t;
-        const Ledger *l;
         CpuSet *cpus;   /* the realtime vCPUs' CPUs that another domain's QEMU threads are pinned to */
         GString *names; /* those domains */
 } OthersThreads;
@@ -1530,8 +1528,8 @@ static void add_others_threads(const char *key, const Plan *p, void *userdata)
         OthersThreads *o = userdata;
         bool named = false;
 
-        if (p == o->plan || emulator_follow_leaves(o->t, o->l, p, o->plan))
-                return; /* its threads leave these cores once the plan is committed */
+        if (p == o->plan)
+                return;
         for (unsigned i = 0; i < o->plan->nvcpus; i++) {
                 const TopoCore *core;
                 if (!plan_vcpu_realtime(o->plan, i) || o->plan->vcpu_pu[i] < 0)
@@ -1551,13 +1549,11 @@ static void add_others_threads(const char *key, const Plan *p, void *userdata)
 }
 
 /* Realtime vCPUs on cores that another domain's emulator or I/O threads are pinned to (free cores when
- * that domain was placed, the last a realtime guest could have) and stay pinned to (the pin keeps no other
- * CPU to follow to: policies/emulator-follow.h): a FIFO vCPU may starve those threads. Said in the
- * reason. */
+ * that domain was placed, the last a realtime guest could have): a FIFO vCPU may starve those threads.
+ * Said in the reason. */
 static void realtime_over_others_threads(const HostView *v, Plan *plan)
 {
-        OthersThreads o = {
-            .plan = plan, .t = v->t, .l = v->l, .cpus = cpuset_new(), .names = g_string_new(NULL)};
+        OthersThreads o = {.plan = plan, .t = v->t, .cpus = cpuset_new(), .names = g_string_new(NULL)};
         char *old = plan->reason;
 
         if (plan->realtime)

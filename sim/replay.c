@@ -1,7 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "replay.h"
 #include "contention.h"
-#include "emulator-follow.h"
 #include "heal.h"
 #include "ledger.h"
 #include "policy.h"
@@ -270,37 +269,6 @@ static uint64_t memory_moved(const Plan *from, const Plan *to)
         return moved;
 }
 
-/*
- * As the daemon after a placement or a move of the domain with plan p: the emulator pins of the others
- * that p's cores came to share are narrowed (policies/emulator-follow.h). Not a move: vCPUs and memory
- * stay.
- */
-static void follow_emulators(Sim *s, const Plan *p)
-{
-        g_autoptr(CpuSet) taken = NULL;
-
-        if (!s->ledger || s->p->placer)
-                return;
-        taken = emulator_follow_taken(s->t, p);
-        for (unsigned i = 0; i < s->domains->len; i++) {
-                SimDomain *d = g_ptr_array_index(s->domains, i);
-                Plan *next;
-                if (d->plan == p || !d->plan->emulator_pin ||
-                    !cpuset_intersects(d->plan->emulator_pin, taken))
-                        continue;
-                next = policy_emulator_follow(s->t, s->ledger, d->plan,
-                                              d->load->known ? d->load->host_busy : 0);
-                if (!next)
-                        continue;
-                ledger_release(s->ledger, d->name);
-                ledger_commit(s->ledger, d->name, plan_copy(next));
-                plan_free(d->plan);
-                d->plan = next;
-                s->plans->pdata[i] = next;
-                s->dirty = true;
-        }
-}
-
 /* d takes plan (owned) instead of its current one. */
 static void move_domain(Sim *s, unsigned i, Plan *plan, uint64_t moved)
 {
@@ -318,7 +286,6 @@ static void move_domain(Sim *s, unsigned i, Plan *plan, uint64_t moved)
                 s->r->memory_moved_bytes += moved;
         }
         s->dirty = true;
-        follow_emulators(s, plan);
 }
 
 static void heal(Sim *s)
@@ -530,7 +497,6 @@ static void start(Sim *s, const TraceEvent *e)
         g_ptr_array_add(s->plans, d->plan);
         g_hash_table_insert(s->index, d->name, GUINT_TO_POINTER(s->domains->len));
         s->dirty = true;
-        follow_emulators(s, d->plan);
 }
 
 static void stop(Sim *s, unsigned i)

@@ -8,7 +8,6 @@
 #include <string.h>
 
 #include "test-util.h"
-#include "emulator-follow.h"
 #include "test-policy-util.h"
 
 static CpuSet *set_of(const char *list)
@@ -272,29 +271,6 @@ START_TEST(test_realtime_over_another_emulator_said)
 }
 END_TEST
 
-/* The same with cores to spare: a's emulator follows off the realtime guest's cores to the free ones left
- * (policies/emulator-follow.h), so nothing of a's is starved there and nothing is said */
-START_TEST(test_realtime_over_an_emulator_that_follows)
-{
-        g_autoptr(Topology) t = topology_new_uniform(1, 6, 1, 8 * GiB, NULL);
-        g_autoptr(Ledger) l = ledger_new(t);
-        PlacementParams p = test_params(POLICY_EXPLICIT);
-        PlacementRequest a = {.name = "a", .vcpus = 2, .memory = GiB};
-        PlacementRequest rt = {.name = "rt", .vcpus = 2, .memory = GiB, .realtime = true};
-        const Plan *first = place(t, l, &p, &a), *plan;
-        g_autoptr(Plan) followed = NULL;
-
-        ck_assert_msg(cpuset_count(first->emulator_pin) == 4, "a's emulator on its set's free cores");
-        plan = place(t, l, &p, &rt);
-        ck_assert_int_eq(plan->result, PLAN_PLACED);
-        ck_assert_msg(!strstr(plan->reason, "may be starved"), "%s", plan->reason);
-        followed = policy_emulator_follow(t, l, ledger_lookup(l, "a"), 0);
-        ck_assert_ptr_nonnull(followed);
-        ck_assert(!cpuset_intersects(followed->emulator_pin, plan->vcpu_pins[0]));
-        ck_assert(!cpuset_intersects(followed->emulator_pin, plan->vcpu_pins[1]));
-}
-END_TEST
-
 /* A realtime domain that fills its node: the emulator goes to the nearest core of another node, not to
  * the FIFO vCPUs' own cores (with no free core in the set it took them, and the reason said none was left)
  */
@@ -505,7 +481,6 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_realtime_node_shared_last);
         tcase_add_test(tc, test_realtime_emulator_off_its_full_node);
         tcase_add_test(tc, test_realtime_over_another_emulator_said);
-        tcase_add_test(tc, test_realtime_over_an_emulator_that_follows);
         tcase_add_test(tc, test_realtime_emulator_on_fifo_cores_said);
         suite_add_tcase(s, tc);
         return s;

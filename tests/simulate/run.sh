@@ -51,9 +51,6 @@
 #   thin.trace (1x8x2): 0.3 cores of host-side load beside 4 busy vCPUs, under half a core, cost 0.3 x 0.8
 #     until the load is known at 10 s; then the threads alone move to a core of their own (a quarter of a
 #     core or more beside busy vCPUs is worth it): 0.24 x 10/120, 1 move. Heal=no: 0.24 all 120 s.
-#   smt1.trace (1x8x1): each emulator gets the cores without a vCPU when its domain starts; b and c
-#     take some of them, and the earlier pins are narrowed to the cores still without one: nothing lost,
-#     no move (until 2026-12-04 a's and b's 0.3 cores ran beside c's and b's busy vCPUs: 0.35 lost).
 #   nothing.trace (1x4x2, MemoryBinding=no, Fit=pack): host-side load summed past half a core beside busy
 #     vCPUs; a move that only splits the sum lowers the count "contending", not the loss: no move.
 #   worse.trace (4x2x2, MemoryBinding=no, Fit=pack): a move that stops one busy vCPU contending but puts
@@ -206,8 +203,6 @@ figures "thin.trace: 0.3 cores of host-side load beside busy vCPUs get a core on
         thin.trace '{"capacity_lost": 0.3 * 0.8 * 10/120, "moves": 1, "host_thread_moves": 1, "memory_moved_bytes": 0}'
 figures "thin.trace --config with Heal=no: they stay beside them, 0.24 cores lost all 120 s" "$H182" \
         thin.trace '{"capacity_lost": 0.3 * 0.8, "moves": 0}' --config="$tmp/no-heal.conf"
-figures "smt1.trace: emulator pins follow the cores later domains take (no SMT)" \
-        "synthetic:numa:1(memory=8GiB) core:8 pu:1" smt1.trace '{"capacity_lost": 0.0, "moves": 0}'
 
 # 3000 domains started, loaded and stopped by name, in no sorted order: the figures of the replay that
 # looked each name up by a scan of every running domain (which took 25 s here, now 1 s)
