@@ -1237,23 +1237,33 @@ static void set_text_property(BusService *s, char **field, const char *name, con
         bus_event_kick(s->event);
 }
 
-void bus_service_reload_done(BusService *s, const char *error)
+void bus_service_reload_answer(BusService *s, const char *error_name, const char *error)
 {
         g_autofree char *valid = error ? g_utf8_make_valid(error, -1) : NULL; /* a D-Bus string is UTF-8 */
 
-        if (!s)
+        if (!s || !s->reload_waiters->len)
                 return;
         for (unsigned i = 0; i < s->reload_waiters->len; i++) {
                 sd_bus_message *msg = g_ptr_array_index(s->reload_waiters, i);
                 if (valid)
-                        sd_bus_reply_method_errorf(msg, BUS_ERROR_INVALID_ARGUMENT, "%s", valid);
+                        sd_bus_reply_method_errorf(msg, error_name ? error_name : BUS_ERROR_INVALID_ARGUMENT,
+                                                   "%s", valid);
                 else
                         sd_bus_reply_method_return(msg, NULL);
         }
-        if (s->reload_waiters->len && s->event)
-                bus_event_kick(s->event);
         g_ptr_array_set_size(s->reload_waiters, 0);
-        set_text_property(s, &s->reload_error, "ReloadError", valid);
+        if (s->bus)
+                sd_bus_flush(s->bus); /* the answers go out now: a stop may follow */
+        if (s->event)
+                bus_event_kick(s->event);
+}
+
+void bus_service_reload_done(BusService *s, const char *error)
+{
+        if (!s)
+                return;
+        bus_service_reload_answer(s, NULL, error);
+        set_text_property(s, &s->reload_error, "ReloadError", error);
 }
 
 void bus_service_metrics_state(BusService *s, const char *error)

@@ -39,6 +39,11 @@ void bus_service_state_changed(BusService *s);
  * when it worked. ReloadError holds it, with PropertiesChanged when it changes; kept across a new bus. The
  * Reload() calls that wait for it (the reload hook returned 1) are answered with it. */
 void bus_service_reload_done(BusService *s, const char *error);
+/* Answers the Reload() calls that wait for a reload (the reload hook returned 1) now, with error (and
+ * error_name; NULL: InvalidArgument, a refused configuration), or as done when error is NULL; ReloadError
+ * stays as it is. Where the callers' answer says more than every local user may read, or the reload
+ * they wait for was replaced by a newer one or given up. */
+void bus_service_reload_answer(BusService *s, const char *error_name, const char *error);
 /* [Metrics] Listen= is configured and not served: error says why and what the daemon does about it
  * ("..., retrying"); NULL when it is served or off. MetricsError holds it, with PropertiesChanged when it
  * changes; kept across a new bus. */

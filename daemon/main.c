@@ -468,14 +468,15 @@ static void reload_waiting_drop(Daemon *d)
 
 /*
  * The end of a reload whose file loaded into c (r < 0: it did not, error says why): another URI's lock,
- * the metrics listener, then all of it applied, or none of it. Takes c, restart, note and error.
+ * the metrics listener, then all of it applied, or none of it. Takes c, restart, note, error and shown:
+ * error as every local user may read it (ReloadError, STATUS=), NULL when error is.
  */
 static int reload_finish(Daemon *d, int r, Config *c_taken, char **restart_taken, char *note_taken,
-                         char *error_taken, char **ret_error)
+                         char *error_taken, char *shown_taken, char **ret_error)
 {
         g_autoptr(Config) c = c_taken;
         g_auto(GStrv) restart = restart_taken;
-        g_autofree char *error = error_taken, *note = note_taken, *unbound = NULL;
+        g_autofree char *error = error_taken, *shown = shown_taken, *note = note_taken, *unbound = NULL;
         MetricsServer *metrics = NULL;
         int lock = -1;
         bool relock = false;
@@ -501,13 +502,17 @@ static int reload_finish(Daemon *d, int r, Config *c_taken, char **restart_taken
         manager_note_reload(d->manager, r >= 0);
         if (r < 0) {
                 const char *text = error && *error ? error : "reload failed";
+                const char *public = shown && *shown ? shown : text;
                 instance_lock_release(lock);
                 manager_drop_next(d->manager); /* a connection opened for it closes: nothing switches */
                 log_lines(LOG_ERR, "Reloading the configuration failed, keeping the old one", text);
                 g_free(d->reload_failure);
-                d->reload_failure = g_strndup(text, strcspn(text, "\n"));
-                /* all of it, for placementctl status: Reload()'s caller is not the only one who asks */
-                bus_service_reload_done(d->bus, text);
+                d->reload_failure = g_strndup(public, strcspn(public, "\n"));
+                /* a caller who waits (root, or allowed by polkit) gets all of it */
+                bus_service_reload_answer(d->bus, NULL, text);
+                /* and all of what everyone may read, for placementctl status: Reload()'s caller is not the
+                 * only one who asks */
+                bus_service_reload_done(d->bus, public);
                 if (ret_error)
                         *ret_error = g_steal_pointer(&error);
         } else {
@@ -552,19 +557,20 @@ static int reload_finish(Daemon *d, int r, Config *c_taken, char **restart_taken
 }
 
 /* The new URI of the waiting reload opened, or did not (error): the reload goes on, or is refused. */
-static void on_next_opened(Manager *m, const char *error, void *userdata)
+static void on_next_opened(Manager *m, const char *error, const char *shown, void *userdata)
 {
         Daemon *d = userdata;
-        g_autofree char *why = NULL;
+        g_autofree char *why = NULL, *public = NULL;
         (void)m;
 
         if (error) {
                 g_autofree char *running = uri_public(manager_uri(d->manager));
                 why = g_strdup_printf("[Libvirt] URI=: %s; keeping %s", error, running);
+                public = g_strdup_printf("[Libvirt] URI=: %s; keeping %s", shown ? shown : error, running);
         }
         reload_finish(d, error ? -ECONNREFUSED : 0, g_steal_pointer(&d->waiting),
                       g_steal_pointer(&d->waiting_restart), g_steal_pointer(&d->waiting_note),
-                      g_steal_pointer(&why), NULL);
+                      g_steal_pointer(&why), g_steal_pointer(&public), NULL);
 }
 
 /*
@@ -584,12 +590,6 @@ static int reload(Daemon *d, char **ret_error)
         int r;
 
         sd_notify(0, "RELOADING=1");
-        if (d->waiting) {
-                g_autofree char *shown = uri_public(d->waiting->uri);
-                log_notice("Reload: no longer waiting for %s to open: a newer reload replaces that one",
-                           shown);
-                reload_waiting_drop(d);
-        }
         r = config_load_or_defaults(d->config_path, d->config_explicit, &loaded, &note, &error);
         if (r >= 0) {
                 restart = config_restart_changes(manager_config(d->manager), loaded);
@@ -599,6 +599,32 @@ static int reload(Daemon *d, char **ret_error)
                         r = -EINVAL;
                 }
         }
+        if (d->waiting) {
+                g_autofree char *shown = uri_public(d->waiting->uri);
+                if (r >= 0 && !d->uri_chosen && g_strcmp0(c->uri, d->waiting->uri) == 0) {
+                        /* the same URI (systemctl reload again, a second caller): it joins the open under
+                         * way and its deadline, with this file; its callers are answered when it ends */
+                        log_info("Reload: still opening %s; the reload waiting for it takes this file",
+                                 shown);
+                        config_free(d->waiting);
+                        d->waiting = g_steal_pointer(&c);
+                        g_strfreev(d->waiting_restart);
+                        d->waiting_restart = g_steal_pointer(&restart);
+                        g_free(d->waiting_note);
+                        d->waiting_note = g_steal_pointer(&note);
+                        return 1;
+                }
+                log_notice("Reload: no longer waiting for %s to open: a newer reload replaces that one",
+                           shown);
+                {
+                        g_autofree char *answer = g_strdup_printf(
+                            "replaced by a newer reload before %s opened: placementctl status says how "
+                            "that one ends",
+                            shown);
+                        bus_service_reload_answer(d->bus, BUS_ERROR_FAILED, answer);
+                }
+                reload_waiting_drop(d);
+        }
         /* another libvirtd: opened first, so that one libvirt refuses leaves the running connection and its
          * domains as they are (the instance lock's key says which URIs name one libvirtd) */
         if (r >= 0 && !d->uri_chosen && !same_instance(c->uri, manager_config(d->manager)->uri)) {
@@ -607,12 +633,22 @@ static int reload(Daemon *d, char **ret_error)
                 d->waiting = g_steal_pointer(&c);
                 d->waiting_restart = g_steal_pointer(&restart);
                 d->waiting_note = g_steal_pointer(&note);
-                manager_open_next(d->manager, d->waiting->uri, on_next_opened, d);
+                if (manager_open_next(d->manager, d->waiting->uri, on_next_opened, d, &error) < 0) {
+                        g_autofree char *why = g_steal_pointer(&error);
+                        g_autofree char *running = uri_public(manager_uri(d->manager));
+                        error = g_strdup_printf("[Libvirt] URI=: %s; keeping %s", why, running);
+                        c = g_steal_pointer(&d->waiting);
+                        restart = g_steal_pointer(&d->waiting_restart);
+                        note = g_steal_pointer(&d->waiting_note);
+                        return reload_finish(d, -EBUSY, g_steal_pointer(&c), g_steal_pointer(&restart),
+                                             g_steal_pointer(&note), g_steal_pointer(&error), NULL,
+                                             ret_error);
+                }
                 notify_status(d);
                 return 1;
         }
         return reload_finish(d, r, g_steal_pointer(&c), g_steal_pointer(&restart), g_steal_pointer(&note),
-                             g_steal_pointer(&error), ret_error);
+                             g_steal_pointer(&error), NULL, ret_error);
 }
 
 static void name_taken_hook(void *userdata)
@@ -676,6 +712,10 @@ static void daemon_done(Daemon *d)
         if (d->manager)
                 manager_set_callbacks(d->manager, &(ManagerCallbacks){0}, NULL);
         g_clear_pointer(&d->demo, demo_free);
+        /* Reload() callers waiting for it are told, not left to read the stop as "not running" */
+        if (d->waiting)
+                bus_service_reload_answer(d->bus, BUS_ERROR_FAILED,
+                                          "placementd is stopping: the reload was not applied");
         /* a connection it waits for is the manager's to drop, as the process stops */
         g_clear_pointer(&d->waiting, config_free);
         g_clear_pointer(&d->waiting_restart, g_strfreev);

@@ -463,6 +463,9 @@ static void connecting_free(Connecting *c)
         g_free(c);
 }
 
+/* Opens given up on whose thread is still blocked in libvirt (MANAGER_ABANDONED_OPENS_MAX). */
+static gint abandoned_opens;
+
 static gpointer connect_thread(gpointer data)
 {
         Connecting *c = data;
@@ -482,6 +485,7 @@ static gpointer connect_thread(gpointer data)
                 if (conn && c->close_abandoned)
                         virt_conn_disconnect(conn);
                 connecting_free(c);
+                g_atomic_int_add(&abandoned_opens, -1);
         }
         return NULL;
 }
@@ -549,6 +553,7 @@ static void connecting_drop(Connecting *c, bool close)
         g_mutex_unlock(&c->lock);
         event_free(done_ev);
         if (!done) {
+                g_atomic_int_inc(&abandoned_opens);
                 g_thread_unref(thread);
                 return;
         }
@@ -638,20 +643,24 @@ static void connect_now(Manager *m)
 
 /* The reload's open of its new URI ended: conn (NULL: error, taken, says why) is kept for
  * manager_set_config(), and the caller told. */
-static void next_finish(Manager *m, virConnectPtr conn, char *error)
+static void next_finish(Manager *m, virConnectPtr conn, char *error, char *shown)
 {
         ManagerNextDone done = m->next_done;
         void *userdata = m->next_userdata;
-        g_autofree char *why = error;
+        g_autofree char *why = error, *public = shown;
 
         evtimer_del(m->next_timeout_ev);
         m->next_done = NULL;
         m->next_userdata = NULL;
         m->next_conn = conn;
+        if (!conn && !public) { /* libvirt's words may quote what the URI names: not everyone's to read */
+                g_autofree char *uri = uri_public(m->next_uri);
+                public = g_strdup_printf("Cannot connect to %s (libvirt's message is in the log)", uri);
+        }
         if (!conn)
                 g_clear_pointer(&m->next_uri, g_free);
         if (done)
-                done(m, conn ? NULL : why ? why : "libvirt gave no reason", userdata);
+                done(m, conn ? NULL : why ? why : "libvirt gave no reason", conn ? NULL : public, userdata);
 }
 
 static void on_next_done(evutil_socket_t fd, short what, void *arg)
@@ -666,7 +675,7 @@ static void on_next_done(evutil_socket_t fd, short what, void *arg)
         if (!c)
                 return;
         conn = connecting_take(c, &error);
-        next_finish(m, conn, error);
+        next_finish(m, conn, error, NULL);
 }
 
 /* A host that takes longer (ssh to one that does not answer, a libvirtd that accepts and never answers)
@@ -683,6 +692,7 @@ static void on_next_timeout(evutil_socket_t fd, short what, void *arg)
         shown = uri_public(m->next_uri);
         connecting_drop(g_steal_pointer(&m->next_connecting), true);
         next_finish(m, NULL,
+                    g_strdup_printf("Cannot connect to %s: no answer within %u s", shown, m->next_open_sec),
                     g_strdup_printf("Cannot connect to %s: no answer within %u s", shown, m->next_open_sec));
 }
 
@@ -697,18 +707,29 @@ void manager_drop_next(Manager *m)
         m->next_userdata = NULL;
 }
 
-void manager_open_next(Manager *m, const char *uri, ManagerNextDone done, void *userdata)
+int manager_open_next(Manager *m, const char *uri, ManagerNextDone done, void *userdata, char **ret_error)
 {
         g_autofree char *shown = uri_public(uri);
         struct timeval limit = {.tv_sec = m->next_open_sec};
+        unsigned blocked;
 
         manager_drop_next(m);
+        blocked = (unsigned)g_atomic_int_get(&abandoned_opens);
+        if (blocked >= MANAGER_ABANDONED_OPENS_MAX) {
+                if (ret_error)
+                        *ret_error =
+                            g_strdup_printf("Cannot try %s now: %u earlier opens of libvirt URIs have "
+                                            "not returned (a libvirtd that accepts and never answers)",
+                                            shown, blocked);
+                return -EBUSY;
+        }
         m->next_uri = g_strdup(uri);
         m->next_done = done;
         m->next_userdata = userdata;
         /* a thread even for the test driver: done always comes from the loop, after this returns */
         m->next_connecting = connecting_start(m, uri, shown, on_next_done);
         evtimer_add(m->next_timeout_ev, &limit);
+        return 0;
 }
 
 static void on_sharing(evutil_socket_t fd, short what, void *arg)

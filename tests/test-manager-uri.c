@@ -6,6 +6,7 @@
  * domains' decisions and ledger and the running configuration as they were; one that opens is switched to
  * with the connection opened for it.
  */
+#include <errno.h>
 #include <event2/event.h>
 #include <glib/gstdio.h>
 #include <libvirt/libvirt.h>
@@ -80,9 +81,10 @@ static Manager *manager_on(const char *uri, const char *more)
 typedef struct {
         bool done;
         char *error;
+        char *shown; /* the error as every local user may read it */
 } Opened;
 
-static void on_opened(Manager *m, const char *error, void *userdata)
+static void on_opened(Manager *m, const char *error, const char *shown, void *userdata)
 {
         Opened *o = userdata;
         (void)m;
@@ -90,6 +92,8 @@ static void on_opened(Manager *m, const char *error, void *userdata)
         ck_assert(!o->done); /* once */
         o->done = true;
         o->error = g_strdup(error);
+        o->shown = g_strdup(shown);
+        ck_assert((error == NULL) == (shown == NULL));
 }
 
 /* A reload of text, as reload() does it: a new URI opened first, the configuration set only once it has.
@@ -101,9 +105,10 @@ static char *reload_uri(Manager *m, const char *text, unsigned wait_ms)
         Opened o = {0};
 
         ck_assert_msg(config_load_data(text, "test.conf", &c, &error) == 0, "%s", error);
-        manager_open_next(m, c->uri, on_opened, &o);
+        ck_assert_int_eq(manager_open_next(m, c->uri, on_opened, &o, NULL), 0);
         ck_assert(!o.done); /* from the loop, never from inside the call */
         ck_assert_msg(spin_until(&o.done, wait_ms), "no answer within %u ms", wait_ms);
+        g_free(o.shown);
         if (o.error)
                 return o.error;
         manager_set_config(m, g_steal_pointer(&c));
@@ -193,7 +198,7 @@ START_TEST(test_reload_to_good_uri_switches)
                 g_autoptr(Config) c = NULL;
                 Opened o = {0};
                 ck_assert_msg(config_load_data(back, "test.conf", &c, &error) == 0, "%s", error);
-                manager_open_next(m, c->uri, on_opened, &o);
+                ck_assert_int_eq(manager_open_next(m, c->uri, on_opened, &o, NULL), 0);
                 ck_assert(spin_until(&o.done, 5000));
                 ck_assert_msg(!o.error, "%s", o.error);
                 opened = m->next_conn;
@@ -245,7 +250,8 @@ START_TEST(test_reload_to_silent_uri_refused_in_time)
         /* a newer reload drops a waiting open without calling its done */
         {
                 Opened o = {0};
-                manager_open_next(m, "qemu:///system?socket=/nonexistent", on_opened, &o);
+                ck_assert_int_eq(
+                    manager_open_next(m, "qemu:///system?socket=/nonexistent", on_opened, &o, NULL), 0);
                 manager_drop_next(m);
                 ck_assert(spin_until(NULL, 300));
                 ck_assert(!o.done);
@@ -253,6 +259,86 @@ START_TEST(test_reload_to_silent_uri_refused_in_time)
         fixture_manager_free(base, m);
         close(fd);
         g_unlink(sock);
+        g_rmdir(dir);
+}
+END_TEST
+
+/* libvirt's message may quote what the URI names (a line of a file the test driver reads, a key file's or
+ * socket's path): the caller's answer has it, the text every local user reads (ReloadError, STATUS=) not */
+START_TEST(test_refusal_shown_without_libvirt_words)
+{
+        g_autofree char *dir = g_dir_make_tmp("placementd-uri-XXXXXX", NULL);
+        g_autofree char *file = g_build_filename(dir, "secret", NULL);
+        g_autofree char *uri = g_strdup_printf("test://%s", file);
+        Manager *m = manager_on("test:///default", NULL);
+        Opened o = {0};
+
+        ck_assert(g_file_set_contents(file, "root:SECRETMARK:19000:0:99999:7:::\n", -1, NULL));
+        ck_assert_int_eq(manager_open_next(m, uri, on_opened, &o, NULL), 0);
+        ck_assert(spin_until(&o.done, 5000));
+        ck_assert_msg(o.error && strstr(o.error, "SECRETMARK"), "libvirt's words: %s", o.error);
+        ck_assert_msg(o.shown && !strstr(o.shown, "SECRETMARK") &&
+                          strstr(o.shown, "Cannot connect to test://"),
+                      "%s", o.shown);
+        ck_assert_msg(strstr(o.shown, "libvirt's message is in the log"), "%s", o.shown);
+        g_free(o.error);
+        g_free(o.shown);
+        fixture_manager_free(base, m);
+        g_unlink(file);
+        g_rmdir(dir);
+}
+END_TEST
+
+/* Opens given up on while libvirt still blocks them are bounded: past MANAGER_ABANDONED_OPENS_MAX the next
+ * is refused at once, naming the URI; once the silent libvirtd goes, they return and opens are tried again
+ */
+START_TEST(test_abandoned_opens_bounded)
+{
+        g_autofree char *dir = g_dir_make_tmp("placementd-uri-XXXXXX", NULL);
+        g_autofree char *sock = g_build_filename(dir, "tarpit.sock", NULL);
+        g_autofree char *uri = g_strdup_printf("qemu:///system?socket=%s", sock);
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        Manager *m = manager_on("test:///default", NULL);
+        g_autofree char *error = NULL;
+        unsigned tried = 0;
+
+        g_strlcpy(addr.sun_path, sock, sizeof(addr.sun_path));
+        ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+        ck_assert_int_eq(listen(fd, 16), 0);
+        m->next_open_sec = 1;
+        for (; tried < MANAGER_ABANDONED_OPENS_MAX + 2; tried++) {
+                Opened o = {0};
+                if (manager_open_next(m, uri, on_opened, &o, &error) < 0)
+                        break;
+                ck_assert(spin_until(&o.done, 3000));
+                ck_assert_msg(o.error && strstr(o.error, "no answer within 1 s"), "%s", o.error);
+                g_free(o.error);
+                g_free(o.shown);
+        }
+        ck_assert_uint_le(tried, MANAGER_ABANDONED_OPENS_MAX); /* fewer when an earlier test left one */
+        ck_assert_msg(error && strstr(error, "Cannot try qemu:///system now") && !strstr(error, sock), "%s",
+                      error);
+        ck_assert_ptr_null(m->next_uri);
+        /* the silent libvirtd goes: the blocked opens return, and an open is tried again */
+        close(fd);
+        g_unlink(sock);
+        {
+                Opened o = {0};
+                int r = -EBUSY;
+                for (unsigned i = 0; i < 100 && r < 0; i++) {
+                        g_clear_pointer(&error, g_free);
+                        r = manager_open_next(m, uri, on_opened, &o, &error);
+                        if (r < 0)
+                                ck_assert(spin_until(NULL, 50));
+                }
+                ck_assert_msg(r == 0, "%s", error);
+                ck_assert(spin_until(&o.done, 3000));
+                ck_assert_ptr_nonnull(o.error); /* no socket now: refused, not blocked */
+                g_free(o.error);
+                g_free(o.shown);
+        }
+        fixture_manager_free(base, m);
         g_rmdir(dir);
 }
 END_TEST
@@ -267,6 +353,8 @@ static Suite *manager_uri_suite(void)
         tcase_add_test(tc, test_reload_to_refused_uri_keeps_everything);
         tcase_add_test(tc, test_reload_to_good_uri_switches);
         tcase_add_test(tc, test_reload_to_silent_uri_refused_in_time);
+        tcase_add_test(tc, test_refusal_shown_without_libvirt_words);
+        tcase_add_test(tc, test_abandoned_opens_bounded);
         suite_add_tcase(s, tc);
         return s;
 }

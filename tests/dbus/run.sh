@@ -927,6 +927,22 @@ ucall GetStatus
 result "  still connected to test:///default, its domain still placed" \
     "$(grep -q 'Connected to test:///default' "$OUT" && ulist_has test &&
         ! grep -q 'Libvirt URI changed' "$ULOG" && ! grep -q 'its cores and memory are free again' "$ULOG"; echo $?)"
+# libvirt's message may quote what the URI names (here a line of a root-only file the test driver tried to
+# read): Reload()'s caller (root) gets it, ReloadError and placementctl status, every local user's, not
+printf 'root:SECRETMARK:19000:0:99999:7:::\n' >"$TMP/secret-file"
+chmod 600 "$TMP/secret-file"
+printf '[Libvirt]\nURI=test://%s\n' "$TMP/secret-file" >"$UCONF"
+ucall Reload
+result "Reload to a URI whose libvirt message quotes a file: the caller's answer has libvirt's words (rc $RC)" \
+    "$([ $RC -ne 0 ] && grep -qF 'SECRETMARK' "$ERR"; echo $?)"
+uprop ReloadError
+result "  ReloadError names the URI, not libvirt's words" \
+    "$(grep -qF "Cannot connect to test://$TMP/secret-file (libvirt" "$OUT" && grep -qF 'message is in the log)' "$OUT" &&
+        ! grep -q SECRETMARK "$OUT"; echo $?)"
+note "$(cat "$OUT")"
+run "${NOBODY[@]}" "$CTL" --bus-address="$TBUS" status --json
+result "  placementctl status as nobody: no libvirt words either (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q 'reload_error' "$OUT" && ! grep -q SECRETMARK "$OUT"; echo $?)"
 # a libvirtd that never answers: the reload waits in the background (the daemon answers meanwhile) and is
 # refused after 20 s, before a D-Bus client gives up on Reload (busctl 25 s, placementctl 30 s)
 printf '[Placement]\nPolicy=compat\n[Libvirt]\nURI=qemu:///system?socket=%s\n' "$TARPIT" >"$UCONF"
@@ -938,27 +954,56 @@ ucall GetStatus
 T2=$(date +%s%N)
 result "Reload to a URI that never answers: the daemon answers meanwhile (GetStatus after $(((T2 - T1) / 1000000)) ms, rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q 'Connected to test:///default' "$OUT" && pid_alive "$RELOADER"; echo $?)"
+# reloads of the same file meanwhile (systemctl reload again) join the open under way and its deadline:
+# no second open, and the first caller is answered 20 s after its call, not after the last reload's
+kill -HUP "$UPD"
+sleep 2
+kill -HUP "$UPD"
+wait_for 5 sh -c "[ \"\$(grep -c 'Reload: still opening qemu:///system' '$ULOG')\" = 2 ]"
+result "  two SIGHUPs meanwhile join it: one open, not three" \
+    "$([ "$(grep -c 'Reload: opening qemu:///system before' "$ULOG")" = 1 ]; echo $?)"
 wait "$RELOADER"
 RRC=$?
 T2=$(date +%s%N)
 result "  refused after $(((T2 - T1) / 1000000)) ms: placementctl reload exits 2 naming the URI (rc $RRC)" \
-    "$([ $RRC -eq 2 ] && [ $(((T2 - T1) / 1000000)) -ge 19000 ] &&
+    "$([ $RRC -eq 2 ] && [ $(((T2 - T1) / 1000000)) -ge 19000 ] && [ $(((T2 - T1) / 1000000)) -lt 23000 ] &&
         grep -qF 'failed, the old configuration still runs: [Libvirt] URI=: Cannot connect to qemu:///system: no answer within 20 s; keeping test:///default' "$TMP/uri-reload.err"; echo $?)"
 note "$(cat "$TMP/uri-reload.err")"
 result "  still connected to test:///default, its domain placed" \
     "$(ucall GetStatus && grep -q 'Connected to test:///default' "$OUT" && ulist_has test; echo $?)"
-# a reload that comes while one waits replaces it; a URI that opens is switched to
-kill -HUP "$UPD"
+# a reload to another URI that comes while one waits replaces it: the waiting caller is answered at once
+# (replaced, exit 1), not when the newer one ends; a URI that opens is switched to
+timeout 40 "$CTL" --bus-address="$TBUS" reload >"$TMP/uri-reload.out" 2>"$TMP/uri-reload.err" &
+RELOADER=$!
 wait_for 5 sh -c "[ \"\$(grep -c 'Reload: opening qemu:///system before' '$ULOG')\" = 2 ]"
 printf '[Placement]\nPolicy=compat\n[Libvirt]\nURI=test://%s\n' "$OTHER_HOST" >"$UCONF"
+T1=$(date +%s%N)
 ucall Reload
 result "Reload to a second test URI while one waits: ok (rc $RC), the waiting one given up" \
     "$([ $RC -eq 0 ] && grep -q 'Reload: no longer waiting for qemu:///system to open' "$ULOG"; echo $?)"
+wait "$RELOADER"
+RRC=$?
+T2=$(date +%s%N)
+result "  the replaced caller answered in $(((T2 - T1) / 1000000)) ms: exit 1, replaced (rc $RRC)" \
+    "$([ $RRC -eq 1 ] && [ $(((T2 - T1) / 1000000)) -lt 5000 ] &&
+        grep -qF 'replaced by a newer reload before qemu:///system opened' "$TMP/uri-reload.err"; echo $?)"
+note "$(cat "$TMP/uri-reload.err")"
 uprop Policy
 result "  switched: Policy compat, the other host's domain placed, the old one's forgotten" \
     "$([ "$(cat "$OUT")" = 's "compat"' ] && ulist_has elsewhere && ! ulist_has test; echo $?)"
 uprop ReloadError
 result "  ReloadError cleared" "$([ "$(cat "$OUT")" = 's ""' ]; echo $?)"
+# a stop while a reload waits tells its caller so, not "placementd is not running"
+printf '[Libvirt]\nURI=qemu:///system?socket=%s\n' "$TARPIT" >"$UCONF"
+timeout 40 "$CTL" --bus-address="$TBUS" reload >"$TMP/uri-reload.out" 2>"$TMP/uri-reload.err" &
+RELOADER=$!
+wait_for 5 sh -c "[ \"\$(grep -c 'Reload: opening qemu:///system before' '$ULOG')\" = 3 ]"
+kill -TERM "$UPD"
+wait "$RELOADER"
+RRC=$?
+result "SIGTERM while a reload waits: its caller is told the daemon stops (rc $RRC)" \
+    "$([ $RRC -eq 1 ] && grep -qF 'placementd is stopping: the reload was not applied' "$TMP/uri-reload.err"; echo $?)"
+note "$(cat "$TMP/uri-reload.err")"
 stop_pid "$UPD"
 
 # ---- one placementd per libvirt URI --------------------------------------------------------------------
