@@ -201,7 +201,7 @@ static void render_load(GString *out, Manager *m)
                 return;
         header(out, "placementd_domain_vcpu_busy_ratio", "gauge",
                "Smoothed fraction of time each vCPU ran (half-life 10 s rising, 30 s falling); "
-               "0.5 and over counts as busy.");
+               "0.5 and over counts as busy, and stays busy until under 0.4.");
         for (unsigned i = 0; i < all->len; i++) {
                 const Decision *d = g_ptr_array_index(all, i);
                 const DomainLoad *l = manager_load(m, d->uuid);
