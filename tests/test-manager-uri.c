@@ -215,23 +215,33 @@ START_TEST(test_reload_to_good_uri_switches)
 }
 END_TEST
 
+/* A libvirtd that accepts connections and never answers: a socket listening at dir/tarpit.sock (*ret_sock),
+ * whose backlog completes the connections. Returns its descriptor. */
+static int tarpit(const char *dir, char **ret_sock)
+{
+        struct sockaddr_un addr = {.sun_family = AF_UNIX};
+        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+
+        *ret_sock = g_build_filename(dir, "tarpit.sock", NULL);
+        g_strlcpy(addr.sun_path, *ret_sock, sizeof(addr.sun_path));
+        ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
+        ck_assert_int_eq(listen(fd, 16), 0);
+        return fd;
+}
+
 /* A libvirtd that accepts the connection and never answers (an ssh host that hangs, a wedged daemon): the
  * loop runs on meanwhile, and after the limit the reload is refused, the old connection kept. */
 START_TEST(test_reload_to_silent_uri_refused_in_time)
 {
         g_autofree char *dir = g_dir_make_tmp("placementd-uri-XXXXXX", NULL);
-        g_autofree char *sock = g_build_filename(dir, "tarpit.sock", NULL);
+        g_autofree char *sock = NULL;
         g_autofree char *text = NULL, *error = NULL;
-        struct sockaddr_un addr = {.sun_family = AF_UNIX};
-        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
+        int fd = tarpit(dir, &sock);
         Manager *m = manager_on("test:///default", NULL);
         VirtConn *running = manager_connection(m);
         struct timespec t0, t1;
         long ms;
 
-        g_strlcpy(addr.sun_path, sock, sizeof(addr.sun_path));
-        ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-        ck_assert_int_eq(listen(fd, 16), 0); /* connections complete in the backlog; nothing ever answers */
         m->next_open_sec = 1;
         text =
             g_strdup_printf("[Placement]\nPolicy=compat\n[Libvirt]\nURI=qemu:///system?socket=%s\n", sock);
@@ -295,17 +305,13 @@ END_TEST
 START_TEST(test_abandoned_opens_bounded)
 {
         g_autofree char *dir = g_dir_make_tmp("placementd-uri-XXXXXX", NULL);
-        g_autofree char *sock = g_build_filename(dir, "tarpit.sock", NULL);
+        g_autofree char *sock = NULL;
+        int fd = tarpit(dir, &sock);
         g_autofree char *uri = g_strdup_printf("qemu:///system?socket=%s", sock);
-        struct sockaddr_un addr = {.sun_family = AF_UNIX};
-        int fd = socket(AF_UNIX, SOCK_STREAM, 0);
         Manager *m = manager_on("test:///default", NULL);
         g_autofree char *error = NULL;
         unsigned tried = 0;
 
-        g_strlcpy(addr.sun_path, sock, sizeof(addr.sun_path));
-        ck_assert_int_eq(bind(fd, (struct sockaddr *)&addr, sizeof(addr)), 0);
-        ck_assert_int_eq(listen(fd, 16), 0);
         m->next_open_sec = 1;
         for (; tried < MANAGER_ABANDONED_OPENS_MAX + 2; tried++) {
                 Opened o = {0};
