@@ -547,13 +547,14 @@ static void connecting_drop(Connecting *c, bool close)
         done = c->done;
         c->abandoned = !done;
         c->close_abandoned = close;
+        if (!done) /* counted before the thread may see it abandoned and count it back */
+                g_atomic_int_inc(&abandoned_opens);
         /* abandoned, c is the thread's to free the moment the lock is let go */
         done_ev = g_steal_pointer(&c->done_ev);
         thread = c->thread;
         g_mutex_unlock(&c->lock);
         event_free(done_ev);
         if (!done) {
-                g_atomic_int_inc(&abandoned_opens);
                 g_thread_unref(thread);
                 return;
         }
