@@ -1252,9 +1252,7 @@ void bus_service_reload_answer(BusService *s, const char *error_name, const char
                         sd_bus_reply_method_return(msg, NULL);
         }
         g_ptr_array_set_size(s->reload_waiters, 0);
-        if (s->bus)
-                sd_bus_flush(s->bus); /* the answers go out now: a stop may follow */
-        if (s->event)
+        if (s->event) /* sent by the loop; at a stop, by bus_service_free()'s flush */
                 bus_event_kick(s->event);
 }
 

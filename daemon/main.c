@@ -599,9 +599,20 @@ static int reload(Daemon *d, char **ret_error)
                         r = -EINVAL;
                 }
         }
+        if (d->waiting && r < 0) {
+                /* a file that does not load is refused alone: the reload waiting for its URI goes on */
+                const char *text = error && *error ? error : "reload failed";
+                g_autofree char *shown = uri_public(d->waiting->uri);
+                log_lines(LOG_ERR, "Reloading the configuration failed", text);
+                log_info("Reload: the reload waiting for %s to open goes on", shown);
+                manager_note_reload(d->manager, false);
+                if (ret_error)
+                        *ret_error = g_steal_pointer(&error);
+                return r;
+        }
         if (d->waiting) {
                 g_autofree char *shown = uri_public(d->waiting->uri);
-                if (r >= 0 && !d->uri_chosen && g_strcmp0(c->uri, d->waiting->uri) == 0) {
+                if (!d->uri_chosen && g_strcmp0(c->uri, d->waiting->uri) == 0) {
                         /* the same URI (systemctl reload again, a second caller): it joins the open under
                          * way and its deadline, with this file; its callers are answered when it ends */
                         log_info("Reload: still opening %s; the reload waiting for it takes this file",
@@ -629,7 +640,6 @@ static int reload(Daemon *d, char **ret_error)
          * domains as they are (the instance lock's key says which URIs name one libvirtd) */
         if (r >= 0 && !d->uri_chosen && !same_instance(c->uri, manager_config(d->manager)->uri)) {
                 g_autofree char *shown = uri_public(c->uri);
-                log_info("Reload: opening %s before switching to it", shown);
                 d->waiting = g_steal_pointer(&c);
                 d->waiting_restart = g_steal_pointer(&restart);
                 d->waiting_note = g_steal_pointer(&note);
@@ -644,6 +654,7 @@ static int reload(Daemon *d, char **ret_error)
                                              g_steal_pointer(&note), g_steal_pointer(&error), NULL,
                                              ret_error);
                 }
+                log_info("Reload: opening %s before switching to it", shown);
                 notify_status(d);
                 return 1;
         }

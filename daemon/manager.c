@@ -7,6 +7,7 @@
 #include "decision-json.h"
 #include "hostmap-json.h"
 #include "hostmap.h"
+#include "instance-lock.h"
 #include "log.h"
 #include "manager-internal.h"
 #include "policy.h"
@@ -445,6 +446,7 @@ typedef struct Connecting {
         GMutex lock;
         char *uri;
         char *shown;        /* how an error names uri (NULL: as written) */
+        char *key;          /* uri's libvirtd (instance_lock_key()); NULL for the test driver */
         virConnectPtr conn; /* the thread's result: NULL on failure, with error */
         char *error;
         bool done;             /* the thread has its result */
@@ -459,12 +461,62 @@ static void connecting_free(Connecting *c)
         g_mutex_clear(&c->lock);
         g_free(c->uri);
         g_free(c->shown);
+        g_free(c->key);
         g_free(c->error);
         g_free(c);
 }
 
-/* Opens given up on whose thread is still blocked in libvirt (MANAGER_ABANDONED_OPENS_MAX). */
-static gint abandoned_opens;
+/* Opens given up on whose thread is still blocked in libvirt, by libvirtd (Connecting.key): while one is,
+ * no other open of that libvirtd starts; and at most MANAGER_ABANDONED_OPENS_MAX in all. Counted by the
+ * loop when it gives one up, counted back by its thread when libvirt lets it return. */
+static GMutex blocked_lock;
+static GHashTable *blocked_opens; /* key -> count */
+static unsigned blocked_total;
+
+static void blocked_add(const char *key, int delta)
+{
+        unsigned n;
+
+        if (!key)
+                return;
+        g_mutex_lock(&blocked_lock);
+        if (!blocked_opens)
+                blocked_opens = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        n = GPOINTER_TO_UINT(g_hash_table_lookup(blocked_opens, key)) + (unsigned)delta;
+        if (n)
+                g_hash_table_replace(blocked_opens, g_strdup(key), GUINT_TO_POINTER(n));
+        else
+                g_hash_table_remove(blocked_opens, key);
+        blocked_total += (unsigned)delta;
+        g_mutex_unlock(&blocked_lock);
+}
+
+/* Why an open of uri must not start now (a new string), or NULL: an earlier open of its libvirtd has not
+ * returned, or MANAGER_ABANDONED_OPENS_MAX have not in all. Never for the test driver (in this process). */
+static char *blocked_why(const char *uri)
+{
+        g_autofree char *key = g_str_has_prefix(uri, "test:") ? NULL : instance_lock_key(uri);
+        g_autofree char *shown = NULL;
+        unsigned n, total;
+
+        if (!key)
+                return NULL;
+        g_mutex_lock(&blocked_lock);
+        n = blocked_opens ? GPOINTER_TO_UINT(g_hash_table_lookup(blocked_opens, key)) : 0;
+        total = blocked_total;
+        g_mutex_unlock(&blocked_lock);
+        if (!n && total < MANAGER_ABANDONED_OPENS_MAX)
+                return NULL;
+        shown = uri_public(uri);
+        if (n)
+                return g_strdup_printf(
+                    "Cannot try %s now: an earlier open of that libvirtd has not returned (one "
+                    "that accepts and never answers)",
+                    shown);
+        return g_strdup_printf("Cannot try %s now: %u earlier opens of libvirt URIs have not returned (a "
+                               "libvirtd that accepts and never answers)",
+                               shown, total);
+}
 
 static gpointer connect_thread(gpointer data)
 {
@@ -484,8 +536,8 @@ static gpointer connect_thread(gpointer data)
         if (abandoned) {
                 if (conn && c->close_abandoned)
                         virt_conn_disconnect(conn);
+                blocked_add(c->key, -1);
                 connecting_free(c);
-                g_atomic_int_add(&abandoned_opens, -1);
         }
         return NULL;
 }
@@ -498,6 +550,7 @@ static Connecting *connecting_start(Manager *m, const char *uri, const char *sho
         g_mutex_init(&c->lock);
         c->uri = g_strdup(uri);
         c->shown = g_strdup(shown);
+        c->key = g_str_has_prefix(uri, "test:") ? NULL : instance_lock_key(uri);
         /* the thread activates it, but its callback runs only once this thread is back in the loop */
         c->done_ev = event_new(m->base, -1, 0, done, m);
         c->thread = g_thread_new("connect", connect_thread, c);
@@ -548,7 +601,7 @@ static void connecting_drop(Connecting *c, bool close)
         c->abandoned = !done;
         c->close_abandoned = close;
         if (!done) /* counted before the thread may see it abandoned and count it back */
-                g_atomic_int_inc(&abandoned_opens);
+                blocked_add(c->key, 1);
         /* abandoned, c is the thread's to free the moment the lock is let go */
         done_ev = g_steal_pointer(&c->done_ev);
         thread = c->thread;
@@ -638,6 +691,12 @@ static void connect_now(Manager *m)
                 connected(m, conn, g_steal_pointer(&error));
                 return;
         }
+        /* an open of this libvirtd given up on (a URI change) still blocked: no second one beside it;
+         * tried again with the backoff */
+        if ((error = blocked_why(uri))) {
+                connected(m, NULL, g_steal_pointer(&error));
+                return;
+        }
         m->connecting = connecting_start(m, uri, NULL, on_connect_done);
         evtimer_add(m->connect_slow_ev, &slow);
 }
@@ -712,16 +771,12 @@ int manager_open_next(Manager *m, const char *uri, ManagerNextDone done, void *u
 {
         g_autofree char *shown = uri_public(uri);
         struct timeval limit = {.tv_sec = m->next_open_sec};
-        unsigned blocked;
+        g_autofree char *why = NULL;
 
         manager_drop_next(m);
-        blocked = (unsigned)g_atomic_int_get(&abandoned_opens);
-        if (blocked >= MANAGER_ABANDONED_OPENS_MAX) {
+        if ((why = blocked_why(uri))) {
                 if (ret_error)
-                        *ret_error =
-                            g_strdup_printf("Cannot try %s now: %u earlier opens of libvirt URIs have "
-                                            "not returned (a libvirtd that accepts and never answers)",
-                                            shown, blocked);
+                        *ret_error = g_steal_pointer(&why);
                 return -EBUSY;
         }
         m->next_uri = g_strdup(uri);

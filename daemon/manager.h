@@ -65,10 +65,13 @@ void manager_set_config(Manager *m, Config *config);
  * waits for Reload()'s answer (busctl 25 s, placementctl 30 s). */
 #define MANAGER_NEXT_OPEN_SEC 20u
 
-/* Opens of libvirt URIs given up on (a reload's that took too long, a URI changed while opening) whose
- * thread is still blocked in libvirt, at most: past that manager_open_next() refuses at once, so that a
- * libvirtd that accepts and never answers cannot make a reload after another pile up threads and sockets. */
-#define MANAGER_ABANDONED_OPENS_MAX 4u
+/* Opens of libvirt URIs given up on (a reload's that took too long, a URI changed while opening) stay
+ * blocked in libvirt, with their thread and socket, as long as libvirt blocks them. While one of a libvirtd
+ * (by instance_lock_key()) is, no other open of that libvirtd starts: manager_open_next() refuses at once,
+ * the running URI's connection waits its backoff; and while this many are in all, no open starts. So a
+ * libvirtd that accepts and never answers cannot make reloads pile up threads and sockets. The test
+ * driver (in this process) is never held back. */
+#define MANAGER_ABANDONED_OPENS_MAX 8u
 
 /* error: NULL when the URI opened, else why not ("Cannot connect to URI: libvirt's message", the URI as
  * manager_uri_public() shows one); shown: the same for every local user to read, without libvirt's message,
@@ -79,8 +82,8 @@ typedef void (*ManagerNextDone)(Manager *m, const char *error, const char *shown
  * thread, as every connection is opened, so that the loop runs on meanwhile. done runs once, from the
  * loop: when uri opened, manager_set_config() with a configuration of that URI takes this connection; when
  * it did not, or gave no answer within MANAGER_NEXT_OPEN_SEC s, nothing changed. Drops one opened or being
- * opened before (manager_drop_next()). Returns 0, or -EBUSY with *ret_error (and done not called) while
- * MANAGER_ABANDONED_OPENS_MAX opens given up on are still blocked.
+ * opened before (manager_drop_next()). Returns 0, or -EBUSY with *ret_error (and done not called) while an
+ * open of uri's libvirtd given up on, or MANAGER_ABANDONED_OPENS_MAX in all, are still blocked.
  */
 int manager_open_next(Manager *m, const char *uri, ManagerNextDone done, void *userdata, char **ret_error);
 /* Drops what manager_open_next() opened or is opening; its done is not called. */

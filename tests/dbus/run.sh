@@ -954,10 +954,17 @@ ucall GetStatus
 T2=$(date +%s%N)
 result "Reload to a URI that never answers: the daemon answers meanwhile (GetStatus after $(((T2 - T1) / 1000000)) ms, rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q 'Connected to test:///default' "$OUT" && pid_alive "$RELOADER"; echo $?)"
-# reloads of the same file meanwhile (systemctl reload again) join the open under way and its deadline:
-# no second open, and the first caller is answered 20 s after its call, not after the last reload's
+# reloads of the same URI meanwhile (SIGHUP, Reload() again) join the open under way and its deadline:
+# no second open, and the first caller is answered 20 s after its call, not after the last reload's; a
+# file that does not load meanwhile is refused alone, the waiting reload goes on
+cp "$UCONF" "$TMP/uri-good.conf"
 kill -HUP "$UPD"
-sleep 2
+sleep 1
+printf '[Placement]\nPolicy=bogus\n[Libvirt]\nURI=qemu:///system?socket=%s\n' "$TARPIT" >"$UCONF"
+kill -HUP "$UPD"
+wait_for 5 grep -qF 'Reload: the reload waiting for qemu:///system to open goes on' "$ULOG"
+result "  a broken file meanwhile is refused alone: the waiting reload goes on" $?
+cp "$TMP/uri-good.conf" "$UCONF"
 kill -HUP "$UPD"
 wait_for 5 sh -c "[ \"\$(grep -c 'Reload: still opening qemu:///system' '$ULOG')\" = 2 ]"
 result "  two SIGHUPs meanwhile join it: one open, not three" \
@@ -971,8 +978,25 @@ result "  refused after $(((T2 - T1) / 1000000)) ms: placementctl reload exits 2
 note "$(cat "$TMP/uri-reload.err")"
 result "  still connected to test:///default, its domain placed" \
     "$(ucall GetStatus && grep -q 'Connected to test:///default' "$OUT" && ulist_has test; echo $?)"
+# the open given up on is still blocked in libvirt: another reload to that libvirtd is refused at once,
+# not a second thread and socket beside it (each reload had added one)
+T1=$(date +%s%N)
+run timeout 40 "$CTL" --bus-address="$TBUS" reload
+T2=$(date +%s%N)
+result "  a reload to it again is refused in $(((T2 - T1) / 1000000)) ms: its earlier open has not returned (rc $RC)" \
+    "$([ $RC -eq 2 ] && [ $(((T2 - T1) / 1000000)) -lt 5000 ] &&
+        grep -qF 'Cannot try qemu:///system now: an earlier open of that libvirtd has not returned' "$ERR"; echo $?)"
+# more libvirtds that never answer, each its own: a second socket is another libvirtd
+for n in 2 3; do
+    python3 -c 'import socket, sys
+s = socket.socket(socket.AF_UNIX); s.bind(sys.argv[1]); s.listen(16); held = []
+while True: held.append(s.accept()[0])' "$TMP/tarpit$n.sock" &
+    MON_PIDS+=("$!")
+    wait_for 5 test -S "$TMP/tarpit$n.sock"
+done
 # a reload to another URI that comes while one waits replaces it: the waiting caller is answered at once
 # (replaced, exit 1), not when the newer one ends; a URI that opens is switched to
+printf '[Placement]\nPolicy=compat\n[Libvirt]\nURI=qemu:///system?socket=%s\n' "$TMP/tarpit2.sock" >"$UCONF"
 timeout 40 "$CTL" --bus-address="$TBUS" reload >"$TMP/uri-reload.out" 2>"$TMP/uri-reload.err" &
 RELOADER=$!
 wait_for 5 sh -c "[ \"\$(grep -c 'Reload: opening qemu:///system before' '$ULOG')\" = 2 ]"
@@ -994,7 +1018,7 @@ result "  switched: Policy compat, the other host's domain placed, the old one's
 uprop ReloadError
 result "  ReloadError cleared" "$([ "$(cat "$OUT")" = 's ""' ]; echo $?)"
 # a stop while a reload waits tells its caller so, not "placementd is not running"
-printf '[Libvirt]\nURI=qemu:///system?socket=%s\n' "$TARPIT" >"$UCONF"
+printf '[Libvirt]\nURI=qemu:///system?socket=%s\n' "$TMP/tarpit3.sock" >"$UCONF"
 timeout 40 "$CTL" --bus-address="$TBUS" reload >"$TMP/uri-reload.out" 2>"$TMP/uri-reload.err" &
 RELOADER=$!
 wait_for 5 sh -c "[ \"\$(grep -c 'Reload: opening qemu:///system before' '$ULOG')\" = 3 ]"
