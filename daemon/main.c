@@ -580,7 +580,9 @@ static void on_next_opened(Manager *m, const char *error, const char *shown, voi
  * caller. Keys that need a restart ([DBus] Bus=) keep their running values and are named. Returns 0 or a
  * negative errno with *ret_error, or 1 when the reload waits for its new URI to open (in a thread: the loop
  * runs on); it ends in on_next_opened(), which tells Reload()'s caller through bus_service_reload_done().
- * A reload that comes meanwhile replaces the one that waits.
+ * A reload that comes meanwhile joins the one that waits when it names the same URI (its file taken, the
+ * deadline kept), replaces it when it names another (its callers answered at once), and is refused alone
+ * when its file does not load.
  */
 static int reload(Daemon *d, char **ret_error)
 {
@@ -613,8 +615,8 @@ static int reload(Daemon *d, char **ret_error)
         if (d->waiting) {
                 g_autofree char *shown = uri_public(d->waiting->uri);
                 if (!d->uri_chosen && g_strcmp0(c->uri, d->waiting->uri) == 0) {
-                        /* the same URI (systemctl reload again, a second caller): it joins the open under
-                         * way and its deadline, with this file; its callers are answered when it ends */
+                        /* the same URI (SIGHUP or Reload() again): it joins the open under way and its
+                         * deadline, with this file; its callers are answered when it ends */
                         log_info("Reload: still opening %s; the reload waiting for it takes this file",
                                  shown);
                         config_free(d->waiting);
