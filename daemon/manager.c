@@ -743,7 +743,7 @@ static void on_next_done(evutil_socket_t fd, short what, void *arg)
 static void on_next_timeout(evutil_socket_t fd, short what, void *arg)
 {
         Manager *m = arg;
-        g_autofree char *shown = NULL;
+        g_autofree char *shown = NULL, *why = NULL, *public = NULL;
 
         (void)fd;
         (void)what;
@@ -751,9 +751,9 @@ static void on_next_timeout(evutil_socket_t fd, short what, void *arg)
                 return;
         shown = uri_public(m->next_uri);
         connecting_drop(g_steal_pointer(&m->next_connecting), true);
-        next_finish(m, NULL,
-                    g_strdup_printf("Cannot connect to %s: no answer within %u s", shown, m->next_open_sec),
-                    g_strdup_printf("Cannot connect to %s: no answer within %u s", shown, m->next_open_sec));
+        why = g_strdup_printf("Cannot connect to %s: no answer within %u s", shown, m->next_open_sec);
+        public = g_strdup(why); /* our words: everyone may read them */
+        next_finish(m, NULL, g_steal_pointer(&why), g_steal_pointer(&public));
 }
 
 void manager_drop_next(Manager *m)
