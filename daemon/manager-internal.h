@@ -85,6 +85,7 @@ struct Manager {
         struct event *metadata_ev;
         uint64_t metadata_follows; /* domains read so, since the start */
         GHashTable *interrupted;   /* uuid -> Plan*: applies the lost connection cut off (interrupted.c) */
+        GHashTable *thread_masks;  /* uuid -> CpuSet*: CPUs its QEMU threads started on (thread-mask.c) */
 };
 
 /* manager.c */
@@ -221,6 +222,16 @@ void interrupted_note(Manager *m, const char *uuid, const Plan *plan);
 bool interrupted_claim(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
                        DomainSpec *user);
 void interrupted_clear(Manager *m);
+
+/* thread-mask.c: the emulator pin a domain's definition carried when it started (a save image's, or a
+ * migrated domain's: placementd's pin of before), within which the kernel keeps QEMU's threads.
+ * thread_mask_note() takes it from the live definition read at its start (or first sight), and
+ * thread_mask_forget() drops it. thread_mask_fit() keeps plan's emulator pin within those CPUs when it
+ * takes in some of them and others: returns what it did, to be said in the plan's reason, or NULL when
+ * the pin stands as planned. */
+void thread_mask_note(Manager *m, const char *uuid, const DomainSpec *live);
+void thread_mask_forget(Manager *m, const char *uuid);
+char *thread_mask_fit(const Manager *m, const char *uuid, Plan *plan);
 
 /* healer.c */
 void healer_init(Manager *m);

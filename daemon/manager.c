@@ -811,6 +811,8 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->config->placement.unavailable_cpus = m->unavailable;
         m->decisions = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)decision_free);
         m->interrupted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)plan_free);
+        m->thread_masks =
+            g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)cpuset_free);
         m->reconnect_ev = evtimer_new(base, on_reconnect, m);
         m->teardown_ev = evtimer_new(base, on_teardown, m);
         m->reconcile_ev = event_new(base, -1, EV_PERSIST, on_reconcile, m);
@@ -850,6 +852,7 @@ void manager_free(Manager *m)
         load_monitor_free(m->load);
         g_hash_table_destroy(m->decisions);
         g_hash_table_destroy(m->interrupted);
+        g_hash_table_destroy(m->thread_masks);
         ledger_free(m->ledger);
         topology_free(m->topology);
         config_free(m->config);

@@ -42,6 +42,7 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
         g_autofree char *name = NULL, *id = NULL;
 
         load_monitor_forget(m->load, uuid); /* its next start is a new guest to measure */
+        thread_mask_forget(m, uuid);        /* and starts QEMU's threads anew */
         if (m->heal_moved)                  /* and a new run cools down only once it is moved */
                 g_hash_table_remove(m->heal_moved, uuid);
         if (!d)
@@ -490,8 +491,14 @@ static Decision *record_plan(Manager *m, const char *uuid, const DomainSpec *liv
                              const char *note)
 {
         Decision *d = decision_new(uuid, live->name);
+        g_autofree char *kept = thread_mask_fit(m, uuid, plan);
 
         plan_set_vcpu_ids(plan, live->vcpu_ids, live->vcpus);
+        if (kept) {
+                char *reason = g_strdup_printf("%s; %s", plan->reason ? plan->reason : "placed", kept);
+                g_free(plan->reason);
+                plan->reason = reason;
+        }
         d->domain_id = live->domain_id;
         d->reason = note ? g_strdup_printf("%s; %s", note, plan->reason) : g_strdup(plan->reason);
         d->result = m->config->apply ? decision_result_from_plan(plan->result) : DECISION_ADVISORY;
@@ -699,6 +706,13 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
                             g_hash_table_contains(m->decisions, uuid) ? " again: its decision stands" : "");
                 return NULL;
         }
+        /* a start, or the first sight of a run (not one whose apply was cut off: its pins are
+         * placementd's of this run): the emulator pin its definition carries may be what QEMU's threads
+         * started on (thread-mask.c) */
+        if ((origin == ORIGIN_STARTED || origin == ORIGIN_MIGRATED ||
+             !g_hash_table_contains(m->decisions, uuid)) &&
+            !g_hash_table_contains(m->interrupted, uuid))
+                thread_mask_note(m, uuid, live);
         if (live->decision_error)
                 log_warning("%s: recorded decision unreadable (%s); placing it anew", live->name,
                             live->decision_error);

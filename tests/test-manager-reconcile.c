@@ -102,6 +102,82 @@ START_TEST(test_restored_record_beside_gone_domain)
 }
 END_TEST
 
+/*
+ * Restored from a save image whose XML carries placementd's emulator pin: QEMU's threads start there, and
+ * the kernel keeps them within it when the emulator pin later takes in more CPUs (a vCPU hot-added). The
+ * new emulator pin stays within those CPUs, as libvirt and the record say, and the plan says why. With
+ * restarted, placementd is not running while the domain is saved and restored: it finds the domain at its
+ * start.
+ */
+static void restored_emulator_pin(bool restarted)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        g_autofree char *image = g_build_filename(g_get_tmp_dir(), "placementd-reconcile-XXXXXX", NULL);
+        virDomainPtr a = start_xml("r-save", "<vcpu current='1'>2</vcpu>");
+        g_autoptr(CpuSet) started = NULL;
+        g_autoptr(CpuSet) live = NULL;
+        g_autoptr(CpuSet) outside = NULL;
+        g_autofree char *was = NULL, *now = NULL;
+        const Decision *d;
+        int fd = g_mkstemp(image);
+
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert(spin_known(m, "r-save", 3000));
+        d = manager_lookup(m, "r-save");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert(!cpuset_is_empty(d->plan->emulator_pin));
+        started = cpuset_copy(d->plan->emulator_pin); /* the sibling of vCPU 0's core */
+        if (restarted)
+                free_manager(m);
+        ck_assert_int_eq(virDomainSave(a, image), 0);
+        virDomainFree(a);
+        spin_known(NULL, NULL, 50);
+        ck_assert_int_eq(virDomainRestore(conn, image), 0);
+        if (restarted) {
+                m = fixture_manager_new(base, TOPOLOGY, NULL);
+                ck_assert(spin_known(m, "r-save", 3000));
+                ck_assert_msg(manager_lookup(m, "r-save")->adopted, "%s",
+                              manager_lookup(m, "r-save")->reason);
+        } else {
+                spin_known(NULL, NULL, 200); /* its start event */
+        }
+        a = virDomainLookupByName(conn, "r-save");
+        ck_assert_ptr_nonnull(a);
+        ck_assert_int_eq(virDomainSetVcpusFlags(a, 2, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "r-save");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_uint_eq(d->plan->nvcpus, 2);
+        was = cpuset_format(started);
+        now = cpuset_format(d->plan->emulator_pin);
+        ck_assert_msg(!cpuset_is_empty(d->plan->emulator_pin), "no emulator pin after the hot-add");
+        outside = cpuset_copy(d->plan->emulator_pin);
+        cpuset_subtract(outside, started);
+        ck_assert_msg(cpuset_is_empty(outside) || !cpuset_intersects(d->plan->emulator_pin, started),
+                      "emulator pin %s takes in CPUs outside %s while keeping some of them (%s)", now, was,
+                      d->reason);
+        ck_assert_msg(strstr(d->reason, "within the CPUs its QEMU threads started on"), "%s", d->reason);
+        live = virt_domain_emulator_pin(a);
+        ck_assert_ptr_nonnull(live);
+        ck_assert(cpuset_equal(live, d->plan->emulator_pin));
+        g_unlink(image);
+        stop(a);
+        free_manager(m);
+}
+
+START_TEST(test_restored_emulator_pin_stays_within_start)
+{
+        restored_emulator_pin(false);
+}
+END_TEST
+
+START_TEST(test_restored_while_down_emulator_pin_stays_within_start)
+{
+        restored_emulator_pin(true);
+}
+END_TEST
+
 /* A domain started while another stopped, both before the reconcile sees their events: placed on the
  * cores the gone one left, not beside its own vCPUs. */
 START_TEST(test_new_domain_beside_gone_domain)
@@ -701,6 +777,8 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_restored_record_beside_gone_domain);
+        tcase_add_test(tc, test_restored_emulator_pin_stays_within_start);
+        tcase_add_test(tc, test_restored_while_down_emulator_pin_stays_within_start);
         tcase_add_test(tc, test_new_domain_beside_gone_domain);
         tcase_add_test(tc, test_unreadable_live_xml_keeps_decision);
         tcase_add_test(tc, test_uri_change_keeps_place_running);

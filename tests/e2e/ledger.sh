@@ -12,12 +12,11 @@
 set -u
 
 # Scenarios that fail on today's daemon, each with its reason (take one off the list when it passes):
-#   6b: QEMU restored from a save image starts under the emulator pin its saved XML carries (libvirt sets it
-#       with sched_setaffinity on the whole process); the kernel keeps that mask for every thread when the
-#       cgroup's cpuset widens later, and virDomainPinEmulator resets only the main thread. So after the
-#       hot-add widens the emulator pin from 0 to 0-1, QEMU's other threads (IO mon_iothread, call_rcu,
-#       a worker) still run on CPU 0 only.
-LEDGER_TODO=${LEDGER_TODO-"6b"}
+# none now. 6b and 6c failed until placementd kept the emulator pin of a domain restored from a save image
+# within the pin it started on (daemon/thread-mask.c): QEMU then starts under the saved XML's emulator pin
+# (libvirt sets it with sched_setaffinity on the whole process), the kernel keeps every thread within that
+# mask when the cgroup's cpuset widens later, and virDomainPinEmulator resets only the main thread.
+LEDGER_TODO=${LEDGER_TODO-""}
 
 HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=libvirt-env.sh
@@ -377,6 +376,21 @@ sc_6b() {
     step "virsh setvcpus ${P}6b 2 --live" vx setvcpus "${P}6b" 2 --live && agree "setvcpus ${P}6b 2 --live"
 }
 
+# 6c: as 6b, restored while placementd does not run (libvirt-guests at boot, before placementd starts):
+# found at placementd's start with the emulator pin its threads started on.
+sc_6c() {
+    scenario 6c "$TOPO_2C" "vCPU hot-add after a managed save restored while placementd is down" || return
+    pd_stop
+    step "placementd starts with ReconcileSec=1" pd_start "$TOPO_2C" ReconcileSec=1
+    step "virsh define + start ${P}6c with <vcpu current='1'>2</vcpu>" dom_define "${P}6c" "$(vcpu_cur 1 2)" &&
+        step "virsh start ${P}6c" vx start "${P}6c" && agree "start ${P}6c"
+    step "virsh managedsave ${P}6c" vx managedsave "${P}6c" && agree "managedsave ${P}6c"
+    pd_stop
+    step "virsh start ${P}6c (from its managed save, placementd stopped)" vx start "${P}6c"
+    step "placementd starts again" pd_start "$TOPO_2C" ReconcileSec=1 && agree "placementd's start"
+    step "virsh setvcpus ${P}6c 2 --live" vx setvcpus "${P}6c" 2 --live && agree "setvcpus ${P}6c 2 --live"
+}
+
 # 7: memory hot-add (a DIMM) is followed: what the ledger counts is the domain's live memory.
 sc_7() {
     scenario 7 "$TOPO_2N" "DIMM hot-add" || return
@@ -539,7 +553,7 @@ must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 diag "LEDGER_TODO=\"$LEDGER_TODO\""
 
-for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 7 8 9 10 11}; do
+for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 7 8 9 10 11}; do
     s0=$(date +%s)
     "sc_$id"
     TAP_TODO=
