@@ -196,7 +196,7 @@ static void notify_status(Daemon *d)
         g_autofree char *metrics =
             metrics_state ? g_strdup_printf("; metrics not served: %s", metrics_state) : NULL;
 
-        g_autofree char *waiting = d->waiting ? uri_public(d->waiting->uri) : NULL;
+        g_autofree char *waiting = d->waiting ? uri_public_marked(d->waiting->uri) : NULL;
 
         bus_service_metrics_state(d->bus, metrics_state);
 
@@ -486,7 +486,7 @@ static int reload_finish(Daemon *d, int r, Config *c_taken, char **restart_taken
                 r = instance_lock_for(c->uri, d->demo != NULL, &lock, &error);
                 if (r < 0) {
                         g_autofree char *why = g_steal_pointer(&error);
-                        g_autofree char *running = uri_public(manager_uri(d->manager));
+                        g_autofree char *running = uri_public_marked(manager_uri(d->manager));
                         error = g_strdup_printf("[Libvirt] URI=: %s; keeping %s", why, running);
                 }
                 relock = r >= 0;
@@ -564,7 +564,7 @@ static void on_next_opened(Manager *m, const char *error, const char *shown, voi
         (void)m;
 
         if (error) {
-                g_autofree char *running = uri_public(manager_uri(d->manager));
+                g_autofree char *running = uri_public_marked(manager_uri(d->manager));
                 why = g_strdup_printf("[Libvirt] URI=: %s; keeping %s", error, running);
                 public = g_strdup_printf("[Libvirt] URI=: %s; keeping %s", shown ? shown : error, running);
         }
@@ -604,7 +604,7 @@ static int reload(Daemon *d, char **ret_error)
         if (d->waiting && r < 0) {
                 /* a file that does not load is refused alone: the reload waiting for its URI goes on */
                 const char *text = error && *error ? error : "reload failed";
-                g_autofree char *shown = uri_public(d->waiting->uri);
+                g_autofree char *shown = uri_public_marked(d->waiting->uri);
                 log_lines(LOG_ERR, "Reloading the configuration failed", text);
                 log_info("Reload: the reload waiting for %s to open goes on", shown);
                 manager_note_reload(d->manager, false);
@@ -613,7 +613,7 @@ static int reload(Daemon *d, char **ret_error)
                 return r;
         }
         if (d->waiting) {
-                g_autofree char *shown = uri_public(d->waiting->uri);
+                g_autofree char *shown = uri_public_marked(d->waiting->uri);
                 if (!d->uri_chosen && g_strcmp0(c->uri, d->waiting->uri) == 0) {
                         /* the same URI (SIGHUP or Reload() again): it joins the open under way and its
                          * deadline, with this file; its callers are answered when it ends */
@@ -641,13 +641,13 @@ static int reload(Daemon *d, char **ret_error)
         /* another libvirtd: opened first, so that one libvirt refuses leaves the running connection and its
          * domains as they are (the instance lock's key says which URIs name one libvirtd) */
         if (r >= 0 && !d->uri_chosen && !same_instance(c->uri, manager_config(d->manager)->uri)) {
-                g_autofree char *shown = uri_public(c->uri);
+                g_autofree char *shown = uri_public_marked(c->uri);
                 d->waiting = g_steal_pointer(&c);
                 d->waiting_restart = g_steal_pointer(&restart);
                 d->waiting_note = g_steal_pointer(&note);
                 if (manager_open_next(d->manager, d->waiting->uri, on_next_opened, d, &error) < 0) {
                         g_autofree char *why = g_steal_pointer(&error);
-                        g_autofree char *running = uri_public(manager_uri(d->manager));
+                        g_autofree char *running = uri_public_marked(manager_uri(d->manager));
                         error = g_strdup_printf("[Libvirt] URI=: %s; keeping %s", why, running);
                         c = g_steal_pointer(&d->waiting);
                         restart = g_steal_pointer(&d->waiting_restart);

@@ -507,7 +507,7 @@ static char *blocked_why(const char *uri)
         g_mutex_unlock(&blocked_lock);
         if (!n && total < MANAGER_ABANDONED_OPENS_MAX)
                 return NULL;
-        shown = uri_public(uri);
+        shown = uri_public_marked(uri);
         if (n)
                 return g_strdup_printf(
                     "Cannot try %s now: an earlier open of that libvirtd has not returned (one "
@@ -714,7 +714,7 @@ static void next_finish(Manager *m, virConnectPtr conn, char *error, char *shown
         m->next_userdata = NULL;
         m->next_conn = conn;
         if (!conn && !public) { /* libvirt's words may quote what the URI names: not everyone's to read */
-                g_autofree char *uri = uri_public(m->next_uri);
+                g_autofree char *uri = uri_public_marked(m->next_uri);
                 public = g_strdup_printf("Cannot connect to %s (libvirt's message is in the log)", uri);
         }
         if (!conn)
@@ -749,7 +749,7 @@ static void on_next_timeout(evutil_socket_t fd, short what, void *arg)
         (void)what;
         if (!m->next_connecting)
                 return;
-        shown = uri_public(m->next_uri);
+        shown = uri_public_marked(m->next_uri);
         connecting_drop(g_steal_pointer(&m->next_connecting), true);
         why = g_strdup_printf("Cannot connect to %s: no answer within %u s", shown, m->next_open_sec);
         public = g_strdup(why); /* our words: everyone may read them */
@@ -769,7 +769,7 @@ void manager_drop_next(Manager *m)
 
 int manager_open_next(Manager *m, const char *uri, ManagerNextDone done, void *userdata, char **ret_error)
 {
-        g_autofree char *shown = uri_public(uri);
+        g_autofree char *shown = uri_public_marked(uri);
         struct timeval limit = {.tv_sec = m->next_open_sec};
         g_autofree char *why = NULL;
 

@@ -32,12 +32,35 @@ START_TEST(test_uri_public)
 }
 END_TEST
 
+/* What was left out is marked, never shown. */
+START_TEST(test_uri_public_marked)
+{
+        static const char *const cases[][2] = {
+            {"qemu:///system", "qemu:///system"},
+            {"qemu:///system?socket=/run/libvirt/virtqemud-sock", "qemu:///system?..."},
+            {"qemu+ssh://alice@kvm1:2222/system?keyfile=/root/.ssh/id",
+             "qemu+ssh://...@kvm1:2222/system?..."},
+            {"qemu+ssh://host/system#frag", "qemu+ssh://host/system?..."},
+            {"qemu+ssh://dave@host", "qemu+ssh://...@host"},
+            {"test:/tmp/a@b.xml?x", "test:/tmp/a@b.xml?..."},
+            {"", ""},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *got = uri_public_marked(cases[i][0]);
+                ck_assert_msg(g_strcmp0(got, cases[i][1]) == 0, "%s gave %s, expected %s", cases[i][0], got,
+                              cases[i][1]);
+        }
+        ck_assert_ptr_null(uri_public_marked(NULL));
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
         Suite *s = suite_create("uri public");
         TCase *tc = tcase_create("redaction");
 
         tcase_add_test(tc, test_uri_public);
+        tcase_add_test(tc, test_uri_public_marked);
         suite_add_tcase(s, tc);
         return s;
 }

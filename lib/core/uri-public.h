@@ -11,3 +11,7 @@
 
 /* A newly allocated copy; NULL for NULL. */
 char *uri_public(const char *uri);
+/* The same, with "...@" where a user name was left out and "?..." where a query or fragment was, for
+ * messages that compare two URIs: qemu:///system?socket=/x becomes qemu:///system?..., which a reader
+ * does not take for qemu:///system. */
+char *uri_public_marked(const char *uri);
