@@ -391,6 +391,19 @@ sc_6c() {
     step "virsh setvcpus ${P}6c 2 --live" vx setvcpus "${P}6c" 2 --live && agree "setvcpus ${P}6c 2 --live"
 }
 
+# 6d: a vCPU hot-added to a domain pinned by hand: placementd leaves it where libvirt runs it (floating),
+# and its record, which leaves a floating vCPU out, still agrees with what runs.
+sc_6d() {
+    scenario 6d "$TOPO_2C" "vCPU hot-add on a domain pinned by hand" || return
+    pd_stop
+    step "placementd starts with ReconcileSec=1" pd_start "$TOPO_2C" ReconcileSec=1
+    step "virsh create ${P}6d with <vcpu current='1'>2</vcpu>" dom_create "${P}6d" "$(vcpu_cur 1 2)" && agree "create ${P}6d"
+    step "virsh vcpupin ${P}6d 0 1 --live" vx vcpupin "${P}6d" 0 1 --live && agree_views "vcpupin ${P}6d 0 1"
+    step "virsh setvcpus ${P}6d 2 --live" vx setvcpus "${P}6d" 2 --live && agree_views "setvcpus ${P}6d 2 --live"
+    step "${P}6d stays skipped, its new vCPU floating" shows_floating "${P}6d"
+}
+shows_floating() { pdctl show "$1" | grep -q 'skipped' && pdctl show "$1" | grep -qE '(vCPU )?1.*0-1'; }
+
 # 7: memory hot-add (a DIMM) is followed: what the ledger counts is the domain's live memory.
 sc_7() {
     scenario 7 "$TOPO_2N" "DIMM hot-add" || return
@@ -553,7 +566,7 @@ must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 diag "LEDGER_TODO=\"$LEDGER_TODO\""
 
-for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 7 8 9 10 11}; do
+for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 7 8 9 10 11}; do
     s0=$(date +%s)
     "sc_$id"
     TAP_TODO=
