@@ -103,6 +103,36 @@ START_TEST(test_text_json_safe)
 }
 END_TEST
 
+/* A value quoted from a file: escaped as text_safe() does, cut after max bytes with "...", never inside a
+ * character */
+START_TEST(test_text_safe_cut)
+{
+        g_autofree char *shortv = text_safe_cut("pakc", 4), *empty = text_safe_cut(NULL, 4);
+        g_autofree char *longv = text_safe_cut("abcdefgh", 4), *esc = text_safe_cut("a\x1b[2Jzzzz", 5);
+        /* "ab" then a 3-byte U+202E (a bidi override) across the cut at 4: left out whole */
+        g_autofree char *split = text_safe_cut("ab\xe2\x80\xae"
+                                               "cd",
+                                               4);
+        g_autofree char *bidi = text_safe_cut("ab\xe2\x80\xae"
+                                              "cd",
+                                              5);
+        /* é (2 bytes) across the cut at 3 */
+        g_autofree char *accent = text_safe_cut("ab\xc3\xa9"
+                                                "cd",
+                                                3);
+        g_autofree char *invalid = text_safe_cut("\x80\x80\x80\x80\x80\x80", 2);
+
+        ck_assert_str_eq(shortv, "pakc");
+        ck_assert_str_eq(empty, "");
+        ck_assert_str_eq(longv, "abcd...");
+        ck_assert_str_eq(esc, "a\\x1b[2J...");
+        ck_assert_str_eq(split, "ab...");
+        ck_assert_str_eq(bidi, "ab\\u{202e}...");
+        ck_assert_str_eq(accent, "ab...");
+        ck_assert_str_eq(invalid, "\\x80\\x80...");
+}
+END_TEST
+
 static Suite *text_safe_suite(void)
 {
         Suite *s = suite_create("text safe");
@@ -111,6 +141,7 @@ static Suite *text_safe_suite(void)
         tcase_add_test(tc, test_text_safe_distinct);
         tcase_add_test(tc, test_text_terminal_safe);
         tcase_add_test(tc, test_text_json_safe);
+        tcase_add_test(tc, test_text_safe_cut);
         suite_add_tcase(s, tc);
         return s;
 }

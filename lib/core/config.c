@@ -4,6 +4,7 @@
 #include "file-read.h"
 #include "load.h"
 #include "size.h"
+#include "text-safe.h"
 #include "topology.h"
 
 #include <errno.h>
@@ -14,6 +15,7 @@ typedef int (*ConfigParser)(const char *value, Config *c, size_t offset, const c
 
 typedef enum ConfigKeyFlags {
         CONFIG_KEY_RESTART = 1 << 0, /* a reload cannot apply it: only a restart does */
+        CONFIG_KEY_SECRET = 1 << 1,  /* its value is never shown in an error (config_value_shown()) */
 } ConfigKeyFlags;
 
 typedef struct ConfigKey {
@@ -26,6 +28,15 @@ typedef struct ConfigKey {
 } ConfigKey;
 
 #define FIELD(type, c, offset) ((type *)(void *)((char *)(c) + (offset)))
+
+/* At most this many bytes of a refused value are shown, then "...". */
+#define CONFIG_VALUE_SHOWN_MAX 64
+
+/* A value (or a word of one) as an error shows it: escaped and cut (text_safe_cut()). */
+static char *value_shown(const char *value)
+{
+        return text_safe_cut(value, CONFIG_VALUE_SHOWN_MAX);
+}
 
 static int parse_bool(const char *v, Config *c, size_t offset, const char **allowed)
 {
@@ -100,7 +111,8 @@ static int parse_memory_tiers(const char *v, Config *c, size_t offset, const cha
                         return -EINVAL;
                 }
                 if (k < 0) {
-                        *allowed = g_strdup("a word that is no memory kind"); /* values are not quoted */
+                        g_autofree char *word = value_shown(*w);
+                        *allowed = g_strdup_printf("%s is not a memory kind", word);
                         return -EINVAL;
                 }
                 if (k != NODE_KIND_DRAM)
@@ -159,14 +171,25 @@ static int parse_size(const char *v, Config *c, size_t offset, const char **allo
         return size_parse(v, FIELD(uint64_t, c, offset));
 }
 
-static int parse_seconds(const char *v, Config *c, size_t offset, const char **allowed)
+/* A whole number from 0 to max into an unsigned field: -ERANGE for one beyond max, -EINVAL for text that
+ * is no number. */
+static int parse_unsigned(const char *v, Config *c, size_t offset, guint64 max)
 {
+        g_autoptr(GError) error = NULL;
         guint64 n;
-        (void)allowed;
-        if (!g_ascii_string_to_unsigned(v, 10, 0, 86400, &n, NULL))
-                return -EINVAL;
+
+        if (!g_ascii_string_to_unsigned(v, 10, 0, max, &n, &error))
+                return g_error_matches(error, G_NUMBER_PARSER_ERROR, G_NUMBER_PARSER_ERROR_OUT_OF_BOUNDS)
+                           ? -ERANGE
+                           : -EINVAL;
         *FIELD(unsigned, c, offset) = (unsigned)n;
         return 0;
+}
+
+static int parse_seconds(const char *v, Config *c, size_t offset, const char **allowed)
+{
+        (void)allowed;
+        return parse_unsigned(v, c, offset, 86400);
 }
 
 static int parse_string(const char *v, Config *c, size_t offset, const char **allowed)
@@ -262,22 +285,14 @@ static int parse_listen(const char *v, Config *c, size_t offset, const char **al
 
 static int parse_count(const char *v, Config *c, size_t offset, const char **allowed)
 {
-        guint64 n;
         (void)allowed;
-        if (!g_ascii_string_to_unsigned(v, 10, 0, 1000, &n, NULL))
-                return -EINVAL;
-        *FIELD(unsigned, c, offset) = (unsigned)n;
-        return 0;
+        return parse_unsigned(v, c, offset, 1000);
 }
 
 static int parse_interval(const char *v, Config *c, size_t offset, const char **allowed)
 {
-        guint64 n;
         (void)allowed;
-        if (!g_ascii_string_to_unsigned(v, 10, 0, 3600, &n, NULL))
-                return -EINVAL;
-        *FIELD(unsigned, c, offset) = (unsigned)n;
-        return 0;
+        return parse_unsigned(v, c, offset, 3600);
 }
 
 static const ConfigKey config_keys[] = {
@@ -295,7 +310,8 @@ static const ConfigKey config_keys[] = {
     {"Placement", "ReconcileSec", parse_seconds, offsetof(Config, reconcile_sec),
      "seconds from 0 (off) to 86400"},
     {"Libvirt", "URI", parse_uri, offsetof(Config, uri),
-     "a libvirt connection URI such as qemu:///system (a qemu URI's path is /system, /session or /embed)"},
+     "a libvirt connection URI such as qemu:///system (a qemu URI's path is /system, /session or /embed)",
+     CONFIG_KEY_SECRET},
     {"DBus", "Bus", parse_bus, offsetof(Config, bus), "system, session, none", CONFIG_KEY_RESTART},
     {"Metrics", "Listen", parse_listen, offsetof(Config, metrics_listen),
      "ADDRESS:PORT such as 127.0.0.1:9464 or [::1]:9464, :PORT for every address, or empty for off"},
@@ -485,6 +501,25 @@ static const char *inline_comment_hint(const char *value)
         return "";
 }
 
+/* "NAME:LINE: [Section] Key=VALUE: DETAIL; expected ALLOWED", the value as value_shown() writes it; a
+ * CONFIG_KEY_SECRET key's value is not shown ("[Libvirt] URI: ..."): the errors reach every local user
+ * (the daemon's ReloadError), and a URI may name a user, a password, key files and sockets. */
+static void value_error(GString *errors, const char *name, unsigned line, const ConfigKey *ck,
+                        const char *value, int r, const char *detail)
+{
+        g_string_append_printf(errors, "%s%s", errors->len ? "\n" : "", name);
+        if (line)
+                g_string_append_printf(errors, ":%u", line);
+        g_string_append_printf(errors, ": [%s] %s", ck->section, ck->key);
+        if (!(ck->flags & CONFIG_KEY_SECRET)) {
+                g_autofree char *shown = value_shown(value);
+                g_string_append_printf(errors, "=%s", shown);
+        }
+        g_string_append_printf(errors, ": %s; expected %s%s",
+                               detail ? detail : (r == -ERANGE ? "out of range" : "invalid value"),
+                               ck->allowed, inline_comment_hint(value));
+}
+
 int config_load_data(const char *data, const char *name, Config **ret, char **ret_error)
 {
         g_autoptr(GKeyFile) kf = g_key_file_new();
@@ -534,16 +569,9 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
                                 continue;
                         }
                         r = ck->parse(value, c, ck->offset, &detail);
-                        if (r < 0) {
-                                unsigned line = config_lines_find(lines, *g, *k);
-                                g_autofree char *at = line ? g_strdup_printf(":%u", line) : g_strdup("");
-                                /* the value is not quoted: it may hold a secret (a URI's password) */
-                                g_string_append_printf(
-                                    errors, "%s%s%s: [%s] %s: %s; expected %s%s", errors->len ? "\n" : "",
-                                    name, at, *g, *k,
-                                    detail ? detail : (r == -ERANGE ? "out of range" : "invalid value"),
-                                    ck->allowed, inline_comment_hint(value));
-                        }
+                        if (r < 0)
+                                value_error(errors, name, config_lines_find(lines, *g, *k), ck, value, r,
+                                            detail);
                         g_free((char *)detail);
                 }
         }

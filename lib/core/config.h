@@ -4,8 +4,9 @@
 /*
  * Config: /etc/placementd.conf, an INI file ([Section] Key=value) read with GKeyFile into a plain struct.
  * Every key lives in one table (config.c) with its parser, default and help; unknown sections or keys
- * and invalid values are errors, all of them reported together, each naming the file, the key and what
- * is allowed. Checks that need the host (ReservedCPUs naming CPUs it lacks) are the caller's. A failed
+ * and invalid values are errors, all of them reported together, each naming the file, the line, the key,
+ * the value refused (escaped and cut to 64 bytes; never [Libvirt] URI='s, which may hold a password) and
+ * what is allowed. Checks that need the host (ReservedCPUs naming CPUs it lacks) are the caller's. A failed
  * load returns no config at all, so a caller that already has one keeps it. Keys flagged in the table
  * as needing a restart ([DBus] Bus=) are not applied by a reload: config_reloadable() keeps their
  * running values and config_restart_changes() names what was left for a restart.

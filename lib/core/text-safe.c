@@ -70,6 +70,25 @@ char *text_safe(const char *s)
         return escape(s, true);
 }
 
+char *text_safe_cut(const char *s, size_t max)
+{
+        const char *p = s ? s : "";
+        size_t n = max;
+        g_autofree char *head = NULL, *safe = NULL;
+
+        if (strnlen(p, max + 1) <= max)
+                return text_safe(p);
+        /* the cut falls on a character's first byte: a character's tail (at most 3 bytes, more is no
+         * UTF-8) goes with it rather than show as escaped bytes */
+        for (unsigned back = 0; back < 3 && n > 0 && ((unsigned char)p[n] & 0xc0) == 0x80; back++)
+                n--;
+        if (((unsigned char)p[n] & 0xc0) == 0x80)
+                n = max;
+        head = g_strndup(p, n);
+        safe = text_safe(head);
+        return g_strconcat(safe, "...", NULL);
+}
+
 bool text_is_safe(const char *s)
 {
         return is_safe(s, true);

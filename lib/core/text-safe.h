@@ -2,6 +2,7 @@
 #pragma once
 
 #include <stdbool.h>
+#include <stddef.h>
 
 /*
  * Untrusted names (a domain's, as its owner chose it) in text for a terminal: a newline in a name would
@@ -16,6 +17,10 @@
  * backslash as \x5c (as virsh writes it): a name that holds the text "\x0d" does not read as one that
  * holds a carriage return. Anything else as it is. NULL gives "". Caller frees. */
 char *text_safe(const char *s);
+
+/* text_safe() of s's first max bytes (cut back to the start of a character) and "..." when s is longer:
+ * a value quoted from a file, where a long one would bury the message. Caller frees. */
+char *text_safe_cut(const char *s, size_t max);
 
 /* True when s is valid UTF-8 that text_safe() would leave as it is (no control, no bidi override, no
  * backslash). */

@@ -219,14 +219,14 @@ sed "s/<topology version=\"2.0\">/<topology version=\"3.0$RAW_ESC\">/" "$ROOT_DI
 offline "an escape in the topology's version" topology --topology="$TMP/version.xml"
 sed "s/cpuset=\"0x0000ffff\"/cpuset=\"0x0000ffff$RAW_ESC\"/" "$ROOT_DIR/tests/topologies/cxl-expander.xml" >"$TMP/cpuset.xml"
 offline "an escape in an object's cpuset" topology --topology="$TMP/cpuset.xml"
-# a configuration's errors quote no value at all (placementd.conf(5)): no raw control, no trace of it
+# a configuration's errors show a refused value escaped (placementd.conf(5)): no raw control
 printf '[Placement]\nPolicy=\e]0;PWNED\a\e[2J\n' >"$TMP/bad.conf"
 run "$CTL" plan --topology="$SYN" --config="$TMP/bad.conf" a:1:1G
 bad=
 raw_controls "$OUT" "$ERR" && bad=$RAW
-grep -q 'PWNED' "$OUT" "$ERR" && bad="${bad:+$bad; }the value is quoted"
-grep -q 'bad.conf:2: \[Placement\] Policy: invalid value' "$ERR" || bad="${bad:+$bad; }the key and line are not named"
-result "an escape in a config value: placementctl plan (rc $RC) names line and key, not the value${bad:+: $bad}" \
+grep -qF 'bad.conf:2: [Placement] Policy=\x1b]0;PWNED\x07\x1b[2J: invalid value' "$ERR" ||
+    bad="${bad:+$bad; }the line, key and escaped value are not named"
+result "an escape in a config value: placementctl plan (rc $RC) names line, key and the value escaped${bad:+: $bad}" \
     "$([ $RC -eq 2 ] && [ -z "$bad" ]; echo $?)"
 printf "<cpu><arch>x86_64</arch><model>Sky%s</model></cpu>\n" "$ESC" >"$TMP/cpu.xml"
 offline "an escape in a CPU model" cpu-baseline --connect=test:///default "$TMP/cpu.xml"

@@ -201,7 +201,7 @@ printf '[Placement]\nPolicy=fast\nFoo=1\n' >"$TMP/two-errors.conf"
 run "$PLACEMENTD" --config="$TMP/two-errors.conf" --bus=none
 result "placementd: a config's errors at startup are logged one a line, as on reload, exit 2 (rc $RC)" \
     "$([ $RC -eq 2 ] && [ "$(grep -c '^<3>' "$ERR")" -eq 2 ] &&
-        grep -q '^<3>/.*/two-errors.conf:2: \[Placement\] Policy: invalid value' "$ERR" &&
+        grep -q '^<3>/.*/two-errors.conf:2: \[Placement\] Policy=fast: invalid value' "$ERR" &&
         grep -q '^<3>  /.*/two-errors.conf:3: unknown key Foo=' "$ERR"; echo $?)"
 run "$CTL" cpu-advice --connect= some-domain
 result "placementctl: an empty --connect exits 2 naming it (rc $RC)" "$([ $RC -eq 2 ] && grep -q "connect is empty" "$ERR"; echo $?)"
