@@ -11,6 +11,7 @@
 #include <systemd/sd-daemon.h>
 #include <unistd.h>
 
+#include "check-config.h"
 #include "config.h"
 #include "dbus-address.h"
 #include "dbus.h"
@@ -39,6 +40,7 @@ typedef struct Args {
         const char *bus;
         const char *bus_address;
         bool foreground;
+        bool check_config; /* --check-config: check the file, then exit */
 } Args;
 
 typedef struct Daemon {
@@ -82,6 +84,8 @@ static void usage(FILE *f)
               "  --bus=BUS           system, session or none (default: [DBus] Bus=, system)\n"
               "  --bus-address=ADDR  serve on the D-Bus at ADDR instead\n"
               "  --demo=TRACE        start and stop test-driver domains from TRACE, then exit\n"
+              "  --check-config      check the configuration file (with --topology=, against the\n"
+              "                      host), print its problems and exit 2, or exit 0\n"
               "  --help, --version\n",
               f);
 }
@@ -100,6 +104,7 @@ static int parse_args(int argc, char **argv, Args *a)
             {"version", no_argument, NULL, 'V'},
             {"bus", required_argument, NULL, 'b'},
             {"bus-address", required_argument, NULL, 'B'},
+            {"check-config", no_argument, NULL, 'k'},
             {},
         };
         int c, level;
@@ -162,6 +167,9 @@ static int parse_args(int argc, char **argv, Args *a)
                                 return -EINVAL;
                         }
                         a->bus_address = optarg;
+                        break;
+                case 'k':
+                        a->check_config = true;
                         break;
                 case 'h':
                         usage(stdout);
@@ -862,6 +870,9 @@ static int run(int argc, char **argv)
         d.bus_chosen = args.bus_address ? "--bus-address" : args.bus ? "--bus" : NULL;
         d.uri_chosen = args.uri != NULL;
         d.config_explicit = args.config != NULL;
+        /* the file read as below, and nothing started: no lock, no libvirt, no bus, no log */
+        if (args.check_config)
+                return check_config(d.config_path, d.config_explicit, args.topology, stdout, stderr);
         r = config_load_or_defaults(d.config_path, d.config_explicit, &config, &note, &error);
         if (r < 0 || topology_load(args.topology, &topology, &error) < 0) {
                 log_lines(LOG_ERR, NULL, error);

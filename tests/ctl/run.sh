@@ -203,6 +203,34 @@ result "placementd: a config's errors at startup are logged one a line, as on re
     "$([ $RC -eq 2 ] && [ "$(grep -c '^<3>' "$ERR")" -eq 2 ] &&
         grep -q '^<3>/.*/two-errors.conf:2: \[Placement\] Policy=fast: invalid value' "$ERR" &&
         grep -q '^<3>  /.*/two-errors.conf:3: unknown key Foo=' "$ERR"; echo $?)"
+# --check-config: the file checked as a start reads it, nothing started (no bus, no libvirt, no lock):
+# every problem on stderr and exit 2, or one line on stdout and exit 0; what the host makes useless warned
+run "$PLACEMENTD" --check-config --config="$TMP/two-errors.conf"
+result "placementd --check-config: every problem of a bad file on stderr, the value shown, exit 2 (rc $RC)" \
+    "$([ $RC -eq 2 ] && [ ! -s "$OUT" ] && [ "$(wc -l <"$ERR")" -eq 2 ] &&
+        grep -qx "$TMP/two-errors.conf:2: \[Placement\] Policy=fast: invalid value; expected explicit, compat" "$ERR" &&
+        grep -q "^$TMP/two-errors.conf:3: unknown key Foo= in \[Placement\]" "$ERR"; echo $?)"
+printf '[Placement]\nPolicy=compat\nReservedCPUs=0-1,64\n' >"$TMP/good.conf"
+run "$PLACEMENTD" --check-config --config="$TMP/good.conf" --topology="$HOST222" --bus-address="unix:path=$TMP/nothing-here"
+result "placementd --check-config: a good file, one line on stdout, the host's warning on stderr, exit 0 (rc $RC)" \
+    "$([ $RC -eq 0 ] && [ "$(cat "$OUT")" = "$TMP/good.conf: configuration OK (policy compat)" ] &&
+        [ "$(cat "$ERR")" = "$TMP/good.conf: warning: ReservedCPUs= names CPUs this host does not have (64), ignoring those" ]; echo $?)"
+(cd "$TMP" && exec "$PLACEMENTD" --check-config --config=good.conf --topology="$HOST222") >"$OUT" 2>"$ERR"
+RC=$?
+result "placementd --check-config: a relative --config is named as a start reads it, absolute (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -qx "$TMP/good.conf: configuration OK (policy compat)" "$OUT"; echo $?)"
+printf '[Placement]\nFit=\e]0;PWNED\a%s\n' "$(printf 'x%.0s' {1..100})" >"$TMP/escape.conf"
+run "$PLACEMENTD" --check-config --config="$TMP/escape.conf"
+result "placementd --check-config: a value's controls escaped, cut after 64 bytes (rc $RC)" \
+    "$([ $RC -eq 2 ] && ! LC_ALL=C grep -q $'[\x01-\x08\x0b-\x1f\x7f]' "$ERR" &&
+        grep -qF "Fit=\x1b]0;PWNED\x07$(printf 'x%.0s' {1..54})...: invalid value" "$ERR"; echo $?)"
+printf '[Libvirt]\nURI=qemu+ssh://admin:S3cretPass@kvm1/sytem\n' >"$TMP/uri.conf"
+run "$PLACEMENTD" --check-config --config="$TMP/uri.conf"
+result "placementd --check-config: a refused URI= is named, its value not shown (rc $RC)" \
+    "$([ $RC -eq 2 ] && grep -q "uri.conf:2: \[Libvirt\] URI: invalid value" "$ERR" && ! grep -q 'S3cret' "$ERR"; echo $?)"
+run "$PLACEMENTD" --check-config --config="$TMP/no-such.conf"
+result "placementd --check-config: a named file that does not exist, exit 2 (rc $RC)" \
+    "$([ $RC -eq 2 ] && grep -qx "$TMP/no-such.conf: No such file or directory" "$ERR"; echo $?)"
 run "$CTL" cpu-advice --connect= some-domain
 result "placementctl: an empty --connect exits 2 naming it (rc $RC)" "$([ $RC -eq 2 ] && grep -q "connect is empty" "$ERR"; echo $?)"
 run "$CTL" plan --topology="$ROOT/tests/topologies/two-node-hugepages.xml" vm:1:1G
