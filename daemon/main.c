@@ -476,15 +476,17 @@ static void reload_waiting_drop(Daemon *d)
 
 /*
  * The end of a reload whose file loaded into c (r < 0: it did not, error says why): another URI's lock,
- * the metrics listener, then all of it applied, or none of it. Takes c, restart, note, error and shown:
- * error as every local user may read it (ReloadError, STATUS=), NULL when error is.
+ * the metrics listener, then all of it applied, or none of it. Takes c, restart, note, error, shown and
+ * logged: error as the caller reads it, shown as every local user may (ReloadError, STATUS=; NULL when
+ * error is), logged as the log says it (NULL when error is).
  */
 static int reload_finish(Daemon *d, int r, Config *c_taken, char **restart_taken, char *note_taken,
-                         char *error_taken, char *shown_taken, char **ret_error)
+                         char *error_taken, char *shown_taken, char *logged_taken, char **ret_error)
 {
         g_autoptr(Config) c = c_taken;
         g_auto(GStrv) restart = restart_taken;
         g_autofree char *error = error_taken, *shown = shown_taken, *note = note_taken, *unbound = NULL;
+        g_autofree char *logged = logged_taken;
         MetricsServer *metrics = NULL;
         int lock = -1;
         bool relock = false;
@@ -513,7 +515,8 @@ static int reload_finish(Daemon *d, int r, Config *c_taken, char **restart_taken
                 const char *public = shown && *shown ? shown : text;
                 instance_lock_release(lock);
                 manager_drop_next(d->manager); /* a connection opened for it closes: nothing switches */
-                log_lines(LOG_ERR, "Reloading the configuration failed, keeping the old one", text);
+                log_lines(LOG_ERR, "Reloading the configuration failed, keeping the old one",
+                          logged && *logged ? logged : text);
                 g_free(d->reload_failure);
                 d->reload_failure = g_strndup(public, strcspn(public, "\n"));
                 /* a caller who waits (root, or allowed by polkit) gets all of it */
@@ -578,7 +581,7 @@ static void on_next_opened(Manager *m, const char *error, const char *shown, voi
         }
         reload_finish(d, error ? -ECONNREFUSED : 0, g_steal_pointer(&d->waiting),
                       g_steal_pointer(&d->waiting_restart), g_steal_pointer(&d->waiting_note),
-                      g_steal_pointer(&why), g_steal_pointer(&public), NULL);
+                      g_steal_pointer(&why), g_steal_pointer(&public), NULL, NULL);
 }
 
 /*
@@ -596,11 +599,14 @@ static int reload(Daemon *d, char **ret_error)
 {
         g_autoptr(Config) loaded = NULL, c = NULL;
         g_auto(GStrv) restart = NULL;
-        g_autofree char *error = NULL, *note = NULL;
+        g_autofree char *error = NULL, *note = NULL, *logged = NULL;
         int r;
 
         sd_notify(0, "RELOADING=1");
-        r = config_load_or_defaults(d->config_path, d->config_explicit, &loaded, &note, &error);
+        /* the log gets the values a broken file holds; the caller and everyone else its lines and keys
+         * (a value may be a secret typed into the wrong key; placementd --check-config shows them) */
+        r = config_load_or_defaults_public(d->config_path, d->config_explicit, &loaded, &note, &logged,
+                                           &error);
         if (r >= 0) {
                 restart = config_restart_changes(manager_config(d->manager), loaded);
                 c = config_reloadable(manager_config(d->manager), loaded);
@@ -613,7 +619,7 @@ static int reload(Daemon *d, char **ret_error)
                 /* a file that does not load is refused alone: the reload waiting for its URI goes on */
                 const char *text = error && *error ? error : "reload failed";
                 g_autofree char *shown = uri_public_marked(d->waiting->uri);
-                log_lines(LOG_ERR, "Reloading the configuration failed", text);
+                log_lines(LOG_ERR, "Reloading the configuration failed", logged && *logged ? logged : text);
                 log_info("Reload: the reload waiting for %s to open goes on", shown);
                 manager_note_reload(d->manager, false);
                 if (ret_error)
@@ -661,7 +667,7 @@ static int reload(Daemon *d, char **ret_error)
                         restart = g_steal_pointer(&d->waiting_restart);
                         note = g_steal_pointer(&d->waiting_note);
                         return reload_finish(d, -EBUSY, g_steal_pointer(&c), g_steal_pointer(&restart),
-                                             g_steal_pointer(&note), g_steal_pointer(&error), NULL,
+                                             g_steal_pointer(&note), g_steal_pointer(&error), NULL, NULL,
                                              ret_error);
                 }
                 log_info("Reload: opening %s before switching to it", shown);
@@ -669,7 +675,7 @@ static int reload(Daemon *d, char **ret_error)
                 return 1;
         }
         return reload_finish(d, r, g_steal_pointer(&c), g_steal_pointer(&restart), g_steal_pointer(&note),
-                             g_steal_pointer(&error), NULL, ret_error);
+                             g_steal_pointer(&error), NULL, g_steal_pointer(&logged), ret_error);
 }
 
 static void name_taken_hook(void *userdata)

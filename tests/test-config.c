@@ -261,8 +261,8 @@ START_TEST(test_values_shown_escaped)
                          "such as qemu:///system (a qemu URI's path is /system, /session or /embed)\n"
                          "test.conf:4: [Placement] Policy=comp\\x1b]0;PWNED\\x07\\x9b\\u{202e}"
                          "\\xff\\x5c: invalid value; expected explicit, compat\n"
-                         "test.conf:5: [Placement] MemoryTiers=hbm,opt\\x1bane: opt\\x1bane is not "
-                         "a memory kind; expected a list of hbm, nvm, cxl (memory kinds used like "
+                         "test.conf:5: [Placement] MemoryTiers=hbm,opt\\x1bane: a word that is no memory "
+                         "kind (opt\\x1bane); expected a list of hbm, nvm, cxl (memory kinds used like "
                          "DRAM), or empty");
         ck_assert_str_eq(cut, want_cut);
         ck_assert_msg(strstr(key, "test.conf:2: an unknown key in [Libvirt], not spelled as a key name"),
@@ -513,6 +513,38 @@ START_TEST(test_file_bounded)
 }
 END_TEST
 
+/* The errors everyone reads (a reload's ReloadError) name the line and key without the value refused,
+ * which may be a secret typed into the wrong key; the caller's errors show it. */
+START_TEST(test_public_errors_without_values)
+{
+        g_autofree char *dir = g_dir_make_tmp("test-config-XXXXXX", NULL);
+        g_autofree char *path = g_build_filename(dir, "secret.conf", NULL);
+        g_autofree char *error = NULL, *public = NULL, *plain = NULL;
+        Config *c = NULL;
+
+        ck_assert(g_file_set_contents(
+            path, "[Placement]\nReservedCPUs=S3cretPass\nFit=pakc\nMemoryTiers=hbm,S3cret\n", -1, NULL));
+        ck_assert_int_eq(config_load_or_defaults_public(path, true, &c, NULL, &error, &public), -EINVAL);
+        ck_assert_ptr_null(c);
+        ck_assert_msg(strstr(error, "secret.conf:2: [Placement] ReservedCPUs=S3cretPass: ") &&
+                          strstr(error, "secret.conf:3: [Placement] Fit=pakc: invalid value") &&
+                          strstr(error, "a word that is no memory kind (S3cret)"),
+                      "%s", error);
+        ck_assert_msg(
+            strstr(public, "secret.conf:2: [Placement] ReservedCPUs: ") &&
+                strstr(public, "secret.conf:3: [Placement] Fit: invalid value; expected spread, pack") &&
+                strstr(public, "secret.conf:4: [Placement] MemoryTiers: a word that is no memory kind; ") &&
+                !strstr(public, "S3cret") && !strstr(public, "pakc") && !strchr(public, '\x1e') &&
+                !strchr(public, '\x1f'),
+            "%s", public);
+        /* the plain call gives the caller's text, marks and all taken out */
+        ck_assert_int_eq(config_load_or_defaults(path, true, &c, NULL, &plain), -EINVAL);
+        ck_assert_str_eq(plain, error);
+        g_unlink(path);
+        g_rmdir(dir);
+}
+END_TEST
+
 /* HousekeepingCPUs= follows ReservedCPUs= unless given; empty means none. */
 START_TEST(test_housekeeping_cpus)
 {
@@ -622,8 +654,9 @@ START_TEST(test_kinds_keys)
         ck_assert_uint_eq(back->placement.memory_tiers, c->placement.memory_tiers);
         ck_assert_msg(strstr(gpu, "MemoryTiers=dram,gpu: GPU memory is never given to guests"), "%s", gpu);
         ck_assert_str_eq(unknown,
-                         "test.conf:2: [Placement] MemoryTiers=optane: optane is not a memory kind; "
-                         "expected a list of hbm, nvm, cxl (memory kinds used like DRAM), or empty");
+                         "test.conf:2: [Placement] MemoryTiers=optane: a word that is no memory kind "
+                         "(optane); expected a list of hbm, nvm, cxl (memory kinds used like DRAM), or "
+                         "empty");
         ck_assert_msg(strstr(mode, "performance-first, performance-only, any"), "%s", mode);
 }
 END_TEST
@@ -645,6 +678,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_missing_default);
         tcase_add_test(tc, test_shipped_lines);
         tcase_add_test(tc, test_file_bounded);
+        tcase_add_test(tc, test_public_errors_without_values);
         tcase_add_test(tc, test_housekeeping_cpus);
         tcase_add_test(tc, test_restart_keys);
         tcase_add_test(tc, test_metrics_listen);

@@ -15,7 +15,7 @@ typedef int (*ConfigParser)(const char *value, Config *c, size_t offset, const c
 
 typedef enum ConfigKeyFlags {
         CONFIG_KEY_RESTART = 1 << 0, /* a reload cannot apply it: only a restart does */
-        CONFIG_KEY_SECRET = 1 << 1,  /* its value is never shown in an error (config_value_shown()) */
+        CONFIG_KEY_SECRET = 1 << 1,  /* its value is never shown in an error (value_error()) */
 } ConfigKeyFlags;
 
 typedef struct ConfigKey {
@@ -28,6 +28,29 @@ typedef struct ConfigKey {
 } ConfigKey;
 
 #define FIELD(type, c, offset) ((type *)(void *)((char *)(c) + (offset)))
+
+/* A refused value, as errors are built, sits between these two bytes, which no shown value holds
+ * (text_safe() escapes control characters): unmark() keeps it for the errors the caller reads, or drops
+ * it for the ones everyone reads (config_load_or_defaults_public()). */
+#define VALUE_OPEN  "\x1e"
+#define VALUE_CLOSE "\x1f"
+
+/* marked without the marks: with the values between them (keep), or without. */
+static char *unmark(const char *marked, bool keep)
+{
+        GString *s = g_string_new(NULL);
+        bool in_value = false;
+
+        for (const char *p = marked; *p; p++) {
+                if (*p == VALUE_OPEN[0] || *p == VALUE_CLOSE[0]) {
+                        in_value = *p == VALUE_OPEN[0];
+                        continue;
+                }
+                if (keep || !in_value)
+                        g_string_append_c(s, *p);
+        }
+        return g_string_free(s, FALSE);
+}
 
 /* At most this many bytes of a refused value are shown, then "...". */
 #define CONFIG_VALUE_SHOWN_MAX 64
@@ -112,7 +135,8 @@ static int parse_memory_tiers(const char *v, Config *c, size_t offset, const cha
                 }
                 if (k < 0) {
                         g_autofree char *word = value_shown(*w);
-                        *allowed = g_strdup_printf("%s is not a memory kind", word);
+                        *allowed = g_strdup_printf(
+                            "a word that is no memory kind" VALUE_OPEN " (%s)" VALUE_CLOSE, word);
                         return -EINVAL;
                 }
                 if (k != NODE_KIND_DRAM)
@@ -513,14 +537,15 @@ static void value_error(GString *errors, const char *name, unsigned line, const 
         g_string_append_printf(errors, ": [%s] %s", ck->section, ck->key);
         if (!(ck->flags & CONFIG_KEY_SECRET)) {
                 g_autofree char *shown = value_shown(value);
-                g_string_append_printf(errors, "=%s", shown);
+                g_string_append_printf(errors, VALUE_OPEN "=%s" VALUE_CLOSE, shown);
         }
         g_string_append_printf(errors, ": %s; expected %s%s",
                                detail ? detail : (r == -ERANGE ? "out of range" : "invalid value"),
                                ck->allowed, inline_comment_hint(value));
 }
 
-int config_load_data(const char *data, const char *name, Config **ret, char **ret_error)
+/* config_load_data() with the refused values marked in *ret_marked (unmark()). */
+static int load_data(const char *data, const char *name, Config **ret, char **ret_marked)
 {
         g_autoptr(GKeyFile) kf = g_key_file_new();
         g_autoptr(GError) error = NULL;
@@ -582,31 +607,52 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
         *ret = g_steal_pointer(&c);
         return 0;
 fail:
-        if (ret_error)
-                *ret_error = errors_in_line_order(errors, name);
+        if (ret_marked)
+                *ret_marked = errors_in_line_order(errors, name);
         else
                 g_string_free(errors, TRUE);
         return -EINVAL;
 }
 
-int config_load_file(const char *path, Config **ret, char **ret_error)
+int config_load_data(const char *data, const char *name, Config **ret, char **ret_error)
+{
+        g_autofree char *marked = NULL;
+        int r = load_data(data, name, ret, &marked);
+
+        if (r < 0 && ret_error)
+                *ret_error = unmark(marked, true);
+        return r;
+}
+
+/* config_load_file() with the refused values marked in *ret_marked (unmark()). */
+static int load_file(const char *path, Config **ret, char **ret_marked)
 {
         g_autofree char *data = NULL, *why = NULL;
         int r = file_read_bounded(path, CONFIG_FILE_MAX, &data, NULL, &why);
 
         if (r < 0) {
-                if (ret_error)
-                        *ret_error = g_strdup_printf("%s: %s", path, why);
+                if (ret_marked)
+                        *ret_marked = g_strdup_printf("%s: %s", path, why);
                 return r;
         }
-        return config_load_data(data, path, ret, ret_error);
+        return load_data(data, path, ret, ret_marked);
 }
 
-int config_load_or_defaults(const char *path, bool must_exist, Config **ret, char **ret_note,
-                            char **ret_error)
+int config_load_file(const char *path, Config **ret, char **ret_error)
 {
-        g_autofree char *error = NULL;
-        int r = config_load_file(path, ret, &error);
+        g_autofree char *marked = NULL;
+        int r = load_file(path, ret, &marked);
+
+        if (r < 0 && ret_error)
+                *ret_error = unmark(marked, true);
+        return r;
+}
+
+int config_load_or_defaults_public(const char *path, bool must_exist, Config **ret, char **ret_note,
+                                   char **ret_error, char **ret_public)
+{
+        g_autofree char *marked = NULL;
+        int r = load_file(path, ret, &marked);
 
         if (r == -ENOENT && !must_exist) {
                 *ret = config_new_default();
@@ -615,8 +661,16 @@ int config_load_or_defaults(const char *path, bool must_exist, Config **ret, cha
                 return 1;
         }
         if (r < 0 && ret_error)
-                *ret_error = g_steal_pointer(&error);
+                *ret_error = unmark(marked, true);
+        if (r < 0 && ret_public)
+                *ret_public = unmark(marked, false);
         return r;
+}
+
+int config_load_or_defaults(const char *path, bool must_exist, Config **ret, char **ret_note,
+                            char **ret_error)
+{
+        return config_load_or_defaults_public(path, must_exist, ret, ret_note, ret_error, NULL);
 }
 
 char *config_format(const Config *c)

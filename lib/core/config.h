@@ -71,6 +71,11 @@ int config_load_file(const char *path, Config **ret, char **ret_error);
  * ret_note is not NULL) saying so, "PATH not found: built-in defaults". */
 int config_load_or_defaults(const char *path, bool must_exist, Config **ret, char **ret_note,
                             char **ret_error);
+/* config_load_or_defaults(), and in *ret_public (when not NULL) the same errors without the values
+ * refused ("[Placement] Fit: invalid value; ..."), for the texts every local user reads: a value may be
+ * a secret typed into the wrong key of a file only root reads. */
+int config_load_or_defaults_public(const char *path, bool must_exist, Config **ret, char **ret_note,
+                                   char **ret_error, char **ret_public);
 /* Same, from text; name is used in messages. *ret_error holds one problem a line, in line order: at most
  * CONFIG_ERRORS_MAX, then "NAME: ... and N more problems". */
 #define CONFIG_ERRORS_MAX 100

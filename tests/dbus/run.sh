@@ -362,7 +362,7 @@ result "placementctl reload with Policy=bogus fails (rc $RC) naming Policy" \
     "$([ $RC -ne 0 ] && grep -q "Policy" "$ERR"; echo $?)"
 # a configuration the daemon refuses is an input error: exit 2, as the man page's EXIT STATUS says
 result "  it exits 2 and says the old configuration still runs, naming the problem on that line" \
-    "$([ $RC -eq 2 ] && grep -q '^placementctl reload: failed, the old configuration still runs: .*Policy=bogus: invalid value' "$ERR"; echo $?)"
+    "$([ $RC -eq 2 ] && grep -q '^placementctl reload: failed, the old configuration still runs: .*Policy: invalid value' "$ERR"; echo $?)"
 note "stderr: $(cat "$ERR")"
 bprop Policy
 result "Policy still compat (the old config is kept)" "$([ "$(cat "$OUT")" = 's "compat"' ]; echo $?)"
@@ -371,19 +371,19 @@ result "daemon alive after the broken config" "$(alive; echo $?)"
 # The failure stays readable after the call that met it: ReloadError, and placementctl status (which is
 # all an operator who ran `systemctl reload` has), until a reload works.
 bprop ReloadError
-result "ReloadError names the problem and the value (Policy=bogus: invalid value)" "$(grep -q '^s ".*Policy=bogus: invalid value' "$OUT"; echo $?)"
-wait_for 3 grep -q "PropertiesChanged ('$IFACE', {'ReloadError': <'.*Policy=bogus: invalid value" "$TMP/gdbus-monitor.txt"
+result "ReloadError names the problem (Policy: invalid value)" "$(grep -q '^s ".*Policy: invalid value' "$OUT"; echo $?)"
+wait_for 3 grep -q "PropertiesChanged ('$IFACE', {'ReloadError': <'.*Policy: invalid value" "$TMP/gdbus-monitor.txt"
 result "gdbus monitor saw PropertiesChanged ReloadError naming Policy" $?
 ctl status
 result "placementctl status says the last reload failed and the old configuration runs (rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q '^placementd ' "$OUT" &&
-        grep -q '^Last reload: failed, the old configuration runs: .*Policy=bogus: invalid value' "$OUT"; echo $?)"
+        grep -q '^Last reload: failed, the old configuration runs: .*Policy: invalid value' "$OUT"; echo $?)"
 ctl status --json
 result "placementctl status --json: \"reload_error\" names the problem, the other keys unchanged (rc $RC)" \
     "$([ $RC -eq 0 ] && python3 -c '
 import json, sys
 d = json.load(open(sys.argv[1]))
-assert "Policy=bogus: invalid value" in d["reload_error"], d["reload_error"]
+assert "Policy: invalid value" in d["reload_error"], d["reload_error"]
 assert set(d) == {"status", "version", "policy", "apply", "connected", "uri", "topology", "decisions", "reload_error", "metrics_error"}, d.keys()
 assert d["metrics_error"] is None, d["metrics_error"]
 assert d["policy"] == "compat" and d["topology"]["pus"] == 8' "$OUT" 2>&1; echo $?)"
@@ -410,34 +410,34 @@ reload_error_set() { bprop ReloadError && ! grep -q '^s ""$' "$OUT"; }
 wait_for 10 reload_error_set
 ctl status
 result "after a failed SIGHUP reload placementctl status says so, the first problem only (rc $RC)" \
-    "$([ $RC -eq 0 ] && [ "$(grep -c '^Last reload: failed, the old configuration runs: .*Policy=bogus: invalid value' "$OUT")" = 1 ] &&
-        ! grep -q 'Fit=' "$OUT"; echo $?)"
+    "$([ $RC -eq 0 ] && [ "$(grep -c '^Last reload: failed, the old configuration runs: .*Policy: invalid value' "$OUT")" = 1 ] &&
+        ! grep -q 'Fit:' "$OUT"; echo $?)"
 note "status: $(cat "$OUT")"
 ctl status --json
 result "  placementctl status --json names both problems (rc $RC)" "$([ $RC -eq 0 ] && python3 -c '
 import json, sys
 e = json.load(open(sys.argv[1]))["reload_error"]
-assert "Policy=bogus: invalid value" in e and "Fit=nonsense: invalid value" in e, e' "$OUT" 2>&1; echo $?)"
+assert "Policy: invalid value" in e and "Fit: invalid value" in e, e' "$OUT" 2>&1; echo $?)"
 printf '[Placement]\nPolicy=compat\n' >"$CONF"
 kill -HUP "$PD_PID"
 wait_for 10 sh -c "busctl --address='$ADDR' get-property $NAME $OPATH $IFACE ReloadError | grep -qx 's \"\"'"
 ctl status
 result "  a SIGHUP reload that works clears it (rc $RC)" "$([ $RC -eq 0 ] && ! grep -q 'Last reload' "$OUT"; echo $?)"
 # Every local user reads ReloadError: a 0600 file's secrets in it (a URI with a password before any
-# section, or read as a key name, a URI= that does not parse) are not shown, only the lines and keys; the
-# value of another key is shown, escaped.
-printf 'URI=qemu+ssh://admin:S3cretPass@kvm1/system?keyfile=/root/.ssh/id\n[Libvirt]\nqemu+ssh://admin:S3cretPass@kvm1/system?keyfile=/root/.ssh/id\nURI=qemu+ssh://admin:S3cretPass@kvm1/sytem\n[Placement]\nReservedCPUs=0-x\n' >"$CONF"
+# section, or read as a key name, a value that does not parse) are not shown, only the lines and keys.
+printf 'URI=qemu+ssh://admin:S3cretPass@kvm1/system?keyfile=/root/.ssh/id\n[Libvirt]\nqemu+ssh://admin:S3cretPass@kvm1/system?keyfile=/root/.ssh/id\n[Placement]\nReservedCPUs=S3cretPass\n' >"$CONF"
 chmod 600 "$CONF"
 kill -HUP "$PD_PID"
 wait_for 10 reload_error_set
 run "${NOBODY[@]}" busctl --address="$ADDR" get-property "$NAME" "$OPATH" "$IFACE" ReloadError
 result "ReloadError of a file with a password, read by nobody: lines and keys named, no secret (rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q ':1: a Key=value before any \[Section\]' "$OUT" && grep -q ':3: an unknown key in \[Libvirt\]' "$OUT" &&
-        grep -q ':4: \[Libvirt\] URI: invalid value' "$OUT" &&
-        grep -q ':6: \[Placement\] ReservedCPUs=0-x: not a CPU list' "$OUT" && ! grep -q 'S3cret' "$OUT"; echo $?)"
+        grep -q ':5: \[Placement\] ReservedCPUs: not a CPU list' "$OUT" && ! grep -q 'S3cret' "$OUT"; echo $?)"
 note "$(cat "$OUT")"
 bcall Reload
 result "  Reload's error names no secret either (rc $RC)" "$([ $RC -ne 0 ] && grep -q 'ReservedCPUs' "$ERR" && ! grep -q 'S3cret' "$ERR"; echo $?)"
+result "  the log, the administrator's, shows the value refused" \
+    "$(grep -q 'ReservedCPUs=S3cretPass: not a CPU list' "$LOG"; echo $?)"
 printf '[Placement]\nPolicy=compat\n' >"$CONF"
 chmod 644 "$CONF"
 kill -HUP "$PD_PID"
@@ -447,11 +447,10 @@ wait_for 10 sh -c "busctl --address='$ADDR' get-property $NAME $OPATH $IFACE Rel
 printf '[Placement]\nPolicy=\xff\xfebogus\n' >"$CONF"
 ctl reload
 result "placementctl reload of a file that is not UTF-8 answers: exit 2, the old configuration still runs (rc $RC)" \
-    "$([ $RC -eq 2 ] && grep -qF 'placementctl reload: failed, the old configuration still runs: ' "$ERR" &&
-        grep -qF 'Policy=\xff\xfebogus: invalid value' "$ERR"; echo $?)"
+    "$([ $RC -eq 2 ] && grep -q '^placementctl reload: failed, the old configuration still runs: .*Policy: invalid value' "$ERR"; echo $?)"
 ctl status
-result "  placementctl status shows it, the bytes escaped (rc $RC)" \
-    "$([ $RC -eq 0 ] && grep -qF 'Policy=\xff\xfebogus: invalid value' "$OUT"; echo $?)"
+result "  placementctl status shows it (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q '^Last reload: failed, the old configuration runs: .*Policy: invalid value' "$OUT"; echo $?)"
 printf '[Placement]\nPolicy=compat\n' >"$CONF"
 bcall Reload
 result "  a Reload that works clears it (rc $RC)" "$([ $RC -eq 0 ] && bprop ReloadError && [ "$(cat "$OUT")" = 's ""' ]; echo $?)"
@@ -835,7 +834,7 @@ printf '[Placement]\nPolicy=bogus\n' >"$NCONF"
 kill -HUP "$NPD"
 wait_for 10 grep -q 'the last reload failed' "$NOTIFY_LOG"
 result "after a failed SIGHUP reload STATUS= says so, naming the problem" \
-    "$(grep -q '^STATUS=.*the last reload failed, the old configuration runs: .*Policy=bogus: invalid value' "$NOTIFY_LOG"; echo $?)"
+    "$(grep -q '^STATUS=.*the last reload failed, the old configuration runs: .*Policy: invalid value' "$NOTIFY_LOG"; echo $?)"
 : >"$NCONF"
 : >"$NOTIFY_LOG"
 kill -HUP "$NPD"
