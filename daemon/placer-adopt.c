@@ -80,7 +80,7 @@ void placer_say_adopted_clashes(Manager *m)
         g_autoptr(GPtrArray) adopted = g_ptr_array_new();
         GHashTableIter it;
         gpointer key;
-        bool any_free = false;
+        bool any_free = false, clash = false;
 
         if (!m->adopting)
                 return;
@@ -120,7 +120,11 @@ void placer_say_adopted_clashes(Manager *m)
                             "(placementctl replace %s moves the later one; placementctl rebalance, or "
                             "heal under Heal=yes, ends the sharing)",
                             a->name, b->name, m->topology->pus[pu].core, where, b->name);
+                        clash = true;
                 }
+        /* as the warning says: no departure comes to start a pass */
+        if (clash)
+                manager_heal_soon(m, "recorded decisions share a core while one is free");
 }
 
 /* The first CPU a recorded vCPU pin takes that the configuration keeps from vCPUs (ReservedCPUs=, the

@@ -1369,6 +1369,23 @@ START_TEST(test_restore_onto_taken_cores)
 }
 END_TEST
 
+/* Whether f-hostile and f-victim have no core in common. */
+static bool apart(void *arg)
+{
+        Manager *m = arg;
+        const Decision *a = manager_lookup(m, "f-hostile"), *b = manager_lookup(m, "f-victim");
+        const Topology *t = manager_topology(m);
+
+        if (!a || !b || !a->plan || !b->plan)
+                return false;
+        for (unsigned i = 0; i < a->plan->nvcpus; i++)
+                for (unsigned j = 0; j < b->plan->nvcpus; j++)
+                        if (a->plan->vcpu_pu[i] >= 0 && b->plan->vcpu_pu[j] >= 0 &&
+                            t->pus[a->plan->vcpu_pu[i]].core == t->pus[b->plan->vcpu_pu[j]].core)
+                                return false;
+        return true;
+}
+
 /* At a restart, two records that claim one core (a domain owner wrote one: its own live pin moved onto
  * the other's core, its record made to say so) are both taken as what runs: neither domain is placed anew
  * because the other came first in ID order. The forger started first here, the lower ID. A core is free:
@@ -1410,7 +1427,7 @@ START_TEST(test_forged_record_does_not_evict)
                                               PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
                          0);
 
-        m = new_manager_logged(NULL, &logged);
+        m = new_manager_logged("[Placement]\nHealInterval=1\n", &logged);
         d = manager_lookup(m, "f-victim");
         ck_assert_ptr_nonnull(d);
         their_pins = cpuset_format(d->plan->vcpu_pins[0]);
@@ -1420,6 +1437,10 @@ START_TEST(test_forged_record_does_not_evict)
         ck_assert_msg(strstr(logged, "f-hostile and f-victim: their recorded decisions both claim core") &&
                           strstr(logged, "placementctl replace f-victim moves the later one"),
                       "%s", logged);
+        /* and, as the warning says, heal ends the sharing without a request: no departure comes to start
+         * a pass */
+        ck_assert_msg(spin(apart, m, 4000),
+                      "f-hostile and f-victim still share a core 4 s after the restart");
         virDomainDestroy(victim);
         virDomainFree(victim);
         virDomainDestroy(hostile);
