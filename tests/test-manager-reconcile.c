@@ -178,6 +178,65 @@ START_TEST(test_restored_while_down_emulator_pin_stays_within_start)
 }
 END_TEST
 
+/*
+ * A domain restored from a save image, whose re-placement's apply the lost connection cut off (the
+ * decision forgotten, its plan kept as the cut apply's): QEMU's threads still run within the emulator pin
+ * the restored domain started on, so the placement after the reconnect, and the next vCPU hot-add, keep
+ * the emulator pin within it, as for a restored domain never cut off.
+ */
+START_TEST(test_restored_emulator_pin_cut_off_apply)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        g_autofree char *image = g_build_filename(g_get_tmp_dir(), "placementd-reconcile-XXXXXX", NULL);
+        virDomainPtr a = start_xml("r-cut", "<vcpu current='1'>2</vcpu>");
+        g_autoptr(CpuSet) started = NULL;
+        g_autoptr(CpuSet) outside = NULL;
+        g_autoptr(Plan) plan = NULL;
+        g_autofree char *was = NULL, *now = NULL;
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        const Decision *d;
+        int fd = g_mkstemp(image);
+
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert(spin_known(m, "r-cut", 3000));
+        started = cpuset_copy(manager_lookup(m, "r-cut")->plan->emulator_pin);
+        ck_assert(!cpuset_is_empty(started));
+        ck_assert_int_eq(virDomainSave(a, image), 0);
+        virDomainFree(a);
+        spin_known(NULL, NULL, 50);
+        ck_assert_int_eq(virDomainRestore(conn, image), 0);
+        spin_known(NULL, NULL, 200); /* its start event */
+        a = virDomainLookupByName(conn, "r-cut");
+        ck_assert_ptr_nonnull(a);
+        ck_assert_int_eq(virDomainGetUUIDString(a, uuid), 0);
+        d = manager_lookup(m, "r-cut");
+        ck_assert_ptr_nonnull(d);
+        /* what carry_out() does when the connection is lost in the middle of an apply */
+        plan = plan_copy(d->plan);
+        ck_assert_int_eq(virt_domain_set_metadata(a, NULL, NULL), 0);
+        interrupted_note(m, uuid, plan);
+        placer_forget(m, uuid, "the connection was lost while it was being pinned (test)");
+        manager_reconcile(m);
+        ck_assert_ptr_nonnull(manager_lookup(m, "r-cut"));
+        ck_assert_int_eq(virDomainSetVcpusFlags(a, 2, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "r-cut");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_uint_eq(d->plan->nvcpus, 2);
+        was = cpuset_format(started);
+        now = cpuset_format(d->plan->emulator_pin);
+        outside = cpuset_copy(d->plan->emulator_pin);
+        cpuset_subtract(outside, started);
+        ck_assert_msg(cpuset_is_empty(outside) || !cpuset_intersects(d->plan->emulator_pin, started),
+                      "emulator pin %s takes in CPUs outside %s while keeping some of them (%s)", now, was,
+                      d->reason);
+        g_unlink(image);
+        stop(a);
+        free_manager(m);
+}
+END_TEST
+
 /* A domain started while another stopped, both before the reconcile sees their events: placed on the
  * cores the gone one left, not beside its own vCPUs. */
 START_TEST(test_new_domain_beside_gone_domain)
@@ -779,6 +838,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_restored_record_beside_gone_domain);
         tcase_add_test(tc, test_restored_emulator_pin_stays_within_start);
         tcase_add_test(tc, test_restored_while_down_emulator_pin_stays_within_start);
+        tcase_add_test(tc, test_restored_emulator_pin_cut_off_apply);
         tcase_add_test(tc, test_new_domain_beside_gone_domain);
         tcase_add_test(tc, test_unreadable_live_xml_keeps_decision);
         tcase_add_test(tc, test_uri_change_keeps_place_running);
