@@ -16,6 +16,14 @@ void interrupted_note(Manager *m, const char *uuid, const Plan *plan)
 
 void interrupted_clear(Manager *m)
 {
+        GHashTableIter it;
+        gpointer uuid;
+
+        /* their runs are over: what their QEMU threads started on goes with them (placer_forget() kept it)
+         */
+        g_hash_table_iter_init(&it, m->interrupted);
+        while (g_hash_table_iter_next(&it, &uuid, NULL))
+                thread_mask_forget(m, uuid);
         g_hash_table_remove_all(m->interrupted);
 }
 

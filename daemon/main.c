@@ -60,9 +60,11 @@ typedef struct Daemon {
         const char *bus_chosen; /* the option that chose the bus over [DBus] Bus= (--bus, --bus-address) */
         bool uri_chosen;        /* --connect chose the libvirt URI over [Libvirt] URI= */
         struct event *sigterm, *sigint, *sighup, *watchdog;
-        bool name_taken;      /* another placementd serves the bus name: exit 1 */
-        int instance_lock;    /* the held lock of the libvirt URI (instance-lock.h), or -1 */
-        char *reload_failure; /* why the last reload failed (first line), NULL once one succeeded */
+        struct event *ready_ev; /* READY=1 after MAIN_READY_WAIT_SEC when libvirt has not answered */
+        bool ready;             /* READY=1 sent */
+        bool name_taken;        /* another placementd serves the bus name: exit 1 */
+        int instance_lock;      /* the held lock of the libvirt URI (instance-lock.h), or -1 */
+        char *reload_failure;   /* why the last reload failed (first line), NULL once one succeeded */
         /* a reload waiting for its new URI to open (reload()): its configuration, the keys it leaves for a
          * restart, what it says of a missing default file; NULL when none waits */
         Config *waiting;
@@ -237,11 +239,37 @@ static void on_decision(Manager *m, const Decision *dec, const char *uuid, const
         notify_status(d);
 }
 
+/*
+ * systemd hears READY=1 once placementd follows libvirt's events (its first connection), so that a unit
+ * ordered after it (libvirt-guests, resuming the guests it saved at shutdown) starts domains placementd
+ * sees start; or after MAIN_READY_WAIT_SEC when libvirt does not answer, so that nothing waits on it.
+ */
+#define MAIN_READY_WAIT_SEC 5
+
+static void send_ready(Daemon *d)
+{
+        if (d->ready)
+                return;
+        d->ready = true;
+        if (d->ready_ev)
+                evtimer_del(d->ready_ev);
+        sd_notify(0, "READY=1");
+}
+
+static void on_ready_wait(evutil_socket_t fd, short what, void *arg)
+{
+        (void)fd;
+        (void)what;
+        send_ready(arg);
+}
+
 static void on_connection(Manager *m, bool connected, void *userdata)
 {
         Daemon *d = userdata;
         (void)m;
 
+        if (connected)
+                send_ready(d);
         notify_status(d);
         bus_service_state_changed(d->bus);
         if (connected)
@@ -763,6 +791,7 @@ static void daemon_done(Daemon *d)
         g_clear_pointer(&d->sigint, event_free);
         g_clear_pointer(&d->sighup, event_free);
         g_clear_pointer(&d->watchdog, event_free);
+        g_clear_pointer(&d->ready_ev, event_free);
         g_clear_pointer(&d->reload_failure, g_free);
         /* last: the URI is free for another daemon once nothing of this one touches it */
         instance_lock_release(d->instance_lock);
@@ -937,7 +966,11 @@ static int run(int argc, char **argv)
                 return 2;
         }
         manager_start(d.manager);
-        sd_notify(0, "READY=1");
+        if (!d.ready) {
+                struct timeval wait = {.tv_sec = MAIN_READY_WAIT_SEC};
+                d.ready_ev = evtimer_new(base, on_ready_wait, &d);
+                evtimer_add(d.ready_ev, &wait);
+        }
         notify_status(&d);
 
         event_base_dispatch(base);

@@ -225,13 +225,20 @@ void interrupted_clear(Manager *m);
 
 /* thread-mask.c: the emulator pin a domain's definition carried when it started (a save image's, or a
  * migrated domain's: placementd's pin of before), within which the kernel keeps QEMU's threads.
- * thread_mask_note() takes it from the live definition read at its start (or first sight), and
+ * thread_mask_note() takes it from the live definition read at its start event, and
  * thread_mask_forget() drops it. thread_mask_fit() keeps plan's emulator pin within those CPUs when it
  * takes in some of them and others: returns what it did, to be said in the plan's reason, or NULL when
  * the pin stands as planned. */
 void thread_mask_note(Manager *m, const char *uuid, const DomainSpec *live);
+/* At the first sight of a running domain (not a start event): noted only when its record was written in
+ * another run of it (restored or migrated in meanwhile). */
+void thread_mask_first_sight(Manager *m, const char *uuid, const DomainSpec *live);
 void thread_mask_forget(Manager *m, const char *uuid);
 char *thread_mask_fit(const Manager *m, const char *uuid, Plan *plan);
+/* The part of set within the CPUs uuid's QEMU threads started on, when set takes in some of them and
+ * others (a new set, else NULL); those CPUs themselves (NULL when not known). */
+CpuSet *thread_mask_cut(const Manager *m, const char *uuid, const CpuSet *set);
+const CpuSet *thread_mask_get(const Manager *m, const char *uuid);
 
 /* healer.c */
 void healer_init(Manager *m);

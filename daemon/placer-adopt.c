@@ -367,7 +367,7 @@ bool placer_adopt(Manager *m, virDomainPtr dom)
         if (virt_domain_read_spec(dom, false, &live, NULL) < 0 || !live->decision ||
             !(d = placer_adopt_recorded(m, dom, uuid, live, false)))
                 return false;
-        thread_mask_note(m, uuid, live); /* first seen: QEMU's threads may have started on its pin */
+        thread_mask_first_sight(m, uuid, live); /* restored meanwhile: QEMU's threads started on its pin */
         placer_log_decision(d);
         placer_notify(m, d, d->uuid, d->name);
         return true;

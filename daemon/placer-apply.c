@@ -149,6 +149,7 @@ static int apply_emulator(Manager *m, virDomainPtr dom, Decision *d, const Domai
         g_autofree char *error = NULL;
         g_autoptr(CpuSet) live = NULL;
         g_autoptr(CpuSet) reset = NULL;
+        g_autoptr(CpuSet) within = NULL;
         const CpuSet *pin = d->plan->emulator_pin;
         int r;
 
@@ -158,6 +159,31 @@ static int apply_emulator(Manager *m, virDomainPtr dom, Decision *d, const Domai
                     !(live = virt_domain_emulator_pin(dom)) || !cpuset_equal(live, before->emulator_pin))
                         return 0;
                 pin = reset = unpinned_cpus(m, user);
+                /* QEMU's threads started on a narrower pin (restored from a save image) stay there
+                 * whatever the emulator's pin becomes: it stays on them too, said and counted, rather
+                 * than the main thread alone going back to every CPU */
+                if ((within = thread_mask_cut(m, d->uuid, reset))) {
+                        g_autofree char *on = cpuset_format(within);
+                        g_autofree char *why = g_strdup_printf(
+                            "the emulator stays pinned to %s, the CPUs its QEMU threads started on: the "
+                            "kernel keeps them there, unpinned or not",
+                            on);
+                        Plan *kept = plan_copy(d->plan);
+                        char *reason =
+                            g_strdup_printf("%s; %s", kept->reason ? kept->reason : "placed", why);
+                        g_free(kept->reason);
+                        kept->reason = reason;
+                        cpuset_union(kept->emulator_pin, within);
+                        reason = g_strdup_printf("%s; %s", d->reason ? d->reason : "placed", why);
+                        g_free(d->reason);
+                        d->reason = reason;
+                        placer_commit(m, d, kept);
+                        log_info("%s: its decision pins no emulator, but QEMU's threads started on %s and "
+                                 "stay there: the emulator stays pinned to them",
+                                 d->name, on);
+                        pin = d->plan->emulator_pin;
+                        g_clear_pointer(&reset, cpuset_free);
+                }
         }
         r = virt_domain_pin_emulator(dom, pin, &error);
         if (reset && r == 0) {

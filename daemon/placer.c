@@ -42,8 +42,10 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
         g_autofree char *name = NULL, *id = NULL;
 
         load_monitor_forget(m->load, uuid); /* its next start is a new guest to measure */
-        thread_mask_forget(m, uuid);        /* and starts QEMU's threads anew */
-        if (m->heal_moved)                  /* and a new run cools down only once it is moved */
+        /* and starts QEMU's threads anew; an apply the lost connection cut off goes on with the same run */
+        if (!g_hash_table_contains(m->interrupted, uuid))
+                thread_mask_forget(m, uuid);
+        if (m->heal_moved) /* and a new run cools down only once it is moved */
                 g_hash_table_remove(m->heal_moved, uuid);
         if (!d)
                 return;
@@ -217,8 +219,8 @@ void placer_write_metadata(Manager *m, virDomainPtr dom, Decision *d, const Doma
 
         if (!d->plan)
                 return;
-        xml = metadata_format(m->topology, d->plan, decision_result_to_string(d->result), d->memory_binding,
-                              user);
+        xml = metadata_format_run(m->topology, d->plan, decision_result_to_string(d->result),
+                                  d->memory_binding, user, d->domain_id);
         d->unrecorded = virt_domain_set_metadata(dom, xml, &error) < 0;
         if (d->unrecorded)
                 log_warning("%s: %s; the next reconcile records it again", d->name, error);
@@ -706,13 +708,13 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
                             g_hash_table_contains(m->decisions, uuid) ? " again: its decision stands" : "");
                 return NULL;
         }
-        /* a start, or the first sight of a run (not one whose apply was cut off: its pins are
-         * placementd's of this run): the emulator pin its definition carries may be what QEMU's threads
-         * started on (thread-mask.c) */
-        if ((origin == ORIGIN_STARTED || origin == ORIGIN_MIGRATED ||
-             !g_hash_table_contains(m->decisions, uuid)) &&
-            !g_hash_table_contains(m->interrupted, uuid))
+        /* a start: the emulator pin its definition carries is what QEMU's threads started on; the first
+         * sight of a run (not one whose apply was cut off: its pins are placementd's of this run) whose
+         * record another run wrote: the same (thread-mask.c) */
+        if (origin == ORIGIN_STARTED || origin == ORIGIN_MIGRATED)
                 thread_mask_note(m, uuid, live);
+        else if (!g_hash_table_contains(m->decisions, uuid) && !g_hash_table_contains(m->interrupted, uuid))
+                thread_mask_first_sight(m, uuid, live);
         if (live->decision_error)
                 log_warning("%s: recorded decision unreadable (%s); placing it anew", live->name,
                             live->decision_error);

@@ -5,18 +5,20 @@
  * libvirt starts QEMU under the emulator pin its definition carries (sched_setaffinity() before QEMU runs,
  * so every thread QEMU makes inherits it). A domain restored from a save image (a managed save, the one
  * libvirt-guests makes at shutdown) or migrated in starts under the pin placementd made before, recorded
- * in the saved XML. The kernel then keeps each of QEMU's threads within those CPUs when the cgroup's
- * cpuset changes (it takes their intersection; only an empty one sets them aside), and
+ * in the saved XML. The kernel (since Linux 6.2) then keeps each of QEMU's threads within those CPUs when
+ * the cgroup's cpuset changes (it takes their intersection; only an empty one sets them aside), and
  * virDomainPinEmulator sets QEMU's main thread alone. So an emulator pin that takes in CPUs outside them
  * while keeping some of them moves the main thread only: QEMU's other threads (its I/O and RCU threads,
  * its workers) stay on the CPUs of the old pin, and what placementd says runs is not what runs. A plan's
  * emulator pin is therefore kept within those CPUs, or wholly outside them (where every thread follows).
  *
- * Noted at a start, and when a running domain is first seen (a reconcile, placementd's start): a domain
- * restored while placementd was not running started on the pin it carries. A pin that came otherwise
- * (placementd's last run made it, or someone pinned it by hand, which placementd then leaves alone) is
- * taken as a start's too: a pin kept narrower than planned costs little, QEMU's threads left behind make
- * what placementd says untrue.
+ * Noted at a start event (booted, restored, migrated in: whatever its definition pins then), and when a
+ * running domain is first seen (a reconcile, placementd's start) carrying a record written in another run
+ * of it (the record's domain-id is not the domain's ID now): restored or migrated in while placementd was
+ * not running or libvirt was away, it started on the pin its saved definition carries. A record of this
+ * run means placementd's last run pinned it after it started, wherever libvirt started it: nothing is
+ * noted (a domain started unpinned has QEMU's threads free to follow any pin). A record without
+ * domain-id (written before it was) notes nothing either.
  */
 #include "manager-internal.h"
 
@@ -28,28 +30,54 @@ void thread_mask_note(Manager *m, const char *uuid, const DomainSpec *live)
                 g_hash_table_remove(m->thread_masks, uuid);
 }
 
+void thread_mask_first_sight(Manager *m, const char *uuid, const DomainSpec *live)
+{
+        const MetaDecision *md = live->decision;
+
+        if (md && md->domain_id && live->domain_id && md->domain_id != live->domain_id)
+                thread_mask_note(m, uuid, live);
+}
+
 void thread_mask_forget(Manager *m, const char *uuid)
 {
         g_hash_table_remove(m->thread_masks, uuid);
 }
 
-char *thread_mask_fit(const Manager *m, const char *uuid, Plan *plan)
+CpuSet *thread_mask_cut(const Manager *m, const char *uuid, const CpuSet *set)
 {
         const CpuSet *mask = g_hash_table_lookup(m->thread_masks, uuid);
         g_autoptr(CpuSet) outside = NULL;
-        g_autofree char *kept = NULL, *started = NULL;
+        CpuSet *within;
 
-        if (!mask || !plan->emulator_pin || !cpuset_intersects(plan->emulator_pin, mask))
+        if (!mask || !set || !cpuset_intersects(set, mask))
                 return NULL; /* no mask, no pin, or a pin wholly outside it: every thread follows */
-        outside = cpuset_copy(plan->emulator_pin);
+        outside = cpuset_copy(set);
         cpuset_subtract(outside, mask);
         if (cpuset_is_empty(outside))
                 return NULL;
-        cpuset_subtract(plan->emulator_pin, outside);
+        within = cpuset_copy(set);
+        cpuset_subtract(within, outside);
+        return within;
+}
+
+const CpuSet *thread_mask_get(const Manager *m, const char *uuid)
+{
+        return g_hash_table_lookup(m->thread_masks, uuid);
+}
+
+char *thread_mask_fit(const Manager *m, const char *uuid, Plan *plan)
+{
+        g_autoptr(CpuSet) within = thread_mask_cut(m, uuid, plan->emulator_pin);
+        g_autofree char *kept = NULL, *started = NULL;
+
+        if (!within)
+                return NULL;
+        cpuset_clear(plan->emulator_pin);
+        cpuset_union(plan->emulator_pin, within);
         kept = cpuset_format(plan->emulator_pin);
-        started = cpuset_format(mask);
+        started = cpuset_format(thread_mask_get(m, uuid));
         return g_strdup_printf("emulator pinned to %s, within the CPUs its QEMU threads started on (%s, the "
-                               "emulator pin it carried when it started or placementd started): the kernel "
-                               "keeps QEMU's threads there",
+                               "emulator pin it carried when it started): the kernel keeps QEMU's threads "
+                               "there",
                                kept, started);
 }

@@ -166,6 +166,33 @@ static void restored_emulator_pin(bool restarted)
         free_manager(m);
 }
 
+/* Started unpinned (libvirt's default: every CPU), placed, then placementd restarted: its record is this
+ * run's, so QEMU's threads are free to follow any emulator pin, and the hot-add pins the emulator as it
+ * does without the restart (both siblings), not narrowed to the pin placementd's last run made. */
+START_TEST(test_restart_does_not_narrow_unpinned_start)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr a = start_xml("r-fresh", "<vcpu current='1'>2</vcpu>");
+        const Decision *d;
+
+        ck_assert(spin_known(m, "r-fresh", 3000));
+        ck_assert_uint_eq(cpuset_count(manager_lookup(m, "r-fresh")->plan->emulator_pin), 1);
+        free_manager(m);
+        m = fixture_manager_new(base, TOPOLOGY, NULL);
+        ck_assert(spin_known(m, "r-fresh", 3000));
+        ck_assert(manager_lookup(m, "r-fresh")->adopted);
+        ck_assert_int_eq(virDomainSetVcpusFlags(a, 2, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "r-fresh");
+        ck_assert_uint_eq(d->plan->nvcpus, 2);
+        ck_assert_msg(cpuset_count(d->plan->emulator_pin) == 2 &&
+                          !strstr(d->reason, "within the CPUs its QEMU threads started on"),
+                      "%s", d->reason);
+        stop(a);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_restored_emulator_pin_stays_within_start)
 {
         restored_emulator_pin(false);
@@ -837,6 +864,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_restored_record_beside_gone_domain);
         tcase_add_test(tc, test_restored_emulator_pin_stays_within_start);
+        tcase_add_test(tc, test_restart_does_not_narrow_unpinned_start);
         tcase_add_test(tc, test_restored_while_down_emulator_pin_stays_within_start);
         tcase_add_test(tc, test_restored_emulator_pin_cut_off_apply);
         tcase_add_test(tc, test_new_domain_beside_gone_domain);

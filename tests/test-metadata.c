@@ -213,6 +213,39 @@ START_TEST(test_iothreads_read_back)
 }
 END_TEST
 
+/* The run a record was written in: domain-id= is written when known and read back; one that is not a
+ * number reads as unknown (it decides nothing but whether the run may have started on the record's pins)
+ * and does not make the record unreadable. */
+static unsigned recorded_domain_id(const char *attr)
+{
+        g_autoptr(DomainSpec) s = NULL;
+        g_autofree char *xml =
+            g_strdup_printf("<domain><name>d</name><vcpu>2</vcpu><memory unit='GiB'>2</memory><metadata>"
+                            "<p:domain xmlns:p='" PLACEMENTD_XMLNS "'><p:decision " ATTRS
+                            "%s>" VCPUS MEMORY REASON "</p:decision></p:domain></metadata></domain>",
+                            attr);
+
+        ck_assert_int_eq(domain_xml_parse(xml, &s, NULL), 0);
+        ck_assert_msg(s->decision, "%s", s->decision_error);
+        return s->decision->domain_id;
+}
+
+START_TEST(test_domain_id_recorded)
+{
+        g_autoptr(Topology) t = host();
+        g_autoptr(Plan) placed = plan_new("d", 2, 2 * GiB, t->nnodes);
+        g_autofree char *with = metadata_format_run(t, placed, "placed", MEMORY_BINDING_APPLIED, NULL, 17);
+        g_autofree char *without = metadata_format(t, placed, "placed", MEMORY_BINDING_APPLIED, NULL);
+
+        ck_assert_msg(strstr(with, " domain-id=\"17\""), "%s", with);
+        ck_assert_msg(!strstr(without, "domain-id"), "%s", without);
+        ck_assert_uint_eq(recorded_domain_id(" domain-id='17'"), 17);
+        ck_assert_uint_eq(recorded_domain_id(""), 0);
+        ck_assert_uint_eq(recorded_domain_id(" domain-id='x17'"), 0);
+        ck_assert_uint_eq(recorded_domain_id(" domain-id='99999999999'"), 0);
+}
+END_TEST
+
 START_TEST(test_bounded_text)
 {
         g_autofree char *policy = g_strnfill(65536, 'x');
@@ -314,6 +347,7 @@ static Suite *metadata_suite(void)
         tcase_add_test(tc, test_pin_shapes_adopted);
         tcase_add_test(tc, test_long_reason_recorded_adoptable);
         tcase_add_test(tc, test_iothreads_read_back);
+        tcase_add_test(tc, test_domain_id_recorded);
         tcase_add_test(tc, test_bounded_text);
         tcase_add_test(tc, test_skipped_record);
         suite_add_tcase(s, tc);

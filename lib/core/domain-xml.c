@@ -365,6 +365,11 @@ static void start_meta(Parser *p, const char *local, const char **names, const c
                 d->vcpu_pin = g_strdup(domain_xml_attr(names, values, "vcpu-pin"));
                 d->memory_binding = g_strdup(domain_xml_attr(names, values, "memory-binding"));
                 d->uuid = g_strdup(domain_xml_attr(names, values, "uuid"));
+                {
+                        guint64 id;
+                        const char *text = domain_xml_attr(names, values, "domain-id");
+                        d->domain_id = text && parse_uint(text, G_MAXINT, &id) ? (unsigned)id : 0;
+                }
                 d->vcpus = g_array_new(FALSE, TRUE, sizeof(MetaVcpu));
                 d->memory = g_array_new(FALSE, TRUE, sizeof(guint64));
                 if (!meta_set(p, domain_xml_attr(names, values, "nodes"), &d->nodes, "node"))

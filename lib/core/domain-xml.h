@@ -64,6 +64,9 @@ typedef struct MetaDecision {
         CpuSet *iothread_pin;
         /* added: the UUID of the domain it was recorded for; NULL in records made before it was written */
         char *uuid;
+        /* added: the libvirt domain ID of the run it was written in; 0 when not recorded or unreadable (it
+         * decides nothing but whether the run may have started on the recorded pins: thread-mask.c) */
+        unsigned domain_id;
 } MetaDecision;
 
 /* A guest NUMA cell of the definition (<cpu><numa><cell>). */

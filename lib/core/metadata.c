@@ -26,6 +26,12 @@ static char *reason_cut(const char *reason)
 char *metadata_format(const Topology *t, const Plan *p, const char *result, MemoryBinding memory_binding,
                       const DomainSpec *spec)
 {
+        return metadata_format_run(t, p, result, memory_binding, spec, 0);
+}
+
+char *metadata_format_run(const Topology *t, const Plan *p, const char *result, MemoryBinding memory_binding,
+                          const DomainSpec *spec, unsigned domain_id)
+{
         GString *s = g_string_new("<domain");
         g_autoptr(CpuSet) nodes = cpuset_new();
         g_autofree char *cut = reason_cut(p->reason ? p->reason : "");
@@ -52,6 +58,8 @@ char *metadata_format(const Topology *t, const Plan *p, const char *result, Memo
                 g_autofree char *uuid = g_markup_escape_text(spec->uuid, -1);
                 g_string_append_printf(s, " uuid=\"%s\"", uuid);
         }
+        if (domain_id)
+                g_string_append_printf(s, " domain-id=\"%u\"", domain_id);
         append_set(s, "nodes", nodes);
         append_set(s, "emulator", p->emulator_pin);
         if (!cpuset_is_empty(p->iothreads)) {

@@ -20,6 +20,10 @@
  */
 char *metadata_format(const Topology *t, const Plan *p, const char *result, MemoryBinding memory_binding,
                       const DomainSpec *spec);
+/* The same, naming the libvirt domain ID of the run it was written in (domain-id=, when not 0): a record
+ * that a domain restored from a save image or migrated in carries names another run's. */
+char *metadata_format_run(const Topology *t, const Plan *p, const char *result, MemoryBinding memory_binding,
+                          const DomainSpec *spec, unsigned domain_id);
 
 /* Longest recorded reason adopted, in bytes */
 #define METADATA_MAX_REASON 1024u

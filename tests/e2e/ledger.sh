@@ -532,6 +532,56 @@ sc_10() {
         "$(views_cpuset_norm "$(iothread_live "${P}10a" 1)")"
 }
 
+# other_threads NAME: the distinct CPU masks of QEMU's threads other than the main one and the vCPUs.
+other_threads() {
+    local pid t
+    pid=$(e2e_qemu_pid "$1" 2>/dev/null) || return 0
+    for t in /proc/"$pid"/task/*; do
+        [ "${t##*/}" != "$pid" ] || continue
+        case "$(cat "$t/comm" 2>/dev/null)" in CPU\ *) continue ;; esac
+        views_cpuset_norm "$(awk '/^Cpus_allowed_list:/ { print $2 }' "$t/status" 2>/dev/null)"
+    done | sort -u | paste -sd' '
+}
+
+# 10b: as 10, on a domain restored from its managed save: QEMU's threads started on the emulator pin its
+# saved XML carries and the kernel keeps them there, so undoing the pin (to every online CPU) would move
+# the main thread alone. The emulator stays pinned to those CPUs instead, placementctl and the record say
+# so, and every QEMU thread runs where they say.
+sc_10b() {
+    local started
+    scenario 10b "$TOPO_2C" "a plan that pins no emulator, on a restored domain" || return
+    step "virsh define + start ${P}10b" dom_define "${P}10b" "$(vcpu 1)" &&
+        step "virsh start ${P}10b" vx start "${P}10b" && agree "start ${P}10b"
+    step "virsh managedsave ${P}10b" vx managedsave "${P}10b" && agree "managedsave ${P}10b"
+    step "virsh start ${P}10b (from its managed save)" vx start "${P}10b" && agree "start ${P}10b from its managed save"
+    started=$(emu_kernel "${P}10b")
+    step "reload with EmulatorPin=none" pd_reload EmulatorPin=none
+    step "placementctl replace ${P}10b" pdctl replace "${P}10b" && agree "replace ${P}10b under EmulatorPin=none"
+    expect_eq "${P}10b: placementctl names the emulator pin it keeps (where it started)" "$started" \
+        "$(views_cpuset_norm "$(ctl_field "${P}10b" emulator_pin)")"
+    expect_eq "${P}10b: QEMU's main thread and its other threads run there (kernel)" "$started $started" \
+        "$(emu_kernel "${P}10b") $(other_threads "${P}10b")"
+    step "${P}10b: its reason says why" sh -c "grep -q 'the CPUs its QEMU threads started on' '$PD_LOG'"
+}
+
+# 6e: as 6, placementd restarted before the hot-add: the domain started unpinned (libvirt's default, every
+# online CPU), so QEMU's threads follow any emulator pin, and the hot-add pins the emulator as it does
+# without the restart; a pin widened by hand then reaches every QEMU thread (they never were confined).
+sc_6e() {
+    scenario 6e "$TOPO_2C" "vCPU hot-add after placementd's restart, QEMU started unpinned" || return
+    pd_stop
+    step "placementd starts with ReconcileSec=1" pd_start "$TOPO_2C" ReconcileSec=1
+    step "virsh create ${P}6e with <vcpu current='1'>2</vcpu>" dom_create "${P}6e" "$(vcpu_cur 1 2)" && agree "create ${P}6e"
+    pd_stop
+    step "placementd restarts" pd_start "$TOPO_2C" ReconcileSec=1 && agree "restart of placementd"
+    step "virsh setvcpus ${P}6e 2 --live" vx setvcpus "${P}6e" 2 --live && agree "setvcpus ${P}6e 2 --live"
+    expect_eq "${P}6e: emulator pinned as without the restart (scenario 6)" "0,1" "$(emu_kernel "${P}6e")"
+    pd_stop
+    step "virsh emulatorpin ${P}6e 0-1 --live (placementd stopped)" vx emulatorpin "${P}6e" 0-1 --live
+    expect_eq "${P}6e: every QEMU thread follows a wider pin (they started unpinned)" "0,1" \
+        "$(other_threads "${P}6e")"
+}
+
 # 11: a save and a restore while placementd is down bring back a record whose core another domain took
 # meanwhile (Heal=no, so nothing moves): both records are adopted as they run, and one warning names both
 # domains and the core (docs/running.md). Only the daemon's own views are held to agree here: the sharing
@@ -566,7 +616,7 @@ must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 diag "LEDGER_TODO=\"$LEDGER_TODO\""
 
-for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 7 8 9 10 11}; do
+for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 11}; do
     s0=$(date +%s)
     "sc_$id"
     TAP_TODO=
