@@ -364,14 +364,19 @@ sc_6() {
         sh -c "! tail -n +$((mark + 1)) '$PD_LOG' | grep -F '${P}6a' | grep -F 'already pinned'"
 }
 
+# managed_saved NAME VCPU_XML: defined, started and put in its managed save, the views checked after each.
+managed_saved() {
+    step "virsh define + start $1 with $2" dom_define "$1" "$2" &&
+        step "virsh start $1" vx start "$1" && agree "start $1"
+    step "virsh managedsave $1" vx managedsave "$1" && agree "managedsave $1"
+}
+
 # 6b: the same hot-add on a domain restored from its managed save (its XML carries placementd's pins).
 sc_6b() {
     scenario 6b "$TOPO_2C" "vCPU hot-add after managedsave + start" || return
     pd_stop
     step "placementd starts with ReconcileSec=1" pd_start "$TOPO_2C" ReconcileSec=1
-    step "virsh define + start ${P}6b with <vcpu current='1'>2</vcpu>" dom_define "${P}6b" "$(vcpu_cur 1 2)" &&
-        step "virsh start ${P}6b" vx start "${P}6b" && agree "start ${P}6b"
-    step "virsh managedsave ${P}6b" vx managedsave "${P}6b" && agree "managedsave ${P}6b"
+    managed_saved "${P}6b" "$(vcpu_cur 1 2)"
     step "virsh start ${P}6b (from its managed save)" vx start "${P}6b" && agree "start ${P}6b from its managed save"
     step "virsh setvcpus ${P}6b 2 --live" vx setvcpus "${P}6b" 2 --live && agree "setvcpus ${P}6b 2 --live"
 }
@@ -382,9 +387,7 @@ sc_6c() {
     scenario 6c "$TOPO_2C" "vCPU hot-add after a managed save restored while placementd is down" || return
     pd_stop
     step "placementd starts with ReconcileSec=1" pd_start "$TOPO_2C" ReconcileSec=1
-    step "virsh define + start ${P}6c with <vcpu current='1'>2</vcpu>" dom_define "${P}6c" "$(vcpu_cur 1 2)" &&
-        step "virsh start ${P}6c" vx start "${P}6c" && agree "start ${P}6c"
-    step "virsh managedsave ${P}6c" vx managedsave "${P}6c" && agree "managedsave ${P}6c"
+    managed_saved "${P}6c" "$(vcpu_cur 1 2)"
     pd_stop
     step "virsh start ${P}6c (from its managed save, placementd stopped)" vx start "${P}6c"
     step "placementd starts again" pd_start "$TOPO_2C" ReconcileSec=1 && agree "placementd's start"
@@ -550,9 +553,7 @@ other_threads() {
 sc_10b() {
     local started
     scenario 10b "$TOPO_2C" "a plan that pins no emulator, on a restored domain" || return
-    step "virsh define + start ${P}10b" dom_define "${P}10b" "$(vcpu 1)" &&
-        step "virsh start ${P}10b" vx start "${P}10b" && agree "start ${P}10b"
-    step "virsh managedsave ${P}10b" vx managedsave "${P}10b" && agree "managedsave ${P}10b"
+    managed_saved "${P}10b" "$(vcpu 1)"
     step "virsh start ${P}10b (from its managed save)" vx start "${P}10b" && agree "start ${P}10b from its managed save"
     started=$(emu_kernel "${P}10b")
     step "reload with EmulatorPin=none" pd_reload EmulatorPin=none
