@@ -124,7 +124,7 @@ void placer_say_adopted_clashes(Manager *m)
                 }
         /* as the warning says: no departure comes to start a pass */
         if (clash)
-                manager_heal_soon(m, "recorded decisions share a core while one is free");
+                manager_heal_now(m, "recorded decisions share a core while one is free");
 }
 
 /* The first CPU a recorded vCPU pin takes that the configuration keeps from vCPUs (ReservedCPUs=, the
