@@ -545,6 +545,33 @@ START_TEST(test_public_errors_without_values)
 }
 END_TEST
 
+/* A key set twice whose name is not spelled as one (a URI pasted as a line, so the text before its first
+ * '=' is the key) is not shown in what everyone reads, as its unknown-key error does not show it; nor does
+ * a mark byte in such a name hide the next error's text or join two errors into one. */
+START_TEST(test_public_errors_repeated_name)
+{
+        g_autofree char *dir = g_dir_make_tmp("test-config-XXXXXX", NULL);
+        g_autofree char *path = g_build_filename(dir, "repeated.conf", NULL);
+        g_autofree char *error = NULL, *public = NULL;
+        Config *c = NULL;
+
+        ck_assert(g_file_set_contents(path,
+                                      "[Libvirt]\n"
+                                      "qemu+ssh://admin:S3cret@kvm1/system?keyfile=/root/.ssh/id\n"
+                                      "qemu+ssh://admin:S3cret@kvm1/system?keyfile=/root/.ssh/id\n"
+                                      "[Placement]\nFit\x1e=1\nFit\x1e=2\nPolicy=pakc\n",
+                                      -1, NULL));
+        ck_assert_int_eq(config_load_or_defaults_public(path, true, &c, NULL, &error, &public), -EINVAL);
+        ck_assert_msg(!strstr(public, "S3cret") && !strstr(public, "keyfile"), "%s", public);
+        ck_assert_msg(strstr(public,
+                             "repeated.conf:8: [Placement] Policy: invalid value; expected explicit, "
+                             "compat"),
+                      "%s", public);
+        g_unlink(path);
+        g_rmdir(dir);
+}
+END_TEST
+
 /* HousekeepingCPUs= follows ReservedCPUs= unless given; empty means none. */
 START_TEST(test_housekeeping_cpus)
 {
@@ -679,6 +706,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_shipped_lines);
         tcase_add_test(tc, test_file_bounded);
         tcase_add_test(tc, test_public_errors_without_values);
+        tcase_add_test(tc, test_public_errors_repeated_name);
         tcase_add_test(tc, test_housekeeping_cpus);
         tcase_add_test(tc, test_restart_keys);
         tcase_add_test(tc, test_metrics_listen);
