@@ -572,6 +572,18 @@ START_TEST(test_public_errors_repeated_name)
 }
 END_TEST
 
+/* A key set twice with bad values: each refused value is named with the line that holds it, once. */
+START_TEST(test_repeated_key_values_on_their_lines)
+{
+        g_autofree char *e = load_fail("[Placement]\nFit=aaa\nFit=bbb\n");
+
+        ck_assert_msg(strstr(e, "test.conf:2: [Placement] Fit=aaa: ") ||
+                          !strstr(e, "test.conf:2: [Placement] Fit=bbb"),
+                      "%s", e);
+        ck_assert_msg(!strstr(strstr(e, "Fit=bbb") ? strstr(e, "Fit=bbb") + 1 : "", "Fit=bbb"), "%s", e);
+}
+END_TEST
+
 /* HousekeepingCPUs= follows ReservedCPUs= unless given; empty means none. */
 START_TEST(test_housekeeping_cpus)
 {
@@ -707,6 +719,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_file_bounded);
         tcase_add_test(tc, test_public_errors_without_values);
         tcase_add_test(tc, test_public_errors_repeated_name);
+        tcase_add_test(tc, test_repeated_key_values_on_their_lines);
         tcase_add_test(tc, test_housekeeping_cpus);
         tcase_add_test(tc, test_restart_keys);
         tcase_add_test(tc, test_metrics_listen);
