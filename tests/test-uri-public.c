@@ -4,6 +4,8 @@
 
 #include "uri-public.h"
 
+#include <string.h>
+
 START_TEST(test_uri_public)
 {
         static const char *const cases[][2] = {
@@ -54,6 +56,24 @@ START_TEST(test_uri_public_marked)
 }
 END_TEST
 
+/* User information that holds a '?', '#' or '/' unescaped (a password typed as it is) ends where the
+ * query or path would: none of it is shown, whatever the URI's form. */
+START_TEST(test_uri_public_unescaped_userinfo)
+{
+        static const char *const uris[] = {
+            "qemu+ssh://admin:S3?cret@kvm1/system",
+            "qemu+ssh://admin:S3#cret@kvm1/system",
+            "xen+ssh://admin:S3/cret@kvm1/",
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(uris); i++) {
+                g_autofree char *plain = uri_public(uris[i]), *marked = uri_public_marked(uris[i]);
+                ck_assert_msg(!strstr(plain, "admin") && !strstr(plain, "S3"), "%s gave %s", uris[i], plain);
+                ck_assert_msg(!strstr(marked, "admin") && !strstr(marked, "S3"), "%s gave %s", uris[i],
+                              marked);
+        }
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
         Suite *s = suite_create("uri public");
@@ -61,6 +81,7 @@ static Suite *make_suite(void)
 
         tcase_add_test(tc, test_uri_public);
         tcase_add_test(tc, test_uri_public_marked);
+        tcase_add_test(tc, test_uri_public_unescaped_userinfo);
         suite_add_tcase(s, tc);
         return s;
 }
