@@ -564,7 +564,7 @@ START_TEST(test_public_errors_repeated_name)
         ck_assert_int_eq(config_load_or_defaults_public(path, true, &c, NULL, &error, &public), -EINVAL);
         ck_assert_msg(!strstr(public, "S3cret") && !strstr(public, "keyfile"), "%s", public);
         ck_assert_msg(strstr(public,
-                             "repeated.conf:8: [Placement] Policy: invalid value; expected explicit, "
+                             "repeated.conf:7: [Placement] Policy: invalid value; expected explicit, "
                              "compat"),
                       "%s", public);
         g_unlink(path);

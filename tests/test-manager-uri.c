@@ -324,7 +324,7 @@ START_TEST(test_abandoned_opens_bounded)
         /* the same libvirtd, however spelled: refused at once */
         ck_assert_int_eq(manager_open_next(m, spelled, on_opened, &o, &error), -EBUSY);
         ck_assert_msg(error &&
-                          strstr(error, "Cannot try QEMU+unix:///system?... now: an earlier open of that "
+                          strstr(error, "Cannot try qemu+unix:///system?... now: an earlier open of that "
                                         "libvirtd has not returned") &&
                           !strstr(error, sock),
                       "%s", error);

@@ -135,6 +135,7 @@ unsigned config_lines_bad(const char *data, const char *name, GString *errors, c
 struct ConfigLines {
         GHashTable
             *first; /* "section" -> its first header's line, "section\x1fkey" -> the key's first line */
+        GHashTable *last; /* "section\x1fkey" -> the key's last line (the one whose value GKeyFile keeps) */
 };
 
 static bool index_line(unsigned number, LineKind kind, const char *name, const char *section,
@@ -151,6 +152,8 @@ static bool index_line(unsigned number, LineKind kind, const char *name, const c
                 id = g_strdup_printf("%s\x1f%s", section, name);
         else
                 return true;
+        if (kind == LINE_KEY)
+                g_hash_table_replace(l->last, g_strdup(id), GUINT_TO_POINTER(number));
         if (g_hash_table_contains(l->first, id))
                 g_free(id);
         else
@@ -163,6 +166,7 @@ ConfigLines *config_lines_new(const char *data)
         ConfigLines *l = g_new0(ConfigLines, 1);
 
         l->first = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        l->last = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         walk(data, index_line, l);
         return l;
 }
@@ -174,12 +178,26 @@ unsigned config_lines_find(const ConfigLines *l, const char *section, const char
         return GPOINTER_TO_UINT(g_hash_table_lookup(l->first, id));
 }
 
+unsigned config_lines_find_last(const ConfigLines *l, const char *section, const char *key)
+{
+        g_autofree char *id = g_strdup_printf("%s\x1f%s", section, key);
+
+        return GPOINTER_TO_UINT(g_hash_table_lookup(l->last, id));
+}
+
 void config_lines_free(ConfigLines *l)
 {
         if (!l)
                 return;
         g_hash_table_destroy(l->first);
+        g_hash_table_destroy(l->last);
         g_free(l);
+}
+
+bool config_lines_name_shown(const char *name)
+{
+        size_t n = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.");
+        return n > 0 && n <= 64 && name[n] == '\0';
 }
 
 typedef struct Repeated {
@@ -199,12 +217,17 @@ static bool find_repeated(unsigned number, LineKind kind, const char *name, cons
         if (kind != LINE_KEY || !section)
                 return true;
         id = g_strdup_printf("%s\x1f%s", section, name);
-        if (g_hash_table_lookup_extended(r->seen, id, NULL, &first))
+        if (!g_hash_table_lookup_extended(r->seen, id, NULL, &first))
+                g_hash_table_insert(r->seen, g_steal_pointer(&id), GUINT_TO_POINTER(number));
+        else if (config_lines_name_shown(section) && config_lines_name_shown(name))
                 g_string_append_printf(
                     r->errors, "%s%s:%u: [%s] %s= is set again (first on line %u): set it once",
                     r->errors->len ? "\n" : "", r->name, number, section, name, GPOINTER_TO_UINT(first));
-        else
-                g_hash_table_insert(r->seen, g_steal_pointer(&id), GUINT_TO_POINTER(number));
+        else /* a name not spelled as one is not shown: it may be a URI, a password */
+                g_string_append_printf(r->errors,
+                                       "%s%s:%u: a key set again in its section (first on line %u), not "
+                                       "spelled as a name: set it once",
+                                       r->errors->len ? "\n" : "", r->name, number, GPOINTER_TO_UINT(first));
         return true;
 }
 

@@ -30,10 +30,16 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(ConfigLines, config_lines_free)
 /* The line of the first Key= in [section] (any of its headers), or of the first [section] header when
  * key is NULL; 0 when there is none. */
 unsigned config_lines_find(const ConfigLines *l, const char *section, const char *key);
+/* The line of the last Key= in [section]: the one whose value GKeyFile keeps; 0 when there is none. */
+unsigned config_lines_find_last(const ConfigLines *l, const char *section, const char *key);
 
 /* Appends to errors (newline-separated, each "NAME:LINE: ...") every key set again in a section,
  * across repeated headers of that section too. */
 void config_lines_repeated(const char *data, const char *name, GString *errors);
+/* Whether a section or key name the file holds is shown in an error: only when it is spelled as a name
+ * (letters, digits, '-', '_', '.', at most 64): the errors reach every local user (the daemon's
+ * ReloadError), and text such as "qemu+ssh://admin:pw@kvm1/system?x=1", read as a key, must not. */
+bool config_lines_name_shown(const char *name);
 
 /* Of the n candidates, the one a typo of word most likely meant: equal but for case, or at most two
  * edits away (and fewer than half of word's length). NULL when none is that near. */

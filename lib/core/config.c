@@ -5,6 +5,7 @@
 #include "load.h"
 #include "size.h"
 #include "text-safe.h"
+#include "uri-public.h"
 #include "topology.h"
 
 #include <errno.h>
@@ -238,7 +239,7 @@ static bool uri_plausible(const char *uri)
         g_autofree char *scheme = NULL;
         size_t len;
 
-        if (!colon || colon == uri || !g_ascii_isalpha(uri[0]))
+        if (!colon || colon == uri || !g_ascii_isalpha(uri[0]) || !uri_splits(uri))
                 return false;
         scheme = g_strndup(uri, (gsize)(colon - uri));
         for (const char *s = scheme; *s; s++)
@@ -432,13 +433,9 @@ static unsigned names_of(const char *section, const char **names)
         return n;
 }
 
-/* Whether a section or key name the file holds is shown in an error: only when it is spelled as a name
- * (letters, digits, '-', '_', '.', at most 64): the errors reach every local user (the daemon's
- * ReloadError), and text such as "qemu+ssh://admin:pw@kvm1/system?x=1", read as a key, must not. */
 static bool name_shown(const char *name)
 {
-        size_t n = strspn(name, "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_.");
-        return n > 0 && n <= 64 && name[n] == '\0';
+        return config_lines_name_shown(name);
 }
 
 /* "NAME:LINE: unknown section [X] (did you mean [Y]?); the sections are A, B" or the same of a key; a name
@@ -584,19 +581,26 @@ static int load_data(const char *data, const char *name, Config **ret, char **re
                 keys = g_key_file_get_keys(kf, *g, NULL, NULL);
                 for (char **k = keys; k && *k; k++) {
                         const ConfigKey *ck = find_key(*g, *k);
+                        bool again = false;
                         g_autofree char *raw = g_key_file_get_value(kf, *g, *k, NULL);
                         g_autofree char *value = g_strstrip(g_strdup(raw ? raw : ""));
                         const char *detail = NULL;
                         int r;
 
+                        /* GKeyFile lists a key set twice twice, with its last value: said once (its
+                         * repetition is an error of its own, config_lines_repeated()) */
+                        for (char **e = keys; e < k && !again; e++)
+                                again = strcmp(*e, *k) == 0;
+                        if (again)
+                                continue;
                         if (!ck) {
                                 unknown_name(errors, lines, name, *g, *k);
                                 continue;
                         }
                         r = ck->parse(value, c, ck->offset, &detail);
                         if (r < 0)
-                                value_error(errors, name, config_lines_find(lines, *g, *k), ck, value, r,
-                                            detail);
+                                value_error(errors, name, config_lines_find_last(lines, *g, *k), ck, value,
+                                            r, detail);
                         g_free((char *)detail);
                 }
         }

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #pragma once
 
+#include <stdbool.h>
+
 /*
  * What a libvirt connection URI shows to every local user (the URI property, GetStatus, the unit's
  * STATUS=): the scheme, host, port and path, without the user name and password of its authority and
@@ -15,3 +17,6 @@ char *uri_public(const char *uri);
  * messages that compare two URIs: qemu:///system?socket=/x becomes qemu:///system?..., which a reader
  * does not take for qemu:///system. */
 char *uri_public_marked(const char *uri);
+/* Whether GLib splits uri as a URI (RFC 3986): one that does not (a password with an unescaped '?', '#' or
+ * '/') is no URI libvirt takes either, and its public form would be its scheme alone. */
+bool uri_splits(const char *uri);
