@@ -590,7 +590,8 @@ static int reload_finish(Daemon *d, int r, Config *c_taken, char **restart_taken
                 bus_service_state_changed(d->bus);
                 bus_service_reload_done(d->bus, NULL);
         }
-        sd_notify(0, "READY=1");
+        if (d->ready) /* a reload before the first connection: READY=1 is still to come */
+                sd_notify(0, "READY=1");
         notify_status(d);
         return r;
 }
@@ -630,7 +631,8 @@ static int reload(Daemon *d, char **ret_error)
         g_autofree char *error = NULL, *note = NULL, *logged = NULL;
         int r;
 
-        sd_notify(0, "RELOADING=1");
+        if (d->ready)
+                sd_notify(0, "RELOADING=1");
         /* the log gets the values a broken file holds; the caller and everyone else its lines and keys
          * (a value may be a secret typed into the wrong key; placementd --check-config shows them) */
         r = config_load_or_defaults_public(d->config_path, d->config_explicit, &loaded, &note, &logged,

@@ -86,6 +86,7 @@ struct Manager {
         uint64_t metadata_follows; /* domains read so, since the start */
         GHashTable *interrupted;   /* uuid -> Plan*: applies the lost connection cut off (interrupted.c) */
         GHashTable *thread_masks;  /* uuid -> CpuSet*: CPUs its QEMU threads started on (thread-mask.c) */
+        char *boot_id;             /* the host's boot (/proc/sys/kernel/random/boot_id), NULL if unread */
 };
 
 /* manager.c */
@@ -230,9 +231,12 @@ void interrupted_clear(Manager *m);
  * takes in some of them and others: returns what it did, to be said in the plan's reason, or NULL when
  * the pin stands as planned. */
 void thread_mask_note(Manager *m, const char *uuid, const DomainSpec *live);
-/* At the first sight of a running domain (not a start event): noted only when its record was written in
- * another run of it (restored or migrated in meanwhile). */
+/* At the first sight of a running domain (not a start event): noted when its record was written in
+ * another run of it (restored or migrated in meanwhile), or taken from its record's threads= when it is
+ * this run's. */
 void thread_mask_first_sight(Manager *m, const char *uuid, const DomainSpec *live);
+/* The host's boot id, NULL when it cannot be read. */
+char *thread_mask_boot_id(void);
 void thread_mask_forget(Manager *m, const char *uuid);
 char *thread_mask_fit(const Manager *m, const char *uuid, Plan *plan);
 /* The part of set within the CPUs uuid's QEMU threads started on, when set takes in some of them and

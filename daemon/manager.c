@@ -813,6 +813,7 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->interrupted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)plan_free);
         m->thread_masks =
             g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)cpuset_free);
+        m->boot_id = thread_mask_boot_id();
         m->reconnect_ev = evtimer_new(base, on_reconnect, m);
         m->teardown_ev = evtimer_new(base, on_teardown, m);
         m->reconcile_ev = event_new(base, -1, EV_PERSIST, on_reconcile, m);
@@ -853,6 +854,7 @@ void manager_free(Manager *m)
         g_hash_table_destroy(m->decisions);
         g_hash_table_destroy(m->interrupted);
         g_hash_table_destroy(m->thread_masks);
+        g_free(m->boot_id);
         ledger_free(m->ledger);
         topology_free(m->topology);
         config_free(m->config);

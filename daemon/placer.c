@@ -216,11 +216,14 @@ DomainSpec *placer_user_spec(virDomainPtr dom, const DomainSpec *live)
 void placer_write_metadata(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user)
 {
         g_autofree char *xml = NULL, *error = NULL;
+        MetaRun run;
 
         if (!d->plan)
                 return;
+        run = (MetaRun){
+            .domain_id = d->domain_id, .boot_id = m->boot_id, .threads = thread_mask_get(m, d->uuid)};
         xml = metadata_format_run(m->topology, d->plan, decision_result_to_string(d->result),
-                                  d->memory_binding, user, d->domain_id);
+                                  d->memory_binding, user, &run);
         d->unrecorded = virt_domain_set_metadata(dom, xml, &error) < 0;
         if (d->unrecorded)
                 log_warning("%s: %s; the next reconcile records it again", d->name, error);

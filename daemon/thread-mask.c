@@ -14,13 +14,18 @@
  *
  * Noted at a start event (booted, restored, migrated in: whatever its definition pins then), and when a
  * running domain is first seen (a reconcile, placementd's start) carrying a record written in another run
- * of it (the record's domain-id is not the domain's ID now): restored or migrated in while placementd was
- * not running or libvirt was away, it started on the pin its saved definition carries. A record of this
- * run means placementd's last run pinned it after it started, wherever libvirt started it: nothing is
- * noted (a domain started unpinned has QEMU's threads free to follow any pin). A record without
- * domain-id (written before it was) notes nothing either.
+ * of it (the record's boot-id= is not this boot's, or its domain-id= not the domain's ID now): restored or
+ * migrated in while placementd was not running or libvirt was away, it started on the pin its saved
+ * definition carries. A record of this run gives back what it noted (threads=, written with every record
+ * while known). A record of this run without it means placementd pinned the domain after it started,
+ * wherever libvirt started it: nothing is noted (QEMU's threads are free to follow any pin). Within one
+ * boot, a libvirtd restarted while no domain ran numbers domains from 1 again: a domain restored then with
+ * its old ID while placementd is down is taken as this run's.
  */
 #include "manager-internal.h"
+#include "metadata.h"
+
+#include <string.h>
 
 void thread_mask_note(Manager *m, const char *uuid, const DomainSpec *live)
 {
@@ -30,12 +35,34 @@ void thread_mask_note(Manager *m, const char *uuid, const DomainSpec *live)
                 g_hash_table_remove(m->thread_masks, uuid);
 }
 
+char *thread_mask_boot_id(void)
+{
+        g_autofree char *text = NULL;
+
+        if (!g_file_get_contents("/proc/sys/kernel/random/boot_id", &text, NULL, NULL))
+                return NULL;
+        g_strstrip(text);
+        return metadata_boot_id_valid(text) ? g_steal_pointer(&text) : NULL;
+}
+
+/* Whether md was written in another run of the domain live runs now: another boot of the host, or
+ * another domain ID. */
+static bool other_run(const Manager *m, const MetaDecision *md, const DomainSpec *live)
+{
+        return (md->boot_id && m->boot_id && strcmp(md->boot_id, m->boot_id) != 0) ||
+               (md->domain_id && live->domain_id && md->domain_id != live->domain_id);
+}
+
 void thread_mask_first_sight(Manager *m, const char *uuid, const DomainSpec *live)
 {
         const MetaDecision *md = live->decision;
 
-        if (md && md->domain_id && live->domain_id && md->domain_id != live->domain_id)
-                thread_mask_note(m, uuid, live);
+        if (!md)
+                return;
+        if (other_run(m, md, live))
+                thread_mask_note(m, uuid, live); /* restored or migrated in: started on its saved pin */
+        else if (md->threads && !cpuset_is_empty(md->threads))
+                g_hash_table_replace(m->thread_masks, g_strdup(uuid), cpuset_copy(md->threads));
 }
 
 void thread_mask_forget(Manager *m, const char *uuid)

@@ -109,8 +109,16 @@ END_TEST
  * restarted, placementd is not running while the domain is saved and restored: it finds the domain at its
  * start.
  */
-static void restored_emulator_pin(bool restarted)
+typedef enum RestoreCase {
+        RESTORED_WHILE_RUNNING, /* placementd runs throughout */
+        RESTORED_WHILE_DOWN,    /* placementd stopped before the save, started after the restore */
+        RESTORED_THEN_RESTART,  /* restored while it runs, placed again (its record of this run written
+                                 * anew), then placementd restarted */
+} RestoreCase;
+
+static void restored_emulator_pin(RestoreCase how)
 {
+        bool restarted = how == RESTORED_WHILE_DOWN;
         Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
         g_autofree char *image = g_build_filename(g_get_tmp_dir(), "placementd-reconcile-XXXXXX", NULL);
         virDomainPtr a = start_xml("r-save", "<vcpu current='1'>2</vcpu>");
@@ -144,6 +152,13 @@ static void restored_emulator_pin(bool restarted)
         }
         a = virDomainLookupByName(conn, "r-save");
         ck_assert_ptr_nonnull(a);
+        if (how == RESTORED_THEN_RESTART) {
+                g_autofree char *error = NULL;
+                ck_assert_msg(manager_replace(m, "r-save", &error) == 0, "%s", error);
+                free_manager(m);
+                m = fixture_manager_new(base, TOPOLOGY, NULL);
+                ck_assert(spin_known(m, "r-save", 3000));
+        }
         ck_assert_int_eq(virDomainSetVcpusFlags(a, 2, VIR_DOMAIN_AFFECT_LIVE), 0);
         manager_reconcile(m);
         d = manager_lookup(m, "r-save");
@@ -195,13 +210,20 @@ END_TEST
 
 START_TEST(test_restored_emulator_pin_stays_within_start)
 {
-        restored_emulator_pin(false);
+        restored_emulator_pin(RESTORED_WHILE_RUNNING);
 }
 END_TEST
 
 START_TEST(test_restored_while_down_emulator_pin_stays_within_start)
 {
-        restored_emulator_pin(true);
+        restored_emulator_pin(RESTORED_WHILE_DOWN);
+}
+END_TEST
+
+/* What its threads started on is written in its record: a restart of placementd finds it there. */
+START_TEST(test_restored_then_restart_keeps_start)
+{
+        restored_emulator_pin(RESTORED_THEN_RESTART);
 }
 END_TEST
 
@@ -866,6 +888,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_restored_emulator_pin_stays_within_start);
         tcase_add_test(tc, test_restart_does_not_narrow_unpinned_start);
         tcase_add_test(tc, test_restored_while_down_emulator_pin_stays_within_start);
+        tcase_add_test(tc, test_restored_then_restart_keeps_start);
         tcase_add_test(tc, test_restored_emulator_pin_cut_off_apply);
         tcase_add_test(tc, test_new_domain_beside_gone_domain);
         tcase_add_test(tc, test_unreadable_live_xml_keeps_decision);

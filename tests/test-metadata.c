@@ -234,15 +234,27 @@ START_TEST(test_domain_id_recorded)
 {
         g_autoptr(Topology) t = host();
         g_autoptr(Plan) placed = plan_new("d", 2, 2 * GiB, t->nnodes);
-        g_autofree char *with = metadata_format_run(t, placed, "placed", MEMORY_BINDING_APPLIED, NULL, 17);
+        g_autoptr(CpuSet) threads = cpuset_new();
+        MetaRun run = {
+            .domain_id = 17, .boot_id = "0123abcd-0000-4000-8000-0123456789ab", .threads = threads};
+        g_autofree char *with = NULL;
         g_autofree char *without = metadata_format(t, placed, "placed", MEMORY_BINDING_APPLIED, NULL);
 
-        ck_assert_msg(strstr(with, " domain-id=\"17\""), "%s", with);
+        cpuset_add(threads, 1);
+        cpuset_add(threads, 3);
+        with = metadata_format_run(t, placed, "placed", MEMORY_BINDING_APPLIED, NULL, &run);
+        ck_assert_msg(strstr(with, " domain-id=\"17\" boot-id=\"0123abcd-0000-4000-8000-0123456789ab\"") &&
+                          strstr(with, " threads=\"1,3\""),
+                      "%s", with);
         ck_assert_msg(!strstr(without, "domain-id"), "%s", without);
         ck_assert_uint_eq(recorded_domain_id(" domain-id='17'"), 17);
         ck_assert_uint_eq(recorded_domain_id(""), 0);
         ck_assert_uint_eq(recorded_domain_id(" domain-id='x17'"), 0);
         ck_assert_uint_eq(recorded_domain_id(" domain-id='99999999999'"), 0);
+        ck_assert(metadata_boot_id_valid("0123abcd-0000-4000-8000-0123456789ab"));
+        ck_assert(!metadata_boot_id_valid("0123abcd-0000-4000-8000-0123456789a"));
+        ck_assert(!metadata_boot_id_valid("0123abcd-0000-4000-8000x0123456789ab"));
+        ck_assert(!metadata_boot_id_valid(NULL));
 }
 END_TEST
 

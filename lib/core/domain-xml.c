@@ -82,6 +82,8 @@ void meta_decision_free(MetaDecision *d)
         g_free(d->uuid);
         cpuset_free(d->nodes);
         cpuset_free(d->emulator);
+        cpuset_free(d->threads);
+        g_free(d->boot_id);
         cpuset_free(d->iothreads);
         cpuset_free(d->iothread_pin);
         if (d->vcpus) {
@@ -369,6 +371,11 @@ static void start_meta(Parser *p, const char *local, const char **names, const c
                         guint64 id;
                         const char *text = domain_xml_attr(names, values, "domain-id");
                         d->domain_id = text && parse_uint(text, G_MAXINT, &id) ? (unsigned)id : 0;
+                        text = domain_xml_attr(names, values, "boot-id");
+                        d->boot_id = text && strlen(text) == 36 ? g_strdup(text) : NULL;
+                        text = domain_xml_attr(names, values, "threads");
+                        if (text && cpuset_parse(text, &d->threads, NULL) < 0)
+                                d->threads = NULL; /* it decides nothing but a narrower emulator pin */
                 }
                 d->vcpus = g_array_new(FALSE, TRUE, sizeof(MetaVcpu));
                 d->memory = g_array_new(FALSE, TRUE, sizeof(guint64));

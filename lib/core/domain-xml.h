@@ -67,6 +67,11 @@ typedef struct MetaDecision {
         /* added: the libvirt domain ID of the run it was written in; 0 when not recorded or unreadable (it
          * decides nothing but whether the run may have started on the recorded pins: thread-mask.c) */
         unsigned domain_id;
+        /* added: the host's boot it was written in (36 characters), NULL when not recorded or not one */
+        char *boot_id;
+        /* added: the CPUs its QEMU threads started on, when placementd knew them; NULL when not recorded
+         * or unreadable */
+        CpuSet *threads;
 } MetaDecision;
 
 /* A guest NUMA cell of the definition (<cpu><numa><cell>). */

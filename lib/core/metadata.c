@@ -23,14 +23,25 @@ static char *reason_cut(const char *reason)
         return g_strdup_printf("%.*s...", (int)(end ? end - reason : 0), reason);
 }
 
+bool metadata_boot_id_valid(const char *text)
+{
+        /* 8-4-4-4-12 hexadecimal digits */
+        if (!text || strlen(text) != 36)
+                return false;
+        for (unsigned i = 0; i < 36; i++)
+                if ((i == 8 || i == 13 || i == 18 || i == 23) ? text[i] != '-' : !g_ascii_isxdigit(text[i]))
+                        return false;
+        return true;
+}
+
 char *metadata_format(const Topology *t, const Plan *p, const char *result, MemoryBinding memory_binding,
                       const DomainSpec *spec)
 {
-        return metadata_format_run(t, p, result, memory_binding, spec, 0);
+        return metadata_format_run(t, p, result, memory_binding, spec, NULL);
 }
 
 char *metadata_format_run(const Topology *t, const Plan *p, const char *result, MemoryBinding memory_binding,
-                          const DomainSpec *spec, unsigned domain_id)
+                          const DomainSpec *spec, const MetaRun *run)
 {
         GString *s = g_string_new("<domain");
         g_autoptr(CpuSet) nodes = cpuset_new();
@@ -58,8 +69,12 @@ char *metadata_format_run(const Topology *t, const Plan *p, const char *result, 
                 g_autofree char *uuid = g_markup_escape_text(spec->uuid, -1);
                 g_string_append_printf(s, " uuid=\"%s\"", uuid);
         }
-        if (domain_id)
-                g_string_append_printf(s, " domain-id=\"%u\"", domain_id);
+        if (run && run->domain_id)
+                g_string_append_printf(s, " domain-id=\"%u\"", run->domain_id);
+        if (run && run->boot_id && metadata_boot_id_valid(run->boot_id))
+                g_string_append_printf(s, " boot-id=\"%s\"", run->boot_id);
+        if (run && run->threads && !cpuset_is_empty(run->threads))
+                append_set(s, "threads", run->threads);
         append_set(s, "nodes", nodes);
         append_set(s, "emulator", p->emulator_pin);
         if (!cpuset_is_empty(p->iothreads)) {

@@ -20,10 +20,19 @@
  */
 char *metadata_format(const Topology *t, const Plan *p, const char *result, MemoryBinding memory_binding,
                       const DomainSpec *spec);
-/* The same, naming the libvirt domain ID of the run it was written in (domain-id=, when not 0): a record
- * that a domain restored from a save image or migrated in carries names another run's. */
+/* The run a record is written in: the libvirt domain ID (domain-id=, when not 0) and the host's boot
+ * (boot-id=, /proc/sys/kernel/random/boot_id, when not NULL), so that a record that a domain restored from
+ * a save image or migrated in carries reads as another run's; and the CPUs its QEMU threads started on,
+ * when known (threads=, daemon/thread-mask.c). */
+typedef struct MetaRun {
+        unsigned domain_id;
+        const char *boot_id;
+        const CpuSet *threads;
+} MetaRun;
+/* The same, naming the run (may be NULL). */
+bool metadata_boot_id_valid(const char *text);
 char *metadata_format_run(const Topology *t, const Plan *p, const char *result, MemoryBinding memory_binding,
-                          const DomainSpec *spec, unsigned domain_id);
+                          const DomainSpec *spec, const MetaRun *run);
 
 /* Longest recorded reason adopted, in bytes */
 #define METADATA_MAX_REASON 1024u

@@ -885,6 +885,12 @@ NOTIFY_SOCKET=$NOTIFY "$PLACEMENTD" --config="$NCONF" --connect="qemu:///system?
     --topology="$TOPOLOGY" --bus-address="$TBUS" >>"$PD_LOG" 2>&1 &
 NPD=$!
 MON_PIDS+=("$NPD")
+# READY=1 waits for libvirt (or 5 s): a reload meanwhile does not send it early
+wait_for 5 grep -q '^STATUS=' "$NOTIFY_LOG"
+kill -HUP "$NPD"
+sleep 1
+result "libvirt never answering: a reload within its first 5 s sends no READY=1 (nor RELOADING=1)" \
+    "$(! grep -q '^READY=1\|^RELOADING=1' "$NOTIFY_LOG"; echo $?)"
 wait_for 10 grep -q 'READY=1' "$NOTIFY_LOG"
 result "libvirt never answering: READY=1 all the same, STATUS= says it waits" \
     "$(grep -q '^READY=1' "$NOTIFY_LOG" && grep -q '^STATUS=Waiting for qemu:///system' "$NOTIFY_LOG"; echo $?)"

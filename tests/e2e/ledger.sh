@@ -565,6 +565,24 @@ sc_10b() {
     step "${P}10b: its reason says why" sh -c "grep -q 'the CPUs its QEMU threads started on' '$PD_LOG'"
 }
 
+# 10c: as 10b, placementd restarted after the restore and a replace: the record the replace wrote is this
+# run's, and names the CPUs QEMU's threads started on (threads=), which the restarted daemon takes back.
+sc_10c() {
+    local started
+    scenario 10c "$TOPO_2C" "a plan that pins no emulator, on a restored domain, placementd restarted" || return
+    managed_saved "${P}10c" "$(vcpu 1)"
+    step "virsh start ${P}10c (from its managed save)" vx start "${P}10c" && agree "start ${P}10c from its managed save"
+    started=$(emu_kernel "${P}10c")
+    step "placementctl replace ${P}10c (the record written again, in this run)" pdctl replace "${P}10c" &&
+        agree "replace ${P}10c"
+    pd_stop
+    step "placementd restarts" pd_start "$TOPO_2C" && agree "restart of placementd"
+    step "reload with EmulatorPin=none" pd_reload EmulatorPin=none
+    step "placementctl replace ${P}10c" pdctl replace "${P}10c" && agree "replace ${P}10c under EmulatorPin=none"
+    expect_eq "${P}10c: QEMU's main thread and its other threads run where it started (kernel)" \
+        "$started $started" "$(emu_kernel "${P}10c") $(other_threads "${P}10c")"
+}
+
 # 6e: as 6, placementd restarted before the hot-add: the domain started unpinned (libvirt's default, every
 # online CPU), so QEMU's threads follow any emulator pin, and the hot-add pins the emulator as it does
 # without the restart; a pin widened by hand then reaches every QEMU thread (they never were confined).
@@ -617,7 +635,7 @@ must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 diag "LEDGER_TODO=\"$LEDGER_TODO\""
 
-for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 11}; do
+for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 10c 11}; do
     s0=$(date +%s)
     "sc_$id"
     TAP_TODO=
