@@ -196,6 +196,23 @@ START_TEST(test_uri_checked)
 }
 END_TEST
 
+/* libvirt 9.0 takes a link-local address's zone ID unescaped (as ssh and getaddrinfo() write it), RFC
+ * 6874's %25 or not: so does [Libvirt] URI= */
+START_TEST(test_uri_zone_id_unescaped)
+{
+        const char *good[] = {"qemu+tcp://[fe80::1%eth0]/system",
+                              "qemu+ssh://root@[fe80::1%eth0]:22/system"};
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(good); i++) {
+                g_autofree char *text = g_strdup_printf("[Libvirt]\nURI=%s\n", good[i]);
+                g_autoptr(Config) c = NULL;
+                g_autofree char *err = NULL;
+                ck_assert_msg(config_load_data(text, "test.conf", &c, &err) == 0, "%s: %s", good[i], err);
+                ck_assert_str_eq(c->uri, good[i]);
+        }
+}
+END_TEST
+
 /* GKeyFile takes no comment after a value: such a value is still refused, and the error says where
  * comments go; a bad value without one gets no such hint */
 START_TEST(test_inline_comment_hint)
@@ -705,6 +722,7 @@ static Suite *config_suite(void)
         Suite *s = suite_create("config");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_defaults);
+        tcase_add_test(tc, test_uri_zone_id_unescaped);
         tcase_add_test(tc, test_every_key);
         tcase_add_test(tc, test_bad_values_name_key_and_allowed);
         tcase_add_test(tc, test_uri_checked);

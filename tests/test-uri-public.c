@@ -74,6 +74,28 @@ START_TEST(test_uri_public_unescaped_userinfo)
 }
 END_TEST
 
+/* An IPv6 zone ID is decoded by the split: what it holds escaped (%0a, %ff) must not come back as a raw
+ * newline or invalid UTF-8 in the URI property or the unit's STATUS= (where a line "READY=1" is a notify
+ * message of its own). */
+START_TEST(test_uri_public_zone_id_no_control)
+{
+        static const char *const uris[] = {
+            "qemu+tcp://[fe80::1%25%0aREADY=1%0a]/system",
+            "qemu+tcp://[fe80::1%25%ff]/system",
+            "qemu+tcp://[fe80::1%25eth%000]/system",
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(uris); i++) {
+                g_autofree char *plain = uri_public(uris[i]), *marked = uri_public_marked(uris[i]);
+                ck_assert_msg(g_utf8_validate(plain, -1, NULL) && !strchr(plain, '\n'), "%s gave %s",
+                              uris[i], plain);
+                ck_assert_msg(g_utf8_validate(marked, -1, NULL) && !strchr(marked, '\n'), "%s gave %s",
+                              uris[i], marked);
+                /* nor is anything cut off at an escaped NUL */
+                ck_assert_msg(!g_str_has_suffix(plain, "%eth]/system"), "%s gave %s", uris[i], plain);
+        }
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
         Suite *s = suite_create("uri public");
@@ -82,6 +104,7 @@ static Suite *make_suite(void)
         tcase_add_test(tc, test_uri_public);
         tcase_add_test(tc, test_uri_public_marked);
         tcase_add_test(tc, test_uri_public_unescaped_userinfo);
+        tcase_add_test(tc, test_uri_public_zone_id_no_control);
         suite_add_tcase(s, tc);
         return s;
 }
