@@ -227,6 +227,49 @@ START_TEST(test_restored_then_restart_keeps_start)
 }
 END_TEST
 
+/* A restored domain (its threads= recorded) whose emulator someone pinned while placementd was down: the
+ * record the restart writes again (for the hand pin) still carries what its threads started on, or the
+ * next restart takes the record for one without it and forgets the pin QEMU's threads keep. */
+START_TEST(test_hand_emulator_rerecord_keeps_threads)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        g_autofree char *image = g_build_filename(g_get_tmp_dir(), "placementd-reconcile-XXXXXX", NULL);
+        virDomainPtr a = start_xml("r-hand-threads", "<vcpu current='1'>2</vcpu>");
+        g_autofree char *before = NULL, *after = NULL;
+        int fd = g_mkstemp(image);
+
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert(spin_known(m, "r-hand-threads", 3000));
+        ck_assert_int_eq(virDomainSave(a, image), 0);
+        virDomainFree(a);
+        spin_known(NULL, NULL, 50);
+        ck_assert_int_eq(virDomainRestore(conn, image), 0);
+        spin_known(NULL, NULL, 200); /* its start event */
+        a = virDomainLookupByName(conn, "r-hand-threads");
+        ck_assert_ptr_nonnull(a);
+        {
+                g_autofree char *error = NULL; /* placed again: a record of this run */
+                ck_assert_msg(manager_replace(m, "r-hand-threads", &error) == 0, "%s", error);
+        }
+        before =
+            virDomainGetMetadata(a, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+        ck_assert_msg(before && strstr(before, " threads="), "%s", before);
+        free_manager(m);
+
+        ck_assert_int_eq(virDomainPinEmulator(a, &(unsigned char){1u << 6}, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        m = fixture_manager_new(base, TOPOLOGY, NULL);
+        ck_assert(spin_known(m, "r-hand-threads", 3000));
+        after =
+            virDomainGetMetadata(a, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+        ck_assert_msg(after && strcmp(before, after) != 0, "not recorded again: %s", after);
+        ck_assert_msg(strstr(after, " threads="), "recorded again without threads=: %s", after);
+        g_unlink(image);
+        stop(a);
+        free_manager(m);
+}
+END_TEST
+
 /*
  * A domain restored from a save image, whose re-placement's apply the lost connection cut off (the
  * decision forgotten, its plan kept as the cut apply's): QEMU's threads still run within the emulator pin
@@ -889,6 +932,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_restart_does_not_narrow_unpinned_start);
         tcase_add_test(tc, test_restored_while_down_emulator_pin_stays_within_start);
         tcase_add_test(tc, test_restored_then_restart_keeps_start);
+        tcase_add_test(tc, test_hand_emulator_rerecord_keeps_threads);
         tcase_add_test(tc, test_restored_emulator_pin_cut_off_apply);
         tcase_add_test(tc, test_new_domain_beside_gone_domain);
         tcase_add_test(tc, test_unreadable_live_xml_keeps_decision);
