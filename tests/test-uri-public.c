@@ -96,6 +96,24 @@ START_TEST(test_uri_public_zone_id_no_control)
 }
 END_TEST
 
+/* A password that starts with digits then holds an unescaped '/' or '#' splits as a host (the user name),
+ * a port (its digits) and a path or fragment (the rest, up to the real host): none of it is shown. */
+START_TEST(test_uri_public_numeric_password_prefix)
+{
+        static const char *const uris[] = {
+            "xen+ssh://admin:22/S3cret@kvm1/",
+            "lxc+ssh://admin:1/S3cret@kvm1/system",
+            "xen+ssh://admin:22#S3cret@kvm1/",
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(uris); i++) {
+                g_autofree char *plain = uri_public(uris[i]), *marked = uri_public_marked(uris[i]);
+                ck_assert_msg(!strstr(plain, "admin") && !strstr(plain, "S3"), "%s gave %s", uris[i], plain);
+                ck_assert_msg(!strstr(marked, "admin") && !strstr(marked, "S3"), "%s gave %s", uris[i],
+                              marked);
+        }
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
         Suite *s = suite_create("uri public");
@@ -105,6 +123,7 @@ static Suite *make_suite(void)
         tcase_add_test(tc, test_uri_public_marked);
         tcase_add_test(tc, test_uri_public_unescaped_userinfo);
         tcase_add_test(tc, test_uri_public_zone_id_no_control);
+        tcase_add_test(tc, test_uri_public_numeric_password_prefix);
         suite_add_tcase(s, tc);
         return s;
 }
