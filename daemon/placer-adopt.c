@@ -364,10 +364,13 @@ bool placer_adopt(Manager *m, virDomainPtr dom)
         Decision *d;
 
         virt_domain_uuid(dom, uuid);
-        if (virt_domain_read_spec(dom, false, &live, NULL) < 0 || !live->decision ||
-            !(d = placer_adopt_recorded(m, dom, uuid, live, false)))
+        if (virt_domain_read_spec(dom, false, &live, NULL) < 0 || !live->decision)
                 return false;
-        thread_mask_first_sight(m, uuid, live); /* restored meanwhile: QEMU's threads started on its pin */
+        /* before the adoption, which may write the record again: what QEMU's threads started on goes in it
+         */
+        thread_mask_first_sight(m, uuid, live);
+        if (!(d = placer_adopt_recorded(m, dom, uuid, live, false)))
+                return false;
         placer_log_decision(d);
         placer_notify(m, d, d->uuid, d->name);
         return true;

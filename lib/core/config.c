@@ -578,10 +578,10 @@ static int load_data(const char *data, const char *name, Config **ret, char **re
                         unknown_name(errors, lines, name, *g, NULL);
                         continue;
                 }
+                g_autoptr(GHashTable) seen = g_hash_table_new(g_str_hash, g_str_equal);
                 keys = g_key_file_get_keys(kf, *g, NULL, NULL);
                 for (char **k = keys; k && *k; k++) {
                         const ConfigKey *ck = find_key(*g, *k);
-                        bool again = false;
                         g_autofree char *raw = g_key_file_get_value(kf, *g, *k, NULL);
                         g_autofree char *value = g_strstrip(g_strdup(raw ? raw : ""));
                         const char *detail = NULL;
@@ -589,9 +589,7 @@ static int load_data(const char *data, const char *name, Config **ret, char **re
 
                         /* GKeyFile lists a key set twice twice, with its last value: said once (its
                          * repetition is an error of its own, config_lines_repeated()) */
-                        for (char **e = keys; e < k && !again; e++)
-                                again = strcmp(*e, *k) == 0;
-                        if (again)
+                        if (!g_hash_table_add(seen, *k))
                                 continue;
                         if (!ck) {
                                 unknown_name(errors, lines, name, *g, *k);

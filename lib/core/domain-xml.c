@@ -199,6 +199,17 @@ int domain_xml_unit_multiplier(const char *unit, uint64_t *ret)
         return -EINVAL;
 }
 
+bool metadata_boot_id_valid(const char *text)
+{
+        /* 8-4-4-4-12 hexadecimal digits */
+        if (!text || strlen(text) != 36)
+                return false;
+        for (unsigned i = 0; i < 36; i++)
+                if ((i == 8 || i == 13 || i == 18 || i == 23) ? text[i] != '-' : !g_ascii_isxdigit(text[i]))
+                        return false;
+        return true;
+}
+
 static bool parse_uint(const char *s, guint64 max, guint64 *ret)
 {
         return s && g_ascii_string_to_unsigned(g_strstrip((char *)s), 10, 0, max, ret, NULL);
@@ -372,7 +383,7 @@ static void start_meta(Parser *p, const char *local, const char **names, const c
                         const char *text = domain_xml_attr(names, values, "domain-id");
                         d->domain_id = text && parse_uint(text, G_MAXINT, &id) ? (unsigned)id : 0;
                         text = domain_xml_attr(names, values, "boot-id");
-                        d->boot_id = text && strlen(text) == 36 ? g_strdup(text) : NULL;
+                        d->boot_id = metadata_boot_id_valid(text) ? g_strdup(text) : NULL;
                         text = domain_xml_attr(names, values, "threads");
                         if (text && cpuset_parse(text, &d->threads, NULL) < 0)
                                 d->threads = NULL; /* it decides nothing but a narrower emulator pin */

@@ -23,17 +23,6 @@ static char *reason_cut(const char *reason)
         return g_strdup_printf("%.*s...", (int)(end ? end - reason : 0), reason);
 }
 
-bool metadata_boot_id_valid(const char *text)
-{
-        /* 8-4-4-4-12 hexadecimal digits */
-        if (!text || strlen(text) != 36)
-                return false;
-        for (unsigned i = 0; i < 36; i++)
-                if ((i == 8 || i == 13 || i == 18 || i == 23) ? text[i] != '-' : !g_ascii_isxdigit(text[i]))
-                        return false;
-        return true;
-}
-
 char *metadata_format(const Topology *t, const Plan *p, const char *result, MemoryBinding memory_binding,
                       const DomainSpec *spec)
 {

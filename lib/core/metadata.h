@@ -30,7 +30,6 @@ typedef struct MetaRun {
         const CpuSet *threads;
 } MetaRun;
 /* The same, naming the run (may be NULL). */
-bool metadata_boot_id_valid(const char *text);
 char *metadata_format_run(const Topology *t, const Plan *p, const char *result, MemoryBinding memory_binding,
                           const DomainSpec *spec, const MetaRun *run);
 

@@ -70,6 +70,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         g_autoptr(Topology) t = NULL;
         g_autoptr(Ledger) l = NULL;
         g_autoptr(Plan) p = NULL, p2 = NULL;
+        MetaRun run;
         int r;
 
         fuzz_setup();
@@ -106,15 +107,25 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         fuzz_commit_release(l, spec->uuid ? spec->uuid : spec->name, p);
         fuzz_check(ledger_is_empty(l), "ledger not empty after release");
 
-        meta =
-            metadata_format(t, p, p->result == PLAN_ADOPTED ? "skipped" : plan_result_to_string(p->result),
-                            MEMORY_BINDING_APPLIED, spec);
+        /* the run as the record read names it (its threads= the emulator pin): written back the same */
+        run = (MetaRun){.domain_id = spec->decision->domain_id,
+                        .boot_id = spec->decision->boot_id,
+                        .threads = spec->decision->threads};
+        meta = metadata_format_run(t, p,
+                                   p->result == PLAN_ADOPTED ? "skipped" : plan_result_to_string(p->result),
+                                   MEMORY_BINDING_APPLIED, spec, &run);
         xml = wrap_metadata(spec, meta);
         if (domain_xml_parse(xml, &spec2, &error2) < 0) {
                 fprintf(stderr, "metadata written for the plan does not read back: %s\n%s\n", error2, xml);
                 abort();
         }
         fuzz_check(spec2->decision, "metadata written for the plan has no decision:\n%s", xml);
+        fuzz_check(spec2->decision->domain_id == run.domain_id &&
+                       g_strcmp0(spec2->decision->boot_id, run.boot_id) == 0 &&
+                       (!run.threads || cpuset_is_empty(run.threads)
+                            ? !spec2->decision->threads
+                            : cpuset_equal(spec2->decision->threads, run.threads)),
+                   "the run written does not read back:\n%s", xml);
         fuzz_check(spec2->meta_skip == spec->meta_skip &&
                        g_strcmp0(spec2->meta_policy, spec->meta_policy) == 0,
                    "skip/policy attributes not kept:\n%s", xml);
