@@ -150,10 +150,10 @@ static int pin_off_limits(Manager *m, const Plan *p, const char **ret_key)
  * What the ledger, libvirt and the configuration say about a recorded plan: the live pins must be the
  * recorded ones, on CPUs the configuration lets vCPUs use now (it may have changed while placementd was
  * down, as a reload changes it, and a domain's owner may write a record), and placementd's own cores
- * must not be held by another domain (an overcommitted one may share only while no core is free).
- * Returns 0, or -EINVAL with *ret_error.
+ * must not be held by another domain (an overcommitted one may share only while no core is free). A
+ * vCPU a skipped record leaves out (it floats) gets its live pins. Returns 0, or -EINVAL with *ret_error.
  */
-static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, const Plan *p, char **ret_error)
+static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, Plan *p, char **ret_error)
 {
         CpuSet **pins = NULL;
         bool held = false, any_free = false;
@@ -171,6 +171,13 @@ static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, const 
                         virt_pins_free(pins, p->nvcpus);
                         return -EINVAL;
                 }
+        /* a skipped record leaves out a vCPU that floats: one that still floats over the host shows where
+         * it runs, as when placementd adopted those pins live (counted on no CPU); one pinned since is
+         * left to the drift check */
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                if (p->result == PLAN_ADOPTED && p->vcpu_pu[i] < 0 && cpuset_is_empty(p->vcpu_pins[i]) &&
+                    placer_runs_anywhere(m, pins[i], NULL))
+                        cpuset_union(p->vcpu_pins[i], pins[i]);
         virt_pins_free(pins, p->nvcpus);
         if (p->result == PLAN_ADOPTED)
                 return 0;

@@ -766,6 +766,36 @@ static char *record_of(virDomainPtr dom)
                                     VIR_DOMAIN_AFFECT_LIVE);
 }
 
+/* Pinned by hand, then a vCPU hot-added: it floats (every CPU), and the skipped record leaves it out. A
+ * restarted placementd shows it where it runs, as the running one did, and counts it on no CPU. */
+START_TEST(test_floating_vcpu_of_skipped_record_after_restart)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr a = start_xml("r-float", "<vcpu current='1'>2</vcpu>");
+        const Decision *d;
+
+        ck_assert(spin_known(m, "r-float", 3000));
+        pin(a, 0, 5);
+        manager_reconcile(m);
+        ck_assert_int_eq(virDomainSetVcpusFlags(a, 2, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "r-float");
+        ck_assert_int_eq(d->result, DECISION_SKIPPED);
+        ck_assert_uint_eq(d->plan->nvcpus, 2);
+        ck_assert_uint_eq(cpuset_count(d->plan->vcpu_pins[1]), 8);
+        free_manager(m);
+        m = fixture_manager_new(base, TOPOLOGY, NULL);
+        ck_assert(spin_known(m, "r-float", 3000));
+        d = manager_lookup(m, "r-float");
+        ck_assert_msg(d->adopted && d->result == DECISION_SKIPPED, "%s", d->reason);
+        ck_assert_msg(cpuset_count(d->plan->vcpu_pins[1]) == 8 && d->plan->vcpu_pu[1] < 0,
+                      "vCPU 1 after the restart: %u CPUs, PU %d", cpuset_count(d->plan->vcpu_pins[1]),
+                      d->plan->vcpu_pu[1]);
+        stop(a);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_hand_pins_while_down_recorded)
 {
         /* the skip a restart makes of a vCPU pinned by hand while placementd was down is recorded in the
@@ -947,6 +977,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_recreated_from_edited_live_xml);
         tcase_add_test(tc, test_pinned_by_hand_while_down);
         tcase_add_test(tc, test_hand_pins_while_down_recorded);
+        tcase_add_test(tc, test_floating_vcpu_of_skipped_record_after_restart);
         tcase_add_test(tc, test_hand_pins_while_down_emulator_not_recorded_one);
         tcase_add_test(tc, test_started_with_edited_pins);
         tcase_add_test(tc, test_emulator_pinned_while_down_reason);

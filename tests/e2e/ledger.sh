@@ -395,7 +395,7 @@ sc_6c() {
 }
 
 # 6d: a vCPU hot-added to a domain pinned by hand: placementd leaves it where libvirt runs it (floating),
-# and its record, which leaves a floating vCPU out, still agrees with what runs.
+# and its record, which leaves a floating vCPU out, still agrees with what runs, also after a restart.
 sc_6d() {
     scenario 6d "$TOPO_2C" "vCPU hot-add on a domain pinned by hand" || return
     pd_stop
@@ -404,6 +404,10 @@ sc_6d() {
     step "virsh vcpupin ${P}6d 0 1 --live" vx vcpupin "${P}6d" 0 1 --live && agree_views "vcpupin ${P}6d 0 1"
     step "virsh setvcpus ${P}6d 2 --live" vx setvcpus "${P}6d" 2 --live && agree_views "setvcpus ${P}6d 2 --live"
     step "${P}6d stays skipped, its new vCPU floating" shows_floating "${P}6d"
+    # the record leaves the floating vCPU out: a restarted daemon still shows it where it runs
+    pd_stop
+    step "placementd restarts" pd_start "$TOPO_2C" ReconcileSec=1 && agree_views "restart of placementd"
+    step "${P}6d after the restart: skipped, its new vCPU floating" shows_floating "${P}6d"
 }
 shows_floating() { pdctl show "$1" | grep -q 'skipped' && pdctl show "$1" | grep -qE '(vCPU )?1.*0-1'; }
 
