@@ -530,19 +530,35 @@ START_TEST(test_file_bounded)
 }
 END_TEST
 
+/* Loads text from a file named name (in a directory of its own), which must fail: *ret_error and
+ * *ret_public as config_load_or_defaults_public() gives them. */
+static void load_public(const char *name, const char *text, char **ret_error, char **ret_public)
+{
+        g_autofree char *dir = g_dir_make_tmp("test-config-XXXXXX", NULL);
+        g_autofree char *path = g_build_filename(dir, name, NULL);
+        g_autofree char *plain = NULL;
+        Config *c = NULL;
+
+        ck_assert(g_file_set_contents(path, text, -1, NULL));
+        ck_assert_int_eq(config_load_or_defaults_public(path, true, &c, NULL, ret_error, ret_public),
+                         -EINVAL);
+        ck_assert_ptr_null(c);
+        /* the plain call gives the caller's text, marks and all taken out */
+        ck_assert_int_eq(config_load_or_defaults(path, true, &c, NULL, &plain), -EINVAL);
+        ck_assert_str_eq(plain, *ret_error);
+        g_unlink(path);
+        g_rmdir(dir);
+}
+
 /* The errors everyone reads (a reload's ReloadError) name the line and key without the value refused,
  * which may be a secret typed into the wrong key; the caller's errors show it. */
 START_TEST(test_public_errors_without_values)
 {
-        g_autofree char *dir = g_dir_make_tmp("test-config-XXXXXX", NULL);
-        g_autofree char *path = g_build_filename(dir, "secret.conf", NULL);
-        g_autofree char *error = NULL, *public = NULL, *plain = NULL;
-        Config *c = NULL;
+        g_autofree char *error = NULL, *public = NULL;
 
-        ck_assert(g_file_set_contents(
-            path, "[Placement]\nReservedCPUs=S3cretPass\nFit=pakc\nMemoryTiers=hbm,S3cret\n", -1, NULL));
-        ck_assert_int_eq(config_load_or_defaults_public(path, true, &c, NULL, &error, &public), -EINVAL);
-        ck_assert_ptr_null(c);
+        load_public("secret.conf",
+                    "[Placement]\nReservedCPUs=S3cretPass\nFit=pakc\nMemoryTiers=hbm,S3cret\n", &error,
+                    &public);
         ck_assert_msg(strstr(error, "secret.conf:2: [Placement] ReservedCPUs=S3cretPass: ") &&
                           strstr(error, "secret.conf:3: [Placement] Fit=pakc: invalid value") &&
                           strstr(error, "a word that is no memory kind (S3cret)"),
@@ -554,11 +570,6 @@ START_TEST(test_public_errors_without_values)
                 !strstr(public, "S3cret") && !strstr(public, "pakc") && !strchr(public, '\x1e') &&
                 !strchr(public, '\x1f'),
             "%s", public);
-        /* the plain call gives the caller's text, marks and all taken out */
-        ck_assert_int_eq(config_load_or_defaults(path, true, &c, NULL, &plain), -EINVAL);
-        ck_assert_str_eq(plain, error);
-        g_unlink(path);
-        g_rmdir(dir);
 }
 END_TEST
 
@@ -567,25 +578,19 @@ END_TEST
  * a mark byte in such a name hide the next error's text or join two errors into one. */
 START_TEST(test_public_errors_repeated_name)
 {
-        g_autofree char *dir = g_dir_make_tmp("test-config-XXXXXX", NULL);
-        g_autofree char *path = g_build_filename(dir, "repeated.conf", NULL);
         g_autofree char *error = NULL, *public = NULL;
-        Config *c = NULL;
 
-        ck_assert(g_file_set_contents(path,
-                                      "[Libvirt]\n"
-                                      "qemu+ssh://admin:S3cret@kvm1/system?keyfile=/root/.ssh/id\n"
-                                      "qemu+ssh://admin:S3cret@kvm1/system?keyfile=/root/.ssh/id\n"
-                                      "[Placement]\nFit\x1e=1\nFit\x1e=2\nPolicy=pakc\n",
-                                      -1, NULL));
-        ck_assert_int_eq(config_load_or_defaults_public(path, true, &c, NULL, &error, &public), -EINVAL);
+        load_public("repeated.conf",
+                    "[Libvirt]\n"
+                    "qemu+ssh://admin:S3cret@kvm1/system?keyfile=/root/.ssh/id\n"
+                    "qemu+ssh://admin:S3cret@kvm1/system?keyfile=/root/.ssh/id\n"
+                    "[Placement]\nFit\x1e=1\nFit\x1e=2\nPolicy=pakc\n",
+                    &error, &public);
         ck_assert_msg(!strstr(public, "S3cret") && !strstr(public, "keyfile"), "%s", public);
         ck_assert_msg(strstr(public,
                              "repeated.conf:7: [Placement] Policy: invalid value; expected explicit, "
                              "compat"),
                       "%s", public);
-        g_unlink(path);
-        g_rmdir(dir);
 }
 END_TEST
 

@@ -433,13 +433,8 @@ static unsigned names_of(const char *section, const char **names)
         return n;
 }
 
-static bool name_shown(const char *name)
-{
-        return config_lines_name_shown(name);
-}
-
 /* "NAME:LINE: unknown section [X] (did you mean [Y]?); the sections are A, B" or the same of a key; a name
- * not spelled as one is not shown (name_shown()). */
+ * not spelled as one is not shown (config_lines_name_shown()). */
 static void unknown_name(GString *errors, const ConfigLines *lines, const char *name, const char *section,
                          const char *key)
 {
@@ -454,7 +449,7 @@ static void unknown_name(GString *errors, const ConfigLines *lines, const char *
         g_string_append_printf(errors, "%s%s", errors->len ? "\n" : "", name);
         if (line)
                 g_string_append_printf(errors, ":%u", line);
-        if (key && !name_shown(key))
+        if (key && !config_lines_name_shown(key))
                 g_string_append_printf(errors,
                                        ": an unknown key in [%s], not spelled as a key name; [%s] takes %s",
                                        section, section, list);
@@ -462,7 +457,7 @@ static void unknown_name(GString *errors, const ConfigLines *lines, const char *
                 g_string_append_printf(errors, ": unknown key %s= in [%s]%s%s%s; [%s] takes %s", key,
                                        section, near ? " (did you mean " : "", near ? near : "",
                                        near ? "=?)" : "", section, list);
-        else if (!name_shown(section))
+        else if (!config_lines_name_shown(section))
                 g_string_append_printf(errors,
                                        ": an unknown section, not spelled as a section name; the "
                                        "sections are %s",

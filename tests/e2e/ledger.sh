@@ -371,13 +371,18 @@ managed_saved() {
     step "virsh managedsave $1" vx managedsave "$1" && agree "managedsave $1"
 }
 
+# started_from_save NAME: started from its managed save, the views checked.
+started_from_save() {
+    step "virsh start $1 (from its managed save)" vx start "$1" && agree "start $1 from its managed save"
+}
+
 # 6b: the same hot-add on a domain restored from its managed save (its XML carries placementd's pins).
 sc_6b() {
     scenario 6b "$TOPO_2C" "vCPU hot-add after managedsave + start" || return
     pd_stop
     step "placementd starts with ReconcileSec=1" pd_start "$TOPO_2C" ReconcileSec=1
     managed_saved "${P}6b" "$(vcpu_cur 1 2)"
-    step "virsh start ${P}6b (from its managed save)" vx start "${P}6b" && agree "start ${P}6b from its managed save"
+    started_from_save "${P}6b"
     step "virsh setvcpus ${P}6b 2 --live" vx setvcpus "${P}6b" 2 --live && agree "setvcpus ${P}6b 2 --live"
 }
 
@@ -558,7 +563,7 @@ sc_10b() {
     local started
     scenario 10b "$TOPO_2C" "a plan that pins no emulator, on a restored domain" || return
     managed_saved "${P}10b" "$(vcpu 1)"
-    step "virsh start ${P}10b (from its managed save)" vx start "${P}10b" && agree "start ${P}10b from its managed save"
+    started_from_save "${P}10b"
     started=$(emu_kernel "${P}10b")
     step "reload with EmulatorPin=none" pd_reload EmulatorPin=none
     step "placementctl replace ${P}10b" pdctl replace "${P}10b" && agree "replace ${P}10b under EmulatorPin=none"
@@ -575,7 +580,7 @@ sc_10c() {
     local started
     scenario 10c "$TOPO_2C" "a plan that pins no emulator, on a restored domain, placementd restarted" || return
     managed_saved "${P}10c" "$(vcpu 1)"
-    step "virsh start ${P}10c (from its managed save)" vx start "${P}10c" && agree "start ${P}10c from its managed save"
+    started_from_save "${P}10c"
     started=$(emu_kernel "${P}10c")
     step "placementctl replace ${P}10c (the record written again, in this run)" pdctl replace "${P}10c" &&
         agree "replace ${P}10c"
