@@ -160,6 +160,18 @@ START_TEST(test_bad_values_name_key_and_allowed)
 }
 END_TEST
 
+/* Each of uris loads as [Libvirt] URI=, kept as written. */
+static void assert_uris_taken(const char *const *uris, unsigned n)
+{
+        for (unsigned i = 0; i < n; i++) {
+                g_autofree char *text = g_strdup_printf("[Libvirt]\nURI=%s\n", uris[i]);
+                g_autoptr(Config) c = NULL;
+                g_autofree char *err = NULL;
+                ck_assert_msg(config_load_data(text, "test.conf", &c, &err) == 0, "%s: %s", uris[i], err);
+                ck_assert_str_eq(c->uri, uris[i]);
+        }
+}
+
 /* A URI libvirt would refuse once placementd let go of the running connection's domains is refused where
  * it is written: one without a scheme, a qemu URI whose path libvirt's QEMU driver does not serve (a typo);
  * every other driver's path is libvirt's to judge. */
@@ -186,13 +198,7 @@ START_TEST(test_uri_checked)
                                   strstr(e, "/system, /session or /embed"),
                               "%s: %s", bad[i], e);
         }
-        for (unsigned i = 0; i < G_N_ELEMENTS(good); i++) {
-                g_autofree char *text = g_strdup_printf("[Libvirt]\nURI=%s\n", good[i]);
-                g_autoptr(Config) c = NULL;
-                g_autofree char *err = NULL;
-                ck_assert_msg(config_load_data(text, "test.conf", &c, &err) == 0, "%s: %s", good[i], err);
-                ck_assert_str_eq(c->uri, good[i]);
-        }
+        assert_uris_taken(good, G_N_ELEMENTS(good));
 }
 END_TEST
 
@@ -203,13 +209,7 @@ START_TEST(test_uri_zone_id_unescaped)
         const char *good[] = {"qemu+tcp://[fe80::1%eth0]/system",
                               "qemu+ssh://root@[fe80::1%eth0]:22/system"};
 
-        for (unsigned i = 0; i < G_N_ELEMENTS(good); i++) {
-                g_autofree char *text = g_strdup_printf("[Libvirt]\nURI=%s\n", good[i]);
-                g_autoptr(Config) c = NULL;
-                g_autofree char *err = NULL;
-                ck_assert_msg(config_load_data(text, "test.conf", &c, &err) == 0, "%s: %s", good[i], err);
-                ck_assert_str_eq(c->uri, good[i]);
-        }
+        assert_uris_taken(good, G_N_ELEMENTS(good));
 }
 END_TEST
 
