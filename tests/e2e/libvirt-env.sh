@@ -12,6 +12,8 @@
 #   e2e_emulator_affinity e2e-a         # Cpus_allowed_list of QEMU's main thread
 #   e2e_libvirt_kill9 "$dir"; e2e_libvirt_restart "$dir"   # QEMU keeps running, libvirtd re-adopts it
 #   e2e_domain_destroy e2e-a
+#   e2e_domain_ghost "$dir" e2e-a       # what libvirt keeps of a start a SIGKILL cut: a job it never ends
+#   e2e_libvirt_drop_ghosts "$dir"      # libvirtd restarted without them
 #   e2e_libvirt_stop "$dir"             # destroys leftover domains, kills daemons by PID, rmdirs cgroups
 #
 # Every function returns non-zero and prints "e2e: ..." on stderr on failure. All are `set -u` safe; callers
@@ -316,6 +318,23 @@ _e2e_running_qemus() {
     done
 }
 
+# _e2e_drop_ghosts: with libvirtd stopped, forget our domains libvirt's status files keep with no QEMU
+# left. libvirt 9.0 keeps a start that its SIGKILL cut during QEMU's handshake as a domain paused "starting
+# up", with a job it never ends (virsh destroy waits 30 s for it and fails), and every libvirtd started
+# later loads it again from its status file.
+_e2e_drop_ghosts() {
+    local f name
+    for f in "$E2E_QEMU_RUN_DIR"/*.xml; do
+        [ -e "$f" ] || continue
+        name=${f##*/}
+        name=${name%.xml}
+        _e2e_is_ours "$name" || continue
+        e2e_qemu_pid "$name" >/dev/null 2>&1 && continue
+        echo "e2e: forgetting $name, which libvirt keeps with no QEMU (a start cut short)" >&2
+        rm -f "$f" "$E2E_QEMU_RUN_DIR/$name.pid"
+    done
+}
+
 # _e2e_is_ours NAME: a domain this harness is responsible for (prefix, or recorded by e2e_domain_start).
 _e2e_is_ours() {
     case "$1" in "$E2E_DOMAIN_PREFIX"*) return 0 ;; esac
@@ -413,6 +432,7 @@ e2e_libvirt_start() {
         fi
     fi
 
+    _e2e_drop_ghosts
     _e2e_spawn_libvirtd "$dir" || { _e2e_log_tail "$dir/libvirtd.log"; e2e_libvirt_stop "$dir" 2>/dev/null; return 1; }
     if ! _e2e_wait_libvirtd "$dir"; then
         e2e_libvirt_stop "$dir" 2>/dev/null
@@ -442,6 +462,7 @@ e2e_libvirt_stop() {
     if pid=$(_e2e_pidfile_pid "$dir/libvirtd.pid" libvirtd); then
         for name in $(E2E_VIRSH_TIMEOUT=10 e2e_virsh list --name 2>/dev/null); do
             _e2e_is_ours "$name" || continue
+            e2e_qemu_pid "$name" >/dev/null 2>&1 || continue # no QEMU: dropped below
             E2E_VIRSH_TIMEOUT=20 e2e_virsh destroy "$name" >/dev/null 2>&1 ||
                 _e2e_err "e2e_libvirt_stop: virsh destroy $name failed"
         done
@@ -455,6 +476,7 @@ e2e_libvirt_stop() {
         _e2e_kill_pid "$qpid" "qemu ($name)" || rc=1
         rm -f "$E2E_QEMU_RUN_DIR/$name.pid" "$E2E_QEMU_RUN_DIR/$name.xml"
     done
+    _e2e_pidfile_pid "$dir/libvirtd.pid" libvirtd >/dev/null || _e2e_drop_ghosts
     if pid=$(_e2e_pidfile_pid "$dir/virtlogd.pid" virtlogd); then
         _e2e_kill_pid "$pid" virtlogd || rc=1
     fi
@@ -494,6 +516,47 @@ e2e_libvirt_kill9() {
         _e2e_err "e2e_libvirt_kill9: libvirtd (pid $pid) still alive 5 s after SIGKILL"
         return 1
     fi
+}
+
+# e2e_libvirt_drop_ghosts DIR: stop libvirtd, forget our domains it keeps with no QEMU (_e2e_drop_ghosts),
+# start it again (e2e_libvirt_restart).
+e2e_libvirt_drop_ghosts() {
+    local -
+    set +e +o pipefail
+    local dir pid
+    dir=$(_e2e_dir_arg e2e_libvirt_drop_ghosts "${1:-}") || return 1
+    if pid=$(_e2e_pidfile_pid "$dir/libvirtd.pid" libvirtd); then
+        _e2e_kill_pid "$pid" libvirtd || return 1
+    fi
+    _e2e_drop_ghosts
+    e2e_libvirt_restart "$dir"
+}
+
+# e2e_domain_ghost DIR NAME: make NAME what libvirt 9.0 keeps of a start its SIGKILL cut during QEMU's
+# handshake: libvirtd stopped, NAME's QEMU killed, its status file made a start's (paused "starting up",
+# no QEMU pid, the start's job), libvirtd started again. libvirt then lists NAME as paused, says its control
+# is "ok", and every call that needs its job waits 30 s and fails ("cannot acquire state change lock").
+e2e_domain_ghost() {
+    local -
+    set +e +o pipefail
+    local dir name=${2:-} pid qpid f
+    dir=$(_e2e_dir_arg e2e_domain_ghost "${1:-}") || return 1
+    _e2e_valid_name "$name" || return 1
+    qpid=$(e2e_qemu_pid "$name") || return 1
+    if pid=$(_e2e_pidfile_pid "$dir/libvirtd.pid" libvirtd); then
+        _e2e_kill_pid "$pid" libvirtd || return 1
+    fi
+    kill -KILL "$qpid" 2>/dev/null
+    _e2e_wait_dead "$qpid" 50 || { _e2e_err "e2e_domain_ghost: QEMU of $name (pid $qpid) survived SIGKILL"; return 1; }
+    f=$E2E_QEMU_RUN_DIR/$name.xml
+    sed -i -e "s|^<domstatus state='[a-z]*' reason='[a-z ]*' pid='[0-9]*'>|<domstatus state='paused' reason='starting up' pid='0'>|" \
+        -e "s|^  </qemuCaps>|&\n  <job type='none' async='start' flags='0x0' asyncStarted='0'/>|" "$f" || return 1
+    if ! grep -q "^<domstatus state='paused' reason='starting up' pid='0'>" "$f" ||
+        ! grep -q "^  <job type='none' async='start'" "$f"; then
+        _e2e_err "e2e_domain_ghost: $f is not in the form expected (libvirt 9.0's status file)"
+        return 1
+    fi
+    e2e_libvirt_restart "$dir"
 }
 
 # e2e_libvirt_restart DIR: start libvirtd again (stopping it with SIGTERM first if it still runs, which also

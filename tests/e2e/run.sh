@@ -310,6 +310,15 @@ wait "$BURST_PID" 2>/dev/null
 check "e2e_libvirt_restart after the burst" e2e_libvirt_restart "$WORK"
 check "placementd reconnects after the burst" wait_for 20 log_has "$BURST_MARK" "Connected to $URI"
 burst_running() { e2e_virsh list --name 2>/dev/null | grep -E "^${E2E_DOMAIN_PREFIX}burst" || true; }
+# A start the SIGKILL cut during QEMU's handshake is kept by libvirt 9.0 with no QEMU and a job it never
+# ends nor reports (wedged.sh holds the daemon to that case): such domains are dropped here.
+GHOSTS=$(for d in $(burst_running); do e2e_qemu_pid "$d" >/dev/null 2>&1 || echo "$d"; done)
+if [ -n "$GHOSTS" ]; then
+    diag "libvirt keeps starts the SIGKILL cut with no QEMU: $(echo "$GHOSTS" | tr '\n' ' ')"
+    GHOST_MARK=$(log_mark)
+    check "libvirtd restarted without them" e2e_libvirt_drop_ghosts "$WORK"
+    check "placementd reconnects after that" wait_for 20 log_has "$GHOST_MARK" "Connected to $URI"
+fi
 all_burst_decided() {
     local d
     for d in $(burst_running); do has_decision "$d" || return 1; done
