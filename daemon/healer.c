@@ -407,7 +407,7 @@ static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
                 keep_read(m, e->key, g_steal_pointer(&now), pass->now);
                 return false;
         }
-        if (virt_domain_job_held(dom, &error) < 0) { /* each pin would wait for the job */
+        if (held_job_busy(m, dom, &error) < 0) { /* each pin would wait for the job */
                 log_info("%s: not %s: %s; left where it is", name, pass->manual ? "rebalanced" : "healed",
                          error);
                 g_string_append_printf(pass->report, "%s: not moved: %s\n", shown, error);

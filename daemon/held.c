@@ -4,12 +4,85 @@
  * its monitor, a long migration or dump). Nothing waited for the job: their decision is `failed`, the
  * ledger counts the pins that really run, and they are placed again once libvirt releases it, looked at
  * every HELD_RETRY_SEC (placer.c marks them, Decision.job_held).
+ *
+ * libvirt does not report every job it holds: one a libvirtd killed during a start leaves behind is kept
+ * by the next with no owner and no monitor command, virDomainGetControlInfo says "ok", and every call that
+ * needs the job waits libvirt's 30 s before it fails, with the daemon's loop. A domain a call timed out on
+ * so is not tried again before UNREPORTED_FIRST_SEC, then twice as long after each timeout, up to
+ * UNREPORTED_MAX_SEC (m->job_timeouts).
  */
+#include <errno.h>
+
 #include "log.h"
 #include "manager-internal.h"
 #include "virt-domain.h"
 
-#define HELD_RETRY_SEC 5
+#define HELD_RETRY_SEC       5
+#define UNREPORTED_FIRST_SEC 30
+#define UNREPORTED_MAX_SEC   600
+
+static unsigned backoff_sec(unsigned timeouts)
+{
+        unsigned sec = UNREPORTED_FIRST_SEC;
+
+        for (unsigned i = 1; i < timeouts && sec < UNREPORTED_MAX_SEC; i++)
+                sec *= 2;
+        return MIN(sec, UNREPORTED_MAX_SEC);
+}
+
+int held_job_busy(Manager *m, virDomainPtr dom, char **ret_error)
+{
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        const HeldBackoff *b;
+        int64_t now = g_get_monotonic_time();
+
+        if (virt_domain_job_held(dom, ret_error) < 0)
+                return -EBUSY;
+        if (!(b = g_hash_table_lookup(m->job_timeouts, virt_domain_uuid(dom, uuid))) || now >= b->next_usec)
+                return 0;
+        if (ret_error)
+                *ret_error = g_strdup_printf(
+                    "libvirt timed out waiting for a job on the domain that it does not report, %u time%s: "
+                    "not trying again for %lld s",
+                    b->timeouts, b->timeouts == 1 ? "" : "s",
+                    (long long)((b->next_usec - now + G_USEC_PER_SEC - 1) / G_USEC_PER_SEC));
+        return -EBUSY;
+}
+
+void held_note_timeout(Manager *m, const char *uuid, const char *name)
+{
+        HeldBackoff *b = g_hash_table_lookup(m->job_timeouts, uuid);
+        unsigned sec;
+
+        if (!b) {
+                b = g_new0(HeldBackoff, 1);
+                g_hash_table_insert(m->job_timeouts, g_strdup(uuid), b);
+        }
+        b->timeouts++;
+        sec = backoff_sec(b->timeouts);
+        b->next_usec = g_get_monotonic_time() + (int64_t)sec * G_USEC_PER_SEC;
+        if (b->timeouts == 1)
+                log_warning(
+                    "%s: a call timed out on a job libvirt holds on the domain without reporting it "
+                    "(as one a libvirtd stopped during the domain's start leaves behind): each try holds "
+                    "placementd up to 30 s; trying again in %u s, then less often, at most every %u s",
+                    name, sec, UNREPORTED_MAX_SEC);
+        else
+                log_notice(
+                    "%s: libvirt still holds the job it does not report (%u timeouts); trying again in "
+                    "%u s",
+                    name, b->timeouts, sec);
+}
+
+void held_forget_timeouts(Manager *m, const char *uuid)
+{
+        if (!m->job_timeouts)
+                return;
+        if (uuid)
+                g_hash_table_remove(m->job_timeouts, uuid);
+        else
+                g_hash_table_remove_all(m->job_timeouts);
+}
 
 static bool any_held(const Manager *m)
 {
@@ -40,9 +113,13 @@ void held_retry_now(Manager *m)
 
                 /* gone meanwhile: its stop event or the reconcile forgets it */
                 if (!d || !d->job_held || virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0 ||
-                    virt_domain_job_held(dom, NULL) < 0)
+                    held_job_busy(m, dom, NULL) < 0)
                         continue;
-                log_info("%s: libvirt released the domain's job: placing it again", d->name);
+                if (g_hash_table_contains(m->job_timeouts, uuid))
+                        log_info("%s: trying it again: its calls timed out on a job libvirt does not report",
+                                 d->name);
+                else
+                        log_info("%s: libvirt released the domain's job: placing it again", d->name);
                 placer_place(m, dom, ORIGIN_REPLACE, 0);
         }
         if (any_held(m))
@@ -67,10 +144,12 @@ void held_retry_soon(Manager *m)
 void held_init(Manager *m)
 {
         m->held_ev = evtimer_new(m->base, on_retry, m);
+        m->job_timeouts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 }
 
 void held_done(Manager *m)
 {
         event_free(m->held_ev);
         m->held_ev = NULL;
+        g_clear_pointer(&m->job_timeouts, g_hash_table_destroy);
 }

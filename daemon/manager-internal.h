@@ -86,6 +86,8 @@ struct Manager {
         uint64_t metadata_follows; /* domains read so, since the start */
         GHashTable *interrupted;   /* uuid -> Plan*: applies the lost connection cut off (interrupted.c) */
         GHashTable *thread_masks;  /* uuid -> CpuSet*: CPUs its QEMU threads started on (thread-mask.c) */
+        GHashTable *job_timeouts;  /* uuid -> HeldBackoff*: calls that timed out on a job libvirt does not
+                                      report, and when to try again (held.c) */
         char *boot_id;             /* the host's boot (/proc/sys/kernel/random/boot_id), NULL if unread */
 };
 
@@ -212,6 +214,20 @@ void held_done(Manager *m);
 void held_retry_soon(Manager *m);
 /* The look itself: each such domain whose job is free now is placed again. */
 void held_retry_now(Manager *m);
+/* A domain calls timed out on while libvirt reported no job: how many times, and when it is tried again
+ * (CLOCK_MONOTONIC usec). */
+typedef struct HeldBackoff {
+        unsigned timeouts;
+        int64_t next_usec;
+} HeldBackoff;
+/* 0 when calls that need dom's job may go ahead; -EBUSY, with a message, when libvirt reports a job held
+ * on it (virt_domain_job_held()) or a call timed out on dom and its next try is not due. */
+int held_job_busy(Manager *m, virDomainPtr dom, char **ret_error);
+/* A call on the domain uuid (name) timed out waiting for its job: its next try waits, longer each time. */
+void held_note_timeout(Manager *m, const char *uuid, const char *name);
+/* The domain uuid's timeouts are forgotten (it stopped, or a call went through); all with uuid NULL (a new
+ * connection: a new libvirtd may hold no such job). */
+void held_forget_timeouts(Manager *m, const char *uuid);
 
 /* interrupted.c: the plan of an apply the lost connection to libvirtd cut off is kept (a copy) until the
  * reconcile after the reconnect reads the domain. interrupted_claim() takes it out: when the domain

@@ -375,13 +375,14 @@ static void wait_for_job(Manager *m, virDomainPtr dom, Decision *d, const Plan *
  */
 int placer_apply(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user, const Plan *before)
 {
-        bool emulator_applied = false, iothreads_applied = false;
+        bool emulator_applied = false, iothreads_applied = false, looked_busy = false;
         g_autofree char *error = NULL;
         int pins, r = 0;
 
-        if (virt_domain_job_held(dom, &error) < 0) {
+        if (held_job_busy(m, dom, &error) < 0) {
                 note_failure(d, &error);
                 r = pins = -EBUSY;
+                looked_busy = true;
         } else if ((r = pins = apply_vcpu_pins(d, dom)) > 0) {
                 r = 0;
         }
@@ -393,6 +394,10 @@ int placer_apply(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *us
                 r = apply_iothreads(m, dom, d, user, before, &iothreads_applied);
         if (r == -ENOENT)
                 return r;
+        if (r == -EBUSY && !looked_busy) /* a call waited libvirt's 30 s for a job it did not report */
+                held_note_timeout(m, d->uuid, d->name);
+        else if (r == 0)
+                held_forget_timeouts(m, d->uuid);
         if (r == -EBUSY)
                 wait_for_job(m, dom, d, before, emulator_applied, iothreads_applied);
         else if (pins > 0 || !emulator_applied || !iothreads_applied)

@@ -188,12 +188,17 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
         const CpuSet *rule;
         unsigned n = 0;
         bool changed = false, held;
+        int r;
 
         if (!d->plan || (d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED))
                 return false;
         /* reading the live I/O threads takes the domain's job: a held one is looked at next round */
-        if (virt_domain_job_held(dom, &error) < 0 ||
-            virt_domain_get_iothreads(dom, &ids, &pins, &n, &error) < 0) {
+        if (held_job_busy(m, dom, &error) < 0)
+                return false;
+        r = virt_domain_get_iothreads(dom, &ids, &pins, &n, &error);
+        if (r == -EBUSY) /* it waited libvirt's 30 s for a job nothing reported */
+                held_note_timeout(m, d->uuid, d->name);
+        if (r < 0) {
                 log_debug("%s: %s", d->name, error);
                 return false;
         }
@@ -377,7 +382,7 @@ void placer_follow_sharing(Manager *m)
                 /* a held job (a wedged guest) is not waited for: the reconcile records it later */
                 if (m->conn && m->config->apply &&
                     virt_conn_lookup_uuid(m->conn, d->uuid, &dom, NULL) == 0 &&
-                    placer_free_to_record(dom, d))
+                    placer_free_to_record(m, dom, d))
                         placer_write_record(m, dom, d);
                 if (m->cb.decision_changed) /* a signal, not a new decision: the counts stay */
                         m->cb.decision_changed(m, d, d->uuid, d->name, m->userdata);
@@ -514,7 +519,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         virt_pins_free(pins, nvcpus);
         g_clear_pointer(&error, g_free);
         /* Apply=no writes nothing into a domain, a record neither */
-        if (m->config->apply && placer_free_to_record(dom, d) && (user = placer_user_spec(dom, live)))
+        if (m->config->apply && placer_free_to_record(m, dom, d) && (user = placer_user_spec(dom, live)))
                 placer_write_metadata(m, dom, d, user);
         placer_log_decision(d);
         placer_notify(m, d, d->uuid, d->name);

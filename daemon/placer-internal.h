@@ -74,7 +74,7 @@ void placer_log_decision(const Decision *d);
 /* Writes d into dom's metadata (the record), with the user's definition; d->unrecorded when that failed. */
 void placer_write_metadata(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user);
 /* Whether dom's job is free for a metadata write; else d stays unrecorded for the next reconcile. */
-bool placer_free_to_record(virDomainPtr dom, Decision *d);
+bool placer_free_to_record(Manager *m, virDomainPtr dom, Decision *d);
 /* Writes d into dom's metadata again; false when dom is gone or unreadable. */
 bool placer_write_record(Manager *m, virDomainPtr dom, Decision *d);
 /*

@@ -47,6 +47,7 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
                 thread_mask_forget(m, uuid);
         if (m->heal_moved) /* and a new run cools down only once it is moved */
                 g_hash_table_remove(m->heal_moved, uuid);
+        held_forget_timeouts(m, uuid); /* a new run holds no job of the old one */
         if (!d)
                 return;
         /* uuid may be d's own (the caller held the decision): copy what outlives it */
@@ -217,6 +218,7 @@ void placer_write_metadata(Manager *m, virDomainPtr dom, Decision *d, const Doma
 {
         g_autofree char *xml = NULL, *error = NULL;
         MetaRun run;
+        int r;
 
         if (!d->plan)
                 return;
@@ -224,7 +226,10 @@ void placer_write_metadata(Manager *m, virDomainPtr dom, Decision *d, const Doma
             .domain_id = d->domain_id, .boot_id = m->boot_id, .threads = thread_mask_get(m, d->uuid)};
         xml = metadata_format_run(m->topology, d->plan, decision_result_to_string(d->result),
                                   d->memory_binding, user, &run);
-        d->unrecorded = virt_domain_set_metadata(dom, xml, &error) < 0;
+        r = virt_domain_set_metadata(dom, xml, &error);
+        d->unrecorded = r < 0;
+        if (r == -EBUSY) /* it waited libvirt's 30 s for a job nothing reported */
+                held_note_timeout(m, d->uuid, d->name);
         if (d->unrecorded)
                 log_warning("%s: %s; the next reconcile records it again", d->name, error);
         else if (user && !user->meta_skip) {
@@ -235,11 +240,11 @@ void placer_write_metadata(Manager *m, virDomainPtr dom, Decision *d, const Doma
 
 /* Whether dom's job is free for a metadata write that nothing before it looked at (after an apply or an
  * I/O thread read, the look was made there); else d stays unrecorded and the next reconcile writes it. */
-bool placer_free_to_record(virDomainPtr dom, Decision *d)
+bool placer_free_to_record(Manager *m, virDomainPtr dom, Decision *d)
 {
         g_autofree char *error = NULL;
 
-        if (virt_domain_job_held(dom, &error) == 0)
+        if (held_job_busy(m, dom, &error) == 0)
                 return true;
         d->unrecorded = true;
         log_warning("%s: %s; the next reconcile records it again", d->name, error);
@@ -261,7 +266,7 @@ bool placer_write_record(Manager *m, virDomainPtr dom, Decision *d)
 
 void placer_record_again(Manager *m, virDomainPtr dom, Decision *d)
 {
-        if (placer_free_to_record(dom, d) && placer_write_record(m, dom, d) && !d->unrecorded)
+        if (placer_free_to_record(m, dom, d) && placer_write_record(m, dom, d) && !d->unrecorded)
                 log_info("%s: decision recorded in its metadata again", d->name);
 }
 
@@ -474,7 +479,7 @@ static Decision *found_running(Manager *m, virDomainPtr dom, const char *uuid, c
                         d->memory_binding = placer_recorded_binding(md);
                         /* its record says so, as a hand pin seen while placementd runs is recorded
                          * (Apply=no writes nothing into a domain) */
-                        if (m->config->apply && placer_free_to_record(dom, d))
+                        if (m->config->apply && placer_free_to_record(m, dom, d))
                                 placer_write_record(m, dom, d);
                 }
                 return d;

@@ -8,8 +8,10 @@
  * written again by the reconcile), and the domain is placed once the job is released; a job held briefly (a
  * start, another tool's query) is waited for as before.
  */
+#include <dlfcn.h>
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
+#include <libvirt/virterror.h>
 #include <string.h>
 #include <time.h>
 
@@ -26,6 +28,49 @@
 
 static struct event_base *base;
 static virConnectPtr conn;
+
+/* libvirt holds a job on the domain of this UUID without reporting it (its control info says "ok"): a pin
+ * fails as libvirt's does after waiting its 30 s for the job (the wait left out). NULL: none. */
+static const char *unreported_uuid;
+static unsigned unreported_pins; /* pins tried on it: 30 s of the daemon's loop each */
+static virError unreported_error = {.code = VIR_ERR_OPERATION_TIMEOUT,
+                                    .domain = VIR_FROM_QEMU,
+                                    .level = VIR_ERR_ERROR,
+                                    .message = (char *)"Timed out during operation: cannot acquire state "
+                                                       "change lock"};
+static bool unreported_error_pending; /* the last failure was such a pin: what virGetLastError() says */
+
+int virDomainPinVcpuFlags(virDomainPtr dom, unsigned int vcpu, unsigned char *cpumap, int maplen,
+                          unsigned int flags)
+{
+        static int (*real)(virDomainPtr, unsigned int, unsigned char *, int, unsigned int);
+        char uuid[VIR_UUID_STRING_BUFLEN];
+
+        if (unreported_uuid && virDomainGetUUIDString(dom, uuid) == 0 &&
+            strcmp(uuid, unreported_uuid) == 0) {
+                unreported_pins++;
+                virResetLastError();
+                unreported_error_pending = true;
+                return -1;
+        }
+        if (!real)
+                *(void **)&real = dlsym(RTLD_NEXT, "virDomainPinVcpuFlags");
+        return real(dom, vcpu, cpumap, maplen, flags);
+}
+
+/* libvirt's own error once it has one again, until then the pin's */
+virErrorPtr virGetLastError(void)
+{
+        static virErrorPtr (*real)(void);
+        virErrorPtr e;
+
+        if (!real)
+                *(void **)&real = dlsym(RTLD_NEXT, "virGetLastError");
+        e = real();
+        if (e)
+                unreported_error_pending = false;
+        return e || !unreported_error_pending ? e : &unreported_error;
+}
 
 static void setup(void)
 {
@@ -264,6 +309,79 @@ START_TEST(test_record_again_waits_for_held_job)
 }
 END_TEST
 
+/* libvirt holds a job it does not report (one a libvirtd killed during a start leaves behind): the
+ * control info says "ok" and every call that needs the job waits libvirt's 30 s, the daemon's loop with it.
+ * After such a timeout the domain is not tried again for 30 s, then twice as long each time up to 10 min,
+ * by nothing (the look for released jobs, a request, the reconcile); once a pin goes through it is placed,
+ * and its timeouts forgotten. */
+START_TEST(test_unreported_job_backs_off)
+{
+        static const char *const uuid = "4f1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f";
+        static const unsigned waits[] = {30, 60, 120, 240, 480, 600, 600};
+        Manager *m = new_manager();
+        g_autofree char *xml = g_strdup_printf(
+            "<domain type='test'><name>j-unreported</name><uuid>%s</uuid><memory unit='MiB'>512</memory>"
+            "<vcpu>2</vcpu><os><type>hvm</type></os></domain>",
+            uuid);
+        virDomainPtr dom;
+        HeldBackoff *b;
+        g_autofree char *error = NULL, *rec = NULL;
+        const Decision *d;
+
+        unreported_uuid = uuid;
+        unreported_pins = 0;
+        dom = virDomainCreateXML(conn, xml, 0);
+        ck_assert_ptr_nonnull(dom);
+        ck_assert(spin_until(m, "j-unreported", DECISION_FAILED, 3000));
+        d = manager_lookup(m, "j-unreported");
+        ck_assert(d->job_held);
+        ck_assert_msg(d->apply_error && strstr(d->apply_error, "cannot acquire state change lock"), "%s",
+                      d->apply_error);
+        ck_assert_uint_eq(unreported_pins, 1); /* the first timeout stops the apply */
+        for (unsigned i = 0; i < G_N_ELEMENTS(waits); i++) {
+                int64_t left;
+
+                b = g_hash_table_lookup(m->job_timeouts, uuid);
+                ck_assert_ptr_nonnull(b);
+                ck_assert_uint_eq(b->timeouts, i + 1);
+                left = b->next_usec - g_get_monotonic_time();
+                ck_assert_msg(left > (int64_t)(waits[i] - 5) * G_USEC_PER_SEC &&
+                                  left <= (int64_t)waits[i] * G_USEC_PER_SEC,
+                              "timeout %u: next try in %lld us, want %u s", i + 1, (long long)left,
+                              waits[i]);
+                /* not due: nothing tries it */
+                held_retry_now(m);
+                g_clear_pointer(&error, g_free);
+                ck_assert_int_eq(manager_replace(m, "j-unreported", &error), 0);
+                manager_reconcile(m);
+                ck_assert_uint_eq(unreported_pins, i + 1);
+                d = manager_lookup(m, "j-unreported");
+                ck_assert(d->job_held);
+                ck_assert_msg(strstr(d->apply_error, "a job on the domain that it does not report"), "%s",
+                              d->apply_error);
+                /* due: the look tries it once more */
+                b->next_usec = 0;
+                held_retry_now(m);
+                ck_assert_uint_eq(unreported_pins, i + 2);
+        }
+        /* released: the next try places it and forgets the timeouts */
+        unreported_uuid = NULL;
+        b = g_hash_table_lookup(m->job_timeouts, uuid);
+        b->next_usec = 0;
+        held_retry_now(m);
+        d = manager_lookup(m, "j-unreported");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert(!d->job_held);
+        ck_assert(!g_hash_table_contains(m->job_timeouts, uuid));
+        fixture_assert_live_pins(dom, d->plan);
+        rec = recorded(dom);
+        ck_assert_str_eq(rec, "placed");
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        manager_free(m);
+}
+END_TEST
+
 static Suite *manager_held_suite(void)
 {
         Suite *s = suite_create("manager held job");
@@ -275,6 +393,7 @@ static Suite *manager_held_suite(void)
         tcase_add_test(tc, test_replace_waits_for_held_job);
         tcase_add_test(tc, test_reconcile_skips_held_job);
         tcase_add_test(tc, test_record_again_waits_for_held_job);
+        tcase_add_test(tc, test_unreported_job_backs_off);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -15,6 +15,10 @@
 #   3. w-b started meanwhile is placed on the other CPU, within 10 s;
 #   4. QEMU runs again: w-a is placed again without a request (log), its decision placed;
 #   5. placementd restarted while w-b is wedged: it answers within 10 s and adopts w-b from its record.
+#   6. w-c made what libvirt 9.0 keeps of a start its SIGKILL cut (paused "starting up", no QEMU, a job
+#      libvirt never ends and does not report: control "ok", every pin waits 30 s and fails): after the
+#      first timeout the daemon warns and waits before trying again (no other call times out), answering
+#      within 3 s for 20 s; once libvirtd is restarted without it, it forgets w-c.
 # Last line: "e2e-wedged: N passed, M failed".
 set -u
 
@@ -120,4 +124,24 @@ check "${P}b adopted from its record (log)" wait_for 10 grep -q "^<6>${P}b: adop
 check "the daemon answers within 3 s through three reconcile rounds" answers_through 3
 expect "${P}b still runs on CPU $B_CPU (/proc)" "$B_CPU" "$(cpu_of "${P}b")"
 must "QEMU of ${P}b runs again" unwedge "${P}b"
+check "placementd still runs" pd_alive
+
+# 6. a job libvirt never ends and does not report: one 30 s timeout, then the daemon waits before the next
+must "start ${P}c" e2e_domain_start "${P}c" 1
+check "${P}c: decision recorded" wait_for 10 pd_decided "${P}c"
+mark=$(pd_log_mark)
+must "${P}c made a start libvirt never ends (libvirtd restarted)" e2e_domain_ghost "$WORK" "${P}c"
+check "placementd reconnects" wait_for 20 sh -c "tail -n +$((mark + 1)) '$PD_LOG' | grep -q 'Connected to'"
+check "libvirt says ${P}c is paused starting up, its control ok" \
+    sh -c "virsh -c '$E2E_LIBVIRT_URI' domstate --reason '${P}c' | grep -q 'starting up' &&
+        virsh -c '$E2E_LIBVIRT_URI' domcontrol '${P}c' | grep -q '^ok'"
+check "the daemon warns of the job libvirt does not report (after one 30 s timeout)" \
+    wait_for 45 sh -c "tail -n +$((mark + 1)) '$PD_LOG' | grep -q '^<4>${P}c: a call timed out on a job libvirt holds on the domain without reporting it'"
+check "then answers within 3 s, every 2 s, for 20 s" answers_through 10
+timeouts=$(tail -n +$((mark + 1)) "$PD_LOG" | grep -c "cannot acquire state change lock")
+check "one call waited for the job in those 50 s, no other (got $timeouts)" test "$timeouts" -eq 1
+mark=$(pd_log_mark)
+must "libvirtd restarted without ${P}c" e2e_libvirt_drop_ghosts "$WORK"
+check "placementd forgets ${P}c" \
+    wait_for 20 sh -c "tail -n +$((mark + 1)) '$PD_LOG' | grep -q '^<6>${P}c: .*its cores and memory are free again'"
 check "placementd still runs" pd_alive
