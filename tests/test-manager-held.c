@@ -146,6 +146,22 @@ static void assert_waits(Manager *m, virDomainPtr dom, const char *name, const c
         ck_assert_str_eq(rec, want_record);
 }
 
+/* name is placed, nothing of a held job left on its decision, its pins live and its record "placed". */
+static const Decision *assert_placed_again(Manager *m, virDomainPtr dom, const char *name)
+{
+        const Decision *d = manager_lookup(m, name);
+        g_autofree char *rec = NULL;
+
+        ck_assert_ptr_nonnull(d);
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert(!d->job_held);
+        ck_assert_ptr_null(d->apply_error);
+        fixture_assert_live_pins(dom, d->plan);
+        rec = recorded(dom);
+        ck_assert_str_eq(rec, "placed");
+        return d;
+}
+
 /* dom's live emulator pin, as libvirt reads it (the test driver's 8 CPUs). */
 static CpuSet *emulator_pin(virDomainPtr dom)
 {
@@ -171,7 +187,6 @@ START_TEST(test_start_waits_for_held_job)
         Manager *m = new_manager();
         virDomainPtr dom = start("j-held", 2, OCCUPIED_12S);
         CpuSet **pins = NULL;
-        g_autofree char *rec = NULL;
         const Decision *d;
 
         ck_assert(spin_until(m, "j-held", DECISION_FAILED, 3000));
@@ -185,13 +200,8 @@ START_TEST(test_start_waits_for_held_job)
         /* released: placed without being asked, within the look's few seconds */
         ck_assert_int_eq(virDomainSetTime(dom, RELEASED, 0, 0), 0);
         ck_assert(spin_until(m, "j-held", DECISION_PLACED, 8000));
-        d = manager_lookup(m, "j-held");
-        ck_assert(!d->job_held);
-        ck_assert_ptr_null(d->apply_error);
+        d = assert_placed_again(m, dom, "j-held");
         ck_assert_uint_eq(cpuset_count(d->plan->vcpu_pins[0]), 2); /* a core each */
-        fixture_assert_live_pins(dom, d->plan);
-        rec = recorded(dom);
-        ck_assert_str_eq(rec, "placed");
         virDomainDestroy(dom);
         virDomainFree(dom);
         manager_free(m);
@@ -203,13 +213,9 @@ START_TEST(test_brief_job_waited_for)
 {
         Manager *m = new_manager();
         virDomainPtr dom = start("j-brief", 2, 500); /* a background job for 0.5 s */
-        g_autofree char *rec = NULL;
 
         ck_assert(spin_until(m, "j-brief", DECISION_PLACED, 3000));
-        ck_assert(!manager_lookup(m, "j-brief")->job_held);
-        fixture_assert_live_pins(dom, manager_lookup(m, "j-brief")->plan);
-        rec = recorded(dom);
-        ck_assert_str_eq(rec, "placed");
+        assert_placed_again(m, dom, "j-brief");
         virDomainDestroy(dom);
         virDomainFree(dom);
         manager_free(m);
@@ -325,7 +331,7 @@ START_TEST(test_unreported_job_backs_off)
             uuid);
         virDomainPtr dom;
         HeldBackoff *b;
-        g_autofree char *error = NULL, *rec = NULL;
+        g_autofree char *error = NULL;
         const Decision *d;
 
         unreported_uuid = uuid;
@@ -369,13 +375,8 @@ START_TEST(test_unreported_job_backs_off)
         b = g_hash_table_lookup(m->job_timeouts, uuid);
         b->next_usec = 0;
         held_retry_now(m);
-        d = manager_lookup(m, "j-unreported");
-        ck_assert_int_eq(d->result, DECISION_PLACED);
-        ck_assert(!d->job_held);
+        assert_placed_again(m, dom, "j-unreported");
         ck_assert(!g_hash_table_contains(m->job_timeouts, uuid));
-        fixture_assert_live_pins(dom, d->plan);
-        rec = recorded(dom);
-        ck_assert_str_eq(rec, "placed");
         virDomainDestroy(dom);
         virDomainFree(dom);
         manager_free(m);
