@@ -58,6 +58,19 @@ int virDomainPinVcpuFlags(virDomainPtr dom, unsigned int vcpu, unsigned char *cp
         return real(dom, vcpu, cpumap, maplen, flags);
 }
 
+/* live I/O thread reads (each needs the domain's job) */
+static unsigned iothread_reads;
+
+int virDomainGetIOThreadInfo(virDomainPtr dom, virDomainIOThreadInfoPtr **info, unsigned int flags)
+{
+        static int (*real)(virDomainPtr, virDomainIOThreadInfoPtr **, unsigned int);
+
+        iothread_reads++;
+        if (!real)
+                *(void **)&real = dlsym(RTLD_NEXT, "virDomainGetIOThreadInfo");
+        return real(dom, info, flags);
+}
+
 /* libvirt's own error once it has one again, until then the pin's */
 virErrorPtr virGetLastError(void)
 {
@@ -383,6 +396,36 @@ START_TEST(test_unreported_job_backs_off)
 }
 END_TEST
 
+/* A call that needs the job goes through once more (here the reconcile's read of the live I/O threads):
+ * the job is free, and the timeouts of before are forgotten. Kept, one timeout later (a dump or a snapshot,
+ * which libvirt does not report either) would wait 60 s or more instead of 30, and a placement meanwhile
+ * be refused. */
+START_TEST(test_read_through_forgets_timeouts)
+{
+        Manager *m = new_manager();
+        virDomainPtr dom = start("j-through", 2, 0);
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        HeldBackoff *b;
+
+        ck_assert(spin_until(m, "j-through", DECISION_PLACED, 3000));
+        virt_domain_uuid(dom, uuid);
+        held_note_timeout(m, uuid, "j-through");
+        held_note_timeout(m, uuid, "j-through");
+        b = g_hash_table_lookup(m->job_timeouts, uuid);
+        ck_assert_ptr_nonnull(b);
+        b->next_usec = 0; /* due: the next look may try it */
+        iothread_reads = 0;
+        manager_reconcile(m);
+        ck_assert_uint_ge(iothread_reads, 1); /* the read that needs the job went through */
+        ck_assert_int_eq(manager_lookup(m, "j-through")->result, DECISION_PLACED);
+        ck_assert_msg(!g_hash_table_contains(m->job_timeouts, uuid),
+                      "a call went through, but the domain's timeouts are still kept");
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        manager_free(m);
+}
+END_TEST
+
 static Suite *manager_held_suite(void)
 {
         Suite *s = suite_create("manager held job");
@@ -395,6 +438,7 @@ static Suite *manager_held_suite(void)
         tcase_add_test(tc, test_reconcile_skips_held_job);
         tcase_add_test(tc, test_record_again_waits_for_held_job);
         tcase_add_test(tc, test_unreported_job_backs_off);
+        tcase_add_test(tc, test_read_through_forgets_timeouts);
         suite_add_tcase(s, tc);
         return s;
 }
