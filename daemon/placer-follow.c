@@ -202,6 +202,7 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
                 log_debug("%s: %s", d->name, error);
                 return false;
         }
+        held_forget_timeouts(m, d->uuid); /* it went through: the job is free */
         rule = !cpuset_is_empty(d->plan->iothread_pin) ? d->plan->iothread_pin : d->plan->emulator_pin;
         for (unsigned i = 0; i < n; i++) {
                 g_autofree char *list = cpuset_format(pins[i]);

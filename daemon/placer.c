@@ -230,6 +230,8 @@ void placer_write_metadata(Manager *m, virDomainPtr dom, Decision *d, const Doma
         d->unrecorded = r < 0;
         if (r == -EBUSY) /* it waited libvirt's 30 s for a job nothing reported */
                 held_note_timeout(m, d->uuid, d->name);
+        else if (r == 0) /* it went through: the job is free */
+                held_forget_timeouts(m, d->uuid);
         if (d->unrecorded)
                 log_warning("%s: %s; the next reconcile records it again", d->name, error);
         else if (user && !user->meta_skip) {
