@@ -32,7 +32,8 @@ static virConnectPtr conn;
 /* libvirt holds a job on the domain of this UUID without reporting it (its control info says "ok"): a pin
  * fails as libvirt's does after waiting its 30 s for the job (the wait left out). NULL: none. */
 static const char *unreported_uuid;
-static unsigned unreported_pins; /* pins tried on it: 30 s of the daemon's loop each */
+static const char *unreported_uuid2; /* a second such domain, NULL: none */
+static unsigned unreported_pins;     /* pins tried on it: 30 s of the daemon's loop each */
 static virError unreported_error = {.code = VIR_ERR_OPERATION_TIMEOUT,
                                     .domain = VIR_FROM_QEMU,
                                     .level = VIR_ERR_ERROR,
@@ -46,8 +47,8 @@ int virDomainPinVcpuFlags(virDomainPtr dom, unsigned int vcpu, unsigned char *cp
         static int (*real)(virDomainPtr, unsigned int, unsigned char *, int, unsigned int);
         char uuid[VIR_UUID_STRING_BUFLEN];
 
-        if (unreported_uuid && virDomainGetUUIDString(dom, uuid) == 0 &&
-            strcmp(uuid, unreported_uuid) == 0) {
+        if ((unreported_uuid || unreported_uuid2) && virDomainGetUUIDString(dom, uuid) == 0 &&
+            (g_strcmp0(uuid, unreported_uuid) == 0 || g_strcmp0(uuid, unreported_uuid2) == 0)) {
                 unreported_pins++;
                 virResetLastError();
                 unreported_error_pending = true;
@@ -426,6 +427,48 @@ START_TEST(test_read_through_forgets_timeouts)
 }
 END_TEST
 
+/* Two domains (a burst of starts a killed libvirtd cut leaves several) whose next tries are due together:
+ * each try holds the loop 30 s, so one look tries one of them and leaves the other to the next look, 5 s
+ * on. Both tried in one look would hold the loop 60 s, each time again (the second is due as the first's
+ * try ends), and systemd's watchdog (WatchdogSec=60s) kills the daemon. */
+START_TEST(test_unreported_jobs_one_per_look)
+{
+        static const char *const uuids[] = {"5a1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
+                                            "6b1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f"};
+        static const char *const names[] = {"j-ghost-a", "j-ghost-b"};
+        Manager *m = new_manager();
+        virDomainPtr doms[2];
+
+        unreported_uuid = uuids[0];
+        unreported_uuid2 = uuids[1];
+        unreported_pins = 0;
+        for (unsigned i = 0; i < 2; i++) {
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain type='test'><name>%s</name><uuid>%s</uuid><memory unit='MiB'>512</memory>"
+                    "<vcpu>1</vcpu><os><type>hvm</type></os></domain>",
+                    names[i], uuids[i]);
+                doms[i] = virDomainCreateXML(conn, xml, 0);
+                ck_assert_ptr_nonnull(doms[i]);
+                ck_assert(spin_until(m, names[i], DECISION_FAILED, 3000));
+        }
+        ck_assert_uint_eq(unreported_pins, 2);
+        for (unsigned i = 0; i < 2; i++)
+                ((HeldBackoff *)g_hash_table_lookup(m->job_timeouts, uuids[i]))->next_usec = 0;
+        held_retry_now(m);
+        ck_assert_msg(unreported_pins == 3, "one look made %u tries that wait 30 s each",
+                      unreported_pins - 2);
+        ck_assert(evtimer_pending(m->held_ev, NULL)); /* the other is tried at the next look */
+        held_retry_now(m);
+        ck_assert_uint_eq(unreported_pins, 4);
+        unreported_uuid = unreported_uuid2 = NULL;
+        for (unsigned i = 0; i < 2; i++) {
+                virDomainDestroy(doms[i]);
+                virDomainFree(doms[i]);
+        }
+        manager_free(m);
+}
+END_TEST
+
 static Suite *manager_held_suite(void)
 {
         Suite *s = suite_create("manager held job");
@@ -439,6 +482,7 @@ static Suite *manager_held_suite(void)
         tcase_add_test(tc, test_record_again_waits_for_held_job);
         tcase_add_test(tc, test_unreported_job_backs_off);
         tcase_add_test(tc, test_read_through_forgets_timeouts);
+        tcase_add_test(tc, test_unreported_jobs_one_per_look);
         suite_add_tcase(s, tc);
         return s;
 }
