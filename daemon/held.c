@@ -110,17 +110,24 @@ void held_retry_now(Manager *m)
                 const char *uuid = g_ptr_array_index(held, i);
                 g_autoptr(virDomain) dom = NULL;
                 const Decision *d = g_hash_table_lookup(m->decisions, uuid);
+                const HeldBackoff *b;
+                unsigned timeouts;
 
                 /* gone meanwhile: its stop event or the reconcile forgets it */
                 if (!d || !d->job_held || virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0 ||
                     held_job_busy(m, dom, NULL) < 0)
                         continue;
-                if (g_hash_table_contains(m->job_timeouts, uuid))
+                if ((b = g_hash_table_lookup(m->job_timeouts, uuid)))
                         log_info("%s: trying it again: its calls timed out on a job libvirt does not report",
                                  d->name);
                 else
                         log_info("%s: libvirt released the domain's job: placing it again", d->name);
+                timeouts = b ? b->timeouts : 0;
                 placer_place(m, dom, ORIGIN_REPLACE, 0);
+                /* that try held the loop 30 s: the others wait for the next look, the loop answering
+                 * meanwhile (two tries in a row would hold it past the unit's WatchdogSec) */
+                if ((b = g_hash_table_lookup(m->job_timeouts, uuid)) && b->timeouts > timeouts)
+                        break;
         }
         if (any_held(m))
                 held_retry_soon(m);
