@@ -469,6 +469,41 @@ START_TEST(test_unreported_jobs_one_per_look)
 }
 END_TEST
 
+/* Two such domains running when the daemon starts (or connects again: the timeouts are forgotten then): its
+ * first reconcile tries each, 30 s apiece, in one turn of the loop; two hold it 60 s, the unit's
+ * WatchdogSec=60s, and systemd kills it, every start again. One try that timed out is all a turn may
+ * hold. */
+START_TEST(test_unreported_jobs_at_start_one_per_turn)
+{
+        static const char *const uuids[] = {"7c1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
+                                            "8d1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f"};
+        static const char *const names[] = {"j-ghost-c", "j-ghost-d"};
+        virDomainPtr doms[2];
+        Manager *m;
+
+        unreported_uuid = uuids[0];
+        unreported_uuid2 = uuids[1];
+        unreported_pins = 0;
+        for (unsigned i = 0; i < 2; i++) {
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain type='test'><name>%s</name><uuid>%s</uuid><memory unit='MiB'>512</memory>"
+                    "<vcpu>1</vcpu><os><type>hvm</type></os></domain>",
+                    names[i], uuids[i]);
+                doms[i] = virDomainCreateXML(conn, xml, 0);
+                ck_assert_ptr_nonnull(doms[i]);
+        }
+        m = new_manager(); /* connects and reconciles at once */
+        ck_assert_msg(unreported_pins <= 1, "the first reconcile made %u tries that wait 30 s each",
+                      unreported_pins);
+        unreported_uuid = unreported_uuid2 = NULL;
+        for (unsigned i = 0; i < 2; i++) {
+                virDomainDestroy(doms[i]);
+                virDomainFree(doms[i]);
+        }
+        manager_free(m);
+}
+END_TEST
+
 static Suite *manager_held_suite(void)
 {
         Suite *s = suite_create("manager held job");
@@ -483,6 +518,7 @@ static Suite *manager_held_suite(void)
         tcase_add_test(tc, test_unreported_job_backs_off);
         tcase_add_test(tc, test_read_through_forgets_timeouts);
         tcase_add_test(tc, test_unreported_jobs_one_per_look);
+        tcase_add_test(tc, test_unreported_jobs_at_start_one_per_turn);
         suite_add_tcase(s, tc);
         return s;
 }
