@@ -5,11 +5,14 @@
  * ledger counts the pins that really run, and they are placed again once libvirt releases it, looked at
  * every HELD_RETRY_SEC (placer.c marks them, Decision.job_held).
  *
- * libvirt does not report every job it holds: one a libvirtd killed during a start leaves behind is kept
- * by the next with no owner and no monitor command, virDomainGetControlInfo says "ok", and every call that
- * needs the job waits libvirt's 30 s before it fails, with the daemon's loop. A domain a call timed out on
- * so is not tried again before UNREPORTED_FIRST_SEC, then twice as long after each timeout, up to
- * UNREPORTED_MAX_SEC (m->job_timeouts).
+ * libvirt does not report every job it holds (virDomainGetControlInfo says "ok" while an async job without
+ * a monitor command holds the domain), and a call that needs such a job waits libvirt's 30 s before it
+ * fails, with the daemon's loop. A domain a call timed out on so is not tried again before
+ * UNREPORTED_FIRST_SEC, then twice as long after each timeout, up to UNREPORTED_MAX_SEC (m->job_timeouts);
+ * and once one call timed out, no call that needs a job is made on any domain for the rest of that turn of
+ * the loop (m->timed_out_this_turn): one turn holds the loop 30 s at most. (A start that never ends, which
+ * libvirt 9.0 keeps after a libvirtd stopped during QEMU's handshake, is seen before any call: paused,
+ * "starting up", virt_domain_job_held().)
  */
 #include <errno.h>
 
@@ -38,6 +41,13 @@ int held_job_busy(Manager *m, virDomainPtr dom, char **ret_error)
 
         if (virt_domain_job_held(dom, ret_error) < 0)
                 return -EBUSY;
+        if (m->timed_out_this_turn) {
+                if (ret_error)
+                        *ret_error =
+                            g_strdup("a call on another domain just waited libvirt's 30 s for a "
+                                     "job libvirt does not report: not risking a second wait in a row");
+                return -EBUSY;
+        }
         if (!(b = g_hash_table_lookup(m->job_timeouts, virt_domain_uuid(dom, uuid))) || now >= b->next_usec)
                 return 0;
         if (ret_error)
@@ -61,11 +71,16 @@ void held_note_timeout(Manager *m, const char *uuid, const char *name)
         b->timeouts++;
         sec = backoff_sec(b->timeouts);
         b->next_usec = g_get_monotonic_time() + (int64_t)sec * G_USEC_PER_SEC;
+        m->timed_out_this_turn = true;
+        if (!evtimer_pending(m->turn_ev, NULL)) {
+                struct timeval now = {0, 0};
+                evtimer_add(m->turn_ev, &now); /* at the loop's next turn */
+        }
         if (b->timeouts == 1)
                 log_warning(
-                    "%s: a call timed out on a job libvirt holds on the domain without reporting it "
-                    "(as one a libvirtd stopped during the domain's start leaves behind): each try holds "
-                    "placementd up to 30 s; trying again in %u s, then less often, at most every %u s",
+                    "%s: a call timed out on a job libvirt holds on the domain without reporting it: "
+                    "each try holds placementd up to 30 s; trying again in %u s, then less often, at "
+                    "most every %u s",
                     name, sec, UNREPORTED_MAX_SEC);
         else
                 log_notice(
@@ -76,12 +91,15 @@ void held_note_timeout(Manager *m, const char *uuid, const char *name)
 
 void held_forget_timeouts(Manager *m, const char *uuid)
 {
-        if (!m->job_timeouts)
-                return;
-        if (uuid)
+        if (m->job_timeouts)
                 g_hash_table_remove(m->job_timeouts, uuid);
-        else
-                g_hash_table_remove_all(m->job_timeouts);
+}
+
+static void on_next_turn(evutil_socket_t fd, short what, void *arg)
+{
+        (void)fd;
+        (void)what;
+        ((Manager *)arg)->timed_out_this_turn = false;
 }
 
 static bool any_held(const Manager *m)
@@ -151,6 +169,7 @@ void held_retry_soon(Manager *m)
 void held_init(Manager *m)
 {
         m->held_ev = evtimer_new(m->base, on_retry, m);
+        m->turn_ev = evtimer_new(m->base, on_next_turn, m);
         m->job_timeouts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
 }
 
@@ -158,5 +177,6 @@ void held_done(Manager *m)
 {
         event_free(m->held_ev);
         m->held_ev = NULL;
+        g_clear_pointer(&m->turn_ev, event_free);
         g_clear_pointer(&m->job_timeouts, g_hash_table_destroy);
 }

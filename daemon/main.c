@@ -750,7 +750,9 @@ static void setup_watchdog(Daemon *d)
 
         if (sd_watchdog_enabled(0, &usec) <= 0 || usec == 0)
                 return;
-        usec /= 2;
+        /* a quarter: a turn of the loop may hold it 30 s on a libvirt call (held.c), and WATCHDOG=1 is then
+         * late by as much */
+        usec /= 4;
         tv = (struct timeval){.tv_sec = (time_t)(usec / 1000000), .tv_usec = (suseconds_t)(usec % 1000000)};
         d->watchdog = event_new(d->base, -1, EV_PERSIST, on_watchdog, d);
         evtimer_add(d->watchdog, &tv);

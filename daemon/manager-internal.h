@@ -88,6 +88,8 @@ struct Manager {
         GHashTable *thread_masks;  /* uuid -> CpuSet*: CPUs its QEMU threads started on (thread-mask.c) */
         GHashTable *job_timeouts;  /* uuid -> HeldBackoff*: calls that timed out on a job libvirt does not
                                       report, and when to try again (held.c) */
+        bool timed_out_this_turn;  /* one did in this turn of the loop: no other call that needs a job */
+        struct event *turn_ev;     /* clears it at the loop's next turn */
         char *boot_id;             /* the host's boot (/proc/sys/kernel/random/boot_id), NULL if unread */
 };
 
@@ -221,12 +223,12 @@ typedef struct HeldBackoff {
         int64_t next_usec;
 } HeldBackoff;
 /* 0 when calls that need dom's job may go ahead; -EBUSY, with a message, when libvirt reports a job held
- * on it (virt_domain_job_held()) or a call timed out on dom and its next try is not due. */
+ * on it (virt_domain_job_held()), a call timed out on dom and its next try is not due, or a call on any
+ * domain timed out in this turn of the loop. */
 int held_job_busy(Manager *m, virDomainPtr dom, char **ret_error);
 /* A call on the domain uuid (name) timed out waiting for its job: its next try waits, longer each time. */
 void held_note_timeout(Manager *m, const char *uuid, const char *name);
-/* The domain uuid's timeouts are forgotten (it stopped, or a call went through); all with uuid NULL (a new
- * connection: a new libvirtd may hold no such job). */
+/* The domain uuid's timeouts are forgotten (it stopped, or a call went through). */
 void held_forget_timeouts(Manager *m, const char *uuid);
 
 /* interrupted.c: the plan of an apply the lost connection to libvirtd cut off is kept (a copy) until the

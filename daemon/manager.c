@@ -643,7 +643,6 @@ static void connected(Manager *m, virConnectPtr conn, char *error)
         log_info("Connected to %s", uri);
         m->backoff_sec = 1;
         set_connected(m, true);
-        held_forget_timeouts(m, NULL); /* a new libvirtd may hold none of the old one's jobs */
         reconcile(m, m->ever_connected ? ORIGIN_RECONCILE : ORIGIN_RUNNING_AT_START);
         m->ever_connected = true;
         healer_connected(m);

@@ -51,7 +51,18 @@ unsigned virt_domain_job_age_ms(virDomainPtr dom)
 int virt_domain_job_held(virDomainPtr dom, char **ret_error)
 {
         virDomainControlInfo info;
+        int state, reason;
 
+        /* libvirt's start job holds the domain until it runs, and its control info says "ok" between two
+         * monitor commands; libvirt 9.0 keeps a start a stopped libvirtd cut in that state for good */
+        if (virDomainGetState(dom, &state, &reason, 0) == 0 && state == VIR_DOMAIN_PAUSED &&
+            reason == VIR_DOMAIN_PAUSED_STARTING_UP) {
+                if (ret_error)
+                        *ret_error =
+                            g_strdup("libvirt's start of the domain has not ended (paused, starting "
+                                     "up): its start job holds the domain");
+                return -EBUSY;
+        }
         if (virDomainGetControlInfo(dom, &info, 0) < 0)
                 return 0; /* not running, or a driver that cannot say: the call itself will tell */
         if ((info.state != VIR_DOMAIN_CONTROL_JOB && info.state != VIR_DOMAIN_CONTROL_OCCUPIED) ||

@@ -27,8 +27,9 @@
  * stuck, or a migration or dump runs. */
 #define VIRT_JOB_LONG_MS 30000u
 /* 0 when calls that need dom's job may go ahead; -EBUSY, with a message, when libvirt has held a job on
- * it for VIRT_JOB_STUCK_MS or more. Answered at once (virDomainGetControlInfo takes no job); a domain
- * libvirt cannot say of counts as free. */
+ * it for VIRT_JOB_STUCK_MS or more, or its start has not ended (paused, starting up). Answered at once
+ * (virDomainGetState and virDomainGetControlInfo take no job); a domain libvirt cannot say of counts as
+ * free. */
 int virt_domain_job_held(virDomainPtr dom, char **ret_error);
 /* How long libvirt has held a job on dom, in ms; 0 when none (or the driver cannot say). */
 unsigned virt_domain_job_age_ms(virDomainPtr dom);

@@ -476,7 +476,7 @@ e2e_libvirt_stop() {
         _e2e_kill_pid "$qpid" "qemu ($name)" || rc=1
         rm -f "$E2E_QEMU_RUN_DIR/$name.pid" "$E2E_QEMU_RUN_DIR/$name.xml"
     done
-    _e2e_pidfile_pid "$dir/libvirtd.pid" libvirtd >/dev/null || _e2e_drop_ghosts
+    [ -n "$(_e2e_live_pids libvirtd)" ] || _e2e_drop_ghosts # no libvirtd at all, not only ours
     if pid=$(_e2e_pidfile_pid "$dir/virtlogd.pid" virtlogd); then
         _e2e_kill_pid "$pid" virtlogd || rc=1
     fi
@@ -527,6 +527,10 @@ e2e_libvirt_drop_ghosts() {
     dir=$(_e2e_dir_arg e2e_libvirt_drop_ghosts "${1:-}") || return 1
     if pid=$(_e2e_pidfile_pid "$dir/libvirtd.pid" libvirtd); then
         _e2e_kill_pid "$pid" libvirtd || return 1
+    fi
+    if [ -n "$(_e2e_live_pids libvirtd)" ]; then
+        _e2e_err "e2e_libvirt_drop_ghosts: another libvirtd runs; not touching its status files"
+        return 1
     fi
     _e2e_drop_ghosts
     e2e_libvirt_restart "$dir"
