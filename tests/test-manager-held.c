@@ -150,6 +150,43 @@ static virDomainPtr start(const char *name, unsigned vcpus, long long held_time)
         return dom;
 }
 
+/* Starts name, of vcpus, under uuid. */
+static virDomainPtr start_uuid(const char *name, const char *uuid, unsigned vcpus)
+{
+        g_autofree char *xml = g_strdup_printf(
+            "<domain type='test'><name>%s</name><uuid>%s</uuid><memory unit='MiB'>512</memory>"
+            "<vcpu>%u</vcpu><os><type>hvm</type></os></domain>",
+            name, uuid, vcpus);
+        virDomainPtr dom = virDomainCreateXML(conn, xml, 0);
+
+        ck_assert_msg(dom != NULL, "cannot start %s", name);
+        return dom;
+}
+
+/* Two domains on which libvirt holds jobs it does not report, started (with m, each once the daemon made it
+ * wait); unreported_pins counts from 0. */
+static void start_unreported_pair(Manager *m, const char *const uuids[2], const char *const names[2],
+                                  virDomainPtr doms[2])
+{
+        unreported_uuid = uuids[0];
+        unreported_uuid2 = uuids[1];
+        unreported_pins = 0;
+        for (unsigned i = 0; i < 2; i++) {
+                doms[i] = start_uuid(names[i], uuids[i], 1);
+                if (m)
+                        ck_assert(spin_until(m, names[i], DECISION_FAILED, 3000));
+        }
+}
+
+static void destroy_unreported_pair(virDomainPtr doms[2])
+{
+        unreported_uuid = unreported_uuid2 = NULL;
+        for (unsigned i = 0; i < 2; i++) {
+                virDomainDestroy(doms[i]);
+                virDomainFree(doms[i]);
+        }
+}
+
 /* The result recorded in dom's metadata, "" when none. */
 static char *recorded(virDomainPtr dom)
 {
@@ -364,10 +401,6 @@ START_TEST(test_unreported_job_backs_off)
         static const char *const uuid = "4f1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f";
         static const unsigned waits[] = {30, 60, 120, 240, 480, 600, 600};
         Manager *m = new_manager();
-        g_autofree char *xml = g_strdup_printf(
-            "<domain type='test'><name>j-unreported</name><uuid>%s</uuid><memory unit='MiB'>512</memory>"
-            "<vcpu>2</vcpu><os><type>hvm</type></os></domain>",
-            uuid);
         virDomainPtr dom;
         HeldBackoff *b;
         g_autofree char *error = NULL;
@@ -375,8 +408,7 @@ START_TEST(test_unreported_job_backs_off)
 
         unreported_uuid = uuid;
         unreported_pins = 0;
-        dom = virDomainCreateXML(conn, xml, 0);
-        ck_assert_ptr_nonnull(dom);
+        dom = start_uuid("j-unreported", uuid, 2);
         ck_assert(spin_until(m, "j-unreported", DECISION_FAILED, 3000));
         d = manager_lookup(m, "j-unreported");
         ck_assert(d->job_held);
@@ -478,18 +510,7 @@ START_TEST(test_unreported_jobs_one_per_look)
         Manager *m = new_manager();
         virDomainPtr doms[2];
 
-        unreported_uuid = uuids[0];
-        unreported_uuid2 = uuids[1];
-        unreported_pins = 0;
-        for (unsigned i = 0; i < 2; i++) {
-                g_autofree char *xml = g_strdup_printf(
-                    "<domain type='test'><name>%s</name><uuid>%s</uuid><memory unit='MiB'>512</memory>"
-                    "<vcpu>1</vcpu><os><type>hvm</type></os></domain>",
-                    names[i], uuids[i]);
-                doms[i] = virDomainCreateXML(conn, xml, 0);
-                ck_assert_ptr_nonnull(doms[i]);
-                ck_assert(spin_until(m, names[i], DECISION_FAILED, 3000));
-        }
+        start_unreported_pair(m, uuids, names, doms);
         ck_assert_uint_eq(unreported_pins, 2);
         for (unsigned i = 0; i < 2; i++)
                 ((HeldBackoff *)g_hash_table_lookup(m->job_timeouts, uuids[i]))->next_usec = 0;
@@ -501,19 +522,14 @@ START_TEST(test_unreported_jobs_one_per_look)
         next_turn();
         held_retry_now(m);
         ck_assert_uint_eq(unreported_pins, 4);
-        unreported_uuid = unreported_uuid2 = NULL;
-        for (unsigned i = 0; i < 2; i++) {
-                virDomainDestroy(doms[i]);
-                virDomainFree(doms[i]);
-        }
+        destroy_unreported_pair(doms);
         manager_free(m);
 }
 END_TEST
 
-/* Two such domains running when the daemon starts (or connects again: the timeouts are forgotten then): its
- * first reconcile tries each, 30 s apiece, in one turn of the loop; two hold it 60 s, the unit's
- * WatchdogSec=60s, and systemd kills it, every start again. One try that timed out is all a turn may
- * hold. */
+/* Two such domains running when the daemon starts: its first reconcile tries each, 30 s apiece, in one turn
+ * of the loop; two hold it 60 s, the unit's WatchdogSec=60s, and systemd kills it, every start again. One
+ * try that timed out is all a turn may hold. */
 START_TEST(test_unreported_jobs_at_start_one_per_turn)
 {
         static const char *const uuids[] = {"7c1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f",
@@ -522,25 +538,11 @@ START_TEST(test_unreported_jobs_at_start_one_per_turn)
         virDomainPtr doms[2];
         Manager *m;
 
-        unreported_uuid = uuids[0];
-        unreported_uuid2 = uuids[1];
-        unreported_pins = 0;
-        for (unsigned i = 0; i < 2; i++) {
-                g_autofree char *xml = g_strdup_printf(
-                    "<domain type='test'><name>%s</name><uuid>%s</uuid><memory unit='MiB'>512</memory>"
-                    "<vcpu>1</vcpu><os><type>hvm</type></os></domain>",
-                    names[i], uuids[i]);
-                doms[i] = virDomainCreateXML(conn, xml, 0);
-                ck_assert_ptr_nonnull(doms[i]);
-        }
+        start_unreported_pair(NULL, uuids, names, doms);
         m = new_manager(); /* connects and reconciles at once */
         ck_assert_msg(unreported_pins <= 1, "the first reconcile made %u tries that wait 30 s each",
                       unreported_pins);
-        unreported_uuid = unreported_uuid2 = NULL;
-        for (unsigned i = 0; i < 2; i++) {
-                virDomainDestroy(doms[i]);
-                virDomainFree(doms[i]);
-        }
+        destroy_unreported_pair(doms);
         manager_free(m);
 }
 END_TEST
@@ -552,18 +554,13 @@ START_TEST(test_start_not_ended_not_tried)
 {
         static const char *const uuid = "9e1c2d3e-5a6b-4c7d-8e9f-0a1b2c3d4e5f";
         Manager *m = new_manager();
-        g_autofree char *xml = g_strdup_printf(
-            "<domain type='test'><name>j-starting</name><uuid>%s</uuid><memory unit='MiB'>512</memory>"
-            "<vcpu>2</vcpu><os><type>hvm</type></os></domain>",
-            uuid);
         g_autofree char *error = NULL;
         virDomainPtr dom;
         const Decision *d;
 
         starting_uuid = unreported_uuid = uuid; /* a pin would time out */
         unreported_pins = 0;
-        dom = virDomainCreateXML(conn, xml, 0);
-        ck_assert_ptr_nonnull(dom);
+        dom = start_uuid("j-starting", uuid, 2);
         ck_assert(spin_until(m, "j-starting", DECISION_FAILED, 3000));
         d = manager_lookup(m, "j-starting");
         ck_assert(d->job_held);
