@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ret-error.h"
+#include "virt-domain.h"
 
 #define KEEPALIVE_INTERVAL_SEC 5
 #define KEEPALIVE_COUNT        3
@@ -188,8 +189,17 @@ int virt_conn_list_running(VirtConn *c, virDomainPtr **ret, unsigned *ret_n, cha
         virDomainPtr *doms = NULL;
         int n = virConnectListAllDomains(c->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
 
+        unsigned kept = 0;
+
         if (n < 0)
                 return ret_error_set(ret_error, -EIO, "Listing running domains failed: %s", last_error());
+        for (int i = 0; i < n; i++) {
+                if (virt_domain_starting(doms[i]))
+                        virDomainFree(doms[i]);
+                else
+                        doms[kept++] = doms[i];
+        }
+        n = (int)kept;
         if (n > 1)
                 qsort(doms, (size_t)n, sizeof(*doms), compare_start_order);
         *ret = doms;

@@ -70,7 +70,9 @@ virConnectPtr virt_conn_get(const VirtConn *c);
 
 /* Every running domain, in the order they started (libvirt's IDs rise with each start; a restarted daemon
  * places what it finds as it would have placed it then, not in the order of libvirt's hash table): a new
- * array of *ret_n references (virt_domains_free()). Returns 0 or -EIO. */
+ * array of *ret_n references (virt_domains_free()). A domain whose start has not ended
+ * (virt_domain_starting()) does not run yet: left out (its start event comes when it does). Returns 0 or
+ * -EIO. */
 int virt_conn_list_running(VirtConn *c, virDomainPtr **ret, unsigned *ret_n, char **ret_error);
 void virt_domains_free(virDomainPtr *doms, unsigned n);
 

@@ -48,15 +48,21 @@ unsigned virt_domain_job_age_ms(virDomainPtr dom)
         return (unsigned)MIN(info.stateTime, (unsigned long long)UINT_MAX);
 }
 
+bool virt_domain_starting(virDomainPtr dom)
+{
+        int state, reason;
+
+        return virDomainGetState(dom, &state, &reason, 0) == 0 && state == VIR_DOMAIN_PAUSED &&
+               reason == VIR_DOMAIN_PAUSED_STARTING_UP;
+}
+
 int virt_domain_job_held(virDomainPtr dom, char **ret_error)
 {
         virDomainControlInfo info;
-        int state, reason;
 
         /* libvirt's start job holds the domain until it runs, and its control info says "ok" between two
          * monitor commands; libvirt 9.0 keeps a start a stopped libvirtd cut in that state for good */
-        if (virDomainGetState(dom, &state, &reason, 0) == 0 && state == VIR_DOMAIN_PAUSED &&
-            reason == VIR_DOMAIN_PAUSED_STARTING_UP) {
+        if (virt_domain_starting(dom)) {
                 if (ret_error)
                         *ret_error =
                             g_strdup("libvirt's start of the domain has not ended (paused, starting "

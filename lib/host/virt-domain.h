@@ -31,6 +31,10 @@
  * (virDomainGetState and virDomainGetControlInfo take no job); a domain libvirt cannot say of counts as
  * free. */
 int virt_domain_job_held(virDomainPtr dom, char **ret_error);
+/* Whether libvirt's start of dom has not ended (paused, "starting up"; virDomainGetState takes no job):
+ * its start job holds it, and its control info may say "ok" meanwhile. libvirt 9.0 keeps a start that a
+ * stopped libvirtd cut during QEMU's handshake so for good, with no QEMU. */
+bool virt_domain_starting(virDomainPtr dom);
 /* How long libvirt has held a job on dom, in ms; 0 when none (or the driver cannot say). */
 unsigned virt_domain_job_age_ms(virDomainPtr dom);
 
