@@ -12,7 +12,7 @@
  * and once one call timed out, no call that needs a job is made on any domain for the rest of that turn of
  * the loop (m->timed_out_this_turn): one turn holds the loop 30 s at most. (A start that never ends, which
  * libvirt 9.0 keeps after a libvirtd stopped during QEMU's handshake, is seen before any call: paused,
- * "starting up", virt_domain_job_held().)
+ * "starting up", virt_domain_starting(); such a domain does not run yet, and the reconcile leaves it out.)
  */
 #include <errno.h>
 

@@ -188,7 +188,6 @@ int virt_conn_list_running(VirtConn *c, virDomainPtr **ret, unsigned *ret_n, cha
 {
         virDomainPtr *doms = NULL;
         int n = virConnectListAllDomains(c->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
-
         unsigned kept = 0;
 
         if (n < 0)
