@@ -468,9 +468,8 @@ START_TEST(test_unreported_job_backs_off)
 END_TEST
 
 /* A call that needs the job goes through once more (here the reconcile's read of the live I/O threads):
- * the job is free, and the timeouts of before are forgotten. Kept, one timeout later (a dump or a snapshot,
- * which libvirt does not report either) would wait 60 s or more instead of 30, and a placement meanwhile
- * be refused. */
+ * the job is free, and the timeouts of before are forgotten. Kept, the next unreported job the domain met
+ * would wait 60 s or more instead of 30, and a placement meanwhile be refused. */
 START_TEST(test_read_through_forgets_timeouts)
 {
         Manager *m = new_manager();
