@@ -130,6 +130,8 @@ static void render_host(GString *out, Manager *m)
         header(out, "placementd_node_free_memory_bytes", "gauge",
                "Memory of a NUMA node not held by domains nor kept by MemoryReserve=.");
         for (unsigned n = 0; n < t->nnodes; n++) {
+                if (!topology_node_memory_known(t, n))
+                        continue; /* no size known: no figure rather than an invented one */
                 /* saturated as the engine's host view does: MemoryReserve= may be up to 2^64 - 1 */
                 uint64_t held = ledger_node_memory(l, n), reserve = c->placement.memory_reserve;
                 uint64_t used = held > UINT64_MAX - reserve ? UINT64_MAX : held + reserve;

@@ -1250,7 +1250,7 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         g_autofree char *cells_missing = cells_missing_note(v->t, req);
         g_autofree char *note = g_strconcat(cells, constraints, pages, short_pools, cells_missing, NULL);
         g_autofree char *sharing = NULL;
-        char a[32], b[64], busiest[96] = "";
+        char a[32], b[64], busiest[96] = "", held[96] = "";
 
         if (plan->result == PLAN_PLACED) {
                 uint64_t set_memory = policy_set_memory(req);
@@ -1284,7 +1284,10 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                             memory, sizeof(memory), "%s free on node%s %s, where it is counted, for %s",
                             size_format(free_bytes, a, sizeof(a)), cpuset_count(counted) == 1 ? "" : "s",
                             list, memory_text(req, req->memory, b, sizeof(b)));
-                } else
+                } else if (v->t->memory_sizes_unknown) /* nothing free to tell */
+                        g_snprintf(memory, sizeof(memory), "%s%s not counted (no memory sizes known)",
+                                   memory_text(req, part[0] ? set_memory : req->memory, b, sizeof(b)), part);
+                else
                         g_snprintf(memory, sizeof(memory), "%s free for %s%s",
                                    size_format(choice->load.free_memory, a, sizeof(a)),
                                    memory_text(req, part[0] ? set_memory : req->memory, b, sizeof(b)), part);
@@ -1329,13 +1332,15 @@ static char *placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         /* the user's constraints leave only some nodes: the sets they allow lack the room, not the host */
         for (unsigned n = 0; n < v->t->nnodes && !constrained; n++)
                 constrained = !v->node_allowed[n] && v->t->nodes[n].ncores > 0;
-        return g_strdup_printf(
-            "no node set %shas %u %s and %s free%s; %s is the nearest that holds the memory"
-            "%s (%u %s there): %s%s",
-            constrained ? "inside its constraints " : "", req->vcpus, unit_of(ops, req->vcpus),
-            memory_text(req, req->memory, b, sizeof(b)),
-            bound_cells ? " with each <memnode> cell on its own nodes" : "", where, busiest,
-            choice->load.capacity, unit_of(ops, choice->load.capacity), sharing, note);
+        /* with no memory sizes known, memory took no part in the choice: the reason names cores alone */
+        if (!v->t->memory_sizes_unknown)
+                g_snprintf(held, sizeof(held), " and %s free", memory_text(req, req->memory, b, sizeof(b)));
+        return g_strdup_printf("no node set %shas %u %s%s%s; %s is the nearest%s%s (%u %s there): %s%s",
+                               constrained ? "inside its constraints " : "", req->vcpus,
+                               unit_of(ops, req->vcpus), held,
+                               bound_cells ? " with each <memnode> cell on its own nodes" : "", where,
+                               v->t->memory_sizes_unknown ? "" : " that holds the memory", busiest,
+                               choice->load.capacity, unit_of(ops, choice->load.capacity), sharing, note);
 }
 
 /* The index in plan->cells of the guest cell of vCPU i, or -1 when the guest has no cells. */

@@ -53,6 +53,25 @@ START_TEST(test_free_memory_reserve_saturates)
 }
 END_TEST
 
+/* A topology with no memory sizes (an export without them) has no free memory to tell: no line rather
+ * than the 1 PiB each node is taken to hold. */
+START_TEST(test_unknown_memory_sizes_left_out)
+{
+        g_autofree char *path = test_topology_path("v1-no-memory.xml");
+        Manager *m = fixture_manager_new(base, path, NULL);
+        virDomainPtr dom = fixture_define_and_start(conn, "held", 1);
+        g_autofree char *text = NULL;
+
+        ck_assert(fixture_spin_known(base, m, "held", 5000));
+        text = metrics_render(m, NULL);
+        ck_assert_ptr_nonnull(strstr(text, "# TYPE placementd_node_free_memory_bytes gauge"));
+        ck_assert_msg(!strstr(text, "placementd_node_free_memory_bytes{"), "%s", text);
+        ck_assert_ptr_nonnull(strstr(text, "placementd_node_free_cores{node=\"1\"}"));
+        fixture_stop(dom);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 static Suite *metrics_suite(void)
 {
         Suite *s = suite_create("metrics");
@@ -61,6 +80,7 @@ static Suite *metrics_suite(void)
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_free_memory_reserve_saturates);
+        tcase_add_test(tc, test_unknown_memory_sizes_left_out);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -485,6 +485,40 @@ START_TEST(test_memoryless_cpu_node)
 }
 END_TEST
 
+/* An export with no memory sizes at all (hwloc's v1 exports of old machines): memory cannot decide, so
+ * each node with CPUs holds any domain's memory, and the views say the size is unknown. Allowed memory
+ * nodes that name none of the nodes say nothing either. */
+START_TEST(test_export_without_memory_sizes)
+{
+        g_autoptr(Topology) t = load_fixture("v1-no-memory.xml");
+        g_autoptr(Topology) none_allowed = load_fixture("v1-no-memory-allowed.xml");
+        g_autoptr(Topology) lpar = load_fixture("lpar-memoryless.xml");
+        char buf[32];
+
+        for (unsigned k = 0; k < 2; k++) {
+                const Topology *x = k ? none_allowed : t;
+                ck_assert_uint_eq(x->nnodes, 2);
+                ck_assert(x->memory_sizes_unknown);
+                for (unsigned n = 0; n < x->nnodes; n++) {
+                        ck_assert_uint_eq(x->nodes[n].ncores, 4);
+                        ck_assert_uint_eq(x->nodes[n].memory, TOPOLOGY_MEMORY_UNKNOWN);
+                        ck_assert(!topology_node_memory_known(x, n));
+                        ck_assert_str_eq(topology_node_memory_text(x, n, buf, sizeof(buf)), "unknown");
+                }
+                ck_assert_note(x, "no NUMA node has a memory size in the export: memory is not counted");
+                ck_assert(!has_note(x, "has CPUs but no memory"));
+                ck_assert(!has_note(x, "is not in the allowed memory nodes"));
+        }
+        ck_assert_note(none_allowed, "the export's allowed memory nodes name none of its NUMA nodes");
+        ck_assert(!has_note(t, "allowed memory nodes name none"));
+        /* one node without memory among nodes with it is a memoryless node, not an unknown size */
+        ck_assert(!lpar->memory_sizes_unknown);
+        ck_assert_uint_eq(lpar->nodes[1].memory, 0);
+        ck_assert(topology_node_memory_known(lpar, 1));
+        ck_assert_str_eq(topology_node_memory_text(lpar, 1, buf, sizeof(buf)), "0 B");
+}
+END_TEST
+
 START_TEST(test_mixed_smt)
 {
         g_autoptr(Topology) t = load_fixture("mixed-smt.xml");
@@ -1115,6 +1149,7 @@ static Suite *topology_suite(void)
         tcase_add_test(odd, test_empty_nodes_left_out);
         tcase_add_test(odd, test_far_memory_is_a_lower_tier);
         tcase_add_test(odd, test_memoryless_cpu_node);
+        tcase_add_test(odd, test_export_without_memory_sizes);
         tcase_add_test(odd, test_mixed_smt);
         tcase_add_test(odd, test_disallowed_and_offline);
         tcase_add_test(odd, test_disallowed_node);

@@ -92,7 +92,7 @@ static void print_topology_human(const Topology *t)
         for (unsigned n = 0; n < t->nnodes; n++) {
                 g_autofree char *cpus = cpuset_format(t->nodes[n].cpus);
                 printf("node %-3u  %10s  %-4s  %3u cores  cpus %s%s\n", t->nodes[n].os_index,
-                       size_format(t->nodes[n].memory, a, sizeof(a)),
+                       topology_node_memory_text(t, n, a, sizeof(a)),
                        t->nodes[n].no_local_memory ? "none" : node_kind_to_string(t->nodes[n].kind),
                        t->nodes[n].ncores, *cpus ? cpus : "(none)",
                        t->nodes[n].no_local_memory ? "  (local to no NUMA node: used last)" : "");

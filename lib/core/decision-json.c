@@ -245,7 +245,12 @@ JsonNode *topology_to_json(const Topology *t, gboolean detailed)
                 for (unsigned n = 0; n < t->nnodes; n++) {
                         json_builder_begin_object(b);
                         add_int(b, "node", t->nodes[n].os_index);
-                        add_int(b, "memory", (gint64)t->nodes[n].memory);
+                        /* null when the topology gives no size */
+                        json_builder_set_member_name(b, "memory");
+                        if (topology_node_memory_known(t, n))
+                                json_builder_add_int_value(b, (gint64)t->nodes[n].memory);
+                        else
+                                json_builder_add_null_value(b);
                         add_int(b, "cores", t->nodes[n].ncores);
                         add_int(b, "pus", t->nodes[n].npus);
                         add_cpuset(b, "cpus", t->nodes[n].cpus);

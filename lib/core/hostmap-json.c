@@ -52,7 +52,12 @@ static void add_nodes(JsonBuilder *b, const Topology *t, const Ledger *l)
                 g_autofree char *cpus = cpuset_format(t->nodes[n].cpus);
                 json_builder_begin_object(b);
                 add_int(b, "node", t->nodes[n].os_index);
-                add_int(b, "memory", (gint64)t->nodes[n].memory);
+                /* null when the topology gives no size (topology_node_memory_known()) */
+                json_builder_set_member_name(b, "memory");
+                if (topology_node_memory_known(t, n))
+                        json_builder_add_int_value(b, (gint64)t->nodes[n].memory);
+                else
+                        json_builder_add_null_value(b);
                 add_int(b, "memory_reserved", (gint64)ledger_node_memory(l, n));
                 add_string(b, "cpus", cpus);
                 json_builder_end_object(b);

@@ -125,7 +125,7 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
                         } else {
                                 g_string_append_printf(out, "  node %u  %s, %s held by domains\n",
                                                        node->os_index,
-                                                       size_format(node->memory, a, sizeof(a)),
+                                                       topology_node_memory_text(t, n, a, sizeof(a)),
                                                        size_format(ledger_node_memory(l, n), b, sizeof(b)));
                                 append_pools(out, t, l, n);
                         }
@@ -156,7 +156,7 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
                 if (t->nodes[n].ncores)
                         continue;
                 g_string_append_printf(out, "memory-only node %u  %s, %s held by domains\n",
-                                       t->nodes[n].os_index, size_format(t->nodes[n].memory, a, sizeof(a)),
+                                       t->nodes[n].os_index, topology_node_memory_text(t, n, a, sizeof(a)),
                                        size_format(ledger_node_memory(l, n), b, sizeof(b)));
                 append_pools(out, t, l, n);
         }

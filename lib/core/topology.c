@@ -8,6 +8,7 @@
 
 #include "distances.h"
 #include "nodesets.h"
+#include "size.h"
 #include "string-table.h"
 
 static const char *const node_kind_table[_NODE_KIND_MAX] = {
@@ -326,4 +327,13 @@ void topology_nodes_distance(const Topology *t, const CpuSet *nodes, uint32_t *r
                 *ret_max = max;
         if (ret_mean)
                 *ret_mean = n ? (double)sum / (double)n : 0;
+}
+
+const char *topology_node_memory_text(const Topology *t, unsigned n, char *buf, unsigned len)
+{
+        if (!topology_node_memory_known(t, n)) {
+                g_strlcpy(buf, "unknown", len);
+                return buf;
+        }
+        return size_format(t->nodes[n].memory, buf, len);
 }

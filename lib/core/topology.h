@@ -30,6 +30,10 @@
 /* The OS index of the stand-in node for CPUs local to no NUMA node: no Linux node has it. */
 #define TOPOLOGY_NO_LOCAL_NODE TOPOLOGY_NODES_MAX
 
+/* What a node with CPUs is taken to hold when the source gives no memory sizes (Topology.
+ * memory_sizes_unknown): more than any guest asks for, and 1024 of them still sum below 2^64. */
+#define TOPOLOGY_MEMORY_UNKNOWN (UINT64_C(1) << 50)
+
 typedef struct NodeSetTable NodeSetTable;
 
 /*
@@ -152,6 +156,11 @@ typedef struct Topology {
          * domain's <cachetune>/<memorytune> name), for topology_cache_cpus(). */
         TopoCache *caches;
         unsigned ncaches;
+
+        /* Added: the source gives no node's memory size (an hwloc export made without them): each node
+         * with CPUs is taken to hold TOPOLOGY_MEMORY_UNKNOWN, so memory never decides, and views say
+         * "unknown" rather than a size. */
+        bool memory_sizes_unknown;
 } Topology;
 
 /* Builds a topology from plain arrays: for tests and the ranking fixtures. distance may be NULL
@@ -191,6 +200,14 @@ const CpuSet *topology_pci_nodes(const Topology *t, uint64_t address);
 /* The usable CPUs (OS indexes) under the level-2 or level-3 cache with this kernel id, or NULL when the
  * topology knows no such cache. */
 const CpuSet *topology_cache_cpus(const Topology *t, unsigned level, unsigned id);
+
+/* Whether node n's memory size is known: false for the nodes given TOPOLOGY_MEMORY_UNKNOWN. */
+static inline bool topology_node_memory_known(const Topology *t, unsigned n)
+{
+        return !t->memory_sizes_unknown || t->nodes[n].memory != TOPOLOGY_MEMORY_UNKNOWN;
+}
+/* Node n's memory as views print it: its size, or "unknown" (topology_node_memory_known()). */
+const char *topology_node_memory_text(const Topology *t, unsigned n, char *buf, unsigned len);
 
 /* Index of the PU with this OS index, or -1. */
 int topology_pu_by_os(const Topology *t, unsigned os_index);

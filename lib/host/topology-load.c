@@ -755,6 +755,39 @@ static void note_memoryless_nodes(Topology *t, hwloc_topology_t topo)
         }
 }
 
+/* An export's allowed memory nodes that name none of its nodes (hwloc leaves them so when the exporting
+ * process's set was never filled in): no process runs with no memory node, so the set says nothing. */
+static hwloc_const_nodeset_t export_allowed_mems(Topology *t, hwloc_topology_t topo,
+                                                 hwloc_const_nodeset_t allowed)
+{
+        if (!allowed || hwloc_bitmap_intersects(allowed, hwloc_topology_get_complete_nodeset(topo)))
+                return allowed;
+        topology_note(t, "the export's allowed memory nodes name none of its NUMA nodes (no process runs "
+                         "so): ignored");
+        return NULL;
+}
+
+/* An export that gives no node a memory size (hwloc's total for the machine is 0: made where the memory
+ * could not be read, or with the sizes cut out) cannot say where memory fits: each node with CPUs, and
+ * that the export allows, is taken to hold TOPOLOGY_MEMORY_UNKNOWN, so placements follow the CPUs alone
+ * and memory is bound to their nodes. */
+static void unknown_memory_sizes(Topology *t, hwloc_topology_t topo, hwloc_const_nodeset_t allowed)
+{
+        if (hwloc_get_root_obj(topo)->total_memory != 0)
+                return;
+        t->memory_sizes_unknown = true;
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                TopoNode *node = &t->nodes[n];
+                if (node->ncores > 0 && !node->no_local_memory && node->kind != NODE_KIND_GPU &&
+                    (!allowed || hwloc_bitmap_isset(allowed, node->os_index)))
+                        node->memory = TOPOLOGY_MEMORY_UNKNOWN;
+        }
+        topology_note(t,
+                      "no NUMA node has a memory size in %s: memory is not counted, and each domain's "
+                      "memory goes to the nodes of its vCPUs",
+                      g_str_has_prefix(t->source, SYNTHETIC_PREFIX) ? "the description" : "the export");
+}
+
 static int topology_build(const char *source, hwloc_topology_t topo, const char *xml, Topology **ret,
                           char **ret_error)
 {
@@ -776,6 +809,8 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
                 this_host_hugepage_size(t);
                 allowed_cpus = guest_cpus;
                 allowed_mems = guest_mems;
+        } else {
+                allowed_mems = export_allowed_mems(t, topo, allowed_mems);
         }
         r = build_nodes(t, topo, attached, allowed_mems, guest, ret_error);
         if (r < 0)
@@ -864,6 +899,8 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
         }
         if (g_str_equal(source, "host"))
                 this_host_memory_tiers(t);
+        else
+                unknown_memory_sizes(t, topo, allowed_mems);
 
         distance = drop_empty_nodes(t, topo, read_distances(t, topo, xml));
         topology_finish(t, distance);

@@ -261,6 +261,17 @@ result "topology --json lists the CPU kinds, most performant first, and each nod
     "$([ $RC -eq 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
 k=d["core_kinds"]; assert [x["name"] for x in k]==["IntelCore","IntelAtom"] and k[0]["max_mhz"]==5400
 assert d["node_list"][0]["kind"]=="dram" and d["node_list"][0]["no_local_memory"] is False' "$OUT"; echo $?)"
+# an export with no memory sizes: the vCPUs decide, memory goes with them, the views say "unknown"
+run "$CTL" plan --topology="$TOPOS/v1-no-memory.xml" a:4:2G b:4:64G
+result "an export without memory sizes places by cores, memory with the vCPUs (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q '^start a (4 vCPUs, 2.0 GiB): placed on node 0 ' "$OUT" &&
+        grep -q '^start b (4 vCPUs, 64.0 GiB): placed on node 1 ' "$OUT" &&
+        grep -qF '2.0 GiB not counted (no memory sizes known)' "$OUT" && ! grep -q 'PiB' "$OUT" &&
+        grep -q '^  node 0  unknown, 2.0 GiB held by domains$' "$OUT"; echo $?)"
+run "$CTL" --json topology --topology="$TOPOS/v1-no-memory.xml"
+result "topology --json gives an unknown memory size as null (rc $RC)" \
+    "$([ $RC -eq 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+assert [n["memory"] for n in d["node_list"]]==[None,None]' "$OUT"; echo $?)"
 run "$CTL" topology --topology="$TOPOS/no-local-node-3s.xml"
 result "topology shows CPUs local to no NUMA node apart (rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q '^host: *2 NUMA nodes (and CPUs local to none)' "$OUT" &&

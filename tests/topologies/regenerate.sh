@@ -148,3 +148,9 @@ sed -e '/<object type="NUMANode" os_index="1" /{s/local_memory="[0-9]*"/local_me
         "$tmp/lpar.xml" >"$tmp/lpar0.xml"
 # shellcheck disable=SC2046 # nodes prints one argument per node
 annotate "$tmp/lpar0.xml" lpar-memoryless.xml 3 $(nodes 3) 10 20 40  20 10 40  40 40 10
+
+# An hwloc v1 export that gives no memory sizes, as hwloc's own test XMLs of old machines do: 2 sockets,
+# a node each, of 4 cores x 2 threads. The same with allowed memory nodes that name no node (0x0).
+lstopo -i "pack:2 [numa(memory=64GB)] l3:1 core:4 pu:2" --of xml --export-xml-flags v1 -f "$tmp/v1.xml"
+sed -e 's/ local_memory="[0-9]*"//' -e '/<page_type /d' "$tmp/v1.xml" >v1-no-memory.xml
+sed -e 's/ allowed_nodeset="0x[0-9a-f]*"/ allowed_nodeset="0x0"/g' v1-no-memory.xml >v1-no-memory-allowed.xml
