@@ -142,7 +142,10 @@ void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p,
                 json_builder_set_member_name(b, "free_pus");
                 json_builder_add_int_value(b, c->free_pus);
                 json_builder_set_member_name(b, "free_memory");
-                json_builder_add_int_value(b, (gint64)c->free_memory);
+                if (t && t->memory_sizes_unknown) /* no size known: nothing free to tell */
+                        json_builder_add_null_value(b);
+                else
+                        json_builder_add_int_value(b, (gint64)c->free_memory);
                 json_builder_set_member_name(b, "qualifies");
                 json_builder_add_boolean_value(b, c->qualifies);
                 json_builder_set_member_name(b, "chosen");

@@ -113,7 +113,6 @@ char *plan_explain(const Topology *t, const Plan *p)
 {
         GString *s = g_string_new(NULL);
         char a[32];
-        (void)t;
 
         g_string_append_printf(s, "policy %s, vCPU pins per %s; %u vCPU%s, %s\n",
                                policy_kind_to_string(p->policy), vcpu_pin_mode_to_string(p->vcpu_pin),
@@ -131,9 +130,11 @@ char *plan_explain(const Topology *t, const Plan *p)
         for (unsigned i = 0; i < p->candidates->len; i++) {
                 const PlanCandidate *c = g_ptr_array_index(p->candidates, i);
                 g_autofree char *nodes = cpuset_format(c->nodes);
-                g_string_append_printf(s, "  %-5u %-12s %4u %7.2f %10u %9u %12s  %s\n", c->rank + 1, nodes,
-                                       c->max_distance, c->mean_distance, c->free_cores, c->free_pus,
-                                       size_format(c->free_memory, a, sizeof(a)), verdict(c));
+                g_string_append_printf(
+                    s, "  %-5u %-12s %4u %7.2f %10u %9u %12s  %s\n", c->rank + 1, nodes, c->max_distance,
+                    c->mean_distance, c->free_cores, c->free_pus,
+                    t && t->memory_sizes_unknown ? "unknown" : size_format(c->free_memory, a, sizeof(a)),
+                    verdict(c));
         }
         if (p->repinned && (p->result == PLAN_PLACED || p->result == PLAN_OVERCOMMITTED)) {
                 g_string_append(s, "rule: re-pinned where it runs by measured load (healed or rebalanced): "

@@ -268,6 +268,13 @@ result "an export without memory sizes places by cores, memory with the vCPUs (r
         grep -q '^start b (4 vCPUs, 64.0 GiB): placed on node 1 ' "$OUT" &&
         grep -qF '2.0 GiB not counted (no memory sizes known)' "$OUT" && ! grep -q 'PiB' "$OUT" &&
         grep -q '^  node 0  unknown, 2.0 GiB held by domains$' "$OUT"; echo $?)"
+run "$CTL" explain --topology="$TOPOS/v1-no-memory.xml" a:4:2G
+result "explain gives the candidates' free memory as unknown (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -Eq '^  1 +0 +10 +10.00 +4 +8 +unknown  chosen$' "$OUT" && ! grep -q 'PiB' "$OUT"; echo $?)"
+run "$CTL" --json explain --topology="$TOPOS/v1-no-memory.xml" a:4:2G
+result "explain --json gives the candidates' free memory as null (rc $RC)" \
+    "$([ $RC -eq 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+c=d["decisions"][0]["candidates"]; assert len(c)==2 and all(x["free_memory"] is None for x in c)' "$OUT"; echo $?)"
 run "$CTL" --json topology --topology="$TOPOS/v1-no-memory.xml"
 result "topology --json gives an unknown memory size as null (rc $RC)" \
     "$([ $RC -eq 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
