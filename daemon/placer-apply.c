@@ -214,7 +214,11 @@ static int undo_iothreads(Manager *m, virDomainPtr dom, Decision *d, const Domai
         cpuset_subtract(dropped, d->plan->iothreads);
         if (cpuset_is_empty(dropped))
                 return 0;
-        if (virt_domain_get_iothreads(dom, &ids, &pins, &n, &error) < 0) {
+        r = virt_domain_get_iothreads(dom, &ids, &pins, &n, &error);
+        /* a job met: the old pin still runs uncounted, so this waits for the job as a pin would */
+        if (r == -ENOENT || r == -EBUSY)
+                return pin_outcome(d, r, &error, ret_applied);
+        if (r < 0) {
                 log_warning("%s: %s; its I/O threads stay where they were pinned", d->name, error);
                 return 0;
         }
@@ -314,8 +318,8 @@ static const CpuSet *own_emulator_left(virDomainPtr dom, const Plan *before)
 
 /*
  * After a failed pin the ledger must hold what runs, not what was planned: the live pins, adopted, and
- * the emulator pin placementd made before when the new one did not replace it (else the next placement
- * would take it for someone else's).
+ * the emulator and I/O thread pins placementd made before when the new ones did not replace them (else
+ * the next placement would take them for someone else's, and never undo them).
  */
 static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, const Plan *before,
                              bool emulator_applied, bool iothreads_applied)
@@ -331,6 +335,11 @@ static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, const Pl
         if (iothreads_applied) {
                 cpuset_union(runs->iothreads, d->plan->iothreads);
                 cpuset_union(runs->iothread_pin, d->plan->iothread_pin);
+        } else if (before && !cpuset_is_empty(before->iothreads)) {
+                /* the pins before made may still run (reading them needs the job): counted, and undone
+                 * by the next apply where its plan leaves them alone */
+                cpuset_union(runs->iothreads, before->iothreads);
+                cpuset_union(runs->iothread_pin, before->iothread_pin);
         }
         /* the memory binding stands where it was applied */
         if (d->memory_binding == MEMORY_BINDING_APPLIED || d->memory_binding == MEMORY_BINDING_KEPT)

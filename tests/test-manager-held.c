@@ -15,6 +15,7 @@
 #include <string.h>
 #include <time.h>
 
+#include "config.h"
 #include "domain-xml.h"
 #include "manager-fixture.h"
 #include "manager-internal.h"
@@ -80,12 +81,22 @@ int virDomainGetState(virDomainPtr dom, int *state, int *reason, unsigned int fl
 
 /* live I/O thread reads (each needs the domain's job) */
 static unsigned iothread_reads;
+/* a read on the domain of this UUID waits libvirt's 30 s for a job it does not report and fails (the wait
+ * left out); NULL: none */
+static const char *iothread_timeout_uuid;
 
 int virDomainGetIOThreadInfo(virDomainPtr dom, virDomainIOThreadInfoPtr **info, unsigned int flags)
 {
         static int (*real)(virDomainPtr, virDomainIOThreadInfoPtr **, unsigned int);
+        char uuid[VIR_UUID_STRING_BUFLEN];
 
         iothread_reads++;
+        if (iothread_timeout_uuid && virDomainGetUUIDString(dom, uuid) == 0 &&
+            strcmp(uuid, iothread_timeout_uuid) == 0) {
+                virResetLastError();
+                unreported_error_pending = true;
+                return -1;
+        }
         if (!real)
                 *(void **)&real = dlsym(RTLD_NEXT, "virDomainGetIOThreadInfo");
         return real(dom, info, flags);
@@ -467,6 +478,63 @@ START_TEST(test_unreported_job_backs_off)
 }
 END_TEST
 
+/* The pins of a re-placement went through, then the read of the I/O threads its plan no longer pins (to
+ * undo the pin placementd made) met a job libvirt does not report: the I/O thread still runs on the old
+ * pin, which the ledger no longer counts, so the placement waits for the job like any pin that met it
+ * and undoes the pin once it goes through. It was taken as done: `placed`, the pin left for good. */
+START_TEST(test_undo_iothreads_waits_for_job)
+{
+        static const char *const uuid = "5e2d3c4b-6a7f-4e8d-9c0b-1a2b3c4d5e6f";
+        Manager *m = fixture_manager_new(base, "synthetic:pack:1 numa:1(memory=16GiB) core:2 pu:1", NULL);
+        virDomainPtr dom = start_uuid("j-undo", uuid, 1);
+        unsigned char anywhere = 0xff;
+        g_autoptr(Config) config = config_new_default();
+        g_autoptr(CpuSet) old_pin = NULL, live = NULL;
+        g_autofree char *error = NULL;
+        g_autofree unsigned *ids = NULL;
+        CpuSet **pins = NULL;
+        unsigned n = 0;
+        const Decision *d;
+        HeldBackoff *b;
+
+        ck_assert(spin_until(m, "j-undo", DECISION_PLACED, 3000));
+        ck_assert_int_eq(virDomainAddIOThread(dom, 5, VIR_DOMAIN_AFFECT_LIVE), 0);
+        ck_assert_int_eq(virDomainPinIOThread(dom, 5, &anywhere, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m); /* the emulator's pin is the I/O thread's rule without SMT */
+        d = manager_lookup(m, "j-undo");
+        ck_assert(cpuset_has(d->plan->iothreads, 5));
+        old_pin = cpuset_copy(d->plan->iothread_pin);
+        ck_assert(!cpuset_is_empty(old_pin));
+        /* EmulatorPin=none: the plan pins no I/O thread, and the one placementd pinned is undone */
+        config->placement.emulator_pin = EMULATOR_PIN_NONE;
+        manager_set_config(m, g_steal_pointer(&config));
+        next_turn();
+        iothread_timeout_uuid = uuid;
+        ck_assert_int_eq(manager_replace(m, "j-undo", &error), 0);
+        d = manager_lookup(m, "j-undo");
+        ck_assert_msg(d->result == DECISION_FAILED && d->job_held, "%s: %s",
+                      decision_result_to_string(d->result), d->reason);
+        ck_assert_msg(d->apply_error && strstr(d->apply_error, "reading the I/O threads"), "%s",
+                      d->apply_error ? d->apply_error : "(none)");
+        /* the job goes: the look undoes the pin */
+        iothread_timeout_uuid = NULL;
+        next_turn();
+        b = g_hash_table_lookup(m->job_timeouts, uuid);
+        ck_assert_ptr_nonnull(b);
+        b->next_usec = 0;
+        held_retry_now(m);
+        d = assert_placed_again(m, dom, "j-undo");
+        ck_assert(cpuset_is_empty(d->plan->iothreads));
+        ck_assert_int_eq(virt_domain_get_iothreads(dom, &ids, &pins, &n, NULL), 0);
+        ck_assert_uint_eq(n, 1);
+        ck_assert_msg(!cpuset_equal(pins[0], old_pin), "I/O thread 5 still on placementd's old pin");
+        virt_pins_free(pins, n);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        manager_free(m);
+}
+END_TEST
+
 /* A call that needs the job goes through once more (here the reconcile's read of the live I/O threads):
  * the job is free, and the timeouts of before are forgotten. Kept, the next unreported job the domain met
  * would wait 60 s or more instead of 30, and a placement meanwhile be refused. */
@@ -614,6 +682,7 @@ static Suite *manager_held_suite(void)
         tcase_add_test(tc, test_unreported_jobs_at_start_one_per_turn);
         tcase_add_test(tc, test_start_not_ended_left_to_its_event);
         tcase_add_test(tc, test_start_never_ended_forgotten);
+        tcase_add_test(tc, test_undo_iothreads_waits_for_job);
         suite_add_tcase(s, tc);
         return s;
 }
