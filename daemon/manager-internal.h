@@ -209,6 +209,12 @@ PlacerRequest *placer_request(Manager *m, virDomainPtr dom);
 /* Applies plan (taken), made for r, as dom's new decision; note leads its reason. */
 void placer_apply_plan(Manager *m, virDomainPtr dom, const PlacerRequest *r, Plan *plan, const char *note);
 
+/* Moves the emulator and I/O threads of dom, placed by placementd, to where EmulatorPin= puts them beside
+ * its vCPUs on the host as it is now (policy_rehouse()), when that is elsewhere: a domain placed again
+ * before others it shared CPUs with leaves them where those others ran no more. why ends the log line and
+ * the note that leads the reason ("once ..."). True when it moved them. */
+bool placer_rehouse(Manager *m, virDomainPtr dom, const char *why);
+
 /* held.c: a domain whose plan waits for libvirt to release its job (Decision.job_held) is placed again once
  * it does; held_retry_soon() arms the look (a few seconds on) unless it is armed. */
 void held_init(Manager *m);

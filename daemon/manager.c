@@ -961,6 +961,15 @@ static unsigned place_each(Manager *m, GPtrArray *uuids, const char *why, GStrin
                                                        decision_result_to_string(d->result));
                 }
         }
+        /* each was placed on the host as the others left it so far: one placed before another moved off
+         * CPUs it shared with it (newly reserved, say) had its emulator and I/O threads chosen without
+         * them; they follow where its vCPUs run on the host as all of them left it */
+        for (unsigned i = 0; uuids->len > 1 && i < uuids->len; i++) {
+                g_autoptr(virDomain) dom = NULL;
+                if (g_hash_table_contains(m->decisions, g_ptr_array_index(uuids, i)) &&
+                    virt_conn_lookup_uuid(m->conn, g_ptr_array_index(uuids, i), &dom, NULL) == 0)
+                        placer_rehouse(m, dom, "once the domains placed again with it moved");
+        }
         return placed;
 }
 

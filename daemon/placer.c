@@ -687,6 +687,46 @@ void placer_apply_plan(Manager *m, virDomainPtr dom, const PlacerRequest *r, Pla
                 announce(m, d);
 }
 
+bool placer_rehouse(Manager *m, virDomainPtr dom, const char *why)
+{
+        char uuid[VIR_UUID_STRING_BUFLEN];
+        const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
+        g_autoptr(PlacerRequest) r = NULL;
+        g_autoptr(Ledger) others = NULL;
+        g_autofree double *pu_busy = NULL;
+        g_autofree char *was = NULL, *now = NULL, *note = NULL, *error = NULL;
+        const char *what;
+        Plan *plan;
+
+        /* placementd's own pins that run (an advice or a held job moved nothing) */
+        if (!m->config->apply || !d || !d->plan || d->job_held ||
+            (d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED) ||
+            !(r = placer_request(m, dom)))
+                return false;
+        /* the host as a re-placement sees it: without the domain's old self */
+        others = ledger_new_over(m->ledger);
+        ledger_release(others, uuid);
+        if (load_monitor_known(m->load))
+                r->req.pu_busy = pu_busy = load_pu_busy(others, load_monitor_lookup_cb, m->load);
+        if (!(plan = policy_rehouse(m->topology, others, &r->req, &r->params, d->plan)))
+                return false;
+        if (held_job_busy(m, dom, &error) < 0) { /* each pin would wait for the job */
+                log_info("%s: its emulator and I/O threads not moved: %s", d->name, error);
+                plan_free(plan);
+                return false;
+        }
+        what = cpuset_is_empty(plan->emulator_pin) ? "its I/O threads"
+               : cpuset_is_empty(plan->iothreads)  ? "its emulator"
+                                                   : "its emulator and I/O threads";
+        was = cpuset_format(cpuset_is_empty(plan->emulator_pin) ? d->plan->iothread_pin
+                                                                : d->plan->emulator_pin);
+        now = cpuset_format(cpuset_is_empty(plan->emulator_pin) ? plan->iothread_pin : plan->emulator_pin);
+        note = g_strdup_printf("%s moved to CPUs %s %s", what, now, why);
+        log_info("%s: %s moved from CPUs %s to %s %s", d->name, what, was, now, why);
+        placer_apply_plan(m, dom, r, plan, note);
+        return true;
+}
+
 /* Reads dom and decides; returns the decision to announce, or NULL when dom is gone (and forgotten). */
 static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrigin origin,
                        uint64_t event_usec)

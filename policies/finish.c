@@ -1746,11 +1746,67 @@ static void drop_unused_nodes(const HostView *v, Plan *plan)
         }
 }
 
+/* Who shares the domain's own cores when QEMU's threads went there, as the reason says it: "the emulator
+ * shares", "its I/O threads share", "the emulator and I/O threads share". */
+static const char *own_cores_who(const Plan *plan)
+{
+        return cpuset_is_empty(plan->emulator_pin)
+                   ? "its I/O threads share"
+                   : (cpuset_is_empty(plan->iothreads) ? "the emulator shares"
+                                                       : "the emulator and I/O threads share");
+}
+
+/* reason (taken), with what it says when QEMU's threads went to the domain's own cores (where). */
+static char *own_cores_note(const HostView *v, HousekeepingPlace where, const Plan *plan, char *reason)
+{
+        char *out;
+
+        if (where != HOUSEKEEPING_OWN_CORES)
+                return reason;
+        if (on_own_realtime_cores(v, plan))
+                /* every core it may use runs a realtime vCPU (an all-realtime guest filling its host) */
+                out = g_strdup_printf(
+                    "%s; %s its own cores, where its realtime (FIFO/RR) vCPUs run: no core without a "
+                    "realtime vCPU is left that %s may use, and a realtime vCPU that spins may starve %s "
+                    "(HousekeepingCPUs= keeps QEMU's threads apart)",
+                    reason, own_cores_who(plan),
+                    cpuset_is_empty(plan->emulator_pin) || !cpuset_is_empty(plan->iothreads) ? "they" : "it",
+                    cpuset_is_empty(plan->emulator_pin) || !cpuset_is_empty(plan->iothreads) ? "them"
+                                                                                             : "it");
+        else
+                out = g_strdup_printf("%s; %s its own cores: %s", reason, own_cores_who(plan),
+                                      v->params->emulator_pin == EMULATOR_PIN_NODESET
+                                          ? "its nodes have no free core, and every thread of its own cores "
+                                            "is another domain's too"
+                                          : "no idle sibling, housekeeping CPU or free core of its nodes is "
+                                            "left");
+        g_free(reason);
+        return out;
+}
+
+/* reason without what own_cores_note() added to it, as a new string. */
+static char *without_own_cores_note(const char *reason)
+{
+        static const char *const whos[] = {"; the emulator shares its own cores",
+                                           "; its I/O threads share its own cores",
+                                           "; the emulator and I/O threads share its own cores"};
+        GString *s = g_string_new(reason ? reason : "");
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(whos); i++) {
+                const char *at = strstr(s->str, whos[i]);
+                const char *end;
+                if (!at)
+                        continue;
+                end = strstr(at + 1, "; ");
+                g_string_erase(s, at - s->str, end ? end - at : -1);
+        }
+        return g_string_free(s, FALSE);
+}
+
 void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
                  const SetChoice *choice, Plan *plan)
 {
         bool bound = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
-        g_autofree char *reason = NULL;
         HousekeepingPlace where;
 
         make_pins(v, plan);
@@ -1775,40 +1831,25 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
                         ((PlanCandidate *)g_ptr_array_index(plan->candidates, i))->free_memory = free_bytes;
         }
         where = pin_housekeeping(v, req, plan);
-        reason = placed_reason(v, ops, req, choice, plan);
-        if (where == HOUSEKEEPING_OWN_CORES && on_own_realtime_cores(v, plan))
-                /* every core it may use runs a realtime vCPU (an all-realtime guest filling its host) */
-                plan->reason = g_strdup_printf(
-                    "%s; %s its own cores, where its realtime (FIFO/RR) vCPUs run: no core without a "
-                    "realtime vCPU is left that %s may use, and a realtime vCPU that spins may starve %s "
-                    "(HousekeepingCPUs= keeps QEMU's threads apart)",
-                    reason,
-                    cpuset_is_empty(plan->emulator_pin)
-                        ? "its I/O threads share"
-                        : (cpuset_is_empty(plan->iothreads) ? "the emulator shares"
-                                                            : "the emulator and I/O threads share"),
-                    cpuset_is_empty(plan->emulator_pin) || !cpuset_is_empty(plan->iothreads) ? "they" : "it",
-                    cpuset_is_empty(plan->emulator_pin) || !cpuset_is_empty(plan->iothreads) ? "them"
-                                                                                             : "it");
-        else if (where == HOUSEKEEPING_OWN_CORES)
-                plan->reason = g_strdup_printf(
-                    "%s; %s its own cores: %s", reason,
-                    cpuset_is_empty(plan->emulator_pin)
-                        ? "its I/O threads share"
-                        : (cpuset_is_empty(plan->iothreads) ? "the emulator shares"
-                                                            : "the emulator and I/O threads share"),
-                    v->params->emulator_pin == EMULATOR_PIN_NODESET
-                        ? "its nodes have no free core, and every thread of its own cores is another "
-                          "domain's too"
-                        : "no idle sibling, housekeeping CPU or free core of its nodes is left");
-        else
-                plan->reason = g_steal_pointer(&reason);
+        plan->reason = own_cores_note(v, where, plan, placed_reason(v, ops, req, choice, plan));
         realtime_emulator_note(v, where, plan);
         realtime_over_others_threads(v, plan);
         beside_others_realtime(v, plan);
         remote_memory_note(v, req, plan);
         load_note_reason(v, ops->overcommit_by_core, plan);
         cache_note(v->t, req, plan);
+}
+
+void finish_rehouse(const HostView *v, const PlacementRequest *req, Plan *plan)
+{
+        char *reason = without_own_cores_note(plan->reason);
+
+        if (!req->keep_emulator)
+                cpuset_clear(plan->emulator_pin);
+        cpuset_clear(plan->iothreads);
+        cpuset_clear(plan->iothread_pin);
+        g_free(plan->reason);
+        plan->reason = own_cores_note(v, pin_housekeeping(v, req, plan), plan, reason);
 }
 
 /* A domain kept to some nodes by its <vcpu cpuset> alone, whose memory they cannot hold while the host

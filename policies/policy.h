@@ -50,6 +50,16 @@ Plan *policy_repin_near(const Topology *t, const Ledger *l, const PlacementReque
                         const PlacementParams *params, const Plan *current);
 
 /*
+ * The emulator and I/O threads of current (a placed or overcommitted plan of req; neither realtime nor
+ * with measured busy host-side threads) chosen again for the vCPUs where they run, on l (the ledger
+ * without the domain): where EmulatorPin= puts them once other domains moved (a domain placed again
+ * before others it shared CPUs with, after a reload). vCPUs, nodes and memory stay; the reason says anew
+ * whether they share its own cores. Returns the new plan, or NULL when they would stay where they are.
+ */
+Plan *policy_rehouse(const Topology *t, const Ledger *l, const PlacementRequest *req,
+                     const PlacementParams *params, const Plan *current);
+
+/*
  * Rebalancing: is candidate (planned with the domain's own plan released) better than current (the
  * plan the ledger holds for it now)? Better means, in order: fewer vCPUs sharing a core, fewer
  * nodes, a lower mean distance between its nodes. Returns true and a short human reason in *ret_why.

@@ -1,0 +1,152 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * What a reload that keeps more CPUs from vCPUs leaves, in-process against libvirt's test driver: the
+ * domains placed again off the newly reserved CPUs end with their emulators where EmulatorPin= puts them on
+ * the host as it is once all of them moved, whichever of them was placed again first.
+ */
+#include <event2/event.h>
+#include <libvirt/libvirt.h>
+
+#include "manager-fixture.h"
+#include "manager-internal.h"
+#include "test-util.h"
+#include "virt-domain.h"
+
+/* 6 PUs, one node of 3 cores x 2 threads (CPUs 0-1, 2-3, 4-5): the test driver accepts CPUs 0-7. */
+#define THREE_CORES "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:3 pu:2"
+#define CONF                                                                                                \
+        "[Placement]\nReconcileSec=0\nHeal=no\nLoadInterval=0\nMemoryBinding=no\nVCPUPin=thread\n"          \
+        "EmulatorPin=siblings\n"
+
+static struct event_base *base;
+static virConnectPtr conn;
+
+static void setup(void)
+{
+        fixture_open(&base, &conn, true);
+}
+
+static void teardown(void)
+{
+        fixture_close(base, conn);
+}
+
+static void reload(Manager *m, const char *text)
+{
+        g_autoptr(Config) c = NULL;
+        g_autofree char *error = NULL;
+
+        ck_assert_msg(config_load_data(text, "t", &c, &error) == 0, "%s", error);
+        manager_set_config(m, g_steal_pointer(&c));
+}
+
+static virDomainPtr start(Manager *m, const char *name, const char *uuid)
+{
+        g_autofree char *body = g_strdup_printf("<uuid>%s</uuid><vcpu>3</vcpu>", uuid);
+        virDomainPtr dom = fixture_start_xml(conn, name, body);
+
+        ck_assert(fixture_spin_known(base, m, name, 3000));
+        return dom;
+}
+
+/* The host CPUs (OS indexes) the ledger counts a vCPU on, of any domain. */
+static CpuSet *vcpu_cpus(Manager *m)
+{
+        CpuSet *cpus = cpuset_new();
+
+        for (unsigned p = 0; p < m->topology->npus; p++)
+                if (ledger_pu_load(manager_ledger(m), p))
+                        cpuset_add(cpus, m->topology->pus[p].os_index);
+        return cpus;
+}
+
+/* The emulator of the domain name runs on the housekeeping CPUs 0-1, which no vCPU takes, as its live pin
+ * says: not on its own vCPUs' CPUs, nor on another domain's, and its reason does not say it shares its own
+ * cores. */
+static void assert_emulator_apart(Manager *m, virDomainPtr dom, const char *name)
+{
+        const Decision *d = manager_lookup(m, name);
+        g_autoptr(CpuSet) vcpus = vcpu_cpus(m);
+        g_autoptr(CpuSet) housekeeping = NULL;
+        g_autoptr(CpuSet) live = virt_domain_emulator_pin(dom);
+        g_autofree char *pin = NULL, *runs = NULL;
+
+        ck_assert_ptr_nonnull(d);
+        ck_assert_ptr_nonnull(d->plan);
+        pin = cpuset_format(d->plan->emulator_pin);
+        ck_assert_int_eq(cpuset_parse("0-1", &housekeeping, NULL), 0);
+        ck_assert_msg(!cpuset_intersects(vcpus, housekeeping), "a vCPU on a reserved CPU");
+        for (unsigned i = 0; i < d->plan->nvcpus; i++)
+                ck_assert_msg(!cpuset_intersects(d->plan->emulator_pin, d->plan->vcpu_pins[i]),
+                              "%s: its emulator on %s, beside its own vCPU %u, while CPUs 0-1 are free: %s",
+                              name, pin, i, d->reason);
+        ck_assert_msg(!cpuset_intersects(d->plan->emulator_pin, vcpus),
+                      "%s: its emulator on %s, where vCPUs run, while CPUs 0-1 are free: %s", name, pin,
+                      d->reason);
+        ck_assert_msg(cpuset_equal(d->plan->emulator_pin, housekeeping), "%s: its emulator on %s: %s", name,
+                      pin, d->reason);
+        ck_assert_msg(!strstr(d->reason, "its own cores"), "%s: %s", name, d->reason);
+        runs = live ? cpuset_format(live) : g_strdup("(unread)");
+        ck_assert_msg(live && cpuset_equal(live, d->plan->emulator_pin),
+                      "%s: its emulator runs on %s, planned %s", name, runs, pin);
+}
+
+/*
+ * Two domains of 3 vCPUs on 3 cores with CPU 1 reserved both run a vCPU on CPU 0; a reload that reserves
+ * CPU 0 too moves both off it. Whichever is placed again first was planned while the other still ran on
+ * core 0, whose CPUs are then the only housekeeping CPUs, so none was free for its emulator; once the
+ * second left core 0 they are. Both emulators end on CPUs 0-1, in either order (the UUIDs swapped swap
+ * the order in which the reload takes them).
+ */
+static void reload_reserving_cpu0(const char *uuid_a, const char *uuid_b)
+{
+        Manager *m = fixture_manager_new(base, THREE_CORES, CONF "ReservedCPUs=1\n");
+        virDomainPtr a = start(m, "rl-a", uuid_a);
+        virDomainPtr b = start(m, "rl-b", uuid_b);
+        const Decision *da = manager_lookup(m, "rl-a"), *db = manager_lookup(m, "rl-b");
+        g_autoptr(CpuSet) zero = NULL;
+        bool a_on_0 = false, b_on_0 = false;
+
+        ck_assert_int_eq(cpuset_parse("0", &zero, NULL), 0);
+        for (unsigned i = 0; i < 3; i++) {
+                a_on_0 = a_on_0 || cpuset_intersects(da->plan->vcpu_pins[i], zero);
+                b_on_0 = b_on_0 || cpuset_intersects(db->plan->vcpu_pins[i], zero);
+        }
+        ck_assert_msg(a_on_0 && b_on_0, "both run a vCPU on CPU 0: %s / %s", da->reason, db->reason);
+
+        reload(m, CONF "ReservedCPUs=0-1\n");
+        assert_emulator_apart(m, a, "rl-a");
+        assert_emulator_apart(m, b, "rl-b");
+        fixture_stop(a);
+        fixture_stop(b);
+        fixture_manager_free(base, m);
+}
+
+START_TEST(test_reload_emulators_one_order)
+{
+        reload_reserving_cpu0("11111111-2222-3333-4444-555555555501",
+                              "11111111-2222-3333-4444-555555555502");
+}
+END_TEST
+
+START_TEST(test_reload_emulators_other_order)
+{
+        reload_reserving_cpu0("11111111-2222-3333-4444-555555555502",
+                              "11111111-2222-3333-4444-555555555501");
+}
+END_TEST
+
+static Suite *manager_reload_suite(void)
+{
+        Suite *s = suite_create("manager reload");
+        TCase *tc = tcase_create("reload");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, test_reload_emulators_one_order);
+        tcase_add_test(tc, test_reload_emulators_other_order);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(manager_reload_suite)
