@@ -1255,22 +1255,47 @@ int manager_cpu_advice(Manager *m, const char *uuid, CpuAdvice **ret, char **ret
         return virt_cpu_advise(v, dom, ret, ret_error);
 }
 
+/* What the map shows of an advisory decision: "runs" (the pins it had; its advice is not applied),
+ * "advice" (it runs unpinned: the ledger counts its advice), NULL when nothing (not advisory, or an
+ * unplaceable advice of a domain that runs unpinned). */
+static const char *advice_shown(const Decision *d)
+{
+        if (d->result != DECISION_ADVISORY)
+                return NULL;
+        if (d->advice)
+                return "runs";
+        return d->plan && d->plan->result != PLAN_UNPLACEABLE ? "advice" : NULL;
+}
+
 char *manager_host_map(const Manager *m)
 {
         g_autofree char *map = hostmap_render(m->topology, m->ledger, m->config->placement.reserved_cpus);
         g_autoptr(GPtrArray) all = manager_list(m);
         GString *text = g_string_new(map);
 
-        /* the map shows the pins that really run; say whose plan did not take */
+        /* the map shows the pins that really run; say whose plan did not take, and where an advice
+         * nothing applied stands in for a domain that runs unpinned */
         for (unsigned i = 0; i < all->len; i++) {
                 const Decision *d = g_ptr_array_index(all, i);
                 g_autofree char *safe = NULL;
-                if (d->result != DECISION_FAILED)
+                const char *advice = advice_shown(d);
+                if (d->result != DECISION_FAILED && !advice)
                         continue;
                 /* escaped as the map's names are (text_safe()): placementctl only makes it terminal-safe */
                 safe = text_safe(d->name);
-                g_string_append_printf(text, "failed: %s runs as shown, not as planned: %s\n", safe,
-                                       d->apply_error ? d->apply_error : "");
+                if (d->result == DECISION_FAILED)
+                        g_string_append_printf(text, "failed: %s runs as shown, not as planned: %s\n", safe,
+                                               d->apply_error ? d->apply_error : "");
+                else if (!strcmp(advice, "runs"))
+                        g_string_append_printf(text,
+                                               "advised: %s runs as shown; its advice (Apply=no) is not "
+                                               "applied\n",
+                                               safe);
+                else
+                        g_string_append_printf(text,
+                                               "advised: %s is shown as advised (Apply=no), not applied: "
+                                               "its vCPUs are not pinned\n",
+                                               safe);
         }
         return g_string_free(text, FALSE);
 }
@@ -1297,6 +1322,21 @@ char *manager_host_map_json(const Manager *m)
                 json_builder_add_string_value(b, d->name);
                 json_builder_set_member_name(b, "error");
                 json_builder_add_string_value(b, d->apply_error ? d->apply_error : "");
+                json_builder_end_object(b);
+        }
+        json_builder_end_array(b);
+        /* advisory domains the map shows: as they run, or as advised (advice_shown()) */
+        json_builder_set_member_name(b, "advised");
+        json_builder_begin_array(b);
+        for (unsigned i = 0; i < all->len; i++) {
+                const Decision *d = g_ptr_array_index(all, i);
+                if (!advice_shown(d))
+                        continue;
+                json_builder_begin_object(b);
+                json_builder_set_member_name(b, "domain");
+                json_builder_add_string_value(b, d->name);
+                json_builder_set_member_name(b, "shown");
+                json_builder_add_string_value(b, advice_shown(d));
                 json_builder_end_object(b);
         }
         json_builder_end_array(b);

@@ -134,10 +134,12 @@ void manager_note_reload(Manager *m, bool ok);
 void manager_note_bus_call(Manager *m, bool refused);
 
 /* The host map (hostmap.h) of what the ledger counts, and a line for each domain whose plan did not take
- * (the map shows the pins that really run). Caller frees. */
+ * (the map shows the pins that really run) and each advisory one it shows ("advised: NAME runs as shown;
+ * ..." or, one that runs unpinned and is counted as advised, "advised: NAME is shown as advised
+ * (Apply=no), not applied: ..."). Caller frees. */
 char *manager_host_map(const Manager *m);
-/* The same as JSON (lib/core/hostmap-json.h) with "text": the map above and "failed": [{"domain",
- * "error"}]; caller frees. */
+/* The same as JSON (lib/core/hostmap-json.h) with "text": the map above, "failed": [{"domain",
+ * "error"}] and "advised": [{"domain", "shown": "runs" or "advice"}]; caller frees. */
 char *manager_host_map_json(const Manager *m);
 
 /* Human status line for sd_notify STATUS= and `placementctl status`. Caller frees. */

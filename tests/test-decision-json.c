@@ -344,6 +344,47 @@ START_TEST(test_held_cpus_in_text)
 }
 END_TEST
 
+/* An advisory decision (Apply=no) publishes pins nothing applied: its JSON says "applied": false, and its
+ * text says so before the pins, which otherwise read as the domain's. */
+START_TEST(test_advisory_not_applied)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 8, 2, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(Decision) d = decision_new("uuid-a", "adv");
+        const Decision *one = d;
+        g_autofree char *json = NULL, *text = NULL, *placed_json = NULL, *placed_text = NULL;
+        g_autoptr(JsonNode) root = NULL, placed_root = NULL;
+        JsonObject *o;
+
+        d->plan = plan_copy(test_place(t, l, &p, "adv", 2, 2 * GiB));
+        d->result = DECISION_ADVISORY;
+        d->memory_binding = MEMORY_BINDING_ADVISORY;
+        json = decisions_to_json(t, l, &one, 1, FALSE, NULL, NULL);
+        root = json_from_string(json, NULL);
+        o = json_array_get_object_element(
+            json_object_get_array_member(json_node_get_object(root), "decisions"), 0);
+        ck_assert_str_eq(json_object_get_string_member(o, "result"), "advisory");
+        ck_assert_msg(json_object_has_member(o, "applied") && !json_object_get_boolean_member(o, "applied"),
+                      "%s", json);
+        text = decision_to_text(t, d);
+        ck_assert_msg(
+            strstr(text, "\n  advised (Apply=no): not applied; the domain runs as it did\n  vCPU 0 -> "),
+            "%s", text);
+
+        /* the pins of any other decision are the domain's */
+        d->result = DECISION_PLACED;
+        d->memory_binding = MEMORY_BINDING_APPLIED;
+        placed_json = decisions_to_json(t, l, &one, 1, FALSE, NULL, NULL);
+        placed_root = json_from_string(placed_json, NULL);
+        o = json_array_get_object_element(
+            json_object_get_array_member(json_node_get_object(placed_root), "decisions"), 0);
+        ck_assert_msg(json_object_get_boolean_member(o, "applied"), "%s", placed_json);
+        placed_text = decision_to_text(t, d);
+        ck_assert_msg(!strstr(placed_text, "not applied"), "%s", placed_text);
+}
+END_TEST
+
 static Suite *json_suite(void)
 {
         Suite *s = suite_create("decision json");
@@ -357,6 +398,7 @@ static Suite *json_suite(void)
         tcase_add_test(tc, test_decisions_document);
         tcase_add_test(tc, test_plan_and_explain);
         tcase_add_test(tc, test_held_cpus_in_text);
+        tcase_add_test(tc, test_advisory_not_applied);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -114,6 +114,14 @@ START_TEST(test_replace_under_apply_off_counts_what_runs)
         /* what is published is the advice: core 0 */
         ck_assert_int_ge(decision_shown_plan(d)->vcpu_pu[0], 0);
         ck_assert_uint_eq(m->topology->pus[decision_shown_plan(d)->vcpu_pu[0]].core, 0);
+        {
+                /* the map shows what runs, and says the advice is not applied */
+                g_autofree char *map = manager_host_map(m), *map_json = manager_host_map_json(m);
+                ck_assert_msg(
+                    strstr(map, "\nadvised: u-b runs as shown; its advice (Apply=no) is not applied\n"),
+                    "%s", map);
+                ck_assert_msg(strstr(map_json, "{\"domain\":\"u-b\",\"shown\":\"runs\"}"), "%s", map_json);
+        }
         manager_reconcile(m);
         d = manager_lookup(m, "u-b");
         ck_assert_msg(!d->pinned_by_hand, "placementd's own pins taken for a hand pin: %s", d->reason);

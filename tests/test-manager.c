@@ -10,6 +10,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "decision-json.h"
 #include "domain-xml.h"
 #include "manager-fixture.h"
 #include "manager-internal.h"
@@ -981,6 +982,19 @@ START_TEST(test_advisory)
         virt_pins_free(pins, 2);
         ck_assert_int_eq(virt_domain_read_spec(dom, false, &spec, NULL), 0);
         ck_assert_ptr_null(spec->decision);
+        {
+                /* what it publishes says the advice is not applied: the decision's JSON, and the map,
+                 * which counts the advice where the domain runs unpinned */
+                g_autofree char *json =
+                    decisions_to_json(manager_topology(m), manager_ledger(m), &d, 1, FALSE, NULL, NULL);
+                g_autofree char *map = manager_host_map(m), *map_json = manager_host_map_json(m);
+                ck_assert_msg(strstr(json, "\"applied\":false"), "%s", json);
+                ck_assert_msg(strstr(map, "\nadvised: m-advice is shown as advised (Apply=no), not applied: "
+                                          "its vCPUs are not pinned\n"),
+                              "%s", map);
+                ck_assert_msg(strstr(map_json, "{\"domain\":\"m-advice\",\"shown\":\"advice\"}"), "%s",
+                              map_json);
+        }
         virDomainDestroy(dom);
         virDomainFree(dom);
         free_manager(m);

@@ -388,11 +388,19 @@ static int cmd_status(const Ctl *o, sd_bus *bus)
         return code;
 }
 
+/* Whether a decision object is an advice nothing applied: result "advisory", or "applied" false. */
+static bool advised(JsonObject *d)
+{
+        return !strcmp(json_get_string(d, "result"), "advisory") ||
+               (json_object_has_member(d, "applied") && !json_get_bool(d, "applied"));
+}
+
 /* The columns of `list`. */
 enum { LIST_DOMAIN, LIST_RESULT, LIST_POLICY, LIST_NODES, LIST_MEM, LIST_PINS, _LIST_COLUMNS };
 
-/* One row of `list`: pins labelled with libvirt's vCPU ids (decision_json_vcpu_id()). Every text the
- * daemon sends goes through text_safe(): a result or policy is no more trusted than a name. */
+/* One row of `list`: pins labelled with libvirt's vCPU ids (decision_json_vcpu_id()), an advice's
+ * followed by "; advised (Apply=no): not applied". Every text the daemon sends goes through text_safe(): a
+ * result or policy is no more trusted than a name. */
 static char **list_row(JsonObject *d)
 {
         JsonArray *pins = json_get_array(d, "vcpu_pins"), *nodes = json_get_array(d, "nodes");
@@ -421,7 +429,8 @@ static char **list_row(JsonObject *d)
         row[LIST_POLICY] = g_strdup(*policy ? policy : "-");
         row[LIST_NODES] = g_strdup(*node_text ? node_text : "-");
         row[LIST_MEM] = g_strdup(*mem ? mem : "-");
-        row[LIST_PINS] = g_strdup(*pins_safe ? pins_safe : "-");
+        row[LIST_PINS] = g_strdup_printf("%s%s", *pins_safe ? pins_safe : "-",
+                                         advised(d) ? "; " DECISION_ADVISED_TEXT : "");
         return row;
 }
 
@@ -536,8 +545,9 @@ static CpuSet *json_nodes(JsonArray *a)
 
 /* The guest cells of a decision and where they went, and its hugepage size: per cell, the nodes of its
  * vCPUs and the nodes its memory is counted on ("memory_nodes", which names more nodes than "nodes" when
- * its vCPUs' nodes lack the room; not known for pins adopted as they run), in plan's words. */
-static void print_guest_shape(JsonObject *d)
+ * its vCPUs' nodes lack the room; not known for pins adopted as they run), in plan's words; note ends
+ * each placed cell's line. */
+static void print_guest_shape(JsonObject *d, const char *note)
 {
         JsonArray *cells = json_get_array(d, "cells");
         char a[32];
@@ -567,8 +577,8 @@ static void print_guest_shape(JsonObject *d)
                 if (*vcpus)
                         printf(" on %s", on);
                 mem_on = decision_nodes_text(memory);
-                printf(", memory %s%s\n", cpuset_is_empty(memory) ? "nodes not known" : "on ",
-                       cpuset_is_empty(memory) ? "" : mem_on);
+                printf(", memory %s%s%s\n", cpuset_is_empty(memory) ? "nodes not known" : "on ",
+                       cpuset_is_empty(memory) ? "" : mem_on, note);
         }
 }
 
@@ -579,7 +589,8 @@ static void print_field(const char *label, const char *text)
         printf("  %-16s%s\n", label, safe);
 }
 
-/* Human view of one decision object (the same JSON as `list --json` and the offline plan). */
+/* Human view of one decision object (the same JSON as `list --json` and the offline plan); an advice's
+ * result says DECISION_ADVISED_TEXT, and each of its pins and cells "(advised)". */
 static void print_decision(JsonObject *d)
 {
         JsonArray *pins = json_get_array(d, "vcpu_pins");
@@ -587,13 +598,20 @@ static void print_decision(JsonObject *d)
         const char *mem = json_get_string(d, "memory_nodes"), *emu = json_get_string(d, "emulator_pin");
         g_autofree char *safe = text_safe(json_get_string(d, "domain"));
         g_autofree char *uuid = text_safe(json_get_string(d, "uuid"));
-        g_autofree char *result = NULL, *binding = NULL, *threads = NULL;
+        g_autofree char *result = NULL, *binding = NULL, *threads = NULL, *emu_text = NULL;
+        bool advice = advised(d);
+        const char *note = advice ? " (advised)" : "";
         char a[32];
 
         printf("%s (%s)\n", safe, uuid);
         result = *json_get_string(d, "policy")
                      ? g_strdup_printf("%s [%s]", json_get_string(d, "result"), json_get_string(d, "policy"))
                      : g_strdup(json_get_string(d, "result"));
+        if (advice) {
+                char *said = g_strconcat(result, "; " DECISION_ADVISED_TEXT, NULL);
+                g_free(result);
+                result = said;
+        }
         print_field("result:", result);
         if (json_get_int(d, "vcpus", -1) >= 0)
                 printf("  size:           %" G_GINT64_FORMAT " vCPU%s, %s\n", json_get_int(d, "vcpus", 0),
@@ -601,16 +619,17 @@ static void print_decision(JsonObject *d)
                        size_format((uint64_t)MAX(json_get_int(d, "memory", 0), 0), a, sizeof(a)));
         for (unsigned i = 0; i < json_length(pins); i++) {
                 g_autofree char *label = g_strdup_printf("vCPU %u", decision_json_vcpu_id(d, i));
-                const char *pin = json_elem_string(pins, i);
-                print_field(label, *pin ? pin : "(not pinned)");
+                g_autofree char *pin = g_strconcat(json_elem_string(pins, i), note, NULL);
+                print_field(label, *json_elem_string(pins, i) ? pin : "(not pinned)");
         }
         binding = g_strdup_printf("%s (binding %s)", *mem ? mem : "-", json_get_string(d, "memory_binding"));
         print_field("memory nodes:", binding);
-        print_field("emulator:", *emu ? emu : "(not pinned)");
-        print_guest_shape(d);
+        emu_text = g_strconcat(emu, note, NULL);
+        print_field("emulator:", *emu ? emu_text : "(not pinned)");
+        print_guest_shape(d, note);
         if (json_object_has_member(d, "iothreads")) {
-                threads = g_strdup_printf("%s on %s", json_get_string(d, "iothreads"),
-                                          json_get_string(d, "iothread_pin"));
+                threads = g_strdup_printf("%s on %s%s", json_get_string(d, "iothreads"),
+                                          json_get_string(d, "iothread_pin"), note);
                 print_field("I/O threads:", threads);
         }
         if (*json_get_string(d, "held_cpus")) {

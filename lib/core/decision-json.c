@@ -330,6 +330,9 @@ void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decisio
         json_builder_add_string_value(b, d->uuid);
         json_builder_set_member_name(b, "result");
         json_builder_add_string_value(b, decision_result_to_string(d->result));
+        /* whether the pins and binding shown are the domain's: an advice under Apply=no is not applied */
+        json_builder_set_member_name(b, "applied");
+        json_builder_add_boolean_value(b, d->result != DECISION_ADVISORY);
         json_builder_set_member_name(b, "reason");
         json_builder_add_string_value(b, d->reason ? d->reason : "");
         json_builder_set_member_name(b, "memory_binding");

@@ -44,8 +44,10 @@ char *json_to_text(JsonNode *node, gboolean pretty);
 CpuSet *topology_nodes_to_os(const Topology *t, const CpuSet *node_indexes);
 
 /* A daemon decision: the plan's members (when it has a plan) plus "uuid", "result" (the decision's),
- * "plan_result", "memory_binding", "apply_error", "adopted", "pinned_by_hand", "decided_usec",
- * "latency_usec". Adds the members to an object the builder has open. */
+ * "applied" (false for an advisory one: its pins, emulator pin and memory nodes are advice nothing
+ * applied; true when they are what the domain runs on), "plan_result", "memory_binding", "apply_error",
+ * "adopted", "pinned_by_hand", "decided_usec", "latency_usec". Adds the members to an object the
+ * builder has open. */
 void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decision *d,
                                 gboolean with_candidates);
 

@@ -78,6 +78,9 @@ char *decision_to_text(const Topology *t, const Decision *d)
 
         if (shown) {
                 append_head(s, t, d->name, shown, decision_result_to_string(d->result));
+                /* what follows reads as the domain's pins: say it is not */
+                if (d->result == DECISION_ADVISORY)
+                        g_string_append(s, "  " DECISION_ADVISED_TEXT "; the domain runs as it did\n");
                 if (shown->result != PLAN_UNPLACEABLE)
                         append_body(s, t, shown);
         } else {

@@ -15,7 +15,11 @@ char *decision_nodes_text(const CpuSet *os_nodes);
  * each line ending in '\n'. Caller frees. */
 char *plan_to_text(const Topology *t, const Plan *p);
 
-/* The same for a daemon decision (its result, memory binding, errors). Caller frees. */
+/* What every human view of an advisory decision says of its pins, which nothing applied. */
+#define DECISION_ADVISED_TEXT "advised (Apply=no): not applied"
+
+/* The same for a daemon decision (its result, memory binding, errors; an advisory one says
+ * DECISION_ADVISED_TEXT before its pins). Caller frees. */
 char *decision_to_text(const Topology *t, const Decision *d);
 
 /* The reasoning behind a plan: the ranked candidate node sets with their distances, free cores and

@@ -185,6 +185,19 @@ printf '%s\n' '{"decisions":[{"domain":"web1","uuid":"u","result":"skipped","pla
 show_golden adopted-and-unplaceable
 result "  show: a cell whose pins were adopted as they run: where its memory is, not known" \
     "$(grep -qx '  guest cell 1   vCPUs 1 on node 1, memory nodes not known' "$OUT"; echo $?)"
+# an advice under Apply=no: show and list say its pins are advised, not applied (they are not the domain's)
+printf '%s\n' '{"decisions":[{"domain":"web1","uuid":"u","result":"advisory","applied":false,"plan_result":"placed",
+  "policy":"explicit","vcpus":2,"memory":2147483648,"vcpu_pins":["0-1","2-3"],"memory_nodes":"0","emulator_pin":"1",
+  "iothreads":"1","iothread_pin":"3","memory_binding":"advisory","apply_error":null,"adopted":false,
+  "pinned_by_hand":false,"reason":"node 0: 4 free cores for 2 vCPUs","cells":[{"id":0,"vcpus":"0-1","nodes":[0],
+  "memory_nodes":[0],"memory":2147483648}]}]}' >"$ANSWER"
+show_golden advisory
+result "  show: an advice says it is not applied, on its result and each pin" \
+    "$(grep -qx '  result:         advisory \[explicit\]; advised (Apply=no): not applied' "$OUT" &&
+        grep -qx '  vCPU 1          2-3 (advised)' "$OUT" && grep -qx '  emulator:       1 (advised)' "$OUT"; echo $?)"
+run "$CTL" --bus-address="$BUS_ADDR" list
+result "  list: an advice's pins are followed by \"advised (Apply=no): not applied\" (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q '^web1 .* 0:0-1 1:2-3; advised (Apply=no): not applied$' "$OUT"; echo $?)"
 
 # Offline: the files placementctl reads are quoted in its errors and notes; their text must not reach the
 # terminal raw either, and what it held is shown escaped.
