@@ -273,8 +273,11 @@ START_TEST(test_reserved_threads_rank_last)
         plan = test_place(t, l, &p, "vm2", 2, GiB);
         ck_assert_uint_eq(t->pus[plan->vcpu_pu[0]].core, 2);
         ck_assert_uint_eq(plan->shared_vcpus, 1);
-        ck_assert_msg(strstr(plan->reason, "1 vCPU shares a core, 1 more runs beside reserved CPUs") != NULL,
-                      "%s", plan->reason);
+        ck_assert_msg(
+            strstr(plan->reason,
+                   "1 vCPU shares a core with another domain's vCPU, 1 more runs beside reserved CPUs") !=
+                NULL,
+            "%s", plan->reason);
 }
 END_TEST
 

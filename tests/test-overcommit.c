@@ -214,6 +214,73 @@ START_TEST(test_guest_threads_only_when_doubling_up)
 }
 END_TEST
 
+/* An overcommitted plan's reason says whom its vCPUs share a core with: one another (two vCPUs on one core
+ * read as sharing it together), each another domain's vCPU (each on a core of its own beside someone
+ * else), or both; an odd count splits, and one vCPU is singular. 2 cores x 2 threads. */
+START_TEST(test_sharing_reason_says_with_whom)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 2, 64 * GiB, NULL);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        static const struct {
+                unsigned before[4]; /* vCPUs of the domains placed first, 0-ended */
+                unsigned vcpus;
+                unsigned shared;
+                const char *says;
+        } cases[] = {
+            {{0}, 3, 2, "2 vCPUs share a core with each other"},
+            {{0}, 4, 4, "4 vCPUs share cores with each other"},
+            {{2}, 2, 2, "2 vCPUs each share a core with another domain's vCPU"},
+            {{2}, 1, 1, "1 vCPU shares a core with another domain's vCPU"},
+            {{1}, 3, 3, "3 vCPUs share cores: 2 with each other, 1 with another domain's vCPU"},
+            {{3}, 2, 2, "2 vCPUs each share a core with another domain's vCPUs"}, /* two of one domain */
+            {{1, 1, 1, 1}, 1, 1, "1 vCPU shares a core with other domains' vCPUs"},
+            {{3},
+             3,
+             3,
+             "3 vCPUs share cores: 1 with another domain's vCPUs, 2 with each other and another domain's "
+             "vCPU"},
+        };
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autoptr(Ledger) l = ledger_new(t);
+                const Plan *plan;
+                g_autofree char *said = NULL;
+
+                for (unsigned b = 0; b < G_N_ELEMENTS(cases[i].before) && cases[i].before[b]; b++) {
+                        g_autofree char *name = g_strdup_printf("before%u", b);
+                        test_place(t, l, &p, name, cases[i].before[b], GiB);
+                }
+                plan = test_place(t, l, &p, "vm", cases[i].vcpus, GiB);
+                said = g_strdup_printf(": %s", cases[i].says);
+                ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+                ck_assert_msg(plan->shared_vcpus == cases[i].shared, "case %u: %u shared: %s", i,
+                              plan->shared_vcpus, plan->reason);
+                /* the whole phrase: it ends the sentence (the emulator's note follows) */
+                ck_assert_msg(strstr(plan->reason, said) &&
+                                  (strchr(";", strstr(plan->reason, said)[strlen(said)]) ||
+                                   !strstr(plan->reason, said)[strlen(said)]),
+                              "case %u: not \"%s\": %s", i, cases[i].says, plan->reason);
+        }
+}
+END_TEST
+
+/* A guest whose vCPUs double up only as the threads of their guest cores says so */
+START_TEST(test_sharing_reason_guest_threads)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "smt", .vcpus = 8, .memory = GiB, .guest_threads = 2};
+        g_autoptr(Plan) plan = policy_place(t, l, &req, &p);
+
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        ck_assert_msg(strstr(plan->reason,
+                             ": 8 vCPUs share a core only with the other threads of their guest "
+                             "core (<topology threads='2'>)"),
+                      "%s", plan->reason);
+}
+END_TEST
+
 /* Cores with a reserved thread rank between free cores and cores another vCPU holds in the set choice too:
  * with node 0 full and every core of node 1 partly reserved, a guest goes beside node 1's reserved CPUs,
  * not onto node 0's vCPUs. */
@@ -277,6 +344,8 @@ static Suite *overcommit_suite(void)
         tcase_add_test(tc, test_guest_threads_stay_near_each_other);
         tcase_add_test(tc, test_guest_threads_only_when_doubling_up);
         tcase_add_test(tc, test_partly_reserved_node_before_shared_cores);
+        tcase_add_test(tc, test_sharing_reason_says_with_whom);
+        tcase_add_test(tc, test_sharing_reason_guest_threads);
         tcase_add_test(tc, test_own_cores_before_hand_pinned);
         suite_add_tcase(s, tc);
         return s;
