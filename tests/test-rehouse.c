@@ -80,7 +80,7 @@ START_TEST(test_emulator_follows_a_later_move)
         ck_assert(cpuset_equal(moved->nodes, pa->nodes));
         ck_assert_int_eq(moved->result, pa->result);
         ck_assert_msg(!strstr(moved->reason, "its own cores") &&
-                          strstr(moved->reason, "3 vCPUs share a core"),
+                          strstr(moved->reason, "3 vCPUs share cores: "),
                       "%s", moved->reason);
         stays = rehouse(t, l, &p, &b);
         ck_assert_ptr_null(stays);
