@@ -102,6 +102,41 @@ START_TEST(test_user_emulator_stays)
 }
 END_TEST
 
+/*
+ * An ordinary domain overcommitted onto the cores of an all-realtime domain has its emulator on its own
+ * cores, beside those realtime vCPUs, and its reason says so. Once the realtime domain left (placed
+ * elsewhere with it), the emulator goes to a free core: the reason no longer says the emulator shares
+ * cores with realtime vCPUs, nor names the domain gone.
+ */
+START_TEST(test_realtime_note_follows_the_emulator)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) moved = NULL;
+        g_autofree char *pin = NULL;
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest rt = {.name = "rtall", .vcpus = 4, .memory = 4 * GiB, .realtime = true};
+        PlacementRequest other = {.name = "other", .vcpus = 2, .memory = 2 * GiB};
+        const Plan *po;
+
+        place(t, l, &p, &rt);
+        po = place(t, l, &p, &other);
+        ck_assert_int_eq(po->result, PLAN_OVERCOMMITTED);
+        ck_assert_msg(strstr(po->reason, "2 vCPUs and the emulator share cores with realtime (FIFO/RR) "
+                                         "vCPUs of another domain (rtall)"),
+                      "%s", po->reason);
+
+        ck_assert_int_eq(ledger_release(l, "rtall"), 0);
+        moved = rehouse(t, l, &p, &other);
+        ck_assert_ptr_nonnull(moved);
+        for (unsigned i = 0; i < moved->nvcpus; i++)
+                ck_assert(!cpuset_intersects(moved->emulator_pin, moved->vcpu_pins[i]));
+        pin = cpuset_format(moved->emulator_pin);
+        ck_assert_msg(!strstr(moved->reason, "realtime") && !strstr(moved->reason, "rtall"),
+                      "the emulator on %s, apart from any realtime vCPU: %s", pin, moved->reason);
+}
+END_TEST
+
 static Suite *rehouse_suite(void)
 {
         Suite *s = suite_create("policy rehouse");
@@ -109,6 +144,7 @@ static Suite *rehouse_suite(void)
 
         tcase_add_test(tc, test_emulator_follows_a_later_move);
         tcase_add_test(tc, test_user_emulator_stays);
+        tcase_add_test(tc, test_realtime_note_follows_the_emulator);
         suite_add_tcase(s, tc);
         return s;
 }
