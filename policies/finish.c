@@ -1960,9 +1960,33 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         cache_note(v->t, req, plan);
 }
 
+/* reason (taken) without what beside_others_realtime() added to it: it names where the emulator and I/O
+ * threads were. The note runs from the "; " before its words to the last "may starve it/them" (domain names
+ * come between: a name that reads like either end does not cut it short). */
+static char *without_beside_realtime_note(char *reason)
+{
+        static const char marker[] = " cores with realtime (FIFO/RR) vCPUs of another domain (";
+        static const char tail[] = "): a realtime vCPU that spins may starve ";
+        const char *at = reason ? strstr(reason, marker) : NULL;
+        const char *start = at ? g_strrstr_len(reason, at - reason, "; ") : NULL;
+        const char *end = start ? g_strrstr(at, tail) : NULL;
+        GString *s;
+
+        if (!end)
+                return reason;
+        end += strlen(tail);
+        end += g_str_has_prefix(end, "them") ? strlen("them")
+               : g_str_has_prefix(end, "it") ? strlen("it")
+                                             : 0;
+        s = g_string_new_len(reason, start - reason);
+        g_string_append(s, end);
+        g_free(reason);
+        return g_string_free(s, FALSE);
+}
+
 void finish_rehouse(const HostView *v, const PlacementRequest *req, Plan *plan)
 {
-        char *reason = without_own_cores_note(plan->reason);
+        char *reason = without_beside_realtime_note(without_own_cores_note(plan->reason));
 
         if (!req->keep_emulator)
                 cpuset_clear(plan->emulator_pin);
@@ -1970,6 +1994,8 @@ void finish_rehouse(const HostView *v, const PlacementRequest *req, Plan *plan)
         cpuset_clear(plan->iothread_pin);
         g_free(plan->reason);
         plan->reason = own_cores_note(v, pin_housekeeping(v, req, plan), plan, reason);
+        /* said anew for where the emulator and I/O threads are now, and the others' realtime vCPUs */
+        beside_others_realtime(v, plan);
 }
 
 /* A domain kept to some nodes by its <vcpu cpuset> alone, whose memory they cannot hold while the host

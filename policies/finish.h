@@ -16,7 +16,8 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
  * what EmulatorPin= and measured load would give them, the user's own pins left alone. */
 void finish_housekeeping(const HostView *v, const PlacementRequest *req, Plan *plan);
 /* The same for a plan whose vCPUs stay where they are while other domains moved (policy_rehouse()): its
- * reason says anew whether they share its own cores, the rest of it stands. */
+ * reason says anew whether they share its own cores and whether they (or its vCPUs) share cores with other
+ * domains' realtime vCPUs, the rest of it stands. */
 void finish_rehouse(const HostView *v, const PlacementRequest *req, Plan *plan);
 
 /* Whether req, kept to some nodes by its <vcpu cpuset> alone (nothing binds its memory), wants more memory

@@ -54,7 +54,8 @@ Plan *policy_repin_near(const Topology *t, const Ledger *l, const PlacementReque
  * with measured busy host-side threads) chosen again for the vCPUs where they run, on l (the ledger
  * without the domain): where EmulatorPin= puts them once other domains moved (a domain placed again
  * before others it shared CPUs with, after a reload). vCPUs, nodes and memory stay; the reason says anew
- * whether they share its own cores. Returns the new plan, or NULL when they would stay where they are.
+ * whether they share its own cores, or cores with other domains' realtime vCPUs. Returns the new plan, or
+ * NULL when they would stay where they are.
  */
 Plan *policy_rehouse(const Topology *t, const Ledger *l, const PlacementRequest *req,
                      const PlacementParams *params, const Plan *current);
