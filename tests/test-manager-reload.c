@@ -5,6 +5,7 @@
  * the host as it is once all of them moved, whichever of them was placed again first.
  */
 #include <event2/event.h>
+#include <glib/gstdio.h>
 #include <libvirt/libvirt.h>
 
 #include "manager-fixture.h"
@@ -136,6 +137,77 @@ START_TEST(test_reload_emulators_other_order)
 }
 END_TEST
 
+/* A domain of one vCPU started (transient, its XML then holds placementd's record and pins) and placed. */
+static virDomainPtr start_one(Manager *m, const char *name, const char *uuid)
+{
+        g_autofree char *body = g_strdup_printf("<uuid>%s</uuid><vcpu>1</vcpu>", uuid);
+        virDomainPtr dom = fixture_start_xml(conn, name, body);
+
+        ck_assert(fixture_spin_known(base, m, name, 3000));
+        return dom;
+}
+
+/*
+ * A domain restored from a save image starts with QEMU's threads on the emulator pin its saved XML
+ * carries (one CPU, a sibling under EmulatorPin=siblings); a plan's emulator pin is kept within it
+ * (thread-mask.c). A reload that reserves the CPUs of both domains' vCPUs, EmulatorPin=nodeset, places both
+ * again: the restored one's emulator, which EmulatorPin= would spread over its node, stays on that CPU,
+ * said once. Choosing its threads again once both moved finds them where the kernel keeps them: nothing
+ * moves, and the reason neither says it moved nor says the kept pin twice.
+ */
+START_TEST(test_reload_restored_emulator_kept_within)
+{
+        Manager *m = fixture_manager_new(base, THREE_CORES, CONF);
+        g_autofree char *image = g_build_filename(g_get_tmp_dir(), "placementd-reload-XXXXXX", NULL);
+        virDomainPtr a = start_one(m, "rs-a", "11111111-2222-3333-4444-555555555511");
+        virDomainPtr b = start_one(m, "rs-b", "11111111-2222-3333-4444-555555555512");
+        g_autoptr(CpuSet) mask = NULL;
+        g_autoptr(CpuSet) reserved = cpuset_new();
+        g_autofree char *reserved_text = NULL, *conf = NULL, *kept = NULL;
+        const Decision *d;
+        const char *first;
+        int fd = g_mkstemp(image);
+
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        d = manager_lookup(m, "rs-a");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert_uint_eq(cpuset_count(d->plan->emulator_pin), 1);
+        mask = cpuset_copy(d->plan->emulator_pin);
+        ck_assert_int_eq(virDomainSave(a, image), 0);
+        virDomainFree(a);
+        fixture_spin_known(base, NULL, NULL, 50);
+        ck_assert_int_eq(virDomainRestore(conn, image), 0);
+        fixture_spin_known(base, NULL, NULL, 200); /* its start event */
+        a = virDomainLookupByName(conn, "rs-a");
+        ck_assert_ptr_nonnull(a);
+
+        /* the CPUs both vCPUs run on reserved: both are placed again, one after the other */
+        cpuset_union(reserved, manager_lookup(m, "rs-a")->plan->vcpu_pins[0]);
+        cpuset_union(reserved, manager_lookup(m, "rs-b")->plan->vcpu_pins[0]);
+        ck_assert(!cpuset_intersects(reserved, mask));
+        reserved_text = cpuset_format(reserved);
+        conf = g_strdup_printf("[Placement]\nReconcileSec=0\nHeal=no\nLoadInterval=0\nMemoryBinding=no\n"
+                               "VCPUPin=thread\nEmulatorPin=nodeset\nReservedCPUs=%s\n",
+                               reserved_text);
+        reload(m, conf);
+
+        d = manager_lookup(m, "rs-a");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(cpuset_equal(d->plan->emulator_pin, mask), "%s", d->reason);
+        first = strstr(d->reason, "within the CPUs its QEMU threads started on");
+        ck_assert_msg(first, "%s", d->reason);
+        ck_assert_msg(!strstr(first + 1, "within the CPUs its QEMU threads started on"),
+                      "the kept pin said twice: %s", d->reason);
+        kept = cpuset_format(mask);
+        ck_assert_msg(!strstr(d->reason, "moved to CPUs"), "its emulator stays on %s: %s", kept, d->reason);
+        g_unlink(image);
+        fixture_stop(a);
+        fixture_stop(b);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 static Suite *manager_reload_suite(void)
 {
         Suite *s = suite_create("manager reload");
@@ -145,6 +217,7 @@ static Suite *manager_reload_suite(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_reload_emulators_one_order);
         tcase_add_test(tc, test_reload_emulators_other_order);
+        tcase_add_test(tc, test_reload_restored_emulator_kept_within);
         suite_add_tcase(s, tc);
         return s;
 }
