@@ -263,6 +263,9 @@ void thread_mask_first_sight(Manager *m, const char *uuid, const DomainSpec *liv
 char *thread_mask_boot_id(void);
 void thread_mask_forget(Manager *m, const char *uuid);
 char *thread_mask_fit(const Manager *m, const char *uuid, Plan *plan);
+/* reason without what thread_mask_fit() said in it (a new string): for a plan whose emulator pin is
+ * chosen again. */
+char *thread_mask_unsay(const char *reason);
 /* The part of set within the CPUs uuid's QEMU threads started on, when set takes in some of them and
  * others (a new set, else NULL); those CPUs themselves (NULL when not known). */
 CpuSet *thread_mask_cut(const Manager *m, const char *uuid, const CpuSet *set);

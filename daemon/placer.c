@@ -694,7 +694,7 @@ bool placer_rehouse(Manager *m, virDomainPtr dom, const char *why)
         g_autoptr(PlacerRequest) r = NULL;
         g_autoptr(Ledger) others = NULL;
         g_autofree double *pu_busy = NULL;
-        g_autofree char *was = NULL, *now = NULL, *note = NULL, *error = NULL;
+        g_autofree char *was = NULL, *now = NULL, *note = NULL, *error = NULL, *kept = NULL;
         const char *what;
         Plan *plan;
 
@@ -710,6 +710,20 @@ bool placer_rehouse(Manager *m, virDomainPtr dom, const char *why)
                 r->req.pu_busy = pu_busy = load_pu_busy(others, load_monitor_lookup_cb, m->load);
         if (!(plan = policy_rehouse(m->topology, others, &r->req, &r->params, d->plan)))
                 return false;
+        /* kept within the CPUs its QEMU threads started on, as its placement was (record_plan()): where
+         * that leaves it as it is, nothing moves; else the reason says the new pin's note alone */
+        kept = thread_mask_fit(m, uuid, plan);
+        if (cpuset_equal(plan->emulator_pin, d->plan->emulator_pin) &&
+            cpuset_equal(plan->iothreads, d->plan->iothreads) &&
+            cpuset_equal(plan->iothread_pin, d->plan->iothread_pin)) {
+                plan_free(plan);
+                return false;
+        }
+        {
+                g_autofree char *rest = thread_mask_unsay(plan->reason);
+                g_free(plan->reason);
+                plan->reason = kept ? g_strdup_printf("%s; %s", rest, kept) : g_steal_pointer(&rest);
+        }
         if (held_job_busy(m, dom, &error) < 0) { /* each pin would wait for the job */
                 log_info("%s: its emulator and I/O threads not moved: %s", d->name, error);
                 plan_free(plan);

@@ -92,6 +92,9 @@ const CpuSet *thread_mask_get(const Manager *m, const char *uuid)
         return g_hash_table_lookup(m->thread_masks, uuid);
 }
 
+/* How what thread_mask_fit() says ends. */
+#define KEPT_END "the kernel keeps QEMU's threads there"
+
 char *thread_mask_fit(const Manager *m, const char *uuid, Plan *plan)
 {
         g_autoptr(CpuSet) within = thread_mask_cut(m, uuid, plan->emulator_pin);
@@ -104,7 +107,16 @@ char *thread_mask_fit(const Manager *m, const char *uuid, Plan *plan)
         kept = cpuset_format(plan->emulator_pin);
         started = cpuset_format(thread_mask_get(m, uuid));
         return g_strdup_printf("emulator pinned to %s, within the CPUs its QEMU threads started on (%s, the "
-                               "emulator pin it carried when it started): the kernel keeps QEMU's threads "
-                               "there",
+                               "emulator pin it carried when it started): " KEPT_END,
                                kept, started);
+}
+
+char *thread_mask_unsay(const char *reason)
+{
+        GString *s = g_string_new(reason ? reason : "");
+        const char *at, *end;
+
+        while ((at = strstr(s->str, "; emulator pinned to ")) && (end = strstr(at, KEPT_END)))
+                g_string_erase(s, at - s->str, end + strlen(KEPT_END) - at);
+        return g_string_free(s, FALSE);
 }
