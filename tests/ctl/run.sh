@@ -275,6 +275,11 @@ run "$CTL" --json explain --topology="$TOPOS/v1-no-memory.xml" a:4:2G
 result "explain --json gives the candidates' free memory as null (rc $RC)" \
     "$([ $RC -eq 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
 c=d["decisions"][0]["candidates"]; assert len(c)==2 and all(x["free_memory"] is None for x in c)' "$OUT"; echo $?)"
+# a guest larger than what each node is taken to hold: no free figure the export never gave
+run "$CTL" plan --topology="$TOPOS/v1-no-memory.xml" a:4:3000T
+result "an export without memory sizes tells no invented free memory to a guest beyond it (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q '^start a (4 vCPUs, 2.9 PiB): unplaceable ' "$OUT" &&
+        grep -qF 'no memory sizes known' "$OUT" && ! grep -q 'free on the whole host' "$OUT"; echo $?)"
 run "$CTL" --json topology --topology="$TOPOS/v1-no-memory.xml"
 result "topology --json gives an unknown memory size as null (rc $RC)" \
     "$([ $RC -eq 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
