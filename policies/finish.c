@@ -2147,6 +2147,14 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                     "takes general memory)%s; nothing pinned",
                     memory_text(req, req->memory, b, sizeof(b)),
                     memory_text(req, host->free_memory, a, sizeof(a)), pages);
+        } else if (v->t->memory_sizes_unknown) {
+                /* no size known: what is free is not known either, only the figure each node is taken to
+                 * hold (TOPOLOGY_MEMORY_UNKNOWN), which the guest goes beyond */
+                plan->reason = g_strdup_printf(
+                    "no node set holds %s: with no memory sizes known, each node with CPUs is taken to "
+                    "hold %s; nothing pinned",
+                    size_format(req->memory, b, sizeof(b)),
+                    size_format(TOPOLOGY_MEMORY_UNKNOWN, a, sizeof(a)));
         } else {
                 char c[64] = "";
                 if (params->memory_reserve)
