@@ -510,6 +510,14 @@ START_TEST(test_export_without_memory_sizes)
                 ck_assert(!has_note(x, "is not in the allowed memory nodes"));
         }
         ck_assert_note(none_allowed, "the export's allowed memory nodes name none of its NUMA nodes");
+        /* CPU-less nodes of such an export: not known to be empty, but nothing can be counted there */
+        {
+                g_autoptr(Topology) cxl =
+                    load_ok("synthetic:pack:2 [numa(memory=0)] [numa(memory=0)] core:2 pu:2");
+                ck_assert(cxl->memory_sizes_unknown);
+                ck_assert_uint_eq(cxl->nnodes, 2);
+                ck_assert_note(cxl, "NUMA nodes 1,3 have no usable CPU and no memory size: left out");
+        }
         ck_assert(!has_note(t, "allowed memory nodes name none"));
         /* one node without memory among nodes with it is a memoryless node, not an unknown size */
         ck_assert(!lpar->memory_sizes_unknown);

@@ -707,8 +707,11 @@ static uint32_t *drop_empty_nodes(Topology *t, hwloc_topology_t topo, uint32_t *
                 g_free(matrix);
         }
         list = cpuset_format(dropped);
-        topology_note(t, "NUMA node%s %s %s no usable CPU and no memory: left out",
-                      kept + 1 == old ? "" : "s", list, kept + 1 == old ? "has" : "have");
+        /* with no sizes at all, their memory is not known to be none: they are left out all the same,
+         * since no size can be counted there (unknown_memory_sizes()) */
+        topology_note(t, "NUMA node%s %s %s no usable CPU and %s: left out", kept + 1 == old ? "" : "s",
+                      list, kept + 1 == old ? "has" : "have",
+                      t->memory_sizes_unknown ? "no memory size" : "no memory");
         return m;
 }
 
