@@ -636,6 +636,40 @@ sc_11() {
     fi
 }
 
+# 12: a reload that reserves a CPU both domains run on places both again off it, one after the other. The
+# one placed first still saw the other on the newly reserved CPU (the housekeeping CPU, its core holding a
+# vCPU), so its emulator went to its own vCPUs' CPU; once both are placed, each emulator is chosen again
+# and both end on the reserved CPU, the kernel agreeing (daemon/manager.c place_each()).
+sc_12() {
+    local cpu other d mark
+    scenario 12 "$TOPO_2C" "a reload reserving the CPU two domains share" || return
+    step "virsh create ${P}12a (2 vCPUs: both cores)" dom_create "${P}12a" "$(vcpu 2)" && agree "create ${P}12a"
+    step "virsh create ${P}12b (overcommitted beside ${P}12a)" dom_create "${P}12b" "$(vcpu 1)" &&
+        agree_views "create ${P}12b"
+    cpu=$(kernel_vcpus "${P}12b")
+    case $cpu in 0) other=1 ;; 1) other=0 ;; *) not_ok "$SC: ${P}12b runs on one CPU (kernel: '$cpu')"; return ;; esac
+    mark=$(pd_log_mark)
+    step "reload with ReservedCPUs=$cpu" pd_reload "ReservedCPUs=$cpu"
+    step "both placed again" wait_for 10 placed_again_since "$mark" 2
+    agree_views "reload with ReservedCPUs=$cpu"
+    for d in "${P}12a" "${P}12b"; do
+        expect_eq "$d: its vCPUs left CPU $cpu (kernel)" "$(vcpus_on "$d" "$other")" "$(kernel_vcpus "$d")"
+        expect_eq "$d: its emulator runs on the reserved CPU $cpu (kernel)" "$cpu" "$(emu_kernel "$d")"
+        expect_eq "$d: placementctl says the same emulator pin" "$cpu" \
+            "$(views_cpuset_norm "$(ctl_field "$d" emulator_pin)")"
+        step "$d: its reason does not put its emulator on its own cores" reason_lacks "$d" "its own cores"
+    done
+}
+placed_again_since() { # MARK N: at least N domains placed again by a reload since the log's line MARK
+    [ "$(tail -n +$(($1 + 1)) "$PD_LOG" | grep -c 'placed again (after the reload')" -ge "$2" ]
+}
+reason_lacks() { ! ctl_field "$1" reason | grep -qF -- "$2"; }
+vcpus_on() { # NAME CPU: what kernel_vcpus prints for NAME with every vCPU on CPU
+    local n
+    n=$(e2e_vcpu_affinity "$1" 2>/dev/null | wc -l)
+    yes "$2" | head -n "$n" | paste -sd' '
+}
+
 # ------------------------------------------------------------------------------------------- main
 
 must "placementd and placementctl are built in $BUILD" test -x "$BUILD/daemon/placementd" -a -x "$BUILD/tools/placementctl"
@@ -644,7 +678,7 @@ must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 diag "LEDGER_TODO=\"$LEDGER_TODO\""
 
-for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 10c 11}; do
+for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 10c 11 12}; do
     s0=$(date +%s)
     "sc_$id"
     TAP_TODO=
