@@ -687,6 +687,16 @@ void placer_apply_plan(Manager *m, virDomainPtr dom, const PlacerRequest *r, Pla
                 announce(m, d);
 }
 
+/* "CPU 3", "CPUs 0-1", "no CPU in particular" (an empty set: unpinned) */
+static char *cpus_text(const CpuSet *s)
+{
+        g_autofree char *list = cpuset_format(s);
+
+        if (cpuset_is_empty(s))
+                return g_strdup("no CPU in particular");
+        return g_strdup_printf("CPU%s %s", cpuset_count(s) == 1 ? "" : "s", list);
+}
+
 bool placer_rehouse(Manager *m, virDomainPtr dom, const char *why)
 {
         char uuid[VIR_UUID_STRING_BUFLEN];
@@ -732,11 +742,10 @@ bool placer_rehouse(Manager *m, virDomainPtr dom, const char *why)
         what = cpuset_is_empty(plan->emulator_pin) ? "its I/O threads"
                : cpuset_is_empty(plan->iothreads)  ? "its emulator"
                                                    : "its emulator and I/O threads";
-        was = cpuset_format(cpuset_is_empty(plan->emulator_pin) ? d->plan->iothread_pin
-                                                                : d->plan->emulator_pin);
-        now = cpuset_format(cpuset_is_empty(plan->emulator_pin) ? plan->iothread_pin : plan->emulator_pin);
-        note = g_strdup_printf("%s moved to CPUs %s %s", what, now, why);
-        log_info("%s: %s moved from CPUs %s to %s %s", d->name, what, was, now, why);
+        was = cpus_text(cpuset_is_empty(plan->emulator_pin) ? d->plan->iothread_pin : d->plan->emulator_pin);
+        now = cpus_text(cpuset_is_empty(plan->emulator_pin) ? plan->iothread_pin : plan->emulator_pin);
+        note = g_strdup_printf("%s moved to %s %s", what, now, why);
+        log_info("%s: %s moved from %s to %s %s", d->name, what, was, now, why);
         placer_apply_plan(m, dom, r, plan, note);
         return true;
 }

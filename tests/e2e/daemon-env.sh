@@ -87,6 +87,24 @@ pd_start() {
 
 pd_stop() { placementd_stop; }
 
+# pd_reload LINE...: the config rewritten with these [Placement] lines (as pd_start writes it), then SIGHUP;
+# waits up to 10 s for the reload to be logged.
+pd_reload() {
+    local i mark
+    {
+        printf '[Placement]\n'
+        [ "$#" -gt 0 ] && printf '%s\n' "$@"
+        printf 'ReconcileSec=0\n\n[Libvirt]\nURI=%s\n' "$E2E_LIBVIRT_URI"
+    } | awk -F= '!seen[$1]++' >"$PD_DIR/placementd.conf"
+    mark=$(pd_log_mark)
+    kill -HUP "$PD_PID" || return 1
+    for ((i = 0; i < 100; i++)); do
+        pd_log_since "$mark" | grep -qF "Configuration reloaded" && return 0
+        sleep 0.1
+    done
+    return 1
+}
+
 pd_kill9() {
     [ -n "$PD_PID" ] || return 0
     kill -KILL "$PD_PID" 2>/dev/null

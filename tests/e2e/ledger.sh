@@ -517,16 +517,6 @@ sc_9() {
 # placementd made before: its emulator and I/O thread run unpinned again, as the record (emulator="") says;
 # views.sh expects the unpinned mask of a record that pins no emulator, and every QEMU thread on the main
 # thread's mask.
-pd_reload() { # LINE...: the [Placement] lines of a rewritten config, then SIGHUP; waits for the reload
-    local mark
-    {
-        printf '[Placement]\n'
-        printf '%s\n' "$@"
-        printf 'ReconcileSec=0\n\n[Libvirt]\nURI=%s\n' "$E2E_LIBVIRT_URI"
-    } | awk -F= '!seen[$1]++' >"$PD_DIR/placementd.conf"
-    mark=$(pd_log_mark)
-    kill -HUP "$PD_PID" && wait_for 10 log_since "$mark" "Configuration reloaded"
-}
 iothread_live() { e2e_virsh iothreadinfo "$1" --live 2>/dev/null | awk -v id="$2" '$1 == id { print $2 }'; }
 sc_10() {
     local online
@@ -652,6 +642,8 @@ sc_12() {
     step "reload with ReservedCPUs=$cpu" pd_reload "ReservedCPUs=$cpu"
     step "both placed again" wait_for 10 placed_again_since "$mark" 2
     agree_views "reload with ReservedCPUs=$cpu"
+    step "the one placed first is said to have its emulator moved to the reserved CPU" \
+        log_since "$mark" "its emulator moved from CPU $other to CPU $cpu once the domains placed again with it moved"
     for d in "${P}12a" "${P}12b"; do
         expect_eq "$d: its vCPUs left CPU $cpu (kernel)" "$(vcpus_on "$d" "$other")" "$(kernel_vcpus "$d")"
         expect_eq "$d: its emulator runs on the reserved CPU $cpu (kernel)" "$cpu" "$(emu_kernel "$d")"

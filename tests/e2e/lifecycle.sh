@@ -3,7 +3,7 @@
 # shellcheck source-path=SCRIPTDIR
 # Seeded randomized lifecycle test on a real libvirtd + QEMU (TCG): random operations on a few small domains
 # (define/start/create/destroy/undefine/save/restore/managedsave/suspend/resume/setvcpus/hand pins/replace/
-# rebalance/placementd restart/libvirtd restart), and after every step the four views agree (views.sh) and no
+# rebalance/a reload toggling ReservedCPUs=0/placementd restart/libvirtd restart), and after every step the four views agree (views.sh) and no
 # new placement holds a core another domain holds while a core is free (policy explicit). Run as root:
 #   SEED=1234 STEPS=40 bash tests/e2e/lifecycle.sh [BUILD_DIR]
 # SEED (default: random) is printed first and with every failure; the same seed replays the same choices as
@@ -119,6 +119,18 @@ op_handpin() { e2e_virsh vcpupin "$1" 0 "$(free_cpu)" --live; }
 op_replace() { pdctl replace "$1"; }
 op_rebalance() { pdctl rebalance; }
 op_pdrestart() { pd_stop && pd_start "$TOPOLOGY" "${PD_CONF[@]}"; }
+# ReservedCPUs= toggled between none and CPU 0 by a reload: the domains placementd put on CPU 0 are placed
+# again off it, all of them before their emulators are chosen again (a restart keeps the setting)
+op_reserve() {
+    if [ -z "$VIEWS_RESERVED" ]; then
+        PD_CONF=(ReconcileSec=1 ReservedCPUs=0)
+        VIEWS_RESERVED=0
+    else
+        PD_CONF=(ReconcileSec=1)
+        VIEWS_RESERVED=
+    fi
+    pd_reload "${PD_CONF[@]}"
+}
 op_lvrestart() {
     local mark
     mark=$(pd_log_mark)
@@ -178,6 +190,7 @@ candidates() {
         esac
     done
     echo rebalance
+    echo reserve
     echo pdrestart
     echo lvrestart
 }

@@ -50,6 +50,7 @@ VIEWS_CONSTRAINED=              # domains whose own constraints may force them o
 VIEWS_SHARING_ONLY=             # only sharing that involves these domains counts (empty: all; "-": none)
 VIEWS_THREADS_NARROWER=         # set: a QEMU thread narrower than the emulator pin is a note (see above)
 VIEWS_HAND_EMULATOR=            # domains whose emulator the user pinned live (virsh emulatorpin): see above
+VIEWS_RESERVED=                 # CPUs in the daemon's ReservedCPUs= ("0 3"): a core with one is not free
 VIEWS_CTL_JSON=
 VIEWS_OUT=
 
@@ -408,7 +409,9 @@ _views_sharing_check() {
         if [[ $hs == *,* ]] && [ -n "$VIEWS_SHARING_ONLY" ] && ! _views_any_of "$hs" "$VIEWS_SHARING_ONLY"; then
             continue # sharing no placement of this step made (placementd does not heal it)
         fi
-        if [ -z "$hs" ]; then
+        if [ -z "$hs" ] && _views_any_of "${VIEWS_CORE_PUS[c]// /,}" "$VIEWS_RESERVED"; then
+            continue # kept from vCPUs: not a free core
+        elif [ -z "$hs" ]; then
             free="$free${free:+,}${VIEWS_CORE_PUS[c]// /+}"
         elif [[ $hs == *,* ]]; then
             shared="$shared${shared:+; }core of CPUs ${VIEWS_CORE_PUS[c]// /+} held by $hs"
