@@ -53,6 +53,15 @@ Manager *fixture_manager_new(struct event_base *base, const char *topology, cons
         return m;
 }
 
+void fixture_reload(Manager *m, const char *config_text)
+{
+        Config *c = NULL;
+        g_autofree char *err = NULL;
+
+        ck_assert_msg(config_load_data(config_text, "test.conf", &c, &err) == 0, "%s", err);
+        manager_set_config(m, c);
+}
+
 virDomainPtr fixture_define_and_start(virConnectPtr conn, const char *name, unsigned vcpus)
 {
         g_autofree char *xml =

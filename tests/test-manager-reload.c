@@ -32,15 +32,6 @@ static void teardown(void)
         fixture_close(base, conn);
 }
 
-static void reload(Manager *m, const char *text)
-{
-        g_autoptr(Config) c = NULL;
-        g_autofree char *error = NULL;
-
-        ck_assert_msg(config_load_data(text, "t", &c, &error) == 0, "%s", error);
-        manager_set_config(m, g_steal_pointer(&c));
-}
-
 static virDomainPtr start(Manager *m, const char *name, const char *uuid)
 {
         g_autofree char *body = g_strdup_printf("<uuid>%s</uuid><vcpu>3</vcpu>", uuid);
@@ -117,7 +108,7 @@ static void reload_reserving_cpu0(const char *uuid_a, const char *uuid_b)
         }
         ck_assert_msg(a_on_0 && b_on_0, "both run a vCPU on CPU 0: %s / %s", da->reason, db->reason);
 
-        reload(m, CONF "ReservedCPUs=0-1\n");
+        fixture_reload(m, CONF "ReservedCPUs=0-1\n");
         assert_emulator_apart(m, a, "rl-a");
         assert_emulator_apart(m, b, "rl-b");
         /* the one placed first says its emulator moved, once; the other was placed there at once */
@@ -197,7 +188,7 @@ START_TEST(test_reload_restored_emulator_kept_within)
         conf = g_strdup_printf("[Placement]\nReconcileSec=0\nHeal=no\nLoadInterval=0\nMemoryBinding=no\n"
                                "VCPUPin=thread\nEmulatorPin=nodeset\nReservedCPUs=%s\n",
                                reserved_text);
-        reload(m, conf);
+        fixture_reload(m, conf);
 
         d = manager_lookup(m, "rs-a");
         ck_assert_ptr_nonnull(d);

@@ -33,15 +33,6 @@ static void teardown(void)
         fixture_close(base, conn);
 }
 
-static void reload(Manager *m, const char *text)
-{
-        g_autoptr(Config) c = NULL;
-        g_autofree char *error = NULL;
-
-        ck_assert_msg(config_load_data(text, "t", &c, &error) == 0, "%s", error);
-        manager_set_config(m, g_steal_pointer(&c));
-}
-
 /* The first host CPU of vCPU vcpu's pin (a core's: VCPUPin=core), or -1 when it floats over the host. */
 static int runs_on(virDomainPtr dom, unsigned nvcpus, unsigned vcpu)
 {
@@ -83,7 +74,7 @@ START_TEST(test_replace_under_apply_off_counts_what_runs)
         ck_assert_int_ge(cpu, 2); /* beside a's core 0 */
         fixture_stop(a);
         fixture_spin_known(base, NULL, NULL, 50);
-        reload(m, QUIET "Apply=no\n");
+        fixture_reload(m, QUIET "Apply=no\n");
         {
                 /* the journal says both: what is advised (as list and show publish) and what runs */
                 FILE *f = tmpfile();
@@ -125,7 +116,7 @@ START_TEST(test_replace_under_apply_off_counts_what_runs)
         manager_reconcile(m);
         d = manager_lookup(m, "u-b");
         ck_assert_msg(!d->pinned_by_hand, "placementd's own pins taken for a hand pin: %s", d->reason);
-        reload(m, QUIET);
+        fixture_reload(m, QUIET);
         d = manager_lookup(m, "u-b");
         ck_assert_msg(d->result == DECISION_PLACED && runs_on(b, 1, 0) == 0,
                       "Apply=yes: %s, runs on CPU %d (%s)", decision_result_to_string(d->result),
@@ -150,7 +141,7 @@ START_TEST(test_hand_emulator_pin_under_apply_off)
 
         ck_assert(fixture_spin_known(base, m, "u-emu-off", 3000));
         ck_assert_int_lt(runs_on(b, 1, 0), 6); /* not on core 3 (CPUs 6-7) */
-        reload(m, QUIET "Apply=no\n");
+        fixture_reload(m, QUIET "Apply=no\n");
         ck_assert_msg(manager_replace(m, "u-emu-off", &error) == 0, "%s", error);
         d = manager_lookup(m, "u-emu-off");
         ck_assert_int_eq(d->result, DECISION_ADVISORY);
@@ -194,7 +185,7 @@ START_TEST(test_unpin_under_apply_off_followed)
         cpu = runs_on(b, 1, 0);
         fixture_stop(a);
         fixture_spin_known(base, NULL, NULL, 50);
-        reload(m, QUIET "Apply=no\n");
+        fixture_reload(m, QUIET "Apply=no\n");
         ck_assert_msg(manager_replace(m, "u-b", &error) == 0, "%s", error);
         ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), (unsigned)cpu), 1);
         event.value.s = pins;
@@ -225,13 +216,13 @@ START_TEST(test_reserved_under_apply_off_then_applied)
         ck_assert_int_ge(cpu, 0);
         off = g_strdup_printf(QUIET "Apply=no\nReservedCPUs=%d\n", cpu);
         on = g_strdup_printf(QUIET "ReservedCPUs=%d\n", cpu);
-        reload(m, off);
+        fixture_reload(m, off);
         ck_assert_int_eq(runs_on(a, 1, 0), cpu);
         ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), (unsigned)cpu), 1);
         manager_reconcile(m);
         d = manager_lookup(m, "u-r");
         ck_assert_msg(!d->pinned_by_hand, "placementd's own pins taken for a hand pin: %s", d->reason);
-        reload(m, on);
+        fixture_reload(m, on);
         d = manager_lookup(m, "u-r");
         ck_assert_msg(d->result == DECISION_PLACED && runs_on(a, 1, 0) >= 0 && runs_on(a, 1, 0) != cpu,
                       "Apply=yes: %s, runs on CPU %d, reserved %d (%s)",
