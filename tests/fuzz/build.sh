@@ -15,26 +15,44 @@ lib_sources=(
         lib/core/cpuset.c
         lib/core/distances.c
         lib/core/topology.c
+        lib/core/topology-pages.c
         lib/core/file-read.c
         lib/core/nodesets.c
         lib/core/ledger.c
         lib/core/plan.c
         lib/core/config.c
+        lib/core/config-lines.c
         lib/core/size.c
         lib/core/trace.c
         lib/core/decision-json.c
+        lib/core/definition-snippet.c
         lib/core/hostmap.c
+        lib/core/hostmap-json.c
         lib/core/decision-text.c
         lib/core/domain-xml.c
+        lib/core/domain-xml-numa.c
+        lib/core/domain-xml-devices.c
+        lib/core/pci.c
+        lib/core/dbus-address.c
         lib/core/metadata.c
         lib/core/decision.c
         lib/core/ratelimit.c
         lib/core/cpu-features.c
         lib/core/cpu-json.c
+        lib/core/load.c
         lib/core/domain-request.c
+        lib/core/text-safe.c
+        lib/core/json-get.c
+        lib/core/spec-record.c
+        lib/core/uri-public.c
         lib/host/topology-load.c
         lib/host/topology-xml.c
         lib/host/topology-xml-trial.c
+        lib/host/topology-kinds.c
+        lib/host/topology-pci.c
+        lib/host/topology-caches.c
+        lib/host/guest-cgroup.c
+        lib/host/kernel-tiers.c
         lib/host/virt-event.c
         lib/host/virt-domain.c
         lib/host/bus-event.c
@@ -42,14 +60,27 @@ lib_sources=(
         lib/host/virt-cpu.c
         lib/host/virt-conn.c
         policies/policy.c
+        policies/host-view.c
+        policies/set-search.c
+        policies/overcommit.c
+        policies/load-rules.c
+        policies/finish.c
+        policies/finish-memory.c
+        policies/finish-housekeeping.c
+        policies/finish-constraints.c
+        policies/finish-sharing.c
+        policies/finish-reason.c
+        policies/finish-caches.c
+        policies/finish-realtime.c
+        policies/memory-tiers.c
+        policies/cells.c
         policies/explicit.c
         policies/compat.c
         policies/adopt.c
         policies/rebalance.c
-        policies/host-view.c
-        policies/set-search.c
-        policies/overcommit.c
-        policies/finish.c
+        policies/heal.c
+        policies/repin.c
+        policies/rehouse.c
 )
 
 CC=${CC:-clang}

@@ -1,0 +1,186 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Finishing: the CPUs of the emulator and I/O threads (EmulatorPin=), by the plan's vCPUs and measured load.
+ */
+#include "finish-internal.h"
+#include "load-rules.h"
+
+/* The vacant siblings of the plan's own cores that hold no realtime vCPU of it. */
+static void add_idle_siblings(const HostView *v, const Plan *plan, CpuSet *out)
+{
+        const Topology *t = v->t;
+
+        for (unsigned c = 0; c < t->ncores; c++) {
+                const TopoCore *core = &t->cores[c];
+                if (!policy_own_core(v, plan, c) || policy_own_realtime_core(v, plan, c))
+                        continue;
+                for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                        if (policy_pu_vacant(v, plan, p))
+                                cpuset_add(out, t->pus[p].os_index);
+        }
+}
+
+/*
+ * The housekeeping CPUs (HousekeepingCPUs=, else ReservedCPUs=) inside the request's CPUs on cores
+ * without vCPUs: those on the plan's nodes, else every one (their work is small, a core of its own is
+ * not).
+ */
+static void add_housekeeping(const HostView *v, const PlacementRequest *req, const Plan *plan, CpuSet *out)
+{
+        const Topology *t = v->t;
+        const CpuSet *hk =
+            v->params->housekeeping_cpus ? v->params->housekeeping_cpus : v->params->reserved_cpus;
+
+        for (unsigned pass = 0; pass < 2 && hk && cpuset_is_empty(out); pass++)
+                for (unsigned p = 0; p < t->npus; p++) {
+                        unsigned c = t->pus[p].core, os = t->pus[p].os_index;
+                        if (!cpuset_has(hk, os) ||
+                            (v->params->unavailable_cpus && cpuset_has(v->params->unavailable_cpus, os)) ||
+                            (req->allowed_cpus && !cpuset_has(req->allowed_cpus, os)) ||
+                            ledger_core_load(v->l, c) > 0 || policy_own_core(v, plan, c) ||
+                            (pass == 0 && !cpuset_has(plan->nodes, t->cores[c].node)))
+                                continue;
+                        cpuset_add(out, os);
+                }
+}
+
+/*
+ * The set's cores no vCPU holds (with_own: and the plan's own cores), PUs QEMU's threads may use. Of its
+ * own cores only the PUs that carry no other domain's vCPU and that no other domain holds: under compat
+ * (or overcommitted) a core of its own may be another domain's too, and its thread there is that
+ * domain's.
+ */
+static void add_set_cores(const HostView *v, const Plan *plan, bool with_own, CpuSet *out)
+{
+        const Topology *t = v->t;
+
+        CPUSET_FOREACH (n, plan->nodes) {
+                const TopoNode *node = &t->nodes[n];
+                for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
+                        bool own = policy_own_core(v, plan, c);
+                        if (!(own && with_own) && !(!own && ledger_core_free(v->l, c)))
+                                continue;
+                        for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus;
+                             p++)
+                                if (v->pu_thread_usable[p] &&
+                                    (!own || (!ledger_pu_load(v->l, p) && !ledger_pu_held(v->l, p))))
+                                        cpuset_add(out, t->pus[p].os_index);
+                }
+        }
+}
+
+/* For a realtime domain with no free core in its set: a core that holds no realtime vCPU, a free one first
+ * (the nearest to its nodes), else the one with fewest vCPUs (QEMU's threads beside ordinary vCPUs, never
+ * beside a FIFO vCPU, which would starve them). */
+static void add_nearest_plain_core(const HostView *v, const Plan *plan, CpuSet *out)
+{
+        const Topology *t = v->t;
+        int first = cpuset_next(plan->nodes, 0), best = -1;
+        uint64_t best_key = 0;
+
+        if (first < 0)
+                return;
+        for (unsigned c = 0; c < t->ncores; c++) {
+                uint64_t key;
+                if (policy_own_core(v, plan, c) || ledger_core_realtime(v->l, c) ||
+                    policy_core_first_usable_pu(v, c) < 0 || policy_core_reserved(v, c))
+                        continue;
+                /* a free core anywhere before another domain's vCPU nearby, then the nearest */
+                key = (uint64_t)(ledger_core_free(v->l, c) ? 0 : 1) << 63 |
+                      (uint64_t)MIN(ledger_core_load(v->l, c), 0x7fffu) << 48 |
+                      (uint64_t)topology_distance(t, (unsigned)first, t->cores[c].node);
+                if (best < 0 || key < best_key) {
+                        best = (int)c;
+                        best_key = key;
+                }
+        }
+        if (best >= 0)
+                finish_add_core_pus(v, (unsigned)best, out);
+}
+
+/*
+ * The CPUs of the emulator and I/O threads. EmulatorPin=nodeset: the set minus other domains' cores.
+ * siblings: the idle siblings of its own cores, else the housekeeping CPUs, else the set's free cores
+ * (realtime: else the nearest core without a realtime vCPU); the domain's own cores only when nothing
+ * else is left.
+ */
+static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementRequest *req, Plan *plan,
+                                           CpuSet *out)
+{
+        bool narrow = false;
+
+        if (v->params->emulator_pin == EMULATOR_PIN_NONE)
+                return HOUSEKEEPING_NONE;
+        if (load_pick_emulator(v, plan)) {
+                /* busy host-side threads: a core of their own (it fills the plan's emulator pin) */
+                cpuset_union(out, plan->emulator_pin);
+                cpuset_clear(plan->emulator_pin);
+                return HOUSEKEEPING_ELSEWHERE;
+        }
+        switch (v->params->emulator_pin) {
+        case EMULATOR_PIN_NODESET:
+                add_set_cores(v, plan, true, out);
+                break;
+        default:
+                add_idle_siblings(v, plan, out); /* a realtime vCPU's core is its own, sibling included */
+                narrow = true;
+                if (cpuset_is_empty(out)) {
+                        add_housekeeping(v, req, plan, out);
+                        narrow = cpuset_is_empty(out); /* the housekeeping CPUs are theirs to share */
+                }
+                if (cpuset_is_empty(out))
+                        add_set_cores(v, plan, false, out);
+                /* only some vCPUs realtime (Nova's realtime mask): beside the others, as Nova puts it */
+                for (unsigned c = 0; c < v->t->ncores && cpuset_is_empty(out) && req->realtime &&
+                                     !placement_request_all_realtime(req);
+                     c++)
+                        if (policy_own_core(v, plan, c) && !policy_own_realtime_core(v, plan, c))
+                                finish_add_core_pus(v, c, out);
+                if (cpuset_is_empty(out) && req->realtime) {
+                        add_nearest_plain_core(v, plan, out);
+                        if (!cpuset_is_empty(out))
+                                return HOUSEKEEPING_PLAIN_CORE;
+                }
+                break;
+        }
+        /* measured busy host-side threads: cores that carry them */
+        load_spread_idle_host(v, plan, out, narrow);
+        if (!cpuset_is_empty(out))
+                return HOUSEKEEPING_ELSEWHERE;
+        for (unsigned c = 0; c < v->t->ncores; c++)
+                if (policy_own_core(v, plan, c))
+                        finish_add_core_pus(v, c, out);
+        return cpuset_is_empty(out) ? HOUSEKEEPING_NONE : HOUSEKEEPING_OWN_CORES;
+}
+
+/* The emulator (unless the user pins it) and the I/O threads the user does not pin go to the CPUs
+ * pick_housekeeping() chooses. Returns where they went. */
+HousekeepingPlace finish_pin_housekeeping(const HostView *v, const PlacementRequest *req, Plan *plan)
+{
+        g_autoptr(CpuSet) cpus = cpuset_new();
+        HousekeepingPlace where;
+
+        if (req->iothreads) {
+                cpuset_union(plan->iothreads, req->iothreads);
+                if (req->kept_iothreads)
+                        cpuset_subtract(plan->iothreads, req->kept_iothreads);
+        }
+        if (req->keep_emulator && cpuset_is_empty(plan->iothreads))
+                return HOUSEKEEPING_NONE;
+        where = pick_housekeeping(v, req, plan, cpus);
+        if (!req->keep_emulator)
+                cpuset_union(plan->emulator_pin, cpus);
+        if (cpuset_is_empty(cpus))
+                cpuset_clear(plan->iothreads);
+        else if (!cpuset_is_empty(plan->iothreads))
+                cpuset_union(plan->iothread_pin, cpus);
+        return where;
+}
+
+void finish_housekeeping(const HostView *v, const PlacementRequest *req, Plan *plan)
+{
+        if (!req->keep_emulator)
+                cpuset_clear(plan->emulator_pin);
+        cpuset_clear(plan->iothreads);
+        cpuset_clear(plan->iothread_pin);
+        finish_pin_housekeeping(v, req, plan);
+}

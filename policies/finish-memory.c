@@ -1,0 +1,437 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Finishing: the plan's memory per node, spread by its vCPUs or counted where the request binds it, spilled
+ * where the kernel falls back, and in whole hugepages. */
+#include "finish-internal.h"
+#include "size.h"
+
+#include <string.h>
+
+/* order[0..n) (node indexes) by key[node], lowest first; equals keep their order (a stable insertion
+ * sort: n is a host's node count). */
+static void order_by_key(unsigned *order, unsigned n, const uint64_t *key)
+{
+        for (unsigned i = 1; i < n; i++)
+                for (unsigned j = i; j > 0 && key[order[j]] < key[order[j - 1]]; j--) {
+                        unsigned x = order[j];
+                        order[j] = order[j - 1];
+                        order[j - 1] = x;
+                }
+}
+
+/* order[0..n) nearest to node first first, then by node number. */
+static void order_nearest(const Topology *t, unsigned first, unsigned *order, unsigned n)
+{
+        g_autofree uint64_t *distance = g_new(uint64_t, MAX(t->nnodes, 1));
+
+        for (unsigned k = 0; k < t->nnodes; k++)
+                distance[k] = topology_distance(t, first, k);
+        order_by_key(order, n, distance);
+}
+
+/* What node n's free memory still holds beside what plan counts there (0 when bound memory, which is
+ * where it is bound, already takes more). */
+static uint64_t room_left(const HostView *v, const Plan *plan, unsigned n)
+{
+        return v->node_free_memory[n] > plan->node_memory[n] ? v->node_free_memory[n] - plan->node_memory[n]
+                                                             : 0;
+}
+
+/* Charges up to amount on the set's nodes in proportion to vcpus_on, within their free memory. */
+static uint64_t charge_by_vcpus(const HostView *v, Plan *plan, const unsigned *vcpus_on, unsigned placed,
+                                uint64_t amount)
+{
+        uint64_t charged = 0;
+
+        CPUSET_FOREACH (n, plan->nodes) {
+                uint64_t share = placed ? (uint64_t)((unsigned __int128)amount * vcpus_on[n] / placed) : 0;
+                share = MIN(MIN(share, room_left(v, plan, (unsigned)n)), amount - charged);
+                plan->node_memory[n] += share;
+                charged += share;
+        }
+        return charged;
+}
+
+/* Counts on vcpus_on[node] the placed vCPUs of plan in vcpus (NULL: those of no guest cell); returns them.
+ */
+static unsigned count_vcpus(const Topology *t, const Plan *plan, const CpuSet *vcpus, unsigned *vcpus_on)
+{
+        unsigned placed = 0;
+
+        memset(vcpus_on, 0, sizeof(*vcpus_on) * MAX(t->nnodes, 1));
+        for (unsigned i = 0; i < plan->nvcpus; i++) {
+                bool in_cell = false;
+                if (plan->vcpu_pu[i] < 0)
+                        continue;
+                for (unsigned c = 0; !vcpus && c < plan->ncells && !in_cell; c++)
+                        in_cell = cpuset_has(plan->cells[c].vcpus, i);
+                if (vcpus ? !cpuset_has(vcpus, i) : in_cell)
+                        continue;
+                vcpus_on[t->cores[t->pus[plan->vcpu_pu[i]].core].node]++;
+                placed++;
+        }
+        return placed;
+}
+
+/* Charges up to amount on the plan's nodes with room left (memory-only nodes included), nearest the
+ * vCPUs counted in vcpus_on first: the kernel falls back to the nearest node with room. */
+static uint64_t charge_nearest(const HostView *v, Plan *plan, const unsigned *vcpus_on, uint64_t amount)
+{
+        const Topology *t = v->t;
+        g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
+        g_autofree uint64_t *far = g_new0(uint64_t, MAX(t->nnodes, 1));
+        unsigned n_order = 0;
+        uint64_t charged = 0;
+
+        CPUSET_FOREACH (n, plan->nodes) {
+                for (unsigned m = 0; m < t->nnodes; m++)
+                        far[n] += (uint64_t)vcpus_on[m] * topology_distance(t, m, (unsigned)n);
+                order[n_order++] = (unsigned)n;
+        }
+        order_by_key(order, n_order, far);
+        for (unsigned i = 0; i < n_order && charged < amount; i++) {
+                uint64_t take = MIN(room_left(v, plan, order[i]), amount - charged);
+                plan->node_memory[order[i]] += take;
+                charged += take;
+        }
+        return charged;
+}
+
+/* Adds to the cell's counted nodes those whose count grew since before[] was taken. */
+static void record_counted(const Plan *plan, uint64_t *before, PlanCell *cell)
+{
+        for (unsigned n = 0; n < plan->nnode_memory; n++)
+                if (plan->node_memory[n] > before[n])
+                        cpuset_add(cell->counted_nodes, n);
+}
+
+void policy_spread_memory(const HostView *v, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autofree unsigned *vcpus_on = g_new0(unsigned, MAX(t->nnodes, 1));
+        g_autofree uint64_t *before = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
+        g_autofree uint64_t *short_of = g_new0(uint64_t, MAX(plan->ncells, 1));
+        g_autofree bool *memory_only = g_new0(bool, MAX(plan->ncells, 1));
+        size_t counts = sizeof(uint64_t) * plan->nnode_memory;
+        unsigned placed;
+        uint64_t left = plan->memory;
+
+        /* First: each guest cell's memory where its <memnode> binds it, or else where its vCPUs run; then
+         * what their nodes lack the room for, each cell's on the nodes nearest its own vCPUs (a cell is
+         * bound as a whole: what it needs is where its own memory lies, not the domain's); then the rest
+         * in proportion to the vCPUs of no cell (of all of them when every vCPU has a cell). */
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                uint64_t bytes = MIN(plan->cells[c].memory, left);
+                cpuset_clear(plan->cells[c].counted_nodes);
+                if (counts)
+                        memcpy(before, plan->node_memory, counts);
+                if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
+                    finish_charge_bound(v, plan->cells[c].memory_nodes, bytes, MEMORY_MODE_STRICT,
+                                        plan->cells[c].nodes, plan)) {
+                        left -= bytes;
+                        record_counted(plan, before, &plan->cells[c]);
+                        continue;
+                }
+                placed = count_vcpus(t, plan, plan->cells[c].vcpus, vcpus_on);
+                if (placed) {
+                        uint64_t charged = charge_by_vcpus(v, plan, vcpus_on, placed, bytes);
+                        left -= charged;
+                        short_of[c] = bytes - charged;
+                } else {
+                        memory_only[c] = true;
+                }
+                record_counted(plan, before, &plan->cells[c]);
+        }
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                if (!short_of[c])
+                        continue;
+                if (counts)
+                        memcpy(before, plan->node_memory, counts);
+                count_vcpus(t, plan, plan->cells[c].vcpus, vcpus_on);
+                left -= charge_nearest(v, plan, vcpus_on, short_of[c]);
+                record_counted(plan, before, &plan->cells[c]);
+        }
+        placed = count_vcpus(t, plan, NULL, vcpus_on);
+        if (!placed) {
+                g_autoptr(CpuSet) all = cpuset_new();
+                for (unsigned i = 0; i < plan->nvcpus; i++)
+                        cpuset_add(all, i);
+                placed = count_vcpus(t, plan, all, vcpus_on);
+        }
+        /* a cell without vCPUs (nor a <memnode>) as the memory beyond the cells, each on its own so that
+         * the plan says where it went */
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                uint64_t bytes = MIN(plan->cells[c].memory, left), charged;
+                if (!memory_only[c] || !bytes)
+                        continue;
+                if (counts)
+                        memcpy(before, plan->node_memory, counts);
+                charged = charge_by_vcpus(v, plan, vcpus_on, placed, bytes);
+                charged += charge_nearest(v, plan, vcpus_on, bytes - charged);
+                left -= charged;
+                record_counted(plan, before, &plan->cells[c]);
+        }
+        left -= charge_by_vcpus(v, plan, vcpus_on, placed, left);
+        /* Then whatever did not fit, nearest the vCPUs first */
+        charge_nearest(v, plan, vcpus_on, left);
+}
+
+/* What node n can still take of this plan's memory, whatever the request's binding: its free memory (or
+ * free hugepages of the plan's size) less what the plan already counts there. GPU memory takes none
+ * unless chosen (the node the binding names). */
+static uint64_t spill_room(const HostView *v, const Plan *plan, unsigned n, bool chosen)
+{
+        const TopoNode *node = &v->t->nodes[n];
+        uint64_t used = ledger_node_memory(v->l, n), reserve = v->params->memory_reserve, free;
+
+        /* the node the user chose holds memory whatever its kind; the kernel falls back to no GPU's */
+        if (node->kind == NODE_KIND_GPU && !chosen)
+                return 0;
+        if (plan->hugepage_size)
+                free = ledger_node_free_hugepages(v->l, n, plan->hugepage_size);
+        else
+                free =
+                    node->memory > used && node->memory - used > reserve ? node->memory - used - reserve : 0;
+        return free > plan->node_memory[n] ? free - plan->node_memory[n] : 0;
+}
+
+/* mode='preferred': the first node takes what it has room for, and the kernel falls back to the nearest
+ * nodes for the rest (what a full node cannot hold is not there); anything no node has room for is
+ * counted on the first. */
+static void charge_preferred(const HostView *v, unsigned first, uint64_t bytes, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
+        unsigned n = 0;
+        uint64_t take = MIN(bytes, spill_room(v, plan, first, true));
+
+        plan->node_memory[first] += take;
+        bytes -= take;
+        for (unsigned k = 0; k < t->nnodes; k++)
+                if (k != first && t->nodes[k].memory > 0)
+                        order[n++] = k;
+        order_nearest(t, first, order, n);
+        for (unsigned i = 0; i < n && bytes; i++) {
+                take = MIN(bytes, spill_room(v, plan, order[i], false));
+                plan->node_memory[order[i]] += take;
+                bytes -= take;
+        }
+        plan->node_memory[first] += bytes;
+}
+
+/*
+ * bytes bound to the nodes whose OS indexes are in os_nodes, counted where the kernel puts them; false
+ * when none of them is on this host. preferred: see charge_preferred(), from the first. interleave: an
+ * even share of each. strict and restrictive (MPOL_BIND: a page on the faulting thread's node when the
+ * binding has it): an even share of the bound nodes among runs_on (node indexes: the plan's, or a guest
+ * cell's, where its vCPUs run), of all of them when none is. No node takes more than it has room for
+ * (spill_room(): free memory, or free hugepages of the plan's size, a node without that pool none); the rest
+ * falls back to the binding's other nodes, nearest first, as the kernel falls back inside it, and what none
+ * has room for is counted on the first.
+ */
+bool finish_charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t bytes, MemoryMode mode,
+                         const CpuSet *runs_on, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autoptr(CpuSet) nodes = cpuset_new();
+        g_autoptr(CpuSet) local = cpuset_new();
+        g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
+        unsigned n_order = 0, first;
+        uint64_t share, left = bytes;
+
+        for (unsigned n = 0; n < t->nnodes; n++)
+                if (cpuset_has(os_nodes, t->nodes[n].os_index))
+                        cpuset_add(nodes, n);
+        if (cpuset_is_empty(nodes))
+                return false;
+        if (mode == MEMORY_MODE_PREFERRED) {
+                charge_preferred(v, (unsigned)cpuset_next(nodes, 0), bytes, plan);
+                return true;
+        }
+        CPUSET_FOREACH (n, nodes)
+                if (mode == MEMORY_MODE_INTERLEAVE || (runs_on && cpuset_has(runs_on, (unsigned)n)))
+                        cpuset_add(local, n);
+        if (cpuset_is_empty(local))
+                cpuset_union(local, nodes);
+        first = (unsigned)cpuset_next(local, 0);
+        share = bytes / cpuset_count(local);
+        CPUSET_FOREACH (n, local) {
+                uint64_t take = MIN(share, spill_room(v, plan, (unsigned)n, true));
+                plan->node_memory[n] += take;
+                left -= take;
+        }
+        /* the rest: the bound nodes nearest the first, the first itself before them */
+        CPUSET_FOREACH (n, nodes)
+                order[n_order++] = (unsigned)n;
+        order_nearest(t, first, order, n_order);
+        for (unsigned i = 0; i < n_order && left; i++) {
+                uint64_t take = MIN(left, spill_room(v, plan, order[i], true));
+                plan->node_memory[order[i]] += take;
+                left -= take;
+        }
+        plan->node_memory[first] += left;
+        return true;
+}
+
+/*
+ * Memory the request binds itself is counted where it is bound (finish_charge_bound()): a cell's memory on
+ * the nodes its <memnode> names (its own mode is not kept: as strict), the rest as its <numatune><memory>
+ * mode puts it.
+ */
+void policy_drop_poolless_memory(const Topology *t, Plan *plan)
+{
+        for (unsigned n = 0; plan->hugepage_size && n < plan->nnode_memory; n++)
+                if (!topology_node_hugepage_bytes(t, n, plan->hugepage_size))
+                        plan->node_memory[n] = 0;
+}
+
+void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, Plan *plan)
+{
+        g_autofree uint64_t *before = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
+        uint64_t rest = plan->memory;
+
+        memset(plan->node_memory, 0, sizeof(uint64_t) * plan->nnode_memory);
+        /* each bound cell records where it is counted (its memory_nodes in the decision), so that the
+         * snippet's <memnode> keeps it there rather than on its vCPUs' nodes */
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                uint64_t bytes = MIN(plan->cells[c].memory, rest);
+                cpuset_clear(plan->cells[c].counted_nodes);
+                if (plan->nnode_memory)
+                        memcpy(before, plan->node_memory, sizeof(uint64_t) * plan->nnode_memory);
+                if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
+                    finish_charge_bound(v, plan->cells[c].memory_nodes, bytes, MEMORY_MODE_STRICT,
+                                        plan->cells[c].nodes, plan)) {
+                        rest -= bytes;
+                        record_counted(plan, before, &plan->cells[c]);
+                }
+        }
+        if (rest && !finish_charge_bound(v, req->memory_nodes, rest,
+                                         req->memory_source == MEMORY_SOURCE_MEMNODE ? MEMORY_MODE_STRICT
+                                                                                     : req->memory_mode,
+                                         plan->nodes, plan))
+                memset(plan->node_memory, 0, sizeof(uint64_t) * plan->nnode_memory);
+}
+
+/* Hugepage-backed memory comes in whole pages: each node's share rounded down to its pages, and the pages
+ * that frees go to the nodes already counting some, those with the most free pages left first (a share
+ * of 2.5 one-GiB pages on each of two nodes is 3 + 2, not half pages no guest can use). What is less than
+ * a page stays with the node counting the most. */
+void finish_whole_pages(const HostView *v, Plan *plan)
+{
+        uint64_t page = plan->hugepage_size, left = 0;
+        g_autofree bool *had = NULL;
+        unsigned most = 0;
+
+        if (!page)
+                return;
+        had = g_new0(bool, MAX(plan->nnode_memory, 1));
+        for (unsigned n = 0; n < plan->nnode_memory; n++) {
+                had[n] = plan->node_memory[n] > 0;
+                left += plan->node_memory[n] % page;
+                plan->node_memory[n] -= plan->node_memory[n] % page;
+        }
+        while (left >= page) {
+                int best = -1;
+                uint64_t best_room = 0;
+                for (unsigned n = 0; n < plan->nnode_memory; n++) {
+                        uint64_t free_pages = ledger_node_free_hugepages(v->l, n, page);
+                        uint64_t room =
+                            free_pages > plan->node_memory[n] ? free_pages - plan->node_memory[n] : 0;
+                        if (had[n] && (best < 0 || room > best_room)) {
+                                best = (int)n;
+                                best_room = room;
+                        }
+                }
+                if (best < 0)
+                        break;
+                plan->node_memory[best] += page;
+                left -= page;
+        }
+        for (unsigned n = 1; n < plan->nnode_memory; n++)
+                if (plan->node_memory[n] > plan->node_memory[most])
+                        most = n;
+        if (plan->nnode_memory)
+                plan->node_memory[most] += left;
+}
+
+/* A domain kept to some nodes by its <vcpu cpuset> alone, whose memory they cannot hold while the host
+ * can: its memory counted from the allowed node with the most room on, spilling to the nearest nodes as
+ * the kernel falls back (nothing binds it). False, counting nothing, when the whole host lacks it. */
+bool finish_spill_from_allowed(const HostView *v, const PlacementRequest *req, Plan *plan)
+{
+        uint64_t room = 0, best_room = 0;
+        int best = -1;
+
+        for (unsigned n = 0; n < v->t->nnodes; n++) {
+                uint64_t r = spill_room(v, plan, n, false);
+                room += r;
+                if (v->node_allowed[n] && v->t->nodes[n].ncores > 0 && (best < 0 || r > best_room)) {
+                        best = (int)n;
+                        best_room = r;
+                }
+        }
+        if (best < 0 || room < req->memory)
+                return false;
+        charge_preferred(v, (unsigned)best, req->memory, plan);
+        return true;
+}
+
+bool finish_memory_spills(const HostView *v, const PlacementRequest *req, const Plan *plan)
+{
+        uint64_t room = 0, allowed_room = 0;
+
+        if (!req->allowed_cpus || (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes) ||
+            policy_set_memory(req) != req->memory)
+                return false;
+        for (unsigned n = 0; n < v->t->nnodes; n++) {
+                uint64_t r = spill_room(v, plan, n, false);
+                room += r;
+                allowed_room += v->node_allowed[n] ? r : 0;
+        }
+        return room >= req->memory && allowed_room < req->memory;
+}
+
+void finish_spill(const HostView *v, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
+        g_autofree unsigned *vcpus_on = g_new0(unsigned, MAX(t->nnodes, 1));
+        g_autoptr(CpuSet) spilled = cpuset_new();
+        g_autofree char *list = NULL;
+        uint64_t left = plan->memory, moved;
+        unsigned n_order = 0, first = 0;
+        char a[32], b[32];
+
+        for (unsigned n = 0; n < plan->nnode_memory; n++)
+                left -= MIN(left, plan->node_memory[n]);
+        if (!left)
+                return;
+        /* from the node that runs most of its vCPUs, nearest first */
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0)
+                        vcpus_on[t->cores[t->pus[plan->vcpu_pu[i]].core].node]++;
+        for (unsigned n = 1; n < t->nnodes; n++)
+                if (vcpus_on[n] > vcpus_on[first])
+                        first = n;
+        for (unsigned n = 0; n < t->nnodes; n++)
+                if (!cpuset_has(plan->nodes, n) && t->nodes[n].memory > 0)
+                        order[n_order++] = n;
+        order_nearest(t, first, order, n_order);
+        moved = left;
+        for (unsigned i = 0; i < n_order && left; i++) {
+                uint64_t take = MIN(left, spill_room(v, plan, order[i], false));
+                if (take)
+                        cpuset_add(spilled, t->nodes[order[i]].os_index);
+                plan->node_memory[order[i]] += take;
+                left -= take;
+        }
+        plan->node_memory[first] += left;
+        list = cpuset_format(spilled);
+        {
+                g_autofree char *reason = plan->reason;
+                plan->reason = g_strdup_printf(
+                    "%s; its <vcpu cpuset> binds no memory and its nodes lack room for %s of it: counted on "
+                    "node%s %s, nearest its vCPUs",
+                    reason, size_format(moved - left, a, sizeof(a)), cpuset_count(spilled) == 1 ? "" : "s",
+                    cpuset_is_empty(spilled) ? size_format(0, b, sizeof(b)) : list);
+        }
+}

@@ -1,0 +1,221 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Finishing: realtime vCPUs (FIFO/RR) and QEMU's threads beside them, as the reason says it. */
+#include "finish-internal.h"
+
+#include <string.h>
+
+/* A realtime domain's emulator and I/O threads sent to the nearest core without a realtime vCPU
+ * (add_nearest_plain_core()), off its nodes: said, since they run farther from the memory they serve. */
+void finish_realtime_emulator_note(const HostView *v, HousekeepingPlace where, Plan *plan)
+{
+        const CpuSet *cpus_of =
+            cpuset_is_empty(plan->emulator_pin) ? plan->iothread_pin : plan->emulator_pin;
+        g_autoptr(CpuSet) nodes = cpuset_new();
+        g_autofree char *cpus = NULL, *list = NULL;
+        bool away = false, beside = false;
+        char *old = plan->reason;
+
+        if (where != HOUSEKEEPING_PLAIN_CORE || cpuset_is_empty(cpus_of))
+                return;
+        CPUSET_FOREACH (cpu, cpus_of) {
+                int pu = topology_pu_by_os(v->t, (unsigned)cpu);
+                unsigned n;
+                if (pu < 0)
+                        return;
+                n = v->t->cores[v->t->pus[pu].core].node;
+                away = away || !cpuset_has(plan->nodes, n);
+                beside = beside || !ledger_core_free(v->l, v->t->pus[pu].core);
+                cpuset_add(nodes, v->t->nodes[n].os_index);
+        }
+        if (!away && !beside)
+                return;
+        cpus = cpuset_format(cpus_of);
+        list = cpuset_format(nodes);
+        plan->reason = g_strdup_printf(
+            "%s; %s on CPU%s %s of node%s %s%s: its set has no core left without a realtime vCPU",
+            old ? old : "", cpuset_is_empty(plan->emulator_pin) ? "its I/O threads" : "the emulator",
+            cpuset_count(cpus_of) == 1 ? "" : "s", cpus, cpuset_count(nodes) > 1 ? "s" : "", list,
+            beside ? ", beside another domain's vCPUs" : "");
+        g_free(old);
+}
+
+typedef struct OthersThreads {
+        const Plan *plan;
+        const Topology *t;
+        CpuSet *cpus;   /* the realtime vCPUs' CPUs that another domain's QEMU threads are pinned to */
+        GString *names; /* those domains */
+} OthersThreads;
+
+static void add_others_threads(const char *key, const Plan *p, void *userdata)
+{
+        OthersThreads *o = userdata;
+        bool named = false;
+
+        if (p == o->plan)
+                return;
+        for (unsigned i = 0; i < o->plan->nvcpus; i++) {
+                const TopoCore *core;
+                if (!plan_vcpu_realtime(o->plan, i) || o->plan->vcpu_pu[i] < 0)
+                        continue;
+                core = &o->t->cores[o->t->pus[o->plan->vcpu_pu[i]].core];
+                for (unsigned pu = core->pu_first; pu < core->pu_first + core->npus; pu++) {
+                        unsigned os = o->t->pus[pu].os_index;
+                        if (!cpuset_has(p->emulator_pin, os) && !cpuset_has(p->iothread_pin, os))
+                                continue;
+                        cpuset_add(o->cpus, os);
+                        if (!named && o->names->len < 256)
+                                g_string_append_printf(o->names, "%s%s", o->names->len ? ", " : "",
+                                                       p->name ? p->name : key);
+                        named = true;
+                }
+        }
+}
+
+/* Realtime vCPUs on cores that another domain's emulator or I/O threads are pinned to (free cores when
+ * that domain was placed, the last a realtime guest could have): a FIFO vCPU may starve those threads.
+ * Said in the reason. */
+void finish_realtime_over_others_threads(const HostView *v, Plan *plan)
+{
+        OthersThreads o = {.plan = plan, .t = v->t, .cpus = cpuset_new(), .names = g_string_new(NULL)};
+        char *old = plan->reason;
+
+        if (plan->realtime)
+                ledger_foreach(v->l, add_others_threads, &o);
+        if (!cpuset_is_empty(o.cpus)) {
+                g_autofree char *cpus = cpuset_format(o.cpus);
+                plan->reason = g_strdup_printf("%s; realtime vCPUs on CPU%s %s, where %s's emulator or I/O "
+                                               "threads are pinned too: they may be starved "
+                                               "(HousekeepingCPUs= keeps QEMU's threads apart)",
+                                               old ? old : "", cpuset_count(o.cpus) == 1 ? "" : "s", cpus,
+                                               o.names->str);
+                g_free(old);
+        }
+        cpuset_free(o.cpus);
+        g_string_free(o.names, TRUE);
+}
+
+/* Whether the emulator or I/O thread pin of the plan lies on a core of one of its own realtime vCPUs. */
+bool finish_on_own_realtime_cores(const HostView *v, const Plan *plan)
+{
+        const CpuSet *pins[] = {plan->emulator_pin, plan->iothread_pin};
+
+        if (!plan->realtime)
+                return false;
+        for (unsigned k = 0; k < G_N_ELEMENTS(pins); k++)
+                CPUSET_FOREACH (cpu, pins[k]) {
+                        int pu = topology_pu_by_os(v->t, (unsigned)cpu);
+                        if (pu >= 0 && policy_own_realtime_core(v, plan, v->t->pus[pu].core))
+                                return true;
+                }
+        return false;
+}
+
+typedef struct OthersRealtime {
+        const Plan *plan;
+        const Topology *t;
+        bool *core;     /* [ncores]: holds another domain's realtime vCPU */
+        GString *names; /* those domains, of the cores the plan uses */
+} OthersRealtime;
+
+/* Whether the plan runs a vCPU, or pins its emulator or I/O threads, on core c. */
+static bool plan_uses_core(const Topology *t, const Plan *plan, unsigned c)
+{
+        const TopoCore *core = &t->cores[c];
+
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0 && t->pus[plan->vcpu_pu[i]].core == c)
+                        return true;
+        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                if (cpuset_has(plan->emulator_pin, t->pus[p].os_index) ||
+                    cpuset_has(plan->iothread_pin, t->pus[p].os_index))
+                        return true;
+        return false;
+}
+
+static void add_others_realtime(const char *key, const Plan *p, void *userdata)
+{
+        OthersRealtime *o = userdata;
+        bool named = false;
+
+        if (p == o->plan || !p->realtime)
+                return;
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                unsigned c;
+                if (!plan_vcpu_realtime(p, i) || p->vcpu_pu[i] < 0 || (unsigned)p->vcpu_pu[i] >= o->t->npus)
+                        continue;
+                c = o->t->pus[p->vcpu_pu[i]].core;
+                o->core[c] = true;
+                if (!named && o->names->len < 256 && plan_uses_core(o->t, o->plan, c)) {
+                        g_string_append_printf(o->names, "%s%s", o->names->len ? ", " : "",
+                                               p->name ? p->name : key);
+                        named = true;
+                }
+        }
+}
+
+/* vCPUs, emulator or I/O threads on cores where another domain's realtime (FIFO/RR) vCPUs run (the host
+ * had no other core left for them): a realtime vCPU that spins may starve them. Said in the reason. */
+void finish_beside_others_realtime(const HostView *v, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autofree bool *core = g_new0(bool, MAX(t->ncores, 1));
+        OthersRealtime o = {.plan = plan, .t = t, .core = core, .names = g_string_new(NULL)};
+        unsigned vcpus = 0;
+        bool emulator = false, iothreads = false, one;
+        char *old = plan->reason;
+
+        ledger_foreach(v->l, add_others_realtime, &o);
+        for (unsigned i = 0; o.names->len && i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0 && core[t->pus[plan->vcpu_pu[i]].core])
+                        vcpus++;
+        CPUSET_FOREACH (cpu, plan->emulator_pin) {
+                int pu = topology_pu_by_os(t, (unsigned)cpu);
+                emulator = emulator || (pu >= 0 && core[t->pus[pu].core]);
+        }
+        CPUSET_FOREACH (cpu, plan->iothread_pin) {
+                int pu = topology_pu_by_os(t, (unsigned)cpu);
+                iothreads = iothreads || (pu >= 0 && core[t->pus[pu].core]);
+        }
+        if (o.names->len && (vcpus || emulator || iothreads)) {
+                GString *who = g_string_new(NULL);
+                if (vcpus)
+                        g_string_append_printf(who, "%u vCPU%s", vcpus, vcpus == 1 ? "" : "s");
+                if (emulator)
+                        g_string_append_printf(who, "%sthe emulator",
+                                               who->len ? (iothreads ? ", " : " and ") : "");
+                if (iothreads)
+                        g_string_append_printf(who, "%sits I/O threads", who->len ? " and " : "");
+                one = !iothreads && (vcpus == 1) != emulator && vcpus <= 1;
+                plan->reason = g_strdup_printf(
+                    "%s; %s share%s cores with realtime (FIFO/RR) vCPUs of another "
+                    "domain (%s): a realtime vCPU that spins may starve %s",
+                    old ? old : "", who->str, one ? "s" : "", o.names->str, one ? "it" : "them");
+                g_string_free(who, TRUE);
+                g_free(old);
+        }
+        g_string_free(o.names, TRUE);
+}
+
+/* reason (taken) without what finish_beside_others_realtime() added to it: it names where the emulator and
+ * I/O threads were. The note runs from the "; " before its words to the last "may starve it/them" (domain
+ * names come between: a name that reads like either end does not cut it short). */
+char *finish_without_beside_realtime_note(char *reason)
+{
+        static const char marker[] = " cores with realtime (FIFO/RR) vCPUs of another domain (";
+        static const char tail[] = "): a realtime vCPU that spins may starve ";
+        const char *at = reason ? strstr(reason, marker) : NULL;
+        const char *start = at ? g_strrstr_len(reason, at - reason, "; ") : NULL;
+        const char *end = start ? g_strrstr(at, tail) : NULL;
+        GString *s;
+
+        if (!end)
+                return reason;
+        end += strlen(tail);
+        end += g_str_has_prefix(end, "them") ? strlen("them")
+               : g_str_has_prefix(end, "it") ? strlen("it")
+                                             : 0;
+        s = g_string_new_len(reason, start - reason);
+        g_string_append(s, end);
+        g_free(reason);
+        return g_string_free(s, FALSE);
+}

@@ -1,0 +1,399 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/* Finishing: the reason of a placed, overcommitted or unplaceable plan. */
+#include "finish-internal.h"
+#include "cells.h"
+#include "size.h"
+
+#include <string.h>
+
+/* The reason's name for n of what capacity counts: "1 free core", "2 free cores". */
+static const char *unit_of(const PolicyOps *ops, unsigned n)
+{
+        return n == 1 ? ops->unit_one : ops->unit;
+}
+
+/* How the set was chosen among its equally near sets (L3 fit, then Fit=), for the reason ("" when it was
+ * the only one). */
+static const char *group_note(const HostView *v, const SetChoice *choice)
+{
+        bool pack = v->params->fit == FIT_PACK;
+
+        if (choice->group_size <= 1)
+                return "";
+        if (choice->l3_fit && choice->l3_unfit > 0)
+                return pack ? ", fullest of its equally near sets where each node's share fits one L3 cache "
+                              "(Fit=pack)"
+                            : ", least loaded of its equally near sets where each node's share fits one L3 "
+                              "cache";
+        return pack ? ", fullest of its equally near sets (Fit=pack)"
+                    : ", least loaded of its equally near sets";
+}
+
+/* "4.0 GiB", or "96.0 MiB in 2.0 MiB hugepages" for hugepage-backed memory; into buf. */
+static const char *memory_text(const PlacementRequest *req, uint64_t bytes, char *buf, size_t len)
+{
+        char a[32], b[32];
+
+        if (!req->hugepage_size)
+                return size_format(bytes, buf, len);
+        g_snprintf(buf, len, "%s in %s hugepages", size_format(bytes, a, sizeof(a)),
+                   size_format(req->hugepage_size, b, sizeof(b)));
+        return buf;
+}
+
+/* What node n has free for the plan's memory before the plan: its free memory less MemoryReserve=, or its
+ * free hugepages of the plan's size. */
+uint64_t finish_node_free_bytes(const HostView *v, const Plan *plan, unsigned n)
+{
+        uint64_t used = ledger_node_memory(v->l, n), reserve = v->params->memory_reserve;
+        uint64_t size = v->t->nodes[n].memory;
+
+        if (plan->hugepage_size)
+                return ledger_node_free_hugepages(v->l, n, plan->hugepage_size);
+        return size > used && size - used > reserve ? size - used - reserve : 0;
+}
+
+/* Whether the plan counts memory on a node outside its set. */
+static bool counted_outside_set(const Topology *t, const Plan *plan)
+{
+        for (unsigned n = 0; n < plan->nnode_memory && n < t->nnodes; n++)
+                if (plan->node_memory[n] && !cpuset_has(plan->nodes, n))
+                        return true;
+        return false;
+}
+
+/* A guest whose <page> elements give its cells different sizes is counted in the largest
+ * (domain-xml-numa.c): said, since libvirt backs each cell from its own size's pool. "" when the sizes do
+ * not differ. */
+static char *hugepage_sizes_note(const PlacementRequest *req)
+{
+        char a[32];
+
+        if (!req->hugepage_size || !req->hugepage_sizes_differ)
+                return g_strdup("");
+        return g_strdup_printf("; its <hugepages><page> sizes differ per guest cell: all its memory counted "
+                               "in %s hugepages, the largest (libvirt backs each cell from its own size's "
+                               "pool; not counted per cell)",
+                               size_format(req->hugepage_size, a, sizeof(a)));
+}
+
+/* The largest and the mean distance between the nodes a plan took: past a binding, the set's nodes that
+ * got no vCPU are none of the plan's (take_set()), and the set's figures would describe nodes the domain
+ * does not run on. */
+static void taken_distances(const Topology *t, const NodeSet *set, const CpuSet *nodes, uint32_t *ret_max,
+                            double *ret_mean)
+{
+        *ret_max = set->max_distance;
+        *ret_mean = set->mean_distance;
+        if (cpuset_count(nodes) != set->nnodes && !cpuset_is_empty(nodes))
+                topology_nodes_distance(t, nodes, ret_max, ret_mean);
+}
+
+/* The set's nodes, as the reason names them with the free cores and memory they have: with "of which it
+ * takes ..." when the domain is on fewer of them (drop_unused_nodes()). */
+static char *set_nodes_text(const Topology *t, const NodeSet *set, const CpuSet *taken)
+{
+        g_autoptr(CpuSet) all = cpuset_new();
+        const unsigned *members = nodeset_members(t->nodesets, set);
+        g_autofree char *set_text = NULL, *taken_text = NULL;
+
+        for (unsigned i = 0; i < set->nnodes; i++)
+                cpuset_add(all, members[i]);
+        if (cpuset_equal(all, taken))
+                return finish_format_nodes(t, taken);
+        set_text = finish_format_nodes(t, all);
+        taken_text = finish_format_nodes(t, taken);
+        return g_strdup_printf("%s, of which it takes %s", set_text,
+                               g_str_has_prefix(taken_text, "nodes ")  ? taken_text + 6
+                               : g_str_has_prefix(taken_text, "node ") ? taken_text + 5
+                                                                       : taken_text);
+}
+
+/* For a domain not bound as a whole whose cells' <memnode> elements bind memory: the bound nodes whose
+ * free memory (or pools) lack what is counted there, as for a domain's binding ("" when none). */
+static char *cells_short_note(const HostView *v, const PlacementRequest *req, const Plan *plan)
+{
+        g_autoptr(CpuSet) bound = finish_cells_binding_nodes(req);
+        GString *s = g_string_new(NULL);
+
+        if (req->memory_source == MEMORY_SOURCE_NONE && !cpuset_is_empty(bound))
+                finish_memory_short_note(v, req, plan, bound, s);
+        return g_string_free(s, FALSE);
+}
+
+/* For a domain not bound as a whole: the nodes of each cell's <memnode> this host does not have (libvirt
+ * checks every nodeset and refuses to start the guest), as for a domain's binding ("" when none). */
+static char *cells_missing_note(const Topology *t, const PlacementRequest *req)
+{
+        GString *s = g_string_new(NULL);
+
+        for (unsigned c = 0; req->memory_source == MEMORY_SOURCE_NONE && c < req->ncells; c++) {
+                g_autoptr(CpuSet) missing = cpuset_new();
+                g_autofree char *gone = NULL;
+                if (!req->cells[c].memory_nodes ||
+                    !finish_memory_nodes_missing(t, req->cells[c].memory_nodes, missing))
+                        continue;
+                gone = cpuset_format(missing);
+                g_string_append_printf(s,
+                                       "; node%s %s of the <memnode> of guest cell %u %s not on this host: "
+                                       "libvirt refuses to start such a guest",
+                                       cpuset_count(missing) == 1 ? "" : "s", gone, req->cells[c].id,
+                                       cpuset_count(missing) == 1 ? "is" : "are");
+        }
+        return g_string_free(s, FALSE);
+}
+
+/* The reason of a placed or overcommitted plan. */
+char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
+                           const SetChoice *choice, const Plan *plan)
+{
+        const NodeSet *set = &v->t->nodesets->candidates[choice->rank];
+        g_autofree char *where = set_nodes_text(v->t, set, plan->nodes);
+        g_autofree char *constraints = finish_constraint_note(v, req, plan);
+        bool memnodes = req->memory_source == MEMORY_SOURCE_MEMNODE, bound_cells = false,
+             constrained = false;
+        for (unsigned c = 0; c < plan->ncells; c++)
+                bound_cells = bound_cells || !cpuset_is_empty(plan->cells[c].memory_nodes);
+        memnodes = memnodes || bound_cells;
+        g_autofree char *cells = cells_note(v->t, plan, memnodes);
+        g_autofree char *pages = hugepage_sizes_note(req);
+        g_autofree char *short_pools = cells_short_note(v, req, plan);
+        g_autofree char *cells_missing = cells_missing_note(v->t, req);
+        g_autofree char *note = g_strconcat(cells, constraints, pages, short_pools, cells_missing, NULL);
+        g_autofree char *sharing = NULL;
+        char a[32], b[64], busiest[96] = "", held[96] = "";
+
+        if (plan->result == PLAN_PLACED) {
+                uint64_t set_memory = policy_set_memory(req);
+                char c[32], part[96] = "", memory[160];
+                bool bound_elsewhere = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
+
+                /* none of it counted where the cores are (a <memnode> may bind a cell away from them) */
+                CPUSET_FOREACH (n, plan->nodes)
+                        bound_elsewhere =
+                            bound_elsewhere && ((unsigned)n >= plan->nnode_memory || !plan->node_memory[n]);
+                /* memory its cells' <memnode> elements bind elsewhere is not the set's to hold */
+                if (set_memory != req->memory &&
+                    (req->memory_source == MEMORY_SOURCE_NONE || !req->memory_nodes))
+                        g_snprintf(part, sizeof(part), " of its %s (the rest bound by its cells' <memnode>)",
+                                   size_format(req->memory, c, sizeof(c)));
+                if (bound_elsewhere) /* what the set has free does not hold it: the note says where */
+                        g_snprintf(memory, sizeof(memory), "its %s bound to other nodes",
+                                   memory_text(req, req->memory, b, sizeof(b)));
+                else if (counted_outside_set(v->t, plan)) {
+                        /* bound memory partly counted off the set (preferred falls back): where it is */
+                        g_autoptr(CpuSet) counted = cpuset_new();
+                        g_autofree char *list = NULL;
+                        uint64_t free_bytes = 0;
+                        for (unsigned n = 0; n < plan->nnode_memory; n++)
+                                if (plan->node_memory[n]) {
+                                        cpuset_add(counted, v->t->nodes[n].os_index);
+                                        free_bytes += finish_node_free_bytes(v, plan, n);
+                                }
+                        list = cpuset_format(counted);
+                        g_snprintf(
+                            memory, sizeof(memory), "%s free on node%s %s, where it is counted, for %s",
+                            size_format(free_bytes, a, sizeof(a)), cpuset_count(counted) == 1 ? "" : "s",
+                            list, memory_text(req, req->memory, b, sizeof(b)));
+                } else if (v->t->memory_sizes_unknown) /* nothing free to tell */
+                        g_snprintf(memory, sizeof(memory), "%s%s not counted (no memory sizes known)",
+                                   memory_text(req, part[0] ? set_memory : req->memory, b, sizeof(b)), part);
+                else
+                        g_snprintf(memory, sizeof(memory), "%s free for %s%s",
+                                   size_format(choice->load.free_memory, a, sizeof(a)),
+                                   memory_text(req, part[0] ? set_memory : req->memory, b, sizeof(b)), part);
+                uint32_t max_distance;
+                double mean_distance;
+                char cells_nearer[160] = "";
+
+                taken_distances(v->t, set, plan->nodes, &max_distance, &mean_distance);
+                /* what made it nearer: cells split over nearer nodes, or memory spilled to nearer ones */
+                if (choice->cells_nearer && choice->cell_split > TOPOLOGY_LOCAL &&
+                    choice->cell_reach > TOPOLOGY_LOCAL)
+                        g_snprintf(cells_nearer, sizeof(cells_nearer),
+                                   ", of the sets as near by their farthest nodes the one that splits each "
+                                   "guest cell over nodes at most %u apart, its memory at most %u from its "
+                                   "vCPUs",
+                                   choice->cell_split, choice->cell_reach);
+                else if (choice->cells_nearer && choice->cell_split > TOPOLOGY_LOCAL)
+                        g_snprintf(cells_nearer, sizeof(cells_nearer),
+                                   ", of the sets as near by their farthest nodes the one that splits each "
+                                   "guest cell over nodes at most %u apart",
+                                   choice->cell_split);
+                else if (choice->cells_nearer)
+                        g_snprintf(cells_nearer, sizeof(cells_nearer),
+                                   ", of the sets as near by their farthest nodes the one that keeps each "
+                                   "guest cell whole with its memory at most %u from its vCPUs",
+                                   choice->cell_reach);
+                return g_strdup_printf("%s: %u %s for %u %s, %s; %s qualifying set "
+                                       "(max distance %u, mean %.2f)%s%s%s",
+                                       where, choice->load.capacity, unit_of(ops, choice->load.capacity),
+                                       req->vcpus, req->vcpus == 1 ? "vCPU" : "vCPUs", memory,
+                                       choice->cells_nearer ? "a" : "nearest", max_distance, mean_distance,
+                                       cells_nearer, group_note(v, choice), note);
+        }
+        sharing = finish_sharing_note(v, plan);
+        if (choice->busy_cores > 1)
+                g_snprintf(busiest, sizeof(busiest),
+                           ", of its equally near sets the one whose %u least busy cores run least",
+                           choice->busy_cores);
+        else if (choice->least_busy)
+                g_strlcpy(busiest, ", of its equally near sets the one whose least busy core runs least",
+                          sizeof(busiest));
+        /* the user's constraints leave only some nodes: the sets they allow lack the room, not the host */
+        for (unsigned n = 0; n < v->t->nnodes && !constrained; n++)
+                constrained = !v->node_allowed[n] && v->t->nodes[n].ncores > 0;
+        /* with no memory sizes known, memory took no part in the choice: the reason names cores alone */
+        if (!v->t->memory_sizes_unknown)
+                g_snprintf(held, sizeof(held), " and %s free", memory_text(req, req->memory, b, sizeof(b)));
+        return g_strdup_printf("no node set %shas %u %s%s%s; %s is the nearest%s%s (%u %s there): %s%s",
+                               constrained ? "inside its constraints " : "", req->vcpus,
+                               unit_of(ops, req->vcpus), held,
+                               bound_cells ? " with each <memnode> cell on its own nodes" : "", where,
+                               v->t->memory_sizes_unknown ? "" : " that holds the memory", busiest,
+                               choice->load.capacity, unit_of(ops, choice->load.capacity), sharing, note);
+}
+
+/* Memory nothing binds that ends wholly on nodes none of the plan's vCPUs run on (their nodes have no
+ * room left): a trade of locality for a free core, said in the reason. */
+void finish_remote_memory_note(const HostView *v, const PlacementRequest *req, Plan *plan)
+{
+        const Topology *t = v->t;
+        g_autoptr(CpuSet) vcpu_nodes = cpuset_new(), memory_nodes = cpuset_new();
+        g_autofree char *vn = NULL, *mn = NULL;
+        char *old = plan->reason;
+
+        if ((req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes) || !plan->memory)
+                return;
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0)
+                        cpuset_add(vcpu_nodes,
+                                   t->nodes[t->cores[t->pus[plan->vcpu_pu[i]].core].node].os_index);
+        for (unsigned n = 0; n < plan->nnode_memory; n++)
+                if (plan->node_memory[n]) {
+                        if (cpuset_has(vcpu_nodes, t->nodes[n].os_index))
+                                return;
+                        cpuset_add(memory_nodes, t->nodes[n].os_index);
+                }
+        if (cpuset_is_empty(vcpu_nodes) || cpuset_is_empty(memory_nodes))
+                return;
+        vn = cpuset_format(vcpu_nodes);
+        mn = cpuset_format(memory_nodes);
+        plan->reason = g_strdup_printf(
+            "%s; its memory is all on node%s %s, none where its vCPUs run (node%s %s "
+            "%s no room for it)",
+            old ? old : "", cpuset_count(memory_nodes) == 1 ? "" : "s", mn,
+            cpuset_count(vcpu_nodes) == 1 ? "" : "s", vn, cpuset_count(vcpu_nodes) == 1 ? "has" : "have");
+        g_free(old);
+}
+
+void finish_unplaceable(const HostView *v, const PlacementRequest *req, const SetLoad *host, Plan *plan)
+{
+        const PlacementParams *params = v->params;
+        bool bound = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
+        char a[64], b[64];
+
+        if (bound && finish_memory_nodes_all_missing(v->t, req->memory_nodes)) {
+                /* libvirt refuses to start a guest bound to nodes the host lacks: no memory counted */
+                g_autofree char *list = cpuset_format(req->memory_nodes);
+                memset(plan->node_memory, 0, sizeof(uint64_t) * plan->nnode_memory);
+                plan->reason = g_strdup_printf(
+                    "%s its memory to node%s %s (%s), which this host does not have: libvirt refuses to "
+                    "start "
+                    "such a guest; nothing pinned",
+                    finish_memory_source_text(req), cpuset_count(req->memory_nodes) == 1 ? "" : "s", list,
+                    req->memory_source == MEMORY_SOURCE_MEMNODE ? "per cell"
+                                                                : memory_mode_to_string(req->memory_mode));
+        } else if (host->usable_pus == 0 && (req->allowed_cpus || req->cache_cpus || bound)) {
+                g_autofree char *note = NULL, *counted = NULL;
+                /* it runs all the same (on CPUs the host keeps, ReservedCPUs=): its memory is where it is
+                 * bound, or on the nodes of its CPUs */
+                g_autoptr(CpuSet) nodes = cpuset_new();
+                for (unsigned n = 0; !bound && n < v->t->nnodes; n++)
+                        if (v->t->nodes[n].ncores > 0 &&
+                            (!req->allowed_cpus ||
+                             cpuset_intersects(v->t->nodes[n].cpus, req->allowed_cpus)) &&
+                            (!req->cache_cpus || cpuset_intersects(v->t->nodes[n].cpus, req->cache_cpus)))
+                                cpuset_add(nodes, v->t->nodes[n].os_index);
+                if (bound)
+                        policy_charge_bound_memory(v, req, plan);
+                else if (!cpuset_is_empty(nodes))
+                        finish_charge_bound(v, nodes, req->memory, MEMORY_MODE_INTERLEAVE, NULL, plan);
+                policy_drop_poolless_memory(v->t, plan);
+                note = finish_constraint_note(v, req, plan);
+                if (!bound && !cpuset_is_empty(nodes)) {
+                        g_autofree char *list = cpuset_format(nodes);
+                        counted = g_strdup_printf("; its memory counted on node%s %s, where its CPUs are",
+                                                  cpuset_count(nodes) == 1 ? "" : "s", list);
+                }
+                plan->reason = g_strdup_printf("no usable CPU of this host lies inside its constraints%s%s; "
+                                               "nothing pinned",
+                                               note, counted ? counted : "");
+        } else if (host->usable_pus == 0 && host->free_memory >= req->memory && params->reserved_cpus) {
+                g_autofree char *reserved = cpuset_format(params->reserved_cpus);
+                plan->reason = g_strdup_printf(
+                    "no CPU is left for vCPUs: ReservedCPUs=%s holds them all; nothing pinned", reserved);
+        } else if (req->allowed_cpus && !bound && finish_spill_from_allowed(v, req, plan)) {
+                /* <vcpu cpuset> binds no memory: the guest runs, what its nodes lack comes from others */
+                char c[64];
+                uint64_t remote = 0;
+                for (unsigned n = 0; n < plan->nnode_memory; n++)
+                        remote += v->node_allowed[n] ? 0 : plan->node_memory[n];
+                plan->reason = g_strdup_printf(
+                    "no node set inside its <vcpu cpuset> has %s free (%s there); its memory is not bound, "
+                    "so it runs all the same with %s of it on other nodes, counted nearest its CPUs; "
+                    "nothing pinned",
+                    memory_text(req, req->memory, b, sizeof(b)),
+                    memory_text(req, host->free_memory, a, sizeof(a)),
+                    memory_text(req, remote, c, sizeof(c)));
+        } else if (req->hugepage_size) {
+                g_autofree char *pages = hugepage_sizes_note(req);
+                plan->reason = g_strdup_printf(
+                    "no node set has %s free (%s free on the whole host; hugepage-backed memory never "
+                    "takes general memory)%s; nothing pinned",
+                    memory_text(req, req->memory, b, sizeof(b)),
+                    memory_text(req, host->free_memory, a, sizeof(a)), pages);
+        } else if (v->t->memory_sizes_unknown) {
+                /* no size known: what is free is not known either, only the figure each node is taken to
+                 * hold (TOPOLOGY_MEMORY_UNKNOWN), which the guest goes beyond */
+                plan->reason = g_strdup_printf(
+                    "no node set holds %s: with no memory sizes known, each node with CPUs is taken to "
+                    "hold %s; nothing pinned",
+                    size_format(req->memory, b, sizeof(b)),
+                    size_format(TOPOLOGY_MEMORY_UNKNOWN, a, sizeof(a)));
+        } else {
+                char c[64] = "";
+                if (params->memory_reserve)
+                        g_snprintf(c, sizeof(c), ", MemoryReserve=%s kept on each node",
+                                   size_format(params->memory_reserve, a, sizeof(a)));
+                plan->reason = g_strdup_printf(
+                    "no node set has %s of free memory (%s free on the whole host%s); nothing pinned",
+                    size_format(req->memory, b, sizeof(b)), size_format(host->free_memory, a, sizeof(a)), c);
+        }
+}
+
+bool finish_cell_memory_missing(const Topology *t, const PlacementRequest *req, Plan *plan)
+{
+        g_autoptr(CpuSet) cells = cpuset_new(), nodes = cpuset_new();
+        g_autofree char *cell_list = NULL, *node_list = NULL;
+
+        for (unsigned c = 0; c < req->ncells; c++)
+                if (req->cells[c].memory_nodes && !cpuset_is_empty(req->cells[c].memory_nodes) &&
+                    finish_memory_nodes_all_missing(t, req->cells[c].memory_nodes)) {
+                        cpuset_add(cells, req->cells[c].id);
+                        cpuset_union(nodes, req->cells[c].memory_nodes);
+                }
+        if (cpuset_is_empty(cells))
+                return false;
+        cell_list = cpuset_format(cells);
+        node_list = cpuset_format(nodes);
+        plan->result = PLAN_UNPLACEABLE;
+        memset(plan->node_memory, 0, sizeof(uint64_t) * plan->nnode_memory);
+        plan->reason = g_strdup_printf(
+            "the <numatune><memnode> of guest cell%s %s binds %s memory to node%s %s, "
+            "which this host does not have: libvirt refuses to start such a guest; "
+            "nothing pinned",
+            cpuset_count(cells) == 1 ? "" : "s", cell_list, cpuset_count(cells) == 1 ? "its" : "their",
+            cpuset_count(nodes) == 1 ? "" : "s", node_list);
+        return true;
+}
