@@ -234,6 +234,22 @@ START_TEST(test_answers)
 }
 END_TEST
 
+/* RFC 9110, 9.3.2: no content in any answer to HEAD, an error's too; a client reading the answer to HEAD
+ * takes no body, and would read the error's as the start of the next answer. */
+START_TEST(test_head_error_has_no_body)
+{
+        Fixture f;
+        g_autofree char *missing = NULL;
+
+        fixture_init(&f, 4);
+        missing = answer_of(&f, client(&f, "HEAD /other HTTP/1.1\r\n\r\n"));
+        ck_assert_msg(g_str_has_prefix(missing, "HTTP/1.1 404 ") &&
+                          strstr(missing, "Content-Length: 14\r\n") && g_str_has_suffix(missing, "\r\n\r\n"),
+                      "%s", missing);
+        fixture_done(&f);
+}
+END_TEST
+
 START_TEST(test_cap_evicts_oldest_unfinished)
 {
         Fixture f;
@@ -589,6 +605,7 @@ static Suite *http_server_suite(void)
         Suite *s = suite_create("http-server");
         TCase *tc = tcase_create("server");
         tcase_add_test(tc, test_answers);
+        tcase_add_test(tc, test_head_error_has_no_body);
         tcase_add_test(tc, test_every_address);
         tcase_add_test(tc, test_every_address_not_half);
         tcase_add_test(tc, test_cap_evicts_oldest_unfinished);
