@@ -75,15 +75,16 @@ static void respond_to(HttpConn *c, int status, const char *reason, const char *
         bufferevent_enable(c->bev, EV_WRITE);
 }
 
-static void respond(HttpConn *c, int status, const char *reason, const char *content_type, const char *body)
+/* An error, its body left out for HEAD (RFC 9110, 9.3.2: no content in any answer to HEAD). */
+static void respond_error_to(HttpConn *c, int status, const char *reason, bool head_only)
 {
-        respond_to(c, status, reason, content_type, body, false);
+        g_autofree char *body = g_strdup_printf("%d %s\n", status, reason);
+        respond_to(c, status, reason, "text/plain", body, head_only);
 }
 
 static void respond_error(HttpConn *c, int status, const char *reason)
 {
-        g_autofree char *body = g_strdup_printf("%d %s\n", status, reason);
-        respond(c, status, reason, "text/plain", body);
+        respond_error_to(c, status, reason, false);
 }
 
 /* The path of a request target: origin-form (/metrics?x) as it is, absolute-form (http://host:9464/metrics,
@@ -138,7 +139,7 @@ static void answer(HttpConn *c, const char *request_line)
         path = target_path(words[1]);
         path_len = strcspn(path, "?");
         if (path_len != strlen(r->path) || strncmp(path, r->path, path_len) != 0) {
-                respond_error(c, 404, "Not Found");
+                respond_error_to(c, 404, "Not Found", head_only);
                 return;
         }
         respond_to(c, 200, "OK", r->content_type, current_body(c->server), head_only);
