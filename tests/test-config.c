@@ -530,6 +530,27 @@ START_TEST(test_file_bounded)
 }
 END_TEST
 
+/* A configuration any local user may write is any local user's way to steer the daemon: where it connects
+ * (URI=, a qemu+ssh:// server of theirs, reached with root's keys), whether and where it pins, where it
+ * serves metrics. Such a file is refused, as logrotate and sudo refuse theirs; writable by its owner alone,
+ * it loads. */
+START_TEST(test_file_writable_by_others)
+{
+        g_autofree char *dir = g_dir_make_tmp("test-config-XXXXXX", NULL);
+        g_autofree char *path = g_build_filename(dir, "open.conf", NULL);
+        g_autoptr(Config) c = NULL;
+        g_autofree char *err = NULL;
+
+        ck_assert(g_file_set_contents(path, "[Placement]\nApply=no\n", -1, NULL));
+        ck_assert_int_eq(chmod(path, 0666), 0);
+        assert_file_refused(path, -EPERM, "writable by every user");
+        ck_assert_int_eq(chmod(path, 0644), 0);
+        ck_assert_msg(config_load_file(path, &c, &err) == 0, "%s", err);
+        g_unlink(path);
+        g_rmdir(dir);
+}
+END_TEST
+
 /* Loads text from a file named name (in a directory of its own), which must fail: *ret_error and
  * *ret_public as config_load_or_defaults_public() gives them. */
 static void load_public(const char *name, const char *text, char **ret_error, char **ret_public)
@@ -740,6 +761,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_missing_default);
         tcase_add_test(tc, test_shipped_lines);
         tcase_add_test(tc, test_file_bounded);
+        tcase_add_test(tc, test_file_writable_by_others);
         tcase_add_test(tc, test_public_errors_without_values);
         tcase_add_test(tc, test_public_errors_repeated_name);
         tcase_add_test(tc, test_repeated_key_values_on_their_lines);
