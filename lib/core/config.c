@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <string.h>
+#include <sys/stat.h>
 
 typedef int (*ConfigParser)(const char *value, Config *c, size_t offset, const char **allowed);
 
@@ -625,8 +626,15 @@ int config_load_data(const char *data, const char *name, Config **ret, char **re
 static int load_file(const char *path, Config **ret, char **ret_marked)
 {
         g_autofree char *data = NULL, *why = NULL;
-        int r = file_read_bounded(path, CONFIG_FILE_MAX, &data, NULL, &why);
+        struct stat st;
+        int r = file_read_bounded_stat(path, CONFIG_FILE_MAX, &data, NULL, &st, &why);
 
+        /* whoever may write the file steers the daemon: not every user */
+        if (r >= 0 && (st.st_mode & S_IWOTH)) {
+                why = g_strdup_printf("writable by every user (mode %04o): not read; chmod o-w it",
+                                      (unsigned)(st.st_mode & 07777));
+                r = -EPERM;
+        }
         if (r < 0) {
                 if (ret_marked)
                         *ret_marked = g_strdup_printf("%s: %s", path, why);

@@ -64,7 +64,8 @@ void config_free(Config *c);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(Config, config_free)
 
 /* Returns 0, -ENOENT when the file does not exist, or another negative errno with *ret_error set: the file
- * must be a regular file of at most CONFIG_FILE_MAX bytes without NUL bytes (file-read.h). */
+ * must be a regular file of at most CONFIG_FILE_MAX bytes without NUL bytes (file-read.h), and not
+ * writable by every user (-EPERM): whoever writes it steers the daemon. */
 int config_load_file(const char *path, Config **ret, char **ret_error);
 /* config_load_file(), except that a file that does not exist, when it need not (the default path rather
  * than one the operator named), means the built-in defaults: returns 1 then, with *ret_note (when

@@ -58,6 +58,12 @@ static ssize_t read_upto(int fd, char **buf, size_t *size, size_t max)
 
 int file_read_bounded(const char *path, size_t max, char **ret, size_t *ret_len, char **ret_error)
 {
+        return file_read_bounded_stat(path, max, ret, ret_len, NULL, ret_error);
+}
+
+int file_read_bounded_stat(const char *path, size_t max, char **ret, size_t *ret_len, struct stat *ret_st,
+                           char **ret_error)
+{
         g_autofree char *buf = NULL, *limit = NULL;
         const char *nul;
         struct stat st;
@@ -106,6 +112,8 @@ int file_read_bounded(const char *path, size_t max, char **ret, size_t *ret_len,
                 return ret_error_set(ret_error, -EINVAL, "a NUL byte on line %u (not a text file)", line);
         }
         *ret = g_steal_pointer(&buf);
+        if (ret_st)
+                *ret_st = st;
         if (ret_len)
                 *ret_len = (size_t)n;
         return 0;

@@ -23,5 +23,11 @@
  */
 int file_read_bounded(const char *path, size_t max, char **ret, size_t *ret_len, char **ret_error);
 
+struct stat;
+/* The same, with the file's status as it was read (of the descriptor read, not of a path looked up again)
+ * in *ret_st. */
+int file_read_bounded_stat(const char *path, size_t max, char **ret, size_t *ret_len, struct stat *ret_st,
+                           char **ret_error);
+
 /* "1 MiB", "64 KiB", "100 bytes": a limit in words (caller frees). */
 char *file_limit_format(size_t max);
