@@ -133,6 +133,37 @@ START_TEST(test_text_safe_cut)
 }
 END_TEST
 
+/* Unicode's noncharacters (U+FDD0-U+FDEF and the last two of every plane) are valid UTF-8 for GLib and in
+ * XML, so libvirt takes them in a domain's name, but sd-bus refuses a string that holds one: a reply or a
+ * signal naming such a domain could not be sent, and every list of all domains failed with it. Escaped as
+ * any other character that cannot be shown. */
+START_TEST(test_noncharacters)
+{
+        static const struct {
+                const char *in, *out, *json;
+        } cases[] = {
+            {"a\xef\xb7\x90"
+             "b",
+             "a\\u{fdd0}b", "\"a\\ufdd0b\""},
+            {"a\xef\xb7\xaf", "a\\u{fdef}", "\"a\\ufdef\""},
+            {"\xef\xbf\xbe", "\\u{fffe}", "\"\\ufffe\""},
+            {"x\xf0\x9f\xbf\xbf", "x\\u{1ffff}", "\"x\\ud83f\\udfff\""},
+            {"x\xf4\x8f\xbf\xbe", "x\\u{10fffe}", "\"x\\udbff\\udffe\""},
+            /* their neighbours are characters */
+            {"\xef\xb7\x8f\xef\xb7\xb0", "\xef\xb7\x8f\xef\xb7\xb0", "\"\xef\xb7\x8f\xef\xb7\xb0\""},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *out = text_safe(cases[i].in), *terminal = text_terminal_safe(cases[i].in);
+                g_autofree char *quoted = g_strdup_printf("\"%s\"", cases[i].in);
+                g_autofree char *json = text_json_safe(quoted);
+                ck_assert_msg(g_str_equal(out, cases[i].out), "case %u: %s", i, out);
+                ck_assert_msg(g_str_equal(terminal, cases[i].out), "case %u: %s", i, terminal);
+                ck_assert_msg(g_str_equal(json, cases[i].json), "case %u: %s", i, json);
+                ck_assert(text_is_safe(cases[i].in) == g_str_equal(cases[i].in, cases[i].out));
+        }
+}
+END_TEST
+
 static Suite *text_safe_suite(void)
 {
         Suite *s = suite_create("text safe");
@@ -142,6 +173,7 @@ static Suite *text_safe_suite(void)
         tcase_add_test(tc, test_text_terminal_safe);
         tcase_add_test(tc, test_text_json_safe);
         tcase_add_test(tc, test_text_safe_cut);
+        tcase_add_test(tc, test_noncharacters);
         suite_add_tcase(s, tc);
         return s;
 }
