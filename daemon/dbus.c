@@ -578,11 +578,19 @@ static char *nodes_text(const Topology *t, const CpuSet *idx)
         return cpuset_format(os);
 }
 
+/* A domain's name as a D-Bus string carries it: as it is, or as text output escapes it when it holds a
+ * noncharacter, which sd-bus refuses to send (the domain is reached by that escaped form too). */
+static char *bus_name(const char *name)
+{
+        return text_has_noncharacter(name) ? text_safe(name) : g_strdup(name);
+}
+
 /* Appends one decision as (name, uuid, policy, result, nodes, vcpu_pins, memory_nodes, emulator_pin,
  * memory_binding_applied). */
 static int append_decision(sd_bus_message *reply, const Topology *t, const Decision *d)
 {
         const Plan *p = decision_shown_plan(d);
+        g_autofree char *name = bus_name(d->name);
         g_autoptr(CpuSet) empty = cpuset_new();
         g_autoptr(CpuSet) mem_idx = p ? plan_memory_nodes(p) : cpuset_new();
         g_autofree char *nodes = nodes_text(t, p ? p->nodes : empty);
@@ -592,7 +600,7 @@ static int append_decision(sd_bus_message *reply, const Topology *t, const Decis
 
         r = sd_bus_message_open_container(reply, 'r', "sssssasssb");
         if (r >= 0)
-                r = sd_bus_message_append(reply, "sssss", d->name, d->uuid,
+                r = sd_bus_message_append(reply, "sssss", name, d->uuid,
                                           p ? policy_kind_to_string(p->policy) : "",
                                           decision_result_to_string(d->result), nodes);
         if (r >= 0)
@@ -1207,9 +1215,12 @@ void bus_service_free(BusService *s)
 
 void bus_service_decision_changed(BusService *s, const char *uuid, const char *name, const char *result)
 {
+        g_autofree char *shown = NULL;
+
         if (!s || !s->bus || !s->event)
                 return;
-        sd_bus_emit_signal(s->bus, BUS_PATH, BUS_INTERFACE, "DecisionChanged", "sss", uuid, name, result);
+        shown = bus_name(name);
+        sd_bus_emit_signal(s->bus, BUS_PATH, BUS_INTERFACE, "DecisionChanged", "sss", uuid, shown, result);
         bus_event_kick(s->event);
 }
 

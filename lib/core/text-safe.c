@@ -6,10 +6,17 @@
 #include <stdbool.h>
 #include <string.h>
 
+/* Unicode's noncharacters: U+FDD0-U+FDEF and the last two code points of every plane. */
+static bool noncharacter(gunichar c)
+{
+        return (c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) == 0xfffe;
+}
+
 /* Controls (C0, DEL, C1), format characters (bidi overrides and marks, zero-width spaces and joiners, the
  * BOM: each reorders text or shows as nothing), line and paragraph separators, spaces other than U+0020
  * (the no-break, en, em, thin, ideographic... spaces, Unicode Zs: each reads as an ordinary space), and
- * the Hangul fillers that draw as blanks: any of them lets one name pass for another or forge a line. */
+ * the Hangul fillers that draw as blanks: any of them lets one name pass for another or forge a line.
+ * Noncharacters too: they show as nothing, and sd-bus refuses a string that holds one. */
 static bool unsafe(gunichar c)
 {
         GUnicodeType type;
@@ -18,6 +25,8 @@ static bool unsafe(gunichar c)
                 return true;
         if (c < 0xa0)
                 return false;
+        if (noncharacter(c))
+                return true;
         type = g_unichar_type(c);
         return type == G_UNICODE_FORMAT || type == G_UNICODE_LINE_SEPARATOR ||
                type == G_UNICODE_PARAGRAPH_SEPARATOR || type == G_UNICODE_SPACE_SEPARATOR || c == 0x115f ||
@@ -140,4 +149,18 @@ char *text_json_safe(const char *json)
         }
         g_string_append_len(out, run, p - run);
         return g_string_free(out, FALSE);
+}
+
+bool text_has_noncharacter(const char *s)
+{
+        const char *p = s ? s : "";
+
+        for (; *p; p = g_utf8_next_char(p)) {
+                gunichar c = g_utf8_get_char_validated(p, -1);
+                if (c == (gunichar)-1 || c == (gunichar)-2)
+                        return false; /* not UTF-8 at all: no D-Bus string either */
+                if (noncharacter(c))
+                        return true;
+        }
+        return false;
 }

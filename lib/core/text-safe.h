@@ -13,7 +13,8 @@
 /* A copy of s with every C0 control, DEL, C1 control (U+0080-U+009F), format character (Unicode Cf: bidi
  * embeddings, overrides, isolates and marks, zero-width spaces and joiners, the BOM), line and paragraph
  * separator, space separator other than U+0020 (Unicode Zs: the no-break space, which reads as a plain
- * one) and Hangul filler written as \xNN or \u{NNNN}, each byte of invalid UTF-8 as \xNN, and a
+ * one), Hangul filler and noncharacter (U+FDD0-U+FDEF, U+FFFE, U+1FFFF...: sd-bus refuses a string
+ * holding one) written as \xNN or \u{NNNN}, each byte of invalid UTF-8 as \xNN, and a
  * backslash as \x5c (as virsh writes it): a name that holds the text "\x0d" does not read as one that
  * holds a carriage return. Anything else as it is. NULL gives "". Caller frees. */
 char *text_safe(const char *s);
@@ -38,3 +39,8 @@ bool text_is_terminal_safe(const char *s);
  * separators...) written as a \uXXXX escape: the same JSON, safe on a terminal. json-glib escapes C0
  * controls itself. Caller frees. */
 char *text_json_safe(const char *json);
+
+/* True when valid UTF-8 s holds a noncharacter (U+FDD0-U+FDEF, U+FFFE, U+FFFF, U+1FFFE...): valid UTF-8
+ * for GLib and in XML (libvirt takes it in a domain's name), but sd-bus refuses to send a string that holds
+ * one, so such a name goes over D-Bus as text_safe() writes it. */
+bool text_has_noncharacter(const char *s);
