@@ -517,29 +517,32 @@ START_TEST(test_host_load_over_a_core_spread)
 END_TEST
 
 /* With MemoryReserve= leaving 1 GiB, a third 512 MiB domain is unplaceable; once one leaves it is placed
- * by the heal pass the departure starts, and with Heal=no by `placementctl rebalance`, which says so. */
+ * by the heal pass the departure starts, and with Heal=no by `placementctl rebalance`, which says so,
+ * naming it as text output does: its name holds the text "\x0d", which must not read as a CR. */
 START_TEST(test_departure_places_unplaceable)
 {
+        static const char c_name[] = "h-c\\x0dz";
+
         for (unsigned heal = 0; heal < 2; heal++) {
                 Manager *m = new_manager(heal ? "[Placement]\nHealInterval=1\nMemoryReserve=15G\n"
                                               : "[Placement]\nHeal=no\nMemoryReserve=15G\n");
-                virDomainPtr a = start(m, "h-a", 1), b = start(m, "h-b", 1), c = start(m, "h-c", 1);
+                virDomainPtr a = start(m, "h-a", 1), b = start(m, "h-b", 1), c = start(m, c_name, 1);
                 g_autofree char *report = NULL;
 
-                ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_UNPLACEABLE);
+                ck_assert_int_eq(manager_lookup(m, c_name)->result, DECISION_UNPLACEABLE);
                 stop(m, a);
                 if (heal) {
                         for (unsigned i = 0;
-                             i < 3000 && manager_lookup(m, "h-c")->result == DECISION_UNPLACEABLE; i++)
+                             i < 3000 && manager_lookup(m, c_name)->result == DECISION_UNPLACEABLE; i++)
                                 spin(1);
                 } else {
                         spin(1500);
-                        ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_UNPLACEABLE);
+                        ck_assert_int_eq(manager_lookup(m, c_name)->result, DECISION_UNPLACEABLE);
                         manager_rebalance(m, 4, &report);
-                        ck_assert_msg(strstr(report, "h-c: placed, was unplaceable"), "%s", report);
+                        ck_assert_msg(strstr(report, "h-c\\x5cx0dz: placed, was unplaceable"), "%s", report);
                 }
-                ck_assert_msg(manager_lookup(m, "h-c")->result == DECISION_PLACED, "%s",
-                              manager_lookup(m, "h-c")->reason);
+                ck_assert_msg(manager_lookup(m, c_name)->result == DECISION_PLACED, "%s",
+                              manager_lookup(m, c_name)->reason);
                 stop(m, b);
                 stop(m, c);
                 manager_free(m);
