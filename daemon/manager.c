@@ -956,9 +956,11 @@ static unsigned place_each(Manager *m, GPtrArray *uuids, const char *why, GStrin
                 d = g_hash_table_lookup(m->decisions, uuid);
                 if (was_unplaceable && d && d->result != DECISION_UNPLACEABLE) {
                         placed++;
-                        if (report)
-                                g_string_append_printf(report, "%s: %s, was unplaceable\n", d->name,
+                        if (report) {
+                                g_autofree char *shown = text_safe(d->name);
+                                g_string_append_printf(report, "%s: %s, was unplaceable\n", shown,
                                                        decision_result_to_string(d->result));
+                        }
                 }
         }
         /* each was placed on the host as the others left it so far: one placed before another moved off
