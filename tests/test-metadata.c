@@ -91,6 +91,8 @@ START_TEST(test_bad_records)
             {ATTRS, VCPUS "<p:reason>fits\xc2\x85why: approved by root</p:reason>", "control"}, /* C1 NEL */
             {ATTRS, VCPUS "<p:reason>fits\xe2\x80\xae</p:reason>", "control"}, /* a bidi override */
             {ATTRS, VCPUS "<p:reason>fits&#13;forged</p:reason>", "control"},  /* a carriage return */
+            /* a noncharacter: sd-bus sends no string holding one, the decision lists included */
+            {ATTRS, VCPUS "<p:reason>fits&#xFDD0;</p:reason>", "control"},
             /* shape: vCPUs, CPUs, nodes */
             {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='0-1'/>", "vCPUs"},
             {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='0-1'/><p:vcpu id='0' cpu='2' cpuset='2-3'/>",
