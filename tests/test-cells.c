@@ -430,6 +430,44 @@ START_TEST(test_split_cells_stay_in_a_package)
 }
 END_TEST
 
+/* The same two packages with 5 of node 0's 8 cores taken, two 10-vCPU cells: each cell still fits one
+ * package (3 + 8 free cores in package 0, 16 in package 1), so neither spans both. The vCPUs no node
+ * holds whole were split evenly over all four nodes (3, 6, 6, 5) and handed out in vCPU order, so cell 0
+ * took node 2's first core across the packages, on every set as near by its farthest nodes, and the
+ * plan put it on nodes 1-2. */
+START_TEST(test_split_cells_stay_in_a_package_when_a_node_is_busy)
+{
+        static const char *const lists[] = {"0-9", "10-19"};
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) f = plan_new("filler", 5, 1 * GiB, t->nnodes);
+        Cells c;
+
+        f->result = PLAN_PLACED;
+        for (unsigned v = 0; v < 5; v++)
+                f->vcpu_pu[v] = (int)t->cores[t->nodes[0].core_first + v].pu_first;
+        f->node_memory[0] = 1 * GiB;
+        cpuset_add(f->nodes, 0);
+        ck_assert_int_eq(ledger_commit(l, "filler", plan_copy(f)), 0);
+        cells_make(&c, lists, 2, 4 * GiB);
+        {
+                g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 20, 8 * GiB, &c);
+
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                for (unsigned i = 0; i < 2; i++) {
+                        int package = -1;
+                        CPUSET_FOREACH (v, c.sets[i]) {
+                                int here = (int)t->cores[t->pus[p->vcpu_pu[v]].core].package;
+                                ck_assert_msg(package < 0 || here == package, "cell %u spans packages: %s",
+                                              i, p->reason);
+                                package = here;
+                        }
+                }
+        }
+        cells_clear(&c);
+}
+END_TEST
+
 /* Two cells of 2 vCPUs and 150 GiB each on Sapphire Rapids in SNC2 (nodes of 103 GiB, 12 apart inside a
  * package, 21 across): no node holds a cell's memory, but two nodes of one package do. Each cell's vCPUs
  * run on one node and its memory is counted on that node and the other of its package; the nearest set
@@ -1509,6 +1547,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_three_cells_not_split);
         tcase_add_test(tc, test_cell_memory_beyond_its_node);
         tcase_add_test(tc, test_split_cells_stay_in_a_package);
+        tcase_add_test(tc, test_split_cells_stay_in_a_package_when_a_node_is_busy);
         tcase_add_test(tc, test_cell_memory_spills_inside_its_package);
         tcase_add_test(tc, test_hugepage_cells_spill_inside_their_package);
         tcase_add_test(tc, test_memory_only_cell_says_where);
