@@ -704,6 +704,98 @@ static uint32_t spill_cells(const HostView *v, const unsigned *nodes, unsigned n
         return farthest;
 }
 
+/*
+ * The cells no node holds whole (nor a <memnode> binds), the biggest first: each goes to the nodes nearest
+ * one node of the set that together have the room for its vCPUs and its memory (mem_room, when not NULL),
+ * nearest first, the node whose farthest such node is nearest (then the one with most room) winning, its
+ * vCPUs evenly over those nodes' room; so a cell stays inside the nodes near each other (a package) when
+ * the set has the room there. Split evenly over the set and handed out in vCPU order, one cell of two
+ * could straddle two packages while each fitted one. Returns the farthest apart two nodes such a cell
+ * takes (TOPOLOGY_LOCAL when none), adding those only its memory takes to spilled (when not NULL). A cell
+ * the set lacks the room for is left to that even split.
+ */
+static uint32_t split_cells_near(const Topology *t, const unsigned *nodes, unsigned n, unsigned *room,
+                                 uint64_t *mem_room, const Plan *plan, int *vcpu_node, CpuSet *spilled)
+{
+        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
+        g_autofree unsigned *near = g_new(unsigned, MAX(n, 1));
+        g_autofree unsigned *best_near = g_new(unsigned, MAX(n, 1));
+        g_autofree unsigned *quota = g_new(unsigned, MAX(n, 1));
+        uint32_t farthest = TOPOLOGY_LOCAL;
+
+        for (unsigned i = 0; i < plan->ncells; i++)
+                order[i] = (CellOrder){plan, i};
+        qsort(order, plan->ncells, sizeof(*order), compare_cells);
+        for (unsigned o = 0; o < plan->ncells; o++) {
+                const PlanCell *c = &plan->cells[order[o].cell];
+                unsigned k = cpuset_count(c->vcpus), best_len = 0, j = 0;
+                int first = cpuset_next(c->vcpus, 0), best = -1;
+                uint32_t best_reach = UINT32_MAX;
+                uint64_t left;
+
+                if (k == 0 || first < 0 || vcpu_node[first] >= 0 || !cpuset_is_empty(c->memory_nodes))
+                        continue;
+                /* with its memory first; when no node's neighbours hold that too, by the cores alone */
+                for (int with_memory = mem_room != NULL; best < 0 && with_memory >= 0; with_memory--)
+                        for (unsigned s = 0; s < n; s++) {
+                                unsigned sum = 0, len = 0;
+                                uint64_t mem = with_memory ? 0 : c->memory;
+                                uint32_t reach = TOPOLOGY_LOCAL;
+                                if (!room[s])
+                                        continue;
+                                order_from(t, nodes, n, s, near);
+                                for (unsigned m = 0; m < n && (sum < k || mem < c->memory); m++) {
+                                        unsigned i = near[m];
+                                        bool cores = sum < k && room[i],
+                                             memory = mem < c->memory && mem_room[i];
+                                        if (!cores && !memory)
+                                                continue;
+                                        for (unsigned q = 0; q < len; q++)
+                                                reach = MAX(reach,
+                                                            topology_distance(t, nodes[near[q]], nodes[i]));
+                                        near[len++] = i;
+                                        sum += room[i];
+                                        if (with_memory)
+                                                mem += mem_room[i];
+                                }
+                                if (sum < k || mem < c->memory)
+                                        continue;
+                                if (best < 0 || reach < best_reach ||
+                                    (reach == best_reach && room[s] > room[best])) {
+                                        best = (int)s;
+                                        best_reach = reach;
+                                        best_len = len;
+                                        memcpy(best_near, near, sizeof(*near) * len);
+                                }
+                        }
+                if (best < 0)
+                        continue;
+                farthest = MAX(farthest, best_reach);
+                for (unsigned q = 0; q < best_len; q++)
+                        near[q] = room[best_near[q]];
+                policy_spread(near, best_len, k, quota);
+                left = c->memory;
+                for (unsigned q = 0; q < best_len; q++) {
+                        uint64_t part = mem_room ? MIN(mem_room[best_near[q]], left) : 0;
+                        if (mem_room)
+                                mem_room[best_near[q]] -= part;
+                        left -= part;
+                        if (spilled && part && !quota[q])
+                                cpuset_add(spilled, nodes[best_near[q]]);
+                }
+                CPUSET_FOREACH (vcpu, c->vcpus) {
+                        while (j < best_len && quota[j] == 0)
+                                j++;
+                        if (j == best_len)
+                                break;
+                        vcpu_node[vcpu] = (int)nodes[best_near[j]];
+                        room[best_near[j]]--;
+                        quota[j]--;
+                }
+        }
+        return farthest;
+}
+
 uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, const unsigned *capacity,
                           const Plan *plan, int *vcpu_node, CpuSet *spilled)
 {
@@ -721,6 +813,10 @@ uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, 
         keep_bound_cells(v, nodes, n, room, plan, vcpu_node, 2);
         if (!bound && !v->memory_remote)
                 reach = spill_cells(v, nodes, n, room, mem_room, plan, vcpu_node, spilled);
+        if (!bound && !v->memory_remote) {
+                uint32_t split = split_cells_near(v->t, nodes, n, room, mem_room, plan, vcpu_node, spilled);
+                reach = MAX(reach, split);
+        }
         for (unsigned c = 0; c < plan->ncells; c++) {
                 int first = cpuset_next(plan->cells[c].vcpus, 0);
                 if (first >= 0 && vcpu_node[first] >= 0)

@@ -468,6 +468,44 @@ START_TEST(test_split_cells_stay_in_a_package_when_a_node_is_busy)
 }
 END_TEST
 
+/* Two packages of three 8-core nodes of 64 GiB (12 apart inside a package, 21 across), two 12-vCPU cells
+ * of 150 GiB: each cell's vCPUs fit two nodes, its memory three, of one package. The nearer five-node sets
+ * hold every cell's vCPUs inside a package but one cell's memory only across it; the split of a cell
+ * weighs its memory too, so all six nodes win, each cell with its memory inside its package. */
+START_TEST(test_split_cells_memory_stays_in_a_package)
+{
+        static const char *const lists[] = {"0-11", "12-23"};
+        uint32_t d[36];
+        Cells c;
+
+        for (unsigned i = 0; i < 6; i++)
+                for (unsigned j = 0; j < 6; j++)
+                        d[i * 6 + j] = i == j ? 10 : i / 3 == j / 3 ? 12 : 21;
+        g_autoptr(Topology) t = topology_new_uniform(6, 8, 1, 64 * GiB, d);
+        g_autoptr(Ledger) l = ledger_new(t);
+
+        cells_make(&c, lists, 2, 150 * GiB);
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Plan) p = place(t, l, kinds[k], 24, 300 * GiB, &c);
+
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                for (unsigned i = 0; i < 2; i++) {
+                        int node = node_of(t, p, cpuset_next(c.sets[i], 0));
+                        CPUSET_FOREACH (v, c.sets[i])
+                                ck_assert_msg(topology_distance(t, (unsigned)node_of(t, p, (unsigned)v),
+                                                                (unsigned)node) <= 12,
+                                              "%s: cell %u spans packages: %s",
+                                              policy_kind_to_string(kinds[k]), i, p->reason);
+                        CPUSET_FOREACH (m, p->cells[i].counted_nodes)
+                                ck_assert_msg(topology_distance(t, (unsigned)node, (unsigned)m) <= 12,
+                                              "%s: cell %u memory on node %d, its vCPUs on %d: %s",
+                                              policy_kind_to_string(kinds[k]), i, m, node, p->reason);
+                }
+        }
+        cells_clear(&c);
+}
+END_TEST
+
 /* Two cells of 2 vCPUs and 150 GiB each on Sapphire Rapids in SNC2 (nodes of 103 GiB, 12 apart inside a
  * package, 21 across): no node holds a cell's memory, but two nodes of one package do. Each cell's vCPUs
  * run on one node and its memory is counted on that node and the other of its package; the nearest set
@@ -1548,6 +1586,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_cell_memory_beyond_its_node);
         tcase_add_test(tc, test_split_cells_stay_in_a_package);
         tcase_add_test(tc, test_split_cells_stay_in_a_package_when_a_node_is_busy);
+        tcase_add_test(tc, test_split_cells_memory_stays_in_a_package);
         tcase_add_test(tc, test_cell_memory_spills_inside_its_package);
         tcase_add_test(tc, test_hugepage_cells_spill_inside_their_package);
         tcase_add_test(tc, test_memory_only_cell_says_where);
