@@ -506,6 +506,47 @@ START_TEST(test_split_cells_memory_stays_in_a_package)
 }
 END_TEST
 
+/* Overcommitted: two packages of two 4-core nodes (12 apart inside a package, 21 across), 6 vCPUs of
+ * another domain on package 0, two 6-vCPU cells: 10 free cores for 12 vCPUs, so 2 must share. Package 1's
+ * 8 free cores hold a whole cell; the other takes their last 2 and package 0's, and shares there. The
+ * vCPUs of cells no node held went one by one to the least loaded core of the whole set, so both cells
+ * ran on all four nodes, across the packages, for no fewer sharing. */
+START_TEST(test_overcommitted_split_cell_stays_in_a_package)
+{
+        static const char *const lists[] = {"0-5", "6-11"};
+        uint32_t d[16];
+        Cells c;
+
+        for (unsigned i = 0; i < 4; i++)
+                for (unsigned j = 0; j < 4; j++)
+                        d[i * 4 + j] = i == j ? 10 : i / 2 == j / 2 ? 12 : 21;
+        g_autoptr(Topology) t = topology_new_uniform(4, 4, 1, 16 * GiB, d);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) filler = place(t, l, POLICY_EXPLICIT, 6, 1 * GiB, NULL);
+
+        ck_assert_int_eq(filler->result, PLAN_PLACED);
+        ck_assert_int_eq(ledger_commit(l, "filler", plan_copy(filler)), 0);
+        cells_make(&c, lists, 2, 2 * GiB);
+        {
+                g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 12, 4 * GiB, &c);
+                unsigned whole = 0;
+
+                ck_assert_msg(p->result == PLAN_OVERCOMMITTED, "%s", p->reason);
+                ck_assert_msg(p->shared_vcpus == 2, "%u vCPUs share: %s", p->shared_vcpus, p->reason);
+                for (unsigned i = 0; i < 2; i++) {
+                        int node = node_of(t, p, cpuset_next(c.sets[i], 0));
+                        bool inside = true;
+                        CPUSET_FOREACH (v, c.sets[i])
+                                inside = inside && topology_distance(t, (unsigned)node_of(t, p, (unsigned)v),
+                                                                     (unsigned)node) <= 12;
+                        whole += inside;
+                }
+                ck_assert_msg(whole >= 1, "both cells span packages: %s", p->reason);
+        }
+        cells_clear(&c);
+}
+END_TEST
+
 /* Two cells of 2 vCPUs and 150 GiB each on Sapphire Rapids in SNC2 (nodes of 103 GiB, 12 apart inside a
  * package, 21 across): no node holds a cell's memory, but two nodes of one package do. Each cell's vCPUs
  * run on one node and its memory is counted on that node and the other of its package; the nearest set
@@ -1587,6 +1628,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_split_cells_stay_in_a_package);
         tcase_add_test(tc, test_split_cells_stay_in_a_package_when_a_node_is_busy);
         tcase_add_test(tc, test_split_cells_memory_stays_in_a_package);
+        tcase_add_test(tc, test_overcommitted_split_cell_stays_in_a_package);
         tcase_add_test(tc, test_cell_memory_spills_inside_its_package);
         tcase_add_test(tc, test_hugepage_cells_spill_inside_their_package);
         tcase_add_test(tc, test_memory_only_cell_says_where);
