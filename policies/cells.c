@@ -254,6 +254,87 @@ static unsigned own_cores(unsigned k, long free_left)
         return free_left > 0 ? MIN(k, (unsigned)free_left) : 0;
 }
 
+static void order_from(const Topology *t, const unsigned *nodes, unsigned n, unsigned from, unsigned *order);
+
+/*
+ * A cell no node of cells_pack_shared() has the room for, when every vCPU of the domain is in a cell (so
+ * that none walks the set one by one onto the free cores this one is given): as many of its vCPUs as the
+ * set's free cores left hold take free cores, the others share, on the nodes nearest one node of the set
+ * that together have that (the node whose farthest such node is nearest winning, then the one with most
+ * free cores), the nearest nodes first. Walking, one cell of two ran on every node of the set, across the
+ * packages, while one package held it, for no fewer vCPUs sharing. Returns whether it went somewhere.
+ */
+static bool split_shared(const HostView *v, const unsigned *nodes, unsigned n, const PlanCell *c,
+                         uint64_t *left, long *free_left, int *vcpu_node)
+{
+        g_autofree unsigned *near = g_new(unsigned, MAX(n, 1));
+        g_autofree unsigned *best_near = g_new(unsigned, MAX(n, 1));
+        g_autofree unsigned *quota = g_new0(unsigned, MAX(n, 1));
+        unsigned k = cpuset_count(c->vcpus), best_len = 0, j = 0, target = 0, rest;
+        uint32_t best_reach = UINT32_MAX;
+        int best = -1;
+
+        for (unsigned i = 0; i < n; i++)
+                if (cell_may_use(v, c, nodes[i]))
+                        target += own_cores(k, free_left[i]);
+        target = MIN(target, k);
+        for (unsigned s = 0; s < n; s++) {
+                unsigned len = 0, own = 0;
+                uint64_t room = 0;
+                uint32_t reach = TOPOLOGY_LOCAL;
+                if (!cell_may_use(v, c, nodes[s]) || !left[s])
+                        continue;
+                order_from(v->t, nodes, n, s, near);
+                for (unsigned m = 0; m < n && (own < target || room < k); m++) {
+                        unsigned i = near[m];
+                        if (!cell_may_use(v, c, nodes[i]) || !left[i] ||
+                            (room >= k && own_cores(k, free_left[i]) == 0))
+                                continue;
+                        for (unsigned q = 0; q < len; q++)
+                                reach = MAX(reach, topology_distance(v->t, nodes[near[q]], nodes[i]));
+                        near[len++] = i;
+                        own += own_cores(k, free_left[i]);
+                        room += left[i];
+                }
+                if (own < target || room < k)
+                        continue;
+                if (best < 0 || reach < best_reach ||
+                    (reach == best_reach && free_left[s] > free_left[best])) {
+                        best = (int)s;
+                        best_reach = reach;
+                        best_len = len;
+                        memcpy(best_near, near, sizeof(*near) * len);
+                }
+        }
+        if (best < 0)
+                return false;
+        rest = target;
+        for (unsigned q = 0; q < best_len && rest; q++) {
+                unsigned i = best_near[q];
+                quota[q] = (unsigned)MIN(MIN((uint64_t)own_cores(rest, free_left[i]), left[i]), rest);
+                rest -= quota[q];
+        }
+        rest = k - (target - rest);
+        for (unsigned q = 0; q < best_len && rest; q++) {
+                unsigned more = (unsigned)MIN(left[best_near[q]] - quota[q], rest);
+                quota[q] += more;
+                rest -= more;
+        }
+        for (unsigned q = 0; q < best_len; q++) {
+                left[best_near[q]] -= quota[q];
+                free_left[best_near[q]] -= (long)quota[q];
+        }
+        CPUSET_FOREACH (vcpu, c->vcpus) {
+                while (j < best_len && quota[j] == 0)
+                        j++;
+                if (j == best_len)
+                        break;
+                vcpu_node[vcpu] = (int)nodes[best_near[j]];
+                quota[j]--;
+        }
+        return true;
+}
+
 void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
                        int *vcpu_node)
 {
@@ -261,6 +342,8 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
         g_autofree uint64_t *left = g_new(uint64_t, MAX(n, 1));
         g_autofree long *free_left = g_new(long, MAX(n, 1));
         uint64_t size = 0, per_core;
+        unsigned in_cells = 0;
+        bool all_in_cells;
 
         /* the domain shares anyway: a cell may share a node's cores as much as the domain must share the
          * set's */
@@ -276,6 +359,9 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
         qsort(order, plan->ncells, sizeof(*order), compare_cells);
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 vcpu_node[i] = -1;
+        for (unsigned i = 0; i < plan->ncells; i++)
+                in_cells += cpuset_count(plan->cells[i].vcpus);
+        all_in_cells = in_cells == plan->nvcpus;
         for (unsigned o = 0; o < plan->ncells; o++) {
                 const PlanCell *c = &plan->cells[order[o].cell];
                 unsigned k = cpuset_count(c->vcpus);
@@ -302,6 +388,9 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
                 for (unsigned i = 0; i < n && k && best < 0 && !cpuset_is_empty(c->memory_nodes); i++)
                         if (cell_may_use(v, c, nodes[i]))
                                 best = (int)i;
+                /* one too big for every node goes to the nearest nodes that hold it together */
+                if (best < 0 && k && cpuset_is_empty(c->memory_nodes) && all_in_cells)
+                        split_shared(v, nodes, n, c, left, free_left, vcpu_node);
                 if (best < 0)
                         continue;
                 left[best] -= MIN(left[best], k);
