@@ -256,6 +256,55 @@ static unsigned own_cores(unsigned k, long free_left)
 
 static void order_from(const Topology *t, const unsigned *nodes, unsigned n, unsigned from, unsigned *order);
 
+/* The nodes a split cell takes (indexes into the set's nodes), nearest first, and how far apart they are. */
+typedef struct NearNodes {
+        int from;       /* the node of the set they are nearest to; -1: none found yet */
+        uint32_t reach; /* the farthest apart two of them */
+        unsigned len;
+        unsigned *near; /* [n] */
+} NearNodes;
+
+/* reach with node nodes[i] added to the nodes nodes[near[0..len)]. */
+static uint32_t reach_with(const Topology *t, const unsigned *nodes, const unsigned *near, unsigned len,
+                           unsigned i, uint32_t reach)
+{
+        for (unsigned q = 0; q < len; q++)
+                reach = MAX(reach, topology_distance(t, nodes[near[q]], nodes[i]));
+        return reach;
+}
+
+/* Keeps near[0..len), nearest node from, when they are nearer one another than best's (more_room: from
+ * has more room than best's, which breaks a tie). */
+static void near_offer(NearNodes *best, unsigned from, uint32_t reach, bool more_room, const unsigned *near,
+                       unsigned len)
+{
+        if (best->from >= 0 && (reach > best->reach || (reach == best->reach && !more_room)))
+                return;
+        best->from = (int)from;
+        best->reach = reach;
+        best->len = len;
+        memcpy(best->near, near, sizeof(*near) * len);
+}
+
+/* The vCPUs of c handed out in order, quota[q] of them to nodes[best->near[q]] (counted off room[] when
+ * not NULL). */
+static void hand_out(const PlanCell *c, const unsigned *nodes, const NearNodes *best, unsigned *quota,
+                     unsigned *room, int *vcpu_node)
+{
+        unsigned j = 0;
+
+        CPUSET_FOREACH (vcpu, c->vcpus) {
+                while (j < best->len && quota[j] == 0)
+                        j++;
+                if (j == best->len)
+                        break;
+                vcpu_node[vcpu] = (int)nodes[best->near[j]];
+                if (room)
+                        room[best->near[j]]--;
+                quota[j]--;
+        }
+}
+
 /*
  * A cell no node of cells_pack_shared() has the room for, when every vCPU of the domain is in a cell (so
  * that none walks the set one by one onto the free cores this one is given): as many of its vCPUs as the
@@ -270,9 +319,8 @@ static bool split_shared(const HostView *v, const unsigned *nodes, unsigned n, c
         g_autofree unsigned *near = g_new(unsigned, MAX(n, 1));
         g_autofree unsigned *best_near = g_new(unsigned, MAX(n, 1));
         g_autofree unsigned *quota = g_new0(unsigned, MAX(n, 1));
-        unsigned k = cpuset_count(c->vcpus), best_len = 0, j = 0, target = 0, rest;
-        uint32_t best_reach = UINT32_MAX;
-        int best = -1;
+        unsigned k = cpuset_count(c->vcpus), target = 0, rest;
+        NearNodes best = {.from = -1, .near = best_near};
 
         for (unsigned i = 0; i < n; i++)
                 if (cell_may_use(v, c, nodes[i]))
@@ -290,48 +338,34 @@ static bool split_shared(const HostView *v, const unsigned *nodes, unsigned n, c
                         if (!cell_may_use(v, c, nodes[i]) || !left[i] ||
                             (room >= k && own_cores(k, free_left[i]) == 0))
                                 continue;
-                        for (unsigned q = 0; q < len; q++)
-                                reach = MAX(reach, topology_distance(v->t, nodes[near[q]], nodes[i]));
+                        reach = reach_with(v->t, nodes, near, len, i, reach);
                         near[len++] = i;
                         own += own_cores(k, free_left[i]);
                         room += left[i];
                 }
-                if (own < target || room < k)
-                        continue;
-                if (best < 0 || reach < best_reach ||
-                    (reach == best_reach && free_left[s] > free_left[best])) {
-                        best = (int)s;
-                        best_reach = reach;
-                        best_len = len;
-                        memcpy(best_near, near, sizeof(*near) * len);
-                }
+                if (own >= target && room >= k)
+                        near_offer(&best, s, reach, best.from >= 0 && free_left[s] > free_left[best.from],
+                                   near, len);
         }
-        if (best < 0)
+        if (best.from < 0)
                 return false;
         rest = target;
-        for (unsigned q = 0; q < best_len && rest; q++) {
+        for (unsigned q = 0; q < best.len && rest; q++) {
                 unsigned i = best_near[q];
                 quota[q] = (unsigned)MIN(MIN((uint64_t)own_cores(rest, free_left[i]), left[i]), rest);
                 rest -= quota[q];
         }
         rest = k - (target - rest);
-        for (unsigned q = 0; q < best_len && rest; q++) {
+        for (unsigned q = 0; q < best.len && rest; q++) {
                 unsigned more = (unsigned)MIN(left[best_near[q]] - quota[q], rest);
                 quota[q] += more;
                 rest -= more;
         }
-        for (unsigned q = 0; q < best_len; q++) {
+        for (unsigned q = 0; q < best.len; q++) {
                 left[best_near[q]] -= quota[q];
                 free_left[best_near[q]] -= (long)quota[q];
         }
-        CPUSET_FOREACH (vcpu, c->vcpus) {
-                while (j < best_len && quota[j] == 0)
-                        j++;
-                if (j == best_len)
-                        break;
-                vcpu_node[vcpu] = (int)nodes[best_near[j]];
-                quota[j]--;
-        }
+        hand_out(c, nodes, &best, quota, NULL, vcpu_node);
         return true;
 }
 
@@ -817,15 +851,15 @@ static uint32_t split_cells_near(const Topology *t, const unsigned *nodes, unsig
         qsort(order, plan->ncells, sizeof(*order), compare_cells);
         for (unsigned o = 0; o < plan->ncells; o++) {
                 const PlanCell *c = &plan->cells[order[o].cell];
-                unsigned k = cpuset_count(c->vcpus), best_len = 0, j = 0;
-                int first = cpuset_next(c->vcpus, 0), best = -1;
-                uint32_t best_reach = UINT32_MAX;
+                unsigned k = cpuset_count(c->vcpus);
+                int first = cpuset_next(c->vcpus, 0);
+                NearNodes best = {.from = -1, .near = best_near};
                 uint64_t left;
 
                 if (k == 0 || first < 0 || vcpu_node[first] >= 0 || !cpuset_is_empty(c->memory_nodes))
                         continue;
                 /* with its memory first; when no node's neighbours hold that too, by the cores alone */
-                for (int with_memory = mem_room != NULL; best < 0 && with_memory >= 0; with_memory--)
+                for (int with_memory = mem_room != NULL; best.from < 0 && with_memory >= 0; with_memory--)
                         for (unsigned s = 0; s < n; s++) {
                                 unsigned sum = 0, len = 0;
                                 uint64_t mem = with_memory ? 0 : c->memory;
@@ -839,32 +873,24 @@ static uint32_t split_cells_near(const Topology *t, const unsigned *nodes, unsig
                                              memory = mem < c->memory && mem_room[i];
                                         if (!cores && !memory)
                                                 continue;
-                                        for (unsigned q = 0; q < len; q++)
-                                                reach = MAX(reach,
-                                                            topology_distance(t, nodes[near[q]], nodes[i]));
+                                        reach = reach_with(t, nodes, near, len, i, reach);
                                         near[len++] = i;
                                         sum += room[i];
                                         if (with_memory)
                                                 mem += mem_room[i];
                                 }
-                                if (sum < k || mem < c->memory)
-                                        continue;
-                                if (best < 0 || reach < best_reach ||
-                                    (reach == best_reach && room[s] > room[best])) {
-                                        best = (int)s;
-                                        best_reach = reach;
-                                        best_len = len;
-                                        memcpy(best_near, near, sizeof(*near) * len);
-                                }
+                                if (sum >= k && mem >= c->memory)
+                                        near_offer(&best, s, reach,
+                                                   best.from >= 0 && room[s] > room[best.from], near, len);
                         }
-                if (best < 0)
+                if (best.from < 0)
                         continue;
-                farthest = MAX(farthest, best_reach);
-                for (unsigned q = 0; q < best_len; q++)
+                farthest = MAX(farthest, best.reach);
+                for (unsigned q = 0; q < best.len; q++)
                         near[q] = room[best_near[q]];
-                policy_spread(near, best_len, k, quota);
+                policy_spread(near, best.len, k, quota);
                 left = c->memory;
-                for (unsigned q = 0; q < best_len; q++) {
+                for (unsigned q = 0; q < best.len; q++) {
                         uint64_t part = mem_room ? MIN(mem_room[best_near[q]], left) : 0;
                         if (mem_room)
                                 mem_room[best_near[q]] -= part;
@@ -872,15 +898,7 @@ static uint32_t split_cells_near(const Topology *t, const unsigned *nodes, unsig
                         if (spilled && part && !quota[q])
                                 cpuset_add(spilled, nodes[best_near[q]]);
                 }
-                CPUSET_FOREACH (vcpu, c->vcpus) {
-                        while (j < best_len && quota[j] == 0)
-                                j++;
-                        if (j == best_len)
-                                break;
-                        vcpu_node[vcpu] = (int)nodes[best_near[j]];
-                        room[best_near[j]]--;
-                        quota[j]--;
-                }
+                hand_out(c, nodes, &best, quota, room, vcpu_node);
         }
         return farthest;
 }
