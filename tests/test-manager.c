@@ -2020,6 +2020,55 @@ START_TEST(test_opt_out_while_running_followed)
 }
 END_TEST
 
+/* A running persistent domain opted out in its persistent definition (virsh metadata --config, or a
+ * <vcpupin> put there by virsh vcpupin --config or virsh edit) keeps the record placementd wrote in its
+ * live XML before. A restarted daemon reads the user's definition over that record, as placer_place()
+ * does: the domain stays skipped, not adopted as placed. */
+START_TEST(test_opt_out_in_definition_outlives_restart)
+{
+        static const char *const names[] = {"o-meta", "o-pin"};
+        Manager *m = new_manager(NULL);
+        virDomainPtr doms[G_N_ELEMENTS(names)];
+        g_autofree char *error = NULL;
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(names); i++) {
+                doms[i] = fixture_define_and_start(conn, names[i], 1);
+                ck_assert(spin_result(m, names[i], DECISION_PLACED));
+        }
+        ck_assert_int_eq(virDomainSetMetadata(doms[0], VIR_DOMAIN_METADATA_ELEMENT, "<domain skip='yes'/>",
+                                              "placementd", PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_CONFIG),
+                         0);
+        ck_assert(spin_result(m, "o-meta", DECISION_SKIPPED));
+        {
+                g_autofree char *cfg = virDomainGetXMLDesc(doms[1], VIR_DOMAIN_XML_INACTIVE);
+                const char *os = cfg ? strstr(cfg, "<os>") : NULL;
+                g_autofree char *pinned = NULL;
+                virDomainPtr again;
+
+                ck_assert_ptr_nonnull(os);
+                pinned = g_strdup_printf("%.*s<cputune><vcpupin vcpu='0' cpuset='6'/></cputune>%s",
+                                         (int)(os - cfg), cfg, os);
+                again = virDomainDefineXML(conn, pinned);
+                ck_assert_ptr_nonnull(again);
+                virDomainFree(again);
+        }
+        ck_assert_int_eq(manager_replace(m, "o-pin", &error), 0);
+        ck_assert(spin_result(m, "o-pin", DECISION_SKIPPED));
+        free_manager(m);
+
+        m = new_manager(NULL);
+        for (unsigned i = 0; i < G_N_ELEMENTS(names); i++) {
+                const Decision *d = manager_lookup(m, names[i]);
+                ck_assert_msg(d && d->result == DECISION_SKIPPED && !d->adopted, "%s: %s", names[i],
+                              d ? d->reason : "unknown");
+                virDomainDestroy(doms[i]);
+                virDomainUndefine(doms[i]);
+                virDomainFree(doms[i]);
+        }
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_replace_error_escapes_the_name)
 {
         /* what replace says back of the caller's text (placementctl, a D-Bus caller) is escaped: a name
@@ -2170,6 +2219,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_reload_moves_iothreads_off_reserved_cpus);
         tcase_add_test(tc, test_reload_places_unplaceable);
         tcase_add_test(tc, test_opt_out_while_running_followed);
+        tcase_add_test(tc, test_opt_out_in_definition_outlives_restart);
         tcase_add_test(tc, test_metadata_burst_read_once);
         tcase_add_test(tc, test_replace_error_escapes_the_name);
         tcase_add_test(tc, test_unplaceable_after_restart_counts_live_pins);
