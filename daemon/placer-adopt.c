@@ -296,9 +296,13 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         bool rerecord = false;
         const CpuSet *hand = NULL;
 
-        /* an opt-out placementd never writes (the user added it to a definition made from live XML)
-         * stands over the record: placer_place() skips the domain */
+        /* an opt-out placementd never writes (the user added it to a definition made from live XML, or
+         * to the persistent definition while the domain ran, over the record placementd wrote live
+         * before) stands over the record: placer_place() skips the domain */
         if (live->meta_skip || live->vcpu_auto || live->numatune_auto)
+                return NULL;
+        user = placer_user_spec(dom, live);
+        if (user && domain_spec_opt_out(user))
                 return NULL;
         ledger_release(m->ledger, uuid); /* checked against the others, not against its old self */
         if (live->memory_nodeset)
@@ -324,7 +328,6 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 plan_free(plan);
                 return NULL;
         }
-        user = placer_user_spec(dom, live);
         /* an emulator pin someone else made since the record (or while placementd was down) is theirs:
          * the record's no longer runs, and the one that runs is held as a definition's would be */
         if (user && (hand = placer_hand_emulator_said(m, dom, user, md->emulator, NULL, live->name))) {

@@ -837,12 +837,13 @@ bool placer_found_pinned(Manager *m, virDomainPtr dom)
         PlacementRequest req;
         CpuSet **pins;
 
-        if (virt_domain_read_spec(dom, false, &live, &error) < 0 ||
-            (live->decision && !recorded_pins_changed_by_hand(m, dom, live)) ||
-            !(user = placer_user_spec(dom, live)))
+        if (virt_domain_read_spec(dom, false, &live, &error) < 0 || !(user = placer_user_spec(dom, live)))
                 return false; /* read again, and said, when it is placed */
+        /* opted out (also over a record placementd wrote before): counted as it runs */
         if (domain_spec_opt_out(user))
                 return true;
+        if (live->decision && !recorded_pins_changed_by_hand(m, dom, live))
+                return false; /* its record is checked when it is placed */
         /* as place() decides: an unreadable record, or pins an apply of placementd's left (interrupted),
          * mean the domain is placed anew, not counted as it runs */
         if (live->decision_error || g_hash_table_contains(m->interrupted, virt_domain_uuid(dom, uuid)))
