@@ -2069,6 +2069,55 @@ START_TEST(test_opt_out_in_definition_outlives_restart)
 }
 END_TEST
 
+/* Defines dom's persistent definition anew from what it is now, extra inserted before its <os> (an
+ * operator's virsh edit). */
+static void redefine(virDomainPtr dom, const char *extra)
+{
+        g_autofree char *cfg = virDomainGetXMLDesc(dom, VIR_DOMAIN_XML_INACTIVE);
+        const char *os = cfg ? strstr(cfg, "<os>") : NULL;
+        g_autofree char *xml = NULL;
+        virDomainPtr again;
+
+        ck_assert_ptr_nonnull(os);
+        xml = g_strdup_printf("%.*s%s%s", (int)(os - cfg), cfg, extra, os);
+        again = virDomainDefineXML(conn, xml);
+        ck_assert_msg(again != NULL, "cannot define %s", xml);
+        virDomainFree(again);
+}
+
+/* An operator opts a running persistent domain out by editing its definition (virsh edit: a define, no
+ * metadata event) and takes the opt-out back the same way: followed as virsh metadata --config is, not
+ * only at the next replace or start. */
+START_TEST(test_opt_out_by_define_while_running_followed)
+{
+        static const char *const opt_outs[] = {
+            "<metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS "' skip='yes'/></metadata>",
+            "<cputune><vcpupin vcpu='0' cpuset='6'/></cputune>",
+        };
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = fixture_define_and_start(conn, "o-edit", 1);
+        g_autofree char *plain = virDomainGetXMLDesc(dom, VIR_DOMAIN_XML_INACTIVE);
+
+        ck_assert(spin_result(m, "o-edit", DECISION_PLACED));
+        spin(NULL, NULL, 2 * MANAGER_METADATA_FOLLOW_MSEC); /* placementd's own record's change read */
+        for (unsigned i = 0; i < G_N_ELEMENTS(opt_outs); i++) {
+                virDomainPtr again;
+
+                redefine(dom, opt_outs[i]);
+                ck_assert_msg(spin_result(m, "o-edit", DECISION_SKIPPED), "%s: not followed", opt_outs[i]);
+                again = virDomainDefineXML(conn, plain);
+                ck_assert_ptr_nonnull(again);
+                virDomainFree(again);
+                ck_assert_msg(spin_result(m, "o-edit", DECISION_PLACED), "%s: its removal not followed",
+                              opt_outs[i]);
+        }
+        virDomainDestroy(dom);
+        virDomainUndefine(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_replace_error_escapes_the_name)
 {
         /* what replace says back of the caller's text (placementctl, a D-Bus caller) is escaped: a name
@@ -2220,6 +2269,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_reload_places_unplaceable);
         tcase_add_test(tc, test_opt_out_while_running_followed);
         tcase_add_test(tc, test_opt_out_in_definition_outlives_restart);
+        tcase_add_test(tc, test_opt_out_by_define_while_running_followed);
         tcase_add_test(tc, test_metadata_burst_read_once);
         tcase_add_test(tc, test_replace_error_escapes_the_name);
         tcase_add_test(tc, test_unplaceable_after_restart_counts_live_pins);
