@@ -123,10 +123,11 @@ void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t eve
  */
 void placer_follow_sharing(Manager *m);
 /*
- * After placementd's metadata of dom changed: a domain placementd places that now opts out with
- * <placementd:domain skip='yes'/> (virsh metadata, live or in its definition) is placed no more (skipped,
- * its pins counted as they run), and one skipped for that opt-out that no longer has it is placed.
- * True when it did either.
+ * After placementd's metadata of dom changed, or its definition was written while it runs (virsh edit): a
+ * domain placementd places whose user's definition now opts out (<placementd:domain skip='yes'/> with
+ * virsh metadata, live or in its definition; <cputune><vcpupin>, placement='auto' written into its
+ * persistent definition) is placed no more (skipped, its pins counted as they run), and one skipped for
+ * such an opt-out that no longer has one is placed. True when it did either.
  */
 bool placer_follow_opt_out(Manager *m, virDomainPtr dom);
 /* Whether a domain found running without a record will be counted as it runs, not placed: it opts out,

@@ -112,6 +112,17 @@ static void run_ended(Manager *m, virDomainPtr dom, const char *uuid, const char
         placer_forget(m, uuid, why);
 }
 
+/* Reads uuid's definition for an opt-out written or taken back, once for a burst of changes (its owner may
+ * write in a loop, and placementd's own records come here too): each read is the domain's whole XML. */
+static void follow_definition_soon(Manager *m, const char *uuid)
+{
+        g_hash_table_add(m->metadata_changed, g_strdup(uuid));
+        if (!evtimer_pending(m->metadata_ev, NULL)) {
+                struct timeval due = {0, MANAGER_METADATA_FOLLOW_MSEC * 1000};
+                evtimer_add(m->metadata_ev, &due);
+        }
+}
+
 static void on_lifecycle(virDomainPtr dom, int event, int detail, void *opaque)
 {
         manager_lifecycle(opaque, dom, event, detail);
@@ -155,6 +166,12 @@ void manager_lifecycle(Manager *m, virDomainPtr dom, int event, int detail)
                 break;
         case VIR_DOMAIN_EVENT_CRASHED:
                 run_ended(m, dom, uuid, "crashed");
+                break;
+        case VIR_DOMAIN_EVENT_DEFINED:
+                /* its definition written while it runs (virsh edit, virsh define): an opt-out put there or
+                 * taken back is followed as one written with virsh metadata --config */
+                if (g_hash_table_contains(m->decisions, uuid))
+                        follow_definition_soon(m, uuid);
                 break;
         case VIR_DOMAIN_EVENT_UNDEFINED:
                 /* a running domain whose definition is removed runs on, transient: it still holds cores */
@@ -271,14 +288,8 @@ static void on_metadata(virDomainPtr dom, int type, const char *nsuri, void *opa
                 return;
         log_debug("%s: placementd's metadata changed", virt_domain_name(dom));
         healer_forget_request(m, virt_domain_uuid(dom, uuid));
-        /* an opt-out written (or removed) while it runs is the user's word now, not at its next start;
-         * read once for a burst of writes (its owner may write the element in a loop, and placementd's
-         * own records come here too): each read is the domain's whole XML */
-        g_hash_table_add(m->metadata_changed, g_strdup(uuid));
-        if (!evtimer_pending(m->metadata_ev, NULL)) {
-                struct timeval due = {0, MANAGER_METADATA_FOLLOW_MSEC * 1000};
-                evtimer_add(m->metadata_ev, &due);
-        }
+        /* an opt-out written (or removed) while it runs is the user's word now, not at its next start */
+        follow_definition_soon(m, uuid);
 }
 
 static void on_metadata_due(evutil_socket_t fd, short what, void *arg)

@@ -305,6 +305,20 @@ static void restore_record(Manager *m, virDomainPtr dom, Decision *d, const Doma
                 log_warning("%s: %s", d->name, error);
 }
 
+/* Whether reason is that of a domain skipped for an opt-out of its definition (domain_spec_opt_out()). */
+static bool skipped_for_opt_out(const Decision *d)
+{
+        static const DomainSpec kinds[] = {
+            {.meta_skip = true}, {.has_vcpupin = true}, {.vcpu_auto = true}, {.numatune_auto = true}};
+
+        if (d->result != DECISION_SKIPPED || !d->reason)
+                return false;
+        for (unsigned i = 0; i < G_N_ELEMENTS(kinds); i++)
+                if (g_str_has_prefix(d->reason, domain_spec_opt_out(&kinds[i])))
+                        return true;
+        return false;
+}
+
 bool placer_follow_opt_out(Manager *m, virDomainPtr dom)
 {
         static const char skip_reason[] = "opted out with <placementd:domain skip='yes'/>";
@@ -312,20 +326,26 @@ bool placer_follow_opt_out(Manager *m, virDomainPtr dom)
         const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
         g_autoptr(DomainSpec) live = NULL;
         g_autoptr(DomainSpec) user = NULL;
-        bool skipped_for_it;
+        const char *why;
 
         if (!d || virt_domain_read_spec(dom, false, &live, NULL) < 0 ||
             !(user = placer_user_spec(dom, live)))
                 return false;
-        skipped_for_it =
-            d->result == DECISION_SKIPPED && d->reason && g_str_has_prefix(d->reason, skip_reason);
-        if (user->meta_skip == (d->result == DECISION_SKIPPED) || (!user->meta_skip && !skipped_for_it))
+        why = domain_spec_opt_out(user);
+        if (d->result == DECISION_SKIPPED) {
+                /* skipped for something else (pinned by hand), or for an opt-out that stands; a transient
+                 * domain whose owner wrote the element again without skip='yes' took placementd's record
+                 * of its definition with it, so its pins read as its definition's until that is restored */
+                if (!skipped_for_opt_out(d) ||
+                    (why && (user->meta_skip || !g_str_has_prefix(d->reason, skip_reason))))
+                        return false;
+                why = NULL;
+        } else if (!why) {
                 return false;
-        log_info("%s: %s while it runs: %s", d->name,
-                 user->meta_skip ? "opted out with <placementd:domain skip='yes'/>"
-                                 : "its opt-out was removed",
-                 user->meta_skip ? "no longer placed, its pins stay as they run" : "placing it");
-        if (!user->meta_skip)
+        }
+        log_info("%s: %s while it runs: %s", d->name, why ? why : "its opt-out was removed",
+                 why ? "no longer placed, its pins stay as they run" : "placing it");
+        if (!why)
                 restore_record(m, dom, (Decision *)d, live);
         placer_place(m, dom, ORIGIN_REPLACE, 0);
         return true;
