@@ -2118,6 +2118,39 @@ START_TEST(test_opt_out_by_define_while_running_followed)
 }
 END_TEST
 
+/* An <emulatorpin> written into a running domain's persistent definition (virsh emulatorpin --config, virsh
+ * edit) is for its next start: libvirt leaves the running emulator where it is. Until then it holds no
+ * CPU and does not stand for the user's pin: the emulator runs where placementd pinned it, and a
+ * re-placement still pins it. */
+START_TEST(test_emulatorpin_defined_while_running_is_for_next_start)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = fixture_define_and_start(conn, "e-edit", 1);
+        g_autofree char *error = NULL;
+        g_autofree char *pin = NULL;
+        const Decision *d;
+        unsigned cpu = 0;
+
+        ck_assert(spin_result(m, "e-edit", DECISION_PLACED));
+        d = manager_lookup(m, "e-edit");
+        ck_assert(!cpuset_is_empty(d->plan->emulator_pin));
+        /* a CPU its vCPU and its emulator do not run on */
+        while (cpuset_has(d->plan->vcpu_pins[0], cpu) || cpuset_has(d->plan->emulator_pin, cpu))
+                cpu++;
+        pin = g_strdup_printf("<cputune><emulatorpin cpuset='%u'/></cputune>", cpu);
+        redefine(dom, pin);
+        ck_assert_int_eq(manager_replace(m, "e-edit", &error), 0);
+        d = manager_lookup(m, "e-edit");
+        ck_assert_msg(!cpuset_has(d->plan->held_pus, cpu) && !cpuset_is_empty(d->plan->emulator_pin),
+                      "CPU %u held for an emulator that does not run there: %s", cpu, d->reason);
+        ck_assert_uint_eq(ledger_pu_held(manager_ledger(m), cpu), 0);
+        virDomainDestroy(dom);
+        virDomainUndefine(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_replace_error_escapes_the_name)
 {
         /* what replace says back of the caller's text (placementctl, a D-Bus caller) is escaped: a name
@@ -2270,6 +2303,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_opt_out_while_running_followed);
         tcase_add_test(tc, test_opt_out_in_definition_outlives_restart);
         tcase_add_test(tc, test_opt_out_by_define_while_running_followed);
+        tcase_add_test(tc, test_emulatorpin_defined_while_running_is_for_next_start);
         tcase_add_test(tc, test_metadata_burst_read_once);
         tcase_add_test(tc, test_replace_error_escapes_the_name);
         tcase_add_test(tc, test_unplaceable_after_restart_counts_live_pins);
