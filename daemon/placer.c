@@ -203,6 +203,14 @@ DomainSpec *placer_user_spec(virDomainPtr dom, const DomainSpec *live)
                 /* and so are the emulator pin and memory binding it recorded applying */
                 domain_spec_drop_recorded(user, src);
         }
+        /* an <emulatorpin> written into the persistent definition since the start (virsh emulatorpin
+         * --config, virsh edit) is for the next one: libvirt left the running emulator where it was, and
+         * that pin, not the definition's, says whose it is (placer_hand_emulator()) */
+        if (src == cfg && user->emulatorpin &&
+            !(live->emulatorpin && cpuset_equal(live->emulatorpin, user->emulatorpin))) {
+                user->has_emulatorpin = false;
+                g_clear_pointer(&user->emulatorpin, cpuset_free);
+        }
         g_clear_pointer(&user->definition, g_free);
         g_free(user->name);
         user->name = g_strdup(src->name);
