@@ -662,6 +662,26 @@ vcpus_on() { # NAME CPU: what kernel_vcpus prints for NAME with every vCPU on CP
     yes "$2" | head -n "$n" | paste -sd' '
 }
 
+# 13: an <emulatorpin> written into a running domain's persistent definition (virsh emulatorpin --config) is
+# for its next start: libvirt leaves the running emulator where placementd pinned it. A replace keeps
+# counting that pin (the kernel's, placementctl's and the record's agree), holds nothing for the
+# definition's, and the next domain takes the free core as free (placed, not overcommitted).
+sc_13() {
+    local emu other
+    scenario 13 "$TOPO_2C" "an <emulatorpin> written into a running domain's definition" || return
+    step "virsh define + start ${P}13a" dom_define "${P}13a" "$(vcpu 1)" && step "virsh start ${P}13a" vx start "${P}13a" &&
+        agree "start ${P}13a"
+    emu=$(emu_kernel "${P}13a")
+    case $emu in 0) other=1 ;; 1) other=0 ;; *) not_ok "$SC: ${P}13a's emulator runs on one CPU (kernel: '$emu')"; return ;; esac
+    step "virsh emulatorpin ${P}13a $other --config (for its next start)" vx emulatorpin "${P}13a" "$other" --config
+    step "placementctl replace ${P}13a" pdctl replace "${P}13a" && agree "replace ${P}13a"
+    expect_eq "${P}13a: its emulator still runs on CPU $emu (kernel)" "$emu" "$(emu_kernel "${P}13a")"
+    expect_eq "${P}13a: placementctl counts that pin" "$emu" "$(views_cpuset_norm "$(ctl_field "${P}13a" emulator_pin)")"
+    expect_eq "${P}13a: nothing held for the definition's pin" "" "$(ctl_field "${P}13a" held_cpus)"
+    step "virsh create ${P}13b" dom_create "${P}13b" "$(vcpu 1)" && agree "create ${P}13b"
+    expect_eq "${P}13b takes the free core: placed" placed "$(ctl_field "${P}13b" result)"
+}
+
 # ------------------------------------------------------------------------------------------- main
 
 must "placementd and placementctl are built in $BUILD" test -x "$BUILD/daemon/placementd" -a -x "$BUILD/tools/placementctl"
@@ -670,7 +690,7 @@ must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 diag "LEDGER_TODO=\"$LEDGER_TODO\""
 
-for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 10c 11 12}; do
+for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 10c 11 12 13}; do
     s0=$(date +%s)
     "sc_$id"
     TAP_TODO=
