@@ -211,6 +211,15 @@ DomainSpec *placer_user_spec(virDomainPtr dom, const DomainSpec *live)
                 user->has_emulatorpin = false;
                 g_clear_pointer(&user->emulatorpin, cpuset_free);
         }
+        /* so is an <iothreadpin> written there since: its I/O thread runs where the live pin puts it, and
+         * that pin is placementd's when it made it */
+        if (src == cfg && user->iothreadpins)
+                for (unsigned i = 0; user->iothreadpin_cpus && i < user->iothreadpin_cpus->len; i++) {
+                        const IothreadPin *pin = &g_array_index(user->iothreadpin_cpus, IothreadPin, i);
+                        if (cpuset_has(user->iothreadpins, pin->id) &&
+                            !domain_spec_iothreadpin_runs(live, pin->id, pin->cpus))
+                                cpuset_remove(user->iothreadpins, pin->id);
+                }
         g_clear_pointer(&user->definition, g_free);
         g_free(user->name);
         user->name = g_strdup(src->name);

@@ -556,6 +556,49 @@ START_TEST(test_iothreadpin_hold_gone_across_restart)
 }
 END_TEST
 
+START_TEST(test_iothreadpin_defined_while_running_is_for_next_start)
+{
+        /* an <iothreadpin> written into a running domain's persistent definition (virsh iothreadpin
+         * --config, virsh edit) is for its next start: libvirt left the I/O thread on placementd's pin,
+         * which stays placementd's, not said to be where the definition puts it nor its CPU held */
+        g_autofree char *xml =
+            g_strdup("<domain type='test'><name>c-iod</name><memory unit='MiB'>512</memory>"
+                     "<vcpu>1</vcpu><iothreads>2</iothreads><os><type>hvm</type></os></domain>");
+        g_autofree char *cfg = NULL, *edited = NULL, *error = NULL;
+        virDomainPtr dom = virDomainDefineXML(conn, xml), again;
+        const char *os;
+        Manager *m = new_manager();
+        const Decision *d;
+        unsigned cpu = 0;
+
+        ck_assert(dom != NULL);
+        ck_assert_int_eq(virDomainCreate(dom), 0);
+        ck_assert(spin_until_known(m, "c-iod"));
+        d = manager_lookup(m, "c-iod");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert(cpuset_has(d->plan->iothreads, 1));
+        /* a CPU none of its threads runs on */
+        while (cpuset_has(d->plan->vcpu_pins[0], cpu) || cpuset_has(d->plan->emulator_pin, cpu))
+                cpu++;
+        cfg = virDomainGetXMLDesc(dom, VIR_DOMAIN_XML_INACTIVE);
+        ck_assert(cfg && (os = strstr(cfg, "<os>")) && !strstr(cfg, "<cputune>"));
+        edited = g_strdup_printf("%.*s<cputune><iothreadpin iothread='1' cpuset='%u'/></cputune>%s",
+                                 (int)(os - cfg), cfg, cpu, os);
+        again = virDomainDefineXML(conn, edited);
+        ck_assert(again != NULL);
+        virDomainFree(again);
+        ck_assert_msg(manager_replace(m, "c-iod", &error) == 0, "%s", error);
+        d = manager_lookup(m, "c-iod");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert_msg(cpuset_has(d->plan->iothreads, 1) && !strstr(d->reason, "iothreadpin"),
+                      "I/O thread 1 taken for the definition's: %s", d->reason);
+        ck_assert_msg(!cpuset_has(d->plan->held_pus, pu_of(m, cpu)), "CPU %u held: %s", cpu, d->reason);
+        ck_assert_uint_eq(ledger_pu_held(manager_ledger(m), pu_of(m, cpu)), 0);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_own_iothread_pins_without_snapshot)
 {
         /* a record without the user's definition (too big to keep): the live <iothreadpin> of the I/O
@@ -861,6 +904,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_iothreadpin_hold_gone_after_replace);
         tcase_add_test(tc, test_iothreadpin_hold_beside_user_emulatorpin);
         tcase_add_test(tc, test_iothreadpin_hold_gone_across_restart);
+        tcase_add_test(tc, test_iothreadpin_defined_while_running_is_for_next_start);
         tcase_add_test(tc, test_own_emulator_pin_without_snapshot);
         tcase_add_test(tc, test_edited_definition_stands);
         tcase_add_test(tc, test_copied_record_not_read);
