@@ -9,6 +9,7 @@
 #include <time.h>
 
 #include "test-util.h"
+#include "text-safe.h"
 #include "virt-conn.h"
 #include "virt-domain.h"
 #include "virt-event.h"
@@ -101,6 +102,33 @@ START_TEST(test_list_and_lookup)
 }
 END_TEST
 
+/* libvirt's messages quote a domain's name, which its owner chose: an error placementd passes on (the
+ * log, a decision's reason, a D-Bus answer) holds no control character, nor a noncharacter, which sd-bus
+ * refuses to send */
+START_TEST(test_errors_quote_names_safely)
+{
+        Seen seen = {.name = "none"};
+        g_autoptr(VirtConn) c = NULL;
+        g_autofree char *error = NULL,
+                        *xml = g_strdup("<domain type='test'><name>e&#xD;&#xFDD0;x</name><memory "
+                                        "unit='MiB'>64</memory><vcpu>1</vcpu>"
+                                        "<os><type>hvm</type></os></domain>");
+        g_autoptr(CpuSet) cpus = cpuset_new();
+        virDomainPtr dom;
+
+        cpuset_add(cpus, 0);
+
+        ck_assert_int_eq(virt_conn_open("test:///default", &events, &seen, &c, NULL), 0);
+        dom = virDomainCreateXML(virt_conn_get(c), xml, 0);
+        ck_assert_ptr_nonnull(dom);
+        ck_assert_int_eq(virDomainDestroy(dom), 0);
+        ck_assert_int_lt(virt_domain_pin_vcpu(dom, 0, cpus, &error), 0);
+        ck_assert_msg(error && strstr(error, "e\\x0d\\u{fdd0}x"), "%s", error);
+        ck_assert_msg(text_is_terminal_safe(error) && !text_has_noncharacter(error), "%s", error);
+        virDomainFree(dom);
+}
+END_TEST
+
 /* Running domains come in the order they started (rising IDs), whatever order libvirt keeps them in: a
  * restarted daemon places them as it would have then */
 START_TEST(test_list_in_start_order)
@@ -181,6 +209,7 @@ static Suite *virt_conn_suite(void)
         tcase_add_test(tc, test_list_in_start_order);
         tcase_add_test(tc, test_lifecycle_events);
         tcase_add_test(tc, test_close_reasons);
+        tcase_add_test(tc, test_errors_quote_names_safely);
         suite_add_tcase(s, tc);
         return s;
 }

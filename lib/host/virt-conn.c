@@ -8,6 +8,7 @@
 #include <string.h>
 
 #include "ret-error.h"
+#include "text-safe.h"
 #include "virt-domain.h"
 
 #define KEEPALIVE_INTERVAL_SEC 5
@@ -23,10 +24,12 @@ struct VirtConn {
         bool close_cb;
 };
 
-static const char *last_error(void)
+/* libvirt's last message, safe to show: it may quote a domain's name, which its owner chose (caller
+ * frees). */
+static char *last_error(void)
 {
         const char *m = virGetLastErrorMessage();
-        return m ? m : "unknown libvirt error";
+        return text_terminal_safe(m ? m : "unknown libvirt error");
 }
 
 static int on_lifecycle(virConnectPtr conn, virDomainPtr dom, int event, int detail, void *opaque)
@@ -97,9 +100,11 @@ virConnectPtr virt_conn_connect(const char *uri, const char *shown, char **ret_e
 {
         virConnectPtr conn = virConnectOpen(uri);
 
-        if (!conn)
+        if (!conn) {
+                g_autofree char *why = last_error();
                 ret_error_set(ret_error, -ECONNREFUSED, "Cannot connect to %s: %s", shown ? shown : uri,
-                              last_error());
+                              why);
+        }
         return conn;
 }
 
@@ -135,9 +140,11 @@ int virt_conn_attach(virConnectPtr conn, const char *uri, const VirtConnEvents *
         subscribe(c, EV_MEMORY_SIZE, VIR_DOMAIN_EVENT_ID_MEMORY_DEVICE_SIZE_CHANGE,
                   VIR_DOMAIN_EVENT_CALLBACK(on_memory_size));
 #endif
-        if (c->ids[EV_LIFECYCLE] < 0)
+        if (c->ids[EV_LIFECYCLE] < 0) {
+                g_autofree char *why = last_error();
                 return ret_error_set(ret_error, -EIO, "Cannot subscribe to domain events on %s: %s", uri,
-                                     last_error());
+                                     why);
+        }
         *ret = g_steal_pointer(&c);
         return 0;
 }
@@ -190,8 +197,10 @@ int virt_conn_list_running(VirtConn *c, virDomainPtr **ret, unsigned *ret_n, cha
         int n = virConnectListAllDomains(c->conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
         unsigned kept = 0;
 
-        if (n < 0)
-                return ret_error_set(ret_error, -EIO, "Listing running domains failed: %s", last_error());
+        if (n < 0) {
+                g_autofree char *why = last_error();
+                return ret_error_set(ret_error, -EIO, "Listing running domains failed: %s", why);
+        }
         for (int i = 0; i < n; i++) {
                 if (virt_domain_starting(doms[i]))
                         virDomainFree(doms[i]);
@@ -217,8 +226,10 @@ int virt_conn_lookup_uuid(VirtConn *c, const char *uuid, virDomainPtr *ret, char
 {
         virDomainPtr dom = virDomainLookupByUUIDString(c->conn, uuid);
 
-        if (!dom)
-                return ret_error_set(ret_error, -ENOENT, "no domain with UUID %s: %s", uuid, last_error());
+        if (!dom) {
+                g_autofree char *why = last_error();
+                return ret_error_set(ret_error, -ENOENT, "no domain with UUID %s: %s", uuid, why);
+        }
         *ret = dom;
         return 0;
 }
@@ -230,9 +241,9 @@ int virt_conn_offline_cpus(VirtConn *c, CpuSet **ret, unsigned *ret_present, cha
         CpuSet *offline;
 
         if (ncpus < 0 || !map) {
+                g_autofree char *why = last_error();
                 free(map);
-                return ret_error_set(ret_error, -EIO, "cannot read the host's online CPUs: %s",
-                                     last_error());
+                return ret_error_set(ret_error, -EIO, "cannot read the host's online CPUs: %s", why);
         }
         offline = cpuset_new();
         for (int cpu = 0; cpu < ncpus && cpu < (int)CPUSET_MAX; cpu++)

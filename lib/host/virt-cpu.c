@@ -6,6 +6,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "text-safe.h"
+
 struct VirtCpu {
         virConnectPtr conn;
         GHashTable *models;      /* "arch/model" -> feature set */
@@ -110,8 +112,10 @@ static int failed(const char *what, char **ret_error)
                 r = -EIO;
                 break;
         }
-        if (ret_error)
-                *ret_error = g_strdup_printf("%s: %s", what, message);
+        if (ret_error) {
+                g_autofree char *shown = text_terminal_safe(message);
+                *ret_error = g_strdup_printf("%s: %s", what, shown);
+        }
         return r;
 }
 
@@ -368,7 +372,7 @@ int virt_cpu_compare(VirtCpu *v, const CpuDesc *cpu, VirtCpuApi api, const char 
         if (r == VIR_CPU_COMPARE_ERROR && last_error_code() == VIR_ERR_CPU_INCOMPATIBLE) {
                 virErrorPtr e = virGetLastError();
                 if (ret_reason)
-                        *ret_reason = g_strdup(e->message);
+                        *ret_reason = text_terminal_safe(e->message);
                 r = VIR_CPU_COMPARE_INCOMPATIBLE;
         }
         if (r == VIR_CPU_COMPARE_ERROR)

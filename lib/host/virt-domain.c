@@ -6,13 +6,16 @@
 #include <libvirt/virterror.h>
 #include <string.h>
 
+#include "text-safe.h"
+
 /* Converts the last libvirt error: -ENOENT when the domain no longer runs, -EBUSY when libvirt gave up
  * waiting for the domain's job, else -EIO. */
 static int failed(virDomainPtr dom, const char *what, char **ret_error)
 {
         virErrorPtr e = virGetLastError();
         /* copy before the next libvirt call resets the thread's last error */
-        g_autofree char *message = g_strdup(e && e->message ? e->message : "unknown libvirt error");
+        g_autofree char *message =
+            text_terminal_safe(e && e->message ? e->message : "unknown libvirt error");
         bool gone = (e && e->code == VIR_ERR_NO_DOMAIN);
         bool held = (e && e->code == VIR_ERR_OPERATION_TIMEOUT);
 
