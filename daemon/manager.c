@@ -1014,6 +1014,16 @@ unsigned manager_place_unplaceable(Manager *m, const char *why, GString *report)
         return place_each(m, uuids, why, report);
 }
 
+/* Of before (UUIDs), those still unplaceable: after a reload, what it left unplaceable was placed with it
+ * just now, and placing it again would only say the same twice. */
+static bool pick_still_unplaceable(const Manager *m, const Decision *d, const void *arg)
+{
+        const GPtrArray *before = arg;
+
+        return pick_unplaceable(m, d, NULL) &&
+               g_ptr_array_find_with_equal_func((GPtrArray *)before, d->uuid, g_str_equal, NULL);
+}
+
 /*
  * What a reload changes for domains that run: Apply= turned on applies the advisory decisions, and CPUs
  * newly kept from vCPUs (ReservedCPUs=, CoreKinds=performance-only) are left by the domains placementd
@@ -1077,6 +1087,7 @@ void manager_set_config(Manager *m, Config *config)
         g_autoptr(CpuSet) newly_kept = kept_from_vcpus(m->topology, config);
 
         g_autoptr(CpuSet) kept_before = kept_from_vcpus(m->topology, m->config);
+        g_autoptr(GPtrArray) unplaceable = manager_pick(m, pick_unplaceable, NULL);
         cpuset_subtract(newly_kept, kept_before);
 
         if (!config->load_interval_sec && m->config->load_interval_sec) {
@@ -1110,8 +1121,13 @@ void manager_set_config(Manager *m, Config *config)
         manager_drop_next(m); /* one opened for another URI is not this reload's */
         replace_after_reload(m, apply_on, newly_kept);
         healer_reloaded(m, heal_before);
-        /* CPUs or memory it released (ReservedCPUs=, MemoryReserve=, CoreKinds=) may hold them now */
-        manager_place_unplaceable(m, "after the reload", NULL);
+        /* CPUs or memory it released (ReservedCPUs=, MemoryReserve=, CoreKinds=) may hold those
+         * unplaceable before it now */
+        if (m->conn) {
+                g_autoptr(GPtrArray) still = manager_pick(m, pick_still_unplaceable, unplaceable);
+                m->unplaceable_retry = false;
+                place_each(m, still, "after the reload", NULL);
+        }
 }
 
 const Config *manager_config(const Manager *m)

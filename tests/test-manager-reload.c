@@ -206,6 +206,40 @@ START_TEST(test_reload_restored_emulator_kept_within)
 }
 END_TEST
 
+/* How many decisions the manager made for each domain name. */
+static void count_decision(Manager *m, const Decision *d, const char *uuid, const char *name, void *userdata)
+{
+        GHashTable *counts = userdata;
+        (void)m;
+        (void)uuid;
+
+        if (d)
+                g_hash_table_insert(
+                    counts, g_strdup(name),
+                    GUINT_TO_POINTER(GPOINTER_TO_UINT(g_hash_table_lookup(counts, name)) + 1));
+}
+
+/* A reload that reserves every CPU a domain runs on places it again, once: unplaceable (nothing left),
+ * it is not placed a second time by the retry of the domains unplaceable before the reload, which would
+ * say the same warning twice. */
+START_TEST(test_reload_unplaceable_placed_once)
+{
+        Manager *m = fixture_manager_new(base, THREE_CORES, CONF);
+        virDomainPtr a = start_one(m, "ru-a", "11111111-2222-3333-4444-555555555521");
+        g_autoptr(GHashTable) counts = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        const ManagerCallbacks cb = {.decision_changed = count_decision};
+
+        ck_assert_int_eq(manager_lookup(m, "ru-a")->result, DECISION_PLACED);
+        manager_set_callbacks(m, &cb, counts);
+        fixture_reload(m, CONF "ReservedCPUs=0-5\n");
+        ck_assert_int_eq(manager_lookup(m, "ru-a")->result, DECISION_UNPLACEABLE);
+        ck_assert_uint_eq(GPOINTER_TO_UINT(g_hash_table_lookup(counts, "ru-a")), 1);
+        manager_set_callbacks(m, &(const ManagerCallbacks){0}, NULL);
+        fixture_stop(a);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 static Suite *manager_reload_suite(void)
 {
         Suite *s = suite_create("manager reload");
@@ -216,6 +250,7 @@ static Suite *manager_reload_suite(void)
         tcase_add_test(tc, test_reload_emulators_one_order);
         tcase_add_test(tc, test_reload_emulators_other_order);
         tcase_add_test(tc, test_reload_restored_emulator_kept_within);
+        tcase_add_test(tc, test_reload_unplaceable_placed_once);
         suite_add_tcase(s, tc);
         return s;
 }
