@@ -11,6 +11,8 @@
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/ioctl.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include "log.h"
@@ -25,6 +27,8 @@ typedef struct HttpConn {
         struct event *deadline;
         GList link; /* in server->conns, oldest first */
         bool answering;
+        bool lingering;      /* answered, its end shut, what it still sends read and dropped (linger()) */
+        size_t dropped;      /* bytes dropped so */
         char peer[PEER_MAX]; /* who the client is (peer_of()) */
 } HttpConn;
 
@@ -153,6 +157,13 @@ static void on_read(struct bufferevent *bev, void *arg)
         g_autofree char *line = NULL;
         size_t len = 0;
 
+        if (c->lingering) {
+                c->dropped += evbuffer_get_length(in);
+                evbuffer_drain(in, evbuffer_get_length(in));
+                if (c->dropped > HTTP_LINGER_MAX)
+                        conn_free(c);
+                return;
+        }
         if (c->answering)
                 return;
         /* empty lines before the request line are ignored (RFC 9112, 2.2) */
@@ -179,10 +190,35 @@ static void on_read(struct bufferevent *bev, void *arg)
                 answer(c, line);
 }
 
+/*
+ * The answer is out, but the client sent more than the server read (a head over the limit, a body): a
+ * socket closed with unread input resets the connection, and a reset can take the answer's last bytes
+ * with it before the client reads them. Its sending end shut instead, the connection ends once the client
+ * closes its own, what it still sends dropped, within HTTP_LINGER_SEC and HTTP_LINGER_MAX bytes. Returns
+ * whether it lingers.
+ */
+static bool linger(HttpConn *c)
+{
+        evutil_socket_t fd = bufferevent_getfd(c->bev);
+        struct timeval linger_tv = {.tv_sec = HTTP_LINGER_SEC};
+        int unread = 0;
+
+        if (fd < 0 || ioctl(fd, FIONREAD, &unread) < 0 || unread <= 0 || shutdown(fd, SHUT_WR) < 0)
+                return false;
+        c->lingering = true;
+        evtimer_add(c->deadline, &linger_tv);
+        bufferevent_setwatermark(c->bev, EV_READ, 0, 0);
+        bufferevent_set_timeouts(c->bev, &linger_tv, NULL);
+        bufferevent_disable(c->bev, EV_WRITE);
+        bufferevent_enable(c->bev, EV_READ);
+        return true;
+}
+
 static void on_write(struct bufferevent *bev, void *arg)
 {
         HttpConn *c = arg;
-        if (c->answering && evbuffer_get_length(bufferevent_get_output(bev)) == 0)
+        if (c->answering && !c->lingering && evbuffer_get_length(bufferevent_get_output(bev)) == 0 &&
+            !linger(c))
                 conn_free(c);
 }
 

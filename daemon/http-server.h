@@ -14,7 +14,9 @@
  *   cannot hold the loop.
  * - A request must be complete within HTTP_REQUEST_TIMEOUT_SEC of the connection and hold at most
  *   HTTP_REQUEST_MAX bytes; the whole answer must be taken within HTTP_WRITE_TIMEOUT_SEC. Every connection
- *   is closed after its answer.
+ *   is closed after its answer; one whose client sent more than was read is shut first, what it still
+ *   sends dropped until it closes, for at most HTTP_LINGER_SEC and HTTP_LINGER_MAX bytes (a reset could
+ *   take the answer with it).
  * - A body rendered less than the resource's max_age_ms ago is served again instead of being rendered
  *   anew: however many clients scrape, the resource is rendered at most once per max_age_ms.
  * - When accept() fails for want of descriptors or memory, accepting pauses for HTTP_PAUSE_SEC; the
@@ -28,6 +30,8 @@
 #define HTTP_REQUEST_MAX         8192u
 #define HTTP_PAUSE_SEC           1
 #define HTTP_LOG_INTERVAL_SEC    60
+#define HTTP_LINGER_SEC          2
+#define HTTP_LINGER_MAX          (64u * 1024)
 
 typedef struct HttpServer HttpServer;
 

@@ -600,12 +600,58 @@ START_TEST(test_body_rendered_once_per_max_age)
 }
 END_TEST
 
+/* Reads fd's answer as answer_of() does, and how the connection ended: 0 when the server closed it in
+ * order (FIN), else the errno of the read that failed (ECONNRESET when it reset the connection). */
+static int ending_of(Fixture *f, int fd, GString *out)
+{
+        for (unsigned i = 0; i < 500; i++) {
+                char buf[4096];
+                ssize_t n;
+                pump(f, 10);
+                while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
+                        g_string_append_len(out, buf, n);
+                if (n == 0)
+                        return 0;
+                if (errno != EAGAIN)
+                        return errno;
+        }
+        return ETIMEDOUT;
+}
+
+/* A client that sent more than the request (a body, a second request, a head over the limit) gets its
+ * answer and then the end of the connection, not a reset: closing a socket with unread input resets it,
+ * and a reset can take the answer's last bytes with it before the client reads them. */
+START_TEST(test_answer_not_reset_by_unread_input)
+{
+        Fixture f;
+        g_autofree char *big = g_strnfill(HTTP_REQUEST_MAX + 100, 'a');
+        g_autofree char *huge = g_strdup_printf("GET /metrics HTTP/1.1\r\nX: %s\r\n\r\n", big);
+        const char *const requests[] = {FULL_REQUEST "GET /metrics HTTP/1.1\r\n\r\n",
+                                        "POST /metrics HTTP/1.1\r\nContent-Length: 5\r\n\r\nhello", huge};
+
+        fixture_init(&f, 8);
+        for (unsigned i = 0; i < G_N_ELEMENTS(requests); i++) {
+                g_autoptr(GString) out = g_string_new(NULL);
+                int fd = client(&f, requests[i]), ending;
+                pump(&f, 50); /* the rest of what it sent reaches the server before the answer is done */
+                ending = ending_of(&f, fd, out);
+                ck_assert_msg(ending == 0, "%u: %s after %s", i, g_strerror(ending), out->str);
+                ck_assert_msg(g_str_has_prefix(out->str, "HTTP/1.1 "), "%u: %s", i, out->str);
+                close(fd);
+        }
+        pump(&f, 100);
+        ck_assert_uint_eq(http_server_connections(f.http), 0);
+        fixture_done(&f);
+}
+END_TEST
+
 static Suite *http_server_suite(void)
 {
         Suite *s = suite_create("http-server");
         TCase *tc = tcase_create("server");
         tcase_add_test(tc, test_answers);
         tcase_add_test(tc, test_head_error_has_no_body);
+        tcase_add_test(tc, test_answer_not_reset_by_unread_input);
         tcase_add_test(tc, test_every_address);
         tcase_add_test(tc, test_every_address_not_half);
         tcase_add_test(tc, test_cap_evicts_oldest_unfinished);
