@@ -194,6 +194,36 @@ START_TEST(test_replugged_vcpu_is_no_host_load)
 }
 END_TEST
 
+/* A sample whose vCPU times were read ahead of the domain's cpu.time (a busy guest's vCPUs ran on between
+ * the two reads): the vCPUs' sum is over the total, and host_ns (total less the vCPUs', floored at 0)
+ * reads 0 once. The host-side counter did not go back: the next sample, read in order, is no more than the
+ * few milliseconds of host-side time since. Taken from 0, it read the domain's whole host-side time, 10 s,
+ * as 2 cores of host-side load in 5 s (0.6 smoothed), a class change and a heal pass for nothing. */
+START_TEST(test_host_time_read_behind_is_no_host_load)
+{
+        const uint64_t s = UINT64_C(1000000000);
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t t0[] = {500 * s}, t1[] = {505 * s}, t2[] = {510 * s}, t3[] = {515 * s};
+        g_autoptr(GHashTable) s0 = sample("u", 1, t0, 10 * s);
+        g_autoptr(GHashTable) s1 = sample("u", 1, t1, 10 * s + s / 10);
+        g_autoptr(GHashTable) s2 = sample("u", 1, t2, 0); /* the vCPU's time read ahead of cpu.time */
+        g_autoptr(GHashTable) s3 = sample("u", 1, t3, 10 * s + s / 5);
+        const DomainLoad *l;
+        unsigned cls;
+
+        load_monitor_update(lm, s0, 5 * G_USEC_PER_SEC, 0);
+        load_monitor_update(lm, s1, 10 * G_USEC_PER_SEC, 0);
+        cls = domain_load_class(load_monitor_lookup(lm, "u"));
+        load_monitor_update(lm, s2, 15 * G_USEC_PER_SEC, 0);
+        ck_assert_uint_eq(load_monitor_update(lm, s3, 20 * G_USEC_PER_SEC, 0), 0);
+        l = load_monitor_lookup(lm, "u");
+        ck_assert_ptr_nonnull(l);
+        ck_assert_msg(l->host_busy < 0.05, "host-side load %.2f cores", l->host_busy);
+        ck_assert_uint_eq(domain_load_class(l), cls);
+        ck_assert(NEAR(l->vcpu_busy[0], 1.0));
+}
+END_TEST
+
 START_TEST(test_waiting_counts_as_busy)
 {
         /* two busy vCPUs time-sharing one CPU: each ran half the second and waited the other half */
@@ -432,6 +462,7 @@ static Suite *load_monitor_suite(void)
         tcase_add_test(tc, test_paused_load_held);
         tcase_add_test(tc, test_paused_from_start_unknown);
         tcase_add_test(tc, test_warmup_counts_from_start);
+        tcase_add_test(tc, test_host_time_read_behind_is_no_host_load);
         suite_add_tcase(s, tc);
         return s;
 }
