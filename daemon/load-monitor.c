@@ -96,7 +96,11 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
                 e->vcpu_ns[i] = s->vcpu_time_ns[i];
                 e->vcpu_wait[i] = s->vcpu_wait_ns ? s->vcpu_wait_ns[i] : 0;
         }
-        e->host_ns = s->host_ns;
+        /* host_ns is cpu.time less the vCPUs' times: it does not go back within a run (a vCPU thread
+         * that leaves takes its time out of the vCPUs' sum, not the domain's), but reads low, down to 0,
+         * when the vCPUs' times were read ahead of cpu.time; measured from that, the next interval would
+         * count the domain's whole host-side time as its load. The higher reading stays the base. */
+        e->host_ns = MAX(e->host_ns, s->host_ns);
         e->total_ns = s->total_ns;
         e->paused = e->load->paused = s->paused;
         e->when_usec = now_usec;
