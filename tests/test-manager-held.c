@@ -35,6 +35,7 @@ static virConnectPtr conn;
 static const char *unreported_uuid;
 static const char *unreported_uuid2; /* a second such domain, NULL: none */
 static unsigned unreported_pins;     /* pins tried on it: 30 s of the daemon's loop each */
+static unsigned unreported_from;     /* the first vCPU whose pin meets the job: those before go through */
 static virError unreported_error = {.code = VIR_ERR_OPERATION_TIMEOUT,
                                     .domain = VIR_FROM_QEMU,
                                     .level = VIR_ERR_ERROR,
@@ -49,7 +50,8 @@ int virDomainPinVcpuFlags(virDomainPtr dom, unsigned int vcpu, unsigned char *cp
         char uuid[VIR_UUID_STRING_BUFLEN];
 
         if ((unreported_uuid || unreported_uuid2) && virDomainGetUUIDString(dom, uuid) == 0 &&
-            (g_strcmp0(uuid, unreported_uuid) == 0 || g_strcmp0(uuid, unreported_uuid2) == 0)) {
+            (g_strcmp0(uuid, unreported_uuid) == 0 || g_strcmp0(uuid, unreported_uuid2) == 0) &&
+            vcpu >= unreported_from) {
                 unreported_pins++;
                 virResetLastError();
                 unreported_error_pending = true;
@@ -478,6 +480,40 @@ START_TEST(test_unreported_job_backs_off)
 }
 END_TEST
 
+/* The job was taken half-way through the apply: vCPU 0's pin went through, vCPU 1's timed out. Nothing
+ * records the plan (the write needs the job), so the pin made is placementd's without a record; the try
+ * once the job is free must place the domain, not take that pin for its owner's. */
+START_TEST(test_half_applied_then_held_placed_again)
+{
+        static const char *const uuid = "6a2b3c4d-5e6f-4a7b-8c9d-0e1f2a3b4c5d";
+        Manager *m = new_manager();
+        virDomainPtr dom;
+        HeldBackoff *b;
+        const Decision *d;
+
+        unreported_uuid = uuid;
+        unreported_pins = 0;
+        unreported_from = 1;
+        dom = start_uuid("j-half", uuid, 2);
+        ck_assert(spin_until(m, "j-half", DECISION_FAILED, 3000));
+        d = manager_lookup(m, "j-half");
+        ck_assert(d->job_held);
+        ck_assert_uint_eq(unreported_pins, 1);
+        next_turn();
+        /* released: the next try places it */
+        unreported_uuid = NULL;
+        unreported_from = 0;
+        b = g_hash_table_lookup(m->job_timeouts, uuid);
+        ck_assert_ptr_nonnull(b);
+        b->next_usec = 0;
+        held_retry_now(m);
+        assert_placed_again(m, dom, "j-half");
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        manager_free(m);
+}
+END_TEST
+
 /* The pins of a re-placement went through, then the read of the I/O threads its plan no longer pins (to
  * undo the pin placementd made) met a job libvirt does not report: the I/O thread still runs on the old
  * pin, which the ledger no longer counts, so the placement waits for the job like any pin that met it
@@ -677,6 +713,7 @@ static Suite *manager_held_suite(void)
         tcase_add_test(tc, test_reconcile_skips_held_job);
         tcase_add_test(tc, test_record_again_waits_for_held_job);
         tcase_add_test(tc, test_unreported_job_backs_off);
+        tcase_add_test(tc, test_half_applied_then_held_placed_again);
         tcase_add_test(tc, test_read_through_forgets_timeouts);
         tcase_add_test(tc, test_unreported_jobs_one_per_look);
         tcase_add_test(tc, test_unreported_jobs_at_start_one_per_turn);
