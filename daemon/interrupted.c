@@ -50,6 +50,29 @@ static bool pins_are_plans(const Manager *m, virDomainPtr dom, const Plan *plan,
         return ours && any;
 }
 
+/* Whether dom's live pins are the ones the cut-off apply of plan made (or none): then what user shows of
+ * them is placementd's, dropped from it (memory_applied: the plan's memory binding was applied too). */
+static bool claim(const Manager *m, virDomainPtr dom, const Plan *plan, bool memory_applied,
+                  const DomainSpec *live, DomainSpec *user)
+{
+        if (live->decision || !pins_are_plans(m, dom, plan, live, user->vcpu_cpuset))
+                return false; /* recorded after all, or pinned by someone since: as found */
+        /* placementd placed it, so its definition pinned no vCPU itself: when user shows pins, it was
+         * read from the live definition (a transient domain), and what that pins the interrupted apply
+         * made */
+        if (user->has_vcpupin) {
+                user->has_vcpupin = false;
+                if (!cpuset_is_empty(plan->emulator_pin))
+                        user->has_emulatorpin = false;
+                if (memory_applied)
+                        g_clear_pointer(&user->memory_nodeset, cpuset_free);
+                if (user->iothreadpins && plan->iothreads)
+                        cpuset_subtract(user->iothreadpins, plan->iothreads);
+                g_clear_pointer(&user->user_xml, g_free); /* not the user's: placementd touched it */
+        }
+        return true;
+}
+
 bool interrupted_claim(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
                        DomainSpec *user)
 {
@@ -60,22 +83,20 @@ bool interrupted_claim(Manager *m, virDomainPtr dom, const char *uuid, const Dom
                 return false;
         g_free(key);
         plan = value;
-        if (live->decision || !pins_are_plans(m, dom, plan, live, user->vcpu_cpuset))
-                return false; /* recorded after all, or pinned by someone since: as found */
-        /* placementd placed it, so its definition pinned no vCPU itself: when user shows pins, it was
-         * read from the live definition (a transient domain), and what that pins the interrupted apply
-         * made */
-        if (user->has_vcpupin) {
-                user->has_vcpupin = false;
-                if (!cpuset_is_empty(plan->emulator_pin))
-                        user->has_emulatorpin = false;
-                if (!plan->keep_memory)
-                        g_clear_pointer(&user->memory_nodeset, cpuset_free);
-                if (user->iothreadpins && plan->iothreads)
-                        cpuset_subtract(user->iothreadpins, plan->iothreads);
-                g_clear_pointer(&user->user_xml, g_free); /* not the user's: placementd touched it */
-        }
+        if (!claim(m, dom, plan, !plan->keep_memory, live, user))
+                return false;
         log_info("%s: its pins are the ones an apply cut off by the lost connection made; placing it again",
+                 live->name);
+        return true;
+}
+
+bool interrupted_claim_held(Manager *m, virDomainPtr dom, const Decision *d, const DomainSpec *live,
+                            DomainSpec *user)
+{
+        if (!d->job_held || !d->plan ||
+            !claim(m, dom, d->plan, d->memory_binding == MEMORY_BINDING_APPLIED, live, user))
+                return false;
+        log_info("%s: its pins are the ones an apply cut off by a job libvirt held made; placing it again",
                  live->name);
         return true;
 }
