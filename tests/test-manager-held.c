@@ -514,6 +514,34 @@ START_TEST(test_half_applied_then_held_placed_again)
 }
 END_TEST
 
+/* The same apply cut off by a plain error (vCPU 1's pin refused): the decision is `failed`, its record
+ * says so with the user's definition, and `replace` once the cause is gone places it. */
+START_TEST(test_half_applied_then_failed_replaced)
+{
+        static const char *const uuid = "7b3c4d5e-6f7a-4b8c-9d0e-1f2a3b4c5d6e";
+        Manager *m = new_manager();
+        virDomainPtr dom;
+        g_autofree char *error = NULL;
+
+        unreported_error.code = VIR_ERR_INTERNAL_ERROR;
+        unreported_error.message = (char *)"internal error: cannot pin";
+        unreported_uuid = uuid;
+        unreported_from = 1;
+        dom = start_uuid("j-half-failed", uuid, 2);
+        ck_assert(spin_until(m, "j-half-failed", DECISION_FAILED, 3000));
+        ck_assert(!manager_lookup(m, "j-half-failed")->job_held);
+        unreported_uuid = NULL;
+        unreported_from = 0;
+        unreported_error.code = VIR_ERR_OPERATION_TIMEOUT;
+        unreported_error.message = (char *)"Timed out during operation: cannot acquire state change lock";
+        ck_assert_int_eq(manager_replace(m, "j-half-failed", &error), 0);
+        assert_placed_again(m, dom, "j-half-failed");
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        manager_free(m);
+}
+END_TEST
+
 /* The pins of a re-placement went through, then the read of the I/O threads its plan no longer pins (to
  * undo the pin placementd made) met a job libvirt does not report: the I/O thread still runs on the old
  * pin, which the ledger no longer counts, so the placement waits for the job like any pin that met it
@@ -714,6 +742,7 @@ static Suite *manager_held_suite(void)
         tcase_add_test(tc, test_record_again_waits_for_held_job);
         tcase_add_test(tc, test_unreported_job_backs_off);
         tcase_add_test(tc, test_half_applied_then_held_placed_again);
+        tcase_add_test(tc, test_half_applied_then_failed_replaced);
         tcase_add_test(tc, test_read_through_forgets_timeouts);
         tcase_add_test(tc, test_unreported_jobs_one_per_look);
         tcase_add_test(tc, test_unreported_jobs_at_start_one_per_turn);
