@@ -8,6 +8,7 @@
  * read of a domain (until an event says it changed), reads a bounded number of domains, and moves
  * nothing the user changed since.
  */
+#include <dlfcn.h>
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
 #include <string.h>
@@ -26,6 +27,22 @@
 
 static struct event_base *base;
 static virConnectPtr conn;
+
+/* vCPU pins of the domain of this name from vCPU refuse_from on are refused (NULL: none) */
+static const char *refuse_name;
+static unsigned refuse_from;
+
+int virDomainPinVcpuFlags(virDomainPtr dom, unsigned int vcpu, unsigned char *cpumap, int maplen,
+                          unsigned int flags)
+{
+        static int (*real)(virDomainPtr, unsigned int, unsigned char *, int, unsigned int);
+
+        if (refuse_name && g_strcmp0(virDomainGetName(dom), refuse_name) == 0 && vcpu >= refuse_from)
+                return -1;
+        if (!real)
+                *(void **)&real = dlsym(RTLD_NEXT, "virDomainPinVcpuFlags");
+        return real(dom, vcpu, cpumap, maplen, flags);
+}
 
 static void setup(void)
 {
@@ -1037,6 +1054,37 @@ START_TEST(test_gone_since_read_not_moved)
 }
 END_TEST
 
+/* A move whose apply failed half-way (vCPU 0 re-pinned, vCPU 1's pin refused) is no move: the report and
+ * the count of moves do not claim it, the domain is counted where it runs, and the rest of the pass is
+ * planned with it there. */
+START_TEST(test_failed_move_not_claimed)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        virDomainPtr doms[4];
+        g_autofree char *report = NULL;
+        const Decision *d;
+
+        fill(m, doms);
+        stop(m, doms[1]);
+        stop(m, doms[2]);
+        refuse_name = "h-c";
+        refuse_from = 1;
+        manager_heal(m, &report);
+        refuse_name = NULL;
+        d = manager_lookup(m, "h-c");
+        ck_assert_int_eq(d->result, DECISION_FAILED);
+        fixture_assert_live_pins(doms[3], d->plan);
+        ck_assert_msg(!strstr(report, "h-c: moved"), "%s", report);
+        ck_assert_msg(strstr(report, "h-c: not moved: applying the plan failed"), "%s", report);
+        /* planned again with h-c where it runs: h-a leaves the core it shares with h-c's vCPU 1 */
+        ck_assert_msg(strstr(report, "h-a: moved"), "%s", report);
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 1);
+        fixture_assert_live_pins(doms[0], manager_lookup(m, "h-a")->plan);
+        ck_assert_uint_eq(shared_vcpus(m), 0);
+        unfill(m, doms);
+}
+END_TEST
+
 /* Lines of report that contain what. */
 static unsigned count_lines(const char *report, const char *what)
 {
@@ -1233,6 +1281,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_heal_undoes_idle_sharing_with_cores_to_spare);
         tcase_add_test(tc, test_changed_in_a_loop_bounded);
         tcase_add_test(tc, test_gone_since_read_not_moved);
+        tcase_add_test(tc, test_failed_move_not_claimed);
         tcase_add_test(tc, test_metadata_change_read_again);
         tcase_add_test(tc, test_reads_per_pass_bounded);
         tcase_add_test(tc, test_old_reads_after_new_ones);
