@@ -379,7 +379,8 @@ static char *pins_moved_text(const Plan *before, const Plan *after)
 /*
  * Applies one move, once the domain read now asks what it was planned with; says so in the log and in
  * the pass's report. False when it does not (gone, opted out, a constraint changed): what was read now is
- * kept for the next pass, and the moves after it, planned on this one, are planned again.
+ * kept for the next pass, and the moves after it, planned on this one, are planned again; also when its
+ * apply failed (the domain `failed`, counted where it runs): no move is claimed.
  */
 static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
 {
@@ -419,6 +420,19 @@ static bool apply_move(Manager *m, HealEntry *e, HealMove *mv, HealPass *pass)
         if (!after) {
                 g_string_append_printf(pass->report, "%s: not moved: gone\n", shown);
                 return true;
+        }
+        if (after->result == DECISION_FAILED) {
+                /* not where it was planned: counted where it runs, and the moves planned on this one are
+                 * planned again without it */
+                g_autofree char *why = text_safe(after->apply_error ? after->apply_error : "");
+                /* a memory binding that went through moves the pages all the same: within the budget */
+                if (after->memory_binding == MEMORY_BINDING_APPLIED)
+                        pass->memory_moved += mv->memory_moved;
+                log_info("%s: not %s: applying the plan failed", name,
+                         pass->manual ? "rebalanced" : "healed");
+                g_string_append_printf(pass->report, "%s: not moved: applying the plan failed: %s\n", shown,
+                                       why);
+                return false;
         }
         size_format(mv->memory_moved, a, sizeof(a));
         if (pass->manual) {
