@@ -1,0 +1,320 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A seeded random walk on libvirt's test driver: starts, stops, a name reused at once, replace, rebalance,
+ * heal, reconciles, restarts of the daemon, hand pins and vCPU hot-plug, with the loop run between them.
+ * After each step the ledger must equal what runs: each running domain decided once, each decision
+ * counted as its plan, each pin of it live, nothing counted for what no longer runs; after a rebalance, no
+ * two vCPUs placementd placed on one core while one is free. WALK_SEED=N and WALK_STEPS=N choose the walk
+ * (1 and 150 by default); a failure names the step and the operation.
+ */
+#include <event2/event.h>
+#include <libvirt/libvirt.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <glib/gstdio.h>
+#include <time.h>
+
+#include "config.h"
+#include "manager-fixture.h"
+#include "test-util.h"
+#include "virt-domain.h"
+
+#define TOPOLOGY "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:4 pu:2"
+#define NAMES    6
+
+static struct event_base *base;
+static virConnectPtr conn;
+
+static void setup(void)
+{
+        fixture_open(&base, &conn, true);
+}
+
+static void teardown(void)
+{
+        fixture_close(base, conn);
+}
+
+static void spin(unsigned ms)
+{
+        for (unsigned i = 0; i < ms; i++) {
+                struct timespec nap = {0, 1000000};
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+                nanosleep(&nap, NULL);
+        }
+}
+
+static virDomainPtr start(unsigned k, unsigned vcpus, unsigned current)
+{
+        g_autofree char *xml =
+            g_strdup_printf("<domain type='test'><name>w%u</name><memory unit='MiB'>512</memory>"
+                            "<vcpu current='%u'>%u</vcpu><os><type>hvm</type></os></domain>",
+                            k, current, vcpus);
+        return virDomainCreateXML(conn, xml, 0);
+}
+
+/* The ledger equals what runs. step: for the messages. */
+static void check(Manager *m, unsigned step, const char *what)
+{
+        virDomainPtr *doms = NULL;
+        int n = virConnectListAllDomains(conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+        const Ledger *l = manager_ledger(m);
+        const Topology *t = manager_topology(m);
+        g_autofree unsigned *load = g_new0(unsigned, t->ncores);
+        unsigned decided = 0;
+
+        ck_assert_int_ge(n, 0);
+        for (int i = 0; i < n; i++) {
+                char uuid[VIR_UUID_STRING_BUFLEN];
+                const Decision *d;
+                const Plan *counted;
+                CpuSet **pins = NULL;
+
+                virDomainGetUUIDString(doms[i], uuid);
+                d = manager_lookup(m, uuid);
+                ck_assert_msg(d, "step %u (%s): %s runs undecided", step, what, virDomainGetName(doms[i]));
+                decided++;
+                if (!d->plan) {
+                        virDomainFree(doms[i]);
+                        continue;
+                }
+                counted = ledger_lookup(l, uuid);
+                ck_assert_msg(counted, "step %u (%s): %s not counted", step, what, d->name);
+                ck_assert_uint_eq(counted->nvcpus, d->plan->nvcpus);
+                ck_assert_int_eq(
+                    virt_domain_get_vcpu_pins(doms[i], d->plan->nvcpus, d->plan->vcpu_ids, &pins, NULL), 0);
+                for (unsigned v = 0; v < d->plan->nvcpus; v++) {
+                        g_autofree char *have = cpuset_format(pins[v]),
+                                        *want = cpuset_format(counted->vcpu_pins[v]);
+                        ck_assert_msg(cpuset_equal(counted->vcpu_pins[v], d->plan->vcpu_pins[v]),
+                                      "step %u (%s): %s vCPU %u decided and counted apart", step, what,
+                                      d->name, v);
+                        if (d->result != DECISION_UNPLACEABLE && !cpuset_is_empty(counted->vcpu_pins[v]))
+                                ck_assert_msg(cpuset_equal(pins[v], counted->vcpu_pins[v]),
+                                              "step %u (%s): %s (%s) vCPU %u runs on %s, counted on %s",
+                                              step, what, d->name, decision_result_to_string(d->result), v,
+                                              have, want);
+                        if (counted->vcpu_pu[v] >= 0)
+                                load[t->pus[counted->vcpu_pu[v]].core]++;
+                }
+                virt_pins_free(pins, d->plan->nvcpus);
+                {
+                        unsigned vc = 0;
+                        virDomainInfo info;
+                        virDomainGetInfo(doms[i], &info);
+                        vc = info.nrVirtCpu;
+                        ck_assert_msg(vc == d->plan->nvcpus || d->result == DECISION_SKIPPED,
+                                      "step %u (%s): %s runs %u vCPUs, decided %u", step, what, d->name, vc,
+                                      d->plan->nvcpus);
+                }
+                virDomainFree(doms[i]);
+        }
+        free(doms);
+        ck_assert_msg(ledger_count(l) <= decided, "step %u (%s): ledger counts %u, %u run", step, what,
+                      ledger_count(l), decided);
+        for (unsigned c = 0; c < t->ncores; c++)
+                ck_assert_msg(ledger_core_load(l, c) == load[c], "step %u (%s): core %u counts %u, plans %u",
+                              step, what, c, ledger_core_load(l, c), load[c]);
+}
+
+/* After a rebalance: no core holds two vCPUs placementd placed while a core it may use is free. */
+static void check_no_sharing(Manager *m, unsigned step, bool reserved)
+{
+        const Ledger *l = manager_ledger(m);
+        const Topology *t = manager_topology(m);
+        g_autofree unsigned *own = g_new0(unsigned, t->ncores);
+        virDomainPtr *doms = NULL;
+        int n = virConnectListAllDomains(conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+        int free_core = -1, shared = -1;
+
+        for (int i = 0; i < n; i++) {
+                char uuid[VIR_UUID_STRING_BUFLEN];
+                const Decision *d;
+                virDomainGetUUIDString(doms[i], uuid);
+                d = manager_lookup(m, uuid);
+                if (d && d->plan && (d->result == DECISION_PLACED || d->result == DECISION_OVERCOMMITTED))
+                        for (unsigned v = 0; v < d->plan->nvcpus; v++)
+                                if (d->plan->vcpu_pu[v] >= 0)
+                                        own[t->pus[d->plan->vcpu_pu[v]].core]++;
+                virDomainFree(doms[i]);
+        }
+        free(doms);
+        for (unsigned c = 0; c < t->ncores; c++) {
+                if (ledger_core_free(l, c) && !(reserved && c == 0))
+                        free_core = (int)c;
+                if (own[c] >= 2 && ledger_core_load(l, c) == own[c])
+                        shared = (int)c;
+        }
+        ck_assert_msg(free_core < 0 || shared < 0, "step %u: after a rebalance core %d shared, core %d free",
+                      step, shared, free_core);
+}
+
+static virDomainPtr lookup(unsigned k)
+{
+        g_autofree char *name = g_strdup_printf("w%u", k);
+        return virDomainLookupByName(conn, name);
+}
+
+START_TEST(test_walk)
+{
+        const char *seed_env = getenv("WALK_SEED");
+        const char *steps_env = getenv("WALK_STEPS");
+        unsigned seed = seed_env ? (unsigned)atoi(seed_env) : 1;
+        unsigned steps = steps_env ? (unsigned)atoi(steps_env) : 150;
+        g_autofree char *dir = g_dir_make_tmp("placementd-test-walk-XXXXXX", NULL);
+        g_autofree char *save = g_build_filename(dir, "save", NULL);
+        const char *conf = "[Placement]\nHealInterval=1\nLoadWarmup=0\n";
+        Manager *m = fixture_manager_new(base, TOPOLOGY, conf);
+        GRand *r = g_rand_new_with_seed(seed);
+        bool reserved = false;
+
+        ck_assert_ptr_nonnull(dir);
+        fprintf(stderr, "WALK_SEED=%u WALK_STEPS=%u\n", seed, steps);
+
+        for (unsigned s = 0; s < steps; s++) {
+                unsigned op = (unsigned)g_rand_int_range(r, 0, 17),
+                         k = (unsigned)g_rand_int_range(r, 0, NAMES);
+                virDomainPtr dom = lookup(k);
+                g_autofree char *error = NULL, *report = NULL, *what = NULL;
+                char name[16];
+
+                snprintf(name, sizeof(name), "w%u", k);
+                what = g_strdup_printf("op %u on w%u", op, k);
+                switch (op) {
+                case 0:
+                case 1:
+                        if (!dom) {
+                                unsigned vcpus = (unsigned)g_rand_int_range(r, 1, 3);
+                                dom = start(k, vcpus, (unsigned)g_rand_int_range(r, 1, (gint32)vcpus + 1));
+                        }
+                        break;
+                case 2:
+                        if (dom)
+                                virDomainDestroy(dom);
+                        break;
+                case 3:
+                        manager_replace(m, name, &error);
+                        break;
+                case 4:
+                        manager_rebalance(m, 4, &report);
+                        break;
+                case 5:
+                        manager_heal(m, &report);
+                        break;
+                case 6:
+                        manager_reconcile(m);
+                        break;
+                case 7:
+                        fixture_manager_free(base, m);
+                        m = fixture_manager_new(base, TOPOLOGY, conf);
+                        break;
+                case 8:
+                        if (dom) {
+                                unsigned char map = (unsigned char)(1u << g_rand_int_range(r, 0, 8));
+                                virDomainPinVcpuFlags(dom, 0, &map, 1,
+                                                      VIR_DOMAIN_AFFECT_CURRENT); /* may be refused */
+                        }
+                        break;
+                case 9: /* the name reused by a new domain before the events are read */
+                        if (dom) {
+                                virDomainDestroy(dom);
+                                virDomainFree(dom);
+                                dom = start(k, 2, (unsigned)g_rand_int_range(r, 1, 3));
+                        }
+                        break;
+                case 10: /* stopped and started again, a reconcile before the events */
+                        if (dom) {
+                                virDomainDestroy(dom);
+                                virDomainFree(dom);
+                                dom = start(k, 2, 2);
+                                manager_reconcile(m);
+                        }
+                        break;
+                case 11: /* vCPU hot-plug, seen by the reconcile */
+                        if (dom) {
+                                virDomainInfo info;
+                                virDomainGetInfo(dom, &info);
+                                virDomainSetVcpusFlags(dom, info.nrVirtCpu == 1 ? 2 : 1,
+                                                       VIR_DOMAIN_AFFECT_LIVE);
+                        }
+                        break;
+                case 12: /* a reload reserving CPUs 0-1, or not */
+                        reserved = !reserved;
+                        fixture_reload(
+                            m, reserved ? "[Placement]\nHealInterval=1\nLoadWarmup=0\nReservedCPUs=0-1\n"
+                                        : conf);
+                        break;
+                case 13:
+                        if (dom) {
+                                virDomainSuspend(dom);
+                                spin(5);
+                                virDomainResume(dom);
+                        }
+                        break;
+                case 14: /* saved and restored */
+                        if (dom && virDomainSave(dom, save) == 0) {
+                                spin(5);
+                                if (g_rand_boolean(r)) { /* another starts meanwhile */
+                                        unsigned o = (k + 1) % NAMES;
+                                        virDomainPtr other = lookup(o);
+                                        if (!other)
+                                                other = start(o, 1, 1);
+                                        if (other)
+                                                virDomainFree(other);
+                                        spin(5);
+                                }
+                                virDomainRestore(conn, save);
+                        }
+                        break;
+                case 15: /* defined while it runs, from its live XML */
+                        if (dom) {
+                                char *xml = virDomainGetXMLDesc(dom, 0);
+                                virDomainPtr def = xml ? virDomainDefineXML(conn, xml) : NULL;
+                                free(xml);
+                                if (def)
+                                        virDomainFree(def);
+                        }
+                        break;
+                case 16:
+                        if (dom)
+                                virDomainUndefine(dom);
+                        break;
+                }
+                if (dom)
+                        virDomainFree(dom);
+                spin(15);
+                manager_reconcile(m);
+                spin(5);
+                check(m, s, what);
+                if (op == 4)
+                        check_no_sharing(m, s, reserved);
+        }
+        for (unsigned k = 0; k < NAMES; k++) {
+                virDomainPtr dom = lookup(k);
+                if (dom) {
+                        virDomainDestroy(dom);
+                        virDomainFree(dom);
+                }
+        }
+        spin(20);
+        ck_assert(ledger_is_empty(manager_ledger(m)));
+        g_rand_free(r);
+        fixture_manager_free(base, m);
+        g_unlink(save);
+        g_rmdir(dir);
+}
+END_TEST
+
+static Suite *walk_suite(void)
+{
+        Suite *s = suite_create("manager walk");
+        TCase *tc = tcase_create("test driver");
+
+        tcase_add_checked_fixture(tc, setup, teardown);
+        tcase_set_timeout(tc, 600);
+        tcase_add_test(tc, test_walk);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(walk_suite)
