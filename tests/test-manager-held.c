@@ -62,6 +62,22 @@ int virDomainPinVcpuFlags(virDomainPtr dom, unsigned int vcpu, unsigned char *cp
         return real(dom, vcpu, cpumap, maplen, flags);
 }
 
+/* metadata writes on the domain of this UUID fail with a plain error (NULL: none) */
+static const char *unwritable_uuid;
+
+int virDomainSetMetadata(virDomainPtr dom, int type, const char *metadata, const char *key, const char *uri,
+                         unsigned int flags)
+{
+        static int (*real)(virDomainPtr, int, const char *, const char *, const char *, unsigned int);
+        char uuid[VIR_UUID_STRING_BUFLEN];
+
+        if (unwritable_uuid && virDomainGetUUIDString(dom, uuid) == 0 && strcmp(uuid, unwritable_uuid) == 0)
+                return -1;
+        if (!real)
+                *(void **)&real = dlsym(RTLD_NEXT, "virDomainSetMetadata");
+        return real(dom, type, metadata, key, uri, flags);
+}
+
 /* libvirt's start of the domain of this UUID has not ended (paused, starting up), NULL: none */
 static const char *starting_uuid;
 
@@ -542,6 +558,30 @@ START_TEST(test_half_applied_then_failed_replaced)
 }
 END_TEST
 
+/* Placed and pinned, but its record could not be written (the next reconcile writes it): a replace before
+ * that reconcile must not take placementd's own pins in the live definition for the user's. */
+START_TEST(test_unrecorded_then_replaced)
+{
+        static const char *const uuid = "8c4d5e6f-7a8b-4c9d-8e0f-2a3b4c5d6e7f";
+        Manager *m = new_manager();
+        virDomainPtr dom;
+        g_autofree char *error = NULL;
+        const Decision *d;
+
+        unwritable_uuid = uuid;
+        dom = start_uuid("j-unrecorded", uuid, 2);
+        ck_assert(spin_until(m, "j-unrecorded", DECISION_PLACED, 3000));
+        d = manager_lookup(m, "j-unrecorded");
+        ck_assert(d->unrecorded);
+        unwritable_uuid = NULL;
+        ck_assert_int_eq(manager_replace(m, "j-unrecorded", &error), 0);
+        assert_placed_again(m, dom, "j-unrecorded");
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        manager_free(m);
+}
+END_TEST
+
 /* The pins of a re-placement went through, then the read of the I/O threads its plan no longer pins (to
  * undo the pin placementd made) met a job libvirt does not report: the I/O thread still runs on the old
  * pin, which the ledger no longer counts, so the placement waits for the job like any pin that met it
@@ -743,6 +783,7 @@ static Suite *manager_held_suite(void)
         tcase_add_test(tc, test_unreported_job_backs_off);
         tcase_add_test(tc, test_half_applied_then_held_placed_again);
         tcase_add_test(tc, test_half_applied_then_failed_replaced);
+        tcase_add_test(tc, test_unrecorded_then_replaced);
         tcase_add_test(tc, test_read_through_forgets_timeouts);
         tcase_add_test(tc, test_unreported_jobs_one_per_look);
         tcase_add_test(tc, test_unreported_jobs_at_start_one_per_turn);
