@@ -90,13 +90,19 @@ bool interrupted_claim(Manager *m, virDomainPtr dom, const char *uuid, const Dom
         return true;
 }
 
-bool interrupted_claim_held(Manager *m, virDomainPtr dom, const Decision *d, const DomainSpec *live,
-                            DomainSpec *user)
+bool interrupted_claim_unrecorded(Manager *m, virDomainPtr dom, const Decision *d, const DomainSpec *live,
+                                  DomainSpec *user)
 {
-        if (!d->job_held || !d->plan ||
+        /* pins placementd made (all of the plan, or those a failed or held apply made) */
+        bool own = d->plan && !d->pinned_by_hand &&
+                   (d->result == DECISION_PLACED || d->result == DECISION_OVERCOMMITTED ||
+                    d->result == DECISION_FAILED);
+
+        if (!own || !(d->job_held || d->unrecorded) ||
             !claim(m, dom, d->plan, d->memory_binding == MEMORY_BINDING_APPLIED, live, user))
                 return false;
-        log_info("%s: its pins are the ones an apply cut off by a job libvirt held made; placing it again",
-                 live->name);
+        log_info(
+            "%s: its pins are the ones placementd made, which no record names yet (%s); placing it again",
+            live->name, d->job_held ? "a job libvirt held cut the apply off" : "the record was not written");
         return true;
 }

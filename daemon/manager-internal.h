@@ -248,12 +248,13 @@ void interrupted_note(Manager *m, const char *uuid, const Plan *plan);
 bool interrupted_claim(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
                        DomainSpec *user);
 void interrupted_clear(Manager *m);
-/* The same for an apply a job libvirt held cut off (d: the domain's decision, waiting for the job, its plan
- * the pins that ran then): no record could be written, so a domain placed for the first time shows only
- * the live pins that apply made. True when they are what runs (nothing else since): user is rid of them
- * as above, and the domain is placed anew. */
-bool interrupted_claim_held(Manager *m, virDomainPtr dom, const Decision *d, const DomainSpec *live,
-                            DomainSpec *user);
+/* The same for the pins placementd made on a domain whose record of them was not written: an apply a job
+ * libvirt held cut off (the write needs the job too), or a write that failed (d->unrecorded, written again
+ * by the next reconcile). d: the domain's decision, its plan the pins that run. A domain placed for the
+ * first time then shows only the live pins placementd made: when they are still what runs, user is rid of
+ * them as above, and it returns true: the domain is placed anew. */
+bool interrupted_claim_unrecorded(Manager *m, virDomainPtr dom, const Decision *d, const DomainSpec *live,
+                                  DomainSpec *user);
 
 /* thread-mask.c: the emulator pin a domain's definition carried when it started (a save image's, or a
  * migrated domain's: placementd's pin of before), within which the kernel keeps QEMU's threads.

@@ -825,7 +825,7 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
         ours = interrupted_claim(m, dom, uuid, live, user);
         old = g_hash_table_lookup(m->decisions, uuid);
         if (!ours && old)
-                ours = interrupted_claim_held(m, dom, old, live, user);
+                ours = interrupted_claim_unrecorded(m, dom, old, live, user);
         /* an emulator pin someone else made is the user's: never undone */
         if (!ours)
                 placer_hand_emulator_said(m, dom, user, old && old->plan ? old->plan->emulator_pin : NULL,
