@@ -582,6 +582,32 @@ START_TEST(test_unrecorded_then_replaced)
 }
 END_TEST
 
+/* The same, a vCPU hot-added before the reconcile that would write the record: that reconcile places the
+ * resized domain with its new vCPU, not as pinned by its user. */
+START_TEST(test_unrecorded_then_resized)
+{
+        static const char *const uuid = "9d5e6f7a-8b9c-4dae-8f1a-3b4c5d6e7f80";
+        Manager *m = new_manager();
+        virDomainPtr dom;
+        const Decision *d;
+
+        unwritable_uuid = uuid;
+        dom =
+            fixture_start_xml(conn, "j-unrecorded-plug",
+                              "<uuid>9d5e6f7a-8b9c-4dae-8f1a-3b4c5d6e7f80</uuid><vcpu current='1'>2</vcpu>");
+        ck_assert(spin_until(m, "j-unrecorded-plug", DECISION_PLACED, 3000));
+        ck_assert(manager_lookup(m, "j-unrecorded-plug")->unrecorded);
+        unwritable_uuid = NULL;
+        ck_assert_int_eq(virDomainSetVcpusFlags(dom, 2, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = assert_placed_again(m, dom, "j-unrecorded-plug");
+        ck_assert_uint_eq(d->plan->nvcpus, 2);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        manager_free(m);
+}
+END_TEST
+
 /* The pins of a re-placement went through, then the read of the I/O threads its plan no longer pins (to
  * undo the pin placementd made) met a job libvirt does not report: the I/O thread still runs on the old
  * pin, which the ledger no longer counts, so the placement waits for the job like any pin that met it
@@ -784,6 +810,7 @@ static Suite *manager_held_suite(void)
         tcase_add_test(tc, test_half_applied_then_held_placed_again);
         tcase_add_test(tc, test_half_applied_then_failed_replaced);
         tcase_add_test(tc, test_unrecorded_then_replaced);
+        tcase_add_test(tc, test_unrecorded_then_resized);
         tcase_add_test(tc, test_read_through_forgets_timeouts);
         tcase_add_test(tc, test_unreported_jobs_one_per_look);
         tcase_add_test(tc, test_unreported_jobs_at_start_one_per_turn);
