@@ -224,6 +224,40 @@ START_TEST(test_host_time_read_behind_is_no_host_load)
 }
 END_TEST
 
+/* The same on the first reading of a domain (its start seen, or placementd restarted under it): with no
+ * earlier reading to keep, host_ns read as 0 there made the next interval count the domain's whole
+ * host-side time, 10 s of it in 5 s: 2 cores. And a reading behind the last one is measured over the time
+ * since that one: the interval after it is not counted twice as busy. */
+START_TEST(test_first_host_time_read_behind_is_no_host_load)
+{
+        const uint64_t s = UINT64_C(1000000000);
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t t0[] = {500 * s}, t1[] = {505 * s}, t2[] = {510 * s}, t3[] = {515 * s};
+        g_autoptr(GHashTable) s0 = sample("u", 1, t0, 0);
+        g_autoptr(GHashTable) s1 = sample("u", 1, t1, 10 * s);
+        g_autoptr(GHashTable) s2 = sample("u", 1, t2, 10 * s - s / 1000); /* read a millisecond behind */
+        g_autoptr(GHashTable) s3 = sample("u", 1, t3, 10 * s + 4 * s);
+        const DomainLoad *l;
+
+        ((DomainCpuStats *)g_hash_table_lookup(s0, "u"))->total_ns = 500 * s; /* the vCPU's read ahead */
+        ((DomainCpuStats *)g_hash_table_lookup(s1, "u"))->total_ns = 515 * s;
+        ((DomainCpuStats *)g_hash_table_lookup(s2, "u"))->total_ns = 520 * s;
+        ((DomainCpuStats *)g_hash_table_lookup(s3, "u"))->total_ns = 529 * s;
+        load_monitor_update(lm, s0, 5 * G_USEC_PER_SEC, 0);
+        load_monitor_update(lm, s1, 10 * G_USEC_PER_SEC, 0);
+        l = load_monitor_lookup(lm, "u");
+        ck_assert_ptr_nonnull(l);
+        ck_assert_msg(l->host_busy < 0.05, "host-side load %.2f cores", l->host_busy);
+        /* 4 s of host-side time over the 10 s since the reading before s2: 0.4 cores (smoothed: a 5 s
+         * step of a 10 s half-life), not 0.8 */
+        load_monitor_update(lm, s2, 15 * G_USEC_PER_SEC, 0);
+        load_monitor_update(lm, s3, 20 * G_USEC_PER_SEC, 0);
+        l = load_monitor_lookup(lm, "u");
+        ck_assert_msg(fabs(l->host_busy - 0.4 * (1 - exp2(-0.5))) < 1e-6, "host-side load %.3f cores",
+                      l->host_busy);
+}
+END_TEST
+
 START_TEST(test_waiting_counts_as_busy)
 {
         /* two busy vCPUs time-sharing one CPU: each ran half the second and waited the other half */
@@ -463,6 +497,7 @@ static Suite *load_monitor_suite(void)
         tcase_add_test(tc, test_paused_from_start_unknown);
         tcase_add_test(tc, test_warmup_counts_from_start);
         tcase_add_test(tc, test_host_time_read_behind_is_no_host_load);
+        tcase_add_test(tc, test_first_host_time_read_behind_is_no_host_load);
         suite_add_tcase(s, tc);
         return s;
 }
