@@ -6,9 +6,10 @@ typedef struct LoadEntry {
         DomainLoad *load;
         uint64_t when_usec;
         unsigned nvcpus;
-        uint64_t *vcpu_ns;   /* [nvcpus] ran */
-        uint64_t *vcpu_wait; /* [nvcpus] ready but waiting for a host CPU */
-        uint64_t host_ns;
+        uint64_t *vcpu_ns;     /* [nvcpus] ran */
+        uint64_t *vcpu_wait;   /* [nvcpus] ready but waiting for a host CPU */
+        uint64_t host_ns;      /* the last host-side time read as such (see entry_update()) ... */
+        uint64_t host_usec;    /* ... and when; 0: none yet */
         uint64_t total_ns;     /* cpu.time: a new QEMU (the domain restarted) starts it again */
         bool paused;           /* the guest was paused at the last sample */
         uint64_t started_usec; /* its start, when seen (load_monitor_started()); 0: not known */
@@ -66,6 +67,12 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
         unsigned n = s->nvcpu_times;
         bool comparable =
             e->when_usec && now_usec > e->when_usec && e->nvcpus == n && n > 0 && !e->paused && !s->paused;
+        /* host_ns is cpu.time less the vCPUs' times, floored at 0: it does not go back within a run (a
+         * vCPU thread that leaves takes its time out of the vCPUs' sum, not the domain's), but reads low,
+         * down to 0, when the vCPUs' times were read ahead of cpu.time. Such a reading is none: the
+         * host-side load is measured from the last one read as such, over the time since it. */
+        bool host_read =
+            !(s->host_ns == 0 && s->total_ns > 0) && (!e->host_usec || s->host_ns >= e->host_ns);
 
         /* a vCPU's counter that went back is a new thread (unplugged and plugged again between samples,
          * its count unchanged): the old thread's time left the vCPUs' sum but not the domain's, and would
@@ -84,8 +91,11 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
                             load_fraction(e->vcpu_ns[i], s->vcpu_time_ns[i], elapsed_ns),
                             s->vcpu_wait_ns ? load_fraction(e->vcpu_wait[i], s->vcpu_wait_ns[i], elapsed_ns)
                                             : 0);
-                domain_load_update(e->load, busy, n, load_fraction(e->host_ns, s->host_ns, elapsed_ns),
-                                   (double)elapsed_ns / 1e9, LOAD_SMOOTHING(warmup_sec), NULL);
+                double host = host_read && e->host_usec && now_usec > e->host_usec
+                                  ? load_fraction(e->host_ns, s->host_ns, (now_usec - e->host_usec) * 1000)
+                                  : 0;
+                domain_load_update(e->load, busy, n, host, (double)elapsed_ns / 1e9,
+                                   LOAD_SMOOTHING(warmup_sec), NULL);
         }
         if (e->nvcpus != n) {
                 e->vcpu_ns = g_renew(uint64_t, e->vcpu_ns, MAX(n, 1));
@@ -96,11 +106,10 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
                 e->vcpu_ns[i] = s->vcpu_time_ns[i];
                 e->vcpu_wait[i] = s->vcpu_wait_ns ? s->vcpu_wait_ns[i] : 0;
         }
-        /* host_ns is cpu.time less the vCPUs' times: it does not go back within a run (a vCPU thread
-         * that leaves takes its time out of the vCPUs' sum, not the domain's), but reads low, down to 0,
-         * when the vCPUs' times were read ahead of cpu.time; measured from that, the next interval would
-         * count the domain's whole host-side time as its load. The higher reading stays the base. */
-        e->host_ns = MAX(e->host_ns, s->host_ns);
+        if (host_read) {
+                e->host_ns = s->host_ns;
+                e->host_usec = now_usec;
+        }
         e->total_ns = s->total_ns;
         e->paused = e->load->paused = s->paused;
         e->when_usec = now_usec;
