@@ -5,12 +5,15 @@
  * After each step the ledger must equal what runs: each running domain decided once, each decision
  * counted as its plan, each pin of it live, nothing counted for what no longer runs; after a rebalance, no
  * two vCPUs placementd placed on one core while one is free. WALK_SEED=N and WALK_STEPS=N choose the walk
- * (1 and 150 by default); a failure names the step and the operation.
+ * (1 and 150 by default); a failure names the step and the operation. WALK_LOAD=1 adds samples of measured
+ * load (idle, half busy and busy guests, now and then a host-side time read at 0, a wrong vCPU count, a
+ * new QEMU, a domain placementd does not know), whose fractions follow the real time between samples.
  */
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <glib/gstdio.h>
 #include <time.h>
 
@@ -18,6 +21,7 @@
 #include "manager-fixture.h"
 #include "test-util.h"
 #include "virt-domain.h"
+#include "virt-stats.h"
 
 #define TOPOLOGY "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:4 pu:2"
 #define NAMES    6
@@ -127,11 +131,23 @@ static void check_no_sharing(Manager *m, unsigned step, bool reserved)
         int n = virConnectListAllDomains(conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
         int free_core = -1, shared = -1;
 
+        g_autoptr(GString) who = g_string_new(NULL);
+
         for (int i = 0; i < n; i++) {
                 char uuid[VIR_UUID_STRING_BUFLEN];
                 const Decision *d;
+                const DomainLoad *dl;
                 virDomainGetUUIDString(doms[i], uuid);
                 d = manager_lookup(m, uuid);
+                dl = manager_load(m, uuid);
+                if (d && d->plan) {
+                        g_autofree char *pins = cpuset_format(d->plan->vcpu_pins[0]);
+                        g_autofree char *emu = cpuset_format(d->plan->emulator_pin);
+                        g_string_append_printf(
+                            who, "\n  %s %s: vCPU 0 on %s, emulator on %s, load %s %.2f, host %.2f", d->name,
+                            decision_result_to_string(d->result), pins, emu, dl ? "measured" : "unknown",
+                            dl ? dl->vcpu_busy[0] : 1.0, dl ? dl->host_busy : 0.0);
+                }
                 if (d && d->plan && (d->result == DECISION_PLACED || d->result == DECISION_OVERCOMMITTED))
                         for (unsigned v = 0; v < d->plan->nvcpus; v++)
                                 if (d->plan->vcpu_pu[v] >= 0)
@@ -145,8 +161,67 @@ static void check_no_sharing(Manager *m, unsigned step, bool reserved)
                 if (own[c] >= 2 && ledger_core_load(l, c) == own[c])
                         shared = (int)c;
         }
-        ck_assert_msg(free_core < 0 || shared < 0, "step %u: after a rebalance core %d shared, core %d free",
-                      step, shared, free_core);
+        ck_assert_msg(free_core < 0 || shared < 0,
+                      "step %u: after a rebalance core %d shared, core %d free%s", step, shared, free_core,
+                      who->str);
+}
+
+/* Cumulative counters of the made-up statistics, per domain name: a busy or idle guest, now and then read
+ * back or with a wrong vCPU count, and a domain placementd does not know. */
+static GHashTable *counters;
+
+static void note_stats(Manager *m, GRand *r)
+{
+        g_autoptr(GHashTable) table =
+            g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)domain_cpu_stats_free);
+        virDomainPtr *doms = NULL;
+        int n = virConnectListAllDomains(conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+        static int64_t last;
+        int64_t now = g_get_monotonic_time();
+        uint64_t elapsed_ns = last ? (uint64_t)(now - last) * 1000 : 1000000;
+
+        last = now;
+        for (int i = 0; i < n; i++) {
+                char uuid[VIR_UUID_STRING_BUFLEN];
+                DomainCpuStats *st = g_new0(DomainCpuStats, 1);
+                virDomainInfo info;
+                uint64_t *c;
+
+                virDomainGetUUIDString(doms[i], uuid);
+                virDomainGetInfo(doms[i], &info);
+                if (!(c = g_hash_table_lookup(counters, uuid))) {
+                        c = g_new0(uint64_t, 4);
+                        c[3] = (uint64_t)g_rand_int_range(r, 0, 3); /* 0 idle, 1 half busy, 2 busy */
+                        g_hash_table_insert(counters, g_strdup(uuid), c);
+                }
+                st->nvcpus = st->nvcpu_times = info.nrVirtCpu + (g_rand_int_range(r, 0, 20) == 0);
+                st->vcpu_time_ns = g_new0(uint64_t, st->nvcpu_times);
+                st->vcpu_wait_ns = g_rand_boolean(r) ? g_new0(uint64_t, st->nvcpu_times) : NULL;
+                for (unsigned v = 0; v < 2; v++)
+                        c[v] += elapsed_ns * c[3] / 2;
+                for (unsigned v = 0; v < st->nvcpu_times; v++) {
+                        st->vcpu_time_ns[v] = c[v % 2];
+                        if (st->vcpu_wait_ns)
+                                st->vcpu_wait_ns[v] = c[v % 2] / 10;
+                }
+                c[2] += elapsed_ns / 20;
+                st->host_ns = g_rand_int_range(r, 0, 10) == 0 ? 0 : c[2];
+                st->total_ns = c[2] + c[0] + c[1];
+                if (g_rand_int_range(r, 0, 30) == 0) { /* a new QEMU from now on */
+                        memset(c, 0, sizeof(uint64_t) * 3);
+                        c[3] = (uint64_t)g_rand_int_range(r, 0, 3);
+                }
+                g_hash_table_insert(table, g_strdup(uuid), st);
+                virDomainFree(doms[i]);
+        }
+        free(doms);
+        {
+                DomainCpuStats *st = g_new0(DomainCpuStats, 1);
+                st->nvcpus = st->nvcpu_times = 3;
+                st->vcpu_time_ns = g_new0(uint64_t, 3);
+                g_hash_table_insert(table, g_strdup("00000000-0000-4000-8000-000000000000"), st);
+        }
+        manager_note_stats(m, table);
 }
 
 static virDomainPtr lookup(unsigned k)
@@ -168,11 +243,13 @@ START_TEST(test_walk)
         GRand *r = g_rand_new_with_seed(seed);
         bool reserved = false;
 
+        counters = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
+
         ck_assert_ptr_nonnull(dir);
         fprintf(stderr, "WALK_SEED=%u WALK_STEPS=%u\n", seed, steps);
 
         for (unsigned s = 0; s < steps; s++) {
-                unsigned op = (unsigned)g_rand_int_range(r, 0, 17),
+                unsigned op = (unsigned)g_rand_int_range(r, 0, 19),
                          k = (unsigned)g_rand_int_range(r, 0, NAMES);
                 virDomainPtr dom = lookup(k);
                 g_autofree char *error = NULL, *report = NULL, *what = NULL;
@@ -279,6 +356,15 @@ START_TEST(test_walk)
                         if (dom)
                                 virDomainUndefine(dom);
                         break;
+                case 17: /* measured load (WALK_LOAD=1: timed, so not the same walk twice), which may run
+                          * a heal pass at once */
+                case 18:
+                        if (!getenv("WALK_LOAD"))
+                                break;
+                        note_stats(m, r);
+                        spin(10);
+                        note_stats(m, r);
+                        break;
                 }
                 if (dom)
                         virDomainFree(dom);
@@ -299,6 +385,7 @@ START_TEST(test_walk)
         spin(20);
         ck_assert(ledger_is_empty(manager_ledger(m)));
         g_rand_free(r);
+        g_clear_pointer(&counters, g_hash_table_unref);
         fixture_manager_free(base, m);
         g_unlink(save);
         g_rmdir(dir);
