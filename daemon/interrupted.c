@@ -98,7 +98,8 @@ bool interrupted_claim_unrecorded(Manager *m, virDomainPtr dom, const Decision *
                    (d->result == DECISION_PLACED || d->result == DECISION_OVERCOMMITTED ||
                     d->result == DECISION_FAILED);
 
-        if (!own || !(d->job_held || d->unrecorded) ||
+        /* nothing to claim when user shows no pins (a persistent domain's own definition) */
+        if (!own || !(d->job_held || d->unrecorded) || !user->has_vcpupin ||
             !claim(m, dom, d->plan, d->memory_binding == MEMORY_BINDING_APPLIED, live, user))
                 return false;
         log_info(
