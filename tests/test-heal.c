@@ -654,6 +654,37 @@ END_TEST
  * one of that core's threads is half busy, nor when the core is as busy as the one it would leave.
  * The emulator, on the sibling of the vCPU's core (EmulatorPin=siblings), goes with it.
  */
+/*
+ * Rebalance of a busy domain sharing twice: w0's vCPU 0 beside a busy vCPU (w4's, not movable), its vCPU 1
+ * beside w1's two idle ones, two cores free. Moving vCPU 0 alone (a re-pin) and placing both anew each end
+ * all busy contention; the second also ends w0's sharing with w1, which a pass that undoes sharing is
+ * there for. It took the first, and w0, moved, stayed beside w1 with a core free.
+ */
+START_TEST(test_rebalance_prefers_less_sharing)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        unsigned w1_pus[] = {4, 5}, w0_pus[] = {6, 5}, w4_pus[] = {7};
+        double idle[] = {0.0, 0.0}, busy[] = {1.0, 1.0};
+        HealParams asked = heal_defaults;
+        Domains ds = {0};
+
+        hold_on(t, l, "w1", 2, w1_pus, 0);
+        hold_on(t, l, "w0", 2, w0_pus, 0);
+        hold_on(t, l, "w4", 1, w4_pus, 0);
+        asked.undo_sharing = true;
+        domains_add(&ds, l, "w1")->request.vcpu_busy = idle;
+        domains_add(&ds, l, "w0")->request.vcpu_busy = busy;
+        moves = heal(t, l, &asked, &ds);
+        apply_moves(l, moves);
+        for (unsigned i = 0; i < 2; i++) {
+                unsigned core = t->pus[ledger_lookup(l, "w0")->vcpu_pu[i]].core;
+                ck_assert_msg(ledger_core_load(l, core) == 1, "w0's vCPU %u shares core %u", i, core);
+        }
+}
+END_TEST
+
 START_TEST(test_repin_beside_idle_threads)
 {
         /* 1 node of 2 cores x 2 threads: x and y busy on core 0's two threads; i, j, k idle on core 1 */
@@ -1436,6 +1467,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_idle_sharing_left_alone);
         tcase_add_test(tc, test_idle_sharing_undone_with_cores_to_spare);
         tcase_add_test(tc, test_rebalance_undoes_idle_sharing);
+        tcase_add_test(tc, test_rebalance_prefers_less_sharing);
         tcase_add_test(tc, test_idle_sharing_left_alone_when_cores_short);
         tcase_add_test(tc, test_settles);
         tcase_add_test(tc, test_bad_input);
