@@ -464,11 +464,13 @@ static void swap_plan(HealHost *h, const HealDomain *hd, const Plan *from, const
 /*
  * Judges candidate for hd, whose current plan h holds: when the move is worth it (and fits what is left
  * of the memory budget) returns it, with how many fewer busy vCPUs contend on the host after it in
- * *ret_gain and how many cores less work is lost to sharing in *ret_lost_gain (both over the cores it
- * touches: no other core changes, so they are the host's); else NULL. h is left as it was.
+ * *ret_gain, how many cores less work is lost to sharing in *ret_lost_gain and how many fewer vCPUs share
+ * a core in *ret_shared_gain (all over the cores it touches: no other core changes, so they are the
+ * host's); else NULL. h is left as it was.
  */
 static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, const Plan *current,
-                       const Plan *candidate, uint64_t budget_left, int *ret_gain, double *ret_lost_gain)
+                       const Plan *candidate, uint64_t budget_left, int *ret_gain, double *ret_lost_gain,
+                       int *ret_shared_gain)
 {
         const Topology *t = h->t;
         g_autoptr(CpuSet) cores = cpuset_new();
@@ -503,6 +505,7 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
                 return NULL;
         *ret_gain = (int)before.contended - (int)after.contended;
         *ret_lost_gain = before.lost - after.lost;
+        *ret_shared_gain = (int)before.shared - (int)after.shared;
         m = g_new0(HealMove, 1);
         m->key = g_strdup(hd->key);
         m->name = g_strdup(hd->request.name ? hd->request.name : hd->key);
@@ -580,11 +583,14 @@ static bool could_gain(const HealHost *h, const HealParams *hp, const Plan *p, c
  * contend is made on h and returned; of as many, one that wins back at least HEAL_MIN_LOST_GAIN cores
  * more of the work lost to sharing (a re-pin inside that leaves 1.6 cores of host-side threads beside
  * busy ones is not taken over a plan that gives them a core of their own), else the first of re-pin
- * inside, anew (the vCPUs stay with their memory), nearest node. Else h is left as it was and NULL
- * returned.
+ * inside, anew (the vCPUs stay with their memory), nearest node; in an asked-for pass (least_shared), of
+ * those not worse by that either, one after which fewer vCPUs share a core and that moves no more memory
+ * (the domain moved is fixed for the rest of the pass: a re-pin that leaves it beside idle vCPUs while a
+ * plan anew gives each vCPU a free core would leave that sharing for another Rebalance). Else h is left as
+ * it was and NULL returned.
  */
 static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParams *hp, const HealDomain *hd,
-                          uint64_t budget_left)
+                          uint64_t budget_left, bool least_shared)
 {
         const Topology *t = h->t;
         const Plan *now = ledger_lookup(h->l, hd->key);
@@ -593,7 +599,7 @@ static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParam
         PlacementParams params = *p;
         PlacementRequest req = hd->request;
         HealMove *m = NULL;
-        int best_gain = 0;
+        int best_gain = 0, best_shared_gain = 0;
         double best_lost_gain = 0;
 
         if (!may_gain(h, hp, now, &hd->request) || !could_gain(h, hp, now, &hd->request))
@@ -610,18 +616,23 @@ static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParam
         account(h, current, &hd->request, +1);
         for (unsigned k = 0; k < G_N_ELEMENTS(candidates); k++) {
                 HealMove *other;
-                int gain = 0;
+                int gain = 0, shared_gain = 0;
                 double lost_gain = 0;
                 if (!candidates[k])
                         continue;
                 count_memory_where_it_is(t, &hd->request, current, candidates[k]);
-                other = judge(h, hp, hd, current, candidates[k], budget_left, &gain, &lost_gain);
-                if (other && (!m || gain > best_gain ||
-                              (gain == best_gain && lost_gain >= best_lost_gain + HEAL_MIN_LOST_GAIN))) {
+                other =
+                    judge(h, hp, hd, current, candidates[k], budget_left, &gain, &lost_gain, &shared_gain);
+                if (other &&
+                    (!m || gain > best_gain ||
+                     (gain == best_gain && lost_gain >= best_lost_gain + HEAL_MIN_LOST_GAIN) ||
+                     (least_shared && gain == best_gain && lost_gain + HEAL_MIN_LOST_GAIN > best_lost_gain &&
+                      shared_gain > best_shared_gain && other->memory_moved <= m->memory_moved))) {
                         heal_move_free(m);
                         m = other;
                         best_gain = gain;
                         best_lost_gain = lost_gain;
+                        best_shared_gain = shared_gain;
                 } else {
                         heal_move_free(other);
                 }
@@ -744,7 +755,7 @@ int policy_heal(const Topology *t, const Ledger *l, const PlacementParams *p, co
                 HealMove *m;
                 /* as the moves before this one leave the host: the quarter kept free stays free */
                 params.undo_sharing = asked->undo_sharing || cores_to_spare(t, h->l, p);
-                m = try_move(h, p, hp, hd, hp->memory_budget - used);
+                m = try_move(h, p, hp, hd, hp->memory_budget - used, asked->undo_sharing);
                 if (!m)
                         continue;
                 used += m->memory_moved;
