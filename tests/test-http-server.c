@@ -79,11 +79,11 @@ static void pump(Fixture *f, unsigned ms)
         event_base_dispatch(f->base);
 }
 
-/* Runs the loop until fd has the whole answer (the server closed it), at most 5 s; returns it. */
-static char *answer_of(Fixture *f, int fd)
+/* Runs the loop until fd has the whole answer (the server closed it), at most 5 s, appending it to out;
+ * returns how the connection ended: 0 when the server closed it in order (FIN), else the errno of the
+ * read that failed (ECONNRESET when it reset the connection). */
+static int ending_of(Fixture *f, int fd, GString *out)
 {
-        GString *out = g_string_new(NULL);
-
         for (unsigned i = 0; i < 500; i++) {
                 char buf[4096];
                 ssize_t n;
@@ -91,8 +91,19 @@ static char *answer_of(Fixture *f, int fd)
                 while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
                         g_string_append_len(out, buf, n);
                 if (n == 0)
-                        break;
+                        return 0;
+                if (errno != EAGAIN)
+                        return errno;
         }
+        return ETIMEDOUT;
+}
+
+/* Runs the loop until fd has the whole answer (the server closed it), at most 5 s; returns it. */
+static char *answer_of(Fixture *f, int fd)
+{
+        GString *out = g_string_new(NULL);
+
+        ending_of(f, fd, out);
         close(fd);
         return g_string_free(out, FALSE);
 }
@@ -599,24 +610,6 @@ START_TEST(test_body_rendered_once_per_max_age)
         fixture_done(&f);
 }
 END_TEST
-
-/* Reads fd's answer as answer_of() does, and how the connection ended: 0 when the server closed it in
- * order (FIN), else the errno of the read that failed (ECONNRESET when it reset the connection). */
-static int ending_of(Fixture *f, int fd, GString *out)
-{
-        for (unsigned i = 0; i < 500; i++) {
-                char buf[4096];
-                ssize_t n;
-                pump(f, 10);
-                while ((n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT)) > 0)
-                        g_string_append_len(out, buf, n);
-                if (n == 0)
-                        return 0;
-                if (errno != EAGAIN)
-                        return errno;
-        }
-        return ETIMEDOUT;
-}
 
 /* A client that sent more than the request (a body, a second request, a head over the limit) gets its
  * answer and then the end of the connection, not a reset: closing a socket with unread input resets it,
