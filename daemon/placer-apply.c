@@ -276,8 +276,11 @@ Plan *placer_adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bo
         bool pinned = !floating_ok;
         Plan *runs;
 
-        if (virt_domain_get_vcpu_pins(dom, req.vcpus, d->plan->vcpu_ids, &pins, &error) < 0) {
-                log_warning("%s: %s; its plan stays counted", d->name, error);
+        int r = virt_domain_get_vcpu_pins(dom, req.vcpus, d->plan->vcpu_ids, &pins, &error);
+
+        if (r < 0) {
+                if (r != -ENOENT) /* gone: its stop frees the plan */
+                        log_warning("%s: %s; its plan stays counted", d->name, error);
                 return NULL;
         }
         for (unsigned i = 0; i < req.vcpus && !pinned; i++)
@@ -319,17 +322,19 @@ static const CpuSet *own_emulator_left(virDomainPtr dom, const Plan *before)
 /*
  * After a failed pin the ledger must hold what runs, not what was planned: the live pins, adopted, and
  * the emulator and I/O thread pins placementd made before when the new ones did not replace them (else
- * the next placement would take them for someone else's, and never undo them).
+ * the next placement would take them for someone else's, and never undo them). Returns -ENOENT when the
+ * domain turns out gone: a pin of a thread that had already exited (QEMU killed or crashed meanwhile)
+ * fails before libvirt knows the domain stopped, and that is no failed placement. Else 0.
  */
-static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, const Plan *before,
-                             bool emulator_applied, bool iothreads_applied)
+static int record_what_runs(Manager *m, virDomainPtr dom, Decision *d, const Plan *before,
+                            bool emulator_applied, bool iothreads_applied)
 {
         const CpuSet *emulator = emulator_applied ? d->plan->emulator_pin : own_emulator_left(dom, before);
         Plan *runs;
 
         d->result = DECISION_FAILED;
         if (!(runs = placer_adopt_live_pins(m, dom, d, false, NULL)))
-                return;
+                return virt_domain_is_active(dom) ? 0 : -ENOENT;
         if (emulator)
                 cpuset_union(runs->emulator_pin, emulator);
         if (iothreads_applied) {
@@ -350,6 +355,7 @@ static void record_what_runs(Manager *m, virDomainPtr dom, Decision *d, const Pl
         d->reason = g_strdup_printf("applying the plan failed, the pins that really run are counted (%s)",
                                     d->plan->reason ? d->plan->reason : "");
         placer_commit(m, d, runs);
+        return 0;
 }
 
 /* libvirt holds a job on the domain: what is left of the plan is not tried (each call would wait 30 s
@@ -366,7 +372,7 @@ static void wait_for_job(Manager *m, virDomainPtr dom, Decision *d, const Plan *
                 log_warning("%s: %s; placed again once libvirt releases it", d->name, d->apply_error);
         else
                 log_notice("%s: %s; placed again once libvirt releases it", d->name, d->apply_error);
-        record_what_runs(m, dom, d, before, emulator_applied, iothreads_applied);
+        (void)record_what_runs(m, dom, d, before, emulator_applied, iothreads_applied);
         g_free(d->reason);
         d->reason = g_strdup_printf("libvirt holds a job on the domain: the plan waits for it, the pins "
                                     "that really run are counted (%s)",
@@ -410,6 +416,6 @@ int placer_apply(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *us
         if (r == -EBUSY)
                 wait_for_job(m, dom, d, before, emulator_applied, iothreads_applied);
         else if (pins > 0 || !emulator_applied || !iothreads_applied)
-                record_what_runs(m, dom, d, before, emulator_applied, iothreads_applied);
+                return record_what_runs(m, dom, d, before, emulator_applied, iothreads_applied);
         return 0;
 }
