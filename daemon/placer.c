@@ -623,8 +623,7 @@ static int carry_out(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec
                                       "placed again once it is back");
                         return -ENOENT;
                 }
-                log_info("%s: gone while being pinned", d->name);
-                placer_forget(m, d->uuid, "gone while being pinned");
+                placer_forget(m, d->uuid, "gone while being pinned"); /* which logs it */
                 return -ENOENT;
         }
         /* event to last pin: the metadata written next is bookkeeping, not placement */
