@@ -176,6 +176,29 @@ START_TEST(test_group_takes_free_core_under_its_cache)
 }
 END_TEST
 
+/* Groups on two nodes: vCPUs 0-1 reserve L3 3 (CPUs 24-31, node 1), 2-5 L3 1 (8-15, node 0). Six vCPUs
+ * need both nodes, which the plan fills three a node: vCPU 5 lands on node 1, under L3 3, while a core
+ * under its own L3 1 stands free on node 0. It moves there: the set's free cores under its caches are
+ * its, not only those of the node it was counted on. */
+START_TEST(test_group_takes_free_core_under_its_cache_on_another_node)
+{
+        g_autoptr(Topology) t = test_topology_load("cache-ids.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) p =
+            place_xml(t, l,
+                      DOMAIN("groups", "6",
+                             "<cachetune vcpus='0-1'><cache id='3' level='3' type='both' size='3' "
+                             "unit='MiB'/></cachetune><cachetune vcpus='2-5'><cache id='1' "
+                             "level='3' type='both' size='3' unit='MiB'/></cachetune>"));
+
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert_uint_eq(p->shared_vcpus, 0);
+        assert_vcpus_in(p, 0, 2, "24-31");
+        assert_vcpus_in(p, 2, 6, "8-15");
+        ck_assert_msg(!strstr(p->reason, " not kept under the caches"), "%s", p->reason);
+}
+END_TEST
+
 /* Only vCPU 0 reserves a cache: the other seven are not confined to its 4 cores (8 free cores on node
  * 0 take all 8, no sharing), and the reason says where vCPU 0 runs against its cache. */
 START_TEST(test_uncovered_vcpus_not_confined)
@@ -330,6 +353,7 @@ static Suite *make_suite(void)
         tcase_add_test(tc, test_emulator_keeps_core_kinds);
         tcase_add_test(tc, test_nodeset_pins_not_under_cache);
         tcase_add_test(tc, test_group_takes_free_core_under_its_cache);
+        tcase_add_test(tc, test_group_takes_free_core_under_its_cache_on_another_node);
         tcase_add_test(tc, test_uncovered_vcpus_not_confined);
         tcase_add_test(tc, test_cpuset_stands_over_caches_outside_it);
         suite_add_tcase(s, tc);
