@@ -22,11 +22,33 @@ static bool under_own_caches(const Topology *t, const PlacementRequest *req, uns
                (!req->vcpu_cache_cpus[i] || cpuset_has(req->vcpu_cache_cpus[i], t->pus[pu].os_index));
 }
 
+/* A usable PU under vCPU i's reserved caches on a free core the plan does not hold: on the node it runs
+ * on (own_node), or on any node of the plan's set; -1 when none. */
+static int free_pu_under_caches(const HostView *v, const PlacementRequest *req, const Plan *plan, unsigned i,
+                                bool own_node)
+{
+        const Topology *t = v->t;
+        unsigned node = t->cores[t->pus[plan->vcpu_pu[i]].core].node;
+
+        for (unsigned c = 0; c < t->ncores; c++) {
+                const TopoCore *core = &t->cores[c];
+                if ((own_node ? core->node != node : !cpuset_has(plan->nodes, core->node)) ||
+                    !ledger_core_free(v->l, c) || policy_own_core(v, plan, c) || policy_core_reserved(v, c))
+                        continue;
+                for (unsigned k = core->pu_first; k < core->pu_first + core->npus; k++)
+                        if (v->pu_usable[k] && under_own_caches(t, req, i, (int)k))
+                                return (int)k;
+        }
+        return -1;
+}
+
 /*
  * Each vCPU with reserved caches (<cachetune vcpus=>) onto a PU of the plan under them: the plan's PUs
  * stay the same, two vCPUs trade them when that puts one under its caches and leaves the other no worse
  * (in one guest cell; not when the guest pairs its vCPUs as SMT siblings, whose pairs share a core).
- * One left off its caches then takes a free core under them on the node it runs on, when there is one.
+ * One left off its caches then takes a free core under them on the node it runs on, when there is one,
+ * else on another node of the set (without guest cells): the vCPUs' shares of the nodes are the set
+ * search's, not the user's, and the memory is spread over them after this.
  */
 void finish_match_cache_vcpus(const HostView *v, const PlacementRequest *req, Plan *plan)
 {
@@ -53,27 +75,20 @@ void finish_match_cache_vcpus(const HostView *v, const PlacementRequest *req, Pl
                         break;
                 }
         }
-        /* one still off its caches: a free core under them on the node it runs on, when there is one */
+        /* one still off its caches: a free core under them on the node it runs on, else (without guest
+         * cells, whose vCPUs keep to their cell's node) on another node of the set */
         for (unsigned i = 0; i < plan->nvcpus && i < req->vcpus; i++) {
-                int pu = plan->vcpu_pu[i];
+                int pu = plan->vcpu_pu[i], q;
                 if (pu < 0 || under_own_caches(t, req, i, pu) || req->guest_threads)
                         continue;
-                for (unsigned c = 0; c < t->ncores; c++) {
-                        const TopoCore *core = &t->cores[c];
-                        int q = -1;
-                        if (core->node != t->cores[t->pus[pu].core].node || !ledger_core_free(v->l, c) ||
-                            policy_own_core(v, plan, c) || policy_core_reserved(v, c))
-                                continue;
-                        for (unsigned k = core->pu_first; k < core->pu_first + core->npus && q < 0; k++)
-                                if (v->pu_usable[k] && under_own_caches(t, req, i, (int)k))
-                                        q = (int)k;
-                        if (q < 0)
-                                continue;
-                        plan->vcpu_pu[i] = q;
-                        if (plan->vcpu_pin == VCPU_PIN_CORE || plan->vcpu_pin == VCPU_PIN_THREAD)
-                                policy_pin_vcpu(v, plan, i);
-                        break;
-                }
+                q = free_pu_under_caches(v, req, plan, i, true);
+                if (q < 0 && !plan->ncells)
+                        q = free_pu_under_caches(v, req, plan, i, false);
+                if (q < 0)
+                        continue;
+                plan->vcpu_pu[i] = q;
+                if (plan->vcpu_pin == VCPU_PIN_CORE || plan->vcpu_pin == VCPU_PIN_THREAD)
+                        policy_pin_vcpu(v, plan, i);
         }
 }
 
