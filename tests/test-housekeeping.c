@@ -432,6 +432,33 @@ START_TEST(test_realtime_node_shared_last)
 }
 END_TEST
 
+/* A host whose every core holds a realtime vCPU: a later domain must share realtime cores, and it shares
+ * as few as it can, one vCPU a core over both nodes, not two a core on the nearest node (with no core
+ * free of realtime vCPUs anywhere, the search counted every set as holding none, and the first node won) */
+START_TEST(test_all_realtime_host_shared_least)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 32 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest rt0 = {.name = "rt0", .vcpus = 4, .memory = GiB, .realtime = true},
+                         rt1 = {.name = "rt1", .vcpus = 4, .memory = GiB, .realtime = true},
+                         q = {.name = "q", .vcpus = 6, .memory = GiB};
+        const Plan *plan;
+        g_autoptr(CpuSet) cores = cpuset_new();
+
+        ck_assert_int_eq(place(t, l, &p, &rt0)->result, PLAN_PLACED);
+        ck_assert_int_eq(place(t, l, &p, &rt1)->result, PLAN_PLACED);
+        plan = place(t, l, &p, &q);
+        ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+        for (unsigned i = 0; i < plan->nvcpus; i++) {
+                unsigned c = t->pus[plan->vcpu_pu[i]].core;
+                ck_assert_msg(!cpuset_has(cores, c), "vCPU %u of q on a core of another of its vCPUs: %s", i,
+                              plan->reason);
+                cpuset_add(cores, c);
+        }
+}
+END_TEST
+
 /* An all-realtime domain that fills the host: no core without a realtime vCPU is left, so the emulator
  * shares its FIFO vCPUs' cores, and the reason says they may starve it; a later ordinary domain that must
  * share those cores is told it shares them with another domain's realtime vCPUs. */
@@ -482,6 +509,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_realtime_emulator_off_its_full_node);
         tcase_add_test(tc, test_realtime_over_another_emulator_said);
         tcase_add_test(tc, test_realtime_emulator_on_fifo_cores_said);
+        tcase_add_test(tc, test_all_realtime_host_shared_least);
         suite_add_tcase(s, tc);
         return s;
 }
