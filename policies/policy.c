@@ -340,6 +340,18 @@ static PlanResult search_sets(HostView *v, const PolicyOps *ops, const Placement
         return result;
 }
 
+/* What node n holds for the request, busy or not, its cores with realtime vCPUs counted too. */
+static unsigned size_with_realtime(HostView *v, const PolicyOps *ops, unsigned n)
+{
+        unsigned cores = v->node_realtime_cores[n], pus = v->node_realtime_pus[n], size;
+
+        v->node_realtime_cores[n] = v->node_realtime_pus[n] = 0;
+        size = ops->size(v, n);
+        v->node_realtime_cores[n] = cores;
+        v->node_realtime_pus[n] = pus;
+        return size;
+}
+
 static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l,
                         const PlacementRequest *req, const PlacementParams *params)
 {
@@ -352,6 +364,7 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
         NodeSetTable *narrowed = NULL;
         g_autofree uint64_t *bound_free = NULL;
         bool spills = false;
+        unsigned host_size = 0;
 
         plan->policy = ops->kind;
         plan->vcpu_pin = params->vcpu_pin;
@@ -373,7 +386,12 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
         for (unsigned n = 0; n < t->nnodes; n++) {
                 v.node_capacity[n] = ops->capacity(&v, n);
                 v.node_size[n] = ops->size(&v, n);
+                host_size += v.node_size[n];
         }
+        /* every core it may use holds a realtime vCPU: it must share them, and shares fewest a core over
+         * the most of them (counted as none, every set held as few and the nearest node took it all) */
+        for (unsigned n = 0; host_size == 0 && n < t->nnodes; n++)
+                v.node_size[n] = size_with_realtime(&v, ops, n);
         cells_set_homes(&v, plan);
         bound_free = cells_hold_bound_memory(&v, plan);
         plan->result = search_sets(&v, ops, req, plan, policy_set_memory(req), &choice, &host);
