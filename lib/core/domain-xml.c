@@ -587,14 +587,42 @@ static void complete_iothreads(DomainSpec *s, unsigned count)
         }
 }
 
+/* An attribute an element gives twice, or NULL: not well-formed XML, which libvirt refuses to define,
+ * and GMarkup lets through (the first would count). A hash past a few, as a file may hold many. */
+static const char *attribute_twice(const char **names)
+{
+        g_autoptr(GHashTable) seen = NULL;
+        unsigned n = 0;
+
+        while (names[n])
+                n++;
+        if (n <= 16) {
+                for (unsigned i = 1; i < n; i++)
+                        for (unsigned j = 0; j < i; j++)
+                                if (strcmp(names[i], names[j]) == 0)
+                                        return names[i];
+                return NULL;
+        }
+        seen = g_hash_table_new(g_str_hash, g_str_equal);
+        for (unsigned i = 0; i < n; i++)
+                if (!g_hash_table_add(seen, (gpointer)names[i]))
+                        return names[i];
+        return NULL;
+}
+
 static void on_start(GMarkupParseContext *ctx, const char *element, const char **names, const char **values,
                      gpointer user_data, GError **error)
 {
         Parser *p = user_data;
         DomainSpec *s = p->spec;
-        const char *local;
+        const char *local, *twice;
         (void)ctx;
 
+        if ((twice = attribute_twice(names))) {
+                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                            "attribute '%s' given twice on <%s>", twice, element);
+                return;
+        }
         g_ptr_array_add(p->stack, g_strdup(element));
         g_string_truncate(p->buf, 0);
         p->text = TEXT_NONE;
