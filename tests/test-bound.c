@@ -112,6 +112,29 @@ START_TEST(test_bound_with_host)
 }
 END_TEST
 
+/* Each domain's host-side load is counted up to LOAD_HOST_BUSY_MAX, not a core's: two domains of 1024
+ * cores each on one single-PU core lose 2048 cores beside their two busy vCPUs' 1, which the bound (the
+ * sum of what every core holds) counts; scored as 1024 of it, the run lost less than no placement can. */
+START_TEST(test_bound_host_past_limit_on_one_core)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 1, 1, 8 * GiB, NULL);
+        g_autoptr(Plan) a = plan_new("a", 1, GiB, t->nnodes), b = plan_new("b", 1, GiB, t->nnodes);
+        ContentionDomain d[] = {{.plan = a, .busy = 1, .host = 1024}, {.plan = b, .busy = 1, .host = 1024}};
+        ContentionSample s;
+        double bound;
+
+        a->vcpu_pu[0] = 0;
+        b->vcpu_pu[0] = 0;
+        s = contention_measure(t, d, 2, 0.4);
+        ck_assert_double_eq_tol(s.host_load, 2048, 1e-9);
+        bound = contention_bound(t, s.busy_vcpus, s.host_load, 0.4, NULL, NULL);
+        ck_assert_double_eq_tol(bound, 2049, 1e-9);
+        ck_assert_msg(bound <= s.capacity_lost + 1e-9, "bound %.1f above the run's %.1f", bound,
+                      s.capacity_lost);
+        ck_assert_double_eq_tol(s.capacity_lost, 2049, 1e-9);
+}
+END_TEST
+
 /* The greedy a layer at a time, as the bound once ran it: the reference for the sum in one step. */
 static double layers_one_by_one(const Topology *t, double amount, double loss, unsigned *ret_paired)
 {
@@ -407,6 +430,7 @@ static Suite *bound_suite(void)
         tcase_add_test(tc, test_host_lost);
         tcase_add_test(tc, test_host_load_spread_thin);
         tcase_add_test(tc, test_bound_with_host);
+        tcase_add_test(tc, test_bound_host_past_limit_on_one_core);
         tcase_add_test(tc, test_bound_many_layers);
         tcase_add_test(tc, test_replay_oracle_load);
         tcase_add_test(tc, test_replay_settled_jump);
