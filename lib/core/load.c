@@ -276,7 +276,9 @@ double load_core_lost_with_host(unsigned busy, double host, unsigned npus, doubl
         unsigned whole;
         double lower;
 
-        host = CLAMP(host, 0.0, LOAD_HOST_BUSY_MAX);
+        /* a core holds the host-side load of every domain pinned there, each up to LOAD_HOST_BUSY_MAX:
+         * the sum counts whole, as the bound sums it; the limit only keeps the count an unsigned */
+        host = CLAMP(host, 0.0, (double)(G_MAXUINT / 4));
         whole = (unsigned)floor(host);
         lower = load_core_lost(busy + whole, npus, loss);
         return lower + (host - whole) * (load_core_lost(busy + whole + 1, npus, loss) - lower);
