@@ -33,6 +33,8 @@
 #     node 0 has two free cores: moving w there leaves its memory on both nodes, no nearer, so no move.
 #   spare.trace (1x2x2): c (45% busy) shares a's core until b stops at 30 s; with half the cores free
 #     heal moves it at 35 s however idle: shared 2 x 30 + 2 x 5 of 1290 vCPU-seconds.
+#   unplaceable.trace (1x2x2): b's memory does not fit beside a's; a departure's heal pass places it, as
+#     the daemon places its unplaceable domains then (with Heal=no nothing does): 55/60 vCPUs resident.
 #   quarter.trace (1x8x2): two idle vCPUs share until 2 of 8 cores free up; heal moves one, and the
 #     other stays once fewer than a quarter are free: 2530/9900 shared.
 #   heal.trace with Heal=no in --config: c stays beside a, 1.6 cores lost over the whole 60 s, 6/7 shared.
@@ -174,6 +176,12 @@ figures "nearer.trace: fewer nodes with the memory staying on them buy nothing: 
         nearer.trace '{"moves": 0, "capacity_lost": 0.0, "shared_vcpu_fraction": 0.0}'
 figures "spare.trace: with cores to spare, heal gives a vCPU under half busy a core of its own" "$H122" \
         spare.trace '{"moves": 1, "shared_vcpu_fraction": 70/1290, "busy_contended_fraction": 0.0}'
+figures "unplaceable.trace: a departure's heal pass places the domain that did not fit, as the daemon does" \
+        "$H122" unplaceable.trace '{"unplaceable": 1, "moves": 0, "vcpus_mean": 55/60, "largest_fit_min": 1,
+          "largest_fit_mean": 65/60}'
+printf '[Placement]\nHeal=no\n' >"$tmp/no-heal-unplaceable.conf"
+figures "unplaceable.trace with Heal=no: no pass, the domain stays unplaceable" "$H122" unplaceable.trace \
+        '{"unplaceable": 1, "vcpus_mean": 10/60, "largest_fit_mean": 110/60}' --config="$tmp/no-heal-unplaceable.conf"
 figures "quarter.trace: heal keeps a quarter of the cores free, move by move" \
         "synthetic:pack:1 numa:1(memory=16GiB) core:8 pu:2" quarter.trace \
         '{"moves": 1, "shared_vcpu_fraction": 2530/9900}'
