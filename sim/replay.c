@@ -33,7 +33,8 @@ typedef struct Sim {
         Occupancy *occ;
         SetScan *scan;
         double now, next_sample, next_rebalance;
-        double heal_at; /* when the armed heal pass runs; negative: none armed */
+        double heal_at;         /* when the armed heal pass runs; negative: none armed */
+        bool unplaceable_retry; /* a departure since the last pass: the unplaceable are placed again */
         bool dirty;
         StateFigures fig;
         /* integrals */
@@ -288,7 +289,47 @@ static void move_domain(Sim *s, unsigned i, Plan *plan, uint64_t moved)
         s->dirty = true;
 }
 
-static void heal(Sim *s)
+/* The engine's plan for d on the host as the ledger holds it, d's memory bound to its nodes when placed,
+ * as the daemon binds it: the nodes libvirt knows (not a stand-in). */
+static Plan *engine_place(Sim *s, SimDomain *d, const PlacementRequest *req)
+{
+        Plan *plan = policy_place(s->t, s->ledger, req, s->p->placement);
+
+        if (s->p->memory_binding && (plan->result == PLAN_PLACED || plan->result == PLAN_OVERCOMMITTED)) {
+                g_autoptr(CpuSet) idx = plan_memory_nodes(plan);
+                d->bound_nodes = topology_bindable_nodes(s->t, idx);
+                if (cpuset_is_empty(d->bound_nodes))
+                        g_clear_pointer(&d->bound_nodes, cpuset_free);
+        }
+        return plan;
+}
+
+/* As the daemon's pass after a departure begins (manager_place_unplaceable()): each unplaceable domain is
+ * placed again, in start order, on the host as those before it leave it. Not a heal move. */
+static void place_unplaceable(Sim *s)
+{
+        for (unsigned i = 0; i < s->domains->len; i++) {
+                SimDomain *d = g_ptr_array_index(s->domains, i);
+                g_autofree double *pu_busy = NULL;
+                PlacementRequest req;
+                Plan *plan;
+
+                if (d->plan->result != PLAN_UNPLACEABLE)
+                        continue;
+                ledger_release(s->ledger, d->name);
+                if (s->p->use_load)
+                        pu_busy = load_pu_busy(s->ledger, lookup_load, s);
+                req = request_for(s, d, pu_busy);
+                plan = engine_place(s, d, &req);
+                ledger_commit(s->ledger, d->name, plan_copy(plan));
+                plan_free(d->plan);
+                d->plan = plan;
+                s->plans->pdata[i] = plan;
+                s->dirty = true;
+        }
+}
+
+static void heal_pass(Sim *s)
 {
         g_autofree double *pu_busy = s->p->use_load ? load_pu_busy(s->ledger, lookup_load, s) : NULL;
         g_autofree HealDomain *hd = g_new0(HealDomain, MAX(s->domains->len, 1));
@@ -354,6 +395,16 @@ static void heal(Sim *s)
                 heal_soon(s); /* moves left over */
         else if (isfinite(cooled))
                 heal_in(s, cooled - s->now); /* when the first cool-down that held one back ends */
+}
+
+/* A heal pass falls due: after a departure, the unplaceable first, as in the daemon (manager_heal()). */
+static void heal(Sim *s)
+{
+        if (s->unplaceable_retry) {
+                s->unplaceable_retry = false;
+                place_unplaceable(s);
+        }
+        heal_pass(s);
 }
 
 static void rebalance(Sim *s)
@@ -476,15 +527,7 @@ static void start(Sim *s, const TraceEvent *e)
                 refresh(s);
                 d->plan = s->p->placer->place(s->p->placer->data, s->occ, &req);
         } else {
-                d->plan = policy_place(s->t, s->ledger, &req, s->p->placement);
-                if (s->p->memory_binding &&
-                    (d->plan->result == PLAN_PLACED || d->plan->result == PLAN_OVERCOMMITTED)) {
-                        /* as the daemon binds it: the nodes libvirt knows (not a stand-in) */
-                        g_autoptr(CpuSet) idx = plan_memory_nodes(d->plan);
-                        d->bound_nodes = topology_bindable_nodes(s->t, idx);
-                        if (cpuset_is_empty(d->bound_nodes))
-                                g_clear_pointer(&d->bound_nodes, cpuset_free);
-                }
+                d->plan = engine_place(s, d, &req);
         }
         if (s->ledger)
                 ledger_commit(s->ledger, d->name, plan_copy(d->plan));
@@ -514,6 +557,7 @@ static void stop(Sim *s, unsigned i)
                                     GUINT_TO_POINTER(k + 1));
         s->r->stops += measuring(s);
         s->dirty = true;
+        s->unplaceable_retry = true;
         heal_soon(s);
 }
 

@@ -13,7 +13,8 @@
  * LoadWarmup=; the engine sees only what was measured. As in the daemon, a domain's first measurement
  * after its start only reads its counters (a fraction needs two readings), and it is unknown, so all
  * busy, until its first sample after the warm-up. A departure
- * arms one heal pass (policies/heal.h) HealInterval seconds later (later departures join it); a measurement
+ * arms one heal pass (policies/heal.h) HealInterval seconds later (later departures join it), which first
+ * places the unplaceable domains again, as the daemon does (manager_place_unplaceable()); a measurement
  * that changes a domain's load class (its busy vCPUs, busy host-side threads) runs one right after it
  * (bringing forward one armed for later); a pass that used all its moves arms another; a
  * moved domain is left alone for its cool-down (heal_cooling_note(), policies/heal.h: 600 s after a move
