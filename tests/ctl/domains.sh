@@ -107,6 +107,14 @@ json "<vcpupin> is skipped, but its CPUs and memory are held: web goes to node 1
     'dec("vcpupin")["result"] == "skipped" and "counted as they run" in dec("vcpupin")["reason"] and
      dec("web")["result"] == "placed" and dec("web")["nodes"] == [1]'
 
+run plan --topology="$HOST" --json --domain="$D/vcpupin.xml" --domain="$D/auto.xml" web:2:512M
+json "a skipped decision has every key a placed one has, as the daemon's list --json: its held pins, or none" \
+    'all(set(dec("web")) - {"candidates"} <= set(dec(n)) for n in ("vcpupin", "auto")) and
+     dec("vcpupin")["vcpu_pins"] == ["0", "2"] and dec("vcpupin")["nodes"] == [0] and
+     dec("vcpupin")["memory_nodes"] == "0" and dec("vcpupin")["held_cpus"] == "1,3" and
+     dec("vcpupin")["result"] == "skipped" and dec("auto")["vcpu_pins"] == [] and dec("auto")["nodes"] == [] and
+     dec("auto")["policy"] == "" and dec("auto")["result"] == "skipped"'
+
 run plan --topology="$HOST" --json --domain="$D/vcpupin-hugepages.xml" web:2:512M
 json "<vcpupin> with hugepages bound to a node without a pool: skipped, its pin held, the others planned" \
     'dec("vcpupin-hugepages")["result"] == "skipped" and dec("web")["result"] == "placed" and
