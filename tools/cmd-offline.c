@@ -226,21 +226,23 @@ static int check_names(const Ctl *c, const GPtrArray *events)
 }
 
 /* A domain whose definition opts out: placed by nobody, as the daemon skips it (what its own pins take is
- * held: definition_pins_plan()). */
-static void skip_domain(JsonBuilder *b, const TraceEvent *e, const char *why, bool json)
+ * held: definition_pins_plan(), held is that plan, NULL when it holds nothing). Its object has the keys of
+ * every decision, as the daemon's: the pins and nodes it holds, or empty ones. */
+static void skip_domain(JsonBuilder *b, const Topology *t, const TraceEvent *e, const Plan *held,
+                        const char *why, bool json)
 {
         char a[32];
 
-        json_builder_set_member_name(b, "domain");
-        json_builder_add_string_value(b, e->name);
-        json_builder_set_member_name(b, "vcpus");
-        json_builder_add_int_value(b, e->vcpus);
-        json_builder_set_member_name(b, "memory");
-        json_builder_add_int_value(b, (gint64)e->memory);
-        json_builder_set_member_name(b, "result");
-        json_builder_add_string_value(b, "skipped");
-        json_builder_set_member_name(b, "reason");
-        json_builder_add_string_value(b, why);
+        if (held) {
+                decision_json_add_members(b, t, held, FALSE);
+                /* a member set again keeps its place and takes the new value */
+                json_builder_set_member_name(b, "result");
+                json_builder_add_string_value(b, "skipped");
+                json_builder_set_member_name(b, "reason");
+                json_builder_add_string_value(b, why);
+        } else {
+                decision_json_add_unplanned(b, e->name, e->vcpus, e->memory, "skipped", why);
+        }
         if (!json) {
                 g_autofree char *name = text_safe(e->name), *reason = text_safe(why);
                 printf("start %s (%u vCPU%s, %s): skipped\n  why: %s\n", name, e->vcpus,
@@ -280,7 +282,7 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
         const char *why = e->domain ? domain_spec_opt_out(e->domain) : NULL;
         g_auto(RequestShape) shape = {0};
         g_autofree char *name = text_safe(e->name); /* a domain's name, as its owner chose it */
-        Plan *plan;
+        Plan *plan = NULL;
 
         if (e->domain) {
                 const char *unknown;
@@ -319,7 +321,7 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
                                            : "its memory is counted where its definition binds it");
                         }
                 }
-                skip_domain(b, e, why, c->json);
+                skip_domain(b, t, e, plan, why, c->json);
                 return EXIT_OK;
         }
         plan = policy_place(t, ledger, &req, &params);

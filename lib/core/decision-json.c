@@ -294,6 +294,37 @@ char *json_to_text(JsonNode *node, gboolean pretty)
         return text_json_safe(raw);
 }
 
+void decision_json_add_unplanned(JsonBuilder *b, const char *name, unsigned vcpus, uint64_t memory,
+                                 const char *result, const char *reason)
+{
+        /* the keys of every decision object, with nothing placed: no policy chose */
+        json_builder_set_member_name(b, "domain");
+        json_builder_add_string_value(b, name);
+        add_int(b, "vcpus", vcpus);
+        add_int(b, "memory", (gint64)memory);
+        json_builder_set_member_name(b, "policy");
+        json_builder_add_string_value(b, "");
+        if (result) {
+                json_builder_set_member_name(b, "result");
+                json_builder_add_string_value(b, result);
+        }
+        json_builder_set_member_name(b, "nodes");
+        json_builder_begin_array(b);
+        json_builder_end_array(b);
+        json_builder_set_member_name(b, "vcpu_pins");
+        json_builder_begin_array(b);
+        json_builder_end_array(b);
+        json_builder_set_member_name(b, "memory_nodes");
+        json_builder_add_string_value(b, "");
+        json_builder_set_member_name(b, "emulator_pin");
+        json_builder_add_string_value(b, "");
+        add_int(b, "shared_vcpus", 0);
+        if (reason) {
+                json_builder_set_member_name(b, "reason");
+                json_builder_add_string_value(b, reason);
+        }
+}
+
 void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decision *d,
                                 gboolean with_candidates)
 {
@@ -304,24 +335,7 @@ void decision_json_add_decision(JsonBuilder *b, const Topology *t, const Decisio
                 json_builder_set_member_name(b, "plan_result");
                 json_builder_add_string_value(b, plan_result_to_string(shown->result));
         } else {
-                /* the keys of every decision object, with nothing placed: no policy chose */
-                json_builder_set_member_name(b, "domain");
-                json_builder_add_string_value(b, d->name);
-                add_int(b, "vcpus", d->vcpus);
-                add_int(b, "memory", (gint64)d->memory);
-                json_builder_set_member_name(b, "policy");
-                json_builder_add_string_value(b, "");
-                json_builder_set_member_name(b, "nodes");
-                json_builder_begin_array(b);
-                json_builder_end_array(b);
-                json_builder_set_member_name(b, "vcpu_pins");
-                json_builder_begin_array(b);
-                json_builder_end_array(b);
-                json_builder_set_member_name(b, "memory_nodes");
-                json_builder_add_string_value(b, "");
-                json_builder_set_member_name(b, "emulator_pin");
-                json_builder_add_string_value(b, "");
-                add_int(b, "shared_vcpus", 0);
+                decision_json_add_unplanned(b, d->name, d->vcpus, d->memory, NULL, NULL);
                 json_builder_set_member_name(b, "plan_result");
                 json_builder_add_string_value(b, "");
         }

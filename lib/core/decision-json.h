@@ -25,6 +25,10 @@
  * page), one with guest cells "cells": [{"id", "vcpus": "0-3", "nodes": [os...], "memory_nodes": [os...],
  * "memory"}] ("memory_nodes": where its memory is counted, when known). */
 void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p, gboolean with_candidates);
+/* The members of a decision object no plan stands behind (a skipped domain that holds nothing): the
+ * keys decision_json_add_members() writes, empty: "policy": "", "nodes": [], "vcpu_pins": [], ... */
+void decision_json_add_unplanned(JsonBuilder *b, const char *name, unsigned vcpus, uint64_t memory,
+                                 const char *result, const char *reason);
 /* libvirt's id of the vCPU a decision object's "vcpu_pins"[i] pins: "vcpu_ids"[i] when the object has
  * one id per pin (a domain whose online vCPUs are not 0..n-1), else i. */
 unsigned decision_json_vcpu_id(JsonObject *d, unsigned i);
