@@ -266,6 +266,12 @@ out=$("$ctl" simulate --topology="$H222" --trace="$tmp/xml.trace" 2>&1)
 rc=$?
 report "a domain FILE.xml line: exit 2 naming line 2, not dropped without a word (rc $rc)" \
         "$([ $rc -eq 2 ] && grep -q "xml.trace:2: 'domain FILE.xml' lines are for plan and explain" <<<"$out"; echo $?)"
+printf 'start a 1 1G\ndomain missing.xml\n' >"$tmp/missing.trace"
+out=$("$ctl" simulate --topology="$H222" --trace="$tmp/missing.trace" 2>&1)
+rc=$?
+report "a domain line is refused as one whatever its file, not read first: exit 2 naming line 2 (rc $rc)" \
+        "$([ $rc -eq 2 ] && grep -q "missing.trace:2: 'domain FILE.xml' lines are for plan and explain" <<<"$out" &&
+                ! grep -q 'No such file' <<<"$out"; echo $?)"
 out=$("$ctl" simulate --topology="$H222" 2>&1)
 rc=$?
 report "no --trace: exit 2 (rc $rc)" "$([ $rc -eq 2 ] && grep -q -- "--trace=FILE" <<<"$out"; echo $?)"
