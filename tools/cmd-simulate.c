@@ -116,20 +116,11 @@ int verb_simulate(Ctl *c, char **args, unsigned nargs)
         }
         if (ctl_load_config(c, &config) < 0)
                 return EXIT_USAGE;
-        if (trace_load_file(c->trace, &trace, &error) < 0) {
+        /* the simulator replays sizes and load only: a definition's pins, constraints, cells and hugepages
+         * would be dropped without a word, so a domain line is refused (before its file is read) */
+        if (trace_load_file_sizes(c->trace, &trace, &error) < 0) {
                 ctl_error(SIMULATE ": %s", error);
                 return EXIT_USAGE;
-        }
-        /* the simulator replays sizes and load only: a definition's pins, constraints, cells and hugepages
-         * would be dropped without a word */
-        for (unsigned i = 0; i < trace->len; i++) {
-                const TraceEvent *e = g_ptr_array_index(trace, i);
-                if (e->domain) {
-                        ctl_error(SIMULATE ": %s:%u: 'domain FILE.xml' lines are for plan and explain; the "
-                                           "simulator replays 'start NAME VCPUS MEMORY' lines only",
-                                  c->trace, e->line);
-                        return EXIT_USAGE;
-                }
         }
         if (topology_load(c->topology, &t, &error) < 0) {
                 ctl_error(SIMULATE ": %s", error);

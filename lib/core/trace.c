@@ -312,7 +312,9 @@ static const char *parse_tick_line(char **words, unsigned nwords, TraceEvent **r
         return NULL;
 }
 
-int trace_parse(const char *text, const char *source, GPtrArray **ret, char **ret_error)
+/* trace_parse(); with sizes_only, a domain line is refused before its file is read. */
+static int parse_trace(const char *text, const char *source, bool sizes_only, GPtrArray **ret,
+                       char **ret_error)
 {
         g_autoptr(GPtrArray) events = g_ptr_array_new_with_free_func((GDestroyNotify)trace_event_free);
         g_autoptr(GHashTable) by_path =
@@ -364,6 +366,9 @@ int trace_parse(const char *text, const char *source, GPtrArray **ret, char **re
                         bad = parse_load_line(words, nwords, &e);
                 else if (strcmp(words[0], "tick") == 0)
                         bad = parse_tick_line(words, nwords, &e);
+                else if (strcmp(words[0], "domain") == 0 && sizes_only)
+                        bad = "'domain FILE.xml' lines are for plan and explain; the simulator replays "
+                              "'start NAME VCPUS MEMORY' lines only";
                 else if (strcmp(words[0], "domain") == 0 && nwords == 2)
                         bad = domain_error = parse_domain_line(&files, words[1], source, &e);
                 else if (strcmp(words[0], "domain") == 0)
@@ -382,7 +387,12 @@ int trace_parse(const char *text, const char *source, GPtrArray **ret, char **re
         return 0;
 }
 
-int trace_load_file(const char *path, GPtrArray **ret, char **ret_error)
+int trace_parse(const char *text, const char *source, GPtrArray **ret, char **ret_error)
+{
+        return parse_trace(text, source, false, ret, ret_error);
+}
+
+static int load_trace(const char *path, bool sizes_only, GPtrArray **ret, char **ret_error)
 {
         g_autofree char *text = NULL, *why = NULL;
         int r = file_read_bounded(path, TRACE_FILE_MAX, &text, NULL, &why);
@@ -392,5 +402,15 @@ int trace_load_file(const char *path, GPtrArray **ret, char **ret_error)
                         *ret_error = g_strdup_printf("%s: %s", path, why);
                 return r;
         }
-        return trace_parse(text, path, ret, ret_error);
+        return parse_trace(text, path, sizes_only, ret, ret_error);
+}
+
+int trace_load_file(const char *path, GPtrArray **ret, char **ret_error)
+{
+        return load_trace(path, false, ret, ret_error);
+}
+
+int trace_load_file_sizes(const char *path, GPtrArray **ret, char **ret_error)
+{
+        return load_trace(path, true, ret, ret_error);
 }

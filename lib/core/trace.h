@@ -77,6 +77,9 @@ int trace_parse(const char *text, const char *source, GPtrArray **ret, char **re
 /* Reads and parses a trace file: a regular file of at most TRACE_FILE_MAX bytes without NUL bytes
  * (file-read.h). Returns 0 or a negative errno with *ret_error naming the file and the problem. */
 int trace_load_file(const char *path, GPtrArray **ret, char **ret_error);
+/* trace_load_file() for a reader of sizes and load only (the simulator): a 'domain FILE.xml' line is
+ * refused as such (FILE:LINE: 'domain FILE.xml' lines are for plan and explain; ...), its file not read. */
+int trace_load_file_sizes(const char *path, GPtrArray **ret, char **ret_error);
 
 /* Parses NAME:VCPUS:MEMORY. Returns 0 or -EINVAL with *ret_error set. */
 int trace_parse_spec(const char *spec, TraceEvent **ret, char **ret_error);
