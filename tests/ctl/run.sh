@@ -172,7 +172,7 @@ result "ReservedCPUs= over every CPU is warned about; the domain is unplaceable 
 run "$CTL" --bus-address=garbage status
 result "a malformed --bus-address is a usage error naming it, exit 2 (rc $RC)" \
     "$([ $RC -eq 2 ] && grep -q "invalid D-Bus address 'garbage'" "$ERR"; echo $?)"
-for h in root@ @host -oProxyCommand=x 'root@:22'; do
+for h in root@ @host -oProxyCommand=x 'root@:22' 'kvm7:' 'kvm7:0' 'kvm7:65536' '[::1]:99999' 'root@kvm7@x'; do
     run "$CTL" -H "$h" status
     result "-H '$h' is a usage error naming it, exit 2, nothing run (rc $RC)" \
         "$([ $RC -eq 2 ] && grep -qF -- "--host takes [USER@]HOST[:PORT], not '$h'" "$ERR"; echo $?)"
