@@ -82,6 +82,11 @@ int ctl_bus_open(Ctl *c)
         else
                 r = c->bus && strcmp(c->bus, "session") == 0 ? sd_bus_open_user(&c->sd)
                                                              : sd_bus_open_system(&c->sd);
+        if (r == -EINVAL && c->host) {
+                /* sd-bus cannot split it into user, host, port and machine: nothing was run */
+                ctl_error("placementctl: --host takes [USER@]HOST[:PORT], not '%s'", c->host);
+                return EXIT_USAGE;
+        }
         if (r < 0) {
                 ctl_error("placementctl: cannot connect to the %s bus: %s%s", where(c), strerror(-r),
                           bus_hint(c, r));

@@ -271,8 +271,14 @@ static int set_option(Ctl *c, CtlOption o, const char *arg)
                 break;
         case OPT_HOST: {
                 const char *at = strrchr(arg, '@'), *name = at ? at + 1 : arg;
-                /* no empty user or host, and nothing ssh would read as an option */
-                if (!*name || *name == ':' || *arg == '-' || *arg == '@' || strchr(arg, ' ')) {
+                const char *bracket = *name == '[' ? strchr(name, ']') : NULL;
+                const char *port = strchr(bracket ? bracket : name, ':');
+                /* no empty user, host or port, a port ssh takes, nothing ssh would read as an option;
+                 * HOST:MACHINE (letters: systemctl's container) is sd-bus's to read */
+                bool bad_port =
+                    port && (!port[1] || (strspn(port + 1, "0123456789") == strlen(port + 1) &&
+                                          !g_ascii_string_to_unsigned(port + 1, 10, 1, 65535, NULL, NULL)));
+                if (!*name || *name == ':' || *arg == '-' || *arg == '@' || strchr(arg, ' ') || bad_port) {
                         ctl_error("placementctl: --host takes [USER@]HOST[:PORT], not '%s'", arg);
                         return -EINVAL;
                 }
