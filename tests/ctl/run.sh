@@ -172,6 +172,12 @@ result "ReservedCPUs= over every CPU is warned about; the domain is unplaceable 
 run "$CTL" --bus-address=garbage status
 result "a malformed --bus-address is a usage error naming it, exit 2 (rc $RC)" \
     "$([ $RC -eq 2 ] && grep -q "invalid D-Bus address 'garbage'" "$ERR"; echo $?)"
+# well formed, but sd-bus cannot use it: an unknown key, a TCP address without its port
+for a in unix:foo=1 tcp:host=127.0.0.1 unix:path=/x,path=/y; do
+    run "$CTL" --bus-address="$a" status
+    result "--bus-address=$a sd-bus refuses is a usage error naming it, exit 2 (rc $RC)" \
+        "$([ $RC -eq 2 ] && grep -qF "invalid D-Bus address '$a'" "$ERR"; echo $?)"
+done
 for h in root@ @host -oProxyCommand=x 'root@:22' 'kvm7:' 'kvm7:0' 'kvm7:65536' '[::1]:99999' 'root@kvm7@x'; do
     run "$CTL" -H "$h" status
     result "-H '$h' is a usage error naming it, exit 2, nothing run (rc $RC)" \
