@@ -87,6 +87,13 @@ int ctl_bus_open(Ctl *c)
                 ctl_error("placementctl: --host takes [USER@]HOST[:PORT], not '%s'", c->host);
                 return EXIT_USAGE;
         }
+        if (r == -EINVAL && c->address) {
+                /* of the right shape, but not an address sd-bus can use (unix:foo=1, tcp: without port=) */
+                ctl_error("placementctl: invalid D-Bus address '%s' (sd-bus cannot use it; such as "
+                          "unix:path=/run/dbus/system_bus_socket)",
+                          c->address);
+                return EXIT_USAGE;
+        }
         if (r < 0) {
                 ctl_error("placementctl: cannot connect to the %s bus: %s%s", where(c), strerror(-r),
                           bus_hint(c, r));
