@@ -199,6 +199,11 @@ result "--bus with --bus-address: exit 2 (rc $RC)" "$([ $RC -eq 2 ] && grep -q "
 run "$PLACEMENTD" --bus-address=garbage
 result "placementd: a malformed --bus-address exits 2 naming it, no retries (rc $RC)" \
     "$([ $RC -eq 2 ] && grep -q "invalid D-Bus address 'garbage'" "$ERR"; echo $?)"
+: >"$TMP/empty.conf"
+run timeout 10 "$PLACEMENTD" --foreground --config="$TMP/empty.conf" --connect=test:///default \
+    --topology="$HOST222" --bus-address=unix:foo=1
+result "placementd: a --bus-address sd-bus refuses as invalid exits 2 naming it, no retries (rc $RC)" \
+    "$([ $RC -eq 2 ] && grep -qF "unix:foo=1" "$ERR" && ! grep -q "retrying" "$ERR"; echo $?)"
 run "$PLACEMENTD" --connect= --bus=none
 result "placementd: an empty --connect exits 2 (rc $RC)" "$([ $RC -eq 2 ] && grep -q "connect is empty" "$ERR"; echo $?)"
 run "$PLACEMENTD" --config= --bus=none
