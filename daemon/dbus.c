@@ -1140,6 +1140,13 @@ static void connect_bus(BusService *s)
         const char *where = s->address ? s->address : bus_kind_to_string(s->kind);
         int r = open_bus(s, &s->bus);
 
+        if (r == -EINVAL && s->address && !s->was_connected && s->hooks.bad_address) {
+                log_error("Cannot serve %s on the %s bus: not a D-Bus address sd-bus can use (such as "
+                          "unix:path=/run/placementd/bus)",
+                          BUS_NAME, where);
+                s->hooks.bad_address(s->userdata);
+                return;
+        }
         if (r >= 0)
                 r = sd_bus_add_filter(s->bus, &s->filter, filter_free_call, s);
         if (r >= 0)

@@ -23,6 +23,9 @@ typedef struct BusHooks {
         /* Another process owns the daemon's name on the bus (a second placementd): the daemon must not
          * run beside it, two engines pinning the same domains. Called instead of retrying. */
         void (*name_taken)(void *userdata);
+        /* The address given is not one sd-bus can use (unix:foo=1): no retry can help, the daemon stops as
+         * for any bad option. Called instead of retrying, before the first connection only. */
+        void (*bad_address)(void *userdata);
 } BusHooks;
 
 /* kind selects the bus unless address is given. Returns NULL for BUS_NONE. Connecting happens in the

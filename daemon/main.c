@@ -63,6 +63,7 @@ typedef struct Daemon {
         struct event *ready_ev; /* READY=1 after MAIN_READY_WAIT_SEC when libvirt has not answered */
         bool ready;             /* READY=1 sent */
         bool name_taken;        /* another placementd serves the bus name: exit 1 */
+        bool bad_address;       /* --bus-address is not one sd-bus can use: exit 2 */
         int instance_lock;      /* the held lock of the libvirt URI (instance-lock.h), or -1 */
         char *reload_failure;   /* why the last reload failed (first line), NULL once one succeeded */
         /* a reload waiting for its new URI to open (reload()): its configuration, the keys it leaves for a
@@ -716,6 +717,14 @@ static void name_taken_hook(void *userdata)
         event_base_loopexit(d->base, NULL);
 }
 
+static void bad_address_hook(void *userdata)
+{
+        Daemon *d = userdata;
+
+        d->bad_address = true;
+        event_base_loopexit(d->base, NULL);
+}
+
 static int reload_hook(void *userdata, char **ret_error)
 {
         return reload(userdata, ret_error);
@@ -962,7 +971,12 @@ static int run(int argc, char **argv)
         d.stats = stats_cache_new_for_manager(base, d.manager);
         stats_cache_set_listener(d.stats, on_stats, &d);
         d.bus = bus_service_new(base, d.manager, d.stats, bus_kind(&d, &args), args.bus_address,
-                                &(BusHooks){.reload = reload_hook, .name_taken = name_taken_hook}, &d);
+                                &(BusHooks){.reload = reload_hook,
+                                            .name_taken = name_taken_hook,
+                                            .bad_address = bad_address_hook},
+                                &d);
+        if (d.bad_address)
+                return 2;
         if (d.name_taken)
                 return 1;
         if (setup_metrics(&d, &error) < 0) {
@@ -978,6 +992,8 @@ static int run(int argc, char **argv)
         notify_status(&d);
 
         event_base_dispatch(base);
+        if (d.bad_address)
+                return 2;
         return d.name_taken || (d.demo && demo_failures(d.demo)) ? 1 : 0;
 }
 
