@@ -39,13 +39,10 @@ static void teardown(void)
         fixture_close(base, conn);
 }
 
+/* Runs the loop for about ms milliseconds. */
 static void spin(unsigned ms)
 {
-        for (unsigned i = 0; i < ms; i++) {
-                struct timespec nap = {0, 1000000};
-                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
-                nanosleep(&nap, NULL);
-        }
+        fixture_spin_known(base, NULL, NULL, ms);
 }
 
 static virDomainPtr start(unsigned k, unsigned vcpus, unsigned current)
