@@ -305,27 +305,37 @@ static void hand_out(const PlanCell *c, const unsigned *nodes, const NearNodes *
         }
 }
 
+/* How many of cell c's vCPUs the set's free cores left can give a core of their own, split over its nodes.
+ */
+static unsigned split_target(const HostView *v, const unsigned *nodes, unsigned n, const PlanCell *c,
+                             const uint64_t *left, const long *free_left)
+{
+        unsigned k = cpuset_count(c->vcpus), target = 0;
+
+        for (unsigned i = 0; i < n; i++)
+                if (cell_may_use(v, c, nodes[i]) && left[i])
+                        target += own_cores(k, free_left[i]);
+        return MIN(target, k);
+}
+
 /*
  * A cell no node of cells_pack_shared() has the room for, when every vCPU of the domain is in a cell (so
  * that none walks the set one by one onto the free cores this one is given): as many of its vCPUs as the
  * set's free cores left hold take free cores, the others share, on the nodes nearest one node of the set
  * that together have that (the node whose farthest such node is nearest winning, then the one with most
  * free cores), the nearest nodes first. Walking, one cell of two ran on every node of the set, across the
- * packages, while one package held it, for no fewer vCPUs sharing. Returns whether it went somewhere.
+ * packages, while one package held it, for no fewer vCPUs sharing. Returns whether it went somewhere;
+ * *ret_own: how many of its vCPUs got a free core.
  */
 static bool split_shared(const HostView *v, const unsigned *nodes, unsigned n, const PlanCell *c,
-                         uint64_t *left, long *free_left, int *vcpu_node)
+                         uint64_t *left, long *free_left, int *vcpu_node, unsigned *ret_own)
 {
         g_autofree unsigned *near = g_new(unsigned, MAX(n, 1));
         g_autofree unsigned *best_near = g_new(unsigned, MAX(n, 1));
         g_autofree unsigned *quota = g_new0(unsigned, MAX(n, 1));
-        unsigned k = cpuset_count(c->vcpus), target = 0, rest;
+        unsigned k = cpuset_count(c->vcpus), target = split_target(v, nodes, n, c, left, free_left), rest;
         NearNodes best = {.from = -1, .near = best_near};
 
-        for (unsigned i = 0; i < n; i++)
-                if (cell_may_use(v, c, nodes[i]))
-                        target += own_cores(k, free_left[i]);
-        target = MIN(target, k);
         for (unsigned s = 0; s < n; s++) {
                 unsigned len = 0, own = 0;
                 uint64_t room = 0;
@@ -355,6 +365,7 @@ static bool split_shared(const HostView *v, const unsigned *nodes, unsigned n, c
                 quota[q] = (unsigned)MIN(MIN((uint64_t)own_cores(rest, free_left[i]), left[i]), rest);
                 rest -= quota[q];
         }
+        *ret_own = target - rest;
         rest = k - (target - rest);
         for (unsigned q = 0; q < best.len && rest; q++) {
                 unsigned more = (unsigned)MIN(left[best_near[q]] - quota[q], rest);
@@ -369,42 +380,35 @@ static bool split_shared(const HostView *v, const unsigned *nodes, unsigned n, c
         return true;
 }
 
-void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
-                       int *vcpu_node)
+/*
+ * One pass of cells_pack_shared() over the cells in order[]: each whole on the node that gives most of its
+ * vCPUs a free core; split_short: also split one whose best node gives fewer of them a free core than the
+ * set's free cores left could, split. Returns how many of the domain's vCPUs got a free core.
+ */
+static unsigned pack_shared_pass(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
+                                 const CellOrder *order, uint64_t per_core, bool all_in_cells,
+                                 bool split_short, int *vcpu_node)
 {
-        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
         g_autofree uint64_t *left = g_new(uint64_t, MAX(n, 1));
         g_autofree long *free_left = g_new(long, MAX(n, 1));
-        uint64_t size = 0, per_core;
-        unsigned in_cells = 0;
-        bool all_in_cells;
+        unsigned own_all = 0;
 
-        /* the domain shares anyway: a cell may share a node's cores as much as the domain must share the
-         * set's */
-        for (unsigned i = 0; i < n; i++)
-                size += v->node_size[nodes[i]];
-        per_core = size ? MAX((plan->nvcpus + size - 1) / size, 1) : 1;
         for (unsigned i = 0; i < n; i++) {
                 left[i] = v->node_size[nodes[i]] * per_core;
                 free_left[i] = (long)v->node_capacity[nodes[i]];
         }
-        for (unsigned i = 0; i < plan->ncells; i++)
-                order[i] = (CellOrder){plan, i};
-        qsort(order, plan->ncells, sizeof(*order), compare_cells);
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 vcpu_node[i] = -1;
-        for (unsigned i = 0; i < plan->ncells; i++)
-                in_cells += cpuset_count(plan->cells[i].vcpus);
-        all_in_cells = in_cells == plan->nvcpus;
         for (unsigned o = 0; o < plan->ncells; o++) {
                 const PlanCell *c = &plan->cells[order[o].cell];
-                unsigned k = cpuset_count(c->vcpus);
+                unsigned k = cpuset_count(c->vcpus), own;
+                bool may_split = k && cpuset_is_empty(c->memory_nodes) && all_in_cells;
                 int best = -1;
 
                 /* the node that gives most of its vCPUs a free core of their own (other domains fill
                  * the set's nodes unevenly), then the one with most free cores left, then most room */
                 for (unsigned i = 0; i < n && k; i++) {
-                        unsigned own, best_own;
+                        unsigned best_own;
                         if (!cell_may_use(v, c, nodes[i]) || left[i] < k)
                                 continue;
                         if (best < 0) {
@@ -422,16 +426,53 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
                 for (unsigned i = 0; i < n && k && best < 0 && !cpuset_is_empty(c->memory_nodes); i++)
                         if (cell_may_use(v, c, nodes[i]))
                                 best = (int)i;
-                /* one too big for every node goes to the nearest nodes that hold it together */
-                if (best < 0 && k && cpuset_is_empty(c->memory_nodes) && all_in_cells)
-                        split_shared(v, nodes, n, c, left, free_left, vcpu_node);
+                /* one too big for every node goes to the nearest nodes that hold it together; so does one
+                 * whose node would leave free cores of the set idle while its vCPUs share */
+                if (may_split &&
+                    (best < 0 || (split_short && own_cores(k, free_left[best]) <
+                                                     split_target(v, nodes, n, c, left, free_left))) &&
+                    split_shared(v, nodes, n, c, left, free_left, vcpu_node, &own)) {
+                        own_all += own;
+                        continue;
+                }
                 if (best < 0)
                         continue;
+                own_all += own_cores(k, free_left[best]);
                 left[best] -= MIN(left[best], k);
                 free_left[best] -= (long)k;
                 CPUSET_FOREACH (vcpu, c->vcpus)
                         vcpu_node[vcpu] = (int)nodes[best];
         }
+        return own_all;
+}
+
+void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
+                       int *vcpu_node)
+{
+        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
+        g_autofree int *split = g_new(int, MAX(plan->nvcpus, 1));
+        uint64_t size = 0, per_core;
+        unsigned in_cells = 0, own;
+        bool all_in_cells;
+
+        /* the domain shares anyway: a cell may share a node's cores as much as the domain must share the
+         * set's */
+        for (unsigned i = 0; i < n; i++)
+                size += v->node_size[nodes[i]];
+        per_core = size ? MAX((plan->nvcpus + size - 1) / size, 1) : 1;
+        for (unsigned i = 0; i < plan->ncells; i++)
+                order[i] = (CellOrder){plan, i};
+        qsort(order, plan->ncells, sizeof(*order), compare_cells);
+        for (unsigned i = 0; i < plan->ncells; i++)
+                in_cells += cpuset_count(plan->cells[i].vcpus);
+        all_in_cells = in_cells == plan->nvcpus;
+        own = pack_shared_pass(v, nodes, n, plan, order, per_core, all_in_cells, false, vcpu_node);
+        /* cells whole, unless splitting the ones whose node leaves free cores idle gives more vCPUs a free
+         * core in all: a cell kept whole on a full node had all its vCPUs share while another node's free
+         * cores, too few for it, stood idle */
+        if (all_in_cells &&
+            pack_shared_pass(v, nodes, n, plan, order, per_core, all_in_cells, true, split) > own)
+                memcpy(vcpu_node, split, sizeof(*vcpu_node) * plan->nvcpus);
 }
 
 bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan)

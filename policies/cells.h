@@ -30,7 +30,9 @@ bool cells_pack(const HostView *v, const unsigned *nodes, unsigned n, unsigned *
  * For a domain that shares cores anyway: each cell on one node where its vCPUs share that node's cores no
  * more than the domain's vCPUs must share the set's (busy or not): the one that gives most of its vCPUs a
  * free core of their own (PolicyOps.capacity), then the one with most free cores left after the cells
- * already there, then most room; a cell no node holds so is split. vcpu_node as for cells_pack.
+ * already there, then most room; a cell no node holds so is split, and so is one whose node gives fewer of
+ * its vCPUs a free core than the set's nodes together could when that gives more of the domain's vCPUs a
+ * free core in all (every vCPU in a cell, none bound by a <memnode>). vcpu_node as for cells_pack.
  */
 void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
                        int *vcpu_node);

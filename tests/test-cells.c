@@ -744,6 +744,40 @@ START_TEST(test_overcommit_cells_take_free_cores_first)
 }
 END_TEST
 
+/* Three 4-core nodes, CPUs 0-1 of node 0 reserved (2 cores left), node 1 full of another domain: two
+ * 4-vCPU cells have 6 free cores, so 2 vCPUs must share. One cell takes node 2; the other, which no node
+ * holds with a free core per vCPU, is split over node 0's 2 free cores and node 1 (2 vCPUs share), not
+ * put whole on node 1, where all 4 shared while node 0's cores stood idle. */
+START_TEST(test_overcommit_cell_split_onto_free_cores)
+{
+        static const char *const lists[] = {"0-3", "4-7"};
+        g_autoptr(Topology) t = topology_new_uniform(3, 4, 1, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) reserved = set_of("0-1");
+        Cells c;
+
+        occupy(t, l, 1, 4);
+        cells_make(&c, lists, 2, 1 * GiB);
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                PlacementParams params = test_params(kinds[k]);
+                PlacementRequest req = {
+                    .name = "vm", .vcpus = 8, .memory = 2 * GiB, .cells = c.cells, .ncells = c.n};
+                params.reserved_cpus = reserved;
+                g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+                unsigned on_0 = 0;
+
+                ck_assert_int_eq(p->result, PLAN_OVERCOMMITTED);
+                for (unsigned i = 0; i < p->nvcpus; i++)
+                        on_0 += node_of(t, p, i) == 0;
+                ck_assert_msg(on_0 == 2, "%s: %u vCPUs on node 0's free cores: %s",
+                              policy_kind_to_string(kinds[k]), on_0, p->reason);
+                ck_assert_msg(p->shared_vcpus == 2, "%s: %u vCPUs share: %s",
+                              policy_kind_to_string(kinds[k]), p->shared_vcpus, p->reason);
+        }
+        cells_clear(&c);
+}
+END_TEST
+
 /* Sapphire Rapids-like SNC4 (two sockets of four 8-core nodes, 12 apart inside a socket, 21 across) with
  * 7, 4, 0, 0, 2, 2, 6, 6 free cores: four 4-vCPU cells go to nodes 0, 1, 6 and 7. Nodes 4 and 5, near
  * nodes 6-7, lower the mean of a set that holds them too, but have room for no cell: that set is not the
@@ -1641,6 +1675,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_overcommit_small_nodes_keep_cells_whole);
         tcase_add_test(tc, test_overcommit_splits_a_crowding_cell);
         tcase_add_test(tc, test_overcommit_cells_take_free_cores_first);
+        tcase_add_test(tc, test_overcommit_cell_split_onto_free_cores);
         tcase_add_test(tc, test_cells_split_rather_than_overcommit);
         tcase_add_test(tc, test_cell_too_big_for_a_node);
         tcase_add_test(tc, test_vcpus_follow_memory);
