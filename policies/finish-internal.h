@@ -78,3 +78,6 @@ bool finish_on_own_realtime_cores(const HostView *v, const Plan *plan);
 void finish_beside_others_realtime(const HostView *v, Plan *plan);
 /* reason (taken) without what finish_beside_others_realtime() added to it. */
 char *finish_without_beside_realtime_note(char *reason);
+
+/* finish-kinds.c: says when the plan's vCPUs run on a less performant CPU kind (hybrid hosts), and why. */
+void finish_kind_note(const HostView *v, Plan *plan);

@@ -201,6 +201,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         finish_realtime_over_others_threads(v, plan);
         finish_beside_others_realtime(v, plan);
         finish_remote_memory_note(v, req, plan);
+        finish_kind_note(v, plan);
         load_note_reason(v, ops->overcommit_by_core, plan);
         finish_cache_note(v->t, req, plan);
 }

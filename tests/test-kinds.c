@@ -232,6 +232,46 @@ START_TEST(test_alder_lake_one_kind)
 }
 END_TEST
 
+/* Alder Lake: a domain on E-cores is told so, and why, when P-cores are free; one on P-cores is told
+ * nothing; one whose vCPUs span both kinds is told how many run on each. */
+START_TEST(test_alder_lake_kind_said)
+{
+        g_autoptr(Topology) t = test_topology_load("alder-lake.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        const Plan *p;
+
+        p = test_place(t, l, &params, "a", 2, 1 * GiB);
+        ck_assert_msg(!strstr(p->reason, "IntelCore") && !strstr(p->reason, "IntelAtom"), "%s", p->reason);
+        p = test_place(t, l, &params, "b", 4, 1 * GiB);
+        ck_assert_reason(p, "its vCPUs run on IntelAtom cores, not on the 2 free IntelCore cores");
+        p = test_place(t, l, &params, "c", 6, 1 * GiB);
+        ck_assert_reason(p, "2 of its vCPUs run on IntelCore cores, 4 on IntelAtom cores");
+        ledger_release(l, "c");
+        test_place(t, l, &params, "d", 2, 1 * GiB); /* the last P-cores */
+        p = test_place(t, l, &params, "e", 1, 1 * GiB);
+        ck_assert_reason(p, "its vCPU runs on an IntelAtom core: no IntelCore core it may use is free");
+}
+END_TEST
+
+/* A kind's name is the topology's text (an XML export's CoreType): the reason escapes it, so that a
+ * control sequence in it does not reach the terminal that prints the decision. */
+START_TEST(test_kind_name_escaped)
+{
+        g_autoptr(Topology) t = test_topology_load("alder-lake.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        const Plan *p;
+
+        g_free(t->core_kind_names[1]);
+        t->core_kind_names[1] = g_strdup("Atom\x1b]0;PWNED\a\x1b[2J");
+        test_place(t, l, &params, "a", 4, 1 * GiB); /* the P-cores */
+        p = test_place(t, l, &params, "b", 1, 1 * GiB);
+        ck_assert_reason(p, "its vCPU runs on an Atom\\x1b]0;PWNED\\x07\\x1b[2J core");
+        ck_assert_msg(!strchr(p->reason, '\x1b') && !strchr(p->reason, '\a'), "%s", p->reason);
+}
+END_TEST
+
 /* The same with two guest cells of 2 vCPUs on the one node: the kind is chosen for the domain's share of
  * the node, not per cell (cell 0 on the 2 P-cores left and cell 1 on E-cores would mix kinds). */
 START_TEST(test_alder_lake_one_kind_cells)
@@ -650,6 +690,8 @@ static Suite *kinds_suite(void)
         tcase_add_test(cores, test_core_kinds_loaded);
         tcase_add_test(cores, test_arrow_lake_p_cores_first);
         tcase_add_test(cores, test_gb10_big_first);
+        tcase_add_test(cores, test_alder_lake_kind_said);
+        tcase_add_test(cores, test_kind_name_escaped);
         tcase_add_test(cores, test_alder_lake_one_kind);
         tcase_add_test(cores, test_alder_lake_one_kind_cells);
         tcase_add_test(cores, test_l2_cluster_fill);

@@ -72,6 +72,7 @@ lib_sources=(
         policies/finish-reason.c
         policies/finish-caches.c
         policies/finish-realtime.c
+        policies/finish-kinds.c
         policies/memory-tiers.c
         policies/cells.c
         policies/explicit.c
