@@ -254,14 +254,16 @@ char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                                choice->load.capacity, unit_of(ops, choice->load.capacity), sharing, note);
 }
 
-/* Memory nothing binds that ends wholly on nodes none of the plan's vCPUs run on (their nodes have no
- * room left): a trade of locality for a free core, said in the reason. */
+/* Memory nothing binds that ends wholly or partly on nodes none of the plan's vCPUs run on (their nodes
+ * have no room left): a trade of locality for a free core, said in the reason. */
 void finish_remote_memory_note(const HostView *v, const PlacementRequest *req, Plan *plan)
 {
         const Topology *t = v->t;
-        g_autoptr(CpuSet) vcpu_nodes = cpuset_new(), memory_nodes = cpuset_new();
+        g_autoptr(CpuSet) vcpu_nodes = cpuset_new(), memory_nodes = cpuset_new(), away_nodes = cpuset_new();
         g_autofree char *vn = NULL, *mn = NULL;
+        uint64_t local = 0, away = 0;
         char *old = plan->reason;
+        char a[32], b[32], c[32];
 
         if ((req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes) || !plan->memory)
                 return;
@@ -271,13 +273,34 @@ void finish_remote_memory_note(const HostView *v, const PlacementRequest *req, P
                                    t->nodes[t->cores[t->pus[plan->vcpu_pu[i]].core].node].os_index);
         for (unsigned n = 0; n < plan->nnode_memory; n++)
                 if (plan->node_memory[n]) {
-                        if (cpuset_has(vcpu_nodes, t->nodes[n].os_index))
-                                return;
+                        if (cpuset_has(vcpu_nodes, t->nodes[n].os_index)) {
+                                local += plan->node_memory[n];
+                                continue;
+                        }
                         cpuset_add(memory_nodes, t->nodes[n].os_index);
+                        /* memory-only nodes are named by the memory tiers' note; guest cells by theirs */
+                        if (t->nodes[n].ncores > 0 && plan->ncells == 0) {
+                                cpuset_add(away_nodes, t->nodes[n].os_index);
+                                away += plan->node_memory[n];
+                        }
                 }
         if (cpuset_is_empty(vcpu_nodes) || cpuset_is_empty(memory_nodes))
                 return;
         vn = cpuset_format(vcpu_nodes);
+        if (local) {
+                if (!away)
+                        return;
+                mn = cpuset_format(away_nodes);
+                plan->reason = g_strdup_printf(
+                    "%s; %s of its %s %s on node%s %s, where none of its vCPUs runs (node%s %s %s no room "
+                    "for more than %s)",
+                    old ? old : "", size_format(away, a, sizeof(a)), size_format(plan->memory, b, sizeof(b)),
+                    plan->hugepage_size ? "in hugepages is" : "is", cpuset_count(away_nodes) == 1 ? "" : "s",
+                    mn, cpuset_count(vcpu_nodes) == 1 ? "" : "s", vn,
+                    cpuset_count(vcpu_nodes) == 1 ? "has" : "have", size_format(local, c, sizeof(c)));
+                g_free(old);
+                return;
+        }
         mn = cpuset_format(memory_nodes);
         plan->reason = g_strdup_printf(
             "%s; its memory is all on node%s %s, none where its vCPUs run (node%s %s "

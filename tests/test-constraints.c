@@ -1010,6 +1010,31 @@ START_TEST(test_cpuset_alone_memory_spills)
 }
 END_TEST
 
+/* Node 1 has the free cores and 1 GiB of free memory, node 0 the memory and no free core: a 2-vCPU 8 GiB
+ * guest runs on node 1 with 7 GiB of its memory on node 0, and the reason says how much is away from its
+ * vCPUs and why, as it does when all of it is. */
+START_TEST(test_memory_mostly_remote_said)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest a = {.name = "a", .vcpus = 4, .memory = GiB};
+        PlacementRequest b = {.name = "b", .vcpus = 1, .memory = 15 * GiB};
+        PlacementRequest c = {.name = "c", .vcpus = 2, .memory = 8 * GiB};
+        const Plan *plan;
+
+        ck_assert_int_eq(place_req(t, l, &p, &a)->result, PLAN_PLACED);
+        ck_assert_int_eq(place_req(t, l, &p, &b)->result, PLAN_PLACED);
+        plan = place_req(t, l, &p, &c);
+        ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+        ck_assert_uint_eq(plan->node_memory[0], 7 * GiB);
+        assert_reason_has(plan, "7.0 GiB of its 8.0 GiB is on node 0, where none of its vCPUs runs (node 1 "
+                                "has no room for more than 1.0 GiB)");
+        ck_assert_msg(!strstr(ledger_lookup(l, "a")->reason, "none of its vCPUs runs"), "%s",
+                      ledger_lookup(l, "a")->reason);
+}
+END_TEST
+
 /* The last free core is on node 1, whose memory a strict binding holds: the guest takes the core and its
  * memory goes to node 0, and the reason says it is all away from its vCPUs. */
 START_TEST(test_memory_all_remote_said)
@@ -1072,6 +1097,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_hugepage_binding_skips_a_node_without_the_pool);
         tcase_add_test(tc, test_cpuset_alone_memory_spills);
         tcase_add_test(tc, test_memory_all_remote_said);
+        tcase_add_test(tc, test_memory_mostly_remote_said);
         suite_add_tcase(s, tc);
         return s;
 }
