@@ -262,6 +262,7 @@ void finish_remote_memory_note(const HostView *v, const PlacementRequest *req, P
         g_autoptr(CpuSet) vcpu_nodes = cpuset_new(), memory_nodes = cpuset_new(), away_nodes = cpuset_new();
         g_autofree char *vn = NULL, *mn = NULL;
         uint64_t local = 0, away = 0;
+        bool memoryless = true;
         char *old = plan->reason;
         char a[32], b[32], c[32];
 
@@ -301,12 +302,16 @@ void finish_remote_memory_note(const HostView *v, const PlacementRequest *req, P
                 g_free(old);
                 return;
         }
+        /* a node with CPUs and no memory at all (a PowerVM LPAR's) has no room to run out of */
+        for (unsigned n = 0; n < t->nnodes; n++)
+                memoryless = memoryless && (!cpuset_has(vcpu_nodes, t->nodes[n].os_index) ||
+                                            (t->nodes[n].memory == 0 && t->nodes[n].nhugepages == 0));
         mn = cpuset_format(memory_nodes);
         plan->reason = g_strdup_printf(
-            "%s; its memory is all on node%s %s, none where its vCPUs run (node%s %s "
-            "%s no room for it)",
-            old ? old : "", cpuset_count(memory_nodes) == 1 ? "" : "s", mn,
-            cpuset_count(vcpu_nodes) == 1 ? "" : "s", vn, cpuset_count(vcpu_nodes) == 1 ? "has" : "have");
+            "%s; its memory is all on node%s %s, none where its vCPUs run (node%s %s %s)", old ? old : "",
+            cpuset_count(memory_nodes) == 1 ? "" : "s", mn, cpuset_count(vcpu_nodes) == 1 ? "" : "s", vn,
+            memoryless ? (cpuset_count(vcpu_nodes) == 1 ? "has no memory" : "have no memory")
+                       : (cpuset_count(vcpu_nodes) == 1 ? "has no room for it" : "have no room for it"));
         g_free(old);
 }
 

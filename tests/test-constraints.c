@@ -1035,6 +1035,25 @@ START_TEST(test_memory_mostly_remote_said)
 }
 END_TEST
 
+/* A PowerVM LPAR's memoryless node: a guest on its cores has all of its memory elsewhere, and the reason
+ * says the node has no memory, not that it has no room left (which sent one looking for who filled it). */
+START_TEST(test_memory_remote_from_memoryless_node_said)
+{
+        g_autoptr(Topology) t = test_topology_load("lpar-memoryless.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest a = {.name = "a", .vcpus = 2, .memory = 8 * GiB};
+        PlacementRequest b = {.name = "b", .vcpus = 2, .memory = 8 * GiB};
+        const Plan *plan;
+
+        ck_assert_int_eq(place_req(t, l, &p, &a)->result, PLAN_PLACED);
+        plan = place_req(t, l, &p, &b);
+        ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+        assert_reason_has(plan,
+                          "its memory is all on node 0, none where its vCPUs run (node 1 has no memory)");
+}
+END_TEST
+
 /* The last free core is on node 1, whose memory a strict binding holds: the guest takes the core and its
  * memory goes to node 0, and the reason says it is all away from its vCPUs. */
 START_TEST(test_memory_all_remote_said)
@@ -1098,6 +1117,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_cpuset_alone_memory_spills);
         tcase_add_test(tc, test_memory_all_remote_said);
         tcase_add_test(tc, test_memory_mostly_remote_said);
+        tcase_add_test(tc, test_memory_remote_from_memoryless_node_said);
         suite_add_tcase(s, tc);
         return s;
 }
