@@ -237,22 +237,38 @@ MemoryBinding placer_recorded_binding(const MetaDecision *md)
         return b < 0 ? MEMORY_BINDING_NONE : (MemoryBinding)b;
 }
 
-/* A record of pins counted as they run (skipped: pinned by hand) says nothing placementd chose, and its
- * owner may have written it: its vCPUs and memory are counted as for any domain pinned by hand, a vCPU
- * floating over the host on no CPU, the memory where its binding keeps it, else with its vCPUs, whatever
- * the record says. */
-static void count_adopted(Manager *m, const DomainSpec *user, const DomainSpec *live, Plan *plan)
+/* plan's pins counted as placementd counts pins it did not choose: a vCPU floating over the host on no
+ * CPU, the memory where a binding keeps it, else with its vCPUs (policy_adopt()). */
+static Plan *count_as_running(Manager *m, const DomainSpec *user, const DomainSpec *live, const Plan *plan)
 {
         PlacementRequest req = domain_request(user, live);
         g_auto(RequestShape) shape = {0};
-        g_autoptr(Plan) counted = NULL;
 
         domain_request_shape(live, m->topology, &req, &shape);
         req.vcpus = plan->nvcpus;
-        counted = policy_adopt(m->topology, m->ledger, &req, plan->vcpu_pins, &m->config->placement);
+        return policy_adopt(m->topology, m->ledger, &req, plan->vcpu_pins, &m->config->placement);
+}
+
+/* A record of pins counted as they run (skipped: pinned by hand) says nothing placementd chose, and its
+ * owner may have written it: its vCPUs and memory are counted as for any domain pinned by hand, whatever
+ * the record says. */
+static void count_adopted(Manager *m, const DomainSpec *user, const DomainSpec *live, Plan *plan)
+{
+        g_autoptr(Plan) counted = count_as_running(m, user, live, plan);
+
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 if (counted->vcpu_pu[i] < 0) /* floats: the record's cpu= counts nothing */
                         plan->vcpu_pu[i] = -1;
+        memcpy(plan->node_memory, counted->node_memory, sizeof(uint64_t) * plan->nnode_memory);
+}
+
+/* Memory no binding keeps on a node (none, or a preferred one) lies where the kernel put it, which a record
+ * cannot show and its owner may have written: counted as placementd counts such memory, where a binding
+ * prefers it, else with the vCPUs (the pins, checked against the live ones, stand). */
+static void count_unbound_memory(Manager *m, const DomainSpec *user, const DomainSpec *live, Plan *plan)
+{
+        g_autoptr(Plan) counted = count_as_running(m, user, live, plan);
+
         memcpy(plan->node_memory, counted->node_memory, sizeof(uint64_t) * plan->nnode_memory);
 }
 
@@ -289,7 +305,7 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         Plan *plan = NULL;
         g_autofree char *error = NULL;
         g_autoptr(CpuSet) bound = cpuset_new(); /* where libvirt binds its memory */
-        bool bound_all;
+        bool bound_all, unbound;
         g_autoptr(DomainSpec) user = NULL;
         Decision *d;
         const MetaDecision *md = live->decision;
@@ -315,7 +331,9 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         /* preferred binds nothing: what its node had no room for is where the kernel fell back; nor does
          * anything bind the memory of a domain without a binding (MemoryBinding=no, a binding that failed):
          * the kernel puts it where it will */
-        if ((live->memory_nodeset && live->memory_mode == MEMORY_MODE_PREFERRED) || cpuset_is_empty(bound))
+        unbound =
+            (live->memory_nodeset && live->memory_mode == MEMORY_MODE_PREFERRED) || cpuset_is_empty(bound);
+        if (unbound)
                 for (unsigned n = 0; n < m->topology->nnodes; n++)
                         cpuset_add(bound, m->topology->nodes[n].os_index);
         if (metadata_to_plan_bound(m->topology, md, live->name, live->vcpus, live->vcpu_ids, live->memory,
@@ -339,6 +357,8 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         }
         if (plan->result == PLAN_ADOPTED)
                 count_adopted(m, user ? user : live, live, plan);
+        else if (unbound)
+                count_unbound_memory(m, user ? user : live, live, plan);
         if (adopt_hugepages(m, live, plan, &error) < 0) {
                 if (warn)
                         log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,

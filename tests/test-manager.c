@@ -1463,6 +1463,60 @@ START_TEST(test_forged_record_does_not_evict)
 }
 END_TEST
 
+/* Memory nothing binds (MemoryBinding=no here; a definition's own preferred binding alike) is counted at a
+ * restart where placementd counts such memory, with the domain's vCPUs, not where its record says: a
+ * domain's owner who rewrote its record to put its memory on the other node would have the ledger count
+ * that node full and its own node free, and the next domain bound where the memory really is. */
+START_TEST(test_forged_record_moves_no_unbound_memory)
+{
+        static const char config[] = "[Placement]\nMemoryBinding=no\n";
+        Manager *m = new_manager(config);
+        virDomainPtr dom = start_domain("f-memory", 1, NULL);
+        Wait w = {m, "f-memory"};
+        g_autoptr(GRegex) memory = g_regex_new("(<([a-z]+:)?memory node=\")([0-9]+)\"", 0, 0, NULL);
+        g_autofree char *mine = NULL, *forged = NULL, *other = NULL;
+        const Decision *d;
+        uint64_t before[2], after[2];
+        unsigned own;
+
+        ck_assert(spin(known, &w, 3000));
+        d = manager_lookup(m, "f-memory");
+        ck_assert(d->plan && cpuset_count(d->plan->nodes) == 1);
+        own = (unsigned)cpuset_next(d->plan->nodes, 0);
+        for (unsigned n = 0; n < 2; n++)
+                before[n] = ledger_node_memory(manager_ledger(m), n);
+        ck_assert_uint_ge(before[own], 512ull << 20);
+        mine =
+            virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+        ck_assert_ptr_nonnull(mine);
+        free_manager(m);
+
+        /* the same pins, its memory said to be on the other node */
+        other = g_strdup_printf("\\g<1>%u\"", 1 - own);
+        forged = g_regex_replace(memory, mine, -1, 0, other, 0, NULL);
+        ck_assert_msg(forged && strcmp(forged, mine) != 0, "no memory entry in %s", mine);
+        ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, forged, "p",
+                                              PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+
+        m = new_manager(config);
+        d = manager_lookup(m, "f-memory");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(d->adopted, "not adopted: %s", d->reason);
+        for (unsigned n = 0; n < 2; n++)
+                after[n] = ledger_node_memory(manager_ledger(m), n);
+        /* as before the restart: the other running domains are adopted as they were */
+        ck_assert_msg(after[own] == before[own] && after[1 - own] == before[1 - own],
+                      "node %u (its vCPUs') counts %llu bytes, %llu before; node %u %llu, %llu before\n"
+                      "forged: %s",
+                      own, (unsigned long long)after[own], (unsigned long long)before[own], 1 - own,
+                      (unsigned long long)after[1 - own], (unsigned long long)before[1 - own], forged);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_unreadable_record_placed_anew)
 {
         /* a record the parser cannot read drops the record, never the domain */
@@ -2336,6 +2390,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_replace_transient_keeps_ownership);
         tcase_add_test(tc, test_restore_onto_taken_cores);
         tcase_add_test(tc, test_forged_record_does_not_evict);
+        tcase_add_test(tc, test_forged_record_moves_no_unbound_memory);
         tcase_add_test(tc, test_live_iothreads_followed);
         tcase_add_test(tc, test_unreadable_record_placed_anew);
         tcase_add_test(tc, test_defined_from_live_xml);
