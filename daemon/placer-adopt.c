@@ -231,9 +231,15 @@ static int adopt_hugepages(Manager *m, const DomainSpec *live, Plan *plan, char 
         return 0;
 }
 
-MemoryBinding placer_recorded_binding(const MetaDecision *md)
+MemoryBinding placer_recorded_binding(const MetaDecision *md, const DomainSpec *live)
 {
         int b = memory_binding_from_string(md->memory_binding);
+
+        /* a binding applied or kept binds the live domain's memory: where none does, the record's word
+         * (its owner may have written it) is not repeated */
+        if ((b == MEMORY_BINDING_APPLIED || b == MEMORY_BINDING_KEPT) && !live->memory_nodeset &&
+            !live->memnode_nodeset)
+                return MEMORY_BINDING_NONE;
         return b < 0 ? MEMORY_BINDING_NONE : (MemoryBinding)b;
 }
 
@@ -378,7 +384,7 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         d->domain_id = live->domain_id;
         d->adopted = true;
         d->reason = g_strdup(plan->reason);
-        d->memory_binding = placer_recorded_binding(md);
+        d->memory_binding = placer_recorded_binding(md, live);
         d->result = decision_result_from_plan(plan->result);
         d->pinned_by_hand = plan->result == PLAN_ADOPTED;
         placer_record(m, d, plan);

@@ -37,8 +37,9 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
 /* reason with what it says of where placementd put the emulator replaced by where someone else pinned it
  * (pin): "...; the emulator stays where it was pinned outside placementd (virsh emulatorpin: on 6)". */
 char *placer_reason_hand_emulator(const char *reason, const CpuSet *pin);
-/* The memory binding a record names; none when it names none (or a word no binding has). */
-MemoryBinding placer_recorded_binding(const MetaDecision *md);
+/* The memory binding a record names; none when it names none (or a word no binding has), or names one
+ * applied or kept while nothing binds the memory of live. */
+MemoryBinding placer_recorded_binding(const MetaDecision *md, const DomainSpec *live);
 
 /* placer-follow.c */
 /*

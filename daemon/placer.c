@@ -495,7 +495,7 @@ static Decision *found_running(Manager *m, virDomainPtr dom, const char *uuid, c
                                "they are, placementd does not fight them",
                          occupied);
                 if (md) {
-                        d->memory_binding = placer_recorded_binding(md);
+                        d->memory_binding = placer_recorded_binding(md, live);
                         /* its record says so, as a hand pin seen while placementd runs is recorded
                          * (Apply=no writes nothing into a domain) */
                         if (m->config->apply && placer_free_to_record(m, dom, d))

@@ -1517,6 +1517,52 @@ START_TEST(test_forged_record_moves_no_unbound_memory)
 }
 END_TEST
 
+/* The same at a start, under the default MemoryBinding=yes: a domain whose definition carries a record
+ * (the owner wrote it with its <metadata>) and whose <vcpu cpuset> starts its vCPU where the record says is
+ * adopted, nothing bound; its memory, which the record puts on the other node, is counted with its vCPU,
+ * and the binding the record says was applied is not shown as applied. */
+START_TEST(test_record_in_definition_moves_no_memory)
+{
+        Manager *m = new_manager(NULL);
+        Wait w = {m, "f-defined"};
+        static const char uuid[] = "8b0c3f0e-4a4e-4e0b-9a3c-2f6d1c5e7a10";
+        g_autofree char *xml = g_strdup_printf(
+            "<domain type='test'><name>f-defined</name><uuid>%s</uuid><memory unit='MiB'>512</memory>"
+            "<vcpu cpuset='4-5'>1</vcpu><os><type>hvm</type></os><metadata>"
+            "<p:domain xmlns:p='%s'><p:decision result='placed' policy='explicit' vcpu-pin='core' "
+            "memory-binding='applied' uuid='%s' nodes='1' emulator=''><p:vcpu id='0' cpu='4' cpuset='4-5'/>"
+            "<p:memory node='0' bytes='536870912'/><p:reason>placed</p:reason></p:decision></p:domain>"
+            "</metadata></domain>",
+            uuid, PLACEMENTD_XMLNS, uuid);
+        virDomainPtr dom = NULL;
+        uint64_t before[2];
+        const Decision *d;
+
+        for (unsigned n = 0; n < 2; n++)
+                before[n] = ledger_node_memory(manager_ledger(m), n);
+        dom = virDomainDefineXML(conn, xml);
+        ck_assert_msg(dom && virDomainCreate(dom) == 0, "cannot start f-defined");
+        ck_assert(spin(known, &w, 3000));
+        d = manager_lookup(m, "f-defined");
+        /* wherever it is placed or adopted, its memory is counted on node 1, where its vCPU runs */
+        ck_assert_msg(ledger_node_memory(manager_ledger(m), 0) == before[0] &&
+                          ledger_node_memory(manager_ledger(m), 1) == before[1] + (512ull << 20),
+                      "node 0 counts %llu bytes (%llu before), node 1 %llu (%llu before): %s",
+                      (unsigned long long)ledger_node_memory(manager_ledger(m), 0),
+                      (unsigned long long)before[0],
+                      (unsigned long long)ledger_node_memory(manager_ledger(m), 1),
+                      (unsigned long long)before[1], d->reason);
+        /* and nothing binds its memory: the record's word that a binding was applied is not repeated */
+        ck_assert_msg(d->memory_binding != MEMORY_BINDING_APPLIED &&
+                          d->memory_binding != MEMORY_BINDING_KEPT,
+                      "memory binding '%s', where none runs", memory_binding_to_string(d->memory_binding));
+        virDomainDestroy(dom);
+        virDomainUndefine(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_unreadable_record_placed_anew)
 {
         /* a record the parser cannot read drops the record, never the domain */
@@ -2391,6 +2437,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_restore_onto_taken_cores);
         tcase_add_test(tc, test_forged_record_does_not_evict);
         tcase_add_test(tc, test_forged_record_moves_no_unbound_memory);
+        tcase_add_test(tc, test_record_in_definition_moves_no_memory);
         tcase_add_test(tc, test_live_iothreads_followed);
         tcase_add_test(tc, test_unreadable_record_placed_anew);
         tcase_add_test(tc, test_defined_from_live_xml);
