@@ -488,7 +488,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
                 return;
         }
         /* a domain that opts out stays one: its pins counted again with its own memory binding, and no
-         * record written into it (placementd writes none there) */
+         * record written into it unless placementd wrote one there before (placer_skip_opted_out()) */
         definition = placer_user_spec(dom, live);
         /* an emulator pin someone else made is held for it, and not recorded as placementd's */
         if (placer_hand_emulator(m, dom, definition, old->plan ? old->plan->emulator_pin : NULL,
@@ -497,7 +497,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
                 cpuset_clear(old->plan->emulator_pin);
         if (definition && (why = domain_spec_opt_out(definition))) {
                 ledger_release(m->ledger, uuid);
-                d = placer_skip_opted_out(m, dom, uuid, live, definition, why);
+                d = placer_skip_opted_out(m, dom, uuid, live, definition, why, old);
                 placer_log_decision(d);
                 placer_notify(m, d, d->uuid, d->name);
                 return;

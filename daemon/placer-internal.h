@@ -80,7 +80,8 @@ bool placer_free_to_record(Manager *m, virDomainPtr dom, Decision *d);
 bool placer_write_record(Manager *m, virDomainPtr dom, Decision *d);
 /*
  * A domain that opted out (why): not placed, but what it runs on counted (pins other than "anywhere",
- * memory its definition binds). The decision, stored.
+ * memory its definition binds), and what placementd applied before (old's, or its record's) as its own.
+ * The decision, stored.
  */
 Decision *placer_skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
-                                const DomainSpec *user, const char *why);
+                                const DomainSpec *user, const char *why, const Decision *old);

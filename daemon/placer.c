@@ -389,14 +389,44 @@ static Plan *bound_memory_plan(Manager *m, const PlacementRequest *req, const Pl
 }
 
 /*
+ * What placementd applied to a domain that opts out while it runs (a <vcpupin> written into its persistent
+ * definition with virsh vcpupin --config) still runs: its emulator pin, while the live one is still that,
+ * its I/O thread pins and its memory binding stay its own and counted, as for a domain pinned by hand. From
+ * the decision it had (old), or after a restart from its record.
+ */
+static MemoryBinding keep_applied(const Decision *old, const DomainSpec *live, Plan *occupied)
+{
+        const MetaDecision *md = live->decision;
+        const CpuSet *emulator = old && old->plan ? old->plan->emulator_pin : md ? md->emulator : NULL;
+
+        if (emulator && !cpuset_is_empty(emulator) && live->emulatorpin &&
+            cpuset_equal(live->emulatorpin, emulator))
+                cpuset_union(occupied->emulator_pin, emulator);
+        if (old && old->plan) {
+                cpuset_union(occupied->iothreads, old->plan->iothreads);
+                cpuset_union(occupied->iothread_pin, old->plan->iothread_pin);
+                return old->memory_binding;
+        }
+        if (md && md->iothreads && md->iothread_pin) {
+                cpuset_union(occupied->iothreads, md->iothreads);
+                cpuset_union(occupied->iothread_pin, md->iothread_pin);
+        }
+        return md ? placer_recorded_binding(md, live) : MEMORY_BINDING_NONE;
+}
+
+/*
  * A domain that opted out is not placementd's to place, but what it runs on is taken: pins other than
  * "anywhere" (its definition's <vcpupin>, numad's nodes under placement='auto', pins made by hand) are
  * counted in the ledger as they run, and memory its definition binds where it is bound, so no domain is
- * placed onto its cores and nodes.
+ * placed onto its cores and nodes. One that placementd placed before (old, or its record) keeps what was
+ * applied then, and its record says skipped from then on.
  */
 Decision *placer_skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
-                                const DomainSpec *user, const char *why)
+                                const DomainSpec *user, const char *why, const Decision *old)
 {
+        MemoryBinding binding;
+        Decision *d;
+
         PlacementParams params = params_for(m, user, live->name);
         PlacementRequest req = domain_request(user, live);
         g_auto(RequestShape) shape = {0};
@@ -415,7 +445,16 @@ Decision *placer_skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, 
         occupied = policy_adopt(m->topology, m->ledger, &req, pins, &params);
         virt_pins_free(pins, live->vcpus);
         reason = g_strdup_printf("%s; its pins are counted as they run", why);
-        return skip(m, uuid, live, reason, occupied);
+        binding = keep_applied(old, live, occupied);
+        d = skip(m, uuid, live, reason, occupied);
+        d->memory_binding = binding;
+        /* its record of before would still say placed: written again for a persistent domain, whose user's
+         * definition is the persistent one (a transient domain's record tells its pins from its user's);
+         * an owner's skip='yes' is never written over */
+        if (live->decision && !live->meta_skip && virt_domain_is_persistent(dom) && m->config->apply &&
+            placer_free_to_record(m, dom, d))
+                placer_write_metadata(m, dom, d, user);
+        return d;
 }
 
 /*
@@ -830,7 +869,7 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
                 placer_hand_emulator_said(m, dom, user, old && old->plan ? old->plan->emulator_pin : NULL,
                                           live->decision ? live->decision->emulator : NULL, live->name);
         if ((why = domain_spec_opt_out(user)))
-                return placer_skip_opted_out(m, dom, uuid, live, user, why);
+                return placer_skip_opted_out(m, dom, uuid, live, user, why, old);
         params = params_for(m, user, live->name);
         req = domain_request(user, live);
         domain_request_shape(live, m->topology, &req, &shape);

@@ -682,6 +682,28 @@ sc_13() {
     expect_eq "${P}13b takes the free core: placed" placed "$(ctl_field "${P}13b" result)"
 }
 
+# 14: a <vcpupin> written into a running domain's definition (virsh vcpupin --config, which libvirt
+# announces with no event) opts it out at the next placement (here a replace): it is skipped, its vCPUs stay
+# where they run, and what placementd applied before still runs and is still said to: its emulator pin and
+# memory binding (placementctl, the record and the kernel agree), also after a restart.
+sc_14() {
+    local cpu emu
+    scenario 14 "$TOPO_2C" "a <vcpupin> written into a running domain's definition" || return
+    step "virsh define + start ${P}14a" dom_define "${P}14a" "$(vcpu 1)" && step "virsh start ${P}14a" vx start "${P}14a" &&
+        agree "start ${P}14a"
+    cpu=$(kernel_vcpus "${P}14a")
+    emu=$(emu_kernel "${P}14a")
+    step "virsh vcpupin ${P}14a 0 $((1 - cpu)) --config (for its next start)" vx vcpupin "${P}14a" 0 $((1 - cpu)) --config
+    step "placementctl replace ${P}14a" pdctl replace "${P}14a" && agree "vcpupin --config and replace ${P}14a"
+    expect_eq "${P}14a is skipped" skipped "$(ctl_field "${P}14a" result)"
+    expect_eq "${P}14a: its vCPU still runs on CPU $cpu (kernel)" "$cpu" "$(kernel_vcpus "${P}14a")"
+    expect_eq "${P}14a: placementctl still counts placementd's emulator pin" "$emu" \
+        "$(views_cpuset_norm "$(ctl_field "${P}14a" emulator_pin)")"
+    pd_stop
+    step "placementd starts again" pd_start "$TOPO_2C" && agree "restart with ${P}14a opted out"
+    expect_eq "${P}14a is skipped after the restart" skipped "$(ctl_field "${P}14a" result)"
+}
+
 # ------------------------------------------------------------------------------------------- main
 
 must "placementd and placementctl are built in $BUILD" test -x "$BUILD/daemon/placementd" -a -x "$BUILD/tools/placementctl"
@@ -690,7 +712,7 @@ must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 diag "LEDGER_TODO=\"$LEDGER_TODO\""
 
-for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 10c 11 12 13}; do
+for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 10c 11 12 13 14}; do
     s0=$(date +%s)
     "sc_$id"
     TAP_TODO=
