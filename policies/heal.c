@@ -307,6 +307,38 @@ static bool may_gain(const HealHost *h, const HealParams *hp, const Plan *p, con
                cpuset_count(p->nodes) > 1 || (hp->undo_sharing && shares_while_free(h, p));
 }
 
+/* Whether a core of p's emulator pin runs more than one thread's worth by LOAD_HOST_REPIN_GAIN in all, by
+ * pu_busy (which counts p's own share there and other domains' too) less p's own vCPUs there: host-side
+ * threads of several domains that make a busy pair together, though no share alone is over (the pass's
+ * own_host_excess() sees them). Other domains' vCPUs there count too: an upper bound, as a cheap test may
+ * be. */
+static bool emulator_core_over(const Topology *t, const Plan *p, const double *vcpu_busy, double host_busy,
+                               const double *pu_busy)
+{
+        g_autoptr(CpuSet) cores = NULL;
+
+        if (!pu_busy || !vcpu_busy || !(host_busy > 0) || cpuset_is_empty(p->emulator_pin))
+                return false; /* without a load of its own to move, moving its threads gains nothing */
+        cores = cpuset_new();
+        CPUSET_FOREACH (os, p->emulator_pin) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                if (pu >= 0)
+                        cpuset_add(cores, t->pus[pu].core);
+        }
+        CPUSET_FOREACH (c, cores) {
+                const TopoCore *core = &t->cores[c];
+                double sum = 0;
+                for (unsigned q = core->pu_first; q < core->pu_first + core->npus; q++)
+                        sum += pu_busy[q];
+                for (unsigned i = 0; i < p->nvcpus; i++)
+                        if (p->vcpu_pu[i] >= 0 && t->pus[p->vcpu_pu[i]].core == (unsigned)c)
+                                sum -= vcpu_busy[i];
+                if (sum >= 1.0 + LOAD_HOST_REPIN_GAIN - 1e-9)
+                        return true;
+        }
+        return false;
+}
+
 bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const double *vcpu_busy,
                    double host_busy, const double *pu_busy)
 {
@@ -331,8 +363,9 @@ bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const doub
         }
         if (load_own_host_beside(t, p, vcpu_busy, host_busy, pu_busy, true) >= LOAD_HOST_REPIN_GAIN)
                 return true; /* its host-side load beside busy threads, however thin */
-        /* more than a core's worth of its host-side load on one core */
-        return load_own_host_over(t, p, vcpu_busy, host_busy) >= LOAD_HOST_REPIN_GAIN;
+        /* more than a core's worth of its host-side load on one core, or of its and others' together */
+        return load_own_host_over(t, p, vcpu_busy, host_busy) >= LOAD_HOST_REPIN_GAIN ||
+               emulator_core_over(t, p, vcpu_busy, host_busy, pu_busy);
 }
 
 double heal_moved_look_again(const Topology *t, const Ledger *l, LoadLookup lookup, void *userdata,

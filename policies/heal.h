@@ -132,7 +132,8 @@ static inline void heal_cooling_note(HealCooling *c, const HealMove *m, double n
  * host-side threads, its own or another domain's, or its emulator pin puts LOAD_HOST_REPIN_GAIN cores or
  * more of its own host_busy beside busy threads (on the cores of its busy vCPUs, or where other threads
  * are half busy in all: spread over siblings, a quarter on each, it still runs beside them), or over one
- * thread's worth of it on one core by as much (its host-side threads a busy pair themselves). A pass
+ * thread's worth of it on one core by as much (its host-side threads a busy pair themselves), or of it and
+ * other domains' together on a core of its emulator pin (by pu_busy, less its own vCPUs there). A pass
  * judges the rest.
  */
 bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const double *vcpu_busy,

@@ -1393,6 +1393,56 @@ START_TEST(test_heals_idle_host_load_beside_others)
 }
 END_TEST
 
+/*
+ * Two domains' host-side threads on one core that runs no vCPU: d's 1.2 cores (an idle guest's) and e's
+ * 0.3 (a busy one's) make 1.5 cores of them, a busy pair, though neither domain's share alone is over a
+ * core's worth by LOAD_HOST_REPIN_GAIN. Heal moves d's threads; the daemon's cheap test, which decides
+ * whether its pass plans d at all, must see that d may gain, or the daemon leaves where they are threads
+ * that the simulator (which plans every domain) moves.
+ */
+START_TEST(test_may_gain_host_load_summed_with_others)
+{
+        /* 1 node of 4 cores x 2 threads: e's busy vCPUs on PUs 0 and 2, d's idle one on PU 4; both
+         * emulators on core 3 (PUs 6, 7) */
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        double idle[] = {0.02}, busy[] = {1, 1};
+        Domains ds = {0};
+        HealDomain *hd, *he;
+        Plan *d, *e;
+
+        hold_on(t, l, "e", 2, (unsigned[]){0, 2}, 0);
+        hold_on(t, l, "d", 1, (unsigned[]){4}, 0);
+        e = (Plan *)ledger_lookup(l, "e");
+        d = (Plan *)ledger_lookup(l, "d");
+        for (unsigned p = 6; p < 8; p++) {
+                cpuset_add(e->emulator_pin, t->pus[p].os_index);
+                cpuset_add(d->emulator_pin, t->pus[p].os_index);
+                pu_busy[p] = 0.15 + 0.6;
+        }
+        pu_busy[0] = pu_busy[2] = 1;
+        pu_busy[4] = 0.02;
+        he = domains_add(&ds, l, "e");
+        he->request.vcpu_busy = busy;
+        he->request.host_busy = 0.3;
+        hd = domains_add(&ds, l, "d");
+        hd->request.vcpu_busy = idle;
+        hd->request.host_busy = 1.2;
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_ge(moves->len, 1);
+        for (unsigned k = 0; k < moves->len; k++) {
+                const HealMove *m = g_ptr_array_index(moves, k);
+                const HealDomain *who = strcmp(m->key, "d") == 0 ? hd : he;
+                const Plan *p = ledger_lookup(l, m->key);
+                ck_assert_msg(
+                    heal_may_gain(t, l, p, who->request.vcpu_busy, who->request.host_busy, pu_busy),
+                    "%s moved (%s), but the cheap test says it cannot gain", m->key, m->why);
+        }
+}
+END_TEST
+
 /* Host-side threads re-pinned again soon after the last re-pin wait twice as long each time (60, 120,
  * 240, 480 s, then 600); a quiet spell, a vCPU move or a memory move starts over. */
 START_TEST(test_repin_cooldown_grows)
@@ -1474,6 +1524,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_may_gain);
         tcase_add_test(tc, test_repin_inside_node);
         tcase_add_test(tc, test_repin_big_core_first);
+        tcase_add_test(tc, test_may_gain_host_load_summed_with_others);
         tcase_add_test(tc, test_repin_cooldown_grows);
         tcase_add_test(tc, test_move_counts_bound_memory_where_it_is);
         tcase_add_test(tc, test_repin_beside_idle_threads);
