@@ -485,6 +485,24 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
         return NULL;
 }
 
+/* vCPUs of p (counted in h's ledger) on a core that also holds another domain's vCPU. */
+static unsigned shared_with_others(const HealHost *h, const Plan *p)
+{
+        const Topology *t = h->t;
+        unsigned n = 0;
+
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                unsigned c, own = 0;
+                if (p->vcpu_pu[i] < 0)
+                        continue;
+                c = t->pus[p->vcpu_pu[i]].core;
+                for (unsigned j = 0; j < p->nvcpus; j++)
+                        own += p->vcpu_pu[j] >= 0 && t->pus[p->vcpu_pu[j]].core == c;
+                n += ledger_core_load(h->l, c) > own;
+        }
+        return n;
+}
+
 /* Puts plan `to` in place of `from` for hd on h. */
 static void swap_plan(HealHost *h, const HealDomain *hd, const Plan *from, const Plan *to)
 {
@@ -499,17 +517,18 @@ static void swap_plan(HealHost *h, const HealDomain *hd, const Plan *from, const
  * of the memory budget) returns it, with how many fewer busy vCPUs contend on the host after it in
  * *ret_gain, how many cores less work is lost to sharing in *ret_lost_gain and how many fewer vCPUs share
  * a core in *ret_shared_gain (all over the cores it touches: no other core changes, so they are the
- * host's); else NULL. h is left as it was.
+ * host's); else NULL. h is left as it was. asked: the pass was asked for (Rebalance).
  */
 static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, const Plan *current,
-                       const Plan *candidate, uint64_t budget_left, int *ret_gain, double *ret_lost_gain,
-                       int *ret_shared_gain)
+                       const Plan *candidate, uint64_t budget_left, bool asked, int *ret_gain,
+                       double *ret_lost_gain, int *ret_shared_gain)
 {
         const Topology *t = h->t;
         g_autoptr(CpuSet) cores = cpuset_new();
         g_autofree char *improves = NULL;
         HealScore before, after;
         HealOwn own_before = own_score(h, current, &hd->request), own_after;
+        unsigned others_before = shared_with_others(h, current), others_after;
         uint64_t moved;
         char *why;
         HealMove *m;
@@ -528,6 +547,13 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
         swap_plan(h, hd, current, candidate);
         after = score_cores(h, cores);
         own_after = own_score(h, candidate, &hd->request);
+        others_after = shared_with_others(h, candidate);
+        /* asked to undo sharing, a domain whose vCPUs leave other domains' cores for a free one improves
+         * even when they share that core with each other (two idle vCPUs on one free core's threads, where
+         * a 2-vCPU domain cannot have a core each): the others' vCPUs get their cores back */
+        if (asked && hp->undo_sharing && !improves && others_after < others_before)
+                improves = g_strdup_printf("%u vCPU%s shared a core with another domain's, now %u",
+                                           others_before, others_before == 1 ? "" : "s", others_after);
         moved = memory_moved(current, candidate);
         why = candidate->result == PLAN_UNPLACEABLE || candidate->nvcpus != current->nvcpus ||
                       moved > budget_left
@@ -654,8 +680,8 @@ static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParam
                 if (!candidates[k])
                         continue;
                 count_memory_where_it_is(t, &hd->request, current, candidates[k]);
-                other =
-                    judge(h, hp, hd, current, candidates[k], budget_left, &gain, &lost_gain, &shared_gain);
+                other = judge(h, hp, hd, current, candidates[k], budget_left, least_shared, &gain,
+                              &lost_gain, &shared_gain);
                 if (other &&
                     (!m || gain > best_gain ||
                      (gain == best_gain && lost_gain >= best_lost_gain + HEAL_MIN_LOST_GAIN) ||

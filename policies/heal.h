@@ -26,9 +26,11 @@
  *
  * A pass that was asked for (HealParams.undo_sharing: Rebalance) also undoes sharing that arose when
  * cores were short, however idle the vCPUs: a domain with a vCPU on a shared core moves while a core is
- * free when fewer of its vCPUs share one (policy_improves(), with it counted) and, with busy vCPUs and
- * host-side threads contending no more, at least min_gain fewer vCPUs share a core on the host (the
- * tuple then has "shared" after the host threads). Passes not asked for do the same while a quarter of
+ * free when fewer of its vCPUs share one (policy_improves(), with it counted) or fewer share one with
+ * another domain's vCPU (its vCPUs may then share the free core with each other) and, with busy vCPUs
+ * and host-side threads contending no more, at least min_gain fewer vCPUs share a core on the host (the
+ * tuple then has "shared" after the host threads). Passes not asked for do the same (but for sharing
+ * with another domain's vCPU, which they do not count apart from sharing at all) while a quarter of
  * the host's cores hold no vCPU (HEAL_SPARE_CORES_SHARE); with fewer free they leave idle sharing
  * alone: it costs little, and the free cores it would take serve busy arrivals better (the
  * simulator's figures, docs/performance.md).

@@ -482,6 +482,64 @@ static void hold_on(const Topology *t, Ledger *l, const char *key, unsigned n, c
 }
 
 /*
+ * Two 2-vCPU guests interleaved on two cores (a's idle vCPUs beside c's half-busy ones) while a third core
+ * holds no vCPU, only thin host-side threads (z's emulator, 0.05 cores): c placed anew keeps its vCPUs
+ * where they are (beside a's idle ones rather than the threads), and a placed anew takes the free core's
+ * two threads, so its own vCPUs still share a core, with each other. Rebalance takes that move all the
+ * same: no vCPU of a shares a core with another domain's any more, c's vCPUs get a core each, and a second
+ * pass moves nothing. Until 2026-12-05 it moved nothing (the random walk on the test driver,
+ * WALK_LOAD=1 WALK_SEED=98, found a's vCPUs left beside c's).
+ */
+START_TEST(test_rebalance_packs_idle_guest_onto_free_core)
+{
+        /* 1 node of 4 cores x 2 threads: a on PUs 0 and 2, c on 1 and 3, z (fixed) on 6 */
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL, again = NULL;
+        double idle[] = {0, 0}, busy[] = {0.55, 0.55}, one[] = {1};
+        HealParams asked = heal_defaults;
+        Domains ds = {0};
+        unsigned shared = 0, free_cores = 0;
+        Plan *a, *c, *z;
+
+        asked.undo_sharing = true;
+        hold_on(t, l, "a", 2, (unsigned[]){0, 2}, 0);
+        hold_on(t, l, "c", 2, (unsigned[]){1, 3}, 0);
+        hold_on(t, l, "z", 1, (unsigned[]){6}, 0);
+        a = (Plan *)ledger_lookup(l, "a");
+        c = (Plan *)ledger_lookup(l, "c");
+        z = (Plan *)ledger_lookup(l, "z");
+        c->result = PLAN_OVERCOMMITTED;
+        for (unsigned q = 0; q < 4; q++) {
+                cpuset_add(c->emulator_pin, t->pus[q].os_index);
+                if (q % 2)
+                        cpuset_add(a->emulator_pin, t->pus[q].os_index);
+        }
+        cpuset_add(z->emulator_pin, t->pus[4].os_index);
+        cpuset_add(z->emulator_pin, t->pus[5].os_index);
+        domains_add(&ds, l, "a")->request.vcpu_busy = idle;
+        domains_add(&ds, l, "c")->request.vcpu_busy = busy;
+        domains_add(&ds, l, "z")->request.vcpu_busy = one;
+        for (unsigned k = 0; k < 3; k++)
+                ds.d[k].request.host_busy = 0.05;
+        ds.d[2].fixed = true;
+        moves = heal(t, l, &asked, &ds);
+        apply_moves(l, moves);
+        for (unsigned k = 0; k < t->ncores; k++) {
+                free_cores += ledger_core_free(l, k);
+                shared += ledger_core_load(l, k) >= 2;
+        }
+        ck_assert_msg(!free_cores || !shared, "%u moves: %u cores shared, %u free", moves->len, shared,
+                      free_cores);
+        c = (Plan *)ledger_lookup(l, "c");
+        for (unsigned i = 0; i < 2; i++) /* c's vCPUs each on a core of its own */
+                ck_assert_uint_eq(ledger_core_load(l, t->pus[c->vcpu_pu[i]].core), 1);
+        again = heal(t, l, &asked, &ds);
+        ck_assert_uint_eq(again->len, 0);
+}
+END_TEST
+
+/*
  * A move that leaves bound memory where it is counts it where it is: w's 1 GiB on node 0 and 3 GiB on
  * node 1 (bound to both at its start) stay so when its vCPUs leave x's and y's cores for node 1's, not
  * an even 2 + 2 as a fresh plan would spread it.
@@ -1518,6 +1576,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_idle_sharing_undone_with_cores_to_spare);
         tcase_add_test(tc, test_rebalance_undoes_idle_sharing);
         tcase_add_test(tc, test_rebalance_prefers_less_sharing);
+        tcase_add_test(tc, test_rebalance_packs_idle_guest_onto_free_core);
         tcase_add_test(tc, test_idle_sharing_left_alone_when_cores_short);
         tcase_add_test(tc, test_settles);
         tcase_add_test(tc, test_bad_input);
