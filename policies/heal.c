@@ -485,10 +485,9 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
         return NULL;
 }
 
-/* vCPUs of p (counted in h's ledger) on a core that also holds another domain's vCPU. */
-static unsigned shared_with_others(const HealHost *h, const Plan *p)
+/* vCPUs of p (counted in l) on a core that also holds another domain's vCPU. */
+static unsigned shared_with_others(const Topology *t, const Ledger *l, const Plan *p)
 {
-        const Topology *t = h->t;
         unsigned n = 0;
 
         for (unsigned i = 0; i < p->nvcpus; i++) {
@@ -498,7 +497,7 @@ static unsigned shared_with_others(const HealHost *h, const Plan *p)
                 c = t->pus[p->vcpu_pu[i]].core;
                 for (unsigned j = 0; j < p->nvcpus; j++)
                         own += p->vcpu_pu[j] >= 0 && t->pus[p->vcpu_pu[j]].core == c;
-                n += ledger_core_load(h->l, c) > own;
+                n += ledger_core_load(l, c) > own;
         }
         return n;
 }
@@ -528,7 +527,7 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
         g_autofree char *improves = NULL;
         HealScore before, after;
         HealOwn own_before = own_score(h, current, &hd->request), own_after;
-        unsigned others_before = shared_with_others(h, current), others_after;
+        unsigned others_before = shared_with_others(h->t, h->l, current), others_after;
         uint64_t moved;
         char *why;
         HealMove *m;
@@ -547,7 +546,7 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
         swap_plan(h, hd, current, candidate);
         after = score_cores(h, cores);
         own_after = own_score(h, candidate, &hd->request);
-        others_after = shared_with_others(h, candidate);
+        others_after = shared_with_others(h->t, h->l, candidate);
         /* asked to undo sharing, a domain whose vCPUs leave other domains' cores for a free one improves
          * even when they share that core with each other (two idle vCPUs on one free core's threads, where
          * a 2-vCPU domain cannot have a core each): the others' vCPUs get their cores back */
@@ -716,17 +715,7 @@ typedef struct HealOrder {
  * have all left no longer does. */
 static bool shares_now(const Topology *t, const Ledger *l, const Plan *p)
 {
-        for (unsigned i = 0; i < p->nvcpus; i++) {
-                unsigned c, own = 0;
-                if (p->vcpu_pu[i] < 0)
-                        continue;
-                c = t->pus[p->vcpu_pu[i]].core;
-                for (unsigned j = 0; j < p->nvcpus; j++)
-                        own += p->vcpu_pu[j] >= 0 && t->pus[p->vcpu_pu[j]].core == c;
-                if (ledger_core_load(l, c) > own)
-                        return true;
-        }
-        return false;
+        return shared_with_others(t, l, p) > 0;
 }
 
 static int order_compare(gconstpointer pa, gconstpointer pb)
