@@ -104,7 +104,7 @@ _e2e_pidfile_pid() {
     pid=
     read -r pid 2>/dev/null <"$1" || [ -n "$pid" ] || return 1   # libvirt writes pid files without a newline
     _e2e_pid_alive "$pid" || return 1
-    comm=$(cat "/proc/$pid/comm" 2>/dev/null) || return 1
+    IFS= read -r comm 2>/dev/null <"/proc/$pid/comm" || return 1
     [ "$comm" = "$2" ] || return 1
     echo "$pid"
 }
@@ -134,9 +134,11 @@ _e2e_kill_pid() {
 
 # _e2e_live_pids COMM: PIDs (space-separated) of live, non-zombie processes named COMM.
 _e2e_live_pids() {
-    local p out=
+    local p c out=
     for p in /proc/[0-9]*; do
-        [ "$(cat "$p/comm" 2>/dev/null)" = "$1" ] || continue
+        c=
+        IFS= read -r c 2>/dev/null <"$p/comm"
+        [ "$c" = "$1" ] || continue
         p=${p#/proc/}
         _e2e_pid_alive "$p" && out="$out${out:+ }$p"
     done
@@ -690,7 +692,7 @@ e2e_vcpu_affinity() {
     local -a out=()
     pid=$(e2e_qemu_pid "$name") || return 1
     for t in /proc/"$pid"/task/*; do
-        comm=$(cat "$t/comm" 2>/dev/null) || continue
+        IFS= read -r comm 2>/dev/null <"$t/comm" || continue
         [[ $comm =~ ^CPU\ ([0-9]+)/[A-Z]+$ ]] || continue
         idx=${BASH_REMATCH[1]}
         list=

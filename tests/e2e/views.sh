@@ -56,20 +56,26 @@ VIEWS_OUT=
 
 # views_cpuset_norm LIST: "0-2,5" -> "0,1,2,5" (sorted, unique); empty stays empty.
 views_cpuset_norm() {
-    local part a b out=()
+    local part a b out=() odd=()
     local IFS=,
     for part in $1; do
         part=${part//[[:space:]]/}
         [ -n "$part" ] || continue
         if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then
-            a=${BASH_REMATCH[1]} b=${BASH_REMATCH[2]}
-            while [ "$a" -le "$b" ]; do out+=("$a"); a=$((a + 1)); done
+            a=$((10#${BASH_REMATCH[1]})) b=$((10#${BASH_REMATCH[2]}))
+            while [ "$a" -le "$b" ]; do out[a]=1; a=$((a + 1)); done
+        elif [[ $part =~ ^[0-9]+$ ]]; then
+            out[10#$part]=1
         else
-            out+=("$part")
+            odd+=("$part")
         fi
     done
-    [ "${#out[@]}" -gt 0 ] || return 0
-    printf '%s\n' "${out[@]}" | sort -n -u | paste -sd,
+    # an indexed array lists its indices in ascending order: sorted and unique without a fork
+    if [ "${#odd[@]}" -gt 0 ]; then
+        printf '%s\n' "${!out[@]}" "${odd[@]}" | sort -n -u | paste -sd,
+    elif [ "${#out[@]}" -gt 0 ]; then
+        echo "${!out[*]}"
+    fi
 }
 
 _views_say() { VIEWS_OUT+="$*"$'\n'; }
@@ -132,6 +138,11 @@ _views_ctl() { awk -F'|' -v n="$1" '$1 == n' <<<"$VIEWS_CTL_JSON"; }
 _views_meta() {
     local xml
     xml=$(e2e_virsh metadata "$1" "$VIEWS_NS" --live 2>/dev/null) || return 0
+    _views_meta_of "$xml"
+}
+
+# _views_meta_of XML: _views_meta's lines from the metadata element XML.
+_views_meta_of() {
     python3 -c '
 import sys, xml.etree.ElementTree as ET
 try:
@@ -161,8 +172,19 @@ for v in d.findall("vcpu"):
     print("vcpu", v.get("id"), v.get("cpuset", ""))
 for m in d.findall("memory"):
     print("memory", m.get("node"))
-' <<<"$xml"
+' <<<"$1"
 }
+
+# _views_libvirt NAME: libvirt's live answers about NAME in one virsh run (each virsh start costs about
+# 0.1 s): sections "@@@metadata", "@@@vcpupin", "@@@emulatorpin", "@@@numatune", each followed by what that
+# command prints (nothing where it fails).
+_views_libvirt() {
+    e2e_virsh "echo @@@metadata; metadata '$1' $VIEWS_NS --live; echo @@@vcpupin; vcpupin '$1' --live;
+        echo @@@emulatorpin; emulatorpin '$1' --live; echo @@@numatune; numatune '$1' --live" 2>/dev/null
+}
+
+# _views_section NAME TEXT: the lines of section NAME in _views_libvirt's TEXT.
+_views_section() { awk -v s="@@@$1" '/^@@@/ { on = ($0 == s); next } on' <<<"$2"; }
 
 # _views_kernel NAME: lines "vcpu N CPUS MEMS", "main PID CPUS MEMS" and "other TID CPUS MEMS" for every
 # thread of NAME's QEMU. Each status file is read in one go (e2e_proc_status): read line by line, a busy
@@ -172,7 +194,7 @@ _views_kernel() {
     local pid t comm line cpus mems status
     pid=$(e2e_qemu_pid "$1" 2>/dev/null) || return 1
     for t in /proc/"$pid"/task/*; do
-        comm=$(cat "$t/comm" 2>/dev/null) || continue
+        IFS= read -r comm 2>/dev/null <"$t/comm" || continue
         cpus='' mems=''
         status=$(e2e_proc_status "$t/status") || continue
         while IFS= read -r line; do
@@ -223,12 +245,15 @@ views_domain() {
 }
 
 _views_domain() {
-    local d=$1 ctl meta kern c_res c_n c_emu c_mem c_bind c_pins c_err m_res m_bind m_emu m_mem
+    local d=$1 ctl lv meta kern c_res c_n c_emu c_mem c_bind c_pins c_err m_res m_bind m_emu m_mem
     local l_pins l_emu l_numa l_mode l_nodes l_cell_nodes k_emu="" i n v m_p c_p l_p k_p online=0 x line u_emu
     local -A mpin=() lpin=() kpin=() cpin=()
     local -a pairs=()
     ctl=$(_views_ctl "$d")
-    meta=$(_views_meta "$d")
+    lv=$(_views_libvirt "$d")
+    x=$(_views_section metadata "$lv")
+    meta=
+    [ -z "$x" ] || meta=$(_views_meta_of "$x")
     kern=$(_views_kernel "$d") || { _views_say "$d: libvirt runs it but its QEMU is not in /proc"; return; }
     if [ -z "$ctl" ]; then
         _views_say "$d: libvirt runs it, placementctl list does not show it"
@@ -244,10 +269,10 @@ _views_domain() {
     m_emu=$(views_cpuset_norm "$(awk '$1 == "emulator" { print $2 }' <<<"$meta")")
     m_mem=$(awk '$1 == "memory" { print $2 }' <<<"$meta" | sort -n -u | paste -sd,)
     while read -r x i v; do [ "$x" = vcpu ] && mpin[$i]=$(views_cpuset_norm "$v"); done <<<"$meta"
-    l_pins=$(e2e_virsh vcpupin "$d" --live 2>/dev/null | awk '$1 ~ /^[0-9]+$/ && NF == 2 { print $1, $2 }')
+    l_pins=$(_views_section vcpupin "$lv" | awk '$1 ~ /^[0-9]+$/ && NF == 2 { print $1, $2 }')
     while read -r i v; do [ -n "$i" ] && lpin[$i]=$(views_cpuset_norm "$v"); done <<<"$l_pins"
-    l_emu=$(views_cpuset_norm "$(e2e_virsh emulatorpin "$d" --live 2>/dev/null | sed -nE 's/^[[:space:]]*\*:[[:space:]]*//p')")
-    l_numa=$(e2e_virsh numatune "$d" --live 2>/dev/null)
+    l_emu=$(views_cpuset_norm "$(_views_section emulatorpin "$lv" | sed -nE 's/^[[:space:]]*\*:[[:space:]]*//p')")
+    l_numa=$(_views_section numatune "$lv")
     l_mode=$(sed -nE 's/^numa_mode[[:space:]]*:[[:space:]]*//p' <<<"$l_numa")
     l_nodes=$(views_cpuset_norm "$(sed -nE 's/^numa_nodeset[[:space:]]*:[[:space:]]*//p' <<<"$l_numa")")
     # per guest cell bindings (<numatune><memnode>) are not in `virsh numatune`: libvirt's nodes are then

@@ -219,7 +219,7 @@ wait_for() {
 pid_alive() {
     local stat
     case "${1:-}" in '' | *[!0-9]*) return 1 ;; esac
-    stat=$(cat "/proc/$1/stat" 2>/dev/null) || return 1
+    IFS= read -r stat 2>/dev/null <"/proc/$1/stat" || return 1
     stat=${stat##*) }
     [ "${stat:0:1}" != Z ] && [ "${stat:0:1}" != X ]
 }
