@@ -1114,6 +1114,15 @@ static int open_bus(BusService *s, sd_bus **ret)
         return 0;
 }
 
+/* The second connection serves nothing: a call to it gets no answer, so that what sd-bus would answer
+ * there by itself (Peer.Ping, Introspect) is not a way around every user's share of the first. */
+static int filter_ask_call(sd_bus_message *msg, void *userdata, sd_bus_error *ret_error)
+{
+        (void)userdata;
+        (void)ret_error;
+        return sd_bus_message_is_method_call(msg, NULL, NULL) ? 1 : 0;
+}
+
 /*
  * Opens the second connection, only to ask the bus who senders are: on the first, the bus's answer would
  * come after every call it holds for the daemon by then, which under a flood of new connections is a long
@@ -1126,7 +1135,8 @@ static void open_ask_bus(BusService *s)
         sd_id128_t id, ask_id;
 
         if (open_bus(s, &ask) < 0 || sd_bus_get_bus_id(s->bus, &id) < 0 ||
-            sd_bus_get_bus_id(ask, &ask_id) < 0 || !sd_id128_equal(id, ask_id)) {
+            sd_bus_get_bus_id(ask, &ask_id) < 0 || !sd_id128_equal(id, ask_id) ||
+            sd_bus_add_filter(ask, NULL, filter_ask_call, NULL) < 0) {
                 if (ask)
                         sd_bus_close(ask);
                 return;

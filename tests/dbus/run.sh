@@ -652,6 +652,21 @@ result "  as nobody: busctl introspect lists GetStatus and Policy (rc $RC)" \
 run "${NOBODY[@]}" gdbus introspect --address "$ADDR" --dest "$NAME" --object-path "$OPATH"
 result "  as nobody: gdbus introspect shows org.placementd1.Manager (rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q 'interface org.placementd1.Manager' "$OUT"; echo $?)"
+# The daemon's second connection only asks the bus who senders are: it serves nothing, so a call to it
+# gets no answer at all (sd-bus answered Peer.Ping and Introspect there, outside every user's share: about
+# 52,000 Pings of one client in 12 s). Its unique name is the daemon's PID's other one.
+OWNER=$(busctl --address="$ADDR" call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus \
+    GetNameOwner s "$NAME" 2>/dev/null | awk '{ gsub(/"/, "", $2); print $2 }')
+ASKER=$(busctl --address="$ADDR" list --unique --no-legend 2>/dev/null |
+    awk -v pid="$PD_PID" -v owner="$OWNER" '$2 == pid && $1 != owner { print $1; exit }')
+result "the daemon has a second connection on the bus (${ASKER:-none}, besides $OWNER)" "$([ -n "$ASKER" ]; echo $?)"
+run "${NOBODY[@]}" busctl --address="$ADDR" --timeout=1 call "${ASKER:-:1.0}" / org.freedesktop.DBus.Peer Ping
+result "  as nobody: Peer.Ping to it gets no answer (rc $RC: $(head -c 80 "$ERR"))" \
+    "$([ $RC -ne 0 ] && grep -qi 'timed out' "$ERR"; echo $?)"
+run "${NOBODY[@]}" busctl --address="$ADDR" --timeout=1 call "${ASKER:-:1.0}" / \
+    org.freedesktop.DBus.Introspectable Introspect
+result "  as nobody: Introspect of it gets no answer (rc $RC: $(head -c 80 "$ERR"))" \
+    "$([ $RC -ne 0 ] && grep -qi 'timed out' "$ERR"; echo $?)"
 # Every call a non-root user makes counts: a member or a path the daemon does not have, and GetStatus,
 # share the same 100 at once and 50 a second. User bin keeping 100 of them in flight for 2 s has all but
 # about 200 refused with LimitExceeded (before, all of some 10,000 were answered).
