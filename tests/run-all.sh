@@ -98,7 +98,8 @@ run_shellcheck() {
         mapfile -t files < <(git ls-files 'tests/*.sh' 'scripts/*.sh' '.ci/*' 'shell-completion/bash/*')
         ((${#files[@]})) || return 1
         echo "shellcheck: ${#files[@]} files"
-        shellcheck -x -P SCRIPTDIR "${files[@]}"
+        # one shellcheck per CPU, six files each: 36 s -> 22 s on 2 CPUs (a warning fails xargs: exit 123)
+        printf '%s\0' "${files[@]}" | xargs -0 -n 6 -P "$(nproc)" shellcheck -x -P SCRIPTDIR
 }
 
 # Most Check tests wait on the libvirt test driver's events and on timers (manager heal: 37 s, of which
