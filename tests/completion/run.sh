@@ -88,7 +88,8 @@ help_items() {
         done <"$TMP/verbs"
 }
 
-# missing_from_completion: every verb and option of the help that the completion does not offer.
+# missing_from_completion: every verb and option of the help (help_items, read once into $TMP/items) that
+# the completion does not offer.
 missing_from_completion() {
         local verb opt
         while read -r verb opt; do
@@ -97,7 +98,7 @@ missing_from_completion() {
                 else
                         offers "placementctl $verb --" "$opt" >/dev/null || echo "option $opt of $verb"
                 fi
-        done < <(help_items)
+        done <"$TMP/items"
 }
 
 # shellcheck source=/dev/null
