@@ -84,6 +84,11 @@ struct Manager {
         GHashTable *metadata_changed;
         struct event *metadata_ev;
         uint64_t metadata_follows; /* domains read so, since the start */
+        /* vCPU pins changed (manager-tunable.c): uuid -> what the events said, judged when pins_ev fires,
+         * once each however many came (MANAGER_METADATA_FOLLOW_MSEC) */
+        GHashTable *pins_changed;
+        struct event *pins_ev;
+        uint64_t hand_pin_follows; /* domains read so, since the start */
         GHashTable *interrupted;   /* uuid -> Plan*: applies the lost connection cut off (interrupted.c) */
         GHashTable *thread_masks;  /* uuid -> CpuSet*: CPUs its QEMU threads started on (thread-mask.c) */
         GHashTable *job_timeouts;  /* uuid -> HeldBackoff*: calls that timed out on a job libvirt does not
@@ -215,6 +220,10 @@ void placer_apply_plan(Manager *m, virDomainPtr dom, const PlacerRequest *r, Pla
  * before others it shared CPUs with leaves them where those others ran no more. why ends the log line and
  * the note that leads the reason ("once ..."). True when it moved them. */
 bool placer_rehouse(Manager *m, virDomainPtr dom, const char *why);
+
+/* manager-tunable.c: follows vCPU pins someone else made, once for a burst of tunable events. */
+void tunable_init(Manager *m);
+void tunable_done(Manager *m);
 
 /* held.c: a domain whose plan waits for libvirt to release its job (Decision.job_held) is placed again once
  * it does; held_retry_soon() arms the look (a few seconds on) unless it is armed. */

@@ -190,80 +190,6 @@ static void on_tunable(virDomainPtr dom, virTypedParameterPtr params, int nparam
         manager_tunable(opaque, dom, params, nparams);
 }
 
-void manager_tunable(Manager *m, virDomainPtr dom, virTypedParameterPtr params, int nparams)
-{
-        char uuid[VIR_UUID_STRING_BUFLEN];
-        const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
-        bool iothreads_read = false, emulator_read = false;
-
-        healer_forget_request(m, uuid); /* a pin or a tunable changed */
-        if (d && placer_skipped_now_pinned(m, dom, d)) {
-                placer_adopt_hand_pins(m, dom, "its vCPUs were pinned by someone else");
-                return;
-        }
-        if (!d || !d->plan)
-                return;
-        /* a hot-added vCPU shows up as a pin of a vCPU the decision does not have */
-        if (placer_resized(m, dom, d)) {
-                placer_place(m, dom, ORIGIN_RESIZED, monotonic_usec());
-                return;
-        }
-        for (int i = 0; i < nparams; i++) {
-                const char *field = params[i].field;
-                g_autoptr(CpuSet) seen = NULL;
-                guint64 vcpu;
-                int index;
-
-                /* someone pinned one of its I/O threads (or one came and was pinned at once): the live
-                 * I/O threads are read once, whatever the event holds */
-                /* someone pinned its emulator: read once, as it runs now */
-                if (g_str_equal(field, "cputune.emulatorpin")) {
-                        if (!emulator_read)
-                                placer_follow_emulator(m, dom, g_hash_table_lookup(m->decisions, uuid));
-                        emulator_read = true;
-                        continue;
-                }
-                if (g_str_has_prefix(field, "cputune.iothreadpin")) {
-                        if (!iothreads_read)
-                                placer_follow_iothreads(m, dom, g_hash_table_lookup(m->decisions, uuid));
-                        iothreads_read = true;
-                        continue;
-                }
-                if (!g_str_has_prefix(field, "cputune.vcpupin") ||
-                    params[i].type != VIR_TYPED_PARAM_STRING ||
-                    !g_ascii_string_to_unsigned(field + strlen("cputune.vcpupin"), 10, 0, G_MAXUINT, &vcpu,
-                                                NULL))
-                        continue;
-                if (cpuset_parse(params[i].value.s, &seen, NULL) < 0)
-                        continue;
-                /* N in cputune.vcpupinN is libvirt's vCPU id; a pin of one the plan does not have (not
-                 * online) is someone else's too */
-                index = vcpu_id_index(d->plan->vcpu_ids, d->plan->nvcpus, (unsigned)vcpu);
-                if (index >= 0 && cpuset_equal(seen, d->plan->vcpu_pins[index])) {
-                        log_debug("%s: %s=%s is the echo of our own pin", d->name, field, params[i].value.s);
-                        continue;
-                }
-                /* events come after the fact: a pin made and replaced before its event was read (two
-                 * moves in a row, a pin undone at once) is not what runs; what runs is read now */
-                if (index >= 0 && d->result != DECISION_ADVISORY &&
-                    placer_live_pins_planned(m, dom, d->plan, d->pinned_by_hand) == 1) {
-                        log_debug("%s: %s=%s is an earlier pin's event: its vCPUs run as decided", d->name,
-                                  field, params[i].value.s);
-                        continue;
-                }
-                /* an advice floats as libvirt left it; one counted on the pins it ran on before
-                 * (d->advice) runs elsewhere now: that is followed as any pin by hand */
-                if (d->result == DECISION_ADVISORY && !d->advice && cpuset_equal(seen, m->topology->all_pus))
-                        continue;
-                {
-                        g_autofree char *what = g_strdup_printf("vCPU %u was pinned to %s by someone else",
-                                                                (unsigned)vcpu, params[i].value.s);
-                        placer_adopt_hand_pins(m, dom, what);
-                }
-                return;
-        }
-}
-
 /* A DIMM (or another device) came or went: the memory the ledger counts may have changed. */
 static void on_device(virDomainPtr dom, const char *alias, void *opaque)
 {
@@ -834,6 +760,7 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->sharing_ev = evtimer_new(base, on_sharing, m);
         m->metadata_ev = evtimer_new(base, on_metadata_due, m);
         m->metadata_changed = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        tunable_init(m);
         m->load = load_monitor_new();
         healer_init(m);
         held_init(m);
@@ -859,6 +786,7 @@ void manager_free(Manager *m)
         m->sharing_ev = NULL;
         event_free(m->metadata_ev);
         g_hash_table_destroy(m->metadata_changed);
+        tunable_done(m);
         held_done(m);
         healer_done(m);
         load_monitor_free(m->load);

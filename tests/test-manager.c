@@ -2293,6 +2293,43 @@ START_TEST(test_metadata_burst_read_once)
 }
 END_TEST
 
+START_TEST(test_hand_pin_burst_read_once)
+{
+        /* an owner pinning its vCPU in a loop costs one read of the domain per burst of events read
+         * together, not one per pin (each read is the domain's whole XML, which its owner can make large);
+         * the last pin is what counts */
+        Manager *m = new_manager(NULL);
+        virDomainPtr dom = start_domain("o-pins", 1, NULL);
+        virTypedParameter event = {.field = "cputune.vcpupin0", .type = VIR_TYPED_PARAM_STRING};
+        char cpu[2] = "";
+        const Decision *d;
+        uint64_t before;
+
+        ck_assert(spin_result(m, "o-pins", DECISION_PLACED));
+        spin(NULL, NULL, 50);
+        before = m->hand_pin_follows;
+        for (unsigned i = 0; i < 40; i++) {
+                ck_assert_int_eq(virDomainPinVcpuFlags(dom, 0, &(unsigned char){i % 2 ? 1u << 6 : 1u << 7},
+                                                       1, VIR_DOMAIN_AFFECT_CURRENT),
+                                 0);
+                cpu[0] = i % 2 ? '6' : '7';
+                event.value.s = cpu;
+                manager_tunable(m, dom, &event, 1); /* as libvirtd sends it; the test driver sends none */
+        }
+        ck_assert(spin_result(m, "o-pins", DECISION_SKIPPED));
+        spin(NULL, NULL, 50);
+        d = manager_lookup(m, "o-pins");
+        ck_assert(d->pinned_by_hand);
+        ck_assert_msg(cpuset_count(d->plan->vcpu_pins[0]) == 1 && cpuset_has(d->plan->vcpu_pins[0], 6),
+                      "the last pin (CPU 6) is counted");
+        ck_assert_msg(m->hand_pin_follows - before <= 2, "%" G_GUINT64_FORMAT " reads for one burst",
+                      m->hand_pin_follows - before);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_opt_out_beats_record)
 {
         /* a definition made from live XML carries placementd's record and pins; the user then opts it
@@ -2405,6 +2442,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_opt_out_by_define_while_running_followed);
         tcase_add_test(tc, test_emulatorpin_defined_while_running_is_for_next_start);
         tcase_add_test(tc, test_metadata_burst_read_once);
+        tcase_add_test(tc, test_hand_pin_burst_read_once);
         tcase_add_test(tc, test_replace_error_escapes_the_name);
         tcase_add_test(tc, test_unplaceable_after_restart_counts_live_pins);
         tcase_add_test(tc, test_reload_applies_to_running_domains);
