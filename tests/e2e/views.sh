@@ -176,11 +176,12 @@ for m in d.findall("memory"):
 }
 
 # _views_libvirt NAME: libvirt's live answers about NAME in one virsh run (each virsh start costs about
-# 0.1 s): sections "@@@metadata", "@@@vcpupin", "@@@emulatorpin", "@@@numatune", each followed by what that
-# command prints (nothing where it fails).
+# 0.1 s): sections "@@@metadata", "@@@vcpupin", "@@@emulatorpin", "@@@numatune", "@@@dumpxml", each
+# followed by what that command prints (nothing where it fails).
 _views_libvirt() {
     e2e_virsh "echo @@@metadata; metadata '$1' $VIEWS_NS --live; echo @@@vcpupin; vcpupin '$1' --live;
-        echo @@@emulatorpin; emulatorpin '$1' --live; echo @@@numatune; numatune '$1' --live" 2>/dev/null
+        echo @@@emulatorpin; emulatorpin '$1' --live; echo @@@numatune; numatune '$1' --live;
+        echo @@@dumpxml; dumpxml '$1'" 2>/dev/null
 }
 
 # _views_section NAME TEXT: the lines of section NAME in _views_libvirt's TEXT.
@@ -278,7 +279,7 @@ _views_domain() {
     # per guest cell bindings (<numatune><memnode>) are not in `virsh numatune`: libvirt's nodes are then
     # the union of the live XML's memnode nodesets (QEMU binds each cell's memory; no cgroup is involved)
     l_cell_nodes=
-    [ -n "$l_nodes" ] || l_cell_nodes=$(views_cpuset_norm "$(e2e_virsh dumpxml "$d" 2>/dev/null |
+    [ -n "$l_nodes" ] || l_cell_nodes=$(views_cpuset_norm "$(_views_section dumpxml "$lv" |
         sed -nE "s/^.*<memnode [^>]*nodeset='([^']*)'.*$/\1/p" | paste -sd,)")
     while read -r x i v m; do
         case "$x" in
@@ -388,6 +389,7 @@ views_all() {
         return 1
     fi
     running=$(e2e_virsh list --name 2>/dev/null | grep . | sort)
+    _VIEWS_RUNNING=$running
     listed=$(cut -d'|' -f1 <<<"$VIEWS_CTL_JSON" | grep . | sort)
     for d in $(comm -13 <(echo "$running") <(echo "$listed")); do
         _views_say "$d: placementctl lists it, libvirt does not run it"
@@ -482,12 +484,23 @@ views_sharing() {
         _views_say "cores: placementctl list says $(tr '\n' ' ' <<<"$map_want")(core domain, vCPUs and held CPUs), placementctl map says $(tr '\n' ' ' <<<"$map_h")"
     fi
     _views_sharing_check "placementctl" "$ctl_h"
-    kern_h=$(for d in $(e2e_virsh list --name 2>/dev/null); do
+    # views_all read the running domains just now (_VIEWS_RUNNING)
+    [ -n "${_VIEWS_FRESH:-}" ] || _VIEWS_RUNNING=$(e2e_virsh list --name 2>/dev/null)
+    kern_h=$(for d in $_VIEWS_RUNNING; do
         _views_kernel "$d" | while read -r x i v m; do [ "$x" = vcpu ] && echo "$d $v"; done
     done | _views_holders_from)
     _views_sharing_check "kernel" "$kern_h"
     printf '%s' "$VIEWS_OUT"
     ! _views_bad
+}
+
+# _views_pass [views]: views_all, then (without "views") views_sharing on what views_all read (placementctl's
+# list, libvirt's running domains); prints both, returns 1 if either disagrees.
+_views_pass() {
+    local rc=0
+    views_all || rc=1
+    if [ "${1-}" != views ]; then _VIEWS_FRESH=1 views_sharing || rc=1; fi
+    return "$rc"
 }
 
 # views_settle TENTHS [views]: poll views_all and views_sharing (with "views", views_all alone) until both agree,
@@ -496,13 +509,11 @@ views_sharing() {
 # or TENTHS/10 s passed; prints the last disagreement (and notes) and returns 1 if they never agreed.
 VIEWS_LAST=
 views_settle() {
-    local n=$1 i=0 a s rc prev='' same=0
+    local n=$1 i=0 rc prev='' same=0
     while :; do
         rc=0
-        a=$(views_all) || rc=1
-        s=
-        [ "${2-}" = views ] || s=$(_VIEWS_FRESH='' views_sharing) || rc=1
-        VIEWS_LAST=${a:+$a$'\n'}${s:+$s$'\n'}
+        VIEWS_LAST=$(_views_pass "${2-}") || rc=1
+        VIEWS_LAST=${VIEWS_LAST:+$VIEWS_LAST$'\n'}
         [ "$rc" -eq 0 ] && break
         [ "$i" -ge "$n" ] && break
         if [ "$VIEWS_LAST" = "$prev" ]; then same=$((same + 1)); else same=0; fi
