@@ -2264,6 +2264,15 @@ START_TEST(test_replace_error_escapes_the_name)
 }
 END_TEST
 
+/* The end of a burst test: the burst cost at most two reads of the domain (reads); dom and m go. */
+static void end_burst(Manager *m, virDomainPtr dom, uint64_t reads)
+{
+        ck_assert_msg(reads <= 2, "%" G_GUINT64_FORMAT " reads for one burst", reads);
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+
 START_TEST(test_metadata_burst_read_once)
 {
         /* an owner writing placementd's element in a loop costs one read of the domain per burst, not one
@@ -2285,11 +2294,7 @@ START_TEST(test_metadata_burst_read_once)
         ck_assert(spin_result(m, "o-burst", DECISION_SKIPPED));
         spin(NULL, NULL, 2 * MANAGER_METADATA_FOLLOW_MSEC);
         ck_assert_int_eq(manager_lookup(m, "o-burst")->result, DECISION_SKIPPED);
-        ck_assert_msg(m->metadata_follows - before <= 2, "%" G_GUINT64_FORMAT " reads for one burst",
-                      m->metadata_follows - before);
-        virDomainDestroy(dom);
-        virDomainFree(dom);
-        free_manager(m);
+        end_burst(m, dom, m->metadata_follows - before);
 }
 END_TEST
 
@@ -2322,11 +2327,7 @@ START_TEST(test_hand_pin_burst_read_once)
         ck_assert(d->pinned_by_hand);
         ck_assert_msg(cpuset_count(d->plan->vcpu_pins[0]) == 1 && cpuset_has(d->plan->vcpu_pins[0], 6),
                       "the last pin (CPU 6) is counted");
-        ck_assert_msg(m->hand_pin_follows - before <= 2, "%" G_GUINT64_FORMAT " reads for one burst",
-                      m->hand_pin_follows - before);
-        virDomainDestroy(dom);
-        virDomainFree(dom);
-        free_manager(m);
+        end_burst(m, dom, m->hand_pin_follows - before);
 }
 END_TEST
 
