@@ -42,6 +42,7 @@ static void print_core_kinds(const Topology *t)
         for (unsigned k = 0; k < t->ncore_kinds; k++) {
                 g_autoptr(CpuSet) cpus = cpuset_new();
                 g_autofree char *list = NULL, *name = NULL;
+                char mhz[16] = "?"; /* an export without FrequencyMaxMHz does not say it */
                 unsigned ncores = 0;
 
                 for (unsigned c = 0; c < t->ncores; c++) {
@@ -55,8 +56,10 @@ static void print_core_kinds(const Topology *t)
                 list = cpuset_format(cpus);
                 /* the name hwloc's CoreType gives, as the file says it */
                 name = t->core_kind_names[k] ? text_safe(t->core_kind_names[k]) : g_strdup("(unnamed)");
-                printf("core kind %u  %-16s %5u MHz  %3u cores  cpus %s\n", k, name, t->core_kind_max_mhz[k],
-                       ncores, *list ? list : "(none)");
+                if (t->core_kind_max_mhz[k])
+                        g_snprintf(mhz, sizeof(mhz), "%u", t->core_kind_max_mhz[k]);
+                printf("core kind %u  %-16s %5s MHz  %3u cores  cpus %s\n", k, name, mhz, ncores,
+                       *list ? list : "(none)");
         }
 }
 

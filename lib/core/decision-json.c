@@ -175,9 +175,17 @@ static void add_core_kinds(JsonBuilder *b, const Topology *t)
                                 cpuset_add(cpus, t->pus[p].os_index);
                 json_builder_begin_object(b);
                 add_int(b, "rank", k);
+                /* null: the export does not say (no CoreType, no FrequencyMaxMHz) */
                 json_builder_set_member_name(b, "name");
-                json_builder_add_string_value(b, t->core_kind_names[k] ? t->core_kind_names[k] : "");
-                add_int(b, "max_mhz", t->core_kind_max_mhz[k]);
+                if (t->core_kind_names[k] && *t->core_kind_names[k])
+                        json_builder_add_string_value(b, t->core_kind_names[k]);
+                else
+                        json_builder_add_null_value(b);
+                json_builder_set_member_name(b, "max_mhz");
+                if (t->core_kind_max_mhz[k])
+                        json_builder_add_int_value(b, t->core_kind_max_mhz[k]);
+                else
+                        json_builder_add_null_value(b);
                 add_cpuset(b, "cpus", cpus);
                 json_builder_end_object(b);
         }

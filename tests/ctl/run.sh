@@ -272,6 +272,17 @@ result "topology --json lists the CPU kinds, most performant first, and each nod
     "$([ $RC -eq 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
 k=d["core_kinds"]; assert [x["name"] for x in k]==["IntelCore","IntelAtom"] and k[0]["max_mhz"]==5400
 assert d["node_list"][0]["kind"]=="dram" and d["node_list"][0]["no_local_memory"] is False' "$OUT"; echo $?)"
+# a CPU kind the export names no type nor frequency for: said unknown, not "0 MHz" or an empty name
+sed -e '/name="CoreType" value="IntelAtom"/d' -e '/name="FrequencyMaxMHz" value="3800"/d' \
+    "$TOPOS/hybrid-small.xml" >"$TMP/unnamed-kind.xml"
+run "$CTL" topology --topology="$TMP/unnamed-kind.xml"
+result "topology gives an unnamed CPU kind's unknown frequency as '?' (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -Eq '^core kind 1  \(unnamed\) +\? MHz +4 cores  cpus 4-7$' "$OUT" &&
+        ! grep -q ' 0 MHz' "$OUT"; echo $?)"
+run "$CTL" --json topology --topology="$TMP/unnamed-kind.xml"
+result "topology --json gives them as null (rc $RC)" \
+    "$([ $RC -eq 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
+k=d["core_kinds"][1]; assert k["name"] is None and k["max_mhz"] is None, k' "$OUT"; echo $?)"
 # an export with no memory sizes: the vCPUs decide, memory goes with them, the views say "unknown"
 run "$CTL" plan --topology="$TOPOS/v1-no-memory.xml" a:4:2G b:4:64G
 result "an export without memory sizes places by cores, memory with the vCPUs (rc $RC)" \
