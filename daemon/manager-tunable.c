@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Tunable events: a pin or a tunable of a running domain changed. A resize and an emulator or I/O thread
- * pin are followed at once. vCPU pins someone else made are followed once for a burst of events
- * (MANAGER_METADATA_FOLLOW_MSEC): adopting them reads the domain's whole XML, which its owner can make
+ * Tunable events: a pin or a tunable of a running domain changed. A resize is followed at once. Pins
+ * someone else made (of vCPUs, the emulator, I/O threads) are followed once for a burst of events
+ * (MANAGER_METADATA_FOLLOW_MSEC): following them reads the domain's whole XML, which its owner can make
  * large, and an owner pinning in a loop would otherwise have it read once per pin. The last pin of each
  * vCPU is what is judged, against what runs when the burst is read.
  */
@@ -16,6 +16,8 @@
 /* What a burst said of one domain. */
 typedef struct PinsChanged {
         bool was_unpinned;  /* it ran where placementd pinned nothing: is it pinned now? */
+        bool emulator;      /* its emulator was pinned: read as it runs then */
+        bool iothreads;     /* one of its I/O threads was pinned (or came pinned): read as they run then */
         GHashTable *fields; /* "cputune.vcpupinN" -> the last cpuset the events said */
 } PinsChanged;
 
@@ -118,6 +120,14 @@ static void on_pins_due(evutil_socket_t fd, short what, void *arg)
 
                 if (!d || virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0)
                         continue; /* gone: its lifecycle event says so */
+                if (c->emulator || c->iothreads)
+                        m->hand_pin_follows++;
+                if (c->emulator)
+                        placer_follow_emulator(m, dom, g_hash_table_lookup(m->decisions, uuid));
+                if (c->iothreads)
+                        placer_follow_iothreads(m, dom, g_hash_table_lookup(m->decisions, uuid));
+                if (!(d = g_hash_table_lookup(m->decisions, uuid)))
+                        continue;
                 if (c->was_unpinned && placer_pinned_nothing(d)) {
                         m->hand_pin_follows++;
                         if (placer_skipped_now_pinned(m, dom, d)) {
@@ -134,7 +144,6 @@ void manager_tunable(Manager *m, virDomainPtr dom, virTypedParameterPtr params, 
 {
         char uuid[VIR_UUID_STRING_BUFLEN];
         const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
-        bool iothreads_read = false, emulator_read = false;
         PinsChanged *c = NULL;
 
         healer_forget_request(m, uuid);    /* a pin or a tunable changed */
@@ -150,26 +159,17 @@ void manager_tunable(Manager *m, virDomainPtr dom, virTypedParameterPtr params, 
         for (int i = 0; i < nparams; i++) {
                 const char *field = params[i].field;
 
-                /* someone pinned its emulator: read once, as it runs now */
-                if (g_str_equal(field, "cputune.emulatorpin")) {
-                        if (!emulator_read)
-                                placer_follow_emulator(m, dom, g_hash_table_lookup(m->decisions, uuid));
-                        emulator_read = true;
-                        continue;
-                }
+                /* someone pinned its emulator: read as it runs when the burst is */
+                if (g_str_equal(field, "cputune.emulatorpin"))
+                        (c = c ? c : pins_changed_soon(m, uuid))->emulator = true;
                 /* someone pinned one of its I/O threads (or one came and was pinned at once): the live
-                 * I/O threads are read once, whatever the event holds */
-                if (g_str_has_prefix(field, "cputune.iothreadpin")) {
-                        if (!iothreads_read)
-                                placer_follow_iothreads(m, dom, g_hash_table_lookup(m->decisions, uuid));
-                        iothreads_read = true;
-                        continue;
-                }
-                if (g_str_has_prefix(field, "cputune.vcpupin") && params[i].type == VIR_TYPED_PARAM_STRING) {
-                        if (!c)
-                                c = pins_changed_soon(m, uuid);
-                        g_hash_table_insert(c->fields, g_strdup(field), g_strdup(params[i].value.s));
-                }
+                 * I/O threads are read, whatever the events hold */
+                else if (g_str_has_prefix(field, "cputune.iothreadpin"))
+                        (c = c ? c : pins_changed_soon(m, uuid))->iothreads = true;
+                else if (g_str_has_prefix(field, "cputune.vcpupin") &&
+                         params[i].type == VIR_TYPED_PARAM_STRING)
+                        g_hash_table_insert((c = c ? c : pins_changed_soon(m, uuid))->fields,
+                                            g_strdup(field), g_strdup(params[i].value.s));
         }
 }
 

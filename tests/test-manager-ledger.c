@@ -497,10 +497,10 @@ static void assert_hand_emulator(Manager *m, virDomainPtr dom, const char *name,
         ck_assert_uint_eq(emulator_mask(dom), 1u << cpu);
 }
 
-/* A placed domain whose emulator someone pins elsewhere (virsh emulatorpin --live): at the tunable event,
- * and by the reconcile without one, the pin is the owner's: the decision and the record pin no emulator,
- * the CPU is held for it (no later domain is placed there as free); a restart (a pin made while
- * placementd was down too) adopts the record and holds it again; replace leaves it where it is. */
+/* A placed domain whose emulator someone pins elsewhere (virsh emulatorpin --live): at the tunable events
+ * (once for a burst), and by the reconcile without one, the pin is the owner's: the decision and the record
+ * pin no emulator, the CPU is held for it (no later domain is placed there as free); a restart (a pin made
+ * while placementd was down too) adopts the record and holds it again; replace leaves it where it is. */
 START_TEST(test_hand_emulator_pin_followed)
 {
         Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
@@ -510,6 +510,7 @@ START_TEST(test_hand_emulator_pin_followed)
         char list[4];
         const Decision *d;
         unsigned hand, hand2;
+        uint64_t before;
 
         ck_assert(spin_known(m, "l-emu", 3000));
         d = manager_lookup(m, "l-emu");
@@ -519,12 +520,22 @@ START_TEST(test_hand_emulator_pin_followed)
         hand = cpuset_has(d->plan->nodes, 0) ? 6 : 2;
         hand2 = hand - 2;
 
-        pin_emulator(dom, hand);
-        g_snprintf(list, sizeof(list), "%u", hand);
-        event.value.s = list;
-        manager_tunable(m, dom, &event, 1); /* as libvirtd sends it; the test driver sends none */
+        /* pinned in a loop, ending on hand: one read of the domain for the burst, the last pin followed */
+        before = m->hand_pin_follows;
+        for (unsigned i = 0; i < 20; i++) {
+                unsigned cpu = i % 2 ? hand : hand2;
+
+                pin_emulator(dom, cpu);
+                g_snprintf(list, sizeof(list), "%u", cpu);
+                event.value.s = list;
+                manager_tunable(m, dom, &event, 1); /* as libvirtd sends it; the test driver sends none */
+        }
+        spin_known(m, NULL, 2 * MANAGER_METADATA_FOLLOW_MSEC);
+        ck_assert_msg(m->hand_pin_follows - before <= 2, "%" G_GUINT64_FORMAT " reads for one burst",
+                      m->hand_pin_follows - before);
         assert_hand_emulator(m, dom, "l-emu", hand);
-        /* followed at once, and said: show would otherwise print "(not pinned)" with nothing to say why */
+        /* followed without waiting for a reconcile, and said: show would otherwise print "(not pinned)"
+         * with nothing to say why */
         d = manager_lookup(m, "l-emu");
         ck_assert_msg(strstr(d->reason, "the emulator stays where it was pinned outside placementd") &&
                           !strstr(d->reason, "the emulator shares"),

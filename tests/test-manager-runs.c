@@ -152,6 +152,7 @@ START_TEST(test_hand_emulator_pin_under_apply_off)
         ck_assert_int_eq(virDomainPinEmulator(b, &(unsigned char){1u << 7}, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
         event.value.s = seven;
         manager_tunable(m, b, &event, 1); /* as libvirtd sends it; the test driver sends none */
+        fixture_spin_known(base, NULL, NULL, 2 * MANAGER_METADATA_FOLLOW_MSEC); /* once for the burst */
         d = manager_lookup(m, "u-emu-off");
         ck_assert(cpuset_is_empty(d->plan->emulator_pin));
         pu = topology_pu_by_os(manager_topology(m), 7);
