@@ -167,7 +167,7 @@ void manager_tunable(Manager *m, virDomainPtr dom, virTypedParameterPtr params, 
                 else if (g_str_has_prefix(field, "cputune.iothreadpin"))
                         (c = c ? c : pins_changed_soon(m, uuid))->iothreads = true;
                 else if (g_str_has_prefix(field, "cputune.vcpupin") &&
-                         params[i].type == VIR_TYPED_PARAM_STRING)
+                         params[i].type == VIR_TYPED_PARAM_STRING && params[i].value.s)
                         g_hash_table_insert((c = c ? c : pins_changed_soon(m, uuid))->fields,
                                             g_strdup(field), g_strdup(params[i].value.s));
         }
