@@ -161,6 +161,12 @@ live_numa() { e2e_virsh numatune "$1" --live 2>/dev/null | awk -F': *' '/numa_mo
 
 # ------------------------------------------------------------------------------------------- scenarios
 
+# defined_started NAME VCPU_XML: a persistent domain defined and started, the views checked.
+defined_started() {
+    step "virsh define + start $1" dom_define "$1" "$2" && step "virsh start $1" vx start "$1" &&
+        agree "start $1"
+}
+
 # 1: rebalance must not crash on a transient domain: three 1-vCPU domains on two cores, destroy one, rebalance.
 # On two cores of one node the rebalance really moves a domain (see TOPO_2C); the sharing must be gone, also
 # with the guests measured idle (as they are, waited for: healing leaves idle sharing, a rebalance does not).
@@ -206,8 +212,7 @@ sc_3a() {
 # 3b: the same through managedsave + start of a persistent domain.
 sc_3b() {
     scenario 3b "$TOPO_2C" "managedsave, another domain starts, start" || return
-    step "virsh define + start ${P}3c" dom_define "${P}3c" "$(vcpu 1)" && step "virsh start ${P}3c" vx start "${P}3c" &&
-        agree "start ${P}3c"
+    defined_started "${P}3c" "$(vcpu 1)"
     step "virsh managedsave ${P}3c" vx managedsave "${P}3c" && agree "managedsave ${P}3c"
     step "virsh create ${P}3d" dom_create "${P}3d" "$(vcpu 1)" && agree "create ${P}3d"
     step "virsh start ${P}3c (from its managed save)" vx start "${P}3c" && agree "start ${P}3c from its managed save"
@@ -366,8 +371,7 @@ sc_6() {
 
 # managed_saved NAME VCPU_XML: defined, started and put in its managed save, the views checked after each.
 managed_saved() {
-    step "virsh define + start $1 with $2" dom_define "$1" "$2" &&
-        step "virsh start $1" vx start "$1" && agree "start $1"
+    defined_started "$1" "$2"
     step "virsh managedsave $1" vx managedsave "$1" && agree "managedsave $1"
 }
 
@@ -669,8 +673,7 @@ vcpus_on() { # NAME CPU: what kernel_vcpus prints for NAME with every vCPU on CP
 sc_13() {
     local emu other
     scenario 13 "$TOPO_2C" "an <emulatorpin> written into a running domain's definition" || return
-    step "virsh define + start ${P}13a" dom_define "${P}13a" "$(vcpu 1)" && step "virsh start ${P}13a" vx start "${P}13a" &&
-        agree "start ${P}13a"
+    defined_started "${P}13a" "$(vcpu 1)"
     emu=$(emu_kernel "${P}13a")
     case $emu in 0) other=1 ;; 1) other=0 ;; *) not_ok "$SC: ${P}13a's emulator runs on one CPU (kernel: '$emu')"; return ;; esac
     step "virsh emulatorpin ${P}13a $other --config (for its next start)" vx emulatorpin "${P}13a" "$other" --config
@@ -689,8 +692,7 @@ sc_13() {
 sc_14() {
     local cpu emu
     scenario 14 "$TOPO_2C" "a <vcpupin> written into a running domain's definition" || return
-    step "virsh define + start ${P}14a" dom_define "${P}14a" "$(vcpu 1)" && step "virsh start ${P}14a" vx start "${P}14a" &&
-        agree "start ${P}14a"
+    defined_started "${P}14a" "$(vcpu 1)"
     cpu=$(kernel_vcpus "${P}14a")
     emu=$(emu_kernel "${P}14a")
     step "virsh vcpupin ${P}14a 0 $((1 - cpu)) --config (for its next start)" vx vcpupin "${P}14a" 0 $((1 - cpu)) --config
