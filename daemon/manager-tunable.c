@@ -7,7 +7,6 @@
  * vCPU is what is judged, against what runs when the burst is read.
  */
 #include <string.h>
-#include <time.h>
 
 #include "log.h"
 #include "manager-internal.h"
@@ -25,13 +24,6 @@ static void pins_changed_free(PinsChanged *c)
 {
         g_hash_table_destroy(c->fields);
         g_free(c);
-}
-
-static uint64_t monotonic_usec(void)
-{
-        struct timespec ts;
-        clock_gettime(CLOCK_MONOTONIC, &ts);
-        return (uint64_t)ts.tv_sec * 1000000u + (uint64_t)ts.tv_nsec / 1000u;
 }
 
 static PinsChanged *pins_changed_soon(Manager *m, const char *uuid)
@@ -153,7 +145,7 @@ void manager_tunable(Manager *m, virDomainPtr dom, virTypedParameterPtr params, 
                 return;
         /* a hot-added vCPU shows up as a pin of a vCPU the decision does not have */
         if (placer_resized(m, dom, d)) {
-                placer_place(m, dom, ORIGIN_RESIZED, monotonic_usec());
+                placer_place(m, dom, ORIGIN_RESIZED, (uint64_t)g_get_monotonic_time());
                 return;
         }
         for (int i = 0; i < nparams; i++) {
