@@ -133,15 +133,8 @@ for d in json.load(sys.stdin).get("decisions", []):
 # _views_ctl NAME: the placementctl line of NAME (from the last fetch).
 _views_ctl() { awk -F'|' -v n="$1" '$1 == n' <<<"$VIEWS_CTL_JSON"; }
 
-# _views_meta NAME: the recorded decision as lines "result R", "binding B", "emulator E", "vcpu ID CPUSET",
-# "memory NODE"; nothing when there is none.
-_views_meta() {
-    local xml
-    xml=$(e2e_virsh metadata "$1" "$VIEWS_NS" --live 2>/dev/null) || return 0
-    _views_meta_of "$xml"
-}
-
-# _views_meta_of XML: _views_meta's lines from the metadata element XML.
+# _views_meta_of XML: the recorded decision in placementd's metadata element XML (virsh metadata) as lines
+# "result R", "binding B", "emulator E", "vcpu ID CPUSET", "memory NODE"; nothing when there is none.
 _views_meta_of() {
     python3 -c '
 import sys, xml.etree.ElementTree as ET
