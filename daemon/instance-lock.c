@@ -59,13 +59,23 @@ char *instance_lock_key(const char *uri)
         return g_string_free(g_steal_pointer(&key), FALSE);
 }
 
-char *instance_lock_path(const char *dir, const char *uri)
+static char *path_for(const char *dir, const char *uri, const char *suffix)
 {
         g_autofree char *key = instance_lock_key(uri);
         g_autofree char *hash = g_compute_checksum_for_string(G_CHECKSUM_SHA256, key, -1);
-        g_autofree char *name = g_strdup_printf("uri-%.32s.lock", hash);
+        g_autofree char *name = g_strdup_printf("uri-%.32s.%s", hash, suffix);
 
         return g_build_filename(dir, name, NULL);
+}
+
+char *instance_lock_path(const char *dir, const char *uri)
+{
+        return path_for(dir, uri, "lock");
+}
+
+char *instance_lock_journal_path(const char *dir, const char *uri)
+{
+        return path_for(dir, uri, "applying");
 }
 
 /* The pid the holder wrote, 0 when it has not yet or the file says something else. */

@@ -22,6 +22,8 @@ char *instance_lock_key(const char *uri);
 
 /* The lock file's path for uri (by its instance_lock_key()) under dir. Caller frees. */
 char *instance_lock_path(const char *dir, const char *uri);
+/* The same for the apply journal's directory of uri (manager_set_journal()), beside its lock. */
+char *instance_lock_journal_path(const char *dir, const char *uri);
 
 /*
  * Takes the lock of uri under dir (created 0700 when missing), writing this process's pid and shown (the

@@ -19,16 +19,31 @@ void interrupted_clear(Manager *m)
         GHashTableIter it;
         gpointer uuid;
 
-        /* their runs are over: what their QEMU threads started on goes with them (placer_forget() kept it)
-         */
+        /* their runs are over: what their QEMU threads started on goes with them (placer_forget() kept it),
+         * and so do their journal entries */
         g_hash_table_iter_init(&it, m->interrupted);
-        while (g_hash_table_iter_next(&it, &uuid, NULL))
+        while (g_hash_table_iter_next(&it, &uuid, NULL)) {
                 thread_mask_forget(m, uuid);
+                apply_journal_drop(m, uuid);
+        }
         g_hash_table_remove_all(m->interrupted);
+        g_hash_table_remove_all(m->interrupted_runs);
 }
 
-/* Whether every live vCPU pin of dom is either the plan's pin for it or none (every host CPU, or every
- * CPU of allowed), and at least one is the plan's. */
+/* Whether pin is the one the record md gives libvirt's vCPU id. */
+static bool recorded_pin(const MetaDecision *md, unsigned id, const CpuSet *pin)
+{
+        for (unsigned k = 0; md && md->vcpus && k < md->vcpus->len; k++) {
+                const MetaVcpu *v = &g_array_index(md->vcpus, MetaVcpu, k);
+                if (v->id == id)
+                        return v->cpuset && !cpuset_is_empty(v->cpuset) && cpuset_equal(pin, v->cpuset);
+        }
+        return false;
+}
+
+/* Whether every live vCPU pin of dom is either the plan's pin for it, the one the domain's record gives it
+ * (a re-placement cut off half-way: the pins it had not made yet are the earlier plan's) or none (every
+ * host CPU, or every CPU of allowed), and at least one is the plan's. */
 static bool pins_are_plans(const Manager *m, virDomainPtr dom, const Plan *plan, const DomainSpec *live,
                            const CpuSet *allowed)
 {
@@ -44,7 +59,8 @@ static bool pins_are_plans(const Manager *m, virDomainPtr dom, const Plan *plan,
                                cpuset_equal(pins[i], plan->vcpu_pins[i]);
 
                 any |= planned;
-                ours = planned || placer_runs_anywhere(m, pins[i], allowed);
+                ours = planned || recorded_pin(live->decision, domain_spec_vcpu_id(live, i), pins[i]) ||
+                       placer_runs_anywhere(m, pins[i], allowed);
         }
         virt_pins_free(pins, nvcpus);
         return ours && any;
@@ -55,8 +71,8 @@ static bool pins_are_plans(const Manager *m, virDomainPtr dom, const Plan *plan,
 static bool claim(const Manager *m, virDomainPtr dom, const Plan *plan, bool memory_applied,
                   const DomainSpec *live, DomainSpec *user)
 {
-        if (live->decision || !pins_are_plans(m, dom, plan, live, user->vcpu_cpuset))
-                return false; /* recorded after all, or pinned by someone since: as found */
+        if (!pins_are_plans(m, dom, plan, live, user->vcpu_cpuset))
+                return false; /* pinned by someone since: as found */
         /* placementd placed it, so its definition pinned no vCPU itself: when user shows pins, it was
          * read from the live definition (a transient domain), and what that pins the interrupted apply
          * made */
@@ -77,13 +93,21 @@ bool interrupted_claim(Manager *m, virDomainPtr dom, const char *uuid, const Dom
                        DomainSpec *user)
 {
         g_autoptr(Plan) plan = NULL;
-        gpointer key = NULL, value = NULL;
+        gpointer key = NULL, value = NULL, run = NULL;
+        bool same_run;
 
         if (!g_hash_table_steal_extended(m->interrupted, uuid, &key, &value))
                 return false;
         g_free(key);
         plan = value;
-        if (!claim(m, dom, plan, !plan->keep_memory, live, user))
+        /* read now: placed anew (a new entry) or taken as found */
+        apply_journal_drop(m, uuid);
+        /* a plan a placementd before this one left names its run: a domain started again since runs
+         * its own definition's pins */
+        same_run = !g_hash_table_lookup_extended(m->interrupted_runs, uuid, NULL, &run) ||
+                   !GPOINTER_TO_UINT(run) || GPOINTER_TO_UINT(run) == live->domain_id;
+        g_hash_table_remove(m->interrupted_runs, uuid);
+        if (!same_run || !claim(m, dom, plan, !plan->keep_memory, live, user))
                 return false;
         log_info("%s: its pins are the ones an apply cut off by the lost connection made; placing it again",
                  live->name);

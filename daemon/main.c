@@ -503,6 +503,16 @@ static void reload_waiting_drop(Daemon *d)
         g_clear_pointer(&d->waiting_note, g_free);
 }
 
+/* The apply journal of uri, beside its instance lock: none without the lock (the test driver, a demo, no
+ * runtime directory), which the journal would not keep to one daemon. */
+static void set_journal(Daemon *d, const char *uri)
+{
+        g_autofree char *dir = d->instance_lock >= 0 ? instance_lock_dir() : NULL;
+        g_autofree char *path = dir ? instance_lock_journal_path(dir, uri) : NULL;
+
+        manager_set_journal(d->manager, path);
+}
+
 /*
  * The end of a reload whose file loaded into c (r < 0: it did not, error says why): another URI's lock,
  * the metrics listener, then all of it applied, or none of it. Takes c, restart, note, error, shown and
@@ -586,6 +596,8 @@ static int reload_finish(Daemon *d, int r, Config *c_taken, char **restart_taken
                                  policy_kind_to_string(c->placement.policy));
                 /* a new URI switches to the connection opened for it (manager_open_next()) */
                 manager_set_config(d->manager, g_steal_pointer(&c));
+                if (relock) /* another libvirtd: its own journal */
+                        set_journal(d, manager_config(d->manager)->uri);
                 stats_cache_set_interval(
                     d->stats, stats_cache_interval_for(manager_config(d->manager)->load_interval_sec));
                 bus_service_state_changed(d->bus);
@@ -983,6 +995,7 @@ static int run(int argc, char **argv)
                 log_error("%s", error);
                 return 2;
         }
+        set_journal(&d, args.uri ? args.uri : manager_config(d.manager)->uri);
         manager_start(d.manager);
         if (!d.ready) {
                 struct timeval wait = {.tv_sec = MAIN_READY_WAIT_SEC};

@@ -90,12 +90,16 @@ struct Manager {
         struct event *pins_ev;
         uint64_t hand_pin_follows; /* domains read so, since the start */
         GHashTable *interrupted;   /* uuid -> Plan*: applies the lost connection cut off (interrupted.c) */
-        GHashTable *thread_masks;  /* uuid -> CpuSet*: CPUs its QEMU threads started on (thread-mask.c) */
-        GHashTable *job_timeouts;  /* uuid -> HeldBackoff*: calls that timed out on a job libvirt does not
-                                      report, and when to try again (held.c) */
-        bool timed_out_this_turn;  /* one did in this turn of the loop: no other call that needs a job */
-        struct event *turn_ev;     /* clears it at the loop's next turn */
-        char *boot_id;             /* the host's boot (/proc/sys/kernel/random/boot_id), NULL if unread */
+        GHashTable *interrupted_runs; /* uuid -> the libvirt ID of the run an apply journal entry names */
+        int journal_fd;               /* the apply journal's directory (apply-journal.c), or -1 */
+        char *journal_dir;
+        bool journal_failing; /* a write or removal failed and was said; the next write that works ends it */
+        GHashTable *thread_masks; /* uuid -> CpuSet*: CPUs its QEMU threads started on (thread-mask.c) */
+        GHashTable *job_timeouts; /* uuid -> HeldBackoff*: calls that timed out on a job libvirt does not
+                                     report, and when to try again (held.c) */
+        bool timed_out_this_turn; /* one did in this turn of the loop: no other call that needs a job */
+        struct event *turn_ev;    /* clears it at the loop's next turn */
+        char *boot_id;            /* the host's boot (/proc/sys/kernel/random/boot_id), NULL if unread */
 };
 
 /* manager.c */
@@ -257,6 +261,15 @@ void interrupted_note(Manager *m, const char *uuid, const Plan *plan);
 bool interrupted_claim(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
                        DomainSpec *user);
 void interrupted_clear(Manager *m);
+/* apply-journal.c: before the first pin of an apply, its plan is written to the journal (when one is open),
+ * and removed once the domain's record is written or its run is forgotten; apply_journal_open() reads what
+ * a placementd before this one left into m->interrupted (with the run's ID in m->interrupted_runs), for
+ * the first reconcile to check. */
+void apply_journal_open(Manager *m, const char *dir);
+void apply_journal_close(Manager *m);
+void apply_journal_note(Manager *m, const char *uuid, unsigned domain_id, const Plan *plan);
+void apply_journal_drop(Manager *m, const char *uuid);
+
 /* The same for the pins placementd made on a domain whose record of them was not written: an apply a job
  * libvirt held cut off (the write needs the job too), or a write that failed (d->unrecorded, written again
  * by the next reconcile). d: the domain's decision, its plan the pins that run. A domain placed for the

@@ -748,6 +748,8 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->config->placement.unavailable_cpus = m->unavailable;
         m->decisions = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)decision_free);
         m->interrupted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)plan_free);
+        m->interrupted_runs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        m->journal_fd = -1;
         m->thread_masks =
             g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)cpuset_free);
         m->boot_id = thread_mask_boot_id();
@@ -792,6 +794,8 @@ void manager_free(Manager *m)
         load_monitor_free(m->load);
         g_hash_table_destroy(m->decisions);
         g_hash_table_destroy(m->interrupted);
+        g_hash_table_destroy(m->interrupted_runs);
+        apply_journal_close(m);
         g_hash_table_destroy(m->thread_masks);
         g_free(m->boot_id);
         ledger_free(m->ledger);
@@ -810,6 +814,11 @@ void manager_set_callbacks(Manager *m, const ManagerCallbacks *cb, void *userdat
 {
         m->cb = *cb;
         m->userdata = userdata;
+}
+
+void manager_set_journal(Manager *m, const char *dir)
+{
+        apply_journal_open(m, dir);
 }
 
 int manager_start(Manager *m)

@@ -53,6 +53,15 @@ void manager_free(Manager *m);
 
 void manager_set_callbacks(Manager *m, const ManagerCallbacks *cb, void *userdata);
 
+/*
+ * The directory of the apply journal (apply-journal.c: the plans whose pins are applied while no record
+ * in the domain names them yet), made when missing; NULL: none. Before manager_start(): what a placementd
+ * before this one left there is read, and the first reconcile places those domains anew when their pins
+ * are the plans'. A directory that cannot be made or is not this process's user's alone is said and not
+ * used.
+ */
+void manager_set_journal(Manager *m, const char *dir);
+
 /* Connects now, or schedules retries with backoff when libvirt is not there. Returns 0. */
 int manager_start(Manager *m);
 

@@ -43,8 +43,10 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
 
         load_monitor_forget(m->load, uuid); /* its next start is a new guest to measure */
         /* and starts QEMU's threads anew; an apply the lost connection cut off goes on with the same run */
-        if (!g_hash_table_contains(m->interrupted, uuid))
+        if (!g_hash_table_contains(m->interrupted, uuid)) {
                 thread_mask_forget(m, uuid);
+                apply_journal_drop(m, uuid);
+        }
         if (m->heal_moved) /* and a new run cools down only once it is moved */
                 g_hash_table_remove(m->heal_moved, uuid);
         held_forget_timeouts(m, uuid); /* a new run holds no job of the old one */
@@ -245,6 +247,8 @@ void placer_write_metadata(Manager *m, virDomainPtr dom, Decision *d, const Doma
                                   d->memory_binding, user, &run);
         r = virt_domain_set_metadata(dom, xml, &error);
         d->unrecorded = r < 0;
+        if (r == 0) /* the record names its pins now */
+                apply_journal_drop(m, d->uuid);
         if (r == -EBUSY) /* it waited libvirt's 30 s for a job nothing reported */
                 held_note_timeout(m, d->uuid, d->name);
         else if (r == 0) /* it went through: the job is free */
@@ -653,6 +657,9 @@ static int carry_out(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec
         if (!apply_it)
                 count_pins_that_run(m, dom, d, user, before, was);
 
+        /* until its record is written, only the journal says these pins are placementd's */
+        if (apply_it)
+                apply_journal_note(m, d->uuid, d->domain_id, d->plan);
         if (apply_it && placer_apply(m, dom, d, user, before) == -ENOENT) {
                 if (!virt_domain_connection_alive(dom)) {
                         /* not gone: the pins made so far stay, with nothing to say they are ours */

@@ -39,6 +39,12 @@ void fixture_close(struct event_base *base, virConnectPtr conn)
 
 Manager *fixture_manager_new(struct event_base *base, const char *topology, const char *config_text)
 {
+        return fixture_manager_new_journal(base, topology, config_text, NULL);
+}
+
+Manager *fixture_manager_new_journal(struct event_base *base, const char *topology, const char *config_text,
+                                     const char *journal)
+{
         Topology *t = NULL;
         Config *c = NULL;
         g_autofree char *err = NULL;
@@ -48,6 +54,7 @@ Manager *fixture_manager_new(struct event_base *base, const char *topology, cons
         ck_assert_msg(config_load_data(config_text ? config_text : "", "test.conf", &c, &err) == 0, "%s",
                       err);
         m = manager_new(base, t, c, "test:///default");
+        manager_set_journal(m, journal);
         manager_start(m);
         ck_assert(manager_connected(m));
         return m;

@@ -18,6 +18,10 @@ void fixture_close(struct event_base *base, virConnectPtr conn);
 /* A manager on topology (a topology_load() source) with config_text (NULL: the defaults), started and
  * connected to test:///default. */
 Manager *fixture_manager_new(struct event_base *base, const char *topology, const char *config_text);
+/* The same with the apply journal in the directory journal (manager_set_journal()), read before it starts.
+ */
+Manager *fixture_manager_new_journal(struct event_base *base, const char *topology, const char *config_text,
+                                     const char *journal);
 /* Gives m the configuration config_text, as a reload that read it would (manager_set_config()). */
 void fixture_reload(Manager *m, const char *config_text);
 /* Defines a persistent domain of vcpus vCPUs and 512 MiB on conn and starts it (its definition, unlike the

@@ -23,16 +23,10 @@ static char *tmpdir(void)
 /* Removes what tmpdir() made: the lock files, the directory and its two parents. */
 static void tmpdir_remove(const char *dir)
 {
-        g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
         g_autofree char *run = g_path_get_dirname(dir);
         g_autofree char *base = g_path_get_dirname(run);
-        const char *name;
 
-        while (d && (name = g_dir_read_name(d))) {
-                g_autofree char *path = g_build_filename(dir, name, NULL);
-                g_remove(path);
-        }
-        g_rmdir(dir);
+        test_remove_dir(dir);
         g_rmdir(run);
         g_rmdir(base);
 }

@@ -9,6 +9,7 @@
  * start, another tool's query) is waited for as before.
  */
 #include <dlfcn.h>
+#include <glib/gstdio.h>
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
@@ -608,6 +609,180 @@ START_TEST(test_unrecorded_then_resized)
 }
 END_TEST
 
+/* The apply journal of these tests: a new directory per test, removed with what is in it. */
+static char *journal_new(void)
+{
+        char *dir = g_dir_make_tmp("placementd-journal-XXXXXX", NULL);
+
+        ck_assert_ptr_nonnull(dir);
+        return dir;
+}
+
+static unsigned journal_entries(const char *dir)
+{
+        g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+        unsigned n = 0;
+
+        while (d && g_dir_read_name(d))
+                n++;
+        return n;
+}
+
+static void journal_remove(char *dir)
+{
+        test_remove_dir(dir);
+        g_free(dir);
+}
+
+/* placementd started again on topology and config with the journal dir: name (dom) is placed anew, not
+ * taken as pinned by someone else, and the journal is empty. Returns the new manager. */
+static Manager *restart_places(const char *dir, const char *topology, const char *config, virDomainPtr dom,
+                               const char *name, const Decision **ret)
+{
+        Manager *m = fixture_manager_new_journal(base, topology, config, dir);
+
+        *ret = assert_placed_again(m, dom, name);
+        ck_assert(!(*ret)->pinned_by_hand);
+        ck_assert_uint_eq(journal_entries(dir), 0);
+        return m;
+}
+
+/* name's apply met the job held from vCPU 1 on: placementd stops there (m freed), then the job is
+ * released. */
+static void stopped_while_held(Manager *m, const char *name)
+{
+        ck_assert(spin_until(m, name, DECISION_FAILED, 3000));
+        ck_assert(manager_lookup(m, name)->job_held);
+        manager_free(m);
+        unreported_uuid = NULL;
+        unreported_from = 0;
+}
+
+/* The end of a journal test: dom stopped, m freed, the journal removed. */
+static void journal_test_end(Manager *m, virDomainPtr dom, char *dir)
+{
+        fixture_stop(dom);
+        manager_free(m);
+        journal_remove(dir);
+}
+
+/* placementd stopped after it pinned a domain and before the domain's record was written (here the write
+ * fails, as a stop between the two leaves it): the next placementd finds pins no record names. They were
+ * taken for someone else's and the domain left `skipped` for good; the journal says they are placementd's,
+ * so it is placed, and the journal is empty once its record is written. */
+START_TEST(test_restart_before_record_placed_again)
+{
+        static const char *const uuid = "1f2e3d4c-5b6a-4978-8695-a4b3c2d1e0f9";
+        char *dir = journal_new();
+        Manager *m = fixture_manager_new_journal(base, TOPOLOGY, NULL, dir);
+        virDomainPtr dom;
+        const Decision *d;
+
+        unwritable_uuid = uuid;
+        dom = start_uuid("j-restart", uuid, 2);
+        ck_assert(spin_until(m, "j-restart", DECISION_PLACED, 3000));
+        ck_assert(manager_lookup(m, "j-restart")->unrecorded);
+        ck_assert_uint_eq(journal_entries(dir), 1);
+        manager_free(m);
+        unwritable_uuid = NULL;
+
+        m = restart_places(dir, TOPOLOGY, NULL, dom, "j-restart", &d);
+        ck_assert(!d->adopted);
+        /* and a record written at once leaves no entry behind */
+        manager_free(m);
+        m = fixture_manager_new_journal(base, TOPOLOGY, NULL, dir);
+        d = manager_lookup(m, "j-restart");
+        ck_assert(d->adopted && !d->pinned_by_hand);
+        ck_assert_uint_eq(journal_entries(dir), 0);
+        journal_test_end(m, dom, dir);
+}
+END_TEST
+
+/* The same with the apply cut off half-way (vCPU 1's pin met a held job): vCPU 0 runs on placementd's pin,
+ * vCPU 1 anywhere, no record. */
+START_TEST(test_restart_half_applied_placed_again)
+{
+        static const char *const uuid = "2a3b4c5d-6e7f-4a8b-9cad-beef01234567";
+        char *dir = journal_new();
+        Manager *m = fixture_manager_new_journal(base, TOPOLOGY, NULL, dir);
+        virDomainPtr dom;
+        const Decision *d;
+
+        unreported_uuid = uuid;
+        unreported_from = 1;
+        dom = start_uuid("j-restart-half", uuid, 2);
+        stopped_while_held(m, "j-restart-half");
+
+        m = restart_places(dir, TOPOLOGY, NULL, dom, "j-restart-half", &d);
+        journal_test_end(m, dom, dir);
+}
+END_TEST
+
+/* A re-placement cut off half-way by the stop (a reload reserved the CPUs of its cores; vCPU 0 moved, vCPU
+ * 1's pin met a held job): its record still names the old plan, one vCPU runs on each. Those pins are
+ * placementd's too: the domain is placed, not adopted as pinned by hand. */
+START_TEST(test_restart_half_moved_placed_again)
+{
+        static const char *const uuid = "3b4c5d6e-7f80-4a9b-8cad-0123456789ab";
+        static const char *const topology = "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:4 pu:2";
+        char *dir = journal_new();
+        Manager *m = fixture_manager_new_journal(base, topology, NULL, dir);
+        virDomainPtr dom;
+        const Decision *d;
+        g_autofree char *rec = NULL;
+
+        dom = start_uuid("j-restart-move", uuid, 2);
+        ck_assert(spin_until(m, "j-restart-move", DECISION_PLACED, 3000));
+        d = manager_lookup(m, "j-restart-move");
+        ck_assert_int_eq(cpuset_next(d->plan->vcpu_pins[0], 0), 0); /* cores 0 and 1 */
+        ck_assert_int_eq(cpuset_next(d->plan->vcpu_pins[1], 0), 2);
+        unreported_uuid = uuid;
+        unreported_from = 1;
+        fixture_reload(m, "[Placement]\nReservedCPUs=0-3\n");
+        stopped_while_held(m, "j-restart-move");
+        rec = recorded(dom);
+        ck_assert_str_eq(rec, "placed"); /* the old plan's */
+
+        m = restart_places(dir, topology, "[Placement]\nReservedCPUs=0-3\n", dom, "j-restart-move", &d);
+        ck_assert_int_ge(cpuset_next(d->plan->vcpu_pins[0], 0), 4);
+        ck_assert_int_ge(cpuset_next(d->plan->vcpu_pins[1], 0), 4);
+        journal_test_end(m, dom, dir);
+}
+END_TEST
+
+/* Entries the journal must not be believed on: one of another run of the domain (its ID then) whose pins
+ * the domain's user made now, and one that is not an entry at all (said, removed). Both domains are taken
+ * as pinned by someone else, as without a journal. */
+START_TEST(test_journal_other_run_or_bad_entry_not_believed)
+{
+        static const char *const uuid1 = "4c5d6e7f-8091-4aab-9cbd-123456789abc";
+        static const char *const uuid2 = "5d6e7f80-91a2-4bbc-8dce-23456789abcd";
+        char *dir = journal_new();
+        g_autofree char *path1 = g_build_filename(dir, uuid1, NULL);
+        g_autofree char *path2 = g_build_filename(dir, uuid2, NULL);
+        g_autofree char *text1 = NULL;
+        virDomainPtr dom1 = start_uuid("j-other-run", uuid1, 1);
+        virDomainPtr dom2 = start_uuid("j-bad-entry", uuid2, 1);
+        Manager *m;
+
+        fixture_pin(dom1, 0, 2);
+        fixture_pin(dom2, 0, 3);
+        text1 =
+            g_strdup_printf("domain-id %d\nvcpus 1\nvcpu 0 0 2\nkeep-memory 0\n", virDomainGetID(dom1) + 1);
+        ck_assert(g_file_set_contents(path1, text1, -1, NULL));
+        ck_assert(
+            g_file_set_contents(path2, "domain-id 1\nvcpus 1\nvcpu 0 0 3\nsomething else\n", -1, NULL));
+        m = fixture_manager_new_journal(base, TOPOLOGY, NULL, dir);
+        ck_assert(manager_lookup(m, "j-other-run")->pinned_by_hand);
+        ck_assert(manager_lookup(m, "j-bad-entry")->pinned_by_hand);
+        ck_assert_uint_eq(journal_entries(dir), 0);
+        fixture_stop(dom1);
+        fixture_stop(dom2);
+        manager_free(m);
+        journal_remove(dir);
+}
+END_TEST
+
 /* The pins of a re-placement went through, then the read of the I/O threads its plan no longer pins (to
  * undo the pin placementd made) met a job libvirt does not report: the I/O thread still runs on the old
  * pin, which the ledger no longer counts, so the placement waits for the job like any pin that met it
@@ -817,6 +992,10 @@ static Suite *manager_held_suite(void)
         tcase_add_test(tc, test_start_not_ended_left_to_its_event);
         tcase_add_test(tc, test_start_never_ended_forgotten);
         tcase_add_test(tc, test_undo_iothreads_waits_for_job);
+        tcase_add_test(tc, test_restart_before_record_placed_again);
+        tcase_add_test(tc, test_restart_half_applied_placed_again);
+        tcase_add_test(tc, test_restart_half_moved_placed_again);
+        tcase_add_test(tc, test_journal_other_run_or_bad_entry_not_believed);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -2,6 +2,7 @@
 #include "test-util.h"
 
 #include <glib.h>
+#include <glib/gstdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -66,4 +67,16 @@ Plan *test_place_xml(const Topology *t, const Ledger *l, const char *xml, const 
 
         domain_request_shape(spec, t, &req, &shape);
         return policy_place(t, l, &req, params);
+}
+
+void test_remove_dir(const char *dir)
+{
+        g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+        const char *name;
+
+        while (d && (name = g_dir_read_name(d))) {
+                g_autofree char *path = g_build_filename(dir, name, NULL);
+                g_remove(path);
+        }
+        g_rmdir(dir);
 }

@@ -28,6 +28,9 @@ DomainSpec *test_domain_parse(const char *xml);
  * and guest shape); nothing is committed. */
 Plan *test_place_xml(const Topology *t, const Ledger *l, const char *xml, const PlacementParams *params);
 
+/* Removes the directory dir and the files in it (a test's temporary directory). */
+void test_remove_dir(const char *dir);
+
 #define TEST_MAIN(make_suite)                                                                               \
         int main(void)                                                                                      \
         {                                                                                                   \
