@@ -4,7 +4,8 @@
 set -euo pipefail
 
 # busybox-static: the shell of the busy guests' initramfs (tests/e2e/heal.sh); it also writes the cpio.
-PKGS=(libvirt-daemon libvirt-daemon-driver-qemu qemu-system-x86 libvirt-clients busybox-static)
+# gdb: stops placementd between a domain's pins and its record (tests/e2e/ledger.sh, scenario 15).
+PKGS=(libvirt-daemon libvirt-daemon-driver-qemu qemu-system-x86 libvirt-clients busybox-static gdb)
 # A kernel for guests that really run (tests/e2e/heal.sh): Debian's cloud kernel, unpacked into this cache
 # rather than installed, so that no initramfs is generated for this machine and /boot stays as it is.
 GUEST_KERNEL_DIR=/var/cache/placementd-e2e

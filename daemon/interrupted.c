@@ -94,7 +94,7 @@ bool interrupted_claim(Manager *m, virDomainPtr dom, const char *uuid, const Dom
 {
         g_autoptr(Plan) plan = NULL;
         gpointer key = NULL, value = NULL, run = NULL;
-        bool same_run;
+        bool journal, same_run;
 
         if (!g_hash_table_steal_extended(m->interrupted, uuid, &key, &value))
                 return false;
@@ -104,13 +104,21 @@ bool interrupted_claim(Manager *m, virDomainPtr dom, const char *uuid, const Dom
         apply_journal_drop(m, uuid);
         /* a plan a placementd before this one left names its run: a domain started again since runs
          * its own definition's pins */
-        same_run = !g_hash_table_lookup_extended(m->interrupted_runs, uuid, NULL, &run) ||
-                   !GPOINTER_TO_UINT(run) || GPOINTER_TO_UINT(run) == live->domain_id;
+        journal = g_hash_table_lookup_extended(m->interrupted_runs, uuid, NULL, &run);
+        same_run = !journal || !GPOINTER_TO_UINT(run) || GPOINTER_TO_UINT(run) == live->domain_id;
         g_hash_table_remove(m->interrupted_runs, uuid);
         if (!same_run || !claim(m, dom, plan, !plan->keep_memory, live, user))
                 return false;
-        log_info("%s: its pins are the ones an apply cut off by the lost connection made; placing it again",
-                 live->name);
+        if (journal)
+                log_info(
+                    "%s: its pins are the ones placementd made before it stopped, which no record names "
+                    "(the apply journal); placing it again",
+                    live->name);
+        else
+                log_info(
+                    "%s: its pins are the ones an apply cut off by the lost connection made; placing it "
+                    "again",
+                    live->name);
         return true;
 }
 

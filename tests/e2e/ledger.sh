@@ -706,6 +706,39 @@ sc_14() {
     expect_eq "${P}14a is skipped after the restart" skipped "$(ctl_field "${P}14a" result)"
 }
 
+# 15: placementd killed after it pinned a domain and before it wrote the domain's record (gdb stops it at the
+# metadata write and kills it there). The next placementd finds the pins in its apply journal and places
+# the domain again; it took them for pinned by someone else (a transient domain's live XML shows them as
+# <vcpupin>) and left the domain skipped for good.
+gdb_attached() { grep -q "^Breakpoint 1 at" "$WORK/gdb15.log" 2>/dev/null; }
+sc_15() {
+    local gdb_pid mark
+    scenario 15 "$TOPO_2C" "placementd killed between a domain's pins and its record" || return
+    if ! command -v gdb >/dev/null; then
+        ok "$SC: gdb is not installed (.ci/install-e2e-deps.sh installs it) # SKIP"
+        return
+    fi
+    gdb -q -batch -p "$PD_PID" -ex "break virt_domain_set_metadata" -ex continue -ex kill \
+        >"$WORK/gdb15.log" 2>&1 </dev/null &
+    gdb_pid=$!
+    step "gdb stops placementd at its next metadata write" wait_for 30 gdb_attached || {
+        kill "$gdb_pid" 2>/dev/null
+        return
+    }
+    step "virsh create ${P}15a (2 vCPUs)" dom_create "${P}15a" "$(vcpu 2)"
+    step "placementd killed at ${P}15a's record" wait_for 30 sh -c "! kill -0 $PD_PID 2>/dev/null"
+    wait "$gdb_pid" 2>/dev/null
+    pd_stop
+    expect_eq "${P}15a has no record" "" "$(pd_decision "${P}15a")"
+    step "${P}15a's vCPUs run pinned to a CPU each (kernel: $(kernel_vcpus "${P}15a"))" \
+        grep -qxE "[0-9]+ [0-9]+" <<<"$(kernel_vcpus "${P}15a")"
+    mark=$(pd_log_mark)
+    step "placementd starts again" pd_start "$TOPO_2C" && agree "restart after the kill"
+    expect_eq "${P}15a is placed (not skipped as pinned by someone else)" placed "$(ctl_field "${P}15a" result)"
+    step "the log says its pins were placementd's" \
+        log_since "$mark" "${P}15a: its pins are the ones placementd made before it stopped"
+}
+
 # ------------------------------------------------------------------------------------------- main
 
 must "placementd and placementctl are built in $BUILD" test -x "$BUILD/daemon/placementd" -a -x "$BUILD/tools/placementctl"
@@ -714,7 +747,7 @@ must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 diag "LEDGER_TODO=\"$LEDGER_TODO\""
 
-for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 10c 11 12 13 14}; do
+for id in ${LEDGER_ONLY:-1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 10c 11 12 13 14 15}; do
     s0=$(date +%s)
     "sc_$id"
     TAP_TODO=
