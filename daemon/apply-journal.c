@@ -276,7 +276,7 @@ static void journal_load(Manager *m, const char *dir)
                         continue;
                 }
                 g_hash_table_replace(m->interrupted, g_strdup(name), g_steal_pointer(&e.plan));
-                g_hash_table_replace(m->interrupted_runs, g_strdup(name), GUINT_TO_POINTER(e.domain_id));
+                interrupted_note_run(m, name, e.domain_id, true);
                 if (e.threads && !cpuset_is_empty(e.threads))
                         g_hash_table_replace(m->thread_masks, g_strdup(name), g_steal_pointer(&e.threads));
                 journal_entry_clear(&e);

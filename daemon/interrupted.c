@@ -12,9 +12,10 @@
 void interrupted_note(Manager *m, const char *uuid, const Plan *plan)
 {
         g_hash_table_replace(m->interrupted, g_strdup(uuid), plan_copy(plan));
+        g_hash_table_remove(m->interrupted_runs, uuid); /* this run's, whatever was kept before */
 }
 
-void interrupted_clear(Manager *m)
+void interrupted_clear(Manager *m, GHashTable *keep)
 {
         GHashTableIter it;
         gpointer uuid;
@@ -23,11 +24,34 @@ void interrupted_clear(Manager *m)
          * and so do their journal entries */
         g_hash_table_iter_init(&it, m->interrupted);
         while (g_hash_table_iter_next(&it, &uuid, NULL)) {
+                if (keep && g_hash_table_contains(keep, uuid))
+                        continue;
                 thread_mask_forget(m, uuid);
                 apply_journal_drop(m, uuid);
+                g_hash_table_remove(m->interrupted_runs, uuid);
+                g_hash_table_iter_remove(&it);
         }
-        g_hash_table_remove_all(m->interrupted);
-        g_hash_table_remove_all(m->interrupted_runs);
+}
+
+bool interrupted_set_aside(Manager *m, const Decision *d)
+{
+        bool own = d->plan && !d->pinned_by_hand &&
+                   (d->result == DECISION_PLACED || d->result == DECISION_OVERCOMMITTED ||
+                    d->result == DECISION_FAILED);
+
+        if (!own)
+                return false;
+        interrupted_note(m, d->uuid, d->plan);
+        interrupted_note_run(m, d->uuid, d->domain_id, false);
+        return true;
+}
+
+void interrupted_note_run(Manager *m, const char *uuid, unsigned domain_id, bool from_journal)
+{
+        InterruptedRun *r = g_new(InterruptedRun, 1);
+
+        *r = (InterruptedRun){.domain_id = domain_id, .from_journal = from_journal};
+        g_hash_table_replace(m->interrupted_runs, g_strdup(uuid), r);
 }
 
 /* Whether pin is the one the record md gives libvirt's vCPU id. */
@@ -93,32 +117,31 @@ bool interrupted_claim(Manager *m, virDomainPtr dom, const char *uuid, const Dom
                        DomainSpec *user)
 {
         g_autoptr(Plan) plan = NULL;
-        gpointer key = NULL, value = NULL, run = NULL;
-        bool journal, same_run;
+        g_autofree InterruptedRun *run = NULL;
+        gpointer key = NULL, value = NULL, kept = NULL;
 
         if (!g_hash_table_steal_extended(m->interrupted, uuid, &key, &value))
                 return false;
         g_free(key);
         plan = value;
+        if (g_hash_table_steal_extended(m->interrupted_runs, uuid, &key, &kept)) {
+                g_free(key);
+                run = kept;
+        }
         /* read now: placed anew (a new entry) or taken as found */
         apply_journal_drop(m, uuid);
-        /* a plan a placementd before this one left names its run: a domain started again since runs
-         * its own definition's pins */
-        journal = g_hash_table_lookup_extended(m->interrupted_runs, uuid, NULL, &run);
-        same_run = !journal || !GPOINTER_TO_UINT(run) || GPOINTER_TO_UINT(run) == live->domain_id;
-        g_hash_table_remove(m->interrupted_runs, uuid);
-        if (!same_run || !claim(m, dom, plan, !plan->keep_memory, live, user))
+        /* a plan kept beyond its reconcile names its run: a domain started again since runs its own
+         * definition's pins */
+        if ((run && run->domain_id && run->domain_id != live->domain_id) ||
+            !claim(m, dom, plan, !plan->keep_memory, live, user))
                 return false;
-        if (journal)
-                log_info(
-                    "%s: its pins are the ones placementd made before it stopped, which no record names "
-                    "(the apply journal); placing it again",
-                    live->name);
-        else
-                log_info(
-                    "%s: its pins are the ones an apply cut off by the lost connection made; placing it "
-                    "again",
-                    live->name);
+        log_info("%s: its pins are the ones %s; placing it again", live->name,
+                 !run ? "an apply cut off by the lost connection made"
+                 : run->from_journal
+                     ? "placementd made before it stopped, which no record names (the apply "
+                       "journal)"
+                     : "placementd made before libvirtd restarted during its start, which no "
+                       "record names");
         return true;
 }
 

@@ -90,7 +90,7 @@ struct Manager {
         struct event *pins_ev;
         uint64_t hand_pin_follows; /* domains read so, since the start */
         GHashTable *interrupted;   /* uuid -> Plan*: applies the lost connection cut off (interrupted.c) */
-        GHashTable *interrupted_runs; /* uuid -> the libvirt ID of the run an apply journal entry names */
+        GHashTable *interrupted_runs; /* uuid -> InterruptedRun*: the run an interrupted plan is of */
         int journal_fd;               /* the apply journal's directory (apply-journal.c), or -1 */
         char *journal_dir;
         bool journal_failing; /* a write or removal failed and was said; the next write that works ends it */
@@ -260,7 +260,19 @@ void held_forget_timeouts(Manager *m, const char *uuid);
 void interrupted_note(Manager *m, const char *uuid, const Plan *plan);
 bool interrupted_claim(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
                        DomainSpec *user);
-void interrupted_clear(Manager *m);
+void interrupted_clear(Manager *m, GHashTable *keep); /* keep: a uuid set left in it, or NULL */
+/* The run of an interrupted plan that outlives the reconcile that notes it (m->interrupted_runs): one an
+ * apply journal entry names, or a start libvirt had not ended. Only a domain of that run (its libvirt ID;
+ * 0: any) is claimed. */
+typedef struct InterruptedRun {
+        unsigned domain_id;
+        bool from_journal; /* else a start libvirt had not ended */
+} InterruptedRun;
+void interrupted_note_run(Manager *m, const char *uuid, unsigned domain_id, bool from_journal);
+/* The plan of d, whose pins placementd made, kept as an interrupted apply's for the same run (d's ID):
+ * libvirt says the domain's start has not ended (libvirtd restarted during it) and its start event is to
+ * come. False when d pinned nothing of placementd's. */
+bool interrupted_set_aside(Manager *m, const Decision *d);
 /* apply-journal.c: before the first pin of an apply, its plan is written to the journal (when one is open),
  * and removed once the domain's record is written or its run is forgotten; apply_journal_open() reads what
  * a placementd before this one left into m->interrupted (with the run's ID in m->interrupted_runs), for

@@ -238,12 +238,25 @@ static void on_metadata_due(evutil_socket_t fd, short what, void *arg)
         }
 }
 
+/* Whether the decided domain uuid still exists, its start not ended (virt_domain_starting()), in the run
+ * it was decided in. */
+static bool starting_run(Manager *m, const char *uuid)
+{
+        const Decision *d = g_hash_table_lookup(m->decisions, uuid);
+        g_autoptr(virDomain) dom = NULL;
+
+        if (!d || virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0)
+                return false;
+        return virt_domain_starting(dom) && virt_domain_id(dom) == d->domain_id;
+}
+
 static void reconcile(Manager *m, PlaceOrigin origin)
 {
         virDomainPtr *doms = NULL;
         g_autoptr(GHashTable) running = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         g_autoptr(GPtrArray) gone = g_ptr_array_new_with_free_func(g_free);
         g_autoptr(GPtrArray) again = g_ptr_array_new_with_free_func(g_free);
+        g_autoptr(GHashTable) starting = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         g_autofree char *error = NULL;
         g_autofree bool *first = NULL;
         g_autofree bool *resized = NULL;
@@ -280,8 +293,20 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                                 g_ptr_array_add(again, g_strdup(key));
                 }
         }
-        for (unsigned i = 0; i < gone->len; i++)
-                placer_forget(m, g_ptr_array_index(gone, i), "no longer running");
+        for (unsigned i = 0; i < gone->len; i++) {
+                const char *uuid = g_ptr_array_index(gone, i);
+                /* libvirtd restarted during its start: libvirt ends the start now, and its start event finds
+                 * placementd's pins, which no record may name yet */
+                if (starting_run(m, uuid) &&
+                    interrupted_set_aside(m, g_hash_table_lookup(m->decisions, uuid))) {
+                        g_hash_table_add(starting, g_strdup(uuid));
+                        placer_forget(m, uuid,
+                                      "its start has not ended, libvirt says (libvirtd restarted during "
+                                      "it): placed again "
+                                      "at its start event");
+                } else
+                        placer_forget(m, uuid, "no longer running");
+        }
         for (unsigned i = 0; i < again->len; i++) {
                 const char *uuid = g_ptr_array_index(again, i);
                 const Decision *d = g_hash_table_lookup(m->decisions, uuid);
@@ -344,7 +369,9 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                         placer_follow_iothreads(m, doms[i], g_hash_table_lookup(m->decisions, uuid));
                 }
         }
-        interrupted_clear(m); /* the domains left in it are gone: every running one was read above */
+        /* the domains left in it are gone (every running one was read above), but for those whose start
+         * event is to come */
+        interrupted_clear(m, starting);
         if (gone_offline)
                 place_again(m, gone_offline, false, "a CPU of its went offline or left the guests' cgroup");
         virt_domains_free(doms, n);
@@ -748,7 +775,7 @@ Manager *manager_new(struct event_base *base, Topology *topology, Config *config
         m->config->placement.unavailable_cpus = m->unavailable;
         m->decisions = g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)decision_free);
         m->interrupted = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)plan_free);
-        m->interrupted_runs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
+        m->interrupted_runs = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, g_free);
         m->journal_fd = -1;
         m->thread_masks =
             g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)cpuset_free);
@@ -1013,7 +1040,7 @@ static void forget_all(Manager *m, const char *why)
                 g_ptr_array_add(uuids, g_strdup(key));
         for (unsigned i = 0; i < uuids->len; i++)
                 placer_forget(m, g_ptr_array_index(uuids, i), why);
-        interrupted_clear(m);
+        interrupted_clear(m, NULL);
 }
 
 void manager_set_config(Manager *m, Config *config)

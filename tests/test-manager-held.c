@@ -945,6 +945,36 @@ START_TEST(test_start_not_ended_left_to_its_event)
 }
 END_TEST
 
+/* libvirtd killed while placementd wrote the record of a domain it had just pinned, before libvirt saved
+ * that the domain's start had ended: libvirtd comes back with the domain paused, "starting up", and ends the
+ * start after the reconcile (RESUMED, then STARTED). The reconcile forgets it (it does not run yet); its
+ * start event then finds placementd's own pins in the live XML, with no record to say so. They were taken
+ * for the user's <vcpupin> and the domain skipped for good; they are placementd's, so it is placed again. */
+START_TEST(test_start_ended_after_reconnect_placed_again)
+{
+        static const char *const uuid = "be2d3e4f-6a7b-4c8d-9e0f-1a2b3c4d5e6f";
+        Manager *m = new_manager();
+        virDomainPtr dom;
+        const Decision *d;
+
+        unwritable_uuid = uuid;
+        dom = start_uuid("j-start-ended", uuid, 2);
+        ck_assert(spin_until(m, "j-start-ended", DECISION_PLACED, 3000));
+        ck_assert(manager_lookup(m, "j-start-ended")->unrecorded);
+        unwritable_uuid = NULL;
+        starting_uuid = uuid;
+        manager_reconcile(m);
+        ck_assert_ptr_null(manager_lookup(m, "j-start-ended"));
+        starting_uuid = NULL;
+        manager_lifecycle(m, dom, VIR_DOMAIN_EVENT_RESUMED, VIR_DOMAIN_EVENT_RESUMED_UNPAUSED);
+        manager_lifecycle(m, dom, VIR_DOMAIN_EVENT_STARTED, VIR_DOMAIN_EVENT_STARTED_BOOTED);
+        d = assert_placed_again(m, dom, "j-start-ended");
+        ck_assert(!d->pinned_by_hand);
+        fixture_stop(dom);
+        manager_free(m);
+}
+END_TEST
+
 /* A placed domain libvirt then keeps as a start that never ended (libvirt 9.0, after a libvirtd stopped
  * during QEMU's handshake of a later start: paused "starting up", no QEMU, its control info "ok"): it does
  * not run; the reconcile forgets it without a call that needs its job, and a request finds nothing. */
@@ -991,6 +1021,7 @@ static Suite *manager_held_suite(void)
         tcase_add_test(tc, test_unreported_jobs_at_start_one_per_turn);
         tcase_add_test(tc, test_start_not_ended_left_to_its_event);
         tcase_add_test(tc, test_start_never_ended_forgotten);
+        tcase_add_test(tc, test_start_ended_after_reconnect_placed_again);
         tcase_add_test(tc, test_undo_iothreads_waits_for_job);
         tcase_add_test(tc, test_restart_before_record_placed_again);
         tcase_add_test(tc, test_restart_half_applied_placed_again);
