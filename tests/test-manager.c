@@ -2372,6 +2372,39 @@ START_TEST(test_opt_out_beats_record)
 }
 END_TEST
 
+/* An I/O thread whose recorded pin is not the one that runs (pinned by someone else while placementd was
+ * down; or a record its owner wrote): the restarted daemon's adoption checks the recorded I/O thread pins
+ * against the live ones, as it does the vCPUs' and the emulator's, and leaves that thread to whoever
+ * pinned it. The adopted decision claimed it, and show said placementd had pinned it, until the next
+ * periodic reconcile (30 s by default; never with ReconcileSec=0). */
+START_TEST(test_adopted_iothread_pins_checked)
+{
+        static const char *const topology = "synthetic:pack:1 numa:1(memory=16GiB) core:2 pu:1";
+        Manager *m = new_manager_on(topology, NULL);
+        virDomainPtr dom = start_domain("m-io-adopt", 1, "<iothreads>2</iothreads>");
+        Wait w = {m, "m-io-adopt"};
+        const Decision *d;
+        unsigned char map;
+
+        ck_assert(spin(known, &w, 3000));
+        d = manager_lookup(m, "m-io-adopt");
+        ck_assert(cpuset_has(d->plan->iothreads, 1) && cpuset_has(d->plan->iothreads, 2));
+        map = cpuset_has(d->plan->iothread_pin, 0) ? 0x2 : 0x1; /* a CPU the record does not name */
+        free_manager(m);
+        ck_assert_int_eq(virDomainPinIOThread(dom, 2, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+
+        m = new_manager_on(topology, NULL);
+        d = manager_lookup(m, "m-io-adopt");
+        ck_assert(d && d->adopted);
+        ck_assert(cpuset_has(d->plan->iothreads, 1));
+        ck_assert(!cpuset_has(d->plan->iothreads, 2));
+        ck_assert_int_eq(iothread_mask(dom, 2), map); /* left where it was pinned */
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* I/O threads changed live (libvirt 9.0 sends no event for iothreadadd): the reconcile counts one added
  * where the decision's rule puts I/O threads (the test driver starts it on the emulator's CPUs; QEMU's
  * libvirt on every CPU, and then pins it: tests/e2e/iothreads.sh), leaves one pinned by hand where it is
@@ -2478,6 +2511,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_forged_record_moves_no_unbound_memory);
         tcase_add_test(tc, test_record_in_definition_moves_no_memory);
         tcase_add_test(tc, test_live_iothreads_followed);
+        tcase_add_test(tc, test_adopted_iothread_pins_checked);
         tcase_add_test(tc, test_unreadable_record_placed_anew);
         tcase_add_test(tc, test_defined_from_live_xml);
         tcase_add_test(tc, test_failed_pin_recorded);
