@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
- * Tunable events: a pin or a tunable of a running domain changed. A resize is followed at once. Pins
+ * Tunable events: a pin or a tunable of a running domain changed. A resize (a pin of a vCPU the decision
+ * does not have) is followed at once. Pins
  * someone else made (of vCPUs, the emulator, I/O threads) are followed once for a burst of events
  * (MANAGER_METADATA_FOLLOW_MSEC): following them reads the domain's whole XML, which its owner can make
  * large, and an owner pinning in a loop would otherwise have it read once per pin. The last pin of each
@@ -132,6 +133,21 @@ static void on_pins_due(evutil_socket_t fd, short what, void *arg)
         }
 }
 
+/* Whether params name a pin of a vCPU plan does not have. */
+static bool names_other_vcpu(const Plan *plan, virTypedParameterPtr params, int nparams)
+{
+        for (int i = 0; i < nparams; i++) {
+                guint64 vcpu;
+
+                if (g_str_has_prefix(params[i].field, "cputune.vcpupin") &&
+                    (!g_ascii_string_to_unsigned(params[i].field + strlen("cputune.vcpupin"), 10, 0,
+                                                 G_MAXUINT, &vcpu, NULL) ||
+                     vcpu_id_index(plan->vcpu_ids, plan->nvcpus, (unsigned)vcpu) < 0))
+                        return true;
+        }
+        return false;
+}
+
 void manager_tunable(Manager *m, virDomainPtr dom, virTypedParameterPtr params, int nparams)
 {
         char uuid[VIR_UUID_STRING_BUFLEN];
@@ -143,8 +159,9 @@ void manager_tunable(Manager *m, virDomainPtr dom, virTypedParameterPtr params, 
                 (c = pins_changed_soon(m, uuid))->was_unpinned = true;
         if (!d || !d->plan)
                 return;
-        /* a hot-added vCPU shows up as a pin of a vCPU the decision does not have */
-        if (placer_resized(m, dom, d)) {
+        /* a hot-added vCPU shows up as a pin of a vCPU the decision does not have: only then is the size
+         * read (for a domain whose vCPU ids are not 0..n-1 that reads its whole XML) */
+        if (names_other_vcpu(d->plan, params, nparams) && placer_resized(m, dom, d)) {
                 placer_place(m, dom, ORIGIN_RESIZED, (uint64_t)g_get_monotonic_time());
                 return;
         }

@@ -5,6 +5,7 @@
  * and I/O thread pins stand, the other I/O threads are pinned, and a live binding libvirt will not change
  * keeps the vCPUs with the memory on replace.
  */
+#include <dlfcn.h>
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
@@ -25,6 +26,19 @@
 
 static struct event_base *base;
 static virConnectPtr conn;
+
+/* The daemon's reads of a domain's XML (each one all of it, which its owner can make large). */
+static unsigned xml_reads;
+
+char *virDomainGetXMLDesc(virDomainPtr dom, unsigned int flags)
+{
+        static char *(*real)(virDomainPtr, unsigned int);
+
+        xml_reads++;
+        if (!real)
+                *(void **)&real = dlsym(RTLD_NEXT, "virDomainGetXMLDesc");
+        return real(dom, flags);
+}
 
 static void setup(void)
 {
@@ -788,6 +802,41 @@ static char *raw_pin(virDomainPtr dom, unsigned id)
         return cpuset_format(s);
 }
 
+/* A domain whose online vCPUs are not 0..n-1 (one unplugged below one that runs), its owner pinning a vCPU
+ * in a loop: the pins of vCPUs the decision has are read once per burst, as for any domain. The check for
+ * a hot-added vCPU, which reads such a domain's whole XML, ran at every event; it runs only for a pin of
+ * a vCPU the decision does not have, which is how a hot-added one shows up. */
+START_TEST(test_sparse_pin_loop_reads_once)
+{
+        const char *sparse = "<vcpus><vcpu id='0' enabled='yes' hotpluggable='no'/>"
+                             "<vcpu id='1' enabled='no' hotpluggable='yes'/>"
+                             "<vcpu id='2' enabled='yes' hotpluggable='yes'/></vcpus>";
+        virDomainPtr dom = start("c-sparse-loop", 3, " current='2'", sparse);
+        Manager *m = new_manager();
+        virTypedParameter event = {.field = "cputune.vcpupin2", .type = VIR_TYPED_PARAM_STRING};
+        g_autofree char *own = NULL;
+        unsigned before;
+
+        ck_assert(spin_until_known(m, "c-sparse-loop"));
+        own = cpuset_format(manager_lookup(m, "c-sparse-loop")->plan->vcpu_pins[1]);
+        before = xml_reads;
+        for (unsigned i = 0; i < 40; i++) { /* the echo of placementd's own pin, 40 times */
+                event.value.s = own;
+                manager_tunable(m, dom, &event, 1);
+        }
+        fixture_spin_known(base, NULL, NULL, 2 * MANAGER_METADATA_FOLLOW_MSEC);
+        ck_assert_msg(xml_reads - before <= 1, "%u reads of the XML for 40 pin events", xml_reads - before);
+        ck_assert_int_eq(manager_lookup(m, "c-sparse-loop")->result, DECISION_PLACED);
+        /* a pin of vCPU 1, which the decision does not have, is checked at once */
+        before = xml_reads;
+        event.field[strlen(event.field) - 1] = '1';
+        manager_tunable(m, dom, &event, 1);
+        ck_assert_uint_ge(xml_reads - before, 1);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_sparse_online_vcpus)
 {
         /* vCPU 1 of 3 unplugged (virsh setvcpu --disable 1): vCPUs 0 and 2 run */
@@ -909,6 +958,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_edited_definition_stands);
         tcase_add_test(tc, test_copied_record_not_read);
         tcase_add_test(tc, test_sparse_online_vcpus);
+        tcase_add_test(tc, test_sparse_pin_loop_reads_once);
         tcase_add_test(tc, test_persistent_edit_waits_for_restart);
         suite_add_tcase(s, tc);
         return s;
