@@ -47,11 +47,10 @@ static void log_va(int level, const char *fmt, va_list ap)
                 return;
         /* whole, however long a domain's name: a fixed buffer cut the result and reason off its line */
         text = g_strdup_vprintf(fmt, ap);
-        for (char *p = text; *p; p++)
-                if (*p == '\n')
-                        *p = ' ';
-        /* names and metadata are their owners' text: a carriage return, an escape, a C1 control or a
-         * bidi override would forge or hide what the journal shows */
+        /* names and metadata are their owners' text: a newline, a carriage return, an escape, a C1
+         * control or a bidi override would forge or hide what the journal shows. A newline is written
+         * \x0a, as placementctl writes it: written as a space, a domain named "a<newline>b" read as one
+         * named "a b" (log_lines() keeps a message of several lines on lines of its own) */
         safe = text_safe(text);
         if (strlen(safe) > LOG_LINE_MAX) {
                 /* keep the end too: a decision line ends in its result and reason; cut between characters */

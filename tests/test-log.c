@@ -1,8 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * The daemon's log lines: what a domain's owner chose (its name, its metadata) cannot forge or hide a line.
- * A newline becomes a space; a carriage return, an escape, a C1 control and a bidi override are written
- * as escapes (text-safe.h).
+ * A newline, a carriage return, an escape, a C1 control and a bidi override are written as escapes
+ * (text-safe.h), as placementctl writes them.
  */
 #include "test-util.h"
 
@@ -50,11 +50,13 @@ START_TEST(test_owner_text_cannot_forge_a_line)
         g_autofree char *a = logged("evil\rfake: placed");
         g_autofree char *b = logged("x\x1b[2J\xc2\x85y\xe2\x80\xaez");
         g_autofree char *c = logged("one\ntwo");
+        g_autofree char *e = logged("one two");
         g_autofree char *d = logged("evil\\x0dfake: placed"); /* the text: not logged as a would be */
 
         ck_assert_str_eq(a, "<4>evil\\x0dfake: placed: unknown policy\n");
         ck_assert_str_eq(b, "<4>x\\x1b[2J\\x85y\\u{202e}z: unknown policy\n");
-        ck_assert_str_eq(c, "<4>one two: unknown policy\n");
+        ck_assert_str_eq(c, "<4>one\\x0atwo: unknown policy\n");
+        ck_assert_str_ne(c, e); /* two domains' names read as two */
         ck_assert_str_eq(d, "<4>evil\\x5cx0dfake: placed: unknown policy\n");
 }
 END_TEST
