@@ -235,8 +235,9 @@ START_TEST(test_walk)
         unsigned steps = steps_env ? (unsigned)atoi(steps_env) : 150;
         g_autofree char *dir = g_dir_make_tmp("placementd-test-walk-XXXXXX", NULL);
         g_autofree char *save = g_build_filename(dir, "save", NULL);
+        g_autofree char *journal = g_build_filename(dir, "journal", NULL);
         const char *conf = "[Placement]\nHealInterval=1\nLoadWarmup=0\n";
-        Manager *m = fixture_manager_new(base, TOPOLOGY, conf);
+        Manager *m = fixture_manager_new_journal(base, TOPOLOGY, conf, journal);
         GRand *r = g_rand_new_with_seed(seed);
         bool reserved = false;
 
@@ -280,7 +281,7 @@ START_TEST(test_walk)
                         break;
                 case 7:
                         fixture_manager_free(base, m);
-                        m = fixture_manager_new(base, TOPOLOGY, conf);
+                        m = fixture_manager_new_journal(base, TOPOLOGY, conf, journal);
                         break;
                 case 8:
                         if (dom) {
@@ -381,9 +382,15 @@ START_TEST(test_walk)
         }
         spin(20);
         ck_assert(ledger_is_empty(manager_ledger(m)));
+        { /* every apply's journal entry went with its record or its run */
+                g_autoptr(GDir) d = g_dir_open(journal, 0, NULL);
+                const char *left = d ? g_dir_read_name(d) : NULL;
+                ck_assert_msg(!left, "the apply journal still holds %s", left);
+        }
         g_rand_free(r);
         g_clear_pointer(&counters, g_hash_table_unref);
         fixture_manager_free(base, m);
+        g_rmdir(journal);
         g_unlink(save);
         g_rmdir(dir);
 }
