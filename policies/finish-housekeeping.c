@@ -43,6 +43,17 @@ static void add_housekeeping(const HostView *v, const PlacementRequest *req, con
                 }
 }
 
+/* Whether QEMU's threads may use a PU of core c. */
+static bool core_takes_threads(const HostView *v, unsigned c)
+{
+        const TopoCore *core = &v->t->cores[c];
+
+        for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
+                if (v->pu_thread_usable[p])
+                        return true;
+        return false;
+}
+
 /*
  * The set's cores no vCPU holds (with_own: and the plan's own cores), PUs QEMU's threads may use. Of its
  * own cores only the PUs that carry no other domain's vCPU and that no other domain holds: under compat
@@ -52,12 +63,26 @@ static void add_housekeeping(const HostView *v, const PlacementRequest *req, con
 static void add_set_cores(const HostView *v, const Plan *plan, bool with_own, CpuSet *out)
 {
         const Topology *t = v->t;
+        unsigned rank = 0;
 
+        /* on a hybrid host the free cores of the least performant kind there, as long as there are any
+         * (E-cores): the others are for vCPUs. An E-core guest, whose cores have no sibling, put its
+         * emulator over the free P-cores too, and a later P-core guest shared with it. */
+        if (!with_own && t->ncore_kinds > 1)
+                CPUSET_FOREACH (n, plan->nodes) {
+                        const TopoNode *node = &t->nodes[n];
+                        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
+                                if (!policy_own_core(v, plan, c) && ledger_core_free(v->l, c) &&
+                                    core_takes_threads(v, c))
+                                        rank = MAX(rank, t->cores[c].kind_rank);
+                }
         CPUSET_FOREACH (n, plan->nodes) {
                 const TopoNode *node = &t->nodes[n];
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
                         bool own = policy_own_core(v, plan, c);
                         if (!(own && with_own) && !(!own && ledger_core_free(v->l, c)))
+                                continue;
+                        if (!with_own && t->cores[c].kind_rank != rank)
                                 continue;
                         for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus;
                              p++)

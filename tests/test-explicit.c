@@ -567,6 +567,36 @@ START_TEST(test_user_emulator_core_keeps_the_kind)
 }
 END_TEST
 
+/* An E-core guest's emulator (E-cores have no sibling to take it) goes to the free E-cores, not over the
+ * free P-core too, which a later guest's vCPU then shares: on a hybrid host (4 P-cores, 8 E-cores), 3
+ * P-cores taken, a 4-vCPU guest takes an E-core module and 1 P-core stays free */
+START_TEST(test_e_core_emulator_stays_off_p_cores)
+{
+        g_autofree char *path = test_topology_path("alder-lake.xml");
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(Ledger) l = NULL;
+        g_autoptr(Plan) plan = NULL;
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest a = {.name = "a", .vcpus = 3, .memory = GiB};
+        PlacementRequest b = {.name = "b", .vcpus = 4, .memory = GiB};
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        l = ledger_new(t);
+        ck_assert_int_eq(ledger_commit(l, "a", policy_place(t, l, &a, &p)), 0);
+        plan = policy_place(t, l, &b, &p);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                ck_assert_msg(t->cores[t->pus[plan->vcpu_pu[i]].core].kind_rank == 1, "vCPU %u on a P-core",
+                              i);
+        ck_assert(!cpuset_is_empty(plan->emulator_pin));
+        for (unsigned pu = 0; pu < t->npus; pu++)
+                if (cpuset_has(plan->emulator_pin, t->pus[pu].os_index))
+                        ck_assert_msg(t->cores[t->pus[pu].core].kind_rank == 1,
+                                      "the emulator on P-core CPU %u", t->pus[pu].os_index);
+}
+END_TEST
+
 static Suite *explicit_suite(void)
 {
         Suite *s = suite_create("policy: explicit");
@@ -574,6 +604,7 @@ static Suite *explicit_suite(void)
         tcase_add_test(tc, test_user_emulator_core_taken_last);
         tcase_add_test(tc, test_user_emulator_core_shared_last);
         tcase_add_test(tc, test_user_emulator_core_keeps_the_kind);
+        tcase_add_test(tc, test_e_core_emulator_stays_off_p_cores);
         tcase_add_test(tc, test_core_rule);
         tcase_add_test(tc, test_even_spread);
         tcase_add_test(tc, test_alternating_two_vcpu_vms);
