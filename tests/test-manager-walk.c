@@ -237,6 +237,7 @@ START_TEST(test_walk)
         g_autofree char *save = g_build_filename(dir, "save", NULL);
         g_autofree char *journal = g_build_filename(dir, "journal", NULL);
         const char *conf = "[Placement]\nHealInterval=1\nLoadWarmup=0\n";
+        const char *conf_reserved = "[Placement]\nHealInterval=1\nLoadWarmup=0\nReservedCPUs=0-1\n";
         Manager *m = fixture_manager_new_journal(base, TOPOLOGY, conf, journal);
         GRand *r = g_rand_new_with_seed(seed);
         bool reserved = false;
@@ -281,7 +282,8 @@ START_TEST(test_walk)
                         break;
                 case 7:
                         fixture_manager_free(base, m);
-                        m = fixture_manager_new_journal(base, TOPOLOGY, conf, journal);
+                        m = fixture_manager_new_journal(base, TOPOLOGY, reserved ? conf_reserved : conf,
+                                                        journal);
                         break;
                 case 8:
                         if (dom) {
@@ -315,9 +317,7 @@ START_TEST(test_walk)
                         break;
                 case 12: /* a reload reserving CPUs 0-1, or not */
                         reserved = !reserved;
-                        fixture_reload(
-                            m, reserved ? "[Placement]\nHealInterval=1\nLoadWarmup=0\nReservedCPUs=0-1\n"
-                                        : conf);
+                        fixture_reload(m, reserved ? conf_reserved : conf);
                         break;
                 case 13:
                         if (dom) {
@@ -354,8 +354,8 @@ START_TEST(test_walk)
                         if (dom)
                                 virDomainUndefine(dom);
                         break;
-                case 17: /* measured load (WALK_LOAD=1: timed, so not the same walk twice), which may run
-                          * a heal pass at once */
+                case 17: /* measured load (WALK_LOAD set, to anything: timed, so not the same walk twice),
+                          * which may run a heal pass at once */
                 case 18:
                         if (!getenv("WALK_LOAD"))
                                 break;
