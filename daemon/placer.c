@@ -442,9 +442,23 @@ Decision *placer_skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, 
         pins = placer_hand_pins(m, dom, live, req.allowed_cpus);
 
         if (!pins) {
+                /* its vCPUs float: nothing of them to count, but what placementd applied before (its
+                 * emulator pin, I/O thread pins, memory binding) still runs, and is kept as below */
+                bool applied_before = (old && old->plan && !placer_pinned_nothing(old)) || live->decision;
+
                 occupied = bound_memory_plan(m, &req, &params);
                 reason = occupied ? g_strdup_printf("%s; %s", why, BOUND_MEMORY_COUNTED) : NULL;
-                return skip(m, uuid, live, reason ? reason : why, occupied);
+                if (!occupied && applied_before) {
+                        g_autofree CpuSet **floating = g_new0(CpuSet *, MAX(req.vcpus, 1));
+                        occupied = policy_adopt(m->topology, m->ledger, &req, floating, &params);
+                        /* no binding: its memory follows the scheduler, counted nowhere, as before */
+                        memset(occupied->node_memory, 0, sizeof(uint64_t) * occupied->nnode_memory);
+                }
+                binding =
+                    occupied && applied_before ? keep_applied(old, live, occupied) : MEMORY_BINDING_NONE;
+                d = skip(m, uuid, live, reason ? reason : why, occupied);
+                d->memory_binding = binding;
+                return d;
         }
         occupied = policy_adopt(m->topology, m->ledger, &req, pins, &params);
         virt_pins_free(pins, live->vcpus);

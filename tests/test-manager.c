@@ -2120,6 +2120,47 @@ START_TEST(test_opt_out_while_running_followed)
 }
 END_TEST
 
+/* Floated by hand (every vCPU pinned to every CPU) and then opted out while it runs: nothing of its vCPUs
+ * is left to count, but placementd's emulator pin and memory binding still run. */
+START_TEST(test_floating_opt_out_keeps_what_runs)
+{
+        Manager *m = new_manager_on("synthetic:pack:1 numa:2(memory=8GiB) core:2 pu:2", NULL);
+        virDomainPtr dom = start_domain("o-float", 1, NULL);
+        unsigned char all = 0xff;
+        g_autoptr(CpuSet) emulator = NULL;
+        const Decision *d;
+        const Plan *counted;
+        uint64_t bound_before;
+        int node;
+
+        ck_assert(spin_result(m, "o-float", DECISION_PLACED));
+        d = manager_lookup(m, "o-float");
+        ck_assert_int_eq(d->memory_binding, MEMORY_BINDING_APPLIED);
+        node = cpuset_next(d->plan->nodes, 0);
+        emulator = cpuset_copy(d->plan->emulator_pin);
+        ck_assert(!cpuset_is_empty(emulator));
+        bound_before = ledger_lookup(manager_ledger(m), d->uuid)->node_memory[node];
+        ck_assert_uint_gt(bound_before, 0);
+        ck_assert_int_eq(virDomainPinVcpuFlags(dom, 0, &all, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
+        ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, "<domain skip='yes'/>",
+                                              "placementd", PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+        ck_assert(spin_result(m, "o-float", DECISION_SKIPPED));
+        manager_reconcile(m);
+        d = manager_lookup(m, "o-float");
+        ck_assert_int_eq(d->result, DECISION_SKIPPED);
+        counted = ledger_lookup(manager_ledger(m), d->uuid);
+        ck_assert_ptr_nonnull(counted);
+        /* the memory stays counted where placementd's binding keeps it */
+        ck_assert_uint_eq(counted->node_memory[node], bound_before);
+        ck_assert_msg(d->plan && cpuset_equal(d->plan->emulator_pin, emulator),
+                      "the emulator pin that runs");
+        virDomainDestroy(dom);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* A running persistent domain opted out in its persistent definition (virsh metadata --config, or a
  * <vcpupin> put there by virsh vcpupin --config or virsh edit) keeps the record placementd wrote in its
  * live XML before. A restarted daemon reads the user's definition over that record, as placer_place()
@@ -2472,6 +2513,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_reload_moves_iothreads_off_reserved_cpus);
         tcase_add_test(tc, test_reload_places_unplaceable);
         tcase_add_test(tc, test_opt_out_while_running_followed);
+        tcase_add_test(tc, test_floating_opt_out_keeps_what_runs);
         tcase_add_test(tc, test_opt_out_in_definition_outlives_restart);
         tcase_add_test(tc, test_opt_out_by_define_while_running_followed);
         tcase_add_test(tc, test_emulatorpin_defined_while_running_is_for_next_start);
