@@ -238,6 +238,10 @@ static void on_metadata_due(evutil_socket_t fd, short what, void *arg)
         }
 }
 
+#define STARTING_WHY                                                                                        \
+        "its start has not ended, libvirt says (libvirtd restarted during it): placed again at its start "  \
+        "event"
+
 /* Whether the decided domain uuid still exists, its start not ended (virt_domain_starting()), in the run
  * it was decided in. */
 static bool starting_run(Manager *m, const char *uuid)
@@ -300,10 +304,7 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                 if (starting_run(m, uuid) &&
                     interrupted_set_aside(m, g_hash_table_lookup(m->decisions, uuid))) {
                         g_hash_table_add(starting, g_strdup(uuid));
-                        placer_forget(m, uuid,
-                                      "its start has not ended, libvirt says (libvirtd restarted during "
-                                      "it): placed again "
-                                      "at its start event");
+                        placer_forget(m, uuid, STARTING_WHY);
                 } else
                         placer_forget(m, uuid, "no longer running");
         }

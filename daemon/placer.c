@@ -857,10 +857,12 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
                             g_hash_table_contains(m->decisions, uuid) ? " again: its decision stands" : "");
                 return NULL;
         }
-        /* a start: the emulator pin its definition carries is what QEMU's threads started on; the first
-         * sight of a run (not one whose apply was cut off: its pins are placementd's of this run) whose
-         * record another run wrote: the same (thread-mask.c) */
-        if (origin == ORIGIN_STARTED || origin == ORIGIN_MIGRATED)
+        /* a start: the emulator pin its definition carries is what QEMU's threads started on (not for a
+         * start libvirt ended after placementd pinned the domain: interrupted.c); the first sight of a run
+         * (not one whose apply was cut off: its pins are placementd's of this run) whose record another
+         * run wrote: the same (thread-mask.c) */
+        if (origin == ORIGIN_MIGRATED ||
+            (origin == ORIGIN_STARTED && !g_hash_table_contains(m->interrupted, uuid)))
                 thread_mask_note(m, uuid, live);
         else if (!g_hash_table_contains(m->decisions, uuid) && !g_hash_table_contains(m->interrupted, uuid))
                 thread_mask_first_sight(m, uuid, live);
