@@ -802,16 +802,19 @@ static char *raw_pin(virDomainPtr dom, unsigned id)
         return cpuset_format(s);
 }
 
+/* vCPU 1 of 3 unplugged (virsh setvcpu --disable 1): vCPUs 0 and 2 run */
+#define SPARSE_VCPUS                                                                                        \
+        "<vcpus><vcpu id='0' enabled='yes' hotpluggable='no'/><vcpu id='1' enabled='no' "                   \
+        "hotpluggable='yes'/>"                                                                              \
+        "<vcpu id='2' enabled='yes' hotpluggable='yes'/></vcpus>"
+
 /* A domain whose online vCPUs are not 0..n-1 (one unplugged below one that runs), its owner pinning a vCPU
  * in a loop: the pins of vCPUs the decision has are read once per burst, as for any domain. The check for
  * a hot-added vCPU, which reads such a domain's whole XML, ran at every event; it runs only for a pin of
  * a vCPU the decision does not have, which is how a hot-added one shows up. */
 START_TEST(test_sparse_pin_loop_reads_once)
 {
-        const char *sparse = "<vcpus><vcpu id='0' enabled='yes' hotpluggable='no'/>"
-                             "<vcpu id='1' enabled='no' hotpluggable='yes'/>"
-                             "<vcpu id='2' enabled='yes' hotpluggable='yes'/></vcpus>";
-        virDomainPtr dom = start("c-sparse-loop", 3, " current='2'", sparse);
+        virDomainPtr dom = start("c-sparse-loop", 3, " current='2'", SPARSE_VCPUS);
         Manager *m = new_manager();
         virTypedParameter event = {.field = "cputune.vcpupin2", .type = VIR_TYPED_PARAM_STRING};
         g_autofree char *own = NULL;
@@ -839,11 +842,7 @@ END_TEST
 
 START_TEST(test_sparse_online_vcpus)
 {
-        /* vCPU 1 of 3 unplugged (virsh setvcpu --disable 1): vCPUs 0 and 2 run */
-        const char *sparse = "<vcpus><vcpu id='0' enabled='yes' hotpluggable='no'/>"
-                             "<vcpu id='1' enabled='no' hotpluggable='yes'/>"
-                             "<vcpu id='2' enabled='yes' hotpluggable='yes'/></vcpus>";
-        virDomainPtr dom = start("c-sparse", 3, " current='2'", sparse);
+        virDomainPtr dom = start("c-sparse", 3, " current='2'", SPARSE_VCPUS);
         Manager *m = new_manager();
         g_autofree char *pin0 = NULL, *pin1 = NULL, *pin2 = NULL, *plan0 = NULL, *plan1 = NULL, *meta = NULL;
         const Decision *d;
