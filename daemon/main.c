@@ -503,14 +503,13 @@ static void reload_waiting_drop(Daemon *d)
         g_clear_pointer(&d->waiting_note, g_free);
 }
 
-/* The apply journal of uri, beside its instance lock: none without the lock (the test driver, a demo, no
- * runtime directory), which the journal would not keep to one daemon. */
-static void set_journal(Daemon *d, const char *uri)
+/* The apply journal's directory of uri, beside its instance lock (caller frees): none without the lock
+ * (the test driver, a demo, no runtime directory), which the journal would not keep to one daemon. */
+static char *journal_path(const Daemon *d, const char *uri)
 {
         g_autofree char *dir = d->instance_lock >= 0 ? instance_lock_dir() : NULL;
-        g_autofree char *path = dir ? instance_lock_journal_path(dir, uri) : NULL;
 
-        manager_set_journal(d->manager, path);
+        return dir ? instance_lock_journal_path(dir, uri) : NULL;
 }
 
 /*
@@ -594,10 +593,13 @@ static int reload_finish(Daemon *d, int r, Config *c_taken, char **restart_taken
                 else
                         log_info("Configuration reloaded from %s (policy %s)", d->config_path,
                                  policy_kind_to_string(c->placement.policy));
-                /* a new URI switches to the connection opened for it (manager_open_next()) */
+                /* a new URI switches to the connection opened for it (manager_open_next()), and to its
+                 * own apply journal */
+                {
+                        g_autofree char *journal = journal_path(d, c->uri);
+                        manager_set_next_journal(d->manager, journal);
+                }
                 manager_set_config(d->manager, g_steal_pointer(&c));
-                if (relock) /* another libvirtd: its own journal */
-                        set_journal(d, manager_config(d->manager)->uri);
                 stats_cache_set_interval(
                     d->stats, stats_cache_interval_for(manager_config(d->manager)->load_interval_sec));
                 bus_service_state_changed(d->bus);
@@ -995,7 +997,11 @@ static int run(int argc, char **argv)
                 log_error("%s", error);
                 return 2;
         }
-        set_journal(&d, args.uri ? args.uri : manager_config(d.manager)->uri);
+        {
+                g_autofree char *journal =
+                    journal_path(&d, args.uri ? args.uri : manager_config(d.manager)->uri);
+                manager_set_journal(d.manager, journal);
+        }
         manager_start(d.manager);
         if (!d.ready) {
                 struct timeval wait = {.tv_sec = MAIN_READY_WAIT_SEC};

@@ -93,6 +93,7 @@ struct Manager {
         GHashTable *interrupted_runs; /* uuid -> InterruptedRun*: the run an interrupted plan is of */
         int journal_fd;               /* the apply journal's directory (apply-journal.c), or -1 */
         char *journal_dir;
+        char *journal_next;   /* manager_set_next_journal(): the next URI's, NULL: none */
         bool journal_failing; /* a write or removal failed and was said; the next write that works ends it */
         GHashTable *thread_masks; /* uuid -> CpuSet*: CPUs its QEMU threads started on (thread-mask.c) */
         GHashTable *job_timeouts; /* uuid -> HeldBackoff*: calls that timed out on a job libvirt does not

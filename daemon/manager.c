@@ -824,6 +824,7 @@ void manager_free(Manager *m)
         g_hash_table_destroy(m->interrupted);
         g_hash_table_destroy(m->interrupted_runs);
         apply_journal_close(m);
+        g_free(m->journal_next);
         g_hash_table_destroy(m->thread_masks);
         g_free(m->boot_id);
         ledger_free(m->ledger);
@@ -847,6 +848,12 @@ void manager_set_callbacks(Manager *m, const ManagerCallbacks *cb, void *userdat
 void manager_set_journal(Manager *m, const char *dir)
 {
         apply_journal_open(m, dir);
+}
+
+void manager_set_next_journal(Manager *m, const char *dir)
+{
+        g_free(m->journal_next);
+        m->journal_next = g_strdup(dir);
 }
 
 int manager_start(Manager *m)
@@ -1071,7 +1078,9 @@ void manager_set_config(Manager *m, Config *config)
                 log_info("Libvirt URI changed to %s: reconnecting", config->uri);
                 connecting_abandon(m, true);
                 disconnect(m);
+                apply_journal_close(m); /* the old URI's entries stay, for a daemon on that URI */
                 forget_all(m, "the libvirt URI changed: another connection's domains");
+                apply_journal_open(m, m->journal_next);
                 m->ever_connected = false; /* what runs there is found as at a start (PlaceRunning=) */
                 evtimer_del(m->reconnect_ev);
                 m->backoff_sec = 1;
@@ -1084,6 +1093,7 @@ void manager_set_config(Manager *m, Config *config)
                 }
         }
         manager_drop_next(m); /* one opened for another URI is not this reload's */
+        g_clear_pointer(&m->journal_next, g_free);
         replace_after_reload(m, apply_on, newly_kept);
         healer_reloaded(m, heal_before);
         /* CPUs or memory it released (ReservedCPUs=, MemoryReserve=, CoreKinds=) may hold those

@@ -61,6 +61,10 @@ void manager_set_callbacks(Manager *m, const ManagerCallbacks *cb, void *userdat
  * used.
  */
 void manager_set_journal(Manager *m, const char *dir);
+/* The apply journal's directory (NULL: none) of the URI the next manager_set_config() may switch to:
+ * opened there once the old URI's domains are forgotten (their entries stay for a daemon on that URI),
+ * before it connects. Unused when the URI stays. */
+void manager_set_next_journal(Manager *m, const char *dir);
 
 /* Connects now, or schedules retries with backoff when libvirt is not there. Returns 0. */
 int manager_start(Manager *m);

@@ -750,6 +750,31 @@ START_TEST(test_restart_half_moved_placed_again)
 }
 END_TEST
 
+/* A reload to another libvirt URI: the old URI's entries stay (a daemon on that URI needs them), and the
+ * new URI's journal is the one open from then on. */
+START_TEST(test_uri_change_keeps_old_journal)
+{
+        static const char *const uuid = "6e7f8091-a2b3-4ccd-9def-3456789abcde";
+        char *dir = journal_new(), *next = journal_new();
+        Manager *m = fixture_manager_new_journal(base, TOPOLOGY, NULL, dir);
+        virDomainPtr dom;
+
+        unwritable_uuid = uuid;
+        dom = start_uuid("j-uri", uuid, 1);
+        ck_assert(spin_until(m, "j-uri", DECISION_PLACED, 3000));
+        unwritable_uuid = NULL;
+        ck_assert_uint_eq(journal_entries(dir), 1);
+        manager_set_next_journal(m, next);
+        g_clear_pointer(&m->uri_override, g_free); /* as the configuration's URI, not --connect's */
+        fixture_reload(m, "[Libvirt]\nURI=test:///no-such-host.xml\n");
+        ck_assert_ptr_null(manager_lookup(m, "j-uri"));
+        ck_assert_uint_eq(journal_entries(dir), 1);
+        ck_assert_str_eq(m->journal_dir, next);
+        journal_test_end(m, dom, dir);
+        journal_remove(next);
+}
+END_TEST
+
 /* Entries the journal must not be believed on: one of another run of the domain (its ID then) whose pins
  * the domain's user made now, and one that is not an entry at all (said, removed). Both domains are taken
  * as pinned by someone else, as without a journal. */
@@ -1027,6 +1052,7 @@ static Suite *manager_held_suite(void)
         tcase_add_test(tc, test_restart_half_applied_placed_again);
         tcase_add_test(tc, test_restart_half_moved_placed_again);
         tcase_add_test(tc, test_journal_other_run_or_bad_entry_not_believed);
+        tcase_add_test(tc, test_uri_change_keeps_old_journal);
         suite_add_tcase(s, tc);
         return s;
 }
