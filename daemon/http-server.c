@@ -17,6 +17,7 @@
 
 #include "log.h"
 #include "peer-owner.h"
+#include "resolve.h"
 
 /* An IPv6 address and "/64", or "uid N" (peer_of()). */
 #define PEER_MAX (INET6_ADDRSTRLEN + 4)
@@ -417,20 +418,24 @@ static void on_accept_error(struct evconnlistener *listener, void *arg)
 static struct evconnlistener *listen_on_host(HttpServer *s, const char *host, unsigned port,
                                              char **ret_error)
 {
-        struct evutil_addrinfo hints = {.ai_family = AF_UNSPEC,
-                                        .ai_socktype = SOCK_STREAM,
-                                        .ai_flags = EVUTIL_AI_PASSIVE | EVUTIL_AI_ADDRCONFIG};
-        struct evutil_addrinfo *ai = NULL;
+        struct addrinfo hints = {
+            .ai_family = AF_UNSPEC, .ai_socktype = SOCK_STREAM, .ai_flags = AI_PASSIVE | AI_ADDRCONFIG};
+        struct addrinfo *ai = NULL;
         struct evconnlistener *l;
         char service[8];
-        int r;
+        int r, timed_out;
 
         snprintf(service, sizeof(service), "%u", port);
-        r = evutil_getaddrinfo(host, service, &hints, &ai);
+        /* on the loop: a name server that does not answer holds it RESOLVE_TIMEOUT_MS at most */
+        r = resolve_bounded(host, service, &hints, RESOLVE_TIMEOUT_MS, &ai, &timed_out);
         if (r != 0) {
-                *ret_error = g_strdup_printf("cannot resolve %s: %s", host, evutil_gai_strerror(r));
-                errno = r == EVUTIL_EAI_AGAIN ? EAGAIN
-                                              : ENXIO; /* a name server not reached yet, or no such name */
+                if (timed_out)
+                        *ret_error =
+                            g_strdup_printf("cannot resolve %s: no answer from the name server within %u ms",
+                                            host, RESOLVE_TIMEOUT_MS);
+                else
+                        *ret_error = g_strdup_printf("cannot resolve %s: %s", host, gai_strerror(r));
+                errno = r == EAI_AGAIN ? EAGAIN : ENXIO; /* a name server not reached yet, or no such name */
                 return NULL;
         }
         l = evconnlistener_new_bind(s->base, on_accept, s,
@@ -439,11 +444,11 @@ static struct evconnlistener *listen_on_host(HttpServer *s, const char *host, un
         if (!l) {
                 int err = errno;
                 *ret_error = g_strdup_printf("cannot listen on %s port %u: %s", host, port, g_strerror(err));
-                evutil_freeaddrinfo(ai);
+                freeaddrinfo(ai);
                 errno = err;
                 return NULL;
         }
-        evutil_freeaddrinfo(ai);
+        freeaddrinfo(ai);
         return l;
 }
 
