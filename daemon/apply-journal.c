@@ -30,6 +30,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include "domain-xml.h"
 #include "file-read.h"
 #include "log.h"
 #include "manager-internal.h"
@@ -37,28 +38,11 @@
 
 #define JOURNAL_FILE_MAX (1024 * 1024)
 
-static bool uuid_shaped(const char *s)
-{
-        static const char form[] = "xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx";
-
-        if (strlen(s) != sizeof(form) - 1)
-                return false;
-        for (unsigned i = 0; form[i]; i++)
-                if (form[i] == '-' ? s[i] != '-' : !g_ascii_isxdigit(s[i]))
-                        return false;
-        return true;
-}
-
 static bool parse_unsigned(const char *s, unsigned max, unsigned *ret)
 {
-        char *end = NULL;
-        unsigned long v;
+        guint64 v;
 
-        if (!g_ascii_isdigit(*s))
-                return false;
-        errno = 0;
-        v = strtoul(s, &end, 10);
-        if (errno || *end || v > max)
+        if (!g_ascii_string_to_unsigned(s, 10, 0, max, &v, NULL))
                 return false;
         *ret = (unsigned)v;
         return true;
@@ -209,7 +193,7 @@ void apply_journal_note(Manager *m, const char *uuid, unsigned domain_id, const 
         size_t len, done = 0;
         int fd;
 
-        if (m->journal_fd < 0 || !uuid_shaped(uuid))
+        if (m->journal_fd < 0 || !uuid_text_valid(uuid))
                 return;
         text = journal_format(m, uuid, domain_id, plan);
         len = strlen(text);
@@ -243,7 +227,7 @@ void apply_journal_note(Manager *m, const char *uuid, unsigned domain_id, const 
 
 void apply_journal_drop(Manager *m, const char *uuid)
 {
-        if (m->journal_fd < 0 || !uuid_shaped(uuid))
+        if (m->journal_fd < 0 || !uuid_text_valid(uuid))
                 return;
         if (unlinkat(m->journal_fd, uuid, 0) < 0 && errno != ENOENT)
                 journal_failed(m, "remove", uuid, errno);
@@ -266,7 +250,7 @@ static void journal_load(Manager *m, const char *dir)
                         unlinkat(m->journal_fd, name, 0);
                         continue;
                 }
-                if (!uuid_shaped(name))
+                if (!uuid_text_valid(name))
                         continue;
                 if (file_read_bounded(path, JOURNAL_FILE_MAX, &text, &len, &error) < 0 ||
                     journal_parse(m, name, text, &e, &error) < 0) {

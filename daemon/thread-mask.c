@@ -42,7 +42,7 @@ char *thread_mask_boot_id(void)
         if (!g_file_get_contents("/proc/sys/kernel/random/boot_id", &text, NULL, NULL))
                 return NULL;
         g_strstrip(text);
-        return metadata_boot_id_valid(text) ? g_steal_pointer(&text) : NULL;
+        return uuid_text_valid(text) ? g_steal_pointer(&text) : NULL;
 }
 
 /* Whether md was written in another run of the domain live runs now: another boot of the host, or

@@ -253,10 +253,10 @@ START_TEST(test_domain_id_recorded)
         ck_assert_uint_eq(recorded_domain_id(""), 0);
         ck_assert_uint_eq(recorded_domain_id(" domain-id='x17'"), 0);
         ck_assert_uint_eq(recorded_domain_id(" domain-id='99999999999'"), 0);
-        ck_assert(metadata_boot_id_valid("0123abcd-0000-4000-8000-0123456789ab"));
-        ck_assert(!metadata_boot_id_valid("0123abcd-0000-4000-8000-0123456789a"));
-        ck_assert(!metadata_boot_id_valid("0123abcd-0000-4000-8000x0123456789ab"));
-        ck_assert(!metadata_boot_id_valid(NULL));
+        ck_assert(uuid_text_valid("0123abcd-0000-4000-8000-0123456789ab"));
+        ck_assert(!uuid_text_valid("0123abcd-0000-4000-8000-0123456789a"));
+        ck_assert(!uuid_text_valid("0123abcd-0000-4000-8000x0123456789ab"));
+        ck_assert(!uuid_text_valid(NULL));
 }
 END_TEST
 

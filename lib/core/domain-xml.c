@@ -199,7 +199,7 @@ int domain_xml_unit_multiplier(const char *unit, uint64_t *ret)
         return -EINVAL;
 }
 
-bool metadata_boot_id_valid(const char *text)
+bool uuid_text_valid(const char *text)
 {
         /* 8-4-4-4-12 hexadecimal digits */
         if (!text || strlen(text) != 36)
@@ -383,7 +383,7 @@ static void start_meta(Parser *p, const char *local, const char **names, const c
                         const char *text = domain_xml_attr(names, values, "domain-id");
                         d->domain_id = text && parse_uint(text, G_MAXINT, &id) ? (unsigned)id : 0;
                         text = domain_xml_attr(names, values, "boot-id");
-                        d->boot_id = metadata_boot_id_valid(text) ? g_strdup(text) : NULL;
+                        d->boot_id = uuid_text_valid(text) ? g_strdup(text) : NULL;
                         text = domain_xml_attr(names, values, "threads");
                         if (text && cpuset_parse(text, &d->threads, NULL) < 0)
                                 d->threads = NULL; /* it decides nothing but a narrower emulator pin */

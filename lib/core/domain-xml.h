@@ -74,8 +74,9 @@ typedef struct MetaDecision {
         CpuSet *threads;
 } MetaDecision;
 
-/* Whether text is a boot id as /proc/sys/kernel/random/boot_id gives it: 8-4-4-4-12 hexadecimal digits. */
-bool metadata_boot_id_valid(const char *text);
+/* Whether text is a UUID in its text form, 8-4-4-4-12 hexadecimal digits: a domain's, or a boot id as
+ * /proc/sys/kernel/random/boot_id gives it. */
+bool uuid_text_valid(const char *text);
 
 /* A guest NUMA cell of the definition (<cpu><numa><cell>). */
 typedef struct DomainCell {

@@ -60,7 +60,7 @@ char *metadata_format_run(const Topology *t, const Plan *p, const char *result, 
         }
         if (run && run->domain_id)
                 g_string_append_printf(s, " domain-id=\"%u\"", run->domain_id);
-        if (run && run->boot_id && metadata_boot_id_valid(run->boot_id))
+        if (run && run->boot_id && uuid_text_valid(run->boot_id))
                 g_string_append_printf(s, " boot-id=\"%s\"", run->boot_id);
         if (run && run->threads && !cpuset_is_empty(run->threads))
                 append_set(s, "threads", run->threads);
