@@ -55,7 +55,8 @@ static void print_core_kinds(const Topology *t)
                 }
                 list = cpuset_format(cpus);
                 /* the name hwloc's CoreType gives, as the file says it */
-                name = t->core_kind_names[k] ? text_safe(t->core_kind_names[k]) : g_strdup("(unnamed)");
+                name = t->core_kind_names[k] && *t->core_kind_names[k] ? text_safe(t->core_kind_names[k])
+                                                                       : g_strdup("(unnamed)");
                 if (t->core_kind_max_mhz[k])
                         g_snprintf(mhz, sizeof(mhz), "%u", t->core_kind_max_mhz[k]);
                 printf("core kind %u  %-16s %5s MHz  %3u cores  cpus %s\n", k, name, mhz, ncores,

@@ -283,6 +283,11 @@ run "$CTL" --json topology --topology="$TMP/unnamed-kind.xml"
 result "topology --json gives them as null (rc $RC)" \
     "$([ $RC -eq 0 ] && python3 -c 'import json,sys; d=json.load(open(sys.argv[1]))
 k=d["core_kinds"][1]; assert k["name"] is None and k["max_mhz"] is None, k' "$OUT"; echo $?)"
+# an empty CoreType names nothing either: the text says so as the JSON does (it printed a blank name)
+sed -e 's/name="CoreType" value="IntelAtom"/name="CoreType" value=""/' "$TOPOS/hybrid-small.xml" >"$TMP/empty-kind.xml"
+run "$CTL" topology --topology="$TMP/empty-kind.xml"
+result "topology gives an empty CPU kind name as '(unnamed)' (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -Eq '^core kind 1  \(unnamed\) +3800 MHz +4 cores  cpus 4-7$' "$OUT"; echo $?)"
 # an export with no memory sizes: the vCPUs decide, memory goes with them, the views say "unknown"
 run "$CTL" plan --topology="$TOPOS/v1-no-memory.xml" a:4:2G b:4:64G
 result "an export without memory sizes places by cores, memory with the vCPUs (rc $RC)" \
