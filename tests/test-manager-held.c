@@ -698,6 +698,33 @@ START_TEST(test_restart_before_record_placed_again)
 }
 END_TEST
 
+/* The same for a persistent domain: its definition pins nothing, and the pins placementd made on the
+ * running domain were taken for pins made by hand (virsh vcpupin --live) after the restart. */
+START_TEST(test_restart_before_record_persistent_placed_again)
+{
+        static char uuid[VIR_UUID_STRING_BUFLEN];
+        char *dir = journal_new();
+        Manager *m = fixture_manager_new_journal(base, TOPOLOGY, NULL, dir);
+        virDomainPtr dom;
+        const Decision *d;
+
+        unwritable_uuid = uuid; /* set before the start event is read, below */
+        dom = fixture_define_and_start(conn, "j-restart-cfg", 2);
+        ck_assert_int_eq(virDomainGetUUIDString(dom, uuid), 0);
+        ck_assert(spin_until(m, "j-restart-cfg", DECISION_PLACED, 3000));
+        ck_assert(manager_lookup(m, "j-restart-cfg")->unrecorded);
+        manager_free(m);
+        unwritable_uuid = NULL;
+
+        m = restart_places(dir, TOPOLOGY, NULL, dom, "j-restart-cfg", &d);
+        virDomainDestroy(dom);
+        virDomainUndefine(dom);
+        virDomainFree(dom);
+        manager_free(m);
+        journal_remove(dir);
+}
+END_TEST
+
 /* The same with the apply cut off half-way (vCPU 1's pin met a held job): vCPU 0 runs on placementd's pin,
  * vCPU 1 anywhere, no record. */
 START_TEST(test_restart_half_applied_placed_again)
@@ -1049,6 +1076,7 @@ static Suite *manager_held_suite(void)
         tcase_add_test(tc, test_start_ended_after_reconnect_placed_again);
         tcase_add_test(tc, test_undo_iothreads_waits_for_job);
         tcase_add_test(tc, test_restart_before_record_placed_again);
+        tcase_add_test(tc, test_restart_before_record_persistent_placed_again);
         tcase_add_test(tc, test_restart_half_applied_placed_again);
         tcase_add_test(tc, test_restart_half_moved_placed_again);
         tcase_add_test(tc, test_journal_other_run_or_bad_entry_not_believed);
