@@ -16,6 +16,10 @@
 /* Cores of work lost to sharing (HealScore.lost) that a move for fewer contending busy vCPUs must win
  * back: splitting a sum of host-side load that crossed the busy threshold lowers the count, not the loss. */
 #define HEAL_MIN_LOST_GAIN 0.05
+/* Cores of work lost to sharing that a move must win back when as many busy vCPUs contend and share a
+ * core after it as before: four busy vCPUs on one core's two threads made two pairs (2.8 cores lost, then
+ * 1.6). Half a core: a thread more than its core runs at once costs a core or more. */
+#define HEAL_STACKED_LOST_GAIN 0.5
 
 /* The host as the pass sees it: a scratch ledger the moves are made on, and what is busy where. */
 typedef struct HealHost {
@@ -461,6 +465,10 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
                                        MAX(before.host_excess, 0.0), MAX(after.host_excess, 0.0));
         if (after.host_excess > before.host_excess + HEAL_MIN_BESIDE_GAIN)
                 return NULL;
+        if (after.lost + HEAL_STACKED_LOST_GAIN <= before.lost &&
+            after.host_excess <= before.host_excess + 1e-9)
+                return g_strdup_printf("%.1f cores of work lost to busy threads sharing cores, now %.1f",
+                                       before.lost, after.lost);
         if (hp->undo_sharing && after.shared + hp->min_gain <= before.shared)
                 return g_strdup_printf("%u vCPU%s shared a core, now %u", before.shared,
                                        before.shared == 1 ? "" : "s", after.shared);

@@ -14,15 +14,17 @@
  *     busy vCPUs (a busy neighbour traded for host-side threads each under half busy);
  *   - and the host gains past the hysteresis: at least min_gain fewer busy vCPUs contending on the host
  *     (idle vCPUs may then share more: that is the point); or, with that unchanged and no more vCPUs
- *     sharing a core, at least min_gain fewer busy host-side threads contending; or, with neither more,
- *     one node fewer, or the mean node distance lower by min_distance_gain. With load unknown every vCPU
+ *     sharing a core, at least min_gain fewer busy host-side threads contending; or, with those
+ *     unchanged, at least half a core less work lost to sharing (more busy vCPUs on a core than it has
+ *     threads: four on two made two pairs); or, with neither more, one node fewer, or the mean node
+ *     distance lower by min_distance_gain. With load unknown every vCPU
  *     is busy, so "busy vCPUs contending" is "vCPUs sharing".
  * Never one after which the cores it touches lose more work to sharing (HealScore.lost, the simulator's
  * measure: load_core_lost_with_host()), and one for fewer busy vCPUs contending wins back a twentieth of
  * a core of it at least.
- * The host's (contended, host threads contended, nodes, distance) therefore falls strictly with every
- * move, so repeated passes over unchanged load settle and never ping-pong; a per-domain cool-down (the
- * caller's clock) keeps changing load from moving one domain back and forth.
+ * The host's (contended, host threads contended, work lost, nodes, distance) therefore falls strictly
+ * with every move, so repeated passes over unchanged load settle and never ping-pong; a per-domain
+ * cool-down (the caller's clock) keeps changing load from moving one domain back and forth.
  *
  * A pass that was asked for (HealParams.undo_sharing: Rebalance) also undoes sharing that arose when
  * cores were short, however idle the vCPUs: a domain with a vCPU on a shared core moves while a core is

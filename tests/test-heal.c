@@ -540,6 +540,100 @@ START_TEST(test_rebalance_packs_idle_guest_onto_free_core)
 END_TEST
 
 /*
+ * Three 2-vCPU guests overcommitted on three cores, pairs all around (b busy, beside a's and c's idle
+ * vCPUs), while the fourth core holds no vCPU, only thin host-side threads (b's and c's emulators, 0.05
+ * cores and none): rebalance gives b's busy vCPUs a core each, and no core is shared while one is free.
+ * Found by the random walk on the test driver (WALK_LOAD=1 WALK_SEED=2006).
+ */
+START_TEST(test_rebalance_takes_core_of_thin_threads)
+{
+        /* 1 node of 4 cores x 2 threads: a on PUs 3 and 4, c on 5 and 6, b (busy) on 2 and 7 */
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        double idle[] = {0, 0}, busy[] = {1, 1};
+        HealParams asked = heal_defaults;
+        Domains ds = {0};
+        unsigned shared = 0, free_cores = 0;
+        const char *keys[] = {"a", "c", "b"};
+
+        asked.undo_sharing = true;
+        hold_on(t, l, "a", 2, (unsigned[]){3, 4}, 0);
+        hold_on(t, l, "c", 2, (unsigned[]){5, 6}, 0);
+        hold_on(t, l, "b", 2, (unsigned[]){2, 7}, 0);
+        for (unsigned k = 0; k < 3; k++) {
+                Plan *p = (Plan *)ledger_lookup(l, keys[k]);
+                HealDomain *hd = domains_add(&ds, l, keys[k]);
+                p->result = PLAN_OVERCOMMITTED;
+                if (k == 0)
+                        cpuset_add(p->emulator_pin, t->pus[3].os_index);
+                else
+                        for (unsigned q = 0; q < 2; q++)
+                                cpuset_add(p->emulator_pin, t->pus[q].os_index);
+                hd->request.vcpu_busy = k == 2 ? busy : idle;
+                hd->request.host_busy = k == 1 ? 0 : 0.05;
+        }
+        moves = heal(t, l, &asked, &ds);
+        apply_moves(l, moves);
+        for (unsigned k = 0; k < t->ncores; k++) {
+                free_cores += ledger_core_free(l, k);
+                shared += ledger_core_load(l, k) >= 2;
+        }
+        ck_assert_msg(!free_cores || !shared, "%u moves: %u cores shared, %u free", moves->len, shared,
+                      free_cores);
+}
+END_TEST
+
+/*
+ * Two 2-vCPU guests of unknown load (so busy) all four on one core's two threads, a 1-vCPU guest on each
+ * other core but the last, which is free (a host that was full when they started): as many vCPUs contend
+ * and share a core after either moves as before (four, as two pairs), but two pairs lose 1.6 cores of
+ * work where four on one core lose 2.8. Rebalance and heal both move one of them, on a host of 3 cores (a
+ * third of them free) and of 8 (an eighth: heal leaves idle sharing alone there): no core is shared while
+ * one is free. Found by the random walk on the test driver (WALK_LOAD=1 WALK_SEED=3001: nothing moved).
+ */
+START_TEST(test_heal_splits_four_on_one_core)
+{
+        static const char *const keys[] = {"c1", "c2", "c3", "c4", "c5", "c6"};
+
+        for (unsigned ncores = 3; ncores <= 8; ncores += 5)
+                for (unsigned asked_for = 0; asked_for < 2; asked_for++) {
+                        g_autoptr(Topology) t = topology_new_uniform(1, ncores, 2, 8 * GiB, NULL);
+                        g_autoptr(Ledger) l = ledger_new(t);
+                        g_autoptr(GPtrArray) moves = NULL, again = NULL;
+                        HealParams hp = heal_defaults;
+                        Domains ds = {0};
+                        unsigned shared = 0, free_cores = 0;
+
+                        hp.undo_sharing = asked_for;
+                        hold_on(t, l, "a", 2, (unsigned[]){0, 1}, 0);
+                        hold_on(t, l, "b", 2, (unsigned[]){0, 1}, 0);
+                        ((Plan *)ledger_lookup(l, "a"))->result = PLAN_OVERCOMMITTED;
+                        ((Plan *)ledger_lookup(l, "b"))->result = PLAN_OVERCOMMITTED;
+                        domains_add(&ds, l, "a");
+                        domains_add(&ds, l, "b");
+                        for (unsigned k = 1; k + 1 < ncores; k++) {
+                                hold_on(t, l, keys[k - 1], 1, (unsigned[]){2 * k}, 0);
+                                domains_add(&ds, l, keys[k - 1]);
+                        }
+                        moves = heal(t, l, &hp, &ds);
+                        apply_moves(l, moves);
+                        for (unsigned k = 0; k < t->ncores; k++) {
+                                free_cores += ledger_core_free(l, k);
+                                shared += ledger_core_load(l, k) >= 2;
+                        }
+                        ck_assert_msg(!free_cores && shared == 2,
+                                      "%u cores, %s: %u moves: %u cores shared, %u free", ncores,
+                                      asked_for ? "rebalance" : "heal", moves->len, shared, free_cores);
+                        ck_assert_ptr_nonnull(
+                            strstr(((HealMove *)g_ptr_array_index(moves, 0))->why, "lost"));
+                        again = heal(t, l, &hp, &ds);
+                        ck_assert_uint_eq(again->len, 0);
+                }
+}
+END_TEST
+
+/*
  * A move that leaves bound memory where it is counts it where it is: w's 1 GiB on node 0 and 3 GiB on
  * node 1 (bound to both at its start) stay so when its vCPUs leave x's and y's cores for node 1's, not
  * an even 2 + 2 as a fresh plan would spread it.
@@ -1577,6 +1671,8 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_rebalance_undoes_idle_sharing);
         tcase_add_test(tc, test_rebalance_prefers_less_sharing);
         tcase_add_test(tc, test_rebalance_packs_idle_guest_onto_free_core);
+        tcase_add_test(tc, test_rebalance_takes_core_of_thin_threads);
+        tcase_add_test(tc, test_heal_splits_four_on_one_core);
         tcase_add_test(tc, test_idle_sharing_left_alone_when_cores_short);
         tcase_add_test(tc, test_settles);
         tcase_add_test(tc, test_bad_input);
