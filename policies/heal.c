@@ -437,7 +437,7 @@ static bool threads_only(const Plan *cur, const Plan *cand)
 /* The hysteresis (heal.h): what makes a candidate worth its move, or NULL. */
 static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, const Plan *cand,
                    HealScore before, HealScore after, HealOwn own_before, HealOwn own_after,
-                   char *improves_why)
+                   char *improves_why, const char *apart_why)
 {
         unsigned nodes_old = cpuset_count(cur->nodes), nodes_new = cpuset_count(cand->nodes);
         double dist_old = mean_distance(t, cur->nodes), dist_new = mean_distance(t, cand->nodes);
@@ -472,6 +472,10 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
         if (hp->undo_sharing && after.shared + hp->min_gain <= before.shared)
                 return g_strdup_printf("%u vCPU%s shared a core, now %u", before.shared,
                                        before.shared == 1 ? "" : "s", after.shared);
+        /* asked, and as many share a core: its vCPUs leave other domains' cores (four idle vCPUs of two
+         * guests on one core's two threads, another core free, made two pairs) */
+        if (apart_why)
+                return g_strdup(apart_why);
         /* fewer or nearer nodes are worth a move only when its vCPUs end no farther from its memory:
          * memory that stays where it is (keep_memory) is measured where it is; and never for more load
          * beside its own busy vCPUs (four busy vCPUs packed on one core to leave a node are as many
@@ -532,7 +536,7 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
 {
         const Topology *t = h->t;
         g_autoptr(CpuSet) cores = cpuset_new();
-        g_autofree char *improves = NULL;
+        g_autofree char *improves = NULL, *apart = NULL;
         HealScore before, after;
         HealOwn own_before = own_score(h, current, &hd->request), own_after;
         unsigned others_before = shared_with_others(h->t, h->l, current), others_after;
@@ -558,14 +562,16 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
         /* asked to undo sharing, a domain whose vCPUs leave other domains' cores for a free one improves
          * even when they share that core with each other (two idle vCPUs on one free core's threads, where
          * a 2-vCPU domain cannot have a core each): the others' vCPUs get their cores back */
-        if (asked && hp->undo_sharing && !improves && others_after < others_before)
-                improves = g_strdup_printf("%u vCPU%s shared a core with another domain's, now %u",
-                                           others_before, others_before == 1 ? "" : "s", others_after);
+        if (asked && hp->undo_sharing && others_after < others_before)
+                apart = g_strdup_printf("%u vCPU%s shared a core with another domain's, now %u",
+                                        others_before, others_before == 1 ? "" : "s", others_after);
+        if (!improves && apart)
+                improves = g_strdup(apart);
         moved = memory_moved(current, candidate);
         why = candidate->result == PLAN_UNPLACEABLE || candidate->nvcpus != current->nvcpus ||
                       moved > budget_left
                   ? NULL
-                  : worth(t, hp, current, candidate, before, after, own_before, own_after, improves);
+                  : worth(t, hp, current, candidate, before, after, own_before, own_after, improves, apart);
         swap_plan(h, hd, candidate, current);
         if (!why)
                 return NULL;
