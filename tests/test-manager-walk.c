@@ -118,39 +118,59 @@ static void check(Manager *m, unsigned step, const char *what)
                               step, what, c, ledger_core_load(l, c), load[c]);
 }
 
-/* The decisions of the domains that run, for a failure's message: each vCPU's pin, the PU it is counted
- * on and its load as the engine takes it, the emulator pin and the host-side load. */
-static char *describe(Manager *m)
+/* A running domain's decision with a plan, and its load (NULL: not measured). */
+typedef struct Running {
+        const Decision *d;
+        const DomainLoad *dl;
+        const double *seen; /* the load the engine takes per vCPU; NULL: every vCPU busy */
+} Running;
+
+/* The decisions of the domains that run, in libvirt's order (valid until the manager next runs). */
+static GArray *running(Manager *m)
 {
-        GString *who = g_string_new(NULL);
+        GArray *out = g_array_new(FALSE, FALSE, sizeof(Running));
         virDomainPtr *doms = NULL;
         int n = virConnectListAllDomains(conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
 
         for (int i = 0; i < n; i++) {
                 char uuid[VIR_UUID_STRING_BUFLEN];
-                const Decision *d;
-                const DomainLoad *dl;
-                const double *seen;
+                Running r;
                 virDomainGetUUIDString(doms[i], uuid);
-                d = manager_lookup(m, uuid);
-                dl = manager_load(m, uuid);
-                seen = dl ? domain_load_vcpu_busy(dl) : NULL;
-                if (d && d->plan) {
-                        g_autofree char *emu = cpuset_format(d->plan->emulator_pin);
-                        g_string_append_printf(who, "\n  %s %s:", d->name,
-                                               decision_result_to_string(d->result));
-                        for (unsigned v = 0; v < d->plan->nvcpus; v++) {
-                                g_autofree char *pins = cpuset_format(d->plan->vcpu_pins[v]);
-                                g_string_append_printf(who, " vCPU %u on %s (PU %d, %s %.2f),", v, pins,
-                                                       d->plan->vcpu_pu[v], seen ? "measured" : "unknown",
-                                                       seen && v < dl->nvcpus ? seen[v] : 1.0);
-                        }
-                        g_string_append_printf(who, " emulator on %s, host %.2f", emu,
-                                               dl ? dl->host_busy : 0.0);
-                }
+                r.d = manager_lookup(m, uuid);
+                r.dl = manager_load(m, uuid);
+                r.seen = r.d && r.d->plan && r.dl && r.dl->nvcpus == r.d->plan->nvcpus
+                             ? domain_load_vcpu_busy(r.dl)
+                             : NULL;
+                if (r.d && r.d->plan)
+                        g_array_append_val(out, r);
                 virDomainFree(doms[i]);
         }
         free(doms);
+        return out;
+}
+
+/* The decisions of the domains that run, for a failure's message: each vCPU's pin, the PU it is counted
+ * on and its load as the engine takes it, the emulator pin and the host-side load. */
+static char *describe(Manager *m)
+{
+        GString *who = g_string_new(NULL);
+        g_autoptr(GArray) rs = running(m);
+
+        for (unsigned i = 0; i < rs->len; i++) {
+                const Running *r = &g_array_index(rs, Running, i);
+                const Plan *p = r->d->plan;
+                g_autofree char *emu = cpuset_format(p->emulator_pin);
+                g_string_append_printf(who, "\n  %s %s:", r->d->name,
+                                       decision_result_to_string(r->d->result));
+                for (unsigned v = 0; v < p->nvcpus; v++) {
+                        g_autofree char *pins = cpuset_format(p->vcpu_pins[v]);
+                        g_string_append_printf(who, " vCPU %u on %s (PU %d, %s %.2f),", v, pins,
+                                               p->vcpu_pu[v], r->seen ? "measured" : "unknown",
+                                               r->seen ? r->seen[v] : 1.0);
+                }
+                g_string_append_printf(who, " emulator on %s, host %.2f", emu,
+                                       r->dl ? r->dl->host_busy : 0.0);
+        }
         return g_string_free(who, FALSE);
 }
 
@@ -168,37 +188,27 @@ static void check_no_sharing(Manager *m, unsigned step, bool reserved, const cha
         g_autofree double *host = g_new0(double, t->ncores);
         g_autofree unsigned *busy = g_new0(unsigned, t->ncores);
         g_autofree char *after = describe(m);
-        virDomainPtr *doms = NULL;
-        int n = virConnectListAllDomains(conn, &doms, VIR_CONNECT_LIST_DOMAINS_ACTIVE);
+        g_autoptr(GArray) rs = running(m);
         int free_core = -1, shared = -1, calm_core = -1, contended = -1;
 
-        for (int i = 0; i < n; i++) {
-                char uuid[VIR_UUID_STRING_BUFLEN];
-                const Decision *d;
-                const DomainLoad *dl;
-                const double *seen;
-                virDomainGetUUIDString(doms[i], uuid);
-                d = manager_lookup(m, uuid);
-                dl = manager_load(m, uuid);
-                seen =
-                    dl && d && d->plan && dl->nvcpus == d->plan->nvcpus ? domain_load_vcpu_busy(dl) : NULL;
-                if (d && d->plan && (d->result == DECISION_PLACED || d->result == DECISION_OVERCOMMITTED))
-                        for (unsigned v = 0; v < d->plan->nvcpus; v++)
-                                if (d->plan->vcpu_pu[v] >= 0) {
-                                        unsigned c = t->pus[d->plan->vcpu_pu[v]].core;
+        for (unsigned i = 0; i < rs->len; i++) {
+                const Running *r = &g_array_index(rs, Running, i);
+                const Plan *p = r->d->plan;
+                if (r->d->result == DECISION_PLACED || r->d->result == DECISION_OVERCOMMITTED)
+                        for (unsigned v = 0; v < p->nvcpus; v++)
+                                if (p->vcpu_pu[v] >= 0) {
+                                        unsigned c = t->pus[p->vcpu_pu[v]].core;
                                         own[c]++;
-                                        busy[c] += !seen || seen[v] >= LOAD_BUSY_THRESHOLD;
+                                        busy[c] += !r->seen || r->seen[v] >= LOAD_BUSY_THRESHOLD;
                                 }
-                if (d && d->plan && dl && dl->host_busy > 0)
-                        CPUSET_FOREACH (os, d->plan->emulator_pin) {
+                if (r->dl && r->dl->host_busy > 0)
+                        CPUSET_FOREACH (os, p->emulator_pin) {
                                 int pu = topology_pu_by_os(t, (unsigned)os);
                                 if (pu >= 0)
                                         host[t->pus[pu].core] +=
-                                            dl->host_busy / cpuset_count(d->plan->emulator_pin);
+                                            r->dl->host_busy / cpuset_count(p->emulator_pin);
                         }
-                virDomainFree(doms[i]);
         }
-        free(doms);
         for (unsigned c = 0; c < t->ncores; c++) {
                 bool usable = ledger_core_free(l, c) && !(reserved && c == 0);
                 if (usable && !(host[c] > 0))
