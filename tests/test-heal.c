@@ -1749,9 +1749,9 @@ static void count_contended_calm(const Topology *t, const Ledger *l, const Domai
  * busy. Passes, asked for or not, made one after another settle within a few (no move is ever undone by
  * a later one), and after them no core of a one-node host runs two busy vCPUs while a core runs no vCPU
  * and under half a core of host-side load. On two nodes that is not so once in 20,000 states: six
- * unmeasured vCPUs on one node's four threads, five of them on one core, and the other node's free
- * core the only way out; every move there would have more busy vCPUs share a core, by count, though
- * less work would be lost (heal counts first: docs/algorithm.md).
+ * unmeasured vCPUs of two 3-vCPU guests on one node's four threads, five of them on one core, the other
+ * node with one busy vCPU and a free core; every plan that loses less spreads a guest over both nodes,
+ * which heal never takes (fewer nodes is one of its aims, more never: docs/algorithm.md).
  */
 START_TEST(test_random_passes_settle)
 {
