@@ -8,6 +8,9 @@
  * (1 and 150 by default); a failure names the step and the operation. WALK_LOAD=1 adds samples of measured
  * load (idle, half busy and busy guests, now and then a host-side time read at 0, a wrong vCPU count, a
  * new QEMU, a domain placementd does not know), whose fractions follow the real time between samples.
+ * WALK_TOPOLOGY=SPEC walks another host of 8 CPUs (the test driver's), for example
+ * "synthetic:pack:1 numa:2(memory=8GiB) l3:1 core:2 pu:2"; the after-rebalance check, which holds on one
+ * node (heal never spreads a guest over more nodes), is left out there.
  */
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
@@ -307,7 +310,9 @@ START_TEST(test_walk)
         g_autofree char *journal = g_build_filename(dir, "journal", NULL);
         const char *conf = "[Placement]\nHealInterval=1\nLoadWarmup=0\n";
         const char *conf_reserved = "[Placement]\nHealInterval=1\nLoadWarmup=0\nReservedCPUs=0-1\n";
-        Manager *m = fixture_manager_new_journal(base, TOPOLOGY, conf, journal);
+        const char *topology = getenv("WALK_TOPOLOGY") ? getenv("WALK_TOPOLOGY") : TOPOLOGY;
+        bool one_node = !getenv("WALK_TOPOLOGY");
+        Manager *m = fixture_manager_new_journal(base, topology, conf, journal);
         GRand *r = g_rand_new_with_seed(seed);
         bool reserved = false;
 
@@ -352,7 +357,7 @@ START_TEST(test_walk)
                         break;
                 case 7:
                         fixture_manager_free(base, m);
-                        m = fixture_manager_new_journal(base, TOPOLOGY, reserved ? conf_reserved : conf,
+                        m = fixture_manager_new_journal(base, topology, reserved ? conf_reserved : conf,
                                                         journal);
                         break;
                 case 8:
@@ -440,7 +445,7 @@ START_TEST(test_walk)
                 manager_reconcile(m);
                 spin(5);
                 check(m, s, what);
-                if (op == 4)
+                if (op == 4 && one_node)
                         check_no_sharing(m, s, reserved, before, report);
         }
         for (unsigned k = 0; k < NAMES; k++) {
