@@ -32,7 +32,8 @@
  * another domain's vCPU (its vCPUs may then share the free core with each other) and, with busy vCPUs
  * and host-side threads contending no more, at least min_gain fewer vCPUs share a core on the host (the
  * tuple then has "shared" after the host threads), or as many and fewer of its own share one with another
- * domain's (four idle vCPUs of two guests on one core, another free, made two pairs). Passes not asked for
+ * domain's (four idle vCPUs of two guests on one core, another free, made two pairs: then "shared with
+ * another domain's" after "shared"). Passes not asked for
  * do the same (but for sharing with another domain's vCPU, which they do not count apart from sharing at
  * all) while a quarter of the host's cores hold no vCPU (HEAL_SPARE_CORES_SHARE); with fewer free they leave
  * idle sharing alone: it costs little, and the free cores it would take serve busy arrivals better (the
