@@ -540,51 +540,6 @@ START_TEST(test_rebalance_packs_idle_guest_onto_free_core)
 END_TEST
 
 /*
- * Three 2-vCPU guests overcommitted on three cores, pairs all around (b busy, beside a's and c's idle
- * vCPUs), while the fourth core holds no vCPU, only thin host-side threads (b's and c's emulators, 0.05
- * cores and none): rebalance gives b's busy vCPUs a core each, and no core is shared while one is free.
- * Found by the random walk on the test driver (WALK_LOAD=1 WALK_SEED=2006).
- */
-START_TEST(test_rebalance_takes_core_of_thin_threads)
-{
-        /* 1 node of 4 cores x 2 threads: a on PUs 3 and 4, c on 5 and 6, b (busy) on 2 and 7 */
-        g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
-        g_autoptr(Ledger) l = ledger_new(t);
-        g_autoptr(GPtrArray) moves = NULL;
-        double idle[] = {0, 0}, busy[] = {1, 1};
-        HealParams asked = heal_defaults;
-        Domains ds = {0};
-        unsigned shared = 0, free_cores = 0;
-        const char *keys[] = {"a", "c", "b"};
-
-        asked.undo_sharing = true;
-        hold_on(t, l, "a", 2, (unsigned[]){3, 4}, 0);
-        hold_on(t, l, "c", 2, (unsigned[]){5, 6}, 0);
-        hold_on(t, l, "b", 2, (unsigned[]){2, 7}, 0);
-        for (unsigned k = 0; k < 3; k++) {
-                Plan *p = (Plan *)ledger_lookup(l, keys[k]);
-                HealDomain *hd = domains_add(&ds, l, keys[k]);
-                p->result = PLAN_OVERCOMMITTED;
-                if (k == 0)
-                        cpuset_add(p->emulator_pin, t->pus[3].os_index);
-                else
-                        for (unsigned q = 0; q < 2; q++)
-                                cpuset_add(p->emulator_pin, t->pus[q].os_index);
-                hd->request.vcpu_busy = k == 2 ? busy : idle;
-                hd->request.host_busy = k == 1 ? 0 : 0.05;
-        }
-        moves = heal(t, l, &asked, &ds);
-        apply_moves(l, moves);
-        for (unsigned k = 0; k < t->ncores; k++) {
-                free_cores += ledger_core_free(l, k);
-                shared += ledger_core_load(l, k) >= 2;
-        }
-        ck_assert_msg(!free_cores || !shared, "%u moves: %u cores shared, %u free", moves->len, shared,
-                      free_cores);
-}
-END_TEST
-
-/*
  * Two 2-vCPU guests of unknown load (so busy) all four on one core's two threads, a 1-vCPU guest on each
  * other core but the last, which is free (a host that was full when they started): as many vCPUs contend
  * and share a core after either moves as before (four, as two pairs), but two pairs lose 1.6 cores of
@@ -1842,7 +1797,6 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_rebalance_undoes_idle_sharing);
         tcase_add_test(tc, test_rebalance_prefers_less_sharing);
         tcase_add_test(tc, test_rebalance_packs_idle_guest_onto_free_core);
-        tcase_add_test(tc, test_rebalance_takes_core_of_thin_threads);
         tcase_add_test(tc, test_heal_splits_four_on_one_core);
         tcase_add_test(tc, test_rebalance_parts_idle_guests_stacked);
         tcase_add_test(tc, test_random_passes_settle);
