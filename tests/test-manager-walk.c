@@ -4,10 +4,11 @@
  * heal, reconciles, restarts of the daemon, hand pins and vCPU hot-plug, with the loop run between them.
  * After each step the ledger must equal what runs: each running domain decided once, each decision
  * counted as its plan, each pin of it live, nothing counted for what no longer runs; after a rebalance, no
- * two vCPUs placementd placed on one core while one is free. WALK_SEED=N and WALK_STEPS=N choose the walk
- * (1 and 150 by default); a failure names the step and the operation. WALK_LOAD=1 adds samples of measured
- * load (idle, half busy and busy guests, now and then a host-side time read at 0, a wrong vCPU count, a
- * new QEMU, a domain placementd does not know), whose fractions follow the real time between samples.
+ * two vCPUs placementd placed on one core while one is free (check_no_sharing()). WALK_SEED=N and
+ * WALK_STEPS=N choose the walk (1 and 150 by default); a failure names the step and the operation.
+ * WALK_LOAD=1 adds samples of measured load (idle, half busy and busy guests, now and then a host-side
+ * time read at 0, a wrong vCPU count, a new QEMU, a domain placementd does not know), whose fractions
+ * follow the real time between samples.
  * WALK_TOPOLOGY=SPEC walks another host of 8 CPUs (the test driver's), for example
  * "synthetic:pack:1 numa:2(memory=8GiB) l3:1 core:2 pu:2"; the after-rebalance check, which holds on one
  * node (heal never spreads a guest over more nodes), is left out there.
