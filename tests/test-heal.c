@@ -463,6 +463,16 @@ START_TEST(test_may_gain)
 }
 END_TEST
 
+/* Cores of l holding two vCPUs or more, and cores holding none. */
+static void count_shared_free(const Topology *t, const Ledger *l, unsigned *ret_shared, unsigned *ret_free)
+{
+        *ret_shared = *ret_free = 0;
+        for (unsigned c = 0; c < t->ncores; c++) {
+                *ret_free += ledger_core_free(l, c);
+                *ret_shared += ledger_core_load(l, c) >= 2;
+        }
+}
+
 /* Commits a plan for key: one vCPU per PU of pus[0..n), its memory on node. */
 static void hold_on(const Topology *t, Ledger *l, const char *key, unsigned n, const unsigned *pus,
                     unsigned node)
@@ -499,7 +509,7 @@ START_TEST(test_rebalance_packs_idle_guest_onto_free_core)
         double idle[] = {0, 0}, busy[] = {0.55, 0.55}, one[] = {1};
         HealParams asked = heal_defaults;
         Domains ds = {0};
-        unsigned shared = 0, free_cores = 0;
+        unsigned shared, free_cores;
         Plan *a, *c, *z;
 
         asked.undo_sharing = true;
@@ -525,10 +535,7 @@ START_TEST(test_rebalance_packs_idle_guest_onto_free_core)
         ds.d[2].fixed = true;
         moves = heal(t, l, &asked, &ds);
         apply_moves(l, moves);
-        for (unsigned k = 0; k < t->ncores; k++) {
-                free_cores += ledger_core_free(l, k);
-                shared += ledger_core_load(l, k) >= 2;
-        }
+        count_shared_free(t, l, &shared, &free_cores);
         ck_assert_msg(!free_cores || !shared, "%u moves: %u cores shared, %u free", moves->len, shared,
                       free_cores);
         c = (Plan *)ledger_lookup(l, "c");
@@ -558,7 +565,7 @@ START_TEST(test_heal_splits_four_on_one_core)
                         g_autoptr(GPtrArray) moves = NULL, again = NULL;
                         HealParams hp = heal_defaults;
                         Domains ds = {0};
-                        unsigned shared = 0, free_cores = 0;
+                        unsigned shared, free_cores;
 
                         hp.undo_sharing = asked_for;
                         hold_on(t, l, "a", 2, (unsigned[]){0, 1}, 0);
@@ -573,10 +580,7 @@ START_TEST(test_heal_splits_four_on_one_core)
                         }
                         moves = heal(t, l, &hp, &ds);
                         apply_moves(l, moves);
-                        for (unsigned k = 0; k < t->ncores; k++) {
-                                free_cores += ledger_core_free(l, k);
-                                shared += ledger_core_load(l, k) >= 2;
-                        }
+                        count_shared_free(t, l, &shared, &free_cores);
                         ck_assert_msg(!free_cores && shared == 2,
                                       "%u cores, %s: %u moves: %u cores shared, %u free", ncores,
                                       asked_for ? "rebalance" : "heal", moves->len, shared, free_cores);
@@ -603,7 +607,7 @@ START_TEST(test_rebalance_parts_idle_guests_stacked)
         double idle[] = {0, 0}, busy[] = {1, 1};
         HealParams asked = heal_defaults;
         Domains ds = {0};
-        unsigned shared = 0, free_cores = 0;
+        unsigned shared, free_cores;
         Plan *c;
 
         asked.undo_sharing = true;
@@ -629,10 +633,7 @@ START_TEST(test_rebalance_parts_idle_guests_stacked)
         g_clear_pointer(&moves, g_ptr_array_unref);
         moves = heal(t, l, &asked, &ds);
         apply_moves(l, moves);
-        for (unsigned k = 0; k < t->ncores; k++) {
-                free_cores += ledger_core_free(l, k);
-                shared += ledger_core_load(l, k) >= 2;
-        }
+        count_shared_free(t, l, &shared, &free_cores);
         ck_assert_msg(!free_cores && moves->len == 1, "%u moves: %u cores shared, %u free", moves->len,
                       shared, free_cores);
         ck_assert_uint_eq(ledger_core_load(l, 2), 2);
