@@ -162,6 +162,38 @@ START_TEST(test_over_leaves_base)
 }
 END_TEST
 
+/* Hand-bound domains of 4 EiB (the test driver runs them): the node's held memory sums past 2^64. It
+ * reads as full, not as the few bytes left after a wrap, and every release takes back what it added. */
+START_TEST(test_memory_sums_never_wrap)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        const uint64_t huge = UINT64_C(1) << 62;
+        const Plan *small;
+
+        for (unsigned i = 0; i < 4; i++) {
+                g_autofree char *key = g_strdup_printf("huge%u", i);
+                Plan *h = plan_new(key, 1, huge, t->nnodes);
+                h->node_memory[0] = huge;
+                ck_assert_int_eq(ledger_commit(l, key, h), 0);
+        }
+        ck_assert_uint_eq(ledger_node_memory(l, 0), UINT64_MAX);
+        small = test_place(t, l, &p, "small", 1, GiB);
+        ck_assert_int_eq(small->result, PLAN_PLACED);
+        ck_assert_uint_eq(small->node_memory[0], 0);
+        ck_assert_uint_eq(small->node_memory[1], GiB);
+        ck_assert_int_eq(ledger_release(l, "huge0"), 0);
+        ck_assert_uint_eq(ledger_node_memory(l, 0), 3 * huge);
+        for (unsigned i = 1; i < 4; i++) {
+                g_autofree char *key = g_strdup_printf("huge%u", i);
+                ck_assert_int_eq(ledger_release(l, key), 0);
+        }
+        ck_assert_int_eq(ledger_release(l, "small"), 0);
+        ck_assert(ledger_is_empty(l));
+}
+END_TEST
+
 static Suite *ledger_suite(void)
 {
         Suite *s = suite_create("ledger");
@@ -171,6 +203,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_release_restores_placement);
         tcase_add_test(tc, test_keys_sorted);
         tcase_add_test(tc, test_over_leaves_base);
+        tcase_add_test(tc, test_memory_sums_never_wrap);
         suite_add_tcase(s, tc);
         return s;
 }

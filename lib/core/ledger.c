@@ -4,6 +4,35 @@
 #include <errno.h>
 #include <string.h>
 
+/* Bytes held, summed without wrapping: hand-bound domains of 4 EiB (the test driver runs them) add up
+ * past 2^64, and a wrapped sum would read as a nearly empty node. Every release takes back exactly what
+ * its commit added; the sum reads as UINT64_MAX while it is over that. */
+typedef struct ByteSum {
+        uint64_t low;
+        uint64_t carries; /* times low wrapped */
+} ByteSum;
+
+static void byte_sum_add(ByteSum *s, uint64_t bytes, int sign)
+{
+        if (sign > 0) {
+                s->low += bytes;
+                s->carries += s->low < bytes;
+        } else {
+                s->carries -= s->low < bytes;
+                s->low -= bytes;
+        }
+}
+
+static uint64_t byte_sum_get(const ByteSum *s)
+{
+        return s->carries ? UINT64_MAX : s->low;
+}
+
+static bool byte_sum_is_zero(const ByteSum *s)
+{
+        return !s->low && !s->carries;
+}
+
 struct Ledger {
         const Topology *topology;
         unsigned *pu_load;       /* [npus] */
@@ -12,11 +41,11 @@ struct Ledger {
         unsigned *core_adopted;  /* [ncores] vCPUs of adopted plans (pinned by hand) counted on the core */
         unsigned *pu_held;       /* [npus] CPUs held for host-side threads (Plan.held_pus), no vCPU */
         unsigned *core_held;     /* [ncores] */
-        uint64_t *node_memory;   /* [nnodes] */
+        ByteSum *node_memory;    /* [nnodes] */
         GHashTable *domains;     /* key -> Plan*: its own */
         const Ledger *base;      /* ledger_new_over(): domains of base not in released are held too */
         GHashTable *released;    /* keys of base's domains released here; NULL without base */
-        uint64_t **hugepages;    /* [nnodes][node's nhugepages] bytes held in each pool, apart from memory */
+        ByteSum **hugepages;     /* [nnodes][node's nhugepages] bytes held in each pool, apart from memory */
         unsigned nnodes;         /* of hugepages[]: ledger_free() may run after the topology is gone */
 };
 
@@ -31,12 +60,12 @@ Ledger *ledger_new(const Topology *t)
         l->core_adopted = g_new0(unsigned, MAX(t->ncores, 1));
         l->pu_held = g_new0(unsigned, MAX(t->npus, 1));
         l->core_held = g_new0(unsigned, MAX(t->ncores, 1));
-        l->node_memory = g_new0(uint64_t, MAX(t->nnodes, 1));
+        l->node_memory = g_new0(ByteSum, MAX(t->nnodes, 1));
         l->domains = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)plan_free);
         l->nnodes = t->nnodes;
-        l->hugepages = g_new0(uint64_t *, MAX(t->nnodes, 1));
+        l->hugepages = g_new0(ByteSum *, MAX(t->nnodes, 1));
         for (unsigned n = 0; n < t->nnodes; n++)
-                l->hugepages[n] = g_new0(uint64_t, MAX(t->nodes[n].nhugepages, 1));
+                l->hugepages[n] = g_new0(ByteSum, MAX(t->nodes[n].nhugepages, 1));
         return l;
 }
 
@@ -126,7 +155,7 @@ static void account(Ledger *l, const Plan *p, int sign)
                 l->core_held[t->pus[pu].core] += (unsigned)sign;
         }
         for (unsigned n = 0; n < t->nnodes; n++) {
-                uint64_t *held = &l->node_memory[n];
+                ByteSum *held = &l->node_memory[n];
                 if (!p->node_memory[n])
                         continue;
                 /* hugepage memory is held in the pool of its size; a node without one holds none of it
@@ -137,7 +166,7 @@ static void account(Ledger *l, const Plan *p, int sign)
                                 continue;
                         held = &l->hugepages[n][pool];
                 }
-                *held += (uint64_t)(int64_t)sign * p->node_memory[n];
+                byte_sum_add(held, p->node_memory[n], sign);
         }
 }
 
@@ -276,13 +305,13 @@ unsigned ledger_core_held(const Ledger *l, unsigned core)
 
 uint64_t ledger_node_memory(const Ledger *l, unsigned node)
 {
-        return l->node_memory[node];
+        return byte_sum_get(&l->node_memory[node]);
 }
 
 uint64_t ledger_node_hugepages(const Ledger *l, unsigned node, uint64_t size)
 {
         int i = pool_index(l->topology, node, size);
-        return i < 0 ? 0 : l->hugepages[node][i];
+        return i < 0 ? 0 : byte_sum_get(&l->hugepages[node][i]);
 }
 
 uint64_t ledger_node_free_hugepages(const Ledger *l, unsigned node, uint64_t size)
@@ -298,11 +327,11 @@ bool ledger_is_empty(const Ledger *l)
                 if (l->pu_load[i] || l->pu_held[i])
                         return false;
         for (unsigned i = 0; i < l->topology->nnodes; i++)
-                if (l->node_memory[i])
+                if (!byte_sum_is_zero(&l->node_memory[i]))
                         return false;
         for (unsigned n = 0; n < l->topology->nnodes; n++)
                 for (unsigned i = 0; i < l->topology->nodes[n].nhugepages; i++)
-                        if (l->hugepages[n][i])
+                        if (!byte_sum_is_zero(&l->hugepages[n][i]))
                                 return false;
         return true;
 }
