@@ -53,29 +53,38 @@ VIEWS_HAND_EMULATOR=            # domains whose emulator the user pinned live (v
 VIEWS_RESERVED=                 # CPUs in the daemon's ReservedCPUs= ("0 3"): a core with one is not free
 VIEWS_CTL_JSON=
 VIEWS_OUT=
+declare -A _VIEWS_KERN=() # views_all's _views_kernel of each running domain, for views_sharing in the same pass
 
-# views_cpuset_norm LIST: "0-2,5" -> "0,1,2,5" (sorted, unique); empty stays empty.
-views_cpuset_norm() {
-    local part a b out=() odd=()
+# _views_norm_into VAR LIST: "0-2,5" -> "0,1,2,5" (sorted, unique) into VAR; empty stays empty. No fork
+# unless a part is not a number or a range (a views pass normalises some hundred lists).
+_views_norm_into() {
+    local _vn_part _vn_a _vn_b _vn_out=() _vn_odd=()
     local IFS=,
-    for part in $1; do
-        part=${part//[[:space:]]/}
-        [ -n "$part" ] || continue
-        if [[ $part =~ ^([0-9]+)-([0-9]+)$ ]]; then
-            a=$((10#${BASH_REMATCH[1]})) b=$((10#${BASH_REMATCH[2]}))
-            while [ "$a" -le "$b" ]; do out[a]=1; a=$((a + 1)); done
-        elif [[ $part =~ ^[0-9]+$ ]]; then
-            out[10#$part]=1
+    for _vn_part in $2; do
+        _vn_part=${_vn_part//[[:space:]]/}
+        [ -n "$_vn_part" ] || continue
+        if [[ $_vn_part =~ ^([0-9]+)-([0-9]+)$ ]]; then
+            _vn_a=$((10#${BASH_REMATCH[1]})) _vn_b=$((10#${BASH_REMATCH[2]}))
+            while [ "$_vn_a" -le "$_vn_b" ]; do _vn_out[_vn_a]=1; _vn_a=$((_vn_a + 1)); done
+        elif [[ $_vn_part =~ ^[0-9]+$ ]]; then
+            _vn_out[10#$_vn_part]=1
         else
-            odd+=("$part")
+            _vn_odd+=("$_vn_part")
         fi
     done
     # an indexed array lists its indices in ascending order: sorted and unique without a fork
-    if [ "${#odd[@]}" -gt 0 ]; then
-        printf '%s\n' "${!out[@]}" "${odd[@]}" | sort -n -u | paste -sd,
-    elif [ "${#out[@]}" -gt 0 ]; then
-        echo "${!out[*]}"
+    if [ "${#_vn_odd[@]}" -gt 0 ]; then
+        printf -v "$1" '%s' "$(printf '%s\n' "${!_vn_out[@]}" "${_vn_odd[@]}" | sort -n -u | paste -sd,)"
+    else
+        printf -v "$1" '%s' "${!_vn_out[*]}"
     fi
+}
+
+# views_cpuset_norm LIST: _views_norm_into's answer on stdout (nothing for an empty list).
+views_cpuset_norm() {
+    local norm
+    _views_norm_into norm "$1"
+    [ -z "$norm" ] || echo "$norm"
 }
 
 _views_say() { VIEWS_OUT+="$*"$'\n'; }
@@ -181,32 +190,59 @@ _views_libvirt() {
 _views_section() { awk -v s="@@@$1" '/^@@@/ { on = ($0 == s); next } on' <<<"$2"; }
 
 # _views_kernel NAME: lines "vcpu N CPUS MEMS", "main PID CPUS MEMS" and "other TID CPUS MEMS" for every
-# thread of NAME's QEMU. Each status file is read in one go (e2e_proc_status): read line by line, a busy
-# thread's "State:" flipping between "S (sleeping)" and "R (running)" shifted the lines under bash's
-# seek-back and lost its Cpus_allowed_list (QEMU's main thread, once in CI).
+# thread of NAME's QEMU, CPUS and MEMS as views_cpuset_norm prints them. One python3 run reads every
+# thread's comm and status, each file in one read: read line by line, a busy thread's "State:" flipping
+# between "S (sleeping)" and "R (running)" shifted the lines under bash's seek-back and lost its
+# Cpus_allowed_list (QEMU's main thread, once in CI). A thread that ends meanwhile is left out.
 _views_kernel() {
-    local pid t comm line cpus mems status
+    local pid
     pid=$(e2e_qemu_pid "$1" 2>/dev/null) || return 1
-    for t in /proc/"$pid"/task/*; do
-        IFS= read -r comm 2>/dev/null <"$t/comm" || continue
-        cpus='' mems=''
-        status=$(e2e_proc_status "$t/status") || continue
-        while IFS= read -r line; do
-            case "$line" in
-            Cpus_allowed_list:*) cpus=${line#*:} ;;
-            Mems_allowed_list:*) mems=${line#*:} ;;
-            esac
-        done <<<"$status"
-        [ -n "$cpus" ] || continue
-        cpus=$(views_cpuset_norm "$cpus") mems=$(views_cpuset_norm "$mems")
-        if [[ $comm =~ ^CPU\ ([0-9]+)/[A-Z]+$ ]]; then
-            echo "vcpu ${BASH_REMATCH[1]} $cpus $mems"
-        elif [ "${t##*/}" = "$pid" ]; then
-            echo "main $pid $cpus $mems"
-        else
-            echo "other ${t##*/} $cpus $mems"
-        fi
-    done | sort -k1,1 -k2n
+    python3 - "$pid" <<'PY'
+import os, re, sys
+
+def norm(text):
+    cpus, odd = set(), set()
+    for part in text.split(","):
+        part = "".join(part.split())
+        if not part:
+            continue
+        m = re.fullmatch(r"([0-9]+)-([0-9]+)", part)
+        if m:
+            cpus.update(range(int(m.group(1)), int(m.group(2)) + 1))
+        elif part.isdigit():
+            cpus.add(int(part))
+        else:
+            odd.add(part)
+    return ",".join(str(c) for c in sorted(cpus)) if not odd else ",".join(sorted({str(c) for c in cpus} | odd))
+
+pid = sys.argv[1]
+rows = []
+try:
+    tids = os.listdir("/proc/%s/task" % pid)
+except OSError:
+    sys.exit(1)
+for tid in tids:
+    try:
+        with open("/proc/%s/task/%s/comm" % (pid, tid)) as f:
+            comm = f.read().rstrip("\n")
+        with open("/proc/%s/task/%s/status" % (pid, tid)) as f:
+            status = f.read()
+    except OSError:
+        continue
+    cpus = mems = None
+    for line in status.splitlines():
+        if line.startswith("Cpus_allowed_list:"):
+            cpus = line.split(":", 1)[1]
+        elif line.startswith("Mems_allowed_list:"):
+            mems = line.split(":", 1)[1]
+    if not cpus:
+        continue
+    m = re.fullmatch(r"CPU ([0-9]+)/[A-Z]+", comm)
+    kind, num = ("vcpu", int(m.group(1))) if m else ("main", int(tid)) if tid == pid else ("other", int(tid))
+    rows.append((kind, num, norm(cpus), norm(mems or "")))
+for kind, num, cpus, mems in sorted(rows):
+    print(kind, num, cpus, mems)
+PY
 }
 
 _views_node_exists() { [ -d "/sys/devices/system/node/node$1" ]; }
@@ -240,15 +276,31 @@ views_domain() {
 
 _views_domain() {
     local d=$1 ctl lv meta kern c_res c_n c_emu c_mem c_bind c_pins c_err m_res m_bind m_emu m_mem
-    local l_pins l_emu l_numa l_mode l_nodes l_cell_nodes k_emu="" i n v m_p c_p l_p k_p online=0 x line u_emu
+    local l_emu l_numa l_mode l_nodes l_cell_nodes k_emu="" i n v m_p c_p l_p k_p online=0 x line u_emu
     local -A mpin=() lpin=() kpin=() cpin=()
     local -a pairs=()
+    local sec s_meta='' s_vcpupin='' s_emulatorpin='' s_numatune='' m_emu_raw='' m_mem_odd=''
+    local -a m_mem_ids=()
     ctl=$(_views_ctl "$d")
     lv=$(_views_libvirt "$d")
-    x=$(_views_section metadata "$lv")
+    # its sections, as _views_section reads them, in one pass (the dump is read only for memnodes, below)
+    sec=
+    while IFS= read -r line; do
+        case "$line" in
+        @@@*) sec=${line#@@@} ;;
+        *) case "$sec" in
+            metadata) s_meta+=$line$'\n' ;;
+            vcpupin) s_vcpupin+=$line$'\n' ;;
+            emulatorpin) s_emulatorpin+=$line$'\n' ;;
+            numatune) s_numatune+=$line$'\n' ;;
+            esac ;;
+        esac
+    done <<<"$lv"
+    while [[ $s_meta == *$'\n' ]]; do s_meta=${s_meta%$'\n'}; done # as a command substitution leaves it
     meta=
-    [ -z "$x" ] || meta=$(_views_meta_of "$x")
+    [ -z "$s_meta" ] || meta=$(_views_meta_of "$s_meta")
     kern=$(_views_kernel "$d") || { _views_say "$d: libvirt runs it but its QEMU is not in /proc"; return; }
+    _VIEWS_KERN[$d]=$kern
     if [ -z "$ctl" ]; then
         _views_say "$d: libvirt runs it, placementctl list does not show it"
     fi
@@ -258,17 +310,43 @@ _views_domain() {
     IFS='|' read -r _ c_res c_n c_emu c_mem c_bind c_pins c_err _ <<<"$ctl"
     IFS=';' read -ra pairs <<<"$c_pins"
     for x in "${pairs[@]}"; do [ -n "$x" ] && cpin[${x%%=*}]=${x#*=}; done
-    m_res=$(awk '$1 == "result" { print $2 }' <<<"$meta")
-    m_bind=$(awk '$1 == "binding" { print $2 }' <<<"$meta")
-    m_emu=$(views_cpuset_norm "$(awk '$1 == "emulator" { print $2 }' <<<"$meta")")
-    m_mem=$(awk '$1 == "memory" { print $2 }' <<<"$meta" | sort -n -u | paste -sd,)
-    while read -r x i v; do [ "$x" = vcpu ] && mpin[$i]=$(views_cpuset_norm "$v"); done <<<"$meta"
-    l_pins=$(_views_section vcpupin "$lv" | awk '$1 ~ /^[0-9]+$/ && NF == 2 { print $1, $2 }')
-    while read -r i v; do [ -n "$i" ] && lpin[$i]=$(views_cpuset_norm "$v"); done <<<"$l_pins"
-    l_emu=$(views_cpuset_norm "$(_views_section emulatorpin "$lv" | sed -nE 's/^[[:space:]]*\*:[[:space:]]*//p')")
-    l_numa=$(_views_section numatune "$lv")
-    l_mode=$(sed -nE 's/^numa_mode[[:space:]]*:[[:space:]]*//p' <<<"$l_numa")
-    l_nodes=$(views_cpuset_norm "$(sed -nE 's/^numa_nodeset[[:space:]]*:[[:space:]]*//p' <<<"$l_numa")")
+    # the record's lines ("result R", "vcpu ID CPUSET", ...: _views_meta_of), each field as awk's $2 reads it
+    m_res='' m_bind=''
+    while read -r x i v; do
+        case "$x" in
+        result) m_res=$i ;;
+        binding) m_bind=$i ;;
+        emulator) m_emu_raw=$i ;;
+        memory) if [[ $i =~ ^[0-9]+$ ]]; then m_mem_ids[10#$i]=1; else m_mem_odd=1; fi ;;
+        vcpu) _views_norm_into line "$v" && mpin[$i]=$line ;;
+        esac
+    done <<<"$meta"
+    _views_norm_into m_emu "$m_emu_raw"
+    if [ -n "$m_mem_odd" ]; then
+        m_mem=$(awk '$1 == "memory" { print $2 }' <<<"$meta" | sort -n -u | paste -sd,)
+    else
+        m_mem=$(IFS=,; echo "${!m_mem_ids[*]}")
+    fi
+    # virsh vcpupin: "VCPU   CPU Affinity", a rule, then "ID CPUSET" per vCPU
+    while read -r i v x; do
+        [[ $i =~ ^[0-9]+$ ]] && [ -n "$v" ] && [ -z "$x" ] && _views_norm_into line "$v" && lpin[$i]=$line
+    done <<<"$s_vcpupin"
+    # virsh emulatorpin: "emulator: CPU Affinity", a rule, "       *: CPUSET"; virsh numatune: "numa_mode
+    # : strict", "numa_nodeset   : 0"
+    x=
+    while IFS= read -r line; do
+        [[ $line =~ ^[[:space:]]*\*:[[:space:]]*(.*)$ ]] && x+=${x:+$'\n'}${BASH_REMATCH[1]}
+    done <<<"$s_emulatorpin"
+    _views_norm_into l_emu "$x"
+    l_numa=$s_numatune l_mode='' x=''
+    while IFS= read -r line; do
+        if [[ $line =~ ^numa_mode[[:space:]]*:[[:space:]]*(.*)$ ]]; then
+            l_mode+=${l_mode:+$'\n'}${BASH_REMATCH[1]}
+        elif [[ $line =~ ^numa_nodeset[[:space:]]*:[[:space:]]*(.*)$ ]]; then
+            x+=${x:+$'\n'}${BASH_REMATCH[1]}
+        fi
+    done <<<"$l_numa"
+    _views_norm_into l_nodes "$x"
     # per guest cell bindings (<numatune><memnode>) are not in `virsh numatune`: libvirt's nodes are then
     # the union of the live XML's memnode nodesets (QEMU binds each cell's memory; no cgroup is involved)
     l_cell_nodes=
@@ -293,7 +371,7 @@ _views_domain() {
         [ -n "$i" ] || continue
         m_p=${mpin[$i]-none}
         c_p=none
-        [ -n "${cpin[$i]+set}" ] && c_p=$(views_cpuset_norm "${cpin[$i]}")
+        [ -n "${cpin[$i]+set}" ] && _views_norm_into c_p "${cpin[$i]}"
         [ -n "$c_p" ] || c_p=none
         l_p=${lpin[$i]-none}
         k_p=${kpin[$i]-offline}
@@ -318,7 +396,7 @@ _views_domain() {
         fi
     done
     # emulator (QEMU's other threads)
-    c_emu=$(views_cpuset_norm "$c_emu")
+    _views_norm_into c_emu "$c_emu"
     [ -z "$ctl" ] || [ -z "$meta" ] || [ "$c_emu" = "$m_emu" ] ||
         _views_say "$d emulator: placementctl ${c_emu:-none}, metadata ${m_emu:-none}"
     if [ "$l_emu" != "$k_emu" ] || { [ -n "$m_emu" ] && [ "$m_emu" != "$k_emu" ]; }; then
@@ -337,7 +415,7 @@ _views_domain() {
         _views_say "$line"
     done <<<"$kern"
     # memory nodes
-    c_mem=$(views_cpuset_norm "$c_mem")
+    _views_norm_into c_mem "$c_mem"
     if [ -n "$ctl" ] && [ -n "$meta" ]; then
         [ "$c_mem" = "$m_mem" ] || _views_say "$d memory nodes: placementctl ${c_mem:-none}, metadata ${m_mem:-none}"
         [ "$c_bind" = "$m_bind" ] || _views_say "$d memory binding: placementctl ${c_bind:-none}, metadata ${m_bind:-none}"
@@ -381,6 +459,7 @@ views_all() {
         printf '%s' "$VIEWS_OUT"
         return 1
     fi
+    _VIEWS_KERN=()
     running=$(e2e_virsh list --name 2>/dev/null | grep . | sort)
     _VIEWS_RUNNING=$running
     listed=$(cut -d'|' -f1 <<<"$VIEWS_CTL_JSON" | grep . | sort)
@@ -465,12 +544,12 @@ views_sharing() {
     [ -n "${_VIEWS_FRESH:-}" ] || _views_ctl_fetch || { printf '%s' "$VIEWS_OUT"; return 1; }
     # the daemon's view: list's pins, and its map must say the same
     pins=$(awk -F'|' '{ n = split($7, p, ";"); for (i = 1; i <= n; i++) { sub(/^[0-9]+=/, "", p[i]); if (p[i] != "") print $1, p[i] } }' <<<"$VIEWS_CTL_JSON" |
-        while read -r d v; do echo "$d $(views_cpuset_norm "$v")"; done)
+        while read -r d v; do _views_norm_into v "$v" && echo "$d $v"; done)
     ctl_h=$(_views_holders_from <<<"$pins")
     # the map also shows the CPUs the ledger holds for a domain's QEMU threads (its definition's own
     # <emulatorpin>): the same as list's vCPU pins with those
     held=$(awk -F'|' '$9 != "" { n = split($9, r, ","); for (i = 1; i <= n; i++) print $1, r[i] }' <<<"$VIEWS_CTL_JSON" |
-        while read -r d v; do for x in $(views_cpuset_norm "$v" | tr ',' ' '); do echo "$d $x"; done; done)
+        while read -r d v; do _views_norm_into v "$v" && for x in ${v//,/ }; do echo "$d $x"; done; done)
     map_want=$(printf '%s\n%s\n' "$pins" "$held" | grep . | _views_holders_from)
     map_h=$(_views_map_pins | sort -u | _views_holders_from)
     if ! grep -q ' +$' <<<"$map_h" && [ "$map_h" != "$map_want" ]; then
@@ -480,7 +559,11 @@ views_sharing() {
     # views_all read the running domains just now (_VIEWS_RUNNING)
     [ -n "${_VIEWS_FRESH:-}" ] || _VIEWS_RUNNING=$(e2e_virsh list --name 2>/dev/null)
     kern_h=$(for d in $_VIEWS_RUNNING; do
-        _views_kernel "$d" | while read -r x i v m; do [ "$x" = vcpu ] && echo "$d $v"; done
+        if [ -n "${_VIEWS_FRESH:-}" ] && [ -n "${_VIEWS_KERN[$d]+set}" ]; then
+            printf '%s\n' "${_VIEWS_KERN[$d]}"
+        else
+            _views_kernel "$d"
+        fi | while read -r x i v m; do [ "$x" = vcpu ] && echo "$d $v"; done
     done | _views_holders_from)
     _views_sharing_check "kernel" "$kern_h"
     printf '%s' "$VIEWS_OUT"
