@@ -181,10 +181,12 @@ vcpu_tid() { # NAME INDEX: the thread id of vCPU INDEX of NAME's QEMU
     return 1
 }
 cgroup_widen() { # TID CPUS: the cpuset cgroup of thread TID (libvirt's vcpuN, pinned) lets it run on CPUS too
-    local path dir
+    local path dir cpus
     path=$(cat "/proc/$1/cpuset") || return 1
     if [ -d /sys/fs/cgroup/cpuset ]; then dir=/sys/fs/cgroup/cpuset$path; else dir=/sys/fs/cgroup$path; fi
-    echo "$(cat "$dir/cpuset.cpus"),$2" >"$dir/cpuset.cpus"
+    # cgroup v2 without the cpuset controller there, or an empty (inherited) set: nothing holds the pin
+    [ -f "$dir/cpuset.cpus" ] && cpus=$(cat "$dir/cpuset.cpus") && [ -n "$cpus" ] || return 0
+    echo "$cpus,$2" >"$dir/cpuset.cpus"
 }
 views_fail_with() { # WHAT TEXT: one views pass (WHAT: views_all, views_sharing) disagrees, saying TEXT
     local out
