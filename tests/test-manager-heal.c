@@ -64,6 +64,16 @@ static void spin(unsigned ms)
         }
 }
 
+/* Runs the loop until ms milliseconds have passed on the clock, however slowly it turns: a loop of
+ * spin(ms) on a loaded machine can take twice as long, and a timer armed for later fires within it. */
+static void spin_wall(unsigned ms)
+{
+        gint64 until = g_get_monotonic_time() + (gint64)ms * 1000;
+
+        while (g_get_monotonic_time() < until)
+                spin(1);
+}
+
 static bool spin_until(Manager *m, const char *name, bool want_known)
 {
         for (unsigned i = 0; i < 3000; i++) {
@@ -667,12 +677,15 @@ START_TEST(test_heal_after_reconnect)
         fill(m, doms);
         stop(m, doms[1]);
         stop(m, doms[2]);
-        m->backoff_sec = 2; /* back after the pass came due */
+        /* back well after the pass came due (1 s after the departures), on the clock: the check below
+         * runs while libvirt is away however slowly the loop turns */
+        m->backoff_sec = 5;
         evtimer_add(m->teardown_ev, &zero);
-        spin(1500);
+        spin_wall(1500);
         ck_assert_ptr_null(m->conn);
         ck_assert_int_eq(manager_lookup(m, "h-c")->result, DECISION_OVERCOMMITTED);
-        for (unsigned i = 0; i < 40 && manager_lookup(m, "h-c")->result != DECISION_PLACED; i++)
+        for (gint64 until = g_get_monotonic_time() + 15 * G_USEC_PER_SEC;
+             g_get_monotonic_time() < until && manager_lookup(m, "h-c")->result != DECISION_PLACED;)
                 spin(100);
         ck_assert_ptr_nonnull(m->conn);
         unfill_healed(m, doms);
@@ -723,12 +736,13 @@ START_TEST(test_heal_turned_on_while_away)
         struct timeval zero = {0, 0};
 
         departures_while_off(m, doms);
-        m->backoff_sec = 2;
+        m->backoff_sec = 5; /* the reload below comes while libvirt is away, however slowly the loop turns */
         evtimer_add(m->teardown_ev, &zero);
-        spin(300);
+        spin_wall(300);
         ck_assert_ptr_null(m->conn);
         reload_heal_on(m);
-        for (unsigned i = 0; i < 40 && !m->conn; i++)
+        for (gint64 until = g_get_monotonic_time() + 15 * G_USEC_PER_SEC;
+             g_get_monotonic_time() < until && !m->conn;)
                 spin(100);
         ck_assert_ptr_nonnull(m->conn);
         spin(3000);
