@@ -188,6 +188,9 @@ cgroup_widen() { # TID CPUS: the cpuset cgroup of thread TID (libvirt's vcpuN, p
     [ -f "$dir/cpuset.cpus" ] && cpus=$(cat "$dir/cpuset.cpus") && [ -n "$cpus" ] || return 0
     echo "$cpus,$2" >"$dir/cpuset.cpus"
 }
+move_vcpu() { # TID CPU: thread TID onto CPU, behind libvirt's back
+    cgroup_widen "$1" "$2" && taskset -pc "$2" "$1"
+}
 views_fail_with() { # WHAT TEXT: one views pass (WHAT: views_all, views_sharing) disagrees, saying TEXT
     local out
     out=$(_VIEWS_FRESH='' "$1") && { echo "the views agree: $out"; return 1; }
@@ -202,7 +205,7 @@ sc_0() {
     cpu_a=$(kernel_vcpus "${P}0a") cpu_b=$(kernel_vcpus "${P}0b")
     step "the two vCPUs run on a CPU each ($cpu_a, $cpu_b)" test -n "$tid_a" -a -n "$tid_b" -a "$cpu_a" != "$cpu_b" || return
     step "taskset: ${P}0b's vCPU onto CPU $cpu_a (its cgroup widened)" \
-        sh -c "$(declare -f cgroup_widen); cgroup_widen $tid_b $cpu_a && taskset -pc $cpu_a $tid_b"
+        move_vcpu "$tid_b" "$cpu_a"
     step "the kernel's view of ${P}0b disagrees with the others" \
         views_fail_with views_all "${P}0b vCPU 0: placementctl $cpu_b, metadata $cpu_b, libvirt $cpu_b, kernel $cpu_a"
     step "the kernel's view shares a core while CPU $cpu_b is free" \

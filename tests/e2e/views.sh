@@ -190,30 +190,15 @@ _views_libvirt() {
 _views_section() { awk -v s="@@@$1" '/^@@@/ { on = ($0 == s); next } on' <<<"$2"; }
 
 # _views_kernel NAME: lines "vcpu N CPUS MEMS", "main PID CPUS MEMS" and "other TID CPUS MEMS" for every
-# thread of NAME's QEMU, CPUS and MEMS as views_cpuset_norm prints them. One python3 run reads every
-# thread's comm and status, each file in one read: read line by line, a busy thread's "State:" flipping
-# between "S (sleeping)" and "R (running)" shifted the lines under bash's seek-back and lost its
-# Cpus_allowed_list (QEMU's main thread, once in CI). A thread that ends meanwhile is left out.
+# thread of NAME's QEMU, CPUS and MEMS normalised (_views_norm_into). One python3 run reads every thread's
+# comm and status, each file in one read: read line by line, a busy thread's "State:" flipping between
+# "S (sleeping)" and "R (running)" shifted the lines under bash's seek-back and lost its Cpus_allowed_list
+# (QEMU's main thread, once in CI). A thread that ends meanwhile is left out.
 _views_kernel() {
-    local pid
+    local pid rows kind num cpus mems
     pid=$(e2e_qemu_pid "$1" 2>/dev/null) || return 1
-    python3 - "$pid" <<'PY'
+    rows=$(python3 - "$pid" <<'PY'
 import os, re, sys
-
-def norm(text):
-    cpus, odd = set(), set()
-    for part in text.split(","):
-        part = "".join(part.split())
-        if not part:
-            continue
-        m = re.fullmatch(r"([0-9]+)-([0-9]+)", part)
-        if m:
-            cpus.update(range(int(m.group(1)), int(m.group(2)) + 1))
-        elif part.isdigit():
-            cpus.add(int(part))
-        else:
-            odd.add(part)
-    return ",".join(str(c) for c in sorted(cpus)) if not odd else ",".join(sorted({str(c) for c in cpus} | odd))
 
 pid = sys.argv[1]
 rows = []
@@ -229,20 +214,23 @@ for tid in tids:
             status = f.read()
     except OSError:
         continue
-    cpus = mems = None
-    for line in status.splitlines():
-        if line.startswith("Cpus_allowed_list:"):
-            cpus = line.split(":", 1)[1]
-        elif line.startswith("Mems_allowed_list:"):
-            mems = line.split(":", 1)[1]
+    fields = dict(line.split(":", 1) for line in status.splitlines() if ":" in line)
+    cpus = "".join(fields.get("Cpus_allowed_list", "").split())
     if not cpus:
         continue
     m = re.fullmatch(r"CPU ([0-9]+)/[A-Z]+", comm)
     kind, num = ("vcpu", int(m.group(1))) if m else ("main", int(tid)) if tid == pid else ("other", int(tid))
-    rows.append((kind, num, norm(cpus), norm(mems or "")))
-for kind, num, cpus, mems in sorted(rows):
-    print(kind, num, cpus, mems)
+    rows.append((kind, num, cpus, "".join(fields.get("Mems_allowed_list", "").split())))
+for row in sorted(rows):
+    print(*row)
 PY
+    ) || return 1
+    while read -r kind num cpus mems; do
+        [ -n "$kind" ] || continue
+        _views_norm_into cpus "$cpus"
+        _views_norm_into mems "$mems"
+        echo "$kind $num $cpus $mems"
+    done <<<"$rows"
 }
 
 _views_node_exists() { [ -d "/sys/devices/system/node/node$1" ]; }
