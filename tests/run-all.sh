@@ -102,8 +102,9 @@ run_shellcheck() {
         printf '%s\0' "${files[@]}" | xargs -0 -n 6 -P "$(nproc)" shellcheck -x -P SCRIPTDIR
 }
 
-# Most Check tests wait on the libvirt test driver's events and on timers (manager heal: 37 s, of which
-# 1 s on a CPU): meson runs three per CPU. unit: 102 s -> 63 s on 2 CPUs; ASan: 122 s -> 104 s.
+# Most Check tests wait on the libvirt test driver's events and on timers (manager heal: 29 s and 17 s in
+# its two parts, about 1 s of it on a CPU): meson runs three per CPU, the slowest first (tests/meson.build).
+# unit: 102 s -> 63 s on 2 CPUs with three per CPU, 39 s with the slowest first.
 TEST_JOBS=$(($(nproc) * 3))
 
 run_unit() {
