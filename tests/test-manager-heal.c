@@ -1301,9 +1301,11 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_host_load_over_a_core_spread);
         suite_add_tcase(s, tc);
 
-        /* Libvirt taken away and back: each waits out the reconnect backoff on the clock (tests/meson.build
-         * runs this case as a test of its own, beside the other). */
+        /* Libvirt taken away and back: each waits out the reconnect backoff on the clock. Tagged:
+         * tests/meson.build runs the tag as a test of its own (CK_INCLUDE_TAGS), beside the rest
+         * (CK_EXCLUDE_TAGS). */
         tc = tcase_create("libvirt away");
+        tcase_set_tags(tc, "away");
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_add_test(tc, test_heal_after_reconnect);
         tcase_add_test(tc, test_heal_turned_on_while_away);
