@@ -597,6 +597,29 @@ START_TEST(test_e_core_emulator_stays_off_p_cores)
 }
 END_TEST
 
+/* No distance matrix, one socket of two clusters with DRAM and HBM each: a domain on the second cluster's
+ * cores whose memory outgrows the DRAM left (the first cluster's mostly taken) takes the HBM beside those
+ * cores, not the first cluster's. */
+START_TEST(test_hbm_beside_its_cores_without_distances)
+{
+        g_autoptr(Topology) t = test_topology_load("hbm-no-slit.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Plan) plan = NULL;
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest a = {.name = "a", .vcpus = 2, .memory = 3 * GiB / 2};
+        PlacementRequest b = {.name = "b", .vcpus = 2, .memory = 5 * GiB / 2};
+        int own = topology_node_by_os(t, 3), other = topology_node_by_os(t, 1);
+
+        ck_assert_int_eq(ledger_commit(l, "a", policy_place(t, l, &a, &p)), 0);
+        plan = policy_place(t, l, &b, &p);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                ck_assert_uint_eq(t->nodes[t->cores[t->pus[plan->vcpu_pu[i]].core].node].os_index, 2);
+        ck_assert_msg(own >= 0 && other >= 0 && plan->node_memory[own] > 0 && plan->node_memory[other] == 0,
+                      "%s", plan->reason);
+}
+END_TEST
+
 static Suite *explicit_suite(void)
 {
         Suite *s = suite_create("policy: explicit");
@@ -624,6 +647,7 @@ static Suite *explicit_suite(void)
         tcase_add_test(tc, test_asymmetric_memory_only_distances);
         tcase_add_test(tc, test_plan_nodes_hold_something);
         tcase_add_test(tc, test_overcommit_node_unreachable_from_itself);
+        tcase_add_test(tc, test_hbm_beside_its_cores_without_distances);
         suite_add_tcase(s, tc);
         return s;
 }

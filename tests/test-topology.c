@@ -676,6 +676,27 @@ START_TEST(test_missing_distances_packages)
 }
 END_TEST
 
+START_TEST(test_missing_distances_hbm_locality)
+{
+        /* one socket of two clusters, each with its DRAM (nodes 0 and 2) and its HBM (1 and 3) beside it,
+         * no matrix: an HBM node is nearer the cores it serves than the other cluster's are (all were 11) */
+        g_autoptr(Topology) t = load_fixture("hbm-no-slit.xml");
+        static const uint32_t expected[16] = {10, 11, 11, 12, 11, 10, 12, 11,
+                                              11, 12, 10, 11, 12, 11, 11, 10};
+
+        ck_assert_uint_eq(t->nnodes, 4);
+        for (unsigned n = 0; n < 4; n++)
+                ck_assert_uint_eq(t->nodes[n].os_index, n);
+        ck_assert_uint_eq(t->nodes[1].ncores, 0);
+        ck_assert_uint_eq(t->nodes[3].ncores, 0);
+        ck_assert(!t->distances_known);
+        ck_assert_mem_eq(t->distance, expected, sizeof(expected));
+        ck_assert_note(t,
+                       "no NUMA distances reported: assuming 10 local, 20 remote, 11 between nodes of one "
+                       "package, 12 from its memory-only nodes to those whose CPUs they do not serve");
+}
+END_TEST
+
 START_TEST(test_invalid_self_distance)
 {
         /* hwloc keeps such a matrix as it is: the check is ours. */
@@ -1170,6 +1191,7 @@ static Suite *topology_suite(void)
         tcase_add_test(distances, test_opteron_distances);
         tcase_add_test(distances, test_missing_distances);
         tcase_add_test(distances, test_missing_distances_packages);
+        tcase_add_test(distances, test_missing_distances_hbm_locality);
         tcase_add_test(distances, test_invalid_self_distance);
         tcase_add_test(distances, test_invalid_distance_below_10);
         tcase_add_test(distances, test_all_unreachable_is_flat);

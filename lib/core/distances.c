@@ -51,6 +51,37 @@ DistanceVerdict distances_sanitize(unsigned n, const uint32_t *matrix, const uns
         return DISTANCES_OK;
 }
 
+static bool beside(const TopoNode *cpu_node, const TopoNode *memory_node)
+{
+        return cpu_node->ncores && !cpu_node->no_local_memory &&
+               cpuset_intersects(cpu_node->cpus, memory_node->local_cpus);
+}
+
+unsigned distances_assume_locality(const Topology *t, uint32_t *matrix)
+{
+        unsigned n = t->nnodes, set = 0;
+
+        for (unsigned m = 0; m < n; m++) {
+                const TopoNode *mem = &t->nodes[m];
+                bool any = false;
+                if (mem->ncores || mem->no_local_memory || !mem->local_cpus)
+                        continue;
+                for (unsigned x = 0; x < n && !any; x++)
+                        any = x != m && beside(&t->nodes[x], mem);
+                if (!any)
+                        continue;
+                for (unsigned x = 0; x < n; x++) {
+                        if (x == m || !t->nodes[x].ncores || t->nodes[x].no_local_memory ||
+                            beside(&t->nodes[x], mem) || matrix[(gsize)x * n + m] != TOPOLOGY_SAME_PACKAGE)
+                                continue;
+                        matrix[(gsize)x * n + m] = DISTANCES_MEMORY_AWAY;
+                        matrix[(gsize)m * n + x] = DISTANCES_MEMORY_AWAY;
+                        set += 2;
+                }
+        }
+        return set;
+}
+
 unsigned distances_assume_packages(unsigned n, uint32_t *matrix, const TopoPackage *packages,
                                    unsigned npackages)
 {

@@ -43,3 +43,15 @@ DistanceVerdict distances_sanitize(unsigned n, const uint32_t *matrix, const uns
  */
 unsigned distances_assume_packages(unsigned n, uint32_t *matrix, const TopoPackage *packages,
                                    unsigned npackages);
+
+/* A memory-only node of a package that serves only some of its nodes' CPUs (HBM beside one cluster
+ * of a socket split in four, hwloc's locality: TopoNode.local_cpus) is farther from the others. */
+#define DISTANCES_MEMORY_AWAY (TOPOLOGY_SAME_PACKAGE + 1u)
+
+/*
+ * After distances_assume_packages(): for every memory-only node whose locality takes in the CPUs of some
+ * nodes of t, sets its distance to and from each other node with CPUs that distances_assume_packages()
+ * put TOPOLOGY_SAME_PACKAGE from it to DISTANCES_MEMORY_AWAY. A locality that takes in no node's CPUs
+ * (or none known) says nothing. Returns how many ordered pairs it set.
+ */
+unsigned distances_assume_locality(const Topology *t, uint32_t *matrix);

@@ -43,6 +43,7 @@ void topology_free(Topology *t)
         if (t->nodes)
                 for (unsigned i = 0; i < t->nnodes; i++) {
                         cpuset_free(t->nodes[i].cpus);
+                        cpuset_free(t->nodes[i].local_cpus);
                         g_free(t->nodes[i].hugepages);
                 }
         if (t->packages)
@@ -156,8 +157,10 @@ static void topology_set_distances(Topology *t, uint32_t *matrix)
         t->flat = v == DISTANCES_FLAT;
         if ((v == DISTANCES_MISSING || v == DISTANCES_INVALID) &&
             distances_assume_packages(t->nnodes, t->distance, t->packages, t->npackages) && note) {
-                char *more =
-                    g_strdup_printf("%s, %u between nodes of one package", note, TOPOLOGY_SAME_PACKAGE);
+                bool away = distances_assume_locality(t, t->distance) > 0;
+                char *more = g_strdup_printf(
+                    "%s, %u between nodes of one package%s", note, TOPOLOGY_SAME_PACKAGE,
+                    away ? ", 12 from its memory-only nodes to those whose CPUs they do not serve" : "");
                 g_free(note);
                 note = more;
         }

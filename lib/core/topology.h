@@ -95,6 +95,9 @@ typedef struct TopoNode {
         /* Hugepage pools (added after the fields above); never counted in memory */
         TopoPages *hugepages; /* [nhugepages], sizes ascending */
         unsigned nhugepages;
+        /* OS indexes of the CPUs hwloc puts the node beside (its locality: the CPUs of the object it is
+         * attached to); for a memory-only node, which CPUs it serves. NULL: not known. */
+        CpuSet *local_cpus;
 } TopoNode;
 
 /* A host PCI device and the NUMA nodes local to it (hwloc's locality: the nodes of the first CPU-side

@@ -199,6 +199,13 @@ static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached,
                         node->memory = 0;
                         node->nhugepages = 0;
                 }
+                if (obj->cpuset && !hwloc_bitmap_iszero(obj->cpuset)) {
+                        int os;
+                        node->local_cpus = cpuset_new();
+                        hwloc_bitmap_foreach_begin(os, obj->cpuset)
+                            cpuset_add(node->local_cpus, (unsigned)os);
+                        hwloc_bitmap_foreach_end();
+                }
                 node->kind = topology_node_kind(obj, &unknown);
                 if (unknown)
                         topology_note(t, "NUMA node %u has memory of unknown kind \"%s\": counted as DRAM",
@@ -674,6 +681,7 @@ static uint32_t *drop_empty_nodes(Topology *t, hwloc_topology_t topo, uint32_t *
         for (unsigned i = 0; i < old; i++) {
                 if (map[i] < 0) {
                         cpuset_free(t->nodes[i].cpus);
+                        cpuset_free(t->nodes[i].local_cpus);
                         g_free(t->nodes[i].hugepages);
                 } else {
                         t->nodes[map[i]] = t->nodes[i];

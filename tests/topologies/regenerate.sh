@@ -78,6 +78,11 @@ sed -e 's|hwloc2.dtd|hwloc3.dtd|' -e 's|<topology version="2.0">|<topology versi
 
 # Two sockets of two NUMA nodes each, no distance matrix: nodes of one package must count as nearer.
 synthetic "pack:2 numa:2(memory=16GB) core:12 pu:2" two-sockets-no-slit.xml
+# One socket split in two clusters, each with its DRAM and its HBM beside it (a Xeon Max in SNC2, flat
+# mode), no distance matrix: only hwloc's locality says which HBM node serves which cores.
+synthetic "pack:1 group:2 [numa(memory=2GB)] [numa(memory=1GB)] core:2 pu:1" hbm-no-slit.xml
+hwloc-annotate hbm-no-slit.xml hbm-no-slit.xml numa:1 subtype HBM
+hwloc-annotate hbm-no-slit.xml hbm-no-slit.xml numa:3 subtype HBM
 # Several L3 groups per NUMA node: 4 nodes of 4 L3 x 6 cores (a Xeon with sub-NUMA L3 slices), and the
 # shape of 2x EPYC 9654 in NPS1 (one node per socket, 12 CCDs of 8 cores each).
 synthetic "pack:4 numa:1(memory=64GB) l3:4 core:6 pu:2" four-l3-per-node.xml
