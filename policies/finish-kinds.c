@@ -63,7 +63,7 @@ void finish_kind_note(const HostView *v, Plan *plan)
 {
         const Topology *t = v->t;
         g_autofree unsigned *on = NULL, *free = NULL;
-        unsigned placed = 0, nkinds = 0, lowest = 0;
+        unsigned placed = 0, nkinds = 0, lowest = 0, top;
         GString *s;
 
         if (t->ncore_kinds < 2 || v->params->core_kinds == CORE_KINDS_ANY || plan->nvcpus == 0)
@@ -85,12 +85,17 @@ void finish_kind_note(const HostView *v, Plan *plan)
                         nkinds++;
                         lowest = r;
                 }
-        if (!placed || (nkinds == 1 && lowest == 0))
+        /* the most performant kind the host has a core of: hwloc may list kinds that only ever share a
+         * core with a less performant one (such a core counts as the least performant) */
+        top = t->ncore_kinds - 1;
+        for (unsigned c = 0; c < t->ncores; c++)
+                top = MIN(top, t->cores[c].kind_rank);
+        if (!placed || (nkinds == 1 && lowest <= top))
                 return;
         s = g_string_new(plan->reason ? plan->reason : "");
         if (nkinds == 1) {
                 g_autofree char *name = kind_name(t, lowest), *above = free_above(t, free, lowest),
-                                *best = kind_name(t, 0);
+                                *best = kind_name(t, top);
 
                 if (placed == 1)
                         g_string_append_printf(s, "; its vCPU runs on %s %s core",
@@ -102,7 +107,7 @@ void finish_kind_note(const HostView *v, Plan *plan)
                                                ", not on the %s: too few for all %u, and a domain keeps "
                                                "to one kind where one has a free core for each vCPU",
                                                above, placed);
-                else if (lowest == 1)
+                else if (lowest == top + 1)
                         g_string_append_printf(s, ": no %s core it may use is free", best);
                 else
                         g_string_append(s, ": no core of a more performant kind it may use is free");

@@ -254,6 +254,25 @@ START_TEST(test_alder_lake_kind_said)
 }
 END_TEST
 
+/* Kinds hwloc lists with no core of their own (each of their CPUs shares a core with a less performant
+ * kind's, and such a core counts as the least performant): a domain on the only kind the cores have gets
+ * no note that a more performant kind had no free core. */
+START_TEST(test_kind_without_cores_not_said)
+{
+        g_autoptr(Topology) t = test_topology_load("alder-lake.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        const Plan *p;
+
+        for (unsigned c = 0; c < t->ncores; c++)
+                t->cores[c].kind_rank = 1;
+        p = test_place(t, l, &params, "a", 1, 1 * GiB);
+        ck_assert_msg(!strstr(p->reason, "IntelCore") && !strstr(p->reason, "IntelAtom"), "%s", p->reason);
+        p = test_place(t, l, &params, "b", 4, 1 * GiB);
+        ck_assert_msg(!strstr(p->reason, "IntelCore") && !strstr(p->reason, "IntelAtom"), "%s", p->reason);
+}
+END_TEST
+
 /* A kind's name is the topology's text (an XML export's CoreType): the reason escapes it, so that a
  * control sequence in it does not reach the terminal that prints the decision. */
 START_TEST(test_kind_name_escaped)
@@ -692,6 +711,7 @@ static Suite *kinds_suite(void)
         tcase_add_test(cores, test_gb10_big_first);
         tcase_add_test(cores, test_alder_lake_kind_said);
         tcase_add_test(cores, test_kind_name_escaped);
+        tcase_add_test(cores, test_kind_without_cores_not_said);
         tcase_add_test(cores, test_alder_lake_one_kind);
         tcase_add_test(cores, test_alder_lake_one_kind_cells);
         tcase_add_test(cores, test_l2_cluster_fill);
