@@ -155,14 +155,22 @@ static void topology_set_distances(Topology *t, uint32_t *matrix)
         g_free(matrix);
         t->distances_known = v == DISTANCES_OK;
         t->flat = v == DISTANCES_FLAT;
-        if ((v == DISTANCES_MISSING || v == DISTANCES_INVALID) &&
-            distances_assume_packages(t->nnodes, t->distance, t->packages, t->npackages) && note) {
-                bool away = distances_assume_locality(t, t->distance) > 0;
-                char *more = g_strdup_printf(
-                    "%s, %u between nodes of one package%s", note, TOPOLOGY_SAME_PACKAGE,
-                    away ? ", 12 from its memory-only nodes to those whose CPUs they do not serve" : "");
-                g_free(note);
-                note = more;
+        if (v == DISTANCES_MISSING || v == DISTANCES_INVALID) {
+                bool packages =
+                    distances_assume_packages(t->nnodes, t->distance, t->packages, t->npackages) > 0;
+                bool away = packages && distances_assume_locality(t, t->distance) > 0;
+                if (packages && note) {
+                        g_autofree char *memory_away =
+                            away ? g_strdup_printf(
+                                       ", %u from its memory-only nodes to those whose CPUs they do "
+                                       "not serve",
+                                       DISTANCES_MEMORY_AWAY)
+                                 : NULL;
+                        char *more = g_strdup_printf("%s, %u between nodes of one package%s", note,
+                                                     TOPOLOGY_SAME_PACKAGE, memory_away ? memory_away : "");
+                        g_free(note);
+                        note = more;
+                }
         }
         if (note)
                 g_ptr_array_add(t->notes, g_steal_pointer(&note));
