@@ -51,10 +51,9 @@ DistanceVerdict distances_sanitize(unsigned n, const uint32_t *matrix, const uns
         return DISTANCES_OK;
 }
 
-static bool beside(const TopoNode *cpu_node, const TopoNode *memory_node)
+static bool has_cpus(const TopoNode *node)
 {
-        return cpu_node->ncores && !cpu_node->no_local_memory &&
-               cpuset_intersects(cpu_node->cpus, memory_node->local_cpus);
+        return node->ncores && !node->no_local_memory;
 }
 
 unsigned distances_assume_locality(const Topology *t, uint32_t *matrix)
@@ -64,15 +63,16 @@ unsigned distances_assume_locality(const Topology *t, uint32_t *matrix)
         for (unsigned m = 0; m < n; m++) {
                 const TopoNode *mem = &t->nodes[m];
                 bool any = false;
-                if (mem->ncores || mem->no_local_memory || !mem->local_cpus)
+                if (has_cpus(mem) || mem->no_local_memory || !mem->local_cpus)
                         continue;
                 for (unsigned x = 0; x < n && !any; x++)
-                        any = x != m && beside(&t->nodes[x], mem);
+                        any = has_cpus(&t->nodes[x]) && cpuset_intersects(t->nodes[x].cpus, mem->local_cpus);
                 if (!any)
                         continue;
                 for (unsigned x = 0; x < n; x++) {
-                        if (x == m || !t->nodes[x].ncores || t->nodes[x].no_local_memory ||
-                            beside(&t->nodes[x], mem) || matrix[(gsize)x * n + m] != TOPOLOGY_SAME_PACKAGE)
+                        if (!has_cpus(&t->nodes[x]) ||
+                            cpuset_intersects(t->nodes[x].cpus, mem->local_cpus) ||
+                            matrix[(gsize)x * n + m] != TOPOLOGY_SAME_PACKAGE)
                                 continue;
                         matrix[(gsize)x * n + m] = DISTANCES_MEMORY_AWAY;
                         matrix[(gsize)m * n + x] = DISTANCES_MEMORY_AWAY;
