@@ -12,11 +12,11 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 PD=$(realpath "${1:?usage: demo-guards.sh PLACEMENTD}") || exit 1
 # shellcheck source=lib/tap.sh
 . "$HERE/lib/tap.sh"
-TMP=$(mktemp -d "${TMPDIR:-/tmp}/placementd-demo.XXXXXX") || exit 1
-trap 'rm -rf "$TMP"' EXIT
-OUT=$TMP/out ERR=$TMP/err RC=0
 TOPO="synthetic:pack:2 numa:1(memory=16GiB) core:2 pu:2"
+# tap_begin's exit trap removes the directory: a trap of the suite's own would be replaced by it
 tap_begin demo-guards
+tap_tmpdir demo
+TMP=$TAP_TMP OUT=$TAP_TMP/out ERR=$TAP_TMP/err RC=0
 
 demo() { # TRACE-TEXT [OPTION...]
         printf '%s' "$1" >"$TMP/trace"

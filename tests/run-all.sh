@@ -146,12 +146,15 @@ run_demo() {
 
 run_systemd() {
         setup build -Dwerror=true || return 1
-        local unit
-        unit=$(mktemp -d)/placementd.service
+        local dir unit rc=0
+        dir=$(mktemp -d "${TMPDIR:-/tmp}/placementd-systemd.XXXXXX") || return 1
+        unit=$dir/placementd.service
         # verify needs the binary where ExecStart points: use the one just built
         sed "s|^ExecStart=[^ ]*|ExecStart=$PWD/build/daemon/placementd|" build/systemd/placementd.service >"$unit"
-        systemd-analyze verify --man=no "$unit" || return 1
-        systemd-analyze security --offline=true --threshold=20 "$unit" | tail -1
+        systemd-analyze verify --man=no "$unit" &&
+                systemd-analyze security --offline=true --threshold=20 "$unit" | tail -1 || rc=1
+        rm -rf "$dir"
+        return "$rc"
 }
 
 run_dbus() {
@@ -259,9 +262,22 @@ run_e2e() {
 }
 
 $SUDO bash .ci/install-deps.sh || { echo "installing dependencies failed"; exit 1; }
+# Every suite names its scratch directories placementd-* and removes them unless it failed: one left by a
+# run where everything passed is a suite whose cleanup did not run.
+started=$(mktemp "${TMPDIR:-/tmp}/run-all.XXXXXX") || exit 1
 for s in "${stages[@]}"; do
         stage "$s" "run_$s"
 done
+if ((failed == 0)); then
+        left=$(find "${TMPDIR:-/tmp}" -mindepth 1 -maxdepth 1 -name 'placementd-*' -newer "$started" -print)
+        if [ -n "$left" ]; then
+                echo "left behind by a run where every stage passed:"
+                printf '  %s\n' "$left"
+                failed=$((failed + 1))
+                failures+=("cleanup")
+        fi
+fi
+rm -f "$started"
 echo "stages: $passed passed, $failed failed, $skipped skipped${failures:+ (failed: ${failures[*]})}"
 echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))
