@@ -1084,6 +1084,48 @@ START_TEST(test_xml_os_index_checked_first)
 }
 END_TEST
 
+/* Runs topology_load(path) with stderr in a file; returns what was written there. */
+static char *load_capturing_stderr(const char *path, Topology **ret)
+{
+        g_autofree char *err = NULL, *name = NULL;
+        char *said = NULL;
+        int fd, saved;
+
+        fd = g_file_open_tmp("placementd-stderr-XXXXXX", &name, NULL);
+        ck_assert_int_ge(fd, 0);
+        fflush(stderr);
+        saved = dup(STDERR_FILENO);
+        ck_assert_int_ge(saved, 0);
+        ck_assert_int_ge(dup2(fd, STDERR_FILENO), 0);
+        ck_assert_msg(topology_load(path, ret, &err) == 0, "%s: %s", path, err ? err : "");
+        fflush(stderr);
+        ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
+        close(saved);
+        close(fd);
+        ck_assert(g_file_get_contents(name, &said, NULL, NULL));
+        g_unlink(name);
+        return said;
+}
+
+/* hwloc reads an XML file twice, once in the trial child and once for real: what it says about the file
+ * (an out-of-order object here, a hand-written file) is shown once, by the real load. */
+START_TEST(test_xml_hwloc_warning_said_once)
+{
+        g_autofree char *path = test_topology_path("out-of-order.xml"), *said = NULL;
+        Topology *t = NULL;
+        const char *p;
+        unsigned n = 0;
+
+        said = load_capturing_stderr(path, &t);
+        ck_assert_ptr_nonnull(t);
+        ck_assert_uint_eq(t->ncores, 2);
+        topology_free(t);
+        for (p = said; (p = strstr(p, "out-of-order XML topology load")); p++)
+                n++;
+        ck_assert_msg(n == 1, "hwloc's warning shown %u times:\n%s", n, said);
+}
+END_TEST
+
 /* Inputs the fuzzer found that crash hwloc 2.9's XML import: refused before hwloc sees them. */
 START_TEST(test_xml_hwloc_would_crash)
 {
@@ -1216,6 +1258,7 @@ static Suite *topology_suite(void)
                 tcase_add_test(fuzzed, test_xml_os_index_checked_first);
                 tcase_add_test(fuzzed, test_xml_hwloc_crash_contained);
                 tcase_add_test(fuzzed, test_xml_hwloc_crash_is_an_error);
+                tcase_add_test(fuzzed, test_xml_hwloc_warning_said_once);
                 suite_add_tcase(s, fuzzed);
         }
         return s;

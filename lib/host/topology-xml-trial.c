@@ -5,11 +5,16 @@
 #include <hwloc.h>
 #include <signal.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
+/* Most of what the child's hwloc says to stderr is shown by the caller's own load, which reads the file
+ * again: the child's stderr goes to a memory file, shown only when the child did not end normally. */
+#define TRIAL_SAID_MAX 65536
+
 /* The child: hwloc reads the XML as the caller will; exits 0 when it did, 1 when it refused. */
-static G_GNUC_NORETURN void trial_child(const char *xml, gsize len)
+static G_GNUC_NORETURN void trial_child(const char *xml, gsize len, int said_fd)
 {
         static const int fatal[] = {SIGSEGV, SIGBUS, SIGILL, SIGFPE, SIGABRT, SIGALRM};
         hwloc_topology_t topo;
@@ -24,6 +29,8 @@ static G_GNUC_NORETURN void trial_child(const char *xml, gsize len)
                 sigaddset(&unblock, fatal[i]);
         }
         sigprocmask(SIG_UNBLOCK, &unblock, NULL);
+        if (said_fd >= 0)
+                dup2(said_fd, STDERR_FILENO);
         alarm(TOPOLOGY_XML_TRIAL_SEC);
         ok = hwloc_topology_init(&topo) == 0;
         if (ok) {
@@ -35,31 +42,59 @@ static G_GNUC_NORETURN void trial_child(const char *xml, gsize len)
         _exit(ok ? 0 : 1);
 }
 
+/* What the child said before it crashed or hung, as hwloc would have said it without the trial. */
+static void show_said(int said_fd)
+{
+        char buf[4096];
+        size_t left = TRIAL_SAID_MAX;
+        ssize_t n;
+
+        if (said_fd < 0 || lseek(said_fd, 0, SEEK_SET) < 0)
+                return;
+        fflush(stderr);
+        while (left > 0 && (n = read(said_fd, buf, MIN(sizeof(buf), left))) > 0) {
+                if (write(STDERR_FILENO, buf, (size_t)n) != n)
+                        return;
+                left -= (size_t)n;
+        }
+}
+
 int topology_xml_trial_load(const char *xml, gsize len, const char *name, char **ret_error)
 {
-        int status = 0, e;
+        int status = 0, e, said_fd;
         pid_t pid, r;
 
+        /* Without a memory file the child speaks to stderr itself: shown twice, nothing lost. */
+        said_fd = memfd_create("placementd-hwloc-trial", MFD_CLOEXEC);
+        fflush(stderr);
         pid = fork();
         if (pid < 0) {
                 e = errno;
+                if (said_fd >= 0)
+                        close(said_fd);
                 if (ret_error)
                         *ret_error = g_strdup_printf("cannot start a process to read %s with hwloc: %s",
                                                      name, g_strerror(e));
                 return -e;
         }
         if (pid == 0)
-                trial_child(xml, len);
+                trial_child(xml, len, said_fd);
         do
                 r = waitpid(pid, &status, 0);
         while (r < 0 && errno == EINTR);
         if (r < 0) {
                 e = errno;
+                if (said_fd >= 0)
+                        close(said_fd);
                 if (ret_error)
                         *ret_error = g_strdup_printf("cannot wait for the process reading %s with hwloc: %s",
                                                      name, g_strerror(e));
                 return -e;
         }
+        if (WIFSIGNALED(status))
+                show_said(said_fd);
+        if (said_fd >= 0)
+                close(said_fd);
         if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
                 if (ret_error)
                         *ret_error = g_strdup_printf("hwloc did not finish reading %s within %u s", name,

@@ -159,3 +159,9 @@ annotate "$tmp/lpar0.xml" lpar-memoryless.xml 3 $(nodes 3) 10 20 40  20 10 40  4
 lstopo -i "pack:2 [numa(memory=64GB)] l3:1 core:4 pu:2" --of xml --export-xml-flags v1 -f "$tmp/v1.xml"
 sed -e 's/ local_memory="[0-9]*"//' -e '/<page_type /d' "$tmp/v1.xml" >v1-no-memory.xml
 sed -e 's/ allowed_nodeset="0x[0-9a-f]*"/ allowed_nodeset="0x0"/g' v1-no-memory.xml >v1-no-memory-allowed.xml
+
+# hwloc warns about this one (an empty group before the package: "out-of-order XML topology load") and
+# loads it: 1 node of 2 single-thread cores.
+synthetic "pack:1 numa:1(memory=1GB) core:2 pu:1" "$tmp/ooo.xml"
+sed -e '/<object type="Package" /i\    <object type="Group" cpuset="0x0" complete_cpuset="0x0" gp_index="99"/>' \
+        "$tmp/ooo.xml" >out-of-order.xml
