@@ -265,6 +265,7 @@ $SUDO bash .ci/install-deps.sh || { echo "installing dependencies failed"; exit 
 # Every suite names its scratch directories placementd-* and removes them unless it failed: one left by a
 # run where everything passed is a suite whose cleanup did not run.
 started=$(mktemp "${TMPDIR:-/tmp}/run-all.XXXXXX") || exit 1
+trap 'rm -f "$started"' EXIT
 for s in "${stages[@]}"; do
         stage "$s" "run_$s"
 done
@@ -272,12 +273,11 @@ if ((failed == 0)); then
         left=$(find "${TMPDIR:-/tmp}" -mindepth 1 -maxdepth 1 -name 'placementd-*' -newer "$started" -print)
         if [ -n "$left" ]; then
                 echo "left behind by a run where every stage passed:"
-                printf '  %s\n' "$left"
+                while read -r f; do echo "  $f"; done <<<"$left"
                 failed=$((failed + 1))
                 failures+=("cleanup")
         fi
 fi
-rm -f "$started"
 echo "stages: $passed passed, $failed failed, $skipped skipped${failures:+ (failed: ${failures[*]})}"
 echo "$passed passed, $failed failed, $skipped skipped"
 ((failed == 0))
