@@ -269,7 +269,8 @@ trap 'rm -f "$started"' EXIT
 for s in "${stages[@]}"; do
         stage "$s" "run_$s"
 done
-if ((failed == 0)); then
+# (a directory kept on request, E2E_KEEP=1 and the like, is not a leftover)
+if ((failed == 0)) && ! env | grep -qE '^[A-Z0-9_]*_KEEP=.'; then
         left=$(find "${TMPDIR:-/tmp}" -mindepth 1 -maxdepth 1 -name 'placementd-*' -newer "$started" -print)
         if [ -n "$left" ]; then
                 echo "left behind by a run where every stage passed:"
