@@ -1108,7 +1108,7 @@ static char *load_capturing_stderr(const char *path, Topology **ret)
 }
 
 /* hwloc reads an XML file twice, once in the trial child and once for real: what it says about the file
- * (an out-of-order object here, a hand-written file) is shown once, by the real load. */
+ * (an out-of-order object in this fixture) is shown once, by the real load. */
 START_TEST(test_xml_hwloc_warning_said_once)
 {
         g_autofree char *path = test_topology_path("out-of-order.xml"), *said = NULL;
@@ -1212,6 +1212,7 @@ static Suite *topology_suite(void)
         tcase_add_test(load, test_big_hosts_xml);
         tcase_add_test(load, test_xml_bitmap_text);
         tcase_add_test(load, test_xml_hwloc_3);
+        tcase_add_test(load, test_xml_hwloc_warning_said_once);
         tcase_add_test(load, test_pci_locality);
         suite_add_tcase(s, load);
 
@@ -1258,7 +1259,6 @@ static Suite *topology_suite(void)
                 tcase_add_test(fuzzed, test_xml_os_index_checked_first);
                 tcase_add_test(fuzzed, test_xml_hwloc_crash_contained);
                 tcase_add_test(fuzzed, test_xml_hwloc_crash_is_an_error);
-                tcase_add_test(fuzzed, test_xml_hwloc_warning_said_once);
                 suite_add_tcase(s, fuzzed);
         }
         return s;
