@@ -116,7 +116,24 @@ cflags=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-reco
         "-DSYSCONFDIR=\"/etc\"" -Wall -Wno-unused-parameter
         -I"$root/lib/core" -I"$root/lib/host" -I"$root/policies" "${pkg_cflags[@]}")
 
-rm -rf "$out/obj"
+# The build is skipped when the sources, headers, flags and compiler are those of the last one in $out and
+# its targets are there (the fuzz stage runs run.sh twice: 30 s saved).
+key=$({
+        printf '%s\n' "$("$CC" --version | head -n1)" "${cflags[@]}" "${pkg_libs[@]}"
+        cd "$root" && find lib policies tests/fuzz -name '*.[ch]' | LC_ALL=C sort | xargs sha256sum
+} | sha256sum | cut -d' ' -f1)
+up_to_date=1 n=0
+[ "$(cat "$out/build.key" 2>/dev/null)" = "$key" ] || up_to_date=0
+for src in "$root"/tests/fuzz/fuzz-*.c; do
+        [ -x "$out/$(basename "$src" .c)" ] || up_to_date=0
+        n=$((n + 1))
+done
+if ((up_to_date)); then
+        echo "build.sh: $n fuzz targets in $out, up to date"
+        exit 0
+fi
+
+rm -rf "$out/obj" "$out/build.key"
 mkdir -p "$out/obj"
 export CC out root
 # One compiler per CPU; each gets the flags, then the source (last argument).
@@ -133,4 +150,5 @@ for src in "$root"/tests/fuzz/fuzz-*.c; do
         "$CC" "${cflags[@]}" "$src" "$out/libplacement-fuzz.a" "${pkg_libs[@]}" -lm -o "$out/$name"
         n=$((n + 1))
 done
+echo "$key" >"$out/build.key"
 echo "build.sh: $n fuzz targets in $out"

@@ -68,9 +68,14 @@ for src in "$here"/fuzz-*.c; do
         shopt -u nullglob
 
         if [ "$mode" = regress ]; then
-                # One run per input, so that every failing one is reported.
+                # All inputs in one run (a process each took 0.2 s under the sanitizers: 16 s for the
+                # corpus); when it fails, one run per input, so that every failing one is reported.
                 bad=0
                 : >"$log"
+                if [ ${#seeds[@]} -gt 0 ] && "$out/$target" "${common[@]}" "${seeds[@]}" >"$work/input.log" 2>&1; then
+                        ok "$name (${#seeds[@]} inputs)"
+                        continue
+                fi
                 for input in "${seeds[@]}"; do
                         if ! "$out/$target" "${common[@]}" "$input" >"$work/input.log" 2>&1; then
                                 bad=$((bad + 1))
