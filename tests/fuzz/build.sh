@@ -116,11 +116,12 @@ cflags=(-g -O1 -std=gnu11 -fsanitize=fuzzer,address,undefined -fno-sanitize-reco
         "-DSYSCONFDIR=\"/etc\"" -Wall -Wno-unused-parameter
         -I"$root/lib/core" -I"$root/lib/host" -I"$root/policies" "${pkg_cflags[@]}")
 
-# The build is skipped when the sources, headers, flags and compiler are those of the last one in $out and
-# its targets are there (the fuzz stage runs run.sh twice: 30 s saved).
+# The build is skipped when the sources, headers, this script, flags and compiler are those of the last
+# one in $out and its targets are there (the fuzz stage runs run.sh twice: 30 s saved).
 key=$({
         printf '%s\n' "$("$CC" --version | head -n1)" "${cflags[@]}" "${pkg_libs[@]}"
-        cd "$root" && find lib policies tests/fuzz -name '*.[ch]' | LC_ALL=C sort | xargs sha256sum
+        cd "$root" && { find lib policies tests/fuzz -name '*.[ch]'; echo tests/fuzz/build.sh; } | LC_ALL=C sort |
+                xargs sha256sum
 } | sha256sum | cut -d' ' -f1)
 up_to_date=1 n=0
 [ "$(cat "$out/build.key" 2>/dev/null)" = "$key" ] || up_to_date=0
