@@ -393,14 +393,39 @@ START_TEST(test_memory_only_synthetic)
         ck_assert_uint_eq(u->nodes[3].ncores, 0);
         ck_assert_uint_eq(u->nodes[1].memory, GB(1));
         assert_cpus(u->nodes[2].cpus, "2-3");
-        ck_assert_note(u, "NUMA node 1 has no usable CPU");
-        ck_assert_note(u, "NUMA node 3 has no usable CPU");
+        ck_assert_note(u, "NUMA nodes 0 and 1 are both DRAM local to CPUs 0-1");
+        ck_assert_note(u, "NUMA nodes 2 and 3 are both DRAM local to CPUs 2-3");
         /* no distance table: a memory-only node inside a package (KNL's MCDRAM) is assumed as near as the
          * package's own nodes, one attached to the machine as far as another package */
         ck_assert_uint_eq(topology_distance(u, 0, 1), 11);
         ck_assert_uint_eq(topology_distance(u, 2, 3), 11);
         ck_assert_uint_eq(topology_distance(u, 0, 3), 20);
         ck_assert_uint_eq(topology_distance(t, 0, 2), 20);
+}
+END_TEST
+
+/* A node hwloc attaches beside another to the same object (a package, a cluster) shares its CPUs; the first
+ * DRAM node there runs them and the other is kept as a memory-only node. The note says which node runs
+ * the CPUs, and when both are DRAM that the source does not say which CPUs each serves (a Cluster-on-Die
+ * export without its groups, a memory expander hwloc cannot name), not that the node has no CPU. */
+START_TEST(test_co_attached_node_said)
+{
+        g_autoptr(Topology) dram =
+            load_ok("synthetic:pack:1 [numa(memory=2GiB)] [numa(memory=4GiB)] core:2 pu:1");
+        g_autoptr(Topology) hbm = load_fixture("hbm-no-slit.xml");
+
+        ck_assert_uint_eq(dram->nodes[0].ncores, 2);
+        ck_assert_uint_eq(dram->nodes[1].ncores, 0);
+        ck_assert_note(dram,
+                       "NUMA nodes 0 and 1 are both DRAM local to CPUs 0-1, and the source does not say "
+                       "which of those CPUs each serves: node 0 runs them, node 1 is kept as a "
+                       "memory-only node");
+        ck_assert(!has_note(dram, "NUMA node 1 has no usable CPU"));
+        ck_assert_note(hbm, "NUMA node 1 (hbm) is local to CPUs 0-1 of node 0, which runs them: kept as a "
+                            "memory-only node");
+        ck_assert_note(hbm, "NUMA node 3 (hbm) is local to CPUs 2-3 of node 2, which runs them: kept as a "
+                            "memory-only node");
+        ck_assert(!has_note(hbm, "has no usable CPU"));
 }
 END_TEST
 
@@ -426,7 +451,8 @@ START_TEST(test_empty_nodes_left_out)
                 CPUSET_FOREACH (n, t->packages[i].nodes)
                         ck_assert_uint_lt(n, t->nnodes);
         ck_assert_note(t, "NUMA nodes 2-3 have no usable CPU and no memory: left out");
-        ck_assert_note(t, "NUMA node 1 has no usable CPU: kept as a memory-only node");
+        ck_assert_note(t, "NUMA node 1 (gpu) is local to CPUs 0-3 of node 0, which runs them: kept as a "
+                          "memory-only node");
         ck_assert(!has_note(t, "NUMA node 2 has no usable CPU: kept"));
         ck_assert(!has_note(t, "NUMA node 3 has no usable CPU: kept"));
 }
@@ -1217,6 +1243,7 @@ static Suite *topology_suite(void)
         suite_add_tcase(s, load);
 
         tcase_add_test(odd, test_memory_only_fixture);
+        tcase_add_test(odd, test_co_attached_node_said);
         tcase_add_test(odd, test_memory_only_synthetic);
         tcase_add_test(odd, test_empty_nodes_left_out);
         tcase_add_test(odd, test_far_memory_is_a_lower_tier);

@@ -799,6 +799,54 @@ static void unknown_memory_sizes(Topology *t, hwloc_topology_t topo, hwloc_const
                       g_str_has_prefix(t->source, SYNTHETIC_PREFIX) ? "the description" : "the export");
 }
 
+/*
+ * The notes for the nodes kept as memory-only nodes, once their kinds are final. A node hwloc attaches to
+ * the same object as another (a package, a cluster) is local to the same CPUs, which the first DRAM node
+ * there runs (build_nodes()): HBM or MCDRAM beside its cores, or, when both are DRAM, a source that does
+ * not say which CPUs each serves (a Cluster-on-Die export without its groups, a memory expander hwloc
+ * cannot name).
+ */
+static void note_memory_only_nodes(Topology *t, hwloc_topology_t topo)
+{
+        for (unsigned i = 0; i < t->nnodes; i++) {
+                const TopoNode *node = &t->nodes[i], *runs = NULL;
+                hwloc_obj_t numa, at, other = NULL;
+                g_autofree char *cpus = NULL;
+
+                if (node->ncores || node->no_local_memory)
+                        continue;
+                numa = hwloc_get_numanode_obj_by_os_index(topo, node->os_index);
+                at = numa ? numa_attachment(numa) : NULL;
+                while (at && !runs &&
+                       (other = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, other))) {
+                        int j = other != numa && numa_attachment(other) == at
+                                    ? topology_node_by_os(t, other->os_index)
+                                    : -1;
+                        if (j >= 0 && t->nodes[j].ncores)
+                                runs = &t->nodes[j];
+                }
+                if (!runs) {
+                        topology_note(t, "NUMA node %u has no usable CPU: kept as a memory-only node",
+                                      node->os_index);
+                        continue;
+                }
+                cpus = cpuset_format(runs->cpus);
+                if (node->kind == NODE_KIND_DRAM && runs->kind == NODE_KIND_DRAM)
+                        topology_note(
+                            t,
+                            "NUMA nodes %u and %u are both DRAM local to CPUs %s, and the source does "
+                            "not say which of those CPUs each serves: node %u runs them, node %u is "
+                            "kept as a memory-only node",
+                            runs->os_index, node->os_index, cpus, runs->os_index, node->os_index);
+                else
+                        topology_note(
+                            t,
+                            "NUMA node %u (%s) is local to CPUs %s of node %u, which runs them: kept as "
+                            "a memory-only node",
+                            node->os_index, node_kind_to_string(node->kind), cpus, runs->os_index);
+        }
+}
+
 static int topology_build(const char *source, hwloc_topology_t topo, const char *xml, Topology **ret,
                           char **ret_error)
 {
@@ -903,11 +951,6 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
 
         if (min_threads != t->max_threads)
                 topology_note(t, "cores have %u to %u threads", min_threads, t->max_threads);
-        for (unsigned i = 0; i < t->nnodes; i++) {
-                if (t->nodes[i].ncores == 0 && !node_is_empty(t, topo, i))
-                        topology_note(t, "NUMA node %u has no usable CPU: kept as a memory-only node",
-                                      t->nodes[i].os_index);
-        }
         if (g_str_equal(source, "host"))
                 this_host_memory_tiers(t);
         else
@@ -916,6 +959,7 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
         distance = drop_empty_nodes(t, topo, read_distances(t, topo, xml));
         topology_finish(t, distance);
         topology_far_memory_kinds(t);
+        note_memory_only_nodes(t, topo);
         note_memoryless_nodes(t, topo);
         *ret = g_steal_pointer(&t);
         return 0;
