@@ -1087,6 +1087,25 @@ START_TEST(test_xml_hwloc_3)
 }
 END_TEST
 
+/* XML the pre-check passes and hwloc refuses: the error says what hwloc found wrong (from its verbose
+ * XML messages in the trial child), not a bare "Invalid argument", and leaves out the warnings about
+ * what it ignores and its own trailer about the parser. */
+START_TEST(test_xml_refusal_says_why)
+{
+        g_autofree char *path = test_topology_path("v1-layout-as-v2.xml");
+        Topology *t = NULL;
+        g_autofree char *error = NULL;
+
+        assert_load_fails(path, -EINVAL,
+                          "invalid hwloc XML: hwloc: normal object Package cannot be child of "
+                          "non-normal parent NUMANode");
+        ck_assert_int_lt(topology_load(path, &t, &error), 0);
+        ck_assert_msg(!strstr(error, "online_cpuset"), "%s", error);
+        ck_assert_msg(!strstr(error, "minimalistic"), "%s", error);
+        ck_assert_msg(!strchr(error, '\n'), "%s", error);
+}
+END_TEST
+
 /* A PU or NUMA node without an OS index, or with a huge one, has hwloc 2.9 allocate a bitmap up to that
  * index (seconds and hundreds of MiB, twice with the trial child): refused before hwloc reads it. */
 START_TEST(test_xml_os_index_checked_first)
@@ -1238,6 +1257,7 @@ static Suite *topology_suite(void)
         tcase_add_test(load, test_big_hosts_xml);
         tcase_add_test(load, test_xml_bitmap_text);
         tcase_add_test(load, test_xml_hwloc_3);
+        tcase_add_test(load, test_xml_refusal_says_why);
         tcase_add_test(load, test_xml_hwloc_warning_said_once);
         tcase_add_test(load, test_pci_locality);
         suite_add_tcase(s, load);

@@ -9,6 +9,8 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include "text-safe.h"
+
 /* Most of what the child's hwloc says to stderr is shown by the caller's own load, which reads the file
  * again: the child's stderr goes to a memory file, shown only when the child did not end normally. */
 #define TRIAL_SAID_MAX 65536
@@ -29,8 +31,12 @@ static G_GNUC_NORETURN void trial_child(const char *xml, gsize len, int said_fd)
                 sigaddset(&unblock, fatal[i]);
         }
         sigprocmask(SIG_UNBLOCK, &unblock, NULL);
-        if (said_fd >= 0)
+        if (said_fd >= 0) {
                 dup2(said_fd, STDERR_FILENO);
+                /* why hwloc refuses a file is said only with its verbose XML messages on (they are read
+                 * the first time hwloc loads XML in the process: in placementctl, this child) */
+                setenv("HWLOC_XML_VERBOSE", "1", 1);
+        }
         alarm(TOPOLOGY_XML_TRIAL_SEC);
         ok = hwloc_topology_init(&topo) == 0;
         if (ok) {
@@ -57,6 +63,40 @@ static void show_said(int said_fd)
                         return;
                 left -= (size_t)n;
         }
+}
+
+/*
+ * Why hwloc refused the file, from what the child said (its verbose XML messages): the lines before its
+ * trailer about the parser ("Failed to parse XML input ..."), without the warnings about what it ignores
+ * and without its "xmlbuffer: " prefix, at most three, joined by "; " and made safe to show (they may
+ * quote the file). NULL when it said nothing of the kind.
+ */
+static char *refusal_reason(int said_fd)
+{
+        char buf[TRIAL_SAID_MAX + 1];
+        g_auto(GStrv) lines = NULL;
+        g_autoptr(GString) why = g_string_new(NULL);
+        ssize_t n;
+        size_t got = 0;
+        unsigned kept = 0;
+
+        if (said_fd < 0 || lseek(said_fd, 0, SEEK_SET) < 0)
+                return NULL;
+        while (got < TRIAL_SAID_MAX && (n = read(said_fd, buf + got, TRIAL_SAID_MAX - got)) > 0)
+                got += (size_t)n;
+        buf[got] = '\0';
+        lines = g_strsplit(buf, "\n", -1);
+        for (char **l = lines; *l && kept < 3; l++) {
+                const char *line = g_str_has_prefix(*l, "xmlbuffer: ") ? *l + strlen("xmlbuffer: ") : *l;
+
+                if (g_str_has_prefix(line, "Failed to parse XML input") ||
+                    strstr(line, "XML component discovery failed"))
+                        break;
+                if (!*line || g_str_has_prefix(line, "ignoring "))
+                        continue;
+                g_string_append_printf(why, "%s%s", kept++ ? "; " : "", line);
+        }
+        return why->len ? text_safe_cut(why->str, 400) : NULL;
 }
 
 int topology_xml_trial_load(const char *xml, gsize len, const char *name, char **ret_error)
@@ -93,6 +133,15 @@ int topology_xml_trial_load(const char *xml, gsize len, const char *name, char *
         }
         if (WIFSIGNALED(status))
                 show_said(said_fd);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 1) {
+                g_autofree char *why = refusal_reason(said_fd);
+                if (why) {
+                        close(said_fd);
+                        if (ret_error)
+                                *ret_error = g_strdup_printf("%s: invalid hwloc XML: hwloc: %s", name, why);
+                        return -EINVAL;
+                }
+        }
         if (said_fd >= 0)
                 close(said_fd);
         if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {

@@ -13,9 +13,10 @@
  * all) after fork(), which is safe only while the caller has one thread: placementd and placementctl
  * load their topology before libvirt, D-Bus or anything else starts a thread; keep it so (a threaded
  * caller would need posix_spawn of a helper instead). What the child's hwloc writes to stderr is shown
- * only when it crashed or hung: otherwise the caller's own load says it again. Returns 0 when the child
- * ended normally (hwloc read the file, or refused it: the caller's own load says why); -EINVAL with "hwloc
- * crashed reading NAME (signal N, ...)" when it died by a signal; -ETIMEDOUT when it ran longer than
+ * only when it crashed or hung: otherwise the caller's own load says it again. The child reads with
+ * hwloc's verbose XML messages on. Returns 0 when hwloc read the file, or refused it without saying why
+ * (the caller's own load fails then); -EINVAL with "NAME: invalid hwloc XML: hwloc: WHY" when it refused
+ * it and said why; -EINVAL with "hwloc crashed reading NAME (signal N, ...)" when it died by a signal; -ETIMEDOUT when it ran longer than
  * TOPOLOGY_XML_TRIAL_SEC; another negative errno when no child could be made. *ret_error is set on failure
  * (caller frees).
  */

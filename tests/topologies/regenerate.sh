@@ -160,6 +160,13 @@ lstopo -i "pack:2 [numa(memory=64GB)] l3:1 core:4 pu:2" --of xml --export-xml-fl
 sed -e 's/ local_memory="[0-9]*"//' -e '/<page_type /d' "$tmp/v1.xml" >v1-no-memory.xml
 sed -e 's/ allowed_nodeset="0x[0-9a-f]*"/ allowed_nodeset="0x0"/g' v1-no-memory.xml >v1-no-memory-allowed.xml
 
+# hwloc 1.x's layout (the package and cores inside the NUMA node) under a 2.0 header: hwloc refuses it
+# ("normal object Package cannot be child of non-normal parent NUMANode"), after warnings about the v1
+# attribute online_cpuset that it ignores.
+lstopo -i "pack:1 numa:1(memory=1GB) core:2 pu:1" --of xml --export-xml-flags v1 -f "$tmp/v1-small.xml"
+sed -e 's|hwloc.dtd|hwloc2.dtd|' -e 's|<topology>|<topology version="2.0">|' "$tmp/v1-small.xml" \
+        >v1-layout-as-v2.xml
+
 # hwloc warns about this one (an empty group before the package: "out-of-order XML topology load") and
 # loads it: 1 node of 2 single-thread cores.
 synthetic "pack:1 numa:1(memory=1GB) core:2 pu:1" "$tmp/ooo.xml"
