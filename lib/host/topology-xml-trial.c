@@ -12,7 +12,8 @@
 #include "text-safe.h"
 
 /* Most of what the child's hwloc says to stderr is shown by the caller's own load, which reads the file
- * again: the child's stderr goes to a memory file, shown only when the child did not end normally. */
+ * again: the child's stderr goes to a memory file, shown only when the child did not end normally, and
+ * read for hwloc's reason when it refused the file. */
 #define TRIAL_SAID_MAX 65536
 
 /* The child: hwloc reads the XML as the caller will; exits 0 when it did, 1 when it refused. */
@@ -68,8 +69,8 @@ static void show_said(int said_fd)
 /*
  * Why hwloc refused the file, from what the child said (its verbose XML messages): the lines before its
  * trailer about the parser ("Failed to parse XML input ..."), without the warnings about what it ignores
- * and without its "xmlbuffer: " prefix, at most three, joined by "; " and made safe to show (they may
- * quote the file). NULL when it said nothing of the kind.
+ * or its banner about invalid information (lines of '*'), without its "xmlbuffer: " prefix, at most three,
+ * joined by "; " and made safe to show (they may quote the file). NULL when it said nothing of the kind.
  */
 static char *refusal_reason(int said_fd)
 {
@@ -92,7 +93,7 @@ static char *refusal_reason(int said_fd)
                 if (g_str_has_prefix(line, "Failed to parse XML input") ||
                     strstr(line, "XML component discovery failed"))
                         break;
-                if (!*line || g_str_has_prefix(line, "ignoring "))
+                if (!*line || *line == '*' || g_str_has_prefix(line, "ignoring "))
                         continue;
                 g_string_append_printf(why, "%s%s", kept++ ? "; " : "", line);
         }
