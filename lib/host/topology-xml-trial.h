@@ -16,8 +16,8 @@
  * only when it crashed or hung: otherwise the caller's own load says it again. The child reads with
  * hwloc's verbose XML messages on. Returns 0 when hwloc read the file, or refused it without saying why
  * (the caller's own load fails then); -EINVAL with "NAME: invalid hwloc XML: hwloc: WHY" when it refused
- * it and said why; -EINVAL with "hwloc crashed reading NAME (signal N, ...)" when it died by a signal; -ETIMEDOUT when it ran longer than
- * TOPOLOGY_XML_TRIAL_SEC; another negative errno when no child could be made. *ret_error is set on failure
- * (caller frees).
+ * it and said why; -EINVAL with "hwloc crashed reading NAME (signal N, ...)" when it died by a signal;
+ * -ETIMEDOUT when it ran longer than TOPOLOGY_XML_TRIAL_SEC; another negative errno when no child could be
+ * made. *ret_error is set on failure (caller frees).
  */
 int topology_xml_trial_load(const char *xml, gsize len, const char *name, char **ret_error);
