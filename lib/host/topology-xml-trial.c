@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <hwloc.h>
 #include <signal.h>
+#include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -49,20 +50,28 @@ static G_GNUC_NORETURN void trial_child(const char *xml, gsize len, int said_fd)
         _exit(ok ? 0 : 1);
 }
 
-/* What the child said before it crashed or hung, as hwloc would have said it without the trial. */
-static void show_said(int said_fd)
+/* What the child said (at most TRIAL_SAID_MAX bytes), as text; NULL when there is no memory file. */
+static char *read_said(int said_fd)
 {
-        char buf[4096];
-        size_t left = TRIAL_SAID_MAX;
+        char *buf;
+        size_t got = 0;
         ssize_t n;
 
         if (said_fd < 0 || lseek(said_fd, 0, SEEK_SET) < 0)
-                return;
-        fflush(stderr);
-        while (left > 0 && (n = read(said_fd, buf, MIN(sizeof(buf), left))) > 0) {
-                if (write(STDERR_FILENO, buf, (size_t)n) != n)
-                        return;
-                left -= (size_t)n;
+                return NULL;
+        buf = g_malloc(TRIAL_SAID_MAX + 1);
+        while (got < TRIAL_SAID_MAX && (n = read(said_fd, buf + got, TRIAL_SAID_MAX - got)) > 0)
+                got += (size_t)n;
+        buf[got] = '\0';
+        return buf;
+}
+
+/* What the child said before it crashed or hung, as hwloc would have said it without the trial. */
+static void show_said(const char *said)
+{
+        if (said) {
+                fputs(said, stderr);
+                fflush(stderr);
         }
 }
 
@@ -72,21 +81,15 @@ static void show_said(int said_fd)
  * or its banner about invalid information (lines of '*'), without its "xmlbuffer: " prefix, at most three,
  * joined by "; " and made safe to show (they may quote the file). NULL when it said nothing of the kind.
  */
-static char *refusal_reason(int said_fd)
+static char *refusal_reason(const char *said)
 {
-        char buf[TRIAL_SAID_MAX + 1];
         g_auto(GStrv) lines = NULL;
         g_autoptr(GString) why = g_string_new(NULL);
-        ssize_t n;
-        size_t got = 0;
         unsigned kept = 0;
 
-        if (said_fd < 0 || lseek(said_fd, 0, SEEK_SET) < 0)
+        if (!said)
                 return NULL;
-        while (got < TRIAL_SAID_MAX && (n = read(said_fd, buf + got, TRIAL_SAID_MAX - got)) > 0)
-                got += (size_t)n;
-        buf[got] = '\0';
-        lines = g_strsplit(buf, "\n", -1);
+        lines = g_strsplit(said, "\n", -1);
         for (char **l = lines; *l && kept < 3; l++) {
                 const char *line = g_str_has_prefix(*l, "xmlbuffer: ") ? *l + strlen("xmlbuffer: ") : *l;
 
@@ -103,6 +106,7 @@ static char *refusal_reason(int said_fd)
 int topology_xml_trial_load(const char *xml, gsize len, const char *name, char **ret_error)
 {
         int status = 0, e, said_fd;
+        g_autofree char *said = NULL, *why = NULL;
         pid_t pid, r;
 
         /* Without a memory file the child speaks to stderr itself: shown twice, nothing lost. */
@@ -132,19 +136,17 @@ int topology_xml_trial_load(const char *xml, gsize len, const char *name, char *
                                                      name, g_strerror(e));
                 return -e;
         }
-        if (WIFSIGNALED(status))
-                show_said(said_fd);
-        if (WIFEXITED(status) && WEXITSTATUS(status) == 1) {
-                g_autofree char *why = refusal_reason(said_fd);
-                if (why) {
-                        close(said_fd);
-                        if (ret_error)
-                                *ret_error = g_strdup_printf("%s: invalid hwloc XML: hwloc: %s", name, why);
-                        return -EINVAL;
-                }
-        }
+        if (WIFSIGNALED(status) || (WIFEXITED(status) && WEXITSTATUS(status) == 1))
+                said = read_said(said_fd);
         if (said_fd >= 0)
                 close(said_fd);
+        if (WIFSIGNALED(status))
+                show_said(said);
+        if (WIFEXITED(status) && WEXITSTATUS(status) == 1 && (why = refusal_reason(said))) {
+                if (ret_error)
+                        *ret_error = g_strdup_printf("%s: invalid hwloc XML: hwloc: %s", name, why);
+                return -EINVAL;
+        }
         if (WIFSIGNALED(status) && WTERMSIG(status) == SIGALRM) {
                 if (ret_error)
                         *ret_error = g_strdup_printf("hwloc did not finish reading %s within %u s", name,
