@@ -7,6 +7,7 @@
 
 #include "http-server.h"
 #include "cpu-stats.h"
+#include "text-safe.h"
 
 /* Scrapers are few: at most this many connections, and never more than a quarter of the descriptor
  * limit, so that libvirt, D-Bus and the configuration always find descriptors. */
@@ -37,10 +38,14 @@ static void header(GString *out, const char *name, const char *type, const char 
         g_string_append_printf(out, "# HELP %s %s\n# TYPE %s %s\n", name, help, name, type);
 }
 
+/* A domain's name is its owner's text: written as placementctl and the log write it (text_safe()), so
+ * that a page read on a terminal carries no control, bidi override or blank a name held. */
 static void domain_labels(GString *out, const Decision *d)
 {
+        g_autofree char *name = text_safe(d->name);
+
         g_string_append(out, "{domain=\"");
-        label_escape(out, d->name);
+        label_escape(out, name);
         g_string_append(out, "\",uuid=\"");
         label_escape(out, d->uuid);
         g_string_append(out, "\"");

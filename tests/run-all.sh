@@ -271,7 +271,7 @@ for s in "${stages[@]}"; do
 done
 # (a directory kept on request, E2E_KEEP=1 and the like, is not a leftover)
 if ((failed == 0)) && ! env | grep -qE '^[A-Z0-9_]*_KEEP=.'; then
-        left=$(find "${TMPDIR:-/tmp}" -mindepth 1 -maxdepth 1 -name 'placementd-*' -newer "$started" -print)
+        left=$(find "${TMPDIR:-/tmp}" -mindepth 1 -maxdepth 1 -name 'placementd-*' ! -name 'placementd-*.lock' -newer "$started" -print)
         if [ -n "$left" ]; then
                 echo "left behind by a run where every stage passed:"
                 while read -r f; do echo "  $f"; done <<<"$left"

@@ -8,6 +8,7 @@
 #include "manager-fixture.h"
 #include "config.h"
 #include "metrics.h"
+#include "stats-cache.h"
 #include "test-util.h"
 
 /* 2 nodes of 16 GiB, 2 cores x 2 threads each. */
@@ -72,6 +73,42 @@ START_TEST(test_unknown_memory_sizes_left_out)
 }
 END_TEST
 
+/* A domain's name is its owner's text: on the page it is written as placementctl and the log write it
+ * (text_safe()), so that a scrape read on a terminal cannot be driven by a carriage return, a C1 control
+ * or a bidi override in a name, nor show a sample that is not there. */
+START_TEST(test_domain_label_escaped)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr dom = fixture_define_and_start(conn,
+                                                    "cr&#13;x\xc2\x9b"
+                                                    "31m\xe2\x80\xae"
+                                                    "b\\c",
+                                                    1);
+        g_autofree char *text = NULL;
+        StatsCache *stats;
+        const char *line;
+
+        ck_assert(fixture_spin_known(base, m,
+                                     "cr\rx\xc2\x9b"
+                                     "31m\xe2\x80\xae"
+                                     "b\\c",
+                                     5000));
+        stats = stats_cache_new_for_manager(base, m);
+        stats_cache_refresh(stats);
+        text = metrics_render(m, stats);
+        stats_cache_free(stats);
+        line = strstr(text, "{domain=");
+        ck_assert_ptr_nonnull(line);
+        ck_assert_msg(g_str_has_prefix(line, "{domain=\"cr\\\\x0dx\\\\x9b31m\\\\u{202e}b\\\\x5cc\",uuid=\""),
+                      "%.60s", line);
+        for (const char *p = text; *p; p++)
+                ck_assert_msg(*p == '\n' || ((unsigned char)*p >= 0x20 && (unsigned char)*p < 0x7f),
+                              "byte 0x%02x at %td", (unsigned char)*p, p - text);
+        fixture_stop(dom);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 static Suite *metrics_suite(void)
 {
         Suite *s = suite_create("metrics");
@@ -81,6 +118,7 @@ static Suite *metrics_suite(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_free_memory_reserve_saturates);
         tcase_add_test(tc, test_unknown_memory_sizes_left_out);
+        tcase_add_test(tc, test_domain_label_escaped);
         suite_add_tcase(s, tc);
         return s;
 }

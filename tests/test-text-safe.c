@@ -33,6 +33,19 @@ START_TEST(test_text_safe)
              "bom",
              "\\u{feff}bom"},
             {"x\xe3\x85\xa4", "x\\u{3164}"}, /* a Hangul filler: looks like nothing */
+            /* marks that draw as nothing (Unicode's default ignorables that are not format characters)
+             * and the Braille blank: "web1" with one of them must not read as "web1" */
+            {"web1\xcd\x8f", "web1\\u{034f}"},          /* combining grapheme joiner */
+            {"web1\xef\xb8\x8f", "web1\\u{fe0f}"},      /* variation selector 16 */
+            {"web1\xe1\xa0\x8b", "web1\\u{180b}"},      /* Mongolian free variation selector */
+            {"web1\xe1\x9e\xb4", "web1\\u{17b4}"},      /* Khmer inherent vowel */
+            {"web1\xf3\xa0\x84\x81", "web1\\u{e0101}"}, /* variation selector 18 */
+            {"web1\xf3\xa0\x87\xb0", "web1\\u{e01f0}"}, /* unassigned, ignorable by default */
+            {"db\xe2\xa0\x80"
+             "backup",
+             "db\\u{2800}backup"}, /* Braille pattern blank */
+            /* a mark that draws is the name's own: e with a combining acute, a Braille letter */
+            {"cafe\xcc\x81 \xe2\xa0\x81", "cafe\xcc\x81 \xe2\xa0\x81"},
             /* spaces other than U+0020 read as one: "stop a\u00a0" must not read as "stop a " */
             {"a\xc2\xa0", "a\\xa0"},
             {"a\xe2\x80\x80"

@@ -12,11 +12,31 @@ static bool noncharacter(gunichar c)
         return (c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) == 0xfffe;
 }
 
+/* Unicode's default ignorable code points (DerivedCoreProperties.txt) that are not format characters:
+ * marks and fillers a terminal draws as nothing (the combining grapheme joiner, the Hangul fillers, the
+ * Khmer inherent vowels, the Mongolian and the other variation selectors) and the unassigned code points
+ * kept for more of them. And the Braille blank, which draws as a space. */
+static bool drawn_as_nothing(gunichar c)
+{
+        static const struct {
+                gunichar first, last;
+        } ranges[] = {
+            {0x034f, 0x034f},   {0x115f, 0x1160},   {0x17b4, 0x17b5},   {0x180b, 0x180f}, {0x2065, 0x2065},
+            {0x2800, 0x2800},   {0x3164, 0x3164},   {0xfe00, 0xfe0f},   {0xffa0, 0xffa0}, {0xfff0, 0xfff8},
+            {0x1bca0, 0x1bca3}, {0x1d173, 0x1d17a}, {0xe0000, 0xe0fff},
+        };
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(ranges); i++)
+                if (c >= ranges[i].first && c <= ranges[i].last)
+                        return true;
+        return false;
+}
+
 /* Controls (C0, DEL, C1), format characters (bidi overrides and marks, zero-width spaces and joiners, the
  * BOM: each reorders text or shows as nothing), line and paragraph separators, spaces other than U+0020
  * (the no-break, en, em, thin, ideographic... spaces, Unicode Zs: each reads as an ordinary space), and
- * the Hangul fillers that draw as blanks: any of them lets one name pass for another or forge a line.
- * Noncharacters too: they show as nothing, and sd-bus refuses a string that holds one. */
+ * what draws as nothing or as a blank (above): any of them lets one name pass for another or forge a
+ * line. Noncharacters too: they show as nothing, and sd-bus refuses a string that holds one. */
 static bool unsafe(gunichar c)
 {
         GUnicodeType type;
@@ -29,8 +49,8 @@ static bool unsafe(gunichar c)
                 return true;
         type = g_unichar_type(c);
         return type == G_UNICODE_FORMAT || type == G_UNICODE_LINE_SEPARATOR ||
-               type == G_UNICODE_PARAGRAPH_SEPARATOR || type == G_UNICODE_SPACE_SEPARATOR || c == 0x115f ||
-               c == 0x1160 || c == 0x3164 || c == 0xffa0;
+               type == G_UNICODE_PARAGRAPH_SEPARATOR || type == G_UNICODE_SPACE_SEPARATOR ||
+               drawn_as_nothing(c);
 }
 
 /* What text_safe() escapes; a backslash too when it escapes one (names), so that an escape in the output

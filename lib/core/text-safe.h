@@ -13,10 +13,11 @@
 /* A copy of s with every C0 control, DEL, C1 control (U+0080-U+009F), format character (Unicode Cf: bidi
  * embeddings, overrides, isolates and marks, zero-width spaces and joiners, the BOM), line and paragraph
  * separator, space separator other than U+0020 (Unicode Zs: the no-break space, which reads as a plain
- * one), Hangul filler and noncharacter (U+FDD0-U+FDEF, U+FFFE, U+1FFFF...: sd-bus refuses a string
- * holding one) written as \xNN or \u{NNNN}, each byte of invalid UTF-8 as \xNN, and a
- * backslash as \x5c (as virsh writes it): a name that holds the text "\x0d" does not read as one that
- * holds a carriage return. Anything else as it is. NULL gives "". Caller frees. */
+ * one), character that draws as nothing (Unicode's default ignorables: the Hangul fillers, the combining
+ * grapheme joiner, the variation selectors...), the Braille blank and noncharacter (U+FDD0-U+FDEF, U+FFFE,
+ * U+1FFFF...: sd-bus refuses a string holding one) written as \xNN or \u{NNNN}, each byte of invalid UTF-8
+ * as \xNN, and a backslash as \x5c (as virsh writes it): a name that holds the text "\x0d" does not read as
+ * one that holds a carriage return. Anything else as it is. NULL gives "". Caller frees. */
 char *text_safe(const char *s);
 
 /* text_safe() of s's first max bytes (cut back to the start of a character) and "..." when s is longer:
