@@ -461,7 +461,8 @@ static Plan *place_tiers(const PolicyOps *ops, const Topology *t, const Ledger *
 /*
  * A binding confines memory, not vCPUs: when the nodes its memory is bound to (by the definition, or a
  * live binding that stays) have too few free cores for a core per vCPU, the vCPUs take cores on the
- * nodes nearest that memory too before any shares one (the memory stays bound where it is). Not for
+ * nodes nearest that memory too before any shares one (the memory stays bound where it is), and when
+ * the host has too few free cores for them all, fewer share than inside the binding's nodes. Not for
  * guest cells bound one by one (<memnode>): each cell keeps to its own nodes.
  */
 Plan *policy_place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l, const PlacementRequest *req,
@@ -492,7 +493,13 @@ Plan *policy_place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l,
         wide = *req;
         wide.vcpus_beyond_binding = true;
         beyond = place_tiers(ops, t, l, &wide, params);
-        return beyond->result == PLAN_PLACED ? g_steal_pointer(&beyond) : g_steal_pointer(&plan);
+        /* placed, or overcommitted with fewer of its vCPUs sharing a core: the free cores beyond the
+         * binding are taken before any vCPU shares, on a host with too few free cores as on one with
+         * enough */
+        if (beyond->result == PLAN_PLACED ||
+            (beyond->result == PLAN_OVERCOMMITTED && beyond->shared_vcpus < plan->shared_vcpus))
+                return g_steal_pointer(&beyond);
+        return g_steal_pointer(&plan);
 }
 
 Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *req,

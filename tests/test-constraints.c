@@ -466,6 +466,46 @@ START_TEST(test_memory_bound_vcpus_beyond)
 }
 END_TEST
 
+/* ... and when the host has fewer free cores than the domain has vCPUs: the vCPUs still take the free
+ * cores beyond the binding before they share, and only the rest share (all of them shared the bound
+ * node's busy cores while another node's sat free). A binding placementd made itself, once bound,
+ * alike. */
+START_TEST(test_memory_bound_vcpus_beyond_overcommitted)
+{
+        static const MemorySource sources[] = {MEMORY_SOURCE_USER, MEMORY_SOURCE_BOUND};
+        static const MemoryMode modes[] = {MEMORY_MODE_PREFERRED, MEMORY_MODE_STRICT};
+
+        for (unsigned s = 0; s < G_N_ELEMENTS(sources); s++)
+                for (unsigned k = 0; k < G_N_ELEMENTS(modes); k++) {
+                        g_autoptr(Topology) t = topology_new_uniform(2, 8, 2, 64 * GiB, NULL);
+                        g_autoptr(Ledger) l = ledger_new(t);
+                        g_autoptr(CpuSet) nodes = set_of("0");
+                        PlacementParams p = test_params(POLICY_EXPLICIT);
+                        PlacementRequest req = {.name = "db",
+                                                .vcpus = 10,
+                                                .memory = 16 * GiB,
+                                                .memory_nodes = nodes,
+                                                .memory_source = sources[s],
+                                                .memory_mode = modes[k]};
+                        unsigned on[2] = {0, 0};
+                        const Plan *plan;
+
+                        /* node 0's 8 cores taken, 4 of node 1's */
+                        test_place(t, l, &p, "web1", 8, GiB);
+                        test_place(t, l, &p, "web2", 4, GiB);
+                        plan = place_req(t, l, &p, &req);
+                        ck_assert_msg(plan->result == PLAN_OVERCOMMITTED, "%s", plan->reason);
+                        for (unsigned v = 0; v < plan->nvcpus; v++)
+                                on[t->cores[t->pus[plan->vcpu_pu[v]].core].node]++;
+                        /* node 1's 4 free cores first: 6 share, not 10 */
+                        ck_assert_msg(on[1] >= 4 && plan->shared_vcpus == 6, "%u + %u, %u shared: %s", on[0],
+                                      on[1], plan->shared_vcpus, plan->reason);
+                        ck_assert_uint_eq(plan->node_memory[0], 16 * GiB);
+                        assert_reason_has(plan, "a binding confines memory, not vCPUs");
+                }
+}
+END_TEST
+
 START_TEST(test_memory_bound_live_stays)
 {
         /* a binding libvirt will not change: the memory stays on node 0, and with node 0 busy the vCPUs
@@ -882,10 +922,11 @@ START_TEST(test_random_requests_stay_inside)
                                               "round %u: CPU %d outside the cpuset", round, cpu);
                                 /* a nodeset without a CPU of the cpuset: the vCPUs run outside it;
                                  * one with too few free cores: they take cores outside it too, a
-                                 * core each (under compat a thread), and the reason says so */
+                                 * core each (under compat a thread) or fewer sharing, and the reason
+                                 * says so */
                                 ck_assert_msg(!nodes || !usable ||
                                                   cpuset_has(nodes, t->cores[t->pus[cpu].core].node) ||
-                                                  (plan->result == PLAN_PLACED &&
+                                                  (plan->result != PLAN_UNPLACEABLE &&
                                                    strstr(plan->reason, "a binding confines memory")),
                                               "round %u: CPU %d outside the nodeset: %s", round, cpu,
                                               plan->reason);
@@ -1102,6 +1143,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_preferred_gpu_node_chosen);
         tcase_add_test(tc, test_memory_bound_live_stays);
         tcase_add_test(tc, test_memory_bound_vcpus_beyond);
+        tcase_add_test(tc, test_memory_bound_vcpus_beyond_overcommitted);
         tcase_add_test(tc, test_emulatorpin_stands);
         tcase_add_test(tc, test_emulatorpin_node_avoided);
         tcase_add_test(tc, test_constraints_leave_nothing);
