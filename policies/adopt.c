@@ -19,6 +19,20 @@ bool policy_user_thread_cpu(const PlacementRequest *req, unsigned os)
         return false;
 }
 
+CpuSet *policy_user_thread_nodes(const Topology *t, const PlacementRequest *req)
+{
+        g_autoptr(CpuSet) nodes = cpuset_new();
+
+        if (!req || req->device_nodes || (!req->emulator_cpus && !req->iothread_cpus))
+                return NULL;
+        for (unsigned p = 0; p < t->npus; p++)
+                if (policy_user_thread_cpu(req, t->pus[p].os_index))
+                        cpuset_add(nodes, t->cores[t->pus[p].core].node);
+        if (cpuset_is_empty(nodes) || cpuset_count(nodes) == t->nnodes)
+                return NULL;
+        return g_steal_pointer(&nodes);
+}
+
 bool policy_core_user_thread(const HostView *v, unsigned c)
 {
         const TopoCore *core = &v->t->cores[c];

@@ -121,6 +121,46 @@ void finish_memory_short_note(const HostView *v, const PlacementRequest *req, co
         }
 }
 
+/* Where the plan stands to the CPUs its definition pins QEMU's own threads to (<emulatorpin>, its own
+ * <iothreadpin>s), when no PCI device decided: on their nodes, or away and why. */
+static void thread_nodes_note(const HostView *v, const PlacementRequest *req, const Plan *plan, GString *s)
+{
+        g_autoptr(CpuSet) nodes = policy_user_thread_nodes(v->t, req);
+        g_autoptr(CpuSet) all = cpuset_new(), near = cpuset_new();
+        g_autofree char *all_list = NULL, *near_list = NULL;
+        bool constrained = true;
+
+        if (!nodes || plan->result == PLAN_UNPLACEABLE)
+                return;
+        CPUSET_FOREACH (n, nodes) {
+                cpuset_add(all, v->t->nodes[n].os_index);
+                if (cpuset_has(plan->nodes, (unsigned)n))
+                        cpuset_add(near, v->t->nodes[n].os_index);
+                constrained = constrained && !v->node_allowed[n];
+        }
+        all_list = cpuset_format(all);
+        near_list = cpuset_format(near);
+        if (cpuset_equal(all, near))
+                g_string_append_printf(s,
+                                       "; near the CPUs its definition pins QEMU's threads to (node%s %s)",
+                                       cpuset_count(all) == 1 ? "" : "s", all_list);
+        else if (!cpuset_is_empty(near))
+                g_string_append_printf(
+                    s,
+                    "; near the CPUs its definition pins QEMU's threads to (on nodes %s; the "
+                    "set has %s)",
+                    all_list, near_list);
+        else
+                g_string_append_printf(
+                    s, "; away from the CPUs its definition pins QEMU's threads to (node%s %s)%s",
+                    cpuset_count(all) == 1 ? "" : "s", all_list,
+                    plan->result != PLAN_PLACED   ? ""
+                    : constrained                 ? ": its constraints rule out their nodes"
+                    : req->vcpus_off_user_threads ? ": no set as near with them has a core per vCPU off "
+                                                    "those CPUs' cores"
+                                                  : ": no equally near set with them has room");
+}
+
 /* Where the plan stands to the PCI devices the domain passes through: their nodes (one device may be
  * local to several), those of them in the plan's set, and why not when none is. */
 static void device_note(const HostView *v, const PlacementRequest *req, const Plan *plan, GString *s)
@@ -420,5 +460,6 @@ char *finish_constraint_note(const HostView *v, const PlacementRequest *req, con
                                     : "; the emulator stays where <cputune><emulatorpin> puts it");
         iothread_note(req, s);
         device_note(v, req, plan, s);
+        thread_nodes_note(v, req, plan, s);
         return g_string_free(s, FALSE);
 }

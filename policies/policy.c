@@ -21,7 +21,8 @@
 
 /*
  * The walk for a set with room, first with guest cells whole, then split. With PCI devices, of the sets as
- * near as the one chosen without them (their group), one with a node local to a device wins: a device's
+ * near as the one chosen without them (their group), one with a node local to a device wins (without
+ * any, one with the node of the CPUs its definition pins QEMU's threads to, alike): a device's
  * node never costs a vCPU its core, nor the guest a wider or further set, nor its housekeeping the free
  * core the first choice left it (when the emulator needs a core of its own,
  * policy_housekeeping_needs_core(), and that one had a core to spare, so must the near one). The candidates
@@ -31,6 +32,8 @@
 static bool search_room(SetSearch *s, const PlacementRequest *req, Plan *plan, SetChoice *out)
 {
         bool cells = s->cells_whole, found = false;
+        g_autoptr(CpuSet) threads = policy_user_thread_nodes(s->v->t, req);
+        const CpuSet *near_nodes = req->device_nodes ? req->device_nodes : threads;
 
         for (unsigned pass = 0; pass < (cells ? 2u : 1u) && !found; pass++) {
                 g_autoptr(GPtrArray) kept = NULL;
@@ -40,10 +43,10 @@ static bool search_room(SetSearch *s, const PlacementRequest *req, Plan *plan, S
                 s->cells_whole = cells && pass == 0;
                 g_ptr_array_set_size(plan->candidates, 0);
                 found = set_search_room(s, plan, out);
-                if (!found || !req->device_nodes ||
-                    set_near(s->table, &s->table->candidates[out->rank], req->device_nodes))
+                if (!found || !near_nodes ||
+                    set_near(s->table, &s->table->candidates[out->rank], near_nodes))
                         continue;
-                s->near = req->device_nodes;
+                s->near = near_nodes;
                 s->max_group = (int)s->table->candidates[out->rank].group;
                 if (out->load.capacity > vcpus && policy_housekeeping_needs_core(s->v))
                         s->vcpus = vcpus + 1;
@@ -51,7 +54,8 @@ static bool search_room(SetSearch *s, const PlacementRequest *req, Plan *plan, S
                 plan->candidates = g_ptr_array_new_with_free_func((GDestroyNotify)plan_candidate_free);
                 if (set_search_room(s, plan, &near)) {
                         *out = near;
-                        plan->device_near = true;
+                        plan->device_near = req->device_nodes != NULL;
+                        plan->threads_near = !req->device_nodes;
                 }
                 g_ptr_array_unref(plan->candidates);
                 plan->candidates = g_steal_pointer(&kept);

@@ -861,6 +861,51 @@ START_TEST(test_own_pinned_thread_keeps_guest_near)
 }
 END_TEST
 
+/* ... and the node of the CPUs its definition pins QEMU's own threads to draws the guest like a PCI
+ * device's node: among equally near sets with room, one with that node wins, also when another node is
+ * emptier (a 1-vCPU guest on node 0 sent it to node 1) or lower numbered (a pin on node 1 of an empty
+ * host), and the reason says so. */
+START_TEST(test_pinned_thread_node_draws_guest)
+{
+        static const char *const pins[] = {"2-3", "18-19"};
+
+        for (unsigned k = 0; k < G_N_ELEMENTS(pins); k++)
+                for (unsigned which = 0; which < 2; which++) {
+                        g_autoptr(Topology) t = topology_new_uniform(2, 8, 2, 64 * GiB, NULL);
+                        g_autoptr(Ledger) l = ledger_new(t);
+                        g_autoptr(CpuSet) core = set_of(pins[k]);
+                        g_autoptr(GArray) io = g_array_new(FALSE, TRUE, sizeof(IothreadPin));
+                        g_autoptr(CpuSet) ids = set_of("1");
+                        IothreadPin pin = {.id = 1, .cpus = core};
+                        PlacementParams p = test_params(POLICY_EXPLICIT);
+                        PlacementRequest req = {.name = "io", .vcpus = 4, .memory = 8 * GiB};
+                        unsigned node = k; /* the pin's node */
+                        const Plan *plan;
+
+                        g_array_append_val(io, pin);
+                        if (which) {
+                                req.emulator_cpus = core;
+                                req.keep_emulator = true;
+                        } else {
+                                req.iothreads = ids;
+                                req.kept_iothreads = ids;
+                                req.iothread_cpus = io;
+                        }
+                        if (node == 0) /* node 0 the busier: spread alone would pick node 1 */
+                                test_place(t, l, &p, "x", 1, GiB);
+                        plan = place_req(t, l, &p, &req);
+                        ck_assert_int_eq(plan->result, PLAN_PLACED);
+                        ck_assert_msg(cpuset_has(plan->nodes, node) && cpuset_count(plan->nodes) == 1,
+                                      "%s pinned to %s: %s", which ? "emulator" : "I/O thread", pins[k],
+                                      plan->reason);
+                        assert_reason_has(plan, node ? "near the CPUs its definition pins QEMU's threads to "
+                                                       "(node 1)"
+                                                     : "near the CPUs its definition pins QEMU's threads to "
+                                                       "(node 0)");
+                }
+}
+END_TEST
+
 /* A random subset of 0..n-1 (never empty), or NULL about a third of the time. */
 static CpuSet *random_subset(GRand *r, unsigned n)
 {
@@ -1152,6 +1197,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_adopted_emulator_core_held);
         tcase_add_test(tc, test_overcommit_beside_held_emulator);
         tcase_add_test(tc, test_own_pinned_thread_keeps_guest_near);
+        tcase_add_test(tc, test_pinned_thread_node_draws_guest);
         tcase_add_test(tc, test_placed_thread_cpus_held);
         tcase_add_test(tc, test_adopted_floating_pins_spread_over_cores);
         tcase_add_test(tc, test_strict_binding_counts_no_node_past_its_memory);

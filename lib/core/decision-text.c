@@ -153,9 +153,14 @@ char *plan_explain(const Topology *t, const Plan *p)
                                         "sets, one with a node of its PCI devices first (it chose here), "
                                         "then the one with most free cores, then most free memory, then "
                                         "lowest node numbers\n"
-                                      : "rule: the nearest group of sets with room wins; among equally near "
-                                        "sets, the one with most free cores, then most free memory, then "
-                                        "lowest node numbers\n");
+                       : p->threads_near
+                           ? "rule: the nearest group of sets with room wins; among equally near "
+                             "sets, one with the node of the CPUs its definition pins QEMU's "
+                             "threads to first (it chose here), then the one with most free "
+                             "cores, then most free memory, then lowest node numbers\n"
+                           : "rule: the nearest group of sets with room wins; among equally near "
+                             "sets, the one with most free cores, then most free memory, then "
+                             "lowest node numbers\n");
                 for (unsigned c = 0; c < p->ncells; c++)
                         if (cpuset_count(p->cells[c].nodes) > 1) {
                                 g_string_append(s,

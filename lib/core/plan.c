@@ -151,6 +151,7 @@ Plan *plan_copy(const Plan *p)
         plan_set_realtime(c, p->realtime, p->realtime_vcpus);
         cpuset_union(c->held_pus, p->held_pus);
         c->device_near = p->device_near;
+        c->threads_near = p->threads_near;
         c->repinned = p->repinned;
         return c;
 }

@@ -284,6 +284,9 @@ typedef struct Plan {
         CpuSet *held_pus;
         /* added: among equally near sets, the set was chosen for a node of the domain's PCI devices */
         bool device_near;
+        /* added: ... or for the node of the CPUs its definition pins QEMU's threads to (no PCI device
+         * of a known node: policy_user_thread_nodes()) */
+        bool threads_near;
         /* added: re-pinned where it runs by measured load (heal, rebalance): nodes and candidates are
          * those of its placement, the pins moved since */
         bool repinned;

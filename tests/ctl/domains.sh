@@ -76,9 +76,11 @@ json "a skipped domain whose vCPUs float still holds the memory its <numatune> b
      dec("first")["nodes"] == [0] and dec("next")["nodes"] == [0]'
 
 run plan --topology="$HOST" --json --domain="$D/pinned-threads.xml"
-json "<emulatorpin> and <iothreadpin iothread='2'> stand; I/O thread 1 is pinned beside the vCPU" \
+json "<emulatorpin> and <iothreadpin iothread='2'> stand, and draw the guest to their node; I/O thread 1 is pinned beside the vCPU" \
     'dec("pinned-threads")["emulator_pin"] == "" and dec("pinned-threads")["iothreads"] == "1" and
-     dec("pinned-threads")["iothread_pin"] == "1" and
+     dec("pinned-threads")["nodes"] == [1] and dec("pinned-threads")["vcpu_pins"] == ["4-5"] and
+     dec("pinned-threads")["iothread_pin"] == "5" and
+     "near the CPUs its definition pins QEMU'"'"'s threads to (node 1)" in dec("pinned-threads")["reason"] and
      "<cputune><emulatorpin>" in dec("pinned-threads")["reason"] and
      "I/O thread 2 stays where <cputune><iothreadpin> puts it" in dec("pinned-threads")["reason"]'
 
