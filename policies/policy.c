@@ -2,7 +2,7 @@
 /*
  * The policy driver. For one request it:
  *   1. takes the host as the ledger leaves it (host-view.c), counted the policy's way (PolicyOps);
- *   2. walks the topology's ranked node sets and finds the first group (equal max, nodes and mean distance)
+ *   2. walks the topology's ranked node sets and finds the first group (equal max and mean distance)
  *      holding a set that qualifies for the policy; inside that group the least loaded set wins
  *      (set-search.c);
  *   3. if none qualifies but memory fits somewhere, overcommits on the memory-fitting set that offers

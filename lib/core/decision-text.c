@@ -124,9 +124,9 @@ char *plan_explain(const Topology *t, const Plan *p)
         if (p->candidates->len) {
                 g_string_append(s, p->repinned
                                        ? "candidate node sets when it was placed, nearest first (max "
-                                         "distance, then fewer nodes, then mean distance):\n"
-                                       : "candidate node sets, nearest first (max distance, then fewer "
-                                         "nodes, then mean distance):\n");
+                                         "distance, mean distance):\n"
+                                       : "candidate node sets, nearest first (max distance, mean "
+                                         "distance):\n");
                 g_string_append_printf(s, "  %-5s %-12s %4s %7s %10s %9s %12s  %s\n", "rank", "nodes", "max",
                                        "mean", "free cores", "free CPUs", "free memory", "verdict");
         }

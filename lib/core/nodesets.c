@@ -73,8 +73,6 @@ static int compare_sets(const void *pa, const void *pb, void *mean_first)
                 return a->memory_mean < b->memory_mean ? -1 : 1;
         if (a->max_distance != b->max_distance)
                 return a->max_distance < b->max_distance ? -1 : 1;
-        if (a->nnodes != b->nnodes)
-                return a->nnodes < b->nnodes ? -1 : 1;
         if (fabs(a->mean_distance - b->mean_distance) > NODESETS_MEAN_EPSILON)
                 return a->mean_distance < b->mean_distance ? -1 : 1;
         if (fabs(a->memory_mean - b->memory_mean) > NODESETS_MEAN_EPSILON)
@@ -218,7 +216,7 @@ static NodeSetTable *table_new(unsigned nnodes, const uint32_t *distance, bool f
                 NodeSet *s = &t->candidates[i], *prev = i ? &t->candidates[i - 1] : NULL;
                 s->group = !prev ? 0
                            : (prev->memory_distance == s->memory_distance &&
-                              prev->max_distance == s->max_distance && prev->nnodes == s->nnodes &&
+                              prev->max_distance == s->max_distance &&
                               fabs(prev->mean_distance - s->mean_distance) <= NODESETS_MEAN_EPSILON &&
                               fabs(prev->memory_mean - s->memory_mean) <= NODESETS_MEAN_EPSILON)
                                ? prev->group

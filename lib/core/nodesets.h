@@ -4,11 +4,9 @@
 /*
  * NodeSetTable: the candidate node sets of a host, ranked once per topology.
  *
- * Key = (max distance over all ordered pairs of the set, itself included; number of nodes; mean distance
- * over all |S|^2 pairs), ascending, stable (ties keep enumeration order: lower node numbers first). The
- * mean assumes an even spread, and a node near some others lowers it: fewer nodes first, as near by the
- * farthest ones. Consecutive candidates with the same max and node count and a mean within 1e-3 form a
- * group; a policy picks the
+ * Key = (max distance over all ordered pairs of the set, itself included; mean distance over all |S|^2
+ * pairs), ascending, stable (ties keep enumeration order: smaller sets first, then lower node numbers).
+ * Consecutive candidates with the same max and a mean within 1e-3 form a group; a policy picks the
  * first group holding a set that qualifies and, inside it, a set whose node shares fit one L3 group each
  * before the others, then the least loaded set.
  *
@@ -38,7 +36,7 @@ typedef struct NodeSet {
         double memory_mean;
         uint32_t max_distance;
         double mean_distance;
-        unsigned group;  /* equal (max, nodes, mean) rank share a group number */
+        unsigned group;  /* equal (max, mean) rank share a group number */
         uint32_t mask;   /* bit i = node i, when the table has masks (at most 16 nodes), else 0 */
         unsigned first;  /* into members[] */
         unsigned nnodes; /* members[first .. first+nnodes) ascending node indexes */
