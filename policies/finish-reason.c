@@ -204,7 +204,7 @@ char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                                    memory_text(req, part[0] ? set_memory : req->memory, b, sizeof(b)), part);
                 uint32_t max_distance;
                 double mean_distance;
-                char cells_nearer[160] = "";
+                char cells_nearer[256] = "";
 
                 taken_distances(v->t, set, plan->nodes, &max_distance, &mean_distance);
                 /* what made it nearer: cells split over nearer nodes, or memory spilled to nearer ones */
@@ -225,12 +225,28 @@ char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                                    ", of the sets as near by their farthest nodes the one that keeps each "
                                    "guest cell whole with its memory at most %u from its vCPUs",
                                    choice->cell_reach);
+                else if (choice->wider_rank >= 0) {
+                        const NodeSet *wider = &v->t->nodesets->candidates[choice->wider_rank];
+                        g_autoptr(CpuSet) os = cpuset_new();
+                        g_autofree char *list = NULL;
+                        const unsigned *members = nodeset_members(v->t->nodesets, wider);
+
+                        for (unsigned i = 0; i < wider->nnodes; i++)
+                                cpuset_add(os, v->t->nodes[members[i]].os_index);
+                        list = cpuset_format(os);
+                        g_snprintf(cells_nearer, sizeof(cells_nearer),
+                                   ", fewer nodes than nodes %s, which rank nearer but over which its vCPUs "
+                                   "would split unevenly, %.2f from their memory on average against %.2f "
+                                   "here",
+                                   list, choice->wider_mean, choice->split_mean);
+                }
                 return g_strdup_printf("%s: %u %s for %u %s, %s; %s qualifying set "
                                        "(max distance %u, mean %.2f)%s%s%s",
                                        where, choice->load.capacity, unit_of(ops, choice->load.capacity),
                                        req->vcpus, req->vcpus == 1 ? "vCPU" : "vCPUs", memory,
-                                       choice->cells_nearer ? "a" : "nearest", max_distance, mean_distance,
-                                       cells_nearer, group_note(v, choice), note);
+                                       choice->cells_nearer || choice->wider_rank >= 0 ? "a" : "nearest",
+                                       max_distance, mean_distance, cells_nearer, group_note(v, choice),
+                                       note);
         }
         sharing = finish_sharing_note(v, plan);
         if (choice->busy_cores > 1)

@@ -408,6 +408,111 @@ static bool set_has_idle_node(const SetSearch *s, const NodeSet *set, const Plan
                table->rank_of_mask[useful] != UINT_MAX;
 }
 
+/* The mean distance between the nodes of set its vCPUs go to (as PolicyOps.assign splits them), each
+ * pair weighted by how many go to each of the two: where the memory follows the vCPUs, how far a vCPU is
+ * from its memory on average. Equals the set's mean when the split is even. */
+static double split_mean(const SetSearch *s, const NodeSet *set, const Plan *plan)
+{
+        const unsigned *members = nodeset_members(s->table, set);
+        g_autofree unsigned *capacity = g_new(unsigned, set->nnodes);
+        g_autofree unsigned *count = g_new0(unsigned, set->nnodes);
+        g_autofree int *vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
+        double sum = 0, total = 0;
+
+        for (unsigned i = 0; i < set->nnodes; i++)
+                capacity[i] = s->v->node_capacity[members[i]];
+        cells_vcpu_nodes(s->v, members, set->nnodes, capacity, plan, vcpu_node, NULL);
+        for (unsigned v = 0; v < plan->nvcpus; v++)
+                for (unsigned i = 0; i < set->nnodes; i++)
+                        count[i] += vcpu_node[v] == (int)members[i];
+        for (unsigned i = 0; i < set->nnodes; i++) {
+                total += count[i];
+                for (unsigned j = 0; j < set->nnodes; j++)
+                        sum +=
+                            (double)count[i] * count[j] * topology_distance(s->v->t, members[i], members[j]);
+        }
+        return total > 0 ? sum / (total * total) : set->mean_distance;
+}
+
+/*
+ * The ranking's mean distance counts each node of a set as if the domain spread evenly over all of them,
+ * so a node near some of the others lowers it even when it has a sliver of free cores: on two sockets of
+ * two nodes (12 inside, 21 across) with 8, 2, 8 and 2 free cores, {0,1,2} (mean 15.33) ranks above {0,2}
+ * (15.50), and 16 vCPUs split 7 + 2 + 7 there, 15.63 from their memory on average, taking node 1's last
+ * cores. Of the sets of one node fewer that have room (and nothing else against them: allowed, near the
+ * devices when those chose, the L3 fit kept), the one whose split lies nearest its memory wins when it
+ * lies nearer than the chosen set's, and again from there. Not for guest cells (their split has its own
+ * rule) nor above 16 nodes (no mask index); a set whose split is even is never narrowed, so the sets of
+ * several nodes of one socket and one of the other, which the mean prefers across sockets, stand.
+ */
+static void narrow_uneven(const SetSearch *s, Plan *plan, SetChoice *out)
+{
+        const NodeSetTable *table = s->table;
+        double best = -1;
+
+        if (plan->ncells || !table->rank_of_mask || s->vcpus == 0)
+                return;
+        for (;;) {
+                const NodeSet *set = &table->candidates[out->rank];
+                const unsigned *members = nodeset_members(table, set);
+                int pick = -1;
+                SetLoad pick_load = {0};
+                bool pick_fits = false;
+
+                if (set->nnodes < 3)
+                        return;
+                if (best < 0)
+                        best = split_mean(s, set, plan);
+                if (best <= set->mean_distance + NODESETS_MEAN_EPSILON && out->wider_rank < 0)
+                        return; /* split evenly: the ranking's mean is its own */
+                for (unsigned i = 0; i < set->nnodes; i++) {
+                        unsigned r = table->rank_of_mask[set->mask & ~(UINT32_C(1) << members[i])];
+                        const NodeSet *sub;
+                        SetLoad load;
+                        double mean;
+                        bool fits;
+
+                        if (r == UINT_MAX)
+                                continue;
+                        sub = &table->candidates[r];
+                        if (!set_inside(s->v, sub, s->allowed_mask) ||
+                            (s->near && !set_near(table, sub, s->near)))
+                                continue;
+                        load = set_sums_get(&s->sums, sub);
+                        if (load.free_memory < s->memory || load.capacity < s->vcpus ||
+                            set_has_idle_node(s, sub, plan))
+                                continue;
+                        fits = true;
+                        if (s->l3_matters) {
+                                uint32_t reach;
+                                g_autofree int *vcpu_node = set_vcpu_nodes(s, sub, plan, &reach, NULL);
+                                fits = set_fits_l3(s, sub, plan, vcpu_node);
+                        }
+                        if (out->l3_fit && !fits)
+                                continue;
+                        mean = split_mean(s, sub, plan);
+                        if (mean < best - NODESETS_MEAN_EPSILON) {
+                                best = mean;
+                                pick = (int)r;
+                                pick_load = load;
+                                pick_fits = fits;
+                        }
+                }
+                if (pick < 0)
+                        return;
+                if (out->wider_rank < 0) {
+                        out->wider_rank = out->rank;
+                        out->wider_mean = split_mean(s, set, plan);
+                }
+                out->rank = pick;
+                out->load = pick_load;
+                out->l3_fit = pick_fits;
+                out->split_mean = best;
+                out->group_size = 1;
+                out->l3_unfit = 0;
+        }
+}
+
 bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
 {
         const NodeSetTable *table = s->table;
@@ -415,7 +520,7 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
         RankIter it;
         int rank;
 
-        *out = (SetChoice){.rank = -1, .cell_spread = UINT32_MAX};
+        *out = (SetChoice){.rank = -1, .cell_spread = UINT32_MAX, .wider_rank = -1};
         if (s->host.capacity < s->vcpus || s->host.free_memory < s->memory) {
                 /* explain still shows the nearest sets, each too small as the whole host is */
                 for (unsigned r = 0;
@@ -511,5 +616,7 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                 }
         }
         rank_iter_done(&it);
+        if (out->rank >= 0)
+                narrow_uneven(s, plan, out);
         return out->rank >= 0;
 }

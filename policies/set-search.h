@@ -100,6 +100,11 @@ typedef struct SetChoice {
         /* when cells_nearer: the two parts of cell_spread, the farthest apart two nodes of one split cell
          * (TOPOLOGY_LOCAL when none is split) and the farthest a cell's memory spills from its vCPUs */
         uint32_t cell_split, cell_reach;
+        /* narrowed (narrow_uneven()): the set the walk chose, whose vCPUs would split unevenly, and the
+         * mean distance between the nodes the vCPUs go to, each node weighted by how many go there (the
+         * memory follows them), of that set and of the chosen one; wider_rank -1 when not narrowed */
+        int wider_rank;
+        double wider_mean, split_mean;
 } SetChoice;
 
 void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory);
@@ -112,8 +117,10 @@ void set_search_done(SetSearch *s);
  * fullest (Fit=pack). When the chosen set still splits a cell over nodes farther apart than the nearest,
  * later groups whose farthest nodes are as near are looked at too, for a set that splits it over nearer
  * ones (two 12-vCPU cells on four 8-core nodes of two packages: one cell per package on four nodes, not
- * one across both packages on three). Keeps the first candidates on plan. False (out->rank -1) when no
- * set has room.
+ * one across both packages on three). Then, when the set's vCPUs would split unevenly over its nodes
+ * (a node with a sliver of free cores near some of the others lowers the ranking's mean, which assumes
+ * an even split), a set of one node fewer that has room and whose split lies nearer its memory wins, and
+ * again from there. Keeps the first candidates on plan. False (out->rank -1) when no set has room.
  */
 bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out);
 

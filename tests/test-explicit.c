@@ -620,6 +620,44 @@ START_TEST(test_hbm_beside_its_cores_without_distances)
 }
 END_TEST
 
+/* Two sockets of two nodes (SNC2: 12 inside a socket, 21 across), 8 cores each, free 8 / 2 / 8 / 2: a
+ * 16-vCPU domain goes to nodes 0 and 2, 8 + 8, not to nodes 0-2. The ranking's mean assumes an even split
+ * and a node near another lowers it ({0,1,2} 15.33 against {0,2} 15.50), but those would take 7 + 2 + 7,
+ * 15.63 from their memory on average, and node 1's last two cores, which sent a later 2-vCPU domain
+ * across the sockets. Where the split is even, the mean stands: on a host whose nodes take equal shares
+ * the wider set keeps winning. */
+START_TEST(test_uneven_split_narrowed)
+{
+        static const uint32_t snc2[16] = {10, 12, 21, 21, 12, 10, 21, 21, 21, 21, 10, 12, 21, 21, 12, 10};
+
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds_all); k++) {
+                g_autoptr(Topology) t = topology_new_uniform(4, 8, 2, 64 * GiB, snc2);
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams p = test_params(kinds_all[k]);
+                unsigned full = kinds_all[k] == POLICY_EXPLICIT ? 6 : 12; /* leaves 2 cores (4 CPUs) */
+                const Plan *big, *small;
+                g_autoptr(CpuSet) want = cpuset_new();
+                unsigned vcpus = kinds_all[k] == POLICY_EXPLICIT ? 16 : 32;
+
+                /* a node each: 8, 6, 8 and 6 cores taken (compat: threads, twice as many) */
+                test_place(t, l, &p, "a", full + full / 3, 8 * GiB);
+                test_place(t, l, &p, "b", full, 8 * GiB);
+                test_place(t, l, &p, "c", full + full / 3, 8 * GiB);
+                test_place(t, l, &p, "d", full, 8 * GiB);
+                ledger_release(l, "a");
+                ledger_release(l, "c");
+                big = test_place(t, l, &p, "big", vcpus, 32 * GiB);
+                cpuset_add(want, 0);
+                cpuset_add(want, 2);
+                ck_assert_msg(big->result == PLAN_PLACED && cpuset_equal(big->nodes, want), "%s: %s",
+                              policy_kind_to_string(kinds_all[k]), big->reason);
+                ck_assert_msg(strstr(big->reason, "fewer nodes than nodes 0-2"), "%s", big->reason);
+                small = test_place(t, l, &p, "small", 2, 4 * GiB);
+                ck_assert_msg(cpuset_count(small->nodes) == 1, "%s", small->reason);
+        }
+}
+END_TEST
+
 static Suite *explicit_suite(void)
 {
         Suite *s = suite_create("policy: explicit");
@@ -648,6 +686,7 @@ static Suite *explicit_suite(void)
         tcase_add_test(tc, test_plan_nodes_hold_something);
         tcase_add_test(tc, test_overcommit_node_unreachable_from_itself);
         tcase_add_test(tc, test_hbm_beside_its_cores_without_distances);
+        tcase_add_test(tc, test_uneven_split_narrowed);
         suite_add_tcase(s, tc);
         return s;
 }
