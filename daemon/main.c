@@ -52,6 +52,7 @@ typedef struct Daemon {
         StatsCache *stats;    /* domain CPU time for metrics and GetDecisionsJSON */
         char *metrics_listen; /* the configured [Metrics] Listen= (NULL: off) */
         char *metrics_error;  /* why metrics_listen is not bound yet (metrics NULL), retried; NULL: served */
+        char *metrics_shown;  /* metrics_error as every local user reads it (STATUS=, MetricsError) */
         bool metrics_given_up; /* metrics_error is one waiting does not cure: not retried until a reload */
         struct event *metrics_retry;
         unsigned metrics_backoff_sec;
@@ -200,8 +201,8 @@ static void notify_status(Daemon *d)
 {
         g_autofree char *status = manager_status(d->manager);
         g_autofree char *metrics_state =
-            d->metrics_error
-                ? g_strdup_printf("%s, %s", d->metrics_error,
+            d->metrics_shown
+                ? g_strdup_printf("%s, %s", d->metrics_shown,
                                   d->metrics_given_up ? "until a reload changes it" : "retrying")
                 : NULL;
         g_autofree char *metrics =
@@ -304,13 +305,43 @@ static bool same_port(const char *a, const char *b)
                pa == pb;
 }
 
+/* Whether metrics_server_new() failed (errno err) to resolve the host of Listen=: a name that names
+ * nothing, or a name server not reached. */
+static bool listen_error_is_resolve(int err)
+{
+        return err == ENXIO || err == EAGAIN;
+}
+
+/*
+ * What every local user reads (ReloadError, STATUS=, Reload's answer) of a Listen= value that failed
+ * (errno err): the key and what went wrong, not the value, which may be a secret typed into the wrong key
+ * of a file only root reads (placementd.conf(5)); the log has the whole of it.
+ */
+static char *listen_error_public(const char *listen, int err)
+{
+        if (listen_error_is_resolve(err))
+                return g_strdup("[Metrics] Listen: cannot resolve the address (the log has it)");
+        if (config_split_listen(listen, NULL, NULL) < 0)
+                return g_strdup("[Metrics] Listen: not ADDRESS:PORT (the log has it)");
+        return g_strdup_printf("[Metrics] Listen: cannot bind the address: %s (the log has it)",
+                               g_strerror(err > 0 ? err : EADDRNOTAVAIL));
+}
+
+/* The running Listen= not served (error, errno err) as every local user reads it (MetricsError,
+ * STATUS=): an address that resolved, which the daemon binds again, is shown; a host name that did not
+ * resolve is not (placementd.conf(5)). */
+static char *listen_error_shown(const char *listen, int err, const char *error)
+{
+        return listen_error_is_resolve(err) ? listen_error_public(listen, err) : g_strdup(error);
+}
+
 /*
  * The metrics listener for want (NULL: off), bound before the running one is dropped, so that a failure
  * leaves it serving. Only when want reuses the running port must the running one close first; it is
  * bound again if want cannot be. Returns 0 with *ret (the running server when want is unchanged), or a
  * negative errno (metrics_server_new()'s) with *ret_error.
  */
-static void metrics_unbound(Daemon *d, const char *listen, char *error);
+static void metrics_unbound(Daemon *d, const char *listen, char *error, int err);
 
 static int metrics_prepare(Daemon *d, const char *want, MetricsServer **ret, char **ret_error)
 {
@@ -336,7 +367,7 @@ static int metrics_prepare(Daemon *d, const char *want, MetricsServer **ret, cha
                         d->metrics =
                             metrics_server_new(d->base, d->manager, d->stats, d->metrics_listen, &again);
                         if (!d->metrics) /* taken meanwhile: bound again when it is free */
-                                metrics_unbound(d, d->metrics_listen, g_steal_pointer(&again));
+                                metrics_unbound(d, d->metrics_listen, g_steal_pointer(&again), errno);
                 } else {
                         d->metrics = NULL;
                 }
@@ -362,6 +393,7 @@ static void metrics_commit(Daemon *d, MetricsServer *s, const char *listen)
         d->metrics_backoff_sec = 1;
         d->metrics_given_up = false;
         g_clear_pointer(&d->metrics_error, g_free);
+        g_clear_pointer(&d->metrics_shown, g_free);
         if (d->metrics != s)
                 metrics_server_free(d->metrics);
         d->metrics = s;
@@ -382,11 +414,11 @@ static void metrics_schedule(Daemon *d)
 }
 
 /*
- * listen is configured but cannot be bound now (error, taken, says why): the daemon runs on without
- * metrics, a timer binds it again with backoff. Whatever listened before is closed: what runs is the
- * configured Listen=, or nothing.
+ * listen is configured but cannot be bound now (error, taken, says why; errno err): the daemon runs on
+ * without metrics, a timer binds it again with backoff. Whatever listened before is closed: what runs is
+ * the configured Listen=, or nothing.
  */
-static void metrics_unbound(Daemon *d, const char *listen, char *error)
+static void metrics_unbound(Daemon *d, const char *listen, char *error, int err)
 {
         if (listen != d->metrics_listen) {
                 g_free(d->metrics_listen);
@@ -396,6 +428,8 @@ static void metrics_unbound(Daemon *d, const char *listen, char *error)
         d->metrics_given_up = false;
         g_free(d->metrics_error);
         d->metrics_error = error;
+        g_free(d->metrics_shown);
+        d->metrics_shown = listen_error_shown(listen, err, error);
         evtimer_del(d->metrics_retry);
         d->metrics_backoff_sec = 1;
         log_error("%s; running without metrics, binding again in %u s", error, d->metrics_backoff_sec);
@@ -419,6 +453,8 @@ static void on_metrics_retry(evutil_socket_t fd, short what, void *arg)
 
                 g_free(d->metrics_error);
                 d->metrics_error = g_steal_pointer(&why);
+                g_free(d->metrics_shown);
+                d->metrics_shown = listen_error_shown(d->metrics_listen, err, d->metrics_error);
                 if (err > 0 && listen_error_is_configuration(-err)) {
                         /* the address came up, and the port is one waiting does not make bindable (a
                          * privileged one): retrying would fail for ever */
@@ -438,6 +474,7 @@ static void on_metrics_retry(evutil_socket_t fd, short what, void *arg)
                 return;
         }
         g_clear_pointer(&d->metrics_error, g_free);
+        g_clear_pointer(&d->metrics_shown, g_free);
         d->metrics_backoff_sec = 1;
         log_serving(d->metrics_listen);
         notify_status(d);
@@ -526,7 +563,7 @@ static int reload_finish(Daemon *d, int r, Config *c_taken, char **restart_taken
         g_autofree char *error = error_taken, *shown = shown_taken, *note = note_taken, *unbound = NULL;
         g_autofree char *logged = logged_taken;
         MetricsServer *metrics = NULL;
-        int lock = -1;
+        int lock = -1, unbound_err = 0;
         bool relock = false;
 
         /* another URI: its lock before the switch, so that two daemons never place one host's domains */
@@ -544,7 +581,13 @@ static int reload_finish(Daemon *d, int r, Config *c_taken, char **restart_taken
                 if (r < 0 && !listen_error_is_configuration(r)) {
                         /* a port someone holds must not block the rest of the file: bound later */
                         unbound = g_steal_pointer(&error);
+                        unbound_err = -r;
                         r = 0;
+                } else if (r < 0) {
+                        /* the log has the value; the caller and everyone else the key */
+                        g_free(logged);
+                        logged = g_steal_pointer(&error);
+                        error = listen_error_public(c->metrics_listen, -r);
                 }
         }
         manager_note_reload(d->manager, r >= 0);
@@ -571,7 +614,7 @@ static int reload_finish(Daemon *d, int r, Config *c_taken, char **restart_taken
                         d->instance_lock = lock;
                 }
                 if (unbound)
-                        metrics_unbound(d, c->metrics_listen, g_steal_pointer(&unbound));
+                        metrics_unbound(d, c->metrics_listen, g_steal_pointer(&unbound), unbound_err);
                 else
                         metrics_commit(d, metrics, c->metrics_listen);
                 for (char **k = restart; *k; k++)
@@ -805,6 +848,7 @@ static void daemon_done(Daemon *d)
         g_clear_pointer(&d->metrics, metrics_server_free);
         g_clear_pointer(&d->metrics_listen, g_free);
         g_clear_pointer(&d->metrics_error, g_free);
+        g_clear_pointer(&d->metrics_shown, g_free);
         g_clear_pointer(&d->metrics_retry, event_free);
         g_clear_pointer(&d->bus, bus_service_free);
         g_clear_pointer(&d->stats, stats_cache_free);
@@ -905,7 +949,7 @@ static int setup_metrics(Daemon *d, char **ret_error)
         if (r < 0 && listen_error_is_configuration(r))
                 return r;
         if (r < 0)
-                metrics_unbound(d, listen, g_steal_pointer(ret_error));
+                metrics_unbound(d, listen, g_steal_pointer(ret_error), -r);
         else
                 metrics_commit(d, metrics, listen);
         return 0;

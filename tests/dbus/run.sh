@@ -470,10 +470,40 @@ printf '[Placement]\nPolicy=compat\n[Metrics]\nListen=127.0.0.1:%s\n' "$PORT" >"
 bcall Reload
 result "Reload turning metrics on (127.0.0.1:$PORT) -> ok" "$([ $RC -eq 0 ] && metrics_up "$PORT"; echo $?)"
 printf '[Placement]\nPolicy=explicit\n[Metrics]\nListen=[fe80::1]:%s\n' "$PORT" >"$CONF"
+chmod 600 "$CONF"
 got=$(berr Reload)
-result "Reload with an unbindable Listen=[fe80::1]:$PORT fails (${got:-no error}) naming Listen" \
-    "$([ -n "$got" ] && grep -qF "Listen=[fe80::1]" "$ERR"; echo $?)"
+result "Reload with an unbindable Listen=[fe80::1]:$PORT fails (${got:-no error}) naming Listen, not its value" \
+    "$([ -n "$got" ] && grep -qF "[Metrics] Listen: cannot bind the address" "$ERR" && ! grep -qF "fe80" "$ERR"; echo $?)"
 note "error: $(grep -v '^Bus \|^Got message\|^Sent message\|^ *$' "$ERR" | tail -n 1)"
+# What every local user reads of it names the key, not the value (a secret typed into the wrong key of a
+# file only root reads): ReloadError and placementctl status; the log has the value.
+run "${NOBODY[@]}" busctl --address="$ADDR" get-property "$NAME" "$OPATH" "$IFACE" ReloadError
+result "  ReloadError, read by nobody, names [Metrics] Listen without the address (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -qF '[Metrics] Listen: cannot bind the address' "$OUT" && ! grep -qF 'fe80' "$OUT"; echo $?)"
+note "$(cat "$OUT")"
+nb_ctl status
+result "  placementctl status, run by nobody, neither (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -qF 'Last reload: failed, the old configuration runs: [Metrics] Listen: cannot bind' "$OUT" &&
+        ! grep -qF 'fe80' "$OUT"; echo $?)"
+result "  the log, the administrator's, has the address" \
+    "$(grep -qF "Listen=[fe80::1]:$PORT: cannot listen on fe80::1" "$LOG"; echo $?)"
+# A value that names no address at all: refused, or (a name server not reached) taken and retried; either
+# way no local user reads it.
+printf '[Placement]\nPolicy=explicit\n[Metrics]\nListen=Tr0ub4dor-s3cret:%s\n' "$PORT" >"$CONF"
+bcall Reload
+run "${NOBODY[@]}" busctl --address="$ADDR" get-property "$NAME" "$OPATH" "$IFACE" ReloadError
+leaked=$(grep -c 'Tr0ub4dor' "$OUT")
+run "${NOBODY[@]}" busctl --address="$ADDR" get-property "$NAME" "$OPATH" "$IFACE" MetricsError
+leaked=$((leaked + $(grep -c 'Tr0ub4dor' "$OUT")))
+nb_ctl status
+leaked=$((leaked + $(grep -c 'Tr0ub4dor' "$OUT")))
+result "Reload with Listen=Tr0ub4dor-s3cret:$PORT: ReloadError, MetricsError and status name no value ($leaked)" \
+    "$([ "$leaked" = 0 ] && grep -q 'Listen: cannot resolve the address' "$OUT"; echo $?)"
+note "$(cat "$OUT")"
+result "  the log has it" "$(grep -qF "Listen=Tr0ub4dor-s3cret:$PORT: cannot resolve Tr0ub4dor-s3cret" "$LOG"; echo $?)"
+printf '[Placement]\nPolicy=compat\n[Metrics]\nListen=127.0.0.1:%s\n' "$PORT" >"$CONF"
+bcall Reload
+chmod 644 "$CONF"
 metrics_up "$PORT"
 result "  the old metrics listener still answers on 127.0.0.1:$PORT" $?
 bprop Policy
