@@ -651,6 +651,30 @@ START_TEST(test_housekeeping_cpus)
 }
 END_TEST
 
+/* A CPU list that is written but names no CPU (^0, 0,^0) is refused as the domain XML parser refuses it:
+ * whoever wrote ReservedCPUs=^0 meant "all but 0", not "reserve nothing". A blank value is the empty set
+ * on purpose (HousekeepingCPUs= none, ReservedCPUs= none). */
+START_TEST(test_cpu_list_empty_refused)
+{
+        g_autofree char *e1 = load_fail("[Placement]\nReservedCPUs=^0\n");
+        g_autofree char *e2 = load_fail("[Placement]\nHousekeepingCPUs= 0-1,^0,^1 \n");
+        g_autofree char *e3 = load_fail("[Placement]\nReservedCPUs=1,^1\nHousekeepingCPUs=^2\n");
+        g_autoptr(Config) blank = load_ok("[Placement]\nReservedCPUs=\nHousekeepingCPUs=\n");
+
+        ck_assert_str_eq(e1, "test.conf:2: [Placement] ReservedCPUs=^0: the list is empty; expected a CPU "
+                             "list such as 0-1,32-33");
+        ck_assert_msg(g_str_has_prefix(e2,
+                                       "test.conf:2: [Placement] HousekeepingCPUs=0-1,^0,^1: the list is "
+                                       "empty; expected "),
+                      "%s", e2);
+        ck_assert_msg(strstr(e3, "test.conf:2: [Placement] ReservedCPUs=1,^1: the list is empty"), "%s", e3);
+        ck_assert_msg(strstr(e3, "test.conf:3: [Placement] HousekeepingCPUs=^2: the list is empty"), "%s",
+                      e3);
+        ck_assert(cpuset_is_empty(blank->placement.reserved_cpus));
+        ck_assert(blank->placement.housekeeping_cpus && cpuset_is_empty(blank->placement.housekeeping_cpus));
+}
+END_TEST
+
 /* A reload applies what it can and names, without applying them, the keys that need a restart. */
 START_TEST(test_restart_keys)
 {
@@ -766,6 +790,7 @@ static Suite *config_suite(void)
         tcase_add_test(tc, test_public_errors_repeated_name);
         tcase_add_test(tc, test_repeated_key_values_on_their_lines);
         tcase_add_test(tc, test_housekeeping_cpus);
+        tcase_add_test(tc, test_cpu_list_empty_refused);
         tcase_add_test(tc, test_restart_keys);
         tcase_add_test(tc, test_metrics_listen);
         tcase_add_test(tc, test_kinds_keys);

@@ -175,6 +175,8 @@ static int parse_bus(const char *v, Config *c, size_t offset, const char **allow
         return -EINVAL;
 }
 
+/* A CPU list; a blank value is the empty set (none), but one written that names no CPU (^0, 0,^0) is
+ * refused, as a domain's <vcpu cpuset> is: whoever wrote ^0 meant "all but 0", not "none". */
 static int parse_cpuset(const char *v, Config *c, size_t offset, const char **allowed)
 {
         CpuSet *s = NULL;
@@ -185,6 +187,11 @@ static int parse_cpuset(const char *v, Config *c, size_t offset, const char **al
                            : r == -ERANGE ? g_strdup_printf("a CPU number above %u", CPUSET_MAX)
                                           : g_strdup("not a CPU list");
                 return r;
+        }
+        if (*v && cpuset_is_empty(s)) {
+                cpuset_free(s);
+                *allowed = g_strdup("the list is empty");
+                return -EINVAL;
         }
         cpuset_free(*FIELD(CpuSet *, c, offset));
         *FIELD(CpuSet *, c, offset) = s;
