@@ -6,6 +6,7 @@
 #include "text-safe.h"
 #include "topology-load.h"
 
+#include <errno.h>
 #include <glib.h>
 
 /* Writes text line by line, each as text_terminal_safe() leaves it (a path the operator gave may hold
@@ -49,5 +50,11 @@ int check_config(const char *path, bool must_exist, const char *topology, FILE *
                    : g_strdup_printf("%s: configuration OK (policy %s)", path,
                                      policy_kind_to_string(config->placement.policy));
         write_lines(out, "", line);
+        /* the line is the answer: one that did not reach stdout (a full disk) is a failure, said */
+        errno = 0;
+        if (fflush(out) != 0 || ferror(out)) {
+                fprintf(err, "placementd: write error: %s\n", g_strerror(errno ? errno : EIO));
+                return 1;
+        }
         return 0;
 }

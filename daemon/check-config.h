@@ -15,5 +15,6 @@
 #include <stdio.h>
 
 /* path as the daemon reads it (absolute), must_exist when --config= named it, topology as --topology=
- * takes it. Returns the exit status: 0 when the file loads, 2 when it does not. */
+ * takes it. Returns the exit status: 0 when the file loads, 2 when it does not, 1 when its line could not be
+ * written to out (said on err). */
 int check_config(const char *path, bool must_exist, const char *topology, FILE *out, FILE *err);

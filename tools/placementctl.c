@@ -537,9 +537,25 @@ static int dispatch(Ctl *c, char **args, unsigned nargs)
 static char *last_error;
 static bool json_printed;
 
+/* The error of the first write to stdout that failed, once known (stdout_written()). */
+static int stdout_errno;
+
+/* Flushes stdout, keeping the error of a write that failed: a write into a full buffer fails inside
+ * printf(), which leaves nothing for a later flush to tell. */
+static void stdout_flush(void)
+{
+        errno = 0;
+        if ((fflush(stdout) != 0 || ferror(stdout)) && !stdout_errno)
+                stdout_errno = errno ? errno : EIO;
+}
+
 void ctl_print_json(const char *text)
 {
+        errno = 0;
         printf("%s\n", text);
+        if (ferror(stdout) && !stdout_errno)
+                stdout_errno = errno ? errno : EIO;
+        stdout_flush();
         json_printed = true;
 }
 
@@ -664,6 +680,18 @@ static int run(Ctl *c, int argc, char **argv)
         return dispatch(c, argv + optind + 1, (unsigned)(argc - optind - 1));
 }
 
+/* Whether everything printed reached stdout: a write that failed (a full disk, a closed pipe's reader
+ * gone) is said on stderr, as coreutils say it, and is a runtime failure; otherwise a script that saves
+ * `placementctl list --json` would take an empty or cut file for an answer. */
+static bool stdout_written(void)
+{
+        stdout_flush();
+        if (!stdout_errno)
+                return true;
+        fprintf(stderr, "placementctl: write error: %s\n", g_strerror(stdout_errno));
+        return false;
+}
+
 int main(int argc, char **argv)
 {
         g_autoptr(GPtrArray) domains = g_ptr_array_new();
@@ -674,5 +702,7 @@ int main(int argc, char **argv)
         if (c.json && code != EXIT_OK && !json_printed)
                 print_json_error(c.verb, code);
         g_clear_pointer(&last_error, g_free);
+        if (!stdout_written() && code == EXIT_OK)
+                code = EXIT_RUNTIME;
         return code;
 }

@@ -242,6 +242,29 @@ result "placementd --check-config: a refused URI= is named, its value not shown 
 run "$PLACEMENTD" --check-config --config="$TMP/no-such.conf"
 result "placementd --check-config: a named file that does not exist, exit 2 (rc $RC)" \
     "$([ $RC -eq 2 ] && grep -qx "$TMP/no-such.conf: No such file or directory" "$ERR"; echo $?)"
+# stdout on a full disk: a write that fails is said on stderr and fails the command, as coreutils do
+# (full CMD...: CMD with its standard output on /dev/full, stderr in $ERR, status in $RC)
+full() {
+    timeout "${RUN_TIMEOUT:-30}" "$@" >/dev/full 2>"$ERR"
+    RC=$?
+}
+full "$PLACEMENTD" --check-config --config="$TMP/good.conf" --topology="$HOST222"
+result "placementd --check-config onto a full disk: exit 1, the write error on stderr (rc $RC)" \
+    "$([ $RC -eq 1 ] && grep -qx 'placementd: write error: No space left on device' "$ERR"; echo $?)"
+bad=
+# full_ctl ARGS...: placementctl ARGS onto /dev/full, failing as said or noted in $bad
+full_ctl() {
+    full "$CTL" "$@"
+    [ $RC -eq 1 ] && grep -qx 'placementctl: write error: No space left on device' "$ERR" || bad="$bad [$*: rc $RC]"
+}
+full_ctl topology --topology="$HOST222"
+full_ctl --json topology --topology="$HOST222"
+full_ctl plan --topology="$HOST222" a:1:1G
+full_ctl --json plan --topology="$HOST222" a:1:1G
+full_ctl --help
+full_ctl --version
+full_ctl help plan
+result "placementctl onto a full disk: exit 1 and the write error on stderr${bad:+ (not:$bad)}" "$([ -z "$bad" ]; echo $?)"
 run "$CTL" cpu-advice --connect= some-domain
 result "placementctl: an empty --connect exits 2 naming it (rc $RC)" "$([ $RC -eq 2 ] && grep -q "connect is empty" "$ERR"; echo $?)"
 run "$CTL" plan --topology="$ROOT/tests/topologies/two-node-hugepages.xml" vm:1:1G
@@ -516,6 +539,13 @@ EOF
 placementd_start --config="$TMP/reserved.conf" --connect="test://$TMP/node.xml" --topology="$HOST222" \
     --bus-address="$ADDR"
 must "placementd owns org.placementd1" wait_for 10 bus_has org.placementd1
+bad=
+full_ctl --bus-address="$ADDR" list
+full_ctl --bus-address="$ADDR" --json list
+full_ctl --bus-address="$ADDR" status
+full_ctl --bus-address="$ADDR" show db
+result "placementctl's online commands onto a full disk: exit 1 and the write error on stderr${bad:+ (not:$bad)}" \
+    "$([ -z "$bad" ]; echo $?)"
 run "$CTL" --bus-address="$ADDR" --json list
 cp "$OUT" "$TMP/daemon.json"
 run "$CTL" --bus-address="$ADDR" list
