@@ -533,7 +533,26 @@ static int dispatch(Ctl *c, char **args, unsigned nargs)
         return code;
 }
 
-/* The last error said, for --json (ctl_error()); whether a JSON document went to stdout. */
+/* text as stderr shows it: text_terminal_safe(), of each line apart with lines. Valid UTF-8 whatever
+ * text holds (a domain name, a file name or an option with bytes that are not), so --json's error object
+ * carries it as it is. Caller frees. */
+static char *message_safe(bool lines, const char *text)
+{
+        g_auto(GStrv) parts = NULL;
+
+        if (!lines)
+                return text_terminal_safe(text);
+        parts = g_strsplit(text, "\n", -1);
+        for (char **p = parts; *p; p++) {
+                char *safe = text_terminal_safe(*p);
+                g_free(*p);
+                *p = safe;
+        }
+        return g_strjoinv("\n", parts);
+}
+
+/* The last error said, as stderr shows it, for --json (ctl_error()); whether a JSON document went to
+ * stdout. */
 static char *last_error;
 static bool json_printed;
 
@@ -563,8 +582,9 @@ void ctl_print_json(const char *text)
  * stderr, "exit_code": code}: a script that reads stdout has one object whatever happened. */
 static void print_json_error(const char *verb, int code)
 {
-        g_autofree char *unsaid =
+        g_autofree char *said =
             g_strdup_printf("placementctl%s%s: failed", verb ? " " : "", verb ? verb : "");
+        g_autofree char *unsaid = message_safe(false, said);
         g_autoptr(JsonBuilder) b = json_builder_new();
         g_autoptr(JsonNode) root = NULL;
         g_autofree char *text = NULL, *safe = NULL;
@@ -583,24 +603,19 @@ static void print_json_error(const char *verb, int code)
 
 static void message_write(bool lines, const char *text)
 {
-        g_auto(GStrv) parts = lines ? g_strsplit(text, "\n", -1) : NULL;
+        g_autofree char *safe = message_safe(lines, text);
 
-        if (!lines) {
-                g_autofree char *safe = text_terminal_safe(text);
-                fprintf(stderr, "%s\n", safe);
-                return;
-        }
-        for (char **p = parts; *p; p++) {
-                g_autofree char *safe = text_terminal_safe(*p);
-                fprintf(stderr, "%s\n", safe);
-        }
+        fprintf(stderr, "%s\n", safe);
 }
 
+/* The error is kept as stderr shows it: the same text in the JSON error object. */
 static void error_write(bool lines, const char *fmt, va_list ap)
 {
+        g_autofree char *text = g_strdup_vprintf(fmt, ap);
+
         g_free(last_error);
-        last_error = g_strdup_vprintf(fmt, ap);
-        message_write(lines, last_error);
+        last_error = message_safe(lines, text);
+        fprintf(stderr, "%s\n", last_error);
 }
 
 void ctl_error(const char *fmt, ...)

@@ -624,6 +624,21 @@ run "$CTL" --json plan --topology="$TMP/no-such.xml" a:1:1G
 [ $RC -eq 2 ] && json_error 2 >/dev/null || bad="$bad [offline plan, no topology]"
 result "--json usage errors, an unknown option, no bus, an offline failure: each one JSON object${bad:+ (not:$bad)}" \
     "$([ -z "$bad" ]; echo $?)"
+# a name, a file or an option holding bytes that are not UTF-8: the error object is JSON all the same,
+# its text escaped as stderr's is
+bad=
+run "$CTL" --json plan --topology="$HOST222" $'a\xffb:1:1G'
+[ $RC -eq 2 ] && json_error 2 >/dev/null || bad="$bad [domain name: rc $RC]"
+cp "$OUT" "$TMP/name-error.json"
+run "$CTL" --json plan --topology=$'/tmp/\xff.xml' a:1:1G
+[ $RC -eq 2 ] && json_error 2 >/dev/null || bad="$bad [topology file: rc $RC]"
+run "$CTL" --json simulate --topology="$HOST222" --trace="$TMP/"$'\xff'
+[ $RC -eq 2 ] && json_error 2 >/dev/null || bad="$bad [trace file: rc $RC]"
+run "$CTL" --json $'--b\xffogus' list
+[ $RC -eq 2 ] && json_error 2 >/dev/null || bad="$bad [option: rc $RC]"
+result "--json errors quoting bytes that are not UTF-8 are valid JSON, escaped as on stderr${bad:+ (not:$bad)}" \
+    "$([ -z "$bad" ] && python3 -c 'import json, sys
+assert sys.argv[2] in json.load(open(sys.argv[1]))["error"]' "$TMP/name-error.json" 'a\xffb:1:1G'; echo $?)"
 run "$CTL" --bus-address="$ADDR" --json snippet nosuch
 result "--json snippet of no such domain: one JSON object, exit 4 (rc $RC)" \
     "$([ $RC -eq 4 ] && json_error 4 >&2; echo $?)"
