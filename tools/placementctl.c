@@ -512,6 +512,13 @@ static int check_call(const Verb *v, const Ctl *c, char **args, unsigned nargs)
                                   v->args);
                         return -EINVAL;
                 }
+        /* an online command's argument is a DOMAIN: libvirt's names are XML text, and sd-bus refuses to
+         * send a string that is not UTF-8 ("Invalid argument"); said as the offline plan says it */
+        for (unsigned i = 0; v->mode == VERB_ONLINE && i < nargs; i++)
+                if (!g_utf8_validate(args[i], -1, NULL)) {
+                        ctl_error("placementctl %s: '%s': domain name is not valid UTF-8", v->name, args[i]);
+                        return -EINVAL;
+                }
         return check_online_options(v, c);
 }
 

@@ -148,6 +148,16 @@ result "help answers with the options an alias adds (rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q '^Usage: placementctl' "$OUT"; echo $?)"
 run "$CTL" show --bus-address="unix:path=$TMP/nothing-here"
 result "show without DOMAIN exits 2 before connecting (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
+# a DOMAIN that is not UTF-8 names no domain libvirt holds (names are XML text): a usage error said
+# before any bus is opened, as the offline plan says it, not the "Invalid argument" sd-bus gives
+bad=
+for v in show snippet explain replace; do
+    run "$CTL" "$v" $'we\xff' --bus-address="unix:path=$TMP/nothing-here"
+    [ $RC -eq 2 ] && grep -qxF "placementctl $v: 'we\xff': domain name is not valid UTF-8" "$ERR" ||
+        bad="$bad [$v: rc $RC]"
+done
+result "a DOMAIN that is not valid UTF-8 exits 2 naming the problem, before connecting${bad:+ (not:$bad)}" \
+    "$([ -z "$bad" ]; echo $?)"
 run "$CTL" list extra --bus-address="unix:path=$TMP/nothing-here"
 result "list with an argument exits 2 (rc $RC)" "$([ $RC -eq 2 ]; echo $?)"
 run "$CTL" plan --topology="$HOST222" --vcpus=2 --memory=1G
