@@ -698,7 +698,7 @@ static int cmd_plan(const Ctl *o, sd_bus *bus)
 {
         g_autoptr(sd_bus_message) reply = NULL;
         const char *result, *nodes, *pin, *mem, *emu, *reason, *json;
-        unsigned i = 0;
+        unsigned i = 0, shown = 0; /* vCPUs, and the pins printed */
         int code;
 
         if (!(o->given & CTL_OPT(VCPUS)) || !(o->given & CTL_OPT(MEMORY))) {
@@ -719,11 +719,14 @@ static int cmd_plan(const Ctl *o, sd_bus *bus)
                         printf(" on node%s %s", strpbrk(n, ",-") ? "s" : "", n);
                 printf("\n");
         }
+        /* the offline plan's layout: pins four a line, memory and emulator, why; a line is ended when
+         * the next begins, so an unplaceable plan, which pins nothing, goes from its heading to why */
         sd_bus_message_enter_container(reply, 'a', "s");
         while (sd_bus_message_read(reply, "s", &pin) > 0) {
                 if (!o->json && *pin) { /* an unplaceable plan pins nothing */
                         g_autofree char *safe = text_safe(pin);
-                        printf("%s vCPU %u -> %s", i % 4 == 0 ? (i ? "\n " : " ") : "  ", i, safe);
+                        printf("%s vCPU %u -> %s", shown % 4 == 0 ? (shown ? "\n " : " ") : "  ", i, safe);
+                        shown++;
                 }
                 i++;
         }
@@ -734,9 +737,9 @@ static int cmd_plan(const Ctl *o, sd_bus *bus)
         } else {
                 g_autofree char *m = text_safe(mem), *e = text_safe(emu), *why = text_safe(reason);
                 if (*m || *e)
-                        printf("\n  memory on node%s %s, emulator on %s", strpbrk(m, ",-") ? "s" : "",
-                               *m ? m : "-", *e ? e : "-");
-                printf("\n  why: %s\n", why);
+                        printf("%s  memory on node%s %s, emulator on %s", shown ? "\n" : "",
+                               strpbrk(m, ",-") ? "s" : "", *m ? m : "-", *e ? e : "-");
+                printf("%s  why: %s\n", shown || *m || *e ? "\n" : "", why);
         }
         return code;
 }

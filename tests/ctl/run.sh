@@ -568,6 +568,16 @@ assert len(lines) == 4
 for l in lines[1:]:
     for c in cols:
         assert l[c - 1] == " " and l[c] != " ", (l, c)' "$OUT" 2>"$ERR"; echo $?)"
+# the online plan's layout is the offline plan's: an unplaceable answer's "why" follows its heading, no
+# blank line between
+run "$CTL" --bus-address="$ADDR" plan --vcpus=1 --memory=8G
+result "online plan of an unplaceable domain: the heading, then why, no blank line (rc $RC)" \
+    "$([ $RC -eq 0 ] && [ "$(wc -l <"$OUT")" -eq 2 ] && grep -qx '1 vCPU, 8.0 GiB: unplaceable' "$OUT" &&
+        sed -n 2p "$OUT" | grep -q '^  why: no node set has 8.0 GiB of free memory'; echo $?)"
+run "$CTL" --bus-address="$ADDR" plan --vcpus=2 --memory=1G
+result "online plan of a placeable domain: heading, pins, memory, why, one a line (rc $RC)" \
+    "$([ $RC -eq 0 ] && [ "$(wc -l <"$OUT")" -eq 4 ] && ! grep -q '^$' "$OUT" && sed -n 2p "$OUT" | grep -q '^  vCPU 0 -> ' &&
+        sed -n 3p "$OUT" | grep -q '^  memory on node' && sed -n 4p "$OUT" | grep -q '^  why: '; echo $?)"
 run "$CTL" --bus-address="$ADDR" map --svg="$TMP/daemon.svg" --topology="$HOST222"
 result "map --svg=FILE --topology= the daemon's (rc $RC) prints the map and writes the SVG" \
     "$([ $RC -eq 0 ] && grep -q '^package 0' "$OUT" && [ -s "$TMP/daemon.svg" ]; echo $?)"
