@@ -6,6 +6,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
 
 #include "bus-cleanup.h"
 #include "host-svg.h"
@@ -74,21 +75,60 @@ static int daemon_owners(const Topology *t, const char *json, int **ret_owner, G
         return 0;
 }
 
-static int draw(const Ctl *c, const Topology *t, const int *owner, const GPtrArray *names)
+struct MapSvg {
+        int fd;           /* FILE, open for the picture */
+        Topology *t;      /* online: the topology drawn */
+        int *owner;       /* online: each PU's owner in the daemon's map (daemon_owners()) */
+        GPtrArray *names; /* online: the domains that own PUs */
+        char *map_json;   /* online: the daemon's map as data, for map --json to print */
+};
+
+void map_svg_free(MapSvg *m)
 {
+        if (!m)
+                return;
+        if (m->fd >= 0)
+                close(m->fd);
+        g_clear_pointer(&m->t, topology_free);
+        g_free(m->owner);
+        if (m->names)
+                g_ptr_array_unref(m->names);
+        g_free(m->map_json);
+        g_free(m);
+}
+
+int map_svg_open(const Ctl *c, MapSvg **ret)
+{
+        g_autoptr(MapSvg) m = g_new0(MapSvg, 1);
         g_autofree char *error = NULL;
 
-        if (host_svg_write(t, owner, names, c->svg, &error) < 0) {
+        m->fd = host_svg_open(c->svg, &error);
+        if (m->fd < 0) {
+                ctl_error("placementctl: --svg=%s: %s", c->svg, error);
+                return EXIT_RUNTIME;
+        }
+        *ret = g_steal_pointer(&m);
+        return EXIT_OK;
+}
+
+static int draw(const Ctl *c, MapSvg *m, const Topology *t, const int *owner, const GPtrArray *names)
+{
+        g_autofree char *error = NULL;
+        int fd = m->fd;
+
+        m->fd = -1; /* host_svg_write() closes it */
+        if (host_svg_write(t, owner, names, fd, c->svg, &error) < 0) {
                 ctl_error("placementctl: --svg=%s: %s", c->svg, error);
                 return EXIT_RUNTIME;
         }
         return EXIT_OK;
 }
 
-int map_svg_online(const Ctl *c)
+int map_svg_online_prepare(const Ctl *c, MapSvg **ret)
 {
         g_autoptr(Topology) t = NULL;
         g_autoptr(GPtrArray) names = NULL;
+        g_autoptr(MapSvg) m = NULL;
         g_autofree char *error = NULL;
         g_autofree int *owner = NULL;
         g_autoptr(sd_bus_message) reply = NULL;
@@ -106,11 +146,29 @@ int map_svg_online(const Ctl *c)
                 ctl_error("placementctl map --svg: %s", error);
                 code = EXIT_RUNTIME;
         }
-        return code ? code : draw(c, t, owner, names);
+        /* the file last: a map that cannot be drawn leaves none made */
+        if (code || (code = map_svg_open(c, &m)))
+                return code;
+        m->t = g_steal_pointer(&t);
+        m->owner = g_steal_pointer(&owner);
+        m->names = g_steal_pointer(&names);
+        m->map_json = g_strdup(map);
+        *ret = g_steal_pointer(&m);
+        return EXIT_OK;
+}
+
+const char *map_svg_online_json(const MapSvg *m)
+{
+        return m->map_json;
+}
+
+int map_svg_online(const Ctl *c, MapSvg *m)
+{
+        return draw(c, m, m->t, m->owner, m->names);
 }
 
 /* The same marks as the text map (lib/hostmap.c): the domain counted on a PU, several, or reserved. */
-int map_svg_offline(const Ctl *c, const Topology *t, const Ledger *l, const CpuSet *reserved)
+int map_svg_offline(const Ctl *c, MapSvg *m, const Topology *t, const Ledger *l, const CpuSet *reserved)
 {
         g_autoptr(GPtrArray) keys = ledger_keys(l);
         g_autoptr(GPtrArray) names = g_ptr_array_new();
@@ -136,5 +194,5 @@ int map_svg_offline(const Ctl *c, const Topology *t, const Ledger *l, const CpuS
                                             : owner[pu] == (int)k                        ? (int)k
                                                                                          : HOST_PU_SHARED;
         }
-        return draw(c, t, owner, names);
+        return draw(c, m, t, owner, names);
 }

@@ -384,11 +384,16 @@ static int run_offline(Ctl *c, char **args, unsigned nargs, bool explain)
         g_autoptr(Ledger) ledger = NULL;
         g_autoptr(GHashTable) skipped = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, NULL);
         g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(MapSvg) svg = NULL;
         bool json = c->json;
+        int code;
 
         if (ctl_load_config(c, &config) < 0 || read_events(c, args, nargs, &events) < 0 ||
             check_names(c, events) < 0 || load_topology(c->topology, &t) < 0)
                 return EXIT_USAGE;
+        /* the picture's file before the plan is printed: one that cannot be written prints no plan */
+        if (c->svg && (code = map_svg_open(c, &svg)))
+                return code;
         ctl_warn_unknown_cpus(c, config, t);
 
         ledger = ledger_new(t);
@@ -413,10 +418,8 @@ static int run_offline(Ctl *c, char **args, unsigned nargs, bool explain)
                                 g_autofree char *name = text_safe(e->name);
                                 printf("stop %s\n", name);
                         }
-                } else {
-                        int code = start_domain(c, t, config, ledger, skipped, b, e, explain);
-                        if (code != EXIT_OK)
-                                return code;
+                } else if ((code = start_domain(c, t, config, ledger, skipped, b, e, explain)) != EXIT_OK) {
+                        return code;
                 }
                 json_builder_end_object(b);
         }
@@ -438,8 +441,8 @@ static int run_offline(Ctl *c, char **args, unsigned nargs, bool explain)
                 g_autofree char *map = hostmap_render(t, ledger, config->placement.reserved_cpus);
                 printf("\n%s", map);
         }
-        if (c->svg)
-                return map_svg_offline(c, t, ledger, config->placement.reserved_cpus);
+        if (svg)
+                return map_svg_offline(c, svg, t, ledger, config->placement.reserved_cpus);
         return EXIT_OK;
 }
 

@@ -885,6 +885,7 @@ int verb_explain(Ctl *c, char **args, unsigned nargs)
 
 int verb_map(Ctl *c, char **args, unsigned nargs)
 {
+        g_autoptr(MapSvg) svg = NULL;
         int code;
 
         (void)args, (void)nargs;
@@ -899,7 +900,13 @@ int verb_map(Ctl *c, char **args, unsigned nargs)
                           "--of xml there)");
                 return EXIT_USAGE;
         }
-        if (c->json) {
+        /* the picture's topology, the daemon's map against it and FILE first: a map that cannot be drawn
+         * prints nothing */
+        if (c->svg && (code = map_svg_online_prepare(c, &svg)))
+                return code;
+        if (c->json && svg) {
+                code = print_json(map_svg_online_json(svg)); /* the map drawn */
+        } else if (c->json) {
                 g_autoptr(sd_bus_message) reply = NULL;
                 const char *text;
                 code = ctl_call(c, c->sd, "GetHostMapJSON", &reply, NULL);
@@ -908,8 +915,8 @@ int verb_map(Ctl *c, char **args, unsigned nargs)
         } else {
                 code = cmd_text(c, c->sd, "GetHostMap", NULL);
         }
-        if (!code && c->svg)
-                code = map_svg_online(c);
+        if (!code && svg)
+                code = map_svg_online(c, svg);
         return code;
 }
 

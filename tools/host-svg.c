@@ -213,15 +213,7 @@ static int run_lstopo(const char *xml, const char *source, int fd, const char *p
         return 0;
 }
 
-/*
- * The picture goes to path as it is: an existing file keeps its owner and mode, a device or a FIFO is
- * written, not replaced; a new file is made 0666 less the umask. A symbolic link at path is followed only
- * when root or the caller owns it (the rule of fs.protected_symlinks): run as root into a directory
- * others write to, a link one of them planted would have the picture overwrite what it points to, so it
- * is refused. Anything else is opened with O_NOFOLLOW, so a link put there after the lstat() is refused
- * too; a followed link is looked at again once open, and is truncated only when it is still the same.
- */
-static int open_output(const char *path, char **ret_error)
+int host_svg_open(const char *path, char **ret_error)
 {
         int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY;
         struct stat link, again, st;
@@ -255,25 +247,13 @@ static int open_output(const char *path, char **ret_error)
         return fd;
 }
 
-static int draw_into(const char *xml, const char *source, const char *path, char **ret_error)
-{
-        int fd = open_output(path, ret_error), r;
-
-        if (fd < 0)
-                return fd;
-        r = run_lstopo(xml, source, fd, path, ret_error);
-        if (close(fd) < 0 && r >= 0)
-                r = fail(ret_error, -errno, "cannot write %s: %s", path, g_strerror(errno));
-        return r;
-}
-
-int host_svg_write(const Topology *t, const int *owner, const GPtrArray *names, const char *path,
-                   char **ret_error)
+static int draw(const Topology *t, const int *owner, const GPtrArray *names, int fd, const char *path,
+                char **ret_error)
 {
         g_autoptr(HwlocTopo) topo = NULL;
         g_autoptr(GError) e = NULL;
         g_autofree char *xml = NULL;
-        int fd, r;
+        int tmp, r;
 
         r = load_hwloc(t->source, &topo, ret_error);
         if (r >= 0)
@@ -282,14 +262,24 @@ int host_svg_write(const Topology *t, const int *owner, const GPtrArray *names, 
                 r = add_legend(topo, owner, t->npus, names, ret_error);
         if (r < 0)
                 return r;
-        fd = g_file_open_tmp("placementd-map-XXXXXX.xml", &xml, &e);
-        if (fd < 0)
+        tmp = g_file_open_tmp("placementd-map-XXXXXX.xml", &xml, &e);
+        if (tmp < 0)
                 return fail(ret_error, -EIO, "cannot make a temporary file: %s", e->message);
-        close(fd);
+        close(tmp);
         if (hwloc_topology_export_xml(topo, xml, 0) < 0)
                 r = fail(ret_error, -EIO, "cannot export the topology to %s", xml);
         else
-                r = draw_into(xml, t->source, path, ret_error);
+                r = run_lstopo(xml, t->source, fd, path, ret_error);
         unlink(xml);
+        return r;
+}
+
+int host_svg_write(const Topology *t, const int *owner, const GPtrArray *names, int fd, const char *path,
+                   char **ret_error)
+{
+        int r = draw(t, owner, names, fd, path, ret_error);
+
+        if (close(fd) < 0 && r >= 0)
+                r = fail(ret_error, -errno, "cannot write %s: %s", path, g_strerror(errno));
         return r;
 }

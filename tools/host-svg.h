@@ -18,8 +18,22 @@
 #define HOST_PU_RESERVED (-3) /* free, and reserved for the host */
 
 /*
- * owner has t->npus entries, by PU index; names the domain names by domain index. Writes the SVG to
- * path. Returns 0 or a negative errno with *ret_error set (caller frees).
+ * The picture goes to path as it is: an existing file keeps its owner and mode, a device or a FIFO is
+ * written, not replaced; a new file is made 0666 less the umask. A symbolic link at path is followed only
+ * when root or the caller owns it (the rule of fs.protected_symlinks): run as root into a directory
+ * others write to, a link one of them planted would have the picture overwrite what it points to, so it
+ * is refused. Anything else is opened with O_NOFOLLOW, so a link put there after the lstat() is refused
+ * too; a followed link is looked at again once open, and is truncated only when it is still the same.
+ *
+ * Opened before anything is printed, so that a command whose picture cannot be written prints no map or
+ * plan. Returns the file descriptor, or a negative errno with *ret_error set (caller frees).
  */
-int host_svg_write(const Topology *t, const int *owner, const GPtrArray *names, const char *path,
+int host_svg_open(const char *path, char **ret_error);
+
+/*
+ * owner has t->npus entries, by PU index; names the domain names by domain index. Writes the SVG to fd
+ * (host_svg_open()'s), which it closes; path names it in messages. Returns 0 or a negative errno with
+ * *ret_error set (caller frees).
+ */
+int host_svg_write(const Topology *t, const int *owner, const GPtrArray *names, int fd, const char *path,
                    char **ret_error);

@@ -90,10 +90,23 @@ int ctl_bus_open(Ctl *c);
 int ctl_call(const Ctl *c, sd_bus *bus, const char *method, sd_bus_message **ret_reply, const char *types,
              ...);
 int ctl_read_string(sd_bus_message *reply, const char **ret);
-/* map --svg (cmd-map-svg.c): the daemon's host map drawn by lstopo. */
-int map_svg_online(const Ctl *c);
-/* plan --topology --svg (cmd-map-svg.c) */
-int map_svg_offline(const Ctl *c, const Topology *t, const Ledger *l, const CpuSet *reserved);
+/* --svg=FILE (cmd-map-svg.c): the host map drawn by lstopo. What can fail before the map or plan is printed
+ * is done first, so that a command that fails prints none: FILE opened, and for map the topology loaded and
+ * the daemon's map read against it. */
+typedef struct MapSvg MapSvg;
+void map_svg_free(MapSvg *m);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(MapSvg, map_svg_free)
+/* FILE opened for the picture (host_svg_open()). Returns an exit code, after saying why on failure. */
+int map_svg_open(const Ctl *c, MapSvg **ret);
+/* map --svg: the topology loaded (--topology, or this host), the daemon's map as data read and matched to
+ * it, then FILE opened. Returns an exit code, after saying why on failure. */
+int map_svg_online_prepare(const Ctl *c, MapSvg **ret);
+/* The daemon's map as data that map_svg_online_prepare() read: map --json prints the map drawn. */
+const char *map_svg_online_json(const MapSvg *m);
+/* Draws the prepared map into FILE. Returns an exit code. */
+int map_svg_online(const Ctl *c, MapSvg *m);
+/* plan --topology --svg: the ledger's final map drawn into FILE (map_svg_open()). Returns an exit code. */
+int map_svg_offline(const Ctl *c, MapSvg *m, const Topology *t, const Ledger *l, const CpuSet *reserved);
 int verb_status(Ctl *c, char **args, unsigned nargs);
 int verb_list(Ctl *c, char **args, unsigned nargs);
 int verb_show(Ctl *c, char **args, unsigned nargs);

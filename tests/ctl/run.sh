@@ -414,9 +414,15 @@ run "$CTL" plan --topology="$HOST222" --svg="$TMP/evil.svg" "$EVIL:1:1G"
 result "a domain named like markup: the SVG parses and its legend box holds the name as text (rc $RC)" \
     "$([ $RC -eq 0 ] && python3 "$HERE/svg-colours.py" "$TMP/evil.svg" | grep -qxF "box $EVIL rgb(141,211,199)" &&
         ! grep -q '<script>' "$TMP/evil.svg"; echo $?)"
+# what can be checked before the plan is printed is: a command that fails prints no plan
 run "$CTL" "${PLAN[@]}" --svg="$TMP/no-such-dir/plan.svg"
-result "--svg into a directory that does not exist exits 1 saying so (rc $RC)" \
-    "$([ $RC -eq 1 ] && grep -q 'no-such-dir/plan.svg' "$ERR"; echo $?)"
+result "--svg into a directory that does not exist exits 1 saying so, no plan printed (rc $RC)" \
+    "$([ $RC -eq 1 ] && grep -q 'no-such-dir/plan.svg' "$ERR" && [ ! -s "$OUT" ]; echo $?)"
+run "$CTL" --json "${PLAN[@]}" --svg="$TMP/no-such-dir/plan.svg"
+result "  with --json, the error object alone (rc $RC)" \
+    "$([ $RC -eq 1 ] && python3 -c 'import json, sys
+d = json.load(open(sys.argv[1]))
+assert set(d) == {"error", "exit_code"} and "no-such-dir/plan.svg" in d["error"], d' "$OUT"; echo $?)"
 # FILE is written as it is, never replaced: a file keeps its mode and owner, a FIFO stays a FIFO
 mkdir "$TMP/files"
 printf 'old\n' >"$TMP/files/private.svg"
@@ -459,8 +465,8 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
     printf 'precious\n' >"$TMP/links/victim"
     "${NOBODY[@]}" ln -s "$TMP/links/victim" "$TMP/links/link.svg"
     run "$CTL" "${PLAN[@]}" --svg="$TMP/links/link.svg"
-    result "--svg=FILE where FILE is a symlink uid 65534 planted: refused naming FILE and the uid, its target untouched (rc $RC)" \
-        "$([ $RC -eq 1 ] && grep -q 'links/link.svg.*uid 65534' "$ERR" && [ -L "$TMP/links/link.svg" ] &&
+    result "--svg=FILE where FILE is a symlink uid 65534 planted: refused naming FILE and the uid, its target untouched, no plan printed (rc $RC)" \
+        "$([ $RC -eq 1 ] && grep -q 'links/link.svg.*uid 65534' "$ERR" && [ -L "$TMP/links/link.svg" ] && [ ! -s "$OUT" ] &&
             [ "$(cat "$TMP/links/victim")" = precious ] &&
             [ "$(find "$TMP/links" -mindepth 1 -maxdepth 1 | wc -l)" -eq 2 ]; echo $?)"
     # run as 65534: its own link and root's (as /dev/stdout is) are written through, another's is not
@@ -583,6 +589,12 @@ result "map --svg=FILE --topology= the daemon's (rc $RC) prints the map and writ
     "$([ $RC -eq 0 ] && grep -q '^package 0' "$OUT" && [ -s "$TMP/daemon.svg" ]; echo $?)"
 picture "daemon: 'web, B db' and db's PUs in their legend colours, CPU 7 reserved, the rest white" \
     "$TMP/daemon.svg" "$TMP/daemon.json" 7
+run "$CTL" --bus-address="$ADDR" map --svg="$TMP/none.svg" --topology="$TMP/no-such.xml"
+result "map --svg with a --topology file that does not exist: exit 2, no map printed, no SVG made (rc $RC)" \
+    "$([ $RC -eq 2 ] && grep -q 'no-such.xml' "$ERR" && [ ! -s "$OUT" ] && [ ! -e "$TMP/none.svg" ]; echo $?)"
+run "$CTL" --bus-address="$ADDR" map --svg="$TMP/no-such-dir/map.svg" --topology="$HOST222"
+result "map --svg into a directory that does not exist: exit 1, no map printed (rc $RC)" \
+    "$([ $RC -eq 1 ] && grep -q 'no-such-dir/map.svg' "$ERR" && [ ! -s "$OUT" ]; echo $?)"
 HOST_PUS=$("$CTL" --json topology --topology=host 2>/dev/null | python3 -c 'import json,sys; print(json.load(sys.stdin)["pus"])')
 if [ "${HOST_PUS:-0}" != 8 ]; then
     run "$CTL" --bus-address="$ADDR" map --svg="$TMP/wrong.svg"
@@ -642,7 +654,9 @@ run "$CTL" --bus-address="unix:path=$TMP/nothing-here" --json status
 [ $RC -eq 3 ] && json_error 3 >/dev/null || bad="$bad [status, no bus]"
 run "$CTL" --json plan --topology="$TMP/no-such.xml" a:1:1G
 [ $RC -eq 2 ] && json_error 2 >/dev/null || bad="$bad [offline plan, no topology]"
-result "--json usage errors, an unknown option, no bus, an offline failure: each one JSON object${bad:+ (not:$bad)}" \
+run "$CTL" --bus-address="$ADDR" --json map --svg="$TMP/none.svg" --topology="$TMP/no-such.xml"
+[ $RC -eq 2 ] && json_error 2 >/dev/null || bad="$bad [map --svg, no topology]"
+result "--json usage errors, an unknown option, no bus, an offline failure, map's --topology: each one JSON object${bad:+ (not:$bad)}" \
     "$([ -z "$bad" ]; echo $?)"
 # a name, a file or an option holding bytes that are not UTF-8: the error object is JSON all the same,
 # its text escaped as stderr's is
