@@ -1349,6 +1349,29 @@ char *manager_host_map_json(const Manager *m)
         return json_to_text(root, FALSE);
 }
 
+/* " (1 overcommitted, 1 unplaceable)": the advisory decisions whose plan would not place them as asked
+ * (decision_verdict()), nothing when none: advisory mode hides no guest that needs a look. */
+static void append_advisory_verdicts(const Manager *m, GString *s)
+{
+        unsigned verdicts[_DECISION_RESULT_MAX] = {0};
+        const char *sep = " (";
+        GHashTableIter it;
+        gpointer value;
+
+        g_hash_table_iter_init(&it, m->decisions);
+        while (g_hash_table_iter_next(&it, NULL, &value))
+                if (((const Decision *)value)->result == DECISION_ADVISORY)
+                        verdicts[decision_verdict(value)]++;
+        for (int r = 0; r < _DECISION_RESULT_MAX; r++)
+                if (verdicts[r] && r != DECISION_ADVISORY) {
+                        g_string_append_printf(s, "%s%u %s", sep, verdicts[r],
+                                               decision_result_to_string((DecisionResult)r));
+                        sep = ", ";
+                }
+        if (*sep == ',')
+                g_string_append_c(s, ')');
+}
+
 char *manager_status(const Manager *m)
 {
         unsigned counts[_DECISION_RESULT_MAX];
@@ -1360,10 +1383,13 @@ char *manager_status(const Manager *m)
                                m->config->apply ? "" : " (advisory)");
         g_string_append_printf(s, "; %u domain%s", g_hash_table_size(m->decisions),
                                g_hash_table_size(m->decisions) == 1 ? "" : "s");
-        for (int r = 0; r < _DECISION_RESULT_MAX; r++)
+        for (int r = 0; r < _DECISION_RESULT_MAX; r++) {
                 if (counts[r])
                         g_string_append_printf(s, ", %u %s", counts[r],
                                                decision_result_to_string((DecisionResult)r));
+                if (counts[r] && r == DECISION_ADVISORY)
+                        append_advisory_verdicts(m, s);
+        }
         return g_string_free(s, FALSE);
 }
 

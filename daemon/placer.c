@@ -315,15 +315,17 @@ void placer_log_decision(const Decision *d)
         g_autofree char *pins = pins_text(decision_shown_plan(d));
         g_autofree char *runs = d->advice ? pins_text(d->plan) : NULL;
         /* a journal read at notice shows every guest that shares cores; at warning, every one left
-         * unpinned or not pinned as planned */
-        int level = d->result == DECISION_UNPLACEABLE || d->result == DECISION_FAILED ? LOG_WARNING
-                    : d->result == DECISION_OVERCOMMITTED                             ? LOG_NOTICE
-                                                                                      : LOG_INFO;
+         * unpinned or not pinned as planned; an advice (Apply=no) at the level its plan would get
+         * applied, "advisory (unplaceable)" */
+        DecisionResult verdict = decision_verdict(d);
+        int level = verdict == DECISION_UNPLACEABLE || verdict == DECISION_FAILED ? LOG_WARNING
+                    : verdict == DECISION_OVERCOMMITTED                           ? LOG_NOTICE
+                                                                                  : LOG_INFO;
+        g_autofree char *result = decision_result_text(d);
 
         log_printf(level, "%s: %s%s%s%s%s%s (%s%s)", d->name,
                    d->adopted ? "adopted from its record after checking its pins run as recorded: " : "",
-                   decision_result_to_string(d->result),
-                   *pins ? (runs ? ", advised vCPU pins " : ", vCPU pins ") : "", pins,
+                   result, *pins ? (runs ? ", advised vCPU pins " : ", vCPU pins ") : "", pins,
                    runs && *runs ? ", runs on " : "", runs ? runs : "",
                    d->adopted ? "recorded reason: " : "", d->reason ? d->reason : "");
 }

@@ -385,6 +385,36 @@ START_TEST(test_advisory_not_applied)
 }
 END_TEST
 
+/* An advice that would not place the domain as asked is not hidden by "advisory": its verdict is the
+ * plan's (what the log level and status go by) and the text says it beside the result. */
+START_TEST(test_advisory_verdict)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 8, 2, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(Decision) huge = decision_new("uuid-h", "huge"), fits = decision_new("uuid-f", "fits");
+        g_autofree char *huge_text = NULL, *fits_text = NULL;
+
+        huge->plan = plan_copy(test_place(t, l, &p, "huge", 2, 1024 * GiB));
+        huge->result = DECISION_ADVISORY;
+        fits->plan = plan_copy(test_place(t, l, &p, "fits", 2, 2 * GiB));
+        fits->result = DECISION_ADVISORY;
+        ck_assert_int_eq(huge->plan->result, PLAN_UNPLACEABLE);
+        ck_assert_int_eq(decision_verdict(huge), DECISION_UNPLACEABLE);
+        ck_assert_int_eq(decision_verdict(fits), DECISION_ADVISORY);
+        huge_text = decision_to_text(t, huge);
+        fits_text = decision_to_text(t, fits);
+        ck_assert_msg(strstr(huge_text, "): advisory (unplaceable) [explicit]\n"), "%s", huge_text);
+        ck_assert_msg(strstr(fits_text, "): advisory on ") && !strstr(fits_text, "advisory ("), "%s",
+                      fits_text);
+        /* any other decision is its own verdict */
+        huge->result = DECISION_UNPLACEABLE;
+        ck_assert_int_eq(decision_verdict(huge), DECISION_UNPLACEABLE);
+        fits->result = DECISION_PLACED;
+        ck_assert_int_eq(decision_verdict(fits), DECISION_PLACED);
+}
+END_TEST
+
 static Suite *json_suite(void)
 {
         Suite *s = suite_create("decision json");
@@ -399,6 +429,7 @@ static Suite *json_suite(void)
         tcase_add_test(tc, test_plan_and_explain);
         tcase_add_test(tc, test_held_cpus_in_text);
         tcase_add_test(tc, test_advisory_not_applied);
+        tcase_add_test(tc, test_advisory_verdict);
         suite_add_tcase(s, tc);
         return s;
 }

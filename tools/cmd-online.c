@@ -407,6 +407,18 @@ static bool advised(JsonObject *d)
                (json_object_has_member(d, "applied") && !json_get_bool(d, "applied"));
 }
 
+/* A decision's result as list and show write it: an advisory one whose plan is unplaceable or
+ * overcommitted says so, "advisory (unplaceable)", as the daemon's log and status do; its JSON keeps
+ * "result" and says the plan's verdict in "plan_result". Caller frees. */
+static char *result_text(JsonObject *d)
+{
+        const char *result = json_get_string(d, "result"), *plan = json_get_string(d, "plan_result");
+
+        if (!strcmp(result, "advisory") && (!strcmp(plan, "unplaceable") || !strcmp(plan, "overcommitted")))
+                return g_strdup_printf("%s (%s)", result, plan);
+        return g_strdup(result);
+}
+
 /* The columns of `list`. */
 enum { LIST_DOMAIN, LIST_RESULT, LIST_POLICY, LIST_NODES, LIST_MEM, LIST_PINS, _LIST_COLUMNS };
 
@@ -419,6 +431,7 @@ static char **list_row(JsonObject *d)
         g_autoptr(GString) pin_text = g_string_new(NULL);
         g_autoptr(CpuSet) node_set = cpuset_new();
         g_autofree char *node_text = NULL, *pins_safe = NULL, *policy = NULL, *mem = NULL;
+        g_autofree char *shown_result = result_text(d);
         char **row = g_new0(char *, _LIST_COLUMNS + 1);
 
         for (unsigned i = 0; i < json_length(pins); i++) {
@@ -437,7 +450,7 @@ static char **list_row(JsonObject *d)
         policy = text_safe(json_get_string(d, "policy"));
         mem = text_safe(json_get_string(d, "memory_nodes"));
         row[LIST_DOMAIN] = text_safe(json_get_string(d, "domain"));
-        row[LIST_RESULT] = text_safe(json_get_string(d, "result"));
+        row[LIST_RESULT] = text_safe(shown_result);
         row[LIST_POLICY] = g_strdup(*policy ? policy : "-");
         row[LIST_NODES] = g_strdup(*node_text ? node_text : "-");
         row[LIST_MEM] = g_strdup(*mem ? mem : "-");
@@ -611,14 +624,15 @@ static void print_decision(JsonObject *d)
         g_autofree char *safe = text_safe(json_get_string(d, "domain"));
         g_autofree char *uuid = text_safe(json_get_string(d, "uuid"));
         g_autofree char *result = NULL, *binding = NULL, *threads = NULL, *emu_text = NULL;
+        g_autofree char *shown_result = result_text(d);
         bool advice = advised(d);
         const char *note = advice ? " (advised)" : "";
         char a[32];
 
         printf("%s (%s)\n", safe, uuid);
         result = *json_get_string(d, "policy")
-                     ? g_strdup_printf("%s [%s]", json_get_string(d, "result"), json_get_string(d, "policy"))
-                     : g_strdup(json_get_string(d, "result"));
+                     ? g_strdup_printf("%s [%s]", shown_result, json_get_string(d, "policy"))
+                     : g_strdup(shown_result);
         if (advice) {
                 char *said = g_strconcat(result, "; " DECISION_ADVISED_TEXT, NULL);
                 g_free(result);

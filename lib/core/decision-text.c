@@ -77,7 +77,8 @@ char *decision_to_text(const Topology *t, const Decision *d)
         const Plan *shown = decision_shown_plan(d);
 
         if (shown) {
-                append_head(s, t, d->name, shown, decision_result_to_string(d->result));
+                g_autofree char *result = decision_result_text(d); /* "advisory (unplaceable)" */
+                append_head(s, t, d->name, shown, result);
                 /* what follows reads as the domain's pins: say it is not */
                 if (d->result == DECISION_ADVISORY)
                         g_string_append(s, "  " DECISION_ADVISED_TEXT "; the domain runs as it did\n");

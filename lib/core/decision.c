@@ -55,3 +55,24 @@ DecisionResult decision_result_from_plan(PlanResult r)
                 return DECISION_SKIPPED;
         }
 }
+
+DecisionResult decision_verdict(const Decision *d)
+{
+        const Plan *shown = decision_shown_plan(d);
+
+        if (d->result != DECISION_ADVISORY || !shown)
+                return d->result;
+        if (shown->result == PLAN_UNPLACEABLE || shown->result == PLAN_OVERCOMMITTED)
+                return decision_result_from_plan(shown->result);
+        return DECISION_ADVISORY;
+}
+
+char *decision_result_text(const Decision *d)
+{
+        DecisionResult verdict = decision_verdict(d);
+
+        if (verdict == d->result)
+                return g_strdup(decision_result_to_string(d->result));
+        return g_strdup_printf("%s (%s)", decision_result_to_string(d->result),
+                               decision_result_to_string(verdict));
+}

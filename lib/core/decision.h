@@ -75,3 +75,11 @@ const char *memory_binding_to_string(MemoryBinding b);
 int memory_binding_from_string(const char *s);
 /* The decision result a plan's result stands for. */
 DecisionResult decision_result_from_plan(PlanResult r);
+/* The verdict that says whether the domain needs a look: its result, or for an advisory one (Apply=no)
+ * the result its shown plan would have had applied when that is unplaceable or overcommitted
+ * (DECISION_ADVISORY otherwise). What the log level, status and list go by: advisory mode hides no
+ * guest that will not fit. */
+DecisionResult decision_verdict(const Decision *d);
+/* The result as the log and the text views write it: "advisory (unplaceable)" where the verdict is not
+ * the result, the result alone otherwise. Caller frees. */
+char *decision_result_text(const Decision *d);

@@ -735,3 +735,40 @@ result "ListDecisions answers, the name escaped in its tuple (rc $RC)" \
     "$([ $RC -eq 0 ] && grep -qF 'nc\\u{fdd0}x\\u{1ffff}' "$OUT"; echo $?)"
 run "$CTL" --bus-address="$ADDR" show 'nc\u{fdd0}x\u{1ffff}'
 result "show by the escaped name: that domain (rc $RC)" "$([ $RC -eq 0 ] && grep -q "$UUID_NC" "$OUT"; echo $?)"
+
+# ---- advisory mode: the plan's verdict is not hidden ---------------------------------------------------
+# Under Apply=no every decision is "advisory", but one whose plan is unplaceable or overcommitted needs a
+# look as much as under Apply=yes: the log line has the level the plan's result would get (placementd(8),
+# --log-level), and list and status say the plan's verdict beside "advisory".
+stop_pid "$PD_PID"
+printf '[Placement]\nApply=no\n' >"$TMP/advisory.conf"
+cat >"$TMP/advisory.xml" <<EOX
+<node>
+  <domain type="test"><name>adv-fits</name><memory>1048576</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>
+  <domain type="test"><name>adv-huge</name><memory>67108864</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>
+  <domain type="test"><name>adv-over</name><memory>1048576</memory><vcpu>12</vcpu><os><type>hvm</type></os></domain>
+</node>
+EOX
+placementd_start --config="$TMP/advisory.conf" --connect="test://$TMP/advisory.xml" --topology="$HOST222" \
+    --bus-address="$ADDR"
+must "placementd in advisory mode owns org.placementd1" wait_for 10 bus_has org.placementd1
+wait_for 10 sh -c "'$CTL' --bus-address='$ADDR' list 2>/dev/null | grep -c '^adv-' | grep -qx 3"
+result "advisory: an unplaceable plan logs at warning, an overcommitted one at notice, a placed one at info" \
+    "$(grep -q '^<4>adv-huge: advisory (unplaceable) ' "$PD_LOG" && grep -q '^<5>adv-over: advisory (overcommitted), ' "$PD_LOG" &&
+        grep -q '^<6>adv-fits: advisory, ' "$PD_LOG"; echo $?)"
+run "$CTL" --bus-address="$ADDR" list
+result "advisory: list's result says the plan's verdict where it is not placed (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -Eq '^adv-huge +advisory \(unplaceable\) ' "$OUT" &&
+        grep -Eq '^adv-over +advisory \(overcommitted\) ' "$OUT" && grep -Eq '^adv-fits +advisory +explicit ' "$OUT"; echo $?)"
+run "$CTL" --bus-address="$ADDR" show adv-huge
+result "advisory: show's result says it too (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -qx '  result:         advisory (unplaceable) \[explicit\]; advised (Apply=no): not applied' "$OUT"; echo $?)"
+run "$CTL" --bus-address="$ADDR" status
+result "advisory: status counts the advisory decisions' verdicts (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q '3 domains, 3 advisory (1 overcommitted, 1 unplaceable)$' "$OUT"; echo $?)"
+run "$CTL" --bus-address="$ADDR" --json list
+result "advisory: --json keeps result \"advisory\" and the plan's verdict in plan_result (rc $RC)" \
+    "$([ $RC -eq 0 ] && python3 -c 'import json, sys
+d = {x["domain"]: x for x in json.load(open(sys.argv[1]))["decisions"]}
+assert all(x["result"] == "advisory" and x["applied"] is False for x in d.values()), d
+assert [d[n]["plan_result"] for n in ("adv-fits", "adv-huge", "adv-over")] == ["placed", "unplaceable", "overcommitted"]' "$OUT"; echo $?)"
