@@ -459,27 +459,6 @@ static char **list_row(JsonObject *d)
         return row;
 }
 
-/* Prints the rows in columns as wide as their widest cell (in characters: a name may be UTF-8), the
- * last one as it is. */
-static void print_columns(GPtrArray *rows)
-{
-        unsigned width[_LIST_COLUMNS] = {0};
-
-        for (unsigned r = 0; r < rows->len; r++)
-                for (unsigned c = 0; c < _LIST_COLUMNS; c++)
-                        width[c] = MAX(
-                            width[c], (unsigned)g_utf8_strlen(((char **)g_ptr_array_index(rows, r))[c], -1));
-        for (unsigned r = 0; r < rows->len; r++) {
-                char **row = g_ptr_array_index(rows, r);
-                for (unsigned c = 0; c < _LIST_COLUMNS; c++) {
-                        fputs(row[c], stdout);
-                        if (c + 1 < _LIST_COLUMNS)
-                                printf("%*s", (int)(width[c] - (unsigned)g_utf8_strlen(row[c], -1) + 1), "");
-                }
-                fputc('\n', stdout);
-        }
-}
-
 /* The "decisions" array of GetDecisionsJSON's text, parsed by parser; NULL (said) when it does not parse. */
 static JsonArray *decisions_of(JsonParser *parser, const char *text)
 {
@@ -511,7 +490,7 @@ static int cmd_list(const Ctl *o, sd_bus *bus)
         for (unsigned i = 0; i < json_length(all); i++)
                 if (json_elem_object(all, i))
                         g_ptr_array_add(rows, list_row(json_elem_object(all, i)));
-        print_columns(rows);
+        ctl_print_columns(rows, _LIST_COLUMNS);
         return EXIT_OK;
 }
 

@@ -81,6 +81,13 @@ void ctl_warning(const char *fmt, ...) G_GNUC_PRINTF(1, 2);
 /* Prints one JSON document (text, already escaped) and a newline on stdout: --json's output. */
 void ctl_print_json(const char *text);
 
+/* Tables (columns.c). The columns a terminal gives valid UTF-8 s: two for a wide (East Asian) character,
+ * none for a combining mark or another zero-width one, one for the rest, as virsh's tables count. */
+unsigned ctl_text_width(const char *s);
+/* Prints rows (char *[ncolumns] each, valid UTF-8) in columns as wide as their widest cell shows
+ * (ctl_text_width()), one space apart, the last column as it is. */
+void ctl_print_columns(GPtrArray *rows, unsigned ncolumns);
+
 typedef int (*VerbRun)(Ctl *c, char **args, unsigned nargs);
 
 /* Online verbs (cmd-online.c): ask the running daemon. */

@@ -772,3 +772,33 @@ result "advisory: --json keeps result \"advisory\" and the plan's verdict in pla
 d = {x["domain"]: x for x in json.load(open(sys.argv[1]))["decisions"]}
 assert all(x["result"] == "advisory" and x["applied"] is False for x in d.values()), d
 assert [d[n]["plan_result"] for n in ("adv-fits", "adv-huge", "adv-over")] == ["placed", "unplaceable", "overcommitted"]' "$OUT"; echo $?)"
+
+# ---- names wider or narrower than their characters ------------------------------------------------------
+# A CJK character takes two columns of a terminal, a combining mark none: list pads by display width, so
+# each column starts under its heading whatever the names hold.
+stop_pid "$PD_PID"
+cat >"$TMP/wide.xml" <<EOX
+<node>
+  <domain type="test"><name>数据库</name><memory>1048576</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>
+  <domain type="test"><name>wéb-ünï</name><memory>1048576</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>
+  <domain type="test"><name>cafe&#x301;-x</name><memory>1048576</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>
+  <domain type="test"><name>plain</name><memory>1048576</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>
+</node>
+EOX
+placementd_start --connect="test://$TMP/wide.xml" --topology="$HOST222" --bus-address="$ADDR"
+must "placementd on wide names owns org.placementd1" wait_for 10 bus_has org.placementd1
+wait_for 10 sh -c "'$CTL' --bus-address='$ADDR' list 2>/dev/null | grep -q '^plain'"
+run "$CTL" --bus-address="$ADDR" list
+result "list: each column starts at its heading's display column, wide and combining names too (rc $RC)" \
+    "$([ $RC -eq 0 ] && python3 -c 'import sys, unicodedata
+def width(s):
+    return sum(0 if unicodedata.combining(c) else 2 if unicodedata.east_asian_width(c) in "WF" else 1 for c in s)
+def column(line, i):
+    return width(line[:i])
+lines = open(sys.argv[1], encoding="utf-8").read().splitlines()
+head = lines[0]
+cols = [width(head[:head.index(w)]) for w in ("RESULT", "POLICY", "NODES", "MEM", "VCPU PINS")]
+assert len(lines) == 5, lines
+for l in lines[1:]:
+    starts = [column(l, i) for i in range(1, len(l)) if l[i - 1] == " " and l[i] != " "]
+    assert all(c in starts for c in cols), (l, cols, starts)' "$OUT" 2>"$ERR"; echo $?)"
