@@ -135,6 +135,23 @@ result "each command's --help lists only the options it takes${foreign:+ (not:$f
 bare=$(grep -Hn '\(^\|[^\\]\)--' "$ROOT"/docs/man/*.[0-9] | grep -v '^[^:]*:[0-9]*:\.\\"')
 result "the man pages write every -- as \\-\\-${bare:+ (not: $(printf '%s' "$bare" | tr '\n' ';'))}" \
     "$([ -z "$bare" ]; echo $?)"
+# placementctl(1) explains under OPTIONS the options no command's entry explains: what --map-only and
+# --virttype do, --policy's values and that it overrides Policy=, and what of --config's file applies
+opts=$(sed -n '/^\.SH OPTIONS/,/^\.SH /p' "$ROOT/docs/man/placementctl.1")
+undocumented=
+for o in map-only virttype policy config; do
+    m=$(printf '%s' "--$o" | sed 's/-/\\-/g') # as the page writes it: \-\-map\-only
+    # the lines from the option's own entry to the next: its heading, and for --policy and --config the
+    # words that must be there
+    entry=$(printf '%s\n' "$opts" | M=$m awk 'index($0, ENVIRON["M"]) && /^\.B/ { on = 1; print; next } on && /^\.TP/ { exit } on')
+    case $o in
+    policy) printf '%s' "$entry" | grep -q 'Policy=' && printf '%s' "$entry" | grep -q compat ;;
+    config) printf '%s' "$entry" | grep -q '\[Placement\]' ;;
+    *) [ -n "$entry" ] ;;
+    esac || undocumented="$undocumented --$o"
+done
+result "placementctl(1) OPTIONS explains --map-only, --virttype, --policy and --config${undocumented:+ (not:$undocumented)}" \
+    "$([ -z "$undocumented" ]; echo $?)"
 run "$CTL" --json plan --topology="$HOST222" a:2:1G b:1:512M
 before=$(cat "$OUT")
 run "$CTL" plan a:2:1G b:1:512M --topology="$HOST222" --json
