@@ -1076,17 +1076,23 @@ char *cells_note(const Topology *t, const Plan *plan, bool memnodes)
                                 if (!cpuset_has(cell->nodes, (unsigned)node))
                                         cpuset_add(beyond, t->nodes[node].os_index);
                         /* "also" only when some of it is on the cell's own nodes */
-                        bool also = cpuset_intersects(cell->counted_nodes, cell->nodes);
+                        bool also = cpuset_intersects(cell->counted_nodes, cell->nodes), memoryless = true;
+                        /* nodes with CPUs and no memory at all (a PowerVM LPAR's) have no room to run out
+                         * of */
+                        CPUSET_FOREACH (node, cell->nodes)
+                                memoryless = memoryless && t->nodes[node].memory == 0 &&
+                                             t->nodes[node].nhugepages == 0;
                         if (!cpuset_is_empty(beyond)) {
                                 g_autofree char *more = cpuset_format(beyond);
+                                bool several = cpuset_count(os) > 1;
                                 g_string_append_printf(
                                     s, " (its memory %s %s %s: %s %s %s)", also ? "also on" : "on",
                                     cpuset_count(beyond) > 1 ? "nodes" : "node", more,
-                                    cpuset_count(os) > 1 ? "nodes" : "node", list,
-                                    also ? (cpuset_count(os) > 1 ? "lack the room for all of it"
-                                                                 : "lacks the room for all of it")
-                                         : (cpuset_count(os) > 1 ? "have no room for it"
-                                                                 : "has no room for it"));
+                                    several ? "nodes" : "node", list,
+                                    also         ? (several ? "lack the room for all of it"
+                                                            : "lacks the room for all of it")
+                                    : memoryless ? (several ? "have no memory" : "has no memory")
+                                                 : (several ? "have no room for it" : "has no room for it"));
                         }
                 }
                 /* bound where its vCPUs may not run (cell_may_use()) */

@@ -842,6 +842,29 @@ START_TEST(test_cell_memory_none_on_its_node)
 }
 END_TEST
 
+/* A PowerVM LPAR's node 1 has cores and no memory at all: the cell on it has its memory on node 0, and the
+ * reason says node 1 has no memory (as it does without cells), not that it has no room for it, which sent
+ * one looking for the domain that filled it. */
+START_TEST(test_cell_on_memoryless_node_said)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        g_autoptr(Topology) t = test_topology_load("lpar-memoryless.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        Cells c;
+
+        cells_make(&c, lists, 2, 1 * GiB);
+        {
+                g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 4, 2 * GiB, &c);
+
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                ck_assert_msg(strstr(p->reason, "1 on node 1 (its memory on node 0: node 1 has no memory)"),
+                              "%s", p->reason);
+                ck_assert_msg(!strstr(p->reason, "no room"), "%s", p->reason);
+        }
+        cells_clear(&c);
+}
+END_TEST
+
 /* vCPUs 1 and 3 of cells 0-1 / 2-3 unplugged: ids 0 and 2 run, one per cell, and the JSON and the snippet
  * name them by those ids */
 START_TEST(test_cells_with_unplugged_vcpus)
@@ -1669,6 +1692,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_split_cells_past_the_group_least_loaded);
         tcase_add_test(tc, test_cells_set_without_idle_nodes);
         tcase_add_test(tc, test_cell_memory_none_on_its_node);
+        tcase_add_test(tc, test_cell_on_memoryless_node_said);
         tcase_add_test(tc, test_interleaved_cells);
         tcase_add_test(tc, test_overcommit_keeps_cells_whole);
         tcase_add_test(tc, test_overcommit_by_load_keeps_cells_whole);
