@@ -42,9 +42,19 @@ static char *dump(const DomainSpec *s)
         for (unsigned i = 0; s->cells && i < s->cells->len; i++) {
                 const DomainCell *c = &g_array_index(s->cells, DomainCell, i);
                 g_autofree char *list = cpuset_format(c->vcpus);
-                g_string_append_printf(out, "cell=%u cpus=%s memory=%" G_GUINT64_FORMAT "\n", c->id,
+                g_string_append_printf(out, "cell=%u cpus=%s memory=%" G_GUINT64_FORMAT, c->id,
                                        *list ? list : "-", c->memory);
+                /* its <distances>, only when it has them */
+                for (unsigned k = 0, first = 1; k < c->ndistances; k++)
+                        if (c->distances[k]) {
+                                g_string_append_printf(out, "%s%u:%u", first ? " distances=" : ",", k,
+                                                       c->distances[k]);
+                                first = 0;
+                        }
+                g_string_append_c(out, '\n');
         }
+        if (s->guest_socket_vcpus)
+                g_string_append_printf(out, "guest-socket-vcpus=%u\n", s->guest_socket_vcpus);
         if (s->hugepages)
                 g_string_append_printf(out, "hugepages=%" G_GUINT64_FORMAT "%s\n", s->hugepage_size,
                                        s->hugepage_sizes_differ ? " (sizes differ)" : "");

@@ -157,6 +157,29 @@ START_TEST(test_record_explains)
 }
 END_TEST
 
+/* The guest's <distances> are the user's: a definition whose cells gained them since the snapshot is the
+ * user's edit, not placementd's record. */
+START_TEST(test_record_explains_cell_distances)
+{
+#define CELL1 "<cell id='1' cpus='' memory='256' unit='MiB'/></numa></cpu>"
+        static const char own_pins[] = "<vcpupin vcpu='0' cpuset='0-1'/><emulatorpin cpuset='1'/>",
+                          own_binding[] = "<memory mode='strict' nodeset='0'/>",
+                          plain[] = "<cpu><numa><cell id='0' cpus='0' memory='256' unit='MiB'/>" CELL1,
+                          near[] = "<cpu><numa><cell id='0' cpus='0' memory='256' unit='MiB'><distances>"
+                                   "<sibling id='1' value='20'/></distances></cell>" CELL1;
+#undef CELL1
+        g_autofree char *snapshot_xml = g_strdup_printf("<domain><vcpu>1</vcpu>%s</domain>", plain);
+        g_autoptr(DomainSpec) snapshot = NULL,
+                              same = made_from_live("<vcpu>1</vcpu>", own_pins, own_binding, plain),
+                              edited = made_from_live("<vcpu>1</vcpu>", own_pins, own_binding, near);
+        g_autofree char *error = NULL;
+
+        ck_assert_msg(domain_xml_parse_definition(snapshot_xml, &snapshot, &error) == 0, "%s", error);
+        ck_assert(domain_spec_record_explains(same, snapshot));
+        ck_assert(!domain_spec_record_explains(edited, snapshot));
+}
+END_TEST
+
 START_TEST(test_drop_recorded)
 {
         /* without a snapshot: the emulator pin and binding equal to the record are placementd's own */
@@ -333,6 +356,36 @@ START_TEST(test_realtime_vcpus_named)
                                                   &s, &e),
                                  0);
                 ck_assert_msg(strstr(e, "vcpusched vcpus='x'"), "%s", e);
+        }
+}
+END_TEST
+
+/* <cpu><topology>: the vCPUs of one guest socket (dies, clusters, cores and threads, the first two 1 when
+ * not given), read only for more than one socket and when every count is a number above 0 */
+START_TEST(test_guest_socket_vcpus)
+{
+        static const struct {
+                const char *topology;
+                unsigned per_socket;
+        } cases[] = {
+            {"sockets='2' cores='2' threads='1'", 2},
+            {"sockets='2' dies='2' cores='3' threads='2'", 12},
+            {"sockets='2' dies='1' clusters='2' cores='2' threads='2'", 8},
+            {"sockets='1' cores='4' threads='1'", 0},
+            {"sockets='2' cores='4'", 0},
+            {"sockets='2' cores='0' threads='1'", 0},
+            {"sockets='x' cores='2' threads='1'", 0},
+            {"sockets='2' dies='y' cores='2' threads='1'", 0},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml =
+                    g_strdup_printf("<domain><name>d</name><vcpu>4</vcpu><cpu><topology %s/></cpu></domain>",
+                                    cases[i].topology);
+                g_autoptr(DomainSpec) s = NULL;
+                g_autofree char *error = NULL;
+                ck_assert_msg(domain_xml_parse(xml, &s, &error) == 0, "case %u: %s", i, error);
+                ck_assert_msg(s->guest_socket_vcpus == cases[i].per_socket, "case %u: %u per socket", i,
+                              s->guest_socket_vcpus);
         }
 }
 END_TEST
@@ -530,6 +583,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_recorded_definition);
         tcase_add_test(tc, test_pins_recorded);
         tcase_add_test(tc, test_record_explains);
+        tcase_add_test(tc, test_record_explains_cell_distances);
         tcase_add_test(tc, test_drop_recorded);
         tcase_add_test(tc, test_foreign_record);
         tcase_add_test(tc, test_online_vcpu_ids);
@@ -537,6 +591,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_realtime_vcpusched);
         tcase_add_test(tc, test_realtime_vcpus_named);
         tcase_add_test(tc, test_guest_threads);
+        tcase_add_test(tc, test_guest_socket_vcpus);
         tcase_add_test(tc, test_dimm_memory_is_its_cells);
         tcase_add_test(tc, test_virtio_mem_is_its_cells);
         tcase_add_test(tc, test_virtio_mem_requested_read);

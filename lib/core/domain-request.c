@@ -46,6 +46,7 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
             .realtime = live->realtime,
             .realtime_vcpus = live->realtime_vcpus,
             .guest_threads = live->guest_threads,
+            .guest_socket_vcpus = live->guest_socket_vcpus,
             .emulator_cpus = user->emulatorpin,
             .iothread_cpus = user->iothreadpin_cpus,
         };
@@ -196,7 +197,11 @@ void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRe
         shape->cells = g_new0(PlacementCell, live->cells->len);
         for (unsigned i = 0; i < live->cells->len; i++) {
                 const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
-                shape->cells[i] = (PlacementCell){.id = c->id, .vcpus = c->vcpus, .memory = c->memory};
+                shape->cells[i] = (PlacementCell){.id = c->id,
+                                                  .vcpus = c->vcpus,
+                                                  .memory = c->memory,
+                                                  .distances = c->distances,
+                                                  .ndistances = c->ndistances};
                 /* its memnode (the running guest's, like its cells) */
                 for (unsigned k = 0; live->memnodes && k < live->memnodes->len; k++)
                         if (g_array_index(live->memnodes, DomainMemnode, k).cellid == c->id) {

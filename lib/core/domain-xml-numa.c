@@ -64,6 +64,42 @@ void domain_xml_numa_cell(DomainSpec *s, const char **names, const char **values
         g_array_append_val(s->cells, cell);
 }
 
+void domain_xml_numa_sibling(DomainSpec *s, const char **names, const char **values, GError **error)
+{
+        const char *id = domain_xml_attr(names, values, "id"),
+                   *value = domain_xml_attr(names, values, "value");
+        DomainCell *cell;
+        guint64 sibling, d;
+
+        if (!s->cells || !s->cells->len)
+                return;
+        cell = &g_array_index(s->cells, DomainCell, s->cells->len - 1);
+        if (!id || !g_ascii_string_to_unsigned(id, 10, 0, DOMAIN_XML_MAX_CELLS - 1, &sibling, NULL)) {
+                fail(error, "<cell id='%u'><distances><sibling id='%s'>: a sibling needs the id of a cell",
+                     cell->id, id ? id : "");
+                return;
+        }
+        /* libvirt's bounds: LOCAL_DISTANCE (10) to UNREACHABLE (255) */
+        if (!value || !g_ascii_string_to_unsigned(value, 10, 10, 255, &d, NULL)) {
+                fail(error, "<cell id='%u'><distances><sibling id='%u' value='%s'>: a distance is 10 to 255",
+                     cell->id, (unsigned)sibling, value ? value : "");
+                return;
+        }
+        if ((sibling == cell->id) != (d == 10)) {
+                fail(error,
+                     "<cell id='%u'><distances><sibling id='%u' value='%u'>: a cell is 10 from itself and "
+                     "farther from any other",
+                     cell->id, (unsigned)sibling, (unsigned)d);
+                return;
+        }
+        if (sibling >= cell->ndistances) {
+                cell->distances = g_realloc(cell->distances, sibling + 1);
+                memset(cell->distances + cell->ndistances, 0, sibling + 1 - cell->ndistances);
+                cell->ndistances = (unsigned)sibling + 1;
+        }
+        cell->distances[sibling] = (uint8_t)d;
+}
+
 void domain_xml_numa_hugepages(DomainSpec *s, bool page, const char **names, const char **values,
                                GError **error)
 {
@@ -121,6 +157,18 @@ int domain_xml_numa_check(const DomainSpec *s, GError **error)
                 }
                 cpuset_union(seen, c->vcpus);
         }
+        /* as libvirt: a sibling names a cell of the guest */
+        for (unsigned i = 0; s->cells && i < s->cells->len; i++) {
+                const DomainCell *c = &g_array_index(s->cells, DomainCell, i);
+                for (unsigned k = 0; k < c->ndistances; k++)
+                        if (c->distances[k] && !cpuset_has(ids, k)) {
+                                fail(error,
+                                     "<cell id='%u'><distances><sibling id='%u'>: no guest NUMA cell has "
+                                     "id %u",
+                                     c->id, k, k);
+                                return -EINVAL;
+                        }
+        }
         /* as libvirt: a <memnode> names an existing cell, and each cell at most once */
         g_autoptr(CpuSet) bound = cpuset_new();
         for (unsigned i = 0; s->memnodes && i < s->memnodes->len; i++) {
@@ -147,7 +195,9 @@ void domain_xml_numa_free(DomainSpec *s)
 {
         if (!s->cells)
                 return;
-        for (unsigned i = 0; i < s->cells->len; i++)
+        for (unsigned i = 0; i < s->cells->len; i++) {
                 cpuset_free(g_array_index(s->cells, DomainCell, i).vcpus);
+                g_free(g_array_index(s->cells, DomainCell, i).distances);
+        }
         g_clear_pointer(&s->cells, g_array_unref);
 }

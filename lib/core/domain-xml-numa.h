@@ -25,9 +25,17 @@ int domain_xml_unit_multiplier(const char *unit, uint64_t *ret);
 
 /* <cpu><numa><cell>: one guest cell. Sets *error when it is malformed. */
 void domain_xml_numa_cell(DomainSpec *s, const char **names, const char **values, GError **error);
+/*
+ * <cpu><numa><cell><distances><sibling id= value=>: the guest's distance from the cell being read (the
+ * last one) to cell id. Sets *error as libvirt refuses one: an id not below DOMAIN_XML_MAX_CELLS, a value
+ * outside 10-255, a cell's distance to itself other than 10 or to another cell of 10. That the id names a
+ * cell of the guest is domain_xml_numa_check()'s.
+ */
+void domain_xml_numa_sibling(DomainSpec *s, const char **names, const char **values, GError **error);
 /* <memoryBacking><hugepages> (page == false) and its <page> children (page == true). */
 void domain_xml_numa_hugepages(DomainSpec *s, bool page, const char **names, const char **values,
                                GError **error);
-/* Cross-checks cells against the vCPU count: vCPUs inside it, no vCPU in two cells, ids unique. */
+/* Cross-checks cells against the vCPU count: vCPUs inside it, no vCPU in two cells, ids unique, the
+ * ids their <distances> name those of cells. */
 int domain_xml_numa_check(const DomainSpec *s, GError **error);
 void domain_xml_numa_free(DomainSpec *s);

@@ -215,6 +215,29 @@ static bool parse_uint(const char *s, guint64 max, guint64 *ret)
         return s && g_ascii_string_to_unsigned(g_strstrip((char *)s), 10, 0, max, ret, NULL);
 }
 
+/* The vCPUs of one guest socket by <cpu><topology sockets= dies= clusters= cores= threads=> (dies and
+ * clusters 1 when not given, as libvirt has them), when it declares more than one socket; 0 when it does
+ * not, or an attribute is not a count. QEMU numbers vCPUs socket by socket: vCPU id / this is its socket. */
+static unsigned guest_socket_vcpus(const char **names, const char **values)
+{
+        static const char *const inner[] = {"dies", "clusters", "cores", "threads"};
+        guint64 sockets, per_socket = 1;
+
+        if (!parse_uint(domain_xml_attr(names, values, "sockets"), DOMAIN_XML_MAX_VCPUS, &sockets) ||
+            sockets < 2)
+                return 0;
+        for (unsigned i = 0; i < G_N_ELEMENTS(inner); i++) {
+                const char *text = domain_xml_attr(names, values, inner[i]);
+                guint64 n = 1;
+                if ((text || i >= 2) && (!parse_uint(text, DOMAIN_XML_MAX_VCPUS, &n) || n == 0))
+                        return 0;
+                per_socket *= n;
+                if (per_socket > DOMAIN_XML_MAX_VCPUS)
+                        return 0;
+        }
+        return (unsigned)per_socket;
+}
+
 /* A constraint list: valid, bounded (CPUSET_MAX) and not empty. */
 static int parse_constraint(const char *text, CpuSet **ret, const char *element, const char *name,
                             GError **error)
@@ -740,6 +763,7 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                             threads > 1
                         ? (unsigned)threads
                         : 0;
+                s->guest_socket_vcpus = guest_socket_vcpus(names, values);
         } else if (in_path(p, "cputune", "emulatorpin") && p->stack->len == 3) {
                 s->has_emulatorpin = true;
                 g_clear_pointer(&s->emulatorpin, cpuset_free);
@@ -785,6 +809,11 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
         } else if (p->stack->len == 4 && in_path(p, "numa", "cell") &&
                    strcmp(g_ptr_array_index(p->stack, 1), "cpu") == 0) {
                 domain_xml_numa_cell(s, names, values, error);
+        } else if (p->stack->len == 6 && in_path(p, "distances", "sibling") &&
+                   strcmp(g_ptr_array_index(p->stack, 3), "cell") == 0 &&
+                   strcmp(g_ptr_array_index(p->stack, 2), "numa") == 0 &&
+                   strcmp(g_ptr_array_index(p->stack, 1), "cpu") == 0) {
+                domain_xml_numa_sibling(s, names, values, error);
         } else if ((p->stack->len == 3 && in_path(p, "memoryBacking", "hugepages")) ||
                    (p->stack->len == 4 && in_path(p, "hugepages", "page") &&
                     strcmp(g_ptr_array_index(p->stack, 1), "memoryBacking") == 0)) {

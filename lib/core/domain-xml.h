@@ -83,6 +83,10 @@ typedef struct DomainCell {
         unsigned id;
         CpuSet *vcpus;   /* guest vCPU numbers (cpus=...); empty for a memory-only cell */
         uint64_t memory; /* bytes */
+        /* added: its <distances><sibling id= value=>, what the guest's SLIT says of it: the distance to
+         * the cell of each id (distances[id], 10-255; 0 where it names none); NULL when it has none */
+        uint8_t *distances;
+        unsigned ndistances; /* entries in distances: the highest sibling id named + 1 */
 } DomainCell;
 
 /* <numatune><memnode cellid= nodeset=>: where one guest cell's memory is bound. */
@@ -176,6 +180,9 @@ typedef struct DomainSpec {
         /* added: has_emulatorpin and emulatorpin come from a live pin made outside placementd (virsh
          * emulatorpin --live), not from the definition's <cputune><emulatorpin> (set by the daemon) */
         bool emulatorpin_live;
+        /* added: <cpu><topology> of more than one socket: the vCPUs of one socket (dies x clusters x
+         * cores x threads), vCPU id / this being its guest socket as QEMU numbers them; 0 otherwise */
+        unsigned guest_socket_vcpus;
 } DomainSpec;
 
 void domain_spec_free(DomainSpec *s);

@@ -248,6 +248,15 @@ static bool same_set(const CpuSet *a, const CpuSet *b)
         return a == b || (a && b && cpuset_equal(a, b));
 }
 
+/* The same <distances>: what one names past the other's end is 0 (none). */
+static bool same_distances(const PlacementCell *a, const PlacementCell *b)
+{
+        for (unsigned k = 0; k < MAX(a->ndistances, b->ndistances); k++)
+                if ((k < a->ndistances ? a->distances[k] : 0) != (k < b->ndistances ? b->distances[k] : 0))
+                        return false;
+        return true;
+}
+
 bool placement_request_same_asks(const PlacementRequest *a, const PlacementRequest *b)
 {
         if (g_strcmp0(a->name, b->name) != 0 || a->vcpus != b->vcpus || a->memory != b->memory ||
@@ -258,12 +267,14 @@ bool placement_request_same_asks(const PlacementRequest *a, const PlacementReque
             !same_set(a->iothreads, b->iothreads) || !same_set(a->kept_iothreads, b->kept_iothreads) ||
             a->memory_own != b->memory_own || a->realtime != b->realtime ||
             !same_set(a->realtime_vcpus, b->realtime_vcpus) || a->guest_threads != b->guest_threads ||
+            a->guest_socket_vcpus != b->guest_socket_vcpus ||
             !same_set(a->emulator_cpus, b->emulator_cpus) || !a->vcpu_ids != !b->vcpu_ids ||
             (a->vcpu_ids && memcmp(a->vcpu_ids, b->vcpu_ids, sizeof(unsigned) * a->vcpus) != 0))
                 return false;
         for (unsigned i = 0; i < a->ncells; i++)
                 if (a->cells[i].id != b->cells[i].id || a->cells[i].memory != b->cells[i].memory ||
-                    !same_set(a->cells[i].vcpus, b->cells[i].vcpus))
+                    !same_set(a->cells[i].vcpus, b->cells[i].vcpus) ||
+                    !same_distances(&a->cells[i], &b->cells[i]))
                         return false;
         if (!same_set(a->device_nodes, b->device_nodes) || !same_set(a->cache_cpus, b->cache_cpus) ||
             !a->vcpu_cache_cpus != !b->vcpu_cache_cpus ||

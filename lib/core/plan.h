@@ -102,6 +102,11 @@ typedef struct PlacementCell {
          * to one of these nodes and its memory is counted there */
         const CpuSet *memory_nodes;
         MemoryMode memory_mode; /* added: that <memnode>'s mode (strict when not given) */
+        /* added: the guest's distance from it to the cell of each id (<distances><sibling id= value=>,
+         * distances[id], 10-255; 0 where it names none): cells near in the guest go to nodes near on the
+         * host where the cells' sizes leave a choice; NULL when it gives none */
+        const uint8_t *distances;
+        unsigned ndistances;
 } PlacementCell;
 
 /* Who fixed the memory nodes of a request. */
@@ -165,6 +170,10 @@ typedef struct PlacementRequest {
          * else 0: when its vCPUs must double up, a guest core's threads (libvirt ids t*k .. t*k+t-1)
          * share a host core before vCPUs the guest thinks independent do */
         unsigned guest_threads;
+        /* added: the vCPUs of one guest socket (<cpu><topology>: libvirt id / this is a vCPU's socket)
+         * when the guest declares more than one, else 0: without distances, cells of one guest socket go
+         * to nodes near one another */
+        unsigned guest_socket_vcpus;
         /* added: the user's <emulatorpin> cpuset (OS indexes; NULL: none): within a node, the vCPUs take
          * cores outside it before cores in it (the user keeps those CPUs for QEMU's own threads) */
         const CpuSet *emulator_cpus;

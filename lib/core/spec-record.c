@@ -21,6 +21,11 @@ static bool same_cells(const GArray *a, const GArray *b)
                                  *y = &g_array_index(b, DomainCell, i);
                 if (x->id != y->id || x->memory != y->memory || !same_set(x->vcpus, y->vcpus))
                         return false;
+                /* its <distances>: what one names past the other's end is 0 (none) */
+                for (unsigned k = 0; k < MAX(x->ndistances, y->ndistances); k++)
+                        if ((k < x->ndistances ? x->distances[k] : 0) !=
+                            (k < y->ndistances ? y->distances[k] : 0))
+                                return false;
         }
         return true;
 }
