@@ -82,6 +82,18 @@ void cells_free_bound_memory(HostView *v, const uint64_t *saved);
 
 /* Fills plan->cells[].nodes from where their vCPUs went. */
 void cells_record_nodes(const Topology *t, Plan *plan);
-/* What the reason says of the cells: "" or "; guest cells: 0 on node 1, 1 on node 0", and unless the
- * definition binds them (memnodes), that only the definition can bind each cell's memory. */
-char *cells_note(const Topology *t, const Plan *plan, bool memnodes);
+/*
+ * Once the set and what each of its nodes takes are chosen (vcpu_node[], by cells_vcpu_nodes() or
+ * cells_pack_shared()): which of the cells of one size (vCPUs and memory) whole on a node goes to which of
+ * their nodes, so that the cells the guest holds near (its cells' <distances>, else its <topology> sockets)
+ * run on near nodes. Of the mappings (every one for up to 8 such cells, else those pairwise swaps reach),
+ * the one that least often holds two cells the guest has nearer than two others as far or farther apart
+ * than those; the mapping as packed wins a tie. Cells a <memnode> binds stay where they are. Nothing moves
+ * when the guest says nothing of its cells' distances.
+ */
+void cells_follow_guest(const HostView *v, const Plan *plan, int *vcpu_node);
+
+/* What the reason says of the cells: "" or "; guest cells: 0 on node 1, 1 on node 0", how that keeps the
+ * guest's distances between them (req's; NULL: not said), and unless the definition binds them (memnodes),
+ * that only the definition can bind each cell's memory. */
+char *cells_note(const Topology *t, const PlacementRequest *req, const Plan *plan, bool memnodes);

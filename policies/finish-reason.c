@@ -155,7 +155,7 @@ char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         for (unsigned c = 0; c < plan->ncells; c++)
                 bound_cells = bound_cells || !cpuset_is_empty(plan->cells[c].memory_nodes);
         memnodes = memnodes || bound_cells;
-        g_autofree char *cells = cells_note(v->t, plan, memnodes);
+        g_autofree char *cells = cells_note(v->t, req, plan, memnodes);
         g_autofree char *pages = hugepage_sizes_note(req);
         g_autofree char *short_pools = cells_short_note(v, req, plan);
         g_autofree char *cells_missing = cells_missing_note(v->t, req);

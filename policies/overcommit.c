@@ -273,6 +273,7 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
 
         /* a guest cell stays on one node that is big enough for it, busy or not */
         cells_pack_shared(v, nodes, n, plan, vcpu_node);
+        cells_follow_guest(v, plan, vcpu_node);
         for (unsigned i = 0; i < n; i++) {
                 const TopoNode *node = &t->nodes[nodes[i]];
                 range[i] = npus;

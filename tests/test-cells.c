@@ -842,6 +842,270 @@ START_TEST(test_cell_memory_none_on_its_node)
 }
 END_TEST
 
+/* How far apart cells a and b of plan p (each whole on a node) run: 0 on one node, else the SLIT's. */
+static uint32_t cells_apart(const Topology *t, const Plan *p, unsigned a, unsigned b)
+{
+        ck_assert_msg(cpuset_count(p->cells[a].nodes) == 1 && cpuset_count(p->cells[b].nodes) == 1,
+                      "a cell split: %s", p->reason);
+        if (cpuset_equal(p->cells[a].nodes, p->cells[b].nodes))
+                return 0;
+        return topology_distance(t, (unsigned)cpuset_next(p->cells[a].nodes, 0),
+                                 (unsigned)cpuset_next(p->cells[b].nodes, 0));
+}
+
+/* Whether the two pairs of cells near[] of a four-cell plan run nearer than each of its other four pairs. */
+static bool near_pairs_nearer(const Topology *t, const Plan *p, const unsigned near[2][2])
+{
+        uint32_t nearest_far = UINT32_MAX, farthest_near = 0;
+
+        for (unsigned a = 0; a < 4; a++)
+                for (unsigned b = a + 1; b < 4; b++) {
+                        bool is_near = false;
+                        for (unsigned k = 0; k < 2; k++)
+                                is_near = is_near || (near[k][0] == a && near[k][1] == b);
+                        if (is_near)
+                                farthest_near = MAX(farthest_near, cells_apart(t, p, a, b));
+                        else
+                                nearest_far = MIN(nearest_far, cells_apart(t, p, a, b));
+                }
+        return farthest_near < nearest_far;
+}
+
+/* A 24-vCPU guest of four 6-vCPU cells whose <distances> mirror Sapphire Rapids in SNC2 (cells 0-1 and
+ * 2-3 at 12, the rest at 21), on that host after a 2-vCPU guest took two of node 0's cores. The cells
+ * went by free cores alone, node 0 last: 0, 1, 2, 3 on nodes 1, 2, 3, 0, so both of the guest's near pairs
+ * ran across the packages and its far pairs 1-2 and 3-0 inside them, every distance its kernel balances
+ * by turned over. */
+START_TEST(test_cells_follow_guest_distances)
+{
+        static const char xml[] =
+            "<domain type='kvm'><name>mirror</name><memory unit='GiB'>48</memory><vcpu>24</vcpu>"
+            "<cpu mode='host-passthrough'><numa>"
+            "<cell id='0' cpus='0-5' memory='12' unit='GiB'><distances><sibling id='0' value='10'/>"
+            "<sibling id='1' value='12'/><sibling id='2' value='21'/><sibling id='3' value='21'/>"
+            "</distances></cell>"
+            "<cell id='1' cpus='6-11' memory='12' unit='GiB'><distances><sibling id='0' value='12'/>"
+            "<sibling id='1' value='10'/><sibling id='2' value='21'/><sibling id='3' value='21'/>"
+            "</distances></cell>"
+            "<cell id='2' cpus='12-17' memory='12' unit='GiB'><distances><sibling id='0' value='21'/>"
+            "<sibling id='1' value='21'/><sibling id='2' value='10'/><sibling id='3' value='12'/>"
+            "</distances></cell>"
+            "<cell id='3' cpus='18-23' memory='12' unit='GiB'><distances><sibling id='0' value='21'/>"
+            "<sibling id='1' value='21'/><sibling id='2' value='12'/><sibling id='3' value='10'/>"
+            "</distances></cell>"
+            "</numa></cpu></domain>";
+        static const unsigned near[2][2] = {{0, 1}, {2, 3}};
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(DomainSpec) spec = NULL;
+                g_auto(RequestShape) shape = {0};
+                g_autofree char *error = NULL;
+                PlacementParams params = test_params(kinds[k]);
+                PlacementRequest req;
+
+                test_place(t, l, &params, "small", 2, 4 * GiB);
+                ck_assert_msg(domain_xml_parse(xml, &spec, &error) == 0, "%s", error);
+                req = domain_request(spec, spec);
+                domain_request_shape(spec, t, &req, &shape);
+                {
+                        g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+                        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                        ck_assert_msg(near_pairs_nearer(t, p, near), "%s: %s",
+                                      policy_kind_to_string(kinds[k]), p->reason);
+                        ck_assert_msg(
+                            strstr(p->reason, "(the cells its <distances> hold nearer run on nearer nodes)"),
+                            "%s", p->reason);
+                }
+        }
+}
+END_TEST
+
+/* The guest's near pairs are 0-2 and 1-3 (distances 12), the rest 21: on an empty Sapphire Rapids in SNC2
+ * the cells went 0, 1, 2, 3 to nodes 0, 1, 2, 3, so cells 0 and 2 ran across the packages and 0 and 1,
+ * far in the guest, inside one. */
+START_TEST(test_cells_follow_inverted_distances)
+{
+        static const char *const lists[] = {"0-7", "8-15", "16-23", "24-31"};
+        static const uint8_t d[4][4] = {
+            {10, 21, 12, 21}, {21, 10, 21, 12}, {12, 21, 10, 21}, {21, 12, 21, 10}};
+        static const unsigned near[2][2] = {{0, 2}, {1, 3}};
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        Cells c;
+
+        cells_make(&c, lists, 4, 16 * GiB);
+        for (unsigned i = 0; i < 4; i++) {
+                c.cells[i].distances = d[i];
+                c.cells[i].ndistances = 4;
+        }
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Plan) p = place(t, l, kinds[k], 32, 64 * GiB, &c);
+
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                ck_assert_msg(near_pairs_nearer(t, p, near), "%s: %s", policy_kind_to_string(kinds[k]),
+                              p->reason);
+        }
+        cells_clear(&c);
+}
+END_TEST
+
+/* No <distances>, but <topology sockets='2' cores='12'>: cells 0-1 are the guest's socket 0, 2-3 its
+ * socket 1. After a 2-vCPU guest on node 0 of Sapphire Rapids in SNC2, cells 0 and 1 ran on nodes 1 and
+ * 2, guest socket 0 across both host packages. */
+START_TEST(test_cells_follow_guest_sockets)
+{
+        static const char *const lists[] = {"0-5", "6-11", "12-17", "18-23"};
+        static const unsigned near[2][2] = {{0, 1}, {2, 3}};
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        Cells c;
+
+        cells_make(&c, lists, 4, 12 * GiB);
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams params = test_params(kinds[k]);
+                PlacementRequest req = {.name = "vm",
+                                        .vcpus = 24,
+                                        .memory = 48 * GiB,
+                                        .cells = c.cells,
+                                        .ncells = 4,
+                                        .guest_socket_vcpus = 12};
+
+                test_place(t, l, &params, "small", 2, 4 * GiB);
+                {
+                        g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+                        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                        ck_assert_msg(near_pairs_nearer(t, p, near), "%s: %s",
+                                      policy_kind_to_string(kinds[k]), p->reason);
+                        ck_assert_msg(strstr(p->reason,
+                                             "(the cells of one guest socket (<topology>) run on nearer "
+                                             "nodes than cells of two)"),
+                                      "%s", p->reason);
+                }
+        }
+        cells_clear(&c);
+}
+END_TEST
+
+/* Sixteen cells, as Cells holds eight. */
+typedef struct {
+        PlacementCell cells[16];
+        CpuSet *sets[16];
+} Cells16;
+
+static void cells16_make(Cells16 *c, const char *const *lists, uint64_t memory)
+{
+        for (unsigned i = 0; i < 16; i++) {
+                c->sets[i] = set_of(lists[i]);
+                c->cells[i] = (PlacementCell){.id = i, .vcpus = c->sets[i], .memory = memory};
+        }
+}
+
+/* Sixteen 2-vCPU cells whose <distances> hold the even ones near one another and the odd ones near one
+ * another: too many for every mapping to be tried. Packed by free cores, cells 0-3 went to nodes 0-3 and
+ * so on, every node holding cells of one parity and nodes 0 and 2 (21 apart) the even ones; the odd and
+ * even cells now each keep to one package (one node each under compat, which fills threads). */
+START_TEST(test_cells_follow_guest_distances_many)
+{
+        static const char *const lists[] = {"0-1",   "2-3",   "4-5",   "6-7",   "8-9",   "10-11",
+                                            "12-13", "14-15", "16-17", "18-19", "20-21", "22-23",
+                                            "24-25", "26-27", "28-29", "30-31"};
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        uint8_t d[16][16];
+        Cells16 c;
+
+        for (unsigned i = 0; i < 16; i++)
+                for (unsigned j = 0; j < 16; j++)
+                        d[i][j] = i == j ? 10 : i % 2 == j % 2 ? 12 : 21;
+        cells16_make(&c, lists, 1 * GiB);
+        for (unsigned i = 0; i < 16; i++) {
+                c.cells[i].distances = d[i];
+                c.cells[i].ndistances = 16;
+        }
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                PlacementParams params = test_params(kinds[k]);
+                PlacementRequest req = {
+                    .name = "vm", .vcpus = 32, .memory = 16 * GiB, .cells = c.cells, .ncells = 16};
+                g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+                uint32_t farthest_near = 0, nearest_far = UINT32_MAX;
+
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                for (unsigned a = 0; a < 16; a++)
+                        for (unsigned b = a + 1; b < 16; b++) {
+                                uint32_t apart = cells_apart(t, p, a, b);
+                                if (a % 2 == b % 2)
+                                        farthest_near = MAX(farthest_near, apart);
+                                else
+                                        nearest_far = MIN(nearest_far, apart);
+                        }
+                ck_assert_msg(farthest_near < nearest_far, "%s: %s", policy_kind_to_string(kinds[k]),
+                              p->reason);
+        }
+        for (unsigned i = 0; i < 16; i++)
+                cpuset_free(c.sets[i]);
+}
+END_TEST
+
+/* Three nodes all 20 apart hold no pair nearer than another: a guest that holds cells 0-1 at 12 and the
+ * rest at 21 cannot have that here, and the reason says so rather than nothing. */
+START_TEST(test_cells_guest_distances_cannot_hold)
+{
+        static const char *const lists[] = {"0-1", "2-3", "4-5"};
+        static const uint32_t host[] = {10, 20, 20, 20, 10, 20, 20, 20, 10};
+        static const uint8_t d[3][3] = {{10, 12, 21}, {12, 10, 21}, {21, 21, 10}};
+        g_autoptr(Topology) t = topology_new_uniform(3, 2, 2, 8 * GiB, host);
+        g_autoptr(Ledger) l = ledger_new(t);
+        Cells c;
+
+        cells_make(&c, lists, 3, 1 * GiB);
+        for (unsigned i = 0; i < 3; i++) {
+                c.cells[i].distances = d[i];
+                c.cells[i].ndistances = 3;
+        }
+        {
+                g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 6, 3 * GiB, &c);
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                ck_assert_msg(strstr(p->reason,
+                                     "(its <distances> cannot all hold on these nodes: cells 0 and 1 "
+                                     "(12 apart in the guest) run 20 apart, as far as cells 0 and 2 "
+                                     "(21 apart in the guest))"),
+                              "%s", p->reason);
+        }
+        cells_clear(&c);
+}
+END_TEST
+
+/* Cells of different sizes never trade places: what each node takes stays what the packing gave it. Two
+ * nodes of 4 cores, a 4-vCPU cell 0 and two 2-vCPU cells whose <distances> hold 0 near 2 only: cell 0
+ * fills one node and cells 1-2 the other, as without distances, and the reason says it cannot hold. */
+START_TEST(test_cells_of_other_sizes_stay)
+{
+        static const char *const lists[] = {"0-3", "4-5", "6-7"};
+        static const uint32_t host[] = {10, 20, 20, 10};
+        static const uint8_t d[3][3] = {{10, 21, 12}, {21, 10, 21}, {12, 21, 10}};
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 8 * GiB, host);
+        g_autoptr(Ledger) l = ledger_new(t);
+        Cells c;
+        int nodes[3];
+
+        cells_make(&c, lists, 3, 1 * GiB);
+        for (unsigned i = 0; i < 3; i++) {
+                c.cells[i].distances = d[i];
+                c.cells[i].ndistances = 3;
+        }
+        {
+                g_autoptr(Plan) p = place(t, l, POLICY_EXPLICIT, 8, 3 * GiB, &c);
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                assert_cells_whole(t, p, &c, nodes);
+                ck_assert_msg(nodes[0] != nodes[1] && nodes[1] == nodes[2], "%s", p->reason);
+                ck_assert_msg(strstr(p->reason, "cannot all hold"), "%s", p->reason);
+        }
+        cells_clear(&c);
+}
+END_TEST
+
 /* A PowerVM LPAR's node 1 has cores and no memory at all: the cell on it has its memory on node 0, and the
  * reason says node 1 has no memory (as it does without cells), not that it has no room for it, which sent
  * one looking for the domain that filled it. */
@@ -1693,6 +1957,12 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_cells_set_without_idle_nodes);
         tcase_add_test(tc, test_cell_memory_none_on_its_node);
         tcase_add_test(tc, test_cell_on_memoryless_node_said);
+        tcase_add_test(tc, test_cells_follow_guest_distances);
+        tcase_add_test(tc, test_cells_follow_inverted_distances);
+        tcase_add_test(tc, test_cells_follow_guest_sockets);
+        tcase_add_test(tc, test_cells_follow_guest_distances_many);
+        tcase_add_test(tc, test_cells_guest_distances_cannot_hold);
+        tcase_add_test(tc, test_cells_of_other_sizes_stay);
         tcase_add_test(tc, test_interleaved_cells);
         tcase_add_test(tc, test_overcommit_keeps_cells_whole);
         tcase_add_test(tc, test_overcommit_by_load_keeps_cells_whole);
