@@ -1006,8 +1006,8 @@ typedef enum GuestOrder {
  * many placed whole: each mapping weighs every pair of them); beyond, trades of two nodes' cells and swaps
  * of two cells improve the mapping as packed, up to GUEST_ORDER_MAX_SWAP cells placed whole. A guest with
  * more is left as packed. */
-#define GUEST_ORDER_MAX_EXHAUSTIVE 8u
-#define GUEST_ORDER_MAX_SWAP       32u
+#define GUEST_ORDER_MAX_EXHAUSTIVE 5u
+#define GUEST_ORDER_MAX_SWAP       16u
 
 static GuestOrder guest_order(const PlacementRequest *req, const Plan *plan)
 {
