@@ -19,16 +19,49 @@ bool policy_user_thread_cpu(const PlacementRequest *req, unsigned os)
         return false;
 }
 
-CpuSet *policy_user_thread_nodes(const Topology *t, const PlacementRequest *req)
+/* Adds to nodes the node of each CPU of cpus when they are the domain's own: a core or two (as hold_cpus()
+ * holds them), none of the host's (ReservedCPUs=, HousekeepingCPUs=) and none on a core that runs or holds
+ * another domain's thread (every guest's emulator on one shared set, Nova's emulator_threads_policy=share
+ * or a cpu_shared_set, draws none: each would go to that node). */
+static void own_thread_nodes(const HostView *v, const CpuSet *cpus, CpuSet *nodes)
 {
+        const Topology *t = v->t;
+        const PlacementParams *params = v->params;
+        g_autoptr(CpuSet) add = cpuset_new();
+
+        if (!cpus || cpuset_count(cpus) > 2 * MAX(t->max_threads, 1u))
+                return;
+        CPUSET_FOREACH (os, cpus) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                unsigned core;
+
+                if (pu < 0)
+                        continue;
+                core = t->pus[pu].core;
+                if ((params && params->reserved_cpus && cpuset_has(params->reserved_cpus, (unsigned)os)) ||
+                    (params && params->housekeeping_cpus &&
+                     cpuset_has(params->housekeeping_cpus, (unsigned)os)) ||
+                    (v->l && (ledger_core_load(v->l, core) || ledger_core_held(v->l, core))))
+                        return;
+                cpuset_add(add, t->cores[core].node);
+        }
+        cpuset_union(nodes, add);
+}
+
+CpuSet *policy_user_thread_nodes(const HostView *v)
+{
+        const PlacementRequest *req = v->req;
         g_autoptr(CpuSet) nodes = cpuset_new();
 
         if (!req || req->device_nodes || (!req->emulator_cpus && !req->iothread_cpus))
                 return NULL;
-        for (unsigned p = 0; p < t->npus; p++)
-                if (policy_user_thread_cpu(req, t->pus[p].os_index))
-                        cpuset_add(nodes, t->cores[t->pus[p].core].node);
-        if (cpuset_is_empty(nodes) || cpuset_count(nodes) == t->nnodes)
+        own_thread_nodes(v, req->emulator_cpus, nodes);
+        for (unsigned i = 0; req->iothread_cpus && i < req->iothread_cpus->len; i++) {
+                const IothreadPin *pin = &g_array_index(req->iothread_cpus, IothreadPin, i);
+                if (req->kept_iothreads && cpuset_has(req->kept_iothreads, pin->id))
+                        own_thread_nodes(v, pin->cpus, nodes);
+        }
+        if (cpuset_is_empty(nodes) || cpuset_count(nodes) == v->t->nnodes)
                 return NULL;
         return g_steal_pointer(&nodes);
 }

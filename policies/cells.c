@@ -1301,6 +1301,17 @@ static bool same_size(const PlanCell *x, const PlanCell *y)
         return cpuset_count(x->vcpus) == cpuset_count(y->vcpus) && x->memory == y->memory;
 }
 
+/* Whether a vCPU of cell c of plan must run under the caches its <cachetune> reserves (vcpu_cache_cpus). */
+static bool cell_cache_bound(const PlacementRequest *req, const Plan *plan, unsigned c)
+{
+        if (!req || !req->vcpu_cache_cpus)
+                return false;
+        CPUSET_FOREACH (vcpu, plan->cells[c].vcpus)
+                if ((unsigned)vcpu < req->vcpus && req->vcpu_cache_cpus[vcpu])
+                        return true;
+        return false;
+}
+
 /* The node every vCPU of each cell of plan runs on by vcpu_node[] into cell_node[], -1 for a cell without
  * vCPUs or whose vCPUs are not all on one node. */
 static void whole_cells(const Plan *plan, const int *vcpu_node, int *cell_node)
@@ -1343,11 +1354,12 @@ void cells_follow_guest(const HostView *v, const Plan *plan, int *vcpu_node)
         if (!ordered)
                 return;
         /* the cells that may take one another's places: whole on a node, bound by no <memnode> (nor given
-         * the nodes nearest such memory), by size */
+         * the nodes nearest such memory), none of whose vCPUs must run under the caches a <cachetune>
+         * reserves for it (as binding as <vcpu cpuset>: the packing put them there), by size */
         movable = g_new(CellOrder, plan->ncells);
         for (unsigned c = 0; c < plan->ncells; c++)
                 if (cell_node[c] >= 0 && cpuset_is_empty(plan->cells[c].memory_nodes) &&
-                    !host_view_cell_home(v, plan->cells[c].id))
+                    !host_view_cell_home(v, plan->cells[c].id) && !cell_cache_bound(v->req, plan, c))
                         movable[m++] = (CellOrder){plan, c};
         if (m < 2)
                 return;
@@ -1474,14 +1486,14 @@ static void order_note(const Topology *t, const PlacementRequest *req, const Pla
         if (order == GUEST_ORDER_DISTANCES)
                 g_string_append_printf(
                     s,
-                    " (its <distances> cannot all hold on these nodes: cells %u and %u (%u "
-                    "apart in the guest) run ",
+                    " (its <distances> do not all hold on these nodes as its cells were packed: "
+                    "cells %u and %u (%u apart in the guest) run ",
                     plan->cells[near->a].id, plan->cells[near->b].id, near->g);
         else
                 g_string_append_printf(
                     s,
-                    " (its sockets (<topology>) cannot all hold on these nodes: cells %u and "
-                    "%u (of one guest socket) run ",
+                    " (its sockets (<topology>) do not all hold on these nodes as its cells were "
+                    "packed: cells %u and %u (of one guest socket) run ",
                     plan->cells[near->a].id, plan->cells[near->b].id);
         host_apart(s, near_h);
         g_string_append_printf(s, ", %s cells %u and %u (", gap ? "farther than" : "as far as",

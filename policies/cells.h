@@ -86,10 +86,11 @@ void cells_record_nodes(const Topology *t, Plan *plan);
  * Once the set and what each of its nodes takes are chosen (vcpu_node[], by cells_vcpu_nodes() or
  * cells_pack_shared()): which of the cells of one size (vCPUs and memory) whole on a node goes to which of
  * their nodes, so that the cells the guest holds near (its cells' <distances>, else its <topology> sockets)
- * run on near nodes. Of the mappings (every one for up to 8 such cells, else those pairwise swaps reach),
+ * run on near nodes. Of the mappings (every one for up to 5 such cells, else those trades reach, up to 16),
  * the one that least often holds two cells the guest has nearer than two others as far or farther apart
- * than those; the mapping as packed wins a tie. Cells a <memnode> binds stay where they are. Nothing moves
- * when the guest says nothing of its cells' distances.
+ * than those; the mapping as packed wins a tie. Cells a <memnode> binds, and cells with a vCPU a <cachetune>
+ * keeps under its caches, stay where they are. Nothing moves when the guest says nothing of its cells'
+ * distances.
  */
 void cells_follow_guest(const HostView *v, const Plan *plan, int *vcpu_node);
 

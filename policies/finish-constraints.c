@@ -125,7 +125,7 @@ void finish_memory_short_note(const HostView *v, const PlacementRequest *req, co
  * <iothreadpin>s), when no PCI device decided: on their nodes, or away and why. */
 static void thread_nodes_note(const HostView *v, const PlacementRequest *req, const Plan *plan, GString *s)
 {
-        g_autoptr(CpuSet) nodes = policy_user_thread_nodes(v->t, req);
+        g_autoptr(CpuSet) nodes = policy_user_thread_nodes(v);
         g_autoptr(CpuSet) all = cpuset_new(), near = cpuset_new();
         g_autofree char *all_list = NULL, *near_list = NULL;
         bool constrained = true;

@@ -78,8 +78,10 @@ bool policy_pu_vacant(const HostView *v, const Plan *plan, unsigned p);
 /* Whether CPU os (OS index) is one the user keeps for QEMU's own threads: in its <emulatorpin>, or in the
  * cpuset of an <iothreadpin> of its own (req->kept_iothreads). */
 bool policy_user_thread_cpu(const PlacementRequest *req, unsigned os);
-/* The nodes (indexes) of those CPUs, NULL when there are none or they lie on every node: among equally
- * near sets with room, one with such a node wins (no PCI device of a known node deciding). Caller frees. */
-CpuSet *policy_user_thread_nodes(const Topology *t, const PlacementRequest *req);
+/* The nodes (indexes) of those CPUs of v's request that are its own (a core or two, none of the host's
+ * ReservedCPUs=/HousekeepingCPUs=, none on a core another domain runs or holds a thread on), NULL when
+ * there are none or they lie on every node: among equally near sets with room, one with such a node wins
+ * (no PCI device of a known node deciding). Caller frees. */
+CpuSet *policy_user_thread_nodes(const HostView *v);
 /* Whether core c has such a CPU (policy_user_thread_cpu()): vCPUs take it last. */
 bool policy_core_user_thread(const HostView *v, unsigned c);

@@ -22,7 +22,8 @@
 /*
  * The walk for a set with room, first with guest cells whole, then split. With PCI devices, of the sets as
  * near as the one chosen without them (their group), one with a node local to a device wins (without
- * any, one with the node of the CPUs its definition pins QEMU's threads to, alike): a device's
+ * any, one with the node of the CPUs its definition pins QEMU's threads to, alike, unless that loses the
+ * L3 fit the first choice had): a device's
  * node never costs a vCPU its core, nor the guest a wider or further set, nor its housekeeping the free
  * core the first choice left it (when the emulator needs a core of its own,
  * policy_housekeeping_needs_core(), and that one had a core to spare, so must the near one). The candidates
@@ -32,7 +33,7 @@
 static bool search_room(SetSearch *s, const PlacementRequest *req, Plan *plan, SetChoice *out)
 {
         bool cells = s->cells_whole, found = false;
-        g_autoptr(CpuSet) threads = policy_user_thread_nodes(s->v->t, req);
+        g_autoptr(CpuSet) threads = policy_user_thread_nodes(s->v);
         const CpuSet *near_nodes = req->device_nodes ? req->device_nodes : threads;
 
         for (unsigned pass = 0; pass < (cells ? 2u : 1u) && !found; pass++) {
@@ -52,7 +53,9 @@ static bool search_room(SetSearch *s, const PlacementRequest *req, Plan *plan, S
                         s->vcpus = vcpus + 1;
                 kept = plan->candidates; /* the near walk's own are dropped */
                 plan->candidates = g_ptr_array_new_with_free_func((GDestroyNotify)plan_candidate_free);
-                if (set_search_room(s, plan, &near)) {
+                /* a thread pin's node draws less than a device's: never at the cost of the L3 fit the
+                 * first choice had */
+                if (set_search_room(s, plan, &near) && (req->device_nodes || near.l3_fit || !out->l3_fit)) {
                         *out = near;
                         plan->device_near = req->device_nodes != NULL;
                         plan->threads_near = !req->device_nodes;

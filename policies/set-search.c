@@ -434,21 +434,31 @@ static double split_mean(const SetSearch *s, const NodeSet *set, const Plan *pla
         return total > 0 ? sum / (total * total) : set->mean_distance;
 }
 
+/* How much nearer its memory a set of fewer nodes must put the vCPUs to replace the one chosen: a gain
+ * under it is less than what the nodes it leaves free can cost the next domain (8 vCPUs narrowed from
+ * 2 + 3 + 3 to 4 + 4 for 0.03 left three free cores in each package's far corner, and a 4-vCPU domain then
+ * crossed the packages). */
+#define NARROW_MIN_GAIN 0.1
+
 /*
  * The ranking's mean distance counts each node of a set as if the domain spread evenly over all of them,
  * so a node near some of the others lowers it even when it has a sliver of free cores: on two sockets of
  * two nodes (12 inside, 21 across) with 8, 2, 8 and 2 free cores, {0,1,2} (mean 15.33) ranks above {0,2}
  * (15.50), and 16 vCPUs split 7 + 2 + 7 there, 15.63 from their memory on average, taking node 1's last
  * cores. Of the sets of one node fewer that have room (and nothing else against them: allowed, near the
- * devices when those chose, the L3 fit kept), the one whose split lies nearest its memory wins when it
- * lies nearer than the chosen set's, and again from there. Not for guest cells (their split has its own
- * rule) nor above 16 nodes (no mask index); a set whose split is even is never narrowed, so the sets of
- * several nodes of one socket and one of the other, which the mean prefers across sockets, stand.
+ * devices when those chose, the L3 fit kept, the free core for its emulator kept when the chosen set had
+ * one and the host has no idle sibling for it), the one whose split lies nearest its memory wins when it
+ * lies nearer than the chosen set's by NARROW_MIN_GAIN, and again from there. Not for guest cells (their
+ * split has its own rule) nor above 16 nodes (no mask index); a set whose split is even is never narrowed,
+ * so the sets of several nodes of one socket and one of the other, which the mean prefers across sockets,
+ * stand.
  */
 static void narrow_uneven(const SetSearch *s, Plan *plan, SetChoice *out)
 {
         const NodeSetTable *table = s->table;
         double best = -1;
+        /* the core to spare its housekeeping had (no idle sibling for the emulator), kept */
+        unsigned need = s->vcpus + (out->load.capacity > s->vcpus && policy_housekeeping_needs_core(s->v));
 
         if (plan->ncells || !table->rank_of_mask || s->vcpus == 0)
                 return;
@@ -458,6 +468,7 @@ static void narrow_uneven(const SetSearch *s, Plan *plan, SetChoice *out)
                 int pick = -1;
                 SetLoad pick_load = {0};
                 bool pick_fits = false;
+                double bar;
 
                 if (set->nnodes < 3)
                         return;
@@ -465,6 +476,7 @@ static void narrow_uneven(const SetSearch *s, Plan *plan, SetChoice *out)
                         best = split_mean(s, set, plan);
                 if (best <= set->mean_distance + NODESETS_MEAN_EPSILON && out->wider_rank < 0)
                         return; /* split evenly: the ranking's mean is its own */
+                bar = best - NARROW_MIN_GAIN;
                 for (unsigned i = 0; i < set->nnodes; i++) {
                         unsigned r = table->rank_of_mask[set->mask & ~(UINT32_C(1) << members[i])];
                         const NodeSet *sub;
@@ -479,7 +491,7 @@ static void narrow_uneven(const SetSearch *s, Plan *plan, SetChoice *out)
                             (s->near && !set_near(table, sub, s->near)))
                                 continue;
                         load = set_sums_get(&s->sums, sub);
-                        if (load.free_memory < s->memory || load.capacity < s->vcpus ||
+                        if (load.free_memory < s->memory || load.capacity < need ||
                             set_has_idle_node(s, sub, plan))
                                 continue;
                         fits = true;
@@ -491,7 +503,7 @@ static void narrow_uneven(const SetSearch *s, Plan *plan, SetChoice *out)
                         if (out->l3_fit && !fits)
                                 continue;
                         mean = split_mean(s, sub, plan);
-                        if (mean < best - NODESETS_MEAN_EPSILON) {
+                        if (mean <= bar && (pick < 0 || mean < best)) {
                                 best = mean;
                                 pick = (int)r;
                                 pick_load = load;

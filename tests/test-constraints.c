@@ -5,6 +5,7 @@
  */
 #include "nodesets.h"
 #include "test-util.h"
+#include "topology-load.h"
 #include "test-policy-util.h"
 
 #include <string.h>
@@ -906,6 +907,98 @@ START_TEST(test_pinned_thread_node_draws_guest)
 }
 END_TEST
 
+/* ... but only CPUs of its own: an <emulatorpin> to ReservedCPUs= (Nova's emulator_threads_policy=share,
+ * every guest's emulator on the same housekeeping CPUs) draws no guest, and 2-vCPU guests still go one a
+ * node (they all went to node 0 until it was full). */
+START_TEST(test_shared_housekeeping_pin_draws_none)
+{
+        g_autoptr(Topology) t = topology_new_uniform(4, 8, 2, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) reserved = set_of("0-1");
+        g_autoptr(CpuSet) used = cpuset_new();
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+
+        p.reserved_cpus = reserved;
+        for (unsigned i = 0; i < 4; i++) {
+                g_autofree char *name = g_strdup_printf("g%u", i);
+                PlacementRequest req = {.name = name,
+                                        .vcpus = 2,
+                                        .memory = 4 * GiB,
+                                        .emulator_cpus = reserved,
+                                        .keep_emulator = true};
+                const Plan *plan = place_req(t, l, &p, &req);
+
+                ck_assert_int_eq(plan->result, PLAN_PLACED);
+                ck_assert_msg(cpuset_count(plan->nodes) == 1 && !cpuset_intersects(used, plan->nodes),
+                              "%s: %s", name, plan->reason);
+                cpuset_union(used, plan->nodes);
+                ck_assert_msg(!strstr(plan->reason, "pins QEMU's threads to"), "%s", plan->reason);
+        }
+        p.reserved_cpus = NULL;
+        /* the same shared set outside ReservedCPUs= (a cpu_shared_set placementd does not keep): the first
+         * guest holds it, and it draws none after */
+        {
+                g_autoptr(Ledger) l2 = ledger_new(t);
+                g_autoptr(CpuSet) used2 = cpuset_new();
+
+                for (unsigned i = 0; i < 4; i++) {
+                        g_autofree char *name = g_strdup_printf("s%u", i);
+                        PlacementRequest req = {.name = name,
+                                                .vcpus = 2,
+                                                .memory = 4 * GiB,
+                                                .emulator_cpus = reserved,
+                                                .keep_emulator = true};
+                        const Plan *plan = place_req(t, l2, &p, &req);
+
+                        ck_assert_int_eq(plan->result, PLAN_PLACED);
+                        ck_assert_msg(cpuset_count(plan->nodes) == 1 &&
+                                          !cpuset_intersects(used2, plan->nodes),
+                                      "%s: %s", name, plan->reason);
+                        cpuset_union(used2, plan->nodes);
+                }
+        }
+}
+END_TEST
+
+/* A thread pin's node draws less than a device's: never at the cost of the L3 fit. Four L3 groups of 6 cores
+ * a node; node 0's are each part taken, node 1's whole: a 6-vCPU guest whose emulator is pinned on node 0
+ * takes a whole L3 of node 1, not 6 cores of two L3 groups beside its emulator. */
+START_TEST(test_pinned_thread_node_keeps_l3_fit)
+{
+        g_autofree char *path = test_topology_path("four-l3-per-node.xml");
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(Ledger) l = NULL;
+        g_autoptr(CpuSet) emulator = NULL;
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "l3emu", .vcpus = 6, .memory = 8 * GiB, .keep_emulator = true};
+        const Plan *plan;
+        unsigned node0_first;
+
+        ck_assert_int_eq(topology_load(path, &t, NULL), 0);
+        l = ledger_new(t);
+        /* one core taken in each of node 0's L3 groups */
+        node0_first = t->nodes[0].core_first;
+        for (unsigned c = node0_first, k = 0; c < node0_first + t->nodes[0].ncores; c++)
+                if (c == node0_first || t->cores[c].l3 != t->cores[c - 1].l3) {
+                        g_autofree char *name = g_strdup_printf("frag%u", k++);
+                        g_autofree char *cpu = g_strdup_printf("%u", t->pus[t->cores[c].pu_first].os_index);
+                        g_autoptr(CpuSet) one = set_of(cpu);
+                        PlacementRequest r = {.name = name, .vcpus = 1, .memory = GiB, .allowed_cpus = one};
+                        place_req(t, l, &p, &r);
+                }
+        {
+                g_autofree char *cpu =
+                    g_strdup_printf("%u", t->pus[t->cores[node0_first + 3].pu_first].os_index);
+                emulator = set_of(cpu);
+        }
+        req.emulator_cpus = emulator;
+        plan = place_req(t, l, &p, &req);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_msg(cpuset_count(plan->nodes) == 1 && !cpuset_has(plan->nodes, 0), "%s", plan->reason);
+        assert_reason_has(plan, "fits one L3 cache");
+}
+END_TEST
+
 /* A random subset of 0..n-1 (never empty), or NULL about a third of the time. */
 static CpuSet *random_subset(GRand *r, unsigned n)
 {
@@ -1198,6 +1291,8 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_overcommit_beside_held_emulator);
         tcase_add_test(tc, test_own_pinned_thread_keeps_guest_near);
         tcase_add_test(tc, test_pinned_thread_node_draws_guest);
+        tcase_add_test(tc, test_shared_housekeeping_pin_draws_none);
+        tcase_add_test(tc, test_pinned_thread_node_keeps_l3_fit);
         tcase_add_test(tc, test_placed_thread_cpus_held);
         tcase_add_test(tc, test_adopted_floating_pins_spread_over_cores);
         tcase_add_test(tc, test_strict_binding_counts_no_node_past_its_memory);

@@ -658,6 +658,75 @@ START_TEST(test_uneven_split_narrowed)
 }
 END_TEST
 
+/* ... but not for a gain too small to be worth what it leaves free (8 vCPUs over free cores 3, 4, 4 and
+ * 3: 2 + 3 + 3 on nodes 0-2 is 15.53 from its memory, 4 + 4 on nodes 1-2 15.50, which left three free cores
+ * in each package's far corner and sent the next 4-vCPU domain across the packages), nor when it takes the
+ * free core its emulator had on a host without SMT. */
+START_TEST(test_uneven_split_kept)
+{
+        static const uint32_t snc2[16] = {10, 12, 21, 21, 12, 10, 21, 21, 21, 21, 10, 12, 21, 21, 12, 10};
+        {
+                g_autoptr(Topology) t = topology_new_uniform(4, 8, 2, 64 * GiB, snc2);
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                const Plan *g, *h;
+                g_autoptr(CpuSet) package1 = cpuset_new();
+
+                test_place(t, l, &p, "a", 5, 4 * GiB);
+                test_place(t, l, &p, "b", 4, 4 * GiB);
+                test_place(t, l, &p, "c", 4, 4 * GiB);
+                test_place(t, l, &p, "d", 5, 4 * GiB);
+                g = test_place(t, l, &p, "g", 8, 8 * GiB);
+                ck_assert_msg(cpuset_count(g->nodes) == 3 && !strstr(g->reason, "fewer nodes than"), "%s",
+                              g->reason);
+                h = test_place(t, l, &p, "h", 4, 4 * GiB);
+                cpuset_add(package1, 2);
+                cpuset_add(package1, 3);
+                ck_assert_msg(cpuset_equal(h->nodes, package1), "%s", h->reason);
+        }
+        {
+                /* split evenly, a set stands whatever its subsets give: two sockets of two nodes (12 inside,
+                 * 32 across) with 4, 4, 0 and 8 free cores: 12 vCPUs go 4 + 4 + 4 over nodes 0-1,3, several
+                 * nodes of one socket and one of the other, as the ranking's mean has them */
+                static const uint32_t epyc[16] = {10, 12, 32, 32, 12, 10, 32, 32,
+                                                  32, 32, 10, 12, 32, 32, 12, 10};
+                g_autoptr(Topology) t = topology_new_uniform(4, 8, 2, 64 * GiB, epyc);
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                g_autoptr(CpuSet) want = cpuset_new();
+                const Plan *d;
+
+                test_place(t, l, &p, "a", 4, 4 * GiB);
+                test_place(t, l, &p, "b", 4, 4 * GiB);
+                test_place(t, l, &p, "c", 8, 4 * GiB);
+                d = test_place(t, l, &p, "d", 12, 12 * GiB);
+                cpuset_add(want, 0);
+                cpuset_add(want, 1);
+                cpuset_add(want, 3);
+                ck_assert_msg(cpuset_equal(d->nodes, want) && !strstr(d->reason, "fewer nodes than"), "%s",
+                              d->reason);
+        }
+        {
+                /* SMT off: 8, 2, 8 and 2 free cores; nodes 0,2 would have no core left for the emulator */
+                g_autoptr(Topology) t = topology_new_uniform(4, 8, 1, 64 * GiB, snc2);
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                const Plan *big;
+
+                test_place(t, l, &p, "a", 8, 8 * GiB);
+                test_place(t, l, &p, "b", 6, 8 * GiB);
+                test_place(t, l, &p, "c", 8, 8 * GiB);
+                test_place(t, l, &p, "d", 6, 8 * GiB);
+                ledger_release(l, "a");
+                ledger_release(l, "c");
+                big = test_place(t, l, &p, "big", 16, 32 * GiB);
+                ck_assert_msg(cpuset_count(big->nodes) == 3 && !cpuset_is_empty(big->emulator_pin), "%s",
+                              big->reason);
+                ck_assert_msg(!strstr(big->reason, "the emulator shares its own cores"), "%s", big->reason);
+        }
+}
+END_TEST
+
 static Suite *explicit_suite(void)
 {
         Suite *s = suite_create("policy: explicit");
@@ -687,6 +756,7 @@ static Suite *explicit_suite(void)
         tcase_add_test(tc, test_overcommit_node_unreachable_from_itself);
         tcase_add_test(tc, test_hbm_beside_its_cores_without_distances);
         tcase_add_test(tc, test_uneven_split_narrowed);
+        tcase_add_test(tc, test_uneven_split_kept);
         suite_add_tcase(s, tc);
         return s;
 }

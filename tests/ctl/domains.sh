@@ -208,6 +208,13 @@ run plan --json --topology="$HERE/../topologies/cache-ids.xml" --domain="$D/cach
 json "memory bound where no reserved cache's CPU lies: the reason names the <cachetune>" \
     '"no CPU under the caches its <cachetune>/<memorytune> reserve lies there" in dec("cachetune-remote")["reason"]
      and "<vcpu cpuset>" not in dec("cachetune-remote")["reason"]'
+# guest cells whose vCPUs' <cachetune> keeps them under the caches of a node stay there: the guest's
+# sockets (cells 0-1 one, 2-3 the other) do not move them off the caches reserved for them
+run plan --json --topology="$HERE/../topologies/cache-ids.xml" --domain="$D/cachetune-cells.xml"
+json "guest cells stay under the caches their <cachetune> reserves, whatever the guest's sockets ask" \
+    'dec("cachetune-cells")["vcpu_pins"] == ["0-1", "2-3", "16-17", "18-19", "4-5", "6-7", "20-21", "22-23"]
+     and [c["nodes"] for c in dec("cachetune-cells")["cells"]] == [[0], [1], [0], [1]]
+     and "not kept under the caches" not in dec("cachetune-cells")["reason"]'
 # a refused list prints no decision, not those before the bad one (text and JSON alike): nothing, or with
 # --json the error alone
 for form in "" --json; do
