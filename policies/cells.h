@@ -93,6 +93,9 @@ void cells_record_nodes(const Topology *t, Plan *plan);
  * distances.
  */
 void cells_follow_guest(const HostView *v, const Plan *plan, int *vcpu_node);
+/* What the reason says of the guest's order of its cells (cells_follow_guest()), appended to s: that the
+ * cells it holds nearer run on nearer nodes, or two pairs of cells the set's nodes hold otherwise. */
+void cells_order_note(const Topology *t, const PlacementRequest *req, const Plan *plan, GString *s);
 
 /* What the reason says of the cells: "" or "; guest cells: 0 on node 1, 1 on node 0", how that keeps the
  * guest's distances between them (req's; NULL: not said), and unless the definition binds them (memnodes),

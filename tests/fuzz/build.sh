@@ -74,6 +74,7 @@ lib_sources=(
         policies/finish-realtime.c
         policies/finish-kinds.c
         policies/memory-tiers.c
+        policies/cell-order.c
         policies/cells.c
         policies/explicit.c
         policies/compat.c
