@@ -12,10 +12,11 @@ static bool noncharacter(gunichar c)
         return (c >= 0xfdd0 && c <= 0xfdef) || (c & 0xfffe) == 0xfffe;
 }
 
-/* Unicode's default ignorable code points (DerivedCoreProperties.txt) that are not format characters:
- * marks and fillers a terminal draws as nothing (the combining grapheme joiner, the Hangul fillers, the
- * Khmer inherent vowels, the Mongolian and the other variation selectors) and the unassigned code points
- * kept for more of them. And the Braille blank, which draws as a space. */
+/* Unicode's default ignorable code points (DerivedCoreProperties.txt) beside the format characters (a few
+ * ranges below are Cf too, escaped either way): marks and fillers a terminal draws as nothing (the
+ * combining grapheme joiner, the Hangul fillers, the Khmer inherent vowels, the Mongolian and the other
+ * variation selectors) and the unassigned code points kept for more of them. And the Braille blank, which
+ * draws as a space. */
 static bool drawn_as_nothing(gunichar c)
 {
         static const struct {
