@@ -465,6 +465,21 @@ static Plan *place_tiers(const PolicyOps *ops, const Topology *t, const Ledger *
         return g_steal_pointer(&plan);
 }
 
+/* How many of plan's vCPUs are counted on a thread with another vCPU, another domain's (the ledger) or its
+ * own: under compat, which fills siblings, plans that share as many cores differ in this. */
+static unsigned vcpus_stacked(const Ledger *l, const Plan *plan)
+{
+        unsigned n = 0;
+
+        for (unsigned v = 0; v < plan->nvcpus; v++) {
+                bool other = plan->vcpu_pu[v] >= 0 && ledger_pu_load(l, (unsigned)plan->vcpu_pu[v]) > 0;
+                for (unsigned w = 0; w < plan->nvcpus && !other && plan->vcpu_pu[v] >= 0; w++)
+                        other = w != v && plan->vcpu_pu[w] == plan->vcpu_pu[v];
+                n += other;
+        }
+        return n;
+}
+
 /*
  * A binding confines memory, not vCPUs: when the nodes its memory is bound to (by the definition, or a
  * live binding that stays) have too few free cores for a core per vCPU, the vCPUs take cores on the
@@ -500,11 +515,13 @@ Plan *policy_place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l,
         wide = *req;
         wide.vcpus_beyond_binding = true;
         beyond = place_tiers(ops, t, l, &wide, params);
-        /* placed, or overcommitted with fewer of its vCPUs sharing a core: the free cores beyond the
-         * binding are taken before any vCPU shares, on a host with too few free cores as on one with
-         * enough */
+        /* placed, or overcommitted with fewer of its vCPUs sharing a core (as many, fewer sharing a
+         * thread: compat fills siblings): the free cores beyond the binding are taken before any vCPU
+         * shares, on a host with too few free cores as on one with enough */
         if (beyond->result == PLAN_PLACED ||
-            (beyond->result == PLAN_OVERCOMMITTED && beyond->shared_vcpus < plan->shared_vcpus))
+            (beyond->result == PLAN_OVERCOMMITTED && (beyond->shared_vcpus < plan->shared_vcpus ||
+                                                      (beyond->shared_vcpus == plan->shared_vcpus &&
+                                                       vcpus_stacked(l, beyond) < vcpus_stacked(l, plan)))))
                 return g_steal_pointer(&beyond);
         return g_steal_pointer(&plan);
 }

@@ -507,6 +507,35 @@ START_TEST(test_memory_bound_vcpus_beyond_overcommitted)
 }
 END_TEST
 
+/* ... and under compat, which fills siblings, so both plans share as many cores: the one with fewer vCPUs on
+ * a thread with another wins (12 vCPUs bound to a node whose 16 threads are taken, with 8 threads free on
+ * the other node: 8 take those, 4 double up, not all 12). */
+START_TEST(test_memory_bound_vcpus_beyond_compat)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 8, 2, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) nodes = set_of("0");
+        PlacementParams p = test_params(POLICY_COMPAT);
+        PlacementRequest req = {.name = "db",
+                                .vcpus = 12,
+                                .memory = 16 * GiB,
+                                .memory_nodes = nodes,
+                                .memory_source = MEMORY_SOURCE_USER,
+                                .memory_mode = MEMORY_MODE_STRICT};
+        unsigned on1 = 0;
+        const Plan *plan;
+
+        test_place(t, l, &p, "web1", 16, GiB);
+        test_place(t, l, &p, "web2", 8, GiB);
+        plan = place_req(t, l, &p, &req);
+        ck_assert_msg(plan->result == PLAN_OVERCOMMITTED, "%s", plan->reason);
+        for (unsigned v = 0; v < plan->nvcpus; v++)
+                on1 += t->cores[t->pus[plan->vcpu_pu[v]].core].node == 1;
+        ck_assert_msg(on1 >= 8, "%u on node 1: %s", on1, plan->reason);
+        ck_assert_uint_eq(plan->node_memory[0], 16 * GiB);
+}
+END_TEST
+
 START_TEST(test_memory_bound_live_stays)
 {
         /* a binding libvirt will not change: the memory stays on node 0, and with node 0 busy the vCPUs
@@ -1282,6 +1311,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_memory_bound_live_stays);
         tcase_add_test(tc, test_memory_bound_vcpus_beyond);
         tcase_add_test(tc, test_memory_bound_vcpus_beyond_overcommitted);
+        tcase_add_test(tc, test_memory_bound_vcpus_beyond_compat);
         tcase_add_test(tc, test_emulatorpin_stands);
         tcase_add_test(tc, test_emulatorpin_node_avoided);
         tcase_add_test(tc, test_constraints_leave_nothing);
