@@ -241,6 +241,20 @@ static void trade_nodes(OrderSearch *s, int a, int b)
         }
 }
 
+/* Whether s->best as changed misses the guest's order less than before: then it is kept (best_cost and
+ * *better set), else the caller undoes the change. */
+static bool kept_if_nearer(OrderSearch *s, bool *better)
+{
+        uint64_t cost =
+            guest_mismatch(s->t, s->pairs, s->npairs, s->best, s->host_rank, s->nranks, s->count);
+
+        if (cost >= s->best_cost)
+                return false;
+        s->best_cost = cost;
+        *better = true;
+        return true;
+}
+
 /* For more cells than every mapping of them can be tried: from s->best, the cells of two nodes alike
  * trading nodes as a whole (the cells grouped on a node may belong on another: a single swap then gains
  * nothing), then two cells of one size on two nodes trading places, while one of them brings it nearer
@@ -254,33 +268,20 @@ static void order_swaps(OrderSearch *s)
                 for (unsigned i = 0; i < s->nnodes; i++)
                         for (unsigned j = i + 1; j < s->nnodes; j++) {
                                 int a = s->nodes[i], b = s->nodes[j];
-                                uint64_t cost;
                                 if (!nodes_alike(s, a, b))
                                         continue;
                                 trade_nodes(s, a, b);
-                                cost = guest_mismatch(s->t, s->pairs, s->npairs, s->best, s->host_rank,
-                                                      s->nranks, s->count);
-                                if (cost < s->best_cost) {
-                                        s->best_cost = cost;
-                                        better = true;
-                                } else {
+                                if (!kept_if_nearer(s, &better))
                                         trade_nodes(s, a, b);
-                                }
                         }
                 for (unsigned i = 0; i < s->m; i++)
                         for (unsigned j = i + 1; j < s->m && s->class_of[j] == s->class_of[i]; j++) {
                                 int a = s->best[s->cell[i]], b = s->best[s->cell[j]];
-                                uint64_t cost;
                                 if (a == b)
                                         continue;
                                 s->best[s->cell[i]] = b;
                                 s->best[s->cell[j]] = a;
-                                cost = guest_mismatch(s->t, s->pairs, s->npairs, s->best, s->host_rank,
-                                                      s->nranks, s->count);
-                                if (cost < s->best_cost) {
-                                        s->best_cost = cost;
-                                        better = true;
-                                } else {
+                                if (!kept_if_nearer(s, &better)) {
                                         s->best[s->cell[i]] = a;
                                         s->best[s->cell[j]] = b;
                                 }
