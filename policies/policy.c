@@ -467,15 +467,18 @@ static Plan *place_tiers(const PolicyOps *ops, const Topology *t, const Ledger *
 
 /* How many of plan's vCPUs are counted on a thread with another vCPU, another domain's (the ledger) or its
  * own: under compat, which fills siblings, plans that share as many cores differ in this. */
-static unsigned vcpus_stacked(const Ledger *l, const Plan *plan)
+static unsigned vcpus_stacked(const Topology *t, const Ledger *l, const Plan *plan)
 {
+        g_autofree unsigned *on = g_new0(unsigned, MAX(t->npus, 1));
         unsigned n = 0;
 
+        for (unsigned v = 0; v < plan->nvcpus; v++)
+                if (plan->vcpu_pu[v] >= 0 && (unsigned)plan->vcpu_pu[v] < t->npus)
+                        on[plan->vcpu_pu[v]]++;
         for (unsigned v = 0; v < plan->nvcpus; v++) {
-                bool other = plan->vcpu_pu[v] >= 0 && ledger_pu_load(l, (unsigned)plan->vcpu_pu[v]) > 0;
-                for (unsigned w = 0; w < plan->nvcpus && !other && plan->vcpu_pu[v] >= 0; w++)
-                        other = w != v && plan->vcpu_pu[w] == plan->vcpu_pu[v];
-                n += other;
+                int pu = plan->vcpu_pu[v];
+                n +=
+                    pu >= 0 && (unsigned)pu < t->npus && (on[pu] > 1 || ledger_pu_load(l, (unsigned)pu) > 0);
         }
         return n;
 }
@@ -518,10 +521,10 @@ Plan *policy_place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l,
         /* placed, or overcommitted with fewer of its vCPUs sharing a core (as many, fewer sharing a
          * thread: compat fills siblings): the free cores beyond the binding are taken before any vCPU
          * shares, on a host with too few free cores as on one with enough */
-        if (beyond->result == PLAN_PLACED ||
-            (beyond->result == PLAN_OVERCOMMITTED && (beyond->shared_vcpus < plan->shared_vcpus ||
-                                                      (beyond->shared_vcpus == plan->shared_vcpus &&
-                                                       vcpus_stacked(l, beyond) < vcpus_stacked(l, plan)))))
+        if (beyond->result == PLAN_PLACED || (beyond->result == PLAN_OVERCOMMITTED &&
+                                              (beyond->shared_vcpus < plan->shared_vcpus ||
+                                               (beyond->shared_vcpus == plan->shared_vcpus &&
+                                                vcpus_stacked(t, l, beyond) < vcpus_stacked(t, l, plan)))))
                 return g_steal_pointer(&beyond);
         return g_steal_pointer(&plan);
 }
