@@ -50,6 +50,7 @@ static void say_came_online(Manager *m, const CpuSet *offline)
 CpuSet *manager_read_unavailable(Manager *m)
 {
         g_autoptr(CpuSet) offline = NULL, now = NULL, outside = NULL, back = NULL, was_offline = NULL;
+        g_autoptr(CpuSet) newly_offline = NULL;
         g_autoptr(CpuSet) absent = cpuset_new();
         g_autofree char *error = NULL;
         const char *where = NULL;
@@ -78,6 +79,9 @@ CpuSet *manager_read_unavailable(Manager *m)
                 was_offline = cpuset_copy(m->offline);
                 cpuset_clear(m->offline);
                 cpuset_union(m->offline, now);
+                newly_offline = cpuset_copy(m->offline);
+                cpuset_subtract(newly_offline, was_offline);
+                cpuset_subtract(newly_offline, absent);
                 if (guest_cgroup_cpus(&outside, &where) == 0) {
                         g_autoptr(CpuSet) inside = outside;
                         outside = cpuset_copy(online);
@@ -134,6 +138,16 @@ CpuSet *manager_read_unavailable(Manager *m)
                             "placed again",
                             what, where);
                 }
+        }
+        /* offline now, unusable already: under cgroup v1 the kernel takes a CPU going offline out of every
+         * cpuset before libvirt's CPU map says it is offline, and a read in between saw it leave the
+         * guests' cgroup; the next read says what it was */
+        cpuset_subtract(newly_offline, gone);
+        if (!cpuset_is_empty(newly_offline)) {
+                g_autofree char *what = cpus_text(newly_offline);
+                log_notice(
+                    "%s went offline (kept from domains already: it had left the guests' cgroup first)",
+                    what);
         }
         if (cpuset_is_empty(gone) && cpuset_is_empty(back)) {
                 cpuset_free(gone);
