@@ -51,10 +51,11 @@ static void own_thread_nodes(const HostView *v, const CpuSet *cpus, CpuSet *node
 CpuSet *policy_user_thread_nodes(const HostView *v)
 {
         const PlacementRequest *req = v->req;
-        g_autoptr(CpuSet) nodes = cpuset_new();
+        g_autoptr(CpuSet) nodes = NULL;
 
         if (!req || req->device_nodes || (!req->emulator_cpus && !req->iothread_cpus))
                 return NULL;
+        nodes = cpuset_new();
         own_thread_nodes(v, req->emulator_cpus, nodes);
         for (unsigned i = 0; req->iothread_cpus && i < req->iothread_cpus->len; i++) {
                 const IothreadPin *pin = &g_array_index(req->iothread_cpus, IothreadPin, i);

@@ -456,12 +456,18 @@ static double split_mean(const SetSearch *s, const NodeSet *set, const Plan *pla
 static void narrow_uneven(const SetSearch *s, Plan *plan, SetChoice *out)
 {
         const NodeSetTable *table = s->table;
-        double best = -1;
-        /* the core to spare its housekeeping had (no idle sibling for the emulator), kept */
-        unsigned need = s->vcpus + (out->load.capacity > s->vcpus && policy_housekeeping_needs_core(s->v));
+        const NodeSet *chosen;
+        double best, first;
+        unsigned need;
 
-        if (plan->ncells || !table->rank_of_mask || s->vcpus == 0)
+        if (plan->ncells || !table->rank_of_mask || s->vcpus == 0 || table->candidates[out->rank].nnodes < 3)
                 return;
+        /* the core to spare its housekeeping had (no idle sibling for the emulator), kept */
+        need = s->vcpus + (out->load.capacity > s->vcpus && policy_housekeeping_needs_core(s->v));
+        chosen = &table->candidates[out->rank];
+        best = first = split_mean(s, chosen, plan);
+        if (best <= chosen->mean_distance + NODESETS_MEAN_EPSILON)
+                return; /* split evenly: the ranking's mean is its own */
         for (;;) {
                 const NodeSet *set = &table->candidates[out->rank];
                 const unsigned *members = nodeset_members(table, set);
@@ -472,10 +478,6 @@ static void narrow_uneven(const SetSearch *s, Plan *plan, SetChoice *out)
 
                 if (set->nnodes < 3)
                         return;
-                if (best < 0)
-                        best = split_mean(s, set, plan);
-                if (best <= set->mean_distance + NODESETS_MEAN_EPSILON && out->wider_rank < 0)
-                        return; /* split evenly: the ranking's mean is its own */
                 bar = best - NARROW_MIN_GAIN;
                 for (unsigned i = 0; i < set->nnodes; i++) {
                         unsigned r = table->rank_of_mask[set->mask & ~(UINT32_C(1) << members[i])];
@@ -514,7 +516,7 @@ static void narrow_uneven(const SetSearch *s, Plan *plan, SetChoice *out)
                         return;
                 if (out->wider_rank < 0) {
                         out->wider_rank = out->rank;
-                        out->wider_mean = split_mean(s, set, plan);
+                        out->wider_mean = first;
                 }
                 out->rank = pick;
                 out->load = pick_load;
