@@ -128,7 +128,7 @@ static void thread_nodes_note(const HostView *v, const PlacementRequest *req, co
         g_autoptr(CpuSet) nodes = policy_user_thread_nodes(v);
         g_autoptr(CpuSet) all = cpuset_new(), near = cpuset_new();
         g_autofree char *all_list = NULL, *near_list = NULL;
-        bool constrained = true;
+        bool constrained = true, spare = policy_housekeeping_needs_core(v);
 
         if (!nodes || plan->result == PLAN_UNPLACEABLE)
                 return;
@@ -154,11 +154,15 @@ static void thread_nodes_note(const HostView *v, const PlacementRequest *req, co
                 g_string_append_printf(
                     s, "; away from the CPUs its definition pins QEMU's threads to (node%s %s)%s",
                     cpuset_count(all) == 1 ? "" : "s", all_list,
-                    plan->result != PLAN_PLACED   ? ""
-                    : constrained                 ? ": its constraints rule out their nodes"
-                    : req->vcpus_off_user_threads ? ": no set as near with them has a core per vCPU off "
-                                                    "those CPUs' cores"
-                                                  : ": no equally near set with them has room");
+                    plan->result != PLAN_PLACED ? ""
+                    : constrained               ? ": its constraints rule out their nodes"
+                    : req->vcpus_off_user_threads
+                        ? (spare ? ": no set as near with them has a core per vCPU off those CPUs' cores "
+                                   "and one to spare for its emulator"
+                                 : ": no set as near with them has a core per vCPU off those CPUs' cores")
+                    : spare ? ": no equally near set with them has a core per vCPU and one to spare for its "
+                              "emulator"
+                            : ": no equally near set with them has room");
 }
 
 /* Where the plan stands to the PCI devices the domain passes through: their nodes (one device may be

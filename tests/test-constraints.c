@@ -936,6 +936,37 @@ START_TEST(test_pinned_thread_node_draws_guest)
 }
 END_TEST
 
+/* On a host without SMT the emulator needs a core of its own: a guest whose <iothreadpin> is on node 0,
+ * where its vCPUs find a core each but none is left for its emulator, goes to node 1, and the reason says
+ * the spare core is what node 0 lacked, not room. */
+START_TEST(test_pinned_thread_node_short_of_emulator_core)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 8, 1, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) core = set_of("7");
+        g_autoptr(GArray) io = g_array_new(FALSE, TRUE, sizeof(IothreadPin));
+        g_autoptr(CpuSet) ids = set_of("1");
+        IothreadPin pin = {.id = 1, .cpus = core};
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "io", .vcpus = 6, .memory = 8 * GiB};
+        const Plan *plan;
+
+        g_array_append_val(io, pin);
+        req.iothreads = ids;
+        req.kept_iothreads = ids;
+        req.iothread_cpus = io;
+        test_place(t, l, &p, "x", 1, GiB); /* node 0: 6 cores left beside the pinned one */
+        ck_assert_int_eq(t->cores[t->pus[ledger_lookup(l, "x")->vcpu_pu[0]].core].node, 0);
+        plan = place_req(t, l, &p, &req);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_msg(cpuset_has(plan->nodes, 1) && cpuset_count(plan->nodes) == 1, "%s", plan->reason);
+        assert_reason_has(plan,
+                          "away from the CPUs its definition pins QEMU's threads to (node 0): no set as "
+                          "near with them has a core per vCPU off those CPUs' cores and one to spare for "
+                          "its emulator");
+}
+END_TEST
+
 /* Four 2-vCPU guests whose emulator the definition pins to cpus, each placed on a node none before it took.
  */
 static void assert_four_apart(const Topology *t, const PlacementParams *p, const CpuSet *cpus)
@@ -1308,6 +1339,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_overcommit_beside_held_emulator);
         tcase_add_test(tc, test_own_pinned_thread_keeps_guest_near);
         tcase_add_test(tc, test_pinned_thread_node_draws_guest);
+        tcase_add_test(tc, test_pinned_thread_node_short_of_emulator_core);
         tcase_add_test(tc, test_shared_housekeeping_pin_draws_none);
         tcase_add_test(tc, test_pinned_thread_node_keeps_l3_fit);
         tcase_add_test(tc, test_placed_thread_cpus_held);
