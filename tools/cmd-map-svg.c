@@ -124,15 +124,34 @@ static int draw(const Ctl *c, MapSvg *m, const Topology *t, const int *owner, co
         return EXIT_OK;
 }
 
+/* The daemon's map as data (GetHostMapJSON) and each of t's PUs' owner in it. Returns an exit code. */
+static int read_owners(const Ctl *c, const Topology *t, char **ret_map, int **ret_owner,
+                       GPtrArray **ret_names)
+{
+        g_autoptr(sd_bus_message) reply = NULL;
+        g_autofree char *error = NULL;
+        const char *map;
+        int code;
+
+        code = ctl_call(c, c->sd, "GetHostMapJSON", &reply, NULL);
+        if (code || (code = ctl_read_string(reply, &map)))
+                return code;
+        if (daemon_owners(t, map, ret_owner, ret_names, &error) < 0) {
+                ctl_error("placementctl map --svg: %s", error);
+                return EXIT_RUNTIME;
+        }
+        *ret_map = g_strdup(map);
+        return EXIT_OK;
+}
+
 int map_svg_online_prepare(const Ctl *c, MapSvg **ret)
 {
         g_autoptr(Topology) t = NULL;
         g_autoptr(GPtrArray) names = NULL;
         g_autoptr(MapSvg) m = NULL;
-        g_autofree char *error = NULL;
+        g_autofree char *error = NULL, *map = NULL;
         g_autofree int *owner = NULL;
-        g_autoptr(sd_bus_message) reply = NULL;
-        const char *map, *source = c->topology ? c->topology : "host";
+        const char *source = c->topology ? c->topology : "host";
         int code;
 
         /* map --svg without --topology draws this host (verb_map refuses that with -H) */
@@ -140,20 +159,36 @@ int map_svg_online_prepare(const Ctl *c, MapSvg **ret)
                 ctl_error("placementctl map --svg: %s", error);
                 return c->topology ? EXIT_USAGE : EXIT_RUNTIME;
         }
-        code = ctl_call(c, c->sd, "GetHostMapJSON", &reply, NULL);
-        if (!code && !(code = ctl_read_string(reply, &map)) &&
-            daemon_owners(t, map, &owner, &names, &error) < 0) {
-                ctl_error("placementctl map --svg: %s", error);
-                code = EXIT_RUNTIME;
-        }
+        code = read_owners(c, t, &map, &owner, &names);
         /* the file last: a map that cannot be drawn leaves none made */
         if (code || (code = map_svg_open(c, &m)))
                 return code;
         m->t = g_steal_pointer(&t);
         m->owner = g_steal_pointer(&owner);
         m->names = g_steal_pointer(&names);
-        m->map_json = g_strdup(map);
+        m->map_json = g_steal_pointer(&map);
         *ret = g_steal_pointer(&m);
+        return EXIT_OK;
+}
+
+int map_svg_online_reread(const Ctl *c, MapSvg *m, bool *ret_same)
+{
+        g_autoptr(GPtrArray) names = NULL;
+        g_autofree char *map = NULL;
+        g_autofree int *owner = NULL;
+        int code = read_owners(c, m->t, &map, &owner, &names);
+
+        if (code)
+                return code;
+        *ret_same = strcmp(map, m->map_json) == 0;
+        if (!*ret_same) {
+                g_free(m->map_json);
+                g_free(m->owner);
+                g_ptr_array_unref(m->names);
+                m->map_json = g_steal_pointer(&map);
+                m->owner = g_steal_pointer(&owner);
+                m->names = g_steal_pointer(&names);
+        }
         return EXIT_OK;
 }
 

@@ -108,6 +108,9 @@ int map_svg_open(const Ctl *c, MapSvg **ret);
 /* map --svg: the topology loaded (--topology, or this host), the daemon's map as data read and matched to
  * it, then FILE opened. Returns an exit code, after saying why on failure. */
 int map_svg_online_prepare(const Ctl *c, MapSvg **ret);
+/* Reads the daemon's map as data again: *ret_same says whether it is the one to be drawn; when not, the
+ * new one is to be drawn. Returns an exit code. */
+int map_svg_online_reread(const Ctl *c, MapSvg *m, bool *ret_same);
 /* The daemon's map as data that map_svg_online_prepare() read: map --json prints the map drawn. */
 const char *map_svg_online_json(const MapSvg *m);
 /* Draws the prepared map into FILE. Returns an exit code. */

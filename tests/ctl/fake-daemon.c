@@ -5,20 +5,46 @@
  * the text of FILE, read again at each call, so that the client can be fed answers of the wrong shape
  * (GetDecisionsJSON and the others of one string answer a FILE that starts "error:" with a D-Bus error
  * of the rest as its message). Its ReloadError property is the text of FILE too: a status shows it.
+ * While a directory FILE.d holds files, each call of the methods of one string answers the first of them
+ * by name and removes it: a daemon whose domains change between two calls.
  * Prints "ready" once it owns the name. fake-daemon ADDRESS FILE
  */
 #include <glib.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 #include <systemd/sd-bus.h>
 
 static const char *answer_file;
 
+/* The next answer queued in FILE.d (removed once read), or NULL. */
+static char *queued_answer(void)
+{
+        g_autofree char *dir = g_strdup_printf("%s.d", answer_file);
+        g_autoptr(GDir) d = g_dir_open(dir, 0, NULL);
+        g_autofree char *first = NULL, *path = NULL;
+        char *text = NULL;
+        const char *name;
+
+        while (d && (name = g_dir_read_name(d)))
+                if (!first || strcmp(name, first) < 0) {
+                        g_free(first);
+                        first = g_strdup(name);
+                }
+        if (!first)
+                return NULL;
+        path = g_build_filename(dir, first, NULL);
+        if (g_file_get_contents(path, &text, NULL, NULL))
+                unlink(path);
+        return text;
+}
+
 static int get_decisions(sd_bus_message *m, void *userdata, sd_bus_error *error)
 {
-        g_autofree char *text = NULL;
+        g_autofree char *text = queued_answer();
         (void)userdata;
 
-        if (!g_file_get_contents(answer_file, &text, NULL, NULL))
+        if (!text && !g_file_get_contents(answer_file, &text, NULL, NULL))
                 return sd_bus_error_set(error, "org.placementd1.Error.Failed", "no answer file");
         if (g_str_has_prefix(text, "error:")) /* a D-Bus error of that message */
                 return sd_bus_error_set(error, "org.placementd1.Error.Failed", text + 6);

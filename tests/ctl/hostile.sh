@@ -132,6 +132,31 @@ result "  status --json: \"reload_error\" is null (rc $RC)" "$([ $RC -eq 0 ] && 
 import json, sys
 assert json.load(open(sys.argv[1]))["reload_error"] is None' "$OUT"; echo $?)"
 
+# map --svg prints the text map of the state it draws, though the daemon answers the two in two calls: a
+# domain that goes and another that comes between them (answers queued in $ANSWER.d, one per call) must
+# not leave the text showing one and the picture the other; a host that never holds still is said to.
+TWO='synthetic:pack:1 core:2 pu:1'
+map_json() { printf '{"cpus":[{"cpu":0,"state":"%s","domains":[%s]},{"cpu":1,"state":"%s","domains":[%s]}]}' "$@"; }
+mkdir -p "$ANSWER.d"
+map_json domain '"gone"' free '' >"$ANSWER.d/1"
+echo 'text map: came on CPU 1' >"$ANSWER.d/2"
+map_json free '' domain '"came"' >"$ANSWER.d/3"
+echo 'text map: came on CPU 1' >"$ANSWER.d/4"
+map_json free '' domain '"came"' >"$ANSWER.d/5"
+run "$CTL" --bus-address="$BUS_ADDR" map --topology="$TWO" --svg="$TMP/moved.svg"
+python3 "$HERE/svg-colours.py" "$TMP/moved.svg" >"$TMP/moved.colours" 2>&1
+result "map --svg while a domain goes and another comes: the text and the picture show one state (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q '^text map: came' "$OUT" && grep -q '^box came ' "$TMP/moved.colours" &&
+        ! grep -q '^box gone ' "$TMP/moved.colours" && ! grep -q 'changed while' "$ERR"; echo $?)"
+for i in 1 5; do map_json domain '"gone"' free '' >"$ANSWER.d/$i"; done
+for i in 3 7; do map_json free '' domain '"came"' >"$ANSWER.d/$i"; done
+for i in 2 4 6; do echo "text map $i" >"$ANSWER.d/$i"; done
+run "$CTL" --bus-address="$BUS_ADDR" map --topology="$TWO" --svg="$TMP/moving.svg"
+result "  on a host that changes at every call it says the picture may differ from the text (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q '^text map 6' "$OUT" &&
+        grep -q 'changed while the map was read: the picture may differ from the text' "$ERR"; echo $?)"
+rm -rf "$ANSWER.d"
+
 # show's text of well-formed answers, held to tests/golden/show/NAME.txt (UPDATE_GOLDEN=1 rewrites them):
 # each guest cell with the nodes of its vCPUs and those its memory is counted on, the CPUs held for the
 # emulator and I/O threads. The answers are the
