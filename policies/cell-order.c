@@ -175,11 +175,27 @@ typedef struct OrderSearch {
         const int *slot;          /* [m] the nodes they had, the places their class shares */
         const int *nodes;         /* [nnodes] those nodes, each once */
         unsigned nnodes;
-        bool *used;     /* [m] slots taken on the way */
-        int *cell_node; /* the mapping being tried */
-        int *best;      /* the best mapping found */
+        const uint64_t *memory; /* [m] each one's memory */
+        const uint64_t *room;   /* [nnodes] what those on each node may take of its free memory, NULL:
+                                 * their memory is not counted where they run */
+        bool *used;             /* [m] slots taken on the way */
+        int *cell_node;         /* the mapping being tried */
+        int *best;              /* the best mapping found */
         uint64_t best_cost;
 } OrderSearch;
+
+/* Whether the nodes' free memory holds the interchangeable cells as cell_node maps them. */
+static bool memory_holds(const OrderSearch *s, const int *cell_node)
+{
+        for (unsigned k = 0; s->room && k < s->nnodes; k++) {
+                uint64_t taken = 0;
+                for (unsigned i = 0; i < s->m; i++)
+                        taken += cell_node[s->cell[i]] == s->nodes[k] ? s->memory[i] : 0;
+                if (taken > s->room[k])
+                        return false;
+        }
+        return true;
+}
 
 /* Every mapping of the cells from cell[i] on, each to a slot of its class no cell before it took (of
  * slots on one node, the first), keeping the first that misses the guest's order least. */
@@ -192,7 +208,7 @@ static void order_walk(OrderSearch *s, unsigned i)
         if (i == s->m) {
                 uint64_t cost = guest_mismatch(s->t, s->pairs, s->npairs, s->cell_node, s->host_rank,
                                                s->nranks, s->count);
-                if (cost < s->best_cost) {
+                if (cost < s->best_cost && memory_holds(s, s->cell_node)) {
                         s->best_cost = cost;
                         memcpy(s->best, s->cell_node, sizeof(*s->best) * s->ncells);
                 }
@@ -217,7 +233,7 @@ static void order_walk(OrderSearch *s, unsigned i)
 }
 
 /* Whether the interchangeable cells on nodes a and b of s->best could trade nodes as a whole: as many of
- * each size on both. */
+ * each class on both (their memory is checked after the trade). */
 static bool nodes_alike(const OrderSearch *s, int a, int b)
 {
         for (unsigned i = 0; i < s->m; i++) {
@@ -248,7 +264,7 @@ static bool kept_if_nearer(OrderSearch *s, bool *better)
         uint64_t cost =
             guest_mismatch(s->t, s->pairs, s->npairs, s->best, s->host_rank, s->nranks, s->count);
 
-        if (cost >= s->best_cost)
+        if (cost >= s->best_cost || !memory_holds(s, s->best))
                 return false;
         s->best_cost = cost;
         *better = true;
@@ -305,7 +321,8 @@ static unsigned host_ranks(const Topology *t, const unsigned *nodes, unsigned n,
         return nranks;
 }
 
-/* Cells of one size (vCPUs, then memory) together, in the definition's order. */
+/* Cells of one size (vCPUs, then memory) together, in the definition's order: those of one class
+ * (interchangeable()) are then next to one another. */
 static int compare_by_size(const void *pa, const void *pb)
 {
         const CellOrder *a = pa, *b = pb;
@@ -319,10 +336,11 @@ static int compare_by_size(const void *pa, const void *pb)
         return a->cell < b->cell ? -1 : a->cell > b->cell;
 }
 
-/* Whether cells x and y take as much of a node: as many vCPUs, as much memory. */
-static bool same_size(const PlanCell *x, const PlanCell *y)
+/* Whether cells x and y may take each other's places: as many vCPUs, and as much memory unless the nodes'
+ * free memory is checked for each mapping (by_memory false: memory_holds()). */
+static bool interchangeable(const PlanCell *x, const PlanCell *y, bool by_memory)
 {
-        return cpuset_count(x->vcpus) == cpuset_count(y->vcpus) && x->memory == y->memory;
+        return cpuset_count(x->vcpus) == cpuset_count(y->vcpus) && (!by_memory || x->memory == y->memory);
 }
 
 /* Whether a vCPU of cell c of plan must run under the caches its <cachetune> reserves (vcpu_cache_cpus). */
@@ -353,6 +371,52 @@ static void whole_cells(const Plan *plan, const int *vcpu_node, int *cell_node)
         }
 }
 
+/* Whether where the plan's memory goes is not known cell by cell: a cell with vCPUs split over nodes
+ * (its memory follows them), or memory in no cell. Then only cells of one size trade places. */
+static bool memory_unknown(const HostView *v, const Plan *plan, const int *cell_node)
+{
+        uint64_t in_cells = 0;
+
+        if (cells_memory_bound(v) || v->memory_remote)
+                return false; /* counted where it is bound, wherever the cells run */
+        for (unsigned c = 0; c < plan->ncells; c++) {
+                if (cell_node[c] < 0 && !cpuset_is_empty(plan->cells[c].vcpus) &&
+                    cpuset_is_empty(plan->cells[c].memory_nodes))
+                        return true;
+                in_cells += plan->cells[c].memory;
+        }
+        return in_cells < plan->memory;
+}
+
+/*
+ * For each node of nodes[0..n), what the interchangeable cells (cell[0..m)) may take of its memory: its
+ * free memory less that of the cells on it that stay (whole, their memory not bound elsewhere), and never
+ * less than those on it as packed take (the packing's mapping always holds).
+ */
+static uint64_t *movable_room(const HostView *v, const Plan *plan, const int *cell_node,
+                              const unsigned *cell, unsigned m, const int *nodes, unsigned n)
+{
+        uint64_t *room = g_new(uint64_t, MAX(n, 1));
+
+        for (unsigned k = 0; k < n; k++) {
+                uint64_t staying = 0, packed = 0;
+                for (unsigned c = 0; c < plan->ncells; c++) {
+                        bool moves = false;
+                        if (cell_node[c] != nodes[k])
+                                continue;
+                        for (unsigned i = 0; i < m && !moves; i++)
+                                moves = cell[i] == c;
+                        if (moves)
+                                packed += plan->cells[c].memory;
+                        else if (cpuset_is_empty(plan->cells[c].memory_nodes))
+                                staying += plan->cells[c].memory;
+                }
+                room[k] = v->node_free_memory[nodes[k]] - MIN(staying, v->node_free_memory[nodes[k]]);
+                room[k] = MAX(room[k], packed);
+        }
+        return room;
+}
+
 void cells_follow_guest(const HostView *v, const Plan *plan, int *vcpu_node)
 {
         GuestOrder order = guest_order(v->req, plan);
@@ -360,10 +424,10 @@ void cells_follow_guest(const HostView *v, const Plan *plan, int *vcpu_node)
         g_autofree unsigned *cell = NULL, *class_of = NULL, *nodes = NULL;
         g_autofree CellOrder *movable = NULL;
         g_autofree CellPair *pairs = NULL;
-        g_autofree uint64_t *count = NULL;
+        g_autofree uint64_t *count = NULL, *memory = NULL, *room = NULL;
         g_autofree bool *used = NULL;
         unsigned host_rank[257], npairs, nranks, m = 0, placed = 0, nnodes = 0, nslot_nodes = 0;
-        bool ordered;
+        bool ordered, by_memory;
         OrderSearch s;
 
         if (order == GUEST_ORDER_NONE)
@@ -388,15 +452,19 @@ void cells_follow_guest(const HostView *v, const Plan *plan, int *vcpu_node)
         if (m < 2)
                 return;
         qsort(movable, m, sizeof(*movable), compare_by_size);
+        by_memory = memory_unknown(v, plan, cell_node);
         cell = g_new(unsigned, m);
         class_of = g_new(unsigned, m);
         slot = g_new(int, m);
+        memory = g_new(uint64_t, m);
         for (unsigned i = 0; i < m; i++) {
                 cell[i] = movable[i].cell;
                 slot[i] = cell_node[cell[i]];
-                class_of[i] = i > 0 && same_size(&plan->cells[cell[i - 1]], &plan->cells[cell[i]])
-                                  ? class_of[i - 1]
-                                  : i;
+                memory[i] = plan->cells[cell[i]].memory;
+                class_of[i] =
+                    i > 0 && interchangeable(&plan->cells[cell[i - 1]], &plan->cells[cell[i]], by_memory)
+                        ? class_of[i - 1]
+                        : i;
         }
         nodes = g_new(unsigned, plan->ncells);
         for (unsigned c = 0; c < plan->ncells; c++)
@@ -410,6 +478,8 @@ void cells_follow_guest(const HostView *v, const Plan *plan, int *vcpu_node)
                 if (!seen)
                         slot_nodes[nslot_nodes++] = slot[i];
         }
+        if (!by_memory && !cells_memory_bound(v) && !v->memory_remote)
+                room = movable_room(v, plan, cell_node, cell, m, slot_nodes, nslot_nodes);
         nranks = host_ranks(v->t, nodes, nnodes, host_rank);
         count = g_new(uint64_t, nranks);
         best = g_memdup2(cell_node, sizeof(*cell_node) * plan->ncells);
@@ -428,6 +498,8 @@ void cells_follow_guest(const HostView *v, const Plan *plan, int *vcpu_node)
                           .slot = slot,
                           .nodes = slot_nodes,
                           .nnodes = nslot_nodes,
+                          .memory = memory,
+                          .room = room,
                           .used = used,
                           .cell_node = work,
                           .best = best};

@@ -21,7 +21,7 @@ void cells_init_plan(const PlacementRequest *req, Plan *plan)
         }
 }
 
-static bool memory_bound(const HostView *v)
+bool cells_memory_bound(const HostView *v)
 {
         return v->req && v->req->memory_source != MEMORY_SOURCE_NONE && v->req->memory_nodes;
 }
@@ -485,7 +485,7 @@ bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan 
                 room[i] = v->node_capacity[nodes[i]];
                 mem_room[i] = v->node_free_memory[nodes[i]];
         }
-        return cells_pack(v, nodes, n, room, memory_bound(v) ? NULL : mem_room, plan, vcpu_node);
+        return cells_pack(v, nodes, n, room, cells_memory_bound(v) ? NULL : mem_room, plan, vcpu_node);
 }
 
 /* Whether the cell's <memnode> binds it to a node of this host with cores it may use, or gives it the
@@ -950,7 +950,7 @@ uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, 
         g_autofree unsigned *room = g_memdup2(capacity, sizeof(*capacity) * MAX(n, 1));
         g_autofree uint64_t *mem_room = g_new(uint64_t, MAX(n, 1));
         g_autofree unsigned *quota = g_new0(unsigned, MAX(n, 1));
-        bool bound = memory_bound(v);
+        bool bound = cells_memory_bound(v);
         uint64_t memory = plan->memory;
         unsigned rest = 0, i = 0;
         uint32_t reach = TOPOLOGY_LOCAL;

@@ -50,6 +50,9 @@ uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, 
 
 /* Whether the set nodes[0..n) has room for every cell of plan on one node each (see cells_pack). */
 bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan);
+/* Whether the request binds all its memory to nodes (a <numatune><memory> of its own, or placementd's
+ * binding): then it is not counted against the free memory of the nodes its cells go to. */
+bool cells_memory_bound(const HostView *v);
 /*
  * Whether the set nodes[0..n) has, for each guest cell its <memnode> binds to a node with CPUs, one of
  * those nodes: a set without one would run the cell's vCPUs away from its memory. With room, also that
@@ -84,13 +87,14 @@ void cells_free_bound_memory(HostView *v, const uint64_t *saved);
 void cells_record_nodes(const Topology *t, Plan *plan);
 /*
  * Once the set and what each of its nodes takes are chosen (vcpu_node[], by cells_vcpu_nodes() or
- * cells_pack_shared()): which of the cells of one size (vCPUs and memory) whole on a node goes to which of
- * their nodes, so that the cells the guest holds near (its cells' <distances>, else its <topology> sockets)
- * run on near nodes. Of the mappings (every one for up to 5 such cells, else those trades reach, up to 16),
- * the one that least often holds two cells the guest has nearer than two others as far or farther apart
- * than those; the mapping as packed wins a tie. Cells a <memnode> binds, and cells with a vCPU a <cachetune>
- * keeps under its caches, stay where they are. Nothing moves when the guest says nothing of its cells'
- * distances.
+ * cells_pack_shared()): which of the cells of as many vCPUs whole on a node goes to which of their nodes,
+ * so that the cells the guest holds near (its cells' <distances>, else its <topology> sockets) run on near
+ * nodes; cells of different memory only where every node's free memory holds what it then takes (only
+ * cells of one size when a cell is split or memory is in no cell). Of the mappings (every one for up to 5
+ * such cells, else those trades reach, up to 16), the one that least often holds two cells the guest has
+ * nearer than two others as far or farther apart than those; the mapping as packed wins a tie. Cells a
+ * <memnode> binds, and cells with a vCPU a <cachetune> keeps under its caches, stay where they are.
+ * Nothing moves when the guest says nothing of its cells' distances.
  */
 void cells_follow_guest(const HostView *v, const Plan *plan, int *vcpu_node);
 /* What the reason says of the guest's order of its cells (cells_follow_guest()), appended to s: that the

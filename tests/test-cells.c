@@ -922,12 +922,21 @@ START_TEST(test_cells_follow_guest_distances)
 }
 END_TEST
 
+/* The node cell runs on (whole on one node). */
+static int cell_node_of(const Topology *t, const Plan *p, const Cells *c, unsigned cell)
+{
+        return node_of(t, p, (unsigned)cpuset_next(c->cells[cell].vcpus, 0));
+}
+
 /* The guest's near pairs are 0-2 and 1-3 (distances 12), the rest 21: on an empty Sapphire Rapids in SNC2
  * the cells went 0, 1, 2, 3 to nodes 0, 1, 2, 3, so cells 0 and 2 ran across the packages and 0 and 1,
- * far in the guest, inside one. */
+ * far in the guest, inside one. Cells of as many vCPUs and different memory (18, 16, 14 and 16 GiB) trade
+ * places too when the nodes' free memory holds them (until 2026-12-06 only cells 1 and 3, of one size,
+ * could, which put neither pair right), each node then holding the memory of the cells it runs. */
 START_TEST(test_cells_follow_inverted_distances)
 {
         static const char *const lists[] = {"0-7", "8-15", "16-23", "24-31"};
+        static const uint64_t gib[2][4] = {{16, 16, 16, 16}, {18, 16, 14, 16}};
         static const uint8_t d[4][4] = {
             {10, 21, 12, 21}, {21, 10, 21, 12}, {12, 21, 10, 21}, {21, 12, 21, 10}};
         static const unsigned near[2][2] = {{0, 2}, {1, 3}};
@@ -935,18 +944,28 @@ START_TEST(test_cells_follow_inverted_distances)
         g_autoptr(Ledger) l = ledger_new(t);
         Cells c;
 
-        cells_make(&c, lists, 4, 16 * GiB);
+        cells_make(&c, lists, 4, 0);
         for (unsigned i = 0; i < 4; i++) {
                 c.cells[i].distances = d[i];
                 c.cells[i].ndistances = 4;
         }
-        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
-                g_autoptr(Plan) p = place(t, l, kinds[k], 32, 64 * GiB, &c);
+        for (unsigned m = 0; m < G_N_ELEMENTS(gib); m++)
+                for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                        g_autoptr(Plan) p = NULL;
 
-                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
-                ck_assert_msg(near_pairs_nearer(t, p, near), "%s: %s", policy_kind_to_string(kinds[k]),
-                              p->reason);
-        }
+                        for (unsigned i = 0; i < 4; i++)
+                                c.cells[i].memory = gib[m][i] * GiB;
+                        p = place(t, l, kinds[k], 32, 64 * GiB, &c);
+                        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                        ck_assert_msg(near_pairs_nearer(t, p, near), "%s: %s",
+                                      policy_kind_to_string(kinds[k]), p->reason);
+                        for (unsigned n = 0; n < p->nnode_memory; n++) {
+                                uint64_t cells = 0;
+                                for (unsigned i = 0; i < 4; i++)
+                                        cells += cell_node_of(t, p, &c, i) == (int)n ? gib[m][i] * GiB : 0;
+                                ck_assert_msg(p->node_memory[n] == cells, "node %u: %s", n, p->reason);
+                        }
+                }
         cells_clear(&c);
 }
 END_TEST
@@ -1078,8 +1097,8 @@ START_TEST(test_cells_guest_distances_cannot_hold)
 }
 END_TEST
 
-/* Cells of different sizes never trade places: what each node takes stays what the packing gave it. Two
- * nodes of 4 cores, a 4-vCPU cell 0 and two 2-vCPU cells whose <distances> hold 0 near 2 only: cell 0
+/* Cells of different vCPU counts never trade places: what each node takes stays what the packing gave it.
+ * Two nodes of 4 cores, a 4-vCPU cell 0 and two 2-vCPU cells whose <distances> hold 0 near 2 only: cell 0
  * fills one node and cells 1-2 the other, as without distances, and the reason says it cannot hold. */
 START_TEST(test_cells_of_other_sizes_stay)
 {
@@ -1104,6 +1123,120 @@ START_TEST(test_cells_of_other_sizes_stay)
                 ck_assert_msg(strstr(p->reason, "do not all hold"), "%s", p->reason);
         }
         cells_clear(&c);
+}
+END_TEST
+
+/* ... never onto a node whose free memory does not hold the cell: with 10 GiB left on nodes 0 and 1 of
+ * four 16 GiB nodes (0-1 and 2-3 near), the 12 GiB cells 0 and 1 of a guest whose near pairs are 0-2 and
+ * 1-3 stay on nodes 2 and 3, though the guest's order would put one of them beside cell 2 or 3 there,
+ * and no node is given more than it has free. */
+START_TEST(test_cells_trade_within_free_memory)
+{
+        static const char *const lists[] = {"0-1", "2-3", "4-5", "6-7"};
+        static const uint64_t gib[4] = {12, 12, 8, 8};
+        static const uint32_t host[] = {10, 12, 21, 21, 12, 10, 21, 21, 21, 21, 10, 12, 21, 21, 12, 10};
+        static const uint8_t d[4][4] = {
+            {10, 21, 12, 21}, {21, 10, 21, 12}, {12, 21, 10, 21}, {21, 12, 21, 10}};
+
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = topology_new_uniform(4, 4, 2, 16 * GiB, host);
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams params = test_params(kinds[k]);
+                Cells c;
+
+                test_place(t, l, &params, "fat0", 1, 6 * GiB);
+                test_place(t, l, &params, "fat1", 1, 6 * GiB);
+                ck_assert_uint_eq(ledger_lookup(l, "fat0")->node_memory[0], 6 * GiB);
+                ck_assert_uint_eq(ledger_lookup(l, "fat1")->node_memory[1], 6 * GiB);
+                cells_make(&c, lists, 4, 0);
+                for (unsigned i = 0; i < 4; i++) {
+                        c.cells[i].memory = gib[i] * GiB;
+                        c.cells[i].distances = d[i];
+                        c.cells[i].ndistances = 4;
+                }
+                {
+                        g_autoptr(Plan) p = place(t, l, kinds[k], 8, 40 * GiB, &c);
+
+                        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                        ck_assert_msg(cell_node_of(t, p, &c, 0) >= 2 && cell_node_of(t, p, &c, 1) >= 2, "%s",
+                                      p->reason);
+                        for (unsigned n = 0; n < 4; n++)
+                                ck_assert_msg(p->node_memory[n] <= (n < 2 ? 10 : 16) * GiB, "node %u: %s", n,
+                                              p->reason);
+                }
+                cells_clear(&c);
+        }
+}
+END_TEST
+
+/* A property of the trades, on 300 seeded guests of 2-4 cells (of as many vCPUs in half of them, memory of
+ * 1-12 GiB each, random distances) after 0-3 small guests on four 12 GiB nodes (0-1 and 2-3 near): planned
+ * with their <distances> and without, the result, the node set and the vCPUs each node takes are the
+ * same, and no node is given more memory than it has free. */
+START_TEST(test_cells_trade_property)
+{
+        static const uint32_t host[] = {10, 12, 21, 21, 12, 10, 21, 21, 21, 21, 10, 12, 21, 21, 12, 10};
+        static const uint8_t far[] = {12, 21, 31};
+        g_autoptr(GRand) r = g_rand_new_with_seed(20261206);
+
+        for (unsigned round = 0; round < 300; round++) {
+                PolicyKind kind = kinds[round % G_N_ELEMENTS(kinds)];
+                g_autoptr(Topology) t = topology_new_uniform(4, 4, 2, 12 * GiB, host);
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams params = test_params(kind);
+                unsigned ncells = (unsigned)g_rand_int_range(r, 2, 5), vcpus = 0, per = 0;
+                uint64_t memory = 0;
+                uint8_t d[4][4];
+                char lists[4][16];
+                const char *names[4];
+                Cells c;
+
+                for (unsigned k = 0, n = (unsigned)g_rand_int_range(r, 0, 4); k < n; k++) {
+                        g_autofree char *name = g_strdup_printf("small%u", k);
+                        test_place(t, l, &params, name, (unsigned)g_rand_int_range(r, 1, 3),
+                                   (uint64_t)g_rand_int_range(r, 1, 9) * GiB);
+                }
+                for (unsigned i = 0; i < ncells; i++) {
+                        unsigned n = round % 2 ? (per ? per : (per = (unsigned)g_rand_int_range(r, 1, 5)))
+                                               : (unsigned)g_rand_int_range(r, 1, 5);
+                        g_snprintf(lists[i], sizeof(lists[i]), "%u-%u", vcpus, vcpus + n - 1);
+                        names[i] = lists[i];
+                        vcpus += n;
+                        d[i][i] = 10;
+                        for (unsigned j = 0; j < i; j++)
+                                d[i][j] = d[j][i] = far[g_rand_int_range(r, 0, 3)];
+                }
+                cells_make(&c, names, ncells, 0);
+                for (unsigned i = 0; i < ncells; i++) {
+                        c.cells[i].memory = (uint64_t)g_rand_int_range(r, 1, 13) * GiB;
+                        memory += c.cells[i].memory;
+                }
+                {
+                        g_autoptr(Plan) plain = place(t, l, kind, vcpus, memory, &c);
+                        g_autoptr(Plan) p = NULL;
+
+                        for (unsigned i = 0; i < ncells; i++) {
+                                c.cells[i].distances = d[i];
+                                c.cells[i].ndistances = ncells;
+                        }
+                        p = place(t, l, kind, vcpus, memory, &c);
+                        ck_assert_int_eq(p->result, plain->result);
+                        ck_assert_msg(cpuset_equal(p->nodes, plain->nodes), "round %u: %s", round,
+                                      p->reason);
+                        for (unsigned n = 0; n < 4 && p->result != PLAN_UNPLACEABLE; n++) {
+                                unsigned on = 0, plain_on = 0;
+                                for (unsigned v = 0; v < vcpus; v++) {
+                                        on += p->vcpu_pu[v] >= 0 && node_of(t, p, v) == (int)n;
+                                        plain_on += plain->vcpu_pu[v] >= 0 && node_of(t, plain, v) == (int)n;
+                                }
+                                ck_assert_msg(on == plain_on, "round %u node %u: %s", round, n, p->reason);
+                                ck_assert_msg(p->node_memory[n] <= MAX(12 * GiB - ledger_node_memory(l, n),
+                                                                       plain->node_memory[n]),
+                                              "round %u node %u: %s", round, n, p->reason);
+                        }
+                }
+                cells_clear(&c);
+        }
 }
 END_TEST
 
@@ -1964,6 +2097,8 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_cells_follow_guest_distances_many);
         tcase_add_test(tc, test_cells_guest_distances_cannot_hold);
         tcase_add_test(tc, test_cells_of_other_sizes_stay);
+        tcase_add_test(tc, test_cells_trade_within_free_memory);
+        tcase_add_test(tc, test_cells_trade_property);
         tcase_add_test(tc, test_interleaved_cells);
         tcase_add_test(tc, test_overcommit_keeps_cells_whole);
         tcase_add_test(tc, test_overcommit_by_load_keeps_cells_whole);
