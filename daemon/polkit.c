@@ -237,10 +237,12 @@ static int ask_polkit(PolkitQuery *q, sd_bus_error *error)
         if (r >= 0)
                 r = sd_bus_call_async(bus, &slot, call, on_polkit_reply, q, 0);
         if (r < 0) {
+                /* the refusal names the caller and the method: said before q goes */
+                r = sd_bus_error_setf(error, BUS_ERROR_NOT_PERMITTED,
+                                      "Cannot ask polkit whether uid %u may %s: %s", (unsigned)q->uid,
+                                      q->what, g_strerror(-r));
                 polkit_query_free(q);
-                return sd_bus_error_setf(error, BUS_ERROR_NOT_PERMITTED,
-                                         "Cannot ask polkit whether uid %u may %s: %s", (unsigned)q->uid,
-                                         q->what, g_strerror(-r));
+                return r;
         }
         /* the bus owns the query from here: freed after the answer, or when the connection goes */
         sd_bus_slot_set_destroy_callback(slot, polkit_query_free);
