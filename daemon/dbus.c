@@ -1049,6 +1049,7 @@ static void drop_bus(BusService *s)
         s->slot = sd_bus_slot_unref(s->slot);
         s->filter = sd_bus_slot_unref(s->filter);
         g_hash_table_remove_all(s->lookups); /* their calls go unanswered: their bus is gone */
+        polkit_drop(s->polkit);              /* and those waiting for polkit's answer */
         g_ptr_array_set_size(s->reload_waiters, 0);
         s->ask = sd_bus_close_unref(s->ask);
         g_hash_table_remove_all(s->sender_uids); /* a new bus reuses the unique names */

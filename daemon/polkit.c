@@ -20,6 +20,7 @@ struct Polkit {
         bool unavailable_logged; /* said once that polkit is missing; cleared when it answers again */
         bool impostor_logged;    /* said once that someone else answered for polkit */
         uid_t polkitd_uid;       /* the polkitd user's, (uid_t)-1 when there is none */
+        GHashTable *pending;     /* the questions in flight (PolkitQuery*), each held by its slot */
 };
 
 /* One question in flight: the method call waiting for polkit's answer. */
@@ -32,6 +33,7 @@ typedef struct PolkitQuery {
         PolkitAllowed allowed;
         void *userdata;
         sd_bus_message *answer; /* polkit's answer, kept while the bus is asked who sent it */
+        sd_bus_slot *slot;      /* the bus's (floating), whose end frees the query; NULL before it is sent */
 } PolkitQuery;
 
 Polkit *polkit_new(void)
@@ -40,11 +42,35 @@ Polkit *polkit_new(void)
         const struct passwd *pw = getpwnam("polkitd");
 
         p->polkitd_uid = pw ? pw->pw_uid : (uid_t)-1;
+        p->pending = g_hash_table_new(NULL, NULL);
         return p;
+}
+
+void polkit_drop(Polkit *p)
+{
+        GHashTableIter it;
+        gpointer key;
+
+        /* a call waiting holds its bus, whose slot holds the query: without this, neither is ever freed */
+        while (g_hash_table_size(p->pending)) {
+                PolkitQuery *q;
+                g_hash_table_iter_init(&it, p->pending);
+                g_hash_table_iter_next(&it, &key, NULL);
+                q = key;
+                g_hash_table_remove(p->pending, q);
+                /* the slot, the bus's alone, taken back and let go: its end frees q (polkit_query_free()) */
+                sd_bus_slot_ref(q->slot);
+                sd_bus_slot_set_floating(q->slot, 0);
+                sd_bus_slot_unref(q->slot);
+        }
 }
 
 void polkit_free(Polkit *p)
 {
+        if (!p)
+                return;
+        polkit_drop(p);
+        g_hash_table_unref(p->pending);
         g_free(p);
 }
 
@@ -52,6 +78,8 @@ static void polkit_query_free(void *userdata)
 {
         PolkitQuery *q = userdata;
 
+        if (q->polkit)
+                g_hash_table_remove(q->polkit->pending, q);
         sd_bus_message_unref(q->msg);
         sd_bus_message_unref(q->answer);
         g_free(q->action);
@@ -208,9 +236,11 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
                 return 0;
         }
         /* the next step owns the call: q, its slot's, is freed when this returns */
+        g_hash_table_remove(q->polkit->pending, q);
         next = g_new(PolkitQuery, 1);
         *next = *q;
         *q = (PolkitQuery){0};
+        next->slot = NULL;
         next->answer = sd_bus_message_ref(reply);
         if (polkit_ask_uid(sd_bus_message_get_bus(reply), &slot, sender, on_answerer_uid, next) < 0) {
                 answer(next, reply, (uid_t)-1);
@@ -219,6 +249,8 @@ static int on_polkit_reply(sd_bus_message *reply, void *userdata, sd_bus_error *
         }
         sd_bus_slot_set_destroy_callback(slot, polkit_query_free);
         sd_bus_slot_set_floating(slot, 1);
+        next->slot = slot;
+        g_hash_table_add(next->polkit->pending, next);
         return 0;
 }
 
@@ -244,9 +276,11 @@ static int ask_polkit(PolkitQuery *q, sd_bus_error *error)
                 polkit_query_free(q);
                 return r;
         }
-        /* the bus owns the query from here: freed after the answer, or when the connection goes */
+        /* the bus owns the query from here: freed after the answer, or by polkit_drop() */
         sd_bus_slot_set_destroy_callback(slot, polkit_query_free);
         sd_bus_slot_set_floating(slot, 1);
+        q->slot = slot;
+        g_hash_table_add(q->polkit->pending, q);
         return 1;
 }
 

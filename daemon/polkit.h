@@ -33,6 +33,10 @@ int polkit_ask_uid(sd_bus *bus, sd_bus_slot **ret_slot, const char *name, sd_bus
 int polkit_uid_reply(sd_bus_message *reply, uid_t *ret);
 
 Polkit *polkit_new(void);
+/* Drops the questions in flight, their calls unanswered: for a bus being left (it went, or the daemon
+ * stops), which they would otherwise keep, with themselves, for good. */
+void polkit_drop(Polkit *p);
+/* Frees p, dropping its questions in flight (polkit_drop()). */
 void polkit_free(Polkit *p);
 
 /* Runs allowed(msg, userdata, error) now when uid, the sender's as the bus named it, is root and returns

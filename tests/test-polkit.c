@@ -53,12 +53,45 @@ START_TEST(test_bus_gone)
 }
 END_TEST
 
+/* A question in flight when the daemon leaves the bus (it went, or the daemon stops): dropped with its
+ * call, which holds the bus, so that the connection left is freed (the leak checkers of the asan and
+ * valgrind runs see what stays). */
+START_TEST(test_in_flight_dropped)
+{
+        sd_bus *bus = NULL;
+        sd_bus_message *msg = NULL;
+        sd_bus_error error = SD_BUS_ERROR_NULL;
+        Polkit *p = polkit_new();
+        int fds[2];
+
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+        ck_assert_int_ge(sd_bus_new(&bus), 0);
+        ck_assert_int_ge(sd_bus_set_fd(bus, fds[0], fds[0]), 0);
+        ck_assert_int_ge(sd_bus_start(bus), 0);
+        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &msg, "org.placementd1", "/org/placementd1",
+                                                        "org.placementd1.Manager", "Rebalance"),
+                         0);
+        ck_assert_int_ge(sd_bus_message_set_sender(msg, ":1.42"), 0);
+
+        /* queued for a bus that never answers: the question waits */
+        ck_assert_int_eq(polkit_authorize(p, msg, 1000, "org.placementd1.rebalance", "rebalance domains",
+                                          never_allowed, NULL, &error),
+                         1);
+        ck_assert(!sd_bus_error_is_set(&error));
+        polkit_free(p);
+        sd_bus_message_unref(msg);
+        sd_bus_close_unref(bus);
+        close(fds[1]);
+}
+END_TEST
+
 static Suite *make_suite(void)
 {
         Suite *s = suite_create("polkit");
         TCase *tc = tcase_create("ask");
 
         tcase_add_test(tc, test_bus_gone);
+        tcase_add_test(tc, test_in_flight_dropped);
         suite_add_tcase(s, tc);
         return s;
 }
