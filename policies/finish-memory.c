@@ -382,10 +382,14 @@ bool finish_memory_spills(const HostView *v, const PlacementRequest *req, const 
         if (!req->allowed_cpus || (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes) ||
             policy_set_memory(req) != req->memory)
                 return false;
+        /* the allowed nodes' room the search may use, not a lower tier it holds back (MemoryTiers=):
+         * memory-only nodes are allowed whatever the cpuset, and counting theirs sent the memory onto
+         * the lower tier, no nearer than the first tier the kernel falls back to */
         for (unsigned n = 0; n < v->t->nnodes; n++) {
                 uint64_t r = spill_room(v, plan, n, false);
                 room += r;
-                allowed_room += v->node_allowed[n] ? r : 0;
+                if (v->node_allowed[n] && host_view_memory_usable(v->params, v->t->nodes[n].kind))
+                        allowed_room += r;
         }
         return room >= req->memory && allowed_room < req->memory;
 }

@@ -143,6 +143,33 @@ START_TEST(test_knl_mcdram)
 }
 END_TEST
 
+/* <vcpu cpuset> keeps a guest to cluster 0 of a KNL in SNC4 flat mode, whose DRAM another guest has nearly
+ * filled: what node 0 lacks spills to the DRAM of the other clusters (21 away) as it does on a host without
+ * MCDRAM, not onto MCDRAM nodes 31 and 41 away for want of "a set of DRAM nodes with room", which the
+ * other clusters had (the cpuset left them out of every set, the MCDRAM nodes, with no CPU, not). */
+START_TEST(test_cpuset_spill_stays_in_first_tier)
+{
+        g_autoptr(Topology) t = test_topology_load("knl-snc4-flat.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) first = NULL, rest = NULL;
+        PlacementRequest fill = {.name = "fill", .vcpus = 1, .memory = 20 * GiB},
+                         g = {.name = "g", .vcpus = 2, .memory = 8 * GiB};
+        g_autoptr(Plan) p = NULL;
+
+        ck_assert_int_eq(cpuset_parse("0-3", &first, NULL), 0);
+        ck_assert_int_eq(cpuset_parse("4-15", &rest, NULL), 0);
+        fill.allowed_cpus = first;
+        g.allowed_cpus = rest;
+        ck_assert_int_eq(ledger_commit(l, "fill", policy_place(t, l, &fill, &params)), 0);
+        p = policy_place(t, l, &g, &params);
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert_msg(memory_of_kind(t, p, NODE_KIND_HBM) == 0, "%s", p->reason);
+        ck_assert_reason(p, "its <vcpu cpuset> binds no memory");
+        ck_assert_msg(!strstr(p->reason, "no set of DRAM nodes has room"), "%s", p->reason);
+}
+END_TEST
+
 START_TEST(test_core_kinds_loaded)
 {
         g_autoptr(Topology) al = test_topology_load("alder-lake.xml");
@@ -705,6 +732,7 @@ static Suite *kinds_suite(void)
         tcase_add_test(memory, test_guests_get_one_thread_per_core);
         tcase_add_test(memory, test_lower_tier_last_resort);
         tcase_add_test(memory, test_knl_mcdram);
+        tcase_add_test(memory, test_cpuset_spill_stays_in_first_tier);
         tcase_add_test(memory, test_pmem_dax);
         tcase_add_test(cores, test_core_kinds_loaded);
         tcase_add_test(cores, test_arrow_lake_p_cores_first);
