@@ -683,7 +683,9 @@ static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParam
         req.pu_busy = h->pu_busy;
         candidates[0] = policy_repin_local(t, h->l, &req, &params, current);
         candidates[1] = policy_place(t, h->l, &req, &params);
-        candidates[2] = policy_repin_near(t, h->l, &req, &params, current);
+        /* compat is memory-first: its vCPUs never run away from their memory to stop sharing */
+        if (hd->policy != POLICY_COMPAT)
+                candidates[2] = policy_repin_near(t, h->l, &req, &params, current);
         ledger_commit(h->l, hd->key, plan_copy(current));
         account(h, current, &hd->request, +1);
         for (unsigned k = 0; k < G_N_ELEMENTS(candidates); k++) {

@@ -1079,6 +1079,39 @@ START_TEST(test_repin_near_when_memory_cannot_move)
 }
 END_TEST
 
+/* compat is memory-first: the same busy vCPU beside x, its memory on node 0 and no room in the budget to
+ * move it, stays beside its memory rather than run on node 2 away from it (heal had re-pinned compat's
+ * busy siblings across a Xeon Max, the mean vCPU-to-memory distance 10 to 14.3). */
+START_TEST(test_compat_vcpus_stay_with_memory)
+{
+        g_autoptr(Topology) t = test_three_nodes_in_line();
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        unsigned x_pus[] = {0, 2}, y_pus[] = {1}, z_pus[] = {4, 6};
+        double busy2[] = {1, 1}, busy1[] = {1};
+        HealParams hp = heal_defaults;
+        Domains ds = {0};
+        HealDomain *y;
+
+        hold_on(t, l, "x", 2, x_pus, 0);
+        hold_on(t, l, "y", 1, y_pus, 0);
+        hold_on(t, l, "z", 2, z_pus, 1);
+        domains_add(&ds, l, "x")->request.vcpu_busy = busy2;
+        y = domains_add(&ds, l, "y");
+        y->request.vcpu_busy = busy1;
+        y->policy = POLICY_COMPAT;
+        domains_add(&ds, l, "z")->request.vcpu_busy = busy2;
+        ds.d[0].fixed = ds.d[2].fixed = true;
+        hp.memory_budget = 0;
+        moves = heal(t, l, &hp, &ds);
+        for (unsigned i = 0; i < moves->len; i++) {
+                const HealMove *m = g_ptr_array_index(moves, i);
+                ck_assert_msg(cpuset_count(m->plan->nodes) == 1 && cpuset_has(m->plan->nodes, 0), "%s: %s",
+                              m->key, m->plan->reason);
+        }
+}
+END_TEST
+
 /*
  * With no calm core left on its own node, a busy vCPU beside another busy one goes to the nearest node
  * with a core that runs nothing busy at all before a nearer node whose cores are only less busy than
@@ -1815,6 +1848,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_heals_host_load_beside_own_vcpus);
         tcase_add_test(tc, test_host_threads_to_nearest_node_when_node_full);
         tcase_add_test(tc, test_repin_near_when_memory_cannot_move);
+        tcase_add_test(tc, test_compat_vcpus_stay_with_memory);
         tcase_add_test(tc, test_heals_host_thread_pair);
         tcase_add_test(tc, test_repin_near_prefers_quiet_core);
         tcase_add_test(tc, test_repin_near_prefers_free_core_on_as_near_node);
