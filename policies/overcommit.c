@@ -460,6 +460,44 @@ static double set_busy_sum(const SetSearch *s, const NodeSet *set, unsigned capa
         return sum + (extra - n) * LOAD_NO_CORE;
 }
 
+/* A core that is not calm but runs at most one vCPU's worth (load_node_busy_cores()): a vCPU put there
+ * shares with that one alone, as one put on a calm core some other vCPU of the domain joins would. */
+#define ALONE_LOAD_BELOW 1.5
+
+/* Per node, how many of its cores that are not calm run at most one vCPU's worth; NULL without
+ * SetSearch.node_busy. */
+static unsigned *node_single_cores(const SetSearch *s)
+{
+        const NodeBusyCores *b = s->node_busy;
+        unsigned nnodes = s->v->t->nnodes, *single;
+
+        if (!b)
+                return NULL;
+        single = g_new0(unsigned, MAX(nnodes, 1));
+        for (unsigned n = 0; n < nnodes; n++)
+                for (unsigned j = b->first[n]; j < b->first[n + 1] && b->load[j] < ALONE_LOAD_BELOW; j++)
+                        single[n]++;
+        return single;
+}
+
+/*
+ * How many of the calm cores of the nodes (members[0..n), capacity of them) keep the vCPU they take to
+ * itself: the vCPUs beyond them go to the least busy cores first, so once the cores with at most one
+ * vCPU's worth (single[], ALONE_LOAD_BELOW) are taken, each further vCPU joins one on a calm core. A set
+ * whose few calm cores would all be doubled up offers no vCPU a core of its own, however many it has.
+ */
+static unsigned alone_capacity(const SetSearch *s, const unsigned *single, const unsigned *members,
+                               unsigned n, unsigned capacity)
+{
+        unsigned one = 0;
+
+        for (unsigned i = 0; i < n; i++)
+                one += single[members[i]];
+        if (s->wanted <= capacity + one)
+                return capacity;
+        return capacity - MIN(capacity, s->wanted - capacity - one);
+}
+
 /*
  * One pass over the ranked sets: the first that holds target, size_goal and the memory (passes 0 and 1,
  * which skip smaller sets untouched), or the closest fit among all that hold the memory (pass 2). With
@@ -467,8 +505,8 @@ static double set_busy_sum(const SetSearch *s, const NodeSet *set, unsigned capa
  * and take the one whose least busy cores run least (set_busy_sum(); the first of equals); the others
  * kept for explain are marked busier, or as busy when their least busy cores run as much.
  */
-static bool search_pass(const SetSearch *s, Plan *plan, unsigned pass, unsigned target, unsigned size_goal,
-                        uint32_t need_mask, SetChoice *out)
+static bool search_pass(const SetSearch *s, const unsigned *single, Plan *plan, unsigned pass,
+                        unsigned target, unsigned size_goal, uint32_t need_mask, SetChoice *out)
 {
         const NodeSetTable *table = s->table;
         bool need_all = need_mask != 0;
@@ -502,7 +540,10 @@ static bool search_pass(const SetSearch *s, Plan *plan, unsigned pass, unsigned 
                         continue;
                 if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
                         keep_candidate(s->v, plan, r, set, &load, false, false);
-                if (load.capacity >= target && load.size >= size_goal) {
+                if ((pass < 2 && single
+                         ? alone_capacity(s, single, nodeset_members(table, set), set->nnodes, load.capacity)
+                         : load.capacity) >= target &&
+                    load.size >= size_goal) {
                         PlanCandidate *kept = plan_candidate_of(plan, r); /* its row, when kept */
                         double busy;
 
@@ -549,9 +590,18 @@ bool overcommit_search(const SetSearch *s, Plan *plan, SetChoice *out)
 {
         const HostView *v = s->v;
         unsigned target = MIN(s->wanted, s->host.capacity);
-        bool need_all = s->table->has_masks && target == s->host.capacity && s->host.capacity > 0;
+        g_autofree unsigned *single = node_single_cores(s);
+        bool need_all;
         uint32_t need_mask = 0;
 
+        /* cores first counts the calm cores that keep a vCPU alone: as many as the whole host can */
+        if (single) {
+                g_autofree unsigned *all = g_new(unsigned, MAX(v->t->nnodes, 1));
+                for (unsigned n = 0; n < v->t->nnodes; n++)
+                        all[n] = n;
+                target = MIN(target, alone_capacity(s, single, all, v->t->nnodes, s->host.capacity));
+        }
+        need_all = s->table->has_masks && target == s->host.capacity && s->host.capacity > 0;
         *out = (SetChoice){.rank = -1};
         for (unsigned n = 0; need_all && n < v->t->nnodes; n++)
                 if (v->node_capacity[n] > 0)
@@ -567,7 +617,7 @@ bool overcommit_search(const SetSearch *s, Plan *plan, SetChoice *out)
 
                 if (pass == 1 && size_goal == s->vcpus)
                         continue; /* pass 0 looked for exactly this */
-                if (search_pass(s, plan, pass, target, size_goal, need_mask, out))
+                if (search_pass(s, single, plan, pass, target, size_goal, need_mask, out))
                         return true;
         }
         return false;

@@ -212,9 +212,10 @@ static Plan *unplaceable_request(const PlacementRequest *req, Plan *plan)
 /*
  * Overcommit by measured load: the set is the nearest with a calm core per busy vCPU
  * (load_calm_capacity()) instead of a free core per vCPU; when the host has fewer calm cores than busy
- * vCPUs, of the nearest sets with all it has, the one whose least busy other cores, one per busy vCPU
- * beyond its calm cores, run least (load_node_busy_cores()). v's capacities are restored, and the choice
- * reports the set's free capacity the policy's way.
+ * vCPUs, of the nearest sets with as many as the host keeps alone (a calm core the busy vCPUs beyond them
+ * would double up on counts for nothing: alone_capacity(), overcommit.c), the one whose least busy other
+ * cores, one per busy vCPU beyond its calm cores, run least (load_node_busy_cores()). v's capacities are
+ * restored, and the choice reports the set's free capacity the policy's way.
  */
 static bool overcommit_search_by_load(HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory,
                                       Plan *plan, SetChoice *out)

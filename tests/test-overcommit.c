@@ -335,6 +335,41 @@ START_TEST(test_own_cores_before_hand_pinned)
 }
 END_TEST
 
+/* Cores first means vCPUs that run alone: a set whose few free cores the fill would double up on keeps
+ * none of them alone. Node 0 has one free core and three cores of two vCPUs each, node 1 four cores of one
+ * vCPU each: four more vCPUs on node 0 alone would pair on its free core and make two of its cores run
+ * three, where over both nodes one runs alone and three go beside a single vCPU. */
+START_TEST(test_free_cores_kept_alone_or_not_counted)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 1, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) node0 = cpuset_new(), node1 = cpuset_new();
+        PlacementRequest dense = {.name = "dense", .vcpus = 6, .memory = GiB, .allowed_cpus = node0},
+                         sparse = {.name = "sparse", .vcpus = 4, .memory = GiB, .allowed_cpus = node1};
+        g_autoptr(Plan) late = NULL;
+        unsigned before[8];
+
+        for (unsigned c = 1; c < 4; c++) /* cores 1-3 of node 0: two vCPUs each */
+                cpuset_add(node0, t->pus[t->cores[c].pu_first].os_index);
+        for (unsigned c = 4; c < 8; c++) /* node 1: one vCPU a core */
+                cpuset_add(node1, t->pus[t->cores[c].pu_first].os_index);
+        ck_assert_int_eq(ledger_commit(l, "dense", policy_place(t, l, &dense, &p)), 0);
+        ck_assert_int_eq(ledger_commit(l, "sparse", policy_place(t, l, &sparse, &p)), 0);
+        for (unsigned c = 0; c < t->ncores; c++)
+                before[c] = ledger_core_load(l, c);
+        ck_assert_uint_eq(before[0], 0);
+        ck_assert_uint_eq(before[1], 2);
+        ck_assert_uint_eq(before[4], 1);
+        late = policy_place(t, l, &(PlacementRequest){.name = "late", .vcpus = 4, .memory = GiB}, &p);
+        ck_assert_int_eq(late->result, PLAN_OVERCOMMITTED);
+        for (unsigned v = 0; v < late->nvcpus; v++)
+                ck_assert_msg(before[core_of(t, late, v)] <= 1, "vCPU %u on core %u beside %u vCPUs: %s", v,
+                              core_of(t, late, v), before[core_of(t, late, v)], late->reason);
+        ck_assert_uint_eq(test_max_per_core(t, late), 1);
+}
+END_TEST
+
 static Suite *overcommit_suite(void)
 {
         Suite *s = suite_create("overcommit");
@@ -347,6 +382,7 @@ static Suite *overcommit_suite(void)
         tcase_add_test(tc, test_sharing_reason_says_with_whom);
         tcase_add_test(tc, test_sharing_reason_guest_threads);
         tcase_add_test(tc, test_own_cores_before_hand_pinned);
+        tcase_add_test(tc, test_free_cores_kept_alone_or_not_counted);
         suite_add_tcase(s, tc);
         return s;
 }
