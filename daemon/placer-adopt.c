@@ -388,6 +388,10 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         d->result = decision_result_from_plan(plan->result);
         d->pinned_by_hand = plan->result == PLAN_ADOPTED;
         placer_record(m, d, plan);
+        /* the record it was adopted from, as placementd writes it: written back should the element go
+         * while the domain runs (placer_follow_opt_out()) */
+        if (!d->record && user)
+                d->record = placer_format_record(m, d, user);
         /* the recorded I/O thread pins are checked against the live ones as the vCPUs' were above: one
          * pinned by someone else since is left to them (the record written again says so) */
         if (m->config->apply && !cpuset_is_empty(d->plan->iothreads))

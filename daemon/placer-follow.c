@@ -287,22 +287,41 @@ static bool emulator_hold_changed(const Manager *m, const DomainSpec *user, cons
 }
 
 /*
- * A transient domain's opt-out removed by the owner's write of placementd's element, which replaced the
- * record of its user's definition (the only one it has): placementd's last record of this run before the
- * opt-out (d) is written back first, so that the definition, pins and emulator pin it recorded read as
- * they did (the user's and its own) and the domain is placed as before, not taken as pinned by its
- * definition.
+ * placementd's element written over while the domain runs by one without its record (virsh metadata --set
+ * '<domain policy="compat"/>', the documented way to choose a transient domain's policy, or '<domain
+ * skip="no"/>' after an opt-out; virsh metadata without --config writes a running persistent domain's live
+ * element) or removed (virsh metadata --remove): the record went with it, and with a transient domain's the
+ * record of its user's definition, the only one it has, so that placementd's own pins read as the
+ * definition's <vcpupin> (skipped for good); of any domain, what a restarted placementd adopts. The last
+ * record of this run (d, written or adopted) is written back, with the owner's policy= as the element now
+ * has it: nothing of the owner's word is written over (an element that says skip='yes' is an opt-out, left
+ * as it is). Returns whether it was written.
  */
-static void restore_record(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *live)
+static bool restore_record(Manager *m, virDomainPtr dom, const Decision *d, const DomainSpec *live)
 {
         g_autofree char *error = NULL;
+        g_autofree char *xml = NULL;
+        const char *body;
 
-        /* an element that says more than the opt-in (policy=) is the owner's word: not written over */
-        if (!d->record || live->definition || live->decision || live->meta_policy ||
-            virt_domain_is_persistent(dom) || !m->config->apply)
-                return;
-        if (virt_domain_set_metadata(dom, d->record, &error) < 0)
+        if (!d->record || live->definition || live->decision || live->meta_skip || !m->config->apply ||
+            !g_str_has_prefix(d->record, "<domain") || !(body = strchr(d->record, '>')))
+                return false;
+        /* the record's own attributes are those of the user's definition when it was written: the
+         * element's now stand (an escaped value holds no '>') */
+        if (live->meta_policy) {
+                g_autofree char *policy = g_markup_escape_text(live->meta_policy, -1);
+                xml = g_strdup_printf("<domain policy=\"%s\"%s", policy, body);
+        } else {
+                xml = g_strdup_printf("<domain%s", body);
+        }
+        if (virt_domain_set_metadata(dom, xml, &error) < 0) {
                 log_warning("%s: %s", d->name, error);
+                return false;
+        }
+        log_info("%s: placementd's element in its metadata was written over or removed while it runs: its "
+                 "record written back",
+                 d->name);
+        return true;
 }
 
 /* Whether reason is that of a domain skipped for an opt-out of its definition (domain_spec_opt_out()). */
@@ -328,8 +347,14 @@ bool placer_follow_opt_out(Manager *m, virDomainPtr dom)
         g_autoptr(DomainSpec) user = NULL;
         const char *why;
 
-        if (!d || virt_domain_read_spec(dom, false, &live, NULL) < 0 ||
-            !(user = placer_user_spec(dom, live)))
+        if (!d || virt_domain_read_spec(dom, false, &live, NULL) < 0)
+                return false;
+        if (restore_record(m, dom, d, live)) {
+                g_clear_pointer(&live, domain_spec_free);
+                if (virt_domain_read_spec(dom, false, &live, NULL) < 0)
+                        return false;
+        }
+        if (!(user = placer_user_spec(dom, live)))
                 return false;
         why = domain_spec_opt_out(user);
         if (d->result == DECISION_SKIPPED) {
@@ -345,8 +370,6 @@ bool placer_follow_opt_out(Manager *m, virDomainPtr dom)
         }
         log_info("%s: %s while it runs: %s", d->name, why ? why : "its opt-out was removed",
                  why ? "no longer placed, its pins stay as they run" : "placing it");
-        if (!why)
-                restore_record(m, dom, (Decision *)d, live);
         placer_place(m, dom, ORIGIN_REPLACE, 0);
         return true;
 }

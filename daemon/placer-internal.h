@@ -72,6 +72,8 @@ Decision *placer_record(Manager *m, Decision *d, Plan *plan);
 DomainSpec *placer_user_spec(virDomainPtr dom, const DomainSpec *live);
 /* Logs the decision as list and show publish it. */
 void placer_log_decision(const Decision *d);
+/* The record of d placer_write_metadata() writes, with the user's definition. */
+char *placer_format_record(Manager *m, const Decision *d, const DomainSpec *user);
 /* Writes d into dom's metadata (the record), with the user's definition; d->unrecorded when that failed. */
 void placer_write_metadata(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user);
 /* Whether dom's job is free for a metadata write; else d stays unrecorded for the next reconcile. */

@@ -233,18 +233,23 @@ DomainSpec *placer_user_spec(virDomainPtr dom, const DomainSpec *live)
         return g_steal_pointer(&user);
 }
 
+char *placer_format_record(Manager *m, const Decision *d, const DomainSpec *user)
+{
+        MetaRun run = {
+            .domain_id = d->domain_id, .boot_id = m->boot_id, .threads = thread_mask_get(m, d->uuid)};
+
+        return metadata_format_run(m->topology, d->plan, decision_result_to_string(d->result),
+                                   d->memory_binding, user, &run);
+}
+
 void placer_write_metadata(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user)
 {
         g_autofree char *xml = NULL, *error = NULL;
-        MetaRun run;
         int r;
 
         if (!d->plan)
                 return;
-        run = (MetaRun){
-            .domain_id = d->domain_id, .boot_id = m->boot_id, .threads = thread_mask_get(m, d->uuid)};
-        xml = metadata_format_run(m->topology, d->plan, decision_result_to_string(d->result),
-                                  d->memory_binding, user, &run);
+        xml = placer_format_record(m, d, user);
         r = virt_domain_set_metadata(dom, xml, &error);
         d->unrecorded = r < 0;
         if (r == 0) /* the record names its pins now */

@@ -2082,7 +2082,8 @@ START_TEST(test_opt_out_while_running_followed)
         ck_assert(spin_result(m, "o-live", DECISION_PLACED));
         d = manager_lookup(m, "o-live");
         ck_assert_msg(!g_str_has_prefix(d->reason, "opted out"), "%s", d->reason);
-        /* an opt-in that says more (a policy) is the owner's element: placementd writes nothing over it */
+        /* an opt-in that says more (a policy) is the owner's word: the record written back keeps it, and the
+         * domain is placed again under that policy */
         ck_assert_int_eq(virDomainSetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT, "<domain skip='yes'/>",
                                               "placementd", PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
                          0);
@@ -2097,6 +2098,9 @@ START_TEST(test_opt_out_while_running_followed)
                                                                 PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
                 ck_assert_msg(element && strstr(element, "compat"), "%s", element);
         }
+        ck_assert(spin_result(m, "o-live", DECISION_PLACED));
+        d = manager_lookup(m, "o-live");
+        ck_assert_msg(d->plan->policy == POLICY_COMPAT, "%s", d->reason);
 
         ck_assert_ptr_nonnull(cfg);
         ck_assert_int_eq(virDomainCreate(cfg), 0);
@@ -2111,6 +2115,83 @@ START_TEST(test_opt_out_while_running_followed)
         ck_assert(spin_result(m, "o-cfg", DECISION_PLACED));
         d = manager_lookup(m, "o-cfg");
         ck_assert_msg(!g_str_has_prefix(d->reason, "opted out"), "%s", d->reason);
+        virDomainDestroy(live);
+        virDomainFree(live);
+        virDomainDestroy(cfg);
+        virDomainUndefine(cfg);
+        virDomainFree(cfg);
+        free_manager(m);
+}
+END_TEST
+
+/* Whether dom's live element of placementd's namespace holds a decision and, unless NULL, says also. */
+static bool live_record_says(virDomainPtr dom, const char *also)
+{
+        g_autofree char *element =
+            virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+
+        return element && strstr(element, "<decision") && (!also || strstr(element, also));
+}
+
+/* placementd's element written over (the owner's policy for a transient domain, the documented way) or
+ * removed while the domain runs: the record goes with it, and with a transient domain's the record of its
+ * user's definition. placementd writes its record back, keeping the owner's attributes, so that its own pins
+ * do not read as the definition's <vcpupin> (skipped for good) and a restart adopts the domain. */
+START_TEST(test_record_removed_while_running_written_back)
+{
+        Manager *m = new_manager(NULL);
+        virDomainPtr live = start_domain("r-live", 1, NULL);
+        g_autofree char *xml =
+            g_strdup_printf("<domain type='test'><name>r-cfg</name><memory unit='MiB'>512</memory>"
+                            "<vcpu>1</vcpu><os><type>hvm</type></os></domain>");
+        virDomainPtr cfg = virDomainDefineXML(conn, xml);
+        const Decision *d;
+
+        ck_assert(spin_result(m, "r-live", DECISION_PLACED));
+        ck_assert_int_eq(virDomainSetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT, "<domain policy='compat'/>",
+                                              "placementd", PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+        spin(NULL, NULL, 3 * MANAGER_METADATA_FOLLOW_MSEC);
+        d = manager_lookup(m, "r-live");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        ck_assert(live_record_says(live, "policy=\"compat\""));
+        /* the owner's policy is read at its next placement */
+        ck_assert_int_eq(manager_replace(m, "r-live", NULL), 0);
+        d = manager_lookup(m, "r-live");
+        ck_assert_msg(d->result == DECISION_PLACED && d->plan->policy == POLICY_COMPAT, "%s", d->reason);
+        ck_assert_int_eq(virDomainSetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT, NULL, NULL,
+                                              PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+        spin(NULL, NULL, 3 * MANAGER_METADATA_FOLLOW_MSEC);
+        d = manager_lookup(m, "r-live");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        ck_assert(live_record_says(live, NULL));
+
+        ck_assert_ptr_nonnull(cfg);
+        ck_assert_int_eq(virDomainCreate(cfg), 0);
+        ck_assert(spin_result(m, "r-cfg", DECISION_PLACED));
+        /* a restart: the records adopted are written back as well */
+        free_manager(m);
+        m = new_manager(NULL);
+        d = manager_lookup(m, "r-cfg");
+        ck_assert_msg(d && d->adopted, "%s", d ? d->reason : "not known");
+        ck_assert_int_eq(virDomainSetMetadata(cfg, VIR_DOMAIN_METADATA_ELEMENT, NULL, NULL, PLACEMENTD_XMLNS,
+                                              VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+        ck_assert_int_eq(virDomainSetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT, NULL, NULL,
+                                              PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+        spin(NULL, NULL, 3 * MANAGER_METADATA_FOLLOW_MSEC);
+        ck_assert(live_record_says(cfg, NULL));
+        ck_assert(live_record_says(live, NULL));
+        d = manager_lookup(m, "r-live");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        free_manager(m);
+        m = new_manager(NULL);
+        d = manager_lookup(m, "r-cfg");
+        ck_assert_msg(d && d->result == DECISION_PLACED && d->adopted, "%s", d ? d->reason : "not known");
+        d = manager_lookup(m, "r-live");
+        ck_assert_msg(d && d->result == DECISION_PLACED && d->adopted, "%s", d ? d->reason : "not known");
         virDomainDestroy(live);
         virDomainFree(live);
         virDomainDestroy(cfg);
@@ -2513,6 +2594,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_reload_moves_iothreads_off_reserved_cpus);
         tcase_add_test(tc, test_reload_places_unplaceable);
         tcase_add_test(tc, test_opt_out_while_running_followed);
+        tcase_add_test(tc, test_record_removed_while_running_written_back);
         tcase_add_test(tc, test_floating_opt_out_keeps_what_runs);
         tcase_add_test(tc, test_opt_out_in_definition_outlives_restart);
         tcase_add_test(tc, test_opt_out_by_define_while_running_followed);
