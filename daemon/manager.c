@@ -996,11 +996,34 @@ static bool pick_still_unplaceable(const Manager *m, const Decision *d, const vo
                g_ptr_array_find_with_equal_func((GPtrArray *)before, d->uuid, g_str_equal, NULL);
 }
 
+static bool pick_pinned(const Manager *m, const Decision *d, const void *arg)
+{
+        (void)m;
+        (void)arg;
+        return d->result == DECISION_PLACED || d->result == DECISION_OVERCOMMITTED;
+}
+
+/* After a reload that keeps CPUs from vCPUs: the CPUs it keeps are the housekeeping CPUs too (unless
+ * HousekeepingCPUs= names others), and the emulator and I/O threads of each domain placementd pinned, not
+ * only of those it placed again, are chosen again for the host as it is now, as a domain placed now would
+ * have them: off their own vCPUs' cores, where no housekeeping CPU was left before. */
+static void rehouse_all(Manager *m, const char *why)
+{
+        g_autoptr(GPtrArray) uuids = manager_pick(m, pick_pinned, NULL);
+
+        for (unsigned i = 0; i < uuids->len; i++) {
+                g_autoptr(virDomain) dom = NULL;
+                if (virt_conn_lookup_uuid(m->conn, g_ptr_array_index(uuids, i), &dom, NULL) == 0)
+                        placer_rehouse(m, dom, why);
+        }
+}
+
 /*
  * What a reload changes for domains that run: Apply= turned on applies the advisory decisions, and CPUs
  * newly kept from vCPUs (ReservedCPUs=, CoreKinds=performance-only) are left by the domains placementd
  * put there. Each is placed again, as
- * `placementctl replace` would (other keys shape the next placements and heal).
+ * `placementctl replace` would, and then the emulator and I/O threads of every domain follow the CPUs kept
+ * for the host (other keys shape the next placements and heal).
  */
 static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_reserved)
 {
@@ -1028,6 +1051,8 @@ static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_
                 return;
         }
         place_again(m, reserved, apply_on, NULL);
+        if (!cpuset_is_empty(reserved))
+                rehouse_all(m, "once the reload kept CPUs for the host");
 }
 
 void manager_reload_pending(Manager *m)

@@ -240,6 +240,54 @@ START_TEST(test_reload_unplaceable_placed_once)
 }
 END_TEST
 
+/*
+ * Two domains of one vCPU on a host of two cores without SMT each run their emulator on their own core
+ * (no idle sibling, no housekeeping CPU, no free core). A reload reserving CPU 0 places the one there again
+ * beside the other, its emulator on CPU 0, now a housekeeping CPU; the other, whose CPUs the reload left
+ * alone, has its emulator chosen again too: CPU 0, as a domain placed now would have it, and as its
+ * replace gave it, not its own vCPU's core with a reason that says no housekeeping CPU is left.
+ */
+#define TWO_CORES "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:2 pu:1"
+
+START_TEST(test_reload_reserving_rehouses_the_others)
+{
+        Manager *m = fixture_manager_new(base, TWO_CORES, CONF);
+        virDomainPtr a = start_one(m, "rh-a", "11111111-2222-3333-4444-555555555531");
+        virDomainPtr b = start_one(m, "rh-b", "11111111-2222-3333-4444-555555555532");
+        const Decision *d = manager_lookup(m, "rh-a");
+        virDomainPtr stays;
+        const char *name;
+        g_autoptr(CpuSet) vcpu = NULL;
+        g_autoptr(CpuSet) live = NULL;
+        g_autofree char *conf = NULL, *pin = NULL;
+        unsigned reserve;
+
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert_int_eq(manager_lookup(m, "rh-b")->result, DECISION_PLACED);
+        /* the CPU of rh-a's vCPU is reserved: rh-b stays */
+        reserve = cpuset_has(d->plan->vcpu_pins[0], 0) ? 0 : 1;
+        stays = b;
+        name = "rh-b";
+        d = manager_lookup(m, name);
+        vcpu = cpuset_copy(d->plan->vcpu_pins[0]);
+        ck_assert_msg(!cpuset_has(vcpu, reserve) && cpuset_equal(d->plan->emulator_pin, vcpu), "%s",
+                      d->reason);
+        conf = g_strdup_printf(CONF "ReservedCPUs=%u\n", reserve);
+        fixture_reload(m, conf);
+        d = manager_lookup(m, name);
+        pin = cpuset_format(d->plan->emulator_pin);
+        ck_assert_msg(cpuset_equal(d->plan->vcpu_pins[0], vcpu), "its vCPU moved: %s", d->reason);
+        ck_assert_msg(cpuset_count(d->plan->emulator_pin) == 1 && cpuset_has(d->plan->emulator_pin, reserve),
+                      "its emulator on %s, not on the housekeeping CPU %u: %s", pin, reserve, d->reason);
+        live = virt_domain_emulator_pin(stays);
+        ck_assert_msg(live && cpuset_equal(live, d->plan->emulator_pin), "its emulator does not run on %s",
+                      pin);
+        fixture_stop(a);
+        fixture_stop(b);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 static Suite *manager_reload_suite(void)
 {
         Suite *s = suite_create("manager reload");
@@ -251,6 +299,7 @@ static Suite *manager_reload_suite(void)
         tcase_add_test(tc, test_reload_emulators_other_order);
         tcase_add_test(tc, test_reload_restored_emulator_kept_within);
         tcase_add_test(tc, test_reload_unplaceable_placed_once);
+        tcase_add_test(tc, test_reload_reserving_rehouses_the_others);
         suite_add_tcase(s, tc);
         return s;
 }
