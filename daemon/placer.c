@@ -629,14 +629,16 @@ static void note_latency(Manager *m, uint64_t latency_usec)
 /* A plan that is not applied (unplaceable; any under Apply=no) moves nothing: a domain that runs pinned
  * (placed before: replace, a resize, a reload; or found so after a restart or a migration) keeps its
  * pins, and the ledger must count those, not the new plan. Floating over the host or over its own <vcpu
- * cpuset> (a start) is no pin: an advice is then counted as planned, an unplaceable plan counts nothing.
+ * cpuset> (a start) is no pin: an advice is then counted as planned, an unplaceable plan counts nothing;
+ * after an applied plan (before), a pin that is the whole <vcpu cpuset> is placementd's own and counts.
  * before: the earlier plan placementd applied, NULL when none; was: its memory binding. An unplaceable
  * domain's record stays as it was: it names the pins that run. */
 static void count_pins_that_run(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user,
                                 const Plan *before, MemoryBinding was)
 {
-        /* floating over the host or its own <vcpu cpuset> is no pin to count */
-        Plan *runs = placer_adopt_live_pins(m, dom, d, true, user ? user->vcpu_cpuset : NULL);
+        /* floating over the host or its own <vcpu cpuset> is no pin to count; but where placementd pinned
+         * the domain before, a pin that is the whole <vcpu cpuset> (one of a CPU or a core) is its own */
+        Plan *runs = placer_adopt_live_pins(m, dom, d, true, user && !before ? user->vcpu_cpuset : NULL);
 
         if (!runs)
                 return;

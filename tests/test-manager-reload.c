@@ -288,6 +288,37 @@ START_TEST(test_reload_reserving_rehouses_the_others)
 }
 END_TEST
 
+/*
+ * A domain confined by its <vcpu cpuset='0'> and placed there: placementd's pin of its vCPU is the whole
+ * cpuset. A reload reserving CPU 0 leaves it unplaceable, and it runs on the pin it had: counted so, shown
+ * so, and said so, not taken for a vCPU floating over its cpuset ("nothing pinned", no pins at all).
+ */
+START_TEST(test_reload_unplaceable_keeps_cpuset_pin)
+{
+        Manager *m = fixture_manager_new(base, THREE_CORES, CONF);
+        virDomainPtr a = fixture_start_xml(conn, "rc-a",
+                                           "<uuid>11111111-2222-3333-4444-555555555541</uuid>"
+                                           "<vcpu cpuset='0'>1</vcpu>");
+        const Decision *d;
+        g_autoptr(CpuSet) zero = NULL;
+
+        ck_assert(fixture_spin_known(base, m, "rc-a", 3000));
+        ck_assert_int_eq(cpuset_parse("0", &zero, NULL), 0);
+        d = manager_lookup(m, "rc-a");
+        ck_assert_msg(d->result == DECISION_PLACED && cpuset_equal(d->plan->vcpu_pins[0], zero), "%s",
+                      d->reason);
+        fixture_reload(m, CONF "ReservedCPUs=0\n");
+        d = manager_lookup(m, "rc-a");
+        ck_assert_int_eq(d->result, DECISION_UNPLACEABLE);
+        ck_assert_msg(d->plan && d->plan->nvcpus == 1 && d->plan->vcpu_pins[0] &&
+                          cpuset_equal(d->plan->vcpu_pins[0], zero),
+                      "its pin that runs is not counted: %s", d->reason);
+        ck_assert_msg(strstr(d->reason, "it runs on the pins it had"), "%s", d->reason);
+        fixture_stop(a);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 static Suite *manager_reload_suite(void)
 {
         Suite *s = suite_create("manager reload");
@@ -300,6 +331,7 @@ static Suite *manager_reload_suite(void)
         tcase_add_test(tc, test_reload_restored_emulator_kept_within);
         tcase_add_test(tc, test_reload_unplaceable_placed_once);
         tcase_add_test(tc, test_reload_reserving_rehouses_the_others);
+        tcase_add_test(tc, test_reload_unplaceable_keeps_cpuset_pin);
         suite_add_tcase(s, tc);
         return s;
 }
