@@ -213,25 +213,50 @@ static int run_lstopo(const char *xml, const char *source, int fd, const char *p
         return 0;
 }
 
+/* Whether st, at path, is a FIFO or regular file that someone other than root, the caller and the owner
+ * of its directory put in a sticky directory others may write to (/tmp): what fs.protected_fifos and
+ * fs.protected_regular (at 2) refuse to open with O_CREAT, which root's command would otherwise write
+ * to, or wait on for ever. */
+static bool planted(const char *path, const struct stat *st)
+{
+        g_autofree char *dir = NULL;
+        struct stat d;
+
+        if ((!S_ISFIFO(st->st_mode) && !S_ISREG(st->st_mode)) || st->st_uid == 0 || st->st_uid == geteuid())
+                return false;
+        dir = g_path_get_dirname(path);
+        if (stat(dir, &d) < 0)
+                return true; /* cannot tell: not written */
+        return (d.st_mode & S_ISVTX) && (d.st_mode & (S_IWGRP | S_IWOTH)) && d.st_uid != st->st_uid;
+}
+
 int host_svg_open(const char *path, char **ret_error)
 {
         int flags = O_WRONLY | O_CREAT | O_CLOEXEC | O_NOCTTY;
         struct stat link, again, st;
-        bool follow = false;
+        bool follow = false, found;
         int fd;
 
-        if (lstat(path, &link) == 0 && S_ISLNK(link.st_mode)) {
+        found = lstat(path, &link) == 0;
+        if (found && S_ISLNK(link.st_mode)) {
                 if (link.st_uid != 0 && link.st_uid != geteuid())
                         return fail(ret_error, -EPERM,
                                     "%s is a symbolic link owned by uid %u, neither root nor the caller: "
                                     "not writing through it",
                                     path, (unsigned)link.st_uid);
                 follow = true;
-        }
-        fd = open(path, follow ? flags : flags | O_NOFOLLOW | O_TRUNC, 0666);
+        } else if (found && planted(path, &link))
+                return fail(ret_error, -EPERM,
+                            "%s is a %s owned by uid %u, neither root nor the caller, in a sticky directory "
+                            "others may write to: not writing to it",
+                            path, S_ISFIFO(link.st_mode) ? "FIFO" : "file", (unsigned)link.st_uid);
+        /* none there: made here, so that one put there after the lstat() is not opened */
+        fd = open(path, follow ? flags : flags | O_NOFOLLOW | O_TRUNC | (found ? 0 : O_EXCL), 0666);
         if (fd < 0)
                 return fail(ret_error, -errno, "cannot open %s: %s", path,
-                            errno == ELOOP ? "it is a symbolic link" : g_strerror(errno));
+                            errno == ELOOP    ? "it is a symbolic link"
+                            : errno == EEXIST ? "it was made while it was opened"
+                                              : g_strerror(errno));
         if (!follow)
                 return fd;
         if (lstat(path, &again) < 0 || !S_ISLNK(again.st_mode) || again.st_ino != link.st_ino ||

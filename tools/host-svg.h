@@ -22,8 +22,11 @@
  * written, not replaced; a new file is made 0666 less the umask. A symbolic link at path is followed only
  * when root or the caller owns it (the rule of fs.protected_symlinks): run as root into a directory
  * others write to, a link one of them planted would have the picture overwrite what it points to, so it
- * is refused. Anything else is opened with O_NOFOLLOW, so a link put there after the lstat() is refused
- * too; a followed link is looked at again once open, and is truncated only when it is still the same.
+ * is refused. So is a FIFO or regular file another user put in such a sticky directory (the rule of
+ * fs.protected_fifos and fs.protected_regular=2): root would wait on the FIFO until its owner read the
+ * picture, or write into a file its owner keeps. Anything else is opened with O_NOFOLLOW, so a link put
+ * there after the lstat() is refused too, and a new file with O_EXCL, so nothing put there since is
+ * written; a followed link is looked at again once open, and is truncated only when it is still the same.
  *
  * Opened before anything is printed, so that a command whose picture cannot be written prints no map or
  * plan. Returns the file descriptor, or a negative errno with *ret_error set (caller frees).

@@ -504,6 +504,22 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
     result "as uid 65534, --svg=FILE where FILE is uid 65533's symlink: refused, nothing made (rc $RC)" \
         "$([ $RC -eq 1 ] && grep -q 'uid 65533' "$ERR" && [ ! -e "$TMP/links/out/planted" ] &&
             [ "$(find "$TMP/links/out" -mindepth 1 -maxdepth 1 | wc -l)" -eq 5 ]; echo $?)"
+    # a FIFO or file another user put in a sticky directory anyone writes to (/tmp), as
+    # fs.protected_fifos and fs.protected_regular refuse them: root waited on the FIFO until its owner
+    # read the picture, or wrote into the file its owner keeps
+    mkdir -m 1777 "$TMP/links/sticky"
+    "${NOBODY[@]}" mkfifo -m 0600 "$TMP/links/sticky/map.svg"
+    "${NOBODY[@]}" sh -c 'printf "mine\n" >"$1"' sh "$TMP/links/sticky/kept.svg"
+    run timeout 10 "$CTL" "${PLAN[@]}" --svg="$TMP/links/sticky/map.svg"
+    result "--svg=FILE where FILE is a FIFO uid 65534 put in a sticky directory: refused at once naming FILE and the uid, no plan printed (rc $RC)" \
+        "$([ $RC -eq 1 ] && grep -q 'sticky/map.svg.*FIFO.*uid 65534' "$ERR" && [ -p "$TMP/links/sticky/map.svg" ] &&
+            [ ! -s "$OUT" ]; echo $?)"
+    run timeout 10 "$CTL" "${PLAN[@]}" --svg="$TMP/links/sticky/kept.svg"
+    result "--svg=FILE where FILE is a file uid 65534 put in a sticky directory: refused, the file as it was (rc $RC)" \
+        "$([ $RC -eq 1 ] && grep -q 'sticky/kept.svg.*uid 65534' "$ERR" && [ "$(cat "$TMP/links/sticky/kept.svg")" = mine ]; echo $?)"
+    run timeout 10 "$CTL" "${PLAN[@]}" --svg="$TMP/links/sticky/new.svg"
+    result "--svg=FILE new in a sticky directory: made, root's (rc $RC)" \
+        "$([ $RC -eq 0 ] && [ "$(stat -c %u "$TMP/links/sticky/new.svg")" = 0 ] && grep -q '</svg>' "$TMP/links/sticky/new.svg"; echo $?)"
     chmod 0700 "$TMP"
 else
     echo "# skip: the planted-link checks need root and setpriv"
