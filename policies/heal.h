@@ -95,19 +95,26 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(HealMove, heal_move_free)
  * moved no memory (a re-pin, a few pin calls): it keeps changing load from moving either back and forth. */
 #define HEAL_COOLDOWN_SEC       600u
 #define HEAL_REPIN_COOLDOWN_SEC 60u
+/* A re-pin this soon after the domain's last move doubles its cool-down (heal_cooling_note()); a quiet
+ * spell this long starts over. */
+#define HEAL_REPIN_SPELL_SEC (2u * HEAL_COOLDOWN_SEC)
 
 /* A domain's cool-down as its caller keeps it (seconds on the caller's clock). */
 typedef struct HealCooling {
         double until;     /* moved: left alone until then */
         double last_move; /* when it last moved; negative: never */
-        unsigned repins;  /* re-pins of its host-side threads alone in a row, each soon after the last */
+        unsigned repins;  /* re-pins (no memory moved) in a row, each soon after the last */
 } HealCooling;
 
 /*
- * The cool-down after move m of the domain whose cooling c is, at now; updates c. A re-pin of the
- * host-side threads alone that follows another within twice its cool-down doubles it (60, 120, 240,
- * 480 s, then HEAL_COOLDOWN_SEC): thin host-side threads on a calm core that a busy vCPU then takes
- * were otherwise re-pinned after it every minute.
+ * The cool-down after move m of the domain whose cooling c is, at now; updates c. A re-pin (no memory
+ * moved: its vCPUs, or its host-side threads alone) that follows the domain's last move within
+ * HEAL_REPIN_SPELL_SEC doubles it (60, 120, 240, 480 s, then HEAL_COOLDOWN_SEC): thin host-side threads
+ * on a calm core that a busy vCPU then takes were otherwise re-pinned after it every minute, and a busy
+ * vCPU beside a neighbour whose load turns busy and idle every minute or two was moved off its node and
+ * back again at every cool-down, for as long as the neighbour kept it up. The spell is fixed, not twice
+ * the cool-down reached: with that, a neighbour busy for 100 s and idle for 150 s kept the moves just
+ * over twice 60 s apart, and the cool-down at 60 s: 32 moves an hour.
  */
 static inline void heal_cooling_note(HealCooling *c, const HealMove *m, double now)
 {
@@ -116,14 +123,9 @@ static inline void heal_cooling_note(HealCooling *c, const HealMove *m, double n
         if (m->memory_moved) {
                 sec = HEAL_COOLDOWN_SEC;
                 c->repins = 0;
-        } else if (!m->threads_only) {
-                sec = HEAL_REPIN_COOLDOWN_SEC;
-                c->repins = 0;
         } else {
-                unsigned last =
-                    c->repins ? MIN(HEAL_REPIN_COOLDOWN_SEC << MIN(c->repins - 1, 4u), HEAL_COOLDOWN_SEC)
-                              : HEAL_REPIN_COOLDOWN_SEC;
-                c->repins = c->last_move >= 0 && now - c->last_move < 2.0 * last ? c->repins + 1 : 1;
+                c->repins =
+                    c->last_move >= 0 && now - c->last_move < HEAL_REPIN_SPELL_SEC ? c->repins + 1 : 1;
                 sec = MIN(HEAL_REPIN_COOLDOWN_SEC << MIN(c->repins - 1, 4u), HEAL_COOLDOWN_SEC);
         }
         c->last_move = now;

@@ -18,7 +18,7 @@
  * that changes a domain's load class (its busy vCPUs, busy host-side threads) runs one right after it
  * (bringing forward one armed for later); a pass that used all its moves arms another; a
  * moved domain is left alone for its cool-down (heal_cooling_note(), policies/heal.h: 600 s after a move
- * of memory, 60 s after one that moved none, doubling for host-side threads re-pinned again soon). With
+ * of memory, 60 s after one that moved none, doubling for a re-pin that follows the last soon). With
  * MemoryBinding=yes a domain's memory is bound once, to the nodes of its first plan, and later requests
  * carry that binding (MEMORY_SOURCE_BOUND, placementd's own), as the daemon's do on a running domain.
  *

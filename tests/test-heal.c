@@ -1638,30 +1638,51 @@ START_TEST(test_may_gain_host_load_summed_with_others)
 }
 END_TEST
 
-/* Host-side threads re-pinned again soon after the last re-pin wait twice as long each time (60, 120,
- * 240, 480 s, then 600); a quiet spell, a vCPU move or a memory move starts over. */
+/* Re-pins (no memory moved: vCPUs, or host-side threads alone) that follow the last move within 20
+ * minutes wait twice as long each time (60, 120, 240, 480 s, then 600); a quiet spell of 20 minutes or a
+ * memory move starts over. */
 START_TEST(test_repin_cooldown_grows)
 {
         HealMove threads = {.threads_only = true}, vcpus = {0}, memory = {.memory_moved = GiB};
-        HealCooling c = {.until = -1, .last_move = -1};
+        const HealMove *kinds[] = {&threads, &vcpus};
         static const unsigned want[] = {60, 120, 240, 480, 600, 600};
-        double now = 1000;
 
-        for (unsigned i = 0; i < G_N_ELEMENTS(want); i++) {
-                heal_cooling_note(&c, &threads, now);
-                ck_assert_msg((unsigned)(c.until - now) == want[i], "re-pin %u: %.0f s", i, c.until - now);
-                now = c.until + 1; /* again as soon as it may */
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                HealCooling c = {.until = -1, .last_move = -1};
+                double now = 1000;
+
+                for (unsigned i = 0; i < G_N_ELEMENTS(want); i++) {
+                        heal_cooling_note(&c, kinds[k], now);
+                        ck_assert_msg((unsigned)(c.until - now) == want[i], "%s re-pin %u: %.0f s",
+                                      k ? "vCPU" : "threads", i, c.until - now);
+                        now = c.until + 1; /* again as soon as it may */
+                }
+                now += 2 * HEAL_COOLDOWN_SEC; /* quiet for long: starts over */
+                heal_cooling_note(&c, kinds[k], now);
+                ck_assert_uint_eq((unsigned)(c.until - now), HEAL_REPIN_COOLDOWN_SEC);
         }
-        now += 2 * HEAL_COOLDOWN_SEC; /* quiet for long: starts over */
-        heal_cooling_note(&c, &threads, now);
-        ck_assert_uint_eq((unsigned)(c.until - now), HEAL_REPIN_COOLDOWN_SEC);
-        heal_cooling_note(&c, &threads, c.until + 1);
+
+        /* re-pins spaced just over twice the last cool-down (a neighbour busy for 100 s and idle for
+         * 150 s) still double it: they had kept it at 60 s */
+        HealCooling spaced = {.until = -1, .last_move = -1};
+        heal_cooling_note(&spaced, &vcpus, 1000);
+        heal_cooling_note(&spaced, &vcpus, 1125);
+        ck_assert_uint_eq((unsigned)(spaced.until - spaced.last_move), 2 * HEAL_REPIN_COOLDOWN_SEC);
+        heal_cooling_note(&spaced, &vcpus, spaced.until + 2 * 2 * HEAL_REPIN_COOLDOWN_SEC + 5);
+        ck_assert_uint_eq((unsigned)(spaced.until - spaced.last_move), 4 * HEAL_REPIN_COOLDOWN_SEC);
+
+        /* either kind follows the other: a vCPU moved off a busy neighbour's core and back, and its
+         * threads with it, is one chase */
+        HealCooling c = {.until = -1, .last_move = -1};
+        heal_cooling_note(&c, &threads, 1000);
         heal_cooling_note(&c, &vcpus, c.until + 1);
-        ck_assert_uint_eq((unsigned)(c.until - c.last_move), HEAL_REPIN_COOLDOWN_SEC);
+        ck_assert_uint_eq((unsigned)(c.until - c.last_move), 2 * HEAL_REPIN_COOLDOWN_SEC);
         heal_cooling_note(&c, &threads, c.until + 1);
-        ck_assert_uint_eq((unsigned)(c.until - c.last_move), HEAL_REPIN_COOLDOWN_SEC);
+        ck_assert_uint_eq((unsigned)(c.until - c.last_move), 4 * HEAL_REPIN_COOLDOWN_SEC);
         heal_cooling_note(&c, &memory, c.until + 1);
         ck_assert_uint_eq((unsigned)(c.until - c.last_move), HEAL_COOLDOWN_SEC);
+        heal_cooling_note(&c, &vcpus, c.until + 1);
+        ck_assert_uint_eq((unsigned)(c.until - c.last_move), HEAL_REPIN_COOLDOWN_SEC);
 }
 END_TEST
 

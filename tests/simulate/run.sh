@@ -69,6 +69,11 @@
 #   follow.trace (4x2x2, Fit=pack): a's busy vCPU, re-pinned at 70 s beside b's 0.3-busy one with 6 of 8
 #     cores free, is looked at again when its 60 s cool-down ends and gets a core of its own at 130 s:
 #     2 of 2 vCPUs shared for 60 of 660 s; 0.48 cores lost 60-70 s, beside its own host-side threads.
+#   flap.trace (2x3x2): n's load turns busy for 30 s and idle for 60 s, forty times; each turn moves b's busy
+#     vCPU off its node or back beside its memory. b moves at 10 s (its first measurement), then at 310,
+#     460, 700, 1180, 1780, 2440, 3040 and 3700 s (each within 20 minutes of the last: 60, 120, 240, 480,
+#     then 600 s apart at least), and a's host-side threads once at 10 s: 10 moves, where a cool-down of
+#     60 s after every re-pin moved b twice every 90 s cycle it could (43).
 # Also: every --json key the documentation names, errors naming the trace's line, and the example trace.
 #   bash tests/simulate/run.sh PLACEMENTCTL
 set -u
@@ -172,6 +177,8 @@ figures "follow.trace: a moved domain that still shares is looked at again when 
         "$H422" follow.trace \
         '{"shared_vcpu_fraction": 60 / 660, "capacity_lost": 0.48 * 10 / 660, "moves": 2, "memory_moved_bytes": 0}' \
         --config="$tmp/pack.conf"
+figures "flap.trace: a neighbour turning busy and idle does not move a domain at every cool-down" \
+        "synthetic:pack:2 numa:1(memory=32GiB) core:3 pu:2" flap.trace '{"moves": 10, "memory_moved_bytes": 0}'
 figures "nearer.trace: fewer nodes with the memory staying on them buy nothing: no move" "$H222" \
         nearer.trace '{"moves": 0, "capacity_lost": 0.0, "shared_vcpu_fraction": 0.0}'
 figures "spare.trace: with cores to spare, heal gives a vCPU under half busy a core of its own" "$H122" \
