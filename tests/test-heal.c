@@ -973,7 +973,8 @@ START_TEST(test_repin_near_when_memory_cannot_move)
          * cores, y (busy) beside it on core 0; node 1: z (busy) on both cores; node 2 free */
         g_autoptr(Topology) t = test_three_nodes_in_line();
         g_autoptr(Ledger) l = ledger_new(t);
-        g_autoptr(GPtrArray) moves = NULL, anew = NULL, back = NULL, bound = NULL, others = NULL, own = NULL;
+        g_autoptr(GPtrArray) moves = NULL, anew = NULL, back = NULL, bound = NULL, others = NULL, own = NULL,
+                             compat = NULL;
         g_autoptr(CpuSet) node0 = cpuset_new();
         unsigned x_pus[] = {0, 2}, y_pus[] = {1}, z_pus[] = {4, 6};
         double busy2[] = {1, 1}, busy1[] = {1};
@@ -1003,6 +1004,16 @@ START_TEST(test_repin_near_when_memory_cannot_move)
         ck_assert_ptr_nonnull(strstr(m->why, "2 busy vCPUs contended for a core, now 0"));
         /* it moved no memory: later passes leave it alone for a short while only */
         ck_assert_uint_eq(cooldown_of(m), HEAL_REPIN_COOLDOWN_SEC);
+        /* compat is memory-first: its vCPU stays beside its memory (heal had re-pinned compat's busy
+         * siblings across a Xeon Max, the mean vCPU-to-memory distance 10 to 14.3) */
+        y->policy = POLICY_COMPAT;
+        compat = heal(t, l, &hp, &ds);
+        for (unsigned i = 0; i < compat->len; i++) {
+                const HealMove *c = g_ptr_array_index(compat, i);
+                ck_assert_msg(cpuset_count(c->plan->nodes) == 1 && cpuset_has(c->plan->nodes, 0), "%s: %s",
+                              c->key, c->plan->reason);
+        }
+        y->policy = POLICY_EXPLICIT;
 
         /* with room in the budget the vCPUs go with their memory instead */
         anew = heal(t, l, &heal_defaults, &ds);
@@ -1076,39 +1087,6 @@ START_TEST(test_repin_near_when_memory_cannot_move)
         m = one_repin(t, back, "y", 0);
         ck_assert_uint_eq(cpuset_count(m->plan->nodes), 1);
         ck_assert_ptr_nonnull(strstr(m->why, "spread over 2 nodes, now 1"));
-}
-END_TEST
-
-/* compat is memory-first: the same busy vCPU beside x, its memory on node 0 and no room in the budget to
- * move it, stays beside its memory rather than run on node 2 away from it (heal had re-pinned compat's
- * busy siblings across a Xeon Max, the mean vCPU-to-memory distance 10 to 14.3). */
-START_TEST(test_compat_vcpus_stay_with_memory)
-{
-        g_autoptr(Topology) t = test_three_nodes_in_line();
-        g_autoptr(Ledger) l = ledger_new(t);
-        g_autoptr(GPtrArray) moves = NULL;
-        unsigned x_pus[] = {0, 2}, y_pus[] = {1}, z_pus[] = {4, 6};
-        double busy2[] = {1, 1}, busy1[] = {1};
-        HealParams hp = heal_defaults;
-        Domains ds = {0};
-        HealDomain *y;
-
-        hold_on(t, l, "x", 2, x_pus, 0);
-        hold_on(t, l, "y", 1, y_pus, 0);
-        hold_on(t, l, "z", 2, z_pus, 1);
-        domains_add(&ds, l, "x")->request.vcpu_busy = busy2;
-        y = domains_add(&ds, l, "y");
-        y->request.vcpu_busy = busy1;
-        y->policy = POLICY_COMPAT;
-        domains_add(&ds, l, "z")->request.vcpu_busy = busy2;
-        ds.d[0].fixed = ds.d[2].fixed = true;
-        hp.memory_budget = 0;
-        moves = heal(t, l, &hp, &ds);
-        for (unsigned i = 0; i < moves->len; i++) {
-                const HealMove *m = g_ptr_array_index(moves, i);
-                ck_assert_msg(cpuset_count(m->plan->nodes) == 1 && cpuset_has(m->plan->nodes, 0), "%s: %s",
-                              m->key, m->plan->reason);
-        }
 }
 END_TEST
 
@@ -1869,7 +1847,6 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_heals_host_load_beside_own_vcpus);
         tcase_add_test(tc, test_host_threads_to_nearest_node_when_node_full);
         tcase_add_test(tc, test_repin_near_when_memory_cannot_move);
-        tcase_add_test(tc, test_compat_vcpus_stay_with_memory);
         tcase_add_test(tc, test_heals_host_thread_pair);
         tcase_add_test(tc, test_repin_near_prefers_quiet_core);
         tcase_add_test(tc, test_repin_near_prefers_free_core_on_as_near_node);

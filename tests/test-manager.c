@@ -162,6 +162,14 @@ START_TEST(test_start_pin_stop)
 }
 END_TEST
 
+/* Writes placementd's element of dom's metadata (NULL: removes it), as virsh metadata does. */
+static void set_element(virDomainPtr dom, const char *xml, unsigned flags)
+{
+        ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, xml,
+                                              xml ? "placementd" : NULL, PLACEMENTD_XMLNS, flags),
+                         0);
+}
+
 /* A decision whose metadata write failed (libvirtd went away mid-burst): the next reconcile records it. */
 START_TEST(test_reconcile_records_again)
 {
@@ -174,9 +182,7 @@ START_TEST(test_reconcile_records_again)
         ck_assert(spin(known, &w, 3000));
         d = (Decision *)manager_lookup(m, "m-rerecord");
         /* as if the write had failed: no metadata, the decision marked unrecorded */
-        ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, NULL, NULL, PLACEMENTD_XMLNS,
-                                              VIR_DOMAIN_AFFECT_LIVE),
-                         0);
+        set_element(dom, NULL, VIR_DOMAIN_AFFECT_LIVE);
         ck_assert_int_eq(virt_domain_read_spec(dom, false, &spec, NULL), 0);
         ck_assert_ptr_null(spec->decision);
         g_clear_pointer(&spec, domain_spec_free);
@@ -2054,6 +2060,17 @@ static bool spin_result(Manager *m, const char *name, DecisionResult want)
         return false;
 }
 
+/* Defines a 1-vCPU domain of 512 MiB, not started. */
+static virDomainPtr define_small(const char *name)
+{
+        g_autofree char *xml =
+            g_strdup_printf("<domain type='test'><name>%s</name><memory unit='MiB'>512</memory>"
+                            "<vcpu>1</vcpu><os><type>hvm</type></os></domain>",
+                            name);
+
+        return virDomainDefineXML(conn, xml);
+}
+
 /* Opted out while it runs (virsh metadata, as an operator does): skipped at once, its pins counted as they
  * run, not at its next start. A transient domain's live opt-out counts; a persistent domain's definition
  * says, and its opt-out removed there, it is placed again. */
@@ -2061,37 +2078,25 @@ START_TEST(test_opt_out_while_running_followed)
 {
         Manager *m = new_manager(NULL);
         virDomainPtr live = start_domain("o-live", 1, NULL);
-        g_autofree char *xml =
-            g_strdup_printf("<domain type='test'><name>o-cfg</name><memory unit='MiB'>512</memory>"
-                            "<vcpu>1</vcpu><os><type>hvm</type></os></domain>");
-        virDomainPtr cfg = virDomainDefineXML(conn, xml);
+        virDomainPtr cfg = define_small("o-cfg");
         const Decision *d;
 
         ck_assert(spin_result(m, "o-live", DECISION_PLACED));
-        ck_assert_int_eq(virDomainSetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT, "<domain skip='yes'/>",
-                                              "placementd", PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
-                         0);
+        set_element(live, "<domain skip='yes'/>", VIR_DOMAIN_AFFECT_LIVE);
         ck_assert(spin_result(m, "o-live", DECISION_SKIPPED));
         d = manager_lookup(m, "o-live");
         ck_assert_msg(g_str_has_prefix(d->reason, "opted out"), "%s", d->reason);
         /* the owner's opt-in replaces placementd's whole element, its record of the definition too: the
          * pins placementd made before the opt-out are still its own, not the definition's */
-        ck_assert_int_eq(virDomainSetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT, "<domain skip='no'/>",
-                                              "placementd", PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
-                         0);
+        set_element(live, "<domain skip='no'/>", VIR_DOMAIN_AFFECT_LIVE);
         ck_assert(spin_result(m, "o-live", DECISION_PLACED));
         d = manager_lookup(m, "o-live");
         ck_assert_msg(!g_str_has_prefix(d->reason, "opted out"), "%s", d->reason);
         /* an opt-in that says more (a policy) is the owner's word: the record written back keeps it, and the
          * domain is placed again under that policy */
-        ck_assert_int_eq(virDomainSetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT, "<domain skip='yes'/>",
-                                              "placementd", PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
-                         0);
+        set_element(live, "<domain skip='yes'/>", VIR_DOMAIN_AFFECT_LIVE);
         ck_assert(spin_result(m, "o-live", DECISION_SKIPPED));
-        ck_assert_int_eq(virDomainSetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT,
-                                              "<domain skip='no' policy='compat'/>", "placementd",
-                                              PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
-                         0);
+        set_element(live, "<domain skip='no' policy='compat'/>", VIR_DOMAIN_AFFECT_LIVE);
         spin(NULL, NULL, 3 * MANAGER_METADATA_FOLLOW_MSEC);
         {
                 g_autofree char *element = virDomainGetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT,
@@ -2105,13 +2110,9 @@ START_TEST(test_opt_out_while_running_followed)
         ck_assert_ptr_nonnull(cfg);
         ck_assert_int_eq(virDomainCreate(cfg), 0);
         ck_assert(spin_result(m, "o-cfg", DECISION_PLACED));
-        ck_assert_int_eq(virDomainSetMetadata(cfg, VIR_DOMAIN_METADATA_ELEMENT, "<domain skip='yes'/>",
-                                              "placementd", PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_CONFIG),
-                         0);
+        set_element(cfg, "<domain skip='yes'/>", VIR_DOMAIN_AFFECT_CONFIG);
         ck_assert(spin_result(m, "o-cfg", DECISION_SKIPPED));
-        ck_assert_int_eq(virDomainSetMetadata(cfg, VIR_DOMAIN_METADATA_ELEMENT, NULL, NULL, PLACEMENTD_XMLNS,
-                                              VIR_DOMAIN_AFFECT_CONFIG),
-                         0);
+        set_element(cfg, NULL, VIR_DOMAIN_AFFECT_CONFIG);
         ck_assert(spin_result(m, "o-cfg", DECISION_PLACED));
         d = manager_lookup(m, "o-cfg");
         ck_assert_msg(!g_str_has_prefix(d->reason, "opted out"), "%s", d->reason);
@@ -2141,16 +2142,11 @@ START_TEST(test_record_removed_while_running_written_back)
 {
         Manager *m = new_manager(NULL);
         virDomainPtr live = start_domain("r-live", 1, NULL);
-        g_autofree char *xml =
-            g_strdup_printf("<domain type='test'><name>r-cfg</name><memory unit='MiB'>512</memory>"
-                            "<vcpu>1</vcpu><os><type>hvm</type></os></domain>");
-        virDomainPtr cfg = virDomainDefineXML(conn, xml);
+        virDomainPtr cfg = define_small("r-cfg");
         const Decision *d;
 
         ck_assert(spin_result(m, "r-live", DECISION_PLACED));
-        ck_assert_int_eq(virDomainSetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT, "<domain policy='compat'/>",
-                                              "placementd", PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
-                         0);
+        set_element(live, "<domain policy='compat'/>", VIR_DOMAIN_AFFECT_LIVE);
         spin(NULL, NULL, 3 * MANAGER_METADATA_FOLLOW_MSEC);
         d = manager_lookup(m, "r-live");
         ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
@@ -2159,9 +2155,7 @@ START_TEST(test_record_removed_while_running_written_back)
         ck_assert_int_eq(manager_replace(m, "r-live", NULL), 0);
         d = manager_lookup(m, "r-live");
         ck_assert_msg(d->result == DECISION_PLACED && d->plan->policy == POLICY_COMPAT, "%s", d->reason);
-        ck_assert_int_eq(virDomainSetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT, NULL, NULL,
-                                              PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
-                         0);
+        set_element(live, NULL, VIR_DOMAIN_AFFECT_LIVE);
         spin(NULL, NULL, 3 * MANAGER_METADATA_FOLLOW_MSEC);
         d = manager_lookup(m, "r-live");
         ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
@@ -2175,12 +2169,8 @@ START_TEST(test_record_removed_while_running_written_back)
         m = new_manager(NULL);
         d = manager_lookup(m, "r-cfg");
         ck_assert_msg(d && d->adopted, "%s", d ? d->reason : "not known");
-        ck_assert_int_eq(virDomainSetMetadata(cfg, VIR_DOMAIN_METADATA_ELEMENT, NULL, NULL, PLACEMENTD_XMLNS,
-                                              VIR_DOMAIN_AFFECT_LIVE),
-                         0);
-        ck_assert_int_eq(virDomainSetMetadata(live, VIR_DOMAIN_METADATA_ELEMENT, NULL, NULL,
-                                              PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
-                         0);
+        set_element(cfg, NULL, VIR_DOMAIN_AFFECT_LIVE);
+        set_element(live, NULL, VIR_DOMAIN_AFFECT_LIVE);
         spin(NULL, NULL, 3 * MANAGER_METADATA_FOLLOW_MSEC);
         ck_assert(live_record_says(cfg, NULL));
         ck_assert(live_record_says(live, NULL));
@@ -2223,9 +2213,7 @@ START_TEST(test_floating_opt_out_keeps_what_runs)
         bound_before = ledger_lookup(manager_ledger(m), d->uuid)->node_memory[node];
         ck_assert_uint_gt(bound_before, 0);
         ck_assert_int_eq(virDomainPinVcpuFlags(dom, 0, &all, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
-        ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, "<domain skip='yes'/>",
-                                              "placementd", PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
-                         0);
+        set_element(dom, "<domain skip='yes'/>", VIR_DOMAIN_AFFECT_LIVE);
         ck_assert(spin_result(m, "o-float", DECISION_SKIPPED));
         manager_reconcile(m);
         d = manager_lookup(m, "o-float");
@@ -2257,9 +2245,7 @@ START_TEST(test_opt_out_in_definition_outlives_restart)
                 doms[i] = fixture_define_and_start(conn, names[i], 1);
                 ck_assert(spin_result(m, names[i], DECISION_PLACED));
         }
-        ck_assert_int_eq(virDomainSetMetadata(doms[0], VIR_DOMAIN_METADATA_ELEMENT, "<domain skip='yes'/>",
-                                              "placementd", PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_CONFIG),
-                         0);
+        set_element(doms[0], "<domain skip='yes'/>", VIR_DOMAIN_AFFECT_CONFIG);
         ck_assert(spin_result(m, "o-meta", DECISION_SKIPPED));
         {
                 g_autofree char *cfg = virDomainGetXMLDesc(doms[1], VIR_DOMAIN_XML_INACTIVE);

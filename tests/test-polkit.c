@@ -18,25 +18,34 @@ static int never_allowed(sd_bus_message *msg, void *userdata, sd_bus_error *erro
         return 0;
 }
 
+/* A bus on one end of a socket pair (fds) nobody answers on, and a Rebalance call from ":1.42" on it. */
+static sd_bus *bus_on_socket(int fds[2], sd_bus_message **ret_msg)
+{
+        sd_bus *bus = NULL;
+
+        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
+        ck_assert_int_ge(sd_bus_new(&bus), 0);
+        ck_assert_int_ge(sd_bus_set_fd(bus, fds[0], fds[0]), 0);
+        ck_assert_int_ge(sd_bus_start(bus), 0);
+        ck_assert_int_ge(sd_bus_message_new_method_call(bus, ret_msg, "org.placementd1", "/org/placementd1",
+                                                        "org.placementd1.Manager", "Rebalance"),
+                         0);
+        ck_assert_int_ge(sd_bus_message_set_sender(*ret_msg, ":1.42"), 0);
+        return bus;
+}
+
 /* The bus is gone by the time polkit would be asked: the call is refused with the caller's uid and what
  * it wanted, and nothing is left in flight. */
 START_TEST(test_bus_gone)
 {
-        sd_bus *bus = NULL;
+        sd_bus *bus;
         sd_bus_message *msg = NULL;
         sd_bus_error error = SD_BUS_ERROR_NULL;
         Polkit *p = polkit_new();
         int fds[2];
         int r;
 
-        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-        ck_assert_int_ge(sd_bus_new(&bus), 0);
-        ck_assert_int_ge(sd_bus_set_fd(bus, fds[0], fds[0]), 0);
-        ck_assert_int_ge(sd_bus_start(bus), 0);
-        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &msg, "org.placementd1", "/org/placementd1",
-                                                        "org.placementd1.Manager", "Rebalance"),
-                         0);
-        ck_assert_int_ge(sd_bus_message_set_sender(msg, ":1.42"), 0);
+        bus = bus_on_socket(fds, &msg);
         sd_bus_close(bus);
 
         r = polkit_authorize(p, msg, 1000, "org.placementd1.rebalance", "rebalance domains", never_allowed,
@@ -58,20 +67,13 @@ END_TEST
  * valgrind runs see what stays). */
 START_TEST(test_in_flight_dropped)
 {
-        sd_bus *bus = NULL;
+        sd_bus *bus;
         sd_bus_message *msg = NULL;
         sd_bus_error error = SD_BUS_ERROR_NULL;
         Polkit *p = polkit_new();
         int fds[2];
 
-        ck_assert_int_eq(socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, fds), 0);
-        ck_assert_int_ge(sd_bus_new(&bus), 0);
-        ck_assert_int_ge(sd_bus_set_fd(bus, fds[0], fds[0]), 0);
-        ck_assert_int_ge(sd_bus_start(bus), 0);
-        ck_assert_int_ge(sd_bus_message_new_method_call(bus, &msg, "org.placementd1", "/org/placementd1",
-                                                        "org.placementd1.Manager", "Rebalance"),
-                         0);
-        ck_assert_int_ge(sd_bus_message_set_sender(msg, ":1.42"), 0);
+        bus = bus_on_socket(fds, &msg);
 
         /* queued for a bus that never answers: the question waits */
         ck_assert_int_eq(polkit_authorize(p, msg, 1000, "org.placementd1.rebalance", "rebalance domains",
