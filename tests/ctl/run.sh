@@ -509,6 +509,7 @@ if [ "$(id -u)" -eq 0 ] && command -v setpriv >/dev/null; then
     # read the picture, or wrote into the file its owner keeps
     mkdir -m 1777 "$TMP/links/sticky"
     "${NOBODY[@]}" mkfifo -m 0600 "$TMP/links/sticky/map.svg"
+    # shellcheck disable=SC2016 # $1 is the inner shell's
     "${NOBODY[@]}" sh -c 'printf "mine\n" >"$1"' sh "$TMP/links/sticky/kept.svg"
     run timeout 10 "$CTL" "${PLAN[@]}" --svg="$TMP/links/sticky/map.svg"
     result "--svg=FILE where FILE is a FIFO uid 65534 put in a sticky directory: refused at once naming FILE and the uid, no plan printed (rc $RC)" \
