@@ -320,8 +320,10 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
 
         /* an opt-out placementd never writes (the user added it to a definition made from live XML, or
          * to the persistent definition while the domain ran, over the record placementd wrote live
-         * before) stands over the record: placer_place() skips the domain */
-        if (live->meta_skip || live->vcpu_auto || live->numatune_auto)
+         * before) stands over the record: placer_place() skips the domain. A persistent domain's opt-out
+         * is its definition's (below): a live skip='yes' beside its record is none, as the running
+         * daemon had it (placer-follow.c: restore_record()) */
+        if ((live->meta_skip && !virt_domain_is_persistent(dom)) || live->vcpu_auto || live->numatune_auto)
                 return NULL;
         user = placer_user_spec(dom, live);
         if (user && domain_spec_opt_out(user))

@@ -293,9 +293,11 @@ static bool emulator_hold_changed(const Manager *m, const DomainSpec *user, cons
  * element) or removed (virsh metadata --remove): the record went with it, and with a transient domain's the
  * record of its user's definition, the only one it has, so that placementd's own pins read as the
  * definition's <vcpupin> (skipped for good); of any domain, what a restarted placementd adopts. The last
- * record of this run (d, written or adopted) is written back, with the owner's policy= as the element now
- * has it: nothing of the owner's word is written over (an element that says skip='yes' is an opt-out, left
- * as it is). Returns whether it was written.
+ * record of this run (d, written or adopted) is written back, with the owner's policy= and skip= as the
+ * element now has them: nothing of the owner's word is written over (a transient domain's element that
+ * says skip='yes' is an opt-out, left as it is; a persistent domain's opt-out is its definition's, and a
+ * record beside a live skip='yes' keeps a restarted daemon adopting it as the running one keeps it).
+ * Returns whether it was written.
  */
 static bool restore_record(Manager *m, virDomainPtr dom, const Decision *d, const DomainSpec *live)
 {
@@ -303,17 +305,20 @@ static bool restore_record(Manager *m, virDomainPtr dom, const Decision *d, cons
         g_autofree char *xml = NULL;
         const char *body;
 
-        if (!d->record || live->definition || live->decision || live->meta_skip || !m->config->apply ||
+        g_autofree char *policy = NULL;
+
+        /* a transient domain's live skip='yes' is an opt-out, left as it is; a persistent domain's is
+         * not (its definition says), and its record goes back beside it */
+        if (!d->record || live->definition || live->decision || !m->config->apply ||
+            (live->meta_skip && !virt_domain_is_persistent(dom)) ||
             !g_str_has_prefix(d->record, "<domain") || !(body = strchr(d->record, '>')))
                 return false;
         /* the record's own attributes are those of the user's definition when it was written: the
          * element's now stand (an escaped value holds no '>') */
-        if (live->meta_policy) {
-                g_autofree char *policy = g_markup_escape_text(live->meta_policy, -1);
-                xml = g_strdup_printf("<domain policy=\"%s\"%s", policy, body);
-        } else {
-                xml = g_strdup_printf("<domain%s", body);
-        }
+        if (live->meta_policy)
+                policy = g_markup_escape_text(live->meta_policy, -1);
+        xml = g_strdup_printf("<domain%s%s%s%s%s", live->meta_skip ? " skip=\"yes\"" : "",
+                              policy ? " policy=\"" : "", policy ? policy : "", policy ? "\"" : "", body);
         if (virt_domain_set_metadata(dom, xml, &error) < 0) {
                 log_warning("%s: %s", d->name, error);
                 return false;

@@ -2182,6 +2182,19 @@ START_TEST(test_record_removed_while_running_written_back)
         ck_assert_msg(d && d->result == DECISION_PLACED && d->adopted, "%s", d ? d->reason : "not known");
         d = manager_lookup(m, "r-live");
         ck_assert_msg(d && d->result == DECISION_PLACED && d->adopted, "%s", d ? d->reason : "not known");
+        /* a live skip='yes' on a persistent domain (virsh metadata without --config) is no opt-out, its
+         * definition says: the record is written back beside it, so that a restarted daemon adopts the
+         * domain as the running one keeps it, not as "already pinned" */
+        set_element(cfg, "<domain skip='yes'/>", VIR_DOMAIN_AFFECT_LIVE);
+        spin(NULL, NULL, 3 * MANAGER_METADATA_FOLLOW_MSEC);
+        d = manager_lookup(m, "r-cfg");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s", d->reason);
+        ck_assert(live_record_says(cfg, "skip=\"yes\""));
+        free_manager(m);
+        m = new_manager(NULL);
+        d = manager_lookup(m, "r-cfg");
+        ck_assert_msg(d && d->result == DECISION_PLACED && d->adopted, "%s", d ? d->reason : "not known");
+        ck_assert(live_record_says(cfg, "skip=\"yes\""));
         virDomainDestroy(live);
         virDomainFree(live);
         virDomainDestroy(cfg);
