@@ -197,6 +197,20 @@ const char *map_svg_online_json(const MapSvg *m)
         return m->map_json;
 }
 
+char *map_svg_online_text(const MapSvg *m)
+{
+        g_autoptr(JsonParser) parser = json_parser_new();
+        JsonNode *root =
+            json_parser_load_from_data(parser, m->map_json, -1, NULL) ? json_parser_get_root(parser) : NULL;
+        JsonNode *text = root && JSON_NODE_HOLDS_OBJECT(root)
+                             ? json_object_get_member(json_node_get_object(root), "text")
+                             : NULL;
+
+        return text && JSON_NODE_HOLDS_VALUE(text) && json_node_get_value_type(text) == G_TYPE_STRING
+                   ? g_strdup(json_node_get_string(text))
+                   : NULL;
+}
+
 int map_svg_online(const Ctl *c, MapSvg *m)
 {
         return draw(c, m, m->t, m->owner, m->names);

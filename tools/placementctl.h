@@ -113,6 +113,9 @@ int map_svg_online_prepare(const Ctl *c, MapSvg **ret);
 int map_svg_online_reread(const Ctl *c, MapSvg *m, bool *ret_same);
 /* The daemon's map as data that map_svg_online_prepare() read: map --json prints the map drawn. */
 const char *map_svg_online_json(const MapSvg *m);
+/* The text map the daemon's map as data holds ("text", what GetHostMap answers, from the same call), NULL
+ * when it holds none (caller frees). */
+char *map_svg_online_text(const MapSvg *m);
 /* Draws the prepared map into FILE. Returns an exit code. */
 int map_svg_online(const Ctl *c, MapSvg *m);
 /* plan --topology --svg: the ledger's final map drawn into FILE (map_svg_open()). Returns an exit code. */

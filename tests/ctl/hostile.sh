@@ -155,6 +155,18 @@ run "$CTL" --bus-address="$BUS_ADDR" map --topology="$TWO" --svg="$TMP/moving.sv
 result "  on a host that changes at every call it says the picture may differ from the text (rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q '^text map 6' "$OUT" &&
         grep -q 'changed while the map was read: the picture may differ from the text' "$ERR"; echo $?)"
+# the daemon's map as data holds its text map ("text", what GetHostMap answers), read in the same call:
+# that is the text printed, with no further call, each of which costs a non-root caller tokens (one more
+# per 100 domains for the data): on a host of 900 domains a second read of the data was refused with
+# LimitExceeded and the map not printed
+map_json domain '"gone"' free '' | sed 's/^{/{"text":"text map: from the data",/' >"$ANSWER.d/1"
+echo 'error:Too many calls' >"$ANSWER.d/2"
+echo 'error:Too many calls' >"$ANSWER.d/3"
+run "$CTL" --bus-address="$BUS_ADDR" map --topology="$TWO" --svg="$TMP/once.svg"
+python3 "$HERE/svg-colours.py" "$TMP/once.svg" >"$TMP/once.colours" 2>&1
+result "  map --svg prints the text of the data it draws, read once (rc $RC)" \
+    "$([ $RC -eq 0 ] && grep -q '^text map: from the data' "$OUT" && grep -q '^box gone ' "$TMP/once.colours" &&
+        [ -e "$ANSWER.d/2" ] && [ -e "$ANSWER.d/3" ]; echo $?)"
 rm -rf "$ANSWER.d"
 
 # show's text of well-formed answers, held to tests/golden/show/NAME.txt (UPDATE_GOLDEN=1 rewrites them):
