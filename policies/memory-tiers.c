@@ -33,6 +33,26 @@ static bool cell_bound(const Topology *t, const Plan *plan, unsigned n)
         return false;
 }
 
+/* How far node n is from the nodes plan's vCPUs run on, nearest and farthest into *lo and *hi; false when
+ * no vCPU is placed. */
+static bool vcpu_reach(const Topology *t, const Plan *plan, unsigned n, uint32_t *lo, uint32_t *hi)
+{
+        bool any = false;
+
+        *lo = UINT32_MAX;
+        *hi = 0;
+        for (unsigned i = 0; i < plan->nvcpus; i++) {
+                uint32_t d;
+                if (plan->vcpu_pu[i] < 0)
+                        continue;
+                d = topology_distance(t, t->cores[t->pus[plan->vcpu_pu[i]].core].node, n);
+                *lo = MIN(*lo, d);
+                *hi = MAX(*hi, d);
+                any = true;
+        }
+        return any;
+}
+
 void memory_tiers_note(const Topology *t, bool last_resort, Plan *plan)
 {
         g_autoptr(GString) s = g_string_new(NULL);
@@ -40,6 +60,7 @@ void memory_tiers_note(const Topology *t, bool last_resort, Plan *plan)
 
         for (unsigned n = 0; n < t->nnodes && n < plan->nnode_memory; n++) {
                 const TopoNode *node = &t->nodes[n];
+                uint32_t lo, hi;
                 char a[32];
 
                 if (node->kind == NODE_KIND_GPU)
@@ -47,9 +68,14 @@ void memory_tiers_note(const Topology *t, bool last_resort, Plan *plan)
                 if (node->kind == NODE_KIND_DRAM || !plan->node_memory[n] || plan->keep_memory ||
                     cell_bound(t, plan, n))
                         continue;
-                g_string_append_printf(s, "%s%s on node %u (%s)", s->len ? ", " : "; ",
+                g_string_append_printf(s, "%s%s on node %u (%s", s->len ? ", " : "; ",
                                        size_format(plan->node_memory[n], a, sizeof(a)), node->os_index,
                                        node_kind_to_string(node->kind));
+                /* local HBM and the other package's read alike without how far they are */
+                if (vcpu_reach(t, plan, n, &lo, &hi))
+                        g_string_append_printf(
+                            s, lo == hi ? ", %u from its vCPUs" : ", %u to %u from its vCPUs", lo, hi);
+                g_string_append_c(s, ')');
         }
         if (s->len)
                 g_string_append(s, last_resort ? ": a lower tier of memory, used since no set of DRAM nodes "

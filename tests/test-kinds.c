@@ -91,7 +91,7 @@ START_TEST(test_cxl_lower_tier)
                 p = test_place(t, l, &params, "big", 4, 40 * GiB);
                 ck_assert_int_eq(p->result, PLAN_PLACED);
                 ck_assert_uint_gt(memory_of_kind(t, p, NODE_KIND_CXL), 0);
-                ck_assert_reason(p, "(cxl): a first tier by MemoryTiers=");
+                ck_assert_reason(p, "(cxl, 14 from its vCPUs): a first tier by MemoryTiers=");
         }
 }
 END_TEST
@@ -139,7 +139,8 @@ START_TEST(test_knl_mcdram)
         p = test_place(t, l, &params, "b", 4, 80 * GiB);
         ck_assert_int_eq(p->result, PLAN_PLACED);
         ck_assert_uint_gt(memory_of_kind(t, p, NODE_KIND_HBM), 0);
-        ck_assert_reason(p, "(hbm)");
+        /* how far each lower-tier node is from the vCPUs: a cluster's own MCDRAM or another's */
+        ck_assert_reason(p, "on node 3 (hbm, 31 to 41 from its vCPUs)");
 }
 END_TEST
 
