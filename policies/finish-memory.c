@@ -96,6 +96,14 @@ static uint64_t charge_nearest(const HostView *v, Plan *plan, const unsigned *vc
         return charged;
 }
 
+/* The mode of the <memnode> that binds the request's cell c (the plan's cells are the request's, in its
+ * order): the kernel puts an interleaved cell's pages evenly on its nodes and a preferred one's on its
+ * first node while it has room, wherever the cell's vCPUs run; strict when not known. */
+static MemoryMode memnode_mode(const PlacementRequest *req, unsigned c)
+{
+        return req && c < req->ncells ? req->cells[c].memory_mode : MEMORY_MODE_STRICT;
+}
+
 /* Adds to the cell's counted nodes those whose count grew since before[] was taken. */
 static void record_counted(const Plan *plan, uint64_t *before, PlanCell *cell)
 {
@@ -125,7 +133,7 @@ void policy_spread_memory(const HostView *v, Plan *plan)
                 if (counts)
                         memcpy(before, plan->node_memory, counts);
                 if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
-                    finish_charge_bound(v, plan->cells[c].memory_nodes, bytes, MEMORY_MODE_STRICT,
+                    finish_charge_bound(v, plan->cells[c].memory_nodes, bytes, memnode_mode(v->req, c),
                                         plan->cells[c].nodes, plan)) {
                         left -= bytes;
                         record_counted(plan, before, &plan->cells[c]);
@@ -274,8 +282,8 @@ bool finish_charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t byt
 
 /*
  * Memory the request binds itself is counted where it is bound (finish_charge_bound()): a cell's memory on
- * the nodes its <memnode> names (its own mode is not kept: as strict), the rest as its <numatune><memory>
- * mode puts it.
+ * the nodes its <memnode> names, as that memnode's mode puts it, the rest as its <numatune><memory> mode
+ * puts it.
  */
 void policy_drop_poolless_memory(const Topology *t, Plan *plan)
 {
@@ -298,7 +306,7 @@ void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, 
                 if (plan->nnode_memory)
                         memcpy(before, plan->node_memory, sizeof(uint64_t) * plan->nnode_memory);
                 if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
-                    finish_charge_bound(v, plan->cells[c].memory_nodes, bytes, MEMORY_MODE_STRICT,
+                    finish_charge_bound(v, plan->cells[c].memory_nodes, bytes, memnode_mode(req, c),
                                         plan->cells[c].nodes, plan)) {
                         rest -= bytes;
                         record_counted(plan, before, &plan->cells[c]);

@@ -1382,6 +1382,34 @@ START_TEST(test_memnode_over_both_counted_by_cell)
 }
 END_TEST
 
+/* A cell whose <memnode> interleaves it over nodes 0-1 (oVirt writes each cell's memnode in the guest's
+ * NUMA tune mode): the kernel spreads its pages evenly over both whatever node its vCPUs run on, so half of
+ * it is counted on each, not all beside its vCPUs as a strict cell's is */
+START_TEST(test_memnode_interleave_counted_on_each)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 32 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) on0 = set_of("0");
+        g_autoptr(CpuSet) both = set_of("0-1");
+        Cells c;
+        cells_make(&c, lists, 2, 0);
+        c.cells[0].memory = 4 * GiB;
+        c.cells[0].memory_nodes = on0;
+        c.cells[1].memory = 12 * GiB;
+        c.cells[1].memory_nodes = both;
+        c.cells[1].memory_mode = MEMORY_MODE_INTERLEAVE;
+        g_autoptr(Plan) p = place_memnodes(t, l, &c, 4, 16 * GiB);
+
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_int_eq(node_of(t, p, 0), 0);
+        ck_assert_uint_eq(p->node_memory[0], 10 * GiB);
+        ck_assert_uint_eq(p->node_memory[1], 6 * GiB);
+        ck_assert_msg(cpuset_count(p->cells[1].counted_nodes) == 2, "%s", p->reason);
+        cells_clear(&c);
+}
+END_TEST
+
 /* A cell bound by its <memnode> to a node whose CPUs its vCPUs may not use (all in ReservedCPUs=, or
  * outside its <vcpu cpuset>; libvirt runs it): its vCPUs run on free cores elsewhere, its memory remote,
  * placed, not "overcommitted" with nothing shared nor "unplaceable" for memory the host has */
@@ -2141,6 +2169,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_all_memnodes_bind_the_domain);
         tcase_add_test(tc, test_cells_on_one_node_take_their_own_l3);
         tcase_add_test(tc, test_partial_memnode_on_a_full_node);
+        tcase_add_test(tc, test_memnode_interleave_counted_on_each);
         suite_add_tcase(s, tc);
         return s;
 }
