@@ -552,7 +552,8 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
         for (unsigned seen = 0, past = 0; (rank = rank_iter_next(&it)) >= 0; seen++) {
                 const NodeSet *set = &table->candidates[rank];
                 SetLoad load;
-                bool qualifies, idle, beyond = group >= 0 && set->group != (unsigned)group;
+                bool qualifies, idle, node_missing = false, misfit = false,
+                                      beyond = group >= 0 && set->group != (unsigned)group;
 
                 if (s->max_group >= 0 && set->group > (unsigned)s->max_group)
                         break;
@@ -576,15 +577,24 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                 idle = qualifies && set_has_idle_node(s, set, plan);
                 qualifies = qualifies && !idle;
                 /* whole or split, a cell never runs away from its bound memory */
-                if (qualifies && plan->ncells)
-                        qualifies =
-                            cells_bound_fit(s->v, nodeset_members(table, set), set->nnodes, plan, true);
-                if (qualifies && s->cells_whole)
+                if (qualifies && plan->ncells &&
+                    !cells_bound_fit(s->v, nodeset_members(table, set), set->nnodes, plan, true)) {
+                        qualifies = false;
+                        node_missing =
+                            !cells_bound_fit(s->v, nodeset_members(table, set), set->nnodes, plan, false);
+                        misfit = !node_missing;
+                }
+                if (qualifies && s->cells_whole) {
                         qualifies = cells_fit(s->v, nodeset_members(table, set), set->nnodes, plan);
+                        misfit = !qualifies;
+                }
                 if (plan->candidates->len < POLICY_KEEP_CANDIDATES) {
+                        PlanCandidate *kept;
                         keep_candidate(s->v, plan, (unsigned)rank, set, &load, qualifies, false);
-                        ((PlanCandidate *)g_ptr_array_index(plan->candidates, plan->candidates->len - 1))
-                            ->idle_node = idle;
+                        kept = plan_candidate_of(plan, (unsigned)rank);
+                        kept->idle_node = idle;
+                        kept->cell_node_missing = node_missing;
+                        kept->cells_misfit = misfit;
                 }
                 if (qualifies && beyond) {
                         uint32_t reach;

@@ -10,6 +10,7 @@
 #include <string.h>
 
 #include "decision-json.h"
+#include "decision-text.h"
 #include "definition-snippet.h"
 
 static const PolicyKind kinds[] = {POLICY_EXPLICIT, POLICY_COMPAT};
@@ -1410,6 +1411,31 @@ START_TEST(test_memnode_interleave_counted_on_each)
 }
 END_TEST
 
+/* Cells bound crosswise by their <memnode>s: a single node has room for the whole guest but is no home for
+ * the cell bound to the other, and explain says that rather than calling it too small */
+START_TEST(test_memnode_set_without_cell_node_explained)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 16 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) on0 = set_of("0");
+        g_autoptr(CpuSet) on1 = set_of("1");
+        Cells c;
+        cells_make(&c, lists, 2, 0);
+        c.cells[0].memory = 2 * GiB;
+        c.cells[0].memory_nodes = on1;
+        c.cells[1].memory = 2 * GiB;
+        c.cells[1].memory_nodes = on0;
+        g_autoptr(Plan) p = place_memnodes(t, l, &c, 4, 4 * GiB);
+        g_autofree char *text = plan_explain(t, p);
+
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_msg(!strstr(text, "too small"), "%s", text);
+        ck_assert_msg(strstr(text, "a <memnode> cell's node missing"), "%s", text);
+        cells_clear(&c);
+}
+END_TEST
+
 /* A cell bound by its <memnode> to a node whose CPUs its vCPUs may not use (all in ReservedCPUs=, or
  * outside its <vcpu cpuset>; libvirt runs it): its vCPUs run on free cores elsewhere, its memory remote,
  * placed, not "overcommitted" with nothing shared nor "unplaceable" for memory the host has */
@@ -2170,6 +2196,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_cells_on_one_node_take_their_own_l3);
         tcase_add_test(tc, test_partial_memnode_on_a_full_node);
         tcase_add_test(tc, test_memnode_interleave_counted_on_each);
+        tcase_add_test(tc, test_memnode_set_without_cell_node_explained);
         suite_add_tcase(s, tc);
         return s;
 }

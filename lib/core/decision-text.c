@@ -110,6 +110,10 @@ static const char *verdict(const PlanCandidate *c)
                 return "as busy, further";
         if (c->idle_node)
                 return "a node takes no part";
+        if (c->cell_node_missing)
+                return "a <memnode> cell's node missing";
+        if (c->cells_misfit)
+                return "its cells do not fit";
         return c->qualifies ? "qualifies" : "too small";
 }
 

@@ -249,6 +249,10 @@ typedef struct PlanCandidate {
         /* added: room enough, but a node of it would take nothing (no free core, the others hold the
          * memory): the set without it is the candidate */
         bool idle_node;
+        /* added: room enough, but its guest cells do not fit it: a cell its <memnode> binds to nodes of
+         * which the set has none (cell_node_missing), or whose nodes lack its vCPUs' room, or cells that
+         * no node of it holds whole (cells_misfit) */
+        bool cell_node_missing, cells_misfit;
 } PlanCandidate;
 
 typedef struct Plan {
