@@ -786,6 +786,38 @@ sc_15() {
         log_since "$mark" "${P}15a: its pins are the ones placementd made before it stopped"
 }
 
+# 16: placementd's metadata element written over or removed by the owner while the domain runs: the policy
+# of a transient domain chosen the documented way (virsh metadata --set '<domain policy="compat"/>' --live),
+# the element removed, and a live skip="yes" on a running persistent domain (no opt-out: its definition
+# says). Each took placementd's record with it: the transient domain was skipped for the rest of its run, the
+# persistent one after a restart, as "already pinned". placementd writes the record back.
+sc_16() {
+    local mark
+    scenario 16 "$TOPO_2C" "the owner's metadata element written over or removed while it runs" || return
+    step "virsh create ${P}16a" dom_create "${P}16a" "$(vcpu 1)" && agree "create ${P}16a"
+    defined_started "${P}16b" "$(vcpu 1)"
+    mark=$(pd_log_mark)
+    step "virsh metadata ${P}16a --set '<domain policy=\"compat\"/>' --live" \
+        vx metadata "${P}16a" --uri "$PD_NS" --key placementd --set '<domain policy="compat"/>' --live
+    step "the log says ${P}16a's record was written back" \
+        wait_for 10 log_since "$mark" "${P}16a: placementd's element in its metadata was written over or removed"
+    agree "${P}16a's element written over"
+    expect_eq "${P}16a is still placed" placed "$(ctl_field "${P}16a" result)"
+    step "its record keeps the owner's policy" grep -q 'policy="compat"' <<<"$(pd_meta "${P}16a")"
+    step "virsh metadata ${P}16a --remove --live" vx metadata "${P}16a" --uri "$PD_NS" --remove --live &&
+        agree "${P}16a's element removed"
+    expect_eq "${P}16a is still placed after its element was removed" placed "$(ctl_field "${P}16a" result)"
+    step "virsh metadata ${P}16b --set '<domain skip=\"yes\"/>' --live" \
+        vx metadata "${P}16b" --uri "$PD_NS" --key placementd --set '<domain skip="yes"/>' --live &&
+        agree "${P}16b's live element says skip=yes"
+    expect_eq "${P}16b is still placed (its definition does not opt out)" placed "$(ctl_field "${P}16b" result)"
+    pd_stop
+    step "placementd starts again" pd_start "$TOPO_2C" && agree "restart after the elements were written over"
+    expect_eq "${P}16a is placed after the restart" placed "$(ctl_field "${P}16a" result)"
+    expect_eq "${P}16b is placed after the restart (not skipped as already pinned)" placed \
+        "$(ctl_field "${P}16b" result)"
+}
+
 # ------------------------------------------------------------------------------------------- main
 
 must "placementd and placementctl are built in $BUILD" test -x "$BUILD/daemon/placementd" -a -x "$BUILD/tools/placementctl"
@@ -794,7 +826,7 @@ must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 diag "LEDGER_TODO=\"$LEDGER_TODO\""
 
-for id in ${LEDGER_ONLY:-0 1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 10c 11 12 13 14 15}; do
+for id in ${LEDGER_ONLY:-0 1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 10c 11 12 13 14 15 16}; do
     s0=$(date +%s)
     "sc_$id"
     TAP_TODO=
