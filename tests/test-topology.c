@@ -1077,16 +1077,6 @@ START_TEST(test_xml_bitmap_text)
 }
 END_TEST
 
-/* hwloc 2.x refuses hwloc 3.0's XML with a bare EINVAL: say what it is and what to do. */
-START_TEST(test_xml_hwloc_3)
-{
-        g_autofree char *path = test_topology_path("hwloc-3.0.xml");
-
-        assert_load_fails(path, -EPROTONOSUPPORT, "XML of hwloc 3.0");
-        assert_load_fails(path, -EPROTONOSUPPORT, "--export-xml-flags v2");
-}
-END_TEST
-
 /* XML the pre-check passes and hwloc refuses: the error says what hwloc found wrong (from its verbose
  * XML messages in the trial child), not a bare "Invalid argument", and leaves out the warnings about
  * what it ignores and its own trailer about the parser. */
@@ -1256,7 +1246,6 @@ static Suite *topology_suite(void)
         tcase_add_test(load, test_environment_does_not_replace_source);
         tcase_add_test(load, test_big_hosts_xml);
         tcase_add_test(load, test_xml_bitmap_text);
-        tcase_add_test(load, test_xml_hwloc_3);
         tcase_add_test(load, test_xml_refusal_says_why);
         tcase_add_test(load, test_xml_hwloc_warning_said_once);
         tcase_add_test(load, test_pci_locality);

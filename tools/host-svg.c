@@ -1,6 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "host-svg.h"
 #include "text-safe.h"
+#include "file-read.h"
+#include "topology-xml-v3.h"
+#include "topology-xml.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -46,8 +49,16 @@ static int fail(char **ret_error, int r, const char *fmt, ...)
 static int load_hwloc(const char *source, hwloc_topology_t *ret, char **ret_error)
 {
         g_autoptr(HwlocTopo) topo = NULL;
+        g_autofree char *xml = NULL;
+        size_t len = 0;
         int r = 0;
 
+        /* an XML file as topology_load() reads it (hwloc 3.x XML rewritten, checked), read again: it may
+         * have changed since */
+        if (!g_str_has_prefix(source, "synthetic:") && !g_str_equal(source, "host") &&
+            (file_read_bounded(source, TOPOLOGY_XML_MAX_BYTES, &xml, &len, NULL) < 0 ||
+             topology_xml_v3_to_v2(&xml, &len, NULL) < 0 || topology_xml_precheck(xml, len, NULL) < 0))
+                return fail(ret_error, -EINVAL, "%s: hwloc cannot load it again to draw it", source);
         if (hwloc_topology_init(&topo) < 0)
                 return fail(ret_error, -ENOMEM, "cannot initialize hwloc");
         hwloc_topology_set_flags(topo, HWLOC_TOPOLOGY_FLAG_INCLUDE_DISALLOWED);
@@ -55,8 +66,8 @@ static int load_hwloc(const char *source, hwloc_topology_t *ret, char **ret_erro
         hwloc_topology_set_type_filter(topo, HWLOC_OBJ_MISC, HWLOC_TYPE_FILTER_KEEP_ALL);
         if (g_str_has_prefix(source, "synthetic:"))
                 r = hwloc_topology_set_synthetic(topo, source + strlen("synthetic:"));
-        else if (!g_str_equal(source, "host"))
-                r = hwloc_topology_set_xml(topo, source);
+        else if (xml)
+                r = hwloc_topology_set_xmlbuffer(topo, xml, (int)len + 1);
         if (r < 0 || hwloc_topology_load(topo) < 0)
                 return fail(ret_error, -EINVAL, "%s: hwloc cannot load it again to draw it", source);
         *ret = g_steal_pointer(&topo);

@@ -8,6 +8,7 @@
 #include "topology-caches.h"
 #include "topology-pci.h"
 #include "topology-xml-trial.h"
+#include "topology-xml-v3.h"
 #include "topology-xml.h"
 
 #include <errno.h>
@@ -19,8 +20,7 @@
 #include "file-read.h"
 
 #define SYNTHETIC_PREFIX "synthetic:"
-/* An hwloc XML export of an 8192-PU host is a few MiB: anything far above is not a topology. */
-#define XML_MAX_BYTES (64u << 20)
+#define XML_MAX_BYTES    TOPOLOGY_XML_MAX_BYTES
 
 typedef struct hwloc_topology HwlocTopology;
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HwlocTopology, hwloc_topology_destroy)
@@ -998,6 +998,9 @@ int topology_load(const char *source, Topology **ret, char **ret_error)
                 r = read_xml(source, &xml, &xml_len, ret_error);
                 if (r < 0)
                         return r;
+                r = topology_xml_v3_to_v2(&xml, &xml_len, &why);
+                if (r < 0)
+                        return ret_error_set(ret_error, r, "%s: invalid hwloc XML: %s", source, why);
                 r = topology_xml_precheck(xml, xml_len, &why);
                 if (r == -EPROTONOSUPPORT)
                         return ret_error_set(ret_error, r, "%s: %s", source, why);

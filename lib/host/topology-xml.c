@@ -10,7 +10,8 @@
 typedef struct {
         unsigned depth, objects;
         bool root_seen;
-        char *newer_version; /* the root's version="" when hwloc 2.x cannot read it */
+        char *newer_version; /* the root's version="" when placementd cannot read it (3.x is rewritten
+                                before) */
 } Check;
 
 static const char *attr(const char **names, const char **values, const char *name)
@@ -190,9 +191,9 @@ int topology_xml_precheck(const char *xml, gsize len, char **ret_error)
         if (c.newer_version) {
                 if (ret_error)
                         *ret_error = g_strdup_printf(
-                            "XML of hwloc %s (<topology version=\"%s\">), which hwloc 2.x cannot read: "
-                            "export it again with hwloc 3's `lstopo --of xml --export-xml-flags v2 FILE`, "
-                            "or with hwloc 2.x",
+                            "XML of hwloc %s (<topology version=\"%s\">), not the XML of hwloc 1.x to 3.x "
+                            "placementd reads: export it again as hwloc 2.x XML "
+                            "(`lstopo --of xml --export-xml-flags v2 FILE`), or with hwloc 2.x or 3.x",
                             c.newer_version, c.newer_version);
                 g_free(c.newer_version);
                 return -EPROTONOSUPPORT;

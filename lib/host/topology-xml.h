@@ -14,6 +14,10 @@
 
 #include <glib.h>
 
-/* Returns 0; -EPROTONOSUPPORT for XML of hwloc 3.0 or later (which hwloc 2.x refuses), with a message
- * that says how to export it for 2.x; or -EINVAL. *ret_error is set on failure (caller frees). */
+/* An hwloc XML export of an 8192-PU host is a few MiB: anything far above is not a topology. */
+#define TOPOLOGY_XML_MAX_BYTES (64u << 20)
+
+/* Returns 0; -EPROTONOSUPPORT for XML of hwloc 4.0 or later, with a message that says how to export it
+ * for 2.x; or -EINVAL. *ret_error is set on failure (caller frees). hwloc 2.x refuses 3.x XML too: the
+ * caller rewrites that as 2.0 XML first (topology_xml_v3_to_v2()), and checks the rewrite. */
 int topology_xml_precheck(const char *xml, gsize len, char **ret_error);

@@ -47,6 +47,7 @@ lib_sources=(
         lib/core/uri-public.c
         lib/host/topology-load.c
         lib/host/topology-xml.c
+        lib/host/topology-xml-v3.c
         lib/host/topology-xml-trial.c
         lib/host/topology-kinds.c
         lib/host/topology-pci.c

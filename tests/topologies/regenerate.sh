@@ -72,10 +72,6 @@ awk '/<object type="NUMANode" os_index="1"/ { skip = 1 } !skip { print } skip &&
 synthetic "pack:2 numa:2(memory=16GB) l3:1 core:24 pu:2" big-192-pus.xml
 synthetic "pack:2 numa:34(memory=1GB) core:1 pu:1" big-68-nodes.xml
 
-# hwloc 3.0's XML (<topology version="3.0">), which hwloc 2.x refuses: the same host with 3.0's header.
-sed -e 's|hwloc2.dtd|hwloc3.dtd|' -e 's|<topology version="2.0">|<topology version="3.0">|' \
-        two-node-smt.xml >hwloc-3.0.xml
-
 # Two sockets of two NUMA nodes each, no distance matrix: nodes of one package must count as nearer.
 synthetic "pack:2 numa:2(memory=16GB) core:12 pu:2" two-sockets-no-slit.xml
 # One socket split in two clusters, each with its DRAM and its HBM beside it (a Xeon Max in SNC2, flat
@@ -172,3 +168,26 @@ sed -e 's|hwloc.dtd|hwloc2.dtd|' -e 's|<topology>|<topology version="2.0">|' "$t
 synthetic "pack:1 numa:1(memory=1GB) core:2 pu:1" "$tmp/ooo.xml"
 sed -e '/<object type="Package" /i\    <object type="Group" cpuset="0x0" complete_cpuset="0x0" gp_index="99"/>' \
         "$tmp/ooo.xml" >out-of-order.xml
+
+# hwloc 3.0's XML of hosts above (to-v3.sh: what lstopo of hwloc 3 writes for them), each to load exactly
+# like its 2.x twin: the 2 x 16 x 2 host; the Opteron's distances; the HBM nodes with memory attributes
+# (bandwidth, with an info hwloc 3 ignores); the hybrid CPU kinds (hybrid-small.xml comes from make.sh);
+# the two-node PCI host with OS devices under its devices (a NIC, an InfiniBand port, a disk: 3.0's
+# network, OpenFabrics and storage bits).
+sh to-v3.sh two-node-smt.xml >hwloc-3.0.xml
+sh to-v3.sh opteron-6272.xml >opteron-6272-v3.xml
+sed -e '/^<\/topology>/i\
+  <memattr name="Bandwidth" flags="5">\
+    <info name="Source" value="HMAT"/>\
+    <memattr_value target_obj_type="NUMANode" target_obj_gp_index="7" value="20000" initiator_cpuset="0x00000003"/>\
+    <memattr_value target_obj_type="NUMANode" target_obj_gp_index="8" value="80000" initiator_cpuset="0x00000003"/>\
+    <memattr_value target_obj_type="NUMANode" target_obj_gp_index="14" value="20000" initiator_cpuset="0x0000000c"/>\
+    <memattr_value target_obj_type="NUMANode" target_obj_gp_index="15" value="80000" initiator_cpuset="0x0000000c"/>\
+  </memattr>' hbm-no-slit.xml >"$tmp/hbm.xml"
+sh to-v3.sh "$tmp/hbm.xml" >hbm-no-slit-v3.xml
+sh to-v3.sh hybrid-small.xml >hybrid-small-v3.xml
+sed -e 's|\(pci_busid="0000:17:00.0" [^/]*\)/>|\1><object type="OSDev" name="ens1f0" osdev_type="2"/></object>|' \
+    -e 's|\(pci_busid="0000:af:00.0" [^/]*\)/>|\1><object type="OSDev" name="mlx5_0" osdev_type="3"/><object type="OSDev" name="ib0" osdev_type="2"/></object>|' \
+    -e 's|\(pci_busid="0000:00:17.0" [^/]*\)/>|\1><object type="OSDev" name="sda" subtype="Disk" osdev_type="0"/></object>|' \
+    two-node-pci.xml >"$tmp/pci-osdev.xml"
+sh to-v3.sh "$tmp/pci-osdev.xml" >two-node-pci-v3.xml
