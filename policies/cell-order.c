@@ -603,3 +603,35 @@ void cells_order_note(const Topology *t, const PlacementRequest *req, const Plan
         }
         g_string_append(s, "))");
 }
+
+CellsApart cells_guest_apart(const HostView *v, const Plan *plan, const int *vcpu_node, uint32_t distance,
+                             unsigned *a, unsigned *b, unsigned *g)
+{
+        GuestOrder order = guest_order(v->req, plan);
+        g_autofree int *cell_node = g_new(int, MAX(plan->ncells, 1));
+        g_autofree int *socket = g_new(int, MAX(plan->ncells, 1));
+        CellsApart apart = CELLS_APART_NONE;
+
+        whole_cells(plan, vcpu_node, cell_node);
+        for (unsigned c = 0; c < plan->ncells; c++)
+                socket[c] = order == GUEST_ORDER_SOCKETS ? cell_socket(v->req, c) : -1;
+        for (unsigned x = 0; x < plan->ncells; x++)
+                for (unsigned y = x + 1; y < plan->ncells; y++) {
+                        unsigned d;
+
+                        if (cell_node[x] < 0 || cell_node[y] < 0 ||
+                            host_distance(v->t, (unsigned)cell_node[x], (unsigned)cell_node[y]) <= distance)
+                                continue;
+                        d = order == GUEST_ORDER_NONE ? 0 : guest_distance(v->req, order, socket, x, y);
+                        if (order == GUEST_ORDER_SOCKETS ? d != 2 : d < CELLS_GUEST_REMOTE)
+                                return CELLS_APART_NONE; /* farther than the guest holds them */
+                        if (apart == CELLS_APART_NONE) {
+                                *a = plan->cells[x].id;
+                                *b = plan->cells[y].id;
+                                *g = d;
+                                apart = order == GUEST_ORDER_SOCKETS ? CELLS_APART_SOCKETS
+                                                                     : CELLS_APART_DISTANCES;
+                        }
+                }
+        return apart;
+}

@@ -97,6 +97,25 @@ void cells_record_nodes(const Topology *t, Plan *plan);
  * Nothing moves when the guest says nothing of its cells' distances.
  */
 void cells_follow_guest(const HostView *v, const Plan *plan, int *vcpu_node);
+/* A guest distance at least this far is a remote node to the guest's kernel (Linux's REMOTE_DISTANCE, what
+ * it takes for a node of another socket): cells its <distances> set so far apart may run as far. */
+#define CELLS_GUEST_REMOTE 20u
+
+/* How the guest holds two of its cells apart (cells_guest_apart()). */
+typedef enum CellsApart {
+        CELLS_APART_NONE,      /* it does not (or says nothing of them) */
+        CELLS_APART_DISTANCES, /* its <distances> between them are CELLS_GUEST_REMOTE or more */
+        CELLS_APART_SOCKETS,   /* its <topology> puts them on two sockets (without <distances>) */
+} CellsApart;
+
+/*
+ * Whether the guest itself holds apart every two cells whole on nodes vcpu_node[] puts farther than
+ * distance from one another: its <distances> between them CELLS_GUEST_REMOTE or more, or (without
+ * <distances>) its <topology> puts them on two sockets. *a, *b (cell ids) and *g (the guest distance, or 2
+ * for two sockets) receive the first such pair. CELLS_APART_NONE also when no two cells are so far apart.
+ */
+CellsApart cells_guest_apart(const HostView *v, const Plan *plan, const int *vcpu_node, uint32_t distance,
+                             unsigned *a, unsigned *b, unsigned *g);
 /* What the reason says of the guest's order of its cells (cells_follow_guest()), appended to s: that the
  * cells it holds nearer run on nearer nodes, or two pairs of cells the set's nodes hold otherwise. */
 void cells_order_note(const Topology *t, const PlacementRequest *req, const Plan *plan, GString *s);

@@ -29,6 +29,31 @@ static const char *group_note(const HostView *v, const SetChoice *choice)
                     : ", least loaded of its equally near sets";
 }
 
+/* Why the guest's cells run in several packages (SetChoice.cells_across), for the reason: "" when they do
+ * not or nothing nearer was passed over. */
+static char *cells_across_note(const SetChoice *choice)
+{
+        switch (choice->cells_across) {
+        case CELLS_ACROSS_GUEST:
+                if (choice->cells_apart == CELLS_APART_SOCKETS)
+                        return g_strdup_printf(
+                            "; its guest cells cross the packages, as its <topology> puts "
+                            "cells %u and %u on two sockets",
+                            choice->cells_apart_a, choice->cells_apart_b);
+                return g_strdup_printf(
+                    "; its guest cells cross the packages, as its <distances> hold cells %u "
+                    "and %u apart (%u)",
+                    choice->cells_apart_a, choice->cells_apart_b, choice->cells_apart_g);
+        case CELLS_ACROSS_NO_ROOM:
+                return g_strdup("; its guest cells cross the packages: no nearer set has the room for them");
+        case CELLS_ACROSS_SPLIT:
+                return g_strdup("; its guest cells cross the packages: a nearer set would split a cell over "
+                                "its nodes");
+        default:
+                return g_strdup("");
+        }
+}
+
 /* "4.0 GiB", or "96.0 MiB in 2.0 MiB hugepages" for hugepage-backed memory; into buf. */
 static const char *memory_text(const PlacementRequest *req, uint64_t bytes, char *buf, size_t len)
 {
@@ -204,7 +229,8 @@ char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                                    memory_text(req, part[0] ? set_memory : req->memory, b, sizeof(b)), part);
                 uint32_t max_distance;
                 double mean_distance;
-                char cells_nearer[256] = "";
+                char cells_nearer[384] = "";
+                g_autofree char *across = NULL;
 
                 taken_distances(v->t, set, plan->nodes, &max_distance, &mean_distance);
                 /* what made it nearer: cells split over nearer nodes, or memory spilled to nearer ones */
@@ -225,6 +251,14 @@ char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                                    ", of the sets as near by their farthest nodes the one that keeps each "
                                    "guest cell whole with its memory at most %u from its vCPUs",
                                    choice->cell_reach);
+                else if (choice->cells_whole_distance)
+                        g_snprintf(cells_nearer, sizeof(cells_nearer),
+                                   ", nearer than any set that holds each guest cell with all its memory "
+                                   "on its node (max distance %u%s): each cell whole, its memory at most %u "
+                                   "from its vCPUs",
+                                   choice->cells_whole_distance,
+                                   choice->cells_whole_across ? ", across the packages" : "",
+                                   choice->cell_reach);
                 else if (choice->wider_rank >= 0) {
                         const NodeSet *wider = &v->t->nodesets->candidates[choice->wider_rank];
                         g_autoptr(CpuSet) os = cpuset_new();
@@ -240,13 +274,24 @@ char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                                    "here",
                                    list, choice->wider_mean, choice->split_mean);
                 }
+                /* nearer than the sets that hold each cell with all its memory: said as well when the
+                 * cells' spill already made it nearer among those as near */
+                if (choice->cells_nearer && choice->cells_whole_distance) {
+                        size_t len = strlen(cells_nearer);
+                        g_snprintf(cells_nearer + len, sizeof(cells_nearer) - len,
+                                   ", nearer than any set that holds each guest cell with all its memory "
+                                   "on its node (max distance %u%s)",
+                                   choice->cells_whole_distance,
+                                   choice->cells_whole_across ? ", across the packages" : "");
+                }
+                across = cells_across_note(choice);
                 return g_strdup_printf("%s: %u %s for %u %s, %s; %s qualifying set "
-                                       "(max distance %u, mean %.2f)%s%s%s",
+                                       "(max distance %u, mean %.2f)%s%s%s%s",
                                        where, choice->load.capacity, unit_of(ops, choice->load.capacity),
                                        req->vcpus, req->vcpus == 1 ? "vCPU" : "vCPUs", memory,
                                        choice->cells_nearer || choice->wider_rank >= 0 ? "a" : "nearest",
                                        max_distance, mean_distance, cells_nearer, group_note(v, choice),
-                                       note);
+                                       across, note);
         }
         sharing = finish_sharing_note(v, plan);
         if (choice->busy_cores > 1)

@@ -527,6 +527,89 @@ static void narrow_uneven(const SetSearch *s, Plan *plan, SetChoice *out)
         }
 }
 
+/* How many packages the nodes vcpu_node[] puts the plan's vCPUs on span. */
+static unsigned vcpu_packages(const Topology *t, const Plan *plan, const int *vcpu_node)
+{
+        g_autoptr(CpuSet) packages = cpuset_new();
+
+        for (unsigned v = 0; v < plan->nvcpus; v++) {
+                const TopoNode *node = vcpu_node[v] >= 0 ? &t->nodes[vcpu_node[v]] : NULL;
+                if (node && node->ncores)
+                        cpuset_add(packages, t->cores[node->core_first].package);
+        }
+        return cpuset_count(packages);
+}
+
+/*
+ * A set that holds each guest cell whole with all its memory on its node (out, the cells_whole walk) may
+ * lie farther than one that has the room for the domain as the same guest without cells would take it:
+ * on Sapphire Rapids in SNC2 with node 0's memory taken, two 4-vCPU 16 GiB cells ran on nodes 1 and 2,
+ * 21 apart across the sockets, where the guest without cells took nodes 0-1. Cells that talk to each
+ * other then pay 21 on every access to the other's memory, and the interconnect's bandwidth; a cell whose
+ * memory spills 12 away inside its package pays 12 on the part that spilled. So the walk with cells
+ * allowed to spill is made too, and its set wins when it lies nearer by its farthest nodes and keeps every
+ * cell's vCPUs whole on one node (a split cell costs its guest what the spill would save), unless the
+ * guest itself holds apart the cells out runs farther than that set's farthest nodes (its <distances>
+ * remote, or two of its sockets: its stated layout). The walk honours each <memnode> as the first did.
+ * When out's cells still run in several packages, out->cells_across says why.
+ */
+static void cells_keep_near(const SetSearch *s, Plan *plan, SetChoice *out)
+{
+        const NodeSetTable *table = s->table;
+        const NodeSet *whole = &table->candidates[out->rank], *near_set;
+        SetSearch spill = *s;
+        g_autoptr(GPtrArray) kept = NULL;
+        g_autofree int *whole_nodes = NULL, *near_nodes = NULL;
+        SetChoice near;
+        CellsApart apart;
+        uint32_t reach;
+        unsigned a = 0, b = 0, g = 0;
+        bool across;
+
+        if (whole->nnodes < 2 || plan->ncells < 2 || s->vcpus == 0 ||
+            !(whole_nodes = set_vcpu_nodes(s, whole, plan, &reach, NULL)))
+                return;
+        cells_follow_guest(s->v, plan, whole_nodes);
+        across = vcpu_packages(s->v->t, plan, whole_nodes) > 1;
+        spill.cells_whole = false;
+        if (spill.max_group < 0 || (unsigned)spill.max_group > whole->group)
+                spill.max_group = (int)whole->group;
+        kept = plan->candidates; /* the spill walk's candidates are kept only when its set wins */
+        plan->candidates = g_ptr_array_new_with_free_func((GDestroyNotify)plan_candidate_free);
+        if (!set_search_room(&spill, plan, &near) ||
+            table->candidates[near.rank].max_distance >= whole->max_distance) {
+                if (across)
+                        out->cells_across = CELLS_ACROSS_NO_ROOM;
+                goto keep;
+        }
+        near_set = &table->candidates[near.rank];
+        near_nodes = set_vcpu_nodes(s, near_set, plan, &reach, NULL);
+        if (cell_split(s, plan, near_nodes) > TOPOLOGY_LOCAL) {
+                if (across)
+                        out->cells_across = CELLS_ACROSS_SPLIT;
+                goto keep;
+        }
+        apart = cells_guest_apart(s->v, plan, whole_nodes, near_set->max_distance, &a, &b, &g);
+        if (apart != CELLS_APART_NONE) {
+                if (across) {
+                        out->cells_across = CELLS_ACROSS_GUEST;
+                        out->cells_apart = apart;
+                        out->cells_apart_a = a;
+                        out->cells_apart_b = b;
+                        out->cells_apart_g = g;
+                }
+                goto keep;
+        }
+        near.cells_whole_distance = whole->max_distance;
+        near.cells_whole_across = across;
+        near.cell_reach = reach;
+        *out = near;
+        return; /* the spill walk's candidates stay: its set qualifies there */
+keep:
+        g_ptr_array_unref(plan->candidates);
+        plan->candidates = g_steal_pointer(&kept);
+}
+
 bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
 {
         const NodeSetTable *table = s->table;
@@ -642,5 +725,7 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
         rank_iter_done(&it);
         if (out->rank >= 0)
                 narrow_uneven(s, plan, out);
+        if (out->rank >= 0 && s->cells_whole)
+                cells_keep_near(s, plan, out);
         return out->rank >= 0;
 }

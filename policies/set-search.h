@@ -6,6 +6,7 @@
  * sums taken in O(1) and the first candidates kept on the plan for explain.
  */
 
+#include "cells.h"
 #include "nodesets.h"
 #include "policy-internal.h"
 
@@ -83,6 +84,14 @@ typedef struct SetSearch {
         int max_group;
 } SetSearch;
 
+/* Why a guest's cells run in several packages (SetChoice.cells_across). */
+typedef enum CellsAcross {
+        CELLS_ACROSS_NONE,    /* they do not, or nothing nearer was passed over */
+        CELLS_ACROSS_GUEST,   /* the guest holds the cells across them apart (cells_guest_apart()) */
+        CELLS_ACROSS_NO_ROOM, /* no nearer set has the room for them, whole or with memory spilled */
+        CELLS_ACROSS_SPLIT,   /* a nearer set would split a cell's vCPUs over its nodes */
+} CellsAcross;
+
 /* The set a search settled on. */
 typedef struct SetChoice {
         int rank; /* -1: none */
@@ -105,6 +114,17 @@ typedef struct SetChoice {
          * memory follows them), of that set and of the chosen one; wider_rank -1 when not narrowed */
         int wider_rank;
         double wider_mean, split_mean;
+        /* guest cells kept nearer (cells_keep_near()): the max distance of the nearest set that holds
+         * each cell whole with all its memory on its node, passed over for this one, which keeps each cell
+         * whole with its memory at most cell_reach from its vCPUs; whether that set's cells ran in several
+         * packages. 0 when not so. */
+        uint32_t cells_whole_distance;
+        bool cells_whole_across;
+        /* guest cells whole with their memory on nodes of several packages: why (the guest's own pair in
+         * cells_apart_a/b and its distance cells_apart_g, by how cells_apart says) */
+        CellsAcross cells_across;
+        CellsApart cells_apart;
+        unsigned cells_apart_a, cells_apart_b, cells_apart_g;
 } SetChoice;
 
 void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory);
@@ -120,7 +140,11 @@ void set_search_done(SetSearch *s);
  * one across both packages on three). Then, when the set's vCPUs would split unevenly over its nodes
  * (a node with a sliver of free cores near some of the others lowers the ranking's mean, which assumes
  * an even split), a set of one node fewer that has room and whose split lies nearer its memory wins, and
- * again from there. Keeps the first candidates on plan. False (out->rank -1) when no set has room.
+ * again from there. With guest cells held whole (cells_whole), a set of several nodes gives way to a nearer
+ * one where each cell's vCPUs stay whole and its memory spills to nearer nodes, unless the guest holds the
+ * cells it ran farther apart (docs/algorithm.md, section 5a); out->cells_across says why cells that still
+ * run in several packages do. Keeps the first candidates on plan (the walk's whose set won). False
+ * (out->rank -1) when no set has room.
  */
 bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out);
 
