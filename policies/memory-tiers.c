@@ -33,21 +33,51 @@ static bool cell_bound(const Topology *t, const Plan *plan, unsigned n)
         return false;
 }
 
-/* How far node n is from the nodes plan's vCPUs run on, nearest and farthest into *lo and *hi; false when
- * no vCPU is placed. */
-static bool vcpu_reach(const Topology *t, const Plan *plan, unsigned n, uint32_t *lo, uint32_t *hi)
+/* The package of node n: of its cores, else (a memory-only node) of the CPUs it serves (its hwloc
+ * locality); -1 when not known or they lie in several. */
+static int node_package(const Topology *t, unsigned n)
 {
+        const TopoNode *node = &t->nodes[n];
+        int package = -1;
+
+        if (node->ncores)
+                return (int)t->cores[node->core_first].package;
+        if (!node->local_cpus)
+                return -1;
+        for (unsigned p = 0; p < t->npus; p++) {
+                int k;
+                if (!cpuset_has(node->local_cpus, t->pus[p].os_index))
+                        continue;
+                k = (int)t->cores[t->pus[p].core].package;
+                if (package >= 0 && k != package)
+                        return -1;
+                package = k;
+        }
+        return package;
+}
+
+/* How far node n is from the nodes plan's vCPUs run on, nearest and farthest into *lo and *hi, and into
+ * *away whether none of them runs in n's package (known, on a host of several); false when no vCPU is
+ * placed. */
+static bool vcpu_reach(const Topology *t, const Plan *plan, unsigned n, uint32_t *lo, uint32_t *hi,
+                       bool *away)
+{
+        int package = t->npackages > 1 ? node_package(t, n) : -1;
         bool any = false;
 
         *lo = UINT32_MAX;
         *hi = 0;
+        *away = package >= 0;
         for (unsigned i = 0; i < plan->nvcpus; i++) {
+                const TopoCore *core;
                 uint32_t d;
                 if (plan->vcpu_pu[i] < 0)
                         continue;
-                d = topology_distance(t, t->cores[t->pus[plan->vcpu_pu[i]].core].node, n);
+                core = &t->cores[t->pus[plan->vcpu_pu[i]].core];
+                d = topology_distance(t, core->node, n);
                 *lo = MIN(*lo, d);
                 *hi = MAX(*hi, d);
+                *away = *away && (int)core->package != package;
                 any = true;
         }
         return any;
@@ -61,6 +91,7 @@ void memory_tiers_note(const Topology *t, bool last_resort, Plan *plan)
         for (unsigned n = 0; n < t->nnodes && n < plan->nnode_memory; n++) {
                 const TopoNode *node = &t->nodes[n];
                 uint32_t lo, hi;
+                bool away;
                 char a[32];
 
                 if (node->kind == NODE_KIND_GPU)
@@ -71,10 +102,15 @@ void memory_tiers_note(const Topology *t, bool last_resort, Plan *plan)
                 g_string_append_printf(s, "%s%s on node %u (%s", s->len ? ", " : "; ",
                                        size_format(plan->node_memory[n], a, sizeof(a)), node->os_index,
                                        node_kind_to_string(node->kind));
-                /* local HBM and the other package's read alike without how far they are */
-                if (vcpu_reach(t, plan, n, &lo, &hi))
+                /* local HBM and the other package's read alike without how far they are, and a
+                 * distance alone does not say it lies across the interconnect */
+                if (vcpu_reach(t, plan, n, &lo, &hi, &away)) {
                         g_string_append_printf(
                             s, lo == hi ? ", %u from its vCPUs" : ", %u to %u from its vCPUs", lo, hi);
+                        if (away)
+                                g_string_append(s, t->npackages == 2 ? ", in the other package"
+                                                                     : ", in another package");
+                }
                 g_string_append_c(s, ')');
         }
         if (s->len)

@@ -127,6 +127,42 @@ START_TEST(test_pmem_dax)
 }
 END_TEST
 
+/* A domain of its own with cores cores of node core_node (from its first) and memory on mem_node. */
+static void hold(const Topology *t, Ledger *l, const char *name, unsigned core_node, unsigned cores,
+                 unsigned mem_node, uint64_t memory)
+{
+        g_autoptr(Plan) f = plan_new(name, cores, memory, t->nnodes);
+
+        f->result = PLAN_PLACED;
+        for (unsigned i = 0; i < cores; i++)
+                f->vcpu_pu[i] = (int)t->cores[t->nodes[core_node].core_first + i].pu_first;
+        f->node_memory[mem_node] = memory;
+        cpuset_add(f->nodes, core_node);
+        ck_assert_int_eq(ledger_commit(l, name, plan_copy(f)), 0);
+}
+
+/* Persistent memory of the other socket (node 3, local to node 2's CPUs) taken by a guest whose vCPUs run
+ * on node 0, both sockets' DRAM and node 0's own NVM full: the reason gave only "(nvm, 28 from its
+ * vCPUs)", as it would for a far node of one package; it says the memory is in the other package. Its
+ * own socket's NVM is not said so. */
+START_TEST(test_lower_tier_other_package_said)
+{
+        g_autoptr(Topology) t = test_topology_load("pmem-dax.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        const Plan *p;
+
+        hold(t, l, "dram0", 0, 1, 0, t->nodes[0].memory);
+        hold(t, l, "dram2", 2, 4, 2, t->nodes[2].memory);
+        hold(t, l, "nvm1", 0, 0, 1, t->nodes[1].memory - 1 * GiB);
+        p = test_place(t, l, &params, "a", 2, 8 * GiB);
+        ck_assert_int_eq(p->result, PLAN_PLACED);
+        ck_assert_uint_eq(p->node_memory[3], 7 * GiB);
+        ck_assert_reason(p, "on node 3 (nvm, 28 from its vCPUs, in the other package)");
+        ck_assert_reason(p, "on node 1 (nvm, 17 from its vCPUs)");
+}
+END_TEST
+
 /* KNL SNC4 flat: MCDRAM holds memory only once every DRAM node is short of it. */
 START_TEST(test_knl_mcdram)
 {
@@ -733,6 +769,7 @@ static Suite *kinds_suite(void)
         tcase_add_test(memory, test_guests_get_one_thread_per_core);
         tcase_add_test(memory, test_lower_tier_last_resort);
         tcase_add_test(memory, test_knl_mcdram);
+        tcase_add_test(memory, test_lower_tier_other_package_said);
         tcase_add_test(memory, test_cpuset_spill_stays_in_first_tier);
         tcase_add_test(memory, test_pmem_dax);
         tcase_add_test(cores, test_core_kinds_loaded);
