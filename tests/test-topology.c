@@ -723,6 +723,35 @@ START_TEST(test_missing_distances_hbm_locality)
 }
 END_TEST
 
+/* The same shape as hwloc 1.x exported it (a KNL's SNC clusters): each HBM node in a Group of an empty
+ * cpuset inside its cluster. The cluster says which CPUs it serves: it is assumed nearer them than the
+ * other cluster's, and the note says so, as for the hwloc 2 layout. */
+START_TEST(test_missing_distances_hbm_v1_export)
+{
+        g_autoptr(Topology) t = load_fixture("hbm-v1-export.xml");
+        int n[4];
+
+        ck_assert_uint_eq(t->nnodes, 4);
+        for (unsigned os = 0; os < 4; os++) {
+                n[os] = topology_node_by_os(t, os);
+                ck_assert_int_ge(n[os], 0);
+        }
+        ck_assert_uint_eq(t->nodes[n[1]].ncores, 0);
+        ck_assert_uint_eq(t->nodes[n[3]].ncores, 0);
+        ck_assert(!t->distances_known);
+        ck_assert_uint_eq(topology_distance(t, (unsigned)n[1], (unsigned)n[0]), 11);
+        ck_assert_uint_eq(topology_distance(t, (unsigned)n[1], (unsigned)n[2]), 12);
+        ck_assert_uint_eq(topology_distance(t, (unsigned)n[3], (unsigned)n[2]), 11);
+        ck_assert_uint_eq(topology_distance(t, (unsigned)n[3], (unsigned)n[0]), 12);
+        ck_assert_uint_eq(topology_distance(t, (unsigned)n[0], (unsigned)n[2]), 11);
+        ck_assert_note(t, "NUMA node 1 (hbm) is local to CPUs 0-1 of node 0, which runs them: kept as a "
+                          "memory-only node");
+        ck_assert_note(t, "NUMA node 3 (hbm) is local to CPUs 2-3 of node 2, which runs them: kept as a "
+                          "memory-only node");
+        ck_assert(!has_note(t, "has no usable CPU"));
+}
+END_TEST
+
 START_TEST(test_invalid_self_distance)
 {
         /* hwloc keeps such a matrix as it is: the check is ours. */
@@ -1271,6 +1300,7 @@ static Suite *topology_suite(void)
         tcase_add_test(distances, test_missing_distances);
         tcase_add_test(distances, test_missing_distances_packages);
         tcase_add_test(distances, test_missing_distances_hbm_locality);
+        tcase_add_test(distances, test_missing_distances_hbm_v1_export);
         tcase_add_test(distances, test_invalid_self_distance);
         tcase_add_test(distances, test_invalid_distance_below_10);
         tcase_add_test(distances, test_all_unreachable_is_flat);

@@ -119,6 +119,20 @@ static hwloc_obj_t numa_attachment(hwloc_obj_t numa)
         return a;
 }
 
+/*
+ * The object whose CPUs a NUMA node is local to: the one hwloc attaches it to or, when that has no CPUs
+ * (hwloc 1.x exported a KNL's MCDRAM node in a Group of its own, of an empty cpuset, inside its cluster),
+ * the first object above it that has some.
+ */
+static hwloc_obj_t numa_locality(hwloc_obj_t numa)
+{
+        hwloc_obj_t a = numa_attachment(numa);
+
+        while (a && a->parent && (!a->cpuset || hwloc_bitmap_iszero(a->cpuset)))
+                a = a->parent;
+        return a;
+}
+
 /* Node index of the nearest NUMA node attached to obj or one of its ancestors, or -1. */
 static int numa_local(GHashTable *attached, hwloc_obj_t obj)
 {
@@ -168,7 +182,8 @@ static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached,
         t->nnodes = (unsigned)n;
         for (unsigned i = 0; i < t->nnodes; i++) {
                 hwloc_obj_t obj = hwloc_get_obj_by_type(topo, HWLOC_OBJ_NUMANODE, i);
-                hwloc_obj_t at = numa_attachment(obj);
+                hwloc_obj_t at = numa_attachment(obj), near;
+                hwloc_const_cpuset_t local;
                 TopoNode *node = &t->nodes[i];
                 bool unknown;
                 gpointer v;
@@ -199,11 +214,15 @@ static int build_nodes(Topology *t, hwloc_topology_t topo, GHashTable *attached,
                         node->memory = 0;
                         node->nhugepages = 0;
                 }
-                if (obj->cpuset && !hwloc_bitmap_iszero(obj->cpuset)) {
+                /* an empty cpuset (a node of an hwloc 1.x export, read back) says nothing: the object it
+                 * lies in does, unless that is the whole machine */
+                local = obj->cpuset && !hwloc_bitmap_iszero(obj->cpuset) ? obj->cpuset : NULL;
+                if (!local && (near = numa_locality(obj)) && near->parent)
+                        local = near->cpuset;
+                if (local && !hwloc_bitmap_iszero(local)) {
                         int os;
                         node->local_cpus = cpuset_new();
-                        hwloc_bitmap_foreach_begin(os, obj->cpuset)
-                            cpuset_add(node->local_cpus, (unsigned)os);
+                        hwloc_bitmap_foreach_begin(os, local) cpuset_add(node->local_cpus, (unsigned)os);
                         hwloc_bitmap_foreach_end();
                 }
                 node->kind = topology_node_kind(obj, &unknown);
@@ -804,7 +823,8 @@ static void unknown_memory_sizes(Topology *t, hwloc_topology_t topo, hwloc_const
  * the same object as another (a package, a cluster) is local to the same CPUs, which the first DRAM node
  * there runs (build_nodes()): HBM or MCDRAM beside its cores, or, when both are DRAM, a source that does
  * not say which CPUs each serves (a Cluster-on-Die export without its groups, a memory expander hwloc
- * cannot name).
+ * cannot name). A node of an hwloc 1.x export in a group of its own, with no CPUs, is local to the object
+ * that group lies in (numa_locality()).
  */
 static void note_memory_only_nodes(Topology *t, hwloc_topology_t topo)
 {
@@ -816,7 +836,7 @@ static void note_memory_only_nodes(Topology *t, hwloc_topology_t topo)
                 if (node->ncores || node->no_local_memory)
                         continue;
                 numa = hwloc_get_numanode_obj_by_os_index(topo, node->os_index);
-                at = numa ? numa_attachment(numa) : NULL;
+                at = numa ? numa_locality(numa) : NULL;
                 while (at && !runs &&
                        (other = hwloc_get_next_obj_by_type(topo, HWLOC_OBJ_NUMANODE, other))) {
                         int j = other != numa && numa_attachment(other) == at

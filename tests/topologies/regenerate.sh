@@ -156,6 +156,14 @@ lstopo -i "pack:2 [numa(memory=64GB)] l3:1 core:4 pu:2" --of xml --export-xml-fl
 sed -e 's/ local_memory="[0-9]*"//' -e '/<page_type /d' "$tmp/v1.xml" >v1-no-memory.xml
 sed -e 's/ allowed_nodeset="0x[0-9a-f]*"/ allowed_nodeset="0x0"/g' v1-no-memory.xml >v1-no-memory-allowed.xml
 
+# A KNL in SNC-2 hybrid mode as hwloc 1.x exported it, read back by hwloc 2.x: each cluster's HBM
+# (MCDRAM) node sits in a Group of an empty cpuset inside the cluster, not beside its DRAM node, and the
+# export has no distance matrix. hwloc's v1 export of the hbm-no-slit.xml shape gives that layout.
+lstopo -i "pack:1 group:2 [numa(memory=2GB)] [numa(memory=1GB)] core:2 pu:1" --of xml \
+        --export-xml-flags v1 -f "$tmp/hbm-v1.xml"
+hwloc-annotate "$tmp/hbm-v1.xml" hbm-v1-export.xml numa:0 subtype HBM
+hwloc-annotate hbm-v1-export.xml hbm-v1-export.xml numa:2 subtype HBM
+
 # hwloc 1.x's layout (the package and cores inside the NUMA node) under a 2.0 header: hwloc refuses it
 # ("normal object Package cannot be child of non-normal parent NUMANode"), after warnings about the v1
 # attribute online_cpuset that it ignores.
