@@ -103,21 +103,23 @@ void finish_memory_short_note(const HostView *v, const PlacementRequest *req, co
                                                size_format(req->hugepage_size, b, sizeof(b)),
                                                size_format(plan->node_memory[n], c, sizeof(c)));
                 else if (req->hugepage_size)
-                        g_string_append_printf(s,
-                                               "; node %u has %s free in hugepages of %s for the %s bound "
-                                               "there: the guest's memory cannot all be backed",
-                                               v->t->nodes[n].os_index,
-                                               size_format(free_bytes, a, sizeof(a)),
-                                               size_format(req->hugepage_size, b, sizeof(b)),
-                                               size_format(plan->node_memory[n], c, sizeof(c)));
+                        g_string_append_printf(
+                            s,
+                            "; node %u has %s free in hugepages of %s for the %s bound "
+                            "there: the guest's memory cannot all be backed",
+                            v->t->nodes[n].os_index,
+                            size_format_short_of(free_bytes, plan->node_memory[n], a, sizeof(a)),
+                            size_format(req->hugepage_size, b, sizeof(b)),
+                            size_format(plan->node_memory[n], c, sizeof(c)));
                 else
-                        g_string_append_printf(s,
-                                               "; node %u has %s free for the %s bound there: the guest "
-                                               "cannot get all its memory (the kernel reclaims, swaps or "
-                                               "kills)",
-                                               v->t->nodes[n].os_index,
-                                               size_format(free_bytes, a, sizeof(a)),
-                                               size_format(plan->node_memory[n], c, sizeof(c)));
+                        g_string_append_printf(
+                            s,
+                            "; node %u has %s free for the %s bound there: the guest "
+                            "cannot get all its memory (the kernel reclaims, swaps or "
+                            "kills)",
+                            v->t->nodes[n].os_index,
+                            size_format_short_of(free_bytes, plan->node_memory[n], a, sizeof(a)),
+                            size_format(plan->node_memory[n], c, sizeof(c)));
         }
 }
 

@@ -66,6 +66,19 @@ static const char *memory_text(const PlacementRequest *req, uint64_t bytes, char
         return buf;
 }
 
+/* The same for what is free when it falls short of than: never the same figure as than's. */
+static const char *memory_text_short_of(const PlacementRequest *req, uint64_t bytes, uint64_t than,
+                                        char *buf, size_t len)
+{
+        char a[32], b[32];
+
+        if (!req->hugepage_size)
+                return size_format_short_of(bytes, than, buf, (unsigned)len);
+        g_snprintf(buf, len, "%s in %s hugepages", size_format_short_of(bytes, than, a, sizeof(a)),
+                   size_format(req->hugepage_size, b, sizeof(b)));
+        return buf;
+}
+
 /* What node n has free for the plan's memory before the plan: its free memory less MemoryReserve=, or its
  * free hugepages of the plan's size. */
 uint64_t finish_node_free_bytes(const HostView *v, const Plan *plan, unsigned n)
@@ -433,7 +446,7 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                     "so it runs all the same with %s of it on other nodes, counted nearest its CPUs; "
                     "nothing pinned",
                     memory_text(req, req->memory, b, sizeof(b)),
-                    memory_text(req, host->free_memory, a, sizeof(a)),
+                    memory_text_short_of(req, host->free_memory, req->memory, a, sizeof(a)),
                     memory_text(req, remote, c, sizeof(c)));
         } else if (req->hugepage_size) {
                 g_autofree char *pages = hugepage_sizes_note(req);
@@ -441,7 +454,7 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                     "no node set has %s free (%s free on the whole host; hugepage-backed memory never "
                     "takes general memory)%s; nothing pinned",
                     memory_text(req, req->memory, b, sizeof(b)),
-                    memory_text(req, host->free_memory, a, sizeof(a)), pages);
+                    memory_text_short_of(req, host->free_memory, req->memory, a, sizeof(a)), pages);
         } else if (v->t->memory_sizes_unknown) {
                 /* no size known: what is free is not known either, only the figure each node is taken to
                  * hold (TOPOLOGY_MEMORY_UNKNOWN), which the guest goes beyond */
@@ -457,7 +470,8 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                                    size_format(params->memory_reserve, a, sizeof(a)));
                 plan->reason = g_strdup_printf(
                     "no node set has %s of free memory (%s free on the whole host%s); nothing pinned",
-                    size_format(req->memory, b, sizeof(b)), size_format(host->free_memory, a, sizeof(a)), c);
+                    size_format(req->memory, b, sizeof(b)),
+                    size_format_short_of(host->free_memory, req->memory, a, sizeof(a)), c);
         }
 }
 

@@ -234,6 +234,27 @@ START_TEST(test_all_cpus_reserved)
 }
 END_TEST
 
+/* A host a little short of the memory asked for (a 2 GiB VM whose firmware keeps 390 KiB): the reason
+ * shows the free memory so that it reads below what was asked, not "2.0 GiB" for both. */
+START_TEST(test_short_memory_said)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, 2147074048, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+
+        const Plan *plan = test_place(t, l, &p, "vm", 2, 2 * GiB);
+        ck_assert_int_eq(plan->result, PLAN_UNPLACEABLE);
+        ck_assert_msg(strstr(plan->reason, "no node set has 2.0 GiB of free memory (2047.6 MiB free on the "
+                                           "whole host)") != NULL,
+                      "%s", plan->reason);
+        /* a figure that rounds apart from the request stays in its own unit */
+        plan = test_place(t, l, &p, "big", 2, 3 * GiB);
+        ck_assert_msg(strstr(plan->reason, "no node set has 3.0 GiB of free memory (2.0 GiB free on the "
+                                           "whole host)") != NULL,
+                      "%s", plan->reason);
+}
+END_TEST
+
 START_TEST(test_huge_reserve)
 {
         /* MemoryReserve= near 2^64 leaves no memory, even beside memory domains hold (no wrap-around). */
@@ -745,6 +766,7 @@ static Suite *explicit_suite(void)
         tcase_add_test(tc, test_reserved_cpus_and_memory);
         tcase_add_test(tc, test_all_cpus_reserved);
         tcase_add_test(tc, test_huge_reserve);
+        tcase_add_test(tc, test_short_memory_said);
         tcase_add_test(tc, test_overcommit);
         tcase_add_test(tc, test_overcommit_does_not_stack_itself);
         tcase_add_test(tc, test_overcommit_full_host_stays_near);

@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
 #include <strings.h>
 
 int size_parse(const char *text, uint64_t *ret)
@@ -38,13 +39,14 @@ int size_parse(const char *text, uint64_t *ret)
         return -EINVAL;
 }
 
-char *size_format(uint64_t bytes, char *buf, unsigned len)
+/* bytes in the unit of the given rank (0 B, 1 KiB, ... 6 EiB), at most the one size_format() picks */
+static char *size_format_in(uint64_t bytes, unsigned rank, char *buf, unsigned len)
 {
         static const char *const names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
         unsigned i = 0;
         double v = (double)bytes;
 
-        while (v >= 1024.0 && i < 6) {
+        while (v >= 1024.0 && i < rank) {
                 v /= 1024.0;
                 i++;
         }
@@ -53,4 +55,24 @@ char *size_format(uint64_t bytes, char *buf, unsigned len)
         else
                 snprintf(buf, len, "%.1f %s", v, names[i]);
         return buf;
+}
+
+char *size_format(uint64_t bytes, char *buf, unsigned len)
+{
+        return size_format_in(bytes, 6, buf, len);
+}
+
+char *size_format_short_of(uint64_t bytes, uint64_t than, char *buf, unsigned len)
+{
+        char other[64];
+
+        size_format(bytes, buf, len);
+        if (bytes >= than || strcmp(buf, size_format(than, other, sizeof(other))) != 0)
+                return buf;
+        /* the same figure for both: a smaller unit tells them apart (bytes at worst) */
+        for (unsigned rank = 5; rank > 0; rank--)
+                if (strcmp(size_format_in(bytes, rank, buf, len),
+                           size_format_in(than, rank, other, sizeof(other))) != 0)
+                        return buf;
+        return size_format_in(bytes, 0, buf, len);
 }
