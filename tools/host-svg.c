@@ -70,6 +70,14 @@ static int load_hwloc(const char *source, hwloc_topology_t *ret, char **ret_erro
                 r = hwloc_topology_set_xmlbuffer(topo, xml, (int)len + 1);
         if (r < 0 || hwloc_topology_load(topo) < 0)
                 return fail(ret_error, -EINVAL, "%s: hwloc cannot load it again to draw it", source);
+        /* an hwloc v1 export whose allowed memory nodes name none of its nodes (placementd ignores them):
+         * lstopo would drop every node of the XML handed to it and refuse to draw */
+        if (!hwloc_bitmap_intersects(hwloc_topology_get_allowed_nodeset(topo),
+                                     hwloc_topology_get_complete_nodeset(topo)) &&
+            hwloc_topology_allow(topo, NULL, hwloc_topology_get_complete_nodeset(topo),
+                                 HWLOC_ALLOW_FLAG_CUSTOM) < 0)
+                return fail(ret_error, -EINVAL, "%s: hwloc cannot allow its memory nodes to draw them",
+                            source);
         *ret = g_steal_pointer(&topo);
         return 0;
 }

@@ -424,6 +424,15 @@ python3 "$HERE/svg-colours.py" "$TMP/big.svg" >"$TMP/big.svg.colours" 2>&1
 result "all 32 PUs drawn, none folded into lstopo's '8x total' ($(grep -c '^pu ' "$TMP/big.svg.colours") drawn)" \
     "$([ "$(grep -c '^pu ' "$TMP/big.svg.colours")" -eq 32 ]; echo $?)"
 # the PUs drawn in the 'several domains' colour, each one that vCPUs of two domains or more are pinned to
+# An hwloc v1 export whose allowed memory nodes name none of its nodes (hwloc's own test files of old
+# machines): the plan ignores them, and so must the picture (lstopo refused it: "no NUMA node")
+V1=$HERE/../topologies/v1-no-memory-allowed.xml
+run "$CTL" plan --topology="$V1" --svg="$TMP/v1.svg" web1:2:1G
+result "plan --svg on a v1 export with allowed nodes 0x0 draws it (rc $RC): $(head -c 160 "$ERR")" \
+    "$([ $RC -eq 0 ] && grep -q '^start web1' "$OUT" && grep -q '</svg>' "$TMP/v1.svg"; echo $?)"
+python3 "$HERE/svg-colours.py" "$TMP/v1.svg" >"$TMP/v1.svg.colours" 2>&1
+result "the v1 export's 16 PUs all drawn ($(grep -c '^pu ' "$TMP/v1.svg.colours") drawn)" \
+    "$([ "$(grep -c '^pu ' "$TMP/v1.svg.colours")" -eq 16 ]; echo $?)"
 SEVERAL=$(sed -n 's/^box several domains //p' "$TMP/big.svg.colours")
 SHARED_PUS=$(sed -n "s/^pu \([0-9]*\) ${SEVERAL:-none}\$/\1/p" "$TMP/big.svg.colours" | xargs)
 UNSHARED=$(python3 -c '
