@@ -67,7 +67,8 @@ static bool memory_nodes_cpuless(const Topology *t, const PlacementRequest *req,
                         continue;
                 if (node_has_usable_cpu(t, req, params, m))
                         return false;
-                any = any || t->nodes[m].memory > 0;
+                /* memory kept all in hugepage pools (HBM reserved for hugepage-backed guests) is memory */
+                any = any || t->nodes[m].memory > 0 || t->nodes[m].nhugepages > 0;
         }
         return any;
 }

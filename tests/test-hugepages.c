@@ -381,6 +381,38 @@ START_TEST(test_page_sizes_per_cell_order_independent)
 }
 END_TEST
 
+/* A hugepage-backed guest bound to a memory-only HBM node whose memory is all in 2 MiB pages
+ * (hbm-all-hugepages.xml: node 1, no general memory, 1024 pages): its vCPUs run on the nearest node with
+ * cores, its memory in node 1's pool, as for a memory-only node with general memory too. It was
+ * unplaceable, "no usable CPU of this host lies inside its constraints", nothing pinned. */
+START_TEST(test_bound_to_pool_only_node)
+{
+        g_autofree char *path = test_topology_path("hbm-all-hugepages.xml");
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(Ledger) l = NULL;
+        g_autoptr(CpuSet) node1 = NULL;
+        g_autoptr(Plan) p = NULL;
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "hbm",
+                                .vcpus = 2,
+                                .memory = 1024 * MiB,
+                                .hugepage_size = PAGE2,
+                                .memory_source = MEMORY_SOURCE_USER,
+                                .memory_mode = MEMORY_MODE_STRICT};
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        l = ledger_new(t);
+        ck_assert_int_eq(cpuset_parse("1", &node1, NULL), 0);
+        req.memory_nodes = node1;
+        p = policy_place(t, l, &req, &params);
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_uint_eq(p->node_memory[topology_node_by_os(t, 1)], 1024 * MiB);
+        ck_assert_msg(strstr(p->reason, "memory-only nodes, cores taken on node 0"), "%s", p->reason);
+        ck_assert_msg(!strstr(p->reason, "no usable CPU"), "%s", p->reason);
+}
+END_TEST
+
 static Suite *hugepages_suite(void)
 {
         Suite *s = suite_create("hugepages");
@@ -395,6 +427,7 @@ static Suite *hugepages_suite(void)
         tcase_add_test(tc, test_cell_bound_beyond_pool_is_said);
         tcase_add_test(tc, test_cell_bound_unplaceable_says_host_free);
         tcase_add_test(tc, test_bound_to_node_without_pool);
+        tcase_add_test(tc, test_bound_to_pool_only_node);
         tcase_add_test(tc, test_general_memory_apart_from_pools);
         tcase_add_test(tc, test_adopted_pins_keep_memory_in_pool);
         suite_add_tcase(s, tc);

@@ -156,6 +156,13 @@ lstopo -i "pack:2 [numa(memory=64GB)] l3:1 core:4 pu:2" --of xml --export-xml-fl
 sed -e 's/ local_memory="[0-9]*"//' -e '/<page_type /d' "$tmp/v1.xml" >v1-no-memory.xml
 sed -e 's/ allowed_nodeset="0x[0-9a-f]*"/ allowed_nodeset="0x0"/g' v1-no-memory.xml >v1-no-memory-allowed.xml
 
+# A memory-only HBM node (a flat-mode Xeon Max's, say) whose memory is all in 2 MiB hugepages, kept for
+# hugepage-backed guests: no general memory, 1024 pages, beside a DRAM node of 2 single-thread cores.
+synthetic "pack:1 [numa(memory=4GiB)] [numa(memory=2GiB)] core:2 pu:1" "$tmp/hbm-pages.xml"
+sed -e '/<object type="NUMANode" os_index="1" /{n;s|<page_type size="4096" count="[0-9]*"/>|<page_type size="4096" count="0"/>\n        <page_type size="2097152" count="1024"/>|;}' \
+        "$tmp/hbm-pages.xml" >"$tmp/hbm-pages2.xml"
+hwloc-annotate "$tmp/hbm-pages2.xml" hbm-all-hugepages.xml numa:1 subtype HBM
+
 # A KNL in SNC-2 hybrid mode as hwloc 1.x exported it, read back by hwloc 2.x: each cluster's HBM
 # (MCDRAM) node sits in a Group of an empty cpuset inside the cluster, not beside its DRAM node, and the
 # export has no distance matrix. hwloc's v1 export of the hbm-no-slit.xml shape gives that layout.
