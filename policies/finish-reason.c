@@ -417,9 +417,11 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                              cpuset_intersects(v->t->nodes[n].cpus, req->allowed_cpus)) &&
                             (!req->cache_cpus || cpuset_intersects(v->t->nodes[n].cpus, req->cache_cpus)))
                                 cpuset_add(nodes, v->t->nodes[n].os_index);
-                if (bound)
+                /* bound: where its definition puts it, not where MemoryTiers= would (memory_tiers_note()) */
+                if (bound) {
                         policy_charge_bound_memory(v, req, plan);
-                else if (!cpuset_is_empty(nodes))
+                        plan->keep_memory = true;
+                } else if (!cpuset_is_empty(nodes))
                         finish_charge_bound(v, nodes, req->memory, MEMORY_MODE_INTERLEAVE, NULL, plan);
                 policy_drop_poolless_memory(v->t, plan);
                 note = finish_constraint_note(v, req, plan);

@@ -255,6 +255,36 @@ START_TEST(test_short_memory_said)
 }
 END_TEST
 
+/* A guest its definition binds to an HBM node, unplaceable (every CPU reserved): its memory is on node 1
+ * by that binding, not by MemoryTiers= (empty), and the reason does not say it is. */
+START_TEST(test_bound_hbm_unplaceable_said)
+{
+        g_autofree char *path = test_topology_path("hbm-no-slit.xml");
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(Ledger) l = NULL;
+        g_autoptr(CpuSet) reserved = NULL, node1 = NULL;
+        g_autoptr(Plan) plan = NULL;
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "vm",
+                                .vcpus = 2,
+                                .memory = GiB / 2,
+                                .memory_source = MEMORY_SOURCE_USER,
+                                .memory_mode = MEMORY_MODE_STRICT};
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        l = ledger_new(t);
+        ck_assert_int_eq(cpuset_parse("0-3", &reserved, NULL), 0);
+        ck_assert_int_eq(cpuset_parse("1", &node1, NULL), 0);
+        p.reserved_cpus = reserved;
+        req.memory_nodes = node1;
+        plan = policy_place(t, l, &req, &p);
+        ck_assert_int_eq(plan->result, PLAN_UNPLACEABLE);
+        ck_assert_msg(strstr(plan->reason, "binds its memory to node 1 (strict)"), "%s", plan->reason);
+        ck_assert_msg(!strstr(plan->reason, "MemoryTiers="), "%s", plan->reason);
+}
+END_TEST
+
 START_TEST(test_huge_reserve)
 {
         /* MemoryReserve= near 2^64 leaves no memory, even beside memory domains hold (no wrap-around). */
@@ -767,6 +797,7 @@ static Suite *explicit_suite(void)
         tcase_add_test(tc, test_all_cpus_reserved);
         tcase_add_test(tc, test_huge_reserve);
         tcase_add_test(tc, test_short_memory_said);
+        tcase_add_test(tc, test_bound_hbm_unplaceable_said);
         tcase_add_test(tc, test_overcommit);
         tcase_add_test(tc, test_overcommit_does_not_stack_itself);
         tcase_add_test(tc, test_overcommit_full_host_stays_near);
