@@ -100,6 +100,19 @@ static bool counted_outside_set(const Topology *t, const Plan *plan)
         return false;
 }
 
+/* Whether memory the request binds is counted on a node its binding does not name (preferred falling back
+ * from a node that has no room or whose memory is not allowed): what the binding's nodes have free does
+ * not hold it. */
+static bool counted_off_binding(const Topology *t, const PlacementRequest *req, const Plan *plan)
+{
+        if (req->memory_source == MEMORY_SOURCE_NONE || !req->memory_nodes)
+                return false;
+        for (unsigned n = 0; n < plan->nnode_memory && n < t->nnodes; n++)
+                if (plan->node_memory[n] && !cpuset_has(req->memory_nodes, t->nodes[n].os_index))
+                        return true;
+        return false;
+}
+
 /* A guest whose <page> elements give its cells different sizes is counted in the largest
  * (domain-xml-numa.c): said, since libvirt backs each cell from its own size's pool. "" when the sizes do
  * not differ. */
@@ -218,7 +231,8 @@ char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                 if (bound_elsewhere) /* what the set has free does not hold it: the note says where */
                         g_snprintf(memory, sizeof(memory), "its %s bound to other nodes",
                                    memory_text(req, req->memory, b, sizeof(b)));
-                else if (counted_outside_set(v->t, plan)) {
+                else if (counted_outside_set(v->t, plan) ||
+                         (v->memory_remote && counted_off_binding(v->t, req, plan))) {
                         /* bound memory partly counted off the set (preferred falls back): where it is */
                         g_autoptr(CpuSet) counted = cpuset_new();
                         g_autofree char *list = NULL;

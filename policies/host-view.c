@@ -55,8 +55,9 @@ static bool outside_memory_nodes(const Topology *t, const PlacementRequest *req,
 
 /* Whether the memory is bound to nodes none of whose CPUs the vCPUs may run on: memory-only nodes (a CXL
  * expander, the high-bandwidth memory of a flat-mode KNL or Sapphire Rapids), nodes the request's own
- * <vcpu cpuset> leaves out (libvirt runs such a guest, its memory remote), or nodes whose CPUs the
- * configuration keeps from vCPUs (ReservedCPUs=). The vCPUs must run elsewhere. */
+ * <vcpu cpuset> leaves out (libvirt runs such a guest, its memory remote), nodes whose CPUs the
+ * configuration keeps from vCPUs (ReservedCPUs=), or nodes outside the allowed memory nodes whose CPUs
+ * are outside the allowed CPUs too (their memory counted as 0 B). The vCPUs must run elsewhere. */
 static bool memory_nodes_cpuless(const Topology *t, const PlacementRequest *req,
                                  const PlacementParams *params)
 {
@@ -67,8 +68,10 @@ static bool memory_nodes_cpuless(const Topology *t, const PlacementRequest *req,
                         continue;
                 if (node_has_usable_cpu(t, req, params, m))
                         return false;
-                /* memory kept all in hugepage pools (HBM reserved for hugepage-backed guests) is memory */
-                any = any || t->nodes[m].memory > 0 || t->nodes[m].nhugepages > 0;
+                /* a bound node without a CPU the vCPUs may use: its memory general, all in hugepage pools
+                 * (HBM kept for hugepage-backed guests), or not allowed (counted as 0 B; the loader drops
+                 * the nodes that have neither CPUs nor memory) */
+                any = true;
         }
         return any;
 }

@@ -285,6 +285,48 @@ START_TEST(test_bound_hbm_unplaceable_said)
 }
 END_TEST
 
+/* A guest whose <numatune> names only a node outside the allowed memory nodes, whose CPUs are outside
+ * the allowed CPUs too (disallowed-socket.xml: the guests' cgroup keeps them to socket 0): under
+ * preferred it runs on socket 0 with its memory there, and is placed so; it was unplaceable, "no usable
+ * CPU of this host lies inside its constraints", though it has none. */
+START_TEST(test_bound_to_disallowed_node)
+{
+        g_autofree char *path = test_topology_path("disallowed-socket.xml");
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(Ledger) l = NULL;
+        g_autoptr(CpuSet) node1 = NULL, socket0 = NULL;
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "vm",
+                                .vcpus = 2,
+                                .memory = GiB / 2,
+                                .memory_source = MEMORY_SOURCE_USER,
+                                .memory_mode = MEMORY_MODE_PREFERRED};
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        l = ledger_new(t);
+        ck_assert_int_eq(cpuset_parse("1", &node1, NULL), 0);
+        ck_assert_int_eq(cpuset_parse("0-3", &socket0, NULL), 0);
+        req.memory_nodes = node1;
+        for (int strict = 0; strict <= 1; strict++) {
+                g_autoptr(Plan) plan = NULL;
+                req.memory_mode = strict ? MEMORY_MODE_STRICT : MEMORY_MODE_PREFERRED;
+                plan = policy_place(t, l, &req, &p);
+                ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+                for (unsigned v = 0; v < plan->nvcpus; v++) {
+                        g_autoptr(CpuSet) off = cpuset_copy(plan->vcpu_pins[v]);
+                        cpuset_subtract(off, socket0);
+                        ck_assert(!cpuset_is_empty(plan->vcpu_pins[v]) && cpuset_is_empty(off));
+                }
+                ck_assert_msg(!strstr(plan->reason, "no usable CPU"), "%s", plan->reason);
+                /* preferred falls back to node 0: its free memory is said, not node 1's 0 B */
+                ck_assert_msg(strict ||
+                                  strstr(plan->reason, "free on node 0, where it is counted, for 512.0 MiB"),
+                              "%s", plan->reason);
+        }
+}
+END_TEST
+
 START_TEST(test_huge_reserve)
 {
         /* MemoryReserve= near 2^64 leaves no memory, even beside memory domains hold (no wrap-around). */
@@ -798,6 +840,7 @@ static Suite *explicit_suite(void)
         tcase_add_test(tc, test_huge_reserve);
         tcase_add_test(tc, test_short_memory_said);
         tcase_add_test(tc, test_bound_hbm_unplaceable_said);
+        tcase_add_test(tc, test_bound_to_disallowed_node);
         tcase_add_test(tc, test_overcommit);
         tcase_add_test(tc, test_overcommit_does_not_stack_itself);
         tcase_add_test(tc, test_overcommit_full_host_stays_near);

@@ -63,6 +63,9 @@ sed -e '4s/allowed_cpuset="0x000000ff"/allowed_cpuset="0x00000035"/' \
     -e '4s/complete_cpuset="0x000000ff"/complete_cpuset="0x000003ff"/' "$tmp/small.xml" >disallowed.xml
 # NUMA node P#1 not allowed (its memory cannot be used).
 sed -e '4s/allowed_nodeset="0x00000003"/allowed_nodeset="0x00000001"/' "$tmp/small.xml" >disallowed-node.xml
+# Package P#1, its CPUs and its node, outside the allowed sets (a cgroup that keeps the guests to one socket).
+sed -e '4s/allowed_cpuset="0x000000ff"/allowed_cpuset="0x0000000f"/' \
+    -e '4s/allowed_nodeset="0x00000003"/allowed_nodeset="0x00000001"/' "$tmp/small.xml" >disallowed-socket.xml
 # Package P#1 has no NUMA node: its PUs 4-7 are local to none.
 awk '/<object type="NUMANode" os_index="1"/ { skip = 1 } !skip { print } skip && /<\/object>/ { skip = 0 }' \
         "$tmp/small.xml" >no-local-node.xml
