@@ -6,6 +6,7 @@
 #include <stdio.h>
 #include <string.h>
 
+#include "cpuset.h"
 #include "file-read.h"
 #include "hostmap.h"
 #include "log.h"
@@ -178,12 +179,46 @@ void demo_free(Demo *d)
         g_free(d);
 }
 
+/*
+ * The demo pins on the test driver's host, whatever topology it plans on: CPUs of the topology that host
+ * lacks take no pin ("runs on no CPU"), and every domain placed on them fails. Said once, before anything
+ * starts, rather than as one failed placement after another; false when the host holds every CPU.
+ */
+static bool host_lacks_cpus(Demo *d)
+{
+        VirtConn *vc = manager_connection(d->manager);
+        g_autoptr(CpuSet) offline = NULL, absent = cpuset_new();
+        g_autofree char *error = NULL, *lacked = NULL, *uri = NULL;
+        unsigned present = 0;
+
+        if (!vc || virt_conn_offline_cpus(vc, &offline, &present, &error) < 0)
+                return false; /* the first step says what is wrong with the connection */
+        CPUSET_FOREACH (cpu, manager_topology(d->manager)->all_pus)
+                if ((unsigned)cpu >= present)
+                        cpuset_add(absent, (unsigned)cpu);
+        if (cpuset_is_empty(absent))
+                return false;
+        lacked = cpuset_format(absent);
+        uri = virt_conn_uri(vc);
+        log_error("demo: the topology's CPUs %s are not on the host of %s (CPUs 0-%u), so no pin to them "
+                  "can run: give --connect= a test driver host of the topology's shape "
+                  "(test:///PATH/host.xml, as docs/examples/test-host.xml), or plan on the topology with "
+                  "placementctl plan --topology=",
+                  lacked, uri ? uri : "the connection", present ? present - 1 : 0);
+        return true;
+}
+
 void demo_start(Demo *d)
 {
         struct timeval zero = {0, 0};
         if (d->started)
                 return;
         d->started = true;
+        if (host_lacks_cpus(d)) {
+                d->failures++;
+                event_base_loopexit(d->base, NULL);
+                return;
+        }
         evtimer_add(d->timer, &zero);
 }
 

@@ -51,8 +51,9 @@ static bool pins_took(Decision *d, virDomainPtr dom)
                 if (!cpuset_is_empty(p->vcpu_pins[i]) && !cpuset_equal(pins[i], p->vcpu_pins[i])) {
                         g_autofree char *want = cpuset_format(p->vcpu_pins[i]),
                                         *have = cpuset_format(pins[i]);
-                        error = g_strdup_printf("vCPU %u was pinned to %s but runs on '%s'",
-                                                plan_vcpu_id(p, i), want, have);
+                        error = g_strdup_printf("vCPU %u was pinned to %s but runs on %s%s%s",
+                                                plan_vcpu_id(p, i), want, *have ? "'" : "no CPU", have,
+                                                *have ? "'" : "");
                         log_warning("%s: %s", d->name, error);
                         note_failure(d, &error);
                         took = false;

@@ -74,6 +74,13 @@ demo $'start a 1 1G\nstop a\n' --connect=test:///default
 ((RC == 0))
 result "start and stop of its own domain on the test driver (exit 0)" $?
 
+# a topology with CPUs the test driver's host lacks (test:///default maps CPUs 0-7): every pin to them fails
+# ("runs on no CPU"), so the demo says so before it starts anything
+demo $'start a 1 1G\nstop a\n' --connect=test:///default --topology="synthetic:pack:2 numa:1(memory=16GiB) core:8 pu:2"
+((RC == 1)) && grep -q "demo: the topology's CPUs 8-31 are not on the host of test:///default (CPUs 0-7)" "$ERR" &&
+        ! grep -q "^--- start" "$OUT" && ! grep -q "runs on" "$ERR"
+result "a topology larger than the test driver's host is refused before any start (exit 1)" $?
+
 # the topology line counts in words that agree with the numbers
 demo $'start a 1 1G\nstop a\n' --connect=test:///default --topology="synthetic:pack:1 numa:1(memory=16GiB) core:1 pu:1" \
         --log-level=info

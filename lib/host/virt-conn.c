@@ -255,6 +255,15 @@ int virt_conn_offline_cpus(VirtConn *c, CpuSet **ret, unsigned *ret_present, cha
         return 0;
 }
 
+char *virt_conn_uri(VirtConn *c)
+{
+        char *uri = virConnectGetURI(c->conn);
+        char *copy = g_strdup(uri);
+
+        free(uri);
+        return copy;
+}
+
 bool virt_conn_runs_qemu(VirtConn *c)
 {
         const char *type = virConnectGetType(c->conn);

@@ -65,6 +65,9 @@ int virt_conn_offline_cpus(VirtConn *c, CpuSet **ret, unsigned *ret_present, cha
 /* Whether the connection's driver runs QEMU guests on this host (the guests' cgroup is then theirs). */
 bool virt_conn_runs_qemu(VirtConn *c);
 
+/* The connection's URI as libvirt gives it (g_free), or NULL. */
+char *virt_conn_uri(VirtConn *c);
+
 /* The connection, for the other adapters (virt-domain.h, virt-stats.h, virt-cpu.h). Borrowed. */
 virConnectPtr virt_conn_get(const VirtConn *c);
 
