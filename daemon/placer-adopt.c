@@ -203,8 +203,38 @@ static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, Plan *
         return 0;
 }
 
+/* Of a recorded plan whose guest cells are not all hugepage-backed (DomainSpec.hugepages_partial), the
+ * memory of each ordinary cell counted as ordinary memory: on the nodes its <memnode> binds it to (where
+ * placementd binds each cell), else on any recorded node, within what the record has there. Kept when
+ * counting the domain as it runs found it already. */
+static void adopt_ordinary_cells(const Topology *t, const DomainSpec *live, Plan *plan)
+{
+        if (!live->hugepages_partial || plan->node_ordinary)
+                return;
+        plan->node_ordinary = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
+        for (unsigned i = 0; live->cells && i < live->cells->len; i++) {
+                const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
+                const CpuSet *nodes = NULL;
+                uint64_t bytes = c->memory;
+                if (c->hugepages)
+                        continue;
+                for (unsigned k = 0; live->memnodes && k < live->memnodes->len; k++)
+                        if (g_array_index(live->memnodes, DomainMemnode, k).cellid == c->id)
+                                nodes = g_array_index(live->memnodes, DomainMemnode, k).nodes;
+                for (unsigned pass = 0; pass < 2 && bytes; pass++)
+                        for (unsigned n = 0; n < plan->nnode_memory && n < t->nnodes && bytes; n++) {
+                                uint64_t take;
+                                if (pass == 0 && nodes && !cpuset_has(nodes, t->nodes[n].os_index))
+                                        continue;
+                                take = MIN(bytes, plan->node_memory[n] - plan->node_ordinary[n]);
+                                plan->node_ordinary[n] += take;
+                                bytes -= take;
+                        }
+        }
+}
+
 /* A recorded plan holds ordinary memory within each node's, a hugepage-backed domain's in the pools of its
- * page size. */
+ * page size (its guest cells of ordinary memory, if any, in ordinary memory). */
 static int adopt_hugepages(Manager *m, const DomainSpec *live, Plan *plan, char **ret_error)
 {
         /* a placement's ordinary memory within a node's ordinary memory (the record was checked against
@@ -219,11 +249,19 @@ static int adopt_hugepages(Manager *m, const DomainSpec *live, Plan *plan, char 
                 return 0;
         plan->hugepage_size =
             live->hugepage_size ? live->hugepage_size : topology_default_hugepage_size(m->topology);
+        adopt_ordinary_cells(m->topology, live, plan);
+        for (unsigned n = 0; plan->result != PLAN_ADOPTED && n < plan->nnode_memory; n++)
+                if (plan_node_ordinary(plan, n) > m->topology->nodes[n].memory) {
+                        *ret_error = g_strdup_printf("its memory on node %u exceeds the node's",
+                                                     m->topology->nodes[n].os_index);
+                        return -EINVAL;
+                }
         /* a node without a pool of the size holds none of it (bound there, it cannot all be backed) */
         for (unsigned n = 0; n < plan->nnode_memory; n++)
-                if (plan->node_memory[n] &&
+                if (plan_node_pages(plan, n) &&
                     topology_node_hugepage_bytes(m->topology, n, plan->hugepage_size) &&
-                    plan->node_memory[n] > ledger_node_free_hugepages(m->ledger, n, plan->hugepage_size)) {
+                    plan_node_pages(plan, n) >
+                        ledger_node_free_hugepages(m->ledger, n, plan->hugepage_size)) {
                         *ret_error = g_strdup_printf("its hugepage memory on node %u exceeds the free pool",
                                                      m->topology->nodes[n].os_index);
                         return -EINVAL;
@@ -265,7 +303,7 @@ static void count_adopted(Manager *m, const DomainSpec *user, const DomainSpec *
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 if (counted->vcpu_pu[i] < 0) /* floats: the record's cpu= counts nothing */
                         plan->vcpu_pu[i] = -1;
-        memcpy(plan->node_memory, counted->node_memory, sizeof(uint64_t) * plan->nnode_memory);
+        plan_copy_memory(plan, counted);
 }
 
 /* Memory no binding keeps on a node (none, or a preferred one) lies where the kernel put it, which a record
@@ -275,7 +313,7 @@ static void count_unbound_memory(Manager *m, const DomainSpec *user, const Domai
 {
         g_autoptr(Plan) counted = count_as_running(m, user, live, plan);
 
-        memcpy(plan->node_memory, counted->node_memory, sizeof(uint64_t) * plan->nnode_memory);
+        plan_copy_memory(plan, counted);
 }
 
 /* The recorded reason made true again for an emulator pinned (to pin) by someone else: where placementd put

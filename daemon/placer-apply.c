@@ -274,6 +274,8 @@ Plan *placer_adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bo
                                 .memory = d->plan->memory,
                                 .hugepage_size = d->plan->hugepage_size};
         CpuSet **pins = NULL;
+        g_autofree PlacementCell *cells = NULL;
+        g_autofree CpuSet **cell_ids = NULL;
         bool pinned = !floating_ok;
         Plan *runs;
 
@@ -290,8 +292,27 @@ Plan *placer_adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bo
                 virt_pins_free(pins, req.vcpus);
                 return NULL;
         }
+        /* guest cells no <page> backs hold ordinary memory beside its hugepages: counted so again */
+        if (d->plan->node_ordinary) {
+                cells = g_new0(PlacementCell, d->plan->ncells);
+                cell_ids = g_new0(CpuSet *, d->plan->ncells);
+                for (unsigned c = 0; c < d->plan->ncells; c++) {
+                        cell_ids[c] = cpuset_new();
+                        CPUSET_FOREACH (v, d->plan->cells[c].vcpus)
+                                cpuset_add(cell_ids[c], plan_vcpu_id(d->plan, (unsigned)v));
+                        cells[c] = (PlacementCell){.id = d->plan->cells[c].id,
+                                                   .vcpus = cell_ids[c],
+                                                   .memory = d->plan->cells[c].memory,
+                                                   .ordinary = d->plan->cells[c].ordinary};
+                }
+                req.cells = cells;
+                req.ncells = d->plan->ncells;
+                req.vcpu_ids = d->plan->vcpu_ids;
+        }
         ledger_release(m->ledger, d->uuid); /* adopted among the others, not beside its plan */
         runs = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
+        for (unsigned c = 0; cell_ids && c < d->plan->ncells; c++)
+                cpuset_free(cell_ids[c]);
         virt_pins_free(pins, req.vcpus);
         /* the CPUs the definition keeps for QEMU's threads (<emulatorpin>, <iothreadpin>) stay held */
         cpuset_union(runs->held_pus, d->plan->held_pus);
@@ -349,7 +370,7 @@ static int record_what_runs(Manager *m, virDomainPtr dom, Decision *d, const Pla
         }
         /* the memory binding stands where it was applied */
         if (d->memory_binding == MEMORY_BINDING_APPLIED || d->memory_binding == MEMORY_BINDING_KEPT)
-                memcpy(runs->node_memory, d->plan->node_memory, sizeof(uint64_t) * runs->nnode_memory);
+                plan_copy_memory(runs, d->plan);
         g_free(runs->reason);
         runs->reason = g_strdup("vCPU pins that really run after a failed apply");
         g_free(d->reason);

@@ -650,7 +650,7 @@ static void count_pins_that_run(Manager *m, virDomainPtr dom, Decision *d, const
         }
         /* a binding applied before still stands; the plan charged the memory where it is bound */
         if (was == MEMORY_BINDING_APPLIED || was == MEMORY_BINDING_KEPT) {
-                memcpy(runs->node_memory, d->plan->node_memory, sizeof(uint64_t) * runs->nnode_memory);
+                plan_copy_memory(runs, d->plan);
                 d->memory_binding = was;
         }
         g_free(runs->reason);

@@ -113,7 +113,10 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
         Plan *plan = plan_new(req->name, MIN(req->vcpus, PLAN_MAX_VCPUS), req->memory, t->nnodes);
         g_autofree unsigned *extra = g_new0(unsigned, MAX(t->npus, 1));
         /* hugepage-backed memory is counted in the pools of its size, whoever pinned the vCPUs */
-        PlacementRequest pages = {.name = req->name, .hugepage_size = req->hugepage_size};
+        PlacementRequest pages = {.name = req->name,
+                                  .hugepage_size = req->hugepage_size,
+                                  .cells = req->cells,
+                                  .ncells = req->ncells};
         HostView v;
 
         plan->policy = params->policy;
@@ -125,6 +128,9 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
         /* its guest cells: each cell's memory is counted where its <memnode> binds it, or where its vCPUs
          * run, not spread evenly over the domain */
         cells_init_plan(req, plan);
+        for (unsigned c = 0; c < plan->ncells; c++)
+                plan->cells[c].ordinary = req->cells[c].ordinary;
+        plan_set_ordinary(plan);
         for (unsigned i = 0; i < plan->nvcpus; i++) {
                 int best = -1;
                 unsigned best_load = 0, best_core_load = 0;

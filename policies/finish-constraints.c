@@ -55,15 +55,16 @@ static void iothread_note(const PlacementRequest *req, GString *s)
 }
 
 /* The nodes (OS indexes) of the guest cells' <memnode> elements that do not fall back to other nodes:
- * strict (libvirt's default) or restrictive; with hugepages, every one (QEMU preallocates them there). */
+ * strict (libvirt's default) or restrictive; with hugepages, every one of a hugepage-backed cell (QEMU
+ * preallocates them there). */
 CpuSet *finish_cells_binding_nodes(const PlacementRequest *req)
 {
         CpuSet *nodes = cpuset_new();
 
         for (unsigned c = 0; c < req->ncells; c++)
-                if (req->cells[c].memory_nodes &&
-                    (req->hugepage_size || req->cells[c].memory_mode == MEMORY_MODE_STRICT ||
-                     req->cells[c].memory_mode == MEMORY_MODE_RESTRICTIVE))
+                if (req->cells[c].memory_nodes && ((req->hugepage_size && !req->cells[c].ordinary) ||
+                                                   req->cells[c].memory_mode == MEMORY_MODE_STRICT ||
+                                                   req->cells[c].memory_mode == MEMORY_MODE_RESTRICTIVE))
                         cpuset_union(nodes, req->cells[c].memory_nodes);
         return nodes;
 }
@@ -88,11 +89,22 @@ void finish_memory_short_note(const HostView *v, const PlacementRequest *req, co
                 if (only && !cpuset_has(only, v->t->nodes[n].os_index))
                         continue;
                 uint64_t held = ledger_node_memory(v->l, n), size = v->t->nodes[n].memory;
+                uint64_t free_ordinary = size > held ? size - held : 0;
                 uint64_t free_bytes = req->hugepage_size
                                           ? ledger_node_free_hugepages(v->l, n, req->hugepage_size)
-                                      : size > held ? size - held
-                                                    : 0;
-                if (plan->node_memory[n] <= free_bytes)
+                                          : free_ordinary;
+                /* a plan with cells of ordinary memory beside its hugepages: each kind in its own room */
+                uint64_t bytes = plan->node_ordinary ? plan_node_pages(plan, n) : plan->node_memory[n];
+                uint64_t ordinary = plan->node_ordinary ? plan_node_ordinary(plan, n) : 0;
+                if (ordinary > free_ordinary)
+                        g_string_append_printf(s,
+                                               "; node %u has %s free for the %s of ordinary memory bound "
+                                               "there: the guest cannot get all its memory (the kernel "
+                                               "reclaims, swaps or kills)",
+                                               v->t->nodes[n].os_index,
+                                               size_format_short_of(free_ordinary, ordinary, a, sizeof(a)),
+                                               size_format(ordinary, c, sizeof(c)));
+                if (bytes <= free_bytes)
                         continue;
                 if (req->hugepage_size && !topology_node_hugepage_bytes(v->t, n, req->hugepage_size))
                         g_string_append_printf(s,
@@ -101,25 +113,22 @@ void finish_memory_short_note(const HostView *v, const PlacementRequest *req, co
                                                "holds none of it there)",
                                                v->t->nodes[n].os_index,
                                                size_format(req->hugepage_size, b, sizeof(b)),
-                                               size_format(plan->node_memory[n], c, sizeof(c)));
+                                               size_format(bytes, c, sizeof(c)));
                 else if (req->hugepage_size)
                         g_string_append_printf(
                             s,
                             "; node %u has %s free in hugepages of %s for the %s bound "
                             "there: the guest's memory cannot all be backed",
-                            v->t->nodes[n].os_index,
-                            size_format_short_of(free_bytes, plan->node_memory[n], a, sizeof(a)),
-                            size_format(req->hugepage_size, b, sizeof(b)),
-                            size_format(plan->node_memory[n], c, sizeof(c)));
+                            v->t->nodes[n].os_index, size_format_short_of(free_bytes, bytes, a, sizeof(a)),
+                            size_format(req->hugepage_size, b, sizeof(b)), size_format(bytes, c, sizeof(c)));
                 else
-                        g_string_append_printf(
-                            s,
-                            "; node %u has %s free for the %s bound there: the guest "
-                            "cannot get all its memory (the kernel reclaims, swaps or "
-                            "kills)",
-                            v->t->nodes[n].os_index,
-                            size_format_short_of(free_bytes, plan->node_memory[n], a, sizeof(a)),
-                            size_format(plan->node_memory[n], c, sizeof(c)));
+                        g_string_append_printf(s,
+                                               "; node %u has %s free for the %s bound there: the guest "
+                                               "cannot get all its memory (the kernel reclaims, swaps or "
+                                               "kills)",
+                                               v->t->nodes[n].os_index,
+                                               size_format_short_of(free_bytes, bytes, a, sizeof(a)),
+                                               size_format(bytes, c, sizeof(c)));
         }
 }
 

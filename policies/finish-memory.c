@@ -28,24 +28,49 @@ static void order_nearest(const Topology *t, unsigned first, unsigned *order, un
         order_by_key(order, n, distance);
 }
 
-/* What node n's free memory still holds beside what plan counts there (0 when bound memory, which is
- * where it is bound, already takes more). */
-static uint64_t room_left(const HostView *v, const Plan *plan, unsigned n)
+/*
+ * A plan's memory comes in two kinds when it is hugepage-backed but some guest cells are not
+ * (Plan.node_ordinary): what the functions below count is of one kind, ordinary (true) or the plan's own
+ * (false: hugepages of its size, or ordinary memory when it has none), and each kind finds its own room.
+ */
+
+/* What the plan counts on node n of that kind. */
+static uint64_t counted(const Plan *plan, unsigned n, bool ordinary)
 {
-        return v->node_free_memory[n] > plan->node_memory[n] ? v->node_free_memory[n] - plan->node_memory[n]
-                                                             : 0;
+        if (!plan->node_ordinary)
+                return plan->node_memory[n];
+        return ordinary ? plan_node_ordinary(plan, n) : plan_node_pages(plan, n);
+}
+
+/* Counts bytes of that kind on node n. */
+static void charge(Plan *plan, unsigned n, uint64_t bytes, bool ordinary)
+{
+        plan->node_memory[n] += bytes;
+        if (ordinary && plan->node_ordinary)
+                plan->node_ordinary[n] += bytes;
+}
+
+/* What node n's free memory of that kind (HostView.node_free_pages, node_free_ordinary) still holds
+ * beside what plan counts there (0 when bound memory, which is where it is bound, already takes more). */
+static uint64_t room_left(const HostView *v, const Plan *plan, unsigned n, bool ordinary)
+{
+        uint64_t free = v->node_free_memory[n];
+
+        if (plan->node_ordinary && v->node_free_pages)
+                free = ordinary ? v->node_free_ordinary[n] : v->node_free_pages[n];
+        return free > counted(plan, n, ordinary) ? free - counted(plan, n, ordinary) : 0;
 }
 
 /* Charges up to amount on the set's nodes in proportion to vcpus_on, within their free memory. */
 static uint64_t charge_by_vcpus(const HostView *v, Plan *plan, const unsigned *vcpus_on, unsigned placed,
-                                uint64_t amount)
+                                uint64_t amount, bool ordinary)
 {
         uint64_t charged = 0;
 
         CPUSET_FOREACH (n, plan->nodes) {
                 uint64_t share = placed ? (uint64_t)((unsigned __int128)amount * vcpus_on[n] / placed) : 0;
-                share = MIN(MIN(share, room_left(v, plan, (unsigned)n)), amount - charged);
-                plan->node_memory[n] += share;
+                share = MIN(MIN(share, room_left(v, plan, (unsigned)n, ordinary)), amount - charged);
+                charge(plan, (unsigned)n, share, ordinary);
                 charged += share;
         }
         return charged;
@@ -74,7 +99,8 @@ static unsigned count_vcpus(const Topology *t, const Plan *plan, const CpuSet *v
 
 /* Charges up to amount on the plan's nodes with room left (memory-only nodes included), nearest the
  * vCPUs counted in vcpus_on first: the kernel falls back to the nearest node with room. */
-static uint64_t charge_nearest(const HostView *v, Plan *plan, const unsigned *vcpus_on, uint64_t amount)
+static uint64_t charge_nearest(const HostView *v, Plan *plan, const unsigned *vcpus_on, uint64_t amount,
+                               bool ordinary)
 {
         const Topology *t = v->t;
         g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
@@ -89,8 +115,8 @@ static uint64_t charge_nearest(const HostView *v, Plan *plan, const unsigned *vc
         }
         order_by_key(order, n_order, far);
         for (unsigned i = 0; i < n_order && charged < amount; i++) {
-                uint64_t take = MIN(room_left(v, plan, order[i]), amount - charged);
-                plan->node_memory[order[i]] += take;
+                uint64_t take = MIN(room_left(v, plan, order[i], ordinary), amount - charged);
+                charge(plan, order[i], take, ordinary);
                 charged += take;
         }
         return charged;
@@ -112,6 +138,9 @@ static void record_counted(const Plan *plan, uint64_t *before, PlanCell *cell)
                         cpuset_add(cell->counted_nodes, n);
 }
 
+static bool charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t bytes, MemoryMode mode,
+                         const CpuSet *runs_on, Plan *plan, bool ordinary);
+
 void policy_spread_memory(const HostView *v, Plan *plan)
 {
         const Topology *t = v->t;
@@ -121,27 +150,29 @@ void policy_spread_memory(const HostView *v, Plan *plan)
         g_autofree bool *memory_only = g_new0(bool, MAX(plan->ncells, 1));
         size_t counts = sizeof(uint64_t) * plan->nnode_memory;
         unsigned placed;
-        uint64_t left = plan->memory;
+        uint64_t left = plan->memory, left_kind[2] = {0, 0};
 
         /* First: each guest cell's memory where its <memnode> binds it, or else where its vCPUs run; then
          * what their nodes lack the room for, each cell's on the nodes nearest its own vCPUs (a cell is
          * bound as a whole: what it needs is where its own memory lies, not the domain's); then the rest
-         * in proportion to the vCPUs of no cell (of all of them when every vCPU has a cell). */
+         * in proportion to the vCPUs of no cell (of all of them when every vCPU has a cell). Each cell's
+         * memory is of its own kind (hugepages, or ordinary memory no <page> backs it with) */
         for (unsigned c = 0; c < plan->ncells; c++) {
                 uint64_t bytes = MIN(plan->cells[c].memory, left);
+                bool ordinary = plan->cells[c].ordinary;
                 cpuset_clear(plan->cells[c].counted_nodes);
                 if (counts)
                         memcpy(before, plan->node_memory, counts);
                 if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
-                    finish_charge_bound(v, plan->cells[c].memory_nodes, bytes, memnode_mode(v->req, c),
-                                        plan->cells[c].nodes, plan)) {
+                    charge_bound(v, plan->cells[c].memory_nodes, bytes, memnode_mode(v->req, c),
+                                 plan->cells[c].nodes, plan, ordinary)) {
                         left -= bytes;
                         record_counted(plan, before, &plan->cells[c]);
                         continue;
                 }
                 placed = count_vcpus(t, plan, plan->cells[c].vcpus, vcpus_on);
                 if (placed) {
-                        uint64_t charged = charge_by_vcpus(v, plan, vcpus_on, placed, bytes);
+                        uint64_t charged = charge_by_vcpus(v, plan, vcpus_on, placed, bytes, ordinary);
                         left -= charged;
                         short_of[c] = bytes - charged;
                 } else {
@@ -150,12 +181,15 @@ void policy_spread_memory(const HostView *v, Plan *plan)
                 record_counted(plan, before, &plan->cells[c]);
         }
         for (unsigned c = 0; c < plan->ncells; c++) {
+                uint64_t charged;
                 if (!short_of[c])
                         continue;
                 if (counts)
                         memcpy(before, plan->node_memory, counts);
                 count_vcpus(t, plan, plan->cells[c].vcpus, vcpus_on);
-                left -= charge_nearest(v, plan, vcpus_on, short_of[c]);
+                charged = charge_nearest(v, plan, vcpus_on, short_of[c], plan->cells[c].ordinary);
+                left -= charged;
+                left_kind[plan->cells[c].ordinary] += short_of[c] - charged;
                 record_counted(plan, before, &plan->cells[c]);
         }
         placed = count_vcpus(t, plan, NULL, vcpus_on);
@@ -169,24 +203,41 @@ void policy_spread_memory(const HostView *v, Plan *plan)
          * the plan says where it went */
         for (unsigned c = 0; c < plan->ncells; c++) {
                 uint64_t bytes = MIN(plan->cells[c].memory, left), charged;
+                bool ordinary = plan->cells[c].ordinary;
                 if (!memory_only[c] || !bytes)
                         continue;
                 if (counts)
                         memcpy(before, plan->node_memory, counts);
-                charged = charge_by_vcpus(v, plan, vcpus_on, placed, bytes);
-                charged += charge_nearest(v, plan, vcpus_on, bytes - charged);
+                charged = charge_by_vcpus(v, plan, vcpus_on, placed, bytes, ordinary);
+                charged += charge_nearest(v, plan, vcpus_on, bytes - charged, ordinary);
                 left -= charged;
+                left_kind[ordinary] += bytes - charged;
                 record_counted(plan, before, &plan->cells[c]);
         }
-        left -= charge_by_vcpus(v, plan, vcpus_on, placed, left);
-        /* Then whatever did not fit, nearest the vCPUs first */
-        charge_nearest(v, plan, vcpus_on, left);
+        /* what no cell holds is of the plan's own kind: by the vCPUs, then whatever did not fit nearest
+         * the vCPUs first */
+        left -= MIN(left, left_kind[0] + left_kind[1]);
+        left_kind[0] += left;
+        for (unsigned k = 0; k < 2; k++) {
+                uint64_t rest = left_kind[k];
+                rest -= charge_by_vcpus(v, plan, vcpus_on, placed, rest, k);
+                rest -= charge_nearest(v, plan, vcpus_on, rest, k);
+                /* a kind that lacks the room where the vCPUs run (its set had room for the two kinds
+                 * together): counted on the node running most of them, not nowhere */
+                if (rest && plan->node_ordinary) {
+                        unsigned most = (unsigned)MAX(cpuset_next(plan->nodes, 0), 0);
+                        CPUSET_FOREACH (n, plan->nodes)
+                                if (vcpus_on[n] > vcpus_on[most])
+                                        most = (unsigned)n;
+                        charge(plan, most, rest, k);
+                }
+        }
 }
 
 /* What node n can still take of this plan's memory, whatever the request's binding: its free memory (or
  * free hugepages of the plan's size) less what the plan already counts there. GPU memory takes none
  * unless chosen (the node the binding names). */
-static uint64_t spill_room(const HostView *v, const Plan *plan, unsigned n, bool chosen)
+static uint64_t spill_room(const HostView *v, const Plan *plan, unsigned n, bool chosen, bool ordinary)
 {
         const TopoNode *node = &v->t->nodes[n];
         uint64_t used = ledger_node_memory(v->l, n), reserve = v->params->memory_reserve, free;
@@ -194,36 +245,43 @@ static uint64_t spill_room(const HostView *v, const Plan *plan, unsigned n, bool
         /* the node the user chose holds memory whatever its kind; the kernel falls back to no GPU's */
         if (node->kind == NODE_KIND_GPU && !chosen)
                 return 0;
-        if (plan->hugepage_size)
+        if (plan->hugepage_size && !(ordinary && plan->node_ordinary))
                 free = ledger_node_free_hugepages(v->l, n, plan->hugepage_size);
         else
                 free =
                     node->memory > used && node->memory - used > reserve ? node->memory - used - reserve : 0;
-        return free > plan->node_memory[n] ? free - plan->node_memory[n] : 0;
+        return free > counted(plan, n, ordinary) ? free - counted(plan, n, ordinary) : 0;
+}
+
+/* spill_room() of both kinds. */
+static uint64_t spill_room_all(const HostView *v, const Plan *plan, unsigned n, bool chosen)
+{
+        return spill_room(v, plan, n, chosen, false) +
+               (plan->node_ordinary ? spill_room(v, plan, n, chosen, true) : 0);
 }
 
 /* mode='preferred': the first node takes what it has room for, and the kernel falls back to the nearest
  * nodes for the rest (what a full node cannot hold is not there); anything no node has room for is
  * counted on the first. */
-static void charge_preferred(const HostView *v, unsigned first, uint64_t bytes, Plan *plan)
+static void charge_preferred(const HostView *v, unsigned first, uint64_t bytes, Plan *plan, bool ordinary)
 {
         const Topology *t = v->t;
         g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
         unsigned n = 0;
-        uint64_t take = MIN(bytes, spill_room(v, plan, first, true));
+        uint64_t take = MIN(bytes, spill_room(v, plan, first, true, ordinary));
 
-        plan->node_memory[first] += take;
+        charge(plan, first, take, ordinary);
         bytes -= take;
         for (unsigned k = 0; k < t->nnodes; k++)
                 if (k != first && t->nodes[k].memory > 0)
                         order[n++] = k;
         order_nearest(t, first, order, n);
         for (unsigned i = 0; i < n && bytes; i++) {
-                take = MIN(bytes, spill_room(v, plan, order[i], false));
-                plan->node_memory[order[i]] += take;
+                take = MIN(bytes, spill_room(v, plan, order[i], false, ordinary));
+                charge(plan, order[i], take, ordinary);
                 bytes -= take;
         }
-        plan->node_memory[first] += bytes;
+        charge(plan, first, bytes, ordinary);
 }
 
 /*
@@ -236,8 +294,8 @@ static void charge_preferred(const HostView *v, unsigned first, uint64_t bytes, 
  * falls back to the binding's other nodes, nearest first, as the kernel falls back inside it, and what none
  * has room for is counted on the first.
  */
-bool finish_charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t bytes, MemoryMode mode,
-                         const CpuSet *runs_on, Plan *plan)
+static bool charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t bytes, MemoryMode mode,
+                         const CpuSet *runs_on, Plan *plan, bool ordinary)
 {
         const Topology *t = v->t;
         g_autoptr(CpuSet) nodes = cpuset_new();
@@ -252,7 +310,7 @@ bool finish_charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t byt
         if (cpuset_is_empty(nodes))
                 return false;
         if (mode == MEMORY_MODE_PREFERRED) {
-                charge_preferred(v, (unsigned)cpuset_next(nodes, 0), bytes, plan);
+                charge_preferred(v, (unsigned)cpuset_next(nodes, 0), bytes, plan, ordinary);
                 return true;
         }
         CPUSET_FOREACH (n, nodes)
@@ -263,8 +321,8 @@ bool finish_charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t byt
         first = (unsigned)cpuset_next(local, 0);
         share = bytes / cpuset_count(local);
         CPUSET_FOREACH (n, local) {
-                uint64_t take = MIN(share, spill_room(v, plan, (unsigned)n, true));
-                plan->node_memory[n] += take;
+                uint64_t take = MIN(share, spill_room(v, plan, (unsigned)n, true, ordinary));
+                charge(plan, (unsigned)n, take, ordinary);
                 left -= take;
         }
         /* the rest: the bound nodes nearest the first, the first itself before them */
@@ -272,12 +330,18 @@ bool finish_charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t byt
                 order[n_order++] = (unsigned)n;
         order_nearest(t, first, order, n_order);
         for (unsigned i = 0; i < n_order && left; i++) {
-                uint64_t take = MIN(left, spill_room(v, plan, order[i], true));
-                plan->node_memory[order[i]] += take;
+                uint64_t take = MIN(left, spill_room(v, plan, order[i], true, ordinary));
+                charge(plan, order[i], take, ordinary);
                 left -= take;
         }
-        plan->node_memory[first] += left;
+        charge(plan, first, left, ordinary);
         return true;
+}
+
+bool finish_charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t bytes, MemoryMode mode,
+                         const CpuSet *runs_on, Plan *plan)
+{
+        return charge_bound(v, os_nodes, bytes, mode, runs_on, plan, false);
 }
 
 /*
@@ -289,15 +353,19 @@ void policy_drop_poolless_memory(const Topology *t, Plan *plan)
 {
         for (unsigned n = 0; plan->hugepage_size && n < plan->nnode_memory; n++)
                 if (!topology_node_hugepage_bytes(t, n, plan->hugepage_size))
-                        plan->node_memory[n] = 0;
+                        plan->node_memory[n] -= plan_node_pages(plan, n);
 }
 
 void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, Plan *plan)
 {
         g_autofree uint64_t *before = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
-        uint64_t rest = plan->memory;
+        uint64_t rest = plan->memory, rest_ordinary = 0;
+        MemoryMode mode =
+            req->memory_source == MEMORY_SOURCE_MEMNODE ? MEMORY_MODE_STRICT : req->memory_mode;
 
         memset(plan->node_memory, 0, sizeof(uint64_t) * plan->nnode_memory);
+        if (plan->node_ordinary)
+                memset(plan->node_ordinary, 0, sizeof(uint64_t) * plan->nnode_memory);
         /* each bound cell records where it is counted (its memory_nodes in the decision), so that the
          * snippet's <memnode> keeps it there rather than on its vCPUs' nodes */
         for (unsigned c = 0; c < plan->ncells; c++) {
@@ -306,17 +374,24 @@ void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, 
                 if (plan->nnode_memory)
                         memcpy(before, plan->node_memory, sizeof(uint64_t) * plan->nnode_memory);
                 if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
-                    finish_charge_bound(v, plan->cells[c].memory_nodes, bytes, memnode_mode(req, c),
-                                        plan->cells[c].nodes, plan)) {
+                    charge_bound(v, plan->cells[c].memory_nodes, bytes, memnode_mode(req, c),
+                                 plan->cells[c].nodes, plan, plan->cells[c].ordinary)) {
                         rest -= bytes;
                         record_counted(plan, before, &plan->cells[c]);
+                } else if (plan->cells[c].ordinary && plan->node_ordinary) {
+                        rest_ordinary += bytes;
                 }
         }
-        if (rest && !finish_charge_bound(v, req->memory_nodes, rest,
-                                         req->memory_source == MEMORY_SOURCE_MEMNODE ? MEMORY_MODE_STRICT
-                                                                                     : req->memory_mode,
-                                         plan->nodes, plan))
+        /* the rest under the domain's binding, each kind in its own room */
+        rest_ordinary = MIN(rest_ordinary, rest);
+        if (rest &&
+            (!charge_bound(v, req->memory_nodes, rest - rest_ordinary, mode, plan->nodes, plan, false) ||
+             (rest_ordinary &&
+              !charge_bound(v, req->memory_nodes, rest_ordinary, mode, plan->nodes, plan, true)))) {
                 memset(plan->node_memory, 0, sizeof(uint64_t) * plan->nnode_memory);
+                if (plan->node_ordinary)
+                        memset(plan->node_ordinary, 0, sizeof(uint64_t) * plan->nnode_memory);
+        }
 }
 
 /* Hugepage-backed memory comes in whole pages: each node's share rounded down to its pages, and the pages
@@ -327,23 +402,26 @@ void finish_whole_pages(const HostView *v, Plan *plan)
 {
         uint64_t page = plan->hugepage_size, left = 0;
         g_autofree bool *had = NULL;
+        g_autofree uint64_t *pages = NULL;
         unsigned most = 0;
 
         if (!page)
                 return;
+        /* of a plan with cells of ordinary memory, its hugepage part alone */
         had = g_new0(bool, MAX(plan->nnode_memory, 1));
+        pages = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
         for (unsigned n = 0; n < plan->nnode_memory; n++) {
-                had[n] = plan->node_memory[n] > 0;
-                left += plan->node_memory[n] % page;
-                plan->node_memory[n] -= plan->node_memory[n] % page;
+                pages[n] = plan_node_pages(plan, n);
+                had[n] = pages[n] > 0;
+                left += pages[n] % page;
+                pages[n] -= pages[n] % page;
         }
         while (left >= page) {
                 int best = -1;
                 uint64_t best_room = 0;
                 for (unsigned n = 0; n < plan->nnode_memory; n++) {
                         uint64_t free_pages = ledger_node_free_hugepages(v->l, n, page);
-                        uint64_t room =
-                            free_pages > plan->node_memory[n] ? free_pages - plan->node_memory[n] : 0;
+                        uint64_t room = free_pages > pages[n] ? free_pages - pages[n] : 0;
                         if (had[n] && (best < 0 || room > best_room)) {
                                 best = (int)n;
                                 best_room = room;
@@ -351,14 +429,16 @@ void finish_whole_pages(const HostView *v, Plan *plan)
                 }
                 if (best < 0)
                         break;
-                plan->node_memory[best] += page;
+                pages[best] += page;
                 left -= page;
         }
         for (unsigned n = 1; n < plan->nnode_memory; n++)
-                if (plan->node_memory[n] > plan->node_memory[most])
+                if (pages[n] > pages[most])
                         most = n;
         if (plan->nnode_memory)
-                plan->node_memory[most] += left;
+                pages[most] += left;
+        for (unsigned n = 0; n < plan->nnode_memory; n++)
+                plan->node_memory[n] = plan_node_ordinary(plan, n) + pages[n];
 }
 
 /* A domain kept to some nodes by its <vcpu cpuset> alone, whose memory they cannot hold while the host
@@ -370,7 +450,7 @@ bool finish_spill_from_allowed(const HostView *v, const PlacementRequest *req, P
         int best = -1;
 
         for (unsigned n = 0; n < v->t->nnodes; n++) {
-                uint64_t r = spill_room(v, plan, n, false);
+                uint64_t r = spill_room_all(v, plan, n, false);
                 room += r;
                 if (v->node_allowed[n] && v->t->nodes[n].ncores > 0 && (best < 0 || r > best_room)) {
                         best = (int)n;
@@ -379,7 +459,13 @@ bool finish_spill_from_allowed(const HostView *v, const PlacementRequest *req, P
         }
         if (best < 0 || room < req->memory)
                 return false;
-        charge_preferred(v, (unsigned)best, req->memory, plan);
+        {
+                uint64_t ordinary =
+                    plan->node_ordinary ? req->memory - placement_request_page_memory(req) : 0;
+                charge_preferred(v, (unsigned)best, req->memory - ordinary, plan, false);
+                if (ordinary)
+                        charge_preferred(v, (unsigned)best, ordinary, plan, true);
+        }
         return true;
 }
 
@@ -394,7 +480,7 @@ bool finish_memory_spills(const HostView *v, const PlacementRequest *req, const 
          * memory-only nodes are allowed whatever the cpuset, and counting theirs sent the memory onto
          * the lower tier, no nearer than the first tier the kernel falls back to */
         for (unsigned n = 0; n < v->t->nnodes; n++) {
-                uint64_t r = spill_room(v, plan, n, false);
+                uint64_t r = spill_room_all(v, plan, n, false);
                 room += r;
                 if (v->node_allowed[n] && host_view_memory_usable(v->params, v->t->nodes[n].kind))
                         allowed_room += r;
@@ -409,13 +495,20 @@ void finish_spill(const HostView *v, Plan *plan)
         g_autofree unsigned *vcpus_on = g_new0(unsigned, MAX(t->nnodes, 1));
         g_autoptr(CpuSet) spilled = cpuset_new();
         g_autofree char *list = NULL;
-        uint64_t left = plan->memory, moved;
+        uint64_t kind[2] = {plan->memory, 0}, moved = 0;
         unsigned n_order = 0, first = 0;
         char a[32], b[32];
 
+        /* each kind of memory (plan_node_pages(), plan_node_ordinary()) spills in its own room */
+        for (unsigned c = 0; plan->node_ordinary && c < plan->ncells; c++)
+                if (plan->cells[c].ordinary)
+                        kind[1] += plan->cells[c].memory;
+        kind[1] = MIN(kind[1], kind[0]);
+        kind[0] -= kind[1];
         for (unsigned n = 0; n < plan->nnode_memory; n++)
-                left -= MIN(left, plan->node_memory[n]);
-        if (!left)
+                for (unsigned k = 0; k < 2; k++)
+                        kind[k] -= MIN(kind[k], counted(plan, n, k));
+        if (!kind[0] && !kind[1])
                 return;
         /* from the node that runs most of its vCPUs, nearest first */
         for (unsigned i = 0; i < plan->nvcpus; i++)
@@ -428,22 +521,25 @@ void finish_spill(const HostView *v, Plan *plan)
                 if (!cpuset_has(plan->nodes, n) && t->nodes[n].memory > 0)
                         order[n_order++] = n;
         order_nearest(t, first, order, n_order);
-        moved = left;
-        for (unsigned i = 0; i < n_order && left; i++) {
-                uint64_t take = MIN(left, spill_room(v, plan, order[i], false));
-                if (take)
-                        cpuset_add(spilled, t->nodes[order[i]].os_index);
-                plan->node_memory[order[i]] += take;
-                left -= take;
+        for (unsigned k = 0; k < 2; k++) {
+                uint64_t left = kind[k];
+                for (unsigned i = 0; i < n_order && left; i++) {
+                        uint64_t take = MIN(left, spill_room(v, plan, order[i], false, k));
+                        if (take)
+                                cpuset_add(spilled, t->nodes[order[i]].os_index);
+                        charge(plan, order[i], take, k);
+                        left -= take;
+                }
+                charge(plan, first, left, k);
+                moved += kind[k] - left;
         }
-        plan->node_memory[first] += left;
         list = cpuset_format(spilled);
         {
                 g_autofree char *reason = plan->reason;
                 plan->reason = g_strdup_printf(
                     "%s; its <vcpu cpuset> binds no memory and its nodes lack room for %s of it: counted on "
                     "node%s %s, nearest its vCPUs",
-                    reason, size_format(moved - left, a, sizeof(a)), cpuset_count(spilled) == 1 ? "" : "s",
+                    reason, size_format(moved, a, sizeof(a)), cpuset_count(spilled) == 1 ? "" : "s",
                     cpuset_is_empty(spilled) ? size_format(0, b, sizeof(b)) : list);
         }
 }

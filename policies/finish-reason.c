@@ -54,15 +54,23 @@ static char *cells_across_note(const SetChoice *choice)
         }
 }
 
-/* "4.0 GiB", or "96.0 MiB in 2.0 MiB hugepages" for hugepage-backed memory; into buf. */
+/* "4.0 GiB", or "96.0 MiB in 2.0 MiB hugepages" for hugepage-backed memory, "36.0 GiB (4.0 GiB of it in
+ * 1.0 GiB hugepages)" for its whole memory when some guest cells have ordinary memory (other amounts "in
+ * 1.0 GiB hugepages and ordinary memory"); into buf. */
 static const char *memory_text(const PlacementRequest *req, uint64_t bytes, char *buf, size_t len)
 {
-        char a[32], b[32];
+        uint64_t pages = placement_request_page_memory(req);
+        char a[32], b[32], c[32];
 
         if (!req->hugepage_size)
                 return size_format(bytes, buf, len);
-        g_snprintf(buf, len, "%s in %s hugepages", size_format(bytes, a, sizeof(a)),
-                   size_format(req->hugepage_size, b, sizeof(b)));
+        if (pages < req->memory && bytes == req->memory)
+                g_snprintf(buf, len, "%s (%s of it in %s hugepages)", size_format(bytes, a, sizeof(a)),
+                           size_format(pages, c, sizeof(c)), size_format(req->hugepage_size, b, sizeof(b)));
+        else
+                g_snprintf(buf, len, "%s in %s hugepages%s", size_format(bytes, a, sizeof(a)),
+                           size_format(req->hugepage_size, b, sizeof(b)),
+                           pages < req->memory ? " and ordinary memory" : "");
         return buf;
 }
 
@@ -86,9 +94,13 @@ uint64_t finish_node_free_bytes(const HostView *v, const Plan *plan, unsigned n)
         uint64_t used = ledger_node_memory(v->l, n), reserve = v->params->memory_reserve;
         uint64_t size = v->t->nodes[n].memory;
 
+        uint64_t free = size > used && size - used > reserve ? size - used - reserve : 0;
+
+        /* a plan with cells of ordinary memory beside its hugepages: both */
         if (plan->hugepage_size)
-                return ledger_node_free_hugepages(v->l, n, plan->hugepage_size);
-        return size > used && size - used > reserve ? size - used - reserve : 0;
+                return ledger_node_free_hugepages(v->l, n, plan->hugepage_size) +
+                       (plan->node_ordinary ? free : 0);
+        return free;
 }
 
 /* Whether the plan counts memory on a node outside its set. */
@@ -122,10 +134,13 @@ static char *hugepage_sizes_note(const PlacementRequest *req)
 
         if (!req->hugepage_size || !req->hugepage_sizes_differ)
                 return g_strdup("");
-        return g_strdup_printf("; its <hugepages><page> sizes differ per guest cell: all its memory counted "
-                               "in %s hugepages, the largest (libvirt backs each cell from its own size's "
-                               "pool; not counted per cell)",
-                               size_format(req->hugepage_size, a, sizeof(a)));
+        return g_strdup_printf(
+            "; its <hugepages><page> sizes differ per guest cell: %s counted in %s "
+            "hugepages, the largest (libvirt backs each cell from its own size's pool; not "
+            "counted per cell)",
+            placement_request_page_memory(req) < req->memory ? "the memory of its hugepage-backed cells"
+                                                             : "all its memory",
+            size_format(req->hugepage_size, a, sizeof(a)));
 }
 
 /* The largest and the mean distance between the nodes a plan took: past a binding, the set's nodes that
@@ -216,7 +231,7 @@ char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const Placem
 
         if (plan->result == PLAN_PLACED) {
                 uint64_t set_memory = policy_set_memory(req);
-                char c[32], part[96] = "", memory[160];
+                char c[32], part[96] = "", memory[224];
                 bool bound_elsewhere = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
 
                 /* none of it counted where the cores are (a <memnode> may bind a cell away from them) */
@@ -250,7 +265,22 @@ char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                 } else if (v->t->memory_sizes_unknown) /* nothing free to tell */
                         g_snprintf(memory, sizeof(memory), "%s%s not counted (no memory sizes known)",
                                    memory_text(req, part[0] ? set_memory : req->memory, b, sizeof(b)), part);
-                else
+                else if (v->node_free_pages) {
+                        /* each kind's room: its hugepages' and its ordinary cells' */
+                        const unsigned *members = nodeset_members(v->t->nodesets, set);
+                        uint64_t free_pages = 0, ordinary = 0;
+                        char d[32], e[32];
+                        for (unsigned i = 0; i < set->nnodes; i++) {
+                                free_pages += v->node_free_pages[members[i]];
+                                ordinary += v->node_free_ordinary[members[i]];
+                        }
+                        g_snprintf(memory, sizeof(memory),
+                                   "%s in %s hugepages and %s of ordinary memory free for %s%s",
+                                   size_format(free_pages, a, sizeof(a)),
+                                   size_format(req->hugepage_size, d, sizeof(d)),
+                                   size_format(ordinary, e, sizeof(e)),
+                                   memory_text(req, part[0] ? set_memory : req->memory, b, sizeof(b)), part);
+                } else
                         g_snprintf(memory, sizeof(memory), "%s free for %s%s",
                                    size_format(choice->load.free_memory, a, sizeof(a)),
                                    memory_text(req, part[0] ? set_memory : req->memory, b, sizeof(b)), part);
@@ -384,9 +414,9 @@ void finish_remote_memory_note(const HostView *v, const PlacementRequest *req, P
                     "%s; %s of its %s %s on node%s %s, where none of its vCPUs runs (node%s %s %s no room "
                     "for more than %s)",
                     old ? old : "", size_format(away, a, sizeof(a)), size_format(plan->memory, b, sizeof(b)),
-                    plan->hugepage_size ? "in hugepages is" : "is", cpuset_count(away_nodes) == 1 ? "" : "s",
-                    mn, cpuset_count(vcpu_nodes) == 1 ? "" : "s", vn,
-                    cpuset_count(vcpu_nodes) == 1 ? "has" : "have", size_format(local, c, sizeof(c)));
+                    plan->hugepage_size && !plan->node_ordinary ? "in hugepages is" : "is",
+                    cpuset_count(away_nodes) == 1 ? "" : "s", mn, cpuset_count(vcpu_nodes) == 1 ? "" : "s",
+                    vn, cpuset_count(vcpu_nodes) == 1 ? "has" : "have", size_format(local, c, sizeof(c)));
                 g_free(old);
                 return;
         }
@@ -464,6 +494,22 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                     memory_text(req, req->memory, b, sizeof(b)),
                     memory_text_short_of(req, host->free_memory, req->memory, a, sizeof(a)),
                     memory_text(req, remote, c, sizeof(c)));
+        } else if (req->hugepage_size && v->node_free_pages) {
+                /* cells of ordinary memory beside its hugepages: each kind's room on the host */
+                g_autofree char *pages = hugepage_sizes_note(req);
+                uint64_t free_pages = 0, ordinary = 0;
+                char c[32], d[32];
+                for (unsigned n = 0; n < v->t->nnodes; n++) {
+                        free_pages += v->node_free_pages[n];
+                        ordinary += v->node_free_ordinary[n];
+                }
+                plan->reason = g_strdup_printf(
+                    "no node set has %s free (%s in %s hugepages and %s of ordinary memory free on the "
+                    "whole "
+                    "host; hugepage-backed cells never take general memory)%s; nothing pinned",
+                    memory_text(req, req->memory, b, sizeof(b)), size_format(free_pages, a, sizeof(a)),
+                    size_format(req->hugepage_size, c, sizeof(c)), size_format(ordinary, d, sizeof(d)),
+                    pages);
         } else if (req->hugepage_size) {
                 g_autofree char *pages = hugepage_sizes_note(req);
                 plan->reason = g_strdup_printf(

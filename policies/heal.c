@@ -225,7 +225,7 @@ static void count_memory_where_it_is(const Topology *t, const PlacementRequest *
         CPUSET_FOREACH (n, was)
                 if ((unsigned)n >= t->nnodes || !cpuset_has(req->memory_nodes, t->nodes[n].os_index))
                         return;
-        memcpy(candidate->node_memory, current->node_memory, sizeof(uint64_t) * current->nnode_memory);
+        plan_copy_memory(candidate, current);
 }
 
 /* Bytes of current's memory that candidate puts on other nodes. */

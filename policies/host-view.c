@@ -193,6 +193,10 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
         v->node_own_thread_cores = g_new0(unsigned, MAX(t->nnodes, 1));
         v->node_free_pus = g_new0(unsigned, MAX(t->nnodes, 1));
         v->node_free_memory = g_new0(uint64_t, MAX(t->nnodes, 1));
+        if (req && req->hugepage_size && placement_request_page_memory(req) < req->memory) {
+                v->node_free_pages = g_new0(uint64_t, MAX(t->nnodes, 1));
+                v->node_free_ordinary = g_new0(uint64_t, MAX(t->nnodes, 1));
+        }
         v->node_usable_pus = g_new0(unsigned, MAX(t->nnodes, 1));
         v->node_usable_cores = g_new0(unsigned, MAX(t->nnodes, 1));
         v->node_capacity = g_new0(unsigned, MAX(t->nnodes, 1));
@@ -259,14 +263,47 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
                 uint64_t held = ledger_node_memory(l, n), reserve = params->memory_reserve;
                 uint64_t used = held > UINT64_MAX - reserve ? UINT64_MAX : held + reserve;
                 v->node_free_memory[n] = t->nodes[n].memory > used ? t->nodes[n].memory - used : 0;
-                if (req && req->hugepage_size) /* its memory comes from the pools, never general memory */
+                /* its memory comes from the pools, never general memory; but for the guest cells no
+                 * <page> backs, which take general memory beside the pools (both counted: a node's room
+                 * is what either holds, each cell's own kind when its memory is counted) */
+                if (v->node_free_pages) {
+                        v->node_free_pages[n] = ledger_node_free_hugepages(l, n, req->hugepage_size);
+                        v->node_free_ordinary[n] = v->node_free_memory[n];
+                        v->node_free_memory[n] += v->node_free_pages[n];
+                } else if (req && req->hugepage_size) {
                         v->node_free_memory[n] = ledger_node_free_hugepages(l, n, req->hugepage_size);
+                }
                 /* a node the request binds its memory to holds it whatever its kind: the user chose it */
                 if (!v->node_allowed[n] || outside_memory_nodes(t, req, n) ||
                     (!host_view_memory_usable(params, t->nodes[n].kind) &&
-                     (!req || req->memory_source == MEMORY_SOURCE_NONE)))
+                     (!req || req->memory_source == MEMORY_SOURCE_NONE))) {
                         v->node_free_memory[n] = 0;
+                        if (v->node_free_pages)
+                                v->node_free_pages[n] = v->node_free_ordinary[n] = 0;
+                }
         }
+}
+
+bool host_view_kinds_fit(const HostView *v, const unsigned *nodes, unsigned n)
+{
+        const PlacementRequest *req = v->req;
+        uint64_t pages = 0, ordinary = 0, need_pages, need_ordinary = 0, bound = 0;
+
+        if (!v->node_free_pages || (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes))
+                return true;
+        /* a cell its <memnode> binds is not the set's to hold (policy_set_memory()) */
+        for (unsigned c = 0; c < req->ncells; c++) {
+                if (req->cells[c].memory_nodes && !cpuset_is_empty(req->cells[c].memory_nodes))
+                        bound += req->cells[c].memory;
+                else if (req->cells[c].ordinary)
+                        need_ordinary += req->cells[c].memory;
+        }
+        need_pages = req->memory - MIN(req->memory, bound + need_ordinary);
+        for (unsigned i = 0; i < n; i++) {
+                pages += v->node_free_pages[nodes[i]];
+                ordinary += v->node_free_ordinary[nodes[i]];
+        }
+        return pages >= need_pages && ordinary >= need_ordinary;
 }
 
 const CpuSet *host_view_cell_home(const HostView *v, unsigned id)
@@ -293,6 +330,8 @@ void host_view_done(HostView *v)
         g_free(v->node_own_thread_cores);
         g_free(v->node_free_pus);
         g_free(v->node_free_memory);
+        g_free(v->node_free_pages);
+        g_free(v->node_free_ordinary);
         g_free(v->node_usable_pus);
         g_free(v->node_realtime_cores);
         g_free(v->node_realtime_pus);

@@ -34,8 +34,12 @@ typedef struct HostView {
         /* [nnodes] cores that would be free but for the request's own emulator or I/O threads the user pins
          * there (PlacementRequest.vcpus_off_user_threads): the domain's own, no other domain's load */
         unsigned *node_own_thread_cores;
-        unsigned *node_free_pus;     /* [nnodes] usable PUs with no vCPU */
-        uint64_t *node_free_memory;  /* [nnodes] after MemoryReserve and what the ledger holds */
+        unsigned *node_free_pus;    /* [nnodes] usable PUs with no vCPU */
+        uint64_t *node_free_memory; /* [nnodes] after MemoryReserve and what the ledger holds */
+        /* added: [nnodes] of node_free_memory, the free hugepages of the request's size and the free
+         * ordinary memory, when the request is hugepage-backed but some of its guest cells are not
+         * (PlacementCell.ordinary): node_free_memory is then their sum; NULL otherwise */
+        uint64_t *node_free_pages, *node_free_ordinary;
         unsigned *node_usable_pus;   /* [nnodes] PUs not reserved */
         unsigned *node_usable_cores; /* [nnodes] cores with at least one PU not reserved */
         unsigned *node_capacity;     /* [nnodes] what the policy counts as room (PolicyOps.capacity) */
@@ -55,6 +59,10 @@ void host_view_init(HostView *v, const Topology *t, const Ledger *l, const Place
 void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const PlacementParams *params,
                         const PlacementRequest *req);
 void host_view_done(HostView *v);
+/* Whether nodes[0..n) (indexes) have room for each kind of the request's memory their set is to hold: its
+ * hugepages in the pools, the cells no <page> backs in ordinary memory (HostView.node_free_pages and
+ * node_free_ordinary); true when the request's memory is of one kind. */
+bool host_view_kinds_fit(const HostView *v, const unsigned *nodes, unsigned n);
 /* The nodes guest cell id may run on when its <memnode> nodes have no core for it (HostView.cell_homes),
  * else NULL. */
 const CpuSet *host_view_cell_home(const HostView *v, unsigned id);

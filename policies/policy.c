@@ -332,11 +332,18 @@ static PlanResult search_sets(HostView *v, const PolicyOps *ops, const Placement
 {
         SetSearch search;
         PlanResult result;
+        g_autofree unsigned *all = g_new(unsigned, MAX(v->t->nnodes, 1));
 
+        for (unsigned n = 0; n < v->t->nnodes; n++)
+                all[n] = n;
         set_search_init(&search, v, ops, req->vcpus, memory);
         search.cells_whole = plan->ncells > 0;
         if (search_room(&search, req, plan, choice))
                 result = PLAN_PLACED;
+        /* the host's pools lack its hugepage-backed cells, or its memory the cells no <page> backs: no
+         * sharing of cores makes room for them */
+        else if (memory && !host_view_kinds_fit(v, all, v->t->nnodes))
+                result = PLAN_UNPLACEABLE;
         else if (load_overcommit_applies(v, ops->overcommit_by_core)
                      ? overcommit_search_by_load(v, ops, req->vcpus, memory, plan, choice)
                      : overcommit_search_counted(v, ops, &search, plan, choice))
@@ -384,6 +391,9 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
         if (finish_cell_memory_missing(t, req, plan))
                 return plan;
         plan->hugepage_size = req->hugepage_size;
+        for (unsigned c = 0; c < plan->ncells && c < req->ncells; c++)
+                plan->cells[c].ordinary = req->cells[c].ordinary;
+        plan_set_ordinary(plan);
         plan_set_realtime(plan, req->realtime, req->realtime_vcpus);
         host_view_init_for(&v, t, l, params, req);
         if ((narrowed = narrowed_sets(&v))) {

@@ -494,6 +494,7 @@ static void narrow_uneven(const SetSearch *s, Plan *plan, SetChoice *out)
                                 continue;
                         load = set_sums_get(&s->sums, sub);
                         if (load.free_memory < s->memory || load.capacity < need ||
+                            !host_view_kinds_fit(s->v, nodeset_members(table, sub), sub->nnodes) ||
                             set_has_idle_node(s, sub, plan))
                                 continue;
                         fits = true;
@@ -656,7 +657,8 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                 if (!set_inside(s->v, set, s->allowed_mask) || (s->near && !set_near(table, set, s->near)))
                         continue;
                 load = set_sums_get(&s->sums, set);
-                qualifies = load.free_memory >= s->memory && load.capacity >= s->vcpus;
+                qualifies = load.free_memory >= s->memory && load.capacity >= s->vcpus &&
+                            host_view_kinds_fit(s->v, nodeset_members(table, set), set->nnodes);
                 idle = qualifies && set_has_idle_node(s, set, plan);
                 qualifies = qualifies && !idle;
                 /* whole or split, a cell never runs away from its bound memory */

@@ -413,6 +413,185 @@ START_TEST(test_bound_to_pool_only_node)
 }
 END_TEST
 
+#define GiB (UINT64_C(1) << 30)
+
+/* A guest of 4 vCPUs whose <page nodeset='0'> backs only cell 0 (4 GiB in 1 GiB pages); cell 1 (32 GiB) is
+ * named by no <page> (or by one of the base size), so libvirt backs it with ordinary memory. */
+static const char *const partial_pages[] = {
+    "<page size='1' unit='G' nodeset='0'/>",
+    "<page size='1' unit='G' nodeset='0'/><page size='4' unit='KiB' nodeset='1'/>",
+    "<page size='4' unit='KiB'/><page size='1' unit='G' nodeset='0'/>",
+};
+
+static DomainSpec *partial_spec(const char *pages)
+{
+        g_autofree char *xml = g_strdup_printf(
+            "<domain type='kvm'><name>hpbig</name><memory unit='GiB'>36</memory><vcpu>4</vcpu>"
+            "<memoryBacking><hugepages>%s</hugepages></memoryBacking><cpu><numa>"
+            "<cell id='0' cpus='0-1' memory='4' unit='GiB'/><cell id='1' cpus='2-3' memory='32' "
+            "unit='GiB'/></numa></cpu></domain>",
+            pages);
+        g_autofree char *error = NULL;
+        DomainSpec *spec = NULL;
+
+        ck_assert_msg(domain_xml_parse(xml, &spec, &error) == 0, "%s", error);
+        return spec;
+}
+
+/* Each guest cell is backed as libvirt backs it: the <page> whose nodeset names it, else the one without
+ * a nodeset, else ordinary memory; a page of the base size is ordinary memory. */
+START_TEST(test_page_nodeset_backs_named_cells_only)
+{
+        for (unsigned k = 0; k < G_N_ELEMENTS(partial_pages); k++) {
+                g_autoptr(DomainSpec) spec = partial_spec(partial_pages[k]);
+                const DomainCell *c0 = &g_array_index(spec->cells, DomainCell, 0),
+                                 *c1 = &g_array_index(spec->cells, DomainCell, 1);
+
+                ck_assert_msg(c0->hugepages && c0->hugepage_size == GiB, "%s", partial_pages[k]);
+                ck_assert_msg(!c1->hugepages, "%s", partial_pages[k]);
+                ck_assert(spec->hugepages && spec->hugepage_size == GiB);
+                ck_assert(spec->hugepages_partial && !spec->hugepage_sizes_differ);
+        }
+        /* <hugepages/> alone: every cell in the host's default size; a <page> without a nodeset backs the
+         * cells no other names */
+        {
+                g_autoptr(DomainSpec) all = partial_spec("");
+                g_autoptr(DomainSpec) rest = partial_spec("<page size='2' unit='M'/><page size='1' unit='G' "
+                                                          "nodeset='0'/>");
+                ck_assert(all->hugepages && !all->hugepages_partial && all->hugepage_size == 0);
+                ck_assert(g_array_index(all->cells, DomainCell, 1).hugepages);
+                ck_assert(rest->hugepages && !rest->hugepages_partial && rest->hugepage_sizes_differ);
+                ck_assert_uint_eq(g_array_index(rest->cells, DomainCell, 1).hugepage_size, 2 * MiB);
+        }
+}
+END_TEST
+
+/* On spr-snc2 (a pool of sixteen 1 GiB pages and 103 GiB of ordinary memory per node, 8 cores each) the
+ * guest above fits node 0: 4 GiB from its pool, 32 GiB of its ordinary memory. The ledger holds each in
+ * its own kind, the other nodes' pools stay free, and the reason says how much is in hugepages. */
+START_TEST(test_cell_without_page_is_ordinary_memory)
+{
+        g_autofree char *path = test_topology_path("spr-snc2.xml");
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        for (unsigned k = 0; k < G_N_ELEMENTS(partial_pages); k++) {
+                g_autoptr(DomainSpec) spec = partial_spec(partial_pages[k]);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_auto(RequestShape) shape = {0};
+                PlacementParams params = test_params(POLICY_EXPLICIT);
+                PlacementRequest req = {.name = "hpbig", .vcpus = 4, .memory = 36 * GiB};
+                Plan *plan;
+
+                domain_request_shape(spec, t, &req, &shape);
+                plan = policy_place(t, l, &req, &params);
+                ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+                ck_assert_msg(cpuset_count(plan->nodes) == 1 && cpuset_has(plan->nodes, 0), "%s",
+                              plan->reason);
+                ck_assert_uint_eq(plan->node_memory[0], 36 * GiB);
+                ck_assert_msg(strstr(plan->reason, "16.0 GiB in 1.0 GiB hugepages and 103.2 GiB of ordinary "
+                                                   "memory free for 36.0 GiB (4.0 GiB of it in 1.0 GiB "
+                                                   "hugepages)") &&
+                                  !strstr(plan->reason, "differ"),
+                              "%s", plan->reason);
+                ck_assert_int_eq(ledger_commit(l, "hpbig", plan), 0);
+                ck_assert_uint_eq(ledger_node_hugepages(l, 0, GiB), 4 * GiB);
+                ck_assert_uint_eq(ledger_node_memory(l, 0), 32 * GiB);
+                for (unsigned n = 1; n < t->nnodes; n++) {
+                        ck_assert_uint_eq(ledger_node_hugepages(l, n, GiB), 0);
+                        ck_assert_uint_eq(ledger_node_memory(l, n), 0);
+                }
+        }
+}
+END_TEST
+
+/* Node 0's pool taken by another guest: the sum of its free pool and ordinary memory would still hold the
+ * guest, but its hugepage cell would not find a page there. Fit=pack would take the fullest node (0) that
+ * has the room: the guest goes to a node whose pool has room, its cells together. */
+START_TEST(test_partial_pages_need_pool_room)
+{
+        g_autofree char *path = test_topology_path("spr-snc2.xml");
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(DomainSpec) spec = partial_spec(partial_pages[0]);
+        g_auto(RequestShape) shape = {0};
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest full = {.name = "full", .vcpus = 1, .memory = 16 * GiB, .hugepage_size = GiB};
+        PlacementRequest req = {.name = "hpbig", .vcpus = 4, .memory = 36 * GiB};
+        Plan *first, *plan;
+
+        params.fit = FIT_PACK;
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        g_autoptr(Ledger) l = ledger_new(t);
+        first = policy_place(t, l, &full, &params);
+        ck_assert_msg(cpuset_has(first->nodes, 0), "%s", first->reason);
+        ck_assert_int_eq(ledger_commit(l, "full", first), 0);
+        ck_assert_uint_eq(ledger_node_free_hugepages(l, 0, GiB), 0);
+        domain_request_shape(spec, t, &req, &shape);
+        plan = policy_place(t, l, &req, &params);
+        ck_assert_msg(plan->result == PLAN_PLACED && cpuset_count(plan->nodes) == 1 &&
+                          !cpuset_has(plan->nodes, 0),
+                      "%s", plan->reason);
+        ck_assert_int_eq(ledger_commit(l, "hpbig", plan), 0);
+        ck_assert_uint_eq(ledger_node_hugepages(l, 0, GiB), 16 * GiB);
+}
+END_TEST
+
+/* On a host without 1 GiB pools (xeon-2s-smt) the guest's hugepage cell cannot be backed anywhere: it is
+ * unplaceable, not overcommitted as if sharing cores made room, and the reason gives each kind's room. */
+START_TEST(test_partial_pages_without_pool_unplaceable)
+{
+        g_autofree char *path = test_topology_path("xeon-2s-smt.xml");
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(DomainSpec) spec = partial_spec(partial_pages[0]);
+        g_auto(RequestShape) shape = {0};
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "hpbig", .vcpus = 4, .memory = 36 * GiB};
+        g_autoptr(Plan) plan = NULL;
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        g_autoptr(Ledger) l = ledger_new(t);
+        domain_request_shape(spec, t, &req, &shape);
+        plan = policy_place(t, l, &req, &params);
+        ck_assert_msg(plan->result == PLAN_UNPLACEABLE &&
+                          strstr(plan->reason, "(0 B in 1.0 GiB hugepages and ") &&
+                          strstr(plan->reason, "of ordinary memory free on the whole host"),
+                      "%s: %s", plan_result_to_string(plan->result), plan->reason);
+}
+END_TEST
+
+/* Pins made by hand on such a guest: its ordinary cell is held in ordinary memory, its other cell in the
+ * pool, as the daemon counts it again after a restart. */
+START_TEST(test_adopted_partial_pages_by_kind)
+{
+        g_autofree char *path = test_topology_path("spr-snc2.xml");
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(DomainSpec) spec = partial_spec(partial_pages[0]);
+        g_auto(RequestShape) shape = {0};
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "hand", .vcpus = 4, .memory = 36 * GiB};
+        CpuSet *pins[4];
+        Plan *p;
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        g_autoptr(Ledger) l = ledger_new(t);
+        domain_request_shape(spec, t, &req, &shape);
+        for (unsigned i = 0; i < 4; i++) {
+                pins[i] = cpuset_new();
+                cpuset_add(pins[i], 2 * i); /* node 0 */
+        }
+        p = policy_adopt(t, l, &req, pins, &params);
+        for (unsigned i = 0; i < 4; i++)
+                cpuset_free(pins[i]);
+        ck_assert_int_eq(ledger_commit(l, "hand", p), 0);
+        ck_assert_uint_eq(ledger_node_hugepages(l, 0, GiB), 4 * GiB);
+        ck_assert_uint_eq(ledger_node_memory(l, 0), 32 * GiB);
+}
+END_TEST
+
 static Suite *hugepages_suite(void)
 {
         Suite *s = suite_create("hugepages");
@@ -430,6 +609,11 @@ static Suite *hugepages_suite(void)
         tcase_add_test(tc, test_bound_to_pool_only_node);
         tcase_add_test(tc, test_general_memory_apart_from_pools);
         tcase_add_test(tc, test_adopted_pins_keep_memory_in_pool);
+        tcase_add_test(tc, test_page_nodeset_backs_named_cells_only);
+        tcase_add_test(tc, test_cell_without_page_is_ordinary_memory);
+        tcase_add_test(tc, test_adopted_partial_pages_by_kind);
+        tcase_add_test(tc, test_partial_pages_need_pool_room);
+        tcase_add_test(tc, test_partial_pages_without_pool_unplaceable);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -345,6 +345,48 @@ START_TEST(test_hugepage_record_adopted)
 }
 END_TEST
 
+/* A guest whose <page nodeset='0'> backs only cell 0 (64 MiB of 2 MiB pages), cell 1 (256 MiB) taking
+ * ordinary memory: the ledger holds each in its own kind, and again the same after a restart adopts its
+ * record (which says only bytes per node). */
+START_TEST(test_partial_hugepages_counted_alike_after_restart)
+{
+        g_autofree char *topology = test_topology_path("two-node-hugepages.xml");
+        uint64_t pages[2], ordinary[2], pages_total = 0, ordinary_total = 0;
+        virDomainPtr dom;
+        Manager *m;
+        const Decision *d;
+
+        m = fixture_manager_new(base, topology, NULL);
+        dom = start_xml("l-part", "320", 2,
+                        "<memoryBacking><hugepages><page size='2' unit='MiB' nodeset='0'/></hugepages>"
+                        "</memoryBacking><cpu><numa><cell id='0' cpus='0' memory='64' unit='MiB'/>"
+                        "<cell id='1' cpus='1' memory='256' unit='MiB'/></numa></cpu>");
+        ck_assert(spin_known(m, "l-part", 3000));
+        d = manager_lookup(m, "l-part");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
+        for (unsigned n = 0; n < 2; n++) {
+                pages[n] = ledger_node_hugepages(manager_ledger(m), n, 2u << 20);
+                ordinary[n] = ledger_node_memory(manager_ledger(m), n);
+                pages_total += pages[n];
+                ordinary_total += ordinary[n];
+        }
+        ck_assert_uint_eq(pages_total, 64u << 20);
+        ck_assert_uint_eq(ordinary_total, 256u << 20);
+        free_manager(m);
+        m = fixture_manager_new(base, topology, NULL);
+        d = manager_lookup(m, "l-part");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(d->adopted, "its own record was not adopted: %s", d->reason);
+        for (unsigned n = 0; n < 2; n++) {
+                ck_assert_uint_eq(ledger_node_hugepages(manager_ledger(m), n, 2u << 20), pages[n]);
+                ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), n), ordinary[n]);
+        }
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* A hand-pinned domain's record from an older placementd counts its memory where the pins moved its
  * vCPUs, not on the node its binding keeps it: a skipped record's memory is not taken from it, so the
  * record is adopted and the hand pin stands (refused, the domain was placed anew and its pin undone). */
@@ -607,6 +649,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_forged_skipped_record_counts_memory);
         tcase_add_test(tc, test_forged_record_memory_off_its_binding);
         tcase_add_test(tc, test_hugepage_record_adopted);
+        tcase_add_test(tc, test_partial_hugepages_counted_alike_after_restart);
         tcase_add_test(tc, test_skipped_record_memory_not_read);
         tcase_add_test(tc, test_records_of_unbound_memory_adopted);
         tcase_add_test(tc, test_poolless_binding_record_adopted);

@@ -549,8 +549,8 @@ static CpuSet *json_nodes(JsonArray *a)
 
 /* The guest cells of a decision and where they went, and its hugepage size: per cell, the nodes of its
  * vCPUs and the nodes its memory is counted on ("memory_nodes", which names more nodes than "nodes" when
- * its vCPUs' nodes lack the room; not known for pins adopted as they run), in plan's words; note ends
- * each placed cell's line. */
+ * its vCPUs' nodes lack the room; not known for pins adopted as they run), and whether it is a cell of
+ * ordinary memory in a hugepage-backed domain, in plan's words; note ends each placed cell's line. */
 static void print_guest_shape(JsonObject *d, const char *note)
 {
         JsonArray *cells = json_get_array(d, "cells");
@@ -581,8 +581,10 @@ static void print_guest_shape(JsonObject *d, const char *note)
                 if (*vcpus)
                         printf(" on %s", on);
                 mem_on = decision_nodes_text(memory);
-                printf(", memory %s%s%s\n", cpuset_is_empty(memory) ? "nodes not known" : "on ",
-                       cpuset_is_empty(memory) ? "" : mem_on, note);
+                printf(", memory %s%s%s%s\n", cpuset_is_empty(memory) ? "nodes not known" : "on ",
+                       cpuset_is_empty(memory) ? "" : mem_on,
+                       json_get_bool(c, "ordinary_memory") ? " (ordinary memory: no <page> backs it)" : "",
+                       note);
         }
 }
 

@@ -29,8 +29,9 @@ static void add_node_array(JsonBuilder *b, const char *key, const CpuSet *os)
         json_builder_end_array(b);
 }
 
-/* "hugepage_size" and "cells": [{"id", "vcpus", "nodes": [os...], "memory_nodes": [os...], "memory"}], only
- * when the plan has them ("memory_nodes": where its memory is counted, when known). */
+/* "hugepage_size" and "cells": [{"id", "vcpus", "nodes": [os...], "memory_nodes": [os...], "memory",
+ * "ordinary_memory"}], only when the plan has them ("memory_nodes": where its memory is counted, when
+ * known; "ordinary_memory": true for a cell of a hugepage-backed plan that no <page> backs). */
 static void add_guest_shape(JsonBuilder *b, const Topology *t, const Plan *p)
 {
         if (p->hugepage_size) {
@@ -57,6 +58,11 @@ static void add_guest_shape(JsonBuilder *b, const Topology *t, const Plan *p)
                 }
                 json_builder_set_member_name(b, "memory");
                 json_builder_add_int_value(b, (gint64)p->cells[i].memory);
+                /* a cell no <page> backs, of a hugepage-backed domain */
+                if (p->hugepage_size && p->cells[i].ordinary) {
+                        json_builder_set_member_name(b, "ordinary_memory");
+                        json_builder_add_boolean_value(b, TRUE);
+                }
                 json_builder_end_object(b);
         }
         json_builder_end_array(b);

@@ -201,7 +201,8 @@ void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRe
                                                   .vcpus = c->vcpus,
                                                   .memory = c->memory,
                                                   .distances = c->distances,
-                                                  .ndistances = c->ndistances};
+                                                  .ndistances = c->ndistances,
+                                                  .ordinary = live->hugepages && !c->hugepages};
                 /* its memnode (the running guest's, like its cells) */
                 for (unsigned k = 0; live->memnodes && k < live->memnodes->len; k++)
                         if (g_array_index(live->memnodes, DomainMemnode, k).cellid == c->id) {

@@ -104,7 +104,10 @@ void domain_xml_numa_hugepages(DomainSpec *s, bool page, const char **names, con
                                GError **error)
 {
         const char *size = domain_xml_attr(names, values, "size"),
-                   *unit = domain_xml_attr(names, values, "unit");
+                   *unit = domain_xml_attr(names, values, "unit"),
+                   *nodeset = domain_xml_attr(names, values, "nodeset");
+        g_autofree char *why = NULL;
+        DomainPage pg = {0};
         uint64_t bytes;
 
         s->hugepages = true;
@@ -115,13 +118,76 @@ void domain_xml_numa_hugepages(DomainSpec *s, bool page, const char **names, con
                      unit ? unit : "KiB");
                 return;
         }
-        /* libvirt gives each guest cell the size whose nodeset names it (the one without a nodeset the
-         * others), whatever their order. The ledger counts a domain in one pool size: when they differ,
-         * the largest, so the result does not hang on the order of the elements (the reason says the
-         * sizes differ per cell) */
+        if (s->pages && s->pages->len >= DOMAIN_XML_MAX_PAGES) {
+                fail(error, "more than %u <hugepages><page> elements", DOMAIN_XML_MAX_PAGES);
+                return;
+        }
+        if (nodeset && cpuset_parse(nodeset, &pg.cells, &why) < 0) {
+                fail(error, "<hugepages><page nodeset='%s'>: %s", nodeset, why ? why : "");
+                return;
+        }
+        if (!s->pages)
+                s->pages = g_array_new(FALSE, TRUE, sizeof(DomainPage));
+        pg.size = bytes;
+        g_array_append_val(s->pages, pg);
+        /* without guest cells the domain is counted in one pool size: when they differ, the largest, so
+         * the result does not hang on the order of the elements (the reason says the sizes differ) */
         if (s->hugepage_size && s->hugepage_size != bytes)
                 s->hugepage_sizes_differ = true;
         s->hugepage_size = MAX(s->hugepage_size, bytes);
+}
+
+/* The <page> backing guest cell id as libvirt picks it (qemuBuildMemoryGetPagesize()): the one whose
+ * nodeset names it, else the one without a nodeset, else none. */
+static const DomainPage *cell_page(const DomainSpec *s, unsigned id)
+{
+        const DomainPage *any = NULL;
+
+        for (unsigned i = 0; s->pages && i < s->pages->len; i++) {
+                const DomainPage *pg = &g_array_index(s->pages, DomainPage, i);
+                if (!pg->cells)
+                        any = any ? any : pg;
+                else if (cpuset_has(pg->cells, id))
+                        return pg;
+        }
+        return any;
+}
+
+void domain_xml_numa_pages(DomainSpec *s)
+{
+        bool any = false, partial = false, differ = false;
+        uint64_t largest = 0;
+
+        if (!s->hugepages)
+                return;
+        if (!s->cells || !s->cells->len) {
+                /* pages of the base size (4 KiB on every Linux architecture) are no hugepages: libvirt
+                 * backs the memory as if none were asked for */
+                if (s->hugepage_size == 4096 && !s->hugepage_sizes_differ) {
+                        s->hugepages = false;
+                        s->hugepage_size = 0;
+                }
+                return;
+        }
+        for (unsigned i = 0; i < s->cells->len; i++) {
+                DomainCell *c = &g_array_index(s->cells, DomainCell, i);
+                const DomainPage *pg = cell_page(s, c->id);
+                /* <hugepages> without a <page>: the host's default size for every cell */
+                c->hugepages = !s->pages || (pg && pg->size != 4096);
+                c->hugepage_size = c->hugepages && pg ? pg->size : 0;
+                if (!c->hugepages) {
+                        partial = true;
+                        continue;
+                }
+                if (any && c->hugepage_size != largest)
+                        differ = true;
+                any = true;
+                largest = MAX(largest, c->hugepage_size);
+        }
+        s->hugepages = any;
+        s->hugepage_size = any ? largest : 0;
+        s->hugepage_sizes_differ = differ;
+        s->hugepages_partial = any && partial;
 }
 
 int domain_xml_numa_check(const DomainSpec *s, GError **error)
@@ -193,6 +259,9 @@ int domain_xml_numa_check(const DomainSpec *s, GError **error)
 
 void domain_xml_numa_free(DomainSpec *s)
 {
+        for (unsigned i = 0; s->pages && i < s->pages->len; i++)
+                cpuset_free(g_array_index(s->pages, DomainPage, i).cells);
+        g_clear_pointer(&s->pages, g_array_unref);
         if (!s->cells)
                 return;
         for (unsigned i = 0; i < s->cells->len; i++) {

@@ -35,6 +35,12 @@ void domain_xml_numa_sibling(DomainSpec *s, const char **names, const char **val
 /* <memoryBacking><hugepages> (page == false) and its <page> children (page == true). */
 void domain_xml_numa_hugepages(DomainSpec *s, bool page, const char **names, const char **values,
                                GError **error);
+/*
+ * After the whole definition is read: each guest cell's backing (DomainCell.hugepages/hugepage_size) as
+ * libvirt resolves it from the <page> elements, and the domain's hugepage fields from those of its cells;
+ * pages of the base size (4 KiB) are ordinary memory. Without cells, one size for the whole domain.
+ */
+void domain_xml_numa_pages(DomainSpec *s);
 /* Cross-checks cells against the vCPU count: vCPUs inside it, no vCPU in two cells, ids unique, the
  * ids their <distances> name those of cells. */
 int domain_xml_numa_check(const DomainSpec *s, GError **error);

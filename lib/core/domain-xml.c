@@ -1088,12 +1088,7 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
                 spec->vcpus = spec->max_vcpus;
         }
         set_vcpu_ids(spec, &p);
-        /* pages of the base size (4 KiB on every Linux architecture) are no hugepages: libvirt backs the
-         * memory as if none were asked for */
-        if (spec->hugepages && spec->hugepage_size == 4096 && !spec->hugepage_sizes_differ) {
-                spec->hugepages = false;
-                spec->hugepage_size = 0;
-        }
+        domain_xml_numa_pages(spec);
         cpuset_free(p.tune_vcpus);
         cpuset_free(p.enabled_vcpus);
         *ret = g_steal_pointer(&spec);

@@ -87,7 +87,19 @@ typedef struct DomainCell {
          * the cell of each id (distances[id], 10-255; 0 where it names none); NULL when it has none */
         uint8_t *distances;
         unsigned ndistances; /* entries in distances: the highest sibling id named + 1 */
+        /* added: how libvirt backs it (domain_xml_numa_pages()): hugepages when the <hugepages><page>
+         * whose nodeset names the cell, else the one without a nodeset, is of a size above the base page
+         * (or <hugepages> names no page), hugepage_size being that size (0: the host's default);
+         * ordinary memory otherwise */
+        bool hugepages;
+        uint64_t hugepage_size;
 } DomainCell;
+
+/* <memoryBacking><hugepages><page size= unit= nodeset=>: a page size and the guest cells it backs. */
+typedef struct DomainPage {
+        uint64_t size; /* bytes */
+        CpuSet *cells; /* guest cell ids (nodeset=); NULL: every cell no other <page> names */
+} DomainPage;
 
 /* <numatune><memnode cellid= nodeset=>: where one guest cell's memory is bound. */
 typedef struct DomainMemnode {
@@ -160,6 +172,12 @@ typedef struct DomainSpec {
         uint64_t hugepage_size;     /* bytes of its page size (the largest when they differ); 0 = the
                                      * host's default hugepage size */
         bool hugepage_sizes_differ; /* its <page> elements name different sizes for different cells */
+        /* added: each <page> read (DomainPage, in order; NULL when none). With guest cells, each cell's
+         * own backing is in DomainCell.hugepages/hugepage_size; hugepages and hugepage_size above then say
+         * whether any cell is hugepage-backed and the largest size of those, and hugepages_partial that
+         * some cell has ordinary memory (a <page nodeset> names only some cells) */
+        GArray *pages;
+        bool hugepages_partial;
         /*
          * added: I/O threads. iothreads holds the id of every one (<iothreadids>, completed up to the
          * count of <iothreads> with the lowest free ids, as libvirt numbers them), iothreadpins the ids

@@ -155,18 +155,15 @@ static void account(Ledger *l, const Plan *p, int sign)
                 l->core_held[t->pus[pu].core] += (unsigned)sign;
         }
         for (unsigned n = 0; n < t->nnodes; n++) {
-                ByteSum *held = &l->node_memory[n];
-                if (!p->node_memory[n])
-                        continue;
+                uint64_t pages = plan_node_pages(p, n), ordinary = plan_node_ordinary(p, n);
+                int pool = pages ? pool_index(t, n, p->hugepage_size) : -1;
                 /* hugepage memory is held in the pool of its size; a node without one holds none of it
-                 * (bound there, the guest's memory cannot all be backed: the plan's reason says so) */
-                if (p->hugepage_size) {
-                        int pool = pool_index(t, n, p->hugepage_size);
-                        if (pool < 0)
-                                continue;
-                        held = &l->hugepages[n][pool];
-                }
-                byte_sum_add(held, p->node_memory[n], sign);
+                 * (bound there, the guest's memory cannot all be backed: the plan's reason says so). A
+                 * guest cell no <page> backs holds ordinary memory beside it */
+                if (pool >= 0)
+                        byte_sum_add(&l->hugepages[n][pool], pages, sign);
+                if (ordinary)
+                        byte_sum_add(&l->node_memory[n], ordinary, sign);
         }
 }
 

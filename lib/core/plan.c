@@ -97,6 +97,7 @@ void plan_free(Plan *p)
         g_free(p->vcpu_pins);
         g_free(p->vcpu_pu);
         g_free(p->node_memory);
+        g_free(p->node_ordinary);
         cpuset_free(p->nodes);
         cpuset_free(p->emulator_pin);
         cpuset_free(p->held_pus);
@@ -146,7 +147,10 @@ Plan *plan_copy(const Plan *p)
                 cpuset_union(c->cells[i].nodes, p->cells[i].nodes);
                 cpuset_union(c->cells[i].memory_nodes, p->cells[i].memory_nodes);
                 cpuset_union(c->cells[i].counted_nodes, p->cells[i].counted_nodes);
+                c->cells[i].ordinary = p->cells[i].ordinary;
         }
+        if (p->node_ordinary)
+                c->node_ordinary = g_memdup2(p->node_ordinary, sizeof(uint64_t) * MAX(p->nnode_memory, 1));
         plan_set_vcpu_ids(c, p->vcpu_ids, p->nvcpus);
         plan_set_realtime(c, p->realtime, p->realtime_vcpus);
         cpuset_union(c->held_pus, p->held_pus);
@@ -274,7 +278,8 @@ bool placement_request_same_asks(const PlacementRequest *a, const PlacementReque
         for (unsigned i = 0; i < a->ncells; i++)
                 if (a->cells[i].id != b->cells[i].id || a->cells[i].memory != b->cells[i].memory ||
                     !same_set(a->cells[i].vcpus, b->cells[i].vcpus) ||
-                    !same_distances(&a->cells[i], &b->cells[i]))
+                    !same_distances(&a->cells[i], &b->cells[i]) ||
+                    a->cells[i].ordinary != b->cells[i].ordinary)
                         return false;
         if (!same_set(a->device_nodes, b->device_nodes) || !same_set(a->cache_cpus, b->cache_cpus) ||
             !a->vcpu_cache_cpus != !b->vcpu_cache_cpus ||
@@ -284,6 +289,50 @@ bool placement_request_same_asks(const PlacementRequest *a, const PlacementReque
                 if (!same_set(a->vcpu_cache_cpus[i], b->vcpu_cache_cpus[i]))
                         return false;
         return true;
+}
+
+uint64_t placement_request_page_memory(const PlacementRequest *req)
+{
+        uint64_t bytes = req->hugepage_size ? req->memory : 0;
+
+        for (unsigned c = 0; bytes && c < req->ncells; c++)
+                if (req->cells[c].ordinary)
+                        bytes -= MIN(bytes, req->cells[c].memory);
+        return bytes;
+}
+
+uint64_t plan_node_pages(const Plan *p, unsigned n)
+{
+        if (!p->hugepage_size)
+                return 0;
+        return p->node_memory[n] - (p->node_ordinary ? MIN(p->node_ordinary[n], p->node_memory[n]) : 0);
+}
+
+uint64_t plan_node_ordinary(const Plan *p, unsigned n)
+{
+        return p->node_memory[n] - plan_node_pages(p, n);
+}
+
+void plan_copy_memory(Plan *dst, const Plan *src)
+{
+        memcpy(dst->node_memory, src->node_memory,
+               sizeof(uint64_t) * MIN(dst->nnode_memory, src->nnode_memory));
+        g_clear_pointer(&dst->node_ordinary, g_free);
+        if (src->node_ordinary && dst->nnode_memory == src->nnode_memory)
+                dst->node_ordinary =
+                    g_memdup2(src->node_ordinary, sizeof(uint64_t) * MAX(src->nnode_memory, 1));
+}
+
+void plan_set_ordinary(Plan *p)
+{
+        bool any = false;
+
+        for (unsigned c = 0; c < p->ncells; c++)
+                any = any || p->cells[c].ordinary;
+        if (!p->hugepage_size || !any)
+                g_clear_pointer(&p->node_ordinary, g_free);
+        else if (!p->node_ordinary)
+                p->node_ordinary = g_new0(uint64_t, MAX(p->nnode_memory, 1));
 }
 
 bool placement_request_allows_cpu(const PlacementRequest *req, unsigned os)

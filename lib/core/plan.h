@@ -107,6 +107,10 @@ typedef struct PlacementCell {
          * host where the cells' sizes leave a choice; NULL when it gives none */
         const uint8_t *distances;
         unsigned ndistances;
+        /* added: its memory is ordinary though the request's is hugepage-backed (hugepage_size): the
+         * domain's <hugepages><page nodeset> elements back other cells only (libvirt gives a cell the
+         * page naming it, else the one without a nodeset, else ordinary memory) */
+        bool ordinary;
 } PlacementCell;
 
 /* Who fixed the memory nodes of a request. */
@@ -206,9 +210,13 @@ typedef struct PlacementRequest {
          * when it spans no more nodes */
         bool vcpus_off_user_threads;
         /* added: its <hugepages><page nodeset> elements name different sizes for different guest cells;
-         * hugepage_size is then the largest of them, all its memory counted in it (not per cell) */
+         * hugepage_size is then the largest of them, the memory of every hugepage-backed cell counted in
+         * it (a cell of ordinary memory is PlacementCell.ordinary) */
         bool hugepage_sizes_differ;
 } PlacementRequest;
+
+/* Bytes of the request's memory in hugepages (of hugepage_size): all of it, less its ordinary cells'. */
+uint64_t placement_request_page_memory(const PlacementRequest *req);
 
 /* Whether the request lets its vCPUs run on the CPU with this OS index (<vcpu cpuset>, the CPUs of its
  * reserved caches). */
@@ -231,6 +239,9 @@ typedef struct PlanCell {
         /* added: node indexes its memory is counted on (beyond its vCPUs' nodes when they lack room);
          * empty when not known (pins adopted as they are) */
         CpuSet *counted_nodes;
+        /* added: its memory is ordinary memory though the plan's is hugepage-backed
+         * (PlacementCell.ordinary) */
+        bool ordinary;
 } PlanCell;
 
 /* One ranked candidate node set as the policy saw it. */
@@ -303,6 +314,10 @@ typedef struct Plan {
         /* added: re-pinned where it runs by measured load (heal, rebalance): nodes and candidates are
          * those of its placement, the pins moved since */
         bool repinned;
+        /* added: [nnode_memory] of node_memory, the bytes in ordinary memory, when the plan is
+         * hugepage-backed but some of its guest cells are not (PlanCell.ordinary); NULL otherwise: all of
+         * node_memory is in hugepages of hugepage_size (ordinary memory when that is 0) */
+        uint64_t *node_ordinary;
 } Plan;
 
 Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnodes);
@@ -326,6 +341,15 @@ int vcpu_id_index(const unsigned *ids, unsigned n, unsigned id);
 
 /* Gives plan room for ncells cells (each with empty vcpus and nodes). */
 void plan_set_cells(Plan *p, unsigned ncells);
+
+/* Of the plan's memory on node index n, the bytes in hugepages of hugepage_size, and those in ordinary
+ * memory (node_ordinary). */
+uint64_t plan_node_pages(const Plan *p, unsigned n);
+uint64_t plan_node_ordinary(const Plan *p, unsigned n);
+/* dst's memory per node (node_memory, node_ordinary) becomes src's. */
+void plan_copy_memory(Plan *dst, const Plan *src);
+/* Gives p its node_ordinary (zeroed) when it is hugepage-backed and a cell of it is ordinary, else none. */
+void plan_set_ordinary(Plan *p);
 
 /* Node indexes that hold memory of this plan (the numatune nodeset), as a new set. */
 CpuSet *plan_memory_nodes(const Plan *p);
