@@ -230,6 +230,10 @@ DomainSpec *placer_user_spec(virDomainPtr dom, const DomainSpec *live)
         user->meta_skip = src->meta_skip;
         g_free(user->meta_policy);
         user->meta_policy = g_strdup(src->meta_policy);
+        /* pins only of vCPUs not plugged in pin nothing that runs: the running vCPUs, which the user left
+         * unpinned, are placed; once such a vCPU is plugged in its pin runs and the domain is the user's */
+        if (domain_spec_pins_unplugged_only(user, live))
+                user->has_vcpupin = false;
         return g_steal_pointer(&user);
 }
 

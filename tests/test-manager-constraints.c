@@ -808,6 +808,51 @@ static char *raw_pin(virDomainPtr dom, unsigned id)
         "hotpluggable='yes'/>"                                                                              \
         "<vcpu id='2' enabled='yes' hotpluggable='yes'/></vcpus>"
 
+/* A <vcpupin> only for a vCPU not plugged in (vCPU 3 of 4, 2 online) pins nothing that runs: the online
+ * vCPUs, which the user left unpinned, are placed, the pin is left for libvirt to apply when that vCPU is
+ * plugged in, and a restarted daemon adopts the record. Once it runs, the user's pin runs: the domain is
+ * theirs from then on, its pins counted as they run. It was skipped as pinning vCPUs itself, its two
+ * running vCPUs floating and counted nowhere. */
+START_TEST(test_pin_of_unplugged_vcpu_only)
+{
+        static const char *const pin3 = "<vcpus><vcpu id='0' enabled='yes' hotpluggable='no'/>"
+                                        "<vcpu id='1' enabled='yes' hotpluggable='yes'/>"
+                                        "<vcpu id='2' enabled='no' hotpluggable='yes'/>"
+                                        "<vcpu id='3' enabled='no' hotpluggable='yes'/></vcpus>"
+                                        "<cputune><vcpupin vcpu='3' cpuset='6'/></cputune>";
+        virDomainPtr dom = start("c-pin3", 4, " current='2'", pin3);
+        Manager *m = new_manager();
+        g_autofree char *pin = NULL;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-pin3"));
+        d = manager_lookup(m, "c-pin3");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
+        ck_assert_uint_eq(d->plan->nvcpus, 2);
+        fixture_assert_live_pins(dom, d->plan);
+        pin = raw_pin(dom, 3);
+        ck_assert_str_eq(pin, "6"); /* the user's, untouched */
+        free_manager(m);
+        m = new_manager();
+        ck_assert(spin_until_known(m, "c-pin3"));
+        d = manager_lookup(m, "c-pin3");
+        ck_assert_msg(d->adopted && d->result == DECISION_PLACED, "%s", d->reason);
+        /* vCPUs 2 and 3 plugged in: vCPU 3 runs on the user's pin, and the domain is theirs */
+        ck_assert_int_eq(virDomainSetVcpusFlags(dom, 4, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "c-pin3");
+        ck_assert_msg(d->result == DECISION_SKIPPED && strstr(d->reason, "pins vCPUs itself") &&
+                          strstr(d->reason, "counted as they run"),
+                      "%s: %s", decision_result_to_string(d->result), d->reason);
+        g_free(pin);
+        pin = raw_pin(dom, 3);
+        ck_assert_str_eq(pin, "6");
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* A domain whose online vCPUs are not 0..n-1 (one unplugged below one that runs), its owner pinning a vCPU
  * in a loop: the pins of vCPUs the decision has are read once per burst, as for any domain. The check for
  * a hot-added vCPU, which reads such a domain's whole XML, ran at every event; it runs only for a pin of
@@ -957,6 +1002,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_edited_definition_stands);
         tcase_add_test(tc, test_copied_record_not_read);
         tcase_add_test(tc, test_sparse_online_vcpus);
+        tcase_add_test(tc, test_pin_of_unplugged_vcpu_only);
         tcase_add_test(tc, test_sparse_pin_loop_reads_once);
         tcase_add_test(tc, test_persistent_edit_waits_for_restart);
         suite_add_tcase(s, tc);

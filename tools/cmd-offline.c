@@ -283,11 +283,18 @@ static int start_domain(const Ctl *c, const Topology *t, const Config *config, L
 {
         PlacementRequest req = {.name = e->name, .vcpus = e->vcpus, .memory = e->memory};
         PlacementParams params = config->placement;
-        const char *why = e->domain ? domain_spec_opt_out(e->domain) : NULL;
+        const char *why = NULL;
         g_auto(RequestShape) shape = {0};
         g_autofree char *name = text_safe(e->name); /* a domain's name, as its owner chose it */
         Plan *plan = NULL;
 
+        if (e->domain) {
+                /* as the daemon: pins only of vCPUs not plugged in pin nothing that runs */
+                DomainSpec user = *e->domain;
+                user.has_vcpupin =
+                    user.has_vcpupin && !domain_spec_pins_unplugged_only(e->domain, e->domain);
+                why = domain_spec_opt_out(&user);
+        }
         if (e->domain) {
                 const char *unknown;
                 req = domain_request(e->domain, e->domain);

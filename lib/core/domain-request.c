@@ -15,6 +15,18 @@ const char *domain_spec_opt_out(const DomainSpec *user)
         return NULL;
 }
 
+bool domain_spec_pins_unplugged_only(const DomainSpec *user, const DomainSpec *live)
+{
+        if (!user->has_vcpupin || user->vcpupins_unreadable || !user->vcpupins || !user->vcpupins->len)
+                return false;
+        for (unsigned i = 0; i < user->vcpupins->len; i++) {
+                unsigned id = g_array_index(user->vcpupins, MetaVcpu, i).id;
+                if (live->vcpu_ids ? vcpu_id_index(live->vcpu_ids, live->vcpus, id) >= 0 : id < live->vcpus)
+                        return false;
+        }
+        return true;
+}
+
 /* Whether every guest cell of s has its own <memnode> (or s has no cells): libvirt then binds all of the
  * guest's memory, and the domain is bound to their union. A cell without one is bound nowhere. */
 bool domain_spec_memnodes_bind_all(const DomainSpec *s)

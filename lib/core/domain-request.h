@@ -17,6 +17,12 @@
 /* Why the user's definition opts the domain out of placement (skip metadata, its own <vcpupin>,
  * placement='auto'), or NULL when it does not. */
 const char *domain_spec_opt_out(const DomainSpec *user);
+/*
+ * Whether every <vcpupin> of the user's definition names a vCPU that does not run in live (not plugged in:
+ * <vcpu current=...> below it, or <vcpus><vcpu enabled='no'>): such pins pin nothing that runs, and libvirt
+ * applies them when the vCPU is plugged in. False when it has none, or one it could not read.
+ */
+bool domain_spec_pins_unplugged_only(const DomainSpec *user, const DomainSpec *live);
 
 /*
  * The request for a domain: its size and I/O threads from the live definition, the user's constraints

@@ -109,6 +109,11 @@ json "<vcpupin> is skipped, but its CPUs and memory are held: web goes to node 1
     'dec("vcpupin")["result"] == "skipped" and "counted as they run" in dec("vcpupin")["reason"] and
      dec("web")["result"] == "placed" and dec("web")["nodes"] == [1]'
 
+run plan --topology="$HOST" --json --domain="$D/vcpupin-unplugged.xml"
+json "a <vcpupin> only of a vCPU not plugged in pins nothing that runs: its 2 online vCPUs are placed, as the daemon places them" \
+    'dec("vcpupin-unplugged")["result"] == "placed" and len(dec("vcpupin-unplugged")["vcpu_pins"]) == 2 and
+     "counted as they run" not in dec("vcpupin-unplugged")["reason"]'
+
 run plan --topology="$HOST" --json --domain="$D/vcpupin.xml" --domain="$D/auto.xml" web:2:512M
 json "a skipped decision has every key a placed one has, as the daemon's list --json: its held pins, or none" \
     'all(set(dec("web")) - {"candidates"} <= set(dec(n)) for n in ("vcpupin", "auto")) and

@@ -14,6 +14,9 @@
 #   Each stage ends with the four views (views.sh: placementctl, the record, libvirt --live, /proc) equal.
 #   3. vCPU 1 plugged live (virsh setvcpu --enable 1; libvirt sends no event for it, the periodic reconcile
 #      sees it): the guest is placed again and all three run as the new record says.
+#   4. A guest whose only <vcpupin> is of its unplugged vCPU 2 (cpuset 1): its online vCPUs 0 and 1 are
+#      placed, vCPU 2's pin left as the definition has it; plugged in, vCPU 2 runs on CPU 1 and the guest
+#      is the user's (skipped, its pins counted as they run).
 # Prints "ok N - ..." / "not ok N - ...", and last "e2e-hotplug: N passed, M failed".
 set -u
 
@@ -112,6 +115,36 @@ record_has_three() { [ "$(record_pins "$D" | wc -l)" -eq 3 ]; }
 check "$D: the record names three vCPUs" wait_for 10 record_has_three
 expect "$D: vCPUs 0-2 run as recorded (/proc)" "$(record_pins "$D")" "$(proc_pins "$D")"
 check "$D: the four views agree after the hot-plug" views_domain "$D"
+
+# 4. a <vcpupin> only of the unplugged vCPU 2 pins nothing that runs: vCPUs 0 and 1 are placed.
+P=${E2E_DOMAIN_PREFIX}pinoff
+e2e_virsh destroy "$D" >/dev/null 2>&1
+PINOFF="<vcpu placement='static' current='2'>3</vcpu>
+  <vcpus>
+    <vcpu id='0' enabled='yes' hotpluggable='no' order='1'/>
+    <vcpu id='1' enabled='yes' hotpluggable='yes' order='2'/>
+    <vcpu id='2' enabled='no' hotpluggable='yes'/>
+  </vcpus>"
+must "start $P with a <vcpupin> only of its unplugged vCPU 2" dom_create "$P" "$PINOFF" \
+    "<cputune><vcpupin vcpu='2' cpuset='1'/></cputune>"
+check "$P: decision recorded" wait_for 10 pd_decided "$P"
+expect "$P: placed" "placed" "$(pd_attr result "$(pd_decision "$P")")"
+expect "$P: vCPUs 0 and 1 run as recorded (/proc)" "$(record_pins "$P")" "$(proc_pins "$P")"
+expect "$P: the record names vCPUs 0 and 1" "0 1" "$(record_pins "$P" | awk '{ print $1 }' | paste -sd' ')"
+expect "$P: vCPU 2, unplugged, keeps the user's pin" "1" "$(virsh_pin "$P" 2)"
+check "$P: the four views agree" views_domain "$P"
+mark=$(wc -l <"$LOG")
+must "virsh setvcpu $P --enable 2 --live" e2e_virsh setvcpu "$P" 2 --enable --live
+check "$P: the user's from then on" wait_for 15 sh -c "tail -n +$((mark + 1)) '$LOG' | grep -q '$P: .*pins vCPUs itself'"
+# placementctl's result (the record of a transient domain keeps placed: it tells its pins from its user's)
+ctl_result() {
+    pdctl list --json | python3 -c '
+import json, sys
+print(*[d["result"] for d in json.load(sys.stdin)["decisions"] if d["domain"] == sys.argv[1]])' "$P"
+}
+skipped_now() { [ "$(ctl_result)" = skipped ]; }
+check "$P: placementctl shows it skipped" wait_for 10 skipped_now
+expect "$P: vCPU 2 runs on the user's CPU 1 (/proc)" "1" "$(proc_pins "$P" | awk '$1 == 2 { print $2 }')"
 
 check "placementd still runs" kill -0 "$PD_PID"
 exit 0
