@@ -176,12 +176,39 @@ static void thread_nodes_note(const HostView *v, const PlacementRequest *req, co
                             : ": no equally near set with them has room");
 }
 
+/* What the reason adds when some of the devices sit on nodes without a usable CPU (req->device_sits_on):
+ * ", the nearest with usable CPUs to node 5 they sit on" when every node of device_nodes is one of the
+ * nearest, else ", node 6 the nearest with usable CPUs to node 5 one sits on"; "" when none does. */
+static char *device_nearest_text(const HostView *v, const PlacementRequest *req)
+{
+        g_autoptr(CpuSet) nearest = cpuset_new(), all = cpuset_new();
+        g_autofree char *sits_on = NULL, *nearest_list = NULL;
+        unsigned n_on;
+
+        if (!req->device_sits_on || !req->device_nearest)
+                return g_strdup("");
+        CPUSET_FOREACH (n, req->device_nearest)
+                cpuset_add(nearest, v->t->nodes[n].os_index);
+        CPUSET_FOREACH (n, req->device_nodes)
+                cpuset_add(all, v->t->nodes[n].os_index);
+        sits_on = cpuset_format(req->device_sits_on);
+        n_on = cpuset_count(req->device_sits_on);
+        if (cpuset_equal(nearest, all))
+                return g_strdup_printf(", the nearest with usable CPUs to node%s %s they sit on",
+                                       n_on == 1 ? "" : "s", sits_on);
+        nearest_list = cpuset_format(nearest);
+        return g_strdup_printf(", node%s %s the nearest with usable CPUs to node%s %s one sits on",
+                               cpuset_count(nearest) == 1 ? "" : "s", nearest_list, n_on == 1 ? "" : "s",
+                               sits_on);
+}
+
 /* Where the plan stands to the PCI devices the domain passes through: their nodes (one device may be
- * local to several), those of them in the plan's set, and why not when none is. */
+ * local to several; a device on nodes without a usable CPU is local to the nearest that have, and the
+ * reason names the nodes it sits on), those of them in the plan's set, and why not when none is. */
 static void device_note(const HostView *v, const PlacementRequest *req, const Plan *plan, GString *s)
 {
         g_autoptr(CpuSet) all = cpuset_new(), near = cpuset_new();
-        g_autofree char *all_list = NULL, *near_list = NULL;
+        g_autofree char *all_list = NULL, *near_list = NULL, *nearest = NULL;
         bool constrained;
 
         if (!req->device_nodes || plan->result == PLAN_UNPLACEABLE)
@@ -193,20 +220,21 @@ static void device_note(const HostView *v, const PlacementRequest *req, const Pl
         }
         all_list = cpuset_format(all);
         near_list = cpuset_format(near);
+        nearest = device_nearest_text(v, req);
         /* the constraints kept it away when they leave it none of the devices' nodes */
         constrained = true;
         CPUSET_FOREACH (n, req->device_nodes)
                 constrained = constrained && !v->node_allowed[n];
         if (cpuset_equal(all, near))
-                g_string_append_printf(s, "; near its PCI devices (node%s %s)",
-                                       cpuset_count(all) == 1 ? "" : "s", all_list);
+                g_string_append_printf(s, "; near its PCI devices (node%s %s%s)",
+                                       cpuset_count(all) == 1 ? "" : "s", all_list, nearest);
         else if (!cpuset_is_empty(near))
-                g_string_append_printf(s, "; near its PCI devices (local to nodes %s; the set has %s)",
-                                       all_list, near_list);
+                g_string_append_printf(s, "; near its PCI devices (local to nodes %s%s; the set has %s)",
+                                       all_list, nearest, near_list);
         else
                 g_string_append_printf(
-                    s, "; away from its PCI devices (node%s %s)%s", cpuset_count(all) == 1 ? "" : "s",
-                    all_list,
+                    s, "; away from its PCI devices (node%s %s%s)%s", cpuset_count(all) == 1 ? "" : "s",
+                    all_list, nearest,
                     plan->result != PLAN_PLACED ? ""
                     : constrained               ? ": its constraints rule out their nodes"
                     : policy_housekeeping_needs_core(v)

@@ -173,6 +173,42 @@ START_TEST(test_near_device)
 }
 END_TEST
 
+/* A device on a node without a usable CPU (outside the guests' nodes; a CXL expander's): the guest goes
+ * to the nearest node with usable CPUs, and the reason names both; away from it, likewise. */
+START_TEST(test_near_device_on_node_without_cpus)
+{
+        g_autoptr(Topology) uv = test_topology_load("uv-pci-disallowed.xml");
+        g_autoptr(Topology) cxl = test_topology_load("cxl-pci.xml");
+        g_autoptr(Ledger) l = ledger_new(uv), lc = ledger_new(cxl);
+        g_autoptr(Plan) nic = place_xml(uv, l, DOMAIN("2", HOSTDEV("0x85")));
+        g_autoptr(Plan) both = place_xml(uv, l, DOMAIN("1", HOSTDEV("0x85") HOSTDEV("0x17")));
+        g_autoptr(Plan) away =
+            place_xml(uv, l,
+                      "<domain type='kvm'><name>g</name><memory unit='GiB'>4</memory>"
+                      "<vcpu cpuset='0-3'>2</vcpu><os><type>hvm</type></os><devices>" HOSTDEV(
+                          "0x85") "</devices></domain>");
+        g_autoptr(Plan) expander = place_xml(cxl, lc, DOMAIN("2", HOSTDEV("0xc0")));
+
+        assert_nodes(uv, nic, "6");
+        ck_assert_msg(strstr(nic->reason,
+                             "; near its PCI devices (node 6, the nearest with usable CPUs to node 5 "
+                             "they sit on)"),
+                      "%s", nic->reason);
+        ck_assert_msg(strstr(both->reason, "node 6 the nearest with usable CPUs to node 5 one sits on"),
+                      "%s", both->reason);
+        assert_nodes(uv, away, "0");
+        ck_assert_msg(strstr(away->reason,
+                             "; away from its PCI devices (node 6, the nearest with usable CPUs to node 5 "
+                             "they sit on): its constraints rule out their nodes"),
+                      "%s", away->reason);
+        assert_nodes(cxl, expander, "1");
+        ck_assert_msg(strstr(expander->reason,
+                             "; near its PCI devices (node 1, the nearest with usable CPUs to node 2 "
+                             "they sit on)"),
+                      "%s", expander->reason);
+}
+END_TEST
+
 /* When the device's node has too few free cores, free cores elsewhere win, and the reason says so. */
 START_TEST(test_free_cores_before_device)
 {
@@ -306,6 +342,7 @@ static Suite *make_suite(void)
         tcase_add_test(tc, test_parse_bad_address);
         tcase_add_test(tc, test_address_text);
         tcase_add_test(tc, test_near_device);
+        tcase_add_test(tc, test_near_device_on_node_without_cpus);
         tcase_add_test(tc, test_free_cores_before_device);
         tcase_add_test(tc, test_sets_of_several_nodes);
         tcase_add_test(tc, test_device_keeps_housekeeping_core);

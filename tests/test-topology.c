@@ -294,6 +294,75 @@ START_TEST(test_pci_locality)
 }
 END_TEST
 
+/* A device on nodes without a usable CPU (outside the allowed nodes, memory-only) is local to the nodes
+ * with usable CPUs nearest to them, and keeps the nodes it sits on; with only assumed distances, or when
+ * every node with CPUs is as near, it has no locality. */
+START_TEST(test_pci_nearest_with_cpus)
+{
+        g_autoptr(Topology) uv = load_fixture("uv-pci-disallowed.xml");
+        g_autoptr(Topology) cxl = load_fixture("cxl-pci.xml");
+        const TopoPciDevice *d;
+        int six = topology_node_by_os(uv, 6), one = topology_node_by_os(cxl, 1);
+
+        ck_assert_uint_eq(uv->npci, 2);
+        d = topology_pci_device(uv, pci_address(0, 0x17, 0, 0));
+        ck_assert_ptr_nonnull(d);
+        ck_assert_ptr_null(d->sits_on);
+        d = topology_pci_device(uv, pci_address(0, 0x85, 0, 0));
+        ck_assert_ptr_nonnull(d);
+        ck_assert_int_ge(six, 0);
+        ck_assert_uint_eq(cpuset_count(d->nodes), 1);
+        ck_assert(cpuset_has(d->nodes, (unsigned)six));
+        assert_cpus(d->sits_on, "5");
+
+        ck_assert_uint_eq(cxl->npci, 1);
+        d = topology_pci_device(cxl, pci_address(0, 0xc0, 0, 0));
+        ck_assert_ptr_nonnull(d);
+        ck_assert_uint_eq(cpuset_count(d->nodes), 1);
+        ck_assert(cpuset_has(d->nodes, (unsigned)one));
+        assert_cpus(d->sits_on, "2");
+}
+END_TEST
+
+static Topology *load_rewritten(const char *fixture, const char *from, const char *to)
+{
+        g_autofree char *path = test_topology_path(fixture), *xml = NULL, *out = NULL;
+        g_autofree char *tmp = g_strdup_printf("%s/pcinear-XXXXXX.xml", g_get_tmp_dir());
+        g_auto(GStrv) parts = NULL;
+        g_autofree char *error = NULL;
+        Topology *t = NULL;
+        int fd;
+
+        ck_assert(g_file_get_contents(path, &xml, NULL, NULL));
+        parts = g_strsplit(xml, from, -1);
+        ck_assert_uint_gt(g_strv_length(parts), 1);
+        out = g_strjoinv(to, parts);
+        fd = g_mkstemp(tmp);
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert(g_file_set_contents(tmp, out, -1, NULL));
+        ck_assert_msg(topology_load(tmp, &t, &error) == 0, "%s", error);
+        unlink(tmp);
+        return t;
+}
+
+START_TEST(test_pci_nearest_needs_distances)
+{
+        /* no matrix: the assumed distances say nothing of which node is nearest */
+        g_autoptr(Topology) none = load_rewritten("cxl-pci.xml", "kind=\"5\" name=\"NUMALatency\"",
+                                                  "kind=\"9\" name=\"NUMABandwidth\"");
+        /* node 2 as near to both nodes with CPUs: local to every one, no locality */
+        g_autoptr(Topology) even =
+            load_rewritten("cxl-pci.xml", "26 20 10 14 26 14 10", "20 20 10 20 20 20 10");
+
+        ck_assert(!none->distances_known);
+        ck_assert_uint_eq(none->npci, 0);
+        ck_assert_ptr_null(topology_pci_nodes(none, pci_address(0, 0xc0, 0, 0)));
+        ck_assert(even->distances_known);
+        ck_assert_uint_eq(even->npci, 0);
+}
+END_TEST
+
 START_TEST(test_linux_sibling_numbering)
 {
         g_autoptr(Topology) t =
@@ -1278,6 +1347,8 @@ static Suite *topology_suite(void)
         tcase_add_test(load, test_xml_refusal_says_why);
         tcase_add_test(load, test_xml_hwloc_warning_said_once);
         tcase_add_test(load, test_pci_locality);
+        tcase_add_test(load, test_pci_nearest_with_cpus);
+        tcase_add_test(load, test_pci_nearest_needs_distances);
         suite_add_tcase(s, load);
 
         tcase_add_test(odd, test_memory_only_fixture);

@@ -91,6 +91,8 @@ void request_shape_clear(RequestShape *shape)
 {
         g_clear_pointer(&shape->cells, g_free);
         g_clear_pointer(&shape->devices, cpuset_free);
+        g_clear_pointer(&shape->devices_sit_on, cpuset_free);
+        g_clear_pointer(&shape->devices_nearest, cpuset_free);
         g_clear_pointer(&shape->caches, cpuset_free);
         for (unsigned i = 0; shape->vcpu_caches && i < shape->nvcpu_caches; i++)
                 cpuset_free(shape->vcpu_caches[i]);
@@ -181,15 +183,26 @@ static void request_devices(const DomainSpec *live, const Topology *t, Placement
                             RequestShape *shape)
 {
         for (unsigned i = 0; live->pci_devices && i < live->pci_devices->len; i++) {
-                const CpuSet *nodes = topology_pci_nodes(t, g_array_index(live->pci_devices, uint64_t, i));
+                const TopoPciDevice *d =
+                    topology_pci_device(t, g_array_index(live->pci_devices, uint64_t, i));
 
-                if (!nodes)
+                if (!d)
                         continue;
                 if (!shape->devices)
                         shape->devices = cpuset_new();
-                cpuset_union(shape->devices, nodes);
+                cpuset_union(shape->devices, d->nodes);
+                if (!d->sits_on)
+                        continue;
+                if (!shape->devices_sit_on) {
+                        shape->devices_sit_on = cpuset_new();
+                        shape->devices_nearest = cpuset_new();
+                }
+                cpuset_union(shape->devices_sit_on, d->sits_on);
+                cpuset_union(shape->devices_nearest, d->nodes);
         }
         req->device_nodes = shape->devices;
+        req->device_sits_on = shape->devices_sit_on;
+        req->device_nearest = shape->devices_nearest;
 }
 
 void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRequest *req,

@@ -39,10 +39,12 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live);
 
 /* What a request's shape points into: owned arrays, freed by request_shape_clear(). */
 typedef struct RequestShape {
-        PlacementCell *cells; /* req->cells, NULL when the guest has none */
-        CpuSet *devices;      /* req->device_nodes, NULL when no device has a known locality */
-        CpuSet *caches;       /* req->cache_cpus, NULL unless every vCPU has reserved caches */
-        CpuSet **vcpu_caches; /* req->vcpu_cache_cpus ([nvcpu_caches]), NULL when no vCPU has any */
+        PlacementCell *cells;    /* req->cells, NULL when the guest has none */
+        CpuSet *devices;         /* req->device_nodes, NULL when no device has a known locality */
+        CpuSet *devices_sit_on;  /* req->device_sits_on, NULL when every device's nodes have CPUs */
+        CpuSet *devices_nearest; /* req->device_nearest, likewise */
+        CpuSet *caches;          /* req->cache_cpus, NULL unless every vCPU has reserved caches */
+        CpuSet **vcpu_caches;    /* req->vcpu_cache_cpus ([nvcpu_caches]), NULL when no vCPU has any */
         unsigned nvcpu_caches;
         GArray *iothread_cpus; /* req->iothread_cpus (IothreadPin, borrowed pins), NULL when it is left */
 } RequestShape;

@@ -281,7 +281,8 @@ bool placement_request_same_asks(const PlacementRequest *a, const PlacementReque
                     !same_distances(&a->cells[i], &b->cells[i]) ||
                     a->cells[i].ordinary != b->cells[i].ordinary)
                         return false;
-        if (!same_set(a->device_nodes, b->device_nodes) || !same_set(a->cache_cpus, b->cache_cpus) ||
+        if (!same_set(a->device_nodes, b->device_nodes) || !same_set(a->device_sits_on, b->device_sits_on) ||
+            !same_set(a->device_nearest, b->device_nearest) || !same_set(a->cache_cpus, b->cache_cpus) ||
             !a->vcpu_cache_cpus != !b->vcpu_cache_cpus ||
             a->caches_outside_cpuset != b->caches_outside_cpuset)
                 return false;

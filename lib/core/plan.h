@@ -188,6 +188,11 @@ typedef struct PlacementRequest {
          * type='hostdev'>, NVMe disks), node indexes (topology_pci_nodes()), NULL when none is known: sets
          * with one of them are tried first, before any other set with room */
         const CpuSet *device_nodes;
+        /* added: the nodes without a usable CPU that some of those devices sit on (OS indexes), and the
+         * nodes with usable CPUs nearest to them that device_nodes holds for them (node indexes,
+         * TopoPciDevice.sits_on); NULL when every device's own nodes have CPUs. For the reason only */
+        const CpuSet *device_sits_on;
+        const CpuSet *device_nearest;
         /* added: the CPUs under the host caches its <cachetune>/<memorytune> reserve ways or bandwidth in
          * (OS indexes, topology_cache_cpus()); NULL when none is known. A constraint on its vCPUs, like
          * allowed_cpus: they run there or the reservation does them no good */

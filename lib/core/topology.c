@@ -66,8 +66,10 @@ void topology_free(Topology *t)
                         g_free(t->core_kind_names[i]);
         g_free(t->core_kind_names);
         g_free(t->core_kind_max_mhz);
-        for (unsigned i = 0; t->pci && i < t->npci; i++)
+        for (unsigned i = 0; t->pci && i < t->npci; i++) {
                 cpuset_free(t->pci[i].nodes);
+                cpuset_free(t->pci[i].sits_on);
+        }
         g_free(t->pci);
         for (unsigned i = 0; t->caches && i < t->ncaches; i++)
                 cpuset_free(t->caches[i].cpus);
@@ -306,20 +308,26 @@ Topology *topology_new_uniform(unsigned nnodes, unsigned cores_per_node, unsigne
         return g_steal_pointer(&t);
 }
 
-const CpuSet *topology_pci_nodes(const Topology *t, uint64_t address)
+const TopoPciDevice *topology_pci_device(const Topology *t, uint64_t address)
 {
         unsigned lo = 0, hi = t->npci;
 
         while (lo < hi) {
                 unsigned mid = lo + (hi - lo) / 2;
                 if (t->pci[mid].address == address)
-                        return t->pci[mid].nodes;
+                        return &t->pci[mid];
                 if (t->pci[mid].address < address)
                         lo = mid + 1;
                 else
                         hi = mid;
         }
         return NULL;
+}
+
+const CpuSet *topology_pci_nodes(const Topology *t, uint64_t address)
+{
+        const TopoPciDevice *d = topology_pci_device(t, address);
+        return d ? d->nodes : NULL;
 }
 
 void topology_nodes_distance(const Topology *t, const CpuSet *nodes, uint32_t *ret_max, double *ret_mean)

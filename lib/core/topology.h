@@ -100,11 +100,17 @@ typedef struct TopoNode {
         CpuSet *local_cpus;
 } TopoNode;
 
-/* A host PCI device and the NUMA nodes local to it (hwloc's locality: the nodes of the first CPU-side
- * object above it). Devices local to every node (or to none) are not listed. */
+/* A host PCI device and the NUMA nodes local to it (hwloc's locality: the nodes with usable CPUs of the
+ * first CPU-side object above it). When that object's nodes have no usable CPU at load (memory-only
+ * nodes, nodes outside the allowed ones, nodes whose CPUs are offline), the device is local to the nodes
+ * with usable CPUs nearest to them by a known distance matrix. Devices local to every node with CPUs (or
+ * to none) are not listed. */
 typedef struct TopoPciDevice {
         uint64_t address; /* pci.h */
         CpuSet *nodes;    /* node indexes */
+        /* added: OS indexes of the nodes it sits on when none of them has a usable CPU (nodes are then
+         * the nearest that have), else NULL */
+        CpuSet *sits_on;
 } TopoPciDevice;
 
 /* A cache with the kernel's id for it (/sys/devices/system/cpu/cpuN/cache/indexK/id, hwloc's os_index). */
@@ -199,6 +205,8 @@ uint64_t topology_meminfo_hugepage_size(const char *meminfo);
 /* The node indexes local to the PCI device at address (pci.h), or NULL when the topology knows no
  * locality for it. */
 const CpuSet *topology_pci_nodes(const Topology *t, uint64_t address);
+/* The PCI device at address with its locality, or NULL when the topology knows none. */
+const TopoPciDevice *topology_pci_device(const Topology *t, uint64_t address);
 
 /* The usable CPUs (OS indexes) under the level-2 or level-3 cache with this kernel id, or NULL when the
  * topology knows no such cache. */

@@ -718,7 +718,10 @@ static uint32_t *drop_empty_nodes(Topology *t, hwloc_topology_t topo, uint32_t *
                 t->packages[p].nodes = nodes;
         }
         for (unsigned d = 0; t->pci && d < t->npci; d++) {
-                CpuSet *nodes = cpuset_new();
+                CpuSet *nodes;
+                if (!t->pci[d].nodes) /* its own nodes have no CPU: by OS index (sits_on) */
+                        continue;
+                nodes = cpuset_new();
                 CPUSET_FOREACH (n, t->pci[d].nodes)
                         if (map[n] >= 0)
                                 cpuset_add(nodes, (unsigned)map[n]);
@@ -978,6 +981,7 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
 
         distance = drop_empty_nodes(t, topo, read_distances(t, topo, xml));
         topology_finish(t, distance);
+        topology_pci_nearest(t);
         topology_far_memory_kinds(t);
         note_memory_only_nodes(t, topo);
         note_memoryless_nodes(t, topo);

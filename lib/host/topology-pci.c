@@ -32,14 +32,37 @@ static CpuSet *local_nodes(const Topology *t, hwloc_const_nodeset_t nodeset)
         return cpuset_is_empty(nodes) ? NULL : g_steal_pointer(&nodes);
 }
 
+/* The OS indexes of the nodes in nodeset that the topology holds: those a device sits on when none of
+ * them has a usable CPU. NULL when there is none. */
+static CpuSet *own_nodes(const Topology *t, hwloc_const_nodeset_t nodeset)
+{
+        g_autoptr(CpuSet) nodes = cpuset_new();
+        int os;
+
+        hwloc_bitmap_foreach_begin(os, nodeset)
+        {
+                if (topology_node_by_os(t, (unsigned)os) >= 0)
+                        cpuset_add(nodes, (unsigned)os);
+        }
+        hwloc_bitmap_foreach_end();
+        return cpuset_is_empty(nodes) ? NULL : g_steal_pointer(&nodes);
+}
+
+static unsigned count_cpu_nodes(const Topology *t)
+{
+        unsigned n = 0;
+
+        for (unsigned i = 0; i < t->nnodes; i++)
+                n += t->nodes[i].ncores > 0 && !t->nodes[i].no_local_memory;
+        return n;
+}
+
 void topology_load_pci(Topology *t, hwloc_topology_t topo)
 {
         g_autoptr(GArray) devices = g_array_new(FALSE, FALSE, sizeof(TopoPciDevice));
-        unsigned cpu_nodes = 0;
+        unsigned cpu_nodes = count_cpu_nodes(t);
         hwloc_obj_t obj = NULL;
 
-        for (unsigned i = 0; i < t->nnodes; i++)
-                cpu_nodes += t->nodes[i].ncores > 0 && !t->nodes[i].no_local_memory;
         if (cpu_nodes < 2)
                 return; /* one node: every device is as near as any other */
         while ((obj = hwloc_get_next_pcidev(topo, obj))) {
@@ -50,9 +73,11 @@ void topology_load_pci(Topology *t, hwloc_topology_t topo)
                 if (!parent || !parent->nodeset || a->dev > PCI_SLOT_MAX || a->func > PCI_FUNCTION_MAX)
                         continue;
                 d.nodes = local_nodes(t, parent->nodeset);
-                if (!d.nodes)
+                /* its nodes have no usable CPU: topology_pci_nearest() finds the nearest that have */
+                d.sits_on = d.nodes ? NULL : own_nodes(t, parent->nodeset);
+                if (!d.nodes && !d.sits_on)
                         continue;
-                if (cpuset_count(d.nodes) == cpu_nodes) { /* local to all: no locality */
+                if (d.nodes && cpuset_count(d.nodes) == cpu_nodes) { /* local to all: no locality */
                         cpuset_free(d.nodes);
                         continue;
                 }
@@ -62,4 +87,56 @@ void topology_load_pci(Topology *t, hwloc_topology_t topo)
         g_array_sort(devices, compare_address);
         t->npci = devices->len;
         t->pci = (TopoPciDevice *)(void *)g_array_free(g_steal_pointer(&devices), t->npci == 0);
+}
+
+/* The nodes with usable CPUs nearest to the nodes (OS indexes) in sits_on, node indexes; NULL when no
+ * node of sits_on is left, or no node with CPUs is reachable from them. */
+static CpuSet *nearest_cpu_nodes(const Topology *t, const CpuSet *sits_on)
+{
+        g_autoptr(CpuSet) nodes = cpuset_new();
+        uint32_t best = TOPOLOGY_UNREACHABLE;
+
+        for (unsigned c = 0; c < t->nnodes; c++) {
+                uint32_t d = TOPOLOGY_UNREACHABLE;
+
+                if (t->nodes[c].ncores == 0 || t->nodes[c].no_local_memory ||
+                    topology_distance(t, c, c) == TOPOLOGY_UNREACHABLE)
+                        continue;
+                /* from the CPUs to the device's node, as for memory-only nodes (topology_finish()) */
+                CPUSET_FOREACH (os, sits_on) {
+                        int m = topology_node_by_os(t, (unsigned)os);
+                        if (m >= 0)
+                                d = MIN(d, topology_distance(t, c, (unsigned)m));
+                }
+                if (d == TOPOLOGY_UNREACHABLE || d > best)
+                        continue;
+                if (d < best)
+                        cpuset_clear(nodes);
+                best = d;
+                cpuset_add(nodes, c);
+        }
+        return cpuset_is_empty(nodes) ? NULL : g_steal_pointer(&nodes);
+}
+
+void topology_pci_nearest(Topology *t)
+{
+        unsigned cpu_nodes = count_cpu_nodes(t), kept = 0;
+
+        for (unsigned i = 0; i < t->npci; i++) {
+                TopoPciDevice *d = &t->pci[i];
+
+                if (d->sits_on) {
+                        /* assumed distances say nothing of which node is nearest */
+                        d->nodes = t->distances_known ? nearest_cpu_nodes(t, d->sits_on) : NULL;
+                        if (!d->nodes || cpuset_count(d->nodes) == cpu_nodes) { /* no locality */
+                                cpuset_free(d->nodes);
+                                cpuset_free(d->sits_on);
+                                continue;
+                        }
+                }
+                t->pci[kept++] = *d;
+        }
+        t->npci = kept;
+        if (kept == 0)
+                g_clear_pointer(&t->pci, g_free);
 }

@@ -221,7 +221,22 @@ json "guest cells stay under the caches their <cachetune> reserves, whatever the
      and [c["nodes"] for c in dec("cachetune-cells")["cells"]] == [[0], [1], [0], [1]]
      and "not kept under the caches" not in dec("cachetune-cells")["reason"]'
 # a refused list prints no decision, not those before the bad one (text and JSON alike): nothing, or with
-# --json the error alone
+# a NIC on node 5, outside the nodes the export's guests may use (0, 1, 6): the nearest node with usable
+# CPUs by the distance matrix (node 6, 50 away; nodes 0-1 are 65), and the reason names both
+run plan --topology="$HERE/../topologies/uv-pci-disallowed.xml" --json --domain="$D/hostdev-cpuless.xml"
+json "<hostdev> on a node without usable CPU: node 6, the nearest with some, the reason says so" \
+    'dec("hostdev-cpuless")["nodes"] == [6] and
+     "near its PCI devices (node 6, the nearest with usable CPUs to node 5 they sit on)" in dec("hostdev-cpuless")["reason"]'
+
+# the cgroup allows nodes 0, 1, 6 and 7: nodes 6 and 7 are both 50 from node 5, the device is local to both
+sed -e '4s/allowed_nodeset="0x00000043"/allowed_nodeset="0x000000c3"/' \
+    -e '4s/allowed_cpuset="0x0000300f"/allowed_cpuset="0x0000f00f"/' \
+    "$HERE/../topologies/uv-pci-disallowed.xml" >"$TMP/uv-67.xml"
+run plan --topology="$TMP/uv-67.xml" --json --domain="$D/hostdev-cpuless.xml"
+json "<hostdev> on a node without usable CPU, two nodes as near: one of them, the reason names both" \
+    'dec("hostdev-cpuless")["nodes"] in ([6], [7]) and
+     "near its PCI devices (local to nodes 6-7, the nearest with usable CPUs to node 5 they sit on; the set has " in dec("hostdev-cpuless")["reason"]'
+
 for form in "" --json; do
     run plan $form --topology="$HOST" a:1:1G b:1:1G a:1:1G
     refused "a name given twice${form:+ ($form)} is refused before any decision" "argument 3: start a: already running"

@@ -133,6 +133,32 @@ pci_host "pack:2 numa:1(memory=64GB) l3:1 core:8 pu:2" xeon-2s-pci.xml \
 pci_host "pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2" two-node-pci.xml \
         "$(bridge 17 0000:17:00.0/0200)" "$(bridge af 0000:af:00.0/0200)"
 
+# An SGI UV2000-like export, trimmed: 8 sockets of one node and 2 cores, nodes 10 apart from themselves,
+# 20 within a blade pair, 50 within a group of four, 65 beyond; the guests' cgroup allows only nodes 0,
+# 1 and 6 (CPUs 0-3, 12-13). A NIC on node 1 (0000:17:00.0) and one on node 5 (0000:85:00.0), which has
+# no usable CPU: 50 from node 6, 65 from nodes 0-1.
+synthetic "pack:8 numa:1(memory=8GiB) l3:1 core:2 pu:1" "$tmp/uv.xml"
+sed -e '4s/allowed_cpuset="0x0000ffff"/allowed_cpuset="0x0000300f"/' \
+    -e '4s/allowed_nodeset="0x000000ff"/allowed_nodeset="0x00000043"/' \
+    -e "/<object type=\"Package\" os_index=\"1\"/a\\
+$(bridge 17 0000:17:00.0/0200)" -e "/<object type=\"Package\" os_index=\"5\"/a\\
+$(bridge 85 0000:85:00.0/0200)" "$tmp/uv.xml" >"$tmp/uv-pci.xml"
+uv=$(for i in 0 1 2 3 4 5 6 7; do for j in 0 1 2 3 4 5 6 7; do
+        if [ "$i" = "$j" ]; then echo 10; elif [ $((i / 2)) = $((j / 2)) ]; then echo 20;
+        elif [ $((i / 4)) = $((j / 4)) ]; then echo 50; else echo 65; fi; done; done)
+# shellcheck disable=SC2046,SC2086 # nodes and uv print one argument per node and value
+annotate "$tmp/uv-pci.xml" uv-pci-disallowed.xml 8 $(nodes 8) $uv
+# Two nodes of 2 cores x 2 threads and a CXL memory expander (node 2, 8 GiB) in a Group of its own with
+# the NIC behind its root port (0000:c0:00.0): 26 from node 0, 14 from node 1.
+synthetic "pack:2 numa:1(memory=8GiB) l3:1 core:2 pu:2" "$tmp/cxl.xml"
+awk -v grp='    <object type="Group" cpuset="0x0" complete_cpuset="0x0" nodeset="0x00000004" complete_nodeset="0x00000004" gp_index="200"><object type="NUMANode" os_index="2" cpuset="0x0" complete_cpuset="0x0" nodeset="0x00000004" complete_nodeset="0x00000004" gp_index="201" local_memory="8589934592" subtype="CXL-DRAM"/>'"$(bridge c0 0000:c0:00.0/0200)"'</object>' '
+        { lines[NR] = $0 }
+        /^  <\/object>$/ { last = NR }
+        END { for (i = 1; i <= NR; i++) { if (i == last) print grp; print lines[i] } }' "$tmp/cxl.xml" |
+        sed -e '4s/nodeset="0x00000003" complete_nodeset="0x00000003" allowed_nodeset="0x00000003"/nodeset="0x00000007" complete_nodeset="0x00000007" allowed_nodeset="0x00000007"/' \
+                >"$tmp/cxl-pci.xml"
+annotate "$tmp/cxl-pci.xml" cxl-pci.xml 3 numa:0 numa:1 numa:2 10 20 26  20 10 14  26 14 10
+
 # An NVIDIA GH200, trimmed: node 0 with 4 cores and 64 GiB, the GPU's HBM as CPU-less node 1 (16 GiB) and two
 # of the firmware's GPU partition placeholder nodes with 0 B (nodes 2-3; a real GH200 has eight), every node
 # 80 from every other. In gh200-placeholders.xml hwloc names node 1 GPUMemory (hwloc 2.11 and later, from the
