@@ -1,5 +1,6 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include <errno.h>
+#include <ftw.h>
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <signal.h>
@@ -360,6 +361,138 @@ START_TEST(test_pci_nearest_needs_distances)
         ck_assert_ptr_null(topology_pci_nodes(none, pci_address(0, 0xc0, 0, 0)));
         ck_assert(even->distances_known);
         ck_assert_uint_eq(even->npci, 0);
+}
+END_TEST
+
+/* Writes text to root/rel, making its directories. */
+static void put_file(const char *root, const char *rel, const char *text)
+{
+        g_autofree char *path = g_build_filename(root, rel, NULL);
+        g_autofree char *dir = g_path_get_dirname(path);
+
+        ck_assert_int_eq(g_mkdir_with_parents(dir, 0755), 0);
+        ck_assert(g_file_set_contents(path, text, -1, NULL));
+}
+
+static void put_link(const char *root, const char *rel, const char *target)
+{
+        g_autofree char *path = g_build_filename(root, rel, NULL);
+        g_autofree char *dir = g_path_get_dirname(path);
+
+        ck_assert_int_eq(g_mkdir_with_parents(dir, 0755), 0);
+        ck_assert_int_eq(symlink(target, path), 0);
+}
+
+static int remove_one(const char *path, const struct stat *st, int flag, struct FTW *ftw)
+{
+        (void)st, (void)flag, (void)ftw;
+        return remove(path);
+}
+
+/*
+ * A live host's sysfs, trimmed (read through HWLOC_FSROOT): node 0 with CPU 0, node 1 with CPU 1, node 2
+ * without CPUs (30 from node 0, 14 from node 1), and a NIC on its own bus (0000:c0:00.0) whose numa_node
+ * is 2 and whose local_cpus names no CPU, as the kernel shows a device on a node without CPUs.
+ */
+static char *fake_sysfs(void)
+{
+        char *root = g_dir_make_tmp("test-topology-sysfs-XXXXXX", NULL);
+        static const char *const distance[] = {"10 20 30\n", "20 10 14\n", "30 14 10\n"};
+        static const char *const cpumap[] = {"1\n", "2\n", "0\n"}, *const cpulist[] = {"0\n", "1\n", "\n"};
+        const char *pci = "sys/devices/pci0000:c0/0000:c0:00.0";
+
+        ck_assert_ptr_nonnull(root);
+        put_file(root, "proc/cpuinfo", "processor\t: 0\nprocessor\t: 1\n");
+        put_file(root, "proc/meminfo", "MemTotal: 12582912 kB\n");
+        for (const char *const *f = (const char *const[]){"online", "possible", "present", NULL}; *f; f++) {
+                g_autofree char *rel = g_strdup_printf("sys/devices/system/cpu/%s", *f);
+                put_file(root, rel, "0-1\n");
+        }
+        for (unsigned c = 0; c < 2; c++) {
+                static const char *const mask[] = {"1\n", "2\n"}, *const list[] = {"0\n", "1\n"};
+                static const char *const files[][2] = {
+                    {"physical_package_id", "0\n"},  {"package_cpus", "3\n"},
+                    {"package_cpus_list", "0-1\n"},  {"core_siblings", "3\n"},
+                    {"core_siblings_list", "0-1\n"},
+                };
+                g_autofree char *id = g_strdup_printf("%u\n", c);
+                g_autofree char *dir = g_strdup_printf("sys/devices/system/cpu/cpu%u", c);
+                g_autofree char *online = g_strconcat(dir, "/online", NULL);
+                g_autofree char *core = g_strconcat(dir, "/topology/core_id", NULL);
+                g_autofree char *sib = g_strconcat(dir, "/topology/thread_siblings", NULL);
+                g_autofree char *sibl = g_strconcat(dir, "/topology/thread_siblings_list", NULL);
+                g_autofree char *cc = g_strconcat(dir, "/topology/core_cpus", NULL);
+                g_autofree char *ccl = g_strconcat(dir, "/topology/core_cpus_list", NULL);
+
+                put_file(root, online, "1\n");
+                put_file(root, core, id);
+                put_file(root, sib, mask[c]);
+                put_file(root, sibl, list[c]);
+                put_file(root, cc, mask[c]);
+                put_file(root, ccl, list[c]);
+                for (unsigned k = 0; k < G_N_ELEMENTS(files); k++) {
+                        g_autofree char *rel = g_strdup_printf("%s/topology/%s", dir, files[k][0]);
+                        put_file(root, rel, files[k][1]);
+                }
+        }
+        for (const char *const *f =
+                 (const char *const[]){"online", "possible", "has_memory", "has_normal_memory", NULL};
+             *f; f++) {
+                g_autofree char *rel = g_strdup_printf("sys/devices/system/node/%s", *f);
+                put_file(root, rel, "0-2\n");
+        }
+        put_file(root, "sys/devices/system/node/has_cpu", "0-1\n");
+        for (unsigned n = 0; n < 3; n++) {
+                g_autofree char *dir = g_strdup_printf("sys/devices/system/node/node%u", n);
+                g_autofree char *meminfo = g_strconcat(dir, "/meminfo", NULL);
+                g_autofree char *dist = g_strconcat(dir, "/distance", NULL);
+                g_autofree char *map = g_strconcat(dir, "/cpumap", NULL);
+                g_autofree char *list = g_strconcat(dir, "/cpulist", NULL);
+                g_autofree char *link = g_strdup_printf("sys/bus/node/devices/node%u", n);
+                g_autofree char *target = g_strdup_printf("../../../devices/system/node/node%u", n);
+                g_autofree char *mem = g_strdup_printf("Node %u MemTotal:        4194304 kB\n", n);
+
+                put_file(root, meminfo, mem);
+                put_file(root, dist, distance[n]);
+                put_file(root, map, cpumap[n]);
+                put_file(root, list, cpulist[n]);
+                put_link(root, link, target);
+        }
+        for (const char *const *kv =
+                 (const char *const[]){"class", "0x020000\n", "vendor", "0x8086\n", "device", "0x1572\n",
+                                       "revision", "0x01\n", "local_cpus", "0\n", "numa_node", "2\n", NULL};
+             *kv; kv += 2) {
+                g_autofree char *rel = g_strdup_printf("%s/%s", pci, kv[0]);
+                put_file(root, rel, kv[1]);
+        }
+        put_link(root, "sys/bus/pci/devices/0000:c0:00.0", "../../../devices/pci0000:c0/0000:c0:00.0");
+        return root;
+}
+
+/* On the live host a device on a node without CPUs hangs off the whole machine in hwloc (no local
+ * CPUs in sysfs): its numa_node still places it, near the nearest node with CPUs. */
+START_TEST(test_pci_nearest_live_host)
+{
+        g_autofree char *root = fake_sysfs();
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        const TopoPciDevice *d;
+
+        int r;
+
+        g_setenv("HWLOC_FSROOT", root, TRUE);
+        g_setenv("HWLOC_COMPONENTS", "-x86", TRUE);
+        r = topology_load("host", &t, &error);
+        g_unsetenv("HWLOC_FSROOT");
+        g_unsetenv("HWLOC_COMPONENTS");
+        ck_assert_int_eq(nftw(root, remove_one, 16, FTW_DEPTH | FTW_PHYS), 0);
+        ck_assert_msg(r == 0, "%s", error);
+        ck_assert_uint_eq(t->nnodes, 3);
+        d = topology_pci_device(t, pci_address(0, 0xc0, 0, 0));
+        ck_assert_ptr_nonnull(d);
+        ck_assert_uint_eq(cpuset_count(d->nodes), 1);
+        ck_assert(cpuset_has(d->nodes, (unsigned)topology_node_by_os(t, 1)));
+        assert_cpus(d->sits_on, "2");
 }
 END_TEST
 
@@ -1349,6 +1482,7 @@ static Suite *topology_suite(void)
         tcase_add_test(load, test_pci_locality);
         tcase_add_test(load, test_pci_nearest_with_cpus);
         tcase_add_test(load, test_pci_nearest_needs_distances);
+        tcase_add_test(load, test_pci_nearest_live_host);
         suite_add_tcase(s, load);
 
         tcase_add_test(odd, test_memory_only_fixture);

@@ -969,7 +969,7 @@ static int topology_build(const char *source, hwloc_topology_t topo, const char 
         build_l3(t, topo, core_obj);
         topology_load_l2(t, topo, core_obj);
         topology_load_core_kinds(t, topo, core_obj);
-        topology_load_pci(t, topo);
+        topology_load_pci(t, topo, g_str_equal(source, "host") ? fs_root() : NULL);
         topology_load_caches(t, topo);
 
         if (min_threads != t->max_threads)

@@ -1,7 +1,9 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "topology-pci.h"
+#include "file-read.h"
 #include "pci.h"
 
+#include <errno.h>
 #include <stdlib.h>
 
 void topology_pci_filter(hwloc_topology_t topo)
@@ -57,7 +59,46 @@ static unsigned count_cpu_nodes(const Topology *t)
         return n;
 }
 
-void topology_load_pci(Topology *t, hwloc_topology_t topo)
+/* The node the live host's sysfs gives the device (its numa_node), or -1 when it gives none. */
+static int sysfs_numa_node(const char *root, const struct hwloc_pcidev_attr_s *a)
+{
+        g_autofree char *path = g_strdup_printf("%s/sys/bus/pci/devices/%04x:%02x:%02x.%x/numa_node", root,
+                                                a->domain, a->bus, a->dev, a->func);
+        g_autofree char *text = NULL, *why = NULL;
+        size_t len = 0;
+        char *end;
+        long v;
+
+        if (file_read_bounded(path, 64, &text, &len, &why) < 0)
+                return -1;
+        errno = 0;
+        v = strtol(text, &end, 10);
+        if (errno || end == text || v < 0 || v >= (long)TOPOLOGY_NODES_MAX)
+                return -1;
+        return (int)v;
+}
+
+/*
+ * On the live host hwloc hangs a device off the whole machine when sysfs names no CPUs local to it, which
+ * is what the kernel shows for a device on a node without CPUs (a CXL expander's, an HBM node's) or
+ * whose CPUs are all offline: its numa_node still names the node. Sets d->sits_on to it when that node
+ * has no usable CPU.
+ */
+static void machine_device_node(const Topology *t, const char *root, const struct hwloc_pcidev_attr_s *a,
+                                TopoPciDevice *d)
+{
+        int os = sysfs_numa_node(root, a);
+        int n = os >= 0 ? topology_node_by_os(t, (unsigned)os) : -1;
+
+        if (n < 0 || t->nodes[n].ncores > 0 || t->nodes[n].no_local_memory)
+                return;
+        g_clear_pointer(&d->nodes, cpuset_free);
+        g_clear_pointer(&d->sits_on, cpuset_free);
+        d->sits_on = cpuset_new();
+        cpuset_add(d->sits_on, (unsigned)os);
+}
+
+void topology_load_pci(Topology *t, hwloc_topology_t topo, const char *sysfs_root)
 {
         g_autoptr(GArray) devices = g_array_new(FALSE, FALSE, sizeof(TopoPciDevice));
         unsigned cpu_nodes = count_cpu_nodes(t);
@@ -75,6 +116,8 @@ void topology_load_pci(Topology *t, hwloc_topology_t topo)
                 d.nodes = local_nodes(t, parent->nodeset);
                 /* its nodes have no usable CPU: topology_pci_nearest() finds the nearest that have */
                 d.sits_on = d.nodes ? NULL : own_nodes(t, parent->nodeset);
+                if (sysfs_root && !parent->parent)
+                        machine_device_node(t, sysfs_root, a, &d);
                 if (!d.nodes && !d.sits_on)
                         continue;
                 if (d.nodes && cpuset_count(d.nodes) == cpu_nodes) { /* local to all: no locality */
