@@ -536,7 +536,9 @@ static bool search_pass(const SetSearch *s, const unsigned *single, Plan *plan, 
                 if (pass < 2 && need_all && (set->mask & need_mask) != need_mask)
                         continue;
                 load = set_sums_get(&s->sums, set);
-                if (load.free_memory < s->memory || load.usable_pus == 0)
+                /* each kind of its memory in its own room (hugepages in the pools) */
+                if (load.free_memory < s->memory || load.usable_pus == 0 ||
+                    !host_view_kinds_fit(s->v, nodeset_members(table, set), set->nnodes))
                         continue;
                 if (plan->candidates->len < POLICY_KEEP_CANDIDATES)
                         keep_candidate(s->v, plan, r, set, &load, false, false);

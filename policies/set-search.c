@@ -358,6 +358,17 @@ void set_search_done(SetSearch *s)
  * without those nodes is a candidate of its own (checked through the mask index: without one, as above
  * 16 nodes, the set is kept).
  */
+/* host_view_kinds_fit() of the nodes of a mask of node indexes. */
+static bool mask_kinds_fit(const SetSearch *s, uint32_t mask)
+{
+        unsigned nodes[32], n = 0;
+
+        for (unsigned i = 0; i < 32; i++)
+                if (mask >> i & 1)
+                        nodes[n++] = i;
+        return host_view_kinds_fit(s->v, nodes, n);
+}
+
 static bool set_has_idle_node(const SetSearch *s, const NodeSet *set, const Plan *plan)
 {
         const NodeSetTable *table = s->table;
@@ -384,8 +395,10 @@ static bool set_has_idle_node(const SetSearch *s, const NodeSet *set, const Plan
                         memory += s->v->node_free_memory[members[i]];
                 }
         /* nodes with free cores but short of memory (CPUs local to no node, a full node): the members
-         * nearest them that have memory are useful too, the nearest first, until it fits */
-        while (useful && memory < s->memory) {
+         * nearest them that have memory are useful too, the nearest first, until it fits (each kind of
+         * it, when some guest cells have ordinary memory beside hugepages: one node's ordinary memory
+         * holds none of another's pages) */
+        while (useful && (memory < s->memory || !mask_kinds_fit(s, useful))) {
                 int best = -1;
                 uint32_t best_distance = UINT32_MAX;
                 for (unsigned i = 0; i < set->nnodes; i++) {

@@ -562,6 +562,84 @@ START_TEST(test_partial_pages_without_pool_unplaceable)
 }
 END_TEST
 
+/* A guest whose hugepage cell needs the pools of several nodes, beside a small cell of ordinary memory: a
+ * node set's pools, not its two kinds of memory together, say which of its nodes the guest needs. */
+static DomainSpec *pool_spread_spec(unsigned vcpus, unsigned page_gib)
+{
+        g_autofree char *xml = g_strdup_printf(
+            "<domain type='kvm'><name>spread</name><vcpu>%u</vcpu><memoryBacking><hugepages>"
+            "<page size='1' unit='GiB'/><page size='4' unit='KiB' nodeset='1'/></hugepages></memoryBacking>"
+            "<cpu><numa><cell id='0' cpus='0-%u' memory='%u' unit='GiB'/><cell id='1' cpus='%u' memory='8' "
+            "unit='KiB'/></numa></cpu></domain>",
+            vcpus, vcpus - 2, page_gib, vcpus - 1);
+        g_autofree char *error = NULL;
+        DomainSpec *spec = NULL;
+
+        ck_assert_msg(domain_xml_parse(xml, &spec, &error) == 0, "%s", error);
+        return spec;
+}
+
+/* What each node's pool holds of the plan is within its free pages. */
+static void assert_pages_within_pools(const Topology *t, const Ledger *l, const Plan *plan)
+{
+        for (unsigned n = 0; n < t->nnodes; n++)
+                ck_assert_msg(plan_node_pages(plan, n) <= ledger_node_free_hugepages(l, n, GiB),
+                              "node %u: %" PRIu64 " bytes in pages, %" PRIu64 " free: %s", n,
+                              plan_node_pages(plan, n), ledger_node_free_hugepages(l, n, GiB), plan->reason);
+}
+
+/* 50 GiB of 1 GiB pages fit only the pools of all four nodes of spr-snc2 (16 GiB each): one node's
+ * ordinary memory holding as much does not make the other nodes idle. */
+START_TEST(test_partial_pages_set_spans_pools)
+{
+        g_autofree char *path = test_topology_path("spr-snc2.xml");
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(DomainSpec) spec = pool_spread_spec(8, 50);
+        g_auto(RequestShape) shape = {0};
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "spread", .vcpus = 8, .memory = 50 * GiB + 8192};
+        g_autoptr(Plan) plan = NULL;
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        g_autoptr(Ledger) l = ledger_new(t);
+        domain_request_shape(spec, t, &req, &shape);
+        plan = policy_place(t, l, &req, &params);
+        ck_assert_msg(plan->result == PLAN_PLACED && cpuset_count(plan->nodes) == 4, "%s: %s",
+                      plan_result_to_string(plan->result), plan->reason);
+        assert_pages_within_pools(t, l, plan);
+}
+END_TEST
+
+/* Every core taken: overcommitted, the guest still goes to a set whose pools hold its hugepage cell, not
+ * to the nearest node whose pool and ordinary memory hold as much together. */
+START_TEST(test_partial_pages_overcommit_spans_pools)
+{
+        g_autofree char *path = test_topology_path("spr-snc2.xml");
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(DomainSpec) spec = pool_spread_spec(4, 20);
+        g_auto(RequestShape) shape = {0};
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "spread", .vcpus = 4, .memory = 20 * GiB + 8192};
+        g_autoptr(Plan) plan = NULL;
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        g_autoptr(Ledger) l = ledger_new(t);
+        for (unsigned i = 0; i < 4; i++) {
+                g_autofree char *name = g_strdup_printf("busy%u", i);
+                PlacementRequest busy = {.name = name, .vcpus = 16, .memory = GiB};
+                Plan *p = policy_place(t, l, &busy, &params);
+                ck_assert_int_eq(ledger_commit(l, name, p), 0);
+        }
+        domain_request_shape(spec, t, &req, &shape);
+        plan = policy_place(t, l, &req, &params);
+        ck_assert_msg(plan->result == PLAN_OVERCOMMITTED && cpuset_count(plan->nodes) >= 2, "%s: %s",
+                      plan_result_to_string(plan->result), plan->reason);
+        assert_pages_within_pools(t, l, plan);
+}
+END_TEST
+
 /* Pins made by hand on such a guest: its ordinary cell is held in ordinary memory, its other cell in the
  * pool, as the daemon counts it again after a restart. */
 START_TEST(test_adopted_partial_pages_by_kind)
@@ -610,6 +688,8 @@ static Suite *hugepages_suite(void)
         tcase_add_test(tc, test_general_memory_apart_from_pools);
         tcase_add_test(tc, test_adopted_pins_keep_memory_in_pool);
         tcase_add_test(tc, test_page_nodeset_backs_named_cells_only);
+        tcase_add_test(tc, test_partial_pages_set_spans_pools);
+        tcase_add_test(tc, test_partial_pages_overcommit_spans_pools);
         tcase_add_test(tc, test_cell_without_page_is_ordinary_memory);
         tcase_add_test(tc, test_adopted_partial_pages_by_kind);
         tcase_add_test(tc, test_partial_pages_need_pool_room);
