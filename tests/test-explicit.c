@@ -255,6 +255,22 @@ START_TEST(test_short_memory_said)
 }
 END_TEST
 
+/* Free memory just below a unit's edge (1 KiB short of 1 GiB) reads "1024.0 MiB" in its own unit, which is
+ * 1.0 GiB: the reason gives it in the unit that shows it short. */
+START_TEST(test_short_memory_at_unit_edge_said)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, GiB - 1024, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+
+        const Plan *plan = test_place(t, l, &p, "vm", 2, GiB);
+        ck_assert_int_eq(plan->result, PLAN_UNPLACEABLE);
+        ck_assert_msg(strstr(plan->reason, "no node set has 1.0 GiB of free memory (1048575.0 KiB free on "
+                                           "the whole host)") != NULL,
+                      "%s", plan->reason);
+}
+END_TEST
+
 /* A guest its definition binds to an HBM node, unplaceable (every CPU reserved): its memory is on node 1
  * by that binding, not by MemoryTiers= (empty), and the reason does not say it is. */
 START_TEST(test_bound_hbm_unplaceable_said)
@@ -839,6 +855,7 @@ static Suite *explicit_suite(void)
         tcase_add_test(tc, test_all_cpus_reserved);
         tcase_add_test(tc, test_huge_reserve);
         tcase_add_test(tc, test_short_memory_said);
+        tcase_add_test(tc, test_short_memory_at_unit_edge_said);
         tcase_add_test(tc, test_bound_hbm_unplaceable_said);
         tcase_add_test(tc, test_bound_to_disallowed_node);
         tcase_add_test(tc, test_overcommit);

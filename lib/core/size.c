@@ -4,6 +4,7 @@
 #include <ctype.h>
 #include <errno.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <strings.h>
 
@@ -39,10 +40,12 @@ int size_parse(const char *text, uint64_t *ret)
         return -EINVAL;
 }
 
+static const char *const unit_names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+
 /* bytes in the unit of the given rank (0 B, 1 KiB, ... 6 EiB), at most the one size_format() picks */
 static char *size_format_in(uint64_t bytes, unsigned rank, char *buf, unsigned len)
 {
-        static const char *const names[] = {"B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+        const char *const *names = unit_names;
         unsigned i = 0;
         double v = (double)bytes;
 
@@ -62,17 +65,32 @@ char *size_format(uint64_t bytes, char *buf, unsigned len)
         return size_format_in(bytes, 6, buf, len);
 }
 
+/* The bytes a figure of size_format_in() reads as: "1024.0 MiB" is as much as "1.0 GiB". */
+static double figure_bytes(const char *text)
+{
+        char *unit;
+        double v = strtod(text, &unit);
+
+        while (*unit == ' ')
+                unit++;
+        for (unsigned i = 0; i < sizeof(unit_names) / sizeof(unit_names[0]); i++, v *= 1024.0)
+                if (strcmp(unit, unit_names[i]) == 0)
+                        return v;
+        return v;
+}
+
 char *size_format_short_of(uint64_t bytes, uint64_t than, char *buf, unsigned len)
 {
         char other[64];
 
         size_format(bytes, buf, len);
-        if (bytes >= than || strcmp(buf, size_format(than, other, sizeof(other))) != 0)
+        if (bytes >= than || figure_bytes(buf) < figure_bytes(size_format(than, other, sizeof(other))))
                 return buf;
-        /* the same figure for both: a smaller unit tells them apart (bytes at worst) */
+        /* the same figure for both, or one that reads as much in a smaller unit (1 KiB short of 1 GiB is
+         * "1024.0 MiB"): a smaller unit tells them apart (bytes at worst) */
         for (unsigned rank = 5; rank > 0; rank--)
-                if (strcmp(size_format_in(bytes, rank, buf, len),
-                           size_format_in(than, rank, other, sizeof(other))) != 0)
+                if (figure_bytes(size_format_in(bytes, rank, buf, len)) <
+                    figure_bytes(size_format_in(than, rank, other, sizeof(other))))
                         return buf;
         return size_format_in(bytes, 0, buf, len);
 }
