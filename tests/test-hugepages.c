@@ -670,6 +670,139 @@ START_TEST(test_adopted_partial_pages_by_kind)
 }
 END_TEST
 
+/* A random guest of 1-4 cells, each backed by a <page> naming it (1 GiB, 2 MiB or the 4 KiB base page), by
+ * the <page> without a nodeset, or by ordinary memory, some bound by a <memnode>. */
+static DomainSpec *random_cells_spec(GRand *r, unsigned i, const Topology *t)
+{
+        static const char *const sizes[] = {"size='1' unit='GiB'", "size='2' unit='MiB'",
+                                            "size='4' unit='KiB'"};
+        unsigned ncells = (unsigned)g_rand_int_range(r, 1, 5);
+        g_autoptr(GString) xml = g_string_new(NULL), pages = g_string_new(NULL), cells = g_string_new(NULL),
+                           memnodes = g_string_new(NULL);
+        g_autofree char *error = NULL;
+        DomainSpec *spec = NULL;
+
+        if (g_rand_boolean(r))
+                g_string_append_printf(pages, "<page %s/>", sizes[g_rand_int_range(r, 0, 3)]);
+        for (unsigned c = 0; c < ncells; c++) {
+                unsigned gib = (unsigned)g_rand_int_range(r, 0, 12);
+                int kind = g_rand_int_range(r, 0, 4); /* 3: no <page> names it */
+                if (kind < 3)
+                        g_string_append_printf(pages, "<page %s nodeset='%u'/>", sizes[kind], c);
+                g_string_append_printf(cells, "<cell id='%u' cpus='%u' memory='%u' unit='MiB'/>", c, c,
+                                       gib * 1024 + (g_rand_boolean(r) ? 512 : 0));
+                if (g_rand_int_range(r, 0, 4) == 0)
+                        g_string_append_printf(memnodes, "<memnode cellid='%u' mode='%s' nodeset='%u'/>", c,
+                                               g_rand_boolean(r) ? "strict" : "preferred",
+                                               t->nodes[g_rand_int_range(r, 0, (gint32)t->nnodes)].os_index);
+        }
+        g_string_append_printf(
+            xml,
+            "<domain type='kvm'><name>g%u</name><vcpu>%u</vcpu><memoryBacking><hugepages>%s"
+            "</hugepages></memoryBacking>%s%s%s<cpu><numa>%s</numa></cpu></domain>",
+            i, ncells, pages->str, memnodes->len ? "<numatune>" : "", memnodes->str,
+            memnodes->len ? "</numatune>" : "", cells->str);
+        ck_assert_msg(domain_xml_parse(xml->str, &spec, &error) == 0, "%s: %s", xml->str, error);
+        return spec;
+}
+
+/* The ledger's ordinary memory per node and every pool's held bytes, in one array. */
+static GArray *ledger_snapshot(const Topology *t, const Ledger *l)
+{
+        GArray *a = g_array_new(FALSE, FALSE, sizeof(uint64_t));
+
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                uint64_t v = ledger_node_memory(l, n);
+                g_array_append_val(a, v);
+                for (unsigned k = 0; k < t->nodes[n].nhugepages; k++) {
+                        v = ledger_node_hugepages(l, n, t->nodes[n].hugepages[k].size);
+                        g_array_append_val(a, v);
+                }
+        }
+        return a;
+}
+
+static bool same_snapshot(const GArray *a, const GArray *b)
+{
+        return a->len == b->len && memcmp(a->data, b->data, sizeof(uint64_t) * a->len) == 0;
+}
+
+/* Property: guests whose cells mix hugepages and ordinary memory, placed or adopted as their pins run, each
+ * committed in turn: the ledger holds each plan's pages in its pool and its ordinary memory in the node's,
+ * a release right away gives back exactly what the commit took, and releasing them all in any order
+ * leaves the ledger empty. */
+START_TEST(test_mixed_cells_ledger_exact)
+{
+        static const char *const hosts[] = {"spr-snc2.xml", "two-node-hugepages.xml"};
+        g_autofree char *path = test_topology_path(hosts[_i % 2]);
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(GRand) r = g_rand_new_with_seed(1000 + (guint32)_i);
+        g_autoptr(GPtrArray) keys = g_ptr_array_new_with_free_func(g_free);
+        PlacementParams params = test_params(_i % 4 < 2 ? POLICY_EXPLICIT : POLICY_COMPAT);
+        unsigned mixed = 0;
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        g_autoptr(Ledger) l = ledger_new(t);
+        for (unsigned i = 0; i < 40; i++) {
+                g_autoptr(DomainSpec) spec = random_cells_spec(r, i, t);
+                g_auto(RequestShape) shape = {0};
+                g_autoptr(GArray) before = ledger_snapshot(t, l), after = NULL, released = NULL;
+                char *key = g_strdup_printf("g%u", i);
+                PlacementRequest req = domain_request(spec, spec);
+                Plan *plan;
+
+                domain_request_shape(spec, t, &req, &shape);
+                if (g_rand_int_range(r, 0, 3) == 0) { /* pinned by hand where its cells say */
+                        CpuSet **pins = g_new0(CpuSet *, MAX(req.vcpus, 1));
+                        for (unsigned v = 0; v < req.vcpus; v++) {
+                                pins[v] = cpuset_new();
+                                cpuset_add(pins[v],
+                                           t->pus[g_rand_int_range(r, 0, (gint32)t->npus)].os_index);
+                        }
+                        plan = policy_adopt(t, l, &req, pins, &params);
+                        for (unsigned v = 0; v < req.vcpus; v++)
+                                cpuset_free(pins[v]);
+                        g_free(pins);
+                } else {
+                        plan = policy_place(t, l, &req, &params);
+                }
+                mixed += plan->node_ordinary != NULL;
+                for (unsigned n = 0; n < plan->nnode_memory; n++)
+                        ck_assert_uint_eq(plan_node_pages(plan, n) + plan_node_ordinary(plan, n),
+                                          plan->node_memory[n]);
+                ck_assert_int_eq(ledger_commit(l, key, plan_copy(plan)), 0);
+                after = ledger_snapshot(t, l);
+                for (unsigned n = 0, k = 0; n < t->nnodes; n++) {
+                        uint64_t *b = &g_array_index(before, uint64_t, k),
+                                 *a = &g_array_index(after, uint64_t, k);
+                        ck_assert_uint_eq(a[0] - b[0], plan_node_ordinary(plan, n));
+                        for (unsigned p = 0; p < t->nodes[n].nhugepages; p++)
+                                ck_assert_uint_eq(a[1 + p] - b[1 + p],
+                                                  t->nodes[n].hugepages[p].size == plan->hugepage_size
+                                                      ? plan_node_pages(plan, n)
+                                                      : 0);
+                        k += 1 + t->nodes[n].nhugepages;
+                }
+                if (g_rand_boolean(r)) {
+                        ck_assert_int_eq(ledger_release(l, key), 0);
+                        released = ledger_snapshot(t, l);
+                        ck_assert_msg(same_snapshot(before, released), "%s: release did not restore", key);
+                        ck_assert_int_eq(ledger_commit(l, key, plan_copy(plan)), 0);
+                }
+                plan_free(plan);
+                g_ptr_array_add(keys, key);
+        }
+        while (keys->len) {
+                unsigned k = (unsigned)g_rand_int_range(r, 0, (gint32)keys->len);
+                ck_assert_int_eq(ledger_release(l, g_ptr_array_index(keys, k)), 0);
+                g_ptr_array_remove_index_fast(keys, k);
+        }
+        ck_assert(ledger_is_empty(l));
+        ck_assert_uint_gt(mixed, 5); /* the guests mixed the two kinds */
+}
+END_TEST
+
 static Suite *hugepages_suite(void)
 {
         Suite *s = suite_create("hugepages");
@@ -690,6 +823,7 @@ static Suite *hugepages_suite(void)
         tcase_add_test(tc, test_page_nodeset_backs_named_cells_only);
         tcase_add_test(tc, test_partial_pages_set_spans_pools);
         tcase_add_test(tc, test_partial_pages_overcommit_spans_pools);
+        tcase_add_loop_test(tc, test_mixed_cells_ledger_exact, 0, 8);
         tcase_add_test(tc, test_cell_without_page_is_ordinary_memory);
         tcase_add_test(tc, test_adopted_partial_pages_by_kind);
         tcase_add_test(tc, test_partial_pages_need_pool_room);
