@@ -203,30 +203,58 @@ static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, Plan *
         return 0;
 }
 
+/* The host nodes guest cell id's <memnode> binds it to, else NULL. */
+static const CpuSet *cell_memnode(const DomainSpec *live, unsigned id)
+{
+        const CpuSet *nodes = NULL;
+
+        for (unsigned k = 0; live->memnodes && k < live->memnodes->len; k++)
+                if (g_array_index(live->memnodes, DomainMemnode, k).cellid == id)
+                        nodes = g_array_index(live->memnodes, DomainMemnode, k).nodes;
+        return nodes;
+}
+
 /* Of a recorded plan whose guest cells are not all hugepage-backed (DomainSpec.hugepages_partial), the
  * memory of each ordinary cell counted as ordinary memory: on the nodes its <memnode> binds it to (where
- * placementd binds each cell), else on any recorded node, within what the record has there. Kept when
- * counting the domain as it runs found it already. */
+ * placementd binds each cell), else on any recorded node, within what the record has there beside the
+ * pages of the hugepage-backed cells a <memnode> binds there (those pages are on their nodes; only a record
+ * that holds less takes them too). Kept when counting the domain as it runs found it already. */
 static void adopt_ordinary_cells(const Topology *t, const DomainSpec *live, Plan *plan)
 {
+        g_autofree uint64_t *bound_pages = NULL;
+
         if (!live->hugepages_partial || plan->node_ordinary)
                 return;
         plan->node_ordinary = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
+        bound_pages = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
         for (unsigned i = 0; live->cells && i < live->cells->len; i++) {
                 const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
-                const CpuSet *nodes = NULL;
+                const CpuSet *nodes = c->hugepages ? cell_memnode(live, c->id) : NULL;
+                uint64_t bytes = c->memory;
+                for (unsigned n = 0; nodes && n < plan->nnode_memory && n < t->nnodes && bytes; n++) {
+                        uint64_t take;
+                        if (!cpuset_has(nodes, t->nodes[n].os_index))
+                                continue;
+                        take = MIN(bytes, plan->node_memory[n] - bound_pages[n]);
+                        bound_pages[n] += take;
+                        bytes -= take;
+                }
+        }
+        for (unsigned i = 0; live->cells && i < live->cells->len; i++) {
+                const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
+                const CpuSet *nodes = cell_memnode(live, c->id);
                 uint64_t bytes = c->memory;
                 if (c->hugepages)
                         continue;
-                for (unsigned k = 0; live->memnodes && k < live->memnodes->len; k++)
-                        if (g_array_index(live->memnodes, DomainMemnode, k).cellid == c->id)
-                                nodes = g_array_index(live->memnodes, DomainMemnode, k).nodes;
-                for (unsigned pass = 0; pass < 2 && bytes; pass++)
+                /* its <memnode> nodes, then any, beside the bound pages; then any at all */
+                for (unsigned pass = 0; pass < 3 && bytes; pass++)
                         for (unsigned n = 0; n < plan->nnode_memory && n < t->nnodes && bytes; n++) {
-                                uint64_t take;
+                                uint64_t room = plan->node_memory[n] - plan->node_ordinary[n], take;
                                 if (pass == 0 && nodes && !cpuset_has(nodes, t->nodes[n].os_index))
                                         continue;
-                                take = MIN(bytes, plan->node_memory[n] - plan->node_ordinary[n]);
+                                if (pass < 2)
+                                        room -= MIN(room, bound_pages[n]);
+                                take = MIN(bytes, room);
                                 plan->node_ordinary[n] += take;
                                 bytes -= take;
                         }

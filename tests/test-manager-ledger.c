@@ -387,6 +387,60 @@ START_TEST(test_partial_hugepages_counted_alike_after_restart)
 }
 END_TEST
 
+/* The same kind of guest with its hugepage cell bound to node 0 by a <memnode> and its ordinary cell left
+ * to the domain's binding (nodes 0-1): node 0's general memory taken by another guest, its ordinary cell
+ * goes to node 1 but for what node 0 still holds. At a restart the record's bytes on node 0 are first
+ * the hugepage cell's, which its <memnode> keeps there: node 0's pool stays held, node 1's is not taken
+ * for pages that are not there. */
+START_TEST(test_partial_hugepages_bound_counted_alike_after_restart)
+{
+        g_autofree char *topology = test_topology_path("two-node-hugepages.xml");
+        uint64_t pages[2], ordinary[2];
+        virDomainPtr dom, fill_pool, fill_memory;
+        Manager *m;
+        const Decision *d;
+
+        m = fixture_manager_new(base, topology, NULL);
+        fill_pool =
+            start_xml("l-fpool", "32", 1,
+                      "<memoryBacking><hugepages><page size='2' unit='MiB'/></hugepages></memoryBacking>"
+                      "<numatune><memory mode='strict' nodeset='1'/></numatune>");
+        ck_assert(spin_known(m, "l-fpool", 3000));
+        fill_memory =
+            start_xml("l-fmem", "900", 1, "<numatune><memory mode='strict' nodeset='0'/></numatune>");
+        ck_assert(spin_known(m, "l-fmem", 3000));
+        dom = start_xml("l-pbound", "864", 2,
+                        "<memoryBacking><hugepages><page size='2' unit='MiB' nodeset='0'/></hugepages>"
+                        "</memoryBacking><numatune><memory mode='strict' nodeset='0-1'/>"
+                        "<memnode cellid='0' mode='strict' nodeset='0'/></numatune><cpu><numa>"
+                        "<cell id='0' cpus='0' memory='64' unit='MiB'/>"
+                        "<cell id='1' cpus='1' memory='800' unit='MiB'/></numa></cpu>");
+        ck_assert(spin_known(m, "l-pbound", 3000));
+        d = manager_lookup(m, "l-pbound");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
+        for (unsigned n = 0; n < 2; n++) {
+                pages[n] = ledger_node_hugepages(manager_ledger(m), n, 2u << 20);
+                ordinary[n] = ledger_node_memory(manager_ledger(m), n);
+        }
+        ck_assert_uint_eq(pages[0], 64u << 20);
+        ck_assert_uint_eq(pages[1], 32u << 20);
+        free_manager(m);
+        m = fixture_manager_new(base, topology, NULL);
+        d = manager_lookup(m, "l-pbound");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(d->adopted, "its own record was not adopted: %s", d->reason);
+        for (unsigned n = 0; n < 2; n++) {
+                ck_assert_uint_eq(ledger_node_hugepages(manager_ledger(m), n, 2u << 20), pages[n]);
+                ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), n), ordinary[n]);
+        }
+        stop(dom);
+        stop(fill_pool);
+        stop(fill_memory);
+        free_manager(m);
+}
+END_TEST
+
 /* A hand-pinned domain's record from an older placementd counts its memory where the pins moved its
  * vCPUs, not on the node its binding keeps it: a skipped record's memory is not taken from it, so the
  * record is adopted and the hand pin stands (refused, the domain was placed anew and its pin undone). */
@@ -650,6 +704,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_forged_record_memory_off_its_binding);
         tcase_add_test(tc, test_hugepage_record_adopted);
         tcase_add_test(tc, test_partial_hugepages_counted_alike_after_restart);
+        tcase_add_test(tc, test_partial_hugepages_bound_counted_alike_after_restart);
         tcase_add_test(tc, test_skipped_record_memory_not_read);
         tcase_add_test(tc, test_records_of_unbound_memory_adopted);
         tcase_add_test(tc, test_poolless_binding_record_adopted);
