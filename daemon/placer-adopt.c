@@ -218,10 +218,15 @@ static const CpuSet *cell_memnode(const DomainSpec *live, unsigned id)
  * memory of each ordinary cell counted as ordinary memory: on the nodes its <memnode> binds it to (where
  * placementd binds each cell), else on any recorded node, within what the record has there beside the
  * pages of the hugepage-backed cells a <memnode> binds there (those pages are on their nodes; only a record
- * that holds less takes them too). Kept when counting the domain as it runs found it already. */
-static void adopt_ordinary_cells(const Topology *t, const DomainSpec *live, Plan *plan)
+ * that holds less takes them too); a cell no <memnode> binds first on the nodes its vCPUs run on, where
+ * placementd counts a cell's memory first. Then the nodes whose pools have the least room left for the
+ * plan's pages first: a record says bytes per node, and the pages are where a pool had room for them. Kept
+ * when counting the domain as it runs found it already. */
+static void adopt_ordinary_cells(const Topology *t, const Ledger *l, const DomainSpec *live, Plan *plan)
 {
-        g_autofree uint64_t *bound_pages = NULL;
+        unsigned nnodes = MIN(plan->nnode_memory, t->nnodes);
+        g_autofree uint64_t *bound_pages = NULL, *pool_room = NULL;
+        g_autofree unsigned *order = NULL;
 
         if (!live->hugepages_partial || plan->node_ordinary)
                 return;
@@ -231,7 +236,7 @@ static void adopt_ordinary_cells(const Topology *t, const DomainSpec *live, Plan
                 const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
                 const CpuSet *nodes = c->hugepages ? cell_memnode(live, c->id) : NULL;
                 uint64_t bytes = c->memory;
-                for (unsigned n = 0; nodes && n < plan->nnode_memory && n < t->nnodes && bytes; n++) {
+                for (unsigned n = 0; nodes && n < nnodes && bytes; n++) {
                         uint64_t take;
                         if (!cpuset_has(nodes, t->nodes[n].os_index))
                                 continue;
@@ -240,17 +245,35 @@ static void adopt_ordinary_cells(const Topology *t, const DomainSpec *live, Plan
                         bytes -= take;
                 }
         }
+        /* the nodes by the room their pools have left for more of its pages, the least first */
+        pool_room = g_new0(uint64_t, MAX(nnodes, 1));
+        order = g_new0(unsigned, MAX(nnodes, 1));
+        for (unsigned n = 0; n < nnodes; n++) {
+                uint64_t free_pages = ledger_node_free_hugepages(l, n, plan->hugepage_size);
+                unsigned k = n;
+                pool_room[n] = free_pages - MIN(free_pages, bound_pages[n]);
+                for (; k > 0 && pool_room[order[k - 1]] > pool_room[n]; k--)
+                        order[k] = order[k - 1];
+                order[k] = n;
+        }
         for (unsigned i = 0; live->cells && i < live->cells->len; i++) {
                 const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
                 const CpuSet *nodes = cell_memnode(live, c->id);
+                g_autoptr(CpuSet) runs_on = cpuset_new(); /* node indexes of its vCPUs' recorded CPUs */
                 uint64_t bytes = c->memory;
                 if (c->hugepages)
                         continue;
-                /* its <memnode> nodes, then any, beside the bound pages; then any at all */
+                for (unsigned v = 0; !nodes && c->vcpus && v < plan->nvcpus; v++)
+                        if (plan->vcpu_pu[v] >= 0 && cpuset_has(c->vcpus, plan_vcpu_id(plan, v)))
+                                cpuset_add(runs_on, t->cores[t->pus[plan->vcpu_pu[v]].core].node);
+                /* its <memnode> nodes, else the nodes its vCPUs run on (where placementd counts a cell's
+                 * memory first), then any, beside the bound pages; then any at all */
                 for (unsigned pass = 0; pass < 3 && bytes; pass++)
-                        for (unsigned n = 0; n < plan->nnode_memory && n < t->nnodes && bytes; n++) {
+                        for (unsigned j = 0; j < nnodes && bytes; j++) {
+                                unsigned n = order[j];
                                 uint64_t room = plan->node_memory[n] - plan->node_ordinary[n], take;
-                                if (pass == 0 && nodes && !cpuset_has(nodes, t->nodes[n].os_index))
+                                if (pass == 0 && (nodes ? !cpuset_has(nodes, t->nodes[n].os_index)
+                                                        : !cpuset_has(runs_on, n)))
                                         continue;
                                 if (pass < 2)
                                         room -= MIN(room, bound_pages[n]);
@@ -277,7 +300,7 @@ static int adopt_hugepages(Manager *m, const DomainSpec *live, Plan *plan, char 
                 return 0;
         plan->hugepage_size =
             live->hugepage_size ? live->hugepage_size : topology_default_hugepage_size(m->topology);
-        adopt_ordinary_cells(m->topology, live, plan);
+        adopt_ordinary_cells(m->topology, m->ledger, live, plan);
         for (unsigned n = 0; plan->result != PLAN_ADOPTED && n < plan->nnode_memory; n++)
                 if (plan_node_ordinary(plan, n) > m->topology->nodes[n].memory) {
                         *ret_error = g_strdup_printf("its memory on node %u exceeds the node's",

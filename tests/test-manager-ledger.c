@@ -441,6 +441,60 @@ START_TEST(test_partial_hugepages_bound_counted_alike_after_restart)
 }
 END_TEST
 
+/* Neither cell of such a guest bound by a <memnode>, node 1's pool taken by another guest: its pages are on
+ * node 0, its ordinary cell on node 1 but for what node 0 still holds. At a restart the record's bytes are
+ * first ordinary memory where the pools have the least room for pages: on node 1, the pages back on node 0,
+ * and the record adopted (it was refused as more pages than node 1's pool holds, the guest placed anew at
+ * every restart). */
+START_TEST(test_partial_hugepages_unbound_cells_adopted_alike)
+{
+        g_autofree char *topology = test_topology_path("two-node-hugepages.xml");
+        uint64_t pages[2], ordinary[2];
+        virDomainPtr dom, fill_pool, fill_memory;
+        Manager *m;
+        const Decision *d;
+
+        m = fixture_manager_new(base, topology, NULL);
+        fill_pool =
+            start_xml("l-fpool2", "128", 1,
+                      "<memoryBacking><hugepages><page size='2' unit='MiB'/></hugepages></memoryBacking>"
+                      "<numatune><memory mode='strict' nodeset='1'/></numatune>");
+        ck_assert(spin_known(m, "l-fpool2", 3000));
+        fill_memory =
+            start_xml("l-fmem2", "900", 1, "<numatune><memory mode='strict' nodeset='0'/></numatune>");
+        ck_assert(spin_known(m, "l-fmem2", 3000));
+        dom = start_xml("l-punbound", "864", 2,
+                        "<memoryBacking><hugepages><page size='2' unit='MiB' nodeset='0'/></hugepages>"
+                        "</memoryBacking><numatune><memory mode='strict' nodeset='0-1'/>"
+                        "</numatune><cpu><numa>"
+                        "<cell id='0' cpus='0' memory='64' unit='MiB'/>"
+                        "<cell id='1' cpus='1' memory='800' unit='MiB'/></numa></cpu>");
+        ck_assert(spin_known(m, "l-punbound", 3000));
+        d = manager_lookup(m, "l-punbound");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
+        for (unsigned n = 0; n < 2; n++) {
+                pages[n] = ledger_node_hugepages(manager_ledger(m), n, 2u << 20);
+                ordinary[n] = ledger_node_memory(manager_ledger(m), n);
+        }
+        ck_assert_uint_eq(pages[0], 64u << 20);
+        ck_assert_uint_eq(pages[1], 128u << 20);
+        free_manager(m);
+        m = fixture_manager_new(base, topology, NULL);
+        d = manager_lookup(m, "l-punbound");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(d->adopted, "its own record was not adopted: %s", d->reason);
+        for (unsigned n = 0; n < 2; n++) {
+                ck_assert_uint_eq(ledger_node_hugepages(manager_ledger(m), n, 2u << 20), pages[n]);
+                ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), n), ordinary[n]);
+        }
+        stop(dom);
+        stop(fill_pool);
+        stop(fill_memory);
+        free_manager(m);
+}
+END_TEST
+
 /* A hand-pinned domain's record from an older placementd counts its memory where the pins moved its
  * vCPUs, not on the node its binding keeps it: a skipped record's memory is not taken from it, so the
  * record is adopted and the hand pin stands (refused, the domain was placed anew and its pin undone). */
@@ -705,6 +759,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_hugepage_record_adopted);
         tcase_add_test(tc, test_partial_hugepages_counted_alike_after_restart);
         tcase_add_test(tc, test_partial_hugepages_bound_counted_alike_after_restart);
+        tcase_add_test(tc, test_partial_hugepages_unbound_cells_adopted_alike);
         tcase_add_test(tc, test_skipped_record_memory_not_read);
         tcase_add_test(tc, test_records_of_unbound_memory_adopted);
         tcase_add_test(tc, test_poolless_binding_record_adopted);
