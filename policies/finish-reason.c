@@ -46,6 +46,9 @@ static char *cells_across_note(const SetChoice *choice)
                     choice->cells_apart_a, choice->cells_apart_b, choice->cells_apart_g);
         case CELLS_ACROSS_NO_ROOM:
                 return g_strdup("; its guest cells cross the packages: no nearer set has the room for them");
+        case CELLS_ACROSS_BOUND:
+                return g_strdup("; its guest cells cross the packages, as its <numatune><memnode> elements "
+                                "bind them there");
         case CELLS_ACROSS_SPLIT:
                 return g_strdup("; its guest cells cross the packages: a nearer set would split a cell over "
                                 "its nodes");

@@ -554,6 +554,35 @@ static unsigned vcpu_packages(const Topology *t, const Plan *plan, const int *vc
         return cpuset_count(packages);
 }
 
+/* Whether the guest cells' own <memnode> bindings (those to nodes with cores, where the cells' vCPUs go)
+ * leave no package with a node of each: the definition itself puts its cells in several packages. */
+static bool cells_bound_across(const SetSearch *s)
+{
+        const Topology *t = s->v->t;
+        const PlacementRequest *req = s->v->req;
+
+        if (!req || t->npackages < 2)
+                return false;
+        for (unsigned p = 0; p < t->npackages; p++) {
+                bool all = true, any = false;
+                for (unsigned c = 0; all && c < req->ncells; c++) {
+                        bool here = false, cores = false;
+                        for (unsigned n = 0; req->cells[c].memory_nodes && n < t->nnodes; n++) {
+                                if (!t->nodes[n].ncores ||
+                                    !cpuset_has(req->cells[c].memory_nodes, t->nodes[n].os_index))
+                                        continue;
+                                cores = true;
+                                here = here || t->cores[t->nodes[n].core_first].package == p;
+                        }
+                        any = any || cores;
+                        all = !cores || here;
+                }
+                if (!any || all)
+                        return false;
+        }
+        return true;
+}
+
 /*
  * A set that holds each guest cell whole with all its memory on its node (out, the cells_whole walk) may
  * lie farther than one that has the room for the domain as the same guest without cells would take it:
@@ -593,7 +622,8 @@ static void cells_keep_near(const SetSearch *s, Plan *plan, SetChoice *out)
         if (!set_search_room(&spill, plan, &near) ||
             table->candidates[near.rank].max_distance >= whole->max_distance) {
                 if (across)
-                        out->cells_across = CELLS_ACROSS_NO_ROOM;
+                        out->cells_across =
+                            cells_bound_across(s) ? CELLS_ACROSS_BOUND : CELLS_ACROSS_NO_ROOM;
                 goto keep;
         }
         near_set = &table->candidates[near.rank];

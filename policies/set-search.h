@@ -90,6 +90,7 @@ typedef enum CellsAcross {
         CELLS_ACROSS_GUEST,   /* the guest holds the cells across them apart (cells_guest_apart()) */
         CELLS_ACROSS_NO_ROOM, /* no nearer set has the room for them, whole or with memory spilled */
         CELLS_ACROSS_SPLIT,   /* a nearer set would split a cell's vCPUs over its nodes */
+        CELLS_ACROSS_BOUND,   /* their own <memnode> bindings lie in packages no one of which has them all */
 } CellsAcross;
 
 /* The set a search settled on. */

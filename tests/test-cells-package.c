@@ -265,6 +265,36 @@ START_TEST(test_cells_bound_by_memnode_keep_their_node)
 }
 END_TEST
 
+/* Both cells bound by their <memnode>, to node 1 and node 2: the definition puts them in two packages,
+ * on an idle host with room in either, and the reason says so rather than that no nearer set has room. */
+START_TEST(test_cells_bound_across_said)
+{
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) on1 = cpuset_new(), on2 = cpuset_new();
+
+        cpuset_add(on1, 1);
+        cpuset_add(on2, 2);
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                Cells c;
+                int node[2];
+
+                cells_make(&c, 2, 2, 4 * GiB, 0);
+                c.cells[0].memory_nodes = on1;
+                c.cells[1].memory_nodes = on2;
+                g_autoptr(Plan) p = place(t, l, kinds[k], &c, 4, 8 * GiB, 0);
+                ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                cell_nodes(t, p, &c, node);
+                ck_assert_msg(node[0] == 1 && node[1] == 2, "%s", p->reason);
+                ck_assert_msg(strstr(p->reason, "its guest cells cross the packages, as its "
+                                                "<numatune><memnode> elements bind them there") &&
+                                  !strstr(p->reason, "no nearer set has the room"),
+                              "%s", p->reason);
+                cells_clear(&c);
+        }
+}
+END_TEST
+
 /* Package 0 has the cores (5 + 5 free) but no node of it holds a 6-vCPU cell: rather than split that cell
  * across nodes 0-1, the cells keep their nodes across the packages (6 on node 2, 2 on node 1), and the
  * reason says why. */
@@ -310,6 +340,7 @@ static Suite *cells_package_suite(void)
         tcase_add_test(tc, test_cells_that_fit_one_package_unchanged);
         tcase_add_test(tc, test_cells_cross_when_no_package_has_room);
         tcase_add_test(tc, test_cells_bound_by_memnode_keep_their_node);
+        tcase_add_test(tc, test_cells_bound_across_said);
         tcase_add_test(tc, test_cells_not_split_to_stay_in_a_package);
         suite_add_tcase(s, tc);
         return s;
