@@ -387,14 +387,24 @@ START_TEST(test_partial_hugepages_counted_alike_after_restart)
 }
 END_TEST
 
-/* The same kind of guest with its hugepage cell bound to node 0 by a <memnode> and its ordinary cell left
- * to the domain's binding (nodes 0-1): node 0's general memory taken by another guest, its ordinary cell
- * goes to node 1 but for what node 0 still holds. At a restart the record's bytes on node 0 are first
- * the hugepage cell's, which its <memnode> keeps there: node 0's pool stays held, node 1's is not taken
- * for pages that are not there. */
-START_TEST(test_partial_hugepages_bound_counted_alike_after_restart)
+/*
+ * A guest of a 64 MiB cell in 2 MiB pages (node 0's pool: <page nodeset='0'>) and an 800 MiB ordinary cell,
+ * bound to nodes 0-1, beside a guest holding pool_mib of node 1's pool and one holding most of node 0's
+ * general memory (its ordinary cell then goes to node 1 but for what node 0 still holds): a restart counts
+ * each node's pages and ordinary memory as the first daemon did. memnode binds the hugepage cell, or is "".
+ */
+static void partial_hugepages_restart(const char *suffix, const char *pool_mib, const char *memnode)
 {
         g_autofree char *topology = test_topology_path("two-node-hugepages.xml");
+        g_autofree char *pool_name = g_strdup_printf("l-fpool%s", suffix);
+        g_autofree char *memory_name = g_strdup_printf("l-fmem%s", suffix);
+        g_autofree char *name = g_strdup_printf("l-partial%s", suffix);
+        g_autofree char *xml = g_strdup_printf(
+            "<memoryBacking><hugepages><page size='2' unit='MiB' nodeset='0'/></hugepages></memoryBacking>"
+            "<numatune><memory mode='strict' nodeset='0-1'/>%s</numatune><cpu><numa>"
+            "<cell id='0' cpus='0' memory='64' unit='MiB'/>"
+            "<cell id='1' cpus='1' memory='800' unit='MiB'/></numa></cpu>",
+            memnode);
         uint64_t pages[2], ordinary[2];
         virDomainPtr dom, fill_pool, fill_memory;
         Manager *m;
@@ -402,21 +412,16 @@ START_TEST(test_partial_hugepages_bound_counted_alike_after_restart)
 
         m = fixture_manager_new(base, topology, NULL);
         fill_pool =
-            start_xml("l-fpool", "32", 1,
+            start_xml(pool_name, pool_mib, 1,
                       "<memoryBacking><hugepages><page size='2' unit='MiB'/></hugepages></memoryBacking>"
                       "<numatune><memory mode='strict' nodeset='1'/></numatune>");
-        ck_assert(spin_known(m, "l-fpool", 3000));
+        ck_assert(spin_known(m, pool_name, 3000));
         fill_memory =
-            start_xml("l-fmem", "900", 1, "<numatune><memory mode='strict' nodeset='0'/></numatune>");
-        ck_assert(spin_known(m, "l-fmem", 3000));
-        dom = start_xml("l-pbound", "864", 2,
-                        "<memoryBacking><hugepages><page size='2' unit='MiB' nodeset='0'/></hugepages>"
-                        "</memoryBacking><numatune><memory mode='strict' nodeset='0-1'/>"
-                        "<memnode cellid='0' mode='strict' nodeset='0'/></numatune><cpu><numa>"
-                        "<cell id='0' cpus='0' memory='64' unit='MiB'/>"
-                        "<cell id='1' cpus='1' memory='800' unit='MiB'/></numa></cpu>");
-        ck_assert(spin_known(m, "l-pbound", 3000));
-        d = manager_lookup(m, "l-pbound");
+            start_xml(memory_name, "900", 1, "<numatune><memory mode='strict' nodeset='0'/></numatune>");
+        ck_assert(spin_known(m, memory_name, 3000));
+        dom = start_xml(name, "864", 2, xml);
+        ck_assert(spin_known(m, name, 3000));
+        d = manager_lookup(m, name);
         ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
                       d->reason);
         for (unsigned n = 0; n < 2; n++) {
@@ -424,10 +429,10 @@ START_TEST(test_partial_hugepages_bound_counted_alike_after_restart)
                 ordinary[n] = ledger_node_memory(manager_ledger(m), n);
         }
         ck_assert_uint_eq(pages[0], 64u << 20);
-        ck_assert_uint_eq(pages[1], 32u << 20);
+        ck_assert_uint_eq(pages[1], g_ascii_strtoull(pool_mib, NULL, 10) << 20);
         free_manager(m);
         m = fixture_manager_new(base, topology, NULL);
-        d = manager_lookup(m, "l-pbound");
+        d = manager_lookup(m, name);
         ck_assert_ptr_nonnull(d);
         ck_assert_msg(d->adopted, "its own record was not adopted: %s", d->reason);
         for (unsigned n = 0; n < 2; n++) {
@@ -439,59 +444,23 @@ START_TEST(test_partial_hugepages_bound_counted_alike_after_restart)
         stop(fill_memory);
         free_manager(m);
 }
+
+/* The hugepage cell bound to node 0 by a <memnode>: at a restart the record's bytes on node 0 are first
+ * that cell's, which its <memnode> keeps there: node 0's pool stays held, node 1's is not taken for pages
+ * that are not there. */
+START_TEST(test_partial_hugepages_bound_counted_alike_after_restart)
+{
+        partial_hugepages_restart("b", "32", "<memnode cellid='0' mode='strict' nodeset='0'/>");
+}
 END_TEST
 
-/* Neither cell of such a guest bound by a <memnode>, node 1's pool taken by another guest: its pages are on
- * node 0, its ordinary cell on node 1 but for what node 0 still holds. At a restart the record's bytes are
- * first ordinary memory where the pools have the least room for pages: on node 1, the pages back on node 0,
- * and the record adopted (it was refused as more pages than node 1's pool holds, the guest placed anew at
- * every restart). */
+/* Neither cell bound by a <memnode>, node 1's pool taken by another guest: at a restart the record's bytes
+ * are first ordinary memory where the pools have the least room for pages: on node 1, the pages back on
+ * node 0, and the record adopted (it was refused as more pages than node 1's pool holds, the guest placed
+ * anew at every restart). */
 START_TEST(test_partial_hugepages_unbound_cells_adopted_alike)
 {
-        g_autofree char *topology = test_topology_path("two-node-hugepages.xml");
-        uint64_t pages[2], ordinary[2];
-        virDomainPtr dom, fill_pool, fill_memory;
-        Manager *m;
-        const Decision *d;
-
-        m = fixture_manager_new(base, topology, NULL);
-        fill_pool =
-            start_xml("l-fpool2", "128", 1,
-                      "<memoryBacking><hugepages><page size='2' unit='MiB'/></hugepages></memoryBacking>"
-                      "<numatune><memory mode='strict' nodeset='1'/></numatune>");
-        ck_assert(spin_known(m, "l-fpool2", 3000));
-        fill_memory =
-            start_xml("l-fmem2", "900", 1, "<numatune><memory mode='strict' nodeset='0'/></numatune>");
-        ck_assert(spin_known(m, "l-fmem2", 3000));
-        dom = start_xml("l-punbound", "864", 2,
-                        "<memoryBacking><hugepages><page size='2' unit='MiB' nodeset='0'/></hugepages>"
-                        "</memoryBacking><numatune><memory mode='strict' nodeset='0-1'/>"
-                        "</numatune><cpu><numa>"
-                        "<cell id='0' cpus='0' memory='64' unit='MiB'/>"
-                        "<cell id='1' cpus='1' memory='800' unit='MiB'/></numa></cpu>");
-        ck_assert(spin_known(m, "l-punbound", 3000));
-        d = manager_lookup(m, "l-punbound");
-        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
-                      d->reason);
-        for (unsigned n = 0; n < 2; n++) {
-                pages[n] = ledger_node_hugepages(manager_ledger(m), n, 2u << 20);
-                ordinary[n] = ledger_node_memory(manager_ledger(m), n);
-        }
-        ck_assert_uint_eq(pages[0], 64u << 20);
-        ck_assert_uint_eq(pages[1], 128u << 20);
-        free_manager(m);
-        m = fixture_manager_new(base, topology, NULL);
-        d = manager_lookup(m, "l-punbound");
-        ck_assert_ptr_nonnull(d);
-        ck_assert_msg(d->adopted, "its own record was not adopted: %s", d->reason);
-        for (unsigned n = 0; n < 2; n++) {
-                ck_assert_uint_eq(ledger_node_hugepages(manager_ledger(m), n, 2u << 20), pages[n]);
-                ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), n), ordinary[n]);
-        }
-        stop(dom);
-        stop(fill_pool);
-        stop(fill_memory);
-        free_manager(m);
+        partial_hugepages_restart("u", "128", "");
 }
 END_TEST
 
