@@ -15,20 +15,6 @@ static const PolicyKind kinds[] = {POLICY_EXPLICIT, POLICY_COMPAT};
  * cells of most of them. */
 static const PolicyKind by_cores[] = {POLICY_EXPLICIT};
 
-/* A domain of its own with cores cores of node core_node (from its first) and memory on mem_node. */
-static void hold(const Topology *t, Ledger *l, const char *name, unsigned core_node, unsigned cores,
-                 unsigned mem_node, uint64_t memory)
-{
-        g_autoptr(Plan) f = plan_new(name, cores, memory, t->nnodes);
-
-        f->result = PLAN_PLACED;
-        for (unsigned i = 0; i < cores; i++)
-                f->vcpu_pu[i] = (int)t->cores[t->nodes[core_node].core_first + i].pu_first;
-        f->node_memory[mem_node] = memory;
-        cpuset_add(f->nodes, core_node);
-        ck_assert_int_eq(ledger_commit(l, name, plan_copy(f)), 0);
-}
-
 /*
  * Sapphire Rapids in SNC2 (nodes 0-1 and 2-3 12 apart, 21 across): node 0 with 8 free cores and 6 GiB
  * free, node 1 with 7 free cores, node 2 with 4, node 3 with 2. A guest of two 4-vCPU 16 GiB cells has
@@ -39,9 +25,9 @@ static Ledger *spr_busy(const Topology *t)
 {
         Ledger *l = ledger_new(t);
 
-        hold(t, l, "memory0", 1, 1, 0, 97 * GiB + GiB / 4);
-        hold(t, l, "cores2", 2, 4, 2, 8 * GiB);
-        hold(t, l, "cores3", 3, 6, 3, 8 * GiB);
+        test_hold(t, l, "memory0", 1, 1, 0, 97 * GiB + GiB / 4);
+        test_hold(t, l, "cores2", 2, 4, 2, 8 * GiB);
+        test_hold(t, l, "cores3", 3, 6, 3, 8 * GiB);
         return l;
 }
 
@@ -192,9 +178,9 @@ START_TEST(test_cells_that_fit_one_package_unchanged)
         g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
         g_autoptr(Ledger) l = ledger_new(t);
 
-        hold(t, l, "memory0", 1, 1, 0, 97 * GiB + GiB / 4);
-        hold(t, l, "cores2", 2, 4, 2, 8 * GiB);
-        hold(t, l, "cores3", 3, 4, 3, 8 * GiB);
+        test_hold(t, l, "memory0", 1, 1, 0, 97 * GiB + GiB / 4);
+        test_hold(t, l, "cores2", 2, 4, 2, 8 * GiB);
+        test_hold(t, l, "cores3", 3, 4, 3, 8 * GiB);
         for (unsigned k = 0; k < G_N_ELEMENTS(by_cores); k++) {
                 Cells c;
                 int node[2];
@@ -219,10 +205,10 @@ START_TEST(test_cells_cross_when_no_package_has_room)
         g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
         g_autoptr(Ledger) l = ledger_new(t);
 
-        hold(t, l, "cores0", 0, 4, 0, 8 * GiB);
-        hold(t, l, "cores1", 1, 8, 1, 8 * GiB);
-        hold(t, l, "cores2", 2, 4, 2, 8 * GiB);
-        hold(t, l, "cores3", 3, 8, 3, 8 * GiB);
+        test_hold(t, l, "cores0", 0, 4, 0, 8 * GiB);
+        test_hold(t, l, "cores1", 1, 8, 1, 8 * GiB);
+        test_hold(t, l, "cores2", 2, 4, 2, 8 * GiB);
+        test_hold(t, l, "cores3", 3, 8, 3, 8 * GiB);
         for (unsigned k = 0; k < G_N_ELEMENTS(by_cores); k++) {
                 Cells c;
                 int node[2];
@@ -303,10 +289,10 @@ START_TEST(test_cells_not_split_to_stay_in_a_package)
         g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
         g_autoptr(Ledger) l = ledger_new(t);
 
-        hold(t, l, "memory0", 0, 3, 0, 97 * GiB + GiB / 4);
-        hold(t, l, "cores1", 1, 3, 1, 8 * GiB);
-        hold(t, l, "cores2", 2, 2, 2, 8 * GiB);
-        hold(t, l, "cores3", 3, 8, 3, 8 * GiB);
+        test_hold(t, l, "memory0", 0, 3, 0, 97 * GiB + GiB / 4);
+        test_hold(t, l, "cores1", 1, 3, 1, 8 * GiB);
+        test_hold(t, l, "cores2", 2, 2, 2, 8 * GiB);
+        test_hold(t, l, "cores3", 3, 8, 3, 8 * GiB);
         for (unsigned k = 0; k < G_N_ELEMENTS(by_cores); k++) {
                 static const char *const lists[] = {"0-5", "6-7"};
                 Cells c;

@@ -127,20 +127,6 @@ START_TEST(test_pmem_dax)
 }
 END_TEST
 
-/* A domain of its own with cores cores of node core_node (from its first) and memory on mem_node. */
-static void hold(const Topology *t, Ledger *l, const char *name, unsigned core_node, unsigned cores,
-                 unsigned mem_node, uint64_t memory)
-{
-        g_autoptr(Plan) f = plan_new(name, cores, memory, t->nnodes);
-
-        f->result = PLAN_PLACED;
-        for (unsigned i = 0; i < cores; i++)
-                f->vcpu_pu[i] = (int)t->cores[t->nodes[core_node].core_first + i].pu_first;
-        f->node_memory[mem_node] = memory;
-        cpuset_add(f->nodes, core_node);
-        ck_assert_int_eq(ledger_commit(l, name, plan_copy(f)), 0);
-}
-
 /* Persistent memory of the other socket (node 3, local to node 2's CPUs) taken by a guest whose vCPUs run
  * on node 0, both sockets' DRAM and node 0's own NVM full: the reason gave only "(nvm, 28 from its
  * vCPUs)", as it would for a far node of one package; it says the memory is in the other package. Its
@@ -152,9 +138,9 @@ START_TEST(test_lower_tier_other_package_said)
         PlacementParams params = test_params(POLICY_EXPLICIT);
         const Plan *p;
 
-        hold(t, l, "dram0", 0, 1, 0, t->nodes[0].memory);
-        hold(t, l, "dram2", 2, 4, 2, t->nodes[2].memory);
-        hold(t, l, "nvm1", 0, 0, 1, t->nodes[1].memory - 1 * GiB);
+        test_hold(t, l, "dram0", 0, 1, 0, t->nodes[0].memory);
+        test_hold(t, l, "dram2", 2, 4, 2, t->nodes[2].memory);
+        test_hold(t, l, "nvm1", 0, 0, 1, t->nodes[1].memory - 1 * GiB);
         p = test_place(t, l, &params, "a", 2, 8 * GiB);
         ck_assert_int_eq(p->result, PLAN_PLACED);
         ck_assert_uint_eq(p->node_memory[3], 7 * GiB);

@@ -53,3 +53,17 @@ static inline unsigned test_max_per_core(const Topology *t, const Plan *p)
         }
         return max;
 }
+
+/* A domain of its own with cores cores of node core_node (from its first) and memory on mem_node. */
+static inline void test_hold(const Topology *t, Ledger *l, const char *name, unsigned core_node,
+                             unsigned cores, unsigned mem_node, uint64_t memory)
+{
+        g_autoptr(Plan) f = plan_new(name, cores, memory, t->nnodes);
+
+        f->result = PLAN_PLACED;
+        for (unsigned i = 0; i < cores; i++)
+                f->vcpu_pu[i] = (int)t->cores[t->nodes[core_node].core_first + i].pu_first;
+        f->node_memory[mem_node] = memory;
+        cpuset_add(f->nodes, core_node);
+        ck_assert_int_eq(ledger_commit(l, name, plan_copy(f)), 0);
+}
