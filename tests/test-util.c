@@ -80,3 +80,44 @@ void test_remove_dir(const char *dir)
         }
         g_rmdir(dir);
 }
+
+void test_assert_same_shape(const Topology *a, const Topology *b)
+{
+        ck_assert_uint_eq(a->nnodes, b->nnodes);
+        ck_assert_uint_eq(a->npackages, b->npackages);
+        ck_assert_uint_eq(a->ncores, b->ncores);
+        ck_assert_uint_eq(a->npus, b->npus);
+        ck_assert_uint_eq(a->nl3, b->nl3);
+        ck_assert_uint_eq(a->max_threads, b->max_threads);
+        ck_assert_int_eq(a->distances_known, b->distances_known);
+        ck_assert_int_eq(a->flat, b->flat);
+        ck_assert(cpuset_equal(a->all_pus, b->all_pus));
+        for (unsigned i = 0; i < a->nnodes; i++) {
+                ck_assert_uint_eq(a->nodes[i].os_index, b->nodes[i].os_index);
+                ck_assert_uint_eq(a->nodes[i].memory, b->nodes[i].memory);
+                ck_assert_uint_eq(a->nodes[i].core_first, b->nodes[i].core_first);
+                ck_assert_uint_eq(a->nodes[i].ncores, b->nodes[i].ncores);
+                ck_assert_uint_eq(a->nodes[i].npus, b->nodes[i].npus);
+                ck_assert(cpuset_equal(a->nodes[i].cpus, b->nodes[i].cpus));
+        }
+        for (unsigned i = 0; i < a->npackages; i++) {
+                ck_assert_uint_eq(a->packages[i].os_index, b->packages[i].os_index);
+                ck_assert(cpuset_equal(a->packages[i].nodes, b->packages[i].nodes));
+        }
+        for (unsigned i = 0; i < a->ncores; i++) {
+                ck_assert_uint_eq(a->cores[i].node, b->cores[i].node);
+                ck_assert_uint_eq(a->cores[i].package, b->cores[i].package);
+                ck_assert_uint_eq(a->cores[i].l3, b->cores[i].l3);
+                ck_assert_uint_eq(a->cores[i].os_index, b->cores[i].os_index);
+                ck_assert_uint_eq(a->cores[i].pu_first, b->cores[i].pu_first);
+                ck_assert_uint_eq(a->cores[i].npus, b->cores[i].npus);
+        }
+        for (unsigned i = 0; i < a->npus; i++) {
+                ck_assert_uint_eq(a->pus[i].os_index, b->pus[i].os_index);
+                ck_assert_uint_eq(a->pus[i].core, b->pus[i].core);
+        }
+        ck_assert_mem_eq(a->distance, b->distance, sizeof(uint32_t) * a->nnodes * a->nnodes);
+        ck_assert_uint_eq(a->notes->len, b->notes->len);
+        for (unsigned i = 0; i < a->notes->len; i++)
+                ck_assert_str_eq(g_ptr_array_index(a->notes, i), g_ptr_array_index(b->notes, i));
+}

@@ -28,6 +28,10 @@ DomainSpec *test_domain_parse(const char *xml);
  * and guest shape); nothing is committed. */
 Plan *test_place_xml(const Topology *t, const Ledger *l, const char *xml, const PlacementParams *params);
 
+/* Fails the test unless a and b hold the same host's shape: counts, nodes (memory, cores, CPUs), packages,
+ * cores, PUs, distances and notes; not the source, memory or CPU kinds, caches or PCI devices. */
+void test_assert_same_shape(const Topology *a, const Topology *b);
+
 /* Removes the directory dir and the files in it (a test's temporary directory). */
 void test_remove_dir(const char *dir);
 
