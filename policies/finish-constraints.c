@@ -69,6 +69,20 @@ CpuSet *finish_cells_binding_nodes(const PlacementRequest *req)
         return nodes;
 }
 
+/* "; node 1 has 14.9 GiB free for the 20.0 GiB bound there: ..." for memory (what, e.g. " of ordinary
+ * memory") a binding that does not fall back puts on a node with less free. */
+static void memory_short_said(GString *s, unsigned os_index, uint64_t free_bytes, uint64_t bytes,
+                              const char *what)
+{
+        char a[32], c[32];
+
+        g_string_append_printf(s,
+                               "; node %u has %s free for the %s%s bound there: the guest cannot get all "
+                               "its memory (the kernel reclaims, swaps or kills)",
+                               os_index, size_format_short_of(free_bytes, bytes, a, sizeof(a)),
+                               size_format(bytes, c, sizeof(c)), what);
+}
+
 /* Bound memory beyond what its nodes have free: said, as QEMU will not find the hugepages, and the
  * kernel cannot give more than a node has under a binding that does not fall back: a <numatune><memory>
  * in any mode but preferred, and a <memnode> strict or restrictive (finish_cells_binding_nodes()). only: the
@@ -97,13 +111,8 @@ void finish_memory_short_note(const HostView *v, const PlacementRequest *req, co
                 uint64_t bytes = plan->node_ordinary ? plan_node_pages(plan, n) : plan->node_memory[n];
                 uint64_t ordinary = plan->node_ordinary ? plan_node_ordinary(plan, n) : 0;
                 if (ordinary > free_ordinary)
-                        g_string_append_printf(s,
-                                               "; node %u has %s free for the %s of ordinary memory bound "
-                                               "there: the guest cannot get all its memory (the kernel "
-                                               "reclaims, swaps or kills)",
-                                               v->t->nodes[n].os_index,
-                                               size_format_short_of(free_ordinary, ordinary, a, sizeof(a)),
-                                               size_format(ordinary, c, sizeof(c)));
+                        memory_short_said(s, v->t->nodes[n].os_index, free_ordinary, ordinary,
+                                          " of ordinary memory");
                 if (bytes <= free_bytes)
                         continue;
                 if (req->hugepage_size && !topology_node_hugepage_bytes(v->t, n, req->hugepage_size))
@@ -122,13 +131,7 @@ void finish_memory_short_note(const HostView *v, const PlacementRequest *req, co
                             v->t->nodes[n].os_index, size_format_short_of(free_bytes, bytes, a, sizeof(a)),
                             size_format(req->hugepage_size, b, sizeof(b)), size_format(bytes, c, sizeof(c)));
                 else
-                        g_string_append_printf(s,
-                                               "; node %u has %s free for the %s bound there: the guest "
-                                               "cannot get all its memory (the kernel reclaims, swaps or "
-                                               "kills)",
-                                               v->t->nodes[n].os_index,
-                                               size_format_short_of(free_bytes, bytes, a, sizeof(a)),
-                                               size_format(bytes, c, sizeof(c)));
+                        memory_short_said(s, v->t->nodes[n].os_index, free_bytes, bytes, "");
         }
 }
 
