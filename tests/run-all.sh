@@ -18,43 +18,8 @@ SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
 PATH=/usr/sbin:/usr/bin:/sbin:/bin${PATH:+:$PATH}
 stages=("$@")
 ((${#stages[@]})) || stages=(format shellcheck unit demo asan valgrind systemd dbus polkit ctl remote metrics attack rules completion package e2e cpu fuzz)
-passed=0 failed=0 skipped=0 failures=()
-
-stage() {
-        local name=$1
-        shift
-        echo "=== $name"
-        local start=$SECONDS
-        "$@"
-        local rc=$?
-        if ((rc == 0)); then
-                passed=$((passed + 1))
-                echo "=== $name: ok ($((SECONDS - start)) s)"
-        elif ((rc == 77)); then
-                skipped=$((skipped + 1))
-                echo "=== $name: skipped ($((SECONDS - start)) s)"
-        else
-                failed=$((failed + 1))
-                failures+=("$name")
-                echo "=== $name: FAILED ($((SECONDS - start)) s)"
-        fi
-}
-
-# For stages of several scripts: "part CMD..." runs each in turn; outcome then returns 1 if one failed,
-# 77 if all of them were skipped (exit 77), else 0.
-part() {
-        "$@"
-        case $? in
-        0) ran=1 ;;
-        77) ;;
-        *) bad=1 ;;
-        esac
-}
-outcome() {
-        ((bad)) && return 1
-        ((ran)) && return 0
-        return 77
-}
+# shellcheck source-path=SCRIPTDIR source=lib/stages.sh
+. tests/lib/stages.sh
 
 # A build directory set up earlier with other options (scripts/demo.sh's, or by hand without -Werror) is
 # reconfigured with the stage's options, not reused as it is.
