@@ -18,7 +18,7 @@ tap_build "${1:-}"
 CTL=$PLACEMENTCTL
 FAKE=$BUILD/tests/fake-daemon
 
-need dbus-daemon timeout
+need dbus-daemon timeout lstopo # lstopo: map --svg against hosts that change while it is read
 tap_begin ctl-hostile
 tap_tmpdir ctl-hostile
 TMP=$TAP_TMP
