@@ -57,11 +57,12 @@ run_format() {
         clang-format --dry-run --Werror $files
 }
 
-# Every shell script of the project: tests, scripts, CI, the bash completion. A warning is fixed, or
-# silenced at its line with a "# shellcheck disable=SCnnnn # reason" comment.
+# Every shell script of the project: tests, scripts, CI, the benchmarks, the bash completion. A warning is
+# fixed, or silenced at its line with a "# shellcheck disable=SCnnnn # reason" comment.
 run_shellcheck() {
         local files
-        mapfile -t files < <(git ls-files 'tests/*.sh' 'scripts/*.sh' '.ci/*' 'shell-completion/bash/*')
+        mapfile -t files < <(git ls-files 'tests/*.sh' 'scripts/*.sh' '.ci/*' 'bench/run' 'bench/*.sh' \
+                'shell-completion/bash/*')
         ((${#files[@]})) || return 1
         echo "shellcheck: ${#files[@]} files"
         # one shellcheck per CPU, six files each: 36 s -> 22 s on 2 CPUs (a warning fails xargs: exit 123)
