@@ -117,8 +117,10 @@ run_systemd() {
         unit=$dir/placementd.service
         # verify needs the binary where ExecStart points: use the one just built
         sed "s|^ExecStart=[^ ]*|ExecStart=$PWD/build/daemon/placementd|" build/systemd/placementd.service >"$unit"
+        # the exposure README.md gives (0.9; the threshold is in tenths): a lost ProtectHome= (1.1) or
+        # PrivateNetwork= (1.3) fails here
         systemd-analyze verify --man=no "$unit" &&
-                systemd-analyze security --offline=true --threshold=20 "$unit" | tail -1 || rc=1
+                systemd-analyze security --offline=true --threshold=9 "$unit" | tail -1 || rc=1
         rm -rf "$dir"
         return "$rc"
 }
