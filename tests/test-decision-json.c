@@ -173,6 +173,32 @@ START_TEST(test_host_map_node_over_packages)
 }
 END_TEST
 
+/* The daemon keys its domains by UUID, which libvirt's test driver draws at random: the letters follow
+ * the domains' names, as in the offline planner (keyed by name), not the keys, so the same domains show
+ * the same letters whatever their UUIDs. */
+START_TEST(test_map_letters_by_name)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 2, 8 * GiB, NULL); /* PUs 0-3 */
+        static const char *const keys[2][2] = {{"1b-uuid", "2a-uuid"}, {"2a-uuid", "1b-uuid"}};
+
+        for (unsigned order = 0; order < 2; order++) {
+                g_autoptr(Ledger) l = ledger_new(t);
+                static const char *const names[2] = {"web", "db"};
+                for (unsigned d = 0; d < 2; d++) {
+                        g_autoptr(Plan) plan = plan_new(names[d], 1, GiB, t->nnodes);
+                        plan->vcpu_pu[0] = d == 0 ? 0 : 2; /* web on core 0, db on core 1 */
+                        plan->node_memory[0] = GiB;
+                        cpuset_add(plan->nodes, 0);
+                        ck_assert_int_eq(ledger_commit(l, keys[order][d], g_steal_pointer(&plan)), 0);
+                }
+                g_autofree char *map = hostmap_render(t, l, NULL);
+                ck_assert_msg(strstr(map, "    cpu    0 [B.][A.]\n") &&
+                                  g_str_has_suffix(map, "+ several domains\n  A db, B web\n"),
+                              "keys %s, %s: %s", keys[order][0], keys[order][1], map);
+        }
+}
+END_TEST
+
 /* A map whose every CPU several domains share: no letter in the legend that no CPU shows, and the
  * domains '+' stands for named; a domain with a CPU of its own keeps its letter and is named under '+'
  * too when it also shares one. The node line says whose its memory is in words '#' does not use. */
@@ -425,6 +451,7 @@ static Suite *json_suite(void)
         tcase_add_test(tc, test_map_json);
         tcase_add_test(tc, test_host_map_node_over_packages);
         tcase_add_test(tc, test_map_shared_legend);
+        tcase_add_test(tc, test_map_letters_by_name);
         tcase_add_test(tc, test_decisions_document);
         tcase_add_test(tc, test_plan_and_explain);
         tcase_add_test(tc, test_held_cpus_in_text);

@@ -79,6 +79,16 @@ static const char *plan_label(const Ledger *l, GPtrArray *keys, unsigned k)
         return plan->name && *plan->name ? plan->name : (const char *)g_ptr_array_index(keys, k);
 }
 
+/* By label (the domain's name), then key: the daemon keys domains by UUID, and letters in UUID order
+ * would differ from the offline planner's (keyed by name) and, on libvirt's test driver, from run to run. */
+static gint compare_labels(gconstpointer a, gconstpointer b, gpointer ledger)
+{
+        const char *ka = *(const char *const *)a, *kb = *(const char *const *)b;
+        const Plan *pa = ledger_lookup(ledger, ka), *pb = ledger_lookup(ledger, kb);
+        int c = strcmp(pa->name && *pa->name ? pa->name : ka, pb->name && *pb->name ? pb->name : kb);
+        return c ? c : strcmp(ka, kb);
+}
+
 char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
 {
         GString *out = g_string_new(NULL);
@@ -89,6 +99,7 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
         unsigned marks = 0, nshared = 0;
         char a[32], b[32];
 
+        g_ptr_array_sort_with_data(keys, compare_labels, (gpointer)l);
         for (unsigned p = 0; p < t->npus; p++)
                 owner[p] = -1;
         for (unsigned k = 0; k < keys->len; k++) {
