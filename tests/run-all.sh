@@ -206,7 +206,8 @@ run_fuzz() {
         bash tests/fuzz/run.sh --regress && FUZZ_SEED=${FUZZ_SEED:-1} bash tests/fuzz/run.sh "${FUZZ_SECONDS:-5}"
 }
 
-# run.sh (the basics), ledger.sh (one scenario per way the record and the host can drift apart; known
+# smoke.sh (the harness itself, libvirt-env.sh, on the real libvirtd without placementd; about 3 s), run.sh
+# (the basics), ledger.sh (one scenario per way the record and the host can drift apart; known
 # failures are TAP TODO), lifecycle.sh (a seeded random walk, LIFECYCLE_STEPS steps, 12 unless set; the seed
 # is printed),
 # heal.sh (guests that burn CPU: measured load and healing after departures, read in /proc; about 20 s),
@@ -218,6 +219,7 @@ run_e2e() {
         local bad=0 ran=0
         $SUDO bash .ci/install-e2e-deps.sh || return 1
         setup build -Dwerror=true || return 1
+        part $SUDO bash tests/e2e/smoke.sh
         part $SUDO bash tests/e2e/run.sh build
         part $SUDO bash tests/e2e/constraints.sh build
         part $SUDO bash tests/e2e/guest-shapes.sh build
