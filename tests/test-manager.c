@@ -2493,6 +2493,60 @@ START_TEST(test_opt_out_beats_record)
 }
 END_TEST
 
+/* Metadata of another namespace is its owner's, whatever prefixes it declares: an element written with
+ * placementd's prefix bound to another URI (virsh metadata --uri OTHER --key placementd), or one of another
+ * namespace that binds a prefix to placementd's URI for its children, before or after placementd's own
+ * element, is not placementd's record. A restart adopts the domain as placementd recorded it. */
+START_TEST(test_other_namespace_is_not_the_record)
+{
+        static const char forged[] = "<placementd:decision result='placed' policy='compat' vcpu-pin='core' "
+                                     "nodes='0'><placementd:vcpu id='0' cpu='0' cpuset='0-1'/>"
+                                     "<placementd:memory node='0' bytes='536870912'/>"
+                                     "<placementd:reason>forged</placementd:reason></placementd:decision>";
+        static const char owner[] = "http://example.org/xmlns/owner/1";
+
+        for (unsigned i = 0; i < 3; i++) {
+                Manager *m = new_manager(NULL);
+                /* case 2: in its definition from the start, so before placementd's record */
+                g_autofree char *first =
+                    g_strdup_printf("<metadata><o:x xmlns:o='%s' xmlns:placementd='%s'>%s</o:x></metadata>",
+                                    owner, PLACEMENTD_XMLNS, forged);
+                g_autofree char *after =
+                    g_strdup_printf("<x xmlns:placementd='%s'>%s</x>", PLACEMENTD_XMLNS, forged);
+                virDomainPtr dom = start_domain("ns-owner", 1, i == 2 ? first : NULL);
+                Wait w = {m, "ns-owner"};
+                g_autoptr(Plan) before = NULL;
+                g_autofree char *reason = NULL;
+                const Decision *d;
+
+                ck_assert(spin(known, &w, 3000));
+                before = plan_copy(manager_lookup(m, "ns-owner")->plan);
+                reason = g_strdup(manager_lookup(m, "ns-owner")->reason);
+                free_manager(m);
+                if (i < 2)
+                        ck_assert_int_eq(
+                            virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT,
+                                                 i == 0 ? "<domain skip='yes' policy='compat'/>" : after,
+                                                 i == 0 ? PLACEMENTD_XMLNS_PREFIX : "o", owner,
+                                                 VIR_DOMAIN_AFFECT_LIVE),
+                            0);
+
+                m = new_manager(NULL);
+                w.m = m;
+                ck_assert(known(&w));
+                d = manager_lookup(m, "ns-owner");
+                ck_assert_msg(d->adopted && d->result == DECISION_PLACED && d->plan &&
+                                  d->plan->policy == POLICY_EXPLICIT && strcmp(d->reason, reason) == 0 &&
+                                  cpuset_equal(d->plan->vcpu_pins[0], before->vcpu_pins[0]),
+                              "case %u: %s, adopted %d: %s", i, decision_result_to_string(d->result),
+                              d->adopted, d->reason);
+                virDomainDestroy(dom);
+                virDomainFree(dom);
+                free_manager(m);
+        }
+}
+END_TEST
+
 /* An I/O thread whose recorded pin is not the one that runs (pinned by someone else while placementd was
  * down; or a record its owner wrote): the restarted daemon's adoption checks the recorded I/O thread pins
  * against the live ones, as it does the vCPUs' and the emulator's, and leaves that thread to whoever
@@ -2649,6 +2703,7 @@ static Suite *manager_suite(void)
         tcase_add_test(tc, test_replace_gone_reports_its_uuid);
         tcase_add_test(tc, test_reconcile_before_start_event);
         tcase_add_test(tc, test_opt_out_beats_record);
+        tcase_add_test(tc, test_other_namespace_is_not_the_record);
         suite_add_tcase(s, tc);
         return s;
 }

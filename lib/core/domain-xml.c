@@ -350,6 +350,27 @@ static const char *ours(Parser *p, const char *element)
         return NULL;
 }
 
+/* Whether a child of <metadata> is placementd's element: its own prefix bound, on it, to placementd's URI
+ * (as libvirt writes each namespace's element). Another namespace's element is its owner's, whatever prefix
+ * it binds to placementd's URI for its children: libvirt keeps one element per namespace, by its URI, and
+ * placementd's record is not inside another's. Sets the prefix and depth the record is read at. */
+static void our_element(Parser *p, const char *element, const char **names, const char **values)
+{
+        const char *colon = strchr(element, ':');
+        g_autofree char *declaration = NULL;
+        const char *uri;
+
+        if (!colon)
+                return;
+        declaration = g_strdup_printf("xmlns:%.*s", (int)(colon - element), element);
+        uri = domain_xml_attr(names, values, declaration);
+        if (!uri || strcmp(uri, PLACEMENTD_XMLNS) != 0)
+                return;
+        g_free(p->prefix);
+        p->prefix = g_strndup(element, (gsize)(colon - element));
+        p->meta_depth = p->stack->len;
+}
+
 /* A recorded decision that cannot be read is dropped (the domain is then placed anew), never the
  * domain: the first problem is kept in decision_error. */
 static void G_GNUC_PRINTF(2, 3) meta_fail(Parser *p, const char *format, ...)
@@ -655,15 +676,8 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                             "root element is <%s>, not <domain>", element);
                 return;
         }
-        if (p->stack->len == 3 && strcmp(g_ptr_array_index(p->stack, 1), "metadata") == 0) {
-                for (unsigned i = 0; names[i]; i++)
-                        if (g_str_has_prefix(names[i], "xmlns:") &&
-                            strcmp(values[i], PLACEMENTD_XMLNS) == 0) {
-                                g_free(p->prefix);
-                                p->prefix = g_strdup(names[i] + 6);
-                                p->meta_depth = p->stack->len;
-                        }
-        }
+        if (p->stack->len == 3 && strcmp(g_ptr_array_index(p->stack, 1), "metadata") == 0)
+                our_element(p, element, names, values);
         capture_start(p, element, names, values);
         if (p->meta_depth && (local = ours(p, element))) {
                 if (p->stack->len == p->meta_depth + 1 && strcmp(local, "definition") == 0) {
