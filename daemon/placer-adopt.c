@@ -284,6 +284,65 @@ static void adopt_ordinary_cells(const Topology *t, const Ledger *l, const Domai
         }
 }
 
+static uint64_t sat_add(uint64_t a, uint64_t b)
+{
+        return a > G_MAXUINT64 - b ? G_MAXUINT64 : a + b;
+}
+
+/* The memory of guest cell id, 0 when it has none. */
+static uint64_t cell_memory(const DomainSpec *live, unsigned id)
+{
+        for (unsigned i = 0; live->cells && i < live->cells->len; i++)
+                if (g_array_index(live->cells, DomainCell, i).id == id)
+                        return g_array_index(live->cells, DomainCell, i).memory;
+        return 0;
+}
+
+/* Whether guest cell id is of ordinary memory (no <page> backs it). */
+static bool cell_ordinary(const DomainSpec *live, unsigned id)
+{
+        for (unsigned i = 0; live->cells && i < live->cells->len; i++)
+                if (g_array_index(live->cells, DomainCell, i).id == id)
+                        return !g_array_index(live->cells, DomainCell, i).hugepages;
+        return false;
+}
+
+/* A recorded placement's bytes per node hold the guest cells of ordinary memory that the live <memnode>s
+ * bind (strict, restrictive, interleave: not preferred, which binds nothing): the nodes of each <memnode>
+ * have at least the memory of the cells bound within them. A record says only bytes per node, and its
+ * owner may have written it: one that put a bound cell's memory on another node would have the ledger
+ * count that node fuller and the cell's node freer than they are. Returns 0, or -EINVAL with *ret_error. */
+static int check_cell_bindings(const Topology *t, const DomainSpec *live, const Plan *plan, char **ret_error)
+{
+        for (unsigned k = 0; live->memnodes && k < live->memnodes->len; k++) {
+                const DomainMemnode *a = &g_array_index(live->memnodes, DomainMemnode, k);
+                uint64_t need = 0, have = 0;
+
+                if (a->mode == MEMORY_MODE_PREFERRED)
+                        continue;
+                for (unsigned j = 0; j < live->memnodes->len; j++) {
+                        const DomainMemnode *b = &g_array_index(live->memnodes, DomainMemnode, j);
+                        g_autoptr(CpuSet) outside = cpuset_copy(b->nodes);
+                        cpuset_subtract(outside, a->nodes);
+                        if (b->mode != MEMORY_MODE_PREFERRED && cpuset_is_empty(outside) &&
+                            cell_ordinary(live, b->cellid))
+                                need = sat_add(need, cell_memory(live, b->cellid));
+                }
+                for (unsigned n = 0; n < MIN(plan->nnode_memory, t->nnodes); n++)
+                        if (cpuset_has(a->nodes, t->nodes[n].os_index))
+                                have += plan->node_memory[n];
+                if (have < need) {
+                        g_autofree char *nodes = cpuset_format(a->nodes);
+                        *ret_error =
+                            g_strdup_printf("its memory on node%s %s is less than that of the guest cells "
+                                            "its <memnode>s bind there",
+                                            cpuset_count(a->nodes) > 1 ? "s" : "", nodes);
+                        return -EINVAL;
+                }
+        }
+        return 0;
+}
+
 /* A recorded plan holds ordinary memory within each node's, a hugepage-backed domain's in the pools of its
  * page size (its guest cells of ordinary memory, if any, in ordinary memory). */
 static int adopt_hugepages(Manager *m, const DomainSpec *live, Plan *plan, char **ret_error)
@@ -436,7 +495,8 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         if (metadata_to_plan_bound(m->topology, md, live->name, live->vcpus, live->vcpu_ids, live->memory,
                                    bound, bound_all, &plan, &error) == 0)
                 plan_set_realtime(plan, live->realtime, live->realtime_vcpus); /* before it is checked */
-        if (!plan || check_recorded(m, dom, uuid, plan, &error) < 0) {
+        if (!plan || check_recorded(m, dom, uuid, plan, &error) < 0 ||
+            (plan->result != PLAN_ADOPTED && check_cell_bindings(m->topology, live, plan, &error) < 0)) {
                 if (warn)
                         log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,
                                     error);

@@ -345,6 +345,67 @@ START_TEST(test_hugepage_record_adopted)
 }
 END_TEST
 
+/* A guest of two cells, each bound to its node by a <memnode> (placementd binds each cell where it puts it):
+ * its owner rewrites its record to put all its memory on one node. Each cell's memory is on its <memnode>'s
+ * node, whatever a record says: a restart counts it there, as before. */
+START_TEST(test_forged_record_moves_no_cell_memory)
+{
+        g_autoptr(GRegex) memory =
+            g_regex_new("<([a-z]+:)?memory node=\"[0-9]+\" bytes=\"[0-9]+\"/>", 0, 0, NULL);
+        g_autofree char *mine = NULL, *forged = NULL, *entry = NULL;
+        virDomainPtr dom;
+        Manager *m;
+        const Decision *d;
+        uint64_t before[2];
+
+        m = fixture_manager_new(base, TOPOLOGY, NULL);
+        dom = start_xml("l-cells", "512", 2,
+                        "<numatune><memnode cellid='0' mode='strict' nodeset='0'/>"
+                        "<memnode cellid='1' mode='strict' nodeset='1'/></numatune><cpu><numa>"
+                        "<cell id='0' cpus='0' memory='256' unit='MiB'/>"
+                        "<cell id='1' cpus='1' memory='256' unit='MiB'/></numa></cpu>");
+        ck_assert(spin_known(m, "l-cells", 3000));
+        d = manager_lookup(m, "l-cells");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
+        for (unsigned n = 0; n < 2; n++)
+                before[n] = ledger_node_memory(manager_ledger(m), n);
+        mine =
+            virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+        ck_assert_ptr_nonnull(mine);
+        free_manager(m);
+
+        /* the first memory entry says all of it is on node 0, the others are dropped */
+        {
+                g_autoptr(GMatchInfo) match = NULL;
+                g_autofree char *rest = NULL, *prefix = NULL;
+                int start, end;
+                ck_assert_msg(g_regex_match(memory, mine, 0, &match), "no memory entry in %s", mine);
+                ck_assert(g_match_info_fetch_pos(match, 0, &start, &end));
+                prefix = g_match_info_fetch(match, 1);
+                rest = g_regex_replace_literal(memory, mine + end, -1, 0, "", 0, NULL);
+                entry = g_strdup_printf("<%smemory node=\"0\" bytes=\"536870912\"/>", prefix ? prefix : "");
+                forged = g_strdup_printf("%.*s%s%s", start, mine, entry, rest);
+        }
+        ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, forged, "p",
+                                              PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+        m = fixture_manager_new(base, TOPOLOGY, NULL);
+        d = manager_lookup(m, "l-cells");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(ledger_node_memory(manager_ledger(m), 0) == before[0] &&
+                          ledger_node_memory(manager_ledger(m), 1) == before[1],
+                      "node 0 counts %llu bytes (%llu before), node 1 %llu (%llu before); adopted %d: %s\n"
+                      "forged: %s",
+                      (unsigned long long)ledger_node_memory(manager_ledger(m), 0),
+                      (unsigned long long)before[0],
+                      (unsigned long long)ledger_node_memory(manager_ledger(m), 1),
+                      (unsigned long long)before[1], d->adopted, d->reason, forged);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* A guest whose <page nodeset='0'> backs only cell 0 (64 MiB of 2 MiB pages), cell 1 (256 MiB) taking
  * ordinary memory: the ledger holds each in its own kind, and again the same after a restart adopts its
  * record (which says only bytes per node). */
@@ -726,6 +787,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_forged_skipped_record_counts_memory);
         tcase_add_test(tc, test_forged_record_memory_off_its_binding);
         tcase_add_test(tc, test_hugepage_record_adopted);
+        tcase_add_test(tc, test_forged_record_moves_no_cell_memory);
         tcase_add_test(tc, test_partial_hugepages_counted_alike_after_restart);
         tcase_add_test(tc, test_partial_hugepages_bound_counted_alike_after_restart);
         tcase_add_test(tc, test_partial_hugepages_unbound_cells_adopted_alike);
