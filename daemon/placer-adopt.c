@@ -343,10 +343,44 @@ static int check_cell_bindings(const Topology *t, const DomainSpec *live, const 
         return 0;
 }
 
-/* A recorded plan holds ordinary memory within each node's, a hugepage-backed domain's in the pools of its
- * page size (its guest cells of ordinary memory, if any, in ordinary memory). */
-static int adopt_hugepages(Manager *m, const DomainSpec *live, Plan *plan, char **ret_error)
+/* Whether any node of nodes (OS indexes) has a pool of size. */
+static bool has_pool(const Topology *t, const CpuSet *nodes, uint64_t size)
 {
+        for (unsigned n = 0; n < t->nnodes; n++)
+                if (cpuset_has(nodes, t->nodes[n].os_index) && topology_node_hugepage_bytes(t, n, size))
+                        return true;
+        return false;
+}
+
+/* The nodes (OS indexes) a bound hugepage-backed domain's pages may be said to lie on without a pool of
+ * size there: those of a binding of its hugepage memory (a hugepage cell's <memnode>, else the domain's
+ * <memory>) that names no node with such a pool. placementd counts pages bound there on those nodes, held
+ * by no pool; bound with a pool, the kernel takes them from it. */
+static CpuSet *poolless_binding(const Topology *t, const DomainSpec *live, uint64_t size)
+{
+        CpuSet *nodes = cpuset_new();
+        bool unbound_cell = !live->cells || !live->cells->len;
+
+        for (unsigned i = 0; live->cells && i < live->cells->len; i++) {
+                const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
+                const CpuSet *memnode = c->hugepages ? cell_memnode(live, c->id) : NULL;
+                if (c->hugepages && !memnode)
+                        unbound_cell = true;
+                if (memnode && !has_pool(t, memnode, size))
+                        cpuset_union(nodes, memnode);
+        }
+        if (unbound_cell && live->memory_nodeset && !has_pool(t, live->memory_nodeset, size))
+                cpuset_union(nodes, live->memory_nodeset);
+        return nodes;
+}
+
+/* A recorded plan holds ordinary memory within each node's, a hugepage-backed domain's in the pools of its
+ * page size (its guest cells of ordinary memory, if any, in ordinary memory). bound: the nodes (OS indexes)
+ * libvirt binds its memory to. */
+static int adopt_hugepages(Manager *m, const DomainSpec *live, bool unbound, Plan *plan, char **ret_error)
+{
+        g_autoptr(CpuSet) poolless = NULL;
+
         /* a placement's ordinary memory within a node's ordinary memory (the record was checked against
          * the pools too); pins counted as they run have their memory counted anew, not from the record */
         for (unsigned n = 0; !live->hugepages && plan->result != PLAN_ADOPTED && n < plan->nnode_memory; n++)
@@ -366,7 +400,20 @@ static int adopt_hugepages(Manager *m, const DomainSpec *live, Plan *plan, char 
                                                      m->topology->nodes[n].os_index);
                         return -EINVAL;
                 }
-        /* a node without a pool of the size holds none of it (bound there, it cannot all be backed) */
+        /* a node without a pool of the size holds none of it (bound there alone, it cannot all be backed);
+         * pages a binding lets the kernel take from a pool are in a pool, whatever a record says: counted on
+         * a node without one they would be counted nowhere, and that pool shown free */
+        poolless = poolless_binding(m->topology, live, plan->hugepage_size);
+        for (unsigned n = 0; plan->result != PLAN_ADOPTED && !unbound && n < plan->nnode_memory; n++)
+                if (plan_node_pages(plan, n) &&
+                    !topology_node_hugepage_bytes(m->topology, n, plan->hugepage_size) &&
+                    !cpuset_has(poolless, m->topology->nodes[n].os_index)) {
+                        *ret_error =
+                            g_strdup_printf("its hugepage memory on node %u, which has no pool of its page "
+                                            "size, while its binding names one that has",
+                                            m->topology->nodes[n].os_index);
+                        return -EINVAL;
+                }
         for (unsigned n = 0; n < plan->nnode_memory; n++)
                 if (plan_node_pages(plan, n) &&
                     topology_node_hugepage_bytes(m->topology, n, plan->hugepage_size) &&
@@ -516,7 +563,7 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 count_adopted(m, user ? user : live, live, plan);
         else if (unbound)
                 count_unbound_memory(m, user ? user : live, live, plan);
-        if (adopt_hugepages(m, live, plan, &error) < 0) {
+        if (adopt_hugepages(m, live, unbound, plan, &error) < 0) {
                 if (warn)
                         log_warning("%s: recorded decision not adopted (%s); placing it anew", live->name,
                                     error);

@@ -345,6 +345,100 @@ START_TEST(test_hugepage_record_adopted)
 }
 END_TEST
 
+/* A hugepage-backed guest bound to nodes 0-1 whose pages only node 1's pool can hold (node 0 has none of
+ * the size): its owner rewrites its record to put them on node 0. A restart does not count them on a node
+ * that cannot hold them, where they would be counted nowhere and node 1's pool shown free for the next
+ * guest: node 1's pool holds them as before. */
+START_TEST(test_forged_record_puts_no_pages_off_the_pools)
+{
+        static const char *const from[] = {"<page_type size=\"2097152\" count=\"32\"/>"};
+        static const char *const to[] = {""};
+        g_autofree char *dir = g_dir_make_tmp("placementd-ledger-XXXXXX", NULL);
+        g_autofree char *topology = hugepage_host(dir, from, to, 1);
+        g_autoptr(GRegex) node = g_regex_new("(<([a-z]+:)?memory node=\")1\"", 0, 0, NULL);
+        g_autofree char *mine = NULL, *forged = NULL;
+        virDomainPtr dom;
+        Manager *m;
+        const Decision *d;
+
+        m = fixture_manager_new(base, topology, NULL);
+        dom = start_xml("l-forge", "64", 1,
+                        "<memoryBacking><hugepages><page size='2' unit='MiB'/></hugepages></memoryBacking>"
+                        "<numatune><memory mode='strict' nodeset='0-1'/></numatune>");
+        ck_assert(spin_known(m, "l-forge", 3000));
+        d = manager_lookup(m, "l-forge");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
+        ck_assert_uint_eq(ledger_node_hugepages(manager_ledger(m), 1, 2u << 20), 64u << 20);
+        mine =
+            virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+        ck_assert_ptr_nonnull(mine);
+        free_manager(m);
+
+        forged = g_regex_replace(node, mine, -1, 0, "\\g<1>0\"", 0, NULL);
+        ck_assert_msg(forged && strcmp(forged, mine) != 0, "no memory entry on node 1 in %s", mine);
+        ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, forged, "p",
+                                              PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+        m = fixture_manager_new(base, topology, NULL);
+        d = manager_lookup(m, "l-forge");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(ledger_node_hugepages(manager_ledger(m), 1, 2u << 20) == 64u << 20,
+                      "node 1's pool counts %llu bytes (adopted %d: %s)\nforged: %s",
+                      (unsigned long long)ledger_node_hugepages(manager_ledger(m), 1, 2u << 20), d->adopted,
+                      d->reason, forged);
+        stop(dom);
+        free_manager(m);
+        g_unlink(topology);
+        g_rmdir(dir);
+}
+END_TEST
+
+/* Its own records stay adopted: the same guest bound to node 0 alone (no pool there: placementd counts its
+ * pages nowhere and says so), or placed under MemoryBinding=no (nothing binds it), and a guest whose
+ * hugepage cell a <memnode> binds to node 0 alone while its ordinary cell is bound to node 1 (whose pool
+ * that cell's pages cannot come from). */
+START_TEST(test_own_hugepage_records_adopted)
+{
+        static const char *const from[] = {"<page_type size=\"2097152\" count=\"32\"/>"};
+        static const char *const to[] = {""};
+        static const struct {
+                const char *config, *numatune, *page, *cells;
+        } cases[] = {
+            {NULL, "<numatune><memory mode='strict' nodeset='0'/></numatune>", "", ""},
+            {"[Placement]\nMemoryBinding=no\n", "", "", ""},
+            {NULL,
+             "<numatune><memnode cellid='0' mode='strict' nodeset='0'/>"
+             "<memnode cellid='1' mode='strict' nodeset='1'/></numatune>",
+             " nodeset='0'",
+             "<cpu><numa><cell id='0' cpus='0' memory='32' unit='MiB'/>"
+             "<cell id='1' cpus='1' memory='32' unit='MiB'/></numa></cpu>"},
+        };
+        g_autofree char *dir = g_dir_make_tmp("placementd-ledger-XXXXXX", NULL);
+        g_autofree char *topology = hugepage_host(dir, from, to, 1);
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *extra = g_strdup_printf("<memoryBacking><hugepages><page size='2' "
+                                                         "unit='MiB'%s/></hugepages></memoryBacking>%s%s",
+                                                         cases[i].page, cases[i].numatune, cases[i].cells);
+                Manager *m = fixture_manager_new(base, topology, cases[i].config);
+                virDomainPtr dom = start_xml("l-own", "64", *cases[i].cells ? 2 : 1, extra);
+                const Decision *d;
+
+                ck_assert(spin_known(m, "l-own", 3000));
+                free_manager(m);
+                m = fixture_manager_new(base, topology, cases[i].config);
+                d = manager_lookup(m, "l-own");
+                ck_assert_ptr_nonnull(d);
+                ck_assert_msg(d->adopted, "case %u: its own record was not adopted: %s", i, d->reason);
+                stop(dom);
+                free_manager(m);
+        }
+        g_unlink(topology);
+        g_rmdir(dir);
+}
+END_TEST
+
 /* A guest of two cells, each bound to its node by a <memnode> (placementd binds each cell where it puts it):
  * its owner rewrites its record to put all its memory on one node. Each cell's memory is on its <memnode>'s
  * node, whatever a record says: a restart counts it there, as before. */
@@ -787,6 +881,8 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_forged_skipped_record_counts_memory);
         tcase_add_test(tc, test_forged_record_memory_off_its_binding);
         tcase_add_test(tc, test_hugepage_record_adopted);
+        tcase_add_test(tc, test_forged_record_puts_no_pages_off_the_pools);
+        tcase_add_test(tc, test_own_hugepage_records_adopted);
         tcase_add_test(tc, test_forged_record_moves_no_cell_memory);
         tcase_add_test(tc, test_partial_hugepages_counted_alike_after_restart);
         tcase_add_test(tc, test_partial_hugepages_bound_counted_alike_after_restart);
