@@ -500,6 +500,39 @@ START_TEST(test_forged_record_moves_no_cell_memory)
 }
 END_TEST
 
+/* A guest of 65 cells, each backed by a <page> of its own (libvirt takes one per cell, their nodesets apart,
+ * and one without a nodeset): it is read, placed and its memory counted. More than 64 made its whole
+ * definition unreadable: not placed, its memory counted nowhere and its vCPUs floating over other guests'
+ * cores. */
+START_TEST(test_page_per_cell_counted)
+{
+        g_autofree char *topology = test_topology_path("two-node-hugepages.xml");
+        g_autoptr(GString) extra = g_string_new("<memoryBacking><hugepages>");
+        uint64_t counted = 0;
+        virDomainPtr dom;
+        Manager *m;
+        const Decision *d;
+
+        for (unsigned i = 0; i < 65; i++)
+                g_string_append_printf(extra, "<page size='2' unit='MiB' nodeset='%u'/>", i);
+        g_string_append(extra, "</hugepages></memoryBacking><cpu><numa>");
+        for (unsigned i = 0; i < 65; i++)
+                g_string_append_printf(extra, "<cell id='%u'%s memory='2' unit='MiB'/>", i,
+                                       i == 0 ? " cpus='0'" : "");
+        g_string_append(extra, "</numa></cpu>");
+        m = fixture_manager_new(base, topology, NULL);
+        dom = start_xml("l-pages", "130", 1, extra->str);
+        ck_assert_msg(spin_known(m, "l-pages", 3000), "a guest of 65 <page> elements is not known");
+        d = manager_lookup(m, "l-pages");
+        for (unsigned n = 0; n < 2; n++)
+                counted += ledger_node_hugepages(manager_ledger(m), n, 2u << 20);
+        ck_assert_msg(d->result == DECISION_PLACED && counted == 130u << 20, "%s, %llu bytes of pages: %s",
+                      decision_result_to_string(d->result), (unsigned long long)counted, d->reason);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* A guest whose <page nodeset='0'> backs only cell 0 (64 MiB of 2 MiB pages), cell 1 (256 MiB) taking
  * ordinary memory: the ledger holds each in its own kind, and again the same after a restart adopts its
  * record (which says only bytes per node). */
@@ -884,6 +917,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_forged_record_puts_no_pages_off_the_pools);
         tcase_add_test(tc, test_own_hugepage_records_adopted);
         tcase_add_test(tc, test_forged_record_moves_no_cell_memory);
+        tcase_add_test(tc, test_page_per_cell_counted);
         tcase_add_test(tc, test_partial_hugepages_counted_alike_after_restart);
         tcase_add_test(tc, test_partial_hugepages_bound_counted_alike_after_restart);
         tcase_add_test(tc, test_partial_hugepages_unbound_cells_adopted_alike);

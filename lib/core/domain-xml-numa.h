@@ -15,8 +15,9 @@
 
 /* More guest cells than QEMU accepts (MAX_NODES 128) with room to spare. */
 #define DOMAIN_XML_MAX_CELLS 256u
-/* Most <page> elements read from one <hugepages>. */
-#define DOMAIN_XML_MAX_PAGES 64u
+/* Most <page> elements read from one <hugepages>: libvirt takes one per guest cell (their nodesets may not
+ * overlap, and name cells the guest has) and one without a nodeset. */
+#define DOMAIN_XML_MAX_PAGES (DOMAIN_XML_MAX_CELLS + 1u)
 
 /* The value of attribute name among an element's names/values (GMarkup's arrays), or NULL. */
 const char *domain_xml_attr(const char **names, const char **values, const char *name);
