@@ -49,6 +49,29 @@ static bool cell_may_use(const HostView *v, const PlanCell *c, unsigned n)
                !cell_memory_has_cores(v, c);
 }
 
+/*
+ * The room for the cell's memory of the node whose free memory is mem (pages and ordinary memory together
+ * when the request has both) and free pages pages (NULL: its memory of one kind): a hugepage-backed cell
+ * takes only pages, a cell of ordinary memory (PlanCell.ordinary) only the rest.
+ */
+static uint64_t cell_room(const PlanCell *c, uint64_t mem, const uint64_t *pages)
+{
+        uint64_t in_pages;
+
+        if (!pages)
+                return mem;
+        in_pages = MIN(*pages, mem);
+        return c->ordinary ? mem - in_pages : in_pages;
+}
+
+/* Takes the cell's memory from that room (mem and pages as for cell_room()). */
+static void cell_take(const PlanCell *c, uint64_t *mem, uint64_t *pages)
+{
+        *mem -= MIN(*mem, c->memory);
+        if (pages && !c->ordinary)
+                *pages -= MIN(*pages, c->memory);
+}
+
 /* Whether some node of the host could hold the cell whole: its vCPUs and its memory. */
 static bool cell_fits_a_node(const HostView *v, const PlanCell *c, bool count_memory)
 {
@@ -58,7 +81,9 @@ static bool cell_fits_a_node(const HostView *v, const PlanCell *c, bool count_me
         count_memory = count_memory && cpuset_is_empty(c->memory_nodes);
         for (unsigned n = 0; n < v->t->nnodes; n++)
                 if (cell_may_use(v, c, n) && v->node_size[n] >= k &&
-                    (!count_memory || v->node_free_memory[n] >= c->memory))
+                    (!count_memory ||
+                     cell_room(c, v->node_free_memory[n],
+                               v->node_free_pages ? &v->node_free_pages[n] : NULL) >= c->memory))
                         return true;
         return false;
 }
@@ -175,8 +200,8 @@ static void keep_bound_cells(const HostView *v, const unsigned *nodes, unsigned 
 
 /* One packing pass: worst fit (most room left) or best fit (least room that holds it). */
 static bool pack_pass(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
-                      uint64_t *mem_room, const Plan *plan, const CellOrder *order, bool worst,
-                      int *vcpu_node)
+                      uint64_t *mem_room, uint64_t *page_room, const Plan *plan, const CellOrder *order,
+                      bool worst, int *vcpu_node)
 {
         bool whole = true, kept = false;
 
@@ -199,7 +224,8 @@ static bool pack_pass(const HostView *v, const unsigned *nodes, unsigned n, unsi
                         continue;
                 for (unsigned i = 0; i < n; i++) {
                         if (!cell_may_use(v, c, nodes[i]) || room[i] < k ||
-                            (count_memory && mem_room[i] < c->memory))
+                            (count_memory &&
+                             cell_room(c, mem_room[i], page_room ? &page_room[i] : NULL) < c->memory))
                                 continue;
                         if (best < 0 || (worst ? room[i] > room[best] : room[i] < room[best]))
                                 best = (int)i;
@@ -210,7 +236,7 @@ static bool pack_pass(const HostView *v, const unsigned *nodes, unsigned n, unsi
                 }
                 room[best] -= k;
                 if (count_memory)
-                        mem_room[best] -= c->memory;
+                        cell_take(c, &mem_room[best], page_room ? &page_room[best] : NULL);
                 CPUSET_FOREACH (vcpu, c->vcpus)
                         vcpu_node[vcpu] = (int)nodes[best];
         }
@@ -227,15 +253,21 @@ bool cells_pack(const HostView *v, const unsigned *nodes, unsigned n, unsigned *
         g_autofree unsigned *room2 = g_memdup2(room, sizeof(*room) * MAX(n, 1));
         g_autofree uint64_t *mem1 = mem_room ? g_memdup2(mem_room, sizeof(*mem_room) * MAX(n, 1)) : NULL;
         g_autofree uint64_t *mem2 = mem_room ? g_memdup2(mem_room, sizeof(*mem_room) * MAX(n, 1)) : NULL;
+        /* the free pages of mem_room's nodes when some cells are hugepage-backed and some not: each cell
+         * fits a node by its own kind's room, never the other's */
+        g_autofree uint64_t *pages1 = mem_room && v->node_free_pages ? g_new(uint64_t, MAX(n, 1)) : NULL;
+        g_autofree uint64_t *pages2 = mem_room && v->node_free_pages ? g_new(uint64_t, MAX(n, 1)) : NULL;
         g_autofree int *best_fit = g_new(int, MAX(plan->nvcpus, 1));
         bool whole;
 
+        for (unsigned i = 0; pages1 && i < n; i++)
+                pages1[i] = pages2[i] = v->node_free_pages[nodes[i]];
         for (unsigned i = 0; i < plan->ncells; i++)
                 order[i] = (CellOrder){plan, i, cell_rank(v, &plan->cells[i])};
         qsort(order, plan->ncells, sizeof(*order), compare_cells);
         /* worst fit spreads the load; best fit packs tighter when worst fit leaves a cell out */
-        whole = pack_pass(v, nodes, n, room1, mem1, plan, order, true, vcpu_node);
-        if (!whole && pack_pass(v, nodes, n, room2, mem2, plan, order, false, best_fit)) {
+        whole = pack_pass(v, nodes, n, room1, mem1, pages1, plan, order, true, vcpu_node);
+        if (!whole && pack_pass(v, nodes, n, room2, mem2, pages2, plan, order, false, best_fit)) {
                 memcpy(vcpu_node, best_fit, sizeof(*vcpu_node) * plan->nvcpus);
                 memcpy(room, room2, sizeof(*room) * n);
                 if (mem_room)
