@@ -284,13 +284,13 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
         }
 }
 
-bool host_view_kinds_fit(const HostView *v, const unsigned *nodes, unsigned n)
+unsigned host_view_kinds_short(const HostView *v, const unsigned *nodes, unsigned n)
 {
         const PlacementRequest *req = v->req;
         uint64_t pages = 0, ordinary = 0, need_pages, need_ordinary = 0, bound = 0;
 
         if (!v->node_free_pages || (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes))
-                return true;
+                return 0;
         /* a cell its <memnode> binds is not the set's to hold (policy_set_memory()) */
         for (unsigned c = 0; c < req->ncells; c++) {
                 if (req->cells[c].memory_nodes && !cpuset_is_empty(req->cells[c].memory_nodes))
@@ -303,7 +303,13 @@ bool host_view_kinds_fit(const HostView *v, const unsigned *nodes, unsigned n)
                 pages += v->node_free_pages[nodes[i]];
                 ordinary += v->node_free_ordinary[nodes[i]];
         }
-        return pages >= need_pages && ordinary >= need_ordinary;
+        return (pages < need_pages ? HOST_VIEW_PAGES_SHORT : 0) |
+               (ordinary < need_ordinary ? HOST_VIEW_ORDINARY_SHORT : 0);
+}
+
+bool host_view_kinds_fit(const HostView *v, const unsigned *nodes, unsigned n)
+{
+        return host_view_kinds_short(v, nodes, n) == 0;
 }
 
 const CpuSet *host_view_cell_home(const HostView *v, unsigned id)

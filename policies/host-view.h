@@ -63,6 +63,11 @@ void host_view_done(HostView *v);
  * hugepages in the pools, the cells no <page> backs in ordinary memory (HostView.node_free_pages and
  * node_free_ordinary); true when the request's memory is of one kind. */
 bool host_view_kinds_fit(const HostView *v, const unsigned *nodes, unsigned n);
+/* The kinds of that memory nodes[0..n) lack the room for: HOST_VIEW_PAGES_SHORT, HOST_VIEW_ORDINARY_SHORT or
+ * both; 0 when they hold each (host_view_kinds_fit()). */
+#define HOST_VIEW_PAGES_SHORT    1u
+#define HOST_VIEW_ORDINARY_SHORT 2u
+unsigned host_view_kinds_short(const HostView *v, const unsigned *nodes, unsigned n);
 /* The nodes guest cell id may run on when its <memnode> nodes have no core for it (HostView.cell_homes),
  * else NULL. */
 const CpuSet *host_view_cell_home(const HostView *v, unsigned id);

@@ -679,6 +679,7 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
         for (unsigned seen = 0, past = 0; (rank = rank_iter_next(&it)) >= 0; seen++) {
                 const NodeSet *set = &table->candidates[rank];
                 SetLoad load;
+                unsigned kinds_short;
                 bool qualifies, idle, node_missing = false, misfit = false,
                                       beyond = group >= 0 && set->group != (unsigned)group;
 
@@ -700,8 +701,10 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                 if (!set_inside(s->v, set, s->allowed_mask) || (s->near && !set_near(table, set, s->near)))
                         continue;
                 load = set_sums_get(&s->sums, set);
-                qualifies = load.free_memory >= s->memory && load.capacity >= s->vcpus &&
-                            host_view_kinds_fit(s->v, nodeset_members(table, set), set->nnodes);
+                qualifies = load.free_memory >= s->memory && load.capacity >= s->vcpus;
+                kinds_short =
+                    qualifies ? host_view_kinds_short(s->v, nodeset_members(table, set), set->nnodes) : 0;
+                qualifies = qualifies && !kinds_short;
                 idle = qualifies && set_has_idle_node(s, set, plan);
                 qualifies = qualifies && !idle;
                 /* whole or split, a cell never runs away from its bound memory */
@@ -723,6 +726,8 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                         kept->idle_node = idle;
                         kept->cell_node_missing = node_missing;
                         kept->cells_misfit = misfit;
+                        kept->pages_short = kinds_short & HOST_VIEW_PAGES_SHORT;
+                        kept->ordinary_short = kinds_short & HOST_VIEW_ORDINARY_SHORT;
                 }
                 if (qualifies && beyond) {
                         uint32_t reach;

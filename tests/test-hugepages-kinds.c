@@ -9,6 +9,8 @@
 
 #include <string.h>
 
+#include "decision-text.h"
+
 #define GiB (UINT64_C(1) << 30)
 
 /* Commits a domain from its XML; returns the committed plan. */
@@ -63,11 +65,50 @@ START_TEST(test_cell_held_by_its_own_kind)
 }
 END_TEST
 
+/* The same host; a guest of 4 vCPUs, its hugepage cell 12 GiB: node 0 has the cores and 107 GiB of pages and
+ * ordinary memory together, but 4 free pages. explain said "too small" of it as of a set without the
+ * room; it names the kind that is short, and so for a node without the ordinary memory. */
+START_TEST(test_explain_names_short_kind)
+{
+        static const char *const cells[] = {
+            "<cell id='0' cpus='0-1' memory='12' unit='GiB'/><cell id='1' cpus='2-3' memory='2' "
+            "unit='GiB'/>",
+            "<cell id='0' cpus='0-1' memory='2' unit='GiB'/><cell id='1' cpus='2-3' memory='12' "
+            "unit='GiB'/>",
+        };
+        static const char *const verdict[] = {"0              10   10.00          7        15    107.2 GiB  "
+                                              "too few free hugepages\n",
+                                              "1              10   10.00          7        15     24.2 GiB  "
+                                              "too little ordinary memory\n"};
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+
+        for (unsigned k = 0; k < G_N_ELEMENTS(cells); k++) {
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams params = test_params(POLICY_EXPLICIT);
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain type='kvm'><name>mix4</name><memory unit='GiB'>14</memory>"
+                    "<vcpu cpuset='0-31'>4</vcpu><memoryBacking><hugepages><page size='1' unit='G' "
+                    "nodeset='0'/></hugepages></memoryBacking><cpu><numa>%s</numa></cpu></domain>",
+                    cells[k]);
+                g_autoptr(Plan) plan = NULL;
+                g_autofree char *text = NULL;
+
+                fill(t, l);
+                plan = test_place_xml(t, l, xml, &params);
+                text = plan_explain(t, plan);
+                ck_assert_msg(plan->result == PLAN_PLACED && strstr(text, verdict[k]) &&
+                                  !strstr(text, "too small"),
+                              "%s", text);
+        }
+}
+END_TEST
+
 static Suite *hugepages_kinds_suite(void)
 {
         Suite *s = suite_create("hugepages kinds");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_cell_held_by_its_own_kind);
+        tcase_add_test(tc, test_explain_names_short_kind);
         suite_add_tcase(s, tc);
         return s;
 }

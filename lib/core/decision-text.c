@@ -114,6 +114,12 @@ static const char *verdict(const PlanCandidate *c)
                 return "a <memnode> cell's node missing";
         if (c->cells_misfit)
                 return "its cells do not fit";
+        if (c->pages_short && c->ordinary_short)
+                return "too few hugepages, too little ordinary memory";
+        if (c->pages_short)
+                return "too few free hugepages";
+        if (c->ordinary_short)
+                return "too little ordinary memory";
         return c->qualifies ? "qualifies" : "too small";
 }
 

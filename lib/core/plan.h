@@ -269,6 +269,10 @@ typedef struct PlanCandidate {
          * which the set has none (cell_node_missing), or whose nodes lack its vCPUs' room, or cells that
          * no node of it holds whole (cells_misfit) */
         bool cell_node_missing, cells_misfit;
+        /* added: cores and free memory enough, but too few free hugepages of the request's size for its
+         * hugepage-backed cells (pages_short), or too little ordinary memory for its cells no <page>
+         * backs (ordinary_short) */
+        bool pages_short, ordinary_short;
 } PlanCandidate;
 
 typedef struct Plan {
