@@ -215,26 +215,34 @@ static const CpuSet *cell_memnode(const DomainSpec *live, unsigned id)
 }
 
 /* Of a recorded plan whose guest cells are not all hugepage-backed (DomainSpec.hugepages_partial), the
- * memory of each ordinary cell counted as ordinary memory: on the nodes its <memnode> binds it to (where
+ * memory of each ordinary cell counted as ordinary memory (or, of cells of two page sizes, each cell of the
+ * smaller in its pools, Plan.second_page_size): on the nodes its <memnode> binds it to (where
  * placementd binds each cell), else on any recorded node, within what the record has there beside the
  * pages of the hugepage-backed cells a <memnode> binds there (those pages are on their nodes; only a record
  * that holds less takes them too); a cell no <memnode> binds first on the nodes its vCPUs run on, where
  * placementd counts a cell's memory first. Then the nodes whose pools have the least room left for the
  * plan's pages first: a record says bytes per node, and the pages are where a pool had room for them. Kept
  * when counting the domain as it runs found it already. */
+/* Whether the guest cell is counted in the plan's own page size: not of ordinary memory, nor of the second
+ * size (Plan.second_page_size). */
+static bool cell_in_plan_size(const Plan *plan, const DomainCell *c)
+{
+        return c->hugepages && !(plan->second_page_size && c->hugepage_size == plan->second_page_size);
+}
+
 static void adopt_ordinary_cells(const Topology *t, const Ledger *l, const DomainSpec *live, Plan *plan)
 {
         unsigned nnodes = MIN(plan->nnode_memory, t->nnodes);
         g_autofree uint64_t *bound_pages = NULL, *pool_room = NULL;
         g_autofree unsigned *order = NULL;
 
-        if (!live->hugepages_partial || plan->node_ordinary)
+        if ((!live->hugepages_partial && !plan->second_page_size) || plan->node_ordinary)
                 return;
         plan->node_ordinary = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
         bound_pages = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
         for (unsigned i = 0; live->cells && i < live->cells->len; i++) {
                 const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
-                const CpuSet *nodes = c->hugepages ? cell_memnode(live, c->id) : NULL;
+                const CpuSet *nodes = cell_in_plan_size(plan, c) ? cell_memnode(live, c->id) : NULL;
                 uint64_t bytes = c->memory;
                 for (unsigned n = 0; nodes && n < nnodes && bytes; n++) {
                         uint64_t take;
@@ -261,7 +269,7 @@ static void adopt_ordinary_cells(const Topology *t, const Ledger *l, const Domai
                 const CpuSet *nodes = cell_memnode(live, c->id);
                 g_autoptr(CpuSet) runs_on = cpuset_new(); /* node indexes of its vCPUs' recorded CPUs */
                 uint64_t bytes = c->memory;
-                if (c->hugepages)
+                if (cell_in_plan_size(plan, c))
                         continue;
                 for (unsigned v = 0; !nodes && c->vcpus && v < plan->nvcpus; v++)
                         if (plan->vcpu_pu[v] >= 0 && cpuset_has(c->vcpus, plan_vcpu_id(plan, v)))
@@ -356,15 +364,18 @@ static bool has_pool(const Topology *t, const CpuSet *nodes, uint64_t size)
  * size there: those of a binding of its hugepage memory (a hugepage cell's <memnode>, else the domain's
  * <memory>) that names no node with such a pool. placementd counts pages bound there on those nodes, held
  * by no pool; bound with a pool, the kernel takes them from it. */
-static CpuSet *poolless_binding(const Topology *t, const DomainSpec *live, uint64_t size)
+static CpuSet *poolless_binding(const Topology *t, const DomainSpec *live, const Plan *plan)
 {
         CpuSet *nodes = cpuset_new();
         bool unbound_cell = !live->cells || !live->cells->len;
+        uint64_t size = plan->hugepage_size;
 
         for (unsigned i = 0; live->cells && i < live->cells->len; i++) {
                 const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
-                const CpuSet *memnode = c->hugepages ? cell_memnode(live, c->id) : NULL;
-                if (c->hugepages && !memnode)
+                /* a cell of a second page size is not in the pools of size */
+                bool pages = cell_in_plan_size(plan, c);
+                const CpuSet *memnode = pages ? cell_memnode(live, c->id) : NULL;
+                if (pages && !memnode)
                         unbound_cell = true;
                 if (memnode && !has_pool(t, memnode, size))
                         cpuset_union(nodes, memnode);
@@ -393,8 +404,11 @@ static int adopt_hugepages(Manager *m, const DomainSpec *live, bool unbound, Pla
                 return 0;
         plan->hugepage_size =
             live->hugepage_size ? live->hugepage_size : topology_default_hugepage_size(m->topology);
+        if (!plan->node_ordinary)
+                plan->second_page_size = domain_request_second_page_size(live);
         adopt_ordinary_cells(m->topology, m->ledger, live, plan);
-        for (unsigned n = 0; plan->result != PLAN_ADOPTED && n < plan->nnode_memory; n++)
+        for (unsigned n = 0;
+             plan->result != PLAN_ADOPTED && !plan->second_page_size && n < plan->nnode_memory; n++)
                 if (plan_node_ordinary(plan, n) > m->topology->nodes[n].memory) {
                         *ret_error = g_strdup_printf("its memory on node %u exceeds the node's",
                                                      m->topology->nodes[n].os_index);
@@ -403,7 +417,7 @@ static int adopt_hugepages(Manager *m, const DomainSpec *live, bool unbound, Pla
         /* a node without a pool of the size holds none of it (bound there alone, it cannot all be backed);
          * pages a binding lets the kernel take from a pool are in a pool, whatever a record says: counted on
          * a node without one they would be counted nowhere, and that pool shown free */
-        poolless = poolless_binding(m->topology, live, plan->hugepage_size);
+        poolless = poolless_binding(m->topology, live, plan);
         for (unsigned n = 0; plan->result != PLAN_ADOPTED && !unbound && n < plan->nnode_memory; n++)
                 if (plan_node_pages(plan, n) &&
                     !topology_node_hugepage_bytes(m->topology, n, plan->hugepage_size) &&
@@ -412,6 +426,16 @@ static int adopt_hugepages(Manager *m, const DomainSpec *live, bool unbound, Pla
                             g_strdup_printf("its hugepage memory on node %u, which has no pool of its page "
                                             "size, while its binding names one that has",
                                             m->topology->nodes[n].os_index);
+                        return -EINVAL;
+                }
+        /* and its cells of a second page size within that size's free pools */
+        for (unsigned n = 0; plan->second_page_size && n < plan->nnode_memory; n++)
+                if (plan_node_ordinary(plan, n) &&
+                    topology_node_hugepage_bytes(m->topology, n, plan->second_page_size) &&
+                    plan_node_ordinary(plan, n) >
+                        ledger_node_free_hugepages(m->ledger, n, plan->second_page_size)) {
+                        *ret_error = g_strdup_printf("its hugepage memory on node %u exceeds the free pool",
+                                                     m->topology->nodes[n].os_index);
                         return -EINVAL;
                 }
         for (unsigned n = 0; n < plan->nnode_memory; n++)

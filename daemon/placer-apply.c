@@ -272,7 +272,8 @@ Plan *placer_adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bo
         PlacementRequest req = {.name = d->name,
                                 .vcpus = d->plan->nvcpus,
                                 .memory = d->plan->memory,
-                                .hugepage_size = d->plan->hugepage_size};
+                                .hugepage_size = d->plan->hugepage_size,
+                                .second_page_size = d->plan->second_page_size};
         CpuSet **pins = NULL;
         g_autofree PlacementCell *cells = NULL;
         g_autofree CpuSet **cell_ids = NULL;

@@ -115,6 +115,7 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
         /* hugepage-backed memory is counted in the pools of its size, whoever pinned the vCPUs */
         PlacementRequest pages = {.name = req->name,
                                   .hugepage_size = req->hugepage_size,
+                                  .second_page_size = req->second_page_size,
                                   .cells = req->cells,
                                   .ncells = req->ncells};
         HostView v;
@@ -123,6 +124,7 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
         plan->vcpu_pin = params->vcpu_pin;
         plan->result = PLAN_ADOPTED;
         plan->hugepage_size = req->hugepage_size;
+        plan->second_page_size = req->second_page_size;
         plan_set_realtime(plan, req->realtime, req->realtime_vcpus);
         host_view_init_for(&v, t, l, params, req->hugepage_size ? &pages : NULL);
         /* its guest cells: each cell's memory is counted where its <memnode> binds it, or where its vCPUs

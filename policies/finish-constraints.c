@@ -62,9 +62,10 @@ CpuSet *finish_cells_binding_nodes(const PlacementRequest *req)
         CpuSet *nodes = cpuset_new();
 
         for (unsigned c = 0; c < req->ncells; c++)
-                if (req->cells[c].memory_nodes && ((req->hugepage_size && !req->cells[c].ordinary) ||
-                                                   req->cells[c].memory_mode == MEMORY_MODE_STRICT ||
-                                                   req->cells[c].memory_mode == MEMORY_MODE_RESTRICTIVE))
+                if (req->cells[c].memory_nodes &&
+                    ((req->hugepage_size && (!req->cells[c].ordinary || req->second_page_size)) ||
+                     req->cells[c].memory_mode == MEMORY_MODE_STRICT ||
+                     req->cells[c].memory_mode == MEMORY_MODE_RESTRICTIVE))
                         cpuset_union(nodes, req->cells[c].memory_nodes);
         return nodes;
 }
@@ -83,6 +84,28 @@ static void memory_short_said(GString *s, unsigned os_index, uint64_t free_bytes
                                size_format(bytes, c, sizeof(c)), what);
 }
 
+/* The same for bytes of hugepages of size bound to a node with free_bytes of them free (or no such pool). */
+static void pages_short_said(const Topology *t, GString *s, unsigned n, uint64_t free_bytes, uint64_t bytes,
+                             uint64_t size)
+{
+        char a[32], b[32], c[32];
+
+        if (!topology_node_hugepage_bytes(t, n, size))
+                g_string_append_printf(s,
+                                       "; node %u has no pool of %s hugepages for the %s bound there: the "
+                                       "guest's memory cannot all be backed (the ledger holds none of it "
+                                       "there)",
+                                       t->nodes[n].os_index, size_format(size, b, sizeof(b)),
+                                       size_format(bytes, c, sizeof(c)));
+        else
+                g_string_append_printf(s,
+                                       "; node %u has %s free in hugepages of %s for the %s bound there: "
+                                       "the guest's memory cannot all be backed",
+                                       t->nodes[n].os_index,
+                                       size_format_short_of(free_bytes, bytes, a, sizeof(a)),
+                                       size_format(size, b, sizeof(b)), size_format(bytes, c, sizeof(c)));
+}
+
 /* Bound memory beyond what its nodes have free: said, as QEMU will not find the hugepages, and the
  * kernel cannot give more than a node has under a binding that does not fall back: a <numatune><memory>
  * in any mode but preferred, and a <memnode> strict or restrictive (finish_cells_binding_nodes()). only: the
@@ -91,7 +114,6 @@ void finish_memory_short_note(const HostView *v, const PlacementRequest *req, co
                               const CpuSet *only, GString *s)
 {
         g_autoptr(CpuSet) cells_nodes = NULL;
-        char a[32], b[32], c[32];
 
         if (!req->hugepage_size && req->memory_mode == MEMORY_MODE_PREFERRED &&
             (req->memory_source == MEMORY_SOURCE_USER || req->memory_source == MEMORY_SOURCE_BOUND))
@@ -110,26 +132,18 @@ void finish_memory_short_note(const HostView *v, const PlacementRequest *req, co
                 /* a plan with cells of ordinary memory beside its hugepages: each kind in its own room */
                 uint64_t bytes = plan->node_ordinary ? plan_node_pages(plan, n) : plan->node_memory[n];
                 uint64_t ordinary = plan->node_ordinary ? plan_node_ordinary(plan, n) : 0;
-                if (ordinary > free_ordinary)
+                /* or, for cells of a second page size, those pages */
+                if (plan->node_ordinary && req->second_page_size)
+                        free_ordinary = ledger_node_free_hugepages(v->l, n, req->second_page_size);
+                if (ordinary > free_ordinary && req->second_page_size)
+                        pages_short_said(v->t, s, n, free_ordinary, ordinary, req->second_page_size);
+                else if (ordinary > free_ordinary)
                         memory_short_said(s, v->t->nodes[n].os_index, free_ordinary, ordinary,
                                           " of ordinary memory");
                 if (bytes <= free_bytes)
                         continue;
-                if (req->hugepage_size && !topology_node_hugepage_bytes(v->t, n, req->hugepage_size))
-                        g_string_append_printf(s,
-                                               "; node %u has no pool of %s hugepages for the %s bound "
-                                               "there: the guest's memory cannot all be backed (the ledger "
-                                               "holds none of it there)",
-                                               v->t->nodes[n].os_index,
-                                               size_format(req->hugepage_size, b, sizeof(b)),
-                                               size_format(bytes, c, sizeof(c)));
-                else if (req->hugepage_size)
-                        g_string_append_printf(
-                            s,
-                            "; node %u has %s free in hugepages of %s for the %s bound "
-                            "there: the guest's memory cannot all be backed",
-                            v->t->nodes[n].os_index, size_format_short_of(free_bytes, bytes, a, sizeof(a)),
-                            size_format(req->hugepage_size, b, sizeof(b)), size_format(bytes, c, sizeof(c)));
+                if (req->hugepage_size)
+                        pages_short_said(v->t, s, n, free_bytes, bytes, req->hugepage_size);
                 else
                         memory_short_said(s, v->t->nodes[n].os_index, free_bytes, bytes, "");
         }

@@ -247,6 +247,8 @@ static uint64_t spill_room(const HostView *v, const Plan *plan, unsigned n, bool
                 return 0;
         if (plan->hugepage_size && !(ordinary && plan->node_ordinary))
                 free = ledger_node_free_hugepages(v->l, n, plan->hugepage_size);
+        else if (plan->hugepage_size && plan->second_page_size)
+                free = ledger_node_free_hugepages(v->l, n, plan->second_page_size);
         else
                 free =
                     node->memory > used && node->memory - used > reserve ? node->memory - used - reserve : 0;
@@ -351,9 +353,16 @@ bool finish_charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t byt
  */
 void policy_drop_poolless_memory(const Topology *t, Plan *plan)
 {
-        for (unsigned n = 0; plan->hugepage_size && n < plan->nnode_memory; n++)
+        for (unsigned n = 0; plan->hugepage_size && n < plan->nnode_memory; n++) {
                 if (!topology_node_hugepage_bytes(t, n, plan->hugepage_size))
                         plan->node_memory[n] -= plan_node_pages(plan, n);
+                /* and the cells of a second page size on a node without a pool of it */
+                if (plan->node_ordinary && plan->second_page_size &&
+                    !topology_node_hugepage_bytes(t, n, plan->second_page_size)) {
+                        plan->node_memory[n] -= plan->node_ordinary[n];
+                        plan->node_ordinary[n] = 0;
+                }
+        }
 }
 
 void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, Plan *plan)
@@ -398,20 +407,17 @@ void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, 
  * that frees go to the nodes already counting some, those with the most free pages left first (a share
  * of 2.5 one-GiB pages on each of two nodes is 3 + 2, not half pages no guest can use). What is less than
  * a page stays with the node counting the most. */
-void finish_whole_pages(const HostView *v, Plan *plan)
+/* The same for one kind of the plan's memory: its own pages (second: false), or its cells of a second
+ * page size (Plan.second_page_size). */
+static void whole_pages_of(const HostView *v, Plan *plan, bool second)
 {
-        uint64_t page = plan->hugepage_size, left = 0;
-        g_autofree bool *had = NULL;
-        g_autofree uint64_t *pages = NULL;
+        uint64_t page = second ? plan->second_page_size : plan->hugepage_size, left = 0;
+        g_autofree bool *had = g_new0(bool, MAX(plan->nnode_memory, 1));
+        g_autofree uint64_t *pages = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
         unsigned most = 0;
 
-        if (!page)
-                return;
-        /* of a plan with cells of ordinary memory, its hugepage part alone */
-        had = g_new0(bool, MAX(plan->nnode_memory, 1));
-        pages = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
         for (unsigned n = 0; n < plan->nnode_memory; n++) {
-                pages[n] = plan_node_pages(plan, n);
+                pages[n] = second ? plan_node_ordinary(plan, n) : plan_node_pages(plan, n);
                 had[n] = pages[n] > 0;
                 left += pages[n] % page;
                 pages[n] -= pages[n] % page;
@@ -437,8 +443,24 @@ void finish_whole_pages(const HostView *v, Plan *plan)
                         most = n;
         if (plan->nnode_memory)
                 pages[most] += left;
-        for (unsigned n = 0; n < plan->nnode_memory; n++)
-                plan->node_memory[n] = plan_node_ordinary(plan, n) + pages[n];
+        for (unsigned n = 0; n < plan->nnode_memory; n++) {
+                if (second) {
+                        plan->node_memory[n] = plan_node_pages(plan, n) + pages[n];
+                        plan->node_ordinary[n] = pages[n];
+                } else {
+                        plan->node_memory[n] = plan_node_ordinary(plan, n) + pages[n];
+                }
+        }
+}
+
+void finish_whole_pages(const HostView *v, Plan *plan)
+{
+        if (!plan->hugepage_size)
+                return;
+        /* of a plan with cells of ordinary memory, its hugepage part alone */
+        whole_pages_of(v, plan, false);
+        if (plan->node_ordinary && plan->second_page_size)
+                whole_pages_of(v, plan, true);
 }
 
 /* A domain kept to some nodes by its <vcpu cpuset> alone, whose memory they cannot hold while the host

@@ -67,6 +67,22 @@ static const char *memory_text(const PlacementRequest *req, uint64_t bytes, char
 
         if (!req->hugepage_size)
                 return size_format(bytes, buf, len);
+        if (req->second_page_size && pages < req->memory) {
+                char d[32], e[32];
+                /* cells of two page sizes: "18.0 GiB (12.0 GiB in 1.0 GiB hugepages, 6.0 GiB in 2.0 MiB
+                 * hugepages)", other amounts "in 1.0 GiB and 2.0 MiB hugepages" */
+                if (bytes == req->memory)
+                        g_snprintf(buf, len, "%s (%s in %s hugepages, %s in %s hugepages)",
+                                   size_format(bytes, a, sizeof(a)), size_format(pages, c, sizeof(c)),
+                                   size_format(req->hugepage_size, b, sizeof(b)),
+                                   size_format(req->memory - pages, d, sizeof(d)),
+                                   size_format(req->second_page_size, e, sizeof(e)));
+                else
+                        g_snprintf(buf, len, "%s in %s and %s hugepages", size_format(bytes, a, sizeof(a)),
+                                   size_format(req->hugepage_size, b, sizeof(b)),
+                                   size_format(req->second_page_size, e, sizeof(e)));
+                return buf;
+        }
         if (pages < req->memory && bytes == req->memory)
                 g_snprintf(buf, len, "%s (%s of it in %s hugepages)", size_format(bytes, a, sizeof(a)),
                            size_format(pages, c, sizeof(c)), size_format(req->hugepage_size, b, sizeof(b)));
@@ -100,6 +116,8 @@ uint64_t finish_node_free_bytes(const HostView *v, const Plan *plan, unsigned n)
         uint64_t free = size > used && size - used > reserve ? size - used - reserve : 0;
 
         /* a plan with cells of ordinary memory beside its hugepages: both */
+        if (plan->hugepage_size && plan->node_ordinary && plan->second_page_size)
+                free = ledger_node_free_hugepages(v->l, n, plan->second_page_size);
         if (plan->hugepage_size)
                 return ledger_node_free_hugepages(v->l, n, plan->hugepage_size) +
                        (plan->node_ordinary ? free : 0);
@@ -230,11 +248,11 @@ char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         g_autofree char *cells_missing = cells_missing_note(v->t, req);
         g_autofree char *note = g_strconcat(cells, constraints, pages, short_pools, cells_missing, NULL);
         g_autofree char *sharing = NULL;
-        char a[32], b[64], busiest[96] = "", held[96] = "";
+        char a[32], b[128], busiest[96] = "", held[128] = "";
 
         if (plan->result == PLAN_PLACED) {
                 uint64_t set_memory = policy_set_memory(req);
-                char c[32], part[96] = "", memory[224];
+                char c[32], part[96] = "", memory[320];
                 bool bound_elsewhere = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
 
                 /* none of it counted where the cores are (a <memnode> may bind a cell away from them) */
@@ -272,16 +290,16 @@ char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                         /* each kind's room: its hugepages' and its ordinary cells' */
                         const unsigned *members = nodeset_members(v->t->nodesets, set);
                         uint64_t free_pages = 0, ordinary = 0;
-                        char d[32], e[32];
+                        char d[32], e[32], f[48];
                         for (unsigned i = 0; i < set->nnodes; i++) {
                                 free_pages += v->node_free_pages[members[i]];
                                 ordinary += v->node_free_ordinary[members[i]];
                         }
-                        g_snprintf(memory, sizeof(memory),
-                                   "%s in %s hugepages and %s of ordinary memory free for %s%s",
+                        g_snprintf(memory, sizeof(memory), "%s in %s hugepages and %s %s free for %s%s",
                                    size_format(free_pages, a, sizeof(a)),
                                    size_format(req->hugepage_size, d, sizeof(d)),
                                    size_format(ordinary, e, sizeof(e)),
+                                   plan_second_kind(req->second_page_size, f, sizeof(f)),
                                    memory_text(req, part[0] ? set_memory : req->memory, b, sizeof(b)), part);
                 } else
                         g_snprintf(memory, sizeof(memory), "%s free for %s%s",
@@ -417,7 +435,9 @@ void finish_remote_memory_note(const HostView *v, const PlacementRequest *req, P
                     "%s; %s of its %s %s on node%s %s, where none of its vCPUs runs (node%s %s %s no room "
                     "for more than %s)",
                     old ? old : "", size_format(away, a, sizeof(a)), size_format(plan->memory, b, sizeof(b)),
-                    plan->hugepage_size && !plan->node_ordinary ? "in hugepages is" : "is",
+                    plan->hugepage_size && (!plan->node_ordinary || plan->second_page_size)
+                        ? "in hugepages is"
+                        : "is",
                     cpuset_count(away_nodes) == 1 ? "" : "s", mn, cpuset_count(vcpu_nodes) == 1 ? "" : "s",
                     vn, cpuset_count(vcpu_nodes) == 1 ? "has" : "have", size_format(local, c, sizeof(c)));
                 g_free(old);
@@ -440,7 +460,7 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
 {
         const PlacementParams *params = v->params;
         bool bound = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
-        char a[64], b[64];
+        char a[64], b[128];
 
         if (bound && finish_memory_nodes_all_missing(v->t, req->memory_nodes)) {
                 /* libvirt refuses to start a guest bound to nodes the host lacks: no memory counted */
@@ -501,17 +521,19 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                 /* cells of ordinary memory beside its hugepages: each kind's room on the host */
                 g_autofree char *pages = hugepage_sizes_note(req);
                 uint64_t free_pages = 0, ordinary = 0;
-                char c[32], d[32];
+                char c[32], d[32], e[48];
                 for (unsigned n = 0; n < v->t->nnodes; n++) {
                         free_pages += v->node_free_pages[n];
                         ordinary += v->node_free_ordinary[n];
                 }
                 plan->reason = g_strdup_printf(
-                    "no node set has %s free (%s in %s hugepages and %s of ordinary memory free on the "
-                    "whole "
-                    "host; hugepage-backed cells never take general memory)%s; nothing pinned",
+                    "no node set has %s free (%s in %s hugepages and %s %s free on the whole host; %s)%s; "
+                    "nothing pinned",
                     memory_text(req, req->memory, b, sizeof(b)), size_format(free_pages, a, sizeof(a)),
                     size_format(req->hugepage_size, c, sizeof(c)), size_format(ordinary, d, sizeof(d)),
+                    plan_second_kind(req->second_page_size, e, sizeof(e)),
+                    req->second_page_size ? "each guest cell takes only the pages of its own size"
+                                          : "hugepage-backed cells never take general memory",
                     pages);
         } else if (req->hugepage_size) {
                 g_autofree char *pages = hugepage_sizes_note(req);

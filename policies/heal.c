@@ -219,6 +219,7 @@ static void count_memory_where_it_is(const Topology *t, const PlacementRequest *
         g_autoptr(CpuSet) was = plan_memory_nodes(current);
 
         if (!candidate->keep_memory || candidate->hugepage_size != current->hugepage_size ||
+            candidate->second_page_size != current->second_page_size ||
             candidate->nnode_memory != current->nnode_memory || candidate->memory != current->memory ||
             cpuset_is_empty(was) || !req->memory_nodes)
                 return;

@@ -268,7 +268,10 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
                  * is what either holds, each cell's own kind when its memory is counted) */
                 if (v->node_free_pages) {
                         v->node_free_pages[n] = ledger_node_free_hugepages(l, n, req->hugepage_size);
-                        v->node_free_ordinary[n] = v->node_free_memory[n];
+                        /* or, for cells of a second page size, the free pages of that size */
+                        v->node_free_ordinary[n] =
+                            req->second_page_size ? ledger_node_free_hugepages(l, n, req->second_page_size)
+                                                  : v->node_free_memory[n];
                         v->node_free_memory[n] += v->node_free_pages[n];
                 } else if (req && req->hugepage_size) {
                         v->node_free_memory[n] = ledger_node_free_hugepages(l, n, req->hugepage_size);

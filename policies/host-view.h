@@ -37,8 +37,9 @@ typedef struct HostView {
         unsigned *node_free_pus;    /* [nnodes] usable PUs with no vCPU */
         uint64_t *node_free_memory; /* [nnodes] after MemoryReserve and what the ledger holds */
         /* added: [nnodes] of node_free_memory, the free hugepages of the request's size and the free
-         * ordinary memory, when the request is hugepage-backed but some of its guest cells are not
-         * (PlacementCell.ordinary): node_free_memory is then their sum; NULL otherwise */
+         * ordinary memory (free hugepages of PlacementRequest.second_page_size when it has one), when the
+         * request is hugepage-backed but some of its guest cells are not (PlacementCell.ordinary):
+         * node_free_memory is then their sum; NULL otherwise */
         uint64_t *node_free_pages, *node_free_ordinary;
         unsigned *node_usable_pus;   /* [nnodes] PUs not reserved */
         unsigned *node_usable_cores; /* [nnodes] cores with at least one PU not reserved */

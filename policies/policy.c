@@ -391,6 +391,7 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
         if (finish_cell_memory_missing(t, req, plan))
                 return plan;
         plan->hugepage_size = req->hugepage_size;
+        plan->second_page_size = req->second_page_size;
         for (unsigned c = 0; c < plan->ncells && c < req->ncells; c++)
                 plan->cells[c].ordinary = req->cells[c].ordinary;
         plan_set_ordinary(plan);

@@ -9,8 +9,10 @@
 
 #include <string.h>
 
+#include "decision-json.h"
 #include "decision-text.h"
 
+#define MiB (UINT64_C(1) << 20)
 #define GiB (UINT64_C(1) << 30)
 
 /* Commits a domain from its XML; returns the committed plan. */
@@ -103,12 +105,138 @@ START_TEST(test_explain_names_short_kind)
 }
 END_TEST
 
+/* spr-snc2 with a pool of 4096 pages of 2 MiB (8 GiB) on each node beside its sixteen 1 GiB pages. */
+static Topology *two_sizes(void)
+{
+        Topology *t = test_topology_load("spr-snc2.xml");
+
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                TopoNode *node = &t->nodes[n];
+                node->hugepages = g_renew(TopoPages, node->hugepages, node->nhugepages + 1);
+                memmove(&node->hugepages[1], &node->hugepages[0], sizeof(TopoPages) * node->nhugepages);
+                node->hugepages[0] = (TopoPages){.size = 2 * MiB, .count = 4096};
+                node->nhugepages++;
+        }
+        return t;
+}
+
+/* A DPDK guest of 8 vCPUs: cell 0 12 GiB in 1 GiB pages, cell 1 6 GiB in 2 MiB pages (libvirt backs each
+ * cell with the <page> naming it). Both fit one node, each in its own size's pool; counted all in 1 GiB
+ * pages (18 GiB, more than a node's 16) it was spread over two nodes, 6 GiB of 1 GiB pages held that the
+ * guest never takes and the 2 MiB pools it does take shown free. */
+START_TEST(test_cells_in_own_page_size)
+{
+        static const char *const orders[] = {
+            "<page size='2' unit='M' nodeset='1'/><page size='1' unit='G' nodeset='0'/>",
+            "<page size='1' unit='G' nodeset='0'/><page size='2' unit='M' nodeset='1'/>",
+            "<page size='1' unit='G'/><page size='2' unit='M' nodeset='1'/>",
+        };
+        g_autoptr(Topology) t = two_sizes();
+
+        for (unsigned k = 0; k < G_N_ELEMENTS(orders); k++) {
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams params = test_params(POLICY_EXPLICIT);
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain type='kvm'><name>dpdk</name><memory unit='GiB'>18</memory><vcpu>8</vcpu>"
+                    "<memoryBacking><hugepages>%s</hugepages></memoryBacking><cpu><numa>"
+                    "<cell id='0' cpus='0-3' memory='12' unit='GiB'/><cell id='1' cpus='4-7' memory='6' "
+                    "unit='GiB'/></numa></cpu></domain>",
+                    orders[k]);
+                Plan *plan = test_place_xml(t, l, xml, &params);
+                unsigned n;
+
+                ck_assert_msg(plan->result == PLAN_PLACED && cpuset_count(plan->nodes) == 1, "%u: %s", k,
+                              plan->reason);
+                n = (unsigned)cpuset_next(plan->nodes, 0);
+                ck_assert_uint_eq(plan->hugepage_size, GiB);
+                ck_assert_uint_eq(plan->second_page_size, 2 * MiB);
+                ck_assert(!plan->cells[0].ordinary && plan->cells[1].ordinary);
+                ck_assert_msg(strstr(plan->reason,
+                                     "free for 18.0 GiB (12.0 GiB in 1.0 GiB hugepages, 6.0 GiB "
+                                     "in 2.0 MiB hugepages)") &&
+                                  !strstr(plan->reason, "differ") && !strstr(plan->reason, "ordinary"),
+                              "%s", plan->reason);
+                /* a decision's cells give the cell of the smaller size its own */
+                {
+                        g_autoptr(JsonBuilder) b = json_builder_new();
+                        g_autoptr(JsonNode) root = NULL;
+                        JsonArray *cells;
+                        json_builder_begin_object(b);
+                        decision_json_add_members(b, t, plan, FALSE);
+                        json_builder_end_object(b);
+                        root = json_builder_get_root(b);
+                        cells = json_object_get_array_member(json_node_get_object(root), "cells");
+                        ck_assert(!json_object_has_member(json_array_get_object_element(cells, 0),
+                                                          "hugepage_size"));
+                        ck_assert_int_eq(json_object_get_int_member(json_array_get_object_element(cells, 1),
+                                                                    "hugepage_size"),
+                                         2 * MiB);
+                        ck_assert(!json_object_has_member(json_array_get_object_element(cells, 1),
+                                                          "ordinary_memory"));
+                }
+                ck_assert_int_eq(ledger_commit(l, "dpdk", plan), 0);
+                ck_assert_uint_eq(ledger_node_hugepages(l, n, GiB), 12 * GiB);
+                ck_assert_uint_eq(ledger_node_hugepages(l, n, 2 * MiB), 6 * GiB);
+                ck_assert_uint_eq(ledger_node_memory(l, n), 0);
+                ck_assert_int_eq(ledger_release(l, "dpdk"), 0);
+                ck_assert_uint_eq(ledger_node_hugepages(l, n, 2 * MiB), 0);
+        }
+}
+END_TEST
+
+/* The 2 MiB cell bigger than any node's 2 MiB pool: the guest is spread so that each size's pools hold
+ * their cells, never a cell in another size's pages; the whole host short of 2 MiB pages, unplaceable, the
+ * reason giving each size's room. */
+START_TEST(test_second_size_short)
+{
+        g_autoptr(Topology) t = two_sizes();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autoptr(Plan) spread = test_place_xml(
+            t, l,
+            "<domain type='kvm'><name>big2m</name><memory unit='GiB'>14</memory><vcpu>4</vcpu>"
+            "<memoryBacking><hugepages><page size='1' unit='G' nodeset='0'/><page size='2' unit='M' "
+            "nodeset='1'/></hugepages></memoryBacking><cpu><numa><cell id='0' cpus='0-1' memory='2' "
+            "unit='GiB'/><cell id='1' cpus='2-3' memory='12' unit='GiB'/></numa></cpu></domain>",
+            &params);
+        g_autoptr(Plan) none = test_place_xml(
+            t, l,
+            "<domain type='kvm'><name>huge2m</name><memory unit='GiB'>34</memory><vcpu>4</vcpu>"
+            "<memoryBacking><hugepages><page size='1' unit='G' nodeset='0'/><page size='2' unit='M' "
+            "nodeset='1'/></hugepages></memoryBacking><cpu><numa><cell id='0' cpus='0-1' memory='1' "
+            "unit='GiB'/><cell id='1' cpus='2-3' memory='33' unit='GiB'/></numa></cpu></domain>",
+            &params);
+        uint64_t second = 0;
+
+        ck_assert_msg(spread->result == PLAN_PLACED && cpuset_count(spread->nodes) == 2, "%s",
+                      spread->reason);
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                ck_assert_uint_le(plan_node_ordinary(spread, n), 8 * GiB);
+                second += plan_node_ordinary(spread, n);
+        }
+        ck_assert_uint_eq(second, 12 * GiB);
+        /* explain names the size a single node is short of */
+        {
+                g_autofree char *text = plan_explain(t, spread);
+                ck_assert_msg(strstr(text, "too few free 2.0 MiB hugepages\n"), "%s", text);
+        }
+        ck_assert_msg(none->result == PLAN_UNPLACEABLE &&
+                          strstr(none->reason,
+                                 "(64.0 GiB in 1.0 GiB hugepages and 32.0 GiB in 2.0 MiB "
+                                 "hugepages free on the whole host; each guest cell takes only "
+                                 "the pages of its own size)"),
+                      "%s: %s", plan_result_to_string(none->result), none->reason);
+}
+END_TEST
+
 static Suite *hugepages_kinds_suite(void)
 {
         Suite *s = suite_create("hugepages kinds");
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_cell_held_by_its_own_kind);
         tcase_add_test(tc, test_explain_names_short_kind);
+        tcase_add_test(tc, test_cells_in_own_page_size);
+        tcase_add_test(tc, test_second_size_short);
         suite_add_tcase(s, tc);
         return s;
 }

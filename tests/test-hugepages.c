@@ -336,10 +336,11 @@ START_TEST(test_adopted_pins_keep_memory_in_pool)
 END_TEST
 
 /* <page> sizes per guest cell (libvirt matches each cell to the size whose nodeset names it, whatever the
- * order of the elements): 1 GiB of 2 MiB pages for cell 0 and 7 GiB of 1 GiB pages for cell 1, on a host
- * whose node 1 has eight 1 GiB pages. Both orders count the domain alike, in the largest size, and it is
- * placed (the first order counted all 8 GiB in 2 MiB pages and called it unplaceable); the reason says
- * the sizes differ per cell. */
+ * order of the elements): 96 MiB of 2 MiB pages for cell 0 and 7 GiB of 1 GiB pages for cell 1, on a host
+ * whose node 1 has eight 1 GiB pages beside its 128 MiB of 2 MiB pages. Both orders count each cell in its
+ * own size's pool (the first order once counted all of it in 2 MiB pages and called it unplaceable, later
+ * both in 1 GiB pages). A third cell in ordinary memory leaves three kinds: the hugepage-backed cells are
+ * then counted in the largest size, and the reason says so. */
 START_TEST(test_page_sizes_per_cell_order_independent)
 {
         static const char *const orders[] = {
@@ -352,31 +353,45 @@ START_TEST(test_page_sizes_per_cell_order_independent)
         /* a pool of eight 1 GiB pages on node 1, after its 2 MiB one (sizes ascending) */
         node1->hugepages = g_renew(TopoPages, node1->hugepages, node1->nhugepages + 1);
         node1->hugepages[node1->nhugepages++] = (TopoPages){.size = UINT64_C(1) << 30, .count = 8};
-        for (unsigned k = 0; k < G_N_ELEMENTS(orders); k++) {
+        for (unsigned k = 0; k < 2 * G_N_ELEMENTS(orders); k++) {
+                bool third = k >= G_N_ELEMENTS(orders);
                 g_autofree char *xml = g_strdup_printf(
-                    "<domain type='kvm'><name>hp</name><memory "
-                    "unit='GiB'>8</memory><vcpu>4</vcpu><cpu><numa>"
-                    "<cell id='0' cpus='0-1' memory='1' unit='GiB'/><cell id='1' cpus='2-3' memory='7' "
-                    "unit='GiB'/></numa></cpu><memoryBacking><hugepages>%s</hugepages></memoryBacking>"
+                    "<domain type='kvm'><name>hp</name><vcpu>%u</vcpu><cpu><numa>"
+                    "<cell id='0' cpus='0' memory='96' unit='MiB'/><cell id='1' cpus='1' memory='7' "
+                    "unit='GiB'/>%s</numa></cpu><memoryBacking><hugepages>%s</hugepages></memoryBacking>"
                     "</domain>",
-                    orders[k]);
+                    third ? 3 : 2, third ? "<cell id='2' cpus='2' memory='32' unit='MiB'/>" : "",
+                    orders[k % G_N_ELEMENTS(orders)]);
                 g_autoptr(DomainSpec) spec = NULL;
                 g_autoptr(Ledger) l = ledger_new(t);
                 g_auto(RequestShape) shape = {0};
                 PlacementParams params = test_params(POLICY_EXPLICIT);
-                PlacementRequest req = {.name = "hp", .vcpus = 4, .memory = 8 * (UINT64_C(1) << 30)};
+                PlacementRequest req;
                 g_autoptr(Plan) plan = NULL;
 
                 ck_assert_int_eq(domain_xml_parse(xml, &spec, NULL), 0);
                 ck_assert_uint_eq(spec->hugepage_size, UINT64_C(1) << 30);
                 ck_assert(spec->hugepage_sizes_differ);
+                req = domain_request(spec, spec);
                 domain_request_shape(spec, t, &req, &shape);
                 plan = policy_place(t, l, &req, &params);
-                ck_assert_msg(plan->result == PLAN_PLACED, "order %u: %s", k, plan->reason);
                 ck_assert_uint_eq(plan->hugepage_size, UINT64_C(1) << 30);
-                ck_assert_msg(strstr(plan->reason, "its <hugepages><page> sizes differ per guest cell: all "
-                                                   "its memory counted in 1.0 GiB hugepages, the largest"),
-                              "%s", plan->reason);
+                if (third) {
+                        ck_assert_msg(plan->second_page_size == 0 &&
+                                          strstr(plan->reason,
+                                                 "its <hugepages><page> sizes differ per guest "
+                                                 "cell: the memory of its hugepage-backed cells "
+                                                 "counted in 1.0 GiB hugepages, the largest"),
+                                      "order %u: %s", k, plan->reason);
+                        continue;
+                }
+                ck_assert_msg(plan->result == PLAN_PLACED && cpuset_count(plan->nodes) == 1 &&
+                                  cpuset_has(plan->nodes, 1) && !strstr(plan->reason, "differ"),
+                              "order %u: %s", k, plan->reason);
+                ck_assert_uint_eq(plan->second_page_size, PAGE2);
+                ck_assert_int_eq(ledger_commit(l, "hp", plan_copy(plan)), 0);
+                ck_assert_uint_eq(ledger_node_hugepages(l, 1, PAGE2), 96 * MiB);
+                ck_assert_uint_eq(ledger_node_hugepages(l, 1, UINT64_C(1) << 30), 7 * (UINT64_C(1) << 30));
         }
 }
 END_TEST
@@ -728,7 +743,8 @@ static bool same_snapshot(const GArray *a, const GArray *b)
 }
 
 /* Property: guests whose cells mix hugepages and ordinary memory, placed or adopted as their pins run, each
- * committed in turn: the ledger holds each plan's pages in its pool and its ordinary memory in the node's,
+ * committed in turn: the ledger holds each plan's pages in its pool (the cells of a second page size in that
+ * size's) and its ordinary memory in the node's,
  * a release right away gives back exactly what the commit took, and releasing them all in any order
  * leaves the ledger empty. */
 START_TEST(test_mixed_cells_ledger_exact)
@@ -776,12 +792,15 @@ START_TEST(test_mixed_cells_ledger_exact)
                 for (unsigned n = 0, k = 0; n < t->nnodes; n++) {
                         uint64_t *b = &g_array_index(before, uint64_t, k),
                                  *a = &g_array_index(after, uint64_t, k);
-                        ck_assert_uint_eq(a[0] - b[0], plan_node_ordinary(plan, n));
-                        for (unsigned p = 0; p < t->nodes[n].nhugepages; p++)
+                        uint64_t second = plan->second_page_size;
+                        ck_assert_uint_eq(a[0] - b[0], second ? 0 : plan_node_ordinary(plan, n));
+                        for (unsigned p = 0; p < t->nodes[n].nhugepages; p++) {
+                                uint64_t size = t->nodes[n].hugepages[p].size;
                                 ck_assert_uint_eq(a[1 + p] - b[1 + p],
-                                                  t->nodes[n].hugepages[p].size == plan->hugepage_size
-                                                      ? plan_node_pages(plan, n)
-                                                      : 0);
+                                                  size == plan->hugepage_size ? plan_node_pages(plan, n)
+                                                  : second && size == second  ? plan_node_ordinary(plan, n)
+                                                                              : 0);
+                        }
                         k += 1 + t->nodes[n].nhugepages;
                 }
                 if (g_rand_boolean(r)) {

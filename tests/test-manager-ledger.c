@@ -575,6 +575,57 @@ START_TEST(test_partial_hugepages_counted_alike_after_restart)
 }
 END_TEST
 
+/* A guest whose cells use two page sizes (64 MiB of 2 MiB pages, 1 GiB of 1 GiB pages; node 1 has two 1 GiB
+ * pages): each cell is held in its own size's pools, the same again after a restart adopts its record
+ * (bytes per node). Counted all in 1 GiB pages, it was unplaceable. */
+START_TEST(test_page_sizes_counted_alike_after_restart)
+{
+        static const char *const from[] = {"<page_type size=\"2097152\" count=\"64\"/>"};
+        static const char *const to[] = {"<page_type size=\"2097152\" count=\"64\"/>"
+                                         "<page_type size=\"1073741824\" count=\"2\"/>"};
+        g_autofree char *dir = g_dir_make_tmp("placementd-ledger-XXXXXX", NULL);
+        g_autofree char *topology = hugepage_host(dir, from, to, 1);
+        uint64_t small[2], large[2], small_total = 0, large_total = 0;
+        virDomainPtr dom;
+        Manager *m;
+        const Decision *d;
+
+        m = fixture_manager_new(base, topology, NULL);
+        dom = start_xml("l-sizes", "1088", 2,
+                        "<memoryBacking><hugepages><page size='2' unit='MiB' nodeset='0'/><page size='1' "
+                        "unit='GiB' nodeset='1'/></hugepages></memoryBacking><cpu><numa><cell id='0' "
+                        "cpus='0' memory='64' unit='MiB'/><cell id='1' cpus='1' memory='1' unit='GiB'/>"
+                        "</numa></cpu>");
+        ck_assert(spin_known(m, "l-sizes", 3000));
+        d = manager_lookup(m, "l-sizes");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
+        for (unsigned n = 0; n < 2; n++) {
+                small[n] = ledger_node_hugepages(manager_ledger(m), n, 2u << 20);
+                large[n] = ledger_node_hugepages(manager_ledger(m), n, 1u << 30);
+                small_total += small[n];
+                large_total += large[n];
+                ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), n), 0);
+        }
+        ck_assert_uint_eq(small_total, 64u << 20);
+        ck_assert_uint_eq(large_total, 1u << 30);
+        free_manager(m);
+        m = fixture_manager_new(base, topology, NULL);
+        d = manager_lookup(m, "l-sizes");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(d->adopted, "its own record was not adopted: %s", d->reason);
+        for (unsigned n = 0; n < 2; n++) {
+                ck_assert_uint_eq(ledger_node_hugepages(manager_ledger(m), n, 2u << 20), small[n]);
+                ck_assert_uint_eq(ledger_node_hugepages(manager_ledger(m), n, 1u << 30), large[n]);
+                ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), n), 0);
+        }
+        stop(dom);
+        free_manager(m);
+        g_unlink(topology);
+        g_rmdir(dir);
+}
+END_TEST
+
 /*
  * A guest of a 64 MiB cell in 2 MiB pages (node 0's pool: <page nodeset='0'>) and an 800 MiB ordinary cell,
  * bound to nodes 0-1, beside a guest holding pool_mib of node 1's pool and one holding most of node 0's
@@ -919,6 +970,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_forged_record_moves_no_cell_memory);
         tcase_add_test(tc, test_page_per_cell_counted);
         tcase_add_test(tc, test_partial_hugepages_counted_alike_after_restart);
+        tcase_add_test(tc, test_page_sizes_counted_alike_after_restart);
         tcase_add_test(tc, test_partial_hugepages_bound_counted_alike_after_restart);
         tcase_add_test(tc, test_partial_hugepages_unbound_cells_adopted_alike);
         tcase_add_test(tc, test_skipped_record_memory_not_read);

@@ -565,6 +565,7 @@ static void print_guest_shape(JsonObject *d, const char *note)
                 g_autoptr(CpuSet) memory = json_nodes(json_get_array(c, "memory_nodes"));
                 g_autofree char *vcpus = text_safe(json_get_string(c, "vcpus"));
                 g_autofree char *on = decision_nodes_text(nodes), *mem_on = NULL;
+                char kind[64];
 
                 printf("  guest cell %-3" G_GINT64_FORMAT " ", json_get_int(c, "id", -1));
                 if (*vcpus)
@@ -581,10 +582,18 @@ static void print_guest_shape(JsonObject *d, const char *note)
                 if (*vcpus)
                         printf(" on %s", on);
                 mem_on = decision_nodes_text(memory);
+                /* a cell of its own page size, the smaller of two */
+                if (json_get_int(c, "hugepage_size", 0) > 0)
+                        g_snprintf(kind, sizeof(kind), " (in hugepages of %s)",
+                                   size_format((uint64_t)json_get_int(c, "hugepage_size", 0), a, sizeof(a)));
+                else
+                        g_strlcpy(kind,
+                                  json_get_bool(c, "ordinary_memory")
+                                      ? " (ordinary memory: no <page> backs it)"
+                                      : "",
+                                  sizeof(kind));
                 printf(", memory %s%s%s%s\n", cpuset_is_empty(memory) ? "nodes not known" : "on ",
-                       cpuset_is_empty(memory) ? "" : mem_on,
-                       json_get_bool(c, "ordinary_memory") ? " (ordinary memory: no <page> backs it)" : "",
-                       note);
+                       cpuset_is_empty(memory) ? "" : mem_on, kind, note);
         }
 }
 

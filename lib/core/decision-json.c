@@ -30,8 +30,9 @@ static void add_node_array(JsonBuilder *b, const char *key, const CpuSet *os)
 }
 
 /* "hugepage_size" and "cells": [{"id", "vcpus", "nodes": [os...], "memory_nodes": [os...], "memory",
- * "ordinary_memory"}], only when the plan has them ("memory_nodes": where its memory is counted, when
- * known; "ordinary_memory": true for a cell of a hugepage-backed plan that no <page> backs). */
+ * "ordinary_memory", "hugepage_size"}], only when the plan has them ("memory_nodes": where its memory is
+ * counted, when known; "ordinary_memory": true for a cell of a hugepage-backed plan that no <page> backs;
+ * a cell's "hugepage_size": its pages' size when it is not the plan's, the smaller of two). */
 static void add_guest_shape(JsonBuilder *b, const Topology *t, const Plan *p)
 {
         if (p->hugepage_size) {
@@ -58,8 +59,12 @@ static void add_guest_shape(JsonBuilder *b, const Topology *t, const Plan *p)
                 }
                 json_builder_set_member_name(b, "memory");
                 json_builder_add_int_value(b, (gint64)p->cells[i].memory);
-                /* a cell no <page> backs, of a hugepage-backed domain */
-                if (p->hugepage_size && p->cells[i].ordinary) {
+                /* a cell of the smaller of two page sizes: its own size */
+                if (p->hugepage_size && p->cells[i].ordinary && p->second_page_size) {
+                        json_builder_set_member_name(b, "hugepage_size");
+                        json_builder_add_int_value(b, (gint64)p->second_page_size);
+                } else if (p->hugepage_size && p->cells[i].ordinary) {
+                        /* a cell no <page> backs, of a hugepage-backed domain */
                         json_builder_set_member_name(b, "ordinary_memory");
                         json_builder_add_boolean_value(b, TRUE);
                 }

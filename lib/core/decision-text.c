@@ -99,9 +99,11 @@ char *decision_to_text(const Topology *t, const Decision *d)
         return g_string_free(s, FALSE);
 }
 
-/* What explain says of a candidate set. */
-static const char *verdict(const PlanCandidate *c)
+/* What explain says of a candidate set of plan p, into buf when it names a page size. */
+static const char *verdict(const Plan *p, const PlanCandidate *c, char *buf, size_t len)
 {
+        char a[32], b[32];
+
         if (c->chosen)
                 return c->qualifies ? "chosen" : "chosen (fallback)";
         if (c->busier)
@@ -114,6 +116,16 @@ static const char *verdict(const PlanCandidate *c)
                 return "a <memnode> cell's node missing";
         if (c->cells_misfit)
                 return "its cells do not fit";
+        /* cells of two page sizes: the sizes short */
+        if (p->second_page_size && (c->pages_short || c->ordinary_short)) {
+                size_format(p->hugepage_size, a, sizeof(a));
+                size_format(p->second_page_size, b, sizeof(b));
+                if (c->pages_short && c->ordinary_short)
+                        g_snprintf(buf, len, "too few free %s and %s hugepages", a, b);
+                else
+                        g_snprintf(buf, len, "too few free %s hugepages", c->pages_short ? a : b);
+                return buf;
+        }
         if (c->pages_short && c->ordinary_short)
                 return "too few hugepages, too little ordinary memory";
         if (c->pages_short)
@@ -144,11 +156,12 @@ char *plan_explain(const Topology *t, const Plan *p)
         for (unsigned i = 0; i < p->candidates->len; i++) {
                 const PlanCandidate *c = g_ptr_array_index(p->candidates, i);
                 g_autofree char *nodes = cpuset_format(c->nodes);
+                char why[96];
                 g_string_append_printf(
                     s, "  %-5u %-12s %4u %7.2f %10u %9u %12s  %s\n", c->rank + 1, nodes, c->max_distance,
                     c->mean_distance, c->free_cores, c->free_pus,
                     t && t->memory_sizes_unknown ? "unknown" : size_format(c->free_memory, a, sizeof(a)),
-                    verdict(c));
+                    verdict(p, c, why, sizeof(why)));
         }
         if (p->repinned && (p->result == PLAN_PLACED || p->result == PLAN_OVERCOMMITTED)) {
                 g_string_append(s, "rule: re-pinned where it runs by measured load (healed or rebalanced): "

@@ -205,9 +205,30 @@ static void request_devices(const DomainSpec *live, const Topology *t, Placement
         req->device_nearest = shape->devices_nearest;
 }
 
+uint64_t domain_request_second_page_size(const DomainSpec *live)
+{
+        uint64_t second = 0;
+
+        if (!live->hugepages || !live->hugepage_sizes_differ || live->hugepages_partial || !live->cells)
+                return 0;
+        for (unsigned i = 0; i < live->cells->len; i++) {
+                const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
+                if (!c->hugepages || !c->hugepage_size)
+                        return 0;
+                if (c->hugepage_size == live->hugepage_size)
+                        continue;
+                if (second && c->hugepage_size != second)
+                        return 0;
+                second = c->hugepage_size;
+        }
+        return second;
+}
+
 void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRequest *req,
                           RequestShape *shape)
 {
+        uint64_t second;
+
         *shape = (RequestShape){0};
         if (live->hugepages) {
                 req->hugepage_size =
@@ -219,6 +240,11 @@ void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRe
         request_iothreads(live, req, shape);
         if (!live->cells || live->cells->len == 0)
                 return;
+        second = domain_request_second_page_size(live);
+        if (second) {
+                req->second_page_size = second;
+                req->hugepage_sizes_differ = false;
+        }
         shape->cells = g_new0(PlacementCell, live->cells->len);
         for (unsigned i = 0; i < live->cells->len; i++) {
                 const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
@@ -228,6 +254,8 @@ void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRe
                                                   .distances = c->distances,
                                                   .ndistances = c->ndistances,
                                                   .ordinary = live->hugepages && !c->hugepages};
+                if (second && c->hugepages && c->hugepage_size == second)
+                        shape->cells[i].ordinary = true;
                 /* its memnode (the running guest's, like its cells) */
                 for (unsigned k = 0; live->memnodes && k < live->memnodes->len; k++)
                         if (g_array_index(live->memnodes, DomainMemnode, k).cellid == c->id) {

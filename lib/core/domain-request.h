@@ -66,6 +66,12 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RequestShape, request_shape_clear)
  * live, or pinned elsewhere since, is not. */
 bool domain_spec_iothreadpin_runs(const DomainSpec *live, unsigned id, const CpuSet *cpus);
 
+/* The smaller of the two page sizes of a domain whose hugepage-backed cells use two, none of its cells in
+ * ordinary memory: each cell is then counted in its own size's pools (PlacementRequest.second_page_size);
+ * 0 for any other domain (one size, some cells in ordinary memory, or more than two sizes: counted in the
+ * largest). */
+uint64_t domain_request_second_page_size(const DomainSpec *live);
+
 void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRequest *req,
                           RequestShape *shape);
 

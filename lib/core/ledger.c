@@ -162,8 +162,14 @@ static void account(Ledger *l, const Plan *p, int sign)
                  * guest cell no <page> backs holds ordinary memory beside it */
                 if (pool >= 0)
                         byte_sum_add(&l->hugepages[n][pool], pages, sign);
-                if (ordinary)
+                /* or, for cells of a second page size, hugepages of that size */
+                if (ordinary && p->second_page_size) {
+                        int second = pool_index(t, n, p->second_page_size);
+                        if (second >= 0)
+                                byte_sum_add(&l->hugepages[n][second], ordinary, sign);
+                } else if (ordinary) {
                         byte_sum_add(&l->node_memory[n], ordinary, sign);
+                }
         }
 }
 

@@ -4,6 +4,7 @@
 #include <errno.h>
 #include <string.h>
 
+#include "size.h"
 #include "string-table.h"
 
 static const char *const policy_kind_table[_POLICY_MAX] = {
@@ -139,6 +140,7 @@ Plan *plan_copy(const Plan *p)
                 g_ptr_array_add(c->candidates, cc);
         }
         c->hugepage_size = p->hugepage_size;
+        c->second_page_size = p->second_page_size;
         plan_set_cells(c, p->ncells);
         for (unsigned i = 0; i < p->ncells; i++) {
                 c->cells[i].id = p->cells[i].id;
@@ -268,10 +270,10 @@ bool placement_request_same_asks(const PlacementRequest *a, const PlacementReque
             !same_set(a->memory_nodes, b->memory_nodes) || a->memory_mode != b->memory_mode ||
             a->keep_emulator != b->keep_emulator || a->emulator_pinned_live != b->emulator_pinned_live ||
             a->ncells != b->ncells || a->hugepage_size != b->hugepage_size ||
-            !same_set(a->iothreads, b->iothreads) || !same_set(a->kept_iothreads, b->kept_iothreads) ||
-            a->memory_own != b->memory_own || a->realtime != b->realtime ||
-            !same_set(a->realtime_vcpus, b->realtime_vcpus) || a->guest_threads != b->guest_threads ||
-            a->guest_socket_vcpus != b->guest_socket_vcpus ||
+            a->second_page_size != b->second_page_size || !same_set(a->iothreads, b->iothreads) ||
+            !same_set(a->kept_iothreads, b->kept_iothreads) || a->memory_own != b->memory_own ||
+            a->realtime != b->realtime || !same_set(a->realtime_vcpus, b->realtime_vcpus) ||
+            a->guest_threads != b->guest_threads || a->guest_socket_vcpus != b->guest_socket_vcpus ||
             !same_set(a->emulator_cpus, b->emulator_cpus) || !a->vcpu_ids != !b->vcpu_ids ||
             (a->vcpu_ids && memcmp(a->vcpu_ids, b->vcpu_ids, sizeof(unsigned) * a->vcpus) != 0))
                 return false;
@@ -319,9 +321,21 @@ void plan_copy_memory(Plan *dst, const Plan *src)
         memcpy(dst->node_memory, src->node_memory,
                sizeof(uint64_t) * MIN(dst->nnode_memory, src->nnode_memory));
         g_clear_pointer(&dst->node_ordinary, g_free);
+        dst->second_page_size = src->second_page_size;
         if (src->node_ordinary && dst->nnode_memory == src->nnode_memory)
                 dst->node_ordinary =
                     g_memdup2(src->node_ordinary, sizeof(uint64_t) * MAX(src->nnode_memory, 1));
+}
+
+const char *plan_second_kind(uint64_t second_page_size, char *buf, size_t len)
+{
+        char a[32];
+
+        if (!second_page_size)
+                g_strlcpy(buf, "of ordinary memory", len);
+        else
+                g_snprintf(buf, len, "in %s hugepages", size_format(second_page_size, a, sizeof(a)));
+        return buf;
 }
 
 void plan_set_ordinary(Plan *p)

@@ -218,6 +218,11 @@ typedef struct PlacementRequest {
          * hugepage_size is then the largest of them, the memory of every hugepage-backed cell counted in
          * it (a cell of ordinary memory is PlacementCell.ordinary) */
         bool hugepage_sizes_differ;
+        /* added: its cells' <page> sizes are two, and none of its cells has ordinary memory: the cells of
+         * the smaller size are PlacementCell.ordinary, their memory counted in hugepages of this size
+         * (hugepage_size the larger) where a cell no <page> backs is counted in ordinary memory; 0 when
+         * the cells marked so (if any) have ordinary memory */
+        uint64_t second_page_size;
 } PlacementRequest;
 
 /* Bytes of the request's memory in hugepages (of hugepage_size): all of it, less its ordinary cells'. */
@@ -327,6 +332,9 @@ typedef struct Plan {
          * hugepage-backed but some of its guest cells are not (PlanCell.ordinary); NULL otherwise: all of
          * node_memory is in hugepages of hugepage_size (ordinary memory when that is 0) */
         uint64_t *node_ordinary;
+        /* added: node_ordinary is in hugepages of this size, not ordinary memory: the plan's cells of
+         * the smaller of two <page> sizes (PlacementRequest.second_page_size); 0: ordinary memory */
+        uint64_t second_page_size;
 } Plan;
 
 Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnodes);
@@ -357,6 +365,9 @@ uint64_t plan_node_pages(const Plan *p, unsigned n);
 uint64_t plan_node_ordinary(const Plan *p, unsigned n);
 /* dst's memory per node (node_memory, node_ordinary) becomes src's. */
 void plan_copy_memory(Plan *dst, const Plan *src);
+/* How the memory of a cell marked ordinary is named: "of ordinary memory", or "in 2.0 MiB hugepages" when
+ * it is of a second page size (second_page_size); into buf. */
+const char *plan_second_kind(uint64_t second_page_size, char *buf, size_t len);
 /* Gives p its node_ordinary (zeroed) when it is hugepage-backed and a cell of it is ordinary, else none. */
 void plan_set_ordinary(Plan *p);
 
