@@ -1024,22 +1024,36 @@ uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, 
 uint64_t *cells_hold_bound_memory(HostView *v, const Plan *plan)
 {
         const Topology *t = v->t;
+        size_t nodes = MAX(t->nnodes, 1);
         uint64_t *saved = NULL;
 
         if (!v->req || v->req->memory_source != MEMORY_SOURCE_NONE)
                 return NULL;
         for (unsigned c = 0; c < plan->ncells; c++) {
+                /* of a request with both kinds, the bound cell's own kind too: a hugepage cell bound to a
+                 * node takes its pages there, not its ordinary memory */
+                uint64_t *kind = !v->node_free_pages       ? NULL
+                                 : plan->cells[c].ordinary ? v->node_free_ordinary
+                                                           : v->node_free_pages;
                 uint64_t left = plan->cells[c].memory;
                 if (cpuset_is_empty(plan->cells[c].memory_nodes))
                         continue;
-                if (!saved)
-                        saved = g_memdup2(v->node_free_memory, sizeof(uint64_t) * MAX(t->nnodes, 1));
+                if (!saved) {
+                        saved = g_new(uint64_t, nodes * (v->node_free_pages ? 3 : 1));
+                        memcpy(saved, v->node_free_memory, sizeof(uint64_t) * nodes);
+                        if (v->node_free_pages) {
+                                memcpy(saved + nodes, v->node_free_pages, sizeof(uint64_t) * nodes);
+                                memcpy(saved + 2 * nodes, v->node_free_ordinary, sizeof(uint64_t) * nodes);
+                        }
+                }
                 for (unsigned n = 0; n < t->nnodes && left; n++) {
                         uint64_t take;
                         if (!cpuset_has(plan->cells[c].memory_nodes, t->nodes[n].os_index))
                                 continue;
-                        take = MIN(left, v->node_free_memory[n]);
-                        v->node_free_memory[n] -= take;
+                        take = MIN(left, kind ? kind[n] : v->node_free_memory[n]);
+                        v->node_free_memory[n] -= MIN(take, v->node_free_memory[n]);
+                        if (kind)
+                                kind[n] -= take;
                         left -= take;
                 }
         }
@@ -1048,8 +1062,15 @@ uint64_t *cells_hold_bound_memory(HostView *v, const Plan *plan)
 
 void cells_free_bound_memory(HostView *v, const uint64_t *saved)
 {
-        if (saved)
-                memcpy(v->node_free_memory, saved, sizeof(uint64_t) * MAX(v->t->nnodes, 1));
+        size_t nodes = MAX(v->t->nnodes, 1);
+
+        if (!saved)
+                return;
+        memcpy(v->node_free_memory, saved, sizeof(uint64_t) * nodes);
+        if (v->node_free_pages) {
+                memcpy(v->node_free_pages, saved + nodes, sizeof(uint64_t) * nodes);
+                memcpy(v->node_free_ordinary, saved + 2 * nodes, sizeof(uint64_t) * nodes);
+        }
 }
 
 void cells_record_nodes(const Topology *t, Plan *plan)

@@ -76,8 +76,9 @@ void cells_set_homes(HostView *v, const Plan *plan);
  * For a domain whose memory is not bound as a whole: takes the memory its cells' <memnode> elements bind out
  * of v's free memory on those nodes (each bound node in turn, as far as it has it), so that the other
  * cells and vCPUs find only what is left there (a cell bound to a node whose hugepage pool it fills leaves
- * none of it to another). Returns v's free memory as it was, for cells_free_bound_memory(), or NULL when
- * nothing is bound so.
+ * none of it to another; of a request with both kinds of memory, each bound cell takes its own kind,
+ * HostView.node_free_pages or node_free_ordinary). Returns v's free memory as it was, for
+ * cells_free_bound_memory(), or NULL when nothing is bound so.
  */
 uint64_t *cells_hold_bound_memory(HostView *v, const Plan *plan);
 /* Gives v its free memory back from what cells_hold_bound_memory() returned (NULL: nothing to do). */

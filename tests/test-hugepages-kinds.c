@@ -229,6 +229,31 @@ START_TEST(test_second_size_short)
 }
 END_TEST
 
+/* spr-snc2: cell 0 (12 GiB in 1 GiB pages) bound to node 0 by a strict <memnode>, cell 1 (8 GiB in 1 GiB
+ * pages) free to go anywhere, cell 2 (2 GiB) in ordinary memory. The bound cell takes 12 of node 0's 16
+ * pages: cell 1 finds 4 there, and goes to node 1. The bound cell's pages were taken from node 0's pages
+ * and ordinary memory together, its pool still seen whole: all three cells went to node 0, 20 GiB of pages
+ * counted in its 16 GiB pool, and the reason said the bound memory could not all be backed. */
+START_TEST(test_bound_cell_takes_its_pages)
+{
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        const Plan *plan = commit_xml(
+            t, l, "boundmix",
+            "<domain type='kvm'><name>boundmix</name><memory unit='GiB'>22</memory><vcpu>6</vcpu>"
+            "<memoryBacking><hugepages><page size='1' unit='G' nodeset='0-1'/></hugepages></memoryBacking>"
+            "<numatune><memnode cellid='0' mode='strict' nodeset='0'/></numatune><cpu><numa>"
+            "<cell id='0' cpus='0-1' memory='12' unit='GiB'/><cell id='1' cpus='2-3' memory='8' unit='GiB'/>"
+            "<cell id='2' cpus='4-5' memory='2' unit='GiB'/></numa></cpu></domain>");
+
+        ck_assert_msg(!cpuset_has(plan->cells[1].nodes, 0) && !strstr(plan->reason, "cannot all be backed"),
+                      "%s", plan->reason);
+        for (unsigned n = 0; n < t->nnodes; n++)
+                ck_assert_uint_le(ledger_node_hugepages(l, n, GiB), 16 * GiB);
+        ck_assert_uint_eq(ledger_node_hugepages(l, 0, GiB), 12 * GiB);
+}
+END_TEST
+
 static Suite *hugepages_kinds_suite(void)
 {
         Suite *s = suite_create("hugepages kinds");
@@ -237,6 +262,7 @@ static Suite *hugepages_kinds_suite(void)
         tcase_add_test(tc, test_explain_names_short_kind);
         tcase_add_test(tc, test_cells_in_own_page_size);
         tcase_add_test(tc, test_second_size_short);
+        tcase_add_test(tc, test_bound_cell_takes_its_pages);
         suite_add_tcase(s, tc);
         return s;
 }
