@@ -178,9 +178,13 @@ typedef struct OrderSearch {
         const uint64_t *memory; /* [m] each one's memory */
         const uint64_t *room;   /* [nnodes] what those on each node may take of its free memory, NULL:
                                  * their memory is not counted where they run */
-        bool *used;             /* [m] slots taken on the way */
-        int *cell_node;         /* the mapping being tried */
-        int *best;              /* the best mapping found */
+        /* when some cells are hugepage-backed and some not: room is of the pages alone, room_ordinary
+         * [nnodes] of the other kind, ordinary [m] which of the cells are of that kind; NULL otherwise */
+        const uint64_t *room_ordinary;
+        const bool *ordinary;
+        bool *used;     /* [m] slots taken on the way */
+        int *cell_node; /* the mapping being tried */
+        int *best;      /* the best mapping found */
         uint64_t best_cost;
 } OrderSearch;
 
@@ -188,10 +192,15 @@ typedef struct OrderSearch {
 static bool memory_holds(const OrderSearch *s, const int *cell_node)
 {
         for (unsigned k = 0; s->room && k < s->nnodes; k++) {
-                uint64_t taken = 0;
-                for (unsigned i = 0; i < s->m; i++)
-                        taken += cell_node[s->cell[i]] == s->nodes[k] ? s->memory[i] : 0;
-                if (taken > s->room[k])
+                uint64_t taken = 0, taken_ordinary = 0;
+                for (unsigned i = 0; i < s->m; i++) {
+                        uint64_t bytes = cell_node[s->cell[i]] == s->nodes[k] ? s->memory[i] : 0;
+                        if (s->ordinary && s->ordinary[i])
+                                taken_ordinary += bytes;
+                        else
+                                taken += bytes;
+                }
+                if (taken > s->room[k] || (s->room_ordinary && taken_ordinary > s->room_ordinary[k]))
                         return false;
         }
         return true;
@@ -394,15 +403,19 @@ static bool memory_unknown(const HostView *v, const Plan *plan, const int *cell_
  * less than those on it as packed take (the packing's mapping always holds).
  */
 static uint64_t *movable_room(const HostView *v, const Plan *plan, const int *cell_node,
-                              const unsigned *cell, unsigned m, const int *nodes, unsigned n)
+                              const unsigned *cell, unsigned m, const int *nodes, unsigned n, int kind)
 {
         uint64_t *room = g_new(uint64_t, MAX(n, 1));
+        const uint64_t *free = kind < 0 ? v->node_free_memory
+                               : kind   ? v->node_free_ordinary
+                                        : v->node_free_pages;
 
         for (unsigned k = 0; k < n; k++) {
                 uint64_t staying = 0, packed = 0;
                 for (unsigned c = 0; c < plan->ncells; c++) {
                         bool moves = false;
-                        if (cell_node[c] != nodes[k])
+                        if (cell_node[c] != nodes[k] ||
+                            (kind >= 0 && plan->cells[c].ordinary != (kind == 1)))
                                 continue;
                         for (unsigned i = 0; i < m && !moves; i++)
                                 moves = cell[i] == c;
@@ -411,7 +424,7 @@ static uint64_t *movable_room(const HostView *v, const Plan *plan, const int *ce
                         else if (cpuset_is_empty(plan->cells[c].memory_nodes))
                                 staying += plan->cells[c].memory;
                 }
-                room[k] = v->node_free_memory[nodes[k]] - MIN(staying, v->node_free_memory[nodes[k]]);
+                room[k] = free[nodes[k]] - MIN(staying, free[nodes[k]]);
                 room[k] = MAX(room[k], packed);
         }
         return room;
@@ -424,7 +437,8 @@ void cells_follow_guest(const HostView *v, const Plan *plan, int *vcpu_node)
         g_autofree unsigned *cell = NULL, *class_of = NULL, *nodes = NULL;
         g_autofree CellOrder *movable = NULL;
         g_autofree CellPair *pairs = NULL;
-        g_autofree uint64_t *count = NULL, *memory = NULL, *room = NULL;
+        g_autofree uint64_t *count = NULL, *memory = NULL, *room = NULL, *room_ordinary = NULL;
+        g_autofree bool *ordinary = NULL;
         g_autofree bool *used = NULL;
         unsigned host_rank[257], npairs, nranks, m = 0, placed = 0, nnodes = 0, nslot_nodes = 0;
         bool ordered, by_memory;
@@ -478,8 +492,16 @@ void cells_follow_guest(const HostView *v, const Plan *plan, int *vcpu_node)
                 if (!seen)
                         slot_nodes[nslot_nodes++] = slot[i];
         }
-        if (!by_memory && !cells_memory_bound(v) && !v->memory_remote)
-                room = movable_room(v, plan, cell_node, cell, m, slot_nodes, nslot_nodes);
+        /* each kind of memory in its own room, when the cells have two */
+        if (!by_memory && !cells_memory_bound(v) && !v->memory_remote && v->node_free_pages) {
+                room = movable_room(v, plan, cell_node, cell, m, slot_nodes, nslot_nodes, 0);
+                room_ordinary = movable_room(v, plan, cell_node, cell, m, slot_nodes, nslot_nodes, 1);
+                ordinary = g_new(bool, m);
+                for (unsigned i = 0; i < m; i++)
+                        ordinary[i] = plan->cells[cell[i]].ordinary;
+        } else if (!by_memory && !cells_memory_bound(v) && !v->memory_remote) {
+                room = movable_room(v, plan, cell_node, cell, m, slot_nodes, nslot_nodes, -1);
+        }
         nranks = host_ranks(v->t, nodes, nnodes, host_rank);
         count = g_new(uint64_t, nranks);
         best = g_memdup2(cell_node, sizeof(*cell_node) * plan->ncells);
@@ -500,6 +522,8 @@ void cells_follow_guest(const HostView *v, const Plan *plan, int *vcpu_node)
                           .nnodes = nslot_nodes,
                           .memory = memory,
                           .room = room,
+                          .room_ordinary = room_ordinary,
+                          .ordinary = ordinary,
                           .used = used,
                           .cell_node = work,
                           .best = best};

@@ -254,6 +254,41 @@ START_TEST(test_bound_cell_takes_its_pages)
 }
 END_TEST
 
+/* spr-snc2, kept to package 0: cells 0 and 1 (10 GiB of 1 GiB pages each) the guest holds near (11),
+ * cells 2 and 3 (2 GiB of ordinary memory each) likewise, each pair far from the other (21). Cells 0 and 1
+ * on one node would take 20 of its 16 pages: they stay one per node, each whole with its pages. Taking
+ * the guest's order with each node's pages and ordinary memory as one room, both went to node 1, 4 GiB of
+ * cell 1's pages on node 0. */
+START_TEST(test_cells_trade_by_own_kind)
+{
+        static const unsigned distance[4][4] = {
+            {10, 11, 21, 21}, {11, 10, 21, 21}, {21, 21, 10, 11}, {21, 21, 11, 10}};
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GString) xml = g_string_new(
+            "<domain type='kvm'><name>trade</name><memory unit='GiB'>24</memory><vcpu cpuset='0-31'>8</vcpu>"
+            "<memoryBacking><hugepages><page size='1' unit='G' nodeset='0-1'/></hugepages></memoryBacking>"
+            "<cpu><numa>");
+        const Plan *plan;
+
+        for (unsigned c = 0; c < 4; c++)
+                g_string_append_printf(xml,
+                                       "<cell id='%u' cpus='%u-%u' memory='%u' unit='GiB'><distances>"
+                                       "<sibling id='0' value='%u'/><sibling id='1' value='%u'/>"
+                                       "<sibling id='2' value='%u'/><sibling id='3' value='%u'/>"
+                                       "</distances></cell>",
+                                       c, 2 * c, 2 * c + 1, c < 2 ? 10 : 2, distance[c][0], distance[c][1],
+                                       distance[c][2], distance[c][3]);
+        g_string_append(xml, "</numa></cpu></domain>");
+        plan = commit_xml(t, l, "trade", xml->str);
+        ck_assert_msg(!cpuset_equal(plan->cells[0].nodes, plan->cells[1].nodes) &&
+                          !strstr(plan->reason, "lacks the room"),
+                      "%s", plan->reason);
+        for (unsigned n = 0; n < t->nnodes; n++)
+                ck_assert_uint_le(ledger_node_hugepages(l, n, GiB), 10 * GiB);
+}
+END_TEST
+
 static Suite *hugepages_kinds_suite(void)
 {
         Suite *s = suite_create("hugepages kinds");
@@ -263,6 +298,7 @@ static Suite *hugepages_kinds_suite(void)
         tcase_add_test(tc, test_cells_in_own_page_size);
         tcase_add_test(tc, test_second_size_short);
         tcase_add_test(tc, test_bound_cell_takes_its_pages);
+        tcase_add_test(tc, test_cells_trade_by_own_kind);
         suite_add_tcase(s, tc);
         return s;
 }
