@@ -245,23 +245,23 @@ static bool pack_pass(const HostView *v, const unsigned *nodes, unsigned n, unsi
         return whole;
 }
 
-bool cells_pack(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room, uint64_t *mem_room,
-                const Plan *plan, int *vcpu_node)
+/* cells_pack() with the free pages of the nodes (page_room, NULL when the request's memory is of one kind)
+ * taken as mem_room is: each cell fits a node by its own kind's room, never the other's. */
+static bool pack_kinds(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
+                       uint64_t *mem_room, uint64_t *page_room, const Plan *plan, int *vcpu_node)
 {
         g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
         g_autofree unsigned *room1 = g_memdup2(room, sizeof(*room) * MAX(n, 1));
         g_autofree unsigned *room2 = g_memdup2(room, sizeof(*room) * MAX(n, 1));
         g_autofree uint64_t *mem1 = mem_room ? g_memdup2(mem_room, sizeof(*mem_room) * MAX(n, 1)) : NULL;
         g_autofree uint64_t *mem2 = mem_room ? g_memdup2(mem_room, sizeof(*mem_room) * MAX(n, 1)) : NULL;
-        /* the free pages of mem_room's nodes when some cells are hugepage-backed and some not: each cell
-         * fits a node by its own kind's room, never the other's */
-        g_autofree uint64_t *pages1 = mem_room && v->node_free_pages ? g_new(uint64_t, MAX(n, 1)) : NULL;
-        g_autofree uint64_t *pages2 = mem_room && v->node_free_pages ? g_new(uint64_t, MAX(n, 1)) : NULL;
+        g_autofree uint64_t *pages1 =
+            mem_room && page_room ? g_memdup2(page_room, sizeof(*page_room) * MAX(n, 1)) : NULL;
+        g_autofree uint64_t *pages2 =
+            mem_room && page_room ? g_memdup2(page_room, sizeof(*page_room) * MAX(n, 1)) : NULL;
         g_autofree int *best_fit = g_new(int, MAX(plan->nvcpus, 1));
         bool whole;
 
-        for (unsigned i = 0; pages1 && i < n; i++)
-                pages1[i] = pages2[i] = v->node_free_pages[nodes[i]];
         for (unsigned i = 0; i < plan->ncells; i++)
                 order[i] = (CellOrder){plan, i, cell_rank(v, &plan->cells[i])};
         qsort(order, plan->ncells, sizeof(*order), compare_cells);
@@ -272,12 +272,37 @@ bool cells_pack(const HostView *v, const unsigned *nodes, unsigned n, unsigned *
                 memcpy(room, room2, sizeof(*room) * n);
                 if (mem_room)
                         memcpy(mem_room, mem2, sizeof(*mem_room) * n);
+                if (pages2)
+                        memcpy(page_room, pages2, sizeof(*page_room) * n);
                 return true;
         }
         memcpy(room, room1, sizeof(*room) * n);
         if (mem_room)
                 memcpy(mem_room, mem1, sizeof(*mem_room) * n);
+        if (pages1)
+                memcpy(page_room, pages1, sizeof(*page_room) * n);
         return whole;
+}
+
+/* The free pages of the nodes (indexes) when some cells are hugepage-backed and some not, else NULL. */
+static uint64_t *nodes_free_pages(const HostView *v, const unsigned *nodes, unsigned n)
+{
+        uint64_t *pages;
+
+        if (!v->node_free_pages)
+                return NULL;
+        pages = g_new(uint64_t, MAX(n, 1));
+        for (unsigned i = 0; i < n; i++)
+                pages[i] = v->node_free_pages[nodes[i]];
+        return pages;
+}
+
+bool cells_pack(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room, uint64_t *mem_room,
+                const Plan *plan, int *vcpu_node)
+{
+        g_autofree uint64_t *page_room = mem_room ? nodes_free_pages(v, nodes, n) : NULL;
+
+        return pack_kinds(v, nodes, n, room, mem_room, page_room, plan, vcpu_node);
 }
 
 /* How many of a cell's k vCPUs node i of cells_pack_shared() gives a free core of their own. */
@@ -855,10 +880,13 @@ static uint32_t spill_reach(const Topology *t, const unsigned *nodes, unsigned n
  * nodes their memory takes to spilled (when not NULL).
  */
 static uint32_t spill_cells(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
-                            uint64_t *mem_room, const Plan *plan, int *vcpu_node, CpuSet *spilled)
+                            uint64_t *mem_room, uint64_t *page_room, const Plan *plan, int *vcpu_node,
+                            CpuSet *spilled)
 {
         g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
         g_autoptr(CpuSet) taken = cpuset_new();
+        /* the room of each node for the cell's own kind of memory (cell_room()) */
+        g_autofree uint64_t *kind = g_new(uint64_t, MAX(n, 1));
         uint32_t farthest = TOPOLOGY_LOCAL;
 
         for (unsigned i = 0; i < plan->ncells; i++)
@@ -872,24 +900,33 @@ static uint32_t spill_cells(const HostView *v, const unsigned *nodes, unsigned n
 
                 if (k == 0 || first < 0 || vcpu_node[first] >= 0 || !cpuset_is_empty(c->memory_nodes))
                         continue;
+                for (unsigned i = 0; i < n; i++)
+                        kind[i] = cell_room(c, mem_room[i], page_room ? &page_room[i] : NULL);
                 for (unsigned i = 0; i < n; i++) {
                         uint32_t reach;
                         if (room[i] < k)
                                 continue;
-                        reach = spill_reach(v->t, nodes, n, mem_room, i, c->memory, NULL);
+                        reach = spill_reach(v->t, nodes, n, kind, i, c->memory, NULL);
                         if (reach == UINT32_MAX)
                                 continue;
                         if (best < 0 || reach < best_reach ||
                             (reach == best_reach &&
-                             (mem_room[i] > mem_room[best] ||
-                              (mem_room[i] == mem_room[best] && room[i] > room[best])))) {
+                             (kind[i] > kind[best] || (kind[i] == kind[best] && room[i] > room[best])))) {
                                 best = (int)i;
                                 best_reach = reach;
                         }
                 }
                 if (best < 0)
                         continue;
-                spill_reach(v->t, nodes, n, mem_room, (unsigned)best, c->memory, taken);
+                spill_reach(v->t, nodes, n, kind, (unsigned)best, c->memory, taken);
+                /* what it took of its kind, from the nodes' room */
+                for (unsigned i = 0; i < n; i++) {
+                        uint64_t took =
+                            cell_room(c, mem_room[i], page_room ? &page_room[i] : NULL) - kind[i];
+                        mem_room[i] -= MIN(took, mem_room[i]);
+                        if (page_room && !c->ordinary)
+                                page_room[i] -= MIN(took, page_room[i]);
+                }
                 room[best] -= k;
                 farthest = MAX(farthest, best_reach);
                 CPUSET_FOREACH (vcpu, c->vcpus)
@@ -982,6 +1019,7 @@ uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, 
         g_autofree unsigned *room = g_memdup2(capacity, sizeof(*capacity) * MAX(n, 1));
         g_autofree uint64_t *mem_room = g_new(uint64_t, MAX(n, 1));
         g_autofree unsigned *quota = g_new0(unsigned, MAX(n, 1));
+        g_autofree uint64_t *page_room = nodes_free_pages(v, nodes, n);
         bool bound = cells_memory_bound(v);
         uint64_t memory = plan->memory;
         unsigned rest = 0, i = 0;
@@ -989,10 +1027,10 @@ uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, 
 
         for (unsigned k = 0; k < n; k++)
                 mem_room[k] = v->node_free_memory[nodes[k]];
-        cells_pack(v, nodes, n, room, bound ? NULL : mem_room, plan, vcpu_node);
+        pack_kinds(v, nodes, n, room, bound ? NULL : mem_room, page_room, plan, vcpu_node);
         keep_bound_cells(v, nodes, n, room, plan, vcpu_node, 2);
         if (!bound && !v->memory_remote)
-                reach = spill_cells(v, nodes, n, room, mem_room, plan, vcpu_node, spilled);
+                reach = spill_cells(v, nodes, n, room, mem_room, page_room, plan, vcpu_node, spilled);
         if (!bound && !v->memory_remote) {
                 uint32_t split = split_cells_near(v->t, nodes, n, room, mem_room, plan, vcpu_node, spilled);
                 reach = MAX(reach, split);

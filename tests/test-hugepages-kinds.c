@@ -289,6 +289,29 @@ START_TEST(test_cells_trade_by_own_kind)
 }
 END_TEST
 
+/* After fill(), kept to package 0: a hugepage cell of 20 GiB that no node's pool holds whole (node 0 has
+ * 4 free pages, node 1 16) beside a 2 GiB ordinary cell. The big cell runs where most of its pages are,
+ * node 1, 4 of them on node 0; with the two kinds as one room node 0 (107 GiB) "held" it all, and it ran
+ * there with 16 of its 20 pages on node 1. */
+START_TEST(test_spilled_cell_nearest_its_pages)
+{
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        const Plan *plan;
+
+        fill(t, l);
+        plan = commit_xml(
+            t, l, "spill",
+            "<domain type='kvm'><name>spill</name><memory unit='GiB'>22</memory><vcpu cpuset='0-31'>4</vcpu>"
+            "<memoryBacking><hugepages><page size='1' unit='G' nodeset='0'/></hugepages></memoryBacking>"
+            "<cpu><numa><cell id='0' cpus='0-1' memory='20' unit='GiB'/><cell id='1' cpus='2-3' memory='2' "
+            "unit='GiB'/></numa></cpu></domain>");
+        ck_assert_msg(cpuset_count(plan->cells[0].nodes) == 1 && cpuset_has(plan->cells[0].nodes, 1), "%s",
+                      plan->reason);
+        ck_assert_uint_eq(plan_node_pages(plan, 1), 16 * GiB);
+}
+END_TEST
+
 static Suite *hugepages_kinds_suite(void)
 {
         Suite *s = suite_create("hugepages kinds");
@@ -299,6 +322,7 @@ static Suite *hugepages_kinds_suite(void)
         tcase_add_test(tc, test_second_size_short);
         tcase_add_test(tc, test_bound_cell_takes_its_pages);
         tcase_add_test(tc, test_cells_trade_by_own_kind);
+        tcase_add_test(tc, test_spilled_cell_nearest_its_pages);
         suite_add_tcase(s, tc);
         return s;
 }
