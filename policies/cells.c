@@ -948,9 +948,12 @@ static uint32_t spill_cells(const HostView *v, const unsigned *nodes, unsigned n
  * the set lacks the room for is left to that even split.
  */
 static uint32_t split_cells_near(const Topology *t, const unsigned *nodes, unsigned n, unsigned *room,
-                                 uint64_t *mem_room, const Plan *plan, int *vcpu_node, CpuSet *spilled)
+                                 uint64_t *mem_room, uint64_t *page_room, const Plan *plan, int *vcpu_node,
+                                 CpuSet *spilled)
 {
         g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
+        /* the room of each node for the cell's own kind of memory (cell_room()) */
+        g_autofree uint64_t *kind = g_new0(uint64_t, MAX(n, 1));
         g_autofree unsigned *near = g_new(unsigned, MAX(n, 1));
         g_autofree unsigned *best_near = g_new(unsigned, MAX(n, 1));
         g_autofree unsigned *quota = g_new(unsigned, MAX(n, 1));
@@ -968,6 +971,8 @@ static uint32_t split_cells_near(const Topology *t, const unsigned *nodes, unsig
 
                 if (k == 0 || first < 0 || vcpu_node[first] >= 0 || !cpuset_is_empty(c->memory_nodes))
                         continue;
+                for (unsigned i = 0; mem_room && i < n; i++)
+                        kind[i] = cell_room(c, mem_room[i], page_room ? &page_room[i] : NULL);
                 /* with its memory first; when no node's neighbours hold that too, by the cores alone */
                 for (int with_memory = mem_room != NULL; best.from < 0 && with_memory >= 0; with_memory--)
                         for (unsigned s = 0; s < n; s++) {
@@ -979,15 +984,14 @@ static uint32_t split_cells_near(const Topology *t, const unsigned *nodes, unsig
                                 order_from(t, nodes, n, s, near);
                                 for (unsigned m = 0; m < n && (sum < k || mem < c->memory); m++) {
                                         unsigned i = near[m];
-                                        bool cores = sum < k && room[i],
-                                             memory = mem < c->memory && mem_room[i];
+                                        bool cores = sum < k && room[i], memory = mem < c->memory && kind[i];
                                         if (!cores && !memory)
                                                 continue;
                                         reach = reach_with(t, nodes, near, len, i, reach);
                                         near[len++] = i;
                                         sum += room[i];
                                         if (with_memory)
-                                                mem += mem_room[i];
+                                                mem += kind[i];
                                 }
                                 if (sum >= k && mem >= c->memory)
                                         near_offer(&best, s, reach,
@@ -1001,9 +1005,11 @@ static uint32_t split_cells_near(const Topology *t, const unsigned *nodes, unsig
                 policy_spread(near, best.len, k, quota);
                 left = c->memory;
                 for (unsigned q = 0; q < best.len; q++) {
-                        uint64_t part = mem_room ? MIN(mem_room[best_near[q]], left) : 0;
+                        uint64_t part = mem_room ? MIN(kind[best_near[q]], left) : 0;
                         if (mem_room)
-                                mem_room[best_near[q]] -= part;
+                                mem_room[best_near[q]] -= MIN(part, mem_room[best_near[q]]);
+                        if (page_room && !c->ordinary)
+                                page_room[best_near[q]] -= MIN(part, page_room[best_near[q]]);
                         left -= part;
                         if (spilled && part && !quota[q])
                                 cpuset_add(spilled, nodes[best_near[q]]);
@@ -1032,7 +1038,8 @@ uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, 
         if (!bound && !v->memory_remote)
                 reach = spill_cells(v, nodes, n, room, mem_room, page_room, plan, vcpu_node, spilled);
         if (!bound && !v->memory_remote) {
-                uint32_t split = split_cells_near(v->t, nodes, n, room, mem_room, plan, vcpu_node, spilled);
+                uint32_t split =
+                    split_cells_near(v->t, nodes, n, room, mem_room, page_room, plan, vcpu_node, spilled);
                 reach = MAX(reach, split);
         }
         for (unsigned c = 0; c < plan->ncells; c++) {

@@ -312,6 +312,44 @@ START_TEST(test_spilled_cell_nearest_its_pages)
 }
 END_TEST
 
+/* spr-snc2: 12 of the 16 pages of nodes 0 and 1 taken, 95 GiB of the ordinary memory of nodes 2 and 3 (a
+ * core of each node). A 24-vCPU guest: cell 0 (12 vCPUs, 24 GiB of 1 GiB pages) and cell 1 (12 vCPUs,
+ * 2 GiB of ordinary memory) each split over two nodes. Cell 0 goes to nodes 2-3, whose 32 free pages hold
+ * it inside their package, cell 1 to nodes 0-1. With each node's two kinds as one room cell 0 took nodes
+ * 0-1 (8 free pages) and 16 GiB of its pages were counted across the packages on node 2. */
+START_TEST(test_split_cell_over_its_pages)
+{
+        static const char *const fills[][2] = {
+            {"p0", "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
+                   "<numatune><memory mode='strict' nodeset='0'/></numatune>"},
+            {"p1", "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
+                   "<numatune><memory mode='strict' nodeset='1'/></numatune>"},
+            {"o2", "<numatune><memory mode='strict' nodeset='2'/></numatune>"},
+            {"o3", "<numatune><memory mode='strict' nodeset='3'/></numatune>"},
+        };
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        const Plan *plan;
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(fills); i++) {
+                g_autofree char *xml = g_strdup_printf("<domain type='kvm'><name>%s</name><memory "
+                                                       "unit='GiB'>%u</memory><vcpu>1</vcpu>%s</domain>",
+                                                       fills[i][0], i < 2 ? 12 : 95, fills[i][1]);
+                commit_xml(t, l, fills[i][0], xml);
+        }
+        plan = commit_xml(
+            t, l, "split",
+            "<domain type='kvm'><name>split</name><memory unit='GiB'>26</memory><vcpu>24</vcpu>"
+            "<memoryBacking><hugepages><page size='1' unit='G' nodeset='0'/></hugepages></memoryBacking>"
+            "<cpu><numa><cell id='0' cpus='0-11' memory='24' unit='GiB'/><cell id='1' cpus='12-23' "
+            "memory='2' unit='GiB'/></numa></cpu></domain>");
+        ck_assert_msg(cpuset_has(plan->cells[0].nodes, 2) && cpuset_has(plan->cells[0].nodes, 3) &&
+                          cpuset_count(plan->cells[0].nodes) == 2,
+                      "%s", plan->reason);
+        ck_assert_uint_eq(plan_node_pages(plan, 0) + plan_node_pages(plan, 1), 0);
+}
+END_TEST
+
 static Suite *hugepages_kinds_suite(void)
 {
         Suite *s = suite_create("hugepages kinds");
@@ -323,6 +361,7 @@ static Suite *hugepages_kinds_suite(void)
         tcase_add_test(tc, test_bound_cell_takes_its_pages);
         tcase_add_test(tc, test_cells_trade_by_own_kind);
         tcase_add_test(tc, test_spilled_cell_nearest_its_pages);
+        tcase_add_test(tc, test_split_cell_over_its_pages);
         suite_add_tcase(s, tc);
         return s;
 }
