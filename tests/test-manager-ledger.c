@@ -533,45 +533,69 @@ START_TEST(test_page_per_cell_counted)
 }
 END_TEST
 
+/* What node n holds of a kind: hugepages of size bytes, or ordinary memory when size is 0. */
+static uint64_t node_kind(Manager *m, unsigned n, uint64_t size)
+{
+        return size ? ledger_node_hugepages(manager_ledger(m), n, size)
+                    : ledger_node_memory(manager_ledger(m), n);
+}
+
+/* Starts name (memory MiB, two vCPUs, extra) on topology's two nodes: placed, the ledger holds total_a of
+ * kind a and total_b of kind b (node_kind()) and none of the other kind; a restart adopts its record (bytes
+ * per node) and counts each node's kinds as the first daemon did. */
+static void kinds_kept_after_restart(const char *topology, const char *name, const char *memory,
+                                     const char *extra, uint64_t a, uint64_t total_a, uint64_t b,
+                                     uint64_t total_b)
+{
+        uint64_t held_a[2], held_b[2], sum_a = 0, sum_b = 0;
+        virDomainPtr dom;
+        Manager *m;
+        const Decision *d;
+
+        m = fixture_manager_new(base, topology, NULL);
+        dom = start_xml(name, memory, 2, extra);
+        ck_assert(spin_known(m, name, 3000));
+        d = manager_lookup(m, name);
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
+        for (unsigned n = 0; n < 2; n++) {
+                held_a[n] = node_kind(m, n, a);
+                held_b[n] = node_kind(m, n, b);
+                sum_a += held_a[n];
+                sum_b += held_b[n];
+                if (a && b)
+                        ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), n), 0);
+        }
+        ck_assert_uint_eq(sum_a, total_a);
+        ck_assert_uint_eq(sum_b, total_b);
+        free_manager(m);
+        m = fixture_manager_new(base, topology, NULL);
+        d = manager_lookup(m, name);
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(d->adopted, "its own record was not adopted: %s", d->reason);
+        for (unsigned n = 0; n < 2; n++) {
+                ck_assert_uint_eq(node_kind(m, n, a), held_a[n]);
+                ck_assert_uint_eq(node_kind(m, n, b), held_b[n]);
+                if (a && b)
+                        ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), n), 0);
+        }
+        stop(dom);
+        free_manager(m);
+}
+
 /* A guest whose <page nodeset='0'> backs only cell 0 (64 MiB of 2 MiB pages), cell 1 (256 MiB) taking
  * ordinary memory: the ledger holds each in its own kind, and again the same after a restart adopts its
  * record (which says only bytes per node). */
 START_TEST(test_partial_hugepages_counted_alike_after_restart)
 {
         g_autofree char *topology = test_topology_path("two-node-hugepages.xml");
-        uint64_t pages[2], ordinary[2], pages_total = 0, ordinary_total = 0;
-        virDomainPtr dom;
-        Manager *m;
-        const Decision *d;
 
-        m = fixture_manager_new(base, topology, NULL);
-        dom = start_xml("l-part", "320", 2,
-                        "<memoryBacking><hugepages><page size='2' unit='MiB' nodeset='0'/></hugepages>"
-                        "</memoryBacking><cpu><numa><cell id='0' cpus='0' memory='64' unit='MiB'/>"
-                        "<cell id='1' cpus='1' memory='256' unit='MiB'/></numa></cpu>");
-        ck_assert(spin_known(m, "l-part", 3000));
-        d = manager_lookup(m, "l-part");
-        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
-                      d->reason);
-        for (unsigned n = 0; n < 2; n++) {
-                pages[n] = ledger_node_hugepages(manager_ledger(m), n, 2u << 20);
-                ordinary[n] = ledger_node_memory(manager_ledger(m), n);
-                pages_total += pages[n];
-                ordinary_total += ordinary[n];
-        }
-        ck_assert_uint_eq(pages_total, 64u << 20);
-        ck_assert_uint_eq(ordinary_total, 256u << 20);
-        free_manager(m);
-        m = fixture_manager_new(base, topology, NULL);
-        d = manager_lookup(m, "l-part");
-        ck_assert_ptr_nonnull(d);
-        ck_assert_msg(d->adopted, "its own record was not adopted: %s", d->reason);
-        for (unsigned n = 0; n < 2; n++) {
-                ck_assert_uint_eq(ledger_node_hugepages(manager_ledger(m), n, 2u << 20), pages[n]);
-                ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), n), ordinary[n]);
-        }
-        stop(dom);
-        free_manager(m);
+        kinds_kept_after_restart(
+            topology, "l-part", "320",
+            "<memoryBacking><hugepages><page size='2' unit='MiB' nodeset='0'/></hugepages>"
+            "</memoryBacking><cpu><numa><cell id='0' cpus='0' memory='64' unit='MiB'/>"
+            "<cell id='1' cpus='1' memory='256' unit='MiB'/></numa></cpu>",
+            2u << 20, 64u << 20, 0, 256u << 20);
 }
 END_TEST
 
@@ -585,42 +609,14 @@ START_TEST(test_page_sizes_counted_alike_after_restart)
                                          "<page_type size=\"1073741824\" count=\"2\"/>"};
         g_autofree char *dir = g_dir_make_tmp("placementd-ledger-XXXXXX", NULL);
         g_autofree char *topology = hugepage_host(dir, from, to, 1);
-        uint64_t small[2], large[2], small_total = 0, large_total = 0;
-        virDomainPtr dom;
-        Manager *m;
-        const Decision *d;
 
-        m = fixture_manager_new(base, topology, NULL);
-        dom = start_xml("l-sizes", "1088", 2,
-                        "<memoryBacking><hugepages><page size='2' unit='MiB' nodeset='0'/><page size='1' "
-                        "unit='GiB' nodeset='1'/></hugepages></memoryBacking><cpu><numa><cell id='0' "
-                        "cpus='0' memory='64' unit='MiB'/><cell id='1' cpus='1' memory='1' unit='GiB'/>"
-                        "</numa></cpu>");
-        ck_assert(spin_known(m, "l-sizes", 3000));
-        d = manager_lookup(m, "l-sizes");
-        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
-                      d->reason);
-        for (unsigned n = 0; n < 2; n++) {
-                small[n] = ledger_node_hugepages(manager_ledger(m), n, 2u << 20);
-                large[n] = ledger_node_hugepages(manager_ledger(m), n, 1u << 30);
-                small_total += small[n];
-                large_total += large[n];
-                ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), n), 0);
-        }
-        ck_assert_uint_eq(small_total, 64u << 20);
-        ck_assert_uint_eq(large_total, 1u << 30);
-        free_manager(m);
-        m = fixture_manager_new(base, topology, NULL);
-        d = manager_lookup(m, "l-sizes");
-        ck_assert_ptr_nonnull(d);
-        ck_assert_msg(d->adopted, "its own record was not adopted: %s", d->reason);
-        for (unsigned n = 0; n < 2; n++) {
-                ck_assert_uint_eq(ledger_node_hugepages(manager_ledger(m), n, 2u << 20), small[n]);
-                ck_assert_uint_eq(ledger_node_hugepages(manager_ledger(m), n, 1u << 30), large[n]);
-                ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), n), 0);
-        }
-        stop(dom);
-        free_manager(m);
+        kinds_kept_after_restart(
+            topology, "l-sizes", "1088",
+            "<memoryBacking><hugepages><page size='2' unit='MiB' nodeset='0'/><page size='1' "
+            "unit='GiB' nodeset='1'/></hugepages></memoryBacking><cpu><numa><cell id='0' "
+            "cpus='0' memory='64' unit='MiB'/><cell id='1' cpus='1' memory='1' unit='GiB'/>"
+            "</numa></cpu>",
+            2u << 20, 64u << 20, 1u << 30, 1u << 30);
         g_unlink(topology);
         g_rmdir(dir);
 }
