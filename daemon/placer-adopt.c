@@ -203,15 +203,11 @@ static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, Plan *
         return 0;
 }
 
-/* The host nodes guest cell id's <memnode> binds it to, else NULL. */
-static const CpuSet *cell_memnode(const DomainSpec *live, unsigned id)
+/* The host nodes a guest cell's <memnode> (a memory device's nodemask, else its cell's <memnode>) binds
+ * it to, else NULL. */
+static const CpuSet *cell_memnode(const DomainSpec *live, const DomainCell *c)
 {
-        const CpuSet *nodes = NULL;
-
-        for (unsigned k = 0; live->memnodes && k < live->memnodes->len; k++)
-                if (g_array_index(live->memnodes, DomainMemnode, k).cellid == id)
-                        nodes = g_array_index(live->memnodes, DomainMemnode, k).nodes;
-        return nodes;
+        return domain_cell_binding(live, c, NULL);
 }
 
 /* Of a recorded plan whose guest cells are not all hugepage-backed (DomainSpec.hugepages_partial), the
@@ -242,7 +238,7 @@ static void adopt_ordinary_cells(const Topology *t, const Ledger *l, const Domai
         bound_pages = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
         for (unsigned i = 0; live->cells && i < live->cells->len; i++) {
                 const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
-                const CpuSet *nodes = cell_in_plan_size(plan, c) ? cell_memnode(live, c->id) : NULL;
+                const CpuSet *nodes = cell_in_plan_size(plan, c) ? cell_memnode(live, c) : NULL;
                 uint64_t bytes = c->memory;
                 for (unsigned n = 0; nodes && n < nnodes && bytes; n++) {
                         uint64_t take;
@@ -266,7 +262,7 @@ static void adopt_ordinary_cells(const Topology *t, const Ledger *l, const Domai
         }
         for (unsigned i = 0; live->cells && i < live->cells->len; i++) {
                 const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
-                const CpuSet *nodes = cell_memnode(live, c->id);
+                const CpuSet *nodes = cell_memnode(live, c);
                 g_autoptr(CpuSet) runs_on = cpuset_new(); /* node indexes of its vCPUs' recorded CPUs */
                 uint64_t bytes = c->memory;
                 if (cell_in_plan_size(plan, c))
@@ -374,7 +370,7 @@ static CpuSet *poolless_binding(const Topology *t, const DomainSpec *live, const
                 const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
                 /* a cell of a second page size is not in the pools of size */
                 bool pages = cell_in_plan_size(plan, c);
-                const CpuSet *memnode = pages ? cell_memnode(live, c->id) : NULL;
+                const CpuSet *memnode = pages ? cell_memnode(live, c) : NULL;
                 if (pages && !memnode)
                         unbound_cell = true;
                 if (memnode && !has_pool(t, memnode, size))

@@ -304,7 +304,8 @@ Plan *placer_adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bo
                         cells[c] = (PlacementCell){.id = d->plan->cells[c].id,
                                                    .vcpus = cell_ids[c],
                                                    .memory = d->plan->cells[c].memory,
-                                                   .ordinary = d->plan->cells[c].ordinary};
+                                                   .ordinary = d->plan->cells[c].ordinary,
+                                                   .device = d->plan->cells[c].device};
                 }
                 req.cells = cells;
                 req.ncells = d->plan->ncells;

@@ -5,11 +5,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+#include "size.h"
+
 void cells_init_plan(const PlacementRequest *req, Plan *plan)
 {
         plan_set_cells(plan, req->ncells);
         for (unsigned i = 0; i < req->ncells; i++) {
                 plan->cells[i].id = req->cells[i].id;
+                plan->cells[i].device = req->cells[i].device;
                 plan->cells[i].memory = req->cells[i].memory;
                 if (req->cells[i].memory_nodes)
                         cpuset_union(plan->cells[i].memory_nodes, req->cells[i].memory_nodes);
@@ -1145,6 +1148,19 @@ char *cells_note(const Topology *t, const PlacementRequest *req, const Plan *pla
                 g_autoptr(CpuSet) os = cpuset_new();
                 g_autofree char *list = NULL;
 
+                if (cell->device) {
+                        /* a memory device its own <source> backs: no guest cell of the definition */
+                        char size[32];
+                        CPUSET_FOREACH (node, cpuset_is_empty(cell->counted_nodes) ? cell->nodes
+                                                                                   : cell->counted_nodes)
+                                cpuset_add(os, t->nodes[node].os_index);
+                        list = cpuset_format(os);
+                        g_string_append_printf(
+                            s, "%sa memory device of %s (its own <source>) on %s %s",
+                            s->len ? ", " : "; guest cells: ", size_format(cell->memory, size, sizeof(size)),
+                            cpuset_count(os) > 1 ? "nodes" : "node", list);
+                        continue;
+                }
                 if (cpuset_is_empty(cell->vcpus) && !cpuset_is_empty(cell->counted_nodes)) {
                         /* a cell without vCPUs: where its memory is counted (its <memnode>'s nodes when
                          * it has one) */

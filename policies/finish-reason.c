@@ -147,21 +147,27 @@ static bool counted_off_binding(const Topology *t, const PlacementRequest *req, 
 }
 
 /* A guest whose <page> elements give its cells different sizes is counted in the largest
- * (domain-xml-numa.c): said, since libvirt backs each cell from its own size's pool. "" when the sizes do
- * not differ. */
+ * (domain-xml-numa.c): said, since libvirt backs each cell from its own size's pool; so are memory devices
+ * counted in their cells (PlacementRequest.devices_in_cells). "" when neither. */
 static char *hugepage_sizes_note(const PlacementRequest *req)
 {
+        /* a memory device's own <source> would make a third kind (domain_xml_numa_devices()) */
+        const char *devices = req->devices_in_cells
+                                  ? "; its memory devices' own <source><pagesize> not counted apart: the "
+                                    "guest would hold more kinds of memory than two; counted in their guest "
+                                    "cells' kind"
+                                  : "";
         char a[32];
 
         if (!req->hugepage_size || !req->hugepage_sizes_differ)
-                return g_strdup("");
+                return g_strdup(devices);
         return g_strdup_printf(
             "; its <hugepages><page> sizes differ per guest cell: %s counted in %s "
             "hugepages, the largest (libvirt backs each cell from its own size's pool; not "
-            "counted per cell)",
+            "counted per cell)%s",
             placement_request_page_memory(req) < req->memory ? "the memory of its hugepage-backed cells"
                                                              : "all its memory",
-            size_format(req->hugepage_size, a, sizeof(a)));
+            size_format(req->hugepage_size, a, sizeof(a)), devices);
 }
 
 /* The largest and the mean distance between the nodes a plan took: past a binding, the set's nodes that

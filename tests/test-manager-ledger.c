@@ -622,6 +622,42 @@ START_TEST(test_page_sizes_counted_alike_after_restart)
 }
 END_TEST
 
+/* An ordinary guest (two 256 MiB cells) with a 64 MiB DIMM of 2 MiB pages (<source><pagesize>): the
+ * DIMM is held in the pools, the cells in ordinary memory, the same again after a restart adopts its
+ * record. Counted in its cell, the pools were free and 576 MiB of ordinary memory taken. */
+START_TEST(test_dimm_page_size_counted_alike_after_restart)
+{
+        g_autofree char *topology = test_topology_path("two-node-hugepages.xml");
+
+        kinds_kept_after_restart(
+            topology, "l-dimm", "576",
+            "<maxMemory slots='2' unit='MiB'>2048</maxMemory><cpu><numa><cell id='0' cpus='0' "
+            "memory='256' unit='MiB'/><cell id='1' cpus='1' memory='256' unit='MiB'/></numa></cpu>"
+            "<devices><memory model='dimm'><source><pagesize unit='KiB'>2048</pagesize></source>"
+            "<target><size unit='MiB'>64</size><node>0</node></target></memory></devices>",
+            2u << 20, 64u << 20, 0, 512u << 20);
+}
+END_TEST
+
+/* The same DIMM bound by its <source><nodemask> to node 1 (32 free pages more than node 0), its
+ * 512 MiB cell by its <memnode> to node 0: its pages are counted in node 1's pool, and a restart splits
+ * the record (bytes per node) so again, not into the pool with the least room. */
+START_TEST(test_dimm_nodemask_counted_alike_after_restart)
+{
+        g_autofree char *topology = test_topology_path("two-node-hugepages.xml");
+
+        kinds_kept_after_restart(
+            topology, "l-dimmmask", "576",
+            "<maxMemory slots='2' unit='MiB'>2048</maxMemory><cpu><numa><cell id='0' cpus='0-1' "
+            "memory='512' unit='MiB'/></numa></cpu><numatune><memnode cellid='0' mode='strict' "
+            "nodeset='0'/></numatune><devices><memory model='dimm'><source><pagesize "
+            "unit='KiB'>2048</pagesize><nodemask>1"
+            "</nodemask></source><target><size unit='MiB'>64</size><node>0</node></target></memory>"
+            "</devices>",
+            2u << 20, 64u << 20, 0, 512u << 20);
+}
+END_TEST
+
 /*
  * A guest of a 64 MiB cell in 2 MiB pages (node 0's pool: <page nodeset='0'>) and an 800 MiB ordinary cell,
  * bound to nodes 0-1, beside a guest holding pool_mib of node 1's pool and one holding most of node 0's
@@ -967,6 +1003,8 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_page_per_cell_counted);
         tcase_add_test(tc, test_partial_hugepages_counted_alike_after_restart);
         tcase_add_test(tc, test_page_sizes_counted_alike_after_restart);
+        tcase_add_test(tc, test_dimm_page_size_counted_alike_after_restart);
+        tcase_add_test(tc, test_dimm_nodemask_counted_alike_after_restart);
         tcase_add_test(tc, test_partial_hugepages_bound_counted_alike_after_restart);
         tcase_add_test(tc, test_partial_hugepages_unbound_cells_adopted_alike);
         tcase_add_test(tc, test_skipped_record_memory_not_read);

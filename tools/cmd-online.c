@@ -567,12 +567,16 @@ static void print_guest_shape(JsonObject *d, const char *note)
                 g_autofree char *on = decision_nodes_text(nodes), *mem_on = NULL;
                 char kind[64];
 
-                printf("  guest cell %-3" G_GINT64_FORMAT " ", json_get_int(c, "id", -1));
+                if (json_get_bool(c, "memory_device"))
+                        printf("  memory device (its own <source>) ");
+                else
+                        printf("  guest cell %-3" G_GINT64_FORMAT " ", json_get_int(c, "id", -1));
                 if (*vcpus)
                         printf("vCPUs %s", vcpus);
                 else
                         printf("no vCPUs");
-                if (cpuset_is_empty(nodes)) { /* nothing placed (unplaceable) */
+                /* nothing placed (unplaceable); a cell without vCPUs has only its memory's nodes */
+                if (cpuset_is_empty(nodes) && cpuset_is_empty(memory)) {
                         printf(", not placed\n");
                         continue;
                 }

@@ -32,7 +32,9 @@ static void add_node_array(JsonBuilder *b, const char *key, const CpuSet *os)
 /* "hugepage_size" and "cells": [{"id", "vcpus", "nodes": [os...], "memory_nodes": [os...], "memory",
  * "ordinary_memory", "hugepage_size"}], only when the plan has them ("memory_nodes": where its memory is
  * counted, when known; "ordinary_memory": true for a cell of a hugepage-backed plan that no <page> backs;
- * a cell's "hugepage_size": its pages' size when it is not the plan's, the smaller of two). */
+ * a cell's "hugepage_size": its pages' size when it is not the plan's, the smaller of two;
+ * "memory_device": true for a memory device its own <source> backs, counted apart: its id is no <cell>'s).
+ */
 static void add_guest_shape(JsonBuilder *b, const Topology *t, const Plan *p)
 {
         if (p->hugepage_size) {
@@ -66,6 +68,10 @@ static void add_guest_shape(JsonBuilder *b, const Topology *t, const Plan *p)
                 } else if (p->hugepage_size && p->cells[i].ordinary) {
                         /* a cell no <page> backs, of a hugepage-backed domain */
                         json_builder_set_member_name(b, "ordinary_memory");
+                        json_builder_add_boolean_value(b, TRUE);
+                }
+                if (p->cells[i].device) {
+                        json_builder_set_member_name(b, "memory_device");
                         json_builder_add_boolean_value(b, TRUE);
                 }
                 json_builder_end_object(b);

@@ -52,7 +52,8 @@ static void append_numatune(GString *out, JsonObject *d, const char *memory)
                 JsonObject *cell = json_elem_object(cells, i);
                 g_autofree char *nodes = cell ? cell_nodes(cell) : NULL;
                 gint64 id = json_get_int(cell, "id", -1);
-                if (nodes && id >= 0 && id <= G_MAXUINT32)
+                /* a memory device is no guest cell: its own <source><nodemask> binds it, else its cell's */
+                if (nodes && id >= 0 && id <= G_MAXUINT32 && !json_get_bool(cell, "memory_device"))
                         g_string_append_printf(
                             out, "  <memnode cellid='%" G_GINT64_FORMAT "' mode='strict' nodeset='%s'/>\n",
                             id, nodes);

@@ -35,6 +35,10 @@ bool domain_spec_memnodes_bind_all(const DomainSpec *s)
                 unsigned id = g_array_index(s->cells, DomainCell, i).id;
                 bool found = false;
 
+                /* a memory device's: bound by its own nodemask or its cell's <memnode> */
+                if (g_array_index(s->cells, DomainCell, i).device)
+                        continue;
+
                 for (unsigned k = 0; s->memnodes && k < s->memnodes->len && !found; k++)
                         found = g_array_index(s->memnodes, DomainMemnode, k).cellid == id;
                 if (!found)
@@ -253,18 +257,14 @@ void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRe
                                                   .memory = c->memory,
                                                   .distances = c->distances,
                                                   .ndistances = c->ndistances,
-                                                  .ordinary = live->hugepages && !c->hugepages};
+                                                  .ordinary = live->hugepages && !c->hugepages,
+                                                  .device = c->device};
                 if (second && c->hugepages && c->hugepage_size == second)
                         shape->cells[i].ordinary = true;
-                /* its memnode (the running guest's, like its cells) */
-                for (unsigned k = 0; live->memnodes && k < live->memnodes->len; k++)
-                        if (g_array_index(live->memnodes, DomainMemnode, k).cellid == c->id) {
-                                shape->cells[i].memory_nodes =
-                                    g_array_index(live->memnodes, DomainMemnode, k).nodes;
-                                shape->cells[i].memory_mode =
-                                    g_array_index(live->memnodes, DomainMemnode, k).mode;
-                        }
+                /* its memnode (the running guest's, like its cells); a memory device's nodemask */
+                shape->cells[i].memory_nodes = domain_cell_binding(live, c, &shape->cells[i].memory_mode);
         }
+        req->devices_in_cells = live->devices_in_cells;
         req->cells = shape->cells;
         req->ncells = live->cells->len;
 }

@@ -190,6 +190,134 @@ void domain_xml_numa_pages(DomainSpec *s)
         s->hugepages_partial = any && partial;
 }
 
+/* The domain's hugepage fields from its cells' backing, device cells included. */
+static void summarize(DomainSpec *s)
+{
+        bool any = false, partial = false, differ = false;
+        uint64_t largest = 0;
+
+        for (unsigned i = 0; i < s->cells->len; i++) {
+                const DomainCell *c = &g_array_index(s->cells, DomainCell, i);
+                if (!c->hugepages) {
+                        partial = true;
+                        continue;
+                }
+                if (any && c->hugepage_size != largest)
+                        differ = true;
+                any = true;
+                largest = MAX(largest, c->hugepage_size);
+        }
+        s->hugepages = any;
+        s->hugepage_size = any ? largest : 0;
+        s->hugepage_sizes_differ = differ;
+        s->hugepages_partial = any && partial;
+}
+
+/* How many kinds of memory the cells hold: ordinary memory and each page size. */
+static unsigned kinds(const DomainSpec *s)
+{
+        uint64_t seen[3];
+        unsigned n = 0;
+
+        for (unsigned i = 0; i < s->cells->len && n < 3; i++) {
+                const DomainCell *c = &g_array_index(s->cells, DomainCell, i);
+                uint64_t k = c->hugepages ? c->hugepage_size : G_MAXUINT64;
+                bool found = false;
+                for (unsigned j = 0; j < n && !found; j++)
+                        found = seen[j] == k;
+                if (!found)
+                        seen[n++] = k;
+        }
+        return n;
+}
+
+static int cell_index(const DomainSpec *s, unsigned id)
+{
+        for (unsigned i = 0; i < s->cells->len; i++)
+                if (!g_array_index(s->cells, DomainCell, i).device &&
+                    g_array_index(s->cells, DomainCell, i).id == id)
+                        return (int)i;
+        return -1;
+}
+
+static void add_memory(DomainCell *c, uint64_t bytes)
+{
+        c->memory = bytes > G_MAXUINT64 - c->memory ? G_MAXUINT64 : c->memory + bytes;
+}
+
+void domain_xml_numa_devices(DomainSpec *s, const GArray *devices)
+{
+        bool any = false;
+
+        for (unsigned i = 0; s->cells && devices && i < devices->len; i++) {
+                const DomainMemoryDevice *d = &g_array_index(devices, DomainMemoryDevice, i);
+                int t = cell_index(s, d->node);
+                DomainCell *target, dev;
+                if (t < 0) /* in no cell: outside the cells, in <memory> only */
+                        continue;
+                target = &g_array_index(s->cells, DomainCell, t);
+                dev = (DomainCell){.id = DOMAIN_XML_MAX_CELLS + i,
+                                   .vcpus = cpuset_new(),
+                                   .memory = d->bytes,
+                                   .hugepages = target->hugepages,
+                                   .hugepage_size = target->hugepage_size,
+                                   .device = true,
+                                   .device_target = target->id,
+                                   .device_nodes = d->nodemask ? cpuset_copy(d->nodemask) : NULL};
+                /* as libvirt: a page of the base size (4 KiB) is no hugepage */
+                if (d->pagesize) {
+                        dev.hugepages = d->pagesize != 4096;
+                        dev.hugepage_size = dev.hugepages ? d->pagesize : 0;
+                }
+                if (!dev.device_nodes && dev.hugepages == target->hugepages &&
+                    dev.hugepage_size == target->hugepage_size) {
+                        add_memory(target, d->bytes);
+                        cpuset_free(dev.vcpus);
+                        continue;
+                }
+                /* its nodes are among those the cells' memory is bound to */
+                if (dev.device_nodes && s->memnode_nodeset)
+                        cpuset_union(s->memnode_nodeset, dev.device_nodes);
+                g_array_append_val(s->cells, dev);
+                any = true;
+        }
+        if (!any)
+                return;
+        /* more kinds than two (three page sizes, two beside ordinary memory) are counted at one size, the
+         * largest: the devices of another kind than their cell's go back into it, and the reason says so */
+        if (kinds(s) > 2)
+                for (unsigned i = s->cells->len; i-- > 0;) {
+                        DomainCell *c = &g_array_index(s->cells, DomainCell, i);
+                        DomainCell *target;
+                        if (!c->device)
+                                continue;
+                        target = &g_array_index(s->cells, DomainCell, cell_index(s, c->device_target));
+                        if (c->hugepages == target->hugepages && c->hugepage_size == target->hugepage_size)
+                                continue;
+                        add_memory(target, c->memory);
+                        cpuset_free(c->vcpus);
+                        cpuset_free(c->device_nodes);
+                        g_array_remove_index(s->cells, i);
+                        s->devices_in_cells = true;
+                }
+        summarize(s);
+}
+
+const CpuSet *domain_cell_binding(const DomainSpec *s, const DomainCell *c, MemoryMode *ret_mode)
+{
+        unsigned id = c->device ? c->device_target : c->id;
+        const DomainMemnode *m = NULL;
+
+        for (unsigned k = 0; s->memnodes && k < s->memnodes->len; k++)
+                if (g_array_index(s->memnodes, DomainMemnode, k).cellid == id)
+                        m = &g_array_index(s->memnodes, DomainMemnode, k);
+        if (ret_mode)
+                *ret_mode = m ? m->mode : c->device ? s->memory_mode : MEMORY_MODE_STRICT;
+        if (c->device && c->device_nodes)
+                return c->device_nodes;
+        return m ? m->nodes : NULL;
+}
+
 int domain_xml_numa_check(const DomainSpec *s, GError **error)
 {
         g_autoptr(CpuSet) seen = cpuset_new();
@@ -199,6 +327,8 @@ int domain_xml_numa_check(const DomainSpec *s, GError **error)
                 const DomainCell *c = &g_array_index(s->cells, DomainCell, i);
                 int last = -1;
 
+                if (c->device) /* a memory device's, no guest cell: nothing names it */
+                        continue;
                 if (cpuset_has(ids, c->id)) {
                         fail(error, "two guest NUMA cells have id %u", c->id);
                         return -EINVAL;
@@ -266,6 +396,7 @@ void domain_xml_numa_free(DomainSpec *s)
                 return;
         for (unsigned i = 0; i < s->cells->len; i++) {
                 cpuset_free(g_array_index(s->cells, DomainCell, i).vcpus);
+                cpuset_free(g_array_index(s->cells, DomainCell, i).device_nodes);
                 g_free(g_array_index(s->cells, DomainCell, i).distances);
         }
         g_clear_pointer(&s->cells, g_array_unref);

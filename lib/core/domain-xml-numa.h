@@ -42,6 +42,23 @@ void domain_xml_numa_hugepages(DomainSpec *s, bool page, const char **names, con
  * pages of the base size (4 KiB) are ordinary memory. Without cells, one size for the whole domain.
  */
 void domain_xml_numa_pages(DomainSpec *s);
+/* A <memory model='dimm|virtio-mem'> device of a guest cell: <target><size> (what it counts) and <node>,
+ * its <source><pagesize> (bytes, 0: none) and <source><nodemask> (OS indexes, NULL: none). */
+typedef struct DomainMemoryDevice {
+        unsigned node;
+        uint64_t bytes;
+        uint64_t pagesize;
+        CpuSet *nodemask;
+} DomainMemoryDevice;
+/*
+ * After domain_xml_numa_pages(): each memory device's memory, backed as libvirt backs it
+ * (qemuBuildMemoryBackendProps(): its own <source><pagesize>, else its cell's page; its own
+ * <source><nodemask>, else its cell's <memnode>). A device its cell's backing covers (same kind, no
+ * nodemask) is part of that cell; any other is a cell of its own (DomainCell.device), unless the guest
+ * would then hold more kinds than two: then every device is part of its cell, and devices_in_cells says
+ * so. The domain's hugepage fields follow.
+ */
+void domain_xml_numa_devices(DomainSpec *s, const GArray *devices);
 /* Cross-checks cells against the vCPU count: vCPUs inside it, no vCPU in two cells, ids unique, the
  * ids their <distances> name those of cells. */
 int domain_xml_numa_check(const DomainSpec *s, GError **error);

@@ -21,15 +21,11 @@ typedef enum {
         TEXT_PMEM_SIZE,
         TEXT_DIMM_SIZE,
         TEXT_DIMM_NODE,
+        TEXT_DIMM_PAGESIZE,
+        TEXT_DIMM_NODEMASK,
         TEXT_VMEM_REQUESTED,
         TEXT_VMEM_CURRENT,
 } TextTarget;
-
-/* A <memory model='dimm|virtio-mem'> device: its size and the guest cell it plugs into (<target><node>). */
-typedef struct GuestDimm {
-        unsigned node;
-        uint64_t bytes;
-} GuestDimm;
 
 typedef struct Parser {
         DomainSpec *spec;
@@ -50,11 +46,14 @@ typedef struct Parser {
         uint64_t dimm_unit;      /* of its <target><size> */
         uint64_t dimm_bytes;     /* its size (a virtio-mem device's: what it counts, at its end) */
         int dimm_node;           /* its <target><node>, -1 when none */
+        uint64_t dimm_page_unit; /* of its <source><pagesize> */
+        uint64_t dimm_pagesize;  /* its <source><pagesize>, bytes; 0 when none */
+        CpuSet *dimm_nodemask;   /* its <source><nodemask>, NULL when none */
         bool in_vmem;            /* ... and it is a virtio-mem device */
         uint64_t vmem_unit;      /* of its <target><requested> or <current> being read */
         uint64_t vmem_requested; /* its <target><requested>, G_MAXUINT64 when none */
         uint64_t vmem_current;   /* its <target><current> (live XML only), G_MAXUINT64 when none */
-        GArray *dimms;           /* GuestDimm: each DIMM with a size and a guest node */
+        GArray *dimms;           /* DomainMemoryDevice: each DIMM with a size and a guest node */
         uint64_t dimm_total;     /* every DIMM's counted size, with a guest node or not */
         uint64_t vmem_unplugged; /* what virtio-mem devices may plug beyond what they count */
         bool in_pmem;            /* inside <devices><memory model='nvdimm|virtio-pmem'> */
@@ -740,6 +739,8 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 p->in_vmem = model && strcmp(model, "virtio-mem") == 0;
                 p->dimm_bytes = 0;
                 p->dimm_node = -1;
+                p->dimm_pagesize = 0;
+                g_clear_pointer(&p->dimm_nodemask, cpuset_free);
                 p->vmem_requested = p->vmem_current = G_MAXUINT64;
         } else if ((p->in_dimm || p->in_pmem) && in_path(p, "target", "size") && p->stack->len == 5) {
                 if (domain_xml_unit_multiplier(domain_xml_attr(names, values, "unit"),
@@ -751,6 +752,16 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 p->text = p->in_dimm ? TEXT_DIMM_SIZE : TEXT_PMEM_SIZE;
         } else if (p->in_dimm && in_path(p, "target", "node") && p->stack->len == 5) {
                 p->text = TEXT_DIMM_NODE;
+        } else if (p->in_dimm && in_path(p, "source", "pagesize") && p->stack->len == 5) {
+                if (domain_xml_unit_multiplier(domain_xml_attr(names, values, "unit"), &p->dimm_page_unit) <
+                    0) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "unknown memory unit '%s'", domain_xml_attr(names, values, "unit"));
+                        return;
+                }
+                p->text = TEXT_DIMM_PAGESIZE;
+        } else if (p->in_dimm && in_path(p, "source", "nodemask") && p->stack->len == 5) {
+                p->text = TEXT_DIMM_NODEMASK;
         } else if (p->in_vmem && p->stack->len == 5 &&
                    (in_path(p, "target", "requested") || in_path(p, "target", "current"))) {
                 if (domain_xml_unit_multiplier(domain_xml_attr(names, values, "unit"), &p->vmem_unit) < 0) {
@@ -937,6 +948,17 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
         case TEXT_DIMM_NODE:
                 p->dimm_node = parse_uint(text, DOMAIN_XML_MAX_CELLS - 1, &n) ? (int)n : -1;
                 break;
+        case TEXT_DIMM_PAGESIZE:
+                if (!memory_value(text, p->dimm_page_unit, &p->dimm_pagesize)) {
+                        g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                                    "invalid memory device page size '%s'", text);
+                        return;
+                }
+                break;
+        case TEXT_DIMM_NODEMASK:
+                g_clear_pointer(&p->dimm_nodemask, cpuset_free);
+                parse_constraint(text, &p->dimm_nodemask, "memory source", "nodemask", error);
+                break;
         case TEXT_VMEM_REQUESTED:
         case TEXT_VMEM_CURRENT: {
                 uint64_t bytes;
@@ -984,9 +1006,13 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
                 if (p->in_dimm)
                         p->dimm_total = sat_add(p->dimm_total, p->dimm_bytes);
                 if (p->in_dimm && p->dimm_bytes && p->dimm_node >= 0) {
-                        GuestDimm d = {.node = (unsigned)p->dimm_node, .bytes = p->dimm_bytes};
+                        DomainMemoryDevice d = {.node = (unsigned)p->dimm_node,
+                                                .bytes = p->dimm_bytes,
+                                                .pagesize = p->dimm_pagesize,
+                                                .nodemask = g_steal_pointer(&p->dimm_nodemask)};
                         g_array_append_val(p->dimms, d);
                 }
+                g_clear_pointer(&p->dimm_nodemask, cpuset_free);
                 p->in_pmem = false;
                 p->in_dimm = false;
                 p->in_vmem = false;
@@ -994,12 +1020,17 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
         g_ptr_array_remove_index(p->stack, p->stack->len - 1);
 }
 
+static void memory_device_clear(gpointer data)
+{
+        cpuset_free(((DomainMemoryDevice *)data)->nodemask);
+}
+
 static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_error)
 {
         static const GMarkupParser callbacks = {
             .start_element = on_start, .end_element = on_end, .text = on_text};
         g_autoptr(DomainSpec) spec = g_new0(DomainSpec, 1);
-        g_autoptr(GArray) dimms = g_array_new(FALSE, FALSE, sizeof(GuestDimm));
+        g_autoptr(GArray) dimms = g_array_new(FALSE, FALSE, sizeof(DomainMemoryDevice));
         Parser p = {
             .spec = spec,
             .dimms = dimms,
@@ -1016,6 +1047,8 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
                   g_markup_parse_context_end_parse(ctx, &error);
 
         g_markup_parse_context_free(ctx);
+        g_array_set_clear_func(dimms, memory_device_clear);
+        cpuset_free(p.dimm_nodemask);
         g_ptr_array_unref(p.stack);
         g_string_free(p.buf, TRUE);
         g_free(p.prefix);
@@ -1085,24 +1118,15 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
                         total = sat_add(total, g_array_index(spec->cells, DomainCell, i).memory);
                 spec->memory = MAX(spec->memory, total);
         }
-        /* a DIMM's memory is its guest cell's (libvirt binds it with that cell's <memnode>): part of
-         * <memory>, not of the cell's own size */
-        for (unsigned i = 0; spec->cells && i < dimms->len; i++) {
-                const GuestDimm *d = &g_array_index(dimms, GuestDimm, i);
-                for (unsigned c = 0; c < spec->cells->len; c++) {
-                        DomainCell *cell = &g_array_index(spec->cells, DomainCell, c);
-                        if (cell->id == d->node)
-                                cell->memory = d->bytes > G_MAXUINT64 - cell->memory
-                                                   ? G_MAXUINT64
-                                                   : cell->memory + d->bytes;
-                }
-        }
         if (spec->vcpus > spec->max_vcpus && spec->max_vcpus) {
                 spec->vcpus_over_max = true; /* libvirt refuses such a definition */
                 spec->vcpus = spec->max_vcpus;
         }
         set_vcpu_ids(spec, &p);
         domain_xml_numa_pages(spec);
+        /* a DIMM's memory is its guest cell's (libvirt binds it with that cell's <memnode>), or, backed
+         * otherwise by its own <source>, counted apart: part of <memory>, not of the cell's own size */
+        domain_xml_numa_devices(spec, dimms);
         cpuset_free(p.tune_vcpus);
         cpuset_free(p.enabled_vcpus);
         *ret = g_steal_pointer(&spec);

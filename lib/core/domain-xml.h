@@ -93,6 +93,13 @@ typedef struct DomainCell {
          * ordinary memory otherwise */
         bool hugepages;
         uint64_t hugepage_size;
+        /* added: not a guest cell but a <memory model='dimm|virtio-mem'> device of cell device_target whose
+         * own <source><pagesize> backs it otherwise than that cell, or whose <source><nodemask> binds it
+         * (domain_xml_numa_devices()): counted apart, as a cell without vCPUs, in its own kind on its own
+         * nodes; id DOMAIN_XML_MAX_CELLS and up. device_nodes: that nodemask (OS indexes), else NULL */
+        bool device;
+        unsigned device_target;
+        CpuSet *device_nodes;
 } DomainCell;
 
 /* <memoryBacking><hugepages><page size= unit= nodeset=>: a page size and the guest cells it backs. */
@@ -178,6 +185,9 @@ typedef struct DomainSpec {
          * some cell has ordinary memory (a <page nodeset> names only some cells) */
         GArray *pages;
         bool hugepages_partial;
+        /* added: a memory device's own <source> backs it in a kind or on nodes of its own, but counted
+         * apart the guest would hold more kinds of memory than two: its memory is counted in its cell */
+        bool devices_in_cells;
         /*
          * added: I/O threads. iothreads holds the id of every one (<iothreadids>, completed up to the
          * count of <iothreads> with the lowest free ids, as libvirt numbers them), iothreadpins the ids
@@ -221,3 +231,7 @@ bool domain_spec_pins_recorded(const DomainSpec *s);
 
 /* libvirt's id of s's i-th online vCPU. */
 unsigned domain_spec_vcpu_id(const DomainSpec *s, unsigned i);
+/* The host nodes (OS indexes) a cell's memory is bound to and the mode: its <memnode>, or a device cell's
+ * <source><nodemask> else its guest cell's <memnode> (mode that memnode's, else the domain's); NULL when
+ * none. */
+const CpuSet *domain_cell_binding(const DomainSpec *s, const DomainCell *c, MemoryMode *ret_mode);

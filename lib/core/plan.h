@@ -111,6 +111,9 @@ typedef struct PlacementCell {
          * domain's <hugepages><page nodeset> elements back other cells only (libvirt gives a cell the
          * page naming it, else the one without a nodeset, else ordinary memory) */
         bool ordinary;
+        /* added: no guest cell but a memory device backed by its own <source> (DomainCell.device): its
+         * id is no <cell id>, and nothing is pinned or bound by it */
+        bool device;
 } PlacementCell;
 
 /* Who fixed the memory nodes of a request. */
@@ -223,6 +226,9 @@ typedef struct PlacementRequest {
          * (hugepage_size the larger) where a cell no <page> backs is counted in ordinary memory; 0 when
          * the cells marked so (if any) have ordinary memory */
         uint64_t second_page_size;
+        /* added: a memory device's own <source> backs it otherwise than its guest cell, but counted apart
+         * the guest would hold more kinds of memory than two: counted in its cell (the reason says so) */
+        bool devices_in_cells;
 } PlacementRequest;
 
 /* Bytes of the request's memory in hugepages (of hugepage_size): all of it, less its ordinary cells'. */
@@ -252,6 +258,7 @@ typedef struct PlanCell {
         /* added: its memory is ordinary memory though the plan's is hugepage-backed
          * (PlacementCell.ordinary) */
         bool ordinary;
+        bool device; /* added: a memory device's (PlacementCell.device) */
 } PlanCell;
 
 /* One ranked candidate node set as the policy saw it. */

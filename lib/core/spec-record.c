@@ -20,7 +20,8 @@ static bool same_cells(const GArray *a, const GArray *b)
                 const DomainCell *x = &g_array_index(a, DomainCell, i),
                                  *y = &g_array_index(b, DomainCell, i);
                 if (x->id != y->id || x->memory != y->memory || !same_set(x->vcpus, y->vcpus) ||
-                    x->hugepages != y->hugepages || x->hugepage_size != y->hugepage_size)
+                    x->hugepages != y->hugepages || x->hugepage_size != y->hugepage_size ||
+                    !same_set(x->device_nodes, y->device_nodes))
                         return false;
                 /* its <distances>: what one names past the other's end is 0 (none) */
                 for (unsigned k = 0; k < MAX(x->ndistances, y->ndistances); k++)

@@ -1,0 +1,201 @@
+/* SPDX-License-Identifier: LGPL-2.1-or-later */
+/*
+ * A <memory model='dimm|virtio-mem'> device whose own <source><pagesize> or <source><nodemask> backs it
+ * otherwise than its guest cell: libvirt backs it so (qemuBuildMemoryBackendProps()), and the ledger
+ * counts it so, apart from its cell (spr-snc2: 8 cores, a pool of sixteen 1 GiB pages and 103.2 GiB of
+ * ordinary memory per node).
+ */
+#include "test-util.h"
+#include "test-policy-util.h"
+
+#include <string.h>
+
+#include "decision-json.h"
+#include "definition-snippet.h"
+#include "domain-xml.h"
+
+#define GiB (UINT64_C(1) << 30)
+
+static const Plan *commit_xml(const Topology *t, Ledger *l, const char *name, const char *xml)
+{
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        Plan *plan = test_place_xml(t, l, xml, &params);
+
+        ck_assert_msg(plan->result == PLAN_PLACED, "%s: %s", name, plan->reason);
+        ck_assert_int_eq(ledger_commit(l, name, plan), 0);
+        return ledger_lookup(l, name);
+}
+
+/* A guest of one 4 GiB cell (4 vCPUs) with backing (a <memoryBacking> or "") and a 16 GiB DIMM of
+ * cell 0 with source (its <source> or "") */
+static char *dimm_guest(const char *name, const char *backing, const char *source)
+{
+        return g_strdup_printf(
+            "<domain type='kvm'><name>%s</name><maxMemory slots='4' unit='GiB'>64</maxMemory>"
+            "<memory unit='GiB'>20</memory><vcpu>4</vcpu>%s<cpu><numa><cell id='0' cpus='0-3' "
+            "memory='4' unit='GiB'/></numa></cpu><devices><memory model='dimm'>%s<target><size "
+            "unit='GiB'>16</size><node>0</node></target></memory></devices></domain>",
+            name, backing, source);
+}
+
+static uint64_t pool_total(const Topology *t, const Ledger *l)
+{
+        uint64_t sum = 0;
+
+        for (unsigned n = 0; n < t->nnodes; n++)
+                sum += ledger_node_hugepages(l, n, GiB);
+        return sum;
+}
+
+static uint64_t ordinary_total(const Topology *t, const Ledger *l)
+{
+        uint64_t sum = 0;
+
+        for (unsigned n = 0; n < t->nnodes; n++)
+                sum += ledger_node_memory(l, n);
+        return sum;
+}
+
+/* An ordinary guest whose DIMM has 1 GiB pages: QEMU takes 16 of a node's pages for it. Counted in its
+ * cell, the pool showed free and 16 GiB of ordinary memory taken. The decision's cells mark the device,
+ * and the definition snippet names no <memnode> for it (its id is no guest cell's). */
+START_TEST(test_dimm_pages_in_pool)
+{
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autofree char *xml =
+            dimm_guest("dimmpg", "", "<source><pagesize unit='KiB'>1048576</pagesize></source>");
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+        g_autofree char *snippet = NULL, *error = NULL;
+        const Plan *plan = commit_xml(t, l, "dimmpg", xml);
+        JsonArray *cells;
+
+        ck_assert_uint_eq(pool_total(t, l), 16 * GiB);
+        ck_assert_uint_eq(ordinary_total(t, l), 4 * GiB);
+        ck_assert_msg(strstr(plan->reason, "a memory device of 16.0 GiB (its own <source>) on node"), "%s",
+                      plan->reason);
+        json_builder_begin_object(b);
+        decision_json_add_members(b, t, plan, FALSE);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        cells = json_object_get_array_member(json_node_get_object(root), "cells");
+        ck_assert_uint_eq(json_array_get_length(cells), 2);
+        ck_assert(!json_object_has_member(json_array_get_object_element(cells, 0), "memory_device"));
+        ck_assert(json_object_get_boolean_member(json_array_get_object_element(cells, 1), "memory_device"));
+        snippet = definition_snippet(json_node_get_object(root), &error);
+        ck_assert_msg(snippet, "%s", error);
+        ck_assert_msg(strstr(snippet, "<memnode cellid='0'") && !strstr(snippet, "cellid='256'"), "%s",
+                      snippet);
+}
+END_TEST
+
+/* A 1 GiB-page guest whose DIMM has pages of the base size (4 KiB): libvirt backs the DIMM with ordinary
+ * memory. Counted in its cell, 20 GiB of pages were held for the 4 QEMU takes, and the guest was spread
+ * over two nodes though one node holds it. */
+START_TEST(test_dimm_base_pages_ordinary)
+{
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autofree char *xml = dimm_guest("dimm4k",
+                                          "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages>"
+                                          "</memoryBacking>",
+                                          "<source><pagesize unit='KiB'>4</pagesize></source>");
+        const Plan *plan = commit_xml(t, l, "dimm4k", xml);
+
+        ck_assert_uint_eq(pool_total(t, l), 4 * GiB);
+        ck_assert_uint_eq(ordinary_total(t, l), 16 * GiB);
+        ck_assert_msg(cpuset_count(plan->nodes) == 1, "%s", plan->reason);
+        ck_assert_msg(!strstr(plan->reason, "lacks the room"), "%s", plan->reason);
+}
+END_TEST
+
+/* A DIMM whose <source><nodemask> binds it to node 2: its memory is counted there, the cell's on its
+ * vCPUs' node. A DIMM without <source>, or whose page is its cell's, stays part of its cell. */
+START_TEST(test_dimm_nodemask_counted_there)
+{
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autofree char *xml = dimm_guest("dimmmask", "", "<source><nodemask>2</nodemask></source>");
+        g_autofree char *plain = dimm_guest("plain", "", "");
+        g_autofree char *same = dimm_guest("same", "", "<source><pagesize unit='KiB'>4</pagesize></source>");
+        const Plan *plan = commit_xml(t, l, "dimmmask", xml);
+        g_autoptr(DomainSpec) s = NULL;
+        int node2 = topology_node_by_os(t, 2);
+
+        ck_assert_int_ge(node2, 0);
+        ck_assert_msg(!cpuset_has(plan->nodes, (unsigned)node2), "%s", plan->reason);
+        ck_assert_uint_eq(ledger_node_memory(l, (unsigned)node2), 16 * GiB);
+        ck_assert_uint_eq(ordinary_total(t, l), 20 * GiB);
+        for (unsigned i = 0; i < 2; i++) {
+                ck_assert_int_eq(domain_xml_parse(i ? same : plain, &s, NULL), 0);
+                ck_assert_uint_eq(s->cells->len, 1);
+                ck_assert_uint_eq(g_array_index(s->cells, DomainCell, 0).memory, 20 * GiB);
+                g_clear_pointer(&s, domain_spec_free);
+        }
+}
+END_TEST
+
+/* A virtio-mem device is backed as a DIMM is: its own <source><pagesize> (2 MiB) has what its guest is
+ * asked to plug (<requested>, 64 MiB of its 1 GiB) counted in that size's pools, its cell (256 MiB) in
+ * general memory. Counted in its cell, 320 MiB of general memory was taken and the pools left free. */
+START_TEST(test_virtio_mem_own_page_size)
+{
+        g_autoptr(Topology) t = test_topology_load("two-node-hugepages.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        uint64_t pages = 0, ordinary = 0;
+
+        commit_xml(t, l, "vmem",
+                   "<domain type='kvm'><name>vmem</name><maxMemory slots='4' unit='GiB'>4</maxMemory>"
+                   "<memory unit='MiB'>1280</memory><vcpu>1</vcpu><cpu><numa><cell id='0' cpus='0' "
+                   "memory='256' unit='MiB'/></numa></cpu><devices><memory model='virtio-mem'><source>"
+                   "<pagesize unit='KiB'>2048</pagesize></source><target><size unit='GiB'>1</size>"
+                   "<node>0</node><block unit='KiB'>2048</block><requested unit='MiB'>64</requested>"
+                   "</target></memory></devices></domain>");
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                pages += ledger_node_hugepages(l, n, 2u << 20);
+                ordinary += ledger_node_memory(l, n);
+        }
+        ck_assert_uint_eq(pages, 64u << 20);
+        ck_assert_uint_eq(ordinary, 256u << 20);
+}
+END_TEST
+
+/* An ordinary guest with a DIMM of 1 GiB pages and one of 2 MiB pages would hold three kinds of memory,
+ * more than the plan counts apart: both DIMMs are counted in their cell, as before, and the reason says
+ * so. */
+START_TEST(test_third_kind_counted_in_cell_and_said)
+{
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        const Plan *plan = commit_xml(
+            t, l, "three",
+            "<domain type='kvm'><name>three</name><maxMemory slots='4' unit='GiB'>64</maxMemory>"
+            "<memory unit='GiB'>12</memory><vcpu>4</vcpu><cpu><numa><cell id='0' cpus='0-3' memory='4' "
+            "unit='GiB'/></numa></cpu><devices><memory model='dimm'><source><pagesize unit='KiB'>1048576"
+            "</pagesize></source><target><size unit='GiB'>4</size><node>0</node></target></memory>"
+            "<memory model='dimm'><source><pagesize unit='KiB'>2048</pagesize></source><target><size "
+            "unit='GiB'>4</size><node>0</node></target></memory></devices></domain>");
+
+        ck_assert_uint_eq(pool_total(t, l), 0);
+        ck_assert_uint_eq(ordinary_total(t, l), 12 * GiB);
+        ck_assert_msg(strstr(plan->reason, "its memory devices' own <source><pagesize> not counted apart"),
+                      "%s", plan->reason);
+}
+END_TEST
+
+static Suite *memory_devices_suite(void)
+{
+        Suite *s = suite_create("policy memory devices");
+        TCase *tc = tcase_create("core");
+
+        tcase_add_test(tc, test_dimm_pages_in_pool);
+        tcase_add_test(tc, test_dimm_base_pages_ordinary);
+        tcase_add_test(tc, test_dimm_nodemask_counted_there);
+        tcase_add_test(tc, test_third_kind_counted_in_cell_and_said);
+        tcase_add_test(tc, test_virtio_mem_own_page_size);
+        suite_add_tcase(s, tc);
+        return s;
+}
+
+TEST_MAIN(memory_devices_suite)
