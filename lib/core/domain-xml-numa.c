@@ -153,44 +153,7 @@ static const DomainPage *cell_page(const DomainSpec *s, unsigned id)
         return any;
 }
 
-void domain_xml_numa_pages(DomainSpec *s)
-{
-        bool any = false, partial = false, differ = false;
-        uint64_t largest = 0;
-
-        if (!s->hugepages)
-                return;
-        if (!s->cells || !s->cells->len) {
-                /* pages of the base size (4 KiB on every Linux architecture) are no hugepages: libvirt
-                 * backs the memory as if none were asked for */
-                if (s->hugepage_size == 4096 && !s->hugepage_sizes_differ) {
-                        s->hugepages = false;
-                        s->hugepage_size = 0;
-                }
-                return;
-        }
-        for (unsigned i = 0; i < s->cells->len; i++) {
-                DomainCell *c = &g_array_index(s->cells, DomainCell, i);
-                const DomainPage *pg = cell_page(s, c->id);
-                /* <hugepages> without a <page>: the host's default size for every cell */
-                c->hugepages = !s->pages || (pg && pg->size != 4096);
-                c->hugepage_size = c->hugepages && pg ? pg->size : 0;
-                if (!c->hugepages) {
-                        partial = true;
-                        continue;
-                }
-                if (any && c->hugepage_size != largest)
-                        differ = true;
-                any = true;
-                largest = MAX(largest, c->hugepage_size);
-        }
-        s->hugepages = any;
-        s->hugepage_size = any ? largest : 0;
-        s->hugepage_sizes_differ = differ;
-        s->hugepages_partial = any && partial;
-}
-
-/* The domain's hugepage fields from its cells' backing, device cells included. */
+/* The domain's hugepage fields from its cells' backing (its memory devices' cells too, once added). */
 static void summarize(DomainSpec *s)
 {
         bool any = false, partial = false, differ = false;
@@ -211,6 +174,29 @@ static void summarize(DomainSpec *s)
         s->hugepage_size = any ? largest : 0;
         s->hugepage_sizes_differ = differ;
         s->hugepages_partial = any && partial;
+}
+
+void domain_xml_numa_pages(DomainSpec *s)
+{
+        if (!s->hugepages)
+                return;
+        if (!s->cells || !s->cells->len) {
+                /* pages of the base size (4 KiB on every Linux architecture) are no hugepages: libvirt
+                 * backs the memory as if none were asked for */
+                if (s->hugepage_size == 4096 && !s->hugepage_sizes_differ) {
+                        s->hugepages = false;
+                        s->hugepage_size = 0;
+                }
+                return;
+        }
+        for (unsigned i = 0; i < s->cells->len; i++) {
+                DomainCell *c = &g_array_index(s->cells, DomainCell, i);
+                const DomainPage *pg = cell_page(s, c->id);
+                /* <hugepages> without a <page>: the host's default size for every cell */
+                c->hugepages = !s->pages || (pg && pg->size != 4096);
+                c->hugepage_size = c->hugepages && pg ? pg->size : 0;
+        }
+        summarize(s);
 }
 
 /* How many kinds of memory the cells hold: ordinary memory and each page size. */
