@@ -217,13 +217,24 @@ static const CpuSet *cell_memnode(const DomainSpec *live, const DomainCell *c)
  * pages of the hugepage-backed cells a <memnode> binds there (those pages are on their nodes; only a record
  * that holds less takes them too); a cell no <memnode> binds first on the nodes its vCPUs run on, where
  * placementd counts a cell's memory first. Then the nodes whose pools have the least room left for the
- * plan's pages first: a record says bytes per node, and the pages are where a pool had room for them. Kept
- * when counting the domain as it runs found it already. */
+ * plan's pages first: a record says bytes per node, and the pages are where a pool had room for them. A
+ * cell of a second page size takes bytes only within that size's free pages but at last (placementd counts
+ * it in those pools, or on the nodes of a <memnode> without one). Kept when counting the domain as it runs
+ * found it already. */
 /* Whether the guest cell is counted in the plan's own page size: not of ordinary memory, nor of the second
  * size (Plan.second_page_size). */
 static bool cell_in_plan_size(const Plan *plan, const DomainCell *c)
 {
         return c->hugepages && !(plan->second_page_size && c->hugepage_size == plan->second_page_size);
+}
+
+/* Whether any node of nodes (OS indexes) has a pool of size. */
+static bool has_pool(const Topology *t, const CpuSet *nodes, uint64_t size)
+{
+        for (unsigned n = 0; n < t->nnodes; n++)
+                if (cpuset_has(nodes, t->nodes[n].os_index) && topology_node_hugepage_bytes(t, n, size))
+                        return true;
+        return false;
 }
 
 static void adopt_ordinary_cells(const Topology *t, const Ledger *l, const DomainSpec *live, Plan *plan)
@@ -270,8 +281,13 @@ static void adopt_ordinary_cells(const Topology *t, const Ledger *l, const Domai
                 for (unsigned v = 0; !nodes && c->vcpus && v < plan->nvcpus; v++)
                         if (plan->vcpu_pu[v] >= 0 && cpuset_has(c->vcpus, plan_vcpu_id(plan, v)))
                                 cpuset_add(runs_on, t->cores[t->pus[plan->vcpu_pu[v]].core].node);
+                /* a cell of a second page size: its pages come from that size's pools, not from a node
+                 * without one (unless its <memnode> names no node with one, where placementd counts them) */
+                bool in_pools =
+                    plan->second_page_size && !(nodes && !has_pool(t, nodes, plan->second_page_size));
                 /* its <memnode> nodes, else the nodes its vCPUs run on (where placementd counts a cell's
-                 * memory first), then any, beside the bound pages; then any at all */
+                 * memory first), then any, beside the bound pages (and, in its pools, within their free
+                 * pages); then any at all */
                 for (unsigned pass = 0; pass < 3 && bytes; pass++)
                         for (unsigned j = 0; j < nnodes && bytes; j++) {
                                 unsigned n = order[j];
@@ -281,6 +297,11 @@ static void adopt_ordinary_cells(const Topology *t, const Ledger *l, const Domai
                                         continue;
                                 if (pass < 2)
                                         room -= MIN(room, bound_pages[n]);
+                                if (pass < 2 && in_pools) {
+                                        uint64_t pool =
+                                            ledger_node_free_hugepages(l, n, plan->second_page_size);
+                                        room = MIN(room, pool - MIN(pool, plan->node_ordinary[n]));
+                                }
                                 take = MIN(bytes, room);
                                 plan->node_ordinary[n] += take;
                                 bytes -= take;
@@ -345,15 +366,6 @@ static int check_cell_bindings(const Topology *t, const DomainSpec *live, const 
                 }
         }
         return 0;
-}
-
-/* Whether any node of nodes (OS indexes) has a pool of size. */
-static bool has_pool(const Topology *t, const CpuSet *nodes, uint64_t size)
-{
-        for (unsigned n = 0; n < t->nnodes; n++)
-                if (cpuset_has(nodes, t->nodes[n].os_index) && topology_node_hugepage_bytes(t, n, size))
-                        return true;
-        return false;
 }
 
 /* The nodes (OS indexes) a bound hugepage-backed domain's pages may be said to lie on without a pool of

@@ -658,6 +658,88 @@ START_TEST(test_dimm_nodemask_counted_alike_after_restart)
 }
 END_TEST
 
+/* A guest of a 1 GiB cell in 1 GiB pages and a 64 MiB cell in 2 MiB pages, bound to nodes 0-1, its vCPUs
+ * kept to node 0's CPUs by <vcpu cpuset>, where node 0 has a 1 GiB pool and no 2 MiB one (full_pool: one
+ * that another guest holds): the small cell's pages come from node 1's pool while its vCPU runs on node 0.
+ * A restart counts each size on the node the first daemon did. The small cell's pages were taken as node
+ * 0's: counted in no pool there, node 1's 1 GiB pool held for 64 MiB it does not give (or, the pool full,
+ * the record refused and the guest placed anew). */
+static void second_size_restart(bool full_pool)
+{
+        static const char *const from[] = {"<page_type size=\"2097152\" count=\"32\"/>",
+                                           "<page_type size=\"2097152\" count=\"64\"/>"};
+        const char *const to[] = {full_pool ? "<page_type size=\"2097152\" count=\"32\"/>"
+                                              "<page_type size=\"1073741824\" count=\"1\"/>"
+                                            : "<page_type size=\"1073741824\" count=\"1\"/>",
+                                  "<page_type size=\"2097152\" count=\"64\"/>"
+                                  "<page_type size=\"1073741824\" count=\"1\"/>"};
+        static const uint64_t sizes[] = {2u << 20, 1u << 30};
+        g_autofree char *dir = g_dir_make_tmp("placementd-ledger-XXXXXX", NULL);
+        g_autofree char *topology = hugepage_host(dir, from, to, 2);
+        uint64_t held[2][2];
+        virDomainPtr dom, fill = NULL;
+        Manager *m;
+        const Decision *d;
+
+        m = fixture_manager_new(base, topology, NULL);
+        if (full_pool) {
+                fill = start_xml("l-fill2m", "64", 1,
+                                 "<memoryBacking><hugepages><page size='2' unit='MiB'/></hugepages>"
+                                 "</memoryBacking><numatune><memory mode='strict' nodeset='0'/></numatune>");
+                ck_assert(spin_known(m, "l-fill2m", 3000));
+        }
+        dom = virDomainCreateXML(
+            conn,
+            "<domain type='test'><name>l-second</name><memory unit='MiB'>1088</memory>"
+            "<vcpu cpuset='0-3'>2</vcpu><os><type>hvm</type></os><memoryBacking><hugepages>"
+            "<page size='1' unit='GiB' nodeset='0'/><page size='2' unit='MiB' nodeset='1'/></hugepages>"
+            "</memoryBacking><numatune><memory mode='strict' nodeset='0-1'/></numatune><cpu><numa>"
+            "<cell id='0' cpus='0' memory='1' unit='GiB'/><cell id='1' cpus='1' memory='64' unit='MiB'/>"
+            "</numa></cpu></domain>",
+            0);
+        ck_assert(dom != NULL);
+        ck_assert(spin_known(m, "l-second", 3000));
+        d = manager_lookup(m, "l-second");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
+        for (unsigned n = 0; n < 2; n++)
+                for (unsigned k = 0; k < 2; k++)
+                        held[n][k] = ledger_node_hugepages(manager_ledger(m), n, sizes[k]);
+        ck_assert_uint_eq(held[0][0], full_pool ? 64u << 20 : 0);
+        ck_assert_uint_eq(held[1][0], 64u << 20);
+        ck_assert_uint_eq(held[0][1], 1u << 30);
+        free_manager(m);
+        m = fixture_manager_new(base, topology, NULL);
+        d = manager_lookup(m, "l-second");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(d->adopted, "its own record was not adopted: %s", d->reason);
+        for (unsigned n = 0; n < 2; n++)
+                for (unsigned k = 0; k < 2; k++) {
+                        uint64_t now = ledger_node_hugepages(manager_ledger(m), n, sizes[k]);
+                        ck_assert_msg(now == held[n][k], "node %u, pages of %llu: %llu counted, %llu before",
+                                      n, (unsigned long long)sizes[k], (unsigned long long)now,
+                                      (unsigned long long)held[n][k]);
+                }
+        stop(dom);
+        if (fill)
+                stop(fill);
+        free_manager(m);
+        g_unlink(topology);
+        g_rmdir(dir);
+}
+
+START_TEST(test_second_size_counted_in_its_pool_after_restart)
+{
+        second_size_restart(false);
+}
+END_TEST
+
+START_TEST(test_second_size_record_adopted_beside_a_full_pool)
+{
+        second_size_restart(true);
+}
+END_TEST
+
 /*
  * A guest of a 64 MiB cell in 2 MiB pages (node 0's pool: <page nodeset='0'>) and an 800 MiB ordinary cell,
  * bound to nodes 0-1, beside a guest holding pool_mib of node 1's pool and one holding most of node 0's
@@ -1005,6 +1087,8 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_page_sizes_counted_alike_after_restart);
         tcase_add_test(tc, test_dimm_page_size_counted_alike_after_restart);
         tcase_add_test(tc, test_dimm_nodemask_counted_alike_after_restart);
+        tcase_add_test(tc, test_second_size_counted_in_its_pool_after_restart);
+        tcase_add_test(tc, test_second_size_record_adopted_beside_a_full_pool);
         tcase_add_test(tc, test_partial_hugepages_bound_counted_alike_after_restart);
         tcase_add_test(tc, test_partial_hugepages_unbound_cells_adopted_alike);
         tcase_add_test(tc, test_skipped_record_memory_not_read);
