@@ -371,17 +371,19 @@ static int check_cell_bindings(const Topology *t, const DomainSpec *live, const 
 /* The nodes (OS indexes) a bound hugepage-backed domain's pages may be said to lie on without a pool of
  * size there: those of a binding of its hugepage memory (a hugepage cell's <memnode>, else the domain's
  * <memory>) that names no node with such a pool. placementd counts pages bound there on those nodes, held
- * by no pool; bound with a pool, the kernel takes them from it. */
-static CpuSet *poolless_binding(const Topology *t, const DomainSpec *live, const Plan *plan)
+ * by no pool; bound with a pool, the kernel takes them from it. second: of its cells of a second page size
+ * (Plan.second_page_size) and that size, else of the others and the plan's. */
+static CpuSet *poolless_binding(const Topology *t, const DomainSpec *live, const Plan *plan, bool second)
 {
         CpuSet *nodes = cpuset_new();
-        bool unbound_cell = !live->cells || !live->cells->len;
-        uint64_t size = plan->hugepage_size;
+        bool unbound_cell = !second && (!live->cells || !live->cells->len);
+        uint64_t size = second ? plan->second_page_size : plan->hugepage_size;
 
         for (unsigned i = 0; live->cells && i < live->cells->len; i++) {
                 const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
-                /* a cell of a second page size is not in the pools of size */
-                bool pages = cell_in_plan_size(plan, c);
+                /* a cell of a second page size is not in the pools of the plan's, nor the others in its */
+                bool pages =
+                    second ? c->hugepages && !cell_in_plan_size(plan, c) : cell_in_plan_size(plan, c);
                 const CpuSet *memnode = pages ? cell_memnode(live, c) : NULL;
                 if (pages && !memnode)
                         unbound_cell = true;
@@ -398,7 +400,7 @@ static CpuSet *poolless_binding(const Topology *t, const DomainSpec *live, const
  * libvirt binds its memory to. */
 static int adopt_hugepages(Manager *m, const DomainSpec *live, bool unbound, Plan *plan, char **ret_error)
 {
-        g_autoptr(CpuSet) poolless = NULL;
+        g_autoptr(CpuSet) poolless = NULL, poolless_second = NULL;
 
         /* a placement's ordinary memory within a node's ordinary memory (the record was checked against
          * the pools too); pins counted as they run have their memory counted anew, not from the record */
@@ -425,11 +427,16 @@ static int adopt_hugepages(Manager *m, const DomainSpec *live, bool unbound, Pla
         /* a node without a pool of the size holds none of it (bound there alone, it cannot all be backed);
          * pages a binding lets the kernel take from a pool are in a pool, whatever a record says: counted on
          * a node without one they would be counted nowhere, and that pool shown free */
-        poolless = poolless_binding(m->topology, live, plan);
+        poolless = poolless_binding(m->topology, live, plan, false);
+        if (plan->second_page_size)
+                poolless_second = poolless_binding(m->topology, live, plan, true);
         for (unsigned n = 0; plan->result != PLAN_ADOPTED && !unbound && n < plan->nnode_memory; n++)
-                if (plan_node_pages(plan, n) &&
-                    !topology_node_hugepage_bytes(m->topology, n, plan->hugepage_size) &&
-                    !cpuset_has(poolless, m->topology->nodes[n].os_index)) {
+                if ((plan_node_pages(plan, n) &&
+                     !topology_node_hugepage_bytes(m->topology, n, plan->hugepage_size) &&
+                     !cpuset_has(poolless, m->topology->nodes[n].os_index)) ||
+                    (poolless_second && plan_node_ordinary(plan, n) &&
+                     !topology_node_hugepage_bytes(m->topology, n, plan->second_page_size) &&
+                     !cpuset_has(poolless_second, m->topology->nodes[n].os_index))) {
                         *ret_error =
                             g_strdup_printf("its hugepage memory on node %u, which has no pool of its page "
                                             "size, while its binding names one that has",

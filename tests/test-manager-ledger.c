@@ -664,18 +664,25 @@ END_TEST
  * A restart counts each size on the node the first daemon did. The small cell's pages were taken as node
  * 0's: counted in no pool there, node 1's 1 GiB pool held for 64 MiB it does not give (or, the pool full,
  * the record refused and the guest placed anew). */
-static void second_size_restart(bool full_pool)
+static void second_size_restart(bool full_pool, bool forge, const char *numatune)
 {
+        g_autofree char *xml = NULL;
+        g_autoptr(GRegex) node0 = g_regex_new("(<([a-z]+:)?memory node=\"0\" bytes=\")[0-9]+\"", 0, 0, NULL);
+        g_autoptr(GRegex) node1 = g_regex_new("<([a-z]+:)?memory node=\"1\" bytes=\"[0-9]+\"/>", 0, 0, NULL);
+        g_autofree char *mine = NULL, *moved = NULL, *forged = NULL;
+        /* node 0 made 3 GiB, so that a record may say all of it is there */
         static const char *const from[] = {"<page_type size=\"2097152\" count=\"32\"/>",
-                                           "<page_type size=\"2097152\" count=\"64\"/>"};
+                                           "<page_type size=\"2097152\" count=\"64\"/>",
+                                           "local_memory=\"1073741824\""};
         const char *const to[] = {full_pool ? "<page_type size=\"2097152\" count=\"32\"/>"
                                               "<page_type size=\"1073741824\" count=\"1\"/>"
                                             : "<page_type size=\"1073741824\" count=\"1\"/>",
                                   "<page_type size=\"2097152\" count=\"64\"/>"
-                                  "<page_type size=\"1073741824\" count=\"1\"/>"};
+                                  "<page_type size=\"1073741824\" count=\"1\"/>",
+                                  "local_memory=\"3221225472\""};
         static const uint64_t sizes[] = {2u << 20, 1u << 30};
         g_autofree char *dir = g_dir_make_tmp("placementd-ledger-XXXXXX", NULL);
-        g_autofree char *topology = hugepage_host(dir, from, to, 2);
+        g_autofree char *topology = hugepage_host(dir, from, to, 3);
         uint64_t held[2][2];
         virDomainPtr dom, fill = NULL;
         Manager *m;
@@ -688,15 +695,15 @@ static void second_size_restart(bool full_pool)
                                  "</memoryBacking><numatune><memory mode='strict' nodeset='0'/></numatune>");
                 ck_assert(spin_known(m, "l-fill2m", 3000));
         }
-        dom = virDomainCreateXML(
-            conn,
+        xml = g_strdup_printf(
             "<domain type='test'><name>l-second</name><memory unit='MiB'>1088</memory>"
             "<vcpu cpuset='0-3'>2</vcpu><os><type>hvm</type></os><memoryBacking><hugepages>"
             "<page size='1' unit='GiB' nodeset='0'/><page size='2' unit='MiB' nodeset='1'/></hugepages>"
-            "</memoryBacking><numatune><memory mode='strict' nodeset='0-1'/></numatune><cpu><numa>"
+            "</memoryBacking><numatune>%s</numatune><cpu><numa>"
             "<cell id='0' cpus='0' memory='1' unit='GiB'/><cell id='1' cpus='1' memory='64' unit='MiB'/>"
             "</numa></cpu></domain>",
-            0);
+            numatune ? numatune : "<memory mode='strict' nodeset='0-1'/>");
+        dom = virDomainCreateXML(conn, xml, 0);
         ck_assert(dom != NULL);
         ck_assert(spin_known(m, "l-second", 3000));
         d = manager_lookup(m, "l-second");
@@ -705,20 +712,34 @@ static void second_size_restart(bool full_pool)
         for (unsigned n = 0; n < 2; n++)
                 for (unsigned k = 0; k < 2; k++)
                         held[n][k] = ledger_node_hugepages(manager_ledger(m), n, sizes[k]);
+        /* bound to node 0 alone: its small cell's pages are counted in no pool, as placementd says */
         ck_assert_uint_eq(held[0][0], full_pool ? 64u << 20 : 0);
-        ck_assert_uint_eq(held[1][0], 64u << 20);
+        ck_assert_uint_eq(held[1][0], numatune ? 0 : 64u << 20);
         ck_assert_uint_eq(held[0][1], 1u << 30);
+        mine =
+            virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+        ck_assert_ptr_nonnull(mine);
         free_manager(m);
+        if (forge) {
+                /* all of it said to be on node 0, whose CPUs its vCPUs run on */
+                moved = g_regex_replace(node0, mine, -1, 0, "\\g<1>1140850688\"", 0, NULL);
+                forged = g_regex_replace(node1, moved, -1, 0, "", 0, NULL);
+                ck_assert_msg(forged && strcmp(forged, moved) != 0, "no memory entry on node 1 in %s", mine);
+                ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, forged, "p",
+                                                      PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
+                                 0);
+        }
         m = fixture_manager_new(base, topology, NULL);
         d = manager_lookup(m, "l-second");
         ck_assert_ptr_nonnull(d);
-        ck_assert_msg(d->adopted, "its own record was not adopted: %s", d->reason);
+        ck_assert_msg(forge || d->adopted, "its own record was not adopted: %s", d->reason);
         for (unsigned n = 0; n < 2; n++)
                 for (unsigned k = 0; k < 2; k++) {
                         uint64_t now = ledger_node_hugepages(manager_ledger(m), n, sizes[k]);
-                        ck_assert_msg(now == held[n][k], "node %u, pages of %llu: %llu counted, %llu before",
+                        ck_assert_msg(now == held[n][k],
+                                      "node %u, pages of %llu: %llu counted, %llu before (adopted %d: %s)",
                                       n, (unsigned long long)sizes[k], (unsigned long long)now,
-                                      (unsigned long long)held[n][k]);
+                                      (unsigned long long)held[n][k], d->adopted, d->reason);
                 }
         stop(dom);
         if (fill)
@@ -730,13 +751,29 @@ static void second_size_restart(bool full_pool)
 
 START_TEST(test_second_size_counted_in_its_pool_after_restart)
 {
-        second_size_restart(false);
+        second_size_restart(false, false, NULL);
+}
+END_TEST
+
+START_TEST(test_forged_record_puts_no_second_size_pages_off_the_pools)
+{
+        second_size_restart(false, true, NULL);
+}
+END_TEST
+
+/* Its own records of the small cell bound to node 0 alone (no 2 MiB pool there) stay adopted. */
+START_TEST(test_second_size_poolless_binding_adopted)
+{
+        second_size_restart(false, false, "<memory mode='strict' nodeset='0'/>");
+        second_size_restart(false, false,
+                            "<memory mode='strict' nodeset='0-1'/><memnode cellid='0' mode='strict' "
+                            "nodeset='0'/><memnode cellid='1' mode='strict' nodeset='0'/>");
 }
 END_TEST
 
 START_TEST(test_second_size_record_adopted_beside_a_full_pool)
 {
-        second_size_restart(true);
+        second_size_restart(true, false, NULL);
 }
 END_TEST
 
@@ -1089,6 +1126,8 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_dimm_nodemask_counted_alike_after_restart);
         tcase_add_test(tc, test_second_size_counted_in_its_pool_after_restart);
         tcase_add_test(tc, test_second_size_record_adopted_beside_a_full_pool);
+        tcase_add_test(tc, test_forged_record_puts_no_second_size_pages_off_the_pools);
+        tcase_add_test(tc, test_second_size_poolless_binding_adopted);
         tcase_add_test(tc, test_partial_hugepages_bound_counted_alike_after_restart);
         tcase_add_test(tc, test_partial_hugepages_unbound_cells_adopted_alike);
         tcase_add_test(tc, test_skipped_record_memory_not_read);
