@@ -272,7 +272,8 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
                         v->node_free_ordinary[n] =
                             req->second_page_size ? ledger_node_free_hugepages(l, n, req->second_page_size)
                                                   : v->node_free_memory[n];
-                        v->node_free_memory[n] += v->node_free_pages[n];
+                        /* the sum of the two kinds it takes: general memory is not one of them then */
+                        v->node_free_memory[n] = v->node_free_pages[n] + v->node_free_ordinary[n];
                 } else if (req && req->hugepage_size) {
                         v->node_free_memory[n] = ledger_node_free_hugepages(l, n, req->hugepage_size);
                 }

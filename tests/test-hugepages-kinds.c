@@ -229,6 +229,55 @@ START_TEST(test_second_size_short)
 }
 END_TEST
 
+/* Two sizes, node 0's 2 MiB pool taken and 12 of node 1's 1 GiB pages (a core of each): a guest kept to
+ * package 0 with a 2-vCPU cell of 12 GiB in 1 GiB pages and a 6-vCPU cell of 6 GiB in 2 MiB pages. The 2
+ * MiB cell's room on a node was its general memory (the free memory beside the 1 GiB pages was general
+ * memory, not the 2 MiB pages), so it ran on node 0, all its pages on node 1, and the 1 GiB cell on node
+ * 1 with 8 of its pages on node 0; each node holds one cell whole in its own pool. explain's free memory
+ * is that of the two sizes. */
+START_TEST(test_second_size_cell_held_by_its_pages)
+{
+        g_autoptr(Topology) t = two_sizes();
+        g_autoptr(Ledger) l = ledger_new(t);
+        const Plan *plan;
+
+        commit_xml(t, l, "s2m0",
+                   "<domain type='kvm'><name>s2m0</name><memory unit='GiB'>8</memory><vcpu>1</vcpu>"
+                   "<memoryBacking><hugepages><page size='2' unit='M'/></hugepages></memoryBacking>"
+                   "<numatune><memory mode='strict' nodeset='0'/></numatune></domain>");
+        commit_xml(t, l, "g1g1",
+                   "<domain type='kvm'><name>g1g1</name><memory unit='GiB'>12</memory><vcpu>1</vcpu>"
+                   "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
+                   "<numatune><memory mode='strict' nodeset='1'/></numatune></domain>");
+        plan = commit_xml(
+            t, l, "dp3",
+            "<domain type='kvm'><name>dp3</name><memory unit='GiB'>18</memory><vcpu cpuset='0-31'>8</vcpu>"
+            "<memoryBacking><hugepages><page size='2' unit='M' nodeset='1'/><page size='1' unit='G' "
+            "nodeset='0'/></hugepages></memoryBacking><cpu><numa><cell id='0' cpus='0-1' memory='12' "
+            "unit='GiB'/><cell id='1' cpus='2-7' memory='6' unit='GiB'/></numa></cpu></domain>");
+        ck_assert_msg(cpuset_count(plan->cells[0].nodes) == 1 && cpuset_has(plan->cells[0].nodes, 0) &&
+                          cpuset_count(plan->cells[1].nodes) == 1 && cpuset_has(plan->cells[1].nodes, 1),
+                      "%s", plan->reason);
+        ck_assert_msg(!strstr(plan->reason, "room"), "%s", plan->reason);
+        ck_assert_uint_eq(ledger_node_hugepages(l, 0, GiB), 12 * GiB);
+        ck_assert_uint_eq(ledger_node_hugepages(l, 1, 2 * MiB), 6 * GiB);
+        {
+                PlacementParams params = test_params(POLICY_EXPLICIT);
+                g_autoptr(Ledger) empty = ledger_new(t);
+                g_autoptr(Plan) one = test_place_xml(
+                    t, empty,
+                    "<domain type='kvm'><name>dpdk</name><memory unit='GiB'>18</memory><vcpu>8</vcpu>"
+                    "<memoryBacking><hugepages><page size='2' unit='M' nodeset='1'/><page size='1' "
+                    "unit='G' nodeset='0'/></hugepages></memoryBacking><cpu><numa><cell id='0' "
+                    "cpus='0-3' memory='12' unit='GiB'/><cell id='1' cpus='4-7' memory='6' unit='GiB'/>"
+                    "</numa></cpu></domain>",
+                    &params);
+                g_autofree char *text = plan_explain(t, one);
+                ck_assert_msg(strstr(text, "   24.0 GiB  chosen\n"), "%s", text);
+        }
+}
+END_TEST
+
 /* spr-snc2: cell 0 (12 GiB in 1 GiB pages) bound to node 0 by a strict <memnode>, cell 1 (8 GiB in 1 GiB
  * pages) free to go anywhere, cell 2 (2 GiB) in ordinary memory. The bound cell takes 12 of node 0's 16
  * pages: cell 1 finds 4 there, and goes to node 1. The bound cell's pages were taken from node 0's pages
@@ -358,6 +407,7 @@ static Suite *hugepages_kinds_suite(void)
         tcase_add_test(tc, test_explain_names_short_kind);
         tcase_add_test(tc, test_cells_in_own_page_size);
         tcase_add_test(tc, test_second_size_short);
+        tcase_add_test(tc, test_second_size_cell_held_by_its_pages);
         tcase_add_test(tc, test_bound_cell_takes_its_pages);
         tcase_add_test(tc, test_cells_trade_by_own_kind);
         tcase_add_test(tc, test_spilled_cell_nearest_its_pages);
