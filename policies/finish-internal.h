@@ -28,8 +28,11 @@ bool finish_charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t byt
 /* Each node's share of hugepage-backed memory in whole pages. */
 void finish_whole_pages(const HostView *v, Plan *plan);
 /* The memory of a domain its <vcpu cpuset> keeps to nodes that cannot hold it, counted from there on as
- * the kernel falls back; false, counting nothing, when the whole host lacks it. */
+ * the kernel falls back; false, counting nothing, when the whole host lacks it (or either kind of it). */
 bool finish_spill_from_allowed(const HostView *v, const PlacementRequest *req, Plan *plan);
+/* The room of the whole host (every node, inside the cpuset or not) for plan's memory of one kind: its
+ * hugepages of the plan's size, or (ordinary) its other kind. */
+uint64_t finish_host_room(const HostView *v, const Plan *plan, bool ordinary);
 
 /* finish-housekeeping.c: pins the emulator and I/O threads of plan by EmulatorPin=; where they went. */
 HousekeepingPlace finish_pin_housekeeping(const HostView *v, const PlacementRequest *req, Plan *plan);

@@ -465,29 +465,38 @@ void finish_whole_pages(const HostView *v, Plan *plan)
 
 /* A domain kept to some nodes by its <vcpu cpuset> alone, whose memory they cannot hold while the host
  * can: its memory counted from the allowed node with the most room on, spilling to the nearest nodes as
- * the kernel falls back (nothing binds it). False, counting nothing, when the whole host lacks it. */
+ * the kernel falls back (nothing binds it). False, counting nothing, when the whole host lacks it (either
+ * kind of it, when it has two). */
+uint64_t finish_host_room(const HostView *v, const Plan *plan, bool ordinary)
+{
+        uint64_t room = 0;
+
+        for (unsigned n = 0; n < v->t->nnodes; n++)
+                room += spill_room(v, plan, n, false, ordinary);
+        return room;
+}
+
 bool finish_spill_from_allowed(const HostView *v, const PlacementRequest *req, Plan *plan)
 {
-        uint64_t room = 0, best_room = 0;
+        uint64_t best_room = 0;
+        uint64_t ordinary = plan->node_ordinary ? req->memory - placement_request_page_memory(req) : 0;
         int best = -1;
 
         for (unsigned n = 0; n < v->t->nnodes; n++) {
                 uint64_t r = spill_room_all(v, plan, n, false);
-                room += r;
                 if (v->node_allowed[n] && v->t->nodes[n].ncores > 0 && (best < 0 || r > best_room)) {
                         best = (int)n;
                         best_room = r;
                 }
         }
-        if (best < 0 || room < req->memory)
+        /* each kind in its own room: the host's pages hold none of its ordinary memory, nor one page
+         * size's the other's */
+        if (best < 0 || finish_host_room(v, plan, false) < req->memory - ordinary ||
+            (ordinary && finish_host_room(v, plan, true) < ordinary))
                 return false;
-        {
-                uint64_t ordinary =
-                    plan->node_ordinary ? req->memory - placement_request_page_memory(req) : 0;
-                charge_preferred(v, (unsigned)best, req->memory - ordinary, plan, false);
-                if (ordinary)
-                        charge_preferred(v, (unsigned)best, ordinary, plan, true);
-        }
+        charge_preferred(v, (unsigned)best, req->memory - ordinary, plan, false);
+        if (ordinary)
+                charge_preferred(v, (unsigned)best, ordinary, plan, true);
         return true;
 }
 

@@ -101,8 +101,18 @@ static const char *memory_text_short_of(const PlacementRequest *req, uint64_t by
 
         if (!req->hugepage_size)
                 return size_format_short_of(bytes, than, buf, (unsigned)len);
-        g_snprintf(buf, len, "%s in %s hugepages", size_format_short_of(bytes, than, a, sizeof(a)),
-                   size_format(req->hugepage_size, b, sizeof(b)));
+        /* of a request of two kinds, what is free of both */
+        if (req->second_page_size && placement_request_page_memory(req) < req->memory) {
+                char c[32];
+                g_snprintf(buf, len, "%s in %s and %s hugepages",
+                           size_format_short_of(bytes, than, a, sizeof(a)),
+                           size_format(req->hugepage_size, b, sizeof(b)),
+                           size_format(req->second_page_size, c, sizeof(c)));
+                return buf;
+        }
+        g_snprintf(buf, len, "%s in %s hugepages%s", size_format_short_of(bytes, than, a, sizeof(a)),
+                   size_format(req->hugepage_size, b, sizeof(b)),
+                   placement_request_page_memory(req) < req->memory ? " and ordinary memory" : "");
         return buf;
 }
 
@@ -531,6 +541,11 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                 for (unsigned n = 0; n < v->t->nnodes; n++) {
                         free_pages += v->node_free_pages[n];
                         ordinary += v->node_free_ordinary[n];
+                }
+                /* kept by its <vcpu cpuset> alone: the whole host was looked at, not its cpuset's nodes */
+                if (req->allowed_cpus && !bound) {
+                        free_pages = finish_host_room(v, plan, false);
+                        ordinary = finish_host_room(v, plan, true);
                 }
                 plan->reason = g_strdup_printf(
                     "no node set has %s free (%s in %s hugepages and %s %s free on the whole host; %s)%s; "

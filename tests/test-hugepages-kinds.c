@@ -278,6 +278,61 @@ START_TEST(test_second_size_cell_held_by_its_pages)
 }
 END_TEST
 
+/* A guest kept to node 0 by its <vcpu cpuset> alone, whose cpuset's nodes lack its memory: it runs all the
+ * same, its memory counted on other nodes, only while the whole host has room for each kind of it. The
+ * two kinds were summed: a DPDK guest on spr-snc2, which has no 2 MiB pool, and a guest with a 20 GiB cell
+ * in 1 GiB pages on a host with 16 free, were said to run all the same, what the cpuset's nodes had free
+ * named as hugepages of the plan's size alone. */
+START_TEST(test_cpuset_spill_by_kind)
+{
+        static const char *const mix =
+            "<domain type='kvm'><name>mixc</name><memory unit='GiB'>22</memory><vcpu cpuset='0-15'>4</vcpu>"
+            "<memoryBacking><hugepages><page size='1' unit='G' nodeset='0'/></hugepages></memoryBacking>"
+            "<cpu><numa><cell id='0' cpus='0-1' memory='20' unit='GiB'/><cell id='1' cpus='2-3' "
+            "memory='2' unit='GiB'/></numa></cpu></domain>";
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Ledger) pools = ledger_new(t);
+        g_autoptr(Ledger) node0 = ledger_new(t);
+        g_autoptr(Plan) dpdk = test_place_xml(
+            t, l,
+            "<domain type='kvm'><name>dpdkc</name><memory unit='GiB'>18</memory><vcpu cpuset='0-15'>8"
+            "</vcpu><memoryBacking><hugepages><page size='2' unit='M' nodeset='1'/><page size='1' unit='G' "
+            "nodeset='0'/></hugepages></memoryBacking><cpu><numa><cell id='0' cpus='0-3' memory='12' "
+            "unit='GiB'/><cell id='1' cpus='4-7' memory='6' unit='GiB'/></numa></cpu></domain>",
+            &params);
+        g_autoptr(Plan) short_pages = NULL, spills = NULL;
+
+        ck_assert_msg(dpdk->result == PLAN_UNPLACEABLE && !strstr(dpdk->reason, "all the same") &&
+                          strstr(dpdk->reason, "(64.0 GiB in 1.0 GiB hugepages and 0 B in 2.0 MiB hugepages "
+                                               "free on the whole host;"),
+                      "%s", dpdk->reason);
+        ck_assert_uint_eq(plan_node_pages(dpdk, 0), 0);
+        /* 48 of the other nodes' pages taken: 16 on the host for its 20 GiB cell */
+        commit_xml(t, pools, "fillp",
+                   "<domain type='kvm'><name>fillp</name><memory unit='GiB'>48</memory><vcpu>1</vcpu>"
+                   "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
+                   "<numatune><memory mode='strict' nodeset='1-3'/></numatune></domain>");
+        short_pages = test_place_xml(t, pools, mix, &params);
+        ck_assert_msg(short_pages->result == PLAN_UNPLACEABLE &&
+                          !strstr(short_pages->reason, "all the same") &&
+                          strstr(short_pages->reason, "(16.0 GiB in 1.0 GiB hugepages and 412.8 GiB of "
+                                                      "ordinary memory free on the whole host;"),
+                      "%s", short_pages->reason);
+        /* 12 of node 0's pages taken: the host has the pages, node 0 4 of them */
+        commit_xml(t, node0, "fill0",
+                   "<domain type='kvm'><name>fill0</name><memory unit='GiB'>12</memory><vcpu>1</vcpu>"
+                   "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
+                   "<numatune><memory mode='strict' nodeset='0'/></numatune></domain>");
+        spills = test_place_xml(t, node0, mix, &params);
+        ck_assert_msg(strstr(spills->reason,
+                             "(107.2 GiB in 1.0 GiB hugepages and ordinary memory there); "
+                             "its memory is not bound, so it runs all the same with 16.0 GiB"),
+                      "%s", spills->reason);
+}
+END_TEST
+
 /* spr-snc2: cell 0 (12 GiB in 1 GiB pages) bound to node 0 by a strict <memnode>, cell 1 (8 GiB in 1 GiB
  * pages) free to go anywhere, cell 2 (2 GiB) in ordinary memory. The bound cell takes 12 of node 0's 16
  * pages: cell 1 finds 4 there, and goes to node 1. The bound cell's pages were taken from node 0's pages
@@ -408,6 +463,7 @@ static Suite *hugepages_kinds_suite(void)
         tcase_add_test(tc, test_cells_in_own_page_size);
         tcase_add_test(tc, test_second_size_short);
         tcase_add_test(tc, test_second_size_cell_held_by_its_pages);
+        tcase_add_test(tc, test_cpuset_spill_by_kind);
         tcase_add_test(tc, test_bound_cell_takes_its_pages);
         tcase_add_test(tc, test_cells_trade_by_own_kind);
         tcase_add_test(tc, test_spilled_cell_nearest_its_pages);
