@@ -210,17 +210,6 @@ static const CpuSet *cell_memnode(const DomainSpec *live, const DomainCell *c)
         return domain_cell_binding(live, c, NULL);
 }
 
-/* Of a recorded plan whose guest cells are not all hugepage-backed (DomainSpec.hugepages_partial), the
- * memory of each ordinary cell counted as ordinary memory (or, of cells of two page sizes, each cell of the
- * smaller in its pools, Plan.second_page_size): on the nodes its <memnode> binds it to (where
- * placementd binds each cell), else on any recorded node, within what the record has there beside the
- * pages of the hugepage-backed cells a <memnode> binds there (those pages are on their nodes; only a record
- * that holds less takes them too); a cell no <memnode> binds first on the nodes its vCPUs run on, where
- * placementd counts a cell's memory first. Then the nodes whose pools have the least room left for the
- * plan's pages first: a record says bytes per node, and the pages are where a pool had room for them. A
- * cell of a second page size takes bytes only within that size's free pages but at last (placementd counts
- * it in those pools, or on the nodes of a <memnode> without one). Kept when counting the domain as it runs
- * found it already. */
 /* Whether the guest cell is counted in the plan's own page size: not of ordinary memory, nor of the second
  * size (Plan.second_page_size). */
 static bool cell_in_plan_size(const Plan *plan, const DomainCell *c)
@@ -237,6 +226,17 @@ static bool has_pool(const Topology *t, const CpuSet *nodes, uint64_t size)
         return false;
 }
 
+/* Of a recorded plan whose guest cells are not all hugepage-backed (DomainSpec.hugepages_partial), the
+ * memory of each ordinary cell counted as ordinary memory (or, of cells of two page sizes, each cell of the
+ * smaller in its pools, Plan.second_page_size): on the nodes its <memnode> binds it to (where
+ * placementd binds each cell), else on any recorded node, within what the record has there beside the
+ * pages of the hugepage-backed cells a <memnode> binds there (those pages are on their nodes; only a record
+ * that holds less takes them too); a cell no <memnode> binds first on the nodes its vCPUs run on, where
+ * placementd counts a cell's memory first. Then the nodes whose pools have the least room left for the
+ * plan's pages first: a record says bytes per node, and the pages are where a pool had room for them. A
+ * cell of a second page size takes bytes only within that size's free pages but at last (placementd counts
+ * it in those pools, or on the nodes of a <memnode> without one). Kept when counting the domain as it runs
+ * found it already. */
 static void adopt_ordinary_cells(const Topology *t, const Ledger *l, const DomainSpec *live, Plan *plan)
 {
         unsigned nnodes = MIN(plan->nnode_memory, t->nnodes);
@@ -396,8 +396,8 @@ static CpuSet *poolless_binding(const Topology *t, const DomainSpec *live, const
 }
 
 /* A recorded plan holds ordinary memory within each node's, a hugepage-backed domain's in the pools of its
- * page size (its guest cells of ordinary memory, if any, in ordinary memory). bound: the nodes (OS indexes)
- * libvirt binds its memory to. */
+ * page size (its guest cells of ordinary memory, if any, in ordinary memory). unbound: libvirt binds none
+ * of its memory (it is counted as the domain runs, not from the record). */
 static int adopt_hugepages(Manager *m, const DomainSpec *live, bool unbound, Plan *plan, char **ret_error)
 {
         g_autoptr(CpuSet) poolless = NULL, poolless_second = NULL;
