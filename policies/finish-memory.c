@@ -519,7 +519,7 @@ bool finish_memory_spills(const HostView *v, const PlacementRequest *req, const 
         return room >= req->memory && allowed_room < req->memory;
 }
 
-void finish_spill(const HostView *v, Plan *plan)
+void finish_spill(const HostView *v, Plan *plan, bool by_cpuset)
 {
         const Topology *t = v->t;
         g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
@@ -568,8 +568,11 @@ void finish_spill(const HostView *v, Plan *plan)
         {
                 g_autofree char *reason = plan->reason;
                 plan->reason = g_strdup_printf(
-                    "%s; its <vcpu cpuset> binds no memory and its nodes lack room for %s of it: counted on "
-                    "node%s %s, nearest its vCPUs",
+                    by_cpuset
+                        ? "%s; its <vcpu cpuset> binds no memory and its nodes lack room for %s of it: "
+                          "counted on node%s %s, nearest its vCPUs"
+                        : "%s; its nodes lack room for %s of its memory that nothing binds (a cell's "
+                          "<memnode> took it): counted on node%s %s, nearest its vCPUs",
                     reason, size_format(moved, a, sizeof(a)), cpuset_count(spilled) == 1 ? "" : "s",
                     cpuset_is_empty(spilled) ? size_format(0, b, sizeof(b)) : list);
         }

@@ -24,9 +24,10 @@ void finish_rehouse(const HostView *v, const PlacementRequest *req, Plan *plan);
  * than those nodes have room for while the host has it: its vCPUs take cores inside the cpuset all the
  * same, and the rest of its memory goes where the kernel falls back (finish_spill()). */
 bool finish_memory_spills(const HostView *v, const PlacementRequest *req, const Plan *plan);
-/* The memory of plan its set's nodes have no room for, counted on the other nodes nearest its vCPUs, and
- * said in the reason. */
-void finish_spill(const HostView *v, Plan *plan);
+/* The memory of plan its set's nodes have no room for, counted on the other nodes nearest its vCPUs, where
+ * the kernel falls back, and said in the reason; by_cpuset: the set is the <vcpu cpuset>'s (else memory
+ * nothing binds lacked the room a guest cell's <memnode> took from the set's nodes). */
+void finish_spill(const HostView *v, Plan *plan, bool by_cpuset);
 
 /* The reason of a PLAN_UNPLACEABLE plan; host: what every reachable node offers together. */
 void finish_unplaceable(const HostView *v, const PlacementRequest *req, const SetLoad *host, Plan *plan);

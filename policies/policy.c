@@ -437,8 +437,9 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
                 /* finishing counts the cells' bound memory itself */
                 cells_free_bound_memory(&v, bound_free);
                 finish_plan(&v, ops, req, &choice, plan);
-                if (spills)
-                        finish_spill(&v, plan);
+                /* what nothing binds and the set has no room for: where the kernel falls back */
+                if (spills || !(req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes))
+                        finish_spill(&v, plan, spills);
                 /* the CPUs its definition keeps for QEMU's threads stay its own */
                 policy_hold_thread_cpus(t, req, plan);
         }

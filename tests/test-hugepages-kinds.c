@@ -454,6 +454,48 @@ START_TEST(test_split_cell_over_its_pages)
 }
 END_TEST
 
+/* Cell 0 bound strict by <memnode> to nodes 2-3, cell 1 unbound, one vCPU each, on spr-snc2: the set search
+ * held cell 0 on node 2, the lowest of its nodes, and chose node 3 for the rest, but cell 0 is counted where
+ * its vCPU runs, node 3 (the kernel binds to the nearest node of the mask), and cell 1's memory found no
+ * room left there: counted nowhere, while the kernel takes it from node 2. Hugepages (16 of 20 GiB counted)
+ * and ordinary memory (103.2 of 110 GiB) alike; each is now counted whole, the rest on node 2. */
+START_TEST(test_unbound_rest_past_a_bound_cell_counted)
+{
+        static const struct {
+                const char *backing;
+                unsigned cell0, cell1;
+                uint64_t page;
+        } cases[] = {
+            {"<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>", 16, 4, GiB},
+            {"", 100, 10, 0},
+        };
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain type='kvm'><name>mb</name><memory unit='GiB'>%u</memory><vcpu>2</vcpu>%s"
+                    "<cpu><numa><cell id='0' cpus='0' memory='%u' unit='GiB'/><cell id='1' cpus='1' "
+                    "memory='%u' unit='GiB'/></numa></cpu><numatune><memnode cellid='0' mode='strict' "
+                    "nodeset='2-3'/></numatune></domain>",
+                    cases[i].cell0 + cases[i].cell1, cases[i].backing, cases[i].cell0, cases[i].cell1);
+                const Plan *plan = commit_xml(t, l, "mb", xml);
+                uint64_t held = 0;
+
+                for (unsigned n = 0; n < t->nnodes; n++)
+                        held += cases[i].page ? ledger_node_hugepages(l, n, cases[i].page)
+                                              : ledger_node_memory(l, n);
+                ck_assert_msg(held == (uint64_t)(cases[i].cell0 + cases[i].cell1) * GiB,
+                              "case %u: %llu bytes held: %s", i, (unsigned long long)held, plan->reason);
+                ck_assert_msg(cases[i].page ? ledger_node_hugepages(l, 2, cases[i].page) > 0
+                                            : ledger_node_memory(l, 2) > 0,
+                              "case %u: nothing on node 2: %s", i, plan->reason);
+                ck_assert_msg(strstr(plan->reason, "of its memory that nothing binds"), "case %u: %s", i,
+                              plan->reason);
+        }
+}
+END_TEST
+
 static Suite *hugepages_kinds_suite(void)
 {
         Suite *s = suite_create("hugepages kinds");
@@ -468,6 +510,7 @@ static Suite *hugepages_kinds_suite(void)
         tcase_add_test(tc, test_cells_trade_by_own_kind);
         tcase_add_test(tc, test_spilled_cell_nearest_its_pages);
         tcase_add_test(tc, test_split_cell_over_its_pages);
+        tcase_add_test(tc, test_unbound_rest_past_a_bound_cell_counted);
         suite_add_tcase(s, tc);
         return s;
 }
