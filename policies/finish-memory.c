@@ -526,7 +526,7 @@ void finish_spill(const HostView *v, Plan *plan, bool by_cpuset)
         g_autofree unsigned *vcpus_on = g_new0(unsigned, MAX(t->nnodes, 1));
         g_autoptr(CpuSet) spilled = cpuset_new();
         g_autofree char *list = NULL;
-        uint64_t kind[2] = {plan->memory, 0}, moved = 0;
+        uint64_t kind[2] = {plan->memory, 0}, moved = 0, stuck = 0;
         unsigned n_order = 0, first = 0;
         char a[32], b[32];
 
@@ -563,17 +563,25 @@ void finish_spill(const HostView *v, Plan *plan, bool by_cpuset)
                 }
                 charge(plan, first, left, k);
                 moved += kind[k] - left;
+                stuck += left;
         }
         list = cpuset_format(spilled);
         {
                 g_autofree char *reason = plan->reason;
+                g_autofree char *where = moved ? g_strdup_printf(": counted on node%s %s, nearest its vCPUs",
+                                                                 cpuset_count(spilled) == 1 ? "" : "s", list)
+                                               : g_strdup("");
+                g_autofree char *rest =
+                    stuck ? g_strdup_printf("%s%s counted on node %u, beside its vCPUs: no node has the "
+                                            "room, the guest's memory cannot all be backed",
+                                            moved ? "; " : ": ", size_format(stuck, b, sizeof(b)),
+                                            t->nodes[first].os_index)
+                          : g_strdup("");
                 plan->reason = g_strdup_printf(
                     by_cpuset
-                        ? "%s; its <vcpu cpuset> binds no memory and its nodes lack room for %s of it: "
-                          "counted on node%s %s, nearest its vCPUs"
+                        ? "%s; its <vcpu cpuset> binds no memory and its nodes lack room for %s of it%s%s"
                         : "%s; its nodes lack room for %s of its memory that nothing binds (a cell's "
-                          "<memnode> took it): counted on node%s %s, nearest its vCPUs",
-                    reason, size_format(moved, a, sizeof(a)), cpuset_count(spilled) == 1 ? "" : "s",
-                    cpuset_is_empty(spilled) ? size_format(0, b, sizeof(b)) : list);
+                          "<memnode> took it)%s%s",
+                    reason, size_format(moved + stuck, a, sizeof(a)), where, rest);
         }
 }

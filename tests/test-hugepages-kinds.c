@@ -496,6 +496,40 @@ START_TEST(test_unbound_rest_past_a_bound_cell_counted)
 }
 END_TEST
 
+/* spr-snc2 with 3, 0, 1 and 1 free 1 GiB pages on nodes 0-3 and a guest of 6 GiB of them: cell 0 (2 GiB)
+ * unbound, cell 1 (4 GiB) under a preferred <memnode> on nodes 0-1. It was placed with 1 GiB counted
+ * nowhere and nothing said; the 1 GiB no node holds is counted beside its vCPUs and the reason says the
+ * memory cannot all be backed. */
+START_TEST(test_memory_no_node_holds_counted_and_said)
+{
+        static const unsigned used[4] = {13, 16, 15, 15};
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        const Plan *plan;
+        uint64_t held = 0;
+
+        for (unsigned n = 0; n < 4; n++) {
+                g_autofree char *name = g_strdup_printf("fill%u", n);
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain type='kvm'><name>%s</name><memory unit='GiB'>%u</memory><vcpu>1</vcpu>"
+                    "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
+                    "<numatune><memory mode='strict' nodeset='%u'/></numatune></domain>",
+                    name, used[n], n);
+                commit_xml(t, l, name, xml);
+        }
+        plan = commit_xml(t, l, "pref",
+                          "<domain type='kvm'><name>pref</name><memory unit='GiB'>6</memory><vcpu>2</vcpu>"
+                          "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
+                          "<cpu><numa><cell id='0' cpus='0' memory='2' unit='GiB'/><cell id='1' cpus='1' "
+                          "memory='4' unit='GiB'/></numa></cpu><numatune><memnode cellid='1' "
+                          "mode='preferred' nodeset='0-1'/></numatune></domain>");
+        for (unsigned n = 0; n < t->nnodes; n++)
+                held += plan_node_pages(plan, n);
+        ck_assert_msg(held == 6 * GiB, "%llu bytes counted: %s", (unsigned long long)held, plan->reason);
+        ck_assert_msg(strstr(plan->reason, "the guest's memory cannot all be backed"), "%s", plan->reason);
+}
+END_TEST
+
 static Suite *hugepages_kinds_suite(void)
 {
         Suite *s = suite_create("hugepages kinds");
@@ -511,6 +545,7 @@ static Suite *hugepages_kinds_suite(void)
         tcase_add_test(tc, test_spilled_cell_nearest_its_pages);
         tcase_add_test(tc, test_split_cell_over_its_pages);
         tcase_add_test(tc, test_unbound_rest_past_a_bound_cell_counted);
+        tcase_add_test(tc, test_memory_no_node_holds_counted_and_said);
         suite_add_tcase(s, tc);
         return s;
 }
