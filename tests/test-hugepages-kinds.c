@@ -15,27 +15,16 @@
 #define MiB (UINT64_C(1) << 20)
 #define GiB (UINT64_C(1) << 30)
 
-/* Commits a domain from its XML; returns the committed plan. */
-static const Plan *commit_xml(const Topology *t, Ledger *l, const char *name, const char *xml)
-{
-        PlacementParams params = test_params(POLICY_EXPLICIT);
-        Plan *plan = test_place_xml(t, l, xml, &params);
-
-        ck_assert_msg(plan->result == PLAN_PLACED, "%s: %s", name, plan->reason);
-        ck_assert_int_eq(ledger_commit(l, name, plan), 0);
-        return ledger_lookup(l, name);
-}
-
 /* 12 of node 0's 16 pages taken, and 95 GiB of node 1's ordinary memory (a core of each). */
 static void fill(const Topology *t, Ledger *l)
 {
-        commit_xml(t, l, "fill0",
-                   "<domain type='kvm'><name>fill0</name><memory unit='GiB'>12</memory><vcpu>1</vcpu>"
-                   "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
-                   "<numatune><memory mode='strict' nodeset='0'/></numatune></domain>");
-        commit_xml(t, l, "fill1",
-                   "<domain type='kvm'><name>fill1</name><memory unit='GiB'>95</memory><vcpu>1</vcpu>"
-                   "<numatune><memory mode='strict' nodeset='1'/></numatune></domain>");
+        test_commit_xml(t, l, "fill0",
+                        "<domain type='kvm'><name>fill0</name><memory unit='GiB'>12</memory><vcpu>1</vcpu>"
+                        "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
+                        "<numatune><memory mode='strict' nodeset='0'/></numatune></domain>");
+        test_commit_xml(t, l, "fill1",
+                        "<domain type='kvm'><name>fill1</name><memory unit='GiB'>95</memory><vcpu>1</vcpu>"
+                        "<numatune><memory mode='strict' nodeset='1'/></numatune></domain>");
 }
 
 /* Node 0's pool has 4 pages left, node 1's ordinary memory 8 GiB; the guest, kept to package 0, has a cell
@@ -49,7 +38,7 @@ START_TEST(test_cell_held_by_its_own_kind)
         const Plan *plan;
 
         fill(t, l);
-        plan = commit_xml(
+        plan = test_commit_xml(
             t, l, "mixfit",
             "<domain type='kvm'><name>mixfit</name><memory unit='GiB'>14</memory>"
             "<vcpu cpuset='0-31'>8</vcpu><memoryBacking><hugepages><page size='1' unit='G' nodeset='0'/>"
@@ -241,15 +230,15 @@ START_TEST(test_second_size_cell_held_by_its_pages)
         g_autoptr(Ledger) l = ledger_new(t);
         const Plan *plan;
 
-        commit_xml(t, l, "s2m0",
-                   "<domain type='kvm'><name>s2m0</name><memory unit='GiB'>8</memory><vcpu>1</vcpu>"
-                   "<memoryBacking><hugepages><page size='2' unit='M'/></hugepages></memoryBacking>"
-                   "<numatune><memory mode='strict' nodeset='0'/></numatune></domain>");
-        commit_xml(t, l, "g1g1",
-                   "<domain type='kvm'><name>g1g1</name><memory unit='GiB'>12</memory><vcpu>1</vcpu>"
-                   "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
-                   "<numatune><memory mode='strict' nodeset='1'/></numatune></domain>");
-        plan = commit_xml(
+        test_commit_xml(t, l, "s2m0",
+                        "<domain type='kvm'><name>s2m0</name><memory unit='GiB'>8</memory><vcpu>1</vcpu>"
+                        "<memoryBacking><hugepages><page size='2' unit='M'/></hugepages></memoryBacking>"
+                        "<numatune><memory mode='strict' nodeset='0'/></numatune></domain>");
+        test_commit_xml(t, l, "g1g1",
+                        "<domain type='kvm'><name>g1g1</name><memory unit='GiB'>12</memory><vcpu>1</vcpu>"
+                        "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
+                        "<numatune><memory mode='strict' nodeset='1'/></numatune></domain>");
+        plan = test_commit_xml(
             t, l, "dp3",
             "<domain type='kvm'><name>dp3</name><memory unit='GiB'>18</memory><vcpu cpuset='0-31'>8</vcpu>"
             "<memoryBacking><hugepages><page size='2' unit='M' nodeset='1'/><page size='1' unit='G' "
@@ -310,10 +299,10 @@ START_TEST(test_cpuset_spill_by_kind)
                       "%s", dpdk->reason);
         ck_assert_uint_eq(plan_node_pages(dpdk, 0), 0);
         /* 48 of the other nodes' pages taken: 16 on the host for its 20 GiB cell */
-        commit_xml(t, pools, "fillp",
-                   "<domain type='kvm'><name>fillp</name><memory unit='GiB'>48</memory><vcpu>1</vcpu>"
-                   "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
-                   "<numatune><memory mode='strict' nodeset='1-3'/></numatune></domain>");
+        test_commit_xml(t, pools, "fillp",
+                        "<domain type='kvm'><name>fillp</name><memory unit='GiB'>48</memory><vcpu>1</vcpu>"
+                        "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
+                        "<numatune><memory mode='strict' nodeset='1-3'/></numatune></domain>");
         short_pages = test_place_xml(t, pools, mix, &params);
         ck_assert_msg(short_pages->result == PLAN_UNPLACEABLE &&
                           !strstr(short_pages->reason, "all the same") &&
@@ -321,10 +310,10 @@ START_TEST(test_cpuset_spill_by_kind)
                                                       "ordinary memory free on the whole host;"),
                       "%s", short_pages->reason);
         /* 12 of node 0's pages taken: the host has the pages, node 0 4 of them */
-        commit_xml(t, node0, "fill0",
-                   "<domain type='kvm'><name>fill0</name><memory unit='GiB'>12</memory><vcpu>1</vcpu>"
-                   "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
-                   "<numatune><memory mode='strict' nodeset='0'/></numatune></domain>");
+        test_commit_xml(t, node0, "fill0",
+                        "<domain type='kvm'><name>fill0</name><memory unit='GiB'>12</memory><vcpu>1</vcpu>"
+                        "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
+                        "<numatune><memory mode='strict' nodeset='0'/></numatune></domain>");
         spills = test_place_xml(t, node0, mix, &params);
         ck_assert_msg(strstr(spills->reason,
                              "(107.2 GiB in 1.0 GiB hugepages and ordinary memory there); "
@@ -342,7 +331,7 @@ START_TEST(test_bound_cell_takes_its_pages)
 {
         g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
         g_autoptr(Ledger) l = ledger_new(t);
-        const Plan *plan = commit_xml(
+        const Plan *plan = test_commit_xml(
             t, l, "boundmix",
             "<domain type='kvm'><name>boundmix</name><memory unit='GiB'>22</memory><vcpu>6</vcpu>"
             "<memoryBacking><hugepages><page size='1' unit='G' nodeset='0-1'/></hugepages></memoryBacking>"
@@ -384,7 +373,7 @@ START_TEST(test_cells_trade_by_own_kind)
                                        c, 2 * c, 2 * c + 1, c < 2 ? 10 : 2, distance[c][0], distance[c][1],
                                        distance[c][2], distance[c][3]);
         g_string_append(xml, "</numa></cpu></domain>");
-        plan = commit_xml(t, l, "trade", xml->str);
+        plan = test_commit_xml(t, l, "trade", xml->str);
         ck_assert_msg(!cpuset_equal(plan->cells[0].nodes, plan->cells[1].nodes) &&
                           !strstr(plan->reason, "lacks the room"),
                       "%s", plan->reason);
@@ -404,7 +393,7 @@ START_TEST(test_spilled_cell_nearest_its_pages)
         const Plan *plan;
 
         fill(t, l);
-        plan = commit_xml(
+        plan = test_commit_xml(
             t, l, "spill",
             "<domain type='kvm'><name>spill</name><memory unit='GiB'>22</memory><vcpu cpuset='0-31'>4</vcpu>"
             "<memoryBacking><hugepages><page size='1' unit='G' nodeset='0'/></hugepages></memoryBacking>"
@@ -439,9 +428,9 @@ START_TEST(test_split_cell_over_its_pages)
                 g_autofree char *xml = g_strdup_printf("<domain type='kvm'><name>%s</name><memory "
                                                        "unit='GiB'>%u</memory><vcpu>1</vcpu>%s</domain>",
                                                        fills[i][0], i < 2 ? 12 : 95, fills[i][1]);
-                commit_xml(t, l, fills[i][0], xml);
+                test_commit_xml(t, l, fills[i][0], xml);
         }
-        plan = commit_xml(
+        plan = test_commit_xml(
             t, l, "split",
             "<domain type='kvm'><name>split</name><memory unit='GiB'>26</memory><vcpu>24</vcpu>"
             "<memoryBacking><hugepages><page size='1' unit='G' nodeset='0'/></hugepages></memoryBacking>"
@@ -479,7 +468,7 @@ START_TEST(test_unbound_rest_past_a_bound_cell_counted)
                     "memory='%u' unit='GiB'/></numa></cpu><numatune><memnode cellid='0' mode='strict' "
                     "nodeset='2-3'/></numatune></domain>",
                     cases[i].cell0 + cases[i].cell1, cases[i].backing, cases[i].cell0, cases[i].cell1);
-                const Plan *plan = commit_xml(t, l, "mb", xml);
+                const Plan *plan = test_commit_xml(t, l, "mb", xml);
                 uint64_t held = 0;
 
                 for (unsigned n = 0; n < t->nnodes; n++)
@@ -515,14 +504,15 @@ START_TEST(test_memory_no_node_holds_counted_and_said)
                     "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
                     "<numatune><memory mode='strict' nodeset='%u'/></numatune></domain>",
                     name, used[n], n);
-                commit_xml(t, l, name, xml);
+                test_commit_xml(t, l, name, xml);
         }
-        plan = commit_xml(t, l, "pref",
-                          "<domain type='kvm'><name>pref</name><memory unit='GiB'>6</memory><vcpu>2</vcpu>"
-                          "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
-                          "<cpu><numa><cell id='0' cpus='0' memory='2' unit='GiB'/><cell id='1' cpus='1' "
-                          "memory='4' unit='GiB'/></numa></cpu><numatune><memnode cellid='1' "
-                          "mode='preferred' nodeset='0-1'/></numatune></domain>");
+        plan =
+            test_commit_xml(t, l, "pref",
+                            "<domain type='kvm'><name>pref</name><memory unit='GiB'>6</memory><vcpu>2</vcpu>"
+                            "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages></memoryBacking>"
+                            "<cpu><numa><cell id='0' cpus='0' memory='2' unit='GiB'/><cell id='1' cpus='1' "
+                            "memory='4' unit='GiB'/></numa></cpu><numatune><memnode cellid='1' "
+                            "mode='preferred' nodeset='0-1'/></numatune></domain>");
         for (unsigned n = 0; n < t->nnodes; n++)
                 held += plan_node_pages(plan, n);
         ck_assert_msg(held == 6 * GiB, "%llu bytes counted: %s", (unsigned long long)held, plan->reason);

@@ -16,16 +16,6 @@
 
 #define GiB (UINT64_C(1) << 30)
 
-static const Plan *commit_xml(const Topology *t, Ledger *l, const char *name, const char *xml)
-{
-        PlacementParams params = test_params(POLICY_EXPLICIT);
-        Plan *plan = test_place_xml(t, l, xml, &params);
-
-        ck_assert_msg(plan->result == PLAN_PLACED, "%s: %s", name, plan->reason);
-        ck_assert_int_eq(ledger_commit(l, name, plan), 0);
-        return ledger_lookup(l, name);
-}
-
 /* A guest of one 4 GiB cell (4 vCPUs) with backing (a <memoryBacking> or "") and a 16 GiB DIMM of
  * cell 0 with source (its <source> or "") */
 static char *dimm_guest(const char *name, const char *backing, const char *source)
@@ -68,7 +58,7 @@ START_TEST(test_dimm_pages_in_pool)
         g_autoptr(JsonBuilder) b = json_builder_new();
         g_autoptr(JsonNode) root = NULL;
         g_autofree char *snippet = NULL, *error = NULL;
-        const Plan *plan = commit_xml(t, l, "dimmpg", xml);
+        const Plan *plan = test_commit_xml(t, l, "dimmpg", xml);
         JsonArray *cells;
 
         ck_assert_uint_eq(pool_total(t, l), 16 * GiB);
@@ -101,7 +91,7 @@ START_TEST(test_dimm_base_pages_ordinary)
                                           "<memoryBacking><hugepages><page size='1' unit='G'/></hugepages>"
                                           "</memoryBacking>",
                                           "<source><pagesize unit='KiB'>4</pagesize></source>");
-        const Plan *plan = commit_xml(t, l, "dimm4k", xml);
+        const Plan *plan = test_commit_xml(t, l, "dimm4k", xml);
 
         ck_assert_uint_eq(pool_total(t, l), 4 * GiB);
         ck_assert_uint_eq(ordinary_total(t, l), 16 * GiB);
@@ -119,7 +109,7 @@ START_TEST(test_dimm_nodemask_counted_there)
         g_autofree char *xml = dimm_guest("dimmmask", "", "<source><nodemask>2</nodemask></source>");
         g_autofree char *plain = dimm_guest("plain", "", "");
         g_autofree char *same = dimm_guest("same", "", "<source><pagesize unit='KiB'>4</pagesize></source>");
-        const Plan *plan = commit_xml(t, l, "dimmmask", xml);
+        const Plan *plan = test_commit_xml(t, l, "dimmmask", xml);
         g_autoptr(DomainSpec) s = NULL;
         int node2 = topology_node_by_os(t, 2);
 
@@ -145,13 +135,13 @@ START_TEST(test_virtio_mem_own_page_size)
         g_autoptr(Ledger) l = ledger_new(t);
         uint64_t pages = 0, ordinary = 0;
 
-        commit_xml(t, l, "vmem",
-                   "<domain type='kvm'><name>vmem</name><maxMemory slots='4' unit='GiB'>4</maxMemory>"
-                   "<memory unit='MiB'>1280</memory><vcpu>1</vcpu><cpu><numa><cell id='0' cpus='0' "
-                   "memory='256' unit='MiB'/></numa></cpu><devices><memory model='virtio-mem'><source>"
-                   "<pagesize unit='KiB'>2048</pagesize></source><target><size unit='GiB'>1</size>"
-                   "<node>0</node><block unit='KiB'>2048</block><requested unit='MiB'>64</requested>"
-                   "</target></memory></devices></domain>");
+        test_commit_xml(t, l, "vmem",
+                        "<domain type='kvm'><name>vmem</name><maxMemory slots='4' unit='GiB'>4</maxMemory>"
+                        "<memory unit='MiB'>1280</memory><vcpu>1</vcpu><cpu><numa><cell id='0' cpus='0' "
+                        "memory='256' unit='MiB'/></numa></cpu><devices><memory model='virtio-mem'><source>"
+                        "<pagesize unit='KiB'>2048</pagesize></source><target><size unit='GiB'>1</size>"
+                        "<node>0</node><block unit='KiB'>2048</block><requested unit='MiB'>64</requested>"
+                        "</target></memory></devices></domain>");
         for (unsigned n = 0; n < t->nnodes; n++) {
                 pages += ledger_node_hugepages(l, n, 2u << 20);
                 ordinary += ledger_node_memory(l, n);
@@ -168,7 +158,7 @@ START_TEST(test_third_kind_counted_in_cell_and_said)
 {
         g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
         g_autoptr(Ledger) l = ledger_new(t);
-        const Plan *plan = commit_xml(
+        const Plan *plan = test_commit_xml(
             t, l, "three",
             "<domain type='kvm'><name>three</name><maxMemory slots='4' unit='GiB'>64</maxMemory>"
             "<memory unit='GiB'>12</memory><vcpu>4</vcpu><cpu><numa><cell id='0' cpus='0-3' memory='4' "

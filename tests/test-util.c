@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "test-util.h"
 
+#include "test-policy-util.h"
+
 #include <glib.h>
 #include <glib/gstdio.h>
 #include <stdlib.h>
@@ -67,6 +69,16 @@ Plan *test_place_xml(const Topology *t, const Ledger *l, const char *xml, const 
 
         domain_request_shape(spec, t, &req, &shape);
         return policy_place(t, l, &req, params);
+}
+
+const Plan *test_commit_xml(const Topology *t, Ledger *l, const char *name, const char *xml)
+{
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        Plan *plan = test_place_xml(t, l, xml, &params);
+
+        ck_assert_msg(plan->result == PLAN_PLACED, "%s: %s", name, plan->reason);
+        ck_assert_int_eq(ledger_commit(l, name, plan), 0);
+        return ledger_lookup(l, name);
 }
 
 void test_remove_dir(const char *dir)

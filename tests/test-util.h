@@ -28,6 +28,10 @@ DomainSpec *test_domain_parse(const char *xml);
  * and guest shape); nothing is committed. */
 Plan *test_place_xml(const Topology *t, const Ledger *l, const char *xml, const PlacementParams *params);
 
+/* The domain in xml placed on t with the explicit policy's defaults (test_place_xml()), which must place it,
+ * and committed to l as name; returns the committed plan. */
+const Plan *test_commit_xml(const Topology *t, Ledger *l, const char *name, const char *xml);
+
 /* Fails the test unless a and b hold the same host's shape: counts, nodes (memory, cores, CPUs), packages,
  * cores, PUs, distances and notes; not the source, memory or CPU kinds, caches or PCI devices. */
 void test_assert_same_shape(const Topology *a, const Topology *b);
