@@ -506,11 +506,19 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         Plan *adopted;
         unsigned nvcpus;
         uint64_t memory;
+        int r;
 
         if (!old)
                 return;
-        /* as it runs now: a vCPU added (or memory) while pinned by hand is counted too */
-        if (virt_domain_read_spec(dom, false, &live, &error) < 0) {
+        /* as it runs now: a vCPU added (or memory) while pinned by hand is counted too; a domain whose XML
+         * cannot be read, as libvirt's own calls say it runs */
+        r = virt_domain_read_spec(dom, false, &live, &error);
+        if (r < 0 && r != -ENOENT && (d = placer_count_unreadable(m, dom, uuid, error))) {
+                placer_log_decision(d);
+                placer_notify(m, d, d->uuid, d->name);
+                return;
+        }
+        if (r < 0) {
                 if (error)
                         log_warning("%s: %s, ignoring", old->name, error);
                 return;

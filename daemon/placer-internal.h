@@ -87,3 +87,10 @@ bool placer_write_record(Manager *m, virDomainPtr dom, Decision *d);
  */
 Decision *placer_skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
                                 const DomainSpec *user, const char *why, const Decision *old);
+/*
+ * A running domain whose XML placementd cannot read (error says why): not placed, but what libvirt's own
+ * calls say it runs on (vCPU pins other than "anywhere", its live memory binding, its memory ceiling) is
+ * counted as it runs, as for a domain that opts out, in place of what its decision counted. The skip
+ * decision, stored; NULL (said) when libvirt cannot say either.
+ */
+Decision *placer_count_unreadable(Manager *m, virDomainPtr dom, const char *uuid, const char *error);

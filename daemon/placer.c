@@ -17,6 +17,7 @@
 #include "placer-internal.h"
 #include "policy.h"
 #include "spec-record.h"
+#include "virt-bare.h"
 #include "virt-domain.h"
 
 static uint64_t now_usec(clockid_t clock)
@@ -486,6 +487,20 @@ Decision *placer_skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, 
         return d;
 }
 
+Decision *placer_count_unreadable(Manager *m, virDomainPtr dom, const char *uuid, const char *error)
+{
+        g_autoptr(DomainSpec) bare = NULL;
+        g_autofree char *why = NULL, *failure = NULL;
+
+        if (virt_domain_read_bare(dom, &bare, &failure) < 0) {
+                log_warning("%s: %s", virt_domain_name(dom), failure);
+                return NULL;
+        }
+        why = g_strdup_printf("its definition cannot be read (%s)", error);
+        ledger_release(m->ledger, uuid);
+        return placer_skip_opted_out(m, dom, uuid, bare, bare, why, g_hash_table_lookup(m->decisions, uuid));
+}
+
 /*
  * Whether the vCPUs live records were pinned by someone else since, while placementd was down: the live
  * pins are not the recorded ones, and are pins made by hand: any pin of a skipped record's (itself of pins
@@ -865,10 +880,13 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
         }
         if (r < 0) {
                 /* it runs, but its XML is beyond what placementd reads (an I/O thread id libvirt takes and
-                 * the parser does not, say): what it holds stays counted as decided */
+                 * the parser does not, say): what it holds stays counted as decided, or, never decided, as
+                 * it runs */
                 log_warning("%s: %s, not placed%s", virt_domain_name(dom), error,
                             g_hash_table_contains(m->decisions, uuid) ? " again: its decision stands" : "");
-                return NULL;
+                return g_hash_table_contains(m->decisions, uuid)
+                           ? NULL
+                           : placer_count_unreadable(m, dom, uuid, error);
         }
         /* a start: the emulator pin its definition carries is what QEMU's threads started on (not for a
          * start libvirt ended after placementd pinned the domain: interrupted.c); the first sight of a run

@@ -383,6 +383,51 @@ START_TEST(test_unreadable_live_xml_keeps_decision)
 }
 END_TEST
 
+/* A domain whose XML placementd cannot read from its start (an I/O thread id libvirt takes, the parser
+ * not), its vCPUs pinned and its memory bound by its definition: not placed, but what it runs on is counted
+ * as it runs, as for a domain that opts out, so the next domain does not take its cores or count its node's
+ * memory free; pinned elsewhere by hand, it is counted there. Before, it was counted nowhere. */
+START_TEST(test_unreadable_from_start_counted_as_it_runs)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr a = start_xml("r-bad",
+                                   "<vcpu>2</vcpu><iothreads>1</iothreads>"
+                                   "<iothreadids><iothread id='9000'/></iothreadids>"
+                                   "<cputune><vcpupin vcpu='0' cpuset='0'/>"
+                                   "<vcpupin vcpu='1' cpuset='2'/><emulatorpin cpuset='7'/></cputune>"
+                                   "<numatune><memory mode='strict' nodeset='0'/></numatune>"),
+                     b;
+        const Decision *d;
+
+        ck_assert_msg(spin_known(m, "r-bad", 3000), "a domain whose XML cannot be read is not known");
+        d = manager_lookup(m, "r-bad");
+        ck_assert_msg(d->result == DECISION_SKIPPED && strstr(d->reason, "cannot be read") &&
+                          strstr(d->reason, "9000"),
+                      "%s: %s", decision_result_to_string(d->result), d->reason);
+        ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), 0), 1);
+        ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), 2), 1);
+        ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), 0), 512u << 20);
+        ck_assert_msg(ledger_pu_held(manager_ledger(m), 7) > 0, "its emulator's CPU 7 is not held");
+        b = start_xml("r-next", "<vcpu>1</vcpu>");
+        ck_assert(spin_known(m, "r-next", 3000));
+        d = manager_lookup(m, "r-next");
+        ck_assert_msg(d->result == DECISION_PLACED && (d->plan->vcpu_pu[0] == 4 || d->plan->vcpu_pu[0] == 5),
+                      "%s (%s)", decision_result_to_string(d->result), d->reason);
+        for (unsigned p = 0; p < 8; p++)
+                ck_assert_uint_le(ledger_pu_load(manager_ledger(m), p), 1);
+        /* pinned elsewhere by hand: counted where it runs now */
+        pin(a, 0, 1);
+        manager_reconcile(m);
+        ck_assert_msg(ledger_pu_load(manager_ledger(m), 0) == 0 && ledger_pu_load(manager_ledger(m), 1) == 1,
+                      "CPU 0 holds %u vCPUs, CPU 1 %u, after vCPU 0 was pinned to CPU 1",
+                      ledger_pu_load(manager_ledger(m), 0), ledger_pu_load(manager_ledger(m), 1));
+        ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), 0), 512u << 20);
+        stop(b);
+        stop(a);
+        free_manager(m);
+}
+END_TEST
+
 /* PlaceRunning=no, then the URI changes: what the new connection finds running is found as at a start,
  * left alone, not placed and pinned. */
 START_TEST(test_uri_change_keeps_place_running)
@@ -966,6 +1011,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_restored_emulator_pin_cut_off_apply);
         tcase_add_test(tc, test_new_domain_beside_gone_domain);
         tcase_add_test(tc, test_unreadable_live_xml_keeps_decision);
+        tcase_add_test(tc, test_unreadable_from_start_counted_as_it_runs);
         tcase_add_test(tc, test_uri_change_keeps_place_running);
         tcase_add_test(tc, test_unplaceable_then_pinned);
         tcase_add_test(tc, test_advised_then_pinned);
