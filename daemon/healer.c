@@ -155,12 +155,13 @@ void healer_connected(Manager *m)
         manager_heal_soon(m, "a pass came due while libvirt was away");
 }
 
-void healer_reloaded(Manager *m, bool was_configured)
+void healer_reloaded(Manager *m, bool was_configured, bool gave_back)
 {
-        if (was_configured || !heal_configured(m))
+        if (!heal_configured(m) || (was_configured && !gave_back))
                 return;
         if (m->conn)
-                manager_heal_soon(m, "healing turned on by the reload");
+                manager_heal_soon(m, was_configured ? "the reload gave CPUs or memory back"
+                                                    : "healing turned on by the reload");
         else
                 m->heal_owed = true; /* runs after the reconnect */
 }

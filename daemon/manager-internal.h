@@ -325,5 +325,7 @@ bool healer_configured(const Manager *m);
 /* After a reconnect's reconcile: a pass that came due while libvirt was away runs a HealInterval later. */
 void healer_connected(Manager *m);
 /* After a reload: a pass a HealInterval later (after the reconnect when libvirt is away) when the
- * configuration turned healing on (was_configured false), since departures while it was off armed none. */
-void healer_reloaded(Manager *m, bool was_configured);
+ * configuration turned healing on (was_configured false), since departures while it was off armed none,
+ * or when it gave CPUs or memory back (gave_back: ReservedCPUs=, CoreKinds=, MemoryReserve= keep less), as
+ * a departure does. */
+void healer_reloaded(Manager *m, bool was_configured, bool gave_back);

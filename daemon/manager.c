@@ -1084,7 +1084,11 @@ void manager_set_config(Manager *m, Config *config)
         g_autoptr(CpuSet) newly_kept = kept_from_vcpus(m->topology, config);
 
         g_autoptr(CpuSet) kept_before = kept_from_vcpus(m->topology, m->config);
+        g_autoptr(CpuSet) given_back = cpuset_copy(kept_before);
         g_autoptr(GPtrArray) unplaceable = manager_pick(m, pick_unplaceable, NULL);
+        bool memory_back = config->placement.memory_reserve < m->config->placement.memory_reserve;
+
+        cpuset_subtract(given_back, newly_kept);
         cpuset_subtract(newly_kept, kept_before);
 
         if (!config->load_interval_sec && m->config->load_interval_sec) {
@@ -1120,7 +1124,7 @@ void manager_set_config(Manager *m, Config *config)
         manager_drop_next(m); /* one opened for another URI is not this reload's */
         g_clear_pointer(&m->journal_next, g_free);
         replace_after_reload(m, apply_on, newly_kept);
-        healer_reloaded(m, heal_before);
+        healer_reloaded(m, heal_before, !cpuset_is_empty(given_back) || memory_back);
         /* CPUs or memory it released (ReservedCPUs=, MemoryReserve=, CoreKinds=) may hold those
          * unplaceable before it now */
         if (m->conn) {

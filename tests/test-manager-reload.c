@@ -319,6 +319,68 @@ START_TEST(test_reload_unplaceable_keeps_cpuset_pin)
 }
 END_TEST
 
+/*
+ * Two nodes of one core each. A reload reserving CPU 0 places the domain there again beside the other on
+ * CPU 1 (overcommitted: nothing else is left); a reload that gives CPU 0 back frees a core, and heal
+ * moves one of the two onto it, as after a departure.
+ */
+#define TWO_NODES      "synthetic:pack:1 numa:2(memory=1GiB) core:1 pu:1"
+#define TWO_NODES_CONF "[Placement]\nReconcileSec=0\nHealInterval=1\n"
+
+/* Starts 1-vCPU domains a and b (names a_name, b_name) on m, one per node, then reloads m with CPU 0
+ * kept from vCPUs: both run on CPU 1. */
+static void both_on_cpu1(Manager *m, const char *a_name, const char *b_name, virDomainPtr doms[2])
+{
+        doms[0] = fixture_start_xml(conn, a_name, "<vcpu>1</vcpu>");
+        ck_assert(fixture_spin_known(base, m, a_name, 3000));
+        doms[1] = fixture_start_xml(conn, b_name, "<vcpu>1</vcpu>");
+        ck_assert(fixture_spin_known(base, m, b_name, 3000));
+        fixture_reload(m, TWO_NODES_CONF "ReservedCPUs=0\n");
+        ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), 1), 2);
+}
+
+/* Waits for a heal pass, then asserts each CPU runs one vCPU of a_name and b_name; stops them and m. */
+static void healed_apart(Manager *m, const char *a_name, const char *b_name, virDomainPtr doms[2])
+{
+        fixture_spin_known(base, m, NULL, 2500);
+        ck_assert_msg(ledger_pu_load(manager_ledger(m), 0) == 1 && ledger_pu_load(manager_ledger(m), 1) == 1,
+                      "CPU 0 runs %u vCPUs, CPU 1 %u: %s / %s", ledger_pu_load(manager_ledger(m), 0),
+                      ledger_pu_load(manager_ledger(m), 1), manager_lookup(m, a_name)->reason,
+                      manager_lookup(m, b_name)->reason);
+        fixture_stop(doms[0]);
+        fixture_stop(doms[1]);
+        fixture_manager_free(base, m);
+}
+
+START_TEST(test_reload_freeing_cpus_heals)
+{
+        Manager *m = fixture_manager_new(base, TWO_NODES, TWO_NODES_CONF);
+        virDomainPtr doms[2];
+
+        both_on_cpu1(m, "rf-a", "rf-b", doms);
+        fixture_reload(m, TWO_NODES_CONF);
+        healed_apart(m, "rf-a", "rf-b", doms);
+}
+END_TEST
+
+/* The same two domains sharing CPU 1 while CPU 0 is free (the reload that gave it back under Heal=no): a
+ * restarted daemon adopts both records, says they share a core while one is free, and heal moves one. */
+START_TEST(test_restart_heals_recorded_sharing)
+{
+        Manager *m = fixture_manager_new(base, TWO_NODES, TWO_NODES_CONF);
+        virDomainPtr doms[2];
+
+        both_on_cpu1(m, "rs-a", "rs-b", doms);
+        fixture_reload(m, TWO_NODES_CONF "Heal=no\n");
+        fixture_spin_known(base, m, NULL, 1500);
+        ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), 1), 2);
+        fixture_manager_free(base, m);
+        m = fixture_manager_new(base, TWO_NODES, TWO_NODES_CONF);
+        ck_assert(fixture_spin_known(base, m, "rs-b", 3000));
+        healed_apart(m, "rs-a", "rs-b", doms);
+}
+END_TEST
+
 static Suite *manager_reload_suite(void)
 {
         Suite *s = suite_create("manager reload");
@@ -332,6 +394,8 @@ static Suite *manager_reload_suite(void)
         tcase_add_test(tc, test_reload_unplaceable_placed_once);
         tcase_add_test(tc, test_reload_reserving_rehouses_the_others);
         tcase_add_test(tc, test_reload_unplaceable_keeps_cpuset_pin);
+        tcase_add_test(tc, test_reload_freeing_cpus_heals);
+        tcase_add_test(tc, test_restart_heals_recorded_sharing);
         suite_add_tcase(s, tc);
         return s;
 }
