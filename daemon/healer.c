@@ -286,9 +286,11 @@ static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double
         e->need = NEED_NONE;
         /* the pass's own test is dearer: only those that could gain are planned with their request; a
          * domain being measured whose load is not known yet (its warm-up) waits for its first reading,
-         * which runs a pass: all-busy until then, it would move for a load it may not have */
+         * which runs a pass: all-busy until then, it would move for a load it may not have; but not one
+         * that shares a core while a core is free, which counts alone say it should leave */
         if ((d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED) ||
-            (load_monitor_warming(m->load, d->uuid) && !pass->manual) ||
+            (load_monitor_warming(m->load, d->uuid) && !pass->manual &&
+             !heal_shares_while_free(m->topology, m->ledger, &m->config->placement, p)) ||
             !heal_may_gain(m->topology, m->ledger, p, vcpu_busy, host_busy, pu_busy))
                 return;
         e->hd.cooling = !pass->manual && pass->now < cool_until(m, d->uuid);

@@ -373,6 +373,27 @@ bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const doub
                emulator_core_over(t, p, vcpu_busy, host_busy, pu_busy);
 }
 
+bool heal_shares_while_free(const Topology *t, const Ledger *l, const PlacementParams *params, const Plan *p)
+{
+        bool shares = false;
+
+        if (p->result != PLAN_PLACED && p->result != PLAN_OVERCOMMITTED)
+                return false;
+        for (unsigned i = 0; i < p->nvcpus && !shares; i++)
+                shares = p->vcpu_pu[i] >= 0 && ledger_core_load(l, t->pus[p->vcpu_pu[i]].core) >= 2;
+        for (unsigned c = 0; c < t->ncores && shares; c++) {
+                bool usable = ledger_core_free(l, c);
+                for (unsigned pu = t->cores[c].pu_first;
+                     usable && pu < t->cores[c].pu_first + t->cores[c].npus; pu++)
+                        usable = !policy_keeps_pu(t, params, pu) &&
+                                 !(params->unavailable_cpus &&
+                                   cpuset_has(params->unavailable_cpus, t->pus[pu].os_index));
+                if (usable)
+                        return true;
+        }
+        return false;
+}
+
 double heal_moved_look_again(const Topology *t, const Ledger *l, LoadLookup lookup, void *userdata,
                              const char *const *keys, const double *until, unsigned n)
 {

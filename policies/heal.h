@@ -148,6 +148,14 @@ bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const doub
                    double host_busy, const double *pu_busy);
 
 /*
+ * Whether a vCPU of the domain with plan p (in l) shares a core with another vCPU while a whole core vCPUs
+ * may use (params) runs nothing: the count alone says it could gain, whatever its load, so a pass may move
+ * it before its load is known.
+ */
+bool heal_shares_while_free(const Topology *t, const Ledger *l, const PlacementParams *params,
+                            const Plan *p);
+
+/*
  * When the next pass is to look again at domains a pass just moved (keys[0..n), each cooling until
  * until[i], heal_cooling_note()): the earliest until[i] of those that could still gain where the moves
  * left them (heal_may_gain() on l as it is after the moves; their load and pu_busy as lookup gives it,

@@ -351,9 +351,10 @@ static void heal_pass(Sim *s)
                     .policy = s->p->placement->policy,
                     .cooling = !s->p->heal_unbounded && s->now < d->cooling.until,
                     /* as the daemon: only what it placed or overcommitted moves, once its load is
-                     * known when it is measured */
+                     * known when it is measured, or before when it shares a core while one is free */
                     .fixed = (d->plan->result != PLAN_PLACED && d->plan->result != PLAN_OVERCOMMITTED) ||
-                             (s->p->use_load && !d->load->known),
+                             (s->p->use_load && !d->load->known &&
+                              !heal_shares_while_free(s->t, s->ledger, s->p->placement, d->plan)),
                 };
                 hdp[i] = &hd[i];
                 /* as the daemon: a cooling domain that could gain is looked at again when it ends */

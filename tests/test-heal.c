@@ -113,6 +113,30 @@ START_TEST(test_moves_onto_freed_cores)
 }
 END_TEST
 
+/* c shares a's cores while b's, freed, run nothing: counts alone say c gains; a, on cores of its own
+ * shared only by c, gains too; once b's cores are kept from vCPUs (ReservedCPUs=), no core is free and the
+ * count says nothing. */
+START_TEST(test_shares_while_free)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = after_departure(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) freed = cpuset_new();
+
+        ck_assert(heal_shares_while_free(t, l, &p, ledger_lookup(l, "c")));
+        ck_assert(heal_shares_while_free(t, l, &p, ledger_lookup(l, "a")));
+        for (unsigned c = 0; c < t->ncores; c++)
+                if (ledger_core_free(l, c))
+                        cpuset_add(freed, t->pus[t->cores[c].pu_first].os_index);
+        ck_assert_uint_eq(cpuset_count(freed), 2);
+        p.reserved_cpus = freed;
+        ck_assert(!heal_shares_while_free(t, l, &p, ledger_lookup(l, "c")));
+        p.reserved_cpus = NULL;
+        ck_assert_int_eq(ledger_release(l, "c"), 0);
+        ck_assert(!heal_shares_while_free(t, l, &p, ledger_lookup(l, "a")));
+}
+END_TEST
+
 START_TEST(test_nothing_for_nothing)
 {
         g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 8 * GiB, NULL);
@@ -1819,6 +1843,7 @@ static Suite *heal_suite(void)
         Suite *s = suite_create("heal");
         TCase *tc = tcase_create("pass");
         tcase_add_test(tc, test_moves_onto_freed_cores);
+        tcase_add_test(tc, test_shares_while_free);
         tcase_add_test(tc, test_nothing_for_nothing);
         tcase_add_test(tc, test_bounded_moves);
         tcase_add_test(tc, test_cooling_not_moved);

@@ -337,6 +337,39 @@ START_TEST(test_warmup_from_start_event)
 }
 END_TEST
 
+/* A domain whose load is not known yet (read once, its LoadWarmup= not over) is left alone by heal, but
+ * not while it shares a core and a whole core runs nothing: counts alone say it should leave, as after a
+ * restart that adopts two records on one core. Departures free two cores: the overcommitted h-c, read
+ * once, moves onto them. */
+START_TEST(test_warming_sharing_moves_to_free_core)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nHealInterval=1\nLoadWarmup=60\n");
+        g_autoptr(GHashTable) once =
+            g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)domain_cpu_stats_free);
+        static const char *const names[] = {"h-a", "h-b", "h-e", "h-c"};
+        virDomainPtr doms[4];
+
+        fill(m, doms);
+        for (unsigned i = 0; i < 4; i++) {
+                const Decision *d = manager_lookup(m, names[i]);
+                g_autoptr(GHashTable) one = sample_n(d->uuid, d->plan->nvcpus, 0, 0);
+                gpointer key, stats;
+                ck_assert(g_hash_table_steal_extended(one, d->uuid, &key, &stats));
+                g_hash_table_insert(once, key, stats);
+        }
+        manager_note_stats(m, once);
+        stop(m, doms[1]);
+        stop(m, doms[2]);
+        spin_wall(2500);
+        ck_assert_uint_ge(manager_stats(m)->heal_passes, 1);
+        ck_assert_msg(manager_stats(m)->heal_moves == 1 && shared_vcpus(m) == 0,
+                      "%llu moves, %u vCPUs share a core: %s",
+                      (unsigned long long)manager_stats(m)->heal_moves, shared_vcpus(m),
+                      manager_lookup(m, "h-c")->reason);
+        unfill(m, doms);
+}
+END_TEST
+
 /* A reload that turns measuring off (LoadInterval=0) forgets what was measured: every vCPU counts as busy
  * again, as the setting says, not as it last read. */
 START_TEST(test_load_off_on_reload_forgets)
@@ -1280,6 +1313,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_departure_places_unplaceable);
         tcase_add_test(tc, test_start_up_heals_nothing);
         tcase_add_test(tc, test_warmup_from_start_event);
+        tcase_add_test(tc, test_warming_sharing_moves_to_free_core);
         tcase_add_test(tc, test_load_change_heals_at_once);
         tcase_add_test(tc, test_load_off_on_reload_forgets);
         tcase_add_test(tc, test_stop_forgets_load);
