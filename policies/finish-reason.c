@@ -233,15 +233,28 @@ static char *cells_missing_note(const Topology *t, const PlacementRequest *req)
         for (unsigned c = 0; req->memory_source == MEMORY_SOURCE_NONE && c < req->ncells; c++) {
                 g_autoptr(CpuSet) missing = cpuset_new();
                 g_autofree char *gone = NULL;
-                if (!req->cells[c].memory_nodes ||
-                    !finish_memory_nodes_missing(t, req->cells[c].memory_nodes, missing))
+                const PlacementCell *cell = &req->cells[c];
+                if (!cell->memory_nodes || !finish_memory_nodes_missing(t, cell->memory_nodes, missing))
+                        continue;
+                /* a memory device bound by its cell's <memnode>: that cell's, said once */
+                if (cell->device && !cell->device_nodemask)
                         continue;
                 gone = cpuset_format(missing);
-                g_string_append_printf(s,
-                                       "; node%s %s of the <memnode> of guest cell %u %s not on this host: "
-                                       "libvirt refuses to start such a guest",
-                                       cpuset_count(missing) == 1 ? "" : "s", gone, req->cells[c].id,
-                                       cpuset_count(missing) == 1 ? "is" : "are");
+                if (cell->device)
+                        g_string_append_printf(s,
+                                               "; node%s %s of the <source><nodemask> of a memory device of "
+                                               "guest cell %u %s not on this host: libvirt refuses to start "
+                                               "such a guest",
+                                               cpuset_count(missing) == 1 ? "" : "s", gone,
+                                               cell->device_target,
+                                               cpuset_count(missing) == 1 ? "is" : "are");
+                else
+                        g_string_append_printf(
+                            s,
+                            "; node%s %s of the <memnode> of guest cell %u %s not on this "
+                            "host: libvirt refuses to start such a guest",
+                            cpuset_count(missing) == 1 ? "" : "s", gone, cell->id,
+                            cpuset_count(missing) == 1 ? "is" : "are");
         }
         return g_string_free(s, FALSE);
 }
@@ -583,28 +596,57 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
         }
 }
 
+/* The clause of the bindings (guest cells' <memnode>, devices: memory devices' own <source><nodemask>)
+ * that name only nodes the host lacks: ids the cells' (a device's: its guest cell's), nodes those named;
+ * count how many there are. */
+static char *missing_clause(bool devices, const CpuSet *ids, const CpuSet *nodes, unsigned count)
+{
+        g_autofree char *id_list = cpuset_format(ids), *node_list = cpuset_format(nodes);
+
+        if (devices)
+                return g_strdup_printf(
+                    "the <source><nodemask> of %s memory device%s of guest cell%s %s "
+                    "binds %s memory to node%s %s",
+                    count == 1 ? "a" : "its", count == 1 ? "" : "s", cpuset_count(ids) == 1 ? "" : "s",
+                    id_list, count == 1 ? "its" : "their", cpuset_count(nodes) == 1 ? "" : "s", node_list);
+        return g_strdup_printf("the <numatune><memnode> of guest cell%s %s binds %s memory to node%s %s",
+                               count == 1 ? "" : "s", id_list, count == 1 ? "its" : "their",
+                               cpuset_count(nodes) == 1 ? "" : "s", node_list);
+}
+
 bool finish_cell_memory_missing(const Topology *t, const PlacementRequest *req, Plan *plan)
 {
+        /* [0]: guest cells by their <memnode>, [1]: memory devices by their own <source><nodemask> (one
+         * bound by its cell's <memnode> is that cell's) */
         g_autoptr(CpuSet) cells = cpuset_new(), nodes = cpuset_new();
-        g_autofree char *cell_list = NULL, *node_list = NULL;
+        g_autoptr(CpuSet) device_cells = cpuset_new(), device_nodes = cpuset_new();
+        g_autofree char *cell_part = NULL, *device_part = NULL;
+        unsigned ndevices = 0;
 
-        for (unsigned c = 0; c < req->ncells; c++)
-                if (req->cells[c].memory_nodes && !cpuset_is_empty(req->cells[c].memory_nodes) &&
-                    finish_memory_nodes_all_missing(t, req->cells[c].memory_nodes)) {
-                        cpuset_add(cells, req->cells[c].id);
-                        cpuset_union(nodes, req->cells[c].memory_nodes);
-                }
-        if (cpuset_is_empty(cells))
+        for (unsigned c = 0; c < req->ncells; c++) {
+                const PlacementCell *cell = &req->cells[c];
+                if (!cell->memory_nodes || cpuset_is_empty(cell->memory_nodes) ||
+                    !finish_memory_nodes_all_missing(t, cell->memory_nodes))
+                        continue;
+                if (cell->device && !cell->device_nodemask)
+                        continue;
+                cpuset_add(cell->device ? device_cells : cells,
+                           cell->device ? cell->device_target : cell->id);
+                cpuset_union(cell->device ? device_nodes : nodes, cell->memory_nodes);
+                ndevices += cell->device;
+        }
+        if (cpuset_is_empty(cells) && !ndevices)
                 return false;
-        cell_list = cpuset_format(cells);
-        node_list = cpuset_format(nodes);
+        if (!cpuset_is_empty(cells))
+                cell_part = missing_clause(false, cells, nodes, cpuset_count(cells));
+        if (ndevices)
+                device_part = missing_clause(true, device_cells, device_nodes, ndevices);
         plan->result = PLAN_UNPLACEABLE;
         memset(plan->node_memory, 0, sizeof(uint64_t) * plan->nnode_memory);
-        plan->reason = g_strdup_printf(
-            "the <numatune><memnode> of guest cell%s %s binds %s memory to node%s %s, "
-            "which this host does not have: libvirt refuses to start such a guest; "
-            "nothing pinned",
-            cpuset_count(cells) == 1 ? "" : "s", cell_list, cpuset_count(cells) == 1 ? "its" : "their",
-            cpuset_count(nodes) == 1 ? "" : "s", node_list);
+        plan->reason =
+            g_strdup_printf("%s%s%s, which this host does not have: libvirt refuses to start such "
+                            "a guest; nothing pinned",
+                            cell_part ? cell_part : "", cell_part && device_part ? " and " : "",
+                            device_part ? device_part : "");
         return true;
 }

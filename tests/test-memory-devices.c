@@ -174,6 +174,44 @@ START_TEST(test_third_kind_counted_in_cell_and_said)
 }
 END_TEST
 
+/* A DIMM whose <source><nodemask> names a node the host lacks: libvirt cannot start the guest, and the
+ * reason names the device, not a guest cell 256 no definition has; a DIMM bound by its cell's <memnode>
+ * (to a node the host lacks) is that cell's, named once. One naming such a node beside one the host has
+ * is placed, and said so, as a cell's <memnode> is. */
+START_TEST(test_dimm_missing_node_named)
+{
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autofree char *xml = dimm_guest("dimm7", "", "<source><nodemask>7</nodemask></source>");
+        g_autofree char *beside = dimm_guest("dimm07", "", "<source><nodemask>0,7</nodemask></source>");
+        g_autofree char *cell = g_strdup_printf(
+            "<domain type='kvm'><name>cell9</name><maxMemory slots='4' unit='GiB'>64</maxMemory>"
+            "<memory unit='GiB'>20</memory><vcpu>4</vcpu><numatune><memnode cellid='0' mode='strict' "
+            "nodeset='9'/></numatune><cpu><numa><cell id='0' cpus='0-3' memory='4' unit='GiB'/></numa>"
+            "</cpu><devices><memory model='dimm'><source><pagesize unit='KiB'>1048576</pagesize></source>"
+            "<target><size unit='GiB'>16</size><node>0</node></target></memory></devices></domain>");
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autoptr(Plan) plan = test_place_xml(t, l, xml, &params);
+        g_autoptr(Plan) bound = test_place_xml(t, l, cell, &params);
+        g_autoptr(Plan) partly = test_place_xml(t, l, beside, &params);
+
+        ck_assert_int_eq(plan->result, PLAN_UNPLACEABLE);
+        ck_assert_msg(!strstr(plan->reason, "256"), "%s", plan->reason);
+        ck_assert_msg(strstr(plan->reason, "the <source><nodemask> of a memory device of guest cell 0 binds "
+                                           "its memory to node 7, which this host does not have"),
+                      "%s", plan->reason);
+        ck_assert_int_eq(partly->result, PLAN_PLACED);
+        ck_assert_msg(strstr(partly->reason,
+                             "; node 7 of the <source><nodemask> of a memory device of guest "
+                             "cell 0 is not on this host"),
+                      "%s", partly->reason);
+        ck_assert_int_eq(bound->result, PLAN_UNPLACEABLE);
+        ck_assert_msg(strstr(bound->reason, "the <numatune><memnode> of guest cell 0 binds its memory to "
+                                            "node 9, which this host does not have"),
+                      "%s", bound->reason);
+}
+END_TEST
+
 static Suite *memory_devices_suite(void)
 {
         Suite *s = suite_create("policy memory devices");
@@ -184,6 +222,7 @@ static Suite *memory_devices_suite(void)
         tcase_add_test(tc, test_dimm_nodemask_counted_there);
         tcase_add_test(tc, test_third_kind_counted_in_cell_and_said);
         tcase_add_test(tc, test_virtio_mem_own_page_size);
+        tcase_add_test(tc, test_dimm_missing_node_named);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -258,7 +258,9 @@ void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRe
                                                   .distances = c->distances,
                                                   .ndistances = c->ndistances,
                                                   .ordinary = live->hugepages && !c->hugepages,
-                                                  .device = c->device};
+                                                  .device = c->device,
+                                                  .device_target = c->device_target,
+                                                  .device_nodemask = c->device_nodes != NULL};
                 if (second && c->hugepages && c->hugepage_size == second)
                         shape->cells[i].ordinary = true;
                 /* its memnode (the running guest's, like its cells); a memory device's nodemask */

@@ -114,6 +114,10 @@ typedef struct PlacementCell {
         /* added: no guest cell but a memory device backed by its own <source> (DomainCell.device): its
          * id is no <cell id>, and nothing is pinned or bound by it */
         bool device;
+        /* added: a device's: the id of its guest cell (<target><node>), and whether its own
+         * <source><nodemask> binds it (memory_nodes is that nodemask, else its cell's <memnode>) */
+        unsigned device_target;
+        bool device_nodemask;
 } PlacementCell;
 
 /* Who fixed the memory nodes of a request. */
