@@ -305,7 +305,8 @@ Plan *placer_adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bo
                                                    .vcpus = cell_ids[c],
                                                    .memory = d->plan->cells[c].memory,
                                                    .ordinary = d->plan->cells[c].ordinary,
-                                                   .device = d->plan->cells[c].device};
+                                                   .device = d->plan->cells[c].device,
+                                                   .device_target = d->plan->cells[c].device_target};
                 }
                 req.cells = cells;
                 req.ncells = d->plan->ncells;

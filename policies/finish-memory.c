@@ -141,6 +141,17 @@ static void record_counted(const Plan *plan, uint64_t *before, PlanCell *cell)
 static bool charge_bound(const HostView *v, const CpuSet *os_nodes, uint64_t bytes, MemoryMode mode,
                          const CpuSet *runs_on, Plan *plan, bool ordinary);
 
+/* The vCPUs of the guest cell of the plan's cell c when c is a memory device's, else NULL. */
+static const CpuSet *device_target_vcpus(const Plan *plan, unsigned c)
+{
+        if (!plan->cells[c].device)
+                return NULL;
+        for (unsigned i = 0; i < plan->ncells; i++)
+                if (!plan->cells[i].device && plan->cells[i].id == plan->cells[c].device_target)
+                        return plan->cells[i].vcpus;
+        return NULL;
+}
+
 void policy_spread_memory(const HostView *v, Plan *plan)
 {
         const Topology *t = v->t;
@@ -200,16 +211,26 @@ void policy_spread_memory(const HostView *v, Plan *plan)
                 placed = count_vcpus(t, plan, all, vcpus_on);
         }
         /* a cell without vCPUs (nor a <memnode>) as the memory beyond the cells, each on its own so that
-         * the plan says where it went */
+         * the plan says where it went; a memory device nothing binds as its guest cell's memory, where
+         * that cell's vCPUs run: the guest uses it as that cell's, and the kernel puts a page where the
+         * vCPU touching it runs */
         for (unsigned c = 0; c < plan->ncells; c++) {
                 uint64_t bytes = MIN(plan->cells[c].memory, left), charged;
                 bool ordinary = plan->cells[c].ordinary;
+                const CpuSet *target = device_target_vcpus(plan, c);
+                g_autofree unsigned *own_on = NULL;
+                unsigned own = 0;
                 if (!memory_only[c] || !bytes)
                         continue;
+                if (target) {
+                        own_on = g_new0(unsigned, MAX(t->nnodes, 1));
+                        own = count_vcpus(t, plan, target, own_on);
+                }
                 if (counts)
                         memcpy(before, plan->node_memory, counts);
-                charged = charge_by_vcpus(v, plan, vcpus_on, placed, bytes, ordinary);
-                charged += charge_nearest(v, plan, vcpus_on, bytes - charged, ordinary);
+                charged =
+                    charge_by_vcpus(v, plan, own ? own_on : vcpus_on, own ? own : placed, bytes, ordinary);
+                charged += charge_nearest(v, plan, own ? own_on : vcpus_on, bytes - charged, ordinary);
                 left -= charged;
                 left_kind[ordinary] += bytes - charged;
                 record_counted(plan, before, &plan->cells[c]);

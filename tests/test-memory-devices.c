@@ -212,6 +212,34 @@ START_TEST(test_dimm_missing_node_named)
 }
 END_TEST
 
+/* A DIMM of 1 GiB pages that nothing binds (no <source><nodemask>, no <memnode> for its cell), in guest
+ * cell 1 of a guest of two cells: the guest uses it as cell 1's memory, and QEMU's backend has the
+ * kernel's default policy (numa_maps: "default"), so its pages are where cell 1's vCPUs touch them. It was
+ * counted over the set in proportion to all the vCPUs, 4 GiB of it on cell 0's node. */
+START_TEST(test_unbound_dimm_with_its_cell)
+{
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        const Plan *plan = test_commit_xml(
+            t, l, "two",
+            "<domain type='kvm'><name>two</name><maxMemory slots='4' unit='GiB'>64</maxMemory><memory "
+            "unit='GiB'>28</memory><vcpu>16</vcpu><cpu><numa><cell id='0' cpus='0-7' memory='10' "
+            "unit='GiB'/><cell id='1' cpus='8-15' memory='10' unit='GiB'/></numa></cpu><devices><memory "
+            "model='dimm'><source><pagesize unit='KiB'>1048576</pagesize></source><target><size "
+            "unit='GiB'>8</size><node>1</node></target></memory></devices></domain>");
+        int one;
+
+        ck_assert_uint_eq(plan->ncells, 3);
+        ck_assert_msg(cpuset_count(plan->cells[0].nodes) == 1 && cpuset_count(plan->cells[1].nodes) == 1 &&
+                          !cpuset_equal(plan->cells[0].nodes, plan->cells[1].nodes),
+                      "%s", plan->reason);
+        one = cpuset_next(plan->cells[1].nodes, 0);
+        ck_assert_uint_eq(pool_total(t, l), 8 * GiB);
+        ck_assert_msg(ledger_node_hugepages(l, (unsigned)one, GiB) == 8 * GiB, "%s", plan->reason);
+        ck_assert_msg(cpuset_equal(plan->cells[2].counted_nodes, plan->cells[1].nodes), "%s", plan->reason);
+}
+END_TEST
+
 static Suite *memory_devices_suite(void)
 {
         Suite *s = suite_create("policy memory devices");
@@ -223,6 +251,7 @@ static Suite *memory_devices_suite(void)
         tcase_add_test(tc, test_third_kind_counted_in_cell_and_said);
         tcase_add_test(tc, test_virtio_mem_own_page_size);
         tcase_add_test(tc, test_dimm_missing_node_named);
+        tcase_add_test(tc, test_unbound_dimm_with_its_cell);
         suite_add_tcase(s, tc);
         return s;
 }

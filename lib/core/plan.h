@@ -262,7 +262,8 @@ typedef struct PlanCell {
         /* added: its memory is ordinary memory though the plan's is hugepage-backed
          * (PlacementCell.ordinary) */
         bool ordinary;
-        bool device; /* added: a memory device's (PlacementCell.device) */
+        bool device;            /* added: a memory device's (PlacementCell.device) */
+        unsigned device_target; /* added: a device's guest cell (PlacementCell.device_target) */
 } PlanCell;
 
 /* One ranked candidate node set as the policy saw it. */
