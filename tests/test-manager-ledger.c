@@ -658,6 +658,25 @@ START_TEST(test_dimm_nodemask_counted_alike_after_restart)
 }
 END_TEST
 
+/* A 2 MiB-page guest (one 64 MiB cell, nothing binding it) with a 256 MiB DIMM of ordinary memory
+ * (<source><pagesize> of 4 KiB) bound by its <source><nodemask> to node 1: a restart splits the record
+ * (bytes per node) by the DIMM's own binding, its ordinary memory on node 1, not first where the pools have
+ * the least room left (node 0's, where the cell's pages are). */
+START_TEST(test_dimm_binding_splits_record_after_restart)
+{
+        g_autofree char *topology = test_topology_path("two-node-hugepages.xml");
+
+        kinds_kept_after_restart(topology, "l-dimmsplit", "320",
+                                 "<maxMemory slots='2' unit='MiB'>2048</maxMemory><memoryBacking><hugepages>"
+                                 "<page size='2' unit='MiB'/></hugepages></memoryBacking><cpu><numa><cell "
+                                 "id='0' cpus='0-1' memory='64' unit='MiB'/></numa></cpu><devices><memory "
+                                 "model='dimm'><source><pagesize unit='KiB'>4</pagesize><nodemask>1"
+                                 "</nodemask></source><target><size unit='MiB'>256</size><node>0</node>"
+                                 "</target></memory></devices>",
+                                 2u << 20, 64u << 20, 0, 256u << 20);
+}
+END_TEST
+
 /* A guest of a 1 GiB cell in 1 GiB pages and a 64 MiB cell in 2 MiB pages, bound to nodes 0-1, its vCPUs
  * kept to node 0's CPUs by <vcpu cpuset>, where node 0 has a 1 GiB pool and no 2 MiB one (full_pool: one
  * that another guest holds): the small cell's pages come from node 1's pool while its vCPU runs on node 0.
@@ -1124,6 +1143,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_page_sizes_counted_alike_after_restart);
         tcase_add_test(tc, test_dimm_page_size_counted_alike_after_restart);
         tcase_add_test(tc, test_dimm_nodemask_counted_alike_after_restart);
+        tcase_add_test(tc, test_dimm_binding_splits_record_after_restart);
         tcase_add_test(tc, test_second_size_counted_in_its_pool_after_restart);
         tcase_add_test(tc, test_second_size_record_adopted_beside_a_full_pool);
         tcase_add_test(tc, test_forged_record_puts_no_second_size_pages_off_the_pools);

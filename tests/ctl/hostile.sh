@@ -204,6 +204,12 @@ cp "$OUT" "$ANSWER"
 show_golden cell-memory-only
 result "  show: a cell without vCPUs is named by its memory's nodes" \
     "$(grep -qx '  guest cell 1   no vCPUs, memory on nodes 2-3' "$OUT"; echo $?)"
+run "$CTL" --json plan --topology="synthetic:pack:1 numa:4(memory=16GiB) l3:1 core:4 pu:2" \
+    --domain="$HERE/domains/memory-device.xml"
+cp "$OUT" "$ANSWER"
+show_golden memory-device
+result "  show: a DIMM its own <source><nodemask> binds is a memory device on its node" \
+    "$(grep -qx '  memory device (its own <source>) no vCPUs, memory on node 3' "$OUT"; echo $?)"
 run "$CTL" --json plan --topology="synthetic:pack:1 numa:1(memory=4GiB) core:4 pu:2" \
     --domain="$HERE/domains/pinned-threads.xml"
 cp "$OUT" "$ANSWER"
