@@ -306,7 +306,8 @@ Plan *placer_adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bo
                                                    .memory = d->plan->cells[c].memory,
                                                    .ordinary = d->plan->cells[c].ordinary,
                                                    .device = d->plan->cells[c].device,
-                                                   .device_target = d->plan->cells[c].device_target};
+                                                   .device_target = d->plan->cells[c].device_target,
+                                                   .device_nodemask = d->plan->cells[c].device_nodemask};
                 }
                 req.cells = cells;
                 req.ncells = d->plan->ncells;

@@ -14,6 +14,7 @@ void cells_init_plan(const PlacementRequest *req, Plan *plan)
                 plan->cells[i].id = req->cells[i].id;
                 plan->cells[i].device = req->cells[i].device;
                 plan->cells[i].device_target = req->cells[i].device_target;
+                plan->cells[i].device_nodemask = req->cells[i].device_nodemask;
                 plan->cells[i].memory = req->cells[i].memory;
                 if (req->cells[i].memory_nodes)
                         cpuset_union(plan->cells[i].memory_nodes, req->cells[i].memory_nodes);

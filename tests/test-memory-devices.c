@@ -240,6 +240,45 @@ START_TEST(test_unbound_dimm_with_its_cell)
 }
 END_TEST
 
+/* The definition snippet's <memnode> for a guest cell binds, at the next start, the cell's memory devices
+ * without a <source><nodemask> too (libvirt gives such a device its cell's <memnode>; numa_maps: "bind"):
+ * it names every node the cell's and those devices' memory is counted on. A 20 GiB DIMM of 1 GiB pages
+ * in an ordinary cell is counted 16 GiB on the cell's node (its pool) and 4 GiB on the nearest; the
+ * <memnode> named the cell's node only, where QEMU cannot preallocate the 20 pages. */
+START_TEST(test_snippet_memnode_holds_cell_devices)
+{
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(JsonBuilder) b = json_builder_new();
+        g_autoptr(JsonNode) root = NULL;
+        g_autofree char *snippet = NULL, *error = NULL, *want = NULL, *nodes = NULL;
+        g_autoptr(CpuSet) os = cpuset_new();
+        const Plan *plan = test_commit_xml(
+            t, l, "dimm20",
+            "<domain type='kvm'><name>dimm20</name><maxMemory slots='4' unit='GiB'>64</maxMemory>"
+            "<memory unit='GiB'>24</memory><vcpu>4</vcpu><cpu><numa><cell id='0' cpus='0-3' memory='4' "
+            "unit='GiB'/></numa></cpu><devices><memory model='dimm'><source><pagesize unit='KiB'>1048576"
+            "</pagesize></source><target><size unit='GiB'>20</size><node>0</node></target></memory>"
+            "</devices></domain>");
+
+        ck_assert_uint_eq(plan->ncells, 2);
+        ck_assert_msg(cpuset_count(plan->cells[1].counted_nodes) == 2, "%s", plan->reason);
+        CPUSET_FOREACH (n, plan->cells[0].counted_nodes)
+                cpuset_add(os, t->nodes[n].os_index);
+        CPUSET_FOREACH (n, plan->cells[1].counted_nodes)
+                cpuset_add(os, t->nodes[n].os_index);
+        nodes = cpuset_format(os);
+        json_builder_begin_object(b);
+        decision_json_add_members(b, t, plan, FALSE);
+        json_builder_end_object(b);
+        root = json_builder_get_root(b);
+        snippet = definition_snippet(json_node_get_object(root), &error);
+        ck_assert_msg(snippet, "%s", error);
+        want = g_strdup_printf("<memnode cellid='0' mode='strict' nodeset='%s'/>", nodes);
+        ck_assert_msg(strstr(snippet, want), "%s: %s", want, snippet);
+}
+END_TEST
+
 static Suite *memory_devices_suite(void)
 {
         Suite *s = suite_create("policy memory devices");
@@ -252,6 +291,7 @@ static Suite *memory_devices_suite(void)
         tcase_add_test(tc, test_virtio_mem_own_page_size);
         tcase_add_test(tc, test_dimm_missing_node_named);
         tcase_add_test(tc, test_unbound_dimm_with_its_cell);
+        tcase_add_test(tc, test_snippet_memnode_holds_cell_devices);
         suite_add_tcase(s, tc);
         return s;
 }

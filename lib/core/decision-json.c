@@ -33,8 +33,9 @@ static void add_node_array(JsonBuilder *b, const char *key, const CpuSet *os)
  * "ordinary_memory", "hugepage_size"}], only when the plan has them ("memory_nodes": where its memory is
  * counted, when known; "ordinary_memory": true for a cell of a hugepage-backed plan that no <page> backs;
  * a cell's "hugepage_size": its pages' size when it is not the plan's, the smaller of two;
- * "memory_device": true for a memory device its own <source> backs, counted apart: its id is no <cell>'s).
- */
+ * "memory_device": true for a memory device its own <source> backs, counted apart: its id is no <cell>'s;
+ * its "device_cell": the id of its guest cell, "device_nodemask": whether its own <source><nodemask> binds
+ * it, else that cell's <memnode> does). */
 static void add_guest_shape(JsonBuilder *b, const Topology *t, const Plan *p)
 {
         if (p->hugepage_size) {
@@ -73,6 +74,11 @@ static void add_guest_shape(JsonBuilder *b, const Topology *t, const Plan *p)
                 if (p->cells[i].device) {
                         json_builder_set_member_name(b, "memory_device");
                         json_builder_add_boolean_value(b, TRUE);
+                        /* its guest cell, whose <memnode> binds it unless its own nodemask does */
+                        json_builder_set_member_name(b, "device_cell");
+                        json_builder_add_int_value(b, p->cells[i].device_target);
+                        json_builder_set_member_name(b, "device_nodemask");
+                        json_builder_add_boolean_value(b, p->cells[i].device_nodemask);
                 }
                 json_builder_end_object(b);
         }

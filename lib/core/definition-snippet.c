@@ -43,6 +43,30 @@ static char *cell_nodes(JsonObject *cell)
         return counted ? counted : node_list(json_get_array(cell, "nodes"));
 }
 
+/* The nodes of guest cell id's <memnode>: its own (cell_nodes()), and those of its memory devices that no
+ * <source><nodemask> of their own binds, which libvirt binds with that <memnode> (their pages would
+ * otherwise be confined to the cell's nodes at the next start); NULL when none. */
+static char *memnode_nodes(JsonArray *cells, JsonObject *cell, gint64 id)
+{
+        g_autoptr(CpuSet) all = NULL;
+        g_autofree char *own = cell_nodes(cell);
+
+        if (!own || cpuset_parse(own, &all, NULL) < 0)
+                return NULL;
+        for (unsigned i = 0; i < json_length(cells); i++) {
+                JsonObject *dev = json_elem_object(cells, i);
+                g_autofree char *nodes = NULL;
+                g_autoptr(CpuSet) set = NULL;
+                if (!dev || !json_get_bool(dev, "memory_device") || json_get_bool(dev, "device_nodemask") ||
+                    json_get_int(dev, "device_cell", -1) != id)
+                        continue;
+                nodes = cell_nodes(dev);
+                if (nodes && cpuset_parse(nodes, &set, NULL) == 0)
+                        cpuset_union(all, set);
+        }
+        return cpuset_format(all);
+}
+
 static void append_numatune(GString *out, JsonObject *d, const char *memory)
 {
         JsonArray *cells = json_get_array(d, "cells");
@@ -50,8 +74,8 @@ static void append_numatune(GString *out, JsonObject *d, const char *memory)
         g_string_append_printf(out, "<numatune>\n  <memory mode='strict' nodeset='%s'/>\n", memory);
         for (unsigned i = 0; i < json_length(cells); i++) {
                 JsonObject *cell = json_elem_object(cells, i);
-                g_autofree char *nodes = cell ? cell_nodes(cell) : NULL;
                 gint64 id = json_get_int(cell, "id", -1);
+                g_autofree char *nodes = cell ? memnode_nodes(cells, cell, id) : NULL;
                 /* a memory device is no guest cell: its own <source><nodemask> binds it, else its cell's */
                 if (nodes && id >= 0 && id <= G_MAXUINT32 && !json_get_bool(cell, "memory_device"))
                         g_string_append_printf(

@@ -152,6 +152,7 @@ Plan *plan_copy(const Plan *p)
                 c->cells[i].ordinary = p->cells[i].ordinary;
                 c->cells[i].device = p->cells[i].device;
                 c->cells[i].device_target = p->cells[i].device_target;
+                c->cells[i].device_nodemask = p->cells[i].device_nodemask;
         }
         if (p->node_ordinary)
                 c->node_ordinary = g_memdup2(p->node_ordinary, sizeof(uint64_t) * MAX(p->nnode_memory, 1));

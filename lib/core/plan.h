@@ -264,6 +264,7 @@ typedef struct PlanCell {
         bool ordinary;
         bool device;            /* added: a memory device's (PlacementCell.device) */
         unsigned device_target; /* added: a device's guest cell (PlacementCell.device_target) */
+        bool device_nodemask;   /* added: a device's own nodemask binds it (PlacementCell.device_nodemask) */
 } PlanCell;
 
 /* One ranked candidate node set as the policy saw it. */
