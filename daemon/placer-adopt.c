@@ -212,9 +212,11 @@ static const CpuSet *cell_memnode(const DomainSpec *live, const DomainCell *c)
 
 /* Whether the guest cell is counted in the plan's own page size: not of ordinary memory, nor of the second
  * size (Plan.second_page_size). */
-static bool cell_in_plan_size(const Plan *plan, const DomainCell *c)
+static bool cell_in_plan_size(const Topology *t, const Plan *plan, const DomainCell *c)
 {
-        return c->hugepages && !(plan->second_page_size && c->hugepage_size == plan->second_page_size);
+        return c->hugepages &&
+               !(plan->second_page_size &&
+                 domain_cell_page_size(c, topology_default_hugepage_size(t)) == plan->second_page_size);
 }
 
 /* Whether any node of nodes (OS indexes) has a pool of size. */
@@ -249,7 +251,7 @@ static void adopt_ordinary_cells(const Topology *t, const Ledger *l, const Domai
         bound_pages = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
         for (unsigned i = 0; live->cells && i < live->cells->len; i++) {
                 const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
-                const CpuSet *nodes = cell_in_plan_size(plan, c) ? cell_memnode(live, c) : NULL;
+                const CpuSet *nodes = cell_in_plan_size(t, plan, c) ? cell_memnode(live, c) : NULL;
                 uint64_t bytes = c->memory;
                 for (unsigned n = 0; nodes && n < nnodes && bytes; n++) {
                         uint64_t take;
@@ -276,7 +278,7 @@ static void adopt_ordinary_cells(const Topology *t, const Ledger *l, const Domai
                 const CpuSet *nodes = cell_memnode(live, c);
                 g_autoptr(CpuSet) runs_on = cpuset_new(); /* node indexes of its vCPUs' recorded CPUs */
                 uint64_t bytes = c->memory;
-                if (cell_in_plan_size(plan, c))
+                if (cell_in_plan_size(t, plan, c))
                         continue;
                 for (unsigned v = 0; !nodes && c->vcpus && v < plan->nvcpus; v++)
                         if (plan->vcpu_pu[v] >= 0 && cpuset_has(c->vcpus, plan_vcpu_id(plan, v)))
@@ -383,7 +385,7 @@ static CpuSet *poolless_binding(const Topology *t, const DomainSpec *live, const
                 const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
                 /* a cell of a second page size is not in the pools of the plan's, nor the others in its */
                 bool pages =
-                    second ? c->hugepages && !cell_in_plan_size(plan, c) : cell_in_plan_size(plan, c);
+                    second ? c->hugepages && !cell_in_plan_size(t, plan, c) : cell_in_plan_size(t, plan, c);
                 const CpuSet *memnode = pages ? cell_memnode(live, c) : NULL;
                 if (pages && !memnode)
                         unbound_cell = true;
@@ -412,10 +414,10 @@ static int adopt_hugepages(Manager *m, const DomainSpec *live, bool unbound, Pla
                 }
         if (!live->hugepages)
                 return 0;
-        plan->hugepage_size =
-            live->hugepage_size ? live->hugepage_size : topology_default_hugepage_size(m->topology);
+        plan->hugepage_size = domain_request_page_size(live, topology_default_hugepage_size(m->topology));
         if (!plan->node_ordinary)
-                plan->second_page_size = domain_request_second_page_size(live);
+                plan->second_page_size =
+                    domain_request_second_page_size(live, topology_default_hugepage_size(m->topology));
         adopt_ordinary_cells(m->topology, m->ledger, live, plan);
         for (unsigned n = 0;
              plan->result != PLAN_ADOPTED && !plan->second_page_size && n < plan->nnode_memory; n++)

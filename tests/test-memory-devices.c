@@ -279,6 +279,34 @@ START_TEST(test_snippet_memnode_holds_cell_devices)
 }
 END_TEST
 
+/* A guest of <hugepages/> without a size takes the host's default size (here 1 GiB, spr-snc2's only
+ * pool), as libvirt backs it: a DIMM whose own <source><pagesize> is that size is of the same kind, all
+ * of it counted in 1 GiB pages, with no word of sizes that differ; one of 2 MiB pages is a second size,
+ * the smaller, the cells counted in 1 GiB pages. They were taken as two sizes, the sizeless cells as the
+ * smaller: the 2 MiB DIMM had the whole guest counted in 2 MiB pages, "the largest". */
+START_TEST(test_default_size_dimm_one_kind)
+{
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        g_autofree char *same = dimm_guest("dflt", "<memoryBacking><hugepages/></memoryBacking>",
+                                           "<source><pagesize unit='KiB'>1048576</pagesize></source>");
+        g_autofree char *small = dimm_guest("small", "<memoryBacking><hugepages/></memoryBacking>",
+                                            "<source><pagesize unit='KiB'>2048</pagesize></source>");
+        g_autoptr(Plan) two = test_place_xml(t, l, small, &params);
+        const Plan *plan = test_commit_xml(t, l, "dflt", same);
+
+        ck_assert_uint_eq(pool_total(t, l), 20 * GiB);
+        ck_assert_uint_eq(plan->hugepage_size, GiB);
+        ck_assert_uint_eq(plan->second_page_size, 0);
+        ck_assert_msg(!strstr(plan->reason, "sizes differ"), "%s", plan->reason);
+        ck_assert_uint_eq(two->hugepage_size, GiB);
+        ck_assert_uint_eq(two->second_page_size, 2u << 20);
+        ck_assert_msg(strstr(two->reason, "4.0 GiB in 1.0 GiB hugepages, 16.0 GiB in 2.0 MiB hugepages"),
+                      "%s", two->reason);
+}
+END_TEST
+
 static Suite *memory_devices_suite(void)
 {
         Suite *s = suite_create("policy memory devices");
@@ -292,6 +320,7 @@ static Suite *memory_devices_suite(void)
         tcase_add_test(tc, test_dimm_missing_node_named);
         tcase_add_test(tc, test_unbound_dimm_with_its_cell);
         tcase_add_test(tc, test_snippet_memnode_holds_cell_devices);
+        tcase_add_test(tc, test_default_size_dimm_one_kind);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -209,21 +209,55 @@ static void request_devices(const DomainSpec *live, const Topology *t, Placement
         req->device_nearest = shape->devices_nearest;
 }
 
-uint64_t domain_request_second_page_size(const DomainSpec *live)
+uint64_t domain_cell_page_size(const DomainCell *c, uint64_t def)
 {
-        uint64_t second = 0;
+        return c->hugepages ? (c->hugepage_size ? c->hugepage_size : def) : 0;
+}
 
-        if (!live->hugepages || !live->hugepage_sizes_differ || live->hugepages_partial || !live->cells)
+uint64_t domain_request_page_size(const DomainSpec *live, uint64_t def)
+{
+        uint64_t largest = 0;
+
+        if (!live->hugepages)
+                return 0;
+        if (!live->cells || !live->cells->len)
+                return live->hugepage_size ? live->hugepage_size : def;
+        for (unsigned i = 0; i < live->cells->len; i++)
+                largest =
+                    MAX(largest, domain_cell_page_size(&g_array_index(live->cells, DomainCell, i), def));
+        return largest;
+}
+
+bool domain_request_page_sizes_differ(const DomainSpec *live, uint64_t def)
+{
+        uint64_t seen = 0;
+
+        if (!live->hugepages || !live->cells)
+                return false;
+        for (unsigned i = 0; i < live->cells->len; i++) {
+                uint64_t size = domain_cell_page_size(&g_array_index(live->cells, DomainCell, i), def);
+                if (size && seen && size != seen)
+                        return true;
+                seen = size ? size : seen;
+        }
+        return false;
+}
+
+uint64_t domain_request_second_page_size(const DomainSpec *live, uint64_t def)
+{
+        uint64_t second = 0, largest = domain_request_page_size(live, def);
+
+        if (!largest || !domain_request_page_sizes_differ(live, def) || live->hugepages_partial)
                 return 0;
         for (unsigned i = 0; i < live->cells->len; i++) {
-                const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
-                if (!c->hugepages || !c->hugepage_size)
+                uint64_t size = domain_cell_page_size(&g_array_index(live->cells, DomainCell, i), def);
+                if (!size)
                         return 0;
-                if (c->hugepage_size == live->hugepage_size)
+                if (size == largest)
                         continue;
-                if (second && c->hugepage_size != second)
+                if (second && size != second)
                         return 0;
-                second = c->hugepage_size;
+                second = size;
         }
         return second;
 }
@@ -231,20 +265,22 @@ uint64_t domain_request_second_page_size(const DomainSpec *live)
 void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRequest *req,
                           RequestShape *shape)
 {
-        uint64_t second;
+        uint64_t second, def;
 
         *shape = (RequestShape){0};
+        /* a cell of <hugepages> without a size takes the host's default, as libvirt backs it: a memory
+         * device's own <source><pagesize> of that size is of its kind */
+        def = topology_default_hugepage_size(t);
         if (live->hugepages) {
-                req->hugepage_size =
-                    live->hugepage_size ? live->hugepage_size : topology_default_hugepage_size(t);
-                req->hugepage_sizes_differ = live->hugepage_sizes_differ;
+                req->hugepage_size = domain_request_page_size(live, def);
+                req->hugepage_sizes_differ = domain_request_page_sizes_differ(live, def);
         }
         request_devices(live, t, req, shape);
         request_caches(live, t, req, shape);
         request_iothreads(live, req, shape);
         if (!live->cells || live->cells->len == 0)
                 return;
-        second = domain_request_second_page_size(live);
+        second = domain_request_second_page_size(live, def);
         if (second) {
                 req->second_page_size = second;
                 req->hugepage_sizes_differ = false;
@@ -261,7 +297,7 @@ void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRe
                                                   .device = c->device,
                                                   .device_target = c->device_target,
                                                   .device_nodemask = c->device_nodes != NULL};
-                if (second && c->hugepages && c->hugepage_size == second)
+                if (second && domain_cell_page_size(c, def) == second)
                         shape->cells[i].ordinary = true;
                 /* its memnode (the running guest's, like its cells); a memory device's nodemask */
                 shape->cells[i].memory_nodes = domain_cell_binding(live, c, &shape->cells[i].memory_mode);

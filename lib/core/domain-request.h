@@ -66,11 +66,19 @@ G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(RequestShape, request_shape_clear)
  * live, or pinned elsewhere since, is not. */
 bool domain_spec_iothreadpin_runs(const DomainSpec *live, unsigned id, const CpuSet *cpus);
 
+/* The page size of a guest cell's memory, def (the host's default hugepage size) for a cell of
+ * <hugepages> without a size, as libvirt backs it; 0 for ordinary memory. */
+uint64_t domain_cell_page_size(const DomainCell *c, uint64_t def);
+/* The largest page size of the domain's hugepage-backed cells, a cell of <hugepages> without a size in def
+ * (a memory device's own <source><pagesize> of that size is of the same kind); 0 when none. */
+uint64_t domain_request_page_size(const DomainSpec *live, uint64_t def);
+/* Whether the domain's hugepage-backed cells use more than one page size, def as above. */
+bool domain_request_page_sizes_differ(const DomainSpec *live, uint64_t def);
 /* The smaller of the two page sizes of a domain whose hugepage-backed cells use two, none of its cells in
  * ordinary memory: each cell is then counted in its own size's pools (PlacementRequest.second_page_size);
  * 0 for any other domain (one size, some cells in ordinary memory, or more than two sizes: counted in the
- * largest). */
-uint64_t domain_request_second_page_size(const DomainSpec *live);
+ * largest). def as above. */
+uint64_t domain_request_second_page_size(const DomainSpec *live, uint64_t def);
 
 void domain_request_shape(const DomainSpec *live, const Topology *t, PlacementRequest *req,
                           RequestShape *shape);
