@@ -1141,6 +1141,13 @@ void cells_record_nodes(const Topology *t, Plan *plan)
         }
 }
 
+/* The nodes (OS indexes) a memory device's cell is counted on, else those it went to, into os. */
+static void device_os_nodes(const Topology *t, const PlanCell *cell, CpuSet *os)
+{
+        CPUSET_FOREACH (node, cpuset_is_empty(cell->counted_nodes) ? cell->nodes : cell->counted_nodes)
+                cpuset_add(os, t->nodes[node].os_index);
+}
+
 char *cells_note(const Topology *t, const PlacementRequest *req, const Plan *plan, bool memnodes)
 {
         GString *s = g_string_new(NULL);
@@ -1151,16 +1158,41 @@ char *cells_note(const Topology *t, const PlacementRequest *req, const Plan *pla
                 g_autofree char *list = NULL;
 
                 if (cell->device) {
-                        /* a memory device its own <source> backs: no guest cell of the definition */
+                        /* a memory device its own <source> backs: no guest cell of the definition. The
+                         * devices of one kind on the same nodes are said once, together (a guest may have
+                         * hundreds) */
                         char size[32];
-                        CPUSET_FOREACH (node, cpuset_is_empty(cell->counted_nodes) ? cell->nodes
-                                                                                   : cell->counted_nodes)
-                                cpuset_add(os, t->nodes[node].os_index);
+                        uint64_t bytes = 0;
+                        unsigned count = 0;
+                        bool said = false;
+                        device_os_nodes(t, cell, os);
+                        for (unsigned o = 0; o < plan->ncells && !said; o++) {
+                                g_autoptr(CpuSet) other = cpuset_new();
+                                if (!plan->cells[o].device || plan->cells[o].ordinary != cell->ordinary)
+                                        continue;
+                                device_os_nodes(t, &plan->cells[o], other);
+                                if (!cpuset_equal(other, os))
+                                        continue;
+                                said = o < c;
+                                count++;
+                                bytes = bytes > G_MAXUINT64 - plan->cells[o].memory
+                                            ? G_MAXUINT64
+                                            : bytes + plan->cells[o].memory;
+                        }
+                        if (said)
+                                continue;
                         list = cpuset_format(os);
-                        g_string_append_printf(
-                            s, "%sa memory device of %s (its own <source>) on %s %s",
-                            s->len ? ", " : "; guest cells: ", size_format(cell->memory, size, sizeof(size)),
-                            cpuset_count(os) > 1 ? "nodes" : "node", list);
+                        size_format(bytes, size, sizeof(size));
+                        if (count == 1)
+                                g_string_append_printf(s,
+                                                       "%sa memory device of %s (its own <source>) on %s %s",
+                                                       s->len ? ", " : "; guest cells: ", size,
+                                                       cpuset_count(os) > 1 ? "nodes" : "node", list);
+                        else
+                                g_string_append_printf(
+                                    s, "%s%u memory devices of %s in all (their own <source>) on %s %s",
+                                    s->len ? ", " : "; guest cells: ", count, size,
+                                    cpuset_count(os) > 1 ? "nodes" : "node", list);
                         continue;
                 }
                 if (cpuset_is_empty(cell->vcpus) && !cpuset_is_empty(cell->counted_nodes)) {

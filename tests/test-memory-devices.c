@@ -13,6 +13,7 @@
 #include "decision-json.h"
 #include "definition-snippet.h"
 #include "domain-xml.h"
+#include "metadata.h"
 
 #define GiB (UINT64_C(1) << 30)
 
@@ -307,6 +308,45 @@ START_TEST(test_default_size_dimm_one_kind)
 }
 END_TEST
 
+/* Forty 1 GiB DIMMs of 1 GiB pages bound by their nodemasks, alternately to nodes 2 and 3 (pools of 16
+ * pages): the reason says the devices of each node once, together, and that node's pool short of 4 pages,
+ * within what a record keeps of a reason (METADATA_MAX_REASON). It said each device apart, 2.2 KB, and the
+ * record cut the shortage off. */
+START_TEST(test_many_devices_said_together)
+{
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        GString *xml = g_string_new("<domain type='kvm'><name>forty</name><maxMemory slots='64' "
+                                    "unit='GiB'>128</maxMemory><memory unit='GiB'>44</memory><vcpu>4</vcpu>"
+                                    "<cpu><numa><cell id='0' cpus='0-3' memory='4' unit='GiB'/></numa></cpu>"
+                                    "<devices>");
+        g_autofree char *text = NULL;
+        g_autoptr(Plan) plan = NULL;
+
+        for (unsigned i = 0; i < 40; i++)
+                g_string_append_printf(xml,
+                                       "<memory model='dimm'><source><pagesize unit='KiB'>1048576</pagesize>"
+                                       "<nodemask>%u</nodemask></source><target><size unit='GiB'>1</size>"
+                                       "<node>0</node></target></memory>",
+                                       2 + i % 2);
+        g_string_append(xml, "</devices></domain>");
+        text = g_string_free(xml, FALSE);
+        plan = test_place_xml(t, l, text, &params);
+        ck_assert_msg(strlen(plan->reason) <= METADATA_MAX_REASON, "%zu: %s", strlen(plan->reason),
+                      plan->reason);
+        ck_assert_msg(strstr(plan->reason,
+                             "20 memory devices of 20.0 GiB in all (their own <source>) on "
+                             "node 2, 20 memory devices of 20.0 GiB in all (their own <source>) "
+                             "on node 3"),
+                      "%s", plan->reason);
+        ck_assert_msg(strstr(plan->reason,
+                             "node 3 has 16.0 GiB free in hugepages of 1.0 GiB for the 20.0 GiB "
+                             "bound there"),
+                      "%s", plan->reason);
+}
+END_TEST
+
 static Suite *memory_devices_suite(void)
 {
         Suite *s = suite_create("policy memory devices");
@@ -321,6 +361,7 @@ static Suite *memory_devices_suite(void)
         tcase_add_test(tc, test_unbound_dimm_with_its_cell);
         tcase_add_test(tc, test_snippet_memnode_holds_cell_devices);
         tcase_add_test(tc, test_default_size_dimm_one_kind);
+        tcase_add_test(tc, test_many_devices_said_together);
         suite_add_tcase(s, tc);
         return s;
 }
