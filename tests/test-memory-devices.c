@@ -347,6 +347,30 @@ START_TEST(test_many_devices_said_together)
 }
 END_TEST
 
+/* A guest of <hugepages/> without a size (the host's default, 1 GiB here) with a DIMM of 1 GiB pages and
+ * one of 4 KiB pages holds two kinds: 6 GiB of 1 GiB pages and 8 GiB of ordinary memory. The sizeless
+ * cells were taken as a third kind, both DIMMs put back into their cell and all 14 GiB counted in 1 GiB
+ * pages, the reason saying the guest would hold more kinds than two. */
+START_TEST(test_default_size_not_a_third_kind)
+{
+        g_autoptr(Topology) t = test_topology_load("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        const Plan *plan = test_commit_xml(
+            t, l, "k3",
+            "<domain type='kvm'><name>k3</name><maxMemory slots='4' unit='GiB'>64</maxMemory><memory "
+            "unit='GiB'>14</memory><vcpu>4</vcpu><memoryBacking><hugepages/></"
+            "memoryBacking><cpu><numa><cell "
+            "id='0' cpus='0-3' memory='4' unit='GiB'/></numa></cpu><devices><memory model='dimm'><source>"
+            "<pagesize unit='KiB'>1048576</pagesize></source><target><size unit='GiB'>2</size><node>0</node>"
+            "</target></memory><memory model='dimm'><source><pagesize unit='KiB'>4</pagesize></source>"
+            "<target><size unit='GiB'>8</size><node>0</node></target></memory></devices></domain>");
+
+        ck_assert_uint_eq(pool_total(t, l), 6 * GiB);
+        ck_assert_uint_eq(ordinary_total(t, l), 8 * GiB);
+        ck_assert_msg(!strstr(plan->reason, "not counted apart"), "%s", plan->reason);
+}
+END_TEST
+
 static Suite *memory_devices_suite(void)
 {
         Suite *s = suite_create("policy memory devices");
@@ -362,6 +386,7 @@ static Suite *memory_devices_suite(void)
         tcase_add_test(tc, test_snippet_memnode_holds_cell_devices);
         tcase_add_test(tc, test_default_size_dimm_one_kind);
         tcase_add_test(tc, test_many_devices_said_together);
+        tcase_add_test(tc, test_default_size_not_a_third_kind);
         suite_add_tcase(s, tc);
         return s;
 }

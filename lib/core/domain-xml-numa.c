@@ -199,15 +199,21 @@ void domain_xml_numa_pages(DomainSpec *s)
         summarize(s);
 }
 
-/* How many kinds of memory the cells hold: ordinary memory and each page size. */
+/* How many kinds of memory the cells hold: ordinary memory and each page size. A cell of <hugepages>
+ * without a size has the host's default, not known here: of the kind of a size some cell or device names
+ * (the request tells them apart with the host's default, domain_request_page_sizes_differ()), so that a
+ * device of the default size is not taken for a third kind. */
 static unsigned kinds(const DomainSpec *s)
 {
-        uint64_t seen[3];
+        uint64_t seen[3], named = 0;
         unsigned n = 0;
 
+        for (unsigned i = 0; i < s->cells->len && !named; i++)
+                if (g_array_index(s->cells, DomainCell, i).hugepages)
+                        named = g_array_index(s->cells, DomainCell, i).hugepage_size;
         for (unsigned i = 0; i < s->cells->len && n < 3; i++) {
                 const DomainCell *c = &g_array_index(s->cells, DomainCell, i);
-                uint64_t k = c->hugepages ? c->hugepage_size : G_MAXUINT64;
+                uint64_t k = c->hugepages ? (c->hugepage_size ? c->hugepage_size : named) : G_MAXUINT64;
                 bool found = false;
                 for (unsigned j = 0; j < n && !found; j++)
                         found = seen[j] == k;
