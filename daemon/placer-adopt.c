@@ -219,6 +219,17 @@ static bool cell_in_plan_size(const Topology *t, const Plan *plan, const DomainC
                  domain_cell_page_size(c, topology_default_hugepage_size(t)) == plan->second_page_size);
 }
 
+/* The vCPUs of a guest cell, or of a memory device's guest cell. */
+static const CpuSet *device_vcpus(const DomainSpec *live, const DomainCell *c)
+{
+        for (unsigned i = 0; c->device && i < live->cells->len; i++) {
+                const DomainCell *target = &g_array_index(live->cells, DomainCell, i);
+                if (!target->device && target->id == c->device_target)
+                        return target->vcpus;
+        }
+        return c->vcpus;
+}
+
 /* Whether any node of nodes (OS indexes) has a pool of size. */
 static bool has_pool(const Topology *t, const CpuSet *nodes, uint64_t size)
 {
@@ -234,11 +245,11 @@ static bool has_pool(const Topology *t, const CpuSet *nodes, uint64_t size)
  * placementd binds each cell), else on any recorded node, within what the record has there beside the
  * pages of the hugepage-backed cells a <memnode> binds there (those pages are on their nodes; only a record
  * that holds less takes them too); a cell no <memnode> binds first on the nodes its vCPUs run on, where
- * placementd counts a cell's memory first. Then the nodes whose pools have the least room left for the
- * plan's pages first: a record says bytes per node, and the pages are where a pool had room for them. A
- * cell of a second page size takes bytes only within that size's free pages but at last (placementd counts
- * it in those pools, or on the nodes of a <memnode> without one). Kept when counting the domain as it runs
- * found it already. */
+ * placementd counts a cell's memory first (a memory device nothing binds: its guest cell's vCPUs). Then the
+ * nodes whose pools have the least room left for the plan's pages first: a record says bytes per node, and
+ * the pages are where a pool had room for them. A cell of a second page size takes bytes only within that
+ * size's free pages but at last (placementd counts it in those pools, or on the nodes of a <memnode> without
+ * one). Kept when counting the domain as it runs found it already. */
 static void adopt_ordinary_cells(const Topology *t, const Ledger *l, const DomainSpec *live, Plan *plan)
 {
         unsigned nnodes = MIN(plan->nnode_memory, t->nnodes);
@@ -277,11 +288,13 @@ static void adopt_ordinary_cells(const Topology *t, const Ledger *l, const Domai
                 const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
                 const CpuSet *nodes = cell_memnode(live, c);
                 g_autoptr(CpuSet) runs_on = cpuset_new(); /* node indexes of its vCPUs' recorded CPUs */
+                /* a memory device's are its guest cell's, whose memory the guest uses it as */
+                const CpuSet *vcpus = device_vcpus(live, c);
                 uint64_t bytes = c->memory;
                 if (cell_in_plan_size(t, plan, c))
                         continue;
-                for (unsigned v = 0; !nodes && c->vcpus && v < plan->nvcpus; v++)
-                        if (plan->vcpu_pu[v] >= 0 && cpuset_has(c->vcpus, plan_vcpu_id(plan, v)))
+                for (unsigned v = 0; !nodes && vcpus && v < plan->nvcpus; v++)
+                        if (plan->vcpu_pu[v] >= 0 && cpuset_has(vcpus, plan_vcpu_id(plan, v)))
                                 cpuset_add(runs_on, t->cores[t->pus[plan->vcpu_pu[v]].core].node);
                 /* a cell of a second page size: its pages come from that size's pools, not from a node
                  * without one (unless its <memnode> names no node with one, where placementd counts them) */

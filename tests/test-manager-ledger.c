@@ -677,6 +677,26 @@ START_TEST(test_dimm_binding_splits_record_after_restart)
 }
 END_TEST
 
+/* A 2 MiB-page guest of two cells (64 MiB, 100 MiB: node 1's pool alone holds the larger) with a 256 MiB
+ * DIMM of ordinary memory that nothing binds in cell 1: counted where cell 1's vCPUs run, and a restart
+ * splits the record so again, the DIMM's bytes on cell 1's node, not first on the node whose pool has the
+ * least room (cell 0's, whose pages were then taken for ordinary memory). */
+START_TEST(test_unbound_dimm_split_with_its_cell_after_restart)
+{
+        g_autofree char *topology = test_topology_path("two-node-hugepages.xml");
+
+        kinds_kept_after_restart(
+            topology, "l-dimmcell", "420",
+            "<maxMemory slots='2' unit='MiB'>2048</maxMemory><memoryBacking><hugepages>"
+            "<page size='2' unit='MiB'/></hugepages></memoryBacking><cpu><numa><cell "
+            "id='0' cpus='0' memory='64' unit='MiB'/><cell id='1' cpus='1' memory='100' "
+            "unit='MiB'/></numa></cpu><devices><memory model='dimm'><source><pagesize "
+            "unit='KiB'>4</pagesize></source><target><size unit='MiB'>256</size><node>1"
+            "</node></target></memory></devices>",
+            2u << 20, 164u << 20, 0, 256u << 20);
+}
+END_TEST
+
 /* A guest of a 1 GiB cell in 1 GiB pages and a 64 MiB cell in 2 MiB pages, bound to nodes 0-1, its vCPUs
  * kept to node 0's CPUs by <vcpu cpuset>, where node 0 has a 1 GiB pool and no 2 MiB one (full_pool: one
  * that another guest holds): the small cell's pages come from node 1's pool while its vCPU runs on node 0.
@@ -1144,6 +1164,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_dimm_page_size_counted_alike_after_restart);
         tcase_add_test(tc, test_dimm_nodemask_counted_alike_after_restart);
         tcase_add_test(tc, test_dimm_binding_splits_record_after_restart);
+        tcase_add_test(tc, test_unbound_dimm_split_with_its_cell_after_restart);
         tcase_add_test(tc, test_second_size_counted_in_its_pool_after_restart);
         tcase_add_test(tc, test_second_size_record_adopted_beside_a_full_pool);
         tcase_add_test(tc, test_forged_record_puts_no_second_size_pages_off_the_pools);
