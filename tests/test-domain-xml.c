@@ -267,6 +267,43 @@ START_TEST(test_online_vcpu_ids)
 }
 END_TEST
 
+/* An nvdimm that libvirt maps privately (no access='shared' on it, nor <memoryBacking><access
+ * mode='shared'>) is preallocated by QEMU in anonymous memory (numa_maps: "anon=" its whole size): host RAM
+ * of its guest cell, as a DIMM's; a shared one is the file's, and one on a DAX device (/dev/...) is not
+ * RAM: both left out as before. */
+START_TEST(test_private_nvdimm_is_ram)
+{
+        static const struct {
+                const char *access, *path, *backing;
+                uint64_t ram_mib;
+        } cases[] = {
+            {"", "/var/lib/pmem.img", "", 6144},
+            {" access='private'", "/var/lib/pmem.img",
+             "<memoryBacking><access mode='shared'/></memoryBacking>", 6144},
+            {" access='shared'", "/var/lib/pmem.img", "", 4096},
+            {"", "/var/lib/pmem.img", "<memoryBacking><access mode='shared'/></memoryBacking>", 4096},
+            {"", "/dev/dax0.0", "", 4096},
+        };
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain><name>d</name><maxMemory slots='2' unit='GiB'>16</maxMemory><memory "
+                    "unit='MiB'>6144</memory><vcpu>2</vcpu><cpu><numa><cell id='0' cpus='0-1' memory='4' "
+                    "unit='GiB'/></numa></cpu><devices><memory model='nvdimm'%s><source><path>%s</path>"
+                    "</source><target><size unit='GiB'>2</size><node>0</node></target></memory></devices>%s"
+                    "</domain>",
+                    cases[i].access, cases[i].path, cases[i].backing);
+                g_autoptr(DomainSpec) s = NULL;
+                g_autofree char *error = NULL;
+                ck_assert_msg(domain_xml_parse(xml, &s, &error) == 0, "case %u: %s", i, error);
+                ck_assert_msg(s->memory == cases[i].ram_mib << 20, "case %u: %llu MiB", i,
+                              (unsigned long long)(s->memory >> 20));
+                ck_assert_msg(g_array_index(s->cells, DomainCell, 0).memory == cases[i].ram_mib << 20,
+                              "case %u: cell %llu MiB", i,
+                              (unsigned long long)(g_array_index(s->cells, DomainCell, 0).memory >> 20));
+        }
+}
+END_TEST
+
 /* <memory> counts every memory device (libvirt adds them up): nvdimm and virtio-pmem are files or DAX
  * devices, not host RAM, and are left out; a DIMM is RAM and stays in */
 START_TEST(test_persistent_memory_not_ram)
@@ -588,6 +625,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_foreign_record);
         tcase_add_test(tc, test_online_vcpu_ids);
         tcase_add_test(tc, test_persistent_memory_not_ram);
+        tcase_add_test(tc, test_private_nvdimm_is_ram);
         tcase_add_test(tc, test_realtime_vcpusched);
         tcase_add_test(tc, test_realtime_vcpus_named);
         tcase_add_test(tc, test_guest_threads);

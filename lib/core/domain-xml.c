@@ -19,6 +19,8 @@ typedef enum {
         TEXT_DEFINITION,
         TEXT_IOTHREADS,
         TEXT_PMEM_SIZE,
+        TEXT_PMEM_NODE,
+        TEXT_PMEM_PATH,
         TEXT_DIMM_SIZE,
         TEXT_DIMM_NODE,
         TEXT_DIMM_PAGESIZE,
@@ -26,6 +28,17 @@ typedef enum {
         TEXT_VMEM_REQUESTED,
         TEXT_VMEM_CURRENT,
 } TextTarget;
+
+/* An access mode (<memory access=...>, <memoryBacking><access mode=...>): none given, shared, private. */
+enum { NVDIMM_DEFAULT, NVDIMM_SHARED, NVDIMM_PRIVATE };
+
+/* An nvdimm that its own access does not share: host RAM unless the domain's <memoryBacking> access
+ * shares it (parse()). */
+typedef struct PrivateNvdimm {
+        uint64_t bytes;
+        unsigned node;
+        bool given; /* access='private' of its own */
+} PrivateNvdimm;
 
 typedef struct Parser {
         DomainSpec *spec;
@@ -59,8 +72,16 @@ typedef struct Parser {
         bool in_pmem;            /* inside <devices><memory model='nvdimm|virtio-pmem'> */
         uint64_t pmem_unit;      /* of its <target><size> */
         uint64_t pmem_bytes;     /* the sizes of all of them */
-        bool vcpus_unreadable;   /* a <vcpus><vcpu> without a readable id */
-        PciHolder pci_holder;    /* the child of <devices> being read passes a host PCI device through */
+        /* the nvdimm being read: its access (NVDIMM_*), whether its <source><path> is a device (/dev/...,
+         * DAX), its size and <target><node> (-1 when none) */
+        int nvdimm_access;
+        bool nvdimm_dev, in_nvdimm;
+        uint64_t nvdimm_bytes;
+        int nvdimm_node;
+        GArray *nvdimms;       /* PrivateNvdimm: each nvdimm no access='shared' of its own shares */
+        int backing_access;    /* <memoryBacking><access mode=...>, NVDIMM_* */
+        bool vcpus_unreadable; /* a <vcpus><vcpu> without a readable id */
+        PciHolder pci_holder;  /* the child of <devices> being read passes a host PCI device through */
         CpuSet *tune_vcpus; /* the vcpus= of the <cachetune>/<memorytune> being read; NULL: none readable */
 } Parser;
 
@@ -733,7 +754,17 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
         } else if (in_path(p, "devices", "memory") && p->stack->len == 3) {
                 /* persistent memory backed by a file or a DAX device: in <memory>, but not host RAM */
                 const char *model = domain_xml_attr(names, values, "model");
+                const char *access = domain_xml_attr(names, values, "access");
                 p->in_pmem = model && (strcmp(model, "nvdimm") == 0 || strcmp(model, "virtio-pmem") == 0);
+                /* an nvdimm libvirt maps privately is preallocated in anonymous memory (parse()) */
+                p->in_nvdimm = model && strcmp(model, "nvdimm") == 0;
+                p->nvdimm_access = !access                          ? NVDIMM_DEFAULT
+                                   : strcmp(access, "shared") == 0  ? NVDIMM_SHARED
+                                   : strcmp(access, "private") == 0 ? NVDIMM_PRIVATE
+                                                                    : NVDIMM_DEFAULT;
+                p->nvdimm_dev = false;
+                p->nvdimm_bytes = 0;
+                p->nvdimm_node = -1;
                 /* virtio-mem is backed as a DIMM is, bound with its <target><node> cell */
                 p->in_dimm = model && (strcmp(model, "dimm") == 0 || strcmp(model, "virtio-mem") == 0);
                 p->in_vmem = model && strcmp(model, "virtio-mem") == 0;
@@ -752,6 +783,15 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 p->text = p->in_dimm ? TEXT_DIMM_SIZE : TEXT_PMEM_SIZE;
         } else if (p->in_dimm && in_path(p, "target", "node") && p->stack->len == 5) {
                 p->text = TEXT_DIMM_NODE;
+        } else if (p->in_nvdimm && in_path(p, "target", "node") && p->stack->len == 5) {
+                p->text = TEXT_PMEM_NODE;
+        } else if (p->in_nvdimm && in_path(p, "source", "path") && p->stack->len == 5) {
+                p->text = TEXT_PMEM_PATH;
+        } else if (p->stack->len == 3 && in_path(p, "memoryBacking", "access")) {
+                const char *mode = domain_xml_attr(names, values, "mode");
+                p->backing_access = !mode                         ? NVDIMM_DEFAULT
+                                    : strcmp(mode, "shared") == 0 ? NVDIMM_SHARED
+                                                                  : NVDIMM_PRIVATE;
         } else if (p->in_dimm && in_path(p, "source", "pagesize") && p->stack->len == 5) {
                 if (domain_xml_unit_multiplier(domain_xml_attr(names, values, "unit"), &p->dimm_page_unit) <
                     0) {
@@ -936,8 +976,15 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
                         return;
                 }
                 p->pmem_bytes += bytes;
+                p->nvdimm_bytes = bytes;
                 break;
         }
+        case TEXT_PMEM_NODE:
+                p->nvdimm_node = parse_uint(text, DOMAIN_XML_MAX_CELLS - 1, &n) ? (int)n : -1;
+                break;
+        case TEXT_PMEM_PATH:
+                p->nvdimm_dev = g_str_has_prefix(text, "/dev/");
+                break;
         case TEXT_DIMM_SIZE:
                 if (!memory_value(text, p->dimm_unit, &p->dimm_bytes)) {
                         g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
@@ -1013,6 +1060,14 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
                         g_array_append_val(p->dimms, d);
                 }
                 g_clear_pointer(&p->dimm_nodemask, cpuset_free);
+                if (p->in_nvdimm && p->nvdimm_access != NVDIMM_SHARED && !p->nvdimm_dev && p->nvdimm_bytes &&
+                    p->nvdimm_node >= 0) {
+                        PrivateNvdimm d = {.bytes = p->nvdimm_bytes,
+                                           .node = (unsigned)p->nvdimm_node,
+                                           .given = p->nvdimm_access == NVDIMM_PRIVATE};
+                        g_array_append_val(p->nvdimms, d);
+                }
+                p->in_nvdimm = false;
                 p->in_pmem = false;
                 p->in_dimm = false;
                 p->in_vmem = false;
@@ -1031,9 +1086,11 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
             .start_element = on_start, .end_element = on_end, .text = on_text};
         g_autoptr(DomainSpec) spec = g_new0(DomainSpec, 1);
         g_autoptr(GArray) dimms = g_array_new(FALSE, FALSE, sizeof(DomainMemoryDevice));
+        g_autoptr(GArray) nvdimms = g_array_new(FALSE, FALSE, sizeof(PrivateNvdimm));
         Parser p = {
             .spec = spec,
             .dimms = dimms,
+            .nvdimms = nvdimms,
             .stack = g_ptr_array_new_with_free_func(g_free),
             .buf = g_string_new(NULL),
             .memory_unit = 1024,
@@ -1095,6 +1152,18 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
                 g_clear_pointer(&spec->decision, meta_decision_free);
                 g_clear_pointer(&spec->definition, g_free);
                 spec->definition_too_big = false;
+        }
+        /* an nvdimm that neither its own access nor the domain's <memoryBacking> shares: libvirt maps its
+         * file privately and has QEMU preallocate it, so it is anonymous host RAM of its guest cell, as a
+         * DIMM of ordinary memory is (numa_maps: "anon=" its whole size) */
+        for (unsigned i = 0; i < nvdimms->len; i++) {
+                const PrivateNvdimm *d = &g_array_index(nvdimms, PrivateNvdimm, i);
+                DomainMemoryDevice dimm = {.node = d->node, .bytes = d->bytes, .pagesize = 4096};
+                if (!d->given && p.backing_access == NVDIMM_SHARED)
+                        continue;
+                p.pmem_bytes -= MIN(p.pmem_bytes, d->bytes);
+                p.dimm_total = sat_add(p.dimm_total, d->bytes);
+                g_array_append_val(dimms, dimm);
         }
         /* what the guest can use once a balloon deflates: <memory>, DIMMs included */
         spec->memory = p.memory ? p.memory : p.current_memory;
