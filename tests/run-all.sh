@@ -215,12 +215,14 @@ run_fuzz() {
 # smoke.sh (the harness itself, libvirt-env.sh, on the real libvirtd without placementd; about 3 s), run.sh
 # (the basics), ledger.sh (one scenario per way the record and the host can drift apart; known
 # failures are TAP TODO), lifecycle.sh (a seeded random walk, LIFECYCLE_STEPS steps, 12 unless set; the seed
-# is printed),
+# is printed; on the real host, then on a fake one of two nodes whose CPUs are the real ones, where a
+# binding to node 1 fails and a CPU kept from vCPUs leaves the other node's only core shared),
 # heal.sh (guests that burn CPU: measured load and healing after departures, read in /proc; about 20 s),
 # wedged.sh (a guest whose libvirt job is held: nothing waits for it; about 40 s), virtio-mem.sh (a guest
 # that really plugs and unplugs virtio-mem memory: the count follows; about 30 s) and cpu-offline.sh (host
 # CPU 1 taken offline and back while guests run; last, since under cgroup v1 the guests' cgroup keeps CPU 1
 # out until libvirtd is stopped; about 60 s).
+TWO_NODES='synthetic:pack:1 numa:2(memory=1GiB) core:1 pu:1'
 run_e2e() {
         local bad=0 ran=0
         $SUDO bash .ci/install-e2e-deps.sh || return 1
@@ -233,6 +235,7 @@ run_e2e() {
         part $SUDO bash tests/e2e/iothreads.sh build
         part $SUDO bash tests/e2e/ledger.sh build
         part $SUDO env STEPS="${LIFECYCLE_STEPS:-12}" bash tests/e2e/lifecycle.sh build
+        part $SUDO env STEPS="${LIFECYCLE_STEPS:-12}" LIFECYCLE_TOPOLOGY="$TWO_NODES" bash tests/e2e/lifecycle.sh build
         part $SUDO bash tests/e2e/heal.sh build
         part $SUDO bash tests/e2e/wedged.sh build
         part $SUDO bash tests/e2e/virtio-mem.sh build
