@@ -427,7 +427,8 @@ void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, 
 /* Hugepage-backed memory comes in whole pages: each node's share rounded down to its pages, and the pages
  * that frees go to the nodes already counting some, those with the most free pages left first (a share
  * of 2.5 one-GiB pages on each of two nodes is 3 + 2, not half pages no guest can use). What is less than
- * a page stays with the node counting the most. */
+ * a page takes a whole one there (QEMU rounds the size up): it goes to the node counting the most of those
+ * with a page left for it, and only when none has one to the node counting the most. */
 /* The same for one kind of the plan's memory: its own pages (second: false), or its cells of a second
  * page size (Plan.second_page_size). */
 static void whole_pages_of(const HostView *v, Plan *plan, bool second)
@@ -462,6 +463,16 @@ static void whole_pages_of(const HostView *v, Plan *plan, bool second)
         for (unsigned n = 1; n < plan->nnode_memory; n++)
                 if (pages[n] > pages[most])
                         most = n;
+        if (left) {
+                int rest = -1;
+                for (unsigned n = 0; n < plan->nnode_memory; n++) {
+                        uint64_t free_pages = ledger_node_free_hugepages(v->l, n, page);
+                        if (had[n] && free_pages >= pages[n] + page && (rest < 0 || pages[n] > pages[rest]))
+                                rest = (int)n;
+                }
+                if (rest >= 0)
+                        most = (unsigned)rest;
+        }
         if (plan->nnode_memory)
                 pages[most] += left;
         for (unsigned n = 0; n < plan->nnode_memory; n++) {

@@ -134,6 +134,40 @@ START_TEST(test_spread_in_whole_pages)
 }
 END_TEST
 
+/* A size that is not a whole number of pages (QEMU rounds it up to one): what is left under a page goes to
+ * a node with a page free for it. 129 MiB of 2 MiB pages on one vCPU took node 1's 64 pages and its last
+ * 1 MiB too, all of it counted and bound on node 1, whose pool holds 128 MiB (QEMU needs 65 pages there);
+ * with two vCPUs, 64.5 MiB a node, node 0's 32 pages and 1 MiB more. */
+START_TEST(test_part_page_goes_where_a_page_is_free)
+{
+        for (unsigned vcpus = 1; vcpus <= 2; vcpus++)
+                for (uint64_t mib = 129; mib <= 191; mib += 2) {
+                        g_autoptr(Topology) t = load();
+                        g_autoptr(Ledger) l = ledger_new(t);
+                        PlacementParams params = test_params(POLICY_EXPLICIT);
+                        PlacementRequest req = {
+                            .name = "vm", .vcpus = vcpus, .memory = mib * MiB, .hugepage_size = PAGE2};
+                        g_autoptr(Plan) p = policy_place(t, l, &req, &params);
+                        g_autoptr(CpuSet) nodes = NULL;
+                        uint64_t sum = 0;
+
+                        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+                        for (unsigned n = 0; n < p->nnode_memory; n++) {
+                                ck_assert_msg(p->node_memory[n] <= topology_node_hugepage_bytes(t, n, PAGE2),
+                                              "%u vCPUs, %" PRIu64 " MiB: node %u counts %" PRIu64
+                                              " bytes of a %" PRIu64 "-byte pool: %s",
+                                              vcpus, mib, n, p->node_memory[n],
+                                              topology_node_hugepage_bytes(t, n, PAGE2), p->reason);
+                                sum += p->node_memory[n];
+                        }
+                        ck_assert_uint_eq(sum, mib * MiB);
+                        nodes = plan_memory_nodes(p);
+                        ck_assert_msg(cpuset_count(nodes) == 2, "%u vCPUs, %" PRIu64 " MiB: %s", vcpus, mib,
+                                      p->reason);
+                }
+}
+END_TEST
+
 /* A page size no node has a pool of is unplaceable too (1 GiB pages here). */
 /* Memory the definition binds is counted where bound, whatever the pool holds; a pool too small for it is
  * said in the reason (QEMU will not find the pages), not hidden behind "placed" */
@@ -831,6 +865,7 @@ static Suite *hugepages_suite(void)
         tcase_add_test(tc, test_kernel_default_page_size);
         tcase_add_test(tc, test_short_pool_is_unplaceable);
         tcase_add_test(tc, test_spread_in_whole_pages);
+        tcase_add_test(tc, test_part_page_goes_where_a_page_is_free);
         tcase_add_test(tc, test_no_pool_of_that_size);
         tcase_add_test(tc, test_bound_beyond_pool_is_said);
         tcase_add_test(tc, test_cell_bound_beyond_pool_is_said);
