@@ -503,7 +503,7 @@ static unsigned vcpus_stacked(const Topology *t, const Ledger *l, const Plan *pl
  * the host has too few free cores for them all, fewer share than inside the binding's nodes. Not for
  * guest cells bound one by one (<memnode>): each cell keeps to its own nodes.
  */
-Plan *policy_place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l, const PlacementRequest *req,
+static Plan *place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l, const PlacementRequest *req,
                        const PlacementParams *params)
 {
         g_autoptr(Plan) plan = place_tiers(ops, t, l, req, params);
@@ -540,6 +540,15 @@ Plan *policy_place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l,
                                                 vcpus_stacked(t, l, beyond) < vcpus_stacked(t, l, plan)))))
                 return g_steal_pointer(&beyond);
         return g_steal_pointer(&plan);
+}
+
+Plan *policy_place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l, const PlacementRequest *req,
+                       const PlacementParams *params)
+{
+        Plan *plan = place_ops(ops, t, l, req, params);
+
+        plan->packed = params->fit == FIT_PACK;
+        return plan;
 }
 
 Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *req,

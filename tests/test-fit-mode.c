@@ -3,6 +3,8 @@
 #include "test-util.h"
 #include "test-policy-util.h"
 
+#include "decision-text.h"
+
 static PlacementParams params_fit(FitMode fit)
 {
         PlacementParams p = test_params(POLICY_EXPLICIT);
@@ -68,6 +70,32 @@ START_TEST(test_pack_fullest_qualifying)
 }
 END_TEST
 
+/* explain's rule line says what Fit= took: under pack it read "the one with most free cores, then most
+ * free memory", the opposite of what chose the set. */
+START_TEST(test_explain_rule_follows_fit)
+{
+        for (unsigned f = 0; f < _FIT_MAX; f++) {
+                g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 16 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams p = params_fit((FitMode)f);
+                g_autofree char *text = NULL;
+                const Plan *plan;
+
+                test_place(t, l, &p, "a", 1, 1 * GiB);
+                plan = test_place(t, l, &p, "b", 1, 1 * GiB);
+                ck_assert_uint_eq(only_node(plan), f == FIT_PACK ? 0 : 1);
+                text = plan_explain(t, plan);
+                ck_assert_msg(strstr(text, f == FIT_PACK
+                                               ? "the fullest of them (Fit=pack): fewest free cores, "
+                                                 "then least free memory"
+                                               : "the one with most free cores, then most free memory"),
+                              "%s", text);
+                if (f == FIT_PACK)
+                        ck_assert_msg(!strstr(text, "most free cores"), "%s", text);
+        }
+}
+END_TEST
+
 /* Spread is what it was: the least loaded set of the group, and the reason says so. */
 START_TEST(test_spread_unchanged)
 {
@@ -91,6 +119,7 @@ static Suite *fit_mode_suite(void)
         tcase_add_test(tc, test_pack_keeps_big_holes);
         tcase_add_test(tc, test_pack_fullest_qualifying);
         tcase_add_test(tc, test_spread_unchanged);
+        tcase_add_test(tc, test_explain_rule_follows_fit);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -172,19 +172,17 @@ char *plan_explain(const Topology *t, const Plan *p)
         }
         switch (p->result) {
         case PLAN_PLACED:
-                g_string_append(
-                    s, p->device_near ? "rule: the nearest group of sets with room wins; among equally near "
-                                        "sets, one with a node of its PCI devices first (it chose here), "
-                                        "then the one with most free cores, then most free memory, then "
-                                        "lowest node numbers\n"
-                       : p->threads_near
-                           ? "rule: the nearest group of sets with room wins; among equally near "
-                             "sets, one with the node of the CPUs its definition pins QEMU's "
-                             "threads to first (it chose here), then the one with most free "
-                             "cores, then most free memory, then lowest node numbers\n"
-                           : "rule: the nearest group of sets with room wins; among equally near "
-                             "sets, the one with most free cores, then most free memory, then "
-                             "lowest node numbers\n");
+                g_string_append_printf(
+                    s, "rule: the nearest group of sets with room wins; among equally near sets, %s%s\n",
+                    p->device_near ? "one with a node of its PCI devices first (it chose here), then "
+                    : p->threads_near
+                        ? "one with the node of the CPUs its definition pins QEMU's threads to first (it "
+                          "chose here), then "
+                        : "",
+                    p->packed ? "the fullest of them (Fit=pack): fewest free cores, then least free memory, "
+                                "then lowest node numbers"
+                              : "the one with most free cores, then most free memory, then lowest node "
+                                "numbers");
                 for (unsigned c = 0; c < p->ncells; c++)
                         if (cpuset_count(p->cells[c].nodes) > 1) {
                                 g_string_append(s,

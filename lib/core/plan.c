@@ -161,6 +161,7 @@ Plan *plan_copy(const Plan *p)
         cpuset_union(c->held_pus, p->held_pus);
         c->device_near = p->device_near;
         c->threads_near = p->threads_near;
+        c->packed = p->packed;
         c->repinned = p->repinned;
         return c;
 }

@@ -338,6 +338,8 @@ typedef struct Plan {
         /* added: ... or for the node of the CPUs its definition pins QEMU's threads to (no PCI device
          * of a known node: policy_user_thread_nodes()) */
         bool threads_near;
+        /* added: among equally near sets, the fullest won ([Placement] Fit=pack), not the least loaded */
+        bool packed;
         /* added: re-pinned where it runs by measured load (heal, rebalance): nodes and candidates are
          * those of its placement, the pins moved since */
         bool repinned;
