@@ -494,6 +494,7 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
         if (bound && finish_memory_nodes_all_missing(v->t, req->memory_nodes)) {
                 /* libvirt refuses to start a guest bound to nodes the host lacks: no memory counted */
                 g_autofree char *list = cpuset_format(req->memory_nodes);
+                plan->nothing_usable = true;
                 memset(plan->node_memory, 0, sizeof(uint64_t) * plan->nnode_memory);
                 plan->reason = g_strdup_printf(
                     "%s its memory to node%s %s (%s), which this host does not have: libvirt refuses to "
@@ -507,6 +508,7 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                 /* it runs all the same (on CPUs the host keeps, ReservedCPUs=): its memory is where it is
                  * bound, or on the nodes of its CPUs */
                 g_autoptr(CpuSet) nodes = cpuset_new();
+                plan->nothing_usable = true;
                 for (unsigned n = 0; !bound && n < v->t->nnodes; n++)
                         if (v->t->nodes[n].ncores > 0 &&
                             (!req->allowed_cpus ||
@@ -531,6 +533,7 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                                                note, counted ? counted : "");
         } else if (host->usable_pus == 0 && host->free_memory >= req->memory && params->reserved_cpus) {
                 g_autofree char *reserved = cpuset_format(params->reserved_cpus);
+                plan->nothing_usable = true;
                 plan->reason = g_strdup_printf(
                     "no CPU is left for vCPUs: ReservedCPUs=%s holds them all; nothing pinned", reserved);
         } else if (req->allowed_cpus && !bound && finish_spill_from_allowed(v, req, plan)) {

@@ -3,6 +3,7 @@
  * The user's static constraints in the engine, under every policy: <vcpu cpuset>, <numatune><memory>
  * (each mode), <numatune><memnode>, <cputune><emulatorpin>. Each case runs under explicit and compat.
  */
+#include "decision-text.h"
 #include "nodesets.h"
 #include "test-util.h"
 #include "topology-load.h"
@@ -668,8 +669,15 @@ START_TEST(test_constraints_leave_nothing)
                         ck_assert_int_eq(plan->result, PLAN_UNPLACEABLE);
                         for (unsigned v = 0; v < plan->nvcpus; v++)
                                 ck_assert(cpuset_is_empty(plan->vcpu_pins[v]));
+                        g_autofree char *text = plan_explain(t, plan);
                         assert_reason_has(plan, why[i]);
                         ck_assert_msg(!strstr(plan->reason, "cores taken there"), "%s", plan->reason);
+                        /* explain's fallback line says the same: the memory fits, nothing it may use does */
+                        ck_assert_msg(!strstr(text, "memory fits on no set") &&
+                                          strstr(text,
+                                                 "fallback: nothing on this host is left that it may use, "
+                                                 "so nothing was pinned"),
+                                      "%s", text);
                 }
                 g_clear_pointer(&p.reserved_cpus, cpuset_free);
                 /* a binding that names a node the host lacks beside one it has: said */

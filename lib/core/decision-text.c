@@ -198,7 +198,11 @@ char *plan_explain(const Topology *t, const Plan *p)
                        "and the least loaded cores were shared\n");
                 break;
         case PLAN_UNPLACEABLE:
-                g_string_append(s, "fallback: memory fits on no set, so nothing was pinned\n");
+                g_string_append(
+                    s, p->nothing_usable
+                           ? "fallback: nothing on this host is left that it may use, so nothing was "
+                             "pinned\n"
+                           : "fallback: memory fits on no set, so nothing was pinned\n");
                 break;
         case PLAN_ADOPTED:
         default:

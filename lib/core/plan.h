@@ -340,6 +340,9 @@ typedef struct Plan {
         bool threads_near;
         /* added: among equally near sets, the fullest won ([Placement] Fit=pack), not the least loaded */
         bool packed;
+        /* added: unplaceable with the memory there: nothing it may use is left on the host (its
+         * constraints name no usable CPU or no node of it, ReservedCPUs= holds every CPU) */
+        bool nothing_usable;
         /* added: re-pinned where it runs by measured load (heal, rebalance): nodes and candidates are
          * those of its placement, the pins moved since */
         bool repinned;
