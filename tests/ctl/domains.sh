@@ -151,6 +151,13 @@ json "trace: 'domain FILE.xml' lines beside the trace, stopped by name, the skip
      ("start", "auto"), ("stop", "auto"), ("stop", "cpuset"), ("start", "cpuset")] and
      dec("cpuset")["nodes"] == [1]'
 
+printf 'domain %s\nstop vcpupin\nstart web 4 1G\n' "$D/vcpupin.xml" >"$TMP/pinned.trace"
+run plan --topology="$HOST" --json --trace="$TMP/pinned.trace"
+json "trace: stopping a skipped domain gives back the pins and memory it held: web gets all 4 cores" \
+    'dec("vcpupin")["result"] == "skipped" and dec("web")["result"] == "placed" and
+     all(c["domains"] in ([], ["web"]) for c in d["map"]["cpus"]) and
+     sum(n["memory_reserved"] for n in d["map"]["nodes"]) == 1 << 30'
+
 run explain --topology="$HOST" --json --domain="$D/cpuset.xml"
 json "explain --topology --domain: the candidates, node 0 left out by the cpuset" \
     'len(dec("cpuset")["candidates"]) > 0 and all(0 not in c["nodes"] for c in dec("cpuset")["candidates"])'
