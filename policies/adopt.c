@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Adoption: turning pins placementd did not choose into a plan the ledger can hold. */
 #include "cells.h"
+#include "finish.h"
 #include "policy.h"
 #include "policy-internal.h"
 
@@ -170,14 +171,18 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
         policy_hold_thread_cpus(t, req, plan);
         cells_record_nodes(t, plan);
         /* memory the definition (or a live binding) binds lies where it is bound, wherever the pins are */
-        if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes)
+        plan->reason = g_strdup("pins made outside placementd, recorded as they are");
+        if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes) {
                 policy_charge_bound_memory(&v, req, plan);
-        else
+        } else {
                 policy_spread_memory(&v, plan);
+                /* what the nodes of its pins have no room for, the kernel puts on the nearest others */
+                if (!cpuset_is_empty(plan->nodes))
+                        finish_spill(&v, plan, SPILL_PINS);
+        }
         /* the pins are counted all the same */
         policy_drop_poolless_memory(t, plan);
         policy_count_shared(&v, plan);
         host_view_done(&v);
-        plan->reason = g_strdup("pins made outside placementd, recorded as they are");
         return plan;
 }

@@ -551,7 +551,7 @@ bool finish_memory_spills(const HostView *v, const PlacementRequest *req, const 
         return room >= req->memory && allowed_room < req->memory;
 }
 
-void finish_spill(const HostView *v, Plan *plan, bool by_cpuset)
+void finish_spill(const HostView *v, Plan *plan, SpillWhy why)
 {
         const Topology *t = v->t;
         g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
@@ -609,11 +609,19 @@ void finish_spill(const HostView *v, Plan *plan, bool by_cpuset)
                                             moved ? "; " : ": ", size_format(stuck, b, sizeof(b)),
                                             t->nodes[first].os_index)
                           : g_strdup("");
-                plan->reason = g_strdup_printf(
-                    by_cpuset
-                        ? "%s; its <vcpu cpuset> binds no memory and its nodes lack room for %s of it%s%s"
-                        : "%s; its nodes lack room for %s of its memory that nothing binds (a cell's "
-                          "<memnode> took it)%s%s",
-                    reason, size_format(moved + stuck, a, sizeof(a)), where, rest);
+                const char *size = size_format(moved + stuck, a, sizeof(a));
+                g_autofree char *what =
+                    why == SPILL_CPUSET
+                        ? g_strdup_printf(
+                              "its <vcpu cpuset> binds no memory and its nodes lack room for %s of it", size)
+                    : why == SPILL_PINS
+                        ? g_strdup_printf(
+                              "the nodes of its pins lack room for %s of its memory, which nothing binds",
+                              size)
+                        : g_strdup_printf(
+                              "its nodes lack room for %s of its memory that nothing binds (a cell's "
+                              "<memnode> took it)",
+                              size);
+                plan->reason = g_strdup_printf("%s; %s%s%s", reason, what, where, rest);
         }
 }

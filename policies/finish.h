@@ -24,10 +24,15 @@ void finish_rehouse(const HostView *v, const PlacementRequest *req, Plan *plan);
  * than those nodes have room for while the host has it: its vCPUs take cores inside the cpuset all the
  * same, and the rest of its memory goes where the kernel falls back (finish_spill()). */
 bool finish_memory_spills(const HostView *v, const PlacementRequest *req, const Plan *plan);
+/* Why a plan's nodes lack the room for memory nothing binds (finish_spill()'s reason says which). */
+typedef enum SpillWhy {
+        SPILL_MEMNODE, /* a guest cell's <memnode> took the room from the set's nodes */
+        SPILL_CPUSET,  /* the set is the <vcpu cpuset>'s */
+        SPILL_PINS,    /* the nodes are those of pins made outside placementd (policy_adopt()) */
+} SpillWhy;
 /* The memory of plan its set's nodes have no room for, counted on the other nodes nearest its vCPUs, where
- * the kernel falls back, and said in the reason; by_cpuset: the set is the <vcpu cpuset>'s (else memory
- * nothing binds lacked the room a guest cell's <memnode> took from the set's nodes). */
-void finish_spill(const HostView *v, Plan *plan, bool by_cpuset);
+ * the kernel falls back, and said in the reason (why). */
+void finish_spill(const HostView *v, Plan *plan, SpillWhy why);
 
 /* The reason of a PLAN_UNPLACEABLE plan; host: what every reachable node offers together. */
 void finish_unplaceable(const HostView *v, const PlacementRequest *req, const SetLoad *host, Plan *plan);

@@ -439,7 +439,7 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
                 finish_plan(&v, ops, req, &choice, plan);
                 /* what nothing binds and the set has no room for: where the kernel falls back */
                 if (spills || !(req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes))
-                        finish_spill(&v, plan, spills);
+                        finish_spill(&v, plan, spills ? SPILL_CPUSET : SPILL_MEMNODE);
                 /* the CPUs its definition keeps for QEMU's threads stay its own */
                 policy_hold_thread_cpus(t, req, plan);
         }

@@ -734,6 +734,32 @@ START_TEST(test_cpuset_apart_from_nodeset)
 }
 END_TEST
 
+/* A guest pinned by hand to CPUs of nodes 0 and 1 (1 GiB each) with 4 GiB that nothing binds: the kernel
+ * puts what those nodes lack on the nearest others, and so does its adopted plan, saying so; the 2 GiB
+ * were counted nowhere, and a 2 GiB guest was placed on memory the first one holds. */
+START_TEST(test_adopted_memory_beyond_pinned_nodes_spills)
+{
+        g_autoptr(Topology) t = topology_new_uniform(4, 1, 1, GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) cpu0 = set_of("0");
+        g_autoptr(CpuSet) cpu1 = set_of("1");
+        CpuSet *pins[2] = {cpu0, cpu1};
+        PlacementRequest req = {.name = "pinned", .vcpus = 2, .memory = 4 * GiB};
+        PlacementRequest next = {.name = "next", .vcpus = 1, .memory = 2 * GiB};
+        Plan *plan = policy_adopt(t, l, &req, pins, &p);
+        uint64_t counted = 0;
+
+        for (unsigned n = 0; n < 4; n++)
+                counted += plan->node_memory[n];
+        ck_assert_msg(counted == 4 * GiB && plan->node_memory[2] == GiB && plan->node_memory[3] == GiB,
+                      "%llu bytes counted: %s", (unsigned long long)counted, plan->reason);
+        assert_reason_has(plan, "the nodes of its pins lack room for 2.0 GiB of its memory");
+        ck_assert_int_eq(ledger_commit(l, "pinned", plan), 0);
+        ck_assert_int_eq(place_req(t, l, &p, &next)->result, PLAN_UNPLACEABLE);
+}
+END_TEST
+
 /* vCPUs whose own pins float over a node (Nova's shared CPUs as <vcpupin cpuset='0-3'>) are each counted
  * on the least loaded core, not on the two threads of one: a later domain sees two cores taken, and its
  * own placement is not pushed off the node by a core counted twice */
@@ -1352,6 +1378,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_pinned_thread_node_keeps_l3_fit);
         tcase_add_test(tc, test_placed_thread_cpus_held);
         tcase_add_test(tc, test_adopted_floating_pins_spread_over_cores);
+        tcase_add_test(tc, test_adopted_memory_beyond_pinned_nodes_spills);
         tcase_add_test(tc, test_strict_binding_counts_no_node_past_its_memory);
         tcase_add_test(tc, test_hugepage_binding_skips_a_node_without_the_pool);
         tcase_add_test(tc, test_cpuset_alone_memory_spills);
