@@ -107,8 +107,8 @@ void rank_iter_done(RankIter *it)
         g_free(it->pos);
 }
 
-/* Least loaded first (Fit=spread): most free cores, then most free memory (lowest node numbers:
- * enumeration order). */
+/* Least loaded first (Fit=spread): most free cores, then most free memory (then enumeration order:
+ * smaller sets first, then by their highest node). */
 /* The free cores a set's load is judged by: a core the user keeps for this domain's own emulator or I/O
  * thread is the domain's, not load (else a guest is sent away from the thread it pinned). */
 static unsigned unloaded_cores(const SetLoad *a)

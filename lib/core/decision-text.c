@@ -180,9 +180,9 @@ char *plan_explain(const Topology *t, const Plan *p)
                           "chose here), then "
                         : "",
                     p->packed ? "the fullest of them (Fit=pack): fewest free cores, then least free memory, "
-                                "then lowest node numbers"
-                              : "the one with most free cores, then most free memory, then lowest node "
-                                "numbers");
+                                "then the one listed first"
+                              : "the one with most free cores, then most free memory, then the one listed "
+                                "first");
                 for (unsigned c = 0; c < p->ncells; c++)
                         if (cpuset_count(p->cells[c].nodes) > 1) {
                                 g_string_append(s,

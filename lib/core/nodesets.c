@@ -85,7 +85,8 @@ static void enumerate_all(Builder *b)
 {
         unsigned nodes[NODESETS_EXHAUSTIVE_MAX];
 
-        /* By size, then lexicographically: walk masks ordered by popcount for a natural stable order. */
+        /* By size, then by mask value (the highest node lowest first: nodes 1-2 before 0,3): a natural
+         * stable order, the last tie-break of the set search. */
         for (unsigned size = 1; size <= b->nnodes; size++)
                 for (uint32_t mask = 1; mask < (UINT32_C(1) << b->nnodes); mask++) {
                         unsigned n = 0;
