@@ -561,7 +561,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         d->pinned_by_hand = true;
         d->reason = g_strdup_printf("%s; pins adopted as they are, placementd does not fight them", what);
         /* what was applied before still stands: the emulator and I/O thread pins, the memory binding */
-        d->memory_binding = old->memory_binding;
+        d->memory_binding = placer_binding_that_runs(old->memory_binding);
         adopted = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
         plan_set_realtime(adopted, live->realtime, live->realtime_vcpus);
         plan_set_vcpu_ids(adopted, live->vcpu_ids, nvcpus);

@@ -87,6 +87,10 @@ bool placer_write_record(Manager *m, virDomainPtr dom, Decision *d);
  */
 Decision *placer_skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, const DomainSpec *live,
                                 const DomainSpec *user, const char *why, const Decision *old);
+/* The binding a decision placementd no longer places (pinned by hand, opted out) keeps of b, its earlier
+ * one's: one libvirt refused binds nothing, and the memory is counted where the pins are now, so it says
+ * none rather than a failure on nodes the failure was not of. */
+MemoryBinding placer_binding_that_runs(MemoryBinding b);
 /*
  * A running domain whose XML placementd cannot read (error says why): not placed, but what libvirt's own
  * calls say it runs on (vCPU pins other than "anywhere", its live memory binding, its memory ceiling) is

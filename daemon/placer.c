@@ -404,6 +404,11 @@ static Plan *bound_memory_plan(Manager *m, const PlacementRequest *req, const Pl
         return policy_adopt(m->topology, m->ledger, req, floating, params);
 }
 
+MemoryBinding placer_binding_that_runs(MemoryBinding b)
+{
+        return b == MEMORY_BINDING_FAILED ? MEMORY_BINDING_NONE : b;
+}
+
 /*
  * What placementd applied to a domain that opts out while it runs (a <vcpupin> written into its persistent
  * definition with virsh vcpupin --config) still runs: its emulator pin, while the live one is still that,
@@ -421,7 +426,7 @@ static MemoryBinding keep_applied(const Decision *old, const DomainSpec *live, P
         if (old && old->plan) {
                 cpuset_union(occupied->iothreads, old->plan->iothreads);
                 cpuset_union(occupied->iothread_pin, old->plan->iothread_pin);
-                return old->memory_binding;
+                return placer_binding_that_runs(old->memory_binding);
         }
         if (md && md->iothreads && md->iothread_pin) {
                 cpuset_union(occupied->iothreads, md->iothreads);

@@ -5,6 +5,7 @@
  * pins changed counts the change before it places; records and pins found at a start are taken as they
  * run, and a domain placementd pinned is never counted as anyone else's.
  */
+#include <dlfcn.h>
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
 #include <glib/gstdio.h>
@@ -22,6 +23,21 @@
 
 static struct event_base *base;
 static virConnectPtr conn;
+
+/* live memory bindings of the domain of this name fail as libvirt's refusal does (NULL: none) */
+static const char *unbindable_name;
+
+int virDomainSetNumaParameters(virDomainPtr dom, virTypedParameterPtr params, int nparams,
+                               unsigned int flags)
+{
+        static int (*real)(virDomainPtr, virTypedParameterPtr, int, unsigned int);
+
+        if (unbindable_name && g_strcmp0(virDomainGetName(dom), unbindable_name) == 0)
+                return -1;
+        if (!real)
+                *(void **)&real = dlsym(RTLD_NEXT, "virDomainSetNumaParameters");
+        return real(dom, params, nparams, flags);
+}
 
 static void setup(void)
 {
@@ -421,6 +437,33 @@ START_TEST(test_hand_pins_changed_while_down)
 }
 END_TEST
 
+/* A domain whose memory binding libvirt refused, then pinned by hand: skipped, counted where its pins run,
+ * and its decision says it binds no memory, not that a binding failed on the nodes it is now counted on
+ * (the failure was of the nodes placementd chose, which nothing holds to any more). */
+START_TEST(test_hand_pinned_after_failed_binding_binds_nothing)
+{
+        Manager *m = fixture_manager_new(base, "synthetic:pack:2 numa:1(memory=8GiB) core:2 pu:2", QUIET);
+        virDomainPtr a;
+        const Decision *d;
+
+        unbindable_name = "u-unbound";
+        a = fixture_start_xml(conn, "u-unbound", "<vcpu>1</vcpu>");
+        ck_assert(fixture_spin_known(base, m, "u-unbound", 3000));
+        d = manager_lookup(m, "u-unbound");
+        ck_assert_msg(d->memory_binding == MEMORY_BINDING_FAILED, "binding %s: %s",
+                      memory_binding_to_string(d->memory_binding), d->reason);
+        fixture_pin(a, 0, runs_on(a, 1, 0) < 4 ? 5 : 1);
+        manager_reconcile(m);
+        d = manager_lookup(m, "u-unbound");
+        ck_assert_msg(d->result == DECISION_SKIPPED && d->memory_binding == MEMORY_BINDING_NONE,
+                      "%s, binding %s: %s", decision_result_to_string(d->result),
+                      memory_binding_to_string(d->memory_binding), d->reason);
+        unbindable_name = NULL;
+        fixture_stop(a);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 static Suite *manager_runs_suite(void)
 {
         Suite *s = suite_create("manager runs");
@@ -438,6 +481,7 @@ static Suite *manager_runs_suite(void)
         tcase_add_test(tc, test_record_refused_beside_failed_domain);
         tcase_add_test(tc, test_failed_apply_keeps_emulator_held);
         tcase_add_test(tc, test_hand_pins_changed_while_down);
+        tcase_add_test(tc, test_hand_pinned_after_failed_binding_binds_nothing);
         suite_add_tcase(s, tc);
         return s;
 }

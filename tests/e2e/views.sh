@@ -413,10 +413,6 @@ _views_domain() {
         [ -z "$l_cell_nodes" ] || line+=" (memnode ${l_cell_nodes})"
         if [ "$m_bind" = none ]; then
             line="note: $line; the decision says it bound no memory"
-        elif [ "$m_bind" = failed ] && [ "$m_res" = skipped ]; then
-            # pinned by hand after placementd's binding failed: nothing binds it, and its memory is
-            # counted where its pins are now, the failure kept as what placementd last tried
-            line="note: $line; its binding failed before it was pinned by hand"
         else
             # libvirt refused a node this kernel lacks: the machine's limit, not the daemon's fault (an
             # adopted record says only that the binding failed: the error was its first run's)
