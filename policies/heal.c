@@ -24,6 +24,7 @@
 /* The host as the pass sees it: a scratch ledger the moves are made on, and what is busy where. */
 typedef struct HealHost {
         const Topology *t;
+        const PlacementParams *params; /* which cores vCPUs may use */
         Ledger *l;
         double *pu_busy;       /* [npus] busy fractions of vCPUs and host-side shares (the engine's input) */
         unsigned *core_nb;     /* [ncores] busy vCPUs counted on the core */
@@ -255,11 +256,13 @@ static void fill_one(const char *key, const Plan *p, void *userdata)
         account(f->h, p, hd ? &hd->request : NULL, +1);
 }
 
-static HealHost *heal_host_new(const Topology *t, const Ledger *l, GHashTable *by_key)
+static HealHost *heal_host_new(const Topology *t, const Ledger *l, const PlacementParams *params,
+                               GHashTable *by_key)
 {
         HealHost *h = g_new0(HealHost, 1);
 
         h->t = t;
+        h->params = params;
         h->l = ledger_new_over(l); /* the moves are tried on it, never on l */
         h->pu_busy = g_new0(double, MAX(t->npus, 1));
         h->core_nb = g_new0(unsigned, MAX(t->ncores, 1));
@@ -286,19 +289,11 @@ static void heal_host_free(HealHost *h)
 }
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(HealHost, heal_host_free)
 
-/* Whether a vCPU of p shares its core while some core holds no vCPU at all (sharing that arose when cores
+/* Whether a vCPU of p shares its core while a core vCPUs may use holds none (sharing that arose when cores
  * were short). */
 static bool shares_while_free(const HealHost *h, const Plan *p)
 {
-        const Topology *t = h->t;
-        bool shares = false;
-
-        for (unsigned i = 0; i < p->nvcpus && !shares; i++)
-                shares = p->vcpu_pu[i] >= 0 && ledger_core_load(h->l, t->pus[p->vcpu_pu[i]].core) >= 2;
-        for (unsigned c = 0; shares && c < t->ncores; c++)
-                if (ledger_core_free(h->l, c))
-                        return true;
-        return false;
+        return heal_shares_while_free(h->t, h->l, h->params, p);
 }
 
 /* Whether a domain with plan p could gain from a move at all: it contends or spans nodes, or (in a pass
@@ -377,14 +372,12 @@ bool heal_shares_while_free(const Topology *t, const Ledger *l, const PlacementP
 {
         bool shares = false;
 
-        if (p->result != PLAN_PLACED && p->result != PLAN_OVERCOMMITTED)
-                return false;
         for (unsigned i = 0; i < p->nvcpus && !shares; i++)
                 shares = p->vcpu_pu[i] >= 0 && ledger_core_load(l, t->pus[p->vcpu_pu[i]].core) >= 2;
-        for (unsigned c = 0; c < t->ncores && shares; c++) {
-                bool usable = ledger_core_free(l, c);
-                for (unsigned pu = t->cores[c].pu_first;
-                     usable && pu < t->cores[c].pu_first + t->cores[c].npus; pu++)
+        for (unsigned c = 0; shares && c < t->ncores; c++) {
+                const TopoCore *core = &t->cores[c];
+                bool usable = ledger_core_free(l, c) && !core->host_thread;
+                for (unsigned pu = core->pu_first; usable && pu < core->pu_first + core->npus; pu++)
                         usable = !policy_keeps_pu(t, params, pu) &&
                                  !(params->unavailable_cpus &&
                                    cpuset_has(params->unavailable_cpus, t->pus[pu].os_index));
@@ -823,7 +816,7 @@ int policy_heal(const Topology *t, const Ledger *l, const PlacementParams *p, co
         /* with cores to spare, sharing that arose when cores were short is undone as when asked: every
          * vCPU gets a core of its own while there are cores for it */
         params.undo_sharing = params.undo_sharing || cores_to_spare(t, l, p);
-        h = heal_host_new(t, l, by_key);
+        h = heal_host_new(t, l, p, by_key);
         for (unsigned i = 0; i < n; i++) {
                 const Plan *cur = ledger_lookup(h->l, domains[i]->key);
                 HealOrder o = {.hd = domains[i]};

@@ -149,8 +149,9 @@ bool heal_may_gain(const Topology *t, const Ledger *l, const Plan *p, const doub
 
 /*
  * Whether a vCPU of the domain with plan p (in l) shares a core with another vCPU while a whole core vCPUs
- * may use (params) runs nothing: the count alone says it could gain, whatever its load, so a pass may move
- * it before its load is known.
+ * may use (params: not reserved, kept by CoreKinds=, offline or the host's) runs nothing: the count alone
+ * says it could gain, whatever its load, so a pass may move it before its load is known, and a pass that
+ * undoes sharing looks at it.
  */
 bool heal_shares_while_free(const Topology *t, const Ledger *l, const PlacementParams *params,
                             const Plan *p);
