@@ -493,6 +493,9 @@ def check_case(case, d):
     if hps and not any(e[5].get("nodeset") or e[5].get("cpuset") for e in evs if e[0] == "start"):
         held_pages = sum(hp["pages"] * hp["page_size"] - hp["free_bytes"] for hp in hps)
         want = sum(a["mem"] for nm, a in active.items() if a.get("huge"))
+        # a guest pinned by its definition runs as it is, with more pages than the pools placementd
+        # knows (one resized since it started); the pools then count full, not past it
+        want = min(want, sum(hp["pages"] * hp["page_size"] for hp in hps))
         if held_pages != want:
             raise Fail("map: pools hold %d bytes, the running hugepage domains %d" % (held_pages, want))
     for hp in hps:
