@@ -200,9 +200,10 @@ static int read_events(const Ctl *c, char **args, unsigned nargs, GPtrArray **re
         return 0;
 }
 
-/* Every start of a domain not running and every stop of one running, checked before anything is printed:
- * a refused list prints nothing, as any other usage error. FILE:LINE as the trace's other errors (and
- * simulate's) name them. */
+/* Every start of a domain not running, and every stop and load line of one running, checked before anything
+ * is printed: a refused list prints nothing, as any other usage error. FILE:LINE as the trace's other
+ * errors (and simulate's) name them: a trace plan takes, simulate takes too (a load line is ignored here,
+ * but one naming no running domain is the same error as there). */
 static int check_names(const Ctl *c, const GPtrArray *events)
 {
         g_autoptr(GHashTable) running = g_hash_table_new(g_str_hash, g_str_equal);
@@ -214,10 +215,12 @@ static int check_names(const Ctl *c, const GPtrArray *events)
                         what = "already running";
                 else if (e->op == TRACE_STOP && !g_hash_table_remove(running, e->name))
                         what = "no such running domain";
+                else if (e->op == TRACE_LOAD && !g_hash_table_contains(running, e->name))
+                        what = "no such running domain";
                 if (!what)
                         continue;
                 g_autofree char *name = text_safe(e->name); /* a domain's name, as its owner chose it */
-                const char *verb = e->op == TRACE_START ? "start" : "stop";
+                const char *verb = e->op == TRACE_START ? "start" : e->op == TRACE_STOP ? "stop" : "load";
                 if (e->line)
                         ctl_error("placementctl %s: %s:%u: %s %s: %s", c->verb, c->trace, e->line, verb,
                                   name, what);

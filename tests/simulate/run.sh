@@ -262,6 +262,13 @@ out=$("$ctl" plan --topology="$H222" --trace="$tmp/unknown.trace" 2>&1)
 rc=$?
 report "plan says the same of it, as the parser names a line: FILE:LINE (rc $rc)" \
         "$([ $rc -eq 2 ] && grep -q "^placementctl plan: $tmp/unknown.trace:3: stop b: no such running domain" <<<"$out"; echo $?)"
+printf 'start a 1 1G\nload b busy=0.5\n' >"$tmp/load-unknown.trace"
+for verb in simulate plan explain; do
+        out=$("$ctl" "$verb" --topology="$H222" --trace="$tmp/load-unknown.trace" 2>&1)
+        rc=$?
+        report "$verb: a load of a domain not running: exit 2 naming line 2, as simulate refuses it (rc $rc)" \
+                "$([ $rc -eq 2 ] && grep -q "load-unknown.trace:2: load b: no such running domain" <<<"$out"; echo $?)"
+done
 printf 'start a 1 1G busy=2\n' >"$tmp/bad.trace"
 out=$("$ctl" simulate --topology="$H222" --trace="$tmp/bad.trace" 2>&1)
 rc=$?
