@@ -186,6 +186,12 @@ figures "spare.trace: with cores to spare, heal gives a vCPU under half busy a c
 figures "unplaceable.trace: a departure's heal pass places the domain that did not fit, as the daemon does" \
         "$H122" unplaceable.trace '{"unplaceable": 1, "moves": 0, "vcpus_mean": 55/60, "largest_fit_min": 1,
           "largest_fit_mean": 65/60}'
+# a domain's first known sample runs a heal pass, busy or not: compat gives a busy 2-vCPU domain one core's
+# two threads, and heal gives them a core each once its load is known, at 10 s, with nothing leaving
+printf 'start d 2 1G\ntick 100\n' >"$tmp/known.trace"
+figures "compat: the first known sample of a busy domain on its siblings runs a pass that separates them" \
+        "synthetic:numa:1(memory=8GiB) core:2 pu:2" "$tmp/known.trace" \
+        '{"moves": 1, "capacity_lost": 0.8 * 10 / 100, "stops": 0}' --policy=compat
 printf '[Placement]\nHeal=no\n' >"$tmp/no-heal-unplaceable.conf"
 figures "unplaceable.trace with Heal=no: no pass, the domain stays unplaceable" "$H122" unplaceable.trace \
         '{"unplaceable": 1, "vcpus_mean": 10/60, "largest_fit_mean": 110/60}' --config="$tmp/no-heal-unplaceable.conf"
