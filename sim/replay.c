@@ -672,7 +672,7 @@ int sim_replay(const Topology *t, const SimParams *p, const GPtrArray *trace, Si
 
         *ret = (SimReport){.largest_fit_min = UINT_MAX};
         if (p->placement)
-                setscan_set_host(s.scan, p->placement->reserved_cpus, p->placement->memory_reserve);
+                setscan_set_host(s.scan, p->placement);
         for (unsigned i = 0; i < trace->len && r == 0; i++) {
                 r = event(&s, g_ptr_array_index(trace, i), ret_error);
                 if (r == 0 && implicit_ticks)

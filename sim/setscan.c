@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 #include "setscan.h"
 #include "nodesets.h"
+#include "policy.h"
 
 struct SetScan {
         const Topology *t;
@@ -70,17 +71,19 @@ void setscan_free(SetScan *s)
         g_free(s);
 }
 
-void setscan_set_host(SetScan *s, const CpuSet *reserved_cpus, uint64_t memory_reserve)
+void setscan_set_host(SetScan *s, const PlacementParams *params)
 {
         const Topology *t = s->t;
 
         for (unsigned c = 0; c < t->ncores; c++) {
                 s->core_kept[c] = t->cores[c].host_thread;
                 for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
-                        if (reserved_cpus && cpuset_has(reserved_cpus, t->pus[p].os_index))
+                        if (policy_keeps_pu(t, params, p) ||
+                            (params->unavailable_cpus &&
+                             cpuset_has(params->unavailable_cpus, t->pus[p].os_index)))
                                 s->core_kept[c] = true;
         }
-        s->memory_reserve = memory_reserve;
+        s->memory_reserve = params->memory_reserve;
 }
 
 void setscan_update(SetScan *s, const Occupancy *o)

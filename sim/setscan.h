@@ -11,6 +11,7 @@
 #include <stdint.h>
 
 #include "occupancy.h"
+#include "plan.h"
 
 typedef struct SetScan SetScan;
 
@@ -18,10 +19,11 @@ SetScan *setscan_new(const Topology *t);
 void setscan_free(SetScan *s);
 G_DEFINE_AUTOPTR_CLEANUP_FUNC(SetScan, setscan_free)
 
-/* What the host keeps from the guests, as the engine keeps it: a core with a thread in reserved_cpus (OS
- * indexes; NULL: none) or outside the guests' cpuset (TopoCore.host_thread) is never a free whole core,
- * and memory_reserve bytes of every node are never free. Before the next setscan_update(). */
-void setscan_set_host(SetScan *s, const CpuSet *reserved_cpus, uint64_t memory_reserve);
+/* What the host keeps from the guests, as the engine keeps it: a core with a thread the configuration
+ * keeps from vCPUs (ReservedCPUs=, another kind under CoreKinds=performance-only: policy_keeps_pu()), that
+ * no domain can run on now (unavailable_cpus) or outside the guests' cpuset (TopoCore.host_thread) is never
+ * a free whole core, and MemoryReserve= of every node is never free. Before the next setscan_update(). */
+void setscan_set_host(SetScan *s, const PlacementParams *params);
 
 void setscan_update(SetScan *s, const Occupancy *o);
 

@@ -12,7 +12,9 @@
 #   contended.trace (1x2x2): 4 busy vCPUs on 2 cores for 10 s: all contend, 1.6 cores lost, the bound too;
 #     --sibling-loss=0.75: a pair delivers one core, 2 lost.
 #   empty.trace (1x2x2): nothing runs; the largest fit is 2 vCPUs (2 GiB each), 1 with ReservedCPUs=0 or
-#     MemoryReserve=14G: the host keeps them as the engine keeps them.
+#     MemoryReserve=14G: the host keeps them as the engine keeps them. On tests/topologies/hybrid-small-v3.xml
+#     (4 P-cores and 4 E-cores, 14.9 GiB) 7 by memory, 4 with CoreKinds=performance-only: the E-cores are
+#     the host's then, as ReservedCPUs= are.
 #   idle.trace (1x2x2): the idle domain shares with the busy one (2/3 of vCPU-seconds shared) and no busy
 #     vCPU contends: an idle neighbour costs nothing.
 #   bound.trace (2x4x2): w (4 vCPUs) spans both nodes, its memory bound there at its start (1 + 3 GiB);
@@ -140,6 +142,12 @@ figures "empty.trace: an empty host fits 2 vCPUs" "$H122" empty.trace '{"largest
 printf '[Placement]\nReservedCPUs=0\n' >"$tmp/reserved.conf"
 figures "empty.trace with ReservedCPUs=0: core 0 is the host's, 1 vCPU fits" "$H122" empty.trace \
         '{"largest_fit_min": 1, "largest_fit_mean": 1.0}' --config="$tmp/reserved.conf"
+HYBRID=$ROOT/tests/topologies/hybrid-small-v3.xml
+figures "empty.trace on 4 P-cores and 4 E-cores: 7 vCPUs fit, by memory" "$HYBRID" empty.trace \
+        '{"largest_fit_min": 7, "largest_fit_mean": 7.0}'
+printf '[Placement]\nCoreKinds=performance-only\n' >"$tmp/performance-only.conf"
+figures "empty.trace with CoreKinds=performance-only: the 4 P-cores, as explicit places" "$HYBRID" empty.trace \
+        '{"largest_fit_min": 4, "largest_fit_mean": 4.0}' --config="$tmp/performance-only.conf"
 printf '[Placement]\nMemoryReserve=14G\n' >"$tmp/memory-reserve.conf"
 figures "empty.trace with MemoryReserve=14G: 2 GiB free, 1 vCPU at 2 GiB fits" "$H122" empty.trace \
         '{"largest_fit_min": 1, "largest_fit_mean": 1.0}' --config="$tmp/memory-reserve.conf"
