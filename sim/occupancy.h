@@ -6,9 +6,11 @@
  * vCPUs counted per PU and per core, memory held per node.
  *
  * Pinned vCPUs (VCPU_PIN_CORE, VCPU_PIN_THREAD) count on their plan's vcpu_pu. vCPUs of a
- * VCPU_PIN_NODESET plan float over the PUs of the plan's nodes: they are scored as an ideal scheduler
- * would run them if they are all busy, each on the least loaded core of those nodes (then its least
- * loaded PU), plans in arrival order; their vcpu_pu is rewritten to that PU on every rebuild.
+ * VCPU_PIN_NODESET plan float over the CPUs of their pin (the plan's nodes less what the configuration
+ * keeps from vCPUs; a plan without pins, a baseline's, over all of its nodes' PUs): they are scored as an
+ * ideal scheduler would run them if they are all busy, each on the least loaded core of those nodes its
+ * pin holds a PU of (then its least loaded PU of the pin), plans in arrival order; their vcpu_pu is
+ * rewritten to that PU on every rebuild.
  */
 
 #include <glib.h>

@@ -5,15 +5,15 @@ With Heal=no and LoadInterval=0 the placement is the plan's: the vCPU pins, emul
 start are taken from `placementctl plan --trace --json` on the same trace, and every figure is worked out
 again from the definitions of docs/simulate.md, weighted by time (one second after each event in a trace
 without ticks): vCPUs on a shared core, busy vCPUs (busy >= 0.5) on a core with another busy vCPU or a PU
-the host-side load (spread evenly over the emulator pin, or the vCPUs' PUs without one) keeps half busy,
-the capacity lost (max(1, min(b, PUs, 2) x (1 - L)) delivered by b >= 2 busy threads, host-side load pro
-rata) for any --sibling-loss, the bound (busy threads and divisible host-side load on the cheapest cores;
-the fewest contending; those paired where it loses least), the vCPU-to-memory distance (memory split by
-the vCPUs on each node as the engine charges it), the largest fit (2 GiB a vCPU on free cores and free
-memory of any set of nodes), the counts, and no moves; floating vCPUs (VCPUPin=nodeset) as sim/occupancy.h
-runs them. Per case also: the largest fit is what explicit places (that many vCPUs at 2 GiB each placed,
-one more not; under explicit), the same input gives the same bytes, and with healing and load on (the defaults) Heal=no,
-Apply=no and HealMaxMoves=0 move nothing and MemoryBinding=yes moves no memory.
+the host-side load (spread evenly over the emulator pin, or the vCPUs' PUs without one) keeps half busy, the
+capacity lost (max(1, min(b, PUs, 2) x (1 - L)) delivered by b >= 2 busy threads, host-side load pro rata)
+for any --sibling-loss, the bound (busy threads and divisible host-side load on the cheapest cores; the
+fewest contending; those paired where it loses least), the vCPU-to-memory distance (memory split by the
+vCPUs on each node as the engine charges it), the largest fit (2 GiB a vCPU on free cores and free memory of
+any set of nodes), the counts, and no moves; floating vCPUs (VCPUPin=nodeset) as sim/occupancy.h runs them,
+on the CPUs of their pin. Per case also: the largest fit is what explicit places (that many vCPUs at 2 GiB
+each placed, one more not; under explicit), the same input gives the same bytes, and with healing and load
+on (the defaults) Heal=no, Apply=no and HealMaxMoves=0 move nothing and MemoryBinding=yes moves no memory.
   simulate-props.py PLACEMENTCTL [--seed S] [--cases N] [--keep DIR]     exit 1 naming each failing seed
 """
 import argparse
@@ -140,10 +140,11 @@ def expected(h, lines, decisions, loss, conf):
         for d in placed:  # where each vCPU runs: its pin, or as sim/occupancy.h floats it
             d["pos"] = []
             for pin in d["pins"]:
-                if floating:
-                    c = min((c for c in range(len(h.cores)) if h.cpu_node[h.cores[c][0]] in d["nodes"]),
-                            key=lambda c: (core_v[c], c))
-                    pu = min(h.cores[c], key=lambda p: (pu_load[p], p))
+                if floating:  # the least loaded core of its nodes its pin holds a PU of, a whole one first
+                    c = min((c for c in range(len(h.cores))
+                             if h.cpu_node[h.cores[c][0]] in d["nodes"] and set(h.cores[c]) & set(pin)),
+                            key=lambda c: (core_v[c], not set(h.cores[c]) <= set(pin), c))
+                    pu = min(set(h.cores[c]) & set(pin), key=lambda p: (pu_load[p], p))
                     pu_load[pu] += 1
                 else:
                     pu = pin[0]

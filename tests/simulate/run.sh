@@ -194,6 +194,19 @@ figures "spare.trace: with cores to spare, heal gives a vCPU under half busy a c
 figures "unplaceable.trace: a departure's heal pass places the domain that did not fit, as the daemon does" \
         "$H122" unplaceable.trace '{"unplaceable": 1, "moves": 0, "vcpus_mean": 55/60, "largest_fit_min": 1,
           "largest_fit_mean": 65/60}'
+# VCPUPin=nodeset: floating vCPUs run on the CPUs of their pin, not on a reserved core of their node: both
+# busy vCPUs of a 2-vCPU domain on CPU 1 (CPU 0 reserved) share it, one core lost, as with VCPUPin=core
+printf '[Placement]\nReservedCPUs=0\nVCPUPin=nodeset\nHeal=no\n' >"$tmp/nodeset-reserved.conf"
+printf 'start a 2 1G\ntick 100\n' >"$tmp/two.trace"
+figures "VCPUPin=nodeset with CPU 0 reserved: two busy vCPUs pinned to CPU 1 share it" "$H121" "$tmp/two.trace" \
+        '{"shared_vcpu_fraction": 1.0, "busy_contended_fraction": 1.0, "capacity_lost": 1.0}' \
+        --config="$tmp/nodeset-reserved.conf"
+printf '[Placement]\nCoreKinds=performance-only\nVCPUPin=nodeset\nHeal=no\n' >"$tmp/nodeset-kinds.conf"
+printf 'start a 6 4G\ntick 100\n' >"$tmp/six.trace"
+figures "VCPUPin=nodeset under CoreKinds=performance-only: 6 busy vCPUs on 4 P-cores, none on an E-core" \
+        "$ROOT/tests/topologies/hybrid-small-v3.xml" "$tmp/six.trace" \
+        '{"shared_vcpu_fraction": 4/6, "busy_contended_fraction": 4/6, "capacity_lost": 2.0}' \
+        --config="$tmp/nodeset-kinds.conf"
 # a domain's first known sample runs a heal pass, busy or not: compat gives a busy 2-vCPU domain one core's
 # two threads, and heal gives them a core each once its load is known, at 10 s, with nothing leaving
 printf 'start d 2 1G\ntick 100\n' >"$tmp/known.trace"
