@@ -11,6 +11,7 @@
 #include <errno.h>
 #include <limits.h>
 #include <math.h>
+#include <string.h>
 
 /* The state's figures, recomputed when it changes and weighted by the seconds it holds. */
 typedef struct StateFigures {
@@ -31,6 +32,7 @@ typedef struct Sim {
         GHashTable *index;  /* a running domain's name -> its index in domains + 1 */
         GPtrArray *plans;   /* their plans, same order (for Occupancy) */
         Occupancy *occ;
+        Occupancy *fit_occ; /* the free cores as the engine's ledger counts them (the largest fit's) */
         SetScan *scan;
         double now, next_sample, next_rebalance;
         double heal_at;         /* when the armed heal pass runs; negative: none armed */
@@ -128,6 +130,20 @@ static void distance_of(const Topology *t, const Plan *p, StateFigures *f)
         }
 }
 
+/* The host as the largest fit sees it: what explicit would still place, so the cores its ledger counts
+ * free, not where occupancy.h runs floating vCPUs (VCPUPin=nodeset: on an idle core beside a reserved CPU,
+ * say, where the engine counted them on another); the memory as the plans hold it. A placer's plans have
+ * no ledger: their occupancy. */
+static const Occupancy *fit_occupancy(Sim *s)
+{
+        if (!s->ledger)
+                return s->occ;
+        for (unsigned c = 0; c < s->t->ncores; c++)
+                s->fit_occ->core_load[c] = !ledger_core_free(s->ledger, c);
+        memcpy(s->fit_occ->node_used, s->occ->node_used, sizeof(uint64_t) * s->t->nnodes);
+        return s->fit_occ;
+}
+
 /* Recomputes the figures of the state as it stands now. */
 static void refresh(Sim *s)
 {
@@ -135,7 +151,7 @@ static void refresh(Sim *s)
         if (!s->dirty)
                 return;
         occupancy_rebuild(s->occ, s->plans);
-        setscan_update(s->scan, s->occ);
+        setscan_update(s->scan, fit_occupancy(s));
         s->fig = (StateFigures){.fit = setscan_largest_fit(s->scan, SIM_FIT_MEMORY_PER_VCPU)};
         for (unsigned i = 0; i < s->domains->len; i++) {
                 const SimDomain *d = g_ptr_array_index(s->domains, i);
@@ -660,6 +676,7 @@ int sim_replay(const Topology *t, const SimParams *p, const GPtrArray *trace, Si
             .index = g_hash_table_new(g_str_hash, g_str_equal), /* keys: the domains' names */
             .plans = g_ptr_array_new(),
             .occ = occupancy_new(t),
+            .fit_occ = p->placer ? NULL : occupancy_new(t),
             .scan = setscan_new(t),
             /* no measurements without an interval (LoadInterval=0), as in the daemon */
             .next_sample = (p->use_load || p->placer) && p->interval_sec > 0 ? p->interval_sec : INFINITY,
@@ -685,6 +702,7 @@ int sim_replay(const Topology *t, const SimParams *p, const GPtrArray *trace, Si
         g_hash_table_unref(s.index);
         g_ptr_array_unref(s.domains);
         occupancy_free(s.occ);
+        occupancy_free(s.fit_occ);
         setscan_free(s.scan);
         return r;
 }

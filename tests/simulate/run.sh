@@ -207,6 +207,12 @@ figures "VCPUPin=nodeset under CoreKinds=performance-only: 6 busy vCPUs on 4 P-c
         "$ROOT/tests/topologies/hybrid-small-v3.xml" "$tmp/six.trace" \
         '{"shared_vcpu_fraction": 4/6, "busy_contended_fraction": 4/6, "capacity_lost": 2.0}' \
         --config="$tmp/nodeset-kinds.conf"
+# the largest fit is explicit's: d1's floating vCPU is scored beside the reserved CPU 0, on the idle core
+# 0, but explicit counts it on core 3 of node 0, and has one free core left (core 7), not two
+printf 'start d0 5 1G\nstart d1 1 1G\ntick 10\n' >"$tmp/fit-floating.trace"
+figures "VCPUPin=nodeset: the largest fit is the free cores explicit counts, not where floating vCPUs run" \
+        "synthetic:pack:2 numa:1(memory=64GiB) core:4 pu:2" "$tmp/fit-floating.trace" \
+        '{"largest_fit_min": 1, "largest_fit_mean": 1.0}' --config="$tmp/nodeset-reserved.conf"
 # a domain's first known sample runs a heal pass, busy or not: compat gives a busy 2-vCPU domain one core's
 # two threads, and heal gives them a core each once its load is known, at 10 s, with nothing leaving
 printf 'start d 2 1G\ntick 100\n' >"$tmp/known.trace"
