@@ -5,7 +5,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* DESIGN.md: the Opteron 6272-like host of the XenServer planner's tests. */
+/* The Opteron 6272-like host of the XenServer planner's tests. */
 static const uint32_t opteron_slit[64] = {
     10, 16, 16, 22, 16, 22, 16, 22, /**/ 16, 10, 22, 16, 16, 22, 22, 16, /**/
     16, 22, 10, 16, 16, 16, 16, 16, /**/ 22, 16, 16, 10, 16, 16, 22, 22, /**/

@@ -5,7 +5,7 @@
  * The hosts the benchmarks run on, built with topology_new_uniform() and a distance matrix made here:
  * nodes are grouped into packages; same node 10, same package `same_package`, another package
  * `remote` plus `hop_step` for each further hop on a ring of packages. The Opteron 6272 host takes the
- * SLIT of DESIGN.md instead.
+ * SLIT of the XenServer planner's tests instead.
  */
 
 #include <stdint.h>

@@ -3,7 +3,7 @@
 #include "test-policy-util.h"
 #include "topology-load.h"
 
-/* 2 nodes x 16 cores x 2 threads, 64 GiB each: the host of DESIGN.md. */
+/* 2 nodes x 16 cores x 2 threads, 64 GiB each: the host of docs/performance.md. */
 static const PolicyKind kinds_all[] = {POLICY_EXPLICIT, POLICY_COMPAT};
 
 static Topology *host_2x16x2(void)

@@ -99,8 +99,8 @@ const double *domain_load_vcpu_busy(const DomainLoad *l);
 /* vCPUs that count as busy (domain_load_vcpu_busy() at least LOAD_BUSY_THRESHOLD); every vCPU (nvcpus)
  * while unknown. */
 unsigned domain_load_busy_vcpus(const DomainLoad *l, unsigned nvcpus);
-/* What a busy pair of SMT siblings loses each (DESIGN.md's measure: 40-75%; the figure counted is the
- * low end). */
+/* What a busy pair of SMT siblings loses each (40-75%, as the XenServer toolstack team measured it,
+ * CA-420968; the figure counted is the low end). */
 #define LOAD_SIBLING_LOSS 0.4
 /* The busy threads' worth a core delivers when n of its PUs run them: n up to two, and two on a core of
  * four or eight threads (the loss is measured on two-thread cores; more threads add no more work). What

@@ -22,7 +22,7 @@ trap 'rm -rf "$tmp"' EXIT
 # The design's 2 x 16 x 2 host, as XML (must load exactly like the synthetic string).
 synthetic "pack:2 numa:1(memory=64GB) l3:1 core:16 pu:2" two-node-smt.xml
 
-# Opteron 6272-like: 8 nodes of 2 cores x 2 threads, with the SLIT from DESIGN.md.
+# Opteron 6272-like: 8 nodes of 2 cores x 2 threads, with the SLIT of the XenServer planner's tests.
 synthetic "pack:4 numa:2(memory=4GB) l3:1 core:2 pu:2" "$tmp/opteron.xml"
 # shellcheck disable=SC2046 # nodes prints one argument per node
 annotate "$tmp/opteron.xml" opteron-6272.xml 8 $(nodes 8) \
