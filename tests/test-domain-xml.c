@@ -180,6 +180,72 @@ START_TEST(test_record_explains_cell_distances)
 }
 END_TEST
 
+/* The record of a hugepage-backed guest with cells: the snapshot keeps <vcpu>, <cputune>, <numatune> and the
+ * cells, not <memoryBacking> (which no one changes on a running domain), so its cells read as backed by
+ * no pages; the running guest's are, and that is no edit of the user's. */
+START_TEST(test_record_explains_hugepage_cells)
+{
+        static const char cells[] = "<cpu><numa><cell id='0' cpus='0' memory='256' unit='MiB'/>"
+                                    "<cell id='1' cpus='1' memory='256' unit='MiB'/></numa></cpu>",
+                          backing[] = "<memoryBacking><hugepages/></memoryBacking>";
+        g_autofree char *first_xml = g_strdup_printf(
+            "<domain type='kvm'><name>d</name><memory unit='MiB'>512</memory><vcpu>2</vcpu>%s%s"
+            "<cputune><iothreadpin iothread='1' cpuset='1'/></cputune><iothreads>1</iothreads></domain>",
+            cells, backing);
+        g_autofree char *tail = g_strdup_printf("%s%s<iothreads>1</iothreads>", cells, backing);
+        g_autoptr(DomainSpec) first = NULL, snapshot = NULL, live = NULL;
+        g_autofree char *error = NULL;
+
+        /* the snapshot as placementd records it at the first placement */
+        ck_assert_msg(domain_xml_parse(first_xml, &first, &error) == 0, "%s", error);
+        ck_assert(first->hugepages);
+        ck_assert_ptr_nonnull(first->user_xml);
+        ck_assert_msg(domain_xml_parse_definition(first->user_xml, &snapshot, &error) == 0, "%s", error);
+        /* the running guest as read at its next reconcile: placementd's vCPU pins, its record */
+        live = made_from_live("<vcpu>2</vcpu>",
+                              "<vcpupin vcpu='0' cpuset='0-1'/><iothreadpin iothread='1' cpuset='1'/>", "",
+                              tail);
+        ck_assert(live->hugepages);
+        ck_assert(domain_spec_record_explains_live(live, snapshot));
+        ck_assert(domain_spec_record_explains(live, snapshot));
+}
+END_TEST
+
+/* So is a DIMM in a cell: its size is the cell's memory as the request counts it, not what the cell
+ * states, and one of another backing is a cell of its own; the snapshot has no devices. */
+START_TEST(test_record_explains_dimm_cells)
+{
+        static const char *const dimms[] = {
+            "<memory model='dimm'><target><size unit='MiB'>256</size><node>0</node></target></memory>",
+            "<memory model='dimm'><source><pagesize unit='KiB'>2048</pagesize></source>"
+            "<target><size unit='MiB'>256</size><node>0</node></target></memory>",
+        };
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(dimms); i++) {
+                g_autofree char *xml = g_strdup_printf(
+                    "<domain type='kvm'><name>d</name><maxMemory slots='2' unit='MiB'>2048</maxMemory>"
+                    "<memory unit='MiB'>768</memory><vcpu>1</vcpu>"
+                    "<cpu><numa><cell id='0' cpus='0' memory='512' unit='MiB'/></numa></cpu>"
+                    "<devices>%s</devices></domain>",
+                    dimms[i]);
+                g_autoptr(DomainSpec) live = NULL, snapshot = NULL, other = NULL;
+                g_autofree char *error = NULL;
+
+                ck_assert_msg(domain_xml_parse(xml, &live, &error) == 0, "%s", error);
+                ck_assert_msg(domain_xml_parse_definition(live->user_xml, &snapshot, &error) == 0, "%s",
+                              error);
+                ck_assert_msg(domain_spec_record_explains_live(live, snapshot), "case %u", i);
+                /* a cell stated otherwise is still the user's edit */
+                ck_assert_msg(domain_xml_parse_definition("<domain><vcpu>1</vcpu><cpu><numa><cell id='0' "
+                                                          "cpus='0' memory='768' unit='MiB'/></numa></cpu>"
+                                                          "</domain>",
+                                                          &other, &error) == 0,
+                              "%s", error);
+                ck_assert_msg(!domain_spec_record_explains_live(live, other), "case %u", i);
+        }
+}
+END_TEST
+
 START_TEST(test_drop_recorded)
 {
         /* without a snapshot: the emulator pin and binding equal to the record are placementd's own */
@@ -621,6 +687,8 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_pins_recorded);
         tcase_add_test(tc, test_record_explains);
         tcase_add_test(tc, test_record_explains_cell_distances);
+        tcase_add_test(tc, test_record_explains_hugepage_cells);
+        tcase_add_test(tc, test_record_explains_dimm_cells);
         tcase_add_test(tc, test_drop_recorded);
         tcase_add_test(tc, test_foreign_record);
         tcase_add_test(tc, test_online_vcpu_ids);

@@ -294,6 +294,44 @@ START_TEST(test_forged_record_memory_off_its_binding)
 }
 END_TEST
 
+/* A transient hugepage-backed domain with guest cells, pinned by hand: its record (the definition it was
+ * started with, which keeps no <memoryBacking>) still stands for its live definition, so the pin is the
+ * user's, recorded as skipped, not taken for a <vcpupin> of its definition with the record left saying
+ * placed on the old pins; and its record keeps the definition. */
+START_TEST(test_hugepage_cells_hand_pin_recorded)
+{
+        g_autofree char *topology = test_topology_path("two-node-hugepages.xml");
+        g_autofree char *record = NULL, *cpu = NULL;
+        Manager *m = fixture_manager_new(base, topology, NULL);
+        virDomainPtr dom = start_xml("l-hcell", "64", 2,
+                                     "<cpu><numa><cell id='0' cpus='0' memory='32' unit='MiB'/>"
+                                     "<cell id='1' cpus='1' memory='32' unit='MiB'/></numa></cpu>"
+                                     "<memoryBacking><hugepages/></memoryBacking>");
+        const Decision *d;
+        unsigned hand;
+
+        ck_assert(spin_known(m, "l-hcell", 3000));
+        d = manager_lookup(m, "l-hcell");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
+        hand = cpuset_has(d->plan->vcpu_pins[0], 3) ? 2 : 3;
+        pin(dom, 0, hand);
+        manager_reconcile(m);
+        d = manager_lookup(m, "l-hcell");
+        ck_assert_msg(d->result == DECISION_SKIPPED && d->pinned_by_hand &&
+                          !strstr(d->reason, "its definition pins vCPUs itself"),
+                      "%s: %s", decision_result_to_string(d->result), d->reason);
+        record =
+            virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+        cpu = g_strdup_printf("cpu=\"%u\"", hand);
+        ck_assert_msg(record && strstr(record, "result=\"skipped\"") && strstr(record, cpu) &&
+                          strstr(record, "<definition>"),
+                      "%s", record);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* tests/topologies/two-node-hugepages.xml with node 1's pools edited: its lines from[i] replaced by
  * to[i] (n of them), written to dir; returns the file's path. */
 static char *hugepage_host(const char *dir, const char *const *from, const char *const *to, unsigned n)
@@ -1155,6 +1193,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_forged_skipped_record_counts_memory);
         tcase_add_test(tc, test_forged_record_memory_off_its_binding);
         tcase_add_test(tc, test_hugepage_record_adopted);
+        tcase_add_test(tc, test_hugepage_cells_hand_pin_recorded);
         tcase_add_test(tc, test_forged_record_puts_no_pages_off_the_pools);
         tcase_add_test(tc, test_own_hugepage_records_adopted);
         tcase_add_test(tc, test_forged_record_moves_no_cell_memory);

@@ -59,6 +59,7 @@ void domain_xml_numa_cell(DomainSpec *s, const char **names, const char **values
                 fail(error, "<cell id='%u'>: invalid cpus='%s': %s", cell.id, cpus, why ? why : "");
                 return;
         }
+        cell.stated_memory = cell.memory;
         if (!s->cells)
                 s->cells = g_array_new(FALSE, TRUE, sizeof(DomainCell));
         g_array_append_val(s->cells, cell);

@@ -100,6 +100,9 @@ typedef struct DomainCell {
         bool device;
         unsigned device_target;
         CpuSet *device_nodes;
+        /* added: the memory its <cell memory= unit=> states (bytes), before the memory devices of the cell
+         * are added to memory; 0 for a device's */
+        uint64_t stated_memory;
 } DomainCell;
 
 /* <memoryBacking><hugepages><page size= unit= nodeset=>: a page size and the guest cells it backs. */

@@ -10,18 +10,28 @@ static bool same_set(const CpuSet *a, const CpuSet *b)
         return (!a && !b) || (a && b && cpuset_equal(a, b));
 }
 
+/* The guest cells a and b state: ids, vCPUs, <cell memory> and <distances>, as the user wrote them. Not
+ * what the rest of the definition makes of them: a record's snapshot keeps <vcpu>, <cputune>, <numatune>
+ * and the cells alone, no <memoryBacking> and no <memory> device (the request reads those from the live
+ * definition), so its cells read as backed by ordinary memory with no device in them; compared so, a
+ * hugepage-backed guest with cells, or one with a DIMM in a cell, was never explained by its own record. */
+static const DomainCell *stated_cell(const GArray *cells, unsigned *i)
+{
+        for (; cells && *i < cells->len; (*i)++)
+                if (!g_array_index(cells, DomainCell, *i).device)
+                        return &g_array_index(cells, DomainCell, (*i)++);
+        return NULL;
+}
+
 static bool same_cells(const GArray *a, const GArray *b)
 {
-        unsigned na = a ? a->len : 0, nb = b ? b->len : 0;
+        unsigned ia = 0, ib = 0;
 
-        if (na != nb)
-                return false;
-        for (unsigned i = 0; i < na; i++) {
-                const DomainCell *x = &g_array_index(a, DomainCell, i),
-                                 *y = &g_array_index(b, DomainCell, i);
-                if (x->id != y->id || x->memory != y->memory || !same_set(x->vcpus, y->vcpus) ||
-                    x->hugepages != y->hugepages || x->hugepage_size != y->hugepage_size ||
-                    !same_set(x->device_nodes, y->device_nodes))
+        for (;;) {
+                const DomainCell *x = stated_cell(a, &ia), *y = stated_cell(b, &ib);
+                if (!x || !y)
+                        return !x && !y;
+                if (x->id != y->id || x->stated_memory != y->stated_memory || !same_set(x->vcpus, y->vcpus))
                         return false;
                 /* its <distances>: what one names past the other's end is 0 (none) */
                 for (unsigned k = 0; k < MAX(x->ndistances, y->ndistances); k++)
@@ -29,7 +39,6 @@ static bool same_cells(const GArray *a, const GArray *b)
                             (k < y->ndistances ? y->distances[k] : 0))
                                 return false;
         }
-        return true;
 }
 
 /* The nodes d's memory was bound to live by placementd (memory-binding="applied"), or NULL. */
