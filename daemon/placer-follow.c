@@ -178,6 +178,23 @@ static bool follow_holds(Manager *m, virDomainPtr dom, Decision *d, bool others_
         return true;
 }
 
+/*
+ * Whether the user's definition of dom pins I/O thread id itself (<cputune><iothreadpin>): its pin is the
+ * user's even when it equals the decision's rule. The definition is read once per pass (*read, *user;
+ * *user stays NULL when it cannot be read).
+ */
+static bool definition_pins_iothread(virDomainPtr dom, bool *read, DomainSpec **user, unsigned id)
+{
+        if (!*read) {
+                g_autoptr(DomainSpec) live = NULL;
+
+                *read = true;
+                if (virt_domain_read_spec(dom, false, &live, NULL) == 0)
+                        *user = placer_user_spec(dom, live);
+        }
+        return *user && (*user)->iothreadpins && cpuset_has((*user)->iothreadpins, id);
+}
+
 bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
 {
         g_autofree unsigned *ids = NULL;
@@ -185,9 +202,10 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
         g_autoptr(CpuSet) live = cpuset_new();
         g_autoptr(CpuSet) gone = NULL;
         CpuSet **pins = NULL;
+        g_autoptr(DomainSpec) user = NULL;
         const CpuSet *rule;
         unsigned n = 0;
-        bool changed = false, held;
+        bool changed = false, held, user_read = false;
         int r;
 
         if (!d->plan || (d->result != DECISION_PLACED && d->result != DECISION_OVERCOMMITTED))
@@ -225,6 +243,8 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
                 if (cpuset_is_empty(rule) ||
                     (!placer_runs_anywhere(m, pins[i], NULL) && !cpuset_equal(pins[i], rule)))
                         continue; /* no rule to follow (the emulator is left alone), or pinned by someone */
+                if (definition_pins_iothread(dom, &user_read, &user, ids[i]))
+                        continue; /* its definition's <iothreadpin>, on the rule's CPUs or not: the user's */
                 if (!cpuset_equal(pins[i], rule) &&
                     virt_domain_pin_iothread(dom, ids[i], rule, &pin_error) < 0) {
                         log_warning("%s: I/O thread %u added live: %s", d->name, ids[i], pin_error);

@@ -469,6 +469,36 @@ START_TEST(test_iothreadpin_hold_follows_thread)
 }
 END_TEST
 
+START_TEST(test_iothreadpin_on_rule_not_taken)
+{
+        /* an <iothreadpin> on the very CPUs the decision pins the other I/O threads to (here the one CPU
+         * of <vcpu cpuset>, where the emulator goes too) is still the definition's: the reconcile does not
+         * take that I/O thread for one added live and pinned by the decision's rule, so no re-placement
+         * later moves it with the rule or undoes it as placementd's own */
+        Manager *m = new_manager();
+        virDomainPtr dom =
+            start("c-iorule", 1, " cpuset='4'",
+                  "<iothreads>2</iothreads><cputune><iothreadpin iothread='1' cpuset='4'/></cputune>");
+        g_autofree char *ids = NULL, *after = NULL;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-iorule"));
+        d = manager_lookup(m, "c-iorule");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ids = cpuset_format(d->plan->iothreads);
+        ck_assert_str_eq(ids, "2");
+        ck_assert_int_eq(iothread_map(dom, 1), 0x10);
+        ck_assert_int_eq(iothread_map(dom, 2), 0x10); /* the rule: the emulator's CPU, inside the cpuset */
+        manager_reconcile(m);
+        d = manager_lookup(m, "c-iorule");
+        after = cpuset_format(d->plan->iothreads);
+        ck_assert_msg(strcmp(after, "2") == 0, "the decision's I/O threads are %s after a reconcile", after);
+        ck_assert_int_eq(iothread_map(dom, 1), 0x10);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_iothreadpin_hold_gone_after_replace)
 {
         /* a re-placement after an I/O thread was deleted live plans from what runs: the deleted thread's
@@ -994,6 +1024,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_iothreads_pinned_user_pin_stands);
         tcase_add_test(tc, test_own_iothread_pins_without_snapshot);
         tcase_add_test(tc, test_iothreadpin_hold_follows_thread);
+        tcase_add_test(tc, test_iothreadpin_on_rule_not_taken);
         tcase_add_test(tc, test_iothreadpin_hold_gone_after_replace);
         tcase_add_test(tc, test_iothreadpin_hold_beside_user_emulatorpin);
         tcase_add_test(tc, test_iothreadpin_hold_gone_across_restart);
