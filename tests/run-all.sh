@@ -216,7 +216,9 @@ run_fuzz() {
 # (the basics), ledger.sh (one scenario per way the record and the host can drift apart; known
 # failures are TAP TODO), lifecycle.sh (a seeded random walk, LIFECYCLE_STEPS steps, 12 unless set; the seed
 # is printed; on the real host, then on a fake one of two nodes whose CPUs are the real ones, where a
-# binding to node 1 fails and a CPU kept from vCPUs leaves the other node's only core shared),
+# binding to node 1 fails and a CPU kept from vCPUs leaves the other node's only core shared, and on the
+# real host with real guests' shapes, LIFECYCLE_SHAPES=1: I/O threads, <iothreadpin>, <emulatorpin>,
+# <vcpu cpuset>, <vcpupin>, guest cells, <numatune>, hugepages; 12-15 s),
 # heal.sh (guests that burn CPU: measured load and healing after departures, read in /proc; about 20 s),
 # wedged.sh (a guest whose libvirt job is held: nothing waits for it; about 40 s), virtio-mem.sh (a guest
 # that really plugs and unplugs virtio-mem memory: the count follows; about 30 s) and cpu-offline.sh (host
@@ -236,6 +238,7 @@ run_e2e() {
         part $SUDO bash tests/e2e/ledger.sh build
         part $SUDO env STEPS="${LIFECYCLE_STEPS:-12}" bash tests/e2e/lifecycle.sh build
         part $SUDO env STEPS="${LIFECYCLE_STEPS:-12}" LIFECYCLE_TOPOLOGY="$TWO_NODES" bash tests/e2e/lifecycle.sh build
+        part $SUDO env STEPS="${LIFECYCLE_STEPS:-12}" LIFECYCLE_SHAPES=1 bash tests/e2e/lifecycle.sh build
         part $SUDO bash tests/e2e/heal.sh build
         part $SUDO bash tests/e2e/wedged.sh build
         part $SUDO bash tests/e2e/virtio-mem.sh build

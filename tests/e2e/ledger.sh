@@ -214,6 +214,34 @@ sc_0() {
     agree "${P}0b's vCPU put back"
 }
 
+# 0b: the checker sees I/O threads. An I/O thread moved behind every view's back (taskset) is a
+# disagreement of the kernel's view with the record's iothread-pin and libvirt's iothreadinfo; put back,
+# the views agree again.
+io_tid() { # NAME N: the thread id of I/O thread N of NAME's QEMU ("IO iothreadN")
+    local pid t comm
+    pid=$(e2e_qemu_pid "$1") || return 1
+    for t in /proc/"$pid"/task/*; do
+        IFS= read -r comm <"$t/comm" 2>/dev/null || continue
+        [ "$comm" = "IO iothread$2" ] && { echo "${t##*/}"; return 0; }
+    done
+    return 1
+}
+sc_0b() {
+    scenario 0b "$TOPO_2C" "the checker sees I/O threads" || return
+    local tid pin other
+    step "virsh create ${P}0c (an I/O thread)" dom_create "${P}0c" "$(vcpu 1)" "<iothreads>1</iothreads>" &&
+        agree "create ${P}0c" || return
+    pin=$(views_cpuset_norm "$(pd_attr iothread-pin "$(pd_decision "${P}0c")")") tid=$(io_tid "${P}0c" 1)
+    other=1
+    [ "$pin" != 1 ] || other=0
+    step "I/O thread 1 runs on one CPU as recorded ($pin)" test -n "$tid" -a "$(taskset -pc "$tid" | sed 's/.*: //')" = "$pin" || return
+    step "taskset: ${P}0c's I/O thread 1 onto CPU $other (its cgroup widened)" move_vcpu "$tid" "$other"
+    step "the kernel's view of I/O thread 1 disagrees with the others" \
+        views_fail_with views_all "${P}0c I/O thread 1: the record's iothread-pin $pin, libvirt"
+    step "taskset: ${P}0c's I/O thread 1 back onto CPU $pin" taskset -pc "$pin" "$tid"
+    agree "${P}0c's I/O thread put back"
+}
+
 # 1: rebalance must not crash on a transient domain: three 1-vCPU domains on two cores, destroy one, rebalance.
 # On two cores of one node the rebalance really moves a domain (see TOPO_2C); the sharing must be gone, also
 # with the guests measured idle (as they are, waited for: healing leaves idle sharing, a rebalance does not).
@@ -826,7 +854,7 @@ must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 diag "LEDGER_TODO=\"$LEDGER_TODO\""
 
-for id in ${LEDGER_ONLY:-0 1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 10c 11 12 13 14 15 16}; do
+for id in ${LEDGER_ONLY:-0 0b 1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 10c 11 12 13 14 15 16}; do
     s0=$(date +%s)
     "sc_$id"
     TAP_TODO=

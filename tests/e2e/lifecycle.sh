@@ -11,6 +11,9 @@
 # then not worth exploring further) unless LIFECYCLE_KEEP_GOING=1.
 # LIFECYCLE_TODO_OPS: operations today's daemon gets wrong; they are not chosen while listed (CI). Set it to
 # "" to run every operation (the soak; see docs/reliability.md). LIFECYCLE_TOPOLOGY (default host).
+# LIFECYCLE_SHAPES=1 gives the domains real guests' shapes, chosen by the seed (choose_shapes: I/O threads,
+# <iothreadpin>, <emulatorpin>, <vcpu cpuset>, <vcpupin>, guest cells, <numatune>, hugepages) and adds
+# hand pins of I/O threads.
 # Last line: "lifecycle: N passed, M failed (seed S)".
 set -u
 
@@ -52,6 +55,12 @@ P=${E2E_DOMAIN_PREFIX}lc
 NAMES=("${P}0" "${P}1" "${P}2" "${P}3")
 # The shapes: 1 vCPU; 1 of 2 (hot-add); 2 vCPUs; 1 of 2.
 declare -A SHAPE=([${P}0]="1 1" [${P}1]="1 2" [${P}2]="2 2" [${P}3]="1 2")
+# LIFECYCLE_SHAPES=1: each domain also gets a real guest's shape, chosen by the seed (choose_shapes)
+LIFECYCLE_SHAPES=${LIFECYCLE_SHAPES:-0}
+declare -A EXTRA=() CPUSET=() SHAPE_SAYS=()
+HP_PAGES=128 # 256 MiB of 2 MiB pages: three 64 MiB hugepage guests and a spare
+HP_SYS=/sys/devices/system/node/node0/hugepages/hugepages-2048kB
+HP_WHY='' HP_OLD='' HP_MOUNTED=''
 FAILED_AT=
 
 tap_cleanup() {
@@ -60,6 +69,8 @@ tap_cleanup() {
     dom_cleanup 2>/dev/null
     e2e_libvirt_stop "$WORK" || not_ok "cleanup: e2e_libvirt_stop"
     pd_bus_stop
+    [ -z "$HP_OLD" ] || echo "$HP_OLD" >/proc/sys/vm/nr_hugepages 2>/dev/null
+    [ -z "$HP_MOUNTED" ] || { umount "$HP_MOUNTED" 2>/dev/null && rmdir "$HP_MOUNTED" 2>/dev/null; }
     [ -z "$FAILED_AT" ] || echo "# FAILED: SEED=$SEED $FAILED_AT"
 }
 
@@ -102,13 +113,124 @@ free_cpu() {
 
 # ------------------------------------------------------------------------------------------- operations
 
-vcpu_of() { local cur max; read -r cur max <<<"${SHAPE[$1]}"; if [ "$cur" = "$max" ]; then vcpu "$max"; else vcpu_cur "$cur" "$max"; fi; }
+vcpu_of() {
+    local cur max attrs=''
+    read -r cur max <<<"${SHAPE[$1]}"
+    [ -z "${CPUSET[$1]-}" ] || attrs+=" cpuset='${CPUSET[$1]}'"
+    [ "$cur" = "$max" ] || attrs+=" current='$cur'"
+    echo "<vcpu placement='static'$attrs>$max</vcpu>"
+}
 
-op_define() { dom_define "$1" "$(vcpu_of "$1")"; }
-op_undefine() { e2e_virsh undefine "$1" --managed-save; }
-op_create() { dom_create "$1" "$(vcpu_of "$1")"; }
-op_start() { e2e_virsh start "$1"; }
-op_destroy() { e2e_virsh destroy "$1"; }
+# ------------------------------------------------------------------------------------------- shapes
+
+# hugepage_pool: a 2 MiB pool for hugepage-backed guests (before libvirtd starts: it sees hugetlbfs mounts
+# only then), as guest-shapes.sh sets one up; HP_WHY says why not
+hugepage_pool() {
+    if [ ! -w /proc/sys/vm/nr_hugepages ] || [ ! -d "$HP_SYS" ]; then
+        HP_WHY="no writable /proc/sys/vm/nr_hugepages or no 2 MiB pages on node 0"
+        return 1
+    fi
+    if ! grep -q '^[^ ]* [^ ]* hugetlbfs ' /proc/mounts; then
+        if ! { mkdir -p /dev/hugepages && mount -t hugetlbfs hugetlbfs /dev/hugepages 2>/dev/null; }; then
+            HP_WHY="cannot mount hugetlbfs on /dev/hugepages"
+            return 1
+        fi
+        HP_MOUNTED=/dev/hugepages
+    fi
+    HP_OLD=$(cat /proc/sys/vm/nr_hugepages)
+    [ "$HP_OLD" -ge "$HP_PAGES" ] || echo "$HP_PAGES" >/proc/sys/vm/nr_hugepages 2>/dev/null
+    if [ "$(cat "$HP_SYS/free_hugepages")" -lt "$HP_PAGES" ]; then
+        HP_WHY="the kernel gave $(cat "$HP_SYS/free_hugepages") of $HP_PAGES free 2 MiB pages"
+        return 1
+    fi
+}
+
+# choose_shapes: for each domain, by the seed, what a real guest's definition carries (docs/running.md,
+# "The domain's own constraints", "Opting out"): I/O threads (one of them pinned by <iothreadpin> or not),
+# an <emulatorpin>, a <vcpu cpuset>, a <vcpupin> (opted out: skipped), guest NUMA cells, a strict or
+# preferred <numatune><memory> on node 0, hugepages (on this host's own topology, with a pool). Domains
+# whose cpuset confines their vCPUs to one CPU may be forced onto a held core (VIEWS_CONSTRAINED).
+choose_shapes() {
+    local d cur max last cputune extra r
+    last=$(views_cpuset_norm "$(cat /sys/devices/system/cpu/online)")
+    last=${last##*,}
+    for d in "${NAMES[@]}"; do
+        read -r cur max <<<"${SHAPE[$d]}"
+        cputune='' extra='' SHAPE_SAYS[$d]=''
+        r=$((RANDOM % 4))
+        if [ "$r" -ge 2 ]; then
+            extra+="<iothreads>2</iothreads>"
+            SHAPE_SAYS[$d]+=" iothreads"
+            if [ "$r" = 3 ]; then
+                cputune+="<iothreadpin iothread='1' cpuset='$last'/>"
+                SHAPE_SAYS[$d]+=" iothreadpin"
+            fi
+        fi
+        if [ $((RANDOM % 4)) = 0 ]; then
+            cputune+="<emulatorpin cpuset='0'/>"
+            SHAPE_SAYS[$d]+=" emulatorpin"
+        fi
+        if [ $((RANDOM % 5)) = 0 ]; then
+            CPUSET[$d]=$last
+            VIEWS_CONSTRAINED+=" $d"
+            SHAPE_SAYS[$d]+=" cpuset"
+        fi
+        if [ $((RANDOM % 8)) = 0 ]; then
+            cputune+="<vcpupin vcpu='0' cpuset='0'/>"
+            SHAPE_SAYS[$d]+=" vcpupin"
+        fi
+        [ -z "$cputune" ] || extra+="<cputune>$cputune</cputune>"
+        if [ $((RANDOM % 4)) = 0 ]; then
+            if [ "$max" = 1 ]; then
+                extra+="<cpu><numa><cell id='0' cpus='0' memory='64' unit='MiB'/></numa></cpu>"
+            else
+                extra+="<cpu><numa><cell id='0' cpus='0' memory='32' unit='MiB'/><cell id='1' cpus='1' memory='32' unit='MiB'/></numa></cpu>"
+            fi
+            SHAPE_SAYS[$d]+=" cells"
+        fi
+        case $((RANDOM % 6)) in
+        0) extra+="<numatune><memory mode='strict' nodeset='0'/></numatune>" SHAPE_SAYS[$d]+=" strict" ;;
+        1) extra+="<numatune><memory mode='preferred' nodeset='0'/></numatune>" SHAPE_SAYS[$d]+=" preferred" ;;
+        esac
+        if [ $((RANDOM % 4)) = 0 ] && [ "$TOPOLOGY" = host ] && [ -z "$HP_WHY" ]; then
+            extra+="<memoryBacking><hugepages/></memoryBacking>"
+            SHAPE_SAYS[$d]+=" hugepages"
+        fi
+        EXTRA[$d]=$extra
+        echo "# shape $d: ${SHAPE[$d]} vCPUs${SHAPE_SAYS[$d]:- plain}${CPUSET[$d]:+ (cpuset $last)}"
+    done
+}
+
+# hugepages_agree: placementctl map's free part of the 2 MiB pool is the kernel's free_hugepages (QEMU
+# allocates a hugepage guest's pages when it starts), as guest-shapes.sh checks for one guest; silent when
+# they agree or no pool was set up here
+hugepages_agree() {
+    local want got
+    [ -n "$HP_OLD" ] || return 0
+    want="hugepages 2.0 MiB: $(($(cat "$HP_SYS/free_hugepages") * 2)).0 MiB free of $((HP_PAGES * 2)).0 MiB"
+    got=$(pdctl map 2>/dev/null | sed -n 's/^ *\(hugepages 2.0 MiB: .*\)$/\1/p' | head -n 1)
+    [ "$got" = "$want" ] || echo "hugepages: placementctl map says '$got', the kernel '$want'"
+}
+# hugepages_settle: hugepages_agree polled for up to 5 s (QEMU frees a stopped guest's pages as it exits)
+hugepages_settle() {
+    local i out
+    for ((i = 0; i < 10; i++)); do
+        out=$(hugepages_agree)
+        [ -n "$out" ] || return 0
+        sleep 0.5
+    done
+    echo "$out"
+    return 1
+}
+
+op_define() { dom_define "$1" "$(vcpu_of "$1")" "${EXTRA[$1]-}"; }
+op_undefine() { hand_forget "$1"; e2e_virsh undefine "$1" --managed-save; }
+op_create() { hand_forget "$1"; dom_create "$1" "$(vcpu_of "$1")" "${EXTRA[$1]-}"; }
+op_start() {
+    e2e_virsh dominfo "$1" 2>/dev/null | grep -qE '^Managed save:[[:space:]]+yes' || hand_forget "$1"
+    e2e_virsh start "$1"
+}
+op_destroy() { hand_forget "$1"; e2e_virsh destroy "$1"; }
 op_save() { e2e_virsh save "$1" "$WORK/$1.save"; }
 op_restore() { e2e_virsh restore "$WORK/$1.save" && rm -f "$WORK/$1.save"; }
 op_managedsave() { e2e_virsh managedsave "$1"; }
@@ -116,6 +238,19 @@ op_suspend() { e2e_virsh suspend "$1"; }
 op_resume() { e2e_virsh resume "$1"; }
 op_setvcpus() { e2e_virsh setvcpus "$1" "$(awk '{ print $2 }' <<<"${SHAPE[$1]}")" --live; }
 op_handpin() { e2e_virsh vcpupin "$1" 0 "$(free_cpu)" --live; }
+# an I/O thread pinned by hand: the user's from then on, left where they put it (docs/running.md)
+op_iohandpin() {
+    local n=$((RANDOM % 2 + 1))
+    e2e_virsh iothreadpin "$1" "$n" "${VIEWS_CORE_PUS[RANDOM % VIEWS_NCORES]%% *}" --live || return 1
+    _views_listed "$1:$n" "$VIEWS_HAND_IOTHREAD" || VIEWS_HAND_IOTHREAD+=" $1:$n"
+}
+# hand_forget NAME: NAME runs afresh from its definition (or not at all): no hand pin of its I/O threads
+# (a save image, a managed save, keeps them: restore and start from a managed save bring them back)
+hand_forget() {
+    local x keep=''
+    for x in $VIEWS_HAND_IOTHREAD; do [ "${x%:*}" = "$1" ] || keep+=" $x"; done
+    VIEWS_HAND_IOTHREAD=$keep
+}
 op_replace() { pdctl replace "$1"; }
 op_rebalance() { pdctl rebalance; }
 op_pdrestart() { pd_stop && pd_start "$TOPOLOGY" "${PD_CONF[@]}"; }
@@ -179,6 +314,7 @@ candidates() {
             echo "save $d"
             persistent "$d" && echo "managedsave $d"
             echo "handpin $d"
+            [[ ${EXTRA[$d]-} != *"<iothreads>"* ]] || echo "iohandpin $d"
             if [ "$s" = running ]; then
                 echo "suspend $d"
                 echo "replace $d"
@@ -200,8 +336,12 @@ candidates() {
 must "placementd and placementctl are built in $BUILD" test -x "$BUILD/daemon/placementd" -a -x "$BUILD/tools/placementctl"
 must "pd_env_init" pd_env_init "$BUILD" "$WORK"
 must "private dbus-daemon" pd_bus_start
+if [ "$LIFECYCLE_SHAPES" = 1 ] && [ "$TOPOLOGY" = host ] && ! hugepage_pool; then
+    diag "no hugepage-backed guests: $HP_WHY"
+fi
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 must "views_init $TOPOLOGY" views_init "$TOPOLOGY"
+[ "$LIFECYCLE_SHAPES" != 1 ] || choose_shapes
 must "placementd starts (topology $TOPOLOGY)" pd_start "$TOPOLOGY" "${PD_CONF[@]}"
 
 for ((step = 1; step <= STEPS; step++)); do
@@ -231,10 +371,12 @@ for ((step = 1; step <= STEPS; step++)); do
     rebalance | pdrestart) VIEWS_SHARING_ONLY= ;;
     *) VIEWS_SHARING_ONLY=- ;;
     esac
-    if views=$(views_settle 100); then
+    hp=
+    if views=$(views_settle 100) && hp=$(hugepages_settle); then
         ok "step $step: $pick ($((($(date +%s%N) - t) / 1000000)) ms)"
         [ -z "$views" ] || diag "$views"
     else
+        views+=${hp:+$'\n'$hp}
         not_ok "step $step: $pick: the four views agree, no avoidable sharing (SEED=$SEED)"
         diag "$views"
         FAILED_AT="step $step ($pick): $(grep -v '^note: ' <<<"$views" | tr '\n' ';')"

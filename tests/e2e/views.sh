@@ -32,7 +32,10 @@
 # A record that pins no emulator means the emulator runs where libvirt runs it unpinned: the definition's
 # <vcpu cpuset>, else every online CPU (a definition's own <emulatorpin> aside). VIEWS_HAND_EMULATOR="NAME ..."
 # lists domains whose emulator someone pinned live (virsh emulatorpin --live): that pin is the user's, and
-# placementd records none of its own (docs/running.md).
+# placementd records none of its own (docs/running.md). An I/O thread runs where the definition's
+# <iothreadpin> puts it, else where the record pins it (iothreads=, iothread-pin=), else, when it is listed in
+# VIEWS_HAND_IOTHREAD ("NAME:N ..."), where the user pinned it live (libvirt's live <iothreadpin>), else
+# unpinned (the definition's <vcpu cpuset>, else every online CPU).
 #
 # The views:
 #   placementctl  `placementctl list --json` (result, vCPU pins, emulator pin, memory nodes) and `map`
@@ -50,6 +53,7 @@ VIEWS_CONSTRAINED=              # domains whose own constraints may force them o
 VIEWS_SHARING_ONLY=             # only sharing that involves these domains counts (empty: all; "-": none)
 VIEWS_THREADS_NARROWER=         # set: a QEMU thread narrower than the emulator pin is a note (see above)
 VIEWS_HAND_EMULATOR=            # domains whose emulator the user pinned live (virsh emulatorpin): see above
+VIEWS_HAND_IOTHREAD=            # "NAME:N ...": I/O thread N of NAME was pinned live by the user (virsh iothreadpin)
 VIEWS_RESERVED=                 # CPUs in the daemon's ReservedCPUs= ("0 3"): a core with one is not free
 VIEWS_CTL_JSON=
 VIEWS_OUT=
@@ -122,7 +126,7 @@ for n in json.load(sys.stdin)["node_list"]:
 }
 
 # _views_ctl_fetch: placementctl list --json -> VIEWS_CTL_JSON as lines
-#   NAME|RESULT|VCPUS|EMULATOR|MEMNODES|BINDING|ID=PIN;ID=PIN;...|APPLY_ERROR|HELD (ID: libvirt's vCPU id, "vcpu_ids"
+#   NAME|RESULT|VCPUS|EMULATOR|MEMNODES|BINDING|ID=PIN;ID=PIN;...|APPLY_ERROR|HELD|IOTHREADS|IOTHREAD_PIN (ID: libvirt's vCPU id, "vcpu_ids"
 #   when the online vCPUs are not 0..n-1, else the position)
 _views_ctl_fetch() {
     local json
@@ -135,7 +139,8 @@ for d in json.load(sys.stdin).get("decisions", []):
     pins = ";".join("%s=%s" % (i, "" if p is None else p) for i, p in zip(ids, pins))
     err = (d.get("apply_error") or "").replace("|", "/").replace("\n", " ")
     print("|".join("none" if x is None else str(x) for x in (d.get("domain"), d.get("result"), d.get("vcpus"), d.get("emulator_pin") or "",
-          d.get("memory_nodes") or "", d.get("memory_binding") or "", pins, err, d.get("held_cpus") or "")))
+          d.get("memory_nodes") or "", d.get("memory_binding") or "", pins, err, d.get("held_cpus") or "",
+          d.get("iothreads") or "", d.get("iothread_pin") or "")))
 ' <<<"$json")
 }
 
@@ -143,7 +148,9 @@ for d in json.load(sys.stdin).get("decisions", []):
 _views_ctl() { awk -F'|' -v n="$1" '$1 == n' <<<"$VIEWS_CTL_JSON"; }
 
 # _views_meta_of XML: the recorded decision in placementd's metadata element XML (virsh metadata) as lines
-# "result R", "binding B", "emulator E", "vcpu ID CPUSET", "memory NODE"; nothing when there is none.
+# "result R", "binding B", "emulator E", "iothreads IDS", "iothread_pin CPUS", "vcpu ID CPUSET", "memory NODE",
+# and from the recorded definition "user_emulatorpin", "user_vcpu_cpuset", "user_iothreadpin ID CPUSET";
+# nothing when there is none.
 _views_meta_of() {
     python3 -c '
 import sys, xml.etree.ElementTree as ET
@@ -157,6 +164,8 @@ if d is None:
 print("result", d.get("result", ""))
 print("binding", d.get("memory-binding", ""))
 print("emulator", d.get("emulator", ""))
+print("iothreads", d.get("iothreads", ""))
+print("iothread_pin", d.get("iothread-pin", ""))
 # the definition of the user as recorded: its own <emulatorpin> and <vcpu cpuset>
 dx = root.find("definition")
 if dx is not None and dx.text:
@@ -168,6 +177,8 @@ if dx is not None and dx.text:
         v = u.find("vcpu")
         if v is not None and v.get("cpuset"):
             print("user_vcpu_cpuset", v.get("cpuset"))
+        for t in u.findall("cputune/iothreadpin"):
+            print("user_iothreadpin", t.get("iothread", ""), t.get("cpuset", ""))
     except ET.ParseError:
         pass
 for v in d.findall("vcpu"):
@@ -178,19 +189,20 @@ for m in d.findall("memory"):
 }
 
 # _views_libvirt NAME: libvirt's live answers about NAME in one virsh run (each virsh start costs about
-# 0.1 s): sections "@@@metadata", "@@@vcpupin", "@@@emulatorpin", "@@@numatune", "@@@dumpxml", each
+# 0.1 s): sections "@@@metadata", "@@@vcpupin", "@@@emulatorpin", "@@@iothreadinfo", "@@@numatune", "@@@dumpxml", each
 # followed by what that command prints (nothing where it fails).
 _views_libvirt() {
     e2e_virsh "echo @@@metadata; metadata '$1' $VIEWS_NS --live; echo @@@vcpupin; vcpupin '$1' --live;
-        echo @@@emulatorpin; emulatorpin '$1' --live; echo @@@numatune; numatune '$1' --live;
+        echo @@@emulatorpin; emulatorpin '$1' --live; echo @@@iothreadinfo; iothreadinfo '$1' --live;
+        echo @@@numatune; numatune '$1' --live;
         echo @@@dumpxml; dumpxml '$1'" 2>/dev/null
 }
 
 # _views_section NAME TEXT: the lines of section NAME in _views_libvirt's TEXT.
 _views_section() { awk -v s="@@@$1" '/^@@@/ { on = ($0 == s); next } on' <<<"$2"; }
 
-# _views_kernel NAME: lines "vcpu N CPUS MEMS", "main PID CPUS MEMS" and "other TID CPUS MEMS" for every
-# thread of NAME's QEMU, CPUS and MEMS normalised (_views_norm_into). One python3 run reads every thread's
+# _views_kernel NAME: lines "vcpu N CPUS MEMS", "io N CPUS MEMS" (I/O thread N, "IO iothreadN"), "main PID
+# CPUS MEMS" and "other TID CPUS MEMS" for every thread of NAME's QEMU, CPUS and MEMS normalised (_views_norm_into). One python3 run reads every thread's
 # comm and status, each file in one read: read line by line, a busy thread's "State:" flipping between
 # "S (sleeping)" and "R (running)" shifted the lines under bash's seek-back and lost its Cpus_allowed_list
 # (QEMU's main thread, once in CI). A thread that ends meanwhile is left out.
@@ -219,7 +231,8 @@ for tid in tids:
     if not cpus:
         continue
     m = re.fullmatch(r"CPU ([0-9]+)/[A-Z]+", comm)
-    kind, num = ("vcpu", int(m.group(1))) if m else ("main", int(tid)) if tid == pid else ("other", int(tid))
+    io = re.fullmatch(r"IO iothread([0-9]+)", comm)
+    kind, num = ("vcpu", int(m.group(1))) if m else ("io", int(io.group(1))) if io else ("main", int(tid)) if tid == pid else ("other", int(tid))
     rows.append((kind, num, cpus, "".join(fields.get("Mems_allowed_list", "").split())))
 for row in sorted(rows):
     print(*row)
@@ -253,6 +266,30 @@ _views_user_emulator() {
     views_cpuset_norm "${cs:-$(cat /sys/devices/system/cpu/online)}"
 }
 
+# _views_unpinned NAME META: where libvirt runs a thread nothing pins (an I/O thread without <iothreadpin>
+# whose pin the record does not hold): the definition's <vcpu cpuset>, else every online CPU.
+_views_unpinned() {
+    local cs
+    cs=$(awk '$1 == "user_vcpu_cpuset" { print $2 }' <<<"$2")
+    if [ -z "$cs" ] && ! grep -q '^user_' <<<"$2" && e2e_virsh dominfo "$1" 2>/dev/null | grep -q '^Persistent: *yes'; then
+        cs=$(e2e_virsh dumpxml --inactive "$1" 2>/dev/null | sed -nE "s/^.*<vcpu [^>]*cpuset='([^']*)'.*$/\1/p" | head -n 1)
+    fi
+    views_cpuset_norm "${cs:-$(cat /sys/devices/system/cpu/online)}"
+}
+
+# _views_opted_out NAME LIBVIRT: NAME's definition opts it out (a <cputune><vcpupin>, or skip='yes' in
+# placementd's element): the persistent definition of a persistent domain, else the live XML (LIBVIRT is
+# _views_libvirt's answer), which for a transient domain without a record is the one it was created with.
+_views_opted_out() {
+    local def
+    if e2e_virsh dominfo "$1" 2>/dev/null | grep -q '^Persistent: *yes'; then
+        def=$(e2e_virsh dumpxml --inactive "$1" 2>/dev/null)
+    else
+        def=$(_views_section dumpxml "$2")
+    fi
+    grep -qE "<vcpupin |skip=['\"]yes['\"]" <<<"$def"
+}
+
 # views_domain NAME (fetches placementctl's list unless VIEWS_CTL_JSON is fresh: views_all sets it).
 views_domain() {
     VIEWS_OUT=
@@ -267,7 +304,9 @@ _views_domain() {
     local l_emu l_numa l_mode l_nodes l_cell_nodes k_emu="" i n v m_p c_p l_p k_p online=0 x line u_emu
     local -A mpin=() lpin=() kpin=() cpin=()
     local -a pairs=()
-    local sec s_meta='' s_vcpupin='' s_emulatorpin='' s_numatune='' m_emu_raw='' m_mem_odd=''
+    local sec s_meta='' s_vcpupin='' s_emulatorpin='' s_iothreadinfo='' s_numatune='' m_emu_raw='' m_mem_odd=''
+    local c_io c_iopin m_io='' m_iopin='' want who user
+    local -A uio=() lio=()
     local -a m_mem_ids=()
     ctl=$(_views_ctl "$d")
     lv=$(_views_libvirt "$d")
@@ -280,6 +319,7 @@ _views_domain() {
             metadata) s_meta+=$line$'\n' ;;
             vcpupin) s_vcpupin+=$line$'\n' ;;
             emulatorpin) s_emulatorpin+=$line$'\n' ;;
+            iothreadinfo) s_iothreadinfo+=$line$'\n' ;;
             numatune) s_numatune+=$line$'\n' ;;
             esac ;;
         esac
@@ -292,10 +332,15 @@ _views_domain() {
     if [ -z "$ctl" ]; then
         _views_say "$d: libvirt runs it, placementctl list does not show it"
     fi
-    if [ -z "$meta" ]; then
+    # a domain its definition opts out from its start (<cputune><vcpupin>, skip='yes') is not placementd's:
+    # no record is written for it, and placementctl shows it skipped, its pins as they run
+    user=
+    if [ -z "$meta" ] && [ "$(cut -d'|' -f2 <<<"$ctl")" = skipped ] && _views_opted_out "$d" "$lv"; then
+        user=1
+    elif [ -z "$meta" ]; then
         _views_say "$d: no decision in its live metadata${ctl:+ (placementctl says ${ctl#*|})}"
     fi
-    IFS='|' read -r _ c_res c_n c_emu c_mem c_bind c_pins c_err _ <<<"$ctl"
+    IFS='|' read -r _ c_res c_n c_emu c_mem c_bind c_pins c_err _ c_io c_iopin <<<"$ctl"
     IFS=';' read -ra pairs <<<"$c_pins"
     for x in "${pairs[@]}"; do [ -n "$x" ] && cpin[${x%%=*}]=${x#*=}; done
     # the record's lines ("result R", "vcpu ID CPUSET", ...: _views_meta_of), each field as awk's $2 reads it
@@ -305,6 +350,9 @@ _views_domain() {
         result) m_res=$i ;;
         binding) m_bind=$i ;;
         emulator) m_emu_raw=$i ;;
+        iothreads) _views_norm_into m_io "$i" ;;
+        iothread_pin) _views_norm_into m_iopin "$i" ;;
+        user_iothreadpin) _views_norm_into line "$v" && uio[$i]=$line ;;
         memory) if [[ $i =~ ^[0-9]+$ ]]; then m_mem_ids[10#$i]=1; else m_mem_odd=1; fi ;;
         vcpu) _views_norm_into line "$v" && mpin[$i]=$line ;;
         esac
@@ -367,6 +415,11 @@ _views_domain() {
             [ "$l_p" = "$k_p" ] || [ "$k_p" = offline ] || _views_say "$d vCPU $i: libvirt $l_p, kernel $k_p"
             continue
         fi
+        if [ -n "$user" ]; then
+            { [ "$c_p" = "$l_p" ] && [ "$l_p" = "$k_p" ]; } || [ "$k_p" = offline ] ||
+                _views_say "$d vCPU $i (opted out by its definition, no record): placementctl $c_p, libvirt $l_p, kernel $k_p"
+            continue
+        fi
         if [ "$k_p" = offline ]; then
             # a vCPU that does not run: only the daemon's two views must agree about it
             [ "$c_p" = "$m_p" ] || _views_say "$d vCPU $i (not online): placementctl $c_p, metadata $m_p"
@@ -402,6 +455,39 @@ _views_domain() {
             line="note: $line; its own mask, narrower than the emulator pin, is a restored domain's (ledger scenario 6b)"
         _views_say "$line"
     done <<<"$kern"
+    # I/O threads ("IO iothreadN"): each runs where the user's <iothreadpin> puts it, else where the record
+    # pins it (iothreads=, iothread-pin=: the emulator's rule), else where libvirt runs it unpinned (the
+    # definition's <vcpu cpuset>, else every online CPU); libvirt's iothreadinfo says the same as the kernel
+    _views_norm_into c_io "$c_io"
+    _views_norm_into c_iopin "$c_iopin"
+    [ -z "$ctl" ] || [ -z "$meta" ] || [ "$c_io|$c_iopin" = "$m_io|$m_iopin" ] ||
+        _views_say "$d I/O threads: placementctl ${c_io:-none} on ${c_iopin:-none}, metadata ${m_io:-none} on ${m_iopin:-none}"
+    while read -r i v x; do
+        [[ $i =~ ^[0-9]+$ ]] && [ -n "$v" ] && [ -z "$x" ] && _views_norm_into line "$v" && lio[$i]=$line
+    done <<<"$s_iothreadinfo"
+    while read -r x i v m; do
+        [ "$x" = io ] || continue
+        if _views_listed "$d:$i" "$VIEWS_HAND_IOTHREAD" && x=$(_views_section dumpxml "$lv" |
+            sed -nE "s/^.*<iothreadpin iothread='$i' cpuset='([^']*)'.*$/\1/p" | head -n 1) && [ -n "$x" ]; then
+            # pinned live by the user (virsh iothreadpin), over its definition's pin too: theirs from then
+            # on (docs/running.md)
+            _views_norm_into want "$x"
+            who="pinned live by the user (libvirt's live <iothreadpin>)"
+        elif [ -n "${uio[$i]+set}" ]; then
+            want=${uio[$i]} who="its definition's <iothreadpin>"
+        elif [ -n "$meta" ] && _views_listed "$i" "${m_io//,/ }"; then
+            want=$m_iopin who="the record's iothread-pin"
+        elif [ -n "$meta" ]; then
+            want=$(_views_unpinned "$d" "$meta") who="unpinned: the record does not pin it"
+        else
+            want=${lio[$i]-none} who=libvirt
+        fi
+        { [ "$v" = "$want" ] && [ "$v" = "${lio[$i]-none}" ]; } ||
+            _views_say "$d I/O thread $i: $who $want, libvirt ${lio[$i]-none}, kernel $v"
+    done <<<"$kern"
+    for i in ${m_io//,/ }; do
+        grep -q "^io $i " <<<"$kern" || _views_say "$d I/O thread $i: the record pins it, kernel has no such thread"
+    done
     # memory nodes
     _views_norm_into c_mem "$c_mem"
     if [ -n "$ctl" ] && [ -n "$meta" ]; then
@@ -527,13 +613,12 @@ _views_map_pins() {
 }
 
 views_sharing() {
-    local d kern i v m x ctl_h map_h kern_h pins held map_want
+    local d kern i v m x map_h kern_h pins held map_want
     VIEWS_OUT=
     [ -n "${_VIEWS_FRESH:-}" ] || _views_ctl_fetch || { printf '%s' "$VIEWS_OUT"; return 1; }
     # the daemon's view: list's pins, and its map must say the same
     pins=$(awk -F'|' '{ n = split($7, p, ";"); for (i = 1; i <= n; i++) { sub(/^[0-9]+=/, "", p[i]); if (p[i] != "") print $1, p[i] } }' <<<"$VIEWS_CTL_JSON" |
         while read -r d v; do _views_norm_into v "$v" && echo "$d $v"; done)
-    ctl_h=$(_views_holders_from <<<"$pins")
     # the map also shows the CPUs the ledger holds for a domain's QEMU threads (its definition's own
     # <emulatorpin>): the same as list's vCPU pins with those
     held=$(awk -F'|' '$9 != "" { n = split($9, r, ","); for (i = 1; i <= n; i++) print $1, r[i] }' <<<"$VIEWS_CTL_JSON" |
@@ -543,7 +628,10 @@ views_sharing() {
     if ! grep -q ' +$' <<<"$map_h" && [ "$map_h" != "$map_want" ]; then
         _views_say "cores: placementctl list says $(tr '\n' ' ' <<<"$map_want")(core domain, vCPUs and held CPUs), placementctl map says $(tr '\n' ' ' <<<"$map_h")"
     fi
-    _views_sharing_check "placementctl" "$ctl_h"
+    # a core the ledger holds for a domain's QEMU threads (a definition's <emulatorpin> or <iothreadpin> of
+    # a core or two, an emulator pinned by hand) is not free for others (docs/algorithm.md, section 6): in
+    # both views it counts as that domain's, and another domain's vCPU there while a core is free is sharing
+    _views_sharing_check "placementctl" "$map_want"
     # views_all read the running domains just now (_VIEWS_RUNNING)
     [ -n "${_VIEWS_FRESH:-}" ] || _VIEWS_RUNNING=$(e2e_virsh list --name 2>/dev/null)
     kern_h=$(for d in $_VIEWS_RUNNING; do
@@ -552,7 +640,7 @@ views_sharing() {
         else
             _views_kernel "$d"
         fi | while read -r x i v m; do [ "$x" = vcpu ] && echo "$d $v"; done
-    done | _views_holders_from)
+    done | cat - <(printf '%s\n' "$held") | _views_holders_from)
     _views_sharing_check "kernel" "$kern_h"
     printf '%s' "$VIEWS_OUT"
     ! _views_bad
