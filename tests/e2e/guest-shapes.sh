@@ -25,8 +25,7 @@ HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 tap_build "${1:-}"
 P=${E2E_DOMAIN_PREFIX}
 PAGES=48 # 96 MiB of 2 MiB pages
-HP_SYS=/sys/devices/system/node/node0/hugepages/hugepages-2048kB
-SKIP_WHY='' OLD_PAGES='' MOUNTED=''
+SKIP_WHY=''
 
 e2e_suite_begin e2e-guest-shapes
 
@@ -41,33 +40,13 @@ tap_cleanup() {
     pd_stop
     pd_bus_stop
     e2e_libvirt_stop "$WORK" || not_ok "cleanup: e2e_libvirt_stop"
-    [ -n "$OLD_PAGES" ] && echo "$OLD_PAGES" >/proc/sys/vm/nr_hugepages 2>/dev/null
-    [ -n "$MOUNTED" ] && umount "$MOUNTED" 2>/dev/null && rmdir "$MOUNTED" 2>/dev/null
+    e2e_hugepage_pool_undo
 }
 
 must "built binaries in $BUILD" pd_env_init "$BUILD" "$WORK"
 
 # The hugepage pool and hugetlbfs first: libvirtd sees hugetlbfs mounts only when it starts.
-setup_pool() {
-    if [ ! -w /proc/sys/vm/nr_hugepages ] || [ ! -d "$HP_SYS" ]; then
-        SKIP_WHY="no writable /proc/sys/vm/nr_hugepages or no 2 MiB pages on node 0"
-        return 1
-    fi
-    if ! grep -q '^[^ ]* [^ ]* hugetlbfs ' /proc/mounts; then
-        if ! { mkdir -p /dev/hugepages && mount -t hugetlbfs hugetlbfs /dev/hugepages 2>/dev/null; }; then
-            SKIP_WHY="cannot mount hugetlbfs on /dev/hugepages"
-            return 1
-        fi
-        MOUNTED=/dev/hugepages
-    fi
-    OLD_PAGES=$(cat /proc/sys/vm/nr_hugepages)
-    echo "$PAGES" >/proc/sys/vm/nr_hugepages 2>/dev/null
-    if [ "$(cat "$HP_SYS/free_hugepages")" -lt "$PAGES" ]; then
-        SKIP_WHY="the kernel gave $(cat "$HP_SYS/free_hugepages") of $PAGES free 2 MiB pages (memory too fragmented?)"
-        return 1
-    fi
-}
-setup_pool
+e2e_hugepage_pool "$PAGES" || SKIP_WHY=$E2E_HP_WHY
 must "e2e_libvirt_start" e2e_libvirt_start "$WORK"
 must "private dbus-daemon" pd_bus_start
 
@@ -102,7 +81,7 @@ if [ -z "$SKIP_WHY" ]; then
     check "${P}huge: decision recorded" wait_for 10 pd_decided "${P}huge"
     check "${P}huge: the reason counts it in 2 MiB hugepages" \
         sh -c "grep -q '64.0 MiB in 2.0 MiB hugepages' '$PD_LOG'"
-    free_kernel=$(($(cat "$HP_SYS/free_hugepages") * 2))
+    free_kernel=$(($(cat "$E2E_HP_SYS/free_hugepages") * 2))
     expect "placementctl map: the pool's free part equals the kernel's free_hugepages" \
         "hugepages 2.0 MiB: $free_kernel.0 MiB free of $((PAGES * 2)).0 MiB" \
         "$(pdctl map | sed -n 's/^ *\(hugepages 2.0 MiB: .*\)$/\1/p' | head -n 1)"

@@ -15,6 +15,8 @@
 #   e2e_domain_ghost "$dir" e2e-a       # what libvirt keeps of a start a SIGKILL cut: a job it never ends
 #   e2e_libvirt_drop_ghosts "$dir"      # libvirtd restarted without them
 #   e2e_libvirt_stop "$dir"             # destroys leftover domains, kills daemons by PID, rmdirs cgroups
+#   e2e_hugepage_pool 48 || echo "$E2E_HP_WHY"   # 48 2 MiB pages on node 0, before e2e_libvirt_start
+#   e2e_hugepage_pool_undo              # the pool and the hugetlbfs mount as they were
 #
 # Every function returns non-zero and prints "e2e: ..." on stderr on failure. All are `set -u` safe; callers
 # may use `set -e -o pipefail` (each public function switches both off locally with `local -`, so the
@@ -351,6 +353,42 @@ _e2e_rmdir_cgroups() {
         find "$d" -depth -type d -exec rmdir {} \; 2>/dev/null
     done < <(find /sys/fs/cgroup -maxdepth 5 -type d -name machine -prune 2>/dev/null)
     return 0
+}
+
+# ------------------------------------------------------------------------------------------- hugepages
+
+E2E_HP_SYS=/sys/devices/system/node/node0/hugepages/hugepages-2048kB
+E2E_HP_WHY='' E2E_HP_OLD='' E2E_HP_MOUNTED=''
+
+# e2e_hugepage_pool PAGES: a pool of exactly PAGES 2 MiB pages (node 0 of this one-node machine) and a
+# hugetlbfs mount, for hugepage-backed guests; before e2e_libvirt_start (libvirtd sees hugetlbfs mounts only
+# when it starts). Returns 1 with E2E_HP_WHY saying why not.
+# shellcheck disable=SC2034 # E2E_HP_WHY is the callers'
+e2e_hugepage_pool() {
+    if [ ! -w /proc/sys/vm/nr_hugepages ] || [ ! -d "$E2E_HP_SYS" ]; then
+        E2E_HP_WHY="no writable /proc/sys/vm/nr_hugepages or no 2 MiB pages on node 0"
+        return 1
+    fi
+    if ! grep -q '^[^ ]* [^ ]* hugetlbfs ' /proc/mounts; then
+        if ! { mkdir -p /dev/hugepages && mount -t hugetlbfs hugetlbfs /dev/hugepages 2>/dev/null; }; then
+            E2E_HP_WHY="cannot mount hugetlbfs on /dev/hugepages"
+            return 1
+        fi
+        E2E_HP_MOUNTED=/dev/hugepages
+    fi
+    E2E_HP_OLD=$(cat /proc/sys/vm/nr_hugepages)
+    echo "$1" >/proc/sys/vm/nr_hugepages 2>/dev/null
+    if [ "$(cat "$E2E_HP_SYS/free_hugepages")" -lt "$1" ]; then
+        E2E_HP_WHY="the kernel gave $(cat "$E2E_HP_SYS/free_hugepages") of $1 free 2 MiB pages (memory too fragmented?)"
+        return 1
+    fi
+}
+
+# e2e_hugepage_pool_undo: the pool size and the hugetlbfs mount as they were before e2e_hugepage_pool.
+e2e_hugepage_pool_undo() {
+    [ -z "$E2E_HP_OLD" ] || echo "$E2E_HP_OLD" >/proc/sys/vm/nr_hugepages 2>/dev/null
+    [ -z "$E2E_HP_MOUNTED" ] || { umount "$E2E_HP_MOUNTED" 2>/dev/null && rmdir "$E2E_HP_MOUNTED" 2>/dev/null; }
+    E2E_HP_OLD='' E2E_HP_MOUNTED=''
 }
 
 # ------------------------------------------------------------------------------------------- daemons

@@ -59,8 +59,7 @@ declare -A SHAPE=([${P}0]="1 1" [${P}1]="1 2" [${P}2]="2 2" [${P}3]="1 2")
 LIFECYCLE_SHAPES=${LIFECYCLE_SHAPES:-0}
 declare -A EXTRA=() CPUSET=() SHAPE_SAYS=()
 HP_PAGES=128 # 256 MiB of 2 MiB pages: three 64 MiB hugepage guests and a spare
-HP_SYS=/sys/devices/system/node/node0/hugepages/hugepages-2048kB
-HP_WHY='' HP_OLD='' HP_MOUNTED=''
+HP_POOL=0 # 1: the pool is set up
 FAILED_AT=
 
 tap_cleanup() {
@@ -69,8 +68,7 @@ tap_cleanup() {
     dom_cleanup 2>/dev/null
     e2e_libvirt_stop "$WORK" || not_ok "cleanup: e2e_libvirt_stop"
     pd_bus_stop
-    [ -z "$HP_OLD" ] || echo "$HP_OLD" >/proc/sys/vm/nr_hugepages 2>/dev/null
-    [ -z "$HP_MOUNTED" ] || { umount "$HP_MOUNTED" 2>/dev/null && rmdir "$HP_MOUNTED" 2>/dev/null; }
+    e2e_hugepage_pool_undo
     [ -z "$FAILED_AT" ] || echo "# FAILED: SEED=$SEED $FAILED_AT"
 }
 
@@ -123,28 +121,6 @@ vcpu_of() {
 
 # ------------------------------------------------------------------------------------------- shapes
 
-# hugepage_pool: a 2 MiB pool for hugepage-backed guests (before libvirtd starts: it sees hugetlbfs mounts
-# only then), as guest-shapes.sh sets one up; HP_WHY says why not
-hugepage_pool() {
-    if [ ! -w /proc/sys/vm/nr_hugepages ] || [ ! -d "$HP_SYS" ]; then
-        HP_WHY="no writable /proc/sys/vm/nr_hugepages or no 2 MiB pages on node 0"
-        return 1
-    fi
-    if ! grep -q '^[^ ]* [^ ]* hugetlbfs ' /proc/mounts; then
-        if ! { mkdir -p /dev/hugepages && mount -t hugetlbfs hugetlbfs /dev/hugepages 2>/dev/null; }; then
-            HP_WHY="cannot mount hugetlbfs on /dev/hugepages"
-            return 1
-        fi
-        HP_MOUNTED=/dev/hugepages
-    fi
-    HP_OLD=$(cat /proc/sys/vm/nr_hugepages)
-    [ "$HP_OLD" -ge "$HP_PAGES" ] || echo "$HP_PAGES" >/proc/sys/vm/nr_hugepages 2>/dev/null
-    if [ "$(cat "$HP_SYS/free_hugepages")" -lt "$HP_PAGES" ]; then
-        HP_WHY="the kernel gave $(cat "$HP_SYS/free_hugepages") of $HP_PAGES free 2 MiB pages"
-        return 1
-    fi
-}
-
 # choose_shapes: for each domain, by the seed, what a real guest's definition carries (docs/running.md,
 # "The domain's own constraints", "Opting out"): I/O threads (one of them pinned by <iothreadpin> or not),
 # an <emulatorpin>, a <vcpu cpuset>, a <vcpupin> (opted out: skipped), guest NUMA cells, a strict or
@@ -192,7 +168,7 @@ choose_shapes() {
         0) extra+="<numatune><memory mode='strict' nodeset='0'/></numatune>" SHAPE_SAYS[$d]+=" strict" ;;
         1) extra+="<numatune><memory mode='preferred' nodeset='0'/></numatune>" SHAPE_SAYS[$d]+=" preferred" ;;
         esac
-        if [ $((RANDOM % 4)) = 0 ] && [ "$TOPOLOGY" = host ] && [ -z "$HP_WHY" ]; then
+        if [ $((RANDOM % 4)) = 0 ] && [ "$HP_POOL" = 1 ]; then
             extra+="<memoryBacking><hugepages/></memoryBacking>"
             SHAPE_SAYS[$d]+=" hugepages"
         fi
@@ -206,8 +182,8 @@ choose_shapes() {
 # they agree or no pool was set up here
 hugepages_agree() {
     local want got
-    [ -n "$HP_OLD" ] || return 0
-    want="hugepages 2.0 MiB: $(($(cat "$HP_SYS/free_hugepages") * 2)).0 MiB free of $((HP_PAGES * 2)).0 MiB"
+    [ "$HP_POOL" = 1 ] || return 0
+    want="hugepages 2.0 MiB: $(($(cat "$E2E_HP_SYS/free_hugepages") * 2)).0 MiB free of $((HP_PAGES * 2)).0 MiB"
     got=$(pdctl map 2>/dev/null | sed -n 's/^ *\(hugepages 2.0 MiB: .*\)$/\1/p' | head -n 1)
     [ "$got" = "$want" ] || echo "hugepages: placementctl map says '$got', the kernel '$want'"
 }
@@ -336,8 +312,9 @@ candidates() {
 must "placementd and placementctl are built in $BUILD" test -x "$BUILD/daemon/placementd" -a -x "$BUILD/tools/placementctl"
 must "pd_env_init" pd_env_init "$BUILD" "$WORK"
 must "private dbus-daemon" pd_bus_start
-if [ "$LIFECYCLE_SHAPES" = 1 ] && [ "$TOPOLOGY" = host ] && ! hugepage_pool; then
-    diag "no hugepage-backed guests: $HP_WHY"
+# a 2 MiB pool for hugepage-backed guests, before libvirtd starts
+if [ "$LIFECYCLE_SHAPES" = 1 ] && [ "$TOPOLOGY" = host ]; then
+    if e2e_hugepage_pool "$HP_PAGES"; then HP_POOL=1; else diag "no hugepage-backed guests: $E2E_HP_WHY"; fi
 fi
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 must "views_init $TOPOLOGY" views_init "$TOPOLOGY"
