@@ -215,16 +215,18 @@ op_resume() { e2e_virsh resume "$1"; }
 op_setvcpus() { e2e_virsh setvcpus "$1" "$(awk '{ print $2 }' <<<"${SHAPE[$1]}")" --live; }
 op_handpin() { e2e_virsh vcpupin "$1" 0 "$(free_cpu)" --live; }
 # an I/O thread pinned by hand: the user's from then on, left where they put it (docs/running.md)
+# (a pin onto the CPU it runs on already changes nothing, and is no one's in particular: not listed)
 op_iohandpin() {
-    local n=$((RANDOM % 2 + 1))
-    e2e_virsh iothreadpin "$1" "$n" "${VIEWS_CORE_PUS[RANDOM % VIEWS_NCORES]%% *}" --live || return 1
-    _views_listed "$1:$n" "$VIEWS_HAND_IOTHREAD" || VIEWS_HAND_IOTHREAD+=" $1:$n"
+    local n=$((RANDOM % 2 + 1)) cpu=${VIEWS_CORE_PUS[RANDOM % VIEWS_NCORES]%% *} was
+    was=$(e2e_virsh iothreadinfo "$1" --live 2>/dev/null | awk -v n="$n" '$1 == n { print $2 }')
+    e2e_virsh iothreadpin "$1" "$n" "$cpu" --live || return 1
+    [ "$(views_cpuset_norm "$was")" = "$cpu" ] || VIEWS_HAND_IOTHREAD+=" $1:$n:$cpu"
 }
 # hand_forget NAME: NAME runs afresh from its definition (or not at all): no hand pin of its I/O threads
 # (a save image, a managed save, keeps them: restore and start from a managed save bring them back)
 hand_forget() {
     local x keep=''
-    for x in $VIEWS_HAND_IOTHREAD; do [ "${x%:*}" = "$1" ] || keep+=" $x"; done
+    for x in $VIEWS_HAND_IOTHREAD; do [ "${x%%:*}" = "$1" ] || keep+=" $x"; done
     VIEWS_HAND_IOTHREAD=$keep
 }
 op_replace() { pdctl replace "$1"; }

@@ -32,9 +32,9 @@
 # A record that pins no emulator means the emulator runs where libvirt runs it unpinned: the definition's
 # <vcpu cpuset>, else every online CPU (a definition's own <emulatorpin> aside). VIEWS_HAND_EMULATOR="NAME ..."
 # lists domains whose emulator someone pinned live (virsh emulatorpin --live): that pin is the user's, and
-# placementd records none of its own (docs/running.md). An I/O thread runs where the definition's
-# <iothreadpin> puts it, else where the record pins it (iothreads=, iothread-pin=), else, when it is listed in
-# VIEWS_HAND_IOTHREAD ("NAME:N ..."), where the user pinned it live (libvirt's live <iothreadpin>), else
+# placementd records none of its own (docs/running.md). An I/O thread runs where the user pinned it live
+# when it is listed in VIEWS_HAND_IOTHREAD ("NAME:N:CPUS ...", the last entry for it), else where the
+# definition's <iothreadpin> puts it, else where the record pins it (iothreads=, iothread-pin=), else
 # unpinned (the definition's <vcpu cpuset>, else every online CPU).
 #
 # The views:
@@ -53,7 +53,7 @@ VIEWS_CONSTRAINED=              # domains whose own constraints may force them o
 VIEWS_SHARING_ONLY=             # only sharing that involves these domains counts (empty: all; "-": none)
 VIEWS_THREADS_NARROWER=         # set: a QEMU thread narrower than the emulator pin is a note (see above)
 VIEWS_HAND_EMULATOR=            # domains whose emulator the user pinned live (virsh emulatorpin): see above
-VIEWS_HAND_IOTHREAD=            # "NAME:N ...": I/O thread N of NAME was pinned live by the user (virsh iothreadpin)
+VIEWS_HAND_IOTHREAD=            # "NAME:N:CPUS ...": I/O thread N of NAME pinned live by the user to CPUS (virsh iothreadpin)
 VIEWS_RESERVED=                 # CPUs in the daemon's ReservedCPUs= ("0 3"): a core with one is not free
 VIEWS_CTL_JSON=
 VIEWS_OUT=
@@ -202,10 +202,11 @@ _views_libvirt() {
 _views_section() { awk -v s="@@@$1" '/^@@@/ { on = ($0 == s); next } on' <<<"$2"; }
 
 # _views_kernel NAME: lines "vcpu N CPUS MEMS", "io N CPUS MEMS" (I/O thread N, "IO iothreadN"), "main PID
-# CPUS MEMS" and "other TID CPUS MEMS" for every thread of NAME's QEMU, CPUS and MEMS normalised (_views_norm_into). One python3 run reads every thread's
-# comm and status, each file in one read: read line by line, a busy thread's "State:" flipping between
-# "S (sleeping)" and "R (running)" shifted the lines under bash's seek-back and lost its Cpus_allowed_list
-# (QEMU's main thread, once in CI). A thread that ends meanwhile is left out.
+# CPUS MEMS" and "other TID CPUS MEMS" for every thread of NAME's QEMU, CPUS and MEMS normalised
+# (_views_norm_into). One python3 run reads every thread's comm and status, each file in one read: read
+# line by line, a busy thread's "State:" flipping between "S (sleeping)" and "R (running)" shifted the
+# lines under bash's seek-back and lost its Cpus_allowed_list (QEMU's main thread, once in CI). A thread
+# that ends meanwhile is left out.
 _views_kernel() {
     local pid rows kind num cpus mems
     pid=$(e2e_qemu_pid "$1" 2>/dev/null) || return 1
@@ -429,7 +430,7 @@ _views_domain() {
         # a skipped record leaves out a vCPU that floats where libvirt runs it unpinned (the definition's
         # <vcpu cpuset>, else every online CPU): none in the metadata, that set in the three others
         if [ "$m_res" = skipped ] && [ "$m_p" = none ] && [ "$c_p" = "$l_p" ] && [ "$l_p" = "$k_p" ] &&
-            [ "$k_p" = "$(_views_user_emulator "$d" "$meta")" ]; then
+            [ "$k_p" = "$(_views_unpinned "$d" "$meta")" ]; then
             continue
         fi
         if [ "$c_p" != "$m_p" ] || [ "$m_p" != "$l_p" ] || [ "$l_p" != "$k_p" ]; then
@@ -455,9 +456,10 @@ _views_domain() {
             line="note: $line; its own mask, narrower than the emulator pin, is a restored domain's (ledger scenario 6b)"
         _views_say "$line"
     done <<<"$kern"
-    # I/O threads ("IO iothreadN"): each runs where the user's <iothreadpin> puts it, else where the record
-    # pins it (iothreads=, iothread-pin=: the emulator's rule), else where libvirt runs it unpinned (the
-    # definition's <vcpu cpuset>, else every online CPU); libvirt's iothreadinfo says the same as the kernel
+    # I/O threads ("IO iothreadN"): each runs where the user pinned it live (VIEWS_HAND_IOTHREAD), else where
+    # its definition's <iothreadpin> puts it, else where the record pins it (iothreads=, iothread-pin=: the
+    # emulator's rule), else where libvirt runs it unpinned (the definition's <vcpu cpuset>, else every
+    # online CPU); libvirt's iothreadinfo says the same as the kernel
     _views_norm_into c_io "$c_io"
     _views_norm_into c_iopin "$c_iopin"
     [ -z "$ctl" ] || [ -z "$meta" ] || [ "$c_io|$c_iopin" = "$m_io|$m_iopin" ] ||
@@ -467,12 +469,12 @@ _views_domain() {
     done <<<"$s_iothreadinfo"
     while read -r x i v m; do
         [ "$x" = io ] || continue
-        if _views_listed "$d:$i" "$VIEWS_HAND_IOTHREAD" && x=$(_views_section dumpxml "$lv" |
-            sed -nE "s/^.*<iothreadpin iothread='$i' cpuset='([^']*)'.*$/\1/p" | head -n 1) && [ -n "$x" ]; then
+        x=$(for x in $VIEWS_HAND_IOTHREAD; do [ "${x%:*}" != "$d:$i" ] || echo "${x##*:}"; done | tail -n 1)
+        if [ -n "$x" ]; then
             # pinned live by the user (virsh iothreadpin), over its definition's pin too: theirs from then
-            # on (docs/running.md)
+            # on, never pinned back (docs/running.md)
             _views_norm_into want "$x"
-            who="pinned live by the user (libvirt's live <iothreadpin>)"
+            who="pinned live by the user"
         elif [ -n "${uio[$i]+set}" ]; then
             want=${uio[$i]} who="its definition's <iothreadpin>"
         elif [ -n "$meta" ] && _views_listed "$i" "${m_io//,/ }"; then
