@@ -8,7 +8,7 @@
  *     load NAME busy=F [host=F]
  *     stop NAME
  *     tick SECONDS
- * with blank lines and '#' comments ignored. The command line form NAME:VCPUS:MEMORY is a start.
+ * with blank lines and comment lines (# first) ignored. The command line form NAME:VCPUS:MEMORY is a start.
  * busy= is the fraction of each vCPU's time spent running (0 to 1; a start without it is busy=1), host=
  * the host-side threads' (emulator, I/O threads, vhost) busy time in cores (0 to TRACE_HOST_MAX; 0 when
  * not given). A load line changes a running domain's load from then on; tick lets SECONDS pass (more
