@@ -93,6 +93,32 @@ const CpuSet *placer_hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *use
         return user->emulatorpin;
 }
 
+unsigned placer_hand_iothreads(Manager *m, virDomainPtr dom, DomainSpec *user, const DomainSpec *live,
+                               const Decision *old)
+{
+        const CpuSet *rule;
+        unsigned n = 0;
+
+        if (!user || !live || !live->iothreads || !live->iothreadpin_cpus || !old || !old->plan ||
+            (old->result != DECISION_PLACED && old->result != DECISION_OVERCOMMITTED))
+                return 0;
+        rule = !cpuset_is_empty(old->plan->iothread_pin) ? old->plan->iothread_pin : old->plan->emulator_pin;
+        for (unsigned i = 0; i < live->iothreadpin_cpus->len; i++) {
+                const IothreadPin *pin = &g_array_index(live->iothreadpin_cpus, IothreadPin, i);
+
+                if (!cpuset_has(live->iothreads, pin->id) ||
+                    (user->iothreadpins && cpuset_has(user->iothreadpins, pin->id)) ||
+                    (cpuset_has(old->plan->iothreads, pin->id) && cpuset_equal(pin->cpus, rule)) ||
+                    pin_anywhere(m, dom, user, pin->cpus))
+                        continue; /* not running, the definition's, placementd's, or nobody's */
+                if (!user->iothreadpins)
+                        user->iothreadpins = cpuset_new();
+                cpuset_add(user->iothreadpins, pin->id);
+                n++;
+        }
+        return n;
+}
+
 /* placer_hand_emulator(), said at info level when it names one. */
 const CpuSet *placer_hand_emulator_said(Manager *m, virDomainPtr dom, DomainSpec *user, const CpuSet *own,
                                         const CpuSet *recorded, const char *name)

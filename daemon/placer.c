@@ -768,6 +768,7 @@ PlacerRequest *placer_request(Manager *m, virDomainPtr dom)
                 const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
                 placer_hand_emulator(m, dom, r->user, d && d->plan ? d->plan->emulator_pin : NULL,
                                      r->live->decision ? r->live->decision->emulator : NULL);
+                placer_hand_iothreads(m, dom, r->user, r->live, d);
         }
         r->params = params_for(m, r->user, r->live->name);
         r->req = domain_request(r->user, r->live);
@@ -923,10 +924,12 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
         old = g_hash_table_lookup(m->decisions, uuid);
         if (!ours && old)
                 ours = interrupted_claim_unrecorded(m, dom, old, live, user);
-        /* an emulator pin someone else made is the user's: never undone */
-        if (!ours)
+        /* an emulator pin someone else made is the user's: never undone; so are I/O thread pins */
+        if (!ours) {
                 placer_hand_emulator_said(m, dom, user, old && old->plan ? old->plan->emulator_pin : NULL,
                                           live->decision ? live->decision->emulator : NULL, live->name);
+                placer_hand_iothreads(m, dom, user, live, old); /* and I/O threads pinned by hand */
+        }
         if ((why = domain_spec_opt_out(user)))
                 return placer_skip_opted_out(m, dom, uuid, live, user, why, old);
         params = params_for(m, user, live->name);

@@ -499,6 +499,48 @@ START_TEST(test_iothreadpin_on_rule_not_taken)
 }
 END_TEST
 
+START_TEST(test_hand_iothread_pin_stands_on_replace)
+{
+        /* an I/O thread pinned by hand (virsh iothreadpin --live) away from the decision's rule is the
+         * user's from then on: the reconcile leaves it there, and a later re-placement (replace, a reload,
+         * a heal move) pins the decision's other I/O threads only, never that one back, also after a
+         * restart */
+        Manager *m = new_manager();
+        virDomainPtr dom = start("c-iohand", 1, NULL, "<iothreads>2</iothreads>");
+        g_autofree char *error = NULL, *ids = NULL;
+        unsigned char map;
+        const Decision *d;
+        int rule;
+
+        ck_assert(spin_until_known(m, "c-iohand"));
+        rule = iothread_map(dom, 2);
+        ck_assert_int_gt(rule, 0);
+        map = rule == 0x80 ? 0x40 : 0x80; /* a CPU the rule does not name */
+        ck_assert_int_eq(virDomainPinIOThread(dom, 2, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        ids = cpuset_format(manager_lookup(m, "c-iohand")->plan->iothreads);
+        ck_assert_str_eq(ids, "1");
+        ck_assert_msg(manager_replace(m, "c-iohand", &error) == 0, "%s", error);
+        d = manager_lookup(m, "c-iohand");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert_msg(iothread_map(dom, 2) == map,
+                      "I/O thread 2 runs on 0x%x after the replace, pinned by hand to 0x%x",
+                      iothread_map(dom, 2), map);
+        g_free(ids);
+        ids = cpuset_format(d->plan->iothreads);
+        ck_assert_str_eq(ids, "1");
+        free_manager(m);
+
+        /* and so after a restart, which adopts the record that leaves it out */
+        m = new_manager();
+        ck_assert(spin_until_known(m, "c-iohand"));
+        ck_assert_msg(manager_replace(m, "c-iohand", &error) == 0, "%s", error);
+        ck_assert_int_eq(iothread_map(dom, 2), map);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_iothreadpin_hold_gone_after_replace)
 {
         /* a re-placement after an I/O thread was deleted live plans from what runs: the deleted thread's
@@ -1026,6 +1068,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_iothreadpin_hold_follows_thread);
         tcase_add_test(tc, test_iothreadpin_on_rule_not_taken);
         tcase_add_test(tc, test_iothreadpin_hold_gone_after_replace);
+        tcase_add_test(tc, test_hand_iothread_pin_stands_on_replace);
         tcase_add_test(tc, test_iothreadpin_hold_beside_user_emulatorpin);
         tcase_add_test(tc, test_iothreadpin_hold_gone_across_restart);
         tcase_add_test(tc, test_iothreadpin_defined_while_running_is_for_next_start);
