@@ -461,6 +461,10 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
 
         if (!improves_why && !own_better(own_before, own_after, host_gain))
                 return NULL; /* the domain itself does not improve */
+        /* undoing sharing is for vCPUs that share a core however idle: never at the cost of more of the
+         * domain's own busy vCPUs contending (two of them stacked on the core they leave another's for) */
+        if (hp->undo_sharing && own_after.contended > own_before.contended)
+                return NULL;
         /* host-side threads alone moved: busy vCPUs "contend" with them only where their load, summed
          * over a core, crosses half a core; a move that only cuts such a sum in two, as much load beside
          * busy threads as before, gains nothing (two guests' threads would trade places for ever) */

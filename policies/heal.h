@@ -33,11 +33,11 @@
  * and host-side threads contending no more, at least min_gain fewer vCPUs share a core on the host (the
  * tuple then has "shared" after the host threads), or as many and fewer of its own share one with another
  * domain's (four idle vCPUs of two guests on one core, another free, made two pairs: then "shared with
- * another domain's" after "shared"). Passes not asked for
- * do the same (but for sharing with another domain's vCPU, which they do not count apart from sharing at
- * all) while a quarter of the host's cores hold no vCPU (HEAL_SPARE_CORES_SHARE); with fewer free they leave
- * idle sharing alone: it costs little, and the free cores it would take serve busy arrivals better (the
- * simulator's figures, docs/performance.md).
+ * another domain's" after "shared"); never one after which more of its own busy vCPUs contend. Passes not
+ * asked for do the same (but for sharing with another domain's vCPU, which they do not count apart from
+ * sharing at all) while a quarter of the host's cores hold no vCPU (HEAL_SPARE_CORES_SHARE); with fewer free
+ * they leave idle sharing alone: it costs little, and the free cores it would take serve busy arrivals
+ * better (the simulator's figures, docs/performance.md).
  *
  * Constraints are the request's: a move is a policy_place() of the domain's own PlacementRequest or a
  * re-pin of it (policy_repin_local(), policy_repin_near()), so it stays inside <vcpu cpuset>, bound

@@ -392,6 +392,64 @@ START_TEST(test_idle_sharing_left_alone_when_cores_short)
 }
 END_TEST
 
+/* Commits a plan for key with its vCPUs counted on pus[0..n) (pinned to their cores) and its emulator on
+ * PU emu. */
+static void hold_with_emulator(const Topology *t, Ledger *l, const char *key, unsigned n,
+                               const unsigned *pus, unsigned emu)
+{
+        Plan *p = plan_new(key, n, GiB, t->nnodes);
+
+        for (unsigned i = 0; i < n; i++) {
+                const TopoCore *c = &t->cores[t->pus[pus[i]].core];
+                p->vcpu_pu[i] = (int)pus[i];
+                for (unsigned q = c->pu_first; q < c->pu_first + c->npus; q++)
+                        cpuset_add(p->vcpu_pins[i], t->pus[q].os_index);
+        }
+        cpuset_add(p->emulator_pin, t->pus[emu].os_index);
+        cpuset_add(p->nodes, 0);
+        p->node_memory[0] = GiB;
+        p->result = PLAN_OVERCOMMITTED;
+        ck_assert_int_eq(ledger_commit(l, key, p), 0);
+}
+
+/*
+ * Asked to undo sharing, a domain whose busy vCPUs leave another domain's core is not stacked on one core
+ * of its own: two single-PU cores, x (2 vCPUs, 0.7 busy, 1.2 cores of host-side threads) on both, y (1
+ * vCPU, 0.7 busy, 0.4 cores of them) beside x's second one, both emulators there. Taking x's vCPUs off
+ * y's core onto the other, with each other and x's threads, leaves as many busy vCPUs contending on the
+ * host and makes both of x's contend where one did: x is worse off. Until 2026-12-06 Rebalance made that
+ * move ("1 vCPU shared a core with another domain's, now 0"); a pass not asked for never did.
+ */
+START_TEST(test_rebalance_never_stacks_own_busy_vcpus)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        double busy[] = {0.7, 0.7}, one[] = {0.7};
+        unsigned x_pus[] = {0, 1}, y_pus[] = {1};
+        HealParams asked = heal_defaults;
+        Domains ds = {0};
+        HealDomain *x, *y;
+
+        asked.undo_sharing = true;
+        hold_with_emulator(t, l, "x", 2, x_pus, 1);
+        hold_with_emulator(t, l, "y", 1, y_pus, 1);
+        pu_busy[0] = 0.7;
+        pu_busy[1] = 0.7 + 0.7 + 1.2 + 0.4;
+        x = domains_add(&ds, l, "x");
+        x->request.vcpu_busy = busy, x->request.host_busy = 1.2, x->request.pu_busy = pu_busy;
+        y = domains_add(&ds, l, "y");
+        y->request.vcpu_busy = one, y->request.host_busy = 0.4, y->request.pu_busy = pu_busy;
+        moves = heal(t, l, &asked, &ds);
+        for (unsigned i = 0; i < moves->len; i++) {
+                HealMove *m = g_ptr_array_index(moves, i);
+                ck_assert_msg(strcmp(m->key, "x") || m->plan->vcpu_pu[0] != m->plan->vcpu_pu[1],
+                              "x's busy vCPUs stacked on PU %d: %s", m->plan->vcpu_pu[0], m->why);
+        }
+}
+END_TEST
+
 /* A churned host: repeated passes settle (no ping-pong) and never worsen the host's sharing. */
 START_TEST(test_settles)
 {
@@ -1859,6 +1917,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_rebalance_parts_idle_guests_stacked);
         tcase_add_test(tc, test_random_passes_settle);
         tcase_add_test(tc, test_idle_sharing_left_alone_when_cores_short);
+        tcase_add_test(tc, test_rebalance_never_stacks_own_busy_vcpus);
         tcase_add_test(tc, test_settles);
         tcase_add_test(tc, test_bad_input);
         tcase_add_test(tc, test_may_gain);
