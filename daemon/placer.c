@@ -457,6 +457,13 @@ Decision *placer_skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, 
 
         domain_request_shape(live, m->topology, &req, &shape);
         pins = placer_hand_pins(m, dom, live, req.allowed_cpus);
+        /* floating over a <vcpu cpuset> short of the host, its vCPUs run there all the same: counted there
+         * (policy_adopt(): on its least loaded cores), as they are beside one vCPU pinned elsewhere */
+        if (!pins && req.allowed_cpus && live->vcpus && !placer_runs_anywhere(m, req.allowed_cpus, NULL)) {
+                pins = g_new0(CpuSet *, live->vcpus);
+                for (unsigned i = 0; i < live->vcpus; i++)
+                        pins[i] = cpuset_copy(req.allowed_cpus);
+        }
 
         if (!pins) {
                 /* its vCPUs float: nothing of them to count, but what placementd applied before (its

@@ -541,6 +541,36 @@ START_TEST(test_hand_iothread_pin_stands_on_replace)
 }
 END_TEST
 
+START_TEST(test_opted_out_floating_in_cpuset_counted)
+{
+        /* a domain its definition opts out whose vCPUs all float over its <vcpu cpuset> (a <vcpupin> of the
+         * cpuset itself, libvirt's default) runs there: counted there, as one vCPU pinned elsewhere makes
+         * the others counted, not nowhere; the next domain does not take that core while another is free */
+        Manager *m = new_manager();
+        virDomainPtr dom =
+            start("c-float", 2, " cpuset='4'", "<cputune><vcpupin vcpu='0' cpuset='4'/></cputune>");
+        virDomainPtr next;
+        unsigned core4 = manager_topology(m)->pus[pu_of(m, 4)].core;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-float"));
+        d = manager_lookup(m, "c-float");
+        ck_assert_int_eq(d->result, DECISION_SKIPPED);
+        ck_assert_msg(d->plan && d->plan->vcpu_pu[0] >= 0 && d->plan->vcpu_pu[1] >= 0,
+                      "its vCPUs are counted nowhere: %s", d->reason);
+        ck_assert_uint_eq(manager_topology(m)->pus[d->plan->vcpu_pu[0]].core, core4);
+        ck_assert_uint_eq(ledger_core_load(manager_ledger(m), core4), 2);
+        next = start("c-float2", 1, NULL, NULL);
+        ck_assert(spin_until_known(m, "c-float2"));
+        d = manager_lookup(m, "c-float2");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert_uint_ne(manager_topology(m)->pus[d->plan->vcpu_pu[0]].core, core4);
+        stop(next);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_iothreadpin_hold_gone_after_replace)
 {
         /* a re-placement after an I/O thread was deleted live plans from what runs: the deleted thread's
@@ -1069,6 +1099,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_iothreadpin_on_rule_not_taken);
         tcase_add_test(tc, test_iothreadpin_hold_gone_after_replace);
         tcase_add_test(tc, test_hand_iothread_pin_stands_on_replace);
+        tcase_add_test(tc, test_opted_out_floating_in_cpuset_counted);
         tcase_add_test(tc, test_iothreadpin_hold_beside_user_emulatorpin);
         tcase_add_test(tc, test_iothreadpin_hold_gone_across_restart);
         tcase_add_test(tc, test_iothreadpin_defined_while_running_is_for_next_start);
