@@ -93,6 +93,13 @@ const CpuSet *placer_hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *use
         return user->emulatorpin;
 }
 
+/* The CPUs p pins its I/O threads to: their own pin, else the emulator's (an I/O thread added live follows
+ * it). */
+static const CpuSet *iothread_rule(const Plan *p)
+{
+        return !cpuset_is_empty(p->iothread_pin) ? p->iothread_pin : p->emulator_pin;
+}
+
 unsigned placer_hand_iothreads(Manager *m, virDomainPtr dom, DomainSpec *user, const DomainSpec *live,
                                const Decision *old)
 {
@@ -102,7 +109,7 @@ unsigned placer_hand_iothreads(Manager *m, virDomainPtr dom, DomainSpec *user, c
         if (!user || !live || !live->iothreads || !live->iothreadpin_cpus || !old || !old->plan ||
             (old->result != DECISION_PLACED && old->result != DECISION_OVERCOMMITTED))
                 return 0;
-        rule = !cpuset_is_empty(old->plan->iothread_pin) ? old->plan->iothread_pin : old->plan->emulator_pin;
+        rule = iothread_rule(old->plan);
         for (unsigned i = 0; i < live->iothreadpin_cpus->len; i++) {
                 const IothreadPin *pin = &g_array_index(live->iothreadpin_cpus, IothreadPin, i);
 
@@ -247,7 +254,7 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
                 return false;
         }
         held_forget_timeouts(m, d->uuid); /* it went through: the job is free */
-        rule = !cpuset_is_empty(d->plan->iothread_pin) ? d->plan->iothread_pin : d->plan->emulator_pin;
+        rule = iothread_rule(d->plan);
         for (unsigned i = 0; i < n; i++) {
                 g_autofree char *list = cpuset_format(pins[i]);
                 g_autofree char *pin_error = NULL;
