@@ -87,7 +87,8 @@ char *placer_format_record(Manager *m, const Decision *d, const DomainSpec *user
 void placer_write_metadata(Manager *m, virDomainPtr dom, Decision *d, const DomainSpec *user);
 /* Whether dom's job is free for a metadata write; else d stays unrecorded for the next reconcile. */
 bool placer_free_to_record(Manager *m, virDomainPtr dom, Decision *d);
-/* Writes d into dom's metadata again; false when dom is gone or unreadable. */
+/* Writes d into dom's metadata again, unless d is skipped and was never recorded (opted out by its
+ * definition from its start: the domain is its user's); false when dom is gone or unreadable. */
 bool placer_write_record(Manager *m, virDomainPtr dom, Decision *d);
 /*
  * A domain that opted out (why): not placed, but what it runs on counted (pins other than "anywhere",

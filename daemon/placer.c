@@ -284,6 +284,14 @@ bool placer_free_to_record(Manager *m, virDomainPtr dom, Decision *d)
         return false;
 }
 
+/* Whether d may be recorded in a domain whose live definition is live: not when skipped and never recorded
+ * (opted out by its definition from its start, or skipped as it ran at placementd's start): a record there
+ * is not placementd's to write. */
+static bool may_record(const Decision *d, const DomainSpec *live)
+{
+        return d->result != DECISION_SKIPPED || d->record || live->decision;
+}
+
 /* Writes d into dom's metadata again; false when dom is gone or unreadable. */
 bool placer_write_record(Manager *m, virDomainPtr dom, Decision *d)
 {
@@ -293,7 +301,8 @@ bool placer_write_record(Manager *m, virDomainPtr dom, Decision *d)
 
         if (virt_domain_read_spec(dom, false, &live, &error) < 0 || !(user = placer_user_spec(dom, live)))
                 return false; /* gone or unreadable: the reconcile's next round sees to it */
-        placer_write_metadata(m, dom, d, user);
+        if (may_record(d, live))
+                placer_write_metadata(m, dom, d, user);
         return true;
 }
 

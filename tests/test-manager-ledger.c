@@ -109,7 +109,8 @@ START_TEST(test_skipped_floating_then_pinned)
 }
 END_TEST
 
-/* Running unpinned when placementd started with PlaceRunning=no, then pinned by hand: counted as it runs. */
+/* Running unpinned when placementd started with PlaceRunning=no, then pinned by hand: counted as it runs,
+ * and no record written into it. */
 START_TEST(test_left_alone_then_pinned)
 {
         virDomainPtr dom = start_xml("l-alone", "512", 1, NULL);
@@ -126,6 +127,12 @@ START_TEST(test_left_alone_then_pinned)
         ck_assert_msg(ledger_pu_load(manager_ledger(m), 2) == 1, "the hand pin on CPU 2 is not counted (%s)",
                       d->reason);
         ck_assert_uint_eq(memory_counted(d->plan), 512u << 20);
+        {
+                /* never placementd's: nothing written into it */
+                g_autofree char *record = virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT,
+                                                               PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+                ck_assert_msg(!record, "a record: %s", record);
+        }
         stop(dom);
         free_manager(m);
 }

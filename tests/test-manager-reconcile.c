@@ -841,6 +841,45 @@ START_TEST(test_floating_vcpu_of_skipped_record_after_restart)
 }
 END_TEST
 
+/* Opted out by its definition (a <vcpupin>) from its start: it has no record, and gets none when its I/O
+ * thread or emulator is pinned by hand or placementd restarts; the definition says the domain is its
+ * user's. */
+START_TEST(test_opted_out_from_start_never_recorded)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr dom = start_xml("r-opt", "<vcpu>1</vcpu><iothreads>1</iothreads><cputune>"
+                                              "<vcpupin vcpu='0' cpuset='1'/><iothreadpin iothread='1' "
+                                              "cpuset='3'/></cputune>");
+        g_autofree char *before = NULL, *floating = NULL, *after = NULL;
+        const Decision *d;
+
+        ck_assert(spin_known(m, "r-opt", 3000));
+        d = manager_lookup(m, "r-opt");
+        ck_assert_msg(d->result == DECISION_SKIPPED, "%s", d->reason);
+        before = record_of(dom);
+        ck_assert_msg(!before, "a record at its start: %s", before);
+        ck_assert_int_eq(virDomainPinIOThread(dom, 1, &(unsigned char){1u << 0}, 1, VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+        manager_reconcile(m);
+        ck_assert_int_eq(virDomainPinEmulator(dom, &(unsigned char){0xff}, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        pin(dom, 0, 2);
+        manager_reconcile(m);
+        ck_assert_msg(cpuset_has(manager_lookup(m, "r-opt")->plan->vcpu_pins[0], 2), "vCPU 0 not followed");
+        floating = record_of(dom);
+        ck_assert_msg(!floating, "a record once its threads are pinned by hand: %s", floating);
+        free_manager(m);
+        m = fixture_manager_new(base, TOPOLOGY, NULL);
+        ck_assert(spin_known(m, "r-opt", 3000));
+        d = manager_lookup(m, "r-opt");
+        ck_assert_msg(d->result == DECISION_SKIPPED, "%s", d->reason);
+        after = record_of(dom);
+        ck_assert_msg(!after, "a record after a restart: %s", after);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_hand_pins_while_down_recorded)
 {
         /* the skip a restart makes of a vCPU pinned by hand while placementd was down is recorded in the
@@ -1005,6 +1044,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_restored_record_beside_gone_domain);
         tcase_add_test(tc, test_restored_emulator_pin_stays_within_start);
         tcase_add_test(tc, test_restart_does_not_narrow_unpinned_start);
+        tcase_add_test(tc, test_opted_out_from_start_never_recorded);
         tcase_add_test(tc, test_restored_while_down_emulator_pin_stays_within_start);
         tcase_add_test(tc, test_restored_then_restart_keeps_start);
         tcase_add_test(tc, test_hand_emulator_rerecord_keeps_threads);
