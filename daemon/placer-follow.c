@@ -106,8 +106,10 @@ unsigned placer_hand_iothreads(Manager *m, virDomainPtr dom, DomainSpec *user, c
         const CpuSet *rule;
         unsigned n = 0;
 
+        /* a skipped decision's plan is its pins as they run, what placementd pinned before among them */
         if (!user || !live || !live->iothreads || !live->iothreadpin_cpus || !old || !old->plan ||
-            (old->result != DECISION_PLACED && old->result != DECISION_OVERCOMMITTED))
+            (old->result != DECISION_PLACED && old->result != DECISION_OVERCOMMITTED &&
+             old->result != DECISION_SKIPPED))
                 return 0;
         rule = iothread_rule(old->plan);
         for (unsigned i = 0; i < live->iothreadpin_cpus->len; i++) {

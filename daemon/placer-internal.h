@@ -57,10 +57,11 @@ const CpuSet *placer_hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *use
                                    const CpuSet *recorded);
 /*
  * The I/O threads someone else pinned (virsh iothreadpin --live) while old, placementd's decision, placed
- * the domain: each running I/O thread (live: the running definition) the definition does not pin whose live
- * pin is neither the decision's (one of its I/O threads on its rule) nor libvirt's default. Made user's as a
- * definition's <iothreadpin> is, without holding its CPUs: a re-placement pins the decision's I/O threads
- * only, never one pinned by hand back (placer_follow_iothreads() left it there). Returns how many.
+ * the domain or counted it skipped (its pins as they run): each running I/O thread (live: the running
+ * definition) the definition does not pin whose live pin is neither the decision's (one of its I/O threads
+ * on its rule) nor libvirt's default. Made user's as a definition's <iothreadpin> is, without holding its
+ * CPUs: a re-placement pins the decision's I/O threads only, never one pinned by hand back
+ * (placer_follow_iothreads() left it there). Returns how many.
  */
 unsigned placer_hand_iothreads(Manager *m, virDomainPtr dom, DomainSpec *user, const DomainSpec *live,
                                const Decision *old);

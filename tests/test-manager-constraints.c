@@ -541,6 +541,63 @@ START_TEST(test_hand_iothread_pin_stands_on_replace)
 }
 END_TEST
 
+/* I/O thread 2 pinned by hand off the rule, then vCPU 0 too (skipped), then replaced: the I/O thread stays
+ * where its user pinned it (defpin: the definition pins I/O thread 2 itself, somewhere else again), also
+ * after a restart (restart), which adopts the skipped record. */
+static void hand_iothread_of_skipped(const char *name, bool defpin, bool restart)
+{
+        Manager *m = new_manager();
+        g_autofree char *xml = g_strdup_printf(
+            "<domain type='test'><name>%s</name><memory unit='MiB'>512</memory><vcpu>1</vcpu><os><type>hvm"
+            "</type></os><iothreads>2</iothreads>%s</domain>",
+            name, defpin ? "<cputune><iothreadpin iothread='2' cpuset='5'/></cputune>" : "");
+        /* persistent when the definition pins: its <iothreadpin> stays 5 while the live one is the hand's */
+        virDomainPtr dom = defpin ? virDomainDefineXML(conn, xml) : virDomainCreateXML(conn, xml, 0);
+        g_autofree char *error = NULL;
+        unsigned char map, vcpu;
+        int rule;
+
+        ck_assert_ptr_nonnull(dom);
+        ck_assert(!defpin || virDomainCreate(dom) == 0);
+        ck_assert(spin_until_known(m, name));
+        rule = iothread_map(dom, 1);
+        ck_assert_int_gt(rule, 0);
+        map = rule == 0x80 ? 0x40 : 0x80; /* a CPU the rule does not name */
+        ck_assert_int_eq(virDomainPinIOThread(dom, 2, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        vcpu = map == 0x80 ? 0x40 : 0x80;
+        ck_assert_int_eq(virDomainPinVcpuFlags(dom, 0, &vcpu, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
+        manager_reconcile(m);
+        ck_assert_int_eq(manager_lookup(m, name)->result, DECISION_SKIPPED);
+        if (restart) { /* adopted from its record, skipped */
+                free_manager(m);
+                m = new_manager();
+                ck_assert(spin_until_known(m, name));
+                ck_assert_int_eq(manager_lookup(m, name)->result, DECISION_SKIPPED);
+        }
+        ck_assert_msg(manager_replace(m, name, &error) == 0, "%s", error);
+        ck_assert_int_eq(manager_lookup(m, name)->result, DECISION_PLACED);
+        ck_assert_msg(iothread_map(dom, 2) == map,
+                      "I/O thread 2 runs on 0x%x after the replace, pinned by hand to 0x%x",
+                      iothread_map(dom, 2), map);
+        stop(dom);
+        free_manager(m);
+}
+
+START_TEST(test_hand_iothread_pin_of_skipped_stands_on_replace)
+{
+        hand_iothread_of_skipped("c-ioskip", false, false);
+        hand_iothread_of_skipped("c-ioskip2", false, true);
+}
+END_TEST
+
+START_TEST(test_hand_pin_over_iothreadpin_stands_on_replace)
+{
+        hand_iothread_of_skipped("c-ioskipdef", true, false);
+        hand_iothread_of_skipped("c-ioskipdef2", true, true);
+}
+END_TEST
+
 START_TEST(test_opted_out_floating_in_cpuset_counted)
 {
         /* a domain its definition opts out whose vCPUs all float over its <vcpu cpuset> (a <vcpupin> of the
@@ -1099,6 +1156,8 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_iothreadpin_on_rule_not_taken);
         tcase_add_test(tc, test_iothreadpin_hold_gone_after_replace);
         tcase_add_test(tc, test_hand_iothread_pin_stands_on_replace);
+        tcase_add_test(tc, test_hand_iothread_pin_of_skipped_stands_on_replace);
+        tcase_add_test(tc, test_hand_pin_over_iothreadpin_stands_on_replace);
         tcase_add_test(tc, test_opted_out_floating_in_cpuset_counted);
         tcase_add_test(tc, test_iothreadpin_hold_beside_user_emulatorpin);
         tcase_add_test(tc, test_iothreadpin_hold_gone_across_restart);
