@@ -419,6 +419,31 @@ MemoryBinding placer_binding_that_runs(MemoryBinding b)
 }
 
 /*
+ * The live pins of vCPUs placer_hand_pins() found floating (allowed: the user's <vcpu cpuset>) when some
+ * run on fewer than the host's CPUs: over the <vcpu cpuset> the domain started with, libvirt's default pin,
+ * they run there all the same and are counted there (policy_adopt(): on its least loaded cores), as they
+ * are beside one vCPU pinned elsewhere. Read as they run, not from the user's definition: a cpuset edited
+ * into or out of a persistent definition since the start is for the next one. NULL when every vCPU may
+ * run anywhere on the host, or without a cpuset either way (libvirt's default pin is then the host's).
+ */
+static CpuSet **floating_pins(Manager *m, virDomainPtr dom, const DomainSpec *live, const CpuSet *allowed)
+{
+        CpuSet **pins = NULL;
+        bool confined = false;
+
+        if ((!allowed && !live->vcpu_cpuset) || live->vcpus == 0 ||
+            virt_domain_get_vcpu_pins(dom, live->vcpus, live->vcpu_ids, &pins, NULL) < 0)
+                return NULL;
+        for (unsigned i = 0; i < live->vcpus && !confined; i++)
+                confined = !placer_runs_anywhere(m, pins[i], NULL);
+        if (!confined) {
+                virt_pins_free(pins, live->vcpus);
+                return NULL;
+        }
+        return pins;
+}
+
+/*
  * What placementd applied to a domain that opts out while it runs (a <vcpupin> written into its persistent
  * definition with virsh vcpupin --config) still runs: its emulator pin, while the live one is still that,
  * its I/O thread pins and its memory binding stay its own and counted, as for a domain pinned by hand. From
@@ -466,13 +491,8 @@ Decision *placer_skip_opted_out(Manager *m, virDomainPtr dom, const char *uuid, 
 
         domain_request_shape(live, m->topology, &req, &shape);
         pins = placer_hand_pins(m, dom, live, req.allowed_cpus);
-        /* floating over a <vcpu cpuset> short of the host, its vCPUs run there all the same: counted there
-         * (policy_adopt(): on its least loaded cores), as they are beside one vCPU pinned elsewhere */
-        if (!pins && req.allowed_cpus && live->vcpus && !placer_runs_anywhere(m, req.allowed_cpus, NULL)) {
-                pins = g_new0(CpuSet *, live->vcpus);
-                for (unsigned i = 0; i < live->vcpus; i++)
-                        pins[i] = cpuset_copy(req.allowed_cpus);
-        }
+        if (!pins)
+                pins = floating_pins(m, dom, live, req.allowed_cpus);
 
         if (!pins) {
                 /* its vCPUs float: nothing of them to count, but what placementd applied before (its
@@ -608,6 +628,16 @@ static Decision *found_running(Manager *m, virDomainPtr dom, const char *uuid, c
                 return d;
         }
         if (origin == ORIGIN_RUNNING_AT_START && !m->config->place_running && !live->decision) {
+                /* its vCPUs floating over its <vcpu cpuset> run there: counted there, as a skipped one's */
+                if ((pins = floating_pins(m, dom, live, req->allowed_cpus))) {
+                        occupied = policy_adopt(m->topology, m->ledger, req, pins, params);
+                        virt_pins_free(pins, live->vcpus);
+                        return skip(
+                            m, uuid, live,
+                            "running before placementd started (PlaceRunning=no); its pins are counted "
+                            "as they run",
+                            occupied);
+                }
                 occupied = bound_memory_plan(m, req, params);
                 return skip(
                     m, uuid, live,

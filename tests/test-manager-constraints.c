@@ -655,6 +655,69 @@ START_TEST(test_iothreadpin_hold_gone_after_replace)
 }
 END_TEST
 
+#define OPTED_OUT_DOMAIN                                                                                    \
+        "<domain type='test'><name>c-oo</name><uuid>c0000000-0000-4000-8000-0000000000ee</uuid>"            \
+        "<memory unit='MiB'>512</memory><vcpu placement='static'%s>2</vcpu><os><type>hvm</type></os>"       \
+        "<metadata><placementd:domain xmlns:placementd='https://placementd.org/xmlns/domain/1' "            \
+        "skip='yes'/></metadata></domain>"
+
+START_TEST(test_opted_out_cpuset_edited_counted_as_runs)
+{
+        /* an opted-out domain started with <vcpu cpuset='4'> runs its vCPUs on CPU 4 until its next start,
+         * whatever its persistent definition says since (virsh edit took the cpuset out): a restarted
+         * placementd counts them there, and the next domain is not told that core is free */
+        g_autofree char *before = g_strdup_printf(OPTED_OUT_DOMAIN, " cpuset='4'"),
+                        *after = g_strdup_printf(OPTED_OUT_DOMAIN, "");
+        Manager *m = new_manager();
+        virDomainPtr dom = virDomainDefineXML(conn, before), again, next;
+        unsigned core4 = manager_topology(m)->pus[pu_of(m, 4)].core;
+        const Decision *d;
+
+        ck_assert(dom && virDomainCreate(dom) == 0);
+        ck_assert(spin_until_known(m, "c-oo"));
+        ck_assert_uint_eq(ledger_core_load(manager_ledger(m), core4), 2);
+        again = virDomainDefineXML(conn, after);
+        ck_assert_msg(again, "%s", virGetLastErrorMessage());
+        virDomainFree(again);
+        free_manager(m);
+        m = new_manager();
+        ck_assert(spin_until_known(m, "c-oo"));
+        d = manager_lookup(m, "c-oo");
+        ck_assert_int_eq(d->result, DECISION_SKIPPED);
+        ck_assert_msg(ledger_core_load(manager_ledger(m), core4) == 2,
+                      "the core of CPU 4 counts %u vCPUs, 2 run there: %s",
+                      ledger_core_load(manager_ledger(m), core4), d->reason);
+        next = start("c-oo2", 4, NULL, NULL);
+        ck_assert(spin_until_known(m, "c-oo2"));
+        d = manager_lookup(m, "c-oo2");
+        ck_assert_msg(d->result == DECISION_OVERCOMMITTED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
+        stop(next);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
+START_TEST(test_place_running_no_cpuset_counted)
+{
+        /* a domain PlaceRunning=no leaves alone whose vCPUs float over its <vcpu cpuset> runs there: counted
+         * there, as an opted-out one is */
+        virDomainPtr dom = start("c-prn", 2, " cpuset='4'", NULL);
+        Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nPlaceRunning=no\n");
+        unsigned core4 = manager_topology(m)->pus[pu_of(m, 4)].core;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-prn"));
+        d = manager_lookup(m, "c-prn");
+        ck_assert_int_eq(d->result, DECISION_SKIPPED);
+        ck_assert_msg(ledger_core_load(manager_ledger(m), core4) == 2,
+                      "the core of CPU 4 counts %u vCPUs, 2 run there: %s",
+                      ledger_core_load(manager_ledger(m), core4), d->reason);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_iothreadpin_hold_beside_user_emulatorpin)
 {
         /* the user's emulator pin holds its CPU all along: following the I/O thread deleted live drops
@@ -1159,6 +1222,8 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_hand_iothread_pin_of_skipped_stands_on_replace);
         tcase_add_test(tc, test_hand_pin_over_iothreadpin_stands_on_replace);
         tcase_add_test(tc, test_opted_out_floating_in_cpuset_counted);
+        tcase_add_test(tc, test_opted_out_cpuset_edited_counted_as_runs);
+        tcase_add_test(tc, test_place_running_no_cpuset_counted);
         tcase_add_test(tc, test_iothreadpin_hold_beside_user_emulatorpin);
         tcase_add_test(tc, test_iothreadpin_hold_gone_across_restart);
         tcase_add_test(tc, test_iothreadpin_defined_while_running_is_for_next_start);
