@@ -78,10 +78,13 @@ bool policy_core_user_thread(const HostView *v, unsigned c)
         return false;
 }
 
-/* Holds cpus for plan when they are a core or two that none of its vCPUs runs on. */
-static void hold_cpus(const Topology *t, const CpuSet *cpus, Plan *plan)
+/* Holds cpus for plan when they are a core or two that none of its vCPUs runs on, and the cores held for
+ * its threads (cores: those held so far) stay a core or two in all with them. */
+static void hold_cpus(const Topology *t, const CpuSet *cpus, Plan *plan, CpuSet *cores)
 {
         g_autoptr(CpuSet) own = cpuset_new();
+        g_autoptr(CpuSet) pus = cpuset_new();
+        g_autoptr(CpuSet) with = NULL;
 
         if (!cpus || cpuset_count(cpus) > 2 * MAX(t->max_threads, 1u))
                 return;
@@ -90,21 +93,35 @@ static void hold_cpus(const Topology *t, const CpuSet *cpus, Plan *plan)
         CPUSET_FOREACH (os, cpus) {
                 int pu = topology_pu_by_os(t, (unsigned)os);
                 if (pu >= 0 && !cpuset_has(own, (unsigned)os))
-                        cpuset_add(plan->held_pus, (unsigned)pu);
+                        cpuset_add(pus, (unsigned)pu);
         }
+        with = cpuset_copy(cores);
+        CPUSET_FOREACH (pu, pus)
+                cpuset_add(with, t->pus[pu].core);
+        if (cpuset_count(with) > 2)
+                return;
+        cpuset_union(plan->held_pus, pus);
+        cpuset_union(cores, with);
 }
 
 /* The user's <emulatorpin> CPUs, and each of its own <iothreadpin> cpusets, that none of the domain's vCPUs
  * runs on, when they are a core or two (a CPU kept for QEMU's threads, as Nova's
  * emulator_threads_policy=isolate keeps one), are held for it: no other domain's vCPU goes there while a
- * core is free. A wide cpuset (the threads floating) holds nothing. */
+ * core is free. A wide cpuset (the threads floating) holds nothing, and so does one past a core or two held
+ * for the domain's threads in all (the emulator's first, then the I/O threads' in the definition's order):
+ * a domain's I/O threads each pinned onto a core of its own do not hold every core of the host. */
 void policy_hold_thread_cpus(const Topology *t, const PlacementRequest *req, Plan *plan)
 {
-        hold_cpus(t, req->emulator_cpus, plan);
+        g_autoptr(CpuSet) cores = cpuset_new();
+
+        CPUSET_FOREACH (pu, plan->held_pus)
+                if ((unsigned)pu < t->npus)
+                        cpuset_add(cores, t->pus[pu].core);
+        hold_cpus(t, req->emulator_cpus, plan, cores);
         for (unsigned i = 0; req->iothread_cpus && i < req->iothread_cpus->len; i++) {
                 const IothreadPin *pin = &g_array_index(req->iothread_cpus, IothreadPin, i);
                 if (req->kept_iothreads && cpuset_has(req->kept_iothreads, pin->id))
-                        hold_cpus(t, pin->cpus, plan);
+                        hold_cpus(t, pin->cpus, plan, cores);
         }
 }
 

@@ -24,7 +24,8 @@ Plan *policy_place(const Topology *t, const Ledger *l, const PlacementRequest *r
 Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *req, CpuSet *const *pins,
                    const PlacementParams *params);
 /* The CPUs the definition keeps for QEMU's threads (req->emulator_cpus, its own <iothreadpin> cpusets)
- * that a core or two make and none of the plan's vCPUs runs on, added to plan->held_pus: what a placed or
+ * that a core or two make and none of the plan's vCPUs runs on, added to plan->held_pus while those held
+ * stay a core or two in all (the emulator's first, then the I/O threads' in order): what a placed or
  * adopted plan holds, for a plan adopted from a record too. */
 void policy_hold_thread_cpus(const Topology *t, const PlacementRequest *req, Plan *plan);
 

@@ -818,6 +818,43 @@ START_TEST(test_placed_thread_cpus_held)
 }
 END_TEST
 
+/* A domain's I/O threads each pinned by its definition onto a core of its own hold a core or two in all,
+ * the first ones, not every core they name: a 1-vCPU guest with five of them on a host of six cores left
+ * the next 3-vCPU domain no free core ("overcommitted") while four of them ran no vCPU */
+START_TEST(test_thread_holds_a_core_or_two_in_all)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 6, 2, 16 * GiB, NULL); /* cores: PUs 0-1 ... 10-11 */
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) kept = set_of("1-5");
+        g_autoptr(CpuSet) pin = set_of("0");
+        g_autoptr(GArray) io = g_array_new(FALSE, FALSE, sizeof(IothreadPin));
+        CpuSet *pins[1] = {pin};
+        g_autoptr(CpuSet) cores = cpuset_new();
+        const Plan *a, *b;
+
+        for (unsigned id = 1; id <= 5; id++) {
+                IothreadPin one = {.id = id, .cpus = cpuset_new()};
+                cpuset_add(one.cpus, 2 * id); /* core id */
+                g_array_append_val(io, one);
+        }
+        PlacementRequest req = {
+            .name = "a", .vcpus = 1, .memory = GiB, .kept_iothreads = kept, .iothread_cpus = io};
+        PlacementRequest next = {.name = "b", .vcpus = 3, .memory = GiB};
+
+        ck_assert_int_eq(ledger_commit(l, "a", policy_adopt(t, l, &req, pins, &p)), 0);
+        a = ledger_lookup(l, "a");
+        CPUSET_FOREACH (pu, a->held_pus)
+                cpuset_add(cores, t->pus[pu].core);
+        ck_assert_msg(cpuset_count(cores) == 2 && cpuset_has(cores, 1) && cpuset_has(cores, 2),
+                      "a holds %u cores for its I/O threads", cpuset_count(cores));
+        b = place_req(t, l, &p, &next);
+        ck_assert_msg(b->result == PLAN_PLACED, "b: %s", b->reason);
+        for (unsigned i = 0; i < io->len; i++)
+                cpuset_free(g_array_index(io, IothreadPin, i).cpus);
+}
+END_TEST
+
 /* A domain whose pins are adopted (it pins itself, Nova's emulator_threads_policy=isolate) keeps a core
  * for its emulator: that core is held, and the next domain takes another free core rather than it; a
  * floating emulator (a wide cpuset) holds nothing */
@@ -1377,6 +1414,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_shared_housekeeping_pin_draws_none);
         tcase_add_test(tc, test_pinned_thread_node_keeps_l3_fit);
         tcase_add_test(tc, test_placed_thread_cpus_held);
+        tcase_add_test(tc, test_thread_holds_a_core_or_two_in_all);
         tcase_add_test(tc, test_adopted_floating_pins_spread_over_cores);
         tcase_add_test(tc, test_adopted_memory_beyond_pinned_nodes_spills);
         tcase_add_test(tc, test_strict_binding_counts_no_node_past_its_memory);
