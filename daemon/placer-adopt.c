@@ -338,20 +338,12 @@ static uint64_t cell_memory(const DomainSpec *live, unsigned id)
         return 0;
 }
 
-/* Whether guest cell id is of ordinary memory (no <page> backs it). */
-static bool cell_ordinary(const DomainSpec *live, unsigned id)
-{
-        for (unsigned i = 0; live->cells && i < live->cells->len; i++)
-                if (g_array_index(live->cells, DomainCell, i).id == id)
-                        return !g_array_index(live->cells, DomainCell, i).hugepages;
-        return false;
-}
-
-/* A recorded placement's bytes per node hold the guest cells of ordinary memory that the live <memnode>s
- * bind (strict, restrictive, interleave: not preferred, which binds nothing): the nodes of each <memnode>
- * have at least the memory of the cells bound within them. A record says only bytes per node, and its
- * owner may have written it: one that put a bound cell's memory on another node would have the ledger
- * count that node fuller and the cell's node freer than they are. Returns 0, or -EINVAL with *ret_error. */
+/* A recorded placement's bytes per node hold the guest cells that the live <memnode>s bind (strict,
+ * restrictive, interleave: not preferred, which binds nothing), of ordinary memory or of hugepages: the
+ * nodes of each <memnode> have at least the memory of the cells bound within them. A record says only bytes
+ * per node, and its owner may have written it: one that put a bound cell's memory (or its pages) on another
+ * node would have the ledger count that node (or its pool) fuller and the cell's node freer than they are.
+ * Returns 0, or -EINVAL with *ret_error. */
 static int check_cell_bindings(const Topology *t, const DomainSpec *live, const Plan *plan, char **ret_error)
 {
         for (unsigned k = 0; live->memnodes && k < live->memnodes->len; k++) {
@@ -364,8 +356,7 @@ static int check_cell_bindings(const Topology *t, const DomainSpec *live, const 
                         const DomainMemnode *b = &g_array_index(live->memnodes, DomainMemnode, j);
                         g_autoptr(CpuSet) outside = cpuset_copy(b->nodes);
                         cpuset_subtract(outside, a->nodes);
-                        if (b->mode != MEMORY_MODE_PREFERRED && cpuset_is_empty(outside) &&
-                            cell_ordinary(live, b->cellid))
+                        if (b->mode != MEMORY_MODE_PREFERRED && cpuset_is_empty(outside))
                                 need = sat_add(need, cell_memory(live, b->cellid));
                 }
                 for (unsigned n = 0; n < MIN(plan->nnode_memory, t->nnodes); n++)

@@ -545,6 +545,68 @@ START_TEST(test_forged_record_moves_no_cell_memory)
 }
 END_TEST
 
+/* The same with hugepage-backed cells: a record that puts cell 0's pages, bound to node 0, on node 1 is not
+ * adopted; adopted, node 0's pool showed 32 MiB free that the guest holds, node 1's as many taken. */
+START_TEST(test_forged_record_moves_no_cell_pages)
+{
+        g_autofree char *topology = test_topology_path("two-node-hugepages.xml");
+        g_autoptr(GRegex) memory =
+            g_regex_new("<([a-z]+:)?memory node=\"[0-9]+\" bytes=\"[0-9]+\"/>", 0, 0, NULL);
+        g_autofree char *mine = NULL, *forged = NULL, *entry = NULL;
+        virDomainPtr dom;
+        Manager *m;
+        const Decision *d;
+        uint64_t before[2], after[2];
+
+        m = fixture_manager_new(base, topology, NULL);
+        dom = start_xml("l-hcells", "64", 2,
+                        "<numatune><memnode cellid='0' mode='strict' nodeset='0'/>"
+                        "<memnode cellid='1' mode='strict' nodeset='1'/></numatune><cpu><numa>"
+                        "<cell id='0' cpus='0' memory='32' unit='MiB'/>"
+                        "<cell id='1' cpus='1' memory='32' unit='MiB'/></numa></cpu>"
+                        "<memoryBacking><hugepages/></memoryBacking>");
+        ck_assert(spin_known(m, "l-hcells", 3000));
+        d = manager_lookup(m, "l-hcells");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
+        for (unsigned n = 0; n < 2; n++)
+                before[n] = ledger_node_hugepages(manager_ledger(m), n, 2u << 20);
+        mine =
+            virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+        ck_assert_ptr_nonnull(mine);
+        free_manager(m);
+
+        /* the first memory entry says all of it is on node 1, the others are dropped */
+        {
+                g_autoptr(GMatchInfo) match = NULL;
+                g_autofree char *rest = NULL, *prefix = NULL;
+                int start, end;
+                ck_assert_msg(g_regex_match(memory, mine, 0, &match), "no memory entry in %s", mine);
+                ck_assert(g_match_info_fetch_pos(match, 0, &start, &end));
+                prefix = g_match_info_fetch(match, 1);
+                rest = g_regex_replace_literal(memory, mine + end, -1, 0, "", 0, NULL);
+                entry = g_strdup_printf("<%smemory node=\"1\" bytes=\"67108864\"/>", prefix ? prefix : "");
+                forged = g_strdup_printf("%.*s%s%s", start, mine, entry, rest);
+        }
+        ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, forged, "p",
+                                              PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+        m = fixture_manager_new(base, topology, NULL);
+        d = manager_lookup(m, "l-hcells");
+        ck_assert_ptr_nonnull(d);
+        for (unsigned n = 0; n < 2; n++)
+                after[n] = ledger_node_hugepages(manager_ledger(m), n, 2u << 20);
+        ck_assert_msg(
+            after[0] == before[0] && after[1] == before[1],
+            "node 0's pool counts %llu bytes (%llu before), node 1's %llu (%llu before); adopted %d: "
+            "%s",
+            (unsigned long long)after[0], (unsigned long long)before[0], (unsigned long long)after[1],
+            (unsigned long long)before[1], d->adopted, d->reason);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* A guest of 65 cells, each backed by a <page> of its own (libvirt takes one per cell, their nodesets apart,
  * and one without a nodeset): it is read, placed and its memory counted. More than 64 made its whole
  * definition unreadable: not placed, its memory counted nowhere and its vCPUs floating over other guests'
@@ -1204,6 +1266,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_forged_record_puts_no_pages_off_the_pools);
         tcase_add_test(tc, test_own_hugepage_records_adopted);
         tcase_add_test(tc, test_forged_record_moves_no_cell_memory);
+        tcase_add_test(tc, test_forged_record_moves_no_cell_pages);
         tcase_add_test(tc, test_page_per_cell_counted);
         tcase_add_test(tc, test_partial_hugepages_counted_alike_after_restart);
         tcase_add_test(tc, test_page_sizes_counted_alike_after_restart);
