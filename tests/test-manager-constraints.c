@@ -598,6 +598,32 @@ START_TEST(test_hand_pin_over_iothreadpin_stands_on_replace)
 }
 END_TEST
 
+START_TEST(test_iothread_unpinned_by_hand_left_so)
+{
+        /* an I/O thread of the decision unpinned by hand (virsh iothreadpin DOM 2 0-7 --live, libvirt's
+         * default again) is the user's as any hand pin is: the reconcile leaves it there and the ones after
+         * it do not take it for one added live and pin it back (until 2026-12-07 the next one did) */
+        Manager *m = new_manager();
+        virDomainPtr dom = start("c-iounpin", 1, NULL, "<iothreads>2</iothreads>");
+        unsigned char all = 0xff;
+        g_autofree char *ids = NULL;
+
+        ck_assert(spin_until_known(m, "c-iounpin"));
+        ck_assert_int_ne(iothread_map(dom, 2), all);
+        ck_assert_int_eq(virDomainPinIOThread(dom, 2, &all, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        for (unsigned r = 0; r < 3; r++) {
+                manager_reconcile(m);
+                ck_assert_msg(iothread_map(dom, 2) == all,
+                              "reconcile %u: I/O thread 2 runs on 0x%x, unpinned by hand", r,
+                              iothread_map(dom, 2));
+        }
+        ids = cpuset_format(manager_lookup(m, "c-iounpin")->plan->iothreads);
+        ck_assert_str_eq(ids, "1");
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_opted_out_floating_in_cpuset_counted)
 {
         /* a domain its definition opts out whose vCPUs all float over its <vcpu cpuset> (a <vcpupin> of the
@@ -1221,6 +1247,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_hand_iothread_pin_stands_on_replace);
         tcase_add_test(tc, test_hand_iothread_pin_of_skipped_stands_on_replace);
         tcase_add_test(tc, test_hand_pin_over_iothreadpin_stands_on_replace);
+        tcase_add_test(tc, test_iothread_unpinned_by_hand_left_so);
         tcase_add_test(tc, test_opted_out_floating_in_cpuset_counted);
         tcase_add_test(tc, test_opted_out_cpuset_edited_counted_as_runs);
         tcase_add_test(tc, test_place_running_no_cpuset_counted);

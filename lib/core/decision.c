@@ -25,6 +25,7 @@ void decision_free(Decision *d)
         g_free(d->reason);
         g_free(d->apply_error);
         g_free(d->record);
+        cpuset_free(d->unpinned_iothreads);
         g_free(d);
 }
 

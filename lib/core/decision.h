@@ -59,6 +59,8 @@ typedef struct Decision {
                                  user's definition, which an owner's write of the element replaces */
         unsigned stats_vcpus; /* the online vCPU count the bulk statistics last showed unlike its plan's,
                                  looked at once (manager_note_stats()); 0: none */
+        CpuSet *unpinned_iothreads; /* ids of its decision's I/O threads someone else unpinned since
+                                       (libvirt's default pin again): left so while it stands; NULL: none */
 } Decision;
 
 Decision *decision_new(const char *uuid, const char *name);
