@@ -597,7 +597,7 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         }
         /* an emulator pin someone else made since the record (or while placementd was down) is theirs:
          * the record's no longer runs, and the one that runs is held as a definition's would be */
-        if (user && (hand = placer_hand_emulator_said(m, dom, user, md->emulator, NULL, live->name))) {
+        if (user && (hand = placer_hand_emulator_said(m, dom, user, live, md->emulator, NULL, live->name))) {
                 char *reason = placer_reason_hand_emulator(plan->reason, hand);
                 rerecord = !cpuset_is_empty(plan->emulator_pin) || g_strcmp0(reason, plan->reason) != 0;
                 cpuset_clear(plan->emulator_pin);

@@ -52,14 +52,18 @@ CpuSet **placer_hand_pins(Manager *m, virDomainPtr dom, const DomainSpec *live, 
 }
 
 /* Whether pin is libvirt's default for a thread nobody pinned: every host CPU (as placementd knows them,
- * or as libvirt has them online), or every CPU of the definition's <vcpu cpuset>. */
-static bool pin_anywhere(Manager *m, virDomainPtr dom, const DomainSpec *user, const CpuSet *pin)
+ * or as libvirt has them online), or every CPU of the definition's <vcpu cpuset>: the user's, or the
+ * running definition's (live; NULL: not known), the one libvirt pinned to at the start, which a cpuset
+ * edited since into the persistent definition, for the next start, does not change. */
+static bool pin_anywhere(Manager *m, virDomainPtr dom, const DomainSpec *user, const DomainSpec *live,
+                         const CpuSet *pin)
 {
         g_autoptr(CpuSet) online = NULL;
         g_autoptr(CpuSet) missing = NULL;
 
         if (placer_runs_anywhere(m, pin, NULL) ||
-            (user && user->vcpu_cpuset && placer_runs_anywhere(m, pin, user->vcpu_cpuset)))
+            (user && user->vcpu_cpuset && placer_runs_anywhere(m, pin, user->vcpu_cpuset)) ||
+            (live && live->vcpu_cpuset && placer_runs_anywhere(m, pin, live->vcpu_cpuset)))
                 return true;
         if (!(online = virt_domain_host_online_cpus(dom)))
                 return false;
@@ -76,15 +80,15 @@ static bool pin_anywhere(Manager *m, virDomainPtr dom, const DomainSpec *user, c
  * is then the user's, as a definition's <emulatorpin> is: made user's (the policy leaves it alone and holds
  * its CPUs apart from the vCPUs) and returned (user's); NULL when there is none.
  */
-const CpuSet *placer_hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *user, const CpuSet *own,
-                                   const CpuSet *recorded)
+const CpuSet *placer_hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *user, const DomainSpec *live,
+                                   const CpuSet *own, const CpuSet *recorded)
 {
         g_autoptr(CpuSet) pin = NULL;
 
         if (!user || user->has_emulatorpin || !(pin = virt_domain_emulator_pin(dom)) ||
             cpuset_is_empty(pin) || (own && !cpuset_is_empty(own) && cpuset_equal(pin, own)) ||
             (recorded && !cpuset_is_empty(recorded) && cpuset_equal(pin, recorded)) ||
-            pin_anywhere(m, dom, user, pin))
+            pin_anywhere(m, dom, user, live, pin))
                 return NULL;
         user->has_emulatorpin = true;
         user->emulatorpin_live = true;
@@ -118,7 +122,7 @@ unsigned placer_hand_iothreads(Manager *m, virDomainPtr dom, DomainSpec *user, c
                 if (!cpuset_has(live->iothreads, pin->id) ||
                     (user->iothreadpins && cpuset_has(user->iothreadpins, pin->id)) ||
                     (cpuset_has(old->plan->iothreads, pin->id) && cpuset_equal(pin->cpus, rule)) ||
-                    pin_anywhere(m, dom, user, pin->cpus))
+                    pin_anywhere(m, dom, user, live, pin->cpus))
                         continue; /* not running, the definition's, placementd's, or nobody's */
                 if (!user->iothreadpins)
                         user->iothreadpins = cpuset_new();
@@ -129,10 +133,11 @@ unsigned placer_hand_iothreads(Manager *m, virDomainPtr dom, DomainSpec *user, c
 }
 
 /* placer_hand_emulator(), said at info level when it names one. */
-const CpuSet *placer_hand_emulator_said(Manager *m, virDomainPtr dom, DomainSpec *user, const CpuSet *own,
-                                        const CpuSet *recorded, const char *name)
+const CpuSet *placer_hand_emulator_said(Manager *m, virDomainPtr dom, DomainSpec *user,
+                                        const DomainSpec *live, const CpuSet *own, const CpuSet *recorded,
+                                        const char *name)
 {
-        const CpuSet *pin = placer_hand_emulator(m, dom, user, own, recorded);
+        const CpuSet *pin = placer_hand_emulator(m, dom, user, live, own, recorded);
 
         if (pin) {
                 g_autofree char *list = cpuset_format(pin);
@@ -199,7 +204,7 @@ static bool follow_holds(Manager *m, virDomainPtr dom, Decision *d, bool others_
         if ((!others_run && cpuset_is_empty(d->plan->held_pus)) ||
             virt_domain_read_spec(dom, false, &live, NULL) < 0 || !(user = placer_user_spec(dom, live)))
                 return false;
-        placer_hand_emulator(m, dom, user, d->plan->emulator_pin,
+        placer_hand_emulator(m, dom, user, live, d->plan->emulator_pin,
                              live->decision ? live->decision->emulator : NULL);
         plan = plan_copy(d->plan);
         hold_thread_cpus(m, user, live, IOTHREADS_RUNNING, plan);
@@ -273,7 +278,7 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
                                  ids[i], list);
                         cpuset_remove(d->plan->iothreads, ids[i]);
                         /* unpinned (libvirt's default): not one added live, never pinned back below */
-                        if (pin_anywhere(m, dom, NULL, pins[i])) {
+                        if (pin_anywhere(m, dom, NULL, NULL, pins[i])) {
                                 if (!d->unpinned_iothreads)
                                         d->unpinned_iothreads = cpuset_new();
                                 cpuset_add(d->unpinned_iothreads, ids[i]);
@@ -520,7 +525,7 @@ bool placer_follow_emulator(Manager *m, virDomainPtr dom, Decision *d)
                 return false;
         /* its own pin runs, or none was made and the emulator floats with nothing held for it */
         if (cpuset_is_empty(d->plan->emulator_pin)
-                ? pin_anywhere(m, dom, NULL, pin) && cpuset_is_empty(d->plan->held_pus)
+                ? pin_anywhere(m, dom, NULL, NULL, pin) && cpuset_is_empty(d->plan->held_pus)
                 : cpuset_equal(pin, d->plan->emulator_pin))
                 return false;
         if (virt_domain_read_spec(dom, false, &live, NULL) < 0 || !(user = placer_user_spec(dom, live)))
@@ -530,7 +535,7 @@ bool placer_follow_emulator(Manager *m, virDomainPtr dom, Decision *d)
             cpuset_equal(pin, live->decision->emulator))
                 return false;
         dropped = !cpuset_is_empty(d->plan->emulator_pin);
-        hand = placer_hand_emulator(m, dom, user, d->plan->emulator_pin, NULL);
+        hand = placer_hand_emulator(m, dom, user, live, d->plan->emulator_pin, NULL);
         if (!dropped && !emulator_hold_changed(m, user, live, d->plan))
                 return false;
         plan = plan_copy(d->plan);
@@ -595,7 +600,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
          * record written into it unless placementd wrote one there before (placer_skip_opted_out()) */
         definition = placer_user_spec(dom, live);
         /* an emulator pin someone else made is held for it, and not recorded as placementd's */
-        if (placer_hand_emulator(m, dom, definition, old->plan ? old->plan->emulator_pin : NULL,
+        if (placer_hand_emulator(m, dom, definition, live, old->plan ? old->plan->emulator_pin : NULL,
                                  live->decision ? live->decision->emulator : NULL) &&
             old->plan)
                 cpuset_clear(old->plan->emulator_pin);

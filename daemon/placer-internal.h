@@ -49,12 +49,13 @@ MemoryBinding placer_recorded_binding(const MetaDecision *md, const DomainSpec *
 CpuSet **placer_hand_pins(Manager *m, virDomainPtr dom, const DomainSpec *live, const CpuSet *allowed);
 /*
  * The emulator pin someone else made: the live one when it is neither placementd's own (own: the pin its
- * decision applied; recorded: the one the domain's record names) nor libvirt's default, and the
- * definition keeps no <emulatorpin> of its own; made user's (the policy leaves it alone) and returned.
+ * decision applied; recorded: the one the domain's record names) nor libvirt's default (every host CPU,
+ * or every CPU of the user's <vcpu cpuset> or of the running definition's, live; NULL: not known), and
+ * the definition keeps no <emulatorpin> of its own; made user's (the policy leaves it alone) and returned.
  * NULL when there is none.
  */
-const CpuSet *placer_hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *user, const CpuSet *own,
-                                   const CpuSet *recorded);
+const CpuSet *placer_hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *user, const DomainSpec *live,
+                                   const CpuSet *own, const CpuSet *recorded);
 /*
  * The I/O threads someone else pinned (virsh iothreadpin --live) while old, placementd's decision, placed
  * the domain or counted it skipped (its pins as they run): each running I/O thread (live: the running
@@ -66,8 +67,9 @@ const CpuSet *placer_hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *use
 unsigned placer_hand_iothreads(Manager *m, virDomainPtr dom, DomainSpec *user, const DomainSpec *live,
                                const Decision *old);
 /* placer_hand_emulator(), said at info level when it names one. */
-const CpuSet *placer_hand_emulator_said(Manager *m, virDomainPtr dom, DomainSpec *user, const CpuSet *own,
-                                        const CpuSet *recorded, const char *name);
+const CpuSet *placer_hand_emulator_said(Manager *m, virDomainPtr dom, DomainSpec *user,
+                                        const DomainSpec *live, const CpuSet *own, const CpuSet *recorded,
+                                        const char *name);
 
 /* placer.c */
 /* Makes plan (taken, may be NULL) d's plan and what the ledger counts for it. */

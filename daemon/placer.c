@@ -812,7 +812,7 @@ PlacerRequest *placer_request(Manager *m, virDomainPtr dom)
                 return NULL;
         {
                 const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
-                placer_hand_emulator(m, dom, r->user, d && d->plan ? d->plan->emulator_pin : NULL,
+                placer_hand_emulator(m, dom, r->user, r->live, d && d->plan ? d->plan->emulator_pin : NULL,
                                      r->live->decision ? r->live->decision->emulator : NULL);
                 placer_hand_iothreads(m, dom, r->user, r->live, d);
         }
@@ -972,7 +972,8 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
                 ours = interrupted_claim_unrecorded(m, dom, old, live, user);
         /* an emulator pin someone else made is the user's: never undone; so are I/O thread pins */
         if (!ours) {
-                placer_hand_emulator_said(m, dom, user, old && old->plan ? old->plan->emulator_pin : NULL,
+                placer_hand_emulator_said(m, dom, user, live,
+                                          old && old->plan ? old->plan->emulator_pin : NULL,
                                           live->decision ? live->decision->emulator : NULL, live->name);
                 placer_hand_iothreads(m, dom, user, live, old); /* and I/O threads pinned by hand */
         }

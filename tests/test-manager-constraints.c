@@ -744,6 +744,38 @@ START_TEST(test_place_running_no_cpuset_counted)
 }
 END_TEST
 
+#define CPUSET_EDITED_DOMAIN                                                                                \
+        "<domain type='test'><name>c-emu</name><uuid>c0000000-0000-4000-8000-0000000000e3</uuid>"           \
+        "<memory unit='MiB'>512</memory><vcpu "                                                             \
+        "placement='static'%s>1</vcpu><os><type>hvm</type></os></domain>"
+
+START_TEST(test_emulator_default_of_edited_cpuset_not_hand_pin)
+{
+        /* a domain started with <vcpu cpuset='4-5'> whose emulator placementd leaves alone
+         * (EmulatorPin=none) runs it on libvirt's default, the cpuset: once the cpuset is edited out of the
+         * persistent definition (for the next start), that pin is still nobody's, not one made by hand, and
+         * a re-placement holds no core for it */
+        g_autofree char *before = g_strdup_printf(CPUSET_EDITED_DOMAIN, " cpuset='4-5'"),
+                        *after = g_strdup_printf(CPUSET_EDITED_DOMAIN, ""), *error = NULL, *held = NULL;
+        Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nEmulatorPin=none\n");
+        virDomainPtr dom = virDomainDefineXML(conn, before), again;
+        const Decision *d;
+
+        ck_assert(dom && virDomainCreate(dom) == 0);
+        ck_assert(spin_until_known(m, "c-emu"));
+        again = virDomainDefineXML(conn, after);
+        ck_assert_msg(again, "%s", virGetLastErrorMessage());
+        virDomainFree(again);
+        ck_assert_msg(manager_replace(m, "c-emu", &error) == 0, "%s", error);
+        d = manager_lookup(m, "c-emu");
+        held = cpuset_format(d->plan->held_pus);
+        ck_assert_msg(cpuset_is_empty(d->plan->held_pus) && !strstr(d->reason, "pinned outside placementd"),
+                      "held PUs '%s': %s", held, d->reason);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_iothreadpin_hold_beside_user_emulatorpin)
 {
         /* the user's emulator pin holds its CPU all along: following the I/O thread deleted live drops
@@ -1251,6 +1283,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_opted_out_floating_in_cpuset_counted);
         tcase_add_test(tc, test_opted_out_cpuset_edited_counted_as_runs);
         tcase_add_test(tc, test_place_running_no_cpuset_counted);
+        tcase_add_test(tc, test_emulator_default_of_edited_cpuset_not_hand_pin);
         tcase_add_test(tc, test_iothreadpin_hold_beside_user_emulatorpin);
         tcase_add_test(tc, test_iothreadpin_hold_gone_across_restart);
         tcase_add_test(tc, test_iothreadpin_defined_while_running_is_for_next_start);
