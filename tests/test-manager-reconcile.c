@@ -5,6 +5,7 @@
  * checked or placed; a domain whose live XML placementd cannot read stays counted as decided; after a
  * URI change, what runs there is found as at a start.
  */
+#include <dlfcn.h>
 #include <event2/event.h>
 #include <libvirt/libvirt.h>
 #include <glib/gstdio.h>
@@ -14,6 +15,28 @@
 #include "test-util.h"
 #include "topology-load.h"
 #include "virt-domain.h"
+
+/* The domain whose XML placementd cannot read (NULL: none): libvirt gives it with an attribute twice on
+ * <domain>, which no XML reader takes, as a definition past what the parser reads would be. */
+static const char *unreadable;
+
+char *virDomainGetXMLDesc(virDomainPtr dom, unsigned int flags)
+{
+        static char *(*real)(virDomainPtr, unsigned int);
+        char *xml, *broken;
+
+        if (!real)
+                *(void **)&real = dlsym(RTLD_NEXT, "virDomainGetXMLDesc");
+        xml = real(dom, flags);
+        if (!xml || !unreadable || strcmp(virDomainGetName(dom), unreadable) != 0 ||
+            !g_str_has_prefix(xml, "<domain "))
+                return xml;
+        broken = g_strconcat("<domain a='1' a='2' ", xml + strlen("<domain "), NULL);
+        free(xml);
+        xml = strdup(broken); /* libvirt's callers free() it */
+        g_free(broken);
+        return xml;
+}
 
 /* 8 PUs, 2 nodes of 2 cores x 2 threads: the test driver accepts pins on CPUs 0-7 only. */
 #define TOPOLOGY "synthetic:pack:2 numa:1(memory=16GiB) l3:1 core:2 pu:2"
@@ -352,9 +375,8 @@ START_TEST(test_new_domain_beside_gone_domain)
 }
 END_TEST
 
-/* A live I/O thread id beyond what placementd reads (libvirt takes any id above 0) makes the domain's live
- * XML unreadable; a vCPU hot-added then: the domain is not placed again, but what it holds stays counted,
- * and the next domain does not take its cores. */
+/* The domain's live XML turns unreadable while it runs; a vCPU hot-added then: the domain is not placed
+ * again, but what it holds stays counted, and the next domain does not take its cores. */
 START_TEST(test_unreadable_live_xml_keeps_decision)
 {
         Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
@@ -363,7 +385,7 @@ START_TEST(test_unreadable_live_xml_keeps_decision)
 
         ck_assert(spin_known(m, "r-io", 3000));
         ck_assert_int_eq(manager_lookup(m, "r-io")->result, DECISION_PLACED);
-        ck_assert_int_eq(virDomainAddIOThread(a, 9000, VIR_DOMAIN_AFFECT_LIVE), 0);
+        unreadable = "r-io";
         ck_assert_int_eq(virDomainSetVcpusFlags(a, 3, VIR_DOMAIN_AFFECT_LIVE), 0);
         manager_reconcile(m);
         manager_reconcile(m);
@@ -377,32 +399,31 @@ START_TEST(test_unreadable_live_xml_keeps_decision)
                       d->reason);
         for (unsigned p = 0; p < 8; p++)
                 ck_assert_uint_le(ledger_pu_load(manager_ledger(m), p), 1);
+        unreadable = NULL;
         stop(b);
         stop(a);
         free_manager(m);
 }
 END_TEST
 
-/* A domain whose XML placementd cannot read from its start (an I/O thread id libvirt takes, the parser
- * not), its vCPUs pinned and its memory bound by its definition: not placed, but what it runs on is counted
- * as it runs, as for a domain that opts out, so the next domain does not take its cores or count its node's
- * memory free; pinned elsewhere by hand, it is counted there. Before, it was counted nowhere. */
+/* A domain whose XML placementd cannot read from its start, its vCPUs pinned and its memory bound by its
+ * definition: not placed, but what it runs on is counted as it runs, as for a domain that opts out, so the
+ * next domain does not take its cores or count its node's memory free; pinned elsewhere by hand, it is
+ * counted there. Before, it was counted nowhere. */
 START_TEST(test_unreadable_from_start_counted_as_it_runs)
 {
         Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
-        virDomainPtr a = start_xml("r-bad",
-                                   "<vcpu>2</vcpu><iothreads>1</iothreads>"
-                                   "<iothreadids><iothread id='9000'/></iothreadids>"
-                                   "<cputune><vcpupin vcpu='0' cpuset='0'/>"
-                                   "<vcpupin vcpu='1' cpuset='2'/><emulatorpin cpuset='7'/></cputune>"
-                                   "<numatune><memory mode='strict' nodeset='0'/></numatune>"),
-                     b;
+        virDomainPtr a, b;
         const Decision *d;
 
+        unreadable = "r-bad";
+        a = start_xml("r-bad", "<vcpu>2</vcpu><cputune><vcpupin vcpu='0' cpuset='0'/>"
+                               "<vcpupin vcpu='1' cpuset='2'/><emulatorpin cpuset='7'/></cputune>"
+                               "<numatune><memory mode='strict' nodeset='0'/></numatune>");
         ck_assert_msg(spin_known(m, "r-bad", 3000), "a domain whose XML cannot be read is not known");
         d = manager_lookup(m, "r-bad");
         ck_assert_msg(d->result == DECISION_SKIPPED && strstr(d->reason, "cannot be read") &&
-                          strstr(d->reason, "9000"),
+                          strstr(d->reason, "given twice"),
                       "%s: %s", decision_result_to_string(d->result), d->reason);
         ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), 0), 1);
         ck_assert_uint_eq(ledger_pu_load(manager_ledger(m), 2), 1);
@@ -422,7 +443,33 @@ START_TEST(test_unreadable_from_start_counted_as_it_runs)
                       "CPU 0 holds %u vCPUs, CPU 1 %u, after vCPU 0 was pinned to CPU 1",
                       ledger_pu_load(manager_ledger(m), 0), ledger_pu_load(manager_ledger(m), 1));
         ck_assert_uint_eq(ledger_node_memory(manager_ledger(m), 0), 512u << 20);
+        unreadable = NULL;
         stop(b);
+        stop(a);
+        free_manager(m);
+}
+END_TEST
+
+/* An I/O thread id above 8192, which libvirt takes, leaves that I/O thread out and the rest of the
+ * definition read: a guest owner's <iothread id='9000'> does not make its definition unreadable and what it
+ * holds counted by libvirt's calls alone (its memory bound by its definition counted as bound, its pins as
+ * they run). */
+START_TEST(test_iothread_id_beyond_read)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr a = start_xml("r-9000", "<vcpu>1</vcpu><iothreads>2</iothreads><iothreadids><iothread "
+                                             "id='9000'/></iothreadids>");
+        const Decision *d;
+
+        ck_assert(spin_known(m, "r-9000", 3000));
+        d = manager_lookup(m, "r-9000");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
+        ck_assert_int_eq(virDomainAddIOThread(a, 9001, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "r-9000");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
         stop(a);
         free_manager(m);
 }
@@ -1045,6 +1092,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_restored_emulator_pin_stays_within_start);
         tcase_add_test(tc, test_restart_does_not_narrow_unpinned_start);
         tcase_add_test(tc, test_opted_out_from_start_never_recorded);
+        tcase_add_test(tc, test_iothread_id_beyond_read);
         tcase_add_test(tc, test_restored_while_down_emulator_pin_stays_within_start);
         tcase_add_test(tc, test_restored_then_restart_keeps_start);
         tcase_add_test(tc, test_hand_emulator_rerecord_keeps_threads);

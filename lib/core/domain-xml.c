@@ -53,25 +53,26 @@ typedef struct Parser {
         GString *capture;       /* serialized user elements (the definition snapshot) */
         unsigned capture_depth; /* depth of the element being captured, 0 = none */
         bool definition_overflow;
-        unsigned iothread_count; /* <iothreads> */
-        CpuSet *enabled_vcpus;   /* <vcpus><vcpu id= enabled='yes'>, NULL without <vcpus> */
-        bool in_dimm;            /* inside <devices><memory model='dimm|virtio-mem'> */
-        uint64_t dimm_unit;      /* of its <target><size> */
-        uint64_t dimm_bytes;     /* its size (a virtio-mem device's: what it counts, at its end) */
-        int dimm_node;           /* its <target><node>, -1 when none */
-        uint64_t dimm_page_unit; /* of its <source><pagesize> */
-        uint64_t dimm_pagesize;  /* its <source><pagesize>, bytes; 0 when none */
-        CpuSet *dimm_nodemask;   /* its <source><nodemask>, NULL when none */
-        bool in_vmem;            /* ... and it is a virtio-mem device */
-        uint64_t vmem_unit;      /* of its <target><requested> or <current> being read */
-        uint64_t vmem_requested; /* its <target><requested>, G_MAXUINT64 when none */
-        uint64_t vmem_current;   /* its <target><current> (live XML only), G_MAXUINT64 when none */
-        GArray *dimms;           /* DomainMemoryDevice: each DIMM with a size and a guest node */
-        uint64_t dimm_total;     /* every DIMM's counted size, with a guest node or not */
-        uint64_t vmem_unplugged; /* what virtio-mem devices may plug beyond what they count */
-        bool in_pmem;            /* inside <devices><memory model='nvdimm|virtio-pmem'> */
-        uint64_t pmem_unit;      /* of its <target><size> */
-        uint64_t pmem_bytes;     /* the sizes of all of them */
+        unsigned iothread_count;   /* <iothreads> */
+        unsigned iothreads_beyond; /* <iothreadids> ids above DOMAIN_XML_MAX_IOTHREADS, left out */
+        CpuSet *enabled_vcpus;     /* <vcpus><vcpu id= enabled='yes'>, NULL without <vcpus> */
+        bool in_dimm;              /* inside <devices><memory model='dimm|virtio-mem'> */
+        uint64_t dimm_unit;        /* of its <target><size> */
+        uint64_t dimm_bytes;       /* its size (a virtio-mem device's: what it counts, at its end) */
+        int dimm_node;             /* its <target><node>, -1 when none */
+        uint64_t dimm_page_unit;   /* of its <source><pagesize> */
+        uint64_t dimm_pagesize;    /* its <source><pagesize>, bytes; 0 when none */
+        CpuSet *dimm_nodemask;     /* its <source><nodemask>, NULL when none */
+        bool in_vmem;              /* ... and it is a virtio-mem device */
+        uint64_t vmem_unit;        /* of its <target><requested> or <current> being read */
+        uint64_t vmem_requested;   /* its <target><requested>, G_MAXUINT64 when none */
+        uint64_t vmem_current;     /* its <target><current> (live XML only), G_MAXUINT64 when none */
+        GArray *dimms;             /* DomainMemoryDevice: each DIMM with a size and a guest node */
+        uint64_t dimm_total;       /* every DIMM's counted size, with a guest node or not */
+        uint64_t vmem_unplugged;   /* what virtio-mem devices may plug beyond what they count */
+        bool in_pmem;              /* inside <devices><memory model='nvdimm|virtio-pmem'> */
+        uint64_t pmem_unit;        /* of its <target><size> */
+        uint64_t pmem_bytes;       /* the sizes of all of them */
         /* the nvdimm being read: its access (NVDIMM_*), whether its <source><path> is a device (/dev/...,
          * DAX), its size and <target><node> (-1 when none) */
         int nvdimm_access;
@@ -578,15 +579,15 @@ static void add_vcpupin(DomainSpec *s, const char **names, const char **values)
         g_array_append_val(s->vcpupins, v);
 }
 
-/* An I/O thread id attribute: 1 to DOMAIN_XML_MAX_IOTHREADS. */
+/* An I/O thread id attribute: from 1 up, as libvirt takes any (one above DOMAIN_XML_MAX_IOTHREADS is
+ * returned for the caller to leave out). */
 static bool iothread_id(const char *element, const char *name, const char *text, guint64 *ret,
                         GError **error)
 {
-        if (parse_uint(text, DOMAIN_XML_MAX_IOTHREADS, ret) && *ret > 0)
+        if (parse_uint(text, G_MAXUINT32, ret) && *ret > 0)
                 return true;
         g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
-                    "invalid <%s %s='%s'> (an I/O thread id from 1 to %u)", element, name, text ? text : "",
-                    DOMAIN_XML_MAX_IOTHREADS);
+                    "invalid <%s %s='%s'> (an I/O thread id from 1 up)", element, name, text ? text : "");
         return false;
 }
 
@@ -620,14 +621,23 @@ static void add_cache_bank(DomainSpec *s, const CpuSet *vcpus, const char *level
         }
 }
 
-/* <iothreadids><iothread id=...> and <cputune><iothreadpin iothread=...>: the ids, into *set. */
+/* <iothreadids><iothread id=...> and <cputune><iothreadpin iothread=...>: the ids, into *set. An id above
+ * DOMAIN_XML_MAX_IOTHREADS (libvirt takes it) is left out and counted in *beyond: that I/O thread is
+ * neither pinned nor followed (it floats as libvirt runs it), and the rest of the definition is read as
+ * any (a guest owner's <iothread id='9000'> made it unreadable, what it holds counted as libvirt's calls
+ * give it: its hugepages as ordinary memory). Returns the id, 0 when left out, -1 on an error. */
 static int add_iothread(const char *element, const char *name, const char **names, const char **values,
-                        CpuSet **set, GError **error)
+                        CpuSet **set, unsigned *beyond, GError **error)
 {
         guint64 id;
 
         if (!iothread_id(element, name, domain_xml_attr(names, values, name), &id, error))
                 return -1;
+        if (id > DOMAIN_XML_MAX_IOTHREADS) {
+                if (beyond)
+                        (*beyond)++;
+                return 0;
+        }
         if (!*set)
                 *set = cpuset_new();
         cpuset_add(*set, (unsigned)id);
@@ -837,14 +847,14 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
         } else if (is_top(p, "iothreads")) {
                 p->text = TEXT_IOTHREADS;
         } else if (in_path(p, "iothreadids", "iothread") && p->stack->len == 3) {
-                add_iothread("iothread", "id", names, values, &s->iothreads, error);
+                add_iothread("iothread", "id", names, values, &s->iothreads, &p->iothreads_beyond, error);
         } else if (in_path(p, "cputune", "iothreadpin") && p->stack->len == 3) {
                 g_autoptr(CpuSet) cpus = NULL;
                 int id;
                 if (parse_constraint(domain_xml_attr(names, values, "cpuset"), &cpus, "iothreadpin",
                                      "cpuset", error) == 0 &&
-                    (id = add_iothread("iothreadpin", "iothread", names, values, &s->iothreadpins, error)) >=
-                        0 &&
+                    (id = add_iothread("iothreadpin", "iothread", names, values, &s->iothreadpins, NULL,
+                                       error)) > 0 &&
                     cpus) {
                         IothreadPin pin = {.id = (unsigned)id, .cpus = g_steal_pointer(&cpus)};
                         if (!s->iothreadpin_cpus)
@@ -1117,7 +1127,7 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
         if (ok && domain_xml_numa_check(spec, &error) < 0)
                 ok = false;
         if (ok)
-                complete_iothreads(spec, p.iothread_count);
+                complete_iothreads(spec, p.iothread_count - MIN(p.iothread_count, p.iothreads_beyond));
         /* as libvirt: a pin is of an I/O thread the domain has (a recorded definition holds no
          * <iothreads>) */
         if (ok && need_name && spec->iothreadpins) {
