@@ -13,7 +13,8 @@
 # "" to run every operation (the soak; see docs/reliability.md). LIFECYCLE_TOPOLOGY (default host).
 # LIFECYCLE_SHAPES=1 gives the domains real guests' shapes, chosen by the seed (choose_shapes: I/O threads,
 # <iothreadpin>, <emulatorpin>, <vcpu cpuset>, <vcpupin>, guest cells, <numatune>, hugepages) and adds
-# hand pins of I/O threads; a domain its <vcpupin> opts out from its start must never carry a record.
+# hand pins of I/O threads and of the emulator; a domain its <vcpupin> opts out from its start must never
+# carry a record.
 # Last line: "lifecycle: N passed, M failed (seed S)".
 set -u
 
@@ -234,12 +235,23 @@ op_iohandpin() {
     e2e_virsh iothreadpin "$1" "$n" "$cpu" --live || return 1
     [ "$(views_cpuset_norm "$was")" = "$cpu" ] || VIEWS_HAND_IOTHREAD+=" $1:$n:$cpu"
 }
-# hand_forget NAME: NAME runs afresh from its definition (or not at all): no hand pin of its I/O threads
-# (a save image, a managed save, keeps them: restore and start from a managed save bring them back)
+# the emulator pinned by hand: the user's from then on, left there (docs/running.md); not listed when the
+# pin is the emulator's own already (placementd's, which it then still takes for its own)
+op_emuhandpin() {
+    local cpu=${VIEWS_CORE_PUS[RANDOM % VIEWS_NCORES]%% *} was
+    was=$(e2e_virsh emulatorpin "$1" --live 2>/dev/null | awk '$1 == "*:" { print $2 }')
+    e2e_virsh emulatorpin "$1" "$cpu" --live || return 1
+    [ "$(views_cpuset_norm "$was")" = "$cpu" ] || VIEWS_HAND_EMULATOR+=" $1:$cpu"
+}
+# hand_forget NAME: NAME runs afresh from its definition (or not at all): no hand pin of its I/O threads or
+# emulator (a save image, a managed save, keeps them: restore and start from a managed save bring them back)
 hand_forget() {
     local x keep=''
     for x in $VIEWS_HAND_IOTHREAD; do [ "${x%%:*}" = "$1" ] || keep+=" $x"; done
     VIEWS_HAND_IOTHREAD=$keep
+    keep=''
+    for x in $VIEWS_HAND_EMULATOR; do [ "${x%%:*}" = "$1" ] || keep+=" $x"; done
+    VIEWS_HAND_EMULATOR=$keep
 }
 op_replace() { pdctl replace "$1"; }
 op_rebalance() { pdctl rebalance; }
@@ -305,6 +317,7 @@ candidates() {
             persistent "$d" && echo "managedsave $d"
             echo "handpin $d"
             [[ ${EXTRA[$d]-} != *"<iothreads>"* ]] || echo "iohandpin $d"
+            [ "$LIFECYCLE_SHAPES" != 1 ] || [[ ${EXTRA[$d]-} == *"<emulatorpin"* ]] || echo "emuhandpin $d"
             if [ "$s" = running ]; then
                 echo "suspend $d"
                 echo "replace $d"

@@ -32,7 +32,8 @@
 # A record that pins no emulator means the emulator runs where libvirt runs it unpinned: the definition's
 # <vcpu cpuset>, else every online CPU (a definition's own <emulatorpin> aside). VIEWS_HAND_EMULATOR="NAME ..."
 # lists domains whose emulator someone pinned live (virsh emulatorpin --live): that pin is the user's, and
-# placementd records none of its own (docs/running.md). An I/O thread runs where the user pinned it live
+# placementd records none of its own (docs/running.md); an entry NAME:CPUS says where (the last for NAME),
+# and the emulator must run just there. An I/O thread runs where the user pinned it live
 # when it is listed in VIEWS_HAND_IOTHREAD ("NAME:N:CPUS ...", the last entry for it), else where the
 # definition's <iothreadpin> puts it, else where the record pins it (iothreads=, iothread-pin=), else
 # unpinned (the definition's <vcpu cpuset>, else every online CPU).
@@ -52,7 +53,7 @@ declare -gA VIEWS_NODE_OF=()    # PU -> NUMA node of the topology
 VIEWS_CONSTRAINED=              # domains whose own constraints may force them onto a held core
 VIEWS_SHARING_ONLY=             # only sharing that involves these domains counts (empty: all; "-": none)
 VIEWS_THREADS_NARROWER=         # set: a QEMU thread narrower than the emulator pin is a note (see above)
-VIEWS_HAND_EMULATOR=            # domains whose emulator the user pinned live (virsh emulatorpin): see above
+VIEWS_HAND_EMULATOR=            # "NAME[:CPUS] ...": domains whose emulator the user pinned live (virsh emulatorpin)
 VIEWS_HAND_IOTHREAD=            # "NAME:N:CPUS ...": I/O thread N of NAME pinned live by the user to CPUS (virsh iothreadpin)
 VIEWS_RESERVED=                 # CPUs in the daemon's ReservedCPUs= ("0 3"): a core with one is not free
 VIEWS_CTL_JSON=
@@ -250,7 +251,13 @@ PY
 _views_node_exists() { [ -d "/sys/devices/system/node/node$1" ]; }
 
 # _views_listed NAME LIST: NAME is one of the words of LIST.
-_views_listed() { case " $2 " in *" $1 "*) return 0 ;; esac; return 1; }
+_views_listed() { case " $2 " in *" $1 "* | *" $1:"*) return 0 ;; esac; return 1; }
+# _views_hand_emulator NAME: the CPUs NAME's emulator was last pinned to by hand (VIEWS_HAND_EMULATOR), or
+# nothing when no entry says
+_views_hand_emulator() {
+    local x
+    for x in $VIEWS_HAND_EMULATOR; do [ "${x%%:*}" != "$1" ] || [ "$x" = "$1" ] || echo "${x#*:}"; done | tail -n 1
+}
 
 # _views_user_emulator NAME META: where NAME's emulator runs while placementd pins none: libvirt's default,
 # the definition's <vcpu cpuset> or else every online CPU; "-" when the definition pins it itself (the
@@ -441,6 +448,10 @@ _views_domain() {
     _views_norm_into c_emu "$c_emu"
     [ -z "$ctl" ] || [ -z "$meta" ] || [ "$c_emu" = "$m_emu" ] ||
         _views_say "$d emulator: placementctl ${c_emu:-none}, metadata ${m_emu:-none}"
+    x=$(_views_hand_emulator "$d")
+    [ -z "$x" ] || _views_norm_into x "$x"
+    [ -z "$x" ] || [ "$k_emu" = "$x" ] ||
+        _views_say "$d emulator: pinned live by the user $x, libvirt ${l_emu:-none}, kernel (main thread) $k_emu"
     if [ "$l_emu" != "$k_emu" ] || { [ -n "$m_emu" ] && [ "$m_emu" != "$k_emu" ]; }; then
         _views_say "$d emulator: metadata ${m_emu:-none}, libvirt ${l_emu:-none}, kernel (main thread) $k_emu"
     elif [ -n "$meta" ] && [ -z "$m_emu" ] && [ "$m_res" != skipped ] && ! _views_listed "$d" "$VIEWS_HAND_EMULATOR"; then
