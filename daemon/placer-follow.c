@@ -277,17 +277,16 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
                         log_info("%s: I/O thread %u was pinned to %s by someone else: left there", d->name,
                                  ids[i], list);
                         cpuset_remove(d->plan->iothreads, ids[i]);
-                        /* unpinned (libvirt's default): not one added live, never pinned back below */
-                        if (pin_anywhere(m, dom, NULL, NULL, pins[i])) {
-                                if (!d->unpinned_iothreads)
-                                        d->unpinned_iothreads = cpuset_new();
-                                cpuset_add(d->unpinned_iothreads, ids[i]);
-                        }
+                        /* the user's from now on, wherever it is pinned next (unpinned, or onto the rule's
+                         * CPUs again): never taken below for one added live */
+                        if (!d->hand_iothreads)
+                                d->hand_iothreads = cpuset_new();
+                        cpuset_add(d->hand_iothreads, ids[i]);
                         changed = true;
                         continue;
                 }
-                if (d->unpinned_iothreads && cpuset_has(d->unpinned_iothreads, ids[i]))
-                        continue; /* unpinned by someone else: left so */
+                if (d->hand_iothreads && cpuset_has(d->hand_iothreads, ids[i]))
+                        continue; /* pinned by someone else: left so */
                 if (cpuset_is_empty(rule) ||
                     (!placer_runs_anywhere(m, pins[i], NULL) && !cpuset_equal(pins[i], rule)))
                         continue; /* no rule to follow (the emulator is left alone), or pinned by someone */
@@ -311,10 +310,10 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
         virt_pins_free(pins, n);
         gone = cpuset_copy(d->plan->iothreads);
         cpuset_subtract(gone, live);
-        if (d->unpinned_iothreads) { /* one deleted live and added again is a new one */
-                g_autoptr(CpuSet) away = cpuset_copy(d->unpinned_iothreads);
+        if (d->hand_iothreads) { /* one deleted live and added again is a new one */
+                g_autoptr(CpuSet) away = cpuset_copy(d->hand_iothreads);
                 cpuset_subtract(away, live);
-                cpuset_subtract(d->unpinned_iothreads, away);
+                cpuset_subtract(d->hand_iothreads, away);
         }
         CPUSET_FOREACH (id, gone) {
                 log_info("%s: I/O thread %d is gone", d->name, id);

@@ -624,6 +624,32 @@ START_TEST(test_iothread_unpinned_by_hand_left_so)
 }
 END_TEST
 
+START_TEST(test_iothread_hand_pinned_onto_rule_stays_user_s)
+{
+        /* an I/O thread pinned by hand elsewhere, then by hand again onto exactly the CPUs of the decision's
+         * rule, is still the user's: not taken for one added live and claimed by the decision (until
+         * 2026-12-07 it was, and a re-placement moved it with the rule) */
+        Manager *m = new_manager();
+        virDomainPtr dom = start("c-ioback", 1, NULL, "<iothreads>2</iothreads>");
+        g_autofree char *ids = NULL;
+        unsigned char rule, away;
+
+        ck_assert(spin_until_known(m, "c-ioback"));
+        rule = (unsigned char)iothread_map(dom, 2);
+        ck_assert_int_gt(rule, 0);
+        away = rule == 0x80 ? 0x40 : 0x80;
+        ck_assert_int_eq(virDomainPinIOThread(dom, 2, &away, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        ck_assert_int_eq(virDomainPinIOThread(dom, 2, &rule, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        manager_reconcile(m);
+        ids = cpuset_format(manager_lookup(m, "c-ioback")->plan->iothreads);
+        ck_assert_msg(strcmp(ids, "1") == 0, "the decision's I/O threads are %s", ids);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_opted_out_floating_in_cpuset_counted)
 {
         /* a domain its definition opts out whose vCPUs all float over its <vcpu cpuset> (a <vcpupin> of the
@@ -1280,6 +1306,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_hand_iothread_pin_of_skipped_stands_on_replace);
         tcase_add_test(tc, test_hand_pin_over_iothreadpin_stands_on_replace);
         tcase_add_test(tc, test_iothread_unpinned_by_hand_left_so);
+        tcase_add_test(tc, test_iothread_hand_pinned_onto_rule_stays_user_s);
         tcase_add_test(tc, test_opted_out_floating_in_cpuset_counted);
         tcase_add_test(tc, test_opted_out_cpuset_edited_counted_as_runs);
         tcase_add_test(tc, test_place_running_no_cpuset_counted);

@@ -25,7 +25,7 @@ void decision_free(Decision *d)
         g_free(d->reason);
         g_free(d->apply_error);
         g_free(d->record);
-        cpuset_free(d->unpinned_iothreads);
+        cpuset_free(d->hand_iothreads);
         g_free(d);
 }
 
