@@ -484,14 +484,31 @@ START_TEST(test_own_hugepage_records_adopted)
 }
 END_TEST
 
+/* mine, a record, with its first memory entry saying all the domain's memory (bytes) is on node and the
+ * others dropped: what a guest owner writes with virsh metadata --live. */
+static char *forge_memory(const char *mine, unsigned node, uint64_t bytes)
+{
+        g_autoptr(GRegex) memory =
+            g_regex_new("<([a-z]+:)?memory node=\"[0-9]+\" bytes=\"[0-9]+\"/>", 0, 0, NULL);
+        g_autoptr(GMatchInfo) match = NULL;
+        g_autofree char *rest = NULL, *prefix = NULL, *entry = NULL;
+        int start, end;
+
+        ck_assert_msg(g_regex_match(memory, mine, 0, &match), "no memory entry in %s", mine);
+        ck_assert(g_match_info_fetch_pos(match, 0, &start, &end));
+        prefix = g_match_info_fetch(match, 1);
+        rest = g_regex_replace_literal(memory, mine + end, -1, 0, "", 0, NULL);
+        entry = g_strdup_printf("<%smemory node=\"%u\" bytes=\"%" G_GUINT64_FORMAT "\"/>",
+                                prefix ? prefix : "", node, (guint64)bytes);
+        return g_strdup_printf("%.*s%s%s", start, mine, entry, rest);
+}
+
 /* A guest of two cells, each bound to its node by a <memnode> (placementd binds each cell where it puts it):
  * its owner rewrites its record to put all its memory on one node. Each cell's memory is on its <memnode>'s
  * node, whatever a record says: a restart counts it there, as before. */
 START_TEST(test_forged_record_moves_no_cell_memory)
 {
-        g_autoptr(GRegex) memory =
-            g_regex_new("<([a-z]+:)?memory node=\"[0-9]+\" bytes=\"[0-9]+\"/>", 0, 0, NULL);
-        g_autofree char *mine = NULL, *forged = NULL, *entry = NULL;
+        g_autofree char *mine = NULL, *forged = NULL;
         virDomainPtr dom;
         Manager *m;
         const Decision *d;
@@ -514,18 +531,7 @@ START_TEST(test_forged_record_moves_no_cell_memory)
         ck_assert_ptr_nonnull(mine);
         free_manager(m);
 
-        /* the first memory entry says all of it is on node 0, the others are dropped */
-        {
-                g_autoptr(GMatchInfo) match = NULL;
-                g_autofree char *rest = NULL, *prefix = NULL;
-                int start, end;
-                ck_assert_msg(g_regex_match(memory, mine, 0, &match), "no memory entry in %s", mine);
-                ck_assert(g_match_info_fetch_pos(match, 0, &start, &end));
-                prefix = g_match_info_fetch(match, 1);
-                rest = g_regex_replace_literal(memory, mine + end, -1, 0, "", 0, NULL);
-                entry = g_strdup_printf("<%smemory node=\"0\" bytes=\"536870912\"/>", prefix ? prefix : "");
-                forged = g_strdup_printf("%.*s%s%s", start, mine, entry, rest);
-        }
+        forged = forge_memory(mine, 0, 536870912); /* all of it on node 0 */
         ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, forged, "p",
                                               PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
                          0);
@@ -550,9 +556,7 @@ END_TEST
 START_TEST(test_forged_record_moves_no_cell_pages)
 {
         g_autofree char *topology = test_topology_path("two-node-hugepages.xml");
-        g_autoptr(GRegex) memory =
-            g_regex_new("<([a-z]+:)?memory node=\"[0-9]+\" bytes=\"[0-9]+\"/>", 0, 0, NULL);
-        g_autofree char *mine = NULL, *forged = NULL, *entry = NULL;
+        g_autofree char *mine = NULL, *forged = NULL;
         virDomainPtr dom;
         Manager *m;
         const Decision *d;
@@ -576,18 +580,7 @@ START_TEST(test_forged_record_moves_no_cell_pages)
         ck_assert_ptr_nonnull(mine);
         free_manager(m);
 
-        /* the first memory entry says all of it is on node 1, the others are dropped */
-        {
-                g_autoptr(GMatchInfo) match = NULL;
-                g_autofree char *rest = NULL, *prefix = NULL;
-                int start, end;
-                ck_assert_msg(g_regex_match(memory, mine, 0, &match), "no memory entry in %s", mine);
-                ck_assert(g_match_info_fetch_pos(match, 0, &start, &end));
-                prefix = g_match_info_fetch(match, 1);
-                rest = g_regex_replace_literal(memory, mine + end, -1, 0, "", 0, NULL);
-                entry = g_strdup_printf("<%smemory node=\"1\" bytes=\"67108864\"/>", prefix ? prefix : "");
-                forged = g_strdup_printf("%.*s%s%s", start, mine, entry, rest);
-        }
+        forged = forge_memory(mine, 1, 67108864); /* all of it on node 1 */
         ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, forged, "p",
                                               PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
                          0);
