@@ -22,6 +22,10 @@ Plan *policy_rehouse(const Topology *t, const Ledger *l, const PlacementRequest 
                 return NULL;
         host_view_init_for(&v, t, l, params, req);
         plan = plan_copy(current);
+        /* only QEMU's threads move: memory bound live stays bound as it is, as a re-pin leaves it (libvirt
+         * refuses to bind a running domain's memory again; a binding made again would read as failed) */
+        if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes)
+                plan->keep_memory = true;
         finish_rehouse(&v, req, plan);
         host_view_done(&v);
         /* none left (a view held to the nodes of its bound memory while its vCPUs run on another): they

@@ -4,6 +4,7 @@
  * domains placed again off the newly reserved CPUs end with their emulators where EmulatorPin= puts them on
  * the host as it is once all of them moved, whichever of them was placed again first.
  */
+#include <dlfcn.h>
 #include <event2/event.h>
 #include <glib/gstdio.h>
 #include <libvirt/libvirt.h>
@@ -21,6 +22,23 @@
 
 static struct event_base *base;
 static virConnectPtr conn;
+
+/* while set, every live memory binding is refused, as libvirt 9.0 refuses to change the nodeset of a
+ * running domain once it is bound ("change of nodeset for running domain requires restrictive numa
+ * mode"); the test driver takes any */
+static bool binding_fixed;
+
+int virDomainSetNumaParameters(virDomainPtr dom, virTypedParameterPtr params, int nparams,
+                               unsigned int flags)
+{
+        static int (*real)(virDomainPtr, virTypedParameterPtr, int, unsigned int);
+
+        if (binding_fixed)
+                return -1;
+        if (!real)
+                *(void **)&real = dlsym(RTLD_NEXT, "virDomainSetNumaParameters");
+        return real(dom, params, nparams, flags);
+}
 
 static void setup(void)
 {
@@ -289,6 +307,44 @@ START_TEST(test_reload_reserving_rehouses_the_others)
 END_TEST
 
 /*
+ * The same two domains with their memory bound by placementd at their start. The reload that reserves
+ * rb-a's CPU moves rb-b's emulator only: its memory stays where it is bound, and libvirt would refuse a
+ * second binding of a running domain, so none is made. rb-b's binding stays applied, with no error,
+ * where a binding made again said it failed (in show, the metadata and after a restart).
+ */
+#define BIND_CONF "[Placement]\nReconcileSec=0\nHeal=no\nLoadInterval=0\nEmulatorPin=siblings\n"
+
+START_TEST(test_reload_rehouse_binds_no_memory_again)
+{
+        Manager *m = fixture_manager_new(base, TWO_CORES, BIND_CONF);
+        virDomainPtr a = start_one(m, "rb-a", "11111111-2222-3333-4444-555555555551");
+        virDomainPtr b = start_one(m, "rb-b", "11111111-2222-3333-4444-555555555552");
+        const Decision *d = manager_lookup(m, "rb-a");
+        g_autoptr(CpuSet) emulator = NULL;
+        g_autofree char *conf = NULL;
+        unsigned reserve = cpuset_has(d->plan->vcpu_pins[0], 0) ? 0 : 1;
+
+        ck_assert_int_eq(d->memory_binding, MEMORY_BINDING_APPLIED);
+        d = manager_lookup(m, "rb-b");
+        ck_assert_int_eq(d->memory_binding, MEMORY_BINDING_APPLIED);
+        emulator = cpuset_copy(d->plan->emulator_pin);
+        conf = g_strdup_printf(BIND_CONF "ReservedCPUs=%u\n", reserve);
+        binding_fixed = true;
+        fixture_reload(m, conf);
+        binding_fixed = false;
+        d = manager_lookup(m, "rb-b");
+        ck_assert_msg(!cpuset_equal(d->plan->emulator_pin, emulator), "its emulator did not move: %s",
+                      d->reason);
+        ck_assert_msg(d->memory_binding == MEMORY_BINDING_APPLIED && !d->apply_error, "binding %s (%s): %s",
+                      memory_binding_to_string(d->memory_binding), d->apply_error ? d->apply_error : "",
+                      d->reason);
+        fixture_stop(a);
+        fixture_stop(b);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
+/*
  * A domain confined by its <vcpu cpuset='0'> and placed there: placementd's pin of its vCPU is the whole
  * cpuset. A reload reserving CPU 0 leaves it unplaceable, and it runs on the pin it had: counted so, shown
  * so, and said so, not taken for a vCPU floating over its cpuset ("nothing pinned", no pins at all).
@@ -393,6 +449,7 @@ static Suite *manager_reload_suite(void)
         tcase_add_test(tc, test_reload_restored_emulator_kept_within);
         tcase_add_test(tc, test_reload_unplaceable_placed_once);
         tcase_add_test(tc, test_reload_reserving_rehouses_the_others);
+        tcase_add_test(tc, test_reload_rehouse_binds_no_memory_again);
         tcase_add_test(tc, test_reload_unplaceable_keeps_cpuset_pin);
         tcase_add_test(tc, test_reload_freeing_cpus_heals);
         tcase_add_test(tc, test_restart_heals_recorded_sharing);
