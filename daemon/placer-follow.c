@@ -277,16 +277,15 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
                         log_info("%s: I/O thread %u was pinned to %s by someone else: left there", d->name,
                                  ids[i], list);
                         cpuset_remove(d->plan->iothreads, ids[i]);
-                        /* the user's from now on, wherever it is pinned next (unpinned, or onto the rule's
-                         * CPUs again): never taken below for one added live */
-                        if (!d->hand_iothreads)
-                                d->hand_iothreads = cpuset_new();
-                        cpuset_add(d->hand_iothreads, ids[i]);
+                        /* the user's from now on, wherever it is pinned next (unpinned, onto the rule's
+                         * CPUs again, or placementd's own coming to its CPUs): never taken below for one
+                         * added live; the record names it so a restart leaves it too */
+                        cpuset_add(d->plan->user_iothreads, ids[i]);
                         changed = true;
                         continue;
                 }
-                if (d->hand_iothreads && cpuset_has(d->hand_iothreads, ids[i]))
-                        continue; /* pinned by someone else: left so */
+                if (cpuset_has(d->plan->user_iothreads, ids[i]))
+                        continue; /* the user's (pinned by hand, or by the definition): wherever it runs */
                 if (cpuset_is_empty(rule) ||
                     (!placer_runs_anywhere(m, pins[i], NULL) && !cpuset_equal(pins[i], rule)))
                         continue; /* no rule to follow (the emulator is left alone), or pinned by someone */
@@ -310,14 +309,17 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
         virt_pins_free(pins, n);
         gone = cpuset_copy(d->plan->iothreads);
         cpuset_subtract(gone, live);
-        if (d->hand_iothreads) { /* one deleted live and added again is a new one */
-                g_autoptr(CpuSet) away = cpuset_copy(d->hand_iothreads);
-                cpuset_subtract(away, live);
-                cpuset_subtract(d->hand_iothreads, away);
-        }
         CPUSET_FOREACH (id, gone) {
                 log_info("%s: I/O thread %d is gone", d->name, id);
                 cpuset_remove(d->plan->iothreads, (unsigned)id);
+                changed = true;
+        }
+        /* one of the user's deleted: an I/O thread added later with its id is a new one */
+        g_clear_pointer(&gone, cpuset_free);
+        gone = cpuset_copy(d->plan->user_iothreads);
+        cpuset_subtract(gone, live);
+        if (!cpuset_is_empty(gone)) {
+                cpuset_subtract(d->plan->user_iothreads, gone);
                 changed = true;
         }
         /* the user's I/O threads (not the decision's) hold their <iothreadpin> CPUs only while they run */

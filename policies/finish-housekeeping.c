@@ -184,10 +184,17 @@ HousekeepingPlace finish_pin_housekeeping(const HostView *v, const PlacementRequ
         g_autoptr(CpuSet) cpus = cpuset_new();
         HousekeepingPlace where;
 
+        cpuset_clear(plan->user_iothreads);
         if (req->iothreads) {
                 cpuset_union(plan->iothreads, req->iothreads);
-                if (req->kept_iothreads)
+                if (req->kept_iothreads) {
+                        /* the user's, of those it has: left where they run, named so in the record */
+                        g_autoptr(CpuSet) absent = cpuset_copy(req->kept_iothreads);
+                        cpuset_subtract(absent, req->iothreads);
                         cpuset_subtract(plan->iothreads, req->kept_iothreads);
+                        cpuset_union(plan->user_iothreads, req->kept_iothreads);
+                        cpuset_subtract(plan->user_iothreads, absent);
+                }
         }
         if (req->keep_emulator && cpuset_is_empty(plan->iothreads))
                 return HOUSEKEEPING_NONE;

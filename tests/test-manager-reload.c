@@ -344,6 +344,80 @@ START_TEST(test_reload_rehouse_binds_no_memory_again)
 }
 END_TEST
 
+/* The CPU mask (CPUs 0-7) I/O thread id of dom runs on, -1 when it has none. */
+static int iothread_map(virDomainPtr dom, unsigned id)
+{
+        virDomainIOThreadInfoPtr *info = NULL;
+        int n = virDomainGetIOThreadInfo(dom, &info, VIR_DOMAIN_AFFECT_LIVE), map = -1;
+
+        for (int i = 0; i < n; i++) {
+                if (info[i]->iothread_id == id && info[i]->cpumaplen > 0)
+                        map = info[i]->cpumap[0];
+                virDomainIOThreadInfoFree(info[i]);
+        }
+        free(info);
+        return map;
+}
+
+/*
+ * An I/O thread pinned by hand is the user's from then on, also once placementd's own pins come to the
+ * same CPU. ih-a's I/O thread 2, pinned by hand onto the CPU of ih-a's vCPU, is left there. A reload
+ * reserving that CPU moves ih-a's vCPU off it and its emulator and I/O thread 1 onto it (the housekeeping
+ * CPU): I/O thread 2 now runs where the decision's I/O threads do, and the reconcile took it for one added
+ * live and claimed it (after a restart too), so that a reload to EmulatorPin=none and a replace undid the
+ * user's pin.
+ */
+START_TEST(test_reload_hand_iothread_on_new_rule_stays_users)
+{
+        Manager *m = fixture_manager_new(base, TWO_CORES, BIND_CONF);
+        virDomainPtr a = fixture_start_xml(conn, "ih-a",
+                                           "<uuid>11111111-2222-3333-4444-555555555561</uuid><vcpu>1</vcpu>"
+                                           "<iothreads>2</iothreads>");
+        virDomainPtr b;
+        const Decision *d;
+        g_autofree char *conf = NULL, *ids = NULL, *error = NULL;
+        unsigned char map;
+        unsigned vcpu;
+
+        ck_assert(fixture_spin_known(base, m, "ih-a", 3000));
+        b = start_one(m, "ih-b", "11111111-2222-3333-4444-555555555562");
+        d = manager_lookup(m, "ih-a");
+        vcpu = cpuset_has(d->plan->vcpu_pins[0], 0) ? 0 : 1;
+        ck_assert_msg(!cpuset_has(d->plan->iothread_pin, vcpu), "its I/O threads on its vCPU's CPU: %s",
+                      d->reason);
+        map = (unsigned char)(1u << vcpu);
+        ck_assert_int_eq(virDomainPinIOThread(a, 2, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        ids = cpuset_format(manager_lookup(m, "ih-a")->plan->iothreads);
+        ck_assert_str_eq(ids, "1");
+        conf = g_strdup_printf(BIND_CONF "ReservedCPUs=%u\n", vcpu);
+        fixture_reload(m, conf);
+        d = manager_lookup(m, "ih-a");
+        ck_assert_msg(cpuset_count(d->plan->iothread_pin) == 1 && cpuset_has(d->plan->iothread_pin, vcpu),
+                      "the decision's I/O threads are not on the housekeeping CPU %u: %s", vcpu, d->reason);
+        manager_reconcile(m);
+        g_free(ids);
+        ids = cpuset_format(manager_lookup(m, "ih-a")->plan->iothreads);
+        ck_assert_msg(strcmp(ids, "1") == 0, "the decision's I/O threads are %s: I/O thread 2 was claimed",
+                      ids);
+        /* and after a restart, which adopts the record naming it the user's */
+        fixture_manager_free(base, m);
+        m = fixture_manager_new(base, TWO_CORES, conf);
+        ck_assert(fixture_spin_known(base, m, "ih-a", 3000));
+        manager_reconcile(m);
+        g_free(ids);
+        ids = cpuset_format(manager_lookup(m, "ih-a")->plan->iothreads);
+        ck_assert_msg(strcmp(ids, "1") == 0, "after a restart the decision's I/O threads are %s", ids);
+        fixture_reload(m, "[Placement]\nReconcileSec=0\nHeal=no\nLoadInterval=0\nEmulatorPin=none\n");
+        ck_assert_msg(manager_replace(m, "ih-a", &error) == 0, "%s", error);
+        ck_assert_msg(iothread_map(a, 2) == map, "I/O thread 2 runs on 0x%x, pinned by hand to 0x%x",
+                      iothread_map(a, 2), map);
+        fixture_stop(a);
+        fixture_stop(b);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 /*
  * A domain confined by its <vcpu cpuset='0'> and placed there: placementd's pin of its vCPU is the whole
  * cpuset. A reload reserving CPU 0 leaves it unplaceable, and it runs on the pin it had: counted so, shown
@@ -450,6 +524,7 @@ static Suite *manager_reload_suite(void)
         tcase_add_test(tc, test_reload_unplaceable_placed_once);
         tcase_add_test(tc, test_reload_reserving_rehouses_the_others);
         tcase_add_test(tc, test_reload_rehouse_binds_no_memory_again);
+        tcase_add_test(tc, test_reload_hand_iothread_on_new_rule_stays_users);
         tcase_add_test(tc, test_reload_unplaceable_keeps_cpuset_pin);
         tcase_add_test(tc, test_reload_freeing_cpus_heals);
         tcase_add_test(tc, test_restart_heals_recorded_sharing);

@@ -25,7 +25,6 @@ void decision_free(Decision *d)
         g_free(d->reason);
         g_free(d->apply_error);
         g_free(d->record);
-        cpuset_free(d->hand_iothreads);
         g_free(d);
 }
 

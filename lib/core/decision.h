@@ -50,18 +50,15 @@ typedef struct Decision {
         bool unrecorded; /* writing its metadata failed (libvirtd went away): the next reconcile writes it */
         bool job_held;   /* libvirt held a job on the domain: its plan was not (fully) applied, the ledger
                             holds its live pins, and it is placed again once the job is released */
-        unsigned domain_id;     /* libvirt's ID of the run it was made for; 0: unknown. Another ID under the
-                                   same UUID is a new run (stopped and started again) */
-        unsigned vcpus;         /* the domain's online vCPUs and memory, for a decision without a plan (a */
-        uint64_t memory;        /* domain skipped without pins): what its JSON object says */
-        char *record;           /* the metadata placementd last wrote for this run while it placed the domain
-                                   (not opted out), NULL when none: a transient domain's only record of its
-                                   user's definition, which an owner's write of the element replaces */
-        unsigned stats_vcpus;   /* the online vCPU count the bulk statistics last showed unlike its plan's,
-                                   looked at once (manager_note_stats()); 0: none */
-        CpuSet *hand_iothreads; /* ids of its decision's I/O threads someone else pinned (or unpinned)
-                                   since: the user's, left so while it stands, wherever pinned next; NULL:
-                                   none */
+        unsigned domain_id;   /* libvirt's ID of the run it was made for; 0: unknown. Another ID under the
+                                 same UUID is a new run (stopped and started again) */
+        unsigned vcpus;       /* the domain's online vCPUs and memory, for a decision without a plan (a */
+        uint64_t memory;      /* domain skipped without pins): what its JSON object says */
+        char *record;         /* the metadata placementd last wrote for this run while it placed the domain
+                                 (not opted out), NULL when none: a transient domain's only record of its
+                                 user's definition, which an owner's write of the element replaces */
+        unsigned stats_vcpus; /* the online vCPU count the bulk statistics last showed unlike its plan's,
+                                 looked at once (manager_note_stats()); 0: none */
 } Decision;
 
 Decision *decision_new(const char *uuid, const char *name);

@@ -107,6 +107,7 @@ void meta_decision_free(MetaDecision *d)
         g_free(d->boot_id);
         cpuset_free(d->iothreads);
         cpuset_free(d->iothread_pin);
+        cpuset_free(d->user_iothreads);
         if (d->vcpus) {
                 for (unsigned i = 0; i < d->vcpus->len; i++)
                         cpuset_free(g_array_index(d->vcpus, MetaVcpu, i).cpuset);
@@ -431,6 +432,15 @@ static void start_meta_iothreads(Parser *p, MetaDecision *d, const char **names,
         meta_set(p, pin, &d->iothread_pin, "I/O thread CPU");
 }
 
+/* The recorded I/O threads the user pins (an attribute of its own, in records since 2026-12-07). */
+static void start_meta_user_iothreads(Parser *p, MetaDecision *d, const char **names, const char **values)
+{
+        const char *ids = domain_xml_attr(names, values, "user-iothreads");
+
+        if (ids && meta_set(p, ids, &d->user_iothreads, "I/O thread id") && cpuset_has(d->user_iothreads, 0))
+                meta_fail(p, "recorded I/O thread id 0 (libvirt numbers them from 1)");
+}
+
 static void start_meta(Parser *p, const char *local, const char **names, const char **values)
 {
         DomainSpec *s = p->spec;
@@ -460,6 +470,7 @@ static void start_meta(Parser *p, const char *local, const char **names, const c
                 if (!meta_set(p, domain_xml_attr(names, values, "emulator"), &d->emulator, "emulator CPU"))
                         return;
                 start_meta_iothreads(p, d, names, values);
+                start_meta_user_iothreads(p, d, names, values);
         } else if (strcmp(local, "vcpu") == 0 && d) {
                 guint64 id, cpu;
                 MetaVcpu v = {0};

@@ -19,7 +19,8 @@
  *   </metadata>
  *
  * The user writes skip/policy in the persistent definition; placementd writes the decision into the
- * live definition only, keeping the user's attributes. Any namespace prefix is accepted.
+ * live definition only, keeping the user's attributes. Any namespace prefix is accepted. A decision that
+ * leaves I/O threads where the user pins them (its definition, or by hand) names them: user-iothreads="3".
  *
  * Beside the decision placementd records the user's own definition as it was before placementd
  * touched the domain: <placementd:definition> holds, as escaped text, a small document
@@ -62,6 +63,8 @@ typedef struct MetaDecision {
         /* added: the I/O threads placementd pinned (ids) and where (OS indexes); NULL when not recorded */
         CpuSet *iothreads;
         CpuSet *iothread_pin;
+        /* added: the I/O threads left where the user pins them (ids); NULL when not recorded */
+        CpuSet *user_iothreads;
         /* added: the UUID of the domain it was recorded for; NULL in records made before it was written */
         char *uuid;
         /* added: the libvirt domain ID of the run it was written in; 0 when not recorded or unreadable (it

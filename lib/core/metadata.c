@@ -70,6 +70,8 @@ char *metadata_format_run(const Topology *t, const Plan *p, const char *result, 
                 append_set(s, "iothreads", p->iothreads);
                 append_set(s, "iothread-pin", p->iothread_pin);
         }
+        if (!cpuset_is_empty(p->user_iothreads))
+                append_set(s, "user-iothreads", p->user_iothreads);
         g_string_append(s, ">");
         for (unsigned i = 0; i < p->nvcpus; i++) {
                 g_autofree char *pins = cpuset_format(p->vcpu_pins[i]);
@@ -242,6 +244,8 @@ static int check_memory(const Topology *t, const MetaDecision *d, const CpuSet *
 /* I/O threads: pinned within the host; ids placementd pinned, as many as libvirt allows. */
 static int check_iothreads(const Topology *t, const MetaDecision *d, Plan *p, char **ret_error)
 {
+        if (d->user_iothreads)
+                cpuset_union(p->user_iothreads, d->user_iothreads);
         if (!d->iothreads || cpuset_is_empty(d->iothreads))
                 return 0;
         if (!d->iothread_pin || cpuset_is_empty(d->iothread_pin) || !within(d->iothread_pin, t->all_pus))

@@ -85,6 +85,7 @@ Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnod
         p->held_pus = cpuset_new();
         p->iothreads = cpuset_new();
         p->iothread_pin = cpuset_new();
+        p->user_iothreads = cpuset_new();
         p->candidates = g_ptr_array_new_with_free_func((GDestroyNotify)plan_candidate_free);
         return p;
 }
@@ -105,6 +106,7 @@ void plan_free(Plan *p)
         cpuset_free(p->realtime_vcpus);
         cpuset_free(p->iothreads);
         cpuset_free(p->iothread_pin);
+        cpuset_free(p->user_iothreads);
         g_free(p->vcpu_ids);
         g_ptr_array_unref(p->candidates);
         plan_set_cells(p, 0);
@@ -130,6 +132,7 @@ Plan *plan_copy(const Plan *p)
         cpuset_union(c->emulator_pin, p->emulator_pin);
         cpuset_union(c->iothreads, p->iothreads);
         cpuset_union(c->iothread_pin, p->iothread_pin);
+        cpuset_union(c->user_iothreads, p->user_iothreads);
         c->keep_memory = p->keep_memory;
         c->shared_vcpus = p->shared_vcpus;
         c->reason = g_strdup(p->reason);

@@ -319,6 +319,9 @@ typedef struct Plan {
          * none pinned) */
         CpuSet *iothreads;
         CpuSet *iothread_pin;
+        /* added: the ids of the I/O threads the user pins (the definition's <iothreadpin>, or by hand) that
+         * placementd leaves where they run: never taken for ones added live, whatever their pin */
+        CpuSet *user_iothreads;
         /* added: [nvcpus] libvirt's id of each vCPU of the plan, when the domain's online vCPUs are not
          * 0..nvcpus-1 (one unplugged below one that runs); NULL: vCPU i is libvirt's vCPU i. From the
          * request (PlacementRequest.vcpu_ids, copied by the policy), and set by the daemon on every plan it
