@@ -49,6 +49,10 @@ struct Manager {
         /* what a reload changed for the running domains while libvirt was away: done once connected */
         bool reload_apply_pending;
         CpuSet *reload_reserved_pending;
+        /* a record was refused for vCPUs on CPUs the configuration keeps from them now (changed while
+         * placementd was down): once its domain is placed anew, the others' emulator and I/O threads are
+         * chosen again, as after a reload that keeps those CPUs */
+        bool adopt_kept_refused;
         /* a domain left since the unplaceable ones were last placed: its cores and memory may hold them
          * now (manager_place_unplaceable()) */
         bool unplaceable_retry;

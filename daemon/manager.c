@@ -24,6 +24,7 @@
 
 static void replace_after_reload(Manager *m, bool apply_on, const CpuSet *newly_reserved);
 static void place_again(Manager *m, const CpuSet *cpus, bool advisory, const char *why);
+static void rehouse_all(Manager *m, const char *why);
 
 static void connect_now(Manager *m);
 
@@ -375,6 +376,12 @@ static void reconcile(Manager *m, PlaceOrigin origin)
         interrupted_clear(m, starting);
         if (gone_offline)
                 place_again(m, gone_offline, false, "a CPU of its went offline or left the guests' cgroup");
+        /* a domain whose record ran on CPUs kept for the host since was placed anew off them, as a reload
+         * keeping them moves it: the others' emulator and I/O threads follow, as after that reload */
+        if (m->adopt_kept_refused) {
+                m->adopt_kept_refused = false;
+                rehouse_all(m, "once the domains on CPUs now kept for the host were placed anew");
+        }
         virt_domains_free(doms, n);
 }
 

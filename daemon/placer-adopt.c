@@ -183,6 +183,7 @@ static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, Plan *
                 return 0;
         if ((cpu = pin_off_limits(m, p, &key)) >= 0) {
                 *ret_error = g_strdup_printf("its vCPUs run on CPU %d, which %s keeps from vCPUs", cpu, key);
+                m->adopt_kept_refused = true;
                 return -EINVAL;
         }
         /* compat fills siblings by design: a record of its is held only where another vCPU runs on its PU,

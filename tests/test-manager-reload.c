@@ -344,6 +344,39 @@ START_TEST(test_reload_rehouse_binds_no_memory_again)
 }
 END_TEST
 
+/*
+ * The same two domains, but the CPU of rs-a's vCPU reserved while placementd was stopped: the restarted
+ * daemon places rs-a anew off it (its record is not adopted), as a reload would, and chooses rs-b's
+ * emulator again too, as a reload does: CPU 0 or 1, now a housekeeping CPU, not rs-b's own vCPU's core
+ * with a reason that says no housekeeping CPU is left.
+ */
+START_TEST(test_restart_reserving_rehouses_the_others)
+{
+        Manager *m = fixture_manager_new(base, TWO_CORES, CONF);
+        virDomainPtr a = start_one(m, "rr-a", "11111111-2222-3333-4444-555555555571");
+        virDomainPtr b = start_one(m, "rr-b", "11111111-2222-3333-4444-555555555572");
+        const Decision *d = manager_lookup(m, "rr-a");
+        g_autofree char *conf = NULL, *pin = NULL;
+        unsigned reserve = cpuset_has(d->plan->vcpu_pins[0], 0) ? 0 : 1;
+
+        d = manager_lookup(m, "rr-b");
+        ck_assert_msg(cpuset_equal(d->plan->emulator_pin, d->plan->vcpu_pins[0]), "%s", d->reason);
+        fixture_manager_free(base, m);
+        conf = g_strdup_printf(CONF "ReservedCPUs=%u\n", reserve);
+        m = fixture_manager_new(base, TWO_CORES, conf);
+        ck_assert(fixture_spin_known(base, m, "rr-a", 3000));
+        ck_assert(fixture_spin_known(base, m, "rr-b", 3000));
+        ck_assert(!cpuset_has(manager_lookup(m, "rr-a")->plan->vcpu_pins[0], reserve));
+        d = manager_lookup(m, "rr-b");
+        pin = cpuset_format(d->plan->emulator_pin);
+        ck_assert_msg(cpuset_count(d->plan->emulator_pin) == 1 && cpuset_has(d->plan->emulator_pin, reserve),
+                      "its emulator on %s, not on the housekeeping CPU %u: %s", pin, reserve, d->reason);
+        fixture_stop(a);
+        fixture_stop(b);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 /* The CPU mask (CPUs 0-7) I/O thread id of dom runs on, -1 when it has none. */
 static int iothread_map(virDomainPtr dom, unsigned id)
 {
@@ -525,6 +558,7 @@ static Suite *manager_reload_suite(void)
         tcase_add_test(tc, test_reload_reserving_rehouses_the_others);
         tcase_add_test(tc, test_reload_rehouse_binds_no_memory_again);
         tcase_add_test(tc, test_reload_hand_iothread_on_new_rule_stays_users);
+        tcase_add_test(tc, test_restart_reserving_rehouses_the_others);
         tcase_add_test(tc, test_reload_unplaceable_keeps_cpuset_pin);
         tcase_add_test(tc, test_reload_freeing_cpus_heals);
         tcase_add_test(tc, test_restart_heals_recorded_sharing);
