@@ -126,7 +126,10 @@ unsigned placer_hand_iothreads(Manager *m, virDomainPtr dom, DomainSpec *user, c
                         continue; /* not running, the definition's, placementd's, or nobody's */
                 if (!user->iothreadpins)
                         user->iothreadpins = cpuset_new();
+                if (!user->iothreadpins_live)
+                        user->iothreadpins_live = cpuset_new();
                 cpuset_add(user->iothreadpins, pin->id);
+                cpuset_add(user->iothreadpins_live, pin->id);
                 n++;
         }
         return n;

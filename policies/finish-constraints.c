@@ -40,18 +40,35 @@ const char *finish_memory_source_text(const PlacementRequest *req)
         }
 }
 
-/* The I/O threads the user pins, for the reason. */
+/* "; I/O threads 1-2 stay where WHERE" (one: "I/O thread 1 stays where"); nothing for none. */
+static void iothreads_said(GString *s, const CpuSet *ids, const char *where_one, const char *where_more)
+{
+        g_autofree char *list = cpuset_format(ids);
+        bool one = cpuset_count(ids) == 1;
+
+        if (!cpuset_is_empty(ids))
+                g_string_append_printf(s, "; I/O thread%s %s stay%s where %s", one ? "" : "s", list,
+                                       one ? "s" : "", one ? where_one : where_more);
+}
+
+/* The I/O threads the user pins, for the reason: by the definition's <iothreadpin>, or by a pin made
+ * outside placementd (virsh iothreadpin --live). */
 static void iothread_note(const PlacementRequest *req, GString *s)
 {
-        g_autofree char *ids = NULL;
-        bool one;
+        g_autoptr(CpuSet) own = NULL;
+        g_autoptr(CpuSet) live = cpuset_new();
 
         if (!req->kept_iothreads || cpuset_is_empty(req->kept_iothreads))
                 return;
-        ids = cpuset_format(req->kept_iothreads);
-        one = cpuset_count(req->kept_iothreads) == 1;
-        g_string_append_printf(s, "; I/O thread%s %s stay%s where <cputune><iothreadpin> puts %s",
-                               one ? "" : "s", ids, one ? "s" : "", one ? "it" : "them");
+        own = cpuset_copy(req->kept_iothreads);
+        if (req->kept_iothreads_live) {
+                cpuset_subtract(own, req->kept_iothreads_live);
+                cpuset_union(live, req->kept_iothreads);
+                cpuset_subtract(live, own);
+        }
+        iothreads_said(s, own, "<cputune><iothreadpin> puts it", "<cputune><iothreadpin> puts them");
+        iothreads_said(s, live, "it was pinned outside placementd (virsh iothreadpin)",
+                       "they were pinned outside placementd (virsh iothreadpin)");
 }
 
 /* The nodes (OS indexes) of the guest cells' <memnode> elements that do not fall back to other nodes:

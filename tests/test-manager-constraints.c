@@ -504,7 +504,7 @@ START_TEST(test_hand_iothread_pin_stands_on_replace)
         /* an I/O thread pinned by hand (virsh iothreadpin --live) away from the decision's rule is the
          * user's from then on: the reconcile leaves it there, and a later re-placement (replace, a reload,
          * a heal move) pins the decision's other I/O threads only, never that one back, also after a
-         * restart */
+         * restart; the reason says the pin was made outside placementd, not by an <iothreadpin> */
         Manager *m = new_manager();
         virDomainPtr dom = start("c-iohand", 1, NULL, "<iothreads>2</iothreads>");
         g_autofree char *error = NULL, *ids = NULL;
@@ -523,6 +523,11 @@ START_TEST(test_hand_iothread_pin_stands_on_replace)
         ck_assert_msg(manager_replace(m, "c-iohand", &error) == 0, "%s", error);
         d = manager_lookup(m, "c-iohand");
         ck_assert_int_eq(d->result, DECISION_PLACED);
+        /* its definition pins no I/O thread: the reason says where the pin came from */
+        ck_assert_msg(strstr(d->reason, "I/O thread 2 stays where it was pinned outside placementd (virsh "
+                                        "iothreadpin)") &&
+                          !strstr(d->reason, "<cputune><iothreadpin>"),
+                      "%s", d->reason);
         ck_assert_msg(iothread_map(dom, 2) == map,
                       "I/O thread 2 runs on 0x%x after the replace, pinned by hand to 0x%x",
                       iothread_map(dom, 2), map);

@@ -58,6 +58,7 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
             .emulator_pinned_live = user->has_emulatorpin && user->emulatorpin_live,
             .iothreads = live->iothreads,
             .kept_iothreads = user->iothreadpins,
+            .kept_iothreads_live = user->iothreadpins_live,
             .vcpu_ids = live->vcpu_ids,
             .realtime = live->realtime,
             .realtime_vcpus = live->realtime_vcpus,

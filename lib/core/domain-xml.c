@@ -146,6 +146,7 @@ void domain_spec_free(DomainSpec *s)
         domain_xml_numa_free(s);
         cpuset_free(s->iothreads);
         cpuset_free(s->iothreadpins);
+        cpuset_free(s->iothreadpins_live);
         for (unsigned i = 0; s->iothreadpin_cpus && i < s->iothreadpin_cpus->len; i++)
                 cpuset_free(g_array_index(s->iothreadpin_cpus, IothreadPin, i).cpus);
         if (s->iothreadpin_cpus)

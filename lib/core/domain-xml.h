@@ -214,6 +214,9 @@ typedef struct DomainSpec {
         /* added: has_emulatorpin and emulatorpin come from a live pin made outside placementd (virsh
          * emulatorpin --live), not from the definition's <cputune><emulatorpin> (set by the daemon) */
         bool emulatorpin_live;
+        /* added: of iothreadpins, the ids of I/O threads pinned live outside placementd (virsh iothreadpin
+         * --live), not by the definition's <cputune><iothreadpin> (set by the daemon); NULL when none */
+        CpuSet *iothreadpins_live;
         /* added: <cpu><topology> of more than one socket: the vCPUs of one socket (dies x clusters x
          * cores x threads), vCPU id / this being its guest socket as QEMU numbers them; 0 otherwise */
         unsigned guest_socket_vcpus;

@@ -279,7 +279,8 @@ bool placement_request_same_asks(const PlacementRequest *a, const PlacementReque
             a->keep_emulator != b->keep_emulator || a->emulator_pinned_live != b->emulator_pinned_live ||
             a->ncells != b->ncells || a->hugepage_size != b->hugepage_size ||
             a->second_page_size != b->second_page_size || !same_set(a->iothreads, b->iothreads) ||
-            !same_set(a->kept_iothreads, b->kept_iothreads) || a->memory_own != b->memory_own ||
+            !same_set(a->kept_iothreads, b->kept_iothreads) ||
+            !same_set(a->kept_iothreads_live, b->kept_iothreads_live) || a->memory_own != b->memory_own ||
             a->realtime != b->realtime || !same_set(a->realtime_vcpus, b->realtime_vcpus) ||
             a->guest_threads != b->guest_threads || a->guest_socket_vcpus != b->guest_socket_vcpus ||
             !same_set(a->emulator_cpus, b->emulator_cpus) || !a->vcpu_ids != !b->vcpu_ids ||

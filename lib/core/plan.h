@@ -165,6 +165,9 @@ typedef struct PlacementRequest {
          * (<cputune><iothreadpin>), which are left alone; NULL = none */
         const CpuSet *iothreads;
         const CpuSet *kept_iothreads;
+        /* added: of kept_iothreads, those pinned live outside placementd (virsh iothreadpin --live), not
+         * by the definition (the reason says which); NULL = none */
+        const CpuSet *kept_iothreads_live;
         /* added: the live binding (MEMORY_SOURCE_BOUND) is the one placementd applied itself, so a heal
          * re-pin may run a busy vCPU on a calm core of another node when the bound nodes have none left
          * (policy_repin_near(): cores first, then locality); the memory stays bound where it is */
