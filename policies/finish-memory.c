@@ -414,6 +414,8 @@ void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, 
         }
         /* the rest under the domain's binding, each kind in its own room */
         rest_ordinary = MIN(rest_ordinary, rest);
+        if (plan->nnode_memory)
+                memcpy(before, plan->node_memory, sizeof(uint64_t) * plan->nnode_memory);
         if (rest &&
             (!charge_bound(v, req->memory_nodes, rest - rest_ordinary, mode, plan->nodes, plan, false) ||
              (rest_ordinary &&
@@ -421,6 +423,19 @@ void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, 
                 memset(plan->node_memory, 0, sizeof(uint64_t) * plan->nnode_memory);
                 if (plan->node_ordinary)
                         memset(plan->node_ordinary, 0, sizeof(uint64_t) * plan->nnode_memory);
+                return;
+        }
+        /* the cells its own <memnode> does not hold are in that rest: where the binding puts it all on one
+         * node (the one placementd bound a guest to at its start, say), that is where each of them is;
+         * over several nodes, which pages of which cell lie where is the kernel's, not known */
+        {
+                g_autoptr(CpuSet) grew = cpuset_new();
+                for (unsigned n = 0; n < plan->nnode_memory; n++)
+                        if (plan->node_memory[n] > before[n])
+                                cpuset_add(grew, n);
+                for (unsigned c = 0; cpuset_count(grew) == 1 && c < plan->ncells; c++)
+                        if (cpuset_is_empty(plan->cells[c].counted_nodes))
+                                cpuset_union(plan->cells[c].counted_nodes, grew);
         }
 }
 

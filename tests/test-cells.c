@@ -78,6 +78,38 @@ static Plan *place(const Topology *t, const Ledger *l, PolicyKind k, unsigned vc
         return policy_place(t, l, &req, &params);
 }
 
+/* A guest of two cells whose whole memory a live binding holds on one node (placementd bound it at the
+ * start; a replace plans again under it): each cell's memory is known to be on that node, as it was
+ * before the replace, not "memory nodes not known". */
+START_TEST(test_cells_under_one_node_binding_known)
+{
+        static const char *const lists[] = {"0-1", "2-3"};
+        for (unsigned k = 0; k < G_N_ELEMENTS(kinds); k++) {
+                g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 8 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) bound = set_of("1");
+                g_autoptr(Plan) plan = NULL;
+                PlacementParams params = test_params(kinds[k]);
+                PlacementRequest req = {.name = "vm", .vcpus = 4, .memory = 2 * GiB};
+                Cells c;
+
+                cells_make(&c, lists, 2, GiB);
+                req.cells = c.cells;
+                req.ncells = c.n;
+                req.memory_nodes = bound;
+                req.memory_source = MEMORY_SOURCE_BOUND;
+                plan = policy_place(t, l, &req, &params);
+                ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+                ck_assert_uint_eq(plan->node_memory[1], 2 * GiB);
+                for (unsigned i = 0; i < plan->ncells; i++)
+                        ck_assert_msg(cpuset_count(plan->cells[i].counted_nodes) == 1 &&
+                                          cpuset_has(plan->cells[i].counted_nodes, 1),
+                                      "cell %u: its memory's nodes not known (%s)", i, plan->reason);
+                cells_clear(&c);
+        }
+}
+END_TEST
+
 /* 12 vCPUs in cells 0-3/4-7/8-11 with 8 free cores per node: came out 0-5 / 6-11, cell 1 split. */
 START_TEST(test_three_cells_not_split)
 {
@@ -2187,6 +2219,7 @@ static Suite *cells_suite(void)
         tcase_add_test(tc, test_cells_on_one_node_take_their_own_l3);
         tcase_add_test(tc, test_partial_memnode_on_a_full_node);
         tcase_add_test(tc, test_memnode_interleave_counted_on_each);
+        tcase_add_test(tc, test_cells_under_one_node_binding_known);
         suite_add_tcase(s, tc);
         return s;
 }
