@@ -330,21 +330,29 @@ static uint64_t sat_add(uint64_t a, uint64_t b)
         return a > G_MAXUINT64 - b ? G_MAXUINT64 : a + b;
 }
 
-/* The memory of guest cell id, 0 when it has none. */
-static uint64_t cell_memory(const DomainSpec *live, unsigned id)
+/* The memory of guest cell id a node binding it must count, 0 when it has none: a hugepage-backed cell's
+ * in whole pages (its pages are counted per node, each node's share rounded down to its pages, so a node
+ * may count up to a page less than the cell states). */
+static uint64_t cell_memory(const Topology *t, const DomainSpec *live, unsigned id)
 {
-        for (unsigned i = 0; live->cells && i < live->cells->len; i++)
-                if (g_array_index(live->cells, DomainCell, i).id == id)
-                        return g_array_index(live->cells, DomainCell, i).memory;
+        for (unsigned i = 0; live->cells && i < live->cells->len; i++) {
+                const DomainCell *c = &g_array_index(live->cells, DomainCell, i);
+                uint64_t page;
+
+                if (c->id != id)
+                        continue;
+                page = c->hugepages ? domain_cell_page_size(c, topology_default_hugepage_size(t)) : 0;
+                return page ? c->memory / page * page : c->memory;
+        }
         return 0;
 }
 
 /* A recorded placement's bytes per node hold the guest cells that the live <memnode>s bind (strict,
  * restrictive, interleave: not preferred, which binds nothing), of ordinary memory or of hugepages: the
- * nodes of each <memnode> have at least the memory of the cells bound within them. A record says only bytes
- * per node, and its owner may have written it: one that put a bound cell's memory (or its pages) on another
- * node would have the ledger count that node (or its pool) fuller and the cell's node freer than they are.
- * Returns 0, or -EINVAL with *ret_error. */
+ * nodes of each <memnode> have at least the memory of the cells bound within them (a hugepage cell's in
+ * whole pages, as they are counted). A record says only bytes per node, and its owner may have written it:
+ * one that put a bound cell's memory (or its pages) on another node would have the ledger count that node
+ * (or its pool) fuller and the cell's node freer than they are. Returns 0, or -EINVAL with *ret_error. */
 static int check_cell_bindings(const Topology *t, const DomainSpec *live, const Plan *plan, char **ret_error)
 {
         for (unsigned k = 0; live->memnodes && k < live->memnodes->len; k++) {
@@ -358,7 +366,7 @@ static int check_cell_bindings(const Topology *t, const DomainSpec *live, const 
                         g_autoptr(CpuSet) outside = cpuset_copy(b->nodes);
                         cpuset_subtract(outside, a->nodes);
                         if (b->mode != MEMORY_MODE_PREFERRED && cpuset_is_empty(outside))
-                                need = sat_add(need, cell_memory(live, b->cellid));
+                                need = sat_add(need, cell_memory(t, live, b->cellid));
                 }
                 for (unsigned n = 0; n < MIN(plan->nnode_memory, t->nnodes); n++)
                         if (cpuset_has(a->nodes, t->nodes[n].os_index))

@@ -600,6 +600,40 @@ START_TEST(test_forged_record_moves_no_cell_pages)
 }
 END_TEST
 
+/* Its own record of a guest whose hugepage cells, each bound to its node by a <memnode>, are no whole number
+ * of pages (3 MiB in 2 MiB pages): the pages are counted per node, not per cell, so a node may count less
+ * than its cell states; the record is adopted all the same (it was refused at every restart, the guest
+ * placed anew). */
+START_TEST(test_own_record_of_odd_page_cells_adopted)
+{
+        g_autofree char *topology = test_topology_path("two-node-hugepages.xml");
+        static const char *const sizes[][2] = {{"3", "6"}, {"5", "10"}, {"33", "66"}};
+
+        for (unsigned i = 0; i < G_N_ELEMENTS(sizes); i++) {
+                g_autofree char *extra =
+                    g_strdup_printf("<numatune><memnode cellid='0' mode='strict' nodeset='0'/>"
+                                    "<memnode cellid='1' mode='strict' nodeset='1'/></numatune><cpu><numa>"
+                                    "<cell id='0' cpus='0' memory='%s' unit='MiB'/>"
+                                    "<cell id='1' cpus='1' memory='%s' unit='MiB'/></numa></cpu>"
+                                    "<memoryBacking><hugepages/></memoryBacking>",
+                                    sizes[i][0], sizes[i][0]);
+                Manager *m = fixture_manager_new(base, topology, NULL);
+                virDomainPtr dom = start_xml("l-odd", sizes[i][1], 2, extra);
+                const Decision *d;
+
+                ck_assert(spin_known(m, "l-odd", 3000));
+                free_manager(m);
+                m = fixture_manager_new(base, topology, NULL);
+                d = manager_lookup(m, "l-odd");
+                ck_assert_ptr_nonnull(d);
+                ck_assert_msg(d->adopted, "cells of %s MiB: its own record was not adopted: %s", sizes[i][0],
+                              d->reason);
+                stop(dom);
+                free_manager(m);
+        }
+}
+END_TEST
+
 /* A guest of 65 cells, each backed by a <page> of its own (libvirt takes one per cell, their nodesets apart,
  * and one without a nodeset): it is read, placed and its memory counted. More than 64 made its whole
  * definition unreadable: not placed, its memory counted nowhere and its vCPUs floating over other guests'
@@ -1260,6 +1294,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_own_hugepage_records_adopted);
         tcase_add_test(tc, test_forged_record_moves_no_cell_memory);
         tcase_add_test(tc, test_forged_record_moves_no_cell_pages);
+        tcase_add_test(tc, test_own_record_of_odd_page_cells_adopted);
         tcase_add_test(tc, test_page_per_cell_counted);
         tcase_add_test(tc, test_partial_hugepages_counted_alike_after_restart);
         tcase_add_test(tc, test_page_sizes_counted_alike_after_restart);
