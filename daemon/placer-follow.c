@@ -271,7 +271,7 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
 
                 if (ids[i] == 0 || ids[i] > DOMAIN_XML_MAX_IOTHREADS) {
                         log_debug("%s: I/O thread id %u is out of range: not followed", d->name, ids[i]);
-                        continue; /* as the definition parser refuses it; a set that large is not kept */
+                        continue; /* as the definition parser leaves it out; a set that large is not kept */
                 }
                 cpuset_add(live, ids[i]);
                 if (cpuset_has(d->plan->iothreads, ids[i])) {
