@@ -657,7 +657,8 @@ static int add_iothread(const char *element, const char *name, const char **name
 }
 
 /* Ids for the I/O threads <iothreads> counts beyond <iothreadids>: the lowest free ones, as libvirt
- * gives them. Both are at most DOMAIN_XML_MAX_IOTHREADS, so the ids stay within it. */
+ * gives them. Those it numbers above DOMAIN_XML_MAX_IOTHREADS (a count above it: libvirt takes any) are
+ * left out, as an id above it in <iothreadids> is. */
 static void complete_iothreads(DomainSpec *s, unsigned count)
 {
         unsigned next = 1;
@@ -667,8 +668,10 @@ static void complete_iothreads(DomainSpec *s, unsigned count)
         if (!s->iothreads)
                 s->iothreads = cpuset_new();
         while (cpuset_count(s->iothreads) < count) {
-                while (cpuset_has(s->iothreads, next))
+                while (next <= DOMAIN_XML_MAX_IOTHREADS && cpuset_has(s->iothreads, next))
                         next++;
+                if (next > DOMAIN_XML_MAX_IOTHREADS)
+                        break;
                 cpuset_add(s->iothreads, next);
         }
 }
@@ -1047,10 +1050,9 @@ static void on_end(GMarkupParseContext *ctx, const char *element, gpointer user_
                         s->definition = g_steal_pointer(&text);
                 break;
         case TEXT_IOTHREADS:
-                if (!parse_uint(text, DOMAIN_XML_MAX_IOTHREADS, &n)) {
+                if (!parse_uint(text, G_MAXUINT32, &n)) {
                         g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
-                                    "invalid <iothreads>%s</iothreads> (a count up to %u)", text,
-                                    DOMAIN_XML_MAX_IOTHREADS);
+                                    "invalid <iothreads>%s</iothreads> (a count)", text);
                         return;
                 }
                 p->iothread_count = (unsigned)n;
