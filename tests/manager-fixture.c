@@ -106,6 +106,20 @@ void fixture_pin(virDomainPtr dom, unsigned vcpu, unsigned cpu)
         ck_assert_int_eq(virDomainPinVcpuFlags(dom, vcpu, &map, 1, VIR_DOMAIN_AFFECT_CURRENT), 0);
 }
 
+int fixture_iothread_map(virDomainPtr dom, unsigned id)
+{
+        virDomainIOThreadInfoPtr *info = NULL;
+        int n = virDomainGetIOThreadInfo(dom, &info, VIR_DOMAIN_AFFECT_LIVE), map = -1;
+
+        for (int i = 0; i < n; i++) {
+                if (info[i]->iothread_id == id && info[i]->cpumaplen > 0)
+                        map = info[i]->cpumap[0];
+                virDomainIOThreadInfoFree(info[i]);
+        }
+        free(info);
+        return map;
+}
+
 void fixture_assert_live_pins(virDomainPtr dom, const Plan *p)
 {
         CpuSet **pins = NULL;

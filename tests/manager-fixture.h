@@ -39,5 +39,7 @@ virDomainPtr fixture_start_xml(virConnectPtr conn, const char *name, const char 
 void fixture_stop(virDomainPtr dom);
 /* Pins vCPU vcpu of dom to host CPU cpu (0-7: the test driver's host) as a user would. */
 void fixture_pin(virDomainPtr dom, unsigned vcpu, unsigned cpu);
+/* The live pin of I/O thread id of dom as a mask of CPUs 0-7, -1 when it has none. */
+int fixture_iothread_map(virDomainPtr dom, unsigned id);
 /* Asserts that dom's live vCPU pins, as libvirt reads them, are plan p's (a failure names the vCPU). */
 void fixture_assert_live_pins(virDomainPtr dom, const Plan *p);

@@ -367,21 +367,6 @@ START_TEST(test_hugepages_without_pool)
 }
 END_TEST
 
-/* The live pin of I/O thread id of dom as a CPU bitmap (CPUs 0-7), or -1 when it has none. */
-static int iothread_map(virDomainPtr dom, unsigned id)
-{
-        virDomainIOThreadInfoPtr *info = NULL;
-        int n = virDomainGetIOThreadInfo(dom, &info, VIR_DOMAIN_AFFECT_LIVE), map = -1;
-
-        for (int i = 0; i < n; i++) {
-                if (info[i]->iothread_id == id && info[i]->cpumaplen > 0)
-                        map = info[i]->cpumap[0];
-                virDomainIOThreadInfoFree(info[i]);
-        }
-        free(info);
-        return map;
-}
-
 START_TEST(test_iothreads_pinned_user_pin_stands)
 {
         /* I/O thread 1 goes where the emulator goes; the user's pin of I/O thread 2 stands */
@@ -400,8 +385,8 @@ START_TEST(test_iothreads_pinned_user_pin_stands)
         ck_assert_str_eq(ids, "1");
         ck_assert(cpuset_equal(d->plan->iothread_pin, d->plan->emulator_pin));
         ck_assert_int_eq(virDomainGetEmulatorPinInfo(dom, emulator, 1, VIR_DOMAIN_AFFECT_LIVE), 1);
-        ck_assert_int_eq(iothread_map(dom, 1), emulator[0]);
-        ck_assert_int_eq(iothread_map(dom, 2), 0x80);
+        ck_assert_int_eq(fixture_iothread_map(dom, 1), emulator[0]);
+        ck_assert_int_eq(fixture_iothread_map(dom, 2), 0x80);
         ck_assert_msg(strstr(d->reason, "I/O thread 2 stays where <cputune><iothreadpin> puts it"), "%s",
                       d->reason);
         pin = cpuset_format(d->plan->iothread_pin);
@@ -487,13 +472,14 @@ START_TEST(test_iothreadpin_on_rule_not_taken)
         ck_assert_int_eq(d->result, DECISION_PLACED);
         ids = cpuset_format(d->plan->iothreads);
         ck_assert_str_eq(ids, "2");
-        ck_assert_int_eq(iothread_map(dom, 1), 0x10);
-        ck_assert_int_eq(iothread_map(dom, 2), 0x10); /* the rule: the emulator's CPU, inside the cpuset */
+        ck_assert_int_eq(fixture_iothread_map(dom, 1), 0x10);
+        ck_assert_int_eq(fixture_iothread_map(dom, 2),
+                         0x10); /* the rule: the emulator's CPU, inside the cpuset */
         manager_reconcile(m);
         d = manager_lookup(m, "c-iorule");
         after = cpuset_format(d->plan->iothreads);
         ck_assert_msg(strcmp(after, "2") == 0, "the decision's I/O threads are %s after a reconcile", after);
-        ck_assert_int_eq(iothread_map(dom, 1), 0x10);
+        ck_assert_int_eq(fixture_iothread_map(dom, 1), 0x10);
         stop(dom);
         free_manager(m);
 }
@@ -513,7 +499,7 @@ START_TEST(test_hand_iothread_pin_stands_on_replace)
         int rule;
 
         ck_assert(spin_until_known(m, "c-iohand"));
-        rule = iothread_map(dom, 2);
+        rule = fixture_iothread_map(dom, 2);
         ck_assert_int_gt(rule, 0);
         map = rule == 0x80 ? 0x40 : 0x80; /* a CPU the rule does not name */
         ck_assert_int_eq(virDomainPinIOThread(dom, 2, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
@@ -528,9 +514,9 @@ START_TEST(test_hand_iothread_pin_stands_on_replace)
                                         "iothreadpin)") &&
                           !strstr(d->reason, "<cputune><iothreadpin>"),
                       "%s", d->reason);
-        ck_assert_msg(iothread_map(dom, 2) == map,
+        ck_assert_msg(fixture_iothread_map(dom, 2) == map,
                       "I/O thread 2 runs on 0x%x after the replace, pinned by hand to 0x%x",
-                      iothread_map(dom, 2), map);
+                      fixture_iothread_map(dom, 2), map);
         g_free(ids);
         ids = cpuset_format(d->plan->iothreads);
         ck_assert_str_eq(ids, "1");
@@ -540,7 +526,7 @@ START_TEST(test_hand_iothread_pin_stands_on_replace)
         m = new_manager();
         ck_assert(spin_until_known(m, "c-iohand"));
         ck_assert_msg(manager_replace(m, "c-iohand", &error) == 0, "%s", error);
-        ck_assert_int_eq(iothread_map(dom, 2), map);
+        ck_assert_int_eq(fixture_iothread_map(dom, 2), map);
         stop(dom);
         free_manager(m);
 }
@@ -565,7 +551,7 @@ static void hand_iothread_of_skipped(const char *name, bool defpin, bool restart
         ck_assert_ptr_nonnull(dom);
         ck_assert(!defpin || virDomainCreate(dom) == 0);
         ck_assert(spin_until_known(m, name));
-        rule = iothread_map(dom, 1);
+        rule = fixture_iothread_map(dom, 1);
         ck_assert_int_gt(rule, 0);
         map = rule == 0x80 ? 0x40 : 0x80; /* a CPU the rule does not name */
         ck_assert_int_eq(virDomainPinIOThread(dom, 2, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
@@ -582,9 +568,9 @@ static void hand_iothread_of_skipped(const char *name, bool defpin, bool restart
         }
         ck_assert_msg(manager_replace(m, name, &error) == 0, "%s", error);
         ck_assert_int_eq(manager_lookup(m, name)->result, DECISION_PLACED);
-        ck_assert_msg(iothread_map(dom, 2) == map,
+        ck_assert_msg(fixture_iothread_map(dom, 2) == map,
                       "I/O thread 2 runs on 0x%x after the replace, pinned by hand to 0x%x",
-                      iothread_map(dom, 2), map);
+                      fixture_iothread_map(dom, 2), map);
         stop(dom);
         free_manager(m);
 }
@@ -614,13 +600,13 @@ START_TEST(test_iothread_unpinned_by_hand_left_so)
         g_autofree char *ids = NULL;
 
         ck_assert(spin_until_known(m, "c-iounpin"));
-        ck_assert_int_ne(iothread_map(dom, 2), all);
+        ck_assert_int_ne(fixture_iothread_map(dom, 2), all);
         ck_assert_int_eq(virDomainPinIOThread(dom, 2, &all, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
         for (unsigned r = 0; r < 3; r++) {
                 manager_reconcile(m);
-                ck_assert_msg(iothread_map(dom, 2) == all,
+                ck_assert_msg(fixture_iothread_map(dom, 2) == all,
                               "reconcile %u: I/O thread 2 runs on 0x%x, unpinned by hand", r,
-                              iothread_map(dom, 2));
+                              fixture_iothread_map(dom, 2));
         }
         ids = cpuset_format(manager_lookup(m, "c-iounpin")->plan->iothreads);
         ck_assert_str_eq(ids, "1");
@@ -640,7 +626,7 @@ START_TEST(test_iothread_hand_pinned_onto_rule_stays_user_s)
         unsigned char rule, away;
 
         ck_assert(spin_until_known(m, "c-ioback"));
-        rule = (unsigned char)iothread_map(dom, 2);
+        rule = (unsigned char)fixture_iothread_map(dom, 2);
         ck_assert_int_gt(rule, 0);
         away = rule == 0x80 ? 0x40 : 0x80;
         ck_assert_int_eq(virDomainPinIOThread(dom, 2, &away, 1, VIR_DOMAIN_AFFECT_LIVE), 0);

@@ -377,21 +377,6 @@ START_TEST(test_restart_reserving_rehouses_the_others)
 }
 END_TEST
 
-/* The CPU mask (CPUs 0-7) I/O thread id of dom runs on, -1 when it has none. */
-static int iothread_map(virDomainPtr dom, unsigned id)
-{
-        virDomainIOThreadInfoPtr *info = NULL;
-        int n = virDomainGetIOThreadInfo(dom, &info, VIR_DOMAIN_AFFECT_LIVE), map = -1;
-
-        for (int i = 0; i < n; i++) {
-                if (info[i]->iothread_id == id && info[i]->cpumaplen > 0)
-                        map = info[i]->cpumap[0];
-                virDomainIOThreadInfoFree(info[i]);
-        }
-        free(info);
-        return map;
-}
-
 /*
  * An I/O thread pinned by hand is the user's from then on, also once placementd's own pins come to the
  * same CPU. ih-a's I/O thread 2, pinned by hand onto the CPU of ih-a's vCPU, is left there. A reload
@@ -443,8 +428,8 @@ START_TEST(test_reload_hand_iothread_on_new_rule_stays_users)
         ck_assert_msg(strcmp(ids, "1") == 0, "after a restart the decision's I/O threads are %s", ids);
         fixture_reload(m, "[Placement]\nReconcileSec=0\nHeal=no\nLoadInterval=0\nEmulatorPin=none\n");
         ck_assert_msg(manager_replace(m, "ih-a", &error) == 0, "%s", error);
-        ck_assert_msg(iothread_map(a, 2) == map, "I/O thread 2 runs on 0x%x, pinned by hand to 0x%x",
-                      iothread_map(a, 2), map);
+        ck_assert_msg(fixture_iothread_map(a, 2) == map, "I/O thread 2 runs on 0x%x, pinned by hand to 0x%x",
+                      fixture_iothread_map(a, 2), map);
         fixture_stop(a);
         fixture_stop(b);
         fixture_manager_free(base, m);

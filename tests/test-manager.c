@@ -328,21 +328,6 @@ START_TEST(test_restart_holds_emulator_cpu)
 }
 END_TEST
 
-/* The live pin of I/O thread id of dom as a mask of CPUs 0-7, -1 when it has none. */
-static int iothread_mask(virDomainPtr dom, unsigned id)
-{
-        virDomainIOThreadInfoPtr *info = NULL;
-        int n = virDomainGetIOThreadInfo(dom, &info, VIR_DOMAIN_AFFECT_LIVE), map = -1;
-
-        for (int i = 0; i < n; i++) {
-                if (info[i]->iothread_id == id && info[i]->cpumaplen > 0)
-                        map = info[i]->cpumap[0];
-                virDomainIOThreadInfoFree(info[i]);
-        }
-        free(info);
-        return map;
-}
-
 static int emulator_mask(virDomainPtr dom)
 {
         unsigned char map[1] = {0};
@@ -380,8 +365,9 @@ START_TEST(test_dropped_emulator_pin_undone)
                 ck_assert_msg(emulator_mask(dom) == 0xff, "%s: the emulator still runs on 0x%x", configs[c],
                               emulator_mask(dom));
                 if (!cpuset_has(d->plan->iothreads, 1))
-                        ck_assert_msg(iothread_mask(dom, 1) == 0xff, "%s: I/O thread 1 still runs on 0x%x",
-                                      configs[c], iothread_mask(dom, 1));
+                        ck_assert_msg(fixture_iothread_map(dom, 1) == 0xff,
+                                      "%s: I/O thread 1 still runs on 0x%x", configs[c],
+                                      fixture_iothread_map(dom, 1));
 
                 /* pinned again by placementd, then by hand: a replace under the same reload leaves it */
                 reload(m, "");
@@ -531,8 +517,8 @@ START_TEST(test_reload_moves_iothreads_off_reserved_cpus)
         ck_assert_msg(!cpuset_intersects(d->plan->iothread_pin, was), "an I/O thread pin on reserved %s",
                       pins);
         CPUSET_FOREACH (cpu, was)
-                ck_assert_msg(!(iothread_mask(dom, 1) & (1 << cpu)), "I/O thread 1 runs on 0x%x",
-                              iothread_mask(dom, 1));
+                ck_assert_msg(!(fixture_iothread_map(dom, 1) & (1 << cpu)), "I/O thread 1 runs on 0x%x",
+                              fixture_iothread_map(dom, 1));
         virDomainDestroy(dom);
         virDomainFree(dom);
         free_manager(m);
@@ -2573,7 +2559,7 @@ START_TEST(test_adopted_iothread_pins_checked)
         ck_assert(d && d->adopted);
         ck_assert(cpuset_has(d->plan->iothreads, 1));
         ck_assert(!cpuset_has(d->plan->iothreads, 2));
-        ck_assert_int_eq(iothread_mask(dom, 2), map); /* left where it was pinned */
+        ck_assert_int_eq(fixture_iothread_map(dom, 2), map); /* left where it was pinned */
         virDomainDestroy(dom);
         virDomainFree(dom);
         free_manager(m);
