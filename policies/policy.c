@@ -496,6 +496,20 @@ static unsigned vcpus_stacked(const Topology *t, const Ledger *l, const Plan *pl
         return n;
 }
 
+/* How many of plan's vCPUs run on a core where another domain's vCPU is counted (the ledger): of two
+ * plans that share as many cores, the one whose vCPUs pair with their own leaves the other domains'
+ * cores as they were. */
+static unsigned vcpus_beside_others(const Topology *t, const Ledger *l, const Plan *plan)
+{
+        unsigned n = 0;
+
+        for (unsigned v = 0; v < plan->nvcpus; v++) {
+                int pu = plan->vcpu_pu[v];
+                n += pu >= 0 && (unsigned)pu < t->npus && ledger_core_load(l, t->pus[pu].core) > 0;
+        }
+        return n;
+}
+
 /*
  * A binding confines memory, not vCPUs: when the nodes its memory is bound to (by the definition, or a
  * live binding that stays) have too few free cores for a core per vCPU, the vCPUs take cores on the
@@ -532,12 +546,17 @@ static Plan *place_ops(const PolicyOps *ops, const Topology *t, const Ledger *l,
         wide.vcpus_beyond_binding = true;
         beyond = place_tiers(ops, t, l, &wide, params);
         /* placed, or overcommitted with fewer of its vCPUs sharing a core (as many, fewer sharing a
-         * thread: compat fills siblings): the free cores beyond the binding are taken before any vCPU
+         * thread: compat fills siblings; as many, fewer beside another domain's vCPUs: by measured load
+         * busy vCPUs pair on the free core beyond the binding, where inside it they stacked three to a
+         * core beside a busy neighbour): the free cores beyond the binding are taken before any vCPU
          * shares, on a host with too few free cores as on one with enough */
-        if (beyond->result == PLAN_PLACED || (beyond->result == PLAN_OVERCOMMITTED &&
-                                              (beyond->shared_vcpus < plan->shared_vcpus ||
-                                               (beyond->shared_vcpus == plan->shared_vcpus &&
-                                                vcpus_stacked(t, l, beyond) < vcpus_stacked(t, l, plan)))))
+        if (beyond->result == PLAN_PLACED ||
+            (beyond->result == PLAN_OVERCOMMITTED &&
+             (beyond->shared_vcpus < plan->shared_vcpus ||
+              (beyond->shared_vcpus == plan->shared_vcpus &&
+               (vcpus_stacked(t, l, beyond) < vcpus_stacked(t, l, plan) ||
+                (vcpus_stacked(t, l, beyond) == vcpus_stacked(t, l, plan) &&
+                 vcpus_beside_others(t, l, beyond) < vcpus_beside_others(t, l, plan)))))))
                 return g_steal_pointer(&beyond);
         return g_steal_pointer(&plan);
 }

@@ -82,6 +82,51 @@ START_TEST(test_idle_take_free_core_before_sharing)
 }
 END_TEST
 
+/* ... and when its memory is bound to a node whose only core another domain holds: the other node's free
+ * core is taken before its vCPUs crowd beside that domain's (a binding confines memory, not vCPUs), busy
+ * or idle, with load measured as without it. Busy, both went beside the busy neighbour, three busy vCPUs
+ * on one core while the other node's sat free: the plan beyond the binding, both on the free core,
+ * shared as many cores. Two nodes of one single-PU core, as a 2-CPU host split in two. */
+START_TEST(test_bound_take_free_core_beyond_binding)
+{
+        static const struct {
+                const char *what;
+                double pu0, vcpu[2];
+                bool measured;
+        } cases[] = {{"busy", 1.0, {0.93, 0.91}, true},
+                     {"idle", 0.02, {0.03, 0.01}, true},
+                     {"load not measured", 0, {0, 0}, false}};
+
+        for (unsigned k = 0; k < G_N_ELEMENTS(cases); k++) {
+                g_autoptr(Topology) t = topology_new_uniform(2, 1, 1, 8 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) nodes = cpuset_new();
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                unsigned other_pus[] = {0}, on1 = 0;
+                double pu_busy[] = {cases[k].pu0, 0}, vcpu_busy[] = {cases[k].vcpu[0], cases[k].vcpu[1]};
+                PlacementRequest req = {.name = "c",
+                                        .vcpus = 2,
+                                        .memory = GiB,
+                                        .memory_nodes = nodes,
+                                        .memory_source = MEMORY_SOURCE_BOUND,
+                                        .memory_mode = MEMORY_MODE_STRICT,
+                                        .vcpu_busy = cases[k].measured ? vcpu_busy : NULL,
+                                        .pu_busy = cases[k].measured ? pu_busy : NULL};
+                g_autoptr(Plan) plan = NULL;
+
+                cpuset_add(nodes, 0);
+                hold(t, l, "other", 1, other_pus);
+                plan = policy_place(t, l, &req, &p);
+                ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+                for (unsigned v = 0; v < plan->nvcpus; v++)
+                        on1 += core_of(t, plan, v) == 1;
+                ck_assert_msg(on1 >= 1, "%s: %s", cases[k].what, plan->reason);
+                ck_assert_uint_eq(plan->node_memory[0], GiB);
+                ck_assert(plan->keep_memory);
+        }
+}
+END_TEST
+
 START_TEST(test_busy_avoid_busy_cores)
 {
         /* cores 0-1 run a busy domain, cores 2-3 an idle one; a busy 2-vCPU domain shares the idle's */
@@ -1020,6 +1065,7 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_busy_get_own_cores_when_short);
         tcase_add_test(tc, test_busy_avoid_busy_cores);
         tcase_add_test(tc, test_idle_take_free_core_before_sharing);
+        tcase_add_test(tc, test_bound_take_free_core_beyond_binding);
         tcase_add_test(tc, test_free_cores_unchanged);
         tcase_add_test(tc, test_busy_host_threads_own_core);
         tcase_add_test(tc, test_busy_host_threads_cores_by_what_a_core_delivers);
