@@ -452,12 +452,13 @@ static bool threads_only(const Plan *cur, const Plan *cand)
 /* The hysteresis (heal.h): what makes a candidate worth its move, or NULL. */
 static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, const Plan *cand,
                    HealScore before, HealScore after, HealOwn own_before, HealOwn own_after,
-                   char *improves_why, const char *apart_why)
+                   char *improves_why, const char *apart_why, bool busy_shares)
 {
         unsigned nodes_old = cpuset_count(cur->nodes), nodes_new = cpuset_count(cand->nodes);
         double dist_old = mean_distance(t, cur->nodes), dist_new = mean_distance(t, cand->nodes);
         /* less of it for a re-pin of the host-side threads alone (load.h) */
         double host_gain = threads_only(cur, cand) ? LOAD_HOST_REPIN_GAIN : LOAD_BUSY_THRESHOLD;
+        bool farther;
 
         if (!improves_why && !own_better(own_before, own_after, host_gain))
                 return NULL; /* the domain itself does not improve */
@@ -488,6 +489,15 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
             after.host_excess <= before.host_excess + 1e-9)
                 return g_strdup_printf("%.1f cores of work lost to busy threads sharing cores, now %.1f",
                                        before.lost, after.lost);
+        /* from here on no fewer busy vCPUs contend: its vCPUs end farther from their memory (memory that
+         * stays where it is, keep_memory, measured where it is) for a busy vCPU of its own that shares a
+         * core, or for work won back from sharing, never for an idle guest's sharing alone: one whose bound
+         * memory cannot follow ran across the packages from all of it, for good, to leave an idle
+         * neighbour's core (once busy there, it contends and moves for that) */
+        farther = vcpu_memory_distance(t, cand, cand->keep_memory ? cur : cand) >
+                  vcpu_memory_distance(t, cur, cur) + 1e-9;
+        if (farther && !busy_shares && after.lost + HEAL_MIN_LOST_GAIN > before.lost)
+                return NULL;
         if (hp->undo_sharing && after.shared + hp->min_gain <= before.shared)
                 return g_strdup_printf("%u vCPU%s shared a core, now %u", before.shared,
                                        before.shared == 1 ? "" : "s", after.shared);
@@ -495,13 +505,11 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
          * guests on one core's two threads, another core free, made two pairs) */
         if (apart_why)
                 return g_strdup(apart_why);
-        /* fewer or nearer nodes are worth a move only when its vCPUs end no farther from its memory:
-         * memory that stays where it is (keep_memory) is measured where it is; and never for more load
-         * beside its own busy vCPUs (four busy vCPUs packed on one core to leave a node are as many
-         * contending as four paired with others, and run far slower) */
-        if (vcpu_memory_distance(t, cand, cand->keep_memory ? cur : cand) >
-                vcpu_memory_distance(t, cur, cur) + 1e-9 ||
-            own_after.contended > own_before.contended || own_after.beside > own_before.beside + 1e-9)
+        /* fewer or nearer nodes are worth a move only when its vCPUs end no farther from its memory, and
+         * never for more load beside its own busy vCPUs (four busy vCPUs packed on one core to leave a
+         * node are as many contending as four paired with others, and run far slower) */
+        if (farther || own_after.contended > own_before.contended ||
+            own_after.beside > own_before.beside + 1e-9)
                 return NULL;
         /* with the memory staying where it is, fewer nodes buy nothing unless the vCPUs end nearer it
          * (four idle vCPUs packed on one core of one node, the memory still on two, ran no nearer and
@@ -533,6 +541,18 @@ static unsigned shared_with_others(const Topology *t, const Ledger *l, const Pla
         return n;
 }
 
+/* Whether a busy vCPU of p's domain (asking req; load unknown: busy) shares a core with another vCPU. */
+static bool busy_shares(const HealHost *h, const Plan *p, const PlacementRequest *req)
+{
+        const Topology *t = h->t;
+
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                if (p->vcpu_pu[i] >= 0 && vcpu_busy(req, i) >= LOAD_BUSY_THRESHOLD &&
+                    ledger_core_load(h->l, t->pus[p->vcpu_pu[i]].core) > 1)
+                        return true;
+        return false;
+}
+
 /* Puts plan `to` in place of `from` for hd on h. */
 static void swap_plan(HealHost *h, const HealDomain *hd, const Plan *from, const Plan *to)
 {
@@ -559,6 +579,7 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
         HealScore before, after;
         HealOwn own_before = own_score(h, current, &hd->request), own_after;
         unsigned others_before = shared_with_others(h->t, h->l, current), others_after;
+        bool sharing_busy = busy_shares(h, current, &hd->request);
         uint64_t moved;
         char *why;
         HealMove *m;
@@ -590,7 +611,8 @@ static HealMove *judge(HealHost *h, const HealParams *hp, const HealDomain *hd, 
         why = candidate->result == PLAN_UNPLACEABLE || candidate->nvcpus != current->nvcpus ||
                       moved > budget_left
                   ? NULL
-                  : worth(t, hp, current, candidate, before, after, own_before, own_after, improves, apart);
+                  : worth(t, hp, current, candidate, before, after, own_before, own_after, improves, apart,
+                          sharing_busy);
         swap_plan(h, hd, candidate, current);
         if (!why)
                 return NULL;

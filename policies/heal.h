@@ -33,7 +33,11 @@
  * and host-side threads contending no more, at least min_gain fewer vCPUs share a core on the host (the
  * tuple then has "shared" after the host threads), or as many and fewer of its own share one with another
  * domain's (four idle vCPUs of two guests on one core, another free, made two pairs: then "shared with
- * another domain's" after "shared"); never one after which more of its own busy vCPUs contend. Passes not
+ * another domain's" after "shared"); never one after which more of its own busy vCPUs contend, nor one
+ * after which its vCPUs run farther from their memory when none of its busy vCPUs shares a core and it
+ * wins back less than HEAL_MIN_LOST_GAIN of the work lost to sharing (an idle guest's sharing alone buys
+ * no remote memory: one whose bound memory cannot follow would run away from all of it for good; once
+ * its load makes it contend, the move for that may take it there). Passes not
  * asked for do the same (but for sharing with another domain's vCPU, which they do not count apart from
  * sharing at all) while a quarter of the host's cores hold no vCPU (HEAL_SPARE_CORES_SHARE); with fewer free
  * they leave idle sharing alone: it costs little, and the free cores it would take serve busy arrivals

@@ -340,6 +340,57 @@ START_TEST(test_idle_sharing_undone_with_cores_to_spare)
 }
 END_TEST
 
+/* An idle guest's sharing alone never buys remote memory: c's idle vCPUs share a core with the idle
+ * domain left on their node, the memory of both bound there (as placementd binds it once); the other
+ * node's cores are free, half the host's. Moving either's vCPUs there would run them 20 from all their
+ * memory for good (the binding cannot change again) while nothing busy contends where they are: neither
+ * heal nor Rebalance moves them. With the memory free to follow, c moves with it; with busy vCPUs of its
+ * own on the shared cores, c takes the free cores and leaves its memory (a binding confines memory, not
+ * vCPUs). */
+START_TEST(test_idle_sharing_not_undone_away_from_memory)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 1, 8 * GiB, NULL);
+        double idle[] = {0.05, 0.1}, calm[] = {0.1, 0.2}, busy[] = {0.9, 0.8};
+        HealParams asked = heal_defaults;
+
+        asked.undo_sharing = true;
+        for (unsigned shape = 0; shape < 3; shape++) /* unbound; bound; bound with c busy */
+                for (unsigned k = 0; k < 2; k++) {
+                        g_autoptr(Ledger) l = ledger_new(t);
+                        g_autoptr(GPtrArray) moves = NULL;
+                        g_autoptr(CpuSet) bound = cpuset_new();
+                        unsigned node = two_nodes_departure(t, l);
+                        Domains ds = {0};
+                        const HealMove *m;
+
+                        cpuset_add(bound, t->nodes[node].os_index);
+                        domains_add(&ds, l, ledger_lookup(l, "a") ? "a" : "b")->request.vcpu_busy = idle;
+                        domains_add(&ds, l, "c")->request.vcpu_busy = shape == 2 ? busy : calm;
+                        for (unsigned i = 0; shape > 0 && i < ds.n; i++) {
+                                ds.d[i].request.memory_nodes = bound;
+                                ds.d[i].request.memory_source = MEMORY_SOURCE_BOUND;
+                                ds.d[i].request.memory_mode = MEMORY_MODE_STRICT;
+                                ds.d[i].request.memory_own = true;
+                        }
+                        moves = heal(t, l, k ? &asked : &heal_defaults, &ds);
+                        if (shape == 1) {
+                                for (unsigned i = 0; i < moves->len; i++) {
+                                        m = g_ptr_array_index(moves, i);
+                                        ck_assert_msg(
+                                            false, "%s: %s moved away from its memory for idle sharing: %s",
+                                            k ? "Rebalance" : "heal", m->key, m->why);
+                                }
+                                continue;
+                        }
+                        ck_assert_uint_eq(moves->len, 1);
+                        m = g_ptr_array_index(moves, 0);
+                        ck_assert_str_eq(m->key, "c");
+                        ck_assert_uint_eq(m->memory_moved, shape == 0 ? GiB : 0);
+                        ck_assert_uint_eq(m->plan->shared_vcpus, 0);
+                }
+}
+END_TEST
+
 /* A pass asked for (Rebalance) undoes sharing that arose when cores were short once cores are free,
  * however idle the vCPUs: every vCPU gets a core of its own while there are cores for it. */
 START_TEST(test_rebalance_undoes_idle_sharing)
@@ -1910,6 +1961,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_bound_memory_stays);
         tcase_add_test(tc, test_idle_sharing_left_alone);
         tcase_add_test(tc, test_idle_sharing_undone_with_cores_to_spare);
+        tcase_add_test(tc, test_idle_sharing_not_undone_away_from_memory);
         tcase_add_test(tc, test_rebalance_undoes_idle_sharing);
         tcase_add_test(tc, test_rebalance_prefers_less_sharing);
         tcase_add_test(tc, test_rebalance_packs_idle_guest_onto_free_core);

@@ -68,6 +68,10 @@
 #     empty node loses 0.16. Since a binding confines memory, not vCPUs, heal places a's vCPU anew past
 #     node 0, its memory left there, and a second move follows in that pass: nothing lost after 85 s,
 #     no memory moved: 1.4 x 25 / 660 (until 2026-12-04 one move and 0.16 cores lost for the rest).
+#   remote.trace (spr-snc2.xml): idle y shares idle x's cores on node 0, its memory bound there; when a
+#     quarter of the cores free up in the other package, an idle guest's sharing alone is no reason to
+#     run it 21 from all its memory: no move, distance 10; shared (2 + 2) x 660 of 34 x 60 + 26 x 600
+#     vCPU-seconds (until 2026-12-07 heal moved it there at 65 s: distance 10.74).
 #   follow.trace (4x2x2, Fit=pack): a's busy vCPU, re-pinned at 70 s beside b's 0.3-busy one with 6 of 8
 #     cores free, is looked at again when its 60 s cool-down ends and gets a core of its own at 130 s:
 #     2 of 2 vCPUs shared for 60 of 660 s; 0.48 cores lost 60-70 s, beside its own host-side threads.
@@ -181,6 +185,10 @@ H422="synthetic:pack:4 numa:1(memory=8GiB) core:2 pu:2"
 figures "tie.trace: of plans as good by the count, the one that loses less" "$H422" tie.trace \
         '{"capacity_lost": 1.4 * 25 / 660, "moves": 2, "memory_moved_bytes": 0}' \
         --config="$tmp/pack.conf"
+figures "remote.trace: idle sharing alone does not run a guest away from its bound memory" \
+        "$ROOT/tests/topologies/spr-snc2.xml" remote.trace \
+        '{"shared_vcpu_fraction": 4 * 660 / (34 * 60 + 26 * 600), "capacity_lost": 0.0, "moves": 0,
+          "memory_moved_bytes": 0, "mean_memory_distance": 10.0}'
 figures "follow.trace: a moved domain that still shares is looked at again when its cool-down ends" \
         "$H422" follow.trace \
         '{"shared_vcpu_fraction": 60 / 660, "capacity_lost": 0.48 * 10 / 660, "moves": 2, "memory_moved_bytes": 0}' \
