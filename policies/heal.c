@@ -689,14 +689,23 @@ static bool could_gain(const HealHost *h, const HealParams *hp, const Plan *p, c
         return max_contended_gain(h, p, req) >= hp->min_gain;
 }
 
+/* How far cand's vCPUs run from the memory of the domain now on cur: where it stays (keep_memory) or
+ * where cand counts it. */
+static double moved_distance(const Topology *t, const Plan *cur, const Plan *cand)
+{
+        return vcpu_memory_distance(t, cand, cand->keep_memory ? cur : cand);
+}
+
 /*
  * Plans hd again on h without its current plan, three ways: inside its own nodes (policy_repin_local():
  * no memory moves), anew (policy_place()), and onto the nearest node with a calm core, its memory left
  * where it is (policy_repin_near()). Of those worth their move, the one after which fewer busy vCPUs
  * contend is made on h and returned; of as many, one that wins back at least HEAL_MIN_LOST_GAIN cores
  * more of the work lost to sharing (a re-pin inside that leaves 1.6 cores of host-side threads beside
- * busy ones is not taken over a plan that gives them a core of their own), else the first of re-pin
- * inside, anew (the vCPUs stay with their memory), nearest node; in an asked-for pass (least_shared), of
+ * busy ones is not taken over a plan that gives them a core of their own), of those not worse by that
+ * the one whose vCPUs end nearest their memory (moved_distance(): a re-pin of an idle guest's threads
+ * alone before its vCPUs placed anew off its bound memory), else the first of re-pin inside, anew (the
+ * vCPUs stay with their memory), nearest node; in an asked-for pass (least_shared), of
  * those not worse by that either, one after which fewer vCPUs share a core and that moves no more memory
  * (the domain moved is fixed for the rest of the pass: a re-pin that leaves it beside idle vCPUs while a
  * plan anew gives each vCPU a free core would leave that sharing for another Rebalance). Else h is left as
@@ -741,6 +750,10 @@ static HealMove *try_move(HealHost *h, const PlacementParams *p, const HealParam
                 if (other &&
                     (!m || gain > best_gain ||
                      (gain == best_gain && lost_gain >= best_lost_gain + HEAL_MIN_LOST_GAIN) ||
+                     (gain == best_gain && lost_gain + HEAL_MIN_LOST_GAIN > best_lost_gain &&
+                      (!least_shared || shared_gain >= best_shared_gain) &&
+                      moved_distance(t, current, other->plan) + 1e-9 <
+                          moved_distance(t, current, m->plan)) ||
                      (least_shared && gain == best_gain && lost_gain + HEAL_MIN_LOST_GAIN > best_lost_gain &&
                       shared_gain > best_shared_gain && other->memory_moved <= m->memory_moved))) {
                         heal_move_free(m);

@@ -293,7 +293,8 @@ void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out, boo
                         cpuset_add(calm, (unsigned)os);
         }
         while ((cpuset_is_empty(calm) || core_overloaded(t, calm, req->host_busy)) &&
-               (c = pick_host_core(v, plan, taken, false)) >= 0) {
+               ((c = pick_host_core(v, plan, taken, false)) >= 0 ||
+                (cpuset_is_empty(calm) && (c = nearest_host_core(v, plan, taken)) >= 0))) {
                 cpuset_add(taken, (unsigned)c);
                 for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
                         if (v->pu_usable[p])

@@ -86,8 +86,11 @@ bool load_pick_emulator(const HostView *v, Plan *plan);
  * it has. While their load would still put a busy thread's worth on some core beyond its first thread
  * (1.4 cores of vhost on the two threads of one core are a busy pair; 1.8 on one thread alone are nearly
  * two busy threads time-sharing it), or (narrow) nothing is left, they spread onto further cores of
- * plan's nodes that run nothing busy, cores of idle vCPUs before free ones. When no such core is left at
- * all, out is left as it was.
+ * plan's nodes that run nothing busy, cores of idle vCPUs before free ones; when none is left there for
+ * threads that have no calm core at all, onto one of the nearest allowed node that has one
+ * (nearest_host_core(), as for a busy domain's threads: an idle guest whose cores another guest's busy
+ * vCPUs came to share had its vCPUs moved off its memory instead).
+ * When no such core is left at all, out is left as it was.
  * Without measured busy host-side threads, or with a busy vCPU (load_pick_emulator()), out is left alone.
  */
 void load_spread_idle_host(const HostView *v, const Plan *plan, CpuSet *out, bool narrow);

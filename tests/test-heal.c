@@ -1546,6 +1546,55 @@ static const HealMove *the_threads_only_move(GPtrArray *moves, const char *key, 
 }
 
 /*
+ * An idle guest's host-side threads beside another guest's busy vCPUs, on a node with no calm core left:
+ * i's idle vCPUs on the first threads of node 0's two cores, its 0.8 cores of host-side threads on their
+ * siblings, where b's busy vCPUs (overcommitted there) run too; i's memory bound on node 0 by placementd.
+ * Nodes 1 and 2 are empty, node 1 the nearer. Its threads alone go to node 1; its vCPUs stay with their
+ * memory. Until 2026-12-07 an idle guest's threads were looked for on its own nodes only, and the pass
+ * placed i anew: its vCPUs on node 1, 11 from all its memory for good, for what moving its threads wins.
+ */
+START_TEST(test_idle_host_threads_to_nearest_node_not_vcpus)
+{
+        g_autoptr(Topology) t = test_three_nodes_in_line();
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        g_autoptr(CpuSet) node0 = cpuset_new();
+        g_autofree double *pu_busy = g_new0(double, t->npus);
+        g_autoptr(Plan) before = NULL;
+        double idle[] = {0.1, 0.1}, busy[] = {1, 1};
+        Domains ds = {0};
+        HealDomain *hd;
+        const HealMove *m;
+        Plan *i;
+
+        hold_on(t, l, "i", 2, (unsigned[]){0, 2}, 0);
+        hold_on(t, l, "b", 2, (unsigned[]){1, 3}, 0);
+        i = (Plan *)ledger_lookup(l, "i");
+        cpuset_add(i->emulator_pin, t->pus[1].os_index);
+        cpuset_add(i->emulator_pin, t->pus[3].os_index);
+        for (unsigned p = 0; p < 4; p++)
+                pu_busy[p] = p % 2 ? 1.4 : 0.1;
+        before = plan_copy(i);
+        cpuset_add(node0, t->nodes[0].os_index);
+        domains_add(&ds, l, "b")->request.vcpu_busy = busy;
+        ds.d[0].fixed = true;
+        hd = domains_add(&ds, l, "i");
+        hd->request.vcpu_busy = idle;
+        hd->request.host_busy = 0.8;
+        hd->request.pu_busy = pu_busy;
+        hd->request.memory_nodes = node0;
+        hd->request.memory_source = MEMORY_SOURCE_BOUND;
+        hd->request.memory_mode = MEMORY_MODE_STRICT;
+        hd->request.memory_own = true;
+        moves = heal(t, l, &heal_defaults, &ds);
+        m = the_threads_only_move(moves, "i", before);
+        ck_assert_msg(strstr(m->plan->reason, "nearest node"), "%s", m->plan->reason);
+        CPUSET_FOREACH (os, m->plan->emulator_pin)
+                ck_assert_uint_eq(t->cores[t->pus[topology_pu_by_os(t, (unsigned)os)].core].node, 1);
+}
+END_TEST
+
+/*
  * An idle 1-vCPU guest placed before its load was known has its host-side threads on its core's other
  * thread: 1.5 cores of them on one PU, 0.5 over what one thread runs. Heal re-pins those threads alone
  * onto more cores (its vCPU and memory stay); at 1.15 cores (0.15 over, under LOAD_HOST_REPIN_GAIN) it
@@ -1962,6 +2011,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_idle_sharing_left_alone);
         tcase_add_test(tc, test_idle_sharing_undone_with_cores_to_spare);
         tcase_add_test(tc, test_idle_sharing_not_undone_away_from_memory);
+        tcase_add_test(tc, test_idle_host_threads_to_nearest_node_not_vcpus);
         tcase_add_test(tc, test_rebalance_undoes_idle_sharing);
         tcase_add_test(tc, test_rebalance_prefers_less_sharing);
         tcase_add_test(tc, test_rebalance_packs_idle_guest_onto_free_core);
