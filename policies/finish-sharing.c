@@ -168,9 +168,9 @@ static void append_sharing(GString *out, const HostView *v, const Sharing *s)
 char *finish_sharing_note(const HostView *v, const Plan *plan)
 {
         g_autofree unsigned *own = g_new0(unsigned, MAX(v->t->ncores, 1));
-        g_autoptr(CpuSet) held = cpuset_new();
+        g_autoptr(CpuSet) held = cpuset_new(), on = cpuset_new();
         g_autofree char *reserved = NULL;
-        unsigned beside = 0, beside_held = 0, shared;
+        unsigned beside = 0, beside_held = 0, on_held = 0, shared;
         Sharing sharing;
         GString *s;
 
@@ -184,7 +184,17 @@ char *finish_sharing_note(const HostView *v, const Plan *plan)
                 if (policy_core_reserved(v, c))
                         beside++;
                 else if (ledger_core_held(v->l, c)) {
-                        /* another domain's emulator or I/O threads, held apart (a guest pinned by hand) */
+                        /* another domain's emulator or I/O threads, held apart (a guest pinned by hand);
+                         * on a core without a thread to spare (no SMT) the vCPU runs on their CPU */
+                        int pu = -1;
+                        for (unsigned i = 0; i < plan->nvcpus && pu < 0; i++)
+                                if (plan->vcpu_pu[i] >= 0 && v->t->pus[plan->vcpu_pu[i]].core == c)
+                                        pu = plan->vcpu_pu[i];
+                        if (pu >= 0 && ledger_pu_held(v->l, (unsigned)pu)) {
+                                on_held++;
+                                cpuset_add(on, v->t->pus[pu].os_index);
+                                continue;
+                        }
                         beside_held++;
                         for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
                                 if (ledger_pu_held(v->l, p))
@@ -214,6 +224,15 @@ char *finish_sharing_note(const HostView *v, const Plan *plan)
                     "threads",
                     beside_held, shared || beside ? "more " : "", beside_held == 1 ? "runs" : "run",
                     cpuset_count(held) == 1 ? "" : "s", list);
+        }
+        if (on_held) {
+                g_autofree char *list = cpuset_format(on);
+                g_string_append_printf(s,
+                                       ", %u %s%s on CPU%s %s, held for another domain's emulator or I/O "
+                                       "threads: no other core was left",
+                                       on_held, shared || beside || beside_held ? "more " : "",
+                                       on_held == 1 ? "runs" : "run", cpuset_count(on) == 1 ? "" : "s",
+                                       list);
         }
         return g_string_free(s, FALSE);
 }

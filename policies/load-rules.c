@@ -95,7 +95,8 @@ void load_node_busy_cores(const HostView *v, NodeBusyCores *out)
                 if (busy_core(v, c))
                         out->load[next[t->cores[c].node]++] =
                             load_core_busy(v, c) + (ledger_core_realtime(v->l, c) ? LOAD_REALTIME_CORE : 0) +
-                            (policy_core_reserved(v, c) ? LOAD_RESERVED_CORE : 0);
+                            (policy_core_reserved(v, c) ? LOAD_RESERVED_CORE : 0) +
+                            (policy_core_wholly_held(v, c) ? LOAD_HELD_CORE : 0);
         for (unsigned n = 0; n < t->nnodes; n++)
                 qsort(out->load + out->first[n], out->first[n + 1] - out->first[n], sizeof(double),
                       compare_double);

@@ -43,6 +43,11 @@ unsigned load_calm_capacity(HostView *v);
 /* What a core with a reserved thread counts on top of its load when sets are compared: half a vCPU, as
  * overcommit_assign() ranks it (after a free core, before one another vCPU holds). */
 #define LOAD_RESERVED_CORE 0.5
+/* What a core whose every usable thread is held for another domain's QEMU threads counts on top of its
+ * load (policy_core_wholly_held(): an isolated emulator's CPU on a host without SMT, where a vCPU would run
+ * on that CPU): a busy vCPU's worth, when sets are compared and when overcommit_assign() ranks cores by
+ * load; by count it ranks after a core of one vCPU. */
+#define LOAD_HELD_CORE 1.0
 
 /*
  * Per node, the loads of its allowed usable cores that are not calm, least busy first, a realtime vCPU's

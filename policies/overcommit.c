@@ -160,6 +160,20 @@ static int compare_order(const void *a, const void *b)
 }
 
 /*
+ * What another domain's CPUs held on core c (its isolated emulator or I/O threads: Plan.held_pus) add to
+ * its load for an overcommitted vCPU: one while a usable thread of the core is not held, where the vCPU
+ * runs beside them; when every usable thread is held (a host without SMT), three, more than a core with
+ * one vCPU: a vCPU there would run on that emulator's own CPU, the isolation its owner asked for undone,
+ * so it shares a core with another vCPU first.
+ */
+static unsigned held_load(const HostView *v, unsigned c)
+{
+        if (!ledger_core_held(v->l, c))
+                return 0;
+        return policy_core_wholly_held(v, c) ? 3 : 1;
+}
+
+/*
  * The order vCPUs are assigned in: by number; by load the busy ones first, each group by number. A guest
  * that declares SMT threads has, in each group, the first thread of every guest core before the second:
  * its cores spread over the host's cores before any of them doubles up.
@@ -280,16 +294,17 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
                         const TopoCore *core = &t->cores[c];
                         /* twice the vCPUs on the core, plus one when it has a reserved thread, one when
-                         * another domain holds it, one when it runs vCPUs pinned by hand (their owner
+                         * another domain holds a CPU of it (three when it holds every CPU a vCPU could
+                         * take: held_load()), one when it runs vCPUs pinned by hand (their owner
                          * chose those CPUs: placementd's own domains' cores are shared first), one when
                          * the user keeps a CPU of it for this domain's own QEMU threads (<emulatorpin>,
                          * <iothreadpin>) */
                         a.core_load[c] = 2 * ledger_core_load(v->l, c) + policy_core_reserved(v, c) +
-                                         (ledger_core_held(v->l, c) ? 1 : 0) +
-                                         (ledger_core_adopted(v->l, c) ? 1 : 0) +
+                                         held_load(v, c) + (ledger_core_adopted(v->l, c) ? 1 : 0) +
                                          policy_core_user_thread(v, c);
                         if (by_load)
-                                a.busy[c] = load_core_busy(v, c);
+                                a.busy[c] = load_core_busy(v, c) +
+                                            (policy_core_wholly_held(v, c) ? LOAD_HELD_CORE : 0);
                         /* a realtime vCPU's core is its own: shared last, after any other */
                         if (ledger_core_realtime(v->l, c)) {
                                 a.core_load[c] += OVERCOMMIT_REALTIME_LOAD;

@@ -65,6 +65,9 @@ void policy_count_shared(const HostView *v, Plan *plan);
 /* Whether a PU of core is kept for the host (ReservedCPUs=, or outside the guests' cpuset:
  * TopoCore.host_thread): its other PUs share the core with host work. */
 bool policy_core_reserved(const HostView *v, unsigned core);
+/* Whether every usable PU of core is held for another domain's QEMU threads (Plan.held_pus): on a host
+ * without SMT, an isolated emulator's CPU is its core whole, and a vCPU there would run on that CPU. */
+bool policy_core_wholly_held(const HostView *v, unsigned core);
 /* The order cores are used in: cores under an L3 before those under none, then the most performant kind
  * first (CoreKinds=any: kinds alike). Lower is used first. */
 unsigned policy_core_class(const HostView *v, unsigned c);

@@ -138,6 +138,18 @@ bool policy_core_reserved(const HostView *v, unsigned core)
         return false;
 }
 
+bool policy_core_wholly_held(const HostView *v, unsigned core)
+{
+        const TopoCore *c = &v->t->cores[core];
+
+        if (!ledger_core_held(v->l, core))
+                return false;
+        for (unsigned p = c->pu_first; p < c->pu_first + c->npus; p++)
+                if (v->pu_usable[p] && !ledger_pu_held(v->l, p))
+                        return false;
+        return true;
+}
+
 bool policy_own_core(const HostView *v, const Plan *plan, unsigned c)
 {
         for (unsigned i = 0; i < plan->nvcpus; i++)

@@ -923,6 +923,56 @@ START_TEST(test_overcommit_beside_held_emulator)
 }
 END_TEST
 
+/* On a host without SMT a CPU held for another domain's isolated emulator is that core whole: an
+ * overcommitted vCPU there would run on the emulator's own CPU (Nova's emulator_threads_policy=isolate
+ * undone), so it shares a core with another vCPU first; and when it must run there, the reason says it
+ * runs on that CPU, not beside it, nor that no vCPU shares a core. */
+START_TEST(test_overcommit_no_smt_spares_held_emulator)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 3, 1, 8 * GiB, NULL); /* cores 0-2: PUs 0, 1, 2 */
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) emulator = set_of("1");
+        g_autoptr(CpuSet) pin = set_of("0");
+        CpuSet *pins[1] = {pin};
+        PlacementRequest iso = {.name = "iso", .vcpus = 1, .memory = GiB, .emulator_cpus = emulator};
+        PlacementRequest web = {.name = "web", .vcpus = 1, .memory = GiB};
+        PlacementRequest late = {.name = "late", .vcpus = 1, .memory = GiB};
+        PlacementRequest last = {.name = "last", .vcpus = 2, .memory = GiB};
+        const Plan *n;
+
+        ck_assert_int_eq(ledger_commit(l, "iso", policy_adopt(t, l, &iso, pins, &p)), 0);
+        ck_assert(ledger_pu_held(l, 1));
+        n = place_req(t, l, &p, &web);
+        ck_assert_int_eq(n->result, PLAN_PLACED);
+        ck_assert_int_eq(n->vcpu_pu[0], 2);
+        n = place_req(t, l, &p, &late);
+        ck_assert_int_eq(n->result, PLAN_OVERCOMMITTED);
+        ck_assert_msg(n->vcpu_pu[0] == 2, "late on PU %d, not beside web's vCPU: %s", n->vcpu_pu[0],
+                      n->reason);
+        ck_assert_msg(strstr(n->reason, "1 vCPU shares a core with another domain's vCPU"), "%s", n->reason);
+        /* every other core holds two vCPUs now: one of last's goes onto the held CPU, and says so */
+        n = place_req(t, l, &p, &last);
+        ck_assert_int_eq(n->result, PLAN_OVERCOMMITTED);
+        ck_assert_msg(n->vcpu_pu[0] == 1 || n->vcpu_pu[1] == 1, "%s", n->reason);
+        ck_assert_msg(strstr(n->reason, "on CPU 1, held for another domain's emulator"), "%s", n->reason);
+        ck_assert_msg(!strstr(n->reason, "beside CPU 1"), "%s", n->reason);
+        /* with load measured, the emulator's CPU (nearly idle) is no calmer a core than an idle vCPU's */
+        {
+                g_autoptr(Ledger) m = ledger_new(t);
+                double pu_busy[] = {0.1, 0.05, 0.1};
+                PlacementRequest measured = {
+                    .name = "measured", .vcpus = 1, .memory = GiB, .pu_busy = pu_busy};
+
+                ck_assert_int_eq(ledger_commit(m, "iso", policy_adopt(t, m, &iso, pins, &p)), 0);
+                place_req(t, m, &p, &web);
+                n = place_req(t, m, &p, &measured);
+                ck_assert_int_eq(n->result, PLAN_OVERCOMMITTED);
+                ck_assert_msg(n->vcpu_pu[0] != 1, "by load on the held CPU: %s", n->reason);
+        }
+}
+END_TEST
+
 /* A 4-vCPU guest whose definition pins its own I/O thread (or emulator) to a core of node 0 on an empty
  * two-node host: node 0 still has 7 free cores for it, and the pinned core is the guest's own, not load,
  * so it stays beside its thread (under Fit=spread and pack) rather than going to node 1, across the
@@ -1408,6 +1458,7 @@ static Suite *constraints_suite(void)
         tcase_add_test(tc, test_cpuset_apart_from_nodeset);
         tcase_add_test(tc, test_adopted_emulator_core_held);
         tcase_add_test(tc, test_overcommit_beside_held_emulator);
+        tcase_add_test(tc, test_overcommit_no_smt_spares_held_emulator);
         tcase_add_test(tc, test_own_pinned_thread_keeps_guest_near);
         tcase_add_test(tc, test_pinned_thread_node_draws_guest);
         tcase_add_test(tc, test_pinned_thread_node_short_of_emulator_core);
