@@ -527,19 +527,20 @@ static void count_unbound_memory(Manager *m, const DomainSpec *user, const Domai
         plan_copy_memory(plan, counted);
 }
 
-/* The recorded reason made true again for an emulator pinned (to pin) by someone else: where placementd put
- * the emulator is no longer said (its I/O threads stay where it put them), where the emulator runs now is.
- */
+/* The recorded reason made true again for an emulator pinned (to pin) by someone else, or set floating by
+ * someone else (pin NULL): where placementd or an earlier hand pin put the emulator is no longer said (its
+ * I/O threads stay where placementd put them), where the emulator runs now is. */
 char *placer_reason_hand_emulator(const char *recorded, const CpuSet *pin)
 {
         static const char both[] = "the emulator and I/O threads share ";
         g_auto(GStrv) parts = g_strsplit(recorded ? recorded : "", "; ", -1);
-        g_autofree char *list = cpuset_format(pin);
+        g_autofree char *list = pin ? cpuset_format(pin) : NULL;
         GString *s = g_string_new(NULL);
 
         for (unsigned i = 0; parts[i]; i++) {
                 if (!*parts[i] || g_str_has_prefix(parts[i], "the emulator shares ") ||
-                    g_str_has_prefix(parts[i], "the emulator stays "))
+                    g_str_has_prefix(parts[i], "the emulator stays ") ||
+                    g_str_has_prefix(parts[i], "the emulator runs unpinned"))
                         continue;
                 if (s->len)
                         g_string_append(s, "; ");
@@ -548,9 +549,14 @@ char *placer_reason_hand_emulator(const char *recorded, const CpuSet *pin)
                 else
                         g_string_append(s, parts[i]);
         }
-        g_string_append_printf(
-            s, "%sthe emulator stays where it was pinned outside placementd (virsh emulatorpin: on %s)",
-            s->len ? "; " : "", list);
+        if (list)
+                g_string_append_printf(s, "%sthe emulator stays where it was " HAND_EMULATOR_SAID "%s)",
+                                       s->len ? "; " : "", list);
+        else
+                g_string_append_printf(s,
+                                       "%sthe emulator runs unpinned, as set outside placementd (virsh "
+                                       "emulatorpin)",
+                                       s->len ? "; " : "");
         return g_string_free(s, FALSE);
 }
 

@@ -523,13 +523,15 @@ bool placer_follow_emulator(Manager *m, virDomainPtr dom, Decision *d)
         g_autoptr(Plan) plan = NULL;
         g_autofree char *list = NULL;
         const CpuSet *hand;
-        bool dropped;
+        bool dropped, floating, said;
 
         if (!d || !d->plan || placer_pinned_nothing(d) || !(pin = virt_domain_emulator_pin(dom)))
                 return false;
-        /* its own pin runs, or none was made and the emulator floats with nothing held for it */
+        /* its own pin runs, or none was made and the emulator floats with nothing held for it (and its
+         * reason no longer says where a hand pin put it) */
+        said = d->reason && strstr(d->reason, HAND_EMULATOR_SAID);
         if (cpuset_is_empty(d->plan->emulator_pin)
-                ? pin_anywhere(m, dom, NULL, NULL, pin) && cpuset_is_empty(d->plan->held_pus)
+                ? pin_anywhere(m, dom, NULL, NULL, pin) && cpuset_is_empty(d->plan->held_pus) && !said
                 : cpuset_equal(pin, d->plan->emulator_pin))
                 return false;
         if (virt_domain_read_spec(dom, false, &live, NULL) < 0 || !(user = placer_user_spec(dom, live)))
@@ -540,23 +542,26 @@ bool placer_follow_emulator(Manager *m, virDomainPtr dom, Decision *d)
                 return false;
         dropped = !cpuset_is_empty(d->plan->emulator_pin);
         hand = placer_hand_emulator(m, dom, user, live, d->plan->emulator_pin, NULL);
-        if (!dropped && !emulator_hold_changed(m, user, live, d->plan))
+        floating = !hand && pin_anywhere(m, dom, user, live, pin);
+        if (!dropped && !emulator_hold_changed(m, user, live, d->plan) && !(floating && said))
                 return false;
         plan = plan_copy(d->plan);
         cpuset_clear(plan->emulator_pin);
         /* the CPUs held for QEMU's threads: the definition's, and the emulator pin someone else made */
         hold_thread_cpus(m, user, live, IOTHREADS_RUNNING, plan);
         list = cpuset_format(pin);
-        if (hand) {
-                /* the reason says where it runs now, not where placementd put it (show: "not pinned") */
-                char *reason = placer_reason_hand_emulator(d->reason, hand);
+        if (hand)
                 log_info("%s: its emulator was pinned to %s by someone else: left there", d->name, list);
+        else
+                log_info("%s: its emulator runs unpinned (on %s) again: left so", d->name, list);
+        if (hand || floating) {
+                /* the reason says where it runs now, not where placementd or an earlier hand pin put it
+                 * (show: "not pinned") */
+                char *reason = placer_reason_hand_emulator(d->reason, hand);
                 g_free(d->reason);
                 d->reason = reason;
                 g_free(plan->reason); /* and the record */
                 plan->reason = g_strdup(reason);
-        } else {
-                log_info("%s: its emulator runs unpinned (on %s) again: left so", d->name, list);
         }
         placer_commit(m, d, g_steal_pointer(&plan));
         healer_forget_request(m, d->uuid);

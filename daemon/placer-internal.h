@@ -35,8 +35,12 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                                 bool warn);
 
 /* reason with what it says of where placementd put the emulator replaced by where someone else pinned it
- * (pin): "...; the emulator stays where it was pinned outside placementd (virsh emulatorpin: on 6)". */
+ * (pin): "...; the emulator stays where it was pinned outside placementd (virsh emulatorpin: on 6)", or,
+ * pin NULL, that someone else set it floating: "...; the emulator runs unpinned, as set outside placementd
+ * (virsh emulatorpin)". */
 char *placer_reason_hand_emulator(const char *reason, const CpuSet *pin);
+/* What such a reason says of a hand pin of the emulator. */
+#define HAND_EMULATOR_SAID "pinned outside placementd (virsh emulatorpin: on "
 /* The memory binding a record names; none when it names none (or a word no binding has), or names one
  * applied or kept while nothing binds the memory of live. */
 MemoryBinding placer_recorded_binding(const MetaDecision *md, const DomainSpec *live);

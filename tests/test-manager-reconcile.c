@@ -1099,6 +1099,49 @@ START_TEST(test_emulator_pinned_while_down_reason)
 }
 END_TEST
 
+/* The emulator pinned by hand onto a CPU of its own, then set floating again by hand (virsh emulatorpin DOM
+ * 0-7 --live): the reason, shown and recorded, no longer says it runs on that CPU, nor where placementd had
+ * put it, but that it runs unpinned. */
+START_TEST(test_emulator_unpinned_by_hand_reason)
+{
+        const char *topology = "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:2 pu:1";
+        Manager *m = fixture_manager_new(base, topology, NULL);
+        virDomainPtr dom = start_xml("r-emufree", "<vcpu>2</vcpu>");
+        g_autofree char *record = NULL;
+        const Decision *d;
+
+        ck_assert(spin_known(m, "r-emufree", 3000));
+        d = manager_lookup(m, "r-emufree");
+        ck_assert_msg(d->result == DECISION_PLACED && strstr(d->reason, "the emulator shares its own cores"),
+                      "%s", d->reason);
+        ck_assert_int_eq(virDomainPinEmulator(dom, &(unsigned char){1u << 1}, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "r-emufree");
+        ck_assert_msg(strstr(d->reason, "pinned outside placementd (virsh emulatorpin: on 1)"), "%s",
+                      d->reason);
+        ck_assert_int_eq(virDomainPinEmulator(dom, &(unsigned char){0xff}, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "r-emufree");
+        ck_assert_msg(!strstr(d->reason, "on 1)") && !strstr(d->reason, "the emulator shares") &&
+                          strstr(d->reason, "the emulator runs unpinned"),
+                      "%s", d->reason);
+        record = record_of(dom);
+        ck_assert_msg(record && !strstr(record, "on 1)") && strstr(record, "the emulator runs unpinned"),
+                      "%s", record);
+        /* adopted again, it says so once */
+        free_manager(m);
+        m = fixture_manager_new(base, topology, NULL);
+        ck_assert(spin_known(m, "r-emufree", 3000));
+        d = manager_lookup(m, "r-emufree");
+        ck_assert_msg(d->adopted && !strstr(d->reason, "on 1)") &&
+                          g_strstr_len(d->reason, -1, "runs unpinned") ==
+                              g_strrstr(d->reason, "runs unpinned"),
+                      "%s", d->reason);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_reconcile_suite(void)
 {
         Suite *s = suite_create("manager reconcile");
@@ -1134,6 +1177,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_hand_pins_while_down_emulator_not_recorded_one);
         tcase_add_test(tc, test_started_with_edited_pins);
         tcase_add_test(tc, test_emulator_pinned_while_down_reason);
+        tcase_add_test(tc, test_emulator_unpinned_by_hand_reason);
         suite_add_tcase(s, tc);
         return s;
 }
