@@ -238,6 +238,17 @@ static bool definition_pins_iothread(virDomainPtr dom, bool *read, DomainSpec **
         return *user && (*user)->iothreadpins && cpuset_has((*user)->iothreadpins, id);
 }
 
+/* Drops the I/O threads gone from what *reason says the user pins. */
+static void reason_drop_iothreads(char **reason, const CpuSet *gone)
+{
+        char *without = policy_reason_without_iothreads(*reason, gone);
+
+        if (!without)
+                return;
+        g_free(*reason);
+        *reason = without;
+}
+
 bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
 {
         g_autofree unsigned *ids = NULL;
@@ -317,12 +328,15 @@ bool placer_follow_iothreads(Manager *m, virDomainPtr dom, Decision *d)
                 cpuset_remove(d->plan->iothreads, (unsigned)id);
                 changed = true;
         }
-        /* one of the user's deleted: an I/O thread added later with its id is a new one */
+        /* one of the user's deleted: an I/O thread added later with its id is a new one, and the reason no
+         * longer says it stays where it was pinned */
         g_clear_pointer(&gone, cpuset_free);
         gone = cpuset_copy(d->plan->user_iothreads);
         cpuset_subtract(gone, live);
         if (!cpuset_is_empty(gone)) {
                 cpuset_subtract(d->plan->user_iothreads, gone);
+                reason_drop_iothreads(&d->reason, gone);
+                reason_drop_iothreads(&d->plan->reason, gone); /* and the record */
                 changed = true;
         }
         /* the user's I/O threads (not the decision's) hold their <iothreadpin> CPUs only while they run */

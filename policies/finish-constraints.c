@@ -2,6 +2,7 @@
 /* Finishing: what the request's own constraints (cpuset, bindings, devices, I/O threads) did to the plan,
  * as a note of the reason. */
 #include "finish-internal.h"
+#include "policy.h"
 #include "size.h"
 
 #include <string.h>
@@ -40,6 +41,14 @@ const char *finish_memory_source_text(const PlacementRequest *req)
         }
 }
 
+/* How iothread_note() ends what it says of the I/O threads the user pins, for one thread and for more:
+ * by a pin made outside placementd, by the definition's <iothreadpin>. */
+static const char *const IOTHREADS_SAID[][2] = {
+    {"it was pinned outside placementd (virsh iothreadpin)",
+     "they were pinned outside placementd (virsh iothreadpin)"},
+    {"<cputune><iothreadpin> puts it", "<cputune><iothreadpin> puts them"},
+};
+
 /* "; I/O threads 1-2 stay where WHERE" (one: "I/O thread 1 stays where"); nothing for none. */
 static void iothreads_said(GString *s, const CpuSet *ids, const char *where_one, const char *where_more)
 {
@@ -66,9 +75,49 @@ static void iothread_note(const PlacementRequest *req, GString *s)
                 cpuset_union(live, req->kept_iothreads);
                 cpuset_subtract(live, own);
         }
-        iothreads_said(s, own, "<cputune><iothreadpin> puts it", "<cputune><iothreadpin> puts them");
-        iothreads_said(s, live, "it was pinned outside placementd (virsh iothreadpin)",
-                       "they were pinned outside placementd (virsh iothreadpin)");
+        iothreads_said(s, own, IOTHREADS_SAID[1][0], IOTHREADS_SAID[1][1]);
+        iothreads_said(s, live, IOTHREADS_SAID[0][0], IOTHREADS_SAID[0][1]);
+}
+
+char *policy_reason_without_iothreads(const char *reason, const CpuSet *gone)
+{
+        g_auto(GStrv) parts = g_strsplit(reason ? reason : "", "; ", -1);
+        g_autoptr(GString) s = g_string_new(NULL);
+        bool changed = false;
+
+        for (unsigned i = 0; parts[i]; i++) {
+                const char *list = NULL, *tail = NULL;
+                g_autofree char *ids_text = NULL, *shown = NULL;
+                g_autoptr(CpuSet) ids = NULL;
+                int kind = -1;
+
+                if (g_str_has_prefix(parts[i], "I/O threads "))
+                        list = parts[i] + strlen("I/O threads ");
+                else if (g_str_has_prefix(parts[i], "I/O thread "))
+                        list = parts[i] + strlen("I/O thread ");
+                if (list && (tail = strstr(list, " stay")))
+                        for (unsigned k = 0; k < G_N_ELEMENTS(IOTHREADS_SAID) && kind < 0; k++)
+                                if (g_str_has_suffix(parts[i], IOTHREADS_SAID[k][0]) ||
+                                    g_str_has_suffix(parts[i], IOTHREADS_SAID[k][1]))
+                                        kind = (int)k;
+                if (kind >= 0)
+                        ids_text = g_strndup(list, (gsize)(tail - list));
+                if (kind < 0 || cpuset_parse(ids_text, &ids, NULL) < 0 || !cpuset_intersects(ids, gone)) {
+                        if (*parts[i])
+                                g_string_append_printf(s, "%s%s", s->len ? "; " : "", parts[i]);
+                        continue;
+                }
+                changed = true;
+                cpuset_subtract(ids, gone);
+                if (cpuset_is_empty(ids))
+                        continue;
+                shown = cpuset_format(ids);
+                g_string_append_printf(s, "%sI/O thread%s %s stay%s where %s", s->len ? "; " : "",
+                                       cpuset_count(ids) == 1 ? "" : "s", shown,
+                                       cpuset_count(ids) == 1 ? "s" : "",
+                                       IOTHREADS_SAID[kind][cpuset_count(ids) == 1 ? 0 : 1]);
+        }
+        return changed ? g_strdup(s->str) : NULL;
 }
 
 /* The nodes (OS indexes) of the guest cells' <memnode> elements that do not fall back to other nodes:

@@ -29,6 +29,11 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
  * adopted plan holds, for a plan adopted from a record too. */
 void policy_hold_thread_cpus(const Topology *t, const PlacementRequest *req, Plan *plan);
 
+/* reason (a plan's) without the I/O threads gone (deleted live) among those it says stay where the user
+ * pins them ("I/O threads 2-3 stay where they were pinned outside placementd ..."): a newly allocated copy,
+ * NULL when it names none of them. */
+char *policy_reason_without_iothreads(const char *reason, const CpuSet *gone);
+
 /*
  * Re-pinning inside the domain's own nodes, by measured load (req->vcpu_busy and req->pu_busy, the
  * ledger l without the domain): each busy vCPU of current on a core where other busy threads run moves

@@ -589,6 +589,49 @@ START_TEST(test_hand_pin_over_iothreadpin_stands_on_replace)
 }
 END_TEST
 
+START_TEST(test_hand_iothread_deleted_leaves_reason)
+{
+        /* I/O threads pinned by hand, named in the reason by a re-placement, then one of them deleted live
+         * (virsh iothreaddel --live): the reason, shown and recorded, no longer says the deleted one stays
+         * where it was pinned, and still says so of the other */
+        Manager *m = new_manager();
+        virDomainPtr dom = start("c-iodel", 1, NULL, "<iothreads>3</iothreads>");
+        g_autofree char *error = NULL, *record = NULL;
+        unsigned char map;
+        const Decision *d;
+        int rule;
+
+        ck_assert(spin_until_known(m, "c-iodel"));
+        rule = fixture_iothread_map(dom, 2);
+        ck_assert_int_gt(rule, 0);
+        map = rule == 0x80 ? 0x40 : 0x80; /* a CPU the rule does not name */
+        ck_assert_int_eq(virDomainPinIOThread(dom, 2, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        ck_assert_int_eq(virDomainPinIOThread(dom, 3, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        ck_assert_msg(manager_replace(m, "c-iodel", &error) == 0, "%s", error);
+        d = manager_lookup(m, "c-iodel");
+        ck_assert_msg(strstr(d->reason, "I/O threads 2-3 stay where they were pinned outside placementd"),
+                      "%s", d->reason);
+        ck_assert_int_eq(virDomainDelIOThread(dom, 2, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "c-iodel");
+        ck_assert_msg(!strstr(d->reason, "2-3") &&
+                          strstr(d->reason,
+                                 "I/O thread 3 stays where it was pinned outside placementd (virsh "
+                                 "iothreadpin)"),
+                      "%s", d->reason);
+        ck_assert_int_eq(virDomainDelIOThread(dom, 3, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "c-iodel");
+        ck_assert_msg(!strstr(d->reason, "I/O thread 3"), "%s", d->reason);
+        record =
+            virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+        ck_assert_msg(record && !strstr(record, "pinned outside placementd"), "%s", record);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_iothread_unpinned_by_hand_left_so)
 {
         /* an I/O thread of the decision unpinned by hand (virsh iothreadpin DOM 2 0-7 --live, libvirt's
@@ -1297,6 +1340,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_hand_iothread_pin_of_skipped_stands_on_replace);
         tcase_add_test(tc, test_hand_pin_over_iothreadpin_stands_on_replace);
         tcase_add_test(tc, test_iothread_unpinned_by_hand_left_so);
+        tcase_add_test(tc, test_hand_iothread_deleted_leaves_reason);
         tcase_add_test(tc, test_iothread_hand_pinned_onto_rule_stays_user_s);
         tcase_add_test(tc, test_opted_out_floating_in_cpuset_counted);
         tcase_add_test(tc, test_opted_out_cpuset_edited_counted_as_runs);
