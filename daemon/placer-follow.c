@@ -52,18 +52,18 @@ CpuSet **placer_hand_pins(Manager *m, virDomainPtr dom, const DomainSpec *live, 
 }
 
 /* Whether pin is libvirt's default for a thread nobody pinned: every host CPU (as placementd knows them,
- * or as libvirt has them online), or every CPU of the definition's <vcpu cpuset>: the user's, or the
- * running definition's (live; NULL: not known), the one libvirt pinned to at the start, which a cpuset
- * edited since into the persistent definition, for the next start, does not change. */
+ * or as libvirt has them online), or every CPU of the <vcpu cpuset> the domain started with: the running
+ * definition's (live), the one libvirt pinned to at the start, which a cpuset edited since into or out of
+ * the persistent definition, for the next start, does not change; the user's only when the running one is
+ * not known (live NULL). A pin onto a cpuset edited into the persistent definition is someone's. */
 static bool pin_anywhere(Manager *m, virDomainPtr dom, const DomainSpec *user, const DomainSpec *live,
                          const CpuSet *pin)
 {
+        const CpuSet *cpuset = live ? live->vcpu_cpuset : user ? user->vcpu_cpuset : NULL;
         g_autoptr(CpuSet) online = NULL;
         g_autoptr(CpuSet) missing = NULL;
 
-        if (placer_runs_anywhere(m, pin, NULL) ||
-            (user && user->vcpu_cpuset && placer_runs_anywhere(m, pin, user->vcpu_cpuset)) ||
-            (live && live->vcpu_cpuset && placer_runs_anywhere(m, pin, live->vcpu_cpuset)))
+        if (placer_runs_anywhere(m, pin, NULL) || (cpuset && placer_runs_anywhere(m, pin, cpuset)))
                 return true;
         if (!(online = virt_domain_host_online_cpus(dom)))
                 return false;

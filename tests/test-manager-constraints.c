@@ -836,6 +836,46 @@ START_TEST(test_emulator_default_of_edited_cpuset_not_hand_pin)
 }
 END_TEST
 
+START_TEST(test_hand_emulator_pin_on_edited_in_cpuset_held)
+{
+        /* a domain started without a cpuset whose persistent definition gets <vcpu cpuset='6'> (for its next
+         * start: libvirt leaves what runs as it is), then its emulator pinned by hand onto CPU 6: that pin
+         * is the user's, not libvirt's default, and its core is held as for any hand pin; the next domain is
+         * not placed there as on a free core */
+        g_autofree char *before = g_strdup_printf(CPUSET_EDITED_DOMAIN, ""),
+                        *after = g_strdup_printf(CPUSET_EDITED_DOMAIN, " cpuset='6'"), *held = NULL;
+        Manager *m = new_manager();
+        virDomainPtr dom = virDomainDefineXML(conn, before), again, next;
+        unsigned pu6 = pu_of(m, 6);
+        const Decision *d;
+
+        ck_assert(dom && virDomainCreate(dom) == 0);
+        ck_assert(spin_until_known(m, "c-emu"));
+        d = manager_lookup(m, "c-emu");
+        ck_assert_msg(!cpuset_has(d->plan->vcpu_pins[0], 6) && !cpuset_has(d->plan->vcpu_pins[0], 7), "%s",
+                      d->reason);
+        again = virDomainDefineXML(conn, after);
+        ck_assert_msg(again, "%s", virGetLastErrorMessage());
+        virDomainFree(again);
+        ck_assert_int_eq(virDomainPinEmulator(dom, &(unsigned char){1u << 6}, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "c-emu");
+        held = cpuset_format(d->plan->held_pus);
+        ck_assert_msg(cpuset_has(d->plan->held_pus, pu6) && strstr(d->reason, "pinned outside placementd"),
+                      "held PUs '%s': %s", held, d->reason);
+        next = start("c-next", 2, NULL, NULL);
+        ck_assert(spin_until_known(m, "c-next"));
+        d = manager_lookup(m, "c-next");
+        for (unsigned i = 0; i < 2; i++)
+                ck_assert_msg(!cpuset_has(d->plan->vcpu_pins[i], 6) && !cpuset_has(d->plan->vcpu_pins[i], 7),
+                              "the next domain's vCPU %u is placed beside the emulator pinned by hand: %s",
+                              i, d->reason);
+        stop(next);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_iothreadpin_hold_beside_user_emulatorpin)
 {
         /* the user's emulator pin holds its CPU all along: following the I/O thread deleted live drops
@@ -1346,6 +1386,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_opted_out_cpuset_edited_counted_as_runs);
         tcase_add_test(tc, test_place_running_no_cpuset_counted);
         tcase_add_test(tc, test_emulator_default_of_edited_cpuset_not_hand_pin);
+        tcase_add_test(tc, test_hand_emulator_pin_on_edited_in_cpuset_held);
         tcase_add_test(tc, test_iothreadpin_hold_beside_user_emulatorpin);
         tcase_add_test(tc, test_iothreadpin_hold_gone_across_restart);
         tcase_add_test(tc, test_iothreadpin_defined_while_running_is_for_next_start);
