@@ -58,10 +58,12 @@ static void take_core(const HostView *v, bool *skip, unsigned c, unsigned want, 
                 }
 }
 
-/* Whether a domain pinned by hand runs a vCPU on core c or holds a CPU of it for its emulator. */
+/* Whether a domain pinned by hand runs a vCPU on core c or holds a CPU of it for its emulator, or a domain
+ * placed under explicit runs one there (it was given the core to itself: its owner's policy="compat" beside
+ * it must not put another tenant on its sibling while a core is free). */
 static bool hand_chosen(const HostView *v, unsigned c)
 {
-        return ledger_core_adopted(v->l, c) || ledger_core_held(v->l, c);
+        return ledger_core_adopted(v->l, c) || ledger_core_held(v->l, c) || ledger_core_whole(v->l, c);
 }
 
 /*
@@ -71,7 +73,7 @@ static bool hand_chosen(const HostView *v, unsigned c)
  * (by a vCPU or a reserved thread), those with fewest free threads first; then part of a whole core;
  * only last the free threads beside vCPUs (or an emulator) pinned by hand (a guest whose owner chose its
  * CPUs, as Nova's or KubeVirt's dedicated vCPUs: its siblings are not placementd's to hand out while a
- * core is free).
+ * core is free), and beside vCPUs placed under explicit (each given a core to itself).
  */
 static void pick_round(const HostView *v, unsigned node_index, unsigned cls, unsigned want, bool *skip,
                        unsigned *got, unsigned *out)

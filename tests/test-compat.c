@@ -105,6 +105,35 @@ START_TEST(test_hand_pinned_siblings_last)
 }
 END_TEST
 
+/* A domain placed under explicit (its policy=, or Policy= before a reload) was given a core to itself: a
+ * domain placed under compat (its owner's policy="compat") takes the free sibling beside it only when no
+ * core is free, as beside a guest pinned by hand, not as its first choice for an odd vCPU (it took the
+ * thread beside the explicit domain's vCPU while whole cores stood free, putting two tenants on one core).
+ */
+START_TEST(test_explicit_siblings_last)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 3, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams explicit = test_params(POLICY_EXPLICIT);
+        PlacementParams p = test_params(POLICY_COMPAT);
+        const Plan *a, *b, *c, *d;
+
+        a = test_place(t, l, &explicit, "a", 1, GiB);
+        ck_assert_int_eq(a->result, PLAN_PLACED);
+        b = test_place(t, l, &p, "b", 1, GiB);
+        ck_assert_int_eq(b->result, PLAN_PLACED);
+        ck_assert_msg(t->pus[b->vcpu_pu[0]].core != t->pus[a->vcpu_pu[0]].core,
+                      "b (compat) put on the core of a (explicit) while two cores are free");
+        /* beside b (compat itself), the next odd vCPU fills b's core */
+        c = test_place(t, l, &p, "c", 1, GiB);
+        ck_assert_int_eq(t->pus[c->vcpu_pu[0]].core, t->pus[b->vcpu_pu[0]].core);
+        /* the last whole core, then only then a's sibling */
+        d = test_place(t, l, &p, "d", 3, GiB);
+        ck_assert_int_eq(d->result, PLAN_PLACED);
+        ck_assert_uint_eq(t->pus[d->vcpu_pu[2]].core, t->pus[a->vcpu_pu[0]].core);
+}
+END_TEST
+
 /* compat puts a vCPU on the free thread beside another domain's dedicated CPU when no core is free, and
  * counts nothing shared: VCPUPin=core then pins it to that free thread alone, not onto the other domain's
  * CPU. */
@@ -230,6 +259,7 @@ static Suite *compat_suite(void)
         tcase_add_test(tc, test_realtime_core_not_shared);
         tcase_add_test(tc, test_core_pin_keeps_off_another_domains_thread);
         tcase_add_test(tc, test_hand_pinned_siblings_last);
+        tcase_add_test(tc, test_explicit_siblings_last);
         tcase_add_test(tc, test_nodeset_emulator_keeps_off_another_domains_thread);
         tcase_add_test(tc, test_performance_cores_first);
         suite_add_tcase(s, tc);

@@ -39,14 +39,15 @@ struct Ledger {
         unsigned *core_load;     /* [ncores] */
         unsigned *core_realtime; /* [ncores] realtime vCPUs counted on the core */
         unsigned *core_adopted;  /* [ncores] vCPUs of adopted plans (pinned by hand) counted on the core */
-        unsigned *pu_held;       /* [npus] CPUs held for host-side threads (Plan.held_pus), no vCPU */
-        unsigned *core_held;     /* [ncores] */
-        ByteSum *node_memory;    /* [nnodes] */
-        GHashTable *domains;     /* key -> Plan*: its own */
-        const Ledger *base;      /* ledger_new_over(): domains of base not in released are held too */
-        GHashTable *released;    /* keys of base's domains released here; NULL without base */
-        ByteSum **hugepages;     /* [nnodes][node's nhugepages] bytes held in each pool, apart from memory */
-        unsigned nnodes;         /* of hugepages[]: ledger_free() may run after the topology is gone */
+        unsigned *core_whole; /* [ncores] vCPUs placed under explicit (a core to themselves) on the core */
+        unsigned *pu_held;    /* [npus] CPUs held for host-side threads (Plan.held_pus), no vCPU */
+        unsigned *core_held;  /* [ncores] */
+        ByteSum *node_memory; /* [nnodes] */
+        GHashTable *domains;  /* key -> Plan*: its own */
+        const Ledger *base;   /* ledger_new_over(): domains of base not in released are held too */
+        GHashTable *released; /* keys of base's domains released here; NULL without base */
+        ByteSum **hugepages;  /* [nnodes][node's nhugepages] bytes held in each pool, apart from memory */
+        unsigned nnodes;      /* of hugepages[]: ledger_free() may run after the topology is gone */
 };
 
 Ledger *ledger_new(const Topology *t)
@@ -58,6 +59,7 @@ Ledger *ledger_new(const Topology *t)
         l->core_load = g_new0(unsigned, MAX(t->ncores, 1));
         l->core_realtime = g_new0(unsigned, MAX(t->ncores, 1));
         l->core_adopted = g_new0(unsigned, MAX(t->ncores, 1));
+        l->core_whole = g_new0(unsigned, MAX(t->ncores, 1));
         l->pu_held = g_new0(unsigned, MAX(t->npus, 1));
         l->core_held = g_new0(unsigned, MAX(t->ncores, 1));
         l->node_memory = g_new0(ByteSum, MAX(t->nnodes, 1));
@@ -80,6 +82,7 @@ Ledger *ledger_new_over(const Ledger *base)
         memcpy(l->core_load, base->core_load, sizeof(*l->core_load) * t->ncores);
         memcpy(l->core_realtime, base->core_realtime, sizeof(*l->core_realtime) * t->ncores);
         memcpy(l->core_adopted, base->core_adopted, sizeof(*l->core_adopted) * t->ncores);
+        memcpy(l->core_whole, base->core_whole, sizeof(*l->core_whole) * t->ncores);
         memcpy(l->pu_held, base->pu_held, sizeof(*l->pu_held) * t->npus);
         memcpy(l->core_held, base->core_held, sizeof(*l->core_held) * t->ncores);
         memcpy(l->node_memory, base->node_memory, sizeof(*l->node_memory) * t->nnodes);
@@ -99,6 +102,7 @@ void ledger_free(Ledger *l)
         g_free(l->core_load);
         g_free(l->core_realtime);
         g_free(l->core_adopted);
+        g_free(l->core_whole);
         g_free(l->pu_held);
         g_free(l->core_held);
         g_free(l->node_memory);
@@ -149,6 +153,8 @@ static void account(Ledger *l, const Plan *p, int sign)
                         l->core_realtime[t->pus[pu].core] += (unsigned)sign;
                 if (p->result == PLAN_ADOPTED)
                         l->core_adopted[t->pus[pu].core] += (unsigned)sign;
+                if (p->result == PLAN_PLACED && p->policy == POLICY_EXPLICIT)
+                        l->core_whole[t->pus[pu].core] += (unsigned)sign;
         }
         CPUSET_FOREACH (pu, p->held_pus) {
                 l->pu_held[pu] += (unsigned)sign;
@@ -284,6 +290,11 @@ unsigned ledger_core_realtime(const Ledger *l, unsigned core)
 unsigned ledger_core_adopted(const Ledger *l, unsigned core)
 {
         return l->core_adopted[core];
+}
+
+unsigned ledger_core_whole(const Ledger *l, unsigned core)
+{
+        return l->core_whole[core];
 }
 
 unsigned ledger_core_load(const Ledger *l, unsigned core)

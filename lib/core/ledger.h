@@ -52,6 +52,9 @@ unsigned ledger_core_realtime(const Ledger *l, unsigned core);
 /* vCPUs of adopted plans (PLAN_ADOPTED: pinned by hand) counted on core: their owner chose those CPUs,
  * and the free siblings beside them are shared last. */
 unsigned ledger_core_adopted(const Ledger *l, unsigned core);
+/* vCPUs of plans placed under explicit (PLAN_PLACED, POLICY_EXPLICIT) counted on core: each was given a core
+ * to itself, and the free siblings beside them are shared last too. */
+unsigned ledger_core_whole(const Ledger *l, unsigned core);
 /* No vCPU counted on core and none of its CPUs held. */
 bool ledger_core_free(const Ledger *l, unsigned core);
 /* CPUs held for a domain's host-side threads (Plan.held_pus: an adopted domain's isolated emulator): no
