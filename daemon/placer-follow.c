@@ -107,21 +107,30 @@ static const CpuSet *iothread_rule(const Plan *p)
 unsigned placer_hand_iothreads(Manager *m, virDomainPtr dom, DomainSpec *user, const DomainSpec *live,
                                const Decision *old)
 {
-        const CpuSet *rule;
+        const CpuSet *rule = NULL, *recorded_user = NULL;
         unsigned n = 0;
 
-        /* a skipped decision's plan is its pins as they run, what placementd pinned before among them */
-        if (!user || !live || !live->iothreads || !live->iothreadpin_cpus || !old || !old->plan ||
-            (old->result != DECISION_PLACED && old->result != DECISION_OVERCOMMITTED &&
-             old->result != DECISION_SKIPPED))
+        if (!user || !live || !live->iothreads || !live->iothreadpin_cpus)
                 return 0;
-        rule = iothread_rule(old->plan);
+        /* a skipped decision's plan is its pins as they run, what placementd pinned before among them */
+        if (old && old->plan &&
+            (old->result == DECISION_PLACED || old->result == DECISION_OVERCOMMITTED ||
+             old->result == DECISION_SKIPPED))
+                rule = iothread_rule(old->plan);
+        else if (live->decision && live->decision->user_iothreads)
+                /* no decision of this run (a restart or a restore whose record is not adopted, placed
+                 * anew): the threads the record names as the user's, where a pin of someone's still puts
+                 * them */
+                recorded_user = live->decision->user_iothreads;
+        else
+                return 0;
         for (unsigned i = 0; i < live->iothreadpin_cpus->len; i++) {
                 const IothreadPin *pin = &g_array_index(live->iothreadpin_cpus, IothreadPin, i);
 
                 if (!cpuset_has(live->iothreads, pin->id) ||
                     (user->iothreadpins && cpuset_has(user->iothreadpins, pin->id)) ||
-                    (cpuset_has(old->plan->iothreads, pin->id) && cpuset_equal(pin->cpus, rule)) ||
+                    (rule && cpuset_has(old->plan->iothreads, pin->id) && cpuset_equal(pin->cpus, rule)) ||
+                    (recorded_user && !cpuset_has(recorded_user, pin->id)) ||
                     pin_anywhere(m, dom, user, live, pin->cpus))
                         continue; /* not running, the definition's, placementd's, or nobody's */
                 if (!user->iothreadpins)

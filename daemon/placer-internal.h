@@ -66,7 +66,9 @@ const CpuSet *placer_hand_emulator(Manager *m, virDomainPtr dom, DomainSpec *use
  * definition) the definition does not pin whose live pin is neither the decision's (one of its I/O threads
  * on its rule) nor libvirt's default. Made user's as a definition's <iothreadpin> is, without holding its
  * CPUs: a re-placement pins the decision's I/O threads only, never one pinned by hand back
- * (placer_follow_iothreads() left it there). Returns how many.
+ * (placer_follow_iothreads() left it there). Without such a decision (old NULL: a restart or a restore
+ * whose record is not adopted), those the record in live names as the user's (user-iothreads=) whose live
+ * pin is not libvirt's default. Returns how many.
  */
 unsigned placer_hand_iothreads(Manager *m, virDomainPtr dom, DomainSpec *user, const DomainSpec *live,
                                const Decision *old);

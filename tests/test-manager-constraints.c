@@ -532,6 +532,45 @@ START_TEST(test_hand_iothread_pin_stands_on_replace)
 }
 END_TEST
 
+/* ... and after a restart whose configuration keeps the CPU its vCPU ran on for the host (ReservedCPUs=
+ * changed while placementd was down, or the domain saved and restored across such a reload): its record is
+ * not adopted and it is placed anew, yet the record names I/O thread 2 as the user's, and the live pin
+ * still puts it where the user did: it stays there (it was pinned to the new plan's emulator CPUs). */
+START_TEST(test_hand_iothread_pin_stands_when_placed_anew)
+{
+        Manager *m = new_manager();
+        virDomainPtr dom = start("c-iohandnew", 1, NULL, "<iothreads>2</iothreads>");
+        g_autofree char *conf = NULL;
+        unsigned char map;
+        const Decision *d;
+        int rule, vcpu_cpu;
+
+        ck_assert(spin_until_known(m, "c-iohandnew"));
+        rule = fixture_iothread_map(dom, 2);
+        ck_assert_int_gt(rule, 0);
+        map = rule == 0x80 ? 0x40 : 0x80; /* a CPU the rule does not name */
+        ck_assert_int_eq(virDomainPinIOThread(dom, 2, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "c-iohandnew");
+        ck_assert(cpuset_has(d->plan->user_iothreads, 2));
+        vcpu_cpu = cpuset_next(d->plan->vcpu_pins[0], 0);
+        ck_assert_int_ge(vcpu_cpu, 0);
+        free_manager(m);
+
+        conf = g_strdup_printf("[Placement]\nReservedCPUs=%d\n", vcpu_cpu);
+        m = fixture_manager_new(base, TOPOLOGY, conf);
+        ck_assert(spin_until_known(m, "c-iohandnew"));
+        d = manager_lookup(m, "c-iohandnew");
+        ck_assert_msg(!cpuset_has(d->plan->vcpu_pins[0], (unsigned)vcpu_cpu), "%s", d->reason);
+        ck_assert_msg(fixture_iothread_map(dom, 2) == map,
+                      "I/O thread 2 runs on 0x%x once placed anew, pinned by hand to 0x%x: %s",
+                      fixture_iothread_map(dom, 2), map, d->reason);
+        ck_assert(cpuset_has(d->plan->user_iothreads, 2));
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* I/O thread 2 pinned by hand off the rule, then vCPU 0 too (skipped), then replaced: the I/O thread stays
  * where its user pinned it (defpin: the definition pins I/O thread 2 itself, somewhere else again), also
  * after a restart (restart), which adopts the skipped record. */
@@ -1377,6 +1416,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_iothreadpin_on_rule_not_taken);
         tcase_add_test(tc, test_iothreadpin_hold_gone_after_replace);
         tcase_add_test(tc, test_hand_iothread_pin_stands_on_replace);
+        tcase_add_test(tc, test_hand_iothread_pin_stands_when_placed_anew);
         tcase_add_test(tc, test_hand_iothread_pin_of_skipped_stands_on_replace);
         tcase_add_test(tc, test_hand_pin_over_iothreadpin_stands_on_replace);
         tcase_add_test(tc, test_iothread_unpinned_by_hand_left_so);
