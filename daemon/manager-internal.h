@@ -65,6 +65,7 @@ struct Manager {
         CpuSet *absent_offline;
         bool online_read;
         unsigned backoff_sec, reconnects;
+        char *connect_error; /* the last failed open's message, until one succeeds */
         struct event *reconnect_ev, *teardown_ev, *reconcile_ev;
         Ledger *ledger;
         GHashTable *decisions; /* uuid -> Decision* */

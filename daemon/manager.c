@@ -58,7 +58,9 @@ static void schedule_reconnect(Manager *m)
 {
         struct timeval tv = {.tv_sec = m->backoff_sec};
 
-        log_notice("Connecting to %s again in %u s", manager_uri(m), m->backoff_sec);
+        /* said while the wait grows; at its longest (every 30 s) only at debug level */
+        log_printf(m->backoff_sec < BACKOFF_MAX_SEC ? LOG_NOTICE : LOG_DEBUG,
+                   "Connecting to %s again in %u s", manager_uri(m), m->backoff_sec);
         evtimer_add(m->reconnect_ev, &tv);
         m->backoff_sec = MIN(m->backoff_sec * 2, BACKOFF_MAX_SEC);
 }
@@ -608,11 +610,19 @@ static void connected(Manager *m, virConnectPtr conn, char *error)
         g_autofree char *why = error;
 
         if (!conn || virt_conn_attach(conn, uri, &events, m, &m->conn, &why) < 0) {
-                log_warning("%s", why);
+                /* a libvirtd away for hours would write two lines every 30 s: at the longest wait only a
+                 * failure that says something new is a warning (STATUS= and the metrics say the rest) */
+                log_printf(m->backoff_sec < BACKOFF_MAX_SEC || g_strcmp0(why, m->connect_error) != 0
+                               ? LOG_WARNING
+                               : LOG_DEBUG,
+                           "%s", why);
+                g_free(m->connect_error);
+                m->connect_error = g_strdup(why);
                 schedule_reconnect(m);
                 return;
         }
         log_info("Connected to %s", uri);
+        g_clear_pointer(&m->connect_error, g_free);
         m->backoff_sec = 1;
         set_connected(m, true);
         reconcile(m, m->ever_connected ? ORIGIN_RECONCILE : ORIGIN_RUNNING_AT_START);
@@ -839,6 +849,7 @@ void manager_free(Manager *m)
         config_free(m->config);
         g_free(m->uri_override);
         g_free(m->uri_public);
+        g_free(m->connect_error);
         cpuset_free(m->reload_reserved_pending);
         cpuset_free(m->unavailable);
         cpuset_free(m->offline);

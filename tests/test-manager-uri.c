@@ -15,6 +15,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "log.h"
 #include "manager-fixture.h"
 #include "manager-internal.h"
 #include "test-util.h"
@@ -367,6 +368,63 @@ START_TEST(test_abandoned_opens_bounded)
 }
 END_TEST
 
+/* Runs the loop for ms with the log (at info level) going to a file; returns what was logged. */
+static char *logged_while_spinning(unsigned ms)
+{
+        FILE *f = tmpfile();
+        int saved = dup(STDERR_FILENO), level = log_get_max_level();
+        char *text = g_malloc0(65536);
+
+        ck_assert(f && saved >= 0);
+        fflush(stderr);
+        ck_assert_int_ge(dup2(fileno(f), STDERR_FILENO), 0);
+        log_set_max_level(LOG_INFO);
+        spin_until(NULL, ms);
+        fflush(stderr);
+        log_set_max_level(level);
+        ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
+        close(saved);
+        rewind(f);
+        (void)!fread(text, 1, 65535, f);
+        fclose(f);
+        return text;
+}
+
+/* A libvirtd away for hours (stopped for maintenance) is retried every 30 s: the journal says each failure
+ * while the wait grows, and at its longest only one whose message changed, not two lines every 30 s */
+START_TEST(test_reconnect_at_longest_wait_quiet)
+{
+        Topology *t = NULL;
+        Config *c = NULL;
+        g_autofree char *error = NULL, *first = NULL, *again = NULL;
+        Manager *m;
+
+        ck_assert_msg(topology_load(TOPOLOGY, &t, &error) == 0, "%s", error);
+        ck_assert_msg(
+            config_load_data("[Libvirt]\nURI=test:///nonexistent.xml\n", "test.conf", &c, &error) == 0, "%s",
+            error);
+        m = manager_new(base, t, c, NULL);
+        manager_start(m);
+        ck_assert(!manager_connected(m));
+        /* the retries while the wait grows are said */
+        evtimer_del(m->reconnect_ev);
+        event_active(m->reconnect_ev, EV_TIMEOUT, 1);
+        first = logged_while_spinning(50);
+        ck_assert_msg(strstr(first, "<4>Cannot connect to test:///nonexistent.xml") &&
+                          strstr(first, "<5>Connecting to test:///nonexistent.xml again in 2 s"),
+                      "%s", first);
+        /* at the longest wait, the same failure again: debug level only */
+        m->backoff_sec = 30;
+        evtimer_del(m->reconnect_ev);
+        event_active(m->reconnect_ev, EV_TIMEOUT, 1);
+        again = logged_while_spinning(50);
+        ck_assert_msg(!strstr(again, "Cannot connect") && !strstr(again, "again in"), "%s", again);
+        ck_assert(!manager_connected(m));
+        ck_assert_uint_eq(m->backoff_sec, 30);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 static Suite *manager_uri_suite(void)
 {
         Suite *s = suite_create("manager uri");
@@ -379,6 +437,7 @@ static Suite *manager_uri_suite(void)
         tcase_add_test(tc, test_reload_to_silent_uri_refused_in_time);
         tcase_add_test(tc, test_refusal_shown_without_libvirt_words);
         tcase_add_test(tc, test_abandoned_opens_bounded);
+        tcase_add_test(tc, test_reconnect_at_longest_wait_quiet);
         suite_add_tcase(s, tc);
         return s;
 }
