@@ -7,6 +7,7 @@
  */
 #include <dlfcn.h>
 #include <event2/event.h>
+#include <inttypes.h>
 #include <libvirt/libvirt.h>
 #include <libvirt/virterror.h>
 #include <string.h>
@@ -1394,6 +1395,47 @@ START_TEST(test_persistent_edit_waits_for_restart)
 }
 END_TEST
 
+/* A <numatune> written into the persistent definition of a domain whose memory nothing binds (virsh
+ * numatune --config, under MemoryBinding=no) is for its next start: the running guest's memory is not
+ * bound there, so it is neither counted there nor said to be bound there */
+#define UNBOUND_DOMAIN                                                                                      \
+        "<domain type='test'><name>c-nb</name><uuid>c0000000-0000-4000-8000-0000000000ab</uuid>"            \
+        "<memory unit='MiB'>512</memory><vcpu>1</vcpu>%s<os><type>hvm</type></os></domain>"
+
+START_TEST(test_numatune_added_to_definition_waits_for_restart)
+{
+        g_autofree char *before = g_strdup_printf(UNBOUND_DOMAIN, ""), *after = NULL;
+        g_autofree char *error = NULL, *nodeset = NULL;
+        Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nMemoryBinding=no\n");
+        virDomainPtr dom = virDomainDefineXML(conn, before), again;
+        const Decision *d;
+        unsigned node, other;
+
+        ck_assert(dom && virDomainCreate(dom) == 0);
+        ck_assert(spin_until_known(m, "c-nb"));
+        d = manager_lookup(m, "c-nb");
+        ck_assert_msg(cpuset_count(d->plan->nodes) == 1, "%s", d->reason);
+        node = (unsigned)cpuset_next(d->plan->nodes, 0);
+        other = 1 - node;
+        /* virsh numatune c-nb --nodeset OTHER --config: for the next start; nothing binds it live */
+        after = g_strdup_printf(UNBOUND_DOMAIN,
+                                other ? "<numatune><memory mode='strict' nodeset='1'/></numatune>"
+                                      : "<numatune><memory mode='strict' nodeset='0'/></numatune>");
+        again = virDomainDefineXML(conn, after);
+        ck_assert_msg(again, "%s", virGetLastErrorMessage());
+        virDomainFree(again);
+        nodeset = live_nodeset(dom);
+        ck_assert_msg(!nodeset || !*nodeset, "bound live to %s", nodeset);
+        ck_assert_int_eq(manager_replace(m, "c-nb", &error), 0);
+        d = manager_lookup(m, "c-nb");
+        ck_assert_msg(d->plan->node_memory[other] == 0 && !strstr(d->reason, "binds its memory"),
+                      "counted %" PRIu64 " B on node %u, which nothing binds it to: %s",
+                      d->plan->node_memory[other], other, d->reason);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_constraints_suite(void)
 {
         Suite *s = suite_create("manager constraints");
@@ -1401,6 +1443,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_vcpu_cpuset_before_and_after_start);
+        tcase_add_test(tc, test_numatune_added_to_definition_waits_for_restart);
         tcase_add_test(tc, test_user_numatune_stands);
         tcase_add_test(tc, test_user_emulatorpin_stands);
         tcase_add_test(tc, test_replace_keeps_vcpus_with_memory);

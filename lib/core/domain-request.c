@@ -69,13 +69,15 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
         };
 
         /* a live binding libvirt will not change stands over a definition edited since the start (the
-         * edit is for the next start) */
+         * edit is for the next start); so does no binding at all: a <numatune> written into the
+         * definition of a running domain whose memory nothing binds (virsh numatune --config) binds
+         * nothing until then */
         bool fixed = live->memory_nodeset && live->memory_mode != MEMORY_MODE_RESTRICTIVE;
         bool edited = fixed && user->memory_nodeset &&
                       (!cpuset_equal(user->memory_nodeset, live->memory_nodeset) ||
                        user->memory_mode != live->memory_mode);
 
-        if (user->memory_nodeset && !edited) {
+        if (user->memory_nodeset && !edited && live->memory_nodeset) {
                 req.memory_nodes = user->memory_nodeset;
                 req.memory_source = MEMORY_SOURCE_USER;
                 req.memory_mode = user->memory_mode;
