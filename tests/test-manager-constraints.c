@@ -1436,6 +1436,39 @@ START_TEST(test_numatune_added_to_definition_waits_for_restart)
 }
 END_TEST
 
+/* A restrictive binding edited in the persistent definition (virsh numatune --config) is for the next
+ * start: the running guest keeps the nodeset it started with */
+#define RESTRICTIVE_DOMAIN                                                                                  \
+        "<domain type='test'><name>c-rs</name><uuid>c0000000-0000-4000-8000-0000000000ac</uuid>"            \
+        "<memory unit='MiB'>512</memory><vcpu>1</vcpu>"                                                     \
+        "<numatune><memory mode='restrictive' nodeset='%s'/></numatune><os><type>hvm</type></os></domain>"
+
+START_TEST(test_restrictive_edit_waits_for_restart)
+{
+        g_autofree char *before = g_strdup_printf(RESTRICTIVE_DOMAIN, "0"),
+                        *after = g_strdup_printf(RESTRICTIVE_DOMAIN, "1");
+        g_autofree char *error = NULL, *nodeset = NULL;
+        Manager *m = new_manager();
+        virDomainPtr dom = virDomainDefineXML(conn, before), again;
+        const Decision *d;
+
+        ck_assert(dom && virDomainCreate(dom) == 0);
+        ck_assert(spin_until_known(m, "c-rs"));
+        d = manager_lookup(m, "c-rs");
+        ck_assert_msg(cpuset_has(d->plan->nodes, 0) && cpuset_count(d->plan->nodes) == 1, "%s", d->reason);
+        again = virDomainDefineXML(conn, after);
+        ck_assert_msg(again, "%s", virGetLastErrorMessage());
+        virDomainFree(again);
+        ck_assert_int_eq(manager_replace(m, "c-rs", &error), 0);
+        d = manager_lookup(m, "c-rs");
+        ck_assert_msg(d->plan->node_memory[1] == 0 && cpuset_has(d->plan->nodes, 0), "%s", d->reason);
+        nodeset = live_nodeset(dom);
+        ck_assert_str_eq(nodeset, "0"); /* what the running guest is bound to */
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_constraints_suite(void)
 {
         Suite *s = suite_create("manager constraints");
@@ -1444,6 +1477,7 @@ static Suite *manager_constraints_suite(void)
         tcase_set_timeout(tc, 60);
         tcase_add_test(tc, test_vcpu_cpuset_before_and_after_start);
         tcase_add_test(tc, test_numatune_added_to_definition_waits_for_restart);
+        tcase_add_test(tc, test_restrictive_edit_waits_for_restart);
         tcase_add_test(tc, test_user_numatune_stands);
         tcase_add_test(tc, test_user_emulatorpin_stands);
         tcase_add_test(tc, test_replace_keeps_vcpus_with_memory);

@@ -73,14 +73,16 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
          * definition of a running domain whose memory nothing binds (virsh numatune --config) binds
          * nothing until then */
         bool fixed = live->memory_nodeset && live->memory_mode != MEMORY_MODE_RESTRICTIVE;
-        bool edited = fixed && user->memory_nodeset &&
+        bool edited = live->memory_nodeset && user->memory_nodeset &&
                       (!cpuset_equal(user->memory_nodeset, live->memory_nodeset) ||
                        user->memory_mode != live->memory_mode);
+        /* a restrictive binding is the definition's own: the one the guest started with until then */
+        const DomainSpec *own = edited && !fixed ? live : user;
 
-        if (user->memory_nodeset && !edited && live->memory_nodeset) {
-                req.memory_nodes = user->memory_nodeset;
+        if (own->memory_nodeset && !(edited && fixed) && live->memory_nodeset) {
+                req.memory_nodes = own->memory_nodeset;
                 req.memory_source = MEMORY_SOURCE_USER;
-                req.memory_mode = user->memory_mode;
+                req.memory_mode = own->memory_mode;
         } else if (live->memnode_nodeset && !edited && domain_spec_memnodes_bind_all(live)) {
                 /* memnodes are the running guest's: set at its start, never changed live; a cell without
                  * one leaves the domain unbound, the others bound per cell (domain_request_shape()) */
