@@ -667,6 +667,11 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         d->reason = g_strdup_printf("%s; pins adopted as they are, placementd does not fight them", what);
         /* what was applied before still stands: the emulator and I/O thread pins, the memory binding */
         d->memory_binding = placer_binding_that_runs(old->memory_binding);
+        /* a live binding placementd did not make (it bound nothing: MemoryBinding=no, or its binding
+         * failed) is someone else's, left as it is */
+        if (live->memory_nodeset && d->memory_binding != MEMORY_BINDING_APPLIED &&
+            d->memory_binding != MEMORY_BINDING_ADVISORY)
+                d->memory_binding = MEMORY_BINDING_KEPT;
         adopted = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
         plan_set_realtime(adopted, live->realtime, live->realtime_vcpus);
         plan_set_vcpu_ids(adopted, live->vcpu_ids, nvcpus);

@@ -650,7 +650,8 @@ START_TEST(test_compat_record_beside_neighbour)
 END_TEST
 
 /* MemoryBinding=no, then bound live by hand (virsh numatune --live) to the other node: the memory is
- * counted where libvirt binds it from the next reconcile, and the one after changes nothing. */
+ * counted where libvirt binds it from the next reconcile, said to be bound by a binding placementd keeps
+ * (not "off", as if nothing bound it), and the one after changes nothing. */
 START_TEST(test_memory_bound_by_hand)
 {
         Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nMemoryBinding=no\n");
@@ -682,6 +683,8 @@ START_TEST(test_memory_bound_by_hand)
                       (unsigned long long)(ledger_node_memory(manager_ledger(m), planned) >> 20), planned);
         d = manager_lookup(m, "r-bind");
         ck_assert(d->pinned_by_hand);
+        ck_assert_msg(d->memory_binding == MEMORY_BINDING_KEPT, "memory binding %s",
+                      memory_binding_to_string(d->memory_binding));
         manager_reconcile(m);
         ck_assert_ptr_eq(manager_lookup(m, "r-bind"), d); /* not adopted again */
         stop(a);
