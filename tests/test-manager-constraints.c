@@ -486,6 +486,16 @@ START_TEST(test_iothreadpin_on_rule_not_taken)
 }
 END_TEST
 
+/* A CPU (as a one-byte map) that the rule pinning dom's I/O thread id does not name: where a hand pin
+ * puts it apart from placementd's pins. */
+static unsigned char off_rule_cpu(virDomainPtr dom, unsigned id)
+{
+        int rule = fixture_iothread_map(dom, id);
+
+        ck_assert_int_gt(rule, 0);
+        return rule == 0x80 ? 0x40 : 0x80;
+}
+
 START_TEST(test_hand_iothread_pin_stands_on_replace)
 {
         /* an I/O thread pinned by hand (virsh iothreadpin --live) away from the decision's rule is the
@@ -497,12 +507,9 @@ START_TEST(test_hand_iothread_pin_stands_on_replace)
         g_autofree char *error = NULL, *ids = NULL;
         unsigned char map;
         const Decision *d;
-        int rule;
 
         ck_assert(spin_until_known(m, "c-iohand"));
-        rule = fixture_iothread_map(dom, 2);
-        ck_assert_int_gt(rule, 0);
-        map = rule == 0x80 ? 0x40 : 0x80; /* a CPU the rule does not name */
+        map = off_rule_cpu(dom, 2);
         ck_assert_int_eq(virDomainPinIOThread(dom, 2, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
         manager_reconcile(m);
         ids = cpuset_format(manager_lookup(m, "c-iohand")->plan->iothreads);
@@ -544,12 +551,10 @@ START_TEST(test_hand_iothread_pin_stands_when_placed_anew)
         g_autofree char *conf = NULL;
         unsigned char map;
         const Decision *d;
-        int rule, vcpu_cpu;
+        int vcpu_cpu;
 
         ck_assert(spin_until_known(m, "c-iohandnew"));
-        rule = fixture_iothread_map(dom, 2);
-        ck_assert_int_gt(rule, 0);
-        map = rule == 0x80 ? 0x40 : 0x80; /* a CPU the rule does not name */
+        map = off_rule_cpu(dom, 2);
         ck_assert_int_eq(virDomainPinIOThread(dom, 2, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
         manager_reconcile(m);
         d = manager_lookup(m, "c-iohandnew");
@@ -586,14 +591,11 @@ static void hand_iothread_of_skipped(const char *name, bool defpin, bool restart
         virDomainPtr dom = defpin ? virDomainDefineXML(conn, xml) : virDomainCreateXML(conn, xml, 0);
         g_autofree char *error = NULL;
         unsigned char map, vcpu;
-        int rule;
 
         ck_assert_ptr_nonnull(dom);
         ck_assert(!defpin || virDomainCreate(dom) == 0);
         ck_assert(spin_until_known(m, name));
-        rule = fixture_iothread_map(dom, 1);
-        ck_assert_int_gt(rule, 0);
-        map = rule == 0x80 ? 0x40 : 0x80; /* a CPU the rule does not name */
+        map = off_rule_cpu(dom, 1);
         ck_assert_int_eq(virDomainPinIOThread(dom, 2, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
         manager_reconcile(m);
         vcpu = map == 0x80 ? 0x40 : 0x80;
@@ -639,12 +641,9 @@ START_TEST(test_hand_iothread_deleted_leaves_reason)
         g_autofree char *error = NULL, *record = NULL;
         unsigned char map;
         const Decision *d;
-        int rule;
 
         ck_assert(spin_until_known(m, "c-iodel"));
-        rule = fixture_iothread_map(dom, 2);
-        ck_assert_int_gt(rule, 0);
-        map = rule == 0x80 ? 0x40 : 0x80; /* a CPU the rule does not name */
+        map = off_rule_cpu(dom, 2);
         ck_assert_int_eq(virDomainPinIOThread(dom, 2, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
         ck_assert_int_eq(virDomainPinIOThread(dom, 3, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
         manager_reconcile(m);
