@@ -275,6 +275,35 @@ START_TEST(test_reload_to_silent_uri_refused_in_time)
 }
 END_TEST
 
+/* A daemon started while its libvirtd accepts the connection and never answers (a libvirtd stopped or
+ * deadlocked, as the watchdog finds it before a restart): the start returns, and the loop answers,
+ * waiting for it. */
+START_TEST(test_start_on_silent_uri_waits)
+{
+        g_autofree char *dir = g_dir_make_tmp("placementd-uri-XXXXXX", NULL);
+        g_autofree char *sock = NULL, *text = NULL, *error = NULL, *status = NULL;
+        int fd = tarpit(dir, &sock);
+        Topology *t = NULL;
+        Config *c = NULL;
+        Manager *m;
+
+        text = g_strdup_printf("[Placement]\nMemoryBinding=no\n[Libvirt]\nURI=qemu:///system?socket=%s\n",
+                               sock);
+        ck_assert_msg(topology_load(TOPOLOGY, &t, &error) == 0, "%s", error);
+        ck_assert_msg(config_load_data(text, "test.conf", &c, &error) == 0, "%s", error);
+        m = manager_new(base, t, c, NULL);
+        manager_start(m);
+        ck_assert(spin_until(NULL, 300)); /* the loop turns while the open waits */
+        ck_assert(!manager_connected(m));
+        status = manager_status(m);
+        ck_assert_msg(strstr(status, "Waiting for qemu:///system") && !strstr(status, sock), "%s", status);
+        fixture_manager_free(base, m);
+        close(fd);
+        g_unlink(sock);
+        g_rmdir(dir);
+}
+END_TEST
+
 /* libvirt's message may quote what the URI names (a line of a file the test driver reads, a key file's or
  * socket's path): the caller's answer has it, the text every local user reads (ReloadError, STATUS=) not */
 START_TEST(test_refusal_shown_without_libvirt_words)
@@ -435,6 +464,7 @@ static Suite *manager_uri_suite(void)
         tcase_add_test(tc, test_reload_to_refused_uri_keeps_everything);
         tcase_add_test(tc, test_reload_to_good_uri_switches);
         tcase_add_test(tc, test_reload_to_silent_uri_refused_in_time);
+        tcase_add_test(tc, test_start_on_silent_uri_waits);
         tcase_add_test(tc, test_refusal_shown_without_libvirt_words);
         tcase_add_test(tc, test_abandoned_opens_bounded);
         tcase_add_test(tc, test_reconnect_at_longest_wait_quiet);
