@@ -1468,6 +1468,45 @@ START_TEST(test_restrictive_edit_waits_for_restart)
 }
 END_TEST
 
+/* So is a restrictive <numatune> taken out of the persistent definition (virsh edit): the running guest
+ * stays bound where it started, and placementd, which libvirt would let change a restrictive nodeset, does
+ * not bind it anew where its vCPUs go */
+#define RESTRICTIVE_REMOVED                                                                                 \
+        "<domain type='test'><name>c-rs</name><uuid>c0000000-0000-4000-8000-0000000000ac</uuid>"            \
+        "<memory unit='MiB'>512</memory><vcpu>1</vcpu><os><type>hvm</type></os></domain>"
+#define STRICT_NEIGHBOUR                                                                                    \
+        "<domain type='test'><name>c-rn</name><uuid>c0000000-0000-4000-8000-0000000000ad</uuid>"            \
+        "<memory unit='MiB'>512</memory><vcpu>1</vcpu>"                                                     \
+        "<numatune><memory mode='strict' nodeset='0'/></numatune><os><type>hvm</type></os></domain>"
+
+START_TEST(test_restrictive_removed_waits_for_restart)
+{
+        g_autofree char *before = g_strdup_printf(RESTRICTIVE_DOMAIN, "0");
+        g_autofree char *error = NULL, *nodeset = NULL;
+        Manager *m = new_manager();
+        virDomainPtr dom = virDomainDefineXML(conn, before),
+                     other = virDomainDefineXML(conn, STRICT_NEIGHBOUR);
+        virDomainPtr again;
+        const Decision *d;
+
+        ck_assert(dom && virDomainCreate(dom) == 0);
+        ck_assert(spin_until_known(m, "c-rs"));
+        /* node 0's other core taken: placed anew without its binding, the vCPU would go to node 1 */
+        ck_assert(other && virDomainCreate(other) == 0);
+        ck_assert(spin_until_known(m, "c-rn"));
+        again = virDomainDefineXML(conn, RESTRICTIVE_REMOVED);
+        ck_assert_msg(again, "%s", virGetLastErrorMessage());
+        virDomainFree(again);
+        ck_assert_int_eq(manager_replace(m, "c-rs", &error), 0);
+        d = manager_lookup(m, "c-rs");
+        nodeset = live_nodeset(dom);
+        ck_assert_str_eq(nodeset, "0"); /* what the running guest is bound to */
+        ck_assert_msg(d->plan->node_memory[1] == 0 && cpuset_has(d->plan->nodes, 0), "%s", d->reason);
+        stop(other);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
 static Suite *manager_constraints_suite(void)
 {
         Suite *s = suite_create("manager constraints");
@@ -1477,6 +1516,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_vcpu_cpuset_before_and_after_start);
         tcase_add_test(tc, test_numatune_added_to_definition_waits_for_restart);
         tcase_add_test(tc, test_restrictive_edit_waits_for_restart);
+        tcase_add_test(tc, test_restrictive_removed_waits_for_restart);
         tcase_add_test(tc, test_user_numatune_stands);
         tcase_add_test(tc, test_user_emulatorpin_stands);
         tcase_add_test(tc, test_replace_keeps_vcpus_with_memory);

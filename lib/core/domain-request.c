@@ -76,8 +76,11 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
         bool edited = live->memory_nodeset && user->memory_nodeset &&
                       (!cpuset_equal(user->memory_nodeset, live->memory_nodeset) ||
                        user->memory_mode != live->memory_mode);
-        /* a restrictive binding is the definition's own: the one the guest started with until then */
-        const DomainSpec *own = edited && !fixed ? live : user;
+        /* a restrictive binding is the definition's own: the one the guest started with until then, also
+         * when the edit took it out (placementd binds only in libvirt's default strict mode, so a live
+         * restrictive nodeset is the one the definition started the guest with, or someone's --live) */
+        const DomainSpec *own =
+            live->memory_nodeset && !fixed && (edited || !user->memory_nodeset) ? live : user;
 
         if (own->memory_nodeset && !(edited && fixed) && live->memory_nodeset) {
                 req.memory_nodes = own->memory_nodeset;
