@@ -107,7 +107,8 @@ static const CpuSet *iothread_rule(const Plan *p)
 unsigned placer_hand_iothreads(Manager *m, virDomainPtr dom, DomainSpec *user, const DomainSpec *live,
                                const Decision *old)
 {
-        const CpuSet *rule = NULL, *recorded_user = NULL;
+        const CpuSet *rule = NULL, *ours = NULL;
+        const MetaDecision *rec = NULL;
         unsigned n = 0;
 
         if (!user || !live || !live->iothreads || !live->iothreadpin_cpus)
@@ -115,23 +116,28 @@ unsigned placer_hand_iothreads(Manager *m, virDomainPtr dom, DomainSpec *user, c
         /* a skipped decision's plan is its pins as they run, what placementd pinned before among them */
         if (old && old->plan &&
             (old->result == DECISION_PLACED || old->result == DECISION_OVERCOMMITTED ||
-             old->result == DECISION_SKIPPED))
+             old->result == DECISION_SKIPPED)) {
                 rule = iothread_rule(old->plan);
-        else if (live->decision && live->decision->user_iothreads)
+                ours = old->plan->iothreads;
+        } else if (live->decision && (live->decision->user_iothreads || live->decision->iothreads)) {
                 /* no decision of this run (a restart or a restore whose record is not adopted, placed
-                 * anew): the threads the record names as the user's, where a pin of someone's still puts
-                 * them */
-                recorded_user = live->decision->user_iothreads;
-        else
+                 * anew): the record's, as for the emulator (placer_hand_emulator()): the threads it names
+                 * as the user's, and those pinned off where it says placementd pinned them (by someone
+                 * while placementd was down) */
+                rec = live->decision;
+                rule = rec->iothread_pin && !cpuset_is_empty(rec->iothread_pin) ? rec->iothread_pin
+                                                                                : rec->emulator;
+                ours = rec->iothreads;
+        } else
                 return 0;
         for (unsigned i = 0; i < live->iothreadpin_cpus->len; i++) {
                 const IothreadPin *pin = &g_array_index(live->iothreadpin_cpus, IothreadPin, i);
+                bool named = rec && rec->user_iothreads && cpuset_has(rec->user_iothreads, pin->id);
 
                 if (!cpuset_has(live->iothreads, pin->id) ||
                     (user->iothreadpins && cpuset_has(user->iothreadpins, pin->id)) ||
-                    (rule && cpuset_has(old->plan->iothreads, pin->id) && cpuset_equal(pin->cpus, rule)) ||
-                    (recorded_user && !cpuset_has(recorded_user, pin->id)) ||
-                    pin_anywhere(m, dom, user, live, pin->cpus))
+                    (!named && ours && cpuset_has(ours, pin->id) && rule && cpuset_equal(pin->cpus, rule)) ||
+                    (rec && !named && !rec->iothreads) || pin_anywhere(m, dom, user, live, pin->cpus))
                         continue; /* not running, the definition's, placementd's, or nobody's */
                 if (!user->iothreadpins)
                         user->iothreadpins = cpuset_new();

@@ -577,6 +577,45 @@ START_TEST(test_hand_iothread_pin_stands_when_placed_anew)
 }
 END_TEST
 
+/* ... and one pinned by someone else while placementd was down, off where its record says placementd
+ * pinned it: the record is not adopted and the domain is placed anew, yet that thread stays where it was
+ * pinned, as the emulator does (it was pinned to the new plan's emulator CPUs) */
+START_TEST(test_iothread_pinned_while_down_stands_when_placed_anew)
+{
+        Manager *m = new_manager();
+        virDomainPtr dom = start("c-iodown", 1, NULL, "<iothreads>2</iothreads>");
+        g_autofree char *conf = NULL;
+        unsigned char map;
+        const Decision *d;
+        int rule, vcpu_cpu;
+
+        ck_assert(spin_until_known(m, "c-iodown"));
+        rule = fixture_iothread_map(dom, 1);
+        ck_assert_int_gt(rule, 0);
+        d = manager_lookup(m, "c-iodown");
+        ck_assert(cpuset_is_empty(d->plan->user_iothreads));
+        vcpu_cpu = cpuset_next(d->plan->vcpu_pins[0], 0);
+        ck_assert_int_ge(vcpu_cpu, 0);
+        free_manager(m);
+
+        map = rule == 0x80 ? 0x40 : 0x80; /* a CPU the rule does not name */
+        ck_assert_int_eq(virDomainPinIOThread(dom, 1, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        conf = g_strdup_printf("[Placement]\nReservedCPUs=%d\n", vcpu_cpu);
+        m = fixture_manager_new(base, TOPOLOGY, conf);
+        ck_assert(spin_until_known(m, "c-iodown"));
+        d = manager_lookup(m, "c-iodown");
+        ck_assert_msg(!cpuset_has(d->plan->vcpu_pins[0], (unsigned)vcpu_cpu), "%s", d->reason);
+        ck_assert_msg(fixture_iothread_map(dom, 1) == map,
+                      "I/O thread 1 runs on 0x%x once placed anew, pinned by hand to 0x%x: %s",
+                      fixture_iothread_map(dom, 1), map, d->reason);
+        ck_assert(cpuset_has(d->plan->user_iothreads, 1));
+        /* its sibling, where placementd pinned it, is placementd's still */
+        ck_assert(!cpuset_has(d->plan->user_iothreads, 2));
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* I/O thread 2 pinned by hand off the rule, then vCPU 0 too (skipped), then replaced: the I/O thread stays
  * where its user pinned it (defpin: the definition pins I/O thread 2 itself, somewhere else again), also
  * after a restart (restart), which adopts the skipped record. */
@@ -1533,6 +1572,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_iothreadpin_hold_gone_after_replace);
         tcase_add_test(tc, test_hand_iothread_pin_stands_on_replace);
         tcase_add_test(tc, test_hand_iothread_pin_stands_when_placed_anew);
+        tcase_add_test(tc, test_iothread_pinned_while_down_stands_when_placed_anew);
         tcase_add_test(tc, test_hand_iothread_pin_of_skipped_stands_on_replace);
         tcase_add_test(tc, test_hand_pin_over_iothreadpin_stands_on_replace);
         tcase_add_test(tc, test_iothread_unpinned_by_hand_left_so);
