@@ -58,9 +58,14 @@ static void schedule_reconnect(Manager *m)
 {
         struct timeval tv = {.tv_sec = m->backoff_sec};
 
-        /* said while the wait grows; at its longest (every 30 s) only at debug level */
-        log_printf(m->backoff_sec < BACKOFF_MAX_SEC ? LOG_NOTICE : LOG_DEBUG,
-                   "Connecting to %s again in %u s", manager_uri(m), m->backoff_sec);
+        /* said while the wait grows, the last time with the wait it keeps (the tries then go quiet); at its
+         * longest (every 30 s) only at debug level */
+        if (m->backoff_sec < BACKOFF_MAX_SEC && m->backoff_sec * 2 >= BACKOFF_MAX_SEC)
+                log_notice("Connecting to %s again in %u s, then every %u s", manager_uri(m), m->backoff_sec,
+                           BACKOFF_MAX_SEC);
+        else
+                log_printf(m->backoff_sec < BACKOFF_MAX_SEC ? LOG_NOTICE : LOG_DEBUG,
+                           "Connecting to %s again in %u s", manager_uri(m), m->backoff_sec);
         evtimer_add(m->reconnect_ev, &tv);
         m->backoff_sec = MIN(m->backoff_sec * 2, BACKOFF_MAX_SEC);
 }

@@ -454,6 +454,34 @@ START_TEST(test_reconnect_at_longest_wait_quiet)
 }
 END_TEST
 
+/* The last notice before the retries go quiet says that they go on, every 30 s: the journal does not end
+ * on "again in 16 s" as if placementd had stopped trying. */
+START_TEST(test_reconnect_says_longest_wait)
+{
+        Topology *t = NULL;
+        Config *c = NULL;
+        g_autofree char *error = NULL, *last = NULL;
+        Manager *m;
+
+        ck_assert_msg(topology_load(TOPOLOGY, &t, &error) == 0, "%s", error);
+        ck_assert_msg(
+            config_load_data("[Libvirt]\nURI=test:///nonexistent.xml\n", "test.conf", &c, &error) == 0, "%s",
+            error);
+        m = manager_new(base, t, c, NULL);
+        manager_start(m);
+        ck_assert(!manager_connected(m));
+        m->backoff_sec = 16; /* the last wait that grows */
+        evtimer_del(m->reconnect_ev);
+        event_active(m->reconnect_ev, EV_TIMEOUT, 1);
+        last = logged_while_spinning(50);
+        ck_assert_msg(
+            strstr(last, "<5>Connecting to test:///nonexistent.xml again in 16 s, then every 30 s"), "%s",
+            last);
+        ck_assert_uint_eq(m->backoff_sec, 30);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 static Suite *manager_uri_suite(void)
 {
         Suite *s = suite_create("manager uri");
@@ -468,6 +496,7 @@ static Suite *manager_uri_suite(void)
         tcase_add_test(tc, test_refusal_shown_without_libvirt_words);
         tcase_add_test(tc, test_abandoned_opens_bounded);
         tcase_add_test(tc, test_reconnect_at_longest_wait_quiet);
+        tcase_add_test(tc, test_reconnect_says_longest_wait);
         suite_add_tcase(s, tc);
         return s;
 }
