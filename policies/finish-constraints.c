@@ -61,18 +61,26 @@ static void iothreads_said(GString *s, const CpuSet *ids, const char *where_one,
 }
 
 /* The I/O threads the user pins, for the reason: by the definition's <iothreadpin>, or by a pin made
- * outside placementd (virsh iothreadpin --live). */
+ * outside placementd (virsh iothreadpin --live); of those the guest runs (req->iothreads: one deleted live
+ * stays in the definition, but nothing of it stays anywhere). */
 static void iothread_note(const PlacementRequest *req, GString *s)
 {
+        g_autoptr(CpuSet) kept = NULL;
+        g_autoptr(CpuSet) gone = NULL;
         g_autoptr(CpuSet) own = NULL;
         g_autoptr(CpuSet) live = cpuset_new();
 
-        if (!req->kept_iothreads || cpuset_is_empty(req->kept_iothreads))
+        if (!req->kept_iothreads || !req->iothreads ||
+            !cpuset_intersects(req->kept_iothreads, req->iothreads))
                 return;
-        own = cpuset_copy(req->kept_iothreads);
+        kept = cpuset_copy(req->kept_iothreads);
+        gone = cpuset_copy(req->kept_iothreads);
+        cpuset_subtract(gone, req->iothreads);
+        cpuset_subtract(kept, gone);
+        own = cpuset_copy(kept);
         if (req->kept_iothreads_live) {
                 cpuset_subtract(own, req->kept_iothreads_live);
-                cpuset_union(live, req->kept_iothreads);
+                cpuset_union(live, kept);
                 cpuset_subtract(live, own);
         }
         iothreads_said(s, own, IOTHREADS_SAID[1][0], IOTHREADS_SAID[1][1]);

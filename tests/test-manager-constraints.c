@@ -712,6 +712,36 @@ START_TEST(test_hand_iothread_deleted_leaves_reason)
 }
 END_TEST
 
+/* ... and so it stays after a re-placement: a thread the definition pins (<cputune><iothreadpin>) that was
+ * deleted live is not named again among those that stay where the definition puts them */
+START_TEST(test_definition_iothread_deleted_not_named_on_replace)
+{
+        Manager *m = new_manager();
+        virDomainPtr dom = start("c-iodefdel", 1, NULL,
+                                 "<iothreads>3</iothreads><cputune><iothreadpin iothread='2' cpuset='7'/>"
+                                 "<iothreadpin iothread='3' cpuset='7'/></cputune>");
+        g_autofree char *error = NULL, *record = NULL;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-iodefdel"));
+        d = manager_lookup(m, "c-iodefdel");
+        ck_assert_msg(strstr(d->reason, "I/O threads 2-3 stay where <cputune><iothreadpin> puts them"), "%s",
+                      d->reason);
+        ck_assert_int_eq(virDomainDelIOThread(dom, 2, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        ck_assert_msg(manager_replace(m, "c-iodefdel", &error) == 0, "%s", error);
+        d = manager_lookup(m, "c-iodefdel");
+        ck_assert_msg(!strstr(d->reason, "2-3") &&
+                          strstr(d->reason, "I/O thread 3 stays where <cputune><iothreadpin> puts it"),
+                      "%s", d->reason);
+        record =
+            virDomainGetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+        ck_assert_msg(record && !strstr(record, "2-3 stay"), "%s", record);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 START_TEST(test_iothread_unpinned_by_hand_left_so)
 {
         /* an I/O thread of the decision unpinned by hand (virsh iothreadpin DOM 2 0-7 --live, libvirt's
@@ -1579,6 +1609,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_hand_pin_over_iothreadpin_stands_on_replace);
         tcase_add_test(tc, test_iothread_unpinned_by_hand_left_so);
         tcase_add_test(tc, test_hand_iothread_deleted_leaves_reason);
+        tcase_add_test(tc, test_definition_iothread_deleted_not_named_on_replace);
         tcase_add_test(tc, test_iothread_hand_pinned_onto_rule_stays_user_s);
         tcase_add_test(tc, test_opted_out_floating_in_cpuset_counted);
         tcase_add_test(tc, test_opted_out_cpuset_edited_counted_as_runs);
