@@ -200,6 +200,10 @@ bool placer_pinned_nothing(const Decision *d);
 /* True when someone bound the domain's memory live (strict or interleave) away from where the decision
  * counts it: it is then counted as it runs (placer_adopt_hand_pins()). */
 bool placer_binding_moved(Manager *m, virDomainPtr dom, const Decision *d);
+/* The same for an advice under Apply=no (which placer_binding_moved() leaves out: placementd pinned
+ * nothing): true when it is to be advised again from the binding that runs, its memory counted there;
+ * taking it as pinned by hand would leave it alone once Apply=yes. */
+bool placer_advice_binding_moved(Manager *m, virDomainPtr dom, const Decision *d);
 /* True when the live pins differ from what the decision says. */
 bool placer_pins_drifted(Manager *m, virDomainPtr dom, const Decision *d);
 /* Whether d left a domain's vCPUs floating (skipped, unplaceable, or advised under Apply=no) and someone

@@ -371,6 +371,8 @@ static void reconcile(Manager *m, PlaceOrigin origin)
                         placer_adopt_hand_pins(m, doms[i], "its vCPUs were pinned by someone else");
                 else if (placer_binding_moved(m, doms[i], d))
                         placer_adopt_hand_pins(m, doms[i], "its memory was bound elsewhere by someone else");
+                else if (placer_advice_binding_moved(m, doms[i], d))
+                        placer_place(m, doms[i], ORIGIN_RESIZED, 0);
                 else if (d->unrecorded)
                         placer_record_again(m, doms[i], g_hash_table_lookup(m->decisions, uuid));
                 else {

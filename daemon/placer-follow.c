@@ -791,29 +791,57 @@ bool placer_pinned_nothing(const Decision *d)
                ((d->result == DECISION_ADVISORY || d->result == DECISION_UNPLACEABLE) && !counted_as_runs);
 }
 
-bool placer_binding_moved(Manager *m, virDomainPtr dom, const Decision *d)
+/* Whether libvirt binds d's memory live (strict or interleave) so as to leave out a node its plan counts
+ * memory on: the node it leaves out, or -1. */
+static int binding_leaves_out(Manager *m, virDomainPtr dom, const Decision *d, CpuSet **ret_bound)
 {
         g_autoptr(CpuSet) bound = NULL;
         int mode;
 
         /* counted where placementd put it or as it ran; cells are bound per cell, not by this nodeset */
-        if (!d->plan || !d->plan->memory || d->plan->ncells || placer_pinned_nothing(d) ||
+        if (!d->plan || !d->plan->memory || d->plan->ncells ||
             virt_domain_get_memory_nodes(dom, &bound, &mode) < 0 || cpuset_is_empty(bound))
-                return false;
+                return -1;
         /* preferred binds nothing but its first node; restrictive is the definition's (domain_request()) */
         if (mode != VIR_DOMAIN_NUMATUNE_MEM_STRICT && mode != VIR_DOMAIN_NUMATUNE_MEM_INTERLEAVE)
-                return false;
+                return -1;
         for (unsigned n = 0; n < d->plan->nnode_memory && n < m->topology->nnodes; n++)
                 if (d->plan->node_memory[n] && !cpuset_has(bound, m->topology->nodes[n].os_index)) {
-                        g_autofree char *list = cpuset_format(bound);
-                        log_info(
-                            "%s: its memory is bound to node%s %s live, its decision counts some on node "
-                            "%u: counting it as it runs",
-                            d->name, cpuset_count(bound) == 1 ? "" : "s", list,
-                            m->topology->nodes[n].os_index);
-                        return true;
+                        *ret_bound = g_steal_pointer(&bound);
+                        return (int)m->topology->nodes[n].os_index;
                 }
-        return false;
+        return -1;
+}
+
+bool placer_binding_moved(Manager *m, virDomainPtr dom, const Decision *d)
+{
+        g_autoptr(CpuSet) bound = NULL;
+        g_autofree char *list = NULL;
+        int node;
+
+        if (placer_pinned_nothing(d) || (node = binding_leaves_out(m, dom, d, &bound)) < 0)
+                return false;
+        list = cpuset_format(bound);
+        log_info(
+            "%s: its memory is bound to node%s %s live, its decision counts some on node %d: counting it "
+            "as it runs",
+            d->name, cpuset_count(bound) == 1 ? "" : "s", list, node);
+        return true;
+}
+
+bool placer_advice_binding_moved(Manager *m, virDomainPtr dom, const Decision *d)
+{
+        g_autoptr(CpuSet) bound = NULL;
+        g_autofree char *list = NULL;
+        int node;
+
+        if (d->result != DECISION_ADVISORY || (node = binding_leaves_out(m, dom, d, &bound)) < 0)
+                return false;
+        list = cpuset_format(bound);
+        log_info("%s: its memory is bound to node%s %s live, its advice counts some on node %d: advising it "
+                 "again",
+                 d->name, cpuset_count(bound) == 1 ? "" : "s", list, node);
+        return true;
 }
 
 int placer_live_pins_planned(Manager *m, virDomainPtr dom, const Plan *p, bool by_hand)

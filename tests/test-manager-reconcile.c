@@ -692,6 +692,48 @@ START_TEST(test_memory_bound_by_hand)
 }
 END_TEST
 
+/* The same under Apply=no: an advised domain bound live by someone else to the other node is advised
+ * again from its binding (it stays advisory: nothing is taken for pinned by hand, which a later Apply=yes
+ * would leave alone), and its memory is counted where libvirt binds it, not on the advised node. */
+START_TEST(test_advised_memory_bound_by_hand)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nApply=no\n");
+        virDomainPtr a =
+            virDomainCreateXML(conn,
+                               "<domain type='test'><name>r-advbind</name><memory unit='GiB'>8</memory>"
+                               "<vcpu>1</vcpu><os><type>hvm</type></os></domain>",
+                               0);
+        virTypedParameter param = {.type = VIR_TYPED_PARAM_STRING};
+        g_autofree char *other = NULL;
+        const Decision *d;
+        unsigned planned;
+
+        ck_assert_ptr_nonnull(a);
+        ck_assert(spin_known(m, "r-advbind", 3000));
+        d = manager_lookup(m, "r-advbind");
+        ck_assert_int_eq(d->result, DECISION_ADVISORY);
+        planned = d->plan->node_memory[0] ? 0 : 1;
+        other = g_strdup_printf("%u", 1 - planned);
+        g_strlcpy(param.field, VIR_DOMAIN_NUMA_NODESET, sizeof(param.field));
+        param.value.s = other;
+        ck_assert_int_eq(virDomainSetNumaParameters(a, &param, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        ck_assert_msg(ledger_node_memory(manager_ledger(m), 1 - planned) == 8ull << 30 &&
+                          ledger_node_memory(manager_ledger(m), planned) == 0,
+                      "libvirt binds the memory to node %u; counted %llu MiB there, %llu MiB on node %u",
+                      1 - planned,
+                      (unsigned long long)(ledger_node_memory(manager_ledger(m), 1 - planned) >> 20),
+                      (unsigned long long)(ledger_node_memory(manager_ledger(m), planned) >> 20), planned);
+        d = manager_lookup(m, "r-advbind");
+        ck_assert_int_eq(d->result, DECISION_ADVISORY);
+        ck_assert(!d->pinned_by_hand);
+        manager_reconcile(m);
+        ck_assert_ptr_eq(manager_lookup(m, "r-advbind"), d); /* not advised again and again */
+        stop(a);
+        free_manager(m);
+}
+END_TEST
+
 /* Apply=no, a domain with <vcpu cpuset='0-3'> on libvirt's default pins, its definition then edited to
  * 4-7 for the next start: nobody pinned anything, the advice is not taken for hand pins (nor a record
  * written). */
@@ -1171,6 +1213,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_record_leaves_floating_vcpu_out);
         tcase_add_test(tc, test_compat_record_beside_neighbour);
         tcase_add_test(tc, test_memory_bound_by_hand);
+        tcase_add_test(tc, test_advised_memory_bound_by_hand);
         tcase_add_test(tc, test_advised_definition_edited);
         tcase_add_test(tc, test_compat_record_beside_fifo);
         tcase_add_test(tc, test_recreated_from_edited_live_xml);
