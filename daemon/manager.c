@@ -421,7 +421,8 @@ static void arm_reconcile(Manager *m)
  * A connection opened in a thread of its own (virt_conn_connect()): a libvirtd that accepts the connection
  * and never answers must not stop the loop (D-Bus, metrics, signals, the watchdog), and libvirt sets no
  * keepalive before the open returns. (Once open, the calls run on the loop: a libvirtd that stops
- * answering then holds it, and the watchdog ends it; docs/reliability.md.) The thread hands the result
+ * answering then holds it for one call, until the keepalive gives the connection up; virt-event.h.) The
+ * thread hands the result
  * over through done_ev; when the manager no longer wants it (stopping, the URI changed, a reload gave it
  * up) the thread frees this itself.
  */

@@ -220,7 +220,8 @@ run_fuzz() {
 # real host with real guests' shapes, LIFECYCLE_SHAPES=1: I/O threads, <iothreadpin>, <emulatorpin>,
 # <vcpu cpuset>, <vcpupin>, guest cells, <numatune>, hugepages; 12-15 s),
 # heal.sh (guests that burn CPU: measured load and healing after departures, read in /proc; about 20 s),
-# wedged.sh (a guest whose libvirt job is held: nothing waits for it; about 40 s), virtio-mem.sh (a guest
+# wedged.sh (a guest whose libvirt job is held: nothing waits for it; about 40 s), silent.sh (libvirtd
+# itself stopped while connected: the keepalive ends the waiting call; about 60 s), virtio-mem.sh (a guest
 # that really plugs and unplugs virtio-mem memory: the count follows; about 30 s) and cpu-offline.sh (host
 # CPU 1 taken offline and back while guests run; last, since under cgroup v1 the guests' cgroup keeps CPU 1
 # out until libvirtd is stopped; about 60 s).
@@ -241,6 +242,7 @@ run_e2e() {
         part $SUDO env STEPS="${LIFECYCLE_STEPS:-12}" LIFECYCLE_SHAPES=1 bash tests/e2e/lifecycle.sh build
         part $SUDO bash tests/e2e/heal.sh build
         part $SUDO bash tests/e2e/wedged.sh build
+        part $SUDO bash tests/e2e/silent.sh build
         part $SUDO bash tests/e2e/virtio-mem.sh build
         part $SUDO bash tests/e2e/cpu-offline.sh build
         outcome

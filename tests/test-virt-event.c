@@ -597,6 +597,56 @@ START_TEST(test_libvirt_deregister_in_callback)
 }
 END_TEST
 
+/* ---- a keepalive's timeout ---- */
+
+static void count_cb(int id, void *opaque)
+{
+        (void)id;
+        g_atomic_int_inc((gint *)opaque);
+}
+
+/* A call blocked in the loop thread on a libvirtd that stopped answering holds the loop: the keepalive's
+ * timeout, which sends the pings and ends that call once they go unanswered, must fire all the same.
+ * Another timeout waits for the loop. */
+START_TEST(test_keepalive_fires_while_loop_held)
+{
+        gint keepalive = 0, other = 0;
+        unsigned handles = (test_base(), virt_event_handle_count());
+        unsigned before = virt_event_timeout_count();
+        int ka, id;
+
+        virt_event_keepalive_begin();
+        ka = virEventAddTimeout(100, count_cb, &keepalive, NULL);
+        virt_event_keepalive_end();
+        id = virEventAddTimeout(100, count_cb, &other, NULL);
+        ck_assert_int_gt(ka, 0);
+        ck_assert_int_gt(id, 0);
+
+        /* the loop thread held for 2.5 s: no iteration runs */
+        g_usleep(2500 * 1000);
+        ck_assert_msg(g_atomic_int_get(&keepalive) >= 1,
+                      "a keepalive's 100 ms timeout did not fire in 2.5 s while the loop was held");
+        ck_assert_int_eq(g_atomic_int_get(&other), 0);
+
+        /* the loop runs again: both are its own again, the keepalive's not fired twice as often */
+        g_atomic_int_set(&keepalive, 0);
+        loop_for(1000);
+        ck_assert_int_ge(g_atomic_int_get(&other), 5);
+        ck_assert_int_le(g_atomic_int_get(&keepalive), g_atomic_int_get(&other) + 1);
+
+        /* disabled: fired by nobody */
+        virEventUpdateTimeout(ka, -1);
+        loop_once();
+        g_atomic_int_set(&keepalive, 0);
+        g_usleep(1500 * 1000);
+        ck_assert_int_eq(g_atomic_int_get(&keepalive), 0);
+
+        ck_assert_int_eq(virEventRemoveTimeout(ka), 0);
+        ck_assert_int_eq(virEventRemoveTimeout(id), 0);
+        ck_assert_int_ge(loop_until_counts(handles, before, 10), 0);
+}
+END_TEST
+
 static Suite *virt_event_suite(void)
 {
         Suite *s = suite_create("virt-event");
@@ -614,6 +664,7 @@ static Suite *virt_event_suite(void)
         tcase_add_test(tc, test_handle_removes_itself);
         tcase_add_test(tc, test_libvirt_lifecycle);
         tcase_add_test(tc, test_libvirt_deregister_in_callback);
+        tcase_add_test(tc, test_keepalive_fires_while_loop_held);
         suite_add_tcase(s, tc);
         return s;
 }

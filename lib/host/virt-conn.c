@@ -10,6 +10,7 @@
 #include "ret-error.h"
 #include "text-safe.h"
 #include "virt-domain.h"
+#include "virt-event.h"
 
 #define KEEPALIVE_INTERVAL_SEC 5
 #define KEEPALIVE_COUNT        3
@@ -125,8 +126,12 @@ int virt_conn_attach(virConnectPtr conn, const char *uri, const VirtConnEvents *
         c->userdata = userdata;
         c->conn = conn;
         c->close_cb = virConnectRegisterCloseCallback(c->conn, on_close, c, NULL) == 0;
-        if (!g_str_has_prefix(uri, "test:"))
+        if (!g_str_has_prefix(uri, "test:")) {
+                /* its timeout runs even while a call in this thread waits on a libvirtd gone silent */
+                virt_event_keepalive_begin();
                 virConnectSetKeepAlive(c->conn, KEEPALIVE_INTERVAL_SEC, KEEPALIVE_COUNT);
+                virt_event_keepalive_end();
+        }
         subscribe(c, EV_LIFECYCLE, VIR_DOMAIN_EVENT_ID_LIFECYCLE, VIR_DOMAIN_EVENT_CALLBACK(on_lifecycle));
         subscribe(c, EV_TUNABLE, VIR_DOMAIN_EVENT_ID_TUNABLE, VIR_DOMAIN_EVENT_CALLBACK(on_tunable));
         subscribe(c, EV_DEVICE_ADDED, VIR_DOMAIN_EVENT_ID_DEVICE_ADDED,

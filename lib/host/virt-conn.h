@@ -9,7 +9,9 @@
  * frees). Nothing here logs.
  *
  * The callbacks run from libvirt's event loop (virt-event.h), inside libvirt: they must not close the
- * connection themselves (schedule that on the loop instead).
+ * connection themselves (schedule that on the loop instead). The close callback may also run in the
+ * bridge's keepalive thread, when the keepalive gives up the connection while the loop thread is more than
+ * a second late outside libvirt: it must do no more than schedule (a libevent event) and log.
  */
 
 #include <glib.h>

@@ -14,6 +14,15 @@
  * - handles: a mask of 0 (or only ERROR/HANGUP, which libevent cannot wait for alone) watches nothing.
  *   When libevent reports the fd, poll() with a zero timeout tells what it is exactly, so libvirt gets
  *   HANGUP and ERROR like from its own poll loop.
+ *
+ * Keepalive: libvirt's client sends its pings, and gives up on a libvirtd that stopped answering, only
+ * from the keepalive's timeout, one of ours. A call waiting for its reply does not run it itself
+ * (libvirt 9.0's wait inside a call works the keepalive's timeout out and then waits without it), so a
+ * call blocked on a silent libvirtd in the loop thread held the very timeout that would end it. A
+ * timeout added while the keepalive is set up (virt_event_keepalive_begin()) is therefore watched by a
+ * thread of its own as well, which fires it when the loop thread has not, a second late: libvirt's
+ * keepalive takes its own locks and only queues a ping for the thread in the call, or tells it the
+ * connection is dead, so the call ends and the connection closes in the loop thread.
  */
 #include "virt-event.h"
 
@@ -38,7 +47,10 @@ typedef struct {
         void *opaque;
         virFreeCallback ff;
         struct event *ev;
-        bool pending; /* in reg.pending: armed by the loop thread (asked from another thread) */
+        bool pending;  /* in reg.pending: armed by the loop thread (asked from another thread) */
+        bool watched;  /* a keepalive's timeout: the watch thread fires it when the loop is late */
+        gint64 due;    /* watched: when it is due next (monotonic, µs); 0 when disabled */
+        unsigned busy; /* the watch thread is in its callback: not released until it is back */
 } Record;
 
 static struct {
@@ -55,7 +67,18 @@ static struct {
         int last_timeout_id;
         unsigned n_handles; /* not yet released, live or removed */
         unsigned n_timeouts;
+        GThread *keepalive_adder; /* virt_event_keepalive_begin()'s thread, until _end() */
+        GPtrArray *watched;       /* watched Records, live or removed and not yet released */
+        GThread *watch;           /* fires watched timeouts the loop thread is late for */
+        GMutex watch_lock;        /* with watch_cond: the watch thread's sleep */
+        GCond watch_cond;
+        bool watch_changed;  /* under watch_lock: a due time moved earlier, or closing */
+        bool watch_sleeping; /* under watch_lock: the watch thread waits, until watch_until at the latest */
+        gint64 watch_until;
 } reg;
+
+/* how late the loop thread may be for a watched timeout before the watch thread fires it */
+#define WATCH_GRACE_USEC G_USEC_PER_SEC
 
 static const struct timeval zero_delay = {0, 0};
 
@@ -78,6 +101,8 @@ static Record *record_lookup(GHashTable *table, int id)
 
 static void record_release(Record *r)
 {
+        if (r->watched)
+                g_ptr_array_remove_fast(reg.watched, r);
         if (r->is_handle)
                 reg.n_handles--;
         else
@@ -144,6 +169,14 @@ static void cleanup_dispatch(evutil_socket_t fd, short what, void *arg)
         g_rec_mutex_lock(&lock);
         batch = reg.removed;
         reg.removed = g_ptr_array_new();
+        /* one the watch thread is still firing stays until it is back (it queues the cleanup again) */
+        for (guint i = batch->len; i-- > 0;) {
+                Record *r = g_ptr_array_index(batch, i);
+                if (r->busy) {
+                        g_ptr_array_add(reg.removed, r);
+                        g_ptr_array_remove_index(batch, i);
+                }
+        }
         /* one still queued for arming is not armed any more: it is released here */
         for (guint i = 0; i < batch->len; i++)
                 if (((Record *)g_ptr_array_index(batch, i))->pending)
@@ -291,6 +324,83 @@ static int handle_remove(int id)
         return r ? 0 : -1;
 }
 
+/* Under lock: r (watched) is due one period from now, as the loop counts it. The watch thread is woken
+ * only when that is before it wakes up by itself (libvirt moves the keepalive's timeout on at every
+ * message it receives: a later due time is found when the thread wakes up). */
+static void watch_set_due(Record *r)
+{
+        r->due = r->frequency < 0 ? 0 : g_get_monotonic_time() + (gint64)r->frequency * 1000;
+        if (!r->due)
+                return;
+        g_mutex_lock(&reg.watch_lock);
+        if (!reg.watch_sleeping || r->due + WATCH_GRACE_USEC < reg.watch_until) {
+                reg.watch_changed = true;
+                g_cond_signal(&reg.watch_cond);
+        }
+        g_mutex_unlock(&reg.watch_lock);
+}
+
+/* Fires the watched timeouts the loop thread is late for. Returns when the next one is due for the watch
+ * thread (monotonic µs), G_MAXINT64 when none is. */
+static gint64 watch_fire_late(void)
+{
+        gint64 next = G_MAXINT64;
+
+        g_rec_mutex_lock(&lock);
+        for (guint i = 0; !reg.closed && i < reg.watched->len; i++) {
+                Record *r = g_ptr_array_index(reg.watched, i);
+                gint64 now = g_get_monotonic_time(), due = r->due;
+
+                if (r->removed || r->frequency < 0 || !due)
+                        continue;
+                if (now < due + WATCH_GRACE_USEC) {
+                        next = MIN(next, due + WATCH_GRACE_USEC);
+                        continue;
+                }
+                /* never under the lock: libvirt's callback takes its own locks and may add or remove */
+                r->busy++;
+                g_rec_mutex_unlock(&lock);
+                r->timeout_cb(r->id, r->opaque);
+                g_rec_mutex_lock(&lock);
+                r->busy--;
+                if (r->removed && !r->busy)
+                        evtimer_add(reg.cleanup, &zero_delay);
+                else if (r->due == due) /* the callback left its period as it was: the next one */
+                        watch_set_due(r);
+                next = 0; /* the list may have changed: look again */
+                break;
+        }
+        g_rec_mutex_unlock(&lock);
+        return next;
+}
+
+static gpointer watch_thread(gpointer data)
+{
+        (void)data;
+        for (;;) {
+                gint64 next = watch_fire_late();
+                bool closed;
+
+                /* nothing watched is armed: sleep until a due time changes */
+                if (next == G_MAXINT64)
+                        next = g_get_monotonic_time() + (gint64)3600 * G_USEC_PER_SEC;
+                g_mutex_lock(&reg.watch_lock);
+                reg.watch_until = next;
+                reg.watch_sleeping = true;
+                while (!reg.watch_changed && next > g_get_monotonic_time())
+                        if (!g_cond_wait_until(&reg.watch_cond, &reg.watch_lock, next))
+                                break;
+                reg.watch_changed = false;
+                reg.watch_sleeping = false; /* awake: a change meanwhile makes it look again */
+                g_mutex_unlock(&reg.watch_lock);
+                g_rec_mutex_lock(&lock);
+                closed = reg.closed;
+                g_rec_mutex_unlock(&lock);
+                if (closed)
+                        return NULL;
+        }
+}
+
 static void timeout_dispatch(evutil_socket_t fd, short what, void *arg)
 {
         Record *r = arg;
@@ -304,6 +414,8 @@ static void timeout_dispatch(evutil_socket_t fd, short what, void *arg)
         /* Frequency 0: due again on the next iteration (a timer added now never fires in this one). */
         if (!removed && r->frequency == 0)
                 evtimer_add(r->ev, &zero_delay);
+        if (!removed && r->watched)
+                watch_set_due(r);
         g_rec_mutex_unlock(&lock);
         if (!removed)
                 r->timeout_cb(r->id, r->opaque);
@@ -348,6 +460,13 @@ static int timeout_add(int frequency, virEventTimeoutCallback cb, void *opaque, 
         id = r->id = ++reg.last_timeout_id;
         reg.n_timeouts++;
         g_hash_table_insert(reg.timeouts, GINT_TO_POINTER(r->id), r);
+        if (reg.keepalive_adder == g_thread_self()) {
+                r->watched = true;
+                g_ptr_array_add(reg.watched, r);
+                if (!reg.watch)
+                        reg.watch = g_thread_new("keepalive", watch_thread, NULL);
+                watch_set_due(r);
+        }
 out:
         g_rec_mutex_unlock(&lock);
         return id;
@@ -361,6 +480,8 @@ static void timeout_update(int id, int frequency)
         if (!reg.closed && (r = record_lookup(reg.timeouts, id))) {
                 r->frequency = frequency;
                 (void)record_arm(r);
+                if (r->watched)
+                        watch_set_due(r);
         }
         g_rec_mutex_unlock(&lock);
 }
@@ -391,6 +512,7 @@ static void registry_clear(void)
         g_clear_pointer(&reg.timeouts, g_hash_table_unref);
         g_clear_pointer(&reg.removed, g_ptr_array_unref);
         g_clear_pointer(&reg.pending, g_ptr_array_unref);
+        g_clear_pointer(&reg.watched, g_ptr_array_unref);
         g_clear_pointer(&reg.cleanup, event_free);
         g_clear_pointer(&reg.wake, event_free);
         reg.base = NULL;
@@ -418,6 +540,7 @@ int virt_event_register(struct event_base *base)
         reg.timeouts = g_hash_table_new(g_direct_hash, g_direct_equal);
         reg.removed = g_ptr_array_new();
         reg.pending = g_ptr_array_new();
+        reg.watched = g_ptr_array_new();
 
         virEventRegisterImpl(handle_add, handle_update, handle_remove, timeout_add, timeout_update,
                              timeout_remove);
@@ -457,11 +580,35 @@ unsigned virt_event_timeout_count(void)
         return n;
 }
 
-void virt_event_close(void)
+void virt_event_keepalive_begin(void)
 {
         g_rec_mutex_lock(&lock);
-        reg.closed = true;
+        reg.keepalive_adder = g_thread_self();
         g_rec_mutex_unlock(&lock);
+}
+
+void virt_event_keepalive_end(void)
+{
+        g_rec_mutex_lock(&lock);
+        reg.keepalive_adder = NULL;
+        g_rec_mutex_unlock(&lock);
+}
+
+void virt_event_close(void)
+{
+        GThread *watch;
+
+        g_rec_mutex_lock(&lock);
+        reg.closed = true;
+        watch = g_steal_pointer(&reg.watch);
+        g_rec_mutex_unlock(&lock);
+        if (watch) {
+                g_mutex_lock(&reg.watch_lock);
+                reg.watch_changed = true;
+                g_cond_signal(&reg.watch_cond);
+                g_mutex_unlock(&reg.watch_lock);
+                g_thread_join(watch);
+        }
 }
 
 static void ignore_error(void *data, virErrorPtr error)

@@ -10,6 +10,8 @@
  * libvirt then adds and changes watches from it, which the bridge takes under a lock and arms in the
  * loop thread. For that the process must call evthread_use_pthreads() before it makes the base.
  *
+ * A keepalive's timeout is the exception: see virt_event_keepalive_begin().
+ *
  * After virConnectClose, libvirt may keep timeouts and handles registered for a few more loop iterations
  * and free their data only from the loop: keep running the base until both counts below are back to
  * what they were before the connection was opened.
@@ -33,6 +35,15 @@ unsigned virt_event_handle_count(void);
 
 /* Returns the number of timeouts (virEventAddTimeout) not yet released, counted like the handles. */
 unsigned virt_event_timeout_count(void);
+
+/*
+ * Timeouts this thread adds between the two calls are a keepalive's (wrap virConnectSetKeepAlive() in
+ * them): besides the loop, a thread of the bridge's own fires them when the loop thread is more than a
+ * second late, so a call blocked in the loop thread on a libvirtd that stopped answering still sends the
+ * pings, and ends ("keepalive timeout") once they go unanswered.
+ */
+void virt_event_keepalive_begin(void);
+void virt_event_keepalive_end(void);
 
 /* Closes the bridge before its event_base is freed: libvirt's later calls from any thread (one still
  * opening an abandoned connection) add nothing and change nothing. For the process's exit. */
