@@ -422,9 +422,8 @@ static void arm_reconcile(Manager *m)
  * and never answers must not stop the loop (D-Bus, metrics, signals, the watchdog), and libvirt sets no
  * keepalive before the open returns. (Once open, the calls run on the loop: a libvirtd that stops
  * answering then holds it for one call, until the keepalive gives the connection up; virt-event.h.) The
- * thread hands the result
- * over through done_ev; when the manager no longer wants it (stopping, the URI changed, a reload gave it
- * up) the thread frees this itself.
+ * thread hands the result over through done_ev; when the manager no longer wants it (stopping, the URI
+ * changed, a reload gave it up) the thread frees this itself.
  */
 typedef struct Connecting {
         GMutex lock;
