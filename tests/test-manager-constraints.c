@@ -544,77 +544,62 @@ START_TEST(test_hand_iothread_pin_stands_on_replace)
 }
 END_TEST
 
-/* ... and after a restart whose configuration keeps the CPU its vCPU ran on for the host (ReservedCPUs=
+/*
+ * ... and after a restart whose configuration keeps the CPU its vCPU ran on for the host (ReservedCPUs=
  * changed while placementd was down, or the domain saved and restored across such a reload): its record is
- * not adopted and it is placed anew, yet the record names I/O thread 2 as the user's, and the live pin
- * still puts it where the user did: it stays there (it was pinned to the new plan's emulator CPUs). */
-START_TEST(test_hand_iothread_pin_stands_when_placed_anew)
+ * not adopted and it is placed anew, yet I/O thread id, pinned by hand while placementd ran (the record
+ * names it as the user's) or while it was down (down: off where the record says placementd pinned it),
+ * stays where it was pinned, as the emulator does (it was pinned to the new plan's emulator CPUs); the
+ * other thread, where placementd pinned it, is placementd's still.
+ */
+static void hand_iothread_placed_anew(const char *name, unsigned id, bool down)
 {
         Manager *m = new_manager();
-        virDomainPtr dom = start("c-iohandnew", 1, NULL, "<iothreads>2</iothreads>");
+        virDomainPtr dom = start(name, 1, NULL, "<iothreads>2</iothreads>");
         g_autofree char *conf = NULL;
-        unsigned char map;
+        unsigned char map = 0;
         const Decision *d;
         int vcpu_cpu;
 
-        ck_assert(spin_until_known(m, "c-iohandnew"));
-        map = off_rule_cpu(dom, 2);
-        ck_assert_int_eq(virDomainPinIOThread(dom, 2, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
-        manager_reconcile(m);
-        d = manager_lookup(m, "c-iohandnew");
-        ck_assert(cpuset_has(d->plan->user_iothreads, 2));
+        ck_assert(spin_until_known(m, name));
+        if (!down) {
+                map = off_rule_cpu(dom, id);
+                ck_assert_int_eq(virDomainPinIOThread(dom, id, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+                manager_reconcile(m);
+        }
+        d = manager_lookup(m, name);
+        ck_assert(cpuset_has(d->plan->user_iothreads, id) == !down);
         vcpu_cpu = cpuset_next(d->plan->vcpu_pins[0], 0);
         ck_assert_int_ge(vcpu_cpu, 0);
         free_manager(m);
 
+        if (down) {
+                map = off_rule_cpu(dom, id);
+                ck_assert_int_eq(virDomainPinIOThread(dom, id, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        }
         conf = g_strdup_printf("[Placement]\nReservedCPUs=%d\n", vcpu_cpu);
         m = fixture_manager_new(base, TOPOLOGY, conf);
-        ck_assert(spin_until_known(m, "c-iohandnew"));
-        d = manager_lookup(m, "c-iohandnew");
+        ck_assert(spin_until_known(m, name));
+        d = manager_lookup(m, name);
         ck_assert_msg(!cpuset_has(d->plan->vcpu_pins[0], (unsigned)vcpu_cpu), "%s", d->reason);
-        ck_assert_msg(fixture_iothread_map(dom, 2) == map,
-                      "I/O thread 2 runs on 0x%x once placed anew, pinned by hand to 0x%x: %s",
-                      fixture_iothread_map(dom, 2), map, d->reason);
-        ck_assert(cpuset_has(d->plan->user_iothreads, 2));
+        ck_assert_msg(fixture_iothread_map(dom, id) == map,
+                      "I/O thread %u runs on 0x%x once placed anew, pinned by hand to 0x%x: %s", id,
+                      fixture_iothread_map(dom, id), map, d->reason);
+        ck_assert(cpuset_has(d->plan->user_iothreads, id));
+        ck_assert(!cpuset_has(d->plan->user_iothreads, 3 - id));
         stop(dom);
         free_manager(m);
 }
+
+START_TEST(test_hand_iothread_pin_stands_when_placed_anew)
+{
+        hand_iothread_placed_anew("c-iohandnew", 2, false);
+}
 END_TEST
 
-/* ... and one pinned by someone else while placementd was down, off where its record says placementd
- * pinned it: the record is not adopted and the domain is placed anew, yet that thread stays where it was
- * pinned, as the emulator does (it was pinned to the new plan's emulator CPUs) */
 START_TEST(test_iothread_pinned_while_down_stands_when_placed_anew)
 {
-        Manager *m = new_manager();
-        virDomainPtr dom = start("c-iodown", 1, NULL, "<iothreads>2</iothreads>");
-        g_autofree char *conf = NULL;
-        unsigned char map;
-        const Decision *d;
-        int vcpu_cpu;
-
-        ck_assert(spin_until_known(m, "c-iodown"));
-        d = manager_lookup(m, "c-iodown");
-        ck_assert(cpuset_is_empty(d->plan->user_iothreads));
-        vcpu_cpu = cpuset_next(d->plan->vcpu_pins[0], 0);
-        ck_assert_int_ge(vcpu_cpu, 0);
-        free_manager(m);
-
-        map = off_rule_cpu(dom, 1);
-        ck_assert_int_eq(virDomainPinIOThread(dom, 1, &map, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
-        conf = g_strdup_printf("[Placement]\nReservedCPUs=%d\n", vcpu_cpu);
-        m = fixture_manager_new(base, TOPOLOGY, conf);
-        ck_assert(spin_until_known(m, "c-iodown"));
-        d = manager_lookup(m, "c-iodown");
-        ck_assert_msg(!cpuset_has(d->plan->vcpu_pins[0], (unsigned)vcpu_cpu), "%s", d->reason);
-        ck_assert_msg(fixture_iothread_map(dom, 1) == map,
-                      "I/O thread 1 runs on 0x%x once placed anew, pinned by hand to 0x%x: %s",
-                      fixture_iothread_map(dom, 1), map, d->reason);
-        ck_assert(cpuset_has(d->plan->user_iothreads, 1));
-        /* its sibling, where placementd pinned it, is placementd's still */
-        ck_assert(!cpuset_has(d->plan->user_iothreads, 2));
-        stop(dom);
-        free_manager(m);
+        hand_iothread_placed_anew("c-iodown", 1, true);
 }
 END_TEST
 

@@ -649,26 +649,28 @@ START_TEST(test_compat_record_beside_neighbour)
 }
 END_TEST
 
-/* MemoryBinding=no, then bound live by hand (virsh numatune --live) to the other node: the memory is
- * counted where libvirt binds it from the next reconcile, said to be bound by a binding placementd keeps
- * (not "off", as if nothing bound it), and the one after changes nothing. */
-START_TEST(test_memory_bound_by_hand)
+/*
+ * An 8 GiB 1-vCPU domain, named name, decided (result want) under conf, then bound live by hand (virsh
+ * numatune --live) to the node its decision counts no memory on: from the next reconcile its memory is
+ * counted where libvirt binds it, all of it. Returns its decision then; *ret_dom the domain.
+ */
+static const Decision *bound_elsewhere_by_hand(Manager *m, const char *name, DecisionResult want,
+                                               virDomainPtr *ret_dom)
 {
-        Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nMemoryBinding=no\n");
-        virDomainPtr a =
-            virDomainCreateXML(conn,
-                               "<domain type='test'><name>r-bind</name><memory unit='GiB'>8</memory>"
-                               "<vcpu>1</vcpu><os><type>hvm</type></os></domain>",
-                               0);
+        g_autofree char *xml =
+            g_strdup_printf("<domain type='test'><name>%s</name><memory unit='GiB'>8</memory><vcpu>1</vcpu>"
+                            "<os><type>hvm</type></os></domain>",
+                            name);
+        virDomainPtr a = virDomainCreateXML(conn, xml, 0);
         virTypedParameter param = {.type = VIR_TYPED_PARAM_STRING};
         g_autofree char *other = NULL;
         const Decision *d;
         unsigned planned;
 
         ck_assert_ptr_nonnull(a);
-        ck_assert(spin_known(m, "r-bind", 3000));
-        d = manager_lookup(m, "r-bind");
-        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert(spin_known(m, name, 3000));
+        d = manager_lookup(m, name);
+        ck_assert_int_eq(d->result, want);
         planned = d->plan->node_memory[0] ? 0 : 1;
         other = g_strdup_printf("%u", 1 - planned);
         g_strlcpy(param.field, VIR_DOMAIN_NUMA_NODESET, sizeof(param.field));
@@ -681,7 +683,19 @@ START_TEST(test_memory_bound_by_hand)
                       1 - planned,
                       (unsigned long long)(ledger_node_memory(manager_ledger(m), 1 - planned) >> 20),
                       (unsigned long long)(ledger_node_memory(manager_ledger(m), planned) >> 20), planned);
-        d = manager_lookup(m, "r-bind");
+        *ret_dom = a;
+        return manager_lookup(m, name);
+}
+
+/* MemoryBinding=no, then bound live by hand to the other node: the memory is counted where libvirt binds
+ * it, said to be bound by a binding placementd keeps (not "off", as if nothing bound it), and the next
+ * reconcile changes nothing. */
+START_TEST(test_memory_bound_by_hand)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nMemoryBinding=no\n");
+        virDomainPtr a;
+        const Decision *d = bound_elsewhere_by_hand(m, "r-bind", DECISION_PLACED, &a);
+
         ck_assert(d->pinned_by_hand);
         ck_assert_msg(d->memory_binding == MEMORY_BINDING_KEPT, "memory binding %s",
                       memory_binding_to_string(d->memory_binding));
@@ -698,33 +712,9 @@ END_TEST
 START_TEST(test_advised_memory_bound_by_hand)
 {
         Manager *m = fixture_manager_new(base, TOPOLOGY, "[Placement]\nApply=no\n");
-        virDomainPtr a =
-            virDomainCreateXML(conn,
-                               "<domain type='test'><name>r-advbind</name><memory unit='GiB'>8</memory>"
-                               "<vcpu>1</vcpu><os><type>hvm</type></os></domain>",
-                               0);
-        virTypedParameter param = {.type = VIR_TYPED_PARAM_STRING};
-        g_autofree char *other = NULL;
-        const Decision *d;
-        unsigned planned;
+        virDomainPtr a;
+        const Decision *d = bound_elsewhere_by_hand(m, "r-advbind", DECISION_ADVISORY, &a);
 
-        ck_assert_ptr_nonnull(a);
-        ck_assert(spin_known(m, "r-advbind", 3000));
-        d = manager_lookup(m, "r-advbind");
-        ck_assert_int_eq(d->result, DECISION_ADVISORY);
-        planned = d->plan->node_memory[0] ? 0 : 1;
-        other = g_strdup_printf("%u", 1 - planned);
-        g_strlcpy(param.field, VIR_DOMAIN_NUMA_NODESET, sizeof(param.field));
-        param.value.s = other;
-        ck_assert_int_eq(virDomainSetNumaParameters(a, &param, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
-        manager_reconcile(m);
-        ck_assert_msg(ledger_node_memory(manager_ledger(m), 1 - planned) == 8ull << 30 &&
-                          ledger_node_memory(manager_ledger(m), planned) == 0,
-                      "libvirt binds the memory to node %u; counted %llu MiB there, %llu MiB on node %u",
-                      1 - planned,
-                      (unsigned long long)(ledger_node_memory(manager_ledger(m), 1 - planned) >> 20),
-                      (unsigned long long)(ledger_node_memory(manager_ledger(m), planned) >> 20), planned);
-        d = manager_lookup(m, "r-advbind");
         ck_assert_int_eq(d->result, DECISION_ADVISORY);
         ck_assert(!d->pinned_by_hand);
         manager_reconcile(m);

@@ -61,8 +61,8 @@ static bool spin_until(const bool *flag, unsigned ms)
         }
 }
 
-/* A manager on [Libvirt] URI=uri (no --connect: a reload may change it), connected. */
-static Manager *manager_on(const char *uri, const char *more)
+/* A manager on [Libvirt] URI=uri (no --connect: a reload may change it), started: connected or waiting. */
+static Manager *manager_started(const char *uri, const char *more)
 {
         Topology *t = NULL;
         Config *c = NULL;
@@ -75,6 +75,14 @@ static Manager *manager_on(const char *uri, const char *more)
         ck_assert_msg(config_load_data(text, "test.conf", &c, &error) == 0, "%s", error);
         m = manager_new(base, t, c, NULL);
         manager_start(m);
+        return m;
+}
+
+/* The same, connected. */
+static Manager *manager_on(const char *uri, const char *more)
+{
+        Manager *m = manager_started(uri, more);
+
         ck_assert(manager_connected(m));
         return m;
 }
@@ -281,18 +289,12 @@ END_TEST
 START_TEST(test_start_on_silent_uri_waits)
 {
         g_autofree char *dir = g_dir_make_tmp("placementd-uri-XXXXXX", NULL);
-        g_autofree char *sock = NULL, *text = NULL, *error = NULL, *status = NULL;
+        g_autofree char *sock = NULL, *uri = NULL, *status = NULL;
         int fd = tarpit(dir, &sock);
-        Topology *t = NULL;
-        Config *c = NULL;
         Manager *m;
 
-        text = g_strdup_printf("[Placement]\nMemoryBinding=no\n[Libvirt]\nURI=qemu:///system?socket=%s\n",
-                               sock);
-        ck_assert_msg(topology_load(TOPOLOGY, &t, &error) == 0, "%s", error);
-        ck_assert_msg(config_load_data(text, "test.conf", &c, &error) == 0, "%s", error);
-        m = manager_new(base, t, c, NULL);
-        manager_start(m);
+        uri = g_strdup_printf("qemu:///system?socket=%s", sock);
+        m = manager_started(uri, NULL);
         ck_assert(spin_until(NULL, 300)); /* the loop turns while the open waits */
         ck_assert(!manager_connected(m));
         status = manager_status(m);
@@ -423,17 +425,9 @@ static char *logged_while_spinning(unsigned ms)
  * while the wait grows, and at its longest only one whose message changed, not two lines every 30 s */
 START_TEST(test_reconnect_at_longest_wait_quiet)
 {
-        Topology *t = NULL;
-        Config *c = NULL;
-        g_autofree char *error = NULL, *first = NULL, *again = NULL;
-        Manager *m;
+        g_autofree char *first = NULL, *again = NULL;
+        Manager *m = manager_started("test:///nonexistent.xml", NULL);
 
-        ck_assert_msg(topology_load(TOPOLOGY, &t, &error) == 0, "%s", error);
-        ck_assert_msg(
-            config_load_data("[Libvirt]\nURI=test:///nonexistent.xml\n", "test.conf", &c, &error) == 0, "%s",
-            error);
-        m = manager_new(base, t, c, NULL);
-        manager_start(m);
         ck_assert(!manager_connected(m));
         /* the retries while the wait grows are said */
         evtimer_del(m->reconnect_ev);
@@ -458,17 +452,9 @@ END_TEST
  * on "again in 16 s" as if placementd had stopped trying. */
 START_TEST(test_reconnect_says_longest_wait)
 {
-        Topology *t = NULL;
-        Config *c = NULL;
-        g_autofree char *error = NULL, *last = NULL;
-        Manager *m;
+        g_autofree char *last = NULL;
+        Manager *m = manager_started("test:///nonexistent.xml", NULL);
 
-        ck_assert_msg(topology_load(TOPOLOGY, &t, &error) == 0, "%s", error);
-        ck_assert_msg(
-            config_load_data("[Libvirt]\nURI=test:///nonexistent.xml\n", "test.conf", &c, &error) == 0, "%s",
-            error);
-        m = manager_new(base, t, c, NULL);
-        manager_start(m);
         ck_assert(!manager_connected(m));
         m->backoff_sec = 16; /* the last wait that grows */
         evtimer_del(m->reconnect_ev);
