@@ -74,6 +74,12 @@ Plan *policy_rehouse(const Topology *t, const Ledger *l, const PlacementRequest 
 bool policy_improves(const Topology *t, const Ledger *l, const Plan *current, const Plan *candidate,
                      char **ret_why);
 
+/* The reason for a move to candidate's fewer nodes (a new string): the nodes the domain spans, its
+ * memory's included, "spread over 3 nodes, now 2"; or, where they are as many (a plan that keeps a
+ * binding names only its vCPUs' nodes, its memory staying on the others), the nodes of its vCPUs and
+ * those of its memory, "its vCPUs on 3 nodes, now 1; its memory stays on 4". */
+char *policy_fewer_nodes_why(const Topology *t, const Plan *current, const Plan *candidate);
+
 /* Whether the configuration keeps PU pu (an index) from vCPUs: its CPU is in ReservedCPUs=, or its core is
  * of another kind than the fastest under CoreKinds=performance-only. */
 bool policy_keeps_pu(const Topology *t, const PlacementParams *params, unsigned pu);

@@ -20,6 +20,35 @@ static double mean_distance(const Topology *t, const CpuSet *nodes)
         return mean;
 }
 
+/* Node indexes p runs a vCPU on. */
+static CpuSet *vcpu_nodes(const Topology *t, const Plan *p)
+{
+        CpuSet *s = cpuset_new();
+
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                if (p->vcpu_pu[i] >= 0)
+                        cpuset_add(s, t->cores[t->pus[p->vcpu_pu[i]].core].node);
+        return s;
+}
+
+char *policy_fewer_nodes_why(const Topology *t, const Plan *current, const Plan *candidate)
+{
+        g_autoptr(CpuSet) span_old = plan_memory_nodes(current);
+        g_autoptr(CpuSet) span_new = plan_memory_nodes(candidate);
+        g_autoptr(CpuSet) memory = plan_memory_nodes(candidate);
+        g_autoptr(CpuSet) vcpus_old = vcpu_nodes(t, current);
+        g_autoptr(CpuSet) vcpus_new = vcpu_nodes(t, candidate);
+
+        cpuset_union(span_old, current->nodes);
+        cpuset_union(span_new, candidate->nodes);
+        if (cpuset_count(span_new) < cpuset_count(span_old))
+                return g_strdup_printf("spread over %u nodes, now %u", cpuset_count(span_old),
+                                       cpuset_count(span_new));
+        return g_strdup_printf("its vCPUs on %u node%s, now %u; its memory stays on %u",
+                               cpuset_count(vcpus_old), cpuset_count(vcpus_old) == 1 ? "" : "s",
+                               cpuset_count(vcpus_new), cpuset_count(memory));
+}
+
 bool policy_improves(const Topology *t, const Ledger *l, const Plan *current, const Plan *candidate,
                      char **ret_why)
 {
@@ -39,7 +68,7 @@ bool policy_improves(const Topology *t, const Ledger *l, const Plan *current, co
         if (nodes_new != nodes_old) {
                 if (nodes_new > nodes_old)
                         return false;
-                *ret_why = g_strdup_printf("spread over %u nodes, now %u", nodes_old, nodes_new);
+                *ret_why = policy_fewer_nodes_why(t, current, candidate);
                 return true;
         }
         if (dist_new + 1e-3 < dist_old) {

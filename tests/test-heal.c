@@ -286,6 +286,46 @@ START_TEST(test_bound_memory_stays)
 }
 END_TEST
 
+/* c's 2 GiB spills over all four nodes of 1 GiB (the others took 2 GiB), its vCPUs on three of them, its
+ * memory bound there at its start; heal packs the vCPUs on the node holding most of it, nearer their
+ * memory, which stays on all four: the reason says so, not that the domain now spans one node. */
+START_TEST(test_fewer_vcpu_nodes_memory_stays)
+{
+        uint32_t dist[16];
+        g_autoptr(Topology) t = NULL;
+        g_autoptr(Ledger) l = NULL;
+        g_autoptr(GPtrArray) moves = NULL;
+        g_autoptr(CpuSet) bound = cpuset_new();
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        Domains ds = {0};
+        const Plan *c;
+        HealMove *m;
+
+        for (unsigned i = 0; i < 16; i++)
+                dist[i] = i / 4 == i % 4 ? 10 : 11;
+        t = topology_new_uniform(4, 4, 1, GiB, dist);
+        l = ledger_new(t);
+        test_place(t, l, &p, "a", 2, 3 * GiB / 2);
+        test_place(t, l, &p, "b", 2, GiB / 2);
+        c = test_place(t, l, &p, "c", 4, 2 * GiB);
+        ck_assert_int_eq(c->result, PLAN_PLACED);
+        for (unsigned n = 0; n < 4; n++) {
+                ck_assert_uint_gt(c->node_memory[n], 0);
+                cpuset_add(bound, t->nodes[n].os_index);
+        }
+        domains_add(&ds, l, "c")->request.memory_nodes = bound;
+        ds.d[0].request.memory_source = MEMORY_SOURCE_BOUND;
+        ds.d[0].request.memory_mode = MEMORY_MODE_STRICT;
+        ds.d[0].request.memory_own = true;
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_uint_eq(m->memory_moved, 0);
+        ck_assert_uint_eq(cpuset_count(m->plan->nodes), 1);
+        ck_assert_str_eq(m->why, "its vCPUs on 3 nodes, now 1; its memory stays on 4");
+}
+END_TEST
+
 /* Idle vCPUs sharing cost nobody anything: with few cores free (2 of 12) they are kept for busy
  * arrivals, and the overcommitted domain stays beside the idle ones until they turn busy. */
 START_TEST(test_idle_sharing_left_alone)
@@ -2008,6 +2048,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_constraints_never_crossed);
         tcase_add_test(tc, test_memory_budget);
         tcase_add_test(tc, test_bound_memory_stays);
+        tcase_add_test(tc, test_fewer_vcpu_nodes_memory_stays);
         tcase_add_test(tc, test_idle_sharing_left_alone);
         tcase_add_test(tc, test_idle_sharing_undone_with_cores_to_spare);
         tcase_add_test(tc, test_idle_sharing_not_undone_away_from_memory);

@@ -54,6 +54,33 @@ START_TEST(test_fewer_nodes)
 }
 END_TEST
 
+START_TEST(test_fewer_nodes_memory_stays)
+{
+        /* vCPUs on both nodes, 1 GiB of memory on each; the candidate packs them on node 0 and leaves the
+         * memory where it is (a binding libvirt cannot change): the domain still spans two nodes */
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        unsigned spread[] = {0, 2}, packed[] = {0, 1};
+        g_autoptr(Plan) current = plan_on(t, "vm", 2, spread);
+        g_autoptr(Plan) candidate = plan_on(t, "vm", 2, packed);
+        g_autofree char *why = NULL;
+
+        current->memory = candidate->memory = 2 * GiB;
+        current->node_memory[0] = current->node_memory[1] = GiB;
+        candidate->node_memory[0] = candidate->node_memory[1] = GiB;
+        candidate->keep_memory = true;
+        ck_assert_int_eq(ledger_commit(l, "vm", plan_copy(current)), 0);
+        ck_assert(policy_improves(t, l, current, candidate, &why));
+        ck_assert_str_eq(why, "its vCPUs on 2 nodes, now 1; its memory stays on 2");
+        g_clear_pointer(&why, g_free);
+        /* all of it on node 0: the domain leaves node 1 */
+        current->node_memory[0] = candidate->node_memory[0] = 2 * GiB;
+        current->node_memory[1] = candidate->node_memory[1] = 0;
+        ck_assert(policy_improves(t, l, current, candidate, &why));
+        ck_assert_str_eq(why, "spread over 2 nodes, now 1");
+}
+END_TEST
+
 START_TEST(test_nearer_nodes)
 {
         /* 3 nodes: 0-1 at 12, 0-2 and 1-2 at 30 */
@@ -97,6 +124,7 @@ static Suite *rebalance_suite(void)
         TCase *tc = tcase_create("improves");
         tcase_add_test(tc, test_fewer_shared_cores);
         tcase_add_test(tc, test_fewer_nodes);
+        tcase_add_test(tc, test_fewer_nodes_memory_stays);
         tcase_add_test(tc, test_nearer_nodes);
         tcase_add_test(tc, test_never_worse_or_different);
         suite_add_tcase(s, tc);
