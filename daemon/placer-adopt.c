@@ -618,6 +618,14 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 cpuset_clear(plan->emulator_pin);
                 g_free(plan->reason); /* the record's reason said where the emulator ran */
                 plan->reason = reason;
+        } else if (user && placer_floating_emulator_said(m, dom, user, live, md->emulator, live->name)) {
+                /* set floating while placementd was down: as the running daemon follows it, no pin of
+                 * placementd's runs, and the reason says it runs unpinned */
+                char *reason = placer_reason_hand_emulator(plan->reason, NULL);
+                rerecord = true;
+                cpuset_clear(plan->emulator_pin);
+                g_free(plan->reason);
+                plan->reason = reason;
         }
         if (plan->result == PLAN_ADOPTED)
                 count_adopted(m, user ? user : live, live, plan);

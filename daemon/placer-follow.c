@@ -164,6 +164,21 @@ const CpuSet *placer_hand_emulator_said(Manager *m, virDomainPtr dom, DomainSpec
         return pin;
 }
 
+bool placer_floating_emulator_said(Manager *m, virDomainPtr dom, const DomainSpec *user,
+                                   const DomainSpec *live, const CpuSet *recorded, const char *name)
+{
+        g_autoptr(CpuSet) pin = NULL;
+        g_autofree char *list = NULL;
+
+        if (!user || user->has_emulatorpin || !recorded || cpuset_is_empty(recorded) ||
+            !(pin = virt_domain_emulator_pin(dom)) || cpuset_is_empty(pin) || cpuset_equal(pin, recorded) ||
+            !pin_anywhere(m, dom, user, live, pin))
+                return false;
+        list = cpuset_format(pin);
+        log_info("%s: its emulator runs unpinned (on %s) again: left so", name, list);
+        return true;
+}
+
 /* Which of the definition's own <iothreadpin>s hold their CPUs (hold_thread_cpus()). */
 typedef enum { IOTHREADS_NONE, IOTHREADS_RUNNING, IOTHREADS_ALL } IothreadHolds;
 

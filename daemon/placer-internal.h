@@ -76,6 +76,12 @@ unsigned placer_hand_iothreads(Manager *m, virDomainPtr dom, DomainSpec *user, c
 const CpuSet *placer_hand_emulator_said(Manager *m, virDomainPtr dom, DomainSpec *user,
                                         const DomainSpec *live, const CpuSet *own, const CpuSet *recorded,
                                         const char *name);
+/* Whether the emulator, pinned to recorded by placementd (the record's pin), runs on libvirt's default pin
+ * (every host CPU, or every CPU of <vcpu cpuset>) instead: someone set it floating while placementd was
+ * down (virsh emulatorpin DOM 0-7 --live), and the definition keeps no <emulatorpin>. Said at info level
+ * as the running daemon says it (placer_follow_emulator()). */
+bool placer_floating_emulator_said(Manager *m, virDomainPtr dom, const DomainSpec *user,
+                                   const DomainSpec *live, const CpuSet *recorded, const char *name);
 
 /* placer.c */
 /* Makes plan (taken, may be NULL) d's plan and what the ledger counts for it. */

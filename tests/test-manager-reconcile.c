@@ -1177,6 +1177,42 @@ START_TEST(test_emulator_unpinned_by_hand_reason)
 }
 END_TEST
 
+/* The emulator placementd pinned set floating by hand while placementd was down (virsh emulatorpin DOM 0-7
+ * --live, libvirt's default): the restarted daemon adopts the record as the running one follows such a pin,
+ * naming no emulator pin of its own (the record written again says emulator=""), and its reason says the
+ * emulator runs unpinned, not where placementd had put it. */
+START_TEST(test_emulator_unpinned_while_down)
+{
+        const char *topology = "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:2 pu:1";
+        Manager *m = fixture_manager_new(base, topology, NULL);
+        virDomainPtr dom = start_xml("r-emudown", "<vcpu>1</vcpu>");
+        g_autofree char *record = NULL;
+        const Decision *d;
+
+        ck_assert(spin_known(m, "r-emudown", 3000));
+        d = manager_lookup(m, "r-emudown");
+        ck_assert_msg(d->result == DECISION_PLACED && !cpuset_is_empty(d->plan->emulator_pin) &&
+                          !cpuset_has(d->plan->emulator_pin, 0),
+                      "%s", d->reason);
+        free_manager(m);
+
+        ck_assert_int_eq(virDomainPinEmulator(dom, &(unsigned char){0xff}, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        m = fixture_manager_new(base, topology, NULL);
+        ck_assert(spin_known(m, "r-emudown", 3000));
+        d = manager_lookup(m, "r-emudown");
+        ck_assert_msg(d->adopted && d->result == DECISION_PLACED, "%s", d->reason);
+        ck_assert_msg(cpuset_is_empty(d->plan->emulator_pin), "%s", d->reason);
+        ck_assert_msg(strstr(d->reason, "the emulator runs unpinned"), "%s", d->reason);
+        ck_assert_int_eq(emulator_mask(dom), 0xff);
+        record = record_of(dom);
+        ck_assert_msg(record && strstr(record, "emulator=\"\"") &&
+                          strstr(record, "the emulator runs unpinned"),
+                      "%s", record);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_reconcile_suite(void)
 {
         Suite *s = suite_create("manager reconcile");
@@ -1198,6 +1234,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_unreadable_live_xml_keeps_decision);
         tcase_add_test(tc, test_unreadable_from_start_counted_as_it_runs);
         tcase_add_test(tc, test_uri_change_keeps_place_running);
+        tcase_add_test(tc, test_emulator_unpinned_while_down);
         tcase_add_test(tc, test_unplaceable_then_pinned);
         tcase_add_test(tc, test_advised_then_pinned);
         tcase_add_test(tc, test_record_leaves_floating_vcpu_out);
