@@ -94,7 +94,8 @@ START_TEST(test_bad_records)
             /* a noncharacter: sd-bus sends no string holding one, the decision lists included */
             {ATTRS, VCPUS "<p:reason>fits&#xFDD0;</p:reason>", "control"},
             /* shape: vCPUs, CPUs, nodes */
-            {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='0-1'/>", "vCPUs"},
+            {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='0-1'/>",
+             "recorded decision has 1 vCPU, the domain runs 2"},
             {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='0-1'/><p:vcpu id='0' cpu='2' cpuset='2-3'/>",
              "repeated"},
             {ATTRS, "<p:vcpu id='0' cpu='0' cpuset='0-1'/><p:vcpu id='1' cpu='9' cpuset='9'/>", "not on"},

@@ -183,8 +183,8 @@ static int check_vcpus(const Topology *t, const MetaDecision *d, const CpuSet *a
         /* a skipped record leaves out the vCPUs that float over the whole host */
         if (!d->vcpus || d->vcpus->len > p->nvcpus ||
             (p->result != PLAN_ADOPTED && d->vcpus->len != p->nvcpus))
-                FAIL("recorded decision has %u vCPUs, the domain runs %u", d->vcpus ? d->vcpus->len : 0,
-                     p->nvcpus);
+                FAIL("recorded decision has %u vCPU%s, the domain runs %u", d->vcpus ? d->vcpus->len : 0,
+                     d->vcpus && d->vcpus->len == 1 ? "" : "s", p->nvcpus);
         for (unsigned r = 0; r < d->vcpus->len; r++) {
                 const MetaVcpu *v = &g_array_index(d->vcpus, MetaVcpu, r);
                 int pu = topology_pu_by_os(t, v->cpu), i = vcpu_id_index(p->vcpu_ids, p->nvcpus, v->id);
