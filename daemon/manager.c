@@ -957,7 +957,9 @@ static unsigned place_each(Manager *m, GPtrArray *uuids, const char *why, GStrin
                 if (!d || virt_conn_lookup_uuid(m->conn, uuid, &dom, NULL) < 0)
                         continue;
                 was_unplaceable = d->result == DECISION_UNPLACEABLE;
-                log_info("%s: %splaced again (%s)", d->name, was_unplaceable ? "unplaceable, " : "",
+                /* under Apply=no nothing is placed: the decision made again is an advice */
+                log_info("%s: %s%s again (%s)", d->name, was_unplaceable ? "unplaceable, " : "",
+                         m->config->apply ? "placed" : "advised",
                          why ? why
                          : d->result == DECISION_ADVISORY
                              ? "after the reload: Apply= is on"

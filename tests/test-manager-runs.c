@@ -72,6 +72,44 @@ static char *cores_counted(Manager *m)
         return g_string_free(s, FALSE);
 }
 
+/* A reload that turns Apply= off and reserves the CPUs a domain runs on advises it again and moves
+ * nothing: the journal says it was advised again, not placed again (until 2026-12-07 "placed again", and
+ * only the next line said nothing was applied). */
+START_TEST(test_reload_reserving_under_apply_off_says_advised)
+{
+        Manager *m = fixture_manager_new(base, ONE_NODE, QUIET);
+        virDomainPtr a = fixture_start_xml(conn, "u-r", "<vcpu>1</vcpu>");
+        FILE *f = tmpfile();
+        int saved = dup(STDERR_FILENO), level = log_get_max_level(), cpu;
+        g_autofree char *logged = g_malloc0(65536), *config = NULL;
+
+        ck_assert(fixture_spin_known(base, m, "u-r", 3000));
+        cpu = runs_on(a, 1, 0);
+        ck_assert_int_ge(cpu, 0);
+        config = g_strdup_printf(QUIET "Apply=no\nReservedCPUs=%d-%d\n", cpu, cpu + 1);
+        ck_assert(f && saved >= 0);
+        fflush(stderr);
+        ck_assert_int_ge(dup2(fileno(f), STDERR_FILENO), 0);
+        log_set_max_level(LOG_INFO);
+        fixture_reload(m, config);
+        fflush(stderr);
+        log_set_max_level(level);
+        ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
+        close(saved);
+        rewind(f);
+        ck_assert_uint_gt(fread(logged, 1, 65535, f), 0);
+        fclose(f);
+        ck_assert_msg(
+            strstr(logged, "u-r: advised again (after the reload: its CPUs are now kept from vCPUs)") &&
+                !strstr(logged, "u-r: placed again"),
+            "%s", logged);
+        ck_assert_int_eq(manager_lookup(m, "u-r")->result, DECISION_ADVISORY);
+        ck_assert_int_eq(runs_on(a, 1, 0), cpu); /* nothing moved */
+        fixture_stop(a);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 /* Placed on core 1, then re-placed (replace) under Apply=no: the advice would take core 0, freed
  * meanwhile, but nothing moves, so core 1 stays counted; the reconcile does not take placementd's own pins
  * for someone else's, and Apply=yes later applies the advice. */
@@ -471,6 +509,7 @@ static Suite *manager_runs_suite(void)
 
         tcase_add_checked_fixture(tc, setup, teardown);
         tcase_set_timeout(tc, 60);
+        tcase_add_test(tc, test_reload_reserving_under_apply_off_says_advised);
         tcase_add_test(tc, test_replace_under_apply_off_counts_what_runs);
         tcase_add_test(tc, test_reserved_under_apply_off_then_applied);
         tcase_add_test(tc, test_unpin_under_apply_off_followed);
