@@ -123,10 +123,42 @@ static void add_nearest_plain_core(const HostView *v, const Plan *plan, CpuSet *
 }
 
 /*
+ * The CPUs of the user's own <emulatorpin>, for its I/O threads, when the rule leaves them nothing but the
+ * domain's own vCPU cores: a core or two (what the domain holds for QEMU's threads,
+ * policy_hold_thread_cpus()) that none of its vCPUs and no other domain's vCPU takes, wherever it lies. The
+ * user keeps those CPUs for QEMU's threads; its vCPUs' own cores are what the I/O threads would take from
+ * it.
+ */
+static void add_users_emulator_cpus(const HostView *v, const PlacementRequest *req, const Plan *plan,
+                                    CpuSet *out)
+{
+        const Topology *t = v->t;
+        g_autoptr(CpuSet) cores = cpuset_new();
+        g_autoptr(CpuSet) pus = cpuset_new();
+
+        if (!req->keep_emulator || !req->emulator_cpus || cpuset_is_empty(plan->iothreads) ||
+            cpuset_count(req->emulator_cpus) > 2 * MAX(t->max_threads, 1u))
+                return;
+        CPUSET_FOREACH (os, req->emulator_cpus) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                unsigned c;
+                if (pu < 0)
+                        continue;
+                c = t->pus[pu].core;
+                if (policy_own_core(v, plan, c) || ledger_core_load(v->l, c) > 0 || !v->pu_thread_usable[pu])
+                        return;
+                cpuset_add(cores, c);
+                cpuset_add(pus, (unsigned)os);
+        }
+        if (cpuset_count(cores) <= 2)
+                cpuset_union(out, pus);
+}
+
+/*
  * The CPUs of the emulator and I/O threads. EmulatorPin=nodeset: the set minus other domains' cores.
  * siblings: the idle siblings of its own cores, else the housekeeping CPUs, else the set's free cores
- * (realtime: else the nearest core without a realtime vCPU); the domain's own cores only when nothing
- * else is left.
+ * (realtime: else the nearest core without a realtime vCPU), else, for I/O threads beside the user's own
+ * emulator pin, that pin's CPUs; the domain's own cores only when nothing else is left.
  */
 static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementRequest *req, Plan *plan,
                                            CpuSet *out)
@@ -165,6 +197,9 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
                         if (!cpuset_is_empty(out))
                                 return HOUSEKEEPING_PLAIN_CORE;
                 }
+                /* I/O threads beside the user's own emulator before its vCPUs' cores */
+                if (cpuset_is_empty(out))
+                        add_users_emulator_cpus(v, req, plan, out);
                 break;
         }
         /* measured busy host-side threads: cores that carry them */

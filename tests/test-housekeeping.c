@@ -201,6 +201,48 @@ START_TEST(test_iothreads_follow_the_emulator)
 }
 END_TEST
 
+/* The user's <emulatorpin> on a core of another node (CPU 0), kept for QEMU's threads and held for them: the
+ * domain's vCPUs fill the cores of their node, no sibling, housekeeping CPU or free core is left there. Its
+ * I/O threads go to the CPU its definition keeps for QEMU's threads, not onto its own vCPUs' cores (they
+ * went there, the reason saying no CPU was left, while CPU 0 sat idle, held for them). */
+START_TEST(test_iothreads_join_the_users_emulator_cpus)
+{
+        for (unsigned vcpus = 1; vcpus <= 4; vcpus *= 4) {
+                g_autoptr(Topology) t = topology_new_uniform(2, vcpus, 1, 8 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) iothreads = set_of("1-2");
+                g_autoptr(CpuSet) emulator = set_of("0");
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                PlacementRequest req = {.name = "vm",
+                                        .vcpus = vcpus,
+                                        .memory = GiB,
+                                        .iothreads = iothreads,
+                                        .keep_emulator = true,
+                                        .emulator_cpus = emulator};
+                const Plan *plan = place(t, l, &p, &req);
+
+                ck_assert_msg(plan->result == PLAN_PLACED && !cpuset_has(plan->nodes, 0), "%s",
+                              plan->reason);
+                assert_set(plan->iothreads, "1-2");
+                assert_set(plan->iothread_pin, "0");
+                assert_off_vcpus(plan, plan->iothread_pin);
+                ck_assert(cpuset_is_empty(plan->emulator_pin));
+                ck_assert_msg(!strstr(plan->reason, "share its own cores"), "%s", plan->reason);
+
+                /* the user's pin on the core its vCPU must take (a host of one core) is no place apart:
+                 * its own cores, said */
+                if (vcpus == 1) {
+                        g_autoptr(Topology) one = topology_new_uniform(1, 1, 1, 8 * GiB, NULL);
+                        g_autoptr(Ledger) lo = ledger_new(one);
+                        plan = place(one, lo, &p, &req);
+                        assert_set(plan->iothread_pin, "0");
+                        ck_assert_msg(strstr(plan->reason, "its I/O threads share its own cores"), "%s",
+                                      plan->reason);
+                }
+        }
+}
+END_TEST
+
 START_TEST(test_unplaceable_pins_nothing)
 {
         g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, GiB, NULL);
@@ -498,6 +540,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_housekeeping_never_on_vcpus);
         tcase_add_test(tc, test_no_housekeeping_free_cores_of_the_set);
         tcase_add_test(tc, test_own_cores_only_when_nothing_else);
+        tcase_add_test(tc, test_iothreads_join_the_users_emulator_cpus);
         tcase_add_test(tc, test_idle_siblings_first);
         tcase_add_test(tc, test_iothreads_follow_the_emulator);
         tcase_add_test(tc, test_unplaceable_pins_nothing);

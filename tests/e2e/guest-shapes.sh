@@ -6,7 +6,8 @@
 # 1. Guest NUMA cells: a 4-vCPU domain with cells 0-1 and 2-3 on a fake host of two nodes whose CPUs are
 #    the real ones (CPU 0 on node 0, CPU 1 on node 1): overcommitted, yet each cell stays on one node; the
 #    vCPU threads' Cpus_allowed_list (/proc) equals the decision, and `placementctl snippet` gives a
-#    <memnode> per cell.
+#    <memnode> per cell. Then a guest whose <emulatorpin> keeps CPU 0 for QEMU's threads: its vCPU runs
+#    alone on CPU 1, its I/O threads with the emulator on CPU 0.
 # 2. Hugepages: a small pool on this machine (nr_hugepages, a hugetlbfs mount), the daemon on the real
 #    host: a hugepage guest is counted in the pool, and placementctl map agrees with the kernel's
 #    free_hugepages. When the pool cannot be set up, that part is skipped and the script exits 77 (if
@@ -34,6 +35,18 @@ recorded_pins() {
     pd_meta "$1" | grep -oE "<([A-Za-z0-9_]+:)?vcpu [^>]*>" | while read -r line; do
         echo "$(pd_attr id "$line") $(pd_attr cpuset "$line")"
     done | sort -n
+}
+
+# io_thread_cpus NAME ID: Cpus_allowed_list of QEMU's thread of I/O thread ID ("IO iothreadID").
+io_thread_cpus() {
+    local pid t
+    pid=$(e2e_qemu_pid "$1") || return 1
+    for t in /proc/"$pid"/task/*; do
+        [ "$(cat "$t/comm" 2>/dev/null)" = "IO iothread$2" ] || continue
+        awk '/^Cpus_allowed_list/ { print $2 }' "$t/status"
+        return 0
+    done
+    echo none
 }
 
 tap_cleanup() {
@@ -71,6 +84,19 @@ check "${P}cells: placementctl snippet gives a memnode per cell and the vCPU pin
            grep -q \"<memnode cellid='1' mode='strict' nodeset='1'/>\" '$WORK/snippet' &&
            grep -q \"<vcpupin vcpu='3' cpuset='1'/>\" '$WORK/snippet'"
 must "destroy ${P}cells" e2e_domain_destroy "${P}cells"
+
+# 1b. The user's <emulatorpin> on CPU 0 keeps that CPU for QEMU's threads: the vCPU goes to CPU 1, and the
+#     I/O threads, with no sibling, housekeeping CPU or free core left on node 1, join the emulator on CPU 0
+#     rather than share the vCPU's CPU.
+must "start ${P}io (2 I/O threads, <emulatorpin cpuset='0'>)" e2e_domain_start "${P}io" 1 \
+    "<iothreads>2</iothreads><cputune><emulatorpin cpuset='0'/></cputune>"
+check "${P}io: decision recorded" wait_for 10 pd_decided "${P}io"
+expect "${P}io: vCPU 0 on CPU 1, I/O threads 1-2 on CPU 0 (decision)" "0 1;1-2 0" \
+    "$(recorded_pins "${P}io" | tr '\n' ';')$(pd_attr iothreads "$(pd_decision "${P}io")") $(pd_attr iothread-pin "$(pd_decision "${P}io")")"
+expect "${P}io: I/O threads 1 and 2 run on CPU 0, with the emulator (/proc)" "0 0 0" \
+    "$(io_thread_cpus "${P}io" 1) $(io_thread_cpus "${P}io" 2) $(e2e_emulator_affinity "${P}io")"
+expect "${P}io: vCPU 0 runs on CPU 1 (/proc)" "0 1" "$(e2e_vcpu_affinity "${P}io")"
+must "destroy ${P}io" e2e_domain_destroy "${P}io"
 pd_stop
 
 # 2. Hugepages on the real host: 96 MiB in 2 MiB pages; a 64 MiB hugepage guest leaves 32 MiB.
