@@ -60,6 +60,9 @@ char *finish_sharing_note(const HostView *v, const Plan *plan);
 /* finish-reason.c */
 /* What node n has free for the plan's memory before the plan (MemoryReserve= and hugepages counted). */
 uint64_t finish_node_free_bytes(const HostView *v, const Plan *plan, unsigned n);
+/* Whether the L3 fit ranked the chosen set above others of its group (a set of that group with room has
+ * a node whose share of the vCPUs fits none of its L3 groups): the reason and explain's rule say so. */
+bool finish_l3_decided(const SetChoice *choice);
 /* The reason of a placed or overcommitted plan. */
 char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
                            const SetChoice *choice, const Plan *plan);

@@ -12,6 +12,11 @@ static const char *unit_of(const PolicyOps *ops, unsigned n)
         return n == 1 ? ops->unit_one : ops->unit;
 }
 
+bool finish_l3_decided(const SetChoice *choice)
+{
+        return choice->group_size > 1 && choice->l3_fit && choice->l3_unfit > 0;
+}
+
 /* How the set was chosen among its equally near sets (L3 fit, then Fit=), for the reason ("" when it was
  * the only one). */
 static const char *group_note(const HostView *v, const SetChoice *choice)
@@ -20,7 +25,7 @@ static const char *group_note(const HostView *v, const SetChoice *choice)
 
         if (choice->group_size <= 1)
                 return "";
-        if (choice->l3_fit && choice->l3_unfit > 0)
+        if (finish_l3_decided(choice))
                 return pack ? ", fullest of its equally near sets where each node's share fits one L3 cache "
                               "(Fit=pack)"
                             : ", least loaded of its equally near sets where each node's share fits one L3 "

@@ -196,6 +196,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
                         ((PlanCandidate *)g_ptr_array_index(plan->candidates, i))->free_memory = free_bytes;
         }
         where = finish_pin_housekeeping(v, req, plan);
+        plan->l3_fit = finish_l3_decided(choice);
         plan->reason = own_cores_note(v, where, plan, finish_placed_reason(v, ops, req, choice, plan));
         finish_realtime_emulator_note(v, where, plan);
         finish_realtime_over_others_threads(v, plan);

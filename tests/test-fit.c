@@ -4,6 +4,7 @@
  * decides between equally near sets, cores beside reserved threads come after wholly free ones, and
  * without a distance matrix a socket's nodes are nearer than another socket's.
  */
+#include "decision-text.h"
 #include "nodesets.h"
 #include "policy-internal.h"
 #include "test-util.h"
@@ -116,6 +117,50 @@ START_TEST(test_l3_fit_epyc)
         plan = test_place(t, l, &p, "vm", 8, 16 * GiB);
         ck_assert_msg(cpuset_has(plan->nodes, 0), "%s", plan->reason);
         ck_assert_msg(strstr(plan->reason, "L3") == NULL, "%s", plan->reason);
+}
+END_TEST
+
+START_TEST(test_l3_fit_epyc_nps4)
+{
+        /* 2x EPYC 7763 in NPS4: 8 nodes of 2 CCDs x 8 cores, 11 within a quadrant pair, 12 across the
+         * socket, 32 across the sockets. Nodes 0 and 1 have a busy core in each CCD (7 + 7 free each), nodes
+         * 2 and 3 one idle CCD each, the other socket nothing free. 16 vCPUs need two nodes: of the pairs at
+         * 11, nodes 2-3 give each node's 8 a CCD of its own, where nodes 0-1 (28 free cores) would split
+         * both. The reason says so, and so does explain's rule, which must not say free cores chose. */
+        g_autoptr(Topology) t = load_fixture("epyc-7763-nps4.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        static const unsigned seven[2] = {7, 7}, one_ccd[2] = {8, 0}, none[2] = {0, 0};
+
+        ck_assert_uint_eq(t->nnodes, 8);
+        ck_assert_uint_eq(t->nl3, 16);
+        ck_assert_uint_eq(topology_distance(t, 0, 1), 11);
+        ck_assert_uint_eq(topology_distance(t, 0, 2), 12);
+        ck_assert_uint_eq(topology_distance(t, 0, 4), 32);
+        occupy_node(t, l, "a", 0, seven);
+        occupy_node(t, l, "b", 1, seven);
+        occupy_node(t, l, "c", 2, one_ccd);
+        occupy_node(t, l, "d", 3, one_ccd);
+        for (unsigned n = 4; n < 8; n++) {
+                char name[8];
+                g_snprintf(name, sizeof(name), "f%u", n);
+                occupy_node(t, l, name, n, none);
+        }
+        const Plan *plan = test_place(t, l, &p, "vm", 16, 16 * GiB);
+        g_autoptr(CpuSet) l3s = plan_l3s(t, plan);
+        g_autofree char *explain = plan_explain(t, plan);
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_msg(cpuset_has(plan->nodes, 2) && cpuset_has(plan->nodes, 3) &&
+                          test_plan_node_count(plan) == 2,
+                      "%s", plan->reason);
+        ck_assert_uint_eq(cpuset_count(l3s), 2);
+        ck_assert_msg(strstr(plan->reason, "where each node's share fits one L3 cache") != NULL, "%s",
+                      plan->reason);
+        ck_assert_msg(strstr(explain, "rule: the nearest group of sets with room wins; among equally near "
+                                      "sets, one where each node's share fits one L3 cache first, then the "
+                                      "one with most free cores") != NULL,
+                      "%s", explain);
 }
 END_TEST
 
@@ -328,6 +373,7 @@ static Suite *fit_suite(void)
         TCase *tc = tcase_create("fit");
         tcase_add_test(tc, test_l3_fit_four_nodes);
         tcase_add_test(tc, test_l3_fit_epyc);
+        tcase_add_test(tc, test_l3_fit_epyc_nps4);
         tcase_add_test(tc, test_l3_fit_oracle);
         tcase_add_test(tc, test_reserved_threads_rank_last);
         tcase_add_test(tc, test_sockets_without_slit);

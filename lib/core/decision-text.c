@@ -173,12 +173,13 @@ char *plan_explain(const Topology *t, const Plan *p)
         switch (p->result) {
         case PLAN_PLACED:
                 g_string_append_printf(
-                    s, "rule: the nearest group of sets with room wins; among equally near sets, %s%s\n",
+                    s, "rule: the nearest group of sets with room wins; among equally near sets, %s%s%s\n",
                     p->device_near ? "one with a node of its PCI devices first (it chose here), then "
                     : p->threads_near
                         ? "one with the node of the CPUs its definition pins QEMU's threads to first (it "
                           "chose here), then "
                         : "",
+                    p->l3_fit ? "one where each node's share fits one L3 cache first, then " : "",
                     p->packed ? "the fullest of them (Fit=pack): fewest free cores, then least free memory, "
                                 "then the one listed first"
                               : "the one with most free cores, then most free memory, then the one listed "

@@ -165,6 +165,7 @@ Plan *plan_copy(const Plan *p)
         c->device_near = p->device_near;
         c->threads_near = p->threads_near;
         c->packed = p->packed;
+        c->l3_fit = p->l3_fit;
         c->nothing_usable = p->nothing_usable;
         c->repinned = p->repinned;
         return c;

@@ -346,6 +346,9 @@ typedef struct Plan {
         bool threads_near;
         /* added: among equally near sets, the fullest won ([Placement] Fit=pack), not the least loaded */
         bool packed;
+        /* added: among equally near sets, one where each node's share of the vCPUs fits one of its L3
+         * groups came before the others of the group with room, which do not fit (whatever Fit= says) */
+        bool l3_fit;
         /* added: unplaceable with the memory there: nothing it may use is left on the host (its
          * constraints name no usable CPU or no node of it, ReservedCPUs= holds every CPU) */
         bool nothing_usable;

@@ -86,6 +86,16 @@ hwloc-annotate hbm-no-slit.xml hbm-no-slit.xml numa:3 subtype HBM
 # shape of 2x EPYC 9654 in NPS1 (one node per socket, 12 CCDs of 8 cores each).
 synthetic "pack:4 numa:1(memory=64GB) l3:4 core:6 pu:2" four-l3-per-node.xml
 synthetic "pack:2 numa:1(memory=384GB) l3:12 core:8 pu:2" epyc-9654-nps1.xml
+# 2x EPYC 7763 in NPS4: 4 nodes per socket of 2 CCDs x 8 cores, an L3 each, numbered as Linux numbers them
+# (every core's first thread, then the second threads: core 0 is CPUs 0 and 128), and the SLIT of such a
+# host: 11 between the two nodes of a quadrant pair, 12 across the socket, 32 across the sockets.
+i=0 idx=
+while [ "$i" -lt 128 ]; do idx="$idx${idx:+,}$i,$((i + 128))"; i=$((i + 1)); done
+synthetic "pack:2 group:4 [numa(memory=64GB)] l3:2 core:8 pu:2(indexes=$idx)" "$tmp/nps4.xml"
+# shellcheck disable=SC2046 # nodes prints one argument per node
+annotate "$tmp/nps4.xml" epyc-7763-nps4.xml 8 $(nodes 8) \
+        10 11 12 12 32 32 32 32  11 10 12 12 32 32 32 32  12 12 10 11 32 32 32 32  12 12 11 10 32 32 32 32 \
+        32 32 32 32 10 11 12 12  32 32 32 32 11 10 12 12  32 32 32 32 12 12 10 11  32 32 32 32 12 12 11 10
 # Hugepage pools (hwloc's page types; synthetic descriptions have none): two nodes of 1 GiB and 4 cores,
 # node 0 with 32 x 2 MiB pages, node 1 with 64, the base 4 KiB page count lowered to match, as the Linux
 # backend writes them (local_memory still counts the pools).
