@@ -57,6 +57,27 @@ static bool core_placed_by_other(Manager *m, const char *uuid, unsigned pu, bool
         return false;
 }
 
+/* True when a domain placementd placed under explicit (a core to each vCPU) counts a vCPU on core c, other
+ * than uuid and those adopted in the same pass (as core_placed_by_other()). */
+static bool core_given_whole_to_other(Manager *m, const char *uuid, unsigned c)
+{
+        GHashTableIter it;
+        gpointer key, value;
+
+        g_hash_table_iter_init(&it, m->decisions);
+        while (g_hash_table_iter_next(&it, &key, &value)) {
+                const Decision *d = value;
+                const Plan *p = d->plan;
+                if (!p || p->result != PLAN_PLACED || p->policy != POLICY_EXPLICIT || d->pinned_by_hand ||
+                    strcmp(key, uuid) == 0 || (m->adopting && g_hash_table_contains(m->adopting, key)))
+                        continue;
+                for (unsigned i = 0; i < p->nvcpus; i++)
+                        if (p->vcpu_pu[i] >= 0 && m->topology->pus[p->vcpu_pu[i]].core == c)
+                                return true;
+        }
+        return false;
+}
+
 /* The first PU of a that counts a vCPU on a core (by_pu: on the PU) where b counts one too; -1 when none. */
 static int shared_pu(const Manager *m, const Plan *a, const Plan *b, bool by_pu)
 {
@@ -156,7 +177,7 @@ static int pin_off_limits(Manager *m, const Plan *p, const char **ret_key)
 static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, Plan *p, char **ret_error)
 {
         CpuSet **pins = NULL;
-        bool held = false, any_free = false;
+        bool held = false, beside_whole = false, any_free = false;
         const char *key = NULL;
         int cpu;
 
@@ -187,16 +208,20 @@ static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, Plan *
                 return -EINVAL;
         }
         /* compat fills siblings by design: a record of its is held only where another vCPU runs on its PU,
-         * unless a realtime vCPU is on the core, its own or another's (a FIFO vCPU starves its sibling) */
+         * unless a realtime vCPU is on the core, its own or another's (a FIFO vCPU starves its sibling);
+         * beside a vCPU placed under explicit (given the core to itself) only while no core is free, as
+         * compat takes that sibling last */
         for (unsigned i = 0; i < p->nvcpus; i++) {
                 unsigned core = m->topology->pus[p->vcpu_pu[i]].core;
                 bool by_pu = p->policy == POLICY_COMPAT && !plan_vcpu_realtime(p, i) &&
                              !ledger_core_realtime(m->ledger, core);
                 held = held || core_placed_by_other(m, uuid, (unsigned)p->vcpu_pu[i], by_pu);
+                beside_whole = beside_whole || (by_pu && ledger_core_whole(m->ledger, core) &&
+                                                core_given_whole_to_other(m, uuid, core));
         }
         for (unsigned c = 0; c < m->topology->ncores && !any_free; c++)
                 any_free = core_free(m, c);
-        if (held && (p->result == PLAN_PLACED || any_free)) {
+        if ((held && (p->result == PLAN_PLACED || any_free)) || (beside_whole && any_free)) {
                 *ret_error = g_strdup_printf("its cores are held by another domain%s",
                                              any_free ? " while a core is free" : "");
                 return -EINVAL;

@@ -649,6 +649,61 @@ START_TEST(test_compat_record_beside_neighbour)
 }
 END_TEST
 
+/* A domain its owner put under compat took the sibling of an explicit domain's vCPU while no core was
+ * free; restored once a core is free again, its record is not adopted there (explicit gave that core to
+ * its vCPU alone, compat shares it only when no core is free, as an overcommitted record): it is placed
+ * anew, on a free core. */
+START_TEST(test_compat_record_beside_explicit)
+{
+        Manager *m = fixture_manager_new(base, "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:4 pu:2",
+                                         "[Placement]\nPolicy=explicit\n");
+        g_autofree char *image = g_build_filename(g_get_tmp_dir(), "placementd-compat-XXXXXX", NULL);
+        virDomainPtr a = start_xml("r-ea", "<vcpu>1</vcpu>"), c, b;
+        const Topology *t = manager_topology(m);
+        const Decision *d;
+        int fd = g_mkstemp(image), explicit_core;
+
+        ck_assert_int_ge(fd, 0);
+        close(fd);
+        ck_assert(spin_known(m, "r-ea", 3000));
+        c = start_xml("r-ec", "<vcpu>3</vcpu>");
+        ck_assert(spin_known(m, "r-ec", 3000));
+        b = start_xml("r-eb", "<vcpu>1</vcpu><metadata><p:domain xmlns:p='" PLACEMENTD_XMLNS
+                              "' policy='compat'/></metadata>");
+        ck_assert(spin_known(m, "r-eb", 3000));
+        d = manager_lookup(m, "r-eb");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        explicit_core = (int)t->pus[d->plan->vcpu_pu[0]].core;
+        ck_assert_msg(ledger_core_whole(manager_ledger(m), (unsigned)explicit_core) > 0,
+                      "r-eb is not beside an explicit vCPU");
+        /* the explicit domain beside it stays, the other goes */
+        if ((int)t->pus[manager_lookup(m, "r-ea")->plan->vcpu_pu[0]].core == explicit_core) {
+                stop(c);
+                c = a;
+        } else {
+                stop(a);
+        }
+        manager_reconcile(m);
+        ck_assert(ledger_core_whole(manager_ledger(m), (unsigned)explicit_core) > 0);
+        ck_assert_int_eq(virDomainSave(b, image), 0);
+        virDomainFree(b);
+        spin_known(NULL, NULL, 100);
+        ck_assert_int_eq(virDomainRestore(conn, image), 0);
+        g_unlink(image);
+        spin_known(NULL, NULL, 100);
+        manager_reconcile(m);
+        d = manager_lookup(m, "r-eb");
+        ck_assert_ptr_nonnull(d);
+        ck_assert_msg(!d->adopted && d->plan && (int)t->pus[d->plan->vcpu_pu[0]].core != explicit_core,
+                      "the restored compat record was kept beside the explicit vCPU on core %d while cores "
+                      "are free (%s): %s",
+                      explicit_core, d->adopted ? "adopted" : "placed anew", d->reason);
+        stop(virDomainLookupByName(conn, "r-eb"));
+        stop(c);
+        free_manager(m);
+}
+END_TEST
+
 /*
  * An 8 GiB 1-vCPU domain, named name, decided (result want) under conf, then bound live by hand (virsh
  * numatune --live) to the node its decision counts no memory on: from the next reconcile its memory is
@@ -1239,6 +1294,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_advised_then_pinned);
         tcase_add_test(tc, test_record_leaves_floating_vcpu_out);
         tcase_add_test(tc, test_compat_record_beside_neighbour);
+        tcase_add_test(tc, test_compat_record_beside_explicit);
         tcase_add_test(tc, test_memory_bound_by_hand);
         tcase_add_test(tc, test_advised_memory_bound_by_hand);
         tcase_add_test(tc, test_advised_definition_edited);
