@@ -652,6 +652,8 @@ static Suite *virt_event_suite(void)
         Suite *s = suite_create("virt-event");
         TCase *tc = tcase_create("core");
 
+        /* the keepalive's case holds the loop for seconds: more than Check's default 4 s in all */
+        tcase_set_timeout(tc, 30);
         tcase_add_test(tc, test_register_after_other_impl);
         tcase_add_test(tc, test_register_once);
         tcase_add_test(tc, test_timeout_frequencies);
