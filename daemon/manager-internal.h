@@ -67,6 +67,7 @@ struct Manager {
         unsigned backoff_sec, reconnects;
         char *connect_error; /* the last failed open's message, until one succeeds */
         struct event *reconnect_ev, *teardown_ev, *reconcile_ev;
+        int close_reason; /* the last close callback's reason (atomic: it may come from another thread) */
         Ledger *ledger;
         GHashTable *decisions; /* uuid -> Decision* */
         ManagerCallbacks cb;
@@ -121,6 +122,9 @@ GPtrArray *manager_pick(const Manager *m, DecisionPick pick, const void *arg);
  * domain placed now ("NAME: placed, was unplaceable"). Returns how many are no longer unplaceable.
  */
 unsigned manager_place_unplaceable(Manager *m, const char *why, GString *report);
+/* libvirt's close callback for the connection (opaque: the Manager), from any thread: the reason kept, the
+ * loss said and handled on the loop. */
+void manager_connection_closed(int reason, void *opaque);
 
 /* manager-cpus.c */
 /*

@@ -87,24 +87,33 @@ static void disconnect(Manager *m)
         set_connected(m, false);
 }
 
+/* The close callback's work, on the loop thread: the connection's reason read back, the loss said, and
+ * unless placementd closed it itself, the connection dropped and opened again. */
 static void on_teardown(evutil_socket_t fd, short what, void *arg)
 {
         Manager *m = arg;
+        int reason = g_atomic_int_get(&m->close_reason);
         (void)fd;
         (void)what;
+        log_warning("Lost the connection to %s (%s)", manager_uri(m), virt_close_reason_to_string(reason));
+        if (reason == VIR_CONNECT_CLOSE_REASON_CLIENT)
+                return;
         disconnect(m);
         m->reconnects++;
         schedule_reconnect(m);
 }
 
-static void on_close(int reason, void *opaque)
+/* libvirt's close callback. It may run on another thread than the loop's: the keepalive watch thread
+ * (virt-event.c) that fires libvirt's keepalive timer while a call holds the loop, or the thread that
+ * closes an old connection. So it touches nothing the loop owns (the configuration, which a reload
+ * swaps, the URI with it): it keeps the reason and hands the rest to the loop (libevent's locking makes
+ * evtimer_add() safe from any thread). */
+void manager_connection_closed(int reason, void *opaque)
 {
         Manager *m = opaque;
         struct timeval zero = {0, 0};
 
-        log_warning("Lost the connection to %s (%s)", manager_uri(m), virt_close_reason_to_string(reason));
-        if (reason == VIR_CONNECT_CLOSE_REASON_CLIENT)
-                return;
+        g_atomic_int_set(&m->close_reason, reason);
         evtimer_add(m->teardown_ev, &zero);
 }
 
@@ -614,7 +623,7 @@ static void connected(Manager *m, virConnectPtr conn, char *error)
                                               .tunable = on_tunable,
                                               .device = on_device,
                                               .metadata = on_metadata,
-                                              .closed = on_close};
+                                              .closed = manager_connection_closed};
         const char *uri = manager_uri(m);
         g_autofree char *why = error;
 

@@ -399,8 +399,9 @@ START_TEST(test_abandoned_opens_bounded)
 }
 END_TEST
 
-/* Runs the loop for ms with the log (at info level) going to a file; returns what was logged. */
-static char *logged_while_spinning(unsigned ms)
+/* Runs fn(data) (when given), then the loop for ms (not at all for 0), with the log (at info level) going to
+ * a file; returns what was logged. */
+static char *logged_during(void (*fn)(void *), void *data, unsigned ms)
 {
         FILE *f = tmpfile();
         int saved = dup(STDERR_FILENO), level = log_get_max_level();
@@ -410,7 +411,10 @@ static char *logged_while_spinning(unsigned ms)
         fflush(stderr);
         ck_assert_int_ge(dup2(fileno(f), STDERR_FILENO), 0);
         log_set_max_level(LOG_INFO);
-        spin_until(NULL, ms);
+        if (fn)
+                fn(data);
+        if (ms)
+                spin_until(NULL, ms);
         fflush(stderr);
         log_set_max_level(level);
         ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
@@ -420,6 +424,47 @@ static char *logged_while_spinning(unsigned ms)
         fclose(f);
         return text;
 }
+
+static char *logged_while_spinning(unsigned ms)
+{
+        return logged_during(NULL, NULL, ms);
+}
+
+static gpointer keepalive_gives_up(gpointer m)
+{
+        manager_connection_closed(VIR_CONNECT_CLOSE_REASON_KEEPALIVE, m);
+        return NULL;
+}
+
+/* libvirt's close callback, as the keepalive's watch thread brings it (virt-event.c), run on a thread of
+ * its own and joined */
+static void closed_on_another_thread(void *m)
+{
+        g_thread_join(g_thread_new("keepalive", keepalive_gives_up, m));
+}
+
+/* libvirt says the connection closed on another thread than the loop's (the keepalive watch thread fires
+ * libvirt's keepalive timer while a call holds the loop): nothing is said or done there, where the
+ * configuration and its URI, which a reload on the loop swaps, are not the thread's to read; the loop
+ * says the loss and connects again. */
+START_TEST(test_close_on_another_thread_handled_by_loop)
+{
+        Manager *m = manager_on("test:///default", NULL);
+        g_autofree char *on_thread = logged_during(closed_on_another_thread, m, 0);
+        g_autofree char *on_loop = NULL;
+
+        ck_assert_msg(!strstr(on_thread, "Lost the connection"), "said on the closing thread: %s",
+                      on_thread);
+        on_loop = logged_while_spinning(50);
+        ck_assert_msg(strstr(on_loop, "<4>Lost the connection to test:///default (keepalive timeout)"), "%s",
+                      on_loop);
+        ck_assert(!manager_connected(m));
+        for (unsigned i = 0; i < 100 && !manager_connected(m); i++)
+                spin_until(NULL, 50);
+        ck_assert(manager_connected(m));
+        fixture_manager_free(base, m);
+}
+END_TEST
 
 /* A libvirtd away for hours (stopped for maintenance) is retried every 30 s: the journal says each failure
  * while the wait grows, and at its longest only one whose message changed, not two lines every 30 s */
@@ -483,6 +528,7 @@ static Suite *manager_uri_suite(void)
         tcase_add_test(tc, test_abandoned_opens_bounded);
         tcase_add_test(tc, test_reconnect_at_longest_wait_quiet);
         tcase_add_test(tc, test_reconnect_says_longest_wait);
+        tcase_add_test(tc, test_close_on_another_thread_handled_by_loop);
         suite_add_tcase(s, tc);
         return s;
 }
