@@ -303,12 +303,20 @@ static int set_option(Ctl *c, CtlOption o, const char *arg)
                 c->topology = arg;
                 break;
         case OPT_CONFIG:
+                if (!*arg) {
+                        ctl_error("placementctl: --config is empty (give a configuration file)");
+                        return -EINVAL;
+                }
                 c->config = arg;
                 break;
         case OPT_POLICY:
                 c->policy = arg;
                 break;
         case OPT_TRACE:
+                if (!*arg) {
+                        ctl_error("placementctl: --trace is empty (give a trace file)");
+                        return -EINVAL;
+                }
                 c->trace = arg;
                 break;
         case OPT_CONNECT:

@@ -294,6 +294,16 @@ full_ctl help plan
 result "placementctl onto a full disk: exit 1 and the write error on stderr${bad:+ (not:$bad)}" "$([ -z "$bad" ]; echo $?)"
 run "$CTL" cpu-advice --connect= some-domain
 result "placementctl: an empty --connect exits 2 naming it (rc $RC)" "$([ $RC -eq 2 ] && grep -q "connect is empty" "$ERR"; echo $?)"
+# an empty --config= or --trace= names the option, as an empty --domain= or --svg= does (it said
+# "placementctl plan: : No such file or directory", and an empty --trace= beside domains "not both")
+bad=
+for o in config trace; do
+    run "$CTL" plan --topology="$HOST222" --$o= a:1:1G
+    [ $RC -eq 2 ] && grep -qx "placementctl: --$o is empty (give a [a-z ]*file)" "$ERR" || bad="$bad [--$o=: rc $RC $(head -c 200 "$ERR")]"
+done
+run "$CTL" simulate --topology="$HOST222" --trace=
+[ $RC -eq 2 ] && grep -q "trace is empty" "$ERR" || bad="$bad [simulate --trace=: rc $RC]"
+result "placementctl: an empty --config or --trace exits 2 naming it${bad:+ (not:$bad)}" "$([ -z "$bad" ]; echo $?)"
 run "$CTL" plan --topology="$ROOT/tests/topologies/two-node-hugepages.xml" vm:1:1G
 result "the map shows each node's hugepage pool apart from its memory (rc $RC)" \
     "$([ $RC -eq 0 ] && grep -q '^  node 0  960.0 MiB' "$OUT" && grep -q '^    hugepages 2.0 MiB: 128.0 MiB free of 128.0 MiB$' "$OUT"; echo $?)"
