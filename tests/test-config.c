@@ -314,6 +314,15 @@ START_TEST(test_unknown_and_syntax)
         g_autofree char *t3 = load_fail("[Placement]\nZebra=1\n");
         ck_assert_msg(strstr(t3, "test.conf:2: unknown key Zebra= in [Placement]; [Placement] takes"), "%s",
                       t3);
+        /* a key of another section names the section it belongs in, the value still unshown */
+        g_autofree char *wrong = load_fail("[Placement]\nURI=qemu:///system\n[Metrics]\nApply=no\n");
+        ck_assert_msg(strstr(wrong,
+                             "test.conf:2: unknown key URI= in [Placement] (it belongs in [Libvirt]); "
+                             "[Placement] takes Policy,") &&
+                          strstr(wrong, "test.conf:4: unknown key Apply= in [Metrics] (it belongs in "
+                                        "[Placement]); [Metrics] takes Listen") &&
+                          !strstr(wrong, "qemu:///system"),
+                      "%s", wrong);
         g_autofree char *t4 = load_fail("[Placement]\nApply=yes\nHeal\n");
         ck_assert_msg(
             strstr(t4, "test.conf:3: not a [Section], a Key=value or a # comment: it has no '='") &&

@@ -441,14 +441,25 @@ static unsigned names_of(const char *section, const char **names)
         return n;
 }
 
-/* "NAME:LINE: unknown section [X] (did you mean [Y]?); the sections are A, B" or the same of a key; a name
- * not spelled as one is not shown (config_lines_name_shown()). */
+/* The section that takes key, when one other than section does: a key written in the wrong section. */
+static const char *home_of(const char *section, const char *key)
+{
+        for (unsigned i = 0; i < G_N_ELEMENTS(config_keys); i++)
+                if (strcmp(config_keys[i].key, key) == 0 && strcmp(config_keys[i].section, section) != 0)
+                        return config_keys[i].section;
+        return NULL;
+}
+
+/* "NAME:LINE: unknown section [X] (did you mean [Y]?); the sections are A, B" or the same of a key (of a
+ * key another section takes, "(it belongs in [Y])"); a name not spelled as one is not shown
+ * (config_lines_name_shown()). */
 static void unknown_name(GString *errors, const ConfigLines *lines, const char *name, const char *section,
                          const char *key)
 {
         const char *names[G_N_ELEMENTS(config_keys) + 1]; /* and the NULL that ends them */
         unsigned n = names_of(key ? section : NULL, names);
         const char *near = config_lines_nearest(key ? key : section, names, n);
+        const char *home = key ? home_of(section, key) : NULL;
         unsigned line = config_lines_find(lines, section, key);
         g_autofree char *list = NULL;
 
@@ -461,6 +472,10 @@ static void unknown_name(GString *errors, const ConfigLines *lines, const char *
                 g_string_append_printf(errors,
                                        ": an unknown key in [%s], not spelled as a key name; [%s] takes %s",
                                        section, section, list);
+        else if (home)
+                g_string_append_printf(errors,
+                                       ": unknown key %s= in [%s] (it belongs in [%s]); [%s] takes %s", key,
+                                       section, home, section, list);
         else if (key)
                 g_string_append_printf(errors, ": unknown key %s= in [%s]%s%s%s; [%s] takes %s", key,
                                        section, near ? " (did you mean " : "", near ? near : "",
