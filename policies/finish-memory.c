@@ -443,7 +443,9 @@ void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, 
  * that frees go to the nodes already counting some, those with the most free pages left first (a share
  * of 2.5 one-GiB pages on each of two nodes is 3 + 2, not half pages no guest can use). What is less than
  * a page takes a whole one there (QEMU rounds the size up): it goes to the node counting the most of those
- * with a page left for it, and only when none has one to the node counting the most. */
+ * with a page left for it, and only when none has one to the node counting the most. The plan keeps the
+ * part's bytes (its memory is the guest's size); the ledger holds the whole page (plan_node_pool_bytes()).
+ */
 /* The same for one kind of the plan's memory: its own pages (second: false), or its cells of a second
  * page size (Plan.second_page_size). */
 static void whole_pages_of(const HostView *v, Plan *plan, bool second)

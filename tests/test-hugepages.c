@@ -11,6 +11,7 @@
 
 #include "domain-request.h"
 #include "domain-xml.h"
+#include "hostmap.h"
 #include "topology-load.h"
 
 #include <inttypes.h>
@@ -165,6 +166,104 @@ START_TEST(test_part_page_goes_where_a_page_is_free)
                         ck_assert_msg(cpuset_count(nodes) == 2, "%u vCPUs, %" PRIu64 " MiB: %s", vcpus, mib,
                                       p->reason);
                 }
+}
+END_TEST
+
+/* QEMU backs a guest's memory in whole pages: a 31 MiB guest takes 16 of node 0's 32 x 2 MiB pages, not
+ * 15.5, so a 33 MiB guest (17 pages) bound there after it does not fit the 32 MiB left, though the bytes
+ * of the two (64 MiB) fill the pool exactly; the plans keep the guests' own sizes. */
+START_TEST(test_pool_held_in_whole_pages)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) node0 = NULL;
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "small",
+                                .vcpus = 1,
+                                .memory = 31 * MiB,
+                                .hugepage_size = PAGE2,
+                                .memory_source = MEMORY_SOURCE_USER,
+                                .memory_mode = MEMORY_MODE_STRICT};
+        g_autoptr(Plan) second = NULL;
+        g_autofree char *map = NULL;
+        Plan *first;
+
+        ck_assert_int_eq(cpuset_parse("0", &node0, NULL), 0);
+        req.memory_nodes = node0;
+        first = policy_place(t, l, &req, &params);
+        ck_assert_uint_eq(first->node_memory[0], 31 * MiB);
+        ck_assert_int_eq(ledger_commit(l, "small", first), 0);
+        ck_assert_uint_eq(ledger_node_hugepages(l, 0, PAGE2), 32 * MiB);
+        ck_assert_uint_eq(ledger_node_free_hugepages(l, 0, PAGE2), 32 * MiB);
+        map = hostmap_render(t, l, NULL);
+        ck_assert_msg(strstr(map, "hugepages 2.0 MiB: 32.0 MiB free of 64.0 MiB"), "%s", map);
+
+        req.name = "large";
+        req.memory = 33 * MiB;
+        second = policy_place(t, l, &req, &params);
+        ck_assert_uint_eq(second->node_memory[0], 33 * MiB);
+        ck_assert_msg(
+            strstr(second->reason,
+                   "node 0 has 32.0 MiB free in hugepages of 2.0 MiB for the 33.0 MiB bound there"),
+            "%s", second->reason);
+        ck_assert_int_eq(ledger_release(l, "small"), 0);
+        ck_assert(ledger_is_empty(l));
+}
+END_TEST
+
+/* Each guest cell is a memory backend of its own (ram-node<id>), each rounded up to whole pages: two
+ * 33 MiB cells on one node take 34 x 2 MiB pages (68 MiB), not the 33 their 66 MiB would fill. */
+START_TEST(test_cells_held_in_whole_pages_each)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        Plan *p = plan_new("cells", 2, 66 * MiB, t->nnodes);
+
+        p->hugepage_size = PAGE2;
+        p->result = PLAN_PLACED;
+        plan_set_cells(p, 2);
+        for (unsigned c = 0; c < 2; c++) {
+                p->cells[c].id = c;
+                p->cells[c].memory = 33 * MiB;
+        }
+        p->node_memory[1] = 66 * MiB;
+        ck_assert_int_eq(ledger_commit(l, "cells", p), 0);
+        ck_assert_uint_eq(ledger_node_hugepages(l, 1, PAGE2), 68 * MiB);
+        ck_assert_uint_eq(ledger_node_free_hugepages(l, 1, PAGE2), 60 * MiB);
+        ck_assert_uint_eq(ledger_node_hugepages(l, 0, PAGE2), 0);
+        ck_assert_int_eq(ledger_release(l, "cells"), 0);
+        ck_assert(ledger_is_empty(l));
+}
+END_TEST
+
+/* 1536 MiB on 1 GiB pages takes two pages of its node's 16: 14.0 GiB free, not 14.5 (no pool of whole
+ * pages has half of one free), the plan still counting the guest's 1536 MiB. */
+START_TEST(test_gib_pages_held_whole)
+{
+        g_autofree char *path = test_topology_path("spr-snc2.xml");
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        g_autofree char *map = NULL;
+        uint64_t sum = 0;
+        int node = -1;
+        Plan *p;
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        g_autoptr(Ledger) l = ledger_new(t);
+        p = place(t, l, "vm", 1536 * MiB, 1024 * MiB);
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        for (unsigned n = 0; n < p->nnode_memory; n++) {
+                sum += p->node_memory[n];
+                if (p->node_memory[n])
+                        node = (int)n;
+        }
+        ck_assert_uint_eq(sum, 1536 * MiB);
+        ck_assert_int_ge(node, 0);
+        ck_assert_int_eq(ledger_commit(l, "vm", p), 0);
+        ck_assert_uint_eq(ledger_node_free_hugepages(l, (unsigned)node, 1024 * MiB), 14 * 1024 * MiB);
+        map = hostmap_render(t, l, NULL);
+        ck_assert_msg(strstr(map, "hugepages 1.0 GiB: 14.0 GiB free of 16.0 GiB"), "%s", map);
+        ck_assert_msg(!strstr(map, "14.5 GiB"), "%s", map);
 }
 END_TEST
 
@@ -830,7 +929,14 @@ START_TEST(test_mixed_cells_ledger_exact)
                         ck_assert_uint_eq(a[0] - b[0], second ? 0 : plan_node_ordinary(plan, n));
                         for (unsigned p = 0; p < t->nodes[n].nhugepages; p++) {
                                 uint64_t size = t->nodes[n].hugepages[p].size;
-                                ck_assert_uint_eq(a[1 + p] - b[1 + p],
+                                /* in the whole pages QEMU takes there */
+                                ck_assert_uint_eq(
+                                    a[1 + p] - b[1 + p],
+                                    size == plan->hugepage_size ? plan_node_pool_bytes(plan, n, false)
+                                    : second && size == second  ? plan_node_pool_bytes(plan, n, true)
+                                                                : 0);
+                                ck_assert_uint_eq((a[1 + p] - b[1 + p]) % size, 0);
+                                ck_assert_uint_ge(a[1 + p] - b[1 + p],
                                                   size == plan->hugepage_size ? plan_node_pages(plan, n)
                                                   : second && size == second  ? plan_node_ordinary(plan, n)
                                                                               : 0);
@@ -866,6 +972,9 @@ static Suite *hugepages_suite(void)
         tcase_add_test(tc, test_short_pool_is_unplaceable);
         tcase_add_test(tc, test_spread_in_whole_pages);
         tcase_add_test(tc, test_part_page_goes_where_a_page_is_free);
+        tcase_add_test(tc, test_pool_held_in_whole_pages);
+        tcase_add_test(tc, test_cells_held_in_whole_pages_each);
+        tcase_add_test(tc, test_gib_pages_held_whole);
         tcase_add_test(tc, test_no_pool_of_that_size);
         tcase_add_test(tc, test_bound_beyond_pool_is_said);
         tcase_add_test(tc, test_cell_bound_beyond_pool_is_said);

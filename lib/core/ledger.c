@@ -161,18 +161,20 @@ static void account(Ledger *l, const Plan *p, int sign)
                 l->core_held[t->pus[pu].core] += (unsigned)sign;
         }
         for (unsigned n = 0; n < t->nnodes; n++) {
-                uint64_t pages = plan_node_pages(p, n), ordinary = plan_node_ordinary(p, n);
+                uint64_t pages = plan_node_pool_bytes(p, n, false), ordinary = plan_node_ordinary(p, n);
                 int pool = pages ? pool_index(t, n, p->hugepage_size) : -1;
-                /* hugepage memory is held in the pool of its size; a node without one holds none of it
-                 * (bound there, the guest's memory cannot all be backed: the plan's reason says so). A
-                 * guest cell no <page> backs holds ordinary memory beside it */
+                /* hugepage memory is held in the pool of its size, in the whole pages QEMU takes for it
+                 * (plan_node_pool_bytes()); a node without one holds none of it (bound there, the guest's
+                 * memory cannot all be backed: the plan's reason says so). A guest cell no <page> backs
+                 * holds ordinary memory beside it */
                 if (pool >= 0)
                         byte_sum_add(&l->hugepages[n][pool], pages, sign);
                 /* or, for cells of a second page size, hugepages of that size */
                 if (ordinary && p->second_page_size) {
                         int second = pool_index(t, n, p->second_page_size);
                         if (second >= 0)
-                                byte_sum_add(&l->hugepages[n][second], ordinary, sign);
+                                byte_sum_add(&l->hugepages[n][second], plan_node_pool_bytes(p, n, true),
+                                             sign);
                 } else if (ordinary) {
                         byte_sum_add(&l->node_memory[n], ordinary, sign);
                 }

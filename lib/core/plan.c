@@ -326,6 +326,48 @@ uint64_t plan_node_ordinary(const Plan *p, unsigned n)
         return p->node_memory[n] - plan_node_pages(p, n);
 }
 
+/* bytes rounded up to whole pages of page, or bytes when that would not fit 64 bits */
+static uint64_t whole_pages(uint64_t bytes, uint64_t page)
+{
+        uint64_t part = bytes % page;
+        return !part || bytes > UINT64_MAX - (page - part) ? bytes : bytes + (page - part);
+}
+
+uint64_t plan_node_pool_bytes(const Plan *p, unsigned n, bool second)
+{
+        uint64_t page = second ? p->second_page_size : p->hugepage_size;
+        uint64_t rounded = 0, backends = 0, extra, own;
+        int most = -1;
+
+        if (!page || !p->hugepage_size)
+                return 0;
+        /* each node's share rounded up to whole pages there; most: the node counting the most */
+        for (unsigned i = 0; i < p->nnode_memory; i++) {
+                uint64_t bytes = second ? plan_node_ordinary(p, i) : plan_node_pages(p, i);
+                if (bytes && (most < 0 || bytes > (second ? plan_node_ordinary(p, (unsigned)most)
+                                                          : plan_node_pages(p, (unsigned)most))))
+                        most = (int)i;
+                rounded = whole_pages(bytes, page) > UINT64_MAX - rounded
+                              ? UINT64_MAX
+                              : rounded + whole_pages(bytes, page);
+        }
+        if (most < 0)
+                return 0;
+        /* QEMU backs each guest cell apart (ram-node<id>), each in whole pages of its own: the pages those
+         * take beyond the nodes' whole pages are counted on the node counting the most */
+        for (unsigned c = 0; c < p->ncells; c++) {
+                uint64_t cell;
+                if (p->cells[c].ordinary != second)
+                        continue;
+                cell = whole_pages(p->cells[c].memory, page);
+                backends = cell > UINT64_MAX - backends ? UINT64_MAX : backends + cell;
+        }
+        extra =
+            backends > rounded && rounded != UINT64_MAX && backends != UINT64_MAX ? backends - rounded : 0;
+        own = whole_pages(second ? plan_node_ordinary(p, n) : plan_node_pages(p, n), page);
+        return (int)n != most || own > UINT64_MAX - extra ? own : own + extra;
+}
+
 void plan_copy_memory(Plan *dst, const Plan *src)
 {
         memcpy(dst->node_memory, src->node_memory,

@@ -390,6 +390,11 @@ void plan_set_cells(Plan *p, unsigned ncells);
  * memory (node_ordinary). */
 uint64_t plan_node_pages(const Plan *p, unsigned n);
 uint64_t plan_node_ordinary(const Plan *p, unsigned n);
+/* What the plan takes from node index n's pool of hugepage_size (second: of second_page_size, its cells
+ * marked ordinary): its bytes there in whole pages, as QEMU backs its memory, each guest cell apart (a
+ * plan without cells as one); the pages its cells take beyond its nodes' whole pages are counted on the
+ * node counting the most of that kind. 0 for a plan of ordinary memory. */
+uint64_t plan_node_pool_bytes(const Plan *p, unsigned n, bool second);
 /* dst's memory per node (node_memory, node_ordinary) becomes src's. */
 void plan_copy_memory(Plan *dst, const Plan *src);
 /* How the memory of a cell marked ordinary is named: "of ordinary memory", or "in 2.0 MiB hugepages" when

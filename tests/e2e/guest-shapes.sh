@@ -99,7 +99,20 @@ expect "${P}io: vCPU 0 runs on CPU 1 (/proc)" "0 1" "$(e2e_vcpu_affinity "${P}io
 must "destroy ${P}io" e2e_domain_destroy "${P}io"
 pd_stop
 
-# 2. Hugepages on the real host: 96 MiB in 2 MiB pages; a 64 MiB hugepage guest leaves 32 MiB.
+# start_sized NAME VCPUS MIB [SNIPPET]: e2e_domain_start of a domain of MIB MiB.
+start_sized() {
+    sed -e "s|<memory unit='MiB'>64</memory>|<memory unit='MiB'>$3</memory>|" \
+        "$E2E_DOMAIN_TEMPLATE" >"$WORK/sized.xml.in" || return 1
+    grep -q "<memory unit='MiB'>$3</memory>" "$WORK/sized.xml.in" || return 1
+    E2E_DOMAIN_TEMPLATE=$WORK/sized.xml.in e2e_domain_start "$1" "$2" "${4:-}"
+}
+
+# map_hugepages: placementctl map's line of the 2 MiB pool.
+map_hugepages() { pdctl map | sed -n 's/^ *\(hugepages 2.0 MiB: .*\)$/\1/p' | head -n 1; }
+
+# 2. Hugepages on the real host: 96 MiB in 2 MiB pages; a 64 MiB hugepage guest leaves 32 MiB. A 65 MiB
+#    one takes 33 pages (QEMU rounds its memory up to whole pages), and two cells of 33 MiB 34 (each cell
+#    rounded): the map's free part is still the kernel's.
 if [ -z "$SKIP_WHY" ]; then
     must "placementd on this host (it reads the pool)" pd_start host
     must "start ${P}huge (64 MiB in hugepages)" \
@@ -114,6 +127,21 @@ if [ -z "$SKIP_WHY" ]; then
     expect "general memory is not what the hugepage guest holds" "0 B held" \
         "$(pdctl map | sed -nE 's/^  node 0 .*, (.*) by domains$/\1/p')"
     must "destroy ${P}huge" e2e_domain_destroy "${P}huge"
+    must "start ${P}huge65 (65 MiB in hugepages)" \
+        start_sized "${P}huge65" 1 65 "<memoryBacking><hugepages/></memoryBacking>"
+    check "${P}huge65: decision recorded" wait_for 10 pd_decided "${P}huge65"
+    expect "${P}huge65: QEMU took 33 pages" 15 "$(cat "$E2E_HP_SYS/free_hugepages")"
+    expect "${P}huge65: placementctl map counts the 33 pages QEMU took" \
+        "hugepages 2.0 MiB: 30.0 MiB free of $((PAGES * 2)).0 MiB" "$(map_hugepages)"
+    must "destroy ${P}huge65" e2e_domain_destroy "${P}huge65"
+    CELLS33="<cpu><numa><cell id='0' cpus='0' memory='33' unit='MiB'/><cell id='1' cpus='1' memory='33' unit='MiB'/></numa></cpu>"
+    must "start ${P}cells33 (two 33 MiB cells in hugepages)" \
+        start_sized "${P}cells33" 2 66 "<memoryBacking><hugepages/></memoryBacking>$CELLS33"
+    check "${P}cells33: decision recorded" wait_for 10 pd_decided "${P}cells33"
+    expect "${P}cells33: QEMU took 34 pages" 14 "$(cat "$E2E_HP_SYS/free_hugepages")"
+    expect "${P}cells33: placementctl map counts the 34 pages QEMU took" \
+        "hugepages 2.0 MiB: 28.0 MiB free of $((PAGES * 2)).0 MiB" "$(map_hugepages)"
+    must "destroy ${P}cells33" e2e_domain_destroy "${P}cells33"
 fi
 check "placementd still runs" sh -c "[ -z '$PD_PID' ] || kill -0 '$PD_PID'"
 [ -z "$SKIP_WHY" ] || tap_skip "$SKIP_WHY"
