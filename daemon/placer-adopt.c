@@ -649,9 +649,19 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 char *reason = placer_reason_hand_emulator(plan->reason, NULL);
                 rerecord = true;
                 cpuset_clear(plan->emulator_pin);
+                plan->user_emulator_floating = true;
                 g_free(plan->reason);
                 plan->reason = reason;
+        } else if (plan->user_emulator_floating && (!md->domain_id || md->domain_id != live->domain_id ||
+                                                    !placer_emulator_runs_floating(m, dom, user, live))) {
+                /* the record says its user set the emulator floating: it stands only in the run it was
+                 * written in, while the emulator runs so (a record of another run, or one written over,
+                 * leaves a re-placement to pin it as EmulatorPin= says) */
+                plan->user_emulator_floating = false;
+                rerecord = true;
         }
+        if (hand)
+                plan->user_emulator_floating = false;
         if (plan->result == PLAN_ADOPTED)
                 count_adopted(m, user ? user : live, live, plan);
         else if (unbound)

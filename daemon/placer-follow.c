@@ -179,6 +179,41 @@ bool placer_floating_emulator_said(Manager *m, virDomainPtr dom, const DomainSpe
         return true;
 }
 
+bool placer_emulator_runs_floating(Manager *m, virDomainPtr dom, const DomainSpec *user,
+                                   const DomainSpec *live)
+{
+        g_autoptr(CpuSet) pin = NULL;
+
+        return user && !user->has_emulatorpin && (pin = virt_domain_emulator_pin(dom)) &&
+               !cpuset_is_empty(pin) && pin_anywhere(m, dom, user, live, pin);
+}
+
+bool placer_floating_emulator(Manager *m, virDomainPtr dom, DomainSpec *user, const DomainSpec *live,
+                              const Decision *old)
+{
+        /* a new start (another domain ID) forgets it, as it forgets a hand pin */
+        if (!old || !old->plan || !old->plan->user_emulator_floating ||
+            (old->domain_id && live->domain_id && old->domain_id != live->domain_id) ||
+            !placer_emulator_runs_floating(m, dom, user, live))
+                return false;
+        user->has_emulatorpin = true;
+        user->emulatorpin_live = true;
+        g_clear_pointer(&user->emulatorpin, cpuset_free); /* floating: no CPU of its own to hold */
+        return true;
+}
+
+void placer_note_floating_emulator(Plan *plan, const PlacementRequest *req)
+{
+        char *reason;
+
+        if (!plan || !req->keep_emulator || !req->emulator_pinned_live || req->emulator_cpus)
+                return;
+        plan->user_emulator_floating = true;
+        reason = placer_reason_hand_emulator(plan->reason, NULL);
+        g_free(plan->reason);
+        plan->reason = reason;
+}
+
 /* Which of the definition's own <iothreadpin>s hold their CPUs (hold_thread_cpus()). */
 typedef enum { IOTHREADS_NONE, IOTHREADS_RUNNING, IOTHREADS_ALL } IothreadHolds;
 
@@ -591,6 +626,8 @@ bool placer_follow_emulator(Manager *m, virDomainPtr dom, Decision *d)
                 return false;
         plan = plan_copy(d->plan);
         cpuset_clear(plan->emulator_pin);
+        /* set floating by its user: a re-placement leaves it so (placer_floating_emulator()) */
+        plan->user_emulator_floating = !hand && floating;
         /* the CPUs held for QEMU's threads: the definition's, and the emulator pin someone else made */
         hold_thread_cpus(m, user, live, IOTHREADS_RUNNING, plan);
         list = cpuset_format(pin);

@@ -76,6 +76,22 @@ unsigned placer_hand_iothreads(Manager *m, virDomainPtr dom, DomainSpec *user, c
 const CpuSet *placer_hand_emulator_said(Manager *m, virDomainPtr dom, DomainSpec *user,
                                         const DomainSpec *live, const CpuSet *own, const CpuSet *recorded,
                                         const char *name);
+/*
+ * Whether the emulator of dom runs unpinned as its user set it, in the run of old (its decision, adopted
+ * or of this daemon, whose plan says user_emulator_floating): libvirt's default pin runs, and neither the
+ * definition nor a hand pin onto other CPUs (placer_hand_emulator(), called first) keeps it. It is then
+ * the user's, as a pin onto other CPUs is: user keeps it (has_emulatorpin, live) with no CPUs to hold, so
+ * a re-placement leaves it floating (placer_note_floating_emulator()).
+ */
+bool placer_floating_emulator(Manager *m, virDomainPtr dom, DomainSpec *user, const DomainSpec *live,
+                              const Decision *old);
+/* Whether the emulator of dom runs on libvirt's default pin and user (the definition, or a hand pin made
+ * user's) keeps none of its own. */
+bool placer_emulator_runs_floating(Manager *m, virDomainPtr dom, const DomainSpec *user,
+                                   const DomainSpec *live);
+/* Marks plan, made for req, as leaving the emulator floating as its user set it (req keeps an emulator
+ * pinned outside placementd whose CPUs are none: placer_floating_emulator()), its reason saying so. */
+void placer_note_floating_emulator(Plan *plan, const PlacementRequest *req);
 /* Whether the emulator, pinned to recorded by placementd (the record's pin), runs on libvirt's default pin
  * (every host CPU, or every CPU of <vcpu cpuset>) instead: someone set it floating while placementd was
  * down (virsh emulatorpin DOM 0-7 --live), and the definition keeps no <emulatorpin>. Said at info level

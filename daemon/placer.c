@@ -675,12 +675,16 @@ static Decision *decide(Manager *m, const char *uuid, const DomainSpec *live, Pl
                         const PlacementParams *params)
 {
         g_autofree double *pu_busy = NULL;
+        Plan *plan;
 
         ledger_release(m->ledger, uuid); /* a re-placement sees the host without its old self */
         /* what the others keep busy, once anything is measured (unknown: every vCPU busy) */
         if (load_monitor_known(m->load))
                 req->pu_busy = pu_busy = load_pu_busy(m->ledger, load_monitor_lookup_cb, m->load);
-        return record_plan(m, uuid, live, policy_place(m->topology, m->ledger, req, params), NULL);
+        plan = policy_place(m->topology, m->ledger, req, params);
+        /* an emulator its user set floating stays so: said, and recorded */
+        placer_note_floating_emulator(plan, req);
+        return record_plan(m, uuid, live, plan, NULL);
 }
 
 /* Counts the time from the event to the last pin in the latency histogram. */
@@ -812,8 +816,10 @@ PlacerRequest *placer_request(Manager *m, virDomainPtr dom)
                 return NULL;
         {
                 const Decision *d = g_hash_table_lookup(m->decisions, virt_domain_uuid(dom, uuid));
-                placer_hand_emulator(m, dom, r->user, r->live, d && d->plan ? d->plan->emulator_pin : NULL,
-                                     r->live->decision ? r->live->decision->emulator : NULL);
+                if (!placer_hand_emulator(m, dom, r->user, r->live,
+                                          d && d->plan ? d->plan->emulator_pin : NULL,
+                                          r->live->decision ? r->live->decision->emulator : NULL))
+                        placer_floating_emulator(m, dom, r->user, r->live, d);
                 placer_hand_iothreads(m, dom, r->user, r->live, d);
         }
         r->params = params_for(m, r->user, r->live->name);
@@ -832,7 +838,10 @@ void placer_apply_plan(Manager *m, virDomainPtr dom, const PlacerRequest *r, Pla
         /* what the earlier decision applied to QEMU's other threads, undone where the plan drops it */
         g_autoptr(Plan) before =
             old && old->plan && !placer_pinned_nothing(old) ? plan_copy(old->plan) : NULL;
-        Decision *d = record_plan(m, uuid, r->live, plan, note);
+        Decision *d;
+
+        placer_note_floating_emulator(plan, &r->req);
+        d = record_plan(m, uuid, r->live, plan, note);
 
         /* a move that leaves the memory where it is (a re-pin) leaves its binding as it stood: applied
          * by placementd, or off */
@@ -972,9 +981,10 @@ static Decision *place(Manager *m, virDomainPtr dom, const char *uuid, PlaceOrig
                 ours = interrupted_claim_unrecorded(m, dom, old, live, user);
         /* an emulator pin someone else made is the user's: never undone; so are I/O thread pins */
         if (!ours) {
-                placer_hand_emulator_said(m, dom, user, live,
-                                          old && old->plan ? old->plan->emulator_pin : NULL,
-                                          live->decision ? live->decision->emulator : NULL, live->name);
+                if (!placer_hand_emulator_said(m, dom, user, live,
+                                               old && old->plan ? old->plan->emulator_pin : NULL,
+                                               live->decision ? live->decision->emulator : NULL, live->name))
+                        placer_floating_emulator(m, dom, user, live, old); /* or set floating by hand */
                 placer_hand_iothreads(m, dom, user, live, old); /* and I/O threads pinned by hand */
         }
         if ((why = domain_spec_opt_out(user)))

@@ -1268,6 +1268,119 @@ START_TEST(test_emulator_unpinned_while_down)
 }
 END_TEST
 
+/* The emulator placementd pinned set floating again by hand (virsh emulatorpin DOM 0-7 --live, libvirt's
+ * default) while placementd runs: a re-placement (placementctl replace) leaves it floating, as it leaves a
+ * hand pin onto other CPUs, and the decision says so; the record carries it, so a restarted daemon's
+ * re-placement leaves it floating too. */
+START_TEST(test_emulator_unpinned_by_hand_stays_replaced)
+{
+        const char *topology = "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:2 pu:1";
+        Manager *m = fixture_manager_new(base, topology, NULL);
+        virDomainPtr dom = fixture_define_and_start(conn, "r-emurep", 1);
+        g_autofree char *error = NULL;
+        g_autofree char *record = NULL;
+        const Decision *d;
+
+        ck_assert(spin_known(m, "r-emurep", 3000));
+        d = manager_lookup(m, "r-emurep");
+        ck_assert_msg(d->result == DECISION_PLACED && !cpuset_is_empty(d->plan->emulator_pin), "%s",
+                      d->reason);
+        ck_assert_int_eq(virDomainPinEmulator(dom, &(unsigned char){0xff}, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "r-emurep");
+        ck_assert_msg(strstr(d->reason, "the emulator runs unpinned"), "%s", d->reason);
+        ck_assert_int_eq(manager_replace(m, "r-emurep", &error), 0);
+        d = manager_lookup(m, "r-emurep");
+        ck_assert_int_eq(emulator_mask(dom), 0xff);
+        ck_assert_msg(d->result == DECISION_PLACED && cpuset_is_empty(d->plan->emulator_pin) &&
+                          cpuset_is_empty(d->plan->held_pus) &&
+                          strstr(d->reason, "the emulator runs unpinned"),
+                      "%s", d->reason);
+        /* and again, the first re-placement's decision being the one it starts from */
+        ck_assert_int_eq(manager_replace(m, "r-emurep", &error), 0);
+        ck_assert_int_eq(emulator_mask(dom), 0xff);
+        record = record_of(dom);
+        ck_assert_msg(record && strstr(record, "user-emulator=\"floating\""), "%s", record);
+        free_manager(m);
+
+        /* a restarted daemon adopts it so, and its re-placement leaves the emulator floating as well */
+        m = fixture_manager_new(base, topology, NULL);
+        ck_assert(spin_known(m, "r-emurep", 3000));
+        d = manager_lookup(m, "r-emurep");
+        ck_assert_msg(d->adopted && strstr(d->reason, "the emulator runs unpinned"), "%s", d->reason);
+        ck_assert_int_eq(manager_replace(m, "r-emurep", &error), 0);
+        d = manager_lookup(m, "r-emurep");
+        ck_assert_int_eq(emulator_mask(dom), 0xff);
+        ck_assert_msg(cpuset_is_empty(d->plan->emulator_pin) &&
+                          strstr(d->reason, "the emulator runs unpinned"),
+                      "%s", d->reason);
+
+        /* a new start forgets it: placed anew, its emulator pinned as EmulatorPin= says */
+        ck_assert_int_eq(virDomainDestroy(dom), 0);
+        ck_assert_int_eq(virDomainCreate(dom), 0);
+        for (unsigned i = 0; i < 3000 && (!(d = manager_lookup(m, "r-emurep")) || d->adopted ||
+                                          cpuset_is_empty(d->plan->emulator_pin));
+             i++) {
+                struct timespec nap = {0, 1000000};
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+                nanosleep(&nap, NULL);
+        }
+        ck_assert_msg(d && !d->adopted && !d->plan->user_emulator_floating &&
+                          !cpuset_is_empty(d->plan->emulator_pin) && !strstr(d->reason, "runs unpinned"),
+                      "%s", d ? d->reason : "");
+        ck_assert_int_ne(emulator_mask(dom), 0xff);
+        ck_assert_int_eq(virDomainDestroy(dom), 0);
+        ck_assert_int_eq(virDomainUndefine(dom), 0);
+        virDomainFree(dom);
+        free_manager(m);
+}
+END_TEST
+
+/* The emulator placementd pinned set floating by hand while placementd was down, beside a record that says
+ * its user set it floating in another run (domain-id= of another start, emulator="": written by someone
+ * else): the restarted daemon adopts the record, but its re-placement pins the emulator as EmulatorPin=
+ * says, as it does without such a claim. */
+START_TEST(test_emulator_floating_claim_of_other_run)
+{
+        const char *topology = "synthetic:pack:1 numa:1(memory=16GiB) l3:1 core:2 pu:1";
+        Manager *m = fixture_manager_new(base, topology, NULL);
+        virDomainPtr dom = start_xml("r-emuclaim", "<vcpu>1</vcpu>");
+        g_autoptr(GRegex) id = g_regex_new(" domain-id=\"[0-9]+\"", 0, 0, NULL);
+        g_autoptr(GRegex) emulator = g_regex_new(" emulator=\"[0-9,-]*\"", 0, 0, NULL);
+        g_autofree char *error = NULL;
+        g_autofree char *record = NULL;
+        g_autofree char *other = NULL;
+        g_autofree char *forged = NULL;
+        const Decision *d;
+
+        ck_assert(spin_known(m, "r-emuclaim", 3000));
+        d = manager_lookup(m, "r-emuclaim");
+        ck_assert_msg(!cpuset_is_empty(d->plan->emulator_pin), "%s", d->reason);
+        free_manager(m);
+        record = record_of(dom);
+        ck_assert_msg(record && g_regex_match(id, record, 0, NULL), "%s", record);
+        other = g_regex_replace_literal(id, record, -1, 0, " domain-id=\"4000\"", 0, NULL);
+        forged = g_regex_replace_literal(emulator, other, -1, 0, " emulator=\"\" user-emulator=\"floating\"",
+                                         0, NULL);
+        ck_assert_msg(strstr(forged, "user-emulator=\"floating\""), "%s", forged);
+        ck_assert_int_eq(virDomainSetMetadata(dom, VIR_DOMAIN_METADATA_ELEMENT, forged, "placementd",
+                                              PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE),
+                         0);
+        ck_assert_int_eq(virDomainPinEmulator(dom, &(unsigned char){0xff}, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        m = fixture_manager_new(base, topology, NULL);
+        ck_assert(spin_known(m, "r-emuclaim", 3000));
+        d = manager_lookup(m, "r-emuclaim");
+        ck_assert_msg(d->adopted && !d->plan->user_emulator_floating, "%s", d->reason);
+        ck_assert_int_eq(manager_replace(m, "r-emuclaim", &error), 0);
+        d = manager_lookup(m, "r-emuclaim");
+        ck_assert_msg(!cpuset_is_empty(d->plan->emulator_pin) && !strstr(d->reason, "runs unpinned"), "%s",
+                      d->reason);
+        ck_assert_int_ne(emulator_mask(dom), 0xff);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 static Suite *manager_reconcile_suite(void)
 {
         Suite *s = suite_create("manager reconcile");
@@ -1290,6 +1403,8 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_unreadable_from_start_counted_as_it_runs);
         tcase_add_test(tc, test_uri_change_keeps_place_running);
         tcase_add_test(tc, test_emulator_unpinned_while_down);
+        tcase_add_test(tc, test_emulator_unpinned_by_hand_stays_replaced);
+        tcase_add_test(tc, test_emulator_floating_claim_of_other_run);
         tcase_add_test(tc, test_unplaceable_then_pinned);
         tcase_add_test(tc, test_advised_then_pinned);
         tcase_add_test(tc, test_record_leaves_floating_vcpu_out);

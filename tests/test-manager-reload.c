@@ -529,6 +529,43 @@ START_TEST(test_restart_heals_recorded_sharing)
 }
 END_TEST
 
+/* The emulator placementd pinned set floating again by hand (virsh emulatorpin DOM 0-7 --live) while the
+ * domain runs: a reload that places the domain anew (ReservedCPUs= takes its vCPU's core) leaves the
+ * emulator floating, as it leaves a hand pin onto other CPUs. */
+START_TEST(test_reload_keeps_emulator_floating_by_hand)
+{
+        Manager *m = fixture_manager_new(base, THREE_CORES, CONF);
+        virDomainPtr a = fixture_start_xml(conn, "rc-float", "<vcpu>1</vcpu>");
+        unsigned char map[1] = {0};
+        g_autofree char *reserved = NULL;
+        const Decision *d;
+        int cpu;
+
+        ck_assert(fixture_spin_known(base, m, "rc-float", 3000));
+        d = manager_lookup(m, "rc-float");
+        ck_assert_msg(d->result == DECISION_PLACED && !cpuset_is_empty(d->plan->emulator_pin), "%s",
+                      d->reason);
+        cpu = cpuset_next(d->plan->vcpu_pins[0], 0);
+        ck_assert_int_ge(cpu, 0);
+        ck_assert_int_eq(virDomainPinEmulator(a, &(unsigned char){0xff}, 1, VIR_DOMAIN_AFFECT_LIVE), 0);
+        manager_reconcile(m);
+        d = manager_lookup(m, "rc-float");
+        ck_assert_msg(cpuset_is_empty(d->plan->emulator_pin) && strstr(d->reason, "runs unpinned"), "%s",
+                      d->reason);
+        reserved = g_strdup_printf(CONF "ReservedCPUs=%d-%d\n", cpu & ~1, (cpu & ~1) + 1);
+        fixture_reload(m, reserved);
+        d = manager_lookup(m, "rc-float");
+        ck_assert_msg(!cpuset_has(d->plan->vcpu_pins[0], (unsigned)cpu), "not placed anew: %s", d->reason);
+        ck_assert_int_eq(virDomainGetEmulatorPinInfo(a, map, 1, VIR_DOMAIN_AFFECT_LIVE), 1);
+        ck_assert_int_eq(map[0], 0xff);
+        ck_assert_msg(cpuset_is_empty(d->plan->emulator_pin) && cpuset_is_empty(d->plan->held_pus) &&
+                          strstr(d->reason, "the emulator runs unpinned"),
+                      "%s", d->reason);
+        fixture_stop(a);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 static Suite *manager_reload_suite(void)
 {
         Suite *s = suite_create("manager reload");
@@ -547,6 +584,7 @@ static Suite *manager_reload_suite(void)
         tcase_add_test(tc, test_reload_unplaceable_keeps_cpuset_pin);
         tcase_add_test(tc, test_reload_freeing_cpus_heals);
         tcase_add_test(tc, test_restart_heals_recorded_sharing);
+        tcase_add_test(tc, test_reload_keeps_emulator_floating_by_hand);
         suite_add_tcase(s, tc);
         return s;
 }

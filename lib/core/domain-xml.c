@@ -440,6 +440,9 @@ static void start_meta_user_iothreads(Parser *p, MetaDecision *d, const char **n
 
         if (ids && meta_set(p, ids, &d->user_iothreads, "I/O thread id") && cpuset_has(d->user_iothreads, 0))
                 meta_fail(p, "recorded I/O thread id 0 (libvirt numbers them from 1)");
+        /* the emulator set floating by its user (user-emulator="floating"); any other word says nothing */
+        d->user_emulator_floating =
+            g_strcmp0(domain_xml_attr(names, values, "user-emulator"), "floating") == 0;
 }
 
 static void start_meta(Parser *p, const char *local, const char **names, const char **values)

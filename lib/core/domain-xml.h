@@ -20,7 +20,8 @@
  *
  * The user writes skip/policy in the persistent definition; placementd writes the decision into the
  * live definition only, keeping the user's attributes. Any namespace prefix is accepted. A decision that
- * leaves I/O threads where the user pins them (its definition, or by hand) names them: user-iothreads="3".
+ * leaves I/O threads where the user pins them (its definition, or by hand) names them: user-iothreads="3";
+ * one whose emulator, pinned by placementd, its user set floating again says user-emulator="floating".
  *
  * Beside the decision placementd records the user's own definition as it was before placementd
  * touched the domain: <placementd:definition> holds, as escaped text, a small document
@@ -65,6 +66,9 @@ typedef struct MetaDecision {
         CpuSet *iothread_pin;
         /* added: the I/O threads left where the user pins them (ids); NULL when not recorded */
         CpuSet *user_iothreads;
+        /* added: the emulator runs unpinned as its user set it (user-emulator="floating"); a claim the
+         * daemon checks against the emulator pin that runs and the run it was written in */
+        bool user_emulator_floating;
         /* added: the UUID of the domain it was recorded for; NULL in records made before it was written */
         char *uuid;
         /* added: the libvirt domain ID of the run it was written in; 0 when not recorded or unreadable (it

@@ -72,6 +72,8 @@ char *metadata_format_run(const Topology *t, const Plan *p, const char *result, 
         }
         if (!cpuset_is_empty(p->user_iothreads))
                 append_set(s, "user-iothreads", p->user_iothreads);
+        if (p->user_emulator_floating)
+                g_string_append(s, " user-emulator=\"floating\"");
         g_string_append(s, ">");
         for (unsigned i = 0; i < p->nvcpus; i++) {
                 g_autofree char *pins = cpuset_format(p->vcpu_pins[i]);
@@ -289,6 +291,8 @@ int metadata_to_plan_bound(const Topology *t, const MetaDecision *d, const char 
                 FAIL("recorded emulator pin is not within the host");
         if (d->emulator)
                 cpuset_union(p->emulator_pin, d->emulator);
+        /* a claim only: the daemon keeps it where the emulator runs unpinned in the run it names */
+        p->user_emulator_floating = d->user_emulator_floating && cpuset_is_empty(p->emulator_pin);
         if ((r = check_iothreads(t, d, p, ret_error)) < 0)
                 return r;
         p->reason = g_strdup(d->reason ? d->reason : "adopted from the domain's recorded decision");

@@ -168,6 +168,7 @@ Plan *plan_copy(const Plan *p)
         c->l3_fit = p->l3_fit;
         c->nothing_usable = p->nothing_usable;
         c->repinned = p->repinned;
+        c->user_emulator_floating = p->user_emulator_floating;
         return c;
 }
 

@@ -362,6 +362,10 @@ typedef struct Plan {
         /* added: node_ordinary is in hugepages of this size, not ordinary memory: the plan's cells of
          * the smaller of two <page> sizes (PlacementRequest.second_page_size); 0: ordinary memory */
         uint64_t second_page_size;
+        /* added: the emulator placementd pinned runs unpinned again as someone set it outside placementd
+         * (virsh emulatorpin DOM 0-7 --live) while the domain runs: the user's, as a pin onto other CPUs
+         * would be; a re-placement leaves it so and holds nothing for it (the record: user-emulator=) */
+        bool user_emulator_floating;
 } Plan;
 
 Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnodes);
