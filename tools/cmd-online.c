@@ -61,8 +61,16 @@ static const char *bus_hint(const Ctl *c, int r)
         return "";
 }
 
+/* The bus connection went away: a call's answer, or the opening of a bus whose other end already ended. */
+static bool transport_lost(int r)
+{
+        return r == -ENOTCONN || r == -ECONNRESET || r == -EPIPE || r == -ECONNREFUSED;
+}
+
 int ctl_bus_open(Ctl *c)
 {
+        g_autofree char *ssh = NULL;
+
         int r;
 
         if (c->address && c->bus) {
@@ -73,6 +81,11 @@ int ctl_bus_open(Ctl *c)
                 ctl_error("placementctl: --host reaches the system bus of that host; it does not go "
                           "with --bus or --bus-address");
                 return EXIT_USAGE;
+        }
+        if (c->host && !(ssh = g_find_program_in_path("ssh"))) {
+                /* sd-bus's child fails to run it and says nothing */
+                ctl_error("placementctl: --host runs ssh, which is not in PATH");
+                return EXIT_NOT_RUNNING;
         }
         if (c->host)
                 /* ssh -xT HOST systemd-stdio-bridge, as systemctl -H does */
@@ -94,6 +107,12 @@ int ctl_bus_open(Ctl *c)
                           c->address);
                 return EXIT_USAGE;
         }
+        if (r < 0 && c->host && transport_lost(r)) {
+                /* ssh ended before sd-bus wrote its greeting: as when it ends before the first answer */
+                ctl_error("placementctl: cannot reach %s over ssh (ssh's own message is above): %s", c->host,
+                          strerror(-r));
+                return EXIT_NOT_RUNNING;
+        }
         if (r < 0) {
                 ctl_error("placementctl: cannot connect to the %s bus: %s%s", where(c), strerror(-r),
                           bus_hint(c, r));
@@ -103,10 +122,6 @@ int ctl_bus_open(Ctl *c)
 }
 
 /* Maps a failed call to a message and an exit code. */
-static bool transport_lost(int r)
-{
-        return r == -ENOTCONN || r == -ECONNRESET || r == -EPIPE || r == -ECONNREFUSED;
-}
 
 /* refused, when not NULL, goes before the message of an InvalidArgument error: what it means that the
  * daemon refused the call (Reload: the old configuration still runs). */

@@ -210,6 +210,24 @@ for h in root@ @host -oProxyCommand=x 'root@:22' 'kvm7:' 'kvm7:0' 'kvm7:65536' '
     result "-H '$h' is a usage error naming it, exit 2, nothing run (rc $RC)" \
         "$([ $RC -eq 2 ] && grep -qF -- "--host takes [USER@]HOST[:PORT], not '$h'" "$ERR"; echo $?)"
 done
+# an ssh that fails at once (a host key refused, a name that does not resolve in a cached lookup): sd-bus
+# may meet its end while it writes its greeting, before any call; either way it is ssh that failed, said
+# as such, exit 3 (here `false`, which exits before sd-bus writes in about one run in ten)
+mkdir -p "$TMP/false-ssh"
+ln -sf "$(type -P false)" "$TMP/false-ssh/ssh"
+said=0
+for ((i = 0; i < 100; i++)); do
+    run env PATH="$TMP/false-ssh:$PATH" "$CTL" -H kvm7 status
+    [ $RC -eq 3 ] && grep -qF "cannot reach kvm7 over ssh (ssh's own message is above)" "$ERR" &&
+        said=$((said + 1))
+done
+result "-H to a host whose ssh fails at once: exit 3 saying ssh could not reach it, 100 runs in 100 ($said)" \
+    "$([ $said -eq 100 ]; echo $?)"
+# no ssh at all: sd-bus's child cannot run it and says nothing, so placementctl says it
+mkdir -p "$TMP/no-ssh"
+run env PATH="$TMP/no-ssh" "$CTL" -H kvm7 status
+result "-H without ssh in PATH: exit 3 saying so (rc $RC)" \
+    "$([ $RC -eq 3 ] && grep -qxF "placementctl: --host runs ssh, which is not in PATH" "$ERR"; echo $?)"
 # a TCP bus connects when first used: nothing listening there is "not running", exit 3, the bus named
 run "$CTL" --bus-address=tcp:host=127.0.0.1,port=1 status
 result "a TCP bus address nothing listens on: exit 3 naming the bus (rc $RC)" \
