@@ -30,6 +30,7 @@ typedef struct HttpConn {
         bool answering;
         bool lingering;      /* answered, its end shut, what it still sends read and dropped (linger()) */
         size_t dropped;      /* bytes dropped so */
+        size_t skipped;      /* empty lines before the request line, in bytes: part of the request */
         char peer[PEER_MAX]; /* who the client is (peer_of()) */
 } HttpConn;
 
@@ -156,7 +157,7 @@ static void on_read(struct bufferevent *bev, void *arg)
         struct evbuffer *in = bufferevent_get_input(bev);
         struct evbuffer_ptr end, lf;
         g_autofree char *line = NULL;
-        size_t len = 0;
+        size_t len = 0, room;
 
         if (c->lingering) {
                 c->dropped += evbuffer_get_length(in);
@@ -167,20 +168,23 @@ static void on_read(struct bufferevent *bev, void *arg)
         }
         if (c->answering)
                 return;
-        /* empty lines before the request line are ignored (RFC 9112, 2.2) */
-        while (evbuffer_get_length(in) > 0) {
+        /* empty lines before the request line are ignored (RFC 9112, 2.2), but count towards its size: a
+         * client sending nothing else would keep its connection, and the loop reading, until the timeout */
+        while (evbuffer_get_length(in) > 0 && c->skipped <= HTTP_REQUEST_MAX) {
                 unsigned char *first = evbuffer_pullup(in, 1);
                 if (*first != '\r' && *first != '\n')
                         break;
                 evbuffer_drain(in, 1);
+                c->skipped++;
         }
+        room = HTTP_REQUEST_MAX - MIN(c->skipped, HTTP_REQUEST_MAX);
         /* the head ends at an empty line; a line ends in CRLF or a bare LF (RFC 9112, 2.2) */
         end = evbuffer_search(in, "\n\r\n", 3, NULL);
         lf = evbuffer_search(in, "\n\n", 2, NULL);
         if (end.pos < 0 || (lf.pos >= 0 && lf.pos < end.pos))
                 end = lf;
-        if (end.pos < 0 || (size_t)end.pos > HTTP_REQUEST_MAX) {
-                if (evbuffer_get_length(in) > HTTP_REQUEST_MAX)
+        if (c->skipped > HTTP_REQUEST_MAX || end.pos < 0 || (size_t)end.pos > room) {
+                if (c->skipped > HTTP_REQUEST_MAX || evbuffer_get_length(in) > room)
                         respond_error(c, 431, "Request Header Fields Too Large");
                 return;
         }

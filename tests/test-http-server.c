@@ -245,6 +245,47 @@ START_TEST(test_answers)
 }
 END_TEST
 
+/* Empty lines before the request line count towards the request's size: a client that sent nothing
+ * else kept its connection, the loop draining all it sent byte by byte (32 such clients, 250 MB in
+ * 8 s), until the request timeout; past HTTP_REQUEST_MAX it has its 431 at once, and the empty lines
+ * within it before a request are still ignored. */
+START_TEST(test_empty_lines_count_towards_the_limit)
+{
+        Fixture f;
+        g_autofree char *lines = NULL;
+        g_autofree char *request = NULL;
+        g_autofree char *answer = NULL, *ok = NULL;
+        GString *flood = g_string_new(NULL);
+        int fd;
+        ssize_t sent = 0;
+        gint64 start;
+
+        fixture_init(&f, 8);
+        for (unsigned i = 0; i < HTTP_REQUEST_MAX; i++)
+                g_string_append(flood, "\r\n");
+        fd = client(&f, NULL);
+        start = g_get_monotonic_time();
+        /* as much as the socket takes now: the server reads as the loop runs */
+        for (unsigned i = 0; i < 50 && sent < (ssize_t)flood->len; i++) {
+                ssize_t n = send(fd, flood->str + sent, flood->len - sent, MSG_DONTWAIT);
+                if (n > 0)
+                        sent += n;
+                pump(&f, 10);
+        }
+        answer = answer_of(&f, fd);
+        ck_assert_msg(g_str_has_prefix(answer, "HTTP/1.1 431 "), "%s", answer);
+        ck_assert_int_lt(g_get_monotonic_time() - start, (HTTP_REQUEST_TIMEOUT_SEC - 1) * G_USEC_PER_SEC);
+        g_string_free(flood, TRUE);
+        /* within the limit, they are still ignored */
+        lines = g_strnfill(HTTP_REQUEST_MAX / 2 - 100, '\n');
+        request = g_strdup_printf("%sGET /metrics HTTP/1.1\r\n\r\n", lines);
+        ok = answer_of(&f, client(&f, request));
+        ck_assert_msg(g_str_has_prefix(ok, "HTTP/1.1 200 OK\r\n"), "%s", ok);
+        ck_assert_uint_eq(http_server_connections(f.http), 0);
+        fixture_done(&f);
+}
+END_TEST
+
 /* RFC 9110, 9.3.2: no content in any answer to HEAD, an error's too; a client reading the answer to HEAD
  * takes no body, and would read the error's as the start of the next answer. */
 START_TEST(test_head_error_has_no_body)
@@ -644,6 +685,7 @@ static Suite *http_server_suite(void)
         TCase *tc = tcase_create("server");
         tcase_add_test(tc, test_answers);
         tcase_add_test(tc, test_head_error_has_no_body);
+        tcase_add_test(tc, test_empty_lines_count_towards_the_limit);
         tcase_add_test(tc, test_answer_not_reset_by_unread_input);
         tcase_add_test(tc, test_every_address);
         tcase_add_test(tc, test_every_address_not_half);
