@@ -32,7 +32,7 @@ struct Manager {
         VirtConn *conn;                /* NULL while not connected */
         struct Connecting *connecting; /* a connection being opened in a thread, NULL when none */
         /* while reconcile() adopts records: the UUIDs adopted so far in that pass, whose cores a later
-         * record's check does not count as taken (placer-adopt.c core_placed_by_other()) */
+         * record's check does not count as taken (placer-adopt.c placed_by_other()) */
         GHashTable *adopting;
         struct event *connect_slow_ev; /* says so when the open takes long */
         /* a reload's new URI (manager_open_next()): being opened in a thread, or opened (next_conn) and

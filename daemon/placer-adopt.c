@@ -31,10 +31,10 @@ static bool core_free(Manager *m, unsigned c)
 
 /* True when a domain placementd placed (not one pinned by hand: sharing with that is the user's doing,
  * and a restart must not undo what the running daemon left alone) counts a vCPU on the core of PU pu (on
- * pu itself, by_pu); not one
- * adopted from its record in the same pass (m->adopting: records are evidence, and the first of two
- * claims in ID order has no more of it than the second). */
-static bool core_placed_by_other(Manager *m, const char *uuid, unsigned pu, bool by_pu)
+ * pu itself, by_pu); not one adopted from its record in the same pass (m->adopting: records are evidence,
+ * and the first of two claims in ID order has no more of it than the second). whole: only a domain placed
+ * under explicit, which gave each vCPU a core of its own. */
+static bool placed_by_other(Manager *m, const char *uuid, unsigned pu, bool by_pu, bool whole)
 {
         unsigned c = m->topology->pus[pu].core;
 
@@ -47,32 +47,12 @@ static bool core_placed_by_other(Manager *m, const char *uuid, unsigned pu, bool
                 const Plan *p = d->plan;
                 /* an unplaceable, failed or advised domain counted as it runs runs on placementd's pins */
                 if (!p || d->pinned_by_hand || d->result == DECISION_SKIPPED || strcmp(key, uuid) == 0 ||
-                    (m->adopting && g_hash_table_contains(m->adopting, key)))
+                    (m->adopting && g_hash_table_contains(m->adopting, key)) ||
+                    (whole && (p->result != PLAN_PLACED || p->policy != POLICY_EXPLICIT)))
                         continue;
                 for (unsigned i = 0; i < p->nvcpus; i++)
                         if (p->vcpu_pu[i] >= 0 && (by_pu ? (unsigned)p->vcpu_pu[i] == pu
                                                          : m->topology->pus[p->vcpu_pu[i]].core == c))
-                                return true;
-        }
-        return false;
-}
-
-/* True when a domain placementd placed under explicit (a core to each vCPU) counts a vCPU on core c, other
- * than uuid and those adopted in the same pass (as core_placed_by_other()). */
-static bool core_given_whole_to_other(Manager *m, const char *uuid, unsigned c)
-{
-        GHashTableIter it;
-        gpointer key, value;
-
-        g_hash_table_iter_init(&it, m->decisions);
-        while (g_hash_table_iter_next(&it, &key, &value)) {
-                const Decision *d = value;
-                const Plan *p = d->plan;
-                if (!p || p->result != PLAN_PLACED || p->policy != POLICY_EXPLICIT || d->pinned_by_hand ||
-                    strcmp(key, uuid) == 0 || (m->adopting && g_hash_table_contains(m->adopting, key)))
-                        continue;
-                for (unsigned i = 0; i < p->nvcpus; i++)
-                        if (p->vcpu_pu[i] >= 0 && m->topology->pus[p->vcpu_pu[i]].core == c)
                                 return true;
         }
         return false;
@@ -215,9 +195,10 @@ static int check_recorded(Manager *m, virDomainPtr dom, const char *uuid, Plan *
                 unsigned core = m->topology->pus[p->vcpu_pu[i]].core;
                 bool by_pu = p->policy == POLICY_COMPAT && !plan_vcpu_realtime(p, i) &&
                              !ledger_core_realtime(m->ledger, core);
-                held = held || core_placed_by_other(m, uuid, (unsigned)p->vcpu_pu[i], by_pu);
-                beside_whole = beside_whole || (by_pu && ledger_core_whole(m->ledger, core) &&
-                                                core_given_whole_to_other(m, uuid, core));
+                held = held || placed_by_other(m, uuid, (unsigned)p->vcpu_pu[i], by_pu, false);
+                beside_whole =
+                    beside_whole || (by_pu && ledger_core_whole(m->ledger, core) &&
+                                     placed_by_other(m, uuid, (unsigned)p->vcpu_pu[i], false, true));
         }
         for (unsigned c = 0; c < m->topology->ncores && !any_free; c++)
                 any_free = core_free(m, c);

@@ -72,6 +72,47 @@ static char *cores_counted(Manager *m)
         return g_string_free(s, FALSE);
 }
 
+/* What is logged at info level while fn(data) runs (the log goes to a file meanwhile): a new string. */
+static char *logged_during(void (*fn)(void *), void *data)
+{
+        FILE *f = tmpfile();
+        int saved = dup(STDERR_FILENO), level = log_get_max_level();
+        char *logged = g_malloc0(65536);
+
+        ck_assert(f && saved >= 0);
+        fflush(stderr);
+        ck_assert_int_ge(dup2(fileno(f), STDERR_FILENO), 0);
+        log_set_max_level(LOG_INFO);
+        fn(data);
+        fflush(stderr);
+        log_set_max_level(level);
+        ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
+        close(saved);
+        rewind(f);
+        (void)!fread(logged, 1, 65535, f);
+        fclose(f);
+        return logged;
+}
+
+typedef struct {
+        Manager *m;
+        const char *config, *name;
+        int r;
+        char *error;
+} Call;
+
+static void call_reload(void *data)
+{
+        Call *c = data;
+        fixture_reload(c->m, c->config);
+}
+
+static void call_replace(void *data)
+{
+        Call *c = data;
+        c->r = manager_replace(c->m, c->name, &c->error);
+}
+
 /* A reload that turns Apply= off and reserves the CPUs a domain runs on advises it again and moves
  * nothing: the journal says it was advised again, not placed again (until 2026-12-07 "placed again", and
  * only the next line said nothing was applied). */
@@ -79,26 +120,14 @@ START_TEST(test_reload_reserving_under_apply_off_says_advised)
 {
         Manager *m = fixture_manager_new(base, ONE_NODE, QUIET);
         virDomainPtr a = fixture_start_xml(conn, "u-r", "<vcpu>1</vcpu>");
-        FILE *f = tmpfile();
-        int saved = dup(STDERR_FILENO), level = log_get_max_level(), cpu;
-        g_autofree char *logged = g_malloc0(65536), *config = NULL;
+        g_autofree char *logged = NULL, *config = NULL;
+        int cpu;
 
         ck_assert(fixture_spin_known(base, m, "u-r", 3000));
         cpu = runs_on(a, 1, 0);
         ck_assert_int_ge(cpu, 0);
         config = g_strdup_printf(QUIET "Apply=no\nReservedCPUs=%d-%d\n", cpu, cpu + 1);
-        ck_assert(f && saved >= 0);
-        fflush(stderr);
-        ck_assert_int_ge(dup2(fileno(f), STDERR_FILENO), 0);
-        log_set_max_level(LOG_INFO);
-        fixture_reload(m, config);
-        fflush(stderr);
-        log_set_max_level(level);
-        ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
-        close(saved);
-        rewind(f);
-        ck_assert_uint_gt(fread(logged, 1, 65535, f), 0);
-        fclose(f);
+        logged = logged_during(call_reload, &(Call){.m = m, .config = config});
         ck_assert_msg(
             strstr(logged, "u-r: advised again (after the reload: its CPUs are now kept from vCPUs)") &&
                 !strstr(logged, "u-r: placed again"),
@@ -117,7 +146,7 @@ START_TEST(test_replace_under_apply_off_counts_what_runs)
 {
         Manager *m = fixture_manager_new(base, ONE_NODE, QUIET);
         virDomainPtr a = fixture_start_xml(conn, "u-a", "<vcpu>1</vcpu>"), b;
-        g_autofree char *error = NULL, *counted = NULL;
+        g_autofree char *counted = NULL;
         const Decision *d;
         int cpu;
 
@@ -131,21 +160,11 @@ START_TEST(test_replace_under_apply_off_counts_what_runs)
         fixture_reload(m, QUIET "Apply=no\n");
         {
                 /* the journal says both: what is advised (as list and show publish) and what runs */
-                FILE *f = tmpfile();
-                int saved = dup(STDERR_FILENO), level = log_get_max_level();
-                g_autofree char *logged = g_malloc0(65536), *runs = g_strdup_printf(", runs on 0:%d", cpu);
-                ck_assert(f && saved >= 0);
-                fflush(stderr);
-                ck_assert_int_ge(dup2(fileno(f), STDERR_FILENO), 0);
-                log_set_max_level(LOG_INFO);
-                ck_assert_msg(manager_replace(m, "u-b", &error) == 0, "%s", error);
-                fflush(stderr);
-                log_set_max_level(level);
-                ck_assert_int_ge(dup2(saved, STDERR_FILENO), 0);
-                close(saved);
-                rewind(f);
-                ck_assert_uint_gt(fread(logged, 1, 65535, f), 0);
-                fclose(f);
+                Call call = {.m = m, .name = "u-b"};
+                g_autofree char *logged = logged_during(call_replace, &call);
+                g_autofree char *runs = g_strdup_printf(", runs on 0:%d", cpu);
+                ck_assert_msg(call.r == 0, "%s", call.error);
+                g_free(call.error);
                 ck_assert_msg(strstr(logged, "u-b: advisory, advised vCPU pins 0:0") && strstr(logged, runs),
                               "%s", logged);
         }

@@ -37,18 +37,6 @@ recorded_pins() {
     done | sort -n
 }
 
-# io_thread_cpus NAME ID: Cpus_allowed_list of QEMU's thread of I/O thread ID ("IO iothreadID").
-io_thread_cpus() {
-    local pid t
-    pid=$(e2e_qemu_pid "$1") || return 1
-    for t in /proc/"$pid"/task/*; do
-        [ "$(cat "$t/comm" 2>/dev/null)" = "IO iothread$2" ] || continue
-        awk '/^Cpus_allowed_list/ { print $2 }' "$t/status"
-        return 0
-    done
-    echo none
-}
-
 tap_cleanup() {
     pd_stop
     pd_bus_stop
@@ -94,7 +82,7 @@ check "${P}io: decision recorded" wait_for 10 pd_decided "${P}io"
 expect "${P}io: vCPU 0 on CPU 1, I/O threads 1-2 on CPU 0 (decision)" "0 1;1-2 0" \
     "$(recorded_pins "${P}io" | tr '\n' ';')$(pd_attr iothreads "$(pd_decision "${P}io")") $(pd_attr iothread-pin "$(pd_decision "${P}io")")"
 expect "${P}io: I/O threads 1 and 2 run on CPU 0, with the emulator (/proc)" "0 0 0" \
-    "$(io_thread_cpus "${P}io" 1) $(io_thread_cpus "${P}io" 2) $(e2e_emulator_affinity "${P}io")"
+    "$(e2e_iothread_affinity "${P}io" 1) $(e2e_iothread_affinity "${P}io" 2) $(e2e_emulator_affinity "${P}io")"
 expect "${P}io: vCPU 0 runs on CPU 1 (/proc)" "0 1" "$(e2e_vcpu_affinity "${P}io")"
 must "destroy ${P}io" e2e_domain_destroy "${P}io"
 pd_stop

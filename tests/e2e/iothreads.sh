@@ -33,18 +33,7 @@ e2e_suite_begin e2e-iothreads
 LOG=$PD_LOG
 
 vcpu0() { e2e_vcpu_affinity "$1" | awk '$1 == 0 { print $2 }'; }
-# iothread NAME ID: Cpus_allowed_list of the QEMU thread of I/O thread ID ("IO iothreadID"; QEMU names its
-# threads because libvirt passes debug-threads=on)
-iothread() {
-    local pid t
-    pid=$(e2e_qemu_pid "$1") || return 1
-    for t in /proc/"$pid"/task/*; do
-        [ "$(cat "$t/comm" 2>/dev/null)" = "IO iothread$2" ] || continue
-        awk '/^Cpus_allowed_list/ { print $2 }' "$t/status"
-        return 0
-    done
-    echo "none"
-}
+iothread() { e2e_iothread_affinity "$@"; }
 # libvirt's view: "ID CPULIST" per I/O thread
 iothreadinfo() { e2e_virsh iothreadinfo "$1" --live | awk '$1 ~ /^[0-9]+$/ { print $1, $2 }' | sort -n | tr '\n' ';'; }
 

@@ -767,6 +767,19 @@ e2e_emulator_affinity() {
     return 1
 }
 
+# e2e_iothread_affinity NAME ID: Cpus_allowed_list of the QEMU thread of I/O thread ID (comm "IO iothreadID";
+# QEMU names its threads because libvirt passes debug-threads=on); "none" when no such thread runs.
+e2e_iothread_affinity() {
+    local pid t
+    pid=$(e2e_qemu_pid "${1:-}") || return 1
+    for t in /proc/"$pid"/task/*; do
+        [ "$(cat "$t/comm" 2>/dev/null)" = "IO iothread${2:-}" ] || continue
+        awk '/^Cpus_allowed_list/ { print $2 }' "$t/status"
+        return 0
+    done
+    echo none
+}
+
 # e2e_virsh_vcpupin NAME: libvirt's view, same format as e2e_vcpu_affinity ("INDEX CPULIST").
 e2e_virsh_vcpupin() {
     local -
