@@ -59,14 +59,21 @@ static double vcpu_busy(double ran, double waited)
 /*
  * Folds the sample s into e; true when e's class changed. A sample with the guest paused at either end
  * is set aside (its vCPUs stood still for some of it, which is no measure of its load): the load is held
- * as it was before the pause, the counters are only read.
+ * as it was before the pause, the counters are only read; but as each vCPU ran at least what it read,
+ * a vCPU that read more than its load rises by it (domain_load_raise()). Otherwise a guest paused for a
+ * moment around every reading, running flat out in between, kept the idle load it had for as long as
+ * its owner kept it up. So for a sample in which the vCPU count changed (hot-plug): the vCPUs that
+ * stayed may rise, the rest is held until two samples count the same vCPUs.
  */
 static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_usec, double warmup_sec)
 {
         unsigned before = domain_load_class(e->load);
         unsigned n = s->nvcpu_times;
-        bool comparable =
-            e->when_usec && now_usec > e->when_usec && e->nvcpus == n && n > 0 && !e->paused && !s->paused;
+        /* the vCPUs read in both samples: all of them, or those that stayed when the count changed
+         * (libvirt plugs and unplugs at the end; with ids not 0..n-1 the i-th running one) */
+        unsigned both = MIN(e->nvcpus, n);
+        bool counted = e->when_usec && now_usec > e->when_usec && both > 0;
+        bool comparable;
         /* host_ns is cpu.time less the vCPUs' times, floored at 0: it does not go back within a run (a
          * vCPU thread that leaves takes its time out of the vCPUs' sum, not the domain's), but reads low,
          * down to 0, when the vCPUs' times were read ahead of cpu.time. Such a reading is none: the
@@ -77,16 +84,17 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
         /* a vCPU's counter that went back is a new thread (unplugged and plugged again between samples,
          * its count unchanged): the old thread's time left the vCPUs' sum but not the domain's, and would
          * read as that much host-side load; this interval is set aside, counted from here */
-        for (unsigned i = 0; comparable && i < n; i++)
-                comparable = s->vcpu_time_ns[i] >= e->vcpu_ns[i];
+        for (unsigned i = 0; counted && i < both; i++)
+                counted = s->vcpu_time_ns[i] >= e->vcpu_ns[i];
+        comparable = counted && e->nvcpus == n && !e->paused && !s->paused;
 
         if (!e->when_usec && e->started_usec && now_usec > e->started_usec)
                 /* the first reading: the start-up began at the start, not here */
                 e->load->warmup_sec = (double)(now_usec - e->started_usec) / G_USEC_PER_SEC;
-        if (comparable) {
+        if (counted) {
                 uint64_t elapsed_ns = (now_usec - e->when_usec) * 1000;
-                g_autofree double *busy = g_new(double, n);
-                for (unsigned i = 0; i < n; i++)
+                g_autofree double *busy = g_new(double, both);
+                for (unsigned i = 0; i < both; i++)
                         busy[i] = vcpu_busy(
                             load_fraction(e->vcpu_ns[i], s->vcpu_time_ns[i], elapsed_ns),
                             s->vcpu_wait_ns ? load_fraction(e->vcpu_wait[i], s->vcpu_wait_ns[i], elapsed_ns)
@@ -94,8 +102,12 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
                 double host = host_read && e->host_usec && now_usec > e->host_usec
                                   ? load_fraction(e->host_ns, s->host_ns, (now_usec - e->host_usec) * 1000)
                                   : 0;
-                domain_load_update(e->load, busy, n, host, (double)elapsed_ns / 1e9,
-                                   LOAD_SMOOTHING(warmup_sec), NULL);
+                if (comparable)
+                        domain_load_update(e->load, busy, n, host, (double)elapsed_ns / 1e9,
+                                           LOAD_SMOOTHING(warmup_sec), NULL);
+                else
+                        domain_load_raise(e->load, busy, both, (double)elapsed_ns / 1e9,
+                                          LOAD_SMOOTHING(warmup_sec), NULL);
         }
         if (e->nvcpus != n) {
                 e->vcpu_ns = g_renew(uint64_t, e->vcpu_ns, MAX(n, 1));

@@ -420,6 +420,77 @@ START_TEST(test_paused_load_held)
 }
 END_TEST
 
+/*
+ * A guest whose owner pauses it for a moment around every reading (virsh suspend and resume, timed to
+ * LoadInterval=, whose phase `placementctl show` gives away) and runs flat out in between: every sample
+ * touches a pause, and were all of them set aside, the idle load it had before would be held for as long
+ * as it kept it up, a busy guest counted idle, its cores calm for busy arrivals and heal. A pause only
+ * makes a vCPU read less than it ran, so such a sample may still raise the load: 0.9 of every second
+ * run counts busy, as it would unpaused. The host-side load stays held (QEMU's own work around a
+ * pause, a snapshot's or a migration's, is not the guest's).
+ */
+START_TEST(test_paused_at_every_reading_still_seen_busy)
+{
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t vcpu = 0, host = 0;
+        unsigned changed = 0;
+        const DomainLoad *l = NULL;
+
+        for (unsigned s = 0; s <= 40; s++) {
+                g_autoptr(GHashTable) t = NULL;
+                bool burning = s > 5;
+                vcpu += s == 0 ? 0 : burning ? SEC * 9 / 10 : SEC / 50;
+                host += s == 0    ? 0
+                        : burning ? SEC
+                                  : SEC / 50; /* a core's worth while it pauses and resumes */
+                t = sample("u", 1, &vcpu, host);
+                ((DomainCpuStats *)g_hash_table_lookup(t, "u"))->paused = burning;
+                changed += load_monitor_update(lm, t, (uint64_t)(s + 1) * G_USEC_PER_SEC, 0);
+                l = load_monitor_lookup(lm, "u");
+                if (s == 5) {
+                        ck_assert_uint_eq(domain_load_busy_vcpus(l, 1), 0);
+                        ck_assert_uint_eq(changed, 1); /* unknown to idle */
+                }
+        }
+        ck_assert_ptr_nonnull(l);
+        ck_assert_msg(domain_load_busy_vcpus(l, 1) == 1, "running 0.9 of the time, read %f",
+                      l->vcpu_busy[0]);
+        ck_assert(l->vcpu_busy[0] > 0.8); /* 35 s of a 10 s half-life rise to 0.9 */
+        ck_assert_uint_eq(changed, 2);    /* idle to busy: a heal pass */
+        ck_assert(NEAR(l->host_busy, 0.02));
+}
+END_TEST
+
+/*
+ * The same with the vCPU count changed at every reading (virsh setvcpus --live, 2 and 3 in turn; libvirt
+ * sends no event, the count is read in the sample): the vCPUs that stay ran at least what their counters
+ * say, and vCPU 0, busy all the time, counts busy; before, every such sample was set aside.
+ */
+START_TEST(test_vcpu_count_changed_at_every_reading_still_seen_busy)
+{
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t v[3] = {0, 0, 0};
+        const DomainLoad *l = NULL;
+
+        for (unsigned s = 0; s <= 40; s++) {
+                g_autoptr(GHashTable) t = NULL;
+                bool burning = s > 5;
+                v[0] += s == 0 ? 0 : burning ? SEC : SEC / 50;
+                v[1] += s == 0 ? 0 : SEC / 50;
+                v[2] = 0;
+                t = sample("u", burning && s % 2 ? 3 : 2, v, 0);
+                load_monitor_update(lm, t, (uint64_t)(s + 1) * G_USEC_PER_SEC, 0);
+                l = load_monitor_lookup(lm, "u");
+                if (s == 5)
+                        ck_assert_uint_eq(domain_load_busy_vcpus(l, 2), 0);
+        }
+        ck_assert_ptr_nonnull(l);
+        ck_assert_msg(l->vcpu_busy[0] > 0.8, "busy all the time, read %f", l->vcpu_busy[0]);
+        ck_assert_msg(l->vcpu_busy[1] < 0.05, "idle, read %f", l->vcpu_busy[1]);
+        ck_assert_uint_eq(domain_load_busy_vcpus(l, l->nvcpus), 1);
+}
+END_TEST
+
 /* A guest paused before its load is known (started paused) stays unknown: counted busy, as placed. */
 START_TEST(test_paused_from_start_unknown)
 {
@@ -495,6 +566,8 @@ static Suite *load_monitor_suite(void)
         tcase_add_test(tc, test_restart_measured_anew);
         tcase_add_test(tc, test_paused_load_held);
         tcase_add_test(tc, test_paused_from_start_unknown);
+        tcase_add_test(tc, test_paused_at_every_reading_still_seen_busy);
+        tcase_add_test(tc, test_vcpu_count_changed_at_every_reading_still_seen_busy);
         tcase_add_test(tc, test_warmup_counts_from_start);
         tcase_add_test(tc, test_host_time_read_behind_is_no_host_load);
         tcase_add_test(tc, test_first_host_time_read_behind_is_no_host_load);

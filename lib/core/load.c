@@ -95,6 +95,17 @@ static unsigned host_level(double h, unsigned was)
         return up >= was ? up : MIN(down, was);
 }
 
+/* vcpu_seen[i] from vcpu_busy[i]: held at LOAD_BUSY_THRESHOLD while it counted as busy (was_known: it
+ * had a value before) and is not under LOAD_IDLE_THRESHOLD yet. */
+static void set_seen(DomainLoad *l, unsigned i, bool was_known)
+{
+        bool held = was_known && l->vcpu_seen[i] >= LOAD_BUSY_THRESHOLD;
+
+        l->vcpu_seen[i] = held && l->vcpu_busy[i] >= LOAD_IDLE_THRESHOLD
+                              ? MAX(l->vcpu_busy[i], LOAD_BUSY_THRESHOLD)
+                              : l->vcpu_busy[i];
+}
+
 int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, double host_busy,
                        double interval_sec, LoadSmoothing sm, char **ret_error)
 {
@@ -114,17 +125,32 @@ int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, 
         }
         for (unsigned i = 0; i < nvcpus; i++) {
                 double x = MIN(vcpu_busy[i], 1.0);
-                bool held = i < old && l->vcpu_seen[i] >= LOAD_BUSY_THRESHOLD;
                 l->vcpu_busy[i] = i < old ? smooth(l->vcpu_busy[i], x, interval_sec, sm) : x;
-                l->vcpu_seen[i] = held && l->vcpu_busy[i] >= LOAD_IDLE_THRESHOLD
-                                      ? MAX(l->vcpu_busy[i], LOAD_BUSY_THRESHOLD)
-                                      : l->vcpu_busy[i];
+                set_seen(l, i, i < old);
         }
         host_busy = MIN(host_busy, LOAD_HOST_BUSY_MAX);
         l->host_busy = l->known ? smooth(l->host_busy, host_busy, interval_sec, sm) : host_busy;
         l->host_level = host_level(l->host_busy, l->known ? l->host_level : 0);
         l->known = true;
         l->sampled_sec += interval_sec;
+        return 0;
+}
+
+int domain_load_raise(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, double interval_sec,
+                      LoadSmoothing sm, char **ret_error)
+{
+        int r = check_sample(vcpu_busy, nvcpus, 0, interval_sec, sm, ret_error);
+
+        if (r < 0 || !l->known)
+                return r;
+        nvcpus = MIN(nvcpus, l->nvcpus);
+        for (unsigned i = 0; i < nvcpus; i++) {
+                double x = MIN(vcpu_busy[i], 1.0);
+                if (x > l->vcpu_busy[i]) {
+                        l->vcpu_busy[i] = smooth(l->vcpu_busy[i], x, interval_sec, sm);
+                        set_seen(l, i, true);
+                }
+        }
         return 0;
 }
 

@@ -93,6 +93,18 @@ G_DEFINE_AUTOPTR_CLEANUP_FUNC(DomainLoad, domain_load_free)
 int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, double host_busy,
                        double interval_sec, LoadSmoothing sm, char **ret_error);
 
+/*
+ * Folds a sample that bounds the vCPUs' load from below into l: one the guest was paused for at either
+ * end (its vCPUs stood still for part of it, so each read at most what it ran). A vCPU whose sample is
+ * above its smoothed value rises as domain_load_update() would raise it; the others, and the host-side
+ * load (QEMU's own work around a pause is not the guest's), are held; so the first nvcpus of l's vCPUs
+ * after a change of their count (those that stayed; l's count stays until domain_load_update()). Nothing
+ * while l is unknown; the time is not counted in sampled_sec. Returns 0, or -EINVAL as
+ * domain_load_update().
+ */
+int domain_load_raise(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, double interval_sec,
+                      LoadSmoothing sm, char **ret_error);
+
 /* The per-vCPU fractions the engine takes (what PlacementRequest.vcpu_busy takes): the smoothed ones, a
  * vCPU held busy by LOAD_IDLE_THRESHOLD at LOAD_BUSY_THRESHOLD; NULL while unknown. */
 const double *domain_load_vcpu_busy(const DomainLoad *l);
