@@ -6,6 +6,8 @@
  *               vCPUs per core, every domain overcommitted), 100 of them stopped, measured load on each; one
  *               policy_heal() pass with the daemon's limits (HealMaxMoves=2) and with no limit, against
  *               the cost of one policy_place() decision per domain;
+ *   big guest   one policy_heal() pass over a 64-vCPU domain with its own cores and a 1024-, then a
+ *               4096-vCPU one overcommitted beside it (load unknown: both candidates);
  *   load update one LoadMonitor update of a 1000-domain sample (4 vCPUs each) and load_pu_busy();
  *   bulk call   virConnectGetAllDomainStats on libvirt's test driver with 1000 running domains, when
  *               the driver answers it (it reports no CPU statistics: the figure is the call alone);
@@ -142,6 +144,58 @@ static void bench_heal_pass(void)
         }
         ledger_free(f.l);
         topology_free(f.t);
+}
+
+/* The shortest of five passes over a 64-vCPU domain with its own cores and an n-vCPU one overcommitted
+ * beside it, in ms. */
+static double big_guest_pass_ms(unsigned n)
+{
+        PlacementParams p = {
+            .policy = POLICY_EXPLICIT, .vcpu_pin = VCPU_PIN_CORE, .emulator_pin = EMULATOR_PIN_SIBLINGS};
+        HealParams hp = {.max_moves = 2,
+                         .memory_budget = UINT64_C(8) << 30,
+                         .min_gain = HEAL_DEFAULT_MIN_GAIN,
+                         .min_distance_gain = HEAL_DEFAULT_MIN_DISTANCE_GAIN};
+        g_autofree char *error = NULL;
+        Topology *t = NULL;
+        Ledger *l;
+        HealDomain hds[2] = {{.key = "base",
+                              .request = {.name = "base", .vcpus = 64, .memory = 8 * GiB},
+                              .policy = POLICY_EXPLICIT},
+                             {.key = "big",
+                              .request = {.name = "big", .vcpus = n, .memory = 4 * GiB},
+                              .policy = POLICY_EXPLICIT}};
+        HealDomain *ptrs[2] = {&hds[0], &hds[1]};
+        double best = 0;
+
+        if (topology_load("synthetic:pack:2 numa:1(memory=64GiB) core:32 pu:2", &t, &error) < 0) {
+                fprintf(stderr, "bench-heal: %s\n", error);
+                exit(1);
+        }
+        l = ledger_new(t);
+        for (unsigned i = 0; i < 2; i++)
+                ledger_commit(l, hds[i].key, policy_place(t, l, &hds[i].request, &p));
+        for (unsigned k = 0; k < 5; k++) {
+                GPtrArray *moves = NULL;
+                uint64_t t0 = bench_now_ns();
+                double ms;
+                policy_heal(t, l, &p, &hp, ptrs, 2, &moves, NULL);
+                ms = ms_since(t0);
+                best = k == 0 ? ms : MIN(best, ms);
+                g_ptr_array_unref(moves);
+        }
+        ledger_free(l);
+        topology_free(t);
+        return best;
+}
+
+/* A guest's owner chooses its vCPU count: a pass grows with it, not with its square. */
+static void bench_big_guest(void)
+{
+        double small = big_guest_pass_ms(1024), big = big_guest_pass_ms(4096);
+
+        printf("heal pass beside an overcommitted guest of 1024 vCPUs: %.3f ms; of 4096: %.3f ms (%.1fx)\n",
+               small, big, big / small);
 }
 
 static GHashTable *fake_sample(unsigned round)
@@ -296,6 +350,7 @@ int main(void)
 {
         virSetErrorFunc(NULL, NULL);
         bench_heal_pass();
+        bench_big_guest();
         bench_load_update();
         bench_bulk_call();
         bench_daemon_pass();

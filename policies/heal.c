@@ -524,19 +524,22 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
         return NULL;
 }
 
-/* vCPUs of p (counted in l) on a core that also holds another domain's vCPU. */
+/* vCPUs of p (counted in l) on a core that also holds another domain's vCPU. Its own vCPUs are counted
+ * per core once (a domain's vCPUs against each other: 4096 of them were 16 million steps a call). */
 static unsigned shared_with_others(const Topology *t, const Ledger *l, const Plan *p)
 {
+        g_autofree unsigned *own = g_new0(unsigned, MAX(t->ncores, 1));
         unsigned n = 0;
 
+        for (unsigned i = 0; i < p->nvcpus; i++)
+                if (p->vcpu_pu[i] >= 0)
+                        own[t->pus[p->vcpu_pu[i]].core]++;
         for (unsigned i = 0; i < p->nvcpus; i++) {
-                unsigned c, own = 0;
+                unsigned c;
                 if (p->vcpu_pu[i] < 0)
                         continue;
                 c = t->pus[p->vcpu_pu[i]].core;
-                for (unsigned j = 0; j < p->nvcpus; j++)
-                        own += p->vcpu_pu[j] >= 0 && t->pus[p->vcpu_pu[j]].core == c;
-                n += ledger_core_load(l, c) > own;
+                n += ledger_core_load(l, c) > own[c];
         }
         return n;
 }
