@@ -84,7 +84,7 @@ struct Manager {
         uint64_t
             heal_read_max_age_usec; /* a read older than this is read again (HEAL_REQUEST_MAX_AGE_SEC) */
         struct event *held_ev;      /* looks at domains whose job libvirt held again (held.c) */
-        struct event *sharing_ev;   /* after a departure: overcommitted domains that share no more */
+        struct event *sharing_ev;   /* after a departure or move: overcommitted domains sharing no more */
         /* placementd's metadata changed: the domains (uuid set) whose opt-out is read again when
          * metadata_ev fires, once each however many changes came (MANAGER_METADATA_FOLLOW_MSEC) */
         GHashTable *metadata_changed;
@@ -137,8 +137,9 @@ CpuSet *manager_read_unavailable(Manager *m);
 /* placer.c */
 void placer_place(Manager *m, virDomainPtr dom, PlaceOrigin origin, uint64_t event_usec);
 /*
- * After departures: each overcommitted domain none of whose vCPUs shares a core (a PU under compat) any
- * more is placed as it runs, its reason saying why, its record written again.
+ * After departures and moves (a domain's cores released), and after an overcommitted record is adopted:
+ * each overcommitted domain none of whose vCPUs shares a core (a PU under compat) any more is placed as it
+ * runs, its reason saying why, its record written again.
  */
 void placer_follow_sharing(Manager *m);
 /*

@@ -589,7 +589,7 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         user = placer_user_spec(dom, live);
         if (user && domain_spec_opt_out(user))
                 return NULL;
-        ledger_release(m->ledger, uuid); /* checked against the others, not against its old self */
+        placer_release(m, uuid); /* checked against the others, not against its old self */
         if (live->memory_nodeset)
                 cpuset_union(bound, live->memory_nodeset);
         if (live->memnode_nodeset)
@@ -670,6 +670,10 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         d->result = decision_result_from_plan(plan->result);
         d->pinned_by_hand = plan->result == PLAN_ADOPTED;
         placer_record(m, d, plan);
+        /* a record of overcommitted pins may share with no one now: the others left while placementd was
+         * down, or before the domain's save image was restored (a plan decided now cannot be stale) */
+        if (d->result == DECISION_OVERCOMMITTED)
+                placer_sharing_soon(m);
         /* the record it was adopted from, as placementd writes it: written back should the element go
          * while the domain runs (placer_follow_opt_out()) */
         if (!d->record && user)

@@ -313,7 +313,7 @@ Plan *placer_adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bo
                 req.ncells = d->plan->ncells;
                 req.vcpu_ids = d->plan->vcpu_ids;
         }
-        ledger_release(m->ledger, d->uuid); /* adopted among the others, not beside its plan */
+        placer_release(m, d->uuid); /* adopted among the others, not beside its plan */
         runs = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
         for (unsigned c = 0; cell_ids && c < d->plan->ncells; c++)
                 cpuset_free(cell_ids[c]);

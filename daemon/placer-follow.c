@@ -571,9 +571,9 @@ void placer_follow_sharing(Manager *m)
                 g_autoptr(Plan) plan = plan_copy(d->plan);
                 char *reason;
 
-                reason =
-                    g_strdup_printf("%s; no vCPU of it shares a core now: the domains it shared with left",
-                                    d->reason ? d->reason : "");
+                reason = g_strdup_printf(
+                    "%s; no vCPU of it shares a core now: the domains it shared with left or moved",
+                    d->reason ? d->reason : "");
                 plan->result = PLAN_PLACED;
                 plan->shared_vcpus = 0;
                 g_free(plan->reason);
@@ -581,7 +581,8 @@ void placer_follow_sharing(Manager *m)
                 g_free(d->reason);
                 d->reason = reason;
                 d->result = DECISION_PLACED;
-                log_info("%s: overcommitted no more: the domains it shared cores with left", d->name);
+                log_info("%s: overcommitted no more: the domains it shared cores with left or moved",
+                         d->name);
                 placer_commit(m, d, g_steal_pointer(&plan));
                 healer_forget_request(m, d->uuid);
                 /* a held job (a wedged guest) is not waited for: the reconcile records it later */
@@ -695,7 +696,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
             old->plan)
                 cpuset_clear(old->plan->emulator_pin);
         if (definition && (why = domain_spec_opt_out(definition))) {
-                ledger_release(m->ledger, uuid);
+                placer_release(m, uuid);
                 d = placer_skip_opted_out(m, dom, uuid, live, definition, why, old);
                 placer_log_decision(d);
                 placer_notify(m, d, d->uuid, d->name);
@@ -717,7 +718,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
         req.memory = memory;
         if (old->plan && old->plan->hugepage_size)
                 req.hugepage_size = old->plan->hugepage_size;
-        ledger_release(m->ledger, uuid);
+        placer_release(m, uuid);
         d = decision_new(uuid, old->name);
         d->domain_id = virt_domain_id(dom);
         d->result = DECISION_SKIPPED;

@@ -102,6 +102,12 @@ bool placer_floating_emulator_said(Manager *m, virDomainPtr dom, const DomainSpe
 /* placer.c */
 /* Makes plan (taken, may be NULL) d's plan and what the ledger counts for it. */
 void placer_commit(Manager *m, Decision *d, Plan *plan);
+/* The overcommitted domains are looked at the loop's next turn, once the moves of this pass, reload or
+ * reconcile are all made (placer_follow_sharing()). */
+void placer_sharing_soon(Manager *m);
+/* Takes what the ledger counts for uuid off it (a departure, or a domain about to be placed or counted
+ * again); the overcommitted domains that shared its cores are looked at once the loop turns. */
+void placer_release(Manager *m, const char *uuid);
 /* Stores d (taking it) as its domain's decision, plan (taken, may be NULL) committed to the ledger. */
 Decision *placer_record(Manager *m, Decision *d, Plan *plan);
 /*

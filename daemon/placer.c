@@ -37,6 +37,21 @@ void placer_notify(Manager *m, const Decision *d, const char *uuid, const char *
                 m->cb.decision_changed(m, d, uuid, name, m->userdata);
 }
 
+void placer_sharing_soon(Manager *m)
+{
+        if (m->sharing_ev && !evtimer_pending(m->sharing_ev, NULL)) {
+                struct timeval now = {0, 0};
+                evtimer_add(m->sharing_ev, &now);
+        }
+}
+
+void placer_release(Manager *m, const char *uuid)
+{
+        /* the overcommitted domains that shared what it held may share no more */
+        if (ledger_release(m->ledger, uuid) == 0)
+                placer_sharing_soon(m);
+}
+
 void placer_forget(Manager *m, const char *uuid, const char *why)
 {
         Decision *d = g_hash_table_lookup(m->decisions, uuid);
@@ -56,12 +71,8 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
         /* uuid may be d's own (the caller held the decision): copy what outlives it */
         name = g_strdup(d->name);
         id = g_strdup(d->uuid);
-        ledger_release(m->ledger, id);
+        placer_release(m, id);
         m->unplaceable_retry = true;
-        if (m->sharing_ev && !evtimer_pending(m->sharing_ev, NULL)) { /* at the loop's next turn */
-                struct timeval now = {0, 0};
-                evtimer_add(m->sharing_ev, &now);
-        }
         healer_forget_request(m, id);
         log_info("%s: %s; its cores and memory are free again", name, why);
         g_hash_table_remove(m->decisions, id);
@@ -72,7 +83,7 @@ void placer_forget(Manager *m, const char *uuid, const char *why)
 /* Makes plan (taken, may be NULL) d's plan and what the ledger counts for it. */
 void placer_commit(Manager *m, Decision *d, Plan *plan)
 {
-        ledger_release(m->ledger, d->uuid);
+        placer_release(m, d->uuid);
         g_clear_pointer(&d->plan, plan_free);
         g_clear_pointer(&d->advice, plan_free);
         if (!plan)
@@ -538,7 +549,7 @@ Decision *placer_count_unreadable(Manager *m, virDomainPtr dom, const char *uuid
                 return NULL;
         }
         why = g_strdup_printf("its definition cannot be read (%s)", error);
-        ledger_release(m->ledger, uuid);
+        placer_release(m, uuid);
         return placer_skip_opted_out(m, dom, uuid, bare, bare, why, g_hash_table_lookup(m->decisions, uuid));
 }
 
@@ -677,7 +688,7 @@ static Decision *decide(Manager *m, const char *uuid, const DomainSpec *live, Pl
         g_autofree double *pu_busy = NULL;
         Plan *plan;
 
-        ledger_release(m->ledger, uuid); /* a re-placement sees the host without its old self */
+        placer_release(m, uuid); /* a re-placement sees the host without its old self */
         /* what the others keep busy, once anything is measured (unknown: every vCPU busy) */
         if (load_monitor_known(m->load))
                 req->pu_busy = pu_busy = load_pu_busy(m->ledger, load_monitor_lookup_cb, m->load);

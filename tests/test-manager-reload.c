@@ -529,6 +529,67 @@ START_TEST(test_restart_heals_recorded_sharing)
 }
 END_TEST
 
+/* The same two domains sharing CPU 1 once CPU 0 is given back under Heal=no: the one not overcommitted
+ * (placed there first) is moved by a replace onto CPU 0, and the one that stays on CPU 1 shares no core any
+ * more: it reads placed, as it would had the other left. */
+START_TEST(test_overcommitted_no_more_after_a_move)
+{
+        Manager *m = fixture_manager_new(base, TWO_NODES, TWO_NODES_CONF);
+        virDomainPtr doms[2];
+        const char *stays, *moves;
+        const Decision *d;
+
+        both_on_cpu1(m, "rm-a", "rm-b", doms);
+        fixture_reload(m, TWO_NODES_CONF "Heal=no\n");
+        stays = manager_lookup(m, "rm-a")->result == DECISION_OVERCOMMITTED ? "rm-a" : "rm-b";
+        moves = strcmp(stays, "rm-a") == 0 ? "rm-b" : "rm-a";
+        ck_assert_msg(manager_lookup(m, stays)->result == DECISION_OVERCOMMITTED, "%s",
+                      manager_lookup(m, stays)->reason);
+        ck_assert_int_eq(manager_replace(m, moves, NULL), 0);
+        fixture_spin_known(base, m, NULL, 200);
+        ck_assert_msg(ledger_pu_load(manager_ledger(m), 0) == 1 && ledger_pu_load(manager_ledger(m), 1) == 1,
+                      "CPU 0 runs %u vCPUs, CPU 1 %u: %s", ledger_pu_load(manager_ledger(m), 0),
+                      ledger_pu_load(manager_ledger(m), 1), manager_lookup(m, moves)->reason);
+        d = manager_lookup(m, stays);
+        ck_assert_msg(d->result == DECISION_PLACED && d->plan->shared_vcpus == 0, "%s: %s",
+                      decision_result_to_string(d->result), d->reason);
+        ck_assert_msg(
+            strstr(d->reason, "no vCPU of it shares a core now: the domains it shared with left or moved"),
+            "%s", d->reason);
+        fixture_stop(doms[0]);
+        fixture_stop(doms[1]);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
+/* The same two domains sharing CPU 1 under Heal=no; placementd stops, the one not overcommitted leaves
+ * meanwhile. The next placementd adopts the other's record, which says overcommitted beside a domain gone:
+ * it shares no core, and reads placed. */
+START_TEST(test_restart_overcommitted_alone_reads_placed)
+{
+        Manager *m = fixture_manager_new(base, TWO_NODES, TWO_NODES_CONF);
+        virDomainPtr doms[2];
+        unsigned stays;
+        const Decision *d;
+
+        both_on_cpu1(m, "ra-a", "ra-b", doms);
+        fixture_reload(m, TWO_NODES_CONF "Heal=no\n");
+        stays = manager_lookup(m, "ra-a")->result == DECISION_OVERCOMMITTED ? 0 : 1;
+        ck_assert_int_eq(manager_lookup(m, virDomainGetName(doms[stays]))->result, DECISION_OVERCOMMITTED);
+        fixture_manager_free(base, m);
+        fixture_stop(doms[!stays]);
+        m = fixture_manager_new(base, TWO_NODES, TWO_NODES_CONF "Heal=no\n");
+        ck_assert(fixture_spin_known(base, m, virDomainGetName(doms[stays]), 3000));
+        fixture_spin_known(base, m, NULL, 200);
+        d = manager_lookup(m, virDomainGetName(doms[stays]));
+        ck_assert_msg(d->result == DECISION_PLACED && d->plan->shared_vcpus == 0, "%s: %s",
+                      decision_result_to_string(d->result), d->reason);
+        ck_assert_msg(strstr(d->reason, "no vCPU of it shares a core now"), "%s", d->reason);
+        fixture_stop(doms[stays]);
+        fixture_manager_free(base, m);
+}
+END_TEST
+
 /* The emulator placementd pinned set floating again by hand (virsh emulatorpin DOM 0-7 --live) while the
  * domain runs: a reload that places the domain anew (ReservedCPUs= takes its vCPU's core) leaves the
  * emulator floating, as it leaves a hand pin onto other CPUs. */
@@ -584,6 +645,8 @@ static Suite *manager_reload_suite(void)
         tcase_add_test(tc, test_reload_unplaceable_keeps_cpuset_pin);
         tcase_add_test(tc, test_reload_freeing_cpus_heals);
         tcase_add_test(tc, test_restart_heals_recorded_sharing);
+        tcase_add_test(tc, test_overcommitted_no_more_after_a_move);
+        tcase_add_test(tc, test_restart_overcommitted_alone_reads_placed);
         tcase_add_test(tc, test_reload_keeps_emulator_floating_by_hand);
         suite_add_tcase(s, tc);
         return s;

@@ -856,6 +856,42 @@ sc_16() {
         "$(ctl_field "${P}16b" result)"
 }
 
+# 17: two domains sharing a core after a reload reserved the other one and gave it back under Heal=no; a
+# replace moves one of them onto the free core. The one left where it was shares no core any more: it reads
+# placed in placementctl and in its record, as after a departure, not overcommitted beside a domain gone.
+# Then a third domain shares a core with one of them, and that one leaves while placementd is down: the
+# record adopted at the restart says overcommitted, and the domain reads placed.
+sc_17() {
+    local cpu stays moves peer
+    scenario 17 "$TOPO_2C" "an overcommitted domain whose neighbour moved away" || return
+    step "placementd under Heal=no" pd_reload "Heal=no"
+    step "virsh create ${P}17a" dom_create "${P}17a" "$(vcpu 1)" && agree "create ${P}17a"
+    step "virsh create ${P}17b" dom_create "${P}17b" "$(vcpu 1)" && agree "create ${P}17b"
+    cpu=$(kernel_vcpus "${P}17b")
+    step "reload with ReservedCPUs=$cpu" pd_reload "Heal=no" "ReservedCPUs=$cpu" &&
+        agree_views "reload with ReservedCPUs=$cpu"
+    step "reload giving CPU $cpu back" pd_reload "Heal=no" && agree_views "reload giving CPU $cpu back"
+    stays=${P}17b moves=${P}17a
+    [ "$(ctl_field "${P}17b" result)" = overcommitted ] || stays=${P}17a moves=${P}17b
+    expect_eq "$stays is overcommitted" overcommitted "$(ctl_field "$stays" result)"
+    step "placementctl replace $moves" pdctl replace "$moves" && agree "replace $moves"
+    expect_eq "$stays reads placed" placed "$(ctl_field "$stays" result)"
+    expect_eq "$stays: its record says placed" placed "$(pd_attr result "$(pd_decision "$stays")")"
+    step "$stays: its reason says the others moved" \
+        grep -qF "no vCPU of it shares a core now: the domains it shared with left or moved" \
+        <<<"$(ctl_field "$stays" reason)"
+    step "virsh create ${P}17c (overcommitted)" dom_create "${P}17c" "$(vcpu 1)" && agree_views "create ${P}17c"
+    expect_eq "${P}17c is overcommitted" overcommitted "$(ctl_field "${P}17c" result)"
+    cpu=$(kernel_vcpus "${P}17c")
+    peer=$stays
+    [ "$(kernel_vcpus "$peer")" = "$cpu" ] || peer=$moves
+    pd_stop
+    step "virsh destroy $peer (on CPU $cpu with ${P}17c) while placementd is down" vx destroy "$peer"
+    step "placementd starts again" pd_start "$TOPO_2C" "Heal=no" && agree "restart after $peer left"
+    expect_eq "${P}17c reads placed" placed "$(ctl_field "${P}17c" result)"
+    expect_eq "${P}17c: its record says placed" placed "$(pd_attr result "$(pd_decision "${P}17c")")"
+}
+
 # ------------------------------------------------------------------------------------------- main
 
 must "placementd and placementctl are built in $BUILD" test -x "$BUILD/daemon/placementd" -a -x "$BUILD/tools/placementctl"
@@ -864,7 +900,7 @@ must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 diag "LEDGER_TODO=\"$LEDGER_TODO\""
 
-for id in ${LEDGER_ONLY:-0 0b 1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 10c 11 12 13 14 15 16}; do
+for id in ${LEDGER_ONLY:-0 0b 1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 10c 11 12 13 14 15 16 17}; do
     s0=$(date +%s)
     "sc_$id"
     TAP_TODO=
