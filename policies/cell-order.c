@@ -420,9 +420,9 @@ static uint64_t *movable_room(const HostView *v, const Plan *plan, const int *ce
                         for (unsigned i = 0; i < m && !moves; i++)
                                 moves = cell[i] == c;
                         if (moves)
-                                packed += plan->cells[c].memory;
+                                packed += plan_cell_pool_bytes(plan, &plan->cells[c]);
                         else if (cpuset_is_empty(plan->cells[c].memory_nodes))
-                                staying += plan->cells[c].memory;
+                                staying += plan_cell_pool_bytes(plan, &plan->cells[c]);
                 }
                 room[k] = free[nodes[k]] - MIN(staying, free[nodes[k]]);
                 room[k] = MAX(room[k], packed);
@@ -474,7 +474,8 @@ void cells_follow_guest(const HostView *v, const Plan *plan, int *vcpu_node)
         for (unsigned i = 0; i < m; i++) {
                 cell[i] = movable[i].cell;
                 slot[i] = cell_node[cell[i]];
-                memory[i] = plan->cells[cell[i]].memory;
+                /* in the whole pages QEMU backs a hugepage-backed cell in, as the packing took them */
+                memory[i] = plan_cell_pool_bytes(plan, &plan->cells[cell[i]]);
                 class_of[i] =
                     i > 0 && interchangeable(&plan->cells[cell[i - 1]], &plan->cells[cell[i]], by_memory)
                         ? class_of[i - 1]

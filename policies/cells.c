@@ -57,7 +57,8 @@ static bool cell_may_use(const HostView *v, const PlanCell *c, unsigned n)
 /*
  * The room for the cell's memory of the node whose free memory is mem (pages and ordinary memory together
  * when the request has both) and free pages pages (NULL: its memory of one kind): a hugepage-backed cell
- * takes only pages, a cell of ordinary memory (PlanCell.ordinary) only the rest.
+ * takes only pages, a cell of ordinary memory (PlanCell.ordinary) only the rest. What the cell needs of it
+ * is plan_cell_pool_bytes(): QEMU backs each cell apart, in whole pages.
  */
 static uint64_t cell_room(const PlanCell *c, uint64_t mem, const uint64_t *pages)
 {
@@ -69,16 +70,19 @@ static uint64_t cell_room(const PlanCell *c, uint64_t mem, const uint64_t *pages
         return c->ordinary ? mem - in_pages : in_pages;
 }
 
-/* Takes the cell's memory from that room (mem and pages as for cell_room()). */
-static void cell_take(const PlanCell *c, uint64_t *mem, uint64_t *pages)
+/* Takes the cell's memory of plan from that room (mem and pages as for cell_room()), in the whole pages
+ * QEMU backs it in: two 33 MiB cells of 2 MiB pages take 34 pages of a node, not 33. */
+static void cell_take(const Plan *plan, const PlanCell *c, uint64_t *mem, uint64_t *pages)
 {
-        *mem -= MIN(*mem, c->memory);
+        uint64_t need = plan_cell_pool_bytes(plan, c);
+
+        *mem -= MIN(*mem, need);
         if (pages && !c->ordinary)
-                *pages -= MIN(*pages, c->memory);
+                *pages -= MIN(*pages, need);
 }
 
-/* Whether some node of the host could hold the cell whole: its vCPUs and its memory. */
-static bool cell_fits_a_node(const HostView *v, const PlanCell *c, bool count_memory)
+/* Whether some node of the host could hold the cell of plan whole: its vCPUs and its memory. */
+static bool cell_fits_a_node(const HostView *v, const Plan *plan, const PlanCell *c, bool count_memory)
 {
         unsigned k = cpuset_count(c->vcpus);
 
@@ -86,9 +90,9 @@ static bool cell_fits_a_node(const HostView *v, const PlanCell *c, bool count_me
         count_memory = count_memory && cpuset_is_empty(c->memory_nodes);
         for (unsigned n = 0; n < v->t->nnodes; n++)
                 if (cell_may_use(v, c, n) && v->node_size[n] >= k &&
-                    (!count_memory ||
-                     cell_room(c, v->node_free_memory[n],
-                               v->node_free_pages ? &v->node_free_pages[n] : NULL) >= c->memory))
+                    (!count_memory || cell_room(c, v->node_free_memory[n],
+                                                v->node_free_pages ? &v->node_free_pages[n] : NULL) >=
+                                          plan_cell_pool_bytes(plan, c)))
                         return true;
         return false;
 }
@@ -229,19 +233,19 @@ static bool pack_pass(const HostView *v, const unsigned *nodes, unsigned n, unsi
                         continue;
                 for (unsigned i = 0; i < n; i++) {
                         if (!cell_may_use(v, c, nodes[i]) || room[i] < k ||
-                            (count_memory &&
-                             cell_room(c, mem_room[i], page_room ? &page_room[i] : NULL) < c->memory))
+                            (count_memory && cell_room(c, mem_room[i], page_room ? &page_room[i] : NULL) <
+                                                 plan_cell_pool_bytes(plan, c)))
                                 continue;
                         if (best < 0 || (worst ? room[i] > room[best] : room[i] < room[best]))
                                 best = (int)i;
                 }
                 if (best < 0) {
-                        whole = whole && !cell_fits_a_node(v, c, mem_room != NULL);
+                        whole = whole && !cell_fits_a_node(v, plan, c, mem_room != NULL);
                         continue;
                 }
                 room[best] -= k;
                 if (count_memory)
-                        cell_take(c, &mem_room[best], page_room ? &page_room[best] : NULL);
+                        cell_take(plan, c, &mem_room[best], page_room ? &page_room[best] : NULL);
                 CPUSET_FOREACH (vcpu, c->vcpus)
                         vcpu_node[vcpu] = (int)nodes[best];
         }
@@ -902,6 +906,7 @@ static uint32_t spill_cells(const HostView *v, const unsigned *nodes, unsigned n
                 unsigned k = cpuset_count(c->vcpus);
                 int first = cpuset_next(c->vcpus, 0), best = -1;
                 uint32_t best_reach = UINT32_MAX;
+                uint64_t need = plan_cell_pool_bytes(plan, c); /* in whole pages, as cell_take() */
 
                 if (k == 0 || first < 0 || vcpu_node[first] >= 0 || !cpuset_is_empty(c->memory_nodes))
                         continue;
@@ -911,7 +916,7 @@ static uint32_t spill_cells(const HostView *v, const unsigned *nodes, unsigned n
                         uint32_t reach;
                         if (room[i] < k)
                                 continue;
-                        reach = spill_reach(v->t, nodes, n, kind, i, c->memory, NULL);
+                        reach = spill_reach(v->t, nodes, n, kind, i, need, NULL);
                         if (reach == UINT32_MAX)
                                 continue;
                         if (best < 0 || reach < best_reach ||
@@ -923,7 +928,7 @@ static uint32_t spill_cells(const HostView *v, const unsigned *nodes, unsigned n
                 }
                 if (best < 0)
                         continue;
-                spill_reach(v->t, nodes, n, kind, (unsigned)best, c->memory, taken);
+                spill_reach(v->t, nodes, n, kind, (unsigned)best, need, taken);
                 /* what it took of its kind, from the nodes' room */
                 for (unsigned i = 0; i < n; i++) {
                         uint64_t took =
@@ -972,7 +977,7 @@ static uint32_t split_cells_near(const Topology *t, const unsigned *nodes, unsig
                 unsigned k = cpuset_count(c->vcpus);
                 int first = cpuset_next(c->vcpus, 0);
                 NearNodes best = {.from = -1, .near = best_near};
-                uint64_t left;
+                uint64_t need = plan_cell_pool_bytes(plan, c), left; /* in whole pages, as cell_take() */
 
                 if (k == 0 || first < 0 || vcpu_node[first] >= 0 || !cpuset_is_empty(c->memory_nodes))
                         continue;
@@ -982,14 +987,14 @@ static uint32_t split_cells_near(const Topology *t, const unsigned *nodes, unsig
                 for (int with_memory = mem_room != NULL; best.from < 0 && with_memory >= 0; with_memory--)
                         for (unsigned s = 0; s < n; s++) {
                                 unsigned sum = 0, len = 0;
-                                uint64_t mem = with_memory ? 0 : c->memory;
+                                uint64_t mem = with_memory ? 0 : need;
                                 uint32_t reach = TOPOLOGY_LOCAL;
                                 if (!room[s])
                                         continue;
                                 order_from(t, nodes, n, s, near);
-                                for (unsigned m = 0; m < n && (sum < k || mem < c->memory); m++) {
+                                for (unsigned m = 0; m < n && (sum < k || mem < need); m++) {
                                         unsigned i = near[m];
-                                        bool cores = sum < k && room[i], memory = mem < c->memory && kind[i];
+                                        bool cores = sum < k && room[i], memory = mem < need && kind[i];
                                         if (!cores && !memory)
                                                 continue;
                                         reach = reach_with(t, nodes, near, len, i, reach);
@@ -998,7 +1003,7 @@ static uint32_t split_cells_near(const Topology *t, const unsigned *nodes, unsig
                                         if (with_memory)
                                                 mem += kind[i];
                                 }
-                                if (sum >= k && mem >= c->memory)
+                                if (sum >= k && mem >= need)
                                         near_offer(&best, s, reach,
                                                    best.from >= 0 && room[s] > room[best.from], near, len);
                         }
@@ -1008,7 +1013,7 @@ static uint32_t split_cells_near(const Topology *t, const unsigned *nodes, unsig
                 for (unsigned q = 0; q < best.len; q++)
                         near[q] = room[best_near[q]];
                 policy_spread(near, best.len, k, quota);
-                left = c->memory;
+                left = need;
                 for (unsigned q = 0; q < best.len; q++) {
                         uint64_t part = mem_room ? MIN(kind[best_near[q]], left) : 0;
                         if (mem_room)
@@ -1085,7 +1090,7 @@ uint64_t *cells_hold_bound_memory(HostView *v, const Plan *plan)
                 uint64_t *kind = !v->node_free_pages       ? NULL
                                  : plan->cells[c].ordinary ? v->node_free_ordinary
                                                            : v->node_free_pages;
-                uint64_t left = plan->cells[c].memory;
+                uint64_t left = plan_cell_pool_bytes(plan, &plan->cells[c]); /* its whole pages */
                 if (cpuset_is_empty(plan->cells[c].memory_nodes))
                         continue;
                 if (!saved) {

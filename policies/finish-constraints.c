@@ -158,11 +158,13 @@ static void memory_short_said(GString *s, unsigned os_index, uint64_t free_bytes
                                size_format(bytes, c, sizeof(c)), what);
 }
 
-/* The same for bytes of hugepages of size bound to a node with free_bytes of them free (or no such pool). */
+/* The same for bytes of hugepages of size bound to a node with free_bytes of them free (or no such pool);
+ * whole: what they take there in whole pages, said when only those are short (two 33 MiB guest cells of
+ * 2 MiB pages take 34 pages, though 33 hold their bytes). */
 static void pages_short_said(const Topology *t, GString *s, unsigned n, uint64_t free_bytes, uint64_t bytes,
-                             uint64_t size)
+                             uint64_t whole, uint64_t size)
 {
-        char a[32], b[32], c[32];
+        char a[32], b[32], c[32], d[32];
 
         if (!topology_node_hugepage_bytes(t, n, size))
                 g_string_append_printf(s,
@@ -171,6 +173,14 @@ static void pages_short_said(const Topology *t, GString *s, unsigned n, uint64_t
                                        "there)",
                                        t->nodes[n].os_index, size_format(size, b, sizeof(b)),
                                        size_format(bytes, c, sizeof(c)));
+        else if (bytes <= free_bytes)
+                g_string_append_printf(s,
+                                       "; node %u has %s free in hugepages of %s for the %s bound there, %s "
+                                       "in the whole pages QEMU backs each guest cell in: the guest's "
+                                       "memory cannot all be backed",
+                                       t->nodes[n].os_index, size_format(free_bytes, a, sizeof(a)),
+                                       size_format(size, b, sizeof(b)), size_format(bytes, c, sizeof(c)),
+                                       size_format(whole, d, sizeof(d)));
         else
                 g_string_append_printf(s,
                                        "; node %u has %s free in hugepages of %s for the %s bound there: "
@@ -209,15 +219,20 @@ void finish_memory_short_note(const HostView *v, const PlacementRequest *req, co
                 /* or, for cells of a second page size, those pages */
                 if (plan->node_ordinary && req->second_page_size)
                         free_ordinary = ledger_node_free_hugepages(v->l, n, req->second_page_size);
-                if (ordinary > free_ordinary && req->second_page_size)
-                        pages_short_said(v->t, s, n, free_ordinary, ordinary, req->second_page_size);
+                /* what the pools give is whole pages, each guest cell's apart (plan_node_pool_bytes()) */
+                uint64_t whole = req->hugepage_size ? plan_node_pool_bytes(plan, n, false) : bytes;
+                uint64_t whole_ordinary =
+                    req->second_page_size ? plan_node_pool_bytes(plan, n, true) : ordinary;
+                if (whole_ordinary > free_ordinary && req->second_page_size)
+                        pages_short_said(v->t, s, n, free_ordinary, ordinary, whole_ordinary,
+                                         req->second_page_size);
                 else if (ordinary > free_ordinary)
                         memory_short_said(s, v->t->nodes[n].os_index, free_ordinary, ordinary,
                                           " of ordinary memory");
-                if (bytes <= free_bytes)
+                if (MAX(bytes, whole) <= free_bytes)
                         continue;
                 if (req->hugepage_size)
-                        pages_short_said(v->t, s, n, free_bytes, bytes, req->hugepage_size);
+                        pages_short_said(v->t, s, n, free_bytes, bytes, whole, req->hugepage_size);
                 else
                         memory_short_said(s, v->t->nodes[n].os_index, free_bytes, bytes, "");
         }

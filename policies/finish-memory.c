@@ -50,6 +50,21 @@ static void charge(Plan *plan, unsigned n, uint64_t bytes, bool ordinary)
                 plan->node_ordinary[n] += bytes;
 }
 
+/* What the plan takes of node n's room of that kind: what it counts there, hugepages in whole pages (the
+ * guest cells counted whole on the node each in its own, plan_node_whole_cells(), the rest rounded up):
+ * two 33 MiB cells of 2 MiB pages leave a node of 33 free pages 32 MiB after the first, not 33. */
+static uint64_t counted_room(const Plan *plan, unsigned n, bool ordinary)
+{
+        bool second = ordinary && plan->node_ordinary;
+        uint64_t page = second ? plan->second_page_size : plan->hugepage_size, whole;
+
+        if (!page || (ordinary && !second))
+                return counted(plan, n, ordinary);
+        whole = plan_node_whole_cells(plan, n, second, false);
+        return plan_node_whole_cells(plan, n, second, true) +
+               plan_whole_pages(counted(plan, n, ordinary) - whole, page);
+}
+
 /* What node n's free memory of that kind (HostView.node_free_pages, node_free_ordinary) still holds
  * beside what plan counts there (0 when bound memory, which is where it is bound, already takes more). */
 static uint64_t room_left(const HostView *v, const Plan *plan, unsigned n, bool ordinary)
@@ -58,7 +73,7 @@ static uint64_t room_left(const HostView *v, const Plan *plan, unsigned n, bool 
 
         if (plan->node_ordinary && v->node_free_pages)
                 free = ordinary ? v->node_free_ordinary[n] : v->node_free_pages[n];
-        return free > counted(plan, n, ordinary) ? free - counted(plan, n, ordinary) : 0;
+        return free > counted_room(plan, n, ordinary) ? free - counted_room(plan, n, ordinary) : 0;
 }
 
 /* Charges up to amount on the set's nodes in proportion to vcpus_on, within their free memory. */
@@ -441,7 +456,10 @@ void policy_charge_bound_memory(const HostView *v, const PlacementRequest *req, 
 
 /* Hugepage-backed memory comes in whole pages: each node's share rounded down to its pages, and the pages
  * that frees go to the nodes already counting some, those with the most free pages left first (a share
- * of 2.5 one-GiB pages on each of two nodes is 3 + 2, not half pages no guest can use). What is less than
+ * of 2.5 one-GiB pages on each of two nodes is 3 + 2, not half pages no guest can use). A guest cell
+ * counted whole on one node stays there as it is: QEMU backs it apart, in whole pages of its own
+ * (plan_node_whole_cells(); a 1536 MiB cell beside a 1 GiB one on each of two nodes is two pages and one
+ * on each, not 3 GiB on one and 2 on the other). What is less than
  * a page takes a whole one there (QEMU rounds the size up): it goes to the node counting the most of those
  * with a page left for it, and only when none has one to the node counting the most. The plan keeps the
  * part's bytes (its memory is the guest's size); the ledger holds the whole page (plan_node_pool_bytes()).
@@ -453,10 +471,14 @@ static void whole_pages_of(const HostView *v, Plan *plan, bool second)
         uint64_t page = second ? plan->second_page_size : plan->hugepage_size, left = 0;
         g_autofree bool *had = g_new0(bool, MAX(plan->nnode_memory, 1));
         g_autofree uint64_t *pages = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
+        g_autofree uint64_t *whole = g_new0(uint64_t, MAX(plan->nnode_memory, 1));
         unsigned most = 0;
 
         for (unsigned n = 0; n < plan->nnode_memory; n++) {
                 pages[n] = second ? plan_node_ordinary(plan, n) : plan_node_pages(plan, n);
+                /* a guest cell counted whole on the node is a backend of its own there: it stays */
+                whole[n] = plan_node_whole_cells(plan, n, second, false);
+                pages[n] -= whole[n];
                 had[n] = pages[n] > 0;
                 left += pages[n] % page;
                 pages[n] -= pages[n] % page;
@@ -466,7 +488,8 @@ static void whole_pages_of(const HostView *v, Plan *plan, bool second)
                 uint64_t best_room = 0;
                 for (unsigned n = 0; n < plan->nnode_memory; n++) {
                         uint64_t free_pages = ledger_node_free_hugepages(v->l, n, page);
-                        uint64_t room = free_pages > pages[n] ? free_pages - pages[n] : 0;
+                        uint64_t held = pages[n] + plan_node_whole_cells(plan, n, second, true);
+                        uint64_t room = free_pages > held ? free_pages - held : 0;
                         if (had[n] && (best < 0 || room > best_room)) {
                                 best = (int)n;
                                 best_room = room;
@@ -484,7 +507,8 @@ static void whole_pages_of(const HostView *v, Plan *plan, bool second)
                 int rest = -1;
                 for (unsigned n = 0; n < plan->nnode_memory; n++) {
                         uint64_t free_pages = ledger_node_free_hugepages(v->l, n, page);
-                        if (had[n] && free_pages >= pages[n] + page && (rest < 0 || pages[n] > pages[rest]))
+                        uint64_t held = pages[n] + plan_node_whole_cells(plan, n, second, true);
+                        if (had[n] && free_pages >= held + page && (rest < 0 || pages[n] > pages[rest]))
                                 rest = (int)n;
                 }
                 if (rest >= 0)
@@ -492,6 +516,8 @@ static void whole_pages_of(const HostView *v, Plan *plan, bool second)
         }
         if (plan->nnode_memory)
                 pages[most] += left;
+        for (unsigned n = 0; n < plan->nnode_memory; n++)
+                pages[n] += whole[n];
         for (unsigned n = 0; n < plan->nnode_memory; n++) {
                 if (second) {
                         plan->node_memory[n] = plan_node_pages(plan, n) + pages[n];

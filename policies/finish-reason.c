@@ -98,6 +98,22 @@ static const char *memory_text(const PlacementRequest *req, uint64_t bytes, char
         return buf;
 }
 
+/* ", 68.0 MiB in the whole pages QEMU backs each guest cell in" when the host has free what the request's
+ * bytes come to but not its whole pages (policy_set_need(): two 33 MiB cells of 2 MiB pages take 34), ""
+ * otherwise; into buf. */
+static const char *whole_pages_text(const PlacementRequest *req, const SetLoad *host, char *buf, size_t len)
+{
+        uint64_t need = policy_set_need(req);
+        char a[32];
+
+        buf[0] = '\0';
+        if (req->hugepage_size && policy_set_memory(req) == req->memory && need > req->memory &&
+            host->free_memory >= req->memory)
+                g_snprintf(buf, len, ", %s in the whole pages QEMU backs each guest cell in",
+                           size_format(need, a, sizeof(a)));
+        return buf;
+}
+
 /* The same for what is free when it falls short of than: never the same figure as than's. */
 static const char *memory_text_short_of(const PlacementRequest *req, uint64_t bytes, uint64_t than,
                                         char *buf, size_t len)
@@ -494,7 +510,7 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
 {
         const PlacementParams *params = v->params;
         bool bound = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
-        char a[64], b[128];
+        char a[64], b[128], w[96];
 
         if (bound && finish_memory_nodes_all_missing(v->t, req->memory_nodes)) {
                 /* libvirt refuses to start a guest bound to nodes the host lacks: no memory counted */
@@ -569,10 +585,11 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
                         ordinary = finish_host_room(v, plan, true);
                 }
                 plan->reason = g_strdup_printf(
-                    "no node set has %s free (%s in %s hugepages and %s %s free on the whole host; %s)%s; "
+                    "no node set has %s free%s (%s in %s hugepages and %s %s free on the whole host; %s)%s; "
                     "nothing pinned",
-                    memory_text(req, req->memory, b, sizeof(b)), size_format(free_pages, a, sizeof(a)),
-                    size_format(req->hugepage_size, c, sizeof(c)), size_format(ordinary, d, sizeof(d)),
+                    memory_text(req, req->memory, b, sizeof(b)), whole_pages_text(req, host, w, sizeof(w)),
+                    size_format(free_pages, a, sizeof(a)), size_format(req->hugepage_size, c, sizeof(c)),
+                    size_format(ordinary, d, sizeof(d)),
                     plan_second_kind(req->second_page_size, e, sizeof(e)),
                     req->second_page_size ? "each guest cell takes only the pages of its own size"
                                           : "hugepage-backed cells never take general memory",
@@ -580,9 +597,9 @@ void finish_unplaceable(const HostView *v, const PlacementRequest *req, const Se
         } else if (req->hugepage_size) {
                 g_autofree char *pages = hugepage_sizes_note(req);
                 plan->reason = g_strdup_printf(
-                    "no node set has %s free (%s free on the whole host; hugepage-backed memory never "
+                    "no node set has %s free%s (%s free on the whole host; hugepage-backed memory never "
                     "takes general memory)%s; nothing pinned",
-                    memory_text(req, req->memory, b, sizeof(b)),
+                    memory_text(req, req->memory, b, sizeof(b)), whole_pages_text(req, host, w, sizeof(w)),
                     memory_text_short_of(req, host->free_memory, req->memory, a, sizeof(a)), pages);
         } else if (v->t->memory_sizes_unknown) {
                 /* no size known: what is free is not known either, only the figure each node is taken to

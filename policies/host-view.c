@@ -291,18 +291,24 @@ void host_view_init_for(HostView *v, const Topology *t, const Ledger *l, const P
 unsigned host_view_kinds_short(const HostView *v, const unsigned *nodes, unsigned n)
 {
         const PlacementRequest *req = v->req;
-        uint64_t pages = 0, ordinary = 0, need_pages, need_ordinary = 0, bound = 0;
+        uint64_t pages = 0, ordinary = 0, need_pages = 0, need_ordinary = 0, in_cells = 0;
 
         if (!v->node_free_pages || (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes))
                 return 0;
-        /* a cell its <memnode> binds is not the set's to hold (policy_set_memory()) */
+        /* a cell its <memnode> binds is not the set's to hold (policy_set_memory()); each other cell
+         * takes whole pages of its size, as QEMU backs it (placement_request_cell_pool_bytes()) */
         for (unsigned c = 0; c < req->ncells; c++) {
+                in_cells += req->cells[c].memory;
                 if (req->cells[c].memory_nodes && !cpuset_is_empty(req->cells[c].memory_nodes))
-                        bound += req->cells[c].memory;
-                else if (req->cells[c].ordinary)
-                        need_ordinary += req->cells[c].memory;
+                        continue;
+                if (req->cells[c].ordinary)
+                        need_ordinary += placement_request_cell_pool_bytes(req, &req->cells[c]);
+                else
+                        need_pages += placement_request_cell_pool_bytes(req, &req->cells[c]);
         }
-        need_pages = req->memory - MIN(req->memory, bound + need_ordinary);
+        /* what no cell holds: in the request's page size */
+        if (in_cells < req->memory)
+                need_pages += plan_whole_pages(req->memory - in_cells, req->hugepage_size);
         for (unsigned i = 0; i < n; i++) {
                 pages += v->node_free_pages[nodes[i]];
                 ordinary += v->node_free_ordinary[nodes[i]];

@@ -54,6 +54,10 @@ void policy_drop_poolless_memory(const Topology *t, Plan *plan);
 /* The memory a set must hold for req: bound memory is where it is and does not choose the set (the
  * request's binding: 0; its cells' <memnode> elements: their memory taken out). */
 uint64_t policy_set_memory(const PlacementRequest *req);
+/* The same as the room it takes: hugepage-backed memory in the whole pages QEMU backs it in, each guest
+ * cell apart (placement_request_cell_pool_bytes()), without cells the whole guest's; two 33 MiB cells of
+ * 2 MiB pages need 68 MiB of a set's pools, not 66. policy_set_memory() for a guest without hugepages. */
+uint64_t policy_set_need(const PlacementRequest *req);
 /* Whether the request's emulator (EmulatorPin=siblings) needs a free core of its set: no idle sibling can
  * take it (a host without SMT, or every vCPU realtime, whose siblings stay empty) and no HousekeepingCPUs=.
  */

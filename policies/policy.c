@@ -300,6 +300,30 @@ uint64_t policy_set_memory(const PlacementRequest *req)
         return memory;
 }
 
+uint64_t policy_set_need(const PlacementRequest *req)
+{
+        uint64_t need = 0, in_cells = 0;
+
+        if (!req->hugepage_size)
+                return policy_set_memory(req);
+        if (req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes)
+                return 0;
+        for (unsigned c = 0; c < req->ncells; c++) {
+                const PlacementCell *cell = &req->cells[c];
+                uint64_t bytes = placement_request_cell_pool_bytes(req, cell);
+                in_cells = cell->memory > UINT64_MAX - in_cells ? UINT64_MAX : in_cells + cell->memory;
+                if (cell->memory_nodes && !cpuset_is_empty(cell->memory_nodes))
+                        continue;
+                need = bytes > UINT64_MAX - need ? UINT64_MAX : need + bytes;
+        }
+        /* what no cell holds (all of it without cells): one backend of the request's page size */
+        if (in_cells < req->memory) {
+                uint64_t rest = plan_whole_pages(req->memory - in_cells, req->hugepage_size);
+                need = rest > UINT64_MAX - need ? UINT64_MAX : need + rest;
+        }
+        return need;
+}
+
 /*
  * Above the exhaustive limit the host's table holds the sets each node grows by distance, not every
  * subset: when the request's constraints leave only some nodes, the sets of just those may be missing
@@ -425,7 +449,7 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
                 v.node_size[n] = size_with_realtime(&v, ops, n);
         cells_set_homes(&v, plan);
         bound_free = cells_hold_bound_memory(&v, plan);
-        plan->result = search_sets(&v, ops, req, plan, policy_set_memory(req), &choice, &host);
+        plan->result = search_sets(&v, ops, req, plan, policy_set_need(req), &choice, &host);
         /* <vcpu cpuset> alone binds no memory: what its nodes lack comes from others as the kernel falls
          * back, and its vCPUs still take cores inside it (left floating, they would share the cores of
          * every guest placed there after them) */

@@ -236,6 +236,346 @@ START_TEST(test_cells_held_in_whole_pages_each)
 }
 END_TEST
 
+/* Places a guest of memory bytes in hugepages of page bound to the node of index node, and commits it. */
+static void hold_pages(const Topology *t, Ledger *l, const char *name, unsigned node, uint64_t memory,
+                       uint64_t page)
+{
+        g_autoptr(CpuSet) bound = cpuset_new();
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = name,
+                                .vcpus = 1,
+                                .memory = memory,
+                                .hugepage_size = page,
+                                .memory_source = MEMORY_SOURCE_USER,
+                                .memory_mode = MEMORY_MODE_STRICT,
+                                .memory_nodes = bound};
+
+        cpuset_add(bound, t->nodes[node].os_index);
+        ck_assert_int_eq(ledger_commit(l, name, policy_place(t, l, &req, &params)), 0);
+}
+
+/* A request of ncells guest cells of cell_memory each in hugepages of page, a vCPU per cell; bound (when
+ * not NULL) binds each cell by its <memnode>. cells and vcpus hold ncells each. */
+static PlacementRequest cells_request(PlacementCell *cells, CpuSet **vcpus, unsigned ncells,
+                                      uint64_t cell_memory, uint64_t page, const CpuSet *bound)
+{
+        for (unsigned c = 0; c < ncells; c++) {
+                vcpus[c] = cpuset_new();
+                cpuset_add(vcpus[c], c);
+                cells[c] = (PlacementCell){
+                    .id = c, .vcpus = vcpus[c], .memory = cell_memory, .memory_nodes = bound};
+        }
+        return (PlacementRequest){.name = "cells",
+                                  .vcpus = ncells,
+                                  .memory = ncells * cell_memory,
+                                  .hugepage_size = page,
+                                  .cells = cells,
+                                  .ncells = ncells};
+}
+
+/* No pool holds more than it has once the plan is committed. */
+static void assert_pools_hold(const Topology *t, const Ledger *l, uint64_t page)
+{
+        for (unsigned n = 0; n < t->nnodes; n++)
+                ck_assert_msg(ledger_node_hugepages(l, n, page) <= topology_node_hugepage_bytes(t, n, page),
+                              "node %u: %" PRIu64 " MiB held of %" PRIu64, n,
+                              ledger_node_hugepages(l, n, page) / MiB,
+                              topology_node_hugepage_bytes(t, n, page) / MiB);
+}
+
+/* Two 33 MiB cells on 2 MiB pages take 17 + 17 pages, not the 33 their 66 MiB would fill. With node 1's
+ * pool at 33 free pages (another guest bound there holds 31) and node 0's at its 32, both cells were put
+ * on node 1 ("66.0 MiB free for 66.0 MiB"), where QEMU finds a page short: each goes to a node of its own.
+ */
+START_TEST(test_cells_fit_in_whole_pages_each)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementCell cells[2];
+        CpuSet *vcpus[2];
+        PlacementRequest req = cells_request(cells, vcpus, 2, 33 * MiB, PAGE2, NULL);
+        Plan *p;
+
+        hold_pages(t, l, "holder", 1, 62 * MiB, PAGE2);
+        ck_assert_uint_eq(ledger_node_free_hugepages(l, 1, PAGE2), 66 * MiB);
+        p = policy_place(t, l, &req, &params);
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_msg(cpuset_count(p->nodes) == 2, "%s", p->reason);
+        ck_assert_msg(strstr(p->reason, "guest cells: 0 on node 0, 1 on node 1"), "%s", p->reason);
+        ck_assert_int_eq(ledger_commit(l, "cells", p), 0);
+        assert_pools_hold(t, l, PAGE2);
+        for (unsigned c = 0; c < 2; c++)
+                cpuset_free(vcpus[c]);
+}
+END_TEST
+
+/* With node 0's pool full as well the host has 66 MiB of pages free for the 68 MiB the two cells take:
+ * unplaceable, not placed on node 1, and the reason says what the whole pages come to. */
+START_TEST(test_cells_short_in_whole_pages_unplaceable)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementCell cells[2];
+        CpuSet *vcpus[2];
+        PlacementRequest req = cells_request(cells, vcpus, 2, 33 * MiB, PAGE2, NULL);
+        g_autoptr(Plan) p = NULL;
+
+        hold_pages(t, l, "holder0", 0, 64 * MiB, PAGE2);
+        hold_pages(t, l, "holder1", 1, 62 * MiB, PAGE2);
+        p = policy_place(t, l, &req, &params);
+        ck_assert_msg(p->result == PLAN_UNPLACEABLE, "%s", p->reason);
+        ck_assert_str_eq(p->reason,
+                         "no node set has 66.0 MiB in 2.0 MiB hugepages free, 68.0 MiB in the whole "
+                         "pages QEMU backs each guest cell in (66.0 MiB in 2.0 MiB hugepages free on "
+                         "the whole host; hugepage-backed memory never takes general memory); "
+                         "nothing pinned");
+        for (unsigned c = 0; c < 2; c++)
+                cpuset_free(vcpus[c]);
+}
+END_TEST
+
+/* Two cells whose <memnode> binds them to node 1, 33 free pages there: counted there as bound, and the
+ * reason says the pool is short of the 34 pages they take, though it holds their 66 MiB. */
+START_TEST(test_bound_cells_short_in_whole_pages_said)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) node1 = cpuset_new();
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementCell cells[2];
+        CpuSet *vcpus[2];
+        PlacementRequest req;
+        g_autoptr(Plan) p = NULL;
+
+        cpuset_add(node1, 1);
+        req = cells_request(cells, vcpus, 2, 33 * MiB, PAGE2, node1);
+        hold_pages(t, l, "holder", 1, 62 * MiB, PAGE2);
+        p = policy_place(t, l, &req, &params);
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_uint_eq(p->node_memory[1], 66 * MiB);
+        ck_assert_msg(strstr(p->reason,
+                             "node 1 has 66.0 MiB free in hugepages of 2.0 MiB for the 66.0 MiB "
+                             "bound there, 68.0 MiB in the whole pages QEMU backs each guest cell "
+                             "in: the guest's memory cannot all be backed"),
+                      "%s", p->reason);
+        for (unsigned c = 0; c < 2; c++)
+                cpuset_free(vcpus[c]);
+}
+END_TEST
+
+/* The same beside a cell of ordinary memory (no <page> backs it): the pools hold the two hugepage-backed
+ * cells only in 34 pages, whatever ordinary memory is free; the host has 33, so no set has both kinds. */
+START_TEST(test_partial_cells_short_in_whole_pages)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementCell cells[3];
+        CpuSet *vcpus[3];
+        PlacementRequest req = cells_request(cells, vcpus, 3, 33 * MiB, PAGE2, NULL);
+        g_autoptr(Plan) p = NULL;
+
+        cells[2].memory = 64 * MiB;
+        cells[2].ordinary = true;
+        req.memory = 130 * MiB;
+        hold_pages(t, l, "holder0", 0, 64 * MiB, PAGE2);
+        hold_pages(t, l, "holder1", 1, 62 * MiB, PAGE2);
+        p = policy_place(t, l, &req, &params);
+        ck_assert_msg(p->result == PLAN_UNPLACEABLE, "%s", p->reason);
+        ck_assert_msg(strstr(p->reason,
+                             "no node set has 130.0 MiB (66.0 MiB of it in 2.0 MiB hugepages) free, "
+                             "132.0 MiB in the whole pages QEMU backs each guest cell in (66.0 MiB "
+                             "in 2.0 MiB hugepages and "),
+                      "%s", p->reason);
+        for (unsigned c = 0; c < 3; c++)
+                cpuset_free(vcpus[c]);
+}
+END_TEST
+
+/* Two 33 MiB cells of one vCPU, node 1 with 33 free pages and the most free cores (3, node 0 has 1 beside
+ * its 32 free pages): by their bytes both went whole to node 1's 66 MiB, where QEMU finds a page short;
+ * in whole pages the second goes to node 0. */
+START_TEST(test_cells_packed_in_whole_pages)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementCell cells[2];
+        CpuSet *vcpus[2];
+        PlacementRequest req = cells_request(cells, vcpus, 2, 33 * MiB, PAGE2, NULL);
+        Plan *p;
+
+        hold_pages(t, l, "holder", 1, 62 * MiB, PAGE2);
+        test_hold(t, l, "busy", 0, 3, 0, 0);
+        p = policy_place(t, l, &req, &params);
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_msg(strstr(p->reason, "guest cells: 0 on node 1, 1 on node 0"), "%s", p->reason);
+        ck_assert_int_eq(ledger_commit(l, "cells", p), 0);
+        assert_pools_hold(t, l, PAGE2);
+        for (unsigned c = 0; c < 2; c++)
+                cpuset_free(vcpus[c]);
+}
+END_TEST
+
+/* Cells put in the guest's order trade places only where the pages hold them: four cells of one vCPU,
+ * 1536 MiB (two 1 GiB pages) for the two of guest socket 0 and 1 GiB for the others, on nodes 0 and 2
+ * of spr-snc2 (another package) with three free pages each. Packed, each node takes a cell of each size;
+ * the guest's order would have the two big ones on one node, 3 GiB by their bytes in its 3 free pages,
+ * though they take four. */
+START_TEST(test_guest_order_keeps_whole_pages)
+{
+        g_autofree char *path = test_topology_path("spr-snc2.xml");
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementCell cells[4];
+        CpuSet *vcpus[4];
+        PlacementRequest req = cells_request(cells, vcpus, 4, 1024 * MiB, GiB, NULL);
+        Plan *p;
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        g_autoptr(Ledger) l = ledger_new(t);
+        cells[0].memory = cells[1].memory = 1536 * MiB;
+        req.memory = 5 * GiB;
+        req.guest_socket_vcpus = 2;
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                g_autofree char *name = g_strdup_printf("holder%u", n);
+                hold_pages(t, l, name, n, n % 2 ? 16 * GiB : 13 * GiB, GiB);
+        }
+        p = policy_place(t, l, &req, &params);
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_msg(strstr(p->reason, "guest cells: 0 on node 0, 1 on node 2, 2 on node 0, 3 on node 2"),
+                      "%s", p->reason);
+        /* each node's 2.5 GiB as its two cells have it: three pages there, not 3 + 2 */
+        ck_assert_uint_eq(p->node_memory[0], 2560 * MiB);
+        ck_assert_uint_eq(p->node_memory[2], 2560 * MiB);
+        ck_assert_int_eq(ledger_commit(l, "cells", p), 0);
+        assert_pools_hold(t, l, GiB);
+        ck_assert_uint_eq(ledger_node_free_hugepages(l, 0, GiB), 0);
+        ck_assert_uint_eq(ledger_node_free_hugepages(l, 2, GiB), 0);
+        ck_assert_int_eq(ledger_release(l, "cells"), 0);
+        ck_assert_uint_eq(ledger_node_free_hugepages(l, 0, GiB), 3 * GiB);
+        for (unsigned c = 0; c < 4; c++)
+                cpuset_free(vcpus[c]);
+}
+END_TEST
+
+/* Cells of 33, 33 and 60 MiB (17, 17 and 30 pages) on nodes with 32 and 33 free pages: no node holds two
+ * of them whole, and the third's vCPU goes beside the first on node 1, its memory in the 16 pages left
+ * there and one of node 0's. It was counted all on node 1 by its bytes (66 MiB in 33 free pages), where
+ * QEMU finds a page short, and the reason did not say its memory spilled. */
+START_TEST(test_spilled_cell_counted_in_whole_pages)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementCell cells[3];
+        CpuSet *vcpus[3];
+        PlacementRequest req = cells_request(cells, vcpus, 3, 33 * MiB, PAGE2, NULL);
+        Plan *p;
+
+        cells[2].memory = 60 * MiB;
+        req.memory = 126 * MiB;
+        hold_pages(t, l, "holder", 1, 62 * MiB, PAGE2);
+        p = policy_place(t, l, &req, &params);
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_msg(strstr(p->reason, "(its memory also on node 0: node 1 lacks the room for all of it)"),
+                      "%s", p->reason);
+        ck_assert_uint_eq(p->node_memory[0] + p->node_memory[1], 126 * MiB);
+        ck_assert_int_eq(ledger_commit(l, "cells", p), 0);
+        assert_pools_hold(t, l, PAGE2);
+        for (unsigned c = 0; c < 3; c++)
+                cpuset_free(vcpus[c]);
+}
+END_TEST
+
+/* A cell of no memory takes no page: a 66 MiB cell and an empty one fit node 1's 33 free pages together
+ * (a cell of memory 0 backs nothing, and 66 MiB is whole pages). */
+START_TEST(test_empty_cell_takes_no_page)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementCell cells[2];
+        CpuSet *vcpus[2];
+        PlacementRequest req = cells_request(cells, vcpus, 2, 33 * MiB, PAGE2, NULL);
+        Plan *p;
+
+        cells[0].memory = 66 * MiB;
+        cells[1].memory = 0;
+        hold_pages(t, l, "holder0", 0, 64 * MiB, PAGE2);
+        hold_pages(t, l, "holder1", 1, 62 * MiB, PAGE2);
+        p = policy_place(t, l, &req, &params);
+        ck_assert_msg(p->result == PLAN_PLACED && cpuset_count(p->nodes) == 1 && cpuset_has(p->nodes, 1),
+                      "%s", p->reason);
+        ck_assert_int_eq(ledger_commit(l, "cells", p), 0);
+        ck_assert_uint_eq(ledger_node_free_hugepages(l, 1, PAGE2), 0);
+        assert_pools_hold(t, l, PAGE2);
+        for (unsigned c = 0; c < 2; c++)
+                cpuset_free(vcpus[c]);
+}
+END_TEST
+
+/* 1 GiB pages, cells of 1536 MiB: two pages each. With three pages free on each node of spr-snc2 (13 of
+ * its 16 held), both cells fitted one node by their 3 GiB; they take 4 pages, one node each. */
+START_TEST(test_gib_cells_fit_in_whole_pages)
+{
+        g_autofree char *path = test_topology_path("spr-snc2.xml");
+        g_autofree char *error = NULL;
+        g_autoptr(Topology) t = NULL;
+        PlacementParams params = test_params(POLICY_EXPLICIT);
+        PlacementCell cells[2];
+        CpuSet *vcpus[2];
+        PlacementRequest req = cells_request(cells, vcpus, 2, 1536 * MiB, GiB, NULL);
+        Plan *p;
+
+        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
+        g_autoptr(Ledger) l = ledger_new(t);
+        for (unsigned n = 0; n < t->nnodes; n++) {
+                g_autofree char *name = g_strdup_printf("holder%u", n);
+                hold_pages(t, l, name, n, 13 * GiB, GiB);
+        }
+        p = policy_place(t, l, &req, &params);
+        ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
+        ck_assert_msg(cpuset_count(p->nodes) == 2, "%s", p->reason);
+        ck_assert_msg(strstr(p->reason, "6.0 GiB free for 3.0 GiB in 1.0 GiB hugepages"), "%s", p->reason);
+        ck_assert_int_eq(ledger_commit(l, "cells", p), 0);
+        assert_pools_hold(t, l, GiB);
+        for (unsigned c = 0; c < 2; c++)
+                cpuset_free(vcpus[c]);
+}
+END_TEST
+
+/* The cells counted whole on a node are held there in their own whole pages: two 33 MiB cells on node 0
+ * take 34 pages there, a 67 MiB cell on node 1 34 there; the two pages of the first two's rounding were
+ * held on node 1, which counted more bytes (70 MiB held where QEMU takes 68, and 66 on node 0). */
+START_TEST(test_whole_cells_held_on_their_nodes)
+{
+        g_autoptr(Topology) t = load();
+        g_autoptr(Ledger) l = ledger_new(t);
+        Plan *p = plan_new("cells", 3, 133 * MiB, t->nnodes);
+        static const unsigned node[] = {0, 0, 1};
+        static const uint64_t memory[] = {33 * MiB, 33 * MiB, 67 * MiB};
+
+        p->hugepage_size = PAGE2;
+        p->result = PLAN_PLACED;
+        plan_set_cells(p, 3);
+        for (unsigned c = 0; c < 3; c++) {
+                p->cells[c].id = c;
+                p->cells[c].memory = memory[c];
+                cpuset_add(p->cells[c].counted_nodes, node[c]);
+                p->node_memory[node[c]] += memory[c];
+        }
+        ck_assert_int_eq(ledger_commit(l, "cells", p), 0);
+        ck_assert_uint_eq(ledger_node_hugepages(l, 0, PAGE2), 68 * MiB);
+        ck_assert_uint_eq(ledger_node_hugepages(l, 1, PAGE2), 68 * MiB);
+        ck_assert_int_eq(ledger_release(l, "cells"), 0);
+        ck_assert(ledger_is_empty(l));
+}
+END_TEST
+
 /* 1536 MiB on 1 GiB pages takes two pages of its node's 16: 14.0 GiB free, not 14.5 (no pool of whole
  * pages has half of one free), the plan still counting the guest's 1536 MiB. */
 START_TEST(test_gib_pages_held_whole)
@@ -975,6 +1315,16 @@ static Suite *hugepages_suite(void)
         tcase_add_test(tc, test_pool_held_in_whole_pages);
         tcase_add_test(tc, test_cells_held_in_whole_pages_each);
         tcase_add_test(tc, test_gib_pages_held_whole);
+        tcase_add_test(tc, test_whole_cells_held_on_their_nodes);
+        tcase_add_test(tc, test_cells_fit_in_whole_pages_each);
+        tcase_add_test(tc, test_cells_short_in_whole_pages_unplaceable);
+        tcase_add_test(tc, test_bound_cells_short_in_whole_pages_said);
+        tcase_add_test(tc, test_gib_cells_fit_in_whole_pages);
+        tcase_add_test(tc, test_empty_cell_takes_no_page);
+        tcase_add_test(tc, test_spilled_cell_counted_in_whole_pages);
+        tcase_add_test(tc, test_cells_packed_in_whole_pages);
+        tcase_add_test(tc, test_guest_order_keeps_whole_pages);
+        tcase_add_test(tc, test_partial_cells_short_in_whole_pages);
         tcase_add_test(tc, test_no_pool_of_that_size);
         tcase_add_test(tc, test_bound_beyond_pool_is_said);
         tcase_add_test(tc, test_cell_bound_beyond_pool_is_said);

@@ -327,46 +327,96 @@ uint64_t plan_node_ordinary(const Plan *p, unsigned n)
         return p->node_memory[n] - plan_node_pages(p, n);
 }
 
-/* bytes rounded up to whole pages of page, or bytes when that would not fit 64 bits */
-static uint64_t whole_pages(uint64_t bytes, uint64_t page)
+uint64_t plan_whole_pages(uint64_t bytes, uint64_t page)
 {
-        uint64_t part = bytes % page;
+        uint64_t part = page ? bytes % page : 0;
         return !part || bytes > UINT64_MAX - (page - part) ? bytes : bytes + (page - part);
+}
+
+/* the page size of a cell: hugepage_size, or second for one marked ordinary (0: ordinary memory) */
+static uint64_t cell_page(uint64_t hugepage_size, uint64_t second, bool ordinary)
+{
+        return !hugepage_size ? 0 : ordinary ? second : hugepage_size;
+}
+
+uint64_t placement_request_cell_pool_bytes(const PlacementRequest *req, const PlacementCell *c)
+{
+        return plan_whole_pages(c->memory,
+                                cell_page(req->hugepage_size, req->second_page_size, c->ordinary));
+}
+
+uint64_t plan_cell_pool_bytes(const Plan *p, const PlanCell *c)
+{
+        return plan_whole_pages(c->memory, cell_page(p->hugepage_size, p->second_page_size, c->ordinary));
+}
+
+/* a + b, or UINT64_MAX when that would not fit */
+static uint64_t add_sat(uint64_t a, uint64_t b)
+{
+        return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* The plan's bytes on node n of one kind: its pages (second: false), or its cells marked ordinary. */
+static uint64_t node_kind(const Plan *p, unsigned n, bool second)
+{
+        return second ? plan_node_ordinary(p, n) : plan_node_pages(p, n);
+}
+
+uint64_t plan_node_whole_cells(const Plan *p, unsigned n, bool second, bool rounded)
+{
+        uint64_t page = second ? p->second_page_size : p->hugepage_size, bytes = 0, pages = 0;
+
+        if (!page || !p->hugepage_size || n >= p->nnode_memory)
+                return 0;
+        for (unsigned c = 0; c < p->ncells; c++) {
+                const PlanCell *cell = &p->cells[c];
+                if (cell->ordinary != second || !cell->memory || cpuset_count(cell->counted_nodes) != 1 ||
+                    !cpuset_has(cell->counted_nodes, n))
+                        continue;
+                bytes = add_sat(bytes, cell->memory);
+                pages = add_sat(pages, plan_whole_pages(cell->memory, page));
+        }
+        /* counted short of them there (what did not fit went elsewhere): not known cell by cell */
+        if (bytes > node_kind(p, n, second))
+                return 0;
+        return rounded ? pages : bytes;
 }
 
 uint64_t plan_node_pool_bytes(const Plan *p, unsigned n, bool second)
 {
         uint64_t page = second ? p->second_page_size : p->hugepage_size;
-        uint64_t rounded = 0, backends = 0, extra, own;
+        uint64_t rounded = 0, backends = 0, extra, own, most_rest = 0;
         int most = -1;
 
         if (!page || !p->hugepage_size)
                 return 0;
-        /* each node's share rounded up to whole pages there; most: the node counting the most */
+        /* the cells counted whole on one node in their own whole pages there, the rest of each node's share
+         * rounded up to whole pages; most: the node counting the most of that rest (else of the kind) */
         for (unsigned i = 0; i < p->nnode_memory; i++) {
-                uint64_t bytes = second ? plan_node_ordinary(p, i) : plan_node_pages(p, i);
-                if (bytes && (most < 0 || bytes > (second ? plan_node_ordinary(p, (unsigned)most)
-                                                          : plan_node_pages(p, (unsigned)most))))
+                uint64_t bytes = node_kind(p, i, second), whole = plan_node_whole_cells(p, i, second, false);
+                uint64_t rest = bytes - whole;
+                if (bytes && (most < 0 || rest > most_rest ||
+                              (rest == most_rest && bytes > node_kind(p, (unsigned)most, second)))) {
                         most = (int)i;
-                rounded = whole_pages(bytes, page) > UINT64_MAX - rounded
-                              ? UINT64_MAX
-                              : rounded + whole_pages(bytes, page);
+                        most_rest = rest;
+                }
+                rounded = add_sat(rounded, add_sat(plan_node_whole_cells(p, i, second, true),
+                                                   plan_whole_pages(rest, page)));
         }
         if (most < 0)
                 return 0;
         /* QEMU backs each guest cell apart (ram-node<id>), each in whole pages of its own: the pages those
-         * take beyond the nodes' whole pages are counted on the node counting the most */
-        for (unsigned c = 0; c < p->ncells; c++) {
-                uint64_t cell;
-                if (p->cells[c].ordinary != second)
-                        continue;
-                cell = whole_pages(p->cells[c].memory, page);
-                backends = cell > UINT64_MAX - backends ? UINT64_MAX : backends + cell;
-        }
+         * not counted whole on one node take beyond the nodes' whole pages are counted on the node
+         * counting the most of them */
+        for (unsigned c = 0; c < p->ncells; c++)
+                if (p->cells[c].ordinary == second)
+                        backends = add_sat(backends, plan_whole_pages(p->cells[c].memory, page));
         extra =
             backends > rounded && rounded != UINT64_MAX && backends != UINT64_MAX ? backends - rounded : 0;
-        own = whole_pages(second ? plan_node_ordinary(p, n) : plan_node_pages(p, n), page);
-        return (int)n != most || own > UINT64_MAX - extra ? own : own + extra;
+        own = add_sat(
+            plan_node_whole_cells(p, n, second, true),
+            plan_whole_pages(node_kind(p, n, second) - plan_node_whole_cells(p, n, second, false), page));
+        return (int)n != most ? own : add_sat(own, extra);
 }
 
 void plan_copy_memory(Plan *dst, const Plan *src)

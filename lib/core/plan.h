@@ -241,6 +241,13 @@ typedef struct PlacementRequest {
 /* Bytes of the request's memory in hugepages (of hugepage_size): all of it, less its ordinary cells'. */
 uint64_t placement_request_page_memory(const PlacementRequest *req);
 
+/* bytes rounded up to whole pages of page (bytes itself for page 0, or when that would not fit 64 bits). */
+uint64_t plan_whole_pages(uint64_t bytes, uint64_t page);
+/* What guest cell c of the request takes from a node's room, as QEMU backs it: a hugepage-backed cell its
+ * memory in whole pages of hugepage_size (a cell marked ordinary, of second_page_size when the request has
+ * one), each cell a memory backend of its own; a cell of ordinary memory its bytes. */
+uint64_t placement_request_cell_pool_bytes(const PlacementRequest *req, const PlacementCell *c);
+
 /* Whether the request lets its vCPUs run on the CPU with this OS index (<vcpu cpuset>, the CPUs of its
  * reserved caches). */
 bool placement_request_allows_cpu(const PlacementRequest *req, unsigned os);
@@ -396,9 +403,16 @@ uint64_t plan_node_pages(const Plan *p, unsigned n);
 uint64_t plan_node_ordinary(const Plan *p, unsigned n);
 /* What the plan takes from node index n's pool of hugepage_size (second: of second_page_size, its cells
  * marked ordinary): its bytes there in whole pages, as QEMU backs its memory, each guest cell apart (a
- * plan without cells as one); the pages its cells take beyond its nodes' whole pages are counted on the
- * node counting the most of that kind. 0 for a plan of ordinary memory. */
+ * plan without cells as one): the cells counted whole on the node in their own whole pages
+ * (plan_node_whole_cells()), the rest of its share rounded up; the pages the other cells take beyond the
+ * nodes' whole pages are counted on the node counting the most of them. 0 for a plan of ordinary memory. */
 uint64_t plan_node_pool_bytes(const Plan *p, unsigned n, bool second);
+/* The bytes (rounded: in whole pages of their size) of the plan's guest cells of one kind (second: those
+ * marked ordinary, of second_page_size) counted whole on node index n (PlanCell.counted_nodes is n alone):
+ * each is a backend of its own there. 0 when the plan counts less of that kind there than they come to. */
+uint64_t plan_node_whole_cells(const Plan *p, unsigned n, bool second, bool rounded);
+/* The same as placement_request_cell_pool_bytes() for the plan's cell c. */
+uint64_t plan_cell_pool_bytes(const Plan *p, const PlanCell *c);
 /* dst's memory per node (node_memory, node_ordinary) becomes src's. */
 void plan_copy_memory(Plan *dst, const Plan *src);
 /* How the memory of a cell marked ordinary is named: "of ordinary memory", or "in 2.0 MiB hugepages" when
