@@ -607,7 +607,6 @@ START_TEST(test_gib_pages_held_whole)
 }
 END_TEST
 
-/* A page size no node has a pool of is unplaceable too (1 GiB pages here). */
 /* Memory the definition binds is counted where bound, whatever the pool holds; a pool too small for it is
  * said in the reason (QEMU will not find the pages), not hidden behind "placed" */
 START_TEST(test_bound_beyond_pool_is_said)
@@ -758,6 +757,7 @@ START_TEST(test_bound_to_node_without_pool)
 }
 END_TEST
 
+/* A page size no node has a pool of is unplaceable too (1 GiB pages here). */
 START_TEST(test_no_pool_of_that_size)
 {
         g_autoptr(Topology) t = load();
