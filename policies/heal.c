@@ -520,7 +520,7 @@ static char *worth(const Topology *t, const HealParams *hp, const Plan *cur, con
         if (nodes_new < nodes_old)
                 return policy_fewer_nodes_why(t, cur, cand);
         if (dist_new + hp->min_distance_gain <= dist_old && dist_new + 1e-9 < dist_old)
-                return g_strdup_printf("mean node distance %.2f, now %.2f", dist_old, dist_new);
+                return policy_nearer_nodes_why(t, cur, cand);
         return NULL;
 }
 

@@ -77,8 +77,15 @@ bool policy_improves(const Topology *t, const Ledger *l, const Plan *current, co
 /* The reason for a move to candidate's fewer nodes (a new string): the nodes the domain spans, its
  * memory's included, "spread over 3 nodes, now 2"; or, where they are as many (a plan that keeps a
  * binding names only its vCPUs' nodes, its memory staying on the others), the nodes of its vCPUs and
- * those of its memory, "its vCPUs on 3 nodes, now 1; its memory stays on 4". */
+ * those of its memory, "its vCPUs on 3 nodes, now 1; its memory stays on 4"; or, its vCPUs on as many
+ * nodes as before, which those are, "its vCPUs on node 0, now node 1; its memory stays on nodes 0-1". */
 char *policy_fewer_nodes_why(const Topology *t, const Plan *current, const Plan *candidate);
+/* The reason for a move to candidate's nearer nodes (a new string), its nodes counted as
+ * policy_fewer_nodes_why() counts them: the mean distance of the nodes the domain spans, its memory's
+ * included, "mean node distance 20.00, now 11.00"; where those are no nearer (its memory stays on its
+ * nodes), that of its vCPUs' nodes, "mean distance of its vCPUs' nodes 20.00, now 11.00; its memory
+ * stays on nodes 0,2"; else which nodes its vCPUs moved from and to. */
+char *policy_nearer_nodes_why(const Topology *t, const Plan *current, const Plan *candidate);
 
 /* Whether the configuration keeps PU pu (an index) from vCPUs: its CPU is in ReservedCPUs=, or its core is
  * of another kind than the fastest under CoreKinds=performance-only. */

@@ -31,22 +31,78 @@ static CpuSet *vcpu_nodes(const Topology *t, const Plan *p)
         return s;
 }
 
+/* "node 1" or "nodes 0-1": the node indexes in nodes, by their OS indexes; into a new string. */
+static char *nodes_text(const Topology *t, const CpuSet *nodes)
+{
+        g_autoptr(CpuSet) os = cpuset_new();
+        g_autofree char *list = NULL;
+
+        CPUSET_FOREACH (n, nodes)
+                cpuset_add(os, t->nodes[n].os_index);
+        list = cpuset_format(os);
+        return g_strdup_printf("node%s %s", cpuset_count(os) == 1 ? "" : "s", list);
+}
+
+/* The nodes the domain of p spans (indexes): its vCPUs' and its memory's. */
+static CpuSet *span(const Plan *p)
+{
+        CpuSet *s = plan_memory_nodes(p);
+
+        cpuset_union(s, p->nodes);
+        return s;
+}
+
+/* "its vCPUs on node 0, now node 1; its memory stays on nodes 0-1": where they run moved, as many
+ * nodes as before (or more), the memory where it was. */
+static char *vcpus_moved_why(const Topology *t, const CpuSet *vcpus_old, const CpuSet *vcpus_new,
+                             const CpuSet *memory)
+{
+        g_autofree char *from = nodes_text(t, vcpus_old), *to = nodes_text(t, vcpus_new);
+        g_autofree char *stays = nodes_text(t, memory);
+
+        return g_strdup_printf("its vCPUs on %s, now %s; its memory stays on %s", from, to, stays);
+}
+
 char *policy_fewer_nodes_why(const Topology *t, const Plan *current, const Plan *candidate)
 {
-        g_autoptr(CpuSet) span_old = plan_memory_nodes(current);
-        g_autoptr(CpuSet) span_new = plan_memory_nodes(candidate);
+        g_autoptr(CpuSet) span_old = span(current);
+        g_autoptr(CpuSet) span_new = span(candidate);
         g_autoptr(CpuSet) memory = plan_memory_nodes(candidate);
         g_autoptr(CpuSet) vcpus_old = vcpu_nodes(t, current);
         g_autoptr(CpuSet) vcpus_new = vcpu_nodes(t, candidate);
 
-        cpuset_union(span_old, current->nodes);
-        cpuset_union(span_new, candidate->nodes);
         if (cpuset_count(span_new) < cpuset_count(span_old))
                 return g_strdup_printf("spread over %u nodes, now %u", cpuset_count(span_old),
                                        cpuset_count(span_new));
+        /* as many nodes of its vCPUs as before: which they are is what changed */
+        if (cpuset_count(vcpus_new) >= cpuset_count(vcpus_old))
+                return vcpus_moved_why(t, vcpus_old, vcpus_new, memory);
         return g_strdup_printf("its vCPUs on %u node%s, now %u; its memory stays on %u",
                                cpuset_count(vcpus_old), cpuset_count(vcpus_old) == 1 ? "" : "s",
                                cpuset_count(vcpus_new), cpuset_count(memory));
+}
+
+char *policy_nearer_nodes_why(const Topology *t, const Plan *current, const Plan *candidate)
+{
+        g_autoptr(CpuSet) span_old = span(current);
+        g_autoptr(CpuSet) span_new = span(candidate);
+        g_autoptr(CpuSet) memory = plan_memory_nodes(candidate);
+        g_autoptr(CpuSet) vcpus_old = vcpu_nodes(t, current);
+        g_autoptr(CpuSet) vcpus_new = vcpu_nodes(t, candidate);
+        double old = mean_distance(t, span_old), new = mean_distance(t, span_new);
+
+        if (new + 1e-3 < old)
+                return g_strdup_printf("mean node distance %.2f, now %.2f", old, new);
+        /* the nodes it spans are no nearer (its memory stays where it is): its vCPUs' nodes are */
+        old = mean_distance(t, vcpus_old);
+        new = mean_distance(t, vcpus_new);
+        if (new + 1e-3 < old) {
+                g_autofree char *stays = nodes_text(t, memory);
+                return g_strdup_printf(
+                    "mean distance of its vCPUs' nodes %.2f, now %.2f; its memory stays on %s", old, new,
+                    stays);
+        }
+        return vcpus_moved_why(t, vcpus_old, vcpus_new, memory);
 }
 
 bool policy_improves(const Topology *t, const Ledger *l, const Plan *current, const Plan *candidate,
@@ -72,7 +128,7 @@ bool policy_improves(const Topology *t, const Ledger *l, const Plan *current, co
                 return true;
         }
         if (dist_new + 1e-3 < dist_old) {
-                *ret_why = g_strdup_printf("mean node distance %.2f, now %.2f", dist_old, dist_new);
+                *ret_why = policy_nearer_nodes_why(t, current, candidate);
                 return true;
         }
         return false;

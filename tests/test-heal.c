@@ -326,6 +326,44 @@ START_TEST(test_fewer_vcpu_nodes_memory_stays)
 }
 END_TEST
 
+/* c's vCPU runs on node 0 (whose other core another guest holds), a quarter of its memory there and the
+ * rest on node 1, bound to both at its start; heal moves the vCPU to node 1, nearer the memory that
+ * stays: its vCPUs are on one node as before, and the reason says which ("its vCPUs on 1 node, now 1"
+ * said nothing). */
+START_TEST(test_vcpu_node_moves_memory_stays)
+{
+        static const uint32_t dist[] = {10, 21, 21, 10};
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 1, GiB, dist);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(GPtrArray) moves = NULL;
+        g_autoptr(CpuSet) bound = cpuset_new();
+        g_autoptr(Plan) c = plan_new("c", 1, GiB, t->nnodes);
+        Domains ds = {0};
+        HealMove *m;
+
+        c->result = PLAN_PLACED;
+        test_hold(t, l, "other", 0, 1, 0, 0);
+        c->vcpu_pu[0] = (int)t->cores[t->nodes[0].core_first + 1].pu_first;
+        cpuset_add(c->vcpu_pins[0], t->pus[c->vcpu_pu[0]].os_index);
+        cpuset_add(c->nodes, 0);
+        cpuset_add(c->nodes, 1);
+        c->node_memory[0] = GiB / 4;
+        c->node_memory[1] = 3 * GiB / 4;
+        ck_assert_int_eq(ledger_commit(l, "c", plan_copy(c)), 0);
+        cpuset_add(bound, t->nodes[0].os_index);
+        cpuset_add(bound, t->nodes[1].os_index);
+        domains_add(&ds, l, "c")->request.memory_nodes = bound;
+        ds.d[0].request.memory_source = MEMORY_SOURCE_BOUND;
+        ds.d[0].request.memory_mode = MEMORY_MODE_STRICT;
+        ds.d[0].request.memory_own = true;
+        moves = heal(t, l, &heal_defaults, &ds);
+        ck_assert_uint_eq(moves->len, 1);
+        m = g_ptr_array_index(moves, 0);
+        ck_assert_uint_eq(m->memory_moved, 0);
+        ck_assert_str_eq(m->why, "its vCPUs on node 0, now node 1; its memory stays on nodes 0-1");
+}
+END_TEST
+
 /* Idle vCPUs sharing cost nobody anything: with few cores free (2 of 12) they are kept for busy
  * arrivals, and the overcommitted domain stays beside the idle ones until they turn busy. */
 START_TEST(test_idle_sharing_left_alone)
@@ -2049,6 +2087,7 @@ static Suite *heal_suite(void)
         tcase_add_test(tc, test_memory_budget);
         tcase_add_test(tc, test_bound_memory_stays);
         tcase_add_test(tc, test_fewer_vcpu_nodes_memory_stays);
+        tcase_add_test(tc, test_vcpu_node_moves_memory_stays);
         tcase_add_test(tc, test_idle_sharing_left_alone);
         tcase_add_test(tc, test_idle_sharing_undone_with_cores_to_spare);
         tcase_add_test(tc, test_idle_sharing_not_undone_away_from_memory);

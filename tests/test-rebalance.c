@@ -81,6 +81,58 @@ START_TEST(test_fewer_nodes_memory_stays)
 }
 END_TEST
 
+START_TEST(test_fewer_nodes_vcpus_move)
+{
+        /* its vCPU on node 0, its memory on both nodes (the first plan's set holds both); the candidate
+         * moves the vCPU to node 1 and leaves the memory where it is: its vCPUs are on one node as
+         * before, which it is is what changed ("its vCPUs on 1 node, now 1" said nothing) */
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        unsigned zero = 0, two = 2;
+        g_autoptr(Plan) current = plan_on(t, "vm", 1, &zero);
+        g_autoptr(Plan) candidate = plan_on(t, "vm", 1, &two);
+        g_autofree char *why = NULL;
+
+        cpuset_add(current->nodes, 1);
+        current->node_memory[0] = candidate->node_memory[0] = GiB / 2;
+        current->node_memory[1] = candidate->node_memory[1] = GiB / 2;
+        candidate->keep_memory = true;
+        ck_assert_int_eq(ledger_commit(l, "vm", plan_copy(current)), 0);
+        ck_assert(policy_improves(t, l, current, candidate, &why));
+        ck_assert_str_eq(why, "its vCPUs on node 0, now node 1; its memory stays on nodes 0-1");
+}
+END_TEST
+
+START_TEST(test_nearer_vcpu_nodes_memory_stays)
+{
+        /* 3 nodes: 0-1 at 12, 0-2 at 30, 1-2 at 40. vCPUs on nodes 0 and 2 with their memory; the
+         * candidate runs them on 0 and 1, the memory staying on 0 and 2: the domain spans all three
+         * (mean 21.56, farther than 20.00), its vCPUs' nodes are nearer */
+        uint32_t dist[] = {10, 12, 30, 12, 10, 40, 30, 40, 10};
+        g_autoptr(Topology) t = topology_new_uniform(3, 1, 1, 8 * GiB, dist);
+        g_autoptr(Ledger) l = ledger_new(t);
+        unsigned far[] = {0, 2}, near[] = {0, 1};
+        g_autoptr(Plan) current = plan_on(t, "vm", 2, far);
+        g_autoptr(Plan) candidate = plan_on(t, "vm", 2, near);
+        g_autofree char *why = NULL;
+
+        current->node_memory[0] = candidate->node_memory[0] = GiB / 2;
+        current->node_memory[2] = candidate->node_memory[2] = GiB / 2;
+        candidate->keep_memory = true;
+        ck_assert_int_eq(ledger_commit(l, "vm", plan_copy(current)), 0);
+        ck_assert(policy_improves(t, l, current, candidate, &why));
+        ck_assert_str_eq(
+            why, "mean distance of its vCPUs' nodes 20.00, now 11.00; its memory stays on nodes 0,2");
+        g_clear_pointer(&why, g_free);
+        /* its memory moved with it: the nodes it spans are nearer */
+        candidate->node_memory[1] = GiB / 2;
+        candidate->node_memory[2] = 0;
+        candidate->keep_memory = false;
+        ck_assert(policy_improves(t, l, current, candidate, &why));
+        ck_assert_str_eq(why, "mean node distance 20.00, now 11.00");
+}
+END_TEST
+
 START_TEST(test_nearer_nodes)
 {
         /* 3 nodes: 0-1 at 12, 0-2 and 1-2 at 30 */
@@ -94,7 +146,7 @@ START_TEST(test_nearer_nodes)
 
         ck_assert_int_eq(ledger_commit(l, "vm", plan_copy(current)), 0);
         ck_assert(policy_improves(t, l, current, candidate, &why));
-        ck_assert_ptr_nonnull(strstr(why, "mean node distance"));
+        ck_assert_str_eq(why, "mean node distance 20.00, now 11.00");
         ck_assert(!policy_improves(t, l, candidate, candidate, &why));
 }
 END_TEST
@@ -125,6 +177,8 @@ static Suite *rebalance_suite(void)
         tcase_add_test(tc, test_fewer_shared_cores);
         tcase_add_test(tc, test_fewer_nodes);
         tcase_add_test(tc, test_fewer_nodes_memory_stays);
+        tcase_add_test(tc, test_fewer_nodes_vcpus_move);
+        tcase_add_test(tc, test_nearer_vcpu_nodes_memory_stays);
         tcase_add_test(tc, test_nearer_nodes);
         tcase_add_test(tc, test_never_worse_or_different);
         suite_add_tcase(s, tc);
