@@ -602,6 +602,54 @@ sc_9() {
     expect_eq "${P}9a: replace leaves its emulator where the user pinned it" 1 "$(emu_kernel "${P}9a")"
 }
 
+# 9b: an emulator set back to libvirt's default pin by hand (virsh emulatorpin DOM 0-N --live, every online
+# CPU) is the user's too: it stays floating through a replace and a restart, the four views saying so
+# (placementctl names no emulator pin and explain says why, the record claims it, user-emulator="floating",
+# libvirt and the kernel run it on every CPU); a new start of the domain forgets the claim and pins it again.
+# Set so while placementd is down, it is followed at the next start and kept by a replace.
+floating_said() { # NAME ONLINE: placementctl, the record, libvirt and the kernel all say the emulator floats
+    local d=$1 online=$2
+    [ -z "$(ctl_field "$d" emulator_pin)" ] || { echo "placementctl: emulator_pin $(ctl_field "$d" emulator_pin)"; return 1; }
+    pdctl explain "$d" | grep -qF "the emulator runs unpinned, as set outside placementd" ||
+        { echo "explain: $(pdctl explain "$d" | head -c 600)"; return 1; }
+    [ "$(pd_attr user-emulator "$(pd_decision "$d")")" = floating ] || { echo "record: $(pd_decision "$d")"; return 1; }
+    [ -z "$(pd_attr emulator "$(pd_decision "$d")")" ] || { echo "record: $(pd_decision "$d")"; return 1; }
+    [ "$(views_cpuset_norm "$(e2e_virsh emulatorpin "$d" --live | awk '$1 == "*:" { print $2 }')")" = "$online" ] ||
+        { echo "libvirt: $(e2e_virsh emulatorpin "$d" --live)"; return 1; }
+    [ "$(emu_kernel "$d")" = "$online" ] || { echo "kernel: $(emu_kernel "$d")"; return 1; }
+}
+sc_9b() {
+    local online pin
+    online=$(views_cpuset_norm "$(cat /sys/devices/system/cpu/online)")
+    scenario 9b "$TOPO_2C" "an emulator set floating again by hand" || return
+    defined_started "${P}9f" "$(vcpu 1)"
+    pin=$(emu_kernel "${P}9f")
+    step "${P}9f: its emulator pinned by placementd (kernel: $pin)" test "$pin" != "$online"
+    VIEWS_HAND_EMULATOR="${P}9f:$online"
+    step "virsh emulatorpin ${P}9f $online --live" vx emulatorpin "${P}9f" "$online" --live &&
+        agree "emulatorpin ${P}9f $online"
+    step "${P}9f: the four views say it floats, as its user set it" wait_for 10 floating_said "${P}9f" "$online"
+    step "placementctl replace ${P}9f" pdctl replace "${P}9f" && agree "replace ${P}9f"
+    step "${P}9f: after the replace the four views say it floats" floating_said "${P}9f" "$online"
+    pd_stop
+    step "placementd restarts" pd_start "$TOPO_2C" && agree "restart of placementd"
+    step "${P}9f: after the restart the four views say it floats" floating_said "${P}9f" "$online"
+    VIEWS_HAND_EMULATOR=
+    step "virsh destroy + start ${P}9f" vx destroy "${P}9f" && step "virsh start ${P}9f" vx start "${P}9f" &&
+        agree "new start of ${P}9f"
+    expect_eq "${P}9f: a new start forgets the claim (record)" "" "$(pd_attr user-emulator "$(pd_decision "${P}9f")")"
+    expect_eq "${P}9f: a new start pins its emulator again (kernel, placementctl)" "$pin $pin" \
+        "$(emu_kernel "${P}9f") $(views_cpuset_norm "$(ctl_field "${P}9f" emulator_pin)")"
+    # set floating while placementd is down: the restarted daemon follows it and a replace keeps it so
+    pd_stop
+    VIEWS_HAND_EMULATOR="${P}9f:$online"
+    step "virsh emulatorpin ${P}9f $online --live (placementd down)" vx emulatorpin "${P}9f" "$online" --live
+    step "placementd starts" pd_start "$TOPO_2C" && agree "start of placementd after the hand pin"
+    step "${P}9f: after the start the four views say it floats" wait_for 10 floating_said "${P}9f" "$online"
+    step "placementctl replace ${P}9f" pdctl replace "${P}9f" && agree "replace ${P}9f"
+    step "${P}9f: after that replace the four views say it floats" floating_said "${P}9f" "$online"
+}
+
 # 10: a re-placement whose plan pins no emulator (a reload to EmulatorPin=none, then replace) undoes the pins
 # placementd made before: its emulator and I/O thread run unpinned again, as the record (emulator="") says;
 # views.sh expects the unpinned mask of a record that pins no emulator, and every QEMU thread on the main
@@ -900,7 +948,7 @@ must "private dbus-daemon" pd_bus_start
 must "e2e_libvirt_start: libvirtd + virtlogd answer on $E2E_LIBVIRT_URI" e2e_libvirt_start "$WORK"
 diag "LEDGER_TODO=\"$LEDGER_TODO\""
 
-for id in ${LEDGER_ONLY:-0 0b 1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 10 10b 10c 11 12 13 14 15 16 17}; do
+for id in ${LEDGER_ONLY:-0 0b 1 2 3a 3b 3c 3d 4a 4b 4c 4d 5 6 6b 6c 6d 6e 7 8 9 9b 10 10b 10c 11 12 13 14 15 16 17}; do
     s0=$(date +%s)
     "sc_$id"
     TAP_TODO=
