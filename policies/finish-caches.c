@@ -3,8 +3,7 @@
  */
 #include "finish-internal.h"
 
-/* The index in plan->cells of the guest cell of vCPU i, or -1 when the guest has no cells. */
-static int vcpu_cell(const Plan *plan, unsigned i)
+int finish_vcpu_cell(const Plan *plan, unsigned i)
 {
         unsigned id = plan_vcpu_id(plan, i);
 
@@ -63,7 +62,7 @@ void finish_match_cache_vcpus(const HostView *v, const PlacementRequest *req, Pl
                 for (unsigned j = 0; j < plan->nvcpus && j < req->vcpus; j++) {
                         int pu_i = plan->vcpu_pu[i], pu_j = plan->vcpu_pu[j];
                         CpuSet *pins;
-                        if (j == i || pu_j < 0 || vcpu_cell(plan, i) != vcpu_cell(plan, j) ||
+                        if (j == i || pu_j < 0 || finish_vcpu_cell(plan, i) != finish_vcpu_cell(plan, j) ||
                             !under_own_caches(t, req, i, pu_j) ||
                             (under_own_caches(t, req, j, pu_j) && !under_own_caches(t, req, j, pu_i)))
                                 continue;

@@ -71,6 +71,8 @@ void finish_remote_memory_note(const HostView *v, const PlacementRequest *req, P
 
 /* finish-caches.c: vCPUs moved under the caches of their guest cores, and the note that says so. */
 void finish_match_cache_vcpus(const HostView *v, const PlacementRequest *req, Plan *plan);
+/* The index in plan->cells of the guest cell of vCPU i, or -1 when the guest has no cells. */
+int finish_vcpu_cell(const Plan *plan, unsigned i);
 void finish_cache_note(const Topology *t, const PlacementRequest *req, Plan *plan);
 
 /* finish-realtime.c */
@@ -84,6 +86,11 @@ bool finish_on_own_realtime_cores(const HostView *v, const Plan *plan);
 void finish_beside_others_realtime(const HostView *v, Plan *plan);
 /* reason (taken) without what finish_beside_others_realtime() added to it. */
 char *finish_without_beside_realtime_note(char *reason);
+/* Trades the PUs of a realtime vCPU on a core of the CPUs the user keeps for QEMU's threads and an ordinary
+ * vCPU off them. */
+void finish_realtime_off_user_threads(const HostView *v, const PlacementRequest *req, Plan *plan);
+/* Says when the user pins the emulator or an I/O thread only where the plan's realtime vCPUs run. */
+void finish_realtime_user_threads_note(const PlacementRequest *req, Plan *plan);
 
 /* finish-kinds.c: says when the plan's vCPUs run on a less performant CPU kind (hybrid hosts), and why. */
 void finish_kind_note(const HostView *v, Plan *plan);

@@ -219,3 +219,111 @@ char *finish_without_beside_realtime_note(char *reason)
         g_free(reason);
         return g_string_free(s, FALSE);
 }
+
+/*
+ * Realtime vCPUs off the cores of the CPUs the user keeps for QEMU's threads (<emulatorpin>, its own
+ * <iothreadpin>, a hand pin of the emulator): when the plan put a realtime vCPU there and an ordinary vCPU
+ * of the same guest cell on a core of the same kind without such a CPU, the two trade PUs. The ordinary
+ * vCPU shares fairly with the user's thread; a FIFO vCPU that spins starves it. Not when the guest pairs
+ * its vCPUs as SMT siblings or reserves caches for them (their PUs are chosen for that).
+ */
+void finish_realtime_off_user_threads(const HostView *v, const PlacementRequest *req, Plan *plan)
+{
+        const Topology *t = v->t;
+
+        if (!plan->realtime || (!req->emulator_cpus && !req->iothread_cpus) || req->guest_threads ||
+            req->vcpu_cache_cpus)
+                return;
+        for (unsigned i = 0; i < plan->nvcpus; i++) {
+                int pu_i = plan->vcpu_pu[i];
+                if (pu_i < 0 || !plan_vcpu_realtime(plan, i) ||
+                    !policy_core_user_thread(v, t->pus[pu_i].core))
+                        continue;
+                for (unsigned j = 0; j < plan->nvcpus; j++) {
+                        int pu_j = plan->vcpu_pu[j];
+                        CpuSet *pins;
+                        if (pu_j < 0 || plan_vcpu_realtime(plan, j) ||
+                            policy_core_user_thread(v, t->pus[pu_j].core) ||
+                            finish_vcpu_cell(plan, i) != finish_vcpu_cell(plan, j) ||
+                            t->cores[t->pus[pu_i].core].kind_rank != t->cores[t->pus[pu_j].core].kind_rank)
+                                continue;
+                        plan->vcpu_pu[i] = pu_j;
+                        plan->vcpu_pu[j] = pu_i;
+                        pins = plan->vcpu_pins[i];
+                        plan->vcpu_pins[i] = plan->vcpu_pins[j];
+                        plan->vcpu_pins[j] = pins;
+                        break;
+                }
+        }
+}
+
+/* Adds name to who, and the realtime vCPUs whose CPUs take every CPU of cpus (the thread the user pins
+ * there can run nowhere else) to ids and their CPUs to hit. */
+static void add_starved(const Plan *plan, const CpuSet *rt_cpus, const CpuSet *cpus, const char *name,
+                        GPtrArray *who, CpuSet *ids, CpuSet *hit)
+{
+        g_autoptr(CpuSet) outside = NULL;
+
+        if (!cpus || cpuset_is_empty(cpus))
+                return;
+        outside = cpuset_copy(cpus);
+        cpuset_subtract(outside, rt_cpus);
+        if (!cpuset_is_empty(outside))
+                return;
+        g_ptr_array_add(who, g_strdup(name));
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0 && plan_vcpu_realtime(plan, i) &&
+                    cpuset_intersects(plan->vcpu_pins[i], cpus)) {
+                        g_autoptr(CpuSet) both = cpuset_copy(plan->vcpu_pins[i]);
+                        g_autoptr(CpuSet) not_cpus = cpuset_copy(plan->vcpu_pins[i]);
+                        cpuset_subtract(not_cpus, cpus);
+                        cpuset_subtract(both, not_cpus);
+                        cpuset_add(ids, plan_vcpu_id(plan, i));
+                        cpuset_union(hit, both);
+                }
+}
+
+/*
+ * The user's pin of the emulator or of one of its I/O threads (the definition's, or a hand pin) whose every
+ * CPU a realtime vCPU of the plan runs on (no core without one was left for them): a FIFO vCPU that spins
+ * may starve the thread pinned there. Said in the reason; the pin is the user's and stays.
+ */
+void finish_realtime_user_threads_note(const PlacementRequest *req, Plan *plan)
+{
+        g_autoptr(CpuSet) rt_cpus = cpuset_new();
+        g_autoptr(CpuSet) ids = cpuset_new();
+        g_autoptr(CpuSet) hit = cpuset_new();
+        g_autoptr(GPtrArray) who = g_ptr_array_new_with_free_func(g_free);
+        g_autofree char *id_list = NULL, *cpu_list = NULL, *names = NULL;
+        char *old = plan->reason;
+
+        if (!plan->realtime)
+                return;
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0 && plan_vcpu_realtime(plan, i))
+                        cpuset_union(rt_cpus, plan->vcpu_pins[i]);
+        if (cpuset_is_empty(rt_cpus))
+                return;
+        if (req->keep_emulator)
+                add_starved(plan, rt_cpus, req->emulator_cpus, "the emulator", who, ids, hit);
+        for (unsigned k = 0; req->iothread_cpus && k < req->iothread_cpus->len; k++) {
+                const IothreadPin *pin = &g_array_index(req->iothread_cpus, IothreadPin, k);
+                g_autofree char *name = NULL;
+                if (!req->kept_iothreads || !cpuset_has(req->kept_iothreads, pin->id))
+                        continue;
+                name = g_strdup_printf("I/O thread %u", pin->id);
+                add_starved(plan, rt_cpus, pin->cpus, name, who, ids, hit);
+        }
+        if (!who->len)
+                return;
+        g_ptr_array_add(who, NULL);
+        names = g_strjoinv(", ", (char **)who->pdata);
+        id_list = cpuset_format(ids);
+        cpu_list = cpuset_format(hit);
+        plan->reason = g_strdup_printf(
+            "%s; its realtime (FIFO/RR) vCPU%s %s run%s on CPU%s %s, where the user "
+            "pins %s: a realtime vCPU that spins may starve %s",
+            old ? old : "", cpuset_count(ids) == 1 ? "" : "s", id_list, cpuset_count(ids) == 1 ? "s" : "",
+            cpuset_count(hit) == 1 ? "" : "s", cpu_list, names, who->len > 2 ? "them" : "it");
+        g_free(old);
+}

@@ -176,6 +176,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
 
         make_pins(v, plan);
         finish_match_cache_vcpus(v, req, plan);
+        finish_realtime_off_user_threads(v, req, plan);
         cells_record_nodes(v->t, plan);
         if (bound)
                 policy_charge_bound_memory(v, req, plan);
@@ -200,6 +201,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         plan->reason = own_cores_note(v, where, plan, finish_placed_reason(v, ops, req, choice, plan));
         finish_realtime_emulator_note(v, where, plan);
         finish_realtime_over_others_threads(v, plan);
+        finish_realtime_user_threads_note(req, plan);
         finish_beside_others_realtime(v, plan);
         finish_remote_memory_note(v, req, plan);
         finish_kind_note(v, plan);

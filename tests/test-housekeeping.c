@@ -531,6 +531,86 @@ START_TEST(test_realtime_emulator_on_fifo_cores_said)
 }
 END_TEST
 
+/* The user's <emulatorpin> on one core of a two-core host, vCPU 0 or 1 realtime (Nova's realtime mask): the
+ * ordinary vCPU takes the core the user keeps for the emulator, the realtime one the other (the realtime
+ * vCPU went onto the emulator's CPU when it was the one left over, and a FIFO vCPU that spins starves
+ * it). The pin is the user's: nothing pins the emulator. */
+START_TEST(test_realtime_vcpu_off_the_users_emulator)
+{
+        for (unsigned rt = 0; rt < 2; rt++)
+                for (unsigned cpu = 0; cpu < 2; cpu++) {
+                        g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, 8 * GiB, NULL);
+                        g_autoptr(Ledger) l = ledger_new(t);
+                        g_autoptr(CpuSet) emulator = cpuset_new();
+                        g_autoptr(CpuSet) ids = cpuset_new();
+                        PlacementParams p = test_params(POLICY_EXPLICIT);
+                        PlacementRequest req = {.name = "vm",
+                                                .vcpus = 2,
+                                                .memory = GiB,
+                                                .keep_emulator = true,
+                                                .emulator_cpus = emulator,
+                                                .realtime = true,
+                                                .realtime_vcpus = ids};
+                        const Plan *plan;
+
+                        cpuset_add(emulator, cpu);
+                        cpuset_add(ids, rt);
+                        plan = place(t, l, &p, &req);
+                        ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+                        ck_assert_msg(!cpuset_has(plan->vcpu_pins[rt], cpu) &&
+                                          cpuset_has(plan->vcpu_pins[1 - rt], cpu),
+                                      "realtime vCPU %u, emulator on CPU %u: %s", rt, cpu, plan->reason);
+                        ck_assert(cpuset_is_empty(plan->emulator_pin));
+                        ck_assert_msg(!strstr(plan->reason, "may starve"), "%s", plan->reason);
+                }
+}
+END_TEST
+
+/* Every vCPU realtime and no core left without one: a realtime vCPU takes the core of the user's
+ * <emulatorpin>, or of its own <iothreadpin>, and the reason says that it may starve the thread pinned there
+ * (it was not said at all); the pins stay the user's. */
+START_TEST(test_realtime_vcpu_on_the_users_threads_said)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Ledger) l2 = ledger_new(t);
+        g_autoptr(CpuSet) emulator = set_of("1");
+        g_autoptr(CpuSet) iothreads = set_of("1-2");
+        g_autoptr(CpuSet) kept = set_of("1");
+        g_autoptr(GArray) pins = g_array_new(FALSE, TRUE, sizeof(IothreadPin));
+        IothreadPin pin = {.id = 1, .cpus = set_of("0")};
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest req = {.name = "rt",
+                                .vcpus = 2,
+                                .memory = GiB,
+                                .keep_emulator = true,
+                                .emulator_cpus = emulator,
+                                .realtime = true};
+        const Plan *plan = place(t, l, &p, &req);
+
+        ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+        ck_assert(cpuset_is_empty(plan->emulator_pin));
+        ck_assert_msg(strstr(plan->reason,
+                             "; its realtime (FIFO/RR) vCPU 1 runs on CPU 1, where the user pins the "
+                             "emulator: a realtime vCPU that spins may starve it"),
+                      "%s", plan->reason);
+
+        g_array_append_val(pins, pin);
+        req.keep_emulator = false;
+        req.emulator_cpus = NULL;
+        req.iothreads = iothreads;
+        req.kept_iothreads = kept;
+        req.iothread_cpus = pins;
+        plan = place(t, l2, &p, &req);
+        ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+        ck_assert_msg(strstr(plan->reason,
+                             "; its realtime (FIFO/RR) vCPU 0 runs on CPU 0, where the user pins "
+                             "I/O thread 1: a realtime vCPU that spins may starve it"),
+                      "%s", plan->reason);
+        cpuset_free(pin.cpus);
+}
+END_TEST
+
 static Suite *housekeeping_suite(void)
 {
         Suite *s = suite_create("housekeeping");
@@ -541,6 +621,8 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_no_housekeeping_free_cores_of_the_set);
         tcase_add_test(tc, test_own_cores_only_when_nothing_else);
         tcase_add_test(tc, test_iothreads_join_the_users_emulator_cpus);
+        tcase_add_test(tc, test_realtime_vcpu_off_the_users_emulator);
+        tcase_add_test(tc, test_realtime_vcpu_on_the_users_threads_said);
         tcase_add_test(tc, test_idle_siblings_first);
         tcase_add_test(tc, test_iothreads_follow_the_emulator);
         tcase_add_test(tc, test_unplaceable_pins_nothing);

@@ -295,6 +295,65 @@ START_TEST(test_user_emulatorpin_stands)
 }
 END_TEST
 
+/* The live pin of vCPU i of dom as a mask of CPUs 0-7. */
+static unsigned vcpu_mask(virDomainPtr dom, unsigned i)
+{
+        unsigned char map[8][1] = {{0}};
+
+        ck_assert_int_ge(virDomainGetVcpuPinInfo(dom, 8, &map[0][0], 1, VIR_DOMAIN_AFFECT_LIVE), (int)i + 1);
+        return map[i][0];
+}
+
+/* A 4-vCPU guest whose <emulatorpin> keeps CPU 4 for QEMU's threads must put a vCPU on its core (the host
+ * has 4 cores): an ordinary one, not its realtime vCPU (Nova's realtime mask), which took it when it was
+ * the vCPU left over. All realtime, one of them must take it: said, the user's pin left as it is. */
+START_TEST(test_realtime_vcpus_and_user_emulatorpin)
+{
+        static const char *const rts[] = {"0", "3"};
+
+        for (unsigned k = 0; k < G_N_ELEMENTS(rts); k++) {
+                Manager *m = new_manager();
+                g_autofree char *extra = g_strdup_printf(
+                    "<cputune><emulatorpin cpuset='4'/><vcpusched vcpus='%s' scheduler='fifo' "
+                    "priority='1'/></cputune>",
+                    rts[k]);
+                g_autofree char *name = g_strdup_printf("c-rtemu%u", k);
+                virDomainPtr dom = start(name, 4, NULL, extra);
+                const Decision *d;
+
+                ck_assert(spin_until_known(m, name));
+                d = manager_lookup(m, name);
+                ck_assert_int_eq(d->result, DECISION_PLACED);
+                ck_assert(cpuset_is_empty(d->plan->emulator_pin));
+                ck_assert_msg(!(vcpu_mask(dom, (unsigned)atoi(rts[k])) & 0x10),
+                              "realtime vCPU %s on the user's emulator CPU: %s", rts[k], d->reason);
+                ck_assert_msg(!strstr(d->reason, "may starve"), "%s", d->reason);
+                stop(dom);
+                free_manager(m);
+        }
+        {
+                Manager *m = new_manager();
+                virDomainPtr dom =
+                    start("c-rtemu-all", 4, NULL,
+                          "<cputune><emulatorpin cpuset='4'/><vcpusched vcpus='0-3' scheduler='fifo' "
+                          "priority='1'/></cputune>");
+                unsigned char map[1] = {0};
+                const Decision *d;
+
+                ck_assert(spin_until_known(m, "c-rtemu-all"));
+                d = manager_lookup(m, "c-rtemu-all");
+                ck_assert_msg(strstr(d->reason,
+                                     "runs on CPU 4, where the user pins the emulator: a realtime "
+                                     "vCPU that spins may starve it"),
+                              "%s", d->reason);
+                ck_assert_int_eq(virDomainGetEmulatorPinInfo(dom, map, 1, VIR_DOMAIN_AFFECT_LIVE), 1);
+                ck_assert_uint_eq(map[0], 0x10);
+                stop(dom);
+                free_manager(m);
+        }
+}
+END_TEST
+
 /* Interleaved guest cells (0,2 and 1,3) from the definition: each cell's vCPUs pinned on one node. */
 START_TEST(test_guest_cells_pinned_per_node)
 {
@@ -1575,6 +1634,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_restrictive_removed_waits_for_restart);
         tcase_add_test(tc, test_user_numatune_stands);
         tcase_add_test(tc, test_user_emulatorpin_stands);
+        tcase_add_test(tc, test_realtime_vcpus_and_user_emulatorpin);
         tcase_add_test(tc, test_replace_keeps_vcpus_with_memory);
         tcase_add_test(tc, test_guest_cells_pinned_per_node);
         tcase_add_test(tc, test_hugepages_without_pool);

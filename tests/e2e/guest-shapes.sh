@@ -7,7 +7,9 @@
 #    the real ones (CPU 0 on node 0, CPU 1 on node 1): overcommitted, yet each cell stays on one node; the
 #    vCPU threads' Cpus_allowed_list (/proc) equals the decision, and `placementctl snippet` gives a
 #    <memnode> per cell. Then a guest whose <emulatorpin> keeps CPU 0 for QEMU's threads: its vCPU runs
-#    alone on CPU 1, its I/O threads with the emulator on CPU 0.
+#    alone on CPU 1, its I/O threads with the emulator on CPU 0. Realtime vCPUs (<vcpusched>, read with
+#    chrt -p) beside the user's <emulatorpin>: the ordinary vCPU takes the emulator's CPU; all realtime,
+#    explain says the FIFO vCPU there may starve it.
 # 2. Hugepages: a small pool on this machine (nr_hugepages, a hugetlbfs mount), the daemon on the real
 #    host: a hugepage guest is counted in the pool, and placementctl map agrees with the kernel's
 #    free_hugepages; two 33 MiB cells beside a 30 MiB guest, 34 pages for the 33 left, are unplaceable
@@ -29,6 +31,10 @@ P=${E2E_DOMAIN_PREFIX}
 PAGES=48 # 96 MiB of 2 MiB pages
 SKIP_WHY=''
 
+# With realtime group scheduling (cgroup v1 cpu.rt_runtime_us) libvirt's cpu cgroups get no realtime time, and
+# a <vcpusched scheduler='fifo'> guest fails to start ("Cannot set scheduler parameters"): leave that
+# controller to the host here, as realtime hosts do.
+[ ! -e /sys/fs/cgroup/cpu/cpu.rt_runtime_us ] || E2E_CGROUP_CONTROLLERS='"cpuacct", "cpuset"'
 e2e_suite_begin e2e-guest-shapes
 
 # The recorded pins as "vCPU cpuset" lines, in the format of e2e_vcpu_affinity.
@@ -86,6 +92,34 @@ expect "${P}io: I/O threads 1 and 2 run on CPU 0, with the emulator (/proc)" "0 
     "$(e2e_iothread_affinity "${P}io" 1) $(e2e_iothread_affinity "${P}io" 2) $(e2e_emulator_affinity "${P}io")"
 expect "${P}io: vCPU 0 runs on CPU 1 (/proc)" "0 1" "$(e2e_vcpu_affinity "${P}io")"
 must "destroy ${P}io" e2e_domain_destroy "${P}io"
+
+# 1c. Realtime vCPUs beside the user's <emulatorpin cpuset='1'>: one of the two vCPUs must take CPU 1. The
+#     ordinary vCPU 0 does, the FIFO vCPU 1 runs on CPU 0; all realtime, a FIFO vCPU takes CPU 1 and the
+#     reason says it may starve the emulator, which stays where the user pins it.
+thread_of() { # NAME COMM: "CPULIST POLICY" of the QEMU thread named COMM (/proc, chrt -p)
+    local pid t
+    pid=$(e2e_qemu_pid "$1") || return 1
+    for t in /proc/"$pid"/task/*; do
+        [ "$(cat "$t/comm" 2>/dev/null)" = "$2" ] || continue
+        echo "$(awk '/^Cpus_allowed_list/ { print $2 }' "$t/status") $(chrt -p "${t##*/}" | sed -n 's/.*policy: //p')"
+        return 0
+    done
+}
+RTPIN="<cputune><emulatorpin cpuset='1'/><vcpusched vcpus='1' scheduler='fifo' priority='1'/></cputune>"
+must "start ${P}rtmask (vCPU 1 FIFO, <emulatorpin cpuset='1'>)" e2e_domain_start "${P}rtmask" 2 "$RTPIN"
+check "${P}rtmask: decision recorded" wait_for 10 pd_decided "${P}rtmask"
+expect "${P}rtmask: ordinary vCPU 0 beside the emulator on CPU 1, FIFO vCPU 1 on CPU 0 (/proc, chrt)" \
+    "1 SCHED_OTHER;0 SCHED_FIFO;1" \
+    "$(thread_of "${P}rtmask" "CPU 0/TCG");$(thread_of "${P}rtmask" "CPU 1/TCG");$(e2e_emulator_affinity "${P}rtmask")"
+must "destroy ${P}rtmask" e2e_domain_destroy "${P}rtmask"
+must "start ${P}rtall (vCPUs 0-1 FIFO, <emulatorpin cpuset='1'>)" e2e_domain_start "${P}rtall" 2 "${RTPIN/vcpus=\'1\'/vcpus=\'0-1\'}"
+check "${P}rtall: decision recorded" wait_for 10 pd_decided "${P}rtall"
+check "${P}rtall: explain says a FIFO vCPU on CPU 1 may starve the emulator" \
+    sh -c "'$PD_CTL' --bus-address='$PD_ADDR' explain '${P}rtall' | grep -q 'runs on CPU 1, where the user pins the emulator: a realtime vCPU that spins may starve it'"
+expect "${P}rtall: the emulator stays on CPU 1, where the user pins it, beside a FIFO vCPU (/proc, chrt)" \
+    "1 SCHED_FIFO;1" \
+    "$(thread_of "${P}rtall" "CPU $(e2e_vcpu_affinity "${P}rtall" | awk '$2 == 1 { print $1 }')/TCG");$(e2e_emulator_affinity "${P}rtall")"
+must "destroy ${P}rtall" e2e_domain_destroy "${P}rtall"
 pd_stop
 
 # start_sized NAME VCPUS MIB [SNIPPET]: e2e_domain_start of a domain of MIB MiB.

@@ -41,6 +41,8 @@
 #   E2E_DOMAIN_TEMPLATE        domain.xml.in next to this file
 #   E2E_REAPER                 1         run libvirtd (and so its QEMUs) under a subreaper that reaps at once;
 #                                        0 leaves orphans to PID 1 (each virsh destroy then takes 1-2 s here)
+#   E2E_CGROUP_CONTROLLERS     "cpu", "cpuacct", "cpuset"   qemu.conf's cgroup_controllers; without "cpu" a
+#                                        guest's threads may be FIFO under realtime group scheduling
 #
 # Files in DIR: libvirtd.pid virtlogd.pid libvirtd.log virtlogd.log libvirtd.conf virtlogd.conf conf-mode
 # etc-libvirt/ (private mode) domains (names started by e2e_domain_start) reaper.pids spawn.err.
@@ -56,6 +58,7 @@ E2E_LIBVIRT_START_TIMEOUT=${E2E_LIBVIRT_START_TIMEOUT:-30}
 E2E_VIRSH_TIMEOUT=${E2E_VIRSH_TIMEOUT:-30}
 E2E_LIBVIRT_CONF_MODE=${E2E_LIBVIRT_CONF_MODE:-auto}
 E2E_LIBVIRT_DIR=${E2E_LIBVIRT_DIR:-}
+E2E_CGROUP_CONTROLLERS=${E2E_CGROUP_CONTROLLERS:-'"cpu", "cpuacct", "cpuset"'}
 E2E_QEMU_RUN_DIR=${E2E_QEMU_RUN_DIR:-/run/libvirt/qemu}
 _E2E_LIB_HERE=$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)
 # shellcheck source=../lib/tap.sh
@@ -204,7 +207,7 @@ _e2e_qemu_conf_apply() {
         echo 'user = "root"'
         echo 'group = "root"'
         echo 'stdio_handler = "file"'
-        echo 'cgroup_controllers = [ "cpu", "cpuacct", "cpuset" ]'
+        echo "cgroup_controllers = [ $E2E_CGROUP_CONTROLLERS ]"
         echo "$_E2E_CONF_MARK_END"
     } >"$tmp" && chmod 644 "$tmp" && mv -f "$tmp" "$f"
 }
