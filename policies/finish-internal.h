@@ -89,6 +89,11 @@ char *finish_without_beside_realtime_note(char *reason);
 /* Trades the PUs of a realtime vCPU on a core of the CPUs the user keeps for QEMU's threads and an ordinary
  * vCPU off them. */
 void finish_realtime_off_user_threads(const HostView *v, const PlacementRequest *req, Plan *plan);
+/* Says when QEMU's threads that run FIFO/RR themselves are pinned only where vCPUs run, ordinary ones among
+ * them. */
+void finish_realtime_threads_note(const HostView *v, const PlacementRequest *req, Plan *plan);
+/* reason (taken) without what finish_realtime_threads_note() added to it. */
+char *finish_without_realtime_threads_note(char *reason);
 /* Says when the user pins the emulator or an I/O thread only where the plan's realtime vCPUs run. */
 void finish_realtime_user_threads_note(const PlacementRequest *req, Plan *plan);
 

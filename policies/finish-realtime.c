@@ -327,3 +327,128 @@ void finish_realtime_user_threads_note(const PlacementRequest *req, Plan *plan)
             cpuset_count(hit) == 1 ? "" : "s", cpu_list, names, who->len > 2 ? "them" : "it");
         g_free(old);
 }
+
+typedef struct OthersVcpus {
+        const Plan *plan;
+        const Topology *t;
+        const CpuSet *cpus; /* the CPUs a realtime QEMU thread of plan is pinned to */
+        CpuSet *taken;      /* those another domain's vCPU runs on */
+        GString *names;     /* those domains */
+} OthersVcpus;
+
+static void add_others_vcpus(const char *key, const Plan *p, void *userdata)
+{
+        OthersVcpus *o = userdata;
+        bool named = false;
+
+        if (p == o->plan)
+                return;
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                unsigned os;
+                if (p->vcpu_pu[i] < 0 || (unsigned)p->vcpu_pu[i] >= o->t->npus)
+                        continue;
+                os = o->t->pus[p->vcpu_pu[i]].os_index;
+                if (!cpuset_has(o->cpus, os))
+                        continue;
+                cpuset_add(o->taken, os);
+                if (!named && o->names->len < 256)
+                        g_string_append_printf(o->names, "%s%s", o->names->len ? ", " : "",
+                                               p->name ? p->name : key);
+                named = true;
+        }
+}
+
+/* Appends to reason that who (the emulator, its I/O threads), pinned by placementd to cpus and running
+ * FIFO/RR itself, runs only where vCPUs run, ordinary ones among them (its own, or another domain's). */
+static void note_realtime_thread(const HostView *v, Plan *plan, const char *who, bool one,
+                                 const CpuSet *cpus)
+{
+        g_autoptr(CpuSet) vcpu_cpus = cpuset_new();
+        g_autoptr(CpuSet) rest = NULL;
+        g_autofree char *list = NULL, *whose = NULL;
+        OthersVcpus o = {
+            .plan = plan, .t = v->t, .cpus = cpus, .taken = cpuset_new(), .names = g_string_new(NULL)};
+        bool own_ordinary = false;
+        char *old = plan->reason;
+
+        ledger_foreach(v->l, add_others_vcpus, &o);
+        cpuset_union(vcpu_cpus, o.taken);
+        for (unsigned i = 0; i < plan->nvcpus; i++) {
+                unsigned os;
+                if (plan->vcpu_pu[i] < 0)
+                        continue;
+                os = v->t->pus[plan->vcpu_pu[i]].os_index;
+                if (!cpuset_has(cpus, os))
+                        continue;
+                cpuset_add(vcpu_cpus, os);
+                own_ordinary = own_ordinary || !plan_vcpu_realtime(plan, i);
+        }
+        rest = cpuset_copy(cpus);
+        cpuset_subtract(rest, vcpu_cpus);
+        if (cpuset_is_empty(rest) && (own_ordinary || o.names->len)) {
+                list = cpuset_format(cpus);
+                whose = own_ordinary && o.names->len
+                            ? g_strdup_printf("its own vCPUs and vCPUs of %s", o.names->str)
+                        : own_ordinary ? g_strdup("its own vCPUs")
+                                       : g_strdup_printf("vCPUs of %s", o.names->str);
+                plan->reason = g_strdup_printf(
+                    "%s; %s run%s realtime (FIFO/RR) on CPU%s %s, where %s run: %s "
+                    "preempt%s them whenever %s work",
+                    old ? old : "", who, one ? "s" : "", cpuset_count(cpus) == 1 ? "" : "s", list, whose,
+                    one ? "it" : "they", one ? "s" : "", one ? "it has" : "they have");
+                g_free(old);
+        }
+        cpuset_free(o.taken);
+        g_string_free(o.names, TRUE);
+}
+
+/*
+ * QEMU's threads that run realtime themselves (<emulatorsched>, <iothreadsched scheduler='fifo|rr'>) and
+ * that placementd pins where only vCPUs run (no CPU apart was left: an ordinary vCPU of its own, as Nova
+ * puts the emulator beside vCPU 0, or another domain's, rather than its own FIFO vCPUs, which would starve
+ * them): such a thread preempts an ordinary vCPU whenever it has work. Said in the reason.
+ */
+void finish_realtime_threads_note(const HostView *v, const PlacementRequest *req, Plan *plan)
+{
+        g_autoptr(CpuSet) ios = NULL;
+
+        if (req->realtime_emulator && !req->keep_emulator && !cpuset_is_empty(plan->emulator_pin))
+                note_realtime_thread(v, plan, "the emulator", true, plan->emulator_pin);
+        if (!req->realtime_iothreads || cpuset_is_empty(plan->iothread_pin))
+                return;
+        ios = cpuset_copy(plan->iothreads);
+        {
+                g_autoptr(CpuSet) plain = cpuset_copy(plan->iothreads);
+                cpuset_subtract(plain, req->realtime_iothreads);
+                cpuset_subtract(ios, plain);
+        }
+        if (!cpuset_is_empty(ios)) {
+                g_autofree char *ids = cpuset_format(ios);
+                g_autofree char *who =
+                    g_strdup_printf("its I/O thread%s %s", cpuset_count(ios) == 1 ? "" : "s", ids);
+                note_realtime_thread(v, plan, who, cpuset_count(ios) == 1, plan->iothread_pin);
+        }
+}
+
+char *finish_without_realtime_threads_note(char *reason)
+{
+        static const char tail[] = " whenever it has work";
+        static const char tail2[] = " whenever they have work";
+        const char *at = reason ? strstr(reason, " realtime (FIFO/RR) on CPU") : NULL;
+        const char *start = at ? g_strrstr_len(reason, at - reason, "; ") : NULL;
+        const char *end = NULL;
+        GString *s;
+
+        if (!start)
+                return reason;
+        if ((end = strstr(at, tail)))
+                end += strlen(tail);
+        else if ((end = strstr(at, tail2)))
+                end += strlen(tail2);
+        if (!end)
+                return reason;
+        s = g_string_new_len(reason, start - reason);
+        g_string_append(s, end);
+        g_free(reason);
+        return finish_without_realtime_threads_note(g_string_free(s, FALSE));
+}

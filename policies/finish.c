@@ -200,6 +200,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         plan->l3_fit = finish_l3_decided(choice);
         plan->reason = own_cores_note(v, where, plan, finish_placed_reason(v, ops, req, choice, plan));
         finish_realtime_emulator_note(v, where, plan);
+        finish_realtime_threads_note(v, req, plan);
         finish_realtime_over_others_threads(v, plan);
         finish_realtime_user_threads_note(req, plan);
         finish_beside_others_realtime(v, plan);
@@ -211,7 +212,8 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
 
 void finish_rehouse(const HostView *v, const PlacementRequest *req, Plan *plan)
 {
-        char *reason = finish_without_beside_realtime_note(without_own_cores_note(plan->reason));
+        char *reason = finish_without_realtime_threads_note(
+            finish_without_beside_realtime_note(without_own_cores_note(plan->reason)));
 
         if (!req->keep_emulator)
                 cpuset_clear(plan->emulator_pin);
@@ -220,5 +222,6 @@ void finish_rehouse(const HostView *v, const PlacementRequest *req, Plan *plan)
         g_free(plan->reason);
         plan->reason = own_cores_note(v, finish_pin_housekeeping(v, req, plan), plan, reason);
         /* said anew for where the emulator and I/O threads are now, and the others' realtime vCPUs */
+        finish_realtime_threads_note(v, req, plan);
         finish_beside_others_realtime(v, plan);
 }

@@ -421,6 +421,45 @@ START_TEST(test_realtime_vcpusched)
 }
 END_TEST
 
+/* <emulatorsched> and <iothreadsched> of a realtime scheduler: the emulator, and the I/O threads they name,
+ * run FIFO/RR (other schedulers do not count); an invalid iothreads= list is an error naming it */
+START_TEST(test_realtime_threads)
+{
+        g_autoptr(DomainSpec) s = NULL;
+        g_autoptr(DomainSpec) o = NULL;
+        g_autoptr(DomainSpec) bad = NULL;
+        g_autofree char *error = NULL;
+        g_autofree char *ids = NULL;
+
+        ck_assert_int_eq(
+            domain_xml_parse("<domain><name>d</name><vcpu>2</vcpu><iothreads>3</iothreads><cputune>"
+                             "<emulatorsched scheduler='fifo' priority='1'/><iothreadsched "
+                             "iothreads='1-2' scheduler='rr' priority='1'/><iothreadsched "
+                             "iothreads='3' scheduler='batch'/></cputune></domain>",
+                             &s, NULL),
+            0);
+        ck_assert(s->realtime_emulator);
+        ck_assert_ptr_nonnull(s->realtime_iothreads);
+        ids = cpuset_format(s->realtime_iothreads);
+        ck_assert_str_eq(ids, "1-2");
+        ck_assert(!s->realtime);
+
+        ck_assert_int_eq(domain_xml_parse("<domain><name>d</name><vcpu>2</vcpu><cputune><emulatorsched "
+                                          "scheduler='idle'/></cputune></domain>",
+                                          &o, NULL),
+                         0);
+        ck_assert(!o->realtime_emulator);
+        ck_assert_ptr_null(o->realtime_iothreads);
+
+        ck_assert_int_lt(
+            domain_xml_parse("<domain><name>d</name><vcpu>2</vcpu><cputune><iothreadsched "
+                             "iothreads='1-x' scheduler='fifo' priority='1'/></cputune></domain>",
+                             &bad, &error),
+            0);
+        ck_assert_msg(strstr(error, "iothreadsched"), "%s", error);
+}
+END_TEST
+
 /* Which vCPUs are realtime: those <vcpusched vcpus=> names (Nova's realtime mask leaves vCPU 0 out), the
  * union of several; all of them when one names none; an invalid list is an error naming it */
 START_TEST(test_realtime_vcpus_named)
@@ -696,6 +735,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_private_nvdimm_is_ram);
         tcase_add_test(tc, test_realtime_vcpusched);
         tcase_add_test(tc, test_realtime_vcpus_named);
+        tcase_add_test(tc, test_realtime_threads);
         tcase_add_test(tc, test_guest_threads);
         tcase_add_test(tc, test_guest_socket_vcpus);
         tcase_add_test(tc, test_dimm_memory_is_its_cells);

@@ -611,6 +611,42 @@ START_TEST(test_realtime_vcpu_on_the_users_threads_said)
 }
 END_TEST
 
+/* A realtime guest whose I/O thread runs FIFO too (<iothreadsched>) on a host of two one-core nodes, the
+ * other core another domain's: the I/O thread goes beside that domain's vCPU rather than its own FIFO vCPU
+ * (which would starve it), as any realtime guest's QEMU threads do, and the reason says it runs realtime
+ * beside vCPUs it preempts (it did not); an ordinary I/O thread there is said as before. */
+START_TEST(test_realtime_iothread_beside_vcpus_said)
+{
+        for (unsigned fifo = 0; fifo < 2; fifo++) {
+                g_autoptr(Topology) t = topology_new_uniform(2, 1, 1, 8 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) iothreads = set_of("1");
+                g_autoptr(CpuSet) rt_iothreads = set_of("1");
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                PlacementRequest a = {.name = "a", .vcpus = 1, .memory = GiB};
+                PlacementRequest rt = {.name = "rt",
+                                       .vcpus = 1,
+                                       .memory = GiB,
+                                       .realtime = true,
+                                       .iothreads = iothreads,
+                                       .realtime_iothreads = fifo ? rt_iothreads : NULL};
+                const Plan *plan = place(t, l, &p, &a);
+
+                ck_assert_int_eq(plan->result, PLAN_PLACED);
+                plan = place(t, l, &p, &rt);
+                ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+                assert_set(plan->iothread_pin, "0");
+                ck_assert_msg(!strstr(plan->reason, "runs realtime (FIFO/RR)") == !fifo, "%s", plan->reason);
+                if (fifo)
+                        ck_assert_msg(strstr(plan->reason,
+                                             "; its I/O thread 1 runs realtime (FIFO/RR) on CPU 0, "
+                                             "where vCPUs of a run: it preempts them whenever it "
+                                             "has work"),
+                                      "%s", plan->reason);
+        }
+}
+END_TEST
+
 static Suite *housekeeping_suite(void)
 {
         Suite *s = suite_create("housekeeping");
@@ -623,6 +659,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_iothreads_join_the_users_emulator_cpus);
         tcase_add_test(tc, test_realtime_vcpu_off_the_users_emulator);
         tcase_add_test(tc, test_realtime_vcpu_on_the_users_threads_said);
+        tcase_add_test(tc, test_realtime_iothread_beside_vcpus_said);
         tcase_add_test(tc, test_idle_siblings_first);
         tcase_add_test(tc, test_iothreads_follow_the_emulator);
         tcase_add_test(tc, test_unplaceable_pins_nothing);

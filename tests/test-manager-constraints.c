@@ -354,6 +354,35 @@ START_TEST(test_realtime_vcpus_and_user_emulatorpin)
 }
 END_TEST
 
+/* A realtime guest whose emulator and I/O thread run FIFO too (<emulatorsched>, <iothreadsched>) on a host
+ * of two one-core nodes, the other core another domain's: its QEMU threads go beside that domain's vCPU,
+ * not onto its own FIFO vCPU, and the reason says they preempt it whenever they have work (not said). */
+START_TEST(test_realtime_threads_beside_vcpus_said)
+{
+        Manager *m = fixture_manager_new(base, "synthetic:pack:1 numa:2(memory=8GiB) core:1 pu:1", NULL);
+        virDomainPtr a = start("c-a", 1, NULL, NULL), rt;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-a"));
+        rt = start("c-rtio", 1, NULL,
+                   "<iothreads>1</iothreads><cputune><vcpusched vcpus='0' scheduler='fifo' priority='1'/>"
+                   "<emulatorsched scheduler='fifo' priority='1'/><iothreadsched iothreads='1' "
+                   "scheduler='fifo' priority='1'/></cputune>");
+        ck_assert(spin_until_known(m, "c-rtio"));
+        d = manager_lookup(m, "c-rtio");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert(!cpuset_has(d->plan->iothread_pin, (unsigned)d->plan->vcpu_pu[0]));
+        ck_assert_msg(strstr(d->reason,
+                             "; the emulator runs realtime (FIFO/RR) on CPU 0, where vCPUs of c-a run: "
+                             "it preempts them whenever it has work; its I/O thread 1 runs realtime "
+                             "(FIFO/RR) on CPU 0, where vCPUs of c-a run"),
+                      "%s", d->reason);
+        stop(rt);
+        stop(a);
+        free_manager(m);
+}
+END_TEST
+
 /* Interleaved guest cells (0,2 and 1,3) from the definition: each cell's vCPUs pinned on one node. */
 START_TEST(test_guest_cells_pinned_per_node)
 {
@@ -1635,6 +1664,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_user_numatune_stands);
         tcase_add_test(tc, test_user_emulatorpin_stands);
         tcase_add_test(tc, test_realtime_vcpus_and_user_emulatorpin);
+        tcase_add_test(tc, test_realtime_threads_beside_vcpus_said);
         tcase_add_test(tc, test_replace_keeps_vcpus_with_memory);
         tcase_add_test(tc, test_guest_cells_pinned_per_node);
         tcase_add_test(tc, test_hugepages_without_pool);

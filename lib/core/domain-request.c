@@ -62,6 +62,8 @@ PlacementRequest domain_request(const DomainSpec *user, const DomainSpec *live)
             .vcpu_ids = live->vcpu_ids,
             .realtime = live->realtime,
             .realtime_vcpus = live->realtime_vcpus,
+            .realtime_emulator = live->realtime_emulator,
+            .realtime_iothreads = live->realtime_iothreads,
             .guest_threads = live->guest_threads,
             .guest_socket_vcpus = live->guest_socket_vcpus,
             .emulator_cpus = user->emulatorpin,

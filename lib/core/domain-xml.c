@@ -132,6 +132,7 @@ void domain_spec_free(DomainSpec *s)
         g_free(s->meta_policy);
         cpuset_free(s->vcpu_cpuset);
         cpuset_free(s->realtime_vcpus);
+        cpuset_free(s->realtime_iothreads);
         cpuset_free(s->emulatorpin);
         cpuset_free(s->memory_nodeset);
         cpuset_free(s->memnode_nodeset);
@@ -282,6 +283,12 @@ static int parse_constraint(const char *text, CpuSet **ret, const char *element,
         cpuset_free(*ret);
         *ret = g_steal_pointer(&set);
         return 0;
+}
+
+/* Whether a <vcpusched>, <emulatorsched> or <iothreadsched> scheduler= is a realtime one. */
+static bool realtime_scheduler(const char *scheduler)
+{
+        return scheduler && (strcmp(scheduler, "fifo") == 0 || strcmp(scheduler, "rr") == 0);
 }
 
 /* A <vcpusched> of a realtime scheduler: the vCPUs it names (vcpus=, all of them without it) are realtime,
@@ -848,6 +855,18 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 const char *scheduler = domain_xml_attr(names, values, "scheduler");
                 if (scheduler && (strcmp(scheduler, "fifo") == 0 || strcmp(scheduler, "rr") == 0))
                         add_realtime(s, domain_xml_attr(names, values, "vcpus"), error);
+        } else if (in_path(p, "cputune", "emulatorsched") && p->stack->len == 3) {
+                s->realtime_emulator =
+                    s->realtime_emulator || realtime_scheduler(domain_xml_attr(names, values, "scheduler"));
+        } else if (in_path(p, "cputune", "iothreadsched") && p->stack->len == 3) {
+                g_autoptr(CpuSet) ids = NULL;
+                if (realtime_scheduler(domain_xml_attr(names, values, "scheduler")) &&
+                    parse_constraint(domain_xml_attr(names, values, "iothreads"), &ids, "iothreadsched",
+                                     "iothreads", error) == 0) {
+                        if (!s->realtime_iothreads)
+                                s->realtime_iothreads = cpuset_new();
+                        cpuset_union(s->realtime_iothreads, ids);
+                }
         } else if (in_path(p, "cpu", "topology") && p->stack->len == 3) {
                 guint64 threads;
                 /* QEMU numbers vCPUs threads innermost: ids t*k .. t*k+t-1 are one guest core's threads */

@@ -156,9 +156,12 @@ typedef struct DomainSpec {
         bool realtime;            /* <cputune><vcpusched scheduler='fifo|rr'>: realtime vCPUs */
         CpuSet *realtime_vcpus;   /* their libvirt ids when not every vCPU is (vcpusched vcpus=); NULL:
                                    * all of them when realtime */
-        unsigned guest_threads;   /* <cpu><topology threads=...> above 1: the guest's vCPUs come in SMT
-                                   * sibling groups of this size, by id (0-1, 2-3, ...); 0 otherwise */
-        CpuSet *emulatorpin;      /* its cpuset (OS indexes); NULL when none or not readable */
+        bool realtime_emulator;   /* <cputune><emulatorsched scheduler='fifo|rr'> */
+        CpuSet
+            *realtime_iothreads; /* ids <iothreadsched iothreads= scheduler='fifo|rr'> names; NULL: none */
+        unsigned guest_threads;  /* <cpu><topology threads=...> above 1: the guest's vCPUs come in SMT
+                                  * sibling groups of this size, by id (0-1, 2-3, ...); 0 otherwise */
+        CpuSet *emulatorpin;     /* its cpuset (OS indexes); NULL when none or not readable */
         /*
          * The user's static constraints (OS indexes, never empty when set): the host CPUs its vCPUs may use
          * (<vcpu cpuset=...>), the nodes its memory is bound to (<numatune><memory nodeset=...>, with

@@ -180,6 +180,11 @@ typedef struct PlacementRequest {
          * libvirt ids when only some are (<vcpusched vcpus='1-7'>, Nova's realtime mask); NULL: all */
         bool realtime;
         const CpuSet *realtime_vcpus;
+        /* added: QEMU's threads that run realtime themselves (<emulatorsched>, <iothreadsched
+         * scheduler='fifo|rr'>): the emulator, and the ids of such I/O threads (NULL: none). They preempt
+         * any ordinary thread beside them; the reason says where they run beside vCPUs */
+        bool realtime_emulator;
+        const CpuSet *realtime_iothreads;
         /* added: the guest's declared SMT threads per core (<cpu><topology threads=...>) when above 1,
          * else 0: when its vCPUs must double up, a guest core's threads (libvirt ids t*k .. t*k+t-1)
          * share a host core before vCPUs the guest thinks independent do */

@@ -9,7 +9,8 @@
 #    <memnode> per cell. Then a guest whose <emulatorpin> keeps CPU 0 for QEMU's threads: its vCPU runs
 #    alone on CPU 1, its I/O threads with the emulator on CPU 0. Realtime vCPUs (<vcpusched>, read with
 #    chrt -p) beside the user's <emulatorpin>: the ordinary vCPU takes the emulator's CPU; all realtime,
-#    explain says the FIFO vCPU there may starve it.
+#    explain says the FIFO vCPU there may starve it. A FIFO I/O thread (<iothreadsched>) beside another
+#    guest's vCPU: explain says it preempts that vCPU.
 # 2. Hugepages: a small pool on this machine (nr_hugepages, a hugetlbfs mount), the daemon on the real
 #    host: a hugepage guest is counted in the pool, and placementctl map agrees with the kernel's
 #    free_hugepages; two 33 MiB cells beside a 30 MiB guest, 34 pages for the 33 left, are unplaceable
@@ -120,6 +121,22 @@ expect "${P}rtall: the emulator stays on CPU 1, where the user pins it, beside a
     "1 SCHED_FIFO;1" \
     "$(thread_of "${P}rtall" "CPU $(e2e_vcpu_affinity "${P}rtall" | awk '$2 == 1 { print $1 }')/TCG");$(e2e_emulator_affinity "${P}rtall")"
 must "destroy ${P}rtall" e2e_domain_destroy "${P}rtall"
+
+# 1d. A realtime guest whose I/O thread runs FIFO too (<iothreadsched>), the other CPU another guest's: the
+#     I/O thread goes beside that guest's vCPU on CPU 0, not onto its own FIFO vCPU on CPU 1, and explain
+#     says it preempts that vCPU whenever it has work.
+must "start ${P}plain (1 vCPU)" e2e_domain_start "${P}plain" 1
+check "${P}plain: decision recorded" wait_for 10 pd_decided "${P}plain"
+must "start ${P}rtio (FIFO vCPU and I/O thread)" e2e_domain_start "${P}rtio" 1 \
+    "<iothreads>1</iothreads><cputune><vcpusched vcpus='0' scheduler='fifo' priority='1'/><iothreadsched iothreads='1' scheduler='fifo' priority='1'/></cputune>"
+check "${P}rtio: decision recorded" wait_for 10 pd_decided "${P}rtio"
+expect "${P}rtio: FIFO vCPU on CPU 1, FIFO I/O thread beside ${P}plain's vCPU on CPU 0 (/proc, chrt)" \
+    "1 SCHED_FIFO;0 SCHED_FIFO;0" \
+    "$(thread_of "${P}rtio" "CPU 0/TCG");$(thread_of "${P}rtio" "IO iothread1");$(e2e_vcpu_affinity "${P}plain" | awk '{ print $2 }')"
+check "${P}rtio: explain says its FIFO I/O thread preempts ${P}plain's vCPU" \
+    sh -c "'$PD_CTL' --bus-address='$PD_ADDR' explain '${P}rtio' | grep -q 'its I/O thread 1 runs realtime (FIFO/RR) on CPU 0, where vCPUs of ${P}plain run: it preempts them whenever it has work'"
+must "destroy ${P}rtio" e2e_domain_destroy "${P}rtio"
+must "destroy ${P}plain" e2e_domain_destroy "${P}plain"
 pd_stop
 
 # start_sized NAME VCPUS MIB [SNIPPET]: e2e_domain_start of a domain of MIB MiB.
