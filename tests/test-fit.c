@@ -88,6 +88,32 @@ START_TEST(test_l3_fit_four_nodes)
 }
 END_TEST
 
+START_TEST(test_no_l3_node_over_packages)
+{
+        /* One node over 4 packages of 2 single-thread cores, no L3 and no shared L2 known (an 8-socket
+         * Opteron of hwloc's tests, 16amd64-8n2c-cpusets, reads so once its offline nodes leave their CPUs
+         * to none): with core 0 busy, a 2-vCPU domain takes one package's two free cores, not core 1 of
+         * package 0 and core 2 of package 1. */
+        g_autoptr(Topology) t = NULL;
+        g_autofree char *error = NULL;
+        g_autoptr(Ledger) l = NULL;
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        static const unsigned busy[1] = {0};
+
+        ck_assert_msg(topology_load("synthetic:numa:1(memory=16GB) pack:4 core:2 pu:1", &t, &error) == 0,
+                      "%s", error);
+        l = ledger_new(t);
+        ck_assert_uint_eq(t->npackages, 4);
+        occupy(t, l, "a", busy, 1);
+        const Plan *plan = test_place(t, l, &p, "vm", 2, 1 * GiB);
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_uint_eq(t->cores[t->pus[plan->vcpu_pu[0]].core].package,
+                          t->cores[t->pus[plan->vcpu_pu[1]].core].package);
+        ck_assert_uint_ne(t->cores[t->pus[plan->vcpu_pu[0]].core].package, 0);
+}
+END_TEST
+
 START_TEST(test_l3_fit_epyc)
 {
         /* 2x EPYC 9654 in NPS1: 2 nodes of 12 CCDs x 8 cores. Node 0 has a busy core in every CCD (84 free
@@ -373,6 +399,7 @@ static Suite *fit_suite(void)
         TCase *tc = tcase_create("fit");
         tcase_add_test(tc, test_l3_fit_four_nodes);
         tcase_add_test(tc, test_l3_fit_epyc);
+        tcase_add_test(tc, test_no_l3_node_over_packages);
         tcase_add_test(tc, test_l3_fit_epyc_nps4);
         tcase_add_test(tc, test_l3_fit_oracle);
         tcase_add_test(tc, test_reserved_threads_rank_last);

@@ -1104,7 +1104,7 @@ START_TEST(test_l3_groups)
         ck_assert_uint_eq(a->nl3, 2);
         ck_assert_uint_eq(a->cores[1].l3, 0);
         ck_assert_uint_eq(a->cores[2].l3, 1);
-        ck_assert_note(a, "no L3 cache information: one L3 group per NUMA node");
+        ck_assert_note(a, "no L3 cache information: one L3 group per NUMA node and package");
 
         ck_assert_uint_eq(b->nl3, 4);
         for (unsigned i = 0; i < 8; i++)
@@ -1117,6 +1117,13 @@ START_TEST(test_l3_groups)
         ck_assert_uint_eq(c->nl3, 1);
         for (unsigned i = 0; i < 4; i++)
                 ck_assert_uint_eq(c->cores[i].l3, 0);
+
+        /* No L3, one node over two packages: their cores share no cache, one group per package. */
+        g_autoptr(Topology) d = load_ok("synthetic:numa:1 pack:2 core:2 pu:1");
+        ck_assert_uint_eq(d->nnodes, 1);
+        ck_assert_uint_eq(d->nl3, 2);
+        for (unsigned i = 0; i < 4; i++)
+                ck_assert_uint_eq(d->cores[i].l3, i / 2);
 }
 END_TEST
 

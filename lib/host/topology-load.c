@@ -451,14 +451,17 @@ static void build_packages(Topology *t, hwloc_topology_t topo, hwloc_obj_t *core
                               without == 1 ? "" : "s");
 }
 
-/* Dense L3 group numbers in core order; cores without an L3 cache are grouped by node. */
+/*
+ * Dense L3 group numbers in core order; cores without an L3 cache are grouped by node and package (the
+ * cores of one node in two packages share no cache: a node that spans packages keeps them apart).
+ */
 static void build_l3(Topology *t, hwloc_topology_t topo, hwloc_obj_t *core_obj)
 {
         g_autoptr(GHashTable) index = g_hash_table_new(g_direct_hash, g_direct_equal);
-        g_autofree int *node_group = g_new(int, t->nnodes);
+        g_autofree int *node_group = g_new(int, (gsize)t->nnodes * t->npackages);
         unsigned without = 0, with = 0;
 
-        for (unsigned i = 0; i < t->nnodes; i++)
+        for (unsigned i = 0; i < t->nnodes * t->npackages; i++)
                 node_group[i] = -1;
         for (unsigned c = 0; c < t->ncores; c++) {
                 hwloc_obj_t l3 = hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_L3CACHE, core_obj[c]);
@@ -472,21 +475,22 @@ static void build_l3(Topology *t, hwloc_topology_t topo, hwloc_obj_t *core_obj)
                         }
                         t->cores[c].l3 = GPOINTER_TO_UINT(v);
                 } else {
-                        unsigned n = t->cores[c].node;
+                        unsigned g = t->cores[c].node * t->npackages + t->cores[c].package;
 
                         without++;
-                        if (node_group[n] < 0)
-                                node_group[n] = (int)t->nl3++;
-                        t->cores[c].l3 = (unsigned)node_group[n];
+                        if (node_group[g] < 0)
+                                node_group[g] = (int)t->nl3++;
+                        t->cores[c].l3 = (unsigned)node_group[g];
                 }
         }
         for (unsigned c = 0; with && c < t->ncores; c++)
                 t->cores[c].no_l3 = !hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_L3CACHE, core_obj[c]);
         if (without && !with)
-                topology_note(t, "no L3 cache information: one L3 group per NUMA node");
+                topology_note(t, "no L3 cache information: one L3 group per NUMA node and package");
         else if (without)
-                topology_note(t, "%u core%s without an L3 cache: grouped by NUMA node, used last", without,
-                              without == 1 ? "" : "s");
+                topology_note(t,
+                              "%u core%s without an L3 cache: grouped by NUMA node and package, used last",
+                              without, without == 1 ? "" : "s");
 }
 
 /* The n x n matrix m grown by a last row and column (local 10, remote 20 until topology_finish()). */
