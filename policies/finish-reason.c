@@ -25,6 +25,13 @@ static const char *group_note(const HostView *v, const SetChoice *choice)
 
         if (choice->group_size <= 1)
                 return "";
+        /* with no L3 known a group is a node's cores in one package (Topology.l3_unknown) */
+        if (finish_l3_decided(choice) && v->t->l3_unknown)
+                return pack
+                           ? ", fullest of its equally near sets where each node's share fits one package's "
+                             "cores (Fit=pack)"
+                           : ", least loaded of its equally near sets where each node's share fits one "
+                             "package's cores";
         if (finish_l3_decided(choice))
                 return pack ? ", fullest of its equally near sets where each node's share fits one L3 cache "
                               "(Fit=pack)"

@@ -198,6 +198,7 @@ void finish_plan(const HostView *v, const PolicyOps *ops, const PlacementRequest
         }
         where = finish_pin_housekeeping(v, req, plan);
         plan->l3_fit = finish_l3_decided(choice);
+        plan->l3_by_package = plan->l3_fit && v->t->l3_unknown;
         plan->reason = own_cores_note(v, where, plan, finish_placed_reason(v, ops, req, choice, plan));
         finish_realtime_emulator_note(v, where, plan);
         finish_realtime_threads_note(v, req, plan);

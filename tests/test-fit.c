@@ -88,6 +88,35 @@ START_TEST(test_l3_fit_four_nodes)
 }
 END_TEST
 
+/* Two nodes of 2 packages of 2 single-thread cores, no L3 known. Node 0 has one free core in each of its
+ * packages, node 1 both of package 2: a 2-vCPU domain goes to package 2, and the reason and the rule
+ * line say a package's cores decided, not an L3 cache the host does not have. */
+START_TEST(test_no_l3_package_fit_said)
+{
+        g_autoptr(Topology) t = NULL;
+        g_autofree char *error = NULL;
+        g_autofree char *text = NULL;
+        g_autoptr(Ledger) l = NULL;
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        static const unsigned busy[4] = {0, 2, 6, 7};
+
+        ck_assert_msg(topology_load("synthetic:numa:2(memory=16GB) pack:2 core:2 pu:1", &t, &error) == 0,
+                      "%s", error);
+        ck_assert(t->l3_unknown);
+        l = ledger_new(t);
+        occupy(t, l, "a", busy, 4);
+        const Plan *plan = test_place(t, l, &p, "vm", 2, 1 * GiB);
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        for (unsigned v = 0; v < 2; v++)
+                ck_assert_uint_eq(t->cores[t->pus[plan->vcpu_pu[v]].core].package, 2);
+        ck_assert_msg(strstr(plan->reason, "where each node's share fits one package's cores") != NULL, "%s",
+                      plan->reason);
+        ck_assert_msg(strstr(plan->reason, "L3") == NULL, "%s", plan->reason);
+        ck_assert(plan->l3_by_package);
+}
+END_TEST
+
 START_TEST(test_no_l3_node_over_packages)
 {
         /* One node over 4 packages of 2 single-thread cores, no L3 and no shared L2 known (an 8-socket
@@ -400,6 +429,7 @@ static Suite *fit_suite(void)
         tcase_add_test(tc, test_l3_fit_four_nodes);
         tcase_add_test(tc, test_l3_fit_epyc);
         tcase_add_test(tc, test_no_l3_node_over_packages);
+        tcase_add_test(tc, test_no_l3_package_fit_said);
         tcase_add_test(tc, test_l3_fit_epyc_nps4);
         tcase_add_test(tc, test_l3_fit_oracle);
         tcase_add_test(tc, test_reserved_threads_rank_last);

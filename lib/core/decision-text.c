@@ -179,7 +179,11 @@ char *plan_explain(const Topology *t, const Plan *p)
                         ? "one with the node of the CPUs its definition pins QEMU's threads to first (it "
                           "chose here), then "
                         : "",
-                    p->l3_fit ? "one where each node's share fits one L3 cache first, then " : "",
+                    !p->l3_fit ? ""
+                    : p->l3_by_package
+                        ? "one where each node's share fits the cores of one package first (no L3 "
+                          "cache is known), then "
+                        : "one where each node's share fits one L3 cache first, then ",
                     p->packed ? "the fullest of them (Fit=pack): fewest free cores, then least free memory, "
                                 "then the one listed first"
                               : "the one with most free cores, then most free memory, then the one listed "

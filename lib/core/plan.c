@@ -166,6 +166,7 @@ Plan *plan_copy(const Plan *p)
         c->threads_near = p->threads_near;
         c->packed = p->packed;
         c->l3_fit = p->l3_fit;
+        c->l3_by_package = p->l3_by_package;
         c->nothing_usable = p->nothing_usable;
         c->repinned = p->repinned;
         c->user_emulator_floating = p->user_emulator_floating;

@@ -361,6 +361,9 @@ typedef struct Plan {
         /* added: among equally near sets, one where each node's share of the vCPUs fits one of its L3
          * groups came before the others of the group with room, which do not fit (whatever Fit= says) */
         bool l3_fit;
+        /* added: with l3_fit, the host knows no L3 cache (Topology.l3_unknown): each group is a node's
+         * cores in one package */
+        bool l3_by_package;
         /* added: unplaceable with the memory there: nothing it may use is left on the host (its
          * constraints name no usable CPU or no node of it, ReservedCPUs= holds every CPU) */
         bool nothing_usable;

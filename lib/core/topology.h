@@ -62,7 +62,7 @@ typedef struct TopoPu {
 typedef struct TopoCore {
         unsigned node;    /* index into nodes[] */
         unsigned package; /* index into packages[] */
-        unsigned l3; /* index of its L3 group (dense, host-wide); one group per node when no L3 is known */
+        unsigned l3; /* index of its L3 group (dense, host-wide); per node and package when it has no L3 */
         unsigned os_index; /* hwloc core OS index (informational) */
         unsigned pu_first; /* index into pus[] */
         unsigned npus;     /* SMT siblings: 1, 2, 4... */
@@ -135,6 +135,7 @@ typedef struct Topology {
         uint32_t *distance;   /* nnodes * nnodes */
         bool distances_known; /* false: defaults assumed (10 local, 11 in one package, 20 across) */
         bool flat;            /* no NUMA information at all: the nodes form one set */
+        bool l3_unknown; /* hwloc knows no L3 cache here: an L3 group is a node's cores in one package */
         unsigned max_threads; /* most PUs in one core */
         CpuSet *all_pus;      /* OS indexes of every usable PU */
         GPtrArray *notes;     /* char*: what was odd about the source and how it was handled */

@@ -485,6 +485,7 @@ static void build_l3(Topology *t, hwloc_topology_t topo, hwloc_obj_t *core_obj)
         }
         for (unsigned c = 0; with && c < t->ncores; c++)
                 t->cores[c].no_l3 = !hwloc_get_ancestor_obj_by_type(topo, HWLOC_OBJ_L3CACHE, core_obj[c]);
+        t->l3_unknown = without && !with;
         if (without && !with)
                 topology_note(t, "no L3 cache information: one L3 group per NUMA node and package");
         else if (without)
