@@ -8,6 +8,7 @@ typedef struct LoadEntry {
         unsigned nvcpus;
         uint64_t *vcpu_ns;     /* [nvcpus] ran */
         uint64_t *vcpu_wait;   /* [nvcpus] ready but waiting for a host CPU */
+        unsigned *vcpu_ids;    /* [nvcpus] libvirt's ids (DomainCpuStats.vcpu_ids); NULL: 0..nvcpus-1 */
         uint64_t host_ns;      /* the last host-side time read as such (see entry_update()) ... */
         uint64_t host_usec;    /* ... and when; 0: none yet */
         uint64_t total_ns;     /* cpu.time: a new QEMU (the domain restarted) starts it again */
@@ -26,6 +27,7 @@ static void load_entry_free(LoadEntry *e)
         domain_load_free(e->load);
         g_free(e->vcpu_ns);
         g_free(e->vcpu_wait);
+        g_free(e->vcpu_ids);
         g_free(e);
 }
 
@@ -56,6 +58,17 @@ static double vcpu_busy(double ran, double waited)
         return ran + MIN(waited, ran);
 }
 
+/* The vCPUs read as the same ones in e and s: the first positions whose libvirt ids agree. */
+static unsigned same_vcpus(const LoadEntry *e, const DomainCpuStats *s)
+{
+        unsigned both = MIN(e->nvcpus, s->nvcpu_times);
+        unsigned i = 0;
+
+        while (i < both && (e->vcpu_ids ? e->vcpu_ids[i] : i) == (s->vcpu_ids ? s->vcpu_ids[i] : i))
+                i++;
+        return i;
+}
+
 /*
  * Folds the sample s into e; true when e's class changed. A sample with the guest paused at either end
  * is set aside (its vCPUs stood still for some of it, which is no measure of its load): the load is held
@@ -63,15 +76,16 @@ static double vcpu_busy(double ran, double waited)
  * a vCPU that read more than its load rises by it (domain_load_raise()). Otherwise a guest paused for a
  * moment around every reading, running flat out in between, kept the idle load it had for as long as
  * its owner kept it up. So for a sample in which the vCPU count changed (hot-plug): the vCPUs that
- * stayed may rise, the rest is held until two samples count the same vCPUs.
+ * stayed, read in the same places, may rise, the rest is held until two samples count the same vCPUs.
  */
 static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_usec, double warmup_sec)
 {
         unsigned before = domain_load_class(e->load);
         unsigned n = s->nvcpu_times;
         /* the vCPUs read in both samples: all of them, or those that stayed when the count changed
-         * (libvirt plugs and unplugs at the end; with ids not 0..n-1 the i-th running one) */
-        unsigned both = MIN(e->nvcpus, n);
+         * (libvirt plugs and unplugs at the end), up to the first whose id differs: with vCPU 1 of 0-2
+         * unplugged, the second running one is vCPU 2, whose time is no reading of vCPU 1's */
+        unsigned both = same_vcpus(e, s);
         bool counted = e->when_usec && now_usec > e->when_usec && both > 0;
         bool comparable;
         /* host_ns is cpu.time less the vCPUs' times, floored at 0: it does not go back within a run (a
@@ -86,7 +100,7 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
          * read as that much host-side load; this interval is set aside, counted from here */
         for (unsigned i = 0; counted && i < both; i++)
                 counted = s->vcpu_time_ns[i] >= e->vcpu_ns[i];
-        comparable = counted && e->nvcpus == n && !e->paused && !s->paused;
+        comparable = counted && e->nvcpus == n && both == n && !e->paused && !s->paused;
 
         if (!e->when_usec && e->started_usec && now_usec > e->started_usec)
                 /* the first reading: the start-up began at the start, not here */
@@ -118,6 +132,8 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
                 e->vcpu_ns[i] = s->vcpu_time_ns[i];
                 e->vcpu_wait[i] = s->vcpu_wait_ns ? s->vcpu_wait_ns[i] : 0;
         }
+        g_free(e->vcpu_ids);
+        e->vcpu_ids = s->vcpu_ids ? g_memdup2(s->vcpu_ids, sizeof(unsigned) * MAX(n, 1)) : NULL;
         if (host_read) {
                 e->host_ns = s->host_ns;
                 e->host_usec = now_usec;

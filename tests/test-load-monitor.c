@@ -491,6 +491,40 @@ START_TEST(test_vcpu_count_changed_at_every_reading_still_seen_busy)
 }
 END_TEST
 
+/* vCPU 1 of an idle guest's 0-2 unplugged (virsh setvcpu D 1 --disable) between two samples 10 s apart:
+ * libvirt then reports vcpu.0 and vcpu.2, the domain's vCPUs 0 and 1, and vCPU 2's counter, an hour of
+ * work done long before, is no reading of vCPU 1's. Read as vCPU 1's last 10 s it raised that idle vCPU
+ * to busy (0.51); only vCPU 0, the same vCPU in both samples, may rise by such a sample. */
+START_TEST(test_middle_vcpu_unplugged_not_read_as_the_next)
+{
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t v[3] = {0, 0, 3600 * SEC};
+        const DomainLoad *l;
+
+        for (unsigned s = 0; s <= 4; s++) {
+                g_autoptr(GHashTable) t = NULL;
+                for (unsigned i = 0; i < 3; i++)
+                        v[i] += s == 0 ? 0 : 10 * SEC / 50;
+                if (s < 4) {
+                        t = sample("u", 3, v, 0);
+                } else {
+                        uint64_t running[2] = {v[0], v[2]};
+                        static const unsigned ids[2] = {0, 2};
+                        DomainCpuStats *st;
+
+                        t = sample("u", 2, running, 0);
+                        st = g_hash_table_lookup(t, "u");
+                        st->vcpu_ids = g_memdup2(ids, sizeof(ids));
+                }
+                load_monitor_update(lm, t, (uint64_t)(s + 1) * 10 * G_USEC_PER_SEC, 0);
+        }
+        l = load_monitor_lookup(lm, "u");
+        ck_assert_ptr_nonnull(l);
+        ck_assert_msg(l->vcpu_busy[1] < 0.05, "idle, read %f", l->vcpu_busy[1]);
+        ck_assert_uint_eq(domain_load_busy_vcpus(l, l->nvcpus), 0);
+}
+END_TEST
+
 /* A guest paused before its load is known (started paused) stays unknown: counted busy, as placed. */
 START_TEST(test_paused_from_start_unknown)
 {
@@ -568,6 +602,7 @@ static Suite *load_monitor_suite(void)
         tcase_add_test(tc, test_paused_from_start_unknown);
         tcase_add_test(tc, test_paused_at_every_reading_still_seen_busy);
         tcase_add_test(tc, test_vcpu_count_changed_at_every_reading_still_seen_busy);
+        tcase_add_test(tc, test_middle_vcpu_unplugged_not_read_as_the_next);
         tcase_add_test(tc, test_warmup_counts_from_start);
         tcase_add_test(tc, test_host_time_read_behind_is_no_host_load);
         tcase_add_test(tc, test_first_host_time_read_behind_is_no_host_load);

@@ -116,6 +116,10 @@ START_TEST(test_record_sparse_vcpus)
         ck_assert_uint_eq(s->vcpu_wait_ns[1], 50);
         ck_assert_uint_eq(s->vcpu_ns, 6000);
         ck_assert_uint_eq(s->host_ns, 3000);
+        /* which they are, so that a sample with other vCPUs running is not read as theirs */
+        ck_assert_ptr_nonnull(s->vcpu_ids);
+        ck_assert_uint_eq(s->vcpu_ids[0], 0);
+        ck_assert_uint_eq(s->vcpu_ids[1], 2);
         domain_cpu_stats_free(s);
 }
 END_TEST

@@ -23,6 +23,9 @@ typedef struct DomainCpuStats {
         unsigned nvcpu_times;
         uint64_t *vcpu_time_ns;
         uint64_t *vcpu_wait_ns;
+        /* libvirt's id of each of them when those are not 0..nvcpu_times-1 (a vCPU unplugged below one
+         * that runs: vcpu.0 and vcpu.2 are the domain's vCPUs 0 and 1); NULL when they are */
+        unsigned *vcpu_ids;
         /* state.state: paused or suspended by the guest (PM), not running; its vCPUs stand still */
         bool paused;
 } DomainCpuStats;

@@ -28,6 +28,7 @@ void domain_cpu_stats_free(DomainCpuStats *s)
                 return;
         g_free(s->vcpu_time_ns);
         g_free(s->vcpu_wait_ns);
+        g_free(s->vcpu_ids);
         g_free(s);
 }
 
@@ -90,9 +91,11 @@ static void close_gaps(DomainCpuStats *s, const CpuSet *seen)
 
         if (cpuset_count(seen) == s->nvcpu_times)
                 return;
+        s->vcpu_ids = g_new(unsigned, MAX(cpuset_count(seen), 1));
         CPUSET_FOREACH (id, seen) {
                 s->vcpu_time_ns[n] = s->vcpu_time_ns[id];
                 s->vcpu_wait_ns[n] = s->vcpu_wait_ns[id];
+                s->vcpu_ids[n] = id;
                 n++;
         }
         s->nvcpu_times = n;
