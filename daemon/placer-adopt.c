@@ -606,8 +606,10 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                 for (unsigned n = 0; n < m->topology->nnodes; n++)
                         cpuset_add(bound, m->topology->nodes[n].os_index);
         if (metadata_to_plan_bound(m->topology, md, live->name, live->vcpus, live->vcpu_ids, live->memory,
-                                   bound, bound_all, &plan, &error) == 0)
+                                   bound, bound_all, &plan, &error) == 0) {
                 plan_set_realtime(plan, live->realtime, live->realtime_vcpus); /* before it is checked */
+                plan_set_realtime_threads(plan, live->realtime_emulator, live->realtime_iothreads);
+        }
         if (!plan || check_recorded(m, dom, uuid, plan, &error) < 0 ||
             (plan->result != PLAN_ADOPTED && check_cell_bindings(m->topology, live, plan, &error) < 0)) {
                 if (warn)

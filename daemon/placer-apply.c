@@ -327,6 +327,7 @@ Plan *placer_adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bo
                                 cpuset_remove(runs->held_pus, (unsigned)pu);
                 }
         plan_set_realtime(runs, d->plan->realtime, d->plan->realtime_vcpus);
+        plan_set_realtime_threads(runs, d->plan->realtime_emulator, d->plan->realtime_iothreads);
         plan_set_vcpu_ids(runs, d->plan->vcpu_ids, d->plan->nvcpus);
         runs->policy = d->plan->policy;
         return runs;

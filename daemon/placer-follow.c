@@ -733,6 +733,7 @@ void placer_adopt_hand_pins(Manager *m, virDomainPtr dom, const char *what)
                 d->memory_binding = MEMORY_BINDING_KEPT;
         adopted = policy_adopt(m->topology, m->ledger, &req, pins, &m->config->placement);
         plan_set_realtime(adopted, live->realtime, live->realtime_vcpus);
+        plan_set_realtime_threads(adopted, live->realtime_emulator, live->realtime_iothreads);
         plan_set_vcpu_ids(adopted, live->vcpu_ids, nvcpus);
         if (old->plan) {
                 cpuset_union(adopted->emulator_pin, old->plan->emulator_pin);

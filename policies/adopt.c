@@ -144,6 +144,7 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
         plan->hugepage_size = req->hugepage_size;
         plan->second_page_size = req->second_page_size;
         plan_set_realtime(plan, req->realtime, req->realtime_vcpus);
+        plan_set_realtime_threads(plan, req->realtime_emulator, req->realtime_iothreads);
         host_view_init_for(&v, t, l, params, req->hugepage_size ? &pages : NULL);
         /* its guest cells: each cell's memory is counted where its <memnode> binds it, or where its vCPUs
          * run, not spread evenly over the domain */

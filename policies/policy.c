@@ -432,6 +432,7 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
                 plan->cells[c].ordinary = req->cells[c].ordinary;
         plan_set_ordinary(plan);
         plan_set_realtime(plan, req->realtime, req->realtime_vcpus);
+        plan_set_realtime_threads(plan, req->realtime_emulator, req->realtime_iothreads);
         host_view_init_for(&v, t, l, params, req);
         if ((narrowed = narrowed_sets(&v))) {
                 view = *t;

@@ -647,6 +647,43 @@ START_TEST(test_realtime_iothread_beside_vcpus_said)
 }
 END_TEST
 
+/* A guest whose emulator or I/O thread runs FIFO (<emulatorsched>, <iothreadsched>) on a host of one node of
+ * two cores without SMT: its vCPU takes core 0 and placementd pins the FIFO thread onto core 1, the free
+ * core of its node. That core is then no free one: a later guest's vCPU there would be preempted whenever
+ * the thread has work, so it shares core 0 with the first guest's ordinary vCPU instead (it took CPU 1).
+ * An ordinary emulator's core stays free for the next guest as before. */
+START_TEST(test_realtime_threads_hold_their_core)
+{
+        for (unsigned kind = 0; kind < 3; kind++) {
+                g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, 8 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) iothreads = set_of("1");
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                PlacementRequest a = {.name = "a",
+                                      .vcpus = 1,
+                                      .memory = GiB,
+                                      .iothreads = kind == 2 ? iothreads : NULL,
+                                      .realtime_emulator = kind == 1,
+                                      .realtime_iothreads = kind == 2 ? iothreads : NULL};
+                PlacementRequest b = {.name = "b", .vcpus = 1, .memory = GiB};
+                const Plan *plan = place(t, l, &p, &a);
+
+                ck_assert_msg(plan->result == PLAN_PLACED, "%s", plan->reason);
+                assert_set(plan->vcpu_pins[0], "0");
+                assert_set(kind == 2 ? plan->iothread_pin : plan->emulator_pin, "1");
+                ck_assert_uint_eq(ledger_core_realtime(l, 1), (kind ? 1u : 0u));
+                ck_assert(ledger_core_free(l, 1) == !kind);
+                plan = place(t, l, &p, &b);
+                assert_set(plan->vcpu_pins[0], kind ? "0" : "1");
+                ck_assert_int_eq(plan->result, kind ? PLAN_OVERCOMMITTED : PLAN_PLACED);
+                ck_assert_int_eq(ledger_release(l, "a"), 0);
+                ck_assert_int_eq(ledger_release(l, "b"), 0);
+                ck_assert(ledger_is_empty(l));
+                ck_assert_uint_eq(ledger_core_realtime(l, 1), 0);
+        }
+}
+END_TEST
+
 static Suite *housekeeping_suite(void)
 {
         Suite *s = suite_create("housekeeping");
@@ -660,6 +697,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_realtime_vcpu_off_the_users_emulator);
         tcase_add_test(tc, test_realtime_vcpu_on_the_users_threads_said);
         tcase_add_test(tc, test_realtime_iothread_beside_vcpus_said);
+        tcase_add_test(tc, test_realtime_threads_hold_their_core);
         tcase_add_test(tc, test_idle_siblings_first);
         tcase_add_test(tc, test_iothreads_follow_the_emulator);
         tcase_add_test(tc, test_unplaceable_pins_nothing);

@@ -383,6 +383,44 @@ START_TEST(test_realtime_threads_beside_vcpus_said)
 }
 END_TEST
 
+/* A guest whose emulator and I/O thread run FIFO (<emulatorsched>, <iothreadsched>) on a host of one node of
+ * two cores: its vCPU takes CPU 0 and its QEMU threads CPU 1, the free core of its node. A guest started
+ * after it shares CPU 0 with the ordinary vCPU rather than take CPU 1, where the FIFO threads would preempt
+ * it whenever they have work (it took CPU 1); a restarted daemon holds CPU 1 so as well. */
+START_TEST(test_realtime_threads_hold_their_core_live)
+{
+        static const char *const topology = "synthetic:pack:1 numa:1(memory=8GiB) core:2 pu:1";
+        Manager *m = fixture_manager_new(base, topology, NULL);
+        virDomainPtr rt = start("c-rthold", 1, NULL,
+                                "<iothreads>1</iothreads><cputune><emulatorsched scheduler='fifo' "
+                                "priority='1'/><iothreadsched iothreads='1' scheduler='fifo' "
+                                "priority='1'/></cputune>"),
+                     b;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-rthold"));
+        d = manager_lookup(m, "c-rthold");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert_uint_eq(vcpu_mask(rt, 0), 0x1);
+        ck_assert(cpuset_has(d->plan->emulator_pin, 1) && cpuset_count(d->plan->emulator_pin) == 1);
+        ck_assert_uint_eq(ledger_core_realtime(manager_ledger(m), 1), 1);
+        free_manager(m);
+
+        m = fixture_manager_new(base, topology, NULL);
+        ck_assert(spin_until_known(m, "c-rthold"));
+        ck_assert_msg(manager_lookup(m, "c-rthold")->adopted, "%s", manager_lookup(m, "c-rthold")->reason);
+        ck_assert_uint_eq(ledger_core_realtime(manager_ledger(m), 1), 1);
+        ck_assert(!ledger_core_free(manager_ledger(m), 1));
+        b = start("c-rtnext", 1, NULL, NULL);
+        ck_assert(spin_until_known(m, "c-rtnext"));
+        d = manager_lookup(m, "c-rtnext");
+        ck_assert_msg(vcpu_mask(b, 0) == 0x1, "its vCPU beside the FIFO emulator: %s", d->reason);
+        stop(b);
+        stop(rt);
+        free_manager(m);
+}
+END_TEST
+
 /* Interleaved guest cells (0,2 and 1,3) from the definition: each cell's vCPUs pinned on one node. */
 START_TEST(test_guest_cells_pinned_per_node)
 {
@@ -1665,6 +1703,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_user_emulatorpin_stands);
         tcase_add_test(tc, test_realtime_vcpus_and_user_emulatorpin);
         tcase_add_test(tc, test_realtime_threads_beside_vcpus_said);
+        tcase_add_test(tc, test_realtime_threads_hold_their_core_live);
         tcase_add_test(tc, test_replace_keeps_vcpus_with_memory);
         tcase_add_test(tc, test_guest_cells_pinned_per_node);
         tcase_add_test(tc, test_hugepages_without_pool);

@@ -139,9 +139,50 @@ static bool plan_fits(const Ledger *l, const Plan *p)
         return true;
 }
 
+/*
+ * The PUs (indexes) placementd pins p's realtime emulator or I/O threads to (Plan.realtime_emulator,
+ * realtime_iothreads) on cores none of p's vCPUs runs on and outside what p holds already (Plan.held_pus),
+ * when those cores are a core or two: such a thread preempts a vCPU there whenever it has work, as a
+ * realtime vCPU would. Pinned wider, the scheduler wakes it on an idle CPU of the many, and nothing is
+ * held, as for the user's own wide pins (policy_hold_thread_cpus()).
+ */
+static void realtime_thread_pus(const Topology *t, const Plan *p, CpuSet *out)
+{
+        g_autoptr(CpuSet) own = cpuset_new();
+        g_autoptr(CpuSet) pins = cpuset_new();
+        g_autoptr(CpuSet) cores = cpuset_new();
+
+        if (p->realtime_emulator)
+                cpuset_union(pins, p->emulator_pin);
+        if (cpuset_intersects(p->realtime_iothreads, p->iothreads))
+                cpuset_union(pins, p->iothread_pin);
+        if (cpuset_is_empty(pins))
+                return;
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                if (p->vcpu_pu[i] >= 0)
+                        cpuset_add(own, t->pus[p->vcpu_pu[i]].core);
+                CPUSET_FOREACH (os, p->vcpu_pins[i]) {
+                        int pu = topology_pu_by_os(t, (unsigned)os);
+                        if (pu >= 0)
+                                cpuset_add(own, t->pus[pu].core);
+                }
+        }
+        CPUSET_FOREACH (os, pins) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                if (pu < 0 || cpuset_has(own, t->pus[pu].core) || cpuset_has(p->held_pus, (unsigned)pu))
+                        continue;
+                cpuset_add(out, (unsigned)pu);
+                cpuset_add(cores, t->pus[pu].core);
+        }
+        if (cpuset_count(cores) > 2)
+                cpuset_clear(out);
+}
+
 static void account(Ledger *l, const Plan *p, int sign)
 {
         const Topology *t = l->topology;
+        g_autoptr(CpuSet) realtime_threads = cpuset_new();
+        g_autoptr(CpuSet) realtime_cores = cpuset_new();
 
         for (unsigned i = 0; i < p->nvcpus; i++) {
                 int pu = p->vcpu_pu[i];
@@ -160,6 +201,14 @@ static void account(Ledger *l, const Plan *p, int sign)
                 l->pu_held[pu] += (unsigned)sign;
                 l->core_held[t->pus[pu].core] += (unsigned)sign;
         }
+        realtime_thread_pus(t, p, realtime_threads);
+        CPUSET_FOREACH (pu, realtime_threads) {
+                l->pu_held[pu] += (unsigned)sign;
+                l->core_held[t->pus[pu].core] += (unsigned)sign;
+                cpuset_add(realtime_cores, t->pus[pu].core);
+        }
+        CPUSET_FOREACH (c, realtime_cores)
+                l->core_realtime[c] += (unsigned)sign;
         for (unsigned n = 0; n < t->nnodes; n++) {
                 uint64_t pages = plan_node_pool_bytes(p, n, false), ordinary = plan_node_ordinary(p, n);
                 int pool = pages ? pool_index(t, n, p->hugepage_size) : -1;

@@ -86,6 +86,7 @@ Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnod
         p->iothreads = cpuset_new();
         p->iothread_pin = cpuset_new();
         p->user_iothreads = cpuset_new();
+        p->realtime_iothreads = cpuset_new();
         p->candidates = g_ptr_array_new_with_free_func((GDestroyNotify)plan_candidate_free);
         return p;
 }
@@ -107,6 +108,7 @@ void plan_free(Plan *p)
         cpuset_free(p->iothreads);
         cpuset_free(p->iothread_pin);
         cpuset_free(p->user_iothreads);
+        cpuset_free(p->realtime_iothreads);
         g_free(p->vcpu_ids);
         g_ptr_array_unref(p->candidates);
         plan_set_cells(p, 0);
@@ -161,6 +163,7 @@ Plan *plan_copy(const Plan *p)
                 c->node_ordinary = g_memdup2(p->node_ordinary, sizeof(uint64_t) * MAX(p->nnode_memory, 1));
         plan_set_vcpu_ids(c, p->vcpu_ids, p->nvcpus);
         plan_set_realtime(c, p->realtime, p->realtime_vcpus);
+        plan_set_realtime_threads(c, p->realtime_emulator, p->realtime_iothreads);
         cpuset_union(c->held_pus, p->held_pus);
         c->device_near = p->device_near;
         c->threads_near = p->threads_near;
@@ -179,6 +182,14 @@ void plan_set_realtime(Plan *p, bool realtime, const CpuSet *ids)
         g_clear_pointer(&p->realtime_vcpus, cpuset_free);
         if (realtime && ids)
                 p->realtime_vcpus = cpuset_copy(ids);
+}
+
+void plan_set_realtime_threads(Plan *p, bool emulator, const CpuSet *ids)
+{
+        p->realtime_emulator = emulator;
+        cpuset_clear(p->realtime_iothreads);
+        if (ids)
+                cpuset_union(p->realtime_iothreads, ids);
 }
 
 bool plan_vcpu_realtime(const Plan *p, unsigned i)

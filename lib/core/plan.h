@@ -381,6 +381,12 @@ typedef struct Plan {
          * (virsh emulatorpin DOM 0-7 --live) while the domain runs: the user's, as a pin onto other CPUs
          * would be; a re-placement leaves it so and holds nothing for it (the record: user-emulator=) */
         bool user_emulator_floating;
+        /* added: the emulator, and of the I/O threads placementd pins those whose ids are here (empty:
+         * none), run realtime themselves (PlacementRequest.realtime_emulator, realtime_iothreads): the core
+         * or two placementd pins them to beside none of the plan's vCPUs is held as a realtime vCPU's core
+         * is (ledger_core_held(), ledger_core_realtime()), since such a thread preempts a vCPU there */
+        bool realtime_emulator;
+        CpuSet *realtime_iothreads;
 } Plan;
 
 Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnodes);
@@ -395,6 +401,8 @@ unsigned plan_vcpu_id(const Plan *p, unsigned i);
 /* Marks the plan's vCPUs realtime as the request or definition says: all of them, or those whose libvirt
  * ids are in ids (NULL: all); not realtime at all when realtime is false. */
 void plan_set_realtime(Plan *p, bool realtime, const CpuSet *ids);
+/* Marks the plan's emulator realtime or not, and the I/O threads of ids (NULL: none) realtime. */
+void plan_set_realtime_threads(Plan *p, bool emulator, const CpuSet *ids);
 /* Whether the plan's vCPU i is realtime. */
 bool plan_vcpu_realtime(const Plan *p, unsigned i);
 /* Whether every vCPU of the request is realtime. */
