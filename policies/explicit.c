@@ -108,6 +108,24 @@ static unsigned keep_off_emulator(const HostView *v, unsigned *sub, unsigned n, 
         return plain;
 }
 
+/* Of the n cores in sub, keeps those where placementd pins no other domain's emulator or I/O threads
+ * (ledger_core_threads()) when they are enough for want: a vCPU there shares its core with those threads,
+ * and goes there only when no truly free core is left. */
+static unsigned keep_off_others_threads(const HostView *v, unsigned *sub, unsigned n, unsigned want)
+{
+        unsigned plain = 0;
+
+        for (unsigned i = 0; i < n; i++)
+                plain += !ledger_core_threads(v->l, sub[i]);
+        if (plain == n || plain < want)
+                return n;
+        plain = 0;
+        for (unsigned i = 0; i < n; i++)
+                if (!ledger_core_threads(v->l, sub[i]))
+                        sub[plain++] = sub[i];
+        return plain;
+}
+
 /* The first class (kind) of a node with want free cores not taken; UINT_MAX when none has that many. */
 static unsigned fitting_class(const HostView *v, unsigned node_index, unsigned want, const bool *taken)
 {
@@ -161,6 +179,7 @@ static unsigned pick_cores(const HostView *v, unsigned node_index, unsigned want
                         if (cls[i] == k)
                                 sub[nsub++] = cand[i];
                 nsub = keep_off_emulator(v, sub, nsub, want - got);
+                nsub = keep_off_others_threads(v, sub, nsub, want - got);
                 got += take_grouped(v->t, sub, nsub, want - got, LEVEL_L3, out + got);
                 if (fits != UINT_MAX)
                         break;

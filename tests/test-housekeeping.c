@@ -684,6 +684,40 @@ START_TEST(test_realtime_threads_hold_their_core)
 }
 END_TEST
 
+/* A busy guest's busy host-side threads get a core of their own (load_pick_emulator()) on a node of four
+ * cores without SMT: the next guest's vCPU takes one of the cores left truly free, not theirs (it took
+ * theirs, the first free core in order); the last free cores of a node are taken all the same. */
+START_TEST(test_others_threads_core_taken_last)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        static const double busy[] = {0.9};
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest a = {.name = "a", .vcpus = 1, .memory = GiB, .vcpu_busy = busy, .host_busy = 0.4};
+        PlacementRequest b = {.name = "b", .vcpus = 1, .memory = GiB};
+        PlacementRequest c = {.name = "c", .vcpus = 2, .memory = GiB};
+        const Plan *pa = place(t, l, &p, &a), *plan;
+        g_autoptr(CpuSet) threads = NULL;
+
+        ck_assert_msg(pa->result == PLAN_PLACED, "%s", pa->reason);
+        ck_assert_uint_eq(cpuset_count(pa->emulator_pin), 1);
+        assert_off_vcpus(pa, pa->emulator_pin);
+        threads = cpuset_copy(pa->emulator_pin);
+        ck_assert_uint_eq(ledger_core_threads(l, (unsigned)cpuset_next(threads, 0)), 1);
+        plan = place(t, l, &p, &b);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_msg(!cpuset_intersects(plan->vcpu_pins[0], threads), "%s", plan->reason);
+        /* two vCPUs, one truly free core left: the threads' core is taken as a free one */
+        ck_assert_int_eq(ledger_release(l, "b"), 0);
+        plan = place(t, l, &p, &c);
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_int_eq(ledger_release(l, "c"), 0);
+        ck_assert_int_eq(ledger_release(l, "a"), 0);
+        ck_assert(ledger_is_empty(l));
+        ck_assert_uint_eq(ledger_core_threads(l, (unsigned)cpuset_next(threads, 0)), 0);
+}
+END_TEST
+
 static Suite *housekeeping_suite(void)
 {
         Suite *s = suite_create("housekeeping");
@@ -698,6 +732,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_realtime_vcpu_on_the_users_threads_said);
         tcase_add_test(tc, test_realtime_iothread_beside_vcpus_said);
         tcase_add_test(tc, test_realtime_threads_hold_their_core);
+        tcase_add_test(tc, test_others_threads_core_taken_last);
         tcase_add_test(tc, test_idle_siblings_first);
         tcase_add_test(tc, test_iothreads_follow_the_emulator);
         tcase_add_test(tc, test_unplaceable_pins_nothing);

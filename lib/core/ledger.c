@@ -42,6 +42,8 @@ struct Ledger {
         unsigned *core_whole; /* [ncores] vCPUs placed under explicit (a core to themselves) on the core */
         unsigned *pu_held;    /* [npus] CPUs held for host-side threads (Plan.held_pus), no vCPU */
         unsigned *core_held;  /* [ncores] */
+        unsigned
+            *core_threads; /* [ncores] domains whose QEMU threads placementd pins there, no vCPU of theirs */
         ByteSum *node_memory; /* [nnodes] */
         GHashTable *domains;  /* key -> Plan*: its own */
         const Ledger *base;   /* ledger_new_over(): domains of base not in released are held too */
@@ -62,6 +64,7 @@ Ledger *ledger_new(const Topology *t)
         l->core_whole = g_new0(unsigned, MAX(t->ncores, 1));
         l->pu_held = g_new0(unsigned, MAX(t->npus, 1));
         l->core_held = g_new0(unsigned, MAX(t->ncores, 1));
+        l->core_threads = g_new0(unsigned, MAX(t->ncores, 1));
         l->node_memory = g_new0(ByteSum, MAX(t->nnodes, 1));
         l->domains = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)plan_free);
         l->nnodes = t->nnodes;
@@ -85,6 +88,7 @@ Ledger *ledger_new_over(const Ledger *base)
         memcpy(l->core_whole, base->core_whole, sizeof(*l->core_whole) * t->ncores);
         memcpy(l->pu_held, base->pu_held, sizeof(*l->pu_held) * t->npus);
         memcpy(l->core_held, base->core_held, sizeof(*l->core_held) * t->ncores);
+        memcpy(l->core_threads, base->core_threads, sizeof(*l->core_threads) * t->ncores);
         memcpy(l->node_memory, base->node_memory, sizeof(*l->node_memory) * t->nnodes);
         for (unsigned n = 0; n < t->nnodes; n++)
                 memcpy(l->hugepages[n], base->hugepages[n], sizeof(**l->hugepages) * t->nodes[n].nhugepages);
@@ -105,6 +109,7 @@ void ledger_free(Ledger *l)
         g_free(l->core_whole);
         g_free(l->pu_held);
         g_free(l->core_held);
+        g_free(l->core_threads);
         g_free(l->node_memory);
         for (unsigned n = 0; n < l->nnodes; n++)
                 g_free(l->hugepages[n]);
@@ -140,21 +145,23 @@ static bool plan_fits(const Ledger *l, const Plan *p)
 }
 
 /*
- * The PUs (indexes) placementd pins p's realtime emulator or I/O threads to (Plan.realtime_emulator,
- * realtime_iothreads) on cores none of p's vCPUs runs on and outside what p holds already (Plan.held_pus),
- * when those cores are a core or two: such a thread preempts a vCPU there whenever it has work, as a
- * realtime vCPU would. Pinned wider, the scheduler wakes it on an idle CPU of the many, and nothing is
- * held, as for the user's own wide pins (policy_hold_thread_cpus()).
+ * The PUs (indexes) placementd pins p's emulator and I/O threads to (realtime: only those that run realtime,
+ * Plan.realtime_emulator, realtime_iothreads) on cores none of p's vCPUs runs on and outside what p holds
+ * already (Plan.held_pus), when those cores are a core or two. A realtime thread there preempts a vCPU
+ * whenever it has work, as a realtime vCPU would; an ordinary one shares with it. Pinned wider, the
+ * scheduler wakes them on an idle CPU of the many, and nothing is counted, as for the user's own wide pins
+ * (policy_hold_thread_cpus()).
  */
-static void realtime_thread_pus(const Topology *t, const Plan *p, CpuSet *out)
+static void thread_pus(const Topology *t, const Plan *p, bool realtime, CpuSet *out)
 {
         g_autoptr(CpuSet) own = cpuset_new();
         g_autoptr(CpuSet) pins = cpuset_new();
         g_autoptr(CpuSet) cores = cpuset_new();
 
-        if (p->realtime_emulator)
+        if (p->realtime_emulator || !realtime)
                 cpuset_union(pins, p->emulator_pin);
-        if (cpuset_intersects(p->realtime_iothreads, p->iothreads))
+        if (!cpuset_is_empty(p->iothreads) &&
+            (!realtime || cpuset_intersects(p->realtime_iothreads, p->iothreads)))
                 cpuset_union(pins, p->iothread_pin);
         if (cpuset_is_empty(pins))
                 return;
@@ -183,6 +190,8 @@ static void account(Ledger *l, const Plan *p, int sign)
         const Topology *t = l->topology;
         g_autoptr(CpuSet) realtime_threads = cpuset_new();
         g_autoptr(CpuSet) realtime_cores = cpuset_new();
+        g_autoptr(CpuSet) threads = cpuset_new();
+        g_autoptr(CpuSet) thread_cores = cpuset_new();
 
         for (unsigned i = 0; i < p->nvcpus; i++) {
                 int pu = p->vcpu_pu[i];
@@ -201,7 +210,7 @@ static void account(Ledger *l, const Plan *p, int sign)
                 l->pu_held[pu] += (unsigned)sign;
                 l->core_held[t->pus[pu].core] += (unsigned)sign;
         }
-        realtime_thread_pus(t, p, realtime_threads);
+        thread_pus(t, p, true, realtime_threads);
         CPUSET_FOREACH (pu, realtime_threads) {
                 l->pu_held[pu] += (unsigned)sign;
                 l->core_held[t->pus[pu].core] += (unsigned)sign;
@@ -209,6 +218,11 @@ static void account(Ledger *l, const Plan *p, int sign)
         }
         CPUSET_FOREACH (c, realtime_cores)
                 l->core_realtime[c] += (unsigned)sign;
+        thread_pus(t, p, false, threads);
+        CPUSET_FOREACH (pu, threads)
+                cpuset_add(thread_cores, t->pus[pu].core);
+        CPUSET_FOREACH (c, thread_cores)
+                l->core_threads[c] += (unsigned)sign;
         for (unsigned n = 0; n < t->nnodes; n++) {
                 uint64_t pages = plan_node_pool_bytes(p, n, false), ordinary = plan_node_ordinary(p, n);
                 int pool = pages ? pool_index(t, n, p->hugepage_size) : -1;
@@ -366,6 +380,11 @@ unsigned ledger_pu_held(const Ledger *l, unsigned pu)
 unsigned ledger_core_held(const Ledger *l, unsigned core)
 {
         return l->core_held[core];
+}
+
+unsigned ledger_core_threads(const Ledger *l, unsigned core)
+{
+        return l->core_threads[core];
 }
 
 uint64_t ledger_node_memory(const Ledger *l, unsigned node)

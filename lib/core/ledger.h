@@ -64,6 +64,9 @@ bool ledger_core_free(const Ledger *l, unsigned core);
  * there, so no sharing is counted, but the core is not free for another domain. */
 unsigned ledger_pu_held(const Ledger *l, unsigned pu);
 unsigned ledger_core_held(const Ledger *l, unsigned core);
+/* Domains whose emulator or I/O threads placementd pins to core, a core or two none of their vCPUs runs on
+ * (Plan.emulator_pin, iothread_pin): still free for a vCPU, but one beside QEMU threads that work. */
+unsigned ledger_core_threads(const Ledger *l, unsigned core);
 uint64_t ledger_node_memory(const Ledger *l, unsigned node);
 /* Bytes domains hold in node's pool of hugepages of size (never part of ledger_node_memory). */
 uint64_t ledger_node_hugepages(const Ledger *l, unsigned node, uint64_t size);
