@@ -13,6 +13,17 @@ int finish_vcpu_cell(const Plan *plan, unsigned i)
         return -1;
 }
 
+void finish_swap_vcpus(Plan *plan, unsigned i, unsigned j)
+{
+        int pu = plan->vcpu_pu[i];
+        CpuSet *pins = plan->vcpu_pins[i];
+
+        plan->vcpu_pu[i] = plan->vcpu_pu[j];
+        plan->vcpu_pu[j] = pu;
+        plan->vcpu_pins[i] = plan->vcpu_pins[j];
+        plan->vcpu_pins[j] = pins;
+}
+
 /* Whether vCPU i of the request may run on the PU with index pu as its reserved caches go (no
  * reservation: anywhere). */
 static bool under_own_caches(const Topology *t, const PlacementRequest *req, unsigned i, int pu)
@@ -61,16 +72,11 @@ void finish_match_cache_vcpus(const HostView *v, const PlacementRequest *req, Pl
                         continue;
                 for (unsigned j = 0; j < plan->nvcpus && j < req->vcpus; j++) {
                         int pu_i = plan->vcpu_pu[i], pu_j = plan->vcpu_pu[j];
-                        CpuSet *pins;
                         if (j == i || pu_j < 0 || finish_vcpu_cell(plan, i) != finish_vcpu_cell(plan, j) ||
                             !under_own_caches(t, req, i, pu_j) ||
                             (under_own_caches(t, req, j, pu_j) && !under_own_caches(t, req, j, pu_i)))
                                 continue;
-                        plan->vcpu_pu[i] = pu_j;
-                        plan->vcpu_pu[j] = pu_i;
-                        pins = plan->vcpu_pins[i];
-                        plan->vcpu_pins[i] = plan->vcpu_pins[j];
-                        plan->vcpu_pins[j] = pins;
+                        finish_swap_vcpus(plan, i, j);
                         break;
                 }
         }

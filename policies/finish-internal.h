@@ -73,6 +73,8 @@ void finish_remote_memory_note(const HostView *v, const PlacementRequest *req, P
 void finish_match_cache_vcpus(const HostView *v, const PlacementRequest *req, Plan *plan);
 /* The index in plan->cells of the guest cell of vCPU i, or -1 when the guest has no cells. */
 int finish_vcpu_cell(const Plan *plan, unsigned i);
+/* vCPUs i and j of the plan trade their PUs and pins. */
+void finish_swap_vcpus(Plan *plan, unsigned i, unsigned j);
 void finish_cache_note(const Topology *t, const PlacementRequest *req, Plan *plan);
 
 /* finish-realtime.c */

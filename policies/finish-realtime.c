@@ -241,17 +241,12 @@ void finish_realtime_off_user_threads(const HostView *v, const PlacementRequest 
                         continue;
                 for (unsigned j = 0; j < plan->nvcpus; j++) {
                         int pu_j = plan->vcpu_pu[j];
-                        CpuSet *pins;
                         if (pu_j < 0 || plan_vcpu_realtime(plan, j) ||
                             policy_core_user_thread(v, t->pus[pu_j].core) ||
                             finish_vcpu_cell(plan, i) != finish_vcpu_cell(plan, j) ||
                             t->cores[t->pus[pu_i].core].kind_rank != t->cores[t->pus[pu_j].core].kind_rank)
                                 continue;
-                        plan->vcpu_pu[i] = pu_j;
-                        plan->vcpu_pu[j] = pu_i;
-                        pins = plan->vcpu_pins[i];
-                        plan->vcpu_pins[i] = plan->vcpu_pins[j];
-                        plan->vcpu_pins[j] = pins;
+                        finish_swap_vcpus(plan, i, j);
                         break;
                 }
         }
