@@ -212,19 +212,25 @@ run_fuzz() {
         bash tests/fuzz/run.sh --regress && FUZZ_SEED=${FUZZ_SEED:-1} bash tests/fuzz/run.sh "${FUZZ_SECONDS:-5}"
 }
 
-# smoke.sh (the harness itself, libvirt-env.sh, on the real libvirtd without placementd; about 3 s), run.sh
-# (the basics), ledger.sh (one scenario per way the record and the host can drift apart; known
-# failures are TAP TODO), lifecycle.sh (a seeded random walk, LIFECYCLE_STEPS steps, 12 unless set; the seed
-# is printed; on the real host, then on a fake one of two nodes whose CPUs are the real ones, where a
-# binding to node 1 fails and a CPU kept from vCPUs leaves the other node's only core shared, and on the
-# real host with real guests' shapes, LIFECYCLE_SHAPES=1: I/O threads, <iothreadpin>, <emulatorpin>,
-# <vcpu cpuset>, <vcpupin>, guest cells, <numatune>, hugepages; 12-15 s),
-# heal.sh (guests that burn CPU: measured load and healing after departures, read in /proc; about 20 s),
-# wedged.sh (a guest whose libvirt job is held: nothing waits for it; about 40 s), silent.sh (libvirtd
-# itself stopped while connected: the keepalive ends the waiting call; about 60 s), virtio-mem.sh (a guest
-# that really plugs and unplugs virtio-mem memory: the count follows; about 30 s) and cpu-offline.sh (host
-# CPU 1 taken offline and back while guests run; last, since under cgroup v1 the guests' cgroup keeps CPU 1
-# out until libvirtd is stopped; about 60 s).
+# In the order they run, with the time each took in one run on a quiet 2-CPU machine: smoke.sh (the harness
+# itself, libvirt-env.sh, on the real libvirtd without placementd; 3 s), run.sh (the basics; 25 s),
+# constraints.sh (the domain's own constraints: <vcpu cpuset>, <numatune>, <emulatorpin>, a binding
+# libvirt will not change, an XML placementd cannot read; 6 s), guest-shapes.sh
+# (guest cells, I/O threads beside <emulatorpin>, realtime vCPUs and threads read with chrt, hugepage pools
+# against the kernel's free_hugepages; 9 s), hotplug.sh (a guest whose online vCPUs are not 0..n-1; 7 s),
+# iothreads.sh (I/O threads on the housekeeping CPU, pinned by the user, adopted, added and removed live;
+# 10 s), ledger.sh (one scenario per way the
+# record and the host can drift apart; known failures are TAP TODO; 105 s), lifecycle.sh (a seeded random
+# walk, LIFECYCLE_STEPS steps, 12 unless set; the seed is printed; on the real host, then on a fake one of
+# two nodes whose CPUs are the real ones, where a binding to node 1 fails and a CPU kept from vCPUs leaves
+# the other node's only core shared, and on the real host with real guests' shapes, LIFECYCLE_SHAPES=1:
+# I/O threads, <iothreadpin>, <emulatorpin>, <vcpu cpuset>, <vcpupin>, guest cells, <numatune>, hugepages;
+# 9-12 s each), heal.sh (guests that burn CPU: measured load and healing after departures, read in /proc;
+# 35 s; a busy guest reads idle when other work shares the CPUs), wedged.sh (a guest whose libvirt job is
+# held: nothing waits for it; 48 s), silent.sh (libvirtd itself stopped while connected: the keepalive ends
+# the waiting call; 56 s), virtio-mem.sh (a guest that really plugs and unplugs virtio-mem memory: the count
+# follows; 9 s) and cpu-offline.sh (host CPU 1 taken offline and back while guests run; last, since under
+# cgroup v1 the guests' cgroup keeps CPU 1 out until libvirtd is stopped; 8 s).
 TWO_NODES='synthetic:pack:1 numa:2(memory=1GiB) core:1 pu:1'
 run_e2e() {
         local bad=0 ran=0
