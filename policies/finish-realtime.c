@@ -153,6 +153,16 @@ static void add_others_realtime(const char *key, const Plan *p, void *userdata)
         }
 }
 
+/* Whether a core the plan uses holds a realtime vCPU or thread by the ledger's count (its own included):
+ * without one there is nothing to say, and no domain need be looked at. */
+static bool uses_realtime_core(const HostView *v, const Plan *plan)
+{
+        for (unsigned c = 0; c < v->t->ncores; c++)
+                if (ledger_core_realtime(v->l, c) && plan_uses_core(v->t, plan, c))
+                        return true;
+        return false;
+}
+
 /* vCPUs, emulator or I/O threads on cores where another domain's realtime (FIFO/RR) vCPUs run (the host
  * had no other core left for them): a realtime vCPU that spins may starve them. Said in the reason. */
 void finish_beside_others_realtime(const HostView *v, Plan *plan)
@@ -164,6 +174,10 @@ void finish_beside_others_realtime(const HostView *v, Plan *plan)
         bool emulator = false, iothreads = false, one;
         char *old = plan->reason;
 
+        if (!uses_realtime_core(v, plan)) {
+                g_string_free(o.names, TRUE);
+                return;
+        }
         ledger_foreach(v->l, add_others_realtime, &o);
         for (unsigned i = 0; o.names->len && i < plan->nvcpus; i++)
                 if (plan->vcpu_pu[i] >= 0 && core[t->pus[plan->vcpu_pu[i]].core])

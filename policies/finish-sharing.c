@@ -15,37 +15,10 @@ typedef struct Sharing {
         const char *others_whose, *both_whose; /* whose vCPUs: "another domain's vCPU"... (whose_vcpus()) */
 } Sharing;
 
-/* How many domains the ledger counts vCPUs of on each core (ledger_foreach()). */
-typedef struct DomainsOnCores {
-        const Topology *t;
-        unsigned *domains; /* by core */
-        unsigned *last;    /* by core: the number of the last domain counted there */
-        unsigned n;        /* domains seen so far */
-} DomainsOnCores;
-
-static void count_domain_cores(const char *key, const Plan *p, void *userdata)
-{
-        DomainsOnCores *d = userdata;
-        (void)key;
-
-        d->n++;
-        for (unsigned i = 0; i < p->nvcpus; i++) {
-                unsigned c;
-                if (p->vcpu_pu[i] < 0 || (unsigned)p->vcpu_pu[i] >= d->t->npus)
-                        continue;
-                c = d->t->pus[p->vcpu_pu[i]].core;
-                if (d->last[c] != d->n) {
-                        d->last[c] = d->n;
-                        d->domains[c]++;
-                }
-        }
-}
-
 /* Whose vCPUs the plan's vCPUs on cores (a set of core indexes) run beside: "another domain's vCPU" when
  * each such core holds one, "another domain's vCPUs" when it holds more of one domain, "other domains'
- * vCPUs" when a core holds vCPUs of several. domains: by core, NULL until counted (then freed by the
- * caller). */
-static const char *whose_vcpus(const HostView *v, const CpuSet *cores, unsigned **domains)
+ * vCPUs" when a core holds vCPUs of several. */
+static const char *whose_vcpus(const HostView *v, const CpuSet *cores)
 {
         bool many = false;
 
@@ -53,14 +26,8 @@ static const char *whose_vcpus(const HostView *v, const CpuSet *cores, unsigned 
                 many |= ledger_core_load(v->l, (unsigned)c) > 1;
         if (!many)
                 return "another domain's vCPU";
-        if (!*domains) {
-                g_autofree unsigned *last = g_new0(unsigned, MAX(v->t->ncores, 1));
-                DomainsOnCores d = {v->t, g_new0(unsigned, MAX(v->t->ncores, 1)), last, 0};
-                ledger_foreach(v->l, count_domain_cores, &d);
-                *domains = d.domains;
-        }
         CPUSET_FOREACH (c, cores)
-                if ((*domains)[c] > 1)
+                if (ledger_core_domains(v->l, (unsigned)c) > 1)
                         return "other domains' vCPUs";
         return "another domain's vCPUs";
 }
@@ -69,7 +36,6 @@ static Sharing sharing_count(const HostView *v, const Plan *plan, const unsigned
 {
         unsigned threads = v->req ? v->req->guest_threads : 0;
         g_autofree int *guest_core = g_new(int, MAX(v->t->ncores, 1)); /* -1: several; -2: none yet */
-        g_autofree unsigned *domains = NULL;
         g_autoptr(CpuSet) others = cpuset_new();
         g_autoptr(CpuSet) both = cpuset_new();
         Sharing s = {0};
@@ -101,8 +67,8 @@ static Sharing sharing_count(const HostView *v, const Plan *plan, const unsigned
                         cpuset_add(both, c);
                 }
         }
-        s.others_whose = whose_vcpus(v, others, &domains);
-        s.both_whose = whose_vcpus(v, both, &domains);
+        s.others_whose = whose_vcpus(v, others);
+        s.both_whose = whose_vcpus(v, both);
         return s;
 }
 

@@ -85,8 +85,10 @@ static void assert_same_counts(const Topology *t, const Ledger *a, const Ledger 
 {
         for (unsigned pu = 0; pu < t->npus; pu++)
                 ck_assert_uint_eq(ledger_pu_load(a, pu), ledger_pu_load(b, pu));
-        for (unsigned c = 0; c < t->ncores; c++)
+        for (unsigned c = 0; c < t->ncores; c++) {
                 ck_assert_uint_eq(ledger_core_load(a, c), ledger_core_load(b, c));
+                ck_assert_uint_eq(ledger_core_domains(a, c), ledger_core_domains(b, c));
+        }
         for (unsigned n = 0; n < t->nnodes; n++)
                 ck_assert_uint_eq(ledger_node_memory(a, n), ledger_node_memory(b, n));
         ck_assert_uint_eq(ledger_count(a), ledger_count(b));
@@ -162,6 +164,50 @@ START_TEST(test_over_leaves_base)
 }
 END_TEST
 
+/* A plan's vCPUs on chosen PUs of t (-1: none). */
+static Plan *plan_on(const Topology *t, const char *name, const int *pus, unsigned n)
+{
+        Plan *p = plan_new(name, n, GiB, t->nnodes);
+
+        for (unsigned i = 0; i < n; i++)
+                p->vcpu_pu[i] = pus[i];
+        return p;
+}
+
+/* Domains counted per core: a domain with two vCPUs on one core counts once there, a vCPU without a PU
+ * nowhere; a release takes back exactly its own, and a ledger over another starts from its counts. */
+START_TEST(test_core_domains)
+{
+        g_autoptr(Topology) t =
+            topology_new_uniform(1, 3, 2, 8 * GiB, NULL); /* cores 0-2: PUs 0-1, 2-3, 4-5 */
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(Ledger) over = NULL;
+        const int a[] = {0, 1, 2}, b[] = {0, -1}, c[] = {3};
+
+        ck_assert_int_eq(ledger_commit(l, "a", plan_on(t, "a", a, 3)), 0);
+        ck_assert_uint_eq(ledger_core_load(l, 0), 2);
+        ck_assert_uint_eq(ledger_core_domains(l, 0), 1);
+        ck_assert_uint_eq(ledger_core_domains(l, 1), 1);
+        ck_assert_int_eq(ledger_commit(l, "b", plan_on(t, "b", b, 2)), 0);
+        ck_assert_uint_eq(ledger_core_load(l, 0), 3);
+        ck_assert_uint_eq(ledger_core_domains(l, 0), 2);
+        ck_assert_uint_eq(ledger_core_domains(l, 2), 0);
+        over = ledger_new_over(l);
+        ck_assert_int_eq(ledger_commit(over, "c", plan_on(t, "c", c, 1)), 0);
+        ck_assert_uint_eq(ledger_core_domains(over, 1), 2);
+        ck_assert_uint_eq(ledger_core_domains(l, 1), 1);
+        ck_assert_int_eq(ledger_release(over, "a"), 0);
+        ck_assert_uint_eq(ledger_core_domains(over, 0), 1);
+        ck_assert_uint_eq(ledger_core_domains(over, 1), 1);
+        ck_assert_uint_eq(ledger_core_domains(l, 0), 2);
+        g_clear_pointer(&over, ledger_free); /* the base may change once nothing is over it */
+        ck_assert_int_eq(ledger_release(l, "b"), 0);
+        ck_assert_int_eq(ledger_release(l, "a"), 0);
+        for (unsigned core = 0; core < t->ncores; core++)
+                ck_assert_uint_eq(ledger_core_domains(l, core), 0);
+}
+END_TEST
+
 /* Hand-bound domains of 4 EiB (the test driver runs them): the node's held memory sums past 2^64. It
  * reads as full, not as the few bytes left after a wrap, and every release takes back what it added. */
 START_TEST(test_memory_sums_never_wrap)
@@ -203,6 +249,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_release_restores_placement);
         tcase_add_test(tc, test_keys_sorted);
         tcase_add_test(tc, test_over_leaves_base);
+        tcase_add_test(tc, test_core_domains);
         tcase_add_test(tc, test_memory_sums_never_wrap);
         suite_add_tcase(s, tc);
         return s;

@@ -44,12 +44,13 @@ struct Ledger {
         unsigned *core_held;  /* [ncores] */
         unsigned
             *core_threads; /* [ncores] domains whose QEMU threads placementd pins there, no vCPU of theirs */
-        ByteSum *node_memory; /* [nnodes] */
-        GHashTable *domains;  /* key -> Plan*: its own */
-        const Ledger *base;   /* ledger_new_over(): domains of base not in released are held too */
-        GHashTable *released; /* keys of base's domains released here; NULL without base */
-        ByteSum **hugepages;  /* [nnodes][node's nhugepages] bytes held in each pool, apart from memory */
-        unsigned nnodes;      /* of hugepages[]: ledger_free() may run after the topology is gone */
+        unsigned *core_domains; /* [ncores] domains with a vCPU counted on the core */
+        ByteSum *node_memory;   /* [nnodes] */
+        GHashTable *domains;    /* key -> Plan*: its own */
+        const Ledger *base;     /* ledger_new_over(): domains of base not in released are held too */
+        GHashTable *released;   /* keys of base's domains released here; NULL without base */
+        ByteSum **hugepages;    /* [nnodes][node's nhugepages] bytes held in each pool, apart from memory */
+        unsigned nnodes;        /* of hugepages[]: ledger_free() may run after the topology is gone */
 };
 
 Ledger *ledger_new(const Topology *t)
@@ -65,6 +66,7 @@ Ledger *ledger_new(const Topology *t)
         l->pu_held = g_new0(unsigned, MAX(t->npus, 1));
         l->core_held = g_new0(unsigned, MAX(t->ncores, 1));
         l->core_threads = g_new0(unsigned, MAX(t->ncores, 1));
+        l->core_domains = g_new0(unsigned, MAX(t->ncores, 1));
         l->node_memory = g_new0(ByteSum, MAX(t->nnodes, 1));
         l->domains = g_hash_table_new_full(g_str_hash, g_str_equal, g_free, (GDestroyNotify)plan_free);
         l->nnodes = t->nnodes;
@@ -89,6 +91,7 @@ Ledger *ledger_new_over(const Ledger *base)
         memcpy(l->pu_held, base->pu_held, sizeof(*l->pu_held) * t->npus);
         memcpy(l->core_held, base->core_held, sizeof(*l->core_held) * t->ncores);
         memcpy(l->core_threads, base->core_threads, sizeof(*l->core_threads) * t->ncores);
+        memcpy(l->core_domains, base->core_domains, sizeof(*l->core_domains) * t->ncores);
         memcpy(l->node_memory, base->node_memory, sizeof(*l->node_memory) * t->nnodes);
         for (unsigned n = 0; n < t->nnodes; n++)
                 memcpy(l->hugepages[n], base->hugepages[n], sizeof(**l->hugepages) * t->nodes[n].nhugepages);
@@ -110,6 +113,7 @@ void ledger_free(Ledger *l)
         g_free(l->pu_held);
         g_free(l->core_held);
         g_free(l->core_threads);
+        g_free(l->core_domains);
         g_free(l->node_memory);
         for (unsigned n = 0; n < l->nnodes; n++)
                 g_free(l->hugepages[n]);
@@ -192,11 +196,13 @@ static void account(Ledger *l, const Plan *p, int sign)
         g_autoptr(CpuSet) realtime_cores = cpuset_new();
         g_autoptr(CpuSet) threads = cpuset_new();
         g_autoptr(CpuSet) thread_cores = cpuset_new();
+        g_autoptr(CpuSet) vcpu_cores = cpuset_new();
 
         for (unsigned i = 0; i < p->nvcpus; i++) {
                 int pu = p->vcpu_pu[i];
                 if (pu < 0)
                         continue;
+                cpuset_add(vcpu_cores, t->pus[pu].core);
                 l->pu_load[pu] += (unsigned)sign;
                 l->core_load[t->pus[pu].core] += (unsigned)sign;
                 if (plan_vcpu_realtime(p, i))
@@ -206,6 +212,8 @@ static void account(Ledger *l, const Plan *p, int sign)
                 if (p->result == PLAN_PLACED && p->policy == POLICY_EXPLICIT)
                         l->core_whole[t->pus[pu].core] += (unsigned)sign;
         }
+        CPUSET_FOREACH (c, vcpu_cores)
+                l->core_domains[c] += (unsigned)sign;
         CPUSET_FOREACH (pu, p->held_pus) {
                 l->pu_held[pu] += (unsigned)sign;
                 l->core_held[t->pus[pu].core] += (unsigned)sign;
@@ -385,6 +393,11 @@ unsigned ledger_core_held(const Ledger *l, unsigned core)
 unsigned ledger_core_threads(const Ledger *l, unsigned core)
 {
         return l->core_threads[core];
+}
+
+unsigned ledger_core_domains(const Ledger *l, unsigned core)
+{
+        return l->core_domains[core];
 }
 
 uint64_t ledger_node_memory(const Ledger *l, unsigned node)

@@ -67,6 +67,8 @@ unsigned ledger_core_held(const Ledger *l, unsigned core);
 /* Domains whose emulator or I/O threads placementd pins to core, a core or two none of their vCPUs runs on
  * (Plan.emulator_pin, iothread_pin): still free for a vCPU, but one beside QEMU threads that work. */
 unsigned ledger_core_threads(const Ledger *l, unsigned core);
+/* Domains with at least one vCPU counted on core (ledger_core_load() counts their vCPUs). */
+unsigned ledger_core_domains(const Ledger *l, unsigned core);
 uint64_t ledger_node_memory(const Ledger *l, unsigned node);
 /* Bytes domains hold in node's pool of hugepages of size (never part of ledger_node_memory). */
 uint64_t ledger_node_hugepages(const Ledger *l, unsigned node, uint64_t size);
