@@ -370,6 +370,56 @@ START_TEST(test_held_cpus_in_text)
 }
 END_TEST
 
+/* The core placementd pins a realtime (FIFO/RR) emulator or I/O thread to, beside none of the domain's
+ * vCPUs, is held by the ledger as the CPUs of its own <emulatorpin> are: its text, its JSON's held_cpus and
+ * both maps show it as the domain's (they showed it free while the ledger gave it to no one). One node of
+ * two cores without SMT: the vCPU on CPU 0, the FIFO thread on CPU 1. An ordinary emulator there holds
+ * nothing, and none is shown. */
+START_TEST(test_realtime_threads_held_in_every_view)
+{
+        for (unsigned kind = 0; kind < 3; kind++) {
+                g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, 8 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) iothreads = NULL;
+                g_autoptr(JsonBuilder) b = json_builder_new();
+                g_autofree char *text = NULL, *json = NULL, *map = NULL;
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                PlacementRequest req = {
+                    .name = "rt1", .vcpus = 1, .memory = GiB, .realtime_emulator = kind == 1};
+                const Plan *plan;
+                JsonObject *cpu;
+
+                ck_assert_int_eq(cpuset_parse("1", &iothreads, NULL), 0);
+                req.iothreads = kind == 2 ? iothreads : NULL;
+                req.realtime_iothreads = kind == 2 ? iothreads : NULL;
+                ck_assert_int_eq(ledger_commit(l, "rt1", policy_place(t, l, &req, &p)), 0);
+                plan = ledger_lookup(l, "rt1");
+                ck_assert_uint_eq(plan->vcpu_pu[0], 0);
+                ck_assert_uint_eq(ledger_pu_held(l, 1), kind ? 1 : 0);
+                text = plan_to_text(t, plan);
+                json = plan_to_json(t, plan);
+                map = hostmap_render(t, l, NULL);
+                json_builder_begin_object(b);
+                hostmap_json_add(b, t, l, NULL);
+                json_builder_end_object(b);
+                g_autoptr(JsonNode) root = json_builder_get_root(b);
+                cpu = json_array_get_object_element(
+                    json_object_get_array_member(json_node_get_object(root), "cpus"), 1);
+                if (kind) {
+                        ck_assert_msg(strstr(text, "\n  held for its emulator and I/O threads: 1\n"), "%s",
+                                      text);
+                        ck_assert_msg(strstr(json, "\"held_cpus\":\"1\""), "%s", json);
+                        ck_assert_msg(strstr(map, "    cpu    0 [A][A]\n"), "%s", map);
+                        ck_assert_str_eq(json_object_get_string_member(cpu, "state"), "domain");
+                } else {
+                        ck_assert_msg(!strstr(text, "held for") && !strstr(json, "held_cpus"), "%s", json);
+                        ck_assert_msg(strstr(map, "    cpu    0 [A][.]\n"), "%s", map);
+                        ck_assert_str_eq(json_object_get_string_member(cpu, "state"), "free");
+                }
+        }
+}
+END_TEST
+
 /* An advisory decision (Apply=no) publishes pins nothing applied: its JSON says "applied": false, and its
  * text says so before the pins, which otherwise read as the domain's. */
 START_TEST(test_advisory_not_applied)
@@ -455,6 +505,7 @@ static Suite *json_suite(void)
         tcase_add_test(tc, test_decisions_document);
         tcase_add_test(tc, test_plan_and_explain);
         tcase_add_test(tc, test_held_cpus_in_text);
+        tcase_add_test(tc, test_realtime_threads_held_in_every_view);
         tcase_add_test(tc, test_advisory_not_applied);
         tcase_add_test(tc, test_advisory_verdict);
         suite_add_tcase(s, tc);

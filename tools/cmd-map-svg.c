@@ -228,6 +228,7 @@ int map_svg_offline(const Ctl *c, MapSvg *m, const Topology *t, const Ledger *l,
                     reserved && cpuset_has(reserved, t->pus[p].os_index) ? HOST_PU_RESERVED : HOST_PU_FREE;
         for (unsigned k = 0; k < keys->len; k++) {
                 const Plan *plan = ledger_lookup(l, g_ptr_array_index(keys, k));
+                g_autoptr(CpuSet) held = plan_held_thread_pus(t, plan); /* its emulator's and I/O threads' */
                 g_ptr_array_add(names, plan->name && *plan->name ? plan->name : g_ptr_array_index(keys, k));
                 for (unsigned i = 0; i < plan->nvcpus; i++) {
                         int pu = plan->vcpu_pu[i];
@@ -237,11 +238,10 @@ int map_svg_offline(const Ctl *c, MapSvg *m, const Topology *t, const Ledger *l,
                                     : owner[pu] == (int)k                        ? (int)k
                                                                                  : HOST_PU_SHARED;
                 }
-                CPUSET_FOREACH (pu, plan->held_pus) /* held for its emulator: its own */
-                        if ((unsigned)pu < t->npus)
-                                owner[pu] = owner[pu] < 0 && owner[pu] != HOST_PU_SHARED ? (int)k
-                                            : owner[pu] == (int)k                        ? (int)k
-                                                                                         : HOST_PU_SHARED;
+                CPUSET_FOREACH (pu, held) /* held for its QEMU threads: its own */
+                        owner[pu] = owner[pu] < 0 && owner[pu] != HOST_PU_SHARED ? (int)k
+                                    : owner[pu] == (int)k                        ? (int)k
+                                                                                 : HOST_PU_SHARED;
         }
         return draw(c, m, t, owner, names);
 }

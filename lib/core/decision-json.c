@@ -131,13 +131,15 @@ void decision_json_add_members(JsonBuilder *b, const Topology *t, const Plan *p,
                 cpuset_clear(mem);
         add_cpuset(b, "memory_nodes", mem);
         add_cpuset(b, "emulator_pin", p->emulator_pin);
-        if (!cpuset_is_empty(p->held_pus)) {
-                /* CPUs the ledger holds for its QEMU threads (its definition's own pins): the map's too */
+        {
+                /* CPUs the ledger holds for its QEMU threads (its definition's own pins, the core placementd
+                 * pins its realtime ones to: plan_held_thread_pus()): the map's too */
+                g_autoptr(CpuSet) pus = plan_held_thread_pus(t, p);
                 g_autoptr(CpuSet) held = cpuset_new();
-                CPUSET_FOREACH (pu, p->held_pus)
-                        if ((unsigned)pu < t->npus)
-                                cpuset_add(held, t->pus[pu].os_index);
-                add_cpuset(b, "held_cpus", held);
+                CPUSET_FOREACH (pu, pus)
+                        cpuset_add(held, t->pus[pu].os_index);
+                if (!cpuset_is_empty(held))
+                        add_cpuset(b, "held_cpus", held);
         }
         if (!cpuset_is_empty(p->iothreads)) {
                 add_cpuset(b, "iothreads", p->iothreads);

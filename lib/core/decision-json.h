@@ -18,7 +18,7 @@
 /* {"domain", "vcpus", "memory", "policy", "result", "nodes": [os...], "vcpu_pins": ["0-1",...],
  *  "memory_nodes": "0", "emulator_pin": "1", "shared_vcpus", "reason"}, and "iothreads": "1-2" (ids),
  *  "iothread_pin": "1" when the plan pins I/O threads, "held_cpus": "8-9" when the ledger holds CPUs for
- *  its QEMU threads (the definition's own <emulatorpin>/<iothreadpin>), "vcpu_ids": [0, 2, ...] (libvirt's
+ *  its QEMU threads (plan_held_thread_pus()), "vcpu_ids": [0, 2, ...] (libvirt's
  * id of each pin's vCPU) when they are not 0..n-1; with_candidates adds "candidates": [{"nodes",
  * "max_distance", "mean_distance", "free_cores", "free_pus", "free_memory", "qualifies", "chosen"}]. Adds
  * the members to an object the builder has open. A hugepage-backed plan adds "hugepage_size" (bytes per

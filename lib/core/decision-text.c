@@ -32,15 +32,16 @@ static void append_body(GString *s, const Topology *t, const Plan *p)
                 g_string_append_printf(s, "  I/O thread%s %s on %s\n",
                                        cpuset_count(p->iothreads) == 1 ? "" : "s", ids, pin);
         }
-        if (!cpuset_is_empty(p->held_pus)) {
-                /* the CPUs its definition's own emulator or I/O thread pins keep: JSON's held_cpus */
+        {
+                /* what the ledger holds for its QEMU threads (plan_held_thread_pus()): JSON's held_cpus */
+                g_autoptr(CpuSet) pus = plan_held_thread_pus(t, p);
                 g_autoptr(CpuSet) held = cpuset_new();
                 g_autofree char *list = NULL;
-                CPUSET_FOREACH (pu, p->held_pus)
-                        if ((unsigned)pu < t->npus)
-                                cpuset_add(held, t->pus[pu].os_index);
+                CPUSET_FOREACH (pu, pus)
+                        cpuset_add(held, t->pus[pu].os_index);
                 list = cpuset_format(held);
-                g_string_append_printf(s, "  held for its emulator and I/O threads: %s\n", list);
+                if (*list)
+                        g_string_append_printf(s, "  held for its emulator and I/O threads: %s\n", list);
         }
 }
 

@@ -14,7 +14,8 @@ static void add_string(JsonBuilder *b, const char *key, const char *v)
         json_builder_add_string_value(b, v);
 }
 
-/* Each PU's domains, as the text map counts them: a vCPU's PU and the CPUs a domain holds for its emulator.
+/* Each PU's domains, as the text map counts them: a vCPU's PU and the CPUs the ledger holds for a domain's
+ * emulator and I/O threads (plan_held_thread_pus()).
  * owners[pu] is an array of key indexes, without repeats. */
 static GPtrArray *pu_owners(const Topology *t, const Ledger *l, GPtrArray *keys)
 {
@@ -24,13 +25,10 @@ static GPtrArray *pu_owners(const Topology *t, const Ledger *l, GPtrArray *keys)
                 g_ptr_array_add(owners, g_array_new(FALSE, FALSE, sizeof(unsigned)));
         for (unsigned k = 0; k < keys->len; k++) {
                 const Plan *plan = ledger_lookup(l, g_ptr_array_index(keys, k));
-                g_autoptr(CpuSet) pus = cpuset_new();
+                g_autoptr(CpuSet) pus = plan_held_thread_pus(t, plan); /* held for its QEMU threads */
                 for (unsigned i = 0; i < plan->nvcpus; i++)
                         if (plan->vcpu_pu[i] >= 0 && (unsigned)plan->vcpu_pu[i] < t->npus)
                                 cpuset_add(pus, (unsigned)plan->vcpu_pu[i]);
-                CPUSET_FOREACH (pu, plan->held_pus)
-                        if ((unsigned)pu < t->npus)
-                                cpuset_add(pus, (unsigned)pu);
                 CPUSET_FOREACH (pu, pus)
                         g_array_append_val((GArray *)g_ptr_array_index(owners, (unsigned)pu), k);
         }

@@ -109,10 +109,10 @@ char *hostmap_render(const Topology *t, const Ledger *l, const CpuSet *reserved)
                         if (pu >= 0 && (unsigned)pu < t->npus)
                                 count_on(owner, shared, (unsigned)pu, (int)k);
                 }
-                /* the CPUs it holds for its emulator show as its own */
-                CPUSET_FOREACH (pu, plan->held_pus)
-                        if ((unsigned)pu < t->npus)
-                                count_on(owner, shared, (unsigned)pu, (int)k);
+                /* the CPUs the ledger holds for its emulator and I/O threads show as its own */
+                g_autoptr(CpuSet) held = plan_held_thread_pus(t, plan);
+                CPUSET_FOREACH (pu, held)
+                        count_on(owner, shared, (unsigned)pu, (int)k);
         }
         /* a letter only for a domain with a CPU of its own: one whose every CPU is shared shows as '+' */
         for (unsigned k = 0; k < keys->len; k++) {

@@ -148,51 +148,11 @@ static bool plan_fits(const Ledger *l, const Plan *p)
         return true;
 }
 
-/*
- * The PUs (indexes) placementd pins p's emulator and I/O threads to (realtime: only those that run realtime,
- * Plan.realtime_emulator, realtime_iothreads) on cores none of p's vCPUs runs on and outside what p holds
- * already (Plan.held_pus), when those cores are a core or two. A realtime thread there preempts a vCPU
- * whenever it has work, as a realtime vCPU would; an ordinary one shares with it. Pinned wider, the
- * scheduler wakes them on an idle CPU of the many, and nothing is counted, as for the user's own wide pins
- * (policy_hold_thread_cpus()).
- */
-static void thread_pus(const Topology *t, const Plan *p, bool realtime, CpuSet *out)
-{
-        g_autoptr(CpuSet) own = cpuset_new();
-        g_autoptr(CpuSet) pins = cpuset_new();
-        g_autoptr(CpuSet) cores = cpuset_new();
-
-        if (p->realtime_emulator || !realtime)
-                cpuset_union(pins, p->emulator_pin);
-        if (!cpuset_is_empty(p->iothreads) &&
-            (!realtime || cpuset_intersects(p->realtime_iothreads, p->iothreads)))
-                cpuset_union(pins, p->iothread_pin);
-        if (cpuset_is_empty(pins))
-                return;
-        for (unsigned i = 0; i < p->nvcpus; i++) {
-                if (p->vcpu_pu[i] >= 0)
-                        cpuset_add(own, t->pus[p->vcpu_pu[i]].core);
-                CPUSET_FOREACH (os, p->vcpu_pins[i]) {
-                        int pu = topology_pu_by_os(t, (unsigned)os);
-                        if (pu >= 0)
-                                cpuset_add(own, t->pus[pu].core);
-                }
-        }
-        CPUSET_FOREACH (os, pins) {
-                int pu = topology_pu_by_os(t, (unsigned)os);
-                if (pu < 0 || cpuset_has(own, t->pus[pu].core) || cpuset_has(p->held_pus, (unsigned)pu))
-                        continue;
-                cpuset_add(out, (unsigned)pu);
-                cpuset_add(cores, t->pus[pu].core);
-        }
-        if (cpuset_count(cores) > 2)
-                cpuset_clear(out);
-}
-
 static void account(Ledger *l, const Plan *p, int sign)
 {
         const Topology *t = l->topology;
-        g_autoptr(CpuSet) realtime_threads = cpuset_new();
+        g_autoptr(CpuSet) held = plan_held_thread_pus(t, p);
+        g_autoptr(CpuSet) realtime_threads = plan_realtime_thread_pus(t, p);
         g_autoptr(CpuSet) realtime_cores = cpuset_new();
         g_autoptr(CpuSet) threads = cpuset_new();
         g_autoptr(CpuSet) thread_cores = cpuset_new();
@@ -214,19 +174,17 @@ static void account(Ledger *l, const Plan *p, int sign)
         }
         CPUSET_FOREACH (c, vcpu_cores)
                 l->core_domains[c] += (unsigned)sign;
-        CPUSET_FOREACH (pu, p->held_pus) {
+        /* the CPUs held for its QEMU threads, as every view shows them (plan_held_thread_pus()); the
+         * cores of those that run realtime count as a realtime vCPU's */
+        CPUSET_FOREACH (pu, held) {
                 l->pu_held[pu] += (unsigned)sign;
                 l->core_held[t->pus[pu].core] += (unsigned)sign;
         }
-        thread_pus(t, p, true, realtime_threads);
-        CPUSET_FOREACH (pu, realtime_threads) {
-                l->pu_held[pu] += (unsigned)sign;
-                l->core_held[t->pus[pu].core] += (unsigned)sign;
+        CPUSET_FOREACH (pu, realtime_threads)
                 cpuset_add(realtime_cores, t->pus[pu].core);
-        }
         CPUSET_FOREACH (c, realtime_cores)
                 l->core_realtime[c] += (unsigned)sign;
-        thread_pus(t, p, false, threads);
+        plan_thread_pus(t, p, false, threads);
         CPUSET_FOREACH (pu, threads)
                 cpuset_add(thread_cores, t->pus[pu].core);
         CPUSET_FOREACH (c, thread_cores)

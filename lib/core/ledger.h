@@ -49,7 +49,7 @@ unsigned ledger_pu_load(const Ledger *l, unsigned pu);
 unsigned ledger_core_load(const Ledger *l, unsigned core);
 /* Realtime vCPUs (Plan.realtime) counted on core, and one for each domain whose realtime emulator or I/O
  * threads placementd pins there, to a core or two none of its vCPUs runs on (Plan.realtime_emulator,
- * realtime_iothreads): such a thread preempts any vCPU beside it. */
+ * realtime_iothreads, plan_realtime_thread_pus()): such a thread preempts any vCPU beside it. */
 unsigned ledger_core_realtime(const Ledger *l, unsigned core);
 /* vCPUs of adopted plans (PLAN_ADOPTED: pinned by hand) counted on core: their owner chose those CPUs,
  * and the free siblings beside them are shared last. */
@@ -59,9 +59,10 @@ unsigned ledger_core_adopted(const Ledger *l, unsigned core);
 unsigned ledger_core_whole(const Ledger *l, unsigned core);
 /* No vCPU counted on core and none of its CPUs held. */
 bool ledger_core_free(const Ledger *l, unsigned core);
-/* CPUs held for a domain's host-side threads (Plan.held_pus: an adopted domain's isolated emulator; and the
- * core or two placementd pins a realtime emulator or I/O threads to, ledger_core_realtime()): no vCPU counts
- * there, so no sharing is counted, but the core is not free for another domain. */
+/* CPUs held for a domain's host-side threads (plan_held_thread_pus(), as every view shows them:
+ * Plan.held_pus, its definition's isolated emulator; and the core or two placementd pins a realtime emulator
+ * or I/O threads to, ledger_core_realtime()): no vCPU counts there, so no sharing is counted, but the core
+ * is not free for another domain. */
 unsigned ledger_pu_held(const Ledger *l, unsigned pu);
 unsigned ledger_core_held(const Ledger *l, unsigned core);
 /* Domains whose emulator or I/O threads placementd pins to core, a core or two none of their vCPUs runs on

@@ -197,6 +197,65 @@ bool plan_vcpu_realtime(const Plan *p, unsigned i)
         return p->realtime && (!p->realtime_vcpus || cpuset_has(p->realtime_vcpus, plan_vcpu_id(p, i)));
 }
 
+/* The cores (indexes) where p counts a vCPU or pins one, added to out. */
+static void vcpu_cores(const Topology *t, const Plan *p, CpuSet *out)
+{
+        for (unsigned i = 0; i < p->nvcpus; i++) {
+                if (p->vcpu_pu[i] >= 0 && (unsigned)p->vcpu_pu[i] < t->npus)
+                        cpuset_add(out, t->pus[p->vcpu_pu[i]].core);
+                CPUSET_FOREACH (os, p->vcpu_pins[i]) {
+                        int pu = topology_pu_by_os(t, (unsigned)os);
+                        if (pu >= 0)
+                                cpuset_add(out, t->pus[pu].core);
+                }
+        }
+}
+
+void plan_thread_pus(const Topology *t, const Plan *p, bool realtime, CpuSet *out)
+{
+        g_autoptr(CpuSet) own = cpuset_new();
+        g_autoptr(CpuSet) pins = cpuset_new();
+        g_autoptr(CpuSet) pus = cpuset_new();
+        g_autoptr(CpuSet) cores = cpuset_new();
+
+        if (p->realtime_emulator || !realtime)
+                cpuset_union(pins, p->emulator_pin);
+        if (!cpuset_is_empty(p->iothreads) &&
+            (!realtime || cpuset_intersects(p->realtime_iothreads, p->iothreads)))
+                cpuset_union(pins, p->iothread_pin);
+        if (cpuset_is_empty(pins))
+                return;
+        vcpu_cores(t, p, own);
+        CPUSET_FOREACH (os, pins) {
+                int pu = topology_pu_by_os(t, (unsigned)os);
+                if (pu < 0 || cpuset_has(own, t->pus[pu].core) || cpuset_has(p->held_pus, (unsigned)pu))
+                        continue;
+                cpuset_add(pus, (unsigned)pu);
+                cpuset_add(cores, t->pus[pu].core);
+        }
+        if (cpuset_count(cores) <= 2)
+                cpuset_union(out, pus);
+}
+
+CpuSet *plan_held_thread_pus(const Topology *t, const Plan *p)
+{
+        CpuSet *held = cpuset_new();
+
+        CPUSET_FOREACH (pu, p->held_pus)
+                if ((unsigned)pu < t->npus)
+                        cpuset_add(held, (unsigned)pu);
+        plan_thread_pus(t, p, true, held);
+        return held;
+}
+
+CpuSet *plan_realtime_thread_pus(const Topology *t, const Plan *p)
+{
+        CpuSet *pus = cpuset_new();
+
+        plan_thread_pus(t, p, true, pus);
+        return pus;
+}
+
 bool placement_request_all_realtime(const PlacementRequest *req)
 {
         if (!req->realtime)

@@ -13,6 +13,7 @@
 #include <stdint.h>
 
 #include "cpuset.h"
+#include "topology.h"
 
 /* The most vCPUs one placement request may ask for: the D-Bus API and placementctl reject more, and the
  * engine answers a larger request (e.g. adopted from domain XML, which may legally describe up to
@@ -405,6 +406,26 @@ void plan_set_realtime(Plan *p, bool realtime, const CpuSet *ids);
 void plan_set_realtime_threads(Plan *p, bool emulator, const CpuSet *ids);
 /* Whether the plan's vCPU i is realtime. */
 bool plan_vcpu_realtime(const Plan *p, unsigned i);
+/*
+ * What the ledger holds for p's host-side threads, as PU indexes of t, and what every view (placementctl
+ * show and plan, the JSON's held_cpus, the maps) shows as held for its emulator and I/O threads: the CPUs
+ * its definition keeps for them (Plan.held_pus), and the core or two placementd pins its realtime emulator
+ * or I/O threads to (plan_thread_pus(), realtime). A new set.
+ */
+CpuSet *plan_held_thread_pus(const Topology *t, const Plan *p);
+/* Of plan_held_thread_pus(), those of threads that run realtime (FIFO/RR) themselves, beside none of p's
+ * vCPUs (plan_thread_pus(), realtime): their cores count as a realtime vCPU's (ledger_core_realtime()). A
+ * new set. */
+CpuSet *plan_realtime_thread_pus(const Topology *t, const Plan *p);
+/*
+ * The PUs (indexes of t) placementd pins p's emulator and I/O threads to (realtime: only those that run
+ * realtime, Plan.realtime_emulator, realtime_iothreads) on cores none of p's vCPUs runs on and outside what
+ * p holds already (Plan.held_pus), when those cores are a core or two; added to out. A realtime thread
+ * there preempts a vCPU whenever it has work, as a realtime vCPU would; an ordinary one shares with it.
+ * Pinned wider, the scheduler wakes them on an idle CPU of the many, and nothing is counted, as for the
+ * user's own wide pins (policy_hold_thread_cpus()).
+ */
+void plan_thread_pus(const Topology *t, const Plan *p, bool realtime, CpuSet *out);
 /* Whether every vCPU of the request is realtime. */
 bool placement_request_all_realtime(const PlacementRequest *req);
 /* Where libvirt's vCPU id stands among ids[0..n-1] (ascending; NULL: 0..n-1), or -1 when not there. */

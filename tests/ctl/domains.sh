@@ -228,6 +228,26 @@ json "guest cells stay under the caches their <cachetune> reserves, whatever the
      and [c["nodes"] for c in dec("cachetune-cells")["cells"]] == [[0], [1], [0], [1]]
      and "not kept under the caches" not in dec("cachetune-cells")["reason"]'
 # a refused list prints no decision, not those before the bad one (text and JSON alike): nothing, or with
+# <emulatorsched scheduler='fifo'> on one node of two cores without SMT: the vCPU on CPU 0, the FIFO
+# emulator on CPU 1, which the ledger holds for it (web shares CPU 0 rather than take it). Every view says
+# CPU 1 is fifo-emulator's: held_cpus, the text, the map as data and as text, the SVG's colours.
+NOSMT="synthetic:pack:1 numa:1(memory=4GiB) core:2 pu:1"
+run plan --topology="$NOSMT" --json --domain="$D/fifo-emulator.xml" web:1:512M
+json "a FIFO emulator's core is held, and shown held in the JSON and the map as data" \
+    'dec("fifo-emulator")["emulator_pin"] == "1" and dec("fifo-emulator")["held_cpus"] == "1" and
+     dec("web")["vcpu_pins"] == ["0"] and
+     [(c["state"], c["domains"]) for c in d["map"]["cpus"]] == [("shared", ["fifo-emulator", "web"]),
+                                                              ("domain", ["fifo-emulator"])]'
+run plan --topology="$NOSMT" --domain="$D/fifo-emulator.xml" web:1:512M --svg="$TMP/fifo.svg"
+if [ "$RC" -eq 0 ] && grep -qx '  held for its emulator and I/O threads: 1' "$OUT" &&
+    grep -qx '    cpu    0 \[+\]\[A\]' "$OUT" && python3 "$HERE/svg-colours.py" "$TMP/fifo.svg" >"$TMP/fifo.colours" &&
+    [ "$(sed -n 's/^pu 1 //p' "$TMP/fifo.colours")" = "$(sed -n 's/^box fifo-emulator //p' "$TMP/fifo.colours")" ]; then
+    ok "the text, the text map and the SVG show the FIFO emulator's CPU 1 as fifo-emulator's"
+else
+    not_ok "the text, the text map and the SVG show the FIFO emulator's CPU 1 as fifo-emulator's"
+    diag "rc=$RC" "$(cat "$OUT" "$ERR" "$TMP/fifo.colours" 2>/dev/null)"
+fi
+
 # a NIC on node 5, outside the nodes the export's guests may use (0, 1, 6): the nearest node with usable
 # CPUs by the distance matrix (node 6, 50 away; nodes 0-1 are 65), and the reason names both
 run plan --topology="$HERE/../topologies/uv-pci-disallowed.xml" --json --domain="$D/hostdev-cpuless.xml"

@@ -124,7 +124,7 @@ must "destroy ${P}rtall" e2e_domain_destroy "${P}rtall"
 
 # 1d. A realtime guest whose I/O thread runs FIFO too (<iothreadsched>), the other CPU another guest's: the
 #     I/O thread goes beside that guest's vCPU on CPU 0, not onto its own FIFO vCPU on CPU 1, and explain
-#     says it preempts that vCPU whenever it has work.
+#     says it preempts that vCPU whenever it has work; show and list --json name CPU 0 held for it.
 must "start ${P}plain (1 vCPU)" e2e_domain_start "${P}plain" 1
 check "${P}plain: decision recorded" wait_for 10 pd_decided "${P}plain"
 must "start ${P}rtio (FIFO vCPU and I/O thread)" e2e_domain_start "${P}rtio" 1 \
@@ -135,6 +135,15 @@ expect "${P}rtio: FIFO vCPU on CPU 1, FIFO I/O thread beside ${P}plain's vCPU on
     "$(thread_of "${P}rtio" "CPU 0/TCG");$(thread_of "${P}rtio" "IO iothread1");$(e2e_vcpu_affinity "${P}plain" | awk '{ print $2 }')"
 check "${P}rtio: explain says its FIFO I/O thread preempts ${P}plain's vCPU" \
     sh -c "'$PD_CTL' --bus-address='$PD_ADDR' explain '${P}rtio' | grep -q 'its I/O thread 1 runs realtime (FIFO/RR) on CPU 0, where vCPUs of ${P}plain run: it preempts them whenever it has work'"
+held_of() { # NAME: the CPUs placementctl list --json says the ledger holds for NAME's QEMU threads
+    pdctl list --json | python3 -c '
+import json, sys
+print(*[d.get("held_cpus", "") for d in json.load(sys.stdin)["decisions"] if d["domain"] == sys.argv[1]])' "$1"
+}
+pdctl show "${P}rtio" >"$WORK/show" 2>&1
+check "${P}rtio: placementctl show names CPU 0 held for its FIFO I/O thread, as the ledger holds it" \
+    grep -qx '  held for its emulator and I/O threads: 0' "$WORK/show"
+expect "${P}rtio: list --json holds CPU 0 for it (held_cpus)" "0" "$(held_of "${P}rtio")"
 must "destroy ${P}rtio" e2e_domain_destroy "${P}rtio"
 must "destroy ${P}plain" e2e_domain_destroy "${P}plain"
 pd_stop
