@@ -113,8 +113,10 @@ bool finish_on_own_realtime_cores(const HostView *v, const Plan *plan)
 typedef struct OthersRealtime {
         const Plan *plan;
         const Topology *t;
-        bool *core;     /* [ncores]: holds another domain's realtime vCPU */
-        GString *names; /* those domains, of the cores the plan uses */
+        bool *core;            /* [ncores]: holds another domain's realtime vCPU */
+        GString *names;        /* those domains, of the cores the plan uses */
+        bool *thread_core;     /* [ncores]: held for another domain's realtime emulator or I/O threads */
+        GString *thread_names; /* those domains, of the cores the plan uses */
 } OthersRealtime;
 
 /* Whether the plan runs a vCPU, or pins its emulator or I/O threads, on core c. */
@@ -132,25 +134,33 @@ static bool plan_uses_core(const Topology *t, const Plan *plan, unsigned c)
         return false;
 }
 
+/* Marks core c in core[] and names the domain (name) in names once (*named) when the plan uses c. */
+static void mark_core(const OthersRealtime *o, unsigned c, bool *core, GString *names, const char *name,
+                      bool *named)
+{
+        core[c] = true;
+        if (!*named && names->len < 256 && plan_uses_core(o->t, o->plan, c)) {
+                g_string_append_printf(names, "%s%s", names->len ? ", " : "", name);
+                *named = true;
+        }
+}
+
 static void add_others_realtime(const char *key, const Plan *p, void *userdata)
 {
         OthersRealtime *o = userdata;
-        bool named = false;
+        const char *name = p->name ? p->name : key;
+        g_autoptr(CpuSet) threads = NULL;
+        bool named = false, threads_named = false;
 
-        if (p == o->plan || !p->realtime)
+        if (p == o->plan)
                 return;
-        for (unsigned i = 0; i < p->nvcpus; i++) {
-                unsigned c;
-                if (!plan_vcpu_realtime(p, i) || p->vcpu_pu[i] < 0 || (unsigned)p->vcpu_pu[i] >= o->t->npus)
-                        continue;
-                c = o->t->pus[p->vcpu_pu[i]].core;
-                o->core[c] = true;
-                if (!named && o->names->len < 256 && plan_uses_core(o->t, o->plan, c)) {
-                        g_string_append_printf(o->names, "%s%s", o->names->len ? ", " : "",
-                                               p->name ? p->name : key);
-                        named = true;
-                }
-        }
+        for (unsigned i = 0; p->realtime && i < p->nvcpus; i++)
+                if (plan_vcpu_realtime(p, i) && p->vcpu_pu[i] >= 0 && (unsigned)p->vcpu_pu[i] < o->t->npus)
+                        mark_core(o, o->t->pus[p->vcpu_pu[i]].core, o->core, o->names, name, &named);
+        /* the core or two the ledger holds for its realtime QEMU threads (ledger_core_realtime()) */
+        threads = plan_realtime_thread_pus(o->t, p);
+        CPUSET_FOREACH (pu, threads)
+                mark_core(o, o->t->pus[pu].core, o->thread_core, o->thread_names, name, &threads_named);
 }
 
 /* Whether a core the plan uses holds a realtime vCPU or thread by the ledger's count (its own included):
@@ -163,23 +173,19 @@ static bool uses_realtime_core(const HostView *v, const Plan *plan)
         return false;
 }
 
-/* vCPUs, emulator or I/O threads on cores where another domain's realtime (FIFO/RR) vCPUs run (the host
- * had no other core left for them): a realtime vCPU that spins may starve them. Said in the reason. */
-void finish_beside_others_realtime(const HostView *v, Plan *plan)
+/* Appends to the plan's reason which of its vCPUs, emulator and I/O threads run on the cores core[] marks,
+ * beside realtime (FIFO/RR) what of another domain (names): harm_it, harm_them say what may come of it. */
+static void note_beside(const Topology *t, Plan *plan, const bool *core, const GString *names,
+                        const char *what, const char *harm_it, const char *harm_them)
 {
-        const Topology *t = v->t;
-        g_autofree bool *core = g_new0(bool, MAX(t->ncores, 1));
-        OthersRealtime o = {.plan = plan, .t = t, .core = core, .names = g_string_new(NULL)};
         unsigned vcpus = 0;
         bool emulator = false, iothreads = false, one;
+        GString *who;
         char *old = plan->reason;
 
-        if (!uses_realtime_core(v, plan)) {
-                g_string_free(o.names, TRUE);
+        if (!names->len)
                 return;
-        }
-        ledger_foreach(v->l, add_others_realtime, &o);
-        for (unsigned i = 0; o.names->len && i < plan->nvcpus; i++)
+        for (unsigned i = 0; i < plan->nvcpus; i++)
                 if (plan->vcpu_pu[i] >= 0 && core[t->pus[plan->vcpu_pu[i]].core])
                         vcpus++;
         CPUSET_FOREACH (cpu, plan->emulator_pin) {
@@ -190,33 +196,55 @@ void finish_beside_others_realtime(const HostView *v, Plan *plan)
                 int pu = topology_pu_by_os(t, (unsigned)cpu);
                 iothreads = iothreads || (pu >= 0 && core[t->pus[pu].core]);
         }
-        if (o.names->len && (vcpus || emulator || iothreads)) {
-                GString *who = g_string_new(NULL);
-                if (vcpus)
-                        g_string_append_printf(who, "%u vCPU%s", vcpus, vcpus == 1 ? "" : "s");
-                if (emulator)
-                        g_string_append_printf(who, "%sthe emulator",
-                                               who->len ? (iothreads ? ", " : " and ") : "");
-                if (iothreads)
-                        g_string_append_printf(who, "%sits I/O threads", who->len ? " and " : "");
-                one = !iothreads && (vcpus == 1) != emulator && vcpus <= 1;
-                plan->reason = g_strdup_printf(
-                    "%s; %s share%s cores with realtime (FIFO/RR) vCPUs of another "
-                    "domain (%s): a realtime vCPU that spins may starve %s",
-                    old ? old : "", who->str, one ? "s" : "", o.names->str, one ? "it" : "them");
-                g_string_free(who, TRUE);
-                g_free(old);
-        }
-        g_string_free(o.names, TRUE);
+        if (!vcpus && !emulator && !iothreads)
+                return;
+        who = g_string_new(NULL);
+        if (vcpus)
+                g_string_append_printf(who, "%u vCPU%s", vcpus, vcpus == 1 ? "" : "s");
+        if (emulator)
+                g_string_append_printf(who, "%sthe emulator", who->len ? (iothreads ? ", " : " and ") : "");
+        if (iothreads)
+                g_string_append_printf(who, "%sits I/O threads", who->len ? " and " : "");
+        one = !iothreads && (vcpus == 1) != emulator && vcpus <= 1;
+        plan->reason = g_strdup_printf(
+            "%s; %s share%s cores with realtime (FIFO/RR) %s of another domain (%s): %s", old ? old : "",
+            who->str, one ? "s" : "", what, names->str, one ? harm_it : harm_them);
+        g_string_free(who, TRUE);
+        g_free(old);
 }
 
-/* reason (taken) without what finish_beside_others_realtime() added to it: it names where the emulator and
- * I/O threads were. The note runs from the "; " before its words to the last "may starve it/them" (domain
- * names come between: a name that reads like either end does not cut it short). */
-char *finish_without_beside_realtime_note(char *reason)
+/* vCPUs, emulator or I/O threads on cores where another domain's realtime (FIFO/RR) vCPUs run, or that the
+ * ledger holds for another domain's realtime emulator or I/O threads (the host had no other core left for
+ * them): a realtime vCPU that spins may starve them, a realtime thread preempts them whenever it has work.
+ * Said in the reason, each apart. */
+void finish_beside_others_realtime(const HostView *v, Plan *plan)
 {
-        static const char marker[] = " cores with realtime (FIFO/RR) vCPUs of another domain (";
-        static const char tail[] = "): a realtime vCPU that spins may starve ";
+        const Topology *t = v->t;
+        g_autofree bool *core = g_new0(bool, MAX(t->ncores, 1));
+        g_autofree bool *thread_core = g_new0(bool, MAX(t->ncores, 1));
+        OthersRealtime o = {.plan = plan,
+                            .t = t,
+                            .core = core,
+                            .names = g_string_new(NULL),
+                            .thread_core = thread_core,
+                            .thread_names = g_string_new(NULL)};
+
+        if (uses_realtime_core(v, plan)) {
+                ledger_foreach(v->l, add_others_realtime, &o);
+                note_beside(t, plan, core, o.names, "vCPUs", "a realtime vCPU that spins may starve it",
+                            "a realtime vCPU that spins may starve them");
+                note_beside(t, plan, thread_core, o.thread_names, "emulator or I/O threads",
+                            "they preempt it whenever they have work",
+                            "they preempt them whenever they have work");
+        }
+        g_string_free(o.names, TRUE);
+        g_string_free(o.thread_names, TRUE);
+}
+
+/* reason (taken) without the note from marker's "; " to the last tail after it and the it/them that ends
+ * it, then end (domain names come between: a name that reads like either end does not cut it short). */
+static char *without_note(char *reason, const char *marker, const char *tail, const char *end_words)
+{
         const char *at = reason ? strstr(reason, marker) : NULL;
         const char *start = at ? g_strrstr_len(reason, at - reason, "; ") : NULL;
         const char *end = start ? g_strrstr(at, tail) : NULL;
@@ -228,10 +256,24 @@ char *finish_without_beside_realtime_note(char *reason)
         end += g_str_has_prefix(end, "them") ? strlen("them")
                : g_str_has_prefix(end, "it") ? strlen("it")
                                              : 0;
+        if (g_str_has_prefix(end, end_words))
+                end += strlen(end_words);
         s = g_string_new_len(reason, start - reason);
         g_string_append(s, end);
         g_free(reason);
         return g_string_free(s, FALSE);
+}
+
+/* reason (taken) without what finish_beside_others_realtime() added to it: it names where the emulator and
+ * I/O threads were. Each note runs from the "; " before its words to the last "may starve it/them", or
+ * "they preempt it/them whenever they have work". */
+char *finish_without_beside_realtime_note(char *reason)
+{
+        reason = without_note(reason, " cores with realtime (FIFO/RR) vCPUs of another domain (",
+                              "): a realtime vCPU that spins may starve ", "");
+        return without_note(reason,
+                            " cores with realtime (FIFO/RR) emulator or I/O threads of another domain (",
+                            "): they preempt ", " whenever they have work");
 }
 
 /*

@@ -684,6 +684,46 @@ START_TEST(test_realtime_threads_hold_their_core)
 }
 END_TEST
 
+/* A domain that must take the core another domain's realtime emulator or I/O thread holds (one node of two
+ * cores without SMT; the first guest's vCPU on CPU 0, its FIFO thread on CPU 1; the second guest's
+ * <vcpu cpuset='1'> leaves it nowhere else): its reason names that domain, as it names another domain's
+ * realtime vCPUs (it said nothing of them). One whose vCPU shares only the first guest's ordinary vCPU's
+ * core is told nothing. */
+START_TEST(test_beside_others_realtime_threads_said)
+{
+        for (unsigned kind = 1; kind < 3; kind++) {
+                g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, 8 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) iothreads = set_of("1");
+                g_autoptr(CpuSet) one = set_of("1");
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                PlacementRequest a = {.name = "rt1",
+                                      .vcpus = 1,
+                                      .memory = GiB,
+                                      .iothreads = kind == 2 ? iothreads : NULL,
+                                      .realtime_emulator = kind == 1,
+                                      .realtime_iothreads = kind == 2 ? iothreads : NULL};
+                PlacementRequest b = {.name = "b", .vcpus = 1, .memory = GiB, .allowed_cpus = one};
+                PlacementRequest c = {.name = "c", .vcpus = 1, .memory = GiB};
+                const Plan *plan = place(t, l, &p, &a);
+
+                assert_set(kind == 2 ? plan->iothread_pin : plan->emulator_pin, "1");
+                plan = place(t, l, &p, &b);
+                assert_set(plan->vcpu_pins[0], "1");
+                ck_assert_msg(strstr(plan->reason,
+                                     "; 1 vCPU and the emulator share cores with realtime (FIFO/RR) "
+                                     "emulator or I/O threads of another domain (rt1): they "
+                                     "preempt them whenever they have work"),
+                              "%s", plan->reason);
+                ck_assert_msg(!strstr(plan->reason, "vCPUs of another domain"), "%s", plan->reason);
+                ck_assert_int_eq(ledger_release(l, "b"), 0);
+                plan = place(t, l, &p, &c);
+                assert_set(plan->vcpu_pins[0], "0");
+                ck_assert_msg(!strstr(plan->reason, "of another domain"), "%s", plan->reason);
+        }
+}
+END_TEST
+
 /* A busy guest's busy host-side threads get a core of their own (load_pick_emulator()) on a node of four
  * cores without SMT: the next guest's vCPU takes one of the cores left truly free, not theirs (it took
  * theirs, the first free core in order); the last free cores of a node are taken all the same. */
@@ -732,6 +772,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_realtime_vcpu_on_the_users_threads_said);
         tcase_add_test(tc, test_realtime_iothread_beside_vcpus_said);
         tcase_add_test(tc, test_realtime_threads_hold_their_core);
+        tcase_add_test(tc, test_beside_others_realtime_threads_said);
         tcase_add_test(tc, test_others_threads_core_taken_last);
         tcase_add_test(tc, test_idle_siblings_first);
         tcase_add_test(tc, test_iothreads_follow_the_emulator);

@@ -137,6 +137,42 @@ START_TEST(test_realtime_note_follows_the_emulator)
 }
 END_TEST
 
+/*
+ * The same for a core held for another domain's FIFO emulator (one node of two cores without SMT: rt1's vCPU
+ * on CPU 0, its emulator on CPU 1): a domain kept inside <vcpu cpuset='1'> is told that it shares that core
+ * with rt1's realtime threads. Once rt1 left (and its cpuset let the emulator go elsewhere), its emulator
+ * goes to CPU 0, and the reason names rt1 no more.
+ */
+START_TEST(test_realtime_threads_note_follows_the_emulator)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, 64 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) one = set_of("1");
+        g_autoptr(Plan) moved = NULL;
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest rt = {.name = "rt1", .vcpus = 1, .memory = GiB, .realtime_emulator = true};
+        PlacementRequest other = {.name = "other", .vcpus = 1, .memory = GiB, .allowed_cpus = one};
+        const Plan *po;
+
+        assert_set(place(t, l, &p, &rt)->emulator_pin, "1");
+        po = place(t, l, &p, &other);
+        ck_assert_msg(strstr(po->reason,
+                             "1 vCPU and the emulator share cores with realtime (FIFO/RR) emulator or "
+                             "I/O threads of another domain (rt1): they preempt them whenever they "
+                             "have work"),
+                      "%s", po->reason);
+
+        ck_assert_int_eq(ledger_release(l, "rt1"), 0);
+        other.allowed_cpus = NULL;
+        moved = rehouse(t, l, &p, &other);
+        ck_assert_ptr_nonnull(moved);
+        assert_set(moved->emulator_pin, "0");
+        ck_assert_msg(!strstr(moved->reason, "realtime") && !strstr(moved->reason, "rt1") &&
+                          !strstr(moved->reason, "have work"),
+                      "%s", moved->reason);
+}
+END_TEST
+
 static Suite *rehouse_suite(void)
 {
         Suite *s = suite_create("policy rehouse");
@@ -145,6 +181,7 @@ static Suite *rehouse_suite(void)
         tcase_add_test(tc, test_emulator_follows_a_later_move);
         tcase_add_test(tc, test_user_emulator_stays);
         tcase_add_test(tc, test_realtime_note_follows_the_emulator);
+        tcase_add_test(tc, test_realtime_threads_note_follows_the_emulator);
         suite_add_tcase(s, tc);
         return s;
 }
