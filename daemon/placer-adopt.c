@@ -661,7 +661,9 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
                  * adopted (the record does not say which) */
                 PlacementRequest threads = {.emulator_cpus = user->emulatorpin,
                                             .iothread_cpus = user->iothreadpin_cpus,
-                                            .kept_iothreads = user->iothreadpins};
+                                            .kept_iothreads = user->iothreadpins,
+                                            .realtime_emulator = plan->realtime_emulator,
+                                            .realtime_iothreads = plan->realtime_iothreads};
                 policy_hold_thread_cpus(m->topology, &threads, plan);
         }
         d = decision_new(uuid, live->name);

@@ -320,6 +320,7 @@ Plan *placer_adopt_live_pins(Manager *m, virDomainPtr dom, const Decision *d, bo
         virt_pins_free(pins, req.vcpus);
         /* the CPUs the definition keeps for QEMU's threads (<emulatorpin>, <iothreadpin>) stay held */
         cpuset_union(runs->held_pus, d->plan->held_pus);
+        cpuset_union(runs->held_realtime_pus, d->plan->held_realtime_pus);
         for (unsigned i = 0; i < runs->nvcpus; i++) /* not where a vCPU of its own may run (as adopt.c) */
                 CPUSET_FOREACH (cpu, runs->vcpu_pins[i]) {
                         int pu = topology_pu_by_os(m->topology, (unsigned)cpu);

@@ -241,8 +241,11 @@ static void hold_thread_cpus(const Manager *m, const DomainSpec *user, const Dom
         }
         threads = (PlacementRequest){.emulator_cpus = user->emulatorpin,
                                      .iothread_cpus = user->iothreadpin_cpus,
-                                     .kept_iothreads = running};
+                                     .kept_iothreads = running,
+                                     .realtime_emulator = plan->realtime_emulator,
+                                     .realtime_iothreads = plan->realtime_iothreads};
         cpuset_clear(plan->held_pus);
+        cpuset_clear(plan->held_realtime_pus);
         policy_hold_thread_cpus(m->topology, &threads, plan);
 }
 

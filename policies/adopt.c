@@ -79,8 +79,9 @@ bool policy_core_user_thread(const HostView *v, unsigned c)
 }
 
 /* Holds cpus for plan when they are a core or two that none of its vCPUs runs on, and the cores held for
- * its threads (cores: those held so far) stay a core or two in all with them. */
-static void hold_cpus(const Topology *t, const CpuSet *cpus, Plan *plan, CpuSet *cores)
+ * its threads (cores: those held so far) stay a core or two in all with them; realtime: for a thread that
+ * runs realtime itself (Plan.held_realtime_pus). */
+static void hold_cpus(const Topology *t, const CpuSet *cpus, bool realtime, Plan *plan, CpuSet *cores)
 {
         g_autoptr(CpuSet) own = cpuset_new();
         g_autoptr(CpuSet) pus = cpuset_new();
@@ -101,6 +102,8 @@ static void hold_cpus(const Topology *t, const CpuSet *cpus, Plan *plan, CpuSet 
         if (cpuset_count(with) > 2)
                 return;
         cpuset_union(plan->held_pus, pus);
+        if (realtime)
+                cpuset_union(plan->held_realtime_pus, pus);
         cpuset_union(cores, with);
 }
 
@@ -117,11 +120,13 @@ void policy_hold_thread_cpus(const Topology *t, const PlacementRequest *req, Pla
         CPUSET_FOREACH (pu, plan->held_pus)
                 if ((unsigned)pu < t->npus)
                         cpuset_add(cores, t->pus[pu].core);
-        hold_cpus(t, req->emulator_cpus, plan, cores);
+        hold_cpus(t, req->emulator_cpus, req->realtime_emulator, plan, cores);
         for (unsigned i = 0; req->iothread_cpus && i < req->iothread_cpus->len; i++) {
                 const IothreadPin *pin = &g_array_index(req->iothread_cpus, IothreadPin, i);
                 if (req->kept_iothreads && cpuset_has(req->kept_iothreads, pin->id))
-                        hold_cpus(t, pin->cpus, plan, cores);
+                        hold_cpus(t, pin->cpus,
+                                  req->realtime_iothreads && cpuset_has(req->realtime_iothreads, pin->id),
+                                  plan, cores);
         }
 }
 

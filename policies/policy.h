@@ -26,7 +26,8 @@ Plan *policy_adopt(const Topology *t, const Ledger *l, const PlacementRequest *r
 /* The CPUs the definition keeps for QEMU's threads (req->emulator_cpus, its own <iothreadpin> cpusets)
  * that a core or two make and none of the plan's vCPUs runs on, added to plan->held_pus while those held
  * stay a core or two in all (the emulator's first, then the I/O threads' in order): what a placed or
- * adopted plan holds, for a plan adopted from a record too. */
+ * adopted plan holds, for a plan adopted from a record too. Those of a thread that runs realtime itself
+ * (req->realtime_emulator, realtime_iothreads) are added to plan->held_realtime_pus as well. */
 void policy_hold_thread_cpus(const Topology *t, const PlacementRequest *req, Plan *plan);
 
 /* reason (a plan's) without the I/O threads gone (deleted live) among those it says stay where the user

@@ -724,6 +724,46 @@ START_TEST(test_beside_others_realtime_threads_said)
 }
 END_TEST
 
+/* The user's own <emulatorpin cpuset='1'> of an emulator that runs FIFO (<emulatorsched>): CPU 1 is held
+ * for it, and counted as a realtime thread's core, as the core placementd pins such an emulator to is (it
+ * was held as an ordinary emulator's). */
+START_TEST(test_users_realtime_emulator_core_counts_realtime)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) emulator = set_of("1");
+        g_autoptr(CpuSet) one = set_of("1");
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest a = {.name = "rt1",
+                              .vcpus = 1,
+                              .memory = GiB,
+                              .keep_emulator = true,
+                              .emulator_cpus = emulator,
+                              .realtime_emulator = true};
+        PlacementRequest b = {.name = "b", .vcpus = 1, .memory = GiB, .allowed_cpus = one};
+        const Plan *plan = place(t, l, &p, &a);
+
+        assert_set(plan->vcpu_pins[0], "0");
+        ck_assert(cpuset_has(plan->held_pus, 1));
+        ck_assert_uint_eq(ledger_core_realtime(l, 1), 1);
+        plan = place(t, l, &p, &b);
+        assert_set(plan->vcpu_pins[0], "1");
+        ck_assert_msg(strstr(plan->reason, "cores with realtime (FIFO/RR) emulator or I/O threads of "
+                                           "another domain (rt1)"),
+                      "%s", plan->reason);
+        ck_assert_int_eq(ledger_release(l, "b"), 0);
+        ck_assert_int_eq(ledger_release(l, "rt1"), 0);
+        ck_assert(ledger_is_empty(l));
+        ck_assert_uint_eq(ledger_core_realtime(l, 1), 0);
+
+        /* an ordinary emulator the user pins there is held, not realtime */
+        a.realtime_emulator = false;
+        place(t, l, &p, &a);
+        ck_assert_uint_eq(ledger_pu_held(l, 1), 1);
+        ck_assert_uint_eq(ledger_core_realtime(l, 1), 0);
+}
+END_TEST
+
 /* A busy guest's busy host-side threads get a core of their own (load_pick_emulator()) on a node of four
  * cores without SMT: the next guest's vCPU takes one of the cores left truly free, not theirs (it took
  * theirs, the first free core in order); the last free cores of a node are taken all the same. */
@@ -773,6 +813,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_realtime_iothread_beside_vcpus_said);
         tcase_add_test(tc, test_realtime_threads_hold_their_core);
         tcase_add_test(tc, test_beside_others_realtime_threads_said);
+        tcase_add_test(tc, test_users_realtime_emulator_core_counts_realtime);
         tcase_add_test(tc, test_others_threads_core_taken_last);
         tcase_add_test(tc, test_idle_siblings_first);
         tcase_add_test(tc, test_iothreads_follow_the_emulator);

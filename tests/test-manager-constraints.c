@@ -421,6 +421,37 @@ START_TEST(test_realtime_threads_hold_their_core_live)
 }
 END_TEST
 
+/* A guest whose definition pins its FIFO emulator itself (<emulatorpin cpuset='1'>, <emulatorsched>) on one
+ * node of two cores: CPU 1 is held for it and counts as a realtime thread's core, in every view and in the
+ * ledger, placed and adopted again by a restarted daemon (it was held as an ordinary emulator's). */
+START_TEST(test_users_realtime_emulator_held_live)
+{
+        static const char *const topology = "synthetic:pack:1 numa:1(memory=8GiB) core:2 pu:1";
+        Manager *m = fixture_manager_new(base, topology, NULL);
+        virDomainPtr rt = start("c-rtuser", 1, NULL,
+                                "<cputune><emulatorpin cpuset='1'/><emulatorsched scheduler='fifo' "
+                                "priority='1'/></cputune>");
+
+        for (unsigned run = 0; run < 2; run++) {
+                const Decision *d;
+                g_autoptr(CpuSet) held = NULL;
+                if (run) {
+                        free_manager(m);
+                        m = fixture_manager_new(base, topology, NULL);
+                }
+                ck_assert(spin_until_known(m, "c-rtuser"));
+                d = manager_lookup(m, "c-rtuser");
+                ck_assert_msg(vcpu_mask(rt, 0) == 0x1, "%s", d->reason);
+                ck_assert(!run || d->adopted);
+                held = plan_held_thread_pus(manager_topology(m), d->plan);
+                ck_assert(cpuset_has(held, 1) && cpuset_count(held) == 1);
+                ck_assert_uint_eq(ledger_core_realtime(manager_ledger(m), 1), 1);
+        }
+        stop(rt);
+        free_manager(m);
+}
+END_TEST
+
 /* Interleaved guest cells (0,2 and 1,3) from the definition: each cell's vCPUs pinned on one node. */
 START_TEST(test_guest_cells_pinned_per_node)
 {
@@ -1704,6 +1735,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_realtime_vcpus_and_user_emulatorpin);
         tcase_add_test(tc, test_realtime_threads_beside_vcpus_said);
         tcase_add_test(tc, test_realtime_threads_hold_their_core_live);
+        tcase_add_test(tc, test_users_realtime_emulator_held_live);
         tcase_add_test(tc, test_replace_keeps_vcpus_with_memory);
         tcase_add_test(tc, test_guest_cells_pinned_per_node);
         tcase_add_test(tc, test_hugepages_without_pool);

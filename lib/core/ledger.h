@@ -48,8 +48,9 @@ void ledger_foreach(const Ledger *l, void (*fn)(const char *key, const Plan *p, 
 unsigned ledger_pu_load(const Ledger *l, unsigned pu);
 unsigned ledger_core_load(const Ledger *l, unsigned core);
 /* Realtime vCPUs (Plan.realtime) counted on core, and one for each domain whose realtime emulator or I/O
- * threads placementd pins there, to a core or two none of its vCPUs runs on (Plan.realtime_emulator,
- * realtime_iothreads, plan_realtime_thread_pus()): such a thread preempts any vCPU beside it. */
+ * threads are pinned there, to a core or two none of its vCPUs runs on, by placementd
+ * (Plan.realtime_emulator, realtime_iothreads) or by its definition (Plan.held_realtime_pus):
+ * plan_realtime_thread_pus(). Such a thread preempts any vCPU beside it. */
 unsigned ledger_core_realtime(const Ledger *l, unsigned core);
 /* vCPUs of adopted plans (PLAN_ADOPTED: pinned by hand) counted on core: their owner chose those CPUs,
  * and the free siblings beside them are shared last. */

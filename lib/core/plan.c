@@ -87,6 +87,7 @@ Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnod
         p->iothread_pin = cpuset_new();
         p->user_iothreads = cpuset_new();
         p->realtime_iothreads = cpuset_new();
+        p->held_realtime_pus = cpuset_new();
         p->candidates = g_ptr_array_new_with_free_func((GDestroyNotify)plan_candidate_free);
         return p;
 }
@@ -109,6 +110,7 @@ void plan_free(Plan *p)
         cpuset_free(p->iothread_pin);
         cpuset_free(p->user_iothreads);
         cpuset_free(p->realtime_iothreads);
+        cpuset_free(p->held_realtime_pus);
         g_free(p->vcpu_ids);
         g_ptr_array_unref(p->candidates);
         plan_set_cells(p, 0);
@@ -165,6 +167,7 @@ Plan *plan_copy(const Plan *p)
         plan_set_realtime(c, p->realtime, p->realtime_vcpus);
         plan_set_realtime_threads(c, p->realtime_emulator, p->realtime_iothreads);
         cpuset_union(c->held_pus, p->held_pus);
+        cpuset_union(c->held_realtime_pus, p->held_realtime_pus);
         c->device_near = p->device_near;
         c->threads_near = p->threads_near;
         c->packed = p->packed;
@@ -251,8 +254,16 @@ CpuSet *plan_held_thread_pus(const Topology *t, const Plan *p)
 CpuSet *plan_realtime_thread_pus(const Topology *t, const Plan *p)
 {
         CpuSet *pus = cpuset_new();
+        g_autoptr(CpuSet) own = cpuset_new();
 
         plan_thread_pus(t, p, true, pus);
+        if (cpuset_is_empty(p->held_realtime_pus))
+                return pus;
+        vcpu_cores(t, p, own);
+        CPUSET_FOREACH (pu, p->held_realtime_pus)
+                if ((unsigned)pu < t->npus && cpuset_has(p->held_pus, (unsigned)pu) &&
+                    !cpuset_has(own, t->pus[pu].core))
+                        cpuset_add(pus, (unsigned)pu);
         return pus;
 }
 

@@ -388,6 +388,11 @@ typedef struct Plan {
          * is (ledger_core_held(), ledger_core_realtime()), since such a thread preempts a vCPU there */
         bool realtime_emulator;
         CpuSet *realtime_iothreads;
+        /* added: of held_pus, the CPUs held for QEMU threads that run realtime themselves: the user's
+         * <emulatorpin> of an emulator under <emulatorsched scheduler='fifo|rr'>, the <iothreadpin> of
+         * such an I/O thread (policy_hold_thread_cpus()). Their cores count as a realtime vCPU's does
+         * (plan_realtime_thread_pus()) */
+        CpuSet *held_realtime_pus;
 } Plan;
 
 Plan *plan_new(const char *name, unsigned nvcpus, uint64_t memory, unsigned nnodes);
@@ -414,8 +419,8 @@ bool plan_vcpu_realtime(const Plan *p, unsigned i);
  */
 CpuSet *plan_held_thread_pus(const Topology *t, const Plan *p);
 /* Of plan_held_thread_pus(), those of threads that run realtime (FIFO/RR) themselves, beside none of p's
- * vCPUs (plan_thread_pus(), realtime): their cores count as a realtime vCPU's (ledger_core_realtime()). A
- * new set. */
+ * vCPUs: where placementd pins them (plan_thread_pus(), realtime) and where the user does
+ * (Plan.held_realtime_pus). Their cores count as a realtime vCPU's (ledger_core_realtime()). A new set. */
 CpuSet *plan_realtime_thread_pus(const Topology *t, const Plan *p);
 /*
  * The PUs (indexes of t) placementd pins p's emulator and I/O threads to (realtime: only those that run
