@@ -460,6 +460,31 @@ START_TEST(test_realtime_threads)
 }
 END_TEST
 
+/* An <iothreadsched> naming an I/O thread id above 8192 (libvirt takes ids up to 16383 there, of threads
+ * <iothreadids> has) leaves that thread out, as <iothreadids> and <iothreadpin> do: the definition is
+ * read, the other threads it names run realtime. */
+START_TEST(test_realtime_iothread_id_beyond)
+{
+        g_autoptr(DomainSpec) s = NULL;
+        g_autofree char *error = NULL;
+        g_autofree char *ids = NULL, *all = NULL;
+
+        ck_assert_msg(domain_xml_parse("<domain><name>d</name><vcpu>2</vcpu><iothreads>3</iothreads>"
+                                       "<iothreadids><iothread id='9000'/><iothread id='16383'/>"
+                                       "<iothread id='2'/></iothreadids><cputune><iothreadsched "
+                                       "iothreads='2,9000' scheduler='fifo' priority='1'/><iothreadsched "
+                                       "iothreads='8000-16383,^16383' scheduler='rr' priority='1'/>"
+                                       "</cputune></domain>",
+                                       &s, &error) == 0,
+                      "%s", error);
+        all = cpuset_format(s->iothreads);
+        ck_assert_str_eq(all, "2");
+        ck_assert_ptr_nonnull(s->realtime_iothreads);
+        ids = cpuset_format(s->realtime_iothreads);
+        ck_assert_str_eq(ids, "2,8000-8192");
+}
+END_TEST
+
 /* Which vCPUs are realtime: those <vcpusched vcpus=> names (Nova's realtime mask leaves vCPU 0 out), the
  * union of several; all of them when one names none; an invalid list is an error naming it */
 START_TEST(test_realtime_vcpus_named)
@@ -736,6 +761,7 @@ static Suite *domain_xml_suite(void)
         tcase_add_test(tc, test_realtime_vcpusched);
         tcase_add_test(tc, test_realtime_vcpus_named);
         tcase_add_test(tc, test_realtime_threads);
+        tcase_add_test(tc, test_realtime_iothread_id_beyond);
         tcase_add_test(tc, test_guest_threads);
         tcase_add_test(tc, test_guest_socket_vcpus);
         tcase_add_test(tc, test_dimm_memory_is_its_cells);

@@ -475,6 +475,27 @@ START_TEST(test_iothread_id_beyond_read)
 }
 END_TEST
 
+/* The same through <iothreadsched>: a guest owner's FIFO I/O thread 9000 (libvirt takes such an id in
+ * iothreads= up to 16383) is left out there too; before, the definition was unreadable and the domain not
+ * placed. */
+START_TEST(test_iothreadsched_id_beyond_read)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr a =
+            start_xml("r-sched-9000", "<vcpu>1</vcpu><iothreads>1</iothreads><iothreadids><iothread "
+                                      "id='9000'/></iothreadids><cputune><iothreadsched iothreads='9000' "
+                                      "scheduler='fifo' priority='1'/></cputune>");
+        const Decision *d;
+
+        ck_assert(spin_known(m, "r-sched-9000", 3000));
+        d = manager_lookup(m, "r-sched-9000");
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
+        stop(a);
+        free_manager(m);
+}
+END_TEST
+
 /* <iothreads> counting more I/O threads than ids up to 8192 (libvirt takes any count and numbers them from
  * 1): the definition is read, the threads above 8192 left out, the domain placed as any; before, it was
  * unreadable and its hugepages counted as ordinary memory, as with an id above 8192. */
@@ -1393,6 +1414,7 @@ static Suite *manager_reconcile_suite(void)
         tcase_add_test(tc, test_restart_does_not_narrow_unpinned_start);
         tcase_add_test(tc, test_opted_out_from_start_never_recorded);
         tcase_add_test(tc, test_iothread_id_beyond_read);
+        tcase_add_test(tc, test_iothreadsched_id_beyond_read);
         tcase_add_test(tc, test_iothread_count_beyond_read);
         tcase_add_test(tc, test_restored_while_down_emulator_pin_stays_within_start);
         tcase_add_test(tc, test_restored_then_restart_keeps_start);

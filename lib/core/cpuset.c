@@ -133,16 +133,16 @@ int cpuset_next(const CpuSet *s, unsigned from)
         return -1;
 }
 
-static int parse_number(const char **p, unsigned *ret)
+static int parse_number(const char **p, unsigned max, unsigned *ret)
 {
         const char *s = *p;
-        unsigned long v = 0;
+        uint64_t v = 0;
 
         if (!isdigit((unsigned char)*s))
                 return -EINVAL;
         while (isdigit((unsigned char)*s)) {
-                v = v * 10 + (unsigned long)(*s - '0');
-                if (v > CPUSET_MAX)
+                v = v * 10 + (uint64_t)(*s - '0');
+                if (v > max)
                         return -ERANGE;
                 s++;
         }
@@ -170,7 +170,9 @@ static void add_range(CpuSet *s, unsigned lo, unsigned hi)
         }
 }
 
-int cpuset_parse(const char *text, CpuSet **ret, char **ret_error)
+/* A list whose numbers go up to max; those above CPUSET_MAX are left out, *beyond set when one is (max
+ * is CPUSET_MAX but for cpuset_parse_ids()). */
+static int parse_list(const char *text, unsigned max, CpuSet **ret, bool *beyond, char **ret_error)
 {
         g_autoptr(CpuSet) s = cpuset_new();
         const char *p = text;
@@ -197,14 +199,14 @@ int cpuset_parse(const char *text, CpuSet **ret, char **ret_error)
                         negate = true;
                         p++;
                 }
-                r = parse_number(&p, &lo);
+                r = parse_number(&p, max, &lo);
                 hi = lo;
                 if (r == 0)
                         skip_blanks(&p);
                 if (r == 0 && *p == '-') {
                         p++;
                         skip_blanks(&p);
-                        r = parse_number(&p, &hi);
+                        r = parse_number(&p, max, &hi);
                         if (r == 0 && hi < lo)
                                 r = -EINVAL;
                 }
@@ -218,16 +220,18 @@ int cpuset_parse(const char *text, CpuSet **ret, char **ret_error)
                                 size_t len = strcspn(item, ",");
                                 *ret_error = r == -ERANGE
                                                  ? g_strdup_printf("CPU number in '%.*s' exceeds %u",
-                                                                   (int)len, item, CPUSET_MAX)
+                                                                   (int)len, item, max)
                                                  : g_strdup_printf("invalid cpuset item '%.*s' in '%s'",
                                                                    (int)len, item, text);
                         }
                         return r;
                 }
+                if (hi > CPUSET_MAX)
+                        *beyond = true;
                 if (negate)
                         cpuset_remove(s, lo);
-                else
-                        add_range(s, lo, hi);
+                else if (lo <= CPUSET_MAX)
+                        add_range(s, lo, MIN(hi, CPUSET_MAX));
                 if (*p == '\0')
                         break;
                 p++; /* ',' */
@@ -237,6 +241,23 @@ int cpuset_parse(const char *text, CpuSet **ret, char **ret_error)
         }
         *ret = g_steal_pointer(&s);
         return 0;
+}
+
+int cpuset_parse(const char *text, CpuSet **ret, char **ret_error)
+{
+        bool beyond = false;
+
+        return parse_list(text, CPUSET_MAX, ret, &beyond, ret_error);
+}
+
+int cpuset_parse_ids(const char *text, CpuSet **ret, bool *ret_beyond, char **ret_error)
+{
+        bool beyond = false;
+        int r = parse_list(text, G_MAXUINT32, ret, &beyond, ret_error);
+
+        if (r == 0 && ret_beyond)
+                *ret_beyond = beyond;
+        return r;
 }
 
 char *cpuset_format(const CpuSet *s)

@@ -46,6 +46,10 @@ int cpuset_next(const CpuSet *s, unsigned from);
  * naming the offending part; the caller frees it.
  */
 int cpuset_parse(const char *text, CpuSet **ret, char **ret_error);
+/* The same for a list of ids libvirt numbers past CPUSET_MAX (I/O threads): numbers up to G_MAXUINT32, those
+ * above CPUSET_MAX left out of *ret (a range cut there; *ret_beyond, if not NULL, says whether one named
+ * some), -ERANGE only past G_MAXUINT32. */
+int cpuset_parse_ids(const char *text, CpuSet **ret, bool *ret_beyond, char **ret_error);
 
 /* Canonical list form; "" for the empty set. Caller frees. */
 char *cpuset_format(const CpuSet *s);

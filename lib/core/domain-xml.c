@@ -309,6 +309,30 @@ static void add_realtime(DomainSpec *s, const char *vcpus, GError **error)
         s->realtime = true;
 }
 
+/* An <iothreadsched> of a realtime scheduler: the I/O threads its iothreads= names run realtime. An id
+ * above DOMAIN_XML_MAX_IOTHREADS (libvirt takes one up to 16383 there) is left out, as <iothreadids> leaves
+ * that thread out; a list libvirt cannot read, or one naming nothing, is an error. */
+static void add_realtime_iothreads(DomainSpec *s, const char *text, GError **error)
+{
+        g_autofree char *why = NULL;
+        g_autoptr(CpuSet) ids = NULL;
+        bool beyond = false;
+
+        if (!text || cpuset_parse_ids(text, &ids, &beyond, &why) < 0 || (cpuset_is_empty(ids) && !beyond)) {
+                g_set_error(error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                            text ? "invalid <iothreadsched iothreads='%s'>: %s"
+                                 : "<iothreadsched> needs %s%s",
+                            text ? text : "iothreads",
+                            why    ? why
+                            : text ? "the list is empty"
+                                   : "");
+                return;
+        }
+        if (!s->realtime_iothreads)
+                s->realtime_iothreads = cpuset_new();
+        cpuset_union(s->realtime_iothreads, ids);
+}
+
 static int parse_memory_mode(const char *mode, const char *element, MemoryMode *ret, GError **error)
 {
         int m = mode ? memory_mode_from_string(mode) : MEMORY_MODE_STRICT;
@@ -859,14 +883,8 @@ static void on_start(GMarkupParseContext *ctx, const char *element, const char *
                 s->realtime_emulator =
                     s->realtime_emulator || realtime_scheduler(domain_xml_attr(names, values, "scheduler"));
         } else if (in_path(p, "cputune", "iothreadsched") && p->stack->len == 3) {
-                g_autoptr(CpuSet) ids = NULL;
-                if (realtime_scheduler(domain_xml_attr(names, values, "scheduler")) &&
-                    parse_constraint(domain_xml_attr(names, values, "iothreads"), &ids, "iothreadsched",
-                                     "iothreads", error) == 0) {
-                        if (!s->realtime_iothreads)
-                                s->realtime_iothreads = cpuset_new();
-                        cpuset_union(s->realtime_iothreads, ids);
-                }
+                if (realtime_scheduler(domain_xml_attr(names, values, "scheduler")))
+                        add_realtime_iothreads(s, domain_xml_attr(names, values, "iothreads"), error);
         } else if (in_path(p, "cpu", "topology") && p->stack->len == 3) {
                 guint64 threads;
                 /* QEMU numbers vCPUs threads innermost: ids t*k .. t*k+t-1 are one guest core's threads */

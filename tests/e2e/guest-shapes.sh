@@ -10,7 +10,7 @@
 #    alone on CPU 1, its I/O threads with the emulator on CPU 0. Realtime vCPUs (<vcpusched>, read with
 #    chrt -p) beside the user's <emulatorpin>: the ordinary vCPU takes the emulator's CPU; all realtime,
 #    explain says the FIFO vCPU there may starve it. A FIFO I/O thread (<iothreadsched>) beside another
-#    guest's vCPU: explain says it preempts that vCPU.
+#    guest's vCPU: explain says it preempts that vCPU. One of I/O thread id 9000 is read past and placed.
 # 2. Hugepages: a small pool on this machine (nr_hugepages, a hugetlbfs mount), the daemon on the real
 #    host: a hugepage guest is counted in the pool, and placementctl map agrees with the kernel's
 #    free_hugepages; two 33 MiB cells beside a 30 MiB guest, 34 pages for the 33 left, are unplaceable
@@ -146,6 +146,15 @@ check "${P}rtio: placementctl show names CPU 0 held for its FIFO I/O thread, as 
 expect "${P}rtio: list --json holds CPU 0 for it (held_cpus)" "0" "$(held_of "${P}rtio")"
 must "destroy ${P}rtio" e2e_domain_destroy "${P}rtio"
 must "destroy ${P}plain" e2e_domain_destroy "${P}plain"
+
+# 1e. A FIFO I/O thread of an id above 8192 (libvirt takes it in <iothreadids> and <iothreadsched>): the
+#     definition is read, that thread left out, the guest placed; it made the definition unreadable.
+must "start ${P}rt9000 (FIFO I/O thread 9000)" e2e_domain_start "${P}rt9000" 1 \
+    "<iothreads>1</iothreads><iothreadids><iothread id='9000'/></iothreadids><cputune><iothreadsched iothreads='9000' scheduler='fifo' priority='1'/></cputune>"
+check "${P}rt9000: decision recorded" wait_for 10 pd_decided "${P}rt9000"
+expect "${P}rt9000: placed, its FIFO I/O thread 9000 running (chrt)" "placed SCHED_FIFO" \
+    "$(pd_attr result "$(pd_decision "${P}rt9000")") $(thread_of "${P}rt9000" "IO iothread9000" | awk '{ print $2 }')"
+must "destroy ${P}rt9000" e2e_domain_destroy "${P}rt9000"
 pd_stop
 
 # start_sized NAME VCPUS MIB [SNIPPET]: e2e_domain_start of a domain of MIB MiB.

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /*
  * cpuset_parse() on any text; what parses must print (cpuset_format) to a canonical list that parses
- * back to the same set and prints the same again.
+ * back to the same set and prints the same again. cpuset_parse_ids() reads what it reads alike, fails
+ * where its syntax fails, and leaves out only numbers past CPUSET_MAX, saying so.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -25,6 +26,23 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 
         if (r != r_quiet)
                 abort();
+        {
+                g_autoptr(CpuSet) ids = NULL;
+                bool beyond = false;
+                int r_ids = cpuset_parse_ids(text, &ids, &beyond, NULL);
+
+                if ((r == 0 && (r_ids != 0 || beyond || !cpuset_equal(ids, quiet))) ||
+                    (r == -EINVAL && r_ids != -EINVAL) || (r == -ERANGE && r_ids == 0 && !beyond) ||
+                    (r_ids < 0) != !ids) {
+                        fprintf(stderr, "'%s': %d as a CPU list, %d (%s) as ids\n", text, r, r_ids,
+                                beyond ? "some left out" : "none left out");
+                        abort();
+                }
+                if (r_ids == 0)
+                        CPUSET_FOREACH (n, ids)
+                                if ((unsigned)n > CPUSET_MAX)
+                                        abort();
+        }
         if (r < 0) {
                 if (s || !error || (r != -EINVAL && r != -ERANGE))
                         abort();
