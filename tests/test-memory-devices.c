@@ -280,6 +280,42 @@ START_TEST(test_snippet_memnode_holds_cell_devices)
 }
 END_TEST
 
+/* A guest owner's definition of more memory devices in guest cells than QEMU has DIMM slots for, twice
+ * over (the test driver takes any number): refused naming them, the domain counted as it runs as any
+ * unreadable definition is. Each device of its own page size is counted apart, and a decision cost grew
+ * with the square of their number: 20,000 such DIMMs held the daemon 11.6 s. DOMAIN_XML_MAX_MEMORY_DEVICES
+ * of them are read. */
+START_TEST(test_too_many_devices_refused)
+{
+        for (unsigned n = DOMAIN_XML_MAX_MEMORY_DEVICES; n <= DOMAIN_XML_MAX_MEMORY_DEVICES + 1; n++) {
+                GString *xml = g_string_new(NULL);
+                g_autofree char *text = NULL, *error = NULL;
+                g_autoptr(DomainSpec) s = NULL;
+                int r;
+
+                g_string_append_printf(xml,
+                                       "<domain type='kvm'><name>many</name><maxMemory slots='%u' "
+                                       "unit='TiB'>4</maxMemory><vcpu>2</vcpu><cpu><numa><cell id='0' "
+                                       "cpus='0-1' memory='2' unit='GiB'/></numa></cpu><devices>",
+                                       n);
+                for (unsigned i = 0; i < n; i++)
+                        g_string_append(xml, "<memory model='dimm'><source><pagesize unit='KiB'>1048576"
+                                             "</pagesize></source><target><size unit='GiB'>1</size><node>0"
+                                             "</node></target></memory>");
+                g_string_append(xml, "</devices></domain>");
+                text = g_string_free(xml, FALSE);
+                r = domain_xml_parse(text, &s, &error);
+                if (n == DOMAIN_XML_MAX_MEMORY_DEVICES) {
+                        ck_assert_msg(r == 0, "%s", error);
+                        ck_assert_uint_eq(s->cells->len, n + 1);
+                        continue;
+                }
+                ck_assert_int_eq(r, -EINVAL);
+                ck_assert_msg(strstr(error, "more than 512 memory devices"), "%s", error);
+        }
+}
+END_TEST
+
 /* A guest of <hugepages/> without a size takes the host's default size (here 1 GiB, spr-snc2's only
  * pool), as libvirt backs it: a DIMM whose own <source><pagesize> is that size is of the same kind, all
  * of it counted in 1 GiB pages, with no word of sizes that differ; one of 2 MiB pages is a second size,
@@ -386,6 +422,7 @@ static Suite *memory_devices_suite(void)
         tcase_add_test(tc, test_snippet_memnode_holds_cell_devices);
         tcase_add_test(tc, test_default_size_dimm_one_kind);
         tcase_add_test(tc, test_many_devices_said_together);
+        tcase_add_test(tc, test_too_many_devices_refused);
         tcase_add_test(tc, test_default_size_not_a_third_kind);
         suite_add_tcase(s, tc);
         return s;

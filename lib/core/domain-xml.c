@@ -1195,6 +1195,14 @@ static int parse(const char *xml, bool need_name, DomainSpec **ret, char **ret_e
                                     cpuset_next(unknown, 0));
                 }
         }
+        /* memory devices of guest cells, a private nvdimm being one (below), up to a bound */
+        if (ok && dimms->len + nvdimms->len > DOMAIN_XML_MAX_MEMORY_DEVICES) {
+                ok = false;
+                g_set_error(&error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT,
+                            "more than %u memory devices of guest cells (<devices><memory model='dimm', "
+                            "'virtio-mem' or 'nvdimm'> with a <target><node>)",
+                            DOMAIN_XML_MAX_MEMORY_DEVICES);
+        }
         if (ok && need_name && (!spec->name || !*spec->name)) {
                 ok = false;
                 g_set_error(&error, G_MARKUP_ERROR, G_MARKUP_ERROR_INVALID_CONTENT, "domain has no <name>");

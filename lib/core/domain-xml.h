@@ -134,6 +134,11 @@ typedef struct DomainCacheBank {
 /* The most bytes of one element's text kept (a longer one is cut there, over every element's own limit). */
 #define DOMAIN_XML_MAX_TEXT 65535u
 
+/* The most memory devices of guest cells (<memory model='dimm|virtio-mem'>, a private nvdimm) read from
+ * one definition: twice QEMU's 256 DIMM slots. Each of its own backing is counted apart, at a cost that
+ * grows with the square of their number. */
+#define DOMAIN_XML_MAX_MEMORY_DEVICES 512u
+
 /* The most banks read from one definition: libvirt's own limit on allocations is far lower. */
 #define DOMAIN_XML_MAX_CACHE_BANKS 1024u
 
