@@ -56,6 +56,7 @@ lib_sources=(
         lib/host/kernel-tiers.c
         lib/host/virt-event.c
         lib/host/virt-domain.c
+        lib/host/virt-bare.c
         lib/host/bus-event.c
         lib/host/virt-stats.c
         lib/host/virt-cpu.c
