@@ -69,6 +69,23 @@ static unsigned same_vcpus(const LoadEntry *e, const DomainCpuStats *s)
         return i;
 }
 
+/* The vCPUs of s are not those of e's last sample (hot-plug): each that stays keeps its own smoothed load,
+ * found by libvirt's id (domain_load_follow()). */
+static void follow_vcpus(LoadEntry *e, const DomainCpuStats *s)
+{
+        unsigned n = s->nvcpu_times;
+        g_autofree int *from = g_new(int, MAX(n, 1));
+
+        /* both lists ascend, as libvirt gives them: one walk (out of order, a vCPU is taken as new) */
+        for (unsigned i = 0, j = 0; i < n; i++) {
+                unsigned id = s->vcpu_ids ? s->vcpu_ids[i] : i;
+                while (j < e->nvcpus && (e->vcpu_ids ? e->vcpu_ids[j] : j) < id)
+                        j++;
+                from[i] = j < e->nvcpus && (e->vcpu_ids ? e->vcpu_ids[j] : j) == id ? (int)j : -1;
+        }
+        domain_load_follow(e->load, from, n);
+}
+
 /*
  * Folds the sample s into e; true when e's class changed. A sample with the guest paused at either end
  * is set aside (its vCPUs stood still for some of it, which is no measure of its load): the load is held
@@ -76,7 +93,8 @@ static unsigned same_vcpus(const LoadEntry *e, const DomainCpuStats *s)
  * a vCPU that read more than its load rises by it (domain_load_raise()). Otherwise a guest paused for a
  * moment around every reading, running flat out in between, kept the idle load it had for as long as
  * its owner kept it up. So for a sample in which the vCPU count changed (hot-plug): the vCPUs that
- * stayed, read in the same places, may rise, the rest is held until two samples count the same vCPUs.
+ * stayed, read in the same places, may rise, the rest is held until two samples count the same vCPUs; and
+ * each vCPU that stays keeps its own load, found by libvirt's id (follow_vcpus()).
  */
 static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_usec, double warmup_sec)
 {
@@ -123,6 +141,8 @@ static bool entry_update(LoadEntry *e, const DomainCpuStats *s, uint64_t now_use
                         domain_load_raise(e->load, busy, both, (double)elapsed_ns / 1e9,
                                           LOAD_SMOOTHING(warmup_sec), NULL);
         }
+        if (e->when_usec && both < MAX(e->nvcpus, n))
+                follow_vcpus(e, s);
         if (e->nvcpus != n) {
                 e->vcpu_ns = g_renew(uint64_t, e->vcpu_ns, MAX(n, 1));
                 e->vcpu_wait = g_renew(uint64_t, e->vcpu_wait, MAX(n, 1));

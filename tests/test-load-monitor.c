@@ -163,10 +163,12 @@ START_TEST(test_hotplug_restarts_counters)
         load_monitor_update(lm, s0, 1000000, 0);
         load_monitor_update(lm, s1, 2000000, 0);
         ck_assert(NEAR(load_monitor_lookup(lm, "u")->vcpu_busy[0], 0.5));
-        /* a new vCPU has no earlier reading: the sample only starts its counters */
+        /* a new vCPU has no earlier reading: the sample only starts its counters, and it counts as busy
+         * (unknown) until the next */
         load_monitor_update(lm, s2, 3000000, 0);
-        ck_assert_uint_eq(load_monitor_lookup(lm, "u")->nvcpus, 1);
+        ck_assert_uint_eq(load_monitor_lookup(lm, "u")->nvcpus, 2);
         ck_assert(NEAR(load_monitor_lookup(lm, "u")->vcpu_busy[0], 0.5));
+        ck_assert(NEAR(domain_load_vcpu_busy(load_monitor_lookup(lm, "u"))[1], 1.0));
 }
 END_TEST
 
@@ -525,6 +527,54 @@ START_TEST(test_middle_vcpu_unplugged_not_read_as_the_next)
 }
 END_TEST
 
+/*
+ * After a vCPU in the middle is unplugged, each vCPU that stays keeps its own load, by libvirt's id, not the
+ * load of the vCPU that stood in its place before: vCPUs 0-2 every 5 s, one of 1 and 2 spinning, the other
+ * idle; vCPU 1 leaves. vCPU 2, second now, reads as it did at once (two samples on), where it took the
+ * load of vCPU 1 and smoothed from it: busy counted idle (0.3) and idle counted busy (0.9). vCPU 0 idles.
+ */
+static const DomainLoad *unplug_middle(LoadMonitor *lm, bool second_busy)
+{
+        uint64_t v[3] = {0, 0, 0};
+
+        for (unsigned s = 0; s <= 12; s++) {
+                g_autoptr(GHashTable) t = NULL;
+                for (unsigned i = 0; s > 0 && i < 3; i++)
+                        v[i] += i == (second_busy ? 2u : 1u) ? 5 * SEC : 5 * SEC / 100;
+                if (s < 11) {
+                        t = sample("u", 3, v, 0);
+                } else {
+                        uint64_t running[2] = {v[0], v[2]};
+                        static const unsigned ids[2] = {0, 2};
+                        DomainCpuStats *st;
+
+                        t = sample("u", 2, running, 0);
+                        st = g_hash_table_lookup(t, "u");
+                        st->vcpu_ids = g_memdup2(ids, sizeof(ids));
+                }
+                load_monitor_update(lm, t, (uint64_t)(s + 1) * 5 * G_USEC_PER_SEC, 0);
+        }
+        return load_monitor_lookup(lm, "u");
+}
+
+START_TEST(test_middle_vcpu_unplugged_keeps_each_load)
+{
+        g_autoptr(LoadMonitor) busy = load_monitor_new();
+        g_autoptr(LoadMonitor) idle = load_monitor_new();
+        const DomainLoad *l = unplug_middle(busy, true);
+
+        ck_assert_ptr_nonnull(l);
+        ck_assert_uint_eq(l->nvcpus, 2);
+        ck_assert_msg(domain_load_vcpu_busy(l)[1] > 0.9, "busy vCPU 2 read %f", domain_load_vcpu_busy(l)[1]);
+        ck_assert_uint_eq(domain_load_busy_vcpus(l, 2), 1);
+        l = unplug_middle(idle, false);
+        ck_assert_ptr_nonnull(l);
+        ck_assert_msg(domain_load_vcpu_busy(l)[1] < 0.05, "idle vCPU 2 read %f",
+                      domain_load_vcpu_busy(l)[1]);
+        ck_assert_uint_eq(domain_load_busy_vcpus(l, 2), 0);
+}
+END_TEST
+
 /* A guest paused before its load is known (started paused) stays unknown: counted busy, as placed. */
 START_TEST(test_paused_from_start_unknown)
 {
@@ -603,6 +653,7 @@ static Suite *load_monitor_suite(void)
         tcase_add_test(tc, test_paused_at_every_reading_still_seen_busy);
         tcase_add_test(tc, test_vcpu_count_changed_at_every_reading_still_seen_busy);
         tcase_add_test(tc, test_middle_vcpu_unplugged_not_read_as_the_next);
+        tcase_add_test(tc, test_middle_vcpu_unplugged_keeps_each_load);
         tcase_add_test(tc, test_warmup_counts_from_start);
         tcase_add_test(tc, test_host_time_read_behind_is_no_host_load);
         tcase_add_test(tc, test_first_host_time_read_behind_is_no_host_load);

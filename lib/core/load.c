@@ -17,6 +17,7 @@ void domain_load_free(DomainLoad *l)
                 return;
         g_free(l->vcpu_busy);
         g_free(l->vcpu_seen);
+        g_free(l->vcpu_unread);
         g_free(l);
 }
 
@@ -125,9 +126,12 @@ int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, 
         }
         for (unsigned i = 0; i < nvcpus; i++) {
                 double x = MIN(vcpu_busy[i], 1.0);
-                l->vcpu_busy[i] = i < old ? smooth(l->vcpu_busy[i], x, interval_sec, sm) : x;
-                set_seen(l, i, i < old);
+                /* a vCPU plugged since the last sample (domain_load_follow()) takes the sample as it is */
+                bool had = i < old && !(l->vcpu_unread && l->vcpu_unread[i]);
+                l->vcpu_busy[i] = had ? smooth(l->vcpu_busy[i], x, interval_sec, sm) : x;
+                set_seen(l, i, had);
         }
+        g_clear_pointer(&l->vcpu_unread, g_free);
         host_busy = MIN(host_busy, LOAD_HOST_BUSY_MAX);
         l->host_busy = l->known ? smooth(l->host_busy, host_busy, interval_sec, sm) : host_busy;
         l->host_level = host_level(l->host_busy, l->known ? l->host_level : 0);
@@ -152,6 +156,33 @@ int domain_load_raise(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, d
                 }
         }
         return 0;
+}
+
+void domain_load_follow(DomainLoad *l, const int *from, unsigned nvcpus)
+{
+        double *busy, *seen;
+        bool *unread;
+
+        if (!l->known)
+                return;
+        busy = g_new(double, MAX(nvcpus, 1));
+        seen = g_new(double, MAX(nvcpus, 1));
+        unread = g_new0(bool, MAX(nvcpus, 1));
+        for (unsigned i = 0; i < nvcpus; i++) {
+                bool had = from[i] >= 0 && (unsigned)from[i] < l->nvcpus &&
+                           !(l->vcpu_unread && l->vcpu_unread[from[i]]);
+                /* unknown: busy, as before any sample */
+                busy[i] = had ? l->vcpu_busy[from[i]] : 1.0;
+                seen[i] = had ? l->vcpu_seen[from[i]] : 1.0;
+                unread[i] = !had;
+        }
+        g_free(l->vcpu_busy);
+        g_free(l->vcpu_seen);
+        g_free(l->vcpu_unread);
+        l->vcpu_busy = busy;
+        l->vcpu_seen = seen;
+        l->vcpu_unread = unread;
+        l->nvcpus = nvcpus;
 }
 
 const double *domain_load_vcpu_busy(const DomainLoad *l)

@@ -74,6 +74,8 @@ typedef struct DomainLoad {
         double warmup_sec;   /* of the warm-up, the time past: samples set aside, and before the first
                               * reading when the start was seen */
         bool paused;         /* the guest is paused: the load is held as it was before the pause */
+        bool *vcpu_unread;   /* [nvcpus] or NULL: plugged since the last sample (domain_load_follow()),
+                              * busy until the next takes its sample as it is */
 } DomainLoad;
 
 DomainLoad *domain_load_new(void);
@@ -104,6 +106,14 @@ int domain_load_update(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, 
  */
 int domain_load_raise(DomainLoad *l, const double *vcpu_busy, unsigned nvcpus, double interval_sec,
                       LoadSmoothing sm, char **ret_error);
+
+/*
+ * The guest's vCPUs changed (hot-plug): its i-th vCPU of nvcpus now is the from[i]-th before (-1: a new
+ * one). Each that stays keeps its own smoothed load, by libvirt's vCPU id, not by position: with vCPU 1 of
+ * 0-2 unplugged, vCPU 2 is second now and keeps vCPU 2's load. A new one counts as busy until the next
+ * domain_load_update(), which takes its sample as it is. Nothing while l is unknown.
+ */
+void domain_load_follow(DomainLoad *l, const int *from, unsigned nvcpus);
 
 /* The per-vCPU fractions the engine takes (what PlacementRequest.vcpu_busy takes): the smoothed ones, a
  * vCPU held busy by LOAD_IDLE_THRESHOLD at LOAD_BUSY_THRESHOLD; NULL while unknown. */
