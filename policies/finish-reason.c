@@ -287,6 +287,27 @@ static char *cells_missing_note(const Topology *t, const PlacementRequest *req)
         return g_string_free(s, FALSE);
 }
 
+/* What an overcommitted plan's nodes hold of its memory, for its reason: "" when they hold all of it (the
+ * reason says the set holds the memory); otherwise how much, after its free cores (a <vcpu cpuset> binds
+ * none, and what they lack spills to other nodes: finish_spill(); a binding may put it all elsewhere), the
+ * notes after it saying where the rest is. */
+static char *held_there_text(const PlacementRequest *req, const Plan *plan)
+{
+        uint64_t on_set = 0;
+        char a[32], b[128];
+
+        CPUSET_FOREACH (n, plan->nodes)
+                if ((unsigned)n < plan->nnode_memory)
+                        on_set += plan->node_memory[n];
+        if (on_set >= req->memory)
+                return g_strdup("");
+        if (!on_set)
+                return g_strdup_printf(", none of its %s counted there",
+                                       memory_text(req, req->memory, b, sizeof(b)));
+        return g_strdup_printf(", %s of its %s counted there", size_format(on_set, a, sizeof(a)),
+                               memory_text(req, req->memory, b, sizeof(b)));
+}
+
 /* The reason of a placed or overcommitted plan. */
 char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const PlacementRequest *req,
                            const SetChoice *choice, const Plan *plan)
@@ -442,12 +463,15 @@ char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const Placem
         /* with no memory sizes known, memory took no part in the choice: the reason names cores alone */
         if (!v->t->memory_sizes_unknown)
                 g_snprintf(held, sizeof(held), " and %s free", memory_text(req, req->memory, b, sizeof(b)));
-        return g_strdup_printf("no node set %shas %u %s%s%s; %s is the nearest%s%s (%u %s there): %s%s",
-                               constrained ? "inside its constraints " : "", req->vcpus,
-                               unit_of(ops, req->vcpus), held,
-                               bound_cells ? " with each <memnode> cell on its own nodes" : "", where,
-                               v->t->memory_sizes_unknown ? "" : " that holds the memory", busiest,
-                               choice->load.capacity, unit_of(ops, choice->load.capacity), sharing, note);
+        /* "that holds the memory" only of a set that holds all of it (its memory spilled past a
+         * <vcpu cpuset>'s nodes, or bound elsewhere, it does not) */
+        g_autofree char *there = v->t->memory_sizes_unknown ? g_strdup("") : held_there_text(req, plan);
+        return g_strdup_printf(
+            "no node set %shas %u %s%s%s; %s is the nearest%s%s (%u %s there%s): %s%s",
+            constrained ? "inside its constraints " : "", req->vcpus, unit_of(ops, req->vcpus), held,
+            bound_cells ? " with each <memnode> cell on its own nodes" : "", where,
+            v->t->memory_sizes_unknown || there[0] ? "" : " that holds the memory", busiest,
+            choice->load.capacity, unit_of(ops, choice->load.capacity), there, sharing, note);
 }
 
 /* Memory nothing binds that ends wholly or partly on nodes none of the plan's vCPUs run on (their nodes

@@ -370,6 +370,67 @@ START_TEST(test_free_cores_kept_alone_or_not_counted)
 }
 END_TEST
 
+/* The memory an overcommitted plan counts on its own nodes, summed. */
+static uint64_t memory_on_own_nodes(const Plan *plan)
+{
+        uint64_t sum = 0;
+
+        CPUSET_FOREACH (n, plan->nodes)
+                if ((unsigned)n < plan->nnode_memory)
+                        sum += plan->node_memory[n];
+        return sum;
+}
+
+/* An overcommitted plan's reason says its nodes hold the memory only when they do: a <vcpu cpuset>, which
+ * binds none, lets what its nodes lack spill to others, and a <numatune> binding may put it all on nodes
+ * the vCPUs are not on. 2 nodes of 4 cores x 2 threads, 8 GiB each; node 0 full of another domain's vCPUs
+ * first. */
+START_TEST(test_reason_says_where_the_memory_is)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 8 * GiB, NULL);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(CpuSet) node0 = cpuset_new(), os1 = cpuset_new();
+        static const struct {
+                uint64_t first_memory; /* the domain on node 0 before it */
+                bool bound;            /* <numatune><memory mode='strict' nodeset='1'> */
+                const char *says;
+        } cases[] = {
+            {6 * GiB, false,
+             "node 0 is the nearest (0 free cores there, 2.0 GiB of its 6.0 GiB counted there)"},
+            {8 * GiB, false,
+             "node 0 is the nearest (0 free cores there, none of its 6.0 GiB counted there)"},
+            {2 * GiB, true, "node 0 is the nearest (0 free cores there, none of its 6.0 GiB counted there)"},
+        };
+
+        for (unsigned i = 0; i < t->nodes[0].ncores * 2; i++)
+                cpuset_add(node0, t->pus[i].os_index);
+        cpuset_add(os1, t->nodes[1].os_index);
+        for (unsigned i = 0; i < G_N_ELEMENTS(cases); i++) {
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementRequest first = {
+                    .name = "first", .vcpus = 4, .memory = cases[i].first_memory, .allowed_cpus = node0};
+                PlacementRequest req = {.name = "vm", .vcpus = 4, .memory = 6 * GiB, .allowed_cpus = node0};
+                g_autoptr(Plan) plan = NULL;
+
+                if (cases[i].bound) {
+                        req.memory_nodes = os1;
+                        req.memory_source = MEMORY_SOURCE_USER;
+                        req.memory_mode = MEMORY_MODE_STRICT;
+                }
+                ck_assert_int_eq(ledger_commit(l, "first", policy_place(t, l, &first, &p)), 0);
+                plan = policy_place(t, l, &req, &p);
+                ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
+                ck_assert_msg(cpuset_has(plan->nodes, 0) && cpuset_count(plan->nodes) == 1, "case %u: %s", i,
+                              plan->reason);
+                ck_assert_msg(memory_on_own_nodes(plan) < req.memory, "case %u: all its memory on node 0",
+                              i);
+                ck_assert_msg(!strstr(plan->reason, "holds the memory"), "case %u: %s", i, plan->reason);
+                ck_assert_msg(strstr(plan->reason, cases[i].says), "case %u: not \"%s\": %s", i,
+                              cases[i].says, plan->reason);
+        }
+}
+END_TEST
+
 static Suite *overcommit_suite(void)
 {
         Suite *s = suite_create("overcommit");
@@ -383,6 +444,7 @@ static Suite *overcommit_suite(void)
         tcase_add_test(tc, test_sharing_reason_guest_threads);
         tcase_add_test(tc, test_own_cores_before_hand_pinned);
         tcase_add_test(tc, test_free_cores_kept_alone_or_not_counted);
+        tcase_add_test(tc, test_reason_says_where_the_memory_is);
         suite_add_tcase(s, tc);
         return s;
 }
