@@ -68,6 +68,10 @@ char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                            const SetChoice *choice, const Plan *plan);
 /* Says in the reason when the memory ends wholly on nodes none of the plan's vCPUs run on. */
 void finish_remote_memory_note(const HostView *v, const PlacementRequest *req, Plan *plan);
+/* What finish_spill() will count beside the plan's vCPUs, past every node's room, of the memory its set's
+ * nodes have no room for (0 when the other nodes have room for it all): the reason, written before it,
+ * counts it there too. */
+uint64_t finish_spill_stuck(const HostView *v, const Plan *plan);
 
 /* finish-caches.c: vCPUs moved under the caches of their guest cores, and the note that says so. */
 void finish_match_cache_vcpus(const HostView *v, const PlacementRequest *req, Plan *plan);

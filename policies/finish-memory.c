@@ -594,17 +594,11 @@ bool finish_memory_spills(const HostView *v, const PlacementRequest *req, const 
         return room >= req->memory && allowed_room < req->memory;
 }
 
-void finish_spill(const HostView *v, Plan *plan, SpillWhy why)
+/* What finish_spill() has to place of each kind: the plan's memory of that kind it counts nowhere yet. */
+static void spill_left(const Plan *plan, uint64_t kind[2])
 {
-        const Topology *t = v->t;
-        g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
-        g_autofree unsigned *vcpus_on = g_new0(unsigned, MAX(t->nnodes, 1));
-        g_autoptr(CpuSet) spilled = cpuset_new();
-        g_autofree char *list = NULL;
-        uint64_t kind[2] = {plan->memory, 0}, moved = 0, stuck = 0;
-        unsigned n_order = 0, first = 0;
-        char a[32], b[32];
-
+        kind[0] = plan->memory;
+        kind[1] = 0;
         /* each kind of memory (plan_node_pages(), plan_node_ordinary()) spills in its own room */
         for (unsigned c = 0; plan->node_ordinary && c < plan->ncells; c++)
                 if (plan->cells[c].ordinary)
@@ -614,6 +608,36 @@ void finish_spill(const HostView *v, Plan *plan, SpillWhy why)
         for (unsigned n = 0; n < plan->nnode_memory; n++)
                 for (unsigned k = 0; k < 2; k++)
                         kind[k] -= MIN(kind[k], counted(plan, n, k));
+}
+
+uint64_t finish_spill_stuck(const HostView *v, const Plan *plan)
+{
+        uint64_t kind[2], stuck = 0;
+
+        spill_left(plan, kind);
+        for (unsigned k = 0; k < 2; k++) {
+                uint64_t room = 0;
+                /* the nodes finish_spill() spills to: each takes what it has room for, whatever the order */
+                for (unsigned n = 0; n < v->t->nnodes; n++)
+                        if (!cpuset_has(plan->nodes, n) && v->t->nodes[n].memory > 0)
+                                room += spill_room(v, plan, n, false, k);
+                stuck += kind[k] > room ? kind[k] - room : 0;
+        }
+        return stuck;
+}
+
+void finish_spill(const HostView *v, Plan *plan, SpillWhy why)
+{
+        const Topology *t = v->t;
+        g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
+        g_autofree unsigned *vcpus_on = g_new0(unsigned, MAX(t->nnodes, 1));
+        g_autoptr(CpuSet) spilled = cpuset_new();
+        g_autofree char *list = NULL;
+        uint64_t kind[2], moved = 0, stuck = 0;
+        unsigned n_order = 0, first = 0;
+        char a[32], b[32];
+
+        spill_left(plan, kind);
         if (!kind[0] && !kind[1])
                 return;
         /* from the node that runs most of its vCPUs, nearest first */

@@ -290,10 +290,12 @@ static char *cells_missing_note(const Topology *t, const PlacementRequest *req)
 /* What an overcommitted plan's nodes hold of its memory, for its reason: "" when they hold all of it (the
  * reason says the set holds the memory); otherwise how much, after its free cores (a <vcpu cpuset> binds
  * none, and what they lack spills to other nodes: finish_spill(); a binding may put it all elsewhere), the
- * notes after it saying where the rest is. */
-static char *held_there_text(const PlacementRequest *req, const Plan *plan)
+ * notes after it saying where the rest is. What finish_spill() will count on them past every node's room
+ * is theirs too. */
+static char *held_there_text(const HostView *v, const PlacementRequest *req, const Plan *plan)
 {
-        uint64_t on_set = 0;
+        bool bound = req->memory_source != MEMORY_SOURCE_NONE && req->memory_nodes;
+        uint64_t on_set = bound ? 0 : finish_spill_stuck(v, plan);
         char a[32], b[128];
 
         CPUSET_FOREACH (n, plan->nodes)
@@ -465,7 +467,7 @@ char *finish_placed_reason(const HostView *v, const PolicyOps *ops, const Placem
                 g_snprintf(held, sizeof(held), " and %s free", memory_text(req, req->memory, b, sizeof(b)));
         /* "that holds the memory" only of a set that holds all of it (its memory spilled past a
          * <vcpu cpuset>'s nodes, or bound elsewhere, it does not) */
-        g_autofree char *there = v->t->memory_sizes_unknown ? g_strdup("") : held_there_text(req, plan);
+        g_autofree char *there = v->t->memory_sizes_unknown ? g_strdup("") : held_there_text(v, req, plan);
         return g_strdup_printf(
             "no node set %shas %u %s%s%s; %s is the nearest%s%s (%u %s there%s): %s%s",
             constrained ? "inside its constraints " : "", req->vcpus, unit_of(ops, req->vcpus), held,
@@ -481,7 +483,7 @@ void finish_remote_memory_note(const HostView *v, const PlacementRequest *req, P
         const Topology *t = v->t;
         g_autoptr(CpuSet) vcpu_nodes = cpuset_new(), memory_nodes = cpuset_new(), away_nodes = cpuset_new();
         g_autofree char *vn = NULL, *mn = NULL;
-        uint64_t local = 0, away = 0;
+        uint64_t local = 0, away = 0, counted_all = 0, stuck;
         bool memoryless = true;
         char *old = plan->reason;
         char a[32], b[32], c[32];
@@ -508,19 +510,24 @@ void finish_remote_memory_note(const HostView *v, const PlacementRequest *req, P
         if (cpuset_is_empty(vcpu_nodes) || cpuset_is_empty(memory_nodes))
                 return;
         vn = cpuset_format(vcpu_nodes);
-        if (local) {
+        /* what no node has the room for is counted beside its vCPUs after this (finish_spill()): some of
+         * its memory is where they run then, their room none */
+        stuck = finish_spill_stuck(v, plan);
+        if (local || stuck) {
+                g_autofree char *room =
+                    local ? g_strdup_printf("no room for more than %s", size_format(local, c, sizeof(c)))
+                          : g_strdup("no room for it");
                 if (!away)
                         return;
                 mn = cpuset_format(away_nodes);
                 plan->reason = g_strdup_printf(
-                    "%s; %s of its %s %s on node%s %s, where none of its vCPUs runs (node%s %s %s no room "
-                    "for more than %s)",
+                    "%s; %s of its %s %s on node%s %s, where none of its vCPUs runs (node%s %s %s %s)",
                     old ? old : "", size_format(away, a, sizeof(a)), size_format(plan->memory, b, sizeof(b)),
                     plan->hugepage_size && (!plan->node_ordinary || plan->second_page_size)
                         ? "in hugepages is"
                         : "is",
                     cpuset_count(away_nodes) == 1 ? "" : "s", mn, cpuset_count(vcpu_nodes) == 1 ? "" : "s",
-                    vn, cpuset_count(vcpu_nodes) == 1 ? "has" : "have", size_format(local, c, sizeof(c)));
+                    vn, cpuset_count(vcpu_nodes) == 1 ? "has" : "have", room);
                 g_free(old);
                 return;
         }
@@ -529,11 +536,28 @@ void finish_remote_memory_note(const HostView *v, const PlacementRequest *req, P
                 memoryless = memoryless && (!cpuset_has(vcpu_nodes, t->nodes[n].os_index) ||
                                             (t->nodes[n].memory == 0 && t->nodes[n].nhugepages == 0));
         mn = cpuset_format(memory_nodes);
-        plan->reason = g_strdup_printf(
-            "%s; its memory is all on node%s %s, none where its vCPUs run (node%s %s %s)", old ? old : "",
-            cpuset_count(memory_nodes) == 1 ? "" : "s", mn, cpuset_count(vcpu_nodes) == 1 ? "" : "s", vn,
-            memoryless ? (cpuset_count(vcpu_nodes) == 1 ? "has no memory" : "have no memory")
-                       : (cpuset_count(vcpu_nodes) == 1 ? "has no room for it" : "have no room for it"));
+        for (unsigned n = 0; n < plan->nnode_memory; n++)
+                counted_all += plan->node_memory[n];
+        /* what is counted nowhere yet spills to other nodes after this (finish_spill(), its note says
+         * where): these nodes hold only some of it */
+        if (counted_all < plan->memory)
+                plan->reason = g_strdup_printf(
+                    "%s; none of its memory is where its vCPUs run: %s of its %s is on node%s %s (node%s %s "
+                    "%s)",
+                    old ? old : "", size_format(counted_all, a, sizeof(a)),
+                    size_format(plan->memory, b, sizeof(b)), cpuset_count(memory_nodes) == 1 ? "" : "s", mn,
+                    cpuset_count(vcpu_nodes) == 1 ? "" : "s", vn,
+                    memoryless
+                        ? (cpuset_count(vcpu_nodes) == 1 ? "has no memory" : "have no memory")
+                        : (cpuset_count(vcpu_nodes) == 1 ? "has no room for it" : "have no room for it"));
+        else
+                plan->reason = g_strdup_printf(
+                    "%s; its memory is all on node%s %s, none where its vCPUs run (node%s %s %s)",
+                    old ? old : "", cpuset_count(memory_nodes) == 1 ? "" : "s", mn,
+                    cpuset_count(vcpu_nodes) == 1 ? "" : "s", vn,
+                    memoryless
+                        ? (cpuset_count(vcpu_nodes) == 1 ? "has no memory" : "have no memory")
+                        : (cpuset_count(vcpu_nodes) == 1 ? "has no room for it" : "have no room for it"));
         g_free(old);
 }
 
