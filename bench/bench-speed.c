@@ -3,8 +3,9 @@
  * Decision speed and scale: the time of one policy_place() call (p50, p99 over many) for requests of
  * 1, 4, 16 and 64 vCPUs on hosts of 16 to 1024 PUs and 2 to 64 nodes, empty and 90% full; the one-off
  * cost of building a topology and its candidate table, and the table's memory; and how the time moves
- * with the number of resident domains. Prints Markdown; --csv DIR writes speed.csv, build.csv and
- * residents.csv. Times are reported, never judged into an exit status.
+ * with the number of resident domains, and with the memory devices of a guest, each a guest cell of its
+ * own. Prints Markdown; --csv DIR writes speed.csv, build.csv, residents.csv and memory-devices.csv.
+ * Times are reported, never judged into an exit status.
  */
 #include <getopt.h>
 #include <stdio.h>
@@ -12,6 +13,8 @@
 #include <string.h>
 
 #include "decide.h"
+#include "domain-request.h"
+#include "domain-xml.h"
 #include "hosts.h"
 #include "ledger.h"
 #include "nodesets.h"
@@ -398,6 +401,100 @@ static void bench_residents(const Options *o, FILE *csv)
         }
 }
 
+/* ---- a guest of many memory devices ---- */
+
+/* A guest of 64 vCPUs in 4 cells of 16 GiB and ndevices DIMMs of 16 MiB, each bound by its own
+ * <source><nodemask> to one node in turn of the first nnodes: each device is a guest cell of no vCPUs. */
+static char *devices_guest(unsigned ndevices, unsigned nnodes)
+{
+        GString *s = g_string_new(NULL);
+
+        g_string_append_printf(s,
+                               "<domain type='kvm'><name>dimms</name><maxMemory slots='%u' unit='MiB'>%u"
+                               "</maxMemory><memory unit='MiB'>%u</memory><vcpu>64</vcpu><cpu><numa>",
+                               MAX(ndevices, 1), 2 * (65536 + 16 * ndevices), 65536 + 16 * ndevices);
+        for (unsigned c = 0; c < 4; c++)
+                g_string_append_printf(s, "<cell id='%u' cpus='%u-%u' memory='16' unit='GiB'/>", c, 16 * c,
+                                       16 * c + 15);
+        g_string_append(s, "</numa></cpu><devices>");
+        for (unsigned i = 0; i < ndevices; i++)
+                g_string_append_printf(
+                    s,
+                    "<memory model='dimm'><source><nodemask>%u</nodemask></source><target>"
+                    "<size unit='MiB'>16</size><node>%u</node></target></memory>",
+                    i % nnodes, i % 4);
+        g_string_append(s, "</devices></domain>");
+        return g_string_free(s, FALSE);
+}
+
+/*
+ * One decision for a guest whose memory devices are bound by their own <source><nodemask>, hundreds of
+ * them (domain-xml.c reads up to DOMAIN_XML_MAX_MEMORY_DEVICES): every candidate set the search weighs
+ * packs the guest's cells, the devices' among them. Mean of a few decisions, on an empty host.
+ */
+static void bench_memory_devices(const Options *o, FILE *csv)
+{
+        static const char *const hosts[] = {"synthetic:pack:4 numa:4(memory=64GiB) core:8 pu:2",
+                                            "synthetic:pack:8 numa:4(memory=32GiB) core:4 pu:2"};
+        static const unsigned counts[] = {0, 128, 256, 512};
+
+        printf(
+            "\n### A guest of many memory devices (64 vCPUs in 4 cells, DIMMs of 16 MiB bound to the nodes "
+            "in turn; explicit, empty host): ms per decision\n\n| host | ");
+        for (unsigned c = 0; c < G_N_ELEMENTS(counts); c++)
+                printf("%u devices | ", counts[c]);
+        printf("\n|---|");
+        for (unsigned c = 0; c < G_N_ELEMENTS(counts); c++)
+                printf("---:|");
+        printf("\n");
+        for (unsigned h = 0; h < G_N_ELEMENTS(hosts); h++) {
+                g_autoptr(Topology) t = NULL;
+                g_autofree char *error = NULL;
+                g_autoptr(Ledger) l = NULL;
+                PlacementParams params = {.policy = POLICY_EXPLICIT,
+                                          .vcpu_pin = VCPU_PIN_CORE,
+                                          .emulator_pin = EMULATOR_PIN_SIBLINGS};
+
+                if (topology_load(hosts[h], &t, &error) < 0) {
+                        fprintf(stderr, "bench-speed: %s\n", error);
+                        exit(EXIT_FAILURE);
+                }
+                if (o->only_nodes && o->only_nodes != t->nnodes)
+                        continue;
+                l = ledger_new(t);
+                printf("| %s (%u nodes) |", hosts[h] + strlen("synthetic:"), t->nnodes);
+                for (unsigned c = 0; c < G_N_ELEMENTS(counts); c++) {
+                        g_autofree char *xml = devices_guest(counts[c], t->nnodes);
+                        g_autoptr(DomainSpec) spec = NULL;
+                        g_auto(RequestShape) shape = {0};
+                        PlacementRequest req;
+                        PlanResult result = PLAN_UNPLACEABLE;
+                        unsigned reps = 3;
+                        uint64_t t0;
+                        double ms;
+
+                        if (domain_xml_parse(xml, &spec, &error) < 0) {
+                                fprintf(stderr, "bench-speed: %s\n", error);
+                                exit(EXIT_FAILURE);
+                        }
+                        req = domain_request(spec, spec);
+                        domain_request_shape(spec, t, &req, &shape);
+                        t0 = bench_now_ns();
+                        for (unsigned r = 0; r < reps; r++) {
+                                g_autoptr(Plan) plan = policy_place(t, l, &req, &params);
+                                result = plan->result;
+                        }
+                        ms = ms_since(t0) / reps;
+                        printf(" %.1f%s |", ms, result_mark(result));
+                        fflush(stdout);
+                        if (csv)
+                                fprintf(csv, "%u,%u,%u,%.3f,%s\n", t->nnodes, t->npus, counts[c], ms,
+                                        plan_result_to_string(result));
+                }
+                printf("\n");
+        }
+}
+
 /* ---- what the suggested fix would cost ---- */
 
 /*
@@ -572,6 +669,14 @@ int main(int argc, char **argv)
         if (!o.no_residents)
                 bench_residents(&o, res_csv);
         bench_scan_fix(&o, scan_csv);
+        if (!o.only_pus && !o.only_vcpus) {
+                FILE *devices_csv = bench_open_csv(o.csv_dir, "memory-devices.csv");
+                if (devices_csv)
+                        fprintf(devices_csv, "nodes,pus,devices,ms,result\n");
+                bench_memory_devices(&o, devices_csv);
+                if (devices_csv)
+                        fclose(devices_csv);
+        }
         if (!o.only_pus && !o.only_nodes && !o.only_vcpus) {
                 FILE *heal_csv = bench_open_csv(o.csv_dir, "heal.csv");
                 bench_heal(&o, heal_csv, &heal_pass_us, &heal_decisions_us);

@@ -130,6 +130,21 @@ static unsigned cell_rank(const HostView *v, const PlanCell *c)
         return host_view_cell_home(v, c->id) ? 1 : 2;
 }
 
+/* The cells of plan with vCPUs into order[] (returns how many), in the order they take room
+ * (compare_cells()), of their rank (cell_rank()) when v is not NULL. The others (a memory device's, a cell
+ * of memory only) have no vCPU to place: they take no room, and a guest may have hundreds of them, whose
+ * order every set the search weighs would otherwise pay for. */
+static unsigned cells_order(const HostView *v, const Plan *plan, CellOrder *order)
+{
+        unsigned k = 0;
+
+        for (unsigned c = 0; c < plan->ncells; c++)
+                if (!cpuset_is_empty(plan->cells[c].vcpus))
+                        order[k++] = (CellOrder){plan, c, v ? cell_rank(v, &plan->cells[c]) : 0};
+        qsort(order, k, sizeof(*order), compare_cells);
+        return k;
+}
+
 /* The distance from node n to the memory of a cell bound to nodes (OS indexes): summed over them, as the
  * kernel spreads it over them, so that it orders as their mean does; UINT32_MAX when none is reachable. */
 static uint32_t cell_memory_distance(const Topology *t, const CpuSet *nodes, unsigned n)
@@ -150,21 +165,25 @@ static uint32_t cell_memory_distance(const Topology *t, const CpuSet *nodes, uns
 }
 
 /*
- * The cells of plan a <memnode> binds, into order[] (returns how many), in the order cells_set_homes() gives
- * them room (cell_rank()): those bound to nodes with cores first (by id), then those it gives the nodes
- * nearest their memory (biggest first), then the rest (by id). A cell given such nodes may have another
- * cell's own node among them; taking that node's room first would leave the other cell none.
+ * The cells of plan with vCPUs a <memnode> binds, into order[] (returns how many), in the order
+ * cells_set_homes() gives them room (cell_rank()): those bound to nodes with cores first (by id), then those
+ * it gives the nodes nearest their memory (biggest first), then the rest (by id). A cell given such nodes
+ * may have another cell's own node among them; taking that node's room first would leave the other cell
+ * none. One without vCPUs takes no room (cells_order()).
  */
 static unsigned bound_cells_order(const HostView *v, const Plan *plan, CellOrder *order)
 {
-        unsigned k = 0;
+        g_autofree CellOrder *bound = g_new(CellOrder, MAX(plan->ncells, 1));
+        unsigned k = 0, nbound = 0;
 
+        for (unsigned c = 0; c < plan->ncells; c++)
+                if (!cpuset_is_empty(plan->cells[c].vcpus) && !cpuset_is_empty(plan->cells[c].memory_nodes))
+                        bound[nbound++] = (CellOrder){plan, c, cell_rank(v, &plan->cells[c])};
         for (unsigned rank = 0; rank <= 2; rank++) {
                 unsigned first = k;
-                for (unsigned c = 0; c < plan->ncells; c++)
-                        if (!cpuset_is_empty(plan->cells[c].memory_nodes) &&
-                            cell_rank(v, &plan->cells[c]) == rank)
-                                order[k++] = (CellOrder){plan, c, rank};
+                for (unsigned b = 0; b < nbound; b++)
+                        if (bound[b].rank == rank)
+                                order[k++] = bound[b];
                 if (rank == 1)
                         qsort(order + first, k - first, sizeof(*order), compare_cells);
         }
@@ -210,13 +229,13 @@ static void keep_bound_cells(const HostView *v, const unsigned *nodes, unsigned 
 /* One packing pass: worst fit (most room left) or best fit (least room that holds it). */
 static bool pack_pass(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
                       uint64_t *mem_room, uint64_t *page_room, const Plan *plan, const CellOrder *order,
-                      bool worst, int *vcpu_node)
+                      unsigned ncells, bool worst, int *vcpu_node)
 {
         bool whole = true, kept = false;
 
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 vcpu_node[i] = -1;
-        for (unsigned o = 0; o < plan->ncells; o++) {
+        for (unsigned o = 0; o < ncells; o++) {
                 const PlanCell *c = &plan->cells[order[o].cell];
                 unsigned k = cpuset_count(c->vcpus);
                 /* a cell its <memnode> binds has its memory where it is bound, room or not */
@@ -269,14 +288,12 @@ static bool pack_kinds(const HostView *v, const unsigned *nodes, unsigned n, uns
         g_autofree uint64_t *pages2 =
             mem_room && page_room ? g_memdup2(page_room, sizeof(*page_room) * MAX(n, 1)) : NULL;
         g_autofree int *best_fit = g_new(int, MAX(plan->nvcpus, 1));
+        unsigned ncells = cells_order(v, plan, order);
         bool whole;
 
-        for (unsigned i = 0; i < plan->ncells; i++)
-                order[i] = (CellOrder){plan, i, cell_rank(v, &plan->cells[i])};
-        qsort(order, plan->ncells, sizeof(*order), compare_cells);
         /* worst fit spreads the load; best fit packs tighter when worst fit leaves a cell out */
-        whole = pack_pass(v, nodes, n, room1, mem1, pages1, plan, order, true, vcpu_node);
-        if (!whole && pack_pass(v, nodes, n, room2, mem2, pages2, plan, order, false, best_fit)) {
+        whole = pack_pass(v, nodes, n, room1, mem1, pages1, plan, order, ncells, true, vcpu_node);
+        if (!whole && pack_pass(v, nodes, n, room2, mem2, pages2, plan, order, ncells, false, best_fit)) {
                 memcpy(vcpu_node, best_fit, sizeof(*vcpu_node) * plan->nvcpus);
                 memcpy(room, room2, sizeof(*room) * n);
                 if (mem_room)
@@ -452,8 +469,8 @@ static bool split_shared(const HostView *v, const unsigned *nodes, unsigned n, c
  * set's free cores left could, split. Returns how many of the domain's vCPUs got a free core.
  */
 static unsigned pack_shared_pass(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
-                                 const CellOrder *order, uint64_t per_core, bool all_in_cells,
-                                 bool split_short, int *vcpu_node)
+                                 const CellOrder *order, unsigned ncells, uint64_t per_core,
+                                 bool all_in_cells, bool split_short, int *vcpu_node)
 {
         g_autofree uint64_t *left = g_new(uint64_t, MAX(n, 1));
         g_autofree long *free_left = g_new(long, MAX(n, 1));
@@ -465,7 +482,7 @@ static unsigned pack_shared_pass(const HostView *v, const unsigned *nodes, unsig
         }
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 vcpu_node[i] = -1;
-        for (unsigned o = 0; o < plan->ncells; o++) {
+        for (unsigned o = 0; o < ncells; o++) {
                 const PlanCell *c = &plan->cells[order[o].cell];
                 unsigned k = cpuset_count(c->vcpus), own;
                 bool may_split = k && cpuset_is_empty(c->memory_nodes) && all_in_cells;
@@ -518,7 +535,7 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
         g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
         g_autofree int *split = g_new(int, MAX(plan->nvcpus, 1));
         uint64_t size = 0, per_core;
-        unsigned in_cells = 0, own;
+        unsigned in_cells = 0, own, ncells = cells_order(NULL, plan, order);
         bool all_in_cells;
 
         /* the domain shares anyway: a cell may share a node's cores as much as the domain must share the
@@ -527,17 +544,14 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
                 size += v->node_size[nodes[i]];
         per_core = size ? MAX((plan->nvcpus + size - 1) / size, 1) : 1;
         for (unsigned i = 0; i < plan->ncells; i++)
-                order[i] = (CellOrder){plan, i};
-        qsort(order, plan->ncells, sizeof(*order), compare_cells);
-        for (unsigned i = 0; i < plan->ncells; i++)
                 in_cells += cpuset_count(plan->cells[i].vcpus);
         all_in_cells = in_cells == plan->nvcpus;
-        own = pack_shared_pass(v, nodes, n, plan, order, per_core, all_in_cells, false, vcpu_node);
+        own = pack_shared_pass(v, nodes, n, plan, order, ncells, per_core, all_in_cells, false, vcpu_node);
         /* cells whole, unless splitting the ones whose node leaves free cores idle gives more vCPUs a free
          * core in all: a cell kept whole on a full node had all its vCPUs share while another node's free
          * cores, too few for it, stood idle */
         if (all_in_cells &&
-            pack_shared_pass(v, nodes, n, plan, order, per_core, all_in_cells, true, split) > own)
+            pack_shared_pass(v, nodes, n, plan, order, ncells, per_core, all_in_cells, true, split) > own)
                 memcpy(vcpu_node, split, sizeof(*vcpu_node) * plan->nvcpus);
 }
 
@@ -897,11 +911,9 @@ static uint32_t spill_cells(const HostView *v, const unsigned *nodes, unsigned n
         /* the room of each node for the cell's own kind of memory (cell_room()) */
         g_autofree uint64_t *kind = g_new(uint64_t, MAX(n, 1));
         uint32_t farthest = TOPOLOGY_LOCAL;
+        unsigned ncells = cells_order(NULL, plan, order);
 
-        for (unsigned i = 0; i < plan->ncells; i++)
-                order[i] = (CellOrder){plan, i};
-        qsort(order, plan->ncells, sizeof(*order), compare_cells);
-        for (unsigned o = 0; o < plan->ncells; o++) {
+        for (unsigned o = 0; o < ncells; o++) {
                 const PlanCell *c = &plan->cells[order[o].cell];
                 unsigned k = cpuset_count(c->vcpus);
                 int first = cpuset_next(c->vcpus, 0), best = -1;
@@ -968,11 +980,9 @@ static uint32_t split_cells_near(const Topology *t, const unsigned *nodes, unsig
         g_autofree unsigned *best_near = g_new(unsigned, MAX(n, 1));
         g_autofree unsigned *quota = g_new(unsigned, MAX(n, 1));
         uint32_t farthest = TOPOLOGY_LOCAL;
+        unsigned ncells = cells_order(NULL, plan, order);
 
-        for (unsigned i = 0; i < plan->ncells; i++)
-                order[i] = (CellOrder){plan, i};
-        qsort(order, plan->ncells, sizeof(*order), compare_cells);
-        for (unsigned o = 0; o < plan->ncells; o++) {
+        for (unsigned o = 0; o < ncells; o++) {
                 const PlanCell *c = &plan->cells[order[o].cell];
                 unsigned k = cpuset_count(c->vcpus);
                 int first = cpuset_next(c->vcpus, 0);

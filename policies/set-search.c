@@ -289,9 +289,13 @@ static uint32_t cell_split(const SetSearch *s, const Plan *plan, const int *vcpu
         uint32_t spread = TOPOLOGY_LOCAL;
 
         for (unsigned c = 0; vcpu_node && c < plan->ncells; c++) {
-                g_autoptr(CpuSet) on = cpuset_new();
+                g_autoptr(CpuSet) on = NULL;
                 uint32_t max;
 
+                /* a cell without vCPUs (a memory device's; a guest may have hundreds) spans no nodes */
+                if (cpuset_is_empty(plan->cells[c].vcpus))
+                        continue;
+                on = cpuset_new();
                 CPUSET_FOREACH (vcpu, plan->cells[c].vcpus)
                         if ((unsigned)vcpu < plan->nvcpus && vcpu_node[vcpu] >= 0)
                                 cpuset_add(on, (unsigned)vcpu_node[vcpu]);
