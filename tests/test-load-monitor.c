@@ -493,6 +493,18 @@ START_TEST(test_vcpu_count_changed_at_every_reading_still_seen_busy)
 }
 END_TEST
 
+/* A sample of vCPUs 0 and 2 of v[3] (vCPU 1 unplugged: libvirt's ids 0, 2). */
+static GHashTable *sample_without_vcpu1(const uint64_t *v)
+{
+        uint64_t running[2] = {v[0], v[2]};
+        static const unsigned ids[2] = {0, 2};
+        GHashTable *t = sample("u", 2, running, 0);
+        DomainCpuStats *st = g_hash_table_lookup(t, "u");
+
+        st->vcpu_ids = g_memdup2(ids, sizeof(ids));
+        return t;
+}
+
 /* vCPU 1 of an idle guest's 0-2 unplugged (virsh setvcpu D 1 --disable) between two samples 10 s apart:
  * libvirt then reports vcpu.0 and vcpu.2, the domain's vCPUs 0 and 1, and vCPU 2's counter, an hour of
  * work done long before, is no reading of vCPU 1's. Read as vCPU 1's last 10 s it raised that idle vCPU
@@ -507,17 +519,7 @@ START_TEST(test_middle_vcpu_unplugged_not_read_as_the_next)
                 g_autoptr(GHashTable) t = NULL;
                 for (unsigned i = 0; i < 3; i++)
                         v[i] += s == 0 ? 0 : 10 * SEC / 50;
-                if (s < 4) {
-                        t = sample("u", 3, v, 0);
-                } else {
-                        uint64_t running[2] = {v[0], v[2]};
-                        static const unsigned ids[2] = {0, 2};
-                        DomainCpuStats *st;
-
-                        t = sample("u", 2, running, 0);
-                        st = g_hash_table_lookup(t, "u");
-                        st->vcpu_ids = g_memdup2(ids, sizeof(ids));
-                }
+                t = s < 4 ? sample("u", 3, v, 0) : sample_without_vcpu1(v);
                 load_monitor_update(lm, t, (uint64_t)(s + 1) * 10 * G_USEC_PER_SEC, 0);
         }
         l = load_monitor_lookup(lm, "u");
@@ -541,17 +543,7 @@ static const DomainLoad *unplug_middle(LoadMonitor *lm, bool second_busy)
                 g_autoptr(GHashTable) t = NULL;
                 for (unsigned i = 0; s > 0 && i < 3; i++)
                         v[i] += i == (second_busy ? 2u : 1u) ? 5 * SEC : 5 * SEC / 100;
-                if (s < 11) {
-                        t = sample("u", 3, v, 0);
-                } else {
-                        uint64_t running[2] = {v[0], v[2]};
-                        static const unsigned ids[2] = {0, 2};
-                        DomainCpuStats *st;
-
-                        t = sample("u", 2, running, 0);
-                        st = g_hash_table_lookup(t, "u");
-                        st->vcpu_ids = g_memdup2(ids, sizeof(ids));
-                }
+                t = s < 11 ? sample("u", 3, v, 0) : sample_without_vcpu1(v);
                 load_monitor_update(lm, t, (uint64_t)(s + 1) * 5 * G_USEC_PER_SEC, 0);
         }
         return load_monitor_lookup(lm, "u");

@@ -370,17 +370,6 @@ START_TEST(test_free_cores_kept_alone_or_not_counted)
 }
 END_TEST
 
-/* The memory an overcommitted plan counts on its own nodes, summed. */
-static uint64_t memory_on_own_nodes(const Plan *plan)
-{
-        uint64_t sum = 0;
-
-        CPUSET_FOREACH (n, plan->nodes)
-                if ((unsigned)n < plan->nnode_memory)
-                        sum += plan->node_memory[n];
-        return sum;
-}
-
 /* An overcommitted plan's reason says its nodes hold the memory only when they do: a <vcpu cpuset>, which
  * binds none, lets what its nodes lack spill to others, and a <numatune> binding may put it all on nodes
  * the vCPUs are not on. 2 nodes of 4 cores x 2 threads, 8 GiB each; node 0 full of another domain's vCPUs
@@ -422,8 +411,8 @@ START_TEST(test_reason_says_where_the_memory_is)
                 ck_assert_int_eq(plan->result, PLAN_OVERCOMMITTED);
                 ck_assert_msg(cpuset_has(plan->nodes, 0) && cpuset_count(plan->nodes) == 1, "case %u: %s", i,
                               plan->reason);
-                ck_assert_msg(memory_on_own_nodes(plan) < req.memory, "case %u: all its memory on node 0",
-                              i);
+                ck_assert_msg(test_memory_on_own_nodes(plan) < req.memory,
+                              "case %u: all its memory on node 0", i);
                 ck_assert_msg(!strstr(plan->reason, "holds the memory"), "case %u: %s", i, plan->reason);
                 ck_assert_msg(strstr(plan->reason, cases[i].says), "case %u: not \"%s\": %s", i,
                               cases[i].says, plan->reason);

@@ -32,6 +32,17 @@ static inline const Plan *test_place(const Topology *t, Ledger *l, const Placeme
         return ledger_lookup(l, name);
 }
 
+/* The memory the plan counts on its own nodes (Plan.nodes), summed. */
+static inline uint64_t test_memory_on_own_nodes(const Plan *plan)
+{
+        uint64_t sum = 0;
+
+        CPUSET_FOREACH (n, plan->nodes)
+                if ((unsigned)n < plan->nnode_memory)
+                        sum += plan->node_memory[n];
+        return sum;
+}
+
 static inline unsigned test_plan_node_count(const Plan *p)
 {
         return cpuset_count(p->nodes);

@@ -24,17 +24,6 @@ static CpuSet *memory_nodes(const Topology *t, const Plan *plan)
         return s;
 }
 
-/* The memory the plan counts on its own nodes. */
-static uint64_t memory_on_own_nodes(const Plan *plan)
-{
-        uint64_t sum = 0;
-
-        CPUSET_FOREACH (n, plan->nodes)
-                if ((unsigned)n < plan->nnode_memory)
-                        sum += plan->node_memory[n];
-        return sum;
-}
-
 static uint64_t memory_total(const Plan *plan)
 {
         uint64_t sum = 0;
@@ -87,18 +76,18 @@ static void check_claims(const Topology *t, const Plan *plan, const char *what)
                 return;
         /* the set said to hold the memory holds all the plan counts */
         if (strstr(r, " is the nearest that holds the memory"))
-                ck_assert_msg(memory_on_own_nodes(plan) == memory_total(plan),
+                ck_assert_msg(test_memory_on_own_nodes(plan) == memory_total(plan),
                               "%s: memory off its nodes: %s", what, r);
         /* "(N free cores there, X of its Y counted there)": X is what its nodes hold */
         if ((p = strstr(r, " free cores there, ")) || (p = strstr(r, " free core there, "))) {
                 char a[32];
                 p = strchr(p, ',') + 2;
                 if (g_str_has_prefix(p, "none of its "))
-                        ck_assert_msg(memory_on_own_nodes(plan) == 0, "%s: memory on its nodes: %s", what,
-                                      r);
+                        ck_assert_msg(test_memory_on_own_nodes(plan) == 0, "%s: memory on its nodes: %s",
+                                      what, r);
                 else
                         ck_assert_msg(
-                            g_str_has_prefix(p, size_format(memory_on_own_nodes(plan), a, sizeof(a))),
+                            g_str_has_prefix(p, size_format(test_memory_on_own_nodes(plan), a, sizeof(a))),
                             "%s: not %s on its nodes: %s", what, a, r);
         }
         /* placed: "node(s) X[, of which it takes Y]: C free cores for V vCPUs" */
