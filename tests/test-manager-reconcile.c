@@ -475,24 +475,29 @@ START_TEST(test_iothread_id_beyond_read)
 }
 END_TEST
 
+/* Starts name with the definition's body and checks it is read and placed. */
+static void assert_started_placed(const char *name, const char *body)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr a = start_xml(name, body);
+        const Decision *d;
+
+        ck_assert(spin_known(m, name, 3000));
+        d = manager_lookup(m, name);
+        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
+                      d->reason);
+        stop(a);
+        free_manager(m);
+}
+
 /* The same through <iothreadsched>: a guest owner's FIFO I/O thread 9000 (libvirt takes such an id in
  * iothreads= up to 16383) is left out there too; before, the definition was unreadable and the domain not
  * placed. */
 START_TEST(test_iothreadsched_id_beyond_read)
 {
-        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
-        virDomainPtr a =
-            start_xml("r-sched-9000", "<vcpu>1</vcpu><iothreads>1</iothreads><iothreadids><iothread "
-                                      "id='9000'/></iothreadids><cputune><iothreadsched iothreads='9000' "
-                                      "scheduler='fifo' priority='1'/></cputune>");
-        const Decision *d;
-
-        ck_assert(spin_known(m, "r-sched-9000", 3000));
-        d = manager_lookup(m, "r-sched-9000");
-        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
-                      d->reason);
-        stop(a);
-        free_manager(m);
+        assert_started_placed("r-sched-9000", "<vcpu>1</vcpu><iothreads>1</iothreads><iothreadids><iothread "
+                                              "id='9000'/></iothreadids><cputune><iothreadsched "
+                                              "iothreads='9000' scheduler='fifo' priority='1'/></cputune>");
 }
 END_TEST
 
@@ -501,16 +506,7 @@ END_TEST
  * unreadable and its hugepages counted as ordinary memory, as with an id above 8192. */
 START_TEST(test_iothread_count_beyond_read)
 {
-        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
-        virDomainPtr a = start_xml("r-8193", "<vcpu>1</vcpu><iothreads>8193</iothreads>");
-        const Decision *d;
-
-        ck_assert(spin_known(m, "r-8193", 3000));
-        d = manager_lookup(m, "r-8193");
-        ck_assert_msg(d->result == DECISION_PLACED, "%s: %s", decision_result_to_string(d->result),
-                      d->reason);
-        stop(a);
-        free_manager(m);
+        assert_started_placed("r-8193", "<vcpu>1</vcpu><iothreads>8193</iothreads>");
 }
 END_TEST
 
