@@ -190,16 +190,68 @@ static unsigned bound_cells_order(const HostView *v, const Plan *plan, CellOrder
         return k;
 }
 
+struct CellsPacking {
+        unsigned ncells;    /* the plan's cells with vCPUs */
+        CellOrder *by_rank; /* [ncells] in the order they take room, of their rank (cells_order()) */
+        CellOrder *by_size; /* [ncells] the same, rank aside (cells_order() without a view) */
+        unsigned *cells;    /* [ncells] by_size's cells */
+        unsigned nbound;    /* those a <memnode> binds */
+        CellOrder *bound;   /* [nbound] bound_cells_order() */
+};
+
+CellsPacking *cells_packing_new(const HostView *v, const Plan *plan)
+{
+        CellsPacking *p = g_new0(CellsPacking, 1);
+
+        p->by_rank = g_new(CellOrder, MAX(plan->ncells, 1));
+        p->by_size = g_new(CellOrder, MAX(plan->ncells, 1));
+        p->cells = g_new(unsigned, MAX(plan->ncells, 1));
+        p->bound = g_new(CellOrder, MAX(plan->ncells, 1));
+        p->ncells = cells_order(v, plan, p->by_rank);
+        cells_order(NULL, plan, p->by_size);
+        for (unsigned o = 0; o < p->ncells; o++)
+                p->cells[o] = p->by_size[o].cell;
+        p->nbound = bound_cells_order(v, plan, p->bound);
+        return p;
+}
+
+void cells_packing_free(CellsPacking *p)
+{
+        if (!p)
+                return;
+        g_free(p->by_rank);
+        g_free(p->by_size);
+        g_free(p->cells);
+        g_free(p->bound);
+        g_free(p);
+}
+
+const unsigned *cells_packing_cells(const CellsPacking *p, unsigned *n)
+{
+        *n = p->ncells;
+        return p->cells;
+}
+
+/* packing, or (NULL) one worked out into *own. */
+static const CellsPacking *packing_of(const HostView *v, const Plan *plan, const CellsPacking *packing,
+                                      CellsPacking **own)
+{
+        if (packing)
+                return packing;
+        *own = cells_packing_new(v, plan);
+        return *own;
+}
+
 /* A cell its <memnode> binds (of rank max_rank at most, cell_rank()) that no node of its own had room for
  * whole: its vCPUs still go to its nodes as far as their room goes, never beyond it, filling the node
  * nearest its memory first (then the one with the most room), so that it spans as few nodes as it can and
  * leaves the others' room whole for the cells after it; what is left goes with the other vCPUs. */
 static void keep_bound_cells(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
-                             const Plan *plan, int *vcpu_node, unsigned max_rank)
+                             const Plan *plan, const CellsPacking *p, int *vcpu_node, unsigned max_rank)
 {
-        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
         g_autofree uint32_t *distance = g_new(uint32_t, MAX(n, 1));
-        unsigned nbound = bound_cells_order(v, plan, order);
+        const CellOrder *order = p->bound;
+        unsigned nbound = p->nbound;
 
         for (unsigned o = 0; o < nbound && order[o].rank <= max_rank; o++) {
                 const PlanCell *cell = &plan->cells[order[o].cell];
@@ -228,9 +280,11 @@ static void keep_bound_cells(const HostView *v, const unsigned *nodes, unsigned 
 
 /* One packing pass: worst fit (most room left) or best fit (least room that holds it). */
 static bool pack_pass(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
-                      uint64_t *mem_room, uint64_t *page_room, const Plan *plan, const CellOrder *order,
-                      unsigned ncells, bool worst, int *vcpu_node)
+                      uint64_t *mem_room, uint64_t *page_room, const Plan *plan, const CellsPacking *p,
+                      bool worst, int *vcpu_node)
 {
+        const CellOrder *order = p->by_rank;
+        unsigned ncells = p->ncells;
         bool whole = true, kept = false;
 
         for (unsigned i = 0; i < plan->nvcpus; i++)
@@ -245,7 +299,7 @@ static bool pack_pass(const HostView *v, const unsigned *nodes, unsigned n, unsi
                 /* the cells bound to their nodes that none holds whole take those nodes' room before the
                  * others may */
                 if (!kept && order[o].rank > 1) {
-                        keep_bound_cells(v, nodes, n, room, plan, vcpu_node, 1);
+                        keep_bound_cells(v, nodes, n, room, plan, p, vcpu_node, 1);
                         kept = true;
                 }
                 if (k == 0)
@@ -269,16 +323,16 @@ static bool pack_pass(const HostView *v, const unsigned *nodes, unsigned n, unsi
                         vcpu_node[vcpu] = (int)nodes[best];
         }
         if (!kept)
-                keep_bound_cells(v, nodes, n, room, plan, vcpu_node, 1);
+                keep_bound_cells(v, nodes, n, room, plan, p, vcpu_node, 1);
         return whole;
 }
 
 /* cells_pack() with the free pages of the nodes (page_room, NULL when the request's memory is of one kind)
  * taken as mem_room is: each cell fits a node by its own kind's room, never the other's. */
 static bool pack_kinds(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
-                       uint64_t *mem_room, uint64_t *page_room, const Plan *plan, int *vcpu_node)
+                       uint64_t *mem_room, uint64_t *page_room, const Plan *plan, const CellsPacking *p,
+                       int *vcpu_node)
 {
-        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
         g_autofree unsigned *room1 = g_memdup2(room, sizeof(*room) * MAX(n, 1));
         g_autofree unsigned *room2 = g_memdup2(room, sizeof(*room) * MAX(n, 1));
         g_autofree uint64_t *mem1 = mem_room ? g_memdup2(mem_room, sizeof(*mem_room) * MAX(n, 1)) : NULL;
@@ -288,12 +342,11 @@ static bool pack_kinds(const HostView *v, const unsigned *nodes, unsigned n, uns
         g_autofree uint64_t *pages2 =
             mem_room && page_room ? g_memdup2(page_room, sizeof(*page_room) * MAX(n, 1)) : NULL;
         g_autofree int *best_fit = g_new(int, MAX(plan->nvcpus, 1));
-        unsigned ncells = cells_order(v, plan, order);
         bool whole;
 
         /* worst fit spreads the load; best fit packs tighter when worst fit leaves a cell out */
-        whole = pack_pass(v, nodes, n, room1, mem1, pages1, plan, order, ncells, true, vcpu_node);
-        if (!whole && pack_pass(v, nodes, n, room2, mem2, pages2, plan, order, ncells, false, best_fit)) {
+        whole = pack_pass(v, nodes, n, room1, mem1, pages1, plan, p, true, vcpu_node);
+        if (!whole && pack_pass(v, nodes, n, room2, mem2, pages2, plan, p, false, best_fit)) {
                 memcpy(vcpu_node, best_fit, sizeof(*vcpu_node) * plan->nvcpus);
                 memcpy(room, room2, sizeof(*room) * n);
                 if (mem_room)
@@ -324,11 +377,13 @@ static uint64_t *nodes_free_pages(const HostView *v, const unsigned *nodes, unsi
 }
 
 bool cells_pack(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room, uint64_t *mem_room,
-                const Plan *plan, int *vcpu_node)
+                const Plan *plan, const CellsPacking *packing, int *vcpu_node)
 {
         g_autofree uint64_t *page_room = mem_room ? nodes_free_pages(v, nodes, n) : NULL;
+        g_autoptr(CellsPacking) own = NULL;
 
-        return pack_kinds(v, nodes, n, room, mem_room, page_room, plan, vcpu_node);
+        return pack_kinds(v, nodes, n, room, mem_room, page_room, plan, packing_of(v, plan, packing, &own),
+                          vcpu_node);
 }
 
 /* How many of a cell's k vCPUs node i of cells_pack_shared() gives a free core of their own. */
@@ -530,12 +585,14 @@ static unsigned pack_shared_pass(const HostView *v, const unsigned *nodes, unsig
 }
 
 void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
-                       int *vcpu_node)
+                       const CellsPacking *packing, int *vcpu_node)
 {
-        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
+        g_autoptr(CellsPacking) mine = NULL;
+        const CellsPacking *p = packing_of(v, plan, packing, &mine);
+        const CellOrder *order = p->by_size;
         g_autofree int *split = g_new(int, MAX(plan->nvcpus, 1));
         uint64_t size = 0, per_core;
-        unsigned in_cells = 0, own, ncells = cells_order(NULL, plan, order);
+        unsigned in_cells = 0, own, ncells = p->ncells;
         bool all_in_cells;
 
         /* the domain shares anyway: a cell may share a node's cores as much as the domain must share the
@@ -543,8 +600,8 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
         for (unsigned i = 0; i < n; i++)
                 size += v->node_size[nodes[i]];
         per_core = size ? MAX((plan->nvcpus + size - 1) / size, 1) : 1;
-        for (unsigned i = 0; i < plan->ncells; i++)
-                in_cells += cpuset_count(plan->cells[i].vcpus);
+        for (unsigned o = 0; o < ncells; o++)
+                in_cells += cpuset_count(plan->cells[order[o].cell].vcpus);
         all_in_cells = in_cells == plan->nvcpus;
         own = pack_shared_pass(v, nodes, n, plan, order, ncells, per_core, all_in_cells, false, vcpu_node);
         /* cells whole, unless splitting the ones whose node leaves free cores idle gives more vCPUs a free
@@ -555,7 +612,8 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
                 memcpy(vcpu_node, split, sizeof(*vcpu_node) * plan->nvcpus);
 }
 
-bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan)
+bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
+               const CellsPacking *packing)
 {
         g_autofree unsigned *room = g_new(unsigned, MAX(n, 1));
         g_autofree uint64_t *mem_room = g_new(uint64_t, MAX(n, 1));
@@ -565,7 +623,8 @@ bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan 
                 room[i] = v->node_capacity[nodes[i]];
                 mem_room[i] = v->node_free_memory[nodes[i]];
         }
-        return cells_pack(v, nodes, n, room, cells_memory_bound(v) ? NULL : mem_room, plan, vcpu_node);
+        return cells_pack(v, nodes, n, room, cells_memory_bound(v) ? NULL : mem_room, plan, packing,
+                          vcpu_node);
 }
 
 /* Whether the cell's <memnode> binds it to a node of this host with cores it may use, or gives it the
@@ -724,18 +783,20 @@ void cells_set_homes(HostView *v, const Plan *plan)
         }
 }
 
-bool cells_bound_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan, bool room)
+bool cells_bound_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
+                     const CellsPacking *packing, bool room)
 {
-        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
+        g_autoptr(CellsPacking) own = NULL;
+        const CellsPacking *p = packing_of(v, plan, packing, &own);
+        const CellOrder *order = p->bound;
         g_autofree unsigned *left = NULL;
-        unsigned nbound;
+        unsigned nbound = p->nbound;
 
         if (room) {
                 left = g_new(unsigned, MAX(n, 1));
                 for (unsigned i = 0; i < n; i++)
                         left[i] = v->node_capacity[nodes[i]];
         }
-        nbound = bound_cells_order(v, plan, order);
         for (unsigned o = 0; o < nbound; o++) {
                 const PlanCell *cell = &plan->cells[order[o].cell];
                 unsigned want = cpuset_count(cell->vcpus);
@@ -903,15 +964,15 @@ static uint32_t spill_reach(const Topology *t, const unsigned *nodes, unsigned n
  * nodes their memory takes to spilled (when not NULL).
  */
 static uint32_t spill_cells(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room,
-                            uint64_t *mem_room, uint64_t *page_room, const Plan *plan, int *vcpu_node,
-                            CpuSet *spilled)
+                            uint64_t *mem_room, uint64_t *page_room, const Plan *plan, const CellsPacking *p,
+                            int *vcpu_node, CpuSet *spilled)
 {
-        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
+        const CellOrder *order = p->by_size;
         g_autoptr(CpuSet) taken = cpuset_new();
         /* the room of each node for the cell's own kind of memory (cell_room()) */
         g_autofree uint64_t *kind = g_new(uint64_t, MAX(n, 1));
         uint32_t farthest = TOPOLOGY_LOCAL;
-        unsigned ncells = cells_order(NULL, plan, order);
+        unsigned ncells = p->ncells;
 
         for (unsigned o = 0; o < ncells; o++) {
                 const PlanCell *c = &plan->cells[order[o].cell];
@@ -970,17 +1031,17 @@ static uint32_t spill_cells(const HostView *v, const unsigned *nodes, unsigned n
  * the set lacks the room for is left to that even split.
  */
 static uint32_t split_cells_near(const Topology *t, const unsigned *nodes, unsigned n, unsigned *room,
-                                 uint64_t *mem_room, uint64_t *page_room, const Plan *plan, int *vcpu_node,
-                                 CpuSet *spilled)
+                                 uint64_t *mem_room, uint64_t *page_room, const Plan *plan,
+                                 const CellsPacking *p, int *vcpu_node, CpuSet *spilled)
 {
-        g_autofree CellOrder *order = g_new(CellOrder, MAX(plan->ncells, 1));
+        const CellOrder *order = p->by_size;
         /* the room of each node for the cell's own kind of memory (cell_room()) */
         g_autofree uint64_t *kind = g_new0(uint64_t, MAX(n, 1));
         g_autofree unsigned *near = g_new(unsigned, MAX(n, 1));
         g_autofree unsigned *best_near = g_new(unsigned, MAX(n, 1));
         g_autofree unsigned *quota = g_new(unsigned, MAX(n, 1));
         uint32_t farthest = TOPOLOGY_LOCAL;
-        unsigned ncells = cells_order(NULL, plan, order);
+        unsigned ncells = p->ncells;
 
         for (unsigned o = 0; o < ncells; o++) {
                 const PlanCell *c = &plan->cells[order[o].cell];
@@ -1040,8 +1101,10 @@ static uint32_t split_cells_near(const Topology *t, const unsigned *nodes, unsig
 }
 
 uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, const unsigned *capacity,
-                          const Plan *plan, int *vcpu_node, CpuSet *spilled)
+                          const Plan *plan, const CellsPacking *packing, int *vcpu_node, CpuSet *spilled)
 {
+        g_autoptr(CellsPacking) own = NULL;
+        const CellsPacking *p = packing_of(v, plan, packing, &own);
         g_autofree unsigned *room = g_memdup2(capacity, sizeof(*capacity) * MAX(n, 1));
         g_autofree uint64_t *mem_room = g_new(uint64_t, MAX(n, 1));
         g_autofree unsigned *quota = g_new0(unsigned, MAX(n, 1));
@@ -1053,19 +1116,20 @@ uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, 
 
         for (unsigned k = 0; k < n; k++)
                 mem_room[k] = v->node_free_memory[nodes[k]];
-        pack_kinds(v, nodes, n, room, bound ? NULL : mem_room, page_room, plan, vcpu_node);
-        keep_bound_cells(v, nodes, n, room, plan, vcpu_node, 2);
+        pack_kinds(v, nodes, n, room, bound ? NULL : mem_room, page_room, plan, p, vcpu_node);
+        keep_bound_cells(v, nodes, n, room, plan, p, vcpu_node, 2);
         if (!bound && !v->memory_remote)
-                reach = spill_cells(v, nodes, n, room, mem_room, page_room, plan, vcpu_node, spilled);
+                reach = spill_cells(v, nodes, n, room, mem_room, page_room, plan, p, vcpu_node, spilled);
         if (!bound && !v->memory_remote) {
                 uint32_t split =
-                    split_cells_near(v->t, nodes, n, room, mem_room, page_room, plan, vcpu_node, spilled);
+                    split_cells_near(v->t, nodes, n, room, mem_room, page_room, plan, p, vcpu_node, spilled);
                 reach = MAX(reach, split);
         }
-        for (unsigned c = 0; c < plan->ncells; c++) {
-                int first = cpuset_next(plan->cells[c].vcpus, 0);
-                if (first >= 0 && vcpu_node[first] >= 0)
-                        memory -= MIN(memory, plan->cells[c].memory);
+        /* a cell without vCPUs has none placed */
+        for (unsigned o = 0; o < p->ncells; o++) {
+                const PlanCell *c = &plan->cells[p->cells[o]];
+                if (vcpu_node[cpuset_next(c->vcpus, 0)] >= 0)
+                        memory -= MIN(memory, c->memory);
         }
         for (unsigned vcpu = 0; vcpu < plan->nvcpus; vcpu++)
                 rest += vcpu_node[vcpu] < 0;

@@ -14,6 +14,20 @@
 void cells_init_plan(const PlacementRequest *req, Plan *plan);
 
 /*
+ * The cells of a plan with vCPUs in the orders they take room, those a <memnode> binds among them too: the
+ * same for every set of nodes one search weighs (they follow from the plan, v's usable cores and
+ * cells_set_homes()), so worked out once for it rather than over every cell of the guest for each set (a
+ * memory device its <source><nodemask> binds is a cell without vCPUs, and a guest may have hundreds). The
+ * functions below that take one work it out themselves when given NULL.
+ */
+typedef struct CellsPacking CellsPacking;
+CellsPacking *cells_packing_new(const HostView *v, const Plan *plan);
+void cells_packing_free(CellsPacking *p);
+G_DEFINE_AUTOPTR_CLEANUP_FUNC(CellsPacking, cells_packing_free)
+/* The indexes into plan->cells of its cells with vCPUs, into *n of them. */
+const unsigned *cells_packing_cells(const CellsPacking *p, unsigned *n);
+
+/*
  * Puts each cell of plan whose vCPUs one node of the host could hold on one node of nodes[0..n): the
  * biggest cells first, each on the node with most room left, else (when that leaves one out) on the
  * tightest node; the cells a <memnode> ties to nodes (their own, or those nearest their memory) before the
@@ -24,7 +38,7 @@ void cells_init_plan(const PlacementRequest *req, Plan *plan);
  * a cell one node could hold was left out.
  */
 bool cells_pack(const HostView *v, const unsigned *nodes, unsigned n, unsigned *room, uint64_t *mem_room,
-                const Plan *plan, int *vcpu_node);
+                const Plan *plan, const CellsPacking *packing, int *vcpu_node);
 
 /*
  * For a domain that shares cores anyway: each cell on one node where its vCPUs share that node's cores no
@@ -35,7 +49,7 @@ bool cells_pack(const HostView *v, const unsigned *nodes, unsigned n, unsigned *
  * free core in all (every vCPU in a cell, none bound by a <memnode>). vcpu_node as for cells_pack.
  */
 void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
-                       int *vcpu_node);
+                       const CellsPacking *packing, int *vcpu_node);
 
 /*
  * The node index every vCPU of plan goes to inside nodes[0..n), whose capacity[] has room for them:
@@ -46,10 +60,11 @@ void cells_pack_shared(const HostView *v, const unsigned *nodes, unsigned n, con
  * (TOPOLOGY_LOCAL when no cell's memory spills), and adds to spilled (when not NULL) the nodes it spills to.
  */
 uint32_t cells_vcpu_nodes(const HostView *v, const unsigned *nodes, unsigned n, const unsigned *capacity,
-                          const Plan *plan, int *vcpu_node, CpuSet *spilled);
+                          const Plan *plan, const CellsPacking *packing, int *vcpu_node, CpuSet *spilled);
 
 /* Whether the set nodes[0..n) has room for every cell of plan on one node each (see cells_pack). */
-bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan);
+bool cells_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
+               const CellsPacking *packing);
 /* Whether the request binds all its memory to nodes (a <numatune><memory> of its own, or placementd's
  * binding): then it is not counted against the free memory of the nodes its cells go to. */
 bool cells_memory_bound(const HostView *v);
@@ -58,7 +73,8 @@ bool cells_memory_bound(const HostView *v);
  * those nodes: a set without one would run the cell's vCPUs away from its memory. With room, also that
  * the free capacity of the cells' own nodes holds their vCPUs (a cell may spread over its nodes).
  */
-bool cells_bound_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan, bool room);
+bool cells_bound_fit(const HostView *v, const unsigned *nodes, unsigned n, const Plan *plan,
+                     const CellsPacking *packing, bool room);
 
 /*
  * For each guest cell with vCPUs whose <memnode> binds it to nodes none of which has a core its vCPUs may

@@ -153,7 +153,7 @@ static void compat_assign(const HostView *v, const unsigned *nodes, unsigned n, 
 
         for (unsigned i = 0; i < n; i++)
                 capacity[i] = compat_capacity(v, nodes[i]);
-        cells_vcpu_nodes(v, nodes, n, capacity, plan, vcpu_node, NULL);
+        cells_vcpu_nodes(v, nodes, n, capacity, plan, NULL, vcpu_node, NULL);
         cells_follow_guest(v, plan, vcpu_node);
         for (unsigned i = 0; i < n; i++) {
                 unsigned want = 0, got, k = 0;

@@ -221,7 +221,7 @@ static void explicit_assign(const HostView *v, const unsigned *nodes, unsigned n
         /* CPUs local to no NUMA node take only what the real nodes cannot */
         for (unsigned i = 0; i < n; i++)
                 capacity[i] = v->t->nodes[nodes[i]].no_local_memory ? 0 : v->node_free_cores[nodes[i]];
-        cells_vcpu_nodes(v, nodes, n, capacity, plan, vcpu_node, NULL);
+        cells_vcpu_nodes(v, nodes, n, capacity, plan, NULL, vcpu_node, NULL);
         cells_follow_guest(v, plan, vcpu_node);
         give_rest_to_nodeless(v, nodes, n, plan, vcpu_node);
         /* each guest cell's share of a node is picked on its own, so that it takes one L3 group of its

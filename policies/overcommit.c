@@ -286,7 +286,7 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                 a.pos[p] = UINT_MAX;
 
         /* a guest cell stays on one node that is big enough for it, busy or not */
-        cells_pack_shared(v, nodes, n, plan, vcpu_node);
+        cells_pack_shared(v, nodes, n, plan, NULL, vcpu_node);
         cells_follow_guest(v, plan, vcpu_node);
         for (unsigned i = 0; i < n; i++) {
                 const TopoNode *node = &t->nodes[nodes[i]];
@@ -544,8 +544,8 @@ static bool search_pass(const SetSearch *s, const unsigned *single, Plan *plan, 
                              : !set_sums_may_fit(&s->sums, set, 0, s->memory))
                         continue;
                 if (!set_inside(s->v, set, s->allowed_mask) ||
-                    (plan->ncells &&
-                     !cells_bound_fit(s->v, nodeset_members(table, set), set->nnodes, plan, false)))
+                    (plan->ncells && !cells_bound_fit(s->v, nodeset_members(table, set), set->nnodes, plan,
+                                                      s->cells, false)))
                         continue;
                 /* when every free core is wanted, a set must hold every node that has one */
                 if (pass < 2 && need_all && (set->mask & need_mask) != need_mask)

@@ -239,7 +239,7 @@ static bool overcommit_search_by_load(HostView *v, const PolicyOps *ops, unsigne
         SetSearch s;
         bool found;
 
-        set_search_init(&s, v, ops, vcpus, memory); /* its sums over the calm cores */
+        set_search_init(&s, v, ops, plan, vcpus, memory); /* its sums over the calm cores */
         s.wanted = busy;
         if (busy > s.host.capacity) { /* some busy vCPU shares a busy core: where it runs least */
                 load_node_busy_cores(v, &node_busy);
@@ -372,7 +372,7 @@ static PlanResult search_sets(HostView *v, const PolicyOps *ops, const Placement
 
         for (unsigned n = 0; n < v->t->nnodes; n++)
                 all[n] = n;
-        set_search_init(&search, v, ops, req->vcpus, memory);
+        set_search_init(&search, v, ops, plan, req->vcpus, memory);
         search.cells_whole = plan->ncells > 0;
         if (search_room(&search, req, plan, choice))
                 result = PLAN_PLACED;
@@ -464,7 +464,7 @@ static Plan *place_once(const PolicyOps *ops, const Topology *t, const Ledger *l
                 /* the whole host's free memory as it is, not less what the bound cells would hold */
                 if (bound_free) {
                         SetSearch whole;
-                        set_search_init(&whole, &v, ops, req->vcpus, 0);
+                        set_search_init(&whole, &v, ops, NULL, req->vcpus, 0);
                         host.free_memory = whole.host.free_memory;
                         set_search_done(&whole);
                 }

@@ -260,7 +260,7 @@ static int *set_vcpu_nodes(const SetSearch *s, const NodeSet *set, const Plan *p
         vcpu_node = g_new(int, MAX(plan->nvcpus, 1));
         for (unsigned i = 0; i < set->nnodes; i++)
                 capacity[i] = s->v->node_capacity[members[i]];
-        *reach = cells_vcpu_nodes(s->v, members, set->nnodes, capacity, plan, vcpu_node, spilled);
+        *reach = cells_vcpu_nodes(s->v, members, set->nnodes, capacity, plan, s->cells, vcpu_node, spilled);
         return vcpu_node;
 }
 
@@ -287,16 +287,15 @@ static bool set_fits_l3(const SetSearch *s, const NodeSet *set, const Plan *plan
 static uint32_t cell_split(const SetSearch *s, const Plan *plan, const int *vcpu_node)
 {
         uint32_t spread = TOPOLOGY_LOCAL;
+        unsigned ncells = 0;
+        /* a cell without vCPUs (a memory device's; a guest may have hundreds) spans no nodes */
+        const unsigned *cells = s->cells ? cells_packing_cells(s->cells, &ncells) : NULL;
 
-        for (unsigned c = 0; vcpu_node && c < plan->ncells; c++) {
-                g_autoptr(CpuSet) on = NULL;
+        for (unsigned o = 0; vcpu_node && o < ncells; o++) {
+                g_autoptr(CpuSet) on = cpuset_new();
                 uint32_t max;
 
-                /* a cell without vCPUs (a memory device's; a guest may have hundreds) spans no nodes */
-                if (cpuset_is_empty(plan->cells[c].vcpus))
-                        continue;
-                on = cpuset_new();
-                CPUSET_FOREACH (vcpu, plan->cells[c].vcpus)
+                CPUSET_FOREACH (vcpu, plan->cells[cells[o]].vcpus)
                         if ((unsigned)vcpu < plan->nvcpus && vcpu_node[vcpu] >= 0)
                                 cpuset_add(on, (unsigned)vcpu_node[vcpu]);
                 topology_nodes_distance(s->v->t, on, &max, NULL);
@@ -315,7 +314,8 @@ static uint32_t cell_spread(const SetSearch *s, const Plan *plan, const int *vcp
  * splits a guest cell over nearer nodes. */
 #define CELL_SPREAD_SCAN_MAX 4096u
 
-void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory)
+void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, const Plan *plan, unsigned vcpus,
+                     uint64_t memory)
 {
         const Topology *t = v->t;
         const NodeSetTable *table = t->nodesets;
@@ -342,12 +342,15 @@ void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsi
                 set_load_add(&s->host, v, (unsigned)n);
         set_sums_init(&s->sums, v, table, reachable);
         l3_room_init(s);
+        if (plan && plan->ncells)
+                s->cells = cells_packing_new(v, plan);
 }
 
 void set_search_done(SetSearch *s)
 {
         set_sums_done(&s->sums);
         g_free(s->node_l3_room);
+        cells_packing_free(s->cells);
 }
 
 /*
@@ -438,7 +441,7 @@ static double split_mean(const SetSearch *s, const NodeSet *set, const Plan *pla
 
         for (unsigned i = 0; i < set->nnodes; i++)
                 capacity[i] = s->v->node_capacity[members[i]];
-        cells_vcpu_nodes(s->v, members, set->nnodes, capacity, plan, vcpu_node, NULL);
+        cells_vcpu_nodes(s->v, members, set->nnodes, capacity, plan, s->cells, vcpu_node, NULL);
         for (unsigned v = 0; v < plan->nvcpus; v++)
                 for (unsigned i = 0; i < set->nnodes; i++)
                         count[i] += vcpu_node[v] == (int)members[i];
@@ -713,14 +716,15 @@ bool set_search_room(const SetSearch *s, Plan *plan, SetChoice *out)
                 qualifies = qualifies && !idle;
                 /* whole or split, a cell never runs away from its bound memory */
                 if (qualifies && plan->ncells &&
-                    !cells_bound_fit(s->v, nodeset_members(table, set), set->nnodes, plan, true)) {
+                    !cells_bound_fit(s->v, nodeset_members(table, set), set->nnodes, plan, s->cells, true)) {
                         qualifies = false;
-                        node_missing =
-                            !cells_bound_fit(s->v, nodeset_members(table, set), set->nnodes, plan, false);
+                        node_missing = !cells_bound_fit(s->v, nodeset_members(table, set), set->nnodes, plan,
+                                                        s->cells, false);
                         misfit = !node_missing;
                 }
                 if (qualifies && s->cells_whole) {
-                        qualifies = cells_fit(s->v, nodeset_members(table, set), set->nnodes, plan);
+                        qualifies =
+                            cells_fit(s->v, nodeset_members(table, set), set->nnodes, plan, s->cells);
                         misfit = !qualifies;
                 }
                 if (plan->candidates->len < POLICY_KEEP_CANDIDATES) {

@@ -71,7 +71,8 @@ typedef struct SetSearch {
          * node offers less in its best group than in all (otherwise every share fits and it is not asked) */
         unsigned *node_l3_room; /* [nnodes] */
         bool l3_matters;
-        bool cells_whole; /* a set qualifies only with room for each guest cell on one node */
+        bool cells_whole;    /* a set qualifies only with room for each guest cell on one node */
+        CellsPacking *cells; /* the plan's cells in the orders they take room (NULL: the plan has none) */
         /* overcommit by measured load with too few calm cores for the busy vCPUs: per node, the loads of
          * its cores that are not calm; inside the nearest group the set whose least busy such cores, one
          * per busy vCPU beyond its calm cores (at most SET_BUSY_CORES_COMPARED), run least wins. NULL
@@ -128,7 +129,10 @@ typedef struct SetChoice {
         unsigned cells_apart_a, cells_apart_b, cells_apart_g;
 } SetChoice;
 
-void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, unsigned vcpus, uint64_t memory);
+/* plan: the one the search's walks are given (set_search_room()), whose guest cells it packs in each set in
+ * the orders cells_packing_new() works out once here; NULL for a search that walks no sets. */
+void set_search_init(SetSearch *s, const HostView *v, const PolicyOps *ops, const Plan *plan, unsigned vcpus,
+                     uint64_t memory);
 void set_search_done(SetSearch *s);
 
 /*
