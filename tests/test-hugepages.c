@@ -19,14 +19,20 @@
 #define MiB   (UINT64_C(1) << 20)
 #define PAGE2 (2 * MiB)
 
-static Topology *load(void)
+/* tests/topologies/file, loaded. */
+static Topology *load_host(const char *file)
 {
-        g_autofree char *path = test_topology_path("two-node-hugepages.xml");
+        g_autofree char *path = test_topology_path(file);
         g_autofree char *error = NULL;
         Topology *t = NULL;
 
         ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
         return t;
+}
+
+static Topology *load(void)
+{
+        return load_host("two-node-hugepages.xml");
 }
 
 static Plan *place(const Topology *t, const Ledger *l, const char *name, uint64_t memory, uint64_t page)
@@ -273,6 +279,13 @@ static PlacementRequest cells_request(PlacementCell *cells, CpuSet **vcpus, unsi
                                   .ncells = ncells};
 }
 
+/* Frees the vCPU sets cells_request() made. */
+static void free_cell_vcpus(CpuSet **vcpus, unsigned ncells)
+{
+        for (unsigned c = 0; c < ncells; c++)
+                cpuset_free(vcpus[c]);
+}
+
 /* No pool holds more than it has once the plan is committed. */
 static void assert_pools_hold(const Topology *t, const Ledger *l, uint64_t page)
 {
@@ -305,8 +318,7 @@ START_TEST(test_cells_fit_in_whole_pages_each)
         ck_assert_msg(strstr(p->reason, "guest cells: 0 on node 0, 1 on node 1"), "%s", p->reason);
         ck_assert_int_eq(ledger_commit(l, "cells", p), 0);
         assert_pools_hold(t, l, PAGE2);
-        for (unsigned c = 0; c < 2; c++)
-                cpuset_free(vcpus[c]);
+        free_cell_vcpus(vcpus, 2);
 }
 END_TEST
 
@@ -331,8 +343,7 @@ START_TEST(test_cells_short_in_whole_pages_unplaceable)
                          "pages QEMU backs each guest cell in (66.0 MiB in 2.0 MiB hugepages free on "
                          "the whole host; hugepage-backed memory never takes general memory); "
                          "nothing pinned");
-        for (unsigned c = 0; c < 2; c++)
-                cpuset_free(vcpus[c]);
+        free_cell_vcpus(vcpus, 2);
 }
 END_TEST
 
@@ -360,8 +371,7 @@ START_TEST(test_bound_cells_short_in_whole_pages_said)
                              "bound there, 68.0 MiB in the whole pages QEMU backs each guest cell "
                              "in: the guest's memory cannot all be backed"),
                       "%s", p->reason);
-        for (unsigned c = 0; c < 2; c++)
-                cpuset_free(vcpus[c]);
+        free_cell_vcpus(vcpus, 2);
 }
 END_TEST
 
@@ -389,8 +399,7 @@ START_TEST(test_partial_cells_short_in_whole_pages)
                              "132.0 MiB in the whole pages QEMU backs each guest cell in (66.0 MiB "
                              "in 2.0 MiB hugepages and "),
                       "%s", p->reason);
-        for (unsigned c = 0; c < 3; c++)
-                cpuset_free(vcpus[c]);
+        free_cell_vcpus(vcpus, 3);
 }
 END_TEST
 
@@ -414,8 +423,7 @@ START_TEST(test_cells_packed_in_whole_pages)
         ck_assert_msg(strstr(p->reason, "guest cells: 0 on node 1, 1 on node 0"), "%s", p->reason);
         ck_assert_int_eq(ledger_commit(l, "cells", p), 0);
         assert_pools_hold(t, l, PAGE2);
-        for (unsigned c = 0; c < 2; c++)
-                cpuset_free(vcpus[c]);
+        free_cell_vcpus(vcpus, 2);
 }
 END_TEST
 
@@ -426,17 +434,14 @@ END_TEST
  * though they take four. */
 START_TEST(test_guest_order_keeps_whole_pages)
 {
-        g_autofree char *path = test_topology_path("spr-snc2.xml");
-        g_autofree char *error = NULL;
-        g_autoptr(Topology) t = NULL;
+        g_autoptr(Topology) t = load_host("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams params = test_params(POLICY_EXPLICIT);
         PlacementCell cells[4];
         CpuSet *vcpus[4];
         PlacementRequest req = cells_request(cells, vcpus, 4, 1024 * MiB, GiB, NULL);
         Plan *p;
 
-        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
-        g_autoptr(Ledger) l = ledger_new(t);
         cells[0].memory = cells[1].memory = 1536 * MiB;
         req.memory = 5 * GiB;
         req.guest_socket_vcpus = 2;
@@ -457,8 +462,7 @@ START_TEST(test_guest_order_keeps_whole_pages)
         ck_assert_uint_eq(ledger_node_free_hugepages(l, 2, GiB), 0);
         ck_assert_int_eq(ledger_release(l, "cells"), 0);
         ck_assert_uint_eq(ledger_node_free_hugepages(l, 0, GiB), 3 * GiB);
-        for (unsigned c = 0; c < 4; c++)
-                cpuset_free(vcpus[c]);
+        free_cell_vcpus(vcpus, 4);
 }
 END_TEST
 
@@ -486,8 +490,7 @@ START_TEST(test_spilled_cell_counted_in_whole_pages)
         ck_assert_uint_eq(p->node_memory[0] + p->node_memory[1], 126 * MiB);
         ck_assert_int_eq(ledger_commit(l, "cells", p), 0);
         assert_pools_hold(t, l, PAGE2);
-        for (unsigned c = 0; c < 3; c++)
-                cpuset_free(vcpus[c]);
+        free_cell_vcpus(vcpus, 3);
 }
 END_TEST
 
@@ -513,8 +516,7 @@ START_TEST(test_empty_cell_takes_no_page)
         ck_assert_int_eq(ledger_commit(l, "cells", p), 0);
         ck_assert_uint_eq(ledger_node_free_hugepages(l, 1, PAGE2), 0);
         assert_pools_hold(t, l, PAGE2);
-        for (unsigned c = 0; c < 2; c++)
-                cpuset_free(vcpus[c]);
+        free_cell_vcpus(vcpus, 2);
 }
 END_TEST
 
@@ -522,17 +524,14 @@ END_TEST
  * its 16 held), both cells fitted one node by their 3 GiB; they take 4 pages, one node each. */
 START_TEST(test_gib_cells_fit_in_whole_pages)
 {
-        g_autofree char *path = test_topology_path("spr-snc2.xml");
-        g_autofree char *error = NULL;
-        g_autoptr(Topology) t = NULL;
+        g_autoptr(Topology) t = load_host("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
         PlacementParams params = test_params(POLICY_EXPLICIT);
         PlacementCell cells[2];
         CpuSet *vcpus[2];
         PlacementRequest req = cells_request(cells, vcpus, 2, 1536 * MiB, GiB, NULL);
         Plan *p;
 
-        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
-        g_autoptr(Ledger) l = ledger_new(t);
         for (unsigned n = 0; n < t->nnodes; n++) {
                 g_autofree char *name = g_strdup_printf("holder%u", n);
                 hold_pages(t, l, name, n, 13 * GiB, GiB);
@@ -543,8 +542,7 @@ START_TEST(test_gib_cells_fit_in_whole_pages)
         ck_assert_msg(strstr(p->reason, "6.0 GiB free for 3.0 GiB in 1.0 GiB hugepages"), "%s", p->reason);
         ck_assert_int_eq(ledger_commit(l, "cells", p), 0);
         assert_pools_hold(t, l, GiB);
-        for (unsigned c = 0; c < 2; c++)
-                cpuset_free(vcpus[c]);
+        free_cell_vcpus(vcpus, 2);
 }
 END_TEST
 
@@ -580,16 +578,13 @@ END_TEST
  * pages has half of one free), the plan still counting the guest's 1536 MiB. */
 START_TEST(test_gib_pages_held_whole)
 {
-        g_autofree char *path = test_topology_path("spr-snc2.xml");
-        g_autofree char *error = NULL;
-        g_autoptr(Topology) t = NULL;
+        g_autoptr(Topology) t = load_host("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
         g_autofree char *map = NULL;
         uint64_t sum = 0;
         int node = -1;
         Plan *p;
 
-        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
-        g_autoptr(Ledger) l = ledger_new(t);
         p = place(t, l, "vm", 1536 * MiB, 1024 * MiB);
         ck_assert_msg(p->result == PLAN_PLACED, "%s", p->reason);
         for (unsigned n = 0; n < p->nnode_memory; n++) {
@@ -959,11 +954,8 @@ END_TEST
  * its own kind, the other nodes' pools stay free, and the reason says how much is in hugepages. */
 START_TEST(test_cell_without_page_is_ordinary_memory)
 {
-        g_autofree char *path = test_topology_path("spr-snc2.xml");
-        g_autofree char *error = NULL;
-        g_autoptr(Topology) t = NULL;
+        g_autoptr(Topology) t = load_host("spr-snc2.xml");
 
-        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
         for (unsigned k = 0; k < G_N_ELEMENTS(partial_pages); k++) {
                 g_autoptr(DomainSpec) spec = partial_spec(partial_pages[k]);
                 g_autoptr(Ledger) l = ledger_new(t);
@@ -999,9 +991,8 @@ END_TEST
  * has the room: the guest goes to a node whose pool has room, its cells together. */
 START_TEST(test_partial_pages_need_pool_room)
 {
-        g_autofree char *path = test_topology_path("spr-snc2.xml");
-        g_autofree char *error = NULL;
-        g_autoptr(Topology) t = NULL;
+        g_autoptr(Topology) t = load_host("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
         g_autoptr(DomainSpec) spec = partial_spec(partial_pages[0]);
         g_auto(RequestShape) shape = {0};
         PlacementParams params = test_params(POLICY_EXPLICIT);
@@ -1010,8 +1001,6 @@ START_TEST(test_partial_pages_need_pool_room)
         Plan *first, *plan;
 
         params.fit = FIT_PACK;
-        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
-        g_autoptr(Ledger) l = ledger_new(t);
         first = policy_place(t, l, &full, &params);
         ck_assert_msg(cpuset_has(first->nodes, 0), "%s", first->reason);
         ck_assert_int_eq(ledger_commit(l, "full", first), 0);
@@ -1080,17 +1069,14 @@ static void assert_pages_within_pools(const Topology *t, const Ledger *l, const 
  * ordinary memory holding as much does not make the other nodes idle. */
 START_TEST(test_partial_pages_set_spans_pools)
 {
-        g_autofree char *path = test_topology_path("spr-snc2.xml");
-        g_autofree char *error = NULL;
-        g_autoptr(Topology) t = NULL;
+        g_autoptr(Topology) t = load_host("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
         g_autoptr(DomainSpec) spec = pool_spread_spec(8, 50);
         g_auto(RequestShape) shape = {0};
         PlacementParams params = test_params(POLICY_EXPLICIT);
         PlacementRequest req = {.name = "spread", .vcpus = 8, .memory = 50 * GiB + 8192};
         g_autoptr(Plan) plan = NULL;
 
-        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
-        g_autoptr(Ledger) l = ledger_new(t);
         domain_request_shape(spec, t, &req, &shape);
         plan = policy_place(t, l, &req, &params);
         ck_assert_msg(plan->result == PLAN_PLACED && cpuset_count(plan->nodes) == 4, "%s: %s",
@@ -1103,17 +1089,14 @@ END_TEST
  * to the nearest node whose pool and ordinary memory hold as much together. */
 START_TEST(test_partial_pages_overcommit_spans_pools)
 {
-        g_autofree char *path = test_topology_path("spr-snc2.xml");
-        g_autofree char *error = NULL;
-        g_autoptr(Topology) t = NULL;
+        g_autoptr(Topology) t = load_host("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
         g_autoptr(DomainSpec) spec = pool_spread_spec(4, 20);
         g_auto(RequestShape) shape = {0};
         PlacementParams params = test_params(POLICY_EXPLICIT);
         PlacementRequest req = {.name = "spread", .vcpus = 4, .memory = 20 * GiB + 8192};
         g_autoptr(Plan) plan = NULL;
 
-        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
-        g_autoptr(Ledger) l = ledger_new(t);
         for (unsigned i = 0; i < 4; i++) {
                 g_autofree char *name = g_strdup_printf("busy%u", i);
                 PlacementRequest busy = {.name = name, .vcpus = 16, .memory = GiB};
@@ -1132,9 +1115,8 @@ END_TEST
  * pool, as the daemon counts it again after a restart. */
 START_TEST(test_adopted_partial_pages_by_kind)
 {
-        g_autofree char *path = test_topology_path("spr-snc2.xml");
-        g_autofree char *error = NULL;
-        g_autoptr(Topology) t = NULL;
+        g_autoptr(Topology) t = load_host("spr-snc2.xml");
+        g_autoptr(Ledger) l = ledger_new(t);
         g_autoptr(DomainSpec) spec = partial_spec(partial_pages[0]);
         g_auto(RequestShape) shape = {0};
         PlacementParams params = test_params(POLICY_EXPLICIT);
@@ -1142,8 +1124,6 @@ START_TEST(test_adopted_partial_pages_by_kind)
         CpuSet *pins[4];
         Plan *p;
 
-        ck_assert_msg(topology_load(path, &t, &error) == 0, "%s", error);
-        g_autoptr(Ledger) l = ledger_new(t);
         domain_request_shape(spec, t, &req, &shape);
         for (unsigned i = 0; i < 4; i++) {
                 pins[i] = cpuset_new();
