@@ -238,6 +238,7 @@ static HealRead *keep_read(Manager *m, const char *key, PlacerRequest *pr, uint6
         if (r->pr) { /* load is the monitor's at each pass, not what it was at the read */
                 r->pr->req.vcpu_busy = NULL;
                 r->pr->req.host_busy = 0;
+                r->pr->req.host_unmeasured = false;
         }
         g_hash_table_replace(m->heal_requests, g_strdup(key), r);
         return r;
@@ -266,12 +267,14 @@ static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double
         const DomainLoad *l = load_monitor_lookup(m->load, d->uuid);
         const double *vcpu_busy = NULL;
         double host_busy = 0;
+        bool host_unmeasured;
         HealRead *r;
 
         if (l && l->nvcpus == p->nvcpus) {
                 vcpu_busy = domain_load_vcpu_busy(l);
                 host_busy = l->host_busy;
         }
+        host_unmeasured = m->config->load_interval_sec > 0 && (!l || !l->known);
         e->key = g_strdup(d->uuid);
         e->name = g_strdup(d->name);
         e->nvcpus = p->nvcpus;
@@ -280,7 +283,8 @@ static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double
                                          .vcpus = p->nvcpus,
                                          .memory = p->memory,
                                          .vcpu_busy = vcpu_busy,
-                                         .host_busy = host_busy},
+                                         .host_busy = host_busy,
+                                         .host_unmeasured = host_unmeasured},
                              .policy = p->policy,
                              .fixed = true};
         e->need = NEED_NONE;
@@ -330,12 +334,14 @@ static void entry_movable(HealEntry *e)
 {
         const double *vcpu_busy = e->hd.request.vcpu_busy;
         double host_busy = e->hd.request.host_busy;
+        bool host_unmeasured = e->hd.request.host_unmeasured;
 
         if (e->need == NEED_NONE || !e->read || !e->read->pr || e->read->pr->req.vcpus != e->nvcpus)
                 return; /* unread, gone, opted out since, or resized: reconcile and placement see to it */
         e->hd.request = e->read->pr->req;
         e->hd.request.vcpu_busy = vcpu_busy;
         e->hd.request.host_busy = host_busy;
+        e->hd.request.host_unmeasured = host_unmeasured;
         e->hd.policy = e->read->pr->params.policy;
         e->hd.fixed = false;
 }

@@ -379,11 +379,13 @@ static Decision *skip(Manager *m, const char *uuid, const DomainSpec *live, cons
         return placer_record(m, d, occupied);
 }
 
-/* The measured load of the domain with uuid into req, when known for its vCPU count. */
+/* The measured load of the domain with uuid into req, when known for its vCPU count; when load is
+ * measured and the domain's is not known yet, that its host-side load is not. */
 static void add_load(Manager *m, const char *uuid, PlacementRequest *req)
 {
         const DomainLoad *l = load_monitor_lookup(m->load, uuid);
 
+        req->host_unmeasured = manager_config(m)->load_interval_sec > 0 && (!l || !l->known);
         if (!l || l->nvcpus != req->vcpus)
                 return;
         req->vcpu_busy = domain_load_vcpu_busy(l);

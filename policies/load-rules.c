@@ -210,6 +210,19 @@ static unsigned pin_threads(const Topology *t, const CpuSet *set)
         return MAX(n, 1u);
 }
 
+/* Whether req's host-side threads count as LOAD_HOST_UNMEASURED cores busy: not measured yet, where
+ * EmulatorPin=siblings would put them beside its vCPUs and the host keeps no CPUs for such threads (a
+ * realtime guest's already keep off its FIFO vCPUs' siblings, by their own rule). */
+static bool host_unmeasured(const HostView *v)
+{
+        const PlacementRequest *req = v->req;
+
+        return req->host_unmeasured && !req->vcpu_busy && !req->realtime &&
+               v->params->emulator_pin == EMULATOR_PIN_SIBLINGS &&
+               (!v->params->housekeeping_cpus || cpuset_is_empty(v->params->housekeeping_cpus)) &&
+               (!v->params->reserved_cpus || cpuset_is_empty(v->params->reserved_cpus));
+}
+
 /*
  * Busy host-side threads beside a busy vCPU cost both, from a quarter of a core on (LOAD_HOST_REPIN_GAIN:
  * what heal re-pins them alone for; 0.3 cores of vhost over a busy guest's siblings is beside its busy
@@ -229,19 +242,24 @@ bool load_pick_emulator(const HostView *v, Plan *plan)
         const Topology *t = v->t;
         const PlacementRequest *req = v->req;
         g_autoptr(CpuSet) taken = cpuset_new();
-        bool any_busy = false;
+        bool any_busy = false, unmeasured;
+        double host;
         int c;
 
-        if (!req || !req->vcpu_busy || req->host_busy < LOAD_HOST_REPIN_GAIN)
+        if (!req)
+                return false;
+        unmeasured = host_unmeasured(v);
+        host = unmeasured ? LOAD_HOST_UNMEASURED : req->vcpu_busy ? req->host_busy : 0;
+        if (host < LOAD_HOST_REPIN_GAIN)
                 return false;
         for (unsigned i = 0; i < plan->nvcpus; i++)
                 any_busy |= plan->vcpu_pu[i] >= 0 && vcpu_busy(req, i) >= LOAD_BUSY_THRESHOLD;
         if (!any_busy)
                 return false;
-        for (bool first = true;
-             ((c = pick_host_core(v, plan, taken, true)) >= 0 ||
-              (c = nearest_host_core(v, plan, taken)) >= 0) &&
-             (first || req->host_busy / pin_threads(t, plan->emulator_pin) >= LOAD_BUSY_THRESHOLD);
+        /* a load only presumed does not take its threads off the domain's nodes */
+        for (bool first = true; ((c = pick_host_core(v, plan, taken, true)) >= 0 ||
+                                 (!unmeasured && (c = nearest_host_core(v, plan, taken)) >= 0)) &&
+                                (first || host / pin_threads(t, plan->emulator_pin) >= LOAD_BUSY_THRESHOLD);
              first = false) {
                 cpuset_add(taken, (unsigned)c);
                 for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
@@ -355,6 +373,19 @@ void load_note_reason(const HostView *v, bool by_core, Plan *plan)
                     plan->reason, req->vcpu_busy ? "measured load" : "load (its vCPUs busy until measured)");
                 g_free(plan->reason);
                 plan->reason = reason;
+        }
+        if (!busy_host && host_unmeasured(v) && !cpuset_is_empty(plan->emulator_pin)) {
+                bool apart = true;
+                for (unsigned i = 0; i < plan->nvcpus && apart; i++)
+                        apart = !cpuset_intersects(plan->emulator_pin, plan->vcpu_pins[i]);
+                if (apart) {
+                        reason =
+                            g_strdup_printf("%s; host-side threads on cores no vCPU uses: their load, not "
+                                            "measured yet, counts as %.1f cores busy",
+                                            plan->reason, LOAD_HOST_UNMEASURED);
+                        g_free(plan->reason);
+                        plan->reason = reason;
+                }
         }
         if (dedicated || elsewhere) {
                 reason = g_strdup_printf(

@@ -108,6 +108,7 @@ static PlacementRequest request_for(const Sim *s, const SimDomain *d, const doub
         if (s->p->use_load) {
                 req.vcpu_busy = domain_load_vcpu_busy(d->load);
                 req.host_busy = d->load->host_busy;
+                req.host_unmeasured = !req.vcpu_busy;
                 req.pu_busy = pu_busy;
         }
         return req;

@@ -200,10 +200,12 @@ START_TEST(test_bound_many_layers)
 END_TEST
 
 /* The replay's diagnosis switch oracle_load: the engine sees the true load at the first placement. A busy
- * domain whose host-side threads keep 1.5 cores busy, placed before they are measured, has them on its
- * own core's sibling (a busy pair and half a third busy thread on one core of two PUs: 2.5 cores asked
- * of it, 1.2 delivered, 1.3 lost, all of it to host threads); known at once, they get cores of their own.
- * Heal is off, so the first plan holds. */
+ * domain whose host-side threads keep 1.5 cores busy, placed before they are measured on a host that
+ * keeps CPUs for the host (ReservedCPUs=, so not counted as LOAD_HOST_UNMEASURED), has them on its own
+ * core's sibling (a busy pair and half a third busy thread on one core of two PUs: 2.5 cores asked of it,
+ * 1.2 delivered, 1.3 lost, all of it to host threads); known at once, they get cores of their own. Without
+ * the reserve they start on cores of their own as well, counted as one core busy until measured. Heal is
+ * off, so the first plan holds. */
 START_TEST(test_replay_oracle_load)
 {
         g_autoptr(Topology) t = topology_new_uniform(1, 4, 2, 8 * GiB, NULL);
@@ -211,9 +213,11 @@ START_TEST(test_replay_oracle_load)
         g_autoptr(GPtrArray) trace = NULL;
         g_autofree char *error = NULL;
         SimParams p;
-        SimReport unknown, known;
+        SimReport unknown, known, presumed;
 
         ck_assert_int_eq(trace_parse("start a 1 1G busy=1 host=1.5\ntick 100\n", "t", &trace, &error), 0);
+        c->placement.reserved_cpus = cpuset_new();
+        cpuset_add(c->placement.reserved_cpus, 7);
         sim_params_from_config(&p, c);
         p.heal = false;
         ck_assert_int_eq(sim_replay(t, &p, trace, &unknown, &error), 0);
@@ -223,6 +227,11 @@ START_TEST(test_replay_oracle_load)
         ck_assert_int_eq(sim_replay(t, &p, trace, &known, &error), 0);
         ck_assert_double_eq_tol(known.capacity_lost, 0, 1e-9);
         ck_assert_double_eq_tol(known.host_capacity_lost, 0, 1e-9);
+        g_clear_pointer(&c->placement.reserved_cpus, cpuset_free);
+        sim_params_from_config(&p, c);
+        p.heal = false;
+        ck_assert_int_eq(sim_replay(t, &p, trace, &presumed, &error), 0);
+        ck_assert_double_eq_tol(presumed.capacity_lost, 0, 1e-9);
 }
 END_TEST
 

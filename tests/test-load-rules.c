@@ -232,6 +232,88 @@ START_TEST(test_busy_host_threads_own_core)
 }
 END_TEST
 
+/*
+ * A domain whose load is measured on the host but not known yet (host_unmeasured): its vCPUs count as
+ * busy, its host-side threads as LOAD_HOST_UNMEASURED cores, so EmulatorPin=siblings starts them on cores
+ * of its own nodes no vCPU uses (two: one core of load on the two threads of one core is a busy pair)
+ * rather than beside its vCPUs, where busy vhost contends until its first readings. Never off its
+ * nodes for a presumption, never when the host keeps CPUs for such threads (HousekeepingCPUs=,
+ * ReservedCPUs=) or EmulatorPin= is not siblings, not for a realtime guest (its threads' own rule: the
+ * one free core a realtime guest's emulator takes, not two), and not when the load is measured (quiet
+ * threads stay).
+ */
+START_TEST(test_unmeasured_host_threads_start_apart)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 4, 2, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        double busy[] = {1, 1};
+        PlacementRequest req = {.name = "d", .vcpus = 2, .memory = GiB, .host_unmeasured = true};
+        g_autoptr(Plan) plan = policy_place(t, l, &req, &p);
+        g_autoptr(Plan) unknown = NULL, measured = NULL, kept = NULL, nodeset = NULL, full = NULL, rt = NULL,
+                        rt_unmeasured = NULL;
+        unsigned fill[] = {0, 2, 4, 6};
+
+        ck_assert_int_eq(plan->result, PLAN_PLACED);
+        ck_assert_uint_eq(cpuset_count(plan->emulator_pin), 4);
+        CPUSET_FOREACH (os, plan->emulator_pin) {
+                unsigned core = t->pus[topology_pu_by_os(t, (unsigned)os)].core;
+                ck_assert(cpuset_has(plan->nodes, t->cores[core].node));
+        }
+        for (unsigned i = 0; i < 2; i++)
+                ck_assert(!cpuset_intersects(plan->emulator_pin, plan->vcpu_pins[i]));
+        ck_assert_msg(strstr(plan->reason, "host-side threads on cores no vCPU uses: their load, not "
+                                           "measured yet, counts as 1.0 cores busy"),
+                      "%s", plan->reason);
+        /* load not measured on the host at all: its own cores' siblings, as ever */
+        req.host_unmeasured = false;
+        unknown = policy_place(t, l, &req, &p);
+        ck_assert_uint_eq(cpuset_count(unknown->emulator_pin), 2);
+        ck_assert(!strstr(unknown->reason, "not measured yet"));
+        CPUSET_FOREACH (os, unknown->emulator_pin) {
+                unsigned core = t->pus[topology_pu_by_os(t, (unsigned)os)].core;
+                ck_assert(core == core_of(t, unknown, 0) || core == core_of(t, unknown, 1));
+        }
+        /* measured: quiet host-side threads stay on the siblings */
+        req.vcpu_busy = busy;
+        req.host_busy = 0.1;
+        req.host_unmeasured = true; /* read only without vcpu_busy */
+        measured = policy_place(t, l, &req, &p);
+        ck_assert(cpuset_equal(measured->emulator_pin, unknown->emulator_pin));
+        req.vcpu_busy = NULL;
+        req.host_busy = 0;
+        /* the host keeps CPUs for such threads: EmulatorPin=siblings as ever */
+        p.housekeeping_cpus = cpuset_new();
+        cpuset_add(p.housekeeping_cpus, 15);
+        kept = policy_place(t, l, &req, &p);
+        ck_assert(cpuset_equal(kept->emulator_pin, unknown->emulator_pin));
+        g_clear_pointer(&p.housekeeping_cpus, cpuset_free);
+        req.realtime = true;
+        rt_unmeasured = policy_place(t, l, &req, &p);
+        req.host_unmeasured = false;
+        rt = policy_place(t, l, &req, &p);
+        ck_assert(cpuset_equal(rt_unmeasured->emulator_pin, rt->emulator_pin));
+        ck_assert(!strstr(rt_unmeasured->reason, "not measured yet"));
+        req.realtime = false;
+        req.host_unmeasured = true;
+        p.emulator_pin = EMULATOR_PIN_NODESET;
+        nodeset = policy_place(t, l, &req, &p);
+        ck_assert_uint_ge(cpuset_count(nodeset->emulator_pin), 6); /* the node's other cores, as ever */
+        p.emulator_pin = EMULATOR_PIN_SIBLINGS;
+        /* node 0 holds 4 vCPUs of another domain on its cores' first threads, node 1 nothing: d (2 vCPUs)
+         * takes node 1; then with only its own cores' siblings left on its node, nothing else */
+        hold(t, l, "other", 4, fill);
+        req.vcpus = 4;
+        full = policy_place(t, l, &req, &p);
+        ck_assert_int_eq(full->result, PLAN_PLACED);
+        CPUSET_FOREACH (os, full->emulator_pin) {
+                unsigned core = t->pus[topology_pu_by_os(t, (unsigned)os)].core;
+                ck_assert(cpuset_has(full->nodes, t->cores[core].node)); /* not off its node */
+        }
+        ck_assert(!strstr(full->reason, "not measured yet"));
+}
+END_TEST
+
 /* Busy host-side threads get cores by the threads' worth each core delivers: two on a core of two, four
  * or eight threads (what load_core_lost() counts), one on a core without SMT. 1.5 cores of them on one
  * core of four or eight threads are the busy pair they are on two threads, so they get two cores there
@@ -1068,6 +1150,7 @@ static Suite *load_rules_suite(void)
         tcase_add_test(tc, test_bound_take_free_core_beyond_binding);
         tcase_add_test(tc, test_free_cores_unchanged);
         tcase_add_test(tc, test_busy_host_threads_own_core);
+        tcase_add_test(tc, test_unmeasured_host_threads_start_apart);
         tcase_add_test(tc, test_busy_host_threads_cores_by_what_a_core_delivers);
         tcase_add_test(tc, test_host_thread_core_is_held);
         tcase_add_test(tc, test_idle_domain_keeps_host_threads);

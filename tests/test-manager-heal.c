@@ -271,7 +271,10 @@ static bool spin_until_moved(Manager *m)
 static Manager *start_alone(const char *name, unsigned n, virDomainPtr *ret_d, char **ret_uuid,
                             Plan **ret_before)
 {
-        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        /* HousekeepingCPUs= (used only without idle siblings) keeps its host-side load from counting as
+         * LOAD_HOST_UNMEASURED before it is measured: EmulatorPin=siblings puts the threads on its cores'
+         * siblings, where the re-pins of these tests start from */
+        Manager *m = new_manager("[Placement]\nHealInterval=60\nHousekeepingCPUs=7\n");
 
         *ret_d = start(m, name, n);
         *ret_uuid = g_strdup(manager_lookup(m, name)->uuid);
@@ -546,6 +549,33 @@ START_TEST(test_host_load_beside_own_vcpus_moved)
                         ck_assert_uint_ne(core, t->pus[after->vcpu_pu[i]].core);
         }
         ck_assert(!cpuset_is_empty(after->emulator_pin));
+        done(m, d);
+}
+END_TEST
+
+/* Where the host keeps no CPUs for QEMU's threads, the same domain's host-side threads start on the core
+ * no vCPU uses, counted as a core busy until measured (LOAD_HOST_UNMEASURED): measured at about a core,
+ * they already run where the pass would put them, and it moves nothing. */
+START_TEST(test_unmeasured_host_threads_start_apart)
+{
+        Manager *m = new_manager("[Placement]\nHealInterval=60\n");
+        virDomainPtr d = start(m, "h-u", 3);
+        const Decision *dec = manager_lookup(m, "h-u");
+        g_autofree char *uuid = g_strdup(dec->uuid);
+        const Topology *t = manager_topology(m);
+        const Plan *p = ledger_lookup(manager_ledger(m), uuid);
+
+        ck_assert_uint_eq(cpuset_count(p->emulator_pin), 2);
+        CPUSET_FOREACH (os, p->emulator_pin) {
+                unsigned core = t->pus[topology_pu_by_os(t, (unsigned)os)].core;
+                for (unsigned i = 0; i < 3; i++)
+                        ck_assert_uint_ne(core, t->pus[p->vcpu_pu[i]].core);
+        }
+        ck_assert_msg(strstr(dec->reason, "not measured yet"), "%s", dec->reason);
+        measure_n(m, uuid, 3, UINT64_C(95000000), UINT64_C(120000000));
+        spin(300);
+        ck_assert_uint_ge(manager_stats(m)->heal_passes, 1);
+        ck_assert_uint_eq(manager_stats(m)->heal_moves, 0);
         done(m, d);
 }
 END_TEST
@@ -1332,6 +1362,7 @@ static Suite *manager_heal_suite(void)
         tcase_add_test(tc, test_reads_per_pass_bounded);
         tcase_add_test(tc, test_old_reads_after_new_ones);
         tcase_add_test(tc, test_host_load_beside_own_vcpus_moved);
+        tcase_add_test(tc, test_unmeasured_host_threads_start_apart);
         tcase_add_test(tc, test_host_load_over_a_core_spread);
         suite_add_tcase(s, tc);
 

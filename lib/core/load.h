@@ -59,6 +59,12 @@ typedef struct LoadSmoothing {
         ((LoadSmoothing){.rise_sec = LOAD_RISE_HALF_LIFE_SEC,                                               \
                          .fall_sec = LOAD_FALL_HALF_LIFE_SEC,                                               \
                          .warmup_sec = (warmup)})
+/* The host-side load a domain counts with until its own is measured (PlacementRequest.host_unmeasured),
+ * in cores: as its vCPUs count as busy until then, its emulator, I/O threads and vhost count as one core
+ * kept busy, so they start on cores no vCPU uses, while its nodes have such cores, rather than on the
+ * siblings of its vCPUs, where a guest with busy vhost contends from its first second until the re-pin
+ * after its first readings. */
+#define LOAD_HOST_UNMEASURED 1.0
 /* The most host-side cores a domain is counted with (a bad counter must not look like a huge host). */
 #define LOAD_HOST_BUSY_MAX 1024.0
 

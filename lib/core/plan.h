@@ -160,6 +160,8 @@ typedef struct PlacementRequest {
          * cores of their own first and idle ones share; busy host-side threads get a core no vCPU uses. */
         const double *vcpu_busy; /* [vcpus] smoothed busy fraction per vCPU; NULL = unknown: all busy */
         double host_busy;        /* cores its host-side threads keep busy; read only with vcpu_busy */
+        bool host_unmeasured;    /* load is measured on this host, the domain's not yet (vcpu_busy NULL):
+                                  * its host-side threads count as LOAD_HOST_UNMEASURED cores busy */
         const double *pu_busy;   /* [npus] what the ledger's domains keep busy per PU index
                                   * (load_pu_busy()); NULL = unknown: each counted vCPU busy */
         /* added: I/O threads. The ids of the domain's I/O threads (<iothreads>), and those the user pins
