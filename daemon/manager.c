@@ -1271,7 +1271,11 @@ void manager_count(const Manager *m, unsigned *counts)
 
 Plan *manager_plan(const Manager *m, unsigned vcpus, uint64_t memory)
 {
-        PlacementRequest req = {.name = "(new domain)", .vcpus = vcpus, .memory = memory};
+        /* as a domain that starts is placed: its load not known yet */
+        PlacementRequest req = {.name = "(new domain)",
+                                .vcpus = vcpus,
+                                .memory = memory,
+                                .host_unmeasured = m->config->load_interval_sec > 0};
         return policy_place(m->topology, m->ledger, &req, &m->config->placement);
 }
 
