@@ -216,7 +216,6 @@ START_TEST(test_replay_oracle_load)
         SimReport unknown, known, presumed;
 
         ck_assert_int_eq(trace_parse("start a 1 1G busy=1 host=1.5\ntick 100\n", "t", &trace, &error), 0);
-        c->placement.reserved_cpus = cpuset_new();
         cpuset_add(c->placement.reserved_cpus, 7);
         sim_params_from_config(&p, c);
         p.heal = false;
@@ -227,7 +226,7 @@ START_TEST(test_replay_oracle_load)
         ck_assert_int_eq(sim_replay(t, &p, trace, &known, &error), 0);
         ck_assert_double_eq_tol(known.capacity_lost, 0, 1e-9);
         ck_assert_double_eq_tol(known.host_capacity_lost, 0, 1e-9);
-        g_clear_pointer(&c->placement.reserved_cpus, cpuset_free);
+        cpuset_clear(c->placement.reserved_cpus);
         sim_params_from_config(&p, c);
         p.heal = false;
         ck_assert_int_eq(sim_replay(t, &p, trace, &presumed, &error), 0);

@@ -573,7 +573,9 @@ START_TEST(test_unmeasured_host_threads_start_apart)
         }
         ck_assert_msg(strstr(dec->reason, "not measured yet"), "%s", dec->reason);
         measure_n(m, uuid, 3, UINT64_C(95000000), UINT64_C(120000000));
-        spin(300);
+        for (unsigned i = 0; i < 2500 && manager_stats(m)->heal_passes == 0; i++)
+                spin(1);
+        spin(50);
         ck_assert_uint_ge(manager_stats(m)->heal_passes, 1);
         ck_assert_uint_eq(manager_stats(m)->heal_moves, 0);
         done(m, d);
