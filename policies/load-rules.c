@@ -235,7 +235,8 @@ static bool host_unmeasured(const HostView *v)
  * nearest allowed node's (nearest_host_core()). When no further core is left they keep what they have: a
  * busy vCPU's sibling would put part of their load beside a busy vCPU, which costs more than the same
  * share beside nothing busy (contention.h). When none of the domain's vCPUs is busy, the siblings of its
- * own cores already run nothing busy: no free core is taken from a busy guest for them.
+ * own cores already run nothing busy: no free core is taken from a busy guest for them. Threads not
+ * measured yet (host_unmeasured()) count as LOAD_HOST_UNMEASURED cores and stay on plan's nodes.
  */
 bool load_pick_emulator(const HostView *v, Plan *plan)
 {

@@ -77,7 +77,10 @@ double load_core_busy(const HostView *v, unsigned c);
  * are idle, its own or others'), free ones first, until no thread's worth their cores deliver (two on a core
  * of four or eight threads) is half busy; never a busy vCPU's sibling. When plan's nodes have no such core,
  * the first is one of the nearest node that has one among those the request allows (cores first, then
- * locality). Returns true. False (plan unchanged) when no such core is left or the rule does not apply. */
+ * locality). Host-side threads not measured yet (PlacementRequest.host_unmeasured, under
+ * EmulatorPin=siblings without CPUs kept for the host, not realtime) count as LOAD_HOST_UNMEASURED cores
+ * busy and take cores of plan's nodes only. Returns true. False (plan unchanged) when no such core is left
+ * or the rule does not apply. */
 bool load_pick_emulator(const HostView *v, Plan *plan);
 
 /*
