@@ -202,7 +202,9 @@ static void check_goals(const Cell *c, unsigned load, Goals *g)
 /*
  * Where explicit + heal + load loses against the bound: the same replay with each limit lifted in turn
  * (cumulatively), so each step's drop is what that cause costs; and of each, what busy host-side threads
- * add. What is left after the last step is what placing whole domains, with memory, one at a time costs.
+ * add, and what was lost while a calm core was on the losing core's node or only on another node (the
+ * bound counts every core of the host as near; the rest was lost with no calm core anywhere). What is
+ * left after the last step is what placing whole domains, with memory, one at a time costs.
  */
 static void run_breakdown(const Topology *t, const Config *spread, const GPtrArray *trace, double from,
                           const SimReport *base)
@@ -212,8 +214,9 @@ static void run_breakdown(const Topology *t, const Config *spread, const GPtrArr
         double prev = base->capacity_lost;
 
         printf("\nWhere it loses (explicit + heal + load, each limit lifted in turn; bound %.2f):\n\n"
-               "| step | capacity lost | of it, busy host threads | step's gain | / bound | busy vCPUs "
-               "contended | moves per domain |\n|---|---:|---:|---:|---:|---:|---:|\n",
+               "| step | capacity lost | of it, busy host threads | calm core on its node | only on "
+               "another node | step's gain | / bound | busy vCPUs contended | moves per domain |\n"
+               "|---|---:|---:|---:|---:|---:|---:|---:|---:|\n",
                base->bound_capacity_lost);
         for (unsigned k = 0; k < G_N_ELEMENTS(steps); k++) {
                 SimReport r = *base;
@@ -234,8 +237,9 @@ static void run_breakdown(const Topology *t, const Config *spread, const GPtrArr
                 }
                 if (r.bound_capacity_lost > 1e-9)
                         g_snprintf(ratio, sizeof(ratio), "%.2fx", r.capacity_lost / r.bound_capacity_lost);
-                printf("| %s | %.2f | %.2f | %+.2f | %s | %.1f%% | %.2f |\n", steps[k], r.capacity_lost,
-                       r.host_capacity_lost, k ? prev - r.capacity_lost : 0.0, ratio,
+                printf("| %s | %.2f | %.2f | %.2f | %.2f | %+.2f | %s | %.1f%% | %.2f |\n", steps[k],
+                       r.capacity_lost, r.host_capacity_lost, r.calm_node_capacity_lost,
+                       r.calm_elsewhere_capacity_lost, k ? prev - r.capacity_lost : 0.0, ratio,
                        100 * r.busy_contended_fraction, r.starts ? (double)r.moves / r.starts : 0);
                 prev = r.capacity_lost;
         }

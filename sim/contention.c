@@ -44,6 +44,8 @@ ContentionSample contention_measure(const Topology *t, const ContentionDomain *d
         g_autofree double *pu_host = g_new0(double, MAX(t->npus, 1));
         g_autofree double *core_host = g_new0(double, MAX(t->ncores, 1));
         g_autofree unsigned *core_host_busy = g_new0(unsigned, MAX(t->ncores, 1));
+        g_autofree bool *node_calm = g_new0(bool, MAX(t->nnodes, 1));
+        bool any_calm = false;
         ContentionSample s = {0};
 
         for (unsigned i = 0; i < n; i++) {
@@ -75,11 +77,20 @@ ContentionSample contention_measure(const Topology *t, const ContentionDomain *d
                         s.busy_contended += busy && core_busy[c] + core_host_busy[c] >= 2;
                 }
         }
+        for (unsigned c = 0; c < t->ncores; c++)
+                if (!core_busy[c] && core_host[c] < LOAD_HOST_REPIN_GAIN) {
+                        node_calm[t->cores[c].node] = true;
+                        any_calm = true;
+                }
         for (unsigned c = 0; c < t->ncores; c++) {
                 double alone = contention_core_lost(core_busy[c], t->cores[c].npus, loss);
                 double lost = load_core_lost_with_host(core_busy[c], core_host[c], t->cores[c].npus, loss);
                 s.capacity_lost += lost;
                 s.host_lost += lost - alone;
+                if (node_calm[t->cores[c].node])
+                        s.lost_calm_node += lost;
+                else if (any_calm)
+                        s.lost_calm_elsewhere += lost;
         }
         return s;
 }

@@ -40,7 +40,10 @@ typedef struct ContentionSample {
         unsigned busy_contended; /* busy vCPUs on a core with another busy thread */
         double capacity_lost;    /* cores */
         double host_lost;        /* of capacity_lost: what the host-side load on the cores adds */
-        double host_load;        /* host-side load of the domains scored, in cores */
+        /* of capacity_lost: lost on cores whose node had a calm core (no busy vCPU, host-side load under
+         * LOAD_HOST_REPIN_GAIN), and on cores whose node had none while another node had one */
+        double lost_calm_node, lost_calm_elsewhere;
+        double host_load; /* host-side load of the domains scored, in cores */
 } ContentionSample;
 
 /* Scores domains[0..n) on t with the given sibling loss (0..1). */

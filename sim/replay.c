@@ -42,7 +42,7 @@ typedef struct Sim {
         /* integrals */
         double t_total, t_vcpus, t_shared, t_busy, t_contended, t_lost, t_bound_lost, t_bound_contended;
         double t_distance_sum, t_distance_vcpus, t_fit;
-        double t_host_lost, t_bound_paired;
+        double t_host_lost, t_bound_paired, t_calm_node_lost, t_calm_elsewhere_lost;
         SimReport *r;
 } Sim;
 
@@ -212,6 +212,8 @@ static void record(Sim *s, double dt)
         s->t_contended += f->c.busy_contended * dt;
         s->t_lost += f->c.capacity_lost * dt;
         s->t_host_lost += f->c.host_lost * dt;
+        s->t_calm_node_lost += f->c.lost_calm_node * dt;
+        s->t_calm_elsewhere_lost += f->c.lost_calm_elsewhere * dt;
         s->t_bound_lost += f->bound_lost * dt;
         s->t_bound_contended += f->bound_contended * dt;
         s->t_bound_paired += f->bound_paired * dt;
@@ -658,6 +660,8 @@ static void report(Sim *s)
         r->capacity_lost = t > 0 ? s->t_lost / t : 0;
         r->bound_capacity_lost = t > 0 ? s->t_bound_lost / t : 0;
         r->host_capacity_lost = t > 0 ? s->t_host_lost / t : 0;
+        r->calm_node_capacity_lost = t > 0 ? s->t_calm_node_lost / t : 0;
+        r->calm_elsewhere_capacity_lost = t > 0 ? s->t_calm_elsewhere_lost / t : 0;
         r->mean_memory_distance = s->t_distance_vcpus > 0 ? s->t_distance_sum / s->t_distance_vcpus : 0;
         r->largest_fit_mean = t > 0 ? s->t_fit / t : 0;
         r->busy_vcpus_mean = t > 0 ? s->t_busy / t : 0;

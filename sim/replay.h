@@ -139,6 +139,9 @@ typedef struct SimReport {
         double busy_vcpus_mean;    /* busy vCPUs resident, time mean */
         double vcpus_mean;         /* resident vCPUs, time mean */
         double host_capacity_lost; /* of capacity_lost: what busy host-side threads add, time mean */
+        /* of capacity_lost: while a calm core was on the losing core's node, and while one was on another
+         * node only (ContentionSample), time means; the rest was lost with no calm core anywhere */
+        double calm_node_capacity_lost, calm_elsewhere_capacity_lost;
 } SimReport;
 
 /*

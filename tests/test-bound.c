@@ -49,6 +49,40 @@ START_TEST(test_host_lost)
 END_TEST
 
 /*
+ * Where a calm core was while capacity was lost: 2 nodes of 2 cores x 2 threads. a's two busy vCPUs on
+ * one core of node 0 lose 0.8 while node 0's other core runs only b's idle vCPU (calm: lost beside a
+ * calm core of its own node); then b is busy too and node 1 is the only one with a calm core (lost while
+ * one was free on another node only); then c fills node 1 with busy vCPUs: nothing calm anywhere.
+ */
+START_TEST(test_lost_by_calm_core)
+{
+        g_autoptr(Topology) t = topology_new_uniform(2, 2, 2, 8 * GiB, NULL);
+        g_autoptr(Plan) a = plan_new("a", 2, GiB, t->nnodes), b = plan_new("b", 1, GiB, t->nnodes),
+                        c = plan_new("c", 2, GiB, t->nnodes);
+        ContentionDomain d[] = {{.plan = a, .busy = 1}, {.plan = b, .busy = 0.1}, {.plan = c, .busy = 1}};
+        ContentionSample s;
+
+        a->vcpu_pu[0] = 0;
+        a->vcpu_pu[1] = 1;
+        b->vcpu_pu[0] = 2;
+        c->vcpu_pu[0] = 4;
+        c->vcpu_pu[1] = 6;
+        s = contention_measure(t, d, 2, 0.4);
+        ck_assert_double_eq_tol(s.capacity_lost, 0.8, 1e-12);
+        ck_assert_double_eq_tol(s.lost_calm_node, 0.8, 1e-12);
+        ck_assert_double_eq_tol(s.lost_calm_elsewhere, 0, 1e-12);
+        d[1].busy = 1;
+        s = contention_measure(t, d, 2, 0.4);
+        ck_assert_double_eq_tol(s.lost_calm_node, 0, 1e-12);
+        ck_assert_double_eq_tol(s.lost_calm_elsewhere, 0.8, 1e-12);
+        /* c's busy vCPUs on both cores of node 1 */
+        s = contention_measure(t, d, 3, 0.4);
+        ck_assert_double_eq_tol(s.capacity_lost, 0.8, 1e-12);
+        ck_assert_double_eq_tol(s.lost_calm_node + s.lost_calm_elsewhere, 0, 1e-12);
+}
+END_TEST
+
+/*
  * Host-side load spread thin beside busy vCPUs costs what it costs in one place: one core of it over the
  * four siblings of a 4-vCPU busy domain's cores (a quarter each) loses what one busy thread beside one of
  * them does; on a core that runs nothing busy it costs nothing until it is more than one thread's worth.
@@ -436,6 +470,7 @@ static Suite *bound_suite(void)
         TCase *tc = tcase_create("core");
         tcase_add_test(tc, test_core_lost);
         tcase_add_test(tc, test_host_lost);
+        tcase_add_test(tc, test_lost_by_calm_core);
         tcase_add_test(tc, test_host_load_spread_thin);
         tcase_add_test(tc, test_bound_with_host);
         tcase_add_test(tc, test_bound_host_past_limit_on_one_core);
