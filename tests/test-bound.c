@@ -52,7 +52,7 @@ END_TEST
  * Where a calm core was while capacity was lost: 2 nodes of 2 cores x 2 threads. a's two busy vCPUs on
  * one core of node 0 lose 0.8 while node 0's other core runs only b's idle vCPU (calm: lost beside a
  * calm core of its own node); then b is busy too and node 1 is the only one with a calm core (lost while
- * one was free on another node only); then c fills node 1 with busy vCPUs: nothing calm anywhere.
+ * one was calm on another node only); then c fills node 1 with busy vCPUs: nothing calm anywhere.
  */
 START_TEST(test_lost_by_calm_core)
 {
