@@ -274,7 +274,7 @@ static void entry_init(Manager *m, HealEntry *e, const Decision *d, const double
                 vcpu_busy = domain_load_vcpu_busy(l);
                 host_busy = l->host_busy;
         }
-        host_unmeasured = m->config->load_interval_sec > 0 && (!l || !l->known);
+        host_unmeasured = manager_host_unmeasured(m, l);
         e->key = g_strdup(d->uuid);
         e->name = g_strdup(d->name);
         e->nvcpus = p->nvcpus;

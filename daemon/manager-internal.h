@@ -240,6 +240,10 @@ void placer_apply_plan(Manager *m, virDomainPtr dom, const PlacerRequest *r, Pla
  * the note that leads the reason ("once ..."). True when it moved them. */
 bool placer_rehouse(Manager *m, virDomainPtr dom, const char *why);
 
+/* PlacementRequest.host_unmeasured for a domain whose measured load is l (NULL: none): load is measured
+ * on this host (LoadInterval= not 0) and the domain's is not known yet. */
+bool manager_host_unmeasured(const Manager *m, const DomainLoad *l);
+
 /* manager-tunable.c: follows vCPU pins someone else made, once for a burst of tunable events. */
 void tunable_init(Manager *m);
 void tunable_done(Manager *m);

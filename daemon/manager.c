@@ -1269,13 +1269,18 @@ void manager_count(const Manager *m, unsigned *counts)
                 counts[((const Decision *)value)->result]++;
 }
 
+bool manager_host_unmeasured(const Manager *m, const DomainLoad *l)
+{
+        return m->config->load_interval_sec > 0 && (!l || !l->known);
+}
+
 Plan *manager_plan(const Manager *m, unsigned vcpus, uint64_t memory)
 {
         /* as a domain that starts is placed: its load not known yet */
         PlacementRequest req = {.name = "(new domain)",
                                 .vcpus = vcpus,
                                 .memory = memory,
-                                .host_unmeasured = m->config->load_interval_sec > 0};
+                                .host_unmeasured = manager_host_unmeasured(m, NULL)};
         return policy_place(m->topology, m->ledger, &req, &m->config->placement);
 }
 

@@ -385,7 +385,7 @@ static void add_load(Manager *m, const char *uuid, PlacementRequest *req)
 {
         const DomainLoad *l = load_monitor_lookup(m->load, uuid);
 
-        req->host_unmeasured = manager_config(m)->load_interval_sec > 0 && (!l || !l->known);
+        req->host_unmeasured = manager_host_unmeasured(m, l);
         if (!l || l->nvcpus != req->vcpus)
                 return;
         req->vcpu_busy = domain_load_vcpu_busy(l);
