@@ -130,16 +130,21 @@ static void pick_classes(const HostView *v, unsigned node_index, unsigned want, 
 static unsigned pick_pus(const HostView *v, unsigned node_index, unsigned want, unsigned *out)
 {
         const Topology *t = v->t;
+        const TopoNode *node = &t->nodes[node_index];
         g_autofree bool *skip = g_new0(bool, MAX(t->npus, 1));
         bool kept = false;
         unsigned got = 0;
 
-        for (unsigned p = 0; p < t->npus; p++)
-                kept |= skip[p] = policy_user_thread_cpu(v->req, t->pus[p].os_index);
+        /* only the node's PUs are looked at (a request's user-kept CPUs checked once per node) */
+        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
+                for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus; p++)
+                        kept |= skip[p] = policy_user_thread_cpu(v->req, t->pus[p].os_index);
         pick_classes(v, node_index, want, skip, &got, out);
         if (got < want && kept) {
-                for (unsigned p = 0; p < t->npus; p++)
-                        skip[p] &= !policy_user_thread_cpu(v->req, t->pus[p].os_index);
+                for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
+                        for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus;
+                             p++)
+                                skip[p] &= !policy_user_thread_cpu(v->req, t->pus[p].os_index);
                 pick_classes(v, node_index, want, skip, &got, out);
         }
         return got;

@@ -4,17 +4,48 @@
 #include "finish-internal.h"
 #include "load-rules.h"
 
+/* The plan's own cores and PUs (policy_own_core(), a vCPU of it on the PU), each looked up once: the
+ * passes below ask of every core of the host. */
+typedef struct {
+        bool *core;
+        bool *pu;
+} OwnMap;
+
+static void own_map_init(OwnMap *own, const HostView *v, const Plan *plan)
+{
+        own->core = g_new0(bool, MAX(v->t->ncores, 1));
+        own->pu = g_new0(bool, MAX(v->t->npus, 1));
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0) {
+                        own->pu[plan->vcpu_pu[i]] = true;
+                        own->core[v->t->pus[plan->vcpu_pu[i]].core] = true;
+                }
+}
+
+static void own_map_clear(OwnMap *own)
+{
+        g_free(own->core);
+        g_free(own->pu);
+}
+G_DEFINE_AUTO_CLEANUP_CLEAR_FUNC(OwnMap, own_map_clear)
+
+/* policy_pu_vacant() with the plan's PUs from own. */
+static bool pu_vacant(const HostView *v, const OwnMap *own, unsigned p)
+{
+        return v->pu_usable[p] && !ledger_pu_load(v->l, p) && !ledger_pu_held(v->l, p) && !own->pu[p];
+}
+
 /* The vacant siblings of the plan's own cores that hold no realtime vCPU of it. */
-static void add_idle_siblings(const HostView *v, const Plan *plan, CpuSet *out)
+static void add_idle_siblings(const HostView *v, const Plan *plan, const OwnMap *own, CpuSet *out)
 {
         const Topology *t = v->t;
 
         for (unsigned c = 0; c < t->ncores; c++) {
                 const TopoCore *core = &t->cores[c];
-                if (!policy_own_core(v, plan, c) || policy_own_realtime_core(v, plan, c))
+                if (!own->core[c] || policy_own_realtime_core(v, plan, c))
                         continue;
                 for (unsigned p = core->pu_first; p < core->pu_first + core->npus; p++)
-                        if (policy_pu_vacant(v, plan, p))
+                        if (pu_vacant(v, own, p))
                                 cpuset_add(out, t->pus[p].os_index);
         }
 }
@@ -24,7 +55,8 @@ static void add_idle_siblings(const HostView *v, const Plan *plan, CpuSet *out)
  * without vCPUs: those on the plan's nodes, else every one (their work is small, a core of its own is
  * not).
  */
-static void add_housekeeping(const HostView *v, const PlacementRequest *req, const Plan *plan, CpuSet *out)
+static void add_housekeeping(const HostView *v, const PlacementRequest *req, const Plan *plan,
+                             const OwnMap *own, CpuSet *out)
 {
         const Topology *t = v->t;
         const CpuSet *hk =
@@ -36,7 +68,7 @@ static void add_housekeeping(const HostView *v, const PlacementRequest *req, con
                         if (!cpuset_has(hk, os) ||
                             (v->params->unavailable_cpus && cpuset_has(v->params->unavailable_cpus, os)) ||
                             (req->allowed_cpus && !cpuset_has(req->allowed_cpus, os)) ||
-                            ledger_core_load(v->l, c) > 0 || policy_own_core(v, plan, c) ||
+                            ledger_core_load(v->l, c) > 0 || own->core[c] ||
                             (pass == 0 && !cpuset_has(plan->nodes, t->cores[c].node)))
                                 continue;
                         cpuset_add(out, os);
@@ -60,7 +92,7 @@ static bool core_takes_threads(const HostView *v, unsigned c)
  * (or overcommitted) a core of its own may be another domain's too, and its thread there is that
  * domain's.
  */
-static void add_set_cores(const HostView *v, const Plan *plan, bool with_own, CpuSet *out)
+static void add_set_cores(const HostView *v, const Plan *plan, const OwnMap *own, bool with_own, CpuSet *out)
 {
         const Topology *t = v->t;
         unsigned rank = 0;
@@ -72,22 +104,21 @@ static void add_set_cores(const HostView *v, const Plan *plan, bool with_own, Cp
                 CPUSET_FOREACH (n, plan->nodes) {
                         const TopoNode *node = &t->nodes[n];
                         for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
-                                if (!policy_own_core(v, plan, c) && ledger_core_free(v->l, c) &&
-                                    core_takes_threads(v, c))
+                                if (!own->core[c] && ledger_core_free(v->l, c) && core_takes_threads(v, c))
                                         rank = MAX(rank, t->cores[c].kind_rank);
                 }
         CPUSET_FOREACH (n, plan->nodes) {
                 const TopoNode *node = &t->nodes[n];
                 for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++) {
-                        bool own = policy_own_core(v, plan, c);
-                        if (!(own && with_own) && !(!own && ledger_core_free(v->l, c)))
+                        bool mine = own->core[c];
+                        if (!(mine && with_own) && !(!mine && ledger_core_free(v->l, c)))
                                 continue;
                         if (!with_own && t->cores[c].kind_rank != rank)
                                 continue;
                         for (unsigned p = t->cores[c].pu_first; p < t->cores[c].pu_first + t->cores[c].npus;
                              p++)
                                 if (v->pu_thread_usable[p] &&
-                                    (!own || (!ledger_pu_load(v->l, p) && !ledger_pu_held(v->l, p))))
+                                    (!mine || (!ledger_pu_load(v->l, p) && !ledger_pu_held(v->l, p))))
                                         cpuset_add(out, t->pus[p].os_index);
                 }
         }
@@ -96,7 +127,7 @@ static void add_set_cores(const HostView *v, const Plan *plan, bool with_own, Cp
 /* For a realtime domain with no free core in its set: a core that holds no realtime vCPU, a free one first
  * (the nearest to its nodes), else the one with fewest vCPUs (QEMU's threads beside ordinary vCPUs, never
  * beside a FIFO vCPU, which would starve them). */
-static void add_nearest_plain_core(const HostView *v, const Plan *plan, CpuSet *out)
+static void add_nearest_plain_core(const HostView *v, const Plan *plan, const OwnMap *own, CpuSet *out)
 {
         const Topology *t = v->t;
         int first = cpuset_next(plan->nodes, 0), best = -1;
@@ -106,8 +137,8 @@ static void add_nearest_plain_core(const HostView *v, const Plan *plan, CpuSet *
                 return;
         for (unsigned c = 0; c < t->ncores; c++) {
                 uint64_t key;
-                if (policy_own_core(v, plan, c) || ledger_core_realtime(v->l, c) ||
-                    policy_core_first_usable_pu(v, c) < 0 || policy_core_reserved(v, c))
+                if (own->core[c] || ledger_core_realtime(v->l, c) || policy_core_first_usable_pu(v, c) < 0 ||
+                    policy_core_reserved(v, c))
                         continue;
                 /* a free core anywhere before another domain's vCPU nearby, then the nearest */
                 key = (uint64_t)(ledger_core_free(v->l, c) ? 0 : 1) << 63 |
@@ -130,7 +161,7 @@ static void add_nearest_plain_core(const HostView *v, const Plan *plan, CpuSet *
  * it.
  */
 static void add_users_emulator_cpus(const HostView *v, const PlacementRequest *req, const Plan *plan,
-                                    CpuSet *out)
+                                    const OwnMap *own, CpuSet *out)
 {
         const Topology *t = v->t;
         g_autoptr(CpuSet) cores = cpuset_new();
@@ -145,7 +176,7 @@ static void add_users_emulator_cpus(const HostView *v, const PlacementRequest *r
                 if (pu < 0)
                         continue;
                 c = t->pus[pu].core;
-                if (policy_own_core(v, plan, c) || ledger_core_load(v->l, c) > 0 || !v->pu_thread_usable[pu])
+                if (own->core[c] || ledger_core_load(v->l, c) > 0 || !v->pu_thread_usable[pu])
                         return;
                 cpuset_add(cores, c);
                 cpuset_add(pus, (unsigned)os);
@@ -163,6 +194,7 @@ static void add_users_emulator_cpus(const HostView *v, const PlacementRequest *r
 static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementRequest *req, Plan *plan,
                                            CpuSet *out)
 {
+        g_auto(OwnMap) own = {0};
         bool narrow = false;
 
         if (v->params->emulator_pin == EMULATOR_PIN_NONE)
@@ -173,33 +205,35 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
                 cpuset_clear(plan->emulator_pin);
                 return HOUSEKEEPING_ELSEWHERE;
         }
+        own_map_init(&own, v, plan);
         switch (v->params->emulator_pin) {
         case EMULATOR_PIN_NODESET:
-                add_set_cores(v, plan, true, out);
+                add_set_cores(v, plan, &own, true, out);
                 break;
         default:
-                add_idle_siblings(v, plan, out); /* a realtime vCPU's core is its own, sibling included */
+                add_idle_siblings(v, plan, &own,
+                                  out); /* a realtime vCPU's core is its own, sibling included */
                 narrow = true;
                 if (cpuset_is_empty(out)) {
-                        add_housekeeping(v, req, plan, out);
+                        add_housekeeping(v, req, plan, &own, out);
                         narrow = cpuset_is_empty(out); /* the housekeeping CPUs are theirs to share */
                 }
                 if (cpuset_is_empty(out))
-                        add_set_cores(v, plan, false, out);
+                        add_set_cores(v, plan, &own, false, out);
                 /* only some vCPUs realtime (Nova's realtime mask): beside the others, as Nova puts it */
                 for (unsigned c = 0; c < v->t->ncores && cpuset_is_empty(out) && req->realtime &&
                                      !placement_request_all_realtime(req);
                      c++)
-                        if (policy_own_core(v, plan, c) && !policy_own_realtime_core(v, plan, c))
+                        if (own.core[c] && !policy_own_realtime_core(v, plan, c))
                                 finish_add_core_pus(v, c, out);
                 if (cpuset_is_empty(out) && req->realtime) {
-                        add_nearest_plain_core(v, plan, out);
+                        add_nearest_plain_core(v, plan, &own, out);
                         if (!cpuset_is_empty(out))
                                 return HOUSEKEEPING_PLAIN_CORE;
                 }
                 /* I/O threads beside the user's own emulator before its vCPUs' cores */
                 if (cpuset_is_empty(out))
-                        add_users_emulator_cpus(v, req, plan, out);
+                        add_users_emulator_cpus(v, req, plan, &own, out);
                 break;
         }
         /* measured busy host-side threads: cores that carry them */
@@ -207,7 +241,7 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
         if (!cpuset_is_empty(out))
                 return HOUSEKEEPING_ELSEWHERE;
         for (unsigned c = 0; c < v->t->ncores; c++)
-                if (policy_own_core(v, plan, c))
+                if (own.core[c])
                         finish_add_core_pus(v, c, out);
         return cpuset_is_empty(out) ? HOUSEKEEPING_NONE : HOUSEKEEPING_OWN_CORES;
 }

@@ -118,14 +118,25 @@ static uint64_t charge_nearest(const HostView *v, Plan *plan, const unsigned *vc
                                bool ordinary)
 {
         const Topology *t = v->t;
-        g_autofree unsigned *order = g_new(unsigned, MAX(t->nnodes, 1));
-        g_autofree uint64_t *far = g_new0(uint64_t, MAX(t->nnodes, 1));
-        unsigned n_order = 0;
+        g_autofree unsigned *order = NULL, *with_vcpus = NULL;
+        g_autofree uint64_t *far = NULL;
+        unsigned n_order = 0, n_with = 0;
         uint64_t charged = 0;
 
+        if (!amount) /* nothing left over: nothing to order */
+                return 0;
+        order = g_new(unsigned, MAX(t->nnodes, 1));
+        with_vcpus = g_new(unsigned, MAX(t->nnodes, 1));
+        far = g_new0(uint64_t, MAX(t->nnodes, 1));
+        for (unsigned m = 0; m < t->nnodes; m++)
+                if (vcpus_on[m])
+                        with_vcpus[n_with++] = m;
         CPUSET_FOREACH (n, plan->nodes) {
-                for (unsigned m = 0; m < t->nnodes; m++)
-                        far[n] += (uint64_t)vcpus_on[m] * topology_distance(t, m, (unsigned)n);
+                if (!room_left(v, plan, (unsigned)n, ordinary)) /* takes nothing: needs no place */
+                        continue;
+                for (unsigned i = 0; i < n_with; i++)
+                        far[n] += (uint64_t)vcpus_on[with_vcpus[i]] *
+                                  topology_distance(t, with_vcpus[i], (unsigned)n);
                 order[n_order++] = (unsigned)n;
         }
         order_by_key(order, n_order, far);

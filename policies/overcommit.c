@@ -87,6 +87,14 @@ static unsigned key_tree_query(const KeyTree *k, unsigned lo, unsigned hi)
         return key_min(k, left, right);
 }
 
+/* Takes leaf out of the tree: no query returns it. */
+static void key_tree_remove(KeyTree *k, unsigned leaf)
+{
+        k->best[k->size + leaf] = UINT_MAX;
+        for (unsigned i = (k->size + leaf) / 2; i >= 1; i /= 2)
+                k->best[i] = key_min(k, k->best[2 * i], k->best[2 * i + 1]);
+}
+
 static void key_tree_done(KeyTree *k)
 {
         g_free(k->key);
@@ -145,20 +153,6 @@ static unsigned guest_threads(const PlacementRequest *req, bool by_core)
         return by_core && req && req->guest_threads > 1 ? req->guest_threads : 1;
 }
 
-typedef struct OrderKey {
-        unsigned group, thread, index;
-} OrderKey;
-
-static int compare_order(const void *a, const void *b)
-{
-        const OrderKey *x = a, *y = b;
-        if (x->group != y->group)
-                return x->group < y->group ? -1 : 1;
-        if (x->thread != y->thread)
-                return x->thread < y->thread ? -1 : 1;
-        return x->index < y->index ? -1 : x->index > y->index;
-}
-
 /*
  * What another domain's CPUs held on core c (its isolated emulator or I/O threads: Plan.held_pus) add to
  * its load for an overcommitted vCPU: one while a usable thread of the core is not held, where the vCPU
@@ -180,19 +174,21 @@ static unsigned held_load(const HostView *v, unsigned c)
  */
 static unsigned *assign_order(const PlacementRequest *req, const Plan *plan, bool by_load, unsigned threads)
 {
-        unsigned nvcpus = plan->nvcpus;
-        g_autofree OrderKey *keys = g_new(OrderKey, MAX(nvcpus, 1));
+        unsigned nvcpus = plan->nvcpus, nkeys = 2 * threads;
+        g_autofree unsigned *key = g_new(unsigned, MAX(nvcpus, 1));
+        g_autofree unsigned *start = g_new0(unsigned, nkeys + 1);
         unsigned *order = g_new(unsigned, MAX(nvcpus, 1));
 
+        /* a counting sort by (group, thread): stable, so by number within each */
+        for (unsigned i = 0; i < nvcpus; i++) {
+                unsigned group = by_load && vcpu_busy(req, i) < LOAD_BUSY_THRESHOLD;
+                key[i] = group * threads + plan_vcpu_id(plan, i) % threads;
+                start[key[i] + 1]++;
+        }
+        for (unsigned k = 0; k < nkeys; k++)
+                start[k + 1] += start[k];
         for (unsigned i = 0; i < nvcpus; i++)
-                keys[i] = (OrderKey){
-                    .group = by_load && vcpu_busy(req, i) < LOAD_BUSY_THRESHOLD,
-                    .thread = plan_vcpu_id(plan, i) % threads,
-                    .index = i,
-                };
-        qsort(keys, nvcpus, sizeof(*keys), compare_order);
-        for (unsigned i = 0; i < nvcpus; i++)
-                order[i] = keys[i].index;
+                order[start[key[i]]++] = i;
         return order;
 }
 
@@ -244,6 +240,13 @@ static void rekey(const AssignState *a, KeyTree *k, const unsigned *range, unsig
                 node_best[i] = key_tree_query(k, range[i], range[i + 1]);
 }
 
+/* Node i's key among the set's nodes: its best PU's key, then the node's own vCPUs so far. */
+static uint64_t node_key(const AssignState *a, const KeyTree *k, const unsigned *nodes,
+                         const unsigned *node_best, unsigned i)
+{
+        return k->key[node_best[i]] << 16 | MIN(a->on_node[nodes[i]], 0xffffu);
+}
+
 /*
  * Each vCPU on the least loaded core (by core: explicit) or PU (compat) of the set, this plan's own
  * vCPUs counted as they land. A core with a reserved thread (ReservedCPUs=) ranks after cores as loaded
@@ -280,7 +283,7 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
         /* the host core of each guest core's first placed thread, by guest core (libvirt id / threads) */
         g_autofree int *guest_core_at = NULL;
         unsigned npus = 0;
-        KeyTree k;
+        KeyTree k, by_node; /* by_node: the nodes by node_key(), for vCPUs free to go to any of them */
 
         for (unsigned p = 0; p < t->npus; p++)
                 a.pos[p] = UINT_MAX;
@@ -324,6 +327,14 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
         range[n] = npus;
         key_tree_init(&k, npus);
         rekey(&a, &k, range, n, node_best);
+        key_tree_init(&by_node, n);
+        for (unsigned i = 0; i < n; i++)
+                by_node.key[i] =
+                    node_best[i] == UINT_MAX ? UINT64_MAX : node_key(&a, &k, nodes, node_best, i);
+        key_tree_build(&by_node);
+        for (unsigned i = 0; i < n; i++)
+                if (node_best[i] == UINT_MAX) /* no usable PU */
+                        key_tree_remove(&by_node, i);
         if (threads > 1) {
                 unsigned guest_cores = 0;
                 for (unsigned i = 0; i < plan->nvcpus; i++)
@@ -343,7 +354,14 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                         ? (int)t->cores[guest_core_at[plan_vcpu_id(plan, vcpu) / threads]].node
                         : -1;
 
-                /* the vCPU's cell's node when it has one with a usable PU, else any node of the set */
+                /* the vCPU's cell's node when it has one with a usable PU, else any node of the set (the
+                 * least key of by_node when nothing nearer a guest sibling decides: the same node the
+                 * scan below finds) */
+                for (unsigned i = 0; vcpu_node[vcpu] >= 0 && i < n; i++)
+                        if (nodes[i] == (unsigned)vcpu_node[vcpu] && node_best[i] != UINT_MAX)
+                                best_node = i;
+                if (best_node == UINT_MAX && sibling_node < 0)
+                        best_node = by_node.best[1];
                 for (int restrict_to_cell = vcpu_node[vcpu] >= 0;
                      restrict_to_cell >= 0 && best_node == UINT_MAX; restrict_to_cell--)
                         for (unsigned i = 0; i < n; i++) {
@@ -381,8 +399,10 @@ void overcommit_assign(const HostView *v, const PolicyOps *ops, const unsigned *
                         if (a.pos[p] != UINT_MAX)
                                 key_tree_set(&k, a.pos[p], leaf_key(&a, p));
                 node_best[best_node] = key_tree_query(&k, range[best_node], range[best_node + 1]);
+                key_tree_set(&by_node, best_node, node_key(&a, &k, nodes, node_best, best_node));
         }
         key_tree_done(&k);
+        key_tree_done(&by_node);
         g_free(a.pu_load);
         g_free(a.core_load);
         g_free(a.own_core);

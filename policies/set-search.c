@@ -8,16 +8,29 @@
 
 #include <stdlib.h>
 
-static int compare_unsigned_desc(const void *a, const void *b)
-{
-        unsigned x = *(const unsigned *)a, y = *(const unsigned *)b;
-        return x < y ? 1 : x > y ? -1 : 0;
-}
-
 static int compare_u64_desc(const void *a, const void *b)
 {
         uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
         return x < y ? 1 : x > y ? -1 : 0;
+}
+
+/* Up to this many nodes an insertion sort beats qsort() (which calls back for every comparison). */
+#define SORT_INSERTION_MAX 64u
+
+/* a[0..n) largest first. */
+static void sort_desc(uint64_t *a, unsigned n)
+{
+        if (n > SORT_INSERTION_MAX) {
+                qsort(a, n, sizeof(*a), compare_u64_desc);
+                return;
+        }
+        for (unsigned i = 1; i < n; i++) {
+                uint64_t x = a[i];
+                unsigned j = i;
+                for (; j > 0 && a[j - 1] < x; j--)
+                        a[j] = a[j - 1];
+                a[j] = x;
+        }
 }
 
 /* Below this many candidates, summing node by node is cheaper than building the half tables. */
@@ -26,8 +39,8 @@ static int compare_u64_desc(const void *a, const void *b)
 static void set_sums_init(SetSums *ss, const HostView *v, const NodeSetTable *table, const CpuSet *reachable)
 {
         unsigned n = cpuset_count(reachable), k = 0;
-        g_autofree unsigned *cap = g_new0(unsigned, MAX(n, 1));
-        g_autofree unsigned *size = g_new0(unsigned, MAX(n, 1));
+        g_autofree uint64_t *cap = g_new0(uint64_t, MAX(n, 1));
+        g_autofree uint64_t *size = g_new0(uint64_t, MAX(n, 1));
         g_autofree uint64_t *mem = g_new0(uint64_t, MAX(n, 1));
 
         *ss = (SetSums){.v = v, .table = table};
@@ -49,16 +62,16 @@ static void set_sums_init(SetSums *ss, const HostView *v, const NodeSetTable *ta
                 size[k] = v->node_size[node];
                 mem[k++] = v->node_free_memory[node];
         }
-        qsort(cap, n, sizeof(*cap), compare_unsigned_desc);
-        qsort(size, n, sizeof(*size), compare_unsigned_desc);
-        qsort(mem, n, sizeof(*mem), compare_u64_desc);
+        sort_desc(cap, n);
+        sort_desc(size, n);
+        sort_desc(mem, n);
         ss->best_capacity = g_new0(unsigned, n + 1);
         ss->best_size = g_new0(unsigned, n + 1);
         ss->best_memory = g_new0(uint64_t, n + 1);
         ss->nreachable = n;
         for (k = 0; k < n; k++) {
-                ss->best_capacity[k + 1] = ss->best_capacity[k] + cap[k];
-                ss->best_size[k + 1] = ss->best_size[k] + size[k];
+                ss->best_capacity[k + 1] = ss->best_capacity[k] + (unsigned)cap[k];
+                ss->best_size[k + 1] = ss->best_size[k] + (unsigned)size[k];
                 ss->best_memory[k + 1] = ss->best_memory[k] + mem[k];
         }
 }
