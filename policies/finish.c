@@ -20,11 +20,13 @@ static void make_pins(const HostView *v, Plan *plan)
         const Topology *t = v->t;
         g_autoptr(CpuSet) set_pus = cpuset_new();
 
-        CPUSET_FOREACH (n, plan->nodes) {
-                const TopoNode *node = &t->nodes[n];
-                for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
-                        finish_add_core_pus(v, c, set_pus);
-        }
+        /* the set's CPUs, for vCPUs pinned to the whole set */
+        if (plan->vcpu_pin != VCPU_PIN_CORE && plan->vcpu_pin != VCPU_PIN_THREAD)
+                CPUSET_FOREACH (n, plan->nodes) {
+                        const TopoNode *node = &t->nodes[n];
+                        for (unsigned c = node->core_first; c < node->core_first + node->ncores; c++)
+                                finish_add_core_pus(v, c, set_pus);
+                }
         for (unsigned i = 0; i < plan->nvcpus; i++) {
                 if (plan->vcpu_pu[i] < 0)
                         continue;

@@ -70,6 +70,25 @@ static int compare_double(const void *a, const void *b)
         return (x > y) - (x < y);
 }
 
+/* Up to this many cores a node's loads are sorted in place, without qsort()'s callback per comparison. */
+#define SORT_INSERTION_MAX 64u
+
+/* a[0..n) least first. */
+static void sort_ascending(double *a, unsigned n)
+{
+        if (n > SORT_INSERTION_MAX) {
+                qsort(a, n, sizeof(*a), compare_double);
+                return;
+        }
+        for (unsigned i = 1; i < n; i++) {
+                double x = a[i];
+                unsigned j = i;
+                for (; j > 0 && a[j - 1] > x; j--)
+                        a[j] = a[j - 1];
+                a[j] = x;
+        }
+}
+
 /* Whether core c is one a busy vCPU beyond the calm cores may share: allowed, usable, not calm (a core
  * with a reserved thread included: its other threads take vCPUs when the domain has no room otherwise). */
 static bool busy_core(const HostView *v, unsigned c)
@@ -98,8 +117,7 @@ void load_node_busy_cores(const HostView *v, NodeBusyCores *out)
                             (policy_core_reserved(v, c) ? LOAD_RESERVED_CORE : 0) +
                             (policy_core_wholly_held(v, c) ? LOAD_HELD_CORE : 0);
         for (unsigned n = 0; n < t->nnodes; n++)
-                qsort(out->load + out->first[n], out->first[n + 1] - out->first[n], sizeof(double),
-                      compare_double);
+                sort_ascending(out->load + out->first[n], out->first[n + 1] - out->first[n]);
 }
 
 void load_node_busy_cores_clear(NodeBusyCores *c)
