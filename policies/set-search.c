@@ -45,8 +45,10 @@ static void set_sums_init(SetSums *ss, const HostView *v, const NodeSetTable *ta
 
         *ss = (SetSums){.v = v, .table = table};
         if (table->has_masks && table->ncandidates >= SUMS_HALVES_MIN_CANDIDATES) {
-                ss->lo = g_new0(SetLoad, 256);
-                ss->hi = g_new0(SetLoad, 256);
+                /* every entry is written below (each from one already written), none needs zeroing */
+                ss->lo = g_new(SetLoad, 256);
+                ss->hi = g_new(SetLoad, 256);
+                ss->lo[0] = ss->hi[0] = (SetLoad){0};
                 for (unsigned m = 1; m < 256; m++) {
                         unsigned low = (unsigned)__builtin_ctz(m);
                         ss->lo[m] = ss->lo[m & (m - 1)];
