@@ -211,8 +211,8 @@ static HousekeepingPlace pick_housekeeping(const HostView *v, const PlacementReq
                 add_set_cores(v, plan, &own, true, out);
                 break;
         default:
-                add_idle_siblings(v, plan, &own,
-                                  out); /* a realtime vCPU's core is its own, sibling included */
+                /* a realtime vCPU's core is its own, sibling included */
+                add_idle_siblings(v, plan, &own, out);
                 narrow = true;
                 if (cpuset_is_empty(out)) {
                         add_housekeeping(v, req, plan, &own, out);
