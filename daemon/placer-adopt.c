@@ -675,8 +675,9 @@ Decision *placer_adopt_recorded(Manager *m, virDomainPtr dom, const char *uuid, 
         d->pinned_by_hand = plan->result == PLAN_ADOPTED;
         placer_record(m, d, plan);
         /* a record of overcommitted pins may share with no one now: the others left while placementd was
-         * down, or before the domain's save image was restored (a plan decided now cannot be stale) */
-        if (d->result == DECISION_OVERCOMMITTED)
+         * down, or before the domain's save image was restored (a plan decided now cannot be stale); so
+         * may the domains its reason names as realtime beside it */
+        if (d->result == DECISION_OVERCOMMITTED || policy_reason_names_realtime_neighbours(d->reason))
                 placer_sharing_soon(m);
         /* the record it was adopted from, as placementd writes it: written back should the element go
          * while the domain runs (placer_follow_opt_out()) */

@@ -564,6 +564,50 @@ static bool pick_shares_no_more(const Manager *m, const Decision *d, const void 
         return d->result == DECISION_OVERCOMMITTED && d->plan && !still_shares(m, d->plan);
 }
 
+static bool pick_names_realtime_neighbours(const Manager *m, const Decision *d, const void *arg)
+{
+        (void)m;
+        (void)arg;
+        return d->plan && policy_reason_names_realtime_neighbours(d->reason);
+}
+
+/* What the reasons say of other domains' realtime vCPUs and threads, said anew once a domain left or
+ * moved: a reason does not name a domain gone as the one its vCPUs share a core with (said in the record
+ * too). */
+static void follow_realtime_neighbours(Manager *m)
+{
+        g_autoptr(GPtrArray) uuids = manager_pick(m, pick_names_realtime_neighbours, NULL);
+
+        for (unsigned i = 0; i < uuids->len; i++) {
+                Decision *d = g_hash_table_lookup(m->decisions, g_ptr_array_index(uuids, i));
+                g_autoptr(virDomain) dom = NULL;
+                g_autoptr(Plan) plan = plan_copy(d->plan);
+                char *reason;
+
+                g_free(plan->reason);
+                plan->reason = g_strdup(d->reason);
+                reason = policy_realtime_neighbours_anew(m->topology, m->ledger, &m->config->placement,
+                                                         d->uuid, plan);
+                if (strcmp(reason, d->reason) == 0) {
+                        g_free(reason);
+                        continue;
+                }
+                g_free(d->reason);
+                d->reason = reason;
+                g_free(d->plan->reason);
+                d->plan->reason = g_strdup(reason);
+                log_info(
+                    "%s: its reason says anew which domains' realtime vCPUs and threads share its cores",
+                    d->name);
+                if (m->conn && m->config->apply &&
+                    virt_conn_lookup_uuid(m->conn, d->uuid, &dom, NULL) == 0 &&
+                    placer_free_to_record(m, dom, d))
+                        placer_write_record(m, dom, d);
+                if (m->cb.decision_changed)
+                        m->cb.decision_changed(m, d, d->uuid, d->name, m->userdata);
+        }
+}
+
 void placer_follow_sharing(Manager *m)
 {
         g_autoptr(GPtrArray) uuids = manager_pick(m, pick_shares_no_more, NULL);
@@ -596,6 +640,7 @@ void placer_follow_sharing(Manager *m)
                 if (m->cb.decision_changed) /* a signal, not a new decision: the counts stay */
                         m->cb.decision_changed(m, d, d->uuid, d->name, m->userdata);
         }
+        follow_realtime_neighbours(m);
 }
 
 bool placer_follow_emulator(Manager *m, virDomainPtr dom, Decision *d)

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Finishing: realtime vCPUs (FIFO/RR) and QEMU's threads beside them, as the reason says it. */
 #include "finish-internal.h"
+#include "policy.h"
 
 #include <string.h>
 
@@ -41,6 +42,7 @@ void finish_realtime_emulator_note(const HostView *v, HousekeepingPlace where, P
 
 typedef struct OthersThreads {
         const Plan *plan;
+        const char *own_key; /* the plan's own key in the ledger, when it is not the ledger's plan itself */
         const Topology *t;
         CpuSet *cpus;   /* the realtime vCPUs' CPUs that another domain's QEMU threads are pinned to */
         GString *names; /* those domains */
@@ -51,7 +53,7 @@ static void add_others_threads(const char *key, const Plan *p, void *userdata)
         OthersThreads *o = userdata;
         bool named = false;
 
-        if (p == o->plan)
+        if (p == o->plan || (o->own_key && strcmp(key, o->own_key) == 0))
                 return;
         for (unsigned i = 0; i < o->plan->nvcpus; i++) {
                 const TopoCore *core;
@@ -74,9 +76,10 @@ static void add_others_threads(const char *key, const Plan *p, void *userdata)
 /* Realtime vCPUs on cores that another domain's emulator or I/O threads are pinned to (free cores when
  * that domain was placed, the last a realtime guest could have): a FIFO vCPU may starve those threads.
  * Said in the reason. */
-void finish_realtime_over_others_threads(const HostView *v, Plan *plan)
+static void over_others_threads(const HostView *v, const char *own_key, Plan *plan)
 {
-        OthersThreads o = {.plan = plan, .t = v->t, .cpus = cpuset_new(), .names = g_string_new(NULL)};
+        OthersThreads o = {
+            .plan = plan, .own_key = own_key, .t = v->t, .cpus = cpuset_new(), .names = g_string_new(NULL)};
         char *old = plan->reason;
 
         if (plan->realtime)
@@ -92,6 +95,11 @@ void finish_realtime_over_others_threads(const HostView *v, Plan *plan)
         }
         cpuset_free(o.cpus);
         g_string_free(o.names, TRUE);
+}
+
+void finish_realtime_over_others_threads(const HostView *v, Plan *plan)
+{
+        over_others_threads(v, NULL, plan);
 }
 
 /* Whether the emulator or I/O thread pin of the plan lies on a core of one of its own realtime vCPUs. */
@@ -112,6 +120,7 @@ bool finish_on_own_realtime_cores(const HostView *v, const Plan *plan)
 
 typedef struct OthersRealtime {
         const Plan *plan;
+        const char *own_key; /* as in OthersThreads */
         const Topology *t;
         bool *core;            /* [ncores]: holds another domain's realtime vCPU */
         GString *names;        /* those domains, of the cores the plan uses */
@@ -152,7 +161,7 @@ static void add_others_realtime(const char *key, const Plan *p, void *userdata)
         g_autoptr(CpuSet) threads = NULL;
         bool named = false, threads_named = false;
 
-        if (p == o->plan)
+        if (p == o->plan || (o->own_key && strcmp(key, o->own_key) == 0))
                 return;
         for (unsigned i = 0; p->realtime && i < p->nvcpus; i++)
                 if (plan_vcpu_realtime(p, i) && p->vcpu_pu[i] >= 0 && (unsigned)p->vcpu_pu[i] < o->t->npus)
@@ -217,12 +226,13 @@ static void note_beside(const Topology *t, Plan *plan, const bool *core, const G
  * ledger holds for another domain's realtime emulator or I/O threads (the host had no other core left for
  * them): a realtime vCPU that spins may starve them, a realtime thread preempts them whenever it has work.
  * Said in the reason, each apart. */
-void finish_beside_others_realtime(const HostView *v, Plan *plan)
+static void beside_others_realtime(const HostView *v, const char *own_key, Plan *plan)
 {
         const Topology *t = v->t;
         g_autofree bool *core = g_new0(bool, MAX(t->ncores, 1));
         g_autofree bool *thread_core = g_new0(bool, MAX(t->ncores, 1));
         OthersRealtime o = {.plan = plan,
+                            .own_key = own_key,
                             .t = t,
                             .core = core,
                             .names = g_string_new(NULL),
@@ -241,39 +251,118 @@ void finish_beside_others_realtime(const HostView *v, Plan *plan)
         g_string_free(o.thread_names, TRUE);
 }
 
-/* reason (taken) without the note from marker's "; " to the last tail after it and the it/them that ends
- * it, then end (domain names come between: a name that reads like either end does not cut it short). */
-static char *without_note(char *reason, const char *marker, const char *tail, const char *end_words)
+void finish_beside_others_realtime(const HostView *v, Plan *plan)
+{
+        beside_others_realtime(v, NULL, plan);
+}
+
+/* Where the note runs in reason: from marker's "; " to the last tail after it and the it/them that ends
+ * it, then end_words (domain names come between: a name that reads like either end does not cut it
+ * short). False when reason has no such note. */
+static bool note_span(const char *reason, const char *marker, const char *tail, const char *end_words,
+                      size_t *ret_start, size_t *ret_end)
 {
         const char *at = reason ? strstr(reason, marker) : NULL;
         const char *start = at ? g_strrstr_len(reason, at - reason, "; ") : NULL;
         const char *end = start ? g_strrstr(at, tail) : NULL;
-        GString *s;
 
         if (!end)
-                return reason;
+                return false;
         end += strlen(tail);
         end += g_str_has_prefix(end, "them") ? strlen("them")
                : g_str_has_prefix(end, "it") ? strlen("it")
                                              : 0;
         if (g_str_has_prefix(end, end_words))
                 end += strlen(end_words);
-        s = g_string_new_len(reason, start - reason);
-        g_string_append(s, end);
+        *ret_start = (size_t)(start - reason);
+        *ret_end = (size_t)(end - reason);
+        return true;
+}
+
+/* reason (taken) with [start, end) replaced by text. */
+static char *splice(char *reason, size_t start, size_t end, const char *text)
+{
+        GString *s = g_string_new_len(reason, (gssize)start);
+
+        g_string_append(s, text);
+        g_string_append(s, reason + end);
         g_free(reason);
         return g_string_free(s, FALSE);
 }
+
+/* reason (taken) without the note note_span() finds. */
+static char *without_note(char *reason, const char *marker, const char *tail, const char *end_words)
+{
+        size_t start, end;
+
+        return note_span(reason, marker, tail, end_words, &start, &end) ? splice(reason, start, end, "")
+                                                                        : reason;
+}
+
+/* The notes of finish_beside_others_realtime() and finish_realtime_over_others_threads(), as note_span()
+ * finds them: marker, tail, end words. */
+static const char *const neighbour_notes[][3] = {
+    {" cores with realtime (FIFO/RR) vCPUs of another domain (", "): a realtime vCPU that spins may starve ",
+     ""},
+    {" cores with realtime (FIFO/RR) emulator or I/O threads of another domain (", "): they preempt ",
+     " whenever they have work"},
+    {"realtime vCPUs on CPU",
+     "are pinned too: they may be starved (HousekeepingCPUs= keeps QEMU's threads apart", ")"},
+};
 
 /* reason (taken) without what finish_beside_others_realtime() added to it: it names where the emulator and
  * I/O threads were. Each note runs from the "; " before its words to the last "may starve it/them", or
  * "they preempt it/them whenever they have work". */
 char *finish_without_beside_realtime_note(char *reason)
 {
-        reason = without_note(reason, " cores with realtime (FIFO/RR) vCPUs of another domain (",
-                              "): a realtime vCPU that spins may starve ", "");
-        return without_note(reason,
-                            " cores with realtime (FIFO/RR) emulator or I/O threads of another domain (",
-                            "): they preempt ", " whenever they have work");
+        for (unsigned i = 0; i < 2; i++)
+                reason = without_note(reason, neighbour_notes[i][0], neighbour_notes[i][1],
+                                      neighbour_notes[i][2]);
+        return reason;
+}
+
+/* reason (taken) with the notes neighbour_notes[first..last] (adjacent, as they are written) replaced by
+ * text, when it has one of them; else as it is. */
+static char *replace_notes(char *reason, unsigned first, unsigned last, const char *text)
+{
+        size_t start = SIZE_MAX, end = 0;
+
+        for (unsigned i = first; i <= last; i++) {
+                size_t a, b;
+                if (note_span(reason, neighbour_notes[i][0], neighbour_notes[i][1], neighbour_notes[i][2],
+                              &a, &b)) {
+                        start = MIN(start, a);
+                        end = MAX(end, b);
+                }
+        }
+        return start == SIZE_MAX ? reason : splice(reason, start, end, text);
+}
+
+bool policy_reason_names_realtime_neighbours(const char *reason)
+{
+        for (unsigned i = 0; reason && i < G_N_ELEMENTS(neighbour_notes); i++)
+                if (strstr(reason, neighbour_notes[i][0]))
+                        return true;
+        return false;
+}
+
+char *policy_realtime_neighbours_anew(const Topology *t, const Ledger *l, const PlacementParams *params,
+                                      const char *key, const Plan *plan)
+{
+        Plan said = *plan; /* a shallow copy: only its reason is its own */
+        char *reason = g_strdup(plan->reason ? plan->reason : "");
+        HostView v;
+
+        host_view_init(&v, t, l, params);
+        said.reason = NULL;
+        beside_others_realtime(&v, key, &said);
+        reason = replace_notes(reason, 0, 1, said.reason ? said.reason : "");
+        g_clear_pointer(&said.reason, g_free);
+        over_others_threads(&v, key, &said);
+        reason = replace_notes(reason, 2, 2, said.reason ? said.reason : "");
+        g_free(said.reason);
+        host_view_done(&v);
+        return reason;
 }
 
 /*

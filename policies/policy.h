@@ -68,6 +68,18 @@ Plan *policy_rehouse(const Topology *t, const Ledger *l, const PlacementRequest 
                      const PlacementParams *params, const Plan *current);
 
 /*
+ * The reason of plan (committed to l under key) with what it says of other domains' realtime vCPUs and
+ * threads beside its own, and of other domains' QEMU threads under its realtime vCPUs, said anew for l as
+ * it is now: the domains named there may have left. The notes stay where they were in the reason, word for
+ * word while nothing changed, and go when no such domain is left; a reason without them is returned as
+ * it is (a domain that comes later is named in its own reason). A new string, never NULL.
+ */
+char *policy_realtime_neighbours_anew(const Topology *t, const Ledger *l, const PlacementParams *params,
+                                      const char *key, const Plan *plan);
+/* Whether reason has a note policy_realtime_neighbours_anew() says anew (a test of its words, no more). */
+bool policy_reason_names_realtime_neighbours(const char *reason);
+
+/*
  * Rebalancing: is candidate (planned with the domain's own plan released) better than current (the
  * plan the ledger holds for it now)? Better means, in order: fewer vCPUs sharing a core, fewer
  * nodes, a lower mean distance between its nodes. Returns true and a short human reason in *ret_why.

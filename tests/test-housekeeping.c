@@ -724,6 +724,65 @@ START_TEST(test_beside_others_realtime_threads_said)
 }
 END_TEST
 
+/* What a reason says of other domains' realtime vCPUs and threads beside the plan names domains that may
+ * leave: said anew for the ledger as it is (policy_realtime_neighbours_anew()), the note goes with the last
+ * of them and stays word for word while they run; what else the reason says stays. */
+START_TEST(test_realtime_neighbours_said_anew)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) zero = set_of("0");
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest rt = {
+            .name = "rt", .vcpus = 1, .memory = GiB, .realtime = true, .allowed_cpus = zero};
+        PlacementRequest b = {.name = "b", .vcpus = 1, .memory = GiB, .allowed_cpus = zero};
+        const Plan *plan;
+        g_autofree char *same = NULL, *gone = NULL, *head = NULL;
+
+        place(t, l, &p, &rt);
+        plan = place(t, l, &p, &b);
+        assert_set(plan->vcpu_pins[0], "0");
+        ck_assert_msg(strstr(plan->reason, "; 1 vCPU and the emulator share cores with realtime (FIFO/RR) "
+                                           "vCPUs of another domain (rt): a realtime vCPU that spins may "
+                                           "starve them"),
+                      "%s", plan->reason);
+        same = policy_realtime_neighbours_anew(t, l, &p, "b", plan);
+        ck_assert_str_eq(same, plan->reason);
+        head = g_strndup(plan->reason,
+                         (gsize)(strstr(plan->reason, "; 1 vCPU and the emulator") - plan->reason));
+        ck_assert_int_eq(ledger_release(l, "rt"), 0);
+        gone = policy_realtime_neighbours_anew(t, l, &p, "b", plan);
+        ck_assert_msg(!strstr(gone, "(rt)") && !strstr(gone, "FIFO/RR"), "%s", gone);
+        ck_assert_msg(g_str_has_prefix(gone, head), "%s\nwas\n%s", gone, plan->reason);
+}
+END_TEST
+
+/* Without SMT, an ordinary guest's emulator on free cores that a realtime guest takes later: the realtime
+ * guest's reason names it while it runs, and says nothing of it once it left. */
+START_TEST(test_realtime_over_others_threads_said_anew)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest a = {.name = "a", .vcpus = 2, .memory = GiB};
+        PlacementRequest rt = {.name = "rt", .vcpus = 2, .memory = GiB, .realtime = true};
+        const Plan *plan;
+        g_autofree char *same = NULL, *gone = NULL;
+
+        place(t, l, &p, &a);
+        plan = place(t, l, &p, &rt);
+        ck_assert_msg(strstr(plan->reason, "where a's emulator or I/O threads are pinned too"), "%s",
+                      plan->reason);
+        same = policy_realtime_neighbours_anew(t, l, &p, "rt", plan);
+        ck_assert_str_eq(same, plan->reason);
+        ck_assert_int_eq(ledger_release(l, "a"), 0);
+        gone = policy_realtime_neighbours_anew(t, l, &p, "rt", plan);
+        ck_assert_msg(!strstr(gone, "a's emulator") && !strstr(gone, "may be starved"), "%s", gone);
+        /* what it says of its own emulator stays */
+        ck_assert_msg(strstr(gone, "its set has no core left without a realtime vCPU"), "%s", gone);
+}
+END_TEST
+
 /* The user's own <emulatorpin cpuset='1'> of an emulator that runs FIFO (<emulatorsched>): CPU 1 is held
  * for it, and counted as a realtime thread's core, as the core placementd pins such an emulator to is (it
  * was held as an ordinary emulator's). */
@@ -825,6 +884,8 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_realtime_node_shared_last);
         tcase_add_test(tc, test_realtime_emulator_off_its_full_node);
         tcase_add_test(tc, test_realtime_over_another_emulator_said);
+        tcase_add_test(tc, test_realtime_neighbours_said_anew);
+        tcase_add_test(tc, test_realtime_over_others_threads_said_anew);
         tcase_add_test(tc, test_realtime_emulator_on_fifo_cores_said);
         tcase_add_test(tc, test_all_realtime_host_shared_least);
         suite_add_tcase(s, tc);

@@ -383,6 +383,66 @@ START_TEST(test_realtime_threads_beside_vcpus_said)
 }
 END_TEST
 
+/* A guest kept by its <vcpu cpuset> on the CPU of another's realtime vCPU says so, naming it; once that
+ * guest is gone its reason names it no more, in the daemon and in the record it writes. */
+START_TEST(test_realtime_neighbour_gone_not_named)
+{
+        Manager *m = fixture_manager_new(base, "synthetic:pack:1 numa:2(memory=8GiB) core:1 pu:1", NULL);
+        virDomainPtr rt = start("c-rtn", 1, NULL,
+                                "<cputune><vcpusched vcpus='0' scheduler='fifo' priority='1'/></cputune>");
+        virDomainPtr b;
+        g_autofree char *attrs = NULL, *record = NULL;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-rtn"));
+        d = manager_lookup(m, "c-rtn");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        attrs = g_strdup_printf(" cpuset='%u'", manager_topology(m)->pus[d->plan->vcpu_pu[0]].os_index);
+        b = start("c-beside-rt", 1, attrs, NULL);
+        ck_assert(spin_until_known(m, "c-beside-rt"));
+        d = manager_lookup(m, "c-beside-rt");
+        ck_assert_msg(strstr(d->reason, "cores with realtime (FIFO/RR) vCPUs of another domain (c-rtn)"),
+                      "%s", d->reason);
+        stop(rt);
+        for (unsigned i = 0; i < 3000 && manager_lookup(m, "c-rtn"); i++)
+                spin_until_known(m, "no such domain, a pass of the loop");
+        ck_assert(!manager_lookup(m, "c-rtn"));
+        for (unsigned i = 0; i < 50; i++)
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        d = manager_lookup(m, "c-beside-rt");
+        ck_assert_msg(!strstr(d->reason, "c-rtn") && !strstr(d->reason, "FIFO/RR"), "%s", d->reason);
+        record =
+            virDomainGetMetadata(b, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+        ck_assert_msg(record && !strstr(record, "c-rtn"), "%s", record ? record : "(no record)");
+        stop(b);
+        free_manager(m);
+
+        /* gone while placementd was down: the record adopted names it no more */
+        m = fixture_manager_new(base, "synthetic:pack:1 numa:2(memory=8GiB) core:1 pu:1", NULL);
+        rt = start("c-rtn2", 1, NULL,
+                   "<cputune><vcpusched vcpus='0' scheduler='fifo' priority='1'/></cputune>");
+        ck_assert(spin_until_known(m, "c-rtn2"));
+        d = manager_lookup(m, "c-rtn2");
+        g_free(attrs);
+        attrs = g_strdup_printf(" cpuset='%u'", manager_topology(m)->pus[d->plan->vcpu_pu[0]].os_index);
+        b = start("c-beside-rt2", 1, attrs, NULL);
+        ck_assert(spin_until_known(m, "c-beside-rt2"));
+        ck_assert_msg(strstr(manager_lookup(m, "c-beside-rt2")->reason, "(c-rtn2)"), "%s",
+                      manager_lookup(m, "c-beside-rt2")->reason);
+        free_manager(m);
+        stop(rt);
+        m = fixture_manager_new(base, "synthetic:pack:1 numa:2(memory=8GiB) core:1 pu:1", NULL);
+        ck_assert(spin_until_known(m, "c-beside-rt2"));
+        for (unsigned i = 0; i < 50; i++)
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        d = manager_lookup(m, "c-beside-rt2");
+        ck_assert_msg(d->adopted, "%s", d->reason);
+        ck_assert_msg(!strstr(d->reason, "c-rtn2"), "%s", d->reason);
+        stop(b);
+        free_manager(m);
+}
+END_TEST
+
 /* A guest whose emulator and I/O thread run FIFO (<emulatorsched>, <iothreadsched>) on a host of one node of
  * two cores: its vCPU takes CPU 0 and its QEMU threads CPU 1, the free core of its node. A guest started
  * after it shares CPU 0 with the ordinary vCPU rather than take CPU 1, where the FIFO threads would preempt
@@ -1772,6 +1832,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_pin_of_unplugged_vcpu_only);
         tcase_add_test(tc, test_sparse_pin_loop_reads_once);
         tcase_add_test(tc, test_persistent_edit_waits_for_restart);
+        tcase_add_test(tc, test_realtime_neighbour_gone_not_named);
         suite_add_tcase(s, tc);
         return s;
 }
