@@ -564,6 +564,19 @@ static bool pick_shares_no_more(const Manager *m, const Decision *d, const void 
         return d->result == DECISION_OVERCOMMITTED && d->plan && !still_shares(m, d->plan);
 }
 
+/* d's reason, said anew where it stands: in its record (a held job, a wedged guest, is not waited for: the
+ * reconcile records it later) and to the D-Bus clients, a signal, not a new decision (the counts stay). */
+static void said_anew(Manager *m, Decision *d)
+{
+        g_autoptr(virDomain) dom = NULL;
+
+        if (m->conn && m->config->apply && virt_conn_lookup_uuid(m->conn, d->uuid, &dom, NULL) == 0 &&
+            placer_free_to_record(m, dom, d))
+                placer_write_record(m, dom, d);
+        if (m->cb.decision_changed)
+                m->cb.decision_changed(m, d, d->uuid, d->name, m->userdata);
+}
+
 static bool pick_names_realtime_neighbours(const Manager *m, const Decision *d, const void *arg)
 {
         (void)m;
@@ -580,7 +593,6 @@ static void follow_realtime_neighbours(Manager *m)
 
         for (unsigned i = 0; i < uuids->len; i++) {
                 Decision *d = g_hash_table_lookup(m->decisions, g_ptr_array_index(uuids, i));
-                g_autoptr(virDomain) dom = NULL;
                 g_autoptr(Plan) plan = plan_copy(d->plan);
                 char *reason;
 
@@ -599,12 +611,7 @@ static void follow_realtime_neighbours(Manager *m)
                 log_info(
                     "%s: its reason says anew which domains' realtime vCPUs and threads share its cores",
                     d->name);
-                if (m->conn && m->config->apply &&
-                    virt_conn_lookup_uuid(m->conn, d->uuid, &dom, NULL) == 0 &&
-                    placer_free_to_record(m, dom, d))
-                        placer_write_record(m, dom, d);
-                if (m->cb.decision_changed)
-                        m->cb.decision_changed(m, d, d->uuid, d->name, m->userdata);
+                said_anew(m, d);
         }
 }
 
@@ -614,7 +621,6 @@ void placer_follow_sharing(Manager *m)
 
         for (unsigned i = 0; i < uuids->len; i++) {
                 Decision *d = g_hash_table_lookup(m->decisions, g_ptr_array_index(uuids, i));
-                g_autoptr(virDomain) dom = NULL;
                 g_autoptr(Plan) plan = plan_copy(d->plan);
                 char *reason;
 
@@ -632,13 +638,7 @@ void placer_follow_sharing(Manager *m)
                          d->name);
                 placer_commit(m, d, g_steal_pointer(&plan));
                 healer_forget_request(m, d->uuid);
-                /* a held job (a wedged guest) is not waited for: the reconcile records it later */
-                if (m->conn && m->config->apply &&
-                    virt_conn_lookup_uuid(m->conn, d->uuid, &dom, NULL) == 0 &&
-                    placer_free_to_record(m, dom, d))
-                        placer_write_record(m, dom, d);
-                if (m->cb.decision_changed) /* a signal, not a new decision: the counts stay */
-                        m->cb.decision_changed(m, d, d->uuid, d->name, m->userdata);
+                said_anew(m, d);
         }
         follow_realtime_neighbours(m);
 }
