@@ -62,7 +62,9 @@ static void add_others_threads(const char *key, const Plan *p, void *userdata)
                 core = &o->t->cores[o->t->pus[o->plan->vcpu_pu[i]].core];
                 for (unsigned pu = core->pu_first; pu < core->pu_first + core->npus; pu++) {
                         unsigned os = o->t->pus[pu].os_index;
-                        if (!cpuset_has(p->emulator_pin, os) && !cpuset_has(p->iothread_pin, os))
+                        /* placementd's pins, or the CPUs held for the user's own (<emulatorpin>) */
+                        if (!cpuset_has(p->emulator_pin, os) && !cpuset_has(p->iothread_pin, os) &&
+                            !cpuset_has(p->held_pus, pu))
                                 continue;
                         cpuset_add(o->cpus, os);
                         if (!named && o->names->len < 256)
@@ -74,8 +76,9 @@ static void add_others_threads(const char *key, const Plan *p, void *userdata)
 }
 
 /* Realtime vCPUs on cores that another domain's emulator or I/O threads are pinned to (free cores when
- * that domain was placed, the last a realtime guest could have): a FIFO vCPU may starve those threads.
- * Said in the reason. */
+ * that domain was placed, the last a realtime guest could have), by placementd or by the user (the CPUs
+ * held for its own <emulatorpin>, <iothreadpin>): a FIFO vCPU may starve those threads. Said in the
+ * reason. */
 static void over_others_threads(const HostView *v, const char *own_key, Plan *plan)
 {
         OthersThreads o = {

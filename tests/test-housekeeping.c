@@ -724,6 +724,36 @@ START_TEST(test_beside_others_realtime_threads_said)
 }
 END_TEST
 
+/* The user's own <emulatorpin cpuset='1'> of another domain, held for it: a realtime guest kept on CPU 1 by
+ * its <vcpu cpuset> is told its FIFO vCPU may starve that emulator, as it is for one placementd pinned
+ * there (it was told nothing). */
+START_TEST(test_realtime_over_users_held_emulator_said)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 2, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        g_autoptr(CpuSet) emulator = set_of("1");
+        g_autoptr(CpuSet) one = set_of("1");
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest a = {
+            .name = "a", .vcpus = 1, .memory = GiB, .keep_emulator = true, .emulator_cpus = emulator};
+        PlacementRequest rt = {
+            .name = "rt", .vcpus = 1, .memory = GiB, .realtime = true, .allowed_cpus = one};
+        const Plan *plan = place(t, l, &p, &a);
+        g_autofree char *gone = NULL;
+
+        ck_assert(cpuset_has(plan->held_pus, 1));
+        plan = place(t, l, &p, &rt);
+        assert_set(plan->vcpu_pins[0], "1");
+        ck_assert_msg(strstr(plan->reason,
+                             "; realtime vCPUs on CPU 1, where a's emulator or I/O threads are "
+                             "pinned too: they may be starved"),
+                      "%s", plan->reason);
+        ck_assert_int_eq(ledger_release(l, "a"), 0);
+        gone = policy_realtime_neighbours_anew(t, l, &p, "rt", plan);
+        ck_assert_msg(!strstr(gone, "a's emulator"), "%s", gone);
+}
+END_TEST
+
 /* What a reason says of other domains' realtime vCPUs and threads beside the plan names domains that may
  * leave: said anew for the ledger as it is (policy_realtime_neighbours_anew()), the note goes with the last
  * of them and stays word for word while they run; what else the reason says stays. */
@@ -886,6 +916,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_realtime_over_another_emulator_said);
         tcase_add_test(tc, test_realtime_neighbours_said_anew);
         tcase_add_test(tc, test_realtime_over_others_threads_said_anew);
+        tcase_add_test(tc, test_realtime_over_users_held_emulator_said);
         tcase_add_test(tc, test_realtime_emulator_on_fifo_cores_said);
         tcase_add_test(tc, test_all_realtime_host_shared_least);
         suite_add_tcase(s, tc);
