@@ -443,6 +443,38 @@ START_TEST(test_realtime_neighbour_gone_not_named)
 }
 END_TEST
 
+/* Without SMT a guest's emulator goes to free cores, and a realtime guest placed after it on those cores is
+ * told its FIFO vCPUs may starve that emulator. The first guest leaves while placementd is down: the
+ * realtime guest's record, adopted placed (not overcommitted), names it no more. */
+START_TEST(test_realtime_over_gone_emulator_adopted)
+{
+        static const char topology[] = "synthetic:pack:1 numa:1(memory=8GiB) core:4 pu:1";
+        Manager *m = fixture_manager_new(base, topology, NULL);
+        virDomainPtr a = start("c-emu-a", 2, NULL, NULL), rt;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-emu-a"));
+        rt = start("c-rt-over", 2, NULL,
+                   "<cputune><vcpusched vcpus='0-1' scheduler='fifo' priority='1'/></cputune>");
+        ck_assert(spin_until_known(m, "c-rt-over"));
+        d = manager_lookup(m, "c-rt-over");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert_msg(strstr(d->reason, "where c-emu-a's emulator or I/O threads are pinned too"), "%s",
+                      d->reason);
+        free_manager(m);
+        stop(a);
+        m = fixture_manager_new(base, topology, NULL);
+        ck_assert(spin_until_known(m, "c-rt-over"));
+        for (unsigned i = 0; i < 50; i++)
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        d = manager_lookup(m, "c-rt-over");
+        ck_assert_msg(d->adopted && d->result == DECISION_PLACED, "%s", d->reason);
+        ck_assert_msg(!strstr(d->reason, "c-emu-a"), "%s", d->reason);
+        stop(rt);
+        free_manager(m);
+}
+END_TEST
+
 /* A guest whose emulator and I/O thread run FIFO (<emulatorsched>, <iothreadsched>) on a host of one node of
  * two cores: its vCPU takes CPU 0 and its QEMU threads CPU 1, the free core of its node. A guest started
  * after it shares CPU 0 with the ordinary vCPU rather than take CPU 1, where the FIFO threads would preempt
@@ -1833,6 +1865,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_sparse_pin_loop_reads_once);
         tcase_add_test(tc, test_persistent_edit_waits_for_restart);
         tcase_add_test(tc, test_realtime_neighbour_gone_not_named);
+        tcase_add_test(tc, test_realtime_over_gone_emulator_adopted);
         suite_add_tcase(s, tc);
         return s;
 }
