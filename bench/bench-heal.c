@@ -84,6 +84,36 @@ static void fleet_fill(Fleet *f, const PlacementParams *p)
         g_rand_free(rand);
 }
 
+/* The load of fleet domain key, as the daemon's LoadMonitor keeps it. */
+static const DomainLoad *fleet_load(const char *key, void *userdata)
+{
+        return g_hash_table_lookup(userdata, key);
+}
+
+/* The median of ROUNDS load_pu_busy() calls over the fleet with every domain's load known, in us. */
+static double pu_busy_cost_us(const Fleet *f)
+{
+        g_autoptr(GHashTable) loads =
+            g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)domain_load_free);
+        LoadSmoothing sm = {.rise_sec = LOAD_RISE_HALF_LIFE_SEC, .fall_sec = LOAD_FALL_HALF_LIFE_SEC};
+        double us[ROUNDS];
+
+        for (unsigned i = 0; i < DOMAINS; i++) {
+                DomainLoad *dl = domain_load_new();
+                if (domain_load_update(dl, f->busy[i], f->vcpus[i], 0.2, 5, sm, NULL) < 0) {
+                        fprintf(stderr, "bench-heal: load of %s refused\n", f->names[i]);
+                        exit(1);
+                }
+                g_hash_table_insert(loads, f->names[i], dl);
+        }
+        for (unsigned r = 0; r < ROUNDS; r++) {
+                uint64_t t0 = bench_now_ns();
+                g_free(load_pu_busy(f->l, fleet_load, loads));
+                us[r] = ms_since(t0) * 1000;
+        }
+        return bench_percentile(us, ROUNDS, 50);
+}
+
 static void bench_heal_pass(void)
 {
         PlacementParams p = {
@@ -92,7 +122,7 @@ static void bench_heal_pass(void)
         HealDomain hds[DOMAINS];
         HealDomain *ptrs[DOMAINS];
         unsigned n = 0, moves_all = 0, vcpus = 0;
-        double pass_ms[2] = {0}, decide_ms;
+        double pass_ms[2] = {0}, decide_ms, pu_busy_us;
         uint64_t t0;
 
         fleet_fill(&f, &p);
@@ -133,11 +163,14 @@ static void bench_heal_pass(void)
                 ledger_commit(f.l, hds[i].key, cur);
         }
         decide_ms = ms_since(t0);
+        pu_busy_us = pu_busy_cost_us(&f);
         printf("heal pass, %u domains (%u vCPUs on %u cores), measured load, 100 stopped:\n", n, vcpus,
                f.t->ncores);
         printf("  HealMaxMoves=2:        %8.3f ms per pass\n", pass_ms[0]);
         printf("  no move limit:         %8.3f ms per pass (%u moves)\n", pass_ms[1], moves_all);
         printf("  one decision a domain: %8.3f ms (%.1f us each)\n", decide_ms, decide_ms * 1000 / n);
+        printf("  load over the PUs:     %8.1f us (load_pu_busy(), what the daemon adds to each decision)\n",
+               pu_busy_us);
         for (unsigned i = 0; i < DOMAINS; i++) {
                 g_free(f.names[i]);
                 g_free(f.busy[i]);

@@ -548,7 +548,7 @@ static void moved_look_again(Manager *m, const HealEntry *entries, unsigned n, H
                 until[k++] = c->until;
         }
         at = heal_moved_look_again(m->topology, m->ledger,
-                                   load_monitor_known(m->load) ? load_monitor_lookup_cb : NULL, m->load,
+                                   load_monitor_any_known(m->load) ? load_monitor_lookup_cb : NULL, m->load,
                                    keys, until, k);
         if (isfinite(at) && (!pass->cooled || (uint64_t)(at * (double)G_USEC_PER_SEC) < pass->cooled))
                 pass->cooled = (uint64_t)(at * (double)G_USEC_PER_SEC);
@@ -564,7 +564,7 @@ static unsigned heal_pass(Manager *m, HealPass *pass)
         gpointer value;
 
         m->stats.heal_passes++;
-        if (load_monitor_known(m->load)) /* what busy threads run where, as placement sees it */
+        if (load_monitor_any_known(m->load)) /* what busy threads run where, as placement sees it */
                 pu_busy = load_pu_busy(m->ledger, load_monitor_lookup_cb, m->load);
         /* in no particular order: the pass orders them itself */
         g_hash_table_iter_init(&it, m->decisions);

@@ -244,3 +244,15 @@ unsigned load_monitor_known(const LoadMonitor *lm)
                         n++;
         return n;
 }
+
+bool load_monitor_any_known(const LoadMonitor *lm)
+{
+        GHashTableIter it;
+        gpointer value;
+
+        g_hash_table_iter_init(&it, lm->entries);
+        while (g_hash_table_iter_next(&it, NULL, &value))
+                if (((LoadEntry *)value)->load->known)
+                        return true;
+        return false;
+}

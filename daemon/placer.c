@@ -692,7 +692,7 @@ static Decision *decide(Manager *m, const char *uuid, const DomainSpec *live, Pl
 
         placer_release(m, uuid); /* a re-placement sees the host without its old self */
         /* what the others keep busy, once anything is measured (unknown: every vCPU busy) */
-        if (load_monitor_known(m->load))
+        if (load_monitor_any_known(m->load))
                 req->pu_busy = pu_busy = load_pu_busy(m->ledger, load_monitor_lookup_cb, m->load);
         plan = policy_place(m->topology, m->ledger, req, params);
         /* an emulator its user set floating stays so: said, and recorded */
@@ -894,7 +894,7 @@ bool placer_rehouse(Manager *m, virDomainPtr dom, const char *why)
         /* the host as a re-placement sees it: without the domain's old self */
         others = ledger_new_over(m->ledger);
         ledger_release(others, uuid);
-        if (load_monitor_known(m->load))
+        if (load_monitor_any_known(m->load))
                 r->req.pu_busy = pu_busy = load_pu_busy(others, load_monitor_lookup_cb, m->load);
         if (!(plan = policy_rehouse(m->topology, others, &r->req, &r->params, d->plan)))
                 return false;

@@ -40,6 +40,7 @@ START_TEST(test_two_samples_make_a_load)
 
         ck_assert_uint_eq(load_monitor_update(lm, s0, 1000000, 0), 0);
         ck_assert_ptr_null(load_monitor_lookup(lm, "u")); /* one reading is no fraction yet */
+        ck_assert(!load_monitor_any_known(lm));
         ck_assert_uint_eq(load_monitor_update(lm, s1, 2000000, 0), 1);
         l = load_monitor_lookup(lm, "u");
         ck_assert_ptr_nonnull(l);
@@ -48,6 +49,7 @@ START_TEST(test_two_samples_make_a_load)
         ck_assert(NEAR(l->host_busy, 2.1));
         ck_assert_uint_eq(domain_load_busy_vcpus(l, 2), 1);
         ck_assert_uint_eq(load_monitor_known(lm), 1);
+        ck_assert(load_monitor_any_known(lm));
         /* counters that stood still for a second: idle for a second, smoothed, still busy, the host-side
          * load still over 2 cores; no change */
         ck_assert_uint_eq(load_monitor_update(lm, s1, 3000000, 0), 0);
@@ -57,6 +59,7 @@ START_TEST(test_two_samples_make_a_load)
         /* gone from a sample: forgotten */
         load_monitor_update(lm, none, 4000000, 0);
         ck_assert_ptr_null(load_monitor_lookup(lm, "u"));
+        ck_assert(!load_monitor_any_known(lm));
 }
 END_TEST
 

@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: LGPL-2.1-or-later */
 /* Load smoothing (lib/core/load.h): samples in, smoothed per-vCPU and host-side load out. */
 #include <math.h>
+#include <string.h>
 
 #include "test-util.h"
 #include "load.h"
@@ -348,6 +349,50 @@ START_TEST(test_pu_busy)
 }
 END_TEST
 
+static const DomainLoad *lookup_named(const char *key, void *userdata)
+{
+        return g_hash_table_lookup(userdata, key);
+}
+
+/* What three domains on one PU keep busy there, with a, b and c busy by the fractions given. */
+static double one_pu_busy(double a, double b, double c)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 1, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        g_autoptr(GHashTable) loads =
+            g_hash_table_new_full(g_str_hash, g_str_equal, NULL, (GDestroyNotify)domain_load_free);
+        const char *names[] = {"a", "b", "c"};
+        double busy[] = {a, b, c};
+        g_autofree double *sums = NULL;
+
+        for (unsigned i = 0; i < 3; i++) {
+                DomainLoad *dl = domain_load_new();
+                ck_assert_int_eq(domain_load_update(dl, &busy[i], 1, 0, 10, EVEN30, NULL), 0);
+                g_hash_table_insert(loads, (gpointer)names[i], dl);
+                test_place(t, l, &p, names[i], 1, GiB);
+        }
+        sums = load_pu_busy(l, lookup_named, loads);
+        return sums[0];
+}
+
+static bool same_bits(double a, double b)
+{
+        return memcmp(&a, &b, sizeof(a)) == 0;
+}
+
+/* A PU's sum is the same whichever domain is named what (in doubles 0.1 + 0.2 + 0.2 is not 0.2 + 0.2 +
+ * 0.1): a placement does not turn on the names of the domains around it. */
+START_TEST(test_pu_busy_whatever_the_names)
+{
+        double abc = one_pu_busy(0.1, 0.2, 0.2), cab = one_pu_busy(0.2, 0.2, 0.1);
+
+        ck_assert(NEAR(abc, 0.5));
+        ck_assert_msg(same_bits(abc, cab), "%.17g against %.17g", abc, cab);
+        ck_assert(same_bits(one_pu_busy(0.3, 0.1, 0.6), one_pu_busy(0.6, 0.3, 0.1)));
+}
+END_TEST
+
 static Suite *load_suite(void)
 {
         Suite *s = suite_create("load");
@@ -364,6 +409,7 @@ static Suite *load_suite(void)
         tcase_add_test(tc, test_warmup_sets_start_up_aside);
         tcase_add_test(tc, test_fraction);
         tcase_add_test(tc, test_pu_busy);
+        tcase_add_test(tc, test_pu_busy_whatever_the_names);
         suite_add_tcase(s, tc);
         return s;
 }

@@ -157,8 +157,9 @@ typedef const DomainLoad *(*LoadLookup)(const char *key, void *userdata);
 /*
  * What every domain in l keeps busy on each PU index (what PlacementRequest.pu_busy takes): each vCPU
  * counts its busy fraction on the PU it is counted on (1 when its load is unknown), and its host-side
- * threads count host_busy spread evenly over the PUs of its emulator pin. Returns a new array of
- * topology->npus entries.
+ * threads count host_busy spread evenly over the PUs of its emulator pin. The sums are exact to 2^-40 of a
+ * CPU, the same whatever order the ledger holds its domains in. Returns a new array of topology->npus
+ * entries.
  */
 double *load_pu_busy(const Ledger *l, LoadLookup lookup, void *userdata);
 
