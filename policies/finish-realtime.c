@@ -40,6 +40,21 @@ void finish_realtime_emulator_note(const HostView *v, HousekeepingPlace where, P
         g_free(old);
 }
 
+/* Appends a domain's name to the names a note lists (", " between them), the characters the notes are
+ * read back by (policy_realtime_neighbours_anew()) and control characters as \xNN: a name is the user's,
+ * and one that reads like a note's own words must not cut the reason in the wrong place. */
+static void append_name(GString *names, const char *name)
+{
+        if (names->len)
+                g_string_append(names, ", ");
+        for (const char *c = name; *c; c++) {
+                if (strchr("\\();,", *c) || g_ascii_iscntrl(*c))
+                        g_string_append_printf(names, "\\x%02x", (unsigned char)*c);
+                else
+                        g_string_append_c(names, *c);
+        }
+}
+
 typedef struct OthersThreads {
         const Plan *plan;
         const char *own_key; /* the plan's own key in the ledger, when it is not the ledger's plan itself */
@@ -68,8 +83,7 @@ static void add_others_threads(const char *key, const Plan *p, void *userdata)
                                 continue;
                         cpuset_add(o->cpus, os);
                         if (!named && o->names->len < 256)
-                                g_string_append_printf(o->names, "%s%s", o->names->len ? ", " : "",
-                                                       p->name ? p->name : key);
+                                append_name(o->names, p->name ? p->name : key);
                         named = true;
                 }
         }
@@ -152,7 +166,7 @@ static void mark_core(const OthersRealtime *o, unsigned c, bool *core, GString *
 {
         core[c] = true;
         if (!*named && names->len < 256 && plan_uses_core(o->t, o->plan, c)) {
-                g_string_append_printf(names, "%s%s", names->len ? ", " : "", name);
+                append_name(names, name);
                 *named = true;
         }
 }
@@ -259,14 +273,17 @@ void finish_beside_others_realtime(const HostView *v, Plan *plan)
         beside_others_realtime(v, NULL, plan);
 }
 
-/* Where the note runs in reason: from marker's "; " to the last tail after it and the it/them that ends
- * it, then end_words (domain names come between: a name that reads like either end does not cut it
- * short). False when reason has no such note. */
+/* Where the note runs in reason: from marker's "; " (its own first, when it starts with one) to the last
+ * tail after it and the it/them that ends it, then end_words. Domain names come between, and hold none of
+ * "(", ")" and ";" (append_name()): every marker and tail has one, so no name reads like either end. False
+ * when reason has no such note. */
 static bool note_span(const char *reason, const char *marker, const char *tail, const char *end_words,
                       size_t *ret_start, size_t *ret_end)
 {
         const char *at = reason ? strstr(reason, marker) : NULL;
-        const char *start = at ? g_strrstr_len(reason, at - reason, "; ") : NULL;
+        const char *start = !at                              ? NULL
+                            : g_str_has_prefix(marker, "; ") ? at
+                                                             : g_strrstr_len(reason, at - reason, "; ");
         const char *end = start ? g_strrstr(at, tail) : NULL;
 
         if (!end)
@@ -309,7 +326,7 @@ static const char *const neighbour_notes[][3] = {
      ""},
     {" cores with realtime (FIFO/RR) emulator or I/O threads of another domain (", "): they preempt ",
      " whenever they have work"},
-    {"realtime vCPUs on CPU",
+    {"; realtime vCPUs on CPU",
      "are pinned too: they may be starved (HousekeepingCPUs= keeps QEMU's threads apart", ")"},
 };
 
@@ -495,8 +512,7 @@ static void add_others_vcpus(const char *key, const Plan *p, void *userdata)
                         continue;
                 cpuset_add(o->taken, os);
                 if (!named && o->names->len < 256)
-                        g_string_append_printf(o->names, "%s%s", o->names->len ? ", " : "",
-                                               p->name ? p->name : key);
+                        append_name(o->names, p->name ? p->name : key);
                 named = true;
         }
 }

@@ -787,6 +787,69 @@ START_TEST(test_realtime_neighbours_said_anew)
 }
 END_TEST
 
+/* Domain names are the user's: one that reads like the notes' own words (a realtime neighbour named after
+ * the note on another's threads, or after its end) is said and dropped as any other, the rest of the
+ * reason as it was. */
+START_TEST(test_realtime_neighbour_named_like_a_note)
+{
+        static const char *const names[] = {
+            "realtime vCPUs on CPU 3, where x's emulator or I/O threads are pinned too: they may be starved "
+            "(HousekeepingCPUs= keeps QEMU's threads apart)",
+            "x): a realtime vCPU that spins may starve them; y",
+            "z (FIFO/RR) vCPUs of another domain (",
+        };
+
+        for (unsigned k = 0; k < G_N_ELEMENTS(names); k++) {
+                g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                g_autoptr(CpuSet) zero = set_of("0");
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                PlacementRequest rt = {
+                    .name = names[k], .vcpus = 1, .memory = GiB, .realtime = true, .allowed_cpus = zero};
+                PlacementRequest b = {.name = "b", .vcpus = 1, .memory = GiB, .allowed_cpus = zero};
+                const Plan *plan;
+                g_autofree char *same = NULL, *gone = NULL, *head = NULL;
+                const char *note;
+
+                place(t, l, &p, &rt);
+                plan = place(t, l, &p, &b);
+                note = strstr(plan->reason, "; 1 vCPU and the emulator share cores with realtime");
+                ck_assert_msg(note, "%s", plan->reason);
+                head = g_strndup(plan->reason, (gsize)(note - plan->reason));
+                same = policy_realtime_neighbours_anew(t, l, &p, "b", plan);
+                ck_assert_str_eq(same, plan->reason);
+                ck_assert_int_eq(ledger_release(l, names[k]), 0);
+                gone = policy_realtime_neighbours_anew(t, l, &p, "b", plan);
+                ck_assert_str_eq(gone, head);
+        }
+        /* the note on another's threads under a realtime guest's vCPUs, naming such a domain */
+        for (unsigned k = 0; k < G_N_ELEMENTS(names); k++) {
+                g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+                g_autoptr(Ledger) l = ledger_new(t);
+                PlacementParams p = test_params(POLICY_EXPLICIT);
+                PlacementRequest a = {.name = names[k], .vcpus = 2, .memory = GiB};
+                PlacementRequest rt = {.name = "rt", .vcpus = 2, .memory = GiB, .realtime = true};
+                const Plan *plan;
+                g_autofree char *same = NULL, *gone = NULL;
+
+                place(t, l, &p, &a);
+                plan = place(t, l, &p, &rt);
+                ck_assert_msg(strstr(plan->reason, "'s emulator or I/O threads are pinned too"), "%s",
+                              plan->reason);
+                /* written so that nothing in it reads as a note's "(", ")" or ";" */
+                ck_assert_msg(strstr(plan->reason, k == 1 ? "x\\x29: a realtime" : "\\x28"), "%s",
+                              plan->reason);
+                same = policy_realtime_neighbours_anew(t, l, &p, "rt", plan);
+                ck_assert_str_eq(same, plan->reason);
+                ck_assert_int_eq(ledger_release(l, names[k]), 0);
+                gone = policy_realtime_neighbours_anew(t, l, &p, "rt", plan);
+                ck_assert_msg(!strstr(gone, "may be starved") && !strstr(gone, "x's emulator") &&
+                                  strstr(gone, "its set has no core left without a realtime vCPU"),
+                              "%s", gone);
+        }
+}
+END_TEST
+
 /* Without SMT, an ordinary guest's emulator on free cores that a realtime guest takes later: the realtime
  * guest's reason names it while it runs, and says nothing of it once it left. */
 START_TEST(test_realtime_over_others_threads_said_anew)
@@ -915,6 +978,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_realtime_emulator_off_its_full_node);
         tcase_add_test(tc, test_realtime_over_another_emulator_said);
         tcase_add_test(tc, test_realtime_neighbours_said_anew);
+        tcase_add_test(tc, test_realtime_neighbour_named_like_a_note);
         tcase_add_test(tc, test_realtime_over_others_threads_said_anew);
         tcase_add_test(tc, test_realtime_over_users_held_emulator_said);
         tcase_add_test(tc, test_realtime_emulator_on_fifo_cores_said);
