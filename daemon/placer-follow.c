@@ -579,14 +579,14 @@ static void said_anew(Manager *m, Decision *d)
 
 static bool pick_names_realtime_neighbours(const Manager *m, const Decision *d, const void *arg)
 {
-        (void)m;
         (void)arg;
-        return d->plan && policy_reason_names_realtime_neighbours(d->reason);
+        return d->plan && (policy_reason_names_realtime_neighbours(d->reason) ||
+                           policy_may_name_realtime_neighbours(m->topology, m->ledger, d->plan));
 }
 
-/* What the reasons say of other domains' realtime vCPUs and threads, said anew once a domain left or
- * moved: a reason does not name a domain gone as the one its vCPUs share a core with (said in the record
- * too). */
+/* What the reasons say of other domains' realtime vCPUs and threads, said anew once a domain left, moved or
+ * came beside them: a reason does not name a domain gone as the one its vCPUs share a core with, and one
+ * placed before a realtime guest came onto its cores tells of it too (said in the record as well). */
 static void follow_realtime_neighbours(Manager *m)
 {
         g_autoptr(GPtrArray) uuids = manager_pick(m, pick_names_realtime_neighbours, NULL);

@@ -93,6 +93,8 @@ void placer_commit(Manager *m, Decision *d, Plan *plan)
         g_ptr_array_set_size(plan->candidates, 0);
         if (ledger_commit(m->ledger, d->uuid, plan) < 0)
                 log_warning("%s: its plan does not fit the host's topology, not counted", d->name);
+        else if (policy_may_name_realtime_neighbours(m->topology, m->ledger, d->plan))
+                placer_sharing_soon(m); /* the domains it came beside are told (placer_follow_sharing()) */
 }
 
 /* Stores d (taking it), committing plan (taken, may be NULL) to the ledger under its UUID. */

@@ -191,12 +191,29 @@ static void add_others_realtime(const char *key, const Plan *p, void *userdata)
 
 /* Whether a core the plan uses holds a realtime vCPU or thread by the ledger's count (its own included):
  * without one there is nothing to say, and no domain need be looked at. */
-static bool uses_realtime_core(const HostView *v, const Plan *plan)
+static bool uses_realtime_core(const Topology *t, const Ledger *l, const Plan *plan)
 {
-        for (unsigned c = 0; c < v->t->ncores; c++)
-                if (ledger_core_realtime(v->l, c) && plan_uses_core(v->t, plan, c))
+        const CpuSet *pins[] = {plan->emulator_pin, plan->iothread_pin};
+
+        for (unsigned i = 0; i < plan->nvcpus; i++)
+                if (plan->vcpu_pu[i] >= 0 && (unsigned)plan->vcpu_pu[i] < t->npus &&
+                    ledger_core_realtime(l, t->pus[plan->vcpu_pu[i]].core))
                         return true;
+        for (unsigned k = 0; k < G_N_ELEMENTS(pins); k++) {
+                if (!pins[k])
+                        continue;
+                CPUSET_FOREACH (cpu, pins[k]) {
+                        int pu = topology_pu_by_os(t, (unsigned)cpu);
+                        if (pu >= 0 && ledger_core_realtime(l, t->pus[pu].core))
+                                return true;
+                }
+        }
         return false;
+}
+
+bool policy_may_name_realtime_neighbours(const Topology *t, const Ledger *l, const Plan *plan)
+{
+        return plan && uses_realtime_core(t, l, plan);
 }
 
 /* Appends to the plan's reason which of its vCPUs, emulator and I/O threads run on the cores core[] marks,
@@ -256,7 +273,7 @@ static void beside_others_realtime(const HostView *v, const char *own_key, Plan 
                             .thread_core = thread_core,
                             .thread_names = g_string_new(NULL)};
 
-        if (uses_realtime_core(v, plan)) {
+        if (uses_realtime_core(v->t, v->l, plan)) {
                 ledger_foreach(v->l, add_others_realtime, &o);
                 note_beside(t, plan, core, o.names, "vCPUs", "a realtime vCPU that spins may starve it",
                             "a realtime vCPU that spins may starve them");
@@ -342,7 +359,7 @@ char *finish_without_beside_realtime_note(char *reason)
 }
 
 /* reason (taken) with the notes neighbour_notes[first..last] (adjacent, as they are written) replaced by
- * text, when it has one of them; else as it is. */
+ * text (a note, "; " first, or ""), when it has one of them; else with text at its end. */
 static char *replace_notes(char *reason, unsigned first, unsigned last, const char *text)
 {
         size_t start = SIZE_MAX, end = 0;
@@ -355,7 +372,12 @@ static char *replace_notes(char *reason, unsigned first, unsigned last, const ch
                         end = MAX(end, b);
                 }
         }
-        return start == SIZE_MAX ? reason : splice(reason, start, end, text);
+        if (start != SIZE_MAX)
+                return splice(reason, start, end, text);
+        if (!*text)
+                return reason;
+        start = strlen(reason);
+        return splice(reason, start, start, start ? text : text + strlen("; "));
 }
 
 bool policy_reason_names_realtime_neighbours(const char *reason)

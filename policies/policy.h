@@ -70,12 +70,15 @@ Plan *policy_rehouse(const Topology *t, const Ledger *l, const PlacementRequest 
 /*
  * The reason of plan (committed to l under key) with what it says of other domains' realtime vCPUs and
  * threads beside its own, and of other domains' QEMU threads under its realtime vCPUs, said anew for l as
- * it is now: the domains named there may have left. The notes stay where they were in the reason, word for
- * word while nothing changed, and go when no such domain is left; a reason without them is returned as
- * it is (a domain that comes later is named in its own reason). A new string, never NULL.
+ * it is now: the domains named there may have left, others may have come. The notes stay where they were
+ * in the reason, word for word while nothing changed, and go when no such domain is left; a note the
+ * reason did not have (such a domain came after it was placed) goes at its end. A new string, never NULL.
  */
 char *policy_realtime_neighbours_anew(const Topology *t, const Ledger *l, const PlacementParams *params,
                                       const char *key, const Plan *plan);
+/* Whether policy_realtime_neighbours_anew() may have something to say of plan (committed to l): it runs a
+ * vCPU or QEMU thread on a core where the ledger counts a realtime vCPU or thread, its own included. */
+bool policy_may_name_realtime_neighbours(const Topology *t, const Ledger *l, const Plan *plan);
 /* Whether reason has a note policy_realtime_neighbours_anew() says anew (a test of its words, no more). */
 bool policy_reason_names_realtime_neighbours(const char *reason);
 

@@ -876,6 +876,40 @@ START_TEST(test_realtime_over_others_threads_said_anew)
 }
 END_TEST
 
+/* The same two guests: the ordinary one placed first, its emulator on the free cores the realtime guest
+ * takes later. The earlier guest's reason, said anew, tells that its emulator may now be starved and by
+ * whom, word for word while nothing changes, and says no more of it once the realtime guest left. */
+START_TEST(test_realtime_arrival_said_to_the_earlier)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest a = {.name = "a", .vcpus = 2, .memory = GiB};
+        PlacementRequest rt = {.name = "rt", .vcpus = 2, .memory = GiB, .realtime = true};
+        Plan *plan;
+        g_autofree char *before = NULL, *now = NULL, *again = NULL, *gone = NULL;
+
+        plan = place(t, l, &p, &a);
+        before = g_strdup(plan->reason);
+        ck_assert_msg(!strstr(before, "FIFO/RR"), "%s", before);
+        place(t, l, &p, &rt);
+        now = policy_realtime_neighbours_anew(t, l, &p, "a", plan);
+        ck_assert_msg(g_str_has_prefix(now, before), "%s\nwas\n%s", now, before);
+        ck_assert_msg(strstr(now + strlen(before),
+                             "; the emulator shares cores with realtime (FIFO/RR) vCPUs of "
+                             "another domain (rt): a realtime vCPU that spins may "
+                             "starve it"),
+                      "%s", now);
+        g_free(plan->reason);
+        plan->reason = g_strdup(now);
+        again = policy_realtime_neighbours_anew(t, l, &p, "a", plan);
+        ck_assert_str_eq(again, now);
+        ck_assert_int_eq(ledger_release(l, "rt"), 0);
+        gone = policy_realtime_neighbours_anew(t, l, &p, "a", plan);
+        ck_assert_str_eq(gone, before);
+}
+END_TEST
+
 /* The user's own <emulatorpin cpuset='1'> of an emulator that runs FIFO (<emulatorsched>): CPU 1 is held
  * for it, and counted as a realtime thread's core, as the core placementd pins such an emulator to is (it
  * was held as an ordinary emulator's). */
@@ -980,6 +1014,7 @@ static Suite *housekeeping_suite(void)
         tcase_add_test(tc, test_realtime_neighbours_said_anew);
         tcase_add_test(tc, test_realtime_neighbour_named_like_a_note);
         tcase_add_test(tc, test_realtime_over_others_threads_said_anew);
+        tcase_add_test(tc, test_realtime_arrival_said_to_the_earlier);
         tcase_add_test(tc, test_realtime_over_users_held_emulator_said);
         tcase_add_test(tc, test_realtime_emulator_on_fifo_cores_said);
         tcase_add_test(tc, test_all_realtime_host_shared_least);

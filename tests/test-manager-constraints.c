@@ -475,6 +475,42 @@ START_TEST(test_realtime_over_gone_emulator_adopted)
 }
 END_TEST
 
+/* The same two guests, both running: the earlier one is told too, in placementctl and its record, that its
+ * emulator now shares cores with the realtime guest's FIFO vCPUs, and no more once that guest stopped. */
+START_TEST(test_realtime_arrival_told_to_the_earlier)
+{
+        Manager *m = fixture_manager_new(base, "synthetic:pack:1 numa:1(memory=8GiB) core:4 pu:1", NULL);
+        virDomainPtr a = start("c-emu-b", 2, NULL, NULL), rt;
+        g_autofree char *before = NULL, *record = NULL;
+        const Decision *d;
+
+        ck_assert(spin_until_known(m, "c-emu-b"));
+        before = g_strdup(manager_lookup(m, "c-emu-b")->reason);
+        rt = start("c-rt-late", 2, NULL,
+                   "<cputune><vcpusched vcpus='0-1' scheduler='fifo' priority='1'/></cputune>");
+        ck_assert(spin_until_known(m, "c-rt-late"));
+        for (unsigned i = 0; i < 50; i++)
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        d = manager_lookup(m, "c-emu-b");
+        ck_assert_msg(strstr(d->reason,
+                             "; the emulator shares cores with realtime (FIFO/RR) vCPUs of another "
+                             "domain (c-rt-late)"),
+                      "%s", d->reason);
+        ck_assert_msg(g_str_has_prefix(d->reason, before), "%s\nwas\n%s", d->reason, before);
+        record =
+            virDomainGetMetadata(a, VIR_DOMAIN_METADATA_ELEMENT, PLACEMENTD_XMLNS, VIR_DOMAIN_AFFECT_LIVE);
+        ck_assert_msg(record && strstr(record, "c-rt-late"), "%s", record ? record : "(no record)");
+        stop(rt);
+        for (unsigned i = 0; i < 3000 && manager_lookup(m, "c-rt-late"); i++)
+                spin_until_known(m, "no such domain, a pass of the loop");
+        for (unsigned i = 0; i < 50; i++)
+                event_base_loop(base, EVLOOP_ONCE | EVLOOP_NONBLOCK);
+        ck_assert_str_eq(manager_lookup(m, "c-emu-b")->reason, before);
+        stop(a);
+        free_manager(m);
+}
+END_TEST
+
 /* A guest whose emulator and I/O thread run FIFO (<emulatorsched>, <iothreadsched>) on a host of one node of
  * two cores: its vCPU takes CPU 0 and its QEMU threads CPU 1, the free core of its node. A guest started
  * after it shares CPU 0 with the ordinary vCPU rather than take CPU 1, where the FIFO threads would preempt
@@ -1866,6 +1902,7 @@ static Suite *manager_constraints_suite(void)
         tcase_add_test(tc, test_persistent_edit_waits_for_restart);
         tcase_add_test(tc, test_realtime_neighbour_gone_not_named);
         tcase_add_test(tc, test_realtime_over_gone_emulator_adopted);
+        tcase_add_test(tc, test_realtime_arrival_told_to_the_earlier);
         suite_add_tcase(s, tc);
         return s;
 }
