@@ -144,7 +144,15 @@ pdctl show "${P}rtio" >"$WORK/show" 2>&1
 check "${P}rtio: placementctl show names CPU 0 held for its FIFO I/O thread, as the ledger holds it" \
     grep -qx '  held for its emulator and I/O threads: 0' "$WORK/show"
 expect "${P}rtio: list --json holds CPU 0 for it (held_cpus)" "0" "$(held_of "${P}rtio")"
+#     ${P}plain, placed first, is told too (its reason said anew), and no more once ${P}rtio is gone.
+plain_told() {
+    "$PD_CTL" --bus-address="$PD_ADDR" explain "${P}plain" |
+        grep -q "cores with realtime (FIFO/RR) emulator or I/O threads of another domain (${P}rtio): they preempt"
+}
+check "${P}plain: explain says ${P}rtio's FIFO I/O thread came onto its core" wait_for 10 plain_told
 must "destroy ${P}rtio" e2e_domain_destroy "${P}rtio"
+plain_untold() { ! plain_told; }
+check "${P}plain: explain names ${P}rtio no more once it is gone" wait_for 20 plain_untold
 must "destroy ${P}plain" e2e_domain_destroy "${P}plain"
 
 # 1e. A FIFO I/O thread of an id above 8192 (libvirt takes it in <iothreadids> and <iothreadsched>): the
