@@ -218,13 +218,13 @@ double load_fraction(uint64_t prev_ns, uint64_t now_ns, uint64_t elapsed_ns)
 
 /* The sums are kept in fixed point, in 2^-40 of a CPU: exact, so a PU's sum is the same in whatever order
  * its domains are added (the ledger's hash order, not a sort of its keys: that sort was most of the cost
- * at 1000 domains) and whichever domain is named what. A value's share of a CPU is at most about a
- * million (a domain's host-side threads), well within 2^63. */
+ * at 1000 domains) and whichever domain is named what. No value is above CPUSET_MAX CPUs (a domain's
+ * host-side threads keep no more busy than Linux has), 2^53: a thousand of them on one PU fit in 2^63. */
 #define FIXED_ONE 1099511627776.0 /* 2^40 */
 
 static int64_t to_fixed(double x)
 {
-        return (int64_t)(CLAMP(x, 0, 1e6) * FIXED_ONE + 0.5);
+        return (int64_t)(CLAMP(x, 0, (double)CPUSET_MAX) * FIXED_ONE + 0.5);
 }
 
 typedef struct PuSums {
