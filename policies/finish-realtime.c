@@ -376,8 +376,8 @@ static char *replace_notes(char *reason, unsigned first, unsigned last, const ch
                 return splice(reason, start, end, text);
         if (!*text)
                 return reason;
-        start = strlen(reason);
-        return splice(reason, start, start, start ? text : text + strlen("; "));
+        start = strlen(reason); /* with its "; ", as note_span() finds it */
+        return splice(reason, start, start, text);
 }
 
 bool policy_reason_names_realtime_neighbours(const char *reason)
