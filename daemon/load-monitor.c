@@ -20,6 +20,7 @@ typedef struct LoadEntry {
 struct LoadMonitor {
         GHashTable *entries; /* uuid -> LoadEntry* */
         uint64_t generation;
+        unsigned nknown; /* entries whose load is known: asked at every decision, not counted then */
 };
 
 static void load_entry_free(LoadEntry *e)
@@ -190,11 +191,23 @@ unsigned load_monitor_update(LoadMonitor *lm, GHashTable *stats, uint64_t now_us
                 if (entry_update(e, s, now_usec, warmup_sec))
                         changed++;
         }
+        lm->nknown = 0;
         g_hash_table_iter_init(&it, lm->entries);
         while (g_hash_table_iter_next(&it, NULL, &value))
                 if (((LoadEntry *)value)->generation != lm->generation)
                         g_hash_table_iter_remove(&it);
+                else if (((LoadEntry *)value)->load->known)
+                        lm->nknown++;
         return changed;
+}
+
+/* Removes the entry of uuid, if any, from the count of known loads (it is about to go). */
+static void uncount(LoadMonitor *lm, const char *uuid)
+{
+        const LoadEntry *e = g_hash_table_lookup(lm->entries, uuid);
+
+        if (e && e->load->known && lm->nknown)
+                lm->nknown--;
 }
 
 void load_monitor_started(LoadMonitor *lm, const char *uuid, uint64_t usec)
@@ -204,11 +217,13 @@ void load_monitor_started(LoadMonitor *lm, const char *uuid, uint64_t usec)
         e->load = domain_load_new();
         e->started_usec = usec;
         e->generation = lm->generation;
+        uncount(lm, uuid);
         g_hash_table_replace(lm->entries, g_strdup(uuid), e);
 }
 
 void load_monitor_forget(LoadMonitor *lm, const char *uuid)
 {
+        uncount(lm, uuid);
         g_hash_table_remove(lm->entries, uuid);
 }
 
@@ -234,25 +249,10 @@ const DomainLoad *load_monitor_lookup_cb(const char *uuid, void *lm)
 
 unsigned load_monitor_known(const LoadMonitor *lm)
 {
-        GHashTableIter it;
-        gpointer value;
-        unsigned n = 0;
-
-        g_hash_table_iter_init(&it, lm->entries);
-        while (g_hash_table_iter_next(&it, NULL, &value))
-                if (((LoadEntry *)value)->load->known)
-                        n++;
-        return n;
+        return lm->nknown;
 }
 
 bool load_monitor_any_known(const LoadMonitor *lm)
 {
-        GHashTableIter it;
-        gpointer value;
-
-        g_hash_table_iter_init(&it, lm->entries);
-        while (g_hash_table_iter_next(&it, NULL, &value))
-                if (((LoadEntry *)value)->load->known)
-                        return true;
-        return false;
+        return lm->nknown > 0;
 }

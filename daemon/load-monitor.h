@@ -47,6 +47,5 @@ bool load_monitor_warming(const LoadMonitor *lm, const char *uuid);
 const DomainLoad *load_monitor_lookup_cb(const char *uuid, void *lm);
 /* How many domains have a known load. */
 unsigned load_monitor_known(const LoadMonitor *lm);
-/* Whether any domain has a known load: load_monitor_known() > 0, without counting them all (asked at
- * every decision). */
+/* Whether any domain has a known load: load_monitor_known() > 0 (asked at every decision). */
 bool load_monitor_any_known(const LoadMonitor *lm);

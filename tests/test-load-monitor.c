@@ -63,6 +63,33 @@ START_TEST(test_two_samples_make_a_load)
 }
 END_TEST
 
+/* The count of known loads follows a known domain that stops (forgotten) or starts again (measured anew),
+ * without a sample in between. */
+START_TEST(test_known_count_follows_forget_and_start)
+{
+        g_autoptr(LoadMonitor) lm = load_monitor_new();
+        uint64_t t0[] = {0}, t1[] = {UINT64_C(500000000)};
+        g_autoptr(GHashTable) v0 = sample("v", 1, t0, 0);
+        g_autoptr(GHashTable) v1 = sample("v", 1, t1, 0);
+        g_autoptr(GHashTable) w0 = sample("w", 1, t0, 0);
+        g_autoptr(GHashTable) w1 = sample("w", 1, t1, 0);
+
+        load_monitor_update(lm, v0, 1000000, 0);
+        load_monitor_update(lm, v1, 2000000, 0);
+        ck_assert_uint_eq(load_monitor_known(lm), 1);
+        load_monitor_forget(lm, "v");
+        load_monitor_forget(lm, "v"); /* twice: counted down once */
+        ck_assert_uint_eq(load_monitor_known(lm), 0);
+        ck_assert(!load_monitor_any_known(lm));
+        load_monitor_update(lm, w0, 3000000, 0);
+        load_monitor_update(lm, w1, 4000000, 0);
+        ck_assert(load_monitor_any_known(lm));
+        load_monitor_started(lm, "w", 4500000); /* started again: unknown until measured anew */
+        ck_assert_ptr_null(load_monitor_lookup(lm, "w"));
+        ck_assert(!load_monitor_any_known(lm));
+}
+END_TEST
+
 /* A domain is warming (heal leaves it alone) from its start until its load is known, once samples come;
  * while none came (a host whose stats call fails), no domain waits for them. */
 START_TEST(test_warming_until_known)
@@ -632,6 +659,7 @@ static Suite *load_monitor_suite(void)
         Suite *s = suite_create("load monitor");
         TCase *tc = tcase_create("samples");
         tcase_add_test(tc, test_two_samples_make_a_load);
+        tcase_add_test(tc, test_known_count_follows_forget_and_start);
         tcase_add_test(tc, test_warming_until_known);
         tcase_add_test(tc, test_turning_busy_seen_in_two_samples);
         tcase_add_test(tc, test_host_load_quarter_core_is_a_class);
