@@ -133,6 +133,17 @@ static void on_pins_due(evutil_socket_t fd, short what, void *arg)
         }
 }
 
+/* Whether an emulator pin event p says what placementd pinned the emulator to itself: the echo of its own
+ * pin (libvirtd sends one for each virDomainPinEmulator), which needs no read. */
+static bool own_emulator_echo(const Decision *d, const virTypedParameter *p)
+{
+        g_autoptr(CpuSet) seen = NULL;
+
+        return (d->result == DECISION_PLACED || d->result == DECISION_OVERCOMMITTED) && !d->job_held &&
+               !cpuset_is_empty(d->plan->emulator_pin) && p->type == VIR_TYPED_PARAM_STRING && p->value.s &&
+               cpuset_parse(p->value.s, &seen, NULL) == 0 && cpuset_equal(seen, d->plan->emulator_pin);
+}
+
 /* Whether params name a pin of a vCPU plan does not have. */
 static bool names_other_vcpu(const Plan *plan, virTypedParameterPtr params, int nparams)
 {
@@ -169,7 +180,9 @@ void manager_tunable(Manager *m, virDomainPtr dom, virTypedParameterPtr params, 
                 const char *field = params[i].field;
 
                 /* someone pinned its emulator: read as it runs when the burst is */
-                if (g_str_equal(field, "cputune.emulatorpin"))
+                if (g_str_equal(field, "cputune.emulatorpin") && own_emulator_echo(d, &params[i]))
+                        log_debug("%s: %s=%s is the echo of our own pin", d->name, field, params[i].value.s);
+                else if (g_str_equal(field, "cputune.emulatorpin"))
                         (c = c ? c : pins_changed_soon(m, uuid))->emulator = true;
                 /* someone pinned one of its I/O threads (or one came and was pinned at once): the live
                  * I/O threads are read, whatever the events hold */

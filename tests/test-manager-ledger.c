@@ -1179,6 +1179,36 @@ static void assert_hand_emulator(Manager *m, virDomainPtr dom, const char *name,
         ck_assert_uint_eq(emulator_mask(dom), 1u << cpu);
 }
 
+/* libvirtd sends a tunable event for placementd's own emulator pin too: that echo is not read back (a
+ * start cost three more calls into libvirtd for it), and the decision stays as it was. */
+START_TEST(test_own_emulator_pin_echo_not_read)
+{
+        Manager *m = fixture_manager_new(base, TOPOLOGY, NULL);
+        virDomainPtr dom = start_xml("l-echo", "512", 1, NULL);
+        virTypedParameter event = {.field = "cputune.emulatorpin", .type = VIR_TYPED_PARAM_STRING};
+        g_autofree char *own = NULL, *reason = NULL;
+        const Decision *d;
+        uint64_t before;
+
+        ck_assert(spin_known(m, "l-echo", 3000));
+        d = manager_lookup(m, "l-echo");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert(!cpuset_is_empty(d->plan->emulator_pin));
+        own = cpuset_format(d->plan->emulator_pin);
+        reason = g_strdup(d->reason);
+        before = m->hand_pin_follows;
+        event.value.s = own;
+        manager_tunable(m, dom, &event, 1); /* as libvirtd sends it; the test driver sends none */
+        spin_known(m, NULL, 2 * MANAGER_METADATA_FOLLOW_MSEC);
+        ck_assert_uint_eq(m->hand_pin_follows, before);
+        d = manager_lookup(m, "l-echo");
+        ck_assert_int_eq(d->result, DECISION_PLACED);
+        ck_assert_str_eq(d->reason, reason);
+        stop(dom);
+        free_manager(m);
+}
+END_TEST
+
 /* A placed domain whose emulator someone pins elsewhere (virsh emulatorpin --live): at the tunable events
  * (once for a burst), and by the reconcile without one, the pin is the owner's: the decision and the record
  * pin no emulator, the CPU is held for it (no later domain is placed there as free); a restart (a pin made
@@ -1312,6 +1342,7 @@ static Suite *ledger_suite(void)
         tcase_add_test(tc, test_records_of_unbound_memory_adopted);
         tcase_add_test(tc, test_poolless_binding_record_adopted);
         tcase_add_test(tc, test_hand_emulator_pin_followed);
+        tcase_add_test(tc, test_own_emulator_pin_echo_not_read);
         suite_add_tcase(s, tc);
         return s;
 }
