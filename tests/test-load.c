@@ -381,8 +381,8 @@ static bool same_bits(double a, double b)
         return memcmp(&a, &b, sizeof(a)) == 0;
 }
 
-/* A PU's sum is the same whichever domain is named what (in doubles 0.1 + 0.2 + 0.2 is not 0.2 + 0.2 +
- * 0.1): a placement does not turn on the names of the domains around it. */
+/* A PU's sum is the same whichever domain is named what (added up in doubles, 0.3 + 0.1 + 0.6 is 1 and
+ * 0.6 + 0.3 + 0.1 is not): a placement does not turn on the names of the domains around it. */
 START_TEST(test_pu_busy_whatever_the_names)
 {
         double abc = one_pu_busy(0.1, 0.2, 0.2), cab = one_pu_busy(0.2, 0.2, 0.1);
