@@ -754,98 +754,96 @@ START_TEST(test_realtime_over_users_held_emulator_said)
 }
 END_TEST
 
-/* What a reason says of other domains' realtime vCPUs and threads beside the plan names domains that may
- * leave: said anew for the ledger as it is (policy_realtime_neighbours_anew()), the note goes with the last
- * of them and stays word for word while they run; what else the reason says stays. */
-START_TEST(test_realtime_neighbours_said_anew)
+/* A realtime guest called name (written so in a reason) on CPU 0, and an ordinary one, b, kept on that CPU
+ * too: b's reason names it while it runs, word for word when said anew, and says nothing of it once it
+ * left, the rest of the reason as it was. */
+static void assert_neighbour_said_anew(const char *name, const char *written)
 {
         g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
         g_autoptr(Ledger) l = ledger_new(t);
         g_autoptr(CpuSet) zero = set_of("0");
         PlacementParams p = test_params(POLICY_EXPLICIT);
         PlacementRequest rt = {
-            .name = "rt", .vcpus = 1, .memory = GiB, .realtime = true, .allowed_cpus = zero};
+            .name = name, .vcpus = 1, .memory = GiB, .realtime = true, .allowed_cpus = zero};
         PlacementRequest b = {.name = "b", .vcpus = 1, .memory = GiB, .allowed_cpus = zero};
         const Plan *plan;
-        g_autofree char *same = NULL, *gone = NULL, *head = NULL;
+        g_autofree char *note =
+            g_strdup_printf("; 1 vCPU and the emulator share cores with realtime (FIFO/RR) "
+                            "vCPUs of another domain (%s): a realtime vCPU that spins may "
+                            "starve them",
+                            written);
+        g_autofree char *same = NULL, *gone = NULL, *head = NULL, *named = g_strdup_printf("(%s)", written);
 
         place(t, l, &p, &rt);
         plan = place(t, l, &p, &b);
         assert_set(plan->vcpu_pins[0], "0");
-        ck_assert_msg(strstr(plan->reason, "; 1 vCPU and the emulator share cores with realtime (FIFO/RR) "
-                                           "vCPUs of another domain (rt): a realtime vCPU that spins may "
-                                           "starve them"),
-                      "%s", plan->reason);
+        ck_assert_msg(strstr(plan->reason, note), "%s", plan->reason);
         same = policy_realtime_neighbours_anew(t, l, &p, "b", plan);
         ck_assert_str_eq(same, plan->reason);
-        head = g_strndup(plan->reason,
-                         (gsize)(strstr(plan->reason, "; 1 vCPU and the emulator") - plan->reason));
-        ck_assert_int_eq(ledger_release(l, "rt"), 0);
+        head = g_strndup(plan->reason, (gsize)(strstr(plan->reason, note) - plan->reason));
+        ck_assert_int_eq(ledger_release(l, name), 0);
         gone = policy_realtime_neighbours_anew(t, l, &p, "b", plan);
-        ck_assert_msg(!strstr(gone, "(rt)") && !strstr(gone, "FIFO/RR"), "%s", gone);
+        ck_assert_msg(!strstr(gone, named) && !strstr(gone, "FIFO/RR"), "%s", gone);
         ck_assert_msg(g_str_has_prefix(gone, head), "%s\nwas\n%s", gone, plan->reason);
+        ck_assert_str_eq(gone, head);
+}
+
+/* Without SMT, an ordinary guest called name (written so in a reason) whose emulator is on the free cores a
+ * realtime guest takes later: the realtime guest's reason names it while it runs, word for word when said
+ * anew, and says nothing of it once it left; what it says of its own emulator stays. */
+static void assert_over_threads_said_anew(const char *name, const char *written)
+{
+        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
+        g_autoptr(Ledger) l = ledger_new(t);
+        PlacementParams p = test_params(POLICY_EXPLICIT);
+        PlacementRequest a = {.name = name, .vcpus = 2, .memory = GiB};
+        PlacementRequest rt = {.name = "rt", .vcpus = 2, .memory = GiB, .realtime = true};
+        const Plan *plan;
+        g_autofree char *note =
+            g_strdup_printf("where %s's emulator or I/O threads are pinned too", written);
+        g_autofree char *whose = g_strdup_printf("%s's emulator", written);
+        g_autofree char *same = NULL, *gone = NULL;
+
+        place(t, l, &p, &a);
+        plan = place(t, l, &p, &rt);
+        ck_assert_msg(strstr(plan->reason, note), "%s", plan->reason);
+        same = policy_realtime_neighbours_anew(t, l, &p, "rt", plan);
+        ck_assert_str_eq(same, plan->reason);
+        ck_assert_int_eq(ledger_release(l, name), 0);
+        gone = policy_realtime_neighbours_anew(t, l, &p, "rt", plan);
+        ck_assert_msg(!strstr(gone, whose) && !strstr(gone, "may be starved"), "%s", gone);
+        ck_assert_msg(strstr(gone, "its set has no core left without a realtime vCPU"), "%s", gone);
+}
+
+/* What a reason says of other domains' realtime vCPUs and threads beside the plan names domains that may
+ * leave: said anew for the ledger as it is (policy_realtime_neighbours_anew()), the note goes with the last
+ * of them and stays word for word while they run; what else the reason says stays. */
+START_TEST(test_realtime_neighbours_said_anew)
+{
+        assert_neighbour_said_anew("rt", "rt");
 }
 END_TEST
 
 /* Domain names are the user's: one that reads like the notes' own words (a realtime neighbour named after
- * the note on another's threads, or after its end) is said and dropped as any other, the rest of the
- * reason as it was. */
+ * the note on another's threads, or after its end) is written with "(", ")", ";" and "," as \xNN, and
+ * said and dropped as any other, the rest of the reason as it was; so is an ordinary guest so named whose
+ * emulator a realtime guest's vCPUs sit on. */
 START_TEST(test_realtime_neighbour_named_like_a_note)
 {
-        static const char *const names[] = {
-            "realtime vCPUs on CPU 3, where x's emulator or I/O threads are pinned too: they may be starved "
-            "(HousekeepingCPUs= keeps QEMU's threads apart)",
-            "x): a realtime vCPU that spins may starve them; y",
-            "z (FIFO/RR) vCPUs of another domain (",
+        static const char *const names[][2] = {
+            {"realtime vCPUs on CPU 3, where x's emulator or I/O threads are pinned too: they may be "
+             "starved "
+             "(HousekeepingCPUs= keeps QEMU's threads apart)",
+             "realtime vCPUs on CPU 3\\x2c where x's emulator or I/O threads are pinned too: they may be "
+             "starved \\x28HousekeepingCPUs= keeps QEMU's threads apart\\x29"},
+            {"x): a realtime vCPU that spins may starve them; y",
+             "x\\x29: a realtime vCPU that spins may starve them\\x3b y"},
+            {"z (FIFO/RR) vCPUs of another domain (", "z \\x28FIFO/RR\\x29 vCPUs of another domain \\x28"},
         };
 
         for (unsigned k = 0; k < G_N_ELEMENTS(names); k++) {
-                g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
-                g_autoptr(Ledger) l = ledger_new(t);
-                g_autoptr(CpuSet) zero = set_of("0");
-                PlacementParams p = test_params(POLICY_EXPLICIT);
-                PlacementRequest rt = {
-                    .name = names[k], .vcpus = 1, .memory = GiB, .realtime = true, .allowed_cpus = zero};
-                PlacementRequest b = {.name = "b", .vcpus = 1, .memory = GiB, .allowed_cpus = zero};
-                const Plan *plan;
-                g_autofree char *same = NULL, *gone = NULL, *head = NULL;
-                const char *note;
-
-                place(t, l, &p, &rt);
-                plan = place(t, l, &p, &b);
-                note = strstr(plan->reason, "; 1 vCPU and the emulator share cores with realtime");
-                ck_assert_msg(note, "%s", plan->reason);
-                head = g_strndup(plan->reason, (gsize)(note - plan->reason));
-                same = policy_realtime_neighbours_anew(t, l, &p, "b", plan);
-                ck_assert_str_eq(same, plan->reason);
-                ck_assert_int_eq(ledger_release(l, names[k]), 0);
-                gone = policy_realtime_neighbours_anew(t, l, &p, "b", plan);
-                ck_assert_str_eq(gone, head);
-        }
-        /* the note on another's threads under a realtime guest's vCPUs, naming such a domain */
-        for (unsigned k = 0; k < G_N_ELEMENTS(names); k++) {
-                g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
-                g_autoptr(Ledger) l = ledger_new(t);
-                PlacementParams p = test_params(POLICY_EXPLICIT);
-                PlacementRequest a = {.name = names[k], .vcpus = 2, .memory = GiB};
-                PlacementRequest rt = {.name = "rt", .vcpus = 2, .memory = GiB, .realtime = true};
-                const Plan *plan;
-                g_autofree char *same = NULL, *gone = NULL;
-
-                place(t, l, &p, &a);
-                plan = place(t, l, &p, &rt);
-                ck_assert_msg(strstr(plan->reason, "'s emulator or I/O threads are pinned too"), "%s",
-                              plan->reason);
-                /* written so that nothing in it reads as a note's "(", ")" or ";" */
-                ck_assert_msg(strstr(plan->reason, k == 1 ? "x\\x29: a realtime" : "\\x28"), "%s",
-                              plan->reason);
-                same = policy_realtime_neighbours_anew(t, l, &p, "rt", plan);
-                ck_assert_str_eq(same, plan->reason);
-                ck_assert_int_eq(ledger_release(l, names[k]), 0);
-                gone = policy_realtime_neighbours_anew(t, l, &p, "rt", plan);
-                ck_assert_msg(!strstr(gone, "may be starved") && !strstr(gone, "x's emulator") &&
-                                  strstr(gone, "its set has no core left without a realtime vCPU"),
-                              "%s", gone);
+                assert_neighbour_said_anew(names[k][0], names[k][1]);
+                assert_over_threads_said_anew(names[k][0], names[k][1]);
         }
 }
 END_TEST
@@ -854,25 +852,7 @@ END_TEST
  * guest's reason names it while it runs, and says nothing of it once it left. */
 START_TEST(test_realtime_over_others_threads_said_anew)
 {
-        g_autoptr(Topology) t = topology_new_uniform(1, 4, 1, 8 * GiB, NULL);
-        g_autoptr(Ledger) l = ledger_new(t);
-        PlacementParams p = test_params(POLICY_EXPLICIT);
-        PlacementRequest a = {.name = "a", .vcpus = 2, .memory = GiB};
-        PlacementRequest rt = {.name = "rt", .vcpus = 2, .memory = GiB, .realtime = true};
-        const Plan *plan;
-        g_autofree char *same = NULL, *gone = NULL;
-
-        place(t, l, &p, &a);
-        plan = place(t, l, &p, &rt);
-        ck_assert_msg(strstr(plan->reason, "where a's emulator or I/O threads are pinned too"), "%s",
-                      plan->reason);
-        same = policy_realtime_neighbours_anew(t, l, &p, "rt", plan);
-        ck_assert_str_eq(same, plan->reason);
-        ck_assert_int_eq(ledger_release(l, "a"), 0);
-        gone = policy_realtime_neighbours_anew(t, l, &p, "rt", plan);
-        ck_assert_msg(!strstr(gone, "a's emulator") && !strstr(gone, "may be starved"), "%s", gone);
-        /* what it says of its own emulator stays */
-        ck_assert_msg(strstr(gone, "its set has no core left without a realtime vCPU"), "%s", gone);
+        assert_over_threads_said_anew("a", "a");
 }
 END_TEST
 
